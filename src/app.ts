@@ -1,0 +1,26 @@
+import { Elysia, type AnyElysia } from "elysia";
+import type { AppContext } from "./context";
+import { httpCore, RequestStates } from "./http/core";
+import { openApiRoutes } from "./http/openapi";
+import { RouteIndex } from "./http/route-index";
+import { systemRoutes } from "./system/routes";
+
+/**
+ * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
+ * `buildApp(ctx).handle(request)` and main.ts calls `listen`.
+ */
+export function buildApp(ctx: AppContext) {
+  const states = new RequestStates();
+  const routes = new RouteIndex();
+  // The OpenAPI routes describe the finished app, which exists only after they are added.
+  const finished: { app?: AnyElysia } = {};
+  const app = new Elysia({ name: "herald" })
+    .use(httpCore(ctx, states, routes))
+    .use(systemRoutes(ctx))
+    .use(openApiRoutes(() => finished.app!, ctx));
+  finished.app = app as unknown as AnyElysia;
+  routes.load(app.routes);
+  return app;
+}
+
+export type HeraldApp = ReturnType<typeof buildApp>;

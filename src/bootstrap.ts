@@ -1,0 +1,42 @@
+import type { Config } from "./config";
+import { cryptoRng, systemClock, type AppContext, type Clock, type Rng } from "./context";
+import { openDatabase } from "./db/client";
+import { migrate } from "./db/migrate";
+import { RateLimiter } from "./http/rate-limit";
+import { RequestLog } from "./http/request-log";
+import { JobRegistry } from "./jobs/registry";
+import { createLogger, type Logger } from "./log";
+import { registerSystemJobs } from "./system/jobs";
+import { Metrics } from "./system/metrics";
+
+export interface ContextOptions {
+  clock?: Clock;
+  rng?: Rng;
+  log?: Logger;
+}
+
+/**
+ * Opens the database, applies the embedded migrations and wires the context. Starts nothing: the caller
+ * (main.ts, or a test) decides whether jobs and the request-log timer run.
+ */
+export function openContext(config: Config, opts: ContextOptions = {}): AppContext {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = openDatabase(config.dbPath);
+  migrate(db);
+  const metrics = new Metrics();
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    rng: opts.rng ?? cryptoRng,
+    log,
+    metrics,
+    jobs: new JobRegistry({ sqlite: db.sqlite, clock, log, disabled: config.jobsDisabled, onRun: (name, ok) => metrics.observeJob(name, ok) }),
+    requestLog: new RequestLog(db.sqlite, log),
+    rateLimiter: new RateLimiter(clock),
+    startedAt: clock.now(),
+  };
+  registerSystemJobs(ctx);
+  return ctx;
+}

@@ -1,0 +1,51 @@
+import { buildApp } from "../app";
+import { openContext } from "../bootstrap";
+import type { Config } from "../config";
+import { errorFields } from "../log";
+
+/**
+ * Runs the server until SIGTERM/SIGINT, then: stop accepting, let in-flight requests finish (up to
+ * SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
+ */
+export async function serve(config: Config): Promise<void> {
+  const ctx = openContext(config);
+  const app = buildApp(ctx);
+  if (config.jobsEnabled) ctx.jobs.start();
+  ctx.requestLog.start(config.requestLogFlushMs);
+  app.listen({
+    port: config.port,
+    hostname: config.host,
+    // Bun's own cap answers 413 with an empty body; keep it above ours so the JSON 413 wins.
+    maxRequestBodySize: config.maxBodyBytes * 2 + 65_536,
+  });
+  const server = app.server!;
+  ctx.log.info("herald listening", { url: `http://${config.host}:${server.port}`, public_base_url: config.publicBaseUrl, db: config.dbPath, jobs: config.jobsEnabled });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info("shutting down", { signal });
+    try {
+      const drained = server.stop(false);
+      const timedOut = await Promise.race([
+        drained.then(() => false),
+        Bun.sleep(config.shutdownGraceMs).then(() => true),
+      ]);
+      if (timedOut) {
+        ctx.log.warn("grace period over; closing remaining connections", { grace_ms: config.shutdownGraceMs });
+        await server.stop(true);
+      }
+      await ctx.jobs.stop();
+      ctx.requestLog.stop();
+      ctx.db.close();
+      ctx.log.info("stopped cleanly");
+      process.exit(0);
+    } catch (err) {
+      ctx.log.error("shutdown failed", errorFields(err));
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}

@@ -1,0 +1,165 @@
+// Every environment variable Herald reads, with its default, type and check. Nothing else in src/
+// reads the environment: the Config built here is frozen and passed in through the AppContext.
+
+type Kind =
+  | { type: "int"; min: number; max: number }
+  | { type: "string"; pattern?: RegExp; allowed?: string }
+  | { type: "enum"; values: readonly string[] }
+  | { type: "bool" }
+  | { type: "url" }
+  | { type: "list" };
+
+interface VarSpec {
+  kind: Kind;
+  /** The default as the string a user would write; undefined = unset. */
+  fallback?: string | ((env: Record<string, string | undefined>) => string);
+  secret?: boolean;
+  doc: string;
+}
+
+const int = (min: number, max: number): Kind => ({ type: "int", min, max });
+
+export const CONFIG_VARS = {
+  NODE_ENV: { kind: { type: "enum", values: ["development", "test", "production"] }, fallback: "development", doc: "Runtime mode; production refuses unsafe defaults." },
+  PORT: { kind: int(0, 65535), fallback: "3000", doc: "TCP port to listen on (0 = any free port)." },
+  HOST: { kind: { type: "string", pattern: /^[\w.:-]+$/, allowed: "a hostname or IP address" }, fallback: "0.0.0.0", doc: "Address to bind." },
+  PUBLIC_BASE_URL: { kind: { type: "url" }, fallback: (env) => `http://localhost:${env.PORT ?? "3000"}`, doc: "The public {base_url} used in links and short URLs." },
+  HERALD_DB_PATH: { kind: { type: "string", pattern: /^.+$/, allowed: "a file path" }, fallback: "./data/herald.db", doc: "SQLite database file (WAL mode); its folder is created if missing." },
+  LOG_LEVEL: { kind: { type: "enum", values: ["debug", "info", "warn", "error", "silent"] }, fallback: "info", doc: "Lowest log level written (JSON lines on stdout)." },
+  TRUST_PROXY: { kind: { type: "bool" }, fallback: "0", doc: "Trust X-Forwarded-For for the client IP (only behind a proxy you run)." },
+  MAX_BODY_BYTES: { kind: int(1024, 64 * 1024 * 1024), fallback: String(1024 * 1024), doc: "Largest accepted request body; larger bodies get 413 payload_too_large." },
+  RATE_LIMIT_PUBLIC_API_PER_MIN: { kind: int(0, 1_000_000), fallback: "90", doc: "Public, transparency and audio-share requests per IP per minute (0 = off)." },
+  RATE_LIMIT_WEBHOOK_PER_MIN: { kind: int(0, 1_000_000), fallback: "120", doc: "Partner webhook-route requests per key per minute (0 = off)." },
+  PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: { kind: int(0, 1_000_000), fallback: "30", doc: "Requests per sandbox key per minute (0 = off)." },
+  RATE_LIMIT_PARTNER_PER_MIN: { kind: int(0, 10_000_000), fallback: "6000", doc: "Other signed live partner requests per key per minute (0 = off)." },
+  REQUEST_LOG_RETENTION_DAYS: { kind: int(1, 3650), fallback: "14", doc: "Days of request_log kept before the prune job deletes them." },
+  REQUEST_LOG_FLUSH_MS: { kind: int(10, 60_000), fallback: "1000", doc: "How often buffered request-log rows are written in one batch." },
+  JOBS_ENABLED: { kind: { type: "bool" }, fallback: "1", doc: "Start the in-process Croner jobs with `serve`." },
+  JOBS_DISABLED: { kind: { type: "list" }, fallback: "", doc: "Comma list of job names not to schedule." },
+  METRICS_PUBLIC: { kind: { type: "bool" }, fallback: "0", doc: "Serve /metrics without an admin token." },
+  SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
+} as const satisfies Record<string, VarSpec>;
+
+export type ConfigVar = keyof typeof CONFIG_VARS;
+
+export interface Config {
+  readonly nodeEnv: "development" | "test" | "production";
+  readonly isProduction: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly publicBaseUrl: string;
+  readonly dbPath: string;
+  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  readonly trustProxy: boolean;
+  readonly maxBodyBytes: number;
+  readonly rateLimits: {
+    readonly publicPerMin: number;
+    readonly webhookPerMin: number;
+    readonly sandboxPerMin: number;
+    readonly partnerPerMin: number;
+  };
+  readonly requestLogRetentionDays: number;
+  readonly requestLogFlushMs: number;
+  readonly jobsEnabled: boolean;
+  readonly jobsDisabled: readonly string[];
+  readonly metricsPublic: boolean;
+  readonly shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function describe(kind: Kind): string {
+  switch (kind.type) {
+    case "int": return `an integer from ${kind.min} to ${kind.max}`;
+    case "enum": return `one of ${kind.values.join(", ")}`;
+    case "bool": return "1, 0, true or false";
+    case "url": return "an absolute http(s) URL";
+    case "list": return "a comma-separated list";
+    case "string": return kind.allowed ?? "a string";
+  }
+}
+
+function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; problem?: string } {
+  const raw = env[name] ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback);
+  if (raw === undefined) return { value: undefined };
+  const value = raw.trim();
+  const bad = () => ({ problem: `${name}=${spec.secret ? "****" : JSON.stringify(raw)} is not valid: expected ${describe(spec.kind)}` });
+  const kind = spec.kind;
+  switch (kind.type) {
+    case "int": {
+      if (!/^-?\d+$/.test(value)) return bad();
+      const n = Number(value);
+      return n < kind.min || n > kind.max ? bad() : { value: n };
+    }
+    case "enum": return kind.values.includes(value) ? { value } : bad();
+    case "bool": {
+      const v = value.toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) return { value: true };
+      if (["0", "false", "no", "off", ""].includes(v)) return { value: false };
+      return bad();
+    }
+    case "url": {
+      try {
+        const url = new URL(value);
+        if (url.protocol !== "http:" && url.protocol !== "https:") return bad();
+        return { value: value.replace(/\/+$/, "") };
+      } catch {
+        return bad();
+      }
+    }
+    case "list": return { value: value.split(",").map((s) => s.trim()).filter(Boolean) };
+    case "string": return kind.pattern && !kind.pattern.test(value) ? bad() : { value };
+  }
+}
+
+/** Parses the environment once; throws ConfigError listing every bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, spec] of Object.entries(CONFIG_VARS) as [string, VarSpec][]) {
+    const { value, problem } = parseOne(name, spec, env);
+    if (problem) problems.push(problem);
+    values[name] = value;
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const v = values as { [K in ConfigVar]: never };
+  const nodeEnv = v.NODE_ENV as Config["nodeEnv"];
+  return Object.freeze({
+    nodeEnv,
+    isProduction: nodeEnv === "production",
+    port: v.PORT,
+    host: v.HOST,
+    publicBaseUrl: v.PUBLIC_BASE_URL,
+    dbPath: v.HERALD_DB_PATH,
+    logLevel: v.LOG_LEVEL,
+    trustProxy: v.TRUST_PROXY,
+    maxBodyBytes: v.MAX_BODY_BYTES,
+    rateLimits: Object.freeze({
+      publicPerMin: v.RATE_LIMIT_PUBLIC_API_PER_MIN,
+      webhookPerMin: v.RATE_LIMIT_WEBHOOK_PER_MIN,
+      sandboxPerMin: v.PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE,
+      partnerPerMin: v.RATE_LIMIT_PARTNER_PER_MIN,
+    }),
+    requestLogRetentionDays: v.REQUEST_LOG_RETENTION_DAYS,
+    requestLogFlushMs: v.REQUEST_LOG_FLUSH_MS,
+    jobsEnabled: v.JOBS_ENABLED,
+    jobsDisabled: Object.freeze(v.JOBS_DISABLED as string[]),
+    metricsPublic: v.METRICS_PUBLIC,
+    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+  });
+}
+
+/** The effective configuration by variable name, secrets masked: what `herald config` prints. */
+export function describeConfig(env: Env = process.env): Array<{ name: string; value: string; source: "env" | "default"; doc: string }> {
+  return (Object.entries(CONFIG_VARS) as [string, VarSpec][]).map(([name, spec]) => {
+    const fromEnv = env[name] !== undefined;
+    const raw = env[name] ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback) ?? "";
+    return { name, value: spec.secret && raw ? "****" : raw, source: fromEnv ? "env" : "default", doc: spec.doc };
+  });
+}

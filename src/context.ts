@@ -1,0 +1,36 @@
+import type { Config } from "./config";
+import type { DbHandle } from "./db/client";
+import type { JobRegistry } from "./jobs/registry";
+import type { Logger } from "./log";
+import type { RequestLog } from "./http/request-log";
+import type { RateLimiter } from "./http/rate-limit";
+import type { Metrics } from "./system/metrics";
+
+export interface Clock {
+  now(): Date;
+}
+
+/** Randomness goes through here so tests and sandbox fixtures can be made deterministic. */
+export interface Rng {
+  bytes(n: number): Uint8Array;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+export const cryptoRng: Rng = { bytes: (n) => crypto.getRandomValues(new Uint8Array(n)) };
+
+/** Everything a verb may touch, passed in — never imported as a global. */
+export interface AppContext {
+  config: Config;
+  db: DbHandle;
+  clock: Clock;
+  rng: Rng;
+  log: Logger;
+  jobs: JobRegistry;
+  requestLog: RequestLog;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  /** Set by main.ts once the server listens; readiness reports it. */
+  startedAt: Date;
+}
+
+export const nowIso = (clock: Clock): string => clock.now().toISOString();

@@ -1,0 +1,29 @@
+import type { MigrationMeta } from "drizzle-orm/migrator";
+import { embeddedMigrations } from "./migrations-macro" with { type: "macro" };
+import type { DbHandle } from "./client";
+
+const MIGRATIONS: MigrationMeta[] = embeddedMigrations();
+const MIGRATIONS_TABLE = "__drizzle_migrations";
+
+/** Applies every embedded migration not yet recorded; drizzle runs them in one transaction. */
+export function migrate(handle: DbHandle): { applied: number; total: number } {
+  const before = appliedCount(handle);
+  // dialect.migrate is drizzle's internal API (the public migrator reads files from disk); drizzle-orm is pinned.
+  const db = handle.db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: unknown): void }; session: unknown };
+  db.dialect.migrate(MIGRATIONS, db.session, { migrationsTable: MIGRATIONS_TABLE });
+  return { applied: appliedCount(handle) - before, total: MIGRATIONS.length };
+}
+
+export function migrationStatus(handle: DbHandle): { applied: number; total: number; current: boolean } {
+  const applied = appliedCount(handle);
+  return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
+}
+
+function appliedCount(handle: DbHandle): number {
+  const exists = handle.sqlite
+    .query("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .get(MIGRATIONS_TABLE);
+  if (!exists) return 0;
+  const row = handle.sqlite.query(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get() as { n: number };
+  return row.n;
+}

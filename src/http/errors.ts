@@ -1,0 +1,120 @@
+// The ONE error catalog. Every error Herald answers with is an AppError carrying one of these codes; the
+// catalog also serves /api/partner/errors.json and /developers/api-errors.json, so docs and behaviour agree.
+
+export type RetryClass = "fail_fast" | "retryable" | "retry_after" | "safe_noop" | "fix_and_retry";
+export type ErrorCategory =
+  | "validation"
+  | "authentication"
+  | "authorization"
+  | "not_found"
+  | "conflict"
+  | "throttling"
+  | "idempotency"
+  | "dependency"
+  | "server";
+
+export interface CatalogEntry {
+  http_status: number;
+  title: string;
+  category: ErrorCategory;
+  retry_class: RetryClass;
+  retry_behavior: string;
+  retry_after_seconds: number;
+  available_in_modes: ReadonlyArray<"live" | "sandbox">;
+  endpoint_groups: readonly string[];
+}
+
+const BOTH = ["live", "sandbox"] as const;
+const ALL_GROUPS = ["partner", "sandbox", "salutes", "public", "transparency", "audio-share", "messenger", "admin"] as const;
+
+const entry = (
+  http_status: number,
+  title: string,
+  category: ErrorCategory,
+  retry_class: RetryClass,
+  retry_behavior: string,
+  extra: Partial<CatalogEntry> = {},
+): CatalogEntry => ({
+  http_status,
+  title,
+  category,
+  retry_class,
+  retry_behavior,
+  retry_after_seconds: 0,
+  available_in_modes: BOTH,
+  endpoint_groups: ALL_GROUPS,
+  ...extra,
+});
+
+export const ERROR_CATALOG = {
+  invalid_payload: entry(400, "Invalid payload", "validation", "fix_and_retry", "Fix the fields named in details and send again."),
+  invalid_query: entry(400, "Invalid query parameter", "validation", "fix_and_retry", "Fix the query parameters named in details and send again."),
+  unauthorized: entry(401, "Unauthorized", "authentication", "fail_fast", "Check the key id, secret, timestamp and signature inputs; do not retry unchanged."),
+  forbidden: entry(403, "Forbidden", "authorization", "fail_fast", "The credential lacks a scope, is disabled, is used from a disallowed IP or in the wrong mode; use the right key or request an upgrade."),
+  not_found: entry(404, "Not found", "not_found", "fail_fast", "Check the path and the id; objects of other partners are reported as not found."),
+  method_not_allowed: entry(405, "Method not allowed", "validation", "fail_fast", "Use one of the methods listed in the Allow header."),
+  conflict: entry(409, "Conflict", "conflict", "fail_fast", "The request conflicts with the current state; fetch the latest state before deciding."),
+  payload_too_large: entry(413, "Payload too large", "validation", "fix_and_retry", "Send a smaller body; the limit is in the message."),
+  unsupported_media_type: entry(415, "Unsupported media type", "validation", "fix_and_retry", "Send the body as application/json."),
+  rate_limited: entry(429, "Rate limited", "throttling", "retry_after", "Back off; honour Retry-After and X-RateLimit-Reset before the next request.", { retry_after_seconds: 60 }),
+  server_error: entry(500, "Server error", "server", "retryable", "Retry with capped exponential backoff; quote the request_id to the operators if it persists.", { retry_after_seconds: 1 }),
+  db_unavailable: entry(503, "Database unavailable", "dependency", "retryable", "Retry with jittered backoff (1, 2, 4, 8 s, capped at 30 s).", { retry_after_seconds: 2 }),
+  service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", { retry_after_seconds: 5 }),
+  replay_detected: entry(409, "Replay detected", "conflict", "retryable", "The nonce was already used: retry once with a new nonce and a new Idempotency-Key.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
+  idempotency_replay: entry(409, "Idempotent replay", "idempotency", "safe_noop", "The original request with this Idempotency-Key already completed; treat as a duplicate success and fetch the latest state.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOG, code);
+}
+
+export interface ProblemDetail {
+  field: string;
+  problem: string;
+}
+
+/**
+ * The one error type handlers and verbs throw. `message` is shown to the caller; `internal` goes only to our
+ * logs (so a message never leaks SQL, stack or another partner's data).
+ */
+export class AppError extends Error {
+  readonly status: number;
+  readonly details?: ProblemDetail[] | Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+  readonly extra?: Record<string, unknown>;
+  readonly internal?: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: {
+      details?: ProblemDetail[] | Record<string, unknown>;
+      headers?: Record<string, string>;
+      /** Extra top-level fields of the error body (e.g. original_response of an idempotent replay). */
+      extra?: Record<string, unknown>;
+      internal?: string;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = ERROR_CATALOG[code].http_status;
+    this.details = options.details;
+    this.headers = options.headers;
+    this.extra = options.extra;
+    this.internal = options.internal;
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(entity: string, id: string | number) {
+    super("not_found", `${entity} ${JSON.stringify(String(id))} was not found`);
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details: ProblemDetail[] = []) {
+    super("invalid_payload", message, { details });
+  }
+}

@@ -1,0 +1,70 @@
+import { Elysia, type AnyElysia } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import YAML from "yaml";
+import swaggerBundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerCssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import type { AppContext } from "../context";
+import pkg from "../../package.json";
+
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: Record<string, unknown>;
+  servers: Array<{ url: string }>;
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, unknown>;
+  tags?: Array<{ name: string; description?: string }>;
+}
+
+const TAGS = [
+  { name: "system", description: "Health, readiness, metrics and API documents" },
+  { name: "partner", description: "Signed partner API" },
+  { name: "public", description: "Public status and proofs; no authentication" },
+  { name: "admin", description: "Operator-only routes (admin bearer token)" },
+];
+
+/** Builds the OpenAPI 3.1 document from the routes' typebox schemas; computed once, on first request. */
+export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
+  const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/] }, undefined, undefined, "3.1.1");
+  return {
+    openapi: "3.1.1",
+    info: {
+      title: "Herald API",
+      version: pkg.version,
+      description:
+        "Partner integration and transparency service. Every JSON response has `success`; failures carry a stable `error` code from /api/partner/errors.json.",
+    },
+    servers: [{ url: ctx.config.publicBaseUrl }],
+    tags: TAGS,
+    paths: paths as OpenApiDocument["paths"],
+    components: components as Record<string, unknown>,
+  };
+}
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Herald API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/api/docs/assets/swagger-ui.css"></head>
+<body><div id="docs"></div>
+<noscript>The interactive explorer needs JavaScript; the raw document is at <a href="/api/openapi.yaml">/api/openapi.yaml</a>.</noscript>
+<script src="/api/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#docs", deepLinking: true });</script>
+</body></html>`;
+
+/** The API documents and an offline docs UI: its assets are embedded in the binary, never fetched from a CDN. */
+export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
+  let doc: OpenApiDocument | null = null;
+  let yaml: string | null = null;
+  const get = () => (doc ??= buildOpenApi(getApp(), ctx));
+  const hide = { detail: { hide: true } };
+  return new Elysia({ name: "herald:openapi" })
+    .get("/api/openapi.json", () => get(), { detail: { tags: ["system"], summary: "OpenAPI 3.1 document (JSON)" } })
+    .get(
+      "/api/openapi.yaml",
+      () => new Response((yaml ??= YAML.stringify(get(), { aliasDuplicateObjects: false })), { headers: { "content-type": "application/yaml; charset=utf-8" } }),
+      { detail: { tags: ["system"], summary: "OpenAPI 3.1 document (YAML)" } },
+    )
+    .get("/api/docs", () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }), hide)
+    .get("/api/docs/assets/swagger-ui-bundle.js", () => new Response(Bun.file(swaggerBundlePath), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), hide)
+    .get("/api/docs/assets/swagger-ui.css", () => new Response(Bun.file(swaggerCssPath), { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" } }), hide);
+}

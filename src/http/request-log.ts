@@ -1,0 +1,86 @@
+import type { Database, Statement } from "bun:sqlite";
+import type { Logger } from "../log";
+import { errorFields } from "../log";
+
+export interface RequestLogEntry {
+  at: string;
+  method: string;
+  route: string;
+  status: number;
+  latencyUs: number;
+  partnerKeyId: string | null;
+  clientIp: string | null;
+  requestId: string;
+  errorCode: string | null;
+}
+
+/** Rows past this are dropped (and counted) rather than letting a stuck disk grow memory without bound. */
+const MAX_BUFFERED = 50_000;
+const BATCH_WHEN = 1_000;
+
+/**
+ * The request log is written in batches, never one INSERT on the request's own path: a request only pushes
+ * onto an in-memory buffer; a timer (and a size trigger) writes the buffer in one transaction. The buffer is
+ * per-process and lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
+ */
+export class RequestLog {
+  private buffer: RequestLogEntry[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly insert: Statement;
+  private readonly insertMany: (rows: RequestLogEntry[]) => void;
+  dropped = 0;
+  flushedBatches = 0;
+
+  constructor(private readonly sqlite: Database, private readonly log: Logger) {
+    this.insert = sqlite.prepare(
+      "INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.insertMany = sqlite.transaction((rows: RequestLogEntry[]) => {
+      for (const r of rows) {
+        this.insert.run(r.at, r.method, r.route, r.status, r.latencyUs, r.partnerKeyId, r.clientIp, r.requestId, r.errorCode);
+      }
+    });
+  }
+
+  record(entry: RequestLogEntry): void {
+    if (this.buffer.length >= MAX_BUFFERED) {
+      this.dropped++;
+      return;
+    }
+    this.buffer.push(entry);
+    if (this.buffer.length >= BATCH_WHEN) queueMicrotask(() => this.flush());
+  }
+
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.flush(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+  }
+
+  /** Writes everything buffered in one transaction; returns the number of rows written. */
+  flush(): number {
+    if (this.buffer.length === 0) return 0;
+    const rows = this.buffer;
+    this.buffer = [];
+    try {
+      this.insertMany(rows);
+      this.flushedBatches++;
+      return rows.length;
+    } catch (err) {
+      // Put the rows back (bounded) so a transient SQLITE_BUSY does not lose them.
+      this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
+      this.log.warn("request log flush failed", errorFields(err));
+      return 0;
+    }
+  }
+}

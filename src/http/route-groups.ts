@@ -1,0 +1,17 @@
+// The spec's unauthenticated groups share one per-IP limit (RATE_LIMIT_PUBLIC_API_PER_MIN). Partner groups are
+// limited per key by the partner auth plugin, which knows the key.
+const PUBLIC_PREFIXES = [
+  "/api/public",
+  "/api/transactions",
+  "/api/canary",
+  "/transparency/",
+  "/developers/",
+  "/trust.json",
+  "/status.json",
+  "/s/audio/",
+] as const;
+
+export function publicRateGroup(pathname: string): "public" | null {
+  for (const p of PUBLIC_PREFIXES) if (pathname.startsWith(p)) return "public";
+  return null;
+}

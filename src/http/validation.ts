@@ -1,0 +1,43 @@
+import type { ProblemDetail } from "./errors";
+
+interface ValueErrorLike {
+  path: string;
+  message: string;
+  summary?: string;
+  schema?: { anyOf?: Array<{ const?: unknown; type?: string }>; type?: string; description?: string };
+}
+
+/** Which part of the request a validation error came from, as Elysia reports it. */
+export type RequestPart = "body" | "query" | "params" | "headers" | "cookie" | "response";
+
+/**
+ * Turns typebox errors into `[{ field, problem }]` a person can act on: "amount: must be a number", not
+ * "Expected union value". One entry per field, the first problem found.
+ */
+export function describeValidationErrors(part: RequestPart, errors: ValueErrorLike[]): ProblemDetail[] {
+  const seen = new Set<string>();
+  const out: ProblemDetail[] = [];
+  for (const e of errors) {
+    const path = e.path.replace(/^\//, "").replace(/\//g, ".");
+    const field = part === "body" ? path || "body" : `${part}.${path || "?"}`;
+    if (seen.has(field)) continue;
+    seen.add(field);
+    out.push({ field, problem: problemOf(e) });
+  }
+  return out;
+}
+
+function problemOf(e: ValueErrorLike): string {
+  const literals = e.schema?.anyOf?.map((s) => s.const).filter((v) => v !== undefined);
+  if (literals && literals.length && literals.length === e.schema?.anyOf?.length) {
+    return `must be one of: ${literals.map((v) => String(v)).join(", ")}`;
+  }
+  if (e.message === "Expected required property") return "is required";
+  if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "integer")) return "must be an integer";
+  if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "number" || s.type === "integer")) {
+    return "must be a number";
+  }
+  if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "boolean")) return "must be a boolean";
+  const text = e.summary && !e.summary.startsWith("Property ") ? e.summary : e.message;
+  return text.replace(/^Expected /, "must be ").replace(/^Unexpected property/, "is not a known field");
+}

@@ -1,0 +1,147 @@
+import { Cron } from "croner";
+import type { Database, Statement } from "bun:sqlite";
+import type { Clock } from "../context";
+import type { Logger } from "../log";
+import { errorFields } from "../log";
+
+export interface JobDefinition {
+  name: string;
+  /** Croner pattern; seconds allowed (6 fields). */
+  pattern: string;
+  description: string;
+  run(): Promise<void> | void;
+}
+
+export interface JobSummary {
+  name: string;
+  pattern: string;
+  description: string;
+  enabled: boolean;
+  scheduled: boolean;
+  next_run_at: string | null;
+  last_run: { started_at: string; finished_at: string | null; ok: boolean | null; error: string | null; duration_ms: number | null } | null;
+}
+
+export interface JobRunResult {
+  name: string;
+  ok: boolean;
+  error: string | null;
+  duration_ms: number;
+  run_id: number;
+}
+
+interface Deps {
+  sqlite: Database;
+  clock: Clock;
+  log: Logger;
+  disabled: readonly string[];
+  onRun?: (name: string, ok: boolean) => void;
+}
+
+/**
+ * The Croner registry. Every run — scheduled or on demand — is recorded in job_runs so the status engine can
+ * compute streaks and MTTR. `protect: true` stops a slow run overlapping the next tick.
+ */
+export class JobRegistry {
+  private readonly defs = new Map<string, JobDefinition>();
+  private readonly crons = new Map<string, Cron>();
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly insertRun: Statement;
+  private readonly finishRun: Statement;
+  private readonly lastRun: Statement;
+
+  constructor(private readonly deps: Deps) {
+    this.insertRun = deps.sqlite.prepare("INSERT INTO job_runs (name, started_at, trigger) VALUES (?, ?, ?) RETURNING id");
+    this.finishRun = deps.sqlite.prepare("UPDATE job_runs SET finished_at = ?, ok = ?, error = ?, duration_ms = ? WHERE id = ?");
+    this.lastRun = deps.sqlite.prepare(
+      "SELECT started_at, finished_at, ok, error, duration_ms FROM job_runs WHERE name = ? ORDER BY started_at DESC, id DESC LIMIT 1",
+    );
+  }
+
+  register(def: JobDefinition): void {
+    if (this.defs.has(def.name)) throw new Error(`job ${def.name} registered twice`);
+    new Cron(def.pattern, { paused: true }).stop(); // validates the pattern at registration, not at first tick
+    this.defs.set(def.name, def);
+  }
+
+  has(name: string): boolean {
+    return this.defs.has(name);
+  }
+
+  isEnabled(name: string): boolean {
+    return !this.deps.disabled.includes(name);
+  }
+
+  /** Schedules every enabled job. Tests never call this unless they ask for live scheduling. */
+  start(): void {
+    for (const def of this.defs.values()) {
+      if (!this.isEnabled(def.name) || this.crons.has(def.name)) continue;
+      const cron = new Cron(def.pattern, { name: `herald:${def.name}`, protect: true, catch: false }, async () => {
+        await this.execute(def, "schedule");
+      });
+      this.crons.set(def.name, cron);
+    }
+  }
+
+  get started(): boolean {
+    return this.crons.size > 0;
+  }
+
+  /** Stops scheduling and waits for runs in progress (croner's stop() does not cancel them). */
+  async stop(): Promise<void> {
+    for (const cron of this.crons.values()) cron.stop();
+    this.crons.clear();
+    await Promise.allSettled([...this.running]);
+  }
+
+  async runNow(name: string): Promise<JobRunResult> {
+    const def = this.defs.get(name);
+    if (!def) throw new Error(`unknown job ${name}; known: ${[...this.defs.keys()].join(", ")}`);
+    return this.execute(def, "manual");
+  }
+
+  list(): JobSummary[] {
+    return [...this.defs.values()].map((def) => {
+      const cron = this.crons.get(def.name);
+      const last = this.lastRun.get(def.name) as
+        | { started_at: string; finished_at: string | null; ok: number | null; error: string | null; duration_ms: number | null }
+        | null;
+      const next = cron?.nextRun() ?? null;
+      return {
+        name: def.name,
+        pattern: def.pattern,
+        description: def.description,
+        enabled: this.isEnabled(def.name),
+        scheduled: Boolean(cron),
+        next_run_at: next ? next.toISOString() : null,
+        last_run: last ? { ...last, ok: last.ok === null ? null : last.ok === 1 } : null,
+      };
+    });
+  }
+
+  private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
+    const started = this.deps.clock.now();
+    const t0 = performance.now();
+    const { id } = this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number };
+    let error: string | null = null;
+    const work = (async () => {
+      try {
+        await def.run();
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+        this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
+      }
+    })();
+    this.running.add(work);
+    try {
+      await work;
+    } finally {
+      this.running.delete(work);
+    }
+    const durationMs = Math.round(performance.now() - t0);
+    const finished = new Date(started.getTime() + durationMs);
+    this.finishRun.run(finished.toISOString(), error === null ? 1 : 0, error, durationMs, id);
+    this.deps.onRun?.(def.name, error === null);
+    return { name: def.name, ok: error === null, error, duration_ms: durationMs, run_id: id };
+  }
+}

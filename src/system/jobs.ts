@@ -1,0 +1,29 @@
+import type { AppContext } from "../context";
+
+const DAY_MS = 86_400_000;
+/** job_runs are kept longer than the request log: the reliability check reads up to 90 days of them. */
+const JOB_RUNS_RETENTION_DAYS = 90;
+
+export function registerSystemJobs(ctx: AppContext): void {
+  const pruneRequests = ctx.db.sqlite.prepare("DELETE FROM request_log WHERE at < ?");
+  const pruneRuns = ctx.db.sqlite.prepare("DELETE FROM job_runs WHERE started_at < ?");
+  ctx.jobs.register({
+    name: "request-log-prune",
+    pattern: "0 17 * * * *",
+    description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays})`,
+    run: () => {
+      const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
+      const { changes } = pruneRequests.run(cutoff);
+      ctx.log.info("request log pruned", { deleted: changes, cutoff });
+    },
+  });
+  ctx.jobs.register({
+    name: "job-runs-prune",
+    pattern: "0 23 3 * * *",
+    description: `Deletes job_runs older than ${JOB_RUNS_RETENTION_DAYS} days`,
+    run: () => {
+      const cutoff = new Date(ctx.clock.now().getTime() - JOB_RUNS_RETENTION_DAYS * DAY_MS).toISOString();
+      pruneRuns.run(cutoff);
+    },
+  });
+}

@@ -1,0 +1,44 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import pkg from "../../package.json";
+import { SystemModel } from "./model";
+import { databaseSizeBytes, errorCatalog, readiness } from "./service";
+
+export function systemRoutes(ctx: AppContext) {
+  ctx.metrics.gauge("herald_db_size_bytes", "SQLite file plus WAL size.", () => databaseSizeBytes(ctx));
+  ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
+  return new Elysia({ name: "herald:system" })
+    .get(
+      "/healthz",
+      () => ({ success: true as const, status: "up" as const, version: pkg.version, uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000) }),
+      { response: SystemModel.health, detail: { tags: ["system"], summary: "Liveness: the process answers" } },
+    )
+    .get(
+      "/readyz",
+      ({ set }) => {
+        const r = readiness(ctx);
+        if (!r.ready) set.status = 503;
+        return { success: true as const, ...r };
+      },
+      { response: { 200: SystemModel.ready, 503: SystemModel.ready }, detail: { tags: ["system"], summary: "Readiness: database writable, migrations current, jobs running" } },
+    )
+    .get(
+      "/metrics",
+      () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
+      { detail: { tags: ["system"], summary: "Prometheus metrics" } },
+    )
+    .get(
+      "/api/partner/errors.json",
+      () => {
+        const { count, entries } = errorCatalog();
+        return { success: true as const, count, entries };
+      },
+      { query: SystemModel.includeMeta, response: { 200: SystemModel.errors, 400: ErrorBody }, detail: { tags: ["partner"], summary: "Error catalog: every error code, its status and retry class" } },
+    )
+    .get(
+      "/developers/api-errors.json",
+      () => ({ success: true as const, ...errorCatalog() }),
+      { query: SystemModel.includeMeta, response: { 200: SystemModel.errorsByCode, 400: ErrorBody }, detail: { tags: ["public"], summary: "Error catalog keyed by code" } },
+    );
+}

@@ -1,0 +1,40 @@
+import { join } from "node:path";
+
+export const REPO_ROOT = join(import.meta.dir, "..", "..");
+export const BUN = process.execPath;
+export const MAIN = join(REPO_ROOT, "src", "main.ts");
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** Polls until `url` answers 2xx; bounded in count and time. */
+export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown = null;
+  for (let i = 0; i < 1000 && Date.now() < deadline; i++) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+      lastError = new Error(`status ${res.status}`);
+    } catch (err) {
+      lastError = err;
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} did not become ready: ${String(lastError)}`);
+}
+
+/** Starts `herald <args>` as a real child process (bun src/main.ts) with the given environment. */
+export function spawnHerald(args: string[], env: Record<string, string>, cwd?: string) {
+  return Bun.spawn([BUN, MAIN, ...args], {
+    cwd: cwd ?? REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
