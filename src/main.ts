@@ -1,7 +1,15 @@
 #!/usr/bin/env bun
 // The only impure entry: parses the command line and hands over to the CLI (serve opens the DB and listens).
+// No top-level await: `bun build --compile --bytecode` needs a module without it.
 import { parseArgs } from "./cli/args";
 import { runCli } from "./cli/commands";
 
-const code = await runCli(parseArgs(process.argv.slice(2)));
-if (code >= 0) process.exit(code);
+runCli(parseArgs(process.argv.slice(2))).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`herald: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

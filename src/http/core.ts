@@ -131,6 +131,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     .onError({ as: "global" }, ({ code, error, request, path }) => {
       const state = states.get(request);
       if (error instanceof AppError) return errorResponse(error, state);
+      // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
+      const cause = (error as { cause?: unknown }).cause;
+      if (code === "PARSE" && cause instanceof AppError) return errorResponse(cause, state);
       if (code === "VALIDATION") {
         const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
         if (v.type === "response") {

@@ -25,7 +25,7 @@ const TAGS = [
 
 /** Builds the OpenAPI 3.1 document from the routes' typebox schemas; computed once, on first request. */
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
-  const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/] }, undefined, undefined, "3.1.1");
+  const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
   return {
     openapi: "3.1.1",
     info: {

@@ -38,6 +38,8 @@ function problemOf(e: ValueErrorLike): string {
     return "must be a number";
   }
   if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "boolean")) return "must be a boolean";
+  const type = /^Expected (string|number|integer|boolean|object|array)$/.exec(e.message)?.[1];
+  if (type) return `must be ${type === "integer" || type === "object" || type === "array" ? "an" : "a"} ${type}`;
   const text = e.summary && !e.summary.startsWith("Property ") ? e.summary : e.message;
   return text.replace(/^Expected /, "must be ").replace(/^Unexpected property/, "is not a known field");
 }

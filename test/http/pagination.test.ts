@@ -1,0 +1,78 @@
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../../src/http/errors";
+import { DEFAULT_LIMIT, MAX_LIMIT, pageOf, parsePage, type PageRequest } from "../../src/http/pagination";
+
+/** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */
+function table() {
+  const db = new Database(":memory:");
+  db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)");
+  const insert = db.prepare("INSERT INTO items (name) VALUES (?)");
+  const list = (p: PageRequest) => {
+    const rows =
+      p.after === null
+        ? (db.query("SELECT id, name FROM items ORDER BY id DESC LIMIT ? OFFSET ?").all(p.limit + 1, p.offset) as Array<{ id: number; name: string }>)
+        : (db.query("SELECT id, name FROM items WHERE id < ? ORDER BY id DESC LIMIT ?").all(p.after, p.limit + 1) as Array<{ id: number; name: string }>);
+    return pageOf(rows, p, (r) => r.id);
+  };
+  return { insert: (n: number) => { for (let i = 0; i < n; i++) insert.run(`item-${i}`); }, list };
+}
+
+const expectQueryError = (fn: () => unknown, field: string) => {
+  try {
+    fn();
+    throw new Error("expected an error");
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe("invalid_query");
+    expect((err as AppError).details).toEqual([expect.objectContaining({ field })]);
+  }
+};
+
+describe("limit and offset", () => {
+  test("defaults and bounds", () => {
+    expect(parsePage({})).toEqual({ limit: DEFAULT_LIMIT, offset: 0, after: null, cursor: null });
+    expect(parsePage({ limit: "1" }).limit).toBe(1);
+    expect(parsePage({ limit: String(MAX_LIMIT) }).limit).toBe(MAX_LIMIT);
+    for (const bad of ["0", String(MAX_LIMIT + 1), "-1", "abc", "1.5", "1e2"]) expectQueryError(() => parsePage({ limit: bad }), "limit");
+    for (const bad of ["-1", "x"]) expectQueryError(() => parsePage({ offset: bad }), "offset");
+  });
+
+  test("offset pages report next_offset and has_more", () => {
+    const t = table();
+    t.insert(5);
+    const first = t.list(parsePage({ limit: "2" }));
+    expect(first.items.map((r) => r.id)).toEqual([5, 4]);
+    expect(first.pagination).toMatchObject({ has_more: true, next_offset: 2 });
+    const last = t.list(parsePage({ limit: "2", offset: "4" }));
+    expect(last.items.map((r) => r.id)).toEqual([1]);
+    expect(last.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
+    expect(last.query).toEqual({ limit: 2, offset: 4, cursor: null });
+  });
+});
+
+describe("cursor", () => {
+  test("walks every row exactly once even while rows are inserted", () => {
+    const t = table();
+    t.insert(7);
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const page = t.list(parsePage({ limit: "3", cursor }));
+      seen.push(...page.items.map((r) => r.id));
+      t.insert(2); // new rows land before the cursor and must not shift the pages
+      if (!page.pagination.has_more) break;
+      cursor = page.pagination.next_cursor!;
+      expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
+    expect(seen).toEqual([7, 6, 5, 4, 3, 2, 1]);
+  });
+
+  test("a forged or garbled cursor is 400, and cursor with offset is refused", () => {
+    expectQueryError(() => parsePage({ cursor: "not-a-cursor!!" }), "cursor");
+    expectQueryError(() => parsePage({ cursor: Buffer.from('{"x":1}').toString("base64url") }), "cursor");
+    const good = Buffer.from('{"a":5}').toString("base64url");
+    expect(parsePage({ cursor: good }).after).toBe(5);
+    expectQueryError(() => parsePage({ cursor: good, offset: "3" }), "offset");
+  });
+});

@@ -1,0 +1,61 @@
+import { afterEach, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+
+let h: TestApp;
+afterEach(() => h?.close());
+
+test("healthz says the process is up", async () => {
+  h = createTestApp();
+  const { status, body } = await h.json("/healthz");
+  expect(status).toBe(200);
+  expect(body).toMatchObject({ success: true, status: "up", version: expect.any(String) });
+});
+
+test("readyz checks the database, migrations and jobs", async () => {
+  h = createTestApp();
+  const { status, body } = await h.json("/readyz");
+  expect(status).toBe(200);
+  expect(body.ready).toBe(true);
+  expect(body.checks.database).toEqual({ ok: true, detail: "writable" });
+  expect(body.checks.migrations.ok).toBe(true);
+  expect(body.checks.jobs.detail).toContain("disabled");
+});
+
+test("readyz is 503 when jobs should run but are not scheduled", async () => {
+  h = createTestApp({ env: { JOBS_ENABLED: "1" } });
+  const { status, body } = await h.json("/readyz");
+  expect(status).toBe(503);
+  expect(body.checks.jobs).toEqual({ ok: false, detail: "not started" });
+  h.ctx.jobs.start();
+  expect((await h.json("/readyz")).status).toBe(200);
+});
+
+test("readyz is 503 when the database cannot take a write lock", async () => {
+  h = createTestApp();
+  const { Database } = await import("bun:sqlite");
+  const other = new Database(h.ctx.config.dbPath);
+  other.exec("PRAGMA busy_timeout = 0");
+  other.exec("BEGIN IMMEDIATE");
+  h.ctx.db.sqlite.exec("PRAGMA busy_timeout = 0");
+  try {
+    const { status, body } = await h.json("/readyz");
+    expect(status).toBe(503);
+    expect(body.checks.database.ok).toBe(false);
+  } finally {
+    other.exec("ROLLBACK");
+    other.close();
+  }
+});
+
+test("metrics expose request counts by route template, latency histograms and DB size", async () => {
+  h = createTestApp();
+  await h.request("/healthz");
+  await h.request("/healthz");
+  await Bun.sleep(0);
+  const res = await h.request("/metrics");
+  expect(res.headers.get("content-type")).toContain("text/plain");
+  const text = await res.text();
+  expect(text).toContain('herald_http_requests_total{method="GET",route="/healthz",status="200"} 2');
+  expect(text).toContain('herald_http_request_duration_seconds_count{method="GET",route="/healthz"} 2');
+  expect(text).toMatch(/herald_db_size_bytes \d+/);
+});
