@@ -4,6 +4,9 @@ import { httpCore, RequestStates } from "./http/core";
 import { openApiRoutes } from "./http/openapi";
 import { RouteIndex } from "./http/route-index";
 import { systemRoutes } from "./system/routes";
+import { buildGuards } from "./auth/guards";
+import { authRoutes } from "./auth/routes";
+import { partnerRoutes } from "./partner/routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -14,9 +17,12 @@ export function buildApp(ctx: AppContext) {
   const routes = new RouteIndex();
   // The OpenAPI routes describe the finished app, which exists only after they are added.
   const finished: { app?: AnyElysia } = {};
+  const guards = buildGuards(ctx, states);
   const app = new Elysia({ name: "herald" })
     .use(httpCore(ctx, states, routes))
-    .use(systemRoutes(ctx))
+    .use(systemRoutes(ctx, guards))
+    .use(authRoutes(ctx, guards))
+    .use(partnerRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

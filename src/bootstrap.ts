@@ -8,6 +8,8 @@ import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./system/metrics";
+import { resolveMasterKey } from "./auth/secret-box";
+import { registerAuthJobs } from "./auth/jobs";
 
 export interface ContextOptions {
   clock?: Clock;
@@ -32,11 +34,13 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     rng: opts.rng ?? cryptoRng,
     log,
     metrics,
+    secrets: resolveMasterKey(config, log),
     jobs: new JobRegistry({ sqlite: db.sqlite, clock, log, disabled: config.jobsDisabled, onRun: (name, ok) => metrics.observeJob(name, ok) }),
     requestLog: new RequestLog(db.sqlite, log),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
   };
   registerSystemJobs(ctx);
+  registerAuthJobs(ctx);
   return ctx;
 }

@@ -37,6 +37,13 @@ export const CONFIG_VARS = {
   JOBS_ENABLED: { kind: { type: "bool" }, fallback: "1", doc: "Start the in-process Croner jobs with `serve`." },
   JOBS_DISABLED: { kind: { type: "list" }, fallback: "", doc: "Comma list of job names not to schedule." },
   METRICS_PUBLIC: { kind: { type: "bool" }, fallback: "0", doc: "Serve /metrics without an admin token." },
+  HERALD_MASTER_KEY: { kind: { type: "string", pattern: /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, allowed: "32 bytes as 64 hex characters or base64" }, secret: true, doc: "Key that encrypts partner and webhook secrets at rest (AES-256-GCM). Required in production; elsewhere generated into <db dir>/master.key (mode 0600)." },
+  ADMIN_TOKEN: { kind: { type: "string", pattern: /^[\x21-\x7e]{32,256}$/, allowed: "32–256 visible ASCII characters" }, secret: true, doc: "Bootstraps one operator token (Authorization: Bearer) at start; stored only as a SHA-256 hash." },
+  IDEMPOTENCY_REQUIRED: { kind: { type: "bool" }, fallback: "1", doc: "Require Idempotency-Key on partner mutations." },
+  IDEMPOTENCY_TTL_HOURS: { kind: int(1, 720), fallback: "24", doc: "How long idempotency records (and their stored responses) are kept." },
+  SIGNATURE_SKEW_SECONDS: { kind: int(30, 3600), fallback: "300", doc: "Accepted clock skew of X-Partner-Timestamp; nonces are kept for twice this." },
+  SANDBOX_NONCE_REQUIRED: { kind: { type: "bool" }, fallback: "0", doc: "Require X-Partner-Nonce on sandbox mutations too (the spec's sandbox policy: optional unless required globally)." },
+  BOOTSTRAP_CREDENTIALS: { kind: { type: "bool" }, fallback: "1", doc: "On an empty database outside production, create and print a sandbox key and an admin token once." },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
 
@@ -64,6 +71,13 @@ export interface Config {
   readonly jobsDisabled: readonly string[];
   readonly metricsPublic: boolean;
   readonly shutdownGraceMs: number;
+  readonly masterKey: string | undefined;
+  readonly adminToken: string | undefined;
+  readonly idempotencyRequired: boolean;
+  readonly idempotencyTtlHours: number;
+  readonly signatureSkewSeconds: number;
+  readonly sandboxNonceRequired: boolean;
+  readonly bootstrapCredentials: boolean;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +141,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (problem) problems.push(problem);
     values[name] = value;
   }
+  if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
+    problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
+  }
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };
   const nodeEnv = v.NODE_ENV as Config["nodeEnv"];
@@ -152,6 +169,13 @@ export function loadConfig(env: Env = process.env): Config {
     jobsDisabled: Object.freeze(v.JOBS_DISABLED as string[]),
     metricsPublic: v.METRICS_PUBLIC,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+    masterKey: v.HERALD_MASTER_KEY,
+    adminToken: v.ADMIN_TOKEN,
+    idempotencyRequired: v.IDEMPOTENCY_REQUIRED,
+    idempotencyTtlHours: v.IDEMPOTENCY_TTL_HOURS,
+    signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
+    sandboxNonceRequired: v.SANDBOX_NONCE_REQUIRED,
+    bootstrapCredentials: v.BOOTSTRAP_CREDENTIALS,
   });
 }
 

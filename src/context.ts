@@ -5,6 +5,7 @@ import type { Logger } from "./log";
 import type { RequestLog } from "./http/request-log";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Metrics } from "./system/metrics";
+import type { SecretBox } from "./auth/secret-box";
 
 export interface Clock {
   now(): Date;
@@ -29,6 +30,8 @@ export interface AppContext {
   requestLog: RequestLog;
   rateLimiter: RateLimiter;
   metrics: Metrics;
+  /** AES-256-GCM under HERALD_MASTER_KEY, for secrets at rest. */
+  secrets: SecretBox;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
 }

@@ -7,6 +7,8 @@ import pkg from "../../package.json";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
 import { serve } from "./serve";
+import { adminTokenCommand, keysCommand } from "./keys";
+import { signCommand } from "./sign";
 
 export const HELP = `herald ${pkg.version} — partner integration and transparency service
 
@@ -18,6 +20,12 @@ Commands:
   config                print the effective configuration (secrets masked)
   jobs list             list jobs, their schedule and last run
   jobs run NAME         run one job now and record it in job_runs
+  keys create --partner NAME --mode sandbox|live --scopes a,b [--ips CIDR,...]
+  keys list [--partner NAME] [--mode M]
+  keys disable ID [--reason TEXT]
+  keys rotate ID [--overlap-hours N]      (N ≤ 24, default 24)
+  admin-token create --name NAME          operator token for /admin/* (shown once)
+  sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   version               print the version
   help                  this text
 
@@ -26,7 +34,9 @@ Every command that prints data accepts --json. Configuration comes from environm
 type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 
 // CLI commands log only warnings, so their stdout stays clean for --json consumers.
-const quiet = (config: Config) => openContext(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn") });
+// Their logs go to stderr so stdout carries only the command's output (one JSON document with --json).
+const quiet = (config: Config) =>
+  openContext(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
 
 export const COMMANDS: Record<string, Command> = {
   async serve() {
@@ -70,6 +80,25 @@ export const COMMANDS: Record<string, Command> = {
     } finally {
       ctx.db.close();
     }
+  },
+  keys(args, json) {
+    const ctx = quiet(loadConfig());
+    try {
+      return keysCommand(ctx, args, json);
+    } finally {
+      ctx.db.close();
+    }
+  },
+  "admin-token"(args, json) {
+    const ctx = quiet(loadConfig());
+    try {
+      return adminTokenCommand(ctx, args, json);
+    } finally {
+      ctx.db.close();
+    }
+  },
+  sign(args, json) {
+    return signCommand(args, json);
   },
   version(_args, json) {
     emit(json, { success: true, version: pkg.version, bun: Bun.version }, () => `herald ${pkg.version} (bun ${Bun.version})`);

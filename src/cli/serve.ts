@@ -2,6 +2,7 @@ import { buildApp } from "../app";
 import { openContext } from "../bootstrap";
 import type { Config } from "../config";
 import { errorFields } from "../log";
+import { firstStartBanner, prepareCredentials } from "../auth/first-start";
 
 /**
  * Runs the server until SIGTERM/SIGINT, then: stop accepting, let in-flight requests finish (up to
@@ -9,6 +10,7 @@ import { errorFields } from "../log";
  */
 export async function serve(config: Config): Promise<void> {
   const ctx = openContext(config);
+  const firstStart = prepareCredentials(ctx);
   const app = buildApp(ctx);
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
@@ -19,6 +21,7 @@ export async function serve(config: Config): Promise<void> {
     maxRequestBodySize: config.maxBodyBytes * 2 + 65_536,
   });
   const server = app.server!;
+  if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
   ctx.log.info("herald listening", { url: `http://${config.host}:${server.port}`, public_base_url: config.publicBaseUrl, db: config.dbPath, jobs: config.jobsEnabled });
 
   let stopping = false;

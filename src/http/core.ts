@@ -21,6 +21,11 @@ export interface RequestState {
   status: number | null;
   errorCode: string | null;
   headers: Record<string, string>;
+  /**
+   * A malformed JSON body is reported after authentication, not before: a request with a bad signature gets 401
+   * whatever its body looks like, so the body is never parsed into an answer for an unauthenticated caller.
+   */
+  parseError: AppError | null;
 }
 
 export class RequestStates {
@@ -60,7 +65,7 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
   return new Response(JSON.stringify(body), { status: err.status, headers });
 }
 
-async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: Uint8Array; value: unknown }> {
+async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: Uint8Array; value: unknown; error: AppError | null }> {
   // Counted while reading, so a chunked body with no Content-Length cannot slip past the limit.
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -73,13 +78,14 @@ async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: 
   }
   const raw = Buffer.concat(chunks);
   const text = new TextDecoder("utf-8", { fatal: false }).decode(raw);
-  if (text.trim() === "") return { raw, value: undefined };
+  if (text.trim() === "") return { raw, value: undefined, error: null };
   try {
-    return { raw, value: JSON.parse(text) };
+    return { raw, value: JSON.parse(text), error: null };
   } catch (err) {
-    throw new AppError("invalid_payload", `Request body is not valid JSON: ${(err as Error).message}`, {
+    const error = new AppError("invalid_payload", `Request body is not valid JSON: ${(err as Error).message}`, {
       details: [{ field: "body", problem: "must be valid JSON" }],
     });
+    return { raw, value: undefined, error };
   }
 }
 
@@ -103,6 +109,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         status: null,
         errorCode: null,
         headers: {},
+        parseError: null,
       };
       states.set(request, state);
       set.headers["x-request-id"] = state.id;
@@ -124,9 +131,20 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
         throw new AppError("unsupported_media_type", `Content-Type ${type} is not accepted; send application/json`);
       }
-      const { raw, value } = await readJsonBody(request, config.maxBodyBytes);
-      if (state) state.rawBody = raw;
-      return value;
+      const { raw, value, error } = await readJsonBody(request, config.maxBodyBytes);
+      if (state) {
+        state.rawBody = raw;
+        state.parseError = error;
+      }
+      if (error && !state) throw error;
+      // Returning undefined would hand the bytes to Elysia's own parser; a placeholder keeps them ours, and
+      // the stored parseError is thrown after authentication (validation or beforeHandle).
+      return error ? {} : value;
+    })
+    .onBeforeHandle({ as: "global" }, ({ request }) => {
+      // Routes without a body schema: validation did not catch the malformed body, so report it here.
+      const parseError = states.get(request)?.parseError;
+      if (parseError) throw parseError;
     })
     .onError({ as: "global" }, ({ code, error, request, path }) => {
       const state = states.get(request);
@@ -134,6 +152,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
       const cause = (error as { cause?: unknown }).cause;
       if (code === "PARSE" && cause instanceof AppError) return errorResponse(cause, state);
+      if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
       if (code === "VALIDATION") {
         const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
         if (v.type === "response") {

@@ -62,6 +62,9 @@ export const ERROR_CATALOG = {
   service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", { retry_after_seconds: 5 }),
   replay_detected: entry(409, "Replay detected", "conflict", "retryable", "The nonce was already used: retry once with a new nonce and a new Idempotency-Key.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
   idempotency_replay: entry(409, "Idempotent replay", "idempotency", "safe_noop", "The original request with this Idempotency-Key already completed; treat as a duplicate success and fetch the latest state.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
+  idempotency_key_required: entry(400, "Idempotency-Key missing or malformed", "idempotency", "fix_and_retry", "Send an Idempotency-Key header (1–255 visible ASCII characters, e.g. a UUID) on every mutation.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
+  idempotency_key_reused: entry(422, "Idempotency-Key reused with another payload", "idempotency", "fail_fast", "An Idempotency-Key belongs to one request; use a new key for a different payload.", { endpoint_groups: ["partner", "sandbox", "salutes"] }),
+  idempotency_in_progress: entry(409, "Original request still in progress", "idempotency", "retry_after", "The first request with this Idempotency-Key has not finished; retry after Retry-After seconds with the same key.", { retry_after_seconds: 1, endpoint_groups: ["partner", "sandbox", "salutes"] }),
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

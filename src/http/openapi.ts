@@ -37,7 +37,20 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
     servers: [{ url: ctx.config.publicBaseUrl }],
     tags: TAGS,
     paths: paths as OpenApiDocument["paths"],
-    components: components as Record<string, unknown>,
+    components: {
+      ...(components as Record<string, unknown>),
+      securitySchemes: {
+        PartnerKey: { type: "apiKey", in: "header", name: "X-Partner-Key", description: "Partner key id (hk_live_… or hk_test_…)" },
+        PartnerTimestamp: { type: "apiKey", in: "header", name: "X-Partner-Timestamp", description: "Unix seconds; ±300 s of server time" },
+        PartnerSignature: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Partner-Signature",
+          description: "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
+        },
+        AdminBearer: { type: "http", scheme: "bearer", description: "Operator token (herald admin-token create)" },
+      },
+    },
   };
 }
 

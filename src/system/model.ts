@@ -21,5 +21,22 @@ export const SystemModel = {
   ready: Envelope({ ready: t.Boolean(), checks: t.Record(t.String(), Check) }),
   errors: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry) }),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
+  jobs: Envelope({
+    jobs: t.Array(
+      t.Object({
+        name: t.String(),
+        pattern: t.String(),
+        description: t.String(),
+        enabled: t.Boolean(),
+        scheduled: t.Boolean(),
+        next_run_at: t.Union([t.String(), t.Null()]),
+        last_run: t.Union([
+          t.Object({ started_at: t.String(), finished_at: t.Union([t.String(), t.Null()]), ok: t.Union([t.Boolean(), t.Null()]), error: t.Union([t.String(), t.Null()]), duration_ms: t.Union([t.Number(), t.Null()]) }),
+          t.Null(),
+        ]),
+      }),
+    ),
+  }),
+  jobRun: Envelope({ run: t.Object({ name: t.String(), ok: t.Boolean(), error: t.Union([t.String(), t.Null()]), duration_ms: t.Number(), run_id: t.Integer() }) }),
   includeMeta: t.Object({ include_meta: t.Optional(t.String()) }),
 };

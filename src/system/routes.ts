@@ -1,14 +1,17 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
 import { ErrorBody } from "../http/envelope";
 import pkg from "../../package.json";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 
-export function systemRoutes(ctx: AppContext) {
+export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_db_size_bytes", "SQLite file plus WAL size.", () => databaseSizeBytes(ctx));
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
   return new Elysia({ name: "herald:system" })
+    .use(guards.admin.plugin)
     .get(
       "/healthz",
       () => ({ success: true as const, status: "up" as const, version: pkg.version, uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000) }),
@@ -25,8 +28,26 @@ export function systemRoutes(ctx: AppContext) {
     )
     .get(
       "/metrics",
-      () => new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
-      { detail: { tags: ["system"], summary: "Prometheus metrics" } },
+      ({ request }) => {
+        // Closed by default: metrics reveal traffic shape. METRICS_PUBLIC=1 opens them (e.g. behind a private network).
+        if (!ctx.config.metricsPublic) guards.admin.authenticate(request);
+        return new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      },
+      { detail: { tags: ["system"], summary: "Prometheus metrics (admin token unless METRICS_PUBLIC=1)", security: [{ AdminBearer: [] }] } },
+    )
+    .get("/admin/jobs", () => ({ success: true as const, jobs: ctx.jobs.list() }), {
+      admin: true,
+      response: { 200: SystemModel.jobs, 403: ErrorBody },
+      detail: { summary: "Jobs, their schedule and last run" },
+    })
+    .post(
+      "/admin/jobs/:name/run",
+      async ({ params }) => {
+        if (!ctx.jobs.has(params.name)) throw new AppError("not_found", `No job named ${params.name}; see GET /admin/jobs`);
+        const run = await ctx.jobs.runNow(params.name);
+        return { success: true as const, run };
+      },
+      { admin: true, params: t.Object({ name: t.String({ maxLength: 64 }) }), response: { 200: SystemModel.jobRun, 403: ErrorBody, 404: ErrorBody }, detail: { summary: "Run a job now (recorded in job_runs)" } },
     )
     .get(
       "/api/partner/errors.json",

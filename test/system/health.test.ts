@@ -48,7 +48,7 @@ test("readyz is 503 when the database cannot take a write lock", async () => {
 });
 
 test("metrics expose request counts by route template, latency histograms and DB size", async () => {
-  h = createTestApp();
+  h = createTestApp({ env: { METRICS_PUBLIC: "1" } });
   await h.request("/healthz");
   await h.request("/healthz");
   await Bun.sleep(0);

@@ -1,0 +1,143 @@
+import { createHash } from "node:crypto";
+import type { Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+
+/** 1–255 visible ASCII characters (the IETF Idempotency-Key draft allows any string; we keep it printable). */
+const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+
+export interface IdempotencyClaim {
+  keyId: string;
+  key: string;
+  fingerprint: string;
+}
+
+interface Row {
+  fingerprint: string;
+  state: "in_progress" | "completed";
+  response_status: number | null;
+  response_body: string | null;
+  locked_until: string | null;
+  expires_at: string;
+}
+
+export function isValidIdempotencyKey(key: string): boolean {
+  return KEY_FORMAT.test(key);
+}
+
+/** What makes two requests "the same": method, target and the exact body bytes. */
+export function requestFingerprint(method: string, target: string, rawBody: Uint8Array | null): string {
+  const bodyHash = createHash("sha256").update(rawBody ?? new Uint8Array()).digest("hex");
+  return createHash("sha256").update(`${method.toUpperCase()}\n${target}\n${bodyHash}`).digest("hex");
+}
+
+/** A lock on an in-progress async request; after it lapses (a crashed process) another attempt may take over. */
+const IN_PROGRESS_LOCK_MS = 60_000;
+
+/**
+ * DESIGN.md §4. The effect and the stored response commit in ONE SQLite transaction, so "a response is stored"
+ * and "the effect happened" are the same fact. Failed requests store nothing: a corrected retry may reuse the key.
+ */
+export class IdempotencyStore {
+  private readonly select: Statement;
+  private readonly upsertCompleted: Statement;
+  private readonly claimInProgress: Statement;
+  private readonly release: Statement;
+  private readonly prune: Statement;
+
+  constructor(private readonly ctx: AppContext) {
+    const db = ctx.db.sqlite;
+    this.select = db.prepare("SELECT fingerprint, state, response_status, response_body, locked_until, expires_at FROM idempotency_records WHERE key_id = ? AND idempotency_key = ?");
+    this.upsertCompleted = db.prepare(
+      `INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, response_status, response_body, created_at, locked_until, expires_at)
+       VALUES (?1, ?2, ?3, 'completed', ?4, ?5, ?6, NULL, ?7)
+       ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = ?3, state = 'completed', response_status = ?4,
+         response_body = ?5, created_at = ?6, locked_until = NULL, expires_at = ?7`,
+    );
+    this.claimInProgress = db.prepare(
+      `INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, created_at, locked_until, expires_at)
+       VALUES (?1, ?2, ?3, 'in_progress', ?4, ?5, ?6)
+       ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = ?3, state = 'in_progress', response_status = NULL,
+         response_body = NULL, created_at = ?4, locked_until = ?5, expires_at = ?6`,
+    );
+    this.release = db.prepare("DELETE FROM idempotency_records WHERE key_id = ? AND idempotency_key = ? AND state = 'in_progress'");
+    this.prune = db.prepare("DELETE FROM idempotency_records WHERE expires_at <= ? AND (state = 'completed' OR locked_until <= ?)");
+  }
+
+  private expiry(now: Date): string {
+    return new Date(now.getTime() + this.ctx.config.idempotencyTtlHours * 3_600_000).toISOString();
+  }
+
+  /** Throws the DESIGN.md §4 answer when the key was seen; returns when the request may run. */
+  private check(claim: IdempotencyClaim, now: Date): void {
+    const row = this.select.get(claim.keyId, claim.key) as Row | null;
+    if (!row || Date.parse(row.expires_at) <= now.getTime()) return;
+    if (row.fingerprint !== claim.fingerprint) {
+      throw new AppError("idempotency_key_reused", "This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request");
+    }
+    if (row.state === "completed") {
+      throw new AppError("idempotency_replay", "A request with this Idempotency-Key already completed; this is its original response", {
+        headers: { "idempotent-replayed": "true" },
+        extra: { original_status: row.response_status, original_response: row.response_body ? JSON.parse(row.response_body) : null },
+      });
+    }
+    const lockedMs = row.locked_until ? Date.parse(row.locked_until) - now.getTime() : 0;
+    if (lockedMs > 0) {
+      const retry = Math.max(1, Math.ceil(lockedMs / 1000));
+      throw new AppError("idempotency_in_progress", `The first request with this Idempotency-Key is still running; retry in ${retry} s with the same key`, {
+        headers: { "retry-after": String(Math.min(retry, 5)) },
+      });
+    }
+  }
+
+  /**
+   * Runs a synchronous effect under the key: check, effect and stored response in one transaction. With no
+   * claim (idempotency not required and no header), just runs the effect in a transaction.
+   */
+  run<T extends object>(claim: IdempotencyClaim | null, effect: () => T, status = 200): T {
+    const db = this.ctx.db.sqlite;
+    return db.transaction(() => {
+      if (!claim) return effect();
+      const now = this.ctx.clock.now();
+      this.check(claim, now);
+      const result = effect();
+      this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
+      return result;
+    }).immediate();
+  }
+
+  /**
+   * For effects that must await (network I/O): claim the key as in progress (committed, so a concurrent
+   * duplicate sees it), run, then store the response; on failure release the claim so a retry can run.
+   * `commit` must be synchronous: it writes the effect's rows together with the stored response.
+   */
+  async runAsync<P, T extends object>(claim: IdempotencyClaim | null, prepare: () => Promise<P>, commit: (prepared: P) => T, status = 200): Promise<T> {
+    const db = this.ctx.db.sqlite;
+    if (!claim) {
+      const prepared = await prepare();
+      return db.transaction(() => commit(prepared)).immediate();
+    }
+    db.transaction(() => {
+      const now = this.ctx.clock.now();
+      this.check(claim, now);
+      this.claimInProgress.run(claim.keyId, claim.key, claim.fingerprint, now.toISOString(), new Date(now.getTime() + IN_PROGRESS_LOCK_MS).toISOString(), this.expiry(now));
+    }).immediate();
+    try {
+      const prepared = await prepare();
+      return db.transaction(() => {
+        const result = commit(prepared);
+        const now = this.ctx.clock.now();
+        this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
+        return result;
+      }).immediate();
+    } catch (err) {
+      this.release.run(claim.keyId, claim.key);
+      throw err;
+    }
+  }
+
+  pruneExpired(): number {
+    const now = this.ctx.clock.now().toISOString();
+    return this.prune.run(now, now).changes;
+  }
+}

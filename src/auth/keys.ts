@@ -1,0 +1,192 @@
+import type { Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import type { Actor } from "./actors";
+import { writeAudit } from "./audit";
+import { parseAllowList } from "./ip-allow";
+import { KEY_PREFIX, parseScopes, SCOPES, type KeyMode, type Scope } from "./scopes";
+
+export const MAX_ROTATION_OVERLAP_HOURS = 24;
+
+export interface PartnerKeyView {
+  key_id: string;
+  partner: string;
+  mode: KeyMode;
+  scopes: Scope[];
+  allowed_ips: string[];
+  status: "active" | "disabled";
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  previous_secret_valid_until: string | null;
+  disabled_reason: string | null;
+}
+
+export interface KeyRow {
+  key_id: string;
+  partner: string;
+  mode: KeyMode;
+  scopes: string;
+  allowed_ips: string;
+  status: "active" | "disabled";
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_valid_until: string | null;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  disabled_reason: string | null;
+}
+
+export const toKeyView = (r: KeyRow): PartnerKeyView => ({
+  key_id: r.key_id,
+  partner: r.partner,
+  mode: r.mode,
+  scopes: r.scopes ? (r.scopes.split(",") as Scope[]) : [],
+  allowed_ips: r.allowed_ips ? r.allowed_ips.split(",") : [],
+  status: r.status,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  last_used_at: r.last_used_at,
+  previous_secret_valid_until: r.previous_secret_valid_until,
+  disabled_reason: r.disabled_reason,
+});
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
+
+export interface CreateKeyInput {
+  partner: string;
+  mode: KeyMode;
+  scopes: string[] | string;
+  allowedIps?: string[] | string;
+}
+
+/** Checks and normalises key input; every problem reported at once. */
+function validateKeyInput(input: CreateKeyInput): { partner: string; mode: KeyMode; scopes: Scope[]; ips: string[] } {
+  const problems: Array<{ field: string; problem: string }> = [];
+  const partner = input.partner.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(partner)) problems.push({ field: "partner", problem: "must be 1–64 letters, digits, spaces, dots, dashes or underscores" });
+  if (input.mode !== "sandbox" && input.mode !== "live") problems.push({ field: "mode", problem: "must be sandbox or live" });
+  const { scopes, unknown } = parseScopes(Array.isArray(input.scopes) ? input.scopes.join(",") : input.scopes);
+  if (unknown.length) problems.push({ field: "scopes", problem: `unknown scope(s) ${unknown.join(", ")}; known: ${SCOPES.join(", ")}` });
+  if (!scopes.length) problems.push({ field: "scopes", problem: `at least one of ${SCOPES.join(", ")}` });
+  const ipList = Array.isArray(input.allowedIps) ? input.allowedIps.join(",") : (input.allowedIps ?? "");
+  const { canonical, invalid } = parseAllowList(ipList);
+  if (invalid.length) problems.push({ field: "allowed_ips", problem: `not an IP address or CIDR range: ${invalid.join(", ")}` });
+  if (problems.length) throw new ValidationError(`Invalid key settings: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  return { partner, mode: input.mode, scopes, ips: canonical };
+}
+
+export class PartnerKeys {
+  private readonly byId: Statement;
+  private readonly touch: Statement;
+  private readonly plainCache = new Map<string, string>();
+
+  constructor(private readonly ctx: AppContext) {
+    this.byId = ctx.db.sqlite.prepare("SELECT * FROM partner_keys WHERE key_id = ?");
+    this.touch = ctx.db.sqlite.prepare("UPDATE partner_keys SET last_used_at = ? WHERE key_id = ?");
+  }
+
+  find(keyId: string): KeyRow | null {
+    return (this.byId.get(keyId) as KeyRow | null) ?? null;
+  }
+
+  /** last_used_at is written at most once a minute per key, so a busy key does not add a write per request. */
+  markUsed(row: KeyRow, nowIso: string): void {
+    if (row.last_used_at && Date.parse(nowIso) - Date.parse(row.last_used_at) < 60_000) return;
+    this.touch.run(nowIso, row.key_id);
+  }
+
+  /** The secrets that verify a signature now: the current one, plus the previous one inside its overlap. */
+  secretsOf(row: KeyRow, now: Date): string[] {
+    const secrets = [this.open(row.secret_ciphertext, row.key_id)];
+    if (row.previous_secret_ciphertext && row.previous_secret_valid_until && Date.parse(row.previous_secret_valid_until) > now.getTime()) {
+      secrets.push(this.open(row.previous_secret_ciphertext, row.key_id));
+    }
+    return secrets;
+  }
+
+  /**
+   * Decryption is cached by ciphertext: a rotated or changed secret has a new ciphertext, so the cache can never
+   * serve a stale secret, and every request still reads the key row (status, scopes, IPs) from the database.
+   */
+  private open(ciphertext: string, keyId: string): string {
+    let plain = this.plainCache.get(ciphertext);
+    if (plain === undefined) {
+      plain = this.ctx.secrets.open(ciphertext, keyId);
+      if (this.plainCache.size >= 10_000) this.plainCache.clear();
+      this.plainCache.set(ciphertext, plain);
+    }
+    return plain;
+  }
+
+  create(input: CreateKeyInput, actor: Actor, requestId: string | null = null): PartnerKeyView & { secret: string } {
+    const v = validateKeyInput(input);
+    const keyId = KEY_PREFIX[v.mode] + hex(this.ctx.rng.bytes(12));
+    const secret = `hsk_${v.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
+    const now = this.ctx.clock.now().toISOString();
+    const sqlite = this.ctx.db.sqlite;
+    sqlite.transaction(() => {
+      sqlite
+        .query("INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)")
+        .run(keyId, v.partner, v.mode, v.scopes.join(","), v.ips.join(","), this.ctx.secrets.seal(secret, keyId), now, now);
+      writeAudit(sqlite, { at: now, actor, action: "partner_key.create", target: keyId, details: { partner: v.partner, mode: v.mode, scopes: v.scopes, allowed_ips: v.ips }, requestId });
+    })();
+    return { ...toKeyView(this.find(keyId)!), secret };
+  }
+
+  list(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" } = {}): PartnerKeyView[] {
+    const rows = this.ctx.db.sqlite
+      .query(
+        `SELECT * FROM partner_keys WHERE (?1 IS NULL OR partner = ?1) AND (?2 IS NULL OR mode = ?2) AND (?3 IS NULL OR status = ?3) ORDER BY created_at, key_id`,
+      )
+      .all(filter.partner ?? null, filter.mode ?? null, filter.status ?? null) as KeyRow[];
+    return rows.map(toKeyView);
+  }
+
+  getOrThrow(keyId: string): KeyRow {
+    const row = this.find(keyId);
+    if (!row) throw new NotFoundError("partner key", keyId);
+    return row;
+  }
+
+  disable(keyId: string, reason: string, actor: Actor, requestId: string | null = null): PartnerKeyView {
+    const row = this.getOrThrow(keyId);
+    const now = this.ctx.clock.now().toISOString();
+    if (row.status === "disabled") return toKeyView(row);
+    const sqlite = this.ctx.db.sqlite;
+    sqlite.transaction(() => {
+      sqlite.query("UPDATE partner_keys SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE key_id = ?").run(reason, now, keyId);
+      writeAudit(sqlite, { at: now, actor, action: "partner_key.disable", target: keyId, details: { reason }, requestId });
+    })();
+    return toKeyView(this.getOrThrow(keyId));
+  }
+
+  /**
+   * Issues a new secret; the old one keeps working for `overlapHours` (at most 24) so a partner can deploy the
+   * new secret without downtime. A rotation during an overlap ends the older overlap.
+   */
+  rotate(keyId: string, overlapHours: number, actor: Actor, requestId: string | null = null): PartnerKeyView & { secret: string } {
+    if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_ROTATION_OVERLAP_HOURS) {
+      throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_ROTATION_OVERLAP_HOURS}`, [{ field: "overlap_hours", problem: `must be 0–${MAX_ROTATION_OVERLAP_HOURS}` }]);
+    }
+    const row = this.getOrThrow(keyId);
+    if (row.status !== "active") throw new AppError("conflict", `Key ${keyId} is disabled; create a new key instead of rotating it`);
+    const now = this.ctx.clock.now();
+    const secret = `hsk_${row.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
+    const validUntil = overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000).toISOString() : null;
+    const sqlite = this.ctx.db.sqlite;
+    sqlite.transaction(() => {
+      sqlite
+        .query("UPDATE partner_keys SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE key_id = ?")
+        .run(this.ctx.secrets.seal(secret, keyId), validUntil ? row.secret_ciphertext : null, validUntil, now.toISOString(), keyId);
+      writeAudit(sqlite, { at: now.toISOString(), actor, action: "partner_key.rotate", target: keyId, details: { overlap_hours: overlapHours }, requestId });
+    })();
+    return { ...toKeyView(this.getOrThrow(keyId)), secret };
+  }
+
+  count(): number {
+    return (this.ctx.db.sqlite.query("SELECT count(*) AS n FROM partner_keys").get() as { n: number }).n;
+  }
+}

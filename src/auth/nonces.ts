@@ -1,0 +1,39 @@
+import type { Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+
+const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;
+
+export function isValidNonce(nonce: string): boolean {
+  return NONCE_FORMAT.test(nonce);
+}
+
+/**
+ * Single-use nonces per key, kept for 2× the skew window: any request still inside the timestamp window
+ * finds its nonce here. The primary key makes "use" atomic — two concurrent requests with one nonce cannot
+ * both insert, whichever process they run in.
+ */
+export class NonceStore {
+  private readonly insert: Statement;
+  private readonly prune: Statement;
+
+  constructor(private readonly ctx: AppContext) {
+    // An expired row with the same nonce may be reused (its request can no longer pass the timestamp check).
+    this.insert = ctx.db.sqlite.prepare(
+      `INSERT INTO partner_nonces (key_id, nonce, expires_at) VALUES (?1, ?2, ?3)
+       ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at WHERE partner_nonces.expires_at <= ?4`,
+    );
+    this.prune = ctx.db.sqlite.prepare("DELETE FROM partner_nonces WHERE expires_at <= ?");
+  }
+
+  /** Records the nonce; false when it was already used inside its window (a replay). */
+  use(keyId: string, nonce: string): boolean {
+    const now = this.ctx.clock.now();
+    const expires = new Date(now.getTime() + 2 * this.ctx.config.signatureSkewSeconds * 1000).toISOString();
+    const { changes } = this.insert.run(keyId, nonce.toLowerCase(), expires, now.toISOString());
+    return changes === 1;
+  }
+
+  pruneExpired(): number {
+    return this.prune.run(this.ctx.clock.now().toISOString()).changes;
+  }
+}

@@ -1,0 +1,173 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import type { RequestStates } from "../http/core";
+import { AppError } from "../http/errors";
+import { rateLimitHeaders } from "../http/rate-limit";
+import type { PartnerActor } from "./actors";
+import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type IdempotencyClaim } from "./idempotency";
+import { ipAllowed, parseAllowList } from "./ip-allow";
+import { PartnerKeys, type KeyRow } from "./keys";
+import { isValidNonce, NonceStore } from "./nonces";
+import { modeOfKeyId, type KeyMode, type Scope } from "./scopes";
+import { requestTarget, verifySignature } from "./signature";
+
+export interface PartnerGuard {
+  /** The scope the route needs; omit for routes any valid key may call (capabilities, status). */
+  scope?: Scope;
+  /** Mutations need a nonce and (unless IDEMPOTENCY_REQUIRED=0) an Idempotency-Key. */
+  mutation?: boolean;
+  /** Which keys may call: live (default), sandbox, or any. */
+  mode?: KeyMode | "any";
+}
+
+/** What a signed route's handler receives as `partner`. */
+export interface PartnerRequest {
+  actor: PartnerActor;
+  idempotency: IdempotencyClaim | null;
+  requestId: string;
+}
+
+const unauthorized = (message: string) => new AppError("unauthorized", message);
+const forbidden = (message: string) => new AppError("forbidden", message);
+
+// Verifies unknown key ids against a throwaway secret, so "no such key" costs the same as "wrong signature".
+const DECOY_SECRETS = ["hsk_decoy_secret_never_valid_0000000000000000"];
+
+/**
+ * `partner: { scope, mutation, mode }` on a route runs, before body validation:
+ * rate limit → key → timestamp → signature → status → IP → mode → scope → nonce → idempotency key.
+ * Status and IP are checked only after the signature, so a bad credential learns nothing about a key
+ * (whether it exists, is disabled, or has an allow-list). Every failure is a catalog error.
+ */
+export function partnerAuth(ctx: AppContext, states: RequestStates) {
+  const keys = new PartnerKeys(ctx);
+  const nonces = new NonceStore(ctx);
+  const idempotency = new IdempotencyStore(ctx);
+  const skew = ctx.config.signatureSkewSeconds;
+  const allowCache = new Map<string, ReturnType<typeof parseAllowList>["ranges"]>();
+  const rangesOf = (row: KeyRow) => {
+    let r = allowCache.get(row.allowed_ips);
+    if (!r) {
+      r = parseAllowList(row.allowed_ips).ranges;
+      allowCache.set(row.allowed_ips, r);
+    }
+    return r;
+  };
+
+  function rateLimit(request: Request, keyId: string | null, ip: string, headers: Record<string, string>) {
+    const limits = ctx.config.rateLimits;
+    const path = request.url.slice(request.url.indexOf("/", 8));
+    const claimedMode = keyId ? modeOfKeyId(keyId) : null;
+    const [group, limit] =
+      claimedMode === "sandbox"
+        ? (["sandbox", limits.sandboxPerMin] as const)
+        : /^\/api\/partner\/webhook/.test(path)
+          ? (["webhook", limits.webhookPerMin] as const)
+          : (["partner", limits.partnerPerMin] as const);
+    if (limit <= 0) return;
+    const decision = ctx.rateLimiter.hit(group, keyId ?? `ip:${ip}`, limit);
+    Object.assign(headers, rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      throw new AppError("rate_limited", `Rate limit of ${limit} requests per minute for this key exceeded; retry after ${decision.retryAfterSeconds} s`);
+    }
+  }
+
+  function authenticate(request: Request, guard: PartnerGuard): PartnerRequest {
+    const state = states.get(request)!;
+    const h = request.headers;
+    const keyId = h.get("x-partner-key");
+    rateLimit(request, keyId, state.ip, state.headers);
+    if (!keyId) throw unauthorized("Missing X-Partner-Key header");
+
+    const tsRaw = h.get("x-partner-timestamp");
+    if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
+    if (!/^\d{1,12}$/.test(tsRaw)) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
+    const now = ctx.clock.now();
+    const drift = Number(tsRaw) - Math.floor(now.getTime() / 1000);
+    if (Math.abs(drift) > skew) {
+      throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${now.toISOString()})`);
+    }
+    const signature = h.get("x-partner-signature");
+    if (!signature) throw unauthorized("Missing X-Partner-Signature header");
+
+    const nonce = h.get("x-partner-nonce");
+    const row = keyId.length <= 128 ? keys.find(keyId) : null;
+    const secrets = row ? keys.secretsOf(row, now) : DECOY_SECRETS;
+    const valid = verifySignature(secrets, signature, {
+      method: request.method,
+      target: requestTarget(request.url),
+      timestamp: tsRaw,
+      nonce,
+      body: state.rawBody,
+    });
+    if (!valid || !row) {
+      throw unauthorized("X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)");
+    }
+    state.partnerKeyId = row.key_id;
+
+    if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
+    if (!ipAllowed(state.ip, rangesOf(row))) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
+    const mode = guard.mode ?? "live";
+    if (mode !== "any" && row.mode !== mode) {
+      throw forbidden(`This route needs a ${mode} key; ${row.key_id} is a ${row.mode} key${mode === "sandbox" ? " (sandbox routes are under /api/partner/sandbox/)" : ""}`);
+    }
+    const scopes = row.scopes.split(",") as Scope[];
+    if (guard.scope && !scopes.includes(guard.scope)) throw forbidden(`Key ${row.key_id} lacks the "${guard.scope}" scope this route needs`);
+
+    const isMutation = guard.mutation ?? false;
+    const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);
+    if (nonce !== null) {
+      if (!isValidNonce(nonce)) throw unauthorized("X-Partner-Nonce must be 16–128 hex characters");
+      if (!nonces.use(row.key_id, nonce)) throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
+    } else if (nonceRequired) {
+      throw unauthorized("Missing X-Partner-Nonce header: mutations need a fresh 16–128 hex character nonce");
+    }
+
+    let claim: IdempotencyClaim | null = null;
+    if (isMutation) {
+      const idemKey = h.get("idempotency-key");
+      if (idemKey === null) {
+        if (ctx.config.idempotencyRequired) throw new AppError("idempotency_key_required", "Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
+      } else {
+        if (!isValidIdempotencyKey(idemKey)) throw new AppError("idempotency_key_required", "Idempotency-Key must be 1–255 visible ASCII characters");
+        claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(request.url), state.rawBody) };
+      }
+    }
+    keys.markUsed(row, now.toISOString());
+    return {
+      actor: { kind: "partner", keyId: row.key_id, partner: row.partner, mode: row.mode, scopes },
+      idempotency: claim,
+      requestId: state.id,
+    };
+  }
+
+  const resolved = new WeakMap<Request, PartnerRequest>();
+  return {
+    idempotency,
+    nonces,
+    keys,
+    plugin: new Elysia({ name: "herald:partner-auth" }).macro({
+      partner: (guard: PartnerGuard) => ({
+        transform({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }) {
+          try {
+            resolved.set(request, authenticate(request, guard));
+          } finally {
+            Object.assign(set.headers, states.get(request)?.headers);
+          }
+        },
+        resolve({ request }: { request: Request }) {
+          return { partner: resolved.get(request)! };
+        },
+        detail: {
+          security: [{ PartnerKey: [], PartnerTimestamp: [], PartnerSignature: [] }],
+          description: [
+            `Signed partner route (${guard.mode ?? "live"} keys${guard.scope ? `, scope \`${guard.scope}\`` : ""}).`,
+            guard.mutation ? "Mutation: send X-Partner-Nonce and Idempotency-Key." : "",
+          ].join(" "),
+        },
+      }),
+    }),
+  };
+}
+
+export type PartnerAuth = ReturnType<typeof partnerAuth>;

@@ -1,0 +1,76 @@
+import { AdminTokens } from "../auth/admin";
+import { PartnerKeys } from "../auth/keys";
+import type { KeyMode } from "../auth/scopes";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { flagString, UsageError, type ParsedArgs } from "./args";
+import { emit, table } from "./output";
+
+const cliActor = () => ({ kind: "cli", user: process.env.USER ?? "operator" }) as const;
+
+function required(args: ParsedArgs, name: string): string {
+  const v = flagString(args, name);
+  if (!v) throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+/** `herald keys create|list|disable|rotate`: the same operations as /admin/partners/keys. */
+export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): number {
+  const keys = new PartnerKeys(ctx);
+  const sub = args.positionals[0] ?? "list";
+  try {
+    switch (sub) {
+      case "create": {
+        const mode = required(args, "mode");
+        if (mode !== "sandbox" && mode !== "live") throw new UsageError("--mode must be sandbox or live");
+        const k = keys.create({ partner: required(args, "partner"), mode: mode as KeyMode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" }, cliActor());
+        emit(json, { key_id: k.key_id, secret: k.secret, mode: k.mode, scopes: k.scopes, partner: k.partner, allowed_ips: k.allowed_ips }, () =>
+          [`key id : ${k.key_id}`, `secret : ${k.secret}`, `mode   : ${k.mode}`, `scopes : ${k.scopes.join(",")}`, `ips    : ${k.allowed_ips.join(",") || "any"}`, "", "The secret is shown once; store it now."].join("\n"),
+        );
+        return 0;
+      }
+      case "list": {
+        const mode = flagString(args, "mode");
+        const list = keys.list({ partner: flagString(args, "partner"), mode: mode as KeyMode | undefined });
+        emit(json, { keys: list }, () => table(list.map((k) => ({ ...k, scopes: k.scopes.join(","), allowed_ips: k.allowed_ips.join(",") || "any" })), ["key_id", "partner", "mode", "status", "scopes", "allowed_ips", "last_used_at"]));
+        return 0;
+      }
+      case "disable": {
+        const id = args.positionals[1];
+        if (!id) throw new UsageError("keys disable needs a key id");
+        const k = keys.disable(id, flagString(args, "reason") ?? "disabled by operator", cliActor());
+        emit(json, { key: k }, () => `${k.key_id}: ${k.status}`);
+        return 0;
+      }
+      case "rotate": {
+        const id = args.positionals[1];
+        if (!id) throw new UsageError("keys rotate needs a key id");
+        const overlap = flagString(args, "overlap-hours");
+        const k = keys.rotate(id, overlap === undefined ? 24 : Number(overlap), cliActor());
+        emit(json, { key_id: k.key_id, secret: k.secret, previous_secret_valid_until: k.previous_secret_valid_until }, () =>
+          [`key id : ${k.key_id}`, `secret : ${k.secret}`, `old secret valid until: ${k.previous_secret_valid_until ?? "now (no overlap)"}`].join("\n"),
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown keys subcommand ${sub}; use create, list, disable or rotate`);
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `herald admin-token create --name N`: prints the token once. */
+export function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boolean): number {
+  const sub = args.positionals[0];
+  if (sub !== "create") throw new UsageError("usage: herald admin-token create --name NAME");
+  try {
+    const t = new AdminTokens(ctx).create(required(args, "name"), cliActor());
+    emit(json, { token: t.token, id: t.id, name: t.name }, () => `admin token (shown once): ${t.token}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof AppError) throw new UsageError(err.message);
+    throw err;
+  }
+}

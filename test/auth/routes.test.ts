@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { prepareCredentials, firstStartBanner } from "../../src/auth/first-start";
+import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { createAdminToken, createKey, signedInit, signedJson } from "../support/partner";
+
+let h: TestApp;
+afterEach(() => h?.close());
+
+const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` } });
+
+describe("operator key management (/admin/partners/keys)", () => {
+  test("create shows the secret once, list never does, and every mutation is audited", async () => {
+    h = createTestApp();
+    const token = createAdminToken(h);
+    const created = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read", "credit"], allowed_ips: ["10.0.0.0/8"] }, { "x-request-id": "create-req-0001" })));
+    expect(created.status).toBe(201);
+    expect(created.body.key).toMatchObject({ partner: "Acme", mode: "live", scopes: ["credit", "read"], allowed_ips: ["10.0.0.0/8"], status: "active" });
+    expect(created.body.key.key_id).toMatch(/^hk_live_[0-9a-f]{24}$/);
+    expect(created.body.secret).toMatch(/^hsk_live_/);
+
+    const list = await h.json("/admin/partners/keys", bearer(token));
+    expect(list.body.count).toBe(1);
+    expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
+    // Secrets are encrypted at rest.
+    expect(JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM partner_keys").all())).not.toContain(created.body.secret);
+
+    const id = created.body.key.key_id;
+    const rotated = await h.json(`/admin/partners/keys/${id}/rotate`, bearer(token, jsonInit("POST", { overlap_hours: 1 })));
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    expect(rotated.body.key.previous_secret_valid_until).toBe("2026-01-01T01:00:00.000Z");
+
+    const disabled = await h.json(`/admin/partners/keys/${id}/disable`, bearer(token, jsonInit("POST", { reason: "contract ended" })));
+    expect(disabled.body.key).toMatchObject({ status: "disabled", disabled_reason: "contract ended" });
+    const rotateDisabled = await h.json(`/admin/partners/keys/${id}/rotate`, bearer(token, jsonInit("POST", {})));
+    expect(rotateDisabled.status).toBe(409);
+
+    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, request_id FROM admin_audit WHERE action LIKE 'partner_key.%' ORDER BY id").all() as any[];
+    expect(audit.map((a) => a.action)).toEqual(["partner_key.create", "partner_key.rotate", "partner_key.disable"]);
+    expect(audit[0]).toMatchObject({ actor: expect.stringMatching(/^admin:test-operator#\d+$/), target: id, request_id: "create-req-0001" });
+  });
+
+  test("bad input is 400 with the field named; unknown keys are 404; no token is 403", async () => {
+    h = createTestApp();
+    const token = createAdminToken(h);
+    const bad = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["fly"] })));
+    expect(bad.status).toBe(400);
+    expect(bad.body.details[0].field).toContain("scopes");
+    const badIp = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read"], allowed_ips: ["300.1.1.1"] })));
+    expect(badIp.status).toBe(400);
+    expect(badIp.body.message).toContain("300.1.1.1");
+    const missing = await h.json("/admin/partners/keys/hk_live_nope/disable", bearer(token, jsonInit("POST", { reason: "x" })));
+    expect(missing.status).toBe(404);
+    expect((await h.json("/admin/partners/keys")).status).toBe(403);
+    expect((await h.json("/admin/partners/keys", jsonInit("POST", { partner: "A", mode: "live", scopes: ["read"] }))).status).toBe(403);
+  });
+});
+
+describe("capabilities", () => {
+  test("answers per key, for sandbox and live keys, with Last-Modified and 304 on If-Modified-Since", async () => {
+    h = createTestApp();
+    const live = createKey(h, { scopes: ["read"] });
+    const sandbox = createKey(h, { mode: "sandbox" });
+    const a = await signedJson(h, live, "GET", "/api/partner/capabilities");
+    expect(a.status).toBe(200);
+    expect(a.body).toMatchObject({ success: true, key_id: live.keyId, key_mode: "live", scopes: ["read"], sandbox: { enabled_for_key: false, supports_deterministic_fixtures: true } });
+    const b = await signedJson(h, sandbox, "GET", "/api/partner/capabilities?include_meta=1");
+    expect(b.body.sandbox.enabled_for_key).toBe(true);
+    expect(b.body.sandbox.fixture_endpoints.length).toBeGreaterThan(0);
+    expect(b.body.meta.request_id).toBe(b.headers.get("x-request-id")!);
+
+    const lastModified = a.headers.get("last-modified")!;
+    expect(lastModified).toBeTruthy();
+    const cached = await h.request("/api/partner/capabilities", signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": lastModified } }));
+    expect(cached.status).toBe(304);
+    const older = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    const fresh = await h.request("/api/partner/capabilities", signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": older } }));
+    expect(fresh.status).toBe(200);
+  });
+
+  test("unsigned is 401", async () => {
+    h = createTestApp();
+    const res = await h.json("/api/partner/capabilities");
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe("unauthorized");
+  });
+});
+
+describe("quickstart verify-key", () => {
+  test("says whether the key exists, its state and mode, and the onboarding order — never a secret", async () => {
+    h = createTestApp();
+    const sandbox = createKey(h, { mode: "sandbox" });
+    const live = createKey(h, { mode: "live" });
+    const s = await h.json(`/api/public/quickstart/verify-key?api_key=${sandbox.keyId}&client=curl`);
+    expect(s.body).toMatchObject({ exists: true, active: true, key_mode: "sandbox", client: "curl" });
+    expect(s.body.onboarding_order.map((o: { path: string }) => o.path)).toEqual([
+      "/api/partner/capabilities",
+      "/api/partner/sandbox/verify",
+      "/api/partner/sandbox/token-status",
+      "/api/partner/sandbox/promotion-report",
+      "/api/partner/errors.json",
+    ]);
+    expect(JSON.stringify(s.body)).not.toContain(sandbox.secret);
+    const l = await h.json(`/api/public/quickstart/verify-key?api_key=${live.keyId}`);
+    expect(l.body.onboarding_order.map((o: { path: string }) => o.path)).toEqual(["/api/partner/capabilities", "/api/partner/status", "/api/partner/token-status", "/api/partner/errors.json"]);
+    const none = await h.json("/api/public/quickstart/verify-key?api_key=hk_live_unknown");
+    expect(none.body).toMatchObject({ exists: false, active: false, key_mode: null });
+    expect((await h.json("/api/public/quickstart/verify-key")).status).toBe(400);
+  });
+});
+
+describe("operator routes of the foundation", () => {
+  test("/metrics needs an admin token unless METRICS_PUBLIC=1", async () => {
+    h = createTestApp();
+    expect((await h.request("/metrics")).status).toBe(403);
+    expect((await h.request("/metrics", bearer(createAdminToken(h)))).status).toBe(200);
+    h.close();
+    h = createTestApp({ env: { METRICS_PUBLIC: "1" } });
+    expect((await h.request("/metrics")).status).toBe(200);
+  });
+
+  test("GET /admin/jobs and POST /admin/jobs/{name}/run", async () => {
+    h = createTestApp();
+    const token = createAdminToken(h);
+    const list = await h.json("/admin/jobs", bearer(token));
+    expect(list.body.jobs.map((j: { name: string }) => j.name)).toEqual(expect.arrayContaining(["request-log-prune", "auth-prune"]));
+    const run = await h.json("/admin/jobs/auth-prune/run", bearer(token, { method: "POST" }));
+    expect(run.body.run).toMatchObject({ name: "auth-prune", ok: true });
+    expect((await h.json("/admin/jobs/nope/run", bearer(token, { method: "POST" }))).status).toBe(404);
+    expect((await h.json("/admin/jobs/auth-prune/run", { method: "POST" })).status).toBe(403);
+  });
+});
+
+describe("first start", () => {
+  test("an empty non-production database gets one sandbox key with all scopes and one admin token, once", async () => {
+    h = createTestApp({ env: { NODE_ENV: "development" } });
+    const creds = prepareCredentials(h.ctx)!;
+    expect(creds.keyId).toMatch(/^hk_test_/);
+    const banner = firstStartBanner(creds, "http://localhost:3000");
+    expect(banner).toContain(creds.secret);
+    expect(banner).toContain("sign --key");
+    // The printed credentials work.
+    const caps = await signedJson(h, { keyId: creds.keyId, secret: creds.secret, mode: "sandbox" }, "GET", "/api/partner/capabilities");
+    expect(caps.body.scopes).toEqual(["credit", "debit", "donation", "ledger", "read", "users", "webhooks"]);
+    expect((await h.request("/admin/partners/keys", bearer(creds.adminToken))).status).toBe(200);
+    expect(prepareCredentials(h.ctx)).toBeNull();
+  });
+
+  test("production never creates them, and ADMIN_TOKEN from the environment works", async () => {
+    const adminToken = "op_" + "k".repeat(40);
+    h = createTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), ADMIN_TOKEN: adminToken } });
+    expect(prepareCredentials(h.ctx)).toBeNull();
+    expect((await h.request("/admin/partners/keys", bearer(adminToken))).status).toBe(200);
+  });
+});

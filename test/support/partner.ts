@@ -1,0 +1,55 @@
+import { newNonce, signRequest } from "../../src/client/sign";
+import { PartnerKeys } from "../../src/auth/keys";
+import { AdminTokens } from "../../src/auth/admin";
+import type { KeyMode, Scope } from "../../src/auth/scopes";
+import { SCOPES } from "../../src/auth/scopes";
+import type { TestApp } from "./app";
+
+export interface TestKey {
+  keyId: string;
+  secret: string;
+  mode: KeyMode;
+}
+
+export function createKey(h: TestApp, opts: { mode?: KeyMode; scopes?: readonly Scope[]; ips?: string; partner?: string } = {}): TestKey {
+  const k = new PartnerKeys(h.ctx).create(
+    { partner: opts.partner ?? "Acme", mode: opts.mode ?? "live", scopes: [...(opts.scopes ?? SCOPES)], allowedIps: opts.ips ?? "" },
+    { kind: "cli", user: "test" },
+  );
+  return { keyId: k.key_id, secret: k.secret, mode: k.mode };
+}
+
+export function createAdminToken(h: TestApp, name = "test-operator"): string {
+  return new AdminTokens(h.ctx).create(name, { kind: "cli", user: "test" }).token;
+}
+
+export interface SignOptions {
+  body?: unknown;
+  /** A nonce to send; default: a fresh one on mutations, none on reads. null = send none. */
+  nonce?: string | null;
+  /** Idempotency-Key; default: a fresh one on mutations. null = send none. */
+  idempotencyKey?: string | null;
+  headers?: Record<string, string>;
+  /** Override the signed timestamp (unix seconds). */
+  timestamp?: number;
+}
+
+const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** A RequestInit signed exactly as a partner's client would, at the test clock's time. */
+export function signedInit(h: TestApp, key: TestKey, method: string, target: string, opts: SignOptions = {}): RequestInit {
+  const mutation = MUTATIONS.has(method.toUpperCase());
+  const body = opts.body === undefined ? "" : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+  const nonce = opts.nonce === undefined ? (mutation ? newNonce() : null) : opts.nonce;
+  const timestamp = opts.timestamp ?? Math.floor(h.clock.now().getTime() / 1000);
+  const signed = signRequest({ keyId: key.keyId, secret: key.secret, method, target, body, nonce, timestamp });
+  const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
+  const idem = opts.idempotencyKey === undefined ? (mutation ? crypto.randomUUID() : null) : opts.idempotencyKey;
+  if (idem !== null) headers["Idempotency-Key"] = idem;
+  if (body !== "") headers["Content-Type"] = "application/json";
+  return { method, headers: { ...headers, ...opts.headers }, body: body === "" ? undefined : body };
+}
+
+export async function signedJson(h: TestApp, key: TestKey, method: string, target: string, opts: SignOptions = {}) {
+  return h.json(target, signedInit(h, key, method, target, opts));
+}
