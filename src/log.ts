@@ -8,6 +8,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Lets hot paths skip building fields for a line that would be dropped. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l + "\n")): Logger {
@@ -21,6 +23,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
+    enabled: (lvl) => ORDER[lvl] >= min,
   };
 }
 

@@ -89,6 +89,12 @@ async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: 
   }
 }
 
+/**
+ * Health probes arrive every few seconds from load balancers and orchestrators; recording each in request_log
+ * would bury partner traffic and cost a write per probe. They still count in /metrics.
+ */
+const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
 
@@ -196,6 +202,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
       const routeName = route || "(unmatched)";
       ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
+      if (PROBE_ROUTES.has(routeName)) return; // load-balancer probes: counted in metrics, not logged per request
       ctx.requestLog.record({
         at: ctx.clock.now().toISOString(),
         method: request.method,
@@ -207,7 +214,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         requestId: state.id,
         errorCode: state.errorCode,
       });
-      ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
+      if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
     });
 }
 

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
 import { Envelope } from "../../src/http/envelope";
+import { createLogger } from "../../src/log";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
 
 let h: TestApp;
@@ -143,7 +144,7 @@ describe("bad input never 500s", () => {
   test("a thrown error is 500 server_error with nothing internal in the body", async () => {
     const lines: string[] = [];
     const call = coreApp();
-    (h.ctx as { log: unknown }).log = { debug() {}, info() {}, warn() {}, error: (m: string, f: unknown) => lines.push(JSON.stringify({ m, f })) };
+    (h.ctx as { log: unknown }).log = createLogger("error", (line) => lines.push(line));
     const res = await call("/boom");
     expect(res.status).toBe(500);
     const text = await res.text();
@@ -152,5 +153,7 @@ describe("bad input never 500s", () => {
     const body = JSON.parse(text);
     expect(body).toMatchObject({ success: false, error: "server_error" });
     expect(body.request_id).toMatch(/^req_/);
+    // The operators' log has the detail the caller does not get.
+    expect(lines.join("\n")).toContain("SELECT secret FROM partner_keys");
   });
 });

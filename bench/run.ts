@@ -1,0 +1,99 @@
+// Benchmark dispatcher: bun run bench/run.ts <name> [--duration 10] [--connections 50] [--json] …
+// (npm run bench -- <name> …). Each benchmark is a module in bench/ exporting a Benchmark as default.
+import { parseArgs } from "node:util";
+import { busyCpuShare, findWrk, printReport, UsageError, type Benchmark, type BenchOptions } from "./support";
+
+// Add a benchmark: one line here, one module beside this file.
+const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
+  http: () => import("./http"),
+};
+
+const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
+
+Benchmarks: ${Object.keys(BENCHMARKS).join(", ")}
+
+Options:
+  --duration N      seconds measured per case (default 10)
+  --connections N   concurrent wrk connections (default 50)
+  --threads N       wrk threads (default 2; capped at --connections)
+  --warmup N        seconds of discarded warmup before each case (default 2)
+  --binary          run herald from dist/herald (fail if it is missing)
+  --source          run herald from source even if dist/herald exists
+                    (default: dist/herald when it exists, else source)
+  --json            print the report as JSON on stdout (progress stays on stderr)
+`;
+
+function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function parse(argv: string[]): { name: string | undefined; opts: BenchOptions } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      duration: { type: "string" },
+      connections: { type: "string" },
+      threads: { type: "string" },
+      warmup: { type: "string" },
+      binary: { type: "boolean" },
+      source: { type: "boolean" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (positionals.length > 1) throw new UsageError(`one benchmark at a time, got ${positionals.join(", ")}`);
+  if (values.binary && values.source) throw new UsageError("--binary and --source exclude each other");
+  return {
+    name: positionals[0],
+    opts: {
+      durationSeconds: intOption(values.duration, "duration", 10, 1, 600),
+      connections: intOption(values.connections, "connections", 50, 1, 10_000),
+      threads: intOption(values.threads, "threads", 2, 1, 64),
+      warmupSeconds: intOption(values.warmup, "warmup", 2, 0, 60),
+      json: values.json === true,
+      herald: values.binary ? "binary" : values.source ? "source" : "auto",
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { name, opts } = parsed;
+  const load = name === undefined ? undefined : BENCHMARKS[name];
+  if (!load) {
+    process.stderr.write(`${name === undefined ? "bench: name a benchmark" : `bench: unknown benchmark ${JSON.stringify(name)}`}; available: ${Object.keys(BENCHMARKS).join(", ")}\n\n${USAGE}`);
+    return 2;
+  }
+  findWrk(); // fail before starting any server
+  const bench = (await load()).default;
+  const startedAt = new Date();
+  const busyBefore = await busyCpuShare(1000);
+  try {
+    const report = await bench.run(opts);
+    printReport(report, opts, `bun run bench/run.ts ${process.argv.slice(2).join(" ")}`, startedAt, busyBefore);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+process.exit(await main());

@@ -1,0 +1,367 @@
+// Shared pieces of the benchmarks: options, wrk (find, run, parse), the servers under test as child
+// processes on 127.0.0.1, and the report (table or JSON). Every wait here is bounded in count and time.
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const HOST = "127.0.0.1";
+
+// ---------------------------------------------------------------------------------------------- options
+
+export interface BenchOptions {
+  durationSeconds: number;
+  connections: number;
+  threads: number;
+  warmupSeconds: number;
+  json: boolean;
+  /** auto = dist/herald when it exists, else source; binary = dist/herald or fail; source = bun src/main.ts. */
+  herald: "auto" | "binary" | "source";
+}
+
+export class UsageError extends Error {}
+
+// ---------------------------------------------------------------------------------------------- results
+
+export interface CaseResult {
+  case: string;
+  url: string;
+  requests_per_sec: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** wrk's "Non-2xx or 3xx responses": it counts every status >= 400. */
+  non_2xx: number;
+  /** Socket errors: connect + read + write + timeout. */
+  errors: number;
+  requests: number;
+  /** This case's req/s over the baseline's, measured in the same run; 1 for the baseline itself. */
+  ratio_vs_baseline: number | null;
+}
+
+export interface BenchReport {
+  benchmark: string;
+  description: string;
+  results: CaseResult[];
+  /** Things seen along the way worth a human's eye (dropped log rows, non-2xx, unclean exits …). */
+  notes: string[];
+}
+
+export interface Benchmark {
+  name: string;
+  description: string;
+  run(opts: BenchOptions): Promise<BenchReport>;
+}
+
+/** Every child we start (servers, wrk), so that a harness that dies (Ctrl-C, an exception) takes them along. */
+const children = new Set<Subprocess>();
+const tempDirs = new Set<string>();
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    for (const c of children) c.kill("SIGKILL");
+    process.exit(130);
+  });
+}
+
+/** Progress goes to stderr so that `--json` leaves stdout clean. */
+export const progress = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+// ---------------------------------------------------------------------------------------------- wrk
+
+export interface WrkResult {
+  requests_per_sec: number;
+  p50_ms: number;
+  p99_ms: number;
+  non_2xx: number;
+  errors: number;
+  requests: number;
+}
+
+export function findWrk(): string {
+  const found = Bun.which("wrk");
+  if (!found) {
+    process.stderr.write("wrk not found on PATH; install wrk: apt-get install -y wrk\n");
+    process.exit(1);
+  }
+  return found;
+}
+
+const TIME_UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+export function parseDurationMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s|m|h)$/.exec(text.trim());
+  if (!m) throw new Error(`unrecognised wrk time ${JSON.stringify(text)}`);
+  return Number((Number(m[1]) * TIME_UNIT_MS[m[2]!]!).toFixed(4));
+}
+
+/** Parses `wrk --latency` output. Throws if a figure the report needs is missing. */
+export function parseWrk(out: string): WrkResult {
+  const num = (re: RegExp) => {
+    const m = re.exec(out);
+    return m ? Number(m[1]) : null;
+  };
+  const percentile = (p: string) => {
+    const m = new RegExp(`^\\s*${p}%\\s+(\\S+)\\s*$`, "m").exec(out);
+    return m ? parseDurationMs(m[1]!) : null;
+  };
+  const rps = num(/^Requests\/sec:\s+([\d.]+)/m);
+  const p50 = percentile("50");
+  const p99 = percentile("99");
+  const requests = num(/^\s*(\d+) requests in /m);
+  if (rps === null || p50 === null || p99 === null || requests === null) {
+    throw new Error(`could not parse wrk output:\n${out}`);
+  }
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = socket ? socket.slice(1, 5).reduce((sum, n) => sum + Number(n), 0) : 0;
+  return { requests_per_sec: rps, p50_ms: p50, p99_ms: p99, non_2xx: num(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0, errors, requests };
+}
+
+/** One wrk run, killed if it overruns its duration by more than 15 s. */
+export async function runWrk(url: string, o: { durationSeconds: number; connections: number; threads: number }): Promise<WrkResult> {
+  const threads = Math.max(1, Math.min(o.threads, o.connections));
+  const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, url];
+  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+  children.add(proc);
+  const killer = setTimeout(() => proc.kill("SIGKILL"), (o.durationSeconds + 15) * 1000);
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(killer);
+  children.delete(proc);
+  if (code !== 0) throw new Error(`wrk exited with ${code}: ${err || out}`);
+  return parseWrk(out);
+}
+
+/** Warm up (results discarded), then measure. */
+export async function measure(label: string, url: string, opts: BenchOptions): Promise<CaseResult> {
+  if (opts.warmupSeconds > 0) {
+    progress(`${label}: warmup ${opts.warmupSeconds}s`);
+    await runWrk(url, { ...opts, durationSeconds: opts.warmupSeconds });
+  }
+  progress(`${label}: measuring ${opts.durationSeconds}s, ${opts.connections} connections, ${opts.threads} wrk threads`);
+  const r = await runWrk(url, opts);
+  return { case: label, url, ...r, ratio_vs_baseline: null };
+}
+
+/** Fills ratio_vs_baseline (req/s) for every result against the named baseline case. */
+export function withRatios(results: CaseResult[], baselineCase: string): CaseResult[] {
+  const base = results.find((r) => r.case === baselineCase);
+  return results.map((r) => ({ ...r, ratio_vs_baseline: base && base.requests_per_sec > 0 ? Number((r.requests_per_sec / base.requests_per_sec).toFixed(3)) : null }));
+}
+
+// ---------------------------------------------------------------------------------------------- servers
+
+export interface RunningServer {
+  name: string;
+  baseUrl: string;
+  proc: Subprocess;
+  /** Where the child's stdout/stderr went. */
+  logPath: string;
+  /** SIGTERM, wait up to `graceMs`, then SIGKILL. Resolves to the exit code (null if it had to be killed). */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: HOST, port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
+}
+
+export function tempDir(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), `herald-bench-${prefix}-`));
+  tempDirs.add(path);
+  return {
+    path,
+    remove: () => {
+      rmSync(path, { recursive: true, force: true });
+      tempDirs.delete(path);
+    },
+  };
+}
+
+/** Polls `url` until it answers 200: every 100 ms, at most `timeoutMs`; fails early if the child exits. */
+async function waitReady(proc: Subprocess, url: string, timeoutMs: number, logPath: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  let last = "no answer";
+  for (let attempt = 0; attempt < Math.ceil(timeoutMs / 100) && Date.now() < deadline; attempt++) {
+    if (exited) throw new Error(`server exited with ${proc.exitCode} before ${url} was ready; see ${logPath}:\n${await tail(logPath)}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      last = `HTTP ${res.status}`;
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await Bun.sleep(100);
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`${url} not ready after ${timeoutMs} ms (last: ${last}); see ${logPath}:\n${await tail(logPath)}`);
+}
+
+async function tail(path: string, lines = 20): Promise<string> {
+  try {
+    return (await Bun.file(path).text()).split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+async function startChild(name: string, cmd: string[], env: Record<string, string>, readyPath: string, logPath: string, port: number): Promise<RunningServer> {
+  const proc = Bun.spawn(cmd, { cwd: ROOT, env, stdin: "ignore", stdout: Bun.file(logPath), stderr: Bun.file(`${logPath}.err`) });
+  children.add(proc);
+  const baseUrl = `http://${HOST}:${port}`;
+  await waitReady(proc, baseUrl + readyPath, 20_000, logPath);
+  return {
+    name,
+    baseUrl,
+    proc,
+    logPath,
+    async stop(graceMs = 15_000) {
+      proc.kill("SIGTERM");
+      const timedOut = await Promise.race([proc.exited.then(() => false), Bun.sleep(graceMs).then(() => true)]);
+      if (timedOut) proc.kill("SIGKILL");
+      await proc.exited;
+      children.delete(proc);
+      return timedOut ? null : proc.exitCode;
+    },
+  };
+}
+
+// A clean environment: nothing from the caller's shell (a stray HERALD_* or RATE_LIMIT_*) skews the run.
+const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", TMPDIR: tmpdir() });
+
+/** The raw Bun.serve JSON endpoint (bench/baseline-server.ts) as a child process. */
+export async function startBaseline(dir: string): Promise<RunningServer> {
+  const port = await freePort();
+  return startChild("baseline", [process.execPath, join(ROOT, "bench", "baseline-server.ts")], { ...baseEnv(), PORT: String(port) }, "/", join(dir, "baseline.log"), port);
+}
+
+export interface HeraldLaunch {
+  cmd: string[];
+  /** "binary (dist/herald)" or "source (bun src/main.ts)", for the report. */
+  mode: string;
+  warning?: string;
+}
+
+const BINARY = join(ROOT, "dist", "herald");
+
+/** Newest mtime under src/ (bounded walk), to tell whether dist/herald is older than the code. */
+function newestSourceMtimeMs(): number {
+  let newest = 0;
+  const stack = [join(ROOT, "src")];
+  for (let seen = 0; stack.length > 0 && seen < 10_000; seen++) {
+    const dir = stack.pop()!;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) stack.push(p);
+      else newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+export function heraldLaunch(choice: BenchOptions["herald"]): HeraldLaunch {
+  const hasBinary = existsSync(BINARY);
+  if (choice === "binary" && !hasBinary) throw new UsageError("--binary: dist/herald does not exist; build it with `npm run build`");
+  if (choice === "source" || !hasBinary) return { cmd: [process.execPath, join(ROOT, "src", "main.ts"), "serve"], mode: "source (bun src/main.ts)" };
+  const stale = statSync(BINARY).mtimeMs < newestSourceMtimeMs();
+  return {
+    cmd: [BINARY, "serve"],
+    mode: "binary (dist/herald)",
+    warning: stale ? "dist/herald is older than files in src/: it may not be the code you think; rebuild or pass --source" : undefined,
+  };
+}
+
+/**
+ * Herald as a child process over a fresh database in `dir`. NODE_ENV=development because production may refuse
+ * to start without secrets; LOG_LEVEL=warn because a JSON line per request would measure stdout, not herald;
+ * jobs off so that no cron work lands inside a measurement.
+ */
+export async function startHerald(dir: string, launch: HeraldLaunch, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const env = {
+    ...baseEnv(),
+    NODE_ENV: "development",
+    PORT: String(port),
+    HOST,
+    HERALD_DB_PATH: join(dir, "herald.db"),
+    LOG_LEVEL: "warn",
+    JOBS_ENABLED: "0",
+    ...extraEnv,
+  };
+  return startChild("herald", launch.cmd, env, "/readyz", join(dir, "herald.log"), port);
+}
+
+// ---------------------------------------------------------------------------------------------- report
+
+function machine() {
+  const list = cpus();
+  return { cpus: list.length, cpu_model: list[0]?.model.trim() ?? "unknown", bun: Bun.version, platform: `${process.platform}-${process.arch}` };
+}
+
+/** Share of all cores busy over `ms`, from /proc/stat (null off Linux): other work on a 2-core box moves these
+ * numbers more than anything we change, so every report says how idle the machine was before it began. */
+export async function busyCpuShare(ms = 1000): Promise<number | null> {
+  const sample = async () => {
+    const line = (await Bun.file("/proc/stat").text()).split("\n")[0]!;
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (f[3] ?? 0) + (f[4] ?? 0);
+    return { idle, total: f.reduce((a, b) => a + b, 0) };
+  };
+  try {
+    const a = await sample();
+    await Bun.sleep(ms);
+    const b = await sample();
+    return b.total > a.total ? 1 - (b.idle - a.idle) / (b.total - a.total) : null;
+  } catch {
+    return null;
+  }
+}
+
+const fmtMs = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
+
+export function printReport(report: BenchReport, opts: BenchOptions, command: string, startedAt: Date, busyBefore: number | null): void {
+  const notes = [...report.notes];
+  if (busyBefore !== null && busyBefore > 0.1) {
+    notes.push(`the cores were ${(busyBefore * 100).toFixed(0)}% busy before the run began: something else is running, so these numbers are low`);
+  }
+  const meta = {
+    date: startedAt.toISOString(),
+    command,
+    machine: { ...machine(), cpu_busy_before_start: busyBefore === null ? null : Number(busyBefore.toFixed(2)) },
+    settings: { duration_s: opts.durationSeconds, warmup_s: opts.warmupSeconds, connections: opts.connections, wrk_threads: opts.threads },
+  };
+  if (opts.json) {
+    process.stdout.write(JSON.stringify({ ...meta, ...report, notes }, null, 2) + "\n");
+    return;
+  }
+  const rows = report.results.map((r) => [
+    r.case,
+    Math.round(r.requests_per_sec).toLocaleString("en-US"),
+    fmtMs(r.p50_ms),
+    fmtMs(r.p99_ms),
+    String(r.non_2xx),
+    String(r.errors),
+    r.ratio_vs_baseline === null ? "-" : `${r.ratio_vs_baseline.toFixed(2)}×`,
+  ]);
+  const head = ["case", "req/s", "p50", "p99", "non-2xx", "errors", "vs baseline"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const m = meta.machine;
+  const out = [
+    `${report.benchmark}: ${report.description}`,
+    `${meta.date}  ${m.cpus} × ${m.cpu_model}  cpu busy before ${m.cpu_busy_before_start === null ? "?" : `${(m.cpu_busy_before_start * 100).toFixed(0)}%`}  bun ${m.bun}  wrk -c${opts.connections} -t${opts.threads} -d${opts.durationSeconds}s (after ${opts.warmupSeconds}s warmup)`,
+    "",
+    line(head),
+    line(widths.map((w) => "-".repeat(w))),
+    ...rows.map(line),
+  ];
+  if (notes.length) out.push("", ...notes.map((n) => `note: ${n}`));
+  process.stdout.write(out.join("\n") + "\n");
+}
