@@ -7,6 +7,7 @@ import { systemRoutes } from "./system/routes";
 import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
+import { webhookRoutes } from "./webhooks/routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -23,6 +24,7 @@ export function buildApp(ctx: AppContext) {
     .use(systemRoutes(ctx, guards))
     .use(authRoutes(ctx, guards))
     .use(partnerRoutes(ctx, guards))
+    .use(webhookRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

@@ -10,6 +10,8 @@ import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./system/metrics";
 import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
+import { Dispatcher } from "./webhooks/dispatcher";
+import { registerWebhookJobs } from "./webhooks/jobs";
 
 export interface ContextOptions {
   clock?: Clock;
@@ -39,8 +41,11 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     requestLog: new RequestLog(db.sqlite, log),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
+    dispatcher: undefined as unknown as Dispatcher,
   };
+  ctx.dispatcher = new Dispatcher(ctx);
   registerSystemJobs(ctx);
   registerAuthJobs(ctx);
+  registerWebhookJobs(ctx);
   return ctx;
 }

@@ -44,6 +44,16 @@ export const CONFIG_VARS = {
   SIGNATURE_SKEW_SECONDS: { kind: int(30, 3600), fallback: "300", doc: "Accepted clock skew of X-Partner-Timestamp; nonces are kept for twice this." },
   SANDBOX_NONCE_REQUIRED: { kind: { type: "bool" }, fallback: "0", doc: "Require X-Partner-Nonce on sandbox mutations too (the spec's sandbox policy: optional unless required globally)." },
   BOOTSTRAP_CREDENTIALS: { kind: { type: "bool" }, fallback: "1", doc: "On an empty database outside production, create and print a sandbox key and an admin token once." },
+  WEBHOOK_MAX_ATTEMPTS: { kind: int(1, 50), fallback: "10", doc: "Delivery attempts before a delivery is dead-lettered." },
+  WEBHOOK_TIMEOUT_SECONDS: { kind: int(1, 120), fallback: "15", doc: "Per-attempt timeout (connect + response)." },
+  WEBHOOK_RETRY_BASE_SECONDS: { kind: int(1, 86_400), fallback: "180", doc: "First retry delay; doubles per attempt (capped), so the default schedule spans about 21 h." },
+  WEBHOOK_RETRY_MAX_SECONDS: { kind: int(1, 7 * 86_400), fallback: "28800", doc: "Largest delay between two attempts." },
+  WEBHOOK_RETRY_JITTER_PCT: { kind: int(0, 100), fallback: "20", doc: "Random ± spread applied to each retry delay, in percent." },
+  WEBHOOK_CONCURRENCY: { kind: int(1, 1024), fallback: "16", doc: "Deliveries in flight at once (per process)." },
+  WEBHOOK_PER_TARGET_CONCURRENCY: { kind: int(1, 1024), fallback: "4", doc: "Deliveries in flight at once to one receiver host." },
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: { kind: { type: "bool" }, fallback: "0", doc: "Allow receivers on private, loopback and link-local addresses (tests, development). Never in production." },
+  WEBHOOK_DISABLE_AFTER_HOURS: { kind: int(1, 8760), fallback: "120", doc: "A webhook whose deliveries have all failed for this long is disabled." },
+  WEBHOOK_RETENTION_DAYS: { kind: int(1, 3650), fallback: "30", doc: "Succeeded deliveries and their attempts are pruned after this; dead letters after 90 days." },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
 
@@ -78,6 +88,18 @@ export interface Config {
   readonly signatureSkewSeconds: number;
   readonly sandboxNonceRequired: boolean;
   readonly bootstrapCredentials: boolean;
+  readonly webhooks: {
+    readonly maxAttempts: number;
+    readonly timeoutSeconds: number;
+    readonly retryBaseSeconds: number;
+    readonly retryMaxSeconds: number;
+    readonly retryJitterPct: number;
+    readonly concurrency: number;
+    readonly perTargetConcurrency: number;
+    readonly allowPrivateTargets: boolean;
+    readonly disableAfterHours: number;
+    readonly retentionDays: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -141,6 +163,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (problem) problems.push(problem);
     values[name] = value;
   }
+  if (values.NODE_ENV === "production" && values.WEBHOOK_ALLOW_PRIVATE_TARGETS === true) {
+    problems.push("WEBHOOK_ALLOW_PRIVATE_TARGETS=1 is refused when NODE_ENV=production: it would let partners aim deliveries at internal addresses");
+  }
   if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
     problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
   }
@@ -176,6 +201,18 @@ export function loadConfig(env: Env = process.env): Config {
     signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
     sandboxNonceRequired: v.SANDBOX_NONCE_REQUIRED,
     bootstrapCredentials: v.BOOTSTRAP_CREDENTIALS,
+    webhooks: Object.freeze({
+      maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
+      timeoutSeconds: v.WEBHOOK_TIMEOUT_SECONDS,
+      retryBaseSeconds: v.WEBHOOK_RETRY_BASE_SECONDS,
+      retryMaxSeconds: v.WEBHOOK_RETRY_MAX_SECONDS,
+      retryJitterPct: v.WEBHOOK_RETRY_JITTER_PCT,
+      concurrency: v.WEBHOOK_CONCURRENCY,
+      perTargetConcurrency: v.WEBHOOK_PER_TARGET_CONCURRENCY,
+      allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      disableAfterHours: v.WEBHOOK_DISABLE_AFTER_HOURS,
+      retentionDays: v.WEBHOOK_RETENTION_DAYS,
+    }),
   });
 }
 

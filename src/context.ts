@@ -6,6 +6,7 @@ import type { RequestLog } from "./http/request-log";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Metrics } from "./system/metrics";
 import type { SecretBox } from "./auth/secret-box";
+import type { Dispatcher } from "./webhooks/dispatcher";
 
 export interface Clock {
   now(): Date;
@@ -32,6 +33,8 @@ export interface AppContext {
   metrics: Metrics;
   /** AES-256-GCM under HERALD_MASTER_KEY, for secrets at rest. */
   secrets: SecretBox;
+  /** Webhook delivery: producers nudge it after committing an event. */
+  dispatcher: Dispatcher;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
 }

@@ -40,6 +40,7 @@ export async function serve(config: Config): Promise<void> {
         await server.stop(true);
       }
       await ctx.jobs.stop();
+      await ctx.dispatcher.idle();
       ctx.requestLog.stop();
       ctx.db.close();
       ctx.log.info("stopped cleanly");

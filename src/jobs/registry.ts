@@ -9,7 +9,12 @@ export interface JobDefinition {
   /** Croner pattern; seconds allowed (6 fields). */
   pattern: string;
   description: string;
-  run(): Promise<void> | void;
+  /**
+   * A frequent job (e.g. the once-a-second webhook dispatcher) returns `{ idle: true }` when it found nothing to
+   * do; with quietWhenIdle such runs leave no job_runs row, so the table records work and failures, not ticks.
+   */
+  quietWhenIdle?: boolean;
+  run(): Promise<void | { idle: boolean }> | void | { idle: boolean };
 }
 
 export interface JobSummary {
@@ -122,11 +127,14 @@ export class JobRegistry {
   private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
     const started = this.deps.clock.now();
     const t0 = performance.now();
-    const { id } = this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number };
+    const deferInsert = def.quietWhenIdle === true && trigger === "schedule";
+    let id = deferInsert ? 0 : (this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number }).id;
     let error: string | null = null;
+    let idle = false;
     const work = (async () => {
       try {
-        await def.run();
+        const out = await def.run();
+        idle = Boolean(out && typeof out === "object" && out.idle);
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
         this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
@@ -140,6 +148,10 @@ export class JobRegistry {
     }
     const durationMs = Math.round(performance.now() - t0);
     const finished = new Date(started.getTime() + durationMs);
+    if (deferInsert) {
+      if (idle && error === null) return { name: def.name, ok: true, error: null, duration_ms: durationMs, run_id: 0 };
+      id = (this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number }).id;
+    }
     this.finishRun.run(finished.toISOString(), error === null ? 1 : 0, error, durationMs, id);
     this.deps.onRun?.(def.name, error === null);
     return { name: def.name, ok: error === null, error, duration_ms: durationMs, run_id: id };

@@ -1,0 +1,270 @@
+import type { Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { errorFields } from "../log";
+import { emitEvent } from "./outbox";
+import { parseRetryAfter, retryDelaySeconds } from "./schedule";
+import { sendDelivery, type ReasonTag, type SendResult } from "./send";
+import { checkResolvedTarget } from "./target-policy";
+import { WebhookSecrets } from "./secrets";
+
+interface Leased {
+  id: number;
+  attempts: number;
+  lease_token: string;
+  webhook_id: number;
+  partner: string;
+  mode: "sandbox" | "live";
+  event_public_id: string;
+  event_type: string;
+  event_data: string;
+  target_url: string;
+  is_active: number;
+  deleted_at: string | null;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_valid_until: string | null;
+  failing_since: string | null;
+}
+
+/** A counting semaphore: bounds work in flight, globally and per receiver host. */
+class Slots {
+  private waiting: Array<() => void> = [];
+  private used = 0;
+  constructor(private readonly size: number) {}
+  async take(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.used--;
+  }
+}
+
+/**
+ * Leases due deliveries in one short transaction, sends them outside any transaction, and records each outcome
+ * in another short transaction guarded by the lease token. A process killed mid-send leaves leases that expire;
+ * the next dispatcher takes them again — at-least-once, never lost, with the same event id.
+ */
+export class Dispatcher {
+  private readonly lease: Statement;
+  private readonly hostSlots = new Map<string, Slots>();
+  private running: Promise<void> | null = null;
+  private again = false;
+  private readonly secrets: WebhookSecrets;
+  /** Deliveries whose outcome was recorded (for metrics and the benchmark). */
+  completed = 0;
+
+  constructor(private readonly ctx: AppContext) {
+    this.secrets = new WebhookSecrets(ctx);
+    this.lease = ctx.db.sqlite.prepare(
+      `UPDATE webhook_deliveries SET status = 'processing', lease_until = ?1, lease_token = ?2, updated_at = ?3
+       WHERE id IN (
+         SELECT id FROM webhook_deliveries
+         WHERE (status IN ('queued', 'failed') AND next_attempt_at <= ?3) OR (status = 'processing' AND lease_until <= ?3)
+         ORDER BY next_attempt_at, id LIMIT ?4)
+       RETURNING id`,
+    );
+  }
+
+  /** Starts a pass soon (after the current commit) unless one is running; a running pass picks the new work up. */
+  nudge(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    queueMicrotask(() => void this.runOnce().catch((err) => this.ctx.log.error("dispatch failed", errorFields(err))));
+  }
+
+  /** Sends everything due now, up to WEBHOOK_CONCURRENCY at a time, and resolves when all outcomes are recorded. */
+  async runOnceCounted(): Promise<{ idle: boolean }> {
+    const before = this.completed;
+    await this.runOnce();
+    return { idle: this.completed === before };
+  }
+
+  runOnce(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        for (let pass = 0; pass < 100; pass++) {
+          this.again = false;
+          await this.drainDue();
+          if (!this.again) break;
+        }
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  /** Waits for a pass in progress (shutdown). */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private async drainDue(): Promise<void> {
+    const cfg = this.ctx.config.webhooks;
+    const inFlight = new Set<Promise<void>>();
+    // Bounded: each round leases at least one delivery or stops.
+    for (let round = 0; round < 100_000; round++) {
+      const free = cfg.concurrency - inFlight.size;
+      if (free <= 0) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      const batch = this.leaseDue(free);
+      if (batch.length === 0) break;
+      for (const d of batch) {
+        const p = this.deliver(d).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
+        const tracked = p.finally(() => inFlight.delete(tracked));
+        inFlight.add(tracked);
+      }
+    }
+    await Promise.all(inFlight);
+  }
+
+  private leaseDue(limit: number): Leased[] {
+    const now = this.ctx.clock.now();
+    const token = Buffer.from(this.ctx.rng.bytes(8)).toString("hex");
+    // Long enough for the timeout plus waiting for a per-host slot; a lease that outlives a crash is retaken.
+    const until = new Date(now.getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
+    const ids = this.ctx.db.sqlite.transaction(() => this.lease.all(until, token, now.toISOString(), limit) as Array<{ id: number }>).immediate();
+    if (ids.length === 0) return [];
+    return this.ctx.db.sqlite
+      .query(
+        `SELECT d.id, d.attempts, d.lease_token, d.webhook_id, d.partner, d.mode, e.public_id AS event_public_id, e.event_type, e.data AS event_data,
+                w.target_url, w.is_active, w.deleted_at, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_valid_until, w.failing_since
+         FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.id IN (SELECT value FROM json_each(?)) AND d.lease_token = ?`,
+      )
+      .all(JSON.stringify(ids.map((r) => r.id)), token) as Leased[];
+  }
+
+  private slotsFor(url: string): Slots {
+    const host = new URL(url).host;
+    let s = this.hostSlots.get(host);
+    if (!s) {
+      s = new Slots(this.ctx.config.webhooks.perTargetConcurrency);
+      this.hostSlots.set(host, s);
+    }
+    return s;
+  }
+
+  private async deliver(d: Leased): Promise<void> {
+    const cfg = this.ctx.config.webhooks;
+    if (!d.is_active || d.deleted_at) {
+      this.finish(d, { cancelled: true });
+      return;
+    }
+    const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
+    const blocked = await checkResolvedTarget(d.target_url, policy);
+    const startedAt = this.ctx.clock.now();
+    let result: SendResult;
+    if (blocked) {
+      result = { ok: false, statusCode: null, reasonTag: "blocked_target", error: `target refused: ${blocked}`, excerpt: null, retryAfter: null, durationMs: 0 };
+    } else {
+      const { current, previous } = this.secrets.forSigning(d, startedAt);
+      const envelope: Record<string, unknown> = { event_id: d.event_public_id, event_type: d.event_type, data: JSON.parse(d.event_data) };
+      if (d.mode === "sandbox") envelope.sandbox = true;
+      const slots = this.slotsFor(d.target_url);
+      await slots.take();
+      try {
+        result = await sendDelivery({
+          url: d.target_url,
+          eventPublicId: d.event_public_id,
+          eventType: d.event_type,
+          body: JSON.stringify(envelope),
+          timestampSeconds: Math.floor(startedAt.getTime() / 1000),
+          secret: current,
+          previousSecret: previous,
+          timeoutMs: cfg.timeoutSeconds * 1000,
+        });
+      } finally {
+        slots.give();
+      }
+    }
+    this.finish(d, { result, startedAt });
+  }
+
+  /** Records the outcome; ignored when our lease was lost (another worker owns the delivery now). */
+  private finish(d: Leased, outcome: { cancelled: true } | { result: SendResult; startedAt: Date }): void {
+    const db = this.ctx.db.sqlite;
+    const now = this.ctx.clock.now();
+    const nowIso = now.toISOString();
+    const cfg = this.ctx.config.webhooks;
+    db.transaction(() => {
+      if ("cancelled" in outcome) {
+        db.query("UPDATE webhook_deliveries SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = ? WHERE id = ? AND lease_token = ?").run(nowIso, d.id, d.lease_token);
+        return;
+      }
+      const r = outcome.result;
+      const attempts = d.attempts + 1;
+      const gone = r.statusCode === 410;
+      let status: "succeeded" | "failed" | "dead_letter";
+      let next: string | null = null;
+      if (r.ok) status = "succeeded";
+      else if (gone || attempts >= cfg.maxAttempts) status = "dead_letter";
+      else {
+        status = "failed";
+        const delay = retryDelaySeconds(cfg, attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
+        next = new Date(now.getTime() + delay * 1000).toISOString();
+      }
+      const { changes } = db
+        .query(
+          `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?,
+             last_error = ?, last_status_code = ?, last_attempt_at = ?, delivered_at = CASE WHEN ? THEN ? ELSE delivered_at END, updated_at = ?
+           WHERE id = ? AND lease_token = ?`,
+        )
+        .run(status, attempts, next, r.reasonTag, r.error, r.statusCode, outcome.startedAt.toISOString(), r.ok ? 1 : 0, nowIso, nowIso, d.id, d.lease_token);
+      if (changes === 0) return; // lease lost: the other worker's outcome counts
+      db.query(
+        "INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, reason_tag, response_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      ).run(d.id, attempts, outcome.startedAt.toISOString(), r.durationMs, r.statusCode, r.error, r.reasonTag, r.excerpt);
+      this.afterOutcome(d, r.ok, status, r.reasonTag, r.error, gone, now);
+    }).immediate();
+    this.completed++;
+  }
+
+  /** Webhook health bookkeeping, inside the outcome's transaction. */
+  private afterOutcome(d: Leased, ok: boolean, status: string, reasonTag: ReasonTag | null, error: string | null, gone: boolean, now: Date): void {
+    const db = this.ctx.db.sqlite;
+    const nowIso = now.toISOString();
+    const owner = { partner: d.partner, mode: d.mode };
+    const deps = { sqlite: db, clock: this.ctx.clock, rng: this.ctx.rng };
+    if (ok) {
+      if (d.failing_since) db.query("UPDATE webhooks SET failing_since = NULL WHERE id = ?").run(d.webhook_id);
+      return;
+    }
+    if (!d.failing_since) db.query("UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL").run(nowIso, d.webhook_id);
+    const failingForMs = d.failing_since ? now.getTime() - Date.parse(d.failing_since) : 0;
+    const disableReason = gone
+      ? "the receiver answered 410 Gone"
+      : failingForMs >= this.ctx.config.webhooks.disableAfterHours * 3_600_000
+        ? `every delivery failed for ${this.ctx.config.webhooks.disableAfterHours} h`
+        : null;
+    if (disableReason) {
+      const { changes } = db.query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1").run(disableReason, nowIso, d.webhook_id);
+      if (changes) emitEvent(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
+    }
+    // Tell the partner's other receivers — but never about a failed delivery_failed event (no loops).
+    if (status === "dead_letter" && d.event_type !== "webhook.delivery_failed") {
+      emitEvent(deps, owner, "webhook.delivery_failed", {
+        delivery_id: d.id,
+        event_id: d.event_public_id,
+        event_type: d.event_type,
+        webhook_id: d.webhook_id,
+        reason_tag: reasonTag,
+        last_error: error,
+      });
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import { t } from "elysia";
+import { Envelope } from "../http/envelope";
+import { PageQuery, PaginationSchema } from "../http/pagination";
+import { DELIVERY_STATUSES } from "./deliveries";
+
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+
+const Webhook = t.Object({
+  id: t.Integer(),
+  event_type: t.String(),
+  target_url: t.String(),
+  description: nullable(t.String()),
+  is_active: t.Integer({ description: "1 active, 0 disabled" }),
+  disabled_reason: nullable(t.String()),
+  failing_since: nullable(t.String()),
+  previous_secret_valid_until: nullable(t.String()),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+
+const Delivery = t.Object({
+  id: t.Integer(),
+  event_id: t.String({ description: "The envelope's event_id (X-Webhook-Id), stable across retries and replays" }),
+  webhook_id: t.Integer(),
+  event_type: t.String(),
+  status: t.String(),
+  attempts: t.Integer(),
+  is_dead_letter: t.Boolean(),
+  reason_tag: nullable(t.String()),
+  last_error: nullable(t.String()),
+  last_status_code: nullable(t.Integer()),
+  target_url: t.String(),
+  created_at: t.String(),
+  last_attempt_at: nullable(t.String()),
+  next_attempt_at: nullable(t.String()),
+  delivered_at: nullable(t.String()),
+});
+
+const ReplayResult = Envelope({
+  count: t.Integer(),
+  replayed_count: t.Integer(),
+  failed_count: t.Integer(),
+  reason_tag: t.String(),
+  note: nullable(t.String()),
+  results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
+});
+
+const reasonTag = t.String({ pattern: "^[a-z0-9_]{1,40}$", description: "why you replay, e.g. receiver_fix" });
+
+export const WebhooksModel = {
+  webhook: Webhook,
+  createBody: t.Object(
+    {
+      event_type: t.String({ maxLength: 64 }),
+      target_url: t.String({ maxLength: 2048 }),
+      description: t.Optional(t.String({ maxLength: 500 })),
+    },
+    { additionalProperties: false },
+  ),
+  created: Envelope({ webhook: t.Object({ ...Webhook.properties, is_active: t.Boolean(), secret: t.String({ description: "Shown once" }) }) }),
+  listQuery: t.Object({ ...PageQuery, event_type: t.Optional(t.String()), is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])) }),
+  list: Envelope({ count: t.Integer(), webhooks: t.Array(Webhook), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
+  idParams: t.Object({ webhook_id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
+  tested: Envelope({ queued: t.Boolean(), event_id: t.String(), webhook_id: t.Integer(), event_type: t.String(), delivery_id: t.Integer() }),
+  rotateBody: t.Object({ overlap_hours: t.Optional(t.Integer({ minimum: 0, maximum: 24 })) }, { additionalProperties: false }),
+  rotated: Envelope({ webhook: t.Object({ ...Webhook.properties, secret: t.String() }) }),
+  dlqQuery: t.Object({ hours: t.Optional(t.Numeric({ minimum: 1, maximum: 2160 })), include_meta: t.Optional(t.String()) }),
+  dlq: Envelope({
+    window_hours: t.Integer(),
+    dead_letter_count: t.Integer(),
+    max_attempts: t.Integer(),
+    by_event_type: t.Array(t.Object({ event_type: t.String(), count: t.Integer() })),
+    by_reason_tag: t.Array(t.Object({ reason_tag: t.String(), count: t.Integer() })),
+    events: t.Array(
+      t.Object({
+        event_id: t.Integer(),
+        public_event_id: t.String(),
+        webhook_id: t.Integer(),
+        event_type: t.String(),
+        target_url: t.String(),
+        attempts: t.Integer(),
+        reason_tag: nullable(t.String()),
+        last_error: nullable(t.String()),
+        created_at: t.String(),
+        updated_at: t.String(),
+      }),
+    ),
+  }),
+  eventsQuery: t.Object({
+    ...PageQuery,
+    status: t.Optional(t.Union(DELIVERY_STATUSES.map((s) => t.Literal(s)))),
+    reason_tag: t.Optional(t.String({ maxLength: 40 })),
+    event_type: t.Optional(t.String({ maxLength: 64 })),
+    from: t.Optional(t.String()),
+    to: t.Optional(t.String()),
+    webhook_id: t.Optional(t.Numeric({ minimum: 1 })),
+  }),
+  events: Envelope({ count: t.Integer(), events: t.Array(Delivery), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
+  replayBody: t.Object(
+    {
+      event_ids: t.Array(t.Integer({ minimum: 1 }), { minItems: 1, maxItems: 100 }),
+      reason_tag: t.Optional(reasonTag),
+      note: t.Optional(t.String({ maxLength: 500 })),
+    },
+    { additionalProperties: false },
+  ),
+  replay: ReplayResult,
+  recoverBody: t.Object(
+    { since: t.String(), until: t.Optional(t.String()), reason_tag: t.Optional(reasonTag), note: t.Optional(t.String({ maxLength: 500 })) },
+    { additionalProperties: false },
+  ),
+  verifyBody: t.Object(
+    {
+      signature: t.String({ maxLength: 256 }),
+      timestamp: t.Union([t.String({ maxLength: 20 }), t.Integer()]),
+      payload: t.Union([t.String({ maxLength: 1_000_000 }), t.Record(t.String(), t.Any())]),
+      secret: t.String({ minLength: 1, maxLength: 256 }),
+    },
+    { additionalProperties: false },
+  ),
+  verified: Envelope({
+    valid: t.Boolean(),
+    provided_signature: t.String(),
+    expected_signature: t.String(),
+    timestamp: t.String(),
+    canonical_body: t.String(),
+    payload_was_object: t.Boolean(),
+    validator_example: t.String(),
+  }),
+  eventTypes: Envelope({ count: t.Integer(), event_types: t.Array(t.Object({ event_type: t.String(), description: t.String() })) }),
+  adminReplayParams: t.Object({ event_id: t.String({ maxLength: 64 }) }),
+  adminReplayed: Envelope({ event_id: t.String(), requeued: t.Integer(), results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })) }),
+};

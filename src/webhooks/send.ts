@@ -1,0 +1,95 @@
+import { webhookSignature } from "../client/sign";
+
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+export const EXCERPT_BYTES = 1024;
+
+export type ReasonTag = "http_error" | "timeout" | "connection_error" | "blocked_target";
+
+export interface SendInput {
+  url: string;
+  eventPublicId: string;
+  eventType: string;
+  /** Exact bytes sent; the signature covers these, never a re-serialisation. */
+  body: string;
+  timestampSeconds: number;
+  secret: string;
+  previousSecret: string | null;
+  timeoutMs: number;
+}
+
+export interface SendResult {
+  ok: boolean;
+  statusCode: number | null;
+  reasonTag: ReasonTag | null;
+  error: string | null;
+  excerpt: string | null;
+  retryAfter: string | null;
+  durationMs: number;
+}
+
+export function deliveryHeaders(input: Omit<SendInput, "url" | "timeoutMs">): Record<string, string> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "Herald-Webhooks/1",
+    "x-webhook-id": input.eventPublicId,
+    "x-webhook-event": input.eventType,
+    "x-webhook-timestamp": String(input.timestampSeconds),
+    "x-webhook-signature": webhookSignature(input.secret, input.timestampSeconds, input.body),
+  };
+  // During a secret rotation the old secret signs too, so a receiver can switch at its own pace (as Stripe/Svix).
+  if (input.previousSecret) headers["x-webhook-signature-previous"] = webhookSignature(input.previousSecret, input.timestampSeconds, input.body);
+  return headers;
+}
+
+/** Reads at most MAX_RESPONSE_BYTES of the receiver's answer; a huge or endless body cannot hold a worker. */
+async function readBounded(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (let i = 0; i < 10_000; i++) {
+      const { done, value } = await reader.read();
+      if (done || !value) break;
+      chunks.push(value);
+      size += value.byteLength;
+      if (size >= MAX_RESPONSE_BYTES) break;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
+}
+
+/** One HTTP attempt. Redirects are not followed: a 3xx is a failure the partner should fix. */
+export async function sendDelivery(input: SendInput): Promise<SendResult> {
+  const started = performance.now();
+  const signal = AbortSignal.timeout(input.timeoutMs);
+  const done = (r: Omit<SendResult, "durationMs">): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
+  try {
+    const res = await fetch(input.url, {
+      method: "POST",
+      headers: deliveryHeaders(input),
+      body: input.body,
+      redirect: "manual",
+      signal,
+    });
+    const excerpt = await readBounded(res);
+    const ok = res.status >= 200 && res.status < 300;
+    return done({
+      ok,
+      statusCode: res.status,
+      reasonTag: ok ? null : "http_error",
+      error: ok ? null : `receiver answered HTTP ${res.status}${res.status >= 300 && res.status < 400 ? " (redirects are not followed)" : ""}`,
+      excerpt,
+      retryAfter: res.headers.get("retry-after"),
+    });
+  } catch (err) {
+    const name = (err as Error).name;
+    if (name === "TimeoutError" || name === "AbortError" || signal.aborted) {
+      return done({ ok: false, statusCode: null, reasonTag: "timeout", error: `no complete answer within ${input.timeoutMs / 1000} s`, excerpt: null, retryAfter: null });
+    }
+    const code = (err as NodeJS.ErrnoException).code;
+    return done({ ok: false, statusCode: null, reasonTag: "connection_error", error: `connection failed${code ? ` (${code})` : ""}: ${(err as Error).message}`.slice(0, 500), excerpt: null, retryAfter: null });
+  }
+}

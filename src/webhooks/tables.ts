@@ -1,0 +1,95 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** Receivers a partner registered, one event type each. Secrets are AES-256-GCM ciphertext. */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    eventType: text("event_type").notNull(),
+    targetUrl: text("target_url").notNull(),
+    description: text("description"),
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretValidUntil: text("previous_secret_valid_until"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    disabledReason: text("disabled_reason"),
+    /** Set at the first failure after a success, cleared by a success: drives WEBHOOK_DISABLE_AFTER_HOURS. */
+    failingSince: text("failing_since"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [
+    // Fan-out at emit time: active receivers of one partner, mode and event type.
+    index("webhooks_fanout_idx").on(t.partner, t.mode, t.eventType, t.isActive),
+  ],
+);
+
+/** The transactional outbox: written in the same transaction as the change the event describes. */
+export const events = sqliteTable(
+  "events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    publicId: text("public_id").notNull(),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    eventType: text("event_type").notNull(),
+    data: text("data").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("events_public_id_idx").on(t.publicId), index("events_partner_created_idx").on(t.partner, t.mode, t.createdAt)],
+);
+
+/**
+ * One delivery per event × webhook — the spec's "webhook event" records (their integer ids are what partners
+ * replay). `lease_until`/`lease_token` make a send exclusive: an expired lease (a crashed process) is taken
+ * again, and a stale worker's result is ignored because its token no longer matches.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    eventId: integer("event_id").notNull().references(() => events.id),
+    webhookId: integer("webhook_id").notNull().references(() => webhooks.id),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    status: text("status", { enum: ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at"),
+    leaseUntil: text("lease_until"),
+    leaseToken: text("lease_token"),
+    reasonTag: text("reason_tag"),
+    lastError: text("last_error"),
+    lastStatusCode: integer("last_status_code"),
+    lastAttemptAt: text("last_attempt_at"),
+    deliveredAt: text("delivered_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    // The dispatcher's lease query: due work in order.
+    index("deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    // Partner lists and the DLQ summary: WHERE partner = ? AND mode = ? ORDER BY id DESC.
+    index("deliveries_partner_idx").on(t.partner, t.mode, t.id),
+    index("deliveries_webhook_idx").on(t.webhookId, t.status),
+  ],
+);
+
+/** Every HTTP try of a delivery: what was sent when, and what came back (excerpt ≤ 1 KiB). */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deliveryId: integer("delivery_id").notNull().references(() => webhookDeliveries.id),
+    attemptNo: integer("attempt_no").notNull(),
+    startedAt: text("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    reasonTag: text("reason_tag"),
+    responseExcerpt: text("response_excerpt"),
+  },
+  (t) => [index("attempts_delivery_idx").on(t.deliveryId)],
+);
