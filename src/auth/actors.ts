@@ -19,3 +19,11 @@ export function actorLabel(actor: Actor): string {
     case "public": return "public";
   }
 }
+
+/** Whose data a request touches: partner data is always filtered by both, so sandbox never meets live. */
+export interface Owner {
+  partner: string;
+  mode: KeyMode;
+}
+
+export const ownerOf = (a: PartnerActor): Owner => ({ partner: a.partner, mode: a.mode });

@@ -1,12 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { Clock, Rng } from "../context";
-import type { KeyMode } from "../auth/scopes";
+import type { Owner } from "../auth/actors";
 import type { EventType } from "./event-types";
 
-export interface Owner {
-  partner: string;
-  mode: KeyMode;
-}
+export type { Owner };
 
 export interface EmittedEvent {
   id: number;

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { PartnerActor } from "../auth/actors";
+import { ownerOf } from "../auth/actors";
 import { writeAudit } from "../auth/audit";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
@@ -8,11 +8,9 @@ import { parsePage } from "../http/pagination";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { WebhooksModel as M } from "./model";
-import type { Owner } from "./outbox";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
 
 const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
-const ownerOf = (a: PartnerActor): Owner => ({ partner: a.partner, mode: a.mode });
 const tag = (summary: string) => ({ tags: ["partner"], summary });
 
 /** Partner webhook routes (scope `webhooks`, live keys) and the operator's replay. */

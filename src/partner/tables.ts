@@ -1,0 +1,56 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * Users a partner links to Herald. Every row carries its owner (partner + mode): a sandbox key's users live
+ * beside, never among, the live ones, and one partner never sees another's.
+ */
+export const partnerUsers = sqliteTable(
+  "partner_users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    externalId: text("external_id").notNull(),
+    username: text("username"),
+    displayName: text("display_name"),
+    email: text("email"),
+    status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+    isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("partner_users_external_idx").on(t.partner, t.mode, t.externalId),
+    uniqueIndex("partner_users_username_idx").on(t.partner, t.mode, t.username),
+    // Lookups by email within one owner.
+    index("partner_users_email_idx").on(t.partner, t.mode, t.email),
+  ],
+);
+
+/** Wallets linked to a user. One primary per user; one address belongs to at most one user of an owner. */
+export const walletLinks = sqliteTable(
+  "wallet_links",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    blockchain: text("blockchain").notNull().default("solana"),
+    walletAddress: text("wallet_address").notNull(),
+    label: text("label"),
+    isPrimary: integer("is_primary").notNull().default(0),
+    verified: integer("verified").notNull().default(0),
+    verifiedAt: text("verified_at"),
+    isHidden: integer("is_hidden").notNull().default(0),
+    sessionConnectedAt: text("session_connected_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("wallet_links_owner_address_idx").on(t.partner, t.mode, t.blockchain, t.walletAddress),
+    // At most one primary wallet per user, enforced by the database itself.
+    uniqueIndex("wallet_links_one_primary_idx").on(t.userId).where(sql`is_primary = 1`),
+    index("wallet_links_user_idx").on(t.userId),
+  ],
+);

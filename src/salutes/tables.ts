@@ -1,0 +1,55 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { partnerUsers } from "../partner/tables";
+
+/**
+ * The append-only salutes ledger, amounts in integer minor units (SALUTES_DECIMALS). A balance row is updated
+ * in the same transaction as each entry, so balance = sum(delta) always; a test proves it under concurrency.
+ */
+export const salutesLedger = sqliteTable(
+  "salutes_ledger",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    deltaMinor: integer("delta_minor").notNull(),
+    balanceAfterMinor: integer("balance_after_minor").notNull(),
+    reason: text("reason").notNull(),
+    source: text("source").notNull(),
+    keyId: text("key_id"),
+    idempotencyKey: text("idempotency_key"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    // The ledger route: WHERE user_id = ? [AND reason = ?] [AND source = ?] ORDER BY id.
+    index("salutes_ledger_user_idx").on(t.userId, t.id),
+  ],
+);
+
+export const salutesBalances = sqliteTable("salutes_balances", {
+  userId: integer("user_id").primaryKey().references(() => partnerUsers.id),
+  partner: text("partner").notNull(),
+  mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+  balanceMinor: integer("balance_minor").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Conversions of salutes under the configured policy; each debits the ledger in the same transaction. */
+export const salutesConversions = sqliteTable(
+  "salutes_conversions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    amountMinor: integer("amount_minor").notNull(),
+    rate: text("rate").notNull(),
+    convertedAmount: text("converted_amount").notNull(),
+    target: text("target").notNull(),
+    status: text("status", { enum: ["pending", "completed", "rejected"] }).notNull(),
+    ledgerEntryId: integer("ledger_entry_id").references(() => salutesLedger.id),
+    createdAt: text("created_at").notNull(),
+  },
+  // The daily cap: SUM(amount_minor) WHERE user_id = ? AND created_at >= start of day.
+  (t) => [index("salutes_conversions_user_idx").on(t.userId, t.createdAt)],
+);
