@@ -18,6 +18,7 @@ interface VarSpec {
 }
 
 const int = (min: number, max: number): Kind => ({ type: "int", min, max });
+const decimal: Kind = { type: "string", pattern: /^\d{1,15}(\.\d{1,9})?$/, allowed: "a non-negative decimal number such as 0.05" };
 
 export const CONFIG_VARS = {
   NODE_ENV: { kind: { type: "enum", values: ["development", "test", "production"] }, fallback: "development", doc: "Runtime mode; production refuses unsafe defaults." },
@@ -54,6 +55,15 @@ export const CONFIG_VARS = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: { kind: { type: "bool" }, fallback: "0", doc: "Allow receivers on private, loopback and link-local addresses (tests, development). Never in production." },
   WEBHOOK_DISABLE_AFTER_HOURS: { kind: int(1, 8760), fallback: "120", doc: "A webhook whose deliveries have all failed for this long is disabled." },
   WEBHOOK_RETENTION_DAYS: { kind: int(1, 3650), fallback: "30", doc: "Succeeded deliveries and their attempts are pruned after this; dead letters after 90 days." },
+  SALUTES_DECIMALS: { kind: int(0, 6), fallback: "2", doc: "Decimal places of salutes amounts; stored exactly as integer minor units." },
+  SALUTES_MAX_AMOUNT: { kind: int(1, 1_000_000_000_000), fallback: "1000000000", doc: "Largest single credit, debit or conversion, in whole salutes." },
+  SALUTES_CONVERSION_ENABLED: { kind: { type: "bool" }, fallback: "0", doc: "Whether POST /api/salutes/convert is open." },
+  SALUTES_CONVERSION_RATE: { kind: decimal, fallback: "0.01", doc: "Target units per salute (exact decimal)." },
+  SALUTES_CONVERSION_TARGET: { kind: { type: "string", pattern: /^[a-z0-9_-]{1,32}$/, allowed: "a short lower-case name" }, fallback: "token", doc: "What salutes convert into (reported in the policy and each conversion)." },
+  SALUTES_CONVERSION_MIN: { kind: decimal, fallback: "10", doc: "Smallest conversion, in salutes." },
+  SALUTES_CONVERSION_MAX: { kind: decimal, fallback: "10000", doc: "Largest single conversion, in salutes." },
+  SALUTES_CONVERSION_DAILY_CAP: { kind: decimal, fallback: "50000", doc: "Most salutes one user may convert per UTC day." },
+  WALLET_REVERIFY_DAYS: { kind: int(1, 3650), fallback: "30", doc: "A wallet verification older than this is reported as stale." },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
 
@@ -88,6 +98,19 @@ export interface Config {
   readonly signatureSkewSeconds: number;
   readonly sandboxNonceRequired: boolean;
   readonly bootstrapCredentials: boolean;
+  readonly salutes: {
+    readonly decimals: number;
+    readonly maxAmount: number;
+    readonly conversion: {
+      readonly enabled: boolean;
+      readonly rate: string;
+      readonly target: string;
+      readonly min: string;
+      readonly max: string;
+      readonly dailyCap: string;
+    };
+  };
+  readonly walletReverifyDays: number;
   readonly webhooks: {
     readonly maxAttempts: number;
     readonly timeoutSeconds: number;
@@ -201,6 +224,19 @@ export function loadConfig(env: Env = process.env): Config {
     signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
     sandboxNonceRequired: v.SANDBOX_NONCE_REQUIRED,
     bootstrapCredentials: v.BOOTSTRAP_CREDENTIALS,
+    salutes: Object.freeze({
+      decimals: v.SALUTES_DECIMALS,
+      maxAmount: v.SALUTES_MAX_AMOUNT,
+      conversion: Object.freeze({
+        enabled: v.SALUTES_CONVERSION_ENABLED,
+        rate: v.SALUTES_CONVERSION_RATE,
+        target: v.SALUTES_CONVERSION_TARGET,
+        min: v.SALUTES_CONVERSION_MIN,
+        max: v.SALUTES_CONVERSION_MAX,
+        dailyCap: v.SALUTES_CONVERSION_DAILY_CAP,
+      }),
+    }),
+    walletReverifyDays: v.WALLET_REVERIFY_DAYS,
     webhooks: Object.freeze({
       maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
       timeoutSeconds: v.WEBHOOK_TIMEOUT_SECONDS,
