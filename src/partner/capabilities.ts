@@ -1,5 +1,6 @@
 import type { PartnerActor } from "../auth/actors";
 import { SCOPES } from "../auth/scopes";
+import { EVENT_TYPE_NAMES } from "../webhooks/event-types";
 
 export const SANDBOX_FIXTURE_ENDPOINTS = [
   "/api/partner/sandbox/verify",
@@ -31,6 +32,7 @@ export function capabilitiesFor(actor: PartnerActor) {
       fixture_endpoints: SANDBOX_FIXTURE_ENDPOINTS,
     },
     query_support: { include_meta: true },
+    webhook_event_types: [...EVENT_TYPE_NAMES],
     signing: {
       headers: ["X-Partner-Key", "X-Partner-Timestamp", "X-Partner-Signature", "X-Partner-Nonce", "Idempotency-Key"],
       canonical_string: "METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(RAW_BODY))",
@@ -41,6 +43,7 @@ export function capabilitiesFor(actor: PartnerActor) {
       api_reference: "/api/docs",
       openapi: "/api/openapi.yaml",
       errors: "/api/partner/errors.json",
+      webhook_event_types: "/api/partner/webhooks/event-types",
       status: "/api/partner/status",
       token_status: sandbox ? "/api/partner/sandbox/token-status" : "/api/partner/token-status",
     },

@@ -17,6 +17,7 @@ export const PartnerModel = {
       fixture_endpoints: t.Array(t.String()),
     }),
     query_support: t.Object({ include_meta: t.Boolean() }),
+    webhook_event_types: t.Array(t.String()),
     signing: t.Object({ headers: t.Array(t.String()), canonical_string: t.String(), algorithm: t.String(), timestamp_skew_seconds: t.Integer() }),
     docs: t.Record(t.String(), t.String()),
   }),
