@@ -19,6 +19,9 @@ interface VarSpec {
 
 const int = (min: number, max: number): Kind => ({ type: "int", min, max });
 const decimal: Kind = { type: "string", pattern: /^\d{1,15}(\.\d{1,9})?$/, allowed: "a non-negative decimal number such as 0.05" };
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const ADDRESS_OR_NONE = /^(none|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+const CRON: Kind = { type: "string", pattern: /^[0-9*\/,?LW#A-Za-z-]+( [0-9*\/,?LW#A-Za-z-]+){4,6}$/, allowed: "a Croner pattern (seconds first, e.g. 0 */10 * * * *)" };
 
 export const CONFIG_VARS = {
   NODE_ENV: { kind: { type: "enum", values: ["development", "test", "production"] }, fallback: "development", doc: "Runtime mode; production refuses unsafe defaults." },
@@ -27,7 +30,7 @@ export const CONFIG_VARS = {
   PUBLIC_BASE_URL: { kind: { type: "url" }, fallback: (env) => `http://localhost:${env.PORT ?? "3000"}`, doc: "The public {base_url} used in links and short URLs." },
   HERALD_DB_PATH: { kind: { type: "string", pattern: /^.+$/, allowed: "a file path" }, fallback: "./data/herald.db", doc: "SQLite database file (WAL mode); its folder is created if missing." },
   LOG_LEVEL: { kind: { type: "enum", values: ["debug", "info", "warn", "error", "silent"] }, fallback: "info", doc: "Lowest log level written (JSON lines on stdout)." },
-  TRUST_PROXY: { kind: { type: "bool" }, fallback: "0", doc: "Trust X-Forwarded-For for the client IP (only behind a proxy you run)." },
+  TRUST_PROXY: { kind: { type: "bool" }, fallback: "0", doc: "Take the client IP from the rightmost X-Forwarded-For entry (the one your proxy appends); only behind exactly one proxy you run." },
   MAX_BODY_BYTES: { kind: int(1024, 64 * 1024 * 1024), fallback: String(1024 * 1024), doc: "Largest accepted request body; larger bodies get 413 payload_too_large." },
   RATE_LIMIT_PUBLIC_API_PER_MIN: { kind: int(0, 1_000_000), fallback: "90", doc: "Public, transparency and audio-share requests per IP per minute (0 = off)." },
   RATE_LIMIT_WEBHOOK_PER_MIN: { kind: int(0, 1_000_000), fallback: "120", doc: "Partner webhook-route requests per key per minute (0 = off)." },
@@ -64,6 +67,33 @@ export const CONFIG_VARS = {
   SALUTES_CONVERSION_MAX: { kind: decimal, fallback: "10000", doc: "Largest single conversion, in salutes." },
   SALUTES_CONVERSION_DAILY_CAP: { kind: decimal, fallback: "50000", doc: "Most salutes one user may convert per UTC day." },
   WALLET_REVERIFY_DAYS: { kind: int(1, 3650), fallback: "30", doc: "A wallet verification older than this is reported as stale." },
+  // Solana chain data (src/chain; docs/chain.md). No TOKEN_MINT = every chain-backed answer says not_configured.
+  SOLANA_RPC_URLS: { kind: { type: "list" }, fallback: "", secret: true, doc: "Comma list of Solana JSON-RPC URLs, tried in order (failover); may carry API keys, so it is masked and only the host is ever published." },
+  TOKEN_MINT: { kind: { type: "string", pattern: BASE58_ADDRESS, allowed: "a base58 Solana address" }, doc: "The token's mint address. Unset: the chain jobs do nothing and chain routes answer not_configured." },
+  TREASURY_WALLETS: { kind: { type: "list" }, fallback: "", doc: "Comma list of treasury owner wallets; their token balance is excluded from circulating supply." },
+  RESERVE_WALLETS: { kind: { type: "list" }, fallback: "", doc: "Comma list of reserve owner wallets; their token balance is excluded from circulating supply." },
+  EXPECTED_MINT_AUTHORITY: { kind: { type: "string", pattern: ADDRESS_OR_NONE, allowed: "a base58 address or none" }, doc: "The mint authority the mint should have (none = renounced); unset = no expectation, review only." },
+  EXPECTED_FREEZE_AUTHORITY: { kind: { type: "string", pattern: ADDRESS_OR_NONE, allowed: "a base58 address or none" }, doc: "The freeze authority the mint should have (none = renounced); unset = no expectation, review only." },
+  LP_MINT: { kind: { type: "string", pattern: BASE58_ADDRESS, allowed: "a base58 Solana address" }, doc: "LP token mint; when set, wallet-info reports each wallet's LP amount." },
+  SOLANA_RPC_TIMEOUT_MS: { kind: int(100, 120_000), fallback: "10000", doc: "Per-call RPC timeout (one attempt against one URL)." },
+  SOLANA_RPC_SCAN_TIMEOUT_MS: { kind: int(1000, 3_600_000), fallback: "300000", doc: "Timeout of the holders scan (getProgramAccounts streams every token account of the mint)." },
+  SOLANA_RPC_RETRIES: { kind: int(0, 10), fallback: "2", doc: "Retries per URL on 429, 5xx, timeouts and malformed replies before failing over to the next URL." },
+  SOLANA_RPC_BACKOFF_MS: { kind: int(0, 60_000), fallback: "250", doc: "First retry delay; doubles per retry with jitter, capped at 30 s (a 429's Retry-After is honoured up to the cap)." },
+  SOLANA_RPC_BREAKER_THRESHOLD: { kind: int(1, 1000), fallback: "5", doc: "Consecutive failed attempts that open a URL's circuit breaker (calls skip it while open)." },
+  SOLANA_RPC_BREAKER_COOLDOWN_SECONDS: { kind: int(1, 86_400), fallback: "30", doc: "How long an open breaker skips its URL before one trial call is let through." },
+  CHAIN_TX_BACKFILL_LIMIT: { kind: int(1, 100_000), fallback: "1000", doc: "Signatures fetched per tracked address on its first transaction sync (older history is not backfilled)." },
+  CHAIN_TX_MAX_PER_RUN: { kind: int(1, 1_000_000), fallback: "5000", doc: "Most new signatures one transaction-sync run stores per address; a larger gap is recorded as gap_detected." },
+  CHAIN_TOKEN_SNAPSHOT_CRON: { kind: CRON, fallback: "0 */10 * * * *", doc: "Schedule of the token-snapshot job (supply, treasury, reserve, circulating)." },
+  CHAIN_HOLDERS_SNAPSHOT_CRON: { kind: CRON, fallback: "0 7 * * * *", doc: "Schedule of the holders-snapshot job (getProgramAccounts scan, concentration)." },
+  CHAIN_MINT_AUTHORITY_CRON: { kind: CRON, fallback: "0 13 */6 * * *", doc: "Schedule of the mint-authority-snapshot job." },
+  CHAIN_TRANSACTION_SYNC_CRON: { kind: CRON, fallback: "30 */2 * * * *", doc: "Schedule of the transaction-sync job." },
+  CHAIN_HOLDER_GROWTH_CRON: { kind: CRON, fallback: "0 15 0 * * *", doc: "Schedule of the holder-growth job (one point per run from the latest holders snapshot)." },
+  CHAIN_STALE_HOLDER_CACHE_HOURS: { kind: int(1, 8760), fallback: "3", doc: "Hours after which the holders snapshot (holder-cache proof) is stale." },
+  CHAIN_STALE_HOLDER_GROWTH_HOURS: { kind: int(1, 8760), fallback: "26", doc: "Hours after which the holder-growth proof is stale." },
+  CHAIN_STALE_PUBLIC_STATS_HOURS: { kind: int(1, 8760), fallback: "1", doc: "Hours after which the public-stats cache (token snapshot) is stale." },
+  CHAIN_STALE_TOKEN_DISTRIBUTION_HOURS: { kind: int(1, 8760), fallback: "3", doc: "Hours after which the token-distribution (concentration) proof is stale." },
+  CHAIN_STALE_MINT_AUTHORITIES_HOURS: { kind: int(1, 8760), fallback: "13", doc: "Hours after which the mint-authorities proof is stale." },
+  CHAIN_STALE_TRANSACTION_SYNC_HOURS: { kind: int(1, 8760), fallback: "1", doc: "Hours after which the transaction-sync proof is stale." },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
 
@@ -111,6 +141,40 @@ export interface Config {
     };
   };
   readonly walletReverifyDays: number;
+  readonly chain: {
+    readonly rpcUrls: readonly string[];
+    readonly tokenMint: string | undefined;
+    readonly treasuryWallets: readonly string[];
+    readonly reserveWallets: readonly string[];
+    /** An address, "none" (renounced), or undefined (no expectation configured). */
+    readonly expectedMintAuthority: string | undefined;
+    readonly expectedFreezeAuthority: string | undefined;
+    readonly lpMint: string | undefined;
+    readonly rpc: {
+      readonly timeoutMs: number;
+      readonly scanTimeoutMs: number;
+      readonly retries: number;
+      readonly backoffMs: number;
+      readonly breakerThreshold: number;
+      readonly breakerCooldownSeconds: number;
+    };
+    readonly tx: { readonly backfillLimit: number; readonly maxPerRun: number };
+    readonly schedules: {
+      readonly tokenSnapshot: string;
+      readonly holdersSnapshot: string;
+      readonly mintAuthority: string;
+      readonly transactionSync: string;
+      readonly holderGrowth: string;
+    };
+    readonly staleAfterHours: {
+      readonly holderCache: number;
+      readonly holderGrowth: number;
+      readonly publicStatsCache: number;
+      readonly tokenDistribution: number;
+      readonly mintAuthorities: number;
+      readonly transactionSync: number;
+    };
+  };
   readonly webhooks: {
     readonly maxAttempts: number;
     readonly timeoutSeconds: number;
@@ -177,6 +241,30 @@ function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; pro
   }
 }
 
+/** The chain variables' cross-checks: list entries are checked one by one, and a mint needs somewhere to ask. */
+function chainProblems(values: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const name of ["TREASURY_WALLETS", "RESERVE_WALLETS"]) {
+    const bad = (values[name] as string[] | undefined ?? []).filter((a) => !BASE58_ADDRESS.test(a));
+    if (bad.length) problems.push(`${name} has entries that are not base58 Solana addresses: ${bad.map((b) => JSON.stringify(b)).join(", ")}`);
+  }
+  const urls = (values.SOLANA_RPC_URLS as string[] | undefined) ?? [];
+  urls.forEach((u, i) => {
+    let ok = false;
+    try {
+      ok = ["http:", "https:"].includes(new URL(u).protocol);
+    } catch {
+      ok = false;
+    }
+    // The URL may carry an API key: name its position, never its text.
+    if (!ok) problems.push(`SOLANA_RPC_URLS entry ${i + 1} is not an absolute http(s) URL`);
+  });
+  if (values.TOKEN_MINT && urls.length === 0) {
+    problems.push("TOKEN_MINT is set but SOLANA_RPC_URLS is empty: give at least one Solana JSON-RPC URL (e.g. http://127.0.0.1:8899 from `herald dev-rpc`)");
+  }
+  return problems;
+}
+
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const values: Record<string, unknown> = {};
@@ -192,6 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
     problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
   }
+  problems.push(...chainProblems(values));
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };
   const nodeEnv = v.NODE_ENV as Config["nodeEnv"];
@@ -237,6 +326,39 @@ export function loadConfig(env: Env = process.env): Config {
       }),
     }),
     walletReverifyDays: v.WALLET_REVERIFY_DAYS,
+    chain: Object.freeze({
+      rpcUrls: Object.freeze((v.SOLANA_RPC_URLS as string[]).map((u) => u.replace(/\/+$/, ""))),
+      tokenMint: v.TOKEN_MINT,
+      treasuryWallets: Object.freeze(v.TREASURY_WALLETS as string[]),
+      reserveWallets: Object.freeze(v.RESERVE_WALLETS as string[]),
+      expectedMintAuthority: v.EXPECTED_MINT_AUTHORITY,
+      expectedFreezeAuthority: v.EXPECTED_FREEZE_AUTHORITY,
+      lpMint: v.LP_MINT,
+      rpc: Object.freeze({
+        timeoutMs: v.SOLANA_RPC_TIMEOUT_MS,
+        scanTimeoutMs: v.SOLANA_RPC_SCAN_TIMEOUT_MS,
+        retries: v.SOLANA_RPC_RETRIES,
+        backoffMs: v.SOLANA_RPC_BACKOFF_MS,
+        breakerThreshold: v.SOLANA_RPC_BREAKER_THRESHOLD,
+        breakerCooldownSeconds: v.SOLANA_RPC_BREAKER_COOLDOWN_SECONDS,
+      }),
+      tx: Object.freeze({ backfillLimit: v.CHAIN_TX_BACKFILL_LIMIT, maxPerRun: v.CHAIN_TX_MAX_PER_RUN }),
+      schedules: Object.freeze({
+        tokenSnapshot: v.CHAIN_TOKEN_SNAPSHOT_CRON,
+        holdersSnapshot: v.CHAIN_HOLDERS_SNAPSHOT_CRON,
+        mintAuthority: v.CHAIN_MINT_AUTHORITY_CRON,
+        transactionSync: v.CHAIN_TRANSACTION_SYNC_CRON,
+        holderGrowth: v.CHAIN_HOLDER_GROWTH_CRON,
+      }),
+      staleAfterHours: Object.freeze({
+        holderCache: v.CHAIN_STALE_HOLDER_CACHE_HOURS,
+        holderGrowth: v.CHAIN_STALE_HOLDER_GROWTH_HOURS,
+        publicStatsCache: v.CHAIN_STALE_PUBLIC_STATS_HOURS,
+        tokenDistribution: v.CHAIN_STALE_TOKEN_DISTRIBUTION_HOURS,
+        mintAuthorities: v.CHAIN_STALE_MINT_AUTHORITIES_HOURS,
+        transactionSync: v.CHAIN_STALE_TRANSACTION_SYNC_HOURS,
+      }),
+    }),
     webhooks: Object.freeze({
       maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
       timeoutSeconds: v.WEBHOOK_TIMEOUT_SECONDS,

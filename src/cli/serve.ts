@@ -39,6 +39,8 @@ export async function serve(config: Config): Promise<void> {
         ctx.log.warn("grace period over; closing remaining connections", { grace_ms: config.shutdownGraceMs });
         await server.stop(true);
       }
+      // Elysia records finished requests in a setImmediate hook; let those run before the log is flushed.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
       ctx.requestLog.stop();

@@ -31,7 +31,11 @@ export function openDatabase(path: string): DbHandle {
     path,
     close() {
       try {
+        // Don't wait out busy_timeout behind a reader (Litestream holds one): checkpoint what can be, now.
+        sqlite.exec("PRAGMA busy_timeout = 0");
         sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // A busy checkpoint is not an error on close: the WAL is replayed on next open.
       } finally {
         sqlite.close();
       }

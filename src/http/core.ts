@@ -40,9 +40,10 @@ export class RequestStates {
 
 function clientIp(ctx: AppContext, request: Request, server: Server<unknown> | null): string {
   if (ctx.config.trustProxy) {
+    // The RIGHTMOST entry is the one our proxy appended; everything left of it is whatever the client sent.
     const xff = request.headers.get("x-forwarded-for");
-    const first = xff?.split(",")[0]?.trim();
-    if (first) return first;
+    const last = xff?.split(",").pop()?.trim();
+    if (last) return last;
   }
   return server?.requestIP(request)?.address ?? "127.0.0.1";
 }
