@@ -1,80 +1,24 @@
 // http: what Herald's HTTP stack (Elysia, request id, rate-limit lookup, metrics, batched request log) costs
 // over the least a Bun server can do. GET /healthz on herald against a raw Bun.serve JSON endpoint, both as
 // child processes, measured one after the other (never together: client and servers share the cores).
-import { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import {
   heraldLaunch,
+  inspectDatabase,
+  logLines,
   measure,
   progress,
+  readMetric,
   startBaseline,
   startHerald,
+  summariseLog,
   tempDir,
   withRatios,
   type Benchmark,
   type CaseResult,
-  type RunningServer,
 } from "./support";
 
 const BASELINE = "raw Bun.serve JSON";
-
-async function readMetric(server: RunningServer, name: string, labels = ""): Promise<number | null> {
-  try {
-    const res = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(2000) });
-    if (res.status !== 200) return null;
-    const line = (await res.text()).split("\n").find((l) => l.startsWith(`${name}${labels} `));
-    return line ? Number(line.split(" ").pop()) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** What herald left behind: request_log rows and the database size, read after it stopped. */
-function inspectDatabase(dbPath: string): { rows: number | null; bytes: number } {
-  let bytes = 0;
-  for (const suffix of ["", "-wal"]) {
-    try {
-      bytes += statSync(dbPath + suffix).size;
-    } catch {
-      // no WAL after a clean checkpoint
-    }
-  }
-  try {
-    const db = new Database(dbPath, { readonly: true });
-    const row = db.query("SELECT count(*) AS n FROM request_log").get() as { n: number } | null;
-    db.close();
-    return { rows: row?.n ?? null, bytes };
-  } catch {
-    return { rows: null, bytes };
-  }
-}
-
-async function warningsIn(logPath: string): Promise<string[]> {
-  const text = (await Bun.file(logPath).text().catch(() => "")) + (await Bun.file(`${logPath}.err`).text().catch(() => ""));
-  return text.split("\n").filter((l) => l.trim() !== "").slice(0, 200);
-}
-
-/**
- * "level: msg" ×count for the JSON log lines, the five most frequent. Other lines are only counted, never
- * echoed: herald's first start in development prints a sandbox secret and an operator token as plain text.
- */
-function summariseLog(lines: string[]): string {
-  const counts = new Map<string, number>();
-  let plain = 0;
-  for (const line of lines) {
-    try {
-      const parsed = JSON.parse(line) as { level?: string; msg?: string };
-      const key = `${parsed.level ?? "?"}: ${parsed.msg ?? "(no msg)"}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    } catch {
-      plain++;
-    }
-  }
-  const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, n]) => `"${k}" ×${n}`);
-  if (plain) top.push(`${plain} plain-text line(s), not shown`);
-  return top.join("; ");
-}
 
 const http: Benchmark = {
   name: "http",
@@ -116,7 +60,7 @@ const http: Benchmark = {
       notes.push(
         `request_log after shutdown: ${db.rows === null ? "unreadable" : db.rows.toLocaleString("en-US")} rows (the measured run alone completed ${sent.toLocaleString("en-US")}); database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`,
       );
-      const logged = await warningsIn(herald.logPath);
+      const logged = await logLines(herald.logPath);
       if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
       for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
     } finally {

@@ -6,6 +6,10 @@ import { busyCpuShare, findWrk, printReport, UsageError, type Benchmark, type Be
 // Add a benchmark: one line here, one module beside this file.
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   http: () => import("./http"),
+  signed: () => import("./signed"),
+  webhooks: () => import("./webhooks"),
+  credit: () => import("./credit"),
+  holders: () => import("./holders"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
@@ -21,6 +25,8 @@ Options:
   --source          run herald from source even if dist/herald exists
                     (default: dist/herald when it exists, else source)
   --json            print the report as JSON on stdout (progress stays on stderr)
+  --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
+  --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -43,6 +49,8 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       binary: { type: "boolean" },
       source: { type: "boolean" },
       json: { type: "boolean" },
+      events: { type: "string" },
+      credits: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -61,6 +69,8 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       warmupSeconds: intOption(values.warmup, "warmup", 2, 0, 60),
       json: values.json === true,
       herald: values.binary ? "binary" : values.source ? "source" : "auto",
+      events: intOption(values.events, "events", 5000, 1, 1_000_000),
+      credits: intOption(values.credits, "credits", 20_000, 100, 200_000),
     },
   };
 }
@@ -86,6 +96,10 @@ async function main(): Promise<number> {
   try {
     const report = await bench.run(opts);
     printReport(report, opts, `bun run bench/run.ts ${process.argv.slice(2).join(" ")}`, startedAt, busyBefore);
+    if (report.errors?.length) {
+      process.stderr.write(`bench: ${report.benchmark}: ${report.errors.length} error(s) make these numbers invalid:\n${report.errors.map((e) => `  ${e}`).join("\n")}\n`);
+      return 1;
+    }
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: options, wrk (find, run, parse), the servers under test as child
 // processes on 127.0.0.1, and the report (table or JSON). Every wait here is bounded in count and time.
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -18,6 +19,10 @@ export interface BenchOptions {
   json: boolean;
   /** auto = dist/herald when it exists, else source; binary = dist/herald or fail; source = bun src/main.ts. */
   herald: "auto" | "binary" | "source";
+  /** `webhooks`: events committed in the backlog case (--events, default 5000). */
+  events?: number;
+  /** `credit`: signed credits measured per case (--credits, default 20000). */
+  credits?: number;
 }
 
 export class UsageError extends Error {}
@@ -35,6 +40,8 @@ export interface CaseResult {
   /** Socket errors: connect + read + write + timeout. */
   errors: number;
   requests: number;
+  /** Share of all cores other processes used during the measured wrk run (see WrkResult); null/absent if unknown. */
+  other_cpu_share?: number | null;
   /** This case's req/s over the baseline's, measured in the same run; 1 for the baseline itself. */
   ratio_vs_baseline: number | null;
 }
@@ -45,6 +52,12 @@ export interface BenchReport {
   results: CaseResult[];
   /** Things seen along the way worth a human's eye (dropped log rows, non-2xx, unclean exits …). */
   notes: string[];
+  /** Derived figures printed under the table (e.g. the signed/unsigned ratio); in the JSON as `summary`. */
+  summary?: string[];
+  /** Named ratios for the JSON report (e.g. signed_vs_unsigned). */
+  ratios?: Record<string, number | null>;
+  /** Problems that make the numbers invalid (e.g. signed requests answered non-2xx): printed, and the run exits 1. */
+  errors?: string[];
 }
 
 export interface Benchmark {
@@ -79,7 +92,33 @@ export interface WrkResult {
   non_2xx: number;
   errors: number;
   requests: number;
+  /**
+   * Share of all cores used during the run by processes other than this harness, its servers and wrk (from
+   * /proc; null off Linux). On a shared machine this says whether something else took CPU mid-run.
+   */
+  other_cpu_share: number | null;
 }
+
+// Jiffies (USER_HZ, 100/s on Linux) of the whole machine and of one process, to tell our CPU from everyone else's.
+function machineJiffies(): { busy: number; total: number } | null {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+  } catch {
+    return null;
+  }
+}
+function processJiffies(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  } catch {
+    return 0;
+  }
+}
+const ourJiffies = () => [...children].reduce((sum, c) => sum + processJiffies(c.pid), processJiffies(process.pid));
 
 export function findWrk(): string {
   const found = Bun.which("wrk");
@@ -99,7 +138,7 @@ export function parseDurationMs(text: string): number {
 }
 
 /** Parses `wrk --latency` output. Throws if a figure the report needs is missing. */
-export function parseWrk(out: string): WrkResult {
+export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share"> {
   const num = (re: RegExp) => {
     const m = re.exec(out);
     return m ? Number(m[1]) : null;
@@ -120,10 +159,17 @@ export function parseWrk(out: string): WrkResult {
   return { requests_per_sec: rps, p50_ms: p50, p99_ms: p99, non_2xx: num(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0, errors, requests };
 }
 
-/** One wrk run, killed if it overruns its duration by more than 15 s. */
-export async function runWrk(url: string, o: { durationSeconds: number; connections: number; threads: number }): Promise<WrkResult> {
+/** One wrk run, killed if it overruns its duration by more than 15 s. `headers` go on every request (wrk -H). */
+export async function runWrk(
+  url: string,
+  o: { durationSeconds: number; connections: number; threads: number },
+  headers: Record<string, string> = {},
+): Promise<WrkResult> {
   const threads = Math.max(1, Math.min(o.threads, o.connections));
-  const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, url];
+  const headerArgs = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
+  const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, ...headerArgs, url];
+  const machineBefore = machineJiffies();
+  const oursBefore = ourJiffies();
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
   children.add(proc);
   const killer = setTimeout(() => proc.kill("SIGKILL"), (o.durationSeconds + 15) * 1000);
@@ -131,17 +177,28 @@ export async function runWrk(url: string, o: { durationSeconds: number; connecti
   clearTimeout(killer);
   children.delete(proc);
   if (code !== 0) throw new Error(`wrk exited with ${code}: ${err || out}`);
-  return parseWrk(out);
+  const machineAfter = machineJiffies();
+  const usage = proc.resourceUsage();
+  const wrkJiffies = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 10_000 : 0;
+  let other: number | null = null;
+  if (machineBefore && machineAfter && machineAfter.total > machineBefore.total) {
+    const others = machineAfter.busy - machineBefore.busy - (ourJiffies() - oursBefore) - wrkJiffies;
+    other = Number(Math.max(0, others / (machineAfter.total - machineBefore.total)).toFixed(3));
+  }
+  return { ...parseWrk(out), other_cpu_share: other };
 }
 
-/** Warm up (results discarded), then measure. */
-export async function measure(label: string, url: string, opts: BenchOptions): Promise<CaseResult> {
+/**
+ * Warm up (results discarded), then measure. `headers`, when given, is called right before each wrk run (the
+ * warmup and the measurement), so that time-limited headers such as a request signature are fresh for each.
+ */
+export async function measure(label: string, url: string, opts: BenchOptions, headers?: () => Record<string, string>): Promise<CaseResult> {
   if (opts.warmupSeconds > 0) {
     progress(`${label}: warmup ${opts.warmupSeconds}s`);
-    await runWrk(url, { ...opts, durationSeconds: opts.warmupSeconds });
+    await runWrk(url, { ...opts, durationSeconds: opts.warmupSeconds }, headers?.());
   }
   progress(`${label}: measuring ${opts.durationSeconds}s, ${opts.connections} connections, ${opts.threads} wrk threads`);
-  const r = await runWrk(url, opts);
+  const r = await runWrk(url, opts, headers?.());
   return { case: label, url, ...r, ratio_vs_baseline: null };
 }
 
@@ -212,7 +269,7 @@ async function tail(path: string, lines = 20): Promise<string> {
   }
 }
 
-async function startChild(name: string, cmd: string[], env: Record<string, string>, readyPath: string, logPath: string, port: number): Promise<RunningServer> {
+export async function startChild(name: string, cmd: string[], env: Record<string, string>, readyPath: string, logPath: string, port: number): Promise<RunningServer> {
   const proc = Bun.spawn(cmd, { cwd: ROOT, env, stdin: "ignore", stdout: Bun.file(logPath), stderr: Bun.file(`${logPath}.err`) });
   children.add(proc);
   const baseUrl = `http://${HOST}:${port}`;
@@ -243,6 +300,7 @@ export async function startBaseline(dir: string): Promise<RunningServer> {
 }
 
 export interface HeraldLaunch {
+  /** The herald command without its subcommand: `[dist/herald]` or `[bun, src/main.ts]`. */
   cmd: string[];
   /** "binary (dist/herald)" or "source (bun src/main.ts)", for the report. */
   mode: string;
@@ -269,10 +327,10 @@ function newestSourceMtimeMs(): number {
 export function heraldLaunch(choice: BenchOptions["herald"]): HeraldLaunch {
   const hasBinary = existsSync(BINARY);
   if (choice === "binary" && !hasBinary) throw new UsageError("--binary: dist/herald does not exist; build it with `npm run build`");
-  if (choice === "source" || !hasBinary) return { cmd: [process.execPath, join(ROOT, "src", "main.ts"), "serve"], mode: "source (bun src/main.ts)" };
+  if (choice === "source" || !hasBinary) return { cmd: [process.execPath, join(ROOT, "src", "main.ts")], mode: "source (bun src/main.ts)" };
   const stale = statSync(BINARY).mtimeMs < newestSourceMtimeMs();
   return {
-    cmd: [BINARY, "serve"],
+    cmd: [BINARY],
     mode: "binary (dist/herald)",
     warning: stale ? "dist/herald is older than files in src/: it may not be the code you think; rebuild or pass --source" : undefined,
   };
@@ -285,7 +343,12 @@ export function heraldLaunch(choice: BenchOptions["herald"]): HeraldLaunch {
  */
 export async function startHerald(dir: string, launch: HeraldLaunch, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
-  const env = {
+  return startChild("herald", [...launch.cmd, "serve"], heraldEnv(dir, port, extraEnv), "/readyz", join(dir, "herald.log"), port);
+}
+
+/** The environment herald runs with (see startHerald), over the database `<dir>/herald.db`. */
+export function heraldEnv(dir: string, port: number, extraEnv: Record<string, string> = {}): Record<string, string> {
+  return {
     ...baseEnv(),
     NODE_ENV: "development",
     PORT: String(port),
@@ -295,7 +358,92 @@ export async function startHerald(dir: string, launch: HeraldLaunch, extraEnv: R
     JOBS_ENABLED: "0",
     ...extraEnv,
   };
-  return startChild("herald", launch.cmd, env, "/readyz", join(dir, "herald.log"), port);
+}
+
+/**
+ * Another server script (e.g. bench/unsigned-server.ts) run by this Bun with herald's environment over
+ * `<dir>/herald.db`, ready when `readyPath` answers 200.
+ */
+export async function startHeraldLike(name: string, script: string, dir: string, readyPath: string, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  return startChild(name, [process.execPath, script], heraldEnv(dir, port, extraEnv), readyPath, join(dir, `${name}.log`), port);
+}
+
+/**
+ * One herald CLI command (e.g. `keys create … --json`) over `<dir>/herald.db` with the server's environment;
+ * resolves to its stdout. Killed after `timeoutMs`; a non-zero exit throws with its stderr.
+ */
+export async function runHeraldCli(dir: string, launch: HeraldLaunch, args: string[], extraEnv: Record<string, string> = {}, timeoutMs = 30_000): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const proc = Bun.spawn([...launch.cmd, ...args], { cwd: ROOT, env: heraldEnv(dir, 0, extraEnv), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  children.add(proc);
+  const killer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(killer);
+  children.delete(proc);
+  if (code !== 0) throw new Error(`herald ${args.join(" ")} exited with ${code}: ${err.trim() || out.trim()}`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- after a run
+
+/** A counter or gauge from herald's /metrics (needs METRICS_PUBLIC=1), or null. */
+export async function readMetric(server: RunningServer, name: string, labels = ""): Promise<number | null> {
+  try {
+    const res = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(2000) });
+    if (res.status !== 200) return null;
+    const line = (await res.text()).split("\n").find((l) => l.startsWith(`${name}${labels} `));
+    return line ? Number(line.split(" ").pop()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What a server left behind: request_log rows and the database size, read after it stopped. */
+export function inspectDatabase(dbPath: string): { rows: number | null; bytes: number } {
+  let bytes = 0;
+  for (const suffix of ["", "-wal"]) {
+    try {
+      bytes += statSync(dbPath + suffix).size;
+    } catch {
+      // no WAL after a clean checkpoint
+    }
+  }
+  try {
+    const db = new Database(dbPath, { readonly: true });
+    const row = db.query("SELECT count(*) AS n FROM request_log").get() as { n: number } | null;
+    db.close();
+    return { rows: row?.n ?? null, bytes };
+  } catch {
+    return { rows: null, bytes };
+  }
+}
+
+/** The first 200 non-empty lines a child wrote to stdout and stderr. */
+export async function logLines(logPath: string): Promise<string[]> {
+  const text = (await Bun.file(logPath).text().catch(() => "")) + (await Bun.file(`${logPath}.err`).text().catch(() => ""));
+  return text.split("\n").filter((l) => l.trim() !== "").slice(0, 200);
+}
+
+/**
+ * "level: msg" ×count for the JSON log lines, the five most frequent. Other lines are only counted, never
+ * echoed: herald's first start in development prints a sandbox secret and an operator token as plain text.
+ */
+export function summariseLog(lines: string[]): string {
+  const counts = new Map<string, number>();
+  let plain = 0;
+  for (const line of lines) {
+    try {
+      const parsed = JSON.parse(line) as { level?: string; msg?: string };
+      const key = `${parsed.level ?? "?"}: ${parsed.msg ?? "(no msg)"}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    } catch {
+      plain++;
+    }
+  }
+  const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, n]) => `"${k}" ×${n}`);
+  if (plain) top.push(`${plain} plain-text line(s), not shown`);
+  return top.join("; ");
 }
 
 // ---------------------------------------------------------------------------------------------- report
@@ -331,6 +479,11 @@ export function printReport(report: BenchReport, opts: BenchOptions, command: st
   if (busyBefore !== null && busyBefore > 0.1) {
     notes.push(`the cores were ${(busyBefore * 100).toFixed(0)}% busy before the run began: something else is running, so these numbers are low`);
   }
+  for (const r of report.results) {
+    if (r.other_cpu_share !== null && r.other_cpu_share !== undefined && r.other_cpu_share > 0.05) {
+      notes.push(`during "${r.case}", other processes used ${(r.other_cpu_share * 100).toFixed(0)}% of the cores: that case's numbers are low`);
+    }
+  }
   const meta = {
     date: startedAt.toISOString(),
     command,
@@ -362,6 +515,8 @@ export function printReport(report: BenchReport, opts: BenchOptions, command: st
     line(widths.map((w) => "-".repeat(w))),
     ...rows.map(line),
   ];
+  if (report.summary?.length) out.push("", ...report.summary);
   if (notes.length) out.push("", ...notes.map((n) => `note: ${n}`));
+  if (report.errors?.length) out.push("", ...report.errors.map((e) => `ERROR: ${e}`));
   process.stdout.write(out.join("\n") + "\n");
 }

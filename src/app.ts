@@ -8,6 +8,11 @@ import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes } from "./webhooks/routes";
+import { userRoutes } from "./partner/users-routes";
+import { donationRoutes } from "./donations/routes";
+import { partnerStatusRoutes } from "./partner/status-routes";
+import { salutesRoutes } from "./salutes/routes";
+import { chainRoutes } from "./chain/routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -19,12 +24,19 @@ export function buildApp(ctx: AppContext) {
   // The OpenAPI routes describe the finished app, which exists only after they are added.
   const finished: { app?: AnyElysia } = {};
   const guards = buildGuards(ctx, states);
-  const app = new Elysia({ name: "herald" })
+  // normalize: false — unknown body fields are REFUSED (400) where a schema says additionalProperties: false,
+  // instead of silently stripped (a typo like `descripton` must not be a quiet no-op).
+  const app = new Elysia({ name: "herald", normalize: false })
     .use(httpCore(ctx, states, routes))
     .use(systemRoutes(ctx, guards))
     .use(authRoutes(ctx, guards))
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
+    .use(userRoutes(ctx, guards))
+    .use(donationRoutes(ctx, guards))
+    .use(partnerStatusRoutes(ctx, guards))
+    .use(salutesRoutes(ctx, guards))
+    .use(chainRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

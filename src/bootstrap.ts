@@ -12,6 +12,9 @@ import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
 import { registerWebhookJobs } from "./webhooks/jobs";
+import type { ChainClient } from "./chain/client";
+import { registerChainJobs } from "./chain/jobs";
+import { createChainClient } from "./chain/rpc-log";
 
 export interface ContextOptions {
   clock?: Clock;
@@ -42,10 +45,13 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
     dispatcher: undefined as unknown as Dispatcher,
+    chain: undefined as unknown as ChainClient,
   };
   ctx.dispatcher = new Dispatcher(ctx);
+  ctx.chain = createChainClient(ctx);
   registerSystemJobs(ctx);
   registerAuthJobs(ctx);
   registerWebhookJobs(ctx);
+  registerChainJobs(ctx);
   return ctx;
 }

@@ -20,7 +20,10 @@ interface VarSpec {
 const int = (min: number, max: number): Kind => ({ type: "int", min, max });
 const decimal: Kind = { type: "string", pattern: /^\d{1,15}(\.\d{1,9})?$/, allowed: "a non-negative decimal number such as 0.05" };
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-const ADDRESS_OR_NONE = /^(none|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+// The optional chain addresses also accept "" (VAR= in an env file), which means unset.
+const OPTIONAL_ADDRESS = /^([1-9A-HJ-NP-Za-km-z]{32,44})?$/;
+const ADDRESS_OR_NONE = /^(none|[1-9A-HJ-NP-Za-km-z]{32,44})?$/;
+const unsetIfEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 const CRON: Kind = { type: "string", pattern: /^[0-9*\/,?LW#A-Za-z-]+( [0-9*\/,?LW#A-Za-z-]+){4,6}$/, allowed: "a Croner pattern (seconds first, e.g. 0 */10 * * * *)" };
 
 export const CONFIG_VARS = {
@@ -69,12 +72,12 @@ export const CONFIG_VARS = {
   WALLET_REVERIFY_DAYS: { kind: int(1, 3650), fallback: "30", doc: "A wallet verification older than this is reported as stale." },
   // Solana chain data (src/chain; docs/chain.md). No TOKEN_MINT = every chain-backed answer says not_configured.
   SOLANA_RPC_URLS: { kind: { type: "list" }, fallback: "", secret: true, doc: "Comma list of Solana JSON-RPC URLs, tried in order (failover); may carry API keys, so it is masked and only the host is ever published." },
-  TOKEN_MINT: { kind: { type: "string", pattern: BASE58_ADDRESS, allowed: "a base58 Solana address" }, doc: "The token's mint address. Unset: the chain jobs do nothing and chain routes answer not_configured." },
+  TOKEN_MINT: { kind: { type: "string", pattern: OPTIONAL_ADDRESS, allowed: "a base58 Solana address" }, doc: "The token's mint address. Unset: the chain jobs do nothing and chain routes answer not_configured." },
   TREASURY_WALLETS: { kind: { type: "list" }, fallback: "", doc: "Comma list of treasury owner wallets; their token balance is excluded from circulating supply." },
   RESERVE_WALLETS: { kind: { type: "list" }, fallback: "", doc: "Comma list of reserve owner wallets; their token balance is excluded from circulating supply." },
   EXPECTED_MINT_AUTHORITY: { kind: { type: "string", pattern: ADDRESS_OR_NONE, allowed: "a base58 address or none" }, doc: "The mint authority the mint should have (none = renounced); unset = no expectation, review only." },
   EXPECTED_FREEZE_AUTHORITY: { kind: { type: "string", pattern: ADDRESS_OR_NONE, allowed: "a base58 address or none" }, doc: "The freeze authority the mint should have (none = renounced); unset = no expectation, review only." },
-  LP_MINT: { kind: { type: "string", pattern: BASE58_ADDRESS, allowed: "a base58 Solana address" }, doc: "LP token mint; when set, wallet-info reports each wallet's LP amount." },
+  LP_MINT: { kind: { type: "string", pattern: OPTIONAL_ADDRESS, allowed: "a base58 Solana address" }, doc: "LP token mint; when set, wallet-info reports each wallet's LP amount." },
   SOLANA_RPC_TIMEOUT_MS: { kind: int(100, 120_000), fallback: "10000", doc: "Per-call RPC timeout (one attempt against one URL)." },
   SOLANA_RPC_SCAN_TIMEOUT_MS: { kind: int(1000, 3_600_000), fallback: "300000", doc: "Timeout of the holders scan (getProgramAccounts streams every token account of the mint)." },
   SOLANA_RPC_RETRIES: { kind: int(0, 10), fallback: "2", doc: "Retries per URL on 429, 5xx, timeouts and malformed replies before failing over to the next URL." },
@@ -248,6 +251,9 @@ function chainProblems(values: Record<string, unknown>): string[] {
     const bad = (values[name] as string[] | undefined ?? []).filter((a) => !BASE58_ADDRESS.test(a));
     if (bad.length) problems.push(`${name} has entries that are not base58 Solana addresses: ${bad.map((b) => JSON.stringify(b)).join(", ")}`);
   }
+  const treasury = new Set((values.TREASURY_WALLETS as string[] | undefined) ?? []);
+  const both = ((values.RESERVE_WALLETS as string[] | undefined) ?? []).filter((w) => treasury.has(w));
+  if (both.length) problems.push(`${both.join(", ")} is in both TREASURY_WALLETS and RESERVE_WALLETS: its balance would be subtracted from circulating supply twice`);
   const urls = (values.SOLANA_RPC_URLS as string[] | undefined) ?? [];
   urls.forEach((u, i) => {
     let ok = false;
@@ -259,7 +265,7 @@ function chainProblems(values: Record<string, unknown>): string[] {
     // The URL may carry an API key: name its position, never its text.
     if (!ok) problems.push(`SOLANA_RPC_URLS entry ${i + 1} is not an absolute http(s) URL`);
   });
-  if (values.TOKEN_MINT && urls.length === 0) {
+  if (unsetIfEmpty(values.TOKEN_MINT) && urls.length === 0) {
     problems.push("TOKEN_MINT is set but SOLANA_RPC_URLS is empty: give at least one Solana JSON-RPC URL (e.g. http://127.0.0.1:8899 from `herald dev-rpc`)");
   }
   return problems;
@@ -328,12 +334,12 @@ export function loadConfig(env: Env = process.env): Config {
     walletReverifyDays: v.WALLET_REVERIFY_DAYS,
     chain: Object.freeze({
       rpcUrls: Object.freeze((v.SOLANA_RPC_URLS as string[]).map((u) => u.replace(/\/+$/, ""))),
-      tokenMint: v.TOKEN_MINT,
+      tokenMint: unsetIfEmpty(v.TOKEN_MINT),
       treasuryWallets: Object.freeze(v.TREASURY_WALLETS as string[]),
       reserveWallets: Object.freeze(v.RESERVE_WALLETS as string[]),
-      expectedMintAuthority: v.EXPECTED_MINT_AUTHORITY,
-      expectedFreezeAuthority: v.EXPECTED_FREEZE_AUTHORITY,
-      lpMint: v.LP_MINT,
+      expectedMintAuthority: unsetIfEmpty(v.EXPECTED_MINT_AUTHORITY),
+      expectedFreezeAuthority: unsetIfEmpty(v.EXPECTED_FREEZE_AUTHORITY),
+      lpMint: unsetIfEmpty(v.LP_MINT),
       rpc: Object.freeze({
         timeoutMs: v.SOLANA_RPC_TIMEOUT_MS,
         scanTimeoutMs: v.SOLANA_RPC_SCAN_TIMEOUT_MS,

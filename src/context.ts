@@ -7,6 +7,7 @@ import type { RateLimiter } from "./http/rate-limit";
 import type { Metrics } from "./system/metrics";
 import type { SecretBox } from "./auth/secret-box";
 import type { Dispatcher } from "./webhooks/dispatcher";
+import type { ChainClient } from "./chain/client";
 
 export interface Clock {
   now(): Date;
@@ -35,6 +36,8 @@ export interface AppContext {
   secrets: SecretBox;
   /** Webhook delivery: producers nudge it after committing an event. */
   dispatcher: Dispatcher;
+  /** Solana RPC (ordered URLs, breakers, outcome recording); inert without TOKEN_MINT. */
+  chain: ChainClient;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
 }

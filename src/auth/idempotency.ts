@@ -83,9 +83,10 @@ export class IdempotencyStore {
     }
     const lockedMs = row.locked_until ? Date.parse(row.locked_until) - now.getTime() : 0;
     if (lockedMs > 0) {
-      const retry = Math.max(1, Math.ceil(lockedMs / 1000));
+      // Ask for a short wait: the lock is a crash bound, most first requests finish far sooner.
+      const retry = Math.min(5, Math.max(1, Math.ceil(lockedMs / 1000)));
       throw new AppError("idempotency_in_progress", `The first request with this Idempotency-Key is still running; retry in ${retry} s with the same key`, {
-        headers: { "retry-after": String(Math.min(retry, 5)) },
+        headers: { "retry-after": String(retry) },
       });
     }
   }

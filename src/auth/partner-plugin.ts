@@ -8,7 +8,7 @@ import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type Idemp
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
 import { isValidNonce, NonceStore } from "./nonces";
-import { modeOfKeyId, type KeyMode, type Scope } from "./scopes";
+import { type KeyMode, type Scope } from "./scopes";
 import { requestTarget, verifySignature } from "./signature";
 
 export interface PartnerGuard {
@@ -35,7 +35,8 @@ const DECOY_SECRETS = ["hsk_decoy_secret_never_valid_0000000000000000"];
 
 /**
  * `partner: { scope, mutation, mode }` on a route runs, before body validation:
- * rate limit → key → timestamp → signature → status → IP → mode → scope → nonce → idempotency key.
+ * IP flood guard → key → timestamp → signature → per-key rate limit → status → IP → mode → scope → nonce →
+ * idempotency key.
  * Status and IP are checked only after the signature, so a bad credential learns nothing about a key
  * (whether it exists, is disabled, or has an allow-list). Every failure is a catalog error.
  */
@@ -54,18 +55,31 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     return r;
   };
 
-  function rateLimit(request: Request, keyId: string | null, ip: string, headers: Record<string, string>) {
+  /**
+   * Two limits. Before authentication, a per-IP flood guard (RATE_LIMIT_PARTNER_PER_MIN) bounds the signature
+   * work anyone can cause. After the signature is verified, the per-KEY limit of the key's group: counting a key
+   * only once it is proven means nobody can spend a partner's quota by naming its (non-secret) key id.
+   */
+  function floodGuard(ip: string) {
+    const limit = ctx.config.rateLimits.partnerPerMin;
+    if (limit <= 0) return;
+    const decision = ctx.rateLimiter.hit("partner-ip", ip, limit);
+    if (!decision.allowed) {
+      throw new AppError("rate_limited", `Too many partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, { headers: rateLimitHeaders(decision) });
+    }
+  }
+
+  function keyLimit(request: Request, row: KeyRow, headers: Record<string, string>) {
     const limits = ctx.config.rateLimits;
     const path = request.url.slice(request.url.indexOf("/", 8));
-    const claimedMode = keyId ? modeOfKeyId(keyId) : null;
     const [group, limit] =
-      claimedMode === "sandbox"
+      row.mode === "sandbox"
         ? (["sandbox", limits.sandboxPerMin] as const)
         : /^\/api\/partner\/webhook/.test(path)
           ? (["webhook", limits.webhookPerMin] as const)
           : (["partner", limits.partnerPerMin] as const);
     if (limit <= 0) return;
-    const decision = ctx.rateLimiter.hit(group, keyId ?? `ip:${ip}`, limit);
+    const decision = ctx.rateLimiter.hit(group, row.key_id, limit);
     Object.assign(headers, rateLimitHeaders(decision));
     if (!decision.allowed) {
       throw new AppError("rate_limited", `Rate limit of ${limit} requests per minute for this key exceeded; retry after ${decision.retryAfterSeconds} s`);
@@ -76,7 +90,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     const state = states.get(request)!;
     const h = request.headers;
     const keyId = h.get("x-partner-key");
-    rateLimit(request, keyId, state.ip, state.headers);
+    floodGuard(state.ip);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
 
     const tsRaw = h.get("x-partner-timestamp");
@@ -104,6 +118,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
       throw unauthorized("X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)");
     }
     state.partnerKeyId = row.key_id;
+    keyLimit(request, row, state.headers);
 
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
     if (!ipAllowed(state.ip, rangesOf(row))) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);

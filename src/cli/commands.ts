@@ -9,6 +9,7 @@ import { emit, table } from "./output";
 import { serve } from "./serve";
 import { adminTokenCommand, keysCommand } from "./keys";
 import { signCommand } from "./sign";
+import { devRpcCommand } from "./dev-rpc";
 
 export const HELP = `herald ${pkg.version} — partner integration and transparency service
 
@@ -26,6 +27,7 @@ Commands:
   keys rotate ID [--overlap-hours N]      (N ≤ 24, default 24)
   admin-token create --name NAME          operator token for /admin/* (shown once)
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
+  dev-rpc [--port 8899] [--holders N] [--seed S] [--json]   local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
   help                  this text
 
@@ -99,6 +101,9 @@ export const COMMANDS: Record<string, Command> = {
   },
   sign(args, json) {
     return signCommand(args, json);
+  },
+  "dev-rpc"(args, json) {
+    return devRpcCommand(args, json);
   },
   version(_args, json) {
     emit(json, { success: true, version: pkg.version, bun: Bun.version }, () => `herald ${pkg.version} (bun ${Bun.version})`);

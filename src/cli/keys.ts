@@ -46,6 +46,7 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
         const id = args.positionals[1];
         if (!id) throw new UsageError("keys rotate needs a key id");
         const overlap = flagString(args, "overlap-hours");
+        if (overlap !== undefined && !/^\d{1,2}$/.test(overlap)) throw new UsageError("--overlap-hours must be a whole number of hours from 0 to 24");
         const k = keys.rotate(id, overlap === undefined ? 24 : Number(overlap), cliActor());
         emit(json, { key_id: k.key_id, secret: k.secret, previous_secret_valid_until: k.previous_secret_valid_until }, () =>
           [`key id : ${k.key_id}`, `secret : ${k.secret}`, `old secret valid until: ${k.previous_secret_valid_until ?? "now (no overlap)"}`].join("\n"),

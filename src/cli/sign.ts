@@ -17,6 +17,7 @@ export function signCommand(args: ParsedArgs, json: boolean): number {
   } catch {
     throw new UsageError(`not an absolute URL: ${url}`);
   }
+  if (parsed.search === "") parsed.search = ""; // drop a bare "?": sign exactly what curl will send
   const method = methodRaw.toUpperCase();
   const mutation = MUTATIONS.has(method);
   const nonce = mutation ? newNonce() : null;
@@ -26,7 +27,7 @@ export function signCommand(args: ParsedArgs, json: boolean): number {
   if (body) headers["Content-Type"] = "application/json";
   const parts = ["curl", "-sS", "-X", method, ...Object.entries(headers).flatMap(([k, v]) => ["-H", shellQuote(`${k}: ${v}`)])];
   if (body) parts.push("--data-binary", shellQuote(body));
-  parts.push(shellQuote(url));
-  emit(json, { method, url, headers, body: body ?? null, canonical: signed.canonical, curl: parts.join(" ") }, () => parts.join(" "));
+  parts.push(shellQuote(parsed.href));
+  emit(json, { method, url: parsed.href, headers, body: body ?? null, canonical: signed.canonical, curl: parts.join(" ") }, () => parts.join(" "));
   return 0;
 }

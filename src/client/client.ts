@@ -172,6 +172,8 @@ export class HeraldClient {
       const qs = params.toString();
       url.search = qs ? `?${qs}` : "";
     }
+    // A bare trailing "?" has an empty `search` but would still be sent; drop it so what is signed is what is sent.
+    if (url.search === "") url.search = "";
     return { url: url.href, target: url.pathname + url.search };
   }
 

@@ -26,7 +26,8 @@ export const donationClaims = sqliteTable(
 
 /**
  * Outgoing email, recorded instead of sent: Herald has no SMTP here. A delivery worker (or an operator export)
- * takes rows from this table; `email_sent` on a claim says only that a row was queued.
+ * takes rows from this table. A claim's `email_sent` is true only when a sender really delivered; queued rows
+ * leave it false (email_status says "queued").
  */
 export const emailOutbox = sqliteTable("email_outbox", {
   id: integer("id").primaryKey({ autoIncrement: true }),

@@ -22,7 +22,7 @@ export interface PageRequest {
   limit: number;
   offset: number;
   /** The sort key of the last row of the previous page, decoded from the cursor; null = start at offset. */
-  after: string | number | null;
+  after: number | null;
   cursor: string | null;
 }
 
@@ -41,19 +41,20 @@ const badQuery = (field: string, problem: string) =>
  * Cursors are keyset positions (the last row's sort key), so a page boundary never shifts when rows are
  * inserted before it — unlike offsets. They are base64url JSON: opaque to clients, but not secret.
  */
-export function encodeCursor(after: string | number): string {
+export function encodeCursor(after: number): string {
   return Buffer.from(JSON.stringify({ a: after })).toString("base64url");
 }
 
 export function parsePage(query: { limit?: string; offset?: string; cursor?: string }): PageRequest {
   const limit = intParam("limit", query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = intParam("offset", query.offset, 0, 0, 1_000_000_000);
-  let after: string | number | null = null;
+  let after: number | null = null;
   const cursor = query.cursor || null;
   if (cursor) {
     try {
       const decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { a?: unknown };
-      if (typeof decoded.a !== "string" && typeof decoded.a !== "number") throw new Error("shape");
+      // Every list pages by integer id; anything else is not a cursor we issued.
+      if (typeof decoded.a !== "number" || !Number.isSafeInteger(decoded.a)) throw new Error("shape");
       after = decoded.a;
     } catch {
       throw badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
@@ -69,7 +70,7 @@ export function parsePage(query: { limit?: string; offset?: string; cursor?: str
  * Shapes a page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist).
  * `keyOf` gives the row's sort key for the next cursor.
  */
-export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => string | number) {
+export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => number) {
   const hasMore = rows.length > page.limit;
   const items = hasMore ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];

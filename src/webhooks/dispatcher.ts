@@ -31,12 +31,14 @@ class Slots {
   private waiting: Array<() => void> = [];
   private used = 0;
   constructor(private readonly size: number) {}
-  async take(): Promise<void> {
+  /** Resolves with true when it had to wait for a slot. */
+  async take(): Promise<boolean> {
     if (this.used < this.size) {
       this.used++;
-      return;
+      return false;
     }
     await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return true;
   }
   give(): void {
     const next = this.waiting.shift();
@@ -52,6 +54,11 @@ class Slots {
  */
 export class Dispatcher {
   private readonly lease: Statement;
+  private readonly renew: Statement;
+  /** Resolves the current wait of a running pass: new work was committed, or time moved on. */
+  private wake: (() => void) | null = null;
+  /** Send-time target checks, per URL, for a few seconds: a DNS lookup per delivery would dominate a burst. */
+  private readonly targetChecks = new Map<string, { until: number; problem: Promise<string | null> }>();
   private readonly hostSlots = new Map<string, Slots>();
   private running: Promise<void> | null = null;
   private again = false;
@@ -61,20 +68,27 @@ export class Dispatcher {
 
   constructor(private readonly ctx: AppContext) {
     this.secrets = new WebhookSecrets(ctx);
+    // One indexed range scan per state (an OR across states made SQLite sort every due row per lease).
     this.lease = ctx.db.sqlite.prepare(
       `UPDATE webhook_deliveries SET status = 'processing', lease_until = ?1, lease_token = ?2, updated_at = ?3
        WHERE id IN (
-         SELECT id FROM webhook_deliveries
-         WHERE (status IN ('queued', 'failed') AND next_attempt_at <= ?3) OR (status = 'processing' AND lease_until <= ?3)
-         ORDER BY next_attempt_at, id LIMIT ?4)
+         SELECT id FROM (
+           SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'queued' AND next_attempt_at <= ?3 ORDER BY next_attempt_at, id LIMIT ?4)
+           UNION ALL
+           SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'failed' AND next_attempt_at <= ?3 ORDER BY next_attempt_at, id LIMIT ?4)
+           UNION ALL
+           SELECT * FROM (SELECT id, lease_until AS due FROM webhook_deliveries WHERE status = 'processing' AND lease_until <= ?3 ORDER BY lease_until, id LIMIT ?4)
+         ) ORDER BY due, id LIMIT ?4)
        RETURNING id`,
     );
+    this.renew = ctx.db.sqlite.prepare("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND lease_token = ?");
   }
 
   /** Starts a pass soon (after the current commit) unless one is running; a running pass picks the new work up. */
   nudge(): void {
     if (this.running) {
       this.again = true;
+      this.wake?.();
       return;
     }
     queueMicrotask(() => void this.runOnce().catch((err) => this.ctx.log.error("dispatch failed", errorFields(err))));
@@ -90,6 +104,7 @@ export class Dispatcher {
   runOnce(): Promise<void> {
     if (this.running) {
       this.again = true;
+      this.wake?.();
       return this.running;
     }
     this.running = (async () => {
@@ -111,32 +126,59 @@ export class Dispatcher {
     await this.running;
   }
 
+  /**
+   * Keeps up to WEBHOOK_CONCURRENCY sends in flight. It leases in batches (when at least half the slots are
+   * free), and when nothing is due it waits for a send to finish OR new work (nudge) — never for the slowest
+   * receiver — so one hanging receiver cannot delay other partners' deliveries.
+   */
   private async drainDue(): Promise<void> {
     const cfg = this.ctx.config.webhooks;
     const inFlight = new Set<Promise<void>>();
-    // Bounded: each round leases at least one delivery or stops.
-    for (let round = 0; round < 100_000; round++) {
+    const refillAt = Math.max(1, Math.floor(cfg.concurrency / 2));
+    // Bounded: each round either leases, or waits for a completion or a wake-up.
+    for (let round = 0; round < 1_000_000; round++) {
       const free = cfg.concurrency - inFlight.size;
-      if (free <= 0) {
-        await Promise.race(inFlight);
-        continue;
+      let leased = 0;
+      // Lease when half the slots are free (batches), when idle, or when new work was announced.
+      if (free > 0 && (free >= refillAt || inFlight.size === 0 || this.again)) {
+        this.again = false;
+        const batch = this.leaseDue(free);
+        leased = batch.length;
+        for (const d of batch) {
+          const p = this.deliver(d).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
+          const tracked = p.finally(() => inFlight.delete(tracked));
+          inFlight.add(tracked);
+        }
       }
-      const batch = this.leaseDue(free);
-      if (batch.length === 0) break;
-      for (const d of batch) {
-        const p = this.deliver(d).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
-        const tracked = p.finally(() => inFlight.delete(tracked));
-        inFlight.add(tracked);
-      }
+      if (inFlight.size === 0 && leased === 0) break;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        void Promise.race(inFlight).then(() => resolve());
+      });
+      this.wake = null;
     }
-    await Promise.all(inFlight);
+  }
+
+  /** Long enough for one send (timeout) with margin; a lease that outlives a crash is retaken. */
+  private leaseUntil(): string {
+    return new Date(this.ctx.clock.now().getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
+  }
+
+  private checkTarget(url: string, policy: { allowPrivateTargets: boolean; requireHttps: boolean }): Promise<string | null> {
+    if (policy.allowPrivateTargets) return checkResolvedTarget(url, policy);
+    const now = Date.now();
+    const cached = this.targetChecks.get(url);
+    if (cached && cached.until > now) return cached.problem;
+    const problem = checkResolvedTarget(url, policy);
+    if (this.targetChecks.size > 10_000) this.targetChecks.clear();
+    this.targetChecks.set(url, { until: now + 5_000, problem });
+    return problem;
   }
 
   private leaseDue(limit: number): Leased[] {
     const now = this.ctx.clock.now();
     const token = Buffer.from(this.ctx.rng.bytes(8)).toString("hex");
-    // Long enough for the timeout plus waiting for a per-host slot; a lease that outlives a crash is retaken.
-    const until = new Date(now.getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
+    const until = this.leaseUntil();
     const ids = this.ctx.db.sqlite.transaction(() => this.lease.all(until, token, now.toISOString(), limit) as Array<{ id: number }>).immediate();
     if (ids.length === 0) return [];
     return this.ctx.db.sqlite
@@ -166,7 +208,7 @@ export class Dispatcher {
       return;
     }
     const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
-    const blocked = await checkResolvedTarget(d.target_url, policy);
+    const blocked = await this.checkTarget(d.target_url, policy);
     const startedAt = this.ctx.clock.now();
     let result: SendResult;
     if (blocked) {
@@ -176,7 +218,13 @@ export class Dispatcher {
       const envelope: Record<string, unknown> = { event_id: d.event_public_id, event_type: d.event_type, data: JSON.parse(d.event_data) };
       if (d.mode === "sandbox") envelope.sandbox = true;
       const slots = this.slotsFor(d.target_url);
-      await slots.take();
+      const waited = await slots.take();
+      // After waiting for a per-host slot, extend the lease (guarded by its token) so no other instance takes
+      // the delivery over while it is being sent; a lost lease means someone else owns it now.
+      if (waited && this.renew.run(this.leaseUntil(), d.id, d.lease_token).changes === 0) {
+        slots.give();
+        return;
+      }
       try {
         result = await sendDelivery({
           url: d.target_url,
@@ -226,12 +274,12 @@ export class Dispatcher {
         )
         .run(status, attempts, next, r.reasonTag, r.error, r.statusCode, outcome.startedAt.toISOString(), r.ok ? 1 : 0, nowIso, nowIso, d.id, d.lease_token);
       if (changes === 0) return; // lease lost: the other worker's outcome counts
+      this.completed++;
       db.query(
         "INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, reason_tag, response_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ).run(d.id, attempts, outcome.startedAt.toISOString(), r.durationMs, r.statusCode, r.error, r.reasonTag, r.excerpt);
       this.afterOutcome(d, r.ok, status, r.reasonTag, r.error, gone, now);
     }).immediate();
-    this.completed++;
   }
 
   /** Webhook health bookkeeping, inside the outcome's transaction. */

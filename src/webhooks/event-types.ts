@@ -2,9 +2,9 @@
 export const EVENT_TYPES = {
   "salutes.credit": "Salutes were credited to a user (data: user_id, delta, balance, ledger_entry_id, reason, source)",
   "salutes.debit": "Salutes were debited from a user (data: user_id, delta (negative), balance, ledger_entry_id, reason, source)",
-  "donation.claim": "A donation claim was issued (data: claim_code, campaign_id, amount, recipient)",
+  "donation.claim": "A donation claim was issued (data: claim_code, campaign_id, amount, recipient {email, wallet_address}, user_id)",
   "donation.claimed": "A donation claim was accepted by its recipient",
-  "donation.claim_redeemed": "A donation claim was redeemed (data: claim_code, redeemed_at)",
+  "donation.claim_redeemed": "A donation claim was redeemed (data: claim_code, campaign_id, amount, redeemed_at, redeemed_by)",
   "users.updated": "A partner user or one of their wallets changed (data: user_id, external_id, changes)",
   "webhook.delivery_failed": "A delivery to another of your webhooks was dead-lettered (data: delivery_id, event_id, event_type, webhook_id, reason_tag, last_error)",
   "webhook.disabled": "Herald disabled one of your webhooks (data: webhook_id, reason)",

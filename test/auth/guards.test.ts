@@ -240,6 +240,31 @@ describe("rate limits per key", () => {
   });
 });
 
+describe("rate limits cannot be spent by others", () => {
+  test("unsigned requests naming a key do not use its quota; the key's own 429s are attributed to it", async () => {
+    g = guardedApp({ env: { PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "2" } });
+    const key = createKey(g.h, { mode: "sandbox" });
+    for (let i = 0; i < 5; i++) {
+      const forged = await g.json("/t/sandbox", { headers: { "x-partner-key": key.keyId, "x-partner-timestamp": "1", "x-partner-signature": "00" } });
+      expect(forged.status).toBe(401);
+    }
+    expect((await g.json("/t/sandbox", signedInit(g.h, key, "GET", "/t/sandbox"))).status).toBe(200);
+    expect((await g.json("/t/sandbox", signedInit(g.h, key, "GET", "/t/sandbox"))).status).toBe(200);
+    expect((await g.json("/t/sandbox", signedInit(g.h, key, "GET", "/t/sandbox"))).status).toBe(429);
+    await Bun.sleep(0);
+    g.h.ctx.requestLog.flush();
+    const limited = g.h.ctx.db.sqlite.query("SELECT partner_key_id FROM request_log WHERE status = 429").all();
+    expect(limited).toEqual([{ partner_key_id: key.keyId }]);
+  });
+
+  test("a per-IP flood guard bounds unauthenticated partner traffic", async () => {
+    g = guardedApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "3" } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await g.json("/t/read", { headers: { "x-forwarded-for": "198.51.100.9" } })).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+  });
+});
+
 describe("operator auth", () => {
   test("admin routes: no token, a wrong token and a partner credential are all 403", async () => {
     g = guardedApp();

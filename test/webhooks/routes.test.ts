@@ -223,3 +223,16 @@ describe("lists, signatures and operators", () => {
     expect(audit).toHaveLength(2);
   });
 });
+
+describe("strict bodies", () => {
+  test("an unknown field is refused with 400 naming it, not silently dropped", async () => {
+    h = createTestApp();
+    const r = await create(createKey(h), { event_type: "webhook.test", target_url: "https://hooks.example.com/x", descripton: "typo" });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_payload");
+    expect(r.body.details).toContainEqual({ field: "descripton", problem: "is not a known field" });
+    // And an unsigned request with the same body learns nothing about it.
+    const unsigned = await h.json("/api/partner/webhooks", { method: "POST", headers: { "content-type": "application/json" }, body: '{"descripton":1}' });
+    expect(unsigned.status).toBe(401);
+  });
+});

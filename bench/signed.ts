@@ -1,0 +1,203 @@
+// signed: what partner-request verification costs. Three cases, one after the other (never together: client and
+// servers share the cores), each after the same warmup, all sent byte-identical requests (the same X-Partner-*
+// headers, re-signed before every wrk run):
+//   (a) herald (`herald serve`, a child process), a correctly signed GET /api/partner/capabilities;
+//   (b) the same route's work without the partner-auth macro: bench/unsigned-server.ts (real openContext, real
+//       httpCore, a copy of the handler, a fixed actor), so a/b is the cost of verification;
+//   (c) the raw Bun.serve JSON baseline.
+// A GET needs no nonce, and a signature stays valid for ±SIGNATURE_SKEW_SECONDS (300 s), so one signature per wrk
+// run is enough as long as a run is well under 300 s. The partner rate limit is switched off
+// (RATE_LIMIT_PARTNER_PER_MIN=0) in both servers: 6000 requests per minute per key would throttle the run.
+import { join } from "node:path";
+import { signRequest } from "../src/client/sign";
+import {
+  heraldLaunch,
+  inspectDatabase,
+  logLines,
+  measure,
+  progress,
+  readMetric,
+  ROOT,
+  runHeraldCli,
+  startBaseline,
+  startHerald,
+  startHeraldLike,
+  summariseLog,
+  tempDir,
+  UsageError,
+  withRatios,
+  type Benchmark,
+  type BenchOptions,
+  type CaseResult,
+  type HeraldLaunch,
+  type RunningServer,
+} from "./support";
+
+const PATH = "/api/partner/capabilities";
+const SIGNED = `herald GET ${PATH}, signed`;
+const UNSIGNED = "same route, no verification";
+const BASELINE = "raw Bun.serve JSON";
+/** Verification must cost under 10% of throughput. */
+const TARGET_RATIO = 0.9;
+/** Signatures are valid for ±300 s (the default SIGNATURE_SKEW_SECONDS, which the harness does not change). */
+const MAX_DURATION_S = 240;
+
+/** Both servers run with this on top of herald's bench environment (see startHerald). */
+const SERVER_ENV = { RATE_LIMIT_PARTNER_PER_MIN: "0", METRICS_PUBLIC: "1" };
+
+interface BenchKey {
+  key_id: string;
+  secret: string;
+}
+
+/** `herald keys create --partner Bench --mode live --scopes read --json` over `<dir>/herald.db`. */
+async function createKey(dir: string, launch: HeraldLaunch): Promise<BenchKey> {
+  const out = await runHeraldCli(dir, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "read", "--json"], SERVER_ENV);
+  let parsed: Partial<BenchKey>;
+  try {
+    parsed = JSON.parse(out) as Partial<BenchKey>;
+  } catch {
+    throw new Error(`herald keys create --json did not print JSON: ${out.slice(0, 200)}`);
+  }
+  if (typeof parsed.key_id !== "string" || typeof parsed.secret !== "string") throw new Error("herald keys create --json printed no key_id/secret");
+  return { key_id: parsed.key_id, secret: parsed.secret };
+}
+
+/** Signs GET /api/partner/capabilities at the current time (no nonce: a GET needs none). */
+function signedHeaders(key: BenchKey): Record<string, string> {
+  const { headers } = signRequest({ keyId: key.key_id, secret: key.secret, method: "GET", target: PATH });
+  return Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+/** One request as wrk will send it; resolves to the status and parsed body (null if not JSON). */
+async function probe(server: RunningServer, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> | null }> {
+  const res = await fetch(server.baseUrl + PATH, { headers, signal: AbortSignal.timeout(5000) });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { status: res.status, body: null };
+  }
+}
+
+const describeFailure = (p: { status: number; body: Record<string, unknown> | null }) =>
+  `HTTP ${p.status}${p.body ? ` ${String(p.body.error ?? "")}: ${String(p.body.message ?? JSON.stringify(p.body).slice(0, 200))}` : ""}`;
+
+/** The capabilities answer without the fields that differ by key (each server has its own key). */
+const comparable = (body: Record<string, unknown> | null) => (body ? JSON.stringify({ ...body, key_id: "*" }) : "null");
+
+function checkDuration(opts: BenchOptions): void {
+  if (opts.durationSeconds > MAX_DURATION_S || opts.warmupSeconds > MAX_DURATION_S) {
+    throw new UsageError(`signed: --duration must be at most ${MAX_DURATION_S} s: one signature serves a whole wrk run and stays valid for only ±300 s`);
+  }
+}
+
+const signed: Benchmark = {
+  name: "signed",
+  description: `signed GET ${PATH} on herald vs the same route without verification vs a raw Bun.serve JSON endpoint`,
+  async run(opts) {
+    checkDuration(opts);
+    const launch = heraldLaunch(opts.herald);
+    const notes: string[] = [
+      `herald ran from ${launch.mode}; the unsigned server always runs from source (bun bench/unsigned-server.ts)`,
+      "RATE_LIMIT_PARTNER_PER_MIN=0 in both servers (the default 6000/min per key would throttle the run)",
+      "all three cases got the same X-Partner-* headers, re-signed before every wrk run (warmup and measurement)",
+    ];
+    if (launch.warning) notes.push(launch.warning);
+    if (launch.mode.startsWith("binary")) notes.push("herald ran from the binary but the unsigned server from source: a/b mixes the two; pass --source for a like-for-like ratio");
+    const errors: string[] = [];
+    const dir = tempDir("signed");
+    const heraldDir = join(dir.path, "herald");
+    const unsignedDir = join(dir.path, "unsigned");
+    const results: CaseResult[] = [];
+    try {
+      progress("creating a live key (read scope) with `herald keys create` in each server's database");
+      const key = await createKey(heraldDir, launch);
+      const unsignedKey = await createKey(unsignedDir, launch);
+      const headers = () => signedHeaders(key);
+
+      // (a) herald, signed
+      progress(`starting herald from ${launch.mode}`);
+      const herald = await startHerald(heraldDir, launch, SERVER_ENV);
+      let heraldBody: Record<string, unknown> | null = null;
+      try {
+        const first = await probe(herald, headers());
+        if (first.status !== 200 || first.body?.success !== true) {
+          throw new Error(`herald rejected a correctly signed GET ${PATH} before the run: ${describeFailure(first)}. Nothing was measured.`);
+        }
+        heraldBody = first.body;
+        let lastHeaders: Record<string, string> = {};
+        const result = await measure(SIGNED, herald.baseUrl + PATH, opts, () => (lastHeaders = headers()));
+        results.push(result);
+        if (result.non_2xx > 0) {
+          const again = await probe(herald, lastHeaders);
+          errors.push(
+            `herald answered ${result.non_2xx.toLocaleString("en-US")} of ${result.requests.toLocaleString("en-US")} signed requests with a non-2xx status (a request with the run's own headers now gets ${describeFailure(again)}): these were not verified-and-served requests, so the signed figures and a/b are invalid`,
+          );
+        }
+        const counted = await readMetric(herald, "herald_http_requests_total", `{method="GET",route="${PATH}",status="200"}`);
+        if (counted !== null) notes.push(`herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run)`);
+      } finally {
+        const code = await herald.stop();
+        notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
+      }
+
+      // (b) the same route's work, unverified
+      progress("starting the unsigned server (bench/unsigned-server.ts)");
+      const unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, { ...SERVER_ENV, BENCH_KEY_ID: unsignedKey.key_id });
+      try {
+        const first = await probe(unsigned, headers());
+        if (first.status !== 200 || first.body?.success !== true) throw new Error(`the unsigned server answered ${describeFailure(first)} before the run. Nothing was measured.`);
+        if (comparable(first.body) !== comparable(heraldBody)) {
+          errors.push("the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts");
+        }
+        results.push(await measure(UNSIGNED, unsigned.baseUrl + PATH, opts, headers));
+      } finally {
+        const code = await unsigned.stop();
+        notes.push(`unsigned server stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
+      }
+
+      // (c) the baseline
+      progress("starting the baseline server");
+      const baseline = await startBaseline(dir.path);
+      try {
+        results.push(await measure(BASELINE, `${baseline.baseUrl}/`, opts, headers));
+      } finally {
+        await baseline.stop();
+      }
+
+      for (const [name, d, server] of [["herald", heraldDir, herald], ["unsigned server", unsignedDir, unsigned]] as const) {
+        const db = inspectDatabase(join(d, "herald.db"));
+        notes.push(`${name}: request_log has ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows after shutdown; database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`);
+        const logged = await logLines(server.logPath);
+        if (logged.length) notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      }
+      for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
+    } finally {
+      dir.remove();
+    }
+
+    const a = results.find((r) => r.case === SIGNED);
+    const b = results.find((r) => r.case === UNSIGNED);
+    const ratio = a && b && b.requests_per_sec > 0 ? Number((a.requests_per_sec / b.requests_per_sec).toFixed(3)) : null;
+    const summary: string[] = [];
+    if (a && b && ratio !== null) {
+      const costUs = (1e6 / a.requests_per_sec - 1e6 / b.requests_per_sec).toFixed(1);
+      summary.push(
+        `signed ÷ unsigned (a/b): ${ratio.toFixed(2)}× — verification costs ${((1 - ratio) * 100).toFixed(1)}% of throughput (≈${costUs} µs of wall time per request at this load); target a/b ≥ ${TARGET_RATIO.toFixed(2)}: ${errors.length ? "UNKNOWN (the run is invalid, see ERROR)" : ratio >= TARGET_RATIO ? "MET" : "NOT MET"}`,
+        `latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`,
+      );
+    }
+    return {
+      benchmark: "signed",
+      description: signed.description,
+      results: withRatios(results, BASELINE),
+      notes,
+      summary,
+      ratios: { signed_vs_unsigned: ratio, target_signed_vs_unsigned: TARGET_RATIO },
+      errors,
+    };
+  },
+};
+
+export default signed;

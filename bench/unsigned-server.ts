@@ -1,0 +1,85 @@
+// The `signed` benchmark's middle case: GET /api/partner/capabilities doing herald's real work WITHOUT the
+// partner-auth macro. It runs the same pieces `herald serve` runs (loadConfig → openContext → the real httpCore →
+// requestLog.start → listen, the same shutdown), and a copy of the route's handler from src/partner/routes.ts
+// (Last-Modified from the key row, cache-control, capabilitiesFor, the same query and response schemas), for one
+// fixed actor built from an existing key row exactly as the macro builds it. So the only thing this server does
+// not do, compared with herald, is the macro: rate-limit group lookup, the X-Partner-* header checks, the key-row
+// lookup, secret decryption (cached), HMAC verification, status/IP/mode/scope checks, the nonce branch and
+// last_used_at. Keep the handler in step with src/partner/routes.ts.
+//
+//   HERALD_DB_PATH=… BENCH_KEY_ID=hk_live_… PORT=… bun bench/unsigned-server.ts   (the harness sets the rest)
+import { Elysia } from "elysia";
+import type { PartnerActor } from "../src/auth/actors";
+import { PartnerKeys } from "../src/auth/keys";
+import type { Scope } from "../src/auth/scopes";
+import { openContext } from "../src/bootstrap";
+import { loadConfig } from "../src/config";
+import { httpCore, RequestStates } from "../src/http/core";
+import { ErrorBody } from "../src/http/envelope";
+import { RouteIndex } from "../src/http/route-index";
+import { errorFields } from "../src/log";
+import { capabilitiesFor } from "../src/partner/capabilities";
+import { PartnerModel } from "../src/partner/model";
+
+const keyId = process.env.BENCH_KEY_ID;
+if (!keyId) {
+  process.stderr.write("unsigned-server: BENCH_KEY_ID (an existing partner key id in HERALD_DB_PATH) is required\n");
+  process.exit(2);
+}
+
+const config = loadConfig();
+const ctx = openContext(config);
+const keys = new PartnerKeys(ctx);
+const row = keys.find(keyId);
+if (!row) {
+  process.stderr.write(`unsigned-server: no key ${keyId} in ${config.dbPath}\n`);
+  process.exit(2);
+}
+// As partner-plugin.ts builds it after a successful verification.
+const actor: PartnerActor = { kind: "partner", keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: row.scopes.split(",") as Scope[] };
+const partner = { actor };
+
+const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
+const states = new RequestStates();
+const routes = new RouteIndex();
+// normalize: false, as buildApp (src/app.ts) sets it: it changes how responses are checked against their schema.
+const app = new Elysia({ name: "herald-unsigned-bench", normalize: false })
+  .use(httpCore(ctx, states, routes))
+  .get(
+    "/api/partner/capabilities",
+    ({ headers, set }) => {
+      // Copied from src/partner/routes.ts; `partner` is the fixed actor instead of the macro's result.
+      const keyUpdated = Date.parse(keys.getOrThrow(partner.actor.keyId).updated_at);
+      const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
+      set.headers["last-modified"] = new Date(lastModified).toUTCString();
+      set.headers["cache-control"] = "private, no-cache";
+      const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
+      if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
+      return { success: true as const, ...capabilitiesFor(partner.actor) };
+    },
+    { query: PartnerModel.metaQuery, response: { 200: PartnerModel.capabilities, ...authErrors } },
+  );
+routes.load(app.routes);
+
+ctx.requestLog.start(config.requestLogFlushMs);
+app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 65_536 });
+const server = app.server!;
+
+// As src/cli/serve.ts: drain, flush the request log, close the database, exit 0.
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  try {
+    const timedOut = await Promise.race([server.stop(false).then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
+    if (timedOut) await server.stop(true);
+    ctx.requestLog.stop();
+    ctx.db.close();
+    process.exit(0);
+  } catch (err) {
+    ctx.log.error("shutdown failed", errorFields(err));
+    process.exit(1);
+  }
+};
+process.on("SIGTERM", () => void shutdown());
+process.on("SIGINT", () => void shutdown());

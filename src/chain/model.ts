@@ -1,0 +1,214 @@
+import { t, type TSchema } from "elysia";
+import { Envelope } from "../http/envelope";
+
+const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
+const Amount = (description: string) => t.String({ description: `${description} (exact decimal string)` });
+
+const Freshness = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")], {
+  description: "fresh | stale (older than stale_after_hours) | missing (never taken) | not_configured (no TOKEN_MINT)",
+});
+
+const TrustContext = t.Object({
+  data_source: t.Literal("solana_rpc"),
+  chain: t.Literal("solana"),
+  mint: N(t.String()),
+  rpc_host: N(t.String({ description: "host[:port] of the RPC node; never its path, query or credentials" })),
+  snapshot_id: N(t.Integer()),
+  job: t.String(),
+  job_run_id: N(t.Integer({ description: "the job_runs row that wrote the snapshot" })),
+  method: t.String({ description: "the RPC method(s) the numbers came from" }),
+  table: t.String(),
+});
+
+const LastRun = N(t.Object({ job: t.String(), started_at: t.String(), ok: N(t.Boolean()), error: N(t.String()) }));
+
+const header = {
+  generated_at_utc: t.String({ format: "date-time" }),
+  status: Freshness,
+  freshness_status: Freshness,
+  age_hours: N(t.Number()),
+  stale_after_hours: t.Number(),
+  snapshot_at_utc: N(t.String()),
+  reason: N(t.String()),
+  last_run: LastRun,
+  trust_context: TrustContext,
+};
+
+const Pct = N(t.Number({ description: "percent, four decimals" }));
+
+export const ChainModel = {
+  metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
+  walletParams: t.Object({ wallet_address: t.String({ maxLength: 64 }) }),
+  latestQuery: t.Object({ limit: t.Optional(t.String({ description: "1–200, default 50" })), include_meta: t.Optional(t.String()) }),
+
+  tokenStatus: Envelope({
+    mint: t.String(),
+    decimals: t.Integer(),
+    rpc_url: t.String({ description: "scheme and host of the primary RPC URL" }),
+    chain: t.Object({
+      total_supply: Amount("supply"),
+      treasury_balance: Amount("sum over TREASURY_WALLETS"),
+      reserve_balance: Amount("sum over RESERVE_WALLETS"),
+      tracked_treasury_balance: Amount("treasury + reserve"),
+      circulating_supply: Amount("supply − treasury − reserve"),
+      holders: N(t.Integer()),
+      holders_source: t.Union([t.Literal("onchain_scan"), t.Literal("unavailable")]),
+    }),
+    raw: t.Object({
+      total_supply: t.String(),
+      treasury_balance: t.String(),
+      reserve_balance: t.String(),
+      tracked_treasury_balance: t.String(),
+      circulating_supply: t.String(),
+    }, { description: "the same amounts in raw base units (integers as strings)" }),
+    snapshot: t.Object({
+      token_snapshot_id: t.Integer(),
+      taken_at_utc: t.String(),
+      age_hours: N(t.Number()),
+      freshness_status: Freshness,
+      stale_after_hours: t.Number(),
+      holders_snapshot_id: N(t.Integer()),
+      holders_taken_at_utc: N(t.String()),
+      holders_freshness_status: Freshness,
+    }),
+  }),
+
+  publicStats: Envelope({
+    status: Freshness,
+    stats: t.Object({
+      total_supply: N(t.String()),
+      circulating_supply: N(t.String()),
+      decimals: N(t.Integer()),
+      holders: N(t.Integer()),
+      holders_cached: N(t.Integer()),
+      holders_onchain_lower_bound: N(t.Integer()),
+      holders_source: N(t.Literal("onchain_scan")),
+      holders_snapshot_at_utc: N(t.String()),
+      volume_24h: N(t.String({ description: "sum moved by synced transactions in the last 24 h" })),
+      volume_24h_source: N(t.Literal("synced_transactions")),
+    }),
+    cache: t.Object({
+      source: t.String(),
+      available: t.Boolean(),
+      enabled: t.Boolean(),
+      reason: N(t.String()),
+      cached_at_utc: N(t.String()),
+      age_hours: N(t.Number()),
+      max_age_hours: t.Number(),
+      source_error: N(t.String()),
+      consecutive_failures: t.Integer(),
+      proof_url: t.String(),
+      proof_csv_url: t.String(),
+      proof_page_url: t.String(),
+    }),
+    trust_context: TrustContext,
+  }),
+
+  walletInfo: Envelope({
+    wallet: t.String(),
+    mint: t.String(),
+    decimals: t.Integer(),
+    native_balance: Amount("SOL"),
+    native_balance_lamports: t.String(),
+    token_balance: Amount("token balance over all the wallet's token accounts of the mint"),
+    token_balance_raw: t.String(),
+    token_accounts: t.Integer(),
+    lp_mint: N(t.String()),
+    lp_amount: N(t.String()),
+    lp_amount_raw: N(t.String()),
+    rpc_host: t.String(),
+    fetched_at_utc: t.String(),
+  }),
+
+  latestTransactions: Envelope({
+    status: Freshness,
+    reason: N(t.String()),
+    count: t.Integer(),
+    query: t.Object({ limit: t.Integer() }),
+    decimals: N(t.Integer()),
+    rows: t.Array(
+      t.Object({
+        signature: t.String(),
+        block_time: N(t.String()),
+        slot: t.Integer(),
+        status: t.Union([t.Literal("ok"), t.Literal("failed")]),
+        token_delta: N(t.String({ description: "net change of the treasury + reserve wallets' balance" })),
+        token_delta_raw: t.String(),
+        amount_moved: N(t.String()),
+        found_via: t.String(),
+      }),
+    ),
+    sync: t.Object({ freshness_status: Freshness, last_sync_at_utc: N(t.String()), age_hours: N(t.Number()) }),
+  }),
+
+  holderCache: Envelope({ proof: t.Literal("holder_cache_freshness"), ...header, holders: N(t.Integer()), accounts_scanned: N(t.Integer()), holders_source: N(t.Literal("onchain_scan")), scan_duration_ms: N(t.Integer()) }),
+  holderGrowth: Envelope({ proof: t.Literal("holder_growth_freshness"), ...header, holders: N(t.Integer()), previous_holders: N(t.Integer()), delta: N(t.Integer()), holder_snapshot_id: N(t.Integer()), points_available: t.Integer() }),
+  publicStatsCache: Envelope({ proof: t.Literal("public_stats_cache_freshness"), ...header, total_supply: N(t.String()), circulating_supply: N(t.String()), decimals: N(t.Integer()), slot: N(t.Integer()) }),
+  tokenDistribution: Envelope({ proof: t.Literal("token_distribution_freshness"), ...header, holders: N(t.Integer()), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct, total_raw: N(t.String()), denominator: t.String() }),
+  mintAuthorities: Envelope({
+    proof: t.Literal("token_mint_authorities"),
+    ...header,
+    mint_authority: N(t.String()),
+    freeze_authority: N(t.String()),
+    mint_authority_renounced: N(t.Boolean()),
+    freeze_authority_renounced: N(t.Boolean()),
+    expected_mint_authority: N(t.String()),
+    expected_freeze_authority: N(t.String()),
+    expectation_configured: t.Boolean(),
+    review_status: N(t.String({ description: "renounced | mint_authority_retained | freeze_authority_retained | both_retained" })),
+    expected_review_status: N(t.String()),
+    mismatch: N(t.Boolean()),
+    mismatch_fields: t.Array(t.String()),
+  }),
+  transactionSync: Envelope({
+    proof: t.Literal("transaction_sync_freshness"),
+    ...header,
+    new_signatures: N(t.Integer()),
+    stored: N(t.Integer()),
+    already_stored: N(t.Integer()),
+    gap_detected: N(t.Boolean()),
+    newest_signature: N(t.String()),
+    newest_slot: N(t.Integer()),
+    transactions_stored: N(t.Integer()),
+    cursors: t.Array(t.Object({ address: t.String(), last_signature: t.String(), last_slot: t.Integer(), updated_at: t.String() })),
+  }),
+  jobsRollup: Envelope({
+    proof: t.Literal("token_snapshot_jobs_rollup"),
+    generated_at_utc: t.String({ format: "date-time" }),
+    status: Freshness,
+    freshness_status: Freshness,
+    age_hours: N(t.Number()),
+    stale_after_hours: t.Number(),
+    reason: N(t.String()),
+    window_hours: t.Integer(),
+    jobs: t.Array(
+      t.Object({
+        job: t.String(),
+        freshness_status: Freshness,
+        snapshot_id: N(t.Integer()),
+        snapshot_at_utc: N(t.String()),
+        job_run_id: N(t.Integer()),
+        age_hours: N(t.Number()),
+        stale_after_hours: t.Number(),
+        runs_24h: t.Integer(),
+        failures_24h: t.Integer(),
+        consecutive_failures: t.Integer(),
+        last_success_at: N(t.String()),
+      }),
+    ),
+    trust_context: TrustContext,
+  }),
+
+  walletConcentration: Envelope({
+    generated_at_utc: t.String({ format: "date-time" }),
+    status: Freshness,
+    freshness_status: Freshness,
+    age_hours: N(t.Number()),
+    stale_after_hours: t.Number(),
+    reason: N(t.String()),
+    latest: N(t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct })),
+    trend_points: t.Array(t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct })),
+    denominator: t.String(),
+    trust_context: TrustContext,
+  }),
+};

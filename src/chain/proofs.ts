@@ -1,0 +1,176 @@
+import type { AppContext } from "../context";
+import { formatUnits, percentOf } from "./amounts";
+import { ageHours, freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
+import { CHAIN_JOBS, type ChainJob } from "./jobs";
+import { SCAN_METHOD } from "./scan-call";
+import { latestAuthority, latestGrowth, latestHolders, latestSync, latestToken, runStats } from "./store";
+import { MINT_AUTHORITY_METHOD, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
+import { TX_SYNC_METHOD } from "./tx-sync";
+
+// The seven public freshness proofs. Each is the latest immutable snapshot of one job, with its age against a
+// configured limit and its trust context; without TOKEN_MINT each says not_configured (never zeros).
+
+const mintOf = (ctx: AppContext) => ctx.config.chain.tokenMint ?? "";
+const limits = (ctx: AppContext) => ctx.config.chain.staleAfterHours;
+
+export function holderCacheProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? latestHolders(ctx.db.sqlite, mintOf(ctx)) : null;
+  return {
+    proof: "holder_cache_freshness" as const,
+    ...proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).holderCache),
+    holders: row?.holders ?? null,
+    accounts_scanned: row?.accounts_scanned ?? null,
+    holders_source: row ? ("onchain_scan" as const) : null,
+    scan_duration_ms: row?.duration_ms ?? null,
+  };
+}
+
+export function holderGrowthProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? latestGrowth(ctx.db.sqlite, mintOf(ctx)) : null;
+  const points = row ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_holder_growth WHERE mint = ?").get(mintOf(ctx)) as { n: number }).n : 0;
+  return {
+    proof: "holder_growth_freshness" as const,
+    ...proofHeader(ctx, "holder-growth", "chain_holder_growth", "latest chain_holder_snapshots row per run", row ? { ...row, rpc_host: latestHolders(ctx.db.sqlite, mintOf(ctx))?.rpc_host ?? null } : null, limits(ctx).holderGrowth),
+    holders: row?.holders ?? null,
+    previous_holders: row?.previous_holders ?? null,
+    delta: row?.delta ?? null,
+    holder_snapshot_id: row?.holder_snapshot_id ?? null,
+    points_available: points,
+  };
+}
+
+export function publicStatsCacheProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? latestToken(ctx.db.sqlite, mintOf(ctx)) : null;
+  return {
+    proof: "public_stats_cache_freshness" as const,
+    ...proofHeader(ctx, "token-snapshot", "chain_token_snapshots", TOKEN_SNAPSHOT_METHOD, row, limits(ctx).publicStatsCache),
+    total_supply: row ? formatUnits(BigInt(row.supply_raw), row.decimals) : null,
+    circulating_supply: row ? formatUnits(BigInt(row.circulating_raw), row.decimals) : null,
+    decimals: row?.decimals ?? null,
+    slot: row?.slot ?? null,
+  };
+}
+
+export function tokenDistributionProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? latestHolders(ctx.db.sqlite, mintOf(ctx)) : null;
+  const pct = (raw: string | undefined) => (row && raw !== undefined ? percentOf(BigInt(raw), BigInt(row.total_raw)) : null);
+  return {
+    proof: "token_distribution_freshness" as const,
+    ...proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).tokenDistribution),
+    holders: row?.holders ?? null,
+    top1_pct: pct(row?.top1_raw),
+    top5_pct: pct(row?.top5_raw),
+    top10_pct: pct(row?.top10_raw),
+    total_raw: row?.total_raw ?? null,
+    denominator: "sum of every token account balance in the scan (the supply at scan time)",
+  };
+}
+
+export function mintAuthoritiesProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? latestAuthority(ctx.db.sqlite, mintOf(ctx)) : null;
+  const chain = ctx.config.chain;
+  return {
+    proof: "token_mint_authorities" as const,
+    ...proofHeader(ctx, "mint-authority-snapshot", "chain_mint_authority_snapshots", MINT_AUTHORITY_METHOD, row, limits(ctx).mintAuthorities),
+    mint_authority: row?.mint_authority ?? null,
+    freeze_authority: row?.freeze_authority ?? null,
+    mint_authority_renounced: row ? row.mint_authority === null : null,
+    freeze_authority_renounced: row ? row.freeze_authority === null : null,
+    expected_mint_authority: chain.expectedMintAuthority ?? null,
+    expected_freeze_authority: chain.expectedFreezeAuthority ?? null,
+    expectation_configured: chain.expectedMintAuthority !== undefined || chain.expectedFreezeAuthority !== undefined,
+    review_status: row?.review_status ?? null,
+    expected_review_status: row?.expected_review_status ?? null,
+    mismatch: row ? row.mismatch === 1 : null,
+    mismatch_fields: row ? (JSON.parse(row.mismatch_fields) as string[]) : [],
+  };
+}
+
+export function transactionSyncProof(ctx: AppContext) {
+  const mint = mintOf(ctx);
+  const row = ctx.chain.configured ? latestSync(ctx.db.sqlite, mint) : null;
+  const stored = ctx.chain.configured ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_transactions WHERE mint = ?").get(mint) as { n: number }).n : null;
+  const cursors = ctx.chain.configured
+    ? (ctx.db.sqlite.query("SELECT address, last_signature, last_slot, updated_at FROM chain_sync_cursors WHERE mint = ? ORDER BY address").all(mint) as Array<{
+        address: string;
+        last_signature: string;
+        last_slot: number;
+        updated_at: string;
+      }>)
+    : [];
+  return {
+    proof: "transaction_sync_freshness" as const,
+    ...proofHeader(ctx, "transaction-sync", "chain_sync_runs", TX_SYNC_METHOD, row, limits(ctx).transactionSync),
+    new_signatures: row?.new_signatures ?? null,
+    stored: row?.stored ?? null,
+    already_stored: row?.already_stored ?? null,
+    gap_detected: row ? row.gap_detected === 1 : null,
+    newest_signature: row?.newest_signature ?? null,
+    newest_slot: row?.newest_slot ?? null,
+    transactions_stored: stored,
+    cursors,
+  };
+}
+
+const JOB_SOURCES: Record<ChainJob, { table: string; limit: (ctx: AppContext) => number }> = {
+  "token-snapshot": { table: "chain_token_snapshots", limit: (ctx) => limits(ctx).publicStatsCache },
+  "holders-snapshot": { table: "chain_holder_snapshots", limit: (ctx) => limits(ctx).holderCache },
+  "mint-authority-snapshot": { table: "chain_mint_authority_snapshots", limit: (ctx) => limits(ctx).mintAuthorities },
+  "transaction-sync": { table: "chain_sync_runs", limit: (ctx) => limits(ctx).transactionSync },
+  "holder-growth": { table: "chain_holder_growth", limit: (ctx) => limits(ctx).holderGrowth },
+};
+
+const SEVERITY: Record<Freshness, number> = { fresh: 0, stale: 1, missing: 2, not_configured: 3 };
+
+function jobEntry(ctx: AppContext, job: ChainJob, since: string) {
+  const src = JOB_SOURCES[job];
+  const latest = ctx.chain.configured
+    ? (ctx.db.sqlite.query(`SELECT id, taken_at, job_run_id FROM ${src.table} WHERE mint = ? ORDER BY id DESC LIMIT 1`).get(mintOf(ctx)) as { id: number; taken_at: string; job_run_id: number | null } | null)
+    : null;
+  const { status, age_hours } = freshnessOf(ctx, latest?.taken_at ?? null, src.limit(ctx));
+  const stats = runStats(ctx.db.sqlite, job, since);
+  return {
+    job,
+    freshness_status: status,
+    snapshot_id: latest?.id ?? null,
+    snapshot_at_utc: latest?.taken_at ?? null,
+    job_run_id: latest?.job_run_id ?? null,
+    age_hours,
+    stale_after_hours: src.limit(ctx),
+    runs_24h: stats.runs,
+    failures_24h: stats.failures,
+    consecutive_failures: stats.consecutive_failures,
+    last_success_at: stats.last_success_at,
+  };
+}
+
+/** Every chain job: its latest snapshot's freshness and its last day of runs. The worst one sets the status. */
+export function jobsRollupProof(ctx: AppContext) {
+  const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
+  const jobs = CHAIN_JOBS.map((job) => jobEntry(ctx, job, since));
+  const worst = jobs.reduce((w, j) => (SEVERITY[j.freshness_status] > SEVERITY[w.freshness_status] ? j : w), jobs[0]!);
+  const oldest = jobs.filter((j) => j.snapshot_at_utc).sort((a, b) => (a.snapshot_at_utc! < b.snapshot_at_utc! ? -1 : 1))[0];
+  const status = worst.freshness_status;
+  return {
+    proof: "token_snapshot_jobs_rollup" as const,
+    generated_at_utc: ctx.clock.now().toISOString(),
+    status,
+    freshness_status: status,
+    age_hours: oldest ? ageHours(ctx, oldest.snapshot_at_utc!) : null,
+    stale_after_hours: worst.stale_after_hours,
+    reason: status === "fresh" ? null : status === "not_configured" ? NOT_CONFIGURED_REASON : `${worst.job} is ${status}`,
+    window_hours: 24,
+    jobs,
+    trust_context: {
+      data_source: "solana_rpc" as const,
+      chain: "solana" as const,
+      mint: ctx.config.chain.tokenMint ?? null,
+      rpc_host: ctx.chain.endpoints[0]?.host ?? null,
+      snapshot_id: null,
+      job: "all chain jobs",
+      job_run_id: null,
+      method: "latest row per chain snapshot table + job_runs of the last 24 h",
+      table: "job_runs",
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { httpError, RpcCallError, timeoutError } from "./rpc-errors";
+import { ProgramAccountsScanner, type AccountSink } from "./scan-parser";
+import { AMOUNT_OFFSET, TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID } from "./solana";
+
+// getProgramAccounts outside @solana/web3.js on purpose: Connection.getProgramAccounts parses the whole reply
+// and builds a PublicKey and a Buffer per account — gigabytes at a million accounts. Here the request asks for
+// the amount bytes only (dataSlice) and the reply is read as a stream (scan-parser.ts).
+
+export interface ScanRequest {
+  mint: string;
+  /** Called once per attempt: a fresh sink, so a retried scan never counts a half-read reply. */
+  begin(): AccountSink;
+}
+
+export interface ScanResult {
+  accounts: number;
+  bytes: number;
+}
+
+export const SCAN_METHOD = `getProgramAccounts(${TOKEN_PROGRAM_ID}, dataSize=${TOKEN_ACCOUNT_SIZE}, memcmp@0=mint, dataSlice=${AMOUNT_OFFSET}+8, base64, streamed)`;
+
+export function scanBody(mint: string): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "getProgramAccounts",
+    params: [
+      TOKEN_PROGRAM_ID,
+      {
+        encoding: "base64",
+        commitment: "confirmed",
+        dataSlice: { offset: AMOUNT_OFFSET, length: 8 },
+        filters: [{ dataSize: TOKEN_ACCOUNT_SIZE }, { memcmp: { offset: 0, bytes: mint } }],
+      },
+    ],
+  });
+}
+
+export async function streamProgramAccounts(url: string, req: ScanRequest, timeoutMs: number): Promise<ScanResult> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: scanBody(req.mint), signal: abort.signal });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw httpError(res.status, res.headers.get("retry-after"));
+    }
+    if (!res.body) throw new RpcCallError("malformed", "malformed reply: no body", { retryable: true, hostFault: true });
+    const scanner = new ProgramAccountsScanner(req.begin());
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      scanner.push(value);
+    }
+    return scanner.end();
+  } catch (err) {
+    if (err instanceof RpcCallError) throw err;
+    if (abort.signal.aborted) throw timeoutError(timeoutMs);
+    throw new RpcCallError("network", `cannot read from the RPC node: ${(err as Error).message ?? String(err)}`, { retryable: true, hostFault: true });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,239 @@
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { formatUnits, percentOf } from "./amounts";
+import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl } from "./freshness";
+import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
+import { ChainUnavailableError } from "./rpc-errors";
+import { isAddress, SOL_DECIMALS } from "./solana";
+import { latestAuthority, latestHolders, latestSync, latestToken, type HolderSnapshotRow } from "./store";
+import { walletTokenBalance } from "./token-snapshot";
+
+// The chain domain's verbs for routes and other domains. Public answers say not_configured with a 200;
+// partner answers that cannot be given (no mint, no snapshot yet, RPC down) are 503 service_unavailable with
+// details.reason, so a partner's retry logic does the right thing and nobody reads zeros as data.
+
+export { rpcHealth } from "./rpc-log";
+export { jobsRollupProof, mintAuthoritiesProof } from "./proofs";
+
+const unavailable = (reason: "not_configured" | "no_snapshot" | "rpc_unavailable", message: string) =>
+  new AppError("service_unavailable", message, { details: { reason } });
+
+function requireConfigured(ctx: AppContext): string {
+  if (!ctx.chain.configured) throw unavailable("not_configured", `${NOT_CONFIGURED_REASON}; chain-backed partner routes answer 503 until an operator sets it`);
+  return ctx.config.chain.tokenMint!;
+}
+
+/** Decimals of the mint from the latest snapshot that knows them (token or mint-authority). */
+export function knownDecimals(ctx: AppContext): number | null {
+  const mint = ctx.config.chain.tokenMint;
+  if (!mint) return null;
+  return latestToken(ctx.db.sqlite, mint)?.decimals ?? latestAuthority(ctx.db.sqlite, mint)?.decimals ?? null;
+}
+
+export function tokenStatus(ctx: AppContext) {
+  const mint = requireConfigured(ctx);
+  const token = latestToken(ctx.db.sqlite, mint);
+  if (!token) throw unavailable("no_snapshot", "No token snapshot has been taken yet; the token-snapshot job runs on CHAIN_TOKEN_SNAPSHOT_CRON — retry later");
+  const holders = latestHolders(ctx.db.sqlite, mint);
+  const fmt = (raw: string) => formatUnits(BigInt(raw), token.decimals);
+  const limits = ctx.config.chain.staleAfterHours;
+  const tokenFresh = freshnessOf(ctx, token.taken_at, limits.publicStatsCache);
+  const holdersFresh = freshnessOf(ctx, holders?.taken_at ?? null, limits.holderCache);
+  return {
+    mint,
+    decimals: token.decimals,
+    rpc_url: primaryRpcUrl(ctx)!,
+    chain: {
+      total_supply: fmt(token.supply_raw),
+      treasury_balance: fmt(token.treasury_raw),
+      reserve_balance: fmt(token.reserve_raw),
+      tracked_treasury_balance: fmt(token.tracked_treasury_raw),
+      circulating_supply: fmt(token.circulating_raw),
+      holders: holders?.holders ?? null,
+      holders_source: holders ? ("onchain_scan" as const) : ("unavailable" as const),
+    },
+    raw: {
+      total_supply: token.supply_raw,
+      treasury_balance: token.treasury_raw,
+      reserve_balance: token.reserve_raw,
+      tracked_treasury_balance: token.tracked_treasury_raw,
+      circulating_supply: token.circulating_raw,
+    },
+    snapshot: {
+      token_snapshot_id: token.id,
+      taken_at_utc: token.taken_at,
+      age_hours: tokenFresh.age_hours,
+      freshness_status: tokenFresh.status,
+      stale_after_hours: limits.publicStatsCache,
+      holders_snapshot_id: holders?.id ?? null,
+      holders_taken_at_utc: holders?.taken_at ?? null,
+      holders_freshness_status: holdersFresh.status,
+    },
+  };
+}
+
+/** Sum of the amounts moved in synced, successful transactions of the last 24 h (exact, in JS BigInt). */
+function volume24hRaw(ctx: AppContext, mint: string): bigint {
+  const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
+  const rows = ctx.db.sqlite.query("SELECT amount_moved_raw FROM chain_transactions WHERE mint = ? AND block_time >= ? AND status = 'ok'").all(mint, since) as Array<{ amount_moved_raw: string }>;
+  return rows.reduce((s, r) => s + BigInt(r.amount_moved_raw), 0n);
+}
+
+export function publicStats(ctx: AppContext) {
+  const proof = publicStatsCacheProof(ctx);
+  const mint = ctx.config.chain.tokenMint;
+  const token = ctx.chain.configured && mint ? latestToken(ctx.db.sqlite, mint) : null;
+  const holders = ctx.chain.configured && mint ? latestHolders(ctx.db.sqlite, mint) : null;
+  const synced = ctx.chain.configured && mint ? latestSync(ctx.db.sqlite, mint) : null;
+  const rollup = ctx.chain.configured ? jobsRollupProof(ctx).jobs.find((j) => j.job === "token-snapshot") : null;
+  const lastError = proof.last_run && proof.last_run.ok === false ? proof.last_run.error : null;
+  return {
+    status: proof.status,
+    stats: {
+      total_supply: proof.total_supply,
+      circulating_supply: proof.circulating_supply,
+      decimals: proof.decimals,
+      holders: holders?.holders ?? null,
+      holders_cached: holders?.holders ?? null,
+      // The scan is exhaustive, so its count is also the on-chain lower bound (non-zero token accounts).
+      holders_onchain_lower_bound: holders?.holders ?? null,
+      holders_source: holders ? ("onchain_scan" as const) : null,
+      holders_snapshot_at_utc: holders?.taken_at ?? null,
+      volume_24h: token && synced ? formatUnits(volume24hRaw(ctx, mint!), token.decimals) : null,
+      volume_24h_source: synced ? ("synced_transactions" as const) : null,
+    },
+    cache: {
+      source: "chain_token_snapshots",
+      available: token !== null,
+      enabled: ctx.chain.configured,
+      reason: proof.reason,
+      cached_at_utc: token?.taken_at ?? null,
+      age_hours: proof.age_hours,
+      max_age_hours: proof.stale_after_hours,
+      source_error: lastError,
+      consecutive_failures: rollup?.consecutive_failures ?? 0,
+      proof_url: "/api/public/public-stats-cache-freshness.json",
+      proof_csv_url: "/api/public/public-stats-cache-freshness.csv",
+      proof_page_url: "/api/public/token-snapshot-jobs-rollup.json",
+    },
+    trust_context: proof.trust_context,
+  };
+}
+
+/** Live balances of one wallet. An invalid address is a 400; an unreachable RPC a 503 (never zeros). */
+export async function walletInfo(ctx: AppContext, wallet: string) {
+  if (!isAddress(wallet)) {
+    throw new AppError("invalid_query", "wallet_address must be a Solana address: base58 of 32 bytes", {
+      details: [{ field: "wallet_address", problem: "must be a Solana address: base58 of 32 bytes" }],
+    });
+  }
+  const mint = requireConfigured(ctx);
+  const lpMint = ctx.config.chain.lpMint;
+  try {
+    const [native, token, lp] = await Promise.all([
+      ctx.chain.lamports(wallet),
+      walletTokenBalance(ctx, wallet, mint),
+      lpMint ? walletTokenBalance(ctx, wallet, lpMint) : Promise.resolve(null),
+    ]);
+    const decimals = token.decimals ?? knownDecimals(ctx) ?? (await ctx.chain.tokenSupply(mint)).value.value.decimals;
+    const lpDecimals = lp ? (lp.decimals ?? (await ctx.chain.tokenSupply(lpMint!)).value.value.decimals) : null;
+    return {
+      wallet,
+      mint,
+      decimals,
+      native_balance: formatUnits(BigInt(native.value), SOL_DECIMALS),
+      native_balance_lamports: String(native.value),
+      token_balance: formatUnits(token.amount, decimals),
+      token_balance_raw: token.amount.toString(),
+      token_accounts: token.accounts,
+      lp_mint: lpMint ?? null,
+      lp_amount: lp && lpDecimals !== null ? formatUnits(lp.amount, lpDecimals) : null,
+      lp_amount_raw: lp ? lp.amount.toString() : null,
+      rpc_host: token.host,
+      fetched_at_utc: ctx.clock.now().toISOString(),
+    };
+  } catch (err) {
+    if (err instanceof ChainUnavailableError) throw unavailable("rpc_unavailable", `Solana RPC unavailable: ${err.message}`);
+    throw err;
+  }
+}
+
+export function latestTransactions(ctx: AppContext, limit: number) {
+  const mint = ctx.config.chain.tokenMint;
+  const configured = ctx.chain.configured && Boolean(mint);
+  const sync = configured ? latestSync(ctx.db.sqlite, mint!) : null;
+  const fresh = freshnessOf(ctx, sync?.taken_at ?? null, ctx.config.chain.staleAfterHours.transactionSync);
+  const decimals = knownDecimals(ctx);
+  const rows = configured
+    ? (ctx.db.sqlite
+        .query("SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via FROM chain_transactions WHERE mint = ? ORDER BY slot DESC, signature LIMIT ?")
+        .all(mint!, limit) as Array<{ signature: string; slot: number; block_time: string | null; status: "ok" | "failed"; token_delta_raw: string; amount_moved_raw: string; found_via: string }>)
+    : [];
+  return {
+    status: fresh.status,
+    reason: configured ? null : NOT_CONFIGURED_REASON,
+    count: rows.length,
+    query: { limit },
+    decimals,
+    rows: rows.map((r) => ({
+      signature: r.signature,
+      block_time: r.block_time,
+      slot: r.slot,
+      status: r.status,
+      // null only before any snapshot has told us the decimals; the raw value is always there.
+      token_delta: decimals === null ? null : formatUnits(BigInt(r.token_delta_raw), decimals),
+      token_delta_raw: r.token_delta_raw,
+      amount_moved: decimals === null ? null : formatUnits(BigInt(r.amount_moved_raw), decimals),
+      found_via: r.found_via,
+    })),
+    sync: { freshness_status: fresh.status, last_sync_at_utc: sync?.taken_at ?? null, age_hours: fresh.age_hours },
+  };
+}
+
+const concentrationOf = (row: HolderSnapshotRow) => {
+  const total = BigInt(row.total_raw);
+  return {
+    snapshot_id: row.id,
+    taken_at_utc: row.taken_at,
+    holders: row.holders,
+    top1_pct: percentOf(BigInt(row.top1_raw), total),
+    top5_pct: percentOf(BigInt(row.top5_raw), total),
+    top10_pct: percentOf(BigInt(row.top10_raw), total),
+  };
+};
+
+/** The latest concentration and a daily trend (the last snapshot of each UTC day, up to 90 days). */
+export function walletConcentration(ctx: AppContext) {
+  const mint = ctx.config.chain.tokenMint;
+  const configured = ctx.chain.configured && Boolean(mint);
+  const latest = configured ? latestHolders(ctx.db.sqlite, mint!) : null;
+  const daily = configured
+    ? (ctx.db.sqlite
+        .query("SELECT * FROM chain_holder_snapshots WHERE id IN (SELECT MAX(id) FROM chain_holder_snapshots WHERE mint = ?1 GROUP BY substr(taken_at, 1, 10)) ORDER BY id DESC LIMIT 90")
+        .all(mint!) as HolderSnapshotRow[])
+    : [];
+  const limit = ctx.config.chain.staleAfterHours.tokenDistribution;
+  const fresh = freshnessOf(ctx, latest?.taken_at ?? null, limit);
+  return {
+    generated_at_utc: ctx.clock.now().toISOString(),
+    status: fresh.status,
+    freshness_status: fresh.status,
+    age_hours: fresh.age_hours,
+    stale_after_hours: limit,
+    reason: configured ? (latest ? null : "no holders snapshot has been taken yet") : NOT_CONFIGURED_REASON,
+    latest: latest ? concentrationOf(latest) : null,
+    trend_points: daily.reverse().map(concentrationOf),
+    denominator: "sum of every token account balance in the scan (the supply at scan time)",
+    trust_context: {
+      data_source: "solana_rpc" as const,
+      chain: "solana" as const,
+      mint: mint ?? null,
+      rpc_host: latest?.rpc_host ?? ctx.chain.endpoints[0]?.host ?? null,
+      snapshot_id: latest?.id ?? null,
+      job: "holders-snapshot",
+      job_run_id: latest?.job_run_id ?? null,
+      method: latest?.method ?? "getProgramAccounts scan",
+      table: "chain_holder_snapshots",
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import type { ConfirmedSignatureInfo, ParsedTransactionWithMeta, TokenBalance } from "@solana/web3.js";
+import type { AppContext } from "../context";
+import { parseRaw } from "./amounts";
+import { insertRow } from "./store";
+
+// transaction-sync: for each tracked address (treasury and reserve wallets, and the mint), the signatures newer
+// than the last one stored (`until`), fetched oldest first and stored once each (the signature is the primary
+// key). The cursor moves with every stored signature, in the same SQLite transaction, so a run that dies half
+// way resumes where it stopped and a repeated run finds nothing new.
+
+export const TX_SYNC_METHOD = "getSignaturesForAddress(until = last stored) + getTransaction(jsonParsed) per new signature";
+const PAGE = 1000;
+
+interface Counts {
+  found: number;
+  stored: number;
+  already: number;
+  gap: boolean;
+  newest: { signature: string; slot: number } | null;
+}
+
+/** Net change of the tracked owners' balances of the mint, and the amount moved (sum of the increases). */
+export function tokenDeltas(tx: ParsedTransactionWithMeta, mint: string, tracked: ReadonlySet<string>) {
+  const meta = tx.meta;
+  if (!meta) throw new Error("transaction without meta: cannot tell what it moved");
+  const byAccount = new Map<number, { owner: string | null; pre: bigint; post: bigint }>();
+  const add = (list: TokenBalance[] | null | undefined, side: "pre" | "post") => {
+    for (const b of list ?? []) {
+      if (b.mint !== mint) continue; // other mints in the same transaction (LP tokens, fees) are not ours
+      const entry = byAccount.get(b.accountIndex) ?? { owner: b.owner ?? null, pre: 0n, post: 0n };
+      entry[side] = parseRaw(b.uiTokenAmount.amount, "token balance");
+      entry.owner ??= b.owner ?? null;
+      byAccount.set(b.accountIndex, entry);
+    }
+  };
+  add(meta.preTokenBalances, "pre");
+  add(meta.postTokenBalances, "post");
+  let delta = 0n;
+  let moved = 0n;
+  for (const e of byAccount.values()) {
+    const d = e.post - e.pre;
+    if (e.owner !== null && tracked.has(e.owner)) delta += d;
+    if (d > 0n) moved += d;
+  }
+  return { status: meta.err ? ("failed" as const) : ("ok" as const), delta, moved };
+}
+
+async function newSignatures(ctx: AppContext, address: string, until: string | undefined, hosts: Set<string>) {
+  const cap = until ? ctx.config.chain.tx.maxPerRun : ctx.config.chain.tx.backfillLimit;
+  const found: ConfirmedSignatureInfo[] = [];
+  let before: string | undefined;
+  let complete = false;
+  while (found.length < cap) {
+    const limit = Math.min(PAGE, cap - found.length);
+    const { value: page, host } = await ctx.chain.signatures(address, { until, before, limit });
+    hosts.add(host);
+    found.push(...page);
+    if (page.length < limit) {
+      complete = true;
+      break;
+    }
+    before = page[page.length - 1]!.signature;
+  }
+  // With a cursor, stopping before `until` was reached leaves signatures unseen between the two: a gap.
+  return { found, gap: Boolean(until) && !complete };
+}
+
+async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySet<string>, runId: number | null, hosts: Set<string>): Promise<Counts> {
+  const db = ctx.db.sqlite;
+  const mint = ctx.config.chain.tokenMint!;
+  const cursor = db.query("SELECT last_signature FROM chain_sync_cursors WHERE mint = ? AND address = ?").get(mint, address) as { last_signature: string } | null;
+  const { found, gap } = await newSignatures(ctx, address, cursor?.last_signature, hosts);
+  const exists = db.query("SELECT 1 FROM chain_transactions WHERE signature = ?");
+  const insertTx = db.query(
+    `INSERT OR IGNORE INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const moveCursor = db.query(
+    `INSERT INTO chain_sync_cursors (mint, address, last_signature, last_slot, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT (mint, address) DO UPDATE SET last_signature = ?3, last_slot = ?4, updated_at = ?5`,
+  );
+  const counts: Counts = { found: found.length, stored: 0, already: 0, gap, newest: null };
+  for (const info of [...found].reverse()) {
+    const now = ctx.clock.now().toISOString();
+    if (exists.get(info.signature)) {
+      counts.already++;
+      moveCursor.run(mint, address, info.signature, info.slot, now);
+    } else {
+      const { value: tx, host } = await ctx.chain.parsedTransaction(info.signature);
+      hosts.add(host);
+      // Not yet served at this commitment: stop here, the next run resumes from the cursor.
+      if (!tx) throw new Error(`transaction ${info.signature} is not available from the RPC node yet`);
+      const d = tokenDeltas(tx, mint, tracked);
+      const blockTime = tx.blockTime ?? info.blockTime ?? null;
+      db.transaction(() => {
+        insertTx.run(info.signature, mint, tx.slot, blockTime === null ? null : new Date(blockTime * 1000).toISOString(), d.status, d.delta.toString(), d.moved.toString(), address, runId, now);
+        moveCursor.run(mint, address, info.signature, info.slot, now);
+      })();
+      counts.stored++;
+    }
+    counts.newest = { signature: info.signature, slot: info.slot };
+  }
+  return counts;
+}
+
+export async function syncTransactions(ctx: AppContext, runId: number | null) {
+  const chain = ctx.config.chain;
+  const mint = chain.tokenMint!;
+  const tracked = new Set([...chain.treasuryWallets, ...chain.reserveWallets]);
+  const addresses = [...new Set([...chain.treasuryWallets, ...chain.reserveWallets, mint])];
+  const hosts = new Set<string>();
+  const t0 = performance.now();
+  const total: Counts = { found: 0, stored: 0, already: 0, gap: false, newest: null };
+  for (const address of addresses) {
+    const c = await syncAddress(ctx, address, tracked, runId, hosts);
+    total.found += c.found;
+    total.stored += c.stored;
+    total.already += c.already;
+    total.gap ||= c.gap;
+    if (c.newest && (!total.newest || c.newest.slot > total.newest.slot)) total.newest = c.newest;
+  }
+  const row = {
+    taken_at: ctx.clock.now().toISOString(),
+    job_run_id: runId,
+    mint,
+    addresses: addresses.length,
+    new_signatures: total.found,
+    stored: total.stored,
+    already_stored: total.already,
+    gap_detected: total.gap,
+    newest_signature: total.newest?.signature ?? null,
+    newest_slot: total.newest?.slot ?? null,
+    duration_ms: Math.round(performance.now() - t0),
+    rpc_host: [...hosts].join(",") || (ctx.chain.endpoints[0]?.host ?? ""),
+    method: TX_SYNC_METHOD,
+  };
+  return { id: insertRow(ctx, "chain_sync_runs", row), ...row };
+}

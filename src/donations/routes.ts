@@ -1,0 +1,37 @@
+import { Elysia } from "elysia";
+import { ownerOf } from "../auth/actors";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { outboxEmailSender } from "./email";
+import { DonationsModel as M } from "./model";
+import { getClaim, issueClaim, redeemClaim } from "./service";
+
+const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
+const tag = (summary: string) => ({ tags: ["partner"], summary });
+
+/** Donation claims (scope `donation`, live keys): issue, read, redeem exactly once. */
+export function donationRoutes(ctx: AppContext, guards: Guards) {
+  const idem = guards.partner.idempotency;
+  const email = outboxEmailSender({ sqlite: ctx.db.sqlite, clock: ctx.clock });
+  const read = { scope: "donation" as const };
+  const write = { scope: "donation" as const, mutation: true };
+  return new Elysia({ name: "herald:donations" })
+    .use(guards.partner.plugin)
+    .post("/api/partner/donation-claim", ({ partner, body }) => {
+      const owner = ownerOf(partner.actor);
+      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...issueClaim(ctx, owner, partner.actor.keyId, body, email) }));
+      ctx.dispatcher.nudge();
+      return out;
+    }, { partner: write, body: M.issueBody, response: { 200: M.issued, ...errs }, detail: tag("Issue a donation claim with an unguessable claim code; emails are queued, not sent") })
+    .get("/api/partner/donation-claims/:claim_code", ({ partner, params }) => ({
+      success: true as const,
+      claim: getClaim(ctx, ownerOf(partner.actor), params.claim_code),
+    }), { partner: read, params: M.codeParams, response: { 200: M.claimResponse, ...errs }, detail: tag("One of your donation claims; other partners' codes are 404") })
+    .post("/api/partner/donation-claims/:claim_code/redeem", ({ partner, params, body }) => {
+      const owner = ownerOf(partner.actor);
+      const out = idem.run(partner.idempotency, () => ({ success: true as const, claim: redeemClaim(ctx, owner, params.claim_code, body?.redeemed_by ?? null) }));
+      ctx.dispatcher.nudge();
+      return out;
+    }, { partner: write, params: M.codeParams, body: M.redeemBody, response: { 200: M.claimResponse, ...errs }, detail: tag("Redeem a claim: issued → redeemed exactly once; again → 409 claim_already_redeemed") });
+}

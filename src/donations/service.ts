@@ -1,0 +1,225 @@
+import type { Owner } from "../auth/actors";
+import type { AppContext } from "../context";
+import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
+import { getUserOrThrow, requireActiveUser } from "../partner/users";
+import { isSolanaAddress } from "../partner/solana-address";
+import { emitEvent } from "../webhooks/outbox";
+import type { EmailSender } from "./email";
+
+export const MAX_AMOUNT_DIGITS = 18;
+export const MAX_AMOUNT_DECIMALS = 9;
+/** A double holds 15 significant decimal digits exactly; past that a JSON number may already be rounded. */
+const MAX_NUMBER_SIGNIFICANT_DIGITS = 15;
+const CODE_BYTES = 20; // 160 bits: guessing one live code is hopeless even at millions of tries a second
+const CODE_PATTERN = /^dc_[a-z2-7]{32}$/;
+const EMAIL_PATTERN = /^[^\s@<>()",;:\\[\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+export interface IssueInput {
+  campaign_id: string;
+  amount: number | string;
+  recipient: { email?: string; wallet_address?: string };
+  user_id?: string | number;
+}
+
+interface ClaimRow {
+  id: number;
+  key_id: string;
+  campaign_id: string;
+  amount: string;
+  recipient_email: string | null;
+  recipient_wallet: string | null;
+  user_id: number | null;
+  claim_code: string;
+  status: "issued" | "redeemed" | "cancelled";
+  email_sent: number;
+  created_at: string;
+  redeemed_at: string | null;
+  redeemed_by: string | null;
+}
+
+/** Expands JS's shortest round-trip form ("1e-7", "1.5e+21") to plain digits, so it can be checked as a string. */
+function plainDigits(n: number): string {
+  const s = String(n);
+  const m = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s;
+  const digits = m[1]! + (m[2] ?? "");
+  const point = 1 + Number(m[3]);
+  if (point <= 0) return "0." + "0".repeat(-point) + digits;
+  if (point >= digits.length) return digits + "0".repeat(point - digits.length);
+  return `${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/**
+ * The amount as an exact, canonical decimal string ("012.50" → "12.5"), or the problem with it. Strings are
+ * taken digit for digit; numbers only when short enough that JSON parsing cannot have rounded them.
+ */
+export function parseAmount(raw: number | string): { value: string } | { problem: string } {
+  let text: string;
+  if (typeof raw === "number") {
+    if (!Number.isFinite(raw)) return { problem: "must be a finite number" };
+    if (raw <= 0) return { problem: "must be greater than 0" };
+    text = plainDigits(raw);
+    if (text.replace(".", "").replace(/^0+/, "").replace(/0+$/, "").length > MAX_NUMBER_SIGNIFICANT_DIGITS) {
+      return { problem: `has more than ${MAX_NUMBER_SIGNIFICANT_DIGITS} significant digits as a JSON number; send it as a decimal string` };
+    }
+  } else {
+    text = raw;
+  }
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!m) return { problem: 'must be a positive decimal such as "12.5" (digits, optional point; no sign, exponent or spaces)' };
+  const int = m[1]!.replace(/^0+(?=\d)/, "");
+  const frac = (m[2] ?? "").replace(/0+$/, "");
+  if (frac.length > MAX_AMOUNT_DECIMALS) return { problem: `must have at most ${MAX_AMOUNT_DECIMALS} decimal places` };
+  if ((int === "0" ? 0 : int.length) + frac.length > MAX_AMOUNT_DIGITS) return { problem: `must have at most ${MAX_AMOUNT_DIGITS} digits` };
+  if (int === "0" && frac === "") return { problem: "must be greater than 0" };
+  return { value: frac ? `${int}.${frac}` : int };
+}
+
+export const isEmail = (s: string): boolean => s.length <= 254 && EMAIL_PATTERN.test(s);
+
+/** Checks everything that needs no database, so a bad request fails before any transaction starts. */
+export function validateIssue(input: IssueInput): { amount: string; email: string | null; wallet: string | null } {
+  const problems: ProblemDetail[] = [];
+  const amount = parseAmount(input.amount);
+  if ("problem" in amount) problems.push({ field: "amount", problem: amount.problem });
+  const email = input.recipient.email ?? null;
+  const wallet = input.recipient.wallet_address ?? null;
+  if (email === null && wallet === null) problems.push({ field: "recipient", problem: "must have email or wallet_address (or both)" });
+  if (email !== null && !isEmail(email)) problems.push({ field: "recipient.email", problem: "must be an email address such as name@example.com" });
+  if (wallet !== null && !isSolanaAddress(wallet)) problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
+  if (problems.length) throw new ValidationError(`Invalid donation claim: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  return { amount: (amount as { value: string }).value, email, wallet };
+}
+
+const base32 = (bytes: Uint8Array): string => {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
+  return out;
+};
+
+export const newClaimCode = (ctx: Pick<AppContext, "rng">): string => "dc_" + base32(ctx.rng.bytes(CODE_BYTES));
+
+const claimUrl = (ctx: AppContext, code: string) => `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/claim/${code}`;
+
+/** Herald's emails are only queued, so `sent` appears once a future delivery worker marks a claim's email sent. */
+const emailStatusOf = (r: Pick<ClaimRow, "recipient_email" | "email_sent">) => (r.email_sent ? "sent" : r.recipient_email ? "queued" : "not_requested");
+
+export function claimView(ctx: AppContext, r: ClaimRow) {
+  return {
+    claim_id: r.id,
+    claim_code: r.claim_code,
+    claim_status: r.status,
+    campaign_id: r.campaign_id,
+    amount: r.amount,
+    recipient: { email: r.recipient_email, wallet_address: r.recipient_wallet },
+    user_id: r.user_id === null ? null : String(r.user_id),
+    partner_key_id: r.key_id,
+    email_sent: r.email_sent === 1,
+    email_status: emailStatusOf(r),
+    claim_url: claimUrl(ctx, r.claim_code),
+    created_at: r.created_at,
+    redeemed_at: r.redeemed_at,
+    redeemed_by: r.redeemed_by,
+  } as const;
+}
+
+function claimEmail(ctx: AppContext, to: string, campaignId: string, amount: string, code: string) {
+  return {
+    to,
+    subject: `Your donation claim for ${campaignId}`,
+    body: `A donation of ${amount} from campaign ${campaignId} is waiting for you.\n\nClaim it here: ${claimUrl(ctx, code)}\n\nClaim code: ${code}\n`,
+  };
+}
+
+/**
+ * Issues a claim: the row, its queued email and the `donation.claim` event in one transaction. Must run
+ * inside the caller's transaction (the idempotency store's), synchronously.
+ */
+export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: IssueInput, email: EmailSender) {
+  const valid = validateIssue(input);
+  const user = input.user_id === undefined ? null : getUserOrThrow(ctx, owner, input.user_id);
+  if (user) requireActiveUser(user);
+  const code = newClaimCode(ctx);
+  const now = ctx.clock.now().toISOString();
+  const outcome = valid.email ? email.send(claimEmail(ctx, valid.email, input.campaign_id, valid.amount, code)) : null;
+  const row = ctx.db.sqlite
+    .query(
+      `INSERT INTO donation_claims (partner, mode, key_id, campaign_id, amount, recipient_email, recipient_wallet, user_id, claim_code, status, email_sent, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', ?, ?) RETURNING *`,
+    )
+    .get(owner.partner, owner.mode, keyId, input.campaign_id, valid.amount, valid.email, valid.wallet, user?.id ?? null, code, outcome?.sent ? 1 : 0, now) as ClaimRow;
+  emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim", {
+    claim_code: code,
+    campaign_id: row.campaign_id,
+    amount: row.amount,
+    recipient: { email: row.recipient_email, wallet_address: row.recipient_wallet },
+    user_id: user ? String(user.id) : null,
+  });
+  const view = claimView(ctx, row);
+  return {
+    status: "issued" as const,
+    claim_status: "issued" as const,
+    claim_code: code,
+    partner_key_id: keyId,
+    claim_id: row.id,
+    campaign_id: row.campaign_id,
+    amount: row.amount,
+    email_sent: view.email_sent,
+    email_status: view.email_status,
+    claim_url: view.claim_url,
+    created_at: row.created_at,
+  };
+}
+
+/**
+ * One of this owner's claims, or 404. Another partner's code — or a sandbox code seen from live — is answered
+ * exactly like an unknown one, so a code never reveals who issued it.
+ */
+function getClaimOrThrow(ctx: AppContext, owner: Owner, code: string): ClaimRow {
+  const row = CODE_PATTERN.test(code)
+    ? (ctx.db.sqlite.query("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?").get(code, owner.partner, owner.mode) as ClaimRow | null)
+    : null;
+  if (!row) throw new NotFoundError("donation claim", code);
+  return row;
+}
+
+export const getClaim = (ctx: AppContext, owner: Owner, code: string) => claimView(ctx, getClaimOrThrow(ctx, owner, code));
+
+/**
+ * issued → redeemed, exactly once. The conditional UPDATE is the guard (not the SELECT before it): of any
+ * number of concurrent redeems, on one instance or several over one database, one changes the row.
+ */
+export function redeemClaim(ctx: AppContext, owner: Owner, code: string, redeemedBy: string | null) {
+  const row = getClaimOrThrow(ctx, owner, code);
+  const refuse = (r: ClaimRow) => {
+    if (r.status === "redeemed") {
+      return new AppError("claim_already_redeemed", `Claim ${code} was already redeemed at ${r.redeemed_at}`, { details: { claim_code: code, redeemed_at: r.redeemed_at } });
+    }
+    return new AppError("conflict", `Claim ${code} is ${r.status} and cannot be redeemed`, { details: { claim_code: code, claim_status: r.status } });
+  };
+  if (row.status !== "issued") throw refuse(row);
+  const now = ctx.clock.now().toISOString();
+  const updated = ctx.db.sqlite
+    .query("UPDATE donation_claims SET status = 'redeemed', redeemed_at = ?, redeemed_by = ? WHERE id = ? AND status = 'issued' RETURNING *")
+    .get(now, redeemedBy, row.id) as ClaimRow | null;
+  if (!updated) throw refuse(getClaimOrThrow(ctx, owner, code));
+  emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim_redeemed", {
+    claim_code: code,
+    campaign_id: updated.campaign_id,
+    amount: updated.amount,
+    redeemed_at: now,
+    redeemed_by: redeemedBy,
+  });
+  return claimView(ctx, updated);
+}

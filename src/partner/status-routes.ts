@@ -1,0 +1,34 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { PartnerModel } from "./model";
+import { PartnerStatusModel as M } from "./status-model";
+import { partnerStatus } from "./status-service";
+import { usageAnalytics } from "./usage-service";
+
+const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody };
+const tag = (summary: string) => ({ tags: ["partner"], summary });
+const DEFAULT_USAGE_HOURS = 24;
+
+/** Partner status and usage analytics: any valid live key, no scope; each key sees only its own traffic. */
+export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
+  const anyLiveKey = { mode: "live" as const };
+  return new Elysia({ name: "herald:partner-status" })
+    .use(guards.partner.plugin)
+    .get("/api/partner/status", ({ partner }) => ({ success: true as const, ...partnerStatus(ctx, partner.actor) }), {
+      partner: anyLiveKey,
+      query: PartnerModel.metaQuery,
+      response: { 200: M.status, ...errs },
+      detail: tag("This key's last hour: status, latency percentiles, request and webhook delivery health"),
+    })
+    .get("/api/partner/analytics/usage", ({ partner, query }) => ({
+      success: true as const,
+      ...usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS),
+    }), {
+      partner: anyLiveKey,
+      query: M.usageQuery,
+      response: { 200: M.usage, ...errs },
+      detail: tag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
+    });
+}

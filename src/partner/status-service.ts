@@ -1,0 +1,54 @@
+import type { PartnerActor } from "../auth/actors";
+import { ownerOf, type Owner } from "../auth/actors";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { deliveryHealth, deliverySloControls } from "../webhooks/deliveries";
+import { latencyMetrics, requestCounts, usageWindow } from "./usage-service";
+
+/** Status describes the last hour: the percentile window and the dead-letter look-back. */
+export const STATUS_WINDOW_HOURS = 1;
+
+function pingDatabaseOrThrow(ctx: AppContext): void {
+  try {
+    ctx.db.sqlite.query("SELECT 1").get();
+  } catch (err) {
+    throw new AppError("db_unavailable", "The database did not answer; retry with backoff", { internal: String(err), cause: err });
+  }
+}
+
+/** Dead letters of this owner in the window: the only partner-visible sign that deliveries need attention. */
+function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): number {
+  const row = ctx.db.sqlite
+    .query("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?")
+    .get(owner.partner, owner.mode, sinceIso) as { n: number };
+  return row.n;
+}
+
+/**
+ * GET /api/partner/status for one key. overall_status is `ok` when the database answers and none of this
+ * owner's webhook deliveries was dead-lettered in the last hour, `degraded` (with reasons) when one was;
+ * older dead letters stay visible in webhook_delivery_health but no longer colour the status.
+ */
+export function partnerStatus(ctx: AppContext, actor: PartnerActor) {
+  pingDatabaseOrThrow(ctx);
+  ctx.requestLog.flush(); // buffered off the request path: include the latest requests
+  const owner = ownerOf(actor);
+  const w = usageWindow(ctx, STATUS_WINDOW_HOURS);
+  const counts = requestCounts(ctx, actor.keyId, w);
+  const latency = latencyMetrics(ctx, actor.keyId, w);
+  const deadLetters = recentDeadLetters(ctx, owner, w.startIso);
+  const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
+  const { samples: _samples, ...percentiles } = latency.overall;
+  return {
+    overall_status: reasons.length ? ("degraded" as const) : ("ok" as const),
+    status_reasons: reasons,
+    key_id: actor.keyId,
+    key_mode: actor.mode,
+    window: { hours: w.hours, start_utc: w.startIso, end_utc: w.endIso },
+    endpoint_percentiles_available: latency.available,
+    endpoint_percentiles_ms: percentiles,
+    request_metrics: { total_requests: counts.total_requests, error_requests: counts.error_requests },
+    webhook_delivery_health: deliveryHealth(ctx, owner),
+    delivery_slo_controls: deliverySloControls(ctx),
+  };
+}

@@ -1,0 +1,64 @@
+import type { Owner } from "../auth/actors";
+import type { AppContext } from "../context";
+import { AppError, NotFoundError } from "../http/errors";
+import { FieldCheck } from "./user-fields";
+import type { WalletRow } from "./wallets-service";
+
+export const WALLET_STATE_MODEL = ["linked", "connected_session", "verified", "stale_verification", "hidden"] as const;
+
+const DAY_MS = 86_400_000;
+const days = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
+
+/**
+ * Freshness of a verification under the WALLET_REVERIFY_DAYS policy. Ages are whole days elapsed (floor), and
+ * a verification is stale once its age exceeds the policy: with 30, day 30 is still fresh, day 31 is stale.
+ */
+export function verificationOf(verifiedAt: string | null, now: Date, reverifyDays: number) {
+  if (!verifiedAt) {
+    return { verified: false, verified_at_utc: null, verification_age_days: null, freshness: "unverified" as const, status_text: "Not verified", reverify_days: reverifyDays };
+  }
+  const age = Math.max(0, Math.floor((now.getTime() - Date.parse(verifiedAt)) / DAY_MS));
+  const stale = age > reverifyDays;
+  const status_text = stale
+    ? `Verification is ${days(age)} old; re-verify (policy ${days(reverifyDays)})`
+    : age === 0
+      ? "Verified today"
+      : `Verified ${days(age)} ago`;
+  return { verified: true, verified_at_utc: verifiedAt, verification_age_days: age, freshness: stale ? ("stale" as const) : ("fresh" as const), status_text, reverify_days: reverifyDays };
+}
+
+/**
+ * GET /wallet-verification/{address}: the link's states, its verification freshness and its owner. An address
+ * not linked to one of THIS owner's users is a 404, even if another partner linked it.
+ */
+export function walletVerification(ctx: AppContext, owner: Owner, address: string, blockchainParam: string | undefined) {
+  const check = new FieldCheck();
+  const blockchain = check.blockchain(blockchainParam);
+  check.walletAddress(address, blockchain);
+  if (check.problems.length) {
+    throw new AppError("invalid_query", `Invalid wallet: ${check.problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: check.problems });
+  }
+  const row = ctx.db.sqlite
+    .query(
+      `SELECT w.*, u.external_id FROM wallet_links w JOIN partner_users u ON u.id = w.user_id
+       WHERE w.partner = ? AND w.mode = ? AND w.blockchain = ? AND w.wallet_address = ?`,
+    )
+    .get(owner.partner, owner.mode, blockchain!, address) as (WalletRow & { external_id: string }) | null;
+  if (!row) throw new NotFoundError(`${blockchain} wallet`, address);
+  // A verified flag without a timestamp (never written by Herald) counts as unverified: freshness needs an age.
+  const verification = verificationOf(row.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);
+  return {
+    wallet: row.wallet_address,
+    blockchain: row.blockchain,
+    wallet_states: {
+      linked: true,
+      connected_session: row.session_connected_at !== null,
+      verified: verification.verified,
+      stale_verification: verification.freshness === "stale",
+      hidden: row.is_hidden === 1,
+    },
+    verification,
+    owner: { user_id: row.user_id, external_id: row.external_id, is_primary: row.is_primary === 1, is_hidden: row.is_hidden === 1 },
+    state_model: [...WALLET_STATE_MODEL],
+  };
+}

@@ -1,0 +1,29 @@
+import type { TestApp } from "../support/app";
+import { signedJson, type TestKey } from "../support/partner";
+
+export const WALLET = "So11111111111111111111111111111111111111112";
+
+export const issue = (h: TestApp, key: TestKey, body: unknown, opts: { idempotencyKey?: string } = {}) =>
+  signedJson(h, key, "POST", "/api/partner/donation-claim", { body, ...opts });
+
+export const redeem = (h: TestApp, key: TestKey, code: string, body?: unknown) =>
+  signedJson(h, key, "POST", `/api/partner/donation-claims/${code}/redeem`, body === undefined ? {} : { body });
+
+export const getClaim = (h: TestApp, key: TestKey, code: string) => signedJson(h, key, "GET", `/api/partner/donation-claims/${code}`);
+
+/** A user row for an owner, written directly: the users routes are not what these tests are about. */
+export function insertUser(h: TestApp, partner: string, opts: { mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {}): number {
+  const now = h.clock.now().toISOString();
+  const row = h.ctx.db.sqlite
+    .query("INSERT INTO partner_users (partner, mode, external_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
+    .get(partner, opts.mode ?? "live", opts.externalId ?? `ext-${crypto.randomUUID()}`, opts.status ?? "active", now, now) as { id: number };
+  return row.id;
+}
+
+export const events = (h: TestApp, type: string) =>
+  (h.ctx.db.sqlite.query("SELECT partner, mode, data FROM events WHERE event_type = ? ORDER BY id").all(type) as Array<{ partner: string; mode: string; data: string }>).map((e) => ({
+    ...e,
+    data: JSON.parse(e.data),
+  }));
+
+export const count = (h: TestApp, table: string) => (h.ctx.db.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
