@@ -212,7 +212,9 @@ function describe(kind: Kind): string {
 }
 
 function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; problem?: string } {
-  const raw = env[name] ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback);
+  // An empty value means "unset" for optional variables (ADMIN_TOKEN= in an env file), not an invalid value.
+  const given = env[name] === "" && spec.fallback === undefined ? undefined : env[name];
+  const raw = given ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback);
   if (raw === undefined) return { value: undefined };
   const value = raw.trim();
   const bad = () => ({ problem: `${name}=${spec.secret ? "****" : JSON.stringify(raw)} is not valid: expected ${describe(spec.kind)}` });

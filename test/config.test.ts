@@ -38,3 +38,10 @@ test("the README documents every configuration variable", async () => {
   const missing = Object.keys(CONFIG_VARS).filter((name) => !readme.includes(`| \`${name}\` |`));
   expect(missing).toEqual([]);
 });
+
+test("an empty value means unset for optional variables, not invalid", () => {
+  const c = loadConfig({ ADMIN_TOKEN: "", HERALD_MASTER_KEY: "" });
+  expect(c.adminToken).toBeUndefined();
+  expect(c.masterKey).toBeUndefined();
+  expect(() => loadConfig({ PORT: "" })).toThrow(/PORT/);
+});

@@ -1,7 +1,6 @@
 import type { AppContext } from "../context";
 import { recordHolderGrowth, takeHoldersSnapshot } from "./holders-snapshot";
 import { pruneRpcCalls, RPC_CALLS_RETENTION_DAYS } from "./rpc-log";
-import { currentRunId } from "./store";
 import { takeMintAuthoritySnapshot, takeTokenSnapshot } from "./token-snapshot";
 import { syncTransactions } from "./tx-sync";
 
@@ -23,12 +22,11 @@ export function registerChainJobs(ctx: AppContext): void {
       pattern,
       description: configured ? description : `${description} (idle: TOKEN_MINT is not set)`,
       quietWhenIdle: !configured,
-      run: async () => {
+      run: async ({ runId }) => {
         if (!configured) {
           ctx.log.debug("chain job skipped: TOKEN_MINT is not set", { job: name });
           return { idle: true };
         }
-        const runId = currentRunId(ctx.db.sqlite, name);
         const out = (await work(runId)) as { id?: number } | undefined;
         ctx.log.info("chain snapshot written", { job: name, run_id: runId, snapshot_id: out?.id ?? null });
         return { idle: false };

@@ -129,14 +129,6 @@ export function growthTrend(db: Database, mint: string, limit: number): HolderGr
   return (db.query("SELECT * FROM chain_holder_growth WHERE mint = ? ORDER BY id DESC LIMIT ?").all(mint, limit) as HolderGrowthRow[]).reverse();
 }
 
-/**
- * The job_runs row of the run in progress, so snapshot rows can name the run that wrote them. The registry
- * inserts it before calling run(); `protect` keeps scheduled runs of one job from overlapping.
- */
-export function currentRunId(db: Database, job: string): number | null {
-  const row = db.query("SELECT id FROM job_runs WHERE name = ? AND finished_at IS NULL ORDER BY id DESC LIMIT 1").get(job) as { id: number } | null;
-  return row?.id ?? null;
-}
 
 export function lastRun(db: Database, job: string): JobRunRow | null {
   return db.query("SELECT id, name, started_at, finished_at, ok, error FROM job_runs WHERE name = ? AND finished_at IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1").get(job) as JobRunRow | null;

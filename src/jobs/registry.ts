@@ -14,7 +14,8 @@ export interface JobDefinition {
    * do; with quietWhenIdle such runs leave no job_runs row, so the table records work and failures, not ticks.
    */
   quietWhenIdle?: boolean;
-  run(): Promise<void | { idle: boolean }> | void | { idle: boolean };
+  /** `runId` is this run's job_runs row (null for a quiet run, whose row is written only if it did work). */
+  run(info: { runId: number | null; trigger: "schedule" | "manual" }): Promise<void | { idle: boolean }> | void | { idle: boolean };
 }
 
 export interface JobSummary {
@@ -133,7 +134,7 @@ export class JobRegistry {
     let idle = false;
     const work = (async () => {
       try {
-        const out = await def.run();
+        const out = await def.run({ runId: deferInsert ? null : id, trigger });
         idle = Boolean(out && typeof out === "object" && out.idle);
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
