@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "herald-openapi-"));
 const ctx = openContext(loadConfig({ HERALD_DB_PATH: join(dir, "herald.db"), LOG_LEVEL: "silent", JOBS_ENABLED: "0" }), { log: createLogger("silent") });
 try {
   const app = buildApp(ctx);
-  for (const path of ["/api/openapi.yaml"]) {
+  for (const path of ["/api/openapi.yaml", "/api/openapi-transparency.yaml"]) {
     const res = await app.handle(new Request(`http://localhost${path}`));
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
     const doc = YAML.parse(await res.text());

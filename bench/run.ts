@@ -10,6 +10,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   webhooks: () => import("./webhooks"),
   credit: () => import("./credit"),
   holders: () => import("./holders"),
+  redirect: () => import("./redirect"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])

@@ -42,6 +42,8 @@ export interface CaseResult {
   requests: number;
   /** Share of all cores other processes used during the measured wrk run (see WrkResult); null/absent if unknown. */
   other_cpu_share?: number | null;
+  /** Server CPU µs per request during the measured run (see WrkResult); null/absent if unknown. */
+  server_cpu_us_per_request?: number | null;
   /** This case's req/s over the baseline's, measured in the same run; 1 for the baseline itself. */
   ratio_vs_baseline: number | null;
 }
@@ -97,6 +99,12 @@ export interface WrkResult {
    * /proc; null off Linux). On a shared machine this says whether something else took CPU mid-run.
    */
   other_cpu_share: number | null;
+  /**
+   * CPU time (user + system, µs) the harness's child processes other than wrk — i.e. the server(s) under test —
+   * used during the run, per completed request (from /proc; null off Linux). Unlike req/s, this hardly moves
+   * when other work shares the cores, so it is the steadier figure for comparing two servers.
+   */
+  server_cpu_us_per_request: number | null;
 }
 
 // Jiffies (USER_HZ, 100/s on Linux) of the whole machine and of one process, to tell our CPU from everyone else's.
@@ -138,7 +146,7 @@ export function parseDurationMs(text: string): number {
 }
 
 /** Parses `wrk --latency` output. Throws if a figure the report needs is missing. */
-export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share"> {
+export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share" | "server_cpu_us_per_request"> {
   const num = (re: RegExp) => {
     const m = re.exec(out);
     return m ? Number(m[1]) : null;
@@ -170,6 +178,7 @@ export async function runWrk(
   const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, ...headerArgs, url];
   const machineBefore = machineJiffies();
   const oursBefore = ourJiffies();
+  const serversBefore = new Map([...children].map((c) => [c.pid, processJiffies(c.pid)]));
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
   children.add(proc);
   const killer = setTimeout(() => proc.kill("SIGKILL"), (o.durationSeconds + 15) * 1000);
@@ -185,7 +194,10 @@ export async function runWrk(
     const others = machineAfter.busy - machineBefore.busy - (ourJiffies() - oursBefore) - wrkJiffies;
     other = Number(Math.max(0, others / (machineAfter.total - machineBefore.total)).toFixed(3));
   }
-  return { ...parseWrk(out), other_cpu_share: other };
+  const serverJiffies = [...serversBefore].reduce((sum, [pid, before]) => sum + Math.max(0, processJiffies(pid) - before), 0);
+  const parsed = parseWrk(out);
+  const perRequest = machineBefore && parsed.requests > 0 ? Number(((serverJiffies * 10_000) / parsed.requests).toFixed(2)) : null;
+  return { ...parsed, other_cpu_share: other, server_cpu_us_per_request: perRequest };
 }
 
 /**

@@ -13,6 +13,11 @@ import { donationRoutes } from "./donations/routes";
 import { partnerStatusRoutes } from "./partner/status-routes";
 import { salutesRoutes } from "./salutes/routes";
 import { chainRoutes } from "./chain/routes";
+import { audioShareRoutes } from "./audio-share/routes";
+import { statusRoutes } from "./status/routes";
+import { transparencyRoutes } from "./transparency/routes";
+import { developerRoutes } from "./developers/routes";
+import { sandboxRoutes } from "./sandbox/routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -37,6 +42,11 @@ export function buildApp(ctx: AppContext) {
     .use(partnerStatusRoutes(ctx, guards))
     .use(salutesRoutes(ctx, guards))
     .use(chainRoutes(ctx, guards))
+    .use(audioShareRoutes(ctx, guards))
+    .use(statusRoutes(ctx, guards))
+    .use(transparencyRoutes(ctx, guards))
+    .use(developerRoutes(ctx, guards))
+    .use(sandboxRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

@@ -14,6 +14,8 @@ import { Dispatcher } from "./webhooks/dispatcher";
 import { registerWebhookJobs } from "./webhooks/jobs";
 import type { ChainClient } from "./chain/client";
 import { registerChainJobs } from "./chain/jobs";
+import { registerAudioShareJobs } from "./audio-share/jobs";
+import { registerStatusJobs } from "./status/jobs";
 import { createChainClient } from "./chain/rpc-log";
 
 export interface ContextOptions {
@@ -53,5 +55,7 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   registerAuthJobs(ctx);
   registerWebhookJobs(ctx);
   registerChainJobs(ctx);
+  registerAudioShareJobs(ctx);
+  registerStatusJobs(ctx);
   return ctx;
 }

@@ -97,6 +97,17 @@ export const CONFIG_VARS = {
   CHAIN_STALE_TOKEN_DISTRIBUTION_HOURS: { kind: int(1, 8760), fallback: "3", doc: "Hours after which the token-distribution (concentration) proof is stale." },
   CHAIN_STALE_MINT_AUTHORITIES_HOURS: { kind: int(1, 8760), fallback: "13", doc: "Hours after which the mint-authorities proof is stale." },
   CHAIN_STALE_TRANSACTION_SYNC_HOURS: { kind: int(1, 8760), fallback: "1", doc: "Hours after which the transaction-sync proof is stale." },
+  // Public status (src/status; docs/status.md).
+  STATUS_POLICY_PATH: { kind: { type: "string", pattern: /^.*$/, allowed: "a file path" }, doc: "Status policy file (YAML or JSON): thresholds per check. Unset: the built-in default; unreadable or invalid: the default too, and GET /api/public/system-status/policy reports loaded=false with the error." },
+  STATUS_SNAPSHOT_CRON: { kind: CRON, fallback: "0 * * * * *", doc: "Schedule of the status-snapshot job (evaluates every check, stores a snapshot, opens and closes incidents)." },
+  STATUS_SNAPSHOT_RETENTION_DAYS: { kind: int(91, 3650), fallback: "100", doc: "Days of status snapshots and incidents kept (uptime, the 90-day bars and the badges read them)." },
+  // Audio-share links (src/audio-share; docs/audio-share.md).
+  AUDIO_SHARE_ALLOWED_HOSTS: { kind: { type: "list" }, fallback: "", doc: "Comma list of destination hosts share links may point at, besides PUBLIC_BASE_URL's host: `example.com`, `*.example.com` (subdomains only), `example.com:8443`, or an IP literal." },
+  AUDIO_SHARE_DENIED_HOSTS: { kind: { type: "list" }, fallback: "", doc: "Comma list of destination hosts always refused (same syntax; matches any port); wins over the allow list and the base host." },
+  AUDIO_SHARE_TRACK_AUTH: { kind: { type: "enum", values: ["off", "optional", "required"] }, fallback: "optional", doc: "Bearer auth on POST /api/public/audio-share-links/track: off (ignored), optional (a bearer, if sent, must be valid), required." },
+  AUDIO_SHARE_TRACK_DEDUPE_SECONDS: { kind: int(1, 7 * 86_400), fallback: "3600", doc: "A repeated track client_event_id inside this window is answered replay_reason=in_window_duplicate and not counted." },
+  AUDIO_SHARE_DEFAULT_EXPIRES_SECONDS: { kind: int(60, 30 * 86_400), fallback: "604800", doc: "Lifetime of a short link built without expires_in (expires_in itself is bounded to 60 s … 30 days)." },
+  AUDIO_SHARE_SIGNING_KEY: { kind: { type: "string", pattern: /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, allowed: "32 bytes as 64 hex characters or base64" }, secret: true, doc: "HMAC key of signed short links and of the daily click-hash salt. Unset: derived from the master key (HMAC of a fixed label)." },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
 
@@ -177,6 +188,19 @@ export interface Config {
       readonly mintAuthorities: number;
       readonly transactionSync: number;
     };
+  };
+  readonly status: {
+    readonly policyPath: string | undefined;
+    readonly snapshotCron: string;
+    readonly snapshotRetentionDays: number;
+  };
+  readonly audioShare: {
+    readonly allowedHosts: readonly string[];
+    readonly deniedHosts: readonly string[];
+    readonly trackAuth: "off" | "optional" | "required";
+    readonly trackDedupeSeconds: number;
+    readonly defaultExpiresSeconds: number;
+    readonly signingKey: string | undefined;
   };
   readonly webhooks: {
     readonly maxAttempts: number;
@@ -366,6 +390,19 @@ export function loadConfig(env: Env = process.env): Config {
         mintAuthorities: v.CHAIN_STALE_MINT_AUTHORITIES_HOURS,
         transactionSync: v.CHAIN_STALE_TRANSACTION_SYNC_HOURS,
       }),
+    }),
+    status: Object.freeze({
+      policyPath: unsetIfEmpty(v.STATUS_POLICY_PATH),
+      snapshotCron: v.STATUS_SNAPSHOT_CRON,
+      snapshotRetentionDays: v.STATUS_SNAPSHOT_RETENTION_DAYS,
+    }),
+    audioShare: Object.freeze({
+      allowedHosts: Object.freeze(v.AUDIO_SHARE_ALLOWED_HOSTS as string[]),
+      deniedHosts: Object.freeze(v.AUDIO_SHARE_DENIED_HOSTS as string[]),
+      trackAuth: v.AUDIO_SHARE_TRACK_AUTH,
+      trackDedupeSeconds: v.AUDIO_SHARE_TRACK_DEDUPE_SECONDS,
+      defaultExpiresSeconds: v.AUDIO_SHARE_DEFAULT_EXPIRES_SECONDS,
+      signingKey: unsetIfEmpty(v.AUDIO_SHARE_SIGNING_KEY),
     }),
     webhooks: Object.freeze({
       maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,

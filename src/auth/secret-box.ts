@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "../config";
@@ -23,6 +23,11 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(aad));
     const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return [VERSION, iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), ct.toString("base64url")].join(".");
+  }
+
+  /** A subkey for another purpose (HMAC-SHA256 over a fixed label): one master key, never two uses of it. */
+  derive(label: string): Buffer {
+    return createHmac("sha256", this.key).update(label).digest();
   }
 
   open(sealed: string, aad = ""): string {

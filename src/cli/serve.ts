@@ -3,6 +3,8 @@ import { openContext } from "../bootstrap";
 import type { Config } from "../config";
 import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
+import { flushAudioShareHits } from "../audio-share/hits";
+import { installNativeRedirects } from "../audio-share/redirect";
 
 /**
  * Runs the server until SIGTERM/SIGINT, then: stop accepting, let in-flight requests finish (up to
@@ -12,6 +14,8 @@ export async function serve(config: Config): Promise<void> {
   const ctx = openContext(config);
   const firstStart = prepareCredentials(ctx);
   const app = buildApp(ctx);
+  // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).
+  installNativeRedirects(app, ctx);
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
   app.listen({
@@ -43,6 +47,7 @@ export async function serve(config: Config): Promise<void> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
+      flushAudioShareHits(ctx);
       ctx.requestLog.stop();
       ctx.db.close();
       ctx.log.info("stopped cleanly");

@@ -38,7 +38,7 @@ export class RequestStates {
   }
 }
 
-function clientIp(ctx: AppContext, request: Request, server: Server<unknown> | null): string {
+export function clientIp(ctx: AppContext, request: Request, server: Server<unknown> | null): string {
   if (ctx.config.trustProxy) {
     // The RIGHTMOST entry is the one our proxy appended; everything left of it is whatever the client sent.
     const xff = request.headers.get("x-forwarded-for");

@@ -72,6 +72,18 @@ export const ERROR_CATALOG = {
   external_id_taken: entry(409, "external_id already used", "conflict", "fail_fast", "You already have a user with this external_id; fetch it with GET /api/partner/user-lookup?q=… instead of creating it again.", { endpoint_groups: ["partner", "sandbox"] }),
   username_taken: entry(409, "Username taken", "conflict", "fix_and_retry", "Another of your users has this username (compared case-insensitively); choose another.", { endpoint_groups: ["partner", "sandbox"] }),
   wallet_already_linked: entry(409, "Wallet linked to another user", "conflict", "fail_fast", "The address belongs to another of your users; find them with GET /api/partner/user-lookup?wallet=… and decide which user should own it.", { endpoint_groups: ["partner", "sandbox"] }),
+  // Audio-share (src/audio-share/catalogs.ts documents when each is answered; /api/public/audio-share-links/errors.json).
+  destination_host_denied: entry(400, "Destination host denied", "validation", "fix_and_retry", "The destination's host, scheme or form fails the audio-share host policy (details.host, details.reason); share a URL on an allowed host — see /api/public/audio-share-links/policy.json.", { endpoint_groups: ["audio-share"] }),
+  destination_invalid: entry(400, "Destination invalid", "validation", "fix_and_retry", "track_url or file_url is not a URL Herald can share: give an absolute https URL or a site-relative path starting with /.", { endpoint_groups: ["audio-share"] }),
+  channel_unknown: entry(400, "Unknown share channel", "validation", "fix_and_retry", "A channel in `channels` is not in /api/public/audio-share-links/channels.json; drop it or fix its spelling.", { endpoint_groups: ["audio-share"] }),
+  short_url_invalid: entry(400, "Not a short link of this service", "validation", "fix_and_retry", "short_url must be {base_url}/s/audio/<code> (or the path /s/audio/<code>).", { endpoint_groups: ["audio-share"] }),
+  short_link_not_found: entry(404, "Short link not found", "not_found", "fail_fast", "No short link has this code; check it, or build a new one.", { endpoint_groups: ["audio-share"] }),
+  short_link_expired: entry(410, "Short link expired", "not_found", "fail_fast", "The link's expires_at has passed; build a new link.", { endpoint_groups: ["audio-share"] }),
+  short_link_revoked: entry(410, "Short link revoked", "not_found", "fail_fast", "An operator revoked this link; do not share it again.", { endpoint_groups: ["audio-share"] }),
+  short_link_signature_invalid: entry(403, "Short link signature invalid", "authorization", "fail_fast", "The token or the stored link does not match its signature (tampered, or the signing key changed); build a new link.", { endpoint_groups: ["audio-share"] }),
+  track_auth_required: entry(401, "Track bearer token required", "authentication", "fail_fast", "Send Authorization: Bearer <track token>; X-Audio-Share-Track-Auth says required_missing_bearer.", { endpoint_groups: ["audio-share"] }),
+  track_auth_invalid: entry(401, "Track bearer token invalid", "authentication", "fail_fast", "The bearer token is unknown or revoked; ask the operators for a new one.", { endpoint_groups: ["audio-share"] }),
+  promotion_not_ready: entry(409, "Promotion not ready", "conflict", "fix_and_retry", "The partner's sandbox promotion report does not pass (details carries the report and its checklist); finish the failing items, or an operator promotes with force=true and a reason.", { endpoint_groups: ["admin", "sandbox"] }),
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -20,6 +20,7 @@ const TAGS = [
   { name: "system", description: "Health, readiness, metrics and API documents" },
   { name: "partner", description: "Signed partner API" },
   { name: "public", description: "Public status and proofs; no authentication" },
+  { name: "transparency", description: "Transparency data and the developer portal; no authentication" },
   { name: "admin", description: "Operator-only routes (admin bearer token)" },
 ];
 

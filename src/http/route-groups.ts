@@ -8,6 +8,9 @@ const PUBLIC_PREFIXES = [
   "/developers/",
   "/trust.json",
   "/status.json",
+  // The human status page, its RSS feed and badges (/status, /status/feed.rss, /status/badge/…).
+  "/status",
+  "/api/openapi-transparency.yaml",
   "/s/audio/",
 ] as const;
 

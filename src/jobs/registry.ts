@@ -78,6 +78,11 @@ export class JobRegistry {
     return !this.deps.disabled.includes(name);
   }
 
+  /** A quiet job's idle ticks leave no job_runs row, so "no recent row" does not mean "not running". */
+  isQuietWhenIdle(name: string): boolean {
+    return this.defs.get(name)?.quietWhenIdle === true;
+  }
+
   /** Schedules every enabled job. Tests never call this unless they ask for live scheduling. */
   start(): void {
     for (const def of this.defs.values()) {

@@ -12,6 +12,12 @@ export const SANDBOX_FIXTURE_ENDPOINTS = [
   "/api/partner/sandbox/webhooks",
   "/api/partner/sandbox/webhook-events",
   "/api/partner/sandbox/webhook-simulator/scenarios",
+  "/api/partner/sandbox/webhook-simulator/run",
+  "/api/partner/sandbox/donation-claim",
+  "/api/partner/sandbox/salutes/credit",
+  "/api/partner/sandbox/salutes/debit",
+  "/api/partner/sandbox/webhook-events/replay",
+  "/api/partner/sandbox/reset",
 ];
 
 /** What a key may do, and where its docs are. The same answer for the same key until the key changes. */

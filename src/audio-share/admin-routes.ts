@@ -1,0 +1,45 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { revokeLink } from "./link-verbs";
+import { AudioShareModel as M } from "./model";
+import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
+
+const errs = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+/** Operator routes: revoke a short link; issue, list and revoke /track bearer tokens. Each write is audited. */
+export function adminRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:audio-share-admin" })
+    .use(guards.admin.plugin)
+    .post(
+      "/admin/ops/audio-share-revocations/revoke",
+      ({ body, admin }) => ({ success: true as const, ...revokeLink(ctx, body.short_code, body.reason, admin.actor, admin.requestId) }),
+      { admin: true, body: M.revokeBody, response: { 200: M.revoked, ...errs }, detail: { summary: "Revoke a short link: it answers 410 from now on (audited)" } },
+    )
+    .post(
+      "/admin/audio-share/track-tokens",
+      ({ body, admin, set }) => {
+        const { token, ...view } = issueTrackToken(ctx, body.name, admin.actor, admin.requestId);
+        set.status = 201;
+        return { success: true as const, track_token: view, token };
+      },
+      { admin: true, body: M.tokenBody, response: { 201: M.tokenCreated, ...errs }, detail: { summary: "Issue a bearer token for POST /api/public/audio-share-links/track (shown once)" } },
+    )
+    .get(
+      "/admin/audio-share/track-tokens",
+      () => {
+        const tokens = listTrackTokens(ctx);
+        return { success: true as const, count: tokens.length, track_tokens: tokens };
+      },
+      { admin: true, response: { 200: M.tokenList, ...errs }, detail: { summary: "List track bearer tokens (never the tokens themselves)" } },
+    )
+    .post(
+      "/admin/audio-share/track-tokens/:token_id/revoke",
+      ({ params, admin }) => {
+        const { already_revoked, ...view } = revokeTrackToken(ctx, params.token_id, admin.actor, admin.requestId);
+        return { success: true as const, track_token: view, already_revoked };
+      },
+      { admin: true, params: M.tokenParams, response: { 200: M.tokenRevoked, ...errs }, detail: { summary: "Revoke a track bearer token" } },
+    );
+}

@@ -1,0 +1,172 @@
+import type { Database, Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { errorFields } from "../log";
+import { clientHash, dailySalt } from "./signing";
+
+// Redirect hits on /s/audio/<code>, counted the way Dub does: HEAD requests and known bots / link-preview
+// fetchers apart from people, and a person's click once per client per link per UTC hour (plus every click
+// in `clicks`). The redirect never waits on a write: hits are added up in memory and written in one
+// transaction about once a second (and on shutdown); "seen" dedupe lives in the database, so several
+// instances still count a client once.
+
+/** Link-preview fetchers, crawlers and HTTP libraries; matched case-insensitively anywhere in User-Agent. */
+export const BOT_USER_AGENTS = [
+  "bot", "crawler", "spider", "slurp", "facebookexternalhit", "facebot", "meta-externalagent", "twitterbot", "slackbot",
+  "slack-imgproxy", "discordbot", "telegrambot", "whatsapp", "linkedinbot", "embedly", "skypeuripreview", "applebot",
+  "googlebot", "bingbot", "bingpreview", "yandex", "baiduspider", "duckduckbot", "pinterest", "redditbot", "mastodon",
+  "vkshare", "iframely", "outbrain", "quora link preview", "snapchat", "viber", "line/", "kakaotalk", "zoominfo",
+  "headlesschrome", "phantomjs", "lighthouse", "curl/", "wget/", "python-requests", "python-urllib", "aiohttp",
+  "go-http-client", "okhttp", "java/", "node-fetch", "undici", "axios/", "libwww-perl", "httpclient", "postmanruntime",
+] as const;
+const BOT_RE = new RegExp(BOT_USER_AGENTS.map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "i");
+
+export type HitKind = "click" | "bot" | "head";
+
+/** A missing User-Agent is never a person's browser, so it counts as a bot. */
+export function classifyHit(method: string, userAgent: string | null): HitKind {
+  if (method === "HEAD") return "head";
+  if (!userAgent || BOT_RE.test(userAgent)) return "bot";
+  return "click";
+}
+
+interface Bucket {
+  linkId: number;
+  hour: string;
+  clicks: number;
+  bot: number;
+  head: number;
+  candidates: string[];
+}
+
+const MAX_SEEN_IN_MEMORY = 200_000;
+const FLUSH_INTERVAL_MS = 1000;
+const BUFFER_MAX_BUCKETS = 50_000;
+
+export class HitRecorder {
+  private buckets = new Map<string, Bucket>();
+  /** Clients already queued or written this hour (per process): spares the database most repeats. */
+  private seen = new Set<string>();
+  private seenHour = "";
+  private salt: { day: string; value: Buffer } | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly writeAll: (buckets: Bucket[]) => void;
+  private failures = 0;
+  dropped = 0;
+
+  constructor(private readonly ctx: AppContext) {
+    const db: Database = ctx.db.sqlite;
+    const markSeen: Statement = db.prepare("INSERT OR IGNORE INTO audio_share_click_seen (link_id, hour, client_hash) VALUES (?, ?, ?)");
+    const upsert: Statement = db.prepare(
+      `INSERT INTO audio_share_link_hits (link_id, hour, clicks, unique_clicks, bot_hits, head_hits) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+       ON CONFLICT (link_id, hour) DO UPDATE SET clicks = clicks + ?3, unique_clicks = unique_clicks + ?4, bot_hits = bot_hits + ?5, head_hits = head_hits + ?6`,
+    );
+    this.writeAll = db.transaction((buckets: Bucket[]) => {
+      for (const b of buckets) {
+        let unique = 0;
+        for (const h of b.candidates) unique += markSeen.run(b.linkId, b.hour, h).changes;
+        upsert.run(b.linkId, b.hour, b.clicks, unique, b.bot, b.head);
+      }
+    });
+  }
+
+  /** Called on the redirect path: a few map operations and, for a person's click, one SHA-256. */
+  record(linkId: number, kind: HitKind, ip: string, userAgent: string | null): void {
+    const now = this.ctx.clock.now().toISOString();
+    const hour = `${now.slice(0, 13)}:00:00Z`;
+    const key = `${linkId}|${hour}`;
+    let b = this.buckets.get(key);
+    if (!b) {
+      if (this.buckets.size >= BUFFER_MAX_BUCKETS) {
+        this.dropped++;
+        return;
+      }
+      b = { linkId, hour, clicks: 0, bot: 0, head: 0, candidates: [] };
+      this.buckets.set(key, b);
+    }
+    if (kind === "head") b.head++;
+    else if (kind === "bot") b.bot++;
+    else {
+      b.clicks++;
+      const hash = clientHash(this.saltFor(now.slice(0, 10)), ip, userAgent ?? "");
+      if (this.seenHour !== hour || this.seen.size >= MAX_SEEN_IN_MEMORY) {
+        this.seen = new Set();
+        this.seenHour = hour;
+      }
+      const seenKey = `${linkId}|${hash}`;
+      if (!this.seen.has(seenKey)) {
+        this.seen.add(seenKey);
+        b.candidates.push(hash);
+      }
+    }
+    this.startTimer();
+  }
+
+  get pending(): number {
+    return this.buckets.size;
+  }
+
+  /** Writes every buffered bucket in one transaction; on failure they are kept for the next try. */
+  flush(): number {
+    if (this.buckets.size === 0) {
+      this.stopTimer();
+      return 0;
+    }
+    const buckets = [...this.buckets.values()];
+    this.buckets = new Map();
+    try {
+      this.writeAll(buckets);
+      this.failures = 0;
+      return buckets.length;
+    } catch (err) {
+      // Kept for the next try (a transient SQLITE_BUSY), but not forever: a closed or broken database would
+      // otherwise keep the timer failing once a second.
+      if (++this.failures >= 10) {
+        this.dropped += buckets.length;
+        this.stopTimer();
+        this.ctx.log.error("audio-share hits dropped after repeated flush failures", { buckets: buckets.length, ...errorFields(err) });
+        return 0;
+      }
+      for (const b of buckets) if (!this.buckets.has(`${b.linkId}|${b.hour}`)) this.buckets.set(`${b.linkId}|${b.hour}`, b);
+      this.ctx.log.warn("audio-share hit flush failed", errorFields(err));
+      return 0;
+    }
+  }
+
+  stop(): void {
+    this.stopTimer();
+    this.flush();
+  }
+
+  private saltFor(day: string): Buffer {
+    if (this.salt?.day !== day) this.salt = { day, value: dailySalt(this.ctx, day) };
+    return this.salt.value;
+  }
+
+  // The timer runs only while there is something to write, so an idle app (or a closed test app) holds none.
+  private startTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
+    this.timer.unref?.();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+const recorders = new WeakMap<AppContext, HitRecorder>();
+
+export function hitRecorder(ctx: AppContext): HitRecorder {
+  let r = recorders.get(ctx);
+  if (!r) {
+    r = new HitRecorder(ctx);
+    recorders.set(ctx, r);
+  }
+  return r;
+}
+
+/** Shutdown: write what is buffered (serve calls this before the database closes). */
+export function flushAudioShareHits(ctx: AppContext): void {
+  recorders.get(ctx)?.stop();
+}

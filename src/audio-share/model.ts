@@ -1,0 +1,226 @@
+import { t } from "elysia";
+import { Envelope } from "../http/envelope";
+import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
+import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
+
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
+
+// Destinations may be longer than the policy's 2048 so that the policy, not the schema, answers (with the
+// catalog's destination_invalid and the field named).
+const destination = (description: string) => t.String({ maxLength: 8192, description });
+const prefer = source();
+const channels = t.String({ maxLength: 500, description: "Comma-separated channel ids or aliases from channels.json; default every channel" });
+const includeMeta = { include_meta: t.Optional(t.String()) };
+
+const Finding = t.Object({
+  code: t.String({ description: "From errors.json or warnings.json" }),
+  message: t.String(),
+  field: t.Optional(t.String()),
+  host: t.Optional(nullable(t.String())),
+  reason: t.Optional(t.String()),
+  param: t.Optional(t.String()),
+  channel: t.Optional(t.String()),
+});
+
+const Share = t.Object({
+  channel: t.String(),
+  kind: t.String(),
+  share_url: t.String(),
+  message: t.String(),
+  length: t.Integer(),
+  limit: nullable(t.Integer()),
+  truncated: t.Boolean(),
+});
+
+const Validation = {
+  valid: t.Boolean(),
+  destination_url: nullable(t.String()),
+  host: nullable(t.String()),
+  source: source(),
+  channels: t.Array(t.String()),
+  errors: t.Array(Finding),
+  warnings: t.Array(Finding),
+};
+
+const LinkView = {
+  short_code: t.String(),
+  short_url: t.String(),
+  destination_url: t.String(),
+  source: t.String(),
+  channel: nullable(t.String()),
+  title: nullable(t.String()),
+  signed: t.Boolean(),
+  signature_valid: t.Boolean(),
+  state: t.Union([t.Literal("active"), t.Literal("expired"), t.Literal("revoked")]),
+  created_at: t.String(),
+  expires_at: t.String(),
+  revoked_at: nullable(t.String()),
+};
+
+const HitCounts = { clicks: t.Integer(), unique_clicks: t.Integer(), bot_hits: t.Integer(), head_hits: t.Integer() };
+
+const TrackToken = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  created_at: t.String(),
+  created_by: t.String(),
+  last_used_at: nullable(t.String()),
+  revoked_at: nullable(t.String()),
+});
+
+const Channel = t.Object({
+  id: t.String(),
+  label: t.String(),
+  kind: t.String(),
+  template: nullable(t.String()),
+  max_message_length: nullable(t.Integer()),
+  link_length: nullable(t.Integer()),
+  capabilities: t.Object({ text: t.Boolean(), title: t.Boolean(), link_preview: t.Boolean(), intent_url: t.Boolean() }),
+  aliases: t.Array(t.String()),
+});
+
+const itemFields = {
+  track_url: t.Optional(destination("Track page: absolute URL or site-relative path")),
+  file_url: t.Optional(destination("Audio file: absolute URL or site-relative path")),
+  prefer: t.Optional(prefer),
+};
+
+export const AudioShareModel = {
+  buildQuery: t.Object({
+    ...itemFields,
+    title: t.Optional(t.String({ maxLength: 300 })),
+    text: t.Optional(t.String({ maxLength: 1000 })),
+    channels: t.Optional(channels),
+    token_mode: t.Optional(t.Literal("signed")),
+    use_short: t.Optional(t.Union([t.Literal("0"), t.Literal("1")])),
+    expires_in: t.Optional(t.Numeric({ minimum: EXPIRES_IN_MIN_SECONDS, maximum: EXPIRES_IN_MAX_SECONDS, multipleOf: 1, description: "Seconds until a short link expires (60 … 2592000)" })),
+    ...includeMeta,
+  }),
+  built: Envelope({
+    destination_url: t.String(),
+    source: source(),
+    title: nullable(t.String()),
+    text: nullable(t.String()),
+    channels: t.Array(t.String()),
+    share_urls: t.Record(t.String(), t.String(), { description: "channel id → share URL" }),
+    shares: t.Array(Share),
+    short_url: nullable(t.String()),
+    short_code: nullable(t.String()),
+    signed: t.Boolean(),
+    expires_at: nullable(t.String()),
+    token: nullable(t.String({ description: "Signed links: code.expires.signature, for POST /short/resolve" })),
+    warnings: t.Array(Finding),
+  }),
+  validateQuery: t.Object({ ...itemFields, channels: t.Optional(channels), ...includeMeta }),
+  validated: Envelope(Validation),
+  batchBody: t.Object(
+    {
+      defaults: t.Optional(t.Object({ channels: t.Optional(channels), prefer: t.Optional(prefer) }, { additionalProperties: false })),
+      items: t.Array(
+        t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), channels: t.Optional(channels) }, { additionalProperties: false }),
+        { minItems: 1, maxItems: BATCH_MAX_ITEMS },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  batch: Envelope({
+    count: t.Integer(),
+    valid_count: t.Integer(),
+    invalid_count: t.Integer(),
+    results: t.Array(t.Object({ index: t.Integer(), ...Validation })),
+  }),
+  previewQuery: t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), text: t.Optional(t.String({ maxLength: 1000 })), channels: t.Optional(channels), ...includeMeta }),
+  preview: Envelope({
+    destination_url: t.String(),
+    source: source(),
+    card: t.Object({ url: t.String(), host: t.String(), title: nullable(t.String()), description: nullable(t.String()) }),
+    shares: t.Array(Share),
+    warnings: t.Array(Finding),
+  }),
+  expandQuery: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }), ...includeMeta }),
+  expandBody: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
+  link: Envelope(LinkView),
+  resolveBody: t.Object({ code: t.String({ minLength: 1, maxLength: 200, description: "The short code, or the signed token code.expires.signature" }) }, { additionalProperties: false }),
+  resolved: Envelope({ ...LinkView, token_verified: t.Boolean(), expires_in_seconds: t.Integer() }),
+  trackBody: t.Object(
+    {
+      event_type: t.Union(TRACK_EVENT_TYPES.map((e) => t.Literal(e)), { description: TRACK_EVENT_TYPES.join(", ") }),
+      destination_url: destination("The URL that was shared (a short URL of this service counts for its link)"),
+      client_event_id: t.String({ pattern: "^[A-Za-z0-9._:-]{8,128}$", description: "Your id for this event (e.g. a UUID); retries reuse it" }),
+      short_code: t.Optional(t.String({ maxLength: 64 })),
+      channel: t.Optional(t.String({ maxLength: 32 })),
+    },
+    { additionalProperties: false },
+  ),
+  tracked: Envelope({
+    recorded: t.Boolean(),
+    duplicate: t.Boolean(),
+    replay_reason: nullable(t.Literal("in_window_duplicate")),
+    event_id: t.Integer(),
+    recorded_at: t.String(),
+    event_type: t.String(),
+    client_event_id: t.String(),
+    authenticated: t.Boolean(),
+  }),
+  channels: Envelope({ count: t.Integer(), channels: t.Array(Channel) }),
+  errors: Envelope({
+    count: t.Integer(),
+    errors: t.Array(t.Object({ code: t.String(), http_status: t.Integer(), title: t.String(), retry_class: t.String(), client_action: t.String(), when: t.String(), routes: t.Array(t.String()) })),
+    by_code: t.Record(t.String(), t.Any()),
+  }),
+  warnings: Envelope({
+    count: t.Integer(),
+    warnings: t.Array(t.Object({ code: t.String(), title: t.String(), when: t.String(), client_action: t.String() })),
+    by_code: t.Record(t.String(), t.Any()),
+  }),
+  guidance: Envelope({
+    discovery_order: t.Array(t.String()),
+    flows: t.Array(t.Object({ name: t.String(), steps: t.Array(t.String()) })),
+    limits: t.Record(t.String(), t.Any()),
+    track_auth: t.Record(t.String(), t.Any()),
+    checksum: t.Object({ header: t.String(), definition: t.String() }),
+    event_types: t.Array(t.String()),
+  }),
+  policy: Envelope({
+    base_url: t.String(),
+    base_host: t.String(),
+    allowed_hosts: t.Array(t.String()),
+    denied_hosts: t.Array(t.String()),
+    schemes: t.Array(t.String()),
+    max_url_length: t.Integer(),
+    redirect_params: t.Array(t.String()),
+    rules: t.Array(t.String()),
+    expires_in: t.Object({ min_seconds: t.Integer(), max_seconds: t.Integer(), default_seconds: t.Integer() }),
+  }),
+  health: Envelope({
+    status: t.Union([t.Literal("ok"), t.Literal("degraded")]),
+    database: t.String(),
+    signing_key: t.String({ description: "configured (AUDIO_SHARE_SIGNING_KEY) or derived (from the master key)" }),
+    track_auth: t.String(),
+    policy: t.Object({ allowed_hosts: t.Integer(), denied_hosts: t.Integer() }),
+    links: t.Object({ total: t.Integer(), active: t.Integer() }),
+    pending_hit_buckets: t.Integer(),
+    checked_at: t.String(),
+  }),
+  statsQuery: t.Object({ code: t.String({ minLength: 1, maxLength: 64 }), hours: t.Optional(t.Numeric({ minimum: 1, maximum: 720, multipleOf: 1 })), ...includeMeta }),
+  stats: Envelope({
+    short_code: t.String(),
+    state: t.String(),
+    created_at: t.String(),
+    expires_at: t.String(),
+    window_hours: t.Integer(),
+    totals: t.Object(HitCounts),
+    hourly: t.Array(t.Object({ hour: t.String(), ...HitCounts })),
+    track_events: t.Object({ count: t.Integer(), by_type: t.Record(t.String(), t.Integer()) }),
+  }),
+  codeParams: t.Object({ code: t.String({ description: "The short code (16 characters a-z, 2-7; case-insensitive)" }) }),
+  qrQuery: t.Object({ size: t.Optional(t.Numeric({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, multipleOf: 1, description: "PNG width and height in pixels (default 256)" })) }),
+  revokeBody: t.Object({ short_code: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+  revoked: Envelope({ short_code: t.String(), short_url: t.String(), revoked: t.Literal(true), revoked_at: t.String(), reason: t.String(), already_revoked: t.Boolean() }),
+  tokenBody: t.Object({ name: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$" }) }, { additionalProperties: false }),
+  tokenCreated: Envelope({ track_token: TrackToken, token: t.String({ description: "Shown once; send as Authorization: Bearer <token> on /track" }) }),
+  tokenList: Envelope({ count: t.Integer(), track_tokens: t.Array(TrackToken) }),
+  tokenParams: t.Object({ token_id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  tokenRevoked: Envelope({ track_token: TrackToken, already_revoked: t.Boolean() }),
+};

@@ -1,0 +1,45 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import { clientIp } from "../http/core";
+import { ErrorBody } from "../http/envelope";
+import { hitRecorder } from "./hits";
+import { AudioShareModel as M } from "./model";
+import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "./qr";
+import { followLink, REDIRECT_ROUTE, usableOrPage } from "./redirect";
+import { shortUrlOf } from "./short-links";
+
+const detail = (summary: string) => ({ tags: ["audio-share"], summary });
+const errs = { 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
+
+/**
+ * GET /s/audio/{code}: 302 to the destination; HEAD answers the same and is counted apart. Plus QR codes.
+ * `herald serve` answers the redirect itself through nativeRedirectRoutes (redirect.ts), the same followLink.
+ */
+export function redirectRoutes(ctx: AppContext) {
+  const hits = hitRecorder(ctx);
+  return new Elysia({ name: "herald:audio-share-redirects" })
+    .get(
+      REDIRECT_ROUTE,
+      ({ params, request, server, set }) => followLink(ctx, hits, request, params.code, clientIp(ctx, request, server), String(set.headers["x-request-id"] ?? "")),
+      { params: M.codeParams, response: errs, detail: detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)") },
+    )
+    .get(
+      "/s/audio/:code/qr.svg",
+      async ({ params, request, set }) => {
+        const link = usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
+        if (link instanceof Response) return link;
+        return new Response(await qrSvg(shortUrlOf(ctx, link.row.code)), { headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" } });
+      },
+      { params: M.codeParams, response: errs, detail: detail("QR code (SVG) of the short URL") },
+    )
+    .get(
+      "/s/audio/:code/qr.png",
+      async ({ params, query, request, set }) => {
+        const link = usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
+        if (link instanceof Response) return link;
+        const png = await qrPng(shortUrlOf(ctx, link.row.code), query.size ?? QR_PNG_DEFAULT_SIZE);
+        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "cache-control": "public, max-age=300" } });
+      },
+      { params: M.codeParams, query: M.qrQuery, response: { 400: ErrorBody, ...errs }, detail: detail("QR code (PNG, size 64…1024 px, default 256) of the short URL") },
+    );
+}

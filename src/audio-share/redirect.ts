@@ -1,0 +1,109 @@
+import type { Server } from "bun";
+import type { AppContext } from "../context";
+import { clientIp, errorResponse, type RequestState } from "../http/core";
+import { AppError } from "../http/errors";
+import { rateLimitHeaders } from "../http/rate-limit";
+import { requestIdFor } from "../http/request-id";
+import { classifyHit, hitRecorder, type HitRecorder } from "./hits";
+import { errorPage, prefersHtml } from "./pages";
+import { usableLinkOrThrow, type ResolvedLink } from "./short-links";
+
+// Following a short link. One function answers it (`followLink`); two doors lead to it: the Elysia route
+// (tests, app.handle) and a native Bun route that `herald serve` installs in front of Elysia, because the
+// redirect is the hottest path of a link shortener and Elysia's global hooks cost it about two thirds of its
+// throughput (bench/README.md). The native door repeats what the HTTP core does for every request — request id,
+// the public per-IP rate limit, the error envelope, metrics and the request log — and nothing else.
+
+export const REDIRECT_ROUTE = "/s/audio/:code";
+
+/** The link when it may be followed; otherwise the error page (browsers: Accept text/html) or a thrown AppError. */
+export function usableOrPage(ctx: AppContext, code: string, request: Request, requestId: string): ResolvedLink | Response {
+  try {
+    return usableLinkOrThrow(ctx, code);
+  } catch (err) {
+    if (err instanceof AppError && prefersHtml(request.headers.get("accept"))) return errorPage(err, requestId);
+    throw err;
+  }
+}
+
+/** 302 to the destination of a usable link, counting the hit (HEAD and bots apart). */
+export function followLink(ctx: AppContext, hits: HitRecorder, request: Request, code: string, ip: string, requestId: string): Response {
+  const link = usableOrPage(ctx, code, request, requestId);
+  if (link instanceof Response) return link;
+  const ua = request.headers.get("user-agent");
+  hits.record(link.row.id, classifyHit(request.method, ua), ip, ua);
+  // no-store: every click must reach us to be counted, and a revoked link must stop working at once.
+  return new Response(null, {
+    status: 302,
+    headers: { location: link.row.destination_url, "cache-control": "private, no-store", "x-robots-tag": "noindex", "x-request-id": requestId },
+  });
+}
+
+function newState(ctx: AppContext, request: Request, server: Server<unknown>): RequestState {
+  return {
+    id: requestIdFor(request.headers.get("x-request-id"), ctx.rng),
+    startedNs: Bun.nanoseconds(),
+    ip: clientIp(ctx, request, server),
+    rawBody: null,
+    partnerKeyId: null,
+    status: null,
+    errorCode: null,
+    headers: {},
+    parseError: null,
+  };
+}
+
+function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params: { code: string } }, state: RequestState): Response {
+  const limit = ctx.config.rateLimits.publicPerMin;
+  if (limit > 0) {
+    const decision = ctx.rateLimiter.hit("public", state.ip, limit);
+    Object.assign(state.headers, rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      return errorResponse(new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`), state);
+    }
+  }
+  try {
+    const res = followLink(ctx, hits, request, request.params.code, state.ip, state.id);
+    for (const [k, v] of Object.entries(state.headers)) res.headers.set(k, v);
+    return res;
+  } catch (err) {
+    if (err instanceof AppError) return errorResponse(err, state);
+    ctx.log.error("redirect failed", { request_id: state.id, error: (err as Error).message });
+    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+  }
+}
+
+/**
+ * Bun.serve routes for `herald serve`: GET and HEAD /s/audio/:code answered without Elysia. Same answers as the
+ * Elysia route (test/audio-share/native-redirect.test.ts checks both doors against each other).
+ */
+export function nativeRedirectRoutes(ctx: AppContext) {
+  const hits = hitRecorder(ctx);
+  const handle = (request: Request & { params: { code: string } }, server: Server<unknown>): Response => {
+    const state = newState(ctx, request, server);
+    const res = answer(ctx, hits, request, state);
+    const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
+    ctx.metrics.observeRequest(request.method, REDIRECT_ROUTE, res.status, latencyUs / 1e6);
+    ctx.requestLog.record({
+      at: ctx.clock.now().toISOString(),
+      method: request.method,
+      route: REDIRECT_ROUTE,
+      status: res.status,
+      latencyUs,
+      partnerKeyId: null,
+      clientIp: state.ip,
+      requestId: state.id,
+      errorCode: state.errorCode,
+    });
+    return res;
+  };
+  return { [REDIRECT_ROUTE]: { GET: handle, HEAD: handle } };
+}
+
+/**
+ * Puts the native redirect in front of Elysia when the app listens: Elysia merges `config.serve.routes` into
+ * the Bun.serve routes it builds (pinned elysia 1.4.30), and a native route wins over Elysia's own entry.
+ */
+export function installNativeRedirects(app: { config: { serve?: object } }, ctx: AppContext): void {
+  app.config.serve = { ...app.config.serve, routes: nativeRedirectRoutes(ctx) };
+}

@@ -1,0 +1,127 @@
+import { createHash } from "node:crypto";
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { AppError } from "../http/errors";
+import { adminRoutes } from "./admin-routes";
+import { CHECKSUM_HEADER, errorsCatalog, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, guidanceCatalog, TRACK_AUTH_HEADER, warningsCatalog } from "./catalogs";
+import { channelById, describeChannels } from "./channels";
+import { buildHostPolicy, describePolicy, type HostPolicy } from "./host-policy";
+import { audioShareHealth, expandShortUrl, linkStats, resolveCode } from "./link-verbs";
+import { AudioShareModel as M } from "./model";
+import { redirectRoutes } from "./redirect-routes";
+import { buildShare, previewShare, validateBatch, validateShare } from "./service";
+import { signingKeys } from "./signing";
+import { authenticateTrack, recordTrackEvent, type TrackAuth } from "./track";
+
+const BASE = "/api/public/audio-share-links";
+const errs = { 400: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
+const tag = (summary: string) => ({ tags: ["audio-share"], summary });
+
+/**
+ * Every JSON success of the audio-share API leaves as the exact bytes whose SHA-256 is in
+ * X-Audio-Share-Checksum (the canonical body is the body as sent, after include_meta).
+ */
+function withChecksum({ responseValue, set }: { responseValue: unknown; set: { status?: unknown; headers: Record<string, unknown> } }) {
+  if (responseValue === null || typeof responseValue !== "object" || responseValue instanceof Response) return;
+  const body = JSON.stringify(responseValue);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(set.headers)) if (v !== undefined) headers[k] = String(v);
+  headers["content-type"] = "application/json; charset=utf-8";
+  headers[CHECKSUM_HEADER] = createHash("sha256").update(body).digest("hex");
+  return new Response(body, { status: typeof set.status === "number" ? set.status : 200, headers });
+}
+
+function publicRoutes(ctx: AppContext, policy: HostPolicy) {
+  // Track auth is decided before the body is validated, so an unauthenticated caller learns nothing from it.
+  const trackAuth = new WeakMap<Request, TrackAuth>();
+  return new Elysia({ name: "herald:audio-share-api" })
+    .mapResponse(withChecksum)
+    .get(BASE, ({ query }) => ({ success: true as const, ...buildShare(ctx, policy, query) }), {
+      query: M.buildQuery,
+      response: { 200: M.built, ...errs },
+      detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
+    })
+    .get(`${BASE}/validate`, ({ query }) => ({ success: true as const, ...validateShare(policy, query) }), {
+      query: M.validateQuery,
+      response: { 200: M.validated, ...errs },
+      detail: tag("Check a destination and channels against the host policy; findings, never a failure status"),
+    })
+    .post(`${BASE}/validate/batch`, ({ body }) => ({ success: true as const, ...validateBatch(policy, body) }), {
+      body: M.batchBody,
+      response: { 200: M.batch, ...errs },
+      detail: tag("Validate up to 100 items; each is reported on its own"),
+    })
+    .get(`${BASE}/preview`, ({ query }) => ({ success: true as const, ...previewShare(policy, query) }), {
+      query: M.previewQuery,
+      response: { 200: M.preview, ...errs },
+      detail: tag("What each channel would show (message, length, truncation); issues nothing"),
+    })
+    .get(`${BASE}/expand`, ({ query }) => ({ success: true as const, ...expandShortUrl(ctx, query.short_url) }), {
+      query: M.expandQuery,
+      response: { 200: M.link, ...errs },
+      detail: tag("Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
+    })
+    .post(`${BASE}/expand`, ({ body }) => ({ success: true as const, ...expandShortUrl(ctx, body.short_url) }), {
+      body: M.expandBody,
+      response: { 200: M.link, ...errs },
+      detail: tag("Metadata of a short URL (JSON body)"),
+    })
+    .post(`${BASE}/short/resolve`, ({ body }) => ({ success: true as const, ...resolveCode(ctx, body.code) }), {
+      body: M.resolveBody,
+      response: { 200: M.resolved, 403: ErrorBody, ...errs },
+      detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
+    })
+    .post(
+      `${BASE}/track`,
+      ({ body, request, set }) => {
+        const auth = trackAuth.get(request) ?? { header: null, tokenId: null };
+        if (auth.header) set.headers[TRACK_AUTH_HEADER] = auth.header;
+        if (body.channel !== undefined && !channelById(body.channel)) {
+          throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, { details: [{ field: "channel", problem: "is not a known channel" }] });
+        }
+        const out = recordTrackEvent(ctx, policy, body, auth);
+        return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
+      },
+      {
+        transform({ request }) {
+          trackAuth.set(request, authenticateTrack(ctx, request.headers.get("authorization")));
+        },
+        body: M.trackBody,
+        response: { 200: M.tracked, 401: ErrorBody, ...errs },
+        detail: tag("Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH"),
+      },
+    )
+    .get(`${BASE}/stats`, ({ query }) => ({ success: true as const, ...linkStats(ctx, query.code, query.hours ?? 48) }), {
+      query: M.statsQuery,
+      response: { 200: M.stats, ...errs },
+      detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
+    })
+    .get(`${BASE}/channels.json`, () => {
+      const channels = describeChannels();
+      return { success: true as const, count: channels.length, channels };
+    }, { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") })
+    .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), { response: { 200: M.errors }, detail: tag("Audio-share error catalog") })
+    .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), { response: { 200: M.warnings }, detail: tag("Audio-share warning catalog") })
+    .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), { response: { 200: M.guidance }, detail: tag("Recommended call order, flows and limits") })
+    .get(`${BASE}/policy.json`, () => ({
+      success: true as const,
+      ...describePolicy(policy),
+      expires_in: { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: ctx.config.audioShare.defaultExpiresSeconds },
+    }), { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") })
+    .get(`${BASE}/health`, ({ set }) => {
+      const health = audioShareHealth(ctx, policy, signingKeys(ctx).source);
+      if (health.status !== "ok") set.status = 503;
+      return { success: true as const, ...health };
+    }, { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") });
+}
+
+/** The audio-share API, the /s/audio redirects and QR codes, and the operator routes. */
+export function audioShareRoutes(ctx: AppContext, guards: Guards) {
+  const policy = buildHostPolicy(ctx.config.publicBaseUrl, ctx.config.audioShare.allowedHosts, ctx.config.audioShare.deniedHosts);
+  return new Elysia({ name: "herald:audio-share" })
+    .use(publicRoutes(ctx, policy))
+    .use(redirectRoutes(ctx))
+    .use(adminRoutes(ctx, guards));
+}

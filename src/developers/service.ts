@@ -1,0 +1,158 @@
+import type { AppContext } from "../context";
+import { AppError, NotFoundError } from "../http/errors";
+import type { Deprecation, Registry } from "./registry";
+
+// The developer portal's verbs over the deprecation registry: the calendar, each entry's phase and
+// reminders, the headers a deprecated endpoint sends, and a partner's migration status.
+
+const DAY_MS = 86_400_000;
+
+export type Phase = "announced" | "deprecated" | "sunset";
+
+export function phaseOf(d: Deprecation, now: Date): Phase {
+  const t = now.getTime();
+  if (t >= Date.parse(d.sunset_at)) return "sunset";
+  return t >= Date.parse(d.deprecated_at) ? "deprecated" : "announced";
+}
+
+const daysUntil = (iso: string, now: Date) => Math.ceil((Date.parse(iso) - now.getTime()) / DAY_MS);
+
+/**
+ * The headers every endpoint of a deprecation sends (and the simulator shows):
+ * - Deprecation (RFC 9745): a structured-field date, `@` + unix seconds; a future date announces it.
+ * - Sunset (RFC 8594): an HTTP-date after which the endpoint stops answering.
+ * - Link: rel="deprecation" to this registry entry (RFC 9745), rel="sunset" to the migration guide (RFC 8594).
+ */
+export function deprecationHeaders(base: string, d: Deprecation): Record<string, string> {
+  const abs = (p: string) => (p.startsWith("/") ? `${base}${p}` : p);
+  return {
+    Deprecation: `@${Math.floor(Date.parse(d.deprecated_at) / 1000)}`,
+    Sunset: new Date(d.sunset_at).toUTCString(),
+    Link: `<${base}/developers/deprecations.json#${d.id}>; rel="deprecation"; type="application/json", <${abs(d.migration_guide)}>; rel="sunset"`,
+  };
+}
+
+function reminders(reg: Registry, d: Deprecation, now: Date) {
+  return reg.policy.reminder_days_before_sunset.map((days) => {
+    const at = new Date(Date.parse(d.sunset_at) - days * DAY_MS).toISOString();
+    return { days_before_sunset: days, at, sent: at <= now.toISOString() };
+  });
+}
+
+export function entryView(ctx: AppContext, reg: Registry, d: Deprecation) {
+  const now = ctx.clock.now();
+  return {
+    id: d.id,
+    title: d.title,
+    description: d.description,
+    endpoints: d.endpoints,
+    replacement: d.replacement ?? null,
+    announced_at: d.announced_at,
+    deprecated_at: d.deprecated_at,
+    sunset_at: d.sunset_at,
+    phase: phaseOf(d, now),
+    days_until_sunset: daysUntil(d.sunset_at, now),
+    reminders: reminders(reg, d, now),
+    migration_guide: d.migration_guide,
+    headers: deprecationHeaders(ctx.config.publicBaseUrl, d),
+  };
+}
+
+/** Entries already announced (future announcements are not published early), soonest sunset first. */
+export function published(ctx: AppContext, reg: Registry): Deprecation[] {
+  const now = ctx.clock.now().toISOString();
+  return reg.deprecations.filter((d) => d.announced_at <= now).sort((a, b) => (a.sunset_at < b.sunset_at ? -1 : a.sunset_at > b.sunset_at ? 1 : 0));
+}
+
+/** GET /developers/deprecations.json */
+export function calendar(ctx: AppContext, reg: Registry) {
+  const entries = published(ctx, reg).map((d) => entryView(ctx, reg, d));
+  const upcoming = entries.filter((e) => e.phase !== "sunset");
+  return {
+    generated_at_utc: ctx.clock.now().toISOString(),
+    registry_version: reg.version,
+    registry_updated_at: reg.updated_at,
+    api_version: "v1",
+    policy: reg.policy,
+    sunsets_scheduled: upcoming.length > 0,
+    count: entries.length,
+    deprecations: entries,
+    links: { rss: "/developers/deprecations.rss", playbook: "/developers/deprecations-playbook.md", playbook_json: "/developers/deprecations-playbook.json", migration_status: "/developers/migration-status.json" },
+  };
+}
+
+export function getDeprecationOrThrow(ctx: AppContext, reg: Registry, id: string): Deprecation {
+  const d = published(ctx, reg).find((x) => x.id === id);
+  if (!d) throw new NotFoundError("deprecation", id);
+  return d;
+}
+
+/** GET /developers/migration-status.json: one entry's phase and checklist, or every entry's phase. */
+export function migrationStatus(ctx: AppContext, reg: Registry, id: string | undefined) {
+  const list = id === undefined ? published(ctx, reg) : [getDeprecationOrThrow(ctx, reg, id)];
+  const now = ctx.clock.now();
+  return {
+    generated_at_utc: now.toISOString(),
+    id: id ?? null,
+    count: list.length,
+    migrations: list.map((d) => {
+      const phase = phaseOf(d, now);
+      return {
+        id: d.id,
+        title: d.title,
+        phase,
+        endpoints: d.endpoints,
+        replacement: d.replacement ?? null,
+        sunset_at: d.sunset_at,
+        days_until_sunset: daysUntil(d.sunset_at, now),
+        action_required: phase !== "sunset" ? "migrate before sunset_at" : "the old endpoints no longer answer; use the replacement",
+        migration_guide: d.migration_guide,
+      };
+    }),
+  };
+}
+
+/** "GET /api/x" or "/api/x" (any method). A path may use {param} segments, as OpenAPI writes them. */
+function parseEndpoint(raw: string): { method: string | null; path: string } {
+  const m = /^(GET|POST|PUT|PATCH|DELETE)\s+(\/\S*)$/i.exec(raw.trim());
+  if (m) return { method: m[1]!.toUpperCase(), path: m[2]! };
+  if (raw.startsWith("/")) return { method: null, path: raw.split("?")[0]! };
+  throw new AppError("invalid_query", "endpoint must be a path such as /api/partner/users or \"GET /api/partner/users\"", { details: [{ field: "endpoint", problem: "must be a path, optionally preceded by a method" }] });
+}
+
+const templateMatches = (template: string, path: string) =>
+  new RegExp("^" + template.replace(/[.+?^$()|[\]\\]/g, "\\$&").replace(/\{[^/}]+\}|:[^/]+/g, "[^/]+") + "/?$").test(path);
+
+const covers = (d: Deprecation, e: { method: string | null; path: string }) =>
+  d.endpoints.some((x) => (e.method === null || x.method === e.method) && (x.path === e.path || templateMatches(x.path, e.path)));
+
+/** GET /api/public/deprecations/header-simulator */
+export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string; endpoint?: string }) {
+  if (!q.id && !q.endpoint) {
+    throw new AppError("invalid_query", "Give id (a deprecation id) or endpoint (a path), or both", { details: [{ field: "id", problem: "id or endpoint is required" }] });
+  }
+  const endpoint = q.endpoint ? parseEndpoint(q.endpoint) : null;
+  let matches: Deprecation[];
+  if (q.id) {
+    const d = getDeprecationOrThrow(ctx, reg, q.id);
+    if (endpoint && !covers(d, endpoint)) {
+      throw new AppError("invalid_query", `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ")}`, {
+        details: [{ field: "endpoint", problem: "is not one of the deprecation's endpoints" }],
+      });
+    }
+    matches = [d];
+  } else {
+    matches = published(ctx, reg).filter((d) => covers(d, endpoint!));
+  }
+  const now = ctx.clock.now();
+  const first = matches[0];
+  return {
+    query: { id: q.id ?? null, endpoint: q.endpoint ?? null },
+    deprecated: first !== undefined,
+    id: first?.id ?? null,
+    phase: first ? phaseOf(first, now) : null,
+    // Before the sunset the endpoint answers normally plus these headers; after it, it no longer answers.
+    headers: first ? deprecationHeaders(ctx.config.publicBaseUrl, first) : {},
+    note: first ? null : "This endpoint is not deprecated: it sends no Deprecation, Sunset or deprecation Link header.",
+  };
+}

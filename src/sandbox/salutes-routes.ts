@@ -1,0 +1,57 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { PartnerRequest } from "../auth/partner-plugin";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { parsePage } from "../http/pagination";
+import { SalutesModel } from "../salutes/model";
+import { getBalance, listLedger, postEntry } from "../salutes/service";
+import { openSandbox } from "./fixtures";
+import { SandboxModel as M } from "./model";
+import { sandboxRead, sandboxWrite } from "./profile";
+
+const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
+const tag = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summary}` });
+
+/**
+ * The sandbox salutes ledger: the live verbs (src/salutes/service.ts) with the sandbox owner — the same exact
+ * amounts, the never-below-zero rule and the salutes.credit/debit events, on sandbox rows only.
+ */
+export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
+  const idem = guards.partner.idempotency;
+  const entry = (kind: "credit" | "debit") => ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
+    const { owner } = openSandbox(ctx, partner.actor);
+    let deliveries = 0;
+    const out = idem.run(partner.idempotency, () => {
+      const r = postEntry(ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
+      deliveries = r.deliveries;
+      return { success: true as const, ...sandboxWrite(), ...r.answer };
+    });
+    if (deliveries) ctx.dispatcher.nudge();
+    return out;
+  };
+  return new Elysia({ name: "herald:sandbox-salutes" })
+    .use(guards.partner.plugin)
+    .get("/api/partner/sandbox/salutes/balance", ({ partner, query }) => {
+      const { owner } = openSandbox(ctx, partner.actor);
+      return { success: true as const, ...sandboxRead("sandbox_state"), ...getBalance(ctx, owner, partner.actor.keyId, query.user_id), currency: "salutes" as const };
+    }, { partner: { scope: "read", mode: "sandbox" }, query: SalutesModel.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("a sandbox user's salutes balance") })
+    .post("/api/partner/sandbox/salutes/credit", entry("credit"), {
+      partner: { scope: "credit", mutation: true, mode: "sandbox" },
+      query: SalutesModel.mutationQuery,
+      body: SalutesModel.mutationBody,
+      response: { 200: M.entryResult, ...errs },
+      detail: tag("credit salutes to a sandbox user"),
+    })
+    .post("/api/partner/sandbox/salutes/debit", entry("debit"), {
+      partner: { scope: "debit", mutation: true, mode: "sandbox" },
+      query: SalutesModel.mutationQuery,
+      body: SalutesModel.mutationBody,
+      response: { 200: M.entryResult, ...errs },
+      detail: tag("debit salutes from a sandbox user (never below zero)"),
+    })
+    .get("/api/partner/sandbox/salutes/ledger", ({ partner, query }) => {
+      const { owner } = openSandbox(ctx, partner.actor);
+      return { success: true as const, ...sandboxRead("sandbox_state"), ...listLedger(ctx, owner, query, parsePage(query)) };
+    }, { partner: { scope: "ledger", mode: "sandbox" }, query: SalutesModel.ledgerQuery, response: { 200: M.ledger, ...errs }, detail: tag("a sandbox user's ledger entries") });
+}

@@ -1,0 +1,175 @@
+import { createHash } from "node:crypto";
+import type { Owner } from "../auth/actors";
+import type { AppContext } from "../context";
+import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import type { EventType } from "../webhooks/event-types";
+import { deliveryHeaders } from "../webhooks/send";
+import { WebhookSecrets } from "../webhooks/secrets";
+import { getWebhookOrThrow } from "../webhooks/service";
+import { derivedAddress, FIXTURE_PROFILE } from "./profile";
+
+/**
+ * A fixed, public secret the simulator signs with when the caller names neither a secret nor a webhook, so a
+ * bare `{ scenario_id }` works (the spec's only required field) and a receiver's verifier can be tested at once.
+ */
+export const SIMULATOR_DEFAULT_SECRET = "whsec_sandbox_simulator_default";
+
+interface Scenario {
+  id: string;
+  title: string;
+  event_type: EventType;
+  description: string;
+  data: Record<string, unknown>;
+}
+
+const claimCode = "dc_" + "sandboxpreview".padEnd(32, "a");
+const SCENARIOS: readonly Scenario[] = [
+  {
+    id: "claim_created",
+    title: "Donation Claim Created",
+    event_type: "donation.claim",
+    description: "A donation claim was issued (what POST /api/partner/donation-claim sends).",
+    data: { claim_code: claimCode, campaign_id: "spring-drive", amount: "25", recipient: { email: "alice@sandbox.example.com", wallet_address: null }, user_id: "1" },
+  },
+  {
+    id: "claim_redeemed",
+    title: "Donation Claim Redeemed",
+    event_type: "donation.claim_redeemed",
+    description: "The recipient redeemed a donation claim.",
+    data: { claim_code: claimCode, campaign_id: "spring-drive", amount: "25", redeemed_at: "2026-01-01T00:00:00.000Z", redeemed_by: "alice@sandbox.example.com" },
+  },
+  {
+    id: "delivery_failed",
+    title: "Webhook Delivery Failed",
+    event_type: "webhook.delivery_failed",
+    description: "A delivery to another of your webhooks was dead-lettered after its last attempt.",
+    data: { delivery_id: 1, event_id: "evt_000000000000000000000001", event_type: "salutes.credit", webhook_id: 1, reason_tag: "http_error", last_error: "receiver answered HTTP 500" },
+  },
+  {
+    id: "salutes_credit",
+    title: "Salutes Credited",
+    event_type: "salutes.credit",
+    description: "Salutes were credited to a user.",
+    data: { user_id: "1", delta: 12.5, balance: 112.5, ledger_entry_id: 1, reason: "quest_reward", source: "partner-app" },
+  },
+  {
+    id: "salutes_debit",
+    title: "Salutes Debited",
+    event_type: "salutes.debit",
+    description: "Salutes were debited from a user (delta is negative).",
+    data: { user_id: "1", delta: -10, balance: 102.5, ledger_entry_id: 2, reason: "shop_purchase", source: "partner-app" },
+  },
+  {
+    id: "user_updated",
+    title: "User Updated",
+    event_type: "users.updated",
+    description: "A user or one of their wallets changed.",
+    data: { user_id: "1", external_id: "fx-alice", changes: ["wallets"], wallet_address: derivedAddress("scenario-wallet") },
+  },
+];
+
+export const scenarioList = () => SCENARIOS.map(({ id, title, event_type, description }) => ({ id, title, event_type, description }));
+
+export const RUN_METADATA = {
+  method: "POST" as const,
+  path: "/api/partner/sandbox/webhook-simulator/run",
+  required_fields: ["scenario_id"],
+  optional_fields: ["secret", "key_id"],
+  field_notes: {
+    scenario_id: "one of GET /api/partner/sandbox/webhook-simulator/scenarios",
+    secret: "sign with this secret (e.g. your receiver's); default: the public sandbox simulator secret",
+    key_id: "the X-Partner-Key value to show; default: the calling key",
+    webhook_id: "also accepted instead of secret: sign with that sandbox webhook's secret",
+  },
+};
+
+/** Header names as a receiver's docs write them (Node lower-cases them on arrival anyway). */
+const canonicalNames = (h: Record<string, string>) =>
+  Object.fromEntries(Object.entries(h).map(([k, v]) => [k.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase()), v]));
+
+/** The exact bytes the dispatcher sends for a sandbox event (src/webhooks/dispatcher.ts builds it the same way). */
+export const sandboxEnvelopeBody = (eventId: string, eventType: string, data: unknown) => JSON.stringify({ event_id: eventId, event_type: eventType, data, sandbox: true });
+
+export interface RunInput {
+  scenario_id: string;
+  secret?: string;
+  key_id?: string;
+  webhook_id?: number;
+}
+
+function secretFor(ctx: AppContext, owner: Owner, input: RunInput): { secret: string; previous: string | null; source: "provided" | "webhook" | "sandbox_default" } {
+  if (input.secret !== undefined && input.webhook_id !== undefined) {
+    throw new ValidationError("Send either secret or webhook_id, not both", [{ field: "webhook_id", problem: "cannot be combined with secret" }]);
+  }
+  if (input.secret !== undefined) return { secret: input.secret, previous: null, source: "provided" };
+  if (input.webhook_id === undefined) return { secret: SIMULATOR_DEFAULT_SECRET, previous: null, source: "sandbox_default" };
+  const w = getWebhookOrThrow(ctx, owner, input.webhook_id);
+  const { current, previous } = new WebhookSecrets(ctx).forSigning({ ...w, webhook_id: w.id }, ctx.clock.now());
+  return { secret: current, previous, source: "webhook" };
+}
+
+/**
+ * POST /api/partner/sandbox/webhook-simulator/run: signs a scenario's envelope exactly as a delivery would be
+ * signed and returns the body and headers, so a partner can replay them at their receiver. Sends nothing and
+ * writes nothing. The event id is derived from the key and scenario, so the same call gives the same body.
+ */
+export function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, input: RunInput) {
+  const scenario = SCENARIOS.find((s) => s.id === input.scenario_id);
+  if (!scenario) {
+    const valid = SCENARIOS.map((s) => s.id);
+    throw new AppError("not_found", `No simulator scenario ${JSON.stringify(input.scenario_id)}; valid ids: ${valid.join(", ")}`, { details: { scenario_id: input.scenario_id, valid_scenario_ids: valid } });
+  }
+  const { secret, previous, source } = secretFor(ctx, owner, input);
+  const eventId = "evt_" + createHash("sha256").update(`${FIXTURE_PROFILE}:${callerKeyId}:${scenario.id}`).digest("hex").slice(0, 24);
+  const body = sandboxEnvelopeBody(eventId, scenario.event_type, scenario.data);
+  const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
+  const headers = deliveryHeaders({ eventPublicId: eventId, eventType: scenario.event_type, body, timestampSeconds: timestamp, secret, previousSecret: previous });
+  return {
+    selected_scenario_id: scenario.id,
+    scenario: { id: scenario.id, title: scenario.title, event_type: scenario.event_type },
+    payload: JSON.parse(body) as Record<string, unknown>,
+    simulation: {
+      headers: { ...canonicalNames(headers), "X-Partner-Key": input.key_id ?? callerKeyId },
+      body,
+      signed_string: `${timestamp}.${body}`,
+      secret_source: source,
+      ...(source === "sandbox_default" ? { secret: SIMULATOR_DEFAULT_SECRET } : {}),
+      sent: false as const,
+    },
+  };
+}
+
+interface DeliverySource {
+  id: number;
+  webhook_id: number;
+  event_public_id: string;
+  event_type: string;
+  event_data: string;
+  target_url: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_valid_until: string | null;
+}
+
+/**
+ * The headers and body a sandbox delivery carries, signed with its webhook's secret(s) at the current second.
+ * The dispatcher signs again when it sends: a send in a later second (or a retry) carries a later timestamp
+ * and so another signature; X-Webhook-Id, X-Webhook-Event and the body are the same bytes.
+ */
+export function simulateDelivery(ctx: AppContext, owner: Owner, deliveryId: number) {
+  const d = ctx.db.sqlite
+    .query(
+      `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, e.data AS event_data, w.target_url, w.secret_ciphertext,
+              w.previous_secret_ciphertext, w.previous_secret_valid_until
+       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+       WHERE d.id = ? AND d.partner = ? AND d.mode = 'sandbox'`,
+    )
+    .get(deliveryId, owner.partner) as DeliverySource | null;
+  if (!d) throw new NotFoundError("delivery", deliveryId);
+  const now = ctx.clock.now();
+  const { current, previous } = new WebhookSecrets(ctx).forSigning(d, now);
+  const body = sandboxEnvelopeBody(d.event_public_id, d.event_type, JSON.parse(d.event_data));
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const headers = deliveryHeaders({ eventPublicId: d.event_public_id, eventType: d.event_type, body, timestampSeconds: timestamp, secret: current, previousSecret: previous });
+  return { headers: canonicalNames(headers), body, target_url: d.target_url, delivery_id: d.id };
+}

@@ -1,0 +1,221 @@
+import { t, type TSchema } from "elysia";
+import { Envelope } from "../http/envelope";
+import { PageQuery, PaginationSchema } from "../http/pagination";
+import { FRESHNESS_CHECK_NAMES } from "./checks-chain";
+
+const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
+const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
+const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
+const base = { status: Level, summary: t.String() };
+const Failed = t.Object({ ...base, evaluation_error: t.String() }, { description: "A check that could not be evaluated (shown as warn)" });
+const check = <P extends Record<string, TSchema>>(fields: P, description: string) => t.Union([t.Object({ ...base, ...fields }, { description }), Failed]);
+
+const DatabaseCheck = check(
+  { writable: t.Boolean(), migrations_applied: t.Integer(), migrations_total: t.Integer(), migrations_current: t.Boolean(), error: N(t.String()) },
+  "The database answers and takes the write lock; migrations are current",
+);
+const ReliabilityCheck = check(
+  {
+    window_days: t.Integer(),
+    job_count: t.Integer(),
+    runs_considered: t.Integer(),
+    avg_success_streak: t.Number(),
+    avg_mttr_minutes: N(t.Number()),
+    jobs_with_mttr_samples: t.Integer(),
+    unresolved_failure_jobs: t.Integer(),
+    unresolved_jobs: t.Array(t.String()),
+  },
+  "Jobs reliability from job_runs over window_days (docs/status.md defines each number)",
+);
+const JobEntry = t.Object({
+  name: t.String(),
+  enabled: t.Boolean(),
+  quiet_when_idle: t.Boolean(),
+  interval_seconds: N(t.Integer()),
+  last_run: N(t.Object({ started_at: t.String(), finished_at: N(t.String()), ok: N(t.Boolean()), error: N(t.String()) })),
+  ok: N(t.Boolean()),
+  stale: t.Boolean(),
+});
+const JobsCheck = check(
+  { scheduler_expected: t.Boolean(), failing_count: t.Integer(), stale_count: t.Integer(), jobs: t.Array(JobEntry) },
+  "Every scheduled job: its last run, whether it failed, whether it is overdue",
+);
+const RpcHost = t.Object({
+  host: t.String(),
+  breaker: t.String(),
+  calls: t.Integer(),
+  failures: t.Integer(),
+  error_rate_pct: N(t.Number()),
+  last_outcome: N(t.String()),
+  last_success_at: N(t.String()),
+  level: Level,
+});
+const ChainRpcCheck = check(
+  { configured: t.Boolean(), note: N(t.String()), window_minutes: t.Integer(), total_hosts: t.Integer(), usable_hosts: t.Integer(), degraded_hosts: t.Integer(), hosts: t.Array(RpcHost) },
+  "Solana RPC URLs: breaker state and failure rate over window_minutes",
+);
+const FreshnessStatus = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")]);
+const FreshnessCheck = check(
+  {
+    proof: t.String(),
+    freshness_status: FreshnessStatus,
+    age_hours: N(t.Number()),
+    stale_after_hours: t.Number(),
+    snapshot_at_utc: N(t.String()),
+    reason: N(t.String()),
+    note: N(t.String()),
+    proof_url: t.String(),
+    csv_url: t.String(),
+  },
+  "One public freshness proof; not_configured is ok with note=not_configured by default",
+);
+const MintAuthorityCheck = check(
+  {
+    configured: t.Boolean(),
+    note: N(t.String()),
+    review_status: N(t.String()),
+    expected_review_status: N(t.String()),
+    expectation_configured: t.Boolean(),
+    mismatch: N(t.Boolean()),
+    mismatch_fields: t.Array(t.String()),
+    snapshot_at_utc: N(t.String()),
+    proof_url: t.String(),
+  },
+  "Mint and freeze authority against the configured expectation",
+);
+const WebhooksCheck = check(
+  { dead_letter_events: t.Integer(), failed_events: t.Integer(), pending_events: t.Integer(), delivered_events: t.Integer() },
+  "Webhook delivery backlog and dead letters over every partner",
+);
+const RequestErrorsCheck = check(
+  { window_minutes: t.Integer(), total_requests: t.Integer(), server_errors: t.Integer(), client_errors: t.Integer(), error_rate_pct: N(t.Number()), judged: t.Boolean() },
+  "Share of requests answered 5xx over window_minutes",
+);
+
+export const ChecksSchema = t.Object({
+  database: DatabaseCheck,
+  reliability: ReliabilityCheck,
+  jobs: JobsCheck,
+  chain_rpc: ChainRpcCheck,
+  ...(Object.fromEntries(FRESHNESS_CHECK_NAMES.map((n) => [n, FreshnessCheck])) as Record<(typeof FRESHNESS_CHECK_NAMES)[number], typeof FreshnessCheck>),
+  mint_authority: MintAuthorityCheck,
+  webhooks: WebhooksCheck,
+  request_errors: RequestErrorsCheck,
+});
+
+const MaintenanceWindow = t.Object({
+  id: t.Integer(),
+  starts_at: t.String(),
+  ends_at: t.String(),
+  title: t.String(),
+  description: N(t.String()),
+  phase: t.Union([t.Literal("scheduled"), t.Literal("active"), t.Literal("completed")]),
+});
+const AdminMaintenanceWindow = t.Object({ ...MaintenanceWindow.properties, created_by: t.String(), created_at: t.String() });
+
+export const Incident = t.Object({
+  id: t.Integer(),
+  started_at: t.String(),
+  ended_at: N(t.String()),
+  severity: Severity,
+  current_severity: N(Severity),
+  status: t.Union([t.Literal("open"), t.Literal("resolved")]),
+  duration_minutes: t.Number(),
+  checks: t.Record(t.String(), Level),
+  summary: t.Record(t.String(), t.String()),
+});
+
+const Totals = t.Object({
+  observed_minutes: t.Number(),
+  degraded_minutes: t.Number(),
+  maintenance_minutes: t.Number(),
+  unobserved_minutes: t.Number(),
+  degraded_pct: N(t.Number()),
+  uptime_pct: N(t.Number()),
+});
+
+const Percentiles = t.Object({ samples: t.Integer(), p50_ms: N(t.Number()), p95_ms: N(t.Number()), p99_ms: N(t.Number()) });
+const Window = t.Object({ start_utc: t.String(), end_utc: t.String() });
+const meta = { include_meta: t.Optional(t.String()) };
+
+export const StatusModel = {
+  metaQuery: t.Object(meta),
+  trendQuery: t.Object({ limit: t.Optional(t.String({ description: "1–1440, default 60" })), ...meta }),
+  uptimeQuery: t.Object({
+    hours: t.Optional(t.String({ description: "1–2160 (90 days), default 24" })),
+    exclude_maintenance: t.Optional(t.String({ description: "1|true|0|false; default from the policy (exclude_maintenance_default)" })),
+    ...meta,
+  }),
+  incidentsQuery: t.Object({ hours: t.Optional(t.String({ description: "1–2160, default 168" })), limit: t.Optional(t.String({ description: "1–200, default 50" })), ...meta }),
+  latencyQuery: t.Object({ hours: t.Optional(t.String({ description: "1–720, default 24" })), ...meta }),
+  status: Envelope({
+    generated_at: t.String(),
+    overall: Level,
+    policy_version: t.String(),
+    checks: ChecksSchema,
+    last_snapshot_at: N(t.String()),
+    open_incident: N(Incident),
+    maintenance: t.Object({ active: t.Boolean(), windows: t.Array(MaintenanceWindow) }),
+    links: t.Record(t.String(), t.String()),
+  }),
+  trend: Envelope({
+    limit: t.Integer(),
+    count: t.Integer(),
+    counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
+    points: t.Array(t.Object({ generated_at: t.String(), overall: Level })),
+  }),
+  uptime: Envelope({
+    selected_hours: t.Integer(),
+    window: Window,
+    exclude_maintenance: t.Boolean(),
+    method: t.Literal("time_weighted_snapshots"),
+    max_sample_gap_seconds: t.Integer(),
+    overall: Totals,
+    checks: t.Record(t.String(), Totals),
+  }),
+  incidents: Envelope({ hours: t.Integer(), limit: t.Integer(), window: Window, count: t.Integer(), incidents: t.Array(Incident) }),
+  policy: Envelope({
+    policy: t.Object({
+      source: t.Union([t.Literal("builtin_default"), t.Literal("file")]),
+      file: N(t.String()),
+      loaded: t.Boolean(),
+      error: N(t.String()),
+      version: t.String(),
+      exclude_maintenance_default: t.Boolean(),
+      audit_anomalies_warn_degrades: t.Boolean(),
+      checks: t.Record(t.String(), t.Record(t.String(), t.Union([t.Number(), t.String(), t.Boolean()]))),
+    }),
+  }),
+  latency: Envelope({
+    window: t.Object({ hours: t.Integer(), start_utc: t.String(), end_utc: t.String() }),
+    available: t.Boolean(),
+    method: t.Literal("nearest_rank"),
+    sample_limit: t.Integer(),
+    truncated: t.Boolean(),
+    overall: Percentiles,
+    endpoint_breakdown: t.Array(t.Object({ path: t.String(), ...Percentiles.properties })),
+  }),
+  canaryBody: t.Object(
+    {
+      message: t.String({ minLength: 1, maxLength: 1000, description: "echoed back unchanged (1–1000 characters)" }),
+      request_id: t.String({ minLength: 1, maxLength: 128, pattern: "^[\\x21-\\x7e]+$", description: "the caller's id for this probe: 1–128 visible ASCII characters" }),
+    },
+    { additionalProperties: false },
+  ),
+  canary: Envelope({ message: t.String(), request_id: t.String(), server_request_id: t.String(), received_at: t.String() }),
+  badgeParams: t.Object({ badge: t.String({ pattern: "^[a-z0-9_]{1,64}\\.svg$", description: "<check>.svg, or overall.svg" }) }),
+  badgeQuery: t.Object({ window: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d"), t.Literal("30d"), t.Literal("90d")], { description: "default 24h" })) }),
+  maintenanceList: Envelope({ count: t.Integer(), windows: t.Array(AdminMaintenanceWindow), query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: N(t.String()) }), pagination: PaginationSchema }),
+  maintenanceListQuery: t.Object(PageQuery),
+  maintenanceBody: t.Object(
+    {
+      starts_at: t.String({ maxLength: 40, description: "ISO 8601 UTC; at most 5 minutes in the past" }),
+      ends_at: t.String({ maxLength: 40, description: "ISO 8601 UTC; after starts_at, within 14 days of it" }),
+      title: t.String({ minLength: 1, maxLength: 200 }),
+      description: t.Optional(t.String({ maxLength: 2000 })),
+    },
+    { additionalProperties: false },
+  ),
+  maintenanceParams: t.Object({ id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  maintenanceOne: Envelope({ window: AdminMaintenanceWindow }),
+};

@@ -1,0 +1,103 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { parsePage } from "../http/pagination";
+import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./badge";
+import { incidentsFeed } from "./feed";
+import { createMaintenance, deleteMaintenance, listMaintenance } from "./maintenance";
+import { StatusModel as M } from "./model";
+import { statusPage } from "./page";
+import {
+  canaryEcho,
+  flagQuery,
+  intQuery,
+  latencyPercentiles,
+  LIMITS,
+  listIncidents,
+  policyView,
+  systemStatus,
+  trend,
+  uptime,
+  UptimeCache,
+} from "./service";
+
+const publicErrs = { 400: ErrorBody, 429: ErrorBody };
+const pub = (summary: string) => ({ tags: ["public"], summary });
+const raw = (summary: string, type: string) => ({ ...pub(summary), responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } } });
+// Status answers may be cached briefly: a minute-old status is what the snapshot job produces anyway.
+const CACHE = "public, max-age=30";
+
+/** Public status API, the human page, its feed and badges, the canary, and the operators' maintenance windows. */
+export function statusRoutes(ctx: AppContext, guards: Guards) {
+  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+  const doc = (body: string, type: string, cache = CACHE) => new Response(body, { headers: { "content-type": type, "cache-control": cache } });
+  const status = () => ok(systemStatus(ctx));
+  const cache = new UptimeCache();
+  return new Elysia({ name: "herald:status" })
+    .use(guards.admin.plugin)
+    .onAfterHandle(({ set, path }) => {
+      if (path.startsWith("/api/public/") || path === "/status.json") set.headers["cache-control"] = CACHE;
+    })
+    .get("/api/public/system-status", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy") })
+    .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Alias of /api/public/system-status") })
+    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, intQuery("limit", query.limit, LIMITS.trend.fallback, 1, LIMITS.trend.max))), {
+      query: M.trendQuery,
+      response: { 200: M.trend, ...publicErrs },
+      detail: pub("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
+    })
+    .get(
+      "/api/public/system-status/uptime",
+      ({ query }) => ok(uptime(ctx, intQuery("hours", query.hours, LIMITS.uptimeHours.fallback, 1, LIMITS.uptimeHours.max), flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
+      { query: M.uptimeQuery, response: { 200: M.uptime, ...publicErrs }, detail: pub("Time-weighted degraded_pct, overall and per check, from the snapshots") },
+    )
+    .get(
+      "/api/public/system-status/incidents",
+      ({ query }) =>
+        ok(listIncidents(ctx, intQuery("hours", query.hours, LIMITS.incidentHours.fallback, 1, LIMITS.incidentHours.max), intQuery("limit", query.limit, LIMITS.incidentLimit.fallback, 1, LIMITS.incidentLimit.max))),
+      { query: M.incidentsQuery, response: { 200: M.incidents, ...publicErrs }, detail: pub("Incidents overlapping the last `hours`, newest first (open ones always)") },
+    )
+    .get("/api/public/system-status/policy", () => ok(policyView(ctx)), { query: M.metaQuery, response: { 200: M.policy, ...publicErrs }, detail: pub("The status policy in force: source, whether the file loaded, thresholds per check") })
+    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, intQuery("hours", query.hours, LIMITS.latencyHours.fallback, 1, LIMITS.latencyHours.max))), {
+      query: M.latencyQuery,
+      response: { 200: M.latency, ...publicErrs },
+      detail: pub("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
+    })
+    .post("/api/canary/echo", ({ body, set }) => {
+      set.headers["cache-control"] = "no-store";
+      return ok(canaryEcho(ctx, body, String(set.headers["x-request-id"] ?? "")));
+    }, {
+      body: M.canaryBody,
+      response: { 200: M.canary, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
+      detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+    })
+    .get("/status", () => doc(statusPage(ctx, cache), "text/html; charset=utf-8"), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
+    .get("/status/feed.rss", () => doc(incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), { detail: raw("Incidents as RSS 2.0", "application/rss+xml") })
+    .get(
+      "/status/badge/:badge",
+      ({ params, query }) => {
+        const check = parseBadgeName(params.badge);
+        return doc(uptimeBadge(ctx, check, query.window ?? "24h", cache).svg, "image/svg+xml; charset=utf-8", "public, max-age=300");
+      },
+      {
+        params: M.badgeParams,
+        query: M.badgeQuery,
+        response: { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+        detail: { ...raw(`Uptime badge (SVG): {badge} is <check>.svg or overall.svg; window ${Object.keys(BADGE_WINDOWS).join("|")}`, "image/svg+xml") },
+      },
+    )
+    .get("/admin/status/maintenance", ({ query }) => {
+      const r = listMaintenance(ctx, parsePage(query));
+      return ok({ count: r.count, windows: r.items, query: r.query, pagination: r.pagination });
+    }, { admin: true, query: M.maintenanceListQuery, response: { 200: M.maintenanceList, 400: ErrorBody, 403: ErrorBody }, detail: { summary: "Maintenance windows, newest first" } })
+    .post("/admin/status/maintenance", ({ body, admin, set }) => {
+      set.status = 201;
+      return ok({ window: createMaintenance(ctx, admin, body) });
+    }, { admin: true, body: M.maintenanceBody, response: { 201: M.maintenanceOne, 400: ErrorBody, 403: ErrorBody }, detail: { summary: "Schedule a maintenance window (excluded from uptime by default; audited)" } })
+    .delete("/admin/status/maintenance/:id", ({ params, admin }) => ok({ window: deleteMaintenance(ctx, admin, params.id) }), {
+      admin: true,
+      params: M.maintenanceParams,
+      response: { 200: M.maintenanceOne, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+      detail: { summary: "Delete a maintenance window (audited with its full content)" },
+    });
+}

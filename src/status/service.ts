@@ -1,0 +1,96 @@
+import type { Static } from "elysia";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { evaluateChecks } from "./engine";
+import { listIncidents, openIncident } from "./incidents";
+import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
+import { maintenanceSummary } from "./maintenance";
+import type { ChecksSchema } from "./model";
+import { loadPolicy } from "./policy";
+import { latestSnapshotAt, trend } from "./snapshots";
+import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from "./uptime";
+
+// The status domain's verbs for routes and for other domains (transparency reads them).
+
+export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
+export { CHECK_NAMES } from "./engine";
+export { FRESHNESS_PROOFS } from "./checks-chain";
+export type { Level } from "./check-types";
+
+const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
+
+/** An optional integer query parameter within [min, max]; anything else is 400 invalid_query. */
+export function intQuery(field: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw badQuery(field, `must be an integer from ${min} to ${max}`);
+  return Number(raw);
+}
+
+export function flagQuery(field: string, raw: string | undefined): boolean | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (raw === "1" || raw === "true") return true;
+  if (raw === "0" || raw === "false") return false;
+  throw badQuery(field, "must be one of: 1, true, 0, false");
+}
+
+export const LIMITS = {
+  trend: { fallback: 60, max: 1440 },
+  uptimeHours: { fallback: 24, max: MAX_UPTIME_HOURS },
+  incidentHours: { fallback: 168, max: MAX_UPTIME_HOURS },
+  incidentLimit: { fallback: 50, max: 200 },
+  latencyHours: { fallback: 24, max: MAX_LATENCY_HOURS },
+} as const;
+
+/** GET /api/public/system-status: every check evaluated now (not the last snapshot), under the policy in force. */
+export function systemStatus(ctx: AppContext) {
+  const { policy } = loadPolicy(ctx);
+  const e = evaluateChecks(ctx, policy);
+  return {
+    ...e,
+    // Typed loosely by the engine (a record of checks); the response schema names each one.
+    checks: e.checks as unknown as Static<typeof ChecksSchema>,
+    last_snapshot_at: latestSnapshotAt(ctx),
+    open_incident: openIncident(ctx),
+    maintenance: maintenanceSummary(ctx),
+    links: {
+      page: "/status",
+      trend: "/api/public/system-status/trend",
+      uptime: "/api/public/system-status/uptime",
+      incidents: "/api/public/system-status/incidents",
+      policy: "/api/public/system-status/policy",
+      latency: "/api/public/latency-percentiles",
+      feed: "/status/feed.rss",
+      badge: "/status/badge/overall.svg",
+    },
+  };
+}
+
+/** GET /api/public/system-status/policy: the policy in force and where it came from. */
+export function policyView(ctx: AppContext) {
+  const l = loadPolicy(ctx);
+  return {
+    policy: {
+      source: l.source,
+      file: l.file,
+      loaded: l.loaded,
+      error: l.error,
+      version: l.policy.version,
+      exclude_maintenance_default: l.policy.exclude_maintenance_default,
+      audit_anomalies_warn_degrades: l.policy.audit_anomalies_warn_degrades,
+      checks: l.policy.checks as unknown as Record<string, Record<string, number | string | boolean>>,
+    },
+  };
+}
+
+/** POST /api/canary/echo: the body was validated strictly by its schema; echo it with our own request id. */
+export function canaryEcho(ctx: AppContext, body: { message: string; request_id: string }, serverRequestId: string) {
+  return { message: body.message, request_id: body.request_id, server_request_id: serverRequestId, received_at: ctx.clock.now().toISOString() };
+}
+
+/** Overall uptime over the badge windows (24h, 7d, 30d, 90d), read once: for dashboards. */
+export function uptimeSummary(ctx: AppContext, cache?: UptimeCache) {
+  const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;
+  const src = uptimeSource(ctx, MAX_UPTIME_HOURS, cache);
+  const at = (hours: number) => uptimeFrom(src, hours, exclude).overall;
+  return { exclude_maintenance: exclude, windows: { "24h": at(24), "7d": at(168), "30d": at(720), "90d": at(2160) } };
+}

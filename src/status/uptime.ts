@@ -1,0 +1,126 @@
+import type { AppContext } from "../context";
+import { CHECK_NAMES } from "./engine";
+import { intervalsOf, windowsOverlapping } from "./maintenance";
+import { loadPolicy } from "./policy";
+import { loadPoints } from "./snapshots";
+import { computeUptime, type Point, type UptimeResult } from "./uptime-math";
+
+export const MAX_UPTIME_HOURS = 24 * 90;
+const DAY_MS = 86_400_000;
+
+export interface UptimeSource {
+  start: number;
+  end: number;
+  points: Point[];
+  maintenance: ReturnType<typeof intervalsOf>;
+  maxGapMs: number;
+}
+
+/**
+ * Loaded sources by window length, reused while nothing they were built from has changed: no new snapshot,
+ * the same maintenance windows, the same gap policy. Reuse for a later `now` is exact (the loaded points
+ * start earlier and nothing was added since), so only the cheap maths runs again. A per-process cache, held
+ * by whoever serves the routes; coordination state it is not.
+ */
+export class UptimeCache {
+  private deps = "";
+  private sources: UptimeSource[] = [];
+  constructor(private readonly maxEntries = 8) {}
+
+  /** A loaded source covering [start, end) built from the same inputs (a 90-day one serves a 24-hour ask). */
+  get(deps: string, start: number, end: number): UptimeSource | null {
+    if (deps !== this.deps) return null;
+    const src = this.sources.find((s) => s.start <= start && s.end <= end);
+    return src ? { ...src, start, end } : null;
+  }
+
+  put(deps: string, src: UptimeSource): void {
+    // Inputs only move forward (new snapshots, new windows): sources built from older ones are never wanted again.
+    if (deps !== this.deps) [this.deps, this.sources] = [deps, []];
+    this.sources = [src, ...this.sources].slice(0, this.maxEntries);
+  }
+}
+
+/** What a cached source depends on, besides the clock: the latest snapshot and the maintenance windows. */
+function sourceDeps(ctx: AppContext, maxGapMs: number): string {
+  const snap = ctx.db.sqlite.query("SELECT max(id) AS id FROM status_snapshots").get() as { id: number | null };
+  const m = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(max(id), 0) AS max, coalesce(sum(id), 0) AS sum FROM status_maintenance_windows").get() as { n: number; max: number; sum: number };
+  return `${maxGapMs}|${snap.id ?? 0}|${m.n}:${m.max}:${m.sum}`;
+}
+
+/** Everything the uptime maths needs for the last `hours`, read once (a page reuses it for every window). */
+export function uptimeSource(ctx: AppContext, hours: number, cache?: UptimeCache): UptimeSource {
+  const end = ctx.clock.now().getTime();
+  const start = end - hours * 3_600_000;
+  const maxGapMs = loadPolicy(ctx).policy.checks.uptime.max_sample_gap_seconds * 1000;
+  const key = cache ? sourceDeps(ctx, maxGapMs) : "";
+  const hit = cache?.get(key, start, end);
+  if (hit) return hit;
+  const startIso = new Date(start).toISOString();
+  const endIso = new Date(end).toISOString();
+  const src = {
+    start,
+    end,
+    points: loadPoints(ctx.db.sqlite, startIso, endIso, maxGapMs),
+    // Windows that end after the cached end are included too, so a later reuse still sees them.
+    maintenance: intervalsOf(windowsOverlapping(ctx, startIso, "9999-12-31T23:59:59.999Z")),
+    maxGapMs,
+  };
+  cache?.put(key, src);
+  return src;
+}
+
+/** Uptime over [end - hours, end) of an already loaded source (which must cover that window). */
+export function uptimeFrom(src: UptimeSource, hours: number, excludeMaintenance: boolean, end = src.end): UptimeResult {
+  return computeUptime({ start: end - hours * 3_600_000, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: CHECK_NAMES });
+}
+
+/** GET /api/public/system-status/uptime. */
+export function uptime(ctx: AppContext, hours: number, excludeMaintenance: boolean | undefined, cache?: UptimeCache) {
+  const exclude = excludeMaintenance ?? loadPolicy(ctx).policy.exclude_maintenance_default;
+  const src = uptimeSource(ctx, hours, cache);
+  const r = uptimeFrom(src, hours, exclude);
+  return {
+    selected_hours: hours,
+    window: { start_utc: new Date(src.start).toISOString(), end_utc: new Date(src.end).toISOString() },
+    exclude_maintenance: exclude,
+    method: "time_weighted_snapshots" as const,
+    max_sample_gap_seconds: src.maxGapMs / 1000,
+    overall: r.overall,
+    checks: r.checks,
+  };
+}
+
+export interface DayBar {
+  date: string;
+  degraded_pct: number | null;
+  uptime_pct: number | null;
+  observed_minutes: number;
+  level: "ok" | "warn" | "bad" | "none";
+}
+
+/**
+ * One bar per UTC day for the last `days` days (today, partial, last). A day's level: none when nothing was
+ * observed; bad when degraded ≥ 5% of it; warn when degraded at all; else ok.
+ */
+export function dailyBars(src: UptimeSource, days: number, excludeMaintenance: boolean): { overall: DayBar[]; checks: Record<string, DayBar[]> } {
+  const todayStart = Math.floor(src.end / DAY_MS) * DAY_MS;
+  const overall: DayBar[] = [];
+  const checks: Record<string, DayBar[]> = Object.fromEntries(CHECK_NAMES.map((n) => [n, [] as DayBar[]]));
+  for (let d = days - 1; d >= 0; d--) {
+    const start = todayStart - d * DAY_MS;
+    const end = Math.min(start + DAY_MS, src.end);
+    const r = computeUptime({ start, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: CHECK_NAMES });
+    const date = new Date(start).toISOString().slice(0, 10);
+    const bar = (t: UptimeResult["overall"]): DayBar => ({
+      date,
+      degraded_pct: t.degraded_pct,
+      uptime_pct: t.uptime_pct,
+      observed_minutes: t.observed_minutes,
+      level: t.degraded_pct === null ? "none" : t.degraded_pct >= 5 ? "bad" : t.degraded_pct > 0 ? "warn" : "ok",
+    });
+    overall.push(bar(r.overall));
+    for (const n of CHECK_NAMES) checks[n]!.push(bar(r.checks[n]!));
+  }
+  return { overall, checks };
+}

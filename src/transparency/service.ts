@@ -1,0 +1,134 @@
+import type { AppContext } from "../context";
+import { FRESHNESS_PROOFS, latencyPercentiles, listIncidents, systemStatus, uptimeSummary, type Level, type UptimeCache } from "../status/service";
+import pkg from "../../package.json";
+
+// Trust controls and evidence pointers. Every claim here points at something a reader can fetch and check
+// (a proof, a policy, a spec); what the process cannot observe itself (its Litestream parent) is said so,
+// never asserted.
+
+type LooseCheck = { status: Level; summary: string } & Record<string, unknown>;
+
+const proofsOf = (checks: Record<string, LooseCheck>) =>
+  (Object.keys(FRESHNESS_PROOFS) as Array<keyof typeof FRESHNESS_PROOFS>).map((name) => {
+    const c = checks[name]!;
+    return {
+      check: name,
+      label: FRESHNESS_PROOFS[name].label,
+      json_url: `${FRESHNESS_PROOFS[name].path}.json`,
+      csv_url: `${FRESHNESS_PROOFS[name].path}.csv`,
+      status: c.status,
+      freshness_status: (c.freshness_status as string | undefined) ?? null,
+      age_hours: (c.age_hours as number | null | undefined) ?? null,
+      stale_after_hours: (c.stale_after_hours as number | undefined) ?? null,
+    };
+  });
+
+function pragma(ctx: AppContext, name: "journal_mode" | "synchronous"): string {
+  const row = ctx.db.sqlite.query(`PRAGMA ${name}`).get() as Record<string, unknown> | null;
+  const v = row ? Object.values(row)[0] : null;
+  if (name === "synchronous") return ({ 0: "off", 1: "normal", 2: "full", 3: "extra" } as Record<string, string>)[String(v)] ?? String(v);
+  return String(v);
+}
+
+function dataProtection(ctx: AppContext) {
+  return {
+    database: { engine: "sqlite" as const, journal_mode: pragma(ctx, "journal_mode"), synchronous: pragma(ctx, "synchronous") },
+    replication: {
+      tool: "litestream" as const,
+      mode: "continuous WAL streaming to an object store or directory (sync-interval 1 s)",
+      observed_by_service: false,
+      note: "Litestream runs as the parent process (litestream replicate -exec \"herald serve\"); the service cannot observe it, so no replication lag is claimed here.",
+      docs: "docs/operations.md#deployment-and-backups",
+    },
+    backup: {
+      restore_drill: "test/ops/litestream.test.ts replicates, restores and compares a database in CI",
+      // The spec's POST /admin/backup/run is not implemented in this build: say so rather than point at it.
+      on_demand_endpoint: null,
+      note: "Litestream's continuous replica is the backup; on-demand snapshots (POST /admin/backup/run) are not available in this build.",
+      secrets_at_rest: "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups",
+    },
+  };
+}
+
+function signing(ctx: AppContext) {
+  return {
+    partner_requests: {
+      scheme: "HMAC-SHA256" as const,
+      canonical: "METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(RAW_BODY))",
+      headers: ["X-Partner-Key", "X-Partner-Timestamp", "X-Partner-Nonce", "X-Partner-Signature"],
+      timestamp_skew_seconds: ctx.config.signatureSkewSeconds,
+      nonce_single_use_seconds: ctx.config.signatureSkewSeconds * 2,
+      docs: "docs/partner-auth.md",
+    },
+    webhooks: {
+      scheme: "HMAC-SHA256" as const,
+      signed_string: "TIMESTAMP + \".\" + RAW_BODY",
+      headers: ["X-Webhook-Id", "X-Webhook-Event", "X-Webhook-Timestamp", "X-Webhook-Signature"],
+      docs: "docs/webhooks.md",
+    },
+  };
+}
+
+/** GET /trust.json */
+export function trustDocument(ctx: AppContext) {
+  const status = systemStatus(ctx);
+  const checks = status.checks as unknown as Record<string, LooseCheck>;
+  const mint = checks.mint_authority!;
+  return {
+    generated_at_utc: ctx.clock.now().toISOString(),
+    service: { name: "Herald", version: pkg.version, base_url: ctx.config.publicBaseUrl },
+    overall: status.overall,
+    controls: [
+      { id: "public_status", title: "Public status, uptime and incidents", evidence: ["/status", "/api/public/system-status", "/api/public/system-status/uptime", "/status/feed.rss"] },
+      { id: "status_policy", title: "Published thresholds for every status check", evidence: ["/api/public/system-status/policy"] },
+      { id: "freshness_proofs", title: "Every chain number carries its age, limit and source", evidence: Object.values(FRESHNESS_PROOFS).map((p) => `${p.path}.json`) },
+      { id: "mint_authority_review", title: "Mint and freeze authority compared with the published expectation", evidence: ["/api/public/token-mint-authorities.json"] },
+      { id: "signed_requests", title: "Partner requests and webhook deliveries are HMAC-signed", evidence: ["/api/openapi.yaml"] },
+      { id: "error_catalog", title: "One error catalog with retry guidance", evidence: ["/developers/api-errors.json"] },
+      { id: "deprecation_policy", title: "At least 30 days' notice before a breaking change", evidence: ["/developers/deprecations.json", "/developers/deprecations-playbook.md"] },
+    ],
+    proofs: proofsOf(checks),
+    mint_authority: {
+      status: mint.status,
+      review_status: (mint.review_status as string | null | undefined) ?? null,
+      expected_review_status: (mint.expected_review_status as string | null | undefined) ?? null,
+      expectation_configured: (mint.expectation_configured as boolean | undefined) ?? false,
+      mismatch: (mint.mismatch as boolean | null | undefined) ?? null,
+      proof_url: "/api/public/token-mint-authorities.json",
+    },
+    data_protection: dataProtection(ctx),
+    signing: signing(ctx),
+    links: {
+      status_page: "/status",
+      trust_dashboard: "/transparency/trust-dashboard.json",
+      openapi: "/api/openapi.yaml",
+      openapi_transparency: "/api/openapi-transparency.yaml",
+      deprecations: "/developers/deprecations.json",
+      errors: "/developers/api-errors.json",
+    },
+  };
+}
+
+/** GET /transparency/trust-dashboard.json: the numbers a holder looks at, on one page. */
+export function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
+  const status = systemStatus(ctx);
+  const checks = status.checks as unknown as Record<string, LooseCheck>;
+  const incidents = listIncidents(ctx, 24 * 30, 200).incidents;
+  const latency = latencyPercentiles(ctx, 24);
+  return {
+    generated_at_utc: ctx.clock.now().toISOString(),
+    overall: status.overall,
+    checks: Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status, summary: c.summary }])),
+    uptime: uptimeSummary(ctx, cache),
+    incidents: {
+      open: incidents.filter((i) => i.status === "open").length,
+      last_30_days: incidents.length,
+      bad_last_30_days: incidents.filter((i) => i.severity === "bad").length,
+      latest: incidents.slice(0, 5).map((i) => ({ id: i.id, started_at: i.started_at, ended_at: i.ended_at, severity: i.severity })),
+    },
+    proofs: proofsOf(checks),
+    latency_ms_24h: latency.overall,
+    audit_anomalies: { available: false, note: "audit-anomaly transparency is not published by this build yet" },
+    links: { trust: "/trust.json", status_page: "/status", uptime: "/api/public/system-status/uptime", incidents: "/api/public/system-status/incidents" },
+  };
+}

@@ -1,0 +1,48 @@
+import { expect } from "bun:test";
+import { createTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { createKey, signedJson, type SignOptions, type TestKey } from "../support/partner";
+import type { Scope } from "../../src/auth/scopes";
+
+export const SANDBOX = "/api/partner/sandbox";
+
+/**
+ * A test app for sandbox routes: private webhook targets allowed (the receiver is on 127.0.0.1) and the sandbox
+ * rate limit off unless a test sets it — most tests make more than 30 calls with one key.
+ */
+export function sandboxApp(opts: TestAppOptions = {}): TestApp {
+  return createTestApp({ ...opts, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0", ...opts.env } });
+}
+
+export const sandboxKey = (h: TestApp, opts: { partner?: string; scopes?: readonly Scope[] } = {}) => createKey(h, { ...opts, mode: "sandbox" });
+
+/** A signed call to /api/partner/sandbox + path. */
+export const sb = (h: TestApp, key: TestKey, method: string, path: string, opts: SignOptions = {}) => signedJson(h, key, method, `${SANDBOX}${path}`, opts);
+
+/** Every sandbox answer names the mode, the profile and the source; mutations also live_side_effects_performed. */
+export function expectSandboxFields(body: Record<string, unknown>, source: "sandbox_fixture" | "sandbox_state", mutation = false) {
+  expect(body.success).toBe(true);
+  expect(body.mode).toBe("sandbox");
+  expect(body.fixture_profile).toBe("herald-sandbox-v1");
+  expect(body.source).toBe(source);
+  if (mutation) expect(body.live_side_effects_performed).toBe(false);
+  else expect(body.live_side_effects_performed).toBeUndefined();
+}
+
+export const rows = <T = Record<string, unknown>>(h: TestApp, sql: string, ...args: Array<string | number | null>) =>
+  h.ctx.db.sqlite.query(sql).all(...args) as T[];
+
+export const countWhere = (h: TestApp, table: string, where = "1", ...args: Array<string | number>) =>
+  (h.ctx.db.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
+
+/** The fixture users (fx-alice, fx-bob, fx-carol) by external id. */
+export async function fixtureUsers(h: TestApp, key: TestKey) {
+  const r = await sb(h, key, "GET", "/users?include_wallets=1&limit=200");
+  expect(r.status).toBe(200);
+  const by = Object.fromEntries((r.body.users as Array<{ external_id: string; id: number }>).map((u) => [u.external_id, u]));
+  return { alice: by["fx-alice"]!, bob: by["fx-bob"]!, carol: by["fx-carol"]! } as Record<"alice" | "bob" | "carol", any>;
+}
+
+/** Waits (bounded) for the dispatcher to settle: it is nudged after commits; runOnce joins a pass in flight. */
+export async function drain(h: TestApp) {
+  for (let i = 0; i < 5; i++) await h.ctx.dispatcher.runOnce();
+}

@@ -1,0 +1,41 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Level } from "../../src/status/check-types";
+import { CHECK_NAMES } from "../../src/status/engine";
+import type { TestApp } from "../support/app";
+
+/** A policy file in its own temp dir (the app's dir does not exist before the app). */
+export function policyFile(name: string, text: string): { path: string; write(text: string): void; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "herald-policy-"));
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return { path, write: (t) => writeFileSync(path, t), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A stored snapshot as the job would write it: degraded lists the checks that were not ok. The check set is
+ * written in full each time (the job writes "=" when unchanged; both read the same).
+ */
+export function insertSnapshot(h: TestApp, at: string, overall: Level, degraded: Record<string, Level> = {}, checks: readonly string[] = CHECK_NAMES): number {
+  const row = h.ctx.db.sqlite
+    .query("INSERT INTO status_snapshots (generated_at, overall, degraded, checks, policy_version) VALUES (?, ?, ?, ?, 'test') RETURNING id")
+    .get(at, overall, JSON.stringify(degraded), checks.join(",")) as { id: number };
+  return row.id;
+}
+
+/** Inserts finished job runs; `ok` null = still running. */
+export function insertRun(h: TestApp, name: string, startedAt: string, finishedAt: string | null, ok: boolean | null, error: string | null = null): void {
+  h.ctx.db.sqlite
+    .query("INSERT INTO job_runs (name, started_at, finished_at, ok, error, duration_ms, trigger) VALUES (?, ?, ?, ?, ?, ?, 'schedule')")
+    .run(name, startedAt, finishedAt, ok === null ? null : ok ? 1 : 0, error, finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null);
+}
+
+/** A request_log row: what the HTTP core writes for each request. */
+export function insertRequest(h: TestApp, at: string, status: number, latencyUs = 1000, route = "/api/public/system-status"): void {
+  h.ctx.db.sqlite
+    .query("INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)")
+    .run(at, route, status, latencyUs, `req_${Math.random().toString(16).slice(2)}`);
+}
+
+export const iso = (base: string, plusMinutes: number) => new Date(Date.parse(base) + plusMinutes * 60_000).toISOString();

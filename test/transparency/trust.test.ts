@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
+import { insertRequest, insertSnapshot, iso } from "../status/support";
+
+// /trust.json and the trust dashboard: every evidence pointer resolves, what is claimed is read from the
+// live system (the status checks, SQLite's own pragmas), and what cannot be observed is said so.
+
+let h: TestApp | undefined;
+let rpc: DevRpcServer | undefined;
+afterEach(async () => {
+  h?.close();
+  h = undefined;
+  await rpc?.stop();
+  rpc = undefined;
+});
+
+const T0 = "2026-01-01T00:00:00.000Z";
+
+describe("GET /trust.json", () => {
+  test("controls with evidence, the seven proofs, data protection and signing; every evidence URL answers 200", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    const r = await h.json("/trust.json");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("cache-control")).toBe("public, max-age=60");
+    const b = r.body;
+    expect(b).toMatchObject({ success: true, generated_at_utc: T0, service: { name: "Herald", version: "0.1.0", base_url: "http://localhost:3000" }, overall: "ok" });
+    expect(b.proofs).toHaveLength(7);
+    expect(b.proofs[0]).toEqual({
+      check: "freshness_holder_cache",
+      label: "Holder cache",
+      json_url: "/api/public/holder-cache-freshness.json",
+      csv_url: "/api/public/holder-cache-freshness.csv",
+      status: "ok",
+      freshness_status: "not_configured",
+      age_hours: null,
+      stale_after_hours: 3,
+    });
+    expect(b.data_protection.database).toEqual({ engine: "sqlite", journal_mode: "wal", synchronous: "normal" });
+    expect(b.data_protection.replication).toMatchObject({ tool: "litestream", observed_by_service: false });
+    expect(b.data_protection.backup.on_demand_endpoint).toBeNull(); // not in this build: not claimed
+    expect(b.signing.partner_requests).toMatchObject({ scheme: "HMAC-SHA256", timestamp_skew_seconds: 300, nonce_single_use_seconds: 600 });
+    expect(b.signing.webhooks.headers).toContain("X-Webhook-Signature");
+    expect(b.mint_authority).toEqual({ status: "ok", review_status: null, expected_review_status: null, expectation_configured: false, mismatch: null, proof_url: "/api/public/token-mint-authorities.json" });
+
+    const urls = new Set<string>([...b.controls.flatMap((c: { evidence: string[] }) => c.evidence), ...b.proofs.flatMap((p: any) => [p.json_url, p.csv_url]), ...Object.values(b.links as Record<string, string>)]);
+    for (const url of urls) {
+      const res = await h.request(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 200 });
+    }
+  });
+
+  test("with a token: proofs and the mint-authority review come from the real snapshots", async () => {
+    rpc = startSolanaRpc({ holders: 20, transactions: 2, seed: "trust" });
+    h = createTestApp({ env: chainEnv(rpc, [rpc.url], { EXPECTED_MINT_AUTHORITY: "none" }) });
+    await h.ctx.jobs.runNow("mint-authority-snapshot");
+    const b = (await h.json("/trust.json")).body;
+    expect(b.mint_authority).toMatchObject({ status: "ok", review_status: "renounced", expectation_configured: true, mismatch: false });
+    expect(b.proofs.find((p: any) => p.check === "freshness_mint_authorities")).toMatchObject({ freshness_status: "fresh", status: "ok", age_hours: 0 });
+    expect(b.proofs.find((p: any) => p.check === "freshness_holder_cache")).toMatchObject({ freshness_status: "missing", status: "warn" });
+    expect(b.overall).toBe("warn");
+  });
+});
+
+describe("GET /transparency/trust-dashboard.json", () => {
+  test("status, uptime over four windows, incidents of 30 days, proofs, percentiles", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    // 60 minutes of snapshots, 6 of them warn → 10 % degraded over every window (only that hour was observed).
+    for (let m = 0; m < 60; m++) insertSnapshot(h, iso(T0, m - 60), m < 6 ? "warn" : "ok", m < 6 ? { jobs: "warn" } : {});
+    h.ctx.db.sqlite
+      .query("INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, 'warn', 'warn', '{\"jobs\":\"warn\"}', '{}', 1, ?)")
+      .run(iso(T0, -60), iso(T0, -54), iso(T0, -54));
+    h.ctx.db.sqlite
+      .query("INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, NULL, 'bad', 'bad', '{}', '{}', 1, ?)")
+      .run(iso(T0, -5), iso(T0, -5));
+    for (const ms of [10, 20, 30]) insertRequest(h, iso(T0, -1), 200, ms * 1000);
+    const r = await h.json("/transparency/trust-dashboard.json");
+    expect(r.status).toBe(200);
+    const b = r.body;
+    expect(b.overall).toBe("ok");
+    expect(b.checks.database).toEqual({ status: "ok", summary: "writable, migrations current" });
+    expect(b.uptime.exclude_maintenance).toBe(true);
+    for (const w of ["24h", "7d", "30d", "90d"]) expect(b.uptime.windows[w]).toMatchObject({ observed_minutes: 60, degraded_minutes: 6, degraded_pct: 10, uptime_pct: 90 });
+    expect(b.incidents).toEqual({
+      open: 1,
+      last_30_days: 2,
+      bad_last_30_days: 1,
+      latest: [
+        { id: 2, started_at: iso(T0, -5), ended_at: null, severity: "bad" },
+        { id: 1, started_at: iso(T0, -60), ended_at: iso(T0, -54), severity: "warn" },
+      ],
+    });
+    expect(b.proofs).toHaveLength(7);
+    expect(b.latency_ms_24h).toEqual({ samples: 3, p50_ms: 20, p95_ms: 30, p99_ms: 30 });
+    expect(b.audit_anomalies.available).toBe(false);
+    expect(r.headers.get("cache-control")).toBe("public, max-age=60");
+  });
+
+  test("include_meta works; other methods are 405", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    expect((await h.json("/transparency/trust-dashboard.json?include_meta=true")).body.meta.generated_at_utc).toBe(T0);
+    expect((await h.json("/trust.json", { method: "DELETE" })).status).toBe(405);
+  });
+});
