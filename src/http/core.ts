@@ -67,17 +67,22 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
 }
 
 async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: Uint8Array; value: unknown; error: AppError | null }> {
-  // Counted while reading, so a chunked body with no Content-Length cannot slip past the limit.
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
+  // With a Content-Length (already checked against the limit in onRequest, and enforced by Bun) the body is read
+  // in one go; without one (chunked) it is counted while read, so it cannot slip past the limit.
+  let raw: Uint8Array;
+  if (request.headers.get("content-length") !== null || !request.body) {
+    raw = new Uint8Array(await request.arrayBuffer());
+    if (raw.byteLength > maxBytes) throw tooLarge(maxBytes);
+  } else {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
     for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
       if (size > maxBytes) throw tooLarge(maxBytes);
       chunks.push(chunk);
     }
+    raw = Buffer.concat(chunks);
   }
-  const raw = Buffer.concat(chunks);
   const text = new TextDecoder("utf-8", { fatal: false }).decode(raw);
   if (text.trim() === "") return { raw, value: undefined, error: null };
   try {

@@ -27,6 +27,7 @@ const TAGS = [
 /** Builds the OpenAPI 3.1 document from the routes' typebox schemas; computed once, on first request. */
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
+  addJsonRequestBodies(app, paths as OpenApiDocument["paths"]);
   return {
     openapi: "3.1.1",
     info: {
@@ -53,6 +54,22 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
       },
     },
   };
+}
+
+/**
+ * Herald parses bodies with its own JSON parser (byte-counted, raw bytes kept for signatures), and the OpenAPI
+ * generator lists no content type for a function parser — so the request bodies are filled in from each
+ * route's typebox schema here.
+ */
+function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
+  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown } }>) {
+    if (!route.hooks?.body) continue;
+    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { requestBody?: Record<string, unknown> } | undefined;
+    if (!op) continue;
+    // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
+    const schema = JSON.parse(JSON.stringify(route.hooks.body));
+    op.requestBody = { required: true, content: { "application/json": { schema } } };
+  }
 }
 
 const DOCS_HTML = `<!doctype html>
