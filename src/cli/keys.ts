@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import { AdminTokens } from "../auth/admin";
 import { PartnerKeys } from "../auth/keys";
 import type { KeyMode } from "../auth/scopes";
@@ -6,7 +7,15 @@ import { AppError } from "../http/errors";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
 
-const cliActor = () => ({ kind: "cli", user: process.env.USER ?? "operator" }) as const;
+// The audit trail names the OS account that ran the command.
+const cliActor = () => ({ kind: "cli", user: safeUser() }) as const;
+function safeUser(): string {
+  try {
+    return userInfo().username || "operator";
+  } catch {
+    return "operator";
+  }
+}
 
 function required(args: ParsedArgs, name: string): string {
   const v = flagString(args, name);
