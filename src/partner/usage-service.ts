@@ -1,46 +1,7 @@
 import type { AppContext } from "../context";
+import { latencyFromLog, usageWindow, type UsageWindow } from "../http/latency";
 
-/**
- * Latency percentiles are computed in memory over at most this many samples — the most recent requests of
- * the window. 200k integers sort in tens of milliseconds; request counts are always exact (SQL aggregates).
- */
-export const MAX_LATENCY_SAMPLES = 200_000;
-export const PERCENTILES = [50, 95, 99] as const;
-
-export interface UsageWindow {
-  hours: number;
-  startIso: string;
-  endIso: string;
-}
-
-/** The last `hours` hours up to and including now: (start, end]. A row exactly `hours` old is outside. */
-export function usageWindow(ctx: Pick<AppContext, "clock">, hours: number): UsageWindow {
-  const end = ctx.clock.now();
-  return { hours, startIso: new Date(end.getTime() - hours * 3_600_000).toISOString(), endIso: end.toISOString() };
-}
-
-/**
- * Nearest-rank percentile of ascending values: the value at rank ceil(p/100 × n), 1-based. It is always one
- * of the observed samples (no interpolation), so a partner can check it against their own logs.
- */
-export function nearestRank(sortedAsc: readonly number[], p: number): number {
-  const rank = Math.max(1, Math.ceil((p * sortedAsc.length) / 100)); // p × n stays an exact integer
-  return sortedAsc[rank - 1]!;
-}
-
-/** Microseconds (as logged) to milliseconds with 3 decimals — exact, since the log keeps whole µs. */
-const msOf = (us: number) => Math.round(us) / 1000;
-
-export function percentilesMs(latenciesUs: number[]) {
-  const sorted = Float64Array.from(latenciesUs).sort();
-  const values = Array.from(sorted);
-  return {
-    samples: values.length,
-    p50_ms: values.length ? msOf(nearestRank(values, 50)) : null,
-    p95_ms: values.length ? msOf(nearestRank(values, 95)) : null,
-    p99_ms: values.length ? msOf(nearestRank(values, 99)) : null,
-  };
-}
+export { usageWindow, type UsageWindow };
 
 interface RouteCounts {
   path: string;
@@ -66,35 +27,9 @@ export function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
   return { total_requests: total, success_requests: total - errors, error_requests: errors, rate_limited_requests: rateLimited, endpoint_breakdown: breakdown };
 }
 
-/** The most recent MAX_LATENCY_SAMPLES latencies of the window, grouped by route template. */
-function latencySamples(ctx: AppContext, keyId: string, w: UsageWindow) {
-  const rows = ctx.db.sqlite
-    .query("SELECT route, latency_us FROM request_log WHERE partner_key_id = ? AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?")
-    .values(keyId, w.startIso, w.endIso, MAX_LATENCY_SAMPLES + 1) as Array<[string, number]>;
-  const truncated = rows.length > MAX_LATENCY_SAMPLES;
-  if (truncated) rows.length = MAX_LATENCY_SAMPLES;
-  return { rows, truncated };
-}
-
+/** Latency percentiles of one key's requests over the window (nearest rank, see src/http/latency.ts). */
 export function latencyMetrics(ctx: AppContext, keyId: string, w: UsageWindow) {
-  const { rows, truncated } = latencySamples(ctx, keyId, w);
-  const byRoute = new Map<string, number[]>();
-  for (const [route, us] of rows) {
-    let list = byRoute.get(route);
-    if (!list) byRoute.set(route, (list = []));
-    list.push(us);
-  }
-  const breakdown = [...byRoute.entries()]
-    .map(([path, us]) => ({ path, ...percentilesMs(us) }))
-    .sort((a, b) => b.samples - a.samples || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return {
-    available: rows.length > 0,
-    method: "nearest_rank" as const,
-    sample_limit: MAX_LATENCY_SAMPLES,
-    truncated,
-    overall: percentilesMs(rows.map((r) => r[1])),
-    endpoint_breakdown: breakdown,
-  };
+  return latencyFromLog(ctx.db.sqlite, { keyId, startIso: w.startIso, endIso: w.endIso });
 }
 
 /** GET /api/partner/analytics/usage: one key's traffic over the window, from the (flushed) request log. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { MAX_LATENCY_SAMPLES, nearestRank } from "../../src/partner/usage-service";
+import { MAX_LATENCY_SAMPLES, nearestRank } from "../../src/http/latency";
 import { createTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { insertLog, minutesAgo, seedSample } from "./request-log-rows";
