@@ -28,6 +28,7 @@ Options:
   --json            print the report as JSON on stdout (progress stays on stderr)
   --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
+  --rounds N        signed: alternate the signed and unsigned cases N times and report medians (default 1)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -52,6 +53,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       json: { type: "boolean" },
       events: { type: "string" },
       credits: { type: "string" },
+      rounds: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -72,6 +74,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       herald: values.binary ? "binary" : values.source ? "source" : "auto",
       events: intOption(values.events, "events", 5000, 1, 1_000_000),
       credits: intOption(values.credits, "credits", 20_000, 100, 200_000),
+      rounds: intOption(values.rounds, "rounds", 1, 1, 20),
     },
   };
 }

@@ -92,108 +92,150 @@ function checkDuration(opts: BenchOptions): void {
   }
 }
 
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** One row for several rounds of a case: the median of each figure, the sum of the counts. */
+function combine(label: string, runs: CaseResult[]): CaseResult {
+  if (runs.length === 1) return runs[0]!;
+  const med = (f: (r: CaseResult) => number | null | undefined) => {
+    const xs = runs.map(f).filter((x): x is number => typeof x === "number");
+    return xs.length ? Number(median(xs).toFixed(4)) : null;
+  };
+  return {
+    case: `${label} (median of ${runs.length})`,
+    url: runs[0]!.url,
+    requests_per_sec: med((r) => r.requests_per_sec)!,
+    p50_ms: med((r) => r.p50_ms)!,
+    p99_ms: med((r) => r.p99_ms)!,
+    non_2xx: runs.reduce((n, r) => n + r.non_2xx, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    ratio_vs_baseline: null,
+    other_cpu_share: runs.reduce<number | null>((m, r) => (typeof r.other_cpu_share === "number" ? Math.max(m ?? 0, r.other_cpu_share) : m), null),
+    server_cpu_us_per_request: med((r) => r.server_cpu_us_per_request),
+  };
+}
+
 const signed: Benchmark = {
   name: "signed",
   description: `signed GET ${PATH} on herald vs the same route without verification vs a raw Bun.serve JSON endpoint`,
   async run(opts) {
     checkDuration(opts);
+    const rounds = opts.rounds ?? 1;
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [
       `herald ran from ${launch.mode}; the unsigned server always runs from source (bun bench/unsigned-server.ts)`,
       "RATE_LIMIT_PARTNER_PER_MIN=0 in both servers (the default 6000/min per key would throttle the run)",
       "all three cases got the same X-Partner-* headers, re-signed before every wrk run (warmup and measurement)",
     ];
+    if (rounds > 1) notes.push(`${rounds} rounds, each signed then unsigned (each after its warmup); the table shows each figure's median over the rounds, a/b the median of the per-round ratios`);
     if (launch.warning) notes.push(launch.warning);
     if (launch.mode.startsWith("binary")) notes.push("herald ran from the binary but the unsigned server from source: a/b mixes the two; pass --source for a like-for-like ratio");
     const errors: string[] = [];
     const dir = tempDir("signed");
     const heraldDir = join(dir.path, "herald");
     const unsignedDir = join(dir.path, "unsigned");
-    const results: CaseResult[] = [];
+    const signedRuns: CaseResult[] = [];
+    const unsignedRuns: CaseResult[] = [];
+    let baselineResult: CaseResult | undefined;
     try {
       progress("creating a live key (read scope) with `herald keys create` in each server's database");
       const key = await createKey(heraldDir, launch);
       const unsignedKey = await createKey(unsignedDir, launch);
       const headers = () => signedHeaders(key);
 
-      // (a) herald, signed
+      // Both servers are started up front and measured in turn; the one not being measured sits idle.
       progress(`starting herald from ${launch.mode}`);
       const herald = await startHerald(heraldDir, launch, SERVER_ENV);
-      let heraldBody: Record<string, unknown> | null = null;
+      let unsigned: RunningServer | undefined;
       try {
         const first = await probe(herald, headers());
         if (first.status !== 200 || first.body?.success !== true) {
           throw new Error(`herald rejected a correctly signed GET ${PATH} before the run: ${describeFailure(first)}. Nothing was measured.`);
         }
-        heraldBody = first.body;
-        let lastHeaders: Record<string, string> = {};
-        const result = await measure(SIGNED, herald.baseUrl + PATH, opts, () => (lastHeaders = headers()));
-        results.push(result);
-        if (result.non_2xx > 0) {
-          const again = await probe(herald, lastHeaders);
-          errors.push(
-            `herald answered ${result.non_2xx.toLocaleString("en-US")} of ${result.requests.toLocaleString("en-US")} signed requests with a non-2xx status (a request with the run's own headers now gets ${describeFailure(again)}): these were not verified-and-served requests, so the signed figures and a/b are invalid`,
-          );
+        progress("starting the unsigned server (bench/unsigned-server.ts)");
+        unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, { ...SERVER_ENV, BENCH_KEY_ID: unsignedKey.key_id });
+        const same = await probe(unsigned, headers());
+        if (same.status !== 200 || same.body?.success !== true) throw new Error(`the unsigned server answered ${describeFailure(same)} before the run. Nothing was measured.`);
+        if (comparable(same.body) !== comparable(first.body)) {
+          errors.push("the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts");
+        }
+
+        for (let round = 1; round <= rounds; round++) {
+          if (rounds > 1) progress(`round ${round} of ${rounds}`);
+          // (a) herald, signed
+          let lastHeaders: Record<string, string> = {};
+          const a = await measure(SIGNED, herald.baseUrl + PATH, opts, () => (lastHeaders = headers()));
+          signedRuns.push(a);
+          if (a.non_2xx > 0) {
+            const again = await probe(herald, lastHeaders);
+            errors.push(
+              `herald answered ${a.non_2xx.toLocaleString("en-US")} of ${a.requests.toLocaleString("en-US")} signed requests with a non-2xx status (a request with the run's own headers now gets ${describeFailure(again)}): these were not verified-and-served requests, so the signed figures and a/b are invalid`,
+            );
+          }
+          // (b) the same route's work, unverified
+          unsignedRuns.push(await measure(UNSIGNED, unsigned.baseUrl + PATH, opts, headers));
         }
         const counted = await readMetric(herald, "herald_http_requests_total", `{method="GET",route="${PATH}",status="200"}`);
-        if (counted !== null) notes.push(`herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run)`);
+        if (counted !== null) notes.push(`herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run${rounds > 1 ? "s" : ""})`);
       } finally {
         const code = await herald.stop();
         notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
-      }
-
-      // (b) the same route's work, unverified
-      progress("starting the unsigned server (bench/unsigned-server.ts)");
-      const unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, { ...SERVER_ENV, BENCH_KEY_ID: unsignedKey.key_id });
-      try {
-        const first = await probe(unsigned, headers());
-        if (first.status !== 200 || first.body?.success !== true) throw new Error(`the unsigned server answered ${describeFailure(first)} before the run. Nothing was measured.`);
-        if (comparable(first.body) !== comparable(heraldBody)) {
-          errors.push("the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts");
+        if (unsigned) {
+          const uCode = await unsigned.stop();
+          notes.push(`unsigned server stopped on SIGTERM, exit ${uCode === null ? "KILLED after grace" : uCode}`);
         }
-        results.push(await measure(UNSIGNED, unsigned.baseUrl + PATH, opts, headers));
-      } finally {
-        const code = await unsigned.stop();
-        notes.push(`unsigned server stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
       }
 
       // (c) the baseline
       progress("starting the baseline server");
       const baseline = await startBaseline(dir.path);
       try {
-        results.push(await measure(BASELINE, `${baseline.baseUrl}/`, opts, headers));
+        baselineResult = await measure(BASELINE, `${baseline.baseUrl}/`, opts, headers);
       } finally {
         await baseline.stop();
       }
 
-      for (const [name, d, server] of [["herald", heraldDir, herald], ["unsigned server", unsignedDir, unsigned]] as const) {
+      for (const [name, d, server] of [["herald", heraldDir, herald], ["unsigned server", unsignedDir, unsigned!]] as const) {
         const db = inspectDatabase(join(d, "herald.db"));
         notes.push(`${name}: request_log has ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows after shutdown; database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`);
         const logged = await logLines(server.logPath);
         if (logged.length) notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
       }
-      for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
     } finally {
       dir.remove();
     }
 
-    const a = results.find((r) => r.case === SIGNED);
-    const b = results.find((r) => r.case === UNSIGNED);
-    const ratio = a && b && b.requests_per_sec > 0 ? Number((a.requests_per_sec / b.requests_per_sec).toFixed(3)) : null;
+    const results: CaseResult[] = [];
+    const a = signedRuns.length ? combine(SIGNED, signedRuns) : undefined;
+    const b = unsignedRuns.length ? combine(UNSIGNED, unsignedRuns) : undefined;
+    for (const r of [a, b, baselineResult]) if (r) results.push(r);
+    for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
+
+    // a/b: the median of the per-round ratios (each pair measured back to back, so under the same conditions).
+    const pairs = signedRuns.map((s, i) => ({ s, u: unsignedRuns[i] })).filter((p): p is { s: CaseResult; u: CaseResult } => !!p.u && p.u.requests_per_sec > 0);
+    const perRound = pairs.map((p) => p.s.requests_per_sec / p.u.requests_per_sec);
+    const ratio = perRound.length ? Number(median(perRound).toFixed(3)) : null;
+    const cpuPairs = pairs.filter((p) => p.s.server_cpu_us_per_request && p.u.server_cpu_us_per_request);
+    const cpuRatio = cpuPairs.length ? Number(median(cpuPairs.map((p) => p.u.server_cpu_us_per_request! / p.s.server_cpu_us_per_request!)).toFixed(3)) : null;
     const summary: string[] = [];
-    let cpuRatio: number | null = null;
     if (a && b && ratio !== null) {
       const costUs = (1e6 / a.requests_per_sec - 1e6 / b.requests_per_sec).toFixed(1);
+      const verdict = errors.length ? "UNKNOWN (the run is invalid, see ERROR)" : ratio >= TARGET_RATIO ? "MET" : "NOT MET";
       summary.push(
-        `signed ÷ unsigned (a/b): ${ratio.toFixed(2)}× — verification costs ${((1 - ratio) * 100).toFixed(1)}% of throughput (≈${costUs} µs of wall time per request at this load); target a/b ≥ ${TARGET_RATIO.toFixed(2)}: ${errors.length ? "UNKNOWN (the run is invalid, see ERROR)" : ratio >= TARGET_RATIO ? "MET" : "NOT MET"}`,
-        `latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`,
+        `signed ÷ unsigned (a/b): ${ratio.toFixed(2)}× — verification costs ${((1 - ratio) * 100).toFixed(1)}% of throughput (≈${costUs} µs of wall time per request at this load); target a/b ≥ ${TARGET_RATIO.toFixed(2)}: ${verdict}`,
       );
+      if (perRound.length > 1) summary.push(`a/b per round: ${perRound.map((x) => x.toFixed(2)).join(", ")}`);
+      summary.push(`latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`);
       const ca = a.server_cpu_us_per_request;
       const cb = b.server_cpu_us_per_request;
-      if (ca && cb) {
-        cpuRatio = Number((cb / ca).toFixed(3));
+      if (ca && cb && cpuRatio !== null) {
         summary.push(
-          `server CPU per request: signed ${ca.toFixed(1)} µs, unsigned ${cb.toFixed(1)} µs → verification ≈ ${(ca - cb).toFixed(1)} µs of CPU per request; as a throughput ratio for a CPU-bound server, unsigned ÷ signed CPU = ${cpuRatio.toFixed(2)}× (steadier than req/s when other work shares the cores)`,
+          `server CPU per request: signed ${ca.toFixed(1)} µs, unsigned ${cb.toFixed(1)} µs → verification ≈ ${(ca - cb).toFixed(1)} µs of CPU per request; as a throughput ratio for a CPU-bound server, unsigned ÷ signed CPU = ${cpuRatio.toFixed(2)}× (less sensitive than req/s to other work on the cores, but not immune)`,
         );
       }
     }

@@ -19,6 +19,8 @@ export interface BenchOptions {
   json: boolean;
   /** auto = dist/herald when it exists, else source; binary = dist/herald or fail; source = bun src/main.ts. */
   herald: "auto" | "binary" | "source";
+  /** `signed`: how many times the signed and unsigned cases alternate (--rounds, default 1); medians are reported. */
+  rounds?: number;
   /** `webhooks`: events committed in the backlog case (--events, default 5000). */
   events?: number;
   /** `credit`: signed credits measured per case (--credits, default 20000). */
@@ -101,8 +103,8 @@ export interface WrkResult {
   other_cpu_share: number | null;
   /**
    * CPU time (user + system, µs) the harness's child processes other than wrk — i.e. the server(s) under test —
-   * used during the run, per completed request (from /proc; null off Linux). Unlike req/s, this hardly moves
-   * when other work shares the cores, so it is the steadier figure for comparing two servers.
+   * used during the run, per completed request (from /proc; null off Linux). It moves less than req/s when
+   * other work shares the cores (that work still slows each instruction through shared caches and cores).
    */
   server_cpu_us_per_request: number | null;
 }

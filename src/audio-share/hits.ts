@@ -47,7 +47,7 @@ export class HitRecorder {
   /** Clients already queued or written this hour (per process): spares the database most repeats. */
   private seen = new Set<string>();
   private seenHour = "";
-  private salt: { day: string; value: Buffer } | null = null;
+  private hourCache: { startMs: number; hour: string; day: string; salt: string } | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly writeAll: (buckets: Bucket[]) => void;
   private failures = 0;
@@ -69,10 +69,9 @@ export class HitRecorder {
     });
   }
 
-  /** Called on the redirect path: a few map operations and, for a person's click, one SHA-256. */
+  /** Called on the redirect path: a few map operations and, for a person's click, one SHA-256 (~1 µs). */
   record(linkId: number, kind: HitKind, ip: string, userAgent: string | null): void {
-    const now = this.ctx.clock.now().toISOString();
-    const hour = `${now.slice(0, 13)}:00:00Z`;
+    const { hour, salt } = this.clockFor(this.ctx.clock.now().getTime());
     const key = `${linkId}|${hour}`;
     let b = this.buckets.get(key);
     if (!b) {
@@ -87,7 +86,7 @@ export class HitRecorder {
     else if (kind === "bot") b.bot++;
     else {
       b.clicks++;
-      const hash = clientHash(this.saltFor(now.slice(0, 10)), ip, userAgent ?? "");
+      const hash = clientHash(salt, ip, userAgent ?? "");
       if (this.seenHour !== hour || this.seen.size >= MAX_SEEN_IN_MEMORY) {
         this.seen = new Set();
         this.seenHour = hour;
@@ -99,6 +98,18 @@ export class HitRecorder {
       }
     }
     this.startTimer();
+  }
+
+  /** The UTC hour label and the day's salt, recomputed only when the hour changes. */
+  private clockFor(ms: number): { hour: string; salt: string } {
+    const c = this.hourCache;
+    if (c && ms >= c.startMs && ms < c.startMs + 3_600_000) return c;
+    const startMs = ms - (ms % 3_600_000);
+    const iso = new Date(startMs).toISOString();
+    const day = iso.slice(0, 10);
+    const salt = this.hourCache?.day === day ? this.hourCache.salt : dailySalt(this.ctx, day).toString("hex");
+    this.hourCache = { startMs, hour: `${iso.slice(0, 13)}:00:00Z`, day, salt };
+    return this.hourCache;
   }
 
   get pending(): number {
@@ -135,11 +146,6 @@ export class HitRecorder {
   stop(): void {
     this.stopTimer();
     this.flush();
-  }
-
-  private saltFor(day: string): Buffer {
-    if (this.salt?.day !== day) this.salt = { day, value: dailySalt(this.ctx, day) };
-    return this.salt.value;
   }
 
   // The timer runs only while there is something to write, so an idle app (or a closed test app) holds none.

@@ -21,6 +21,7 @@ const TAGS = [
   { name: "partner", description: "Signed partner API" },
   { name: "public", description: "Public status and proofs; no authentication" },
   { name: "transparency", description: "Transparency data and the developer portal; no authentication" },
+  { name: "audio-share", description: "Share links for tracks and audio files: build, shorten, sign, track; public" },
   { name: "admin", description: "Operator-only routes (admin bearer token)" },
 ];
 
