@@ -8,6 +8,7 @@ import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes } from "./webhooks/routes";
+import { opsRoutes } from "./ops/routes";
 import { userRoutes } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
 import { partnerStatusRoutes } from "./partner/status-routes";
@@ -37,6 +38,7 @@ export function buildApp(ctx: AppContext) {
     .use(authRoutes(ctx, guards))
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
+    .use(opsRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
     .use(partnerStatusRoutes(ctx, guards))

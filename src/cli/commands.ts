@@ -9,6 +9,7 @@ import { emit, table } from "./output";
 import { serve } from "./serve";
 import { adminTokenCommand, keysCommand } from "./keys";
 import { signCommand } from "./sign";
+import { runBackup } from "../ops/backup";
 import { devRpcCommand } from "./dev-rpc";
 
 export const HELP = `herald ${pkg.version} — partner integration and transparency service
@@ -27,6 +28,7 @@ Commands:
   keys rotate ID [--overlap-hours N]      (N ≤ 24, default 24)
   admin-token create --name NAME          operator token for /admin/* (shown once)
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
+  backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
   dev-rpc [--port 8899] [--holders N] [--seed S] [--json]   local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
   help                  this text
@@ -95,6 +97,16 @@ export const COMMANDS: Record<string, Command> = {
     const ctx = quiet(loadConfig());
     try {
       return adminTokenCommand(ctx, args, json);
+    } finally {
+      ctx.db.close();
+    }
+  },
+  backup(_args, json) {
+    const ctx = quiet(loadConfig());
+    try {
+      const b = runBackup(ctx);
+      emit(json, { success: true, backup: b }, () => `backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`);
+      return 0;
     } finally {
       ctx.db.close();
     }

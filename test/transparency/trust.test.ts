@@ -39,7 +39,7 @@ describe("GET /trust.json", () => {
     });
     expect(b.data_protection.database).toEqual({ engine: "sqlite", journal_mode: "wal", synchronous: "normal" });
     expect(b.data_protection.replication).toMatchObject({ tool: "litestream", observed_by_service: false });
-    expect(b.data_protection.backup.on_demand_endpoint).toBeNull(); // not in this build: not claimed
+    expect(b.data_protection.backup.on_demand_endpoint).toBe("/admin/backup/run");
     expect(b.signing.partner_requests).toMatchObject({ scheme: "HMAC-SHA256", timestamp_skew_seconds: 300, nonce_single_use_seconds: 600 });
     expect(b.signing.webhooks.headers).toContain("X-Webhook-Signature");
     expect(b.mint_authority).toEqual({ status: "ok", review_status: null, expected_review_status: null, expectation_configured: false, mismatch: null, proof_url: "/api/public/token-mint-authorities.json" });
