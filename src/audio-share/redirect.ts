@@ -1,9 +1,8 @@
 import type { Server } from "bun";
 import type { AppContext } from "../context";
-import { clientIp, errorResponse, type RequestState } from "../http/core";
+import { errorResponse, newRequestState, type RequestState } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
-import { requestIdFor } from "../http/request-id";
 import { classifyHit, hitRecorder, type HitRecorder } from "./hits";
 import { errorPage, prefersHtml } from "./pages";
 import { usableLinkOrThrow, type ResolvedLink } from "./short-links";
@@ -37,19 +36,6 @@ export function followLink(ctx: AppContext, hits: HitRecorder, request: Request,
   return new Response(null, { status: 302, headers: { location: link.row.destination_url, "cache-control": "private, no-store", "x-request-id": requestId } });
 }
 
-function newState(ctx: AppContext, request: Request, server: Server<unknown>): RequestState {
-  return {
-    id: requestIdFor(request.headers.get("x-request-id"), ctx.rng),
-    startedNs: Bun.nanoseconds(),
-    ip: clientIp(ctx, request, server),
-    rawBody: null,
-    partnerKeyId: null,
-    status: null,
-    errorCode: null,
-    headers: {},
-    parseError: null,
-  };
-}
 
 function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params: { code: string } }, state: RequestState): Response {
   const limit = ctx.config.rateLimits.publicPerMin;
@@ -81,7 +67,7 @@ function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params:
 export function nativeRedirectRoutes(ctx: AppContext) {
   const hits = hitRecorder(ctx);
   const handle = (request: Request & { params: { code: string } }, server: Server<unknown>): Response => {
-    const state = newState(ctx, request, server);
+    const state = newRequestState(ctx, request, server);
     const res = answer(ctx, hits, request, state);
     ctx.metrics.observeRequest(request.method, REDIRECT_ROUTE, res.status, (Bun.nanoseconds() - state.startedNs) / 1e9);
     return res;

@@ -1,4 +1,5 @@
 import type { Statement } from "bun:sqlite";
+import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { sameSignature, signLink } from "./signing";
@@ -7,7 +8,6 @@ import { sameSignature, signLink } from "./signing";
 // hottest route), state, and revocation.
 
 export const CODE_PATTERN = /^[a-z2-7]{16}$/;
-const CODE_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
 /** The cache only spares the database on hot links; a revoke clears it at once (see docs/audio-share.md). */
 const CACHE_TTL_MS = 1000;
 const CACHE_MAX = 10_000;
@@ -39,20 +39,7 @@ export interface ResolvedLink {
 
 /** 16 characters of base32 = 80 random bits from ctx.rng: unguessable, and case-insensitive in print. */
 export function newCode(ctx: AppContext): string {
-  const bytes = ctx.rng.bytes(10);
-  let bits = 0;
-  let value = 0;
-  let out = "";
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += CODE_ALPHABET[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
-  }
-  return out;
+  return base32(ctx.rng.bytes(10));
 }
 
 export const shortUrlOf = (ctx: AppContext, code: string) => `${ctx.config.publicBaseUrl}/s/audio/${code}`;

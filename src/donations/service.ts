@@ -1,4 +1,5 @@
 import type { Owner } from "../auth/actors";
+import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/users";
@@ -91,22 +92,6 @@ export function validateIssue(input: IssueInput): { amount: string; email: strin
   return { amount: (amount as { value: string }).value, email, wallet };
 }
 
-const base32 = (bytes: Uint8Array): string => {
-  const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
-  let bits = 0;
-  let value = 0;
-  let out = "";
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out;
-};
 
 export const newClaimCode = (ctx: Pick<AppContext, "rng">): string => "dc_" + base32(ctx.rng.bytes(CODE_BYTES));
 

@@ -48,6 +48,21 @@ export function clientIp(ctx: AppContext, request: Request, server: Server<unkno
   return server?.requestIP(request)?.address ?? "127.0.0.1";
 }
 
+/** A request's state as it arrives: its id, start time and client address. */
+export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null): RequestState {
+  return {
+    id: requestIdFor(request.headers.get("x-request-id"), ctx.rng),
+    startedNs: Bun.nanoseconds(),
+    ip: clientIp(ctx, request, server),
+    rawBody: null,
+    partnerKeyId: null,
+    status: null,
+    errorCode: null,
+    headers: {},
+    parseError: null,
+  };
+}
+
 export function errorResponse(err: AppError, state: RequestState | undefined): Response {
   const body: Record<string, unknown> = {
     success: false,
@@ -112,17 +127,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   const { config } = ctx;
   return new Elysia({ name: "herald:http-core" })
     .onRequest(({ request, server, set }) => {
-      const state: RequestState = {
-        id: requestIdFor(request.headers.get("x-request-id"), ctx.rng),
-        startedNs: Bun.nanoseconds(),
-        ip: clientIp(ctx, request, server),
-        rawBody: null,
-        partnerKeyId: null,
-        status: null,
-        errorCode: null,
-        headers: {},
-        parseError: null,
-      };
+      const state = newRequestState(ctx, request, server);
       states.set(request, state);
       set.headers["x-request-id"] = state.id;
       const length = request.headers.get("content-length");
