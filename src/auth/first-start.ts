@@ -37,7 +37,7 @@ export function firstStartBanner(c: FirstStartCredentials, baseUrl: string): str
     `  admin token    : ${c.adminToken}`,
     "",
     "Try a signed request (prints a ready curl command):",
-    `  bun run src/main.ts sign --key ${c.keyId} --secret '${c.secret}' GET ${baseUrl}/api/partner/capabilities`,
+    `  node_modules/.bin/bun src/main.ts sign --key ${c.keyId} --secret '${c.secret}' GET ${baseUrl}/api/partner/capabilities | sh`,
     "Or an operator request:",
     `  curl -H 'Authorization: Bearer ${c.adminToken}' ${baseUrl}/admin/partners/keys`,
     "===================================================================",
