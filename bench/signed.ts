@@ -229,7 +229,10 @@ const signed: Benchmark = {
       summary.push(
         `signed ÷ unsigned (a/b): ${ratio.toFixed(2)}× — verification costs ${((1 - ratio) * 100).toFixed(1)}% of throughput (≈${costUs} µs of wall time per request at this load); target a/b ≥ ${TARGET_RATIO.toFixed(2)}: ${verdict}`,
       );
-      if (perRound.length > 1) summary.push(`a/b per round: ${perRound.map((x) => x.toFixed(2)).join(", ")}`);
+      const pct = (x: number | null | undefined) => (typeof x === "number" ? `${(x * 100).toFixed(0)}%` : "?");
+      if (perRound.length > 1) {
+        summary.push(`a/b per round (other processes' share of the cores during signed/unsigned): ${pairs.map((p, i) => `${perRound[i]!.toFixed(2)} (${pct(p.s.other_cpu_share)}/${pct(p.u.other_cpu_share)})`).join(", ")}`);
+      }
       summary.push(`latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`);
       const ca = a.server_cpu_us_per_request;
       const cb = b.server_cpu_us_per_request;

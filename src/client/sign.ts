@@ -54,6 +54,8 @@ export interface SignedRequest {
 export const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 export function sha256Hex(body?: RawBody | null): string {
+  // Most signed requests are bodiless GETs: skip hashing the empty string.
+  if (body === undefined || body === null || body.length === 0) return EMPTY_BODY_SHA256;
   return createHash("sha256")
     .update(body ?? "")
     .digest("hex");
