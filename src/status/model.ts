@@ -125,7 +125,8 @@ export const Incident = t.Object({
   summary: t.Record(t.String(), t.String()),
 });
 
-const Totals = t.Object({
+/** Time-weighted uptime totals of one window (also published by /transparency/trust-dashboard.json). */
+export const UptimeTotals = t.Object({
   observed_minutes: t.Number(),
   degraded_minutes: t.Number(),
   maintenance_minutes: t.Number(),
@@ -170,8 +171,8 @@ export const StatusModel = {
     exclude_maintenance: t.Boolean(),
     method: t.Literal("time_weighted_snapshots"),
     max_sample_gap_seconds: t.Integer(),
-    overall: Totals,
-    checks: t.Record(t.String(), Totals),
+    overall: UptimeTotals,
+    checks: t.Record(t.String(), UptimeTotals),
   }),
   incidents: Envelope({ hours: t.Integer(), limit: t.Integer(), window: Window, count: t.Integer(), incidents: t.Array(Incident) }),
   policy: Envelope({

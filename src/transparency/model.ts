@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
+import { UptimeTotals } from "../status/model";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
@@ -15,14 +16,6 @@ const Proof = t.Object({
   stale_after_hours: N(t.Number()),
 });
 
-const Totals = t.Object({
-  observed_minutes: t.Number(),
-  degraded_minutes: t.Number(),
-  maintenance_minutes: t.Number(),
-  unobserved_minutes: t.Number(),
-  degraded_pct: N(t.Number()),
-  uptime_pct: N(t.Number()),
-});
 
 export const TransparencyModel = {
   metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
@@ -62,7 +55,7 @@ export const TransparencyModel = {
     generated_at_utc: t.String(),
     overall: Level,
     checks: t.Record(t.String(), t.Object({ status: Level, summary: t.String() })),
-    uptime: t.Object({ exclude_maintenance: t.Boolean(), windows: t.Object({ "24h": Totals, "7d": Totals, "30d": Totals, "90d": Totals }) }),
+    uptime: t.Object({ exclude_maintenance: t.Boolean(), windows: t.Object({ "24h": UptimeTotals, "7d": UptimeTotals, "30d": UptimeTotals, "90d": UptimeTotals }) }),
     incidents: t.Object({
       open: t.Integer(),
       last_30_days: t.Integer(),

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, MAIN, REPO_ROOT, freePort, spawnHerald, waitForHttp } from "../support/process";
+import { BUN, MAIN, REPO_ROOT, freePort, spawnHerald, waitForHttp, exitWithin } from "../support/process";
 
 const LITESTREAM = join(REPO_ROOT, "node_modules", "@flydotio", "litestream-linux-x64", "litestream");
 const CONFIG = join(REPO_ROOT, "litestream.yml");
@@ -27,22 +27,6 @@ afterAll(() => {
 
 type Child = ReturnType<typeof Bun.spawn>;
 
-/** Resolves with the exit code, or null if the child is still running after `ms` (it is then killed). */
-async function exitWithin(proc: Child, ms: number): Promise<number | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const code = await Promise.race([
-    proc.exited,
-    new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (code === null) {
-    proc.kill("SIGKILL");
-    await proc.exited;
-  }
-  return code;
-}
 
 /** The child processes of `pid` (Linux), so a killed Litestream does not leave herald running. */
 function childPids(pid: number): number[] {

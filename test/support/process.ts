@@ -38,3 +38,20 @@ export function spawnHerald(args: string[], env: Record<string, string>, cwd?: s
     stderr: "pipe",
   });
 }
+
+/** Resolves with the exit code, or null if the child is still running after `ms` (it is then killed). */
+export async function exitWithin(proc: { exited: Promise<number>; kill(signal?: number | NodeJS.Signals): void }, ms: number): Promise<number | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const code = await Promise.race([
+    proc.exited,
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (code === null) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+  return code;
+}

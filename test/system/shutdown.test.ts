@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, spawnHerald, waitForHttp } from "../support/process";
+import { freePort, spawnHerald, waitForHttp, exitWithin } from "../support/process";
 
 const LOAD = 200;
 /** Health probes are kept out of request_log (they only count in /metrics); this route is logged. */
@@ -38,22 +38,6 @@ interface Run {
   diag: string;
 }
 
-/** Resolves with the exit code, or null if the child is still running after `ms` (it is then killed). */
-async function exitWithin(proc: ReturnType<typeof spawnHerald>, ms: number): Promise<number | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const code = await Promise.race([
-    proc.exited,
-    new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (code === null) {
-    proc.kill("SIGKILL");
-    await proc.exited;
-  }
-  return code;
-}
 
 /** Polls `done` every 10 ms, at most `ms` long (and at most 1000 times); returns its last answer. */
 async function until(done: () => boolean, ms: number): Promise<boolean> {
