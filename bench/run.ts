@@ -28,7 +28,7 @@ Options:
   --json            print the report as JSON on stdout (progress stays on stderr)
   --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
-  --rounds N        signed: alternate the signed and unsigned cases N times and report medians (default 1)
+  --rounds N        signed, redirect: alternate the compared cases N times and report medians (default 1)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {

@@ -11,6 +11,8 @@
 import { join } from "node:path";
 import { signRequest } from "../src/client/sign";
 import {
+  combine,
+  median,
   heraldLaunch,
   inspectDatabase,
   logLines,
@@ -90,34 +92,6 @@ function checkDuration(opts: BenchOptions): void {
   if (opts.durationSeconds > MAX_DURATION_S || opts.warmupSeconds > MAX_DURATION_S) {
     throw new UsageError(`signed: --duration must be at most ${MAX_DURATION_S} s: one signature serves a whole wrk run and stays valid for only ±300 s`);
   }
-}
-
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/** One row for several rounds of a case: the median of each figure, the sum of the counts. */
-function combine(label: string, runs: CaseResult[]): CaseResult {
-  if (runs.length === 1) return runs[0]!;
-  const med = (f: (r: CaseResult) => number | null | undefined) => {
-    const xs = runs.map(f).filter((x): x is number => typeof x === "number");
-    return xs.length ? Number(median(xs).toFixed(4)) : null;
-  };
-  return {
-    case: `${label} (median of ${runs.length})`,
-    url: runs[0]!.url,
-    requests_per_sec: med((r) => r.requests_per_sec)!,
-    p50_ms: med((r) => r.p50_ms)!,
-    p99_ms: med((r) => r.p99_ms)!,
-    non_2xx: runs.reduce((n, r) => n + r.non_2xx, 0),
-    errors: runs.reduce((n, r) => n + r.errors, 0),
-    requests: runs.reduce((n, r) => n + r.requests, 0),
-    ratio_vs_baseline: null,
-    other_cpu_share: runs.reduce<number | null>((m, r) => (typeof r.other_cpu_share === "number" ? Math.max(m ?? 0, r.other_cpu_share) : m), null),
-    server_cpu_us_per_request: med((r) => r.server_cpu_us_per_request),
-  };
 }
 
 const signed: Benchmark = {

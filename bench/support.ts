@@ -19,7 +19,7 @@ export interface BenchOptions {
   json: boolean;
   /** auto = dist/herald when it exists, else source; binary = dist/herald or fail; source = bun src/main.ts. */
   herald: "auto" | "binary" | "source";
-  /** `signed`: how many times the signed and unsigned cases alternate (--rounds, default 1); medians are reported. */
+  /** `signed`, `redirect`: how many times the compared cases alternate (--rounds, default 1); medians are reported. */
   rounds?: number;
   /** `webhooks`: events committed in the backlog case (--events, default 5000). */
   events?: number;
@@ -214,6 +214,35 @@ export async function measure(label: string, url: string, opts: BenchOptions, he
   progress(`${label}: measuring ${opts.durationSeconds}s, ${opts.connections} connections, ${opts.threads} wrk threads`);
   const r = await runWrk(url, opts, headers?.());
   return { case: label, url, ...r, ratio_vs_baseline: null };
+}
+
+/** The median of a non-empty list. */
+export const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** One row for several rounds of a case: the median of each figure, the sum of the counts. */
+export function combine(label: string, runs: CaseResult[]): CaseResult {
+  if (runs.length === 1) return runs[0]!;
+  const med = (f: (r: CaseResult) => number | null | undefined) => {
+    const xs = runs.map(f).filter((x): x is number => typeof x === "number");
+    return xs.length ? Number(median(xs).toFixed(4)) : null;
+  };
+  return {
+    case: `${label} (median of ${runs.length})`,
+    url: runs[0]!.url,
+    requests_per_sec: med((r) => r.requests_per_sec)!,
+    p50_ms: med((r) => r.p50_ms)!,
+    p99_ms: med((r) => r.p99_ms)!,
+    non_2xx: runs.reduce((n, r) => n + r.non_2xx, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    ratio_vs_baseline: null,
+    other_cpu_share: runs.reduce<number | null>((m, r) => (typeof r.other_cpu_share === "number" ? Math.max(m ?? 0, r.other_cpu_share) : m), null),
+    server_cpu_us_per_request: med((r) => r.server_cpu_us_per_request),
+  };
 }
 
 /** Fills ratio_vs_baseline (req/s) for every result against the named baseline case. */

@@ -43,3 +43,6 @@ export interface AppContext {
 }
 
 export const nowIso = (clock: Clock): string => clock.now().toISOString();
+
+/** Milliseconds since 1970 by `clock`, without a Date for the system clock (for the hottest paths). */
+export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());

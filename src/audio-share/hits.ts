@@ -30,6 +30,7 @@ export function classifyHit(method: string, userAgent: string | null): HitKind {
 }
 
 interface Bucket {
+  key: number;
   linkId: number;
   hour: string;
   clicks: number;
@@ -38,16 +39,26 @@ interface Bucket {
   candidates: string[];
 }
 
-const MAX_SEEN_IN_MEMORY = 200_000;
+/**
+ * A bucket's key: the link id and the hour (hours since 1970) in one safe integer. Buckets are written about
+ * once a second, so two hours a million apart never meet in the buffer.
+ */
+const bucketKey = (linkId: number, hourIndex: number): number => linkId * 1_000_000 + (hourIndex % 1_000_000);
+
+const MAX_SEEN_IN_MEMORY = 100_000;
+const MAX_PLAIN_AGENT = 512;
 const FLUSH_INTERVAL_MS = 1000;
 const BUFFER_MAX_BUCKETS = 50_000;
 
 export class HitRecorder {
-  private buckets = new Map<string, Bucket>();
+  /** Keyed by `bucketKey`: a number, so the redirect path builds no string to find its bucket. */
+  private buckets = new Map<number, Bucket>();
   /** Clients already queued or written this hour (per process): spares the database most repeats. */
-  private seen = new Set<string>();
+  /** link id → client address → user agents (or their hash when oversized) already counted this hour. */
+  private seen = new Map<number, Map<string, Set<string>>>();
+  private seenCount = 0;
   private seenHour = "";
-  private hourCache: { startMs: number; hour: string; day: string; salt: string } | null = null;
+  private hourCache: { startMs: number; index: number; hour: string; day: string; salt: string } | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly writeAll: (buckets: Bucket[]) => void;
   private failures = 0;
@@ -69,46 +80,55 @@ export class HitRecorder {
     });
   }
 
-  /** Called on the redirect path: a few map operations and, for a person's click, one SHA-256 (~1 µs). */
-  record(linkId: number, kind: HitKind, ip: string, userAgent: string | null): void {
-    const { hour, salt } = this.clockFor(this.ctx.clock.now().getTime());
-    const key = `${linkId}|${hour}`;
+  /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
+  record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = this.ctx.clock.now().getTime()): void {
+    const { hour, salt, index } = this.clockFor(nowMs);
+    const key = bucketKey(linkId, index);
     let b = this.buckets.get(key);
     if (!b) {
       if (this.buckets.size >= BUFFER_MAX_BUCKETS) {
         this.dropped++;
         return;
       }
-      b = { linkId, hour, clicks: 0, bot: 0, head: 0, candidates: [] };
+      b = { key, linkId, hour, clicks: 0, bot: 0, head: 0, candidates: [] };
       this.buckets.set(key, b);
     }
     if (kind === "head") b.head++;
     else if (kind === "bot") b.bot++;
     else {
       b.clicks++;
-      const hash = clientHash(salt, ip, userAgent ?? "");
-      if (this.seenHour !== hour || this.seen.size >= MAX_SEEN_IN_MEMORY) {
-        this.seen = new Set();
+      if (this.seenHour !== hour || this.seenCount >= MAX_SEEN_IN_MEMORY) {
+        this.seen = new Map();
+        this.seenCount = 0;
         this.seenHour = hour;
       }
-      const seenKey = `${linkId}|${hash}`;
-      if (!this.seen.has(seenKey)) {
-        this.seen.add(seenKey);
-        b.candidates.push(hash);
+      // A repeat click of a client already seen this hour costs three lookups, not a SHA-256. Clients are kept
+      // by link, address and user agent in process memory for at most the hour (never written anywhere); an
+      // oversized user agent is hashed first so that one entry stays small.
+      const agent = userAgent ?? "";
+      let byIp = this.seen.get(linkId);
+      if (!byIp) this.seen.set(linkId, (byIp = new Map()));
+      let agents = byIp.get(ip);
+      if (!agents) byIp.set(ip, (agents = new Set()));
+      const seenAgent = agent.length <= MAX_PLAIN_AGENT ? agent : clientHash(salt, ip, agent);
+      if (!agents.has(seenAgent)) {
+        agents.add(seenAgent);
+        this.seenCount++;
+        b.candidates.push(clientHash(salt, ip, agent));
       }
     }
     this.startTimer();
   }
 
   /** The UTC hour label and the day's salt, recomputed only when the hour changes. */
-  private clockFor(ms: number): { hour: string; salt: string } {
+  private clockFor(ms: number): { hour: string; salt: string; index: number } {
     const c = this.hourCache;
     if (c && ms >= c.startMs && ms < c.startMs + 3_600_000) return c;
     const startMs = ms - (ms % 3_600_000);
     const iso = new Date(startMs).toISOString();
     const day = iso.slice(0, 10);
     const salt = this.hourCache?.day === day ? this.hourCache.salt : dailySalt(this.ctx, day).toString("hex");
-    this.hourCache = { startMs, hour: `${iso.slice(0, 13)}:00:00Z`, day, salt };
+    this.hourCache = { startMs, index: startMs / 3_600_000, hour: `${iso.slice(0, 13)}:00:00Z`, day, salt };
     return this.hourCache;
   }
 
@@ -137,7 +157,16 @@ export class HitRecorder {
         this.ctx.log.error("audio-share hits dropped after repeated flush failures", { buckets: buckets.length, ...errorFields(err) });
         return 0;
       }
-      for (const b of buckets) if (!this.buckets.has(`${b.linkId}|${b.hour}`)) this.buckets.set(`${b.linkId}|${b.hour}`, b);
+      for (const b of buckets) {
+        const newer = this.buckets.get(b.key);
+        if (!newer) this.buckets.set(b.key, b);
+        else {
+          newer.clicks += b.clicks;
+          newer.bot += b.bot;
+          newer.head += b.head;
+          newer.candidates.push(...b.candidates);
+        }
+      }
       this.ctx.log.warn("audio-share hit flush failed", errorFields(err));
       return 0;
     }

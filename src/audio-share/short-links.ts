@@ -116,9 +116,9 @@ export function linkStore(ctx: AppContext): LinkStore {
   return s;
 }
 
-export function stateOf(ctx: AppContext, link: ResolvedLink): LinkState {
+export function stateOf(ctx: AppContext, link: ResolvedLink, nowMs: number = ctx.clock.now().getTime()): LinkState {
   if (link.row.revoked_at) return "revoked";
-  return ctx.clock.now().getTime() >= link.expiresMs ? "expired" : "active";
+  return nowMs >= link.expiresMs ? "expired" : "active";
 }
 
 /** Codes are lower-case base32, so an upper-cased copy (read aloud, retyped from print) is the same code. */
@@ -133,10 +133,10 @@ export function getLinkOrThrow(ctx: AppContext, code: string): ResolvedLink {
  * The checks before a link may be followed, in order: integrity (a signed row must match its signature), then
  * revocation, then expiry (against ctx.clock). Throws the catalog error; returns the link when it may redirect.
  */
-export function usableLinkOrThrow(ctx: AppContext, code: string): ResolvedLink {
+export function usableLinkOrThrow(ctx: AppContext, code: string, nowMs?: number): ResolvedLink {
   const link = getLinkOrThrow(ctx, code);
   if (!link.signatureOk) throw new AppError("short_link_signature_invalid", "This link's stored destination or expiry does not match its signature; it will not redirect");
-  const state = stateOf(ctx, link);
+  const state = stateOf(ctx, link, nowMs);
   if (state === "revoked") throw new AppError("short_link_revoked", `This link was revoked at ${link.row.revoked_at}`, { details: { revoked_at: link.row.revoked_at } });
   if (state === "expired") throw new AppError("short_link_expired", `This link expired at ${link.row.expires_at}`, { details: { expires_at: link.row.expires_at } });
   return link;

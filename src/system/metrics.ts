@@ -2,25 +2,49 @@
 
 const BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+export interface RouteSeries {
+  readonly method: string;
+  readonly route: string;
+  readonly statuses: Map<number, number>;
+  /** Per bucket, not cumulative (rendering adds them up): one increment per request. */
+  readonly buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/** Counts one answered request in its route's series. */
+export function observe(s: RouteSeries, status: number, seconds: number): void {
+  s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+  for (let i = 0; i < BUCKETS_SECONDS.length; i++) {
+    if (seconds <= BUCKETS_SECONDS[i]!) {
+      s.buckets[i]!++;
+      break;
+    }
+  }
+  s.sum += seconds;
+  s.count++;
+}
+
 export class Metrics {
-  private requests = new Map<string, number>();
-  private latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  /** One series per method and route template: status counts and a latency histogram. */
+  private series = new Map<string, RouteSeries>();
   private jobRuns = new Map<string, { ok: number; failed: number }>();
   /** Extra gauges other domains publish (webhook backlog, dead letters …), read at scrape time. */
   private gauges = new Map<string, { help: string; read: () => number }>();
 
-  observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method}\u0000${route}\u0000${status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    const lk = `${method}\u0000${route}`;
-    let h = this.latency.get(lk);
-    if (!h) {
-      h = { buckets: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
-      this.latency.set(lk, h);
+  /** The series of one method and route; a hot route keeps it and calls `observe` without the lookup. */
+  route(method: string, route: string): RouteSeries {
+    const key = `${method}\u0000${route}`;
+    let s = this.series.get(key);
+    if (!s) {
+      s = { method, route, statuses: new Map(), buckets: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, s);
     }
-    for (let i = 0; i < BUCKETS_SECONDS.length; i++) if (seconds <= BUCKETS_SECONDS[i]!) h.buckets[i]!++;
-    h.sum += seconds;
-    h.count++;
+    return s;
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    observe(this.route(method, route), status, seconds);
   }
 
   observeJob(name: string, ok: boolean): void {
@@ -38,18 +62,20 @@ export class Metrics {
     const out: string[] = [];
     const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
     out.push("# HELP herald_http_requests_total HTTP requests by route template and status.", "# TYPE herald_http_requests_total counter");
-    for (const [k, n] of this.requests) {
-      const [method, route, status] = k.split("\u0000") as [string, string, string];
-      out.push(`herald_http_requests_total{method="${esc(method)}",route="${esc(route)}",status="${status}"} ${n}`);
+    for (const s of this.series.values()) {
+      for (const [status, n] of s.statuses) out.push(`herald_http_requests_total{method="${esc(s.method)}",route="${esc(s.route)}",status="${status}"} ${n}`);
     }
     out.push("# HELP herald_http_request_duration_seconds Request latency.", "# TYPE herald_http_request_duration_seconds histogram");
-    for (const [k, h] of this.latency) {
-      const [method, route] = k.split("\u0000") as [string, string];
-      const labels = `method="${esc(method)}",route="${esc(route)}"`;
-      BUCKETS_SECONDS.forEach((le, i) => out.push(`herald_http_request_duration_seconds_bucket{${labels},le="${le}"} ${h.buckets[i]}`));
-      out.push(`herald_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${h.count}`);
-      out.push(`herald_http_request_duration_seconds_sum{${labels}} ${h.sum}`);
-      out.push(`herald_http_request_duration_seconds_count{${labels}} ${h.count}`);
+    for (const s of this.series.values()) {
+      const labels = `method="${esc(s.method)}",route="${esc(s.route)}"`;
+      let cumulative = 0;
+      BUCKETS_SECONDS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        out.push(`herald_http_request_duration_seconds_bucket{${labels},le="${le}"} ${cumulative}`);
+      });
+      out.push(`herald_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`);
+      out.push(`herald_http_request_duration_seconds_sum{${labels}} ${s.sum}`);
+      out.push(`herald_http_request_duration_seconds_count{${labels}} ${s.count}`);
     }
     out.push("# HELP herald_job_runs_total Job runs by outcome.", "# TYPE herald_job_runs_total counter");
     for (const [name, c] of this.jobRuns) {

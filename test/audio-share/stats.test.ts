@@ -82,6 +82,30 @@ describe("redirect hits", () => {
     expect(s).toMatchObject({ state: "expired", totals: { clicks: 1, unique_clicks: 1, bot_hits: 0, head_hits: 0 } });
     expect(hitRecorder(h.ctx).pending).toBe(0);
   });
+  test("a failed write keeps the hits and adds them to those that arrive before the next write", async () => {
+    h = audioApp({ TRUST_PROXY: "1" });
+    const link = await shortLink(h);
+    await hit(link.short_code);
+    await hit(link.short_code, { ip: "198.51.100.8" });
+    const sqlite = h.ctx.db.sqlite;
+    sqlite.run("ALTER TABLE audio_share_link_hits RENAME TO hits_away");
+    expect(hitRecorder(h.ctx).flush()).toBe(0);
+    await hit(link.short_code);
+    await hit(link.short_code, { ip: "198.51.100.9" });
+    await hit(link.short_code, { method: "HEAD" });
+    sqlite.run("ALTER TABLE hits_away RENAME TO audio_share_link_hits");
+    expect(hitRecorder(h.ctx).flush()).toBe(1);
+    expect((await stats(link.short_code)).totals).toEqual({ clicks: 4, unique_clicks: 3, bot_hits: 0, head_hits: 1 });
+  });
+
+  test("a client with a huge User-Agent is still one unique click, and its agent is not kept", async () => {
+    h = audioApp({ TRUST_PROXY: "1" });
+    const link = await shortLink(h);
+    const ua = `${BROWSER_UA} ${"x".repeat(4000)}`;
+    for (let i = 0; i < 3; i++) await hit(link.short_code, { ua });
+    await hit(link.short_code, { ua: `${ua}y` });
+    expect((await stats(link.short_code)).totals).toEqual({ clicks: 4, unique_clicks: 2, bot_hits: 0, head_hits: 0 });
+  });
 });
 
 describe("GET /stats", () => {

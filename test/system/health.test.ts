@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
+import { Metrics } from "../../src/system/metrics";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -58,4 +59,18 @@ test("metrics expose request counts by route template, latency histograms and DB
   expect(text).toContain('herald_http_requests_total{method="GET",route="/healthz",status="200"} 2');
   expect(text).toContain('herald_http_request_duration_seconds_count{method="GET",route="/healthz"} 2');
   expect(text).toMatch(/herald_db_size_bytes \d+/);
+});
+
+test("latency histogram buckets are cumulative and statuses are counted per route", () => {
+  const m = new Metrics();
+  m.observeRequest("GET", "/x", 200, 0.0005);
+  m.observeRequest("GET", "/x", 200, 0.003);
+  m.observeRequest("GET", "/x", 404, 0.2);
+  m.observeRequest("GET", "/x", 200, 60);
+  const text = m.render();
+  const bucket = (le: string) => Number(text.match(new RegExp(`duration_seconds_bucket\\{method="GET",route="/x",le="${le.replace(/[.+]/g, "\\$&")}"\\} (\\d+)`))?.[1]);
+  expect([bucket("0.001"), bucket("0.0025"), bucket("0.005"), bucket("0.25"), bucket("10"), bucket("+Inf")]).toEqual([1, 1, 2, 3, 3, 4]);
+  expect(text).toContain('herald_http_requests_total{method="GET",route="/x",status="200"} 3');
+  expect(text).toContain('herald_http_requests_total{method="GET",route="/x",status="404"} 1');
+  expect(text).toContain('herald_http_request_duration_seconds_sum{method="GET",route="/x"} 60.2035');
 });
