@@ -37,19 +37,20 @@ if (!row) {
 }
 // As partner-plugin.ts builds it after a successful verification.
 const actor: PartnerActor = { kind: "partner", keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: row.scopes.split(",") as Scope[] };
-const partner = { actor };
+const partner = { actor, keyUpdatedAt: row.updated_at };
 
 const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 const states = new RequestStates();
 const routes = new RouteIndex();
-// normalize: false, as buildApp (src/app.ts) sets it: it changes how responses are checked against their schema.
-const app = new Elysia({ name: "herald-unsigned-bench", normalize: false })
+// normalize: false and encodeSchema: false, as buildApp (src/app.ts) sets them: they change how responses are
+// checked against their schema.
+const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encodeSchema: false })
   .use(httpCore(ctx, states, routes))
   .get(
     "/api/partner/capabilities",
     ({ headers, set }) => {
       // Copied from src/partner/routes.ts; `partner` is the fixed actor instead of the macro's result.
-      const keyUpdated = Date.parse(keys.getOrThrow(partner.actor.keyId).updated_at);
+      const keyUpdated = Date.parse(partner.keyUpdatedAt);
       const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
       set.headers["last-modified"] = new Date(lastModified).toUTCString();
       set.headers["cache-control"] = "private, no-cache";

@@ -32,7 +32,7 @@ export function buildApp(ctx: AppContext) {
   const guards = buildGuards(ctx, states);
   // normalize: false — unknown body fields are REFUSED (400) where a schema says additionalProperties: false,
   // instead of silently stripped (a typo like `descripton` must not be a quiet no-op).
-  const app = new Elysia({ name: "herald", normalize: false })
+  const app = new Elysia({ name: "herald", normalize: false, encodeSchema: false })
     .use(httpCore(ctx, states, routes))
     .use(systemRoutes(ctx, guards))
     .use(authRoutes(ctx, guards))

@@ -1,5 +1,5 @@
-import type { Statement } from "bun:sqlite";
-import type { AppContext } from "../context";
+import type { Database, Statement } from "bun:sqlite";
+import { epochMs, type AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
 import type { Actor } from "./actors";
 import { writeAudit } from "./audit";
@@ -78,30 +78,99 @@ function validateKeyInput(input: CreateKeyInput): { partner: string; mode: KeyMo
   return { partner, mode: input.mode, scopes, ips: canonical };
 }
 
+const ROW_CACHE_MAX = 10_000;
+
+/**
+ * How often a process re-reads partner_keys_version to notice changes made by ANOTHER process (`herald keys
+ * disable` run beside the server, a second instance). Changes made through PartnerKeys in this process are
+ * seen by the very next request.
+ */
+export const KEY_CHANGE_POLL_MS = 1000;
+
+/** Key rows in memory, shared by every PartnerKeys over one database connection. */
+interface KeyRowCache {
+  rows: Map<string, Readonly<KeyRow>>;
+  /** partner_keys_version when `rows` was started, and when (ctx.clock ms) it was last read. */
+  version: number;
+  checkedAtMs: number;
+}
+const rowCaches = new WeakMap<Database, KeyRowCache>();
+
+function rowCacheOf(db: Database): KeyRowCache {
+  let c = rowCaches.get(db);
+  if (!c) {
+    c = { rows: new Map(), version: -1, checkedAtMs: -Infinity };
+    rowCaches.set(db, c);
+  }
+  return c;
+}
+
 export class PartnerKeys {
   private readonly byId: Statement;
   private readonly touch: Statement;
+  private readonly versionOf: Statement;
   private readonly plainCache = new Map<string, string>();
+  private readonly cache: KeyRowCache;
+  private readonly lastUsedMs = new Map<string, number>();
 
   constructor(private readonly ctx: AppContext) {
     this.byId = ctx.db.sqlite.prepare("SELECT * FROM partner_keys WHERE key_id = ?");
     this.touch = ctx.db.sqlite.prepare("UPDATE partner_keys SET last_used_at = ? WHERE key_id = ?");
+    this.versionOf = ctx.db.sqlite.prepare("SELECT version FROM partner_keys_version WHERE id = 1");
+    this.cache = rowCacheOf(ctx.db.sqlite);
   }
 
-  find(keyId: string): KeyRow | null {
-    return (this.byId.get(keyId) as KeyRow | null) ?? null;
+  /**
+   * The key row, served from memory: the signature check then runs no SQL at all (one statement cost a signed
+   * GET about a sixth of its throughput, bench/README.md). Every change to partner_keys, from any connection
+   * or process, bumps partner_keys_version by trigger (migration 0008); this process re-reads that integer at
+   * most every KEY_CHANGE_POLL_MS and drops every cached row when it moved. Writes through PartnerKeys drop
+   * them at once. Unknown ids are not cached, so guessing ids cannot fill memory.
+   */
+  find(keyId: string): Readonly<KeyRow> | null {
+    const c = this.cache;
+    const nowMs = epochMs(this.ctx.clock);
+    if (Math.abs(nowMs - c.checkedAtMs) >= KEY_CHANGE_POLL_MS) {
+      const version = (this.versionOf.get() as { version: number } | null)?.version ?? -2;
+      if (version !== c.version) {
+        c.rows = new Map();
+        c.version = version;
+      }
+      c.checkedAtMs = nowMs;
+    }
+    const cached = c.rows.get(keyId);
+    if (cached) return cached;
+    const row = this.byId.get(keyId) as KeyRow | null;
+    if (!row) return null;
+    if (c.rows.size >= ROW_CACHE_MAX) c.rows.clear();
+    c.rows.set(keyId, Object.freeze(row));
+    return row;
   }
 
-  /** last_used_at is written at most once a minute per key, so a busy key does not add a write per request. */
-  markUsed(row: KeyRow, nowIso: string): void {
-    if (row.last_used_at && Date.parse(nowIso) - Date.parse(row.last_used_at) < 60_000) return;
-    this.touch.run(nowIso, row.key_id);
+  /** After a write through this class: the next find reads the database again. */
+  private changed(): void {
+    this.cache.rows = new Map();
+    this.cache.checkedAtMs = -Infinity;
+  }
+
+  /**
+   * last_used_at is written at most once a minute per key, so a busy key does not add a write per request. The
+   * time of this process's last write per key is kept in memory, so the check costs no date parsing.
+   */
+  markUsed(row: Readonly<KeyRow>, nowMs: number): void {
+    let last = this.lastUsedMs.get(row.key_id);
+    if (last === undefined) last = row.last_used_at ? Date.parse(row.last_used_at) : -Infinity;
+    if (nowMs - last < 60_000) return;
+    this.touch.run(new Date(nowMs).toISOString(), row.key_id);
+    this.changed();
+    if (this.lastUsedMs.size >= ROW_CACHE_MAX) this.lastUsedMs.clear();
+    this.lastUsedMs.set(row.key_id, nowMs);
   }
 
   /** The secrets that verify a signature now: the current one, plus the previous one inside its overlap. */
-  secretsOf(row: KeyRow, now: Date): string[] {
+  secretsOf(row: Readonly<KeyRow>, nowMs: number): string[] {
     const secrets = [this.open(row.secret_ciphertext, row.key_id)];
-    if (row.previous_secret_ciphertext && row.previous_secret_valid_until && Date.parse(row.previous_secret_valid_until) > now.getTime()) {
+    if (row.previous_secret_ciphertext && row.previous_secret_valid_until && Date.parse(row.previous_secret_valid_until) > nowMs) {
       secrets.push(this.open(row.previous_secret_ciphertext, row.key_id));
     }
     return secrets;
@@ -109,7 +178,7 @@ export class PartnerKeys {
 
   /**
    * Decryption is cached by ciphertext: a rotated or changed secret has a new ciphertext, so the cache can never
-   * serve a stale secret, and every request still reads the key row (status, scopes, IPs) from the database.
+   * serve a stale secret.
    */
   private open(ciphertext: string, keyId: string): string {
     let plain = this.plainCache.get(ciphertext);
@@ -133,6 +202,7 @@ export class PartnerKeys {
         .run(keyId, v.partner, v.mode, v.scopes.join(","), v.ips.join(","), this.ctx.secrets.seal(secret, keyId), now, now);
       writeAudit(sqlite, { at: now, actor, action: "partner_key.create", target: keyId, details: { partner: v.partner, mode: v.mode, scopes: v.scopes, allowed_ips: v.ips }, requestId });
     })();
+    this.changed();
     return { ...toKeyView(this.find(keyId)!), secret };
   }
 
@@ -145,7 +215,7 @@ export class PartnerKeys {
     return rows.map(toKeyView);
   }
 
-  getOrThrow(keyId: string): KeyRow {
+  getOrThrow(keyId: string): Readonly<KeyRow> {
     const row = this.find(keyId);
     if (!row) throw new NotFoundError("partner key", keyId);
     return row;
@@ -160,6 +230,7 @@ export class PartnerKeys {
       sqlite.query("UPDATE partner_keys SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE key_id = ?").run(reason, now, keyId);
       writeAudit(sqlite, { at: now, actor, action: "partner_key.disable", target: keyId, details: { reason }, requestId });
     })();
+    this.changed();
     return toKeyView(this.getOrThrow(keyId));
   }
 
@@ -183,6 +254,7 @@ export class PartnerKeys {
         .run(this.ctx.secrets.seal(secret, keyId), validUntil ? row.secret_ciphertext : null, validUntil, now.toISOString(), keyId);
       writeAudit(sqlite, { at: now.toISOString(), actor, action: "partner_key.rotate", target: keyId, details: { overlap_hours: overlapHours }, requestId });
     })();
+    this.changed();
     return { ...toKeyView(this.getOrThrow(keyId)), secret };
   }
 

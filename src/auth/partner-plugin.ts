@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppContext } from "../context";
+import { epochMs, type AppContext } from "../context";
 import type { RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
@@ -25,6 +25,8 @@ export interface PartnerRequest {
   actor: PartnerActor;
   idempotency: IdempotencyClaim | null;
   requestId: string;
+  /** updated_at of the key row the signature was checked against (capabilities' Last-Modified). */
+  keyUpdatedAt: string;
 }
 
 const unauthorized = (message: string) => new AppError("unauthorized", message);
@@ -46,7 +48,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const idempotency = new IdempotencyStore(ctx);
   const skew = ctx.config.signatureSkewSeconds;
   const allowCache = new Map<string, ReturnType<typeof parseAllowList>["ranges"]>();
-  const rangesOf = (row: KeyRow) => {
+  const rangesOf = (row: Readonly<KeyRow>) => {
     let r = allowCache.get(row.allowed_ips);
     if (!r) {
       r = parseAllowList(row.allowed_ips).ranges;
@@ -69,7 +71,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  function keyLimit(request: Request, row: KeyRow, headers: Record<string, string>) {
+  function keyLimit(request: Request, row: Readonly<KeyRow>, headers: Record<string, string>) {
     const limits = ctx.config.rateLimits;
     const path = request.url.slice(request.url.indexOf("/", 8));
     const [group, limit] =
@@ -96,17 +98,17 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     const tsRaw = h.get("x-partner-timestamp");
     if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
     if (!/^\d{1,12}$/.test(tsRaw)) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
-    const now = ctx.clock.now();
-    const drift = Number(tsRaw) - Math.floor(now.getTime() / 1000);
+    const nowMs = epochMs(ctx.clock);
+    const drift = Number(tsRaw) - Math.floor(nowMs / 1000);
     if (Math.abs(drift) > skew) {
-      throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${now.toISOString()})`);
+      throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`);
     }
     const signature = h.get("x-partner-signature");
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
 
     const nonce = h.get("x-partner-nonce");
     const row = keyId.length <= 128 ? keys.find(keyId) : null;
-    const secrets = row ? keys.secretsOf(row, now) : DECOY_SECRETS;
+    const secrets = row ? keys.secretsOf(row, nowMs) : DECOY_SECRETS;
     const valid = verifySignature(secrets, signature, {
       method: request.method,
       target: requestTarget(request.url),
@@ -148,11 +150,12 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(request.url), state.rawBody) };
       }
     }
-    keys.markUsed(row, now.toISOString());
+    keys.markUsed(row, nowMs);
     return {
       actor: { kind: "partner", keyId: row.key_id, partner: row.partner, mode: row.mode, scopes },
       idempotency: claim,
       requestId: state.id,
+      keyUpdatedAt: row.updated_at,
     };
   }
 

@@ -8,14 +8,13 @@ import { PartnerModel } from "./model";
 const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 
 export function partnerRoutes(ctx: AppContext, guards: Guards) {
-  const keys = guards.partner.keys;
   return new Elysia({ name: "herald:partner" })
     .use(guards.partner.plugin)
     .get(
       "/api/partner/capabilities",
       ({ partner, headers, set }) => {
         // Last-Modified: the later of the key's last change and this process's start (a deploy may add capabilities).
-        const keyUpdated = Date.parse(keys.getOrThrow(partner.actor.keyId).updated_at);
+        const keyUpdated = Date.parse(partner.keyUpdatedAt);
         const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
         set.headers["last-modified"] = new Date(lastModified).toUTCString();
         set.headers["cache-control"] = "private, no-cache";

@@ -20,11 +20,12 @@ const all = (sql: string, ...args: string[]) => h.ctx.db.sqlite.query(sql).all(.
 
 /**
  * Which rows of a table belong to live. Tables with a mode column: mode = 'live'. Tables keyed by a key id or a
- * delivery: those of live keys / live deliveries. request_log (every request's traffic line) and
- * sandbox_fixtures are sandbox bookkeeping. EVERY other table must not change at all.
+ * delivery: those of live keys / live deliveries. request_log (every request's traffic line), sandbox_fixtures
+ * and partner_keys_version (a counter of key changes, sandbox keys' last_used_at included, that tells the key
+ * cache to re-read) are bookkeeping. EVERY other table must not change at all.
  */
 function liveScope(table: string, columns: string[]): string | null {
-  if (table === "request_log" || table === "sandbox_fixtures") return null;
+  if (table === "request_log" || table === "sandbox_fixtures" || table === "partner_keys_version") return null;
   if (columns.includes("mode")) return "mode = 'live'";
   if (table === "partner_nonces" || table === "idempotency_records") return "key_id IN (SELECT key_id FROM partner_keys WHERE mode = 'live')";
   if (table === "webhook_attempts") return "delivery_id IN (SELECT id FROM webhook_deliveries WHERE mode = 'live')";
