@@ -47,14 +47,25 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const nonces = new NonceStore(ctx);
   const idempotency = new IdempotencyStore(ctx);
   const skew = ctx.config.signatureSkewSeconds;
-  const allowCache = new Map<string, ReturnType<typeof parseAllowList>["ranges"]>();
-  const rangesOf = (row: Readonly<KeyRow>) => {
-    let r = allowCache.get(row.allowed_ips);
-    if (!r) {
-      r = parseAllowList(row.allowed_ips).ranges;
-      allowCache.set(row.allowed_ips, r);
+
+  /**
+   * What the checks need from a key row, worked out once per row: key rows are immutable objects replaced on
+   * every change (PartnerKeys.find), so a WeakMap keyed by the row can never serve stale scopes or ranges.
+   */
+  interface PreparedKey {
+    actor: Readonly<PartnerActor>;
+    scopes: readonly Scope[];
+    ranges: ReturnType<typeof parseAllowList>["ranges"];
+  }
+  const prepared = new WeakMap<Readonly<KeyRow>, PreparedKey>();
+  const prepare = (row: Readonly<KeyRow>): PreparedKey => {
+    let p = prepared.get(row);
+    if (!p) {
+      const scopes = Object.freeze(row.scopes.split(",") as Scope[]);
+      p = { scopes, ranges: parseAllowList(row.allowed_ips).ranges, actor: Object.freeze({ kind: "partner" as const, keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: scopes as Scope[] }) };
+      prepared.set(row, p);
     }
-    return r;
+    return p;
   };
 
   /**
@@ -73,6 +84,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
   function keyLimit(request: Request, row: Readonly<KeyRow>, headers: Record<string, string>) {
     const limits = ctx.config.rateLimits;
+    if (limits.sandboxPerMin <= 0 && limits.webhookPerMin <= 0 && limits.partnerPerMin <= 0) return;
     const path = request.url.slice(request.url.indexOf("/", 8));
     const [group, limit] =
       row.mode === "sandbox"
@@ -123,13 +135,13 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     keyLimit(request, row, state.headers);
 
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
-    if (!ipAllowed(state.ip, rangesOf(row))) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
+    const key = prepare(row);
+    if (!ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
     const mode = guard.mode ?? "live";
     if (mode !== "any" && row.mode !== mode) {
       throw forbidden(`This route needs a ${mode} key; ${row.key_id} is a ${row.mode} key${mode === "sandbox" ? " (sandbox routes are under /api/partner/sandbox/)" : ""}`);
     }
-    const scopes = row.scopes.split(",") as Scope[];
-    if (guard.scope && !scopes.includes(guard.scope)) throw forbidden(`Key ${row.key_id} lacks the "${guard.scope}" scope this route needs`);
+    if (guard.scope && !key.scopes.includes(guard.scope)) throw forbidden(`Key ${row.key_id} lacks the "${guard.scope}" scope this route needs`);
 
     const isMutation = guard.mutation ?? false;
     const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);
@@ -152,7 +164,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
     keys.markUsed(row, nowMs);
     return {
-      actor: { kind: "partner", keyId: row.key_id, partner: row.partner, mode: row.mode, scopes },
+      actor: key.actor,
       idempotency: claim,
       requestId: state.id,
       keyUpdatedAt: row.updated_at,

@@ -67,13 +67,7 @@ export function hmacSha256Hex(secret: string | Uint8Array, message: RawBody): st
 
 /** DESIGN.md §3 canonical string. */
 export function canonicalString(input: CanonicalInput): string {
-  return [
-    input.method.toUpperCase(),
-    input.target,
-    String(input.timestamp),
-    input.nonce ?? "",
-    sha256Hex(input.body),
-  ].join("\n");
+  return `${input.method.toUpperCase()}\n${input.target}\n${input.timestamp}\n${input.nonce ?? ""}\n${sha256Hex(input.body)}`;
 }
 
 export function unixSeconds(ms: number = Date.now()): number {
