@@ -2,6 +2,23 @@ import { createHash } from "node:crypto";
 import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
+import type { NonceStore } from "./nonces";
+
+/** A nonce that passed the guard and is recorded with the effect (see PartnerGuard.nonceInEffect). */
+export interface DeferredNonce {
+  keyId: string;
+  nonce: string;
+  recorded: boolean;
+}
+
+interface GroupedEffect {
+  claim: IdempotencyClaim | null;
+  nonce: DeferredNonce | null;
+  effect: () => object;
+  status: number;
+  resolve: (value: object) => void;
+  reject: (err: unknown) => void;
+}
 
 /** 1–255 visible ASCII characters (the IETF Idempotency-Key draft allows any string; we keep it printable). */
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
@@ -44,9 +61,23 @@ export class IdempotencyStore {
   private readonly claimInProgress: Statement;
   private readonly release: Statement;
   private readonly prune: Statement;
+  private readonly savepoint: Statement;
+  private readonly releaseSavepoint: Statement;
+  private readonly rollbackToSavepoint: Statement;
+  private group: GroupedEffect[] = [];
+  private groupScheduled = false;
+  /** Group commits made and the effects they carried (their ratio is the mean group size). */
+  groupCommits = 0;
+  groupedEffects = 0;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly nonces: NonceStore | null = null,
+  ) {
     const db = ctx.db.sqlite;
+    this.savepoint = db.prepare("SAVEPOINT herald_effect");
+    this.releaseSavepoint = db.prepare("RELEASE herald_effect");
+    this.rollbackToSavepoint = db.prepare("ROLLBACK TO herald_effect");
     this.select = db.prepare("SELECT fingerprint, state, response_status, response_body, locked_until, expires_at FROM idempotency_records WHERE key_id = ? AND idempotency_key = ?");
     this.upsertCompleted = db.prepare(
       `INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, response_status, response_body, created_at, locked_until, expires_at)
@@ -105,6 +136,75 @@ export class IdempotencyStore {
       this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
       return result;
     }).immediate();
+  }
+
+  /**
+   * `run`, with group commit: effects submitted in the same turn of the event loop commit together in ONE
+   * transaction, each inside its own savepoint, so each stays atomic on its own (a failed effect rolls back to
+   * its savepoint and fails alone) while the commit — most of a small write's cost — is shared. Nothing is
+   * answered before the commit. A deferred nonce is recorded inside the effect's savepoint (a concurrent replay
+   * in the same group then fails on it), and again outside it when the effect fails, so a refused request's
+   * nonce stays used. The effect must be synchronous.
+   */
+  runGrouped<T extends object>(claim: IdempotencyClaim | null, effect: () => T, nonce: DeferredNonce | null = null, status = 200): Promise<T> {
+    if (nonce && !this.nonces) throw new Error("IdempotencyStore.runGrouped: a deferred nonce needs the NonceStore");
+    return new Promise<T>((resolve, reject) => {
+      this.group.push({ claim, nonce, effect, status, resolve: resolve as (v: object) => void, reject });
+      if (!this.groupScheduled) {
+        this.groupScheduled = true;
+        setImmediate(() => this.commitGroup());
+      }
+    });
+  }
+
+  private commitGroup(): void {
+    this.groupScheduled = false;
+    const group = this.group;
+    this.group = [];
+    const outcomes: Array<{ ok: true; value: object } | { ok: false; error: unknown }> = [];
+    try {
+      this.ctx.db.sqlite
+        .transaction(() => {
+          outcomes.length = 0; // a retried transaction starts over
+          for (const g of group) outcomes.push(this.runInSavepoint(g));
+        })
+        .immediate();
+    } catch (err) {
+      for (const g of group) g.reject(err);
+      return;
+    }
+    this.groupCommits++;
+    this.groupedEffects += group.length;
+    group.forEach((g, i) => {
+      const o = outcomes[i]!;
+      if (g.nonce) g.nonce.recorded = true;
+      if (o.ok) g.resolve(o.value);
+      else g.reject(o.error);
+    });
+  }
+
+  private runInSavepoint(g: GroupedEffect): { ok: true; value: object } | { ok: false; error: unknown } {
+    this.savepoint.run();
+    try {
+      if (g.nonce && !this.nonces!.use(g.nonce.keyId, g.nonce.nonce)) {
+        throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
+      }
+      let value: object;
+      if (!g.claim) value = g.effect();
+      else {
+        const now = this.ctx.clock.now();
+        this.check(g.claim, now);
+        value = g.effect();
+        this.upsertCompleted.run(g.claim.keyId, g.claim.key, g.claim.fingerprint, g.status, JSON.stringify(value), now.toISOString(), this.expiry(now));
+      }
+      this.releaseSavepoint.run();
+      return { ok: true, value };
+    } catch (error) {
+      this.rollbackToSavepoint.run();
+      this.releaseSavepoint.run();
+      if (g.nonce) this.nonces!.use(g.nonce.keyId, g.nonce.nonce);
+      return { ok: false, error };
+    }
   }
 
   /**

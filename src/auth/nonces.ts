@@ -14,6 +14,7 @@ export function isValidNonce(nonce: string): boolean {
  */
 export class NonceStore {
   private readonly insert: Statement;
+  private readonly live: Statement;
   private readonly prune: Statement;
 
   constructor(private readonly ctx: AppContext) {
@@ -22,7 +23,13 @@ export class NonceStore {
       `INSERT INTO partner_nonces (key_id, nonce, expires_at) VALUES (?1, ?2, ?3)
        ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at WHERE partner_nonces.expires_at <= ?4`,
     );
+    this.live = ctx.db.sqlite.prepare("SELECT 1 FROM partner_nonces WHERE key_id = ? AND nonce = ? AND expires_at > ?");
     this.prune = ctx.db.sqlite.prepare("DELETE FROM partner_nonces WHERE expires_at <= ?");
+  }
+
+  /** True when the nonce was already used inside its window (a read: `use` is what records it). */
+  used(keyId: string, nonce: string): boolean {
+    return this.live.get(keyId, nonce.toLowerCase(), this.ctx.clock.now().toISOString()) !== null;
   }
 
   /** Records the nonce; false when it was already used inside its window (a replay). */

@@ -4,7 +4,7 @@ import type { RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
 import type { PartnerActor } from "./actors";
-import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type IdempotencyClaim } from "./idempotency";
+import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type DeferredNonce, type IdempotencyClaim } from "./idempotency";
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
 import { isValidNonce, NonceStore } from "./nonces";
@@ -18,12 +18,22 @@ export interface PartnerGuard {
   mutation?: boolean;
   /** Which keys may call: live (default), sandbox, or any. */
   mode?: KeyMode | "any";
+  /**
+   * The handler commits through `idempotency.runGrouped`, which records the nonce in the effect's own
+   * transaction instead of a write of its own before the handler (the guard still refuses a nonce already
+   * used). If the handler never gets there (a 400 body, a thrown error), the nonce is recorded after the response.
+   */
+  nonceInEffect?: boolean;
 }
+
+export type PendingNonce = DeferredNonce;
 
 /** What a signed route's handler receives as `partner`. */
 export interface PartnerRequest {
   actor: PartnerActor;
   idempotency: IdempotencyClaim | null;
+  /** Set on nonceInEffect routes: the nonce runGrouped must record. */
+  pendingNonce: PendingNonce | null;
   requestId: string;
   /** updated_at of the key row the signature was checked against (capabilities' Last-Modified). */
   keyUpdatedAt: string;
@@ -45,7 +55,9 @@ const DECOY_SECRETS = ["hsk_decoy_secret_never_valid_0000000000000000"];
 export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const keys = new PartnerKeys(ctx);
   const nonces = new NonceStore(ctx);
-  const idempotency = new IdempotencyStore(ctx);
+  const idempotency = new IdempotencyStore(ctx, nonces);
+  ctx.metrics.gauge("herald_group_commits", "Group commits of ledger writes (credits, debits, conversions) since start.", () => idempotency.groupCommits);
+  ctx.metrics.gauge("herald_grouped_effects", "Ledger writes carried by those group commits (÷ commits = mean group size).", () => idempotency.groupedEffects);
   const skew = ctx.config.signatureSkewSeconds;
 
   /**
@@ -145,9 +157,12 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
     const isMutation = guard.mutation ?? false;
     const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);
+    let pendingNonce: PendingNonce | null = null;
     if (nonce !== null) {
       if (!isValidNonce(nonce)) throw unauthorized("X-Partner-Nonce must be 16–128 hex characters");
-      if (!nonces.use(row.key_id, nonce)) throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
+      const replayed = isMutation && guard.nonceInEffect ? nonces.used(row.key_id, nonce) : !nonces.use(row.key_id, nonce);
+      if (replayed) throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
+      if (isMutation && guard.nonceInEffect) pendingNonce = { keyId: row.key_id, nonce, recorded: false };
     } else if (nonceRequired) {
       throw unauthorized("Missing X-Partner-Nonce header: mutations need a fresh 16–128 hex character nonce");
     }
@@ -166,6 +181,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     return {
       actor: key.actor,
       idempotency: claim,
+      pendingNonce,
       requestId: state.id,
       keyUpdatedAt: row.updated_at,
     };
@@ -187,6 +203,19 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         },
         resolve({ request }: { request: Request }) {
           return { partner: resolved.get(request)! };
+        },
+        // A deferred nonce whose handler never recorded it (a refused body, an error before the effect): record
+        // it now, so that request cannot be replayed either.
+        afterResponse({ request }: { request: Request }) {
+          const pending = resolved.get(request)?.pendingNonce;
+          if (pending && !pending.recorded) {
+            try {
+              nonces.use(pending.keyId, pending.nonce);
+              pending.recorded = true;
+            } catch (err) {
+              ctx.log.error("recording a nonce after the response failed", { key_id: pending.keyId, error: (err as Error).message });
+            }
+          }
         },
         detail: {
           security: [{ PartnerKey: [], PartnerTimestamp: [], PartnerSignature: [] }],

@@ -17,13 +17,15 @@ const authorOf = (partner: PartnerRequest): EntryAuthor => ({ keyId: partner.act
 /** The salutes ledger (DESIGN.md §5): live keys; `user_id` is always one of the caller's users. */
 export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
-  const entry = (kind: "credit" | "debit") => ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) => {
+  // Credits, debits and conversions are the busiest writes: they commit in groups (IdempotencyStore.runGrouped),
+  // with the request's nonce in the same transaction.
+  const entry = (kind: "credit" | "debit") => async ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) => {
     let deliveries = 0;
-    const out = idem.run(partner.idempotency, () => {
+    const out = await idem.runGrouped(partner.idempotency, () => {
       const r = postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body);
       deliveries = r.deliveries;
       return { success: true as const, ...r.answer };
-    });
+    }, partner.pendingNonce);
     if (deliveries) ctx.dispatcher.nudge();
     return out;
   };
@@ -32,23 +34,23 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
     .get("/api/salutes/balance", ({ partner, query }) => ({ success: true as const, ...getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id) }),
       { partner: { scope: "read" }, query: M.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("A user's salutes balance") })
     .post("/api/salutes/credit", entry("credit"),
-      { partner: { scope: "credit", mutation: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Credit salutes: one ledger entry and a salutes.credit event") })
+      { partner: { scope: "credit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Credit salutes: one ledger entry and a salutes.credit event") })
     .post("/api/salutes/debit", entry("debit"),
-      { partner: { scope: "debit", mutation: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Debit salutes (never below zero): one ledger entry and a salutes.debit event") })
+      { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Debit salutes (never below zero): one ledger entry and a salutes.debit event") })
     .get("/api/salutes/ledger", ({ partner, query }) => {
       const page = parsePage(query);
       return { success: true as const, ...listLedger(ctx, ownerOf(partner.actor), query, page) };
     }, { partner: { scope: "ledger" }, query: M.ledgerQuery, response: { 200: M.ledger, ...errs }, detail: tag("A user's ledger entries, newest first by default") })
     .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }),
       { partner: { scope: "read" }, query: M.policyQuery, response: { 200: M.policy, ...errs }, detail: tag("The conversion policy: rate, bounds and daily cap") })
-    .post("/api/salutes/convert", ({ partner, body }) => {
+    .post("/api/salutes/convert", async ({ partner, body }) => {
       let deliveries = 0;
-      const out = idem.run(partner.idempotency, () => {
+      const out = await idem.runGrouped(partner.idempotency, () => {
         const r = convert(ctx, ownerOf(partner.actor), authorOf(partner), body);
         deliveries = r.deliveries;
         return { success: true as const, ...r.answer };
-      });
+      }, partner.pendingNonce);
       if (deliveries) ctx.dispatcher.nudge();
       return out;
-    }, { partner: { scope: "debit", mutation: true }, query: M.mutationQuery, body: M.convertBody, response: { 200: M.converted, ...errs }, detail: tag("Convert salutes under the policy: debits the ledger and records the conversion") });
+    }, { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.convertBody, response: { 200: M.converted, ...errs }, detail: tag("Convert salutes under the policy: debits the ledger and records the conversion") });
 }
