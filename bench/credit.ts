@@ -10,7 +10,7 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { LoadResult } from "./credit-load";
-import { heraldLaunch, inspectDatabase, logLines, progress, ROOT, runHeraldCli, startHerald, summariseLog, tempDir, withRatios, type Benchmark, type CaseResult, type HeraldLaunch } from "./support";
+import { heraldLaunch, inspectDatabase, logLines, progress, readMetric, ROOT, runHeraldCli, startHerald, summariseLog, tempDir, withRatios, type Benchmark, type CaseResult, type HeraldLaunch } from "./support";
 
 const USERS = 5;
 const WARMUP = 1_000;
@@ -111,6 +111,9 @@ const credit: Benchmark = {
           { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
           280_000,
         );
+        const commits = await readMetric(herald, "herald_group_commits");
+        const effects = await readMetric(herald, "herald_grouped_effects");
+        if (commits && effects !== null) notes.push(`herald committed ${effects.toLocaleString("en-US")} credits in ${commits.toLocaleString("en-US")} group commits (mean ${(effects / commits).toFixed(1)} per transaction)`);
       } finally {
         const code = await herald.stop();
         notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
