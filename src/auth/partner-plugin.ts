@@ -170,10 +170,15 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     let claim: IdempotencyClaim | null = null;
     if (isMutation) {
       const idemKey = h.get("idempotency-key");
+      const refuse = (message: string) => {
+        // A request refused here has still used its nonce; a deferred one is recorded now.
+        if (pendingNonce) nonces.use(pendingNonce.keyId, pendingNonce.nonce);
+        return new AppError("idempotency_key_required", message);
+      };
       if (idemKey === null) {
-        if (ctx.config.idempotencyRequired) throw new AppError("idempotency_key_required", "Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
+        if (ctx.config.idempotencyRequired) throw refuse("Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
       } else {
-        if (!isValidIdempotencyKey(idemKey)) throw new AppError("idempotency_key_required", "Idempotency-Key must be 1–255 visible ASCII characters");
+        if (!isValidIdempotencyKey(idemKey)) throw refuse("Idempotency-Key must be 1–255 visible ASCII characters");
         claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(request.url), state.rawBody) };
       }
     }

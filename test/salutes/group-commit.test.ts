@@ -78,3 +78,15 @@ test("one Idempotency-Key twice in the same group: one effect, the other answers
   expect((await debit(h, f.key, body(f.user, 2))).body.balance).toBe(0);
   expect((await credit(h, f.key, body(f.user, 1))).body.balance).toBe(1);
 });
+
+test("a request refused for its Idempotency-Key has still used its nonce", async () => {
+  h = createTestApp();
+  const f = fixture(h);
+  const nonce = "0a".repeat(16);
+  const noKey = signedInit(h, f.key, "POST", "/api/salutes/credit", { body: body(f.user, 1), nonce, idempotencyKey: null });
+  const first = await send("/api/salutes/credit", noKey);
+  expect([first.status, first.body.error]).toEqual([400, "idempotency_key_required"]);
+  const again = await send("/api/salutes/credit", signedInit(h, f.key, "POST", "/api/salutes/credit", { body: body(f.user, 1), nonce }));
+  expect([again.status, again.body.error]).toEqual([409, "replay_detected"]);
+  expect(ledgerRows(h)).toHaveLength(0);
+});
