@@ -1,12 +1,27 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { verifySignature, requestTarget } from "../../src/auth/signature";
+import { createHmac } from "node:crypto";
+import { hmacSha256Into, verifySignature, requestTarget } from "../../src/auth/signature";
 import { PartnerKeys } from "../../src/auth/keys";
 import { createKey, signedInit, type TestKey } from "../support/partner";
 import { guardedApp, type GuardedApp } from "./support";
 
 let g: GuardedApp;
 afterEach(() => g?.h.close());
+
+describe("the server's HMAC-SHA256 (one-shot SHA-256 over prepared pads)", () => {
+  test("equals node:crypto's createHmac for any key and message (keys longer than a block included)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ unit: "binary", maxLength: 6000 }), (secret, message) => {
+        expect(Buffer.from(hmacSha256Into(secret, message)).toString("hex")).toBe(createHmac("sha256", secret).update(message).digest("hex"));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+  test("RFC 4231 test case 2", () => {
+    expect(Buffer.from(hmacSha256Into("Jefe", "what do ya want for nothing?")).toString("hex")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  });
+});
 
 describe("DESIGN.md §3 vectors, verified by the server's own check", () => {
   const secret = "hsk_test_secret_0123456789abcdef";
