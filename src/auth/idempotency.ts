@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
+import { sha256Hex } from "../client/sign";
 import { AppError } from "../http/errors";
 import type { NonceStore } from "./nonces";
 
@@ -44,8 +44,7 @@ export function isValidIdempotencyKey(key: string): boolean {
 
 /** What makes two requests "the same": method, target and the exact body bytes. */
 export function requestFingerprint(method: string, target: string, rawBody: Uint8Array | null): string {
-  const bodyHash = createHash("sha256").update(rawBody ?? new Uint8Array()).digest("hex");
-  return createHash("sha256").update(`${method.toUpperCase()}\n${target}\n${bodyHash}`).digest("hex");
+  return Bun.SHA256.hash(`${method.toUpperCase()}\n${target}\n${sha256Hex(rawBody)}`, "hex");
 }
 
 /** A lock on an in-progress async request; after it lapses (a crashed process) another attempt may take over. */

@@ -56,9 +56,9 @@ export const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b93
 export function sha256Hex(body?: RawBody | null): string {
   // Most signed requests are bodiless GETs: skip hashing the empty string.
   if (body === undefined || body === null || body.length === 0) return EMPTY_BODY_SHA256;
-  return createHash("sha256")
-    .update(body ?? "")
-    .digest("hex");
+  // Under Bun, the one-shot hash (no hasher object to allocate and finalize); elsewhere node:crypto.
+  if (typeof Bun !== "undefined") return Bun.SHA256.hash(body, "hex");
+  return createHash("sha256").update(body).digest("hex");
 }
 
 export function hmacSha256Hex(secret: string | Uint8Array, message: RawBody): string {
