@@ -26,6 +26,8 @@ export interface RequestState {
    * whatever its body looks like, so the body is never parsed into an answer for an unauthenticated caller.
    */
   parseError: AppError | null;
+  /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
+  partner: object | null;
 }
 
 export class RequestStates {
@@ -60,6 +62,7 @@ export function newRequestState(ctx: AppContext, request: Request, server: Serve
     errorCode: null,
     headers: {},
     parseError: null,
+    partner: null,
   };
 }
 
