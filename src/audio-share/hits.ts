@@ -1,5 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
-import type { AppContext } from "../context";
+import { epochMs, type AppContext } from "../context";
 import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
 
@@ -81,7 +81,7 @@ export class HitRecorder {
   }
 
   /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
-  record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = this.ctx.clock.now().getTime()): void {
+  record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = epochMs(this.ctx.clock)): void {
     const { hour, salt, index } = this.clockFor(nowMs);
     const key = bucketKey(linkId, index);
     let b = this.buckets.get(key);
@@ -110,11 +110,12 @@ export class HitRecorder {
       if (!byIp) this.seen.set(linkId, (byIp = new Map()));
       let agents = byIp.get(ip);
       if (!agents) byIp.set(ip, (agents = new Set()));
-      const seenAgent = agent.length <= MAX_PLAIN_AGENT ? agent : clientHash(salt, ip, agent);
+      const hashed = agent.length <= MAX_PLAIN_AGENT ? null : clientHash(salt, ip, agent);
+      const seenAgent = hashed ?? agent;
       if (!agents.has(seenAgent)) {
         agents.add(seenAgent);
         this.seenCount++;
-        b.candidates.push(clientHash(salt, ip, agent));
+        b.candidates.push(hashed ?? clientHash(salt, ip, agent));
       }
     }
     this.startTimer();

@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import { base32 } from "../auth/random-codes";
-import type { AppContext } from "../context";
+import { epochMs, type AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { sameSignature, signLink } from "./signing";
 
@@ -116,7 +116,7 @@ export function linkStore(ctx: AppContext): LinkStore {
   return s;
 }
 
-export function stateOf(ctx: AppContext, link: ResolvedLink, nowMs: number = ctx.clock.now().getTime()): LinkState {
+export function stateOf(ctx: AppContext, link: ResolvedLink, nowMs: number = epochMs(ctx.clock)): LinkState {
   if (link.row.revoked_at) return "revoked";
   return nowMs >= link.expiresMs ? "expired" : "active";
 }

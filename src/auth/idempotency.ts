@@ -2,7 +2,7 @@ import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
 import { AppError } from "../http/errors";
-import type { NonceStore } from "./nonces";
+import { replayDetected, type NonceStore } from "./nonces";
 
 /** A nonce that passed the guard and is recorded with the effect (see PartnerGuard.nonceInEffect). */
 export interface DeferredNonce {
@@ -126,15 +126,17 @@ export class IdempotencyStore {
    * claim (idempotency not required and no header), just runs the effect in a transaction.
    */
   run<T extends object>(claim: IdempotencyClaim | null, effect: () => T, status = 200): T {
-    const db = this.ctx.db.sqlite;
-    return db.transaction(() => {
-      if (!claim) return effect();
-      const now = this.ctx.clock.now();
-      this.check(claim, now);
-      const result = effect();
-      this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
-      return result;
-    }).immediate();
+    return this.ctx.db.sqlite.transaction(() => this.effectUnderKey(claim, effect, status)).immediate();
+  }
+
+  /** Inside the caller's transaction: the key check, the effect and the stored response. */
+  private effectUnderKey<T extends object>(claim: IdempotencyClaim | null, effect: () => T, status: number): T {
+    if (!claim) return effect();
+    const now = this.ctx.clock.now();
+    this.check(claim, now);
+    const result = effect();
+    this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
+    return result;
   }
 
   /**
@@ -164,7 +166,6 @@ export class IdempotencyStore {
     try {
       this.ctx.db.sqlite
         .transaction(() => {
-          outcomes.length = 0; // a retried transaction starts over
           for (const g of group) outcomes.push(this.runInSavepoint(g));
         })
         .immediate();
@@ -185,17 +186,8 @@ export class IdempotencyStore {
   private runInSavepoint(g: GroupedEffect): { ok: true; value: object } | { ok: false; error: unknown } {
     this.savepoint.run();
     try {
-      if (g.nonce && !this.nonces!.use(g.nonce.keyId, g.nonce.nonce)) {
-        throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
-      }
-      let value: object;
-      if (!g.claim) value = g.effect();
-      else {
-        const now = this.ctx.clock.now();
-        this.check(g.claim, now);
-        value = g.effect();
-        this.upsertCompleted.run(g.claim.keyId, g.claim.key, g.claim.fingerprint, g.status, JSON.stringify(value), now.toISOString(), this.expiry(now));
-      }
+      if (g.nonce && !this.nonces!.use(g.nonce.keyId, g.nonce.nonce)) throw replayDetected();
+      const value = this.effectUnderKey(g.claim, g.effect, g.status);
       this.releaseSavepoint.run();
       return { ok: true, value };
     } catch (error) {

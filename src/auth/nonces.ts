@@ -1,11 +1,15 @@
 import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
 
 const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;
 
 export function isValidNonce(nonce: string): boolean {
   return NONCE_FORMAT.test(nonce);
 }
+
+/** The answer to a nonce used before, wherever it is found (the guard, or a grouped effect's savepoint). */
+export const replayDetected = () => new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
 
 /**
  * Single-use nonces per key, kept for 2× the skew window: any request still inside the timestamp window

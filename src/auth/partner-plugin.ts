@@ -7,7 +7,7 @@ import type { PartnerActor } from "./actors";
 import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type DeferredNonce, type IdempotencyClaim } from "./idempotency";
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
-import { isValidNonce, NonceStore } from "./nonces";
+import { isValidNonce, NonceStore, replayDetected } from "./nonces";
 import { type KeyMode, type Scope } from "./scopes";
 import { requestTarget, verifySignature } from "./signature";
 
@@ -26,14 +26,12 @@ export interface PartnerGuard {
   nonceInEffect?: boolean;
 }
 
-export type PendingNonce = DeferredNonce;
-
 /** What a signed route's handler receives as `partner`. */
 export interface PartnerRequest {
   actor: PartnerActor;
   idempotency: IdempotencyClaim | null;
   /** Set on nonceInEffect routes: the nonce runGrouped must record. */
-  pendingNonce: PendingNonce | null;
+  pendingNonce: DeferredNonce | null;
   requestId: string;
   /** updated_at of the key row the signature was checked against (capabilities' Last-Modified). */
   keyUpdatedAt: string;
@@ -157,11 +155,11 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
     const isMutation = guard.mutation ?? false;
     const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);
-    let pendingNonce: PendingNonce | null = null;
+    let pendingNonce: DeferredNonce | null = null;
     if (nonce !== null) {
       if (!isValidNonce(nonce)) throw unauthorized("X-Partner-Nonce must be 16–128 hex characters");
       const replayed = isMutation && guard.nonceInEffect ? nonces.used(row.key_id, nonce) : !nonces.use(row.key_id, nonce);
-      if (replayed) throw new AppError("replay_detected", "This X-Partner-Nonce was already used; sign the retry with a new nonce");
+      if (replayed) throw replayDetected();
       if (isMutation && guard.nonceInEffect) pendingNonce = { keyId: row.key_id, nonce, recorded: false };
     } else if (nonceRequired) {
       throw unauthorized("Missing X-Partner-Nonce header: mutations need a fresh 16–128 hex character nonce");

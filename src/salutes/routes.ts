@@ -19,16 +19,18 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   // Credits, debits and conversions are the busiest writes: they commit in groups (IdempotencyStore.runGrouped),
   // with the request's nonce in the same transaction.
-  const entry = (kind: "credit" | "debit") => async ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) => {
+  const commit = async <A extends object>(partner: PartnerRequest, effect: () => { answer: A; deliveries: number }) => {
     let deliveries = 0;
     const out = await idem.runGrouped(partner.idempotency, () => {
-      const r = postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body);
+      const r = effect();
       deliveries = r.deliveries;
       return { success: true as const, ...r.answer };
     }, partner.pendingNonce);
     if (deliveries) ctx.dispatcher.nudge();
     return out;
   };
+  const entry = (kind: "credit" | "debit") => ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
+    commit(partner, () => postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
     .get("/api/salutes/balance", ({ partner, query }) => ({ success: true as const, ...getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id) }),
@@ -43,14 +45,5 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
     }, { partner: { scope: "ledger" }, query: M.ledgerQuery, response: { 200: M.ledger, ...errs }, detail: tag("A user's ledger entries, newest first by default") })
     .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }),
       { partner: { scope: "read" }, query: M.policyQuery, response: { 200: M.policy, ...errs }, detail: tag("The conversion policy: rate, bounds and daily cap") })
-    .post("/api/salutes/convert", async ({ partner, body }) => {
-      let deliveries = 0;
-      const out = await idem.runGrouped(partner.idempotency, () => {
-        const r = convert(ctx, ownerOf(partner.actor), authorOf(partner), body);
-        deliveries = r.deliveries;
-        return { success: true as const, ...r.answer };
-      }, partner.pendingNonce);
-      if (deliveries) ctx.dispatcher.nudge();
-      return out;
-    }, { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.convertBody, response: { 200: M.converted, ...errs }, detail: tag("Convert salutes under the policy: debits the ledger and records the conversion") });
+    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, () => convert(ctx, ownerOf(partner.actor), authorOf(partner), body)), { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.convertBody, response: { 200: M.converted, ...errs }, detail: tag("Convert salutes under the policy: debits the ledger and records the conversion") });
 }
