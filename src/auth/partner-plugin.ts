@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { epochMs, type AppContext } from "../context";
-import type { RequestStates } from "../http/core";
+import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
 import type { PartnerActor } from "./actors";
@@ -66,13 +66,26 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     actor: Readonly<PartnerActor>;
     scopes: readonly Scope[];
     ranges: ReturnType<typeof parseAllowList>["ranges"];
+    /** The current secret alone, and with the previous one while its rotation overlap lasts (until previousUntilMs). */
+    current: readonly string[];
+    withPrevious: readonly string[];
+    previousUntilMs: number;
   }
   const prepared = new WeakMap<Readonly<KeyRow>, PreparedKey>();
   const prepare = (row: Readonly<KeyRow>): PreparedKey => {
     let p = prepared.get(row);
     if (!p) {
       const scopes = Object.freeze(row.scopes.split(",") as Scope[]);
-      p = { scopes, ranges: parseAllowList(row.allowed_ips).ranges, actor: Object.freeze({ kind: "partner" as const, keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: scopes as Scope[] }) };
+      const previousUntilMs = row.previous_secret_ciphertext && row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : -Infinity;
+      const withPrevious = Object.freeze(keys.secretsOf(row, previousUntilMs - 1));
+      p = {
+        scopes,
+        ranges: parseAllowList(row.allowed_ips).ranges,
+        actor: Object.freeze({ kind: "partner" as const, keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: scopes as Scope[] }),
+        current: Object.freeze(withPrevious.slice(0, 1)),
+        withPrevious,
+        previousUntilMs,
+      };
       prepared.set(row, p);
     }
     return p;
@@ -92,10 +105,10 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  function keyLimit(request: Request, row: Readonly<KeyRow>, headers: Record<string, string>) {
+  function keyLimit(url: string, row: Readonly<KeyRow>, headers: Record<string, string>) {
     const limits = ctx.config.rateLimits;
     if (limits.sandboxPerMin <= 0 && limits.webhookPerMin <= 0 && limits.partnerPerMin <= 0) return;
-    const path = request.url.slice(request.url.indexOf("/", 8));
+    const path = requestTarget(url);
     const [group, limit] =
       row.mode === "sandbox"
         ? (["sandbox", limits.sandboxPerMin] as const)
@@ -110,14 +123,16 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  function authenticate(request: Request, guard: PartnerGuard): PartnerRequest {
-    const state = states.get(request)!;
-    const h = request.headers;
-    const keyId = h.get("x-partner-key");
+  /**
+   * `headers` is the request's headers as a plain object (lower-case names), which Elysia has already built for
+   * the route: reading it costs no call into the runtime, unlike `request.headers.get`.
+   */
+  function authenticate(request: Request, url: string, headers: Record<string, string | undefined>, state: RequestState, guard: PartnerGuard): PartnerRequest {
+    const keyId = headers["x-partner-key"];
     floodGuard(state.ip);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
 
-    const tsRaw = h.get("x-partner-timestamp");
+    const tsRaw = headers["x-partner-timestamp"];
     if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
     if (!/^\d{1,12}$/.test(tsRaw)) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
     const nowMs = epochMs(ctx.clock);
@@ -125,27 +140,27 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (Math.abs(drift) > skew) {
       throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`);
     }
-    const signature = h.get("x-partner-signature");
+    const signature = headers["x-partner-signature"];
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
 
-    const nonce = h.get("x-partner-nonce");
+    const nonce = headers["x-partner-nonce"] ?? null;
     const row = keyId.length <= 128 ? keys.find(keyId) : null;
-    const secrets = row ? keys.secretsOf(row, nowMs) : DECOY_SECRETS;
+    const key = row ? prepare(row) : null;
+    const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
     const valid = verifySignature(secrets, signature, {
       method: request.method,
-      target: requestTarget(request.url),
+      target: requestTarget(url),
       timestamp: tsRaw,
       nonce,
       body: state.rawBody,
     });
-    if (!valid || !row) {
+    if (!valid || !row || !key) {
       throw unauthorized("X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)");
     }
     state.partnerKeyId = row.key_id;
-    keyLimit(request, row, state.headers);
+    keyLimit(url, row, state.headers);
 
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
-    const key = prepare(row);
     if (!ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
     const mode = guard.mode ?? "live";
     if (mode !== "any" && row.mode !== mode) {
@@ -167,7 +182,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
     let claim: IdempotencyClaim | null = null;
     if (isMutation) {
-      const idemKey = h.get("idempotency-key");
+      const idemKey = headers["idempotency-key"] ?? null;
       const refuse = (message: string) => {
         // A request refused here has still used its nonce; a deferred one is recorded now.
         if (pendingNonce) nonces.use(pendingNonce.keyId, pendingNonce.nonce);
@@ -177,7 +192,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         if (ctx.config.idempotencyRequired) throw refuse("Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
       } else {
         if (!isValidIdempotencyKey(idemKey)) throw refuse("Idempotency-Key must be 1–255 visible ASCII characters");
-        claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(request.url), state.rawBody) };
+        claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(url), state.rawBody) };
       }
     }
     keys.markUsed(row, nowMs);
@@ -190,39 +205,61 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     };
   }
 
-  // The result rides on the request's existing state: a second WeakMap keyed by every request made the GC's
-  // work per request measurably larger (bench/README.md, signed).
+  // The result rides on the request's existing state (a second WeakMap keyed by every request made the GC's work
+  // per request measurably larger, bench/README.md, signed), and reaches the handler as `partner` on the context
+  // the transform hook was given, which is the handler's own: one hook per request, no resolve hook.
   const resultOf = (request: Request) => states.get(request)?.partner as PartnerRequest | null | undefined;
+  /**
+   * Declares `partner` on the handler's context for TypeScript (Elysia types a macro's context from its resolve
+   * hooks). At run time the list is empty, so no resolve hook runs: the transform has set `partner` already.
+   */
+  const typedPartner = [] as unknown as [() => { partner: PartnerRequest }];
   return {
     idempotency,
     nonces,
     keys,
     plugin: new Elysia({ name: "herald:partner-auth" }).macro({
       partner: (guard: PartnerGuard) => ({
-        transform({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }) {
+        transform(context: {
+          request: Request;
+          url?: string;
+          headers?: Record<string, string | undefined>;
+          set: { headers: Record<string, string | number> };
+          partner?: PartnerRequest;
+        }) {
+          const state = states.get(context.request)!;
           try {
-            const result = authenticate(request, guard);
-            states.get(request)!.partner = result;
+            // Elysia puts the URL it has read (routes with a query schema or an onRequest hook: all of Herald's) and the
+            // headers as an object (routes whose hooks read them, as this one does) on the context; the fallbacks are
+            // for safety.
+            const url = context.url ?? context.request.url;
+            const headers = context.headers ?? (context.request.headers.toJSON() as Record<string, string>);
+            const partner = authenticate(context.request, url, headers, state, guard);
+            state.partner = partner;
+            // The handler's context is this object: the handler reads `partner` from it.
+            context.partner = partner;
           } finally {
-            Object.assign(set.headers, states.get(request)?.headers);
+            Object.assign(context.set.headers, state.headers);
           }
         },
-        resolve({ request }: { request: Request }) {
-          return { partner: resultOf(request)! };
-        },
+        resolve: typedPartner,
         // A deferred nonce whose handler never recorded it (a refused body, an error before the effect): record
-        // it now, so that request cannot be replayed either.
-        afterResponse({ request }: { request: Request }) {
-          const pending = resultOf(request)?.pendingNonce;
-          if (pending && !pending.recorded) {
-            try {
-              nonces.use(pending.keyId, pending.nonce);
-              pending.recorded = true;
-            } catch (err) {
-              ctx.log.error("recording a nonce after the response failed", { key_id: pending.keyId, error: (err as Error).message });
+        // it now, so that request cannot be replayed either. Only routes that defer their nonce need the hook.
+        ...(guard.nonceInEffect
+          ? {
+              afterResponse({ request }: { request: Request }) {
+                const pending = resultOf(request)?.pendingNonce;
+                if (pending && !pending.recorded) {
+                  try {
+                    nonces.use(pending.keyId, pending.nonce);
+                    pending.recorded = true;
+                  } catch (err) {
+                    ctx.log.error("recording a nonce after the response failed", { key_id: pending.keyId, error: (err as Error).message });
+                  }
+                }
+              },
             }
-          }
-        },
+          : {}),
         detail: {
           security: [{ PartnerKey: [], PartnerTimestamp: [], PartnerSignature: [] }],
           description: [

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import { canonicalString } from "../client/sign";
 
 const SIGNATURE_FORMAT = /^[0-9a-fA-F]{64}$/;
@@ -20,48 +19,71 @@ export function verifySignature(
   input: { method: string; target: string; timestamp: string; nonce: string | null; body: Uint8Array | null },
 ): boolean {
   if (!SIGNATURE_FORMAT.test(provided)) return false;
-  given.write(provided, "hex");
-  const canonical = canonicalString({ method: input.method, target: input.target, timestamp: input.timestamp, nonce: input.nonce, body: input.body });
+  const canonical = canonicalString(input);
   let ok = false;
   for (const secret of secrets) {
-    if (timingSafeEqual(hmacSha256Into(secret, canonical), given)) ok = true;
+    if (hexEqualsDigest(provided, hmacSha256Into(secret, canonical))) ok = true;
   }
   return ok;
 }
 
-// HMAC-SHA256 (RFC 2104) over Bun's one-shot SHA-256, with the key's inner and outer pads prepared once per
-// secret and every buffer reused: a verification allocates nothing native and nothing per call but the
-// canonical string. Bun.CryptoHasher gives the same bytes, but a hasher object per request (a native object the
-// GC must finalize) cost a signed GET about a tenth of its throughput in the server (bench/README.md). test/auth/
-// signature.test.ts holds this to createHmac on random keys and messages. Verification is synchronous, so one
-// set of buffers serves every request.
+// Hex digit → value, for both cases (every other code is never looked up: SIGNATURE_FORMAT has been checked).
+const HEX_VALUE = new Uint8Array(128);
+for (let i = 0; i < 10; i++) HEX_VALUE[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX_VALUE[65 + i] = HEX_VALUE[97 + i] = 10 + i;
+
+/**
+ * Whether 64 hex characters spell `digest`, in time that does not depend on where they differ: every byte is
+ * decoded and compared, the differences OR-ed together, no early exit. Plain JavaScript, so a verification
+ * crosses into native code only to write the message and hash it.
+ */
+function hexEqualsDigest(hex: string, digest: Uint8Array): boolean {
+  let diff = 0;
+  for (let i = 0; i < 32; i++) {
+    diff |= ((HEX_VALUE[hex.charCodeAt(2 * i)]! << 4) | HEX_VALUE[hex.charCodeAt(2 * i + 1)]!) ^ digest[i]!;
+  }
+  return diff === 0;
+}
+
+// HMAC-SHA256 (RFC 2104) over Bun's one-shot SHA-256. Each secret gets, once, a buffer that starts with its
+// inner pad (the message is written right after it) and one that holds its outer pad (the inner digest is hashed
+// straight into its tail), plus views of the lengths it has seen: a verification makes three native calls (write
+// the message, two hashes) and allocates nothing once warm. Bun.CryptoHasher gives the same bytes, but a hasher
+// object per request (a native object the GC must finalize) cost a signed GET about a tenth of its throughput in
+// the server (bench/README.md). test/auth/signature.test.ts holds this to createHmac on random keys and messages.
+// Verification is synchronous, so a secret's buffers are never in use twice at once.
 const BLOCK = 64;
-const given = Buffer.alloc(32);
-const innerDigest = Buffer.alloc(32);
+const INITIAL_MESSAGE_ROOM = 1024;
 const outerDigest = Buffer.alloc(32);
-let scratch = Buffer.alloc(BLOCK + 4096);
 
 interface Pads {
-  inner: Buffer; // key XOR ipad (64 bytes)
-  outer: Buffer; // key XOR opad (64 bytes), then room for the inner digest (32 bytes)
+  /** key XOR ipad (64 bytes), then room for the message. */
+  inner: Buffer;
+  /** Views of `inner` from 0, by length (pad + message bytes), made on first use. */
+  innerViews: Buffer[];
+  /** key XOR opad (64 bytes), then the inner digest (32 bytes). */
+  outer: Buffer;
+  /** The last 32 bytes of `outer`: where the inner digest is written. */
+  outerTail: Buffer;
 }
 const padsBySecret = new Map<string, Pads>();
-const PADS_MAX = 10_000;
+const PADS_MAX = 1_000;
 
 function padsOf(secret: string): Pads {
   let pads = padsBySecret.get(secret);
   if (!pads) {
     let key = Buffer.from(secret, "utf8");
     if (key.length > BLOCK) key = Buffer.from(Bun.SHA256.hash(key) as Uint8Array);
-    const inner = Buffer.alloc(BLOCK, 0x36);
-    const outer = Buffer.alloc(BLOCK + 32, 0);
+    const inner = Buffer.alloc(BLOCK + INITIAL_MESSAGE_ROOM);
+    inner.fill(0x36, 0, BLOCK);
+    const outer = Buffer.alloc(BLOCK + 32);
     outer.fill(0x5c, 0, BLOCK);
     for (let i = 0; i < key.length; i++) {
       inner[i]! ^= key[i]!;
       outer[i]! ^= key[i]!;
     }
     if (padsBySecret.size >= PADS_MAX) padsBySecret.clear();
-    pads = { inner, outer };
+    pads = { inner, innerViews: [], outer, outerTail: outer.subarray(BLOCK) };
     padsBySecret.set(secret, pads);
   }
   return pads;
@@ -70,12 +92,16 @@ function padsOf(secret: string): Pads {
 /** HMAC-SHA256 of `message` (UTF-8) under `secret`. The returned buffer is reused: the next call overwrites it. */
 export function hmacSha256Into(secret: string, message: string): Buffer {
   const pads = padsOf(secret);
-  const needed = BLOCK + Buffer.byteLength(message, "utf8");
-  if (scratch.length < needed) scratch = Buffer.alloc(needed * 2);
-  pads.inner.copy(scratch, 0);
-  const written = scratch.write(message, BLOCK, "utf8");
-  Bun.SHA256.hash(scratch.subarray(0, BLOCK + written), innerDigest);
-  innerDigest.copy(pads.outer, BLOCK);
+  // A UTF-16 code unit never takes more than 3 bytes in UTF-8, so this room always holds the message.
+  if (pads.inner.length < BLOCK + message.length * 3) {
+    const grown = Buffer.alloc(BLOCK + message.length * 6);
+    pads.inner.copy(grown, 0, 0, BLOCK);
+    pads.inner = grown;
+    pads.innerViews = [];
+  }
+  const length = BLOCK + pads.inner.write(message, BLOCK, "utf8");
+  const view = (pads.innerViews[length] ??= pads.inner.subarray(0, length));
+  Bun.SHA256.hash(view, pads.outerTail);
   Bun.SHA256.hash(pads.outer, outerDigest);
   return outerDigest;
 }
