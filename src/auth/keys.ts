@@ -127,9 +127,8 @@ export class PartnerKeys {
    * most every KEY_CHANGE_POLL_MS and drops every cached row when it moved. Writes through PartnerKeys drop
    * them at once. Unknown ids are not cached, so guessing ids cannot fill memory.
    */
-  find(keyId: string): Readonly<KeyRow> | null {
+  find(keyId: string, nowMs: number = epochMs(this.ctx.clock)): Readonly<KeyRow> | null {
     const c = this.cache;
-    const nowMs = epochMs(this.ctx.clock);
     if (Math.abs(nowMs - c.checkedAtMs) >= KEY_CHANGE_POLL_MS) {
       const version = (this.versionOf.get() as { version: number } | null)?.version ?? -2;
       if (version !== c.version) {

@@ -37,6 +37,18 @@ export interface PartnerRequest {
   keyUpdatedAt: string;
 }
 
+/** 1–12 ASCII digits as a number; -1 for anything else. */
+function unixSecondsOf(raw: string): number {
+  if (raw.length > 12) return -1;
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const d = raw.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
 const unauthorized = (message: string) => new AppError("unauthorized", message);
 const forbidden = (message: string) => new AppError("forbidden", message);
 
@@ -134,9 +146,10 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
     const tsRaw = headers["x-partner-timestamp"];
     if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
-    if (!/^\d{1,12}$/.test(tsRaw)) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
+    const ts = unixSecondsOf(tsRaw);
+    if (ts < 0) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
     const nowMs = epochMs(ctx.clock);
-    const drift = Number(tsRaw) - Math.floor(nowMs / 1000);
+    const drift = ts - Math.floor(nowMs / 1000);
     if (Math.abs(drift) > skew) {
       throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`);
     }
@@ -144,7 +157,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
 
     const nonce = headers["x-partner-nonce"] ?? null;
-    const row = keyId.length <= 128 ? keys.find(keyId) : null;
+    const row = keyId.length <= 128 ? keys.find(keyId, nowMs) : null;
     const key = row ? prepare(row) : null;
     const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
     const valid = verifySignature(secrets, signature, {

@@ -40,6 +40,23 @@ describe("DESIGN.md §3 vectors, verified by the server's own check", () => {
     expect(verifySignature([secret], "36CD6FD54ABB4F70C1226B2E3BB58415B950CA152F9D6DA0E1F575793266947D", input)).toBe(true);
     expect(verifySignature(["other"], "36cd6fd54abb4f70c1226b2e3bb58415b950ca152f9d6da0e1f575793266947d", input)).toBe(false);
   });
+  test("only the 64 hex digits themselves pass: not a longer or shorter string, not a look-alike character", () => {
+    const input = { method: "POST", target: "/api/salutes/credit", timestamp: "1767225600", nonce: "9f86d081884c7d659a2feaa0c55ad015", body: new TextEncoder().encode('{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}') };
+    const good = "36cd6fd54abb4f70c1226b2e3bb58415b950ca152f9d6da0e1f575793266947d";
+    expect(verifySignature([secret], good, input)).toBe(true);
+    for (const bad of [
+      good.slice(0, 63),
+      good + "0",
+      " " + good.slice(1),
+      good.replace("c", "g"),
+      good.replace("c", "\u0163"), // low byte 0x63 is "c"
+      good.replace("6", "\u0136"), // low byte 0x36 is "6"
+      good.replace("a", "\uff41"), // fullwidth a
+      "",
+    ]) {
+      expect(verifySignature([secret], bad, input)).toBe(false);
+    }
+  });
   test("signed GET with query and no nonce", () => {
     const input = { method: "GET", target: "/api/salutes/balance?user_id=42", timestamp: "1767225600", nonce: null, body: null };
     expect(verifySignature([secret], "95695bf61005c23b37fd3e3af288b164df2355cbeb6b3d975d5308608f6687e4", input)).toBe(true);
