@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../context";
+import { KEY_REF } from "./request-log";
 
 // Latency percentiles from the request log, shared by partner usage/status (one key) and the public
 // latency-percentiles route (every request). Nearest rank, never averages: an average hides the slow tail.
@@ -55,7 +56,7 @@ export function latencyFromLog(sqlite: Database, q: { keyId: string | null; star
     q.keyId === null
       ? sqlite.query("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?").values(q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
       : sqlite
-          .query("SELECT route, latency_us FROM request_log WHERE partner_key_id = ? AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?")
+          .query(`SELECT route, latency_us FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?`)
           .values(q.keyId, q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
   ) as Array<[string, number]>;
   const truncated = rows.length > MAX_LATENCY_SAMPLES;

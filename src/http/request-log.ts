@@ -14,6 +14,9 @@ export interface RequestLogEntry {
   errorCode: string | null;
 }
 
+/** SQL for a key id's request_log_keys.ref (one `?`); NULL, which matches no row, for a key never logged. */
+export const KEY_REF = "SELECT ref FROM request_log_keys WHERE key_id = ?";
+
 /** Rows past this are dropped (and counted) rather than letting a stuck disk grow memory without bound. */
 const MAX_BUFFERED = 50_000;
 const BATCH_WHEN = 1_000;
@@ -28,18 +31,37 @@ export class RequestLog {
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly insert: Statement;
   private readonly insertMany: (rows: RequestLogEntry[]) => void;
+  private readonly addKey: Statement;
+  private readonly refOfKey: Statement;
+  /** request_log_keys.ref by key id, as committed; cleared when a flush fails (its new refs rolled back). */
+  private readonly refs = new Map<string, number>();
   dropped = 0;
   flushedBatches = 0;
 
   constructor(private readonly sqlite: Database, private readonly log: Logger) {
     this.insert = sqlite.prepare(
-      "INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
+    this.addKey = sqlite.prepare("INSERT INTO request_log_keys (key_id) VALUES (?) ON CONFLICT (key_id) DO NOTHING");
+    this.refOfKey = sqlite.prepare("SELECT ref FROM request_log_keys WHERE key_id = ?");
     this.insertMany = sqlite.transaction((rows: RequestLogEntry[]) => {
       for (const r of rows) {
-        this.insert.run(r.at, r.method, r.route, r.status, r.latencyUs, r.partnerKeyId, r.clientIp, r.requestId, r.errorCode);
+        const ref = r.partnerKeyId === null ? null : this.keyRef(r.partnerKeyId);
+        this.insert.run(r.at, r.method, r.route, r.status, r.latencyUs, ref, r.clientIp, r.requestId, r.errorCode);
       }
     });
+  }
+
+  /** The key's request_log_keys.ref, added on its first row (inside the flush's transaction). */
+  private keyRef(keyId: string): number {
+    let ref = this.refs.get(keyId);
+    if (ref === undefined) {
+      this.addKey.run(keyId);
+      ref = (this.refOfKey.get(keyId) as { ref: number }).ref;
+      if (this.refs.size >= 10_000) this.refs.clear();
+      this.refs.set(keyId, ref);
+    }
+    return ref;
   }
 
   record(entry: RequestLogEntry): void {
@@ -77,6 +99,8 @@ export class RequestLog {
       this.flushedBatches++;
       return rows.length;
     } catch (err) {
+      // A ref learnt inside the failed transaction was rolled back with it.
+      this.refs.clear();
       // Put the rows back (bounded) so a transient SQLITE_BUSY does not lose them.
       this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
       this.log.warn("request log flush failed", errorFields(err));

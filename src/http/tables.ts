@@ -10,15 +10,25 @@ export const requestLog = sqliteTable(
     route: text("route").notNull(),
     status: integer("status").notNull(),
     latencyUs: integer("latency_us").notNull(),
-    partnerKeyId: text("partner_key_id"),
+    /** The partner key, as its request_log_keys.ref (a small integer instead of the 32-character id in every row and index entry). */
+    keyRef: integer("key_ref"),
     clientIp: text("client_ip"),
     requestId: text("request_id").notNull(),
     errorCode: text("error_code"),
   },
   (t) => [
-    // Per-key usage windows: WHERE partner_key_id = ? AND at >= ?
-    index("request_log_key_at_idx").on(t.partnerKeyId, t.at),
+    // Per-key usage windows: WHERE key_ref = ? AND at >= ?
+    index("request_log_key_at_idx").on(t.keyRef, t.at),
     // Global windows (latency percentiles, pruning): WHERE at >= ?
     index("request_log_at_idx").on(t.at),
   ],
 );
+
+/**
+ * The partner keys request_log has seen, each named once by a small integer. A row is added when a key's first
+ * request is written (src/http/request-log.ts); rows are never changed or removed.
+ */
+export const requestLogKeys = sqliteTable("request_log_keys", {
+  ref: integer("ref").primaryKey(),
+  keyId: text("key_id").notNull().unique(),
+});

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { latencyFromLog, usageWindow, type UsageWindow } from "../http/latency";
+import { KEY_REF } from "../http/request-log";
 
 export { usageWindow, type UsageWindow };
 
@@ -15,7 +16,7 @@ export function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
   const rows = ctx.db.sqlite
     .query(
       `SELECT route AS path, count(*) AS requests, sum(status >= 400) AS errors, sum(status = 429) AS rate_limited
-       FROM request_log WHERE partner_key_id = ? AND at > ? AND at <= ? GROUP BY route`,
+       FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? GROUP BY route`,
     )
     .all(keyId, w.startIso, w.endIso) as RouteCounts[];
   const total = rows.reduce((n, r) => n + r.requests, 0);

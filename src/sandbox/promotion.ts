@@ -26,7 +26,7 @@ function traffic(db: Database, keyIds: string, since: string): Traffic {
       `SELECT count(*) AS total, coalesce(sum(status < 400), 0) AS successful, coalesce(sum(status >= 400 AND status <> 429), 0) AS errors,
               coalesce(sum(status = 429), 0) AS rate_limited, coalesce(sum(error_code = 'idempotency_replay'), 0) AS replays,
               coalesce(sum(route = '/api/partner/sandbox/webhook-simulator/run' AND method = 'POST' AND status < 400), 0) AS simulator_runs
-       FROM request_log WHERE partner_key_id IN (${KEYS}) AND at > ?2`,
+       FROM request_log WHERE key_ref IN (SELECT ref FROM request_log_keys WHERE key_id IN (${KEYS})) AND at > ?2`,
     )
     .get(keyIds, since) as Traffic;
 }
@@ -129,7 +129,8 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
   const required = items.filter((c) => c.required);
   const passed = required.filter((c) => c.status === "pass").length;
   const recent = db
-    .query(`SELECT at, method, route, status, error_code, partner_key_id AS key_id FROM request_log WHERE partner_key_id IN (${KEYS}) AND at > ?2 AND status >= 400 ORDER BY id DESC LIMIT ?3`)
+    .query(`SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
+       WHERE k.key_id IN (${KEYS}) AND r.at > ?2 AND r.status >= 400 ORDER BY r.id DESC LIMIT ?3`)
     .all(keyIds, start.toISOString(), opts.limit) as Array<{ at: string; method: string; route: string; status: number; error_code: string | null; key_id: string }>;
   const liveKeys = (db.query("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'").get(partner) as { n: number }).n;
   return {

@@ -253,7 +253,7 @@ describe("rate limits cannot be spent by others", () => {
     expect((await g.json("/t/sandbox", signedInit(g.h, key, "GET", "/t/sandbox"))).status).toBe(429);
     await Bun.sleep(0);
     g.h.ctx.requestLog.flush();
-    const limited = g.h.ctx.db.sqlite.query("SELECT partner_key_id FROM request_log WHERE status = 429").all();
+    const limited = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref WHERE r.status = 429").all();
     expect(limited).toEqual([{ partner_key_id: key.keyId }]);
   });
 

@@ -82,7 +82,7 @@ describe("signed requests", () => {
     expect(res.body.key_id).toBe(key.keyId);
     await Bun.sleep(0);
     g.h.ctx.requestLog.flush();
-    const row = g.h.ctx.db.sqlite.query("SELECT partner_key_id FROM request_log").get() as { partner_key_id: string };
+    const row = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref").get() as { partner_key_id: string };
     expect(row.partner_key_id).toBe(key.keyId);
   });
 

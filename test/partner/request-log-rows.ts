@@ -11,11 +11,17 @@ export interface LogRow {
 
 /** Known request_log rows for a key, written as the request log would write them. */
 export function insertLog(t: TestApp, keyId: string | null, rows: LogRow[], defaultAt: string): void {
-  const insert = t.ctx.db.sqlite.prepare(
-    "INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, '127.0.0.1', ?, NULL)",
+  const sqlite = t.ctx.db.sqlite;
+  const insert = sqlite.prepare(
+    "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, '127.0.0.1', ?, NULL)",
   );
-  t.ctx.db.sqlite.transaction(() => {
-    rows.forEach((r, i) => insert.run(r.at ?? defaultAt, r.method ?? "GET", r.route, r.status, r.latencyUs, keyId, `req_test_${i}`));
+  sqlite.transaction(() => {
+    let ref: number | null = null;
+    if (keyId !== null) {
+      sqlite.query("INSERT INTO request_log_keys (key_id) VALUES (?) ON CONFLICT (key_id) DO NOTHING").run(keyId);
+      ref = (sqlite.query("SELECT ref FROM request_log_keys WHERE key_id = ?").get(keyId) as { ref: number }).ref;
+    }
+    rows.forEach((r, i) => insert.run(r.at ?? defaultAt, r.method ?? "GET", r.route, r.status, r.latencyUs, ref, `req_test_${i}`));
   })();
 }
 

@@ -34,7 +34,7 @@ export function insertRun(h: TestApp, name: string, startedAt: string, finishedA
 /** A request_log row: what the HTTP core writes for each request. */
 export function insertRequest(h: TestApp, at: string, status: number, latencyUs = 1000, route = "/api/public/system-status"): void {
   h.ctx.db.sqlite
-    .query("INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)")
+    .query("INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)")
     .run(at, route, status, latencyUs, `req_${Math.random().toString(16).slice(2)}`);
 }
 
