@@ -4,8 +4,8 @@
 // (Last-Modified from the key row, cache-control, capabilitiesFor, the same query and response schemas), for one
 // fixed actor built from an existing key row exactly as the macro builds it. So the only thing this server does
 // not do, compared with herald, is the macro: rate-limit group lookup, the X-Partner-* header checks, the key-row
-// lookup, secret decryption (cached), HMAC verification, status/IP/mode/scope checks, the nonce branch and
-// last_used_at. Keep the handler in step with src/partner/routes.ts.
+// lookup, secret decryption (cached), HMAC verification, status/IP/mode/scope checks, the nonce branch,
+// last_used_at and the key's ref in the request_log row. Keep the handler in step with src/partner/routes.ts.
 //
 //   HERALD_DB_PATH=… BENCH_KEY_ID=hk_live_… PORT=… bun bench/unsigned-server.ts   (the harness sets the rest)
 import { Elysia } from "elysia";
