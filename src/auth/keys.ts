@@ -166,13 +166,14 @@ export class PartnerKeys {
     this.lastUsedMs.set(row.key_id, nowMs);
   }
 
-  /** The secrets that verify a signature now: the current one, plus the previous one inside its overlap. */
-  secretsOf(row: Readonly<KeyRow>, nowMs: number): string[] {
-    const secrets = [this.open(row.secret_ciphertext, row.key_id)];
-    if (row.previous_secret_ciphertext && row.previous_secret_valid_until && Date.parse(row.previous_secret_valid_until) > nowMs) {
-      secrets.push(this.open(row.previous_secret_ciphertext, row.key_id));
-    }
-    return secrets;
+  /**
+   * The key's secrets, decrypted: the current one, and the previous one with the end of its rotation overlap
+   * (ms; it verifies signatures only before then), or null when there is none.
+   */
+  secretsOf(row: Readonly<KeyRow>): { current: string; previous: { secret: string; validUntilMs: number } | null } {
+    const current = this.open(row.secret_ciphertext, row.key_id);
+    if (!row.previous_secret_ciphertext || !row.previous_secret_valid_until) return { current, previous: null };
+    return { current, previous: { secret: this.open(row.previous_secret_ciphertext, row.key_id), validUntilMs: Date.parse(row.previous_secret_valid_until) } };
   }
 
   /**

@@ -88,15 +88,14 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     let p = prepared.get(row);
     if (!p) {
       const scopes = Object.freeze(row.scopes.split(",") as Scope[]);
-      const previousUntilMs = row.previous_secret_ciphertext && row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : -Infinity;
-      const withPrevious = Object.freeze(keys.secretsOf(row, previousUntilMs - 1));
+      const { current, previous } = keys.secretsOf(row);
       p = {
         scopes,
         ranges: parseAllowList(row.allowed_ips).ranges,
         actor: Object.freeze({ kind: "partner" as const, keyId: row.key_id, partner: row.partner, mode: row.mode, scopes: scopes as Scope[] }),
-        current: Object.freeze(withPrevious.slice(0, 1)),
-        withPrevious,
-        previousUntilMs,
+        current: Object.freeze([current]),
+        withPrevious: Object.freeze(previous ? [current, previous.secret] : [current]),
+        previousUntilMs: previous ? previous.validUntilMs : -Infinity,
       };
       prepared.set(row, p);
     }
@@ -117,10 +116,9 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  function keyLimit(url: string, row: Readonly<KeyRow>, headers: Record<string, string>) {
+  function keyLimit(path: string, row: Readonly<KeyRow>, headers: Record<string, string>) {
     const limits = ctx.config.rateLimits;
     if (limits.sandboxPerMin <= 0 && limits.webhookPerMin <= 0 && limits.partnerPerMin <= 0) return;
-    const path = requestTarget(url);
     const [group, limit] =
       row.mode === "sandbox"
         ? (["sandbox", limits.sandboxPerMin] as const)
@@ -160,9 +158,10 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     const row = keyId.length <= 128 ? keys.find(keyId, nowMs) : null;
     const key = row ? prepare(row) : null;
     const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
+    const target = requestTarget(url);
     const valid = verifySignature(secrets, signature, {
       method: request.method,
-      target: requestTarget(url),
+      target,
       timestamp: tsRaw,
       nonce,
       body: state.rawBody,
@@ -171,7 +170,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
       throw unauthorized("X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)");
     }
     state.partnerKeyId = row.key_id;
-    keyLimit(url, row, state.headers);
+    keyLimit(target, row, state.headers);
 
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
     if (!ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
@@ -205,7 +204,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         if (ctx.config.idempotencyRequired) throw refuse("Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
       } else {
         if (!isValidIdempotencyKey(idemKey)) throw refuse("Idempotency-Key must be 1–255 visible ASCII characters");
-        claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, requestTarget(url), state.rawBody) };
+        claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, target, state.rawBody) };
       }
     }
     keys.markUsed(row, nowMs);

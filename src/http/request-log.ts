@@ -43,7 +43,7 @@ export class RequestLog {
       "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.addKey = sqlite.prepare("INSERT INTO request_log_keys (key_id) VALUES (?) ON CONFLICT (key_id) DO NOTHING");
-    this.refOfKey = sqlite.prepare("SELECT ref FROM request_log_keys WHERE key_id = ?");
+    this.refOfKey = sqlite.prepare(KEY_REF);
     this.insertMany = sqlite.transaction((rows: RequestLogEntry[]) => {
       for (const r of rows) {
         const ref = r.partnerKeyId === null ? null : this.keyRef(r.partnerKeyId);

@@ -9,20 +9,23 @@ export interface LogRow {
   method?: string;
 }
 
-/** Known request_log rows for a key, written as the request log would write them. */
+/** Known request_log rows for a key, written through the request log itself (flushed in batches under its buffer cap). */
 export function insertLog(t: TestApp, keyId: string | null, rows: LogRow[], defaultAt: string): void {
-  const sqlite = t.ctx.db.sqlite;
-  const insert = sqlite.prepare(
-    "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, '127.0.0.1', ?, NULL)",
-  );
-  sqlite.transaction(() => {
-    let ref: number | null = null;
-    if (keyId !== null) {
-      sqlite.query("INSERT INTO request_log_keys (key_id) VALUES (?) ON CONFLICT (key_id) DO NOTHING").run(keyId);
-      ref = (sqlite.query("SELECT ref FROM request_log_keys WHERE key_id = ?").get(keyId) as { ref: number }).ref;
-    }
-    rows.forEach((r, i) => insert.run(r.at ?? defaultAt, r.method ?? "GET", r.route, r.status, r.latencyUs, ref, `req_test_${i}`));
-  })();
+  rows.forEach((r, i) => {
+    if (i % 10_000 === 0) t.ctx.requestLog.flush();
+    t.ctx.requestLog.record({
+      at: r.at ?? defaultAt,
+      method: r.method ?? "GET",
+      route: r.route,
+      status: r.status,
+      latencyUs: r.latencyUs,
+      partnerKeyId: keyId,
+      clientIp: "127.0.0.1",
+      requestId: `req_test_${i}`,
+      errorCode: null,
+    });
+  });
+  t.ctx.requestLog.flush();
 }
 
 export const minutesAgo = (t: TestApp, m: number) => new Date(t.clock.now().getTime() - m * 60_000).toISOString();
