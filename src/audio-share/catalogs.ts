@@ -24,7 +24,7 @@ export const AUDIO_SHARE_ERRORS = {
   short_link_revoked: { when: "An operator revoked the link: it never redirects again.", routes: [`${BASE}/short/resolve`, "/s/audio/{code}"] },
   short_link_signature_invalid: { when: "The token sent to /short/resolve does not match the link (edited expiry or signature), or a signed link's stored row no longer matches its signature.", routes: [`${BASE}/short/resolve`, "/s/audio/{code}"] },
   track_auth_required: { when: "AUDIO_SHARE_TRACK_AUTH=required and no bearer token was sent (X-Audio-Share-Track-Auth: required_missing_bearer).", routes: [`${BASE}/track`] },
-  track_auth_invalid: { when: "The bearer token is unknown or revoked (X-Audio-Share-Track-Auth: required_invalid_bearer when required, optional when optional).", routes: [`${BASE}/track`] },
+  track_auth_invalid: { when: "AUDIO_SHARE_TRACK_AUTH is optional or required and the Authorization header is not a known, unrevoked bearer token (X-Audio-Share-Track-Auth: optional_invalid_bearer or required_invalid_bearer).", routes: [`${BASE}/track`] },
   invalid_query: { when: "A query parameter has the wrong type or range (expires_in outside 60 … 2592000, use_short not 0/1, a missing track_url …).", routes: ALL },
   invalid_payload: { when: "A JSON body is malformed, misses a field, has a wrong type or an unknown field.", routes: ALL },
   payload_too_large: { when: "The body exceeds MAX_BODY_BYTES.", routes: ALL },
@@ -87,6 +87,24 @@ export const TRACK_EVENT_TYPES = ["copy", "share", "open", "click", "play", "dow
 export const TRACK_AUTH_HEADER = "X-Audio-Share-Track-Auth";
 export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
 
+/**
+ * Every value of X-Audio-Share-Track-Auth: the mode (AUDIO_SHARE_TRACK_AUTH), then what the request's bearer
+ * turned out to be: missing, invalid (unknown, revoked or not `Bearer <token>`) or valid. `off` stands alone
+ * because nothing is checked. The spec's required_* names are kept as they are; its bare `optional` is split
+ * three ways, because one value for "accepted anonymously" and "refused with 401" told the client nothing.
+ */
+export const TRACK_AUTH_VALUES = {
+  off: "mode off: Authorization is ignored, whatever it holds; the event is anonymous",
+  optional_missing_bearer: "mode optional, no Authorization sent: accepted, anonymous",
+  optional_invalid_bearer: "mode optional, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid (never counted as anonymous)",
+  optional_valid_bearer: "mode optional, a valid bearer: accepted, attributed to the token",
+  required_missing_bearer: "mode required, no Authorization sent: 401 track_auth_required",
+  required_invalid_bearer: "mode required, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid",
+  required_valid_bearer: "mode required, a valid bearer: accepted, attributed to the token",
+} as const;
+
+export type TrackAuthHeader = keyof typeof TRACK_AUTH_VALUES;
+
 /** guidance.json: the order to call things in, and the limits in force. */
 export function guidanceCatalog(ctx: AppContext) {
   const c = ctx.config.audioShare;
@@ -108,13 +126,8 @@ export function guidanceCatalog(ctx: AppContext) {
     track_auth: {
       mode: c.trackAuth,
       header: TRACK_AUTH_HEADER,
-      header_values: {
-        optional: "mode optional: a bearer is not needed (if one is sent it must be valid)",
-        required_missing_bearer: "mode required, no Authorization: Bearer sent (401 track_auth_required)",
-        required_invalid_bearer: "mode required, the bearer is unknown or revoked (401 track_auth_invalid)",
-        required_valid_bearer: "mode required, the bearer is valid",
-      },
-      off: "mode off: the header is not sent and Authorization is ignored",
+      header_values: TRACK_AUTH_VALUES,
+      sent_on: "every /track answer once the request reaches the route (200 and each refusal: 400, 401, 404 …); not on a 413 by Content-Length or a 429, which are answered before any route runs and so before auth is looked at",
       tokens: "issued by operators: POST /admin/audio-share/track-tokens",
     },
     checksum: { header: CHECKSUM_HEADER, definition: "lowercase hex SHA-256 of the exact response body bytes as sent (the JSON text, UTF-8); on every successful JSON answer of these routes" },

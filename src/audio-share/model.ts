@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
+import { intPath, intQuery } from "../http/params";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
@@ -94,7 +95,7 @@ export const AudioShareModel = {
     channels: t.Optional(channels),
     token_mode: t.Optional(t.Literal("signed")),
     use_short: t.Optional(t.Union([t.Literal("0"), t.Literal("1")])),
-    expires_in: t.Optional(t.Numeric({ minimum: EXPIRES_IN_MIN_SECONDS, maximum: EXPIRES_IN_MAX_SECONDS, multipleOf: 1, description: "Seconds until a short link expires (60 … 2592000)" })),
+    expires_in: intQuery({ minimum: EXPIRES_IN_MIN_SECONDS, maximum: EXPIRES_IN_MAX_SECONDS, description: "seconds until a short link expires" }),
     ...includeMeta,
   }),
   built: Envelope({
@@ -203,7 +204,7 @@ export const AudioShareModel = {
     pending_hit_buckets: t.Integer(),
     checked_at: t.String(),
   }),
-  statsQuery: t.Object({ code: t.String({ minLength: 1, maxLength: 64 }), hours: t.Optional(t.Numeric({ minimum: 1, maximum: 720, multipleOf: 1 })), ...includeMeta }),
+  statsQuery: t.Object({ code: t.String({ minLength: 1, maxLength: 64 }), hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...includeMeta }),
   stats: Envelope({
     short_code: t.String(),
     state: t.String(),
@@ -215,12 +216,12 @@ export const AudioShareModel = {
     track_events: t.Object({ count: t.Integer(), by_type: t.Record(t.String(), t.Integer()) }),
   }),
   codeParams: t.Object({ code: t.String({ description: "The short code (16 characters a-z, 2-7; case-insensitive)" }) }),
-  qrQuery: t.Object({ size: t.Optional(t.Numeric({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, multipleOf: 1, description: "PNG width and height in pixels (default 256)" })) }),
+  qrQuery: t.Object({ size: intQuery({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, defaultValue: 256, description: "PNG width and height in pixels" }) }),
   revokeBody: t.Object({ short_code: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
   revoked: Envelope({ short_code: t.String(), short_url: t.String(), revoked: t.Literal(true), revoked_at: t.String(), reason: t.String(), already_revoked: t.Boolean() }),
   tokenBody: t.Object({ name: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$" }) }, { additionalProperties: false }),
   tokenCreated: Envelope({ track_token: TrackToken, token: t.String({ description: "Shown once; send as Authorization: Bearer <token> on /track" }) }),
   tokenList: Envelope({ count: t.Integer(), track_tokens: t.Array(TrackToken) }),
-  tokenParams: t.Object({ token_id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  tokenParams: t.Object({ token_id: intPath() }),
   tokenRevoked: Envelope({ track_token: TrackToken, already_revoked: t.Boolean() }),
 };

@@ -34,7 +34,8 @@ function withChecksum({ responseValue, set }: { responseValue: unknown; set: { s
 }
 
 function publicRoutes(ctx: AppContext, policy: HostPolicy) {
-  // Track auth is decided before the body is validated, so an unauthenticated caller learns nothing from it.
+  // Track auth is decided before the body is validated, so an unauthenticated caller learns nothing from it. Its
+  // header is set there too, so every answer after that point (200, 400, 401, 404) says what auth found.
   const trackAuth = new WeakMap<Request, TrackAuth>();
   return new Elysia({ name: "herald:audio-share-api" })
     .mapResponse(withChecksum)
@@ -75,9 +76,9 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
     })
     .post(
       `${BASE}/track`,
-      ({ body, request, set }) => {
-        const auth = trackAuth.get(request) ?? { header: null, tokenId: null };
-        if (auth.header) set.headers[TRACK_AUTH_HEADER] = auth.header;
+      ({ body, request }) => {
+        const auth = trackAuth.get(request);
+        if (!auth) throw new Error("track auth was not decided before the handler"); // transform always runs first
         if (body.channel !== undefined && !channelById(body.channel)) {
           throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, { details: [{ field: "channel", problem: "is not a known channel" }] });
         }
@@ -85,12 +86,15 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
       },
       {
-        transform({ request }) {
-          trackAuth.set(request, authenticateTrack(ctx, request.headers.get("authorization")));
+        transform({ request, set }) {
+          // A refusal throws with the header on the error; an acceptance sets it for whatever answer follows.
+          const auth = authenticateTrack(ctx, request.headers.get("authorization"));
+          set.headers[TRACK_AUTH_HEADER] = auth.header;
+          trackAuth.set(request, auth);
         },
         body: M.trackBody,
         response: { 200: M.tracked, 401: ErrorBody, ...errs },
-        detail: tag("Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH"),
+        detail: tag("Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)"),
       },
     )
     .get(`${BASE}/stats`, ({ query }) => ({ success: true as const, ...linkStats(ctx, query.code, query.hours ?? 48) }), {

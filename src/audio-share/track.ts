@@ -3,18 +3,16 @@ import { actorLabel, type Actor } from "../auth/actors";
 import { sha256Hex } from "../auth/admin";
 import { writeAudit } from "../auth/audit";
 import { AppError, NotFoundError } from "../http/errors";
-import { TRACK_AUTH_HEADER } from "./catalogs";
+import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";
 import { CODE_PATTERN, linkStore } from "./short-links";
 
 // POST /track: client-side share analytics (copy, share, open …) with client_event_id dedupe, behind the
 // optional bearer auth of AUDIO_SHARE_TRACK_AUTH. Bearer tokens are issued by operators and stored hashed.
 
-export type TrackAuthHeader = "optional" | "required_missing_bearer" | "required_invalid_bearer" | "required_valid_bearer";
-
 export interface TrackAuth {
-  /** The X-Audio-Share-Track-Auth value, or null when track auth is off (the header is not sent). */
-  header: TrackAuthHeader | null;
+  /** The X-Audio-Share-Track-Auth value (catalogs.ts TRACK_AUTH_VALUES): mode and outcome, never a guess. */
+  header: TrackAuthHeader;
   tokenId: number | null;
 }
 
@@ -23,14 +21,14 @@ const BEARER = /^Bearer ([\x21-\x7e]{16,512})$/;
 /**
  * Decides the track request's authentication. Throws 401 (with the header already set on the error) when the
  * mode refuses it: required without a bearer, or any mode but off with a bearer that is not valid — a wrong
- * credential is a client bug worth surfacing, never silently counted as anonymous.
+ * credential is a client bug worth surfacing, never silently counted as anonymous. The header names the mode
+ * and what was found, so a refused optional-mode request says optional_invalid_bearer, not "optional".
  */
 export function authenticateTrack(ctx: AppContext, authorization: string | null): TrackAuth {
   const mode = ctx.config.audioShare.trackAuth;
-  if (mode === "off") return { header: null, tokenId: null };
-  const required = mode === "required";
+  if (mode === "off") return { header: "off", tokenId: null };
   if (!authorization) {
-    if (!required) return { header: "optional", tokenId: null };
+    if (mode === "optional") return { header: "optional_missing_bearer", tokenId: null };
     throw new AppError("track_auth_required", "This service requires Authorization: Bearer <track token> on /track", { headers: { [TRACK_AUTH_HEADER]: "required_missing_bearer" } });
   }
   const match = BEARER.exec(authorization);
@@ -38,10 +36,11 @@ export function authenticateTrack(ctx: AppContext, authorization: string | null)
     ? (ctx.db.sqlite.query("SELECT id FROM audio_share_track_tokens WHERE token_hash = ? AND revoked_at IS NULL").get(sha256Hex(match[1]!)) as { id: number } | null)
     : null;
   if (!row) {
-    throw new AppError("track_auth_invalid", "The track bearer token is unknown or revoked", { headers: { [TRACK_AUTH_HEADER]: required ? "required_invalid_bearer" : "optional" } });
+    const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional_invalid_bearer";
+    throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", { headers: { [TRACK_AUTH_HEADER]: header } });
   }
   ctx.db.sqlite.query("UPDATE audio_share_track_tokens SET last_used_at = ? WHERE id = ?").run(ctx.clock.now().toISOString(), row.id);
-  return { header: required ? "required_valid_bearer" : "optional", tokenId: row.id };
+  return { header: mode === "required" ? "required_valid_bearer" : "optional_valid_bearer", tokenId: row.id };
 }
 
 export interface TrackInput {

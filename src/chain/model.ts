@@ -1,8 +1,12 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
+import { intQuery } from "../http/params";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Amount = (description: string) => t.String({ description: `${description} (exact decimal string)` });
+/** A chain amount as the JSON number the spec asks for: the nearest double, which may round; `exact` names the exact twin. */
+const Approx = (description: string, exact: string) =>
+  t.Number({ description: `${description} (JSON number, the nearest double: may be rounded; the exact value is ${exact})` });
 
 const Freshness = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")], {
   description: "fresh | stale (older than stale_after_hours) | missing (never taken) | not_configured (no TOKEN_MINT)",
@@ -39,7 +43,7 @@ const Pct = N(t.Number({ description: "percent, four decimals" }));
 export const ChainModel = {
   metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
   walletParams: t.Object({ wallet_address: t.String({ maxLength: 64 }) }),
-  latestQuery: t.Object({ limit: t.Optional(t.String({ description: "1–200, default 50" })), include_meta: t.Optional(t.String()) }),
+  latestQuery: t.Object({ limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50 }), include_meta: t.Optional(t.String()) }),
 
   tokenStatus: Envelope({
     mint: t.String(),
@@ -108,13 +112,16 @@ export const ChainModel = {
     wallet: t.String(),
     mint: t.String(),
     decimals: t.Integer(),
-    native_balance: Amount("SOL"),
+    native_balance: Approx("SOL", "native_balance_exact"),
+    native_balance_exact: Amount("SOL"),
     native_balance_lamports: t.String(),
-    token_balance: Amount("token balance over all the wallet's token accounts of the mint"),
+    token_balance: Approx("token balance over all the wallet's token accounts of the mint", "token_balance_exact"),
+    token_balance_exact: Amount("token balance over all the wallet's token accounts of the mint"),
     token_balance_raw: t.String(),
     token_accounts: t.Integer(),
     lp_mint: N(t.String()),
-    lp_amount: N(t.String()),
+    lp_amount: N(Approx("LP tokens of LP_MINT held by the wallet; null without LP_MINT", "lp_amount_exact")),
+    lp_amount_exact: N(Amount("LP tokens of LP_MINT held by the wallet; null without LP_MINT")),
     lp_amount_raw: N(t.String()),
     rpc_host: t.String(),
     fetched_at_utc: t.String(),

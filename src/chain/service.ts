@@ -137,17 +137,25 @@ export async function walletInfo(ctx: AppContext, wallet: string) {
     ]);
     const decimals = token.decimals ?? knownDecimals(ctx) ?? (await ctx.chain.tokenSupply(mint)).value.value.decimals;
     const lpDecimals = lp ? (lp.decimals ?? (await ctx.chain.tokenSupply(lpMint!)).value.value.decimals) : null;
+    const nativeExact = formatUnits(BigInt(native.value), SOL_DECIMALS);
+    const tokenExact = formatUnits(token.amount, decimals);
+    const lpExact = lp && lpDecimals !== null ? formatUnits(lp.amount, lpDecimals) : null;
+    // The spec types these balances as numbers; a double cannot hold every u64 amount exactly, so each number
+    // is the nearest double to its `_exact` decimal string, which stays the authoritative value.
     return {
       wallet,
       mint,
       decimals,
-      native_balance: formatUnits(BigInt(native.value), SOL_DECIMALS),
+      native_balance: Number(nativeExact),
+      native_balance_exact: nativeExact,
       native_balance_lamports: String(native.value),
-      token_balance: formatUnits(token.amount, decimals),
+      token_balance: Number(tokenExact),
+      token_balance_exact: tokenExact,
       token_balance_raw: token.amount.toString(),
       token_accounts: token.accounts,
       lp_mint: lpMint ?? null,
-      lp_amount: lp && lpDecimals !== null ? formatUnits(lp.amount, lpDecimals) : null,
+      lp_amount: lpExact === null ? null : Number(lpExact),
+      lp_amount_exact: lpExact,
       lp_amount_raw: lp ? lp.amount.toString() : null,
       rpc_host: token.host,
       fetched_at_utc: ctx.clock.now().toISOString(),

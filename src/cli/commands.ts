@@ -6,7 +6,7 @@ import { createLogger } from "../log";
 import pkg from "../../package.json";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
-import { serve } from "./serve";
+import { ListenError, serve } from "./serve";
 import { adminTokenCommand, keysCommand } from "./keys";
 import { signCommand } from "./sign";
 import { runBackup } from "../ops/backup";
@@ -146,6 +146,10 @@ export async function runCli(args: ParsedArgs): Promise<number> {
     if (err instanceof UsageError) {
       process.stderr.write(`herald: ${err.message}\n`);
       return 2;
+    }
+    if (err instanceof ListenError) {
+      process.stderr.write(`herald: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

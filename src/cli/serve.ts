@@ -6,9 +6,31 @@ import { firstStartBanner, prepareCredentials } from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
 import { installNativeRedirects } from "../audio-share/redirect";
 
+/** The server could not bind its address (port in use, no permission): a clear one-line reason, exit 1. */
+export class ListenError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | null,
+  ) {
+    super(message);
+    this.name = "ListenError";
+  }
+}
+
+function listenErrorOf(err: unknown, host: string, port: number): ListenError {
+  const code = typeof (err as { code?: unknown })?.code === "string" ? (err as { code: string }).code : null;
+  const where = `${host}:${port}`;
+  if (code === "EADDRINUSE") {
+    return new ListenError(`cannot listen on ${where}: port ${port} is already in use (EADDRINUSE); stop the other process or set PORT to a free port`, code);
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  return new ListenError(`cannot listen on ${where} (port ${port}): ${reason}${code ? ` (${code})` : ""}`, code);
+}
+
 /**
- * Runs the server until SIGTERM/SIGINT, then: stop accepting, let in-flight requests finish (up to
- * SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
+ * Runs the server until SIGTERM/SIGINT, then: stop listening (new connections are refused), let in-flight
+ * requests finish (up to SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
+ * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
  */
 export async function serve(config: Config): Promise<void> {
   const ctx = openContext(config);
@@ -16,15 +38,30 @@ export async function serve(config: Config): Promise<void> {
   const app = buildApp(ctx);
   // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).
   installNativeRedirects(app, ctx);
+  try {
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      // Elysia turns SO_REUSEPORT on by default: a second herald on the same port would then bind silently and
+      // the kernel would split connections between two processes (each with its own database). Off, a port in
+      // use is a startup error.
+      reusePort: false,
+      // Bun's own cap answers 413 with an empty body; keep it above ours so the JSON 413 wins.
+      maxRequestBodySize: config.maxBodyBytes * 2 + 65_536,
+    });
+  } catch (err) {
+    const failure = listenErrorOf(err, config.host, config.port);
+    ctx.log.error("cannot listen", { host: config.host, port: config.port, code: failure.code, error: failure.message });
+    // Credentials made on this first start exist in the database; show them now, since they are shown only once.
+    if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
+    ctx.requestLog.stop();
+    ctx.db.close();
+    throw failure;
+  }
+  const server = app.server!;
+  // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
-  app.listen({
-    port: config.port,
-    hostname: config.host,
-    // Bun's own cap answers 413 with an empty body; keep it above ours so the JSON 413 wins.
-    maxRequestBodySize: config.maxBodyBytes * 2 + 65_536,
-  });
-  const server = app.server!;
   if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
   ctx.log.info("herald listening", { url: `http://${config.host}:${server.port}`, public_base_url: config.publicBaseUrl, db: config.dbPath, jobs: config.jobsEnabled });
 
@@ -32,9 +69,12 @@ export async function serve(config: Config): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    ctx.log.info("shutting down", { signal });
     try {
+      // Close the listening socket before anything else, even the log line: from here a new connection is
+      // refused by the kernel (ECONNREFUSED), so a client retries elsewhere at once instead of being accepted
+      // and then reset. stop(false) leaves requests in flight running; `drained` settles when they are done.
       const drained = server.stop(false);
+      ctx.log.info("shutting down", { signal, listening: false });
       const timedOut = await Promise.race([
         drained.then(() => false),
         Bun.sleep(config.shutdownGraceMs).then(() => true),

@@ -2,12 +2,16 @@ import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { errorFields } from "../log";
-import { AppError, ERROR_CATALOG, type ErrorCode } from "./errors";
+import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
 import { isTruthyFlag } from "./envelope";
 import { rateLimitHeaders } from "./rate-limit";
 import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors, type RequestPart } from "./validation";
+import { contentTypeProblem, parseJsonBytes } from "./json-body";
+import { describeParamProblems } from "./params";
+import type { TSchema } from "@sinclair/typebox";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 
 /** What Herald knows about one request while it runs; keyed by the Request object, dropped with it. */
@@ -84,33 +88,32 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
   return new Response(JSON.stringify(body), { status: err.status, headers });
 }
 
-async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: Uint8Array; value: unknown; error: AppError | null }> {
+async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   // With a Content-Length (already checked against the limit in onRequest, and enforced by Bun) the body is read
   // in one go; without one (chunked) it is counted while read, so it cannot slip past the limit.
-  let raw: Uint8Array;
   if (request.headers.get("content-length") !== null || !request.body) {
-    raw = new Uint8Array(await request.arrayBuffer());
+    const raw = new Uint8Array(await request.arrayBuffer());
     if (raw.byteLength > maxBytes) throw tooLarge(maxBytes);
-  } else {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk);
-    }
-    raw = Buffer.concat(chunks);
+    return raw;
   }
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(raw);
-  if (text.trim() === "") return { raw, value: undefined, error: null };
-  try {
-    return { raw, value: JSON.parse(text), error: null };
-  } catch (err) {
-    const error = new AppError("invalid_payload", `Request body is not valid JSON: ${(err as Error).message}`, {
-      details: [{ field: "body", problem: "must be valid JSON" }],
-    });
-    return { raw, value: undefined, error };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
+}
+
+/** The first problems of a body against its route's schema, as `[{ field, problem }]`; bounded in count. */
+function bodyProblems(check: TypeCheck<TSchema>, value: unknown): ProblemDetail[] {
+  const errors = [];
+  for (const e of check.Errors(value)) {
+    errors.push(e);
+    if (errors.length >= 20) break;
+  }
+  return describeValidationErrors("body", errors);
 }
 
 /**
@@ -118,6 +121,14 @@ async function readJsonBody(request: Request, maxBytes: number): Promise<{ raw: 
  * would bury partner traffic and cost a write per probe. They still count in /metrics.
  */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/**
+ * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
+ * exceeds its --max-http-header-size with a bare 431 before any code runs; `herald` and `npm start` raise that
+ * to 64 KiB (package.json, the build's --compile-exec-argv) so that anything between this limit and 64 KiB
+ * gets Herald's JSON 414 instead. Past 64 KiB the bare 431 remains (docs/http-conventions.md).
+ */
+export const MAX_TARGET_CHARS = 8192;
 
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
@@ -128,6 +139,26 @@ const tooLarge = (maxBytes: number) =>
  */
 export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex) {
   const { config } = ctx;
+
+  /** A body under the policy of src/http/json-body.ts, then checked against its route's schema. */
+  const parseBody = (raw: Uint8Array, request: Request, route: string): { value: unknown; error: AppError | null } => {
+    if (raw.byteLength === 0) return { value: undefined, error: null };
+    const typeError = contentTypeProblem(request.headers.get("content-type"));
+    if (typeError) return { value: undefined, error: typeError };
+    const parsed = parseJsonBytes(raw);
+    if (parsed.error || parsed.value === undefined) return parsed;
+    const check = routes.bodyCheckOf(request.method, route);
+    if (!check) {
+      // A route without a body schema takes no body; `{}` is tolerated (some clients always send one).
+      const empty = typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value) && Object.keys(parsed.value).length === 0;
+      return empty ? parsed : { value: undefined, error: new AppError("invalid_payload", `${request.method} ${route} takes no request body`, { details: [{ field: "body", problem: "must be empty" }] }) };
+    }
+    if (check.Check(parsed.value)) return parsed;
+    const details = bodyProblems(check, parsed.value);
+    const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
+    return { value: undefined, error: new AppError("invalid_payload", `Invalid request body: ${summary}`, { details }) };
+  };
+
   return new Elysia({ name: "herald:http-core" })
     .onRequest(({ request, server, set }) => {
       const state = newRequestState(ctx, request, server);
@@ -135,7 +166,11 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       set.headers["x-request-id"] = state.id;
       const length = request.headers.get("content-length");
       if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
-      const group = publicRateGroup(new URL(request.url).pathname);
+      const url = new URL(request.url);
+      if (url.pathname.length + url.search.length > MAX_TARGET_CHARS) {
+        return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
+      }
+      const group = publicRateGroup(url.pathname);
       if (group && config.rateLimits.publicPerMin > 0) {
         const decision = ctx.rateLimiter.hit(group, state.ip, config.rateLimits.publicPerMin);
         Object.assign(state.headers, rateLimitHeaders(decision));
@@ -145,28 +180,26 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         }
       }
     })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
+    .onParse({ as: "global" }, async ({ request, route }) => {
       const state = states.get(request);
-      const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
-      if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
-        throw new AppError("unsupported_media_type", `Content-Type ${type} is not accepted; send application/json`);
-      }
-      const { raw, value, error } = await readJsonBody(request, config.maxBodyBytes);
-      if (state) {
-        state.rawBody = raw;
-        state.parseError = error;
-      }
-      if (error && !state) throw error;
-      // Returning undefined would hand the bytes to Elysia's own parser; a placeholder keeps them ours, and
-      // the stored parseError is thrown after authentication (validation or beforeHandle).
-      return error ? {} : value;
+      const raw = await readBodyBytes(request, config.maxBodyBytes);
+      if (state) state.rawBody = raw;
+      const { value, error } = parseBody(raw, request, route);
+      if (!error) return value;
+      // Problems are kept on the request state and reported after authentication (in validation or
+      // beforeHandle): a request with a bad signature gets 401 whatever its body looks like. The placeholder
+      // `{}` keeps Elysia's own parser and validator away from the bytes: its validation error stringifies the
+      // value it refuses, which for a hostile body is the denial of service this policy exists to stop.
+      if (!state) throw error;
+      state.parseError = error;
+      return {};
     })
     .onBeforeHandle({ as: "global" }, ({ request }) => {
       // Routes without a body schema: validation did not catch the malformed body, so report it here.
       const parseError = states.get(request)?.parseError;
       if (parseError) throw parseError;
     })
-    .onError({ as: "global" }, ({ code, error, request, path }) => {
+    .onError({ as: "global" }, ({ code, error, request, path, route, params }) => {
       const state = states.get(request);
       if (error instanceof AppError) return errorResponse(error, state);
       // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
@@ -179,7 +212,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: v.all.slice(0, 5) });
           return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
         }
-        const details = describeValidationErrors(v.type, v.all);
+        // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
+        // parameter's name; the route's own schemas name it, with the allowed range.
+        const named = v.type === "body" ? [] : describeParamProblems(routes.schemasOf(request.method, route), new URL(request.url).searchParams, (params ?? {}) as Record<string, string | undefined>);
+        const details = named.length ? named : describeValidationErrors(v.type === "property" ? "query" : v.type, v.all);
         const errCode: ErrorCode = v.type === "body" ? "invalid_payload" : "invalid_query";
         const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
         return errorResponse(new AppError(errCode, `Invalid ${v.type === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);

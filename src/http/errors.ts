@@ -55,6 +55,7 @@ export const ERROR_CATALOG = {
   method_not_allowed: entry(405, "Method not allowed", "validation", "fail_fast", "Use one of the methods listed in the Allow header."),
   conflict: entry(409, "Conflict", "conflict", "fail_fast", "The request conflicts with the current state; fetch the latest state before deciding."),
   payload_too_large: entry(413, "Payload too large", "validation", "fix_and_retry", "Send a smaller body; the limit is in the message."),
+  uri_too_long: entry(414, "Request target too long", "validation", "fix_and_retry", "Shorten the path and query string (8,192 characters at most); send large inputs in a JSON body."),
   unsupported_media_type: entry(415, "Unsupported media type", "validation", "fix_and_retry", "Send the body as application/json."),
   rate_limited: entry(429, "Rate limited", "throttling", "retry_after", "Back off; honour Retry-After and X-RateLimit-Reset before the next request.", { retry_after_seconds: 60 }),
   server_error: entry(500, "Server error", "server", "retryable", "Retry with capped exponential backoff; quote the request_id to the operators if it persists.", { retry_after_seconds: 1 }),

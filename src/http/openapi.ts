@@ -4,6 +4,8 @@ import YAML from "yaml";
 import swaggerBundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import type { AppContext } from "../context";
+import type { TSchema } from "@sinclair/typebox";
+import { numericSpecOf } from "./params";
 import pkg from "../../package.json";
 
 
@@ -29,6 +31,7 @@ const TAGS = [
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
   addJsonRequestBodies(app, paths as OpenApiDocument["paths"]);
+  typeNumericParameters(paths as OpenApiDocument["paths"]);
   return {
     openapi: "3.1.1",
     info: {
@@ -70,6 +73,28 @@ function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): 
     // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
     op.requestBody = { required: true, content: { "application/json": { schema } } };
+  }
+}
+
+/**
+ * A numeric query or path parameter is declared with Elysia's coercing type (a union of "numeric text" and
+ * the number); clients see what the server accepts after coercion: `{ type: integer, minimum, maximum }`.
+ */
+function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops) as Array<{ parameters?: Array<{ schema?: TSchema }> }>) {
+      for (const param of op.parameters ?? []) {
+        const spec = numericSpecOf(param.schema);
+        if (!spec || !param.schema) continue;
+        const { description } = param.schema as { description?: string };
+        param.schema = {
+          type: spec.integer ? "integer" : "number",
+          ...(spec.minimum !== undefined && { minimum: spec.minimum }),
+          ...(spec.maximum !== undefined && { maximum: spec.maximum }),
+          ...(description !== undefined && { description }),
+        } as unknown as TSchema;
+      }
+    }
   }
 }
 

@@ -1,13 +1,15 @@
 import { t } from "elysia";
 import { AppError } from "./errors";
+import { intQuery } from "./params";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
+export const MAX_OFFSET = 1_000_000_000;
 
 /** Query fields every list route accepts; domains spread these into their own query schema. */
 export const PageQuery = {
-  limit: t.Optional(t.String({ description: `1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}` })),
-  offset: t.Optional(t.String({ description: "rows to skip (ignored with cursor)" })),
+  limit: intQuery({ minimum: 1, maximum: MAX_LIMIT, defaultValue: DEFAULT_LIMIT, description: "rows per page" }),
+  offset: intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "rows to skip (ignored with cursor)" }),
   cursor: t.Optional(t.String({ description: "opaque next_cursor from the previous page" })),
   include_meta: t.Optional(t.String()),
 };
@@ -26,14 +28,6 @@ export interface PageRequest {
   cursor: string | null;
 }
 
-function intParam(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw)) throw badQuery(name, `must be an integer from ${min} to ${max}`);
-  const n = Number(raw);
-  if (n < min || n > max) throw badQuery(name, `must be an integer from ${min} to ${max}`);
-  return n;
-}
-
 const badQuery = (field: string, problem: string) =>
   new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 
@@ -45,9 +39,10 @@ export function encodeCursor(after: number): string {
   return Buffer.from(JSON.stringify({ a: after })).toString("base64url");
 }
 
-export function parsePage(query: { limit?: string; offset?: string; cursor?: string }): PageRequest {
-  const limit = intParam("limit", query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
-  const offset = intParam("offset", query.offset, 0, 0, 1_000_000_000);
+/** The page a list route was asked for; limit and offset were coerced and bounds-checked by PageQuery. */
+export function parsePage(query: { limit?: number; offset?: number; cursor?: string }): PageRequest {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const offset = query.offset ?? 0;
   let after: number | null = null;
   const cursor = query.cursor || null;
   if (cursor) {
@@ -59,7 +54,7 @@ export function parsePage(query: { limit?: string; offset?: string; cursor?: str
     } catch {
       throw badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
     }
-    if (query.offset !== undefined && query.offset !== "" && query.offset !== "0") {
+    if (query.offset !== undefined && query.offset !== 0) {
       throw badQuery("offset", "cannot be combined with cursor; a cursor already marks the position");
     }
   }

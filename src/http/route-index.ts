@@ -1,17 +1,45 @@
+import type { TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+
+interface RouteRow {
+  method: string;
+  path: string;
+  hooks?: { body?: unknown; query?: unknown; params?: unknown };
+}
+
+export interface RouteSchemas {
+  body: TSchema | null;
+  query: TSchema | null;
+  params: TSchema | null;
+}
+
+const NONE: RouteSchemas = { body: null, query: null, params: null };
+
 /**
- * Which methods exist for a path, from the app's route table: lets an unmatched request say 405 (with Allow)
- * instead of 404 when the path is right and the method wrong. Built once, after every route is registered.
+ * The app's route table, read once after every route is registered:
+ * - which methods exist for a path, so an unmatched request says 405 (with Allow) instead of 404 when the path
+ *   is right and the method wrong;
+ * - each route's request schemas, so the HTTP core can check a body against its schema itself (and never hand
+ *   an invalid value to Elysia's validator, whose error message stringifies it) and name a bad query parameter.
  */
 export class RouteIndex {
   private patterns: Array<{ re: RegExp; method: string }> = [];
+  private schemas = new Map<string, RouteSchemas>();
+  private bodyChecks = new Map<string, TypeCheck<TSchema>>();
 
-  load(routes: ReadonlyArray<{ method: string; path: string }>): void {
+  load(routes: ReadonlyArray<RouteRow>): void {
     this.patterns = routes
       .filter((r) => r.method !== "ALL")
       .map((r) => ({
         method: r.method,
         re: new RegExp("^" + r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+").replace(/\*/g, ".*") + "/?$"),
       }));
+    this.schemas = new Map(
+      routes.map((r) => [
+        `${r.method} ${r.path}`,
+        { body: (r.hooks?.body as TSchema) ?? null, query: (r.hooks?.query as TSchema) ?? null, params: (r.hooks?.params as TSchema) ?? null },
+      ]),
+    );
   }
 
   methodsFor(pathname: string): string[] {
@@ -19,5 +47,22 @@ export class RouteIndex {
     for (const p of this.patterns) if (p.re.test(pathname)) methods.add(p.method);
     if (methods.has("GET")) methods.add("HEAD");
     return [...methods];
+  }
+
+  /** The request schemas of the route `route` (Elysia's path pattern, e.g. `/api/partner/users/:user_id`). */
+  schemasOf(method: string, route: string): RouteSchemas {
+    return this.schemas.get(`${method} ${route}`) ?? NONE;
+  }
+
+  /** A compiled checker of the route's body schema (compiled on first use), or null when it takes no body. */
+  bodyCheckOf(method: string, route: string): TypeCheck<TSchema> | null {
+    const key = `${method} ${route}`;
+    const cached = this.bodyChecks.get(key);
+    if (cached) return cached;
+    const schema = this.schemas.get(key)?.body;
+    if (!schema) return null;
+    const check = TypeCompiler.Compile(schema);
+    this.bodyChecks.set(key, check);
+    return check;
   }
 }

@@ -4,11 +4,11 @@ interface ValueErrorLike {
   path: string;
   message: string;
   summary?: string;
-  schema?: { anyOf?: Array<{ const?: unknown; type?: string }>; type?: string; description?: string };
+  schema?: { anyOf?: Array<{ const?: unknown; type?: string }>; type?: string; description?: string; minimum?: number; maximum?: number; maxLength?: number; minLength?: number };
 }
 
 /** Which part of the request a validation error came from, as Elysia reports it. */
-export type RequestPart = "body" | "query" | "params" | "headers" | "cookie" | "response";
+export type RequestPart = "body" | "query" | "params" | "headers" | "cookie" | "response" | "property";
 
 /**
  * Turns typebox errors into `[{ field, problem }]` a person can act on: "amount: must be a number", not
@@ -38,6 +38,13 @@ function problemOf(e: ValueErrorLike): string {
     return "must be a number";
   }
   if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "boolean")) return "must be a boolean";
+  const s = e.schema;
+  if (/(greater|less) (or equal|than)/.test(e.message) && (s?.minimum !== undefined || s?.maximum !== undefined)) {
+    const kind = s?.type === "integer" ? "an integer" : "a number";
+    if (s?.minimum !== undefined && s?.maximum !== undefined) return `must be ${kind} from ${s.minimum} to ${s.maximum}`;
+    return s?.minimum !== undefined ? `must be ${kind} ≥ ${s.minimum}` : `must be ${kind} ≤ ${s?.maximum}`;
+  }
+  if (/length/.test(e.message) && s?.maxLength !== undefined && !e.message.includes("greater")) return `must be at most ${s.maxLength} characters`;
   const type = /^Expected (string|number|integer|boolean|object|array)$/.exec(e.message)?.[1];
   if (type) return `must be ${type === "integer" || type === "object" || type === "array" ? "an" : "a"} ${type}`;
   const text = e.summary && !e.summary.startsWith("Property ") ? e.summary : e.message;

@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
+import { intQuery } from "../http/params";
 
 const ms = t.Union([t.Number(), t.Null()], { description: "milliseconds, 3 decimals; null without samples" });
 const Percentiles = { p50_ms: ms, p95_ms: ms, p99_ms: ms };
@@ -31,7 +32,7 @@ export const PartnerStatusModel = {
     }),
   }),
   usageQuery: t.Object({
-    hours: t.Optional(t.Integer({ minimum: 1, maximum: MAX_USAGE_HOURS, description: `1–${MAX_USAGE_HOURS}, default 24` })),
+    hours: intQuery({ minimum: 1, maximum: MAX_USAGE_HOURS, defaultValue: 24 }),
     include_meta: t.Optional(t.String()),
   }),
   usage: Envelope({

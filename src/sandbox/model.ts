@@ -6,6 +6,7 @@ import { DonationsModel } from "../donations/model";
 import { Envelope } from "../http/envelope";
 import { UsersModel } from "../partner/users-model";
 import { SalutesModel } from "../salutes/model";
+import { intQuery } from "../http/params";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
@@ -109,7 +110,7 @@ export const SandboxModel = {
   }),
   reportQuery: t.Object({
     user_id: t.Optional(t.String({ maxLength: 32, description: "Add a section on one of your sandbox users" })),
-    limit: t.Optional(t.String({ description: "How many recent failed calls to list: 1–200, default 10" })),
+    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 10, description: "how many recent failed calls to list" }),
     include_meta: t.Optional(t.String()),
   }),
   report: SandboxRead(reportFields),

@@ -60,7 +60,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     }, { partner: { scope: "read", mode: "sandbox" }, query: M.metaQuery, response: { 200: M.tokenStatus, ...errs }, detail: tag("fixed fixture token status; placeholder rpc_url") })
     .get("/api/partner/sandbox/promotion-report", ({ partner, query }) => {
       openSandbox(ctx, partner.actor);
-      const { limit } = parsePage({ limit: query.limit ?? "10" });
+      const limit = query.limit ?? 10;
       return { success: true as const, ...sandboxRead("sandbox_state"), ...promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit }) };
     }, { partner: { mode: "sandbox" }, query: M.reportQuery, response: { 200: M.report, ...errs }, detail: tag("readiness for a live key (policy sandbox_to_live_manual_approval)") })
     .post("/api/partner/sandbox/donation-claim", ({ partner, body }) => {

@@ -2,6 +2,7 @@ import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks-chain";
+import { intPath, intQuery } from "../http/params";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
@@ -141,14 +142,14 @@ const meta = { include_meta: t.Optional(t.String()) };
 
 export const StatusModel = {
   metaQuery: t.Object(meta),
-  trendQuery: t.Object({ limit: t.Optional(t.String({ description: "1–1440, default 60" })), ...meta }),
+  trendQuery: t.Object({ limit: intQuery({ minimum: 1, maximum: 1440, defaultValue: 60 }), ...meta }),
   uptimeQuery: t.Object({
-    hours: t.Optional(t.String({ description: "1–2160 (90 days), default 24" })),
+    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 24, description: "window in hours (90 days at most)" }),
     exclude_maintenance: t.Optional(t.String({ description: "1|true|0|false; default from the policy (exclude_maintenance_default)" })),
     ...meta,
   }),
-  incidentsQuery: t.Object({ hours: t.Optional(t.String({ description: "1–2160, default 168" })), limit: t.Optional(t.String({ description: "1–200, default 50" })), ...meta }),
-  latencyQuery: t.Object({ hours: t.Optional(t.String({ description: "1–720, default 24" })), ...meta }),
+  incidentsQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 168 }), limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50 }), ...meta }),
+  latencyQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...meta }),
   status: Envelope({
     generated_at: t.String(),
     overall: Level,
@@ -217,6 +218,6 @@ export const StatusModel = {
     },
     { additionalProperties: false },
   ),
-  maintenanceParams: t.Object({ id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  maintenanceParams: t.Object({ id: intPath() }),
   maintenanceOne: Envelope({ window: AdminMaintenanceWindow }),
 };

@@ -11,7 +11,6 @@ import { statusPage } from "./page";
 import {
   canaryEcho,
   flagQuery,
-  intQuery,
   latencyPercentiles,
   LIMITS,
   listIncidents,
@@ -41,24 +40,24 @@ export function statusRoutes(ctx: AppContext, guards: Guards) {
     })
     .get("/api/public/system-status", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy") })
     .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Alias of /api/public/system-status") })
-    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, intQuery("limit", query.limit, LIMITS.trend.fallback, 1, LIMITS.trend.max))), {
+    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, (query.limit ?? LIMITS.trend.fallback))), {
       query: M.trendQuery,
       response: { 200: M.trend, ...publicErrs },
       detail: pub("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
     })
     .get(
       "/api/public/system-status/uptime",
-      ({ query }) => ok(uptime(ctx, intQuery("hours", query.hours, LIMITS.uptimeHours.fallback, 1, LIMITS.uptimeHours.max), flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
+      ({ query }) => ok(uptime(ctx, (query.hours ?? LIMITS.uptimeHours.fallback), flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
       { query: M.uptimeQuery, response: { 200: M.uptime, ...publicErrs }, detail: pub("Time-weighted degraded_pct, overall and per check, from the snapshots") },
     )
     .get(
       "/api/public/system-status/incidents",
       ({ query }) =>
-        ok(listIncidents(ctx, intQuery("hours", query.hours, LIMITS.incidentHours.fallback, 1, LIMITS.incidentHours.max), intQuery("limit", query.limit, LIMITS.incidentLimit.fallback, 1, LIMITS.incidentLimit.max))),
+        ok(listIncidents(ctx, (query.hours ?? LIMITS.incidentHours.fallback), (query.limit ?? LIMITS.incidentLimit.fallback))),
       { query: M.incidentsQuery, response: { 200: M.incidents, ...publicErrs }, detail: pub("Incidents overlapping the last `hours`, newest first (open ones always)") },
     )
     .get("/api/public/system-status/policy", () => ok(policyView(ctx)), { query: M.metaQuery, response: { 200: M.policy, ...publicErrs }, detail: pub("The status policy in force: source, whether the file loaded, thresholds per check") })
-    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, intQuery("hours", query.hours, LIMITS.latencyHours.fallback, 1, LIMITS.latencyHours.max))), {
+    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, (query.hours ?? LIMITS.latencyHours.fallback))), {
       query: M.latencyQuery,
       response: { 200: M.latency, ...publicErrs },
       detail: pub("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),

@@ -19,13 +19,6 @@ export type { Level } from "./check-types";
 
 const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 
-/** An optional integer query parameter within [min, max]; anything else is 400 invalid_query. */
-export function intQuery(field: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw badQuery(field, `must be an integer from ${min} to ${max}`);
-  return Number(raw);
-}
-
 export function flagQuery(field: string, raw: string | undefined): boolean | undefined {
   if (raw === undefined || raw === "") return undefined;
   if (raw === "1" || raw === "true") return true;

@@ -56,6 +56,28 @@ function isoOrThrow(field: string, v: string | undefined): string | null {
   return new Date(t).toISOString();
 }
 
+export interface ReplayEntry {
+  reason_tag: string;
+  note: string | null;
+  replayed_at: string;
+}
+
+/** The replay history of each delivery in `ids`, oldest first (one query for a page of records). */
+function replaysOf(ctx: AppContext, ids: number[]): Map<number, ReplayEntry[]> {
+  const out = new Map<number, ReplayEntry[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return out;
+  const rows = ctx.db.sqlite
+    .query(`SELECT delivery_id, reason_tag, note, replayed_at FROM webhook_replays WHERE delivery_id IN (${ids.map(() => "?").join(", ")}) ORDER BY id`)
+    .all(...ids) as Array<ReplayEntry & { delivery_id: number }>;
+  for (const { delivery_id, ...entry } of rows) out.get(delivery_id)!.push(entry);
+  return out;
+}
+
+/**
+ * `reason_tag` matches the record's current tag (why its last attempt failed, or the latest replay's reason once
+ * delivered) or any replay in its history: a delivery replayed for receiver_fix is found by receiver_fix whether
+ * it has succeeded since, is still retrying or failed again.
+ */
 export function listDeliveries(
   ctx: AppContext,
   owner: Owner,
@@ -66,14 +88,16 @@ export function listDeliveries(
   const to = isoOrThrow("to", f.to);
   const rows = ctx.db.sqlite
     .query(
-      `${SELECT} WHERE d.partner = ?1 AND d.mode = ?2 AND (?3 IS NULL OR d.status = ?3) AND (?4 IS NULL OR d.reason_tag = ?4)
+      `${SELECT} WHERE d.partner = ?1 AND d.mode = ?2 AND (?3 IS NULL OR d.status = ?3)
+         AND (?4 IS NULL OR d.reason_tag = ?4 OR EXISTS (SELECT 1 FROM webhook_replays r WHERE r.delivery_id = d.id AND r.reason_tag = ?4))
          AND (?5 IS NULL OR d.created_at >= ?5) AND (?6 IS NULL OR d.created_at < ?6) AND (?7 IS NULL OR d.webhook_id = ?7)
          AND (?8 IS NULL OR e.event_type = ?8) AND (?9 IS NULL OR d.id < ?9)
        ORDER BY d.id DESC LIMIT ?10 OFFSET ?11`,
     )
     .all(owner.partner, owner.mode, f.status ?? null, f.reason_tag ?? null, from, to, f.webhook_id ?? null, f.event_type ?? null, page.after, page.limit + 1, page.offset) as DeliveryRow[];
   const p = pageOf(rows, page, (r) => r.id);
-  return { ...p, items: p.items.map(deliveryView), filters: { status: f.status ?? null, reason_tag: f.reason_tag ?? null, from, to, webhook_id: f.webhook_id ?? null } };
+  const replays = replaysOf(ctx, p.items.map((r) => r.id));
+  return { ...p, items: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })), filters: { status: f.status ?? null, reason_tag: f.reason_tag ?? null, from, to, webhook_id: f.webhook_id ?? null } };
 }
 
 export function deadLetterSummary(ctx: AppContext, owner: Owner, hours: number) {
@@ -117,16 +141,18 @@ export interface ReplayResult {
 }
 
 /**
- * Re-queues deliveries (same event id, fresh attempt budget). Must run inside a transaction. Ids that are not
- * the owner's get `not_found`, exactly like ids that do not exist — one partner never learns of another's.
+ * Re-queues deliveries (same event id, fresh attempt budget) and adds each to its replay history with the reason
+ * and note. Must run inside a transaction. Ids that are not the owner's get `not_found`, exactly like ids that
+ * do not exist — one partner never learns of another's.
  */
-export function requeue(ctx: AppContext, owner: Owner | null, ids: number[], reasonTag: string): ReplayResult[] {
+export function requeue(ctx: AppContext, owner: Owner | null, ids: number[], reasonTag: string, note: string | null = null): ReplayResult[] {
   const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
   const get = db.query("SELECT d.id, d.status, d.partner, d.mode, w.deleted_at, w.is_active FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?");
   const update = db.query(
     "UPDATE webhook_deliveries SET status = 'queued', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?, last_error = NULL, updated_at = ? WHERE id = ?",
   );
+  const remember = db.query("INSERT INTO webhook_replays (delivery_id, partner, mode, reason_tag, note, replayed_at) VALUES (?, ?, ?, ?, ?, ?)");
   return ids.map((id) => {
     const row = get.get(id) as { id: number; status: DeliveryStatus; partner: string; mode: string; deleted_at: string | null; is_active: number } | null;
     const fail = (error: string) => ({ event_id: id, replayed: false, error, reason_tag: reasonTag });
@@ -135,6 +161,7 @@ export function requeue(ctx: AppContext, owner: Owner | null, ids: number[], rea
     if (!row.is_active) return fail("webhook_disabled");
     if (row.status === "queued" || row.status === "processing") return fail("already_pending");
     update.run(now, reasonTag, now, id);
+    remember.run(id, row.partner, row.mode, reasonTag, note, now);
     return { event_id: id, replayed: true, error: null, reason_tag: reasonTag };
   });
 }

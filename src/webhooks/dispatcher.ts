@@ -2,29 +2,11 @@ import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { errorFields } from "../log";
 import { emitEvent } from "./outbox";
+import { DeliveryLeases, notifyDeadLetter, type Leased } from "./leases";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
 import { sendDelivery, type ReasonTag, type SendResult } from "./send";
 import { checkResolvedTarget } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
-
-interface Leased {
-  id: number;
-  attempts: number;
-  lease_token: string;
-  webhook_id: number;
-  partner: string;
-  mode: "sandbox" | "live";
-  event_public_id: string;
-  event_type: string;
-  event_data: string;
-  target_url: string;
-  is_active: number;
-  deleted_at: string | null;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_valid_until: string | null;
-  failing_since: string | null;
-}
 
 /** A counting semaphore: bounds work in flight, globally and per receiver host. */
 class Slots {
@@ -48,13 +30,14 @@ class Slots {
 }
 
 /**
- * Leases due deliveries in one short transaction, sends them outside any transaction, and records each outcome
- * in another short transaction guarded by the lease token. A process killed mid-send leaves leases that expire;
- * the next dispatcher takes them again — at-least-once, never lost, with the same event id.
+ * Leases due deliveries in one short transaction (which also counts each attempt, before its request leaves),
+ * sends them outside any transaction, and records each outcome in another short transaction guarded by the
+ * lease token. A process killed mid-send leaves leases that expire; the next dispatcher takes them again —
+ * at-least-once, never lost, with the same event id — or dead-letters them when that was the last attempt.
  */
 export class Dispatcher {
-  private readonly lease: Statement;
-  private readonly renew: Statement;
+  private readonly leases: DeliveryLeases;
+  private readonly recordDelivery: Statement;
   /** Resolves the current wait of a running pass: new work was committed, or time moved on. */
   private wake: (() => void) | null = null;
   /** Send-time target checks, per URL, for a few seconds: a DNS lookup per delivery would dominate a burst. */
@@ -68,20 +51,15 @@ export class Dispatcher {
 
   constructor(private readonly ctx: AppContext) {
     this.secrets = new WebhookSecrets(ctx);
-    // One indexed range scan per state (an OR across states made SQLite sort every due row per lease).
-    this.lease = ctx.db.sqlite.prepare(
-      `UPDATE webhook_deliveries SET status = 'processing', lease_until = ?1, lease_token = ?2, updated_at = ?3
-       WHERE id IN (
-         SELECT id FROM (
-           SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'queued' AND next_attempt_at <= ?3 ORDER BY next_attempt_at, id LIMIT ?4)
-           UNION ALL
-           SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'failed' AND next_attempt_at <= ?3 ORDER BY next_attempt_at, id LIMIT ?4)
-           UNION ALL
-           SELECT * FROM (SELECT id, lease_until AS due FROM webhook_deliveries WHERE status = 'processing' AND lease_until <= ?3 ORDER BY lease_until, id LIMIT ?4)
-         ) ORDER BY due, id LIMIT ?4)
-       RETURNING id`,
+    this.leases = new DeliveryLeases(ctx);
+    // The attempt is already counted (at the lease). On success the record keeps the reason of the latest replay,
+    // if any — a replayed delivery stays findable by why it was replayed; on failure it says why it failed.
+    this.recordDelivery = ctx.db.sqlite.prepare(
+      `UPDATE webhook_deliveries SET status = ?1, next_attempt_at = ?2, lease_until = NULL, lease_token = NULL,
+         reason_tag = CASE WHEN ?3 = 1 THEN (SELECT r.reason_tag FROM webhook_replays r WHERE r.delivery_id = ?9 ORDER BY r.id DESC LIMIT 1) ELSE ?4 END,
+         last_error = ?5, last_status_code = ?6, last_attempt_at = ?7, delivered_at = CASE WHEN ?3 = 1 THEN ?8 ELSE delivered_at END, updated_at = ?8
+       WHERE id = ?9 AND lease_token = ?10`,
     );
-    this.renew = ctx.db.sqlite.prepare("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND lease_token = ?");
   }
 
   /** Starts a pass soon (after the current commit) unless one is running; a running pass picks the new work up. */
@@ -138,19 +116,25 @@ export class Dispatcher {
     // Bounded: each round either leases, or waits for a completion or a wake-up.
     for (let round = 0; round < 1_000_000; round++) {
       const free = cfg.concurrency - inFlight.size;
-      let leased = 0;
+      let settled = 0;
       // Lease when half the slots are free (batches), when idle, or when new work was announced.
       if (free > 0 && (free >= refillAt || inFlight.size === 0 || this.again)) {
         this.again = false;
-        const batch = this.leaseDue(free);
-        leased = batch.length;
-        for (const d of batch) {
+        const batch = this.leases.take(free, this.leaseUntil());
+        settled = batch.settled;
+        this.completed += settled;
+        for (const d of batch.leased) {
           const p = this.deliver(d).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
           const tracked = p.finally(() => inFlight.delete(tracked));
           inFlight.add(tracked);
         }
       }
-      if (inFlight.size === 0 && leased === 0) break;
+      // Nothing in flight: lease again at once if the last batch settled deliveries without sending (more may
+      // be due, and a dead letter queues a webhook.delivery_failed event), else the pass is done.
+      if (inFlight.size === 0) {
+        if (settled > 0) continue;
+        break;
+      }
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         void Promise.race(inFlight).then(() => resolve());
@@ -175,22 +159,6 @@ export class Dispatcher {
     return problem;
   }
 
-  private leaseDue(limit: number): Leased[] {
-    const now = this.ctx.clock.now();
-    const token = Buffer.from(this.ctx.rng.bytes(8)).toString("hex");
-    const until = this.leaseUntil();
-    const ids = this.ctx.db.sqlite.transaction(() => this.lease.all(until, token, now.toISOString(), limit) as Array<{ id: number }>).immediate();
-    if (ids.length === 0) return [];
-    return this.ctx.db.sqlite
-      .query(
-        `SELECT d.id, d.attempts, d.lease_token, d.webhook_id, d.partner, d.mode, e.public_id AS event_public_id, e.event_type, e.data AS event_data,
-                w.target_url, w.is_active, w.deleted_at, w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_valid_until, w.failing_since
-         FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.id IN (SELECT value FROM json_each(?)) AND d.lease_token = ?`,
-      )
-      .all(JSON.stringify(ids.map((r) => r.id)), token) as Leased[];
-  }
-
   private slotsFor(url: string): Slots {
     const host = new URL(url).host;
     let s = this.hostSlots.get(host);
@@ -203,10 +171,6 @@ export class Dispatcher {
 
   private async deliver(d: Leased): Promise<void> {
     const cfg = this.ctx.config.webhooks;
-    if (!d.is_active || d.deleted_at) {
-      this.finish(d, { cancelled: true });
-      return;
-    }
     const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
     const blocked = await this.checkTarget(d.target_url, policy);
     const startedAt = this.ctx.clock.now();
@@ -220,8 +184,9 @@ export class Dispatcher {
       const slots = this.slotsFor(d.target_url);
       const waited = await slots.take();
       // After waiting for a per-host slot, extend the lease (guarded by its token) so no other instance takes
-      // the delivery over while it is being sent; a lost lease means someone else owns it now.
-      if (waited && this.renew.run(this.leaseUntil(), d.id, d.lease_token).changes === 0) {
+      // the delivery over while it is being sent; a lost lease means someone else owns it now (and has marked
+      // this attempt interrupted).
+      if (waited && !this.leases.renew(d, this.leaseUntil())) {
         slots.give();
         return;
       }
@@ -240,44 +205,30 @@ export class Dispatcher {
         slots.give();
       }
     }
-    this.finish(d, { result, startedAt });
+    this.finish(d, result, startedAt);
   }
 
-  /** Records the outcome; ignored when our lease was lost (another worker owns the delivery now). */
-  private finish(d: Leased, outcome: { cancelled: true } | { result: SendResult; startedAt: Date }): void {
+  /** Records the outcome; the delivery is left alone when our lease was lost (another worker owns it now). */
+  private finish(d: Leased, r: SendResult, startedAt: Date): void {
     const db = this.ctx.db.sqlite;
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
     const cfg = this.ctx.config.webhooks;
     db.transaction(() => {
-      if ("cancelled" in outcome) {
-        db.query("UPDATE webhook_deliveries SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = ? WHERE id = ? AND lease_token = ?").run(nowIso, d.id, d.lease_token);
-        return;
-      }
-      const r = outcome.result;
-      const attempts = d.attempts + 1;
+      this.leases.recordOutcome(d, startedAt, r);
       const gone = r.statusCode === 410;
       let status: "succeeded" | "failed" | "dead_letter";
       let next: string | null = null;
       if (r.ok) status = "succeeded";
-      else if (gone || attempts >= cfg.maxAttempts) status = "dead_letter";
+      else if (gone || d.attempts >= cfg.maxAttempts) status = "dead_letter";
       else {
         status = "failed";
-        const delay = retryDelaySeconds(cfg, attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
+        const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
         next = new Date(now.getTime() + delay * 1000).toISOString();
       }
-      const { changes } = db
-        .query(
-          `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?,
-             last_error = ?, last_status_code = ?, last_attempt_at = ?, delivered_at = CASE WHEN ? THEN ? ELSE delivered_at END, updated_at = ?
-           WHERE id = ? AND lease_token = ?`,
-        )
-        .run(status, attempts, next, r.reasonTag, r.error, r.statusCode, outcome.startedAt.toISOString(), r.ok ? 1 : 0, nowIso, nowIso, d.id, d.lease_token);
+      const { changes } = this.recordDelivery.run(status, next, r.ok ? 1 : 0, r.reasonTag, r.error, r.statusCode, startedAt.toISOString(), nowIso, d.id, d.lease_token);
       if (changes === 0) return; // lease lost: the other worker's outcome counts
       this.completed++;
-      db.query(
-        "INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, reason_tag, response_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ).run(d.id, attempts, outcome.startedAt.toISOString(), r.durationMs, r.statusCode, r.error, r.reasonTag, r.excerpt);
       this.afterOutcome(d, r.ok, status, r.reasonTag, r.error, gone, now);
     }).immediate();
   }
@@ -303,16 +254,6 @@ export class Dispatcher {
       const { changes } = db.query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1").run(disableReason, nowIso, d.webhook_id);
       if (changes) emitEvent(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
     }
-    // Tell the partner's other receivers — but never about a failed delivery_failed event (no loops).
-    if (status === "dead_letter" && d.event_type !== "webhook.delivery_failed") {
-      emitEvent(deps, owner, "webhook.delivery_failed", {
-        delivery_id: d.id,
-        event_id: d.event_public_id,
-        event_type: d.event_type,
-        webhook_id: d.webhook_id,
-        reason_tag: reasonTag,
-        last_error: error,
-      });
-    }
+    if (status === "dead_letter") notifyDeadLetter(deps, d, reasonTag, error);
   }
 }

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { DELIVERY_STATUSES } from "./deliveries";
+import { intPath, intQuery } from "../http/params";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
@@ -24,9 +25,9 @@ const Delivery = t.Object({
   webhook_id: t.Integer(),
   event_type: t.String(),
   status: t.String(),
-  attempts: t.Integer(),
+  attempts: t.Integer({ description: "Requests sent since the event or the latest replay, each counted before it leaves" }),
   is_dead_letter: t.Boolean(),
-  reason_tag: nullable(t.String()),
+  reason_tag: nullable(t.String({ description: "Why the last attempt failed; once delivered, the latest replay's reason (null if never replayed)" })),
   last_error: nullable(t.String()),
   last_status_code: nullable(t.Integer()),
   target_url: t.String(),
@@ -34,6 +35,11 @@ const Delivery = t.Object({
   last_attempt_at: nullable(t.String()),
   next_attempt_at: nullable(t.String()),
   delivered_at: nullable(t.String()),
+  replays: t.Optional(
+    t.Array(t.Object({ reason_tag: t.String(), note: nullable(t.String()), replayed_at: t.String() }), {
+      description: "Every replay of this delivery, oldest first (the live list; empty when never replayed)",
+    }),
+  ),
 });
 
 const ReplayResult = Envelope({
@@ -60,12 +66,12 @@ export const WebhooksModel = {
   created: Envelope({ webhook: t.Object({ ...Webhook.properties, is_active: t.Boolean(), secret: t.String({ description: "Shown once" }) }) }),
   listQuery: t.Object({ ...PageQuery, event_type: t.Optional(t.String()), is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])) }),
   list: Envelope({ count: t.Integer(), webhooks: t.Array(Webhook), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
-  idParams: t.Object({ webhook_id: t.Numeric({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+  idParams: t.Object({ webhook_id: intPath() }),
   deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
   tested: Envelope({ queued: t.Boolean(), event_id: t.String(), webhook_id: t.Integer(), event_type: t.String(), delivery_id: t.Integer() }),
   rotateBody: t.Object({ overlap_hours: t.Optional(t.Integer({ minimum: 0, maximum: 24 })) }, { additionalProperties: false }),
   rotated: Envelope({ webhook: t.Object({ ...Webhook.properties, secret: t.String() }) }),
-  dlqQuery: t.Object({ hours: t.Optional(t.Numeric({ minimum: 1, maximum: 2160 })), include_meta: t.Optional(t.String()) }),
+  dlqQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 24 }), include_meta: t.Optional(t.String()) }),
   dlq: Envelope({
     window_hours: t.Integer(),
     dead_letter_count: t.Integer(),
@@ -94,7 +100,7 @@ export const WebhooksModel = {
     event_type: t.Optional(t.String({ maxLength: 64 })),
     from: t.Optional(t.String()),
     to: t.Optional(t.String()),
-    webhook_id: t.Optional(t.Numeric({ minimum: 1 })),
+    webhook_id: intQuery({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   }),
   events: Envelope({ count: t.Integer(), events: t.Array(Delivery), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
   replayBody: t.Object(

@@ -50,7 +50,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       const reasonTag = body.reason_tag ?? "recover";
       const out = idem.run(partner.idempotency, () => {
         const ids = recoverIds(ctx, owner, params.webhook_id, body.since, body.until);
-        return { success: true as const, ...replaySummary(requeue(ctx, owner, ids, reasonTag), reasonTag, body.note ?? null) };
+        return { success: true as const, ...replaySummary(requeue(ctx, owner, ids, reasonTag, body.note ?? null), reasonTag, body.note ?? null) };
       });
       ctx.dispatcher.nudge();
       return out;
@@ -70,7 +70,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       const owner = ownerOf(partner.actor);
       const reasonTag = body.reason_tag ?? "manual_replay";
       const unique = [...new Set(body.event_ids)];
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...replaySummary(requeue(ctx, owner, unique, reasonTag), reasonTag, body.note ?? null) }));
+      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...replaySummary(requeue(ctx, owner, unique, reasonTag, body.note ?? null), reasonTag, body.note ?? null) }));
       ctx.dispatcher.nudge();
       return out;
     }, { partner: write, body: M.replayBody, response: { 200: M.replay, ...errs }, detail: tag("Re-queue deliveries by id; ids that are not yours answer not_found") })

@@ -45,7 +45,10 @@ export const events = sqliteTable(
 /**
  * One delivery per event × webhook — the spec's "webhook event" records (their integer ids are what partners
  * replay). `lease_until`/`lease_token` make a send exclusive: an expired lease (a crashed process) is taken
- * again, and a stale worker's result is ignored because its token no longer matches.
+ * again, and a stale worker's result is ignored because its token no longer matches. `attempts` is raised in
+ * the transaction that takes the lease, before the request leaves, so it counts every request a receiver may
+ * have seen — a crash mid-attempt cannot make it undercount, and `max_attempts` bounds the requests.
+ * `reason_tag`: why the last attempt failed; once an attempt succeeds, the latest replay's reason (or null).
  */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
@@ -77,7 +80,12 @@ export const webhookDeliveries = sqliteTable(
   ],
 );
 
-/** Every HTTP try of a delivery: what was sent when, and what came back (excerpt ≤ 1 KiB). */
+/**
+ * Every HTTP try of a delivery: what was sent when, and what came back (excerpt ≤ 1 KiB). The row is written
+ * with the lease, before the request leaves (duration 0, no status, no error: outcome pending), and its outcome
+ * filled in afterwards. A row whose sender died keeps no status and gets reason_tag `interrupted` when the
+ * delivery is taken over.
+ */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
@@ -92,4 +100,29 @@ export const webhookAttempts = sqliteTable(
     responseExcerpt: text("response_excerpt"),
   },
   (t) => [index("attempts_delivery_idx").on(t.deliveryId)],
+);
+
+/**
+ * Every replay of a delivery (partner replay, recover, operator replay), oldest first: the history behind the
+ * delivery's reason_tag, which a later failure overwrites. Partner and mode as on the delivery (sandbox rows
+ * stay sandbox rows); deleted with their delivery.
+ */
+export const webhookReplays = sqliteTable(
+  "webhook_replays",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deliveryId: integer("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    partner: text("partner").notNull(),
+    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    reasonTag: text("reason_tag").notNull(),
+    note: text("note"),
+    replayedAt: text("replayed_at").notNull(),
+  },
+  (t) => [
+    // A delivery's history (list views), the latest replay's reason (on success) and the reason_tag filter's
+    // EXISTS (delivery_id = ? AND reason_tag = ?).
+    index("replays_delivery_idx").on(t.deliveryId, t.reasonTag),
+  ],
 );

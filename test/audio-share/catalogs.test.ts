@@ -58,7 +58,15 @@ describe("catalogs are the one source", () => {
     expect(w.warnings.map((x: any) => x.code)).toEqual(Object.keys(AUDIO_SHARE_WARNINGS));
     const g = await expectChecksum(await h.request(`${API}/guidance.json`));
     expect(g.limits).toMatchObject({ expires_in: { min_seconds: 60, max_seconds: 2_592_000, default_seconds: 604_800 }, batch_items_max: 100, track_dedupe_seconds: 120, rate_limit_per_minute_per_ip: 90 });
-    expect(Object.keys(g.track_auth.header_values)).toEqual(["optional", "required_missing_bearer", "required_invalid_bearer", "required_valid_bearer"]);
+    expect(Object.keys(g.track_auth.header_values)).toEqual([
+      "off",
+      "optional_missing_bearer",
+      "optional_invalid_bearer",
+      "optional_valid_bearer",
+      "required_missing_bearer",
+      "required_invalid_bearer",
+      "required_valid_bearer",
+    ]);
     expect(g.track_auth.mode).toBe("required");
     expect(g.event_types).toContain("copy");
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
+import { TRACK_AUTH_VALUES } from "../../src/audio-share/catalogs";
 import { API, audioApp, expectChecksum, jsonPost, shortLink } from "./support";
 
 let h: TestApp;
@@ -23,7 +24,7 @@ describe("POST /track: dedupe on client_event_id", () => {
     const res = await h.request(`${API}/track`, jsonPost(event({ channel: "x" })));
     const first = await expectChecksum(res);
     expect(first).toEqual({ success: true, recorded: true, duplicate: false, replay_reason: null, event_id: 1, recorded_at: "2026-01-01T00:00:00.000Z", event_type: "copy", client_event_id: "evt-0001-aaaa", authenticated: false });
-    expect(res.headers.get("x-audio-share-track-auth")).toBe("optional");
+    expect(res.headers.get("x-audio-share-track-auth")).toBe("optional_missing_bearer");
     h.clock.advanceSeconds(3599);
     const again = await track(event({ event_type: "share" }));
     expect(again.body).toMatchObject({ recorded: false, duplicate: true, replay_reason: "in_window_duplicate", event_id: 1, recorded_at: "2026-01-01T00:00:00.000Z" });
@@ -83,44 +84,104 @@ describe("POST /track: dedupe on client_event_id", () => {
 });
 
 describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
-  test("off: no header, Authorization ignored", async () => {
-    h = audioApp({ AUDIO_SHARE_TRACK_AUTH: "off" });
-    const r = await track(event(), "garbage-token-value-000000");
-    expect(r.status).toBe(200);
-    expect(r.headers.get("x-audio-share-track-auth")).toBeNull();
-    expect(r.body.authenticated).toBe(false);
+  type Mode = "off" | "optional" | "required";
+  type Bearer = "none" | "valid" | "unknown" | "revoked" | "malformed";
+  const HEADER = "x-audio-share-track-auth";
+
+  /** A fresh app in `mode` with one live and one revoked token; returns the Authorization value per bearer case. */
+  async function modeApp(mode: Mode): Promise<Record<Bearer, string | null>> {
+    h = audioApp({ AUDIO_SHARE_TRACK_AUTH: mode });
+    const live = await issueToken("web-player");
+    const gone = await issueToken("old-player");
+    const admin = createAdminToken(h, "revoker");
+    expect((await h.json(`/admin/audio-share/track-tokens/${gone.id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+    return {
+      none: null,
+      valid: `Bearer ${live.token}`,
+      unknown: "Bearer ast_not-a-token-000000000000",
+      revoked: `Bearer ${gone.token}`,
+      malformed: "Basic dXNlcjpwdw==",
+    };
+  }
+  const send = (body: unknown, authorization: string | null) => h.json(`${API}/track`, jsonPost(body, authorization ? { authorization } : {}));
+
+  // mode × bearer → [status, error code or null, header, authenticated]. Every outcome names itself: no value is
+  // shared between an accepted and a refused request.
+  const MATRIX: Array<[Mode, Bearer, number, string | null, string, boolean | null]> = [
+    ["off", "none", 200, null, "off", false],
+    ["off", "valid", 200, null, "off", false],
+    ["off", "unknown", 200, null, "off", false],
+    ["off", "revoked", 200, null, "off", false],
+    ["off", "malformed", 200, null, "off", false],
+    ["optional", "none", 200, null, "optional_missing_bearer", false],
+    ["optional", "valid", 200, null, "optional_valid_bearer", true],
+    ["optional", "unknown", 401, "track_auth_invalid", "optional_invalid_bearer", null],
+    ["optional", "revoked", 401, "track_auth_invalid", "optional_invalid_bearer", null],
+    ["optional", "malformed", 401, "track_auth_invalid", "optional_invalid_bearer", null],
+    ["required", "none", 401, "track_auth_required", "required_missing_bearer", null],
+    ["required", "valid", 200, null, "required_valid_bearer", true],
+    ["required", "unknown", 401, "track_auth_invalid", "required_invalid_bearer", null],
+    ["required", "revoked", 401, "track_auth_invalid", "required_invalid_bearer", null],
+    ["required", "malformed", 401, "track_auth_invalid", "required_invalid_bearer", null],
+  ];
+
+  test.each(MATRIX)("mode %s, bearer %s → %d %p, X-Audio-Share-Track-Auth: %s", async (mode, bearer, status, error, header, authenticated) => {
+    const auth = await modeApp(mode);
+    const r = await send(event(), auth[bearer]);
+    expect([r.status, r.body.error ?? null, r.headers.get(HEADER)]).toEqual([status, error, header]);
+    if (status === 200) {
+      expect(r.body.authenticated).toBe(authenticated!);
+      // Only a valid bearer in a mode that checks it attributes the event to its token.
+      expect(rows().map((row) => row.token_id !== null)).toEqual([authenticated!]);
+    } else {
+      expect(rows()).toEqual([]);
+    }
   });
 
-  test("optional: anonymous accepted, a valid bearer is attributed, an invalid one is 401", async () => {
-    h = audioApp({ AUDIO_SHARE_TRACK_AUTH: "optional" });
-    const { token, id } = await issueToken();
-    const anon = await track(event());
-    expect([anon.status, anon.headers.get("x-audio-share-track-auth")]).toEqual([200, "optional"]);
-    const authed = await track(event({ client_event_id: "evt-0002-bbbb" }), token);
-    expect([authed.status, authed.headers.get("x-audio-share-track-auth"), authed.body.authenticated]).toEqual([200, "optional", true]);
-    expect(rows()[1].token_id).toBe(id);
-    const bad = await track(event({ client_event_id: "evt-0003-cccc" }), "ast_not-a-token-000000000000");
-    expect([bad.status, bad.body.error, bad.headers.get("x-audio-share-track-auth")]).toEqual([401, "track_auth_invalid", "optional"]);
-    expect(rows()).toHaveLength(2);
+  test("the documented values are exactly the values the matrix produces", () => {
+    expect(new Set(MATRIX.map((m) => m[4]))).toEqual(new Set(Object.keys(TRACK_AUTH_VALUES)));
   });
 
-  test("required: missing, invalid, valid, and revoked bearers", async () => {
+  // Once auth has accepted the request, every later answer still carries what auth found: a validation 400, an
+  // unknown channel, an unknown short code and a replayed event.
+  test.each([
+    ["off", "none", "off"],
+    ["off", "valid", "off"],
+    ["optional", "none", "optional_missing_bearer"],
+    ["optional", "valid", "optional_valid_bearer"],
+    ["required", "valid", "required_valid_bearer"],
+  ] as Array<[Mode, Bearer, string]>)("mode %s, bearer %s: refusals after auth say %s too", async (mode, bearer, header) => {
+    const auth = await modeApp(mode);
+    const cases: Array<[unknown, number, string]> = [
+      [event({ event_type: "like" }), 400, "invalid_payload"],
+      ["{not json", 400, "invalid_payload"],
+      [event({ channel: "myspace" }), 400, "channel_unknown"],
+      [event({ destination_url: "https://evil.test/" }), 400, "destination_host_denied"],
+      [event({ short_code: "aaaaaaaaaaaaaaaa" }), 404, "short_link_not_found"],
+    ];
+    for (const [body, status, code] of cases) {
+      const r = await send(body, auth[bearer]);
+      expect([r.status, r.body.error, r.headers.get(HEADER)]).toEqual([status, code, header]);
+    }
+    const first = await send(event(), auth[bearer]);
+    const replay = await send(event(), auth[bearer]);
+    expect([first.status, first.headers.get(HEADER)]).toEqual([200, header]);
+    expect([replay.body.replay_reason, replay.headers.get(HEADER)]).toEqual(["in_window_duplicate", header]);
+  });
+
+  test("required: authentication comes before the body, a revoked token stops working, last use is recorded", async () => {
     h = audioApp({ AUDIO_SHARE_TRACK_AUTH: "required" });
     const { token, id } = await issueToken();
-    const missing = await track(event());
-    expect([missing.status, missing.body.error, missing.headers.get("x-audio-share-track-auth")]).toEqual([401, "track_auth_required", "required_missing_bearer"]);
-    const invalid = await track(event(), "ast_not-a-token-000000000000");
-    expect([invalid.status, invalid.body.error, invalid.headers.get("x-audio-share-track-auth")]).toEqual([401, "track_auth_invalid", "required_invalid_bearer"]);
-    const malformed = await h.json(`${API}/track`, jsonPost(event(), { authorization: "Basic dXNlcjpwdw==" }));
-    expect(malformed.headers.get("x-audio-share-track-auth")).toBe("required_invalid_bearer");
+    // An unauthenticated caller learns nothing about its payload.
+    const nonsense = await track({ nonsense: true });
+    expect([nonsense.status, nonsense.body.error, nonsense.headers.get(HEADER)]).toEqual([401, "track_auth_required", "required_missing_bearer"]);
     const valid = await track(event(), token);
-    expect([valid.status, valid.headers.get("x-audio-share-track-auth"), valid.body.authenticated]).toEqual([200, "required_valid_bearer", true]);
-    // Authentication comes before the body: an unauthenticated caller learns nothing about its payload.
-    expect((await track({ nonsense: true })).body.error).toBe("track_auth_required");
+    expect([valid.status, valid.headers.get(HEADER), valid.body.authenticated]).toEqual([200, "required_valid_bearer", true]);
     const admin = createAdminToken(h, "second-operator");
     const revoked = await h.json(`/admin/audio-share/track-tokens/${id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } });
     expect(revoked.body).toMatchObject({ already_revoked: false, track_token: { id, revoked_at: "2026-01-01T00:00:00.000Z" } });
-    expect((await track(event({ client_event_id: "evt-0009-zzzz" }), token)).body.error).toBe("track_auth_invalid");
+    const after = await track(event({ client_event_id: "evt-0009-zzzz" }), token);
+    expect([after.status, after.body.error, after.headers.get(HEADER)]).toEqual([401, "track_auth_invalid", "required_invalid_bearer"]);
     expect(rows()).toHaveLength(1);
     expect(h.ctx.db.sqlite.query("SELECT last_used_at FROM audio_share_track_tokens WHERE id = ?").get(id)).toEqual({ last_used_at: "2026-01-01T00:00:00.000Z" });
   });

@@ -75,43 +75,87 @@ describe("GET /api/partner/token-status", () => {
 });
 
 describe("GET /api/partner/wallet-info/{wallet_address}", () => {
-  test("live SOL, token and LP balances as exact decimal strings", async () => {
+  test("live SOL, token and LP balances: JSON numbers as the spec says, exact decimal strings beside them", async () => {
     const { h, f, key } = setup({ LP_MINT: "" }); // empty = unset: no LP fields
     const i = 14;
     const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(i)}?include_meta=1`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({
+    const native = decimalString(f.holderLamports(i), 9);
+    const token = decimalString(BigInt(f.holderAmount(i)), 6);
+    expect(r.body).toEqual({
+      success: true,
       wallet: f.holderOwner(i),
       mint: f.mint,
       decimals: 6,
-      native_balance: decimalString(f.holderLamports(i), 9),
+      native_balance: Number(native),
+      native_balance_exact: native,
       native_balance_lamports: f.holderLamports(i).toString(),
-      token_balance: decimalString(BigInt(f.holderAmount(i)), 6),
+      token_balance: Number(token),
+      token_balance_exact: token,
       token_balance_raw: String(f.holderAmount(i)),
       token_accounts: 1,
       lp_mint: null,
       lp_amount: null,
+      lp_amount_exact: null,
+      lp_amount_raw: null,
       rpc_host: new URL(rpc!.url).host,
-      meta: { request_id: expect.any(String) },
+      fetched_at_utc: "2026-01-01T00:00:00.000Z",
+      meta: { request_id: expect.any(String), generated_at_utc: expect.any(String) },
     });
+    expect([typeof r.body.native_balance, typeof r.body.token_balance]).toEqual(["number", "number"]);
+    expect([typeof r.body.native_balance_exact, typeof r.body.token_balance_exact]).toEqual(["string", "string"]);
     // Live: each request asks the RPC node (no snapshot involved).
     expect(rpc!.callsOf("getBalance")).toHaveLength(1);
     expect(rpc!.callsOf("getTokenAccountsByOwner")).toHaveLength(1);
   });
 
-  test("with LP_MINT the wallet's LP amount is reported; several token accounts are summed", async () => {
+  test("amounts a double cannot hold: the number is the nearest double, the _exact string keeps every digit", async () => {
+    const { h, f, key } = setup({ LP_MINT: "" });
+    const treasury = f.treasury[0]!;
+    // 2^53 − 1 lamports (still exact as the RPC's JSON number) and a token sum past 2^64 raw units: both lose
+    // digits as doubles once divided into SOL and tokens.
+    treasury.lamports = 9_007_199_254_740_991n;
+    treasury.accounts[0]!.amount = 12_345_678_901_234_567_891n;
+    treasury.accounts[1]!.amount = 1n;
+    const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${treasury.owner}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      native_balance_exact: "9007199.254740991",
+      native_balance_lamports: "9007199254740991",
+      native_balance: 9007199.25474099,
+      token_balance_exact: "12345678901234.567892",
+      token_balance_raw: "12345678901234567892",
+      token_balance: 12345678901234.568,
+      token_accounts: 2,
+    });
+    // The rounding is real: the number's shortest form is not the exact string, which is why both are served.
+    expect(String(r.body.native_balance)).not.toBe(r.body.native_balance_exact);
+    expect(String(r.body.token_balance)).not.toBe(r.body.token_balance_exact);
+    expect(r.body.native_balance).toBe(Number(r.body.native_balance_exact));
+    expect(r.body.token_balance).toBe(Number(r.body.token_balance_exact));
+  });
+
+  test("with LP_MINT the wallet's LP amount is reported (number and exact string); several token accounts are summed", async () => {
     rpc = startSolanaRpc({ holders: 100, seed: "lp" });
     h = createTestApp({ env: chainEnv(rpc, [rpc.url], { LP_MINT: rpc.fixture.lpMint }) });
     const key = createKey(h, { scopes: ["read"] });
     const f = rpc.fixture;
     const withLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(7)}`);
-    expect(withLp.body).toMatchObject({ lp_mint: f.lpMint, lp_amount: decimalString(f.holderLpAmount(7), 9), lp_amount_raw: f.holderLpAmount(7).toString() });
+    const lp = decimalString(f.holderLpAmount(7), 9);
+    expect(withLp.body).toMatchObject({ lp_mint: f.lpMint, lp_amount: Number(lp), lp_amount_exact: lp, lp_amount_raw: f.holderLpAmount(7).toString() });
+    expect(typeof withLp.body.lp_amount).toBe("number");
     const withoutLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(8)}`);
-    expect(withoutLp.body).toMatchObject({ lp_amount: "0", lp_amount_raw: "0" });
+    expect(withoutLp.body).toMatchObject({ lp_amount: 0, lp_amount_exact: "0", lp_amount_raw: "0" });
     const treasury = f.treasury[0]!;
     const t = await signedJson(h, key, "GET", `/api/partner/wallet-info/${treasury.owner}`);
     const sum = treasury.accounts.reduce((s, a) => s + a.amount, 0n);
-    expect(t.body).toMatchObject({ token_accounts: 2, token_balance: decimalString(sum, 6), native_balance: decimalString(treasury.lamports, 9) });
+    expect(t.body).toMatchObject({
+      token_accounts: 2,
+      token_balance: Number(decimalString(sum, 6)),
+      token_balance_exact: decimalString(sum, 6),
+      native_balance: Number(decimalString(treasury.lamports, 9)),
+      native_balance_exact: decimalString(treasury.lamports, 9),
+    });
   });
 
   test("a valid address with nothing on it is zero, not an error", async () => {
@@ -119,7 +163,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
     const stranger = f.authority(42);
     const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${stranger}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ native_balance: "0", token_balance: "0", token_accounts: 0, decimals: 6 });
+    expect(r.body).toMatchObject({ native_balance: 0, native_balance_exact: "0", token_balance: 0, token_balance_exact: "0", token_accounts: 0, decimals: 6 });
   });
 
   test("invalid addresses are 400 invalid_query", async () => {

@@ -79,7 +79,7 @@ describe("bad input never 500s", () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body).toMatchObject({ success: false, error: "invalid_payload" });
-    expect(body.details).toEqual([{ field: "body", problem: "must be valid JSON" }]);
+    expect(body.details).toEqual([{ field: "body", problem: "must be valid JSON (InvalidSymbol at character 1)" }]);
   });
 
   test("wrong types and unknown enum values name each field", async () => {

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/http/errors";
+import { createTestApp } from "../support/app";
 import { DEFAULT_LIMIT, MAX_LIMIT, pageOf, parsePage, type PageRequest } from "../../src/http/pagination";
 
 /** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */
@@ -30,21 +31,30 @@ const expectQueryError = (fn: () => unknown, field: string) => {
 };
 
 describe("limit and offset", () => {
-  test("defaults and bounds", () => {
+  test("defaults; the bounds are the schema's (PageQuery), checked over HTTP", async () => {
     expect(parsePage({})).toEqual({ limit: DEFAULT_LIMIT, offset: 0, after: null, cursor: null });
-    expect(parsePage({ limit: "1" }).limit).toBe(1);
-    expect(parsePage({ limit: String(MAX_LIMIT) }).limit).toBe(MAX_LIMIT);
-    for (const bad of ["0", String(MAX_LIMIT + 1), "-1", "abc", "1.5", "1e2"]) expectQueryError(() => parsePage({ limit: bad }), "limit");
-    for (const bad of ["-1", "x"]) expectQueryError(() => parsePage({ offset: bad }), "offset");
+    expect(parsePage({ limit: MAX_LIMIT }).limit).toBe(MAX_LIMIT);
+    const h = createTestApp();
+    try {
+      for (const good of ["1", String(MAX_LIMIT)]) expect((await h.json(`/api/transactions/latest?limit=${good}`)).status).toBe(200);
+      for (const bad of ["0", String(MAX_LIMIT + 1), "-1", "abc", "1.5", "1e308", "Infinity"]) {
+        const r = await h.json(`/api/transactions/latest?limit=${bad}`);
+        expect(r.status).toBe(400);
+        expect(r.body.error).toBe("invalid_query");
+        expect(r.body.details).toEqual([{ field: "query.limit", problem: `must be an integer from 1 to ${MAX_LIMIT}; got ${JSON.stringify(bad)}` }]);
+      }
+    } finally {
+      h.close();
+    }
   });
 
   test("offset pages report next_offset and has_more", () => {
     const t = table();
     t.insert(5);
-    const first = t.list(parsePage({ limit: "2" }));
+    const first = t.list(parsePage({ limit: 2 }));
     expect(first.items.map((r) => r.id)).toEqual([5, 4]);
     expect(first.pagination).toMatchObject({ has_more: true, next_offset: 2 });
-    const last = t.list(parsePage({ limit: "2", offset: "4" }));
+    const last = t.list(parsePage({ limit: 2, offset: 4 }));
     expect(last.items.map((r) => r.id)).toEqual([1]);
     expect(last.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
     expect(last.query).toEqual({ limit: 2, offset: 4, cursor: null });
@@ -58,7 +68,7 @@ describe("cursor", () => {
     const seen: number[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 10; i++) {
-      const page = t.list(parsePage({ limit: "3", cursor }));
+      const page = t.list(parsePage({ limit: 3, cursor }));
       seen.push(...page.items.map((r) => r.id));
       t.insert(2); // new rows land before the cursor and must not shift the pages
       if (!page.pagination.has_more) break;
@@ -73,6 +83,6 @@ describe("cursor", () => {
     expectQueryError(() => parsePage({ cursor: Buffer.from('{"x":1}').toString("base64url") }), "cursor");
     const good = Buffer.from('{"a":5}').toString("base64url");
     expect(parsePage({ cursor: good }).after).toBe(5);
-    expectQueryError(() => parsePage({ cursor: good, offset: "3" }), "offset");
+    expectQueryError(() => parsePage({ cursor: good, offset: 3 }), "offset");
   });
 });

@@ -97,7 +97,7 @@ describe("incident transitions", () => {
       const r = await h.json(`/api/public/system-status/incidents?${q}`);
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_query");
-      expect(r.body.details[0].field).toBe(q.split("=")[0]);
+      expect(r.body.details[0].field).toBe(`query.${q.split("=")[0]}`);
     }
   });
 });

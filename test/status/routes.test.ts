@@ -84,7 +84,7 @@ describe("GET /api/public/latency-percentiles", () => {
     for (const q of ["hours=0", "hours=721", "hours=one"]) {
       const bad = await h.json(`/api/public/latency-percentiles?${q}`);
       expect(bad.status).toBe(400);
-      expect(bad.body).toMatchObject({ error: "invalid_query", details: [{ field: "hours" }] });
+      expect(bad.body).toMatchObject({ error: "invalid_query", details: [{ field: "query.hours" }] });
     }
   });
 });

@@ -75,10 +75,12 @@ type Proc = ReturnType<typeof spawnHerald>;
 const procs = new Set<Proc>();
 const dir = mkdtempSync(join(tmpdir(), "herald-crash-"));
 let rx: ReturnType<typeof crashReceiver> | undefined;
+const stoppers: Array<() => void> = [];
 
 afterAll(() => {
   for (const p of procs) if (p.exitCode === null) p.kill("SIGKILL");
   rx?.stop();
+  for (const stop of stoppers) stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -178,15 +180,20 @@ test(
     // the kill happened within the 2 s send timeout, so nothing had been answered or timed out. (Today that is
     // 1 processing and 19 queued: the pass that sends the first delivery does not lease work committed after it
     // started until its sends finish. If the dispatcher re-leases on a nudge, up to 16 will be processing here;
-    // both kinds must come through the restart.)
+    // both kinds must come through the restart.) A leased delivery's attempt was counted, and its attempt row
+    // written, before its request left: attempts = 1 and one attempt row without an outcome; queued ones have 0.
+    const cutOff = new Set<number>();
     {
       const db = new Database(dbPath);
       try {
-        const rows = db.query("SELECT status, attempts FROM webhook_deliveries").all() as Array<{ status: string; attempts: number }>;
+        const rows = db.query("SELECT id, status, attempts FROM webhook_deliveries").all() as Array<{ id: number; status: string; attempts: number }>;
         expect(rows).toHaveLength(N);
-        expect(rows.filter((r) => r.attempts !== 0 || (r.status !== "processing" && r.status !== "queued"))).toEqual([]);
-        expect(rows.filter((r) => r.status === "processing").length).toBeGreaterThanOrEqual(1);
-        expect((db.query("SELECT count(*) AS n FROM webhook_attempts").get() as { n: number }).n).toBe(0);
+        expect(rows.filter((r) => r.status !== "processing" && r.status !== "queued")).toEqual([]);
+        expect(rows.filter((r) => r.attempts !== (r.status === "processing" ? 1 : 0))).toEqual([]);
+        for (const r of rows) if (r.status === "processing") cutOff.add(r.id);
+        expect(cutOff.size).toBeGreaterThanOrEqual(1);
+        const attempts = db.query("SELECT delivery_id, attempt_no, status_code, error FROM webhook_attempts ORDER BY delivery_id").all();
+        expect(attempts).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, status_code: null, error: null })));
       } finally {
         db.close();
       }
@@ -239,15 +246,150 @@ test(
     const db = new Database(dbPath, { readonly: true });
     try {
       const rows = db
-        .query("SELECT e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id")
-        .all() as Array<{ public_id: string; status: string; attempts: number }>;
+        .query("SELECT d.id, e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id")
+        .all() as Array<{ id: number; public_id: string; status: string; attempts: number }>;
       expect(rows.map((r) => r.public_id).sort()).toEqual([...eventIds].sort());
       expect(rows.filter((r) => r.status !== "succeeded")).toEqual([]);
-      // One recorded attempt each: the attempts cut off by the crash left no outcome behind.
-      expect(rows.filter((r) => r.attempts !== 1)).toEqual([]);
+      // The attempts cut off by the crash count: two for those (interrupted, then delivered), one for the rest.
+      expect(rows.filter((r) => r.attempts !== (cutOff.has(r.id) ? 2 : 1))).toEqual([]);
+      const outcomes = db.query("SELECT delivery_id, attempt_no, reason_tag FROM webhook_attempts WHERE reason_tag IS NOT NULL ORDER BY delivery_id").all();
+      expect(outcomes).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, reason_tag: "interrupted" })));
     } finally {
       db.close();
     }
+  },
+  120_000,
+);
+
+/** A real receiver that answers its requests from a script — a status, or "hang" (no answer while the sender lives) — then 200. */
+function scriptedReceiver(script: Array<number | "hang">) {
+  const hits: Array<{ id: string | null; answered: number | "hang" }> = [];
+  const hanging: Array<() => void> = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 60,
+    async fetch(req) {
+      await req.text();
+      const step = script[hits.length] ?? 200;
+      const hit = { id: req.headers.get("x-webhook-id"), answered: step };
+      hits.push(hit);
+      if (step === "hang") {
+        await new Promise<void>((resolve) => hanging.push(resolve));
+        return new Response("too late", { status: 200 });
+      }
+      return new Response(null, { status: step });
+    },
+  });
+  const stop = () => {
+    for (const release of hanging.splice(0)) release();
+    server.stop(true);
+  };
+  stoppers.push(stop);
+  return { url: `http://127.0.0.1:${server.port}/hooks/herald`, hits, stop };
+}
+
+test(
+  "an attempt cut off by SIGKILL is counted: at max_attempts, the restarted herald dead-letters the delivery instead of sending it again",
+  async () => {
+    // Attempt 1 is answered 500; attempt 2 hangs at the receiver and herald is killed during it. With
+    // WEBHOOK_MAX_ATTEMPTS=2 the receiver has then seen every request it may see: the delivery is dead-lettered.
+    const rx2 = scriptedReceiver([500, "hang"]);
+    const dbPath = join(dir, "bound.db");
+    const port = freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = {
+      NODE_ENV: "test",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      HERALD_DB_PATH: dbPath,
+      LOG_LEVEL: "warn",
+      JOBS_ENABLED: "1",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+      // Long enough that attempt 2 cannot time out (and be recorded) before the kill.
+      WEBHOOK_TIMEOUT_SECONDS: "30",
+      WEBHOOK_MAX_ATTEMPTS: "2",
+      WEBHOOK_RETRY_BASE_SECONDS: "1",
+      WEBHOOK_RETRY_JITTER_PCT: "0",
+      BOOTSTRAP_CREDENTIALS: "0",
+    };
+    const key = await runCli(env, ["keys", "create", "--partner", "Bound", "--mode", "live", "--scopes", "webhooks", "--json"]);
+    const call = async (method: string, target: string, body?: unknown) => {
+      const raw = body === undefined ? "" : JSON.stringify(body);
+      const mutation = method !== "GET";
+      const signed = signRequest({ keyId: key.key_id, secret: key.secret, method, target, body: raw, nonce: mutation ? newNonce() : null });
+      const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
+      if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
+      if (raw) headers["Content-Type"] = "application/json";
+      const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const readDb = <T>(read: (db: Database) => T): T => {
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        return read(db);
+      } finally {
+        db.close();
+      }
+    };
+
+    const first = spawnHerald(["serve"], env);
+    procs.add(first);
+    const firstOut = collect(first);
+    await waitForHttp(`${base}/readyz`);
+    const created = await call("POST", "/api/partner/webhooks", { event_type: "webhook.test", target_url: rx2.url });
+    expect(created.status).toBe(201);
+    const queued = await call("POST", `/api/partner/webhooks/${created.body.webhook.id}/test`);
+    expect(queued.status).toBe(200);
+    const deliveryId = queued.body.delivery_id as number;
+
+    await until("attempt 2 at the receiver", () => rx2.hits.length === 2, 20_000, 10);
+    first.kill("SIGKILL");
+    expect(await exitWithin(first, 10_000)).not.toBe(0);
+    await firstOut.done;
+
+    // Both attempts counted — the second before its request left — and the second has no outcome.
+    readDb((db) => {
+      expect(db.query("SELECT status, attempts FROM webhook_deliveries WHERE id = ?").get(deliveryId)).toEqual({ status: "processing", attempts: 2 });
+      expect(db.query("SELECT attempt_no, status_code, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
+        { attempt_no: 1, status_code: 500, reason_tag: "http_error" },
+        { attempt_no: 2, status_code: null, reason_tag: null },
+      ]);
+    });
+
+    // The dead sender's lease (2 × 30 s + 10 s) has to run out before anyone may take the delivery over. Rather
+    // than wait 70 s, move its end into the past — what the passing of time would do, and nothing else.
+    {
+      const db = new Database(dbPath);
+      try {
+        db.query("UPDATE webhook_deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ? AND status = 'processing'").run(deliveryId);
+      } finally {
+        db.close();
+      }
+    }
+
+    const second = spawnHerald(["serve"], env);
+    procs.add(second);
+    const secondOut = collect(second);
+    await waitForHttp(`${base}/readyz`);
+    const statusNow = () => readDb((db) => (db.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(deliveryId) as { status: string }).status);
+    await until("the restarted herald to settle the delivery", () => statusNow() !== "processing", 30_000, 50);
+
+    const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
+    expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "dead_letter", attempts: 2, reason_tag: "interrupted" }]);
+    // The receiver saw exactly max_attempts requests for the event; the settled delivery is never sent again.
+    expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id]);
+
+    second.kill("SIGTERM");
+    const code = await exitWithin(second, 20_000);
+    await secondOut.done;
+    if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
+    readDb((db) => {
+      expect(db.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
+        { attempt_no: 1, reason_tag: "http_error" },
+        { attempt_no: 2, reason_tag: "interrupted" },
+      ]);
+    });
   },
   120_000,
 );

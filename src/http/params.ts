@@ -1,0 +1,110 @@
+import { t, type TSchema } from "elysia";
+import type { ProblemDetail } from "./errors";
+import type { RouteSchemas } from "./route-index";
+
+/**
+ * Numeric query and path parameters. Query values arrive as text; these schemas make Elysia coerce them ONCE,
+ * before the handler runs, and refuse anything that is not an integer inside [minimum, maximum] — so a handler
+ * only ever sees a number in range ("1e308", "Infinity", "1.5", "-1" never reach it). Every numeric parameter
+ * of every route is declared with one of these; test/http/params-convention.test.ts walks the OpenAPI document
+ * and fails for a numeric-looking parameter without type and bounds.
+ */
+export interface IntParamOptions {
+  minimum: number;
+  maximum: number;
+  /** What the handler uses when the parameter is absent; shown in the description, applied by the handler. */
+  defaultValue?: number;
+  description?: string;
+}
+
+const describeRange = (o: IntParamOptions) =>
+  `${o.description ? `${o.description}; ` : ""}integer ${o.minimum}–${o.maximum}${o.defaultValue !== undefined ? `, default ${o.defaultValue}` : ""}`;
+
+/** An optional integer query parameter with bounds. */
+export const intQuery = (o: IntParamOptions) => t.Optional(t.Integer({ minimum: o.minimum, maximum: o.maximum, description: describeRange(o) }));
+
+/** A required integer path parameter with bounds (row ids: 1 … 2^53-1). */
+export const intPath = (o: IntParamOptions = { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) =>
+  t.Integer({ minimum: o.minimum, maximum: o.maximum, description: describeRange(o) });
+
+interface NumericSpec {
+  integer: boolean;
+  minimum?: number;
+  maximum?: number;
+}
+
+/** The numeric reading of a parameter schema (Elysia's coercing unions included), or null if it is not numeric. */
+export function numericSpecOf(schema: TSchema | undefined): NumericSpec | null {
+  if (!schema) return null;
+  const s = schema as { type?: string; anyOf?: TSchema[]; minimum?: number; maximum?: number; multipleOf?: number };
+  const branch = s.type === "integer" || s.type === "number" ? s : (s.anyOf?.find((b) => b.type === "integer" || b.type === "number") as typeof s | undefined);
+  if (!branch) return null;
+  return {
+    integer: branch.type === "integer" || branch.multipleOf === 1 || s.multipleOf === 1,
+    minimum: branch.minimum ?? s.minimum,
+    maximum: branch.maximum ?? s.maximum,
+  };
+}
+
+/** Quote untrusted text for a message: short, escaped. */
+const quote = (raw: string) => JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
+
+function numericProblem(spec: NumericSpec, raw: string): string | null {
+  const n = raw.trim() === "" ? NaN : Number(raw);
+  const ok = Number.isFinite(n) && (!spec.integer || Number.isInteger(n)) && (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
+  if (ok) return null;
+  const kind = spec.integer ? "an integer" : "a number";
+  const range =
+    spec.minimum !== undefined && spec.maximum !== undefined
+      ? ` from ${spec.minimum} to ${spec.maximum}`
+      : spec.minimum !== undefined
+        ? ` ≥ ${spec.minimum}`
+        : spec.maximum !== undefined
+          ? ` ≤ ${spec.maximum}`
+          : "";
+  return `must be ${kind}${range}; got ${quote(raw)}`;
+}
+
+function enumProblem(schema: TSchema, raw: string): string | null {
+  const s = schema as { enum?: unknown[]; anyOf?: Array<{ const?: unknown }> };
+  const values = s.enum ?? (s.anyOf?.every((b) => b.const !== undefined) ? s.anyOf.map((b) => b.const) : null);
+  if (!values || values.includes(raw)) return null;
+  return `must be one of: ${values.map(String).join(", ")}; got ${quote(raw)}`;
+}
+
+function propertiesOf(schema: TSchema | null): Record<string, TSchema> {
+  return ((schema as { properties?: Record<string, TSchema> } | null)?.properties ?? {}) as Record<string, TSchema>;
+}
+
+/**
+ * Names every query and path parameter that is outside its schema, with the allowed range or values. Used when
+ * Elysia refuses a parameter: its own error names the failing sub-schema, not the parameter.
+ */
+export function describeParamProblems(schemas: RouteSchemas, query: URLSearchParams, params: Record<string, string | undefined>): ProblemDetail[] {
+  const out: ProblemDetail[] = [];
+  const parts: Array<["query" | "path", TSchema | null, (name: string) => string | null]> = [
+    ["path", schemas.params, (name) => params[name] ?? null],
+    ["query", schemas.query, (name) => query.get(name)],
+  ];
+  for (const [part, schema, read] of parts) {
+    const required = new Set((schema as { required?: string[] } | null)?.required ?? []);
+    for (const [name, prop] of Object.entries(propertiesOf(schema))) {
+      const raw = read(name);
+      if (raw === null) {
+        if (required.has(name)) out.push({ field: `${part}.${name}`, problem: "is required" });
+        continue;
+      }
+      const spec = numericSpecOf(prop);
+      const problem = spec ? numericProblem(spec, raw) : enumProblem(prop, raw) ?? lengthProblem(prop, raw);
+      if (problem) out.push({ field: `${part}.${name}`, problem });
+    }
+  }
+  return out;
+}
+
+function lengthProblem(schema: TSchema, raw: string): string | null {
+  const s = schema as { maxLength?: number; minLength?: number };
+  if (s.maxLength !== undefined && raw.length > s.maxLength) return `must be at most ${s.maxLength} characters`;
+  if (s.minLength !== undefined && raw.length < s.minLength) return `must be at least ${s.minLength} characters`;
+  return null;
+}

@@ -1,0 +1,192 @@
+// `herald serve` as a real child process: how it binds its port and how SIGTERM closes it (src/cli/serve.ts).
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
+
+// Real processes, seconds each on a loaded machine; bun's default is 5 s per test.
+setDefaultTimeout(60_000);
+
+const dir = mkdtempSync(join(tmpdir(), "herald-serve-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Herald = ReturnType<typeof spawnHerald>;
+
+/** A `herald serve` child on 127.0.0.1:port over its own database; stdout is collected as it arrives. */
+function startHerald(port: number, db: string, extra: Record<string, string> = {}) {
+  const proc = spawnHerald(["serve"], {
+    NODE_ENV: "test",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    HERALD_DB_PATH: join(dir, db),
+    LOG_LEVEL: "info",
+    JOBS_ENABLED: "0",
+    BOOTSTRAP_CREDENTIALS: "0",
+    SHUTDOWN_GRACE_MS: "30000",
+    ...extra,
+  });
+  const out = { stdout: "" };
+  const stdoutDone = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) out.stdout += decoder.decode(chunk, { stream: true });
+  })();
+  const stderr = new Response(proc.stderr).text();
+  return { proc, out, stdoutDone, stderr };
+}
+
+/** Polls `done` every 10 ms, at most `ms` long (and at most 1000 times); returns its last answer. */
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (let i = 0; i < 1000 && Date.now() < deadline && !done(); i++) await Bun.sleep(10);
+  return done();
+}
+
+async function stopped(h: { proc: Herald }) {
+  if ((await exitWithin(h.proc, 30_000)) === null) throw new Error("herald did not exit");
+}
+
+/**
+ * One TCP connection attempt: "refused" when the connect itself fails with ECONNREFUSED, "accepted" when the
+ * handshake completes (whatever happens after: an answer, a reset or a close), or the other error's code.
+ */
+function connectOnce(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, "127.0.0.1");
+    sock.once("connect", () => {
+      sock.destroy();
+      resolve("accepted");
+    });
+    sock.once("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED" ? "refused" : (err.code ?? err.message)));
+  });
+}
+
+/**
+ * POST /track with `Expect: 100-continue`: Bun answers `100 Continue` only once the request has reached the
+ * app and its body is being read, which proves the request is in flight without any sleep. The body is sent
+ * by `finish()`; `response()` resolves when the server closes the connection (Connection: close).
+ */
+async function startInFlightRequest(port: number) {
+  const body = JSON.stringify({ event_type: "copy", destination_url: "/tracks/42", client_event_id: "drain-0001-aaaa" });
+  let received = "";
+  let socketError: string | null = null;
+  const sock = net.connect(port, "127.0.0.1");
+  sock.on("data", (chunk) => (received += chunk.toString("utf8")));
+  const closed = new Promise<void>((resolve) => {
+    sock.on("error", (err) => {
+      socketError = err.message;
+      resolve();
+    });
+    sock.on("close", () => resolve());
+  });
+  await new Promise<void>((resolve, reject) => {
+    sock.once("connect", () => resolve());
+    sock.once("error", reject);
+  });
+  sock.write(
+    "POST /api/public/audio-share-links/track HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nExpect: 100-continue\r\n" +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+  );
+  return {
+    inFlight: () => received.startsWith("HTTP/1.1 100 Continue"),
+    finish: () => void sock.write(body),
+    async response(ms: number) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
+      sock.destroy();
+      const final = received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "");
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(final)?.[1];
+      const sep = final.indexOf("\r\n\r\n");
+      return { status: status ? Number(status) : null, body: sep === -1 ? "" : final.slice(sep + 4), socketError };
+    },
+  };
+}
+
+describe("herald serve: SIGTERM stops listening first, then drains", () => {
+  test("after SIGTERM new connections are refused (never accepted then reset); the request in flight gets its 200", async () => {
+    const port = freePort();
+    const h = startHerald(port, "drain.db");
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      expect(await connectOnce(port)).toBe("accepted"); // the control: before the signal, connections are taken
+
+      const slow = await startInFlightRequest(port);
+      expect(await until(slow.inFlight, 10_000)).toBe(true);
+
+      h.proc.kill("SIGTERM");
+      // "shutting down" is logged right after the listening socket is closed (listening: false): from then on
+      // the kernel has no listener on the port, so every connection attempt must be refused at connect.
+      expect(await until(() => h.out.stdout.includes('"msg":"shutting down"'), 10_000)).toBe(true);
+      const attempts: string[] = [];
+      for (let i = 0; i < 25; i++) attempts.push(await connectOnce(port));
+      expect(attempts).toEqual(Array(25).fill("refused"));
+
+      // The request that was in flight is still served, after the listener closed.
+      slow.finish();
+      const r = await slow.response(20_000);
+      expect(r.socketError).toBeNull();
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ success: true, recorded: true, client_event_id: "drain-0001-aaaa" });
+
+      expect(await exitWithin(h.proc, 30_000)).toBe(0);
+      await h.stdoutDone;
+      const lines = h.out.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+      expect(lines.find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", listening: false });
+      const msgs = lines.map((l) => l.msg);
+      expect(msgs).toContain("stopped cleanly");
+      expect(msgs).not.toContain("grace period over; closing remaining connections");
+      // The drained request's write is in the database the process closed.
+      const db = new Database(join(dir, "drain.db"), { readonly: true });
+      try {
+        expect(db.query("SELECT client_event_id FROM audio_share_track_events").all()).toEqual([{ client_event_id: "drain-0001-aaaa" }]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      h.proc.kill("SIGKILL");
+      await h.proc.exited;
+    }
+  });
+});
+
+describe("herald serve: a port in use is a startup error", () => {
+  test("a second herald on the same port exits 1 with a message naming the port; the first keeps serving alone", async () => {
+    const port = freePort();
+    const first = startHerald(port, "first.db");
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      // Jobs on in the second one: it must fail before starting them.
+      const second = startHerald(port, "second.db", { JOBS_ENABLED: "1" });
+      const code = await exitWithin(second.proc, 30_000);
+      await second.stdoutDone;
+      const stderr = await second.stderr;
+      // Without reusePort: false the second process binds too (SO_REUSEPORT) and keeps running: code null.
+      expect(code).toBe(1);
+      expect(stderr).toContain(`herald: cannot listen on 127.0.0.1:${port}: port ${port} is already in use (EADDRINUSE)`);
+      expect(second.out.stdout).not.toContain('"msg":"herald listening"');
+      const failure = second.out.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.msg === "cannot listen");
+      expect(failure).toMatchObject({ level: "error", host: "127.0.0.1", port, code: "EADDRINUSE" });
+      // Its database was opened (migrations) and closed cleanly: no WAL left behind, no job ever ran.
+      expect(existsSync(join(dir, "second.db-wal"))).toBe(false);
+      const db = new Database(join(dir, "second.db"), { readonly: true });
+      try {
+        expect(db.query("SELECT count(*) AS n FROM job_runs").get()).toEqual({ n: 0 });
+      } finally {
+        db.close();
+      }
+
+      // Every connection still reaches the first process, which keeps running.
+      for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      expect(first.proc.exitCode).toBeNull();
+      first.proc.kill("SIGTERM");
+      await stopped(first);
+      expect(first.proc.exitCode).toBe(0);
+    } finally {
+      first.proc.kill("SIGKILL");
+      await first.proc.exited;
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+import { createKey, signedJson, type TestKey } from "../support/partner";
+
+/** The numeric-parameter rule of src/http/params.ts, on the cases an outside fuzzer found (the document-wide check is test/fuzz/openapi-coverage.test.ts). */
+let h: TestApp;
+let key: TestKey;
+beforeAll(() => {
+  h = createTestApp();
+  key = createKey(h);
+});
+afterAll(() => h.close());
+
+describe("numeric parameters", () => {
+  test("the issue's cases: out-of-range, non-finite and fractional values are 400 invalid_query naming the parameter and range", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["/api/partner/webhooks/dlq?hours=", "query.hours", "an integer from 1 to 2160"],
+      ["/api/partner/analytics/usage?hours=", "query.hours", "an integer from 1 to 720"],
+    ];
+    for (const [base, field, range] of cases) {
+      for (const v of ["1e308", "Infinity", "1.5", "99999999999999999999999", "-1", "0", "NaN", "0x10x"]) {
+        const r = await signedJson(h, key, "GET", base + encodeURIComponent(v));
+        expect(r.status).toBe(400);
+        expect(r.body.error).toBe("invalid_query");
+        expect(r.body.details).toEqual([{ field, problem: `must be ${range}; got ${JSON.stringify(v)}` }]);
+        expect(r.body.message).toContain(field);
+      }
+    }
+    for (const [path, field] of [
+      ["/api/public/audio-share-links/stats?code=abc&hours=1e308", "query.hours"],
+      ["/s/audio/abcdef/qr.png?size=1e308", "query.size"],
+      ["/api/public/audio-share-links?track_url=https%3A%2F%2Fexample.com%2Ft%2F1&use_short=1&expires_in=2592001", "query.expires_in"],
+      ["/api/public/audio-share-links?track_url=https%3A%2F%2Fexample.com%2Ft%2F1&use_short=1&expires_in=59", "query.expires_in"],
+      ["/api/public/audio-share-links?track_url=https%3A%2F%2Fexample.com%2Ft%2F1&use_short=1&expires_in=-3", "query.expires_in"],
+      ["/api/public/system-status/uptime?hours=1.5", "query.hours"],
+    ]) {
+      const r = await h.json(path!);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ success: false, error: "invalid_query", details: [{ field }] });
+      expect(r.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
+  test("a path id that is not an integer in range is 400 naming the path parameter", async () => {
+    for (const v of ["abc", "0", "1.5", "1e400"]) {
+      const r = await signedJson(h, key, "POST", `/api/partner/webhooks/${v}/recover`);
+      expect(r.status).toBe(400);
+      expect(r.body.details[0].field).toBe("path.webhook_id");
+    }
+  });
+
+  test("handlers see numbers: a window is never inverted and echoes are typed", async () => {
+    const usage = await signedJson(h, key, "GET", "/api/partner/analytics/usage?hours=3");
+    expect(usage.status).toBe(200);
+    expect(usage.body.window.hours).toBe(3);
+    expect(Date.parse(usage.body.window.start_utc)).toBeLessThan(Date.parse(usage.body.window.end_utc));
+    const dlq = await signedJson(h, key, "GET", "/api/partner/webhooks/dlq?hours=2160");
+    expect(dlq.body.window_hours).toBe(2160);
+    const users = await signedJson(h, key, "GET", "/api/partner/users?limit=5&offset=0");
+    expect(users.body.query).toMatchObject({ limit: 5, offset: 0 });
+  });
+
+  test("expires_in is seconds added to now: 60 expires a minute from now, never in another century", async () => {
+    const r = await h.json("/api/public/audio-share-links?track_url=%2Ftracks%2F1&use_short=1&expires_in=60");
+    expect(r.status).toBe(200);
+    const text = JSON.stringify(r.body);
+    const expiries = [...text.matchAll(/"expires_at(?:_utc)?":"([^"]+)"/g)].map((m) => Date.parse(m[1]!));
+    expect(expiries.length).toBeGreaterThan(0);
+    for (const at of expiries) expect(at - h.clock.now().getTime()).toBe(60_000);
+  });
+});

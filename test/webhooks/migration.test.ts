@@ -1,0 +1,76 @@
+// Migration 0010 on a database written by the rule before it (an attempt counted only when its outcome was
+// recorded): a delivery leased when the old process stopped gets its in-flight attempt counted, and a replay's
+// tag still on a delivery becomes its first replay-history row. Then the new dispatcher takes over that file.
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import { openDatabase } from "../../src/db/client";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+
+const dirs: string[] = [];
+let h: TestApp | undefined;
+afterEach(() => {
+  h?.close();
+  h = undefined;
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+test("migration 0010 counts the attempt in flight of deliveries leased before it and keeps a pending replay's tag as history", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "herald-0010-"));
+  dirs.push(dir);
+  const dbPath = join(dir, "herald.db");
+  const old = openDatabase(dbPath);
+  const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
+  const upTo0009 = all.slice(0, 10);
+  const db = old.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+  db.dialect.migrate(upTo0009, db.session, { migrationsTable: "__drizzle_migrations" });
+
+  const t0 = "2026-01-01T00:00:00.000Z";
+  const s = old.sqlite;
+  s.query("INSERT INTO webhooks (id, partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES (1, 'Acme', 'live', 'webhook.test', 'http://127.0.0.1:9/hook', 'x', ?, ?)").run(t0, t0);
+  s.query("INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at) VALUES (1, 'evt_1', 'Acme', 'live', 'webhook.test', '{}', ?)").run(t0);
+  const delivery = s.query(
+    `INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, lease_until, lease_token, reason_tag, created_at, updated_at)
+     VALUES (?, 1, 1, 'Acme', 'live', ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  // 1: leased for its second attempt (one failure recorded before) when the old process was killed.
+  delivery.run(1, "processing", 1, t0, "2026-01-01T00:10:40.000Z", "old", "http_error", t0, "2026-01-01T00:10:00.000Z");
+  // 2: replayed for receiver_fix, not yet sent again (due far in the future, so this test's dispatcher leaves it).
+  delivery.run(2, "queued", 0, "2027-01-01T00:00:00.000Z", null, null, "receiver_fix", t0, "2026-01-01T00:05:00.000Z");
+  // 3 and 4: a failure reason and a plain success are not replays.
+  delivery.run(3, "failed", 1, "2027-01-01T00:00:00.000Z", null, null, "http_error", t0, t0);
+  delivery.run(4, "succeeded", 1, null, null, null, null, t0, t0);
+  s.query("INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, reason_tag) VALUES (1, 1, ?, 5, 500, 'http_error')").run(t0);
+  old.close();
+
+  // The new version opens the file (and migrates it), with max_attempts 2, after the old lease has run out.
+  h = createTestApp({
+    env: { HERALD_DB_PATH: dbPath, WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" },
+    clock: new FakeClock("2026-01-01T00:11:00.000Z"),
+  });
+  const sqlite = h.ctx.db.sqlite;
+  expect(sqlite.query("SELECT id, status, attempts, last_attempt_at FROM webhook_deliveries ORDER BY id").all()).toEqual([
+    { id: 1, status: "processing", attempts: 2, last_attempt_at: "2026-01-01T00:10:00.000Z" },
+    { id: 2, status: "queued", attempts: 0, last_attempt_at: null },
+    { id: 3, status: "failed", attempts: 1, last_attempt_at: null },
+    { id: 4, status: "succeeded", attempts: 1, last_attempt_at: null },
+  ]);
+  expect(sqlite.query("SELECT delivery_id, attempt_no, status_code FROM webhook_attempts ORDER BY id").all()).toEqual([
+    { delivery_id: 1, attempt_no: 1, status_code: 500 },
+    { delivery_id: 1, attempt_no: 2, status_code: null },
+  ]);
+  expect(sqlite.query("SELECT delivery_id, partner, mode, reason_tag, note, replayed_at FROM webhook_replays").all()).toEqual([
+    { delivery_id: 2, partner: "Acme", mode: "live", reason_tag: "receiver_fix", note: null, replayed_at: "2026-01-01T00:05:00.000Z" },
+  ]);
+
+  // The attempt cut off by the old process was its last allowed one: dead-lettered, not sent (port 9 would refuse).
+  await h.ctx.dispatcher.runOnce();
+  expect(sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = 1").get()).toEqual({ status: "dead_letter", attempts: 2, reason_tag: "interrupted" });
+  expect(sqlite.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = 1 ORDER BY id").all()).toEqual([
+    { attempt_no: 1, reason_tag: "http_error" },
+    { attempt_no: 2, reason_tag: "interrupted" },
+  ]);
+});
