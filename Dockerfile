@@ -14,10 +14,12 @@ COPY package.json package-lock.json ./
 # devDependencies included: the `bun` package is what compiles the binary.
 RUN npm ci --no-audit --no-fund
 
-# Only what the build reads (so no .dockerignore is needed): the sources and the migrations it embeds.
+# Only what the build reads (so no .dockerignore is needed): the sources, the migrations it embeds, and the SDK
+# package definition (sdk/) whose tarball it embeds (docs/sdk.md).
 COPY tsconfig.json ./
 COPY src ./src
 COPY drizzle ./drizzle
+COPY sdk ./sdk
 RUN npm run build \
  && cp "node_modules/@flydotio/litestream-linux-x64/litestream" dist/litestream \
  && ./dist/herald version \

@@ -4,7 +4,14 @@ import { CONFIG_VARS } from "../src/config";
 
 const rows: string[] = [];
 for (const [name, spec] of Object.entries(CONFIG_VARS) as Array<[string, { kind: any; fallback?: unknown; doc: string }]>) {
-  const f = typeof spec.fallback === "function" ? "`http://localhost:$PORT`" : spec.fallback === undefined ? "(unset)" : spec.fallback === "" ? "(empty)" : "`" + String(spec.fallback) + "`";
+  const f =
+    typeof spec.fallback === "function"
+      ? "`http://localhost:$PORT`"
+      : spec.fallback === undefined
+        ? "(unset)"
+        : spec.fallback === ""
+          ? "(empty)"
+          : "`" + String(spec.fallback) + "`";
   const k = spec.kind;
   const type = k.type === "int" ? `int ${k.min}–${k.max}` : k.type === "enum" ? k.values.join(" \\| ") : k.type === "string" && k.allowed ? k.allowed : k.type;
   rows.push(`| \`${name}\` | ${f} | ${type} | ${spec.doc} |`);

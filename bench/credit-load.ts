@@ -81,7 +81,8 @@ async function main(): Promise<void> {
   });
   const keyId = process.env.BENCH_KEY_ID;
   const secret = process.env.BENCH_SECRET;
-  if (!values.url || !values.users || !keyId || !secret) throw new Error("usage: BENCH_KEY_ID=… BENCH_SECRET=… bun bench/credit-load.ts --url URL --users 1,2 [--credits N] [--warmup N] [--connections N]");
+  if (!values.url || !values.users || !keyId || !secret)
+    throw new Error("usage: BENCH_KEY_ID=… BENCH_SECRET=… bun bench/credit-load.ts --url URL --users 1,2 [--credits N] [--warmup N] [--connections N]");
   const users = values.users.split(",");
   const credits = Number(values.credits ?? 20_000);
   const warmup = Number(values.warmup ?? 1_000);

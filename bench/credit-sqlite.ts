@@ -45,23 +45,36 @@ function open(path: string) {
 function credit(s: ReturnType<typeof open>, userId: number, idemKey: string): void {
   const now = new Date();
   const at = now.toISOString();
-  s.db.transaction(() => {
-    s.idemSelect.get("hk_live_bench", idemKey);
-    s.user.get(userId, "Bench", "live");
-    const before = (s.balance.get(userId) as { balance_minor: number } | null)?.balance_minor ?? 0;
-    const after = before + 125;
-    const { id } = s.ledger.get(userId, "Bench", "live", 125, after, "bench_credit", "bench.credit", "hk_live_bench", idemKey, at) as { id: number };
-    s.upsert.run(userId, "Bench", "live", after, at);
-    const data = { user_id: String(userId), delta: 1.25, balance: after / 100, ledger_entry_id: id, reason: "bench_credit", source: "bench.credit" };
-    s.event.get(`evt_${randomBytes(12).toString("hex")}`, "Bench", "live", "salutes.credit", JSON.stringify(data), at);
-    s.hooks.all("Bench", "live", "salutes.credit");
-    const response = { success: true, user_id: String(userId), balance: after / 100, delta: 1.25, ledger_entry_id: id, idempotency_key: idemKey };
-    s.idemStore.run("hk_live_bench", idemKey, randomBytes(32).toString("hex"), JSON.stringify(response), at, new Date(now.getTime() + 86_400_000).toISOString());
-  }).immediate();
+  s.db
+    .transaction(() => {
+      s.idemSelect.get("hk_live_bench", idemKey);
+      s.user.get(userId, "Bench", "live");
+      const before = (s.balance.get(userId) as { balance_minor: number } | null)?.balance_minor ?? 0;
+      const after = before + 125;
+      const { id } = s.ledger.get(userId, "Bench", "live", 125, after, "bench_credit", "bench.credit", "hk_live_bench", idemKey, at) as { id: number };
+      s.upsert.run(userId, "Bench", "live", after, at);
+      const data = { user_id: String(userId), delta: 1.25, balance: after / 100, ledger_entry_id: id, reason: "bench_credit", source: "bench.credit" };
+      s.event.get(`evt_${randomBytes(12).toString("hex")}`, "Bench", "live", "salutes.credit", JSON.stringify(data), at);
+      s.hooks.all("Bench", "live", "salutes.credit");
+      const response = { success: true, user_id: String(userId), balance: after / 100, delta: 1.25, ledger_entry_id: id, idempotency_key: idemKey };
+      s.idemStore.run(
+        "hk_live_bench",
+        idemKey,
+        randomBytes(32).toString("hex"),
+        JSON.stringify(response),
+        at,
+        new Date(now.getTime() + 86_400_000).toISOString(),
+      );
+    })
+    .immediate();
 }
 
 function main(): void {
-  const { values } = parseArgs({ args: process.argv.slice(2), strict: true, options: { db: { type: "string" }, users: { type: "string" }, credits: { type: "string" }, warmup: { type: "string" } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: { db: { type: "string" }, users: { type: "string" }, credits: { type: "string" }, warmup: { type: "string" } },
+  });
   if (!values.db || !values.users) throw new Error("usage: bun bench/credit-sqlite.ts --db PATH --users 1,2 [--credits N] [--warmup N]");
   const users = values.users.split(",").map(Number);
   const credits = Number(values.credits ?? 20_000);
@@ -79,7 +92,13 @@ function main(): void {
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   s.db.close();
   process.stdout.write(
-    JSON.stringify({ credits, seconds: Number(seconds.toFixed(3)), credits_per_sec: Number((credits / seconds).toFixed(1)), p50_ms: Number(percentile(sorted, 0.5).toFixed(4)), p99_ms: Number(percentile(sorted, 0.99).toFixed(4)) }) + "\n",
+    JSON.stringify({
+      credits,
+      seconds: Number(seconds.toFixed(3)),
+      credits_per_sec: Number((credits / seconds).toFixed(1)),
+      p50_ms: Number(percentile(sorted, 0.5).toFixed(4)),
+      p99_ms: Number(percentile(sorted, 0.99).toFixed(4)),
+    }) + "\n",
   );
 }
 

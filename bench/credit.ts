@@ -10,7 +10,22 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { LoadResult } from "./credit-load";
-import { heraldLaunch, inspectDatabase, logLines, progress, readMetric, ROOT, runHeraldCli, startHerald, summariseLog, tempDir, withRatios, type Benchmark, type CaseResult, type HeraldLaunch } from "./support";
+import {
+  heraldLaunch,
+  inspectDatabase,
+  logLines,
+  progress,
+  readMetric,
+  ROOT,
+  runHeraldCli,
+  startHerald,
+  summariseLog,
+  tempDir,
+  withRatios,
+  type Benchmark,
+  type CaseResult,
+  type HeraldLaunch,
+} from "./support";
 
 const USERS = 5;
 const WARMUP = 1_000;
@@ -35,7 +50,9 @@ async function createKey(dir: string, launch: HeraldLaunch): Promise<BenchKey> {
 function seedUsers(dbPath: string): string[] {
   const db = new Database(dbPath, { strict: true });
   const now = new Date().toISOString();
-  const insert = db.prepare("INSERT INTO partner_users (partner, mode, external_id, status, is_verified, created_at, updated_at) VALUES ('Bench', 'live', ?, 'active', 0, ?, ?) RETURNING id");
+  const insert = db.prepare(
+    "INSERT INTO partner_users (partner, mode, external_id, status, is_verified, created_at, updated_at) VALUES ('Bench', 'live', ?, 'active', 0, ?, ?) RETURNING id",
+  );
   const ids = Array.from({ length: USERS }, (_, i) => String((insert.get(`bench-${i}`, now, now) as { id: number }).id));
   db.close();
   return ids;
@@ -56,7 +73,9 @@ function checkLedger(dbPath: string, expected: number): string[] {
   const q = <T>(sql: string) => db.query(sql).get() as T;
   const rows = q<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger").n;
   const events = q<{ n: number }>("SELECT count(*) AS n FROM events WHERE event_type = 'salutes.credit'").n;
-  const mismatched = q<{ n: number }>("SELECT count(*) AS n FROM salutes_balances b WHERE balance_minor != (SELECT SUM(delta_minor) FROM salutes_ledger l WHERE l.user_id = b.user_id)").n;
+  const mismatched = q<{ n: number }>(
+    "SELECT count(*) AS n FROM salutes_balances b WHERE balance_minor != (SELECT SUM(delta_minor) FROM salutes_ledger l WHERE l.user_id = b.user_id)",
+  ).n;
   db.close();
   const problems: string[] = [];
   if (rows !== expected) problems.push(`salutes_ledger has ${rows} rows; ${expected} credits were answered 200`);
@@ -65,7 +84,13 @@ function checkLedger(dbPath: string, expected: number): string[] {
   return problems;
 }
 
-const caseOf = (label: string, url: string, r: { credits_per_sec: number; p50_ms: number; p99_ms: number; credits: number }, non2xx = 0, errors = 0): CaseResult => ({
+const caseOf = (
+  label: string,
+  url: string,
+  r: { credits_per_sec: number; p50_ms: number; p99_ms: number; credits: number },
+  non2xx = 0,
+  errors = 0,
+): CaseResult => ({
   case: label,
   url,
   requests_per_sec: r.credits_per_sec,
@@ -107,30 +132,62 @@ const credit: Benchmark = {
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
         load = await runChild<LoadResult>(
-          [process.execPath, join(ROOT, "bench", "credit-load.ts"), "--url", herald.baseUrl, "--users", users.join(","), "--credits", String(credits), "--warmup", String(WARMUP), "--connections", String(opts.connections)],
+          [
+            process.execPath,
+            join(ROOT, "bench", "credit-load.ts"),
+            "--url",
+            herald.baseUrl,
+            "--users",
+            users.join(","),
+            "--credits",
+            String(credits),
+            "--warmup",
+            String(WARMUP),
+            "--connections",
+            String(opts.connections),
+          ],
           { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
           280_000,
         );
         const commits = await readMetric(herald, "herald_group_commits");
         const effects = await readMetric(herald, "herald_grouped_effects");
-        if (commits && effects !== null) notes.push(`herald committed ${effects.toLocaleString("en-US")} credits in ${commits.toLocaleString("en-US")} group commits (mean ${(effects / commits).toFixed(1)} per transaction)`);
+        if (commits && effects !== null)
+          notes.push(
+            `herald committed ${effects.toLocaleString("en-US")} credits in ${commits.toLocaleString("en-US")} group commits (mean ${(effects / commits).toFixed(1)} per transaction)`,
+          );
       } finally {
         const code = await herald.stop();
         notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
       }
       const ok = load.statuses["200"] ?? 0;
-      const non2xx = Object.entries(load.statuses).filter(([s]) => s !== "200").reduce((n, [, c]) => n + c, 0);
+      const non2xx = Object.entries(load.statuses)
+        .filter(([s]) => s !== "200")
+        .reduce((n, [, c]) => n + c, 0);
       results.push(caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors));
-      if (ok !== credits) errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
+      if (ok !== credits)
+        errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
       errors.push(...checkLedger(join(heraldDir, "herald.db"), ok + WARMUP));
       const db = inspectDatabase(join(heraldDir, "herald.db"));
-      notes.push(`herald: database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows`);
+      notes.push(
+        `herald: database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows`,
+      );
       const logged = await logLines(herald.logPath);
       if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
 
       progress(`bare bun:sqlite loop: ${WARMUP} warmup + ${credits} measured credits`);
       const bare = await runChild<LoadResult>(
-        [process.execPath, join(ROOT, "bench", "credit-sqlite.ts"), "--db", join(sqliteDir, "herald.db"), "--users", sqliteUsers.join(","), "--credits", String(credits), "--warmup", String(WARMUP)],
+        [
+          process.execPath,
+          join(ROOT, "bench", "credit-sqlite.ts"),
+          "--db",
+          join(sqliteDir, "herald.db"),
+          "--users",
+          sqliteUsers.join(","),
+          "--credits",
+          String(credits),
+          "--warmup",
+          String(WARMUP),
+        ],
         {},
         280_000,
       );
@@ -141,8 +198,14 @@ const credit: Benchmark = {
     const a = results.find((r) => r.case === HERALD);
     const b = results.find((r) => r.case === SQLITE);
     const summary: string[] = [];
-    if (a) summary.push(`herald: ${Math.round(a.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${a.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} ms; target ≥ ${TARGET_PER_SEC.toLocaleString("en-US")} credits/s: ${a.requests_per_sec >= TARGET_PER_SEC ? "MET" : "NOT MET"}`);
-    if (a && b) summary.push(`the bare loop's per-credit time is ${((1000 / b.requests_per_sec) * 1000).toFixed(0)} µs; herald spends ${((1000 / a.requests_per_sec) * 1000).toFixed(0)} µs of wall time per credit at this concurrency`);
+    if (a)
+      summary.push(
+        `herald: ${Math.round(a.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${a.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} ms; target ≥ ${TARGET_PER_SEC.toLocaleString("en-US")} credits/s: ${a.requests_per_sec >= TARGET_PER_SEC ? "MET" : "NOT MET"}`,
+      );
+    if (a && b)
+      summary.push(
+        `the bare loop's per-credit time is ${((1000 / b.requests_per_sec) * 1000).toFixed(0)} µs; herald spends ${((1000 / a.requests_per_sec) * 1000).toFixed(0)} µs of wall time per credit at this concurrency`,
+      );
     return {
       benchmark: "credit",
       description: credit.description,

@@ -29,7 +29,12 @@ interface ChildOut {
 }
 
 async function child(args: string[]): Promise<ChildOut> {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "holders-child.ts"), ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" } });
+  const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "holders-child.ts"), ...args], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+  });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const line = out.trim().split("\n").pop() ?? "";
   if (code !== 0 || !line.startsWith("{")) throw new Error(`holders-child ${args[0]} exited ${code}: ${err.slice(-800)}`);
@@ -38,12 +43,16 @@ async function child(args: string[]): Promise<ChildOut> {
 
 /** What the scan must find, computed from the fixture directly (cheap: no addresses, no sort). */
 function expected(f: ChainFixture) {
-  let accounts = 0, holders = 0, total = 0n, chunk = 0;
-  for (const w of f.wallets()) for (const a of w.accounts) {
-    accounts++;
-    if (a.amount > 0n) holders++;
-    total += a.amount;
-  }
+  let accounts = 0,
+    holders = 0,
+    total = 0n,
+    chunk = 0;
+  for (const w of f.wallets())
+    for (const a of w.accounts) {
+      accounts++;
+      if (a.amount > 0n) holders++;
+      total += a.amount;
+    }
   for (let i = 0; i < f.holderCount; i++) {
     const a = f.holderAmount(i);
     accounts++;
@@ -67,7 +76,14 @@ async function measureSize(n: number, report: { results: CaseResult[]; summary: 
   const want = expected(fixture);
   const port = await freePort();
   progress(`${label(n)}: starting dev-rpc with ${n} holders`);
-  const rpc = await startChild("dev-rpc", [process.execPath, join(ROOT, "src", "main.ts"), "dev-rpc", "--port", String(port), "--holders", String(n), "--seed", SEED, "--transactions", "0"], { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" }, "/", join(dir.path, "dev-rpc.log"), port);
+  const rpc = await startChild(
+    "dev-rpc",
+    [process.execPath, join(ROOT, "src", "main.ts"), "dev-rpc", "--port", String(port), "--holders", String(n), "--seed", SEED, "--transactions", "0"],
+    { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    "/",
+    join(dir.path, "dev-rpc.log"),
+    port,
+  );
   const floors: ChildOut[] = [];
   const snaps: ChildOut[] = [];
   try {
@@ -84,7 +100,9 @@ async function measureSize(n: number, report: { results: CaseResult[]; summary: 
   for (const s of snaps) {
     if (!s.ok) report.errors.push(`${label(n)}: the snapshot job failed: ${s.error}`);
     else if (s.accounts_scanned !== want.accounts || s.holders !== want.holders || s.total_raw !== want.total) {
-      report.errors.push(`${label(n)}: snapshot found ${s.accounts_scanned} accounts / ${s.holders} holders / total ${s.total_raw}; the fixture has ${want.accounts} / ${want.holders} / ${want.total}`);
+      report.errors.push(
+        `${label(n)}: snapshot found ${s.accounts_scanned} accounts / ${s.holders} holders / total ${s.total_raw}; the fixture has ${want.accounts} / ${want.holders} / ${want.total}`,
+      );
     }
   }
   const floorMs = median(floors.map((f) => f.wall_ms));

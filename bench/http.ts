@@ -61,7 +61,8 @@ const http: Benchmark = {
         `request_log after shutdown: ${db.rows === null ? "unreadable" : db.rows.toLocaleString("en-US")} rows (the measured run alone completed ${sent.toLocaleString("en-US")}); database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`,
       );
       const logged = await logLines(herald.logPath);
-      if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      if (logged.length)
+        notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
       for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
     } finally {
       dir.remove();

@@ -46,8 +46,14 @@ const redirect: Benchmark = {
   async run(opts) {
     const rounds = opts.rounds ?? 1;
     const launch = heraldLaunch(opts.herald);
-    const notes: string[] = [`herald ran from ${launch.mode}`, "RATE_LIMIT_PUBLIC_API_PER_MIN=0 for herald (the per-IP limit would answer 429 to a one-IP load)"];
-    if (rounds > 1) notes.push(`${rounds} rounds, each raw then herald (each after its warmup); the table shows each figure's median over the rounds, the ratio is the median of the per-round ratios`);
+    const notes: string[] = [
+      `herald ran from ${launch.mode}`,
+      "RATE_LIMIT_PUBLIC_API_PER_MIN=0 for herald (the per-IP limit would answer 429 to a one-IP load)",
+    ];
+    if (rounds > 1)
+      notes.push(
+        `${rounds} rounds, each raw then herald (each after its warmup); the table shows each figure's median over the rounds, the ratio is the median of the per-round ratios`,
+      );
     if (launch.warning) notes.push(launch.warning);
     const errors: string[] = [];
     const dir = tempDir("redirect");
@@ -64,7 +70,14 @@ const redirect: Benchmark = {
         progress("starting the baseline redirect server");
         const port = await freePort();
         const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: String(port), CODE: link.code, DESTINATION: link.destination };
-        baseline = await startChild("baseline", [process.execPath, join(ROOT, "bench", "redirect-baseline-server.ts")], env, "/", join(dir.path, "baseline.log"), port);
+        baseline = await startChild(
+          "baseline",
+          [process.execPath, join(ROOT, "bench", "redirect-baseline-server.ts")],
+          env,
+          "/",
+          join(dir.path, "baseline.log"),
+          port,
+        );
         for (let round = 1; round <= rounds; round++) {
           if (rounds > 1) progress(`round ${round} of ${rounds}`);
           rawRuns.push(await measure(BASELINE, `${baseline.baseUrl}/s/audio/${link.code}`, opts, () => ({ "User-Agent": UA })));
@@ -74,7 +87,9 @@ const redirect: Benchmark = {
         const totals = await stats(herald.baseUrl, link.code);
         if (!totals) errors.push("the stats route did not answer after the run");
         else {
-          notes.push(`link stats after the run: ${totals.clicks.toLocaleString("en-US")} clicks (warmup + measured), ${totals.unique_clicks} unique per client-hour, ${totals.bot_hits} bot, ${totals.head_hits} HEAD`);
+          notes.push(
+            `link stats after the run: ${totals.clicks.toLocaleString("en-US")} clicks (warmup + measured), ${totals.unique_clicks} unique per client-hour, ${totals.bot_hits} bot, ${totals.head_hits} HEAD`,
+          );
           if (totals.clicks < measured) errors.push(`stats counted ${totals.clicks} clicks but the measured runs alone completed ${measured}`);
           if (totals.unique_clicks !== 1) errors.push(`one client should count as 1 unique click, got ${totals.unique_clicks}`);
         }
@@ -85,7 +100,8 @@ const redirect: Benchmark = {
       }
       const logged = await logLines(herald.logPath);
       if (logged.length) notes.push(`herald wrote ${logged.length} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
-      for (const r of [...rawRuns, ...heraldRuns]) if (r.non_2xx > 0 || r.errors > 0) errors.push(`${r.case}: ${r.non_2xx} responses ≥ 400, ${r.errors} socket errors`);
+      for (const r of [...rawRuns, ...heraldRuns])
+        if (r.non_2xx > 0 || r.errors > 0) errors.push(`${r.case}: ${r.non_2xx} responses ≥ 400, ${r.errors} socket errors`);
     } finally {
       dir.remove();
     }

@@ -11,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   credit: () => import("./credit"),
   holders: () => import("./holders"),
   redirect: () => import("./redirect"),
+  transparency: () => import("./transparency"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
@@ -90,7 +91,9 @@ async function main(): Promise<number> {
   const { name, opts } = parsed;
   const load = name === undefined ? undefined : BENCHMARKS[name];
   if (!load) {
-    process.stderr.write(`${name === undefined ? "bench: name a benchmark" : `bench: unknown benchmark ${JSON.stringify(name)}`}; available: ${Object.keys(BENCHMARKS).join(", ")}\n\n${USAGE}`);
+    process.stderr.write(
+      `${name === undefined ? "bench: name a benchmark" : `bench: unknown benchmark ${JSON.stringify(name)}`}; available: ${Object.keys(BENCHMARKS).join(", ")}\n\n${USAGE}`,
+    );
     return 2;
   }
   findWrk(); // fail before starting any server
@@ -101,7 +104,9 @@ async function main(): Promise<number> {
     const report = await bench.run(opts);
     printReport(report, opts, `bun run bench/run.ts ${process.argv.slice(2).join(" ")}`, startedAt, busyBefore);
     if (report.errors?.length) {
-      process.stderr.write(`bench: ${report.benchmark}: ${report.errors.length} error(s) make these numbers invalid:\n${report.errors.map((e) => `  ${e}`).join("\n")}\n`);
+      process.stderr.write(
+        `bench: ${report.benchmark}: ${report.errors.length} error(s) make these numbers invalid:\n${report.errors.map((e) => `  ${e}`).join("\n")}\n`,
+      );
       return 1;
     }
     return 0;

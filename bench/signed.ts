@@ -106,9 +106,13 @@ const signed: Benchmark = {
       "RATE_LIMIT_PARTNER_PER_MIN=0 in both servers (the default 6000/min per key would throttle the run)",
       "all three cases got the same X-Partner-* headers, re-signed before every wrk run (warmup and measurement)",
     ];
-    if (rounds > 1) notes.push(`${rounds} rounds, each signed then unsigned (each after its warmup); the table shows each figure's median over the rounds, a/b the median of the per-round ratios`);
+    if (rounds > 1)
+      notes.push(
+        `${rounds} rounds, each signed then unsigned (each after its warmup); the table shows each figure's median over the rounds, a/b the median of the per-round ratios`,
+      );
     if (launch.warning) notes.push(launch.warning);
-    if (launch.mode.startsWith("binary")) notes.push("herald ran from the binary but the unsigned server from source: a/b mixes the two; pass --source for a like-for-like ratio");
+    if (launch.mode.startsWith("binary"))
+      notes.push("herald ran from the binary but the unsigned server from source: a/b mixes the two; pass --source for a like-for-like ratio");
     const errors: string[] = [];
     const dir = tempDir("signed");
     const heraldDir = join(dir.path, "herald");
@@ -132,11 +136,17 @@ const signed: Benchmark = {
           throw new Error(`herald rejected a correctly signed GET ${PATH} before the run: ${describeFailure(first)}. Nothing was measured.`);
         }
         progress("starting the unsigned server (bench/unsigned-server.ts)");
-        unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, { ...SERVER_ENV, BENCH_KEY_ID: unsignedKey.key_id });
+        unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, {
+          ...SERVER_ENV,
+          BENCH_KEY_ID: unsignedKey.key_id,
+        });
         const same = await probe(unsigned, headers());
-        if (same.status !== 200 || same.body?.success !== true) throw new Error(`the unsigned server answered ${describeFailure(same)} before the run. Nothing was measured.`);
+        if (same.status !== 200 || same.body?.success !== true)
+          throw new Error(`the unsigned server answered ${describeFailure(same)} before the run. Nothing was measured.`);
         if (comparable(same.body) !== comparable(first.body)) {
-          errors.push("the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts");
+          errors.push(
+            "the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts",
+          );
         }
 
         for (let round = 1; round <= rounds; round++) {
@@ -155,7 +165,10 @@ const signed: Benchmark = {
           unsignedRuns.push(await measure(UNSIGNED, unsigned.baseUrl + PATH, opts, headers));
         }
         const counted = await readMetric(herald, "herald_http_requests_total", `{method="GET",route="${PATH}",status="200"}`);
-        if (counted !== null) notes.push(`herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run${rounds > 1 ? "s" : ""})`);
+        if (counted !== null)
+          notes.push(
+            `herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run${rounds > 1 ? "s" : ""})`,
+          );
       } finally {
         const code = await herald.stop();
         notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
@@ -174,11 +187,17 @@ const signed: Benchmark = {
         await baseline.stop();
       }
 
-      for (const [name, d, server] of [["herald", heraldDir, herald], ["unsigned server", unsignedDir, unsigned!]] as const) {
+      for (const [name, d, server] of [
+        ["herald", heraldDir, herald],
+        ["unsigned server", unsignedDir, unsigned!],
+      ] as const) {
         const db = inspectDatabase(join(d, "herald.db"));
-        notes.push(`${name}: request_log has ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows after shutdown; database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`);
+        notes.push(
+          `${name}: request_log has ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows after shutdown; database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`,
+        );
         const logged = await logLines(server.logPath);
-        if (logged.length) notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+        if (logged.length)
+          notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
       }
     } finally {
       dir.remove();
@@ -205,9 +224,13 @@ const signed: Benchmark = {
       );
       const pct = (x: number | null | undefined) => (typeof x === "number" ? `${(x * 100).toFixed(0)}%` : "?");
       if (perRound.length > 1) {
-        summary.push(`a/b per round (other processes' share of the cores during signed/unsigned): ${pairs.map((p, i) => `${perRound[i]!.toFixed(2)} (${pct(p.s.other_cpu_share)}/${pct(p.u.other_cpu_share)})`).join(", ")}`);
+        summary.push(
+          `a/b per round (other processes' share of the cores during signed/unsigned): ${pairs.map((p, i) => `${perRound[i]!.toFixed(2)} (${pct(p.s.other_cpu_share)}/${pct(p.u.other_cpu_share)})`).join(", ")}`,
+        );
       }
-      summary.push(`latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`);
+      summary.push(
+        `latency signed vs unsigned: p50 ${a.p50_ms.toFixed(2)} vs ${b.p50_ms.toFixed(2)} ms, p99 ${a.p99_ms.toFixed(2)} vs ${b.p99_ms.toFixed(2)} ms`,
+      );
       const ca = a.server_cpu_us_per_request;
       const cb = b.server_cpu_us_per_request;
       if (ca && cb && cpuRatio !== null) {

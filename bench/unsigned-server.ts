@@ -44,22 +44,20 @@ const states = new RequestStates();
 const routes = new RouteIndex();
 // normalize: false and encodeSchema: false, as buildApp (src/app.ts) sets them: they change how responses are
 // checked against their schema.
-const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encodeSchema: false })
-  .use(httpCore(ctx, states, routes))
-  .get(
-    "/api/partner/capabilities",
-    ({ headers, set }) => {
-      // Copied from src/partner/routes.ts; `partner` is the fixed actor instead of the macro's result.
-      const keyUpdated = Date.parse(partner.keyUpdatedAt);
-      const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
-      set.headers["last-modified"] = new Date(lastModified).toUTCString();
-      set.headers["cache-control"] = "private, no-cache";
-      const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
-      if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
-      return { success: true as const, ...capabilitiesFor(partner.actor) };
-    },
-    { query: PartnerModel.metaQuery, response: { 200: PartnerModel.capabilities, ...authErrors } },
-  );
+const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encodeSchema: false }).use(httpCore(ctx, states, routes)).get(
+  "/api/partner/capabilities",
+  ({ headers, set }) => {
+    // Copied from src/partner/routes.ts; `partner` is the fixed actor instead of the macro's result.
+    const keyUpdated = Date.parse(partner.keyUpdatedAt);
+    const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
+    set.headers["last-modified"] = new Date(lastModified).toUTCString();
+    set.headers["cache-control"] = "private, no-cache";
+    const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
+    if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
+    return { success: true as const, ...capabilitiesFor(partner.actor) };
+  },
+  { query: PartnerModel.metaQuery, response: { 200: PartnerModel.capabilities, ...authErrors } },
+);
 routes.load(app.routes);
 
 ctx.requestLog.start(config.requestLogFlushMs);

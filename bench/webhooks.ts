@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { openContext } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
-import { systemClock, type AppContext } from "../src/context";
+import type { AppContext } from "../src/context";
+import { systemClock } from "../src/clock";
 import { createLogger } from "../src/log";
 import { webhookSignature } from "../src/client/sign";
 import { emitEvent, type Owner } from "../src/webhooks/outbox";
@@ -62,7 +63,14 @@ function createWebhooks(ctx: AppContext, sink: RunningServer): void {
 let ledgerId = 0;
 const creditData = () => {
   ledgerId++;
-  return { user_id: String(1000 + (ledgerId % 997)), delta: 12.5, balance: 100 + ledgerId / 100, ledger_entry_id: ledgerId, reason: "quest", source: "partner-app" };
+  return {
+    user_id: String(1000 + (ledgerId % 997)),
+    delta: 12.5,
+    balance: 100 + ledgerId / 100,
+    ledger_entry_id: ledgerId,
+    reason: "quest",
+    source: "partner-app",
+  };
 };
 
 /** Commits `n` events in transactions of `batch`; returns each event's commit time. */
@@ -84,7 +92,12 @@ const pendingDeliveries = (ctx: AppContext) =>
   (ctx.db.sqlite.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status IN ('queued', 'processing')").get() as { n: number }).n;
 
 const statusCounts = (ctx: AppContext) =>
-  Object.fromEntries((ctx.db.sqlite.query("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]));
+  Object.fromEntries(
+    (ctx.db.sqlite.query("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all() as Array<{ status: string; n: number }>).map((r) => [
+      r.status,
+      r.n,
+    ]),
+  );
 
 async function sinkJson<T>(sink: RunningServer, path: string): Promise<T> {
   const res = await fetch(sink.baseUrl + path, { signal: AbortSignal.timeout(10_000) });
@@ -190,7 +203,8 @@ function caseResult(label: string, url: string, perSec: number, m: Matched, notS
 
 function checkCase(label: string, m: Matched, statuses: Record<string, number>, expected: number): string[] {
   const errors: string[] = [];
-  if ((statuses.succeeded ?? 0) !== expected) errors.push(`${label}: ${statuses.succeeded ?? 0} of ${expected} deliveries succeeded (${JSON.stringify(statuses)})`);
+  if ((statuses.succeeded ?? 0) !== expected)
+    errors.push(`${label}: ${statuses.succeeded ?? 0} of ${expected} deliveries succeeded (${JSON.stringify(statuses)})`);
   if (m.missing > 0) errors.push(`${label}: ${m.missing} deliveries never reached the receiver`);
   return errors;
 }
@@ -207,7 +221,9 @@ async function backlog(label: string, dir: string, sink: RunningServer, events: 
     await sinkJson(sink, "/arrivals?clear=1");
     ctx.db.sqlite.exec("DELETE FROM webhook_attempts; DELETE FROM webhook_deliveries; DELETE FROM events;");
 
-    progress(`${label}: committing ${events.toLocaleString("en-US")} events (${(events * WEBHOOKS).toLocaleString("en-US")} deliveries) in transactions of ${BATCH}`);
+    progress(
+      `${label}: committing ${events.toLocaleString("en-US")} events (${(events * WEBHOOKS).toLocaleString("en-US")} deliveries) in transactions of ${BATCH}`,
+    );
     const commits = new Map<string, number>();
     const emitStart = performance.now();
     emitBatched(ctx, events, BATCH, commits);

@@ -16,7 +16,9 @@ import { salutesRoutes } from "./salutes/routes";
 import { chainRoutes } from "./chain/routes";
 import { audioShareRoutes } from "./audio-share/routes";
 import { statusRoutes } from "./status/routes";
+import { statusAdminRoutes } from "./status/admin-routes";
 import { transparencyRoutes } from "./transparency/routes";
+import { transparencyAdminRoutes } from "./transparency/admin-routes";
 import { developerRoutes } from "./developers/routes";
 import { sandboxRoutes } from "./sandbox/routes";
 
@@ -46,7 +48,9 @@ export function buildApp(ctx: AppContext) {
     .use(chainRoutes(ctx, guards))
     .use(audioShareRoutes(ctx, guards))
     .use(statusRoutes(ctx, guards))
+    .use(statusAdminRoutes(ctx, guards))
     .use(transparencyRoutes(ctx, guards))
+    .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
     .use(sandboxRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));

@@ -1,5 +1,6 @@
 import type { Config } from "./config";
-import { cryptoRng, systemClock, type AppContext, type Clock, type Rng } from "./context";
+import type { AppContext } from "./context";
+import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import { RateLimiter } from "./http/rate-limit";
@@ -7,7 +8,7 @@ import { RequestLog } from "./http/request-log";
 import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";
-import { Metrics } from "./system/metrics";
+import { Metrics } from "./http/metrics";
 import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
@@ -16,6 +17,7 @@ import type { ChainClient } from "./chain/client";
 import { registerChainJobs } from "./chain/jobs";
 import { registerAudioShareJobs } from "./audio-share/jobs";
 import { registerStatusJobs } from "./status/jobs";
+import { registerTransparencyJobs } from "./transparency/jobs";
 import { createChainClient } from "./chain/rpc-log";
 
 export interface ContextOptions {
@@ -33,7 +35,7 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDatabase(config.dbPath);
   migrate(db);
-  const metrics = new Metrics();
+  const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
   const ctx: AppContext = {
     config,
     db,
@@ -57,5 +59,6 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   registerChainJobs(ctx);
   registerAudioShareJobs(ctx);
   registerStatusJobs(ctx);
+  registerTransparencyJobs(ctx);
   return ctx;
 }

@@ -1,6 +1,6 @@
 // Every environment variable Herald reads, with its default, type and check. Nothing else in src/
 // reads the environment: the Config built here is frozen and passed in through the AppContext.
-import { CONFIG_VARS, int, BASE58_ADDRESS, unsetIfEmpty, type Kind, type VarSpec } from "./config-vars";
+import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type Kind, type VarSpec } from "./config-vars";
 
 export { CONFIG_VARS };
 
@@ -119,12 +119,18 @@ type Env = Record<string, string | undefined>;
 
 function describe(kind: Kind): string {
   switch (kind.type) {
-    case "int": return `an integer from ${kind.min} to ${kind.max}`;
-    case "enum": return `one of ${kind.values.join(", ")}`;
-    case "bool": return "1, 0, true or false";
-    case "url": return "an absolute http(s) URL";
-    case "list": return "a comma-separated list";
-    case "string": return kind.allowed ?? "a string";
+    case "int":
+      return `an integer from ${kind.min} to ${kind.max}`;
+    case "enum":
+      return `one of ${kind.values.join(", ")}`;
+    case "bool":
+      return "1, 0, true or false";
+    case "url":
+      return "an absolute http(s) URL";
+    case "list":
+      return "a comma-separated list";
+    case "string":
+      return kind.allowed ?? "a string";
   }
 }
 
@@ -142,7 +148,8 @@ function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; pro
       const n = Number(value);
       return n < kind.min || n > kind.max ? bad() : { value: n };
     }
-    case "enum": return kind.values.includes(value) ? { value } : bad();
+    case "enum":
+      return kind.values.includes(value) ? { value } : bad();
     case "bool": {
       const v = value.toLowerCase();
       if (["1", "true", "yes", "on"].includes(v)) return { value: true };
@@ -158,8 +165,15 @@ function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; pro
         return bad();
       }
     }
-    case "list": return { value: value.split(",").map((s) => s.trim()).filter(Boolean) };
-    case "string": return kind.pattern && !kind.pattern.test(value) ? bad() : { value };
+    case "list":
+      return {
+        value: value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+    case "string":
+      return kind.pattern && !kind.pattern.test(value) ? bad() : { value };
   }
 }
 
@@ -167,12 +181,13 @@ function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; pro
 function chainProblems(values: Record<string, unknown>): string[] {
   const problems: string[] = [];
   for (const name of ["TREASURY_WALLETS", "RESERVE_WALLETS"]) {
-    const bad = (values[name] as string[] | undefined ?? []).filter((a) => !BASE58_ADDRESS.test(a));
+    const bad = ((values[name] as string[] | undefined) ?? []).filter((a) => !BASE58_ADDRESS.test(a));
     if (bad.length) problems.push(`${name} has entries that are not base58 Solana addresses: ${bad.map((b) => JSON.stringify(b)).join(", ")}`);
   }
   const treasury = new Set((values.TREASURY_WALLETS as string[] | undefined) ?? []);
   const both = ((values.RESERVE_WALLETS as string[] | undefined) ?? []).filter((w) => treasury.has(w));
-  if (both.length) problems.push(`${both.join(", ")} is in both TREASURY_WALLETS and RESERVE_WALLETS: its balance would be subtracted from circulating supply twice`);
+  if (both.length)
+    problems.push(`${both.join(", ")} is in both TREASURY_WALLETS and RESERVE_WALLETS: its balance would be subtracted from circulating supply twice`);
   const urls = (values.SOLANA_RPC_URLS as string[] | undefined) ?? [];
   urls.forEach((u, i) => {
     let ok = false;

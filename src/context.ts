@@ -4,22 +4,10 @@ import type { JobRegistry } from "./jobs/registry";
 import type { Logger } from "./log";
 import type { RequestLog } from "./http/request-log";
 import type { RateLimiter } from "./http/rate-limit";
-import type { Metrics } from "./system/metrics";
+import type { Metrics } from "./http/metrics";
 import type { SecretBox } from "./auth/secret-box";
-import type { Dispatcher } from "./webhooks/dispatcher";
 import type { ChainClient } from "./chain/client";
-
-export interface Clock {
-  now(): Date;
-}
-
-/** Randomness goes through here so tests and sandbox fixtures can be made deterministic. */
-export interface Rng {
-  bytes(n: number): Uint8Array;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
-export const cryptoRng: Rng = { bytes: (n) => crypto.getRandomValues(new Uint8Array(n)) };
+import type { Clock, Rng } from "./clock";
 
 /** Everything a verb may touch, passed in — never imported as a global. */
 export interface AppContext {
@@ -35,14 +23,24 @@ export interface AppContext {
   /** AES-256-GCM under HERALD_MASTER_KEY, for secrets at rest. */
   secrets: SecretBox;
   /** Webhook delivery: producers nudge it after committing an event. */
-  dispatcher: Dispatcher;
+  dispatcher: DeliveryDispatcher;
   /** Solana RPC (ordered URLs, breakers, outcome recording); inert without TOKEN_MINT. */
   chain: ChainClient;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
 }
 
-export const nowIso = (clock: Clock): string => clock.now().toISOString();
-
-/** Milliseconds since 1970 by `clock`, without a Date for the system clock (for the hottest paths). */
-export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());
+/**
+ * What producers, shutdown and tests need of the webhook dispatcher (src/webhooks/dispatcher.ts implements it).
+ * Declared here rather than imported, because the dispatcher itself takes an AppContext.
+ */
+export interface DeliveryDispatcher {
+  /** Schedule a pass soon (after a commit that queued deliveries). */
+  nudge(): void;
+  /** One pass: lease due deliveries, send them, record the outcomes. */
+  runOnce(): Promise<void>;
+  /** One pass that reports whether nothing was due. */
+  runOnceCounted(): Promise<{ idle: boolean }>;
+  /** Resolves when no pass is running. */
+  idle(): Promise<void>;
+}

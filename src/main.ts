@@ -1,10 +1,9 @@
 #!/usr/bin/env bun
 // The only impure entry: parses the command line and hands over to the CLI (serve opens the DB and listens).
 // No top-level await: `bun build --compile --bytecode` needs a module without it.
-import { parseArgs } from "./cli/args";
 import { runCli } from "./cli/commands";
 
-runCli(parseArgs(process.argv.slice(2))).then(
+runCli(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },

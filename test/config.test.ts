@@ -4,7 +4,15 @@ import { ConfigError, describeConfig, loadConfig, CONFIG_VARS } from "../src/con
 describe("config", () => {
   test("defaults need no environment at all", () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 3000, host: "0.0.0.0", dbPath: "./data/herald.db", publicBaseUrl: "http://localhost:3000", maxBodyBytes: 1048576, nodeEnv: "development", trustProxy: false });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: "0.0.0.0",
+      dbPath: "./data/herald.db",
+      publicBaseUrl: "http://localhost:3000",
+      maxBodyBytes: 1048576,
+      nodeEnv: "development",
+      trustProxy: false,
+    });
     expect(c.rateLimits).toEqual({ publicPerMin: 90, webhookPerMin: 120, sandboxPerMin: 30, partnerPerMin: 6000 });
     expect(Object.isFrozen(c)).toBe(true);
     expect(loadConfig({ PORT: "8080" }).publicBaseUrl).toBe("http://localhost:8080");

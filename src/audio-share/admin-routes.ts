@@ -15,7 +15,12 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     .post(
       "/admin/ops/audio-share-revocations/revoke",
       ({ body, admin }) => ({ success: true as const, ...revokeLink(ctx, body.short_code, body.reason, admin.actor, admin.requestId) }),
-      { admin: true, body: M.revokeBody, response: { 200: M.revoked, ...errs }, detail: { summary: "Revoke a short link: it answers 410 from now on (audited)" } },
+      {
+        admin: true,
+        body: M.revokeBody,
+        response: { 200: M.revoked, ...errs },
+        detail: { summary: "Revoke a short link: it answers 410 from now on (audited)" },
+      },
     )
     .post(
       "/admin/audio-share/track-tokens",
@@ -24,7 +29,12 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
         set.status = 201;
         return { success: true as const, track_token: view, token };
       },
-      { admin: true, body: M.tokenBody, response: { 201: M.tokenCreated, ...errs }, detail: { summary: "Issue a bearer token for POST /api/public/audio-share-links/track (shown once)" } },
+      {
+        admin: true,
+        body: M.tokenBody,
+        response: { 201: M.tokenCreated, ...errs },
+        detail: { summary: "Issue a bearer token for POST /api/public/audio-share-links/track (shown once)" },
+      },
     )
     .get(
       "/admin/audio-share/track-tokens",

@@ -26,17 +26,116 @@ export interface Channel {
 const caps = (text: boolean, title: boolean, link_preview: boolean, intent_url: boolean) => ({ text, title, link_preview, intent_url });
 
 export const CHANNELS: readonly Channel[] = [
-  { id: "x", label: "X (microblog)", kind: "microblog", template: "https://x.com/intent/post?text={text}&url={url}", max_message_length: 280, link_length: 23, capabilities: caps(true, false, true, true), aliases: ["twitter", "microblog"] },
-  { id: "bluesky", label: "Bluesky", kind: "microblog", template: "https://bsky.app/intent/compose?text={message}", max_message_length: 300, link_length: null, capabilities: caps(true, false, true, true), aliases: ["bsky"] },
-  { id: "telegram", label: "Telegram (messenger)", kind: "messenger", template: "https://t.me/share/url?url={url}&text={text}", max_message_length: 4096, link_length: null, capabilities: caps(true, false, true, true), aliases: ["tg", "messenger"] },
-  { id: "whatsapp", label: "WhatsApp", kind: "messenger", template: "https://wa.me/?text={message}", max_message_length: 65_536, link_length: null, capabilities: caps(true, false, true, true), aliases: ["wa"] },
-  { id: "email", label: "Email (mailto)", kind: "email", template: "mailto:?subject={title}&body={message}", max_message_length: 1800, link_length: null, capabilities: caps(true, true, false, true), aliases: ["mail", "mailto"] },
-  { id: "slack", label: "Slack (workspace chat)", kind: "workspace_chat", template: null, max_message_length: 40_000, link_length: null, capabilities: caps(true, true, true, false), aliases: ["workspace-chat", "workspace_chat"] },
-  { id: "teams", label: "Microsoft Teams (workspace chat)", kind: "workspace_chat", template: "https://teams.microsoft.com/share?href={url}&msgText={text}", max_message_length: 28_000, link_length: null, capabilities: caps(true, false, true, true), aliases: ["msteams"] },
-  { id: "facebook", label: "Facebook", kind: "social", template: "https://www.facebook.com/sharer/sharer.php?u={url}", max_message_length: null, link_length: null, capabilities: caps(false, false, true, true), aliases: ["fb"] },
-  { id: "linkedin", label: "LinkedIn", kind: "social", template: "https://www.linkedin.com/sharing/share-offsite/?url={url}", max_message_length: null, link_length: null, capabilities: caps(false, false, true, true), aliases: [] },
-  { id: "reddit", label: "Reddit", kind: "social", template: "https://www.reddit.com/submit?url={url}&title={title}", max_message_length: null, link_length: null, capabilities: caps(false, true, true, true), aliases: [] },
-  { id: "copy-link", label: "Copy link", kind: "copy", template: null, max_message_length: null, link_length: null, capabilities: caps(false, false, true, false), aliases: ["copy", "copy_link", "link"] },
+  {
+    id: "x",
+    label: "X (microblog)",
+    kind: "microblog",
+    template: "https://x.com/intent/post?text={text}&url={url}",
+    max_message_length: 280,
+    link_length: 23,
+    capabilities: caps(true, false, true, true),
+    aliases: ["twitter", "microblog"],
+  },
+  {
+    id: "bluesky",
+    label: "Bluesky",
+    kind: "microblog",
+    template: "https://bsky.app/intent/compose?text={message}",
+    max_message_length: 300,
+    link_length: null,
+    capabilities: caps(true, false, true, true),
+    aliases: ["bsky"],
+  },
+  {
+    id: "telegram",
+    label: "Telegram (messenger)",
+    kind: "messenger",
+    template: "https://t.me/share/url?url={url}&text={text}",
+    max_message_length: 4096,
+    link_length: null,
+    capabilities: caps(true, false, true, true),
+    aliases: ["tg", "messenger"],
+  },
+  {
+    id: "whatsapp",
+    label: "WhatsApp",
+    kind: "messenger",
+    template: "https://wa.me/?text={message}",
+    max_message_length: 65_536,
+    link_length: null,
+    capabilities: caps(true, false, true, true),
+    aliases: ["wa"],
+  },
+  {
+    id: "email",
+    label: "Email (mailto)",
+    kind: "email",
+    template: "mailto:?subject={title}&body={message}",
+    max_message_length: 1800,
+    link_length: null,
+    capabilities: caps(true, true, false, true),
+    aliases: ["mail", "mailto"],
+  },
+  {
+    id: "slack",
+    label: "Slack (workspace chat)",
+    kind: "workspace_chat",
+    template: null,
+    max_message_length: 40_000,
+    link_length: null,
+    capabilities: caps(true, true, true, false),
+    aliases: ["workspace-chat", "workspace_chat"],
+  },
+  {
+    id: "teams",
+    label: "Microsoft Teams (workspace chat)",
+    kind: "workspace_chat",
+    template: "https://teams.microsoft.com/share?href={url}&msgText={text}",
+    max_message_length: 28_000,
+    link_length: null,
+    capabilities: caps(true, false, true, true),
+    aliases: ["msteams"],
+  },
+  {
+    id: "facebook",
+    label: "Facebook",
+    kind: "social",
+    template: "https://www.facebook.com/sharer/sharer.php?u={url}",
+    max_message_length: null,
+    link_length: null,
+    capabilities: caps(false, false, true, true),
+    aliases: ["fb"],
+  },
+  {
+    id: "linkedin",
+    label: "LinkedIn",
+    kind: "social",
+    template: "https://www.linkedin.com/sharing/share-offsite/?url={url}",
+    max_message_length: null,
+    link_length: null,
+    capabilities: caps(false, false, true, true),
+    aliases: [],
+  },
+  {
+    id: "reddit",
+    label: "Reddit",
+    kind: "social",
+    template: "https://www.reddit.com/submit?url={url}&title={title}",
+    max_message_length: null,
+    link_length: null,
+    capabilities: caps(false, true, true, true),
+    aliases: [],
+  },
+  {
+    id: "copy-link",
+    label: "Copy link",
+    kind: "copy",
+    template: null,
+    max_message_length: null,
+    link_length: null,
+    capabilities: caps(false, false, true, false),
+    aliases: ["copy", "copy_link", "link"],
+  },
 ];
 
 const BY_NAME = new Map<string, Channel>();
@@ -49,7 +148,10 @@ export function parseChannels(list: string | undefined | null): { channels: Chan
   if (list === undefined || list === null || list.trim() === "") return { channels: [...CHANNELS], unknown: [] };
   const channels: Channel[] = [];
   const unknown: string[] = [];
-  for (const name of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const name of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const c = channelById(name);
     if (!c) unknown.push(name);
     else if (!channels.includes(c)) channels.push(c);
@@ -86,7 +188,12 @@ export function renderShare(channel: Channel, input: { url: string; title: strin
   const room = limit === null ? Infinity : limit - linkCost - (wanted ? 1 : 0);
   const fitted = room === Infinity ? { text: wanted, truncated: false } : fitText(wanted, Math.max(0, room));
   const text = fitted.text;
-  const message = channel.id === "slack" ? `<${input.url}|${input.title || input.url}>${text && text !== input.title ? ` ${text}` : ""}` : text ? `${text} ${input.url}` : input.url;
+  const message =
+    channel.id === "slack"
+      ? `<${input.url}|${input.title || input.url}>${text && text !== input.title ? ` ${text}` : ""}`
+      : text
+        ? `${text} ${input.url}`
+        : input.url;
   const fill = (tpl: string) =>
     tpl
       .replaceAll("{url}", encodeURIComponent(input.url))

@@ -1,5 +1,6 @@
 import type { Database, Statement } from "bun:sqlite";
-import { epochMs, type AppContext } from "../context";
+import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
 
@@ -11,12 +12,58 @@ import { clientHash, dailySalt } from "./signing";
 
 /** Link-preview fetchers, crawlers and HTTP libraries; matched case-insensitively anywhere in User-Agent. */
 export const BOT_USER_AGENTS = [
-  "bot", "crawler", "spider", "slurp", "facebookexternalhit", "facebot", "meta-externalagent", "twitterbot", "slackbot",
-  "slack-imgproxy", "discordbot", "telegrambot", "whatsapp", "linkedinbot", "embedly", "skypeuripreview", "applebot",
-  "googlebot", "bingbot", "bingpreview", "yandex", "baiduspider", "duckduckbot", "pinterest", "redditbot", "mastodon",
-  "vkshare", "iframely", "outbrain", "quora link preview", "snapchat", "viber", "line/", "kakaotalk", "zoominfo",
-  "headlesschrome", "phantomjs", "lighthouse", "curl/", "wget/", "python-requests", "python-urllib", "aiohttp",
-  "go-http-client", "okhttp", "java/", "node-fetch", "undici", "axios/", "libwww-perl", "httpclient", "postmanruntime",
+  "bot",
+  "crawler",
+  "spider",
+  "slurp",
+  "facebookexternalhit",
+  "facebot",
+  "meta-externalagent",
+  "twitterbot",
+  "slackbot",
+  "slack-imgproxy",
+  "discordbot",
+  "telegrambot",
+  "whatsapp",
+  "linkedinbot",
+  "embedly",
+  "skypeuripreview",
+  "applebot",
+  "googlebot",
+  "bingbot",
+  "bingpreview",
+  "yandex",
+  "baiduspider",
+  "duckduckbot",
+  "pinterest",
+  "redditbot",
+  "mastodon",
+  "vkshare",
+  "iframely",
+  "outbrain",
+  "quora link preview",
+  "snapchat",
+  "viber",
+  "line/",
+  "kakaotalk",
+  "zoominfo",
+  "headlesschrome",
+  "phantomjs",
+  "lighthouse",
+  "curl/",
+  "wget/",
+  "python-requests",
+  "python-urllib",
+  "aiohttp",
+  "go-http-client",
+  "okhttp",
+  "java/",
+  "node-fetch",
+  "undici",
+  "axios/",
+  "libwww-perl",
+  "httpclient",
+  "postmanruntime",
 ] as const;
 const BOT_RE = new RegExp(BOT_USER_AGENTS.map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "i");
 

@@ -14,8 +14,28 @@ export const ALLOWED_SCHEMES = ["https:", "http:"] as const;
  * an allowed page into an open redirect to anywhere, so it is denied; one pointing on-policy is a warning.
  */
 export const REDIRECT_PARAMS = [
-  "url", "redirect", "redirect_url", "redirect_uri", "redirecturl", "redirect_to", "next", "return", "return_to",
-  "returnto", "returnurl", "return_url", "continue", "dest", "destination", "goto", "target", "to", "out", "r", "u", "link",
+  "url",
+  "redirect",
+  "redirect_url",
+  "redirect_uri",
+  "redirecturl",
+  "redirect_to",
+  "next",
+  "return",
+  "return_to",
+  "returnto",
+  "returnurl",
+  "return_url",
+  "continue",
+  "dest",
+  "destination",
+  "goto",
+  "target",
+  "to",
+  "out",
+  "r",
+  "u",
+  "link",
 ] as const;
 
 export type DenyReason =
@@ -119,7 +139,12 @@ function parseDestination(policy: HostPolicy, raw: string, field: string): { url
   if (/[\u0000-\u001f\u007f]/.test(text)) return invalid(`${field} contains control characters`, field);
   if (/^[/\\][/\\]/.test(text)) {
     const host = hostOfProtocolRelative(text);
-    return deny("protocol_relative", host, `Protocol-relative destinations (//host) are not accepted${host ? `; host "${host}" would be reached` : ""}. Use an absolute https URL or a path starting with a single /`, field);
+    return deny(
+      "protocol_relative",
+      host,
+      `Protocol-relative destinations (//host) are not accepted${host ? `; host "${host}" would be reached` : ""}. Use an absolute https URL or a path starting with a single /`,
+      field,
+    );
   }
   if (text.startsWith("/")) return { url: new URL(text, policy.base) };
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
@@ -131,7 +156,13 @@ function parseDestination(policy: HostPolicy, raw: string, field: string): { url
     } catch {
       host = null;
     }
-    return deny("scheme_not_allowed", host ?? `${scheme}:`, `Destination scheme "${scheme}:" is not allowed; share links point at https (or http) pages only`, field, { host: host ?? `${scheme}:` });
+    return deny(
+      "scheme_not_allowed",
+      host ?? `${scheme}:`,
+      `Destination scheme "${scheme}:" is not allowed; share links point at https (or http) pages only`,
+      field,
+      { host: host ?? `${scheme}:` },
+    );
   }
   try {
     return { url: new URL(text) };
@@ -158,7 +189,12 @@ function checkHost(policy: HostPolicy, url: URL, field: string): ReturnType<type
     return deny("ip_literal", host, `IP-address destinations ("${host}") are refused unless allow-listed; use the site's host name`, field);
   }
   const shown = url.port ? `${host}:${url.port}` : host;
-  return deny("not_allowlisted", shown, `Destination host "${shown}" is not allowed by the audio-share host policy; see /api/public/audio-share-links/policy.json`, field);
+  return deny(
+    "not_allowlisted",
+    shown,
+    `Destination host "${shown}" is not allowed by the audio-share host policy; see /api/public/audio-share-links/policy.json`,
+    field,
+  );
 }
 
 /** Values of query (and fragment-query) parameters, decoded up to three times (double-encoding tricks). */
@@ -192,16 +228,28 @@ function checkEmbeddedUrls(policy: HostPolicy, url: URL, field: string, depth: n
     const inner = depth < 2 ? checkDestination(policy, value, field, depth + 1) : null;
     const innerOk = inner?.ok === true;
     if (redirectLike && !innerOk) {
-      const host = inner && !inner.ok ? inner.error.host ?? null : null;
+      const host = inner && !inner.ok ? (inner.error.host ?? null) : null;
       return {
-        denied: deny("open_redirect_param", host, `Parameter "${name}" redirects to ${host ? `"${host}"` : "a destination"} outside the audio-share host policy`, field, { param: name }),
+        denied: deny(
+          "open_redirect_param",
+          host,
+          `Parameter "${name}" redirects to ${host ? `"${host}"` : "a destination"} outside the audio-share host policy`,
+          field,
+          { param: name },
+        ),
         warnings,
       };
     }
     warnings.push(
       redirectLike
-        ? warningOf("redirect_param_present", `Parameter "${name}" carries a redirect (to an allowed host); readers land on a second page`, { field, param: name })
-        : warningOf("embedded_url_param", `Parameter "${name}" carries a URL${innerOk ? "" : " outside the host policy"}; it is passed through unchanged`, { field, param: name }),
+        ? warningOf("redirect_param_present", `Parameter "${name}" carries a redirect (to an allowed host); readers land on a second page`, {
+            field,
+            param: name,
+          })
+        : warningOf("embedded_url_param", `Parameter "${name}" carries a URL${innerOk ? "" : " outside the host policy"}; it is passed through unchanged`, {
+            field,
+            param: name,
+          }),
     );
   }
   return { denied: null, warnings };

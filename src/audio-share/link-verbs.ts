@@ -21,7 +21,9 @@ export function codeFromShortUrl(ctx: AppContext, shortUrl: string): string {
   }
   const code = url && url.origin === base.origin && !url.username ? /^\/s\/audio\/([^/]+)\/?$/.exec(url.pathname)?.[1] : undefined;
   if (!code || !CODE_PATTERN.test(code)) {
-    throw new AppError("short_url_invalid", `short_url must look like ${shortUrlOf(ctx, "<code>")}`, { details: [{ field: "short_url", problem: "is not a short link of this service" }] });
+    throw new AppError("short_url_invalid", `short_url must look like ${shortUrlOf(ctx, "<code>")}`, {
+      details: [{ field: "short_url", problem: "is not a short link of this service" }],
+    });
   }
   return code;
 }
@@ -36,13 +38,20 @@ export function expandShortUrl(ctx: AppContext, shortUrl: string) {
  */
 export function resolveCode(ctx: AppContext, value: string) {
   const parsed = parseCodeOrToken(value);
-  if (!parsed) throw new AppError("invalid_payload", "code must be a short code or a token code.expires.signature", { details: [{ field: "code", problem: "is not a code or token" }] });
+  if (!parsed)
+    throw new AppError("invalid_payload", "code must be a short code or a token code.expires.signature", {
+      details: [{ field: "code", problem: "is not a code or token" }],
+    });
   const link = getLinkOrThrow(ctx, parsed.code);
   const tokenGiven = parsed.signature !== null;
   if (tokenGiven) {
     const row = link.row;
     const matches = row.signed === 1 && row.signature !== null && parsed.expiresUnix === expiresUnixOf(row) && sameSignature(parsed.signature!, row.signature);
-    if (!matches) throw new AppError("short_link_signature_invalid", row.signed ? "The token's expiry or signature does not match this link" : "This link is not signed; resolve it by its bare code");
+    if (!matches)
+      throw new AppError(
+        "short_link_signature_invalid",
+        row.signed ? "The token's expiry or signature does not match this link" : "This link is not signed; resolve it by its bare code",
+      );
   }
   usableLinkOrThrow(ctx, parsed.code);
   const nowMs = ctx.clock.now().getTime();
@@ -60,10 +69,20 @@ export function revokeLink(ctx: AppContext, shortCode: string, reason: string, a
   const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
   const out = db.transaction(() => {
-    const current = db.query("SELECT revoked_at, revoke_reason FROM audio_share_links WHERE id = ?").get(link.row.id) as { revoked_at: string | null; revoke_reason: string | null };
+    const current = db.query("SELECT revoked_at, revoke_reason FROM audio_share_links WHERE id = ?").get(link.row.id) as {
+      revoked_at: string | null;
+      revoke_reason: string | null;
+    };
     if (current.revoked_at) return { revoked_at: current.revoked_at, reason: current.revoke_reason ?? "", already_revoked: true };
     db.query("UPDATE audio_share_links SET revoked_at = ?, revoke_reason = ?, revoked_by = ? WHERE id = ?").run(now, reason, actorLabel(actor), link.row.id);
-    writeAudit(db, { at: now, actor, action: "audio_share_link.revoke", target: code, details: { reason, destination_url: link.row.destination_url }, requestId });
+    writeAudit(db, {
+      at: now,
+      actor,
+      action: "audio_share_link.revoke",
+      target: code,
+      details: { reason, destination_url: link.row.destination_url },
+      requestId,
+    });
     return { revoked_at: now, reason, already_revoked: false };
   })();
   linkStore(ctx).forget(code);
@@ -86,12 +105,16 @@ export function linkStats(ctx: AppContext, code: string, hours: number) {
   const since = new Date(ctx.clock.now().getTime() - hours * 3_600_000);
   const sinceHour = `${since.toISOString().slice(0, 13)}:00:00Z`;
   const totals = db
-    .query("SELECT coalesce(sum(clicks),0) AS clicks, coalesce(sum(unique_clicks),0) AS unique_clicks, coalesce(sum(bot_hits),0) AS bot_hits, coalesce(sum(head_hits),0) AS head_hits FROM audio_share_link_hits WHERE link_id = ?")
+    .query(
+      "SELECT coalesce(sum(clicks),0) AS clicks, coalesce(sum(unique_clicks),0) AS unique_clicks, coalesce(sum(bot_hits),0) AS bot_hits, coalesce(sum(head_hits),0) AS head_hits FROM audio_share_link_hits WHERE link_id = ?",
+    )
     .get(link.row.id) as Omit<HitRow, "hour">;
   const hourly = db
     .query("SELECT hour, clicks, unique_clicks, bot_hits, head_hits FROM audio_share_link_hits WHERE link_id = ? AND hour >= ? ORDER BY hour ASC")
     .all(link.row.id, sinceHour) as HitRow[];
-  const events = db.query("SELECT event_type, count(*) AS n FROM audio_share_track_events WHERE link_id = ? GROUP BY event_type ORDER BY event_type").all(link.row.id) as Array<{ event_type: string; n: number }>;
+  const events = db
+    .query("SELECT event_type, count(*) AS n FROM audio_share_track_events WHERE link_id = ? GROUP BY event_type ORDER BY event_type")
+    .all(link.row.id) as Array<{ event_type: string; n: number }>;
   return {
     short_code: link.row.code,
     state: stateOf(ctx, link),

@@ -3,6 +3,7 @@ import { Envelope } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
+import { named } from "../http/openapi-names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
@@ -14,25 +15,31 @@ const prefer = source();
 const channels = t.String({ maxLength: 500, description: "Comma-separated channel ids or aliases from channels.json; default every channel" });
 const includeMeta = { include_meta: t.Optional(t.String()) };
 
-const Finding = t.Object({
-  code: t.String({ description: "From errors.json or warnings.json" }),
-  message: t.String(),
-  field: t.Optional(t.String()),
-  host: t.Optional(nullable(t.String())),
-  reason: t.Optional(t.String()),
-  param: t.Optional(t.String()),
-  channel: t.Optional(t.String()),
-});
+const Finding = named(
+  "ShareFinding",
+  t.Object({
+    code: t.String({ description: "From errors.json or warnings.json" }),
+    message: t.String(),
+    field: t.Optional(t.String()),
+    host: t.Optional(nullable(t.String())),
+    reason: t.Optional(t.String()),
+    param: t.Optional(t.String()),
+    channel: t.Optional(t.String()),
+  }),
+);
 
-const Share = t.Object({
-  channel: t.String(),
-  kind: t.String(),
-  share_url: t.String(),
-  message: t.String(),
-  length: t.Integer(),
-  limit: nullable(t.Integer()),
-  truncated: t.Boolean(),
-});
+const Share = named(
+  "ChannelShare",
+  t.Object({
+    channel: t.String(),
+    kind: t.String(),
+    share_url: t.String(),
+    message: t.String(),
+    length: t.Integer(),
+    limit: nullable(t.Integer()),
+    truncated: t.Boolean(),
+  }),
+);
 
 const Validation = {
   valid: t.Boolean(),
@@ -61,25 +68,31 @@ const LinkView = {
 
 const HitCounts = { clicks: t.Integer(), unique_clicks: t.Integer(), bot_hits: t.Integer(), head_hits: t.Integer() };
 
-const TrackToken = t.Object({
-  id: t.Integer(),
-  name: t.String(),
-  created_at: t.String(),
-  created_by: t.String(),
-  last_used_at: nullable(t.String()),
-  revoked_at: nullable(t.String()),
-});
+const TrackToken = named(
+  "TrackToken",
+  t.Object({
+    id: t.Integer(),
+    name: t.String(),
+    created_at: t.String(),
+    created_by: t.String(),
+    last_used_at: nullable(t.String()),
+    revoked_at: nullable(t.String()),
+  }),
+);
 
-const Channel = t.Object({
-  id: t.String(),
-  label: t.String(),
-  kind: t.String(),
-  template: nullable(t.String()),
-  max_message_length: nullable(t.Integer()),
-  link_length: nullable(t.Integer()),
-  capabilities: t.Object({ text: t.Boolean(), title: t.Boolean(), link_preview: t.Boolean(), intent_url: t.Boolean() }),
-  aliases: t.Array(t.String()),
-});
+const Channel = named(
+  "ShareChannel",
+  t.Object({
+    id: t.String(),
+    label: t.String(),
+    kind: t.String(),
+    template: nullable(t.String()),
+    max_message_length: nullable(t.Integer()),
+    link_length: nullable(t.Integer()),
+    capabilities: t.Object({ text: t.Boolean(), title: t.Boolean(), link_preview: t.Boolean(), intent_url: t.Boolean() }),
+    aliases: t.Array(t.String()),
+  }),
+);
 
 const itemFields = {
   track_url: t.Optional(destination("Track page: absolute URL or site-relative path")),
@@ -131,7 +144,13 @@ export const AudioShareModel = {
     invalid_count: t.Integer(),
     results: t.Array(t.Object({ index: t.Integer(), ...Validation })),
   }),
-  previewQuery: t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), text: t.Optional(t.String({ maxLength: 1000 })), channels: t.Optional(channels), ...includeMeta }),
+  previewQuery: t.Object({
+    ...itemFields,
+    title: t.Optional(t.String({ maxLength: 300 })),
+    text: t.Optional(t.String({ maxLength: 1000 })),
+    channels: t.Optional(channels),
+    ...includeMeta,
+  }),
   preview: Envelope({
     destination_url: t.String(),
     source: source(),
@@ -141,12 +160,18 @@ export const AudioShareModel = {
   }),
   expandQuery: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }), ...includeMeta }),
   expandBody: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
-  link: Envelope(LinkView),
-  resolveBody: t.Object({ code: t.String({ minLength: 1, maxLength: 200, description: "The short code, or the signed token code.expires.signature" }) }, { additionalProperties: false }),
+  link: named("ShareLink", Envelope(LinkView)),
+  resolveBody: t.Object(
+    { code: t.String({ minLength: 1, maxLength: 200, description: "The short code, or the signed token code.expires.signature" }) },
+    { additionalProperties: false },
+  ),
   resolved: Envelope({ ...LinkView, token_verified: t.Boolean(), expires_in_seconds: t.Integer() }),
   trackBody: t.Object(
     {
-      event_type: t.Union(TRACK_EVENT_TYPES.map((e) => t.Literal(e)), { description: TRACK_EVENT_TYPES.join(", ") }),
+      event_type: t.Union(
+        TRACK_EVENT_TYPES.map((e) => t.Literal(e)),
+        { description: TRACK_EVENT_TYPES.join(", ") },
+      ),
       destination_url: destination("The URL that was shared (a short URL of this service counts for its link)"),
       client_event_id: t.String({ pattern: "^[A-Za-z0-9._:-]{8,128}$", description: "Your id for this event (e.g. a UUID); retries reuse it" }),
       short_code: t.Optional(t.String({ maxLength: 64 })),
@@ -167,7 +192,17 @@ export const AudioShareModel = {
   channels: Envelope({ count: t.Integer(), channels: t.Array(Channel) }),
   errors: Envelope({
     count: t.Integer(),
-    errors: t.Array(t.Object({ code: t.String(), http_status: t.Integer(), title: t.String(), retry_class: t.String(), client_action: t.String(), when: t.String(), routes: t.Array(t.String()) })),
+    errors: t.Array(
+      t.Object({
+        code: t.String(),
+        http_status: t.Integer(),
+        title: t.String(),
+        retry_class: t.String(),
+        client_action: t.String(),
+        when: t.String(),
+        routes: t.Array(t.String()),
+      }),
+    ),
     by_code: t.Record(t.String(), t.Any()),
   }),
   warnings: Envelope({
@@ -205,20 +240,35 @@ export const AudioShareModel = {
     checked_at: t.String(),
   }),
   statsQuery: t.Object({ code: t.String({ minLength: 1, maxLength: 64 }), hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...includeMeta }),
-  stats: Envelope({
-    short_code: t.String(),
-    state: t.String(),
-    created_at: t.String(),
-    expires_at: t.String(),
-    window_hours: t.Integer(),
-    totals: t.Object(HitCounts),
-    hourly: t.Array(t.Object({ hour: t.String(), ...HitCounts })),
-    track_events: t.Object({ count: t.Integer(), by_type: t.Record(t.String(), t.Integer()) }),
-  }),
+  stats: named(
+    "ShareLinkStats",
+    Envelope({
+      short_code: t.String(),
+      state: t.String(),
+      created_at: t.String(),
+      expires_at: t.String(),
+      window_hours: t.Integer(),
+      totals: t.Object(HitCounts),
+      hourly: t.Array(t.Object({ hour: t.String(), ...HitCounts })),
+      track_events: t.Object({ count: t.Integer(), by_type: t.Record(t.String(), t.Integer()) }),
+    }),
+  ),
   codeParams: t.Object({ code: t.String({ description: "The short code (16 characters a-z, 2-7; case-insensitive)" }) }),
-  qrQuery: t.Object({ size: intQuery({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, defaultValue: 256, description: "PNG width and height in pixels" }) }),
-  revokeBody: t.Object({ short_code: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
-  revoked: Envelope({ short_code: t.String(), short_url: t.String(), revoked: t.Literal(true), revoked_at: t.String(), reason: t.String(), already_revoked: t.Boolean() }),
+  qrQuery: t.Object({
+    size: intQuery({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, defaultValue: 256, description: "PNG width and height in pixels" }),
+  }),
+  revokeBody: t.Object(
+    { short_code: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: 500 }) },
+    { additionalProperties: false },
+  ),
+  revoked: Envelope({
+    short_code: t.String(),
+    short_url: t.String(),
+    revoked: t.Literal(true),
+    revoked_at: t.String(),
+    reason: t.String(),
+    already_revoked: t.Boolean(),
+  }),
   tokenBody: t.Object({ name: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$" }) }, { additionalProperties: false }),
   tokenCreated: Envelope({ track_token: TrackToken, token: t.String({ description: "Shown once; send as Authorization: Bearer <token> on /track" }) }),
   tokenList: Envelope({ count: t.Integer(), track_tokens: t.Array(TrackToken) }),

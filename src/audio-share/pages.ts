@@ -13,7 +13,7 @@ const HEADLINES: Record<string, string> = {
 };
 
 /** True when the client would rather read a page than JSON (a browser's Accept lists text/html). */
-export const prefersHtml = (accept: string | null) => accept !== null && accept.includes("text/html");
+export const prefersHtml = (accept: string | null) => accept?.includes("text/html");
 
 export function errorPage(err: AppError, requestId: string): Response {
   const headline = HEADLINES[err.code] ?? "This link cannot be opened";

@@ -20,15 +20,22 @@ export function redirectRoutes(ctx: AppContext) {
   return new Elysia({ name: "herald:audio-share-redirects" })
     .get(
       REDIRECT_ROUTE,
-      ({ params, request, server, set }) => followLink(ctx, hits, request, params.code, clientIp(ctx, request, server), String(set.headers["x-request-id"] ?? "")),
-      { params: M.codeParams, response: errs, detail: detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)") },
+      ({ params, request, server, set }) =>
+        followLink(ctx, hits, request, params.code, clientIp(ctx, request, server), String(set.headers["x-request-id"] ?? "")),
+      {
+        params: M.codeParams,
+        response: errs,
+        detail: detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)"),
+      },
     )
     .get(
       "/s/audio/:code/qr.svg",
       async ({ params, request, set }) => {
         const link = usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
         if (link instanceof Response) return link;
-        return new Response(await qrSvg(shortUrlOf(ctx, link.row.code)), { headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" } });
+        return new Response(await qrSvg(shortUrlOf(ctx, link.row.code)), {
+          headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" },
+        });
       },
       { params: M.codeParams, response: errs, detail: detail("QR code (SVG) of the short URL") },
     )
@@ -40,6 +47,11 @@ export function redirectRoutes(ctx: AppContext) {
         const png = await qrPng(shortUrlOf(ctx, link.row.code), query.size ?? QR_PNG_DEFAULT_SIZE);
         return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "cache-control": "public, max-age=300" } });
       },
-      { params: M.codeParams, query: M.qrQuery, response: { 400: ErrorBody, ...errs }, detail: detail("QR code (PNG, size 64…1024 px, default 256) of the short URL") },
+      {
+        params: M.codeParams,
+        query: M.qrQuery,
+        response: { 400: ErrorBody, ...errs },
+        detail: detail("QR code (PNG, size 64…1024 px, default 256) of the short URL"),
+      },
     );
 }

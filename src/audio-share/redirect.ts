@@ -1,9 +1,10 @@
 import type { Server } from "bun";
-import { epochMs, type AppContext } from "../context";
+import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import { errorResponse, newRequestState, type RequestState } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
-import { observe } from "../system/metrics";
+import { observe } from "../http/metrics";
 import { classifyHit, hitRecorder, type HitRecorder } from "./hits";
 import { errorPage, prefersHtml } from "./pages";
 import { usableLinkOrThrow, type ResolvedLink } from "./short-links";
@@ -38,14 +39,16 @@ export function followLink(ctx: AppContext, hits: HitRecorder, request: Request,
   return new Response(null, { status: 302, headers: { location: link.row.destination_url, "cache-control": "private, no-store", "x-request-id": requestId } });
 }
 
-
 function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params: { code: string } }, state: RequestState): Response {
   const limit = ctx.config.rateLimits.publicPerMin;
   if (limit > 0) {
     const decision = ctx.rateLimiter.hit("public", state.ip, limit);
     Object.assign(state.headers, rateLimitHeaders(decision));
     if (!decision.allowed) {
-      return errorResponse(new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`), state);
+      return errorResponse(
+        new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
+        state,
+      );
     }
   }
   try {

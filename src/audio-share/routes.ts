@@ -5,7 +5,15 @@ import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { adminRoutes } from "./admin-routes";
-import { CHECKSUM_HEADER, errorsCatalog, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, guidanceCatalog, TRACK_AUTH_HEADER, warningsCatalog } from "./catalogs";
+import {
+  CHECKSUM_HEADER,
+  errorsCatalog,
+  EXPIRES_IN_MAX_SECONDS,
+  EXPIRES_IN_MIN_SECONDS,
+  guidanceCatalog,
+  TRACK_AUTH_HEADER,
+  warningsCatalog,
+} from "./catalogs";
 import { channelById, describeChannels } from "./channels";
 import { buildHostPolicy, describePolicy, type HostPolicy } from "./host-policy";
 import { audioShareHealth, expandShortUrl, linkStats, resolveCode } from "./link-verbs";
@@ -80,7 +88,9 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         const auth = trackAuth.get(request);
         if (!auth) throw new Error("track auth was not decided before the handler"); // transform always runs first
         if (body.channel !== undefined && !channelById(body.channel)) {
-          throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, { details: [{ field: "channel", problem: "is not a known channel" }] });
+          throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, {
+            details: [{ field: "channel", problem: "is not a known channel" }],
+          });
         }
         const out = recordTrackEvent(ctx, policy, body, auth);
         return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
@@ -94,7 +104,9 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         },
         body: M.trackBody,
         response: { 200: M.tracked, 401: ErrorBody, ...errs },
-        detail: tag("Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)"),
+        detail: tag(
+          "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
+        ),
       },
     )
     .get(`${BASE}/stats`, ({ query }) => ({ success: true as const, ...linkStats(ctx, query.code, query.hours ?? 48) }), {
@@ -102,30 +114,48 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
       response: { 200: M.stats, ...errs },
       detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
     })
-    .get(`${BASE}/channels.json`, () => {
-      const channels = describeChannels();
-      return { success: true as const, count: channels.length, channels };
-    }, { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") })
-    .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), { response: { 200: M.errors }, detail: tag("Audio-share error catalog") })
-    .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), { response: { 200: M.warnings }, detail: tag("Audio-share warning catalog") })
-    .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), { response: { 200: M.guidance }, detail: tag("Recommended call order, flows and limits") })
-    .get(`${BASE}/policy.json`, () => ({
-      success: true as const,
-      ...describePolicy(policy),
-      expires_in: { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: ctx.config.audioShare.defaultExpiresSeconds },
-    }), { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") })
-    .get(`${BASE}/health`, ({ set }) => {
-      const health = audioShareHealth(ctx, policy, signingKeys(ctx).source);
-      if (health.status !== "ok") set.status = 503;
-      return { success: true as const, ...health };
-    }, { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") });
+    .get(
+      `${BASE}/channels.json`,
+      () => {
+        const channels = describeChannels();
+        return { success: true as const, count: channels.length, channels };
+      },
+      { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
+    )
+    .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), {
+      response: { 200: M.errors },
+      detail: tag("Audio-share error catalog"),
+    })
+    .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), {
+      response: { 200: M.warnings },
+      detail: tag("Audio-share warning catalog"),
+    })
+    .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), {
+      response: { 200: M.guidance },
+      detail: tag("Recommended call order, flows and limits"),
+    })
+    .get(
+      `${BASE}/policy.json`,
+      () => ({
+        success: true as const,
+        ...describePolicy(policy),
+        expires_in: { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: ctx.config.audioShare.defaultExpiresSeconds },
+      }),
+      { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
+    )
+    .get(
+      `${BASE}/health`,
+      ({ set }) => {
+        const health = audioShareHealth(ctx, policy, signingKeys(ctx).source);
+        if (health.status !== "ok") set.status = 503;
+        return { success: true as const, ...health };
+      },
+      { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
+    );
 }
 
 /** The audio-share API, the /s/audio redirects and QR codes, and the operator routes. */
 export function audioShareRoutes(ctx: AppContext, guards: Guards) {
   const policy = buildHostPolicy(ctx.config.publicBaseUrl, ctx.config.audioShare.allowedHosts, ctx.config.audioShare.deniedHosts);
-  return new Elysia({ name: "herald:audio-share" })
-    .use(publicRoutes(ctx, policy))
-    .use(redirectRoutes(ctx))
-    .use(adminRoutes(ctx, guards));
+  return new Elysia({ name: "herald:audio-share" }).use(publicRoutes(ctx, policy)).use(redirectRoutes(ctx)).use(adminRoutes(ctx, guards));
 }

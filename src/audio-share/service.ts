@@ -41,10 +41,22 @@ function chooseDestination(input: DestinationInput): Chosen {
   const file = input.file_url?.trim() ? input.file_url : undefined;
   if (input.prefer === "file") {
     if (file !== undefined) return { raw: file, field: "file_url", source: "file", warnings: [] };
-    return { raw: track ?? null, field: "track_url", source: "track", warnings: [warningOf("prefer_file_without_file_url", "prefer=file was asked but no file_url was given; track_url is shared", { field: "prefer" })] };
+    return {
+      raw: track ?? null,
+      field: "track_url",
+      source: "track",
+      warnings: [warningOf("prefer_file_without_file_url", "prefer=file was asked but no file_url was given; track_url is shared", { field: "prefer" })],
+    };
   }
   if (track !== undefined) {
-    const warnings = file !== undefined ? [warningOf("file_url_ignored", "Both track_url and file_url were given; the track page is shared (send prefer=file for the file)", { field: "file_url" })] : [];
+    const warnings =
+      file !== undefined
+        ? [
+            warningOf("file_url_ignored", "Both track_url and file_url were given; the track page is shared (send prefer=file for the file)", {
+              field: "file_url",
+            }),
+          ]
+        : [];
     return { raw: track, field: "track_url", source: "track", warnings };
   }
   return { raw: file ?? null, field: "file_url", source: "file", warnings: [] };
@@ -90,14 +102,18 @@ function throwFirstError(e: Evaluation): never {
   const { code, message, ...fields } = e.errors[0]!;
   // The denied host is named at the top level of the body as well, beside request_id (the spec's payload).
   const extra = code === "destination_host_denied" ? { host: fields.host ?? null, reason: fields.reason } : undefined;
-  throw new AppError(code as "destination_host_denied" | "destination_invalid" | "channel_unknown", message, { details: { ...fields, errors: e.errors }, extra });
+  throw new AppError(code as "destination_host_denied" | "destination_invalid" | "channel_unknown", message, {
+    details: { ...fields, errors: e.errors },
+    extra,
+  });
 }
 
 function renderAll(channels: Channel[], url: string, title: string, text: string, warnings: Finding[]): RenderedShare[] {
   return channels.map((c) => {
     const r = renderShare(c, { url, title, text });
     if (r.truncated) warnings.push(warningOf("text_truncated", `The text was shortened to fit ${c.label} (${r.limit} characters)`, { channel: c.id }));
-    if (text && !c.capabilities.text && c.kind !== "copy") warnings.push(warningOf("text_not_supported", `${c.label} takes only the link; text is not sent`, { channel: c.id }));
+    if (text && !c.capabilities.text && c.kind !== "copy")
+      warnings.push(warningOf("text_not_supported", `${c.label} takes only the link; text is not sent`, { channel: c.id }));
     return r;
   });
 }
@@ -126,8 +142,10 @@ export function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInpu
   const warnings = [...e.warnings];
   const signed = input.token_mode === "signed";
   const short = input.use_short === "1" || signed;
-  if (signed && input.use_short !== "1") warnings.push(warningOf("signed_implies_short", "token_mode=signed builds a short link; send use_short=1 with it", { field: "use_short" }));
-  if (!short && input.expires_in !== undefined) warnings.push(warningOf("expires_in_ignored", "expires_in applies to short links only (use_short=1)", { field: "expires_in" }));
+  if (signed && input.use_short !== "1")
+    warnings.push(warningOf("signed_implies_short", "token_mode=signed builds a short link; send use_short=1 with it", { field: "use_short" }));
+  if (!short && input.expires_in !== undefined)
+    warnings.push(warningOf("expires_in_ignored", "expires_in applies to short links only (use_short=1)", { field: "expires_in" }));
   const destination = e.destination_url!;
   const link = short
     ? linkStore(ctx).create({
@@ -161,7 +179,15 @@ export function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInpu
 /** GET /validate: one destination, every finding. */
 export function validateShare(policy: HostPolicy, input: DestinationInput & { channels?: string }) {
   const e = evaluate(policy, input);
-  return { valid: e.valid, destination_url: e.destination_url, host: e.host, source: e.source, channels: e.channels.map((c) => c.id), errors: e.errors, warnings: e.warnings };
+  return {
+    valid: e.valid,
+    destination_url: e.destination_url,
+    host: e.host,
+    source: e.source,
+    channels: e.channels.map((c) => c.id),
+    errors: e.errors,
+    warnings: e.warnings,
+  };
 }
 
 export interface BatchInput {

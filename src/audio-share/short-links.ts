@@ -1,6 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import { base32 } from "../auth/random-codes";
-import { epochMs, type AppContext } from "../context";
+import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import { AppError } from "../http/errors";
 import { sameSignature, signLink } from "./signing";
 
@@ -82,7 +83,14 @@ class LinkStore {
     this.cache.clear();
   }
 
-  create(input: { destination: string; source: "track" | "file"; channel: string | null; title: string | null; signed: boolean; expiresInSeconds: number }): LinkRow {
+  create(input: {
+    destination: string;
+    source: "track" | "file";
+    channel: string | null;
+    title: string | null;
+    signed: boolean;
+    expiresInSeconds: number;
+  }): LinkRow {
     const nowMs = this.ctx.clock.now().getTime();
     const expiresUnix = Math.floor(nowMs / 1000) + input.expiresInSeconds;
     const expiresAt = new Date(expiresUnix * 1000).toISOString();
@@ -91,7 +99,17 @@ class LinkStore {
       const code = newCode(this.ctx);
       const signature = input.signed ? signLink(this.ctx, code, expiresUnix, input.destination) : null;
       try {
-        return this.insert.get(code, input.destination, input.source, input.channel, input.title, input.signed ? 1 : 0, signature, new Date(nowMs).toISOString(), expiresAt) as LinkRow;
+        return this.insert.get(
+          code,
+          input.destination,
+          input.source,
+          input.channel,
+          input.title,
+          input.signed ? 1 : 0,
+          signature,
+          new Date(nowMs).toISOString(),
+          expiresAt,
+        ) as LinkRow;
       } catch (err) {
         if (attempt >= 2 || !String((err as Error).message).includes("UNIQUE")) throw err;
       }
@@ -135,10 +153,13 @@ export function getLinkOrThrow(ctx: AppContext, code: string): ResolvedLink {
  */
 export function usableLinkOrThrow(ctx: AppContext, code: string, nowMs?: number): ResolvedLink {
   const link = getLinkOrThrow(ctx, code);
-  if (!link.signatureOk) throw new AppError("short_link_signature_invalid", "This link's stored destination or expiry does not match its signature; it will not redirect");
+  if (!link.signatureOk)
+    throw new AppError("short_link_signature_invalid", "This link's stored destination or expiry does not match its signature; it will not redirect");
   const state = stateOf(ctx, link, nowMs);
-  if (state === "revoked") throw new AppError("short_link_revoked", `This link was revoked at ${link.row.revoked_at}`, { details: { revoked_at: link.row.revoked_at } });
-  if (state === "expired") throw new AppError("short_link_expired", `This link expired at ${link.row.expires_at}`, { details: { expires_at: link.row.expires_at } });
+  if (state === "revoked")
+    throw new AppError("short_link_revoked", `This link was revoked at ${link.row.revoked_at}`, { details: { revoked_at: link.row.revoked_at } });
+  if (state === "expired")
+    throw new AppError("short_link_expired", `This link expired at ${link.row.expires_at}`, { details: { expires_at: link.row.expires_at } });
   return link;
 }
 

@@ -31,11 +31,12 @@ export function signingKeys(ctx: AppContext): SigningKeys {
   return keys;
 }
 
-export const canonicalLink = (code: string, expiresUnix: number, destination: string) =>
-  `${CANONICAL_PREFIX}\n${code}\n${expiresUnix}\n${destination}`;
+export const canonicalLink = (code: string, expiresUnix: number, destination: string) => `${CANONICAL_PREFIX}\n${code}\n${expiresUnix}\n${destination}`;
 
 export function signLink(ctx: AppContext, code: string, expiresUnix: number, destination: string): string {
-  return createHmac("sha256", signingKeys(ctx).key).update(canonicalLink(code, expiresUnix, destination)).digest("base64url");
+  return createHmac("sha256", signingKeys(ctx).key)
+    .update(canonicalLink(code, expiresUnix, destination))
+    .digest("base64url");
 }
 
 /** Constant-time comparison of two base64url signatures. */

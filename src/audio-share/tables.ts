@@ -34,7 +34,9 @@ export const audioShareLinks = sqliteTable(
 export const audioShareLinkHits = sqliteTable(
   "audio_share_link_hits",
   {
-    linkId: integer("link_id").notNull().references(() => audioShareLinks.id),
+    linkId: integer("link_id")
+      .notNull()
+      .references(() => audioShareLinks.id),
     hour: text("hour").notNull(),
     clicks: integer("clicks").notNull().default(0),
     uniqueClicks: integer("unique_clicks").notNull().default(0),

@@ -29,15 +29,21 @@ export function authenticateTrack(ctx: AppContext, authorization: string | null)
   if (mode === "off") return { header: "off", tokenId: null };
   if (!authorization) {
     if (mode === "optional") return { header: "optional_missing_bearer", tokenId: null };
-    throw new AppError("track_auth_required", "This service requires Authorization: Bearer <track token> on /track", { headers: { [TRACK_AUTH_HEADER]: "required_missing_bearer" } });
+    throw new AppError("track_auth_required", "This service requires Authorization: Bearer <track token> on /track", {
+      headers: { [TRACK_AUTH_HEADER]: "required_missing_bearer" },
+    });
   }
   const match = BEARER.exec(authorization);
   const row = match
-    ? (ctx.db.sqlite.query("SELECT id FROM audio_share_track_tokens WHERE token_hash = ? AND revoked_at IS NULL").get(sha256Hex(match[1]!)) as { id: number } | null)
+    ? (ctx.db.sqlite.query("SELECT id FROM audio_share_track_tokens WHERE token_hash = ? AND revoked_at IS NULL").get(sha256Hex(match[1]!)) as {
+        id: number;
+      } | null)
     : null;
   if (!row) {
     const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional_invalid_bearer";
-    throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", { headers: { [TRACK_AUTH_HEADER]: header } });
+    throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", {
+      headers: { [TRACK_AUTH_HEADER]: header },
+    });
   }
   ctx.db.sqlite.query("UPDATE audio_share_track_tokens SET last_used_at = ? WHERE id = ?").run(ctx.clock.now().toISOString(), row.id);
   return { header: mode === "required" ? "required_valid_bearer" : "optional_valid_bearer", tokenId: row.id };
@@ -69,7 +75,10 @@ function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): number
  */
 export function recordTrackEvent(ctx: AppContext, policy: HostPolicy, input: TrackInput, auth: TrackAuth) {
   const check = checkDestination(policy, input.destination_url, "destination_url");
-  if (!check.ok) throw new AppError(check.error.code, check.error.message, { details: { host: check.error.host ?? null, reason: check.error.reason, field: "destination_url" } });
+  if (!check.ok)
+    throw new AppError(check.error.code, check.error.message, {
+      details: { host: check.error.host ?? null, reason: check.error.reason, field: "destination_url" },
+    });
   const linkId = linkIdFor(ctx, input, check.url);
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - ctx.config.audioShare.trackDedupeSeconds * 1000).toISOString();
@@ -86,7 +95,10 @@ export function recordTrackEvent(ctx: AppContext, policy: HostPolicy, input: Tra
         `INSERT INTO audio_share_track_events (client_event_id, event_type, destination_url, link_id, channel, token_id, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, created_at`,
       )
-      .get(input.client_event_id, input.event_type, check.url.href, linkId, input.channel ?? null, auth.tokenId, now.toISOString()) as { id: number; created_at: string };
+      .get(input.client_event_id, input.event_type, check.url.href, linkId, input.channel ?? null, auth.tokenId, now.toISOString()) as {
+      id: number;
+      created_at: string;
+    };
     return { recorded: true, duplicate: false, replay_reason: null, event_id: row.id, recorded_at: row.created_at };
   })();
 }

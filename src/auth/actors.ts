@@ -12,11 +12,16 @@ export type PartnerActor = Extract<Actor, { kind: "partner" }>;
 
 export function actorLabel(actor: Actor): string {
   switch (actor.kind) {
-    case "partner": return `partner:${actor.keyId}`;
-    case "admin": return `admin:${actor.name}#${actor.tokenId}`;
-    case "cli": return `cli:${actor.user}`;
-    case "job": return `job:${actor.name}`;
-    case "public": return "public";
+    case "partner":
+      return `partner:${actor.keyId}`;
+    case "admin":
+      return `admin:${actor.name}#${actor.tokenId}`;
+    case "cli":
+      return `cli:${actor.user}`;
+    case "job":
+      return `job:${actor.name}`;
+    case "public":
+      return "public";
   }
 }
 

@@ -56,7 +56,9 @@ export class AdminTokens {
     const now = this.ctx.clock.now().toISOString();
     const sqlite = this.ctx.db.sqlite;
     return sqlite.transaction(() => {
-      const { id } = sqlite.query("INSERT INTO admin_tokens (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING id").get(name, sha256Hex(token), now) as { id: number };
+      const { id } = sqlite.query("INSERT INTO admin_tokens (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING id").get(name, sha256Hex(token), now) as {
+        id: number;
+      };
       writeAudit(sqlite, { at: now, actor, action: "admin_token.create", target: String(id), details: { name }, requestId });
       return { id, name };
     })();

@@ -1,18 +1,32 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { AppContext } from "../context";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
 import { SCOPES } from "./scopes";
 
-export interface FirstStartCredentials {
+export interface KeyCredentials {
   keyId: string;
   secret: string;
+}
+
+export interface FirstStartCredentials {
+  /** Calls the live routes (/api/partner/*, /api/salutes/*): what the README's examples use. */
+  live: KeyCredentials;
+  /** Calls only the sandbox routes (/api/partner/sandbox/*). */
+  sandbox: KeyCredentials;
   adminToken: string;
 }
 
+/** Both first-start keys belong to one partner, so the sandbox-then-live story of docs/sandbox.md holds locally. */
+export const FIRST_START_PARTNER = "Local Dev";
+
 /**
  * Start-up credential work, run by `serve` (never by buildApp): registers ADMIN_TOKEN from the environment,
- * and on an EMPTY database outside production creates one sandbox key with every scope and one admin token,
- * returned once so the caller can print them. A database that already has keys or tokens gets nothing new.
+ * and on an EMPTY database outside production creates a live key and a sandbox key (every scope, one partner)
+ * and one admin token, returned once so the caller can print them. A live key is made too because most routes a
+ * newcomer tries first (users, salutes, status) refuse sandbox keys. A database that already has keys or
+ * tokens gets nothing new.
  */
 export function prepareCredentials(ctx: AppContext): FirstStartCredentials | null {
   const keys = new PartnerKeys(ctx);
@@ -21,25 +35,62 @@ export function prepareCredentials(ctx: AppContext): FirstStartCredentials | nul
   if (ctx.config.adminToken) tokens.ensureBootstrap(ctx.config.adminToken);
   if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials) return null;
   const actor = { kind: "cli", user: "first-start" } as const;
-  const key = keys.create({ partner: "Local Sandbox", mode: "sandbox", scopes: [...SCOPES] }, actor);
+  const live = keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
+  const sandbox = keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);
   const admin = tokens.create("first-start", actor);
-  return { keyId: key.key_id, secret: key.secret, adminToken: admin.token };
+  return {
+    live: { keyId: live.key_id, secret: live.secret },
+    sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },
+    adminToken: admin.token,
+  };
 }
 
-export function firstStartBanner(c: FirstStartCredentials, baseUrl: string): string {
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The command line that runs this same herald from any directory: the compiled binary itself, or bun with the
+ * entry file (absolute paths, so the printed examples work wherever they are pasted).
+ */
+export function heraldCommand(): string {
+  // A compiled binary's entry lives in Bun's embedded file system.
+  const compiled = Bun.main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(Bun.main);
+  if (compiled) return shellQuote(process.execPath);
+  // From a checkout, the npm-installed bun by its usual name rather than the file it links to (…/bun.exe).
+  const npmBun = join(dirname(dirname(Bun.main)), "node_modules", ".bin", "bun");
+  return [existsSync(npmBun) ? npmBun : process.execPath, Bun.main].map(shellQuote).join(" ");
+}
+
+/**
+ * The banner: each credential labelled with the routes it works on, then shell lines that define `herald` and
+ * export the values under the names README.md's examples use, then three examples that run as printed
+ * (test/docs/readme-examples.test.ts runs them against a fresh server).
+ */
+export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, herald = heraldCommand()): string {
   return [
     "",
     "================ Herald first start (development) ================",
-    "A sandbox partner key and an operator token were created. They are shown ONCE; store them now.",
+    "Three credentials were created for this empty database. They are shown ONCE: store them now.",
     "",
-    `  sandbox key id : ${c.keyId}`,
-    `  sandbox secret : ${c.secret}`,
-    `  admin token    : ${c.adminToken}`,
+    "  LIVE partner key      works on /api/partner/* and /api/salutes/* (not on /api/partner/sandbox/*)",
+    `    key id : ${c.live.keyId}`,
+    `    secret : ${c.live.secret}`,
+    "  SANDBOX partner key   works only on /api/partner/sandbox/* (practice data, kept apart from live)",
+    `    key id : ${c.sandbox.keyId}`,
+    `    secret : ${c.sandbox.secret}`,
+    "  ADMIN token           for /admin/* as Authorization: Bearer",
+    `    token  : ${c.adminToken}`,
     "",
-    "Try a signed request (prints a ready curl command):",
-    `  node_modules/.bin/bun src/main.ts sign --key ${c.keyId} --secret '${c.secret}' GET ${baseUrl}/api/partner/capabilities | sh`,
-    "Or an operator request:",
-    `  curl -H 'Authorization: Bearer ${c.adminToken}' ${baseUrl}/admin/partners/keys`,
+    "Paste these lines into another shell (bash or zsh); README.md's examples use them:",
+    `  herald() { ${herald} "$@"; }`,
+    `  export HERALD=${shellQuote(baseUrl)}`,
+    `  export HERALD_KEY_ID=${shellQuote(c.live.keyId)} HERALD_SECRET=${shellQuote(c.live.secret)}`,
+    `  export HERALD_SANDBOX_KEY_ID=${shellQuote(c.sandbox.keyId)} HERALD_SANDBOX_SECRET=${shellQuote(c.sandbox.secret)}`,
+    `  export HERALD_ADMIN_TOKEN=${shellQuote(c.adminToken)}`,
+    "",
+    "Then try (`herald sign` prints a signed curl command; `| sh` runs it):",
+    `  herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" GET "$HERALD/api/partner/status" | sh`,
+    `  herald sign --key "$HERALD_SANDBOX_KEY_ID" --secret "$HERALD_SANDBOX_SECRET" GET "$HERALD/api/partner/sandbox/verify" | sh`,
+    `  curl -sS -H "Authorization: Bearer $HERALD_ADMIN_TOKEN" "$HERALD/admin/partners/keys"`,
     "===================================================================",
     "",
   ].join("\n");

@@ -77,7 +77,9 @@ export class IdempotencyStore {
     this.savepoint = db.prepare("SAVEPOINT herald_effect");
     this.releaseSavepoint = db.prepare("RELEASE herald_effect");
     this.rollbackToSavepoint = db.prepare("ROLLBACK TO herald_effect");
-    this.select = db.prepare("SELECT fingerprint, state, response_status, response_body, locked_until, expires_at FROM idempotency_records WHERE key_id = ? AND idempotency_key = ?");
+    this.select = db.prepare(
+      "SELECT fingerprint, state, response_status, response_body, locked_until, expires_at FROM idempotency_records WHERE key_id = ? AND idempotency_key = ?",
+    );
     this.upsertCompleted = db.prepare(
       `INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, response_status, response_body, created_at, locked_until, expires_at)
        VALUES (?1, ?2, ?3, 'completed', ?4, ?5, ?6, NULL, ?7)
@@ -103,7 +105,10 @@ export class IdempotencyStore {
     const row = this.select.get(claim.keyId, claim.key) as Row | null;
     if (!row || Date.parse(row.expires_at) <= now.getTime()) return;
     if (row.fingerprint !== claim.fingerprint) {
-      throw new AppError("idempotency_key_reused", "This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request");
+      throw new AppError(
+        "idempotency_key_reused",
+        "This Idempotency-Key was used for a different request (method, path or body); use a new key for a new request",
+      );
     }
     if (row.state === "completed") {
       throw new AppError("idempotency_replay", "A request with this Idempotency-Key already completed; this is its original response", {
@@ -212,16 +217,25 @@ export class IdempotencyStore {
     db.transaction(() => {
       const now = this.ctx.clock.now();
       this.check(claim, now);
-      this.claimInProgress.run(claim.keyId, claim.key, claim.fingerprint, now.toISOString(), new Date(now.getTime() + IN_PROGRESS_LOCK_MS).toISOString(), this.expiry(now));
+      this.claimInProgress.run(
+        claim.keyId,
+        claim.key,
+        claim.fingerprint,
+        now.toISOString(),
+        new Date(now.getTime() + IN_PROGRESS_LOCK_MS).toISOString(),
+        this.expiry(now),
+      );
     }).immediate();
     try {
       const prepared = await prepare();
-      return db.transaction(() => {
-        const result = commit(prepared);
-        const now = this.ctx.clock.now();
-        this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
-        return result;
-      }).immediate();
+      return db
+        .transaction(() => {
+          const result = commit(prepared);
+          const now = this.ctx.clock.now();
+          this.upsertCompleted.run(claim.keyId, claim.key, claim.fingerprint, status, JSON.stringify(result), now.toISOString(), this.expiry(now));
+          return result;
+        })
+        .immediate();
     } catch (err) {
       this.release.run(claim.keyId, claim.key);
       throw err;

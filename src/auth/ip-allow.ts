@@ -8,12 +8,17 @@ export function parseAllowList(list: string): { ranges: Range[]; canonical: stri
   const ranges: Range[] = [];
   const canonical: string[] = [];
   const invalid: string[] = [];
-  for (const raw of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     try {
-      const range = raw.includes("/") ? ipaddr.parseCIDR(raw) : (() => {
-        const a = ipaddr.parse(raw);
-        return [a, a.kind() === "ipv4" ? 32 : 128] as Range;
-      })();
+      const range = raw.includes("/")
+        ? ipaddr.parseCIDR(raw)
+        : (() => {
+            const a = ipaddr.parse(raw);
+            return [a, a.kind() === "ipv4" ? 32 : 128] as Range;
+          })();
       ranges.push(range);
       canonical.push(`${range[0].toString()}/${range[1]}`);
     } catch {

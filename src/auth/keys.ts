@@ -1,5 +1,6 @@
 import type { Database, Statement } from "bun:sqlite";
-import { epochMs, type AppContext } from "../context";
+import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
 import type { Actor } from "./actors";
 import { writeAudit } from "./audit";
@@ -66,7 +67,8 @@ export interface CreateKeyInput {
 function validateKeyInput(input: CreateKeyInput): { partner: string; mode: KeyMode; scopes: Scope[]; ips: string[] } {
   const problems: Array<{ field: string; problem: string }> = [];
   const partner = input.partner.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(partner)) problems.push({ field: "partner", problem: "must be 1–64 letters, digits, spaces, dots, dashes or underscores" });
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(partner))
+    problems.push({ field: "partner", problem: "must be 1–64 letters, digits, spaces, dots, dashes or underscores" });
   if (input.mode !== "sandbox" && input.mode !== "live") problems.push({ field: "mode", problem: "must be sandbox or live" });
   const { scopes, unknown } = parseScopes(Array.isArray(input.scopes) ? input.scopes.join(",") : input.scopes);
   if (unknown.length) problems.push({ field: "scopes", problem: `unknown scope(s) ${unknown.join(", ")}; known: ${SCOPES.join(", ")}` });
@@ -198,9 +200,18 @@ export class PartnerKeys {
     const sqlite = this.ctx.db.sqlite;
     sqlite.transaction(() => {
       sqlite
-        .query("INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)")
+        .query(
+          "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+        )
         .run(keyId, v.partner, v.mode, v.scopes.join(","), v.ips.join(","), this.ctx.secrets.seal(secret, keyId), now, now);
-      writeAudit(sqlite, { at: now, actor, action: "partner_key.create", target: keyId, details: { partner: v.partner, mode: v.mode, scopes: v.scopes, allowed_ips: v.ips }, requestId });
+      writeAudit(sqlite, {
+        at: now,
+        actor,
+        action: "partner_key.create",
+        target: keyId,
+        details: { partner: v.partner, mode: v.mode, scopes: v.scopes, allowed_ips: v.ips },
+        requestId,
+      });
     })();
     this.changed();
     return { ...toKeyView(this.find(keyId)!), secret };
@@ -240,7 +251,9 @@ export class PartnerKeys {
    */
   rotate(keyId: string, overlapHours: number, actor: Actor, requestId: string | null = null): PartnerKeyView & { secret: string } {
     if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_ROTATION_OVERLAP_HOURS) {
-      throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_ROTATION_OVERLAP_HOURS}`, [{ field: "overlap_hours", problem: `must be 0–${MAX_ROTATION_OVERLAP_HOURS}` }]);
+      throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_ROTATION_OVERLAP_HOURS}`, [
+        { field: "overlap_hours", problem: `must be 0–${MAX_ROTATION_OVERLAP_HOURS}` },
+      ]);
     }
     const row = this.getOrThrow(keyId);
     if (row.status !== "active") throw new AppError("conflict", `Key ${keyId} is disabled; create a new key instead of rotating it`);
@@ -250,7 +263,9 @@ export class PartnerKeys {
     const sqlite = this.ctx.db.sqlite;
     sqlite.transaction(() => {
       sqlite
-        .query("UPDATE partner_keys SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE key_id = ?")
+        .query(
+          "UPDATE partner_keys SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE key_id = ?",
+        )
         .run(this.ctx.secrets.seal(secret, keyId), validUntil ? row.secret_ciphertext : null, validUntil, now.toISOString(), keyId);
       writeAudit(sqlite, { at: now.toISOString(), actor, action: "partner_key.rotate", target: keyId, details: { overlap_hours: overlapHours }, requestId });
     })();

@@ -1,20 +1,24 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { SCOPES } from "./scopes";
+import { named } from "../http/openapi-names";
 
-const Key = t.Object({
-  key_id: t.String(),
-  partner: t.String(),
-  mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
-  scopes: t.Array(t.String()),
-  allowed_ips: t.Array(t.String()),
-  status: t.Union([t.Literal("active"), t.Literal("disabled")]),
-  created_at: t.String(),
-  updated_at: t.String(),
-  last_used_at: t.Union([t.String(), t.Null()]),
-  previous_secret_valid_until: t.Union([t.String(), t.Null()]),
-  disabled_reason: t.Union([t.String(), t.Null()]),
-});
+const Key = named(
+  "PartnerKey",
+  t.Object({
+    key_id: t.String(),
+    partner: t.String(),
+    mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
+    scopes: t.Array(t.String()),
+    allowed_ips: t.Array(t.String()),
+    status: t.Union([t.Literal("active"), t.Literal("disabled")]),
+    created_at: t.String(),
+    updated_at: t.String(),
+    last_used_at: t.Union([t.String(), t.Null()]),
+    previous_secret_valid_until: t.Union([t.String(), t.Null()]),
+    disabled_reason: t.Union([t.String(), t.Null()]),
+  }),
+);
 
 export const AuthModel = {
   key: Key,
@@ -38,14 +42,21 @@ export const AuthModel = {
   disableBody: t.Object({ reason: t.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
   rotateBody: t.Object({ overlap_hours: t.Optional(t.Integer({ minimum: 0, maximum: 24 })) }, { additionalProperties: false }),
   keyParams: t.Object({ key_id: t.String({ maxLength: 128 }) }),
-  verifyKeyQuery: t.Object({ api_key: t.String({ minLength: 1, maxLength: 128 }), client: t.Optional(t.String({ maxLength: 64 })), include_meta: t.Optional(t.String()) }),
-  verifyKey: Envelope({
-    key_id: t.String(),
-    client: t.Union([t.String(), t.Null()]),
-    exists: t.Boolean(),
-    active: t.Boolean(),
-    key_mode: t.Union([t.Literal("sandbox"), t.Literal("live"), t.Null()]),
-    onboarding_order: t.Array(t.Object({ step: t.Integer(), method: t.Literal("GET"), path: t.String(), signed: t.Boolean(), purpose: t.String() })),
-    signing_docs: t.String(),
+  verifyKeyQuery: t.Object({
+    api_key: t.String({ minLength: 1, maxLength: 128 }),
+    client: t.Optional(t.String({ maxLength: 64 })),
+    include_meta: t.Optional(t.String()),
   }),
+  verifyKey: named(
+    "KeyVerification",
+    Envelope({
+      key_id: t.String(),
+      client: t.Union([t.String(), t.Null()]),
+      exists: t.Boolean(),
+      active: t.Boolean(),
+      key_mode: t.Union([t.Literal("sandbox"), t.Literal("live"), t.Null()]),
+      onboarding_order: t.Array(t.Object({ step: t.Integer(), method: t.Literal("GET"), path: t.String(), signed: t.Boolean(), purpose: t.String() })),
+      signing_docs: t.String(),
+    }),
+  ),
 };

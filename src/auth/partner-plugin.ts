@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import { epochMs, type AppContext } from "../context";
+import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
@@ -8,7 +9,7 @@ import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type Defer
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
 import { isValidNonce, NonceStore, replayDetected } from "./nonces";
-import { type KeyMode, type Scope } from "./scopes";
+import type { KeyMode, Scope } from "./scopes";
 import { requestTarget, verifySignature } from "./signature";
 
 export interface PartnerGuard {
@@ -52,6 +53,18 @@ function unixSecondsOf(raw: string): number {
 const unauthorized = (message: string) => new AppError("unauthorized", message);
 const forbidden = (message: string) => new AppError("forbidden", message);
 
+/**
+ * A key of the wrong mode is the first wall a new partner hits (a sandbox key on the live routes), so the 403
+ * says where this key does work and the exact command that makes the other kind, for this partner and scopes.
+ * Partner names are letters, digits, spaces and `._-` (validated at creation), so single quotes are enough.
+ */
+function wrongModeMessage(row: Readonly<KeyRow>, needed: KeyMode): string {
+  const create = `herald keys create --partner '${row.partner}' --mode ${needed} --scopes ${row.scopes}`;
+  return row.mode === "sandbox"
+    ? `This route needs a live key; ${row.key_id} is a sandbox key, which works only on the sandbox routes under /api/partner/sandbox/ (docs/sandbox.md lists them). An operator creates a live key with: ${create}`
+    : `This route needs a sandbox key; ${row.key_id} is a live key, which works on the live routes under /api/partner/ and /api/salutes/ outside /api/partner/sandbox/. An operator creates a sandbox key with: ${create}`;
+}
+
 // Verifies unknown key ids against a throwaway secret, so "no such key" costs the same as "wrong signature".
 const DECOY_SECRETS = ["hsk_decoy_secret_never_valid_0000000000000000"];
 
@@ -66,8 +79,12 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const keys = new PartnerKeys(ctx);
   const nonces = new NonceStore(ctx);
   const idempotency = new IdempotencyStore(ctx, nonces);
-  ctx.metrics.gauge("herald_group_commits", "Group commits of ledger writes (credits, debits, conversions) since start.", () => idempotency.groupCommits);
-  ctx.metrics.gauge("herald_grouped_effects", "Ledger writes carried by those group commits (÷ commits = mean group size).", () => idempotency.groupedEffects);
+  ctx.metrics.counter("herald_group_commits", "Group commits of ledger writes (credits, debits, conversions) since start.", () => idempotency.groupCommits);
+  ctx.metrics.counter(
+    "herald_grouped_effects",
+    "Ledger writes carried by those group commits (÷ commits = mean group size).",
+    () => idempotency.groupedEffects,
+  );
   const skew = ctx.config.signatureSkewSeconds;
 
   /**
@@ -112,7 +129,9 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (limit <= 0) return;
     const decision = ctx.rateLimiter.hit("partner-ip", ip, limit);
     if (!decision.allowed) {
-      throw new AppError("rate_limited", `Too many partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, { headers: rateLimitHeaders(decision) });
+      throw new AppError("rate_limited", `Too many partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, {
+        headers: rateLimitHeaders(decision),
+      });
     }
   }
 
@@ -149,7 +168,9 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     const nowMs = epochMs(ctx.clock);
     const drift = ts - Math.floor(nowMs / 1000);
     if (Math.abs(drift) > skew) {
-      throw unauthorized(`X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`);
+      throw unauthorized(
+        `X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`,
+      );
     }
     const signature = headers["x-partner-signature"];
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
@@ -175,9 +196,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
     if (!ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
     const mode = guard.mode ?? "live";
-    if (mode !== "any" && row.mode !== mode) {
-      throw forbidden(`This route needs a ${mode} key; ${row.key_id} is a ${row.mode} key${mode === "sandbox" ? " (sandbox routes are under /api/partner/sandbox/)" : ""}`);
-    }
+    if (mode !== "any" && row.mode !== mode) throw forbidden(wrongModeMessage(row, mode));
     if (guard.scope && !key.scopes.includes(guard.scope)) throw forbidden(`Key ${row.key_id} lacks the "${guard.scope}" scope this route needs`);
 
     const isMutation = guard.mutation ?? false;

@@ -12,7 +12,10 @@ export function modeOfKeyId(keyId: string): KeyMode | null {
 }
 
 export function parseScopes(list: string): { scopes: Scope[]; unknown: string[] } {
-  const items = list.split(",").map((s) => s.trim()).filter(Boolean);
+  const items = list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = items.filter((s) => !(SCOPES as readonly string[]).includes(s));
   const scopes = [...new Set(items.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)))].sort();
   return { scopes, unknown };

@@ -22,7 +22,13 @@ const ORDER: Record<KeyMode, Array<{ path: string; purpose: string }>> = {
 export function verifyKeyPreview(keys: PartnerKeys, keyId: string, client: string | null) {
   const row = keys.find(keyId);
   const mode: KeyMode | null = row?.mode ?? (keyId.startsWith("hk_test_") ? "sandbox" : keyId.startsWith("hk_live_") ? "live" : null);
-  const steps = ORDER[mode ?? "sandbox"].map((s, i) => ({ step: i + 1, method: "GET" as const, path: s.path, signed: s.path !== "/api/partner/errors.json", purpose: s.purpose }));
+  const steps = ORDER[mode ?? "sandbox"].map((s, i) => ({
+    step: i + 1,
+    method: "GET" as const,
+    path: s.path,
+    signed: s.path !== "/api/partner/errors.json",
+    purpose: s.purpose,
+  }));
   return {
     key_id: keyId,
     client,

@@ -9,7 +9,9 @@ export const partnerKeys = sqliteTable(
     mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
     scopes: text("scopes").notNull(), // comma list, sorted
     allowedIps: text("allowed_ips").notNull().default(""), // comma list of addresses / CIDR ranges; empty = any
-    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    status: text("status", { enum: ["active", "disabled"] })
+      .notNull()
+      .default("active"),
     secretCiphertext: text("secret_ciphertext").notNull(),
     previousSecretCiphertext: text("previous_secret_ciphertext"),
     previousSecretValidUntil: text("previous_secret_valid_until"),

@@ -1,4 +1,4 @@
-import type { Clock } from "../context";
+import type { Clock } from "../clock";
 
 export type BreakerState = "closed" | "open" | "half_open";
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Connection, PublicKey, type ConnectionConfig } from "@solana/web3.js";
 import type { Config } from "../config";
-import type { Clock, Rng } from "../context";
+import type { Clock, Rng } from "../clock";
 import type { Logger } from "../log";
 import { CircuitBreaker } from "./breaker";
 import { ChainUnavailableError, classify, httpError, redactUrls, RpcCallError, timeoutError, type RpcOutcome } from "./rpc-errors";

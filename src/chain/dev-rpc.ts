@@ -2,6 +2,7 @@ import type { Server } from "bun";
 import { ChainFixture, TOKEN_PROGRAM_ID, type FixtureOptions } from "./fixture-data";
 import { FixtureRpcError, HANDLERS } from "./fixture-rpc";
 import { scanStream } from "./fixture-scan";
+import { plantAnomalies, type AnomalyPlan, type Plantable } from "./fixture-anomalies";
 
 // A Solana JSON-RPC server over the deterministic fixture: `herald dev-rpc` for newcomers, and the real HTTP
 // peer of the chain tests and the holders benchmark (test/support/solana-rpc.ts). Switches make it misbehave
@@ -33,6 +34,8 @@ export interface DevRpcServer {
   url: string;
   port: number;
   fixture: ChainFixture;
+  /** The planted audit anomalies (`--plant`), or null. */
+  plan: AnomalyPlan | null;
   /** Every request received, in order (method, params and the fault applied). */
   calls: RpcCall[];
   fault(f: Fault): void;
@@ -45,6 +48,8 @@ export interface DevRpcOptions extends FixtureOptions {
   port?: number;
   hostname?: string;
   fixture?: ChainFixture;
+  /** Plant these audit anomalies (src/chain/fixture-anomalies.ts). */
+  plant?: readonly Plantable[];
 }
 
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
@@ -74,7 +79,10 @@ function scanParams(fixture: ChainFixture, params: unknown[]) {
     else throw new FixtureRpcError(-32602, "Invalid params: unsupported filter");
   }
   const slice = o.dataSlice;
-  if (slice && (!Number.isInteger(slice.offset) || !Number.isInteger(slice.length) || slice.offset < 0 || slice.length < 0 || slice.offset + slice.length > 165)) {
+  if (
+    slice &&
+    (!Number.isInteger(slice.offset) || !Number.isInteger(slice.length) || slice.offset < 0 || slice.length < 0 || slice.offset + slice.length > 165)
+  ) {
     throw new FixtureRpcError(-32602, "Invalid params: dataSlice out of range");
   }
   return { dataSlice: slice ?? null, withContext: o.withContext === true, empty };
@@ -94,7 +102,7 @@ function takeFault(faults: ActiveFault[], method: string): Fault | null {
 }
 
 /** One JSON-RPC request: record it, apply the first matching fault, then answer from the fixture. */
-async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCall[], request: Request): Promise<Response> {
+async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCall[], request: Request, plan: AnomalyPlan | null): Promise<Response> {
   let body: { id?: unknown; method?: unknown; params?: unknown };
   try {
     body = (await request.json()) as typeof body;
@@ -106,7 +114,12 @@ async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCa
   const fault = takeFault(faults, method);
   calls.push({ method, params, fault: fault?.kind ?? null });
   if (calls.length > 10_000) calls.splice(0, 1000); // a long-running dev-rpc keeps only recent history
-  if (fault?.kind === "429") return json({ jsonrpc: "2.0", id: body.id, error: { code: 429, message: "Too many requests" } }, 429, fault.retryAfterSeconds === undefined ? {} : { "retry-after": String(fault.retryAfterSeconds) });
+  if (fault?.kind === "429")
+    return json(
+      { jsonrpc: "2.0", id: body.id, error: { code: 429, message: "Too many requests" } },
+      429,
+      fault.retryAfterSeconds === undefined ? {} : { "retry-after": String(fault.retryAfterSeconds) },
+    );
   if (fault?.kind === "500") return new Response("upstream exploded", { status: 500 });
   if (fault?.kind === "timeout") return hang(request);
   if (fault?.kind === "slow") await Bun.sleep(fault.delayMs ?? 200);
@@ -116,11 +129,14 @@ async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCa
       const truncateAfter = fault?.kind === "malformed" ? Math.floor(fixture.holderCount / 2) : null;
       return new Response(scanStream(fixture, { id: body.id, ...p, truncateAfter }), { headers: { "content-type": "application/json" } });
     }
-    if (fault?.kind === "malformed") return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"cont`, { headers: { "content-type": "application/json" } });
+    if (fault?.kind === "malformed")
+      return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"cont`, { headers: { "content-type": "application/json" } });
     if (fault?.kind === "bad_shape") return json({ jsonrpc: "2.0", id: body.id, result: { context: "yesterday", value: [{ nonsense: true }] } });
     const handler = HANDLERS[method];
     if (!handler) throw new FixtureRpcError(-32601, `Method not found: ${method}`);
-    return json({ jsonrpc: "2.0", id: body.id, result: handler(fixture, params) });
+    const result = handler(fixture, params);
+    plan?.afterCall(method, params); // after the answer is computed: the call that starts act 2 still sees act 1
+    return json({ jsonrpc: "2.0", id: body.id, result });
   } catch (err) {
     if (err instanceof FixtureRpcError) return json({ jsonrpc: "2.0", id: body.id, error: { code: err.code, message: err.message } });
     throw err;
@@ -129,11 +145,18 @@ async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCa
 
 export function startDevRpc(opts: DevRpcOptions = {}): DevRpcServer {
   const fixture = opts.fixture ?? new ChainFixture(opts);
+  const plan = opts.plant?.length ? plantAnomalies(fixture, opts.plant) : null;
   const faults: ActiveFault[] = [];
   const calls: RpcCall[] = [];
   // A GET shows what the fixture is (and is the benchmark harness's readiness probe).
   const handle = (request: Request) =>
-    request.method === "GET" ? json({ ok: true, ...fixture.describe(`http://${server.hostname}:${server.port}`) }) : answer(fixture, faults, calls, request);
+    request.method === "GET"
+      ? json({
+          ok: true,
+          ...fixture.describe(`http://${server.hostname}:${server.port}`),
+          ...(plan ? { plant: { act: plan.act, env: plan.env, cases: plan.cases } } : {}),
+        })
+      : answer(fixture, faults, calls, request, plan);
 
   const server: Server<undefined> = Bun.serve({
     hostname: opts.hostname ?? "127.0.0.1",
@@ -146,6 +169,7 @@ export function startDevRpc(opts: DevRpcOptions = {}): DevRpcServer {
     url,
     port: server.port!,
     fixture,
+    plan,
     calls,
     fault: (f) => void faults.push({ ...f, left: f.times ?? Number.POSITIVE_INFINITY, skip: f.after ?? 0 }),
     clearFaults: () => void faults.splice(0),

@@ -7,7 +7,6 @@ export { TOKEN_PROGRAM_ID };
 // holders with a power-law distribution, and a transaction history. Same seed and options, same chain. Holder
 // data is computed from the index on demand, so a million holders cost no memory.
 
-
 export interface FixtureOptions {
   seed?: string;
   holders?: number;
@@ -32,6 +31,11 @@ export interface FixtureWallet {
   owner: string;
   lamports: bigint;
   accounts: FixtureTokenAccount[];
+}
+
+export interface FixtureParty {
+  owner: string;
+  account: string;
 }
 
 /** One transfer of the mint between two owners (failed ones move nothing but are still signatures). */
@@ -202,8 +206,7 @@ export class ChainFixture {
     const r0 = this.reserve[0] ?? t0;
     const side = (w: FixtureWallet) => ({ owner: w.owner, account: w.accounts[0]!.address });
     const kind = index % 4;
-    const [from, to] =
-      kind === 0 ? [side(t0), holder(1)] : kind === 1 ? [holder(2), holder(3)] : kind === 2 ? [side(r0), side(t1)] : [holder(4), side(t0)];
+    const [from, to] = kind === 0 ? [side(t0), holder(1)] : kind === 1 ? [holder(2), holder(3)] : kind === 2 ? [side(r0), side(t1)] : [holder(4), side(t0)];
     const amount = BigInt((h % 5_000_000) + 1) * 1000n;
     const failed = index % 9 === 8;
     const addresses = [this.mint, ...new Set([from.owner, to.owner])].filter((a) => this.isTracked(a) || a === this.mint);
@@ -219,6 +222,60 @@ export class ChainFixture {
       addresses,
       lpChange: index % 5 === 0 ? { owner: t0.owner, account: this.keys.address(KeyDomain.lpAccount, 9_000_000 + index), pre: 5000n, post: 9000n } : null,
     };
+  }
+
+  /**
+   * Appends one transfer of the mint with the given parties and amount (src/chain/fixture-anomalies.ts plants
+   * audit anomalies with it). `twinOf`: the same slot and block time as that transaction (a duplicate).
+   * `applyToBalances`: the tracked wallets' token accounts move by the amount, so token snapshots agree with the
+   * synced transactions (the generated history leaves balances as they are).
+   */
+  appendTransfer(t: {
+    from: FixtureParty;
+    to: FixtureParty;
+    amount: bigint;
+    twinOf?: FixtureTx;
+    applyToBalances?: boolean;
+    spacingSeconds?: number;
+  }): FixtureTx {
+    const index = this.transactions.length;
+    const last = this.transactions[this.transactions.length - 1];
+    const slot = t.twinOf?.slot ?? (last ? last.slot + 9000 : this.startSlot);
+    const blockTime = t.twinOf?.blockTime ?? (last ? last.blockTime + (t.spacingSeconds ?? 3600) : this.endTime);
+    const accountOf = (p: FixtureParty) =>
+      this.wallets()
+        .find((w) => w.owner === p.owner)
+        ?.accounts.find((a) => a.address === p.account);
+    const fromAccount = accountOf(t.from);
+    const toAccount = accountOf(t.to);
+    const tx: FixtureTx = {
+      index,
+      signature: signatureOf(this.seedNum, index),
+      slot,
+      blockTime,
+      from: { ...t.from, pre: fromAccount?.amount ?? t.amount * 3n },
+      to: { ...t.to, pre: toAccount?.amount ?? 0n },
+      amount: t.amount,
+      failed: false,
+      addresses: [this.mint, ...new Set([t.from.owner, t.to.owner])].filter((a) => this.isTracked(a) || a === this.mint),
+      lpChange: null,
+    };
+    if (t.applyToBalances) {
+      if (fromAccount) fromAccount.amount -= t.amount;
+      if (toAccount) toAccount.amount += t.amount;
+    }
+    this.transactions.push(tx);
+    return tx;
+  }
+
+  /** A tracked wallet's first token account as a transfer party. */
+  walletParty(w: FixtureWallet): FixtureParty {
+    return { owner: w.owner, account: w.accounts[0]!.address };
+  }
+
+  /** Holder i as a transfer party. */
+  holderParty(i: number): FixtureParty {
+    return { owner: this.holderOwner(i), account: this.holderAccount(i) };
   }
 
   private isTracked(owner: string): boolean {

@@ -141,7 +141,13 @@ function mintAccount(f: ChainFixture, params: Params) {
         program: "spl-token",
         parsed: {
           type: "mint",
-          info: { decimals: f.decimals, freezeAuthority: f.freezeAuthority, isInitialized: true, mintAuthority: f.mintAuthority, supply: f.supply().toString() },
+          info: {
+            decimals: f.decimals,
+            freezeAuthority: f.freezeAuthority,
+            isInitialized: true,
+            mintAuthority: f.mintAuthority,
+            supply: f.supply().toString(),
+          },
         },
         space: 82,
       },

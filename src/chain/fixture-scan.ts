@@ -18,7 +18,9 @@ export interface ScanRequest {
 const enc = new TextEncoder();
 const B64 = enc.encode("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
 const PRE_DATA = enc.encode('{"account":{"data":["');
-const POST_DATA = enc.encode(`","base64"],"executable":false,"lamports":2039280,"owner":"${TOKEN_PROGRAM_ID}","rentEpoch":18446744073709551615,"space":165},"pubkey":"`);
+const POST_DATA = enc.encode(
+  `","base64"],"executable":false,"lamports":2039280,"owner":"${TOKEN_PROGRAM_ID}","rentEpoch":18446744073709551615,"space":165},"pubkey":"`,
+);
 const END = enc.encode('"}');
 const CHUNK_BYTES = 256 * 1024;
 

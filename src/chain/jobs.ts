@@ -32,12 +32,24 @@ export function registerChainJobs(ctx: AppContext): void {
         return { idle: false };
       },
     });
-  job("token-snapshot", s.tokenSnapshot, "Supply, treasury and reserve balances, circulating supply (CHAIN_TOKEN_SNAPSHOT_CRON)", (id) => takeTokenSnapshot(ctx, id));
-  job("holders-snapshot", s.holdersSnapshot, "Scans every token account of the mint (amounts only): holders and top-1/5/10 concentration", (id) => takeHoldersSnapshot(ctx, id));
-  job("mint-authority-snapshot", s.mintAuthority, "Mint and freeze authority against EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY", (id) => takeMintAuthoritySnapshot(ctx, id));
-  job("transaction-sync", s.transactionSync, "Stores new signatures of the treasury, reserve and mint addresses with their token deltas", (id) => syncTransactions(ctx, id));
+  job("token-snapshot", s.tokenSnapshot, "Supply, treasury and reserve balances, circulating supply (CHAIN_TOKEN_SNAPSHOT_CRON)", (id) =>
+    takeTokenSnapshot(ctx, id),
+  );
+  job("holders-snapshot", s.holdersSnapshot, "Scans every token account of the mint (amounts only): holders and top-1/5/10 concentration", (id) =>
+    takeHoldersSnapshot(ctx, id),
+  );
+  job("mint-authority-snapshot", s.mintAuthority, "Mint and freeze authority against EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY", (id) =>
+    takeMintAuthoritySnapshot(ctx, id),
+  );
+  job("transaction-sync", s.transactionSync, "Stores new signatures of the treasury, reserve and mint addresses with their token deltas", (id) =>
+    syncTransactions(ctx, id),
+  );
   job("holder-growth", s.holderGrowth, "Records a holder-count point from the latest holders snapshot", (id) => recordHolderGrowth(ctx, id));
-  ctx.metrics.gauge("herald_chain_rpc_breakers_open", "Solana RPC URLs whose circuit breaker is open or half-open.", () => ctx.chain.health().filter((e) => e.state !== "closed").length);
+  ctx.metrics.gauge(
+    "herald_chain_rpc_breakers_open",
+    "Solana RPC URLs whose circuit breaker is open or half-open.",
+    () => ctx.chain.health().filter((e) => e.state !== "closed").length,
+  );
   ctx.jobs.register({
     name: "chain-rpc-prune",
     pattern: "0 31 4 * * *",

@@ -30,7 +30,14 @@ export function holderGrowthProof(ctx: AppContext) {
   const points = row ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_holder_growth WHERE mint = ?").get(mintOf(ctx)) as { n: number }).n : 0;
   return {
     proof: "holder_growth_freshness" as const,
-    ...proofHeader(ctx, "holder-growth", "chain_holder_growth", "latest chain_holder_snapshots row per run", row ? { ...row, rpc_host: latestHolders(ctx.db.sqlite, mintOf(ctx))?.rpc_host ?? null } : null, limits(ctx).holderGrowth),
+    ...proofHeader(
+      ctx,
+      "holder-growth",
+      "chain_holder_growth",
+      "latest chain_holder_snapshots row per run",
+      row ? { ...row, rpc_host: latestHolders(ctx.db.sqlite, mintOf(ctx))?.rpc_host ?? null } : null,
+      limits(ctx).holderGrowth,
+    ),
     holders: row?.holders ?? null,
     previous_holders: row?.previous_holders ?? null,
     delta: row?.delta ?? null,
@@ -89,7 +96,9 @@ export function mintAuthoritiesProof(ctx: AppContext) {
 export function transactionSyncProof(ctx: AppContext) {
   const mint = mintOf(ctx);
   const row = ctx.chain.configured ? latestSync(ctx.db.sqlite, mint) : null;
-  const stored = ctx.chain.configured ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_transactions WHERE mint = ?").get(mint) as { n: number }).n : null;
+  const stored = ctx.chain.configured
+    ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_transactions WHERE mint = ?").get(mint) as { n: number }).n
+    : null;
   const cursors = ctx.chain.configured
     ? (ctx.db.sqlite.query("SELECT address, last_signature, last_slot, updated_at FROM chain_sync_cursors WHERE mint = ? ORDER BY address").all(mint) as Array<{
         address: string;
@@ -125,7 +134,11 @@ const SEVERITY: Record<Freshness, number> = { fresh: 0, stale: 1, missing: 2, no
 function jobEntry(ctx: AppContext, job: ChainJob, since: string) {
   const src = JOB_SOURCES[job];
   const latest = ctx.chain.configured
-    ? (ctx.db.sqlite.query(`SELECT id, taken_at, job_run_id FROM ${src.table} WHERE mint = ? ORDER BY id DESC LIMIT 1`).get(mintOf(ctx)) as { id: number; taken_at: string; job_run_id: number | null } | null)
+    ? (ctx.db.sqlite.query(`SELECT id, taken_at, job_run_id FROM ${src.table} WHERE mint = ? ORDER BY id DESC LIMIT 1`).get(mintOf(ctx)) as {
+        id: number;
+        taken_at: string;
+        job_run_id: number | null;
+      } | null)
     : null;
   const { status, age_hours } = freshnessOf(ctx, latest?.taken_at ?? null, src.limit(ctx));
   const stats = runStats(ctx.db.sqlite, job, since);

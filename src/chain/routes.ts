@@ -19,7 +19,12 @@ import { latestTransactions, publicStats, tokenStatus, walletConcentration, wall
 const partnerErrs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody };
 const publicErrs = { 400: ErrorBody, 429: ErrorBody };
 const pub = (summary: string) => ({ tags: ["public"], summary });
-const csv = (summary: string) => ({ detail: { ...pub(`${summary} (CSV, RFC 4180)`), responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } } } });
+const csv = (summary: string) => ({
+  detail: {
+    ...pub(`${summary} (CSV, RFC 4180)`),
+    responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } },
+  },
+});
 // Transparency snapshots may be cached for a minute (spec: "cache at least 60 seconds").
 const CACHE = "public, max-age=60";
 
@@ -35,7 +40,10 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       partner: { scope: "read" },
       query: M.metaQuery,
       response: { 200: M.tokenStatus, ...partnerErrs },
-      detail: { tags: ["partner"], summary: "Supply, treasury, reserve, circulating and holders from the latest snapshots; 503 service_unavailable when not configured or no snapshot yet" },
+      detail: {
+        tags: ["partner"],
+        summary: "Supply, treasury, reserve, circulating and holders from the latest snapshots; 503 service_unavailable when not configured or no snapshot yet",
+      },
     })
     .get("/api/partner/wallet-info/:wallet_address", async ({ params }) => ok(await walletInfo(ctx, params.wallet_address)), {
       partner: { scope: "read" },
@@ -44,35 +52,113 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.walletInfo, ...partnerErrs },
       detail: { tags: ["partner"], summary: "Live SOL, token and LP balances of a wallet (exact decimal strings); 400 for an invalid address" },
     })
-    .get("/api/public-stats", () => ok(publicStats(ctx)), { query: M.metaQuery, response: { 200: M.publicStats, ...publicErrs }, detail: pub("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT") })
+    .get("/api/public-stats", () => ok(publicStats(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.publicStats, ...publicErrs },
+      detail: pub("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
+    })
     .get("/api/transactions/latest", ({ query }) => ok(latestTransactions(ctx, parsePage({ limit: query.limit }).limit)), {
       query: M.latestQuery,
       response: { 200: M.latestTransactions, ...publicErrs },
       detail: pub("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
     })
-    .get("/api/public/holder-cache-freshness.json", () => ok(holderCacheProof(ctx)), { query: M.metaQuery, response: { 200: M.holderCache, ...publicErrs }, detail: pub("Holder count snapshot freshness proof") })
-    .get("/api/public/holder-cache-freshness.csv", () => csvResponse(objectCsv(holderCacheProof(ctx)), "holder-cache-freshness.csv"), csv("Holder count snapshot freshness proof"))
-    .get("/api/public/holder-growth-freshness.json", () => ok(holderGrowthProof(ctx)), { query: M.metaQuery, response: { 200: M.holderGrowth, ...publicErrs }, detail: pub("Holder growth freshness proof") })
-    .get("/api/public/holder-growth-freshness.csv", () => csvResponse(objectCsv(holderGrowthProof(ctx)), "holder-growth-freshness.csv"), csv("Holder growth freshness proof"))
-    .get("/api/public/public-stats-cache-freshness.json", () => ok(publicStatsCacheProof(ctx)), { query: M.metaQuery, response: { 200: M.publicStatsCache, ...publicErrs }, detail: pub("Public-stats cache (token snapshot) freshness proof") })
-    .get("/api/public/public-stats-cache-freshness.csv", () => csvResponse(objectCsv(publicStatsCacheProof(ctx)), "public-stats-cache-freshness.csv"), csv("Public-stats cache freshness proof"))
-    .get("/api/public/token-distribution-freshness.json", () => ok(tokenDistributionProof(ctx)), { query: M.metaQuery, response: { 200: M.tokenDistribution, ...publicErrs }, detail: pub("Token distribution (top-1/5/10 concentration) freshness proof") })
-    .get("/api/public/token-distribution-freshness.csv", () => csvResponse(objectCsv(tokenDistributionProof(ctx)), "token-distribution-freshness.csv"), csv("Token distribution freshness proof"))
-    .get("/api/public/token-mint-authorities.json", () => ok(mintAuthoritiesProof(ctx)), { query: M.metaQuery, response: { 200: M.mintAuthorities, ...publicErrs }, detail: pub("Mint and freeze authority proof against the configured expectation") })
-    .get("/api/public/token-mint-authorities.csv", () => csvResponse(objectCsv(mintAuthoritiesProof(ctx)), "token-mint-authorities.csv"), csv("Mint and freeze authority proof"))
-    .get("/api/public/token-snapshot-jobs-rollup.json", () => ok(jobsRollupProof(ctx)), { query: M.metaQuery, response: { 200: M.jobsRollup, ...publicErrs }, detail: pub("Every chain job's latest snapshot and last 24 h of runs") })
-    .get("/api/public/token-snapshot-jobs-rollup.csv", () => {
-      const { jobs, trust_context, ...top } = jobsRollupProof(ctx);
-      return csvResponse(listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, []), "token-snapshot-jobs-rollup.csv");
-    }, csv("Chain jobs rollup, one row per job"))
-    .get("/api/public/transaction-sync-freshness.json", () => ok(transactionSyncProof(ctx)), { query: M.metaQuery, response: { 200: M.transactionSync, ...publicErrs }, detail: pub("Transaction sync freshness proof") })
-    .get("/api/public/transaction-sync-freshness.csv", () => csvResponse(objectCsv(transactionSyncProof(ctx)), "transaction-sync-freshness.csv"), csv("Transaction sync freshness proof"))
-    .get("/transparency/wallet-concentration.json", () => ok(walletConcentration(ctx)), { query: M.metaQuery, response: { 200: M.walletConcentration, ...publicErrs }, detail: { tags: ["public"], summary: "Top-1/5/10 concentration, latest and a daily trend" } })
-    .get("/transparency/wallet-concentration.csv", () => {
-      const w = walletConcentration(ctx);
-      return csvResponse(
-        listCsv({ generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint }, w.trend_points, ["snapshot_id", "taken_at_utc", "holders", "top1_pct", "top5_pct", "top10_pct"]),
-        "wallet-concentration.csv",
-      );
-    }, csv("Wallet concentration trend, one row per daily point"));
+    .get("/api/public/holder-cache-freshness.json", () => ok(holderCacheProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.holderCache, ...publicErrs },
+      detail: pub("Holder count snapshot freshness proof"),
+    })
+    .get(
+      "/api/public/holder-cache-freshness.csv",
+      () => csvResponse(objectCsv(holderCacheProof(ctx)), "holder-cache-freshness.csv"),
+      csv("Holder count snapshot freshness proof"),
+    )
+    .get("/api/public/holder-growth-freshness.json", () => ok(holderGrowthProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.holderGrowth, ...publicErrs },
+      detail: pub("Holder growth freshness proof"),
+    })
+    .get(
+      "/api/public/holder-growth-freshness.csv",
+      () => csvResponse(objectCsv(holderGrowthProof(ctx)), "holder-growth-freshness.csv"),
+      csv("Holder growth freshness proof"),
+    )
+    .get("/api/public/public-stats-cache-freshness.json", () => ok(publicStatsCacheProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.publicStatsCache, ...publicErrs },
+      detail: pub("Public-stats cache (token snapshot) freshness proof"),
+    })
+    .get(
+      "/api/public/public-stats-cache-freshness.csv",
+      () => csvResponse(objectCsv(publicStatsCacheProof(ctx)), "public-stats-cache-freshness.csv"),
+      csv("Public-stats cache freshness proof"),
+    )
+    .get("/api/public/token-distribution-freshness.json", () => ok(tokenDistributionProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.tokenDistribution, ...publicErrs },
+      detail: pub("Token distribution (top-1/5/10 concentration) freshness proof"),
+    })
+    .get(
+      "/api/public/token-distribution-freshness.csv",
+      () => csvResponse(objectCsv(tokenDistributionProof(ctx)), "token-distribution-freshness.csv"),
+      csv("Token distribution freshness proof"),
+    )
+    .get("/api/public/token-mint-authorities.json", () => ok(mintAuthoritiesProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.mintAuthorities, ...publicErrs },
+      detail: pub("Mint and freeze authority proof against the configured expectation"),
+    })
+    .get(
+      "/api/public/token-mint-authorities.csv",
+      () => csvResponse(objectCsv(mintAuthoritiesProof(ctx)), "token-mint-authorities.csv"),
+      csv("Mint and freeze authority proof"),
+    )
+    .get("/api/public/token-snapshot-jobs-rollup.json", () => ok(jobsRollupProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.jobsRollup, ...publicErrs },
+      detail: pub("Every chain job's latest snapshot and last 24 h of runs"),
+    })
+    .get(
+      "/api/public/token-snapshot-jobs-rollup.csv",
+      () => {
+        const { jobs, trust_context, ...top } = jobsRollupProof(ctx);
+        return csvResponse(
+          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, []),
+          "token-snapshot-jobs-rollup.csv",
+        );
+      },
+      csv("Chain jobs rollup, one row per job"),
+    )
+    .get("/api/public/transaction-sync-freshness.json", () => ok(transactionSyncProof(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.transactionSync, ...publicErrs },
+      detail: pub("Transaction sync freshness proof"),
+    })
+    .get(
+      "/api/public/transaction-sync-freshness.csv",
+      () => csvResponse(objectCsv(transactionSyncProof(ctx)), "transaction-sync-freshness.csv"),
+      csv("Transaction sync freshness proof"),
+    )
+    .get("/transparency/wallet-concentration.json", () => ok(walletConcentration(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.walletConcentration, ...publicErrs },
+      detail: { tags: ["public"], summary: "Top-1/5/10 concentration, latest and a daily trend" },
+    })
+    .get(
+      "/transparency/wallet-concentration.csv",
+      () => {
+        const w = walletConcentration(ctx);
+        return csvResponse(
+          listCsv({ generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint }, w.trend_points, [
+            "snapshot_id",
+            "taken_at_utc",
+            "holders",
+            "top1_pct",
+            "top5_pct",
+            "top10_pct",
+          ]),
+          "wallet-concentration.csv",
+        );
+      },
+      csv("Wallet concentration trend, one row per daily point"),
+    );
 }

@@ -1,16 +1,7 @@
 // How an RPC attempt failed, and what that means for retrying it. Every attempt's outcome is recorded
 // (chain_rpc_calls) under one of these names; the status checks count them per host.
 
-export type RpcOutcome =
-  | "ok"
-  | "rate_limited"
-  | "http_5xx"
-  | "http_error"
-  | "timeout"
-  | "network"
-  | "malformed"
-  | "rpc_error"
-  | "breaker_open";
+export type RpcOutcome = "ok" | "rate_limited" | "http_5xx" | "http_error" | "timeout" | "network" | "malformed" | "rpc_error" | "breaker_open";
 
 export class RpcCallError extends Error {
   constructor(
@@ -59,7 +50,11 @@ export function httpError(status: number, retryAfter: string | null): RpcCallErr
   // The body is not quoted: provider error pages can echo the API key, and job errors are published in proofs.
   if (status >= 500) return new RpcCallError("http_5xx", `HTTP ${status} from the RPC node`, { httpStatus: status, retryable: true, hostFault: true });
   // 401/403/404: a wrong URL or key. Another URL may work; this one will not get better by retrying.
-  return new RpcCallError("http_error", `HTTP ${status} from the RPC node (check the URL and its API key)`, { httpStatus: status, retryable: false, hostFault: true });
+  return new RpcCallError("http_error", `HTTP ${status} from the RPC node (check the URL and its API key)`, {
+    httpStatus: status,
+    retryable: false,
+    hostFault: true,
+  });
 }
 
 export function rpcError(code: unknown, message: string): RpcCallError {
@@ -95,5 +90,8 @@ export function classify(err: unknown): RpcCallError {
  * and query often carry an API key, so any URL in a message is cut down to scheme://host.
  */
 export function redactUrls(message: string): string {
-  return message.replace(/\b(https?|wss?):\/\/([^\s/?#"'@]*@)?([^\s/?#"']+)[^\s"']*/gi, (_m, scheme: string, _cred: string, host: string) => `${scheme}://${host}`);
+  return message.replace(
+    /\b(https?|wss?):\/\/([^\s/?#"'@]*@)?([^\s/?#"']+)[^\s"']*/gi,
+    (_m, scheme: string, _cred: string, host: string) => `${scheme}://${host}`,
+  );
 }

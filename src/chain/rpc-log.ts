@@ -7,9 +7,7 @@ export const RPC_CALLS_RETENTION_DAYS = 7;
 
 /** The context's chain client: its attempts are recorded in chain_rpc_calls for the status checks. */
 export function createChainClient(ctx: Pick<AppContext, "config" | "db" | "clock" | "rng" | "log">): ChainClient {
-  const insert = ctx.db.sqlite.prepare(
-    "INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
+  const insert = ctx.db.sqlite.prepare("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?)");
   return new ChainClient({
     chain: ctx.config.chain,
     clock: ctx.clock,
@@ -44,10 +42,17 @@ export function rpcHealth(ctx: AppContext, windowMinutes = 60): { configured: bo
       .query("SELECT COUNT(*) AS calls, COALESCE(SUM(outcome <> 'ok'), 0) AS failures FROM chain_rpc_calls WHERE host = ? AND at >= ?")
       .get(h.host, since) as { calls: number; failures: number };
     const latencies = ctx.db.sqlite
-      .query("SELECT latency_ms FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok' ORDER BY latency_ms LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok')")
+      .query(
+        "SELECT latency_ms FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok' ORDER BY latency_ms LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok')",
+      )
       .get(h.host, since, h.host, since) as { latency_ms: number } | null;
-    const last = ctx.db.sqlite.query("SELECT outcome, error FROM chain_rpc_calls WHERE host = ? ORDER BY id DESC LIMIT 1").get(h.host) as { outcome: string; error: string | null } | null;
-    const lastOk = ctx.db.sqlite.query("SELECT at FROM chain_rpc_calls WHERE host = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1").get(h.host) as { at: string } | null;
+    const last = ctx.db.sqlite.query("SELECT outcome, error FROM chain_rpc_calls WHERE host = ? ORDER BY id DESC LIMIT 1").get(h.host) as {
+      outcome: string;
+      error: string | null;
+    } | null;
+    const lastOk = ctx.db.sqlite.query("SELECT at FROM chain_rpc_calls WHERE host = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1").get(h.host) as {
+      at: string;
+    } | null;
     return {
       host: h.host,
       breaker: h.state,

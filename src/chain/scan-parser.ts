@@ -9,11 +9,22 @@ import { malformed, rpcError } from "./rpc-errors";
 
 export type AccountSink = (pubkey: Uint8Array, pubkeyLength: number, amountLo: number, amountHi: number) => void;
 
-const QUOTE = 34, BACKSLASH = 92, COLON = 58, COMMA = 44;
-const LBRACE = 123, RBRACE = 125, LBRACKET = 91, RBRACKET = 93;
+const QUOTE = 34,
+  BACKSLASH = 92,
+  COLON = 58,
+  COMMA = 44;
+const LBRACE = 123,
+  RBRACE = 125,
+  LBRACKET = 91,
+  RBRACKET = 93;
 const enc = new TextEncoder();
 // Key ids: only the keys on the path to the two values read. Anything else is OTHER.
-const OTHER = 0, RESULT = 1, ERROR = 2, ACCOUNT = 3, PUBKEY = 4, DATA = 5;
+const OTHER = 0,
+  RESULT = 1,
+  ERROR = 2,
+  ACCOUNT = 3,
+  PUBKEY = 4,
+  DATA = 5;
 const KEYS: Array<[number, Uint8Array]> = [
   [RESULT, enc.encode("result")],
   [ERROR, enc.encode("error")],
@@ -40,7 +51,11 @@ const MAX_DEPTH = 64;
 const HEAD_BYTES = 64 * 1024;
 
 // What the string being read is for.
-const S_SKIP = 0, S_KEY = 1, S_PUBKEY = 2, S_DATA = 3, S_ENCODING = 4;
+const S_SKIP = 0,
+  S_KEY = 1,
+  S_PUBKEY = 2,
+  S_DATA = 3,
+  S_ENCODING = 4;
 
 export class ProgramAccountsScanner {
   private depth = 0;
@@ -296,9 +311,14 @@ export class ProgramAccountsScanner {
     const n1 = (v(4) << 18) | (v(5) << 12) | (v(6) << 6) | v(7);
     const n2 = (v(8) << 18) | (v(9) << 12) | (v(10) << 6);
     // bytes b0..b7 (little-endian u64): n0 = b0 b1 b2, n1 = b3 b4 b5, n2 = b6 b7
-    const b0 = n0 >>> 16, b1 = (n0 >>> 8) & 255, b2 = n0 & 255;
-    const b3 = n1 >>> 16, b4 = (n1 >>> 8) & 255, b5 = n1 & 255;
-    const b6 = n2 >>> 16, b7 = (n2 >>> 8) & 255;
+    const b0 = n0 >>> 16,
+      b1 = (n0 >>> 8) & 255,
+      b2 = n0 & 255;
+    const b3 = n1 >>> 16,
+      b4 = (n1 >>> 8) & 255,
+      b5 = n1 & 255;
+    const b6 = n2 >>> 16,
+      b7 = (n2 >>> 8) & 255;
     this.amountLo = (b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)) >>> 0;
     this.amountHi = (b4 | (b5 << 8) | (b6 << 16) | (b7 << 24)) >>> 0;
     this.hasData = true;

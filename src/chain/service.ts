@@ -13,7 +13,16 @@ import { walletTokenBalance } from "./token-snapshot";
 // details.reason, so a partner's retry logic does the right thing and nobody reads zeros as data.
 
 export { rpcHealth } from "./rpc-log";
-export { jobsRollupProof, mintAuthoritiesProof } from "./proofs";
+export {
+  jobsRollupProof,
+  mintAuthoritiesProof,
+  holderCacheProof,
+  holderGrowthProof,
+  publicStatsCacheProof,
+  tokenDistributionProof,
+  transactionSyncProof,
+} from "./proofs";
+export { formatUnits } from "./amounts";
 
 const unavailable = (reason: "not_configured" | "no_snapshot" | "rpc_unavailable", message: string) =>
   new AppError("service_unavailable", message, { details: { reason } });
@@ -75,7 +84,9 @@ export function tokenStatus(ctx: AppContext) {
 /** Sum of the amounts moved in synced, successful transactions of the last 24 h (exact, in JS BigInt). */
 function volume24hRaw(ctx: AppContext, mint: string): bigint {
   const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
-  const rows = ctx.db.sqlite.query("SELECT amount_moved_raw FROM chain_transactions WHERE mint = ? AND block_time >= ? AND status = 'ok'").all(mint, since) as Array<{ amount_moved_raw: string }>;
+  const rows = ctx.db.sqlite
+    .query("SELECT amount_moved_raw FROM chain_transactions WHERE mint = ? AND block_time >= ? AND status = 'ok'")
+    .all(mint, since) as Array<{ amount_moved_raw: string }>;
   return rows.reduce((s, r) => s + BigInt(r.amount_moved_raw), 0n);
 }
 
@@ -174,8 +185,18 @@ export function latestTransactions(ctx: AppContext, limit: number) {
   const decimals = knownDecimals(ctx);
   const rows = configured
     ? (ctx.db.sqlite
-        .query("SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via FROM chain_transactions WHERE mint = ? ORDER BY slot DESC, signature LIMIT ?")
-        .all(mint!, limit) as Array<{ signature: string; slot: number; block_time: string | null; status: "ok" | "failed"; token_delta_raw: string; amount_moved_raw: string; found_via: string }>)
+        .query(
+          "SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via FROM chain_transactions WHERE mint = ? ORDER BY slot DESC, signature LIMIT ?",
+        )
+        .all(mint!, limit) as Array<{
+        signature: string;
+        slot: number;
+        block_time: string | null;
+        status: "ok" | "failed";
+        token_delta_raw: string;
+        amount_moved_raw: string;
+        found_via: string;
+      }>)
     : [];
   return {
     status: fresh.status,
@@ -217,7 +238,9 @@ export function walletConcentration(ctx: AppContext) {
   const latest = configured ? latestHolders(ctx.db.sqlite, mint!) : null;
   const daily = configured
     ? (ctx.db.sqlite
-        .query("SELECT * FROM chain_holder_snapshots WHERE id IN (SELECT MAX(id) FROM chain_holder_snapshots WHERE mint = ?1 GROUP BY substr(taken_at, 1, 10)) ORDER BY id DESC LIMIT 90")
+        .query(
+          "SELECT * FROM chain_holder_snapshots WHERE id IN (SELECT MAX(id) FROM chain_holder_snapshots WHERE mint = ?1 GROUP BY substr(taken_at, 1, 10)) ORDER BY id DESC LIMIT 90",
+        )
         .all(mint!) as HolderSnapshotRow[])
     : [];
   const limit = ctx.config.chain.staleAfterHours.tokenDistribution;

@@ -129,13 +129,18 @@ export function growthTrend(db: Database, mint: string, limit: number): HolderGr
   return (db.query("SELECT * FROM chain_holder_growth WHERE mint = ? ORDER BY id DESC LIMIT ?").all(mint, limit) as HolderGrowthRow[]).reverse();
 }
 
-
 export function lastRun(db: Database, job: string): JobRunRow | null {
-  return db.query("SELECT id, name, started_at, finished_at, ok, error FROM job_runs WHERE name = ? AND finished_at IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1").get(job) as JobRunRow | null;
+  return db
+    .query(
+      "SELECT id, name, started_at, finished_at, ok, error FROM job_runs WHERE name = ? AND finished_at IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1",
+    )
+    .get(job) as JobRunRow | null;
 }
 
 export function runStats(db: Database, job: string, since: string) {
-  const agg = db.query("SELECT COUNT(*) AS runs, COALESCE(SUM(ok = 0), 0) AS failures FROM job_runs WHERE name = ? AND started_at >= ? AND finished_at IS NOT NULL").get(job, since) as {
+  const agg = db
+    .query("SELECT COUNT(*) AS runs, COALESCE(SUM(ok = 0), 0) AS failures FROM job_runs WHERE name = ? AND started_at >= ? AND finished_at IS NOT NULL")
+    .get(job, since) as {
     runs: number;
     failures: number;
   };

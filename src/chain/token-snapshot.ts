@@ -82,7 +82,12 @@ export function reviewStatusOf(mintAuthority: string | null, freezeAuthority: st
 /** Expected "none" means renounced (null on chain). */
 const expectedValue = (configured: string | undefined) => (configured === undefined ? undefined : configured === "none" ? null : configured);
 
-export function reviewAuthorities(actualMint: string | null, actualFreeze: string | null, expectedMint: string | undefined, expectedFreeze: string | undefined) {
+export function reviewAuthorities(
+  actualMint: string | null,
+  actualFreeze: string | null,
+  expectedMint: string | undefined,
+  expectedFreeze: string | undefined,
+) {
   const em = expectedValue(expectedMint);
   const ef = expectedValue(expectedFreeze);
   const configured = em !== undefined || ef !== undefined;
@@ -106,7 +111,7 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
   if (!value.value) throw new Error(`TOKEN_MINT ${mint} has no account on chain (wrong address or wrong cluster?)`);
   const data = value.value.data as ParsedAccountData | Buffer;
   const parsed = "parsed" in data ? (data.parsed as { type?: string; info?: Record<string, unknown> }) : null;
-  if (!parsed || parsed.type !== "mint" || !parsed.info) throw new Error(`TOKEN_MINT ${mint} is not a token mint account`);
+  if (parsed?.type !== "mint" || !parsed.info) throw new Error(`TOKEN_MINT ${mint} is not a token mint account`);
   const info = parsed.info;
   const authority = (v: unknown, name: string) => {
     if (v === null || v === undefined) return null;

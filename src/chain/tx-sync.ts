@@ -68,7 +68,9 @@ async function newSignatures(ctx: AppContext, address: string, until: string | u
 async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySet<string>, runId: number | null, hosts: Set<string>): Promise<Counts> {
   const db = ctx.db.sqlite;
   const mint = ctx.config.chain.tokenMint!;
-  const cursor = db.query("SELECT last_signature FROM chain_sync_cursors WHERE mint = ? AND address = ?").get(mint, address) as { last_signature: string } | null;
+  const cursor = db.query("SELECT last_signature FROM chain_sync_cursors WHERE mint = ? AND address = ?").get(mint, address) as {
+    last_signature: string;
+  } | null;
   const { found, gap } = await newSignatures(ctx, address, cursor?.last_signature, hosts);
   const exists = db.query("SELECT 1 FROM chain_transactions WHERE signature = ?");
   const insertTx = db.query(
@@ -93,7 +95,18 @@ async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySe
       const d = tokenDeltas(tx, mint, tracked);
       const blockTime = tx.blockTime ?? info.blockTime ?? null;
       db.transaction(() => {
-        insertTx.run(info.signature, mint, tx.slot, blockTime === null ? null : new Date(blockTime * 1000).toISOString(), d.status, d.delta.toString(), d.moved.toString(), address, runId, now);
+        insertTx.run(
+          info.signature,
+          mint,
+          tx.slot,
+          blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
+          d.status,
+          d.delta.toString(),
+          d.moved.toString(),
+          address,
+          runId,
+          now,
+        );
         moveCursor.run(mint, address, info.signature, info.slot, now);
       })();
       counts.stored++;

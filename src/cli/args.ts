@@ -1,28 +1,97 @@
+import { parseArgs as parseNodeArgs } from "node:util";
+
 export interface ParsedArgs {
   command: string | undefined;
   positionals: string[];
   flags: Record<string, string | true>;
 }
 
-/** `herald <command> [sub] [--flag value | --flag=value | --bool]`: small on purpose, no option parser needed. */
-export function parseArgs(argv: string[]): ParsedArgs {
-  const positionals: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a.startsWith("--")) {
-      const eq = a.indexOf("=");
-      if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
-      else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--") && !BOOLEAN_FLAGS.has(a.slice(2))) flags[a.slice(2)] = argv[++i]!;
-      else flags[a.slice(2)] = true;
-    } else positionals.push(a);
+export class UsageError extends Error {
+  /** Whether the refusal should be followed by the usage text (a command or flag herald does not know). */
+  constructor(
+    message: string,
+    readonly showUsage = false,
+  ) {
+    super(message);
   }
-  return { command: positionals.shift(), positionals, flags };
 }
 
-const BOOLEAN_FLAGS = new Set(["json", "help", "force"]);
+/** Flags every command takes. `--version`/`-v` and `--help`/`-h` win over the command (they never start it). */
+const GLOBAL_FLAGS = {
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
 
-export class UsageError extends Error {}
+/**
+ * The value flags of each command (all take a string). A flag not listed for the command is refused rather than
+ * ignored: a typo such as `--scope` for `--scopes` must not create a key with other scopes than meant.
+ */
+export const COMMAND_FLAGS: Record<string, readonly string[]> = {
+  serve: [],
+  migrate: [],
+  config: [],
+  jobs: ["name"],
+  keys: ["partner", "mode", "scopes", "ips", "reason", "overlap-hours"],
+  "admin-token": ["name"],
+  sign: ["key", "secret"],
+  backup: [],
+  "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant"],
+  version: [],
+  help: [],
+};
+
+/** The command: the first argument that is not a flag. Only boolean (global) flags may come before it. */
+function commandOf(argv: string[]): string | undefined {
+  for (const a of argv) {
+    if (a === "--") return undefined;
+    if (!a.startsWith("-")) return a;
+  }
+  return undefined;
+}
+
+/**
+ * `herald [--json|-h|-v] <command> [sub] [--flag value | --flag=value | --bool] [-- positional…]`, parsed strictly
+ * by node:util's parser against the command's own flags. Throws UsageError (exit 2) for an unknown command, an
+ * unknown flag, a value flag without its value or a boolean flag given one.
+ */
+export function parseArgs(argv: string[]): ParsedArgs {
+  const command = commandOf(argv);
+  const known = command === undefined ? [] : COMMAND_FLAGS[command];
+  if (command !== undefined && known === undefined) {
+    throw new UsageError(`unknown command: ${command}`, true);
+  }
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { ...GLOBAL_FLAGS };
+  for (const name of known ?? []) options[name] = { type: "string" };
+  let parsed: ReturnType<typeof parseNodeArgs>;
+  try {
+    parsed = parseNodeArgs({ args: argv, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw usageErrorOf(err, command);
+  }
+  const flags: Record<string, string | true> = {};
+  for (const [name, value] of Object.entries(parsed.values)) if (value !== undefined && value !== false) flags[name] = value as string | true;
+  const positionals = [...parsed.positionals];
+  if (command !== undefined) positionals.shift(); // the command itself: only boolean flags can precede it
+  return { command, positionals, flags };
+}
+
+/** node:util's messages name the option but suggest things that do not apply here; say it our way. */
+function usageErrorOf(err: unknown, command: string | undefined): UsageError {
+  const code = (err as { code?: string }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  // "Unknown option '--foo'", "Option '-h, --help' does not take an argument": the long form when there is one.
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? "";
+  const option = /--[\w-]+/.exec(quoted)?.[0] ?? quoted.split(" ")[0] ?? "";
+  const where = command ? `herald ${command}` : "herald";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(`unknown option ${option} for ${where}`, true);
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    if (/does not take an argument/.test(message)) return new UsageError(`${option} takes no value`, true);
+    if (/ambiguous/.test(message)) return new UsageError(`${option} needs a value; to pass one that starts with "-", write ${option}=VALUE`);
+    return new UsageError(`${option} needs a value`);
+  }
+  return new UsageError(message, true);
+}
 
 export function flagString(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags[name];

@@ -1,27 +1,24 @@
-import { openContext } from "../bootstrap";
 import { ConfigError, describeConfig, loadConfig, type Config } from "../config";
-import { openDatabase } from "../db/client";
-import { migrate } from "../db/migrate";
-import { createLogger } from "../log";
+import type { AppContext } from "../context";
 import pkg from "../../package.json";
-import { flagString, UsageError, type ParsedArgs } from "./args";
+import { flagString, parseArgs, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
-import { ListenError, serve } from "./serve";
-import { adminTokenCommand, keysCommand } from "./keys";
 import { signCommand } from "./sign";
-import { runBackup } from "../ops/backup";
-import { devRpcCommand } from "./dev-rpc";
+
+// The app, the database and the chain client load only for the commands that use them (dynamic imports, which
+// `bun build --compile` bundles like static ones): `herald --version`, `--help` and `sign` answer without
+// loading the whole server, and a broken module elsewhere cannot stop them.
 
 export const HELP = `herald ${pkg.version} — partner integration and transparency service
 
-Usage: herald <command> [options]      (also: bun run src/main.ts <command>)
+Usage: herald [<command>] [options]    (also: bun run src/main.ts <command>)
 
 Commands:
   serve                 start the HTTP server and the jobs (default)
   migrate               apply the embedded database migrations and exit
   config                print the effective configuration (secrets masked)
   jobs list             list jobs, their schedule and last run
-  jobs run NAME         run one job now and record it in job_runs
+  jobs run NAME [NAME…] run jobs now, in order, and record each in job_runs
   keys create --partner NAME --mode sandbox|live --scopes a,b [--ips CIDR,...]
   keys list [--partner NAME] [--mode M]
   keys disable ID [--reason TEXT]
@@ -29,26 +26,38 @@ Commands:
   admin-token create --name NAME          operator token for /admin/* (shown once)
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
-  dev-rpc [--port 8899] [--holders N] [--seed S] [--json]   local Solana JSON-RPC fixture (docs/chain.md)
+  dev-rpc [--port 8899] [--host H] [--holders N] [--transactions N] [--seed S] [--plant all|TYPES] [--json]
+                        local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
   help                  this text
 
-Every command that prints data accepts --json. Configuration comes from environment variables; see README.md.`;
+Options:
+  -h, --help            print this text and exit
+  -v, --version         print the version and exit
+  --json                print one JSON document (every command that prints data)
+
+Any other option, or an option a command does not take, is refused (exit 2). Configuration comes from
+environment variables; see README.md.`;
 
 type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 
 // CLI commands log only warnings, so their stdout stays clean for --json consumers.
 // Their logs go to stderr so stdout carries only the command's output (one JSON document with --json).
-const quiet = (config: Config) =>
-  openContext(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
+async function quiet(config: Config): Promise<AppContext> {
+  const [{ openContext }, { createLogger }] = await Promise.all([import("../bootstrap"), import("../log")]);
+  return openContext(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
+}
 
 export const COMMANDS: Record<string, Command> = {
   async serve() {
-    await serve(loadConfig());
+    const config = loadConfig();
+    const { serve } = await import("./serve");
+    await serve(config);
     return -1; // keeps running
   },
-  migrate(_args, json) {
+  async migrate(_args, json) {
     const config = loadConfig();
+    const [{ openDatabase }, { migrate }] = await Promise.all([import("../db/client"), import("../db/migrate")]);
     const db = openDatabase(config.dbPath);
     const result = migrate(db);
     db.close();
@@ -63,47 +72,62 @@ export const COMMANDS: Record<string, Command> = {
   },
   async jobs(args, json) {
     const sub = args.positionals[0] ?? "list";
-    const ctx = quiet(loadConfig());
+    const ctx = await quiet(loadConfig());
     try {
       if (sub === "list") {
         const jobs = ctx.jobs.list();
         emit(json, { success: true, jobs }, () =>
-          table(jobs.map((j) => ({ ...j, last: j.last_run ? `${j.last_run.started_at} ${j.last_run.ok ? "ok" : "failed"}` : "never" })), ["name", "pattern", "enabled", "last", "description"]),
+          table(
+            jobs.map((j) => ({ ...j, last: j.last_run ? `${j.last_run.started_at} ${j.last_run.ok ? "ok" : "failed"}` : "never" })),
+            ["name", "pattern", "enabled", "last", "description"],
+          ),
         );
         return 0;
       }
       if (sub === "run") {
-        const name = args.positionals[1] ?? flagString(args, "name");
-        if (!name) throw new UsageError("jobs run needs a job name; see `herald jobs list`");
-        if (!ctx.jobs.has(name)) throw new UsageError(`unknown job ${name}; see \`herald jobs list\``);
-        const r = await ctx.jobs.runNow(name);
-        emit(json, { success: r.ok, run: r }, () => `${r.name}: ${r.ok ? "ok" : `failed: ${r.error}`} in ${r.duration_ms} ms (run ${r.run_id})`);
-        return r.ok ? 0 : 1;
+        // Several names run in the order given and stop at the first failure (the audit walk-through runs the
+        // chain jobs and the audit in one command).
+        const names = args.positionals.length > 1 ? args.positionals.slice(1) : [flagString(args, "name")].filter((n): n is string => !!n);
+        if (!names.length) throw new UsageError("jobs run needs a job name; see `herald jobs list`");
+        for (const name of names) if (!ctx.jobs.has(name)) throw new UsageError(`unknown job ${name}; see \`herald jobs list\``);
+        const runs = [];
+        for (const name of names) {
+          const r = await ctx.jobs.runNow(name);
+          runs.push(r);
+          if (!json) process.stdout.write(`${r.name}: ${r.ok ? "ok" : `failed: ${r.error}`} in ${r.duration_ms} ms (run ${r.run_id})\n`);
+          if (!r.ok) break;
+        }
+        const ok = runs.every((r) => r.ok);
+        if (json) emit(json, names.length === 1 ? { success: ok, run: runs[0] } : { success: ok, runs }, () => "");
+        return ok ? 0 : 1;
       }
       throw new UsageError(`unknown jobs subcommand ${sub}; use list or run NAME`);
     } finally {
       ctx.db.close();
     }
   },
-  keys(args, json) {
-    const ctx = quiet(loadConfig());
+  async keys(args, json) {
+    const ctx = await quiet(loadConfig());
     try {
+      const { keysCommand } = await import("./keys");
       return keysCommand(ctx, args, json);
     } finally {
       ctx.db.close();
     }
   },
-  "admin-token"(args, json) {
-    const ctx = quiet(loadConfig());
+  async "admin-token"(args, json) {
+    const ctx = await quiet(loadConfig());
     try {
+      const { adminTokenCommand } = await import("./keys");
       return adminTokenCommand(ctx, args, json);
     } finally {
       ctx.db.close();
     }
   },
-  backup(_args, json) {
-    const ctx = quiet(loadConfig());
+  async backup(_args, json) {
+    const ctx = await quiet(loadConfig());
     try {
+      const { runBackup } = await import("../ops/backup");
       const b = runBackup(ctx);
       emit(json, { success: true, backup: b }, () => `backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`);
       return 0;
@@ -114,7 +138,8 @@ export const COMMANDS: Record<string, Command> = {
   sign(args, json) {
     return signCommand(args, json);
   },
-  "dev-rpc"(args, json) {
+  async "dev-rpc"(args, json) {
+    const { devRpcCommand } = await import("./dev-rpc");
     return devRpcCommand(args, json);
   },
   version(_args, json) {
@@ -127,27 +152,27 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
-export async function runCli(args: ParsedArgs): Promise<number> {
-  const name = args.command ?? "serve";
-  const command = COMMANDS[name];
-  const json = args.flags.json === true;
-  if (args.flags.help === true || !command) {
-    if (!command) process.stderr.write(`unknown command: ${name}\n\n`);
-    process.stdout.write(HELP + "\n");
-    return command ? 0 : 2;
-  }
+/** Runs `herald <argv>`; resolves with the exit code, or -1 when the command keeps running (serve, dev-rpc). */
+export async function runCli(argv: string[]): Promise<number> {
   try {
-    return await command(args, json);
+    const args = parseArgs(argv);
+    // --help and --version answer and exit whatever else was asked: they must never start the server.
+    if (args.flags.help === true) return COMMANDS.help!(args, false);
+    if (args.flags.version === true) return COMMANDS.version!(args, args.flags.json === true);
+    // No command keeps its historical meaning: `herald` alone serves (Dockerfile, litestream -exec).
+    const command = COMMANDS[args.command ?? "serve"]!;
+    return await command(args, args.flags.json === true);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`herald: ${err.message}\n`);
       return 78; // EX_CONFIG
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`herald: ${err.message}\n`);
+      process.stderr.write(`herald: ${err.message}\n${err.showUsage ? `\n${HELP}\n` : ""}`);
       return 2;
     }
-    if (err instanceof ListenError) {
+    // serve.ts's ListenError, matched by name so that this module does not load the server to catch it.
+    if (err instanceof Error && err.name === "ListenError") {
       process.stderr.write(`herald: ${err.message}\n`);
       return 1;
     }

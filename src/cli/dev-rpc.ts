@@ -1,4 +1,5 @@
 import { startDevRpc } from "../chain/dev-rpc";
+import { parsePlant, type Plantable } from "../chain/fixture-anomalies";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 
 function intFlag(args: ParsedArgs, name: string, fallback: number, min: number, max: number): number {
@@ -16,17 +17,26 @@ function intFlag(args: ParsedArgs, name: string, fallback: number, min: number, 
 export function devRpcCommand(args: ParsedArgs, json: boolean): number {
   const port = intFlag(args, "port", 8899, 0, 65535);
   const holders = intFlag(args, "holders", 1000, 1, 10_000_000);
-  const transactions = intFlag(args, "transactions", 40, 0, 100_000);
+  const plantText = flagString(args, "plant");
+  let plant: Plantable[] | undefined;
+  try {
+    plant = plantText === undefined ? undefined : parsePlant(plantText);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  // Planted anomalies come on a clean base history (fixture-anomalies.ts), so the report shows only them.
+  const transactions = intFlag(args, "transactions", plant ? 0 : 40, 0, 100_000);
   const seed = flagString(args, "seed") ?? "herald";
   const hostname = flagString(args, "host") ?? "127.0.0.1";
   let server: ReturnType<typeof startDevRpc>;
   try {
-    server = startDevRpc({ port, hostname, holders, seed, transactions });
+    server = startDevRpc({ port, hostname, holders, seed, transactions, plant });
   } catch (err) {
     throw new UsageError(`cannot listen on ${hostname}:${port} (${(err as Error).message}); choose another --port`);
   }
   const info = server.fixture.describe(server.url);
-  if (json) process.stdout.write(JSON.stringify(info) + "\n");
+  const plan = server.plan;
+  if (json) process.stdout.write(JSON.stringify(plan ? { ...info, plant: { env: plan.env, cases: plan.cases } } : info) + "\n");
   else {
     process.stdout.write(
       [
@@ -37,7 +47,10 @@ export function devRpcCommand(args: ParsedArgs, json: boolean): number {
         `  export TREASURY_WALLETS=${info.treasury_wallets.join(",")}`,
         `  export RESERVE_WALLETS=${info.reserve_wallets.join(",")}`,
         `  export LP_MINT=${info.lp_mint}`,
-        "then: herald jobs run token-snapshot && herald jobs run holders-snapshot && herald serve",
+        ...Object.entries(plan?.env ?? {}).map(([k, v]) => `  export ${k}=${v}`),
+        plan
+          ? `then (planted: ${plan.types.join(", ")}; docs/transparency.md):\n  herald jobs run token-snapshot mint-authority-snapshot transaction-sync token-snapshot mint-authority-snapshot transaction-sync audit-anomalies && herald serve`
+          : "then: herald jobs run token-snapshot && herald jobs run holders-snapshot && herald serve",
         "",
       ].join("\n"),
     );

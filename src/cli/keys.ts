@@ -32,16 +32,32 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
       case "create": {
         const mode = required(args, "mode");
         if (mode !== "sandbox" && mode !== "live") throw new UsageError("--mode must be sandbox or live");
-        const k = keys.create({ partner: required(args, "partner"), mode: mode as KeyMode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" }, cliActor());
+        const k = keys.create(
+          { partner: required(args, "partner"), mode: mode as KeyMode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" },
+          cliActor(),
+        );
         emit(json, { key_id: k.key_id, secret: k.secret, mode: k.mode, scopes: k.scopes, partner: k.partner, allowed_ips: k.allowed_ips }, () =>
-          [`key id : ${k.key_id}`, `secret : ${k.secret}`, `mode   : ${k.mode}`, `scopes : ${k.scopes.join(",")}`, `ips    : ${k.allowed_ips.join(",") || "any"}`, "", "The secret is shown once; store it now."].join("\n"),
+          [
+            `key id : ${k.key_id}`,
+            `secret : ${k.secret}`,
+            `mode   : ${k.mode}`,
+            `scopes : ${k.scopes.join(",")}`,
+            `ips    : ${k.allowed_ips.join(",") || "any"}`,
+            "",
+            "The secret is shown once; store it now.",
+          ].join("\n"),
         );
         return 0;
       }
       case "list": {
         const mode = flagString(args, "mode");
         const list = keys.list({ partner: flagString(args, "partner"), mode: mode as KeyMode | undefined });
-        emit(json, { keys: list }, () => table(list.map((k) => ({ ...k, scopes: k.scopes.join(","), allowed_ips: k.allowed_ips.join(",") || "any" })), ["key_id", "partner", "mode", "status", "scopes", "allowed_ips", "last_used_at"]));
+        emit(json, { keys: list }, () =>
+          table(
+            list.map((k) => ({ ...k, scopes: k.scopes.join(","), allowed_ips: k.allowed_ips.join(",") || "any" })),
+            ["key_id", "partner", "mode", "status", "scopes", "allowed_ips", "last_used_at"],
+          ),
+        );
         return 0;
       }
       case "disable": {

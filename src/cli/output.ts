@@ -6,6 +6,10 @@ export function emit(json: boolean, data: unknown, human: () => string): void {
 export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? "-" : String(r[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join("\n");
 }

@@ -1,4 +1,5 @@
 import { buildApp } from "../app";
+import { warmOpenApiDocuments } from "../http/openapi";
 import { openContext } from "../bootstrap";
 import type { Config } from "../config";
 import { errorFields } from "../log";
@@ -63,7 +64,14 @@ export async function serve(config: Config): Promise<void> {
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
   if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
-  ctx.log.info("herald listening", { url: `http://${config.host}:${server.port}`, public_base_url: config.publicBaseUrl, db: config.dbPath, jobs: config.jobsEnabled });
+  ctx.log.info("herald listening", {
+    url: `http://${config.host}:${server.port}`,
+    public_base_url: config.publicBaseUrl,
+    db: config.dbPath,
+    jobs: config.jobsEnabled,
+  });
+  // The API documents are built now rather than by the first client that asks for them (~0.7 s).
+  warmOpenApiDocuments(ctx);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -75,10 +83,7 @@ export async function serve(config: Config): Promise<void> {
       // and then reset. stop(false) leaves requests in flight running; `drained` settles when they are done.
       const drained = server.stop(false);
       ctx.log.info("shutting down", { signal, listening: false });
-      const timedOut = await Promise.race([
-        drained.then(() => false),
-        Bun.sleep(config.shutdownGraceMs).then(() => true),
-      ]);
+      const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
       if (timedOut) {
         ctx.log.warn("grace period over; closing remaining connections", { grace_ms: config.shutdownGraceMs });
         await server.stop(true);

@@ -9,9 +9,13 @@
  * because nonces are single-use. Everything else (400, 401, 403, 409, 500 …) is thrown at once as a
  * HeraldApiError.
  *
- * Standalone: imports only ./sign (node:crypto) and the global fetch.
+ * Typed methods: `client.api.salutesCredit({ body })` and `client.call("POST /api/salutes/credit", { body })`
+ * take and return the types generated from the OpenAPI document (./operations.ts, ./api-types.ts).
+ *
+ * Standalone: imports only its own folder (node:crypto) and the global fetch.
  */
-import { newIdempotencyKey, newNonce, signRequest } from "./sign";
+import { callOperation, type CallArgs, createApi, type HeraldApi, type OperationKey, type OperationResponse } from "./operations.js";
+import { newIdempotencyKey, newNonce, signRequest } from "./sign.js";
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -91,9 +95,7 @@ export class HeraldNetworkError extends Error {
   }
 }
 
-type AttemptOutcome =
-  | { kind: "response"; status: number; headers: Headers; text: string }
-  | { kind: "transport"; error: HeraldNetworkError };
+type AttemptOutcome = { kind: "response"; status: number; headers: Headers; text: string } | { kind: "transport"; error: HeraldNetworkError };
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -128,6 +130,8 @@ export class HeraldClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  /** One typed method per partner operation (names in ./operations.ts). */
+  readonly api: HeraldApi;
 
   constructor(options: HeraldClientOptions) {
     this.base = new URL(options.baseUrl);
@@ -139,8 +143,16 @@ export class HeraldClient {
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
+    this.api = createApi(this);
   }
 
+  /** One operation by its OpenAPI key, e.g. `call("GET /api/partner/users/{user_id}", { path: { user_id: "7" } })`. */
+  call<K extends OperationKey>(op: K, ...args: CallArgs<K>): Promise<OperationResponse<K>> {
+    return callOperation(this, op, args[0] as Parameters<typeof callOperation>[2]) as Promise<OperationResponse<K>>;
+  }
+
+  // The untyped helpers default T to `any`, as fetch-style clients do (biome.json lets this file); typed calls go
+  // through `client.call(...)` and `client.api.*`, whose types come from the OpenAPI document.
   get<T = any>(path: string, query?: Query, opts: Omit<RequestOptions, "body" | "query"> = {}): Promise<T> {
     return this.request<T>("GET", path, { ...opts, query });
   }
@@ -202,20 +214,14 @@ export class HeraldClient {
     let bodyBytes: Uint8Array | undefined;
     if (opts.body !== undefined) {
       const b = opts.body;
-      bodyBytes =
-        b instanceof Uint8Array ? b : new TextEncoder().encode(typeof b === "string" ? b : JSON.stringify(b));
+      bodyBytes = b instanceof Uint8Array ? b : new TextEncoder().encode(typeof b === "string" ? b : JSON.stringify(b));
     }
 
-    const idempotencyKey =
-      opts.idempotencyKey === false ? undefined : (opts.idempotencyKey ?? (mutation ? newIdempotencyKey() : undefined));
+    const idempotencyKey = opts.idempotencyKey === false ? undefined : (opts.idempotencyKey ?? (mutation ? newIdempotencyKey() : undefined));
     const wantNonce = opts.nonce === undefined ? mutation : opts.nonce !== false;
 
     for (let attempt = 1; ; attempt++) {
-      const nonce = !wantNonce
-        ? undefined
-        : attempt === 1 && typeof opts.nonce === "string"
-          ? opts.nonce
-          : newNonce();
+      const nonce = !wantNonce ? undefined : attempt === 1 && typeof opts.nonce === "string" ? opts.nonce : newNonce();
       const signed = signRequest({
         keyId: this.keyId,
         secret: this.secret,
@@ -254,11 +260,7 @@ export class HeraldClient {
     }
   }
 
-  private async attempt(
-    url: string,
-    init: { method: string; headers: Record<string, string>; body?: Uint8Array },
-    attempt: number,
-  ): Promise<AttemptOutcome> {
+  private async attempt(url: string, init: { method: string; headers: Record<string, string>; body?: Uint8Array }, attempt: number): Promise<AttemptOutcome> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -274,12 +276,9 @@ export class HeraldClient {
         ? new HeraldNetworkError("timeout", `${init.method} ${url} timed out after ${this.timeoutMs} ms`, attempt, {
             cause,
           })
-        : new HeraldNetworkError(
-            "network_error",
-            `${init.method} ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-            attempt,
-            { cause },
-          );
+        : new HeraldNetworkError("network_error", `${init.method} ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`, attempt, {
+            cause,
+          });
       return { kind: "transport", error };
     } finally {
       clearTimeout(timer);
@@ -291,8 +290,7 @@ export class HeraldClient {
     const obj = body !== null && typeof body === "object" ? (body as Record<string, unknown>) : {};
     const code = typeof obj.error === "string" ? obj.error : `http_${status}`;
     const message = typeof obj.message === "string" ? obj.message : `HTTP ${status}`;
-    const requestId =
-      (typeof obj.request_id === "string" ? obj.request_id : null) ?? headers.get("x-request-id") ?? null;
+    const requestId = (typeof obj.request_id === "string" ? obj.request_id : null) ?? headers.get("x-request-id") ?? null;
     return new HeraldApiError(status, code, message, requestId, body, headers, attempts);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Herald partner signing primitives (DESIGN.md §3) and outgoing-webhook verification (§6).
  *
- * Standalone on purpose: this folder is handed to partners as-is, so it imports nothing from the
- * server code — only node:crypto (available in Node ≥ 18, Bun and Deno).
+ * Standalone on purpose: this folder is published as the `@herald/client` package (sdk/, docs/sdk.md), so it
+ * imports nothing from the server code — only node:crypto (available in Node ≥ 20, Bun and Deno).
  *
  *   canonical = METHOD "\n" TARGET "\n" TIMESTAMP "\n" NONCE "\n" hex(sha256(RAW_BODY))
  *   signature = hex(HMAC-SHA256(partner_secret, canonical))
@@ -53,11 +53,14 @@ export interface SignedRequest {
 
 export const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+// Under Bun, the one-shot hash (no hasher object to allocate and finalize); elsewhere node:crypto. Looked up on
+// globalThis rather than through Bun's types, because the published package is typed for Node as well.
+const bunSha256 = (globalThis as { Bun?: { SHA256: { hash(data: RawBody, encoding: "hex"): string } } }).Bun?.SHA256;
+
 export function sha256Hex(body?: RawBody | null): string {
   // Most signed requests are bodiless GETs: skip hashing the empty string.
   if (body === undefined || body === null || body.length === 0) return EMPTY_BODY_SHA256;
-  // Under Bun, the one-shot hash (no hasher object to allocate and finalize); elsewhere node:crypto.
-  if (typeof Bun !== "undefined") return Bun.SHA256.hash(body, "hex");
+  if (bunSha256) return bunSha256.hash(body, "hex");
   return createHash("sha256").update(body).digest("hex");
 }
 
@@ -122,13 +125,7 @@ export function webhookSignature(secret: string, timestamp: number | string, raw
   return hmacSha256Hex(secret, concatBytes(prefix, rawBody));
 }
 
-export type WebhookVerifyReason =
-  | "ok"
-  | "missing_signature"
-  | "malformed_signature"
-  | "invalid_timestamp"
-  | "stale_timestamp"
-  | "signature_mismatch";
+export type WebhookVerifyReason = "ok" | "missing_signature" | "malformed_signature" | "invalid_timestamp" | "stale_timestamp" | "signature_mismatch";
 
 export interface WebhookVerifyResult {
   valid: boolean;

@@ -20,9 +20,7 @@ export function migrationStatus(handle: DbHandle): { applied: number; total: num
 }
 
 function appliedCount(handle: DbHandle): number {
-  const exists = handle.sqlite
-    .query("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?")
-    .get(MIGRATIONS_TABLE);
+  const exists = handle.sqlite.query("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATIONS_TABLE);
   if (!exists) return 0;
   const row = handle.sqlite.query(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get() as { n: number };
   return row.n;

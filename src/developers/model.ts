@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Endpoint = t.Object({ method: t.String(), path: t.String() });
@@ -12,43 +13,54 @@ const Policy = t.Object({
   breaking_change_path_prefix: t.String(),
 });
 
-const Entry = t.Object({
-  id: t.String(),
-  title: t.String(),
-  description: t.String(),
-  endpoints: t.Array(Endpoint),
-  replacement: N(Endpoint),
-  announced_at: t.String(),
-  deprecated_at: t.String(),
-  sunset_at: t.String(),
-  phase: Phase,
-  days_until_sunset: t.Integer(),
-  reminders: t.Array(t.Object({ days_before_sunset: t.Integer(), at: t.String(), sent: t.Boolean() })),
-  migration_guide: t.String(),
-  headers: Headers,
-});
+const Entry = named(
+  "Deprecation",
+  t.Object({
+    id: t.String(),
+    title: t.String(),
+    description: t.String(),
+    endpoints: t.Array(Endpoint),
+    replacement: N(Endpoint),
+    announced_at: t.String(),
+    deprecated_at: t.String(),
+    sunset_at: t.String(),
+    phase: Phase,
+    days_until_sunset: t.Integer(),
+    reminders: t.Array(t.Object({ days_before_sunset: t.Integer(), at: t.String(), sent: t.Boolean() })),
+    migration_guide: t.String(),
+    headers: Headers,
+  }),
+);
 
 const meta = { include_meta: t.Optional(t.String()) };
 const Id = t.String({ maxLength: 64, description: "a deprecation id from /developers/deprecations.json" });
 
 export const DevelopersModel = {
   metaQuery: t.Object(meta),
-  calendar: Envelope({
-    generated_at_utc: t.String(),
-    registry_version: t.Integer(),
-    registry_updated_at: t.String(),
-    api_version: t.String(),
-    policy: Policy,
-    sunsets_scheduled: t.Boolean(),
-    count: t.Integer(),
-    deprecations: t.Array(Entry),
-    links: t.Record(t.String(), t.String()),
-  }),
+  calendar: named(
+    "DeprecationCalendar",
+    Envelope({
+      generated_at_utc: t.String(),
+      registry_version: t.Integer(),
+      registry_updated_at: t.String(),
+      api_version: t.String(),
+      policy: Policy,
+      sunsets_scheduled: t.Boolean(),
+      count: t.Integer(),
+      deprecations: t.Array(Entry),
+      links: t.Record(t.String(), t.String()),
+    }),
+  ),
   playbook: Envelope({
     title: t.String(),
     api_version: t.String(),
     versioning: t.Object({ current_version: t.String(), breaking_changes: t.String(), non_breaking_changes: t.String() }),
-    notice: t.Object({ minimum_notice_days: t.Integer(), reminder_days_before_sunset: t.Array(t.Integer()), webhook_schema_notice_days: t.Array(t.Integer()), channels: t.Array(t.String()) }),
+    notice: t.Object({
+      minimum_notice_days: t.Integer(),
+      reminder_days_before_sunset: t.Array(t.Integer()),
+      webhook_schema_notice_days: t.Array(t.Integer()),
+      channels: t.Array(t.String()),
+    }),
     headers: t.Record(t.String(), t.String()),
     steps: t.Array(t.Object({ step: t.Integer(), title: t.String(), detail: t.String() })),
     webhook_schema_practice: t.String(),
@@ -75,7 +87,7 @@ export const DevelopersModel = {
   }),
   simulatorQuery: t.Object({
     id: t.Optional(Id),
-    endpoint: t.Optional(t.String({ maxLength: 300, description: "a path (/api/partner/users) or \"METHOD /path\"" })),
+    endpoint: t.Optional(t.String({ maxLength: 300, description: 'a path (/api/partner/users) or "METHOD /path"' })),
     ...meta,
   }),
   simulator: Envelope({

@@ -1,4 +1,4 @@
-import type { OpenApiDocument } from "../http/openapi";
+import { referencedComponents, type OpenApiDocument } from "../http/openapi-components";
 
 // /api/openapi-transparency.yaml: the operations a reader without credentials can call — those tagged
 // public or transparency — cut from the one generated document, so the subset can never disagree with it.
@@ -17,17 +17,21 @@ export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
     }
     if (Object.keys(kept).length) paths[path] = kept;
   }
-  // Keep the shared schemas; the credentials schemes describe routes this document leaves out.
-  const { securitySchemes: _omit, ...components } = doc.components as Record<string, unknown>;
+  // Only the named schemas and responses the kept operations reach; the credentials schemes describe routes
+  // this document leaves out.
+  const all = doc.components as Record<string, Record<string, unknown> | undefined>;
+  const used = referencedComponents(paths, all);
+  const pick = (kind: string) => Object.fromEntries(Object.entries(all[kind] ?? {}).filter(([name]) => used.has(`#/components/${kind}/${name}`)));
   return {
     ...doc,
     info: {
       ...doc.info,
       title: "Herald public and transparency API",
-      description: "The unauthenticated part of the Herald API: public status, proofs, transparency data and the developer portal. The full document is /api/openapi.yaml.",
+      description:
+        "The unauthenticated part of the Herald API: public status, proofs, transparency data and the developer portal. The full document is /api/openapi.yaml.",
     },
     tags: (doc.tags ?? []).filter((t) => (SUBSET_TAGS as readonly string[]).includes(t.name)),
     paths,
-    components,
+    components: { schemas: pick("schemas"), responses: pick("responses") },
   };
 }

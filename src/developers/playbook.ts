@@ -29,10 +29,28 @@ export function playbook(ctx: AppContext, reg: Registry) {
       simulator: "/api/public/deprecations/header-simulator?id=<id>&endpoint=<path>",
     },
     steps: [
-      { step: 1, title: "Confirm the new paths and auth", detail: "Read the entry's replacement and the OpenAPI document (/api/openapi.yaml); check the scopes your key needs." },
-      { step: 2, title: "Validate the signing format", detail: "Sign a request to the new path exactly as before (METHOD, path and query, timestamp, nonce, sha256 of the body); compare with the test vectors in the docs." },
-      { step: 3, title: "Test with a new key and idempotency headers", detail: "Use a sandbox key; send Idempotency-Key on every mutation and check that a retry replays instead of repeating." },
-      { step: 4, title: "Roll out with monitoring and a rollback plan", detail: "Ship behind a switch, watch your error rate and /api/partner/status, keep the old path callable until you are sure, and know how to switch back before the sunset date." },
+      {
+        step: 1,
+        title: "Confirm the new paths and auth",
+        detail: "Read the entry's replacement and the OpenAPI document (/api/openapi.yaml); check the scopes your key needs.",
+      },
+      {
+        step: 2,
+        title: "Validate the signing format",
+        detail:
+          "Sign a request to the new path exactly as before (METHOD, path and query, timestamp, nonce, sha256 of the body); compare with the test vectors in the docs.",
+      },
+      {
+        step: 3,
+        title: "Test with a new key and idempotency headers",
+        detail: "Use a sandbox key; send Idempotency-Key on every mutation and check that a retry replays instead of repeating.",
+      },
+      {
+        step: 4,
+        title: "Roll out with monitoring and a rollback plan",
+        detail:
+          "Ship behind a switch, watch your error rate and /api/partner/status, keep the old path callable until you are sure, and know how to switch back before the sunset date.",
+      },
     ],
     webhook_schema_practice: `dual-support window before a field is removed, with notices ${p.webhook_schema_notice_days.join(", ")} days before`,
     scheduled: published(ctx, reg)

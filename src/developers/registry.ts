@@ -61,7 +61,8 @@ export function parseRegistry(text: string): Registry {
     if (seen.has(d.id)) problems.push(`${d.id}: duplicate id`);
     seen.add(d.id);
     const [a, dep, s] = [Date.parse(d.announced_at), Date.parse(d.deprecated_at), Date.parse(d.sunset_at)];
-    if (s - a < raw.policy.minimum_notice_days * DAY_MS) problems.push(`${d.id}: sunset_at is less than ${raw.policy.minimum_notice_days} days after announced_at`);
+    if (s - a < raw.policy.minimum_notice_days * DAY_MS)
+      problems.push(`${d.id}: sunset_at is less than ${raw.policy.minimum_notice_days} days after announced_at`);
     if (dep < a || dep > s) problems.push(`${d.id}: deprecated_at must lie between announced_at and sunset_at`);
   }
   if (problems.length) throw new Error(`deprecation registry is invalid: ${problems.join("; ")}`);

@@ -1,40 +1,53 @@
 import { Elysia, type AnyElysia } from "elysia";
-import YAML from "yaml";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
-import { buildOpenApi } from "../http/openapi";
 import { deprecationsFeed } from "./feed";
 import { DevelopersModel as M } from "./model";
-import { transparencySubset } from "./openapi-subset";
 import { playbook, playbookMarkdown } from "./playbook";
 import { loadRegistry, type Registry } from "./registry";
+import { sdkRoutes } from "./sdk-routes";
 import { calendar, migrationStatus, simulateHeaders } from "./service";
 
 const errs = { 400: ErrorBody, 429: ErrorBody };
 const tr = (summary: string) => ({ tags: ["transparency"], summary });
-const raw = (tags: string[], summary: string, type: string) => ({ tags, summary, responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } } });
+const raw = (tags: string[], summary: string, type: string) => ({
+  tags,
+  summary,
+  responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+});
 const CACHE = "public, max-age=300";
 
 /**
- * The developer portal, all from one deprecation registry (deprecations.yaml; tests pass a fixture), and the
- * public+transparency OpenAPI subset. A function plugin: it keeps the app it is mounted on, because the
- * subset is cut from the document of the finished app, built on first request (every route exists by then).
+ * The developer portal, all from one deprecation registry (deprecations.yaml; tests pass a fixture). The
+ * public+transparency OpenAPI subset (/api/openapi-transparency.yaml) is served with the other documents by
+ * src/http/openapi.ts, which builds all three once.
  */
 export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Registry = loadRegistry()) {
   return (app: AnyElysia) => {
-    let subsetYaml: string | null = null;
     const text = (body: string, type: string) => new Response(body, { headers: { "content-type": type, "cache-control": CACHE } });
     const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
-    return app.use(
+    return app.use(sdkRoutes(ctx)).use(
       new Elysia({ name: "herald:developers" })
         .onAfterHandle(({ set }) => {
           set.headers["cache-control"] = CACHE;
         })
-        .get("/developers/deprecations.json", () => ok(calendar(ctx, registry)), { query: M.metaQuery, response: { 200: M.calendar, ...errs }, detail: tr("Deprecation calendar (empty schedule: no sunsets are planned)") })
-        .get("/developers/deprecations.rss", () => text(deprecationsFeed(ctx, registry), "application/rss+xml; charset=utf-8"), { detail: raw(["transparency"], "Deprecation calendar as RSS 2.0", "application/rss+xml") })
-        .get("/developers/deprecations-playbook.json", () => ok(playbook(ctx, registry)), { query: M.metaQuery, response: { 200: M.playbook, ...errs }, detail: tr("Deprecation policy and migration steps") })
-        .get("/developers/deprecations-playbook.md", () => text(playbookMarkdown(ctx, registry), "text/markdown; charset=utf-8"), { detail: raw(["transparency"], "Deprecation policy and migration steps (Markdown)", "text/markdown") })
+        .get("/developers/deprecations.json", () => ok(calendar(ctx, registry)), {
+          query: M.metaQuery,
+          response: { 200: M.calendar, ...errs },
+          detail: tr("Deprecation calendar (empty schedule: no sunsets are planned)"),
+        })
+        .get("/developers/deprecations.rss", () => text(deprecationsFeed(ctx, registry), "application/rss+xml; charset=utf-8"), {
+          detail: raw(["transparency"], "Deprecation calendar as RSS 2.0", "application/rss+xml"),
+        })
+        .get("/developers/deprecations-playbook.json", () => ok(playbook(ctx, registry)), {
+          query: M.metaQuery,
+          response: { 200: M.playbook, ...errs },
+          detail: tr("Deprecation policy and migration steps"),
+        })
+        .get("/developers/deprecations-playbook.md", () => text(playbookMarkdown(ctx, registry), "text/markdown; charset=utf-8"), {
+          detail: raw(["transparency"], "Deprecation policy and migration steps (Markdown)", "text/markdown"),
+        })
         .get("/developers/migration-status.json", ({ query }) => ok(migrationStatus(ctx, registry, query.id)), {
           query: M.migrationQuery,
           response: { 200: M.migration, 404: ErrorBody, ...errs },
@@ -44,15 +57,7 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
           query: M.simulatorQuery,
           response: { 200: M.simulator, 404: ErrorBody, ...errs },
           detail: { tags: ["public"], summary: "The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint)" },
-        })
-        .get(
-          "/api/openapi-transparency.yaml",
-          () => {
-            subsetYaml ??= YAML.stringify(transparencySubset(buildOpenApi(app, ctx)), { aliasDuplicateObjects: false });
-            return new Response(subsetYaml, { headers: { "content-type": "application/yaml; charset=utf-8" } });
-          },
-          { detail: raw(["public"], "OpenAPI 3.1 document of the public and transparency operations (YAML)", "application/yaml") },
-        ),
+        }),
     );
   };
 }

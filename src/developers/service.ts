@@ -77,7 +77,12 @@ export function calendar(ctx: AppContext, reg: Registry) {
     sunsets_scheduled: upcoming.length > 0,
     count: entries.length,
     deprecations: entries,
-    links: { rss: "/developers/deprecations.rss", playbook: "/developers/deprecations-playbook.md", playbook_json: "/developers/deprecations-playbook.json", migration_status: "/developers/migration-status.json" },
+    links: {
+      rss: "/developers/deprecations.rss",
+      playbook: "/developers/deprecations-playbook.md",
+      playbook_json: "/developers/deprecations-playbook.json",
+      migration_status: "/developers/migration-status.json",
+    },
   };
 }
 
@@ -117,7 +122,9 @@ function parseEndpoint(raw: string): { method: string | null; path: string } {
   const m = /^(GET|POST|PUT|PATCH|DELETE)\s+(\/\S*)$/i.exec(raw.trim());
   if (m) return { method: m[1]!.toUpperCase(), path: m[2]! };
   if (raw.startsWith("/")) return { method: null, path: raw.split("?")[0]! };
-  throw new AppError("invalid_query", "endpoint must be a path such as /api/partner/users or \"GET /api/partner/users\"", { details: [{ field: "endpoint", problem: "must be a path, optionally preceded by a method" }] });
+  throw new AppError("invalid_query", 'endpoint must be a path such as /api/partner/users or "GET /api/partner/users"', {
+    details: [{ field: "endpoint", problem: "must be a path, optionally preceded by a method" }],
+  });
 }
 
 const templateMatches = (template: string, path: string) =>
@@ -129,16 +136,22 @@ const covers = (d: Deprecation, e: { method: string | null; path: string }) =>
 /** GET /api/public/deprecations/header-simulator */
 export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string; endpoint?: string }) {
   if (!q.id && !q.endpoint) {
-    throw new AppError("invalid_query", "Give id (a deprecation id) or endpoint (a path), or both", { details: [{ field: "id", problem: "id or endpoint is required" }] });
+    throw new AppError("invalid_query", "Give id (a deprecation id) or endpoint (a path), or both", {
+      details: [{ field: "id", problem: "id or endpoint is required" }],
+    });
   }
   const endpoint = q.endpoint ? parseEndpoint(q.endpoint) : null;
   let matches: Deprecation[];
   if (q.id) {
     const d = getDeprecationOrThrow(ctx, reg, q.id);
     if (endpoint && !covers(d, endpoint)) {
-      throw new AppError("invalid_query", `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ")}`, {
-        details: [{ field: "endpoint", problem: "is not one of the deprecation's endpoints" }],
-      });
+      throw new AppError(
+        "invalid_query",
+        `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ")}`,
+        {
+          details: [{ field: "endpoint", problem: "is not one of the deprecation's endpoints" }],
+        },
+      );
     }
     matches = [d];
   } else {

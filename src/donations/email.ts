@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Clock } from "../context";
+import type { Clock } from "../clock";
 
 export interface EmailMessage {
   to: string;

@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
@@ -8,22 +9,25 @@ const EmailStatus = t.Union([t.Literal("sent"), t.Literal("queued"), t.Literal("
   description: "queued: written to the email outbox, not yet sent (Herald has no SMTP); not_requested: no email recipient",
 });
 
-const Claim = t.Object({
-  claim_id: t.Integer(),
-  claim_code: t.String(),
-  claim_status: ClaimStatus,
-  campaign_id: t.String(),
-  amount: t.String({ description: "Exact decimal string" }),
-  recipient: t.Object({ email: nullable(t.String()), wallet_address: nullable(t.String()) }),
-  user_id: nullable(t.String({ description: "Herald user id of one of your users" })),
-  partner_key_id: t.String({ description: "The key that issued the claim" }),
-  email_sent: t.Boolean(),
-  email_status: EmailStatus,
-  claim_url: t.String(),
-  created_at: t.String(),
-  redeemed_at: nullable(t.String()),
-  redeemed_by: nullable(t.String()),
-});
+const Claim = named(
+  "DonationClaim",
+  t.Object({
+    claim_id: t.Integer(),
+    claim_code: t.String(),
+    claim_status: ClaimStatus,
+    campaign_id: t.String(),
+    amount: t.String({ description: "Exact decimal string" }),
+    recipient: t.Object({ email: nullable(t.String()), wallet_address: nullable(t.String()) }),
+    user_id: nullable(t.String({ description: "Herald user id of one of your users" })),
+    partner_key_id: t.String({ description: "The key that issued the claim" }),
+    email_sent: t.Boolean(),
+    email_status: EmailStatus,
+    claim_url: t.String(),
+    created_at: t.String(),
+    redeemed_at: nullable(t.String()),
+    redeemed_by: nullable(t.String()),
+  }),
+);
 
 export const DonationsModel = {
   claim: Claim,
@@ -44,19 +48,22 @@ export const DonationsModel = {
     },
     { additionalProperties: false },
   ),
-  issued: Envelope({
-    status: t.Literal("issued"),
-    claim_status: t.Literal("issued"),
-    claim_code: t.String({ description: "Unguessable (160 random bits), dc_ + base32" }),
-    partner_key_id: t.String(),
-    claim_id: t.Integer(),
-    campaign_id: t.String(),
-    amount: t.String({ description: "Exact decimal string" }),
-    email_sent: t.Boolean({ description: "True only if the email left Herald; the outbox sender only queues, so false" }),
-    email_status: EmailStatus,
-    claim_url: t.String(),
-    created_at: t.String(),
-  }),
+  issued: named(
+    "DonationClaimIssued",
+    Envelope({
+      status: t.Literal("issued"),
+      claim_status: t.Literal("issued"),
+      claim_code: t.String({ description: "Unguessable (160 random bits), dc_ + base32" }),
+      partner_key_id: t.String(),
+      claim_id: t.Integer(),
+      campaign_id: t.String(),
+      amount: t.String({ description: "Exact decimal string" }),
+      email_sent: t.Boolean({ description: "True only if the email left Herald; the outbox sender only queues, so false" }),
+      email_status: EmailStatus,
+      claim_url: t.String(),
+      created_at: t.String(),
+    }),
+  ),
   codeParams: t.Object({ claim_code: t.String({ minLength: 1, maxLength: 128 }) }),
   redeemBody: t.Optional(t.Object({ redeemed_by: t.Optional(t.String({ minLength: 1, maxLength: 128 })) }, { additionalProperties: false })),
   claimResponse: Envelope({ claim: Claim }),

@@ -18,20 +18,51 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
   const write = { scope: "donation" as const, mutation: true };
   return new Elysia({ name: "herald:donations" })
     .use(guards.partner.plugin)
-    .post("/api/partner/donation-claim", ({ partner, body }) => {
-      const owner = ownerOf(partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...issueClaim(ctx, owner, partner.actor.keyId, body, email) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, body: M.issueBody, response: { 200: M.issued, ...errs }, detail: tag("Issue a donation claim with an unguessable claim code; emails are queued, not sent") })
-    .get("/api/partner/donation-claims/:claim_code", ({ partner, params }) => ({
-      success: true as const,
-      claim: getClaim(ctx, ownerOf(partner.actor), params.claim_code),
-    }), { partner: read, params: M.codeParams, response: { 200: M.claimResponse, ...errs }, detail: tag("One of your donation claims; other partners' codes are 404") })
-    .post("/api/partner/donation-claims/:claim_code/redeem", ({ partner, params, body }) => {
-      const owner = ownerOf(partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, claim: redeemClaim(ctx, owner, params.claim_code, body?.redeemed_by ?? null) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, params: M.codeParams, body: M.redeemBody, response: { 200: M.claimResponse, ...errs }, detail: tag("Redeem a claim: issued → redeemed exactly once; again → 409 claim_already_redeemed") });
+    .post(
+      "/api/partner/donation-claim",
+      ({ partner, body }) => {
+        const owner = ownerOf(partner.actor);
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...issueClaim(ctx, owner, partner.actor.keyId, body, email) }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        body: M.issueBody,
+        response: { 200: M.issued, ...errs },
+        detail: tag("Issue a donation claim with an unguessable claim code; emails are queued, not sent"),
+      },
+    )
+    .get(
+      "/api/partner/donation-claims/:claim_code",
+      ({ partner, params }) => ({
+        success: true as const,
+        claim: getClaim(ctx, ownerOf(partner.actor), params.claim_code),
+      }),
+      {
+        partner: read,
+        params: M.codeParams,
+        response: { 200: M.claimResponse, ...errs },
+        detail: tag("One of your donation claims; other partners' codes are 404"),
+      },
+    )
+    .post(
+      "/api/partner/donation-claims/:claim_code/redeem",
+      ({ partner, params, body }) => {
+        const owner = ownerOf(partner.actor);
+        const out = idem.run(partner.idempotency, () => ({
+          success: true as const,
+          claim: redeemClaim(ctx, owner, params.claim_code, body?.redeemed_by ?? null),
+        }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        params: M.codeParams,
+        body: M.redeemBody,
+        response: { 200: M.claimResponse, ...errs },
+        detail: tag("Redeem a claim: issued → redeemed exactly once; again → 409 claim_already_redeemed"),
+      },
+    );
 }

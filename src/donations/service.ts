@@ -2,10 +2,11 @@ import type { Owner } from "../auth/actors";
 import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
-import { getUserOrThrow, requireActiveUser } from "../partner/users";
-import { isSolanaAddress } from "../partner/solana-address";
-import { emitEvent } from "../webhooks/outbox";
+import { getUserOrThrow, requireActiveUser } from "../partner/service";
+import { isSolanaAddress } from "../partner/service";
+import { emitEvent } from "../webhooks/service";
 import type { EmailSender } from "./email";
+export type { EmailSender } from "./email";
 
 export const MAX_AMOUNT_DIGITS = 18;
 export const MAX_AMOUNT_DECIMALS = 9;
@@ -87,11 +88,11 @@ export function validateIssue(input: IssueInput): { amount: string; email: strin
   const wallet = input.recipient.wallet_address ?? null;
   if (email === null && wallet === null) problems.push({ field: "recipient", problem: "must have email or wallet_address (or both)" });
   if (email !== null && !isEmail(email)) problems.push({ field: "recipient.email", problem: "must be an email address such as name@example.com" });
-  if (wallet !== null && !isSolanaAddress(wallet)) problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
+  if (wallet !== null && !isSolanaAddress(wallet))
+    problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
   if (problems.length) throw new ValidationError(`Invalid donation claim: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
   return { amount: (amount as { value: string }).value, email, wallet };
 }
-
 
 export const newClaimCode = (ctx: Pick<AppContext, "rng">): string => "dc_" + base32(ctx.rng.bytes(CODE_BYTES));
 
@@ -143,7 +144,19 @@ export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: 
       `INSERT INTO donation_claims (partner, mode, key_id, campaign_id, amount, recipient_email, recipient_wallet, user_id, claim_code, status, email_sent, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', ?, ?) RETURNING *`,
     )
-    .get(owner.partner, owner.mode, keyId, input.campaign_id, valid.amount, valid.email, valid.wallet, user?.id ?? null, code, outcome?.sent ? 1 : 0, now) as ClaimRow;
+    .get(
+      owner.partner,
+      owner.mode,
+      keyId,
+      input.campaign_id,
+      valid.amount,
+      valid.email,
+      valid.wallet,
+      user?.id ?? null,
+      code,
+      outcome?.sent ? 1 : 0,
+      now,
+    ) as ClaimRow;
   emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim", {
     claim_code: code,
     campaign_id: row.campaign_id,
@@ -173,7 +186,9 @@ export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: 
  */
 function getClaimOrThrow(ctx: AppContext, owner: Owner, code: string): ClaimRow {
   const row = CODE_PATTERN.test(code)
-    ? (ctx.db.sqlite.query("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?").get(code, owner.partner, owner.mode) as ClaimRow | null)
+    ? (ctx.db.sqlite
+        .query("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?")
+        .get(code, owner.partner, owner.mode) as ClaimRow | null)
     : null;
   if (!row) throw new NotFoundError("donation claim", code);
   return row;
@@ -189,7 +204,9 @@ export function redeemClaim(ctx: AppContext, owner: Owner, code: string, redeeme
   const row = getClaimOrThrow(ctx, owner, code);
   const refuse = (r: ClaimRow) => {
     if (r.status === "redeemed") {
-      return new AppError("claim_already_redeemed", `Claim ${code} was already redeemed at ${r.redeemed_at}`, { details: { claim_code: code, redeemed_at: r.redeemed_at } });
+      return new AppError("claim_already_redeemed", `Claim ${code} was already redeemed at ${r.redeemed_at}`, {
+        details: { claim_code: code, redeemed_at: r.redeemed_at },
+      });
     }
     return new AppError("conflict", `Claim ${code} is ${r.status} and cannot be redeemed`, { details: { claim_code: code, claim_status: r.status } });
   };

@@ -34,6 +34,8 @@ export const emailOutbox = sqliteTable("email_outbox", {
   toAddress: text("to_address").notNull(),
   subject: text("subject").notNull(),
   body: text("body").notNull(),
-  status: text("status", { enum: ["queued", "sent", "failed"] }).notNull().default("queued"),
+  status: text("status", { enum: ["queued", "sent", "failed"] })
+    .notNull()
+    .default("queued"),
   createdAt: text("created_at").notNull(),
 });

@@ -10,6 +10,7 @@ import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors, type RequestPart } from "./validation";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { describeParamProblems } from "./params";
+import { CompressedCache, compressedAnswer } from "./compression";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
@@ -139,6 +140,7 @@ const tooLarge = (maxBytes: number) =>
  */
 export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex) {
   const { config } = ctx;
+  const compressed = new CompressedCache();
 
   /** A body under the policy of src/http/json-body.ts, then checked against its route's schema. */
   const parseBody = (raw: Uint8Array, request: Request, route: string): { value: unknown; error: AppError | null } => {
@@ -151,7 +153,14 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     if (!check) {
       // A route without a body schema takes no body; `{}` is tolerated (some clients always send one).
       const empty = typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value) && Object.keys(parsed.value).length === 0;
-      return empty ? parsed : { value: undefined, error: new AppError("invalid_payload", `${request.method} ${route} takes no request body`, { details: [{ field: "body", problem: "must be empty" }] }) };
+      return empty
+        ? parsed
+        : {
+            value: undefined,
+            error: new AppError("invalid_payload", `${request.method} ${route} takes no request body`, {
+              details: [{ field: "body", problem: "must be empty" }],
+            }),
+          };
     }
     if (check.Check(parsed.value)) return parsed;
     const details = bodyProblems(check, parsed.value);
@@ -176,7 +185,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         Object.assign(state.headers, rateLimitHeaders(decision));
         Object.assign(set.headers, state.headers);
         if (!decision.allowed) {
-          return errorResponse(new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`), state);
+          return errorResponse(
+            new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
+            state,
+          );
         }
       }
     })
@@ -214,20 +226,35 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         }
         // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
         // parameter's name; the route's own schemas name it, with the allowed range.
-        const named = v.type === "body" ? [] : describeParamProblems(routes.schemasOf(request.method, route), new URL(request.url).searchParams, (params ?? {}) as Record<string, string | undefined>);
+        const named =
+          v.type === "body"
+            ? []
+            : describeParamProblems(
+                routes.schemasOf(request.method, route),
+                new URL(request.url).searchParams,
+                (params ?? {}) as Record<string, string | undefined>,
+              );
         const details = named.length ? named : describeValidationErrors(v.type === "property" ? "query" : v.type, v.all);
         const errCode: ErrorCode = v.type === "body" ? "invalid_payload" : "invalid_query";
         const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
         return errorResponse(new AppError(errCode, `Invalid ${v.type === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
       }
       if (code === "PARSE") {
-        return errorResponse(new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }), state);
+        return errorResponse(
+          new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
+          state,
+        );
       }
       if (code === "NOT_FOUND") {
         const url = new URL(request.url);
         const allowed = routes.methodsFor(url.pathname);
         if (allowed.length && !allowed.includes(request.method)) {
-          return errorResponse(new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, { headers: { allow: allowed.join(", ") } }), state);
+          return errorResponse(
+            new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
+              headers: { allow: allowed.join(", ") },
+            }),
+            state,
+          );
         }
         return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
       }
@@ -244,11 +271,16 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       const state = states.get(request);
       return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
     })
+    .mapResponse({ as: "global" }, ({ request, response, set }) => {
+      // Only clients that accept a compressed answer take this path; others get Elysia's own serialisation.
+      const acceptEncoding = request.headers.get("accept-encoding");
+      if (!acceptEncoding) return;
+      return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
+    })
     .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
       const state = states.get(request);
       if (!state) return;
-      const status =
-        state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
+      const status = state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
       const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
       const routeName = route || "(unmatched)";
       ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);

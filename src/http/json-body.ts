@@ -21,8 +21,7 @@ export interface JsonBody {
   error: AppError | null;
 }
 
-const invalid = (problem: string) =>
-  new AppError("invalid_payload", `Request body refused: ${problem}`, { details: [{ field: "body", problem }] });
+const invalid = (problem: string) => new AppError("invalid_payload", `Request body refused: ${problem}`, { details: [{ field: "body", problem }] });
 
 /** Stops the scanner at the first problem; carries the problem to the caller. */
 class ScanStop {
@@ -42,7 +41,10 @@ export function contentTypeProblem(header: string | null): AppError | null {
   for (const p of params) {
     const [name, value] = p.split("=").map((s) => s.trim().toLowerCase());
     if (name === "charset" && value?.replace(/"/g, "") !== "utf-8" && value?.replace(/"/g, "") !== "utf8") {
-      return new AppError("unsupported_media_type", `charset ${String(value).slice(0, 40)} is not accepted; JSON bodies are UTF-8 (send charset=utf-8 or no charset)`);
+      return new AppError(
+        "unsupported_media_type",
+        `charset ${String(value).slice(0, 40)} is not accepted; JSON bodies are UTF-8 (send charset=utf-8 or no charset)`,
+      );
     }
   }
   return null;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Clock } from "../context";
+import type { Clock } from "../clock";
 import { KEY_REF } from "./request-log";
 
 // Latency percentiles from the request log, shared by partner usage/status (one key) and the public
@@ -54,7 +54,9 @@ export function percentilesMs(latenciesUs: number[]) {
 export function latencyFromLog(sqlite: Database, q: { keyId: string | null; startIso: string; endIso: string }, maxRoutes = Infinity) {
   const rows = (
     q.keyId === null
-      ? sqlite.query("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?").values(q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
+      ? sqlite
+          .query("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?")
+          .values(q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
       : sqlite
           .query(`SELECT route, latency_us FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?`)
           .values(q.keyId, q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)

@@ -1,22 +1,19 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import YAML from "yaml";
-import swaggerBundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import swaggerCssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import type { AppContext } from "../context";
 import type { TSchema } from "@sinclair/typebox";
+import { transparencySubset } from "../developers/openapi-subset";
+import { conditionalResponse, representation, type Representation } from "./conditional";
+import { jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./openapi-components";
+import { errorCodeSchema, typeErrorResponses } from "./openapi-errors";
+import { EXAMPLE_SCHEMAS } from "./openapi-examples";
+import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./openapi-samples";
+import { docsUiRoutes } from "./openapi-ui";
 import { numericSpecOf } from "./params";
 import pkg from "../../package.json";
 
-
-export interface OpenApiDocument {
-  openapi: string;
-  info: Record<string, unknown>;
-  servers: Array<{ url: string }>;
-  paths: Record<string, Record<string, unknown>>;
-  components: Record<string, unknown>;
-  tags?: Array<{ name: string; description?: string }>;
-}
+export type { OpenApiDocument } from "./openapi-components";
 
 const TAGS = [
   { name: "system", description: "Health, readiness, metrics and API documents" },
@@ -27,24 +24,53 @@ const TAGS = [
   { name: "admin", description: "Operator-only routes (admin bearer token)" },
 ];
 
-/** Builds the OpenAPI 3.1 document from the routes' typebox schemas; computed once, on first request. */
+type Operation = {
+  parameters?: Array<{ schema?: unknown }>;
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+};
+
+/** Builds the OpenAPI 3.1 document from the routes' typebox schemas (docs/api-reference.md describes it). */
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
-  const { paths, components } = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
-  addJsonRequestBodies(app, paths as OpenApiDocument["paths"]);
-  typeNumericParameters(paths as OpenApiDocument["paths"]);
+  const generated = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
+  // JSON round trip: typebox's symbol keys go, and no two operations share a schema object any more.
+  const paths = JSON.parse(JSON.stringify(generated.paths)) as OpenApiDocument["paths"];
+  addJsonRequestBodies(app, paths);
+  typeNumericParameters(paths);
+  const hoister = new SchemaHoister();
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as Operation[]) {
+      for (const param of op.parameters ?? []) param.schema = unmarked(param.schema);
+      for (const media of Object.values(op.requestBody?.content ?? {})) media.schema = unmarked(mapSchema(media.schema, jsonShapes));
+      for (const res of Object.values(op.responses ?? {})) {
+        for (const media of Object.values(res.content ?? {})) media.schema = hoister.hoist(mapSchema(media.schema, jsonShapes));
+      }
+    }
+  }
+  const responses = typeErrorResponses(paths);
+  const schemas: Record<string, Record<string, unknown>> = { ...hoister.schemas, ErrorCode: errorCodeSchema() };
+  const error = schemas.Error as { properties?: Record<string, unknown> } | undefined;
+  if (error?.properties) error.properties.error = { $ref: "#/components/schemas/ErrorCode" };
+  for (const [name, example] of Object.entries(EXAMPLE_SCHEMAS)) if (schemas[name]) schemas[name].examples = [example];
+  addCodeSamples(paths as Record<string, Record<string, Record<string, unknown>>>, ctx.config.publicBaseUrl);
   return {
     openapi: "3.1.1",
     info: {
       title: "Herald API",
       version: pkg.version,
       description:
-        "Partner integration and transparency service. Every JSON response has `success`; failures carry a stable `error` code from /api/partner/errors.json.",
+        "Partner integration and transparency service. Every JSON response has `success`; failures carry a stable `error` code from /api/partner/errors.json. " +
+        "This reference is at /api/docs, the Swagger UI at /api/docs/swagger, and the documents at /api/openapi.json and /api/openapi.yaml.\n\n" +
+        "Signed partner routes: every request carries X-Partner-Key, X-Partner-Timestamp and X-Partner-Signature (mutations also X-Partner-Nonce and Idempotency-Key); " +
+        "`herald sign` prints a signed curl command, `HeraldClient` (src/client) signs for you.\n\n" +
+        PYTHON_SIGNER_MARKDOWN,
     },
     servers: [{ url: ctx.config.publicBaseUrl }],
     tags: TAGS,
-    paths: paths as OpenApiDocument["paths"],
+    paths,
     components: {
-      ...(components as Record<string, unknown>),
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+      responses,
       securitySchemes: {
         PartnerKey: { type: "apiKey", in: "header", name: "X-Partner-Key", description: "Partner key id (hk_live_… or hk_test_…)" },
         PartnerTimestamp: { type: "apiKey", in: "header", name: "X-Partner-Timestamp", description: "Unix seconds; ±300 s of server time" },
@@ -52,7 +78,8 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
           type: "apiKey",
           in: "header",
           name: "X-Partner-Signature",
-          description: "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
+          description:
+            "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
         },
         AdminBearer: { type: "http", scheme: "bearer", description: "Operator token (herald admin-token create)" },
       },
@@ -98,30 +125,75 @@ function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
   }
 }
 
-const DOCS_HTML = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Herald API</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="/api/docs/assets/swagger-ui.css"></head>
-<body><div id="docs"></div>
-<noscript>The interactive explorer needs JavaScript; the raw document is at <a href="/api/openapi.yaml">/api/openapi.yaml</a>.</noscript>
-<script src="/api/docs/assets/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#docs", deepLinking: true });</script>
-</body></html>`;
+/** The served documents, as bytes with their validators. */
+export interface OpenApiRepresentations {
+  json: Representation;
+  yaml: Representation;
+  transparencyYaml: Representation;
+  buildMs: number;
+}
 
-/** The API documents and an offline docs UI: its assets are embedded in the binary, never fetched from a CDN. */
+// Revalidated on every use (a deploy changes them); the ETag makes that a 304 without a body.
+const DOCUMENT_CACHE = "public, no-cache";
+
+/**
+ * The three documents, built together once per app: on first request (so building an app stays cheap for
+ * tests), or by `herald serve` right after it starts listening (warmOpenApiDocuments).
+ */
+export class OpenApiDocuments {
+  private built: OpenApiRepresentations | null = null;
+  constructor(
+    private readonly getApp: () => AnyElysia,
+    private readonly ctx: AppContext,
+  ) {}
+
+  get(): OpenApiRepresentations {
+    if (this.built) return this.built;
+    const started = performance.now();
+    const doc = buildOpenApi(this.getApp(), this.ctx);
+    const yamlOf = (d: unknown) => YAML.stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 });
+    this.built = {
+      json: representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE),
+      yaml: representation(yamlOf(doc), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
+      transparencyYaml: representation(yamlOf(transparencySubset(doc)), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
+      buildMs: Math.round(performance.now() - started),
+    };
+    return this.built;
+  }
+}
+
+// The documents of the app built over a context, for `herald serve` to build them at start.
+const DOCUMENTS = new WeakMap<AppContext, OpenApiDocuments>();
+
+/**
+ * Builds the documents now (src/cli/serve.ts calls this once listening), so no partner waits for the build;
+ * tests never call it, which keeps building an app cheap.
+ */
+export function warmOpenApiDocuments(ctx: AppContext): void {
+  const docs = DOCUMENTS.get(ctx);
+  if (!docs) return;
+  const { buildMs, json, yaml } = docs.get();
+  ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size, yaml_bytes: yaml.size });
+}
+
+/** The API documents and the offline docs pages (src/http/openapi-ui.ts). */
 export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
-  let doc: OpenApiDocument | null = null;
-  let yaml: string | null = null;
-  const get = () => (doc ??= buildOpenApi(getApp(), ctx));
-  const hide = { detail: { hide: true } };
+  const docs = new OpenApiDocuments(getApp, ctx);
+  DOCUMENTS.set(ctx, docs);
+  const raw = (summary: string, type: string, tags = ["system"]) => ({
+    tags,
+    summary,
+    responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+  });
   return new Elysia({ name: "herald:openapi" })
-    .get("/api/openapi.json", () => get(), { detail: { tags: ["system"], summary: "OpenAPI 3.1 document (JSON)" } })
-    .get(
-      "/api/openapi.yaml",
-      () => new Response((yaml ??= YAML.stringify(get(), { aliasDuplicateObjects: false })), { headers: { "content-type": "application/yaml; charset=utf-8" } }),
-      { detail: { tags: ["system"], summary: "OpenAPI 3.1 document (YAML)" } },
-    )
-    .get("/api/docs", () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }), hide)
-    .get("/api/docs/assets/swagger-ui-bundle.js", () => new Response(Bun.file(swaggerBundlePath), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), hide)
-    .get("/api/docs/assets/swagger-ui.css", () => new Response(Bun.file(swaggerCssPath), { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" } }), hide);
+    .get("/api/openapi.json", ({ request }) => conditionalResponse(request, docs.get().json), {
+      detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
+    })
+    .get("/api/openapi.yaml", ({ request }) => conditionalResponse(request, docs.get().yaml), {
+      detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
+    })
+    .get("/api/openapi-transparency.yaml", ({ request }) => conditionalResponse(request, docs.get().transparencyYaml), {
+      detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
+    })
+    .use(docsUiRoutes());
 }

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "./errors";
 import { intQuery } from "./params";
+import { named } from "./openapi-names";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
@@ -14,11 +15,14 @@ export const PageQuery = {
   include_meta: t.Optional(t.String()),
 };
 
-export const PaginationSchema = t.Object({
-  has_more: t.Boolean(),
-  next_offset: t.Union([t.Integer(), t.Null()]),
-  next_cursor: t.Union([t.String(), t.Null()]),
-});
+export const PaginationSchema = named(
+  "Pagination",
+  t.Object({
+    has_more: t.Boolean(),
+    next_offset: t.Union([t.Integer(), t.Null()]),
+    next_cursor: t.Union([t.String(), t.Null()]),
+  }),
+);
 
 export interface PageRequest {
   limit: number;
@@ -28,8 +32,7 @@ export interface PageRequest {
   cursor: string | null;
 }
 
-const badQuery = (field: string, problem: string) =>
-  new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
+const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 
 /**
  * Cursors are keyset positions (the last row's sort key), so a page boundary never shifts when rows are

@@ -51,7 +51,11 @@ const quote = (raw: string) => JSON.stringify(raw.length > 40 ? `${raw.slice(0, 
 
 function numericProblem(spec: NumericSpec, raw: string): string | null {
   const n = raw.trim() === "" ? NaN : Number(raw);
-  const ok = Number.isFinite(n) && (!spec.integer || Number.isInteger(n)) && (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
+  const ok =
+    Number.isFinite(n) &&
+    (!spec.integer || Number.isInteger(n)) &&
+    (spec.minimum === undefined || n >= spec.minimum) &&
+    (spec.maximum === undefined || n <= spec.maximum);
   if (ok) return null;
   const kind = spec.integer ? "an integer" : "a number";
   const range =
@@ -95,7 +99,7 @@ export function describeParamProblems(schemas: RouteSchemas, query: URLSearchPar
         continue;
       }
       const spec = numericSpecOf(prop);
-      const problem = spec ? numericProblem(spec, raw) : enumProblem(prop, raw) ?? lengthProblem(prop, raw);
+      const problem = spec ? numericProblem(spec, raw) : (enumProblem(prop, raw) ?? lengthProblem(prop, raw));
       if (problem) out.push({ field: `${part}.${name}`, problem });
     }
   }

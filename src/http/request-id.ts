@@ -1,4 +1,4 @@
-import type { Rng } from "../context";
+import type { Rng } from "../clock";
 
 // A client-supplied id is echoed only when it is short and plain, so it cannot inject into logs or headers.
 const SANE_ID = /^[A-Za-z0-9._:-]{8,128}$/;

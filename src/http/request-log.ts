@@ -38,7 +38,10 @@ export class RequestLog {
   dropped = 0;
   flushedBatches = 0;
 
-  constructor(private readonly sqlite: Database, private readonly log: Logger) {
+  constructor(
+    sqlite: Database,
+    private readonly log: Logger,
+  ) {
     this.insert = sqlite.prepare(
       "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );

@@ -32,7 +32,14 @@ export class RouteIndex {
       .filter((r) => r.method !== "ALL")
       .map((r) => ({
         method: r.method,
-        re: new RegExp("^" + r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+").replace(/\*/g, ".*") + "/?$"),
+        re: new RegExp(
+          "^" +
+            r.path
+              .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+              .replace(/\/:[^/]+/g, "/[^/]+")
+              .replace(/\*/g, ".*") +
+            "/?$",
+        ),
       }));
     this.schemas = new Map(
       routes.map((r) => [

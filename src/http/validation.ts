@@ -4,7 +4,15 @@ interface ValueErrorLike {
   path: string;
   message: string;
   summary?: string;
-  schema?: { anyOf?: Array<{ const?: unknown; type?: string }>; type?: string; description?: string; minimum?: number; maximum?: number; maxLength?: number; minLength?: number };
+  schema?: {
+    anyOf?: Array<{ const?: unknown; type?: string }>;
+    type?: string;
+    description?: string;
+    minimum?: number;
+    maximum?: number;
+    maxLength?: number;
+    minLength?: number;
+  };
 }
 
 /** Which part of the request a validation error came from, as Elysia reports it. */
@@ -29,7 +37,7 @@ export function describeValidationErrors(part: RequestPart, errors: ValueErrorLi
 
 function problemOf(e: ValueErrorLike): string {
   const literals = e.schema?.anyOf?.map((s) => s.const).filter((v) => v !== undefined);
-  if (literals && literals.length && literals.length === e.schema?.anyOf?.length) {
+  if (literals?.length && literals.length === e.schema?.anyOf?.length) {
     return `must be one of: ${literals.map((v) => String(v)).join(", ")}`;
   }
   if (e.message === "Expected required property") return "is required";

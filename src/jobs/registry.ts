@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import type { Database, Statement } from "bun:sqlite";
-import type { Clock } from "../context";
+import type { Clock } from "../clock";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
 
@@ -15,6 +15,7 @@ export interface JobDefinition {
    */
   quietWhenIdle?: boolean;
   /** `runId` is this run's job_runs row (null for a quiet run, whose row is written only if it did work). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a job body returns nothing, or reports whether it found work
   run(info: { runId: number | null; trigger: "schedule" | "manual" }): Promise<void | { idle: boolean }> | void | { idle: boolean };
 }
 
@@ -114,9 +115,13 @@ export class JobRegistry {
   list(): JobSummary[] {
     return [...this.defs.values()].map((def) => {
       const cron = this.crons.get(def.name);
-      const last = this.lastRun.get(def.name) as
-        | { started_at: string; finished_at: string | null; ok: number | null; error: string | null; duration_ms: number | null }
-        | null;
+      const last = this.lastRun.get(def.name) as {
+        started_at: string;
+        finished_at: string | null;
+        ok: number | null;
+        error: string | null;
+        duration_ms: number | null;
+      } | null;
       const next = cron?.nextRun() ?? null;
       return {
         name: def.name,

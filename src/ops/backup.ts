@@ -37,5 +37,11 @@ export function runBackup(ctx: AppContext): BackupResult {
     copy.close();
   }
   const bytes = readFileSync(file);
-  return { path: file, size_bytes: statSync(file).size, sha256: createHash("sha256").update(bytes).digest("hex"), created_at: at.toISOString(), integrity: "ok" };
+  return {
+    path: file,
+    size_bytes: statSync(file).size,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    created_at: at.toISOString(),
+    integrity: "ok",
+  };
 }

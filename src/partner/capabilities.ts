@@ -1,6 +1,6 @@
 import type { PartnerActor } from "../auth/actors";
 import { SCOPES } from "../auth/scopes";
-import { EVENT_TYPE_NAMES } from "../webhooks/event-types";
+import { EVENT_TYPE_NAMES } from "../webhooks/service";
 
 export const SANDBOX_FIXTURE_ENDPOINTS = [
   "/api/partner/sandbox/verify",

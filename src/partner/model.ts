@@ -1,25 +1,29 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
 
 export const PartnerModel = {
-  capabilities: Envelope({
-    partner: t.String(),
-    key_id: t.String(),
-    key_mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
-    scopes: t.Array(t.String()),
-    available_scopes: t.Array(t.String()),
-    sandbox: t.Object({
-      enabled_for_key: t.Boolean(),
-      verify_endpoint: t.String(),
-      promotion_report_endpoint: t.String(),
-      promotion_policy: t.String(),
-      supports_deterministic_fixtures: t.Boolean(),
-      fixture_endpoints: t.Array(t.String()),
+  capabilities: named(
+    "Capabilities",
+    Envelope({
+      partner: t.String(),
+      key_id: t.String(),
+      key_mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
+      scopes: t.Array(t.String()),
+      available_scopes: t.Array(t.String()),
+      sandbox: t.Object({
+        enabled_for_key: t.Boolean(),
+        verify_endpoint: t.String(),
+        promotion_report_endpoint: t.String(),
+        promotion_policy: t.String(),
+        supports_deterministic_fixtures: t.Boolean(),
+        fixture_endpoints: t.Array(t.String()),
+      }),
+      query_support: t.Object({ include_meta: t.Boolean() }),
+      webhook_event_types: t.Array(t.String()),
+      signing: t.Object({ headers: t.Array(t.String()), canonical_string: t.String(), algorithm: t.String(), timestamp_skew_seconds: t.Integer() }),
+      docs: t.Record(t.String(), t.String()),
     }),
-    query_support: t.Object({ include_meta: t.Boolean() }),
-    webhook_event_types: t.Array(t.String()),
-    signing: t.Object({ headers: t.Array(t.String()), canonical_string: t.String(), algorithm: t.String(), timestamp_skew_seconds: t.Integer() }),
-    docs: t.Record(t.String(), t.String()),
-  }),
+  ),
   metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
 };

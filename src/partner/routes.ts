@@ -8,20 +8,23 @@ import { PartnerModel } from "./model";
 const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 
 export function partnerRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:partner" })
-    .use(guards.partner.plugin)
-    .get(
-      "/api/partner/capabilities",
-      ({ partner, headers, set }) => {
-        // Last-Modified: the later of the key's last change and this process's start (a deploy may add capabilities).
-        const keyUpdated = Date.parse(partner.keyUpdatedAt);
-        const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
-        set.headers["last-modified"] = new Date(lastModified).toUTCString();
-        set.headers["cache-control"] = "private, no-cache";
-        const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
-        if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
-        return { success: true as const, ...capabilitiesFor(partner.actor) };
-      },
-      { partner: { mode: "any" }, query: PartnerModel.metaQuery, response: { 200: PartnerModel.capabilities, ...authErrors }, detail: { tags: ["partner"], summary: "What this key may do; supports If-Modified-Since" } },
-    );
+  return new Elysia({ name: "herald:partner" }).use(guards.partner.plugin).get(
+    "/api/partner/capabilities",
+    ({ partner, headers, set }) => {
+      // Last-Modified: the later of the key's last change and this process's start (a deploy may add capabilities).
+      const keyUpdated = Date.parse(partner.keyUpdatedAt);
+      const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
+      set.headers["last-modified"] = new Date(lastModified).toUTCString();
+      set.headers["cache-control"] = "private, no-cache";
+      const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
+      if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
+      return { success: true as const, ...capabilitiesFor(partner.actor) };
+    },
+    {
+      partner: { mode: "any" },
+      query: PartnerModel.metaQuery,
+      response: { 200: PartnerModel.capabilities, ...authErrors },
+      detail: { tags: ["partner"], summary: "What this key may do; supports If-Modified-Since" },
+    },
+  );
 }

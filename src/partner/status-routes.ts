@@ -22,13 +22,17 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.status, ...errs },
       detail: tag("This key's last hour: status, latency percentiles, request and webhook delivery health"),
     })
-    .get("/api/partner/analytics/usage", ({ partner, query }) => ({
-      success: true as const,
-      ...usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS),
-    }), {
-      partner: anyLiveKey,
-      query: M.usageQuery,
-      response: { 200: M.usage, ...errs },
-      detail: tag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
-    });
+    .get(
+      "/api/partner/analytics/usage",
+      ({ partner, query }) => ({
+        success: true as const,
+        ...usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS),
+      }),
+      {
+        partner: anyLiveKey,
+        query: M.usageQuery,
+        response: { 200: M.usage, ...errs },
+        detail: tag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
+      },
+    );
 }

@@ -2,7 +2,7 @@ import type { PartnerActor } from "../auth/actors";
 import { ownerOf, type Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { deliveryHealth, deliverySloControls } from "../webhooks/deliveries";
+import { deliveryHealth, deliverySloControls } from "../webhooks/service";
 import { latencyMetrics, requestCounts, usageWindow } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */

@@ -15,7 +15,9 @@ export const partnerUsers = sqliteTable(
     username: text("username"),
     displayName: text("display_name"),
     email: text("email"),
-    status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+    status: text("status", { enum: ["active", "suspended"] })
+      .notNull()
+      .default("active"),
     isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
@@ -33,7 +35,9 @@ export const walletLinks = sqliteTable(
   "wallet_links",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => partnerUsers.id),
     partner: text("partner").notNull(),
     mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
     blockchain: text("blockchain").notNull().default("solana"),

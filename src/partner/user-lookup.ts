@@ -27,7 +27,9 @@ const blankToNull = (s: string | undefined) => (s === undefined || s.trim() === 
  */
 export function listUsers(ctx: AppContext, owner: Owner, filter: UserFilter, page: PageRequest) {
   if (page.after !== null && typeof page.after !== "number") {
-    throw new AppError("invalid_query", "cursor is not a cursor of this list", { details: [{ field: "cursor", problem: "use pagination.next_cursor from a previous page" }] });
+    throw new AppError("invalid_query", "cursor is not a cursor of this list", {
+      details: [{ field: "cursor", problem: "use pagination.next_cursor from a previous page" }],
+    });
   }
   const q = blankToNull(filter.q);
   const email = blankToNull(filter.email)?.toLowerCase() ?? null;
@@ -46,9 +48,25 @@ export function listUsers(ctx: AppContext, owner: Owner, filter: UserFilter, pag
          AND (?8 IS NULL OR u.id < ?8)
        ORDER BY u.id DESC LIMIT ?9 OFFSET ?10`,
     )
-    .all(owner.partner, owner.mode, filter.status ?? null, q === null ? null : likeTerm(q), email, username, wallet, page.after, page.limit + 1, page.offset) as UserWithPrimary[];
+    .all(
+      owner.partner,
+      owner.mode,
+      filter.status ?? null,
+      q === null ? null : likeTerm(q),
+      email,
+      username,
+      wallet,
+      page.after,
+      page.limit + 1,
+      page.offset,
+    ) as UserWithPrimary[];
   const p = pageOf(rows, page, (r) => r.id);
-  const wallets = filter.includeWallets ? walletsByUser(ctx.db.sqlite, p.items.map((u) => u.id)) : null;
+  const wallets = filter.includeWallets
+    ? walletsByUser(
+        ctx.db.sqlite,
+        p.items.map((u) => u.id),
+      )
+    : null;
   return {
     count: p.count,
     users: p.items.map((u) => userView(u, wallets?.get(u.id))),

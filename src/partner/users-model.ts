@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
+import { named } from "../http/openapi-names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));
@@ -15,28 +16,34 @@ const email = t.String({ minLength: 3, maxLength: 254, description: "An address 
 const walletAddress = t.String({ minLength: 1, maxLength: 128, description: "Solana: base58 of 32 bytes; other chains: 16–128 letters and digits" });
 const blockchain = t.String({ minLength: 1, maxLength: 32, description: "Chain name, default solana; 2–32 of a–z 0–9 -" });
 
-export const WalletLink = t.Object({
-  blockchain: t.String(),
-  wallet_address: t.String(),
-  label: nullable(t.String()),
-  is_primary: t.Integer({ description: "1 for the user's primary wallet, else 0" }),
-  verified: t.Integer({ description: "1 when the partner marked the wallet verified" }),
-  verified_at: nullable(t.String({ description: "When it was last verified (ISO 8601 UTC)" })),
-});
+export const WalletLink = named(
+  "WalletLink",
+  t.Object({
+    blockchain: t.String(),
+    wallet_address: t.String(),
+    label: nullable(t.String()),
+    is_primary: t.Integer({ description: "1 for the user's primary wallet, else 0" }),
+    verified: t.Integer({ description: "1 when the partner marked the wallet verified" }),
+    verified_at: nullable(t.String({ description: "When it was last verified (ISO 8601 UTC)" })),
+  }),
+);
 
-export const User = t.Object({
-  id: t.Integer(),
-  external_id: t.String(),
-  username: nullable(t.String()),
-  display_name: nullable(t.String()),
-  email: nullable(t.String()),
-  status: statusEnum,
-  is_verified: t.Boolean(),
-  wallet_address: nullable(t.String({ description: "The primary wallet's address" })),
-  wallets: t.Optional(t.Array(WalletLink, { description: "Present when include_wallets=1 (always on create and update)" })),
-  created_at: t.String(),
-  updated_at: t.String(),
-});
+export const User = named(
+  "User",
+  t.Object({
+    id: t.Integer(),
+    external_id: t.String(),
+    username: nullable(t.String()),
+    display_name: nullable(t.String()),
+    email: nullable(t.String()),
+    status: statusEnum,
+    is_verified: t.Boolean(),
+    wallet_address: nullable(t.String({ description: "The primary wallet's address" })),
+    wallets: t.Optional(t.Array(WalletLink, { description: "Present when include_wallets=1 (always on create and update)" })),
+    created_at: t.String(),
+    updated_at: t.String(),
+  }),
+);
 
 const Links = t.Record(t.String(), t.String(), { description: "Relative paths; USER_ID and WALLET_ADDRESS are template tokens" });
 
@@ -76,7 +83,12 @@ export const UsersModel = {
   idParams: t.Object({ user_id: t.String({ description: "The Herald user id" }) }),
   getQuery: t.Object({ include_wallets: flag, include_meta: t.Optional(t.String()) }),
   one: Envelope({ user: User, docs_links: Links, links: Links }),
-  listQuery: t.Object({ ...PageQuery, status: t.Optional(statusEnum), q: t.Optional(t.String({ maxLength: 200, description: "Substring of external_id, username, display_name or email" })), include_wallets: flag }),
+  listQuery: t.Object({
+    ...PageQuery,
+    status: t.Optional(statusEnum),
+    q: t.Optional(t.String({ maxLength: 200, description: "Substring of external_id, username, display_name or email" })),
+    include_wallets: flag,
+  }),
   lookupQuery: t.Object({
     ...PageQuery,
     q: t.Optional(t.String({ maxLength: 200, description: "Substring of external_id, username, display_name or email" })),
@@ -100,19 +112,28 @@ export const UsersModel = {
   wallets: Envelope({ wallets: t.Array(WalletLink) }),
   verificationParams: t.Object({ wallet_address: t.String() }),
   verificationQuery: t.Object({ blockchain: t.Optional(t.String({ maxLength: 32, description: "default solana" })), include_meta: t.Optional(t.String()) }),
-  verification: Envelope({
-    wallet: t.String(),
-    blockchain: t.String(),
-    wallet_states: t.Object({ linked: t.Boolean(), connected_session: t.Boolean(), verified: t.Boolean(), stale_verification: t.Boolean(), hidden: t.Boolean() }),
-    verification: t.Object({
-      verified: t.Boolean(),
-      verified_at_utc: nullable(t.String()),
-      verification_age_days: nullable(t.Integer()),
-      freshness: t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("unverified")]),
-      status_text: t.String(),
-      reverify_days: t.Integer(),
+  verification: named(
+    "WalletVerification",
+    Envelope({
+      wallet: t.String(),
+      blockchain: t.String(),
+      wallet_states: t.Object({
+        linked: t.Boolean(),
+        connected_session: t.Boolean(),
+        verified: t.Boolean(),
+        stale_verification: t.Boolean(),
+        hidden: t.Boolean(),
+      }),
+      verification: t.Object({
+        verified: t.Boolean(),
+        verified_at_utc: nullable(t.String()),
+        verification_age_days: nullable(t.Integer()),
+        freshness: t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("unverified")]),
+        status_text: t.String(),
+        reverify_days: t.Integer(),
+      }),
+      owner: t.Object({ user_id: t.Integer(), external_id: t.String(), is_primary: t.Boolean(), is_hidden: t.Boolean() }),
+      state_model: t.Array(t.String()),
     }),
-    owner: t.Object({ user_id: t.Integer(), external_id: t.String(), is_primary: t.Boolean(), is_hidden: t.Boolean() }),
-    state_model: t.Array(t.String()),
-  }),
+  ),
 };

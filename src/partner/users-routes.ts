@@ -22,39 +22,103 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
   const links = { docs_links: USER_DOCS_LINKS, links: USER_LINKS };
   return new Elysia({ name: "herald:partner-users" })
     .use(guards.partner.plugin)
-    .post("/api/partner/users", ({ partner, body, set }) => {
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...createUser(ctx, ownerOf(partner.actor), body) }), 201);
-      ctx.dispatcher.nudge();
-      set.status = 201;
-      return out;
-    }, { partner: write, body: M.createBody, response: { 201: M.created, ...writeErrs }, detail: tag("Create a user; wallet_address becomes the primary wallet") })
-    .get("/api/partner/users", ({ partner, query }) => {
-      const r = listUsers(ctx, ownerOf(partner.actor), { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
-      const { status, q, include_wallets } = r.applied;
-      return { success: true as const, count: r.count, users: r.users, query: { ...r.query, status, q, include_wallets }, pagination: r.pagination, ...links };
-    }, { partner: read, query: M.listQuery, response: { 200: M.list, ...readErrs }, detail: tag("List your users, newest first") })
-    .get("/api/partner/user-lookup", ({ partner, query }) => {
-      const filter = { status: query.status, q: query.q, email: query.email, username: query.username, wallet: query.wallet, includeWallets: isTruthyFlag(query.include_wallets) };
-      const r = listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
-      return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...links };
-    }, { partner: read, query: M.lookupQuery, response: { 200: M.list, ...readErrs }, detail: tag("Find users by text, email, username or wallet") })
-    .get("/api/partner/users/:user_id", ({ partner, params, query }) => ({
-      success: true as const,
-      user: getUserView(ctx, ownerOf(partner.actor), params.user_id, isTruthyFlag(query.include_wallets)),
-      ...links,
-    }), { partner: read, params: M.idParams, query: M.getQuery, response: { 200: M.one, ...readErrs }, detail: tag("One user; another partner's id is 404") })
-    .patch("/api/partner/users/:user_id", ({ partner, params, body }) => {
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...updateUser(ctx, ownerOf(partner.actor), params.user_id, body) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, params: M.idParams, body: M.patchBody, response: { 200: M.updated, ...writeErrs }, detail: tag("Change some of a user's fields") })
-    .post("/api/partner/users/:user_id/wallets", ({ partner, params, body }) => {
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...linkWallet(ctx, ownerOf(partner.actor), params.user_id, body) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, params: M.idParams, body: M.linkBody, response: { 200: M.wallets, ...writeErrs }, detail: tag("Link or update a wallet; answers all the user's wallets") })
-    .get("/api/partner/wallet-verification/:wallet_address", ({ partner, params, query }) => ({
-      success: true as const,
-      ...walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain),
-    }), { partner: read, params: M.verificationParams, query: M.verificationQuery, response: { 200: M.verification, ...readErrs }, detail: tag("A linked wallet's states, verification freshness and owner") });
+    .post(
+      "/api/partner/users",
+      ({ partner, body, set }) => {
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...createUser(ctx, ownerOf(partner.actor), body) }), 201);
+        ctx.dispatcher.nudge();
+        set.status = 201;
+        return out;
+      },
+      {
+        partner: write,
+        body: M.createBody,
+        response: { 201: M.created, ...writeErrs },
+        detail: tag("Create a user; wallet_address becomes the primary wallet"),
+      },
+    )
+    .get(
+      "/api/partner/users",
+      ({ partner, query }) => {
+        const r = listUsers(
+          ctx,
+          ownerOf(partner.actor),
+          { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) },
+          parsePage(query),
+        );
+        const { status, q, include_wallets } = r.applied;
+        return {
+          success: true as const,
+          count: r.count,
+          users: r.users,
+          query: { ...r.query, status, q, include_wallets },
+          pagination: r.pagination,
+          ...links,
+        };
+      },
+      { partner: read, query: M.listQuery, response: { 200: M.list, ...readErrs }, detail: tag("List your users, newest first") },
+    )
+    .get(
+      "/api/partner/user-lookup",
+      ({ partner, query }) => {
+        const filter = {
+          status: query.status,
+          q: query.q,
+          email: query.email,
+          username: query.username,
+          wallet: query.wallet,
+          includeWallets: isTruthyFlag(query.include_wallets),
+        };
+        const r = listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
+        return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...links };
+      },
+      { partner: read, query: M.lookupQuery, response: { 200: M.list, ...readErrs }, detail: tag("Find users by text, email, username or wallet") },
+    )
+    .get(
+      "/api/partner/users/:user_id",
+      ({ partner, params, query }) => ({
+        success: true as const,
+        user: getUserView(ctx, ownerOf(partner.actor), params.user_id, isTruthyFlag(query.include_wallets)),
+        ...links,
+      }),
+      { partner: read, params: M.idParams, query: M.getQuery, response: { 200: M.one, ...readErrs }, detail: tag("One user; another partner's id is 404") },
+    )
+    .patch(
+      "/api/partner/users/:user_id",
+      ({ partner, params, body }) => {
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...updateUser(ctx, ownerOf(partner.actor), params.user_id, body) }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      { partner: write, params: M.idParams, body: M.patchBody, response: { 200: M.updated, ...writeErrs }, detail: tag("Change some of a user's fields") },
+    )
+    .post(
+      "/api/partner/users/:user_id/wallets",
+      ({ partner, params, body }) => {
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...linkWallet(ctx, ownerOf(partner.actor), params.user_id, body) }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        params: M.idParams,
+        body: M.linkBody,
+        response: { 200: M.wallets, ...writeErrs },
+        detail: tag("Link or update a wallet; answers all the user's wallets"),
+      },
+    )
+    .get(
+      "/api/partner/wallet-verification/:wallet_address",
+      ({ partner, params, query }) => ({
+        success: true as const,
+        ...walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain),
+      }),
+      {
+        partner: read,
+        params: M.verificationParams,
+        query: M.verificationQuery,
+        response: { 200: M.verification, ...readErrs },
+        detail: tag("A linked wallet's states, verification freshness and owner"),
+      },
+    );
 }

@@ -105,7 +105,9 @@ const PATCHABLE = ["username", "display_name", "email", "status", "is_verified"]
 
 function normalisePatch(input: PatchUserInput): Partial<Record<(typeof PATCHABLE)[number], string | number | null>> {
   if (!PATCHABLE.some((f) => input[f] !== undefined)) {
-    throw new ValidationError(`Send at least one field to change: ${PATCHABLE.join(", ")}`, [{ field: "body", problem: `must set at least one of ${PATCHABLE.join(", ")}` }]);
+    throw new ValidationError(`Send at least one field to change: ${PATCHABLE.join(", ")}`, [
+      { field: "body", problem: `must set at least one of ${PATCHABLE.join(", ")}` },
+    ]);
   }
   const check = new FieldCheck();
   const out: Partial<Record<(typeof PATCHABLE)[number], string | number | null>> = {};

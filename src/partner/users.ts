@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError } from "../http/errors";
-import { emitEvent } from "../webhooks/outbox";
+import { emitEvent } from "../webhooks/service";
 
 export interface UserRow {
   id: number;
@@ -33,7 +33,10 @@ export function parseUserId(raw: string | number): number | null {
  */
 export function getUserOrThrow(ctx: AppContext, owner: Owner, rawId: string | number): UserRow {
   const id = parseUserId(rawId);
-  const row = id === null ? null : (ctx.db.sqlite.query("SELECT * FROM partner_users WHERE id = ? AND partner = ? AND mode = ?").get(id, owner.partner, owner.mode) as UserRow | null);
+  const row =
+    id === null
+      ? null
+      : (ctx.db.sqlite.query("SELECT * FROM partner_users WHERE id = ? AND partner = ? AND mode = ?").get(id, owner.partner, owner.mode) as UserRow | null);
   if (!row) throw new NotFoundError("user", rawId);
   return row;
 }

@@ -15,7 +15,14 @@ const days = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
  */
 export function verificationOf(verifiedAt: string | null, now: Date, reverifyDays: number) {
   if (!verifiedAt) {
-    return { verified: false, verified_at_utc: null, verification_age_days: null, freshness: "unverified" as const, status_text: "Not verified", reverify_days: reverifyDays };
+    return {
+      verified: false,
+      verified_at_utc: null,
+      verification_age_days: null,
+      freshness: "unverified" as const,
+      status_text: "Not verified",
+      reverify_days: reverifyDays,
+    };
   }
   const age = Math.max(0, Math.floor((now.getTime() - Date.parse(verifiedAt)) / DAY_MS));
   const stale = age > reverifyDays;
@@ -24,7 +31,14 @@ export function verificationOf(verifiedAt: string | null, now: Date, reverifyDay
     : age === 0
       ? "Verified today"
       : `Verified ${days(age)} ago`;
-  return { verified: true, verified_at_utc: verifiedAt, verification_age_days: age, freshness: stale ? ("stale" as const) : ("fresh" as const), status_text, reverify_days: reverifyDays };
+  return {
+    verified: true,
+    verified_at_utc: verifiedAt,
+    verification_age_days: age,
+    freshness: stale ? ("stale" as const) : ("fresh" as const),
+    status_text,
+    reverify_days: reverifyDays,
+  };
 }
 
 /**

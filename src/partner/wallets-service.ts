@@ -124,7 +124,13 @@ export function linkWallet(ctx: AppContext, owner: Owner, rawUserId: string, inp
   check.orThrow("wallet");
   const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
-  const changes = upsertWallet(db, owner, user.id, { blockchain: blockchain!, wallet_address: address!, label, is_primary: input.is_primary, verified: input.verified }, now);
+  const changes = upsertWallet(
+    db,
+    owner,
+    user.id,
+    { blockchain: blockchain!, wallet_address: address!, label, is_primary: input.is_primary, verified: input.verified },
+    now,
+  );
   if (changes.length) {
     db.query("UPDATE partner_users SET updated_at = ? WHERE id = ?").run(now, user.id);
     emitUserUpdated(ctx, db, owner, user, changes);

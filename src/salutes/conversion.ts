@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError, ValidationError } from "../http/errors";
-import { getUserOrThrow, requireActiveUser } from "../partner/users";
+import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { configDecimalToMinor, exactDecimalOf, formatScaled, maxAmountMinor, minorToNumber, multiplyExact, parseAmountMinor } from "./amounts";
 import { appendEntry, emitLedgerEvent } from "./ledger";
 import type { EntryAuthor } from "./service";
@@ -45,7 +45,9 @@ function utcDay(now: Date): { start: string; end: string } {
 function convertedTodayMinor(ctx: AppContext, owner: Owner, userId: number): number {
   const day = utcDay(ctx.clock.now());
   const row = ctx.db.sqlite
-    .query("SELECT COALESCE(SUM(amount_minor), 0) AS used FROM salutes_conversions WHERE user_id = ? AND partner = ? AND mode = ? AND status = 'completed' AND created_at >= ? AND created_at < ?")
+    .query(
+      "SELECT COALESCE(SUM(amount_minor), 0) AS used FROM salutes_conversions WHERE user_id = ? AND partner = ? AND mode = ? AND status = 'completed' AND created_at >= ? AND created_at < ?",
+    )
     .get(userId, owner.partner, owner.mode, day.start, day.end) as { used: number };
   return row.used;
 }
@@ -68,11 +70,22 @@ export function convert(ctx: AppContext, owner: Owner, author: EntryAuthor, body
   const used = convertedTodayMinor(ctx, owner, user.id);
   if (used + amountMinor > p.capMinor) {
     const left = Math.max(0, p.capMinor - used);
-    throw new AppError("conversion_limit_exceeded", `Daily conversion cap is ${n(p.capMinor)} per user; ${n(used)} converted today, ${n(left)} left until 00:00 UTC`, {
-      details: { daily_cap: n(p.capMinor), used_today: n(used), remaining_today: n(left) },
-    });
+    throw new AppError(
+      "conversion_limit_exceeded",
+      `Daily conversion cap is ${n(p.capMinor)} per user; ${n(used)} converted today, ${n(left)} left until 00:00 UTC`,
+      {
+        details: { daily_cap: n(p.capMinor), used_today: n(used), remaining_today: n(left) },
+      },
+    );
   }
-  const entry = appendEntry(ctx, owner, { userId: user.id, deltaMinor: -amountMinor, reason: CONVERSION_REASON, source: CONVERSION_SOURCE, keyId: author.keyId, idempotencyKey: author.idempotencyKey });
+  const entry = appendEntry(ctx, owner, {
+    userId: user.id,
+    deltaMinor: -amountMinor,
+    reason: CONVERSION_REASON,
+    source: CONVERSION_SOURCE,
+    keyId: author.keyId,
+    idempotencyKey: author.idempotencyKey,
+  });
   const converted = multiplyExact(amountMinor, p.decimals, p.rate);
   const { id } = ctx.db.sqlite
     .query(
@@ -81,7 +94,23 @@ export function convert(ctx: AppContext, owner: Owner, author: EntryAuthor, body
     )
     .get(user.id, owner.partner, owner.mode, amountMinor, p.rate, converted, p.target, entry.id, entry.createdAt) as { id: number };
   const balance = n(entry.balanceAfterMinor);
-  const deliveries = emitLedgerEvent(ctx, owner, entry, { user_id: String(user.id), delta: -n(amountMinor), balance, reason: CONVERSION_REASON, source: CONVERSION_SOURCE });
-  const conversion = { id, user_id: String(user.id), amount: n(amountMinor), rate: p.rate, converted_amount: converted, target: p.target, status: "completed" as const, ledger_entry_id: entry.id, created_at: entry.createdAt };
+  const deliveries = emitLedgerEvent(ctx, owner, entry, {
+    user_id: String(user.id),
+    delta: -n(amountMinor),
+    balance,
+    reason: CONVERSION_REASON,
+    source: CONVERSION_SOURCE,
+  });
+  const conversion = {
+    id,
+    user_id: String(user.id),
+    amount: n(amountMinor),
+    rate: p.rate,
+    converted_amount: converted,
+    target: p.target,
+    status: "completed" as const,
+    ledger_entry_id: entry.id,
+    created_at: entry.createdAt,
+  };
   return { answer: { conversion, balance }, deliveries };
 }

@@ -2,7 +2,7 @@ import type { Database, Statement } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { emitEvent } from "../webhooks/outbox";
+import { emitEvent } from "../webhooks/service";
 import { MAX_EXACT_MINOR, minorToNumber } from "./amounts";
 
 /**
@@ -76,7 +76,18 @@ export function appendEntry(ctx: AppContext, owner: Owner, input: EntryInput): A
     throw new AppError("conflict", "This credit would take the balance past the largest amount Herald keeps exactly; debit first or split across users");
   }
   const createdAt = ctx.clock.now().toISOString();
-  const { id } = s.insertEntry.get(input.userId, owner.partner, owner.mode, input.deltaMinor, after, input.reason, input.source, input.keyId, input.idempotencyKey, createdAt)!;
+  const { id } = s.insertEntry.get(
+    input.userId,
+    owner.partner,
+    owner.mode,
+    input.deltaMinor,
+    after,
+    input.reason,
+    input.source,
+    input.keyId,
+    input.idempotencyKey,
+    createdAt,
+  )!;
   s.upsertBalance.run(input.userId, owner.partner, owner.mode, after, createdAt);
   return { id, balanceAfterMinor: after, createdAt };
 }
@@ -86,7 +97,12 @@ export function appendEntry(ctx: AppContext, owner: Owner, input: EntryInput): A
  * does). Returns how many deliveries it queued: with no subscribed webhook there is nothing to nudge the
  * dispatcher for, and skipping that pass is a fifth of a credit's cost.
  */
-export function emitLedgerEvent(ctx: AppContext, owner: Owner, entry: AppendedEntry, data: { user_id: string; delta: number; balance: number; reason: string; source: string }): number {
+export function emitLedgerEvent(
+  ctx: AppContext,
+  owner: Owner,
+  entry: AppendedEntry,
+  data: { user_id: string; delta: number; balance: number; reason: string; source: string },
+): number {
   return emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, data.delta < 0 ? "salutes.debit" : "salutes.credit", {
     user_id: data.user_id,
     delta: data.delta,

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
+import { named } from "../http/openapi-names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
@@ -12,29 +13,35 @@ export const SOURCE_PATTERN = "^[^\\u0000-\\u001f\\u007f]{1,64}$";
 const userId = t.String({ minLength: 1, maxLength: 32, description: "Herald user id (as a string) of one of your users" });
 const amount = t.Number({ description: "Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT" });
 
-const LedgerEntry = t.Object({
-  id: t.Integer(),
-  user_id: t.String(),
-  delta: t.Number({ description: "Signed: negative for a debit" }),
-  balance_after: t.Number(),
-  reason: t.String(),
-  source: t.String(),
-  created_at: t.String(),
-});
+const LedgerEntry = named(
+  "LedgerEntry",
+  t.Object({
+    id: t.Integer(),
+    user_id: t.String(),
+    delta: t.Number({ description: "Signed: negative for a debit" }),
+    balance_after: t.Number(),
+    reason: t.String(),
+    source: t.String(),
+    created_at: t.String(),
+  }),
+);
 
-const Policy = t.Object({
-  enabled: t.Boolean(),
-  target: t.String({ description: "What salutes convert into" }),
-  rate: t.String({ description: "Target units per salute, an exact decimal string" }),
-  min: t.Number({ description: "Smallest conversion, in salutes" }),
-  max: t.Number({ description: "Largest single conversion, in salutes" }),
-  daily_cap: t.Number({ description: "Most salutes one user may convert per UTC day" }),
-  decimals: t.Integer({ description: "Decimal places salutes amounts may have" }),
-});
+const Policy = named(
+  "ConversionPolicy",
+  t.Object({
+    enabled: t.Boolean(),
+    target: t.String({ description: "What salutes convert into" }),
+    rate: t.String({ description: "Target units per salute, an exact decimal string" }),
+    min: t.Number({ description: "Smallest conversion, in salutes" }),
+    max: t.Number({ description: "Largest single conversion, in salutes" }),
+    daily_cap: t.Number({ description: "Most salutes one user may convert per UTC day" }),
+    decimals: t.Integer({ description: "Decimal places salutes amounts may have" }),
+  }),
+);
 
 export const SalutesModel = {
   balanceQuery: t.Object({ user_id: userId, include_meta: t.Optional(t.String()) }),
-  balance: Envelope({ user_id: t.String(), balance: t.Number(), partner_key_id: t.String() }),
+  balance: named("Balance", Envelope({ user_id: t.String(), balance: t.Number(), partner_key_id: t.String() })),
   mutationBody: t.Object(
     {
       user_id: userId,
@@ -45,13 +52,16 @@ export const SalutesModel = {
     { additionalProperties: false },
   ),
   mutationQuery: t.Object({ include_meta: t.Optional(t.String()) }),
-  mutationResult: Envelope({
-    user_id: t.String(),
-    balance: t.Number({ description: "Balance after this entry" }),
-    delta: t.Number({ description: "Signed: negative for a debit" }),
-    ledger_entry_id: t.Integer(),
-    idempotency_key: nullable(t.String()),
-  }),
+  mutationResult: named(
+    "SalutesEntryResult",
+    Envelope({
+      user_id: t.String(),
+      balance: t.Number({ description: "Balance after this entry" }),
+      delta: t.Number({ description: "Signed: negative for a debit" }),
+      ledger_entry_id: t.Integer(),
+      idempotency_key: nullable(t.String()),
+    }),
+  ),
   ledgerQuery: t.Object({
     ...PageQuery,
     user_id: userId,
@@ -59,36 +69,42 @@ export const SalutesModel = {
     reason: t.Optional(t.String({ pattern: REASON_PATTERN })),
     source: t.Optional(t.String({ pattern: SOURCE_PATTERN })),
   }),
-  ledger: Envelope({
-    user_id: t.String(),
-    balance: t.Number(),
-    count: t.Integer(),
-    ledger: t.Array(LedgerEntry),
-    query: t.Object({
-      limit: t.Integer(),
-      offset: t.Integer(),
-      cursor: nullable(t.String()),
-      order: t.Union([t.Literal("asc"), t.Literal("desc")]),
-      reason: nullable(t.String()),
-      source: nullable(t.String()),
+  ledger: named(
+    "Ledger",
+    Envelope({
+      user_id: t.String(),
+      balance: t.Number(),
+      count: t.Integer(),
+      ledger: t.Array(LedgerEntry),
+      query: t.Object({
+        limit: t.Integer(),
+        offset: t.Integer(),
+        cursor: nullable(t.String()),
+        order: t.Union([t.Literal("asc"), t.Literal("desc")]),
+        reason: nullable(t.String()),
+        source: nullable(t.String()),
+      }),
+      pagination: PaginationSchema,
     }),
-    pagination: PaginationSchema,
-  }),
+  ),
   policyQuery: t.Object({ include_meta: t.Optional(t.String()) }),
   policy: Envelope({ policy: Policy }),
   convertBody: t.Object({ user_id: userId, amount }, { additionalProperties: false }),
   converted: Envelope({
-    conversion: t.Object({
-      id: t.Integer(),
-      user_id: t.String(),
-      amount: t.Number({ description: "Salutes debited" }),
-      rate: t.String(),
-      converted_amount: t.String({ description: "amount × rate, exact decimal string" }),
-      target: t.String(),
-      status: t.Union([t.Literal("pending"), t.Literal("completed"), t.Literal("rejected")]),
-      ledger_entry_id: t.Integer(),
-      created_at: t.String(),
-    }),
+    conversion: named(
+      "Conversion",
+      t.Object({
+        id: t.Integer(),
+        user_id: t.String(),
+        amount: t.Number({ description: "Salutes debited" }),
+        rate: t.String(),
+        converted_amount: t.String({ description: "amount × rate, exact decimal string" }),
+        target: t.String(),
+        status: t.Union([t.Literal("pending"), t.Literal("completed"), t.Literal("rejected")]),
+        ledger_entry_id: t.Integer(),
+        created_at: t.String(),
+      }),
+    ),
     balance: t.Number({ description: "Balance after the conversion" }),
   }),
 };

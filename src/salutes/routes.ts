@@ -21,29 +21,67 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
   // with the request's nonce in the same transaction.
   const commit = async <A extends object>(partner: PartnerRequest, effect: () => { answer: A; deliveries: number }) => {
     let deliveries = 0;
-    const out = await idem.runGrouped(partner.idempotency, () => {
-      const r = effect();
-      deliveries = r.deliveries;
-      return { success: true as const, ...r.answer };
-    }, partner.pendingNonce);
+    const out = await idem.runGrouped(
+      partner.idempotency,
+      () => {
+        const r = effect();
+        deliveries = r.deliveries;
+        return { success: true as const, ...r.answer };
+      },
+      partner.pendingNonce,
+    );
     if (deliveries) ctx.dispatcher.nudge();
     return out;
   };
-  const entry = (kind: "credit" | "debit") => ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
-    commit(partner, () => postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
+  const entry =
+    (kind: "credit" | "debit") =>
+    ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
+      commit(partner, () => postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
-    .get("/api/salutes/balance", ({ partner, query }) => ({ success: true as const, ...getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id) }),
-      { partner: { scope: "read" }, query: M.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("A user's salutes balance") })
-    .post("/api/salutes/credit", entry("credit"),
-      { partner: { scope: "credit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Credit salutes: one ledger entry and a salutes.credit event") })
-    .post("/api/salutes/debit", entry("debit"),
-      { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.mutationBody, response: { 200: M.mutationResult, ...errs }, detail: tag("Debit salutes (never below zero): one ledger entry and a salutes.debit event") })
-    .get("/api/salutes/ledger", ({ partner, query }) => {
-      const page = parsePage(query);
-      return { success: true as const, ...listLedger(ctx, ownerOf(partner.actor), query, page) };
-    }, { partner: { scope: "ledger" }, query: M.ledgerQuery, response: { 200: M.ledger, ...errs }, detail: tag("A user's ledger entries, newest first by default") })
-    .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }),
-      { partner: { scope: "read" }, query: M.policyQuery, response: { 200: M.policy, ...errs }, detail: tag("The conversion policy: rate, bounds and daily cap") })
-    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, () => convert(ctx, ownerOf(partner.actor), authorOf(partner), body)), { partner: { scope: "debit", mutation: true, nonceInEffect: true }, query: M.mutationQuery, body: M.convertBody, response: { 200: M.converted, ...errs }, detail: tag("Convert salutes under the policy: debits the ledger and records the conversion") });
+    .get(
+      "/api/salutes/balance",
+      ({ partner, query }) => ({ success: true as const, ...getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id) }),
+      { partner: { scope: "read" }, query: M.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("A user's salutes balance") },
+    )
+    .post("/api/salutes/credit", entry("credit"), {
+      partner: { scope: "credit", mutation: true, nonceInEffect: true },
+      query: M.mutationQuery,
+      body: M.mutationBody,
+      response: { 200: M.mutationResult, ...errs },
+      detail: tag("Credit salutes: one ledger entry and a salutes.credit event"),
+    })
+    .post("/api/salutes/debit", entry("debit"), {
+      partner: { scope: "debit", mutation: true, nonceInEffect: true },
+      query: M.mutationQuery,
+      body: M.mutationBody,
+      response: { 200: M.mutationResult, ...errs },
+      detail: tag("Debit salutes (never below zero): one ledger entry and a salutes.debit event"),
+    })
+    .get(
+      "/api/salutes/ledger",
+      ({ partner, query }) => {
+        const page = parsePage(query);
+        return { success: true as const, ...listLedger(ctx, ownerOf(partner.actor), query, page) };
+      },
+      {
+        partner: { scope: "ledger" },
+        query: M.ledgerQuery,
+        response: { 200: M.ledger, ...errs },
+        detail: tag("A user's ledger entries, newest first by default"),
+      },
+    )
+    .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }), {
+      partner: { scope: "read" },
+      query: M.policyQuery,
+      response: { 200: M.policy, ...errs },
+      detail: tag("The conversion policy: rate, bounds and daily cap"),
+    })
+    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, () => convert(ctx, ownerOf(partner.actor), authorOf(partner), body)), {
+      partner: { scope: "debit", mutation: true, nonceInEffect: true },
+      query: M.mutationQuery,
+      body: M.convertBody,
+      response: { 200: M.converted, ...errs },
+      detail: tag("Convert salutes under the policy: debits the ledger and records the conversion"),
+    });
 }

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { pageOf, type PageRequest } from "../http/pagination";
-import { getUserOrThrow, requireActiveUser } from "../partner/users";
+import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
 import { appendEntry, balanceMinorOf, emitLedgerEvent } from "./ledger";
 
@@ -36,7 +36,14 @@ export function postEntry(ctx: AppContext, owner: Owner, author: EntryAuthor, ki
   const user = getUserOrThrow(ctx, owner, body.user_id);
   requireActiveUser(user);
   const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
-  const entry = appendEntry(ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, keyId: author.keyId, idempotencyKey: author.idempotencyKey });
+  const entry = appendEntry(ctx, owner, {
+    userId: user.id,
+    deltaMinor,
+    reason: body.reason,
+    source: body.source,
+    keyId: author.keyId,
+    idempotencyKey: author.idempotencyKey,
+  });
   const d = rulesOf(ctx).decimals;
   const answer = {
     user_id: String(user.id),
@@ -45,7 +52,13 @@ export function postEntry(ctx: AppContext, owner: Owner, author: EntryAuthor, ki
     ledger_entry_id: entry.id,
     idempotency_key: author.idempotencyKey,
   };
-  const deliveries = emitLedgerEvent(ctx, owner, entry, { user_id: answer.user_id, delta: answer.delta, balance: answer.balance, reason: body.reason, source: body.source });
+  const deliveries = emitLedgerEvent(ctx, owner, entry, {
+    user_id: answer.user_id,
+    delta: answer.delta,
+    balance: answer.balance,
+    reason: body.reason,
+    source: body.source,
+  });
   return { answer, deliveries };
 }
 
@@ -72,12 +85,14 @@ export function listLedger(ctx: AppContext, owner: Owner, filters: LedgerFilters
   const order = filters.order ?? "desc";
   const where = ["user_id = ?", "partner = ?", "mode = ?"];
   const args: Array<string | number> = [user.id, owner.partner, owner.mode];
-  if (filters.reason !== undefined) (where.push("reason = ?"), args.push(filters.reason));
-  if (filters.source !== undefined) (where.push("source = ?"), args.push(filters.source));
-  if (page.after !== null) (where.push(order === "desc" ? "id < ?" : "id > ?"), args.push(page.after));
+  if (filters.reason !== undefined) where.push("reason = ?"), args.push(filters.reason);
+  if (filters.source !== undefined) where.push("source = ?"), args.push(filters.source);
+  if (page.after !== null) where.push(order === "desc" ? "id < ?" : "id > ?"), args.push(page.after);
   // Served by salutes_ledger_user_idx (user_id, id): the filters on reason/source narrow one user's rows only.
   const rows = ctx.db.sqlite
-    .query(`SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger WHERE ${where.join(" AND ")} ORDER BY id ${order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`)
+    .query(
+      `SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger WHERE ${where.join(" AND ")} ORDER BY id ${order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
+    )
     .all(...args, page.limit + 1, page.offset) as LedgerRow[];
   const r = pageOf(rows, page, (row) => row.id);
   const d = rulesOf(ctx).decimals;

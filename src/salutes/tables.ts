@@ -9,7 +9,9 @@ export const salutesLedger = sqliteTable(
   "salutes_ledger",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => partnerUsers.id),
     partner: text("partner").notNull(),
     mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
     deltaMinor: integer("delta_minor").notNull(),
@@ -27,7 +29,9 @@ export const salutesLedger = sqliteTable(
 );
 
 export const salutesBalances = sqliteTable("salutes_balances", {
-  userId: integer("user_id").primaryKey().references(() => partnerUsers.id),
+  userId: integer("user_id")
+    .primaryKey()
+    .references(() => partnerUsers.id),
   partner: text("partner").notNull(),
   mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
   balanceMinor: integer("balance_minor").notNull(),
@@ -39,7 +43,9 @@ export const salutesConversions = sqliteTable(
   "salutes_conversions",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id").notNull().references(() => partnerUsers.id),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => partnerUsers.id),
     partner: text("partner").notNull(),
     mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
     amountMinor: integer("amount_minor").notNull(),

@@ -19,7 +19,9 @@ export class FixtureStream {
   bytes(n: number): Uint8Array {
     const out = new Uint8Array(n);
     for (let filled = 0; filled < n; ) {
-      const block = createHash("sha256").update(`${this.seed}:${this.counter++}`).digest();
+      const block = createHash("sha256")
+        .update(`${this.seed}:${this.counter++}`)
+        .digest();
       const take = Math.min(block.length, n - filled);
       out.set(block.subarray(0, take), filled);
       filled += take;

@@ -55,12 +55,29 @@ const reportFields = {
   ready: t.Boolean(),
   score: Score,
   window: t.Object({ days: t.Integer(), start_utc: t.String(), end_utc: t.String() }),
-  metrics: t.Object({ total_requests: t.Integer(), successful_requests: t.Integer(), error_requests: t.Integer(), rate_limited_requests: t.Integer(), idempotent_replays: t.Integer() }),
+  metrics: t.Object({
+    total_requests: t.Integer(),
+    successful_requests: t.Integer(),
+    error_requests: t.Integer(),
+    rate_limited_requests: t.Integer(),
+    idempotent_replays: t.Integer(),
+  }),
   checklist: t.Array(Check),
   sandbox_keys: t.Array(t.Object({ key_id: t.String(), status: t.String(), scopes: t.Array(t.String()), last_used_at: nullable(t.String()) })),
   active_live_keys: t.Integer(),
-  recent_errors: t.Array(t.Object({ at: t.String(), method: t.String(), route: t.String(), status: t.Integer(), error_code: nullable(t.String()), key_id: t.String() })),
-  user: nullable(t.Object({ user_id: t.String(), external_id: t.String(), status: t.String(), wallets: t.Integer(), ledger_entries: t.Integer(), idempotent_ledger_entries: t.Integer() })),
+  recent_errors: t.Array(
+    t.Object({ at: t.String(), method: t.String(), route: t.String(), status: t.Integer(), error_code: nullable(t.String()), key_id: t.String() }),
+  ),
+  user: nullable(
+    t.Object({
+      user_id: t.String(),
+      external_id: t.String(),
+      status: t.String(),
+      wallets: t.Integer(),
+      ledger_entries: t.Integer(),
+      idempotent_ledger_entries: t.Integer(),
+    }),
+  ),
   next_step: t.String(),
   links: t.Record(t.String(), t.String()),
 };
@@ -105,7 +122,13 @@ export const SandboxModel = {
       holders: t.Integer(),
       holders_source: t.Literal("sandbox_fixture"),
     }),
-    raw: t.Object({ total_supply: t.String(), treasury_balance: t.String(), reserve_balance: t.String(), tracked_treasury_balance: t.String(), circulating_supply: t.String() }),
+    raw: t.Object({
+      total_supply: t.String(),
+      treasury_balance: t.String(),
+      reserve_balance: t.String(),
+      tracked_treasury_balance: t.String(),
+      circulating_supply: t.String(),
+    }),
     snapshot: t.Object({ taken_at_utc: t.String(), freshness_status: t.Literal("fixture") }),
   }),
   reportQuery: t.Object({
@@ -135,8 +158,16 @@ export const SandboxModel = {
   reset: SandboxWrite({
     reset: t.Literal(true),
     deleted: t.Object({
-      users: t.Integer(), wallets: t.Integer(), ledger_entries: t.Integer(), balances: t.Integer(), conversions: t.Integer(),
-      donation_claims: t.Integer(), webhooks: t.Integer(), deliveries: t.Integer(), delivery_attempts: t.Integer(), events: t.Integer(),
+      users: t.Integer(),
+      wallets: t.Integer(),
+      ledger_entries: t.Integer(),
+      balances: t.Integer(),
+      conversions: t.Integer(),
+      donation_claims: t.Integer(),
+      webhooks: t.Integer(),
+      deliveries: t.Integer(),
+      delivery_attempts: t.Integer(),
+      events: t.Integer(),
     }),
     fixtures: FixtureSummary,
   }),
@@ -145,7 +176,9 @@ export const SandboxModel = {
   promoteBody: t.Optional(
     t.Object(
       {
-        scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, description: "Default: the scopes of the partner's active sandbox keys" })),
+        scopes: t.Optional(
+          t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, description: "Default: the scopes of the partner's active sandbox keys" }),
+        ),
         allowed_ips: t.Optional(t.Array(t.String({ maxLength: 64 }), { maxItems: 100 })),
         force: t.Optional(t.Boolean({ description: "Promote although the report does not pass; needs a reason" })),
         reason: t.Optional(t.String({ maxLength: 500 })),
@@ -161,7 +194,11 @@ export const SandboxModel = {
     reason: nullable(t.String()),
     key: AuthModel.key,
     secret: t.String({ description: "The live key's secret, shown once" }),
-    report: t.Object({ ready: t.Boolean(), score: Score, checklist: t.Array(t.Object({ id: t.String(), required: t.Boolean(), status: t.Union([t.Literal("pass"), t.Literal("fail")]) })) }),
+    report: t.Object({
+      ready: t.Boolean(),
+      score: Score,
+      checklist: t.Array(t.Object({ id: t.String(), required: t.Boolean(), status: t.Union([t.Literal("pass"), t.Literal("fail")]) })),
+    }),
   }),
   // Users: the live bodies and answers, plus the sandbox fields (src/partner/users-model.ts).
   userListQuery: UsersModel.listQuery,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import bs58 from "bs58";
 import type { Owner, PartnerActor } from "../auth/actors";
-import { formatUnits } from "../chain/amounts";
+import { formatUnits } from "../chain/service";
 
 /** The fixture profile every sandbox response names; a new profile version means new fixture data. */
 export const FIXTURE_PROFILE = "herald-sandbox-v1";

@@ -28,28 +28,42 @@ function defaultScopes(report: ReturnType<typeof promotionReport>): Scope[] {
 export function promotePartner(ctx: AppContext, keys: PartnerKeys, partner: string, input: PromoteInput, admin: AdminRequest) {
   const reason = input.reason?.trim() ?? "";
   if (input.force && reason === "") {
-    throw new ValidationError("force=true needs a reason: say why this partner goes live before the report passes", [{ field: "reason", problem: "is required with force=true" }]);
+    throw new ValidationError("force=true needs a reason: say why this partner goes live before the report passes", [
+      { field: "reason", problem: "is required with force=true" },
+    ]);
   }
   const report = promotionReport(ctx, partner, { limit: 10 });
   if (report.active_live_keys > 0) {
-    throw new AppError("conflict", `Partner ${partner} already has an active live key; create further keys with POST /admin/partners/keys`, { details: { active_live_keys: report.active_live_keys } });
+    throw new AppError("conflict", `Partner ${partner} already has an active live key; create further keys with POST /admin/partners/keys`, {
+      details: { active_live_keys: report.active_live_keys },
+    });
   }
   if (!report.ready && !input.force) throw notReady(report);
   const forced = !report.ready;
   const scopes = input.scopes ?? defaultScopes(report);
   const db = ctx.db.sqlite;
-  const created = db.transaction(() => {
-    const key = keys.create({ partner, mode: "live", scopes, allowedIps: input.allowed_ips ?? [] }, admin.actor, admin.requestId);
-    writeAudit(db, {
-      at: ctx.clock.now().toISOString(),
-      actor: admin.actor,
-      action: "partner.promote",
-      target: partner,
-      details: { key_id: key.key_id, policy: PROMOTION_POLICY, forced, reason: reason || null, ready: report.ready, score: report.score, failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id) },
-      requestId: admin.requestId,
-    });
-    return key;
-  }).immediate();
+  const created = db
+    .transaction(() => {
+      const key = keys.create({ partner, mode: "live", scopes, allowedIps: input.allowed_ips ?? [] }, admin.actor, admin.requestId);
+      writeAudit(db, {
+        at: ctx.clock.now().toISOString(),
+        actor: admin.actor,
+        action: "partner.promote",
+        target: partner,
+        details: {
+          key_id: key.key_id,
+          policy: PROMOTION_POLICY,
+          forced,
+          reason: reason || null,
+          ready: report.ready,
+          score: report.score,
+          failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id),
+        },
+        requestId: admin.requestId,
+      });
+      return key;
+    })
+    .immediate();
   const { secret, ...key } = created;
   return {
     partner,

@@ -34,7 +34,9 @@ function traffic(db: Database, keyIds: string, since: string): Traffic {
 /** Durable evidence that mutations carried Idempotency-Key: stored records (24 h) and the ledger's own column. */
 function idempotentMutations(db: Database, partner: string, keyIds: string): number {
   const records = db.query(`SELECT count(*) AS n FROM idempotency_records WHERE key_id IN (${KEYS}) AND state = 'completed'`).get(keyIds) as { n: number };
-  const ledger = db.query("SELECT count(*) AS n FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox' AND idempotency_key IS NOT NULL").get(partner) as { n: number };
+  const ledger = db.query("SELECT count(*) AS n FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox' AND idempotency_key IS NOT NULL").get(partner) as {
+    n: number;
+  };
   return records.n + ledger.n;
 }
 
@@ -57,31 +59,51 @@ function checklist(t: Traffic, idem: number, acks: number): Check[] {
   const errorRate = t.total - t.rate_limited > 0 ? Math.round((t.errors / (t.total - t.rate_limited)) * 10_000) / 100 : null;
   return [
     {
-      id: "signed_calls_succeeded", title: "Signed sandbox calls succeed", required: true, status: pass(t.successful >= MIN_SUCCESSFUL_CALLS), observed: t.successful,
+      id: "signed_calls_succeeded",
+      title: "Signed sandbox calls succeed",
+      required: true,
+      status: pass(t.successful >= MIN_SUCCESSFUL_CALLS),
+      observed: t.successful,
       threshold: `at least ${MIN_SUCCESSFUL_CALLS} successful signed calls in ${WINDOW_DAYS} days`,
       detail: "Counts answers below 400 to this partner's sandbox keys; a call with a bad signature never reaches a key.",
       links: { try: "/api/partner/sandbox/verify", signing: "/api/partner/capabilities" },
     },
     {
-      id: "idempotency_used", title: "Mutations carry an Idempotency-Key", required: true, status: pass(idem > 0), observed: idem,
+      id: "idempotency_used",
+      title: "Mutations carry an Idempotency-Key",
+      required: true,
+      status: pass(idem > 0),
+      observed: idem,
       threshold: "at least 1 completed mutation with an Idempotency-Key",
       detail: "Stored idempotency records of the sandbox keys plus sandbox ledger entries written under a key.",
       links: { try: "/api/partner/sandbox/salutes/credit", errors: "/api/partner/errors.json" },
     },
     {
-      id: "webhook_receiver_acknowledged", title: "A webhook receiver acknowledged a sandbox delivery", required: true, status: pass(acks > 0), observed: acks,
+      id: "webhook_receiver_acknowledged",
+      title: "A webhook receiver acknowledged a sandbox delivery",
+      required: true,
+      status: pass(acks > 0),
+      observed: acks,
       threshold: "at least 1 sandbox delivery answered 2xx",
       detail: "Register a sandbox webhook on your receiver and send a test delivery; the receiver must answer 2xx.",
       links: { create: "/api/partner/sandbox/webhooks", test: "/api/partner/sandbox/webhooks/WEBHOOK_ID/test", events: "/api/partner/sandbox/webhook-events" },
     },
     {
-      id: "error_rate_below_threshold", title: "Error rate is low", required: true, status: pass(errorRate !== null && errorRate <= MAX_ERROR_RATE_PCT), observed: errorRate,
+      id: "error_rate_below_threshold",
+      title: "Error rate is low",
+      required: true,
+      status: pass(errorRate !== null && errorRate <= MAX_ERROR_RATE_PCT),
+      observed: errorRate,
       threshold: `at most ${MAX_ERROR_RATE_PCT}% of signed sandbox calls answered 4xx/5xx (429 excluded)`,
       detail: "Percent of the window's signed calls; with no calls there is no rate and the check fails.",
       links: { errors: "/api/partner/errors.json", usage: "/api/partner/analytics/usage" },
     },
     {
-      id: "webhook_simulator_used", title: "Signature verification practised with the simulator", required: false, status: pass(t.simulator_runs > 0), observed: t.simulator_runs,
+      id: "webhook_simulator_used",
+      title: "Signature verification practised with the simulator",
+      required: false,
+      status: pass(t.simulator_runs > 0),
+      observed: t.simulator_runs,
       threshold: "recommended: at least 1 simulator run",
       detail: "Optional: sign a scenario and check your receiver's verifier accepts it.",
       links: { scenarios: "/api/partner/sandbox/webhook-simulator/scenarios", run: "/api/partner/sandbox/webhook-simulator/run" },
@@ -91,7 +113,14 @@ function checklist(t: Traffic, idem: number, acks: number): Check[] {
 
 function userSection(db: Database, partner: string, rawUserId: string) {
   const id = /^[1-9]\d{0,15}$/.test(rawUserId) ? Number(rawUserId) : null;
-  const u = id === null ? null : (db.query("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'").get(id, partner) as { id: number; external_id: string; status: string } | null);
+  const u =
+    id === null
+      ? null
+      : (db.query("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'").get(id, partner) as {
+          id: number;
+          external_id: string;
+          status: string;
+        } | null);
   // Like every partner read: another partner's (or a live) user id is answered as unknown.
   if (!u) throw new NotFoundError("user", rawUserId);
   const n = (sql: string) => (db.query(sql).get(u.id) as { n: number }).n;
@@ -119,7 +148,9 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
   const db = ctx.db.sqlite;
   // The request log is buffered off the request path; flush so the report sees the calls just made.
   ctx.requestLog.flush();
-  const keys = db.query("SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id").all(partner) as Array<{ key_id: string; status: string; scopes: string; last_used_at: string | null }>;
+  const keys = db
+    .query("SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id")
+    .all(partner) as Array<{ key_id: string; status: string; scopes: string; last_used_at: string | null }>;
   if (keys.length === 0) throw new NotFoundError("partner with a sandbox key", partner);
   const keyIds = JSON.stringify(keys.map((k) => k.key_id));
   const end = ctx.clock.now();
@@ -131,23 +162,41 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
   const recent = db
     .query(`SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
        WHERE k.key_id IN (${KEYS}) AND r.at > ?2 AND r.status >= 400 ORDER BY r.id DESC LIMIT ?3`)
-    .all(keyIds, start.toISOString(), opts.limit) as Array<{ at: string; method: string; route: string; status: number; error_code: string | null; key_id: string }>;
-  const liveKeys = (db.query("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'").get(partner) as { n: number }).n;
+    .all(keyIds, start.toISOString(), opts.limit) as Array<{
+    at: string;
+    method: string;
+    route: string;
+    status: number;
+    error_code: string | null;
+    key_id: string;
+  }>;
+  const liveKeys = (db.query("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'").get(partner) as { n: number })
+    .n;
   return {
     partner,
     promotion_policy: PROMOTION_POLICY,
     ready: passed === required.length,
     score: { passed, required: required.length, percent: Math.round((passed / required.length) * 100) },
     window: { days: WINDOW_DAYS, start_utc: start.toISOString(), end_utc: end.toISOString() },
-    metrics: { total_requests: t.total, successful_requests: t.successful, error_requests: t.errors, rate_limited_requests: t.rate_limited, idempotent_replays: t.replays },
+    metrics: {
+      total_requests: t.total,
+      successful_requests: t.successful,
+      error_requests: t.errors,
+      rate_limited_requests: t.rate_limited,
+      idempotent_replays: t.replays,
+    },
     checklist: items,
     sandbox_keys: keys.map((k) => ({ key_id: k.key_id, status: k.status, scopes: k.scopes ? k.scopes.split(",") : [], last_used_at: k.last_used_at })),
     active_live_keys: liveKeys,
     recent_errors: recent,
     user: opts.userId === undefined ? null : userSection(db, partner, opts.userId),
-    next_step: passed === required.length
-      ? "Ready: ask the operators to promote you (they call POST /admin/partners/{partner}/promote and hand over the live key)."
-      : `Not ready: fix the failing checks (${required.filter((c) => c.status === "fail").map((c) => c.id).join(", ")}), then ask for promotion.`,
+    next_step:
+      passed === required.length
+        ? "Ready: ask the operators to promote you (they call POST /admin/partners/{partner}/promote and hand over the live key)."
+        : `Not ready: fix the failing checks (${required
+            .filter((c) => c.status === "fail")
+            .map((c) => c.id)
+            .join(", ")}), then ask for promotion.`,
     links: { capabilities: "/api/partner/capabilities", errors: "/api/partner/errors.json", promote: "/admin/partners/PARTNER/promote (operators only)" },
   };
 }
@@ -155,6 +204,13 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
 export type PromotionReport = ReturnType<typeof promotionReport>;
 
 export const notReady = (report: PromotionReport) =>
-  new AppError("promotion_not_ready", `Partner ${report.partner} is not ready for a live key: ${report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id).join(", ")} failing; fix them or promote with force=true and a reason`, {
-    details: report,
-  });
+  new AppError(
+    "promotion_not_ready",
+    `Partner ${report.partner} is not ready for a live key: ${report.checklist
+      .filter((c) => c.required && c.status === "fail")
+      .map((c) => c.id)
+      .join(", ")} failing; fix them or promote with force=true and a reason`,
+    {
+      details: report,
+    },
+  );

@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import type { EmailSender } from "../donations/email";
+import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ErrorBody } from "../http/envelope";
-import { parsePage } from "../http/pagination";
 import { fixtureSummary, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxOwnerOf, sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
@@ -37,66 +36,131 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:sandbox" })
     .use(guards.partner.plugin)
     .use(guards.admin.plugin)
-    .get("/api/partner/sandbox/verify", ({ partner }) => {
-      const { fixtures } = openSandbox(ctx, partner.actor);
-      const a = partner.actor;
-      return {
-        success: true as const,
-        ...sandboxRead("sandbox_fixture"),
-        verified: true as const,
-        partner: a.partner,
-        key_id: a.keyId,
-        key_mode: "sandbox" as const,
-        scopes: [...a.scopes],
-        signature: { valid: true as const, timestamp_skew_seconds: ctx.config.signatureSkewSeconds },
-        policy: { nonce_required_on_mutations: ctx.config.sandboxNonceRequired, idempotency_key_required: ctx.config.idempotencyRequired, rate_limit_per_minute: ctx.config.rateLimits.sandboxPerMin },
-        fixtures: fixtureSummary(ctx, fixtures),
-        next_steps: NEXT_STEPS,
-      };
-    }, { partner: { mode: "sandbox" }, query: M.metaQuery, response: { 200: M.verify, ...errs }, detail: tag("a signed round trip; shows the key, the sandbox policy and the fixtures") })
-    .get("/api/partner/sandbox/token-status", ({ partner }) => {
-      openSandbox(ctx, partner.actor);
-      return { success: true as const, ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() };
-    }, { partner: { scope: "read", mode: "sandbox" }, query: M.metaQuery, response: { 200: M.tokenStatus, ...errs }, detail: tag("fixed fixture token status; placeholder rpc_url") })
-    .get("/api/partner/sandbox/promotion-report", ({ partner, query }) => {
-      openSandbox(ctx, partner.actor);
-      const limit = query.limit ?? 10;
-      return { success: true as const, ...sandboxRead("sandbox_state"), ...promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit }) };
-    }, { partner: { mode: "sandbox" }, query: M.reportQuery, response: { 200: M.report, ...errs }, detail: tag("readiness for a live key (policy sandbox_to_live_manual_approval)") })
-    .post("/api/partner/sandbox/donation-claim", ({ partner, body }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const keyId = partner.actor.keyId;
-      const out = idem.run(partner.idempotency, () => {
-        const r = issueClaim(ctx, owner, keyId, body, noEmail);
-        const claim = getClaim(ctx, owner, r.claim_code);
+    .get(
+      "/api/partner/sandbox/verify",
+      ({ partner }) => {
+        const { fixtures } = openSandbox(ctx, partner.actor);
+        const a = partner.actor;
         return {
           success: true as const,
-          ...sandboxWrite(),
-          status: "sandbox_preview" as const,
-          claim_status: "sandbox_preview" as const,
-          claim_code: r.claim_code,
-          claim_id: r.claim_id,
-          partner_key_id: keyId,
-          claim_url: `${r.claim_url}?sandbox=1`,
-          email_sent: false as const,
-          email_status: "not_sent_sandbox" as const,
-          claim_campaign_id: r.campaign_id,
-          requested_claim: { campaign_id: r.campaign_id, amount: r.amount, recipient: claim.recipient, user_id: claim.user_id },
-          created_at: r.created_at,
+          ...sandboxRead("sandbox_fixture"),
+          verified: true as const,
+          partner: a.partner,
+          key_id: a.keyId,
+          key_mode: "sandbox" as const,
+          scopes: [...a.scopes],
+          signature: { valid: true as const, timestamp_skew_seconds: ctx.config.signatureSkewSeconds },
+          policy: {
+            nonce_required_on_mutations: ctx.config.sandboxNonceRequired,
+            idempotency_key_required: ctx.config.idempotencyRequired,
+            rate_limit_per_minute: ctx.config.rateLimits.sandboxPerMin,
+          },
+          fixtures: fixtureSummary(ctx, fixtures),
+          next_steps: NEXT_STEPS,
         };
-      });
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: { scope: "donation", mutation: true, mode: "sandbox" }, query: M.metaQuery, body: M.claimBody, response: { 200: M.claim, ...errs }, detail: tag("a donation claim preview: stored in the sandbox, never emailed") })
-    .post("/api/partner/sandbox/reset", ({ partner }) => {
-      const owner = sandboxOwnerOf(partner.actor);
-      return idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite("sandbox_fixture"), ...resetSandbox(ctx, owner, partner.actor.keyId) }));
-    }, { partner: { mutation: true, mode: "sandbox" }, query: M.metaQuery, body: M.resetBody, response: { 200: M.reset, ...errs }, detail: tag("delete all sandbox state of your partner and seed the fixtures again") })
-    .post("/admin/partners/:partner/promote", ({ params, body, admin, set }) => {
-      const out = promotePartner(ctx, guards.partner.keys, params.partner, body ?? {}, admin);
-      set.status = 201;
-      return { success: true as const, ...out };
-    }, { admin: true, params: M.promoteParams, body: M.promoteBody, response: { 201: M.promoted, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody }, detail: { summary: "Promote a partner to live: issues the live key (secret shown once) when the promotion report passes, or with force and a reason" } })
+      },
+      {
+        partner: { mode: "sandbox" },
+        query: M.metaQuery,
+        response: { 200: M.verify, ...errs },
+        detail: tag("a signed round trip; shows the key, the sandbox policy and the fixtures"),
+      },
+    )
+    .get(
+      "/api/partner/sandbox/token-status",
+      ({ partner }) => {
+        openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() };
+      },
+      {
+        partner: { scope: "read", mode: "sandbox" },
+        query: M.metaQuery,
+        response: { 200: M.tokenStatus, ...errs },
+        detail: tag("fixed fixture token status; placeholder rpc_url"),
+      },
+    )
+    .get(
+      "/api/partner/sandbox/promotion-report",
+      ({ partner, query }) => {
+        openSandbox(ctx, partner.actor);
+        const limit = query.limit ?? 10;
+        return { success: true as const, ...sandboxRead("sandbox_state"), ...promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit }) };
+      },
+      {
+        partner: { mode: "sandbox" },
+        query: M.reportQuery,
+        response: { 200: M.report, ...errs },
+        detail: tag("readiness for a live key (policy sandbox_to_live_manual_approval)"),
+      },
+    )
+    .post(
+      "/api/partner/sandbox/donation-claim",
+      ({ partner, body }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const keyId = partner.actor.keyId;
+        const out = idem.run(partner.idempotency, () => {
+          const r = issueClaim(ctx, owner, keyId, body, noEmail);
+          const claim = getClaim(ctx, owner, r.claim_code);
+          return {
+            success: true as const,
+            ...sandboxWrite(),
+            status: "sandbox_preview" as const,
+            claim_status: "sandbox_preview" as const,
+            claim_code: r.claim_code,
+            claim_id: r.claim_id,
+            partner_key_id: keyId,
+            claim_url: `${r.claim_url}?sandbox=1`,
+            email_sent: false as const,
+            email_status: "not_sent_sandbox" as const,
+            claim_campaign_id: r.campaign_id,
+            requested_claim: { campaign_id: r.campaign_id, amount: r.amount, recipient: claim.recipient, user_id: claim.user_id },
+            created_at: r.created_at,
+          };
+        });
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: { scope: "donation", mutation: true, mode: "sandbox" },
+        query: M.metaQuery,
+        body: M.claimBody,
+        response: { 200: M.claim, ...errs },
+        detail: tag("a donation claim preview: stored in the sandbox, never emailed"),
+      },
+    )
+    .post(
+      "/api/partner/sandbox/reset",
+      ({ partner }) => {
+        const owner = sandboxOwnerOf(partner.actor);
+        return idem.run(partner.idempotency, () => ({
+          success: true as const,
+          ...sandboxWrite("sandbox_fixture"),
+          ...resetSandbox(ctx, owner, partner.actor.keyId),
+        }));
+      },
+      {
+        partner: { mutation: true, mode: "sandbox" },
+        query: M.metaQuery,
+        body: M.resetBody,
+        response: { 200: M.reset, ...errs },
+        detail: tag("delete all sandbox state of your partner and seed the fixtures again"),
+      },
+    )
+    .post(
+      "/admin/partners/:partner/promote",
+      ({ params, body, admin, set }) => {
+        const out = promotePartner(ctx, guards.partner.keys, params.partner, body ?? {}, admin);
+        set.status = 201;
+        return { success: true as const, ...out };
+      },
+      {
+        admin: true,
+        params: M.promoteParams,
+        body: M.promoteBody,
+        response: { 201: M.promoted, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        detail: { summary: "Promote a partner to live: issues the live key (secret shown once) when the promotion report passes, or with force and a reason" },
+      },
+    )
     .use(sandboxUserRoutes(ctx, guards))
     .use(sandboxSalutesRoutes(ctx, guards))
     .use(sandboxWebhookRoutes(ctx, guards));

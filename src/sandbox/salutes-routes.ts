@@ -19,23 +19,39 @@ const tag = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summ
  */
 export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
-  const entry = (kind: "credit" | "debit") => ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
-    const { owner } = openSandbox(ctx, partner.actor);
-    let deliveries = 0;
-    const out = idem.run(partner.idempotency, () => {
-      const r = postEntry(ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
-      deliveries = r.deliveries;
-      return { success: true as const, ...sandboxWrite(), ...r.answer };
-    });
-    if (deliveries) ctx.dispatcher.nudge();
-    return out;
-  };
+  const entry =
+    (kind: "credit" | "debit") =>
+    ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
+      const { owner } = openSandbox(ctx, partner.actor);
+      let deliveries = 0;
+      const out = idem.run(partner.idempotency, () => {
+        const r = postEntry(ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
+        deliveries = r.deliveries;
+        return { success: true as const, ...sandboxWrite(), ...r.answer };
+      });
+      if (deliveries) ctx.dispatcher.nudge();
+      return out;
+    };
   return new Elysia({ name: "herald:sandbox-salutes" })
     .use(guards.partner.plugin)
-    .get("/api/partner/sandbox/salutes/balance", ({ partner, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      return { success: true as const, ...sandboxRead("sandbox_state"), ...getBalance(ctx, owner, partner.actor.keyId, query.user_id), currency: "salutes" as const };
-    }, { partner: { scope: "read", mode: "sandbox" }, query: SalutesModel.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("a sandbox user's salutes balance") })
+    .get(
+      "/api/partner/sandbox/salutes/balance",
+      ({ partner, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        return {
+          success: true as const,
+          ...sandboxRead("sandbox_state"),
+          ...getBalance(ctx, owner, partner.actor.keyId, query.user_id),
+          currency: "salutes" as const,
+        };
+      },
+      {
+        partner: { scope: "read", mode: "sandbox" },
+        query: SalutesModel.balanceQuery,
+        response: { 200: M.balance, ...errs },
+        detail: tag("a sandbox user's salutes balance"),
+      },
+    )
     .post("/api/partner/sandbox/salutes/credit", entry("credit"), {
       partner: { scope: "credit", mutation: true, mode: "sandbox" },
       query: SalutesModel.mutationQuery,
@@ -50,8 +66,17 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.entryResult, ...errs },
       detail: tag("debit salutes from a sandbox user (never below zero)"),
     })
-    .get("/api/partner/sandbox/salutes/ledger", ({ partner, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      return { success: true as const, ...sandboxRead("sandbox_state"), ...listLedger(ctx, owner, query, parsePage(query)) };
-    }, { partner: { scope: "ledger", mode: "sandbox" }, query: SalutesModel.ledgerQuery, response: { 200: M.ledger, ...errs }, detail: tag("a sandbox user's ledger entries") });
+    .get(
+      "/api/partner/sandbox/salutes/ledger",
+      ({ partner, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxRead("sandbox_state"), ...listLedger(ctx, owner, query, parsePage(query)) };
+      },
+      {
+        partner: { scope: "ledger", mode: "sandbox" },
+        query: SalutesModel.ledgerQuery,
+        response: { 200: M.ledger, ...errs },
+        detail: tag("a sandbox user's ledger entries"),
+      },
+    );
 }

@@ -2,9 +2,7 @@ import { createHash } from "node:crypto";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
-import type { EventType } from "../webhooks/event-types";
-import { deliveryHeaders } from "../webhooks/send";
-import { WebhookSecrets } from "../webhooks/secrets";
+import { deliveryHeaders, WebhookSecrets, type EventType } from "../webhooks/service";
 import { getWebhookOrThrow } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
 
@@ -29,21 +27,40 @@ const SCENARIOS: readonly Scenario[] = [
     title: "Donation Claim Created",
     event_type: "donation.claim",
     description: "A donation claim was issued (what POST /api/partner/donation-claim sends).",
-    data: { claim_code: claimCode, campaign_id: "spring-drive", amount: "25", recipient: { email: "alice@sandbox.example.com", wallet_address: null }, user_id: "1" },
+    data: {
+      claim_code: claimCode,
+      campaign_id: "spring-drive",
+      amount: "25",
+      recipient: { email: "alice@sandbox.example.com", wallet_address: null },
+      user_id: "1",
+    },
   },
   {
     id: "claim_redeemed",
     title: "Donation Claim Redeemed",
     event_type: "donation.claim_redeemed",
     description: "The recipient redeemed a donation claim.",
-    data: { claim_code: claimCode, campaign_id: "spring-drive", amount: "25", redeemed_at: "2026-01-01T00:00:00.000Z", redeemed_by: "alice@sandbox.example.com" },
+    data: {
+      claim_code: claimCode,
+      campaign_id: "spring-drive",
+      amount: "25",
+      redeemed_at: "2026-01-01T00:00:00.000Z",
+      redeemed_by: "alice@sandbox.example.com",
+    },
   },
   {
     id: "delivery_failed",
     title: "Webhook Delivery Failed",
     event_type: "webhook.delivery_failed",
     description: "A delivery to another of your webhooks was dead-lettered after its last attempt.",
-    data: { delivery_id: 1, event_id: "evt_000000000000000000000001", event_type: "salutes.credit", webhook_id: 1, reason_tag: "http_error", last_error: "receiver answered HTTP 500" },
+    data: {
+      delivery_id: 1,
+      event_id: "evt_000000000000000000000001",
+      event_type: "salutes.credit",
+      webhook_id: 1,
+      reason_tag: "http_error",
+      last_error: "receiver answered HTTP 500",
+    },
   },
   {
     id: "salutes_credit",
@@ -88,7 +105,8 @@ const canonicalNames = (h: Record<string, string>) =>
   Object.fromEntries(Object.entries(h).map(([k, v]) => [k.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase()), v]));
 
 /** The exact bytes the dispatcher sends for a sandbox event (src/webhooks/dispatcher.ts builds it the same way). */
-export const sandboxEnvelopeBody = (eventId: string, eventType: string, data: unknown) => JSON.stringify({ event_id: eventId, event_type: eventType, data, sandbox: true });
+export const sandboxEnvelopeBody = (eventId: string, eventType: string, data: unknown) =>
+  JSON.stringify({ event_id: eventId, event_type: eventType, data, sandbox: true });
 
 export interface RunInput {
   scenario_id: string;
@@ -97,7 +115,11 @@ export interface RunInput {
   webhook_id?: number;
 }
 
-function secretFor(ctx: AppContext, owner: Owner, input: RunInput): { secret: string; previous: string | null; source: "provided" | "webhook" | "sandbox_default" } {
+function secretFor(
+  ctx: AppContext,
+  owner: Owner,
+  input: RunInput,
+): { secret: string; previous: string | null; source: "provided" | "webhook" | "sandbox_default" } {
   if (input.secret !== undefined && input.webhook_id !== undefined) {
     throw new ValidationError("Send either secret or webhook_id, not both", [{ field: "webhook_id", problem: "cannot be combined with secret" }]);
   }
@@ -117,13 +139,22 @@ export function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, 
   const scenario = SCENARIOS.find((s) => s.id === input.scenario_id);
   if (!scenario) {
     const valid = SCENARIOS.map((s) => s.id);
-    throw new AppError("not_found", `No simulator scenario ${JSON.stringify(input.scenario_id)}; valid ids: ${valid.join(", ")}`, { details: { scenario_id: input.scenario_id, valid_scenario_ids: valid } });
+    throw new AppError("not_found", `No simulator scenario ${JSON.stringify(input.scenario_id)}; valid ids: ${valid.join(", ")}`, {
+      details: { scenario_id: input.scenario_id, valid_scenario_ids: valid },
+    });
   }
   const { secret, previous, source } = secretFor(ctx, owner, input);
   const eventId = "evt_" + createHash("sha256").update(`${FIXTURE_PROFILE}:${callerKeyId}:${scenario.id}`).digest("hex").slice(0, 24);
   const body = sandboxEnvelopeBody(eventId, scenario.event_type, scenario.data);
   const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
-  const headers = deliveryHeaders({ eventPublicId: eventId, eventType: scenario.event_type, body, timestampSeconds: timestamp, secret, previousSecret: previous });
+  const headers = deliveryHeaders({
+    eventPublicId: eventId,
+    eventType: scenario.event_type,
+    body,
+    timestampSeconds: timestamp,
+    secret,
+    previousSecret: previous,
+  });
   return {
     selected_scenario_id: scenario.id,
     scenario: { id: scenario.id, title: scenario.title, event_type: scenario.event_type },
@@ -170,6 +201,13 @@ export function simulateDelivery(ctx: AppContext, owner: Owner, deliveryId: numb
   const { current, previous } = new WebhookSecrets(ctx).forSigning(d, now);
   const body = sandboxEnvelopeBody(d.event_public_id, d.event_type, JSON.parse(d.event_data));
   const timestamp = Math.floor(now.getTime() / 1000);
-  const headers = deliveryHeaders({ eventPublicId: d.event_public_id, eventType: d.event_type, body, timestampSeconds: timestamp, secret: current, previousSecret: previous });
+  const headers = deliveryHeaders({
+    eventPublicId: d.event_public_id,
+    eventType: d.event_type,
+    body,
+    timestampSeconds: timestamp,
+    secret: current,
+    previousSecret: previous,
+  });
   return { headers: canonicalNames(headers), body, target_url: d.target_url, delivery_id: d.id };
 }

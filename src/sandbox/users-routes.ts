@@ -4,7 +4,7 @@ import type { AppContext } from "../context";
 import { ErrorBody, isTruthyFlag } from "../http/envelope";
 import { NotFoundError } from "../http/errors";
 import { parsePage } from "../http/pagination";
-import { listUsers } from "../partner/user-lookup";
+import { listUsers } from "../partner/service";
 import { createUser, getUserView, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { openSandbox } from "./fixtures";
@@ -35,36 +35,88 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
   const write = { scope: "users" as const, mutation: true, mode: "sandbox" as const };
   return new Elysia({ name: "herald:sandbox-users" })
     .use(guards.partner.plugin)
-    .get("/api/partner/sandbox/users", ({ partner, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const r = listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
-      const { status, q, include_wallets } = r.applied;
-      return { success: true as const, ...sandboxRead("sandbox_state"), count: r.count, users: r.users, query: { ...r.query, status, q, include_wallets }, pagination: r.pagination, ...links };
-    }, { partner: read, query: M.userListQuery, response: { 200: M.userList, ...readErrs }, detail: tag("list your sandbox users (fixtures and your own), newest first") })
-    .post("/api/partner/sandbox/users", ({ partner, body, set }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...createUser(ctx, owner, body) }), 201);
-      ctx.dispatcher.nudge();
-      set.status = 201;
-      return out;
-    }, { partner: write, body: M.userCreateBody, response: { 201: M.userCreated, ...writeErrs }, detail: tag("create a user in the sandbox") })
-    .get("/api/partner/sandbox/users/:user_id", ({ partner, params, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const user = getUserView(ctx, owner, params.user_id, isTruthyFlag(query.include_wallets));
-      // A mismatching external_id is answered like an unknown user: the pair did not name one of your users.
-      if (query.external_id !== undefined && query.external_id !== user.external_id) throw new NotFoundError("user", `${params.user_id} with external_id ${query.external_id}`);
-      return { success: true as const, ...sandboxRead("sandbox_state"), user, ...links };
-    }, { partner: read, params: M.userIdParams, query: M.userGetQuery, response: { 200: M.userOne, ...readErrs }, detail: tag("one sandbox user; optional external_id must match") })
-    .patch("/api/partner/sandbox/users/:user_id", ({ partner, params, body }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...updateUser(ctx, owner, params.user_id, body) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, params: M.userIdParams, body: M.userPatchBody, response: { 200: M.userUpdated, ...writeErrs }, detail: tag("change some of a sandbox user's fields") })
-    .post("/api/partner/sandbox/users/:user_id/wallets", ({ partner, params, body }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...linkWallet(ctx, owner, params.user_id, body) }));
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, params: M.userIdParams, body: M.walletBody, response: { 200: M.wallets, ...writeErrs }, detail: tag("link or update a sandbox user's wallet") });
+    .get(
+      "/api/partner/sandbox/users",
+      ({ partner, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const r = listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
+        const { status, q, include_wallets } = r.applied;
+        return {
+          success: true as const,
+          ...sandboxRead("sandbox_state"),
+          count: r.count,
+          users: r.users,
+          query: { ...r.query, status, q, include_wallets },
+          pagination: r.pagination,
+          ...links,
+        };
+      },
+      {
+        partner: read,
+        query: M.userListQuery,
+        response: { 200: M.userList, ...readErrs },
+        detail: tag("list your sandbox users (fixtures and your own), newest first"),
+      },
+    )
+    .post(
+      "/api/partner/sandbox/users",
+      ({ partner, body, set }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...createUser(ctx, owner, body) }), 201);
+        ctx.dispatcher.nudge();
+        set.status = 201;
+        return out;
+      },
+      { partner: write, body: M.userCreateBody, response: { 201: M.userCreated, ...writeErrs }, detail: tag("create a user in the sandbox") },
+    )
+    .get(
+      "/api/partner/sandbox/users/:user_id",
+      ({ partner, params, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const user = getUserView(ctx, owner, params.user_id, isTruthyFlag(query.include_wallets));
+        // A mismatching external_id is answered like an unknown user: the pair did not name one of your users.
+        if (query.external_id !== undefined && query.external_id !== user.external_id)
+          throw new NotFoundError("user", `${params.user_id} with external_id ${query.external_id}`);
+        return { success: true as const, ...sandboxRead("sandbox_state"), user, ...links };
+      },
+      {
+        partner: read,
+        params: M.userIdParams,
+        query: M.userGetQuery,
+        response: { 200: M.userOne, ...readErrs },
+        detail: tag("one sandbox user; optional external_id must match"),
+      },
+    )
+    .patch(
+      "/api/partner/sandbox/users/:user_id",
+      ({ partner, params, body }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...updateUser(ctx, owner, params.user_id, body) }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        params: M.userIdParams,
+        body: M.userPatchBody,
+        response: { 200: M.userUpdated, ...writeErrs },
+        detail: tag("change some of a sandbox user's fields"),
+      },
+    )
+    .post(
+      "/api/partner/sandbox/users/:user_id/wallets",
+      ({ partner, params, body }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...linkWallet(ctx, owner, params.user_id, body) }));
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        params: M.userIdParams,
+        body: M.walletBody,
+        response: { 200: M.wallets, ...writeErrs },
+        detail: tag("link or update a sandbox user's wallet"),
+      },
+    );
 }

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { pageOf, type PageRequest } from "../http/pagination";
-import { deliveryView } from "../webhooks/deliveries";
+import { deliveryView, replaysOf } from "../webhooks/service";
 
 export interface SandboxEventFilter {
   /** Deliveries whose event data names this user (data.user_id), e.g. the salutes and users events. */
@@ -11,8 +11,9 @@ export interface SandboxEventFilter {
 }
 
 /**
- * GET /api/partner/sandbox/webhook-events: the sandbox owner's delivery records — the same rows and view as the
- * live list (deliveryView), with the sandbox table's filters: user_id (from the event data) and an order.
+ * GET /api/partner/sandbox/webhook-events: the sandbox owner's delivery records — the same rows, view and replay
+ * history as the live list (deliveryView + replaysOf), with the sandbox table's filters: user_id (from the event
+ * data) and an order.
  * The live list has neither, so this is its own read; the mode is a literal, never a parameter.
  */
 export function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: SandboxEventFilter, page: PageRequest) {
@@ -30,9 +31,14 @@ export function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: SandboxE
     )
     .all(owner.partner, f.event_type ?? null, f.user_id ?? null, page.after, page.limit + 1, page.offset) as Parameters<typeof deliveryView>[0][];
   const p = pageOf(rows, page, (r) => r.id);
+  // Each record with its replay history, exactly as the live list shows it.
+  const replays = replaysOf(
+    ctx,
+    p.items.map((r) => r.id),
+  );
   return {
     count: p.count,
-    events: p.items.map(deliveryView),
+    events: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })),
     query: { ...p.query, order: f.order, user_id: f.user_id ?? null, event_type: f.event_type ?? null },
     pagination: p.pagination,
   };

@@ -3,7 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
-import { replaySummary, requeue } from "../webhooks/deliveries";
+import { replaySummary, requeue } from "../webhooks/service";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../webhooks/service";
 import { openSandbox } from "./fixtures";
 import { sandboxRead, sandboxWrite } from "./profile";
@@ -25,57 +25,122 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
   const write = { scope: "webhooks" as const, mutation: true, mode: "sandbox" as const };
   return new Elysia({ name: "herald:sandbox-webhooks" })
     .use(guards.partner.plugin)
-    .get("/api/partner/sandbox/webhooks", ({ partner, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
-      const r = listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
-      return { success: true as const, ...sandboxRead("sandbox_state"), count: r.count, webhooks: r.items, query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null }, pagination: r.pagination };
-    }, { partner: read, query: M.listQuery, response: { 200: M.list, ...errs }, detail: tag("list sandbox webhooks") })
-    .post("/api/partner/sandbox/webhooks", ({ partner, body, set }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), webhook: createWebhook(ctx, owner, body) }), 201);
-      set.status = 201;
-      return out;
-    }, { partner: write, body: M.createBody, response: { 201: M.created, ...errs }, detail: tag("register a sandbox webhook; the secret is returned once") })
-    .delete("/api/partner/sandbox/webhooks/:webhook_id", ({ partner, params }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      return idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...deleteWebhook(ctx, owner, params.webhook_id) }));
-    }, { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("delete a sandbox webhook") })
-    .post("/api/partner/sandbox/webhooks/:webhook_id/test", ({ partner, params }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      return idem.run(partner.idempotency, () => {
-        const r = testWebhook(ctx, owner, params.webhook_id);
-        return { success: true as const, ...sandboxWrite(), ...r, simulation: simulateDelivery(ctx, owner, r.delivery_id) };
-      });
-    }, { partner: write, params: M.idParams, response: { 200: M.tested, ...errs }, detail: tag("queue a real signed webhook.test delivery; returns the headers it carries") })
-    .get("/api/partner/sandbox/webhook-events", ({ partner, query }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const r = listSandboxDeliveries(ctx, owner, { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" }, parsePage(query));
-      return { success: true as const, ...sandboxRead("sandbox_state"), ...r };
-    }, { partner: read, query: M.eventsQuery, response: { 200: M.events, ...errs }, detail: tag("sandbox delivery records, filtered by user_id and event_type") })
-    .post("/api/partner/sandbox/webhook-events/replay", ({ partner, body }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      const reasonTag = body.reason_tag ?? "manual_replay";
-      const out = idem.run(partner.idempotency, () => {
-        const results = requeue(ctx, owner, [...new Set(body.event_ids)], reasonTag);
-        const summary = replaySummary(results, reasonTag, body.note ?? null);
-        const simulated = results.map((r) => ({ ...r, simulation: r.replayed ? simulateDelivery(ctx, owner, r.event_id) : null }));
-        return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
-      });
-      ctx.dispatcher.nudge();
-      return out;
-    }, { partner: write, body: M.replayBody, response: { 200: M.replay, ...errs }, detail: tag("re-queue sandbox deliveries by id; results carry the headers they will be sent with") })
-    .get("/api/partner/sandbox/webhook-simulator/scenarios", ({ partner }) => {
-      openSandbox(ctx, partner.actor);
-      const scenarios = scenarioList();
-      return { success: true as const, ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios };
-    }, { partner: read, query: M.metaQuery, response: { 200: M.scenarios, ...errs }, detail: tag("webhook scenarios the simulator can sign") })
-    .get("/api/partner/sandbox/webhook-simulator/run", ({ partner }) => {
-      openSandbox(ctx, partner.actor);
-      return { success: true as const, ...sandboxRead("sandbox_fixture"), ...RUN_METADATA };
-    }, { partner: read, query: M.metaQuery, response: { 200: M.runMeta, ...errs }, detail: tag("how to call the simulator (POST)") })
-    .post("/api/partner/sandbox/webhook-simulator/run", ({ partner, body }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
-      return { success: true as const, ...sandboxWrite("sandbox_fixture"), ...runScenario(ctx, owner, partner.actor.keyId, body) };
-    }, { partner: read, query: M.metaQuery, body: M.runBody, response: { 200: M.run, ...errs }, detail: tag("sign a scenario's payload as a delivery would be; sends nothing") });
+    .get(
+      "/api/partner/sandbox/webhooks",
+      ({ partner, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
+        const r = listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
+        return {
+          success: true as const,
+          ...sandboxRead("sandbox_state"),
+          count: r.count,
+          webhooks: r.items,
+          query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
+          pagination: r.pagination,
+        };
+      },
+      { partner: read, query: M.listQuery, response: { 200: M.list, ...errs }, detail: tag("list sandbox webhooks") },
+    )
+    .post(
+      "/api/partner/sandbox/webhooks",
+      ({ partner, body, set }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), webhook: createWebhook(ctx, owner, body) }), 201);
+        set.status = 201;
+        return out;
+      },
+      { partner: write, body: M.createBody, response: { 201: M.created, ...errs }, detail: tag("register a sandbox webhook; the secret is returned once") },
+    )
+    .delete(
+      "/api/partner/sandbox/webhooks/:webhook_id",
+      ({ partner, params }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        return idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...deleteWebhook(ctx, owner, params.webhook_id) }));
+      },
+      { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("delete a sandbox webhook") },
+    )
+    .post(
+      "/api/partner/sandbox/webhooks/:webhook_id/test",
+      ({ partner, params }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        return idem.run(partner.idempotency, () => {
+          const r = testWebhook(ctx, owner, params.webhook_id);
+          return { success: true as const, ...sandboxWrite(), ...r, simulation: simulateDelivery(ctx, owner, r.delivery_id) };
+        });
+      },
+      {
+        partner: write,
+        params: M.idParams,
+        response: { 200: M.tested, ...errs },
+        detail: tag("queue a real signed webhook.test delivery; returns the headers it carries"),
+      },
+    )
+    .get(
+      "/api/partner/sandbox/webhook-events",
+      ({ partner, query }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const r = listSandboxDeliveries(ctx, owner, { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" }, parsePage(query));
+        return { success: true as const, ...sandboxRead("sandbox_state"), ...r };
+      },
+      {
+        partner: read,
+        query: M.eventsQuery,
+        response: { 200: M.events, ...errs },
+        detail: tag("sandbox delivery records, filtered by user_id and event_type"),
+      },
+    )
+    .post(
+      "/api/partner/sandbox/webhook-events/replay",
+      ({ partner, body }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        const reasonTag = body.reason_tag ?? "manual_replay";
+        const out = idem.run(partner.idempotency, () => {
+          // The note is kept in each delivery's replay history, as on the live route.
+          const results = requeue(ctx, owner, [...new Set(body.event_ids)], reasonTag, body.note ?? null);
+          const summary = replaySummary(results, reasonTag, body.note ?? null);
+          const simulated = results.map((r) => ({ ...r, simulation: r.replayed ? simulateDelivery(ctx, owner, r.event_id) : null }));
+          return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
+        });
+        ctx.dispatcher.nudge();
+        return out;
+      },
+      {
+        partner: write,
+        body: M.replayBody,
+        response: { 200: M.replay, ...errs },
+        detail: tag("re-queue sandbox deliveries by id; results carry the headers they will be sent with"),
+      },
+    )
+    .get(
+      "/api/partner/sandbox/webhook-simulator/scenarios",
+      ({ partner }) => {
+        openSandbox(ctx, partner.actor);
+        const scenarios = scenarioList();
+        return { success: true as const, ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios };
+      },
+      { partner: read, query: M.metaQuery, response: { 200: M.scenarios, ...errs }, detail: tag("webhook scenarios the simulator can sign") },
+    )
+    .get(
+      "/api/partner/sandbox/webhook-simulator/run",
+      ({ partner }) => {
+        openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxRead("sandbox_fixture"), ...RUN_METADATA };
+      },
+      { partner: read, query: M.metaQuery, response: { 200: M.runMeta, ...errs }, detail: tag("how to call the simulator (POST)") },
+    )
+    .post(
+      "/api/partner/sandbox/webhook-simulator/run",
+      ({ partner, body }) => {
+        const { owner } = openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxWrite("sandbox_fixture"), ...runScenario(ctx, owner, partner.actor.keyId, body) };
+      },
+      {
+        partner: read,
+        query: M.metaQuery,
+        body: M.runBody,
+        response: { 200: M.run, ...errs },
+        detail: tag("sign a scenario's payload as a delivery would be; sends nothing"),
+      },
+    );
 }

@@ -7,6 +7,12 @@ export interface CheckBase {
   status: Level;
   /** One line a person can act on: why the check is what it is. */
   summary: string;
+  /**
+   * false when the check has nothing to judge in this deployment (the chain checks without TOKEN_MINT): it is
+   * shown as "not configured" and left out of the overall unless the policy raised its level above ok. Set
+   * for every check by the engine (src/status/engine.ts); `status` stays within ok|warn|bad, as the spec says.
+   */
+  configured?: boolean;
 }
 
 const RANK: Record<Level, number> = { ok: 0, warn: 1, bad: 2 };

@@ -5,14 +5,17 @@ import {
   publicStatsCacheProof,
   tokenDistributionProof,
   transactionSyncProof,
-} from "../chain/proofs";
-import { jobsRollupProof, mintAuthoritiesProof, rpcHealth } from "../chain/service";
+  jobsRollupProof,
+  mintAuthoritiesProof,
+  rpcHealth,
+} from "../chain/service";
 import { levelAtLeast, worst, type CheckBase, type Level } from "./check-types";
 import type { StatusPolicy } from "./policy";
 
 // The chain-backed checks. Without TOKEN_MINT there is no chain data to judge: such a check is ok with
 // `note: "not_configured"` (policy freshness.not_configured may raise it to warn, never to bad), so a
-// deployment that publishes no token is not shown as broken, and the note keeps it from looking verified.
+// deployment that publishes no token is not shown as broken. The engine turns the note into
+// `configured: false`, which the page shows as a grey "not configured" and the overall leaves out.
 
 const NOT_CONFIGURED = "not_configured" as const;
 
@@ -75,7 +78,10 @@ export function chainRpcCheck(ctx: AppContext, policy: StatusPolicy): ChainRpcCh
     usable === 0
       ? `no usable RPC URL (${hosts.length} configured)`
       : degraded
-        ? `${degraded} of ${hosts.length} RPC URLs degraded: ${hosts.filter((h) => h.level !== "ok").map((h) => `${h.host} (${h.breaker}, ${h.error_rate_pct ?? 0}% failed)`).join(", ")}`
+        ? `${degraded} of ${hosts.length} RPC URLs degraded: ${hosts
+            .filter((h) => h.level !== "ok")
+            .map((h) => `${h.host} (${h.breaker}, ${h.error_rate_pct ?? 0}% failed)`)
+            .join(", ")}`
         : `${hosts.length} RPC URL(s) healthy over ${p.window_minutes} min`;
   return { status, summary, note: null, usable_hosts: usable, degraded_hosts: degraded, ...base };
 }
@@ -122,7 +128,8 @@ export function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name: Fres
   const age = proof.age_hours === null ? "" : ` (${proof.age_hours} h old, limit ${proof.stale_after_hours} h)`;
   return {
     status,
-    summary: fs === "fresh" ? `fresh${age}` : `${fs}${age}${proof.reason ? `: ${proof.reason}` : ""}`,
+    // Words, not the enum value: "not configured: TOKEN_MINT is not set" reads as what it is.
+    summary: fs === "fresh" ? `fresh${age}` : `${fs.replace("_", " ")}${age}${proof.reason ? `: ${proof.reason}` : ""}`,
     proof: def.label,
     freshness_status: fs,
     age_hours: proof.age_hours,
@@ -165,13 +172,25 @@ export function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy): MintA
     snapshot_at_utc: proof.snapshot_at_utc,
     proof_url: "/api/public/token-mint-authorities.json",
   };
-  if (!ctx.chain.configured) return { status: policy.checks.freshness.not_configured, summary: "TOKEN_MINT is not set: no authority to review", note: NOT_CONFIGURED, ...base };
-  if (proof.review_status === null) return { status: "ok", summary: "no mint-authority snapshot yet (see freshness_mint_authorities)", note: "no_snapshot", ...base };
+  if (!ctx.chain.configured)
+    return { status: policy.checks.freshness.not_configured, summary: "TOKEN_MINT is not set: no authority to review", note: NOT_CONFIGURED, ...base };
+  if (proof.review_status === null)
+    return { status: "ok", summary: "no mint-authority snapshot yet (see freshness_mint_authorities)", note: "no_snapshot", ...base };
   if (proof.mismatch) {
-    return { status: p.mismatch, summary: `authorities differ from the expectation: ${proof.mismatch_fields.join(", ")} (review ${proof.review_status}, expected ${proof.expected_review_status})`, note: null, ...base };
+    return {
+      status: p.mismatch,
+      summary: `authorities differ from the expectation: ${proof.mismatch_fields.join(", ")} (review ${proof.review_status}, expected ${proof.expected_review_status})`,
+      note: null,
+      ...base,
+    };
   }
   if (!proof.expectation_configured) {
-    return { status: p.expectation_missing, summary: `review ${proof.review_status}; no expectation configured (EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY)`, note: "expectation_missing", ...base };
+    return {
+      status: p.expectation_missing,
+      summary: `review ${proof.review_status}; no expectation configured (EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY)`,
+      note: "expectation_missing",
+      ...base,
+    };
   }
   return { status: "ok", summary: `review ${proof.review_status}, as expected`, note: null, ...base };
 }

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { migrationStatus } from "../db/migrate";
-import { deliveryHealth } from "../webhooks/deliveries";
+import { deliveryHealth } from "../webhooks/service";
 import { levelAtLeast, round2, worst, type CheckBase } from "./check-types";
 import type { StatusPolicy } from "./policy";
 
@@ -72,11 +72,22 @@ export function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy): Reque
   ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
   const since = new Date(ctx.clock.now().getTime() - p.window_minutes * 60_000).toISOString();
   const row = ctx.db.sqlite
-    .query("SELECT count(*) AS total, coalesce(sum(status >= 500), 0) AS server, coalesce(sum(status >= 400 AND status < 500), 0) AS client FROM request_log WHERE at > ?")
+    .query(
+      "SELECT count(*) AS total, coalesce(sum(status >= 500), 0) AS server, coalesce(sum(status >= 400 AND status < 500), 0) AS client FROM request_log WHERE at > ?",
+    )
     .get(since) as { total: number; server: number; client: number };
   const rate = row.total ? round2((row.server / row.total) * 100) : null;
   const judged = row.total >= Math.max(1, p.min_requests);
   const status = judged && rate !== null ? levelAtLeast(rate, p.error_rate_warn_pct, p.error_rate_bad_pct) : "ok";
   const summary = `${row.server} of ${row.total} requests failed with 5xx in ${p.window_minutes} min${judged ? "" : ` (not judged below ${p.min_requests} requests)`}`;
-  return { status, summary, window_minutes: p.window_minutes, total_requests: row.total, server_errors: row.server, client_errors: row.client, error_rate_pct: rate, judged };
+  return {
+    status,
+    summary,
+    window_minutes: p.window_minutes,
+    total_requests: row.total,
+    server_errors: row.server,
+    client_errors: row.client,
+    error_rate_pct: rate,
+    judged,
+  };
 }

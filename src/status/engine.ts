@@ -6,6 +6,7 @@ import { jobsCheck } from "./checks-jobs";
 import { databaseCheck, requestErrorsCheck, webhooksCheck } from "./checks-system";
 import type { StatusPolicy } from "./policy";
 import { reliabilityCheck } from "./reliability";
+import { auditAnomaliesCheck } from "./checks-audit";
 
 // The status engine: every named check, evaluated against the policy in force, and the overall verdict.
 
@@ -19,6 +20,7 @@ export const CHECKS: ReadonlyArray<readonly [string, CheckFn]> = [
   ["chain_rpc", chainRpcCheck],
   ...FRESHNESS_CHECK_NAMES.map((name) => [name, (ctx: AppContext, p: StatusPolicy) => freshnessCheck(ctx, p, name)] as const),
   ["mint_authority", mintAuthorityCheck],
+  ["audit_anomalies", auditAnomaliesCheck],
   ["webhooks", webhooksCheck],
   ["request_errors", requestErrorsCheck],
 ];
@@ -38,15 +40,23 @@ export interface StatusEvaluation {
 }
 
 /**
- * Worst of the checks. The one exception: an audit-anomalies check's warn counts only when the policy says
- * audit_anomalies_warn_degrades (anomalies in published data are worth showing without calling the service
- * degraded); its bad always counts. No such check exists yet; the rule is here so adding one cannot forget it.
+ * A check with nothing to judge: the chain checks mark it with note "not_configured" (no TOKEN_MINT). The
+ * mark is read here, in one place, so every check answers `configured` the same way.
  */
-export function overallOf(checks: Record<string, Pick<CheckBase, "status">>, policy: StatusPolicy): Level {
+export const isNotConfigured = (c: CheckBase): boolean => (c as { note?: unknown }).note === "not_configured";
+
+/**
+ * Worst of the checks that count. Left out: a not-configured check, unless the policy raised it above ok
+ * (freshness.not_configured: warn is the operator saying "this deployment must have a token"); and an
+ * audit-anomalies check's warn unless the policy says audit_anomalies_warn_degrades (anomalies in published
+ * data are worth showing without calling the service degraded; its bad always counts). The
+ * audit_anomalies check (checks-audit.ts) is never bad itself.
+ */
+export function overallOf(checks: Record<string, Pick<CheckBase, "status" | "configured">>, policy: StatusPolicy): Level {
   return worst(
-    Object.entries(checks).map(([name, c]) =>
-      name === "audit_anomalies" && c.status === "warn" && !policy.audit_anomalies_warn_degrades ? "ok" : c.status,
-    ),
+    Object.entries(checks)
+      .filter(([, c]) => c.configured !== false || c.status !== "ok")
+      .map(([name, c]) => (name === "audit_anomalies" && c.status === "warn" && !policy.audit_anomalies_warn_degrades ? "ok" : c.status)),
   );
 }
 
@@ -54,10 +64,16 @@ export function evaluateChecks(ctx: AppContext, policy: StatusPolicy): StatusEva
   const checks: Record<string, CheckBase> = {};
   for (const [name, fn] of CHECKS) {
     try {
-      checks[name] = fn(ctx, policy);
+      const c = fn(ctx, policy);
+      checks[name] = { ...c, configured: !isNotConfigured(c) };
     } catch (err) {
       ctx.log.error("status check failed", { check: name, ...errorFields(err) });
-      const failed: FailedCheck = { status: "warn", summary: "the check could not be evaluated", evaluation_error: (err as Error).message?.slice(0, 200) ?? String(err) };
+      const failed: FailedCheck = {
+        status: "warn",
+        summary: "the check could not be evaluated",
+        configured: true,
+        evaluation_error: (err as Error).message?.slice(0, 200) ?? String(err),
+      };
       checks[name] = failed;
     }
   }

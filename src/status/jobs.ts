@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { statusNotifier } from "./notify";
 import { loadPolicy } from "./policy";
 import { pruneStatusHistory, takeStatusSnapshot, type CheckSetMemo } from "./snapshots";
 
@@ -17,15 +18,23 @@ export function registerStatusJobs(ctx: AppContext): void {
     description: "Evaluates every status check, stores a snapshot, opens and closes incidents (STATUS_SNAPSHOT_CRON)",
     run: ({ runId }) => {
       const s = takeStatusSnapshot(ctx, runId, memo);
+      if (s.notifications > 0) statusNotifier(ctx).nudge();
       if (s.incident.action !== "none" && s.incident.action !== "updated") {
         ctx.log.warn("status incident " + s.incident.action, { incident_id: s.incident.incident_id, overall: s.evaluation.overall });
       }
     },
   });
   ctx.jobs.register({
+    name: "status-notify",
+    pattern: "*/5 * * * * *",
+    description: "Sends due incident events to status subscribers (also nudged right after each change); records only runs that sent something",
+    quietWhenIdle: true,
+    run: () => statusNotifier(ctx).runCounted(),
+  });
+  ctx.jobs.register({
     name: "status-prune",
     pattern: "0 41 2 * * *",
-    description: `Deletes status snapshots and closed incidents older than STATUS_SNAPSHOT_RETENTION_DAYS (${ctx.config.status.snapshotRetentionDays})`,
+    description: `Deletes status snapshots and closed incidents older than STATUS_SNAPSHOT_RETENTION_DAYS (${ctx.config.status.snapshotRetentionDays}), and old subscriber deliveries`,
     run: () => {
       ctx.log.info("status history pruned", pruneStatusHistory(ctx));
     },

@@ -43,7 +43,8 @@ const adminWindowView = (r: WindowRow, nowIso: string) => ({ ...publicWindowView
 
 function isoOrThrow(field: string, v: string): string {
   const ms = Date.parse(v);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms)) throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z`, [{ field, problem: "must be an ISO 8601 time" }]);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms))
+    throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z`, [{ field, problem: "must be an ISO 8601 time" }]);
   return new Date(ms).toISOString();
 }
 
@@ -67,14 +68,23 @@ export function createMaintenance(ctx: AppContext, admin: AdminRequest, input: {
     ]);
   }
   if (Date.parse(ends) - Date.parse(starts) > MAX_WINDOW_DAYS * 86_400_000) {
-    throw new ValidationError(`a maintenance window lasts at most ${MAX_WINDOW_DAYS} days`, [{ field: "ends_at", problem: `must be within ${MAX_WINDOW_DAYS} days of starts_at` }]);
+    throw new ValidationError(`a maintenance window lasts at most ${MAX_WINDOW_DAYS} days`, [
+      { field: "ends_at", problem: `must be within ${MAX_WINDOW_DAYS} days of starts_at` },
+    ]);
   }
   const nowIso = now.toISOString();
   return ctx.db.sqlite.transaction(() => {
     const row = ctx.db.sqlite
       .query("INSERT INTO status_maintenance_windows (starts_at, ends_at, title, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *")
       .get(starts, ends, input.title, input.description ?? null, actorLabel(admin.actor), nowIso) as WindowRow;
-    writeAudit(ctx.db.sqlite, { at: nowIso, actor: admin.actor, action: "status.maintenance.create", target: String(row.id), details: { starts_at: starts, ends_at: ends, title: input.title }, requestId: admin.requestId });
+    writeAudit(ctx.db.sqlite, {
+      at: nowIso,
+      actor: admin.actor,
+      action: "status.maintenance.create",
+      target: String(row.id),
+      details: { starts_at: starts, ends_at: ends, title: input.title },
+      requestId: admin.requestId,
+    });
     return adminWindowView(row, nowIso);
   })();
 }
@@ -85,7 +95,14 @@ export function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: numb
     const row = ctx.db.sqlite.query("DELETE FROM status_maintenance_windows WHERE id = ? RETURNING *").get(id) as WindowRow | null;
     if (!row) throw new NotFoundError("maintenance window", id);
     // The audit row keeps the whole window: the table forgets it, the record does not.
-    writeAudit(ctx.db.sqlite, { at: nowIso, actor: admin.actor, action: "status.maintenance.delete", target: String(id), details: { ...row }, requestId: admin.requestId });
+    writeAudit(ctx.db.sqlite, {
+      at: nowIso,
+      actor: admin.actor,
+      action: "status.maintenance.delete",
+      target: String(id),
+      details: { ...row },
+      requestId: admin.requestId,
+    });
     return adminWindowView(row, nowIso);
   })();
 }

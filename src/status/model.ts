@@ -1,32 +1,48 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PaginationSchema } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks-chain";
 import { intPath, intQuery } from "../http/params";
+import { named } from "../http/openapi-names";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
 const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
-const base = { status: Level, summary: t.String() };
-const Failed = t.Object({ ...base, evaluation_error: t.String() }, { description: "A check that could not be evaluated (shown as warn)" });
+const base = {
+  status: Level,
+  summary: t.String(),
+  configured: t.Boolean({
+    description:
+      "false: nothing to judge in this deployment (no TOKEN_MINT); shown as not configured and left out of overall unless the policy raised status above ok",
+  }),
+};
+const Failed = named(
+  "FailedCheck",
+  t.Object({ ...base, evaluation_error: t.String() }, { description: "A check that could not be evaluated (shown as warn)" }),
+);
 const check = <P extends Record<string, TSchema>>(fields: P, description: string) => t.Union([t.Object({ ...base, ...fields }, { description }), Failed]);
 
-const DatabaseCheck = check(
-  { writable: t.Boolean(), migrations_applied: t.Integer(), migrations_total: t.Integer(), migrations_current: t.Boolean(), error: N(t.String()) },
-  "The database answers and takes the write lock; migrations are current",
+const DatabaseCheck = named(
+  "DatabaseCheck",
+  check(
+    { writable: t.Boolean(), migrations_applied: t.Integer(), migrations_total: t.Integer(), migrations_current: t.Boolean(), error: N(t.String()) },
+    "The database answers and takes the write lock; migrations are current",
+  ),
 );
-const ReliabilityCheck = check(
-  {
-    window_days: t.Integer(),
-    job_count: t.Integer(),
-    runs_considered: t.Integer(),
-    avg_success_streak: t.Number(),
-    avg_mttr_minutes: N(t.Number()),
-    jobs_with_mttr_samples: t.Integer(),
-    unresolved_failure_jobs: t.Integer(),
-    unresolved_jobs: t.Array(t.String()),
-  },
-  "Jobs reliability from job_runs over window_days (docs/status.md defines each number)",
+const ReliabilityCheck = named(
+  "ReliabilityCheck",
+  check(
+    {
+      window_days: t.Integer(),
+      job_count: t.Integer(),
+      runs_considered: t.Integer(),
+      avg_success_streak: t.Number(),
+      avg_mttr_minutes: N(t.Number()),
+      jobs_with_mttr_samples: t.Integer(),
+      unresolved_failure_jobs: t.Integer(),
+      unresolved_jobs: t.Array(t.String()),
+    },
+    "Jobs reliability from job_runs over window_days (docs/status.md defines each number)",
+  ),
 );
 const JobEntry = t.Object({
   name: t.String(),
@@ -37,9 +53,12 @@ const JobEntry = t.Object({
   ok: N(t.Boolean()),
   stale: t.Boolean(),
 });
-const JobsCheck = check(
-  { scheduler_expected: t.Boolean(), failing_count: t.Integer(), stale_count: t.Integer(), jobs: t.Array(JobEntry) },
-  "Every scheduled job: its last run, whether it failed, whether it is overdue",
+const JobsCheck = named(
+  "JobsCheck",
+  check(
+    { scheduler_expected: t.Boolean(), failing_count: t.Integer(), stale_count: t.Integer(), jobs: t.Array(JobEntry) },
+    "Every scheduled job: its last run, whether it failed, whether it is overdue",
+  ),
 );
 const RpcHost = t.Object({
   host: t.String(),
@@ -51,90 +70,187 @@ const RpcHost = t.Object({
   last_success_at: N(t.String()),
   level: Level,
 });
-const ChainRpcCheck = check(
-  { configured: t.Boolean(), note: N(t.String()), window_minutes: t.Integer(), total_hosts: t.Integer(), usable_hosts: t.Integer(), degraded_hosts: t.Integer(), hosts: t.Array(RpcHost) },
-  "Solana RPC URLs: breaker state and failure rate over window_minutes",
+const ChainRpcCheck = named(
+  "ChainRpcCheck",
+  check(
+    {
+      configured: t.Boolean(),
+      note: N(t.String()),
+      window_minutes: t.Integer(),
+      total_hosts: t.Integer(),
+      usable_hosts: t.Integer(),
+      degraded_hosts: t.Integer(),
+      hosts: t.Array(RpcHost),
+    },
+    "Solana RPC URLs: breaker state and failure rate over window_minutes",
+  ),
 );
 const FreshnessStatus = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")]);
-const FreshnessCheck = check(
-  {
-    proof: t.String(),
-    freshness_status: FreshnessStatus,
-    age_hours: N(t.Number()),
-    stale_after_hours: t.Number(),
-    snapshot_at_utc: N(t.String()),
-    reason: N(t.String()),
-    note: N(t.String()),
-    proof_url: t.String(),
-    csv_url: t.String(),
-  },
-  "One public freshness proof; not_configured is ok with note=not_configured by default",
+const FreshnessCheck = named(
+  "FreshnessCheck",
+  check(
+    {
+      proof: t.String(),
+      freshness_status: FreshnessStatus,
+      age_hours: N(t.Number()),
+      stale_after_hours: t.Number(),
+      snapshot_at_utc: N(t.String()),
+      reason: N(t.String()),
+      note: N(t.String()),
+      proof_url: t.String(),
+      csv_url: t.String(),
+    },
+    "One public freshness proof; not_configured is ok with note=not_configured and configured=false by default",
+  ),
 );
-const MintAuthorityCheck = check(
-  {
-    configured: t.Boolean(),
-    note: N(t.String()),
-    review_status: N(t.String()),
-    expected_review_status: N(t.String()),
-    expectation_configured: t.Boolean(),
-    mismatch: N(t.Boolean()),
-    mismatch_fields: t.Array(t.String()),
-    snapshot_at_utc: N(t.String()),
-    proof_url: t.String(),
-  },
-  "Mint and freeze authority against the configured expectation",
+const MintAuthorityCheck = named(
+  "MintAuthorityCheck",
+  check(
+    {
+      configured: t.Boolean(),
+      note: N(t.String()),
+      review_status: N(t.String()),
+      expected_review_status: N(t.String()),
+      expectation_configured: t.Boolean(),
+      mismatch: N(t.Boolean()),
+      mismatch_fields: t.Array(t.String()),
+      snapshot_at_utc: N(t.String()),
+      proof_url: t.String(),
+    },
+    "Mint and freeze authority against the configured expectation",
+  ),
 );
-const WebhooksCheck = check(
-  { dead_letter_events: t.Integer(), failed_events: t.Integer(), pending_events: t.Integer(), delivered_events: t.Integer() },
-  "Webhook delivery backlog and dead letters over every partner",
+const AuditAnomaliesCheck = named(
+  "AuditAnomaliesCheck",
+  check(
+    {
+      configured: t.Boolean(),
+      note: N(t.String()),
+      latest_run: N(t.Integer()),
+      run_label: N(t.String()),
+      run_overall: N(Level),
+      signatures_with_anomalies: N(t.Integer()),
+      rows_total: N(t.Integer()),
+      warn_degrades: t.Boolean(),
+      proof_url: t.String(),
+    },
+    "The latest complete audit-anomalies run: warn when it is warn or bad; counts in the overall only with audit_anomalies_warn_degrades",
+  ),
 );
-const RequestErrorsCheck = check(
-  { window_minutes: t.Integer(), total_requests: t.Integer(), server_errors: t.Integer(), client_errors: t.Integer(), error_rate_pct: N(t.Number()), judged: t.Boolean() },
-  "Share of requests answered 5xx over window_minutes",
+const WebhooksCheck = named(
+  "WebhooksCheck",
+  check(
+    { dead_letter_events: t.Integer(), failed_events: t.Integer(), pending_events: t.Integer(), delivered_events: t.Integer() },
+    "Webhook delivery backlog and dead letters over every partner",
+  ),
+);
+const RequestErrorsCheck = named(
+  "RequestErrorsCheck",
+  check(
+    {
+      window_minutes: t.Integer(),
+      total_requests: t.Integer(),
+      server_errors: t.Integer(),
+      client_errors: t.Integer(),
+      error_rate_pct: N(t.Number()),
+      judged: t.Boolean(),
+    },
+    "Share of requests answered 5xx over window_minutes",
+  ),
 );
 
-export const ChecksSchema = t.Object({
-  database: DatabaseCheck,
-  reliability: ReliabilityCheck,
-  jobs: JobsCheck,
-  chain_rpc: ChainRpcCheck,
-  ...(Object.fromEntries(FRESHNESS_CHECK_NAMES.map((n) => [n, FreshnessCheck])) as Record<(typeof FRESHNESS_CHECK_NAMES)[number], typeof FreshnessCheck>),
-  mint_authority: MintAuthorityCheck,
-  webhooks: WebhooksCheck,
-  request_errors: RequestErrorsCheck,
-});
+export const ChecksSchema = named(
+  "StatusChecks",
+  t.Object({
+    database: DatabaseCheck,
+    reliability: ReliabilityCheck,
+    jobs: JobsCheck,
+    chain_rpc: ChainRpcCheck,
+    ...(Object.fromEntries(FRESHNESS_CHECK_NAMES.map((n) => [n, FreshnessCheck])) as Record<(typeof FRESHNESS_CHECK_NAMES)[number], typeof FreshnessCheck>),
+    mint_authority: MintAuthorityCheck,
+    audit_anomalies: AuditAnomaliesCheck,
+    webhooks: WebhooksCheck,
+    request_errors: RequestErrorsCheck,
+  }),
+);
 
-const MaintenanceWindow = t.Object({
-  id: t.Integer(),
-  starts_at: t.String(),
-  ends_at: t.String(),
-  title: t.String(),
-  description: N(t.String()),
-  phase: t.Union([t.Literal("scheduled"), t.Literal("active"), t.Literal("completed")]),
-});
-const AdminMaintenanceWindow = t.Object({ ...MaintenanceWindow.properties, created_by: t.String(), created_at: t.String() });
+export const MaintenanceWindow = named(
+  "MaintenanceWindow",
+  t.Object({
+    id: t.Integer(),
+    starts_at: t.String(),
+    ends_at: t.String(),
+    title: t.String(),
+    description: N(t.String()),
+    phase: t.Union([t.Literal("scheduled"), t.Literal("active"), t.Literal("completed")]),
+  }),
+);
 
-export const Incident = t.Object({
-  id: t.Integer(),
-  started_at: t.String(),
-  ended_at: N(t.String()),
-  severity: Severity,
-  current_severity: N(Severity),
-  status: t.Union([t.Literal("open"), t.Literal("resolved")]),
-  duration_minutes: t.Number(),
-  checks: t.Record(t.String(), Level),
-  summary: t.Record(t.String(), t.String()),
-});
+// Written out (a mapped union loses its literal types); test/status/components.test.ts checks them against
+// COMPONENT_IDS and INCIDENT_STATES.
+export const IncidentStateSchema = t.Union([t.Literal("investigating"), t.Literal("identified"), t.Literal("monitoring"), t.Literal("resolved")]);
+export const ComponentIdSchema = t.Union([t.Literal("api"), t.Literal("webhooks"), t.Literal("chain_data"), t.Literal("jobs")]);
+const ComponentStatus = t.Union([Level, t.Literal("not_configured")]);
+
+export const Component = named(
+  "StatusComponent",
+  t.Object({
+    id: ComponentIdSchema,
+    name: t.String(),
+    description: t.String(),
+    status: ComponentStatus,
+    checks: t.Array(t.String()),
+    open_incident_ids: t.Array(t.Integer()),
+    reported_severity: N(Severity),
+  }),
+);
+
+export const IncidentUpdate = named(
+  "IncidentUpdate",
+  t.Object({
+    id: t.Integer(),
+    state: IncidentStateSchema,
+    message: t.String(),
+    severity: N(Severity),
+    created_at: t.String(),
+  }),
+);
+
+export const Incident = named(
+  "Incident",
+  t.Object({
+    id: t.Integer(),
+    source: t.Union([t.Literal("automatic"), t.Literal("operator")], {
+      description: "automatic: opened and closed by the checks; operator: written by the operators",
+    }),
+    title: t.String(),
+    started_at: t.String(),
+    ended_at: N(t.String()),
+    severity: Severity,
+    current_severity: N(Severity),
+    status: t.Union([t.Literal("open"), t.Literal("resolved")]),
+    state: N(IncidentStateSchema),
+    duration_minutes: t.Number(),
+    checks: t.Record(t.String(), Level),
+    summary: t.Record(t.String(), t.String()),
+    components: t.Array(ComponentIdSchema),
+    updates: t.Array(IncidentUpdate, { description: "operator incidents: every update, newest first; automatic ones: none" }),
+    updated_at: t.String(),
+  }),
+);
 
 /** Time-weighted uptime totals of one window (also published by /transparency/trust-dashboard.json). */
-export const UptimeTotals = t.Object({
-  observed_minutes: t.Number(),
-  degraded_minutes: t.Number(),
-  maintenance_minutes: t.Number(),
-  unobserved_minutes: t.Number(),
-  degraded_pct: N(t.Number()),
-  uptime_pct: N(t.Number()),
-});
+export const UptimeTotals = named(
+  "UptimeTotals",
+  t.Object({
+    observed_minutes: t.Number(),
+    degraded_minutes: t.Number(),
+    maintenance_minutes: t.Number(),
+    unobserved_minutes: t.Number(),
+    degraded_pct: N(t.Number()),
+    uptime_pct: N(t.Number()),
+  }),
+);
 
 const Percentiles = t.Object({ samples: t.Integer(), p50_ms: N(t.Number()), p95_ms: N(t.Number()), p99_ms: N(t.Number()) });
 const Window = t.Object({ start_utc: t.String(), end_utc: t.String() });
@@ -148,34 +264,55 @@ export const StatusModel = {
     exclude_maintenance: t.Optional(t.String({ description: "1|true|0|false; default from the policy (exclude_maintenance_default)" })),
     ...meta,
   }),
-  incidentsQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 168 }), limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50 }), ...meta }),
+  incidentsQuery: t.Object({
+    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 168 }),
+    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50 }),
+    ...meta,
+  }),
   latencyQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...meta }),
-  status: Envelope({
-    generated_at: t.String(),
-    overall: Level,
-    policy_version: t.String(),
-    checks: ChecksSchema,
-    last_snapshot_at: N(t.String()),
-    open_incident: N(Incident),
-    maintenance: t.Object({ active: t.Boolean(), windows: t.Array(MaintenanceWindow) }),
-    links: t.Record(t.String(), t.String()),
-  }),
-  trend: Envelope({
-    limit: t.Integer(),
-    count: t.Integer(),
-    counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
-    points: t.Array(t.Object({ generated_at: t.String(), overall: Level })),
-  }),
-  uptime: Envelope({
-    selected_hours: t.Integer(),
-    window: Window,
-    exclude_maintenance: t.Boolean(),
-    method: t.Literal("time_weighted_snapshots"),
-    max_sample_gap_seconds: t.Integer(),
-    overall: UptimeTotals,
-    checks: t.Record(t.String(), UptimeTotals),
-  }),
+  status: named(
+    "SystemStatus",
+    Envelope({
+      generated_at: t.String(),
+      overall: Level,
+      policy_version: t.String(),
+      checks: ChecksSchema,
+      components: t.Array(Component),
+      last_snapshot_at: N(t.String()),
+      open_incident: N(Incident),
+      open_incidents: t.Array(Incident),
+      maintenance: t.Object({ active: t.Boolean(), windows: t.Array(MaintenanceWindow) }),
+      links: t.Record(t.String(), t.String()),
+    }),
+  ),
+  trend: named(
+    "StatusTrend",
+    Envelope({
+      limit: t.Integer(),
+      count: t.Integer(),
+      counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
+      points: t.Array(t.Object({ generated_at: t.String(), overall: Level })),
+    }),
+  ),
+  uptime: named(
+    "Uptime",
+    Envelope({
+      selected_hours: t.Integer(),
+      window: Window,
+      observed_since: N(t.String({ description: "the oldest stored snapshot: when monitoring began" })),
+      partial_window: t.Boolean({ description: "true when monitoring began inside the window: the figures cover only the time since observed_since" }),
+      coverage_pct: t.Number({ description: "share of the window some snapshot spoke for" }),
+      exclude_maintenance: t.Boolean(),
+      method: t.Literal("time_weighted_snapshots"),
+      max_sample_gap_seconds: t.Integer(),
+      overall: UptimeTotals,
+      checks: t.Record(t.String(), UptimeTotals),
+      components: t.Record(t.String(), UptimeTotals),
+    }),
+  ),
   incidents: Envelope({ hours: t.Integer(), limit: t.Integer(), window: Window, count: t.Integer(), incidents: t.Array(Incident) }),
+  incidentOne: Envelope({ incident: Incident }),
+  incidentParams: t.Object({ incident_id: intPath() }),
   policy: Envelope({
     policy: t.Object({
       source: t.Union([t.Literal("builtin_default"), t.Literal("file")]),
@@ -200,24 +337,18 @@ export const StatusModel = {
   canaryBody: t.Object(
     {
       message: t.String({ minLength: 1, maxLength: 1000, description: "echoed back unchanged (1–1000 characters)" }),
-      request_id: t.String({ minLength: 1, maxLength: 128, pattern: "^[\\x21-\\x7e]+$", description: "the caller's id for this probe: 1–128 visible ASCII characters" }),
+      request_id: t.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: "^[\\x21-\\x7e]+$",
+        description: "the caller's id for this probe: 1–128 visible ASCII characters",
+      }),
     },
     { additionalProperties: false },
   ),
   canary: Envelope({ message: t.String(), request_id: t.String(), server_request_id: t.String(), received_at: t.String() }),
   badgeParams: t.Object({ badge: t.String({ pattern: "^[a-z0-9_]{1,64}\\.svg$", description: "<check>.svg, or overall.svg" }) }),
-  badgeQuery: t.Object({ window: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d"), t.Literal("30d"), t.Literal("90d")], { description: "default 24h" })) }),
-  maintenanceList: Envelope({ count: t.Integer(), windows: t.Array(AdminMaintenanceWindow), query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: N(t.String()) }), pagination: PaginationSchema }),
-  maintenanceListQuery: t.Object(PageQuery),
-  maintenanceBody: t.Object(
-    {
-      starts_at: t.String({ maxLength: 40, description: "ISO 8601 UTC; at most 5 minutes in the past" }),
-      ends_at: t.String({ maxLength: 40, description: "ISO 8601 UTC; after starts_at, within 14 days of it" }),
-      title: t.String({ minLength: 1, maxLength: 200 }),
-      description: t.Optional(t.String({ maxLength: 2000 })),
-    },
-    { additionalProperties: false },
-  ),
-  maintenanceParams: t.Object({ id: intPath() }),
-  maintenanceOne: Envelope({ window: AdminMaintenanceWindow }),
+  badgeQuery: t.Object({
+    window: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d"), t.Literal("30d"), t.Literal("90d")], { description: "default 24h" })),
+  }),
 };

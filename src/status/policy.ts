@@ -72,7 +72,9 @@ const ChecksSchema = T.Object(
       strict,
     ),
     uptime: T.Object(
-      { max_sample_gap_seconds: T.Integer({ minimum: 60, maximum: 86_400, description: "a snapshot speaks for at most this long; longer gaps are unobserved" }) },
+      {
+        max_sample_gap_seconds: T.Integer({ minimum: 60, maximum: 86_400, description: "a snapshot speaks for at most this long; longer gaps are unobserved" }),
+      },
       strict,
     ),
   },
@@ -139,9 +141,11 @@ function firstErrors(value: unknown): string {
     seen.add(path);
     const literals = (e.schema as { anyOf?: Array<{ const?: unknown }> }).anyOf?.map((s) => s.const).filter((v) => v !== undefined);
     const problem =
-      e.message === "Unexpected property" ? "is not a known setting"
-      : literals?.length ? `must be one of: ${literals.join(", ")}`
-      : e.message.replace(/^Expected /, "must be ");
+      e.message === "Unexpected property"
+        ? "is not a known setting"
+        : literals?.length
+          ? `must be one of: ${literals.join(", ")}`
+          : e.message.replace(/^Expected /, "must be ");
     out.push(`${path} ${problem}`);
     if (out.length === 5) break;
   }

@@ -55,7 +55,10 @@ export function reliabilityOf(runs: readonly RunRow[], windowDays: number): Reli
   }
   const tallies = [...jobs.values()];
   const repairs = tallies.flatMap((j) => j.repairsMinutes);
-  const unresolved = [...jobs.entries()].filter(([, j]) => j.failingSince !== null).map(([name]) => name).sort();
+  const unresolved = [...jobs.entries()]
+    .filter(([, j]) => j.failingSince !== null)
+    .map(([name]) => name)
+    .sort();
   return {
     window_days: windowDays,
     job_count: jobs.size,

@@ -2,15 +2,15 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
-import { parsePage } from "../http/pagination";
+import { htmlResponse } from "../http/html";
 import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./badge";
-import { incidentsFeed } from "./feed";
-import { createMaintenance, deleteMaintenance, listMaintenance } from "./maintenance";
+import { incidentsFeed, incidentsJsonFeed } from "./feed";
 import { StatusModel as M } from "./model";
 import { statusPage } from "./page";
 import {
   canaryEcho,
   flagQuery,
+  getIncidentOrThrow,
   latencyPercentiles,
   LIMITS,
   listIncidents,
@@ -23,55 +23,86 @@ import {
 
 const publicErrs = { 400: ErrorBody, 429: ErrorBody };
 const pub = (summary: string) => ({ tags: ["public"], summary });
-const raw = (summary: string, type: string) => ({ ...pub(summary), responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } } });
+const raw = (summary: string, type: string) => ({
+  ...pub(summary),
+  responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+});
 // Status answers may be cached briefly: a minute-old status is what the snapshot job produces anyway.
 const CACHE = "public, max-age=30";
 
-/** Public status API, the human page, its feed and badges, the canary, and the operators' maintenance windows. */
-export function statusRoutes(ctx: AppContext, guards: Guards) {
+/** Public status API, the human page, its feeds and badges, and the canary. Operator routes: admin-routes.ts. */
+export function statusRoutes(ctx: AppContext, _guards: Guards) {
   const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   const doc = (body: string, type: string, cache = CACHE) => new Response(body, { headers: { "content-type": type, "cache-control": cache } });
   const status = () => ok(systemStatus(ctx));
   const cache = new UptimeCache();
   return new Elysia({ name: "herald:status" })
-    .use(guards.admin.plugin)
     .onAfterHandle(({ set, path }) => {
       if (path.startsWith("/api/public/") || path === "/status.json") set.headers["cache-control"] = CACHE;
     })
-    .get("/api/public/system-status", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy") })
+    .get("/api/public/system-status", status, {
+      query: M.metaQuery,
+      response: { 200: M.status, ...publicErrs },
+      detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy"),
+    })
     .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Alias of /api/public/system-status") })
-    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, (query.limit ?? LIMITS.trend.fallback))), {
+    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, query.limit ?? LIMITS.trend.fallback)), {
       query: M.trendQuery,
       response: { 200: M.trend, ...publicErrs },
       detail: pub("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
     })
     .get(
       "/api/public/system-status/uptime",
-      ({ query }) => ok(uptime(ctx, (query.hours ?? LIMITS.uptimeHours.fallback), flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
-      { query: M.uptimeQuery, response: { 200: M.uptime, ...publicErrs }, detail: pub("Time-weighted degraded_pct, overall and per check, from the snapshots") },
+      ({ query }) => ok(uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
+      {
+        query: M.uptimeQuery,
+        response: { 200: M.uptime, ...publicErrs },
+        detail: pub("Time-weighted degraded_pct, overall and per check, from the snapshots"),
+      },
     )
     .get(
       "/api/public/system-status/incidents",
-      ({ query }) =>
-        ok(listIncidents(ctx, (query.hours ?? LIMITS.incidentHours.fallback), (query.limit ?? LIMITS.incidentLimit.fallback))),
-      { query: M.incidentsQuery, response: { 200: M.incidents, ...publicErrs }, detail: pub("Incidents overlapping the last `hours`, newest first (open ones always)") },
+      ({ query }) => ok(listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
+      {
+        query: M.incidentsQuery,
+        response: { 200: M.incidents, ...publicErrs },
+        detail: pub("Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
+      },
     )
-    .get("/api/public/system-status/policy", () => ok(policyView(ctx)), { query: M.metaQuery, response: { 200: M.policy, ...publicErrs }, detail: pub("The status policy in force: source, whether the file loaded, thresholds per check") })
-    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, (query.hours ?? LIMITS.latencyHours.fallback))), {
+    .get("/api/public/system-status/incidents/:incident_id", ({ params }) => ok({ incident: getIncidentOrThrow(ctx, params.incident_id) }), {
+      params: M.incidentParams,
+      response: { 200: M.incidentOne, ...publicErrs, 404: ErrorBody },
+      detail: pub("One incident with every update (operator incidents), as long as it is kept"),
+    })
+    .get("/api/public/system-status/policy", () => ok(policyView(ctx)), {
+      query: M.metaQuery,
+      response: { 200: M.policy, ...publicErrs },
+      detail: pub("The status policy in force: source, whether the file loaded, thresholds per check"),
+    })
+    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)), {
       query: M.latencyQuery,
       response: { 200: M.latency, ...publicErrs },
       detail: pub("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
     })
-    .post("/api/canary/echo", ({ body, set }) => {
-      set.headers["cache-control"] = "no-store";
-      return ok(canaryEcho(ctx, body, String(set.headers["x-request-id"] ?? "")));
-    }, {
-      body: M.canaryBody,
-      response: { 200: M.canary, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
-      detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+    .post(
+      "/api/canary/echo",
+      ({ body, set }) => {
+        set.headers["cache-control"] = "no-store";
+        return ok(canaryEcho(ctx, body, String(set.headers["x-request-id"] ?? "")));
+      },
+      {
+        body: M.canaryBody,
+        response: { 200: M.canary, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
+        detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+      },
+    )
+    .get("/status", () => htmlResponse(statusPage(ctx, cache), CACHE), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
+    .get("/status/feed.rss", () => doc(incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), {
+      detail: raw("Incidents as RSS 2.0", "application/rss+xml"),
     })
-    .get("/status", () => doc(statusPage(ctx, cache), "text/html; charset=utf-8"), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
-    .get("/status/feed.rss", () => doc(incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), { detail: raw("Incidents as RSS 2.0", "application/rss+xml") })
+    .get("/status/feed.json", () => doc(incidentsJsonFeed(ctx), "application/feed+json; charset=utf-8"), {
+      detail: raw("Incidents as JSON Feed 1.1", "application/feed+json"),
+    })
     .get(
       "/status/badge/:badge",
       ({ params, query }) => {
@@ -84,19 +115,5 @@ export function statusRoutes(ctx: AppContext, guards: Guards) {
         response: { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
         detail: { ...raw(`Uptime badge (SVG): {badge} is <check>.svg or overall.svg; window ${Object.keys(BADGE_WINDOWS).join("|")}`, "image/svg+xml") },
       },
-    )
-    .get("/admin/status/maintenance", ({ query }) => {
-      const r = listMaintenance(ctx, parsePage(query));
-      return ok({ count: r.count, windows: r.items, query: r.query, pagination: r.pagination });
-    }, { admin: true, query: M.maintenanceListQuery, response: { 200: M.maintenanceList, 400: ErrorBody, 403: ErrorBody }, detail: { summary: "Maintenance windows, newest first" } })
-    .post("/admin/status/maintenance", ({ body, admin, set }) => {
-      set.status = 201;
-      return ok({ window: createMaintenance(ctx, admin, body) });
-    }, { admin: true, body: M.maintenanceBody, response: { 201: M.maintenanceOne, 400: ErrorBody, 403: ErrorBody }, detail: { summary: "Schedule a maintenance window (excluded from uptime by default; audited)" } })
-    .delete("/admin/status/maintenance/:id", ({ params, admin }) => ok({ window: deleteMaintenance(ctx, admin, params.id) }), {
-      admin: true,
-      params: M.maintenanceParams,
-      response: { 200: M.maintenanceOne, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
-      detail: { summary: "Delete a maintenance window (audited with its full content)" },
-    });
+    );
 }

@@ -2,7 +2,8 @@ import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { evaluateChecks } from "./engine";
-import { listIncidents, openIncident } from "./incidents";
+import { componentViews } from "./components";
+import { listIncidents, openIncidents } from "./incidents";
 import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
 import { maintenanceSummary } from "./maintenance";
 import type { ChecksSchema } from "./model";
@@ -13,6 +14,7 @@ import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from 
 // The status domain's verbs for routes and for other domains (transparency reads them).
 
 export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
+export { getIncidentOrThrow } from "./operator-incidents";
 export { CHECK_NAMES } from "./engine";
 export { FRESHNESS_PROOFS } from "./checks-chain";
 export type { Level } from "./check-types";
@@ -38,12 +40,16 @@ export const LIMITS = {
 export function systemStatus(ctx: AppContext) {
   const { policy } = loadPolicy(ctx);
   const e = evaluateChecks(ctx, policy);
+  const open = openIncidents(ctx);
   return {
     ...e,
     // Typed loosely by the engine (a record of checks); the response schema names each one.
     checks: e.checks as unknown as Static<typeof ChecksSchema>,
+    components: componentViews(e.checks, open),
     last_snapshot_at: latestSnapshotAt(ctx),
-    open_incident: openIncident(ctx),
+    // The newest open incident of either source (kept for clients that read one); all of them below.
+    open_incident: open[0] ?? null,
+    open_incidents: open,
     maintenance: maintenanceSummary(ctx),
     links: {
       page: "/status",
@@ -53,6 +59,7 @@ export function systemStatus(ctx: AppContext) {
       policy: "/api/public/system-status/policy",
       latency: "/api/public/latency-percentiles",
       feed: "/status/feed.rss",
+      feed_json: "/status/feed.json",
       badge: "/status/badge/overall.svg",
     },
   };

@@ -2,7 +2,8 @@ import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
 import type { CheckBase, Level } from "./check-types";
 import { evaluateChecks, type StatusEvaluation } from "./engine";
-import { applyIncidentTransition } from "./incidents";
+import { applyIncidentTransition, findIncident, type Transition } from "./incidents";
+import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 import { windowsOverlapping } from "./maintenance";
 import { loadPolicy, type StatusPolicy } from "./policy";
 import type { Point } from "./uptime-math";
@@ -35,8 +36,17 @@ function checksColumn(sqlite: Database, names: string, memo: CheckSetMemo): stri
 export interface StoredSnapshot {
   snapshot_id: number;
   evaluation: StatusEvaluation;
-  incident: ReturnType<typeof applyIncidentTransition>;
+  incident: Transition;
+  /** Subscriber deliveries queued with it (the caller nudges the notifier after the commit). */
+  notifications: number;
 }
+
+const EVENT_OF: Record<Transition["action"], StatusEventType | null> = {
+  none: null,
+  opened: "status.incident.created",
+  updated: "status.incident.updated",
+  closed: "status.incident.resolved",
+};
 
 /** Stores an evaluation (normally the job's own) and opens, updates or closes the incident it implies. */
 export function storeSnapshot(ctx: AppContext, evaluation: StatusEvaluation, jobRunId: number | null, memo: CheckSetMemo = { names: null }): StoredSnapshot {
@@ -54,17 +64,30 @@ export function storeSnapshot(ctx: AppContext, evaluation: StatusEvaluation, job
   const names = Object.keys(evaluation.checks).join(",");
   const stored = sqlite.transaction(() => {
     const { id } = sqlite
-      .query("INSERT INTO status_snapshots (generated_at, overall, degraded, checks, policy_version, in_maintenance, job_run_id) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id")
-      .get(at, evaluation.overall, JSON.stringify(degraded), checksColumn(sqlite, names, memo), evaluation.policy_version, inMaintenance ? 1 : 0, jobRunId) as { id: number };
+      .query(
+        "INSERT INTO status_snapshots (generated_at, overall, degraded, checks, policy_version, in_maintenance, job_run_id) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      )
+      .get(at, evaluation.overall, JSON.stringify(degraded), checksColumn(sqlite, names, memo), evaluation.policy_version, inMaintenance ? 1 : 0, jobRunId) as {
+      id: number;
+    };
     const incident = applyIncidentTransition(sqlite, { snapshotId: id, at, overall: evaluation.overall, degraded, reasons });
-    return { snapshot_id: id, evaluation, incident };
+    // Subscribers hear of openings, closings and real changes — not of every minute an incident stays the same.
+    const type = incident.changed ? EVENT_OF[incident.action] : null;
+    const view = type && incident.incident_id !== null ? findIncident(sqlite, incident.incident_id, new Date(at)) : null;
+    const notifications = type && view ? enqueueIncidentEvent(ctx, type, view) : 0;
+    return { snapshot_id: id, evaluation, incident, notifications };
   })();
   memo.names = names; // only after the commit: a rolled-back insert must not be remembered
   return stored;
 }
 
 /** One run of the status-snapshot job: evaluate under the policy in force, store, transition incidents. */
-export function takeStatusSnapshot(ctx: AppContext, jobRunId: number | null, memo?: CheckSetMemo, policy: StatusPolicy = loadPolicy(ctx).policy): StoredSnapshot {
+export function takeStatusSnapshot(
+  ctx: AppContext,
+  jobRunId: number | null,
+  memo?: CheckSetMemo,
+  policy: StatusPolicy = loadPolicy(ctx).policy,
+): StoredSnapshot {
   return storeSnapshot(ctx, evaluateChecks(ctx, policy), jobRunId, memo);
 }
 
@@ -77,13 +100,19 @@ export function takeStatusSnapshot(ctx: AppContext, jobRunId: number | null, mem
  */
 export function loadPoints(sqlite: Database, startIso: string, endIso: string, maxGapMs: number): Point[] {
   const cols = "generated_at, overall, degraded, checks, id";
-  const before = sqlite.query(`SELECT ${cols} FROM status_snapshots WHERE generated_at < ? ORDER BY generated_at DESC, id DESC LIMIT 1`).values(startIso) as Row[];
-  const rows = sqlite.query(`SELECT ${cols} FROM status_snapshots WHERE generated_at >= ? AND generated_at <= ? ORDER BY generated_at, id`).values(startIso, endIso) as Row[];
+  const before = sqlite
+    .query(`SELECT ${cols} FROM status_snapshots WHERE generated_at < ? ORDER BY generated_at DESC, id DESC LIMIT 1`)
+    .values(startIso) as Row[];
+  const rows = sqlite
+    .query(`SELECT ${cols} FROM status_snapshots WHERE generated_at >= ? AND generated_at <= ? ORDER BY generated_at, id`)
+    .values(startIso, endIso) as Row[];
   const all = before.length ? before.concat(rows) : rows;
   if (all.length === 0) return [];
   let set: string[] = [];
   if (all[0]![3] === SAME_SET) {
-    const inForce = sqlite.query("SELECT checks FROM status_snapshots WHERE id < ? AND checks <> ? ORDER BY id DESC LIMIT 1").get(all[0]![4], SAME_SET) as { checks: string } | null;
+    const inForce = sqlite.query("SELECT checks FROM status_snapshots WHERE id < ? AND checks <> ? ORDER BY id DESC LIMIT 1").get(all[0]![4], SAME_SET) as {
+      checks: string;
+    } | null;
     set = inForce ? inForce.checks.split(",") : [];
   }
   const points: Point[] = [];
@@ -105,7 +134,10 @@ export function loadPoints(sqlite: Database, startIso: string, endIso: string, m
 
 /** The latest `limit` snapshots, oldest first (the order a chart draws them). */
 export function trend(ctx: AppContext, limit: number) {
-  const rows = ctx.db.sqlite.query("SELECT generated_at, overall FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT ?").all(limit) as Array<{ generated_at: string; overall: Level }>;
+  const rows = ctx.db.sqlite.query("SELECT generated_at, overall FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT ?").all(limit) as Array<{
+    generated_at: string;
+    overall: Level;
+  }>;
   const points = rows.reverse();
   const counts = { ok: 0, warn: 0, bad: 0 };
   for (const p of points) counts[p.overall]++;
@@ -113,24 +145,43 @@ export function trend(ctx: AppContext, limit: number) {
 }
 
 export function latestSnapshotAt(ctx: AppContext): string | null {
-  return (ctx.db.sqlite.query("SELECT generated_at FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT 1").get() as { generated_at: string } | null)?.generated_at ?? null;
+  return (
+    (ctx.db.sqlite.query("SELECT generated_at FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT 1").get() as { generated_at: string } | null)
+      ?.generated_at ?? null
+  );
 }
 
 /**
  * Deletes snapshots and closed incidents older than the retention. The oldest kept snapshot is first given
  * the check set in force, so "=" never points at a deleted row.
  */
-export function pruneStatusHistory(ctx: AppContext): { snapshots: number; incidents: number } {
+export function pruneStatusHistory(ctx: AppContext): { snapshots: number; incidents: number; notifications: number } {
   const sqlite = ctx.db.sqlite;
   const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.status.snapshotRetentionDays * 86_400_000).toISOString();
   return sqlite.transaction(() => {
-    const firstKept = sqlite.query("SELECT id, checks FROM status_snapshots WHERE generated_at >= ? ORDER BY generated_at, id LIMIT 1").get(cutoff) as { id: number; checks: string } | null;
+    const firstKept = sqlite.query("SELECT id, checks FROM status_snapshots WHERE generated_at >= ? ORDER BY generated_at, id LIMIT 1").get(cutoff) as {
+      id: number;
+      checks: string;
+    } | null;
     if (firstKept?.checks === SAME_SET) {
-      const inForce = sqlite.query("SELECT checks FROM status_snapshots WHERE id < ? AND checks <> ? ORDER BY id DESC LIMIT 1").get(firstKept.id, SAME_SET) as { checks: string } | null;
+      const inForce = sqlite.query("SELECT checks FROM status_snapshots WHERE id < ? AND checks <> ? ORDER BY id DESC LIMIT 1").get(firstKept.id, SAME_SET) as {
+        checks: string;
+      } | null;
       if (inForce) sqlite.query("UPDATE status_snapshots SET checks = ? WHERE id = ?").run(inForce.checks, firstKept.id);
     }
     const snapshots = sqlite.query("DELETE FROM status_snapshots WHERE generated_at < ?").run(cutoff).changes;
+    // Updates go with their incident (deleted first: the foreign key would refuse otherwise).
+    sqlite
+      .query("DELETE FROM status_incident_updates WHERE incident_id IN (SELECT id FROM status_incidents WHERE ended_at IS NOT NULL AND ended_at < ?)")
+      .run(cutoff);
     const incidents = sqlite.query("DELETE FROM status_incidents WHERE ended_at IS NOT NULL AND ended_at < ?").run(cutoff).changes;
-    return { snapshots, incidents };
+    // Delivered notifications after the webhook retention, dead letters after 90 days (as partner deliveries).
+    const now = ctx.clock.now().getTime();
+    const deliveredBefore = new Date(now - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
+    const deadBefore = new Date(now - 90 * 86_400_000).toISOString();
+    const notifications = sqlite
+      .query("DELETE FROM status_subscriber_deliveries WHERE (status = 'succeeded' AND updated_at < ?) OR (status = 'dead_letter' AND updated_at < ?)")
+      .run(deliveredBefore, deadBefore).changes;
+    return { snapshots, incidents, notifications };
   })();
 }

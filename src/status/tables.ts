@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // The status history. Snapshots are narrow on purpose: one a minute for 90+ days is ~130k rows, and the
 // uptime maths, the 90-day bars and the badges scan them; only the checks that were NOT ok are stored
@@ -26,30 +26,127 @@ export const statusSnapshots = sqliteTable(
   (t) => [index("status_snapshots_at_idx").on(t.generatedAt)],
 );
 
-/** A period during which overall was not ok: opened by a transition into warn/bad, closed by one back to ok. */
+/**
+ * An incident, of one of two sources sharing one id space (so a page anchor, a feed guid and a webhook event
+ * name an incident unambiguously):
+ * - `automatic`: a period during which overall was not ok, opened by a snapshot's transition into warn/bad and
+ *   closed by one back to ok (src/status/incidents.ts). At most one is open at a time.
+ * - `operator`: written by an operator through /admin/status/incidents, with a title, affected components and
+ *   updates (investigating → identified → monitoring → resolved); resolved by its last update.
+ */
 export const statusIncidents = sqliteTable(
   "status_incidents",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
+    source: text("source", { enum: ["automatic", "operator"] })
+      .notNull()
+      .default("automatic"),
     startedAt: text("started_at").notNull(),
-    /** null while open; at most one incident is open at a time. */
+    /** null while open. */
     endedAt: text("ended_at"),
-    /** The worst overall status seen while open (never lowered). */
+    /** The worst status seen while open (never lowered): warn = degraded, bad = outage. */
     severity: text("severity", { enum: ["warn", "bad"] }).notNull(),
-    /** The status of the latest snapshot while open. */
+    /** Automatic: the latest snapshot's status while open. Operator: the latest severity given. */
     currentSeverity: text("current_severity", { enum: ["warn", "bad"] }).notNull(),
-    /** JSON object {check: worst status seen}: every check that was degraded during the incident. */
+    /** JSON object {check: worst status seen}: every check that was degraded during it ("{}" for operator ones). */
     checks: text("checks").notNull(),
-    /** JSON object {check: one-line reason} from the snapshot that opened it. */
+    /** JSON object {check: one-line reason} from the snapshot that opened it ("{}" for operator ones). */
     summary: text("summary").notNull(),
-    openedSnapshotId: integer("opened_snapshot_id").notNull(),
+    /** Automatic only: the snapshots that opened and closed it. */
+    openedSnapshotId: integer("opened_snapshot_id"),
     closedSnapshotId: integer("closed_snapshot_id"),
+    updatedAt: text("updated_at").notNull(),
+    /** Operator only: the headline, the state of the latest update, the affected components (JSON array). */
+    title: text("title"),
+    state: text("state", { enum: ["investigating", "identified", "monitoring", "resolved"] }),
+    components: text("components"),
+    createdBy: text("created_by"),
+    /** Operator only: the Idempotency-Key of the creating request and the sha256 of its body (a retry is a no-op). */
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash"),
+  },
+  (t) => [
+    // The open automatic incident: WHERE ended_at IS NULL AND source = 'automatic'; windows: ORDER BY started_at DESC.
+    index("status_incidents_ended_idx").on(t.endedAt),
+    index("status_incidents_started_idx").on(t.startedAt),
+    uniqueIndex("status_incidents_idempotency_idx").on(t.idempotencyKey),
+  ],
+);
+
+/** The updates of an operator incident, oldest first; each says the state it moved to and why. */
+export const statusIncidentUpdates = sqliteTable(
+  "status_incident_updates",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    incidentId: integer("incident_id")
+      .notNull()
+      .references(() => statusIncidents.id, { onDelete: "cascade" }),
+    state: text("state", { enum: ["investigating", "identified", "monitoring", "resolved"] }).notNull(),
+    message: text("message").notNull(),
+    /** The severity this update set, when it changed it. */
+    severity: text("severity", { enum: ["warn", "bad"] }),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash"),
+  },
+  (t) => [
+    // An incident's updates in order: WHERE incident_id IN (…) ORDER BY id.
+    index("status_incident_updates_incident_idx").on(t.incidentId, t.id),
+    // A retried POST of one update (same Idempotency-Key on the same incident) finds the first.
+    uniqueIndex("status_incident_updates_idempotency_idx").on(t.incidentId, t.idempotencyKey),
+  ],
+);
+
+/** Receivers of incident events (admin-registered). One URL is one subscriber: registering it again is a no-op. */
+export const statusSubscribers = sqliteTable(
+  "status_subscribers",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    url: text("url").notNull(),
+    description: text("description"),
+    /** JSON array of the event types it receives. */
+    eventTypes: text("event_types").notNull(),
+    /** AES-256-GCM under the master key, bound to the subscriber id; shown once at creation. */
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("status_subscribers_url_idx").on(t.url)],
+);
+
+/**
+ * The status outbox: one row per event × subscriber, written in the transaction of the incident change (so an
+ * event exists exactly when its change does), then leased, sent and retried like partner webhook deliveries.
+ * `body` is the exact JSON sent (retries send the same bytes; the event_id is stable across them).
+ */
+export const statusSubscriberDeliveries = sqliteTable(
+  "status_subscriber_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    subscriberId: integer("subscriber_id")
+      .notNull()
+      .references(() => statusSubscribers.id, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    body: text("body").notNull(),
+    status: text("status", { enum: ["queued", "failed", "succeeded", "dead_letter"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at"),
+    leaseUntil: text("lease_until"),
+    leaseToken: text("lease_token"),
+    lastError: text("last_error"),
+    lastStatusCode: integer("last_status_code"),
+    lastAttemptAt: text("last_attempt_at"),
+    deliveredAt: text("delivered_at"),
+    createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [
-    // The open incident: WHERE ended_at IS NULL; windows: WHERE started_at < ? ORDER BY started_at DESC.
-    index("status_incidents_ended_idx").on(t.endedAt),
-    index("status_incidents_started_idx").on(t.startedAt),
+    // The dispatcher's lease query: WHERE status IN ('queued','failed') AND next_attempt_at <= ? (and expired leases).
+    index("status_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    // A subscriber's health in the admin list: WHERE subscriber_id = ? GROUP BY status.
+    index("status_deliveries_subscriber_idx").on(t.subscriberId, t.id),
   ],
 );
 

@@ -1,4 +1,6 @@
 import type { AppContext } from "../context";
+import { worst, type Level } from "./check-types";
+import { COMPONENT_IDS, componentOfCheck } from "./components";
 import { CHECK_NAMES } from "./engine";
 import { intervalsOf, windowsOverlapping } from "./maintenance";
 import { loadPolicy } from "./policy";
@@ -44,7 +46,11 @@ export class UptimeCache {
 /** What a cached source depends on, besides the clock: the latest snapshot and the maintenance windows. */
 function sourceDeps(ctx: AppContext, maxGapMs: number): string {
   const snap = ctx.db.sqlite.query("SELECT max(id) AS id FROM status_snapshots").get() as { id: number | null };
-  const m = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(max(id), 0) AS max, coalesce(sum(id), 0) AS sum FROM status_maintenance_windows").get() as { n: number; max: number; sum: number };
+  const m = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(max(id), 0) AS max, coalesce(sum(id), 0) AS sum FROM status_maintenance_windows").get() as {
+    n: number;
+    max: number;
+    sum: number;
+  };
   return `${maxGapMs}|${snap.id ?? 0}|${m.n}:${m.max}:${m.sum}`;
 }
 
@@ -71,23 +77,71 @@ export function uptimeSource(ctx: AppContext, hours: number, cache?: UptimeCache
 }
 
 /** Uptime over [end - hours, end) of an already loaded source (which must cover that window). */
-export function uptimeFrom(src: UptimeSource, hours: number, excludeMaintenance: boolean, end = src.end): UptimeResult {
-  return computeUptime({ start: end - hours * 3_600_000, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: CHECK_NAMES });
+export function uptimeFrom(src: UptimeSource, hours: number, excludeMaintenance: boolean, end = src.end, names: readonly string[] = CHECK_NAMES): UptimeResult {
+  return computeUptime({
+    start: end - hours * 3_600_000,
+    end,
+    points: src.points,
+    maintenance: src.maintenance,
+    excludeMaintenance,
+    maxGapMs: src.maxGapMs,
+    checkNames: names,
+  });
 }
+
+/**
+ * The same source seen by component (src/status/components.ts): at each point a component is degraded with
+ * the worst of its degraded checks, and it existed when any of its checks did. The uptime maths then runs
+ * unchanged with the component ids as names.
+ */
+export function componentSource(src: UptimeSource): UptimeSource {
+  const points = src.points.map((p) => {
+    const degraded: Record<string, Level> = {};
+    for (const [check, level] of Object.entries(p.degraded)) {
+      const c = componentOfCheck(check);
+      if (c) degraded[c] = worst([degraded[c] ?? "ok", level]);
+    }
+    const present = new Set(p.checks.map(componentOfCheck));
+    return { ...p, degraded, checks: COMPONENT_IDS.filter((id) => present.has(id)) };
+  });
+  return { ...src, points };
+}
+
+/**
+ * When monitoring began: the oldest stored snapshot (null before the first). Uptime only ever counts observed
+ * time, so a window reaching back before this is really "since <observed_since>" — the page says so, and the
+ * JSON says it with observed_since and coverage_pct.
+ */
+export function observedSince(ctx: AppContext): string | null {
+  const row = ctx.db.sqlite.query("SELECT generated_at FROM status_snapshots ORDER BY generated_at, id LIMIT 1").get() as { generated_at: string } | null;
+  return row?.generated_at ?? null;
+}
+
+/** Share of a window that some snapshot spoke for (the rest is unobserved), 3 decimals. */
+export const coveragePct = (hours: number, r: UptimeResult): number => {
+  const windowMinutes = hours * 60;
+  return Math.round(((windowMinutes - r.overall.unobserved_minutes) / windowMinutes) * 100_000) / 1000;
+};
 
 /** GET /api/public/system-status/uptime. */
 export function uptime(ctx: AppContext, hours: number, excludeMaintenance: boolean | undefined, cache?: UptimeCache) {
   const exclude = excludeMaintenance ?? loadPolicy(ctx).policy.exclude_maintenance_default;
   const src = uptimeSource(ctx, hours, cache);
   const r = uptimeFrom(src, hours, exclude);
+  const since = observedSince(ctx);
   return {
     selected_hours: hours,
     window: { start_utc: new Date(src.start).toISOString(), end_utc: new Date(src.end).toISOString() },
+    observed_since: since,
+    // true when monitoring began inside the window: the figures cover only the time since observed_since.
+    partial_window: since === null || Date.parse(since) > src.start,
+    coverage_pct: coveragePct(hours, r),
     exclude_maintenance: exclude,
     method: "time_weighted_snapshots" as const,
     max_sample_gap_seconds: src.maxGapMs / 1000,
     overall: r.overall,
     checks: r.checks,
+    components: uptimeFrom(componentSource(src), hours, exclude, src.end, COMPONENT_IDS).checks,
   };
 }
 
@@ -103,14 +157,19 @@ export interface DayBar {
  * One bar per UTC day for the last `days` days (today, partial, last). A day's level: none when nothing was
  * observed; bad when degraded ≥ 5% of it; warn when degraded at all; else ok.
  */
-export function dailyBars(src: UptimeSource, days: number, excludeMaintenance: boolean): { overall: DayBar[]; checks: Record<string, DayBar[]> } {
+export function dailyBars(
+  src: UptimeSource,
+  days: number,
+  excludeMaintenance: boolean,
+  names: readonly string[] = CHECK_NAMES,
+): { overall: DayBar[]; checks: Record<string, DayBar[]> } {
   const todayStart = Math.floor(src.end / DAY_MS) * DAY_MS;
   const overall: DayBar[] = [];
-  const checks: Record<string, DayBar[]> = Object.fromEntries(CHECK_NAMES.map((n) => [n, [] as DayBar[]]));
+  const checks: Record<string, DayBar[]> = Object.fromEntries(names.map((n) => [n, [] as DayBar[]]));
   for (let d = days - 1; d >= 0; d--) {
     const start = todayStart - d * DAY_MS;
     const end = Math.min(start + DAY_MS, src.end);
-    const r = computeUptime({ start, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: CHECK_NAMES });
+    const r = computeUptime({ start, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: names });
     const date = new Date(start).toISOString().slice(0, 10);
     const bar = (t: UptimeResult["overall"]): DayBar => ({
       date,
@@ -120,7 +179,7 @@ export function dailyBars(src: UptimeSource, days: number, excludeMaintenance: b
       level: t.degraded_pct === null ? "none" : t.degraded_pct >= 5 ? "bad" : t.degraded_pct > 0 ? "warn" : "ok",
     });
     overall.push(bar(r.overall));
-    for (const n of CHECK_NAMES) checks[n]!.push(bar(r.checks[n]!));
+    for (const n of names) checks[n]!.push(bar(r.checks[n]!));
   }
   return { overall, checks };
 }

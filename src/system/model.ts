@@ -1,24 +1,28 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
-const CatalogEntry = t.Object({
-  error_code: t.String(),
-  title: t.String(),
-  category: t.String(),
-  http_status: t.Integer(),
-  retry_class: t.String(),
-  retry_behavior: t.String(),
-  retry_after_seconds: t.Integer(),
-  available_in_modes: t.Array(t.String()),
-  endpoint_groups: t.Array(t.String()),
-  recovery_links: t.Record(t.String(), t.String()),
-});
+const CatalogEntry = named(
+  "ErrorCatalogEntry",
+  t.Object({
+    error_code: t.String(),
+    title: t.String(),
+    category: t.String(),
+    http_status: t.Integer(),
+    retry_class: t.String(),
+    retry_behavior: t.String(),
+    retry_after_seconds: t.Integer(),
+    available_in_modes: t.Array(t.String()),
+    endpoint_groups: t.Array(t.String()),
+    recovery_links: t.Record(t.String(), t.String()),
+  }),
+);
 
 export const SystemModel = {
-  health: Envelope({ status: t.Literal("up"), version: t.String(), uptime_seconds: t.Number() }),
-  ready: Envelope({ ready: t.Boolean(), checks: t.Record(t.String(), Check) }),
+  health: named("Health", Envelope({ status: t.Literal("up"), version: t.String(), uptime_seconds: t.Number() })),
+  ready: named("Readiness", Envelope({ ready: t.Boolean(), checks: t.Record(t.String(), Check) })),
   errors: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry) }),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
   jobs: Envelope({
@@ -31,12 +35,20 @@ export const SystemModel = {
         scheduled: t.Boolean(),
         next_run_at: t.Union([t.String(), t.Null()]),
         last_run: t.Union([
-          t.Object({ started_at: t.String(), finished_at: t.Union([t.String(), t.Null()]), ok: t.Union([t.Boolean(), t.Null()]), error: t.Union([t.String(), t.Null()]), duration_ms: t.Union([t.Number(), t.Null()]) }),
+          t.Object({
+            started_at: t.String(),
+            finished_at: t.Union([t.String(), t.Null()]),
+            ok: t.Union([t.Boolean(), t.Null()]),
+            error: t.Union([t.String(), t.Null()]),
+            duration_ms: t.Union([t.Number(), t.Null()]),
+          }),
           t.Null(),
         ]),
       }),
     ),
   }),
-  jobRun: Envelope({ run: t.Object({ name: t.String(), ok: t.Boolean(), error: t.Union([t.String(), t.Null()]), duration_ms: t.Number(), run_id: t.Integer() }) }),
+  jobRun: Envelope({
+    run: t.Object({ name: t.String(), ok: t.Boolean(), error: t.Union([t.String(), t.Null()]), duration_ms: t.Number(), run_id: t.Integer() }),
+  }),
   includeMeta: t.Object({ include_meta: t.Optional(t.String()) }),
 };

@@ -6,6 +6,7 @@ import { ErrorBody } from "../http/envelope";
 import pkg from "../../package.json";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
+import { METRICS_CONTENT_TYPE } from "../http/metrics";
 
 export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_db_size_bytes", "SQLite file plus WAL size.", () => databaseSizeBytes(ctx));
@@ -14,7 +15,12 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .get(
       "/healthz",
-      () => ({ success: true as const, status: "up" as const, version: pkg.version, uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000) }),
+      () => ({
+        success: true as const,
+        status: "up" as const,
+        version: pkg.version,
+        uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
+      }),
       { response: SystemModel.health, detail: { tags: ["system"], summary: "Liveness: the process answers" } },
     )
     .get(
@@ -24,14 +30,17 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         if (!r.ready) set.status = 503;
         return { success: true as const, ...r };
       },
-      { response: { 200: SystemModel.ready, 503: SystemModel.ready }, detail: { tags: ["system"], summary: "Readiness: database writable, migrations current, jobs running" } },
+      {
+        response: { 200: SystemModel.ready, 503: SystemModel.ready },
+        detail: { tags: ["system"], summary: "Readiness: database writable, migrations current, jobs running" },
+      },
     )
     .get(
       "/metrics",
-      ({ request }) => {
+      async ({ request }) => {
         // Closed by default: metrics reveal traffic shape. METRICS_PUBLIC=1 opens them (e.g. behind a private network).
         if (!ctx.config.metricsPublic) guards.admin.authenticate(request);
-        return new Response(ctx.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+        return new Response(await ctx.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
       },
       { detail: { tags: ["system"], summary: "Prometheus metrics (admin token unless METRICS_PUBLIC=1)", security: [{ AdminBearer: [] }] } },
     )
@@ -47,7 +56,12 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         const run = await ctx.jobs.runNow(params.name);
         return { success: true as const, run };
       },
-      { admin: true, params: t.Object({ name: t.String({ maxLength: 64 }) }), response: { 200: SystemModel.jobRun, 403: ErrorBody, 404: ErrorBody }, detail: { summary: "Run a job now (recorded in job_runs)" } },
+      {
+        admin: true,
+        params: t.Object({ name: t.String({ maxLength: 64 }) }),
+        response: { 200: SystemModel.jobRun, 403: ErrorBody, 404: ErrorBody },
+        detail: { summary: "Run a job now (recorded in job_runs)" },
+      },
     )
     .get(
       "/api/partner/errors.json",
@@ -55,11 +69,15 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         const { count, entries } = errorCatalog();
         return { success: true as const, count, entries };
       },
-      { query: SystemModel.includeMeta, response: { 200: SystemModel.errors, 400: ErrorBody }, detail: { tags: ["partner"], summary: "Error catalog: every error code, its status and retry class" } },
+      {
+        query: SystemModel.includeMeta,
+        response: { 200: SystemModel.errors, 400: ErrorBody },
+        detail: { tags: ["partner"], summary: "Error catalog: every error code, its status and retry class" },
+      },
     )
-    .get(
-      "/developers/api-errors.json",
-      () => ({ success: true as const, ...errorCatalog() }),
-      { query: SystemModel.includeMeta, response: { 200: SystemModel.errorsByCode, 400: ErrorBody }, detail: { tags: ["public"], summary: "Error catalog keyed by code" } },
-    );
+    .get("/developers/api-errors.json", () => ({ success: true as const, ...errorCatalog() }), {
+      query: SystemModel.includeMeta,
+      response: { 200: SystemModel.errorsByCode, 400: ErrorBody },
+      detail: { tags: ["public"], summary: "Error catalog keyed by code" },
+    });
 }

@@ -2,28 +2,33 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
+import { auditRoutes } from "./audit-routes";
+import { answerJson } from "./http-cache";
 import { TransparencyModel as M } from "./model";
 import { UptimeCache } from "../status/service";
 import { trustDashboard, trustDocument } from "./service";
 
-// Spec: "Transparency snapshots: cache at least 60 seconds".
-const CACHE = "public, max-age=60";
-
-/** /trust.json and the trust dashboard; the audit-anomaly routes will join this domain. */
+/**
+ * /trust.json, the trust dashboard and the audit-anomaly routes. Every answer carries Cache-Control
+ * public, max-age=60 (spec: "cache transparency snapshots at least 60 seconds"), a strong ETag and
+ * Last-Modified, and is 304 on a matching If-None-Match or If-Modified-Since. The two live documents are dated
+ * now; the audit answers are dated by the last change of the audit data.
+ */
 export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
   const cache = new UptimeCache();
+  const now = () => ctx.clock.now();
+  const live = (request: Request, headers: Record<string, unknown>, body: { generated_at_utc: string }) =>
+    answerJson({ request, headers, lastModified: body.generated_at_utc }, body, now);
   return new Elysia({ name: "herald:transparency" })
-    .onAfterHandle(({ set }) => {
-      set.headers["cache-control"] = CACHE;
-    })
-    .get("/trust.json", () => ({ success: true as const, ...trustDocument(ctx) }), {
+    .get("/trust.json", ({ request, set }) => live(request, set.headers, trustDocument(ctx)), {
       query: M.metaQuery,
       response: { 200: M.trust, 400: ErrorBody, 429: ErrorBody },
       detail: { tags: ["public"], summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes" },
     })
-    .get("/transparency/trust-dashboard.json", () => ({ success: true as const, ...trustDashboard(ctx, cache) }), {
+    .get("/transparency/trust-dashboard.json", ({ request, set }) => live(request, set.headers, trustDashboard(ctx, cache)), {
       query: M.metaQuery,
       response: { 200: M.dashboard, 400: ErrorBody, 429: ErrorBody },
-      detail: { tags: ["transparency"], summary: "Status, uptime, incidents, proof freshness and latency on one page" },
-    });
+      detail: { tags: ["transparency"], summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page" },
+    })
+    .use(auditRoutes(ctx));
 }

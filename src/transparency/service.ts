@@ -1,6 +1,7 @@
 import type { AppContext } from "../context";
 import { FRESHNESS_PROOFS, latencyPercentiles, listIncidents, systemStatus, uptimeSummary, type Level, type UptimeCache } from "../status/service";
 import pkg from "../../package.json";
+import { latestAuditVerdict } from "./audit-service";
 
 // Trust controls and evidence pointers. Every claim here points at something a reader can fetch and check
 // (a proof, a policy, a spec); what the process cannot observe itself (its Litestream parent) is said so,
@@ -37,7 +38,7 @@ function dataProtection(ctx: AppContext) {
       tool: "litestream" as const,
       mode: "continuous WAL streaming to an object store or directory (sync-interval 1 s)",
       observed_by_service: false,
-      note: "Litestream runs as the parent process (litestream replicate -exec \"herald serve\"); the service cannot observe it, so no replication lag is claimed here.",
+      note: 'Litestream runs as the parent process (litestream replicate -exec "herald serve"); the service cannot observe it, so no replication lag is claimed here.',
       docs: "docs/operations.md#deployment-and-backups",
     },
     backup: {
@@ -61,7 +62,7 @@ function signing(ctx: AppContext) {
     },
     webhooks: {
       scheme: "HMAC-SHA256" as const,
-      signed_string: "TIMESTAMP + \".\" + RAW_BODY",
+      signed_string: 'TIMESTAMP + "." + RAW_BODY',
       headers: ["X-Webhook-Id", "X-Webhook-Event", "X-Webhook-Timestamp", "X-Webhook-Signature"],
       docs: "docs/webhooks.md",
     },
@@ -78,13 +79,29 @@ export function trustDocument(ctx: AppContext) {
     service: { name: "Herald", version: pkg.version, base_url: ctx.config.publicBaseUrl },
     overall: status.overall,
     controls: [
-      { id: "public_status", title: "Public status, uptime and incidents", evidence: ["/status", "/api/public/system-status", "/api/public/system-status/uptime", "/status/feed.rss"] },
+      {
+        id: "public_status",
+        title: "Public status, uptime and incidents",
+        evidence: ["/status", "/api/public/system-status", "/api/public/system-status/uptime", "/status/feed.rss"],
+      },
       { id: "status_policy", title: "Published thresholds for every status check", evidence: ["/api/public/system-status/policy"] },
-      { id: "freshness_proofs", title: "Every chain number carries its age, limit and source", evidence: Object.values(FRESHNESS_PROOFS).map((p) => `${p.path}.json`) },
-      { id: "mint_authority_review", title: "Mint and freeze authority compared with the published expectation", evidence: ["/api/public/token-mint-authorities.json"] },
+      {
+        id: "freshness_proofs",
+        title: "Every chain number carries its age, limit and source",
+        evidence: Object.values(FRESHNESS_PROOFS).map((p) => `${p.path}.json`),
+      },
+      {
+        id: "mint_authority_review",
+        title: "Mint and freeze authority compared with the published expectation",
+        evidence: ["/api/public/token-mint-authorities.json"],
+      },
       { id: "signed_requests", title: "Partner requests and webhook deliveries are HMAC-signed", evidence: ["/api/openapi.yaml"] },
       { id: "error_catalog", title: "One error catalog with retry guidance", evidence: ["/developers/api-errors.json"] },
-      { id: "deprecation_policy", title: "At least 30 days' notice before a breaking change", evidence: ["/developers/deprecations.json", "/developers/deprecations-playbook.md"] },
+      {
+        id: "deprecation_policy",
+        title: "At least 30 days' notice before a breaking change",
+        evidence: ["/developers/deprecations.json", "/developers/deprecations-playbook.md"],
+      },
     ],
     proofs: proofsOf(checks),
     mint_authority: {
@@ -127,7 +144,34 @@ export function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
     },
     proofs: proofsOf(checks),
     latency_ms_24h: latency.overall,
-    audit_anomalies: { available: false, note: "audit-anomaly transparency is not published by this build yet" },
+    audit_anomalies: auditSection(ctx),
     links: { trust: "/trust.json", status_page: "/status", uptime: "/api/public/system-status/uptime", incidents: "/api/public/system-status/incidents" },
+  };
+}
+
+/** The trust dashboard's audit block: the latest complete run and where its proof (every examined row) is. */
+function auditSection(ctx: AppContext) {
+  const v = latestAuditVerdict(ctx);
+  const base = "/transparency/audit-anomalies";
+  const run = v.latest;
+  return {
+    available: run !== null,
+    configured: v.configured,
+    note: !v.configured
+      ? "TOKEN_MINT is not set: there is nothing to audit"
+      : run
+        ? `latest complete audit run ${run.run}: ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous (${run.overall})`
+        : "no complete audit run yet (the audit-anomalies job runs every 15 minutes)",
+    latest_run: run,
+    runs_total: v.runs_total,
+    incomplete_runs: v.incomplete_runs,
+    links: {
+      summary: run ? `${base}/summary.json?run=${run.run}` : `${base}/summary.json`,
+      runs: `${base}/runs.json`,
+      proof: run ? `${base}/export.json?run=${run.run}` : `${base}/export.json`,
+      proof_csv: run ? `${base}/export?run=${run.run}` : `${base}/export`,
+      glossary: `${base}/glossary.json`,
+      alerts: `${base}/alerts.json`,
+    },
   };
 }

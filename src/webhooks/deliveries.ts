@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { AppError, ValidationError } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import type { Owner } from "./outbox";
-import { getWebhookOrThrow } from "./service";
+import { getWebhookOrThrow } from "./webhook-rows";
 
 export const DELIVERY_STATUSES = ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -52,7 +52,10 @@ export const deliveryView = (r: DeliveryRow) => ({
 function isoOrThrow(field: string, v: string | undefined): string | null {
   if (v === undefined || v === "") return null;
   const t = Date.parse(v);
-  if (Number.isNaN(t)) throw new AppError("invalid_query", `${field} must be an ISO 8601 time such as 2026-01-01T00:00:00Z`, { details: [{ field, problem: "must be an ISO 8601 time" }] });
+  if (Number.isNaN(t))
+    throw new AppError("invalid_query", `${field} must be an ISO 8601 time such as 2026-01-01T00:00:00Z`, {
+      details: [{ field, problem: "must be an ISO 8601 time" }],
+    });
   return new Date(t).toISOString();
 }
 
@@ -62,8 +65,8 @@ export interface ReplayEntry {
   replayed_at: string;
 }
 
-/** The replay history of each delivery in `ids`, oldest first (one query for a page of records). */
-function replaysOf(ctx: AppContext, ids: number[]): Map<number, ReplayEntry[]> {
+/** The replay history of each delivery in `ids`, oldest first (one query for a page of records; also the sandbox list's). */
+export function replaysOf(ctx: AppContext, ids: number[]): Map<number, ReplayEntry[]> {
   const out = new Map<number, ReplayEntry[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   const rows = ctx.db.sqlite
@@ -94,10 +97,29 @@ export function listDeliveries(
          AND (?8 IS NULL OR e.event_type = ?8) AND (?9 IS NULL OR d.id < ?9)
        ORDER BY d.id DESC LIMIT ?10 OFFSET ?11`,
     )
-    .all(owner.partner, owner.mode, f.status ?? null, f.reason_tag ?? null, from, to, f.webhook_id ?? null, f.event_type ?? null, page.after, page.limit + 1, page.offset) as DeliveryRow[];
+    .all(
+      owner.partner,
+      owner.mode,
+      f.status ?? null,
+      f.reason_tag ?? null,
+      from,
+      to,
+      f.webhook_id ?? null,
+      f.event_type ?? null,
+      page.after,
+      page.limit + 1,
+      page.offset,
+    ) as DeliveryRow[];
   const p = pageOf(rows, page, (r) => r.id);
-  const replays = replaysOf(ctx, p.items.map((r) => r.id));
-  return { ...p, items: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })), filters: { status: f.status ?? null, reason_tag: f.reason_tag ?? null, from, to, webhook_id: f.webhook_id ?? null } };
+  const replays = replaysOf(
+    ctx,
+    p.items.map((r) => r.id),
+  );
+  return {
+    ...p,
+    items: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })),
+    filters: { status: f.status ?? null, reason_tag: f.reason_tag ?? null, from, to, webhook_id: f.webhook_id ?? null },
+  };
 }
 
 export function deadLetterSummary(ctx: AppContext, owner: Owner, hours: number) {
@@ -107,10 +129,14 @@ export function deadLetterSummary(ctx: AppContext, owner: Owner, hours: number) 
   const rows = db.query(`${SELECT} WHERE ${where} ORDER BY d.id DESC LIMIT 200`).all(owner.partner, owner.mode, since) as DeliveryRow[];
   const { n } = db.query(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${where}`).get(owner.partner, owner.mode, since) as { n: number };
   const byType = db
-    .query(`SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} GROUP BY e.event_type ORDER BY count DESC, e.event_type`)
+    .query(
+      `SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} GROUP BY e.event_type ORDER BY count DESC, e.event_type`,
+    )
     .all(owner.partner, owner.mode, since);
   const byReason = db
-    .query(`SELECT coalesce(d.reason_tag, 'unknown') AS reason_tag, count(*) AS count FROM webhook_deliveries d WHERE ${where} GROUP BY 1 ORDER BY count DESC, 1`)
+    .query(
+      `SELECT coalesce(d.reason_tag, 'unknown') AS reason_tag, count(*) AS count FROM webhook_deliveries d WHERE ${where} GROUP BY 1 ORDER BY count DESC, 1`,
+    )
     .all(owner.partner, owner.mode, since);
   return {
     window_hours: hours,
@@ -148,7 +174,9 @@ export interface ReplayResult {
 export function requeue(ctx: AppContext, owner: Owner | null, ids: number[], reasonTag: string, note: string | null = null): ReplayResult[] {
   const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
-  const get = db.query("SELECT d.id, d.status, d.partner, d.mode, w.deleted_at, w.is_active FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?");
+  const get = db.query(
+    "SELECT d.id, d.status, d.partner, d.mode, w.deleted_at, w.is_active FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
+  );
   const update = db.query(
     "UPDATE webhook_deliveries SET status = 'queued', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?, last_error = NULL, updated_at = ? WHERE id = ?",
   );
@@ -219,7 +247,11 @@ export function adminReplay(ctx: AppContext, ref: string, audit: (details: Recor
   const db = ctx.db.sqlite;
   const ids = /^\d+$/.test(ref)
     ? [Number(ref)]
-    : (db.query("SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id").all(ref) as Array<{ id: number }>).map((r) => r.id);
+    : (
+        db.query("SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id").all(ref) as Array<{
+          id: number;
+        }>
+      ).map((r) => r.id);
   if (ids.length === 0) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}; use a delivery id or an evt_… event id`);
   return db.transaction(() => {
     const results = requeue(ctx, null, ids, "operator_replay");

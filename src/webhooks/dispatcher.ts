@@ -1,5 +1,5 @@
 import type { Statement } from "bun:sqlite";
-import type { AppContext } from "../context";
+import type { AppContext, DeliveryDispatcher } from "../context";
 import { errorFields } from "../log";
 import { emitEvent } from "./outbox";
 import { DeliveryLeases, notifyDeadLetter, type Leased } from "./leases";
@@ -35,7 +35,7 @@ class Slots {
  * lease token. A process killed mid-send leaves leases that expire; the next dispatcher takes them again —
  * at-least-once, never lost, with the same event id — or dead-letters them when that was the last attempt.
  */
-export class Dispatcher {
+export class Dispatcher implements DeliveryDispatcher {
   private readonly leases: DeliveryLeases;
   private readonly recordDelivery: Statement;
   /** Resolves the current wait of a running pass: new work was committed, or time moved on. */
@@ -176,7 +176,15 @@ export class Dispatcher {
     const startedAt = this.ctx.clock.now();
     let result: SendResult;
     if (blocked) {
-      result = { ok: false, statusCode: null, reasonTag: "blocked_target", error: `target refused: ${blocked}`, excerpt: null, retryAfter: null, durationMs: 0 };
+      result = {
+        ok: false,
+        statusCode: null,
+        reasonTag: "blocked_target",
+        error: `target refused: ${blocked}`,
+        excerpt: null,
+        retryAfter: null,
+        durationMs: 0,
+      };
     } else {
       const { current, previous } = this.secrets.forSigning(d, startedAt);
       const envelope: Record<string, unknown> = { event_id: d.event_public_id, event_type: d.event_type, data: JSON.parse(d.event_data) };
@@ -226,7 +234,18 @@ export class Dispatcher {
         const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
         next = new Date(now.getTime() + delay * 1000).toISOString();
       }
-      const { changes } = this.recordDelivery.run(status, next, r.ok ? 1 : 0, r.reasonTag, r.error, r.statusCode, startedAt.toISOString(), nowIso, d.id, d.lease_token);
+      const { changes } = this.recordDelivery.run(
+        status,
+        next,
+        r.ok ? 1 : 0,
+        r.reasonTag,
+        r.error,
+        r.statusCode,
+        startedAt.toISOString(),
+        nowIso,
+        d.id,
+        d.lease_token,
+      );
       if (changes === 0) return; // lease lost: the other worker's outcome counts
       this.completed++;
       this.afterOutcome(d, r.ok, status, r.reasonTag, r.error, gone, now);
@@ -251,7 +270,9 @@ export class Dispatcher {
         ? `every delivery failed for ${this.ctx.config.webhooks.disableAfterHours} h`
         : null;
     if (disableReason) {
-      const { changes } = db.query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1").run(disableReason, nowIso, d.webhook_id);
+      const { changes } = db
+        .query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1")
+        .run(disableReason, nowIso, d.webhook_id);
       if (changes) emitEvent(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
     }
     if (status === "dead_letter") notifyDeadLetter(deps, d, reasonTag, error);

@@ -6,7 +6,8 @@ export const EVENT_TYPES = {
   "donation.claimed": "A donation claim was accepted by its recipient",
   "donation.claim_redeemed": "A donation claim was redeemed (data: claim_code, campaign_id, amount, redeemed_at, redeemed_by)",
   "users.updated": "A partner user or one of their wallets changed (data: user_id, external_id, changes)",
-  "webhook.delivery_failed": "A delivery to another of your webhooks was dead-lettered (data: delivery_id, event_id, event_type, webhook_id, reason_tag, last_error)",
+  "webhook.delivery_failed":
+    "A delivery to another of your webhooks was dead-lettered (data: delivery_id, event_id, event_type, webhook_id, reason_tag, last_error)",
   "webhook.disabled": "Herald disabled one of your webhooks (data: webhook_id, reason)",
   "webhook.test": "A test delivery requested with POST /api/partner/webhooks/{id}/test",
 } as const;

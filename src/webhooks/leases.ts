@@ -134,7 +134,10 @@ export class DeliveryLeases {
             // Every allowed request may have reached the receiver already (the last one cut off by a crash, or
             // max_attempts lowered since): sending again would exceed the bound.
             this.settle.run(c.id, "dead_letter", now, flag, INTERRUPTED_ERROR);
-            const after = db.query("SELECT reason_tag, last_error FROM webhook_deliveries WHERE id = ?").get(c.id) as { reason_tag: string | null; last_error: string | null };
+            const after = db.query("SELECT reason_tag, last_error FROM webhook_deliveries WHERE id = ?").get(c.id) as {
+              reason_tag: string | null;
+              last_error: string | null;
+            };
             notifyDeadLetter(this.deps(), c, after.reason_tag, after.last_error);
             settled++;
           } else {

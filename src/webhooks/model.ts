@@ -3,53 +3,63 @@ import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { DELIVERY_STATUSES } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
+import { named } from "../http/openapi-names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-const Webhook = t.Object({
-  id: t.Integer(),
-  event_type: t.String(),
-  target_url: t.String(),
-  description: nullable(t.String()),
-  is_active: t.Integer({ description: "1 active, 0 disabled" }),
-  disabled_reason: nullable(t.String()),
-  failing_since: nullable(t.String()),
-  previous_secret_valid_until: nullable(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-});
+const Webhook = named(
+  "Webhook",
+  t.Object({
+    id: t.Integer(),
+    event_type: t.String(),
+    target_url: t.String(),
+    description: nullable(t.String()),
+    is_active: t.Integer({ description: "1 active, 0 disabled" }),
+    disabled_reason: nullable(t.String()),
+    failing_since: nullable(t.String()),
+    previous_secret_valid_until: nullable(t.String()),
+    created_at: t.String(),
+    updated_at: t.String(),
+  }),
+);
 
-const Delivery = t.Object({
-  id: t.Integer(),
-  event_id: t.String({ description: "The envelope's event_id (X-Webhook-Id), stable across retries and replays" }),
-  webhook_id: t.Integer(),
-  event_type: t.String(),
-  status: t.String(),
-  attempts: t.Integer({ description: "Requests sent since the event or the latest replay, each counted before it leaves" }),
-  is_dead_letter: t.Boolean(),
-  reason_tag: nullable(t.String({ description: "Why the last attempt failed; once delivered, the latest replay's reason (null if never replayed)" })),
-  last_error: nullable(t.String()),
-  last_status_code: nullable(t.Integer()),
-  target_url: t.String(),
-  created_at: t.String(),
-  last_attempt_at: nullable(t.String()),
-  next_attempt_at: nullable(t.String()),
-  delivered_at: nullable(t.String()),
-  replays: t.Optional(
-    t.Array(t.Object({ reason_tag: t.String(), note: nullable(t.String()), replayed_at: t.String() }), {
-      description: "Every replay of this delivery, oldest first (the live list; empty when never replayed)",
-    }),
-  ),
-});
+const Delivery = named(
+  "WebhookEvent",
+  t.Object({
+    id: t.Integer(),
+    event_id: t.String({ description: "The envelope's event_id (X-Webhook-Id), stable across retries and replays" }),
+    webhook_id: t.Integer(),
+    event_type: t.String(),
+    status: t.String(),
+    attempts: t.Integer({ description: "Requests sent since the event or the latest replay, each counted before it leaves" }),
+    is_dead_letter: t.Boolean(),
+    reason_tag: nullable(t.String({ description: "Why the last attempt failed; once delivered, the latest replay's reason (null if never replayed)" })),
+    last_error: nullable(t.String()),
+    last_status_code: nullable(t.Integer()),
+    target_url: t.String(),
+    created_at: t.String(),
+    last_attempt_at: nullable(t.String()),
+    next_attempt_at: nullable(t.String()),
+    delivered_at: nullable(t.String()),
+    replays: t.Optional(
+      t.Array(t.Object({ reason_tag: t.String(), note: nullable(t.String()), replayed_at: t.String() }), {
+        description: "Every replay of this delivery, oldest first (the live list; empty when never replayed)",
+      }),
+    ),
+  }),
+);
 
-const ReplayResult = Envelope({
-  count: t.Integer(),
-  replayed_count: t.Integer(),
-  failed_count: t.Integer(),
-  reason_tag: t.String(),
-  note: nullable(t.String()),
-  results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
-});
+const ReplayResult = named(
+  "ReplayResult",
+  Envelope({
+    count: t.Integer(),
+    replayed_count: t.Integer(),
+    failed_count: t.Integer(),
+    reason_tag: t.String(),
+    note: nullable(t.String()),
+    results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
+  }),
+);
 
 const reasonTag = t.String({ pattern: "^[a-z0-9_]{1,40}$", description: "why you replay, e.g. receiver_fix" });
 
@@ -64,7 +74,11 @@ export const WebhooksModel = {
     { additionalProperties: false },
   ),
   created: Envelope({ webhook: t.Object({ ...Webhook.properties, is_active: t.Boolean(), secret: t.String({ description: "Shown once" }) }) }),
-  listQuery: t.Object({ ...PageQuery, event_type: t.Optional(t.String()), is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])) }),
+  listQuery: t.Object({
+    ...PageQuery,
+    event_type: t.Optional(t.String()),
+    is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])),
+  }),
   list: Envelope({ count: t.Integer(), webhooks: t.Array(Webhook), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
   idParams: t.Object({ webhook_id: intPath() }),
   deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
@@ -72,27 +86,30 @@ export const WebhooksModel = {
   rotateBody: t.Object({ overlap_hours: t.Optional(t.Integer({ minimum: 0, maximum: 24 })) }, { additionalProperties: false }),
   rotated: Envelope({ webhook: t.Object({ ...Webhook.properties, secret: t.String() }) }),
   dlqQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 24 }), include_meta: t.Optional(t.String()) }),
-  dlq: Envelope({
-    window_hours: t.Integer(),
-    dead_letter_count: t.Integer(),
-    max_attempts: t.Integer(),
-    by_event_type: t.Array(t.Object({ event_type: t.String(), count: t.Integer() })),
-    by_reason_tag: t.Array(t.Object({ reason_tag: t.String(), count: t.Integer() })),
-    events: t.Array(
-      t.Object({
-        event_id: t.Integer(),
-        public_event_id: t.String(),
-        webhook_id: t.Integer(),
-        event_type: t.String(),
-        target_url: t.String(),
-        attempts: t.Integer(),
-        reason_tag: nullable(t.String()),
-        last_error: nullable(t.String()),
-        created_at: t.String(),
-        updated_at: t.String(),
-      }),
-    ),
-  }),
+  dlq: named(
+    "DeadLetterSummary",
+    Envelope({
+      window_hours: t.Integer(),
+      dead_letter_count: t.Integer(),
+      max_attempts: t.Integer(),
+      by_event_type: t.Array(t.Object({ event_type: t.String(), count: t.Integer() })),
+      by_reason_tag: t.Array(t.Object({ reason_tag: t.String(), count: t.Integer() })),
+      events: t.Array(
+        t.Object({
+          event_id: t.Integer(),
+          public_event_id: t.String(),
+          webhook_id: t.Integer(),
+          event_type: t.String(),
+          target_url: t.String(),
+          attempts: t.Integer(),
+          reason_tag: nullable(t.String()),
+          last_error: nullable(t.String()),
+          created_at: t.String(),
+          updated_at: t.String(),
+        }),
+      ),
+    }),
+  ),
   eventsQuery: t.Object({
     ...PageQuery,
     status: t.Optional(t.Union(DELIVERY_STATUSES.map((s) => t.Literal(s)))),
@@ -134,7 +151,11 @@ export const WebhooksModel = {
     payload_was_object: t.Boolean(),
     validator_example: t.String(),
   }),
-  eventTypes: Envelope({ count: t.Integer(), event_types: t.Array(t.Object({ event_type: t.String(), description: t.String() })) }),
+  eventTypes: named("WebhookEventTypes", Envelope({ count: t.Integer(), event_types: t.Array(t.Object({ event_type: t.String(), description: t.String() })) })),
   adminReplayParams: t.Object({ event_id: t.String({ maxLength: 64 }) }),
-  adminReplayed: Envelope({ event_id: t.String(), requeued: t.Integer(), results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })) }),
+  adminReplayed: Envelope({
+    event_id: t.String(),
+    requeued: t.Integer(),
+    results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
+  }),
 };

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Clock, Rng } from "../context";
+import type { Clock, Rng } from "../clock";
 import type { Owner } from "../auth/actors";
 import type { EventType } from "./event-types";
 

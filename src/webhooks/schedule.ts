@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import type { Rng } from "../context";
+import type { Rng } from "../clock";
 
 type WebhookConfig = Config["webhooks"];
 

@@ -1,4 +1,5 @@
 import { webhookSignature } from "../client/sign";
+import { standardWebhookSignature } from "../client/standard-webhooks";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 export const EXCERPT_BYTES = 1024;
@@ -27,17 +28,31 @@ export interface SendResult {
   durationMs: number;
 }
 
+/**
+ * Every delivery carries two signatures over the same raw body, keyed by the same secret bytes: Herald's own
+ * X-Webhook-* headers (DESIGN.md §6) and the Standard Webhooks headers (webhook-id = the event id, stable across
+ * retries and replays; webhook-timestamp = this attempt's time; webhook-signature = "v1,<base64>"), so a
+ * partner can verify with the standard libraries (docs/webhooks.md, src/client/standard-webhooks.ts).
+ */
 export function deliveryHeaders(input: Omit<SendInput, "url" | "timeoutMs">): Record<string, string> {
+  const ts = String(input.timestampSeconds);
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": "Herald-Webhooks/1",
     "x-webhook-id": input.eventPublicId,
     "x-webhook-event": input.eventType,
-    "x-webhook-timestamp": String(input.timestampSeconds),
-    "x-webhook-signature": webhookSignature(input.secret, input.timestampSeconds, input.body),
+    "x-webhook-timestamp": ts,
+    "x-webhook-signature": webhookSignature(input.secret, ts, input.body),
+    "webhook-id": input.eventPublicId,
+    "webhook-timestamp": ts,
+    "webhook-signature": standardWebhookSignature(input.secret, input.eventPublicId, ts, input.body),
   };
-  // During a secret rotation the old secret signs too, so a receiver can switch at its own pace (as Stripe/Svix).
-  if (input.previousSecret) headers["x-webhook-signature-previous"] = webhookSignature(input.previousSecret, input.timestampSeconds, input.body);
+  // During a secret rotation the old secret signs too, so a receiver can switch at its own pace (as Stripe/Svix):
+  // in its own header for X-Webhook-*, and as a second space-separated entry as the standard provides.
+  if (input.previousSecret) {
+    headers["x-webhook-signature-previous"] = webhookSignature(input.previousSecret, ts, input.body);
+    headers["webhook-signature"] += ` ${standardWebhookSignature(input.previousSecret, input.eventPublicId, ts, input.body)}`;
+  }
   return headers;
 }
 
@@ -87,9 +102,23 @@ export async function sendDelivery(input: SendInput): Promise<SendResult> {
   } catch (err) {
     const name = (err as Error).name;
     if (name === "TimeoutError" || name === "AbortError" || signal.aborted) {
-      return done({ ok: false, statusCode: null, reasonTag: "timeout", error: `no complete answer within ${input.timeoutMs / 1000} s`, excerpt: null, retryAfter: null });
+      return done({
+        ok: false,
+        statusCode: null,
+        reasonTag: "timeout",
+        error: `no complete answer within ${input.timeoutMs / 1000} s`,
+        excerpt: null,
+        retryAfter: null,
+      });
     }
     const code = (err as NodeJS.ErrnoException).code;
-    return done({ ok: false, statusCode: null, reasonTag: "connection_error", error: `connection failed${code ? ` (${code})` : ""}: ${(err as Error).message}`.slice(0, 500), excerpt: null, retryAfter: null });
+    return done({
+      ok: false,
+      statusCode: null,
+      reasonTag: "connection_error",
+      error: `connection failed${code ? ` (${code})` : ""}: ${(err as Error).message}`.slice(0, 500),
+      excerpt: null,
+      retryAfter: null,
+    });
   }
 }

@@ -1,30 +1,15 @@
 import type { AppContext } from "../context";
-import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { AppError, ValidationError } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { webhookSignature } from "../client/sign";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
 import { emitEvent, type Owner } from "./outbox";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { checkTargetUrl } from "./target-policy";
-import { timingSafeEqual } from "node:crypto";
+import { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
 
-export interface WebhookRow {
-  id: number;
-  partner: string;
-  mode: "sandbox" | "live";
-  event_type: string;
-  target_url: string;
-  description: string | null;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_valid_until: string | null;
-  is_active: number;
-  disabled_reason: string | null;
-  failing_since: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
+export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
+import { timingSafeEqual } from "node:crypto";
 
 export const webhookView = (w: WebhookRow) => ({
   id: w.id,
@@ -46,14 +31,6 @@ function policyOf(ctx: AppContext) {
 }
 
 /** A webhook of this owner, or 404 — another partner's webhook is reported as not found, on purpose. */
-export function getWebhookOrThrow(ctx: AppContext, owner: Owner, id: number): WebhookRow {
-  const row = ctx.db.sqlite
-    .query("SELECT * FROM webhooks WHERE id = ? AND partner = ? AND mode = ? AND deleted_at IS NULL")
-    .get(id, owner.partner, owner.mode) as WebhookRow | null;
-  if (!row) throw new NotFoundError("webhook", id);
-  return row;
-}
-
 export function createWebhook(ctx: AppContext, owner: Owner, input: { event_type: string; target_url: string; description?: string }) {
   const problems: Array<{ field: string; problem: string }> = [];
   if (!isEventType(input.event_type)) problems.push({ field: "event_type", problem: `must be one of: ${EVENT_TYPE_NAMES.join(", ")}` });
@@ -67,7 +44,9 @@ export function createWebhook(ctx: AppContext, owner: Owner, input: { event_type
   const secret = secrets.newSecret();
   const now = ctx.clock.now().toISOString();
   const id = db.transaction(() => {
-    const { n } = db.query("SELECT count(*) AS n FROM webhooks WHERE partner = ? AND mode = ? AND deleted_at IS NULL").get(owner.partner, owner.mode) as { n: number };
+    const { n } = db.query("SELECT count(*) AS n FROM webhooks WHERE partner = ? AND mode = ? AND deleted_at IS NULL").get(owner.partner, owner.mode) as {
+      n: number;
+    };
     if (n >= MAX_WEBHOOKS_PER_OWNER) throw new AppError("conflict", `A partner may have at most ${MAX_WEBHOOKS_PER_OWNER} webhooks; delete unused ones first`);
     const { id } = db
       .query(
@@ -88,7 +67,15 @@ export function listWebhooks(ctx: AppContext, owner: Owner, filter: { event_type
          AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR is_active = ?4) AND (?5 IS NULL OR id < ?5)
        ORDER BY id DESC LIMIT ?6 OFFSET ?7`,
     )
-    .all(owner.partner, owner.mode, filter.event_type ?? null, filter.is_active === undefined ? null : filter.is_active ? 1 : 0, page.after, page.limit + 1, page.offset) as WebhookRow[];
+    .all(
+      owner.partner,
+      owner.mode,
+      filter.event_type ?? null,
+      filter.is_active === undefined ? null : filter.is_active ? 1 : 0,
+      page.after,
+      page.limit + 1,
+      page.offset,
+    ) as WebhookRow[];
   const p = pageOf(rows, page, (r) => r.id);
   return { ...p, items: p.items.map(webhookView) };
 }
@@ -100,7 +87,11 @@ export function deleteWebhook(ctx: AppContext, owner: Owner, id: number) {
   const db = ctx.db.sqlite;
   const cancelled = db.transaction(() => {
     db.query("UPDATE webhooks SET deleted_at = ?, is_active = 0, updated_at = ? WHERE id = ?").run(now, now, id);
-    return db.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE webhook_id = ? AND status IN ('queued', 'failed')").run(now, id).changes;
+    return db
+      .query(
+        "UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE webhook_id = ? AND status IN ('queued', 'failed')",
+      )
+      .run(now, id).changes;
   })();
   return { deleted: true, webhook_id: id, cancelled_deliveries: cancelled };
 }
@@ -108,11 +99,18 @@ export function deleteWebhook(ctx: AppContext, owner: Owner, id: number) {
 /** Queues a real, signed delivery of a webhook.test event to this one webhook. */
 export function testWebhook(ctx: AppContext, owner: Owner, id: number) {
   const w = getWebhookOrThrow(ctx, owner, id);
-  if (!w.is_active) throw new AppError("conflict", `Webhook ${id} is disabled (${w.disabled_reason ?? "no reason recorded"}); create a new one to receive deliveries`);
+  if (!w.is_active)
+    throw new AppError("conflict", `Webhook ${id} is disabled (${w.disabled_reason ?? "no reason recorded"}); create a new one to receive deliveries`);
   const now = ctx.clock.now().toISOString();
   const db = ctx.db.sqlite;
   const event = db.transaction(() =>
-    emitEvent({ sqlite: db, clock: ctx.clock, rng: ctx.rng }, owner, "webhook.test", { webhook_id: id, message: "Test delivery from Herald", requested_at: now }, { webhookId: id }),
+    emitEvent(
+      { sqlite: db, clock: ctx.clock, rng: ctx.rng },
+      owner,
+      "webhook.test",
+      { webhook_id: id, message: "Test delivery from Herald", requested_at: now },
+      { webhookId: id },
+    ),
   )();
   ctx.dispatcher.nudge();
   return { queued: true, event_id: event.publicId, webhook_id: id, event_type: "webhook.test" as const, delivery_id: event.deliveryIds[0]! };
@@ -120,7 +118,9 @@ export function testWebhook(ctx: AppContext, owner: Owner, id: number) {
 
 export function rotateWebhookSecret(ctx: AppContext, owner: Owner, id: number, overlapHours: number) {
   if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_WEBHOOK_ROTATION_OVERLAP_HOURS) {
-    throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_WEBHOOK_ROTATION_OVERLAP_HOURS}`, [{ field: "overlap_hours", problem: "must be 0–24" }]);
+    throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_WEBHOOK_ROTATION_OVERLAP_HOURS}`, [
+      { field: "overlap_hours", problem: "must be 0–24" },
+    ]);
   }
   const w = getWebhookOrThrow(ctx, owner, id);
   const secrets = new WebhookSecrets(ctx);
@@ -155,3 +155,14 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
     ].join("\n"),
   };
 }
+
+// What other domains may use of the webhook domain besides the verbs above (STYLE.md: through its service).
+export { emitEvent, type Owner } from "./outbox";
+export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue } from "./deliveries";
+export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
+export { deliveryHeaders } from "./send";
+export { WebhookSecrets } from "./secrets";
+// Status subscribers (src/status/notify.ts) are sent, signed, SSRF-checked and retried exactly like deliveries.
+export { sendDelivery, type SendResult } from "./send";
+export { checkResolvedTarget, checkTargetUrl } from "./target-policy";
+export { parseRetryAfter, retryDelaySeconds } from "./schedule";

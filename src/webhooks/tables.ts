@@ -54,8 +54,12 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    eventId: integer("event_id").notNull().references(() => events.id),
-    webhookId: integer("webhook_id").notNull().references(() => webhooks.id),
+    eventId: integer("event_id")
+      .notNull()
+      .references(() => events.id),
+    webhookId: integer("webhook_id")
+      .notNull()
+      .references(() => webhooks.id),
     partner: text("partner").notNull(),
     mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
     status: text("status", { enum: ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] }).notNull(),
@@ -90,7 +94,9 @@ export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    deliveryId: integer("delivery_id").notNull().references(() => webhookDeliveries.id),
+    deliveryId: integer("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id),
     attemptNo: integer("attempt_no").notNull(),
     startedAt: text("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),

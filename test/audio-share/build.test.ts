@@ -5,15 +5,31 @@ import { API, audioApp, build, expectChecksum, jsonPost, q } from "./support";
 let h: TestApp;
 afterEach(() => h?.close());
 
-const links = () => h.ctx.db.sqlite.query("SELECT code, destination_url, source, channel, title, signed, signature, created_at, expires_at FROM audio_share_links").all() as any[];
+const links = () =>
+  h.ctx.db.sqlite
+    .query("SELECT code, destination_url, source, channel, title, signed, signature, created_at, expires_at FROM audio_share_links")
+    .all() as any[];
 
 describe("GET (root): build", () => {
   test("plain share URLs per channel, no link written, checksum of the exact bytes", async () => {
     h = audioApp();
-    const res = await h.request(`${API}?${q({ track_url: "/tracks/42", title: "Night Drive", text: "Listen to Night Drive", channels: "x,telegram,email,slack,whatsapp,copy-link" })}`);
+    const res = await h.request(
+      `${API}?${q({ track_url: "/tracks/42", title: "Night Drive", text: "Listen to Night Drive", channels: "x,telegram,email,slack,whatsapp,copy-link" })}`,
+    );
     expect(res.status).toBe(200);
     const body = await expectChecksum(res);
-    expect(body).toMatchObject({ success: true, destination_url: "http://localhost:3000/tracks/42", source: "track", title: "Night Drive", short_url: null, short_code: null, signed: false, expires_at: null, token: null, warnings: [] });
+    expect(body).toMatchObject({
+      success: true,
+      destination_url: "http://localhost:3000/tracks/42",
+      source: "track",
+      title: "Night Drive",
+      short_url: null,
+      short_code: null,
+      signed: false,
+      expires_at: null,
+      token: null,
+      warnings: [],
+    });
     expect(body.channels).toEqual(["x", "telegram", "email", "slack", "whatsapp", "copy-link"]);
     const dest = encodeURIComponent("http://localhost:3000/tracks/42");
     expect(body.share_urls).toEqual({
@@ -44,10 +60,25 @@ describe("GET (root): build", () => {
     const r = await build(h, { track_url: "https://allowed.example/t/9", use_short: 1, channels: "telegram", title: "T9" });
     expect(r.status).toBe(200);
     expect(r.body.short_code).toMatch(/^[a-z2-7]{16}$/);
-    expect(r.body).toMatchObject({ short_url: `http://localhost:3000/s/audio/${r.body.short_code}`, signed: false, token: null, expires_at: "2026-01-08T00:00:00.000Z" });
+    expect(r.body).toMatchObject({
+      short_url: `http://localhost:3000/s/audio/${r.body.short_code}`,
+      signed: false,
+      token: null,
+      expires_at: "2026-01-08T00:00:00.000Z",
+    });
     expect(r.body.share_urls.telegram).toContain(encodeURIComponent(r.body.short_url));
     expect(links()).toEqual([
-      { code: r.body.short_code, destination_url: "https://allowed.example/t/9", source: "track", channel: "telegram", title: "T9", signed: 0, signature: null, created_at: "2026-01-01T00:00:00.000Z", expires_at: "2026-01-08T00:00:00.000Z" },
+      {
+        code: r.body.short_code,
+        destination_url: "https://allowed.example/t/9",
+        source: "track",
+        channel: "telegram",
+        title: "T9",
+        signed: 0,
+        signature: null,
+        created_at: "2026-01-01T00:00:00.000Z",
+        expires_at: "2026-01-08T00:00:00.000Z",
+      },
     ]);
   });
 
@@ -163,7 +194,14 @@ describe("GET /validate and POST /validate/batch", () => {
       source: "track",
       channels: ["x", "slack"],
       errors: [],
-      warnings: [{ code: "redirect_param_present", message: 'Parameter "next" carries a redirect (to an allowed host); readers land on a second page', field: "track_url", param: "next" }],
+      warnings: [
+        {
+          code: "redirect_param_present",
+          message: 'Parameter "next" carries a redirect (to an allowed host); readers land on a second page',
+          field: "track_url",
+          param: "next",
+        },
+      ],
     });
   });
 
@@ -252,7 +290,10 @@ describe("GET /preview", () => {
 
   test("errors are the build's: denied host, unknown channel, missing destination", async () => {
     h = audioApp();
-    expect((await h.json(`${API}/preview?${q({ track_url: "https://evil.test/" })}`)).body).toMatchObject({ error: "destination_host_denied", host: "evil.test" });
+    expect((await h.json(`${API}/preview?${q({ track_url: "https://evil.test/" })}`)).body).toMatchObject({
+      error: "destination_host_denied",
+      host: "evil.test",
+    });
     expect((await h.json(`${API}/preview?${q({ track_url: "/t", channels: "zz" })}`)).body.error).toBe("channel_unknown");
     expect((await h.json(`${API}/preview`)).body.error).toBe("destination_invalid");
   });

@@ -57,7 +57,12 @@ describe("catalogs are the one source", () => {
     const w = await expectChecksum(await h.request(`${API}/warnings.json`));
     expect(w.warnings.map((x: any) => x.code)).toEqual(Object.keys(AUDIO_SHARE_WARNINGS));
     const g = await expectChecksum(await h.request(`${API}/guidance.json`));
-    expect(g.limits).toMatchObject({ expires_in: { min_seconds: 60, max_seconds: 2_592_000, default_seconds: 604_800 }, batch_items_max: 100, track_dedupe_seconds: 120, rate_limit_per_minute_per_ip: 90 });
+    expect(g.limits).toMatchObject({
+      expires_in: { min_seconds: 60, max_seconds: 2_592_000, default_seconds: 604_800 },
+      batch_items_max: 100,
+      track_dedupe_seconds: 120,
+      rate_limit_per_minute_per_ip: 90,
+    });
     expect(Object.keys(g.track_auth.header_values)).toEqual([
       "off",
       "optional_missing_bearer",
@@ -79,7 +84,12 @@ describe("channels.json, policy.json, health", () => {
     expect(body.count).toBe(CHANNELS.length);
     const ids = body.channels.map((c: any) => c.id);
     for (const id of ["x", "telegram", "email", "slack", "whatsapp", "copy-link"]) expect(ids).toContain(id);
-    expect(body.channels.find((c: any) => c.id === "x")).toMatchObject({ kind: "microblog", max_message_length: 280, link_length: 23, capabilities: { text: true, intent_url: true } });
+    expect(body.channels.find((c: any) => c.id === "x")).toMatchObject({
+      kind: "microblog",
+      max_message_length: 280,
+      link_length: 23,
+      capabilities: { text: true, intent_url: true },
+    });
     expect(body.channels.find((c: any) => c.id === "slack")).toMatchObject({ kind: "workspace_chat", template: null });
     expect(body.channels.find((c: any) => c.id === "email").template).toStartWith("mailto:");
   });

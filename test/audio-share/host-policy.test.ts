@@ -3,7 +3,11 @@ import { buildHostPolicy, checkDestination } from "../../src/audio-share/host-po
 import type { TestApp } from "../support/app";
 import { API, audioApp, build, q } from "./support";
 
-const policy = buildHostPolicy("http://localhost:3000", ["allowed.example", "*.cdn.example", "ports.example:8443", "203.0.113.7", "[2001:db8::1]", "münchen.example"], ["evil.test", "bad.allowed.example"]);
+const policy = buildHostPolicy(
+  "http://localhost:3000",
+  ["allowed.example", "*.cdn.example", "ports.example:8443", "203.0.113.7", "[2001:db8::1]", "münchen.example"],
+  ["evil.test", "bad.allowed.example"],
+);
 const check = (url: string) => checkDestination(policy, url);
 
 let h: TestApp | undefined;
@@ -81,21 +85,29 @@ describe("bypass attempts are denied", () => {
     if (!r.ok) expect({ code: r.error.code, host: r.error.host, reason: r.error.reason }).toEqual({ code: "destination_host_denied", host, reason });
   });
 
-  test.each([["java\nscript:alert(1)"], ["/tracks/\t1"], ["  "], ["tracks/42"], ["allowed.example/track"], ["https://" + "a".repeat(2100) + ".example/"], ["http://[::1/"]])(
-    "%j is destination_invalid",
-    (input) => {
-      const r = check(input);
-      expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error.code).toBe("destination_invalid");
-    },
-  );
+  test.each([
+    ["java\nscript:alert(1)"],
+    ["/tracks/\t1"],
+    ["  "],
+    ["tracks/42"],
+    ["allowed.example/track"],
+    ["https://" + "a".repeat(2100) + ".example/"],
+    ["http://[::1/"],
+  ])("%j is destination_invalid", (input) => {
+    const r = check(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.code).toBe("destination_invalid");
+  });
 });
 
 describe("warnings", () => {
   test("a redirect parameter to an allowed host and a URL in another parameter are warnings, not denials", () => {
     const r = check("https://allowed.example/login?next=https://allowed.example/t/1&ref=https://evil.test/");
     expect(r.ok).toBe(true);
-    expect(r.warnings.map((w) => [w.code, w.param])).toEqual([["redirect_param_present", "next"], ["embedded_url_param", "ref"]]);
+    expect(r.warnings.map((w) => [w.code, w.param])).toEqual([
+      ["redirect_param_present", "next"],
+      ["embedded_url_param", "ref"],
+    ]);
   });
 
   test("http on an https service is insecure_scheme", () => {
@@ -122,18 +134,25 @@ describe("over HTTP", () => {
     expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM audio_share_links").get()).toEqual({ n: 0 });
   });
 
-  test.each(["javascript:alert(1)", "data:audio/mp3;base64,AAAA", "//evil.test/x", "https://evil.test#allowed.example", "http://[::1]:3000/"])("%s is denied on every route that takes a destination", async (url) => {
-    h = audioApp();
-    const built = await build(h, { track_url: url });
-    expect([built.status, built.body.error]).toEqual([400, "destination_host_denied"]);
-    const preview = await h.json(`${API}/preview?${q({ track_url: url })}`);
-    expect([preview.status, preview.body.error]).toEqual([400, "destination_host_denied"]);
-    const validated = await h.json(`${API}/validate?${q({ track_url: url })}`);
-    expect(validated.status).toBe(200);
-    expect(validated.body).toMatchObject({ valid: false, errors: [{ code: "destination_host_denied" }] });
-    const tracked = await h.json(`${API}/track`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ event_type: "copy", destination_url: url, client_event_id: "evt-000001" }) });
-    expect([tracked.status, tracked.body.error]).toEqual([400, "destination_host_denied"]);
-  });
+  test.each(["javascript:alert(1)", "data:audio/mp3;base64,AAAA", "//evil.test/x", "https://evil.test#allowed.example", "http://[::1]:3000/"])(
+    "%s is denied on every route that takes a destination",
+    async (url) => {
+      h = audioApp();
+      const built = await build(h, { track_url: url });
+      expect([built.status, built.body.error]).toEqual([400, "destination_host_denied"]);
+      const preview = await h.json(`${API}/preview?${q({ track_url: url })}`);
+      expect([preview.status, preview.body.error]).toEqual([400, "destination_host_denied"]);
+      const validated = await h.json(`${API}/validate?${q({ track_url: url })}`);
+      expect(validated.status).toBe(200);
+      expect(validated.body).toMatchObject({ valid: false, errors: [{ code: "destination_host_denied" }] });
+      const tracked = await h.json(`${API}/track`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ event_type: "copy", destination_url: url, client_event_id: "evt-000001" }),
+      });
+      expect([tracked.status, tracked.body.error]).toEqual([400, "destination_host_denied"]);
+    },
+  );
 
   test("the deny list wins over the base host", async () => {
     h = audioApp({ AUDIO_SHARE_DENIED_HOSTS: "localhost" });

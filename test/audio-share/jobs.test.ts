@@ -17,7 +17,9 @@ test("prune: click dedupe after 2 h, track events after 90 days, links and their
   await h.request(`/s/audio/${kept.short_code}`, { headers: { "user-agent": BROWSER_UA } });
   await h.json(`${API}/track`, jsonPost({ event_type: "copy", destination_url: old.short_url, client_event_id: "evt-prune-0001" }));
   await h.json(`${API}/stats?code=${old.short_code}`); // flushes the hits
-  expect([count("audio_share_click_seen"), count("audio_share_link_hits"), count("audio_share_links"), count("audio_share_track_events")]).toEqual([2, 2, 2, 1]);
+  expect([count("audio_share_click_seen"), count("audio_share_link_hits"), count("audio_share_links"), count("audio_share_track_events")]).toEqual([
+    2, 2, 2, 1,
+  ]);
 
   h.clock.advanceSeconds(3 * 3600);
   expect(pruneAudioShare(h.ctx)).toEqual({ seen: 2, events: 0, hits: 0, links: 0 });

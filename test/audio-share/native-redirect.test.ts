@@ -22,7 +22,8 @@ function listen(): string {
   return `http://127.0.0.1:${h.app.server!.port}`;
 }
 
-const get = (url: string, headers: Record<string, string> = {}, method = "GET") => fetch(url, { method, redirect: "manual", headers: { "user-agent": BROWSER_UA, ...headers } });
+const get = (url: string, headers: Record<string, string> = {}, method = "GET") =>
+  fetch(url, { method, redirect: "manual", headers: { "user-agent": BROWSER_UA, ...headers } });
 const comparable = async (res: Response) => ({
   status: res.status,
   location: res.headers.get("location"),
@@ -48,7 +49,10 @@ describe("the native redirect route", () => {
       const elysia = await comparable(await h.request(path, { headers: { "user-agent": BROWSER_UA, ...headers } }));
       expect({ path, ...native }).toEqual({ path, ...elysia });
     }
-    await h.json("/admin/ops/audio-share-revocations/revoke", jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }));
+    await h.json(
+      "/admin/ops/audio-share-revocations/revoke",
+      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }),
+    );
     const gone = await get(`${base}/s/audio/${other.short_code}`);
     expect(gone.status).toBe(410);
     const body = (await gone.json()) as { error: string; request_id: string };
@@ -70,7 +74,7 @@ describe("the native redirect route", () => {
     // Clicks are counted in the link's stats and in /metrics, not one request_log row each (docs/audio-share.md).
     h.ctx.requestLog.flush();
     expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM request_log WHERE route = '/s/audio/:code'").get()).toEqual({ n: 0 });
-    expect(h.ctx.metrics.render()).toContain('route="/s/audio/:code",status="302"');
+    expect(await h.ctx.metrics.render()).toContain('route="/s/audio/:code",status="302"');
   });
 
   test("the public per-IP rate limit applies on the native route too, with the standard headers", async () => {

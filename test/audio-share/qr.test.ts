@@ -36,7 +36,7 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("image/svg+xml");
     const svg = await res.text();
-    expect(svg).toStartWith("<svg xmlns=\"http://www.w3.org/2000/svg\"");
+    expect(svg).toStartWith('<svg xmlns="http://www.w3.org/2000/svg"');
     expect(svg).toMatch(/viewBox="0 0 \d+ \d+"/);
     expect(svg).toContain("<path");
   });
@@ -46,9 +46,15 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
     expect((await h.json("/s/audio/aaaaaaaaaaaaaaaa/qr.png")).body.error).toBe("short_link_not_found");
     const link = await shortLink(h, { expires_in: 60 });
     const other = await shortLink(h);
-    await h.json("/admin/ops/audio-share-revocations/revoke", jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }));
+    await h.json(
+      "/admin/ops/audio-share-revocations/revoke",
+      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }),
+    );
     h.clock.advanceSeconds(60);
-    for (const [code, err] of [[link.short_code, "short_link_expired"], [other.short_code, "short_link_revoked"]] as const) {
+    for (const [code, err] of [
+      [link.short_code, "short_link_expired"],
+      [other.short_code, "short_link_revoked"],
+    ] as const) {
       for (const ext of ["png", "svg"]) {
         const r = await h.json(`/s/audio/${code}/qr.${ext}`);
         expect([r.status, r.body.error]).toEqual([410, err]);

@@ -7,7 +7,8 @@ import { API, audioApp, BROWSER_UA, expectChecksum, jsonPost, q, shortLink } fro
 let h: TestApp;
 afterEach(() => h?.close());
 
-const follow = (code: string, init: RequestInit = {}) => h.request(`/s/audio/${code}`, { ...init, headers: { "user-agent": BROWSER_UA, ...(init.headers as Record<string, string>) } });
+const follow = (code: string, init: RequestInit = {}) =>
+  h.request(`/s/audio/${code}`, { ...init, headers: { "user-agent": BROWSER_UA, ...(init.headers as Record<string, string>) } });
 const resolve = (code: string) => h.json(`${API}/short/resolve`, jsonPost({ code }));
 const revoke = (token: string | null, body: unknown) =>
   h.json("/admin/ops/audio-share-revocations/revoke", jsonPost(body, token ? { authorization: `Bearer ${token}` } : {}));
@@ -65,11 +66,21 @@ describe("GET /s/audio/{code}", () => {
     expect((await follow(link.short_code)).status).toBe(302); // warms the link cache
     const r = await revoke(admin, { short_code: link.short_code, reason: "reported as spam" });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ success: true, short_code: link.short_code, short_url: link.short_url, revoked: true, revoked_at: "2026-01-01T00:00:00.000Z", reason: "reported as spam", already_revoked: false });
+    expect(r.body).toEqual({
+      success: true,
+      short_code: link.short_code,
+      short_url: link.short_url,
+      revoked: true,
+      revoked_at: "2026-01-01T00:00:00.000Z",
+      reason: "reported as spam",
+      already_revoked: false,
+    });
     const gone = await h.json(`/s/audio/${link.short_code}`);
     expect([gone.status, gone.body.error]).toEqual([410, "short_link_revoked"]);
     expect((await resolve(link.short_code)).body.error).toBe("short_link_revoked");
-    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action = 'audio_share_link.revoke'").all() as any[];
+    const audit = h.ctx.db.sqlite
+      .query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action = 'audio_share_link.revoke'")
+      .all() as any[];
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: "admin:test-operator#1", target: link.short_code, request_id: r.headers.get("x-request-id") });
     expect(JSON.parse(audit[0].details)).toEqual({ reason: "reported as spam", destination_url: "http://localhost:3000/tracks/42" });
@@ -151,7 +162,14 @@ describe("POST /short/resolve: signature and expiry", () => {
     h.clock.advanceSeconds(100);
     const bare = await resolve(link.short_code);
     expect(bare.status).toBe(200);
-    expect(bare.body).toMatchObject({ state: "active", signed: true, signature_valid: true, token_verified: false, expires_in_seconds: 800, destination_url: "http://localhost:3000/tracks/42" });
+    expect(bare.body).toMatchObject({
+      state: "active",
+      signed: true,
+      signature_valid: true,
+      token_verified: false,
+      expires_in_seconds: 800,
+      destination_url: "http://localhost:3000/tracks/42",
+    });
     const token = await resolve(link.token!);
     expect(token.body).toMatchObject({ token_verified: true, short_code: link.short_code });
   });

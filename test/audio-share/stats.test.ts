@@ -37,7 +37,15 @@ describe("redirect hits", () => {
     const link = await shortLink(h);
     const head = await hit(link.short_code, { method: "HEAD" });
     expect([head.status, head.headers.get("location")]).toEqual([302, "http://localhost:3000/tracks/42"]);
-    for (const ua of ["Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "facebookexternalhit/1.1", "TelegramBot (like TwitterBot)", "WhatsApp/2.23", "Mozilla/5.0 (compatible; Discordbot/2.0)", "curl/8.5.0", null]) {
+    for (const ua of [
+      "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+      "facebookexternalhit/1.1",
+      "TelegramBot (like TwitterBot)",
+      "WhatsApp/2.23",
+      "Mozilla/5.0 (compatible; Discordbot/2.0)",
+      "curl/8.5.0",
+      null,
+    ]) {
       const r = await hit(link.short_code, { ua });
       expect(r.status).toBe(302);
     }
@@ -117,7 +125,14 @@ describe("GET /stats", () => {
     await hit(link.short_code);
     const res = await h.request(`${API}/stats?code=${link.short_code}&hours=2`);
     const body = await expectChecksum(res);
-    expect(body).toMatchObject({ success: true, short_code: link.short_code, state: "active", window_hours: 2, totals: { clicks: 2 }, track_events: { count: 0, by_type: {} } });
+    expect(body).toMatchObject({
+      success: true,
+      short_code: link.short_code,
+      state: "active",
+      window_hours: 2,
+      totals: { clicks: 2 },
+      track_events: { count: 0, by_type: {} },
+    });
     expect(body.hourly.map((x: any) => x.hour)).toEqual(["2026-01-01T05:00:00Z"]);
     expect((await h.json(`${API}/stats?code=aaaaaaaaaaaaaaaa`)).body.error).toBe("short_link_not_found");
     expect((await h.json(`${API}/stats`)).body.error).toBe("invalid_query");

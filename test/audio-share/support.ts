@@ -10,7 +10,8 @@ export function audioApp(env: Record<string, string> = {}): TestApp {
   return createTestApp({ env: { AUDIO_SHARE_ALLOWED_HOSTS: "allowed.example,*.cdn.example", AUDIO_SHARE_DENIED_HOSTS: "evil.test", ...env } });
 }
 
-export const q = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+export const q = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
 /** GET the builder; asserts nothing. */
 export const build = (h: TestApp, params: Record<string, string | number>) => h.json(`${API}?${q(params)}`);

@@ -9,7 +9,10 @@ afterEach(() => h?.close());
 
 const event = (over: Record<string, unknown> = {}) => ({ event_type: "copy", destination_url: "/tracks/42", client_event_id: "evt-0001-aaaa", ...over });
 const track = (body: unknown, bearer?: string) => h.json(`${API}/track`, jsonPost(body, bearer ? { authorization: `Bearer ${bearer}` } : {}));
-const rows = () => h.ctx.db.sqlite.query("SELECT client_event_id, event_type, destination_url, link_id, channel, token_id, created_at FROM audio_share_track_events ORDER BY id").all() as any[];
+const rows = () =>
+  h.ctx.db.sqlite
+    .query("SELECT client_event_id, event_type, destination_url, link_id, channel, token_id, created_at FROM audio_share_track_events ORDER BY id")
+    .all() as any[];
 
 async function issueToken(name = "web-player"): Promise<{ token: string; id: number }> {
   const admin = createAdminToken(h);
@@ -23,12 +26,38 @@ describe("POST /track: dedupe on client_event_id", () => {
     h = audioApp();
     const res = await h.request(`${API}/track`, jsonPost(event({ channel: "x" })));
     const first = await expectChecksum(res);
-    expect(first).toEqual({ success: true, recorded: true, duplicate: false, replay_reason: null, event_id: 1, recorded_at: "2026-01-01T00:00:00.000Z", event_type: "copy", client_event_id: "evt-0001-aaaa", authenticated: false });
+    expect(first).toEqual({
+      success: true,
+      recorded: true,
+      duplicate: false,
+      replay_reason: null,
+      event_id: 1,
+      recorded_at: "2026-01-01T00:00:00.000Z",
+      event_type: "copy",
+      client_event_id: "evt-0001-aaaa",
+      authenticated: false,
+    });
     expect(res.headers.get("x-audio-share-track-auth")).toBe("optional_missing_bearer");
     h.clock.advanceSeconds(3599);
     const again = await track(event({ event_type: "share" }));
-    expect(again.body).toMatchObject({ recorded: false, duplicate: true, replay_reason: "in_window_duplicate", event_id: 1, recorded_at: "2026-01-01T00:00:00.000Z" });
-    expect(rows()).toEqual([{ client_event_id: "evt-0001-aaaa", event_type: "copy", destination_url: "http://localhost:3000/tracks/42", link_id: null, channel: "x", token_id: null, created_at: "2026-01-01T00:00:00.000Z" }]);
+    expect(again.body).toMatchObject({
+      recorded: false,
+      duplicate: true,
+      replay_reason: "in_window_duplicate",
+      event_id: 1,
+      recorded_at: "2026-01-01T00:00:00.000Z",
+    });
+    expect(rows()).toEqual([
+      {
+        client_event_id: "evt-0001-aaaa",
+        event_type: "copy",
+        destination_url: "http://localhost:3000/tracks/42",
+        link_id: null,
+        channel: "x",
+        token_id: null,
+        created_at: "2026-01-01T00:00:00.000Z",
+      },
+    ]);
   });
 
   test("outside the window the same id is a new event", async () => {
@@ -94,7 +123,9 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     const live = await issueToken("web-player");
     const gone = await issueToken("old-player");
     const admin = createAdminToken(h, "revoker");
-    expect((await h.json(`/admin/audio-share/track-tokens/${gone.id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).status).toBe(200);
+    expect((await h.json(`/admin/audio-share/track-tokens/${gone.id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).status).toBe(
+      200,
+    );
     return {
       none: null,
       valid: `Bearer ${live.token}`,
@@ -183,7 +214,9 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     const after = await track(event({ client_event_id: "evt-0009-zzzz" }), token);
     expect([after.status, after.body.error, after.headers.get(HEADER)]).toEqual([401, "track_auth_invalid", "required_invalid_bearer"]);
     expect(rows()).toHaveLength(1);
-    expect(h.ctx.db.sqlite.query("SELECT last_used_at FROM audio_share_track_tokens WHERE id = ?").get(id)).toEqual({ last_used_at: "2026-01-01T00:00:00.000Z" });
+    expect(h.ctx.db.sqlite.query("SELECT last_used_at FROM audio_share_track_tokens WHERE id = ?").get(id)).toEqual({
+      last_used_at: "2026-01-01T00:00:00.000Z",
+    });
   });
 });
 
@@ -195,7 +228,14 @@ describe("track tokens (operators)", () => {
     const created = await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "web player" }, auth));
     expect(created.status).toBe(201);
     expect(created.body.token).toMatch(/^ast_[A-Za-z0-9_-]{43}$/);
-    expect(created.body.track_token).toEqual({ id: 1, name: "web player", created_at: "2026-01-01T00:00:00.000Z", created_by: "admin:test-operator#1", last_used_at: null, revoked_at: null });
+    expect(created.body.track_token).toEqual({
+      id: 1,
+      name: "web player",
+      created_at: "2026-01-01T00:00:00.000Z",
+      created_by: "admin:test-operator#1",
+      last_used_at: null,
+      revoked_at: null,
+    });
     const stored = JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM audio_share_track_tokens").all());
     expect(stored).not.toContain(created.body.token);
     const list = await h.json("/admin/audio-share/track-tokens", { headers: auth });
@@ -204,7 +244,9 @@ describe("track tokens (operators)", () => {
     const r1 = await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST", headers: auth });
     const r2 = await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST", headers: auth });
     expect([r1.body.already_revoked, r2.body.already_revoked]).toEqual([false, true]);
-    const actions = (h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'audio_share_track_token.%' ORDER BY id").all() as any[]).map((a) => `${a.action} ${a.target}`);
+    const actions = (
+      h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'audio_share_track_token.%' ORDER BY id").all() as any[]
+    ).map((a) => `${a.action} ${a.target}`);
     expect(actions).toEqual(["audio_share_track_token.create 1", "audio_share_track_token.revoke 1"]);
   });
 

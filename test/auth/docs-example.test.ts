@@ -156,7 +156,9 @@ describe("the page's HTTP request passes the real partner guard at the example's
   const h = createTestApp();
   afterAll(() => h.close());
   h.ctx.db.sqlite
-    .query("INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, 'Docs', 'sandbox', 'credit,read', '', 'active', ?, ?, ?)")
+    .query(
+      "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, 'Docs', 'sandbox', 'credit,read', '', 'active', ?, ?, ?)",
+    )
     .run(KEY_ID, h.ctx.secrets.seal(SECRET, KEY_ID), h.clock.now().toISOString(), h.clock.now().toISOString());
   h.ctx.db.sqlite.exec("CREATE TABLE credits (id INTEGER PRIMARY KEY, user_id TEXT, amount REAL)");
   const insert = h.ctx.db.sqlite.prepare("INSERT INTO credits (user_id, amount) VALUES (?, ?) RETURNING id");
@@ -191,7 +193,12 @@ describe("the page's HTTP request passes the real partner guard at the example's
   test("POST as documented → 200; the same bytes again → 409 replay_detected; re-signed, same key → 409 idempotency_replay", async () => {
     const req = documentedRequest();
     expect(req).toMatchObject({ method: "POST", target: POST.target, body: BODY });
-    expect(req.headers).toMatchObject({ "X-Partner-Key": KEY_ID, "X-Partner-Timestamp": TIMESTAMP, "X-Partner-Nonce": NONCE, "X-Partner-Signature": documented.signaturePost });
+    expect(req.headers).toMatchObject({
+      "X-Partner-Key": KEY_ID,
+      "X-Partner-Timestamp": TIMESTAMP,
+      "X-Partner-Nonce": NONCE,
+      "X-Partner-Signature": documented.signaturePost,
+    });
     const { Host: _host, ...headers } = req.headers;
 
     const first = await send(req.target, { method: req.method, headers, body: req.body });
@@ -204,8 +211,20 @@ describe("the page's HTTP request passes the real partner guard at the example's
     expect(replayed.body.error).toBe("replay_detected");
 
     // §11: a retry re-signs with a new nonce (and timestamp) but keeps the Idempotency-Key → no second effect.
-    const retry = signRequest({ keyId: KEY_ID, secret: SECRET, method: "POST", target: POST.target, body: BODY, timestamp: Number(TIMESTAMP) + 1, nonce: newNonce() });
-    const again = await send(req.target, { method: "POST", headers: { ...retry.headers, "Idempotency-Key": headers["Idempotency-Key"]!, "Content-Type": "application/json" }, body: BODY });
+    const retry = signRequest({
+      keyId: KEY_ID,
+      secret: SECRET,
+      method: "POST",
+      target: POST.target,
+      body: BODY,
+      timestamp: Number(TIMESTAMP) + 1,
+      nonce: newNonce(),
+    });
+    const again = await send(req.target, {
+      method: "POST",
+      headers: { ...retry.headers, "Idempotency-Key": headers["Idempotency-Key"]!, "Content-Type": "application/json" },
+      body: BODY,
+    });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: "idempotency_replay", original_status: 200, original_response: { success: true, credit_id: 1 } });
     expect(again.headers.get("idempotent-replayed")).toBe("true");

@@ -5,7 +5,8 @@ import { guardedApp, type GuardedApp } from "./support";
 let g: GuardedApp;
 afterEach(() => g?.h.close());
 
-const credit = (key: TestKey, opts: Parameters<typeof signedInit>[4] = {}) => g.json("/t/credit", signedInit(g.h, key, "POST", "/t/credit", { body: { amount: 5 }, ...opts }));
+const credit = (key: TestKey, opts: Parameters<typeof signedInit>[4] = {}) =>
+  g.json("/t/credit", signedInit(g.h, key, "POST", "/t/credit", { body: { amount: 5 }, ...opts }));
 
 describe("IP allow-lists", () => {
   const from = (key: TestKey, ip: string) => g.json("/t/read", signedInit(g.h, key, "GET", "/t/read", { headers: { "x-forwarded-for": ip } }));
@@ -76,6 +77,11 @@ describe("mode and scope", () => {
     const b = await g.json("/t/sandbox", signedInit(g.h, live, "GET", "/t/sandbox"));
     expect(b.status).toBe(403);
     expect(b.body.message).toContain("needs a sandbox key");
+    // Each names where the key does work and the exact command that makes the other kind.
+    expect(a.body.message).toContain("works only on the sandbox routes under /api/partner/sandbox/");
+    expect(a.body.message).toMatch(/herald keys create --partner '[^']+' --mode live --scopes [a-z,]+$/);
+    expect(b.body.message).toContain("works on the live routes under /api/partner/ and /api/salutes/");
+    expect(b.body.message).toMatch(/herald keys create --partner '[^']+' --mode sandbox --scopes [a-z,]+$/);
     expect((await g.json("/t/sandbox", signedInit(g.h, sandbox, "GET", "/t/sandbox"))).status).toBe(200);
   });
 });
@@ -253,7 +259,9 @@ describe("rate limits cannot be spent by others", () => {
     expect((await g.json("/t/sandbox", signedInit(g.h, key, "GET", "/t/sandbox"))).status).toBe(429);
     await Bun.sleep(0);
     g.h.ctx.requestLog.flush();
-    const limited = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref WHERE r.status = 429").all();
+    const limited = g.h.ctx.db.sqlite
+      .query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref WHERE r.status = 429")
+      .all();
     expect(limited).toEqual([{ partner_key_id: key.keyId }]);
   });
 

@@ -58,7 +58,8 @@ test("a rotation is seen at once: the new secret works and, without overlap, the
 test("last_used_at is written on first use and then at most once a minute", async () => {
   h = createTestApp();
   const key = createKey(h);
-  const lastUsed = () => (h.ctx.db.sqlite.query("SELECT last_used_at FROM partner_keys WHERE key_id = ?").get(key.keyId) as { last_used_at: string | null }).last_used_at;
+  const lastUsed = () =>
+    (h.ctx.db.sqlite.query("SELECT last_used_at FROM partner_keys WHERE key_id = ?").get(key.keyId) as { last_used_at: string | null }).last_used_at;
   expect(lastUsed()).toBeNull();
   await signedJson(h, key, "GET", CAPS);
   const first = lastUsed();

@@ -6,13 +6,22 @@ import { createAdminToken, createKey, signedInit, signedJson } from "../support/
 let h: TestApp;
 afterEach(() => h?.close());
 
-const bearer = (token: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` } });
+const bearer = (token: string, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
+});
 
 describe("operator key management (/admin/partners/keys)", () => {
   test("create shows the secret once, list never does, and every mutation is audited", async () => {
     h = createTestApp();
     const token = createAdminToken(h);
-    const created = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read", "credit"], allowed_ips: ["10.0.0.0/8"] }, { "x-request-id": "create-req-0001" })));
+    const created = await h.json(
+      "/admin/partners/keys",
+      bearer(
+        token,
+        jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read", "credit"], allowed_ips: ["10.0.0.0/8"] }, { "x-request-id": "create-req-0001" }),
+      ),
+    );
     expect(created.status).toBe(201);
     expect(created.body.key).toMatchObject({ partner: "Acme", mode: "live", scopes: ["credit", "read"], allowed_ips: ["10.0.0.0/8"], status: "active" });
     expect(created.body.key.key_id).toMatch(/^hk_live_[0-9a-f]{24}$/);
@@ -35,7 +44,9 @@ describe("operator key management (/admin/partners/keys)", () => {
     const rotateDisabled = await h.json(`/admin/partners/keys/${id}/rotate`, bearer(token, jsonInit("POST", {})));
     expect(rotateDisabled.status).toBe(409);
 
-    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, request_id FROM admin_audit WHERE action LIKE 'partner_key.%' ORDER BY id").all() as any[];
+    const audit = h.ctx.db.sqlite
+      .query("SELECT actor, action, target, request_id FROM admin_audit WHERE action LIKE 'partner_key.%' ORDER BY id")
+      .all() as any[];
     expect(audit.map((a) => a.action)).toEqual(["partner_key.create", "partner_key.rotate", "partner_key.disable"]);
     expect(audit[0]).toMatchObject({ actor: expect.stringMatching(/^admin:test-operator#\d+$/), target: id, request_id: "create-req-0001" });
   });
@@ -46,7 +57,10 @@ describe("operator key management (/admin/partners/keys)", () => {
     const bad = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["fly"] })));
     expect(bad.status).toBe(400);
     expect(bad.body.details[0].field).toContain("scopes");
-    const badIp = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read"], allowed_ips: ["300.1.1.1"] })));
+    const badIp = await h.json(
+      "/admin/partners/keys",
+      bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["read"], allowed_ips: ["300.1.1.1"] })),
+    );
     expect(badIp.status).toBe(400);
     expect(badIp.body.message).toContain("300.1.1.1");
     const missing = await h.json("/admin/partners/keys/hk_live_nope/disable", bearer(token, jsonInit("POST", { reason: "x" })));
@@ -63,7 +77,13 @@ describe("capabilities", () => {
     const sandbox = createKey(h, { mode: "sandbox" });
     const a = await signedJson(h, live, "GET", "/api/partner/capabilities");
     expect(a.status).toBe(200);
-    expect(a.body).toMatchObject({ success: true, key_id: live.keyId, key_mode: "live", scopes: ["read"], sandbox: { enabled_for_key: false, supports_deterministic_fixtures: true } });
+    expect(a.body).toMatchObject({
+      success: true,
+      key_id: live.keyId,
+      key_mode: "live",
+      scopes: ["read"],
+      sandbox: { enabled_for_key: false, supports_deterministic_fixtures: true },
+    });
     const b = await signedJson(h, sandbox, "GET", "/api/partner/capabilities?include_meta=1");
     expect(b.body.sandbox.enabled_for_key).toBe(true);
     expect(b.body.sandbox.fixture_endpoints.length).toBeGreaterThan(0);
@@ -71,10 +91,16 @@ describe("capabilities", () => {
 
     const lastModified = a.headers.get("last-modified")!;
     expect(lastModified).toBeTruthy();
-    const cached = await h.request("/api/partner/capabilities", signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": lastModified } }));
+    const cached = await h.request(
+      "/api/partner/capabilities",
+      signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": lastModified } }),
+    );
     expect(cached.status).toBe(304);
     const older = new Date(Date.parse(lastModified) - 1000).toUTCString();
-    const fresh = await h.request("/api/partner/capabilities", signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": older } }));
+    const fresh = await h.request(
+      "/api/partner/capabilities",
+      signedInit(h, live, "GET", "/api/partner/capabilities", { headers: { "if-modified-since": older } }),
+    );
     expect(fresh.status).toBe(200);
   });
 
@@ -102,7 +128,12 @@ describe("quickstart verify-key", () => {
     ]);
     expect(JSON.stringify(s.body)).not.toContain(sandbox.secret);
     const l = await h.json(`/api/public/quickstart/verify-key?api_key=${live.keyId}`);
-    expect(l.body.onboarding_order.map((o: { path: string }) => o.path)).toEqual(["/api/partner/capabilities", "/api/partner/status", "/api/partner/token-status", "/api/partner/errors.json"]);
+    expect(l.body.onboarding_order.map((o: { path: string }) => o.path)).toEqual([
+      "/api/partner/capabilities",
+      "/api/partner/status",
+      "/api/partner/token-status",
+      "/api/partner/errors.json",
+    ]);
     const none = await h.json("/api/public/quickstart/verify-key?api_key=hk_live_unknown");
     expect(none.body).toMatchObject({ exists: false, active: false, key_mode: null });
     expect((await h.json("/api/public/quickstart/verify-key")).status).toBe(400);
@@ -132,16 +163,32 @@ describe("operator routes of the foundation", () => {
 });
 
 describe("first start", () => {
-  test("an empty non-production database gets one sandbox key with all scopes and one admin token, once", async () => {
+  test("an empty non-production database gets a live key, a sandbox key (all scopes, one partner) and an admin token, once", async () => {
     h = createTestApp({ env: { NODE_ENV: "development" } });
     const creds = prepareCredentials(h.ctx)!;
-    expect(creds.keyId).toMatch(/^hk_test_/);
-    const banner = firstStartBanner(creds, "http://localhost:3000");
-    expect(banner).toContain(creds.secret);
-    expect(banner).toContain("sign --key");
-    // The printed credentials work.
-    const caps = await signedJson(h, { keyId: creds.keyId, secret: creds.secret, mode: "sandbox" }, "GET", "/api/partner/capabilities");
+    expect(creds.live.keyId).toMatch(/^hk_live_/);
+    expect(creds.sandbox.keyId).toMatch(/^hk_test_/);
+    const banner = firstStartBanner(creds, "http://localhost:3000", "herald-cmd");
+    for (const value of [creds.live.keyId, creds.live.secret, creds.sandbox.keyId, creds.sandbox.secret, creds.adminToken]) {
+      // Each shown twice: once labelled, once in the shell line that exports it; the secret never elsewhere.
+      expect(banner.split(value).length - 1).toBe(2);
+    }
+    expect(banner).toContain("LIVE partner key");
+    expect(banner).toContain("SANDBOX partner key");
+    expect(banner).toContain(`export HERALD_KEY_ID='${creds.live.keyId}' HERALD_SECRET='${creds.live.secret}'`);
+    expect(banner).toContain('herald() { herald-cmd "$@"; }');
+    // The printed credentials work, each on its own family of routes (the banner's own examples run in
+    // test/docs/readme-examples.test.ts against a real server).
+    const live = { keyId: creds.live.keyId, secret: creds.live.secret, mode: "live" as const };
+    const sandbox = { keyId: creds.sandbox.keyId, secret: creds.sandbox.secret, mode: "sandbox" as const };
+    const caps = await signedJson(h, live, "GET", "/api/partner/capabilities");
     expect(caps.body.scopes).toEqual(["credit", "debit", "donation", "ledger", "read", "users", "webhooks"]);
+    expect((await signedJson(h, live, "GET", "/api/partner/status")).status).toBe(200);
+    expect((await signedJson(h, sandbox, "GET", "/api/partner/sandbox/verify")).status).toBe(200);
+    const wrong = await signedJson(h, sandbox, "GET", "/api/partner/status");
+    expect(wrong.status).toBe(403);
+    expect(wrong.body.message).toContain("/api/partner/sandbox/");
+    expect(wrong.body.message).toContain("herald keys create --partner 'Local Dev' --mode live --scopes credit,debit,donation,ledger,read,users,webhooks");
     expect((await h.request("/admin/partners/keys", bearer(creds.adminToken))).status).toBe(200);
     expect(prepareCredentials(h.ctx)).toBeNull();
   });

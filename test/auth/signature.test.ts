@@ -27,7 +27,9 @@ describe("the server's HMAC-SHA256 (one-shot SHA-256 over prepared pads)", () =>
     }
   });
   test("RFC 4231 test case 2", () => {
-    expect(Buffer.from(hmacSha256Into("Jefe", "what do ya want for nothing?")).toString("hex")).toBe("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    expect(Buffer.from(hmacSha256Into("Jefe", "what do ya want for nothing?")).toString("hex")).toBe(
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+    );
   });
 });
 
@@ -41,7 +43,13 @@ describe("DESIGN.md §3 vectors, verified by the server's own check", () => {
     expect(verifySignature(["other"], "36cd6fd54abb4f70c1226b2e3bb58415b950ca152f9d6da0e1f575793266947d", input)).toBe(false);
   });
   test("only the 64 hex digits themselves pass: not a longer or shorter string, not a look-alike character", () => {
-    const input = { method: "POST", target: "/api/salutes/credit", timestamp: "1767225600", nonce: "9f86d081884c7d659a2feaa0c55ad015", body: new TextEncoder().encode('{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}') };
+    const input = {
+      method: "POST",
+      target: "/api/salutes/credit",
+      timestamp: "1767225600",
+      nonce: "9f86d081884c7d659a2feaa0c55ad015",
+      body: new TextEncoder().encode('{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}'),
+    };
     const good = "36cd6fd54abb4f70c1226b2e3bb58415b950ca152f9d6da0e1f575793266947d";
     expect(verifySignature([secret], good, input)).toBe(true);
     for (const bad of [
@@ -82,7 +90,9 @@ describe("signed requests", () => {
     expect(res.body.key_id).toBe(key.keyId);
     await Bun.sleep(0);
     g.h.ctx.requestLog.flush();
-    const row = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref").get() as { partner_key_id: string };
+    const row = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref").get() as {
+      partner_key_id: string;
+    };
     expect(row.partner_key_id).toBe(key.keyId);
   });
 
@@ -100,9 +110,17 @@ describe("signed requests", () => {
   test("timestamps: non-numeric refused; ±300 s accepted; ±301 s refused", async () => {
     setup();
     const now = Math.floor(g.h.clock.now().getTime() / 1000);
-    const bad = await read({ ...signedInit(g.h, key, "GET", "/t/read"), headers: { ...(signedInit(g.h, key, "GET", "/t/read").headers as Record<string, string>), "X-Partner-Timestamp": "12e5" } });
+    const bad = await read({
+      ...signedInit(g.h, key, "GET", "/t/read"),
+      headers: { ...(signedInit(g.h, key, "GET", "/t/read").headers as Record<string, string>), "X-Partner-Timestamp": "12e5" },
+    });
     expect(bad.status).toBe(401);
-    for (const [offset, status] of [[300, 200], [-300, 200], [301, 401], [-301, 401]] as const) {
+    for (const [offset, status] of [
+      [300, 200],
+      [-300, 200],
+      [301, 401],
+      [-301, 401],
+    ] as const) {
       const res = await read(signedInit(g.h, key, "GET", "/t/read", { timestamp: now + offset }));
       expect({ offset, status: res.status }).toEqual({ offset, status });
     }
@@ -196,7 +214,14 @@ describe("signed requests", () => {
         const init: RequestInit = {
           method: "POST",
           body: next.body,
-          headers: { "Content-Type": "application/json", "Idempotency-Key": "idem-fixed-1", "X-Partner-Key": next.key, "X-Partner-Timestamp": next.ts, "X-Partner-Signature": next.sig, "X-Partner-Nonce": next.nonce },
+          headers: {
+            "Content-Type": "application/json",
+            "Idempotency-Key": "idem-fixed-1",
+            "X-Partner-Key": next.key,
+            "X-Partner-Timestamp": next.ts,
+            "X-Partner-Signature": next.sig,
+            "X-Partner-Nonce": next.nonce,
+          },
         };
         let res: Response;
         try {

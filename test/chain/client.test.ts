@@ -21,9 +21,14 @@ function rpcs(n: number): DevRpcServer[] {
 }
 
 const outcomes = (h: TestApp) =>
-  (h.ctx.db.sqlite.query("SELECT host, method, outcome, http_status FROM chain_rpc_calls ORDER BY id").all() as Array<{ host: string; method: string; outcome: string; http_status: number | null }>).map(
-    (r) => `${r.host} ${r.outcome}${r.http_status ? ` ${r.http_status}` : ""}`,
-  );
+  (
+    h.ctx.db.sqlite.query("SELECT host, method, outcome, http_status FROM chain_rpc_calls ORDER BY id").all() as Array<{
+      host: string;
+      method: string;
+      outcome: string;
+      http_status: number | null;
+    }>
+  ).map((r) => `${r.host} ${r.outcome}${r.http_status ? ` ${r.http_status}` : ""}`);
 
 const hostOf = (url: string) => new URL(url).host;
 
@@ -104,7 +109,9 @@ describe("circuit breaker", () => {
   test("opens after the threshold, skips the URL while open, lets one trial through after the cooldown", async () => {
     const [bad, good] = rpcs(2);
     bad!.fault({ kind: "500" });
-    h = createTestApp({ env: chainEnv(good!, [bad!.url, good!.url], { SOLANA_RPC_RETRIES: "3", SOLANA_RPC_BREAKER_THRESHOLD: "2", SOLANA_RPC_BREAKER_COOLDOWN_SECONDS: "30" }) });
+    h = createTestApp({
+      env: chainEnv(good!, [bad!.url, good!.url], { SOLANA_RPC_RETRIES: "3", SOLANA_RPC_BREAKER_THRESHOLD: "2", SOLANA_RPC_BREAKER_COOLDOWN_SECONDS: "30" }),
+    });
     const owner = good!.fixture.treasury[0]!.owner;
     await h.ctx.chain.lamports(owner);
     // Two failures opened it: the third and fourth attempts went to the next URL instead.
@@ -150,7 +157,15 @@ describe("outcomes feed the status checks", () => {
     await h.ctx.chain.lamports(good!.fixture.mint);
     const health = rpcHealth(h.ctx, 60);
     expect(health.configured).toBe(true);
-    expect(health.hosts[0]).toMatchObject({ host: hostOf(bad!.url), calls: 2, failures: 2, error_rate_pct: 100, breaker: "closed", last_outcome: "http_5xx", last_success_at: null });
+    expect(health.hosts[0]).toMatchObject({
+      host: hostOf(bad!.url),
+      calls: 2,
+      failures: 2,
+      error_rate_pct: 100,
+      breaker: "closed",
+      last_outcome: "http_5xx",
+      last_success_at: null,
+    });
     expect(health.hosts[1]).toMatchObject({ host: hostOf(good!.url), calls: 1, failures: 0, error_rate_pct: 0, last_outcome: "ok" });
     h.clock.advanceSeconds(2 * 3600);
     expect(rpcHealth(h.ctx, 60).hosts[0]).toMatchObject({ calls: 0, failures: 0, error_rate_pct: null });
@@ -163,8 +178,10 @@ describe("outcomes feed the status checks", () => {
     h = createTestApp({ env: chainEnv(a!, [`${dead}/SECRETPATH/?api-key=SECRET1`, `${a!.url}/?api-key=SECRET2`]) });
     const run = await h.ctx.jobs.runNow("token-snapshot");
     expect(run.ok).toBe(false);
-    const recorded = JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM chain_rpc_calls").all()) + JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM job_runs").all());
-    const published = JSON.stringify((await h.json("/api/public/public-stats-cache-freshness.json")).body) + JSON.stringify((await h.json("/api/public-stats")).body);
+    const recorded =
+      JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM chain_rpc_calls").all()) + JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM job_runs").all());
+    const published =
+      JSON.stringify((await h.json("/api/public/public-stats-cache-freshness.json")).body) + JSON.stringify((await h.json("/api/public-stats")).body);
     for (const text of [recorded, published]) expect(text).not.toMatch(/SECRET/);
     expect(published).toContain(`"rpc_host":"${new URL(dead).host}"`); // host and port only
     expect(redactUrls("GET https://u:p@rpc.example.com/v1/KEY?api-key=K failed")).toBe("GET https://rpc.example.com failed");

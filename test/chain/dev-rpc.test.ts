@@ -29,7 +29,11 @@ test("dev-rpc --json prints its URL, mint and wallets; herald's chain jobs run a
   try {
     const info = JSON.parse(await firstLine(server.stdout as ReadableStream<Uint8Array>));
     const fixture = new ChainFixture({ seed: "cli", holders: 300 });
-    expect(info).toMatchObject({ mint: fixture.mint, treasury_wallets: fixture.treasury.map((w) => w.owner), reserve_wallets: fixture.reserve.map((w) => w.owner) });
+    expect(info).toMatchObject({
+      mint: fixture.mint,
+      treasury_wallets: fixture.treasury.map((w) => w.owner),
+      reserve_wallets: fixture.reserve.map((w) => w.owner),
+    });
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     const env = {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { chainEnv, decimalString, expectedBalances, expectedHolders, expectedTx, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
+import { chainEnv, decimalString, expectedBalances, expectedHolders, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
 let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
@@ -79,7 +79,11 @@ describe("holders-snapshot", () => {
     expect(top[0]!.address).toBe(f.treasury[0]!.accounts[0]!.address);
     // The scan asked for the amount slice only, filtered on the mint.
     const call = rpc!.callsOf("getProgramAccounts")[0]!;
-    expect(call.params[1]).toMatchObject({ encoding: "base64", dataSlice: { offset: 64, length: 8 }, filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: f.mint } }] });
+    expect(call.params[1]).toMatchObject({
+      encoding: "base64",
+      dataSlice: { offset: 64, length: 8 },
+      filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: f.mint } }],
+    });
   });
 
   test("a reply cut off half way is retried and counted once, not one and a half times", async () => {
@@ -143,7 +147,13 @@ describe("holder-growth", () => {
     await h.ctx.jobs.runNow("holders-snapshot");
     const run = await h.ctx.jobs.runNow("holder-growth");
     const holders = row(h, "SELECT holders FROM chain_holder_snapshots").holders;
-    expect(row(h, "SELECT * FROM chain_holder_growth")).toMatchObject({ holders, previous_holders: null, delta: null, holder_snapshot_id: 1, job_run_id: run.run_id });
+    expect(row(h, "SELECT * FROM chain_holder_growth")).toMatchObject({
+      holders,
+      previous_holders: null,
+      delta: null,
+      holder_snapshot_id: 1,
+      job_run_id: run.run_id,
+    });
     h.clock.advanceSeconds(86_400);
     await h.ctx.jobs.runNow("holder-growth");
     expect(row(h, "SELECT * FROM chain_holder_growth WHERE id = 2")).toMatchObject({ holders, previous_holders: holders, delta: 0 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
-import { loadConfig, ConfigError } from "../../src/config";
+import { loadConfig, type ConfigError } from "../../src/config";
 import { createTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 
@@ -75,7 +75,8 @@ describe("no TOKEN_MINT", () => {
   test("the chain jobs are listed and do nothing (no snapshot rows; scheduled ticks are quiet)", async () => {
     h = createTestApp();
     const names = h.ctx.jobs.list().map((j) => j.name);
-    for (const job of ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth", "chain-rpc-prune"]) expect(names).toContain(job);
+    for (const job of ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth", "chain-rpc-prune"])
+      expect(names).toContain(job);
     expect(h.ctx.jobs.list().find((j) => j.name === "token-snapshot")!.description).toContain("TOKEN_MINT is not set");
     const r = await h.ctx.jobs.runNow("holders-snapshot");
     expect(r.ok).toBe(true);

@@ -77,9 +77,23 @@ describe("freshness proofs", () => {
     for (const p of PROOFS) {
       const r = await h.json(`${p.path}.json`);
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ success: true, status: "missing", freshness_status: "missing", age_hours: null, stale_after_hours: p.staleAfter, snapshot_at_utc: null });
+      expect(r.body).toMatchObject({
+        success: true,
+        status: "missing",
+        freshness_status: "missing",
+        age_hours: null,
+        stale_after_hours: p.staleAfter,
+        snapshot_at_utc: null,
+      });
       expect(r.body.reason).toContain(`no ${p.job} snapshot has been taken yet`);
-      expect(r.body.trust_context).toMatchObject({ data_source: "solana_rpc", mint: f.mint, rpc_host: new URL(rpc!.url).host, snapshot_id: null, job: p.job, table: p.table });
+      expect(r.body.trust_context).toMatchObject({
+        data_source: "solana_rpc",
+        mint: f.mint,
+        rpc_host: new URL(rpc!.url).host,
+        snapshot_id: null,
+        job: p.job,
+        table: p.table,
+      });
       await expectCsvMatchesJson(h, p.path);
     }
   });
@@ -89,7 +103,13 @@ describe("freshness proofs", () => {
     const runs = await runAll(h);
     for (const p of PROOFS) {
       const r = await h.json(`${p.path}.json`);
-      expect(r.body).toMatchObject({ status: "fresh", age_hours: 0, snapshot_at_utc: h.clock.now().toISOString(), reason: null, last_run: { job: p.job, ok: true, error: null } });
+      expect(r.body).toMatchObject({
+        status: "fresh",
+        age_hours: 0,
+        snapshot_at_utc: h.clock.now().toISOString(),
+        reason: null,
+        last_run: { job: p.job, ok: true, error: null },
+      });
       expect(r.body.trust_context).toMatchObject({ snapshot_id: 1, job_run_id: runs[p.job] });
       expect(r.body.trust_context.method.length).toBeGreaterThan(10);
       expect(r.body.trust_context.rpc_host).toBe(new URL(rpc!.url).host);
@@ -141,8 +161,18 @@ describe("freshness proofs", () => {
     await runAll(h);
     const e = expectedHolders(f);
     const pct = (n: bigint) => Math.round(Number((n * 2_000_000n + e.total) / (2n * e.total))) / 10_000;
-    expect((await h.json("/api/public/holder-cache-freshness.json")).body).toMatchObject({ holders: e.holders, accounts_scanned: e.accounts, holders_source: "onchain_scan" });
-    expect((await h.json("/api/public/token-distribution-freshness.json")).body).toMatchObject({ holders: e.holders, top1_pct: pct(e.top1), top5_pct: pct(e.top5), top10_pct: pct(e.top10), total_raw: e.total.toString() });
+    expect((await h.json("/api/public/holder-cache-freshness.json")).body).toMatchObject({
+      holders: e.holders,
+      accounts_scanned: e.accounts,
+      holders_source: "onchain_scan",
+    });
+    expect((await h.json("/api/public/token-distribution-freshness.json")).body).toMatchObject({
+      holders: e.holders,
+      top1_pct: pct(e.top1),
+      top5_pct: pct(e.top5),
+      top10_pct: pct(e.top10),
+      total_raw: e.total.toString(),
+    });
     expect((await h.json("/api/public/token-mint-authorities.json")).body).toMatchObject({
       mint_authority: null,
       freeze_authority: f.authority(9),
@@ -174,12 +204,24 @@ describe("token-snapshot-jobs-rollup", () => {
     await h.ctx.jobs.runNow("transaction-sync");
     const body = (await h.json("/api/public/token-snapshot-jobs-rollup.json")).body;
     expect(body.status).toBe("fresh");
-    expect(body.jobs.find((j: { job: string }) => j.job === "transaction-sync")).toMatchObject({ runs_24h: 3, failures_24h: 2, consecutive_failures: 2, freshness_status: "fresh" });
+    expect(body.jobs.find((j: { job: string }) => j.job === "transaction-sync")).toMatchObject({
+      runs_24h: 3,
+      failures_24h: 2,
+      consecutive_failures: 2,
+      freshness_status: "fresh",
+    });
     h.clock.advanceSeconds(2 * HOUR);
     const later = (await h.json("/api/public/token-snapshot-jobs-rollup.json")).body;
     expect(later).toMatchObject({ status: "stale", age_hours: 2 });
     const rows = await csvRows(h, "/api/public/token-snapshot-jobs-rollup.csv");
-    expect(rows).toEqual(later.jobs.map((j: Record<string, unknown>) => ({ generated_at_utc: later.generated_at_utc, status: "stale", mint: later.trust_context.mint, ...flat(j) })));
+    expect(rows).toEqual(
+      later.jobs.map((j: Record<string, unknown>) => ({
+        generated_at_utc: later.generated_at_utc,
+        status: "stale",
+        mint: later.trust_context.mint,
+        ...flat(j),
+      })),
+    );
   });
 });
 
@@ -199,10 +241,15 @@ describe("wallet concentration", () => {
     const pct = (n: bigint) => Math.round(Number((n * 2_000_000n + e.total) / (2n * e.total))) / 10_000;
     const r = await h.json("/transparency/wallet-concentration.json");
     expect(r.headers.get("cache-control")).toBe("public, max-age=60");
-    expect(r.body).toMatchObject({ status: "fresh", latest: { snapshot_id: 3, holders: e.holders, top1_pct: pct(e.top1), top5_pct: pct(e.top5), top10_pct: pct(e.top10) } });
+    expect(r.body).toMatchObject({
+      status: "fresh",
+      latest: { snapshot_id: 3, holders: e.holders, top1_pct: pct(e.top1), top5_pct: pct(e.top5), top10_pct: pct(e.top10) },
+    });
     expect(r.body.trend_points.map((p: { snapshot_id: number }) => p.snapshot_id)).toEqual([2, 3]);
     const rows = await csvRows(h, "/transparency/wallet-concentration.csv");
-    expect(rows).toEqual(r.body.trend_points.map((p: Record<string, unknown>) => ({ generated_at_utc: r.body.generated_at_utc, status: "fresh", mint: f.mint, ...flat(p) })));
+    expect(rows).toEqual(
+      r.body.trend_points.map((p: Record<string, unknown>) => ({ generated_at_utc: r.body.generated_at_utc, status: "fresh", mint: f.mint, ...flat(p) })),
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { createKey, signedJson, type TestKey } from "../support/partner";
+import { createKey, signedJson } from "../support/partner";
 import { chainEnv, decimalString, deadRpcUrl, expectedBalances, expectedHolders, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
 let h: TestApp | undefined;
@@ -210,7 +210,17 @@ describe("GET /api/public-stats", () => {
         holders_source: "onchain_scan",
         volume_24h: decimalString(volume, 6),
       },
-      cache: { source: "chain_token_snapshots", available: true, enabled: true, reason: null, cached_at_utc: h.clock.now().toISOString(), age_hours: 0, max_age_hours: 1, source_error: null, proof_url: "/api/public/public-stats-cache-freshness.json" },
+      cache: {
+        source: "chain_token_snapshots",
+        available: true,
+        enabled: true,
+        reason: null,
+        cached_at_utc: h.clock.now().toISOString(),
+        age_hours: 0,
+        max_age_hours: 1,
+        source_error: null,
+        proof_url: "/api/public/public-stats-cache-freshness.json",
+      },
       trust_context: { snapshot_id: 1, job: "token-snapshot", rpc_host: new URL(rpc!.url).host },
     });
     expect(volume).toBeGreaterThan(0n);

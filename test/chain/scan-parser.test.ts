@@ -59,7 +59,12 @@ describe("ProgramAccountsScanner", () => {
     const bytes = await replyBytes(f);
     const whole = scan(bytes, []);
     for (const step of [1, 2, 3, 5, 7, 13, 64]) {
-      expect(scan(bytes, Array.from({ length: Math.ceil(bytes.length / step) }, (_, k) => k * step))).toEqual(whole);
+      expect(
+        scan(
+          bytes,
+          Array.from({ length: Math.ceil(bytes.length / step) }, (_, k) => k * step),
+        ),
+      ).toEqual(whole);
     }
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), (cuts) => {

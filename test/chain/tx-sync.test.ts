@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openContext } from "../../src/bootstrap";
 import { loadConfig } from "../../src/config";
-import type { AppContext, Clock } from "../../src/context";
+import type { AppContext } from "../../src/context";
+import type { Clock } from "../../src/clock";
 import { createLogger } from "../../src/log";
 import { FakeClock, seededRng } from "../support/clock";
 import { chainEnv, expectedTx, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
@@ -36,7 +37,9 @@ function newDb(): string {
 }
 
 const stored = (ctx: AppContext) =>
-  ctx.db.sqlite.query("SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw FROM chain_transactions ORDER BY slot").all() as Array<Record<string, any>>;
+  ctx.db.sqlite.query("SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw FROM chain_transactions ORDER BY slot").all() as Array<
+    Record<string, any>
+  >;
 
 describe("transaction-sync", () => {
   test("stores every signature once with the tracked wallets' exact token delta", async () => {
@@ -47,10 +50,17 @@ describe("transaction-sync", () => {
     expect(run.ok).toBe(true);
     const expected = f.transactions.map((tx) => expectedTx(f, tx));
     expect(stored(ctx)).toEqual(
-      expected.map((e) => ({ signature: e.signature, slot: e.slot, block_time: e.blockTime, status: e.status, token_delta_raw: e.delta.toString(), amount_moved_raw: e.moved.toString() })),
+      expected.map((e) => ({
+        signature: e.signature,
+        slot: e.slot,
+        block_time: e.blockTime,
+        status: e.status,
+        token_delta_raw: e.delta.toString(),
+        amount_moved_raw: e.moved.toString(),
+      })),
     );
     // The fixture covers outflows, inflows, transfers between tracked wallets (net 0) and failed transactions.
-    expect(new Set(expected.map((e) => e.delta.toString().startsWith("-") ? "out" : e.delta === 0n ? "zero" : "in"))).toEqual(new Set(["out", "in", "zero"]));
+    expect(new Set(expected.map((e) => (e.delta.toString().startsWith("-") ? "out" : e.delta === 0n ? "zero" : "in")))).toEqual(new Set(["out", "in", "zero"]));
     expect(expected.some((e) => e.status === "failed")).toBe(true);
     const syncRun = ctx.db.sqlite.query("SELECT * FROM chain_sync_runs").get() as Record<string, any>;
     expect(syncRun).toMatchObject({ job_run_id: run.run_id, stored: 25, gap_detected: 0, addresses: 4, newest_signature: f.transactions.at(-1)!.signature });
@@ -110,7 +120,10 @@ describe("transaction-sync", () => {
     const f = rpc.fixture;
     const ctx = contextOver(newDb(), { ...chainEnv(rpc), CHAIN_TX_BACKFILL_LIMIT: "5", CHAIN_TX_MAX_PER_RUN: "3" });
     await ctx.jobs.runNow("transaction-sync");
-    const mintNewest = f.signaturesFor(f.mint).slice(0, 5).map((t) => t.signature);
+    const mintNewest = f
+      .signaturesFor(f.mint)
+      .slice(0, 5)
+      .map((t) => t.signature);
     const got = new Set(stored(ctx).map((r) => r.signature));
     for (const s of mintNewest) expect(got.has(s)).toBe(true);
     expect((ctx.db.sqlite.query("SELECT gap_detected FROM chain_sync_runs").get() as { gap_detected: number }).gap_detected).toBe(0);

@@ -65,10 +65,12 @@ test("version, help and unknown commands", async () => {
   const v = await run(["version", "--json"]);
   expect(JSON.parse(v.stdout).version).toMatch(/^\d+\.\d+\.\d+/);
   const help = await run(["help"]);
-  expect(help.stdout).toContain("Usage: herald <command>");
+  expect(help.stdout).toContain("Usage: herald [<command>] [options]");
   const unknown = await run(["frobnicate"]);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain("unknown command: frobnicate");
+  expect(unknown.stderr).toContain("Usage: herald [<command>] [options]");
+  expect(unknown.stdout).toBe("");
 });
 
 /** stdout of a --json command: exactly one line holding one JSON object (logs go to stderr). */
@@ -198,7 +200,17 @@ function parseCurl(args: string[]) {
 describe("sign", () => {
   test("a signed POST: the curl command's X-Partner-Signature verifies independently", async () => {
     const secret = "hsk_test_cli_secret_0123456789";
-    const r = await run(["sign", "--key", "hk_test_0123456789abcdef01234567", "--secret", secret, "POST", "http://localhost:3000/api/salutes/credit", '{"a":1}', "--json"]);
+    const r = await run([
+      "sign",
+      "--key",
+      "hk_test_0123456789abcdef01234567",
+      "--secret",
+      secret,
+      "POST",
+      "http://localhost:3000/api/salutes/credit",
+      '{"a":1}',
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     const out = oneJson(r.stdout);
     const curl = parseCurl(await curlArgs(out.curl));
@@ -220,7 +232,21 @@ describe("sign", () => {
     expect(createHmac("sha256", "another secret").update(canonical).digest("hex")).not.toBe(h["X-Partner-Signature"]);
 
     // Each run is a new attempt: new nonce, new Idempotency-Key.
-    const again = oneJson((await run(["sign", "--key", "hk_test_0123456789abcdef01234567", "--secret", secret, "POST", "http://localhost:3000/api/salutes/credit", '{"a":1}', "--json"])).stdout);
+    const again = oneJson(
+      (
+        await run([
+          "sign",
+          "--key",
+          "hk_test_0123456789abcdef01234567",
+          "--secret",
+          secret,
+          "POST",
+          "http://localhost:3000/api/salutes/credit",
+          '{"a":1}',
+          "--json",
+        ])
+      ).stdout,
+    );
     expect(again.headers["X-Partner-Nonce"]).not.toBe(h["X-Partner-Nonce"]);
     expect(again.headers["Idempotency-Key"]).not.toBe(h["Idempotency-Key"]);
   });
@@ -248,7 +274,9 @@ describe("sign", () => {
     const server = spawnHerald(["serve"], { ...env, PORT: String(port), HOST: "127.0.0.1", JOBS_ENABLED: "0", BOOTSTRAP_CREDENTIALS: "0" });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
-      const signed = oneJson((await run(["sign", "--key", key.key_id, "--secret", key.secret, "GET", `http://127.0.0.1:${port}/api/partner/capabilities`, "--json"])).stdout);
+      const signed = oneJson(
+        (await run(["sign", "--key", key.key_id, "--secret", key.secret, "GET", `http://127.0.0.1:${port}/api/partner/capabilities`, "--json"])).stdout,
+      );
       const p = Bun.spawn(["bash", "-c", signed.curl], { stdout: "pipe", stderr: "pipe" });
       const [out, , code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
       expect(code).toBe(0);

@@ -133,7 +133,10 @@ describe("herald serve: SIGTERM stops listening first, then drains", () => {
 
       expect(await exitWithin(h.proc, 30_000)).toBe(0);
       await h.stdoutDone;
-      const lines = h.out.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+      const lines = h.out.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
       expect(lines.find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", listening: false });
       const msgs = lines.map((l) => l.msg);
       expect(msgs).toContain("stopped cleanly");
@@ -167,7 +170,11 @@ describe("herald serve: a port in use is a startup error", () => {
       expect(code).toBe(1);
       expect(stderr).toContain(`herald: cannot listen on 127.0.0.1:${port}: port ${port} is already in use (EADDRINUSE)`);
       expect(second.out.stdout).not.toContain('"msg":"herald listening"');
-      const failure = second.out.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) => l.msg === "cannot listen");
+      const failure = second.out.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "cannot listen");
       expect(failure).toMatchObject({ level: "error", host: "127.0.0.1", port, code: "EADDRINUSE" });
       // Its database was opened (migrations) and closed cleanly: no WAL left behind, no job ever ran.
       expect(existsSync(join(dir, "second.db-wal"))).toBe(false);

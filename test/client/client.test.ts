@@ -194,9 +194,7 @@ describe("(a) signing against an independent verifier", () => {
 
 describe("retries", () => {
   test("(b) 503 twice then 200: 3 attempts, same Idempotency-Key, fresh nonce and signature each time", async () => {
-    scripts.set("/api/b/flaky", (_req, n) =>
-      n <= 2 ? fail(503, "db_unavailable", `down ${n}`) : json(200, { success: true, attempt: n }),
-    );
+    scripts.set("/api/b/flaky", (_req, n) => (n <= 2 ? fail(503, "db_unavailable", `down ${n}`) : json(200, { success: true, attempt: n })));
     const { sleep, delays } = recorder();
     const res = await client({ sleep, random: () => 0.5 }).post("/api/b/flaky", { amount: 1 });
     expect(res).toEqual({ success: true, attempt: 3 });
@@ -220,9 +218,7 @@ describe("retries", () => {
   });
 
   test("(c) 429 with Retry-After: 1 → the requested delay is 1000 ms", async () => {
-    scripts.set("/api/c/limited", (_req, n) =>
-      n === 1 ? withHeader(fail(429, "rate_limited", "slow down"), "1") : json(200, { success: true }),
-    );
+    scripts.set("/api/c/limited", (_req, n) => (n === 1 ? withHeader(fail(429, "rate_limited", "slow down"), "1") : json(200, { success: true })));
     const { sleep, delays } = recorder();
     const res = await client({ sleep, random: () => 0 }).get("/api/c/limited");
     expect(res).toEqual({ success: true });
@@ -231,9 +227,7 @@ describe("retries", () => {
   });
 
   test("Retry-After above 30 s is capped at 30 s", async () => {
-    scripts.set("/api/c/long", (_req, n) =>
-      n === 1 ? withHeader(fail(429, "rate_limited", "slow"), "120") : json(200, { success: true }),
-    );
+    scripts.set("/api/c/long", (_req, n) => (n === 1 ? withHeader(fail(429, "rate_limited", "slow"), "120") : json(200, { success: true })));
     const { sleep, delays } = recorder();
     await client({ sleep }).get("/api/c/long");
     expect(delays).toEqual([30_000]);
@@ -251,9 +245,7 @@ describe("retries", () => {
   });
 
   test("(d) 400 invalid_payload: no retry, HeraldApiError with the body's fields", async () => {
-    scripts.set("/api/d/bad", () =>
-      fail(400, "invalid_payload", "amount must be positive", { details: [{ field: "amount", problem: "positive" }] }),
-    );
+    scripts.set("/api/d/bad", () => fail(400, "invalid_payload", "amount must be positive", { details: [{ field: "amount", problem: "positive" }] }));
     const { sleep, delays } = recorder();
     const err = await caught(client({ sleep }).post("/api/d/bad", { amount: -1 }));
     expect(err).toBeInstanceOf(HeraldApiError);
@@ -269,9 +261,7 @@ describe("retries", () => {
   });
 
   test("409 idempotency_replay is surfaced as an error with that code, not retried", async () => {
-    scripts.set("/api/d/replay", () =>
-      withReplay(fail(409, "idempotency_replay", "already done", { original_status: 200, original_response: { ok: 1 } })),
-    );
+    scripts.set("/api/d/replay", () => withReplay(fail(409, "idempotency_replay", "already done", { original_status: 200, original_response: { ok: 1 } })));
     const { sleep, delays } = recorder();
     const e = (await caught(client({ sleep }).post("/api/d/replay", { a: 1 }, { idempotencyKey: "k-1" }))) as HeraldApiError;
     expect(e).toBeInstanceOf(HeraldApiError);
@@ -354,10 +344,7 @@ describe("retries", () => {
   });
 
   test("timeouts exhaust retries → HeraldNetworkError code timeout", async () => {
-    scripts.set(
-      "/api/f/always-slow",
-      () => new Promise<Response>((resolve) => hanging.push(() => resolve(json(200, { success: true })))),
-    );
+    scripts.set("/api/f/always-slow", () => new Promise<Response>((resolve) => hanging.push(() => resolve(json(200, { success: true })))));
     const { sleep } = recorder();
     const e = (await caught(client({ sleep, timeoutMs: 100, maxRetries: 1 }).get("/api/f/always-slow"))) as HeraldNetworkError;
     expect(e).toBeInstanceOf(HeraldNetworkError);

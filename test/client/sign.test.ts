@@ -1,13 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  canonicalString,
-  EMPTY_BODY_SHA256,
-  newIdempotencyKey,
-  newNonce,
-  signRequest,
-  verifyWebhookSignature,
-  webhookSignature,
-} from "../../src/client";
+import { canonicalString, EMPTY_BODY_SHA256, newIdempotencyKey, newNonce, signRequest, verifyWebhookSignature, webhookSignature } from "../../src/client";
 
 // DESIGN.md §3 vectors, hard-coded (computed independently of this code).
 const SECRET = "hsk_test_secret_0123456789abcdef";
@@ -32,9 +24,7 @@ describe("partner signing vectors (DESIGN.md §3)", () => {
       nonce: "9f86d081884c7d659a2feaa0c55ad015",
       body: CREDIT_BODY,
     });
-    expect(signed.canonical).toBe(
-      `POST\n/api/salutes/credit\n1767225600\n9f86d081884c7d659a2feaa0c55ad015\n${CREDIT_BODY_SHA256}`,
-    );
+    expect(signed.canonical).toBe(`POST\n/api/salutes/credit\n1767225600\n9f86d081884c7d659a2feaa0c55ad015\n${CREDIT_BODY_SHA256}`);
     expect(signed.signature).toBe(CREDIT_SIG);
     expect(signed.headers).toEqual({
       "X-Partner-Key": "hpk_test",
@@ -172,9 +162,7 @@ describe("outgoing webhook signature", () => {
     });
     expect(verifyWebhookSignature(WH_SECRET, TS, WH_BODY, WH_SIG, { now: TS - 301 }).reason).toBe("stale_timestamp");
     // a custom tolerance
-    expect(verifyWebhookSignature(WH_SECRET, TS, WH_BODY, WH_SIG, { now: TS + 61, toleranceSeconds: 60 }).valid).toBe(
-      false,
-    );
+    expect(verifyWebhookSignature(WH_SECRET, TS, WH_BODY, WH_SIG, { now: TS + 61, toleranceSeconds: 60 }).valid).toBe(false);
   });
 
   test("a signature for another timestamp does not verify", () => {
@@ -195,8 +183,7 @@ describe("outgoing webhook signature", () => {
   });
 
   test("malformed inputs are rejected with a reason, never thrown", () => {
-    const v = (sig: string | null | undefined, ts: string | number | null | undefined = TS) =>
-      verifyWebhookSignature(WH_SECRET, ts, WH_BODY, sig, { now: TS });
+    const v = (sig: string | null | undefined, ts: string | number | null | undefined = TS) => verifyWebhookSignature(WH_SECRET, ts, WH_BODY, sig, { now: TS });
     expect(v(undefined)).toEqual({ valid: false, reason: "missing_signature" });
     expect(v("")).toEqual({ valid: false, reason: "missing_signature" });
     expect(v(WH_SIG.slice(0, 62))).toEqual({ valid: false, reason: "malformed_signature" });

@@ -57,7 +57,11 @@ describe("the registry file", () => {
     return JSON.stringify(r);
   };
   const INVALID: Array<[string, string, RegExp]> = [
-    ["notice shorter than 30 days", broken((r) => (r.deprecations[0].sunset_at = "2026-03-30T00:00:00Z")), /legacy-user-lookup: sunset_at is less than 30 days after announced_at/],
+    [
+      "notice shorter than 30 days",
+      broken((r) => (r.deprecations[0].sunset_at = "2026-03-30T00:00:00Z")),
+      /legacy-user-lookup: sunset_at is less than 30 days after announced_at/,
+    ],
     ["a policy below the spec's 30 days", broken((r) => (r.policy.minimum_notice_days = 29)), /minimum_notice_days/],
     ["duplicate id", broken((r) => (r.deprecations[1].id = "legacy-user-lookup")), /duplicate id/],
     ["deprecated before announced", broken((r) => (r.deprecations[0].deprecated_at = "2026-02-01T00:00:00Z")), /deprecated_at must lie between/],
@@ -142,7 +146,12 @@ describe("with a non-empty registry (fixture)", () => {
     const { request, json } = portal(parseRegistry(FIXTURE));
     const pb = (await json("/developers/deprecations-playbook.json")).body;
     const md = await (await request("/developers/deprecations-playbook.md")).text();
-    expect(pb.steps.map((s: any) => s.title)).toEqual(["Confirm the new paths and auth", "Validate the signing format", "Test with a new key and idempotency headers", "Roll out with monitoring and a rollback plan"]);
+    expect(pb.steps.map((s: any) => s.title)).toEqual([
+      "Confirm the new paths and auth",
+      "Validate the signing format",
+      "Test with a new key and idempotency headers",
+      "Roll out with monitoring and a rollback plan",
+    ]);
     for (const s of pb.steps) expect(md).toContain(`${s.step}. **${s.title}.**`);
     expect(pb.scheduled.map((s: any) => s.id)).toEqual(["wallet-info-v1", "legacy-user-lookup"]);
     for (const s of pb.scheduled) expect(md).toContain(`\`${s.id}\` (${s.phase}, sunset ${s.sunset_at})`);
@@ -154,7 +163,11 @@ describe("with a non-empty registry (fixture)", () => {
     const { json } = portal(parseRegistry(FIXTURE));
     const one = await json("/developers/migration-status.json?id=legacy-user-lookup");
     expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({ id: "legacy-user-lookup", count: 1, migrations: [{ id: "legacy-user-lookup", phase: "deprecated", days_until_sunset: 7, action_required: "migrate before sunset_at" }] });
+    expect(one.body).toMatchObject({
+      id: "legacy-user-lookup",
+      count: 1,
+      migrations: [{ id: "legacy-user-lookup", phase: "deprecated", days_until_sunset: 7, action_required: "migrate before sunset_at" }],
+    });
     expect((await json("/developers/migration-status.json")).body.count).toBe(2);
     for (const id of ["nope", "future-change"]) {
       const r = await json(`/developers/migration-status.json?id=${id}`);
@@ -170,9 +183,11 @@ describe("with a non-empty registry (fixture)", () => {
     expect(byId.status).toBe(200);
     expect(byId.body).toMatchObject({ deprecated: true, id: "legacy-user-lookup", phase: "deprecated", note: null });
     expect(byId.body.headers.Deprecation).toBe("@1773532800");
-    const byPath = await json("/api/public/deprecations/header-simulator?endpoint=" + encodeURIComponent("GET /api/partner/wallet-info/9EVthMCQwN6pWeBjaniiQwLNYAgApKUiyn63mWGVUUZm"));
+    const byPath = await json(
+      "/api/public/deprecations/header-simulator?endpoint=" + encodeURIComponent("GET /api/partner/wallet-info/9EVthMCQwN6pWeBjaniiQwLNYAgApKUiyn63mWGVUUZm"),
+    );
     expect(byPath.body).toMatchObject({ deprecated: true, id: "wallet-info-v1", phase: "sunset" });
-    expect(byPath.body.headers.Link).toContain("<https://docs.example.com/migrate/wallet-info>; rel=\"sunset\"");
+    expect(byPath.body.headers.Link).toContain('<https://docs.example.com/migrate/wallet-info>; rel="sunset"');
     const both = await json("/api/public/deprecations/header-simulator?id=wallet-info-v1&endpoint=" + encodeURIComponent("POST /api/partner/wallets/verify"));
     expect(both.body.deprecated).toBe(true);
     const wrongMethod = await json("/api/public/deprecations/header-simulator?endpoint=" + encodeURIComponent("DELETE /api/partner/wallets/verify"));

@@ -28,10 +28,25 @@ test("the subset holds every public/transparency operation of the full document 
   const subset = YAML.parse(await res.text());
   const full = YAML.parse(await (await h.request("/api/openapi.yaml")).text());
 
-  const expected = operations(full).filter((o) => o.tags.some((t) => PUBLIC_TAGS.includes(t))).map((o) => o.key).sort();
-  const got = operations(subset).map((o) => o.key).sort();
+  const expected = operations(full)
+    .filter((o) => o.tags.some((t) => PUBLIC_TAGS.includes(t)))
+    .map((o) => o.key)
+    .sort();
+  const got = operations(subset)
+    .map((o) => o.key)
+    .sort();
   expect(got).toEqual(expected);
-  for (const key of ["GET /api/public/system-status", "GET /status", "GET /status/badge/{badge}", "POST /api/canary/echo", "GET /trust.json", "GET /transparency/trust-dashboard.json", "GET /developers/deprecations.json", "GET /api/public/deprecations/header-simulator", "GET /api/public-stats"]) {
+  for (const key of [
+    "GET /api/public/system-status",
+    "GET /status",
+    "GET /status/badge/{badge}",
+    "POST /api/canary/echo",
+    "GET /trust.json",
+    "GET /transparency/trust-dashboard.json",
+    "GET /developers/deprecations.json",
+    "GET /api/public/deprecations/header-simulator",
+    "GET /api/public-stats",
+  ]) {
     expect(got).toContain(key);
   }
   expect(got.some((k) => k.includes("/api/partner/") && !k.includes("errors.json") && !k.includes("event-types"))).toBe(false);

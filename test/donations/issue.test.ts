@@ -41,7 +41,18 @@ describe("issuing a claim", () => {
     });
 
     const row = h.ctx.db.sqlite.query("SELECT * FROM donation_claims").get() as any;
-    expect(row).toMatchObject({ partner: "Acme", mode: "live", key_id: key.keyId, amount: "12.5", recipient_email: "fan@example.com", recipient_wallet: WALLET, user_id: userId, claim_code: code, status: "issued", email_sent: 0 });
+    expect(row).toMatchObject({
+      partner: "Acme",
+      mode: "live",
+      key_id: key.keyId,
+      amount: "12.5",
+      recipient_email: "fan@example.com",
+      recipient_wallet: WALLET,
+      user_id: userId,
+      claim_code: code,
+      status: "issued",
+      email_sent: 0,
+    });
 
     const mail = h.ctx.db.sqlite.query("SELECT * FROM email_outbox").all() as any[];
     expect(mail).toHaveLength(1);
@@ -52,7 +63,13 @@ describe("issuing a claim", () => {
       {
         partner: "Acme",
         mode: "live",
-        data: { claim_code: code, campaign_id: "spring-2026", amount: "12.5", recipient: { email: "fan@example.com", wallet_address: WALLET }, user_id: String(userId) },
+        data: {
+          claim_code: code,
+          campaign_id: "spring-2026",
+          amount: "12.5",
+          recipient: { email: "fan@example.com", wallet_address: WALLET },
+          user_id: String(userId),
+        },
       },
     ]);
   });
@@ -145,14 +162,17 @@ describe("amounts are exact decimal strings", () => {
     expect("problem" in r && r.problem).toContain(why);
   });
 
-  test.each([[0], [-5], ["-5"], ["1e3"], ["0.1234567891"], ["1234567890123456789"], [true], [null], [{}], [[1]]])("amount %p → 400 and nothing stored", async (amount) => {
-    h = createTestApp();
-    const r = await issue(h, createKey(h), { ...valid, amount });
-    expect(r.status).toBe(400);
-    expect(r.body.error).toBe("invalid_payload");
-    expect(JSON.stringify(r.body.details)).toContain("amount");
-    expect(count(h, "donation_claims") + count(h, "email_outbox") + count(h, "events")).toBe(0);
-  });
+  test.each([[0], [-5], ["-5"], ["1e3"], ["0.1234567891"], ["1234567890123456789"], [true], [null], [{}], [[1]]])(
+    "amount %p → 400 and nothing stored",
+    async (amount) => {
+      h = createTestApp();
+      const r = await issue(h, createKey(h), { ...valid, amount });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe("invalid_payload");
+      expect(JSON.stringify(r.body.details)).toContain("amount");
+      expect(count(h, "donation_claims") + count(h, "email_outbox") + count(h, "events")).toBe(0);
+    },
+  );
 
   test("1e309 (Infinity once parsed) is 400", async () => {
     h = createTestApp();

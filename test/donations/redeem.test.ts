@@ -82,10 +82,19 @@ describe("redeeming a claim", () => {
     h.clock.advanceSeconds(90);
     const r = await redeem(h, key, code, { redeemed_by: "wallet-app:user-7" });
     expect(r.status).toBe(200);
-    expect(r.body.claim).toMatchObject({ claim_code: code, claim_status: "redeemed", redeemed_at: "2026-01-01T00:01:30.000Z", redeemed_by: "wallet-app:user-7" });
+    expect(r.body.claim).toMatchObject({
+      claim_code: code,
+      claim_status: "redeemed",
+      redeemed_at: "2026-01-01T00:01:30.000Z",
+      redeemed_by: "wallet-app:user-7",
+    });
     expect((await getClaim(h, key, code)).body.claim.claim_status).toBe("redeemed");
     expect(events(h, "donation.claim_redeemed")).toEqual([
-      { partner: "Acme", mode: "live", data: { claim_code: code, campaign_id: "spring-2026", amount: "5", redeemed_at: "2026-01-01T00:01:30.000Z", redeemed_by: "wallet-app:user-7" } },
+      {
+        partner: "Acme",
+        mode: "live",
+        data: { claim_code: code, campaign_id: "spring-2026", amount: "5", redeemed_at: "2026-01-01T00:01:30.000Z", redeemed_by: "wallet-app:user-7" },
+      },
     ]);
 
     const again = await redeem(h, key, code);
@@ -181,11 +190,14 @@ describe("concurrent redeems", () => {
     const key = createKey(h);
     const code = await issued(key);
     // A second instance over the same SQLite file, as a second machine over one primary would be.
-    const other = openContext(loadConfig({ HERALD_DB_PATH: join(h.dir, "herald.db"), JOBS_ENABLED: "0", LOG_LEVEL: "silent", PUBLIC_BASE_URL: "http://localhost:3000" }), {
-      clock: h.clock,
-      rng: seededRng("second-instance"),
-      log: createLogger("silent"),
-    });
+    const other = openContext(
+      loadConfig({ HERALD_DB_PATH: join(h.dir, "herald.db"), JOBS_ENABLED: "0", LOG_LEVEL: "silent", PUBLIC_BASE_URL: "http://localhost:3000" }),
+      {
+        clock: h.clock,
+        rng: seededRng("second-instance"),
+        log: createLogger("silent"),
+      },
+    );
     const a = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const b = buildApp(other).listen({ hostname: "127.0.0.1", port: 0 });
     try {

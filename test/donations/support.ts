@@ -12,7 +12,11 @@ export const redeem = (h: TestApp, key: TestKey, code: string, body?: unknown) =
 export const getClaim = (h: TestApp, key: TestKey, code: string) => signedJson(h, key, "GET", `/api/partner/donation-claims/${code}`);
 
 /** A user row for an owner, written directly: the users routes are not what these tests are about. */
-export function insertUser(h: TestApp, partner: string, opts: { mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {}): number {
+export function insertUser(
+  h: TestApp,
+  partner: string,
+  opts: { mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {},
+): number {
   const now = h.clock.now().toISOString();
   const row = h.ctx.db.sqlite
     .query("INSERT INTO partner_users (partner, mode, external_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
@@ -21,7 +25,13 @@ export function insertUser(h: TestApp, partner: string, opts: { mode?: "live" | 
 }
 
 export const events = (h: TestApp, type: string) =>
-  (h.ctx.db.sqlite.query("SELECT partner, mode, data FROM events WHERE event_type = ? ORDER BY id").all(type) as Array<{ partner: string; mode: string; data: string }>).map((e) => ({
+  (
+    h.ctx.db.sqlite.query("SELECT partner, mode, data FROM events WHERE event_type = ? ORDER BY id").all(type) as Array<{
+      partner: string;
+      mode: string;
+      data: string;
+    }>
+  ).map((e) => ({
     ...e,
     data: JSON.parse(e.data),
   }));

@@ -20,9 +20,29 @@ afterAll(() => h.close());
 
 /** Names that always carry a number in this API, whatever their schema says. */
 const NUMERIC_NAMES = new Set([
-  "limit", "offset", "hours", "days", "size", "expires_in", "page", "per_page", "count", "max", "min", "day_offset",
-  "baseline_days", "min_baseline_points", "zscore_threshold", "min_change_count", "include_fields_max",
-  "include_fields_bytes_limit", "top_errors_hours", "top_errors_limit", "preflight_day_offset", "index", "window_hours",
+  "limit",
+  "offset",
+  "hours",
+  "days",
+  "size",
+  "expires_in",
+  "page",
+  "per_page",
+  "count",
+  "max",
+  "min",
+  "day_offset",
+  "baseline_days",
+  "min_baseline_points",
+  "zscore_threshold",
+  "min_change_count",
+  "include_fields_max",
+  "include_fields_bytes_limit",
+  "top_errors_hours",
+  "top_errors_limit",
+  "preflight_day_offset",
+  "index",
+  "window_hours",
 ]);
 /** Descriptions that promise a number: "1–200, default 50", "rows to skip", "integer 1–720". */
 const NUMERIC_DESCRIPTION = /^\s*-?\d+\s*[–-]\s*-?\d+\b|\binteger\b|\brows to skip\b/i;

@@ -96,7 +96,8 @@ function envelopeProblem(s: Seen): string | null {
   if (s.ms > 1_000) return `answered in ${Math.round(s.ms)} ms`;
   if (s.status >= 500) return `${s.status}`;
   if (s.status < 400) return null;
-  if (s.status === 431 && s.body === "") return "a bare 431 from Bun (empty body, no X-Request-ID): the request line never reached Herald — is the server started with a raised --max-http-header-size?";
+  if (s.status === 431 && s.body === "")
+    return "a bare 431 from Bun (empty body, no X-Request-ID): the request line never reached Herald — is the server started with a raised --max-http-header-size?";
   let body: any;
   try {
     body = JSON.parse(s.body);

@@ -72,7 +72,14 @@ for (const op of operations) {
       const deadline = performance.now() + OPERATION_BUDGET_MS;
       for (const [i, variant] of variants.entries()) {
         if (performance.now() > deadline) {
-          mine.push({ op: op.id, variant: `${variants.length - i} variants from "${variant.variant}" on`, cause: `not run: the operation's ${OPERATION_BUDGET_MS / 1000} s budget ran out`, status: 0, ms: 0, excerpt: "" });
+          mine.push({
+            op: op.id,
+            variant: `${variants.length - i} variants from "${variant.variant}" on`,
+            cause: `not run: the operation's ${OPERATION_BUDGET_MS / 1000} s budget ran out`,
+            status: 0,
+            ms: 0,
+            excerpt: "",
+          });
           break;
         }
         const answer = await target.send(op, variant);
@@ -81,7 +88,10 @@ for (const op of operations) {
         mine.push(...checkAnswer(op, variant, answer));
       }
       failures.push(...mine);
-      if (mine.length) throw new Error(formatFailures(mine, { perOperation: 12, title: `${op.id}: ${mine.length} failing answers of ${variants.length} (seed ${FUZZ_SEED})` }));
+      if (mine.length)
+        throw new Error(
+          formatFailures(mine, { perOperation: 12, title: `${op.id}: ${mine.length} failing answers of ${variants.length} (seed ${FUZZ_SEED})` }),
+        );
     },
     OPERATION_BUDGET_MS + HANG_MS + 30_000,
   );
@@ -97,7 +107,10 @@ afterAll(async () => {
     "══ Herald OpenAPI fuzz ══",
     `${operations.length} operations (${Object.keys(EXCLUDED).length} excluded), ${requests} requests in ${seconds} s; seed ${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}, slow > ${SLOW_MS} ms`,
     `deep nesting on ${DEEP_NESTING_EVERY_BODY_ROUTE ? "every body route" : `${DEEP_NESTING_ROUTES.size} routes (DEEP_NESTING_EVERY_BODY_ROUTE = false)`}`,
-    `answers by status: ${[...statusCounts.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(" ")}`,
+    `answers by status: ${[...statusCounts.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ")}`,
     "slowest answers:",
     ...slowest.map((s) => `  ${Math.round(s.ms)} ms  ${s.status}  ${s.op}  ${s.variant.slice(0, 90)}`),
   ];

@@ -19,7 +19,7 @@ const echo = (body: string | Uint8Array, headers: Record<string, string> = { "co
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
 describe("JSON structure limits", () => {
-  test("the outside fuzzer's bodies: 200 KB of [ and 20,000 {\"a\": are 400 invalid_payload, naming the limit", async () => {
+  test('the outside fuzzer\'s bodies: 200 KB of [ and 20,000 {"a": are 400 invalid_payload, naming the limit', async () => {
     for (const body of [nested(100_000), '{"a":'.repeat(20_000) + "1" + "}".repeat(20_000)]) {
       const r = await echo(body);
       expect(r.status).toBe(400);

@@ -31,19 +31,33 @@ test("every registered route appears in /api/openapi.yaml, and the document vali
   await SwaggerParser.validate(structuredClone(doc));
 });
 
-test("the docs UI works offline: its assets come from the service itself", async () => {
+test("the docs pages work offline: the reference at /api/docs and the Swagger UI at /api/docs/swagger load only their own assets", async () => {
   h = createTestApp();
-  const page = await h.request("/api/docs");
-  expect(page.status).toBe(200);
-  const html = await page.text();
-  const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((a) => /\.(js|css)$/.test(a));
-  expect(assets.length).toBeGreaterThanOrEqual(2);
-  for (const a of assets) {
-    expect(a.startsWith("/")).toBe(true); // never a CDN
-    const r = await h.request(a);
-    expect(r.status).toBe(200);
-    expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+  for (const [page, title] of [
+    ["/api/docs", "Herald API reference"],
+    ["/api/docs/swagger", "Herald API (Swagger UI)"],
+  ] as const) {
+    const res = await h.request(page);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await res.text();
+    expect(html).toContain(`<title>${title}</title>`);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((a) => /\.(js|css)$/.test(a));
+    expect(assets.length).toBeGreaterThanOrEqual(1);
+    for (const a of assets) {
+      expect(a.startsWith("/")).toBe(true); // never a CDN
+      const r = await h.request(a);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("etag")).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
   }
+  // The reference reads the JSON document and is told not to reach Scalar's servers (fonts, telemetry, proxy).
+  const reference = await (await h.request("/api/docs")).text();
+  expect(reference).toContain('"url":"/api/openapi.json"');
+  expect(reference).toContain('"withDefaultFonts":false');
+  expect(reference).toContain('"telemetry":false');
+  expect(reference).not.toMatch(/https?:\/\//);
   const json = await h.json("/api/openapi.json");
   expect(json.body.info.title).toBe("Herald API");
 });

@@ -16,7 +16,12 @@ function table() {
         : (db.query("SELECT id, name FROM items WHERE id < ? ORDER BY id DESC LIMIT ?").all(p.after, p.limit + 1) as Array<{ id: number; name: string }>);
     return pageOf(rows, p, (r) => r.id);
   };
-  return { insert: (n: number) => { for (let i = 0; i < n; i++) insert.run(`item-${i}`); }, list };
+  return {
+    insert: (n: number) => {
+      for (let i = 0; i < n; i++) insert.run(`item-${i}`);
+    },
+    list,
+  };
 }
 
 const expectQueryError = (fn: () => unknown, field: string) => {

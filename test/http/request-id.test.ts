@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { cryptoRng } from "../../src/context";
+import { cryptoRng } from "../../src/clock";
 import { requestIdFor } from "../../src/http/request-id";
 import { seededRng } from "../support/clock";
 

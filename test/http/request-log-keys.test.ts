@@ -40,7 +40,9 @@ const entry = (keyId: string | null, route = "/api/partner/capabilities", i = 0)
 });
 /** Each row's key id, read back through the join every query uses. */
 const keysOf = (sqlite: Database) =>
-  (sqlite.query("SELECT k.key_id FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref ORDER BY r.id").values() as [string | null][]).map((r) => r[0]);
+  (sqlite.query("SELECT k.key_id FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref ORDER BY r.id").values() as [string | null][]).map(
+    (r) => r[0],
+  );
 
 test("each key is stored once and every row names it by a small integer", () => {
   const h = freshDb();
@@ -115,7 +117,9 @@ test("migration 0009 moves rows written before it onto refs, keeping each row's 
   const columns = (h.sqlite.query("PRAGMA table_info(request_log)").all() as { name: string }[]).map((c) => c.name);
   expect(columns).toContain("key_ref");
   expect(columns).not.toContain("partner_key_id");
-  const plan = h.sqlite.query("EXPLAIN QUERY PLAN SELECT route FROM request_log WHERE key_ref = (SELECT ref FROM request_log_keys WHERE key_id = ?) AND at > ?").all("hk_live_a", "2026") as { detail: string }[];
+  const plan = h.sqlite
+    .query("EXPLAIN QUERY PLAN SELECT route FROM request_log WHERE key_ref = (SELECT ref FROM request_log_keys WHERE key_id = ?) AND at > ?")
+    .all("hk_live_a", "2026") as { detail: string }[];
   expect(plan.map((p) => p.detail).join(" | ")).toContain("request_log_key_at_idx");
   // A writer after the migration continues the same refs.
   const log = new RequestLog(h.sqlite, quiet());

@@ -7,8 +7,22 @@ afterEach(() => h?.close());
 test("every run is recorded in job_runs with outcome, error and duration", async () => {
   h = createTestApp();
   let calls = 0;
-  h.ctx.jobs.register({ name: "test-ok", pattern: "0 0 * * * *", description: "succeeds", run: () => { calls++; } });
-  h.ctx.jobs.register({ name: "test-fail", pattern: "0 0 * * * *", description: "fails", run: async () => { throw new Error("rpc down"); } });
+  h.ctx.jobs.register({
+    name: "test-ok",
+    pattern: "0 0 * * * *",
+    description: "succeeds",
+    run: () => {
+      calls++;
+    },
+  });
+  h.ctx.jobs.register({
+    name: "test-fail",
+    pattern: "0 0 * * * *",
+    description: "fails",
+    run: async () => {
+      throw new Error("rpc down");
+    },
+  });
 
   const ok = await h.ctx.jobs.runNow("test-ok");
   const failed = await h.ctx.jobs.runNow("test-fail");
@@ -27,7 +41,7 @@ test("every run is recorded in job_runs with outcome, error and duration", async
   const listed = Object.fromEntries(h.ctx.jobs.list().map((j) => [j.name, j]));
   expect(listed["test-fail"]!.last_run).toMatchObject({ ok: false, error: "rpc down" });
   expect(listed["request-log-prune"]).toMatchObject({ enabled: true, scheduled: false, last_run: null });
-  expect(h.ctx.metrics.render()).toContain('herald_job_runs_total{job="test-fail",outcome="failed"} 1');
+  expect(await h.ctx.metrics.render()).toContain('herald_job_runs_total{job="test-fail",outcome="failed"} 1');
 });
 
 test("jobs are not scheduled by the test factory, and disabled jobs are never scheduled", async () => {

@@ -27,7 +27,6 @@ afterAll(() => {
 
 type Child = ReturnType<typeof Bun.spawn>;
 
-
 /** The child processes of `pid` (Linux), so a killed Litestream does not leave herald running. */
 function childPids(pid: number): number[] {
   try {
@@ -59,8 +58,7 @@ async function stopReplicate(proc: Child, ms: number): Promise<number | null> {
 }
 
 /** Bounded: a pipe held open by a stray grandchild must not hang the report. */
-const settle = (text: Promise<string>, ms = 2_000) =>
-  Promise.race([text, Bun.sleep(ms).then(() => "(still open)")]);
+const settle = (text: Promise<string>, ms = 2_000) => Promise.race([text, Bun.sleep(ms).then(() => "(still open)")]);
 
 /** Runs the litestream binary to completion (bounded); the npm wrapper would swallow its exit code. */
 async function litestream(args: string[], env: Record<string, string>) {

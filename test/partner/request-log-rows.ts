@@ -39,8 +39,18 @@ const B_STATUS = [...Array(6).fill(200), 404];
 /** The hand-built sample for `key` (10 minutes ago), plus noise that must never be counted for it. */
 export function seedSample(t: TestApp, key: TestKey, other: TestKey) {
   const at = minutesAgo(t, 10);
-  insertLog(t, key.keyId, A_US.map((us, i) => ({ route: "/api/partner/users/:user_id", status: A_STATUS[i]!, latencyUs: us })), at);
-  insertLog(t, key.keyId, B_US.map((us, i) => ({ route: "/api/salutes/credit", method: "POST", status: B_STATUS[i]!, latencyUs: us })), at);
+  insertLog(
+    t,
+    key.keyId,
+    A_US.map((us, i) => ({ route: "/api/partner/users/:user_id", status: A_STATUS[i]!, latencyUs: us })),
+    at,
+  );
+  insertLog(
+    t,
+    key.keyId,
+    B_US.map((us, i) => ({ route: "/api/salutes/credit", method: "POST", status: B_STATUS[i]!, latencyUs: us })),
+    at,
+  );
   insertLog(t, other.keyId, [{ route: "/api/salutes/credit", status: 500, latencyUs: 9_999_999 }], at);
   insertLog(t, null, [{ route: "(unmatched)", status: 404, latencyUs: 9_999_999 }], at);
 }

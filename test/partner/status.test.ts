@@ -43,7 +43,11 @@ describe("partner status", () => {
     h = createTestApp();
     const key = createKey(h, { scopes: ["read"] });
     const first = await status(h, key);
-    expect(first.body).toMatchObject({ endpoint_percentiles_available: false, endpoint_percentiles_ms: { p50_ms: null, p95_ms: null, p99_ms: null }, request_metrics: { total_requests: 0, error_requests: 0 } });
+    expect(first.body).toMatchObject({
+      endpoint_percentiles_available: false,
+      endpoint_percentiles_ms: { p50_ms: null, p95_ms: null, p99_ms: null },
+      request_metrics: { total_requests: 0, error_requests: 0 },
+    });
     await Bun.sleep(0); // the after-response hook logs the first call
     const second = await status(h, key);
     expect(second.body).toMatchObject({ endpoint_percentiles_available: true, request_metrics: { total_requests: 1, error_requests: 0 } });
@@ -56,7 +60,11 @@ describe("partner status", () => {
     h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
     const key = createKey(h, { partner: "Acme" });
     const other = createKey(h, { partner: "Other" });
-    for (const [k, url] of [[key, ok.url()], [key, failing.url()], [other, failing.url()]] as const) {
+    for (const [k, url] of [
+      [key, ok.url()],
+      [key, failing.url()],
+      [other, failing.url()],
+    ] as const) {
       const w = await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: url } });
       expect((await signedJson(h, k, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`)).status).toBe(200);
     }

@@ -53,15 +53,29 @@ describe("usage analytics", () => {
     expect(nearestRank([7], 99)).toBe(7);
     expect(nearestRank([1, 2], 50)).toBe(1);
     expect(nearestRank([1, 2], 51)).toBe(2);
-    expect(nearestRank(Array.from({ length: 100 }, (_, i) => i + 1), 95)).toBe(95);
-    expect(nearestRank(Array.from({ length: 100 }, (_, i) => i + 1), 99)).toBe(99);
+    expect(
+      nearestRank(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        95,
+      ),
+    ).toBe(95);
+    expect(
+      nearestRank(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        99,
+      ),
+    ).toBe(99);
   });
 
   test("with no traffic: zeros, available=false and null percentiles", async () => {
     h = createTestApp();
     const r = await usage(h, createKey(h));
     expect(r.body.request_metrics).toEqual({ total_requests: 0, success_requests: 0, error_requests: 0, rate_limited_requests: 0, endpoint_breakdown: [] });
-    expect(r.body.latency_metrics_ms).toMatchObject({ available: false, overall: { samples: 0, p50_ms: null, p95_ms: null, p99_ms: null }, endpoint_breakdown: [] });
+    expect(r.body.latency_metrics_ms).toMatchObject({
+      available: false,
+      overall: { samples: 0, p50_ms: null, p95_ms: null, p99_ms: null },
+      endpoint_breakdown: [],
+    });
   });
 
   test("the window is (now − hours, now], moved by the clock", async () => {
@@ -69,12 +83,17 @@ describe("usage analytics", () => {
     const key = createKey(h);
     const now = h.clock.now().getTime();
     const iso = (ms: number) => new Date(now + ms).toISOString();
-    insertLog(h, key.keyId, [
-      { route: "/exactly-one-hour-old", status: 200, latencyUs: 1, at: iso(-3_600_000) },
-      { route: "/just-inside", status: 200, latencyUs: 2, at: iso(-3_600_000 + 1) },
-      { route: "/now", status: 200, latencyUs: 3, at: iso(0) },
-      { route: "/future", status: 200, latencyUs: 4, at: iso(1) },
-    ], iso(0));
+    insertLog(
+      h,
+      key.keyId,
+      [
+        { route: "/exactly-one-hour-old", status: 200, latencyUs: 1, at: iso(-3_600_000) },
+        { route: "/just-inside", status: 200, latencyUs: 2, at: iso(-3_600_000 + 1) },
+        { route: "/now", status: 200, latencyUs: 3, at: iso(0) },
+        { route: "/future", status: 200, latencyUs: 4, at: iso(1) },
+      ],
+      iso(0),
+    );
     const paths = async (q: string) => ((await usage(h, key, q)).body.request_metrics.endpoint_breakdown as Array<{ path: string }>).map((e) => e.path).sort();
     expect(await paths("?hours=1")).toEqual(["/just-inside", "/now"]);
     h.clock.advance(1);
@@ -108,8 +127,18 @@ describe("usage analytics", () => {
     const key = createKey(h);
     const old = minutesAgo(h, 60);
     // The 10 oldest requests are very slow; they fall outside the sample, so p99 never sees them.
-    insertLog(h, key.keyId, Array.from({ length: 10 }, () => ({ route: "/slow", status: 200, latencyUs: 10_000_000 })), old);
-    insertLog(h, key.keyId, Array.from({ length: MAX_LATENCY_SAMPLES }, (_, i) => ({ route: "/fast", status: 200, latencyUs: 1000 + (i % 100) })), minutesAgo(h, 1));
+    insertLog(
+      h,
+      key.keyId,
+      Array.from({ length: 10 }, () => ({ route: "/slow", status: 200, latencyUs: 10_000_000 })),
+      old,
+    );
+    insertLog(
+      h,
+      key.keyId,
+      Array.from({ length: MAX_LATENCY_SAMPLES }, (_, i) => ({ route: "/fast", status: 200, latencyUs: 1000 + (i % 100) })),
+      minutesAgo(h, 1),
+    );
     const r = await usage(h, key);
     expect(r.body.request_metrics.total_requests).toBe(MAX_LATENCY_SAMPLES + 10);
     expect(r.body.latency_metrics_ms).toMatchObject({ truncated: true, overall: { samples: MAX_LATENCY_SAMPLES, p99_ms: 1.098 } });

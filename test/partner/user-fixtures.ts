@@ -14,7 +14,9 @@ export const linkWallet = (h: TestApp, key: TestKey, userId: number | string, bo
 
 /** users.updated events in the outbox, oldest first, with their data parsed. */
 export function userEvents(h: TestApp, partner = "Acme"): Array<{ user_id: string; external_id: string; changes: string[] }> {
-  const rows = h.ctx.db.sqlite.query("SELECT data FROM events WHERE event_type = 'users.updated' AND partner = ? ORDER BY id").all(partner) as Array<{ data: string }>;
+  const rows = h.ctx.db.sqlite.query("SELECT data FROM events WHERE event_type = 'users.updated' AND partner = ? ORDER BY id").all(partner) as Array<{
+    data: string;
+  }>;
   return rows.map((r) => JSON.parse(r.data));
 }
 
@@ -22,7 +24,11 @@ export const count = (h: TestApp, table: string) => (h.ctx.db.sqlite.query(`SELE
 
 /** The auth answers every signed route must give: unsigned 401, the other scope only 403, a sandbox key 403. */
 export async function expectPartnerAuth(h: TestApp, route: { method: string; path: string; body?: unknown; scope: "read" | "users" }) {
-  const init: RequestInit = { method: route.method, headers: { "content-type": "application/json" }, body: route.body === undefined ? undefined : JSON.stringify(route.body) };
+  const init: RequestInit = {
+    method: route.method,
+    headers: { "content-type": "application/json" },
+    body: route.body === undefined ? undefined : JSON.stringify(route.body),
+  };
   const unsigned = await h.json(route.path, init);
   expect(unsigned.status).toBe(401);
   expect(unsigned.body.error).toBe("unauthorized");

@@ -13,7 +13,13 @@ describe("POST /api/partner/users", () => {
   test("creates the user with a primary wallet, 201, and emits users.updated ['created'] in the same commit", async () => {
     h = createTestApp();
     const key = createKey(h);
-    const r = await createUser(h, key, { external_id: "u-1@app", username: "Alice_01", display_name: " Alice ", email: "Alice@Example.COM", wallet_address: sol(1) });
+    const r = await createUser(h, key, {
+      external_id: "u-1@app",
+      username: "Alice_01",
+      display_name: " Alice ",
+      email: "Alice@Example.COM",
+      wallet_address: sol(1),
+    });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({
       success: true,
@@ -173,7 +179,16 @@ describe("GET /api/partner/users", () => {
     expect(new Set(seen).size).toBe(5);
     const offset = await signedJson(h, key, "GET", "/api/partner/users?limit=2&offset=4");
     expect(offset.body.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
-    for (const bad of ["limit=0", "limit=201", "offset=-1", "status=deleted", "include_wallets=yes", "cursor=zzz", `cursor=${Buffer.from('{"a":"x"}').toString("base64url")}`, `q=${"x".repeat(201)}`]) {
+    for (const bad of [
+      "limit=0",
+      "limit=201",
+      "offset=-1",
+      "status=deleted",
+      "include_wallets=yes",
+      "cursor=zzz",
+      `cursor=${Buffer.from('{"a":"x"}').toString("base64url")}`,
+      `q=${"x".repeat(201)}`,
+    ]) {
       const r = await signedJson(h, key, "GET", `/api/partner/users?${bad}`);
       expect({ bad, status: r.status, error: r.body.error }).toEqual({ bad, status: 400, error: "invalid_query" });
     }
@@ -202,7 +217,17 @@ describe("GET /api/partner/user-lookup", () => {
     const full = await signedJson(h, key, "GET", `/api/partner/user-lookup?wallet=${sol(9)}&include_wallets=1&limit=10`);
     expect(full.body).toMatchObject({ success: true, count: 1, pagination: { has_more: false } });
     expect(full.body.users[0].wallets.map((w: { wallet_address: string }) => w.wallet_address)).toEqual([sol(9), sol(10)]);
-    expect(full.body.query).toEqual({ limit: 10, offset: 0, cursor: null, status: null, q: null, email: null, username: null, wallet: sol(9), include_wallets: true });
+    expect(full.body.query).toEqual({
+      limit: 10,
+      offset: 0,
+      cursor: null,
+      status: null,
+      q: null,
+      email: null,
+      username: null,
+      wallet: sol(9),
+      include_wallets: true,
+    });
     expect(full.body.links.self).toBe("/api/partner/users/USER_ID");
     expect((await signedJson(h, key, "GET", "/api/partner/user-lookup?status=gone")).status).toBe(400);
     expect((await signedJson(h, key, "GET", `/api/partner/user-lookup?username=${"x".repeat(33)}`)).status).toBe(400);
@@ -247,9 +272,19 @@ describe("PATCH /api/partner/users/{user_id}", () => {
     const key = createKey(h);
     const [a] = await seed(key);
     h.clock.advanceSeconds(60);
-    const r = await signedJson(h, key, "PATCH", `/api/partner/users/${a}`, { body: { display_name: "Ann B.", email: null, is_verified: true, username: "ann" } });
+    const r = await signedJson(h, key, "PATCH", `/api/partner/users/${a}`, {
+      body: { display_name: "Ann B.", email: null, is_verified: true, username: "ann" },
+    });
     expect(r.status).toBe(200);
-    expect(r.body.user).toMatchObject({ id: a, display_name: "Ann B.", email: null, is_verified: true, username: "ann", status: "active", updated_at: "2026-01-01T00:01:00.000Z" });
+    expect(r.body.user).toMatchObject({
+      id: a,
+      display_name: "Ann B.",
+      email: null,
+      is_verified: true,
+      username: "ann",
+      status: "active",
+      updated_at: "2026-01-01T00:01:00.000Z",
+    });
     expect(r.body.user.wallets).toHaveLength(1);
     const events = userEvents(h).filter((e) => e.user_id === String(a));
     expect(events.at(-1)!.changes.sort()).toEqual(["display_name", "email", "is_verified"]);
@@ -281,7 +316,16 @@ describe("PATCH /api/partner/users/{user_id}", () => {
     const unknown = await patch({ display_name: "X", dispaly_name: "typo" });
     expect(unknown.status).toBe(400);
     expect(unknown.body.details).toEqual([{ field: "dispaly_name", problem: "is not a known field" }]);
-    for (const body of [{ status: "deleted" }, { is_verified: "yes" }, { username: "no spaces" }, { email: "nope" }, { display_name: "" }, { external_id: "new" }, [], "x"]) {
+    for (const body of [
+      { status: "deleted" },
+      { is_verified: "yes" },
+      { username: "no spaces" },
+      { email: "nope" },
+      { display_name: "" },
+      { external_id: "new" },
+      [],
+      "x",
+    ]) {
       const r = await patch(body);
       expect({ body, status: r.status }).toEqual({ body, status: 400 });
     }

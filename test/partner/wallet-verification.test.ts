@@ -25,7 +25,14 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
       wallet: sol(1),
       blockchain: "solana",
       wallet_states: { linked: true, connected_session: false, verified: false, stale_verification: false, hidden: false },
-      verification: { verified: false, verified_at_utc: null, verification_age_days: null, freshness: "unverified", status_text: "Not verified", reverify_days: 30 },
+      verification: {
+        verified: false,
+        verified_at_utc: null,
+        verification_age_days: null,
+        freshness: "unverified",
+        status_text: "Not verified",
+        reverify_days: 30,
+      },
       owner: { user_id: user.id, external_id: "ext-1", is_primary: true, is_hidden: false },
       state_model: ["linked", "connected_session", "verified", "stale_verification", "hidden"],
       meta: expect.objectContaining({ request_id: expect.any(String) }),
@@ -40,7 +47,14 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
     const at = h.clock.now().toISOString();
 
     const today = (await verify(key, sol(2))).body;
-    expect(today.verification).toEqual({ verified: true, verified_at_utc: at, verification_age_days: 0, freshness: "fresh", status_text: "Verified today", reverify_days: 7 });
+    expect(today.verification).toEqual({
+      verified: true,
+      verified_at_utc: at,
+      verification_age_days: 0,
+      freshness: "fresh",
+      status_text: "Verified today",
+      reverify_days: 7,
+    });
     expect(today.wallet_states).toMatchObject({ verified: true, stale_verification: false });
 
     h.clock.advanceSeconds(3 * DAY_S);
@@ -51,11 +65,20 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
 
     h.clock.advanceSeconds(1);
     const stale = (await verify(key, sol(2))).body;
-    expect(stale.verification).toMatchObject({ verified: true, verification_age_days: 8, freshness: "stale", status_text: "Verification is 8 days old; re-verify (policy 7 days)" });
+    expect(stale.verification).toMatchObject({
+      verified: true,
+      verification_age_days: 8,
+      freshness: "stale",
+      status_text: "Verification is 8 days old; re-verify (policy 7 days)",
+    });
     expect(stale.wallet_states).toMatchObject({ verified: true, stale_verification: true });
 
     await linkWallet(h, key, id, { wallet_address: sol(2), verified: true });
-    expect((await verify(key, sol(2))).body.verification).toMatchObject({ verification_age_days: 0, freshness: "fresh", verified_at_utc: h.clock.now().toISOString() });
+    expect((await verify(key, sol(2))).body.verification).toMatchObject({
+      verification_age_days: 0,
+      freshness: "fresh",
+      verified_at_utc: h.clock.now().toISOString(),
+    });
     await linkWallet(h, key, id, { wallet_address: sol(2), verified: false });
     expect((await verify(key, sol(2))).body.verification.freshness).toBe("unverified");
   });

@@ -9,8 +9,10 @@ afterEach(() => {
   h = undefined as unknown as TestApp;
 });
 
-const newUser = async (key: TestKey, externalId = "u1", extra: Record<string, unknown> = {}) => (await createUser(h, key, { external_id: externalId, ...extra })).body.user.id as number;
-const primaries = (userId: number) => h.ctx.db.sqlite.query("SELECT wallet_address FROM wallet_links WHERE user_id = ? AND is_primary = 1").all(userId) as Array<{ wallet_address: string }>;
+const newUser = async (key: TestKey, externalId = "u1", extra: Record<string, unknown> = {}) =>
+  (await createUser(h, key, { external_id: externalId, ...extra })).body.user.id as number;
+const primaries = (userId: number) =>
+  h.ctx.db.sqlite.query("SELECT wallet_address FROM wallet_links WHERE user_id = ? AND is_primary = 1").all(userId) as Array<{ wallet_address: string }>;
 
 describe("POST /api/partner/users/{user_id}/wallets", () => {
   test("the first wallet becomes primary; later ones do not; the answer lists all the user's wallets", async () => {
@@ -19,7 +21,10 @@ describe("POST /api/partner/users/{user_id}/wallets", () => {
     const id = await newUser(key);
     const first = await linkWallet(h, key, id, { wallet_address: sol(1), label: "main" });
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ success: true, wallets: [{ blockchain: "solana", wallet_address: sol(1), label: "main", is_primary: 1, verified: 0, verified_at: null }] });
+    expect(first.body).toEqual({
+      success: true,
+      wallets: [{ blockchain: "solana", wallet_address: sol(1), label: "main", is_primary: 1, verified: 0, verified_at: null }],
+    });
     const second = await linkWallet(h, key, id, { wallet_address: sol(2) });
     expect(second.body.wallets.map((w: { wallet_address: string; is_primary: number }) => [w.wallet_address, w.is_primary])).toEqual([
       [sol(1), 1],

@@ -117,19 +117,27 @@ describe("round trip: minor units → JSON number → minor units", () => {
 
   test("any double is either refused or accepted as exactly its own value", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 6 }), fc.oneof(fc.double(), fc.double({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 10 ** 9 }).map((n) => n / 100)), (decimals, x) => {
-        const r = { decimals, maxAmount: 1_000_000_000 };
-        let minor: number;
-        try {
-          minor = parseAmountMinor(x, r);
-        } catch (err) {
-          expect((err as AppError).code).toBe("invalid_payload");
-          return;
-        }
-        expect(minor).toBeGreaterThan(0);
-        expect(Number.isInteger(minor)).toBe(true);
-        expect(minorToNumber(minor, decimals)).toBe(x);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 6 }),
+        fc.oneof(
+          fc.double(),
+          fc.double({ min: 0, max: 1e9 }),
+          fc.integer({ min: 0, max: 10 ** 9 }).map((n) => n / 100),
+        ),
+        (decimals, x) => {
+          const r = { decimals, maxAmount: 1_000_000_000 };
+          let minor: number;
+          try {
+            minor = parseAmountMinor(x, r);
+          } catch (err) {
+            expect((err as AppError).code).toBe("invalid_payload");
+            return;
+          }
+          expect(minor).toBeGreaterThan(0);
+          expect(Number.isInteger(minor)).toBe(true);
+          expect(minorToNumber(minor, decimals)).toBe(x);
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -164,13 +172,18 @@ describe("scaling, config decimals and exact products", () => {
 
   test("products agree with BigInt arithmetic", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10 ** 12 }), fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 9 }), (minor, rateDigits, rateScale) => {
-        const rate = formatScaled(BigInt(rateDigits), rateScale);
-        const product = multiplyExact(minor, 2, rate);
-        const back = exactDecimalOf(product)!;
-        // product × 10^(2 + rateScale) == minor × rateDigits
-        expect(toScaled(back, 2 + rateScale)).toBe(BigInt(minor) * BigInt(rateDigits));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 10 ** 12 }),
+        fc.integer({ min: 0, max: 10 ** 9 }),
+        fc.integer({ min: 0, max: 9 }),
+        (minor, rateDigits, rateScale) => {
+          const rate = formatScaled(BigInt(rateDigits), rateScale);
+          const product = multiplyExact(minor, 2, rate);
+          const back = exactDecimalOf(product)!;
+          // product × 10^(2 + rateScale) == minor × rateDigits
+          expect(toScaled(back, 2 + rateScale)).toBe(BigInt(minor) * BigInt(rateDigits));
+        },
+      ),
     );
   });
 });

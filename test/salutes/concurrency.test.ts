@@ -67,7 +67,10 @@ function plan(key: TestKey, users: string[]): Planned[] {
   const credits = out.filter((p) => p.path === "/api/salutes/credit");
   const duplicated = credits.filter((_, n) => n % 3 === 0).slice(0, DUPLICATES);
   const picked = new Set(duplicated);
-  const replayed = out.filter((p) => !picked.has(p)).filter((_, n) => n % 7 === 1).slice(0, NONCE_REPLAYS);
+  const replayed = out
+    .filter((p) => !picked.has(p))
+    .filter((_, n) => n % 7 === 1)
+    .slice(0, NONCE_REPLAYS);
   expect([duplicated.length, replayed.length]).toEqual([DUPLICATES, NONCE_REPLAYS]);
   // Duplicates repeat a credit's payload and Idempotency-Key, freshly signed (new nonce): exactly one may take effect.
   for (const original of duplicated) {

@@ -9,7 +9,13 @@ afterEach(() => {
   h = undefined as unknown as TestApp;
 });
 
-const ENABLED = { SALUTES_CONVERSION_ENABLED: "1", SALUTES_CONVERSION_MIN: "10", SALUTES_CONVERSION_MAX: "1000", SALUTES_CONVERSION_DAILY_CAP: "1500", SALUTES_CONVERSION_RATE: "0.015" };
+const ENABLED = {
+  SALUTES_CONVERSION_ENABLED: "1",
+  SALUTES_CONVERSION_MIN: "10",
+  SALUTES_CONVERSION_MAX: "1000",
+  SALUTES_CONVERSION_DAILY_CAP: "1500",
+  SALUTES_CONVERSION_RATE: "0.015",
+};
 const convert = (key: TestKey, b: unknown, opts: SignOptions = {}) => signedJson(h, key, "POST", "/api/salutes/convert", { body: b, ...opts });
 const conversions = () => h.ctx.db.sqlite.query("SELECT * FROM salutes_conversions ORDER BY id").all() as Array<Record<string, unknown>>;
 
@@ -29,7 +35,16 @@ describe("GET /api/salutes/conversion-policy", () => {
   });
 
   test("bounds with more decimals than salutes are shown as enforced (min up, max and cap down)", async () => {
-    h = createTestApp({ env: { SALUTES_CONVERSION_ENABLED: "1", SALUTES_CONVERSION_MIN: "10.001", SALUTES_CONVERSION_MAX: "99.999", SALUTES_CONVERSION_DAILY_CAP: "500.009", SALUTES_CONVERSION_RATE: "0.0100", SALUTES_CONVERSION_TARGET: "gems" } });
+    h = createTestApp({
+      env: {
+        SALUTES_CONVERSION_ENABLED: "1",
+        SALUTES_CONVERSION_MIN: "10.001",
+        SALUTES_CONVERSION_MAX: "99.999",
+        SALUTES_CONVERSION_DAILY_CAP: "500.009",
+        SALUTES_CONVERSION_RATE: "0.0100",
+        SALUTES_CONVERSION_TARGET: "gems",
+      },
+    });
     const r = await signedJson(h, createKey(h), "GET", "/api/salutes/conversion-policy?include_meta=1");
     expect(r.body.policy).toEqual({ enabled: true, target: "gems", rate: "0.01", min: 10.01, max: 99.99, daily_cap: 500, decimals: 2 });
     expect(r.body.meta).toBeDefined();
@@ -50,17 +65,54 @@ describe("POST /api/salutes/convert", () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       success: true,
-      conversion: { id: expect.any(Number), user_id: user, amount: 123.45, rate: "0.015", converted_amount: "1.85175", target: "token", status: "completed", ledger_entry_id: expect.any(Number), created_at: "2026-01-01T00:00:00.000Z" },
+      conversion: {
+        id: expect.any(Number),
+        user_id: user,
+        amount: 123.45,
+        rate: "0.015",
+        converted_amount: "1.85175",
+        target: "token",
+        status: "completed",
+        ledger_entry_id: expect.any(Number),
+        created_at: "2026-01-01T00:00:00.000Z",
+      },
       balance: 4876.55,
     });
     const entry = ledgerRows(h, user)[1]!;
-    expect(entry).toMatchObject({ id: r.body.conversion.ledger_entry_id, delta_minor: -12345, balance_after_minor: 487655, reason: "conversion", source: "salutes.convert", idempotency_key: "conv-1", key_id: key.keyId });
+    expect(entry).toMatchObject({
+      id: r.body.conversion.ledger_entry_id,
+      delta_minor: -12345,
+      balance_after_minor: 487655,
+      reason: "conversion",
+      source: "salutes.convert",
+      idempotency_key: "conv-1",
+      key_id: key.keyId,
+    });
     expect(conversions()).toEqual([
-      { id: r.body.conversion.id, user_id: Number(user), partner: "Acme", mode: "live", amount_minor: 12345, rate: "0.015", converted_amount: "1.85175", target: "token", status: "completed", ledger_entry_id: entry.id, created_at: "2026-01-01T00:00:00.000Z" },
+      {
+        id: r.body.conversion.id,
+        user_id: Number(user),
+        partner: "Acme",
+        mode: "live",
+        amount_minor: 12345,
+        rate: "0.015",
+        converted_amount: "1.85175",
+        target: "token",
+        status: "completed",
+        ledger_entry_id: entry.id,
+        created_at: "2026-01-01T00:00:00.000Z",
+      },
     ]);
     const events = eventRows(h);
     expect(events.map((e) => e.event_type)).toEqual(["salutes.credit", "salutes.debit"]);
-    expect(events[1]!.data).toEqual({ user_id: user, delta: -123.45, balance: 4876.55, ledger_entry_id: entry.id, reason: "conversion", source: "salutes.convert" });
+    expect(events[1]!.data).toEqual({
+      user_id: user,
+      delta: -123.45,
+      balance: 4876.55,
+      ledger_entry_id: entry.id,
+      reason: "conversion",
+      source: "salutes.convert",
+    });
     const ledger = await signedJson(h, key, "GET", `/api/salutes/ledger?user_id=${user}&reason=conversion`);
     expect(ledger.body.ledger).toHaveLength(1);
     expectLedgerConsistent(h);
@@ -148,7 +200,15 @@ describe("POST /api/salutes/convert", () => {
     expect(suspended.body.error).toBe("conflict");
     expect((await convert(createKey(h, { scopes: ["credit", "read"] }), { user_id: user, amount: 10 })).status).toBe(403);
     expect((await convert(createKey(h, { mode: "sandbox" }), { user_id: user, amount: 10 })).status).toBe(403);
-    expect((await h.json("/api/salutes/convert", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user_id: user, amount: 10 }) })).status).toBe(401);
+    expect(
+      (
+        await h.json("/api/salutes/convert", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ user_id: user, amount: 10 }),
+        })
+      ).status,
+    ).toBe(401);
     expect(conversions()).toHaveLength(0);
   });
 });

@@ -20,12 +20,29 @@ describe("credit", () => {
     expect(r.body).toEqual({ success: true, user_id: user, balance: 12.5, delta: 12.5, ledger_entry_id: expect.any(Number), idempotency_key: "credit-1" });
     const rows = ledgerRows(h, user);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ id: r.body.ledger_entry_id, partner: "Acme", mode: "live", delta_minor: 1250, balance_after_minor: 1250, reason: "quest_reward", source: "game.arena", key_id: key.keyId, idempotency_key: "credit-1" });
+    expect(rows[0]).toMatchObject({
+      id: r.body.ledger_entry_id,
+      partner: "Acme",
+      mode: "live",
+      delta_minor: 1250,
+      balance_after_minor: 1250,
+      reason: "quest_reward",
+      source: "game.arena",
+      key_id: key.keyId,
+      idempotency_key: "credit-1",
+    });
     expect(h.ctx.db.sqlite.query("SELECT balance_minor FROM salutes_balances WHERE user_id = ?").get(Number(user))).toEqual({ balance_minor: 1250 });
     const events = eventRows(h);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ partner: "Acme", mode: "live", event_type: "salutes.credit" });
-    expect(events[0]!.data).toEqual({ user_id: user, delta: 12.5, balance: 12.5, ledger_entry_id: r.body.ledger_entry_id, reason: "quest_reward", source: "game.arena" });
+    expect(events[0]!.data).toEqual({
+      user_id: user,
+      delta: 12.5,
+      balance: 12.5,
+      ledger_entry_id: r.body.ledger_entry_id,
+      reason: "quest_reward",
+      source: "game.arena",
+    });
 
     const second = await credit(h, key, body(user, 0.29));
     expect(second.body).toMatchObject({ balance: 12.79, delta: 0.29 });
@@ -110,7 +127,14 @@ describe("debit", () => {
     expect(ledgerRows(h, user)[1]).toMatchObject({ delta_minor: -375, balance_after_minor: 625, reason: "shop.purchase" });
     const events = eventRows(h);
     expect(events.map((e) => e.event_type)).toEqual(["salutes.credit", "salutes.debit"]);
-    expect(events[1]!.data).toEqual({ user_id: user, delta: -3.75, balance: 6.25, ledger_entry_id: r.body.ledger_entry_id, reason: "shop.purchase", source: "game.arena" });
+    expect(events[1]!.data).toEqual({
+      user_id: user,
+      delta: -3.75,
+      balance: 6.25,
+      ledger_entry_id: r.body.ledger_entry_id,
+      reason: "shop.purchase",
+      source: "game.arena",
+    });
     // Down to exactly zero is allowed.
     expect((await debit(h, key, body(user, 6.25))).body.balance).toBe(0);
     expectLedgerConsistent(h);
@@ -259,7 +283,11 @@ describe("authentication", () => {
   test("unsigned is 401; a missing nonce is 401; a missing Idempotency-Key is 400", async () => {
     h = createTestApp();
     const { key, user } = fixture(h);
-    const unsigned = await h.json("/api/salutes/credit", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body(user, 1)) });
+    const unsigned = await h.json("/api/salutes/credit", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body(user, 1)),
+    });
     expect(unsigned.status).toBe(401);
     expect((await credit(h, key, body(user, 1), { nonce: null })).status).toBe(401);
     const noKey = await credit(h, key, body(user, 1), { idempotencyKey: null });

@@ -25,9 +25,10 @@ test("requests in one group succeed or fail alone: a refused debit rolls back on
   ] as const;
   const inits = plan.map(([path, b]) => signedInit(h, f.key, "POST", path, { body: b }));
   // Sent at once: they reach the server in the same turn and commit in one transaction.
-  const gauge = (name: string) => Number(h.ctx.metrics.render().match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1]);
+  const counter = async (name: string) => Number((await h.ctx.metrics.render()).match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1]);
   const results = await Promise.all(plan.map(([path], i) => send(path, inits[i]!)));
-  expect([gauge("herald_group_commits"), gauge("herald_grouped_effects")]).toEqual([1, 4]);
+  expect([await counter("herald_group_commits"), await counter("herald_grouped_effects")]).toEqual([1, 4]);
+  expect(await h.ctx.metrics.render()).toContain("# TYPE herald_group_commits counter");
   expect(results.map((r) => r.status)).toEqual([200, 409, 200, 200]);
   expect(results[1]!.body.error).toBe("insufficient_balance");
   expect(results[3]!.body.balance).toBe(12);

@@ -82,7 +82,15 @@ describe("GET /api/salutes/ledger", () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, user_id: user, balance: 13, count: 5 });
     expect(r.body.ledger.map((e: { id: number }) => e.id)).toEqual([...ids].reverse());
-    expect(r.body.ledger[0]).toEqual({ id: ids[4], user_id: user, delta: -0.5, balance_after: 13, reason: "shop.purchase", source: "shop", created_at: "2026-01-01T00:00:00.000Z" });
+    expect(r.body.ledger[0]).toEqual({
+      id: ids[4],
+      user_id: user,
+      delta: -0.5,
+      balance_after: 13,
+      reason: "shop.purchase",
+      source: "shop",
+      created_at: "2026-01-01T00:00:00.000Z",
+    });
     expect(r.body.ledger.map((e: { balance_after: number }) => e.balance_after)).toEqual([13, 13.5, 12.5, 15, 10]);
     expect(r.body.query).toEqual({ limit: 50, offset: 0, cursor: null, order: "desc", reason: null, source: null });
     expect(r.body.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });

@@ -6,7 +6,10 @@ import { createKey, signedJson, type SignOptions, type TestKey } from "../suppor
  * A partner user straight in the table: these tests are about the ledger, and going through the users routes
  * would make every salutes test depend on another domain's validation.
  */
-export function createUser(h: TestApp, opts: { partner?: string; mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {}): string {
+export function createUser(
+  h: TestApp,
+  opts: { partner?: string; mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {},
+): string {
   const now = h.clock.now().toISOString();
   const { id } = h.ctx.db.sqlite
     .query("INSERT INTO partner_users (partner, mode, external_id, status, is_verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?) RETURNING id")
@@ -24,7 +27,13 @@ export function fixture(h: TestApp): Fixture {
   return { key: createKey(h, { partner: "Acme" }), user: createUser(h) };
 }
 
-export const body = (user_id: string, amount: unknown, extra: Record<string, unknown> = {}) => ({ user_id, amount, reason: "quest_reward", source: "game.arena", ...extra });
+export const body = (user_id: string, amount: unknown, extra: Record<string, unknown> = {}) => ({
+  user_id,
+  amount,
+  reason: "quest_reward",
+  source: "game.arena",
+  ...extra,
+});
 
 export const credit = (h: TestApp, key: TestKey, b: unknown, opts: SignOptions = {}) => signedJson(h, key, "POST", "/api/salutes/credit", { body: b, ...opts });
 export const debit = (h: TestApp, key: TestKey, b: unknown, opts: SignOptions = {}) => signedJson(h, key, "POST", "/api/salutes/debit", { body: b, ...opts });
@@ -48,9 +57,15 @@ export const ledgerRows = (h: TestApp, userId?: string) =>
     : h.ctx.db.sqlite.query("SELECT * FROM salutes_ledger WHERE user_id = ? ORDER BY id").all(Number(userId))) as LedgerRowDb[];
 
 export const eventRows = (h: TestApp) =>
-  (h.ctx.db.sqlite.query("SELECT id, partner, mode, event_type, data FROM events WHERE event_type LIKE 'salutes.%' ORDER BY id").all() as Array<{ id: number; partner: string; mode: string; event_type: string; data: string }>).map(
-    (e) => ({ ...e, data: JSON.parse(e.data) as Record<string, unknown> }),
-  );
+  (
+    h.ctx.db.sqlite.query("SELECT id, partner, mode, event_type, data FROM events WHERE event_type LIKE 'salutes.%' ORDER BY id").all() as Array<{
+      id: number;
+      partner: string;
+      mode: string;
+      event_type: string;
+      data: string;
+    }>
+  ).map((e) => ({ ...e, data: JSON.parse(e.data) as Record<string, unknown> }));
 
 /** The invariant: every balance row equals the sum of its user's entries, and no entry left a negative balance. */
 export function expectLedgerConsistent(h: TestApp): void {
@@ -67,7 +82,9 @@ export function expectLedgerConsistent(h: TestApp): void {
   expect(n).toBe(0);
   // Each entry's balance_after is the running sum of its user's entries up to it.
   const broken = h.ctx.db.sqlite
-    .query("SELECT id FROM salutes_ledger l WHERE balance_after_minor != (SELECT SUM(delta_minor) FROM salutes_ledger p WHERE p.user_id = l.user_id AND p.id <= l.id)")
+    .query(
+      "SELECT id FROM salutes_ledger l WHERE balance_after_minor != (SELECT SUM(delta_minor) FROM salutes_ledger p WHERE p.user_id = l.user_id AND p.id <= l.id)",
+    )
     .all();
   expect(broken).toEqual([]);
 }

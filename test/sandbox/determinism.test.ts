@@ -85,6 +85,7 @@ test("a reset gives the same fixture answers again (ids aside)", async () => {
   await sb(h, key, "POST", "/users", { body: { external_id: "extra" } });
   await sb(h, key, "POST", "/reset");
   const after = await answers(h, key);
-  const noIds = (s: string) => s.replace(/"(id|user_id|ledger_entry_id|user_ids|reset_count)":(\[[\d,]*\]|"?\d+"?)/g, '"$1":"<id>"').replace(/\/users\/\d+/g, "/users/<id>");
+  const noIds = (s: string) =>
+    s.replace(/"(id|user_id|ledger_entry_id|user_ids|reset_count)":(\[[\d,]*\]|"?\d+"?)/g, '"$1":"<id>"').replace(/\/users\/\d+/g, "/users/<id>");
   expect(after.map(noIds)).toEqual(before.map(noIds));
 });

@@ -34,7 +34,9 @@ function liveScope(table: string, columns: string[]): string | null {
 
 /** Row count and sha256 of every live row, per table, in rowid order. */
 function liveChecksums(): Record<string, { rows: number; sha256: string }> {
-  const tables = all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations' ORDER BY name").map((r) => r.name as string);
+  const tables = all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations' ORDER BY name").map(
+    (r) => r.name as string,
+  );
   const out: Record<string, { rows: number; sha256: string }> = {};
   for (const t of tables) {
     const columns = all(`SELECT name FROM pragma_table_info('${t}')`).map((c) => c.name as string);
@@ -46,7 +48,16 @@ function liveChecksums(): Record<string, { rows: number; sha256: string }> {
   return out;
 }
 
-const sandboxChecksum = () => createHash("sha256").update(JSON.stringify(["partner_users", "wallet_links", "salutes_ledger", "webhooks", "webhook_deliveries", "donation_claims"].map((t) => all(`SELECT * FROM ${t} WHERE mode = 'sandbox' ORDER BY rowid`)))).digest("hex");
+const sandboxChecksum = () =>
+  createHash("sha256")
+    .update(
+      JSON.stringify(
+        ["partner_users", "wallet_links", "salutes_ledger", "webhooks", "webhook_deliveries", "donation_claims"].map((t) =>
+          all(`SELECT * FROM ${t} WHERE mode = 'sandbox' ORDER BY rowid`),
+        ),
+      ),
+    )
+    .digest("hex");
 
 /** A live partner with users, wallets, a ledger, a claim (queued email), webhooks and delivered events. */
 async function liveState(live: TestKey) {
@@ -58,7 +69,12 @@ async function liveState(live: TestKey) {
   await signedJson(h, live, "POST", "/api/partner/donation-claim", { body: { campaign_id: "live", amount: "3", recipient: { email: "two@example.com" } } });
   const test = await signedJson(h, live, "POST", `/api/partner/webhooks/${hook.body.webhook.id}/test`);
   await drain(h);
-  return { userId: u1.body.user.id as number, user2: u2.body.user.id as number, hookId: hook.body.webhook.id as number, deliveryId: test.body.delivery_id as number };
+  return {
+    userId: u1.body.user.id as number,
+    user2: u2.body.user.id as number,
+    hookId: hook.body.webhook.id as number,
+    deliveryId: test.body.delivery_id as number,
+  };
 }
 
 /** Every sandbox mutation, plus attempts on live ids (all refused as unknown). */
@@ -91,7 +107,10 @@ async function everySandboxMutation(key: TestKey, live: Awaited<ReturnType<typeo
   expect((await sb(h, key, "POST", `/users/${live.user2}/wallets`, { body: { wallet_address: sol(3) } })).status).toBe(404);
   expect((await sb(h, key, "POST", "/salutes/credit", { body: { user_id: String(live.userId), amount: 1, reason: "x", source: "x" } })).status).toBe(404);
   expect((await sb(h, key, "POST", "/salutes/debit", { body: { user_id: String(live.userId), amount: 1, reason: "x", source: "x" } })).status).toBe(404);
-  expect((await sb(h, key, "POST", "/donation-claim", { body: { campaign_id: "x", amount: 1, recipient: { email: "a@example.com" }, user_id: live.userId } })).status).toBe(404);
+  expect(
+    (await sb(h, key, "POST", "/donation-claim", { body: { campaign_id: "x", amount: 1, recipient: { email: "a@example.com" }, user_id: live.userId } }))
+      .status,
+  ).toBe(404);
   expect((await sb(h, key, "POST", `/webhooks/${live.hookId}/test`)).status).toBe(404);
   expect((await sb(h, key, "DELETE", `/webhooks/${live.hookId}`)).status).toBe(404);
   expect((await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created", webhook_id: live.hookId } })).status).toBe(404);
@@ -99,7 +118,11 @@ async function everySandboxMutation(key: TestKey, live: Awaited<ReturnType<typeo
   expect(replay.body.results[0]).toMatchObject({ replayed: false, error: "not_found" });
 
   ok(await sb(h, key, "POST", "/reset"));
-  ok(await sb(h, key, "POST", "/salutes/credit", { body: { user_id: String((await fixtureUsers(h, key)).bob.id), amount: 1, reason: "after_reset", source: "sandbox" } }));
+  ok(
+    await sb(h, key, "POST", "/salutes/credit", {
+      body: { user_id: String((await fixtureUsers(h, key)).bob.id), amount: 1, reason: "after_reset", source: "sandbox" },
+    }),
+  );
   await drain(h);
 }
 

@@ -29,7 +29,10 @@ const statusOf = (body: Record<string, any>) => Object.fromEntries((body.checkli
 async function practise(key: TestKey) {
   rx = startReceiver();
   const { bob } = await fixtureUsers(h, key);
-  await sb(h, key, "POST", "/salutes/credit", { body: { user_id: String(bob.id), amount: 5, reason: "practice", source: "app" }, idempotencyKey: "practice-1" });
+  await sb(h, key, "POST", "/salutes/credit", {
+    body: { user_id: String(bob.id), amount: 5, reason: "practice", source: "app" },
+    idempotencyKey: "practice-1",
+  });
   const hook = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: rx.url("/ack") } });
   await sb(h, key, "POST", `/webhooks/${hook.body.webhook.id}/test`);
   await drain(h);
@@ -44,7 +47,14 @@ describe("GET /api/partner/sandbox/promotion-report", () => {
     const r = await report(key, "?include_meta=1");
     expect(r.status).toBe(200);
     expectSandboxFields(r.body, "sandbox_state");
-    expect(r.body).toMatchObject({ partner: "Acme", promotion_policy: "sandbox_to_live_manual_approval", ready: false, score: { passed: 0, required: 4, percent: 0 }, active_live_keys: 0, user: null });
+    expect(r.body).toMatchObject({
+      partner: "Acme",
+      promotion_policy: "sandbox_to_live_manual_approval",
+      ready: false,
+      score: { passed: 0, required: 4, percent: 0 },
+      active_live_keys: 0,
+      user: null,
+    });
     expect(statusOf(r.body)).toEqual({
       signed_calls_succeeded: "fail",
       idempotency_used: "fail",
@@ -66,11 +76,20 @@ describe("GET /api/partner/sandbox/promotion-report", () => {
     expect(r.body.ready).toBe(true);
     expect(r.body.score).toEqual({ passed: 4, required: 4, percent: 100 });
     expect(statusOf(r.body).webhook_simulator_used).toBe("fail");
-    expect(r.body.recent_errors).toEqual([expect.objectContaining({ route: "/api/partner/sandbox/users/:user_id", status: 404, error_code: "not_found", key_id: key.keyId })]);
+    expect(r.body.recent_errors).toEqual([
+      expect.objectContaining({ route: "/api/partner/sandbox/users/:user_id", status: 404, error_code: "not_found", key_id: key.keyId }),
+    ]);
     expect(r.body.metrics.error_requests).toBe(1);
     const { bob } = await fixtureUsers(h, key);
     const withUser = await report(key, `?user_id=${bob.id}&limit=1`);
-    expect(withUser.body.user).toEqual({ user_id: String(bob.id), external_id: "fx-bob", status: "active", wallets: 1, ledger_entries: 2, idempotent_ledger_entries: 1 });
+    expect(withUser.body.user).toEqual({
+      user_id: String(bob.id),
+      external_id: "fx-bob",
+      status: "active",
+      wallets: 1,
+      ledger_entries: 2,
+      idempotent_ledger_entries: 1,
+    });
     expect((await sb(h, key, "GET", "/promotion-report?user_id=424242")).status).toBe(404);
     expect((await sb(h, key, "GET", "/promotion-report?limit=0")).status).toBe(400);
     expect((await sb(h, key, "GET", "/promotion-report?limit=abc")).status).toBe(400);
@@ -111,12 +130,30 @@ describe("POST /admin/partners/{partner}/promote", () => {
     await practise(key);
     const r = await promote("Acme", { allowed_ips: ["10.0.0.0/8", "127.0.0.1"] });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ success: true, partner: "Acme", promoted: true, forced: false, reason: null, promotion_policy: "sandbox_to_live_manual_approval", report: { ready: true } });
-    expect(r.body.key).toMatchObject({ partner: "Acme", mode: "live", status: "active", scopes: ["credit", "read", "users", "webhooks"], allowed_ips: ["10.0.0.0/8", "127.0.0.1/32"] });
+    expect(r.body).toMatchObject({
+      success: true,
+      partner: "Acme",
+      promoted: true,
+      forced: false,
+      reason: null,
+      promotion_policy: "sandbox_to_live_manual_approval",
+      report: { ready: true },
+    });
+    expect(r.body.key).toMatchObject({
+      partner: "Acme",
+      mode: "live",
+      status: "active",
+      scopes: ["credit", "read", "users", "webhooks"],
+      allowed_ips: ["10.0.0.0/8", "127.0.0.1/32"],
+    });
     expect(r.body.key.key_id).toMatch(/^hk_live_/);
     expect(r.body.secret).toMatch(/^hsk_live_/);
     expect(JSON.stringify(rows(h, "SELECT * FROM partner_keys"))).not.toContain(r.body.secret);
-    const audit = rows<{ action: string; target: string; details: string }>(h, "SELECT action, target, details FROM admin_audit WHERE action IN ('partner.promote', 'partner_key.create') AND target IN ('Acme', ?) ORDER BY id", r.body.key.key_id);
+    const audit = rows<{ action: string; target: string; details: string }>(
+      h,
+      "SELECT action, target, details FROM admin_audit WHERE action IN ('partner.promote', 'partner_key.create') AND target IN ('Acme', ?) ORDER BY id",
+      r.body.key.key_id,
+    );
     expect(audit.map((a) => a.action)).toEqual(["partner_key.create", "partner.promote"]);
     expect(JSON.parse(audit[1]!.details)).toMatchObject({ key_id: r.body.key.key_id, forced: false, ready: true, policy: "sandbox_to_live_manual_approval" });
     // The key works on live routes, and a second promotion is refused.
@@ -142,7 +179,11 @@ describe("POST /admin/partners/{partner}/promote", () => {
     expect(r.body).toMatchObject({ forced: true, reason: "Launch partner; signed contract, integration reviewed by hand", report: { ready: false } });
     expect(r.body.key).toMatchObject({ partner: "Acme Corp", scopes: ["read"] });
     const audit = rows<{ details: string }>(h, "SELECT details FROM admin_audit WHERE action = 'partner.promote'");
-    expect(JSON.parse(audit[0]!.details)).toMatchObject({ forced: true, reason: "Launch partner; signed contract, integration reviewed by hand", ready: false });
+    expect(JSON.parse(audit[0]!.details)).toMatchObject({
+      forced: true,
+      reason: "Launch partner; signed contract, integration reviewed by hand",
+      ready: false,
+    });
     expect(JSON.parse(audit[0]!.details).failing.length).toBeGreaterThan(0);
   });
 

@@ -9,7 +9,9 @@ afterEach(() => {
   h = undefined as unknown as TestApp;
 });
 
-const entry = (userId: number, amount: unknown, extra: Record<string, unknown> = {}) => ({ body: { user_id: String(userId), amount, reason: "quest_reward", source: "sandbox-test", ...extra } });
+const entry = (userId: number, amount: unknown, extra: Record<string, unknown> = {}) => ({
+  body: { user_id: String(userId), amount, reason: "quest_reward", source: "sandbox-test", ...extra },
+});
 
 describe("sandbox salutes balance and ledger", () => {
   test("the fixture balance equals the sum of its ledger, with currency", async () => {
@@ -58,7 +60,9 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
     expect(c.body).toMatchObject({ user_id: String(bob.id), balance: start + 12.5, delta: 12.5, idempotency_key: "credit-1" });
     const d = await sb(h, key, "POST", "/salutes/debit", entry(bob.id, 2.25));
     expect(d.body).toMatchObject({ balance: start + 10.25, delta: -2.25 });
-    expect(rows(h, "SELECT mode, key_id, idempotency_key FROM salutes_ledger WHERE id = ?", c.body.ledger_entry_id)).toEqual([{ mode: "sandbox", key_id: key.keyId, idempotency_key: "credit-1" }]);
+    expect(rows(h, "SELECT mode, key_id, idempotency_key FROM salutes_ledger WHERE id = ?", c.body.ledger_entry_id)).toEqual([
+      { mode: "sandbox", key_id: key.keyId, idempotency_key: "credit-1" },
+    ]);
     expect(rows(h, "SELECT event_type, mode FROM events WHERE event_type LIKE 'salutes.%' ORDER BY id DESC LIMIT 2")).toEqual([
       { event_type: "salutes.debit", mode: "sandbox" },
       { event_type: "salutes.credit", mode: "sandbox" },

@@ -21,7 +21,13 @@ describe("GET /api/partner/sandbox/users", () => {
     expectSandboxFields(r.body, "sandbox_state");
     expect(r.body.users.map((u: { external_id: string }) => u.external_id)).toEqual(["fx-carol", "fx-bob", "fx-alice"]);
     const alice = r.body.users[2];
-    expect(alice).toMatchObject({ username: "fx_alice", display_name: "Alice Fixture", email: "alice@sandbox.example.com", status: "active", is_verified: true });
+    expect(alice).toMatchObject({
+      username: "fx_alice",
+      display_name: "Alice Fixture",
+      email: "alice@sandbox.example.com",
+      status: "active",
+      is_verified: true,
+    });
     expect(alice.wallets).toHaveLength(2);
     expect(alice.wallets[0]).toMatchObject({ is_primary: 1, label: "main", verified: 1 });
     expect(alice.wallets[1]).toMatchObject({ is_primary: 0, label: "savings", verified: 0 });

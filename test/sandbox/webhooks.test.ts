@@ -84,13 +84,17 @@ describe("sandbox webhooks", () => {
     expect(badType.body.details[0].field).toBe("event_type");
     const privateTarget = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "http://127.0.0.1:9/x" } });
     expect(privateTarget.status).toBe(400);
-    expect((await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/x", secret: "mine" } })).status).toBe(400);
+    expect(
+      (await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/x", secret: "mine" } })).status,
+    ).toBe(400);
     const mine = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/x" } });
     const other = sandboxKey(h, { partner: "Globex" });
     expect((await sb(h, other, "DELETE", `/webhooks/${mine.body.webhook.id}`)).status).toBe(404);
     expect((await sb(h, other, "POST", `/webhooks/${mine.body.webhook.id}/test`)).status).toBe(404);
     const live = createKey(h, { partner: "Acme" });
-    const liveHook = await signedJson(h, live, "POST", "/api/partner/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/live" } });
+    const liveHook = await signedJson(h, live, "POST", "/api/partner/webhooks", {
+      body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/live" },
+    });
     expect((await sb(h, key, "POST", `/webhooks/${liveHook.body.webhook.id}/test`)).status).toBe(404);
     expect((await sb(h, key, "DELETE", `/webhooks/${liveHook.body.webhook.id}`)).status).toBe(404);
     expect((await sb(h, key, "DELETE", "/webhooks/abc")).status).toBe(400);
@@ -133,7 +137,9 @@ describe("sandbox webhook events and replay", () => {
     const liveTest = await signedJson(h, live, "POST", `/api/partner/webhooks/${liveHook.body.webhook.id}/test`);
     await drain(h);
     const target = tests.body.events[0];
-    const replay = await sb(h, key, "POST", "/webhook-events/replay", { body: { event_ids: [target.id, liveTest.body.delivery_id, 999999], reason_tag: "receiver_fix" } });
+    const replay = await sb(h, key, "POST", "/webhook-events/replay", {
+      body: { event_ids: [target.id, liveTest.body.delivery_id, 999999], reason_tag: "receiver_fix" },
+    });
     expect(replay.status).toBe(200);
     expectSandboxFields(replay.body, "sandbox_state", true);
     expect(replay.body).toMatchObject({ count: 3, replayed_count: 1, failed_count: 2, reason_tag: "receiver_fix" });
@@ -176,7 +182,9 @@ describe("webhook simulator", () => {
     const scenarios = (await sb(h, key, "GET", "/webhook-simulator/scenarios")).body.scenarios as Array<{ id: string; event_type: string }>;
     const eventsBefore = countWhere(h, "events");
     for (const sc of scenarios) {
-      const r = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: sc.id, secret: "whsec_my_receiver_secret", key_id: "hk_test_custom" } });
+      const r = await sb(h, key, "POST", "/webhook-simulator/run", {
+        body: { scenario_id: sc.id, secret: "whsec_my_receiver_secret", key_id: "hk_test_custom" },
+      });
       expect(r.status).toBe(200);
       expectSandboxFields(r.body, "sandbox_fixture", true);
       expect(r.body.selected_scenario_id).toBe(sc.id);
@@ -231,7 +239,14 @@ describe("webhook simulator", () => {
     expect(r.body.error).toBe("not_found");
     expect(r.body.details.valid_scenario_ids).toEqual(expect.arrayContaining(["claim_created", "claim_redeemed", "delivery_failed"]));
     expect(r.body.message).toContain("claim_created");
-    for (const body of [{}, { scenario_id: "" }, { scenario_id: "claim_created", extra: 1 }, { scenario_id: "claim_created", key_id: "bad key!" }, { scenario_id: "claim_created", secret: "" }, { scenario_id: 5 }]) {
+    for (const body of [
+      {},
+      { scenario_id: "" },
+      { scenario_id: "claim_created", extra: 1 },
+      { scenario_id: "claim_created", key_id: "bad key!" },
+      { scenario_id: "claim_created", secret: "" },
+      { scenario_id: 5 },
+    ]) {
       expect((await sb(h, key, "POST", "/webhook-simulator/run", { body })).status).toBe(400);
     }
   });

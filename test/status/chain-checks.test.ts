@@ -80,7 +80,13 @@ describe("freshness checks", () => {
 describe("mint_authority check", () => {
   test("no snapshot yet → ok with note no_snapshot", async () => {
     const { h } = setup({ EXPECTED_MINT_AUTHORITY: "none" });
-    expect((await checks(h)).mint_authority).toMatchObject({ status: "ok", note: "no_snapshot", review_status: null, mismatch: null, expectation_configured: true });
+    expect((await checks(h)).mint_authority).toMatchObject({
+      status: "ok",
+      note: "no_snapshot",
+      review_status: null,
+      mismatch: null,
+      expectation_configured: true,
+    });
   });
 
   test("authorities as expected → ok; a retained authority against a renounced expectation → mismatch, bad", async () => {

@@ -116,15 +116,15 @@ describe("jobs", () => {
   test("a failed last run → warn; three troubled jobs → bad (bad_at 3); a later success clears it", async () => {
     const h = app();
     insertRun(h, "auth-prune", T0, iso(T0, 0.1), false, "disk full");
-    let c = await check(h, "jobs");
+    const c = await check(h, "jobs");
     expect(c).toMatchObject({ status: "warn", failing_count: 1 });
     expect(entry(c, "auth-prune")).toMatchObject({ ok: false, last_run: { ok: false, error: "disk full" } });
     insertRun(h, "webhook-prune", T0, iso(T0, 0.1), false);
     expect((await check(h, "jobs")).status).toBe("warn"); // 2 < 3
     insertRun(h, "request-log-prune", T0, iso(T0, 0.1), false);
-    expect((await check(h, "jobs"))).toMatchObject({ status: "bad", failing_count: 3 });
+    expect(await check(h, "jobs")).toMatchObject({ status: "bad", failing_count: 3 });
     insertRun(h, "auth-prune", iso(T0, 1), iso(T0, 1.1), true);
-    expect((await check(h, "jobs"))).toMatchObject({ status: "warn", failing_count: 2 });
+    expect(await check(h, "jobs")).toMatchObject({ status: "warn", failing_count: 2 });
   });
 });
 
@@ -134,7 +134,9 @@ describe("chain_rpc", () => {
 
   function calls(h: TestApp, host: string, ok: number, failed: number, minutesAgo = 1) {
     const at = new Date(h.clock.now().getTime() - minutesAgo * 60_000).toISOString();
-    const q = h.ctx.db.sqlite.query("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, 'getTokenSupply', ?, ?, 5, ?)");
+    const q = h.ctx.db.sqlite.query(
+      "INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, 'getTokenSupply', ?, ?, 5, ?)",
+    );
     for (let i = 0; i < ok; i++) q.run(at, host, "ok", 200, null);
     for (let i = 0; i < failed; i++) q.run(at, host, "http_error", 500, "HTTP 500");
   }
@@ -158,7 +160,7 @@ describe("chain_rpc", () => {
     expect(c).toMatchObject({ status: "warn", usable_hosts: 1, degraded_hosts: 1 });
     expect(c.hosts.find((x: any) => x.host === a)).toMatchObject({ calls: 5, failures: 5, error_rate_pct: 100, level: "bad" });
     calls(h, b!, 9, 1); // b: 1 of 10 = 10 % ≥ 10 % → degraded
-    expect(c = await check(h, "chain_rpc")).toMatchObject({ status: "warn" });
+    expect((c = await check(h, "chain_rpc"))).toMatchObject({ status: "warn" });
     expect(c.hosts.find((x: any) => x.host === b)).toMatchObject({ error_rate_pct: 10, level: "warn" });
     calls(h, b!, 1, 0); // b: 1 of 11 = 9.09 % < 10 % → ok
     expect((await check(h, "chain_rpc")).hosts.find((x: any) => x.host === b).level).toBe("ok");
@@ -192,10 +194,18 @@ describe("webhooks", () => {
   function deliveries(h: TestApp, status: string, n: number) {
     const db = h.ctx.db.sqlite;
     const now = h.clock.now().toISOString();
-    const wh = db.query("INSERT INTO webhooks (partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES ('Acme', 'live', 'webhook.test', 'https://example.com/h', 'x', ?, ?) RETURNING id").get(now, now) as { id: number };
+    const wh = db
+      .query(
+        "INSERT INTO webhooks (partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES ('Acme', 'live', 'webhook.test', 'https://example.com/h', 'x', ?, ?) RETURNING id",
+      )
+      .get(now, now) as { id: number };
     for (let i = 0; i < n; i++) {
-      const ev = db.query("INSERT INTO events (public_id, partner, mode, event_type, data, created_at) VALUES (?, 'Acme', 'live', 'webhook.test', '{}', ?) RETURNING id").get(`evt_${status}_${wh.id}_${i}`, now) as { id: number };
-      db.query("INSERT INTO webhook_deliveries (event_id, webhook_id, partner, mode, status, created_at, updated_at) VALUES (?, ?, 'Acme', 'live', ?, ?, ?)").run(ev.id, wh.id, status, now, now);
+      const ev = db
+        .query("INSERT INTO events (public_id, partner, mode, event_type, data, created_at) VALUES (?, 'Acme', 'live', 'webhook.test', '{}', ?) RETURNING id")
+        .get(`evt_${status}_${wh.id}_${i}`, now) as { id: number };
+      db.query(
+        "INSERT INTO webhook_deliveries (event_id, webhook_id, partner, mode, status, created_at, updated_at) VALUES (?, ?, 'Acme', 'live', ?, ?, ?)",
+      ).run(ev.id, wh.id, status, now, now);
     }
   }
 
@@ -244,7 +254,14 @@ describe("request_errors", () => {
   test("5 % is warn, just below is ok, 25 % is bad; 4xx never count; old requests leave the window", async () => {
     const h = app();
     fill(h, 19, 1, 30); // 1 of 50 = 2 %, 4xx ignored
-    expect(await check(h, "request_errors")).toMatchObject({ status: "ok", judged: true, total_requests: 50, server_errors: 1, client_errors: 30, error_rate_pct: 2 });
+    expect(await check(h, "request_errors")).toMatchObject({
+      status: "ok",
+      judged: true,
+      total_requests: 50,
+      server_errors: 1,
+      client_errors: 30,
+      error_rate_pct: 2,
+    });
     fill(h, 0, 1, 0); // 2 of 51 = 3.92 %
     expect((await check(h, "request_errors")).status).toBe("ok");
     // Start again in a fresh window: requests 16 minutes old are outside the 15-minute window.

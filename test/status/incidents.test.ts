@@ -21,21 +21,24 @@ const evaluation = (at: string, overall: Level, degraded: Record<string, Level> 
   generated_at: at,
   overall,
   policy_version: "test",
-  checks: Object.fromEntries(CHECK_NAMES.map((n) => [n, { status: degraded[n] ?? ("ok" as Level), summary: degraded[n] ? `${n} went ${degraded[n]}` : "fine" }])),
+  checks: Object.fromEntries(
+    CHECK_NAMES.map((n) => [n, { status: degraded[n] ?? ("ok" as Level), summary: degraded[n] ? `${n} went ${degraded[n]}` : "fine" }]),
+  ),
 });
 
 describe("incident transitions", () => {
   test("ok → warn opens, → bad escalates, → warn keeps the peak, → ok closes; the next degradation opens a new one", async () => {
     h = createTestApp({ clock: new FakeClock(T0) });
-    const step = (minute: number, overall: Level, degraded: Record<string, Level> = {}) => storeSnapshot(h!.ctx, evaluation(iso(T0, minute), overall, degraded), null).incident;
+    const step = (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
+      storeSnapshot(h!.ctx, evaluation(iso(T0, minute), overall, degraded), null).incident;
 
-    expect(step(0, "ok")).toEqual({ action: "none", incident_id: null });
-    expect(step(1, "warn", { chain_rpc: "warn" })).toEqual({ action: "opened", incident_id: 1 });
-    expect(step(2, "bad", { chain_rpc: "warn", database: "bad" })).toEqual({ action: "updated", incident_id: 1 });
-    expect(step(3, "warn", { chain_rpc: "warn" })).toEqual({ action: "updated", incident_id: 1 });
-    expect(step(4, "ok")).toEqual({ action: "closed", incident_id: 1 });
-    expect(step(5, "ok")).toEqual({ action: "none", incident_id: null });
-    expect(step(6, "warn", { webhooks: "warn" })).toEqual({ action: "opened", incident_id: 2 });
+    expect(step(0, "ok")).toMatchObject({ action: "none", incident_id: null });
+    expect(step(1, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "opened", incident_id: 1 });
+    expect(step(2, "bad", { chain_rpc: "warn", database: "bad" })).toMatchObject({ action: "updated", incident_id: 1 });
+    expect(step(3, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "updated", incident_id: 1 });
+    expect(step(4, "ok")).toMatchObject({ action: "closed", incident_id: 1 });
+    expect(step(5, "ok")).toMatchObject({ action: "none", incident_id: null });
+    expect(step(6, "warn", { webhooks: "warn" })).toMatchObject({ action: "opened", incident_id: 2 });
 
     h.clock.set(iso(T0, 10));
     const r = await h.json("/api/public/system-status/incidents");
@@ -44,6 +47,12 @@ describe("incident transitions", () => {
     const [open, closed] = r.body.incidents;
     expect(open).toEqual({
       id: 2,
+      source: "automatic",
+      title: "Degraded service: webhooks",
+      state: null,
+      components: ["webhooks"],
+      updates: [],
+      updated_at: iso(T0, 6),
       started_at: iso(T0, 6),
       ended_at: null,
       severity: "warn",
@@ -55,6 +64,12 @@ describe("incident transitions", () => {
     });
     expect(closed).toEqual({
       id: 1,
+      source: "automatic",
+      title: "Outage: chain_rpc, database",
+      state: null,
+      components: ["api", "chain_data"],
+      updates: [],
+      updated_at: iso(T0, 4),
       started_at: iso(T0, 1),
       ended_at: iso(T0, 4),
       severity: "bad", // the peak, not the last state
@@ -123,8 +138,14 @@ describe("the status-snapshot job", () => {
     incidents = (await h.json("/api/public/system-status/incidents")).body.incidents;
     expect(incidents[0]).toMatchObject({ status: "resolved", ended_at: iso(T0, 2), duration_minutes: 1 });
 
-    const snaps = h.ctx.db.sqlite.query("SELECT generated_at, overall, degraded, checks, policy_version, job_run_id FROM status_snapshots ORDER BY id").all() as any[];
-    expect(snaps.map((s) => [s.generated_at, s.overall])).toEqual([[T0, "ok"], [iso(T0, 1), "bad"], [iso(T0, 2), "ok"]]);
+    const snaps = h.ctx.db.sqlite
+      .query("SELECT generated_at, overall, degraded, checks, policy_version, job_run_id FROM status_snapshots ORDER BY id")
+      .all() as any[];
+    expect(snaps.map((s) => [s.generated_at, s.overall])).toEqual([
+      [T0, "ok"],
+      [iso(T0, 1), "bad"],
+      [iso(T0, 2), "ok"],
+    ]);
     expect(JSON.parse(snaps[1].degraded)).toEqual({ database: "bad" });
     expect(snaps[0].checks).toBe(CHECK_NAMES.join(",")); // the first snapshot names the check set…
     expect(snaps[1].checks).toBe("="); // …later ones say "same as before"
@@ -132,7 +153,16 @@ describe("the status-snapshot job", () => {
     expect(snaps[0].policy_version).toBe("builtin-1");
 
     const t = (await h.json("/api/public/system-status/trend?limit=2")).body;
-    expect(t).toEqual({ success: true, limit: 2, count: 2, counts: { ok: 1, warn: 0, bad: 1 }, points: [{ generated_at: iso(T0, 1), overall: "bad" }, { generated_at: iso(T0, 2), overall: "ok" }] });
+    expect(t).toEqual({
+      success: true,
+      limit: 2,
+      count: 2,
+      counts: { ok: 1, warn: 0, bad: 1 },
+      points: [
+        { generated_at: iso(T0, 1), overall: "bad" },
+        { generated_at: iso(T0, 2), overall: "ok" },
+      ],
+    });
   });
 
   test("trend: default 60 points oldest first; limit bounds 1–1440", async () => {

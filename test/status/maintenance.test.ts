@@ -24,7 +24,13 @@ function setup() {
 }
 
 const audits = (h: TestApp) =>
-  h.ctx.db.sqlite.query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action LIKE 'status.%' ORDER BY id").all() as Array<{ actor: string; action: string; target: string; details: string; request_id: string }>;
+  h.ctx.db.sqlite.query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action LIKE 'status.%' ORDER BY id").all() as Array<{
+    actor: string;
+    action: string;
+    target: string;
+    details: string;
+    request_id: string;
+  }>;
 
 describe("POST /admin/status/maintenance", () => {
   test("creates a window (201) with an audit row naming the operator and the request", async () => {
@@ -148,7 +154,10 @@ describe("what the public sees", () => {
     await post({ starts_at: iso(T0, 30), ends_at: iso(T0, 90), title: "Upgrade" });
     await post({ starts_at: iso(T0, 60 * 24 * 20), ends_at: iso(T0, 60 * 24 * 20 + 60), title: "Far away" }); // > 14 days ahead
     let s = (await h.json("/api/public/system-status")).body.maintenance;
-    expect(s).toEqual({ active: false, windows: [{ id: 1, starts_at: iso(T0, 30), ends_at: iso(T0, 90), title: "Upgrade", description: null, phase: "scheduled" }] });
+    expect(s).toEqual({
+      active: false,
+      windows: [{ id: 1, starts_at: iso(T0, 30), ends_at: iso(T0, 90), title: "Upgrade", description: null, phase: "scheduled" }],
+    });
     h.clock.set(iso(T0, 45));
     s = (await h.json("/api/public/system-status")).body.maintenance;
     expect(s.active).toBe(true);

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import Parser from "rss-parser";
+import { COMPONENT_IDS } from "../../src/status/components";
 import { CHECK_NAMES } from "../../src/status/engine";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { insertRequest, insertSnapshot, iso } from "./support";
+import { createAdminToken } from "../support/partner";
+import { insertRequest, insertSnapshot, iso, operator } from "./support";
 
 // The human status page (server-rendered HTML), the incident feed (parsed with a real RSS parser) and the
 // uptime badges. The browser test (page.browser.test.ts) renders the same page in Chromium.
@@ -16,16 +18,26 @@ afterEach(() => {
 
 const T0 = "2026-03-01T12:00:00.000Z";
 
-const breakDatabase = (h: TestApp) => h.ctx.db.sqlite.exec("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
+const breakDatabase = (h: TestApp) =>
+  h.ctx.db.sqlite.exec("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
 
-function insertIncident(h: TestApp, startedAt: string, endedAt: string | null, severity: "warn" | "bad", checks: Record<string, string>, summary: Record<string, string>) {
+function insertIncident(
+  h: TestApp,
+  startedAt: string,
+  endedAt: string | null,
+  severity: "warn" | "bad",
+  checks: Record<string, string>,
+  summary: Record<string, string>,
+) {
   h.ctx.db.sqlite
-    .query("INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)")
+    .query(
+      "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
+    )
     .run(startedAt, endedAt, severity, severity, JSON.stringify(checks), JSON.stringify(summary), startedAt);
 }
 
 describe("GET /status", () => {
-  test("all ok: HTML without JavaScript, the headline, every check, 90 bars per row, the proofs and percentiles", async () => {
+  test("all ok: HTML without JavaScript, the headline, components with their checks, 90 bars per row, the proofs and percentiles", async () => {
     h = createTestApp({ clock: new FakeClock(T0) });
     for (let ms = 1; ms <= 100; ms++) insertRequest(h, iso(T0, -5), 200, ms * 1000);
     const res = await h.request("/status");
@@ -38,21 +50,52 @@ describe("GET /status", () => {
     expect(html).toContain("<title>Herald status: OK</title>");
     expect(html).toContain("All systems operational");
     for (const name of CHECK_NAMES) expect(html).toContain(`id="check-${name}"`);
-    // One bar per UTC day for 90 days: the overall row and one row per check.
-    expect(html.match(/<li class="bar bar-/g)!.length).toBe(90 * (1 + CHECK_NAMES.length));
+    for (const id of COMPONENT_IDS) expect(html).toContain(`id="component-${id}"`);
+    // One bar per UTC day for 90 days: the overall row and one row per component.
+    expect(html.match(/<li class="bar bar-/g)!.length).toBe(90 * (1 + COMPONENT_IDS.length));
     expect(html).toContain('title="2026-03-01: no data"'); // nothing stored yet
     expect(html).toContain('title="2025-12-02: no data"'); // the first of the 90 days
-    for (const label of ["Holder cache", "Holder growth", "Public-stats cache", "Token distribution", "Mint authorities", "Snapshot jobs rollup", "Transaction sync"]) expect(html).toContain(`>${label}</th>`);
+    // Older than 30 days: hidden on a phone (the browser test measures it).
+    expect(html).toContain('<li class="bar bar-none bar-old" title="2026-01-30: no data">');
+    expect(html).toContain('<li class="bar bar-none" title="2026-01-31: no data">');
+    for (const label of [
+      "Holder cache",
+      "Holder growth",
+      "Public-stats cache",
+      "Token distribution",
+      "Mint authorities",
+      "Snapshot jobs rollup",
+      "Transaction sync",
+    ])
+      expect(html).toContain(`>${label}</th>`);
     expect(html).toContain('href="/api/public/holder-cache-freshness.csv"');
     // Percentiles, not averages: 1..100 ms → p50 50, p95 95, p99 99.
     expect(html).toContain("<dt>p50</dt><dd>50 ms</dd>");
     expect(html).toContain("<dt>p95</dt><dd>95 ms</dd>");
     expect(html).toContain("<dt>p99</dt><dd>99 ms</dd>");
     expect(html).toContain("No incidents in the last 14 days.");
+    expect(html).not.toContain('id="active-incidents"');
     expect(html).toContain('href="/status/feed.rss"');
+    expect(html).toContain('href="/status/feed.json"');
   });
 
-  test("a bad check: the headline says outage, its row says BAD with the reason; incidents are listed, escaped", async () => {
+  test("not configured (no TOKEN_MINT): grey and labelled, its component too, no uptime claimed; configured checks read OK", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    const html = await (await h.request("/status")).text();
+    expect(html).toMatch(
+      /<tr id="check-freshness_holder_cache" class="row-not-configured"><th scope="row"><code>freshness_holder_cache<\/code><\/th><td class="status"><span class="tag tag-none">NOT CONFIGURED<\/span><\/td><td class="details">not configured: TOKEN_MINT is not set[^<]*<\/td><td class="uptime"><span class="cell-label">90 d: <\/span>—<\/td>/,
+    );
+    expect(html).toMatch(/<tr id="check-chain_rpc" class="row-not-configured">/);
+    expect(html).toMatch(/<tr id="check-mint_authority" class="row-not-configured">/);
+    expect(html).toMatch(/<div class="component-head"><h3>Chain data<\/h3><span class="tag tag-none">NOT CONFIGURED<\/span><\/div>/);
+    expect(html).toContain('<li class="bar bar-none" title="2026-03-01: not configured">');
+    expect(html).toMatch(
+      /<tr id="check-database" class="row-ok"><th scope="row"><code>database<\/code><\/th><td class="status"><span class="tag tag-ok">OK<\/span>/,
+    );
+    expect(html).not.toContain(">not_configured");
+  });
+
+  test("a bad check: the headline says outage, its row says BAD with the reason and is shown open; incidents are listed, escaped", async () => {
     h = createTestApp({ clock: new FakeClock(T0) });
     breakDatabase(h);
     insertIncident(h, iso(T0, -30), null, "bad", { database: "bad" }, { database: "migrations behind <script>alert(1)</script> & more" });
@@ -60,12 +103,47 @@ describe("GET /status", () => {
     const html = await (await h.request("/status")).text();
     expect(html).toContain("<title>Herald status: BAD</title>");
     expect(html).toContain("Outage: at least one check is failing");
-    expect(html).toMatch(/<tr id="check-database" class="row-bad"><th scope="row"><code>database<\/code><\/th><td><span class="tag tag-bad">BAD<\/span><\/td><td>migrations behind: \d+\/\d+ applied<\/td>/);
-    expect(html).toContain('id="incident-1"');
-    expect(html).toContain("Ongoing: database");
-    expect(html).toContain("Resolved: jobs");
+    expect(html).toMatch(
+      /<tr id="check-database" class="row-bad"><th scope="row"><code>database<\/code><\/th><td class="status"><span class="tag tag-bad">BAD<\/span><\/td><td class="details">migrations behind: \d+\/\d+ applied<\/td>/,
+    );
+    expect(html).toMatch(/<article class="component" id="component-api">[\s\S]*?<details open>/);
+    expect(html).toMatch(/<section class="card" id="active-incidents">[\s\S]*id="incident-1"/);
+    expect(html).toContain("Outage: database</h3>");
+    expect(html).toContain("Resolved: Degraded service: jobs</h3>");
     expect(html).toContain("migrations behind &lt;script&gt;alert(1)&lt;/script&gt; &amp; more");
     expect(html).not.toContain("<script>alert(1)");
+  });
+
+  test("an open operator incident: its updates newest first, escaped; it drives the headline and its component while the checks are green", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    const admin = operator(h, createAdminToken(h));
+    h.clock.set(iso(T0, -20));
+    const id = (
+      await admin.post("/admin/status/incidents", { title: "Webhooks <late>", message: "Looking & checking.", severity: "warn", components: ["webhooks"] })
+    ).body.incident.id;
+    h.clock.set(iso(T0, -5));
+    await admin.post(`/admin/status/incidents/${id}/updates`, { state: "identified", message: 'A stuck "receiver".' });
+    h.clock.set(T0);
+    const html = await (await h.request("/status")).text();
+    expect(html).toContain("<title>Herald status: WARN</title>");
+    expect(html).toContain("Degraded service reported: Webhooks &lt;late&gt;");
+    expect(html).toMatch(/<div class="component-head"><h3>Webhooks<\/h3><span class="tag tag-warn">WARN<\/span><\/div>/);
+    expect(html).toContain(
+      '<li class="update update-identified"><strong class="state">identified</strong> <time datetime="2026-03-01T11:55:00.000Z">2026-03-01 11:55 UTC</time><p>A stuck &quot;receiver&quot;.</p></li><li class="update update-investigating">',
+    );
+    expect(html).toContain("Reported by the operators · started");
+  });
+
+  test("uptime since monitoring began: windows that reach back before the first snapshot say since when", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    // Monitoring began 3 days ago; one snapshot a minute, warn for the first hour of it.
+    const began = iso(T0, -3 * 1440);
+    for (let m = 0; m < 3 * 1440; m++) insertSnapshot(h, iso(began, m), m < 60 ? "warn" : "ok", m < 60 ? { jobs: "warn" } : {});
+    const html = await (await h.request("/status")).text();
+    // 24 h: all ok, full window. 7/30/90 d: 60 of 4320 minutes degraded = 98.61 %, since 2026-02-26 12:00 UTC.
+    expect(html).toContain("<div><dt>24 h</dt><dd>100%</dd></div>");
+    for (const w of ["7 d", "30 d", "90 d"]) expect(html).toContain(`<div><dt>${w}</dt><dd>98.61%</dd><dd class="since">since 2026-02-26 12:00 UTC</dd></div>`);
+    expect(html).toContain('<span class="bars-uptime">98.61% uptime since 2026-02-26 12:00 UTC</span>');
   });
 
   test("bars colour each day from the stored snapshots; maintenance is shown", async () => {
@@ -75,12 +153,22 @@ describe("GET /status", () => {
     for (let m = 0; m < 1440; m += 1) insertSnapshot(h, iso(day, m), m < 30 ? "warn" : "ok", m < 30 ? { webhooks: "warn" } : {});
     // Today: bad from 00:00 to 01:00 then ok until now (12:00) → 60 of 720 minutes = 8.33 % ≥ 5 % → red
     for (let m = 0; m < 720; m += 1) insertSnapshot(h, iso("2026-03-01T00:00:00.000Z", m), m < 60 ? "bad" : "ok", m < 60 ? { database: "bad" } : {});
+    const token = createAdminToken(h);
+    const w = await operator(h, token).post("/admin/status/maintenance", { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "Disk <swap>" });
+    expect(w.status).toBe(201);
     const html = await (await h.request("/status")).text();
     // yesterday: 30 / 1440 = 2.083 % degraded → amber, 97.92 % up
     expect(html).toContain('<li class="bar bar-warn" title="2026-02-28: 97.92% up">');
     expect(html).toContain('<li class="bar bar-bad" title="2026-03-01: 91.67% up">');
-    // per check: webhooks only yesterday, database only today
-    expect(html).toMatch(/aria-label="webhooks: [^"]*">(?:<li class="bar bar-none"[^>]*><span class="sr">[^<]*<\/span><\/li>){88}<li class="bar bar-warn"/);
+    // per component: webhooks only yesterday, the API (database) only today
+    expect(html).toMatch(
+      /aria-label="Webhooks: [^"]*">(?:<li class="bar bar-none[^>]*><span class="sr">[^<]*<\/span><\/li>){88}<li class="bar bar-warn"[^>]*><span class="sr">[^<]*<\/span><\/li><li class="bar bar-ok"/,
+    );
+    expect(html).toMatch(
+      /aria-label="API: [^"]*">(?:<li class="bar bar-none[^>]*><span class="sr">[^<]*<\/span><\/li>){88}<li class="bar bar-ok"[^>]*><span class="sr">[^<]*<\/span><\/li><li class="bar bar-bad"/,
+    );
+    expect(html).toContain('<section class="card" id="maintenance">');
+    expect(html).toContain("<strong>Disk &lt;swap&gt;</strong>");
   });
 });
 
@@ -113,6 +201,74 @@ describe("GET /status/feed.rss", () => {
     const feed = await new Parser().parseString(await (await h.request("/status/feed.rss")).text());
     expect(feed.items).toEqual([]);
     expect(feed.title).toBe("Herald status: incidents");
+  });
+});
+
+describe("GET /status/feed.json (JSON Feed 1.1)", () => {
+  const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+  test("the fields JSON Feed 1.1 requires and the ones readers use; operator updates in the text; the same items as the RSS", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> (1 configured)" });
+    const admin = operator(h, createAdminToken(h));
+    h.clock.set(iso(T0, -30));
+    const id = (await admin.post("/admin/status/incidents", { title: 'Slow "answers"', message: "Looking.", severity: "warn", components: ["api"] })).body
+      .incident.id;
+    h.clock.set(iso(T0, -10));
+    await admin.post(`/admin/status/incidents/${id}/updates`, { state: "monitoring", message: "Fixed; watching." });
+    h.clock.set(T0);
+    const res = await h.request("/status/feed.json");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/feed+json; charset=utf-8");
+    const feed = JSON.parse(await res.text());
+    // Required by https://jsonfeed.org/version/1.1: version, title, items; each item an id (string) and content.
+    expect(feed.version).toBe("https://jsonfeed.org/version/1.1");
+    expect(typeof feed.title).toBe("string");
+    expect(Array.isArray(feed.items)).toBe(true);
+    expect(feed.home_page_url).toBe("http://localhost:3000/status");
+    expect(feed.feed_url).toBe("http://localhost:3000/status/feed.json");
+    expect(feed.authors).toEqual([{ name: "Herald operators", url: "http://localhost:3000/status" }]);
+    expect(feed.items).toHaveLength(2);
+    for (const item of feed.items) {
+      expect(typeof item.id).toBe("string");
+      expect(typeof item.content_text === "string" || typeof item.content_html === "string").toBe(true);
+      expect(item.date_published).toMatch(RFC3339);
+      expect(item.date_modified).toMatch(RFC3339);
+      expect(new URL(item.url).origin).toBe("http://localhost:3000");
+      // Extensions must start with an underscore; nothing else outside the spec's item fields.
+      for (const key of Object.keys(item)) expect(["id", "url", "title", "content_text", "date_published", "date_modified", "tags", "_herald"]).toContain(key);
+    }
+    const [op, auto] = feed.items;
+    expect(op).toMatchObject({
+      id: `herald-incident-${id}`,
+      title: '[Ongoing] Slow "answers"',
+      date_published: iso(T0, -30),
+      date_modified: iso(T0, -10),
+      tags: ["operator", "warn", "open", "api"],
+    });
+    expect(op._herald).toEqual({
+      source: "operator",
+      status: "open",
+      state: "monitoring",
+      severity: "warn",
+      components: ["api"],
+      started_at: iso(T0, -30),
+      ended_at: null,
+    });
+    expect(op.content_text).toContain(`${iso(T0, -10)} monitoring: Fixed; watching.`);
+    expect(op.content_text).toContain(`${iso(T0, -30)} investigating: Looking.`);
+    expect(auto).toMatchObject({ id: "herald-incident-1", title: "[Resolved] Outage: chain_rpc" });
+    expect(auto.content_text).toContain("no usable RPC URL <&>");
+    // The RSS lists the same incidents under the same ids.
+    const rss = await new Parser().parseString(await (await h.request("/status/feed.rss")).text());
+    expect(rss.items.map((i) => i.guid)).toEqual(feed.items.map((i: { id: string }) => i.id));
+    expect(rss.items[0]!.content).toContain("monitoring: Fixed; watching.");
+  });
+
+  test("no incidents: a valid feed with no items", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    const feed = JSON.parse(await (await h.request("/status/feed.json")).text());
+    expect(feed).toMatchObject({ version: "https://jsonfeed.org/version/1.1", items: [] });
   });
 });
 

@@ -52,7 +52,14 @@ checks:
 `,
     );
     const { body } = await h.json("/api/public/system-status/policy");
-    expect(body.policy).toMatchObject({ source: "file", file: "status-policy.yaml", loaded: true, error: null, version: "ops-2026-01", exclude_maintenance_default: false });
+    expect(body.policy).toMatchObject({
+      source: "file",
+      file: "status-policy.yaml",
+      loaded: true,
+      error: null,
+      version: "ops-2026-01",
+      exclude_maintenance_default: false,
+    });
     expect(body.policy.checks.webhooks).toEqual({ ...DEFAULT_POLICY.checks.webhooks, backlog_warn: 5 });
     expect(body.policy.checks.freshness).toEqual({ ...DEFAULT_POLICY.checks.freshness, stale: "bad" });
     expect(body.policy.checks.reliability).toEqual(DEFAULT_POLICY.checks.reliability);
@@ -61,7 +68,10 @@ checks:
   });
 
   test("a JSON file is read by the same parser", async () => {
-    const { h } = appWithPolicy("policy.json", JSON.stringify({ version: "json-1", audit_anomalies_warn_degrades: true, checks: { request_errors: { min_requests: 1 } } }));
+    const { h } = appWithPolicy(
+      "policy.json",
+      JSON.stringify({ version: "json-1", audit_anomalies_warn_degrades: true, checks: { request_errors: { min_requests: 1 } } }),
+    );
     const { body } = await h.json("/api/public/system-status/policy");
     expect(body.policy).toMatchObject({ source: "file", loaded: true, version: "json-1", audit_anomalies_warn_degrades: true });
     expect(body.policy.checks.request_errors.min_requests).toBe(1);

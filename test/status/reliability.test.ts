@@ -124,7 +124,12 @@ describe("reliability check", () => {
 
   test("no history: zero jobs, null MTTR, ok", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    expect((await h.json("/api/public/system-status")).body.checks.reliability).toMatchObject({ status: "ok", job_count: 0, avg_success_streak: 0, avg_mttr_minutes: null });
+    expect((await h.json("/api/public/system-status")).body.checks.reliability).toMatchObject({
+      status: "ok",
+      job_count: 0,
+      avg_success_streak: 0,
+      avg_mttr_minutes: null,
+    });
   });
 });
 

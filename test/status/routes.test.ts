@@ -21,7 +21,15 @@ describe("GET /api/public/system-status and /status.json", () => {
     h = createTestApp({ clock: new FakeClock(T0) });
     const a = await h.json("/api/public/system-status");
     expect(a.status).toBe(200);
-    expect(a.body).toMatchObject({ success: true, generated_at: T0, overall: "ok", policy_version: "builtin-1", last_snapshot_at: null, open_incident: null, maintenance: { active: false, windows: [] } });
+    expect(a.body).toMatchObject({
+      success: true,
+      generated_at: T0,
+      overall: "ok",
+      policy_version: "builtin-1",
+      last_snapshot_at: null,
+      open_incident: null,
+      maintenance: { active: false, windows: [] },
+    });
     expect(Object.keys(a.body.checks)).toEqual([...CHECK_NAMES]);
     for (const name of CHECK_NAMES) {
       expect(["ok", "warn", "bad"]).toContain(a.body.checks[name].status);
@@ -116,7 +124,7 @@ describe("POST /api/canary/echo", () => {
     ["a string", JSON.stringify("hi")],
     ["a number", "42"],
     ["null", "null"],
-    ["malformed JSON", "{\"message\": \"hi\","],
+    ["malformed JSON", '{"message": "hi",'],
     ["empty body", ""],
   ];
   for (const [name, body] of MALFORMED) {
@@ -147,11 +155,27 @@ describe("POST /api/canary/echo", () => {
 
 describe("rate limits", () => {
   test("every public status path is in the per-IP public group; partner status is not", () => {
-    for (const p of ["/status", "/status/feed.rss", "/status/badge/overall.svg", "/status.json", "/api/public/system-status/uptime", "/api/public/latency-percentiles", "/api/canary/echo", "/trust.json", "/transparency/trust-dashboard.json", "/developers/deprecations.rss", "/api/openapi-transparency.yaml"]) {
+    for (const p of [
+      "/status",
+      "/status/feed.rss",
+      "/status/feed.json",
+      "/api/public/system-status/incidents/1",
+      "/status/badge/overall.svg",
+      "/status.json",
+      "/api/public/system-status/uptime",
+      "/api/public/latency-percentiles",
+      "/api/canary/echo",
+      "/trust.json",
+      "/transparency/trust-dashboard.json",
+      "/developers/deprecations.rss",
+      "/api/openapi-transparency.yaml",
+    ]) {
       expect(publicRateGroup(p)).toBe("public");
     }
     expect(publicRateGroup("/api/partner/status")).toBeNull();
     expect(publicRateGroup("/admin/status/maintenance")).toBeNull();
+    expect(publicRateGroup("/admin/status/incidents")).toBeNull();
+    expect(publicRateGroup("/admin/status/subscribers")).toBeNull();
   });
 
   test("the status page, its feed and badges answer 429 past RATE_LIMIT_PUBLIC_API_PER_MIN per IP", async () => {

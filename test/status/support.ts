@@ -34,8 +34,40 @@ export function insertRun(h: TestApp, name: string, startedAt: string, finishedA
 /** A request_log row: what the HTTP core writes for each request. */
 export function insertRequest(h: TestApp, at: string, status: number, latencyUs = 1000, route = "/api/public/system-status"): void {
   h.ctx.db.sqlite
-    .query("INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)")
+    .query(
+      "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)",
+    )
     .run(at, route, status, latencyUs, `req_${Math.random().toString(16).slice(2)}`);
 }
 
 export const iso = (base: string, plusMinutes: number) => new Date(Date.parse(base) + plusMinutes * 60_000).toISOString();
+
+/** An operator's client for the admin status routes: JSON in, JSON out, with a fresh admin token. */
+export function operator(h: TestApp, token: string) {
+  const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    h.json(path, { method, headers: { ...auth, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return {
+    get: (path: string) => send("GET", path),
+    post: (path: string, body: unknown, headers?: Record<string, string>) => send("POST", path, body, headers),
+    patch: (path: string, body: unknown) => send("PATCH", path, body),
+    del: (path: string) => send("DELETE", path),
+  };
+}
+
+/** A snapshot every `stepMinutes` from `from` (inclusive) to `to` (exclusive); `degradedAt` marks the bad ones. */
+export function insertSnapshots(
+  h: TestApp,
+  from: string,
+  to: string,
+  stepMinutes: number,
+  degradedAt: (at: string) => Record<string, Level> | null = () => null,
+): number {
+  let n = 0;
+  for (let t = Date.parse(from); t < Date.parse(to) && n < 1_000_000; t += stepMinutes * 60_000, n++) {
+    const at = new Date(t).toISOString();
+    const degraded = degradedAt(at);
+    insertSnapshot(h, at, degraded ? (Object.values(degraded).includes("bad") ? "bad" : "warn") : "ok", degraded ?? {});
+  }
+  return n;
+}

@@ -19,7 +19,12 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-const pt = (minute: number, overall: Level, degraded: Record<string, Level> = {}, checks: readonly string[] = ["a", "b"]): Point => ({ at: minute * M, overall, degraded, checks });
+const pt = (minute: number, overall: Level, degraded: Record<string, Level> = {}, checks: readonly string[] = ["a", "b"]): Point => ({
+  at: minute * M,
+  overall,
+  degraded,
+  checks,
+});
 
 /**
  * The worked example of docs/status.md: window [0, 60); a snapshot every minute at 0–39 and 50–59; overall
@@ -42,7 +47,14 @@ describe("computeUptime (pure)", () => {
     const r = computeUptime({ ...base, points: example(), excludeMaintenance: true });
     // spoken for: [0,40) + [50,60) = 50; minus maintenance [15,25) = 40 observed
     // degraded: [10,20) minus [15,20) = [10,15) = 5 → 5 / 40 = 12.5 %
-    expect(r.overall).toEqual({ observed_minutes: 40, degraded_minutes: 5, maintenance_minutes: 10, unobserved_minutes: 10, degraded_pct: 12.5, uptime_pct: 87.5 });
+    expect(r.overall).toEqual({
+      observed_minutes: 40,
+      degraded_minutes: 5,
+      maintenance_minutes: 10,
+      unobserved_minutes: 10,
+      degraded_pct: 12.5,
+      uptime_pct: 87.5,
+    });
     expect(r.checks.a).toMatchObject({ observed_minutes: 40, degraded_minutes: 5, degraded_pct: 12.5 });
     expect(r.checks.b).toMatchObject({ observed_minutes: 40, degraded_minutes: 0, degraded_pct: 0, uptime_pct: 100 });
   });
@@ -54,13 +66,29 @@ describe("computeUptime (pure)", () => {
 
   test("the snapshot before the window speaks for its start; time past the max gap is unobserved", () => {
     // window [0, 10); bad at −1 speaks for [−1, 2) → [0, 2) inside; ok at 2 speaks for [2, 5) (gap 3); [5, 10) nobody
-    const r = computeUptime({ start: 0, end: 10 * M, points: [pt(-1, "bad", { a: "bad" }), pt(2, "ok")], maintenance: [], excludeMaintenance: true, maxGapMs: 3 * M, checkNames: ["a"] });
+    const r = computeUptime({
+      start: 0,
+      end: 10 * M,
+      points: [pt(-1, "bad", { a: "bad" }), pt(2, "ok")],
+      maintenance: [],
+      excludeMaintenance: true,
+      maxGapMs: 3 * M,
+      checkNames: ["a"],
+    });
     // observed 2 + 3 = 5, degraded 2 → 40 %
     expect(r.overall).toEqual({ observed_minutes: 5, degraded_minutes: 2, maintenance_minutes: 0, unobserved_minutes: 5, degraded_pct: 40, uptime_pct: 60 });
   });
 
   test("only the last snapshot before the window counts, and a snapshot at the very end speaks for nothing", () => {
-    const r = computeUptime({ start: 0, end: 10 * M, points: [pt(-20, "bad"), pt(-2, "ok"), pt(5, "warn"), pt(10, "bad")], maintenance: [], excludeMaintenance: true, maxGapMs: 10 * M, checkNames: [] });
+    const r = computeUptime({
+      start: 0,
+      end: 10 * M,
+      points: [pt(-20, "bad"), pt(-2, "ok"), pt(5, "warn"), pt(10, "bad")],
+      maintenance: [],
+      excludeMaintenance: true,
+      maxGapMs: 10 * M,
+      checkNames: [],
+    });
     // ok at −2 speaks for [−2, 5) → [0, 5); warn at 5 for [5, 10); bad at 10 for nothing inside → 5 of 10
     expect(r.overall).toMatchObject({ observed_minutes: 10, degraded_minutes: 5, degraded_pct: 50 });
   });
@@ -85,12 +113,33 @@ describe("computeUptime (pure)", () => {
   });
 
   test("overlapping maintenance windows are merged, not subtracted twice; nothing observed → null", () => {
-    expect(mergeIntervals([{ start: 20, end: 40 }, { start: 0, end: 30 }, { start: 50, end: 50 }])).toEqual([{ start: 0, end: 40 }]);
+    expect(
+      mergeIntervals([
+        { start: 20, end: 40 },
+        { start: 0, end: 30 },
+        { start: 50, end: 50 },
+      ]),
+    ).toEqual([{ start: 0, end: 40 }]);
     const points = Array.from({ length: 60 }, (_, m) => pt(m, "ok"));
-    const r = computeUptime({ ...base, points, maintenance: [{ start: 0, end: 30 * M }, { start: 20 * M, end: 40 * M }], excludeMaintenance: true });
+    const r = computeUptime({
+      ...base,
+      points,
+      maintenance: [
+        { start: 0, end: 30 * M },
+        { start: 20 * M, end: 40 * M },
+      ],
+      excludeMaintenance: true,
+    });
     expect(r.overall).toMatchObject({ observed_minutes: 20, maintenance_minutes: 40, degraded_pct: 0 });
     const none = computeUptime({ ...base, points: [], excludeMaintenance: true });
-    expect(none.overall).toEqual({ observed_minutes: 0, degraded_minutes: 0, maintenance_minutes: 10, unobserved_minutes: 60, degraded_pct: null, uptime_pct: null });
+    expect(none.overall).toEqual({
+      observed_minutes: 0,
+      degraded_minutes: 0,
+      maintenance_minutes: 10,
+      unobserved_minutes: 60,
+      degraded_pct: null,
+      uptime_pct: null,
+    });
   });
 });
 
@@ -103,7 +152,10 @@ describe("GET /api/public/system-status/uptime", () => {
     cleanups.push(f.remove);
     h = createTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
     const token = createAdminToken(h);
-    const created = await h.json("/admin/status/maintenance", jsonInit("POST", { starts_at: iso(T0, 15), ends_at: iso(T0, 25), title: "Upgrade" }, { authorization: `Bearer ${token}` }));
+    const created = await h.json(
+      "/admin/status/maintenance",
+      jsonInit("POST", { starts_at: iso(T0, 15), ends_at: iso(T0, 25), title: "Upgrade" }, { authorization: `Bearer ${token}` }),
+    );
     expect(created.status).toBe(201);
     for (let m = 0; m < 60; m++) {
       if (m >= 40 && m < 50) continue;
@@ -131,6 +183,23 @@ describe("GET /api/public/system-status/uptime", () => {
     expect(Object.keys(r.body.checks)).toEqual([...CHECK_NAMES]);
     const counted = await h.json("/api/public/system-status/uptime?hours=1&exclude_maintenance=0");
     expect(counted.body).toMatchObject({ exclude_maintenance: false, overall: { observed_minutes: 50, degraded_minutes: 10, degraded_pct: 20 } });
+    // Monitoring began at the window's start: a full window; 50 of its 60 minutes were spoken for.
+    expect(r.body).toMatchObject({ observed_since: T0, partial_window: false, coverage_pct: 83.333 });
+    // By component: chain_rpc belongs to chain_data, the rest never degraded.
+    expect(r.body.components.chain_data).toMatchObject({ degraded_pct: 12.5 });
+    expect(r.body.components.api).toMatchObject({ degraded_pct: 0, observed_minutes: 40 });
+    expect(Object.keys(r.body.components)).toEqual(["api", "webhooks", "chain_data", "jobs"]);
+  });
+
+  test("a window reaching back before monitoring began counts only the time since (observed_since, partial_window, coverage_pct)", async () => {
+    const h = await exampleApp();
+    // 24 h ending one hour after the first snapshot: the same figures as the hour, over 1/24 of the window.
+    const r = await h.json("/api/public/system-status/uptime?hours=24");
+    expect(r.body).toMatchObject({ observed_since: T0, partial_window: true, coverage_pct: 3.472, overall: { observed_minutes: 40, degraded_pct: 12.5 } });
+    const empty = createTestApp({ clock: new FakeClock(T0) });
+    cleanups.push(() => empty.close());
+    const none = await empty.json("/api/public/system-status/uptime?hours=24");
+    expect(none.body).toMatchObject({ observed_since: null, partial_window: true, coverage_pct: 0, overall: { degraded_pct: null, uptime_pct: null } });
   });
 
   test("the policy's exclude_maintenance_default applies when the query does not say", async () => {
@@ -148,11 +217,19 @@ describe("GET /api/public/system-status/uptime", () => {
     insertSnapshot(h, iso(T0, 60), "bad", { database: "bad" });
     h.clock.set(iso(T0, 61));
     // window [1, 61): spoken for [1,40) + [50,61) = 50, minus maintenance 10 = 40; degraded [10,15) + [60,61) = 6
-    expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({ observed_minutes: 40, degraded_minutes: 6, degraded_pct: 15 });
+    expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({
+      observed_minutes: 40,
+      degraded_minutes: 6,
+      degraded_pct: 15,
+    });
     // Deleting the maintenance window counts its time again: 50 observed, degraded [10,20) + [60,61) = 11 → 22 %
     const token = createAdminToken(h, "second");
     expect((await h.json("/admin/status/maintenance/1", { method: "DELETE", headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-    expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({ observed_minutes: 50, degraded_minutes: 11, degraded_pct: 22 });
+    expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({
+      observed_minutes: 50,
+      degraded_minutes: 11,
+      degraded_pct: 22,
+    });
   });
 
   test("bad hours or exclude_maintenance are 400 invalid_query", async () => {

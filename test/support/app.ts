@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { buildApp, type HeraldApp } from "../../src/app";
 import { openContext } from "../../src/bootstrap";
 import { loadConfig } from "../../src/config";
-import type { AppContext, Clock, Rng } from "../../src/context";
+import type { AppContext } from "../../src/context";
+import type { Clock, Rng } from "../../src/clock";
 import { createLogger, type Logger } from "../../src/log";
 import { FakeClock, seededRng } from "./clock";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Clock, Rng } from "../../src/context";
+import type { Clock, Rng } from "../../src/clock";
 
 /** A clock tests move by hand: time-dependent logic is driven by this, never by sleeping. */
 export class FakeClock implements Clock {

@@ -35,7 +35,15 @@ export function operationsOf(document: unknown): FuzzOperation[] {
       const own: OpenApiParameter[] = op.parameters ?? [];
       const parameters = [...own, ...shared.filter((s) => !own.some((o) => o.name === s.name && o.in === s.in))];
       const bodySchema: JsonSchema | null = op.requestBody?.content?.["application/json"]?.schema ?? null;
-      out.push({ id: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, credential: credentialOf(path, op), parameters, bodySchema, raw: op });
+      out.push({
+        id: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path,
+        credential: credentialOf(path, op),
+        parameters,
+        bodySchema,
+        raw: op,
+      });
     }
   }
   return out;

@@ -31,7 +31,8 @@ const excerptOf = (text: string) => text.replace(/\s+/g, " ").slice(0, 160);
 /** Every way `answer` breaks the wire conventions; empty when it is fine. */
 export function checkAnswer(op: FuzzOperation, req: FuzzRequest, answer: FuzzAnswer): Failure[] {
   const failures: Failure[] = [];
-  const fail = (cause: string) => failures.push({ op: op.id, variant: req.variant, cause, status: answer.status, ms: answer.ms, excerpt: excerptOf(answer.text) });
+  const fail = (cause: string) =>
+    failures.push({ op: op.id, variant: req.variant, cause, status: answer.status, ms: answer.ms, excerpt: excerptOf(answer.text) });
   if (answer.hung) {
     fail(`no answer within ${Math.round(answer.ms / 1000)} s`);
     return failures;
@@ -61,7 +62,8 @@ export function checkAnswer(op: FuzzOperation, req: FuzzRequest, answer: FuzzAns
     fail(`error code "${code}" is not in ERROR_CATALOG`);
     return failures;
   }
-  if (ERROR_CATALOG[code].http_status !== answer.status) fail(`status ${answer.status} differs from the catalog's ${ERROR_CATALOG[code].http_status} for "${code}"`);
+  if (ERROR_CATALOG[code].http_status !== answer.status)
+    fail(`status ${answer.status} differs from the catalog's ${ERROR_CATALOG[code].http_status} for "${code}"`);
   if (requestId && body.request_id !== requestId) fail("body request_id differs from the X-Request-ID header");
   if ((answer.status === 401 || answer.status === 403) && op.credential !== "public" && !DESIGNED_REFUSALS.has(code)) {
     fail(`SUITE BUG: valid ${op.credential} credentials refused with ${answer.status} ${code}`);

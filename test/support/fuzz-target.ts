@@ -150,7 +150,15 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
     const k = key ?? (credential === "sandbox" ? sandbox : live);
     const mutation = MUTATIONS.has(method);
     const nonce = mutation ? newNonce() : null;
-    const signed = signRequest({ keyId: k.keyId, secret: k.secret, method, target, body: body ?? "", nonce, timestamp: Math.floor(h.clock.now().getTime() / 1000) });
+    const signed = signRequest({
+      keyId: k.keyId,
+      secret: k.secret,
+      method,
+      target,
+      body: body ?? "",
+      nonce,
+      timestamp: Math.floor(h.clock.now().getTime() / 1000),
+    });
     const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
     if (mutation) headers["idempotency-key"] = crypto.randomUUID();
     return headers;
@@ -260,7 +268,12 @@ async function seedFixtures(t: FuzzTarget): Promise<FuzzFixtures> {
   const liveWebhookId = await t.createWebhook("live");
   const tested = await call(t, "live", "POST", `/api/partner/webhooks/${liveWebhookId}/test`);
   const deliveryId = String(tested.delivery_id ?? tested.event_id);
-  const claim = await call(t, "live", "POST", "/api/partner/donation-claim", { campaign_id: "fuzz", amount: 5, recipient: { wallet_address: walletAddress }, user_id: liveUserId });
+  const claim = await call(t, "live", "POST", "/api/partner/donation-claim", {
+    campaign_id: "fuzz",
+    amount: 5,
+    recipient: { wallet_address: walletAddress },
+    user_id: liveUserId,
+  });
   const claimCode = String(claim.claim_code ?? claim.claim?.claim_code);
   const sbUser = await call(t, "sandbox", "POST", "/api/partner/sandbox/users", { external_id: "fuzz-sandbox-user-1" });
   const sandboxUserId = String(sbUser.user.id);

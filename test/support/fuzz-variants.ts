@@ -162,7 +162,11 @@ export function bodyWith(base: unknown, path: Array<string | number>, rawToken: 
   return JSON.stringify(setAt(base, path, SENTINEL)).replace(`"${SENTINEL}"`, () => rawToken);
 }
 
-const fieldName = (path: Array<string | number>) => path.map((p) => (typeof p === "number" ? `[${p}]` : p)).join(".").replace(/\.\[/g, "[");
+const fieldName = (path: Array<string | number>) =>
+  path
+    .map((p) => (typeof p === "number" ? `[${p}]` : p))
+    .join(".")
+    .replace(/\.\[/g, "[");
 
 // ---------------------------------------------------------------------------------------------------------
 // The variants
@@ -192,7 +196,8 @@ const concat = (...parts: Uint8Array[]) => {
 };
 
 /** `{"field": [[[…]]], …rest}` with `depth` brackets. */
-const nestedIn = (field: string, depth: number, rest: string) => bytes(`{${JSON.stringify(field)}:${"[".repeat(depth)}${"]".repeat(depth)}${rest ? `,${rest}` : ""}}`);
+const nestedIn = (field: string, depth: number, rest: string) =>
+  bytes(`{${JSON.stringify(field)}:${"[".repeat(depth)}${"]".repeat(depth)}${rest ? `,${rest}` : ""}}`);
 
 /** The deterministic catalog for one operation, the valid request first. */
 export function catalogVariants(op: FuzzOperation, base: Baseline): FuzzRequest[] {
@@ -216,12 +221,20 @@ export function catalogVariants(op: FuzzOperation, base: Baseline): FuzzRequest[
     out.push(req(`query.${p.name} without "="`, { query: join(pct(p.name)) }));
   }
   out.push(req("unknown query parameter", { query: queryString({ ...base.query, herald_fuzz_unknown: "1" }) }));
-  out.push(req("query parameters __proto__ and constructor", { query: [queryString(base.query), "__proto__=1&constructor=1&__proto__%5Bpolluted%5D=1"].filter(Boolean).join("&") }));
+  out.push(
+    req("query parameters __proto__ and constructor", {
+      query: [queryString(base.query), "__proto__=1&constructor=1&__proto__%5Bpolluted%5D=1"].filter(Boolean).join("&"),
+    }),
+  );
   out.push(req("20 KB query string", { query: queryString({ ...base.query, pad: QUERY_PAD }) }));
 
   // Path parameters.
   for (const p of op.parameters.filter((p) => p.in === "path")) {
-    for (const [label, value] of [...PARAM_VALUES.filter(([l]) => l !== '""'), ["encoded slash and dots", "..%2F..%2Fadmin"] as const, ["space", "%20"] as const]) {
+    for (const [label, value] of [
+      ...PARAM_VALUES.filter(([l]) => l !== '""'),
+      ["encoded slash and dots", "..%2F..%2Fadmin"] as const,
+      ["space", "%20"] as const,
+    ]) {
       out.push(req(`path.${p.name}=${label}`, { pathParams: { ...base.pathParams, [p.name]: value } }));
     }
   }
@@ -250,14 +263,20 @@ export function catalogVariants(op: FuzzOperation, base: Baseline): FuzzRequest[
     ['body "text"', bytes('"text"')],
     ["empty body", new Uint8Array(0)],
     ["truncated JSON", bytes(json.slice(0, Math.max(1, json.length - 1)))],
-    ["invalid JSON {\"a\":}", bytes('{"a":}')],
+    ['invalid JSON {"a":}', bytes('{"a":}')],
     ["bare NaN", bytes("NaN")],
     ["duplicate key (valid, then 123)", bytes(`{${JSON.stringify(first)}:${firstValue},${JSON.stringify(first)}:123${inner ? `,${inner}` : ""}}`)],
     ["duplicate key (123, then valid)", bytes(`{${JSON.stringify(first)}:123${inner ? `,${inner}` : ""},${JSON.stringify(first)}:${firstValue}}`)],
     ["unknown key", bytes(JSON.stringify({ ...object, herald_fuzz_unknown: 1 }))],
-    ["__proto__ and constructor keys", bytes(`{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}${json.length > 2 ? `,${json.slice(1, -1)}` : ""}}`)],
+    [
+      "__proto__ and constructor keys",
+      bytes(`{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}${json.length > 2 ? `,${json.slice(1, -1)}` : ""}}`),
+    ],
     ["UTF-8 BOM before JSON", concat(new Uint8Array([0xef, 0xbb, 0xbf]), bytes(json))],
-    ["invalid UTF-8 in a string", concat(bytes(`{${JSON.stringify(first)}:"`), new Uint8Array([0xff, 0xfe, 0xc3, 0x28]), bytes(`"${inner ? `,${inner}` : ""}}`))],
+    [
+      "invalid UTF-8 in a string",
+      concat(bytes(`{${JSON.stringify(first)}:"`), new Uint8Array([0xff, 0xfe, 0xc3, 0x28]), bytes(`"${inner ? `,${inner}` : ""}}`)),
+    ],
     ["raw control characters in a string", bytes(`{${JSON.stringify(first)}:"\u0000\u0001\u001f"${inner ? `,${inner}` : ""}}`)],
     ["NUL byte after JSON", concat(bytes(json), new Uint8Array([0]))],
     ["nesting depth 1,000", bytes(`${"[".repeat(1000)}${"]".repeat(1000)}`)],

@@ -1,8 +1,5 @@
 /** What the receiver does with one request. */
-export type Behavior =
-  | { status: number; body?: string; headers?: Record<string, string> }
-  | { hang: true }
-  | { slowBody: true; status?: number };
+export type Behavior = { status: number; body?: string; headers?: Record<string, string> } | { hang: true } | { slowBody: true; status?: number };
 
 export interface Received {
   method: string;

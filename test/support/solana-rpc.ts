@@ -63,7 +63,14 @@ export function expectedTx(f: ChainFixture, tx: FixtureTx) {
   let delta = 0n;
   if (tracked.has(tx.to.owner)) delta += amount;
   if (tracked.has(tx.from.owner)) delta -= amount;
-  return { signature: tx.signature, slot: tx.slot, status: tx.failed ? "failed" : "ok", delta, moved: amount, blockTime: new Date(tx.blockTime * 1000).toISOString() };
+  return {
+    signature: tx.signature,
+    slot: tx.slot,
+    status: tx.failed ? "failed" : "ok",
+    delta,
+    moved: amount,
+    blockTime: new Date(tx.blockTime * 1000).toISOString(),
+  };
 }
 
 /** Decimal string of a raw amount, written independently of src/chain/amounts.ts. */

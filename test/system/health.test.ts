@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { Metrics } from "../../src/system/metrics";
+import { Metrics } from "../../src/http/metrics";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -61,16 +61,34 @@ test("metrics expose request counts by route template, latency histograms and DB
   expect(text).toMatch(/herald_db_size_bytes \d+/);
 });
 
-test("latency histogram buckets are cumulative and statuses are counted per route", () => {
-  const m = new Metrics();
+test("latency histogram buckets are cumulative and statuses are counted per route", async () => {
+  const m = new Metrics({ processMetrics: false });
   m.observeRequest("GET", "/x", 200, 0.0005);
   m.observeRequest("GET", "/x", 200, 0.003);
   m.observeRequest("GET", "/x", 404, 0.2);
   m.observeRequest("GET", "/x", 200, 60);
-  const text = m.render();
-  const bucket = (le: string) => Number(text.match(new RegExp(`duration_seconds_bucket\\{method="GET",route="/x",le="${le.replace(/[.+]/g, "\\$&")}"\\} (\\d+)`))?.[1]);
+  const text = await m.render();
+  const bucket = (le: string) =>
+    Number(text.match(new RegExp(`duration_seconds_bucket\\{method="GET",route="/x",le="${le.replace(/[.+]/g, "\\$&")}"\\} (\\d+)`))?.[1]);
   expect([bucket("0.001"), bucket("0.0025"), bucket("0.005"), bucket("0.25"), bucket("10"), bucket("+Inf")]).toEqual([1, 1, 2, 3, 3, 4]);
   expect(text).toContain('herald_http_requests_total{method="GET",route="/x",status="200"} 3');
   expect(text).toContain('herald_http_requests_total{method="GET",route="/x",status="404"} 1');
   expect(text).toContain('herald_http_request_duration_seconds_sum{method="GET",route="/x"} 60.2035');
+});
+
+test("process and GC metrics come from prom-client with the herald_ prefix; counters are typed counter", async () => {
+  const m = new Metrics();
+  let n = 0;
+  m.counter("herald_test_events", "Events counted by their owner.", () => ++n);
+  m.observeJob("snapshot", true);
+  const text = await m.render();
+  for (const name of ["herald_process_cpu_user_seconds_total", "herald_process_resident_memory_bytes", "herald_nodejs_heap_size_total_bytes"]) {
+    expect(text).toContain(`# TYPE ${name}`);
+  }
+  expect(text).toContain("# TYPE herald_test_events counter");
+  expect(text).toMatch(/^herald_test_events 1$/m);
+  expect(text).toContain('herald_job_runs_total{job="snapshot",outcome="ok"} 1');
+  // Every sample line is `name{labels} value` with a finite number (what a Prometheus scrape needs).
+  for (const line of text.split("\n").filter((l) => l && !l.startsWith("#")))
+    expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? -?[0-9.e+-]+$|^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (NaN|Nan|\+Inf)$/); // prom-client prints NaN as "Nan"; Prometheus parses it in any case
 });

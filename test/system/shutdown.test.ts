@@ -38,7 +38,6 @@ interface Run {
   diag: string;
 }
 
-
 /** Polls `done` every 10 ms, at most `ms` long (and at most 1000 times); returns its last answer. */
 async function until(done: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -179,7 +178,10 @@ beforeAll(async () => {
       `request-lines=${lines.filter((l) => l.msg === "request").length} slow=${slow.status} ${slow.socketError ?? ""}`,
     `client errors: ${[...new Set(errors.map((e) => e.error))].join("; ")}`,
     `stderr:\n${stderr}`,
-    `stdout (non-request lines):\n${lines.filter((l) => l.msg !== "request").map((l) => JSON.stringify(l)).join("\n")}`,
+    `stdout (non-request lines):\n${lines
+      .filter((l) => l.msg !== "request")
+      .map((l) => JSON.stringify(l))
+      .join("\n")}`,
   ].join("\n");
   run = { dbPath, outcomes, responses, slow, exitCode, lines, walEmptyAfterExit: walSize === null || walSize === 0, diag };
 }, 90_000);
@@ -207,8 +209,14 @@ describe("herald serve: SIGTERM under load", () => {
     expect(run.outcomes.length).toBe(LOAD);
     // At least the request that triggered the SIGTERM was answered.
     expect(run.responses.length, run.diag).toBeGreaterThanOrEqual(1);
-    expect(run.responses.filter((r) => r.status >= 500).map((r) => `${r.path} ${r.status} ${r.body.slice(0, 200)}`), run.diag).toEqual([]);
-    expect(run.responses.filter((r) => r.status !== 200).map((r) => `${r.path} ${r.status} ${r.body.slice(0, 200)}`), run.diag).toEqual([]);
+    expect(
+      run.responses.filter((r) => r.status >= 500).map((r) => `${r.path} ${r.status} ${r.body.slice(0, 200)}`),
+      run.diag,
+    ).toEqual([]);
+    expect(
+      run.responses.filter((r) => r.status !== 200).map((r) => `${r.path} ${r.status} ${r.body.slice(0, 200)}`),
+      run.diag,
+    ).toEqual([]);
     for (const r of run.responses) expect(JSON.parse(r.body).success).toBe(true);
   });
 
@@ -220,7 +228,10 @@ describe("herald serve: SIGTERM under load", () => {
     expect(msgs.indexOf("shutting down")).toBeLessThan(msgs.indexOf("stopped cleanly"));
     expect(run.lines.find((l) => l.msg === "shutting down")?.signal).toBe("SIGTERM");
     expect(msgs, run.diag).not.toContain("grace period over; closing remaining connections");
-    expect(run.lines.filter((l) => l.level === "error"), run.diag).toEqual([]);
+    expect(
+      run.lines.filter((l) => l.level === "error"),
+      run.diag,
+    ).toEqual([]);
   });
 
   test("the WAL is checkpointed, the file is intact and the request log was flushed on shutdown", () => {

@@ -25,7 +25,12 @@ describe("GET /trust.json", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("cache-control")).toBe("public, max-age=60");
     const b = r.body;
-    expect(b).toMatchObject({ success: true, generated_at_utc: T0, service: { name: "Herald", version: "0.1.0", base_url: "http://localhost:3000" }, overall: "ok" });
+    expect(b).toMatchObject({
+      success: true,
+      generated_at_utc: T0,
+      service: { name: "Herald", version: "0.1.0", base_url: "http://localhost:3000" },
+      overall: "ok",
+    });
     expect(b.proofs).toHaveLength(7);
     expect(b.proofs[0]).toEqual({
       check: "freshness_holder_cache",
@@ -42,9 +47,20 @@ describe("GET /trust.json", () => {
     expect(b.data_protection.backup.on_demand_endpoint).toBe("/admin/backup/run");
     expect(b.signing.partner_requests).toMatchObject({ scheme: "HMAC-SHA256", timestamp_skew_seconds: 300, nonce_single_use_seconds: 600 });
     expect(b.signing.webhooks.headers).toContain("X-Webhook-Signature");
-    expect(b.mint_authority).toEqual({ status: "ok", review_status: null, expected_review_status: null, expectation_configured: false, mismatch: null, proof_url: "/api/public/token-mint-authorities.json" });
+    expect(b.mint_authority).toEqual({
+      status: "ok",
+      review_status: null,
+      expected_review_status: null,
+      expectation_configured: false,
+      mismatch: null,
+      proof_url: "/api/public/token-mint-authorities.json",
+    });
 
-    const urls = new Set<string>([...b.controls.flatMap((c: { evidence: string[] }) => c.evidence), ...b.proofs.flatMap((p: any) => [p.json_url, p.csv_url]), ...Object.values(b.links as Record<string, string>)]);
+    const urls = new Set<string>([
+      ...b.controls.flatMap((c: { evidence: string[] }) => c.evidence),
+      ...b.proofs.flatMap((p: any) => [p.json_url, p.csv_url]),
+      ...Object.values(b.links as Record<string, string>),
+    ]);
     for (const url of urls) {
       const res = await h.request(url);
       expect({ url, status: res.status }).toEqual({ url, status: 200 });
@@ -69,10 +85,14 @@ describe("GET /transparency/trust-dashboard.json", () => {
     // 60 minutes of snapshots, 6 of them warn → 10 % degraded over every window (only that hour was observed).
     for (let m = 0; m < 60; m++) insertSnapshot(h, iso(T0, m - 60), m < 6 ? "warn" : "ok", m < 6 ? { jobs: "warn" } : {});
     h.ctx.db.sqlite
-      .query("INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, 'warn', 'warn', '{\"jobs\":\"warn\"}', '{}', 1, ?)")
+      .query(
+        "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, 'warn', 'warn', '{\"jobs\":\"warn\"}', '{}', 1, ?)",
+      )
       .run(iso(T0, -60), iso(T0, -54), iso(T0, -54));
     h.ctx.db.sqlite
-      .query("INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, NULL, 'bad', 'bad', '{}', '{}', 1, ?)")
+      .query(
+        "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, NULL, 'bad', 'bad', '{}', '{}', 1, ?)",
+      )
       .run(iso(T0, -5), iso(T0, -5));
     for (const ms of [10, 20, 30]) insertRequest(h, iso(T0, -1), 200, ms * 1000);
     const r = await h.json("/transparency/trust-dashboard.json");
@@ -81,7 +101,8 @@ describe("GET /transparency/trust-dashboard.json", () => {
     expect(b.overall).toBe("ok");
     expect(b.checks.database).toEqual({ status: "ok", summary: "writable, migrations current" });
     expect(b.uptime.exclude_maintenance).toBe(true);
-    for (const w of ["24h", "7d", "30d", "90d"]) expect(b.uptime.windows[w]).toMatchObject({ observed_minutes: 60, degraded_minutes: 6, degraded_pct: 10, uptime_pct: 90 });
+    for (const w of ["24h", "7d", "30d", "90d"])
+      expect(b.uptime.windows[w]).toMatchObject({ observed_minutes: 60, degraded_minutes: 6, degraded_pct: 10, uptime_pct: 90 });
     expect(b.incidents).toEqual({
       open: 1,
       last_30_days: 2,

@@ -11,7 +11,13 @@ import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 
 // The timeout ends the first sender's hanging request (real time): the state under test is read well before.
-const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_TIMEOUT_SECONDS: "2", WEBHOOK_RETRY_BASE_SECONDS: "60", WEBHOOK_RETRY_MAX_SECONDS: "600", WEBHOOK_RETRY_JITTER_PCT: "0" };
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+  WEBHOOK_TIMEOUT_SECONDS: "2",
+  WEBHOOK_RETRY_BASE_SECONDS: "60",
+  WEBHOOK_RETRY_MAX_SECONDS: "600",
+  WEBHOOK_RETRY_JITTER_PCT: "0",
+};
 /** The dispatcher's lease: 2 × WEBHOOK_TIMEOUT_SECONDS + 10 s. */
 const LEASE_SECONDS = 14;
 
@@ -58,9 +64,13 @@ async function queueTest(h: TestApp, key: TestKey, webhookId: number) {
 }
 
 const deliveryOf = (h: TestApp, id: number) =>
-  h.ctx.db.sqlite.query("SELECT status, attempts, reason_tag, last_error, last_status_code, last_attempt_at, lease_token FROM webhook_deliveries WHERE id = ?").get(id) as Record<string, any>;
+  h.ctx.db.sqlite
+    .query("SELECT status, attempts, reason_tag, last_error, last_status_code, last_attempt_at, lease_token FROM webhook_deliveries WHERE id = ?")
+    .get(id) as Record<string, any>;
 const attemptRows = (h: TestApp, id: number) =>
-  h.ctx.db.sqlite.query("SELECT attempt_no, started_at, status_code, reason_tag, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(id) as Array<Record<string, any>>;
+  h.ctx.db.sqlite
+    .query("SELECT attempt_no, started_at, status_code, reason_tag, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY id")
+    .all(id) as Array<Record<string, any>>;
 
 /** A second app over the first one's database, its clock `seconds` later: the process that takes over. */
 function successor(first: TestApp, env: Record<string, string>, seconds: number): TestApp {
@@ -80,7 +90,9 @@ describe("attempts are counted when the request leaves", () => {
     const pass = h.ctx.dispatcher.runOnce();
     await until("the request at the receiver", () => rx.received.length === 1);
     expect(deliveryOf(h, t.delivery_id)).toMatchObject({ status: "processing", attempts: 1, last_attempt_at: "2026-01-01T00:00:00.000Z" });
-    expect(attemptRows(h, t.delivery_id)).toEqual([{ attempt_no: 1, started_at: "2026-01-01T00:00:00.000Z", status_code: null, reason_tag: null, error: null }]);
+    expect(attemptRows(h, t.delivery_id)).toEqual([
+      { attempt_no: 1, started_at: "2026-01-01T00:00:00.000Z", status_code: null, reason_tag: null, error: null },
+    ]);
 
     await pass; // the 2 s timeout ends the attempt
     expect(deliveryOf(h, t.delivery_id)).toMatchObject({ status: "failed", attempts: 1, reason_tag: "timeout" });

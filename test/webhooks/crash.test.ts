@@ -119,147 +119,143 @@ async function exitWithin(p: Proc, ms: number): Promise<number | null> {
   return code;
 }
 
-test(
-  "deliveries in flight when herald is SIGKILLed are delivered after a restart, each with the event id the API returned",
-  async () => {
-    rx = crashReceiver();
-    const dbPath = join(dir, "herald.db");
-    const port = freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = {
-      NODE_ENV: "test",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      HERALD_DB_PATH: dbPath,
-      LOG_LEVEL: "warn",
-      JOBS_ENABLED: "1",
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
-      WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
-      BOOTSTRAP_CREDENTIALS: "0",
-    };
+test("deliveries in flight when herald is SIGKILLed are delivered after a restart, each with the event id the API returned", async () => {
+  rx = crashReceiver();
+  const dbPath = join(dir, "herald.db");
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    NODE_ENV: "test",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    HERALD_DB_PATH: dbPath,
+    LOG_LEVEL: "warn",
+    JOBS_ENABLED: "1",
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+    WEBHOOK_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
+    BOOTSTRAP_CREDENTIALS: "0",
+  };
 
-    // Credentials through the CLI, against the same database, before the server starts.
-    const key = await runCli(env, ["keys", "create", "--partner", "Crash", "--mode", "live", "--scopes", "webhooks", "--json"]);
-    const admin = await runCli(env, ["admin-token", "create", "--name", "crash-test", "--json"]);
-    expect(key.key_id).toBeString();
-    expect(admin.token).toBeString();
+  // Credentials through the CLI, against the same database, before the server starts.
+  const key = await runCli(env, ["keys", "create", "--partner", "Crash", "--mode", "live", "--scopes", "webhooks", "--json"]);
+  const admin = await runCli(env, ["admin-token", "create", "--name", "crash-test", "--json"]);
+  expect(key.key_id).toBeString();
+  expect(admin.token).toBeString();
 
-    const call = async (method: string, target: string, body?: unknown) => {
-      const raw = body === undefined ? "" : JSON.stringify(body);
-      const mutation = method !== "GET";
-      const signed = signRequest({ keyId: key.key_id, secret: key.secret, method, target, body: raw, nonce: mutation ? newNonce() : null });
-      const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
-      if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
-      if (raw) headers["Content-Type"] = "application/json";
-      const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+  const call = async (method: string, target: string, body?: unknown) => {
+    const raw = body === undefined ? "" : JSON.stringify(body);
+    const mutation = method !== "GET";
+    const signed = signRequest({ keyId: key.key_id, secret: key.secret, method, target, body: raw, nonce: mutation ? newNonce() : null });
+    const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
+    if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
+    if (raw) headers["Content-Type"] = "application/json";
+    const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
 
-    // ---- first process: deliveries leased and hanging when it dies
-    const first = spawnHerald(["serve"], env);
-    procs.add(first);
-    const firstOut = collect(first);
-    await waitForHttp(`${base}/readyz`);
+  // ---- first process: deliveries leased and hanging when it dies
+  const first = spawnHerald(["serve"], env);
+  procs.add(first);
+  const firstOut = collect(first);
+  await waitForHttp(`${base}/readyz`);
 
-    const created = await call("POST", "/api/partner/webhooks", { event_type: "webhook.test", target_url: rx.url, description: "crash test" });
-    expect(created.status).toBe(201);
-    const webhook = created.body.webhook as { id: number; secret: string };
+  const created = await call("POST", "/api/partner/webhooks", { event_type: "webhook.test", target_url: rx.url, description: "crash test" });
+  expect(created.status).toBe(201);
+  const webhook = created.body.webhook as { id: number; secret: string };
 
-    const tests = await Promise.all(Array.from({ length: N }, () => call("POST", `/api/partner/webhooks/${webhook.id}/test`)));
-    for (const t of tests) expect(t).toMatchObject({ status: 200, body: { success: true, queued: true, webhook_id: webhook.id } });
-    const eventIds = tests.map((t) => t.body.event_id as string);
-    expect(new Set(eventIds).size).toBe(N);
+  const tests = await Promise.all(Array.from({ length: N }, () => call("POST", `/api/partner/webhooks/${webhook.id}/test`)));
+  for (const t of tests) expect(t).toMatchObject({ status: 200, body: { success: true, queued: true, webhook_id: webhook.id } });
+  const eventIds = tests.map((t) => t.body.event_id as string);
+  expect(new Set(eventIds).size).toBe(N);
 
-    await until("the receiver to see a first (hanging) request", () => rx!.hits.length > 0, 10_000, 10);
-    first.kill("SIGKILL");
-    expect(await exitWithin(first, 10_000)).not.toBe(0);
-    await firstOut.done;
-    const hungBeforeCrash = rx.hits.length;
+  await until("the receiver to see a first (hanging) request", () => rx!.hits.length > 0, 10_000, 10);
+  first.kill("SIGKILL");
+  expect(await exitWithin(first, 10_000)).not.toBe(0);
+  await firstOut.done;
+  const hungBeforeCrash = rx.hits.length;
 
-    // What the crash left: deliveries leased (processing) or still queued, and no outcome recorded for any —
-    // the kill happened within the 2 s send timeout, so nothing had been answered or timed out. (Today that is
-    // 1 processing and 19 queued: the pass that sends the first delivery does not lease work committed after it
-    // started until its sends finish. If the dispatcher re-leases on a nudge, up to 16 will be processing here;
-    // both kinds must come through the restart.) A leased delivery's attempt was counted, and its attempt row
-    // written, before its request left: attempts = 1 and one attempt row without an outcome; queued ones have 0.
-    const cutOff = new Set<number>();
-    {
-      const db = new Database(dbPath);
-      try {
-        const rows = db.query("SELECT id, status, attempts FROM webhook_deliveries").all() as Array<{ id: number; status: string; attempts: number }>;
-        expect(rows).toHaveLength(N);
-        expect(rows.filter((r) => r.status !== "processing" && r.status !== "queued")).toEqual([]);
-        expect(rows.filter((r) => r.attempts !== (r.status === "processing" ? 1 : 0))).toEqual([]);
-        for (const r of rows) if (r.status === "processing") cutOff.add(r.id);
-        expect(cutOff.size).toBeGreaterThanOrEqual(1);
-        const attempts = db.query("SELECT delivery_id, attempt_no, status_code, error FROM webhook_attempts ORDER BY delivery_id").all();
-        expect(attempts).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, status_code: null, error: null })));
-      } finally {
-        db.close();
-      }
-    }
-
-    // ---- the receiver recovers; a second process over the same database finishes the job
-    rx.answerNow();
-    const second = spawnHerald(["serve"], env);
-    procs.add(second);
-    const secondOut = collect(second);
-    await waitForHttp(`${base}/readyz`);
-
-    const okIds = () => new Set(rx!.hits.filter((h) => h.answered === 200).map((h) => h.id));
-    // Queued deliveries go at once; leased ones after their 14 s lease runs out.
-    await until(`all ${N} events answered 200 (so far ${okIds().size})`, () => eventIds.every((id) => okIds().has(id)), 60_000, 100);
-
-    // Every event arrived at least once, only events the API returned arrived, and every request carried the
-    // event id as X-Webhook-Id and in the envelope, signed with the webhook's secret.
-    const byId = new Map<string, Hit[]>();
-    for (const h of rx.hits) byId.set(h.id ?? "(none)", [...(byId.get(h.id ?? "(none)") ?? []), h]);
-    expect([...byId.keys()].sort()).toEqual([...eventIds].sort());
-    for (const id of eventIds) {
-      const hits = byId.get(id)!;
-      expect(hits.length).toBeGreaterThanOrEqual(1);
-      for (const h of hits) {
-        expect(h.id).toBe(id);
-        expect(h.envelopeId).toBe(id);
-        expect(h.signature).toBe(createHmac("sha256", webhook.secret).update(`${h.timestamp}.${h.rawBody}`).digest("hex"));
-      }
-    }
-    // Events that hung before the crash arrived again (at-least-once): same id, a 200 the second time.
-    for (const h of rx.hits.slice(0, hungBeforeCrash)) expect(okIds().has(h.id)).toBe(true);
-
-    // The backlog gauge drains to 0 once the outcomes are recorded (read with the operator token).
-    await until(
-      "herald_webhook_backlog 0",
-      async () => {
-        const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${admin.token}` } });
-        return res.status === 200 && /^herald_webhook_backlog 0$/m.test(await res.text());
-      },
-      20_000,
-      100,
-    );
-
-    second.kill("SIGTERM");
-    const code = await exitWithin(second, 20_000);
-    await secondOut.done;
-    if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
-
-    const db = new Database(dbPath, { readonly: true });
+  // What the crash left: deliveries leased (processing) or still queued, and no outcome recorded for any —
+  // the kill happened within the 2 s send timeout, so nothing had been answered or timed out. (Today that is
+  // 1 processing and 19 queued: the pass that sends the first delivery does not lease work committed after it
+  // started until its sends finish. If the dispatcher re-leases on a nudge, up to 16 will be processing here;
+  // both kinds must come through the restart.) A leased delivery's attempt was counted, and its attempt row
+  // written, before its request left: attempts = 1 and one attempt row without an outcome; queued ones have 0.
+  const cutOff = new Set<number>();
+  {
+    const db = new Database(dbPath);
     try {
-      const rows = db
-        .query("SELECT d.id, e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id")
-        .all() as Array<{ id: number; public_id: string; status: string; attempts: number }>;
-      expect(rows.map((r) => r.public_id).sort()).toEqual([...eventIds].sort());
-      expect(rows.filter((r) => r.status !== "succeeded")).toEqual([]);
-      // The attempts cut off by the crash count: two for those (interrupted, then delivered), one for the rest.
-      expect(rows.filter((r) => r.attempts !== (cutOff.has(r.id) ? 2 : 1))).toEqual([]);
-      const outcomes = db.query("SELECT delivery_id, attempt_no, reason_tag FROM webhook_attempts WHERE reason_tag IS NOT NULL ORDER BY delivery_id").all();
-      expect(outcomes).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, reason_tag: "interrupted" })));
+      const rows = db.query("SELECT id, status, attempts FROM webhook_deliveries").all() as Array<{ id: number; status: string; attempts: number }>;
+      expect(rows).toHaveLength(N);
+      expect(rows.filter((r) => r.status !== "processing" && r.status !== "queued")).toEqual([]);
+      expect(rows.filter((r) => r.attempts !== (r.status === "processing" ? 1 : 0))).toEqual([]);
+      for (const r of rows) if (r.status === "processing") cutOff.add(r.id);
+      expect(cutOff.size).toBeGreaterThanOrEqual(1);
+      const attempts = db.query("SELECT delivery_id, attempt_no, status_code, error FROM webhook_attempts ORDER BY delivery_id").all();
+      expect(attempts).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, status_code: null, error: null })));
     } finally {
       db.close();
     }
-  },
-  120_000,
-);
+  }
+
+  // ---- the receiver recovers; a second process over the same database finishes the job
+  rx.answerNow();
+  const second = spawnHerald(["serve"], env);
+  procs.add(second);
+  const secondOut = collect(second);
+  await waitForHttp(`${base}/readyz`);
+
+  const okIds = () => new Set(rx!.hits.filter((h) => h.answered === 200).map((h) => h.id));
+  // Queued deliveries go at once; leased ones after their 14 s lease runs out.
+  await until(`all ${N} events answered 200 (so far ${okIds().size})`, () => eventIds.every((id) => okIds().has(id)), 60_000, 100);
+
+  // Every event arrived at least once, only events the API returned arrived, and every request carried the
+  // event id as X-Webhook-Id and in the envelope, signed with the webhook's secret.
+  const byId = new Map<string, Hit[]>();
+  for (const h of rx.hits) byId.set(h.id ?? "(none)", [...(byId.get(h.id ?? "(none)") ?? []), h]);
+  expect([...byId.keys()].sort()).toEqual([...eventIds].sort());
+  for (const id of eventIds) {
+    const hits = byId.get(id)!;
+    expect(hits.length).toBeGreaterThanOrEqual(1);
+    for (const h of hits) {
+      expect(h.id).toBe(id);
+      expect(h.envelopeId).toBe(id);
+      expect(h.signature).toBe(createHmac("sha256", webhook.secret).update(`${h.timestamp}.${h.rawBody}`).digest("hex"));
+    }
+  }
+  // Events that hung before the crash arrived again (at-least-once): same id, a 200 the second time.
+  for (const h of rx.hits.slice(0, hungBeforeCrash)) expect(okIds().has(h.id)).toBe(true);
+
+  // The backlog gauge drains to 0 once the outcomes are recorded (read with the operator token).
+  await until(
+    "herald_webhook_backlog 0",
+    async () => {
+      const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${admin.token}` } });
+      return res.status === 200 && /^herald_webhook_backlog 0$/m.test(await res.text());
+    },
+    20_000,
+    100,
+  );
+
+  second.kill("SIGTERM");
+  const code = await exitWithin(second, 20_000);
+  await secondOut.done;
+  if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
+
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const rows = db
+      .query("SELECT d.id, e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id")
+      .all() as Array<{ id: number; public_id: string; status: string; attempts: number }>;
+    expect(rows.map((r) => r.public_id).sort()).toEqual([...eventIds].sort());
+    expect(rows.filter((r) => r.status !== "succeeded")).toEqual([]);
+    // The attempts cut off by the crash count: two for those (interrupted, then delivered), one for the rest.
+    expect(rows.filter((r) => r.attempts !== (cutOff.has(r.id) ? 2 : 1))).toEqual([]);
+    const outcomes = db.query("SELECT delivery_id, attempt_no, reason_tag FROM webhook_attempts WHERE reason_tag IS NOT NULL ORDER BY delivery_id").all();
+    expect(outcomes).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, reason_tag: "interrupted" })));
+  } finally {
+    db.close();
+  }
+}, 120_000);
 
 /** A real receiver that answers its requests from a script — a status, or "hang" (no answer while the sender lives) — then 200. */
 function scriptedReceiver(script: Array<number | "hang">) {
@@ -289,107 +285,103 @@ function scriptedReceiver(script: Array<number | "hang">) {
   return { url: `http://127.0.0.1:${server.port}/hooks/herald`, hits, stop };
 }
 
-test(
-  "an attempt cut off by SIGKILL is counted: at max_attempts, the restarted herald dead-letters the delivery instead of sending it again",
-  async () => {
-    // Attempt 1 is answered 500; attempt 2 hangs at the receiver and herald is killed during it. With
-    // WEBHOOK_MAX_ATTEMPTS=2 the receiver has then seen every request it may see: the delivery is dead-lettered.
-    const rx2 = scriptedReceiver([500, "hang"]);
-    const dbPath = join(dir, "bound.db");
-    const port = freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = {
-      NODE_ENV: "test",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      HERALD_DB_PATH: dbPath,
-      LOG_LEVEL: "warn",
-      JOBS_ENABLED: "1",
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
-      // Long enough that attempt 2 cannot time out (and be recorded) before the kill.
-      WEBHOOK_TIMEOUT_SECONDS: "30",
-      WEBHOOK_MAX_ATTEMPTS: "2",
-      WEBHOOK_RETRY_BASE_SECONDS: "1",
-      WEBHOOK_RETRY_JITTER_PCT: "0",
-      BOOTSTRAP_CREDENTIALS: "0",
-    };
-    const key = await runCli(env, ["keys", "create", "--partner", "Bound", "--mode", "live", "--scopes", "webhooks", "--json"]);
-    const call = async (method: string, target: string, body?: unknown) => {
-      const raw = body === undefined ? "" : JSON.stringify(body);
-      const mutation = method !== "GET";
-      const signed = signRequest({ keyId: key.key_id, secret: key.secret, method, target, body: raw, nonce: mutation ? newNonce() : null });
-      const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
-      if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
-      if (raw) headers["Content-Type"] = "application/json";
-      const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
-    const readDb = <T>(read: (db: Database) => T): T => {
-      const db = new Database(dbPath, { readonly: true });
-      try {
-        return read(db);
-      } finally {
-        db.close();
-      }
-    };
-
-    const first = spawnHerald(["serve"], env);
-    procs.add(first);
-    const firstOut = collect(first);
-    await waitForHttp(`${base}/readyz`);
-    const created = await call("POST", "/api/partner/webhooks", { event_type: "webhook.test", target_url: rx2.url });
-    expect(created.status).toBe(201);
-    const queued = await call("POST", `/api/partner/webhooks/${created.body.webhook.id}/test`);
-    expect(queued.status).toBe(200);
-    const deliveryId = queued.body.delivery_id as number;
-
-    await until("attempt 2 at the receiver", () => rx2.hits.length === 2, 20_000, 10);
-    first.kill("SIGKILL");
-    expect(await exitWithin(first, 10_000)).not.toBe(0);
-    await firstOut.done;
-
-    // Both attempts counted — the second before its request left — and the second has no outcome.
-    readDb((db) => {
-      expect(db.query("SELECT status, attempts FROM webhook_deliveries WHERE id = ?").get(deliveryId)).toEqual({ status: "processing", attempts: 2 });
-      expect(db.query("SELECT attempt_no, status_code, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
-        { attempt_no: 1, status_code: 500, reason_tag: "http_error" },
-        { attempt_no: 2, status_code: null, reason_tag: null },
-      ]);
-    });
-
-    // The dead sender's lease (2 × 30 s + 10 s) has to run out before anyone may take the delivery over. Rather
-    // than wait 70 s, move its end into the past — what the passing of time would do, and nothing else.
-    {
-      const db = new Database(dbPath);
-      try {
-        db.query("UPDATE webhook_deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ? AND status = 'processing'").run(deliveryId);
-      } finally {
-        db.close();
-      }
+test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted herald dead-letters the delivery instead of sending it again", async () => {
+  // Attempt 1 is answered 500; attempt 2 hangs at the receiver and herald is killed during it. With
+  // WEBHOOK_MAX_ATTEMPTS=2 the receiver has then seen every request it may see: the delivery is dead-lettered.
+  const rx2 = scriptedReceiver([500, "hang"]);
+  const dbPath = join(dir, "bound.db");
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    NODE_ENV: "test",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    HERALD_DB_PATH: dbPath,
+    LOG_LEVEL: "warn",
+    JOBS_ENABLED: "1",
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+    // Long enough that attempt 2 cannot time out (and be recorded) before the kill.
+    WEBHOOK_TIMEOUT_SECONDS: "30",
+    WEBHOOK_MAX_ATTEMPTS: "2",
+    WEBHOOK_RETRY_BASE_SECONDS: "1",
+    WEBHOOK_RETRY_JITTER_PCT: "0",
+    BOOTSTRAP_CREDENTIALS: "0",
+  };
+  const key = await runCli(env, ["keys", "create", "--partner", "Bound", "--mode", "live", "--scopes", "webhooks", "--json"]);
+  const call = async (method: string, target: string, body?: unknown) => {
+    const raw = body === undefined ? "" : JSON.stringify(body);
+    const mutation = method !== "GET";
+    const signed = signRequest({ keyId: key.key_id, secret: key.secret, method, target, body: raw, nonce: mutation ? newNonce() : null });
+    const headers: Record<string, string> = { ...(signed.headers as unknown as Record<string, string>) };
+    if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
+    if (raw) headers["Content-Type"] = "application/json";
+    const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const readDb = <T>(read: (db: Database) => T): T => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return read(db);
+    } finally {
+      db.close();
     }
+  };
 
-    const second = spawnHerald(["serve"], env);
-    procs.add(second);
-    const secondOut = collect(second);
-    await waitForHttp(`${base}/readyz`);
-    const statusNow = () => readDb((db) => (db.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(deliveryId) as { status: string }).status);
-    await until("the restarted herald to settle the delivery", () => statusNow() !== "processing", 30_000, 50);
+  const first = spawnHerald(["serve"], env);
+  procs.add(first);
+  const firstOut = collect(first);
+  await waitForHttp(`${base}/readyz`);
+  const created = await call("POST", "/api/partner/webhooks", { event_type: "webhook.test", target_url: rx2.url });
+  expect(created.status).toBe(201);
+  const queued = await call("POST", `/api/partner/webhooks/${created.body.webhook.id}/test`);
+  expect(queued.status).toBe(200);
+  const deliveryId = queued.body.delivery_id as number;
 
-    const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
-    expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "dead_letter", attempts: 2, reason_tag: "interrupted" }]);
-    // The receiver saw exactly max_attempts requests for the event; the settled delivery is never sent again.
-    expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id]);
+  await until("attempt 2 at the receiver", () => rx2.hits.length === 2, 20_000, 10);
+  first.kill("SIGKILL");
+  expect(await exitWithin(first, 10_000)).not.toBe(0);
+  await firstOut.done;
 
-    second.kill("SIGTERM");
-    const code = await exitWithin(second, 20_000);
-    await secondOut.done;
-    if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
-    readDb((db) => {
-      expect(db.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
-        { attempt_no: 1, reason_tag: "http_error" },
-        { attempt_no: 2, reason_tag: "interrupted" },
-      ]);
-    });
-  },
-  120_000,
-);
+  // Both attempts counted — the second before its request left — and the second has no outcome.
+  readDb((db) => {
+    expect(db.query("SELECT status, attempts FROM webhook_deliveries WHERE id = ?").get(deliveryId)).toEqual({ status: "processing", attempts: 2 });
+    expect(db.query("SELECT attempt_no, status_code, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
+      { attempt_no: 1, status_code: 500, reason_tag: "http_error" },
+      { attempt_no: 2, status_code: null, reason_tag: null },
+    ]);
+  });
+
+  // The dead sender's lease (2 × 30 s + 10 s) has to run out before anyone may take the delivery over. Rather
+  // than wait 70 s, move its end into the past — what the passing of time would do, and nothing else.
+  {
+    const db = new Database(dbPath);
+    try {
+      db.query("UPDATE webhook_deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ? AND status = 'processing'").run(deliveryId);
+    } finally {
+      db.close();
+    }
+  }
+
+  const second = spawnHerald(["serve"], env);
+  procs.add(second);
+  const secondOut = collect(second);
+  await waitForHttp(`${base}/readyz`);
+  const statusNow = () => readDb((db) => (db.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(deliveryId) as { status: string }).status);
+  await until("the restarted herald to settle the delivery", () => statusNow() !== "processing", 30_000, 50);
+
+  const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
+  expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "dead_letter", attempts: 2, reason_tag: "interrupted" }]);
+  // The receiver saw exactly max_attempts requests for the event; the settled delivery is never sent again.
+  expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id]);
+
+  second.kill("SIGTERM");
+  const code = await exitWithin(second, 20_000);
+  await secondOut.done;
+  if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
+  readDb((db) => {
+    expect(db.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
+      { attempt_no: 1, reason_tag: "http_error" },
+      { attempt_no: 2, reason_tag: "interrupted" },
+    ]);
+  });
+}, 120_000);

@@ -11,7 +11,14 @@ afterEach(() => {
   h?.close();
 });
 
-const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_TIMEOUT_SECONDS: "1", WEBHOOK_MAX_ATTEMPTS: "4", WEBHOOK_RETRY_BASE_SECONDS: "60", WEBHOOK_RETRY_MAX_SECONDS: "600", WEBHOOK_RETRY_JITTER_PCT: "0" };
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+  WEBHOOK_TIMEOUT_SECONDS: "1",
+  WEBHOOK_MAX_ATTEMPTS: "4",
+  WEBHOOK_RETRY_BASE_SECONDS: "60",
+  WEBHOOK_RETRY_MAX_SECONDS: "600",
+  WEBHOOK_RETRY_JITTER_PCT: "0",
+};
 
 async function setup(env: Record<string, string> = {}) {
   h = createTestApp({ env: { ...ENV, ...env } });
@@ -29,8 +36,13 @@ const test_ = async (key: TestKey, id: number) => {
 };
 
 const delivery = (id: number) =>
-  h.ctx.db.sqlite.query("SELECT status, attempts, next_attempt_at, reason_tag, last_status_code, last_error FROM webhook_deliveries WHERE id = ?").get(id) as any;
-const attempts = (id: number) => h.ctx.db.sqlite.query("SELECT attempt_no, status_code, reason_tag, response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(id) as any[];
+  h.ctx.db.sqlite
+    .query("SELECT status, attempts, next_attempt_at, reason_tag, last_status_code, last_error FROM webhook_deliveries WHERE id = ?")
+    .get(id) as any;
+const attempts = (id: number) =>
+  h.ctx.db.sqlite
+    .query("SELECT attempt_no, status_code, reason_tag, response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id")
+    .all(id) as any[];
 
 describe("signed delivery", () => {
   test("the signature verifies byte for byte with an independent HMAC over the raw body", async () => {
@@ -122,11 +134,20 @@ describe("signed delivery", () => {
       await h.ctx.dispatcher.runOnce();
       expect(watcher.received).toHaveLength(1);
       const note = JSON.parse(watcher.received[0]!.rawBody);
-      expect(note).toMatchObject({ event_type: "webhook.delivery_failed", data: { delivery_id: t.delivery_id, event_id: t.event_id, webhook_id: webhook.id, reason_tag: "http_error" } });
+      expect(note).toMatchObject({
+        event_type: "webhook.delivery_failed",
+        data: { delivery_id: t.delivery_id, event_id: t.event_id, webhook_id: webhook.id, reason_tag: "http_error" },
+      });
       expect(w2.status).toBe(201);
 
       const dlq = await signedJson(h, key, "GET", "/api/partner/webhooks/dlq?hours=24");
-      expect(dlq.body).toMatchObject({ window_hours: 24, dead_letter_count: 1, max_attempts: 4, by_event_type: [{ event_type: "webhook.test", count: 1 }], by_reason_tag: [{ reason_tag: "http_error", count: 1 }] });
+      expect(dlq.body).toMatchObject({
+        window_hours: 24,
+        dead_letter_count: 1,
+        max_attempts: 4,
+        by_event_type: [{ event_type: "webhook.test", count: 1 }],
+        by_reason_tag: [{ reason_tag: "http_error", count: 1 }],
+      });
       expect(dlq.body.events[0]).toMatchObject({ event_id: t.delivery_id, webhook_id: webhook.id, attempts: 4 });
       const list = await signedJson(h, key, "GET", "/api/partner/webhook-events?status=dead_letter");
       expect(list.body.count).toBe(1);
@@ -142,7 +163,9 @@ describe("signed delivery", () => {
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
     expect(delivery(t.delivery_id).status).toBe("dead_letter");
-    const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [t.delivery_id, 999999], reason_tag: "receiver_fix", note: "fixed TLS" } });
+    const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", {
+      body: { event_ids: [t.delivery_id, 999999], reason_tag: "receiver_fix", note: "fixed TLS" },
+    });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({
       count: 2,
@@ -219,7 +242,9 @@ describe("signed delivery", () => {
     const a = await test_(key, webhook.id);
     const b = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    const r = await signedJson(h, key, "POST", `/api/partner/webhooks/${webhook.id}/recover`, { body: { since: "2025-12-31T00:00:00Z", reason_tag: "receiver_fix" } });
+    const r = await signedJson(h, key, "POST", `/api/partner/webhooks/${webhook.id}/recover`, {
+      body: { since: "2025-12-31T00:00:00Z", reason_tag: "receiver_fix" },
+    });
     expect(r.body).toMatchObject({ count: 2, replayed_count: 2, reason_tag: "receiver_fix" });
     await h.ctx.dispatcher.runOnce();
     expect(delivery(a.delivery_id).status).toBe("succeeded");
@@ -234,7 +259,9 @@ describe("signed delivery", () => {
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1);
     // Simulate a process that leased the delivery (again) and died before recording the outcome.
-    h.ctx.db.sqlite.query("UPDATE webhook_deliveries SET status = 'processing', lease_token = 'dead', lease_until = '2026-01-01T00:00:12.000Z' WHERE id = ?").run(t.delivery_id);
+    h.ctx.db.sqlite
+      .query("UPDATE webhook_deliveries SET status = 'processing', lease_token = 'dead', lease_until = '2026-01-01T00:00:12.000Z' WHERE id = ?")
+      .run(t.delivery_id);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1); // lease still held
     h.clock.advanceSeconds(13);

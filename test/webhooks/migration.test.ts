@@ -30,8 +30,12 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
 
   const t0 = "2026-01-01T00:00:00.000Z";
   const s = old.sqlite;
-  s.query("INSERT INTO webhooks (id, partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES (1, 'Acme', 'live', 'webhook.test', 'http://127.0.0.1:9/hook', 'x', ?, ?)").run(t0, t0);
-  s.query("INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at) VALUES (1, 'evt_1', 'Acme', 'live', 'webhook.test', '{}', ?)").run(t0);
+  s.query(
+    "INSERT INTO webhooks (id, partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES (1, 'Acme', 'live', 'webhook.test', 'http://127.0.0.1:9/hook', 'x', ?, ?)",
+  ).run(t0, t0);
+  s.query("INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at) VALUES (1, 'evt_1', 'Acme', 'live', 'webhook.test', '{}', ?)").run(
+    t0,
+  );
   const delivery = s.query(
     `INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, lease_until, lease_token, reason_tag, created_at, updated_at)
      VALUES (?, 1, 1, 'Acme', 'live', ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -43,7 +47,9 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
   // 3 and 4: a failure reason and a plain success are not replays.
   delivery.run(3, "failed", 1, "2027-01-01T00:00:00.000Z", null, null, "http_error", t0, t0);
   delivery.run(4, "succeeded", 1, null, null, null, null, t0, t0);
-  s.query("INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, reason_tag) VALUES (1, 1, ?, 5, 500, 'http_error')").run(t0);
+  s.query(
+    "INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, reason_tag) VALUES (1, 1, ?, 5, 500, 'http_error')",
+  ).run(t0);
   old.close();
 
   // The new version opens the file (and migrates it), with max_attempts 2, after the old lease has run out.
@@ -68,7 +74,11 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
 
   // The attempt cut off by the old process was its last allowed one: dead-lettered, not sent (port 9 would refuse).
   await h.ctx.dispatcher.runOnce();
-  expect(sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = 1").get()).toEqual({ status: "dead_letter", attempts: 2, reason_tag: "interrupted" });
+  expect(sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = 1").get()).toEqual({
+    status: "dead_letter",
+    attempts: 2,
+    reason_tag: "interrupted",
+  });
   expect(sqlite.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = 1 ORDER BY id").all()).toEqual([
     { attempt_no: 1, reason_tag: "http_error" },
     { attempt_no: 2, reason_tag: "interrupted" },

@@ -42,9 +42,17 @@ describe("verifyWebhook", () => {
   test("during a rotation: the previous-secret header, or the receiver's previous secret, is accepted", () => {
     const base = { rawBody: VECTOR.body, timestamp: VECTOR.timestamp, nowSeconds: NOW };
     // Herald signs with the new secret and (X-Webhook-Signature-Previous) the old one; the receiver still holds the old.
-    expect(verifyWebhook({ ...base, signature: "ab".repeat(32), signaturePrevious: VECTOR.signature, secrets: [VECTOR.secret] })).toEqual({ ok: true, matched: "signature_previous", secretIndex: 0 });
+    expect(verifyWebhook({ ...base, signature: "ab".repeat(32), signaturePrevious: VECTOR.signature, secrets: [VECTOR.secret] })).toEqual({
+      ok: true,
+      matched: "signature_previous",
+      secretIndex: 0,
+    });
     // The receiver already holds both secrets, new first.
-    expect(verifyWebhook({ ...base, signature: VECTOR.signature, secrets: ["whsec_new", VECTOR.secret] })).toEqual({ ok: true, matched: "signature", secretIndex: 1 });
+    expect(verifyWebhook({ ...base, signature: VECTOR.signature, secrets: ["whsec_new", VECTOR.secret] })).toEqual({
+      ok: true,
+      matched: "signature",
+      secretIndex: 1,
+    });
   });
 
   test("docs/webhooks.md shows the example file verbatim", () => {
@@ -124,10 +132,15 @@ describe("the example receiver against a real delivery", () => {
     expect(await again.json()).toEqual({ received: true, duplicate: true });
 
     // A real second delivery of the same event (an operator replay) is deduped too.
-    const replay = await app.json(`/admin/partners/webhook-events/${t.body.event_id}/replay`, { method: "POST", headers: { authorization: `Bearer ${createAdminToken(app)}` } });
+    const replay = await app.json(`/admin/partners/webhook-events/${t.body.event_id}/replay`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${createAdminToken(app)}` },
+    });
     expect(replay.body).toMatchObject({ success: true, requeued: 1 });
     await app.ctx.dispatcher.runOnce();
-    const last = app.ctx.db.sqlite.query("SELECT response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC LIMIT 1").get(t.body.delivery_id) as { response_excerpt: string };
+    const last = app.ctx.db.sqlite
+      .query("SELECT response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC LIMIT 1")
+      .get(t.body.delivery_id) as { response_excerpt: string };
     expect(JSON.parse(last.response_excerpt)).toEqual({ received: true, duplicate: true });
     await Bun.sleep(20);
     expect(handled).toHaveLength(1);

@@ -28,14 +28,16 @@ async function deadLetter(): Promise<{ key: TestKey; deliveryId: number }> {
   return { key, deliveryId };
 }
 
-const record = (id: number) => h.ctx.db.sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = ?").get(id) as Record<string, unknown>;
+const record = (id: number) =>
+  h.ctx.db.sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = ?").get(id) as Record<string, unknown>;
 
 async function replay(key: TestKey, id: number, reason_tag: string, note?: string) {
   const r = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [id], reason_tag, ...(note ? { note } : {}) } });
   expect(r.body.results[0]).toMatchObject({ event_id: id, replayed: true });
 }
 
-const listed = async (key: TestKey, query: string) => (await signedJson(h, key, "GET", `/api/partner/webhook-events?${query}`)).body as { count: number; events: Array<Record<string, any>> };
+const listed = async (key: TestKey, query: string) =>
+  (await signedJson(h, key, "GET", `/api/partner/webhook-events?${query}`)).body as { count: number; events: Array<Record<string, any>> };
 
 test("after a replayed delivery succeeds, it keeps the replay's reason_tag and reason_tag=receiver_fix lists it", async () => {
   const { key, deliveryId } = await deadLetter();

@@ -27,7 +27,12 @@ describe("creating webhooks", () => {
     const key = createKey(h);
     const r = await create(key, { event_type: "salutes.credit", target_url: "https://hooks.example.com/herald", description: "ledger sync" });
     expect(r.status).toBe(201);
-    expect(r.body.webhook).toMatchObject({ event_type: "salutes.credit", target_url: "https://hooks.example.com/herald", is_active: true, description: "ledger sync" });
+    expect(r.body.webhook).toMatchObject({
+      event_type: "salutes.credit",
+      target_url: "https://hooks.example.com/herald",
+      is_active: true,
+      description: "ledger sync",
+    });
     expect(r.body.webhook.secret).toMatch(/^whsec_/);
     const list = await signedJson(h, key, "GET", "/api/partner/webhooks?include_meta=1");
     expect(list.body.webhooks[0]).toMatchObject({ id: r.body.webhook.id, is_active: 1 });
@@ -68,12 +73,28 @@ describe("creating webhooks", () => {
     const r = await create(createKey(h), { event_type: "webhook.test", target_url: "http://hooks.example.com/x" });
     expect(r.status).toBe(400);
     expect(r.body.details[0].problem).toBe("must use https");
-    expect(() => loadConfig({ NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32), WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" })).toThrow(/WEBHOOK_ALLOW_PRIVATE_TARGETS/);
+    expect(() => loadConfig({ NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32), WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" })).toThrow(
+      /WEBHOOK_ALLOW_PRIVATE_TARGETS/,
+    );
   });
 
   test("only public unicast addresses pass", () => {
     for (const ip of ["8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(ip)).toBe(true);
-    for (const ip of ["127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00:ec2::254", "fe80::1", "::ffff:127.0.0.1", "224.0.0.1", "255.255.255.255"]) {
+    for (const ip of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "172.16.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "fd00:ec2::254",
+      "fe80::1",
+      "::ffff:127.0.0.1",
+      "224.0.0.1",
+      "255.255.255.255",
+    ]) {
       expect({ ip, public: isPublicAddress(ip) }).toEqual({ ip, public: false });
     }
   });
@@ -148,9 +169,15 @@ describe("isolation, scopes and modes", () => {
     const missing = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [t.body.delivery_id] }, idempotencyKey: null });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe("idempotency_key_required");
-    const first = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [t.body.delivery_id] }, idempotencyKey: "replay-1" });
+    const first = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", {
+      body: { event_ids: [t.body.delivery_id] },
+      idempotencyKey: "replay-1",
+    });
     expect(first.body.replayed_count).toBe(1);
-    const again = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [t.body.delivery_id] }, idempotencyKey: "replay-1" });
+    const again = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", {
+      body: { event_ids: [t.body.delivery_id] },
+      idempotencyKey: "replay-1",
+    });
     expect(again.status).toBe(409);
     expect(again.body.original_response.replayed_count).toBe(1);
     const bad = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [] } });
@@ -187,11 +214,22 @@ describe("lists, signatures and operators", () => {
     const key = createKey(h);
     const body = '{"event_id":"evt_01","event_type":"salutes.credit","data":{"user_id":"42","delta":12.5}}';
     const good = await signedJson(h, key, "POST", "/api/partner/webhooks/signature/verify", {
-      body: { signature: "63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81", timestamp: "1767225600", payload: body, secret: "whsec_test_0123456789" },
+      body: {
+        signature: "63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81",
+        timestamp: "1767225600",
+        payload: body,
+        secret: "whsec_test_0123456789",
+      },
     });
-    expect(good.body).toMatchObject({ valid: true, expected_signature: "63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81", canonical_body: `1767225600.${body}` });
+    expect(good.body).toMatchObject({
+      valid: true,
+      expected_signature: "63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81",
+      canonical_body: `1767225600.${body}`,
+    });
     expect(good.body.validator_example).toContain("timingSafeEqual");
-    const bad = await signedJson(h, key, "POST", "/api/partner/webhooks/signature/verify", { body: { signature: "00", timestamp: 1767225600, payload: body, secret: "whsec_test_0123456789" } });
+    const bad = await signedJson(h, key, "POST", "/api/partner/webhooks/signature/verify", {
+      body: { signature: "00", timestamp: 1767225600, payload: body, secret: "whsec_test_0123456789" },
+    });
     expect(bad.body.valid).toBe(false);
     expect(createHmac("sha256", "whsec_test_0123456789").update(`1767225600.${body}`).digest("hex")).toBe(good.body.expected_signature);
   });
@@ -200,7 +238,17 @@ describe("lists, signatures and operators", () => {
     h = createTestApp();
     const r = await h.json("/api/partner/webhooks/event-types");
     const types = r.body.event_types.map((e: { event_type: string }) => e.event_type);
-    for (const t of ["salutes.credit", "salutes.debit", "donation.claim", "donation.claimed", "donation.claim_redeemed", "webhook.delivery_failed", "users.updated", "webhook.test"]) expect(types).toContain(t);
+    for (const t of [
+      "salutes.credit",
+      "salutes.debit",
+      "donation.claim",
+      "donation.claimed",
+      "donation.claim_redeemed",
+      "webhook.delivery_failed",
+      "users.updated",
+      "webhook.test",
+    ])
+      expect(types).toContain(t);
   });
 
   test("operators replay by delivery id or event id, with an audit row; partners cannot", async () => {

@@ -1,0 +1,146 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { parsePage } from "../http/pagination";
+import { createMaintenance, deleteMaintenance, listMaintenance } from "./maintenance";
+import { StatusAdminModel as M, IdempotencyHeaders } from "./model-admin";
+import { statusNotifier, STATUS_EVENT_TYPES } from "./notify";
+import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./operator-incidents";
+import { createSubscriber, deleteSubscriber, listSubscribers } from "./subscribers";
+
+const errs = { 400: ErrorBody, 403: ErrorBody };
+const summary = (s: string) => ({ summary: s });
+
+/** The operators' status routes: maintenance windows, operator incidents and their updates, subscribers. */
+export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
+  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+  // Sending happens after the commit, off the request: a slow subscriber never holds an operator's POST.
+  const nudge = () => statusNotifier(ctx).nudge();
+  const keyOf = (headers: Record<string, string | undefined>) => headers["idempotency-key"] ?? null;
+  return new Elysia({ name: "herald:status-admin" })
+    .use(guards.admin.plugin)
+    .get(
+      "/admin/status/maintenance",
+      ({ query }) => {
+        const r = listMaintenance(ctx, parsePage(query));
+        return ok({ count: r.count, windows: r.items, query: r.query, pagination: r.pagination });
+      },
+      { admin: true, query: M.maintenanceListQuery, response: { 200: M.maintenanceList, ...errs }, detail: summary("Maintenance windows, newest first") },
+    )
+    .post(
+      "/admin/status/maintenance",
+      ({ body, admin, set }) => {
+        set.status = 201;
+        return ok({ window: createMaintenance(ctx, admin, body) });
+      },
+      {
+        admin: true,
+        body: M.maintenanceBody,
+        response: { 201: M.maintenanceOne, ...errs },
+        detail: summary("Schedule a maintenance window (excluded from uptime by default; audited)"),
+      },
+    )
+    .delete("/admin/status/maintenance/:id", ({ params, admin }) => ok({ window: deleteMaintenance(ctx, admin, params.id) }), {
+      admin: true,
+      params: M.maintenanceParams,
+      response: { 200: M.maintenanceOne, ...errs, 404: ErrorBody },
+      detail: summary("Delete a maintenance window (audited with its full content)"),
+    })
+    .get(
+      "/admin/status/incidents",
+      ({ query }) => {
+        const r = listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
+        return ok({ count: r.count, incidents: r.items, query: r.query, pagination: r.pagination });
+      },
+      {
+        admin: true,
+        query: M.incidentListQuery,
+        response: { 200: M.incidentList, ...errs },
+        detail: summary("Every incident of both sources, newest first (filters: source, status)"),
+      },
+    )
+    .get("/admin/status/incidents/:incident_id", ({ params }) => ok({ incident: getIncidentOrThrow(ctx, params.incident_id) }), {
+      admin: true,
+      params: M.incidentParams,
+      response: { 200: M.incidentOne, ...errs, 404: ErrorBody },
+      detail: summary("One incident with its updates"),
+    })
+    .post(
+      "/admin/status/incidents",
+      ({ body, admin, headers, set }) => {
+        const r = createOperatorIncident(ctx, admin, body, keyOf(headers), nudge);
+        set.status = r.replayed ? 200 : 201;
+        if (r.replayed) set.headers["idempotent-replayed"] = "true";
+        return ok(r);
+      },
+      {
+        admin: true,
+        headers: IdempotencyHeaders,
+        body: M.incidentCreateBody,
+        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...errs, 409: ErrorBody },
+        detail: summary("Open an operator incident with its first update (audited; subscribers get status.incident.created)"),
+      },
+    )
+    .post(
+      "/admin/status/incidents/:incident_id/updates",
+      ({ params, body, admin, headers, set }) => {
+        const r = postIncidentUpdate(ctx, admin, params.incident_id, body, keyOf(headers), nudge);
+        set.status = r.replayed ? 200 : 201;
+        if (r.replayed) set.headers["idempotent-replayed"] = "true";
+        return ok(r);
+      },
+      {
+        admin: true,
+        headers: IdempotencyHeaders,
+        params: M.incidentParams,
+        body: M.incidentUpdateBody,
+        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...errs, 404: ErrorBody, 409: ErrorBody },
+        detail: summary("Post an update: investigating, identified, monitoring or resolved (resolved ends it; audited)"),
+      },
+    )
+    .patch(
+      "/admin/status/incidents/:incident_id",
+      ({ params, body, admin }) => ok({ incident: editOperatorIncident(ctx, admin, params.incident_id, body, nudge) }),
+      {
+        admin: true,
+        params: M.incidentParams,
+        body: M.incidentEditBody,
+        response: { 200: M.incidentOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+        detail: summary("Correct an operator incident's title or components (updates are never edited; audited)"),
+      },
+    )
+    .get(
+      "/admin/status/subscribers",
+      ({ query }) => {
+        const r = listSubscribers(ctx, parsePage(query));
+        return ok({ count: r.count, subscribers: r.items, query: r.query, pagination: r.pagination });
+      },
+      {
+        admin: true,
+        query: M.subscriberListQuery,
+        response: { 200: M.subscriberList, ...errs },
+        detail: summary("Status subscribers with their delivery health, newest first"),
+      },
+    )
+    .post(
+      "/admin/status/subscribers",
+      ({ body, admin, set }) => {
+        const r = createSubscriber(ctx, admin, body, STATUS_EVENT_TYPES);
+        set.status = r.created ? 201 : 200;
+        return ok(r);
+      },
+      {
+        admin: true,
+        body: M.subscriberBody,
+        response: { 200: M.subscriberCreated, 201: M.subscriberCreated, ...errs, 409: ErrorBody },
+        detail: summary("Subscribe a URL to incident events, signed like partner webhooks (secret shown once; the same URL again is a no-op)"),
+      },
+    )
+    .delete("/admin/status/subscribers/:subscriber_id", ({ params, admin }) => ok({ subscriber: deleteSubscriber(ctx, admin, params.subscriber_id) }), {
+      admin: true,
+      params: M.subscriberParams,
+      response: { 200: M.subscriberOne, ...errs, 404: ErrorBody },
+      detail: summary("Remove a subscriber and its pending deliveries (audited)"),
+    });
+}

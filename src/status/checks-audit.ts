@@ -1,0 +1,46 @@
+import type { AppContext } from "../context";
+import { latestAuditVerdict } from "../transparency/audit-service";
+import type { CheckBase } from "./check-types";
+import type { StatusPolicy } from "./policy";
+
+// audit_anomalies: the latest complete audit run (docs/transparency.md). warn when that run is warn or bad,
+// never bad: anomalies in published data are for people to look at, and the engine counts this warn in the
+// overall only when the policy says audit_anomalies_warn_degrades (src/status/engine.ts overallOf).
+
+export interface AuditAnomaliesCheck extends CheckBase {
+  configured: boolean;
+  note: "not_configured" | null;
+  latest_run: number | null;
+  run_label: string | null;
+  run_overall: "ok" | "warn" | "bad" | null;
+  signatures_with_anomalies: number | null;
+  rows_total: number | null;
+  warn_degrades: boolean;
+  proof_url: string;
+}
+
+export function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy): AuditAnomaliesCheck {
+  const v = latestAuditVerdict(ctx);
+  const run = v.latest;
+  const base = {
+    configured: v.configured,
+    latest_run: run?.run ?? null,
+    run_label: run?.label ?? null,
+    run_overall: run?.overall ?? null,
+    signatures_with_anomalies: run?.signatures_with_anomalies ?? null,
+    rows_total: run?.rows_total ?? null,
+    warn_degrades: policy.audit_anomalies_warn_degrades,
+    proof_url: run ? `/transparency/audit-anomalies/summary.json?run=${run.run}` : "/transparency/audit-anomalies/summary.json",
+  };
+  if (!v.configured)
+    return {
+      status: policy.checks.freshness.not_configured,
+      summary: "not configured: TOKEN_MINT is not set, nothing to audit",
+      note: "not_configured",
+      ...base,
+    };
+  if (!run) return { status: "ok", summary: "no complete audit run yet", note: null, ...base };
+  const status = run.overall === "ok" ? "ok" : "warn";
+  const summary = `audit run ${run.run} (${run.label}): ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous, overall ${run.overall}`;
+  return { status, summary, note: null, ...base };
+}

@@ -1,0 +1,148 @@
+import type { AppContext } from "../context";
+import type { RunRow } from "./runs";
+import { completeRunBefore, countCompleteUpTo, parseCounts } from "./runs";
+import { pctHundredths, type Thresholds } from "./thresholds";
+import type { AnomalyType } from "./glossary";
+import { dataTime, pctOf } from "./reports";
+
+// alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
+// runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:
+//   tripped(current, base, t) = current > base and (base = 0 or (current − base) × 10000 ≥ t × base)
+// where t is the threshold in hundredths (50 % → 5000). A rise from zero trips any threshold.
+//   alert_level = bad  when a threshold tripped and the run's overall is bad;
+//                 warn when a threshold tripped, or the run's overall is bad;
+//                 ok   otherwise.     should_alert = alert_level ≠ ok.
+
+export interface AlertThresholds {
+  /** Hundredths of a percent. */
+  sigs: number;
+  rows: number;
+  source: { sigs: "query" | "stored"; rows: "query" | "stored" };
+}
+
+export function alertThresholds(stored: Thresholds, sigsQuery: number | undefined, rowsQuery: number | undefined): AlertThresholds {
+  return {
+    sigs: sigsQuery ?? pctHundredths(stored.sigs_increase_threshold_pct) ?? 5000,
+    rows: rowsQuery ?? pctHundredths(stored.rows_increase_threshold_pct) ?? 10_000,
+    source: { sigs: sigsQuery === undefined ? "stored" : "query", rows: rowsQuery === undefined ? "stored" : "query" },
+  };
+}
+
+export function tripped(current: number, base: number, hundredths: number): boolean {
+  if (current <= base) return false;
+  return base === 0 || (current - base) * 10_000 >= hundredths * base;
+}
+
+const pctNumber = (hundredths: number) => hundredths / 100;
+
+function recommendations(run: RunRow, baseline: RunRow | null, level: string): string[] {
+  if (level === "ok") return [];
+  const types = parseCounts<AnomalyType>(run.type_counts);
+  const out = [`Review the run's anomalies, most severe first: /transparency/audit-anomalies/summary.json?run=${run.id}&top_limit=50`];
+  if (baseline) out.push(`Compare with the baseline run type by type: /transparency/audit-anomalies/diff/compare.json?run_a=${baseline.id}&run_b=${run.id}`);
+  if ((types.untracked_outflow ?? 0) + (types.untracked_inflow ?? 0) > 0)
+    out.push(
+      "Untracked movements: check each against the declared movements (/transparency/audit-anomalies/declared-movements.json); operators declare expected ones or triage the rest.",
+    );
+  if ((types.balance_mismatch ?? 0) > 0)
+    out.push(
+      "Balance mismatch: compare the token snapshots with the synced transactions (/api/public/public-stats-cache-freshness.json, /api/public/transaction-sync-freshness.json).",
+    );
+  if ((types.authority_change ?? 0) > 0) out.push("Authority change: check the mint-authority proof (/api/public/token-mint-authorities.json).");
+  if ((types.sync_gap ?? 0) > 0)
+    out.push(
+      "Sync gap: some transactions were never stored; raise CHAIN_TX_MAX_PER_RUN or run the transaction sync more often (/api/public/transaction-sync-freshness.json).",
+    );
+  if ((types.duplicate_signature ?? 0) > 0)
+    out.push("Duplicate signatures: check both signatures on an explorer; triage genuine twin transfers as false_positive.");
+  out.push("Track the triage of each anomaly: /transparency/audit-anomalies/triage.json");
+  return out;
+}
+
+export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, t: AlertThresholds, includeRecommendations: boolean) {
+  const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? completeRunBefore(ctx, sel.run.id) : null;
+  const baseline = run ? completeRunBefore(ctx, run.id) : null;
+  const sigDelta = run && baseline ? run.signatures_with_anomalies - baseline.signatures_with_anomalies : null;
+  const rowsDelta = run && baseline ? run.rows_total - baseline.rows_total : null;
+  const sigTrip = !!(run && baseline && tripped(run.signatures_with_anomalies, baseline.signatures_with_anomalies, t.sigs));
+  const rowsTrip = !!(run && baseline && tripped(run.rows_total, baseline.rows_total, t.rows));
+  const bad = run?.overall === "bad";
+  const level = (sigTrip || rowsTrip) && bad ? "bad" : sigTrip || rowsTrip || bad ? "warn" : "ok";
+  const reasons: string[] = [];
+  if (sigTrip)
+    reasons.push(
+      `signatures with anomalies rose from ${baseline!.signatures_with_anomalies} to ${run!.signatures_with_anomalies} (threshold ${pctNumber(t.sigs)} %)`,
+    );
+  if (rowsTrip) reasons.push(`rows examined rose from ${baseline!.rows_total} to ${run!.rows_total} (threshold ${pctNumber(t.rows)} %)`);
+  if (bad) reasons.push("the run's overall is bad (a high or critical anomaly)");
+  return {
+    generated_at_utc: dataTime(ctx),
+    selector: sel.selector,
+    selected_run: run?.id ?? null,
+    // The alert is a function of the run's stored aggregates: it was evaluated when the run finished.
+    evaluated_at: run?.finished_at ?? null,
+    snapshot: {
+      alert_level: level as "ok" | "warn" | "bad",
+      should_alert: level !== "ok",
+      reasons,
+      thresholds: { sigs_increase_threshold_pct: pctNumber(t.sigs), rows_increase_threshold_pct: pctNumber(t.rows) },
+      thresholds_source: { sigs_increase_threshold_pct: t.source.sigs, rows_increase_threshold_pct: t.source.rows },
+      points_available: run ? countCompleteUpTo(ctx, run.id) : 0,
+      current: run
+        ? {
+            run_id: run.id,
+            label: run.label,
+            overall: run.overall,
+            signatures_with_anomalies: run.signatures_with_anomalies,
+            rows_total: run.rows_total,
+            sig_delta: sigDelta,
+            sig_delta_pct: sigDelta === null ? null : pctOf(sigDelta, baseline!.signatures_with_anomalies),
+            rows_delta: rowsDelta,
+            rows_delta_pct: rowsDelta === null ? null : pctOf(rowsDelta, baseline!.rows_total),
+          }
+        : null,
+      baseline: baseline
+        ? {
+            run_id: baseline.id,
+            label: baseline.label,
+            overall: baseline.overall,
+            signatures_with_anomalies: baseline.signatures_with_anomalies,
+            rows_total: baseline.rows_total,
+          }
+        : null,
+    },
+    include_recommendations: includeRecommendations,
+    recommendations: includeRecommendations && run ? recommendations(run, baseline, level) : [],
+  };
+}
+
+export type AlertsAnswer = ReturnType<typeof alerts>;
+
+/** alerts.csv: the JSON answer as one row (dotted column names), the same values. */
+export function alertsRow(a: AlertsAnswer): Record<string, string | number | boolean | null> {
+  const s = a.snapshot;
+  return {
+    selected_run: a.selected_run,
+    evaluated_at: a.evaluated_at,
+    alert_level: s.alert_level,
+    should_alert: s.should_alert,
+    reasons: s.reasons.join("; "),
+    "thresholds.sigs_increase_threshold_pct": s.thresholds.sigs_increase_threshold_pct,
+    "thresholds.rows_increase_threshold_pct": s.thresholds.rows_increase_threshold_pct,
+    points_available: s.points_available,
+    "current.run_id": s.current?.run_id ?? null,
+    "current.label": s.current?.label ?? null,
+    "current.overall": s.current?.overall ?? null,
+    "current.signatures_with_anomalies": s.current?.signatures_with_anomalies ?? null,
+    "current.rows_total": s.current?.rows_total ?? null,
+    "current.sig_delta": s.current?.sig_delta ?? null,
+    "current.sig_delta_pct": s.current?.sig_delta_pct ?? null,
+    "current.rows_delta": s.current?.rows_delta ?? null,
+    "current.rows_delta_pct": s.current?.rows_delta_pct ?? null,
+    "baseline.run_id": s.baseline?.run_id ?? null,
+    "baseline.label": s.baseline?.label ?? null,
+    "baseline.overall": s.baseline?.overall ?? null,
+    "baseline.signatures_with_anomalies": s.baseline?.signatures_with_anomalies ?? null,
+    "baseline.rows_total": s.baseline?.rows_total ?? null,
+  };
+}

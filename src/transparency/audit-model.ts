@@ -1,0 +1,389 @@
+import { t, type TSchema } from "elysia";
+import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
+import { intQuery } from "../http/params";
+import { PageQuery, PaginationSchema } from "../http/pagination";
+import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
+import { THRESHOLD_NAMES } from "./thresholds";
+import { TRIAGE_STATUSES } from "./triage";
+
+// Request and response schemas of the audit-anomaly routes. The response schemas are also the schema
+// registry (schema-registry.json): one source for validation, the OpenAPI document and the published schemas.
+
+const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
+const lit = <const V extends readonly [string, ...string[]]>(values: V, description?: string) => t.UnionEnum(values, description ? { description } : {});
+/**
+ * The same for query parameters, as a union of literals: Elysia fills an absent query parameter typed
+ * t.UnionEnum with its first value, which would turn "not asked for" into "asked for".
+ */
+const litQ = <const V extends readonly [string, ...string[]]>(values: V, description?: string) =>
+  t.Union(
+    values.map((v) => t.Literal(v)),
+    description ? { description } : {},
+  ) as unknown as ReturnType<typeof lit<V>>;
+const Level = lit(["ok", "warn", "bad"]);
+const Decimal = (description: string) => t.String({ pattern: "^-?\\d+(\\.\\d+)?$", description });
+const Flag = (description: string) => t.Optional(litQ(["1", "true", "0", "false"], description));
+
+const selector = (description: string) =>
+  t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 32,
+      description: `${description}: a run id, latest, previous, or a UTC date YYYY-MM-DD (the last complete run of that day)`,
+    }),
+  );
+
+export const AnomalyTypeSchema = lit(ANOMALY_TYPES);
+export const SeveritySchema = lit(SEVERITIES);
+export const TriageStatusSchema = lit(TRIAGE_STATUSES);
+
+const rowFilters = {
+  severity: t.Optional(t.String({ maxLength: 64, description: `comma list of severities (any of): ${SEVERITIES.join(", ")}` })),
+  types: t.Optional(t.String({ maxLength: 256, description: `comma list of anomaly types (any of): ${ANOMALY_TYPES.join(", ")}` })),
+  signature: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "exact signature (or snapshot reference such as token-snapshot:12)" })),
+  min_abs_delta: t.Optional(
+    t.String({ maxLength: 48, description: "rows whose |delta| is at least this decimal token amount, e.g. 1000 or 0.5 (not negative)" }),
+  ),
+};
+
+const pct = (name: string) =>
+  t.Optional(t.Number({ minimum: 0, maximum: 10_000, description: `${name}: percent, 0 to 10000, at most two decimal places; default the stored threshold` }));
+
+export const AuditQuery = {
+  summary: t.Object({
+    run: selector("the run to summarise, default latest"),
+    include_top_anomalies: Flag("include the top anomalies (default 1)"),
+    top_limit: intQuery({ minimum: 1, maximum: 100, defaultValue: 10, description: "top anomalies to include" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  runs: t.Object({ run: selector("the run to mark is_selected, default latest"), ...PageQuery }),
+  trend: t.Object({
+    run: selector("the last point's run, default latest"),
+    metric: t.Optional(litQ(["rows", "sigs"], "rows: rows examined; sigs: signatures with anomalies (default)")),
+    include_status_counts: Flag("add status_counts over the points (default 0)"),
+    ...rowFilters,
+    limit: intQuery({ minimum: 1, maximum: 1000, defaultValue: 30, description: "points (runs)" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  alerts: t.Object({
+    run: selector("the run to evaluate, default latest"),
+    sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
+    rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
+    include_recommendations: Flag("add recommendations (default 0)"),
+    include_meta: t.Optional(t.String()),
+  }),
+  alertsCsv: t.Object({
+    run: selector("the run to evaluate, default latest"),
+    sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
+    rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
+  }),
+  compare: t.Object({
+    run_a: selector("the earlier run, default previous"),
+    run_b: selector("the later run, default latest"),
+    include_rows: Flag("include the per-type rows (default 1)"),
+    row_limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "rows to include" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  diffExport: t.Object({
+    run: selector("the run to diff against the complete run before it, default latest"),
+    include_rows: Flag("include the per-type rows (default 1)"),
+    row_limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "rows to include" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  export: t.Object({
+    run: selector("the run to export, default latest; not with from/to"),
+    from: t.Optional(t.String({ maxLength: 32, description: "with to: every complete run whose label is at or after this UTC date or date-time" })),
+    to: t.Optional(t.String({ maxLength: 32, description: "every complete run whose label is at or before this UTC date (whole day) or date-time" })),
+    ...rowFilters,
+  }),
+  thresholdHistory: t.Object({
+    limit: intQuery({ minimum: 1, maximum: 500, defaultValue: 100, description: "history rows, newest first" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  triage: t.Object({ status: t.Optional(litQ(TRIAGE_STATUSES, "only this triage status")), ...PageQuery }),
+  plain: t.Object({ include_meta: t.Optional(t.String()) }),
+};
+
+const Counts = (keys: readonly string[]) => t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])));
+const ThresholdsSchema = named("AuditThresholds", t.Object(Object.fromEntries(THRESHOLD_NAMES.map((n) => [n, t.String()]))));
+
+export const AuditRunSchema = named(
+  "AuditRun",
+  t.Object({
+    run: t.Integer({ minimum: 1 }),
+    label: t.String({ description: "UTC date-time the run started, to the second" }),
+    is_complete: t.Boolean(),
+    is_selected: t.Boolean(),
+    overall: N(Level),
+    rows_total: t.Integer({ minimum: 0 }),
+    signatures_with_anomalies: t.Integer({ minimum: 0 }),
+    max_abs_delta: Decimal("largest |delta| of the run's anomalies, decimal token amount"),
+    severity_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
+    type_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
+    thresholds: ThresholdsSchema,
+    job_run_id: N(t.Integer()),
+    started_at: t.String(),
+    finished_at: N(t.String()),
+    error: N(t.String()),
+  }),
+);
+
+const Selected = { selector: t.String(), selected_run: N(t.Integer()), selected_label: N(t.String()) };
+
+export const TopAnomalySchema = named(
+  "AuditTopAnomaly",
+  t.Object({
+    severity: SeveritySchema,
+    signature: t.String(),
+    kind: t.String(),
+    anomaly_types: t.Array(AnomalyTypeSchema),
+    max_abs_delta: Decimal("|delta|, decimal token amount"),
+    delta: Decimal("signed change of the tracked wallets (or unexplained difference), decimal token amount"),
+    triage_status: N(TriageStatusSchema),
+  }),
+);
+
+const FiltersEcho = t.Object({
+  severity: N(t.Array(SeveritySchema)),
+  types: N(t.Array(AnomalyTypeSchema)),
+  signature: N(t.String()),
+  min_abs_delta: N(t.String()),
+});
+const CompareRow = t.Object({ type: t.String(), selected: t.Integer(), latest: t.Integer(), delta: t.Integer() });
+const CompareSide = t.Object({ selector: t.String(), resolved_run: N(t.Integer()), label: N(t.String()), is_complete: N(t.Boolean()) });
+
+export const ExportRowSchema = named(
+  "AuditExportRow",
+  t.Object({
+    run_id: t.Integer(),
+    signature: t.String(),
+    kind: lit(["transaction", "token_snapshot", "mint_authority_snapshot", "sync_run"]),
+    slot: N(t.Integer()),
+    block_time: N(t.String()),
+    delta: Decimal("signed, decimal token amount"),
+    max_abs_delta: Decimal("|delta|, decimal token amount"),
+    anomaly_types: t.Array(AnomalyTypeSchema),
+    severity: N(SeveritySchema),
+    declaration_id: N(t.Integer()),
+    triage_status: N(TriageStatusSchema),
+    detail: N(t.Record(t.String(), t.Any())),
+  }),
+);
+
+export const DeclarationSchema = named(
+  "DeclaredMovement",
+  t.Object({
+    id: t.Integer(),
+    direction: lit(["outflow", "inflow"]),
+    amount: Decimal("decimal token amount"),
+    amount_raw: t.String(),
+    counterparty: N(t.String()),
+    signature: N(t.String()),
+    window_start_utc: t.String(),
+    window_end_utc: t.String(),
+    max_transactions: t.Integer(),
+    matched_transactions: t.Integer(),
+    reason: t.String(),
+    created_at: t.String(),
+    created_by: t.String(),
+    status: lit(["active", "retracted"]),
+    retracted_at: N(t.String()),
+    retracted_by: N(t.String()),
+    retract_reason: N(t.String()),
+  }),
+);
+
+export const TriageRowSchema = named(
+  "AuditTriage",
+  t.Object({
+    signature: t.String(),
+    status: TriageStatusSchema,
+    owner: t.String(),
+    eta_utc: N(t.String()),
+    note: N(t.String()),
+    updated_at: t.String(),
+    updated_by: t.String(),
+  }),
+);
+
+const Links = t.Record(t.String(), t.String());
+
+/** The 200 bodies of the JSON routes, keyed by their file name under /transparency/audit-anomalies/. */
+export const AuditResponses = {
+  "summary.json": named(
+    "AuditSummary",
+    Envelope({
+      generated_at_utc: t.String(),
+      ...Selected,
+      summary_available: t.Boolean(),
+      include_top_anomalies: t.Boolean(),
+      top_limit: t.Integer(),
+      run: N(AuditRunSchema),
+      top_anomalies: t.Array(TopAnomalySchema),
+      links: Links,
+    }),
+  ),
+  "runs.json": named(
+    "AuditRuns",
+    Envelope({
+      generated_at_utc: t.String(),
+      ...Selected,
+      total_runs: t.Integer(),
+      count: t.Integer(),
+      runs: t.Array(AuditRunSchema),
+      query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: N(t.String()) }),
+      pagination: PaginationSchema,
+    }),
+  ),
+  "trend.json": named(
+    "AuditTrend",
+    Envelope({
+      generated_at_utc: t.String(),
+      ...Selected,
+      selected_metric: lit(["rows", "sigs"]),
+      limit: t.Integer(),
+      include_status_counts: t.Boolean(),
+      filters: FiltersEcho,
+      count: t.Integer(),
+      status_counts: N(Counts(["ok", "warn", "bad", "other"])),
+      points: t.Array(
+        t.Object({
+          run_id: t.Integer(),
+          label: t.String(),
+          overall: N(Level),
+          rows_total: t.Integer(),
+          metric: lit(["rows", "sigs"]),
+          metric_value: t.Integer(),
+          metric_delta: N(t.Integer()),
+          metric_delta_pct: N(t.Number()),
+        }),
+      ),
+    }),
+  ),
+  "alerts.json": named(
+    "AuditAlerts",
+    Envelope({
+      generated_at_utc: t.String(),
+      selector: t.String(),
+      selected_run: N(t.Integer()),
+      evaluated_at: N(t.String()),
+      snapshot: t.Object({
+        alert_level: Level,
+        should_alert: t.Boolean(),
+        reasons: t.Array(t.String()),
+        thresholds: t.Object({ sigs_increase_threshold_pct: t.Number(), rows_increase_threshold_pct: t.Number() }),
+        thresholds_source: t.Object({ sigs_increase_threshold_pct: lit(["query", "stored"]), rows_increase_threshold_pct: lit(["query", "stored"]) }),
+        points_available: t.Integer(),
+        current: N(
+          t.Object({
+            run_id: t.Integer(),
+            label: t.String(),
+            overall: N(Level),
+            signatures_with_anomalies: t.Integer(),
+            rows_total: t.Integer(),
+            sig_delta: N(t.Integer()),
+            sig_delta_pct: N(t.Number()),
+            rows_delta: N(t.Integer()),
+            rows_delta_pct: N(t.Number()),
+          }),
+        ),
+        baseline: N(t.Object({ run_id: t.Integer(), label: t.String(), overall: N(Level), signatures_with_anomalies: t.Integer(), rows_total: t.Integer() })),
+      }),
+      include_recommendations: t.Boolean(),
+      recommendations: t.Array(t.String()),
+    }),
+  ),
+  "diff/compare.json": named(
+    "AuditCompare",
+    Envelope({
+      generated_at_utc: t.String(),
+      run_a: CompareSide,
+      run_b: CompareSide,
+      total_delta: t.Integer(),
+      include_rows: t.Boolean(),
+      row_limit: t.Integer(),
+      rows_available: t.Integer(),
+      rows: t.Array(CompareRow),
+    }),
+  ),
+  "diff/export.json": named(
+    "AuditDiffExport",
+    Envelope({
+      generated_at_utc: t.String(),
+      selector: t.String(),
+      run: CompareSide,
+      baseline_run: CompareSide,
+      total_delta: t.Integer(),
+      total_pct_delta: N(t.Number()),
+      include_rows: t.Boolean(),
+      row_limit: t.Integer(),
+      rows_available: t.Integer(),
+      rows: t.Array(t.Object({ type: t.String(), selected: t.Integer(), latest: t.Integer(), delta: t.Integer(), pct_delta: N(t.Number()) })),
+    }),
+  ),
+  "export.json": named(
+    "AuditExport",
+    t.Object({
+      success: t.Literal(true),
+      generated_at_utc: t.String(),
+      query: t.Object({ run: N(t.String()), from: N(t.String()), to: N(t.String()), ...FiltersEcho.properties }),
+      runs: t.Array(t.Integer()),
+      rows: t.Array(ExportRowSchema),
+      count: t.Integer(),
+    }),
+  ),
+  "glossary.json": named(
+    "AuditGlossary",
+    Envelope({
+      generated_at_utc: t.String(),
+      count: t.Integer(),
+      glossary: t.Array(t.Object({ type: AnomalyTypeSchema, description: t.String(), rule: t.String(), base_severity: SeveritySchema, delta: t.String() })),
+      severities: t.Array(SeveritySchema),
+      severity_rule: t.String(),
+      overall_rule: t.String(),
+      tracked_wallets: t.Object({ treasury: t.Array(t.String()), reserve: t.Array(t.String()), mint: N(t.String()) }),
+    }),
+  ),
+  "threshold-history.json": named(
+    "AuditThresholdHistory",
+    Envelope({
+      generated_at_utc: t.String(),
+      limit: t.Integer(),
+      total: t.Integer(),
+      count: t.Integer(),
+      current: ThresholdsSchema,
+      rows: t.Array(
+        t.Object({ changed_at: t.String(), parameter: t.String(), previous_value: t.String(), new_value: t.String(), owner: t.String(), reason: t.String() }),
+      ),
+    }),
+  ),
+  "triage.json": named(
+    "AuditTriageList",
+    Envelope({
+      generated_at_utc: t.String(),
+      status: N(TriageStatusSchema),
+      counts: Counts(TRIAGE_STATUSES),
+      count: t.Integer(),
+      rows: t.Array(TriageRowSchema),
+      query: t.Object({ limit: t.Integer(), offset: t.Integer() }),
+      pagination: PaginationSchema,
+    }),
+  ),
+  "declared-movements.json": named(
+    "DeclaredMovements",
+    Envelope({
+      generated_at_utc: t.String(),
+      count: t.Integer(),
+      movements: t.Array(DeclarationSchema),
+    }),
+  ),
+};
+
+/** The CSV twins: their columns (the first record of each file). */
+export const AuditCsvColumns = {
+  "alerts.csv": "alerts.json as one record, dotted column names",
+  "diff/compare.csv": "run_a, run_b, type, selected, latest, delta",
+  "diff/export": "run, baseline_run, type, selected, latest, delta, pct_delta",
+  export: "one record per row of export.json",
+};

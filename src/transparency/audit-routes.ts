@@ -1,0 +1,281 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { AppError } from "../http/errors";
+import { parsePage } from "../http/pagination";
+import { alerts, alertThresholds } from "./alerts";
+import { AuditQuery as Q, AuditResponses as R } from "./audit-model";
+import { alertsCsv, compareCsv, diffCsv } from "./csv";
+import { listDeclarations } from "./declarations";
+import { compare, diffExport } from "./diffs";
+import { exportCsvStream, exportJsonStream } from "./exports";
+import { filtersEcho, parseRange, parseRowFilters } from "./filters";
+import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE } from "./glossary";
+import { AnswerCache, answerJson, answerStream, type AnswerContext } from "./http-cache";
+import { dataTime, runsList, summary, trend } from "./reports";
+import { completeRunsBetween, selectRun, type RunRow } from "./runs";
+import { schemaRegistry } from "./schema-registry";
+import { readState } from "./state";
+import { currentThresholds, pctQuery, thresholdHistory } from "./thresholds";
+import { listTriage } from "./triage";
+
+// The public audit-anomaly routes (docs/transparency.md). Handlers are thin: select the run(s), call a report
+// verb, answer with validators (src/transparency/http-cache.ts). No SQL here.
+
+const P = "/transparency/audit-anomalies";
+const errs = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
+const doc = (summary: string) => ({ tags: ["transparency"], summary });
+const csvDoc = (summary: string) => ({
+  ...doc(`${summary} (CSV, RFC 4180)`),
+  responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } },
+});
+const CSV_NAMES: Record<string, string> = {
+  [`${P}/alerts.csv`]: "audit-anomalies-alerts.csv",
+  [`${P}/diff/compare.csv`]: "audit-anomalies-compare.csv",
+  [`${P}/diff/export`]: "audit-anomalies-diff.csv",
+};
+const flag = (v: string | undefined, fallback: boolean) => (v === undefined ? fallback : v === "1" || v === "true");
+
+export function auditRoutes(ctx: AppContext) {
+  const at = (request: Request, headers: Record<string, unknown>): AnswerContext => ({ request, lastModified: dataTime(ctx), headers });
+  const now = () => ctx.clock.now();
+  // Answers are built once per audit data version and request target (http-cache.ts AnswerCache): a poller's
+  // request reads one row (audit_state) and the cache. include_meta answers are per request, never cached.
+  const cache = new AnswerCache();
+  const json = (request: Request, headers: Record<string, unknown>, build: () => Record<string, unknown>): Response => {
+    const state = readState(ctx.db.sqlite);
+    const a: AnswerContext = { request, lastModified: state.changedAt, headers };
+    if (request.url.includes("include_meta=")) return answerJson(a, build(), now);
+    return cache.answer(a, state.version, "application/json;charset=utf-8", () => JSON.stringify({ success: true, ...build() }));
+  };
+  const csv = (request: Request, headers: Record<string, unknown>, build: () => readonly [string, string]): Response => {
+    const state = readState(ctx.db.sqlite);
+    const a: AnswerContext = { request, lastModified: state.changedAt, headers };
+    const name = CSV_NAMES[new URL(request.url).pathname] ?? "audit-anomalies.csv";
+    return cache.answer(a, state.version, "text/csv; charset=utf-8", () => build()[0], { "content-disposition": `inline; filename="${name}"` });
+  };
+  const decimalsHint = () => completeOrAny(ctx);
+  return new Elysia({ name: "herald:transparency-audit" })
+    .get(
+      `${P}/summary.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          return summary(ctx, sel, flag(query.include_top_anomalies, true), query.top_limit ?? 10);
+        }),
+      {
+        query: Q.summary,
+        response: { 200: R["summary.json"], ...errs },
+        detail: doc("The selected run's totals and its most severe anomalies (default: the latest complete run)"),
+      },
+    )
+    .get(
+      `${P}/runs.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          return runsList(ctx, sel, parsePage(query));
+        }),
+      { query: Q.runs, response: { 200: R["runs.json"], ...errs }, detail: doc("Audit runs, newest first, with their aggregates; poll every 5–15 minutes") },
+    )
+    .get(
+      `${P}/trend.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          const filters = parseRowFilters(query, sel.run?.decimals ?? decimalsHint());
+          const input = {
+            metric: query.metric === "rows" ? ("rows" as const) : ("sigs" as const),
+            limit: query.limit ?? 30,
+            includeStatusCounts: flag(query.include_status_counts, false),
+            filters,
+          };
+          return trend(ctx, sel, input);
+        }),
+      {
+        query: Q.trend,
+        response: { 200: R["trend.json"], ...errs },
+        detail: doc("One point per complete run up to the selected one: rows or signatures with anomalies, optionally filtered"),
+      },
+    )
+    .get(
+      `${P}/alerts.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          const t = alertThresholds(
+            currentThresholds(ctx),
+            pctQuery(query.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
+            pctQuery(query.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
+          );
+          return alerts(ctx, sel, t, flag(query.include_recommendations, false));
+        }),
+      {
+        query: Q.alerts,
+        response: { 200: R["alerts.json"], ...errs },
+        detail: doc("Whether the selected run should alert: its rise over the previous complete run against the thresholds"),
+      },
+    )
+    .get(
+      `${P}/alerts.csv`,
+      ({ query, request, set }) =>
+        csv(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          const t = alertThresholds(
+            currentThresholds(ctx),
+            pctQuery(query.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
+            pctQuery(query.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
+          );
+          return [alertsCsv(alerts(ctx, sel, t, false)), "audit-anomalies-alerts.csv"] as const;
+        }),
+      { query: Q.alertsCsv, detail: csvDoc("alerts.json as one CSV record") },
+    )
+    .get(
+      `${P}/diff/compare.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const a = selectRun(ctx, query.run_a, "query.run_a", "previous");
+          const b = selectRun(ctx, query.run_b, "query.run_b", "latest");
+          return compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50);
+        }),
+      {
+        query: Q.compare,
+        response: { 200: R["diff/compare.json"], ...errs },
+        detail: doc("Two runs side by side: counts per anomaly type and severity, and their deltas"),
+      },
+    )
+    .get(
+      `${P}/diff/compare.csv`,
+      ({ query, request, set }) =>
+        csv(request, set.headers, () => {
+          const a = selectRun(ctx, query.run_a, "query.run_a", "previous");
+          const b = selectRun(ctx, query.run_b, "query.run_b", "latest");
+          return [compareCsv(compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-compare.csv"] as const;
+        }),
+      { query: Q.compare, detail: csvDoc("diff/compare.json's rows") },
+    )
+    .get(
+      `${P}/diff/export.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          return diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50);
+        }),
+      {
+        query: Q.diffExport,
+        response: { 200: R["diff/export.json"], ...errs },
+        detail: doc("The selected run against the complete run before it, with pct_delta"),
+      },
+    )
+    .get(
+      `${P}/diff/export`,
+      ({ query, request, set }) =>
+        csv(request, set.headers, () => {
+          const sel = selectRun(ctx, query.run, "query.run");
+          return [diffCsv(diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-diff.csv"] as const;
+        }),
+      { query: Q.diffExport, detail: csvDoc("diff/export.json's rows with pct_delta") },
+    )
+    .get(`${P}/export.json`, ({ query, request, set }) => exportAnswer(ctx, at(request, set.headers), query, "json"), {
+      query: Q.export,
+      response: { 200: R["export.json"], ...errs },
+      detail: doc("Every row of the selected run(s), streamed: filter by severity, types, signature, min_abs_delta; from/to select runs by label"),
+    })
+    .get(`${P}/export`, ({ query, request, set }) => exportAnswer(ctx, at(request, set.headers), query, "csv"), {
+      query: Q.export,
+      detail: csvDoc("export.json's rows, streamed"),
+    })
+    .get(
+      `${P}/glossary.json`,
+      ({ request, set }) =>
+        json(request, set.headers, () => {
+          const c = ctx.config.chain;
+          const body = {
+            generated_at_utc: dataTime(ctx),
+            count: GLOSSARY.length,
+            glossary: GLOSSARY,
+            severities: SEVERITIES,
+            severity_rule: SEVERITY_RULE,
+            overall_rule: OVERALL_RULE,
+            tracked_wallets: { treasury: [...c.treasuryWallets], reserve: [...c.reserveWallets], mint: c.tokenMint ?? null },
+          };
+          return body;
+        }),
+      { query: Q.plain, response: { 200: R["glossary.json"], ...errs }, detail: doc("Every anomaly type with its description and the rule that decides it") },
+    )
+    .get(
+      `${P}/threshold-history.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const limit = query.limit ?? 100;
+          const h = thresholdHistory(ctx, limit);
+          return { generated_at_utc: dataTime(ctx), limit, total: h.total, count: h.rows.length, current: currentThresholds(ctx), rows: h.rows };
+        }),
+      {
+        query: Q.thresholdHistory,
+        response: { 200: R["threshold-history.json"], ...errs },
+        detail: doc("Every threshold change (who, when, why), newest first, and the thresholds in force"),
+      },
+    )
+    .get(
+      `${P}/triage.json`,
+      ({ query, request, set }) =>
+        json(request, set.headers, () => {
+          const page = parsePage(query);
+          if (page.cursor)
+            throw new AppError("invalid_query", "query.cursor is not used by triage.json; page with offset", {
+              details: [{ field: "query.cursor", problem: "not used here; use offset" }],
+            });
+          return { generated_at_utc: dataTime(ctx), ...listTriage(ctx, query.status, page) };
+        }),
+      {
+        query: Q.triage,
+        response: { 200: R["triage.json"], ...errs },
+        detail: doc("Operators' triage of anomalous signatures (status, owner, eta_utc); filter by status"),
+      },
+    )
+    .get(
+      `${P}/declared-movements.json`,
+      ({ request, set }) =>
+        json(request, set.headers, () => {
+          const movements = listDeclarations(ctx);
+          return { generated_at_utc: dataTime(ctx), count: movements.length, movements };
+        }),
+      {
+        query: Q.plain,
+        response: { 200: R["declared-movements.json"], ...errs },
+        detail: doc("Declared treasury movements (active and retracted) and how many transactions each covered"),
+      },
+    )
+    .get(`${P}/schema-registry.json`, ({ request, set }) => json(request, set.headers, () => schemaRegistry(ctx.config.publicBaseUrl, dataTime(ctx))), {
+      query: Q.plain,
+      detail: doc("A versioned JSON Schema (draft 2020-12) for every transparency answer"),
+    });
+}
+
+/** The decimals to check min_abs_delta against when no run is selected: the newest run's, else 18 (the most a mint can have is far less). */
+function completeOrAny(ctx: AppContext): number {
+  const run = selectRun(ctx, undefined, "query.run").run;
+  return run?.decimals ?? 18;
+}
+
+function exportAnswer(ctx: AppContext, a: AnswerContext, query: Record<string, string | undefined>, format: "json" | "csv"): Response {
+  const range = parseRange(query.from, query.to);
+  if (range && query.run) {
+    throw new AppError("invalid_query", "query.run cannot be combined with query.from/query.to: choose one run, or the runs of a period", {
+      details: [{ field: "query.run", problem: "not with from/to" }],
+    });
+  }
+  const selected = range ? null : selectRun(ctx, query.run, "query.run").run;
+  const runs: RunRow[] = range ? completeRunsBetween(ctx, range.from, range.to) : selected ? [selected] : [];
+  const filters = parseRowFilters(query, runs[0]?.decimals ?? 18);
+  const state = readState(ctx.db.sqlite);
+  const head = {
+    generated_at_utc: state.changedAt,
+    query: { run: query.run ?? (range ? null : "latest"), from: range?.from ?? null, to: range?.to ?? null, ...filtersEcho(filters) },
+    runs: runs.map((r) => r.id),
+  };
+  const seed = JSON.stringify({ v: state.version, format, head });
+  if (format === "json") return answerStream(a, seed, "application/json;charset=utf-8", () => exportJsonStream(ctx, head, runs, filters));
+  return answerStream(a, seed, "text/csv; charset=utf-8", () => exportCsvStream(ctx, runs, filters), "audit-anomalies-export.csv");
+}

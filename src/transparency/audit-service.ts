@@ -1,0 +1,58 @@
+import type { AppContext } from "../context";
+import { formatUnits } from "../chain/service";
+import { completeRunBefore, parseCounts } from "./runs";
+import { latestDecimals } from "./chain-inputs";
+import type { Severity } from "./glossary";
+
+// What other domains read of the audit (the status check, the trust dashboard): the latest complete run, in a
+// shape that does not depend on the routes. This file imports nothing from status/, so status can import it.
+
+export interface AuditVerdict {
+  configured: boolean;
+  latest: null | {
+    run: number;
+    label: string;
+    overall: "ok" | "warn" | "bad";
+    rows_total: number;
+    signatures_with_anomalies: number;
+    severity_counts: Record<Severity, number>;
+    max_abs_delta: string;
+    finished_at: string | null;
+  };
+  runs_total: number;
+  incomplete_runs: number;
+}
+
+export function latestAuditVerdict(ctx: AppContext): AuditVerdict {
+  const run = completeRunBefore(ctx, null);
+  const counts = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(sum(is_complete = 0), 0) AS incomplete FROM audit_runs").get() as {
+    n: number;
+    incomplete: number;
+  };
+  return {
+    configured: ctx.chain.configured,
+    latest: run
+      ? {
+          run: run.id,
+          label: run.label,
+          overall: run.overall ?? "ok",
+          rows_total: run.rows_total,
+          signatures_with_anomalies: run.signatures_with_anomalies,
+          severity_counts: parseCounts<Severity>(run.severity_counts) as Record<Severity, number>,
+          max_abs_delta: formatUnits(BigInt(run.max_abs_delta_raw), run.decimals),
+          finished_at: run.finished_at,
+        }
+      : null,
+    runs_total: counts.n,
+    incomplete_runs: counts.incomplete,
+  };
+}
+
+/**
+ * The decimals an operator's token amounts are read with: the mint's, from the latest token snapshot or
+ * audit run; 9 before either exists (amounts with more fractional digits than the mint has are refused later).
+ */
+export function decimalsForInput(ctx: AppContext): number {
+  const mint = ctx.config.chain.tokenMint;
+  return (mint ? latestDecimals(ctx, mint) : null) ?? completeRunBefore(ctx, null)?.decimals ?? 9;
+}

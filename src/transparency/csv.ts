@@ -1,0 +1,58 @@
+import { stringify } from "csv-stringify/sync";
+import { alertsRow, type AlertsAnswer } from "./alerts";
+import type { compare, diffExport } from "./diffs";
+
+// The CSV twins of alerts.json and the diffs: RFC 4180 by csv-stringify (CRLF, quoted when needed); null is an
+// empty cell, booleans true/false. Each is built from its JSON answer, so the two cannot disagree.
+
+type Cell = string | number | boolean | null;
+const csvOf = (columns: readonly string[], records: Cell[][]) =>
+  stringify([[...columns], ...records.map((r) => r.map((c) => (c === null ? "" : typeof c === "boolean" ? (c ? "true" : "false") : c)))], {
+    record_delimiter: "windows",
+  });
+
+export const ALERTS_CSV_COLUMNS = [
+  "selected_run",
+  "evaluated_at",
+  "alert_level",
+  "should_alert",
+  "reasons",
+  "thresholds.sigs_increase_threshold_pct",
+  "thresholds.rows_increase_threshold_pct",
+  "points_available",
+  "current.run_id",
+  "current.label",
+  "current.overall",
+  "current.signatures_with_anomalies",
+  "current.rows_total",
+  "current.sig_delta",
+  "current.sig_delta_pct",
+  "current.rows_delta",
+  "current.rows_delta_pct",
+  "baseline.run_id",
+  "baseline.label",
+  "baseline.overall",
+  "baseline.signatures_with_anomalies",
+  "baseline.rows_total",
+] as const;
+export const COMPARE_CSV_COLUMNS = ["run_a", "run_b", "type", "selected", "latest", "delta"] as const;
+export const DIFF_CSV_COLUMNS = ["run", "baseline_run", "type", "selected", "latest", "delta", "pct_delta"] as const;
+
+export function alertsCsv(a: AlertsAnswer): string {
+  const row = alertsRow(a);
+  return csvOf(ALERTS_CSV_COLUMNS, [ALERTS_CSV_COLUMNS.map((c) => row[c] ?? null)]);
+}
+
+export function compareCsv(c: ReturnType<typeof compare>): string {
+  return csvOf(
+    COMPARE_CSV_COLUMNS,
+    c.rows.map((r) => [c.run_a.resolved_run, c.run_b.resolved_run, r.type, r.selected, r.latest, r.delta]),
+  );
+}
+
+export function diffCsv(d: ReturnType<typeof diffExport>): string {
+  return csvOf(
+    DIFF_CSV_COLUMNS,
+    d.rows.map((r) => [d.run.resolved_run, d.baseline_run.resolved_run, r.type, r.selected, r.latest, r.delta, (r as { pct_delta: number | null }).pct_delta]),
+  );
+}

@@ -1,0 +1,141 @@
+import { stringify } from "csv-stringify/sync";
+import type { AppContext } from "../context";
+import { formatUnits } from "../chain/service";
+import { rowConditions, type RowFilters } from "./filters";
+import { severityOfRank } from "./glossary";
+import type { RunRow } from "./runs";
+
+// export.json and export (CSV): the rows of the selected runs, streamed page by page (PAGE rows per SQLite read,
+// keyset on (run, id) through audit_rows_run_idx), so a million rows cost the memory of one page. The JSON is
+// written by hand around JSON.stringify of each row (the envelope is fixed; `count` comes last, once known).
+
+const PAGE = 1000;
+/**
+ * Every this many pages the stream asks the collector for a concurrent pass (Bun.gc(false) does not block).
+ * Each page leaves ~0.5 MB of row objects and strings behind; left to its own pacing the collector let a
+ * million-row export grow the heap by ~60 MB before collecting, against the 50 MB budget (bench/README.md).
+ */
+const GC_EVERY_PAGES = 16;
+const encoder = new TextEncoder();
+
+export const EXPORT_COLUMNS = [
+  "run_id",
+  "signature",
+  "kind",
+  "slot",
+  "block_time",
+  "delta",
+  "max_abs_delta",
+  "anomaly_types",
+  "severity",
+  "declaration_id",
+  "triage_status",
+  "detail",
+] as const;
+
+interface RawRow {
+  id: number;
+  run_id: number;
+  signature: string;
+  kind: string;
+  slot: number | null;
+  block_time: string | null;
+  delta_raw: string;
+  types: string;
+  severity_rank: number;
+  declaration_id: number | null;
+  triage: string | null;
+  detail: string | null;
+}
+
+export function exportRowOf(r: RawRow, decimals: number) {
+  const delta = BigInt(r.delta_raw);
+  return {
+    run_id: r.run_id,
+    signature: r.signature,
+    kind: r.kind,
+    slot: r.slot,
+    block_time: r.block_time,
+    delta: formatUnits(delta, decimals),
+    max_abs_delta: formatUnits(delta < 0n ? -delta : delta, decimals),
+    anomaly_types: r.types ? r.types.split(",") : [],
+    severity: severityOfRank(r.severity_rank),
+    declaration_id: r.declaration_id,
+    triage_status: r.triage,
+    detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
+  };
+}
+export type ExportRow = ReturnType<typeof exportRowOf>;
+
+/** One CSV record of an export row: null → empty, arrays and objects → JSON text (as the other CSVs do). */
+export function exportCells(row: ExportRow): Array<string | number> {
+  return EXPORT_COLUMNS.map((c) => {
+    const v = row[c];
+    if (v === null || v === undefined) return "";
+    return typeof v === "object" ? JSON.stringify(v) : v;
+  });
+}
+
+/** Pages of rows of the given runs (in run order) that pass the filters. */
+function* pages(ctx: AppContext, runs: RunRow[], filters: RowFilters): Generator<ExportRow[]> {
+  let served = 0;
+  for (const run of runs) {
+    const c = rowConditions(filters, run.decimals);
+    const sql = `SELECT r.id, r.run_id, r.signature, r.kind, r.slot, r.block_time, r.delta_raw, r.types, r.severity_rank, r.declaration_id, r.detail, t.status AS triage
+      FROM audit_rows r LEFT JOIN audit_triage t ON t.signature = r.signature
+      WHERE r.run_id = ? AND r.id > ?${c.sql} ORDER BY r.id LIMIT ${PAGE}`;
+    const statement = ctx.db.sqlite.prepare(sql);
+    let after = 0;
+    for (;;) {
+      const rows = statement.all(run.id, after, ...c.params) as RawRow[];
+      if (rows.length === 0) break;
+      yield rows.map((r) => exportRowOf(r, run.decimals));
+      if (++served % GC_EVERY_PAGES === 0) Bun.gc(false);
+      after = rows[rows.length - 1]!.id;
+      if (rows.length < PAGE) break;
+    }
+    statement.finalize();
+  }
+}
+
+/** A pull stream: a page is read when the consumer asks for the next chunk. */
+function streamOf(chunks: Generator<string>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const next = chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(next.value));
+      },
+      cancel() {
+        chunks.return(undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** `{"success":true,<head fields>,"rows":[…],"count":N}` as a stream. */
+export function exportJsonStream(ctx: AppContext, head: Record<string, unknown>, runs: RunRow[], filters: RowFilters): ReadableStream<Uint8Array> {
+  function* chunks(): Generator<string> {
+    const open = JSON.stringify({ success: true, ...head });
+    yield `${open.slice(0, -1)},"rows":[`;
+    let count = 0;
+    for (const page of pages(ctx, runs, filters)) {
+      yield (count ? "," : "") + page.map((r) => JSON.stringify(r)).join(",");
+      count += page.length;
+    }
+    yield `],"count":${count}}`;
+  }
+  return streamOf(chunks());
+}
+
+/** RFC 4180 CSV (CRLF, quoted when needed, by csv-stringify) as a stream: a header, then one record per row. */
+export function exportCsvStream(ctx: AppContext, runs: RunRow[], filters: RowFilters): ReadableStream<Uint8Array> {
+  const opts = { record_delimiter: "windows" as const };
+  function* chunks(): Generator<string> {
+    yield stringify([[...EXPORT_COLUMNS]], opts);
+    for (const page of pages(ctx, runs, filters)) yield stringify(page.map(exportCells), opts);
+  }
+  return streamOf(chunks());
+}

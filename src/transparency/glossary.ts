@@ -1,0 +1,92 @@
+// The anomaly types, their descriptions and the rules that decide them (docs/transparency.md states the same
+// rules with worked examples). Order matters: a row lists its types in this order, and reports list types in it.
+
+export const ANOMALY_TYPES = [
+  "untracked_outflow",
+  "untracked_inflow",
+  "large_transfer",
+  "balance_mismatch",
+  "authority_change",
+  "sync_gap",
+  "duplicate_signature",
+] as const;
+export type AnomalyType = (typeof ANOMALY_TYPES)[number];
+
+export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+/** 1 low … 4 critical; 0 = no anomaly (stored as audit_rows.severity_rank). */
+export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s) + 1;
+export const severityOfRank = (rank: number): Severity | null => SEVERITIES[rank - 1] ?? null;
+
+export interface GlossaryEntry {
+  type: AnomalyType;
+  description: string;
+  /** The rule, precise enough to recompute from public chain data. */
+  rule: string;
+  /** The least severity a row with this type gets; amounts can raise it (see `severity_rule`). */
+  base_severity: Severity;
+  /** What max_abs_delta is for a row of this type. */
+  delta: string;
+}
+
+export const GLOSSARY: readonly GlossaryEntry[] = [
+  {
+    type: "untracked_outflow",
+    description: "Tokens left the treasury/reserve wallets in a transaction that no declared movement covers.",
+    rule: "A synced transaction (status ok) whose token_delta (net change of all TREASURY_WALLETS and RESERVE_WALLETS owners' balances of the mint, from the transaction's pre/post token balances) is negative, and which no active declared movement matches.",
+    base_severity: "medium",
+    delta: "|token_delta|",
+  },
+  {
+    type: "untracked_inflow",
+    description: "Tokens arrived in the treasury/reserve wallets in a transaction that no declared movement covers.",
+    rule: "As untracked_outflow, with token_delta positive.",
+    base_severity: "low",
+    delta: "|token_delta|",
+  },
+  {
+    type: "large_transfer",
+    description: "The treasury/reserve wallets' net change in one transaction is at or above the large-transfer threshold.",
+    rule: "A synced transaction with |token_delta| >= large_transfer_amount (the threshold in force when the run started), and which no active declared movement matches.",
+    base_severity: "medium",
+    delta: "|token_delta|",
+  },
+  {
+    type: "balance_mismatch",
+    description: "The tracked wallets' balance changed between two token snapshots by a different amount than the synced transactions between them add up to.",
+    rule: "For consecutive token snapshots P and S of the mint with the same wallet set: (treasury_raw + reserve_raw)(S) − (treasury_raw + reserve_raw)(P) ≠ Σ token_delta of synced transactions with status ok and P.slot < slot ≤ S.slot. Compared once a transaction sync has finished after S was taken. The row's signature is token-snapshot:<S id>.",
+    base_severity: "high",
+    delta: "|snapshot delta − synced delta|",
+  },
+  {
+    type: "authority_change",
+    description: "The mint or freeze authority changed since the previous mint-authority snapshot, or started to differ from the published expectation.",
+    rule: "A mint-authority snapshot whose mint_authority or freeze_authority differs from the previous snapshot's, or which mismatches EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY while the previous snapshot did not (or there was none). The row's signature is mint-authority-snapshot:<id>.",
+    base_severity: "critical",
+    delta: "0 (no amount moves)",
+  },
+  {
+    type: "sync_gap",
+    description:
+      "A transaction sync stopped before reaching the last stored signature: some transactions of that window were never stored, so the audit could not examine them.",
+    rule: "A transaction-sync run with gap_detected = true (more new signatures for one address than CHAIN_TX_MAX_PER_RUN). The row's signature is sync-run:<id>.",
+    base_severity: "medium",
+    delta: "0 (the missing amount is unknown)",
+  },
+  {
+    type: "duplicate_signature",
+    description: "The same movement is recorded under two signatures: a sum over signatures counts it twice.",
+    rule: "A synced transaction with amount_moved > 0 for which another synced transaction of the mint has the same slot, block_time, status, token_delta and amount_moved and a signature that sorts before it (byte order). The first of such a group is not flagged. Two genuine identical transfers in one slot are possible: triage them as false_positive.",
+    base_severity: "low",
+    delta: "|token_delta|",
+  },
+];
+
+export const BASE_SEVERITY: Record<AnomalyType, Severity> = Object.fromEntries(GLOSSARY.map((g) => [g.type, g.base_severity])) as Record<AnomalyType, Severity>;
+
+export const SEVERITY_RULE =
+  "severity = the highest of: each type's base_severity, and the amount level of max_abs_delta (critical at or above severity_critical_amount, high at or above severity_high_amount, medium at or above severity_medium_amount).";
+export const OVERALL_RULE = "A run's overall is bad when any row is high or critical, warn when any row is low or medium, ok when no row is anomalous.";
+
+export const isAnomalyType = (v: string): v is AnomalyType => (ANOMALY_TYPES as readonly string[]).includes(v);
+export const isSeverity = (v: string): v is Severity => (SEVERITIES as readonly string[]).includes(v);

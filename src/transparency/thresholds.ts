@@ -1,0 +1,129 @@
+import type { AppContext } from "../context";
+import type { AdminRequest } from "../auth/admin-plugin";
+import { actorLabel } from "../auth/actors";
+import { writeAudit } from "../auth/audit";
+import { AppError } from "../http/errors";
+import { parseUnits } from "./amounts";
+import { bumpState } from "./state";
+
+// The thresholds in force. Stored as text exactly as the operator gave them (a decimal token amount or a
+// percentage with at most two decimals); absent = the built-in default. Every change writes a history row
+// (threshold-history.json) and an admin_audit row in the same transaction as the change.
+
+export const THRESHOLD_DEFAULTS = {
+  large_transfer_amount: "1000000",
+  severity_medium_amount: "10000",
+  severity_high_amount: "100000",
+  severity_critical_amount: "1000000",
+  sigs_increase_threshold_pct: "50",
+  rows_increase_threshold_pct: "100",
+} as const;
+export type ThresholdName = keyof typeof THRESHOLD_DEFAULTS;
+export type Thresholds = Record<ThresholdName, string>;
+export const THRESHOLD_NAMES = Object.keys(THRESHOLD_DEFAULTS) as ThresholdName[];
+
+const AMOUNTS: readonly ThresholdName[] = ["large_transfer_amount", "severity_medium_amount", "severity_high_amount", "severity_critical_amount"];
+export const isAmountThreshold = (name: ThresholdName) => AMOUNTS.includes(name);
+
+const PCT = /^(\d{1,5})(?:\.(\d{1,2}))?$/;
+
+/** "12.5" → 1250 hundredths of a percent; null outside 0–10000 or with more than two decimals. */
+export function pctHundredths(text: string): number | null {
+  const m = PCT.exec(text);
+  if (!m) return null;
+  const v = Number(m[1]) * 100 + Number((m[2] ?? "").padEnd(2, "0"));
+  return v <= 1_000_000 ? v : null;
+}
+
+/** A query number (already checked 0–10000 by its schema) → hundredths, or a 400 when it has more than two decimals. */
+export function pctQuery(value: number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const h = Math.round(value * 100);
+  if (Math.abs(value * 100 - h) > 1e-6) {
+    const problem = `must have at most two decimal places (percent, 0–10000); got ${value}`;
+    throw new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
+  }
+  return h;
+}
+
+export function currentThresholds(ctx: AppContext): Thresholds {
+  const rows = ctx.db.sqlite.query("SELECT parameter, value FROM audit_thresholds").all() as Array<{ parameter: string; value: string }>;
+  const out: Thresholds = { ...THRESHOLD_DEFAULTS };
+  for (const r of rows) if (r.parameter in out) out[r.parameter as ThresholdName] = r.value;
+  return out;
+}
+
+/** A threshold's problem, or null (decimals bounds the fractional digits of amounts). */
+function problemOf(name: ThresholdName, value: string, decimals: number): string | null {
+  if (isAmountThreshold(name)) {
+    return parseUnits(value, decimals) === null ? `must be a non-negative decimal token amount with at most ${decimals} fractional digits` : null;
+  }
+  return pctHundredths(value) === null ? 'must be a percentage from 0 to 10000 with at most two decimal places, as a string ("50", "12.5")' : null;
+}
+
+export interface ThresholdChange {
+  values: Partial<Record<ThresholdName, string>>;
+  reason: string;
+  /** Who answers for the change (a person or team); default: the admin token's label. */
+  owner?: string;
+}
+
+/** PATCH /admin/transparency/thresholds: validates all, then records each changed parameter. */
+export function changeThresholds(ctx: AppContext, admin: AdminRequest, change: ThresholdChange, decimals: number) {
+  const entries = Object.entries(change.values).filter(([, v]) => v !== undefined) as Array<[ThresholdName, string]>;
+  if (entries.length === 0)
+    throw new AppError("invalid_payload", "Name at least one threshold to change", {
+      details: [{ field: "body", problem: `must set one of: ${THRESHOLD_NAMES.join(", ")}` }],
+    });
+  const problems = entries.flatMap(([name, value]) => {
+    const p = problemOf(name, value, decimals);
+    return p ? [{ field: name, problem: p }] : [];
+  });
+  if (problems.length)
+    throw new AppError("invalid_payload", `Invalid thresholds: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: problems });
+  const before = currentThresholds(ctx);
+  const after = { ...before, ...Object.fromEntries(entries) } as Thresholds;
+  const level = (n: ThresholdName) => parseUnits(after[n], decimals)!;
+  if (level("severity_medium_amount") > level("severity_high_amount") || level("severity_high_amount") > level("severity_critical_amount")) {
+    throw new AppError("invalid_payload", "severity_medium_amount ≤ severity_high_amount ≤ severity_critical_amount must hold", {
+      details: [{ field: "severity_*_amount", problem: "the severity cut-offs must not decrease from medium to critical" }],
+    });
+  }
+  const now = ctx.clock.now().toISOString();
+  const owner = change.owner ?? actorLabel(admin.actor);
+  const sqlite = ctx.db.sqlite;
+  const changed = entries.filter(([name, value]) => before[name] !== value);
+  sqlite.transaction(() => {
+    for (const [name, value] of changed) {
+      sqlite
+        .query(
+          "INSERT INTO audit_thresholds (parameter, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (parameter) DO UPDATE SET value = ?2, updated_at = ?3",
+        )
+        .run(name, value, now);
+      sqlite
+        .query("INSERT INTO audit_threshold_history (changed_at, parameter, previous_value, new_value, owner, reason) VALUES (?, ?, ?, ?, ?, ?)")
+        .run(now, name, before[name], value, owner, change.reason);
+    }
+    if (changed.length) {
+      writeAudit(sqlite, {
+        at: now,
+        actor: admin.actor,
+        action: "transparency.thresholds.change",
+        target: changed.map(([n]) => n).join(","),
+        details: { before: Object.fromEntries(changed.map(([n]) => [n, before[n]])), after: Object.fromEntries(changed), reason: change.reason },
+        requestId: admin.requestId,
+      });
+      bumpState(sqlite, now);
+    }
+  })();
+  return { thresholds: after, changed: changed.map(([n]) => n) };
+}
+
+/** threshold-history.json rows, newest first. */
+export function thresholdHistory(ctx: AppContext, limit: number) {
+  const rows = ctx.db.sqlite
+    .query("SELECT changed_at, parameter, previous_value, new_value, owner, reason FROM audit_threshold_history ORDER BY id DESC LIMIT ?")
+    .all(limit) as Array<{ changed_at: string; parameter: string; previous_value: string; new_value: string; owner: string; reason: string }>;
+  const total = (ctx.db.sqlite.query("SELECT count(*) AS n FROM audit_threshold_history").get() as { n: number }).n;
+  return { rows, total };
+}

@@ -1,0 +1,142 @@
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { createTestApp, type TestApp } from "../support/app";
+
+// The API reference (/api/docs, Scalar) in real headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core), from a real server on 127.0.0.1: it renders with no request leaving 127.0.0.1, and an
+// operation shows its request, its response example and the three code samples. Screenshots at 1280 px go to
+// HERALD_SCREENSHOT_DIR when set (to look at them), else to a temp dir removed after the test. Skipped only
+// when /usr/bin/chromium is absent (CI installs it: see .ci/run).
+
+const CHROMIUM = "/usr/bin/chromium";
+const present = existsSync(CHROMIUM);
+if (!present) console.warn(`SKIPPED test/http/api-reference.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+let h: TestApp | undefined;
+let browser: Browser | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await browser?.close();
+  browser = undefined;
+  h?.close();
+  h = undefined;
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+function shotsDir(): string {
+  const kept = process.env.HERALD_SCREENSHOT_DIR;
+  if (kept) {
+    mkdirSync(kept, { recursive: true });
+    return kept;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "herald-reference-shots-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function screenshot(page: Page, file: string): Promise<void> {
+  await page.screenshot({ path: file });
+  expect(statSync(file).size).toBeGreaterThan(10_000);
+  expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+}
+
+/** A page whose every request is checked: only 127.0.0.1 (and in-page data: and blob: URLs) may be fetched. */
+async function offlinePage(outside: string[]): Promise<Page> {
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === "127.0.0.1" || url.protocol === "data:" || url.protocol === "blob:") return route.continue();
+    outside.push(url.href);
+    return route.abort();
+  });
+  return context.newPage();
+}
+
+test.skipIf(!present)(
+  "the reference renders offline and shows an operation with its request, response example and code samples",
+  async () => {
+    h = createTestApp();
+    const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+    const base = `http://127.0.0.1:${server.server!.port}`;
+    const shots = shotsDir();
+    const outside: string[] = [];
+    try {
+      const page = await offlinePage(outside);
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+
+      await page.goto(`${base}/api/docs`, { waitUntil: "load" });
+      await page.getByRole("heading", { name: "Herald API", exact: true }).waitFor({ timeout: 30_000 });
+      // The introduction shows the Python signer the samples import.
+      await page.getByText("def herald(method, url, body=None").first().waitFor();
+      await screenshot(page, join(shots, "api-reference-1280.png"));
+
+      await page.goto(`${base}/api/docs#tag/partner/POST/api/partner/users`, { waitUntil: "load" });
+      const heading = page.getByRole("heading", { name: "Create a user; wallet_address becomes the primary wallet" });
+      await heading.waitFor({ timeout: 30_000 });
+      const operation = page.locator("section").filter({ has: heading }).first();
+      // The request: its body fields; the response example: the named User's example, with its integer id.
+      await operation.getByText("external_id", { exact: true }).first().waitFor();
+      const example = (await operation.locator("pre, code").allInnerTexts()).join("\n");
+      expect(example).toContain('"id": 42,');
+      expect(example).toContain('"external_id": "player-1001"');
+      // The code samples: curl with `herald sign` first, then TypeScript with the client, then Python.
+      const picker = operation.getByTestId("client-picker").first();
+      expect(await picker.innerText()).toContain("curl (herald sign)");
+      expect(await operation.innerText()).toContain('herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET"');
+      await screenshot(page, join(shots, "api-reference-operation-1280.png"));
+      await picker.click();
+      expect(await page.getByRole("option").allInnerTexts()).toEqual(["curl (herald sign)", "TypeScript (HeraldClient)", "Python"]);
+      await page.getByRole("option", { name: "Python" }).click();
+      await operation.getByText("from herald_sign import herald").first().waitFor();
+      await picker.click();
+      await page.getByRole("option", { name: "TypeScript (HeraldClient)" }).click();
+      await operation.getByText('import { HeraldClient } from "@herald/client";').first().waitFor();
+      await screenshot(page, join(shots, "api-reference-typescript-1280.png"));
+
+      expect(errors).toEqual([]);
+      expect(outside).toEqual([]);
+    } finally {
+      await server.stop(true);
+    }
+  },
+  120_000,
+);
+
+test.skipIf(!present)(
+  "old /api/docs links keep working: a Swagger tag link opens the tag, an operation link opens the Swagger UI",
+  async () => {
+    h = createTestApp();
+    const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+    const base = `http://127.0.0.1:${server.server!.port}`;
+    const outside: string[] = [];
+    try {
+      const page = await offlinePage(outside);
+      await page.goto(`${base}/api/docs#/partner`, { waitUntil: "load" });
+      expect(new URL(page.url()).hash).toMatch(/^#tag\/partner/);
+      await page.goto(`${base}/api/docs#/partner/post_api_partner_users`, { waitUntil: "load" });
+      await page.waitForURL(`${base}/api/docs/swagger#/partner/post_api_partner_users`, { timeout: 30_000 });
+      await page.locator(".swagger-ui .info .title").first().waitFor({ timeout: 30_000 });
+      expect(await page.locator(".swagger-ui .info .title").first().innerText()).toContain("Herald API");
+      expect(outside).toEqual([]);
+    } finally {
+      await server.stop(true);
+    }
+  },
+  120_000,
+);

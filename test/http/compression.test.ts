@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { brotliDecompressSync } from "node:zlib";
+import { createTestApp, type TestApp } from "../support/app";
+import { MIN_COMPRESS_BYTES, preferredEncoding } from "../../src/http/compression";
+
+let h: TestApp;
+beforeAll(() => {
+  h = createTestApp();
+});
+afterAll(() => h.close());
+
+const get = (path: string, acceptEncoding?: string) => h.request(path, { headers: acceptEncoding ? { "accept-encoding": acceptEncoding } : {} });
+
+const decode = async (res: Response) => {
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const enc = res.headers.get("content-encoding");
+  return new TextDecoder().decode(enc === "gzip" ? Bun.gunzipSync(bytes) : enc === "br" ? brotliDecompressSync(bytes) : bytes);
+};
+
+describe("response compression", () => {
+  test("a JSON answer over 1 KB is gzip- or br-compressed when accepted, and decodes to the same document", async () => {
+    const plain = await get("/api/partner/errors.json");
+    const text = await plain.text();
+    expect(text.length).toBeGreaterThan(MIN_COMPRESS_BYTES);
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    for (const [accept, expected] of [
+      ["gzip", "gzip"],
+      ["gzip, deflate, br", "br"],
+      ["br;q=0, gzip", "gzip"],
+      ["*", "br"],
+    ] as const) {
+      const res = await get("/api/partner/errors.json", accept);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-encoding")).toBe(expected);
+      expect(res.headers.get("vary")).toContain("Accept-Encoding");
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+      expect(JSON.parse(await decode(res))).toEqual(JSON.parse(text));
+    }
+  });
+
+  test("small answers, refused encodings and clients that do not ask are sent as they are", async () => {
+    const small = await get("/healthz", "gzip, br");
+    expect(small.headers.get("content-encoding")).toBeNull();
+    expect(((await small.json()) as { success: boolean }).success).toBe(true);
+    const refused = await get("/api/partner/errors.json", "gzip;q=0, br;q=0, identity");
+    expect(refused.headers.get("content-encoding")).toBeNull();
+    expect(preferredEncoding("deflate")).toBeNull();
+  });
+
+  test("YAML and HTML documents are compressed too; an ETag becomes weak when the bytes are encoded", async () => {
+    for (const path of ["/api/openapi.yaml", "/status"]) {
+      const plain = await get(path);
+      const body = await plain.text();
+      const res = await get(path, "gzip");
+      expect(res.headers.get("content-encoding")).toBe("gzip");
+      expect(await decode(res)).toBe(body);
+      const etag = plain.headers.get("etag");
+      if (etag) expect(res.headers.get("etag")).toBe(etag.startsWith("W/") ? etag : `W/${etag}`);
+    }
+  });
+
+  test("answers that are not compressed keep their headers and body (an image, a small CSV)", async () => {
+    const svg = await get("/api/docs", "gzip"); // HTML over 1 KB: compressed
+    expect(svg.headers.get("content-type")).toContain("text/html");
+    const badge = await get("/status/badge/overall.svg", "gzip");
+    expect(badge.headers.get("content-type")).toContain("svg");
+    expect((await badge.text()).length).toBeGreaterThan(0);
+  });
+
+  test("error envelopes keep their status and stay JSON", async () => {
+    const res = await get(`/api/partner/users?limit=0`, "gzip");
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { success: boolean }).success).toBe(false);
+  });
+});
