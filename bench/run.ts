@@ -12,6 +12,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   holders: () => import("./holders"),
   redirect: () => import("./redirect"),
   transparency: () => import("./transparency"),
+  messenger: () => import("./messenger"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])

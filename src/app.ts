@@ -21,6 +21,7 @@ import { transparencyRoutes } from "./transparency/routes";
 import { transparencyAdminRoutes } from "./transparency/admin-routes";
 import { developerRoutes } from "./developers/routes";
 import { sandboxRoutes } from "./sandbox/routes";
+import { messengerRoutes } from "./messenger/routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -53,6 +54,7 @@ export function buildApp(ctx: AppContext) {
     .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
     .use(sandboxRoutes(ctx, guards))
+    .use(messengerRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

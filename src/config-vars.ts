@@ -150,6 +150,11 @@ export const CONFIG_VARS = {
     fallback: "",
     doc: "Comma list of reserve owner wallets; their token balance is excluded from circulating supply.",
   },
+  LP_WALLETS: {
+    kind: { type: "list" },
+    fallback: "",
+    doc: "Comma list of liquidity-pool owner wallets; the transaction sync and the audit track them (trades, not treasury movements), and their balance stays in circulating supply.",
+  },
   EXPECTED_MINT_AUTHORITY: {
     kind: { type: "string", pattern: ADDRESS_OR_NONE, allowed: "a base58 address or none" },
     doc: "The mint authority the mint should have (none = renounced); unset = no expectation, review only.",
@@ -258,6 +263,37 @@ export const CONFIG_VARS = {
     kind: { type: "string", pattern: /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, allowed: "32 bytes as 64 hex characters or base64" },
     secret: true,
     doc: "HMAC key of signed short links and of the daily click-hash salt. Unset: derived from the master key (HMAC of a fixed label).",
+  },
+  // Messenger mini-app (src/messenger; docs/messenger.md). No MESSENGER_BOT_TOKEN = every messenger route answers 503 messenger_not_configured.
+  MESSENGER_BOT_TOKEN: {
+    kind: { type: "string", pattern: /^(\d{1,20}:[A-Za-z0-9_-]{20,100})?$/, allowed: "a bot token from @BotFather (<bot id>:<secret>)" },
+    secret: true,
+    doc: "The bot's token: keys the init-data HMAC and the Bot API calls. Unset: every /api/messenger route answers 503 messenger_not_configured.",
+  },
+  MESSENGER_WEBHOOK_SECRET: {
+    kind: { type: "string", pattern: /^([A-Za-z0-9_-]{1,256})?$/, allowed: "1–256 characters A-Z, a-z, 0-9, _ and -" },
+    secret: true,
+    doc: "The secret_token given to setWebhook; POST /api/messenger/webhook refuses updates without it in X-Messenger-Bot-Api-Secret-Token. Unset: the webhook refuses every update.",
+  },
+  MESSENGER_BOT_API_BASE: { kind: { type: "url" }, fallback: "https://api.telegram.org", doc: "Base URL of the Bot API the bot outbox sends to." },
+  MESSENGER_INIT_DATA_MAX_AGE_SECONDS: {
+    kind: int(60, 30 * 86_400),
+    fallback: "86400",
+    doc: "Init data whose auth_date is older than this is refused (init_data_expired).",
+  },
+  MESSENGER_INIT_DATA_MODE: {
+    kind: { type: "enum", values: ["hmac", "ed25519", "either"] },
+    fallback: "hmac",
+    doc: "How init data is checked: hmac (the WebAppData hash, needs the bot token), ed25519 (Telegram's third-party signature) or either.",
+  },
+  MESSENGER_INIT_DATA_ED25519_KEYS: {
+    kind: { type: "enum", values: ["production", "test"] },
+    fallback: "production",
+    doc: "Which of Telegram's published Ed25519 public keys checks the signature field: production or test (Telegram's test environment).",
+  },
+  MESSENGER_SALUTES_PARTNER: {
+    kind: { type: "string", pattern: /^.{0,200}$/, allowed: "a partner name" },
+    doc: "The partner whose users messenger players are linked to (wallet proof, operator link) and whose salutes ledger pays salutes rewards of promos and missions. Unset: no linking, no salutes rewards.",
   },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;

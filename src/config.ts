@@ -53,6 +53,8 @@ export interface Config {
     readonly tokenMint: string | undefined;
     readonly treasuryWallets: readonly string[];
     readonly reserveWallets: readonly string[];
+    /** Liquidity-pool owner wallets: synced and audited as trades (docs/transparency.md), not excluded from supply. */
+    readonly lpWallets: readonly string[];
     /** An address, "none" (renounced), or undefined (no expectation configured). */
     readonly expectedMintAuthority: string | undefined;
     readonly expectedFreezeAuthority: string | undefined;
@@ -106,6 +108,15 @@ export interface Config {
     readonly allowPrivateTargets: boolean;
     readonly disableAfterHours: number;
     readonly retentionDays: number;
+  };
+  readonly messenger: {
+    readonly botToken: string | undefined;
+    readonly webhookSecret: string | undefined;
+    readonly botApiBase: string;
+    readonly initDataMaxAgeSeconds: number;
+    readonly initDataMode: "hmac" | "ed25519" | "either";
+    readonly ed25519Keys: "production" | "test";
+    readonly salutesPartner: string | undefined;
   };
 }
 
@@ -180,7 +191,7 @@ function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; pro
 /** The chain variables' cross-checks: list entries are checked one by one, and a mint needs somewhere to ask. */
 function chainProblems(values: Record<string, unknown>): string[] {
   const problems: string[] = [];
-  for (const name of ["TREASURY_WALLETS", "RESERVE_WALLETS"]) {
+  for (const name of ["TREASURY_WALLETS", "RESERVE_WALLETS", "LP_WALLETS"]) {
     const bad = ((values[name] as string[] | undefined) ?? []).filter((a) => !BASE58_ADDRESS.test(a));
     if (bad.length) problems.push(`${name} has entries that are not base58 Solana addresses: ${bad.map((b) => JSON.stringify(b)).join(", ")}`);
   }
@@ -188,6 +199,10 @@ function chainProblems(values: Record<string, unknown>): string[] {
   const both = ((values.RESERVE_WALLETS as string[] | undefined) ?? []).filter((w) => treasury.has(w));
   if (both.length)
     problems.push(`${both.join(", ")} is in both TREASURY_WALLETS and RESERVE_WALLETS: its balance would be subtracted from circulating supply twice`);
+  // An LP wallet's moves are trades (not declared) and its balance is circulating: it cannot also be a treasury or reserve.
+  const treasuryOrReserve = new Set([...treasury, ...((values.RESERVE_WALLETS as string[] | undefined) ?? [])]);
+  const lpToo = ((values.LP_WALLETS as string[] | undefined) ?? []).filter((w) => treasuryOrReserve.has(w));
+  if (lpToo.length) problems.push(`${lpToo.join(", ")} is in LP_WALLETS and in TREASURY_WALLETS or RESERVE_WALLETS: the audit would count its moves twice`);
   const urls = (values.SOLANA_RPC_URLS as string[] | undefined) ?? [];
   urls.forEach((u, i) => {
     let ok = false;
@@ -271,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
       tokenMint: unsetIfEmpty(v.TOKEN_MINT),
       treasuryWallets: Object.freeze(v.TREASURY_WALLETS as string[]),
       reserveWallets: Object.freeze(v.RESERVE_WALLETS as string[]),
+      lpWallets: Object.freeze(v.LP_WALLETS as string[]),
       expectedMintAuthority: unsetIfEmpty(v.EXPECTED_MINT_AUTHORITY),
       expectedFreezeAuthority: unsetIfEmpty(v.EXPECTED_FREEZE_AUTHORITY),
       lpMint: unsetIfEmpty(v.LP_MINT),
@@ -323,6 +339,15 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       disableAfterHours: v.WEBHOOK_DISABLE_AFTER_HOURS,
       retentionDays: v.WEBHOOK_RETENTION_DAYS,
+    }),
+    messenger: Object.freeze({
+      botToken: unsetIfEmpty(v.MESSENGER_BOT_TOKEN),
+      webhookSecret: unsetIfEmpty(v.MESSENGER_WEBHOOK_SECRET),
+      botApiBase: v.MESSENGER_BOT_API_BASE,
+      initDataMaxAgeSeconds: v.MESSENGER_INIT_DATA_MAX_AGE_SECONDS,
+      initDataMode: v.MESSENGER_INIT_DATA_MODE,
+      ed25519Keys: v.MESSENGER_INIT_DATA_ED25519_KEYS,
+      salutesPartner: unsetIfEmpty(v.MESSENGER_SALUTES_PARTNER),
     }),
   });
 }

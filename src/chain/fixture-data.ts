@@ -15,6 +15,8 @@ export interface FixtureOptions {
   decimals?: number;
   treasuryWallets?: number;
   reserveWallets?: number;
+  /** Liquidity-pool owner wallets (LP_WALLETS); default 0, so older seeds give the same chain. */
+  lpWallets?: number;
   /** The history ends here; default 2026-01-01T00:00:00Z (the tests' FakeClock start). */
   now?: Date;
 }
@@ -27,7 +29,7 @@ export interface FixtureTokenAccount {
 }
 
 export interface FixtureWallet {
-  role: "treasury" | "reserve";
+  role: "treasury" | "reserve" | "lp";
   owner: string;
   lamports: bigint;
   accounts: FixtureTokenAccount[];
@@ -67,6 +69,8 @@ export class ChainFixture {
   readonly lpDecimals = 9;
   readonly treasury: FixtureWallet[];
   readonly reserve: FixtureWallet[];
+  /** Pool wallets: tracked by the sync and the audit, not excluded from supply. */
+  readonly lp: FixtureWallet[];
   /** Mutable on purpose: tests change the authorities to see the review flip to mismatch. */
   mintAuthority: string | null = null;
   freezeAuthority: string | null = null;
@@ -102,6 +106,17 @@ export class ChainFixture {
     };
     this.treasury = Array.from({ length: opts.treasuryWallets ?? 2 }, (_, j) => wallet("treasury", j));
     this.reserve = Array.from({ length: opts.reserveWallets ?? 1 }, (_, j) => wallet("reserve", j));
+    // Own key domain and account indexes (3000+): adding pools changes no treasury/reserve/holder address.
+    this.lp = Array.from({ length: opts.lpWallets ?? 0 }, (_, j) => {
+      const owner = this.keys.address(KeyDomain.lpOwner, j);
+      const account = {
+        address: this.keys.address(KeyDomain.walletAccount, 3000 + j),
+        owner,
+        mint: this.mint,
+        amount: 20_000_000_000_000n + BigInt(mix32(this.seedNum + 7919 * (j + 1)) % 1_000_000),
+      };
+      return { role: "lp" as const, owner, lamports: 2_000_000_000n, accounts: [account] };
+    });
     this.mintAuthority = null;
     this.freezeAuthority = null;
     this.addTransactions(opts.transactions ?? 40, this.endTime);
@@ -138,7 +153,7 @@ export class ChainFixture {
   }
 
   wallets(): FixtureWallet[] {
-    return [...this.treasury, ...this.reserve];
+    return [...this.treasury, ...this.reserve, ...this.lp];
   }
 
   /** Supply = every token account of the mint: the wallets' and all holders'. */
@@ -303,6 +318,7 @@ export class ChainFixture {
       mint: this.mint,
       treasury_wallets: this.treasury.map((w) => w.owner),
       reserve_wallets: this.reserve.map((w) => w.owner),
+      lp_wallets: this.lp.map((w) => w.owner),
       lp_mint: this.lpMint,
       holders: this.holderCount,
       seed: this.seed,

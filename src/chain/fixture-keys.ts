@@ -80,6 +80,7 @@ export const KeyDomain = {
   authority: 8,
   lpAccount: 9,
   signature: 10,
+  lpOwner: 11,
 } as const;
 export type KeyDomainId = (typeof KeyDomain)[keyof typeof KeyDomain];
 

@@ -115,6 +115,8 @@ export const chainTransactions = sqliteTable(
     tokenDeltaRaw: text("token_delta_raw").notNull(),
     /** Sum of the positive balance changes of the mint in the transaction: the amount transferred. */
     amountMovedRaw: text("amount_moved_raw").notNull(),
+    /** Net change of the LP_WALLETS owners' balances of the mint (0 before LP wallets were tracked). */
+    lpDeltaRaw: text("lp_delta_raw").notNull().default("0"),
     foundVia: text("found_via").notNull(),
     syncRunId: integer("sync_run_id"),
     syncedAt: text("synced_at").notNull(),

@@ -5,11 +5,12 @@ import { insertRow } from "./store";
 
 // token-snapshot and mint-authority-snapshot: a handful of RPC calls each, one immutable row each.
 
-export const TOKEN_SNAPSHOT_METHOD = "getTokenSupply + getTokenAccountsByOwner(mint, jsonParsed) per treasury/reserve wallet";
+export const TOKEN_SNAPSHOT_METHOD = "getTokenSupply + getTokenAccountsByOwner(mint, jsonParsed) per treasury/reserve/LP wallet";
 export const MINT_AUTHORITY_METHOD = "getAccountInfo(mint, jsonParsed)";
 
 interface WalletBalance {
-  role: "treasury" | "reserve";
+  /** lp: LP_WALLETS, recorded for the audit's balance_mismatch only (their balance stays circulating). */
+  role: "treasury" | "reserve" | "lp";
   wallet: string;
   amount_raw: string;
   token_accounts: number;
@@ -39,6 +40,7 @@ export async function takeTokenSnapshot(ctx: AppContext, runId: number | null) {
   const roles = [
     ...ctx.config.chain.treasuryWallets.map((w) => ["treasury", w] as const),
     ...ctx.config.chain.reserveWallets.map((w) => ["reserve", w] as const),
+    ...ctx.config.chain.lpWallets.map((w) => ["lp", w] as const),
   ];
   for (const [role, wallet] of roles) {
     const b = await walletTokenBalance(ctx, wallet, mint);

@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { parseRaw } from "./amounts";
 import { insertRow } from "./store";
 
-// transaction-sync: for each tracked address (treasury and reserve wallets, and the mint), the signatures newer
+// transaction-sync: for each tracked address (treasury, reserve and LP wallets, and the mint), the signatures newer
 // than the last one stored (`until`), fetched oldest first and stored once each (the signature is the primary
 // key). The cursor moves with every stored signature, in the same SQLite transaction, so a run that dies half
 // way resumes where it stopped and a repeated run finds nothing new.
@@ -19,8 +19,11 @@ interface Counts {
   newest: { signature: string; slot: number } | null;
 }
 
-/** Net change of the tracked owners' balances of the mint, and the amount moved (sum of the increases). */
-export function tokenDeltas(tx: ParsedTransactionWithMeta, mint: string, tracked: ReadonlySet<string>) {
+/**
+ * Net change of the tracked (treasury + reserve) owners' balances of the mint, the same for the LP owners (kept
+ * apart: pool moves are trades, audited by other rules), and the amount moved (sum of the increases).
+ */
+export function tokenDeltas(tx: ParsedTransactionWithMeta, mint: string, tracked: ReadonlySet<string>, lp: ReadonlySet<string> = new Set()) {
   const meta = tx.meta;
   if (!meta) throw new Error("transaction without meta: cannot tell what it moved");
   const byAccount = new Map<number, { owner: string | null; pre: bigint; post: bigint }>();
@@ -36,13 +39,15 @@ export function tokenDeltas(tx: ParsedTransactionWithMeta, mint: string, tracked
   add(meta.preTokenBalances, "pre");
   add(meta.postTokenBalances, "post");
   let delta = 0n;
+  let lpDelta = 0n;
   let moved = 0n;
   for (const e of byAccount.values()) {
     const d = e.post - e.pre;
     if (e.owner !== null && tracked.has(e.owner)) delta += d;
+    else if (e.owner !== null && lp.has(e.owner)) lpDelta += d;
     if (d > 0n) moved += d;
   }
-  return { status: meta.err ? ("failed" as const) : ("ok" as const), delta, moved };
+  return { status: meta.err ? ("failed" as const) : ("ok" as const), delta, lpDelta, moved };
 }
 
 async function newSignatures(ctx: AppContext, address: string, until: string | undefined, hosts: Set<string>) {
@@ -65,7 +70,14 @@ async function newSignatures(ctx: AppContext, address: string, until: string | u
   return { found, gap: Boolean(until) && !complete };
 }
 
-async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySet<string>, runId: number | null, hosts: Set<string>): Promise<Counts> {
+async function syncAddress(
+  ctx: AppContext,
+  address: string,
+  tracked: ReadonlySet<string>,
+  lp: ReadonlySet<string>,
+  runId: number | null,
+  hosts: Set<string>,
+): Promise<Counts> {
   const db = ctx.db.sqlite;
   const mint = ctx.config.chain.tokenMint!;
   const cursor = db.query("SELECT last_signature FROM chain_sync_cursors WHERE mint = ? AND address = ?").get(mint, address) as {
@@ -74,8 +86,8 @@ async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySe
   const { found, gap } = await newSignatures(ctx, address, cursor?.last_signature, hosts);
   const exists = db.query("SELECT 1 FROM chain_transactions WHERE signature = ?");
   const insertTx = db.query(
-    `INSERT OR IGNORE INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, lp_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const moveCursor = db.query(
     `INSERT INTO chain_sync_cursors (mint, address, last_signature, last_slot, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -92,7 +104,7 @@ async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySe
       hosts.add(host);
       // Not yet served at this commitment: stop here, the next run resumes from the cursor.
       if (!tx) throw new Error(`transaction ${info.signature} is not available from the RPC node yet`);
-      const d = tokenDeltas(tx, mint, tracked);
+      const d = tokenDeltas(tx, mint, tracked, lp);
       const blockTime = tx.blockTime ?? info.blockTime ?? null;
       db.transaction(() => {
         insertTx.run(
@@ -102,6 +114,7 @@ async function syncAddress(ctx: AppContext, address: string, tracked: ReadonlySe
           blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
           d.status,
           d.delta.toString(),
+          d.lpDelta.toString(),
           d.moved.toString(),
           address,
           runId,
@@ -120,12 +133,13 @@ export async function syncTransactions(ctx: AppContext, runId: number | null) {
   const chain = ctx.config.chain;
   const mint = chain.tokenMint!;
   const tracked = new Set([...chain.treasuryWallets, ...chain.reserveWallets]);
-  const addresses = [...new Set([...chain.treasuryWallets, ...chain.reserveWallets, mint])];
+  const lp = new Set(chain.lpWallets);
+  const addresses = [...new Set([...chain.treasuryWallets, ...chain.reserveWallets, ...chain.lpWallets, mint])];
   const hosts = new Set<string>();
   const t0 = performance.now();
   const total: Counts = { found: 0, stored: 0, already: 0, gap: false, newest: null };
   for (const address of addresses) {
-    const c = await syncAddress(ctx, address, tracked, runId, hosts);
+    const c = await syncAddress(ctx, address, tracked, lp, runId, hosts);
     total.found += c.found;
     total.stored += c.stored;
     total.already += c.already;

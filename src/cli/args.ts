@@ -36,7 +36,7 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   "admin-token": ["name"],
   sign: ["key", "secret"],
   backup: [],
-  "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant"],
+  "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant", "lp-wallets"],
   version: [],
   help: [],
 };

@@ -26,7 +26,7 @@ Commands:
   admin-token create --name NAME          operator token for /admin/* (shown once)
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
-  dev-rpc [--port 8899] [--host H] [--holders N] [--transactions N] [--seed S] [--plant all|TYPES] [--json]
+  dev-rpc [--port 8899] [--host H] [--holders N] [--transactions N] [--seed S] [--plant all|TYPES] [--lp-wallets N] [--json]
                         local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
   help                  this text

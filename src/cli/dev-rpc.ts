@@ -28,9 +28,11 @@ export function devRpcCommand(args: ParsedArgs, json: boolean): number {
   const transactions = intFlag(args, "transactions", plant ? 0 : 40, 0, 100_000);
   const seed = flagString(args, "seed") ?? "herald";
   const hostname = flagString(args, "host") ?? "127.0.0.1";
+  // Pool wallets (LP_WALLETS) are opt-in: without the flag the chain is the same as before they existed.
+  const lpWallets = intFlag(args, "lp-wallets", 0, 0, 10);
   let server: ReturnType<typeof startDevRpc>;
   try {
-    server = startDevRpc({ port, hostname, holders, seed, transactions, plant });
+    server = startDevRpc({ port, hostname, holders, seed, transactions, plant, lpWallets });
   } catch (err) {
     throw new UsageError(`cannot listen on ${hostname}:${port} (${(err as Error).message}); choose another --port`);
   }
@@ -47,6 +49,7 @@ export function devRpcCommand(args: ParsedArgs, json: boolean): number {
         `  export TREASURY_WALLETS=${info.treasury_wallets.join(",")}`,
         `  export RESERVE_WALLETS=${info.reserve_wallets.join(",")}`,
         `  export LP_MINT=${info.lp_mint}`,
+        ...(info.lp_wallets.length ? [`  export LP_WALLETS=${info.lp_wallets.join(",")}`] : []),
         ...Object.entries(plan?.env ?? {}).map(([k, v]) => `  export ${k}=${v}`),
         plan
           ? `then (planted: ${plan.types.join(", ")}; docs/transparency.md):\n  herald jobs run token-snapshot mint-authority-snapshot transaction-sync token-snapshot mint-authority-snapshot transaction-sync audit-anomalies && herald serve`

@@ -3,7 +3,7 @@ import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
 import { PageQuery, PaginationSchema } from "../http/pagination";
-import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
+import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
 import { THRESHOLD_NAMES } from "./thresholds";
 import { TRIAGE_STATUSES } from "./triage";
 
@@ -338,11 +338,21 @@ export const AuditResponses = {
     Envelope({
       generated_at_utc: t.String(),
       count: t.Integer(),
-      glossary: t.Array(t.Object({ type: AnomalyTypeSchema, description: t.String(), rule: t.String(), base_severity: SeveritySchema, delta: t.String() })),
+      glossary: t.Array(
+        t.Object({
+          type: AnomalyTypeSchema,
+          description: t.String(),
+          rule: t.String(),
+          base_severity: SeveritySchema,
+          delta: t.String(),
+          applies_to: t.Array(t.Union(WALLET_ROLES.map((r) => t.Literal(r)))),
+        }),
+      ),
+      transaction_delta_rule: t.String(),
       severities: t.Array(SeveritySchema),
       severity_rule: t.String(),
       overall_rule: t.String(),
-      tracked_wallets: t.Object({ treasury: t.Array(t.String()), reserve: t.Array(t.String()), mint: N(t.String()) }),
+      tracked_wallets: t.Object({ treasury: t.Array(t.String()), reserve: t.Array(t.String()), lp: t.Array(t.String()), mint: N(t.String()) }),
     }),
   ),
   "threshold-history.json": named(

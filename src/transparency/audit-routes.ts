@@ -10,7 +10,7 @@ import { listDeclarations } from "./declarations";
 import { compare, diffExport } from "./diffs";
 import { exportCsvStream, exportJsonStream } from "./exports";
 import { filtersEcho, parseRange, parseRowFilters } from "./filters";
-import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE } from "./glossary";
+import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE, TRANSACTION_DELTA_RULE } from "./glossary";
 import { AnswerCache, answerJson, answerStream, type AnswerContext } from "./http-cache";
 import { dataTime, runsList, summary, trend } from "./reports";
 import { completeRunsBetween, selectRun, type RunRow } from "./runs";
@@ -197,7 +197,8 @@ export function auditRoutes(ctx: AppContext) {
             severities: SEVERITIES,
             severity_rule: SEVERITY_RULE,
             overall_rule: OVERALL_RULE,
-            tracked_wallets: { treasury: [...c.treasuryWallets], reserve: [...c.reserveWallets], mint: c.tokenMint ?? null },
+            transaction_delta_rule: TRANSACTION_DELTA_RULE,
+            tracked_wallets: { treasury: [...c.treasuryWallets], reserve: [...c.reserveWallets], lp: [...c.lpWallets], mint: c.tokenMint ?? null },
           };
           return body;
         }),

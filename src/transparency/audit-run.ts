@@ -14,7 +14,7 @@ import {
   type TokenSnapshotFacts,
 } from "./chain-inputs";
 import { activeDeclarations } from "./declarations";
-import { authorityChanged, balanceMismatch, classifyTransaction, severityOf, type RawLimits } from "./detector";
+import { authorityChanged, balanceMismatch, classifyTransaction, rowDelta, severityOf, type RawLimits } from "./detector";
 import { ANOMALY_TYPES, severityRank, type AnomalyType, type Severity } from "./glossary";
 import { bumpState } from "./state";
 import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "./thresholds";
@@ -160,20 +160,23 @@ async function examineTransactions(
         blockTime: r.block_time,
         status: r.status,
         delta: BigInt(r.token_delta_raw),
+        lpDelta: BigInt(r.lp_delta_raw),
         moved: BigInt(r.amount_moved_raw),
         hasEarlierTwin: r.twin === 1,
       };
       const v = classifyTransaction(tx, declarations, limits);
+      // Only rows an LP wallet moved carry detail: both deltas, so the row's delta can be told apart.
+      const detail = tx.lpDelta === 0n ? null : { token_delta_raw: r.token_delta_raw, lp_delta_raw: r.lp_delta_raw };
       return {
         kind: "transaction",
         signature: r.signature,
         slot: r.slot,
         blockTime: r.block_time,
-        delta: tx.delta,
+        delta: rowDelta(tx),
         types: v.types,
         severity: v.severity,
         declarationId: v.declarationId,
-        detail: null,
+        detail,
       };
     });
     writeFindings(ctx, insert, run.id, findings, agg);
@@ -190,8 +193,14 @@ const walletSet = (s: TokenSnapshotFacts) =>
     .sort()
     .join(",");
 const tracked = (s: TokenSnapshotFacts) => BigInt(s.treasury_raw) + BigInt(s.reserve_raw);
+/** The LP wallets' balance in a snapshot: its wallets_json entries with role lp (no column: they are not excluded from supply). */
+const lpBalance = (s: TokenSnapshotFacts) =>
+  (JSON.parse(s.wallets_json) as Array<{ role: string; amount_raw: string }>).filter((w) => w.role === "lp").reduce((sum, w) => sum + BigInt(w.amount_raw), 0n);
 
-/** balance_mismatch over the token snapshots after the watermark; stops at the first one no sync has caught up with. */
+/**
+ * balance_mismatch over the token snapshots after the watermark; stops at the first one no sync has caught up with.
+ * Treasury + reserve and the LP wallets are compared apart (token-snapshot:<id> and token-snapshot:<id>:lp).
+ */
 function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, limits: RawLimits): { findings: Finding[]; mark: number } {
   const findings: Finding[] = [];
   let mark = after;
@@ -202,28 +211,34 @@ function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, lim
     previous = s;
     mark = s.id;
     if (!p || p.slot === null || s.slot === null || s.slot < p.slot || walletSet(p) !== walletSet(s)) continue;
-    const snapshotDelta = tracked(s) - tracked(p);
-    const syncedDelta = syncedDeltaBetween(ctx, mint, p.slot, s.slot);
-    const diff = balanceMismatch(snapshotDelta, syncedDelta);
-    if (diff === null) continue;
-    findings.push({
-      kind: "token_snapshot",
-      signature: `token-snapshot:${s.id}`,
-      slot: s.slot,
-      blockTime: s.taken_at,
-      delta: diff,
-      types: ["balance_mismatch"],
-      severity: severityOf(["balance_mismatch"], absOf(diff), limits),
-      declarationId: null,
-      detail: {
-        previous_snapshot_id: p.id,
-        snapshot_id: s.id,
-        from_slot: p.slot,
-        to_slot: s.slot,
-        snapshot_delta_raw: snapshotDelta.toString(),
-        synced_delta_raw: syncedDelta.toString(),
-      },
-    });
+    const synced = syncedDeltaBetween(ctx, mint, p.slot, s.slot);
+    const sets = [
+      { suffix: "", snapshotDelta: tracked(s) - tracked(p), syncedDelta: synced.tracked },
+      { suffix: ":lp", snapshotDelta: lpBalance(s) - lpBalance(p), syncedDelta: synced.lp },
+    ];
+    for (const { suffix, snapshotDelta, syncedDelta } of sets) {
+      const diff = balanceMismatch(snapshotDelta, syncedDelta);
+      if (diff === null) continue;
+      findings.push({
+        kind: "token_snapshot",
+        signature: `token-snapshot:${s.id}${suffix}`,
+        slot: s.slot,
+        blockTime: s.taken_at,
+        delta: diff,
+        types: ["balance_mismatch"],
+        severity: severityOf(["balance_mismatch"], absOf(diff), limits),
+        declarationId: null,
+        detail: {
+          previous_snapshot_id: p.id,
+          snapshot_id: s.id,
+          wallets: suffix ? "lp" : "treasury+reserve",
+          from_slot: p.slot,
+          to_slot: s.slot,
+          snapshot_delta_raw: snapshotDelta.toString(),
+          synced_delta_raw: syncedDelta.toString(),
+        },
+      });
+    }
   }
   return { findings, mark };
 }

@@ -10,21 +10,22 @@ export interface ChainTxRow {
   block_time: string | null;
   status: "ok" | "failed";
   token_delta_raw: string;
+  lp_delta_raw: string;
   amount_moved_raw: string;
   twin: number;
 }
 
 /**
  * The next page of synced transactions of the mint that no complete run examined, in (slot, signature) order
- * after the given position. `twin` says whether another row of the same slot, block time, status, delta and
+ * after the given position. `twin` says whether another row of the same slot, block time, status, deltas and
  * amount sorts before it (duplicate_signature); both probes use chain_transactions_mint_slot_idx.
  */
 export function unexaminedTransactions(ctx: AppContext, mint: string, after: { slot: number; signature: string } | null, limit: number): ChainTxRow[] {
   return ctx.db.sqlite
     .query(
-      `SELECT c.signature, c.slot, c.block_time, c.status, c.token_delta_raw, c.amount_moved_raw,
+      `SELECT c.signature, c.slot, c.block_time, c.status, c.token_delta_raw, c.lp_delta_raw, c.amount_moved_raw,
          EXISTS (SELECT 1 FROM chain_transactions d WHERE d.mint = c.mint AND d.slot = c.slot AND d.signature < c.signature
-           AND d.status = c.status AND d.token_delta_raw = c.token_delta_raw AND d.amount_moved_raw = c.amount_moved_raw
+           AND d.status = c.status AND d.token_delta_raw = c.token_delta_raw AND d.lp_delta_raw = c.lp_delta_raw AND d.amount_moved_raw = c.amount_moved_raw
            AND (d.block_time = c.block_time OR (d.block_time IS NULL AND c.block_time IS NULL))) AS twin
        FROM chain_transactions c
        WHERE c.mint = ?1 AND (c.slot > ?2 OR (c.slot = ?2 AND c.signature > ?3))
@@ -35,14 +36,18 @@ export function unexaminedTransactions(ctx: AppContext, mint: string, after: { s
     .all(mint, after?.slot ?? -1, after?.signature ?? "", limit) as ChainTxRow[];
 }
 
-/** Σ token_delta of synced ok transactions with from < slot ≤ to (balance_mismatch), exactly. */
-export function syncedDeltaBetween(ctx: AppContext, mint: string, fromSlot: number, toSlot: number): bigint {
+/** Σ token_delta and Σ lp_delta of synced ok transactions with from < slot ≤ to (balance_mismatch), exactly. */
+export function syncedDeltaBetween(ctx: AppContext, mint: string, fromSlot: number, toSlot: number): { tracked: bigint; lp: bigint } {
   const rows = ctx.db.sqlite
-    .query("SELECT token_delta_raw FROM chain_transactions WHERE mint = ? AND status = 'ok' AND slot > ? AND slot <= ?")
-    .values(mint, fromSlot, toSlot) as Array<[string]>;
-  let sum = 0n;
-  for (const [d] of rows) sum += BigInt(d);
-  return sum;
+    .query("SELECT token_delta_raw, lp_delta_raw FROM chain_transactions WHERE mint = ? AND status = 'ok' AND slot > ? AND slot <= ?")
+    .values(mint, fromSlot, toSlot) as Array<[string, string]>;
+  let tracked = 0n;
+  let lp = 0n;
+  for (const [d, l] of rows) {
+    tracked += BigInt(d);
+    lp += BigInt(l);
+  }
+  return { tracked, lp };
 }
 
 export interface TokenSnapshotFacts {

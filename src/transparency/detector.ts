@@ -9,8 +9,10 @@ export interface TxFacts {
   slot: number;
   blockTime: string | null;
   status: "ok" | "failed";
-  /** Net raw change of the tracked wallets (chain_transactions.token_delta_raw). */
+  /** Net raw change of the treasury and reserve wallets (chain_transactions.token_delta_raw). */
   delta: bigint;
+  /** Net raw change of the LP wallets (chain_transactions.lp_delta_raw): trades, never declared; 0 when absent. */
+  lpDelta?: bigint;
   /** Raw amount moved (chain_transactions.amount_moved_raw). */
   moved: bigint;
   /** Another synced row of the same slot, time, status, delta and amount sorts before this one. */
@@ -79,20 +81,32 @@ export function matchDeclaration(tx: TxFacts, declarations: ActiveDeclaration[])
   return null;
 }
 
-/** One synced transaction against the rules. `declarations` is mutated: a match uses up one of its slots. */
+/**
+ * One synced transaction against the rules. `declarations` is mutated: a match uses up one of its slots.
+ * LP wallets' moves (lpDelta) are trades: they can be large_transfer or duplicate_signature, never untracked_*,
+ * and no declaration clears them (declarations speak about treasury/reserve movements only).
+ */
 export function classifyTransaction(tx: TxFacts, declarations: ActiveDeclaration[], limits: RawLimits): Verdict {
   const types: AnomalyType[] = [];
   const declared = matchDeclaration(tx, declarations);
   const abs = absOf(tx.delta);
+  const lpAbs = absOf(tx.lpDelta ?? 0n);
   if (tx.status === "ok" && !declared) {
     if (tx.delta < 0n) types.push("untracked_outflow");
     if (tx.delta > 0n) types.push("untracked_inflow");
     if (abs > 0n && abs >= limits.large) types.push("large_transfer");
   }
+  if (tx.status === "ok" && lpAbs > 0n && lpAbs >= limits.large) types.push("large_transfer");
   if (tx.hasEarlierTwin && tx.moved > 0n) types.push("duplicate_signature");
   const ordered = inOrder(types);
-  return { types: ordered, severity: severityOf(ordered, abs, limits), declarationId: declared?.id ?? null };
+  return { types: ordered, severity: severityOf(ordered, absOf(rowDelta(tx)), limits), declarationId: declared?.id ?? null };
 }
+
+/** A transaction row's delta: token_delta, or lp_delta when that is larger in absolute value (TRANSACTION_DELTA_RULE). */
+export const rowDelta = (tx: Pick<TxFacts, "delta" | "lpDelta">): bigint => {
+  const lp = tx.lpDelta ?? 0n;
+  return absOf(lp) > absOf(tx.delta) ? lp : tx.delta;
+};
 
 /** balance_mismatch between two comparable token snapshots: the unexplained difference, or null when none. */
 export function balanceMismatch(snapshotDelta: bigint, syncedDelta: bigint): bigint | null {

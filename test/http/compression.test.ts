@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliDecompressSync } from "node:zlib";
 import { createTestApp, type TestApp } from "../support/app";
+import { createKey, signedInit } from "../support/partner";
 import { MIN_COMPRESS_BYTES, preferredEncoding } from "../../src/http/compression";
 
 let h: TestApp;
@@ -65,6 +66,17 @@ describe("response compression", () => {
     const badge = await get("/status/badge/overall.svg", "gzip");
     expect(badge.headers.get("content-type")).toContain("svg");
     expect((await badge.text()).length).toBeGreaterThan(0);
+  });
+
+  test("signed partner JSON answers are sent as they are, even when large", async () => {
+    const key = createKey(h);
+    const signed = await h.request(
+      "/api/partner/capabilities",
+      signedInit(h, key, "GET", "/api/partner/capabilities", { headers: { "accept-encoding": "gzip" } }),
+    );
+    expect(signed.status).toBe(200);
+    expect(signed.headers.get("content-encoding")).toBeNull();
+    expect((await signed.text()).length).toBeGreaterThan(MIN_COMPRESS_BYTES); // large enough to be compressed elsewhere
   });
 
   test("error envelopes keep their status and stay JSON", async () => {

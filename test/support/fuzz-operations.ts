@@ -13,6 +13,9 @@ const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "tr
 export function credentialOf(path: string, op: Record<string, any>): Credential {
   const schemes = new Set<string>((op.security ?? []).flatMap((s: Record<string, unknown>) => Object.keys(s)));
   if (schemes.has("AdminBearer")) return "admin";
+  // Messenger routes (docs/messenger.md): Telegram init data, and the bot webhook's secret-token header.
+  if (path === "/api/messenger/webhook") return "messenger-webhook";
+  if (path.startsWith("/api/messenger/")) return "messenger";
   if (schemes.has("PartnerKey") || schemes.has("PartnerSignature")) {
     const mode = /Signed partner route \((live|sandbox|any) keys/.exec(String(op.description ?? ""))?.[1];
     if (mode === "sandbox") return "sandbox";

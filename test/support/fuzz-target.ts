@@ -3,6 +3,7 @@
 // partner's client would. Requests go through app.handle, never a socket; the app's own peer, the Solana RPC,
 // is the deterministic fixture server on 127.0.0.1 (as in test/chain), so chain routes answer from real data
 // instead of "not configured".
+import { createHmac } from "node:crypto";
 import bs58 from "bs58";
 import { signRequest, newNonce } from "../../src/client/sign";
 import { requestTarget } from "../../src/auth/signature";
@@ -10,7 +11,7 @@ import { createTestApp, type TestApp } from "./app";
 import { createAdminToken, createKey, type TestKey } from "./partner";
 import { chainEnv, startSolanaRpc } from "./solana-rpc";
 
-export type Credential = "public" | "admin" | "live" | "sandbox";
+export type Credential = "public" | "admin" | "live" | "sandbox" | "messenger" | "messenger-webhook";
 
 /** One operation of the served OpenAPI document. */
 export interface FuzzOperation {
@@ -96,6 +97,20 @@ export interface FuzzTarget {
   close(): void;
 }
 
+const FUZZ_BOT_TOKEN = "7000000009:AAE_fuzz-token_0123456789abcdefghijk";
+const FUZZ_WEBHOOK_SECRET = "fuzz_webhook_secret";
+
+/** Telegram init data for one fuzz player, signed as Telegram does (WebAppData HMAC over the sorted fields). */
+function fuzzInitData(nowMs: number): string {
+  const fields: Record<string, string> = { auth_date: String(Math.floor(nowMs / 1000)), user: JSON.stringify({ id: 900001, first_name: "Fuzz" }) };
+  const dcs = Object.keys(fields)
+    .sort()
+    .map((k) => `${k}=${fields[k]}`)
+    .join("\n");
+  const secret = createHmac("sha256", "WebAppData").update(FUZZ_BOT_TOKEN).digest();
+  return new URLSearchParams({ ...fields, hash: createHmac("sha256", secret).update(dcs).digest("hex") }).toString();
+}
+
 // Rate limits off: thousands of requests from one IP and key in one fake-clock minute would otherwise turn
 // the run into a 429 test. Webhook receivers on 127.0.0.1 (a closed port: deliveries fail at once, no DNS).
 const FUZZ_ENV: Record<string, string> = {
@@ -109,6 +124,9 @@ const FUZZ_ENV: Record<string, string> = {
   // Open, so /api/salutes/convert reaches its verb instead of answering conversion_disabled.
   SALUTES_CONVERSION_ENABLED: "1",
   AUDIO_SHARE_ALLOWED_HOSTS: "allowed.example",
+  // The messenger routes verify init data signed with this token (FUZZ_INIT_DATA) and the webhook's secret header.
+  MESSENGER_BOT_TOKEN: FUZZ_BOT_TOKEN,
+  MESSENGER_WEBHOOK_SECRET: FUZZ_WEBHOOK_SECRET,
 };
 
 export const WEBHOOK_TARGET = "http://127.0.0.1:9/fuzz-hook";
@@ -147,6 +165,8 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
   const credentialHeaders = (credential: Credential, method: string, target: string, body: Uint8Array | undefined, key: TestKey | null) => {
     if (credential === "public") return {};
     if (credential === "admin") return { authorization: `Bearer ${adminToken}` };
+    if (credential === "messenger") return { authorization: `tma ${fuzzInitData(h.clock.now().getTime())}` };
+    if (credential === "messenger-webhook") return { "x-messenger-bot-api-secret-token": FUZZ_WEBHOOK_SECRET };
     const k = key ?? (credential === "sandbox" ? sandbox : live);
     const mutation = MUTATIONS.has(method);
     const nonce = mutation ? newNonce() : null;

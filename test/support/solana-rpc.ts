@@ -26,6 +26,7 @@ export function chainEnv(rpc: DevRpcServer, urls: string[] = [rpc.url], extra: R
     TOKEN_MINT: f.mint,
     TREASURY_WALLETS: f.treasury.map((w) => w.owner).join(","),
     RESERVE_WALLETS: f.reserve.map((w) => w.owner).join(","),
+    ...(f.lp.length ? { LP_WALLETS: f.lp.map((w) => w.owner).join(",") } : {}),
     SOLANA_RPC_BACKOFF_MS: "1",
     SOLANA_RPC_TIMEOUT_MS: "3000",
     ...extra,

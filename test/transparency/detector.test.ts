@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { authorityChanged, classifyTransaction, severityOf, type ActiveDeclaration, type RawLimits, type TxFacts } from "../../src/transparency/detector";
+import {
+  authorityChanged,
+  classifyTransaction,
+  rowDelta,
+  severityOf,
+  type ActiveDeclaration,
+  type RawLimits,
+  type TxFacts,
+} from "../../src/transparency/detector";
 import { parseUnits } from "../../src/transparency/amounts";
 
 // The rules as pure functions, at their edges (the end-to-end cases are in audit-run.test.ts).
@@ -65,6 +73,32 @@ describe("classifyTransaction", () => {
     expect(classifyTransaction(tx({ delta: -50n, signature: "B" }), [decl({ signature: "B" })], limits).declarationId).toBe(1);
     // A declared duplicate is still a duplicate; a declared large transfer is not large_transfer.
     expect(classifyTransaction(tx({ delta: -50n, moved: 50n, hasEarlierTwin: true }), [decl({})], limits).types).toEqual(["duplicate_signature"]);
+  });
+});
+
+describe("LP wallets (lpDelta): trades", () => {
+  test("never untracked; large_transfer at exactly the threshold even when a declaration covers token_delta; the larger delta is the row's", () => {
+    expect(classifyTransaction(tx({ lpDelta: -999n, moved: 999n }), [], limits)).toEqual({ types: [], severity: null, declarationId: null });
+    expect(classifyTransaction(tx({ lpDelta: 1_000n, moved: 1_000n }), [], limits)).toEqual({
+      types: ["large_transfer"],
+      severity: "high",
+      declarationId: null,
+    });
+    expect(classifyTransaction(tx({ lpDelta: -2_000n, moved: 2_000n, status: "failed" }), [], limits).types).toEqual([]);
+    // The declaration clears the treasury side only.
+    expect(classifyTransaction(tx({ delta: -50n, lpDelta: 1_500n, moved: 1_500n }), [decl({})], limits)).toEqual({
+      types: ["large_transfer"],
+      severity: "high",
+      declarationId: 1,
+    });
+    expect(rowDelta({ delta: -50n, lpDelta: 1_500n })).toBe(1_500n);
+    expect(rowDelta({ delta: -50n, lpDelta: 50n })).toBe(-50n); // a tie keeps token_delta
+    expect(rowDelta({ delta: 7n })).toBe(7n);
+    expect(classifyTransaction(tx({ lpDelta: 500n, moved: 500n, hasEarlierTwin: true }), [], limits)).toEqual({
+      types: ["duplicate_signature"],
+      severity: "high",
+      declarationId: null,
+    });
   });
 });
 

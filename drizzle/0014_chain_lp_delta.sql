@@ -1,0 +1,1 @@
+ALTER TABLE `chain_transactions` ADD `lp_delta_raw` text DEFAULT '0' NOT NULL;

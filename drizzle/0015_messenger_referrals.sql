@@ -1,0 +1,1 @@
+ALTER TABLE `messenger_players` ADD `referred_by` integer;

@@ -1,0 +1,97 @@
+// The games, items and wheel campaign the mini-app offers. Built in (documented in docs/messenger.md) rather than
+// operator-edited: the admin routes that would edit them are not part of this service yet.
+import type { PlayerRow } from "./players";
+
+export interface RewardSpec {
+  free_spins: number;
+  missiles: number;
+  points: number;
+}
+
+export const reward = (r: Partial<RewardSpec>): RewardSpec => ({ free_spins: r.free_spins ?? 0, missiles: r.missiles ?? 0, points: r.points ?? 0 });
+
+export interface WheelSegment {
+  label: string;
+  weight: number;
+  reward: RewardSpec;
+}
+
+/** The active wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins. */
+export const WHEEL_CAMPAIGN = {
+  campaign_key: "wheel-default",
+  title: "Daily wheel",
+  cooldown_seconds: 86_400,
+  segments: [
+    { label: "10 points", weight: 40, reward: reward({ points: 10 }) },
+    { label: "25 points", weight: 25, reward: reward({ points: 25 }) },
+    { label: "100 points", weight: 5, reward: reward({ points: 100 }) },
+    { label: "2 missiles", weight: 15, reward: reward({ missiles: 2 }) },
+    { label: "Free spin", weight: 10, reward: reward({ free_spins: 1 }) },
+    { label: "Try again", weight: 5, reward: reward({}) },
+  ] satisfies WheelSegment[],
+} as const;
+
+/** Audience groups a game, promo or mission may be limited to. */
+export const AUDIENCE_GROUPS = ["all", "premium", "linked", "unlinked"] as const;
+export type AudienceGroup = (typeof AUDIENCE_GROUPS)[number];
+
+export function inAudience(p: Pick<PlayerRow, "is_premium" | "linked_user_id">, group: string): boolean {
+  switch (group) {
+    case "all":
+      return true;
+    case "premium":
+      return p.is_premium === 1;
+    case "linked":
+      return p.linked_user_id !== null;
+    case "unlinked":
+      return p.linked_user_id === null;
+    default:
+      return false;
+  }
+}
+
+/** Items the player buys with game points (POST /api/messenger/games/items/purchase; missiles also via recon-grid/purchase). */
+export const ITEMS = {
+  spin_play: { item_key: "spin_play", title: "Wheel spin", price_points: 50, grants: reward({ free_spins: 1 }) },
+  missile: { item_key: "missile", title: "Recon missile", price_points: 20, grants: reward({ missiles: 1 }) },
+} as const;
+export type ItemKey = keyof typeof ITEMS;
+export const MAX_ITEM_QUANTITY = 100;
+
+/** Recon grid: 5×5 cells; the layout holds these rewards (the rest empty), shuffled by the provably-fair draw. */
+export const GRID_SIZE = 25;
+export const GRID_PRIZES: RewardSpec[] = [
+  reward({ points: 150 }),
+  reward({ points: 50 }),
+  reward({ points: 50 }),
+  reward({ points: 20 }),
+  reward({ points: 20 }),
+  reward({ points: 20 }),
+  reward({ free_spins: 1 }),
+  reward({ free_spins: 1 }),
+  reward({ missiles: 2 }),
+  reward({ missiles: 2 }),
+];
+export const GRID_CELLS: RewardSpec[] = [...GRID_PRIZES, ...Array.from({ length: GRID_SIZE - GRID_PRIZES.length }, () => reward({}))];
+
+export interface GameDef {
+  game_key: "spin_wheel" | "recon_grid";
+  title: string;
+  audience_group: AudienceGroup;
+  cost: { kind: "free_spin" | "missile"; amount: number; note: string };
+}
+
+export const GAMES: GameDef[] = [
+  {
+    game_key: "spin_wheel",
+    title: "Spin wheel",
+    audience_group: "all",
+    cost: { kind: "free_spin", amount: 1, note: "one daily free spin, then one spin from free_spin_balance per play" },
+  },
+  {
+    game_key: "recon_grid",
+    title: "Recon grid",
+    audience_group: "all",
+    cost: { kind: "missile", amount: 1, note: "starting a grid is free; each reveal costs one missile" },
+  },
+];

@@ -1,0 +1,61 @@
+// The game catalog and item purchases (priced in game points, paid through the game ledger).
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { GAMES, ITEMS, inAudience, type ItemKey } from "./catalog";
+import { applyAction } from "./ledger";
+import type { PlayerRow } from "./players";
+import { freeSpinState } from "./wheel";
+
+/** The launchable games for this player: audience rules applied, each with its availability and cost. */
+export function gameCatalog(ctx: AppContext, player: PlayerRow) {
+  const now = ctx.clock.now();
+  const free = freeSpinState(player, now);
+  const games = GAMES.filter((g) => inAudience(player, g.audience_group)).map((g) => {
+    const available = g.game_key === "spin_wheel" ? free.free_spin_available || player.free_spin_balance > 0 : true;
+    const reason =
+      g.game_key === "spin_wheel"
+        ? available
+          ? null
+          : `next daily free spin at ${free.next_free_spin_at}; buy a spin_play to play now`
+        : player.missile_balance > 0
+          ? null
+          : "no missiles: a grid can be started, revealing needs a missile (buy some with points)";
+    return { game_key: g.game_key, title: g.title, audience_group: g.audience_group, available, reason, cost: g.cost };
+  });
+  const items = Object.values(ITEMS).map((i) => ({ item_key: i.item_key, title: i.title, price_points: i.price_points, grants: i.grants }));
+  return { games, items };
+}
+
+/** Buys `quantity` of an item with points: one ledger row, idempotent by request id. */
+export function purchaseItem(
+  ctx: AppContext,
+  telegramUserId: number,
+  input: { request_id: string; item_key: string; quantity: number },
+  action = "items.purchase",
+) {
+  const item = (ITEMS as Record<string, (typeof ITEMS)[ItemKey]>)[input.item_key];
+  if (!item) throw new AppError("game_not_found", `No item ${JSON.stringify(input.item_key)}; the catalog lists ${Object.keys(ITEMS).join(", ")}`);
+  const cost = item.price_points * input.quantity;
+  return applyAction(
+    ctx,
+    {
+      telegramUserId,
+      requestId: input.request_id,
+      action,
+      inputs: { item_key: item.item_key, quantity: input.quantity },
+      gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
+    },
+    () => ({
+      deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
+      result: {
+        purchase: {
+          item_key: item.item_key,
+          quantity: input.quantity,
+          price_points: item.price_points,
+          total_points: cost,
+          granted: { free_spins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: 0 },
+        },
+      },
+    }),
+  );
+}

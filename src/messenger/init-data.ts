@@ -1,0 +1,210 @@
+// Telegram Mini App init data: the raw query string Telegram hands the mini-app, signed for this bot.
+//
+// The cryptography is @telegram-apps/init-data-node's (hashToken + signData for the WebAppData HMAC, validate3rd
+// with Telegram's published Ed25519 keys). Its own `validate` is not used for the HMAC, for two measured reasons:
+// it compares the hash with `!==` (not constant-time) and it reads Date.now() for expiry (tests and sandbox drive
+// time through ctx.clock). So this module builds the data-check string (every pair but `hash`, sorted, joined by
+// newlines, as Telegram documents), lets the library sign it, compares in constant time and checks auth_date
+// against the clock itself. Its `parse` is not used either: it refuses init data without a `signature` field
+// (older clients) and cost 17 µs a call here; the user JSON is read below.
+import { timingSafeEqual } from "node:crypto";
+import { hashToken, isSignatureInvalidError, isSignatureMissingError, signData, validate3rd } from "@telegram-apps/init-data-node";
+import type { Config } from "../config";
+import { AppError } from "../http/errors";
+
+export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired";
+
+/** Who the init data says the player is, once its signature and age are checked. */
+export interface InitDataIdentity {
+  telegramUserId: number;
+  username: string | null;
+  firstName: string | null;
+  languageCode: string | null;
+  isPremium: boolean;
+  authDate: number;
+  startParam: string | null;
+  /** Which check accepted it. */
+  scheme: "hmac" | "ed25519";
+}
+
+/** Telegram's init data is a few hundred bytes; anything far larger is not init data. */
+export const INIT_DATA_MAX_LENGTH = 4096;
+const HEX64 = /^[0-9a-f]{64}$/;
+/** Verified init data kept per process (a cache, not coordination state): a mini-app sends the same string on
+ * every request of a session, so a hit skips the parse and the HMAC; the age is still checked on every request. */
+const VERIFIED_CACHE_MAX = 10_000;
+
+export class InitDataError extends AppError {
+  constructor(
+    readonly reason: InitDataFailure,
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
+    super(reason, message, details ? { details } : {});
+  }
+}
+
+interface Parsed {
+  params: URLSearchParams;
+  hash: string | null;
+  signature: string | null;
+  authDate: number;
+  user: InitDataIdentity;
+}
+
+/** Splits and checks the shape: one value per key, an integer auth_date, a user object with an integer id. */
+function parseShape(raw: string): Parsed {
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(raw);
+  } catch {
+    throw new InitDataError("init_data_malformed", "init data is not a URL-encoded query string");
+  }
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    // A repeated key is ambiguous (which value did Telegram sign?): refuse rather than pick one.
+    if (seen.has(key)) throw new InitDataError("init_data_malformed", `init data has the key "${key.slice(0, 40)}" twice`);
+    seen.add(key);
+  }
+  const authRaw = params.get("auth_date");
+  if (!authRaw || !/^\d{1,12}$/.test(authRaw)) throw new InitDataError("init_data_malformed", "init data has no integer auth_date");
+  const userRaw = params.get("user");
+  if (!userRaw)
+    throw new InitDataError("init_data_malformed", "init data has no user field (open the mini-app from a chat with the bot, not from an inline query)");
+  let u: Record<string, unknown>;
+  try {
+    u = JSON.parse(userRaw) as Record<string, unknown>;
+  } catch {
+    throw new InitDataError("init_data_malformed", "init data's user field is not JSON");
+  }
+  if (!u || typeof u !== "object" || !Number.isSafeInteger(u.id) || (u.id as number) <= 0) {
+    throw new InitDataError("init_data_malformed", "init data's user has no positive integer id");
+  }
+  const str = (v: unknown, max: number) => (typeof v === "string" && v.length > 0 ? v.slice(0, max) : null);
+  const authDate = Number(authRaw);
+  return {
+    params,
+    hash: params.get("hash"),
+    signature: params.get("signature") || null,
+    authDate,
+    user: {
+      telegramUserId: u.id as number,
+      username: str(u.username, 64),
+      firstName: str(u.first_name, 128),
+      languageCode: str(u.language_code, 16),
+      isPremium: u.is_premium === true,
+      authDate,
+      startParam: str(params.get("start_param"), 512),
+      scheme: "hmac",
+    },
+  };
+}
+
+/** Telegram's data-check string: every field except `hash`, as key=value, sorted, joined by newlines. */
+export function dataCheckString(params: URLSearchParams): string {
+  const pairs: string[] = [];
+  params.forEach((value, key) => {
+    if (key !== "hash") pairs.push(`${key}=${value}`);
+  });
+  return pairs.sort().join("\n");
+}
+
+export class InitDataVerifier {
+  /** HMAC-SHA256("WebAppData", bot token), computed once: each check is then one HMAC. */
+  private readonly secretKey: ArrayBuffer | null;
+  private readonly botId: number | null;
+  private readonly verified = new Map<string, { parsed: Parsed; scheme: "hmac" | "ed25519" }>();
+
+  constructor(private readonly config: Config["messenger"]) {
+    // As bytes, not hex: with a hex key the library decodes it again on every call.
+    this.secretKey = config.botToken ? new Uint8Array(hashToken(config.botToken)).buffer : null;
+    this.botId = config.botToken ? Number(config.botToken.split(":")[0]) : null;
+  }
+
+  get configured(): boolean {
+    return this.secretKey !== null;
+  }
+
+  private hmacMatches(p: Parsed): boolean {
+    if (!p.hash || !HEX64.test(p.hash)) return false;
+    const expected = Buffer.from(signData(dataCheckString(p.params), this.secretKey!, { tokenHashed: true }), "hex");
+    return timingSafeEqual(expected, Buffer.from(p.hash, "hex"));
+  }
+
+  private async ed25519Matches(raw: string, p: Parsed): Promise<boolean> {
+    if (!p.signature || !/^[A-Za-z0-9_+/=-]{40,128}$/.test(p.signature)) return false;
+    try {
+      // expiresIn 0: the age is checked below against ctx.clock, not the library's Date.now().
+      await validate3rd(raw, this.botId!, { expiresIn: 0, test: this.config.ed25519Keys === "test" });
+      return true;
+    } catch (err) {
+      if (isSignatureInvalidError(err) || isSignatureMissingError(err)) return false;
+      // A signature that is not valid base64 or of the wrong length makes WebCrypto throw: still just "not valid".
+      return false;
+    }
+  }
+
+  /**
+   * Checks init data at `nowMs`; throws the InitDataError naming the first failure. Synchronous unless an
+   * Ed25519 check is needed (WebCrypto is async): a Promise on every request measurably slowed the HMAC path.
+   */
+  verify(raw: string | null | undefined, nowMs: number): InitDataIdentity | Promise<InitDataIdentity> {
+    if (!this.configured) throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+    if (raw === null || raw === undefined || raw.trim() === "") {
+      throw new InitDataError(
+        "init_data_missing",
+        "Send the mini-app's init data as `Authorization: tma <init data>`, the init_data query parameter or the init_data body field",
+      );
+    }
+    if (raw.length > INIT_DATA_MAX_LENGTH) throw new InitDataError("init_data_malformed", `init data is longer than ${INIT_DATA_MAX_LENGTH} characters`);
+    const hit = this.verified.get(raw);
+    if (hit) return this.accept(hit.parsed, hit.scheme, nowMs);
+    const parsed = parseShape(raw);
+    const mode = this.config.initDataMode;
+    if (mode !== "ed25519" && this.hmacMatches(parsed)) return this.remember(raw, parsed, "hmac", nowMs);
+    if (mode === "hmac") return this.refuse(parsed);
+    return this.ed25519Matches(raw, parsed).then((ok) => (ok ? this.remember(raw, parsed, "ed25519", nowMs) : this.refuse(parsed)));
+  }
+
+  private remember(raw: string, parsed: Parsed, scheme: "hmac" | "ed25519", nowMs: number): InitDataIdentity {
+    const identity = this.accept(parsed, scheme, nowMs);
+    // Bounded: when full, start over (the working set is the sessions of the last minutes).
+    if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
+    this.verified.set(raw, { parsed, scheme });
+    return identity;
+  }
+
+  private refuse(parsed: Parsed): never {
+    const mode = this.config.initDataMode;
+    const what = mode === "hmac" ? "hash" : mode === "ed25519" ? "Ed25519 signature" : "hash or Ed25519 signature";
+    const missing = mode === "hmac" ? !parsed.hash : mode === "ed25519" ? !parsed.signature : !parsed.hash && !parsed.signature;
+    if (missing) throw new InitDataError("init_data_malformed", `init data has no ${what}`);
+    throw new InitDataError(
+      "init_data_signature_invalid",
+      `init data's ${what} does not match: it was changed after Telegram signed it, or signed for another bot`,
+    );
+  }
+
+  private accept(parsed: Parsed, scheme: "hmac" | "ed25519", nowMs: number): InitDataIdentity {
+    // Checked after the signature, so an unsigned caller learns nothing about the clock.
+    const maxAge = this.config.initDataMaxAgeSeconds;
+    if (parsed.authDate * 1000 + maxAge * 1000 < nowMs) {
+      throw new InitDataError(
+        "init_data_expired",
+        `init data was signed at ${new Date(parsed.authDate * 1000).toISOString()}, more than ${maxAge} s ago; reopen the mini-app`,
+        {
+          auth_date: parsed.authDate,
+          max_age_seconds: maxAge,
+        },
+      );
+    }
+    return { ...parsed.user, scheme };
+  }
+}
+
+/** `Authorization: tma <init data>`, Telegram's documented header form; null when the header is another scheme. */
+export function initDataFromHeader(authorization: string | null): string | null {
+  if (!authorization) return null;
+  const m = /^tma\s+(.+)$/is.exec(authorization.trim());
+  return m ? m[1]! : null;
+}

@@ -1,0 +1,30 @@
+import type { AppContext } from "../context";
+import { sendDueBotCalls } from "./bot-outbox";
+import { pruneMessenger } from "./prune";
+
+export const BOT_OUTBOX_JOB = "messenger-bot-outbox";
+export const PRUNE_JOB = "messenger-prune";
+
+/**
+ * The messenger's jobs. Registered when the messenger routes are built (guarded, so a second app over the same
+ * context does not register twice); main.ts starts the registry after building the app.
+ */
+export function registerMessengerJobs(ctx: AppContext): void {
+  if (ctx.jobs.has(BOT_OUTBOX_JOB)) return;
+  ctx.jobs.register({
+    name: BOT_OUTBOX_JOB,
+    pattern: "* * * * * *",
+    description: "Sends queued bot replies to the Bot API (retries with backoff, honours 429 retry_after); records only runs that sent something",
+    quietWhenIdle: true,
+    run: async () => ({ idle: (await sendDueBotCalls(ctx)).idle }),
+  });
+  ctx.jobs.register({
+    name: PRUNE_JOB,
+    pattern: "0 23 4 * * *",
+    description:
+      "Deletes bot updates older than 7 days (Telegram redelivers for 24 h at most), sent or dead bot replies older than 30 days, hourly counters older than 90 days and expired wallet challenges",
+    run: () => {
+      ctx.log.info("messenger rows pruned", pruneMessenger(ctx));
+    },
+  });
+}

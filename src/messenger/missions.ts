@@ -1,0 +1,282 @@
+// Missions: an operator defines an event type to count up to a target, with a reward and abuse limits. The
+// player enrolls (idempotent) and the mini-app reports progress as events, each with a client_event_id:
+// - a repeated client_event_id replays the first answer (nothing counted twice);
+// - progress is absolute and monotonic: an event must report more than the progress already recorded;
+// - at most per_minute_cap accepted events per mission per rolling minute, and at most daily_cap progress units
+//   per UTC day;
+// refused events are recorded and answered with accepted=false and a reason. Completing pays the reward once
+// (a ledger action keyed by the mission, nested in the event's transaction).
+import type { AdminRequest } from "../auth/admin-plugin";
+import { writeAudit } from "../auth/audit";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { applyAction } from "./ledger";
+import { getPlayerOrCreate } from "./players";
+import { paySalutes, type SalutesPayout } from "./salutes-reward";
+
+interface MissionRow {
+  mission_key: string;
+  title: string;
+  event_type: string;
+  target: number;
+  reward_free_spins: number;
+  reward_missiles: number;
+  reward_points: number;
+  reward_salutes: string | null;
+  daily_cap: number;
+  per_minute_cap: number;
+  active: number;
+  created_at: string;
+}
+
+interface EnrollmentRow {
+  telegram_user_id: number;
+  mission_key: string;
+  progress: number;
+  enrolled_at: string;
+  completed_at: string | null;
+}
+
+export interface NewMission {
+  mission_key: string;
+  title: string;
+  event_type: string;
+  target: number;
+  reward: { free_spins?: number; missiles?: number; points?: number; salutes?: string };
+  daily_cap: number;
+  per_minute_cap: number;
+}
+
+const missionView = (m: MissionRow) => ({
+  mission_key: m.mission_key,
+  title: m.title,
+  event_type: m.event_type,
+  target: m.target,
+  reward: { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points },
+  reward_salutes: m.reward_salutes,
+  daily_cap: m.daily_cap,
+  per_minute_cap: m.per_minute_cap,
+  active: m.active === 1,
+  created_at: m.created_at,
+});
+
+const enrollmentView = (e: EnrollmentRow, m: MissionRow) => ({
+  mission_key: e.mission_key,
+  progress: e.progress,
+  target: m.target,
+  enrolled_at: e.enrolled_at,
+  completed_at: e.completed_at,
+  completed: e.completed_at !== null,
+});
+
+export function createMission(ctx: AppContext, admin: AdminRequest, input: NewMission) {
+  const db = ctx.db.sqlite;
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const row = db
+        .query<MissionRow, Array<string | number | null>>(
+          `INSERT INTO messenger_missions (mission_key, title, event_type, target, reward_free_spins, reward_missiles, reward_points, reward_salutes, daily_cap, per_minute_cap, active, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (mission_key) DO NOTHING RETURNING *`,
+        )
+        .get(
+          input.mission_key,
+          input.title,
+          input.event_type,
+          input.target,
+          input.reward.free_spins ?? 0,
+          input.reward.missiles ?? 0,
+          input.reward.points ?? 0,
+          input.reward.salutes ?? null,
+          input.daily_cap,
+          input.per_minute_cap,
+          now,
+        );
+      if (!row) throw new AppError("conflict", `A mission with key ${JSON.stringify(input.mission_key)} already exists`);
+      writeAudit(db, {
+        at: now,
+        actor: admin.actor,
+        action: "messenger.mission.create",
+        target: input.mission_key,
+        details: missionView(row),
+        requestId: admin.requestId,
+      });
+      return { mission: missionView(row) };
+    })
+    .immediate();
+}
+
+export function listMissions(ctx: AppContext) {
+  const rows = ctx.db.sqlite.query<MissionRow, []>("SELECT * FROM messenger_missions ORDER BY created_at, mission_key LIMIT 500").all();
+  return { missions: rows.map(missionView), count: rows.length };
+}
+
+const activeMission = (ctx: AppContext, key: string) => {
+  const m = ctx.db.sqlite.query<MissionRow, [string]>("SELECT * FROM messenger_missions WHERE mission_key = ? AND active = 1").get(key);
+  if (!m) throw new AppError("mission_not_found", `No active mission ${JSON.stringify(key)}`);
+  return m;
+};
+
+/** Active missions with this player's enrollment, if any. */
+export function missionCatalog(ctx: AppContext, telegramUserId: number) {
+  const db = ctx.db.sqlite;
+  const missions = db.query<MissionRow, []>("SELECT * FROM messenger_missions WHERE active = 1 ORDER BY created_at, mission_key LIMIT 500").all();
+  const mine = new Map(
+    db
+      .query<EnrollmentRow, [number]>("SELECT * FROM messenger_mission_enrollments WHERE telegram_user_id = ?")
+      .all(telegramUserId)
+      .map((e) => [e.mission_key, e]),
+  );
+  return { missions: missions.map((m) => ({ ...missionView(m), enrollment: mine.has(m.mission_key) ? enrollmentView(mine.get(m.mission_key)!, m) : null })) };
+}
+
+/** The player's enrollments (active and completed). */
+export function listEnrollments(ctx: AppContext, telegramUserId: number) {
+  const db = ctx.db.sqlite;
+  const rows = db
+    .query<EnrollmentRow & MissionRow, [number]>(
+      "SELECT e.*, m.target, m.title, m.event_type, m.reward_free_spins, m.reward_missiles, m.reward_points, m.daily_cap, m.per_minute_cap, m.active, m.created_at FROM messenger_mission_enrollments e JOIN messenger_missions m ON m.mission_key = e.mission_key WHERE e.telegram_user_id = ? ORDER BY e.enrolled_at, e.mission_key LIMIT 500",
+    )
+    .all(telegramUserId);
+  return { enrollments: rows.map((r) => ({ ...enrollmentView(r, r), title: r.title })) };
+}
+
+/** Enrolls; enrolling again answers the same enrollment with already_enrolled=true. */
+export function enroll(ctx: AppContext, telegramUserId: number, missionKey: string) {
+  const db = ctx.db.sqlite;
+  const m = activeMission(ctx, missionKey);
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      getPlayerOrCreate(db, telegramUserId, now);
+      const fresh = db
+        .query("INSERT INTO messenger_mission_enrollments (telegram_user_id, mission_key, progress, enrolled_at) VALUES (?, ?, 0, ?) ON CONFLICT DO NOTHING")
+        .run(telegramUserId, missionKey, now).changes;
+      const e = db
+        .query<EnrollmentRow, [number, string]>("SELECT * FROM messenger_mission_enrollments WHERE telegram_user_id = ? AND mission_key = ?")
+        .get(telegramUserId, missionKey)!;
+      return { enrollment: enrollmentView(e, m), already_enrolled: fresh === 0 };
+    })
+    .immediate();
+}
+
+type ProgressAnswer = {
+  client_event_id: string;
+  mission_key: string;
+  accepted: boolean;
+  reason: "not_monotonic" | "rate_limited" | "daily_cap_reached" | "already_completed" | null;
+  message: string | null;
+  progress: number;
+  target: number;
+  completed: boolean;
+  reward_paid: { free_spins: number; missiles: number; points: number } | null;
+  salutes: SalutesPayout | null;
+};
+
+const dayStart = (iso: string) => `${iso.slice(0, 10)}T00:00:00.000Z`;
+
+export function reportProgress(ctx: AppContext, telegramUserId: number, input: { client_event_id: string; mission_key: string; progress: number }) {
+  const db = ctx.db.sqlite;
+  const m = activeMission(ctx, input.mission_key);
+  return db
+    .transaction((): ProgressAnswer & { replayed: boolean } => {
+      const prior = db
+        .query<{ result: string }, [number, string]>("SELECT result FROM messenger_mission_events WHERE telegram_user_id = ? AND client_event_id = ?")
+        .get(telegramUserId, input.client_event_id);
+      if (prior) return { ...(JSON.parse(prior.result) as ProgressAnswer), replayed: true };
+      const now = ctx.clock.now();
+      const iso = now.toISOString();
+      const e = db
+        .query<EnrollmentRow, [number, string]>("SELECT * FROM messenger_mission_enrollments WHERE telegram_user_id = ? AND mission_key = ?")
+        .get(telegramUserId, input.mission_key);
+      if (!e) throw new AppError("mission_not_enrolled", `Enroll in ${input.mission_key} before reporting progress`);
+      const base = { client_event_id: input.client_event_id, mission_key: m.mission_key, target: m.target, reward_paid: null, salutes: null };
+      const refuse = (reason: NonNullable<ProgressAnswer["reason"]>, message: string): ProgressAnswer => ({
+        ...base,
+        accepted: false,
+        reason,
+        message,
+        progress: e.progress,
+        completed: e.completed_at !== null,
+      });
+      let answer: ProgressAnswer;
+      const increment = Math.min(input.progress, m.target) - e.progress;
+      if (e.completed_at) answer = refuse("already_completed", "the mission is already completed");
+      else if (increment <= 0) answer = refuse("not_monotonic", `progress must be more than the recorded ${e.progress}`);
+      else {
+        const recent = db
+          .query<{ n: number }, [number, string, string]>(
+            "SELECT COUNT(*) AS n FROM messenger_mission_events WHERE telegram_user_id = ? AND mission_key = ? AND created_at > ? AND accepted = 1",
+          )
+          .get(telegramUserId, m.mission_key, new Date(now.getTime() - 60_000).toISOString())!.n;
+        const today =
+          db
+            .query<{ s: number | null }, [number, string, string]>(
+              "SELECT SUM(value) AS s FROM messenger_mission_events WHERE telegram_user_id = ? AND mission_key = ? AND created_at >= ? AND accepted = 1",
+            )
+            .get(telegramUserId, m.mission_key, dayStart(iso))!.s ?? 0;
+        if (recent >= m.per_minute_cap) answer = refuse("rate_limited", `at most ${m.per_minute_cap} progress events a minute for this mission`);
+        else if (today + increment > m.daily_cap)
+          answer = refuse("daily_cap_reached", `at most ${m.daily_cap} progress a UTC day; ${Math.max(0, m.daily_cap - today)} left today`);
+        else {
+          const progress = e.progress + increment;
+          const done = progress >= m.target;
+          db.query("UPDATE messenger_mission_enrollments SET progress = ?3, completed_at = ?4 WHERE telegram_user_id = ?1 AND mission_key = ?2").run(
+            telegramUserId,
+            m.mission_key,
+            progress,
+            done ? iso : null,
+          );
+          let paid: ProgressAnswer["reward_paid"] = null;
+          let salutes: SalutesPayout | null = null;
+          if (done) {
+            const reward = { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points };
+            // Keyed by the mission: however completion is reached, the reward is one ledger row.
+            const applied = applyAction(
+              ctx,
+              { telegramUserId, requestId: `mission-reward:${m.mission_key}`, action: "mission.reward", inputs: { mission_key: m.mission_key }, gameKey: null },
+              (player) => ({
+                deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
+                earnedPoints: reward.points,
+                result: {
+                  mission_key: m.mission_key,
+                  reward,
+                  salutes: paySalutes(ctx, db, player, m.reward_salutes, `messenger:mission:${m.mission_key}:${telegramUserId}`, "messenger_mission"),
+                },
+              }),
+            );
+            paid = reward;
+            salutes = applied.salutes;
+          }
+          answer = { ...base, accepted: true, reason: null, message: null, progress, completed: done, reward_paid: paid, salutes };
+        }
+      }
+      db.query(
+        "INSERT INTO messenger_mission_events (telegram_user_id, mission_key, client_event_id, value, accepted, reason, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      ).run(
+        telegramUserId,
+        m.mission_key,
+        input.client_event_id,
+        answer.accepted ? increment : 0,
+        answer.accepted ? 1 : 0,
+        answer.reason,
+        JSON.stringify(answer),
+        iso,
+      );
+      return { ...answer, replayed: false };
+    })
+    .immediate();
+}
+
+/** The player's progress events, newest first. */
+export function missionHistory(ctx: AppContext, telegramUserId: number, missionKey: string | undefined, limit: number) {
+  const rows = ctx.db.sqlite
+    .query<
+      { mission_key: string; client_event_id: string; value: number; accepted: number; reason: string | null; created_at: string },
+      [number, string | null, string | null, number]
+    >(
+      "SELECT mission_key, client_event_id, value, accepted, reason, created_at FROM messenger_mission_events WHERE telegram_user_id = ? AND (? IS NULL OR mission_key = ?) ORDER BY id DESC LIMIT ?",
+    )
+    .all(telegramUserId, missionKey ?? null, missionKey ?? null, limit);
+  return { events: rows.map((r) => ({ ...r, accepted: r.accepted === 1 })), count: rows.length };
+}

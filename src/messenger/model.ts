@@ -1,0 +1,541 @@
+import { t } from "elysia";
+import { Envelope } from "../http/envelope";
+import { named } from "../http/openapi-names";
+import { intPath, intQuery } from "../http/params";
+import { INIT_DATA_MAX_LENGTH } from "./init-data";
+import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
+
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+
+const initData = t.Optional(t.String({ maxLength: INIT_DATA_MAX_LENGTH, description: "Telegram init data (alternatively `Authorization: tma <init data>`)" }));
+/** A client-chosen id that makes a spending or rewarding call idempotent: the same id answers the stored result. */
+export const requestId = t.String({
+  minLength: 8,
+  maxLength: 64,
+  pattern: "^[A-Za-z0-9_.:-]{8,64}$",
+  description: "Client request id (8–64 of A-Z a-z 0-9 _ . : -); a retry with the same id replays the first answer",
+});
+
+export const Balances = named(
+  "MessengerBalances",
+  t.Object({
+    free_spin_balance: t.Integer({ minimum: 0 }),
+    missile_balance: t.Integer({ minimum: 0 }),
+    points_balance: t.Integer({ minimum: 0 }),
+  }),
+);
+
+const Player = named(
+  "MessengerPlayer",
+  t.Object({
+    telegram_user_id: t.Integer(),
+    username: nullable(t.String()),
+    first_name: nullable(t.String()),
+    language_code: nullable(t.String()),
+    is_premium: t.Boolean(),
+    linked_user_id: nullable(t.String({ description: "Partner user id of MESSENGER_SALUTES_PARTNER, when linked" })),
+    linked_by: nullable(t.String({ description: "wallet_proof or operator" })),
+    referred_by: nullable(t.Integer({ description: "Telegram user id of the player who invited this one (/start ref_<id>)" })),
+    created_at: t.String(),
+  }),
+);
+
+export const Reward = named(
+  "MessengerReward",
+  t.Object({
+    free_spins: t.Integer({ minimum: 0 }),
+    missiles: t.Integer({ minimum: 0 }),
+    points: t.Integer({ minimum: 0 }),
+  }),
+);
+
+/** Bodies of init-data-only POST routes. */
+export const InitOnlyBody = t.Object({ init_data: initData }, { additionalProperties: false });
+export const InitQuery = t.Object({ init_data: initData, include_meta: t.Optional(t.String()) });
+
+export const MessengerModel = {
+  initData,
+  verified: named(
+    "MessengerIdentity",
+    Envelope({
+      identity: t.Object({
+        telegram_user_id: t.Integer(),
+        username: nullable(t.String()),
+        is_premium: t.Boolean(),
+        language_code: nullable(t.String()),
+        auth_date: t.Integer({ description: "Unix seconds Telegram signed the init data at" }),
+        scheme: t.Union([t.Literal("hmac"), t.Literal("ed25519")]),
+        start_param: nullable(t.String()),
+      }),
+      player: Player,
+      linked_user_id: nullable(t.String()),
+      balances: Balances,
+    }),
+  ),
+};
+
+const TgUser = t.Object(
+  {
+    id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    is_bot: t.Optional(t.Boolean()),
+    first_name: t.Optional(t.String({ maxLength: 256 })),
+    last_name: t.Optional(t.String({ maxLength: 256 })),
+    username: t.Optional(t.String({ maxLength: 64 })),
+    language_code: t.Optional(t.String({ maxLength: 35 })),
+    is_premium: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: true },
+);
+
+/** A Telegram Update: only the fields the bot acts on are typed; the other update kinds pass through unread. */
+export const WebhookModel = {
+  update: named(
+    "MessengerUpdate",
+    t.Object(
+      {
+        update_id: t.Integer({
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: "Telegram's update id: a repeated id is acknowledged and not processed again",
+        }),
+        message: t.Optional(
+          t.Object(
+            {
+              message_id: t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+              date: t.Optional(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+              chat: t.Object(
+                { id: t.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }), type: t.Optional(t.String({ maxLength: 32 })) },
+                { additionalProperties: true },
+              ),
+              from: t.Optional(TgUser),
+              text: t.Optional(t.String({ maxLength: 4096 })),
+            },
+            { additionalProperties: true },
+          ),
+        ),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+  ack: named(
+    "MessengerUpdateAck",
+    Envelope({
+      update_id: t.Integer(),
+      duplicate: t.Boolean({ description: "true: this update_id was seen before; nothing was done again" }),
+      replies_queued: t.Integer({ description: "Bot replies written to the outbox (sent by the messenger-bot-outbox job)" }),
+    }),
+  ),
+};
+
+const Fairness = named(
+  "MessengerFairness",
+  t.Object({
+    server_seed_hash: t.String({ description: "hex SHA-256 of the server seed, committed before play" }),
+    client_seed: t.String(),
+    next_nonce: t.Integer({ minimum: 0 }),
+  }),
+);
+const Segment = t.Object({ label: t.String(), weight: t.Integer({ minimum: 1 }), reward: Reward });
+const Campaign = named(
+  "MessengerWheelCampaign",
+  t.Object({
+    campaign_key: t.String(),
+    title: t.String(),
+    cooldown_seconds: t.Integer(),
+    segments: t.Array(Segment),
+  }),
+);
+const RevealedSeed = named(
+  "MessengerRevealedSeed",
+  t.Object({
+    server_seed: t.String(),
+    server_seed_hash: t.String(),
+    client_seed: t.String(),
+    nonces_used: t.Integer({ description: "Nonces 0 … nonces_used-1 were played with this seed" }),
+    revealed_at: t.String(),
+  }),
+);
+const Replayed = {
+  replayed: t.Boolean({ description: "true: this request_id was answered before; this is the stored answer and nothing happened again" }),
+  ledger_entry_id: t.Integer(),
+  balances: Balances,
+};
+const clientSeed = t.String({
+  pattern: "^[A-Za-z0-9_.:-]{1,64}$",
+  description: "Your client seed (1–64 of A-Z a-z 0-9 _ . : -); setting it rotates the seed pair and reveals the old server seed",
+});
+const quantity = t.Integer({ minimum: 1, maximum: 100, description: "How many, 1–100" });
+
+export const GamesModel = {
+  catalog: named(
+    "MessengerGameCatalog",
+    Envelope({
+      games: t.Array(
+        t.Object({
+          game_key: t.String(),
+          title: t.String(),
+          audience_group: t.String(),
+          available: t.Boolean(),
+          reason: nullable(t.String({ description: "Why it is not available now, or what it needs" })),
+          cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
+        }),
+      ),
+      items: t.Array(t.Object({ item_key: t.String(), title: t.String(), price_points: t.Integer(), grants: Reward })),
+      balances: Balances,
+    }),
+  ),
+  wheelStatusBody: t.Object({ init_data: initData, client_seed: t.Optional(clientSeed) }, { additionalProperties: false }),
+  wheelStatus: named(
+    "MessengerWheelStatus",
+    Envelope({
+      available: t.Boolean(),
+      free_spin_available: t.Boolean(),
+      cooldown_seconds_remaining: t.Integer({ minimum: 0 }),
+      next_free_spin_at: t.String(),
+      free_spin_balance: t.Integer({ minimum: 0 }),
+      campaign: Campaign,
+      fairness: Fairness,
+      revealed_seed: nullable(RevealedSeed),
+      revealed_seeds: t.Array(RevealedSeed, { description: "Earlier seeds, newest first (at most 10)" }),
+    }),
+  ),
+  playBody: t.Object({ init_data: initData, request_id: requestId }, { additionalProperties: false }),
+  play: named(
+    "MessengerSpinResult",
+    Envelope({
+      spin: t.Object({
+        id: t.Integer(),
+        campaign_key: t.String(),
+        segment_index: t.Integer(),
+        segment_label: t.String(),
+        reward: Reward,
+        paid_with: t.Union([t.Literal("daily_free_spin"), t.Literal("free_spin_balance")]),
+        fairness: t.Object({ server_seed_hash: t.String(), client_seed: t.String(), nonce: t.Integer() }),
+        created_at: t.String(),
+      }),
+      ...Replayed,
+    }),
+  ),
+  purchaseBody: t.Object(
+    { init_data: initData, request_id: requestId, item_key: t.Union([t.Literal("spin_play"), t.Literal("missile")]), quantity: t.Optional(quantity) },
+    { additionalProperties: false },
+  ),
+  purchase: named(
+    "MessengerPurchase",
+    Envelope({
+      purchase: t.Object({ item_key: t.String(), quantity: t.Integer(), price_points: t.Integer(), total_points: t.Integer(), granted: Reward }),
+      ...Replayed,
+    }),
+  ),
+  quantity,
+};
+export { Replayed, Fairness, RevealedSeed };
+
+const Cell = t.Integer({ minimum: 0, maximum: 24, description: "Cell index 0–24, row by row" });
+const GridView = named(
+  "MessengerReconGrid",
+  t.Object({
+    grid_id: t.Integer(),
+    status: t.Union([t.Literal("active"), t.Literal("completed"), t.Literal("abandoned")]),
+    cells_total: t.Integer(),
+    prizes_total: t.Integer(),
+    prizes_found: t.Integer(),
+    revealed_cells: t.Array(t.Object({ cell: t.Integer(), reward: Reward })),
+    fairness: t.Object({
+      server_seed_hash: t.String(),
+      client_seed: t.String(),
+      nonce: t.Integer(),
+      server_seed: nullable(t.String({ description: "Shown once the grid has ended" })),
+      layout: nullable(t.Array(t.Integer(), { description: "Once ended: for each cell, its index in the documented cell list" })),
+    }),
+    created_at: t.String(),
+    ended_at: nullable(t.String()),
+  }),
+);
+
+export const GridModel = {
+  status: named("MessengerReconGridStatus", Envelope({ active_grid: nullable(GridView), last_grid: nullable(GridView), balances: Balances })),
+  startBody: t.Object({ init_data: initData, client_seed: t.Optional(clientSeed), abandon_active: t.Optional(t.Boolean()) }, { additionalProperties: false }),
+  started: named("MessengerReconGridStarted", Envelope({ grid: GridView, abandoned_grid: nullable(GridView) })),
+  revealBody: t.Object(
+    { init_data: initData, request_id: requestId, grid_id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), cell: Cell },
+    { additionalProperties: false },
+  ),
+  revealed: named("MessengerReconGridReveal", Envelope({ cell: t.Integer(), reward: Reward, grid: GridView, ...Replayed })),
+  purchaseBody: t.Object({ init_data: initData, request_id: requestId, quantity }, { additionalProperties: false }),
+};
+
+const code = t.String({ pattern: "^[A-Za-z0-9_-]{3,48}$", description: "Promo code, 3–48 of A-Z a-z 0-9 _ - (case-sensitive)" });
+const missionKey = t.String({ pattern: "^[a-z0-9_-]{1,64}$", description: "Mission key, 1–64 of a-z 0-9 _ -" });
+const RewardInput = t.Object(
+  {
+    free_spins: t.Optional(t.Integer({ minimum: 0, maximum: 1000 })),
+    missiles: t.Optional(t.Integer({ minimum: 0, maximum: 1000 })),
+    points: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000 })),
+    salutes: t.Optional(
+      t.String({ pattern: SALUTES_AMOUNT_PATTERN, description: 'Salutes paid to the linked MESSENGER_SALUTES_PARTNER user, an exact decimal string ("12.5")' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const SalutesPayout = named(
+  "MessengerSalutesPayout",
+  t.Object({
+    amount: t.String(),
+    paid: t.Boolean(),
+    partner_user_id: nullable(t.String()),
+    salutes_ledger_entry_id: nullable(t.Integer()),
+    reason: nullable(t.String({ description: "Why it was not paid" })),
+  }),
+);
+const audience = t.Union([t.Literal("all"), t.Literal("premium"), t.Literal("linked"), t.Literal("unlinked")], { description: "Audience group" });
+const Promo = named(
+  "MessengerPromo",
+  t.Object({
+    code: t.String(),
+    reward: Reward,
+    reward_salutes: nullable(t.String()),
+    max_claims: t.Integer(),
+    claims: t.Integer(),
+    audience_group: t.String(),
+    expires_at: nullable(t.String()),
+    enabled: t.Boolean(),
+    created_at: t.String(),
+  }),
+);
+const Mission = t.Object({
+  mission_key: t.String(),
+  title: t.String(),
+  event_type: t.String(),
+  target: t.Integer(),
+  reward: Reward,
+  reward_salutes: nullable(t.String()),
+  daily_cap: t.Integer(),
+  per_minute_cap: t.Integer(),
+  active: t.Boolean(),
+  created_at: t.String(),
+});
+const MissionDef = named("MessengerMission", Mission);
+const Enrollment = named(
+  "MessengerMissionEnrollment",
+  t.Object({
+    mission_key: t.String(),
+    progress: t.Integer(),
+    target: t.Integer(),
+    enrolled_at: t.String(),
+    completed_at: nullable(t.String()),
+    completed: t.Boolean(),
+  }),
+);
+
+export const PromoModel = {
+  claimBody: t.Object({ init_data: initData, request_id: requestId, code }, { additionalProperties: false }),
+  claimed: named(
+    "MessengerPromoClaim",
+    Envelope({ promo: t.Object({ code: t.String(), reward: Reward, claimed_at: t.String() }), salutes: nullable(SalutesPayout), ...Replayed }),
+  ),
+  createBody: t.Object(
+    {
+      code,
+      reward: RewardInput,
+      max_claims: t.Integer({ minimum: 1, maximum: 10_000_000, description: "Total claims allowed" }),
+      audience_group: t.Optional(audience),
+      expires_at: t.Optional(t.String({ format: "date-time", description: "ISO 8601; unset = no expiry" })),
+    },
+    { additionalProperties: false },
+  ),
+  created: named("MessengerPromoCreated", Envelope({ promo: Promo })),
+  listQuery: t.Object({
+    include_disabled: t.Optional(
+      t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1 or true: list disabled promos too" }),
+    ),
+    include_meta: t.Optional(t.String()),
+  }),
+  list: named("MessengerPromoList", Envelope({ promos: t.Array(Promo), count: t.Integer() })),
+};
+
+export const MissionModel = {
+  createBody: t.Object(
+    {
+      mission_key: missionKey,
+      title: t.String({ minLength: 1, maxLength: 200 }),
+      event_type: t.String({ pattern: "^[a-z0-9_.-]{1,64}$", description: "What the mini-app counts, e.g. spin_wheel.play" }),
+      target: t.Integer({ minimum: 1, maximum: 1_000_000 }),
+      reward: RewardInput,
+      daily_cap: t.Integer({ minimum: 1, maximum: 1_000_000, description: "Most progress units accepted per player per UTC day" }),
+      per_minute_cap: t.Integer({ minimum: 1, maximum: 1000, description: "Most accepted progress events per player per rolling minute" }),
+    },
+    { additionalProperties: false },
+  ),
+  created: named("MessengerMissionCreated", Envelope({ mission: MissionDef })),
+  list: named("MessengerMissionList", Envelope({ missions: t.Array(MissionDef), count: t.Integer() })),
+  catalog: named("MessengerMissionCatalog", Envelope({ missions: t.Array(t.Object({ ...Mission.properties, enrollment: nullable(Enrollment) })) })),
+  enrollBody: t.Object({ init_data: initData, mission_key: missionKey }, { additionalProperties: false }),
+  enrolled: named("MessengerMissionEnrolled", Envelope({ enrollment: Enrollment, already_enrolled: t.Boolean() })),
+  progressBody: t.Object(
+    {
+      init_data: initData,
+      mission_key: missionKey,
+      client_event_id: t.String({
+        minLength: 8,
+        maxLength: 64,
+        pattern: "^[A-Za-z0-9_.:-]{8,64}$",
+        description: "Unique per event; a repeat replays the first answer",
+      }),
+      progress: t.Integer({ minimum: 1, maximum: 1_000_000, description: "The absolute progress now (must grow)" }),
+    },
+    { additionalProperties: false },
+  ),
+  progress: named(
+    "MessengerMissionProgress",
+    Envelope({
+      client_event_id: t.String(),
+      mission_key: t.String(),
+      accepted: t.Boolean(),
+      reason: nullable(t.String({ description: "not_monotonic, rate_limited, daily_cap_reached or already_completed" })),
+      message: nullable(t.String()),
+      progress: t.Integer(),
+      target: t.Integer(),
+      completed: t.Boolean(),
+      reward_paid: nullable(Reward),
+      salutes: nullable(SalutesPayout),
+      replayed: t.Boolean(),
+    }),
+  ),
+  historyBody: t.Object(
+    {
+      init_data: initData,
+      mission_key: t.Optional(missionKey),
+      limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, description: "integer 1–200, default 50" })),
+    },
+    { additionalProperties: false },
+  ),
+  history: named(
+    "MessengerMissionHistory",
+    Envelope({
+      events: t.Array(
+        t.Object({
+          mission_key: t.String(),
+          client_event_id: t.String(),
+          value: t.Integer(),
+          accepted: t.Boolean(),
+          reason: nullable(t.String()),
+          created_at: t.String(),
+        }),
+      ),
+      count: t.Integer(),
+    }),
+  ),
+  listResult: named("MessengerMissionEnrollments", Envelope({ enrollments: t.Array(t.Object({ ...Enrollment.properties, title: t.String() })) })),
+};
+
+// Shape only (the base58 check is the verb's, which answers invalid_payload naming the field).
+const address = t.String({ minLength: 32, maxLength: 44, description: "Solana address (base58, 32 bytes)" });
+export const WalletModel = {
+  challengeBody: t.Object({ init_data: initData, address }, { additionalProperties: false }),
+  challenge: named(
+    "MessengerWalletChallenge",
+    Envelope({
+      challenge: t.Object({
+        nonce: t.String(),
+        address: t.String(),
+        domain: t.String(),
+        statement: t.String(),
+        message: t.String({ description: "The Sign-In-With-Solana message to sign, exactly" }),
+        issued_at: t.String(),
+        expires_at: t.String(),
+      }),
+    }),
+  ),
+  verifyBody: t.Object(
+    {
+      init_data: initData,
+      address,
+      nonce: t.String({ minLength: 32, maxLength: 32, description: "The challenge's nonce (32 hex characters)" }),
+      message: t.String({ minLength: 1, maxLength: 2000, description: "The challenge's message, unchanged" }),
+      signature: t.String({ minLength: 64, maxLength: 100, description: "Ed25519 signature of the message's UTF-8 bytes, base58 (64 bytes)" }),
+    },
+    { additionalProperties: false },
+  ),
+  verified: named(
+    "MessengerWalletClaim",
+    Envelope({
+      wallet: t.Object({ address: t.String(), verified_at: t.String() }),
+      linked_user_id: nullable(t.String()),
+      partner_wallet_links_verified: t.Integer({ description: "Partner wallet links holding this address, now verified" }),
+    }),
+  ),
+};
+
+const counts = t.Record(t.String(), t.Integer());
+export const EngagementModel = {
+  activityQuery: t.Object({
+    init_data: initData,
+    limit: intQuery({ minimum: 1, maximum: 50, defaultValue: 20, description: "recent ledger rows" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  activity: named(
+    "MessengerActivityPreview",
+    Envelope({
+      totals: t.Object({ spins: t.Integer(), grids: t.Integer(), missions_completed: t.Integer(), promos_claimed: t.Integer(), points_earned: t.Integer() }),
+      recent: t.Array(
+        t.Object({
+          id: t.Integer(),
+          action: t.String(),
+          game_key: nullable(t.String()),
+          deltas: t.Object({ free_spins: t.Integer(), missiles: t.Integer(), points: t.Integer() }),
+          created_at: t.String(),
+        }),
+      ),
+      balances: Balances,
+    }),
+  ),
+  leaderboardQuery: t.Object({
+    init_data: initData,
+    limit: intQuery({ minimum: 1, maximum: 50, defaultValue: 10, description: "leaders listed" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  leaderboard: named(
+    "MessengerLeaderboardPreview",
+    Envelope({
+      leaders: t.Array(t.Object({ rank: t.Integer(), display_name: t.String(), points_earned: t.Integer(), is_you: t.Boolean() })),
+      you: t.Object({ rank: nullable(t.Integer()), points_earned: t.Integer() }),
+    }),
+  ),
+  healthQuery: t.Object({
+    hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24, description: "hours of counters" }),
+    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 20, description: "recent Bot API errors listed" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  health: named(
+    "MessengerOpsHealth",
+    Envelope({
+      configured: t.Object({ bot_token: t.Boolean(), webhook_secret: t.Boolean(), init_data_mode: t.String() }),
+      window: t.Object({ hours: t.Integer(), since_hour_utc: t.String() }),
+      updates: t.Object({ received: t.Integer(), replays_suppressed: t.Integer(), by_kind: counts }),
+      init_data_failures: t.Object({ total: t.Integer(), by_reason: counts }),
+      plays: t.Object({ total: t.Integer(), by_game: counts }),
+      bot_api: t.Object({
+        messages_sent: t.Integer(),
+        errors: t.Integer(),
+        errors_by_status: counts,
+        recent_errors: t.Array(t.Object({ id: t.Integer(), status: t.String(), attempts: t.Integer(), last_error: t.String(), next_attempt_at: t.String() })),
+      }),
+      outbox: t.Object({ pending: t.Integer(), dead: t.Integer(), oldest_pending_at: nullable(t.String()) }),
+    }),
+  ),
+};
+
+export const PlayerLinkModel = {
+  params: t.Object({ telegram_user_id: intPath({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Telegram user id" }) }),
+  body: t.Object(
+    {
+      user_id: t.Union([t.String({ minLength: 1, maxLength: 32, description: "Herald user id of a MESSENGER_SALUTES_PARTNER user" }), t.Null()], {
+        description: "null unlinks",
+      }),
+      reason: t.String({ minLength: 1, maxLength: 500, description: "Why (kept in the audit log)" }),
+    },
+    { additionalProperties: false },
+  ),
+  linked: named("MessengerPlayerLinked", Envelope({ player: Player })),
+};

@@ -1,0 +1,36 @@
+// GET /api/messenger/ops/health: what an operator checks when players say the bot is quiet.
+import type { AppContext } from "../context";
+import { outboxBacklog } from "./bot-outbox";
+import { countersSince, hourOf } from "./counters";
+
+export function opsHealth(ctx: AppContext, hours: number, limit: number) {
+  const db = ctx.db.sqlite;
+  const now = ctx.clock.now().getTime();
+  const since = hourOf(now - (hours - 1) * 3_600_000);
+  const byMetric: Record<string, Record<string, number>> = {};
+  for (const r of countersSince(db, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
+  const total = (m: string) => Object.values(byMetric[m] ?? {}).reduce((a, b) => a + b, 0);
+  const recentErrors = db
+    .query<{ id: number; status: string; attempts: number; last_error: string; next_attempt_at: string }, [number]>(
+      "SELECT id, status, attempts, last_error, next_attempt_at FROM messenger_bot_outbox WHERE last_error IS NOT NULL AND status <> 'sent' ORDER BY id DESC LIMIT ?",
+    )
+    .all(limit);
+  return {
+    configured: {
+      bot_token: ctx.config.messenger.botToken !== undefined,
+      webhook_secret: ctx.config.messenger.webhookSecret !== undefined,
+      init_data_mode: ctx.config.messenger.initDataMode,
+    },
+    window: { hours, since_hour_utc: since },
+    updates: { received: total("updates_received"), replays_suppressed: total("updates_replayed"), by_kind: byMetric.updates_received ?? {} },
+    init_data_failures: { total: total("init_data_failures"), by_reason: byMetric.init_data_failures ?? {} },
+    plays: { total: total("plays"), by_game: byMetric.plays ?? {} },
+    bot_api: {
+      messages_sent: total("bot_messages_sent"),
+      errors: total("bot_api_errors"),
+      errors_by_status: byMetric.bot_api_errors ?? {},
+      recent_errors: recentErrors,
+    },
+    outbox: outboxBacklog(db),
+  };
+}

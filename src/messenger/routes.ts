@@ -1,0 +1,309 @@
+import { Elysia, t } from "elysia";
+import type { Guards } from "../auth/guards";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { AppError } from "../http/errors";
+import { messengerIdentity } from "./identity-plugin";
+import { registerMessengerJobs } from "./jobs";
+import {
+  EngagementModel as EM,
+  PlayerLinkModel,
+  GamesModel as G,
+  GridModel,
+  MissionModel as MM,
+  PromoModel,
+  WalletModel,
+  InitOnlyBody,
+  InitQuery,
+  MessengerModel as M,
+  WebhookModel,
+} from "./model";
+import {
+  activityPreview,
+  linkPlayer,
+  balancesOf,
+  claimPromo,
+  leaderboardPreview,
+  opsHealth,
+  issueChallenge,
+  verifyClaim,
+  createMission,
+  createPromo,
+  enroll,
+  listEnrollments,
+  listMissions,
+  listPromos,
+  missionCatalog,
+  missionHistory,
+  reportProgress,
+  checkWebhookSecret,
+  gameCatalog,
+  identityStatus,
+  ingestUpdate,
+  playWheel,
+  gridStatus,
+  purchaseItem,
+  revealCell,
+  revealedSeeds,
+  startGrid,
+  wheelStatus,
+  type TelegramUpdate,
+} from "./service";
+
+export const messengerErrors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  410: ErrorBody,
+  422: ErrorBody,
+  429: ErrorBody,
+  503: ErrorBody,
+};
+export const messengerTag = (summary: string) => ({ tags: ["messenger"], summary });
+
+/** The messenger (Telegram) mini-app API: docs/messenger.md. Every route answers 503 without MESSENGER_BOT_TOKEN. */
+export function messengerRoutes(ctx: AppContext, guards: Guards) {
+  const identity = messengerIdentity(ctx);
+  registerMessengerJobs(ctx);
+  return (
+    new Elysia({ name: "herald:messenger" })
+      .use(identity.plugin)
+      .post("/api/messenger/init/verify", ({ messenger }) => ({ success: true as const, ...identityStatus(ctx, messenger) }), {
+        messenger: true,
+        body: InitOnlyBody,
+        response: { 200: M.verified, ...messengerErrors },
+        detail: messengerTag("Verify init data; the player's identity, link and balances"),
+      })
+      // Telegram retries an update until it gets a 2xx: the answer is immediate, replies leave through the outbox.
+      .post("/api/messenger/webhook", ({ body }) => ({ success: true as const, ...ingestUpdate(ctx, body as TelegramUpdate) }), {
+        transform: ({ request }) => checkWebhookSecret(ctx, request.headers.get("x-messenger-bot-api-secret-token")),
+        body: WebhookModel.update,
+        response: { 200: WebhookModel.ack, ...messengerErrors },
+        detail: {
+          ...messengerTag("Bot webhook: Telegram updates; X-Messenger-Bot-Api-Secret-Token; update_id replay suppression"),
+          description: "Telegram calls this with the secret_token given to setWebhook in X-Messenger-Bot-Api-Secret-Token.",
+        },
+      })
+      .get("/api/messenger/games/catalog", ({ messenger: m }) => ({ success: true as const, ...gameCatalog(ctx, m.player), balances: balancesOf(m.player) }), {
+        messenger: true,
+        query: InitQuery,
+        response: { 200: G.catalog, ...messengerErrors },
+        detail: messengerTag("The launchable games and items for this player (init_data in the query)"),
+      })
+      .post("/api/messenger/games/catalog", ({ messenger: m }) => ({ success: true as const, ...gameCatalog(ctx, m.player), balances: balancesOf(m.player) }), {
+        messenger: true,
+        body: InitOnlyBody,
+        response: { 200: G.catalog, ...messengerErrors },
+        detail: messengerTag("The launchable games and items for this player (init_data in the body)"),
+      })
+      .post(
+        "/api/messenger/games/spin-wheel/status",
+        ({ messenger: m, body }) => ({
+          success: true as const,
+          ...wheelStatus(ctx, m.player, body.client_seed),
+          revealed_seeds: revealedSeeds(ctx, m.player.telegram_user_id, 10),
+        }),
+        {
+          messenger: true,
+          body: G.wheelStatusBody,
+          response: { 200: G.wheelStatus, ...messengerErrors },
+          detail: messengerTag("Spin wheel availability, cooldown, campaign and provably-fair seed commitment; client_seed rotates the seed"),
+        },
+      )
+      .post(
+        "/api/messenger/games/spin-wheel/play",
+        ({ messenger: m, body }) => ({ success: true as const, ...playWheel(ctx, m.player.telegram_user_id, body.request_id) }),
+        {
+          messenger: true,
+          body: G.playBody,
+          response: { 200: G.play, ...messengerErrors },
+          detail: messengerTag("Spin: uses the daily free spin or one spin in hand, draws a segment, credits its reward"),
+        },
+      )
+      .post(
+        "/api/messenger/games/items/purchase",
+        ({ messenger: m, body }) => ({ success: true as const, ...purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 }) }),
+        {
+          messenger: true,
+          body: G.purchaseBody,
+          response: { 200: G.purchase, ...messengerErrors },
+          detail: messengerTag("Buy spin plays or missiles with game points"),
+        },
+      )
+      .post("/api/messenger/games/recon-grid/status", ({ messenger: m }) => ({ success: true as const, ...gridStatus(ctx, m.player.telegram_user_id) }), {
+        messenger: true,
+        body: InitOnlyBody,
+        response: { 200: GridModel.status, ...messengerErrors },
+        detail: messengerTag("Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
+      })
+      .post(
+        "/api/messenger/games/recon-grid/start",
+        ({ messenger: m, body }) => ({ success: true as const, ...startGrid(ctx, m.player.telegram_user_id, body) }),
+        {
+          messenger: true,
+          body: GridModel.startBody,
+          response: { 200: GridModel.started, ...messengerErrors },
+          detail: messengerTag("Start a grid: a hidden layout committed to by its seed hash"),
+        },
+      )
+      .post(
+        "/api/messenger/games/recon-grid/reveal",
+        ({ messenger: m, body }) => ({ success: true as const, ...revealCell(ctx, m.player.telegram_user_id, body) }),
+        {
+          messenger: true,
+          body: GridModel.revealBody,
+          response: { 200: GridModel.revealed, ...messengerErrors },
+          detail: messengerTag("Reveal a cell for one missile; credits its reward"),
+        },
+      )
+      .post(
+        "/api/messenger/games/recon-grid/purchase",
+        ({ messenger: m, body }) => ({
+          success: true as const,
+          ...purchaseItem(ctx, m.player.telegram_user_id, { request_id: body.request_id, item_key: "missile", quantity: body.quantity }, "recon_grid.purchase"),
+        }),
+        {
+          messenger: true,
+          body: GridModel.purchaseBody,
+          response: { 200: G.purchase, ...messengerErrors },
+          detail: messengerTag("Buy missiles with game points"),
+        },
+      )
+      .post(
+        "/api/messenger/games/promos/claim",
+        ({ messenger: m, body }) => ({ success: true as const, ...claimPromo(ctx, m.player.telegram_user_id, body) }),
+        {
+          messenger: true,
+          body: PromoModel.claimBody,
+          response: { 200: PromoModel.claimed, ...messengerErrors },
+          detail: messengerTag("Claim a one-time promo code (once per player, total cap, expiry, audience group)"),
+        },
+      )
+      .post("/api/messenger/missions/catalog", ({ messenger: m }) => ({ success: true as const, ...missionCatalog(ctx, m.player.telegram_user_id) }), {
+        messenger: true,
+        body: InitOnlyBody,
+        response: { 200: MM.catalog, ...messengerErrors },
+        detail: messengerTag("Active missions with this player's enrollment"),
+      })
+      .post(
+        "/api/messenger/missions/enroll",
+        ({ messenger: m, body }) => ({ success: true as const, ...enroll(ctx, m.player.telegram_user_id, body.mission_key) }),
+        { messenger: true, body: MM.enrollBody, response: { 200: MM.enrolled, ...messengerErrors }, detail: messengerTag("Enroll in a mission (idempotent)") },
+      )
+      .post(
+        "/api/messenger/missions/progress",
+        ({ messenger: m, body }) => ({ success: true as const, ...reportProgress(ctx, m.player.telegram_user_id, body) }),
+        {
+          messenger: true,
+          body: MM.progressBody,
+          response: { 200: MM.progress, ...messengerErrors },
+          detail: messengerTag("Report mission progress: client_event_id replay suppression, monotonic progress, rate and daily caps"),
+        },
+      )
+      .post(
+        "/api/messenger/missions/history",
+        ({ messenger: m, body }) => ({ success: true as const, ...missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50) }),
+        {
+          messenger: true,
+          body: MM.historyBody,
+          response: { 200: MM.history, ...messengerErrors },
+          detail: messengerTag("This player's progress events, accepted and refused, newest first"),
+        },
+      )
+      .post("/api/messenger/missions/list", ({ messenger: m }) => ({ success: true as const, ...listEnrollments(ctx, m.player.telegram_user_id) }), {
+        messenger: true,
+        body: InitOnlyBody,
+        response: { 200: MM.listResult, ...messengerErrors },
+        detail: messengerTag("This player's enrollments and their progress"),
+      })
+      .post(
+        "/api/messenger/wallet-proof/challenge",
+        ({ messenger: m, body }) => ({ success: true as const, ...issueChallenge(ctx, m.player.telegram_user_id, body.address) }),
+        {
+          messenger: true,
+          body: WalletModel.challengeBody,
+          response: { 200: WalletModel.challenge, ...messengerErrors },
+          detail: messengerTag("Wallet proof: a single-use nonce in a Sign-In-With-Solana message"),
+        },
+      )
+      .post(
+        "/api/messenger/wallet-claim/verify",
+        ({ messenger: m, body }) => ({ success: true as const, ...verifyClaim(ctx, m.player.telegram_user_id, body) }),
+        {
+          messenger: true,
+          body: WalletModel.verifyBody,
+          response: { 200: WalletModel.verified, ...messengerErrors },
+          detail: messengerTag("Wallet proof: check the Ed25519 signature, consume the nonce, link the wallet"),
+        },
+      )
+      .get(
+        "/api/messenger/engagement/activity-preview",
+        ({ messenger: m, query }) => ({ success: true as const, ...activityPreview(ctx, m.player, query.limit ?? 20), balances: balancesOf(m.player) }),
+        {
+          messenger: true,
+          query: EM.activityQuery,
+          response: { 200: EM.activity, ...messengerErrors },
+          detail: messengerTag("This player's totals and recent ledger activity (read-only)"),
+        },
+      )
+      .get(
+        "/api/messenger/engagement/leaderboard-preview",
+        ({ messenger: m, query }) => ({ success: true as const, ...leaderboardPreview(ctx, m.player, query.limit ?? 10) }),
+        {
+          messenger: true,
+          query: EM.leaderboardQuery,
+          response: { 200: EM.leaderboard, ...messengerErrors },
+          detail: messengerTag("Top players by points earned and this player's rank (read-only)"),
+        },
+      )
+      .use(guards.admin.plugin)
+      // Every messenger route, the operator ones included, answers 503 without a bot token (after the admin check,
+      // which runs in the macro's transform hook, so the 503 is only shown to operators).
+      .onBeforeHandle(() => {
+        if (!ctx.config.messenger.botToken)
+          throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+      })
+      .get("/api/messenger/ops/health", ({ query }) => ({ success: true as const, ...opsHealth(ctx, query.hours ?? 24, query.limit ?? 20) }), {
+        admin: true,
+        query: EM.healthQuery,
+        response: { 200: EM.health, ...messengerErrors },
+        detail: messengerTag("Messenger telemetry: updates, replays, init-data failures, plays, outbox backlog, Bot API errors"),
+      })
+      .get(
+        "/api/messenger/admin/games/promos",
+        ({ query }) => ({ success: true as const, ...listPromos(ctx, query.include_disabled === "1" || query.include_disabled === "true") }),
+        { admin: true, query: PromoModel.listQuery, response: { 200: PromoModel.list, ...messengerErrors }, detail: messengerTag("Promo codes (operator)") },
+      )
+      .post("/api/messenger/admin/games/promos", ({ admin, body }) => ({ success: true as const, ...createPromo(ctx, admin, body) }), {
+        admin: true,
+        body: PromoModel.createBody,
+        response: { 200: PromoModel.created, ...messengerErrors },
+        detail: messengerTag("Create a promo code (operator; audited)"),
+      })
+      .post(
+        "/api/messenger/admin/players/:telegram_user_id/link",
+        ({ admin, params, body }) => ({ success: true as const, ...linkPlayer(ctx, admin, params.telegram_user_id, body) }),
+        {
+          admin: true,
+          params: PlayerLinkModel.params,
+          body: PlayerLinkModel.body,
+          response: { 200: PlayerLinkModel.linked, ...messengerErrors },
+          detail: messengerTag("Link a player to a MESSENGER_SALUTES_PARTNER user, or unlink (operator; audited)"),
+        },
+      )
+      .get("/api/messenger/admin/missions", () => ({ success: true as const, ...listMissions(ctx) }), {
+        admin: true,
+        query: t.Object({ include_meta: t.Optional(t.String()) }),
+        response: { 200: MM.list, ...messengerErrors },
+        detail: messengerTag("Missions (operator)"),
+      })
+      .post("/api/messenger/admin/missions", ({ admin, body }) => ({ success: true as const, ...createMission(ctx, admin, body) }), {
+        admin: true,
+        body: MM.createBody,
+        response: { 200: MM.created, ...messengerErrors },
+        detail: messengerTag("Create a mission (operator; audited)"),
+      })
+  );
+}

@@ -1,0 +1,36 @@
+// The messenger domain's verbs, as other domains and the routes reach them.
+import type { AppContext } from "../context";
+import type { MessengerRequest } from "./identity-plugin";
+import { balancesOf, playerView } from "./players";
+
+export { checkWebhookSecret, ingestUpdate, type TelegramUpdate } from "./bot-webhook";
+export { sendDueBotCalls } from "./bot-outbox";
+export { gameCatalog, purchaseItem } from "./games";
+export { playWheel, revealedSeeds, wheelStatus } from "./wheel";
+export { balancesOf } from "./players";
+export { gridStatus, revealCell, startGrid } from "./recon-grid";
+export { claimPromo, createPromo, listPromos } from "./promos";
+export { createMission, enroll, listEnrollments, listMissions, missionCatalog, missionHistory, reportProgress } from "./missions";
+
+/** What POST /api/messenger/init/verify answers: who the init data says, the stored player, link and balances. */
+export function identityStatus(_ctx: AppContext, m: MessengerRequest) {
+  const { identity: id, player } = m;
+  return {
+    identity: {
+      telegram_user_id: id.telegramUserId,
+      username: id.username,
+      is_premium: id.isPremium,
+      language_code: id.languageCode,
+      auth_date: id.authDate,
+      scheme: id.scheme,
+      start_param: id.startParam,
+    },
+    player: playerView(player),
+    linked_user_id: player.linked_user_id === null ? null : String(player.linked_user_id),
+    balances: balancesOf(player),
+  };
+}
+export { issueChallenge, verifyClaim } from "./wallet-proof";
+export { activityPreview, leaderboardPreview } from "./engagement";
+export { opsHealth } from "./ops-health";
+export { linkPlayer } from "./player-link";

@@ -1,0 +1,256 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * A messenger player, keyed by the Telegram user id. Balances are exact integers, never negative (CHECKs in the
+ * migration would not survive drizzle-kit; the ledger verbs guard them and a test proves it under concurrency),
+ * and always equal the sum of the player's game-ledger deltas.
+ */
+export const messengerPlayers = sqliteTable(
+  "messenger_players",
+  {
+    telegramUserId: integer("telegram_user_id").primaryKey(),
+    username: text("username"),
+    firstName: text("first_name"),
+    languageCode: text("language_code"),
+    isPremium: integer("is_premium").notNull().default(0),
+    linkedUserId: integer("linked_user_id"),
+    linkedBy: text("linked_by"),
+    /** Who invited the player (`/start ref_<telegram user id>`); set once, never to the player itself. */
+    referredBy: integer("referred_by"),
+    freeSpinBalance: integer("free_spin_balance").notNull().default(0),
+    missileBalance: integer("missile_balance").notNull().default(0),
+    pointsBalance: integer("points_balance").notNull().default(0),
+    /** Points ever earned (never decremented): the leaderboard aggregate. */
+    pointsEarned: integer("points_earned").notNull().default(0),
+    /** When the daily free spin was last used (ISO); the wheel's cooldown counts from here. */
+    lastFreeSpinAt: text("last_free_spin_at"),
+    createdAt: text("created_at").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+  },
+  (t) => [
+    // The leaderboard preview: top N by points earned is an index walk, never a scan of every player.
+    index("messenger_players_points_idx").on(t.pointsEarned, t.telegramUserId),
+  ],
+);
+
+/** The append-only game ledger: one row per client action, with every balance delta and the answer it gave. */
+export const messengerLedger = sqliteTable(
+  "messenger_ledger",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    /** The client's request id: the same id replays the stored answer and never applies twice. */
+    requestId: text("request_id").notNull(),
+    action: text("action").notNull(),
+    /** sha256 of the action and its inputs: the same request id with other inputs is request_id_reused. */
+    fingerprint: text("fingerprint").notNull(),
+    freeSpinDelta: integer("free_spin_delta").notNull(),
+    missileDelta: integer("missile_delta").notNull(),
+    pointsDelta: integer("points_delta").notNull(),
+    freeSpinAfter: integer("free_spin_after").notNull(),
+    missileAfter: integer("missile_after").notNull(),
+    pointsAfter: integer("points_after").notNull(),
+    gameKey: text("game_key"),
+    result: text("result").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("messenger_ledger_request_idx").on(t.telegramUserId, t.requestId),
+    // Ops health and activity preview: recent rows by time (and per player).
+    index("messenger_ledger_created_idx").on(t.createdAt),
+    index("messenger_ledger_player_idx").on(t.telegramUserId, t.id),
+  ],
+);
+
+/** Bot updates seen, by update_id: the durable replay filter of POST /api/messenger/webhook. */
+export const messengerUpdates = sqliteTable("messenger_updates", {
+  updateId: integer("update_id").primaryKey(),
+  kind: text("kind").notNull(),
+  chatId: integer("chat_id"),
+  command: text("command"),
+  receivedAt: text("received_at").notNull(),
+});
+
+/** Bot replies waiting for the Bot API: written with the update, sent by the messenger-bot-outbox job. */
+export const messengerBotOutbox = sqliteTable(
+  "messenger_bot_outbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    updateId: integer("update_id"),
+    chatId: integer("chat_id").notNull(),
+    method: text("method").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: ["pending", "sent", "dead"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at").notNull(),
+    /** A sender holds the row until this time; a crashed sender's rows come back when it passes. */
+    leaseUntil: text("lease_until"),
+    lastError: text("last_error"),
+    createdAt: text("created_at").notNull(),
+    sentAt: text("sent_at"),
+  },
+  (t) => [
+    // The sender's query: due pending rows, oldest first.
+    index("messenger_bot_outbox_due_idx").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+/** Hourly counters for GET /api/messenger/ops/health (updates, replays, init-data failures, plays, Bot API errors). */
+export const messengerCounters = sqliteTable(
+  "messenger_counters",
+  {
+    hour: text("hour").notNull(),
+    metric: text("metric").notNull(),
+    label: text("label").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.metric, t.label] })],
+);
+
+/** Provably-fair seed pairs of the spin wheel: the hash is shown before play, the seed after rotation. */
+export const messengerSeeds = sqliteTable(
+  "messenger_seeds",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    serverSeed: text("server_seed").notNull(),
+    serverSeedHash: text("server_seed_hash").notNull(),
+    clientSeed: text("client_seed").notNull(),
+    nextNonce: integer("next_nonce").notNull().default(0),
+    status: text("status", { enum: ["active", "revealed"] }).notNull(),
+    createdAt: text("created_at").notNull(),
+    revealedAt: text("revealed_at"),
+  },
+  (t) => [index("messenger_seeds_player_idx").on(t.telegramUserId, t.status)],
+);
+
+/** Every wheel spin, with the seed and nonce that decided it (so a player can recompute it after reveal). */
+export const messengerSpins = sqliteTable(
+  "messenger_spins",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    seedId: integer("seed_id").notNull(),
+    nonce: integer("nonce").notNull(),
+    campaignKey: text("campaign_key").notNull(),
+    segmentIndex: integer("segment_index").notNull(),
+    paidWith: text("paid_with").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("messenger_spins_player_idx").on(t.telegramUserId, t.id)],
+);
+
+/** Recon grids: a hidden layout derived from its own seed, revealed cell by cell; the seed is shown at the end. */
+export const messengerGrids = sqliteTable(
+  "messenger_grids",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    serverSeed: text("server_seed").notNull(),
+    serverSeedHash: text("server_seed_hash").notNull(),
+    clientSeed: text("client_seed").notNull(),
+    layout: text("layout").notNull(),
+    revealed: text("revealed").notNull(),
+    status: text("status", { enum: ["active", "completed", "abandoned"] }).notNull(),
+    createdAt: text("created_at").notNull(),
+    endedAt: text("ended_at"),
+  },
+  (t) => [index("messenger_grids_player_idx").on(t.telegramUserId, t.status)],
+);
+
+/** One-time promo codes (operator-made): per-player once, a total cap, an expiry and an audience group. */
+export const messengerPromos = sqliteTable("messenger_promos", {
+  code: text("code").primaryKey(),
+  rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
+  rewardMissiles: integer("reward_missiles").notNull().default(0),
+  rewardPoints: integer("reward_points").notNull().default(0),
+  /** Salutes paid to the linked MESSENGER_SALUTES_PARTNER user, an exact decimal string ("12.5"); null = none. */
+  rewardSalutes: text("reward_salutes"),
+  maxClaims: integer("max_claims").notNull(),
+  claims: integer("claims").notNull().default(0),
+  audienceGroup: text("audience_group").notNull(),
+  expiresAt: text("expires_at"),
+  enabled: integer("enabled").notNull().default(1),
+  createdAt: text("created_at").notNull(),
+});
+
+export const messengerPromoClaims = sqliteTable(
+  "messenger_promo_claims",
+  {
+    code: text("code").notNull(),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    claimedAt: text("claimed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.code, t.telegramUserId] })],
+);
+
+/** Missions (operator-made): an event type to count up to a target, a reward and the abuse limits. */
+export const messengerMissions = sqliteTable("messenger_missions", {
+  missionKey: text("mission_key").primaryKey(),
+  title: text("title").notNull(),
+  eventType: text("event_type").notNull(),
+  target: integer("target").notNull(),
+  rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
+  rewardMissiles: integer("reward_missiles").notNull().default(0),
+  rewardPoints: integer("reward_points").notNull().default(0),
+  rewardSalutes: text("reward_salutes"),
+  dailyCap: integer("daily_cap").notNull(),
+  perMinuteCap: integer("per_minute_cap").notNull(),
+  active: integer("active").notNull().default(1),
+  createdAt: text("created_at").notNull(),
+});
+
+export const messengerMissionEnrollments = sqliteTable(
+  "messenger_mission_enrollments",
+  {
+    telegramUserId: integer("telegram_user_id").notNull(),
+    missionKey: text("mission_key").notNull(),
+    progress: integer("progress").notNull().default(0),
+    enrolledAt: text("enrolled_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.telegramUserId, t.missionKey] })],
+);
+
+/** Progress events, accepted or refused, by client_event_id (replay suppression) and time (rate and daily caps). */
+export const messengerMissionEvents = sqliteTable(
+  "messenger_mission_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    missionKey: text("mission_key").notNull(),
+    clientEventId: text("client_event_id").notNull(),
+    value: integer("value").notNull(),
+    accepted: integer("accepted").notNull(),
+    reason: text("reason"),
+    result: text("result").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("messenger_mission_events_client_idx").on(t.telegramUserId, t.clientEventId),
+    // The rate and daily caps count a player's accepted events on one mission since a time.
+    index("messenger_mission_events_caps_idx").on(t.telegramUserId, t.missionKey, t.createdAt),
+  ],
+);
+
+/** Sign-In-With-Solana challenges: single use, short-lived. */
+export const messengerWalletChallenges = sqliteTable("messenger_wallet_challenges", {
+  nonce: text("nonce").primaryKey(),
+  telegramUserId: integer("telegram_user_id").notNull(),
+  address: text("address").notNull(),
+  message: text("message").notNull(),
+  issuedAt: text("issued_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  consumedAt: text("consumed_at"),
+});
+
+/** Wallets a player proved with a signature. */
+export const messengerWallets = sqliteTable(
+  "messenger_wallets",
+  {
+    telegramUserId: integer("telegram_user_id").notNull(),
+    address: text("address").notNull(),
+    verifiedAt: text("verified_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.telegramUserId, t.address] }), index("messenger_wallets_address_idx").on(t.address)],
+);

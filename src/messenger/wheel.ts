@@ -1,0 +1,151 @@
+// The spin wheel: availability (daily free spin + spins in hand), the provably-fair draw and its ledger entry.
+import type { Database } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { WHEEL_CAMPAIGN } from "./catalog";
+import { bump } from "./counters";
+import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
+import { applyAction } from "./ledger";
+import type { PlayerRow } from "./players";
+
+export function freeSpinState(p: Pick<PlayerRow, "last_free_spin_at">, now: Date) {
+  const next = p.last_free_spin_at ? Date.parse(p.last_free_spin_at) + WHEEL_CAMPAIGN.cooldown_seconds * 1000 : now.getTime();
+  const available = next <= now.getTime();
+  return {
+    free_spin_available: available,
+    cooldown_seconds_remaining: available ? 0 : Math.ceil((next - now.getTime()) / 1000),
+    next_free_spin_at: new Date(Math.max(next, now.getTime())).toISOString(),
+  };
+}
+
+interface SeedRow {
+  id: number;
+  server_seed: string;
+  server_seed_hash: string;
+  client_seed: string;
+  next_nonce: number;
+  created_at: string;
+  revealed_at: string | null;
+}
+
+const activeSeed = (db: Database, telegramUserId: number) =>
+  db.query<SeedRow, [number]>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1").get(telegramUserId);
+
+function createSeed(ctx: AppContext, db: Database, telegramUserId: number, clientSeed: string | null, now: string): SeedRow {
+  const serverSeed = newServerSeed(ctx.rng);
+  return db
+    .query<SeedRow, [number, string, string, string, string]>(
+      "INSERT INTO messenger_seeds (telegram_user_id, server_seed, server_seed_hash, client_seed, next_nonce, status, created_at) VALUES (?, ?, ?, ?, 0, 'active', ?) RETURNING *",
+    )
+    .get(telegramUserId, serverSeed, seedHash(serverSeed), clientSeed ?? newClientSeed(ctx.rng), now)!;
+}
+
+const seedView = (s: SeedRow) => ({ server_seed_hash: s.server_seed_hash, client_seed: s.client_seed, next_nonce: s.next_nonce });
+
+/**
+ * The wheel's status. With `clientSeed`, the seed pair rotates first: the current server seed is revealed (so
+ * every spin made with it can be recomputed) and a new one is committed to with the player's client seed.
+ */
+export function wheelStatus(ctx: AppContext, player: PlayerRow, clientSeed: string | undefined) {
+  const db = ctx.db.sqlite;
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now();
+      const iso = now.toISOString();
+      let seed = activeSeed(db, player.telegram_user_id);
+      let revealed: ReturnType<typeof revealedView> | null = null;
+      if (clientSeed !== undefined) {
+        if (seed) {
+          db.query("UPDATE messenger_seeds SET status = 'revealed', revealed_at = ? WHERE id = ?").run(iso, seed.id);
+          revealed = revealedView({ ...seed, revealed_at: iso });
+        }
+        seed = createSeed(ctx, db, player.telegram_user_id, clientSeed, iso);
+      } else if (!seed) {
+        seed = createSeed(ctx, db, player.telegram_user_id, null, iso);
+      }
+      const fresh = db.query<PlayerRow, [number]>("SELECT * FROM messenger_players WHERE telegram_user_id = ?").get(player.telegram_user_id)!;
+      const free = freeSpinState(fresh, now);
+      return {
+        available: free.free_spin_available || fresh.free_spin_balance > 0,
+        ...free,
+        free_spin_balance: fresh.free_spin_balance,
+        campaign: WHEEL_CAMPAIGN,
+        fairness: seedView(seed),
+        revealed_seed: revealed,
+      };
+    })
+    .immediate();
+}
+
+const revealedView = (s: SeedRow) => ({
+  server_seed: s.server_seed,
+  server_seed_hash: s.server_seed_hash,
+  client_seed: s.client_seed,
+  nonces_used: s.next_nonce,
+  revealed_at: s.revealed_at!,
+});
+
+/** Seeds revealed so far (newest first): what a player recomputes past spins with. */
+export function revealedSeeds(ctx: AppContext, telegramUserId: number, limit: number) {
+  return ctx.db.sqlite
+    .query<SeedRow, [number, number]>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'revealed' ORDER BY id DESC LIMIT ?")
+    .all(telegramUserId, limit)
+    .map(revealedView);
+}
+
+/** One spin: pays with the daily free spin if due, else one spin in hand; draws, credits, records. */
+export function playWheel(ctx: AppContext, telegramUserId: number, requestId: string) {
+  return applyAction(ctx, { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel" }, (player, db, now) => {
+    const nowDate = new Date(now);
+    const free = freeSpinState(player, nowDate);
+    let paidWith: "daily_free_spin" | "free_spin_balance";
+    if (free.free_spin_available) {
+      paidWith = "daily_free_spin";
+      db.query("UPDATE messenger_players SET last_free_spin_at = ? WHERE telegram_user_id = ?").run(now, telegramUserId);
+    } else if (player.free_spin_balance > 0) {
+      paidWith = "free_spin_balance";
+    } else {
+      throw new AppError("game_cooldown", `No spin available: the next daily free spin is at ${free.next_free_spin_at}; buy a spin_play to play now`, {
+        details: { available_at: free.next_free_spin_at, free_spin_balance: 0 },
+        headers: { "retry-after": String(free.cooldown_seconds_remaining) },
+      });
+    }
+    const seed = activeSeed(db, telegramUserId) ?? createSeed(ctx, db, telegramUserId, null, now);
+    const nonce = seed.next_nonce;
+    db.query("UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ?").run(seed.id);
+    const segments = WHEEL_CAMPAIGN.segments;
+    const index = pickWeighted(
+      segments.map((s) => s.weight),
+      seed.server_seed,
+      seed.client_seed,
+      nonce,
+    );
+    const segment = segments[index]!;
+    const spin = db
+      .query<{ id: number }, [number, number, number, string, number, string, string]>(
+        "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      )
+      .get(telegramUserId, seed.id, nonce, WHEEL_CAMPAIGN.campaign_key, index, paidWith, now)!;
+    bump(db, ctx.clock, "plays", "spin_wheel");
+    return {
+      deltas: {
+        freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
+        missiles: segment.reward.missiles,
+        points: segment.reward.points,
+      },
+      earnedPoints: segment.reward.points,
+      result: {
+        spin: {
+          id: spin.id,
+          campaign_key: WHEEL_CAMPAIGN.campaign_key,
+          segment_index: index,
+          segment_label: segment.label,
+          reward: segment.reward,
+          paid_with: paidWith,
+          fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce },
+          created_at: now,
+        },
+      },
+    };
+  });
+}

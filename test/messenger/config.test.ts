@@ -1,0 +1,55 @@
+// The messenger's configuration (issue 18, Configuration): names, defaults, checks, and masking in `herald config`.
+import { describe, expect, test } from "bun:test";
+import { type ConfigError, describeConfig, loadConfig } from "../../src/config";
+import { BOT_TOKEN, WEBHOOK_SECRET } from "./support";
+
+describe("messenger configuration", () => {
+  test("defaults, parsing and masking", () => {
+    const c = loadConfig({ NODE_ENV: "test" }).messenger;
+    expect(c).toEqual({
+      botToken: undefined,
+      webhookSecret: undefined,
+      botApiBase: "https://api.telegram.org",
+      initDataMaxAgeSeconds: 86400,
+      initDataMode: "hmac",
+      ed25519Keys: "production",
+      salutesPartner: undefined,
+    });
+    const env = {
+      NODE_ENV: "test",
+      MESSENGER_BOT_TOKEN: BOT_TOKEN,
+      MESSENGER_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      MESSENGER_BOT_API_BASE: "http://127.0.0.1:9/",
+      MESSENGER_INIT_DATA_MODE: "either",
+      MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "600",
+    };
+    const set = loadConfig(env).messenger;
+    expect(set).toMatchObject({
+      botToken: BOT_TOKEN,
+      webhookSecret: WEBHOOK_SECRET,
+      botApiBase: "http://127.0.0.1:9",
+      initDataMode: "either",
+      initDataMaxAgeSeconds: 600,
+    });
+    const shown = Object.fromEntries(describeConfig(env).map((v) => [v.name, v.value]));
+    expect(shown.MESSENGER_BOT_TOKEN).toBe("****");
+    expect(shown.MESSENGER_WEBHOOK_SECRET).toBe("****");
+    expect(shown.MESSENGER_INIT_DATA_MODE).toBe("either");
+  });
+
+  test("bad values are refused naming the variable, never echoing a secret", () => {
+    const bad = (env: Record<string, string>) => {
+      try {
+        loadConfig({ NODE_ENV: "test", ...env });
+      } catch (err) {
+        return (err as ConfigError).problems.join("\n");
+      }
+      return "accepted";
+    };
+    expect(bad({ MESSENGER_INIT_DATA_MODE: "rsa" })).toContain("MESSENGER_INIT_DATA_MODE");
+    expect(bad({ MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "5" })).toContain("MESSENGER_INIT_DATA_MAX_AGE_SECONDS");
+    const secretProblem = bad({ MESSENGER_BOT_TOKEN: "not a token secretvalue" });
+    expect(secretProblem).toContain("MESSENGER_BOT_TOKEN=****");
+    expect(secretProblem).not.toContain("secretvalue");
+  });
+});

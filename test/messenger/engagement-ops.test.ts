@@ -1,0 +1,121 @@
+// Engagement previews and GET /api/messenger/ops/health (issue 18).
+import { afterEach, describe, expect, test } from "bun:test";
+import { applyAction } from "../../src/messenger/ledger";
+import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
+import { createMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
+
+let h: TestApp;
+afterEach(() => h?.close());
+const earn = (id: number, points: number) =>
+  applyAction(h.ctx, { telegramUserId: id, requestId: `earn-${id}-${points}`, action: "test.credit", inputs: {}, gameKey: null }, () => ({
+    deltas: { freeSpins: 0, missiles: 0, points },
+    earnedPoints: points,
+    result: {},
+  }));
+
+describe("engagement previews", () => {
+  test("leaderboard: top players by points earned and the caller's rank", async () => {
+    h = createMessengerApp();
+    earn(1, 50);
+    earn(2, 300);
+    earn(3, 120);
+    const init = initDataFor(h, { id: 3, first_name: "Cy" });
+    const res = await h.json(`/api/messenger/engagement/leaderboard-preview?limit=2&init_data=${encodeURIComponent(init)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.leaders.map((l: any) => [l.rank, l.points_earned, l.is_you])).toEqual([
+      [1, 300, false],
+      [2, 120, true],
+    ]);
+    expect(res.body.you).toEqual({ rank: 2, points_earned: 120 });
+    const bad = await h.json(`/api/messenger/engagement/leaderboard-preview?limit=51&init_data=${encodeURIComponent(init)}`);
+    expect([bad.status, bad.body.error]).toEqual([400, "invalid_query"]);
+  });
+
+  test("activity preview: totals and recent ledger rows, read-only", async () => {
+    h = createMessengerApp();
+    const init = initDataFor(h, { id: 8 });
+    await h.json("/api/messenger/games/spin-wheel/play", tmaPost(init, { request_id: "spin-00001" }));
+    const res = await h.json("/api/messenger/engagement/activity-preview?limit=5", { headers: { authorization: `tma ${init}` } });
+    expect(res.status).toBe(200);
+    expect(res.body.totals).toMatchObject({ spins: 1, grids: 0 });
+    expect(res.body.recent).toHaveLength(1);
+    expect(res.body.recent[0].action).toBe("spin_wheel.play");
+    const rows = h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get();
+    await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${init}` } });
+    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual(rows);
+  });
+});
+
+describe("GET /api/messenger/ops/health", () => {
+  test("reports updates, replays, init-data failures, plays, the outbox backlog and Bot API errors", async () => {
+    const api = startFakeBotApi();
+    try {
+      h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+      const admin = createAdminToken(h);
+      const u = textUpdate("/help");
+      await h.json("/api/messenger/webhook", webhookPost(u));
+      await h.json("/api/messenger/webhook", webhookPost(u));
+      await h.json("/api/messenger/webhook", webhookPost(textUpdate("/balance")));
+      await h.json("/api/messenger/init/verify", tmaPost("auth_date=1&user=%7B%22id%22%3A1%7D&hash=" + "0".repeat(64)));
+      await h.json("/api/messenger/games/spin-wheel/play", tmaPost(initDataFor(h, { id: 5 }), { request_id: "spin-00002" }));
+      api.answer({ status: 500, body: { ok: false, description: "Internal" } });
+      await h.ctx.jobs.runNow("messenger-bot-outbox");
+      const res = await h.json("/api/messenger/ops/health?hours=1&limit=5", { headers: { authorization: `Bearer ${admin}` } });
+      expect(res.status).toBe(200);
+      expect(res.body.updates).toEqual({ received: 2, replays_suppressed: 1, by_kind: { message: 2 } });
+      expect(res.body.init_data_failures).toEqual({ total: 1, by_reason: { init_data_signature_invalid: 1 } });
+      expect(res.body.plays).toEqual({ total: 1, by_game: { spin_wheel: 1 } });
+      expect(res.body.bot_api).toMatchObject({ messages_sent: 1, errors: 1, errors_by_status: { "500": 1 } });
+      expect(res.body.bot_api.recent_errors[0]).toMatchObject({ status: "pending", attempts: 1, last_error: "500 Internal" });
+      expect(res.body.outbox).toMatchObject({ pending: 1, dead: 0 });
+      const noToken = await h.json("/api/messenger/ops/health");
+      expect(noToken.status).toBe(403);
+      const badHours = await h.json("/api/messenger/ops/health?hours=0", { headers: { authorization: `Bearer ${admin}` } });
+      expect(badHours.body.error).toBe("invalid_query");
+    } finally {
+      api.stop();
+    }
+  });
+
+  test("answers 503 messenger_not_configured without a bot token", async () => {
+    h = createTestApp();
+    const admin = createAdminToken(h);
+    const res = await h.json("/api/messenger/ops/health", { headers: { authorization: `Bearer ${admin}` } });
+    expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);
+    const hook = await h.json("/api/messenger/webhook", jsonInit("POST", { update_id: 1 }));
+    expect([hook.status, hook.body.error]).toEqual([503, "messenger_not_configured"]);
+    const promos = await h.json("/api/messenger/admin/games/promos", { headers: { authorization: `Bearer ${admin}` } });
+    expect([promos.status, promos.body.error]).toEqual([503, "messenger_not_configured"]);
+    expect((await h.json("/api/messenger/admin/missions")).status).toBe(403); // the admin check still comes first
+  });
+});
+
+describe("messenger-prune", () => {
+  test("deletes old updates, finished bot replies and counters; keeps recent rows and pending replies", async () => {
+    const api = startFakeBotApi();
+    try {
+      h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+      const old = textUpdate("/help");
+      await h.json("/api/messenger/webhook", webhookPost(old));
+      await h.ctx.jobs.runNow("messenger-bot-outbox"); // sent
+      api.answer({ status: 500, body: { ok: false } });
+      await h.json("/api/messenger/webhook", webhookPost(textUpdate("/balance")));
+      await h.ctx.jobs.runNow("messenger-bot-outbox"); // still pending after a 500
+      h.clock.advanceSeconds(31 * 86_400);
+      const recent = textUpdate("/help");
+      await h.json("/api/messenger/webhook", webhookPost(recent));
+      const run = await h.ctx.jobs.runNow("messenger-prune");
+      expect(run.ok).toBe(true);
+      const db = h.ctx.db.sqlite;
+      expect(db.query("SELECT update_id FROM messenger_updates ORDER BY update_id").all()).toEqual([{ update_id: recent.update_id }]);
+      expect(db.query("SELECT status FROM messenger_bot_outbox ORDER BY id").all()).toEqual([{ status: "pending" }, { status: "pending" }]);
+      expect(
+        (db.query("SELECT MIN(hour) AS h FROM messenger_counters").get() as { h: string }).h >=
+          new Date(h.clock.now().getTime() - 90 * 86_400_000).toISOString(),
+      ).toBe(true);
+    } finally {
+      api.stop();
+    }
+  });
+});

@@ -1,0 +1,124 @@
+// Init-data identity (issue 18, Identity): Telegram's HMAC scheme checked against an independent signer and the
+// library's own `sign`; every tampering refused with its own code; the Ed25519 mode; not configured → 503.
+import { afterEach, describe, expect, test } from "bun:test";
+import { sign } from "@telegram-apps/init-data-node";
+import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { BOT_TOKEN, createMessengerApp, initDataFor, signInitData, tmaPost } from "./support";
+
+let h: TestApp;
+afterEach(() => h?.close());
+
+const verify = (init: RequestInit) => h.json("/api/messenger/init/verify", init);
+
+describe("POST /api/messenger/init/verify", () => {
+  test("init data signed by an independent implementation verifies, in all three places it may be sent", async () => {
+    h = createMessengerApp();
+    const init = initDataFor(h, { id: 4242, username: "ada", is_premium: true, language_code: "en" }, { start_param: "promo_SPRING" });
+    const viaHeader = await verify(tmaPost(init));
+    expect(viaHeader.status).toBe(200);
+    expect(viaHeader.body.identity).toMatchObject({
+      telegram_user_id: 4242,
+      username: "ada",
+      is_premium: true,
+      language_code: "en",
+      scheme: "hmac",
+      start_param: "promo_SPRING",
+    });
+    expect(viaHeader.body.balances).toEqual({ free_spin_balance: 0, missile_balance: 0, points_balance: 0 });
+    expect(viaHeader.body.linked_user_id).toBeNull();
+    const viaBody = await verify(jsonInit("POST", { init_data: init }));
+    expect(viaBody.status).toBe(200);
+    const viaQuery = await h.json(`/api/messenger/init/verify?init_data=${encodeURIComponent(init)}`, jsonInit("POST", {}));
+    expect(viaQuery.status).toBe(200);
+    const row = h.ctx.db.sqlite.query("SELECT username, is_premium FROM messenger_players WHERE telegram_user_id = 4242").get();
+    expect(row).toEqual({ username: "ada", is_premium: 1 });
+  });
+
+  test("init data signed by the library's own sign verifies", async () => {
+    h = createMessengerApp();
+    const init = sign({ user: { id: 77, first_name: "Lib", username: "lib" } } as Parameters<typeof sign>[0], BOT_TOKEN, h.clock.now());
+    const res = await verify(tmaPost(init));
+    expect(res.status).toBe(200);
+    expect(res.body.identity.telegram_user_id).toBe(77);
+  });
+
+  test("each tampering fails with its own code", async () => {
+    h = createMessengerApp();
+    const now = Math.floor(h.clock.now().getTime() / 1000);
+    const good = initDataFor(h, { id: 1, username: "one" });
+    const cases: Array<[string, string | null, string]> = [
+      ["missing", null, "init_data_missing"],
+      ["changed field", good.replace("one", "two"), "init_data_signature_invalid"],
+      ["duplicated key", `${good}&auth_date=${now}`, "init_data_malformed"],
+      [
+        "wrong bot token",
+        signInitData({ auth_date: String(now), user: JSON.stringify({ id: 1 }) }, "7000000002:AAE_other-token_0123456789abcdefghijk"),
+        "init_data_signature_invalid",
+      ],
+      ["expired auth_date", initDataFor(h, { id: 1 }, {}, now - 86_401), "init_data_expired"],
+      ["no hash", good.replace(/&hash=[0-9a-f]+/, ""), "init_data_malformed"],
+      ["no user", signInitData({ auth_date: String(now) }), "init_data_malformed"],
+      ["not a number auth_date", signInitData({ auth_date: "soon", user: JSON.stringify({ id: 1 }) }), "init_data_malformed"],
+    ];
+    for (const [name, init, code] of cases) {
+      const res = await verify(init === null ? jsonInit("POST", {}) : tmaPost(init));
+      expect({ name, status: res.status, error: res.body.error }).toEqual({ name, status: 401, error: code });
+      expect(res.body.message.length).toBeGreaterThan(20);
+    }
+    const failures = h.ctx.db.sqlite
+      .query("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'init_data_failures' GROUP BY label ORDER BY label")
+      .all();
+    expect(failures).toEqual([
+      { label: "init_data_expired", n: 1 },
+      { label: "init_data_malformed", n: 4 },
+      { label: "init_data_missing", n: 1 },
+      { label: "init_data_signature_invalid", n: 2 },
+    ]);
+  });
+
+  test("MESSENGER_INIT_DATA_MAX_AGE_SECONDS bounds the age exactly", async () => {
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
+    const now = Math.floor(h.clock.now().getTime() / 1000);
+    expect((await verify(tmaPost(initDataFor(h, { id: 5 }, {}, now - 300)))).status).toBe(200);
+    const old = await verify(tmaPost(initDataFor(h, { id: 5 }, {}, now - 301)));
+    expect(old.body.error).toBe("init_data_expired");
+    expect(old.body.details).toEqual({ auth_date: now - 301, max_age_seconds: 300 });
+  });
+
+  test("init data verified once is still refused once it ages past the limit (the per-process cache re-checks the age)", async () => {
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
+    const init = initDataFor(h, { id: 6 });
+    expect((await verify(tmaPost(init))).status).toBe(200);
+    expect((await verify(tmaPost(init))).status).toBe(200);
+    h.clock.advanceSeconds(301);
+    expect((await verify(tmaPost(init))).body.error).toBe("init_data_expired");
+  });
+
+  test("ed25519 mode refuses HMAC-only init data and a bad Ed25519 signature; either mode accepts the HMAC", async () => {
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
+    const hmacOnly = initDataFor(h, { id: 9 });
+    expect((await verify(tmaPost(hmacOnly))).body.error).toBe("init_data_malformed");
+    const forged = initDataFor(h, { id: 9 }, { signature: Buffer.alloc(64, 7).toString("base64url") });
+    expect((await verify(tmaPost(forged))).body.error).toBe("init_data_signature_invalid");
+    h.close();
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "either" } });
+    expect((await verify(tmaPost(initDataFor(h, { id: 9 }, { signature: Buffer.alloc(64, 7).toString("base64url") })))).status).toBe(200);
+    expect((await verify(tmaPost(initDataFor(h, { id: 9 }).replace(/hash=[0-9a-f]+/, `hash=${"0".repeat(64)}`)))).body.error).toBe(
+      "init_data_signature_invalid",
+    );
+  });
+
+  test("without MESSENGER_BOT_TOKEN the route answers 503 messenger_not_configured", async () => {
+    h = createTestApp();
+    const res = await verify(jsonInit("POST", {}));
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe("messenger_not_configured");
+  });
+
+  test("unknown body fields are refused", async () => {
+    h = createMessengerApp();
+    const res = await verify(tmaPost(initDataFor(h, { id: 3 }), { init_data: "x", extra: 1 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("invalid_payload");
+  });
+});

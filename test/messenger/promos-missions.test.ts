@@ -1,0 +1,177 @@
+// Promos and missions (issue 18): operator-made (audited), claimed / progressed by players with the abuse
+// limits — once per player, total cap, expiry, audience group; replayed events, monotonic progress, per-minute
+// and daily caps, and a completion that pays once.
+import { afterEach, describe, expect, test } from "bun:test";
+import { jsonInit, type TestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
+import { createMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
+
+let h: TestApp;
+let admin: string;
+afterEach(() => h?.close());
+
+const setup = (env: Record<string, string> = {}) => {
+  h = createMessengerApp({ env });
+  admin = createAdminToken(h);
+};
+const as = (id: number, path: string, body: Record<string, unknown> = {}, user: Record<string, unknown> = {}) =>
+  h.json(path, tmaPost(initDataFor(h, { id, ...user }), body));
+const adminPost = (path: string, body: unknown) => h.json(path, jsonInit("POST", body, { authorization: `Bearer ${admin}` }));
+let seq = 0;
+const rid = () => `promo-req-${++seq}`;
+
+describe("promos", () => {
+  test("once per player, total cap, expiry and audience group each refuse with their code", async () => {
+    setup();
+    const created = await adminPost("/api/messenger/admin/games/promos", { code: "SPRING", reward: { points: 40, free_spins: 1 }, max_claims: 2 });
+    expect(created.status).toBe(200);
+    expect(created.body.promo).toMatchObject({ code: "SPRING", claims: 0, audience_group: "all" });
+    expect((await adminPost("/api/messenger/admin/games/promos", { code: "SPRING", reward: {}, max_claims: 1 })).status).toBe(409);
+    const audit = h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'messenger.%'").all();
+    expect(audit).toEqual([{ action: "messenger.promo.create", target: "SPRING" }]);
+    const one = await as(1, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" });
+    expect(one.status).toBe(200);
+    expect(one.body.balances).toEqual({ free_spin_balance: 1, missile_balance: 0, points_balance: 40 });
+    const twice = await as(1, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" });
+    expect([twice.status, twice.body.error]).toEqual([409, "promo_already_claimed"]);
+    expect((await as(2, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" })).status).toBe(200);
+    const capped = await as(3, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" });
+    expect([capped.status, capped.body.error]).toEqual([409, "promo_exhausted"]);
+    const unknown = await as(3, "/api/messenger/games/promos/claim", { request_id: rid(), code: "NOPE1" });
+    expect([unknown.status, unknown.body.error]).toEqual([404, "promo_not_found"]);
+
+    await adminPost("/api/messenger/admin/games/promos", {
+      code: "SOON",
+      reward: { points: 1 },
+      max_claims: 10,
+      expires_at: new Date(h.clock.now().getTime() + 60_000).toISOString(),
+    });
+    h.clock.advanceSeconds(61);
+    const expired = await as(3, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SOON" });
+    expect([expired.status, expired.body.error]).toEqual([410, "promo_expired"]);
+
+    await adminPost("/api/messenger/admin/games/promos", { code: "VIP", reward: { missiles: 3 }, max_claims: 10, audience_group: "premium" });
+    const plain = await as(4, "/api/messenger/games/promos/claim", { request_id: rid(), code: "VIP" });
+    expect([plain.status, plain.body.error, plain.body.details]).toEqual([403, "promo_not_eligible", { audience_group: "premium" }]);
+    expect((await as(5, "/api/messenger/games/promos/claim", { request_id: rid(), code: "VIP" }, { is_premium: true })).status).toBe(200);
+    const listed = await h.json("/api/messenger/admin/games/promos", { headers: { authorization: `Bearer ${admin}` } });
+    expect(listed.body.promos.find((p: any) => p.code === "SPRING").claims).toBe(2);
+  });
+
+  test("concurrent claims of the last slots never exceed the cap", async () => {
+    setup();
+    await adminPost("/api/messenger/admin/games/promos", { code: "RUSH", reward: { points: 5 }, max_claims: 3 });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => as(100 + i, "/api/messenger/games/promos/claim", { request_id: rid(), code: "RUSH" })),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    expect(answers.filter((a) => a.body.error === "promo_exhausted")).toHaveLength(9);
+    expect(h.ctx.db.sqlite.query("SELECT claims FROM messenger_promos WHERE code = 'RUSH'").get()).toEqual({ claims: 3 });
+  });
+
+  test("/start promo_<CODE> claims the promo from the bot", async () => {
+    const api = startFakeBotApi();
+    try {
+      setup({ MESSENGER_BOT_API_BASE: api.url });
+      await adminPost("/api/messenger/admin/games/promos", { code: "BOTPROMO", reward: { points: 7 }, max_claims: 5 });
+      await h.json("/api/messenger/webhook", webhookPost(textUpdate("/start promo_BOTPROMO", { id: 55, first_name: "Bo" })));
+      await h.json("/api/messenger/webhook", webhookPost(textUpdate("/start promo_BOTPROMO", { id: 55, first_name: "Bo" })));
+      await h.ctx.jobs.runNow("messenger-bot-outbox");
+      const texts = api.calls.map((c) => c.body.text as string);
+      expect(texts.filter((t) => t.startsWith("Promo BOTPROMO applied: +0 free spins, +0 missiles, +7 points."))).toHaveLength(1);
+      expect(texts.filter((t) => t.startsWith("Promo BOTPROMO was already applied"))).toHaveLength(1);
+      expect(h.ctx.db.sqlite.query("SELECT points_balance FROM messenger_players WHERE telegram_user_id = 55").get()).toEqual({ points_balance: 7 });
+    } finally {
+      api.stop();
+    }
+  });
+});
+
+describe("referrals", () => {
+  test("/start ref_<id> records the inviter once, never the player itself or an unknown player", async () => {
+    const api = startFakeBotApi();
+    try {
+      setup({ MESSENGER_BOT_API_BASE: api.url });
+      const start = (text: string, id: number, name: string) => h.json("/api/messenger/webhook", webhookPost(textUpdate(text, { id, first_name: name })));
+      await start("/start", 10, "Inviter");
+      await start("/start ref_10", 11, "Friend");
+      await start("/start ref_12", 11, "Friend"); // already referred: unchanged
+      await start("/start ref_13", 13, "Self"); // self-referral: ignored
+      await start("/start ref_999", 14, "Nobody"); // unknown inviter: ignored
+      const rows = h.ctx.db.sqlite.query("SELECT telegram_user_id AS id, referred_by FROM messenger_players ORDER BY id").all();
+      expect(rows).toEqual([
+        { id: 10, referred_by: null },
+        { id: 11, referred_by: 10 },
+        { id: 13, referred_by: null },
+        { id: 14, referred_by: null },
+      ]);
+      await h.ctx.jobs.runNow("messenger-bot-outbox");
+      expect(api.calls.filter((c) => c.body.text === "You were invited by Inviter.")).toHaveLength(1);
+      const verified = await as(11, "/api/messenger/init/verify");
+      expect(verified.body.player.referred_by).toBe(10);
+    } finally {
+      api.stop();
+    }
+  });
+});
+
+describe("missions", () => {
+  const mission = {
+    mission_key: "spin-5",
+    title: "Spin five times",
+    event_type: "spin_wheel.play",
+    target: 5,
+    reward: { points: 100, missiles: 2 },
+    daily_cap: 4,
+    per_minute_cap: 2,
+  };
+
+  test("enroll is idempotent; progress replays, refuses non-monotonic, rate and daily caps with a reason; completion pays once", async () => {
+    setup();
+    expect((await adminPost("/api/messenger/admin/missions", mission)).status).toBe(200);
+    const P = 9;
+    const catalog = await as(P, "/api/messenger/missions/catalog");
+    expect(catalog.body.missions).toHaveLength(1);
+    expect(catalog.body.missions[0].enrollment).toBeNull();
+    const notYet = await as(P, "/api/messenger/missions/progress", { mission_key: "spin-5", client_event_id: "evt-00001", progress: 1 });
+    expect([notYet.status, notYet.body.error]).toEqual([409, "mission_not_enrolled"]);
+    const e1 = await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-5" });
+    const e2 = await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-5" });
+    expect([e1.body.already_enrolled, e2.body.already_enrolled]).toEqual([false, true]);
+    expect(e2.body.enrollment).toEqual(e1.body.enrollment);
+
+    const progress = (id: string, value: number) => as(P, "/api/messenger/missions/progress", { mission_key: "spin-5", client_event_id: id, progress: value });
+    const a = await progress("evt-00001", 2);
+    expect(a.body).toMatchObject({ accepted: true, progress: 2, completed: false, replayed: false });
+    expect((await progress("evt-00001", 2)).body).toMatchObject({ accepted: true, progress: 2, replayed: true });
+    expect((await progress("evt-00002", 2)).body).toMatchObject({ accepted: false, reason: "not_monotonic", progress: 2 });
+    expect((await progress("evt-00003", 3)).body).toMatchObject({ accepted: true, progress: 3 });
+    expect((await progress("evt-00004", 4)).body).toMatchObject({ accepted: false, reason: "rate_limited" });
+    h.clock.advanceSeconds(61);
+    expect((await progress("evt-00005", 5)).body).toMatchObject({ accepted: false, reason: "daily_cap_reached", progress: 3 });
+    expect((await progress("evt-00006", 4)).body).toMatchObject({ accepted: true, progress: 4 });
+    h.clock.advanceSeconds(86_400);
+    const done = await progress("evt-00007", 9);
+    expect(done.body).toMatchObject({ accepted: true, progress: 5, completed: true, reward_paid: { points: 100, missiles: 2, free_spins: 0 } });
+    expect((await progress("evt-00008", 6)).body).toMatchObject({ accepted: false, reason: "already_completed" });
+    const rewards = h.ctx.db.sqlite
+      .query("SELECT COUNT(*) AS n, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ? AND action = 'mission.reward'")
+      .get(P);
+    expect(rewards).toEqual({ n: 1, p: 100 });
+    const history = await as(P, "/api/messenger/missions/history", { mission_key: "spin-5", limit: 3 });
+    expect(history.body.events.map((e: any) => [e.client_event_id, e.accepted, e.reason])).toEqual([
+      ["evt-00008", false, "already_completed"],
+      ["evt-00007", true, null],
+      ["evt-00006", true, null],
+    ]);
+    const list = await as(P, "/api/messenger/missions/list");
+    expect(list.body.enrollments).toEqual([expect.objectContaining({ mission_key: "spin-5", progress: 5, completed: true, title: "Spin five times" })]);
+    expect((await as(P, "/api/messenger/missions/enroll", { mission_key: "nope" })).body.error).toBe("mission_not_found");
+  });
+
+  test("admin routes need the admin token", async () => {
+    setup();
+    const res = await h.json("/api/messenger/admin/missions", jsonInit("POST", mission));
+    expect(res.status).toBe(403);
+  });
+});

@@ -1,0 +1,191 @@
+// Spin wheel, catalog and item purchases (issue 18, Economy and games): the game ledger (idempotent by request
+// id, never negative, concurrent plays), the weighted draw over 10,000 seeded spins, and provable fairness
+// recomputed from revealed seeds by an independent implementation (WebCrypto, plain Number arithmetic).
+import { afterEach, describe, expect, test } from "bun:test";
+import { applyAction } from "../../src/messenger/ledger";
+import { WHEEL_CAMPAIGN } from "../../src/messenger/catalog";
+import { pickWeighted } from "../../src/messenger/fair";
+import type { TestApp } from "../support/app";
+import { seededRng } from "../support/clock";
+import { createMessengerApp, initDataFor, tmaPost } from "./support";
+
+let h: TestApp;
+afterEach(() => h?.close());
+
+const PLAYER = 4242;
+const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER, username: "ada" }), body));
+let seq = 0;
+const rid = () => `req-${++seq}-${Date.now()}`;
+
+/** Credits the player through the real ledger verb (what a promo or mission reward does). */
+function credit(deltas: { freeSpins?: number; missiles?: number; points?: number }) {
+  applyAction(h.ctx, { telegramUserId: PLAYER, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, () => ({
+    deltas: { freeSpins: deltas.freeSpins ?? 0, missiles: deltas.missiles ?? 0, points: deltas.points ?? 0 },
+    result: {},
+  }));
+}
+
+function ledgerMatchesBalances() {
+  const db = h.ctx.db.sqlite;
+  const sum = db
+    .query("SELECT SUM(free_spin_delta) AS s, SUM(missile_delta) AS m, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ?")
+    .get(PLAYER) as any;
+  const p = db
+    .query("SELECT free_spin_balance AS s, missile_balance AS m, points_balance AS p FROM messenger_players WHERE telegram_user_id = ?")
+    .get(PLAYER) as any;
+  expect(p).toEqual({ s: sum.s ?? 0, m: sum.m ?? 0, p: sum.p ?? 0 });
+  expect(p.s >= 0 && p.m >= 0 && p.p >= 0).toBe(true);
+}
+
+/** Independent recomputation (docs/messenger.md): WebCrypto HMAC, the first 13 hex digits, floor(x · total / 2^52). */
+async function recompute(serverSeed: string, clientSeed: string, nonce: number): Promise<number> {
+  const enc = new TextEncoder();
+  const key = await crypto.subtle.importKey("raw", enc.encode(serverSeed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(`${clientSeed}:${nonce}:0`)));
+  const hex = [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const x = parseInt(hex.slice(0, 13), 16); // < 2^52: exact in a double
+  const weights = WHEEL_CAMPAIGN.segments.map((s) => s.weight);
+  const total = weights.reduce((a, b) => a + b, 0);
+  const r = Math.floor((x / 2 ** 52) * total);
+  let acc = 0;
+  return weights.findIndex((w) => r < (acc += w));
+}
+
+async function sha256Hex(text: string) {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+describe("spin wheel", () => {
+  test("status, the daily free spin, the cooldown, then spins in hand", async () => {
+    h = createMessengerApp();
+    const status = await post("/api/messenger/games/spin-wheel/status");
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ available: true, free_spin_available: true, free_spin_balance: 0, campaign: { campaign_key: "wheel-default" } });
+    expect(status.body.fairness.server_seed_hash).toMatch(/^[0-9a-f]{64}$/);
+    const first = await post("/api/messenger/games/spin-wheel/play", { request_id: rid() });
+    expect(first.status).toBe(200);
+    expect(first.body.spin.paid_with).toBe("daily_free_spin");
+    expect(first.body.spin.fairness).toEqual({
+      server_seed_hash: status.body.fairness.server_seed_hash,
+      client_seed: status.body.fairness.client_seed,
+      nonce: 0,
+    });
+    const reward = WHEEL_CAMPAIGN.segments[first.body.spin.segment_index]!.reward;
+    expect(first.body.balances).toEqual({ free_spin_balance: reward.free_spins, missile_balance: reward.missiles, points_balance: reward.points });
+    if (reward.free_spins === 0) {
+      const second = await post("/api/messenger/games/spin-wheel/play", { request_id: rid() });
+      expect(second.status).toBe(409);
+      expect(second.body.error).toBe("game_cooldown");
+      expect(second.headers.get("retry-after")).toBe("86400");
+    }
+    h.clock.advanceSeconds(86_400);
+    expect((await post("/api/messenger/games/spin-wheel/play", { request_id: rid() })).body.spin.paid_with).toBe("daily_free_spin");
+    ledgerMatchesBalances();
+  });
+
+  test("a repeated request_id replays the stored answer; another action with it is request_id_reused", async () => {
+    h = createMessengerApp();
+    const id = rid();
+    const a = await post("/api/messenger/games/spin-wheel/play", { request_id: id });
+    const b = await post("/api/messenger/games/spin-wheel/play", { request_id: id });
+    expect(b.status).toBe(200);
+    expect(b.body.replayed).toBe(true);
+    expect(b.body.spin).toEqual(a.body.spin);
+    expect(b.body.balances).toEqual(a.body.balances);
+    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_spins").get()).toEqual({ n: 1 });
+    const other = await post("/api/messenger/games/items/purchase", { request_id: id, item_key: "missile" });
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe("request_id_reused");
+  });
+
+  test("provably fair: every spin recomputes from the revealed seed with an independent implementation", async () => {
+    h = createMessengerApp();
+    credit({ freeSpins: 40 });
+    const status = await post("/api/messenger/games/spin-wheel/status", { client_seed: "my-lucky-seed" });
+    const committed = status.body.fairness.server_seed_hash;
+    expect(status.body.fairness.client_seed).toBe("my-lucky-seed");
+    const spins: Array<{ nonce: number; segment_index: number }> = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await post("/api/messenger/games/spin-wheel/play", { request_id: rid() });
+      expect(r.status).toBe(200);
+      expect(r.body.spin.fairness.server_seed_hash).toBe(committed);
+      spins.push({ nonce: r.body.spin.fairness.nonce, segment_index: r.body.spin.segment_index });
+    }
+    expect(spins.map((s) => s.nonce)).toEqual([...Array(30).keys()]);
+    const rotated = await post("/api/messenger/games/spin-wheel/status", { client_seed: "next-seed" });
+    const revealed = rotated.body.revealed_seed;
+    expect(revealed).toMatchObject({ server_seed_hash: committed, client_seed: "my-lucky-seed", nonces_used: 30 });
+    expect(await sha256Hex(revealed.server_seed)).toBe(committed);
+    expect(rotated.body.fairness.server_seed_hash).not.toBe(committed);
+    expect(rotated.body.revealed_seeds[0].server_seed).toBe(revealed.server_seed);
+    for (const s of spins) expect(await recompute(revealed.server_seed, "my-lucky-seed", s.nonce)).toBe(s.segment_index);
+    ledgerMatchesBalances();
+  });
+
+  test("10,000 seeded draws land within tolerance of the weights", () => {
+    const rng = seededRng("wheel-maths");
+    const weights = WHEEL_CAMPAIGN.segments.map((s) => s.weight);
+    const total = weights.reduce((a, b) => a + b, 0);
+    const counts = weights.map(() => 0);
+    const N = 10_000;
+    const serverSeed = Buffer.from(rng.bytes(32)).toString("hex");
+    for (let nonce = 0; nonce < N; nonce++) counts[pickWeighted(weights, serverSeed, "client", nonce)]!++;
+    weights.forEach((w, i) => {
+      const p = w / total;
+      const sigma = Math.sqrt(N * p * (1 - p));
+      expect(Math.abs(counts[i]! - N * p)).toBeLessThan(4 * sigma);
+    });
+  });
+
+  test("concurrent plays never drive a balance negative or pay twice", async () => {
+    h = createMessengerApp();
+    credit({ freeSpins: 5 });
+    const sameId = rid();
+    const answers = await Promise.all([
+      ...Array.from({ length: 30 }, () => post("/api/messenger/games/spin-wheel/play", { request_id: rid() })),
+      ...Array.from({ length: 10 }, () => post("/api/messenger/games/spin-wheel/play", { request_id: sameId })),
+    ]);
+    const ok = answers.filter((a) => a.status === 200 && !a.body.replayed);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.every((a) => a.status === 409 && a.body.error === "game_cooldown")).toBe(true);
+    const spinsWon = ok.reduce((n, a) => n + a.body.spin.reward.free_spins, 0);
+    expect(ok.length).toBe(Math.min(1 + 5 + spinsWon, 31));
+    const spins = h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_spins").get() as { n: number };
+    expect(spins.n).toBe(ok.length);
+    ledgerMatchesBalances();
+  });
+});
+
+describe("catalog and items", () => {
+  test("GET and POST catalog list the games with availability and the items", async () => {
+    h = createMessengerApp();
+    const init = initDataFor(h, { id: PLAYER });
+    const viaGet = await h.json(`/api/messenger/games/catalog?init_data=${encodeURIComponent(init)}`);
+    expect(viaGet.status).toBe(200);
+    expect(viaGet.body.games.map((g: any) => [g.game_key, g.available])).toEqual([
+      ["spin_wheel", true],
+      ["recon_grid", true],
+    ]);
+    expect(viaGet.body.items.map((i: any) => i.item_key)).toEqual(["spin_play", "missile"]);
+    const viaPost = await post("/api/messenger/games/catalog");
+    expect(viaPost.body.games).toEqual(viaGet.body.games);
+  });
+
+  test("a purchase is paid in points, refused without enough, and idempotent", async () => {
+    h = createMessengerApp();
+    const poor = await post("/api/messenger/games/items/purchase", { request_id: rid(), item_key: "spin_play", quantity: 2 });
+    expect(poor.status).toBe(409);
+    expect(poor.body).toMatchObject({ error: "game_balance_insufficient", details: { balance: "points_balance", has: 0, required: 100 } });
+    credit({ points: 130 });
+    const id = rid();
+    const bought = await post("/api/messenger/games/items/purchase", { request_id: id, item_key: "spin_play", quantity: 2 });
+    expect(bought.status).toBe(200);
+    expect(bought.body.balances).toEqual({ free_spin_balance: 2, missile_balance: 0, points_balance: 30 });
+    const again = await post("/api/messenger/games/items/purchase", { request_id: id, item_key: "spin_play", quantity: 2 });
+    expect(again.body).toMatchObject({ replayed: true, balances: { points_balance: 30 } });
+    const bad = await post("/api/messenger/games/items/purchase", { request_id: rid(), item_key: "spin_play", quantity: 0 });
+    expect(bad.status).toBe(400);
+    ledgerMatchesBalances();
+  });
+});
