@@ -11,11 +11,12 @@ import { openContext } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { httpCore, RequestStates } from "../src/http/core";
 import { RouteIndex } from "../src/http/route-index";
-import { errorFields } from "../src/log";
 import { GamesModel, InitQuery } from "../src/messenger/model";
 import { getPlayer, getPlayerOrCreate } from "../src/messenger/players";
 import { messengerErrors } from "../src/messenger/routes";
 import { balancesOf, gameCatalog } from "../src/messenger/service";
+import type { AnyElysia } from "elysia";
+import { listenUntilSignal } from "./core-server";
 
 const playerId = Number(process.env.BENCH_PLAYER_ID ?? "4242");
 const config = loadConfig();
@@ -35,25 +36,4 @@ const app = new Elysia({ name: "herald-messenger-unverified-bench", normalize: f
 );
 routes.load(app.routes);
 
-ctx.requestLog.start(config.requestLogFlushMs);
-app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 65_536 });
-const server = app.server!;
-
-// As src/cli/serve.ts: drain, flush the request log, close the database, exit 0.
-let stopping = false;
-const shutdown = async () => {
-  if (stopping) return;
-  stopping = true;
-  try {
-    const timedOut = await Promise.race([server.stop(false).then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
-    if (timedOut) await server.stop(true);
-    ctx.requestLog.stop();
-    ctx.db.close();
-    process.exit(0);
-  } catch (err) {
-    ctx.log.error("shutdown failed", errorFields(err));
-    process.exit(1);
-  }
-};
-process.on("SIGTERM", () => void shutdown());
-process.on("SIGINT", () => void shutdown());
+listenUntilSignal(app as unknown as AnyElysia, ctx, config);

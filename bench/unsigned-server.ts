@@ -17,9 +17,10 @@ import { loadConfig } from "../src/config";
 import { httpCore, RequestStates } from "../src/http/core";
 import { ErrorBody } from "../src/http/envelope";
 import { RouteIndex } from "../src/http/route-index";
-import { errorFields } from "../src/log";
 import { capabilitiesFor } from "../src/partner/capabilities";
 import { PartnerModel } from "../src/partner/model";
+import type { AnyElysia } from "elysia";
+import { listenUntilSignal } from "./core-server";
 
 const keyId = process.env.BENCH_KEY_ID;
 if (!keyId) {
@@ -60,25 +61,4 @@ const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encode
 );
 routes.load(app.routes);
 
-ctx.requestLog.start(config.requestLogFlushMs);
-app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 65_536 });
-const server = app.server!;
-
-// As src/cli/serve.ts: drain, flush the request log, close the database, exit 0.
-let stopping = false;
-const shutdown = async () => {
-  if (stopping) return;
-  stopping = true;
-  try {
-    const timedOut = await Promise.race([server.stop(false).then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
-    if (timedOut) await server.stop(true);
-    ctx.requestLog.stop();
-    ctx.db.close();
-    process.exit(0);
-  } catch (err) {
-    ctx.log.error("shutdown failed", errorFields(err));
-    process.exit(1);
-  }
-};
-process.on("SIGTERM", () => void shutdown());
-process.on("SIGINT", () => void shutdown());
+listenUntilSignal(app as unknown as AnyElysia, ctx, config);

@@ -10,14 +10,13 @@ import {
   PlayerLinkModel,
   GamesModel as G,
   GridModel,
-  MissionModel as MM,
-  PromoModel,
   WalletModel,
   InitOnlyBody,
   InitQuery,
   MessengerModel as M,
   WebhookModel,
 } from "./model";
+import { MissionModel as MM, PromoModel } from "./model-promos";
 import {
   activityPreview,
   linkPlayer,
