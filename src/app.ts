@@ -1,6 +1,6 @@
 import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "./context";
-import { httpCore, RequestStates } from "./http/core";
+import { httpCore, RequestStates, withoutCompression } from "./http/core";
 import { openApiRoutes } from "./http/openapi";
 import { RouteIndex } from "./http/route-index";
 import { systemRoutes } from "./system/routes";
@@ -22,6 +22,10 @@ import { transparencyAdminRoutes } from "./transparency/admin-routes";
 import { developerRoutes } from "./developers/routes";
 import { sandboxRoutes } from "./sandbox/routes";
 import { messengerRoutes } from "./messenger/routes";
+import { adminGamesConfigRoutes } from "./messenger/admin/games-config-routes";
+import { adminAnalyticsRoutes } from "./messenger/admin/analytics-routes";
+import { adminMissionsRoutes } from "./messenger/admin/missions-routes";
+import { adminBotRoutes } from "./messenger/admin/bot-routes";
 
 /**
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
@@ -55,9 +59,14 @@ export function buildApp(ctx: AppContext) {
     .use(developerRoutes(ctx, guards))
     .use(sandboxRoutes(ctx, guards))
     .use(messengerRoutes(ctx, guards))
+    .use(adminGamesConfigRoutes(ctx, guards))
+    .use(adminAnalyticsRoutes(ctx, guards))
+    .use(adminMissionsRoutes(ctx, guards))
+    .use(adminBotRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);
+  withoutCompression(app.router.history as never);
   return app;
 }
 

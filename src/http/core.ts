@@ -134,6 +134,36 @@ export const MAX_TARGET_CHARS = 8192;
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
 
+type MapResponseHook = (c: { request: Request; response: unknown; set: { status?: unknown } }) => Response | Promise<Response> | undefined;
+const COMPRESSION_HOOKS = new WeakSet<MapResponseHook>();
+
+interface RouteHooks {
+  path: string;
+  hooks: { mapResponse?: { fn: unknown }[]; detail?: { security?: Record<string, unknown>[] } };
+}
+
+/** A route that only a signed partner request reaches (its OpenAPI security names the partner signature). */
+const isSignedRoute = (route: RouteHooks) => (route.hooks.detail?.security ?? []).some((s) => "PartnerSignature" in s);
+
+/**
+ * Takes the compression hook off the routes whose answers are never compressed: the signed partner routes (small
+ * JSON on the hottest paths, and partners' SDK sends Accept-Encoding) and the health probes. With the hook in
+ * their lifecycle, even answering "not this one" cost ~1.5–3 µs of the ~57 µs of CPU a signed request takes
+ * (bench/README.md, "compression"); without it, nothing. Elysia keeps a hook list per route (pinned elysia
+ * 1.4.30) and compiles a route on its first request, so this runs once the app is composed, before it serves;
+ * test/http/compression.test.ts holds which routes carry the hook.
+ */
+export function withoutCompression(history: readonly RouteHooks[]): void {
+  for (const route of history) {
+    if (!isSignedRoute(route) && route.path !== "/healthz" && route.path !== "/readyz") continue;
+    const hooks = route.hooks.mapResponse;
+    if (hooks) route.hooks.mapResponse = hooks.filter((h) => !COMPRESSION_HOOKS.has(h.fn as MapResponseHook));
+  }
+}
+
+/** Whether a route's lifecycle includes the compression hook. */
+export const compressesAnswers = (route: RouteHooks) => (route.hooks.mapResponse ?? []).some((h) => COMPRESSION_HOOKS.has(h.fn as MapResponseHook));
+
 /**
  * The conventions every route gets: request id, body guardrail, JSON parsing, public rate limits, the error
  * envelope, include_meta, and the request log / metrics. Registered first so its onError covers every route.
@@ -168,6 +198,14 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     return { value: undefined, error: new AppError("invalid_payload", `Invalid request body: ${summary}`, { details }) };
   };
 
+  // Only clients that accept a compressed answer go past the first line; others get Elysia's own serialisation.
+  // The hook is taken off the signed partner routes and the health probes altogether (withoutCompression below).
+  const compressionHook: MapResponseHook = ({ request, response, set }) => {
+    const acceptEncoding = request.headers.get("accept-encoding");
+    if (!acceptEncoding) return;
+    return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
+  };
+  COMPRESSION_HOOKS.add(compressionHook);
   return new Elysia({ name: "herald:http-core" })
     .onRequest(({ request, server, set }) => {
       const state = newRequestState(ctx, request, server);
@@ -271,16 +309,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       const state = states.get(request);
       return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
     })
-    .mapResponse({ as: "global" }, ({ request, response, set }) => {
-      // Only clients that accept a compressed answer take this path; others get Elysia's own serialisation.
-      const acceptEncoding = request.headers.get("accept-encoding");
-      if (!acceptEncoding) return;
-      // Signed partner answers are small and on the hottest paths (credit, balance, capabilities): sizing them for
-      // compression cost ~9 µs of CPU per request in the server (bench/README.md "compression"), so they go out as
-      // they are; partner files (Responses: CSV exports) are still compressed.
-      if (!(response instanceof Response) && states.get(request)?.partner) return;
-      return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
-    })
+    .mapResponse({ as: "global" }, compressionHook)
     .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
       const state = states.get(request);
       if (!state) return;

@@ -3,6 +3,7 @@
 // A large domain keeps its block in a file of its own (errors-messenger.ts), spread in here: still one catalog.
 import { type CatalogEntry, entry } from "./error-entry";
 import { MESSENGER_ERRORS } from "./errors-messenger";
+import { MESSENGER_ADMIN_ERRORS } from "./errors-messenger-admin";
 
 export type { CatalogEntry, ErrorCategory, RetryClass } from "./error-entry";
 
@@ -217,6 +218,7 @@ export const ERROR_CATALOG = {
     { endpoint_groups: ["transparency"] },
   ),
   ...MESSENGER_ERRORS,
+  ...MESSENGER_ADMIN_ERRORS,
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { messengerIdentity } from "./identity-plugin";
 import { registerMessengerJobs } from "./jobs";
@@ -48,19 +47,9 @@ import {
   wheelStatus,
   type TelegramUpdate,
 } from "./service";
+import { messengerErrors, messengerTag, requireMessengerBot } from "./route-common";
 
-export const messengerErrors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  410: ErrorBody,
-  422: ErrorBody,
-  429: ErrorBody,
-  503: ErrorBody,
-};
-export const messengerTag = (summary: string) => ({ tags: ["messenger"], summary });
+export { messengerErrors, messengerTag };
 
 /** The messenger (Telegram) mini-app API: docs/messenger.md. Every route answers 503 without MESSENGER_BOT_TOKEN. */
 export function messengerRoutes(ctx: AppContext, guards: Guards) {
@@ -260,10 +249,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
       .use(guards.admin.plugin)
       // Every messenger route, the operator ones included, answers 503 without a bot token (after the admin check,
       // which runs in the macro's transform hook, so the 503 is only shown to operators).
-      .onBeforeHandle(() => {
-        if (!ctx.config.messenger.botToken)
-          throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
-      })
+      .onBeforeHandle(requireMessengerBot(ctx))
       .get("/api/messenger/ops/health", ({ query }) => ({ success: true as const, ...opsHealth(ctx, query.hours ?? 24, query.limit ?? 20) }), {
         admin: true,
         query: EM.healthQuery,

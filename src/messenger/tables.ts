@@ -63,13 +63,18 @@ export const messengerLedger = sqliteTable(
 );
 
 /** Bot updates seen, by update_id: the durable replay filter of POST /api/messenger/webhook. */
-export const messengerUpdates = sqliteTable("messenger_updates", {
-  updateId: integer("update_id").primaryKey(),
-  kind: text("kind").notNull(),
-  chatId: integer("chat_id"),
-  command: text("command"),
-  receivedAt: text("received_at").notNull(),
-});
+export const messengerUpdates = sqliteTable(
+  "messenger_updates",
+  {
+    updateId: integer("update_id").primaryKey(),
+    kind: text("kind").notNull(),
+    chatId: integer("chat_id"),
+    command: text("command"),
+    receivedAt: text("received_at").notNull(),
+  },
+  // The operators' bot preview reads the updates of the last hours.
+  (t) => [index("messenger_updates_received_idx").on(t.receivedAt)],
+);
 
 /** Bot replies waiting for the Bot API: written with the update, sent by the messenger-bot-outbox job. */
 export const messengerBotOutbox = sqliteTable(
@@ -198,6 +203,9 @@ export const messengerMissions = sqliteTable("messenger_missions", {
   perMinuteCap: integer("per_minute_cap").notNull(),
   active: integer("active").notNull().default(1),
   createdAt: text("created_at").notNull(),
+  /** Bumped by every operator change (PATCH, activate, deactivate); PATCH names the revision it edits (X-Expected-Revision). */
+  revision: integer("revision").notNull().default(1),
+  updatedAt: text("updated_at"),
 });
 
 export const messengerMissionEnrollments = sqliteTable(
@@ -253,4 +261,83 @@ export const messengerWallets = sqliteTable(
     verifiedAt: text("verified_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.telegramUserId, t.address] }), index("messenger_wallets_address_idx").on(t.address)],
+);
+
+/**
+ * Operator-made audience groups, beside the built-in `all`, `premium`, `linked` and `unlinked`: a rule over the
+ * player (JSON: premium, linked, language codes, points earned, listed Telegram user ids…), documented in
+ * docs/messenger-admin.md. Campaigns, promos and missions name a group by its key.
+ */
+export const messengerAudienceGroups = sqliteTable("messenger_audience_groups", {
+  groupKey: text("group_key").primaryKey(),
+  title: text("title").notNull(),
+  rule: text("rule").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/** Which audience sees a game, and when: a game with campaigns is launchable only inside an active one. */
+export const messengerCatalogCampaigns = sqliteTable(
+  "messenger_catalog_campaigns",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    gameKey: text("game_key").notNull(),
+    audienceGroup: text("audience_group").notNull(),
+    title: text("title").notNull(),
+    startsAt: text("starts_at").notNull(),
+    /** Null: open-ended. */
+    endsAt: text("ends_at"),
+    enabled: integer("enabled").notNull().default(1),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("messenger_catalog_campaigns_game_idx").on(t.gameKey, t.startsAt)],
+);
+
+/** Operator-made wheel campaigns: segments (label, weight, reward) as JSON, for an audience and a window. */
+export const messengerWheelCampaigns = sqliteTable("messenger_wheel_campaigns", {
+  campaignKey: text("campaign_key").primaryKey(),
+  title: text("title").notNull(),
+  audienceGroup: text("audience_group").notNull(),
+  startsAt: text("starts_at").notNull(),
+  endsAt: text("ends_at"),
+  cooldownSeconds: integer("cooldown_seconds").notNull(),
+  segments: text("segments").notNull(),
+  enabled: integer("enabled").notNull().default(1),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/**
+ * Daily aggregates of the game ledger, written in the ledger row's own transaction: the operators' overview and
+ * analytics sum these (a few rows per day and action), never the ledger itself. `game_key` is "" for actions
+ * outside a game. granted = positive deltas paid to players, spent = negative deltas, per balance.
+ */
+export const messengerDailyStats = sqliteTable(
+  "messenger_daily_stats",
+  {
+    day: text("day").notNull(),
+    action: text("action").notNull(),
+    gameKey: text("game_key").notNull(),
+    entries: integer("entries").notNull().default(0),
+    freeSpinsGranted: integer("free_spins_granted").notNull().default(0),
+    freeSpinsSpent: integer("free_spins_spent").notNull().default(0),
+    missilesGranted: integer("missiles_granted").notNull().default(0),
+    missilesSpent: integer("missiles_spent").notNull().default(0),
+    pointsGranted: integer("points_granted").notNull().default(0),
+    pointsSpent: integer("points_spent").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.action, t.gameKey] })],
+);
+
+/** Who was active on a day in a game ("" = in any ledger action, games or not): distinct players per window without a ledger scan. */
+export const messengerDailyPlayers = sqliteTable(
+  "messenger_daily_players",
+  {
+    day: text("day").notNull(),
+    gameKey: text("game_key").notNull(),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    entries: integer("entries").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.gameKey, t.telegramUserId] }), index("messenger_daily_players_player_idx").on(t.telegramUserId, t.day)],
 );

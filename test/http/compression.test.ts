@@ -3,6 +3,7 @@ import { brotliDecompressSync } from "node:zlib";
 import { createTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit } from "../support/partner";
 import { MIN_COMPRESS_BYTES, preferredEncoding } from "../../src/http/compression";
+import { compressesAnswers } from "../../src/http/core";
 
 let h: TestApp;
 beforeAll(() => {
@@ -77,6 +78,19 @@ describe("response compression", () => {
     expect(signed.status).toBe(200);
     expect(signed.headers.get("content-encoding")).toBeNull();
     expect((await signed.text()).length).toBeGreaterThan(MIN_COMPRESS_BYTES); // large enough to be compressed elsewhere
+  });
+
+  test("the hook is off the signed partner routes and the health probes, and on every other route", () => {
+    const history = h.app.router.history as unknown as Parameters<typeof compressesAnswers>[0][];
+    const carrying = (path: string, method = "GET") =>
+      compressesAnswers(history.find((r) => r.path === path && (r as unknown as { method: string }).method === method)!);
+    for (const path of ["/api/salutes/credit", "/api/partner/sandbox/salutes/credit"]) expect(carrying(path, "POST")).toBe(false);
+    for (const path of ["/api/partner/capabilities", "/api/salutes/balance", "/healthz", "/readyz"]) expect(carrying(path)).toBe(false);
+    for (const path of ["/api/partner/errors.json", "/api/openapi.json", "/status", "/metrics", "/api/public/system-status/trend"])
+      expect(carrying(path)).toBe(true);
+    const signed = history.filter((r) => !compressesAnswers(r)).length;
+    expect(signed).toBeGreaterThan(50); // every signed route (55 today) and the two probes
+    expect(history.length - signed).toBeGreaterThan(100);
   });
 
   test("error envelopes keep their status and stay JSON", async () => {

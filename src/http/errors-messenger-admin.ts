@@ -1,0 +1,56 @@
+import { type CatalogEntry, entry } from "./error-entry";
+
+/**
+ * The messenger admin routes' error codes (src/messenger/admin*; docs/messenger-admin.md): campaigns, audience
+ * groups, mission revisions. Part of the one catalog: src/http/errors.ts spreads them into ERROR_CATALOG.
+ */
+export const MESSENGER_ADMIN_ERRORS = {
+  campaign_not_found: entry(
+    404,
+    "Campaign not found",
+    "not_found",
+    "fail_fast",
+    "No catalog or wheel campaign has this id or key; list them with GET /api/messenger/admin/games/catalog-campaigns or /wheel-campaigns.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  audience_group_not_found: entry(
+    404,
+    "Audience group not found",
+    "not_found",
+    "fail_fast",
+    "No audience group has this key; the built-in groups are all, premium, linked and unlinked, the others are listed by GET /api/messenger/admin/games/audience-groups.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  campaign_overlap: entry(
+    409,
+    "Campaign window overlaps",
+    "conflict",
+    "fix_and_retry",
+    "Another enabled campaign for the same game (or wheel) and audience group covers part of this window (details.conflicting); end it first or choose a window that does not overlap.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  promo_cap_below_claims: entry(
+    409,
+    "Promo cap below claims",
+    "conflict",
+    "fix_and_retry",
+    "max_claims cannot be set below the claims already made (details.claims); choose a cap at least that high, or disable the promo.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  revision_required: entry(
+    428,
+    "Expected revision required",
+    "validation",
+    "fix_and_retry",
+    "Send X-Expected-Revision with the revision you read (GET /api/messenger/admin/missions), so a concurrent edit is never overwritten.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  revision_conflict: entry(
+    409,
+    "Revision conflict",
+    "conflict",
+    "fix_and_retry",
+    "The mission changed since you read it (details.current_revision); read it again, re-apply your change and send the new revision.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+} as const satisfies Record<string, CatalogEntry>;

@@ -1,0 +1,85 @@
+// The reporting window of the messenger admin routes: `days` (the last N UTC days, today included) or `preset`
+// (a named calendar window), one vocabulary for every route that takes them (docs/messenger-admin.md "Windows").
+import { t } from "elysia";
+import { AppError } from "../../http/errors";
+import { intQuery } from "../../http/params";
+
+export const WINDOW_PRESETS = ["today", "yesterday", "last_7d", "last_30d", "last_90d", "this_week", "this_month", "last_month"] as const;
+export type WindowPreset = (typeof WINDOW_PRESETS)[number];
+export const MAX_WINDOW_DAYS = 366;
+
+/** The query fields every windowed admin route takes (spread into its query schema). */
+export const windowQueryFields = (defaultDays: number) => ({
+  days: intQuery({ minimum: 1, maximum: MAX_WINDOW_DAYS, defaultValue: defaultDays, description: "the last N UTC days, today included (or use preset)" }),
+  preset: t.Optional(
+    t.Union(
+      WINDOW_PRESETS.map((p) => t.Literal(p)),
+      { description: `a named UTC window instead of days: ${WINDOW_PRESETS.join(", ")}` },
+    ),
+  ),
+});
+
+/** A resolved window: inclusive UTC days `from`..`to` (YYYY-MM-DD), and the instants that bound it. */
+export interface ReportWindow {
+  from: string;
+  to: string;
+  days: number;
+  /** The preset's name, or `last_<n>d` for days. */
+  label: string;
+  since: string;
+  until: string;
+}
+
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+
+function span(fromMs: number, toMs: number, label: string): ReportWindow {
+  return {
+    from: dayOf(fromMs),
+    to: dayOf(toMs),
+    days: Math.round((startOfDay(toMs) - startOfDay(fromMs)) / DAY_MS) + 1,
+    label,
+    since: new Date(startOfDay(fromMs)).toISOString(),
+    until: new Date(startOfDay(toMs) + DAY_MS).toISOString(),
+  };
+}
+
+/**
+ * Resolves `days` / `preset` at `now`. Both given is a 400 naming both (which one was meant is a guess); neither
+ * gives the route's default days. Weeks start on Monday (ISO 8601).
+ */
+export function resolveWindow(query: { days?: number; preset?: WindowPreset }, now: Date, defaultDays: number): ReportWindow {
+  if (query.days !== undefined && query.preset !== undefined) {
+    throw new AppError(
+      "invalid_query",
+      `query.days and query.preset name the same window twice; send one of them (got days=${query.days}, preset=${query.preset})`,
+    );
+  }
+  const today = startOfDay(now.getTime());
+  if (query.preset === undefined) {
+    const days = query.days ?? defaultDays;
+    return span(today - (days - 1) * DAY_MS, today, `last_${days}d`);
+  }
+  const d = new Date(today);
+  switch (query.preset) {
+    case "today":
+      return span(today, today, "today");
+    case "yesterday":
+      return span(today - DAY_MS, today - DAY_MS, "yesterday");
+    case "last_7d":
+      return span(today - 6 * DAY_MS, today, "last_7d");
+    case "last_30d":
+      return span(today - 29 * DAY_MS, today, "last_30d");
+    case "last_90d":
+      return span(today - 89 * DAY_MS, today, "last_90d");
+    case "this_week":
+      return span(today - ((d.getUTCDay() + 6) % 7) * DAY_MS, today, "this_week");
+    case "this_month":
+      return span(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), today, "this_month");
+    case "last_month": {
+      const first = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1);
+      return span(first, Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - DAY_MS, "last_month");
+    }
+  }
+}
