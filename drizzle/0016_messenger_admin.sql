@@ -57,6 +57,8 @@ CREATE TABLE `messenger_wheel_campaigns` (
 --> statement-breakpoint
 ALTER TABLE `messenger_missions` ADD `revision` integer DEFAULT 1 NOT NULL;--> statement-breakpoint
 ALTER TABLE `messenger_missions` ADD `updated_at` text;--> statement-breakpoint
+CREATE INDEX `messenger_mission_enrollments_mission_idx` ON `messenger_mission_enrollments` (`mission_key`,`completed_at`);--> statement-breakpoint
+CREATE INDEX `messenger_mission_events_mission_idx` ON `messenger_mission_events` (`mission_key`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messenger_updates_received_idx` ON `messenger_updates` (`received_at`);--> statement-breakpoint
 -- Backfill the aggregates from the game ledger written before they existed (hand-written; drizzle-kit makes only DDL).
 INSERT INTO `messenger_daily_stats` (`day`, `action`, `game_key`, `entries`, `free_spins_granted`, `free_spins_spent`, `missiles_granted`, `missiles_spent`, `points_granted`, `points_spent`)

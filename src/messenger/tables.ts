@@ -217,7 +217,11 @@ export const messengerMissionEnrollments = sqliteTable(
     enrolledAt: text("enrolled_at").notNull(),
     completedAt: text("completed_at"),
   },
-  (t) => [primaryKey({ columns: [t.telegramUserId, t.missionKey] })],
+  (t) => [
+    primaryKey({ columns: [t.telegramUserId, t.missionKey] }),
+    // The operators' mission stats: enrollments and completions of one mission.
+    index("messenger_mission_enrollments_mission_idx").on(t.missionKey, t.completedAt),
+  ],
 );
 
 /** Progress events, accepted or refused, by client_event_id (replay suppression) and time (rate and daily caps). */
@@ -238,6 +242,8 @@ export const messengerMissionEvents = sqliteTable(
     uniqueIndex("messenger_mission_events_client_idx").on(t.telegramUserId, t.clientEventId),
     // The rate and daily caps count a player's accepted events on one mission since a time.
     index("messenger_mission_events_caps_idx").on(t.telegramUserId, t.missionKey, t.createdAt),
+    // The operators' mission analytics: one mission's events in a window.
+    index("messenger_mission_events_mission_idx").on(t.missionKey, t.createdAt),
   ],
 );
 
