@@ -13,7 +13,9 @@ import { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import {
+  combine,
   findWrk,
+  median,
   heraldLaunch,
   ROOT,
   startHeraldLike,
@@ -118,6 +120,10 @@ const messenger: Benchmark = {
     let server: RunningServer | undefined;
     let unverified: RunningServer | undefined;
     const results: CaseResult[] = [];
+    const rounds = opts.rounds ?? 1;
+    const verifiedRuns: CaseResult[] = [];
+    const unverifiedRuns: CaseResult[] = [];
+    if (rounds > 1) notes.push(`${rounds} rounds of verified then unverified (each after its warmup); the table shows medians, the ratio is the median of the per-round ratios`);
     try {
       const heraldDir = join(dir.path, "herald");
       const unverifiedDir = join(dir.path, "unverified");
@@ -131,7 +137,6 @@ const messenger: Benchmark = {
       const verifiedBody = await probe.text();
       results.push(await measure(PROBE, `${server.baseUrl}/healthz`, opts));
       results.push(await measure(UNAUTH, `${server.baseUrl}/api/public/system-status/policy`, opts));
-      results.push(await measure(VERIFIED, `${server.baseUrl}/api/messenger/games/catalog`, opts, headers));
       progress("starting the unverified server (bench/messenger-unverified-server.ts)");
       unverified = await startHeraldLike("unverified", join(ROOT, "bench", "messenger-unverified-server.ts"), unverifiedDir, "/api/messenger/games/catalog", {
         MESSENGER_BOT_TOKEN: BOT_TOKEN,
@@ -141,7 +146,14 @@ const messenger: Benchmark = {
       const shape = (t: string) => JSON.stringify(Object.keys(JSON.parse(t)).sort());
       if (shape(same) !== shape(verifiedBody))
         errors.push("the unverified server's catalog differs in shape from herald's: the two cases do not do the same work");
-      results.push(await measure(UNVERIFIED, `${unverified.baseUrl}/api/messenger/games/catalog`, opts, headers));
+      // Verified and unverified alternate, round after round, so both servers' request logs grow alike and a
+      // burst of other work on the cores hits both sides of a pair.
+      for (let round = 1; round <= rounds; round++) {
+        if (rounds > 1) progress(`round ${round} of ${rounds}`);
+        verifiedRuns.push(await measure(VERIFIED, `${server.baseUrl}/api/messenger/games/catalog`, opts, headers));
+        unverifiedRuns.push(await measure(UNVERIFIED, `${unverified.baseUrl}/api/messenger/games/catalog`, opts, headers));
+      }
+      results.push(combine(VERIFIED, verifiedRuns), combine(UNVERIFIED, unverifiedRuns));
       await unverified.stop();
       unverified = undefined;
       const script = join(dir.path, "play.lua");
@@ -167,12 +179,21 @@ const messenger: Benchmark = {
       dir.remove();
     }
     const withRatio = withRatios(results, UNAUTH);
-    const verified = withRatio.find((r) => r.case === VERIFIED);
-    const bare = withRatio.find((r) => r.case === UNVERIFIED);
-    const alone = verified && bare && bare.requests_per_sec > 0 ? Number((verified.requests_per_sec / bare.requests_per_sec).toFixed(3)) : null;
+    const verified = withRatio.find((r) => r.case.startsWith(VERIFIED));
+    const pairs = verifiedRuns.map((v, i) => ({ v, u: unverifiedRuns[i]! })).filter((p) => p.u && p.u.requests_per_sec > 0);
+    const alone = pairs.length ? Number(median(pairs.map((p) => p.v.requests_per_sec / p.u.requests_per_sec)).toFixed(3)) : null;
+    const cpuPairs = pairs.filter((p) => p.v.server_cpu_us_per_request && p.u.server_cpu_us_per_request);
+    const aloneByCpu = cpuPairs.length
+      ? Number(median(cpuPairs.map((p) => p.u.server_cpu_us_per_request! / p.v.server_cpu_us_per_request!)).toFixed(3))
+      : null;
+    if (pairs.length > 1) notes.push(`verified / unverified per round: ${pairs.map((p) => (p.v.requests_per_sec / p.u.requests_per_sec).toFixed(3)).join(", ")}`);
+    if (cpuPairs.length)
+      notes.push(
+        `server CPU per request: verified ${median(cpuPairs.map((p) => p.v.server_cpu_us_per_request!)).toFixed(1)} µs, unverified ${median(cpuPairs.map((p) => p.u.server_cpu_us_per_request!)).toFixed(1)} µs → unverified ÷ verified CPU = ${aloneByCpu} (less sensitive than req/s to other work on the cores)`,
+      );
     const play = withRatio.find((r) => r.case === PLAY);
     const summary = [
-      `verified / same route unverified = ${alone ?? "n/a"} (verification alone; target ≥ ${TARGET_RATIO})`,
+      `verified / same route unverified = ${alone ?? "n/a"} (verification alone, req/s; target ≥ ${TARGET_RATIO}); by server CPU per request: ${aloneByCpu ?? "n/a"}`,
       `verified / unauthenticated policy route = ${verified?.ratio_vs_baseline ?? "n/a"}`,
       `plays/s = ${play ? Math.round(play.requests_per_sec) : "n/a"} (target ≥ ${TARGET_PLAYS})`,
     ];
@@ -184,6 +205,7 @@ const messenger: Benchmark = {
       summary,
       ratios: {
         verified_vs_unverified: alone,
+        verified_vs_unverified_by_cpu: aloneByCpu,
         verified_vs_unauthenticated: verified?.ratio_vs_baseline ?? null,
         plays_per_sec: play ? Math.round(play.requests_per_sec) : null,
       },

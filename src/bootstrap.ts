@@ -18,6 +18,7 @@ import { registerChainJobs } from "./chain/jobs";
 import { registerAudioShareJobs } from "./audio-share/jobs";
 import { registerStatusJobs } from "./status/jobs";
 import { registerTransparencyJobs } from "./transparency/jobs";
+import { registerMessengerJobs } from "./messenger/jobs";
 import { createChainClient } from "./chain/rpc-log";
 
 export interface ContextOptions {
@@ -60,5 +61,6 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   registerAudioShareJobs(ctx);
   registerStatusJobs(ctx);
   registerTransparencyJobs(ctx);
+  registerMessengerJobs(ctx);
   return ctx;
 }

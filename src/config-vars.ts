@@ -287,9 +287,9 @@ export const CONFIG_VARS = {
     doc: "How init data is checked: hmac (the WebAppData hash, needs the bot token), ed25519 (Telegram's third-party signature) or either.",
   },
   MESSENGER_INIT_DATA_ED25519_KEYS: {
-    kind: { type: "enum", values: ["production", "test"] },
+    kind: { type: "string", pattern: /^(production|test|[0-9a-fA-F]{64})$/, allowed: "production, test, or an Ed25519 public key as 64 hex characters" },
     fallback: "production",
-    doc: "Which of Telegram's published Ed25519 public keys checks the signature field: production or test (Telegram's test environment).",
+    doc: "Which Ed25519 public key checks the signature field: production or test (Telegram's published keys for its production and test environments), or a key given as 64 hex characters (should Telegram publish a new one).",
   },
   MESSENGER_SALUTES_PARTNER: {
     kind: { type: "string", pattern: /^.{0,200}$/, allowed: "a partner name" },

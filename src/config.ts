@@ -115,7 +115,8 @@ export interface Config {
     readonly botApiBase: string;
     readonly initDataMaxAgeSeconds: number;
     readonly initDataMode: "hmac" | "ed25519" | "either";
-    readonly ed25519Keys: "production" | "test";
+    /** production, test, or an Ed25519 public key as 64 hex characters. */
+    readonly ed25519Keys: string;
     readonly salutesPartner: string | undefined;
   };
 }

@@ -5,12 +5,8 @@ import { pruneMessenger } from "./prune";
 export const BOT_OUTBOX_JOB = "messenger-bot-outbox";
 export const PRUNE_JOB = "messenger-prune";
 
-/**
- * The messenger's jobs. Registered when the messenger routes are built (guarded, so a second app over the same
- * context does not register twice); main.ts starts the registry after building the app.
- */
+/** The messenger's jobs, registered by openContext (src/bootstrap.ts) like every domain's. */
 export function registerMessengerJobs(ctx: AppContext): void {
-  if (ctx.jobs.has(BOT_OUTBOX_JOB)) return;
   ctx.jobs.register({
     name: BOT_OUTBOX_JOB,
     pattern: "* * * * * *",

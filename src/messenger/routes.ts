@@ -3,7 +3,6 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { messengerIdentity } from "./identity-plugin";
-import { registerMessengerJobs } from "./jobs";
 import {
   EngagementModel as EM,
   PlayerLinkModel,
@@ -54,7 +53,6 @@ export { messengerErrors, messengerTag };
 /** The messenger (Telegram) mini-app API: docs/messenger.md. Every route answers 503 without MESSENGER_BOT_TOKEN. */
 export function messengerRoutes(ctx: AppContext, guards: Guards) {
   const identity = messengerIdentity(ctx);
-  registerMessengerJobs(ctx);
   return (
     new Elysia({ name: "herald:messenger" })
       .use(identity.plugin)

@@ -137,3 +137,22 @@ export function linkWallet(ctx: AppContext, owner: Owner, rawUserId: string, inp
   }
   return { wallets: walletsOf(db, user.id) };
 }
+
+/**
+ * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallet-proof.ts):
+ * every partner's live link holding this Solana address is stamped verified at `at`. Runs inside the caller's
+ * transaction; returns how many links it stamped.
+ */
+export function markSolanaWalletProven(db: Database, address: string, at: string): number {
+  return db
+    .query("UPDATE wallet_links SET verified = 1, verified_at = ?1, updated_at = ?1 WHERE blockchain = 'solana' AND wallet_address = ?2 AND mode = 'live'")
+    .run(at, address).changes;
+}
+
+/** The live user of `partner` whose wallet links hold this Solana address, if any. */
+export function liveUserHoldingSolanaWallet(db: Database, partner: string, address: string): number | null {
+  const owner = db
+    .query<{ user_id: number }, [string, string]>("SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?")
+    .get(partner, address);
+  return owner?.user_id ?? null;
+}

@@ -1,6 +1,7 @@
 // Init-data identity (issue 18, Identity): Telegram's HMAC scheme checked against an independent signer and the
 // library's own `sign`; every tampering refused with its own code; the Ed25519 mode; not configured → 503.
 import { afterEach, describe, expect, test } from "bun:test";
+import { generateKeyPairSync, sign as ed25519Sign } from "node:crypto";
 import { sign } from "@telegram-apps/init-data-node";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
 import { BOT_TOKEN, createMessengerApp, initDataFor, signInitData, tmaPost } from "./support";
@@ -106,6 +107,42 @@ describe("POST /api/messenger/init/verify", () => {
     expect((await verify(tmaPost(initDataFor(h, { id: 9 }).replace(/hash=[0-9a-f]+/, `hash=${"0".repeat(64)}`)))).body.error).toBe(
       "init_data_signature_invalid",
     );
+  });
+
+  test("an Ed25519 signature over Telegram's third-party check string verifies with the configured public key; tampering fails", async () => {
+    // Telegram's private keys are Telegram's: the test signs with a key of its own, configured as the verifying key.
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const publicHex = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url").toString("hex");
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
+    const botId = BOT_TOKEN.split(":")[0];
+    // Built here from Telegram's documentation, independently of src/messenger/init-data.ts: "<bot_id>:WebAppData",
+    // then every field but hash and signature as key=value, sorted, joined by "\n".
+    const fields: Record<string, string> = {
+      auth_date: String(Math.floor(h.clock.now().getTime() / 1000)),
+      query_id: "AAHdF6IQAAAAAN0XohDhrOrc",
+      user: JSON.stringify({ id: 5151, first_name: "Grace", username: "grace" }),
+    };
+    const checkString = `${botId}:WebAppData\n${Object.keys(fields)
+      .sort()
+      .map((k) => `${k}=${fields[k]}`)
+      .join("\n")}`;
+    const signature = ed25519Sign(null, Buffer.from(checkString), privateKey).toString("base64url");
+    const signed = new URLSearchParams({ ...fields, signature, hash: "0".repeat(64) }).toString();
+    const ok = await verify(tmaPost(signed));
+    expect(ok.status).toBe(200);
+    expect(ok.body.identity).toMatchObject({ telegram_user_id: 5151, username: "grace", scheme: "ed25519" });
+    // A changed field, the signature of another key, a truncated signature: each refused.
+    const changed = signed.replace("Grace", "Grack");
+    expect((await verify(tmaPost(changed))).body.error).toBe("init_data_signature_invalid");
+    const other = generateKeyPairSync("ed25519").privateKey;
+    const byOther = new URLSearchParams({ ...fields, signature: ed25519Sign(null, Buffer.from(checkString), other).toString("base64url") }).toString();
+    expect((await verify(tmaPost(byOther))).body.error).toBe("init_data_signature_invalid");
+    const truncated = new URLSearchParams({ ...fields, signature: signature.slice(0, 60) }).toString();
+    expect((await verify(tmaPost(truncated))).body.error).toBe("init_data_signature_invalid");
+    // Telegram's published production key (the default) does not accept this key's signature.
+    h.close();
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
+    expect((await verify(tmaPost(signed))).body.error).toBe("init_data_signature_invalid");
   });
 
   test("without MESSENGER_BOT_TOKEN the route answers 503 messenger_not_configured", async () => {
