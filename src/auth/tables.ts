@@ -82,3 +82,24 @@ export const adminAudit = sqliteTable(
   },
   (t) => [index("admin_audit_at_idx").on(t.at)],
 );
+
+/**
+ * Operator browser sessions (GET/POST /admin/sign-in): an admin token pasted once becomes an HttpOnly,
+ * SameSite=Strict cookie. Only SHA-256 hashes of the session id and its CSRF token are stored; a session ends at
+ * expires_at, on sign-out, or when revoked (or when the admin token it came from is revoked).
+ */
+export const adminSessions = sqliteTable(
+  "admin_sessions",
+  {
+    sessionHash: text("session_hash").primaryKey(),
+    csrfHash: text("csrf_hash").notNull(),
+    adminTokenId: integer("admin_token_id").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    lastSeenAt: text("last_seen_at"),
+    revokedAt: text("revoked_at"),
+    clientIp: text("client_ip"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("admin_sessions_token_idx").on(t.adminTokenId), index("admin_sessions_expires_idx").on(t.expiresAt)],
+);
