@@ -123,7 +123,10 @@ const messenger: Benchmark = {
     const rounds = opts.rounds ?? 1;
     const verifiedRuns: CaseResult[] = [];
     const unverifiedRuns: CaseResult[] = [];
-    if (rounds > 1) notes.push(`${rounds} rounds of verified then unverified (each after its warmup); the table shows medians, the ratio is the median of the per-round ratios`);
+    if (rounds > 1)
+      notes.push(
+        `${rounds} rounds of verified then unverified (each after its warmup); the table shows medians, the ratio is the median of the per-round ratios`,
+      );
     try {
       const heraldDir = join(dir.path, "herald");
       const unverifiedDir = join(dir.path, "unverified");
@@ -183,10 +186,9 @@ const messenger: Benchmark = {
     const pairs = verifiedRuns.map((v, i) => ({ v, u: unverifiedRuns[i]! })).filter((p) => p.u && p.u.requests_per_sec > 0);
     const alone = pairs.length ? Number(median(pairs.map((p) => p.v.requests_per_sec / p.u.requests_per_sec)).toFixed(3)) : null;
     const cpuPairs = pairs.filter((p) => p.v.server_cpu_us_per_request && p.u.server_cpu_us_per_request);
-    const aloneByCpu = cpuPairs.length
-      ? Number(median(cpuPairs.map((p) => p.u.server_cpu_us_per_request! / p.v.server_cpu_us_per_request!)).toFixed(3))
-      : null;
-    if (pairs.length > 1) notes.push(`verified / unverified per round: ${pairs.map((p) => (p.v.requests_per_sec / p.u.requests_per_sec).toFixed(3)).join(", ")}`);
+    const aloneByCpu = cpuPairs.length ? Number(median(cpuPairs.map((p) => p.u.server_cpu_us_per_request! / p.v.server_cpu_us_per_request!)).toFixed(3)) : null;
+    if (pairs.length > 1)
+      notes.push(`verified / unverified per round: ${pairs.map((p) => (p.v.requests_per_sec / p.u.requests_per_sec).toFixed(3)).join(", ")}`);
     if (cpuPairs.length)
       notes.push(
         `server CPU per request: verified ${median(cpuPairs.map((p) => p.v.server_cpu_us_per_request!)).toFixed(1)} µs, unverified ${median(cpuPairs.map((p) => p.u.server_cpu_us_per_request!)).toFixed(1)} µs → unverified ÷ verified CPU = ${aloneByCpu} (less sensitive than req/s to other work on the cores)`,

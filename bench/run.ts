@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   redirect: () => import("./redirect"),
   transparency: () => import("./transparency"),
   messenger: () => import("./messenger"),
+  "messenger-admin": () => import("./messenger-admin"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])

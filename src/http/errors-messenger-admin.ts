@@ -53,4 +53,28 @@ export const MESSENGER_ADMIN_ERRORS = {
     "The mission changed since you read it (details.current_revision); read it again, re-apply your change and send the new revision.",
     { endpoint_groups: ["messenger", "admin"] },
   ),
+  mission_inactive: entry(
+    409,
+    "Mission inactive",
+    "conflict",
+    "fail_fast",
+    "The operator has deactivated this mission: it is not in the catalog and takes no enrollments or progress until POST /api/messenger/admin/missions/{mission_key}/activate.",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
+  game_not_in_campaign: entry(
+    403,
+    "Game not open to this player now",
+    "authorization",
+    "fail_fast",
+    "The game is limited to catalog campaigns and none open to this player is active now (details.reason); the catalog shows it as unavailable with the same reason.",
+    { endpoint_groups: ["messenger"] },
+  ),
+  player_not_found: entry(
+    404,
+    "Player not found",
+    "not_found",
+    "fail_fast",
+    "No messenger player has this Telegram user id; a player exists once they have opened the mini-app (GET /api/messenger/admin/games/user-profiles lists them).",
+    { endpoint_groups: ["messenger", "admin"] },
+  ),
 } as const satisfies Record<string, CatalogEntry>;

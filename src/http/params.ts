@@ -87,7 +87,8 @@ function propertiesOf(schema: TSchema | null): Record<string, TSchema> {
 export function describeParamProblems(schemas: RouteSchemas, query: URLSearchParams, params: Record<string, string | undefined>): ProblemDetail[] {
   const out: ProblemDetail[] = [];
   const parts: Array<["query" | "path", TSchema | null, (name: string) => string | null]> = [
-    ["path", schemas.params, (name) => params[name] ?? null],
+    // A valid path parameter may already be coerced (an intPath is a number by the time a query fails): read as text.
+    ["path", schemas.params, (name) => (params[name] === undefined || params[name] === null ? null : String(params[name]))],
     ["query", schemas.query, (name) => query.get(name)],
   ];
   for (const [part, schema, read] of parts) {

@@ -6,6 +6,7 @@ import { AppError } from "../http/errors";
 import { GAMES } from "./catalog";
 import { claimPromo } from "./promos";
 import { getPlayer, getPlayerOrCreate } from "./players";
+import { activeWheel } from "./admin/wheel-campaigns";
 import { freeSpinState } from "./wheel";
 
 export interface TelegramUser {
@@ -23,6 +24,12 @@ export const BOT_COMMANDS = [
   { command: "balance", description: "Your free spins, missiles and points" },
   { command: "play", description: "The games and when you can play next" },
 ] as const;
+
+/**
+ * The update kinds the webhook acts on: ingestUpdate answers `update.message` (private-chat commands) and only
+ * records the other kinds. The operators' readiness check compares setWebhook's allowed_updates with this.
+ */
+export const HANDLED_UPDATE_KINDS = ["message"] as const;
 
 const helpText = () => ["Commands:", ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`)].join("\n");
 
@@ -47,7 +54,8 @@ export function botReplies(ctx: AppContext, db: Database, now: string, from: Tel
     }
     case "play": {
       const p = getPlayerOrCreate(db, from.id, now);
-      const spin = freeSpinState(p, new Date(now));
+      // The cooldown of the wheel this player gets (their audience's active campaign, else the default).
+      const spin = freeSpinState(p, new Date(now), activeWheel(db, p, now).cooldown_seconds);
       const wheel = spin.free_spin_available ? "free spin available now" : `next free spin at ${spin.next_free_spin_at} (UTC)`;
       const lines = GAMES.map(
         (g) => `${g.title}: ${g.game_key === "spin_wheel" ? `${wheel}; ${p.free_spin_balance} spins in hand` : `${p.missile_balance} missiles`}`,

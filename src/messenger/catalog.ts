@@ -1,6 +1,9 @@
-// The games, items and wheel campaign the mini-app offers. Built in (documented in docs/messenger.md) rather than
-// operator-edited: the admin routes that would edit them are not part of this service yet.
-import type { PlayerRow } from "./players";
+// The games, items and the default wheel campaign the mini-app offers (docs/messenger.md). Operators limit who sees
+// a game and replace the wheel's segments with campaigns, and add audience groups (docs/messenger-admin-games.md);
+// the built-in wheel campaign is what a player outside every wheel campaign spins.
+import type { Database } from "bun:sqlite";
+import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, isBuiltinGroup, ruleMatches } from "./admin/audience-rule";
+import { gamesConfig } from "./admin/config-cache";
 
 export interface RewardSpec {
   free_spins: number;
@@ -16,7 +19,7 @@ export interface WheelSegment {
   reward: RewardSpec;
 }
 
-/** The active wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins. */
+/** The default wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins. */
 export const WHEEL_CAMPAIGN = {
   campaign_key: "wheel-default",
   title: "Daily wheel",
@@ -31,23 +34,18 @@ export const WHEEL_CAMPAIGN = {
   ] satisfies WheelSegment[],
 } as const;
 
-/** Audience groups a game, promo or mission may be limited to. */
-export const AUDIENCE_GROUPS = ["all", "premium", "linked", "unlinked"] as const;
+/** The built-in audience groups; operators add their own (messenger_audience_groups). */
+export const AUDIENCE_GROUPS = BUILTIN_AUDIENCE_GROUPS;
 export type AudienceGroup = (typeof AUDIENCE_GROUPS)[number];
 
-export function inAudience(p: Pick<PlayerRow, "is_premium" | "linked_user_id">, group: string): boolean {
-  switch (group) {
-    case "all":
-      return true;
-    case "premium":
-      return p.is_premium === 1;
-    case "linked":
-      return p.linked_user_id !== null;
-    case "unlinked":
-      return p.linked_user_id === null;
-    default:
-      return false;
-  }
+/**
+ * Whether the player is in the group: a built-in one, or an operator group whose rule is read from the cached
+ * games configuration (no query per call). An unknown group holds nobody; the admin routes refuse to name one.
+ */
+export function inAudience(p: AudiencePlayer, group: string, db: Database): boolean {
+  if (isBuiltinGroup(group)) return builtinMatches(group, p);
+  const rule = gamesConfig(db).groups.get(group);
+  return rule !== undefined && ruleMatches(rule, p);
 }
 
 /** Items the player buys with game points (POST /api/messenger/games/items/purchase; missiles also via recon-grid/purchase). */

@@ -5,22 +5,38 @@ import { GAMES, ITEMS, inAudience, type ItemKey } from "./catalog";
 import { applyAction } from "./ledger";
 import type { PlayerRow } from "./players";
 import { freeSpinState } from "./wheel";
+import { catalogAccess } from "./admin/campaigns";
+import { activeWheel } from "./admin/wheel-campaigns";
 
-/** The launchable games for this player: audience rules applied, each with its availability and cost. */
+/**
+ * The launchable games for this player: the built-in audience rules applied, then the catalog campaigns (a game
+ * with enabled campaigns is listed for everyone but available only inside an active campaign of the player's
+ * audience, with the reason otherwise), each with its availability and cost.
+ */
 export function gameCatalog(ctx: AppContext, player: PlayerRow) {
+  const db = ctx.db.sqlite;
   const now = ctx.clock.now();
-  const free = freeSpinState(player, now);
-  const games = GAMES.filter((g) => inAudience(player, g.audience_group)).map((g) => {
-    const available = g.game_key === "spin_wheel" ? free.free_spin_available || player.free_spin_balance > 0 : true;
-    const reason =
-      g.game_key === "spin_wheel"
-        ? available
-          ? null
-          : `next daily free spin at ${free.next_free_spin_at}; buy a spin_play to play now`
-        : player.missile_balance > 0
-          ? null
-          : "no missiles: a grid can be started, revealing needs a missile (buy some with points)";
-    return { game_key: g.game_key, title: g.title, audience_group: g.audience_group, available, reason, cost: g.cost };
+  const iso = now.toISOString();
+  const games = GAMES.filter((g) => inAudience(player, g.audience_group, db)).map((g) => {
+    const access = catalogAccess(db, player, g.game_key, iso);
+    let reason: string | null;
+    if (!access.allowed) reason = `not open to you now: ${access.reason}`;
+    else if (g.game_key === "spin_wheel") {
+      const free = freeSpinState(player, now, activeWheel(db, player, iso).cooldown_seconds);
+      reason =
+        free.free_spin_available || player.free_spin_balance > 0 ? null : `next daily free spin at ${free.next_free_spin_at}; buy a spin_play to play now`;
+    } else reason = player.missile_balance > 0 ? null : "no missiles: a grid can be started, revealing needs a missile (buy some with points)";
+    // The grid stays available without missiles (starting one is free); the wheel needs a spin.
+    const available = access.allowed && (g.game_key === "spin_wheel" ? reason === null : true);
+    return {
+      game_key: g.game_key,
+      title: g.title,
+      audience_group: access.campaign?.audience_group ?? g.audience_group,
+      available,
+      reason,
+      cost: g.cost,
+      campaign_id: access.campaign?.id ?? null,
+    };
   });
   const items = Object.values(ITEMS).map((i) => ({ item_key: i.item_key, title: i.title, price_points: i.price_points, grants: i.grants }));
   return { games, items };

@@ -14,7 +14,7 @@ import { applyAction } from "./ledger";
 import { getPlayerOrCreate } from "./players";
 import { paySalutes, type SalutesPayout } from "./salutes-reward";
 
-interface MissionRow {
+export interface MissionRow {
   mission_key: string;
   title: string;
   event_type: string;
@@ -27,6 +27,9 @@ interface MissionRow {
   per_minute_cap: number;
   active: number;
   created_at: string;
+  /** Bumped by every operator change (src/messenger/admin/missions-admin.ts). */
+  revision: number;
+  updated_at: string | null;
 }
 
 interface EnrollmentRow {
@@ -47,7 +50,7 @@ export interface NewMission {
   per_minute_cap: number;
 }
 
-const missionView = (m: MissionRow) => ({
+export const missionView = (m: MissionRow) => ({
   mission_key: m.mission_key,
   title: m.title,
   event_type: m.event_type,
@@ -76,8 +79,8 @@ export function createMission(ctx: AppContext, admin: AdminRequest, input: NewMi
       const now = ctx.clock.now().toISOString();
       const row = db
         .query<MissionRow, Array<string | number | null>>(
-          `INSERT INTO messenger_missions (mission_key, title, event_type, target, reward_free_spins, reward_missiles, reward_points, reward_salutes, daily_cap, per_minute_cap, active, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (mission_key) DO NOTHING RETURNING *`,
+          `INSERT INTO messenger_missions (mission_key, title, event_type, target, reward_free_spins, reward_missiles, reward_points, reward_salutes, daily_cap, per_minute_cap, active, created_at, revision, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (mission_key) DO NOTHING RETURNING *`,
         )
         .get(
           input.mission_key,
@@ -91,6 +94,7 @@ export function createMission(ctx: AppContext, admin: AdminRequest, input: NewMi
           input.daily_cap,
           input.per_minute_cap,
           now,
+          now,
         );
       if (!row) throw new AppError("conflict", `A mission with key ${JSON.stringify(input.mission_key)} already exists`);
       writeAudit(db, {
@@ -98,22 +102,45 @@ export function createMission(ctx: AppContext, admin: AdminRequest, input: NewMi
         actor: admin.actor,
         action: "messenger.mission.create",
         target: input.mission_key,
-        details: missionView(row),
+        details: adminMissionView(row),
         requestId: admin.requestId,
       });
-      return { mission: missionView(row) };
+      return { mission: adminMissionView(row) };
     })
     .immediate();
 }
 
-export function listMissions(ctx: AppContext) {
-  const rows = ctx.db.sqlite.query<MissionRow, []>("SELECT * FROM messenger_missions ORDER BY created_at, mission_key LIMIT 500").all();
-  return { missions: rows.map(missionView), count: rows.length };
+/** The operator's view: the player's fields plus the revision a PATCH must name. */
+export const adminMissionView = (m: MissionRow) => ({ ...missionView(m), revision: m.revision, updated_at: m.updated_at ?? m.created_at });
+
+/**
+ * One page of missions, oldest first (created_at, then key). Offset paging only: the sort key is not an integer
+ * id, so there is no keyset cursor (next_cursor is always null); the mission list is operator-sized.
+ */
+export function listMissions(ctx: AppContext, page: { limit: number; offset: number } = { limit: 50, offset: 0 }) {
+  const db = ctx.db.sqlite;
+  const rows = db
+    .query<MissionRow, [number, number]>("SELECT * FROM messenger_missions ORDER BY created_at, mission_key LIMIT ? OFFSET ?")
+    .all(page.limit + 1, page.offset);
+  const hasMore = rows.length > page.limit;
+  const items = hasMore ? rows.slice(0, page.limit) : rows;
+  const total = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messenger_missions").get()!.n;
+  return {
+    missions: items.map(adminMissionView),
+    count: items.length,
+    total,
+    pagination: { has_more: hasMore, next_offset: hasMore ? page.offset + items.length : null, next_cursor: null },
+  };
 }
 
+/**
+ * The mission a player may act on: unknown is 404 mission_not_found; deactivated by the operator is 409
+ * mission_inactive, so the mini-app can say "this mission was switched off" rather than "no such mission".
+ */
 const activeMission = (ctx: AppContext, key: string) => {
-  const m = ctx.db.sqlite.query<MissionRow, [string]>("SELECT * FROM messenger_missions WHERE mission_key = ? AND active = 1").get(key);
-  if (!m) throw new AppError("mission_not_found", `No active mission ${JSON.stringify(key)}`);
+  const m = ctx.db.sqlite.query<MissionRow, [string]>("SELECT * FROM messenger_missions WHERE mission_key = ?").get(key);
+  if (!m) throw new AppError("mission_not_found", `No mission ${JSON.stringify(key)}`);
+  if (m.active !== 1) throw new AppError("mission_inactive", `The mission ${JSON.stringify(key)} is not active`, { details: { mission_key: key } });
   return m;
 };
 
@@ -144,9 +171,10 @@ export function listEnrollments(ctx: AppContext, telegramUserId: number) {
 /** Enrolls; enrolling again answers the same enrollment with already_enrolled=true. */
 export function enroll(ctx: AppContext, telegramUserId: number, missionKey: string) {
   const db = ctx.db.sqlite;
-  const m = activeMission(ctx, missionKey);
   return db
     .transaction(() => {
+      // Read inside the transaction: an operator's deactivation or PATCH is either wholly before or after.
+      const m = activeMission(ctx, missionKey);
       const now = ctx.clock.now().toISOString();
       getPlayerOrCreate(db, telegramUserId, now);
       const fresh = db
@@ -177,13 +205,14 @@ const dayStart = (iso: string) => `${iso.slice(0, 10)}T00:00:00.000Z`;
 
 export function reportProgress(ctx: AppContext, telegramUserId: number, input: { client_event_id: string; mission_key: string; progress: number }) {
   const db = ctx.db.sqlite;
-  const m = activeMission(ctx, input.mission_key);
   return db
     .transaction((): ProgressAnswer & { replayed: boolean } => {
       const prior = db
         .query<{ result: string }, [number, string]>("SELECT result FROM messenger_mission_events WHERE telegram_user_id = ? AND client_event_id = ?")
         .get(telegramUserId, input.client_event_id);
+      // A replay answers what was recorded, even if the operator has since deactivated the mission.
       if (prior) return { ...(JSON.parse(prior.result) as ProgressAnswer), replayed: true };
+      const m = activeMission(ctx, input.mission_key);
       const now = ctx.clock.now();
       const iso = now.toISOString();
       const e = db

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi-names";
+import { AdminPage, AdminPageQuery, audienceKey } from "./admin/games-config-model";
 import { initData, nullable, Replayed, Reward, requestId } from "./model";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
 
@@ -29,7 +30,7 @@ const SalutesPayout = named(
     reason: nullable(t.String({ description: "Why it was not paid" })),
   }),
 );
-const audience = t.Union([t.Literal("all"), t.Literal("premium"), t.Literal("linked"), t.Literal("unlinked")], { description: "Audience group" });
+const audience = audienceKey;
 const Promo = named(
   "MessengerPromo",
   t.Object({
@@ -78,21 +79,29 @@ export const PromoModel = {
   createBody: t.Object(
     {
       code,
-      reward: RewardInput,
-      max_claims: t.Integer({ minimum: 1, maximum: 10_000_000, description: "Total claims allowed" }),
+      update: t.Optional(
+        t.Boolean({ description: "true: change this existing code's max_claims, expires_at, audience_group or enabled (without it an existing code is 409)" }),
+      ),
+      reward: t.Optional(RewardInput),
+      max_claims: t.Optional(
+        t.Integer({ minimum: 1, maximum: 10_000_000, description: "Total claims allowed (required on create; on update not below the claims made)" }),
+      ),
       audience_group: t.Optional(audience),
-      expires_at: t.Optional(t.String({ format: "date-time", description: "ISO 8601; unset = no expiry" })),
+      expires_at: t.Optional(
+        t.Union([t.String({ format: "date-time" }), t.Null()], { description: "ISO 8601; unset = no expiry (null on update removes the expiry)" }),
+      ),
+      enabled: t.Optional(t.Boolean({ description: "false: the code cannot be claimed (and is listed only with include_disabled)" })),
     },
     { additionalProperties: false },
   ),
-  created: named("MessengerPromoCreated", Envelope({ promo: Promo })),
+  created: named("MessengerPromoCreated", Envelope({ promo: Promo, created: t.Boolean({ description: "false: an existing code was updated" }) })),
   listQuery: t.Object({
     include_disabled: t.Optional(
       t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1 or true: list disabled promos too" }),
     ),
-    include_meta: t.Optional(t.String()),
+    ...AdminPageQuery,
   }),
-  list: named("MessengerPromoList", Envelope({ promos: t.Array(Promo), count: t.Integer() })),
+  list: named("MessengerPromoList", Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage })),
 };
 
 export const MissionModel = {

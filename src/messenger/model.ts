@@ -179,6 +179,7 @@ export const GamesModel = {
           available: t.Boolean(),
           reason: nullable(t.String({ description: "Why it is not available now, or what it needs" })),
           cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
+          campaign_id: nullable(t.Integer({ description: "The catalog campaign that opens the game to this player; null when the game has none" })),
         }),
       ),
       items: t.Array(t.Object({ item_key: t.String(), title: t.String(), price_points: t.Integer(), grants: Reward })),

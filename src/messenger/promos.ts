@@ -4,6 +4,8 @@ import type { AdminRequest } from "../auth/admin-plugin";
 import { writeAudit } from "../auth/audit";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
+import { requireAudienceGroup } from "./admin/audiences";
+import { badField, isoOrThrow, type Page, paged } from "./admin/inputs";
 import { inAudience } from "./catalog";
 import { applyAction } from "./ledger";
 import { paySalutes } from "./salutes-reward";
@@ -24,10 +26,14 @@ interface PromoRow {
 
 export interface NewPromo {
   code: string;
-  reward: { free_spins?: number; missiles?: number; points?: number; salutes?: string };
-  max_claims: number;
+  /** true: change an existing code (caps, expiry, audience, enabled); without it an existing code is 409 conflict. */
+  update?: boolean;
+  reward?: { free_spins?: number; missiles?: number; points?: number; salutes?: string };
+  max_claims?: number;
   audience_group?: string;
-  expires_at?: string;
+  /** null (on update): no expiry any more. */
+  expires_at?: string | null;
+  enabled?: boolean;
 }
 
 const promoView = (p: PromoRow) => ({
@@ -42,33 +48,43 @@ const promoView = (p: PromoRow) => ({
   created_at: p.created_at,
 });
 
+/** POST /api/messenger/admin/games/promos: creates a code, or with update: true changes one. */
 export function createPromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
+  if (input.update) return updatePromo(ctx, admin, input);
   const db = ctx.db.sqlite;
-  if (input.expires_at !== undefined && Number.isNaN(Date.parse(input.expires_at))) {
-    throw new AppError("invalid_payload", "expires_at must be an ISO 8601 time", {
-      details: [{ field: "body.expires_at", problem: "must be an ISO 8601 time" }],
-    });
-  }
+  const expiresAt = typeof input.expires_at === "string" ? isoOrThrow(input.expires_at, "body.expires_at") : null;
+  if (!input.reward) throw badField("body.reward", "is required when creating a promo");
+  if (input.max_claims === undefined) throw badField("body.max_claims", "is required when creating a promo");
+  const reward = input.reward;
   return db
     .transaction(() => {
       const now = ctx.clock.now().toISOString();
+      requireAudienceGroup(db, input.audience_group ?? "all", "body.audience_group");
       const row = db
         .query<PromoRow, Array<string | number | null>>(
           `INSERT INTO messenger_promos (code, reward_free_spins, reward_missiles, reward_points, reward_salutes, max_claims, claims, audience_group, expires_at, enabled, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 1, ?) ON CONFLICT (code) DO NOTHING RETURNING *`,
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING RETURNING *`,
         )
         .get(
           input.code,
-          input.reward.free_spins ?? 0,
-          input.reward.missiles ?? 0,
-          input.reward.points ?? 0,
-          input.reward.salutes ?? null,
-          input.max_claims,
+          reward.free_spins ?? 0,
+          reward.missiles ?? 0,
+          reward.points ?? 0,
+          reward.salutes ?? null,
+          input.max_claims!,
           input.audience_group ?? "all",
-          input.expires_at ? new Date(input.expires_at).toISOString() : null,
+          expiresAt,
+          input.enabled === false ? 0 : 1,
           now,
         );
-      if (!row) throw new AppError("conflict", `A promo with code ${JSON.stringify(input.code)} already exists`);
+      if (!row)
+        throw new AppError(
+          "conflict",
+          `A promo with code ${JSON.stringify(input.code)} already exists; send update: true to change its caps, expiry or state`,
+          {
+            details: [{ field: "body.code", problem: "already exists" }],
+          },
+        );
       writeAudit(db, {
         at: now,
         actor: admin.actor,
@@ -77,16 +93,78 @@ export function createPromo(ctx: AppContext, admin: AdminRequest, input: NewProm
         details: promoView(row),
         requestId: admin.requestId,
       });
-      return { promo: promoView(row) };
+      return { promo: promoView(row), created: true };
     })
     .immediate();
 }
 
-export function listPromos(ctx: AppContext, includeDisabled: boolean) {
+/**
+ * Changes an existing code's cap, expiry, audience group or enabled state (audited with the before and after). The
+ * reward is fixed once created (players who claimed got it); a cap below the claims made is refused.
+ */
+function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
+  const db = ctx.db.sqlite;
+  const expiresAt = typeof input.expires_at === "string" ? isoOrThrow(input.expires_at, "body.expires_at") : input.expires_at;
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const before = db.query<PromoRow, [string]>("SELECT * FROM messenger_promos WHERE code = ?").get(input.code);
+      if (!before)
+        throw new AppError("promo_not_found", `body.code: no promo ${JSON.stringify(input.code)} to update`, {
+          details: [{ field: "body.code", problem: "no such promo" }],
+        });
+      if (input.reward) {
+        const r = input.reward;
+        const same =
+          (r.free_spins ?? 0) === before.reward_free_spins &&
+          (r.missiles ?? 0) === before.reward_missiles &&
+          (r.points ?? 0) === before.reward_points &&
+          (r.salutes ?? null) === before.reward_salutes;
+        if (!same)
+          throw new AppError("conflict", `body.reward: the reward of ${before.code} is fixed once created; create a new code for another reward`, {
+            details: [{ field: "body.reward", problem: "cannot change after creation" }],
+          });
+      }
+      if (input.max_claims !== undefined && input.max_claims < before.claims)
+        throw new AppError(
+          "promo_cap_below_claims",
+          `body.max_claims: ${input.max_claims} is below the ${before.claims} claims already made of ${before.code}`,
+          {
+            details: { field: "body.max_claims", claims: before.claims, max_claims: input.max_claims },
+          },
+        );
+      if (input.audience_group !== undefined) requireAudienceGroup(db, input.audience_group, "body.audience_group");
+      const row = db
+        .query<PromoRow, Array<string | number | null>>(
+          "UPDATE messenger_promos SET max_claims = ?, audience_group = ?, expires_at = ?, enabled = ? WHERE code = ? RETURNING *",
+        )
+        .get(
+          input.max_claims ?? before.max_claims,
+          input.audience_group ?? before.audience_group,
+          expiresAt === undefined ? before.expires_at : expiresAt,
+          input.enabled === undefined ? before.enabled : input.enabled ? 1 : 0,
+          before.code,
+        )!;
+      writeAudit(db, {
+        at: now,
+        actor: admin.actor,
+        action: "messenger.promo.update",
+        target: before.code,
+        details: { before: promoView(before), after: promoView(row) },
+        requestId: admin.requestId,
+      });
+      return { promo: promoView(row), created: false };
+    })
+    .immediate();
+}
+
+/** Promos by code, enabled ones unless includeDisabled, newest first, one offset page. */
+export function listPromos(ctx: AppContext, includeDisabled: boolean, page: Page = { limit: 50, offset: 0 }) {
   const rows = ctx.db.sqlite
-    .query<PromoRow, [number]>("SELECT * FROM messenger_promos WHERE enabled = 1 OR ? = 1 ORDER BY created_at DESC, code LIMIT 500")
-    .all(includeDisabled ? 1 : 0);
-  return { promos: rows.map(promoView), count: rows.length };
+    .query<PromoRow, [number, number, number]>("SELECT * FROM messenger_promos WHERE enabled = 1 OR ? = 1 ORDER BY created_at DESC, code LIMIT ? OFFSET ?")
+    .all(includeDisabled ? 1 : 0, page.limit + 1, page.offset);
+  const p = paged(rows.map(promoView), page);
+  return { promos: p.items, count: p.count, pagination: p.pagination };
 }
 
 /** Claims a promo for the player; the same request id replays, a second claim of the code is refused. */
@@ -99,7 +177,7 @@ export function claimPromo(ctx: AppContext, telegramUserId: number, input: { req
       if (!promo) throw new AppError("promo_not_found", `No promo ${JSON.stringify(input.code)}`);
       if (promo.expires_at && promo.expires_at <= now)
         throw new AppError("promo_expired", `Promo ${promo.code} expired at ${promo.expires_at}`, { details: { expires_at: promo.expires_at } });
-      if (!inAudience(player, promo.audience_group)) {
+      if (!inAudience(player, promo.audience_group, db)) {
         throw new AppError("promo_not_eligible", `Promo ${promo.code} is for the ${promo.audience_group} audience group`, {
           details: { audience_group: promo.audience_group },
         });

@@ -4,6 +4,7 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
+import { requireCatalogAccess } from "./admin/campaigns";
 import { GRID_CELLS, GRID_PRIZES, GRID_SIZE } from "./catalog";
 import { bump } from "./counters";
 import { newClientSeed, newServerSeed, seedHash, shuffleFair } from "./fair";
@@ -67,6 +68,8 @@ export function startGrid(ctx: AppContext, telegramUserId: number, input: { clie
   return db
     .transaction(() => {
       const now = ctx.clock.now().toISOString();
+      // Catalog campaigns gate starting a grid; a grid already started can be finished after its campaign ends.
+      requireCatalogAccess(db, getPlayerOrCreate(db, telegramUserId, now), "recon_grid", now);
       const active = activeGrid(db, telegramUserId);
       let abandoned: ReturnType<typeof gridView> | null = null;
       if (active) {

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
@@ -24,12 +24,8 @@ import {
   opsHealth,
   issueChallenge,
   verifyClaim,
-  createMission,
-  createPromo,
   enroll,
   listEnrollments,
-  listMissions,
-  listPromos,
   missionCatalog,
   missionHistory,
   reportProgress,
@@ -254,17 +250,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
         response: { 200: EM.health, ...messengerErrors },
         detail: messengerTag("Messenger telemetry: updates, replays, init-data failures, plays, outbox backlog, Bot API errors"),
       })
-      .get(
-        "/api/messenger/admin/games/promos",
-        ({ query }) => ({ success: true as const, ...listPromos(ctx, query.include_disabled === "1" || query.include_disabled === "true") }),
-        { admin: true, query: PromoModel.listQuery, response: { 200: PromoModel.list, ...messengerErrors }, detail: messengerTag("Promo codes (operator)") },
-      )
-      .post("/api/messenger/admin/games/promos", ({ admin, body }) => ({ success: true as const, ...createPromo(ctx, admin, body) }), {
-        admin: true,
-        body: PromoModel.createBody,
-        response: { 200: PromoModel.created, ...messengerErrors },
-        detail: messengerTag("Create a promo code (operator; audited)"),
-      })
+      // GET and POST /api/messenger/admin/games/promos: src/messenger/admin/games-config-routes.ts.
       .post(
         "/api/messenger/admin/players/:telegram_user_id/link",
         ({ admin, params, body }) => ({ success: true as const, ...linkPlayer(ctx, admin, params.telegram_user_id, body) }),
@@ -276,17 +262,5 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
           detail: messengerTag("Link a player to a MESSENGER_SALUTES_PARTNER user, or unlink (operator; audited)"),
         },
       )
-      .get("/api/messenger/admin/missions", () => ({ success: true as const, ...listMissions(ctx) }), {
-        admin: true,
-        query: t.Object({ include_meta: t.Optional(t.String()) }),
-        response: { 200: MM.list, ...messengerErrors },
-        detail: messengerTag("Missions (operator)"),
-      })
-      .post("/api/messenger/admin/missions", ({ admin, body }) => ({ success: true as const, ...createMission(ctx, admin, body) }), {
-        admin: true,
-        body: MM.createBody,
-        response: { 200: MM.created, ...messengerErrors },
-        detail: messengerTag("Create a mission (operator; audited)"),
-      })
   );
 }

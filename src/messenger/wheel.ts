@@ -2,14 +2,17 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
+import { requireCatalogAccess, catalogAccess } from "./admin/campaigns";
+import { activeWheel } from "./admin/wheel-campaigns";
 import { WHEEL_CAMPAIGN } from "./catalog";
 import { bump } from "./counters";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
 import { applyAction } from "./ledger";
 import type { PlayerRow } from "./players";
 
-export function freeSpinState(p: Pick<PlayerRow, "last_free_spin_at">, now: Date) {
-  const next = p.last_free_spin_at ? Date.parse(p.last_free_spin_at) + WHEEL_CAMPAIGN.cooldown_seconds * 1000 : now.getTime();
+/** The daily free spin: due `cooldownSeconds` (the player's wheel campaign's) after the last one. */
+export function freeSpinState(p: Pick<PlayerRow, "last_free_spin_at">, now: Date, cooldownSeconds: number = WHEEL_CAMPAIGN.cooldown_seconds) {
+  const next = p.last_free_spin_at ? Date.parse(p.last_free_spin_at) + cooldownSeconds * 1000 : now.getTime();
   const available = next <= now.getTime();
   return {
     free_spin_available: available,
@@ -64,12 +67,13 @@ export function wheelStatus(ctx: AppContext, player: PlayerRow, clientSeed: stri
         seed = createSeed(ctx, db, player.telegram_user_id, null, iso);
       }
       const fresh = db.query<PlayerRow, [number]>("SELECT * FROM messenger_players WHERE telegram_user_id = ?").get(player.telegram_user_id)!;
-      const free = freeSpinState(fresh, now);
+      const wheel = activeWheel(db, fresh, iso);
+      const free = freeSpinState(fresh, now, wheel.cooldown_seconds);
       return {
-        available: free.free_spin_available || fresh.free_spin_balance > 0,
+        available: (free.free_spin_available || fresh.free_spin_balance > 0) && catalogAccess(db, fresh, "spin_wheel", iso).allowed,
         ...free,
         free_spin_balance: fresh.free_spin_balance,
-        campaign: WHEEL_CAMPAIGN,
+        campaign: { campaign_key: wheel.campaign_key, title: wheel.title, cooldown_seconds: wheel.cooldown_seconds, segments: wheel.segments },
         fairness: seedView(seed),
         revealed_seed: revealed,
       };
@@ -93,11 +97,16 @@ export function revealedSeeds(ctx: AppContext, telegramUserId: number, limit: nu
     .map(revealedView);
 }
 
-/** One spin: pays with the daily free spin if due, else one spin in hand; draws, credits, records. */
+/**
+ * One spin: pays with the daily free spin if due, else one spin in hand; draws on the player's wheel campaign
+ * (docs/messenger-admin-games.md), credits, records the campaign with the spin.
+ */
 export function playWheel(ctx: AppContext, telegramUserId: number, requestId: string) {
   return applyAction(ctx, { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel" }, (player, db, now) => {
+    requireCatalogAccess(db, player, "spin_wheel", now);
+    const wheel = activeWheel(db, player, now);
     const nowDate = new Date(now);
-    const free = freeSpinState(player, nowDate);
+    const free = freeSpinState(player, nowDate, wheel.cooldown_seconds);
     let paidWith: "daily_free_spin" | "free_spin_balance";
     if (free.free_spin_available) {
       paidWith = "daily_free_spin";
@@ -113,7 +122,7 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
     const seed = activeSeed(db, telegramUserId) ?? createSeed(ctx, db, telegramUserId, null, now);
     const nonce = seed.next_nonce;
     db.query("UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ?").run(seed.id);
-    const segments = WHEEL_CAMPAIGN.segments;
+    const segments = wheel.segments;
     const index = pickWeighted(
       segments.map((s) => s.weight),
       seed.server_seed,
@@ -125,7 +134,7 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
       .query<{ id: number }, [number, number, number, string, number, string, string]>(
         "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
       )
-      .get(telegramUserId, seed.id, nonce, WHEEL_CAMPAIGN.campaign_key, index, paidWith, now)!;
+      .get(telegramUserId, seed.id, nonce, wheel.campaign_key, index, paidWith, now)!;
     bump(db, ctx.clock, "plays", "spin_wheel");
     return {
       deltas: {
@@ -137,7 +146,7 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
       result: {
         spin: {
           id: spin.id,
-          campaign_key: WHEEL_CAMPAIGN.campaign_key,
+          campaign_key: wheel.campaign_key,
           segment_index: index,
           segment_label: segment.label,
           reward: segment.reward,

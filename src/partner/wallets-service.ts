@@ -152,7 +152,9 @@ export function markSolanaWalletProven(db: Database, address: string, at: string
 /** The live user of `partner` whose wallet links hold this Solana address, if any. */
 export function liveUserHoldingSolanaWallet(db: Database, partner: string, address: string): number | null {
   const owner = db
-    .query<{ user_id: number }, [string, string]>("SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?")
+    .query<{ user_id: number }, [string, string]>(
+      "SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?",
+    )
     .get(partner, address);
   return owner?.user_id ?? null;
 }

@@ -1,9 +1,40 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { requireMessengerBot } from "../route-common";
+import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
+import { botCommandHelper } from "./bot-command-helper";
+import { BotAdminModel as B } from "./bot-model";
+import { botPreview } from "./bot-preview";
+import { botReadiness } from "./bot-readiness";
 
-/** Operator routes under /api/messenger/admin (docs/messenger-admin.md). Admin token; 503 without a bot token. */
+/** Operator routes under /api/messenger/admin/bot (docs/messenger-admin-bot.md). Admin token; 503 without a bot token. */
 export function adminBotRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:messenger-admin-bot" }).use(guards.admin.plugin).onBeforeHandle(requireMessengerBot(ctx));
+  return new Elysia({ name: "herald:messenger-admin-bot" })
+    .use(guards.admin.plugin)
+    .onBeforeHandle(requireMessengerBot(ctx))
+    .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ({ success: true as const, ...(await botReadiness(ctx, query.live === "1")) }), {
+      admin: true,
+      query: B.readinessQuery,
+      response: { 200: B.readiness, ...messengerErrors },
+      detail: messengerTag("Bot readiness: named checks of token, secret, base URL, outbox, updates; live=1 asks getMe and getWebhookInfo"),
+    })
+    .get("/api/messenger/admin/bot/command-helper", () => ({ success: true as const, ...botCommandHelper(ctx) }), {
+      admin: true,
+      query: B.helperQuery,
+      response: { 200: B.commandHelper, ...messengerErrors },
+      detail: messengerTag("The commands the bot answers and the exact setMyCommands payload"),
+    })
+    .get(
+      "/api/messenger/admin/bot/preview",
+      async ({ query }) => ({
+        success: true as const,
+        ...(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: query.live === "1" })),
+      }),
+      {
+        admin: true,
+        query: B.previewQuery,
+        response: { 200: B.preview, ...messengerErrors },
+        detail: messengerTag("What the bot received and sent per hour, recent updates and replies; live=1 adds Telegram's pending update count"),
+      },
+    );
 }

@@ -1,9 +1,100 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { requireMessengerBot } from "../route-common";
+import { isTruthyFlag } from "../../http/envelope";
+import { PromoModel } from "../model-promos";
+import { createPromo, listPromos } from "../promos";
+import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
+import { listAudienceGroups, saveAudienceGroup } from "./audiences";
+import { listCatalogCampaigns, saveCatalogCampaign } from "./campaigns";
+import { catalogPreview } from "./catalog-preview";
+import { GamesConfigModel as M } from "./games-config-model";
+import { pageFrom } from "./inputs";
+import { listWheelCampaigns, saveWheelCampaign } from "./wheel-campaigns";
 
-/** Operator routes under /api/messenger/admin (docs/messenger-admin.md). Admin token; 503 without a bot token. */
+/**
+ * Operator routes for the games configuration under /api/messenger/admin/games (docs/messenger-admin-games.md):
+ * audience groups, catalog campaigns, wheel campaigns, promo codes and the catalog preview. Admin token; 503
+ * without a bot token. Every change is audited in its own transaction.
+ */
 export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:messenger-admin-games-config" }).use(guards.admin.plugin).onBeforeHandle(requireMessengerBot(ctx));
+  return new Elysia({ name: "herald:messenger-admin-games-config" })
+    .use(guards.admin.plugin)
+    .onBeforeHandle(requireMessengerBot(ctx))
+    .get("/api/messenger/admin/games/audience-groups", ({ query }) => ({ success: true as const, ...listAudienceGroups(ctx, pageFrom(query)) }), {
+      admin: true,
+      query: M.groupsQuery,
+      response: { 200: M.groups, ...messengerErrors },
+      detail: messengerTag("Audience groups: the built-in ones, then the operator groups with their rules (operator; limit/offset)"),
+    })
+    .post("/api/messenger/admin/games/audience-groups", ({ admin, body }) => ({ success: true as const, ...saveAudienceGroup(ctx, admin, body) }), {
+      admin: true,
+      body: M.groupBody,
+      response: { 200: M.groupSaved, ...messengerErrors },
+      detail: messengerTag("Create an audience group, or change one with update: true (operator; audited)"),
+    })
+    .get(
+      "/api/messenger/admin/games/catalog-campaigns",
+      ({ query }) => ({
+        success: true as const,
+        ...listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, pageFrom(query)),
+      }),
+      {
+        admin: true,
+        query: M.campaignsQuery,
+        response: { 200: M.campaigns, ...messengerErrors },
+        detail: messengerTag("Catalog campaigns: which audience may launch which game, and when (operator; limit/offset)"),
+      },
+    )
+    .post("/api/messenger/admin/games/catalog-campaigns", ({ admin, body }) => ({ success: true as const, ...saveCatalogCampaign(ctx, admin, body) }), {
+      admin: true,
+      body: M.campaignBody,
+      response: { 200: M.campaignSaved, ...messengerErrors },
+      detail: messengerTag("Create a catalog campaign, or update/disable one by id (operator; audited; overlaps are 409)"),
+    })
+    .get(
+      "/api/messenger/admin/games/wheel-campaigns",
+      ({ query }) => ({ success: true as const, ...listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), pageFrom(query)) }),
+      {
+        admin: true,
+        query: M.wheelsQuery,
+        response: { 200: M.wheels, ...messengerErrors },
+        detail: messengerTag("Wheel campaigns with segments and expected value per spin, and the built-in default (operator; limit/offset)"),
+      },
+    )
+    .post("/api/messenger/admin/games/wheel-campaigns", ({ admin, body }) => ({ success: true as const, ...saveWheelCampaign(ctx, admin, body) }), {
+      admin: true,
+      body: M.wheelBody,
+      response: { 200: M.wheelSaved, ...messengerErrors },
+      detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
+    })
+    .get(
+      "/api/messenger/admin/games/promos",
+      ({ query }) => ({ success: true as const, ...listPromos(ctx, isTruthyFlag(query.include_disabled), pageFrom(query)) }),
+      {
+        admin: true,
+        query: PromoModel.listQuery,
+        response: { 200: PromoModel.list, ...messengerErrors },
+        detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset)"),
+      },
+    )
+    .post("/api/messenger/admin/games/promos", ({ admin, body }) => ({ success: true as const, ...createPromo(ctx, admin, body) }), {
+      admin: true,
+      body: PromoModel.createBody,
+      response: { 200: PromoModel.created, ...messengerErrors },
+      detail: messengerTag("Create a promo code, or change its cap, expiry, audience or state with update: true (operator; audited)"),
+    })
+    .get(
+      "/api/messenger/admin/games/catalog-preview",
+      ({ query }) => ({
+        success: true as const,
+        ...catalogPreview(ctx, { telegram_user_id: query.telegram_user_id, linked_user_id: query.linked_user_id, admin_view: isTruthyFlag(query.admin_view) }),
+      }),
+      {
+        admin: true,
+        query: M.previewQuery,
+        response: { 200: M.preview, ...messengerErrors },
+        detail: messengerTag("What a player (or a hypothetical one) sees in the catalog and on the wheel, and why (operator; read-only)"),
+      },
+    );
 }

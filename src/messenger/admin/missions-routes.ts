@@ -1,9 +1,102 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { requireMessengerBot } from "../route-common";
+import { ErrorBody } from "../../http/envelope";
+import { parsePage } from "../../http/pagination";
+import { createMission, listMissions } from "../missions";
+import { MissionModel } from "../model-promos";
+import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
+import { expectedRevisionOrThrow, patchMission, setMissionActive } from "./missions-admin";
+import { compareMissions, missionAnalytics, missionStats } from "./missions-analytics";
+import { MissionAdminModel as M } from "./missions-model";
 
-/** Operator routes under /api/messenger/admin (docs/messenger-admin.md). Admin token; 503 without a bot token. */
+/** 428 revision_required is only ever answered by the revision-guarded routes; messengerErrors lacks it. */
+const revisionErrors = { ...messengerErrors, 428: ErrorBody };
+
+/**
+ * Operator routes for missions under /api/messenger/admin (docs/messenger-admin-missions.md). Admin token; 503
+ * without a bot token. Every change is audited in its own transaction; PATCH names the revision it edits.
+ */
 export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:messenger-admin-missions" }).use(guards.admin.plugin).onBeforeHandle(requireMessengerBot(ctx));
+  return new Elysia({ name: "herald:messenger-admin-missions" })
+    .use(guards.admin.plugin)
+    .onBeforeHandle(requireMessengerBot(ctx))
+    .get("/api/messenger/admin/missions", ({ query }) => ({ success: true as const, ...listMissions(ctx, parsePage(query)) }), {
+      admin: true,
+      query: M.listQuery,
+      response: { 200: M.list, ...messengerErrors },
+      detail: messengerTag("Missions with revision and state, oldest first (operator; limit/offset)"),
+    })
+    .post("/api/messenger/admin/missions", ({ admin, body }) => ({ success: true as const, ...createMission(ctx, admin, body) }), {
+      admin: true,
+      body: MissionModel.createBody,
+      response: { 200: M.created, ...messengerErrors },
+      detail: messengerTag("Create a mission (operator; audited; a duplicate key is 409)"),
+    })
+    .get("/api/messenger/admin/missions/comparison", ({ query }) => ({ success: true as const, ...compareMissions(ctx, query) }), {
+      admin: true,
+      query: M.comparisonQuery,
+      response: { 200: M.comparison, ...messengerErrors },
+      detail: messengerTag("Every mission side by side in a window: enrollments, completions, refusals, rewards (operator)"),
+    })
+    .patch(
+      "/api/messenger/admin/missions/:mission_key",
+      ({ admin, params, headers, body }) => ({
+        success: true as const,
+        ...patchMission(ctx, admin, params.mission_key, expectedRevisionOrThrow(headers["x-expected-revision"], true), body),
+      }),
+      {
+        admin: true,
+        params: M.params,
+        headers: M.revisionHeaders,
+        body: M.patchBody,
+        response: { 200: M.patched, ...revisionErrors },
+        detail: messengerTag("Edit a mission at the revision in X-Expected-Revision (operator; audited; 428 without it, 409 if stale)"),
+      },
+    )
+    .post(
+      "/api/messenger/admin/missions/:mission_key/activate",
+      ({ admin, params, headers }) => ({
+        success: true as const,
+        ...setMissionActive(ctx, admin, params.mission_key, true, expectedRevisionOrThrow(headers["x-expected-revision"], false)),
+      }),
+      {
+        admin: true,
+        params: M.params,
+        headers: M.revisionHeaders,
+        response: { 200: M.toggled, ...revisionErrors },
+        detail: messengerTag("Activate a mission (operator; audited; idempotent; optional X-Expected-Revision)"),
+      },
+    )
+    .post(
+      "/api/messenger/admin/missions/:mission_key/deactivate",
+      ({ admin, params, headers }) => ({
+        success: true as const,
+        ...setMissionActive(ctx, admin, params.mission_key, false, expectedRevisionOrThrow(headers["x-expected-revision"], false)),
+      }),
+      {
+        admin: true,
+        params: M.params,
+        headers: M.revisionHeaders,
+        response: { 200: M.toggled, ...revisionErrors },
+        detail: messengerTag("Deactivate a mission: out of the catalog, no enrollment or progress (operator; audited; idempotent)"),
+      },
+    )
+    .get(
+      "/api/messenger/admin/missions/:mission_key/analytics",
+      ({ params, query }) => ({ success: true as const, ...missionAnalytics(ctx, params.mission_key, query) }),
+      {
+        admin: true,
+        params: M.params,
+        query: M.windowQuery,
+        response: { 200: M.analytics, ...messengerErrors },
+        detail: messengerTag("One mission per UTC day: enrollments, events by reason, completions, rewards (operator)"),
+      },
+    )
+    .get("/api/messenger/admin/missions/:mission_key/stats", ({ params }) => ({ success: true as const, ...missionStats(ctx, params.mission_key) }), {
+      admin: true,
+      params: M.params,
+      response: { 200: M.stats, ...messengerErrors },
+      detail: messengerTag("One mission all-time: funnel, median progress, events, rewards, revision and state (operator)"),
+    });
 }

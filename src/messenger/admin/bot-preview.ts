@@ -1,0 +1,175 @@
+// GET /api/messenger/admin/bot/preview: what the bot received and sent in the last hours. Every read is bounded:
+// the hourly series come from messenger_counters (primary key leads with the hour), the per-command counts from
+// at most SCAN_CAP updates walked down the received_at index, the outbox window from at most SCAN_CAP rows
+// walked down its primary key (ids grow with created_at), recent rows by LIMIT. No message text is returned:
+// updates keep only their kind and command, outbox rows their method and status, never the payload.
+import type { AppContext } from "../../context";
+import { outboxBacklog } from "../bot-outbox";
+import { hourOf } from "../counters";
+import { callBotApiRead, type WebhookInfo } from "./bot-api";
+import { expectedWebhookUrl } from "./bot-readiness";
+
+/** The most rows one preview reads to count per command and per outbox status; more sets `capped: true`. */
+export const PREVIEW_SCAN_CAP = 50_000;
+const NO_COMMAND = "(no command)";
+
+type Counts = Record<string, number>;
+const add = (c: Counts, k: string, n: number) => {
+  c[k] = (c[k] ?? 0) + n;
+};
+
+interface HourBucket {
+  hour: string;
+  updates_by_kind: Counts;
+  updates_by_command: Counts;
+  sent_by_method: Counts;
+  bot_api_errors_by_status: Counts;
+}
+
+function hourlyFromCounters(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
+  const rows = ctx.db.sqlite
+    .query<{ hour: string; metric: string; label: string; count: number }, [string]>(
+      "SELECT hour, metric, label, count FROM messenger_counters WHERE hour >= ? AND metric IN ('updates_received', 'bot_messages_sent', 'bot_api_errors')",
+    )
+    .all(since);
+  for (const r of rows) {
+    const b = buckets.get(r.hour);
+    if (!b) continue;
+    if (r.metric === "updates_received") add(b.updates_by_kind, r.label, r.count);
+    else if (r.metric === "bot_messages_sent") add(b.sent_by_method, r.label, r.count);
+    else add(b.bot_api_errors_by_status, r.label, r.count);
+  }
+}
+
+function receivedCommands(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
+  const rows = ctx.db.sqlite
+    .query<{ hour: string; command: string | null; n: number }, [string, number]>(
+      `SELECT substr(received_at, 1, 13) || ':00:00.000Z' AS hour, command, COUNT(*) AS n
+       FROM (SELECT received_at, command FROM messenger_updates WHERE received_at >= ?1 ORDER BY received_at DESC LIMIT ?2)
+       GROUP BY hour, command`,
+    )
+    .all(since, PREVIEW_SCAN_CAP);
+  const byCommand: Counts = {};
+  let scanned = 0;
+  for (const r of rows) {
+    const key = r.command ?? NO_COMMAND;
+    add(byCommand, key, r.n);
+    const b = buckets.get(r.hour);
+    if (b) add(b.updates_by_command, key, r.n);
+    scanned += r.n;
+  }
+  return { byCommand, capped: scanned >= PREVIEW_SCAN_CAP };
+}
+
+function outboxWindow(ctx: AppContext, since: string) {
+  const rows = ctx.db.sqlite
+    .query<{ status: string; method: string; n: number; scanned: number; oldest: string }, [string, number]>(
+      `SELECT status, method, SUM(created_at >= ?1) AS n, COUNT(*) AS scanned, MIN(created_at) AS oldest
+       FROM (SELECT status, method, created_at FROM messenger_bot_outbox ORDER BY id DESC LIMIT ?2) GROUP BY status, method`,
+    )
+    .all(since, PREVIEW_SCAN_CAP);
+  const byStatus: Counts = { pending: 0, sent: 0, dead: 0 };
+  const byMethod: Counts = {};
+  let scanned = 0;
+  let oldest: string | null = null;
+  for (const r of rows) {
+    scanned += r.scanned;
+    if (oldest === null || r.oldest < oldest) oldest = r.oldest;
+    if (r.n === 0) continue;
+    add(byStatus, r.status, r.n);
+    add(byMethod, r.method, r.n);
+  }
+  // Capped only if the cap stopped the walk while its rows were still inside the window.
+  return { byStatus, byMethod, capped: scanned >= PREVIEW_SCAN_CAP && oldest !== null && oldest >= since };
+}
+
+export async function botPreview(ctx: AppContext, input: { hours: number; limit: number; live: boolean }) {
+  const db = ctx.db.sqlite;
+  const nowMs = ctx.clock.now().getTime();
+  const since = hourOf(nowMs - (input.hours - 1) * 3_600_000);
+  const buckets = new Map<string, HourBucket>();
+  for (let i = 0; i < input.hours; i++) {
+    const hour = hourOf(Date.parse(since) + i * 3_600_000);
+    buckets.set(hour, { hour, updates_by_kind: {}, updates_by_command: {}, sent_by_method: {}, bot_api_errors_by_status: {} });
+  }
+  hourlyFromCounters(ctx, since, buckets);
+  const commands = receivedCommands(ctx, since, buckets);
+  const hourly = [...buckets.values()];
+  const byKind: Counts = {};
+  for (const b of hourly) for (const [k, n] of Object.entries(b.updates_by_kind)) add(byKind, k, n);
+
+  const recentUpdates = db
+    .query<{ update_id: number; kind: string; command: string | null; chat_id: number | null; received_at: string }, [string, number]>(
+      "SELECT update_id, kind, command, chat_id, received_at FROM messenger_updates WHERE received_at >= ? ORDER BY received_at DESC, update_id DESC LIMIT ?",
+    )
+    .all(since, input.limit);
+  const out = outboxWindow(ctx, since);
+  const recentSent = db
+    .query<
+      {
+        id: number;
+        update_id: number | null;
+        chat_id: number;
+        method: string;
+        status: string;
+        attempts: number;
+        created_at: string;
+        sent_at: string | null;
+        last_error: string | null;
+      },
+      [number]
+    >("SELECT id, update_id, chat_id, method, status, attempts, created_at, sent_at, last_error FROM messenger_bot_outbox ORDER BY id DESC LIMIT ?")
+    .all(input.limit);
+  // Unsent rows with an error: pending and dead rows only, so the status index bounds the read.
+  const lastErrors = db
+    .query<{ id: number; method: string; status: string; attempts: number; last_error: string; next_attempt_at: string }, [number]>(
+      "SELECT id, method, status, attempts, last_error, next_attempt_at FROM messenger_bot_outbox WHERE status IN ('pending', 'dead') AND last_error IS NOT NULL ORDER BY id DESC LIMIT ?",
+    )
+    .all(input.limit);
+
+  let live: {
+    ok: boolean;
+    error: string | null;
+    pending_update_count: number | null;
+    url_matches: boolean | null;
+    last_error_date: string | null;
+    last_error_message: string | null;
+  } | null = null;
+  if (input.live) {
+    const info = await callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo");
+    live = info.ok
+      ? {
+          ok: true,
+          error: null,
+          pending_update_count: info.result.pending_update_count ?? 0,
+          url_matches: info.result.url === expectedWebhookUrl(ctx),
+          last_error_date: info.result.last_error_date ? new Date(info.result.last_error_date * 1000).toISOString() : null,
+          last_error_message: info.result.last_error_message?.slice(0, 200) ?? null,
+        }
+      : { ok: false, error: info.error, pending_update_count: null, url_matches: null, last_error_date: null, last_error_message: null };
+  }
+
+  const sum = (c: Counts) => Object.values(c).reduce((a, b) => a + b, 0);
+  return {
+    window: { hours: input.hours, since_hour_utc: since, limit: input.limit },
+    received: {
+      total: sum(byKind),
+      by_kind: byKind,
+      by_command: commands.byCommand,
+      by_command_capped: commands.capped,
+      recent: recentUpdates,
+    },
+    sent: {
+      total_sent: hourly.reduce((a, b) => a + sum(b.sent_by_method), 0),
+      bot_api_errors: hourly.reduce((a, b) => a + sum(b.bot_api_errors_by_status), 0),
+      queued_by_status: out.byStatus,
+      queued_by_method: out.byMethod,
+      queued_capped: out.capped,
+      backlog: outboxBacklog(db),
+      recent: recentSent,
+      last_errors: lastErrors,
+    },
+    hourly,
+    live,
+  };
+}

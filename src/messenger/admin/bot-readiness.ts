@@ -1,0 +1,334 @@
+// GET /api/messenger/admin/bot/bootstrap-readiness: what an operator checks before pointing players at the bot.
+// Offline checks read config and the database; live=1 adds Telegram's own view (getMe, getWebhookInfo). Each
+// check names what it saw, what it wanted and the exact fix; a Bot API that cannot be reached fails its checks
+// but never the route, since "Telegram is unreachable from here" is itself the answer the operator needs.
+import { createHash } from "node:crypto";
+import type { AppContext } from "../../context";
+import { HANDLED_UPDATE_KINDS } from "../bot-commands";
+import { outboxBacklog } from "../bot-outbox";
+import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "./bot-api";
+
+export type CheckStatus = "pass" | "warn" | "fail" | "skipped";
+export interface ReadinessCheck {
+  name: string;
+  status: CheckStatus;
+  observed: string;
+  expected: string;
+  fix: string | null;
+}
+
+/** Thresholds of the checks, in one place so the docs (docs/messenger-admin-bot.md) can quote them. */
+export const READINESS = {
+  webhookSecretMinLength: 16,
+  initDataMaxAgeWarnSeconds: 86_400,
+  initDataMinAgeWarnSeconds: 300,
+  outboxPendingWarn: 100,
+  outboxOldestPendingWarnSeconds: 300,
+  outboxOldestPendingFailSeconds: 3_600,
+  deadWindowHours: 24,
+  updatesQuietHours: 24,
+  pendingUpdatesWarn: 100,
+  pendingUpdatesFail: 1_000,
+  lastErrorFailSeconds: 3_600,
+  lastErrorWarnSeconds: 86_400,
+} as const;
+
+/** Ports Telegram delivers webhooks to (core.telegram.org/bots/api#setwebhook). */
+const WEBHOOK_PORTS = new Set(["443", "80", "88", "8443"]);
+const SECRET_PLACEHOLDER = "<MESSENGER_WEBHOOK_SECRET>";
+
+const check = (name: string, status: CheckStatus, observed: string, expected: string, fix: string | null = null): ReadinessCheck => ({
+  name,
+  status,
+  observed,
+  expected,
+  fix: status === "pass" ? null : fix,
+});
+
+export const expectedWebhookUrl = (ctx: AppContext) => `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/api/messenger/webhook`;
+
+/** The setWebhook call that makes Telegram's side right: what every webhook fix points to. */
+export function setWebhookCall(ctx: AppContext) {
+  const payload = { url: expectedWebhookUrl(ctx), secret_token: SECRET_PLACEHOLDER, allowed_updates: [...HANDLED_UPDATE_KINDS] };
+  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/setWebhook`;
+  return {
+    method: "setWebhook" as const,
+    endpoint,
+    payload,
+    curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'`,
+  };
+}
+
+const setWebhookFix = (ctx: AppContext, why: string) =>
+  `${why}: call setWebhook with ${JSON.stringify(setWebhookCall(ctx).payload)} (the curl line is in set_webhook.curl)`;
+
+/** A short, non-reversible name for the configured token: enough to tell two tokens apart, useless to a thief. */
+export const tokenFingerprint = (token: string) => `sha256:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+
+function offlineChecks(ctx: AppContext, nowMs: number): ReadinessCheck[] {
+  const m = ctx.config.messenger;
+  const out: ReadinessCheck[] = [];
+  const token = m.botToken;
+  const tokenOk = token !== undefined && /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/.test(token);
+  out.push(
+    tokenOk
+      ? check("bot_token", "pass", `set, bot id ${token.split(":")[0]}, fingerprint ${tokenFingerprint(token)}`, "<bot id>:<secret> from @BotFather")
+      : check(
+          "bot_token",
+          "fail",
+          token ? "set but not of the form <bot id>:<secret>" : "unset",
+          "<bot id>:<secret> from @BotFather",
+          "Set MESSENGER_BOT_TOKEN to the token @BotFather gave and restart.",
+        ),
+  );
+
+  const secret = m.webhookSecret;
+  const secretExpected = `1–256 characters of A-Z a-z 0-9 _ -, at least ${READINESS.webhookSecretMinLength} random ones`;
+  const secretFix = `Set MESSENGER_WEBHOOK_SECRET to ${READINESS.webhookSecretMinLength}+ random characters of A-Z a-z 0-9 _ -, restart, then ${setWebhookFix(ctx, "give Telegram the same value")}`;
+  if (secret === undefined) out.push(check("webhook_secret", "fail", "unset: the webhook refuses every update", secretExpected, secretFix));
+  else if (!/^[A-Za-z0-9_-]{1,256}$/.test(secret))
+    out.push(check("webhook_secret", "fail", `set, ${secret.length} characters, with characters Telegram refuses`, secretExpected, secretFix));
+  else if (secret.length < READINESS.webhookSecretMinLength)
+    out.push(check("webhook_secret", "warn", `set, ${secret.length} characters`, secretExpected, secretFix));
+  else out.push(check("webhook_secret", "pass", `set, ${secret.length} characters`, secretExpected));
+
+  const base = new URL(ctx.config.publicBaseUrl);
+  const port = base.port || (base.protocol === "https:" ? "443" : "80");
+  const urlExpected = "an https:// URL on port 443, 80, 88 or 8443 (Telegram delivers webhooks only there)";
+  const urlFix =
+    "Set PUBLIC_BASE_URL to the public https:// address in front of Herald (TLS terminated by a proxy is fine), restart, then call setWebhook again.";
+  if (base.protocol !== "https:") out.push(check("public_base_url", "fail", base.origin, urlExpected, urlFix));
+  else if (!WEBHOOK_PORTS.has(port)) out.push(check("public_base_url", "fail", `${base.origin} (port ${port})`, urlExpected, urlFix));
+  else out.push(check("public_base_url", "pass", base.origin, urlExpected));
+
+  const age = m.initDataMaxAgeSeconds;
+  const initObserved = `mode ${m.initDataMode}${m.initDataMode === "hmac" ? "" : ` (${m.ed25519Keys} keys)`}, max age ${age} s`;
+  const initExpected = `max age ${READINESS.initDataMinAgeWarnSeconds}–${READINESS.initDataMaxAgeWarnSeconds} s; production Ed25519 keys`;
+  if (m.initDataMode !== "hmac" && m.ed25519Keys === "test")
+    out.push(
+      check(
+        "init_data",
+        "warn",
+        initObserved,
+        initExpected,
+        "MESSENGER_INIT_DATA_ED25519_KEYS=test accepts Telegram's test environment: set it to production.",
+      ),
+    );
+  else if (age > READINESS.initDataMaxAgeWarnSeconds)
+    out.push(
+      check(
+        "init_data",
+        "warn",
+        initObserved,
+        initExpected,
+        `Lower MESSENGER_INIT_DATA_MAX_AGE_SECONDS to ${READINESS.initDataMaxAgeWarnSeconds} or less: a leaked init-data string stays usable that long.`,
+      ),
+    );
+  else if (age < READINESS.initDataMinAgeWarnSeconds)
+    out.push(
+      check(
+        "init_data",
+        "warn",
+        initObserved,
+        initExpected,
+        `Raise MESSENGER_INIT_DATA_MAX_AGE_SECONDS to at least ${READINESS.initDataMinAgeWarnSeconds}: a mini-app left open longer gets init_data_expired.`,
+      ),
+    );
+  else out.push(check("init_data", "pass", initObserved, initExpected));
+
+  const db = ctx.db.sqlite;
+  const backlog = outboxBacklog(db);
+  const oldestS = backlog.oldest_pending_at ? Math.max(0, Math.floor((nowMs - Date.parse(backlog.oldest_pending_at)) / 1000)) : 0;
+  const backlogObserved = `${backlog.pending} pending${backlog.oldest_pending_at ? `, oldest queued ${oldestS} s ago (${backlog.oldest_pending_at})` : ""}`;
+  const backlogExpected = `fewer than ${READINESS.outboxPendingWarn} pending, none older than ${READINESS.outboxOldestPendingWarnSeconds} s (fail at ${READINESS.outboxOldestPendingFailSeconds} s)`;
+  const backlogFix =
+    "Replies are not leaving: check that jobs run (JOBS_ENABLED), that MESSENGER_BOT_API_BASE is reachable and the token accepted (live=1), and the recent errors in GET /api/messenger/admin/bot/preview.";
+  if (oldestS >= READINESS.outboxOldestPendingFailSeconds) out.push(check("outbox_backlog", "fail", backlogObserved, backlogExpected, backlogFix));
+  else if (backlog.pending >= READINESS.outboxPendingWarn || oldestS >= READINESS.outboxOldestPendingWarnSeconds)
+    out.push(check("outbox_backlog", "warn", backlogObserved, backlogExpected, backlogFix));
+  else out.push(check("outbox_backlog", "pass", backlogObserved, backlogExpected));
+
+  // Dead rows are few by design (a reply dies after 8 attempts or at a 4xx), so the status index bounds this.
+  const since = new Date(nowMs - READINESS.deadWindowHours * 3_600_000).toISOString();
+  const deadRecent = db
+    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM messenger_bot_outbox WHERE status = 'dead' AND created_at >= ?")
+    .get(since)!.n;
+  const deadObserved = `${deadRecent} dead in the last ${READINESS.deadWindowHours} h, ${backlog.dead} in all`;
+  out.push(
+    deadRecent === 0
+      ? check("outbox_dead", "pass", deadObserved, `no dead replies in the last ${READINESS.deadWindowHours} h`)
+      : check(
+          "outbox_dead",
+          "warn",
+          deadObserved,
+          `no dead replies in the last ${READINESS.deadWindowHours} h`,
+          "Read last_errors in GET /api/messenger/admin/bot/preview: 403 means players blocked the bot (expected now and then); 400/401/404 mean a bad token or payload.",
+        ),
+  );
+  return out;
+}
+
+/** The newest stored update: every stored update passed the secret-token check, so it also dates the secret. */
+function lastUpdateAt(ctx: AppContext): string | null {
+  return ctx.db.sqlite.query<{ at: string | null }, []>("SELECT MAX(received_at) AS at FROM messenger_updates").get()?.at ?? null;
+}
+
+function updatesCheck(lastAt: string | null, nowMs: number): ReadinessCheck {
+  const expected = `an update within the last ${READINESS.updatesQuietHours} h`;
+  const fix = "Send /start to the bot from Telegram; if nothing arrives, run this with live=1 to see Telegram's webhook URL and last error.";
+  if (!lastAt) return check("updates_recent", "warn", "no update received yet", expected, fix);
+  const ageH = (nowMs - Date.parse(lastAt)) / 3_600_000;
+  return ageH <= READINESS.updatesQuietHours
+    ? check("updates_recent", "pass", `last update at ${lastAt}`, expected)
+    : check("updates_recent", "warn", `last update at ${lastAt} (${Math.floor(ageH)} h ago)`, expected, fix);
+}
+
+const LIVE_CHECKS = [
+  "bot_api_get_me",
+  "webhook_url",
+  "webhook_pending_updates",
+  "webhook_last_error",
+  "webhook_allowed_updates",
+  "webhook_secret_token",
+] as const;
+
+function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, info: BotApiResult<WebhookInfo>, lastAt: string | null): ReadinessCheck[] {
+  const out: ReadinessCheck[] = [];
+  const tokenBotId = ctx.config.messenger.botToken?.split(":")[0];
+  if (!me.ok) {
+    const fix =
+      me.status === 401 || me.status === 404
+        ? "Telegram refuses the token (revoked or mistyped): take the current token from @BotFather, set MESSENGER_BOT_TOKEN and restart."
+        : "Make MESSENGER_BOT_API_BASE reachable from this host (firewall, proxy, DNS), then run again.";
+    out.push(check("bot_api_get_me", "fail", me.error, "getMe answers ok: Telegram accepts the token", fix));
+  } else if (tokenBotId !== undefined && String(me.result.id) !== tokenBotId)
+    out.push(
+      check(
+        "bot_api_get_me",
+        "fail",
+        `getMe answered bot id ${me.result.id}`,
+        `bot id ${tokenBotId}`,
+        "MESSENGER_BOT_API_BASE answers for another bot: point it at https://api.telegram.org.",
+      ),
+    );
+  else out.push(check("bot_api_get_me", "pass", `@${me.result.username ?? "?"} (id ${me.result.id})`, "getMe answers ok: Telegram accepts the token"));
+
+  const expectedUrl = expectedWebhookUrl(ctx);
+  if (!info.ok) {
+    const fix = "getWebhookInfo failed: fix bot_api_get_me first, then run again.";
+    for (const name of LIVE_CHECKS.slice(1)) out.push(check(name, "fail", info.error, "getWebhookInfo answers ok", fix));
+    return out;
+  }
+  const w = info.result;
+  out.push(
+    w.url === expectedUrl
+      ? check("webhook_url", "pass", w.url, expectedUrl)
+      : check(
+          "webhook_url",
+          "fail",
+          w.url === "" ? "no webhook set (the bot is in getUpdates mode)" : w.url,
+          expectedUrl,
+          setWebhookFix(ctx, "Point Telegram at Herald"),
+        ),
+  );
+
+  const pending = w.pending_update_count ?? 0;
+  const pendingExpected = `fewer than ${READINESS.pendingUpdatesWarn} (fail at ${READINESS.pendingUpdatesFail})`;
+  const pendingFix =
+    "Telegram is holding updates it could not deliver: fix webhook_url and webhook_last_error first; pass drop_pending_updates: true to setWebhook to discard a stale backlog.";
+  out.push(
+    pending >= READINESS.pendingUpdatesFail
+      ? check("webhook_pending_updates", "fail", `${pending} pending`, pendingExpected, pendingFix)
+      : pending >= READINESS.pendingUpdatesWarn
+        ? check("webhook_pending_updates", "warn", `${pending} pending`, pendingExpected, pendingFix)
+        : check("webhook_pending_updates", "pass", `${pending} pending`, pendingExpected),
+  );
+
+  const errAgeS = w.last_error_date ? Math.max(0, Math.floor(nowMs / 1000 - w.last_error_date)) : null;
+  const errObserved =
+    errAgeS === null
+      ? "no delivery error reported"
+      : `${new Date(w.last_error_date! * 1000).toISOString()} (${errAgeS} s ago): ${String(w.last_error_message ?? "").slice(0, 200)}`;
+  const errExpected = `no delivery error in the last ${READINESS.lastErrorWarnSeconds} s`;
+  const errFix = `Telegram could not deliver to ${w.url || expectedUrl}: check that the URL answers from the internet with a valid certificate; a 401 means Telegram's secret_token differs from MESSENGER_WEBHOOK_SECRET; ${setWebhookFix(ctx, "either way, once it answers")}.`;
+  out.push(
+    errAgeS === null || errAgeS >= READINESS.lastErrorWarnSeconds
+      ? check("webhook_last_error", "pass", errObserved, errExpected)
+      : check("webhook_last_error", errAgeS < READINESS.lastErrorFailSeconds ? "fail" : "warn", errObserved, errExpected, errFix),
+  );
+
+  const handled = [...HANDLED_UPDATE_KINDS];
+  const allowed = w.allowed_updates ?? [];
+  const missing = handled.filter((k) => allowed.length > 0 && !allowed.includes(k));
+  const allowedObserved = allowed.length === 0 ? "not set: Telegram's default (every kind but chat_member and reactions)" : allowed.join(", ");
+  const allowedExpected = `includes ${handled.join(", ")} (the kinds Herald answers; others are recorded and ignored)`;
+  out.push(
+    missing.length === 0
+      ? check("webhook_allowed_updates", "pass", allowedObserved, allowedExpected)
+      : check(
+          "webhook_allowed_updates",
+          "fail",
+          `${allowedObserved} (missing ${missing.join(", ")})`,
+          allowedExpected,
+          setWebhookFix(ctx, "Subscribe to what Herald handles"),
+        ),
+  );
+
+  // Telegram never reveals the secret_token it was given; the only evidence is updates passing the header check.
+  const unauthorized = /\b401\b/.test(w.last_error_message ?? "") && errAgeS !== null && errAgeS < READINESS.lastErrorWarnSeconds;
+  const secretExpected = "Telegram sends MESSENGER_WEBHOOK_SECRET in the secret-token header";
+  if (unauthorized)
+    out.push(
+      check(
+        "webhook_secret_token",
+        "fail",
+        `Telegram's last delivery got 401 from Herald (${errAgeS} s ago)`,
+        secretExpected,
+        setWebhookFix(ctx, "Give Telegram the current secret"),
+      ),
+    );
+  else if (lastAt)
+    out.push(
+      check(
+        "webhook_secret_token",
+        "pass",
+        `cannot be read back from Telegram; verified by updates arriving with a valid header: last valid update at ${lastAt}`,
+        secretExpected,
+      ),
+    );
+  else
+    out.push(
+      check(
+        "webhook_secret_token",
+        "warn",
+        "cannot be read back from Telegram, and no update has arrived with a valid header yet",
+        secretExpected,
+        "Send /start to the bot and run this again; if webhook_last_error then shows a 401, call setWebhook with the current secret_token.",
+      ),
+    );
+  return out;
+}
+
+export async function botReadiness(ctx: AppContext, live: boolean) {
+  const nowMs = ctx.clock.now().getTime();
+  const lastAt = lastUpdateAt(ctx);
+  const checks = [...offlineChecks(ctx, nowMs), updatesCheck(lastAt, nowMs)];
+  if (live) {
+    // Network I/O outside any transaction; both calls together, each with its own timeout.
+    const [me, info] = await Promise.all([callBotApiRead<BotUser>(ctx, "getMe"), callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo")]);
+    checks.push(...liveChecks(ctx, nowMs, me, info, lastAt));
+  } else {
+    for (const name of LIVE_CHECKS)
+      checks.push(check(name, "skipped", "not checked (live=0)", "asks Telegram with live=1", "Run with live=1 to ask Telegram (getMe, getWebhookInfo)."));
+  }
+  const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
+  return {
+    live,
+    checked_at: new Date(nowMs).toISOString(),
+    ready: count("fail") === 0,
+    summary: { pass: count("pass"), warn: count("warn"), fail: count("fail"), skipped: count("skipped") },
+    expected_webhook_url: expectedWebhookUrl(ctx),
+    set_webhook: setWebhookCall(ctx),
+    checks,
+  };
+}

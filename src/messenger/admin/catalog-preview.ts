@@ -1,0 +1,146 @@
+// GET /api/messenger/admin/games/catalog-preview: what a player — a real one, or a hypothetical one with a given
+// link state — sees in the mini-app catalog and on the wheel now, and why: each campaign considered, whether its
+// audience group and window matched, and each group's failed rule conditions. Read-only: it creates no player.
+import type { AppContext } from "../../context";
+import { GAMES, inAudience } from "../catalog";
+import { gameCatalog } from "../games";
+import { getPlayer, type PlayerRow } from "../players";
+import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, failedConditions, isBuiltinGroup } from "./audience-rule";
+import { catalogAccess } from "./campaigns";
+import { type CatalogCampaignRow, gamesConfig, inWindow, type WheelCampaignRow } from "./config-cache";
+import { activeWheel, expectedValue } from "./wheel-campaigns";
+
+/** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
+const MAX_LISTED = 50;
+
+export interface PreviewQuery {
+  telegram_user_id?: number;
+  linked_user_id?: number;
+  admin_view: boolean;
+}
+
+function hypotheticalPlayer(telegramUserId: number | undefined, now: string): PlayerRow {
+  return {
+    telegram_user_id: telegramUserId ?? 0,
+    username: null,
+    first_name: null,
+    language_code: null,
+    is_premium: 0,
+    linked_user_id: null,
+    linked_by: null,
+    referred_by: null,
+    free_spin_balance: 0,
+    missile_balance: 0,
+    points_balance: 0,
+    points_earned: 0,
+    last_free_spin_at: null,
+    created_at: now,
+    last_seen_at: now,
+  };
+}
+
+export function catalogPreview(ctx: AppContext, q: PreviewQuery) {
+  const db = ctx.db.sqlite;
+  const now = ctx.clock.now().toISOString();
+  const stored = q.telegram_user_id === undefined ? null : getPlayer(db, q.telegram_user_id);
+  let player = stored ?? hypotheticalPlayer(q.telegram_user_id, now);
+  if (q.linked_user_id !== undefined) player = { ...player, linked_user_id: q.linked_user_id === 0 ? null : q.linked_user_id };
+  const config = gamesConfig(db);
+  const member = (group: string) => inAudience(player, group, db);
+
+  const campaignsOf = (gameKey: string): CatalogCampaignRow[] =>
+    q.admin_view
+      ? db
+          .query<CatalogCampaignRow, [string, number]>("SELECT * FROM messenger_catalog_campaigns WHERE game_key = ? ORDER BY starts_at DESC, id DESC LIMIT ?")
+          .all(gameKey, MAX_LISTED)
+      : config.catalogCampaigns.filter((c) => c.game_key === gameKey);
+  const catalog = gameCatalog(ctx, player);
+  const referenced = new Set<string>(BUILTIN_AUDIENCE_GROUPS);
+  const explain = GAMES.map((g) => {
+    const access = catalogAccess(db, player, g.game_key, now);
+    const campaigns = campaignsOf(g.game_key).map((c) => {
+      referenced.add(c.audience_group);
+      const inAud = member(c.audience_group);
+      const open = inWindow(c, now);
+      return {
+        id: c.id,
+        title: c.title,
+        audience_group: c.audience_group,
+        starts_at: c.starts_at,
+        ends_at: c.ends_at,
+        enabled: c.enabled === 1,
+        in_audience: inAud,
+        in_window: open,
+        matched: access.campaign?.id === c.id,
+      };
+    });
+    return {
+      game_key: g.game_key,
+      builtin_audience_group: g.audience_group,
+      in_builtin_audience: member(g.audience_group),
+      gated: access.gated,
+      allowed: access.allowed,
+      matched_campaign_id: access.campaign?.id ?? null,
+      reason: access.reason,
+      campaigns,
+    };
+  });
+
+  const wheel = activeWheel(db, player, now);
+  const wheelRows: Array<Pick<WheelCampaignRow, "campaign_key" | "title" | "audience_group" | "starts_at" | "ends_at" | "enabled">> = q.admin_view
+    ? db.query<WheelCampaignRow, [number]>("SELECT * FROM messenger_wheel_campaigns ORDER BY starts_at DESC, campaign_key LIMIT ?").all(MAX_LISTED)
+    : config.wheelCampaigns;
+  const candidates = wheelRows.map((w) => {
+    referenced.add(w.audience_group);
+    return {
+      campaign_key: w.campaign_key,
+      title: w.title,
+      audience_group: w.audience_group,
+      starts_at: w.starts_at,
+      ends_at: w.ends_at,
+      enabled: w.enabled === 1,
+      in_audience: member(w.audience_group),
+      in_window: inWindow(w, now),
+      applies: w.campaign_key === wheel.campaign_key,
+    };
+  });
+
+  const groupKeys = q.admin_view ? [...BUILTIN_AUDIENCE_GROUPS, ...[...config.groups.keys()].sort().slice(0, 200)] : [...referenced];
+  const groups = groupKeys.map((key) => {
+    const rule = config.groups.get(key);
+    const failed = isBuiltinGroup(key)
+      ? builtinMatches(key, player)
+        ? []
+        : [key]
+      : rule
+        ? failedConditions(rule, player as AudiencePlayer)
+        : ["unknown_group"];
+    return { group_key: key, builtin: isBuiltinGroup(key), member: failed.length === 0, failed_conditions: failed };
+  });
+
+  return {
+    at: now,
+    admin_view: q.admin_view,
+    player: {
+      telegram_user_id: q.telegram_user_id ?? null,
+      exists: stored !== null,
+      hypothetical: stored === null || q.linked_user_id !== undefined,
+      is_premium: player.is_premium === 1,
+      linked_user_id: player.linked_user_id === null ? null : String(player.linked_user_id),
+      language_code: player.language_code,
+      points_earned: player.points_earned,
+      created_at: player.created_at,
+    },
+    games: catalog.games,
+    explain,
+    wheel: {
+      campaign_key: wheel.campaign_key,
+      title: wheel.title,
+      source: wheel.source,
+      cooldown_seconds: wheel.cooldown_seconds,
+      expected_value: expectedValue(wheel.segments),
+      candidates,
+    },
+    audience_groups: groups,
+  };
+}

@@ -1,0 +1,228 @@
+// GET /api/messenger/admin/games/rollout-checklist: named checks an operator runs before widening a campaign, each
+// pass / warn / fail with its figure, its thresholds and what to do. Thresholds are constants here and documented
+// in docs/messenger-admin-analytics.md; "worst wins" for the overall status.
+import type { AppContext } from "../../context";
+import { outboxBacklog } from "../bot-outbox";
+import { countersSince } from "../counters";
+import { wheelSegments } from "./game-stats";
+import { gameFigures, parseGames } from "./overview";
+import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
+
+export const CHECKLIST_DEFAULT_DAYS = 7;
+/** The request-log rows read for the refusal share: the window's newest, at most this many. */
+export const REQUEST_LOG_SCAN = 100_000;
+
+type Status = "pass" | "warn" | "fail";
+export interface Check {
+  name: string;
+  game_key: string | null;
+  status: Status;
+  figure: number | null;
+  unit: string;
+  threshold: string;
+  message: string;
+  fix: string | null;
+}
+
+export const THRESHOLDS = {
+  rtp: { pass: [40, 110], warn: [20, 150] },
+  players: { pass: 100, warn: 20 },
+  refusalPercent: { pass: 10, warn: 25 },
+  initDataFailurePercent: { pass: 2, warn: 10 },
+  outboxPending: { pass: 100, warn: 1000 },
+  outboxDead: { pass: 0, warn: 10 },
+  botApiErrorPercent: { pass: 1, warn: 5 },
+  wheelZ: { pass: 3, warn: 4, minSpins: 100 },
+} as const;
+
+/** The mini-app routes whose refusals count (a play or a purchase refused for balance or cooldown). */
+const GAME_ACTION_ROUTES = [
+  "/api/messenger/games/spin-wheel/play",
+  "/api/messenger/games/recon-grid/reveal",
+  "/api/messenger/games/recon-grid/purchase",
+  "/api/messenger/games/items/purchase",
+];
+const REFUSAL_CODES = ["game_balance_insufficient", "game_cooldown"];
+
+const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : null);
+/** Lower is better: pass up to `pass`, warn up to `warn`, else fail. */
+const atMost = (v: number, t: { pass: number; warn: number }): Status => (v <= t.pass ? "pass" : v <= t.warn ? "warn" : "fail");
+const below = (v: number, t: { pass: number; warn: number }): Status => (v < t.pass ? "pass" : v < t.warn ? "warn" : "fail");
+
+function check(c: Omit<Check, "fix">, fix: string): Check {
+  return { ...c, fix: c.status === "pass" ? null : fix };
+}
+
+function refusalShare(ctx: AppContext, w: ReportWindow): Check {
+  const marks = GAME_ACTION_ROUTES.map(() => "?").join(", ");
+  const r = ctx.db.sqlite
+    .query<{ total: number; refused: number }, string[]>(
+      `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN error_code IN (?, ?) THEN 1 ELSE 0 END), 0) AS refused
+       FROM (SELECT route, error_code FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT ${REQUEST_LOG_SCAN}) WHERE route IN (${marks})`,
+    )
+    .get(REFUSAL_CODES[0]!, REFUSAL_CODES[1]!, w.since, w.until, ...GAME_ACTION_ROUTES)!;
+  const share = pct(r.refused, r.total);
+  const t = THRESHOLDS.refusalPercent;
+  return check(
+    {
+      name: "refusal_share",
+      game_key: null,
+      status: share === null ? "warn" : below(share, t),
+      figure: share,
+      unit: "%",
+      threshold: `pass < ${t.pass} %, warn < ${t.warn} %, else fail; no game requests: warn`,
+      message:
+        share === null
+          ? "no play or purchase requests in the window's request log"
+          : `${r.refused} of ${r.total} play and purchase requests refused for balance or cooldown (newest ${REQUEST_LOG_SCAN} request-log rows of the window)`,
+    },
+    "Players are trying to play without spins or missiles: check the daily free spin and item prices, or grant starter balances before widening",
+  );
+}
+
+function counterChecks(ctx: AppContext, w: ReportWindow): Check[] {
+  const totals = new Map<string, number>();
+  for (const r of countersSince(ctx.db.sqlite, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
+  const n = (m: string) => totals.get(m) ?? 0;
+  const failures = n("init_data_failures");
+  const initRate = pct(failures, failures + n("plays"));
+  const ti = THRESHOLDS.initDataFailurePercent;
+  const errors = n("bot_api_errors");
+  const botRate = pct(errors, errors + n("bot_messages_sent"));
+  const tb = THRESHOLDS.botApiErrorPercent;
+  return [
+    check(
+      {
+        name: "init_data_failure_rate",
+        game_key: null,
+        status: initRate === null ? "warn" : below(initRate, ti),
+        figure: initRate,
+        unit: "%",
+        threshold: `failures ÷ (failures + plays): pass < ${ti.pass} %, warn < ${ti.warn} %, else fail; no traffic: warn`,
+        message: `${failures} init-data verifications failed against ${n("plays")} plays (messenger_counters since ${w.since})`,
+      },
+      "Check MESSENGER_BOT_TOKEN matches the bot that opens the mini-app, the clients' clocks (auth_date age) and GET /api/messenger/ops/health's by_reason",
+    ),
+    check(
+      {
+        name: "bot_api_error_rate",
+        game_key: null,
+        status: botRate === null ? "pass" : below(botRate, tb),
+        figure: botRate,
+        unit: "%",
+        threshold: `errors ÷ (errors + messages sent): pass < ${tb.pass} %, warn < ${tb.warn} %, else fail; nothing sent: pass`,
+        message: `${errors} Bot API errors, ${n("bot_messages_sent")} messages sent in the window`,
+      },
+      "Read the recent errors in GET /api/messenger/ops/health (a revoked token, 403 from users who blocked the bot, 429 rate limits)",
+    ),
+  ];
+}
+
+function outboxChecks(ctx: AppContext): Check[] {
+  const o = outboxBacklog(ctx.db.sqlite);
+  const tp = THRESHOLDS.outboxPending;
+  const td = THRESHOLDS.outboxDead;
+  return [
+    check(
+      {
+        name: "bot_outbox_backlog",
+        game_key: null,
+        status: atMost(o.pending, tp),
+        figure: o.pending,
+        unit: "rows",
+        threshold: `pending rows now: pass ≤ ${tp.pass}, warn ≤ ${tp.warn}, else fail`,
+        message: `${o.pending} bot replies waiting${o.oldest_pending_at ? `, the oldest since ${o.oldest_pending_at}` : ""}`,
+      },
+      "The messenger-bot-outbox job is behind or failing: check JOBS_ENABLED, the job runs and the Bot API errors",
+    ),
+    check(
+      {
+        name: "bot_outbox_dead",
+        game_key: null,
+        status: atMost(o.dead, td),
+        figure: o.dead,
+        unit: "rows",
+        threshold: `dead rows now: pass ${td.pass}, warn ≤ ${td.warn}, else fail`,
+        message: `${o.dead} bot replies gave up after their retries`,
+      },
+      "Read messenger_bot_outbox.last_error of the dead rows (GET /api/messenger/ops/health recent_errors) and fix the cause before more players arrive",
+    ),
+  ];
+}
+
+export function rolloutChecklist(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+  const games = parseGames(query.games);
+  const w = resolveWindow(query, ctx.clock.now(), CHECKLIST_DEFAULT_DAYS);
+  const figures = gameFigures(ctx, w, games);
+  const checks: Check[] = [];
+  const tr = THRESHOLDS.rtp;
+  for (const g of figures.games) {
+    const rtp = g.rtp_percent;
+    const status: Status = rtp === null ? "warn" : rtp >= tr.pass[0] && rtp <= tr.pass[1] ? "pass" : rtp >= tr.warn[0] && rtp <= tr.warn[1] ? "warn" : "fail";
+    checks.push(
+      check(
+        {
+          name: "rtp_band",
+          game_key: g.game_key,
+          status,
+          figure: rtp,
+          unit: "%",
+          threshold: `pass ${tr.pass[0]}–${tr.pass[1]} %, warn ${tr.warn[0]}–${tr.warn[1]} %, else fail; nothing spent: warn`,
+          message:
+            rtp === null
+              ? `${g.plays} plays and nothing spent: the return to player is undefined`
+              : `paid ${g.payout_points_value} points of value for ${g.cost_points_value} spent over ${g.plays} plays`,
+        },
+        "Rebalance the rewards (wheel segment weights, grid prizes) or the item prices so the game neither drains nor floods balances",
+      ),
+    );
+  }
+  const tp = THRESHOLDS.players;
+  checks.push(
+    check(
+      {
+        name: "players_in_window",
+        game_key: null,
+        status: figures.total.players >= tp.pass ? "pass" : figures.total.players >= tp.warn ? "warn" : "fail",
+        figure: figures.total.players,
+        unit: "players",
+        threshold: `distinct players of the selected games: pass ≥ ${tp.pass}, warn ≥ ${tp.warn}, else fail`,
+        message: `${figures.total.players} distinct players in ${games.join(", ")} over ${w.from}..${w.to}`,
+      },
+      "Too few players to judge the other figures: run the campaign longer or on a wider test group first",
+    ),
+  );
+  checks.push(refusalShare(ctx, w), ...counterChecks(ctx, w), ...outboxChecks(ctx));
+  if (games.includes("spin_wheel")) checks.push(wheelDrift(ctx, w));
+  const rank = { pass: 0, warn: 1, fail: 2 } as const;
+  const overall = checks.reduce<Status>((worst, c) => (rank[c.status] > rank[worst] ? c.status : worst), "pass");
+  const counts = { pass: 0, warn: 0, fail: 0 };
+  for (const c of checks) counts[c.status]++;
+  return { window: w, games_selected: games, overall, counts, checks };
+}
+
+function wheelDrift(ctx: AppContext, w: ReportWindow): Check {
+  const tz = THRESHOLDS.wheelZ;
+  const known = wheelSegments(ctx, w).campaigns.filter((c) => c.known_campaign);
+  const spins = known.reduce((n, c) => n + c.spins, 0);
+  const worst = known.reduce<{ z: number; key: string } | null>(
+    (m, c) => (c.max_abs_z_score !== null && (m === null || c.max_abs_z_score > m.z) ? { z: c.max_abs_z_score, key: c.campaign_key } : m),
+    null,
+  );
+  const status: Status = spins < tz.minSpins || worst === null ? "warn" : worst.z < tz.pass ? "pass" : worst.z < tz.warn ? "warn" : "fail";
+  return check(
+    {
+      name: "wheel_segment_drift",
+      game_key: "spin_wheel",
+      status,
+      figure: worst?.z ?? null,
+      unit: "z",
+      threshold: `largest |z| of a segment's observed share against its weight: pass < ${tz.pass}, warn < ${tz.warn}, else fail; fewer than ${tz.minSpins} spins: warn`,
+      message:
+        worst === null
+          ? `${spins} spins of known campaigns in the window`
+          : `largest drift |z| = ${worst.z} in campaign ${worst.key} over ${spins} spins (GET /api/messenger/admin/games/spin-wheel lists every segment)`,
+    },
+    "A segment lands far more or less often than its weight says: check the campaign's weights and the fairness draw before widening",
+  );
+}

@@ -1,0 +1,68 @@
+// POST /api/messenger/admin/games/recon-grid/manual-grant: an operator gives a player missiles, through the game
+// ledger like any other balance change (applyAction: balances, ledger row, daily aggregates) and with the
+// admin_audit row in the SAME transaction (the effect callback runs inside it), so a grant is never applied without
+// its audit row nor audited without being applied.
+//
+// Idempotency: request_id is the operator's key for this grant, across all players. The ledger's own replay check
+// is per player (telegram_user_id, request_id), so the ledger row is stored under `admin/<request_id>` — a prefix
+// no player request id can take ("/" is outside their alphabet) — and the same request_id used for ANOTHER player
+// is found through the audit rows (inside the transaction, so two racing grants cannot both pass).
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { writeAudit } from "../../auth/audit";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { applyAction } from "../ledger";
+import { MANUAL_GRANT_ACTION } from "./overview";
+import { playerOrThrow } from "./players-admin";
+
+export const MAX_GRANT_MISSILES = 1000;
+export const GRANT_AUDIT_ACTION = "messenger.recon_grid.manual_grant";
+
+export interface ManualGrantInput {
+  telegram_user_id: number;
+  missiles: number;
+  reason: string;
+  request_id: string;
+}
+
+export function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualGrantInput) {
+  // An unknown player is a 404, not a new player: a grant to an id nobody has used is most likely a typo.
+  playerOrThrow(ctx, input.telegram_user_id);
+  const reason = input.reason.trim();
+  if (reason === "") {
+    throw new AppError("invalid_payload", "Invalid request body: body.reason must say why the missiles are granted", {
+      details: [{ field: "body.reason", problem: "must not be blank" }],
+    });
+  }
+  const applied = applyAction(
+    ctx,
+    {
+      telegramUserId: input.telegram_user_id,
+      requestId: `admin/${input.request_id}`,
+      action: MANUAL_GRANT_ACTION,
+      inputs: { missiles: input.missiles, reason },
+      gameKey: "recon_grid",
+    },
+    (player, db, now) => {
+      const other = db
+        .query<{ target: string }, [string, string, string]>(
+          "SELECT target FROM admin_audit WHERE action = ? AND json_extract(details, '$.request_id') = ? AND target <> ? LIMIT 1",
+        )
+        .get(GRANT_AUDIT_ACTION, input.request_id, String(input.telegram_user_id));
+      if (other) {
+        throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.request_id)} was already used for a grant to another player`);
+      }
+      const grant = { telegram_user_id: input.telegram_user_id, missiles: input.missiles, reason, request_id: input.request_id, granted_at: now };
+      writeAudit(db, {
+        at: now,
+        actor: admin.actor,
+        action: GRANT_AUDIT_ACTION,
+        target: String(input.telegram_user_id),
+        details: { ...grant, missile_balance_before: player.missile_balance },
+        requestId: admin.requestId,
+      });
+      return { deltas: { freeSpins: 0, missiles: input.missiles, points: 0 }, result: { grant } };
+    },
+  );
+  return applied;
+}

@@ -1,0 +1,171 @@
+import { t } from "elysia";
+import { Envelope } from "../../http/envelope";
+import { named } from "../../http/openapi-names";
+import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { intQuery } from "../../http/params";
+import { nullable, Reward } from "../model";
+import { SALUTES_AMOUNT_PATTERN } from "../salutes-reward";
+import { windowQueryFields } from "./window";
+
+// The operator's mission routes (docs/messenger-admin-missions.md): request and response schemas.
+
+/** Default window of the comparison and analytics routes, in days. */
+export const MISSION_WINDOW_DEFAULT_DAYS = 30;
+
+export const REFUSAL_REASONS = ["not_monotonic", "rate_limited", "daily_cap_reached", "already_completed"] as const;
+
+const salutes = t.String({ pattern: SALUTES_AMOUNT_PATTERN, description: 'An exact decimal string ("12.5")' });
+
+const AdminMission = named(
+  "MessengerAdminMission",
+  t.Object({
+    mission_key: t.String(),
+    title: t.String(),
+    event_type: t.String(),
+    target: t.Integer(),
+    reward: Reward,
+    reward_salutes: nullable(t.String()),
+    daily_cap: t.Integer(),
+    per_minute_cap: t.Integer(),
+    active: t.Boolean(),
+    created_at: t.String(),
+    revision: t.Integer({ description: "Bumped by every change; send it back in X-Expected-Revision" }),
+    updated_at: t.String(),
+  }),
+);
+
+const EventCounts = named(
+  "MessengerMissionEventCounts",
+  t.Object({
+    accepted: t.Integer({ description: "Accepted progress events" }),
+    accepted_units: t.Integer({ description: "Progress units the accepted events added" }),
+    refused: t.Integer({ description: "Refused progress events, all reasons" }),
+    refused_by_reason: t.Object(
+      Object.fromEntries(REFUSAL_REASONS.map((r) => [r, t.Integer()])) as Record<(typeof REFUSAL_REASONS)[number], ReturnType<typeof t.Integer>>,
+    ),
+  }),
+);
+
+const RewardsPaid = named(
+  "MessengerMissionRewardsPaid",
+  t.Object({
+    completions_paid: t.Integer({ description: "Completions that paid the reward" }),
+    free_spins: t.Integer(),
+    missiles: t.Integer(),
+    points: t.Integer(),
+    salutes: t.String({ description: "Salutes actually credited, an exact decimal string" }),
+  }),
+);
+
+const Window = named(
+  "MessengerMissionWindow",
+  t.Object({
+    from: t.String({ description: "First UTC day, YYYY-MM-DD" }),
+    to: t.String({ description: "Last UTC day, YYYY-MM-DD (inclusive)" }),
+    days: t.Integer(),
+    label: t.String({ description: "The preset, or last_<n>d" }),
+  }),
+);
+
+const Figures = {
+  enrollments: t.Integer({ description: "Players who enrolled in the window" }),
+  completions: t.Integer({ description: "Enrollments completed in the window (whenever they enrolled)" }),
+  events: EventCounts,
+  rewards_paid: RewardsPaid,
+};
+
+const rate = nullable(t.Number({ description: "Share 0–1, 4 decimals; null without enrollments" }));
+
+const missionKeyPath = t.String({ minLength: 1, maxLength: 64, description: "The mission's key" });
+
+export const MissionAdminModel = {
+  params: t.Object({ mission_key: missionKeyPath }),
+  listQuery: t.Object({
+    limit: PageQuery.limit,
+    offset: PageQuery.offset,
+    include_meta: PageQuery.include_meta,
+  }),
+  list: named("MessengerAdminMissionList", Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema })),
+  created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),
+  revisionHeaders: t.Object({
+    "x-expected-revision": t.Optional(
+      t.String({ description: "The revision you read (a positive integer); a stale one is 409 revision_conflict with details.current_revision" }),
+    ),
+  }),
+  patchBody: t.Object(
+    {
+      title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      event_type: t.Optional(t.String({ pattern: "^[a-z0-9_.-]{1,64}$", description: "What the mini-app counts" })),
+      target: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: "Must stay above every unfinished player's progress" })),
+      reward: t.Optional(
+        t.Object(
+          {
+            free_spins: t.Optional(t.Integer({ minimum: 0, maximum: 1000 })),
+            missiles: t.Optional(t.Integer({ minimum: 0, maximum: 1000 })),
+            points: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000 })),
+            salutes: t.Optional(nullable(salutes)),
+          },
+          { additionalProperties: false, description: "Only the fields sent change; salutes null removes the salutes reward" },
+        ),
+      ),
+      daily_cap: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
+      per_minute_cap: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+    },
+    { additionalProperties: false },
+  ),
+  patched: named("MessengerMissionPatched", Envelope({ mission: AdminMission, changed_fields: t.Array(t.String()) })),
+  toggled: named("MessengerMissionToggled", Envelope({ mission: AdminMission, changed: t.Boolean({ description: "false: it already was in that state" }) })),
+  windowQuery: t.Object({ ...windowQueryFields(MISSION_WINDOW_DEFAULT_DAYS), include_meta: t.Optional(t.String()) }),
+  comparisonQuery: t.Object({
+    ...windowQueryFields(MISSION_WINDOW_DEFAULT_DAYS),
+    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 200, description: "missions compared, oldest first" }),
+    include_meta: t.Optional(t.String()),
+  }),
+  comparison: named(
+    "MessengerMissionComparison",
+    Envelope({
+      window: Window,
+      missions: t.Array(
+        t.Object({
+          mission_key: t.String(),
+          title: t.String(),
+          active: t.Boolean(),
+          revision: t.Integer(),
+          target: t.Integer(),
+          ...Figures,
+          enrolled_and_completed: t.Integer({ description: "Of the window's enrollments, those completed by the window's end" }),
+          completion_rate: rate,
+        }),
+      ),
+      count: t.Integer(),
+      has_more: t.Boolean({ description: "More missions than limit exist" }),
+    }),
+  ),
+  analytics: named(
+    "MessengerMissionAnalytics",
+    Envelope({
+      mission_key: t.String(),
+      window: Window,
+      totals: t.Object({ ...Figures }),
+      series: t.Array(t.Object({ day: t.String({ description: "UTC day, YYYY-MM-DD" }), ...Figures })),
+    }),
+  ),
+  stats: named(
+    "MessengerMissionStats",
+    Envelope({
+      mission: AdminMission,
+      funnel: t.Object({
+        enrolled: t.Integer(),
+        started: t.Integer({ description: "Progress above 0 (completed included)" }),
+        in_progress: t.Integer({ description: "Started, not completed" }),
+        completed: t.Integer(),
+      }),
+      completion_rate: rate,
+      median_progress: nullable(t.Number({ description: "Over every enrollment; the mean of the two middle values for an even count" })),
+      events: EventCounts,
+      rewards_paid: RewardsPaid,
+      first_enrolled_at: nullable(t.String()),
+      last_event_at: nullable(t.String()),
+    }),
+  ),
+};
