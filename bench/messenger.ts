@@ -1,13 +1,15 @@
-// messenger: what Telegram init-data verification and a spin-wheel play cost (issue 18, Speed). One herald child
-// with the messenger configured; the cases run one after the other (client and server share the cores):
-//   (a) GET /api/public/system-status/policy — an unauthenticated route through the same core (request log,
-//       metrics, envelope), the reference for (b); GET /healthz, a probe route the request log skips, for scale;
-//   (b) GET /api/messenger/games/catalog with `Authorization: tma <init data>` — verification, the player read
-//       and the catalog;
-//   (b') the same route's work without verification (bench/messenger-unverified-server.ts): b/b' is the cost of
-//       verification alone, the issue's target (≥ 0.9); b/a is shown too;
-//   (c) POST /api/messenger/games/spin-wheel/play — verification plus a play (ledger row + spin + seed + balances
-//       in one transaction), a fresh request_id per request (a wrk Lua script); target ≥ 2,000 plays/s.
+// messenger: what Telegram init-data verification and a spin-wheel play cost (issue 18, Speed). Cases run one
+// after the other (client and server share the cores):
+//   (a) on a herald child: GET /api/public/system-status/policy — an unauthenticated route through the same core
+//       (request log, metrics, envelope), the reference for (b); GET /healthz, a probe route the request log
+//       skips, for scale;
+//   (b) GET /api/messenger/games/catalog with `Authorization: tma <init data>` — verification, the player read and
+//       the catalog — and (b') the same route's work without verification, both on ONE comparison server
+//       (bench/messenger-unverified-server.ts: the whole app plus an unverified copy of the route), alternately
+//       in rounds: b/b' is the cost of verification alone, the issue's target (≥ 0.9); b/a is shown too;
+//   (c) on the herald child: POST /api/messenger/games/spin-wheel/play — verification plus a play (ledger row +
+//       spin + seed + balances + daily aggregates in one transaction), a fresh request_id per request (a wrk Lua
+//       script); target ≥ 2,000 plays/s.
 // The init data is signed here with node:crypto, as Telegram does; it stays valid for 24 h.
 import { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
@@ -39,6 +41,8 @@ const VERIFIED = "init data + GET /api/messenger/games/catalog";
 const UNVERIFIED = "same catalog route, no verification";
 const PLAY = "init data + POST /api/messenger/games/spin-wheel/play";
 const TARGET_RATIO = 0.9;
+/** The comparison server's unverified copy of the catalog route (bench/messenger-unverified-server.ts). */
+const UNVERIFIED_PATH = "/bench/messenger/games/catalog";
 const TARGET_PLAYS = 2000;
 
 function initData(): string {
@@ -140,21 +144,22 @@ const messenger: Benchmark = {
       const verifiedBody = await probe.text();
       results.push(await measure(PROBE, `${server.baseUrl}/healthz`, opts));
       results.push(await measure(UNAUTH, `${server.baseUrl}/api/public/system-status/policy`, opts));
-      progress("starting the unverified server (bench/messenger-unverified-server.ts)");
-      unverified = await startHeraldLike("unverified", join(ROOT, "bench", "messenger-unverified-server.ts"), unverifiedDir, "/api/messenger/games/catalog", {
+      progress("starting the comparison server (bench/messenger-unverified-server.ts: herald plus one unverified route)");
+      unverified = await startHeraldLike("unverified", join(ROOT, "bench", "messenger-unverified-server.ts"), unverifiedDir, UNVERIFIED_PATH, {
         MESSENGER_BOT_TOKEN: BOT_TOKEN,
         BENCH_PLAYER_ID: String(PLAYER),
+        RATE_LIMIT_PUBLIC_API_PER_MIN: "0",
       });
-      const same = await (await fetch(`${unverified.baseUrl}/api/messenger/games/catalog`)).text();
+      const same = await (await fetch(`${unverified.baseUrl}${UNVERIFIED_PATH}`)).text();
       const shape = (t: string) => JSON.stringify(Object.keys(JSON.parse(t)).sort());
       if (shape(same) !== shape(verifiedBody))
-        errors.push("the unverified server's catalog differs in shape from herald's: the two cases do not do the same work");
-      // Verified and unverified alternate, round after round, so both servers' request logs grow alike and a
-      // burst of other work on the cores hits both sides of a pair.
+        errors.push("the unverified route's catalog differs in shape from herald's: the two cases do not do the same work");
+      // Both cases on the comparison server, alternately, round after round: the same process, database, request
+      // log and jobs, so the difference between them is the verification alone.
       for (let round = 1; round <= rounds; round++) {
         if (rounds > 1) progress(`round ${round} of ${rounds}`);
-        verifiedRuns.push(await measure(VERIFIED, `${server.baseUrl}/api/messenger/games/catalog`, opts, headers));
-        unverifiedRuns.push(await measure(UNVERIFIED, `${unverified.baseUrl}/api/messenger/games/catalog`, opts, headers));
+        verifiedRuns.push(await measure(VERIFIED, `${unverified.baseUrl}/api/messenger/games/catalog`, opts, headers));
+        unverifiedRuns.push(await measure(UNVERIFIED, `${unverified.baseUrl}${UNVERIFIED_PATH}`, opts, headers));
       }
       results.push(combine(VERIFIED, verifiedRuns), combine(UNVERIFIED, unverifiedRuns));
       await unverified.stop();

@@ -18,8 +18,8 @@ export const MESSENGER_AUTH_DESCRIPTION =
 export function messengerIdentity(ctx: AppContext) {
   const verifier = new InitDataVerifier(ctx.config.messenger);
 
-  /** Synchronous for HMAC init data (the common case); a Promise only when an Ed25519 check runs. */
-  function authenticate(request: Request, query: unknown, body: unknown): MessengerRequest | Promise<MessengerRequest> {
+  /** Synchronous: both the HMAC and the Ed25519 check are (src/messenger/init-data.ts). */
+  function authenticate(request: Request, query: unknown, body: unknown): MessengerRequest {
     const raw =
       initDataFromHeader(request.headers.get("authorization")) ??
       ((query as { init_data?: string } | undefined)?.init_data || null) ??
@@ -29,9 +29,9 @@ export function messengerIdentity(ctx: AppContext) {
       throw err;
     };
     try {
-      const identity = verifier.verify(raw, ctx.clock.now().getTime());
-      if (identity instanceof Promise) return identity.then((id) => ({ identity: id, player: ensurePlayer(ctx, id) }), failed);
-      return { identity, player: ensurePlayer(ctx, identity) };
+      const now = ctx.clock.now();
+      const identity = verifier.verify(raw, now.getTime());
+      return { identity, player: ensurePlayer(ctx, identity, now) };
     } catch (err) {
       return failed(err);
     }
@@ -49,13 +49,7 @@ export function messengerIdentity(ctx: AppContext) {
     plugin: new Elysia({ name: "herald:messenger-identity" }).macro({
       messenger: (_enabled: true) => ({
         transform(context: { request: Request; query?: unknown; body?: unknown; messenger?: MessengerRequest }) {
-          const out = authenticate(context.request, context.query, context.body);
-          if (out instanceof Promise) {
-            return out.then((m) => {
-              context.messenger = m;
-            });
-          }
-          context.messenger = out;
+          context.messenger = authenticate(context.request, context.query, context.body);
         },
         resolve: typed,
         detail: { tags: ["messenger"], description: MESSENGER_AUTH_DESCRIPTION },

@@ -38,12 +38,11 @@ export function getPlayerOrCreate(db: Database, telegramUserId: number, now: str
 }
 
 /** The player behind verified init data, created or refreshed when the profile changed. */
-export function ensurePlayer(ctx: AppContext, id: InitDataIdentity): PlayerRow {
+export function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): PlayerRow {
   const db = ctx.db.sqlite;
-  const now = ctx.clock.now();
-  const iso = now.toISOString();
   const row = getPlayer(db, id.telegramUserId);
   if (!row) {
+    const iso = now.toISOString();
     db.query(
       `INSERT INTO messenger_players (telegram_user_id, username, first_name, language_code, is_premium, created_at, last_seen_at)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (telegram_user_id) DO NOTHING`,
@@ -53,6 +52,7 @@ export function ensurePlayer(ctx: AppContext, id: InitDataIdentity): PlayerRow {
   const changed =
     row.username !== id.username || row.first_name !== id.firstName || row.language_code !== id.languageCode || row.is_premium !== (id.isPremium ? 1 : 0);
   if (changed || now.getTime() - Date.parse(row.last_seen_at) > SEEN_REFRESH_MS) {
+    const iso = now.toISOString();
     db.query(
       "UPDATE messenger_players SET username = ?2, first_name = ?3, language_code = ?4, is_premium = ?5, last_seen_at = ?6 WHERE telegram_user_id = ?1",
     ).run(id.telegramUserId, id.username, id.firstName, id.languageCode, id.isPremium ? 1 : 0, iso);

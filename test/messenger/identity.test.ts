@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { generateKeyPairSync, sign as ed25519Sign } from "node:crypto";
 import { sign } from "@telegram-apps/init-data-node";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { initDataFromHeader } from "../../src/messenger/init-data";
 import { BOT_TOKEN, createMessengerApp, initDataFor, signInitData, tmaPost } from "./support";
 
 let h: TestApp;
@@ -143,6 +144,13 @@ describe("POST /api/messenger/init/verify", () => {
     h.close();
     h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
     expect((await verify(tmaPost(signed))).body.error).toBe("init_data_signature_invalid");
+  });
+
+  test("the Authorization scheme is `tma` in any case, then whitespace, then the init data", () => {
+    expect(initDataFromHeader("tma a=1&b=2")).toBe("a=1&b=2");
+    expect(initDataFromHeader("  TMA\t\t a=1 ")).toBe("a=1");
+    expect(initDataFromHeader("Tma a b")).toBe("a b");
+    for (const none of [null, "", "tma", "tma   ", "tmaa=1", "Bearer a=1", "tm a=1"]) expect(initDataFromHeader(none)).toBeNull();
   });
 
   test("without MESSENGER_BOT_TOKEN the route answers 503 messenger_not_configured", async () => {
