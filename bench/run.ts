@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   transparency: () => import("./transparency"),
   messenger: () => import("./messenger"),
   "messenger-admin": () => import("./messenger-admin"),
+  "ops-digest": () => import("./ops-digest"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])

@@ -9,6 +9,10 @@ import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
+import { digestRoutes } from "./ops/digest-routes";
+import { opsIncidentsRoutes } from "./ops/incidents-routes";
+import { readinessRoutes } from "./ops/readiness-routes";
+import { operatorPagesRoutes } from "./ops/config-page";
 import { userRoutes } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
 import { partnerStatusRoutes } from "./partner/status-routes";
@@ -46,6 +50,10 @@ export function buildApp(ctx: AppContext) {
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
     .use(opsRoutes(ctx, guards))
+    .use(digestRoutes(ctx, guards))
+    .use(opsIncidentsRoutes(ctx, guards))
+    .use(readinessRoutes(ctx, guards))
+    .use(operatorPagesRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
     .use(partnerStatusRoutes(ctx, guards))

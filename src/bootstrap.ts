@@ -19,6 +19,7 @@ import { registerAudioShareJobs } from "./audio-share/jobs";
 import { registerStatusJobs } from "./status/jobs";
 import { registerTransparencyJobs } from "./transparency/jobs";
 import { registerMessengerJobs } from "./messenger/jobs";
+import { registerOpsJobs } from "./ops/jobs";
 import { createChainClient } from "./chain/rpc-log";
 
 export interface ContextOptions {
@@ -62,5 +63,6 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   registerStatusJobs(ctx);
   registerTransparencyJobs(ctx);
   registerMessengerJobs(ctx);
+  registerOpsJobs(ctx);
   return ctx;
 }

@@ -68,6 +68,11 @@ export const CONFIG_VARS = {
   RATE_LIMIT_PARTNER_PER_MIN: { kind: int(0, 10_000_000), fallback: "6000", doc: "Other signed live partner requests per key per minute (0 = off)." },
   REQUEST_LOG_RETENTION_DAYS: { kind: int(1, 3650), fallback: "14", doc: "Days of request_log kept before the prune job deletes them." },
   REQUEST_LOG_FLUSH_MS: { kind: int(10, 60_000), fallback: "1000", doc: "How often buffered request-log rows are written in one batch." },
+  BACKUP_KEEP: {
+    kind: int(1, 1000),
+    fallback: "7",
+    doc: "On-demand backups kept in <db dir>/backups; after each successful run the oldest beyond this count are deleted (audited).",
+  },
   JOBS_ENABLED: { kind: { type: "bool" }, fallback: "1", doc: "Start the in-process Croner jobs with `serve`." },
   JOBS_DISABLED: { kind: { type: "list" }, fallback: "", doc: "Comma list of job names not to schedule." },
   METRICS_PUBLIC: { kind: { type: "bool" }, fallback: "0", doc: "Serve /metrics without an admin token." },
@@ -80,6 +85,11 @@ export const CONFIG_VARS = {
     kind: { type: "string", pattern: /^[\x21-\x7e]{32,256}$/, allowed: "32–256 visible ASCII characters" },
     secret: true,
     doc: "Bootstraps one operator token (Authorization: Bearer) at start; stored only as a SHA-256 hash.",
+  },
+  ADMIN_SESSION_TTL_SECONDS: {
+    kind: int(300, 30 * 86_400),
+    fallback: "28800",
+    doc: "Lifetime of an operator browser session from POST /admin/sign-in (cookie Max-Age and stored expiry).",
   },
   IDEMPOTENCY_REQUIRED: { kind: { type: "bool" }, fallback: "1", doc: "Require Idempotency-Key on partner mutations." },
   IDEMPOTENCY_TTL_HOURS: { kind: int(1, 720), fallback: "24", doc: "How long idempotency records (and their stored responses) are kept." },
@@ -232,6 +242,32 @@ export const CONFIG_VARS = {
     kind: int(91, 3650),
     fallback: "100",
     doc: "Days of status snapshots and incidents kept (uptime, the 90-day bars and the badges read them).",
+  },
+  // Operator readiness: 403 noise and synthetic probes (src/ops/readiness.ts, src/ops/probes.ts; docs/ops-readiness.md).
+  READINESS_403_NOISE_MAX_PERCENT: {
+    kind: { type: "string", pattern: /^(100(\.0{1,4})?|\d{1,2}(\.\d{1,4})?)$/, allowed: "a percentage from 0 to 100 with up to 4 decimals, e.g. 5 or 0.5" },
+    fallback: "5",
+    doc: "Readiness threshold of the 403 noise level: a window is within it while its 403s are at most this percent of its requests.",
+  },
+  READINESS_403_MAX_PER_HOUR: {
+    kind: int(0, 1_000_000_000),
+    fallback: "0",
+    doc: "Second readiness threshold: at most this many 403s per hour on average over a window (0 = off; only the percentage applies).",
+  },
+  SYNTHETIC_PROBE_CRON: {
+    kind: CRON,
+    fallback: "20 */5 * * * *",
+    doc: "Schedule of the synthetic-probes job, which calls Herald's own public endpoints over HTTP on its listening address (JOBS_DISABLED=synthetic-probes turns it off).",
+  },
+  SYNTHETIC_PROBE_TIMEOUT_MS: {
+    kind: int(100, 60_000),
+    fallback: "5000",
+    doc: "Time limit of each synthetic probe request; a slower answer is recorded as a failed probe.",
+  },
+  SYNTHETIC_PROBE_RETENTION_DAYS: {
+    kind: int(1, 3650),
+    fallback: "90",
+    doc: "Days of synthetic probe results kept; the probes job deletes older rows on each run.",
   },
   // Audio-share links (src/audio-share; docs/audio-share.md).
   AUDIO_SHARE_ALLOWED_HOSTS: {

@@ -24,12 +24,16 @@ export interface Config {
   };
   readonly requestLogRetentionDays: number;
   readonly requestLogFlushMs: number;
+  readonly backupKeep: number;
   readonly jobsEnabled: boolean;
   readonly jobsDisabled: readonly string[];
   readonly metricsPublic: boolean;
   readonly shutdownGraceMs: number;
   readonly masterKey: string | undefined;
   readonly adminToken: string | undefined;
+  readonly adminSessionTtlSeconds: number;
+  /** Every variable as `herald config` shows it (secrets masked), for the operators' config page. */
+  readonly described: ReadonlyArray<ConfigRow>;
   readonly idempotencyRequired: boolean;
   readonly idempotencyTtlHours: number;
   readonly signatureSkewSeconds: number;
@@ -88,6 +92,15 @@ export interface Config {
     readonly policyPath: string | undefined;
     readonly snapshotCron: string;
     readonly snapshotRetentionDays: number;
+  };
+  /** Operator readiness: the 403-noise thresholds and the synthetic probes (docs/ops-readiness.md). */
+  readonly readiness: {
+    readonly noiseMaxPercent: number;
+    /** 0 = off. */
+    readonly noiseMaxPerHour: number;
+    readonly probeCron: string;
+    readonly probeTimeoutMs: number;
+    readonly probeRetentionDays: number;
   };
   readonly audioShare: {
     readonly allowedHosts: readonly string[];
@@ -258,12 +271,15 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     requestLogRetentionDays: v.REQUEST_LOG_RETENTION_DAYS,
     requestLogFlushMs: v.REQUEST_LOG_FLUSH_MS,
+    backupKeep: v.BACKUP_KEEP,
     jobsEnabled: v.JOBS_ENABLED,
     jobsDisabled: Object.freeze(v.JOBS_DISABLED as string[]),
     metricsPublic: v.METRICS_PUBLIC,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     masterKey: v.HERALD_MASTER_KEY,
     adminToken: v.ADMIN_TOKEN,
+    adminSessionTtlSeconds: v.ADMIN_SESSION_TTL_SECONDS,
+    described: Object.freeze(describeConfig(env)),
     idempotencyRequired: v.IDEMPOTENCY_REQUIRED,
     idempotencyTtlHours: v.IDEMPOTENCY_TTL_HOURS,
     signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
@@ -321,6 +337,13 @@ export function loadConfig(env: Env = process.env): Config {
       snapshotCron: v.STATUS_SNAPSHOT_CRON,
       snapshotRetentionDays: v.STATUS_SNAPSHOT_RETENTION_DAYS,
     }),
+    readiness: Object.freeze({
+      noiseMaxPercent: Number(v.READINESS_403_NOISE_MAX_PERCENT),
+      noiseMaxPerHour: v.READINESS_403_MAX_PER_HOUR,
+      probeCron: v.SYNTHETIC_PROBE_CRON,
+      probeTimeoutMs: v.SYNTHETIC_PROBE_TIMEOUT_MS,
+      probeRetentionDays: v.SYNTHETIC_PROBE_RETENTION_DAYS,
+    }),
     audioShare: Object.freeze({
       allowedHosts: Object.freeze(v.AUDIO_SHARE_ALLOWED_HOSTS as string[]),
       deniedHosts: Object.freeze(v.AUDIO_SHARE_DENIED_HOSTS as string[]),
@@ -354,10 +377,23 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** The effective configuration by variable name, secrets masked: what `herald config` prints. */
-export function describeConfig(env: Env = process.env): Array<{ name: string; value: string; source: "env" | "default"; doc: string }> {
+// A type alias, not an interface: the CLI prints rows as plain records.
+export type ConfigRow = {
+  name: string;
+  value: string;
+  source: "env" | "default";
+  doc: string;
+  /** Set in the environment to something other than the default (secrets: set at all). */
+  differs: boolean;
+  secret: boolean;
+};
+
+export function describeConfig(env: Env = process.env): ConfigRow[] {
   return (Object.entries(CONFIG_VARS) as [string, VarSpec][]).map(([name, spec]) => {
     const fromEnv = env[name] !== undefined;
-    const raw = env[name] ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback) ?? "";
-    return { name, value: spec.secret && raw ? "****" : raw, source: fromEnv ? "env" : "default", doc: spec.doc };
+    const fallback = (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback) ?? "";
+    const raw = env[name] ?? fallback;
+    const secret = spec.secret === true;
+    return { name, value: secret && raw ? "****" : raw, source: fromEnv ? "env" : "default", doc: spec.doc, differs: fromEnv && raw !== fallback, secret };
   });
 }

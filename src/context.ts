@@ -28,6 +28,11 @@ export interface AppContext {
   chain: ChainClient;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
+  /**
+   * Where this process itself answers HTTP (`http://127.0.0.1:<bound port>`), set by `serve` once it listens;
+   * unset when not serving (tests, CLI commands). The synthetic probes call Herald's own endpoints here.
+   */
+  listenUrl?: string;
 }
 
 /**

@@ -24,8 +24,11 @@ Commands:
   keys disable ID [--reason TEXT]
   keys rotate ID [--overlap-hours N]      (N ≤ 24, default 24)
   admin-token create --name NAME          operator token for /admin/* (shown once)
+  admin-token list                        admin tokens: id, name, created, last used, revoked (never the token)
+  admin-token revoke --id N               revoke a token now: its bearer calls and browser sessions stop
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
+  restore FILE [--sha256 HEX]   replace the database with a backup (server stopped; see herald restore --help)
   dev-rpc [--port 8899] [--host H] [--holders N] [--transactions N] [--seed S] [--plant all|TYPES] [--lp-wallets N] [--json]
                         local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
@@ -127,13 +130,19 @@ export const COMMANDS: Record<string, Command> = {
   async backup(_args, json) {
     const ctx = await quiet(loadConfig());
     try {
-      const { runBackup } = await import("../ops/backup");
-      const b = runBackup(ctx);
-      emit(json, { success: true, backup: b }, () => `backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`);
+      const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backup"), import("./keys")]);
+      const { backup: b, pruned } = await runBackup(ctx, { actor: cliActor() });
+      emit(json, { success: true, backup: b, pruned }, () =>
+        [`backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`, ...pruned.map((p) => `pruned (BACKUP_KEEP): ${p.name}`)].join("\n"),
+      );
       return 0;
     } finally {
       ctx.db.close();
     }
+  },
+  async restore(args, json) {
+    const { restoreCommand } = await import("./restore");
+    return restoreCommand(loadConfig(), args, json);
   },
   sign(args, json) {
     return signCommand(args, json);
@@ -152,12 +161,22 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** Commands with a help text of their own (`herald restore --help`); the others print the general one. */
+const COMMAND_HELP: Record<string, () => Promise<string>> = {
+  restore: async () => (await import("./restore")).RESTORE_HELP,
+};
+
 /** Runs `herald <argv>`; resolves with the exit code, or -1 when the command keeps running (serve, dev-rpc). */
 export async function runCli(argv: string[]): Promise<number> {
   try {
     const args = parseArgs(argv);
     // --help and --version answer and exit whatever else was asked: they must never start the server.
-    if (args.flags.help === true) return COMMANDS.help!(args, false);
+    if (args.flags.help === true) {
+      const own = args.command ? COMMAND_HELP[args.command] : undefined;
+      if (!own) return COMMANDS.help!(args, false);
+      process.stdout.write(`${await own()}\n`);
+      return 0;
+    }
     if (args.flags.version === true) return COMMANDS.version!(args, args.flags.json === true);
     // No command keeps its historical meaning: `herald` alone serves (Dockerfile, litestream -exec).
     const command = COMMANDS[args.command ?? "serve"]!;

@@ -8,7 +8,7 @@ import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
 
 // The audit trail names the OS account that ran the command.
-const cliActor = () => ({ kind: "cli", user: safeUser() }) as const;
+export const cliActor = () => ({ kind: "cli", user: safeUser() }) as const;
 function safeUser(): string {
   try {
     return userInfo().username || "operator";
@@ -87,14 +87,44 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
   }
 }
 
-/** `herald admin-token create --name N`: prints the token once. */
+const ADMIN_TOKEN_USAGE = "usage: herald admin-token create --name NAME | admin-token list | admin-token revoke --id N";
+
+/** `herald admin-token create --name N` (prints the token once), `list` (never a token), `revoke --id N`. */
 export function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boolean): number {
   const sub = args.positionals[0];
-  if (sub !== "create") throw new UsageError("usage: herald admin-token create --name NAME");
+  const tokens = new AdminTokens(ctx);
+  if (args.positionals.length > 1) throw new UsageError(ADMIN_TOKEN_USAGE);
   try {
-    const t = new AdminTokens(ctx).create(required(args, "name"), cliActor());
-    emit(json, { token: t.token, id: t.id, name: t.name }, () => `admin token (shown once): ${t.token}`);
-    return 0;
+    switch (sub) {
+      case "create": {
+        const t = tokens.create(required(args, "name"), cliActor());
+        emit(json, { token: t.token, id: t.id, name: t.name }, () => `admin token (shown once): ${t.token}`);
+        return 0;
+      }
+      case "list": {
+        const list = tokens.list();
+        emit(json, { tokens: list }, () =>
+          table(
+            list.map((t) => ({ ...t })),
+            ["id", "name", "created_at", "last_used_at", "revoked_at"],
+          ),
+        );
+        return 0;
+      }
+      case "revoke": {
+        const raw = required(args, "id");
+        if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`--id must be a token id as \`herald admin-token list\` shows it; got ${JSON.stringify(raw)}`);
+        const r = tokens.revoke(Number(raw), cliActor());
+        emit(json, { token: r.token, already_revoked: r.alreadyRevoked, sessions_ended: r.sessionsEnded }, () =>
+          r.alreadyRevoked
+            ? `admin token ${r.token.id} (${r.token.name}) was already revoked at ${r.token.revoked_at}`
+            : `admin token ${r.token.id} (${r.token.name}) revoked at ${r.token.revoked_at}; ${r.sessionsEnded} browser session(s) ended`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(ADMIN_TOKEN_USAGE);
+    }
   } catch (err) {
     if (err instanceof AppError) throw new UsageError(err.message);
     throw err;

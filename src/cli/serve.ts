@@ -28,6 +28,19 @@ function listenErrorOf(err: unknown, host: string, port: number): ListenError {
   return new ListenError(`cannot listen on ${where} (port ${port}): ${reason}${code ? ` (${code})` : ""}`, code);
 }
 
+/** The address this process reaches itself on: the loopback for a wildcard bind, else the bound host. */
+export function ownUrl(host: string, port: number): string {
+  const h =
+    host === "0.0.0.0" || host === ""
+      ? "127.0.0.1"
+      : host === "::" || host === "[::]"
+        ? "[::1]"
+        : host.includes(":") && !host.startsWith("[")
+          ? `[${host}]`
+          : host;
+  return `http://${h}:${port}`;
+}
+
 /**
  * Runs the server until SIGTERM/SIGINT, then: stop listening (new connections are refused), let in-flight
  * requests finish (up to SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
@@ -60,6 +73,7 @@ export async function serve(config: Config): Promise<void> {
     throw failure;
   }
   const server = app.server!;
+  ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);

@@ -9,6 +9,7 @@ import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors, type RequestPart } from "./validation";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
+import { parseFormBytes } from "./form-body";
 import { describeParamProblems } from "./params";
 import { CompressedCache, compressedAnswer } from "./compression";
 import type { TSchema } from "@sinclair/typebox";
@@ -175,9 +176,18 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   /** A body under the policy of src/http/json-body.ts, then checked against its route's schema. */
   const parseBody = (raw: Uint8Array, request: Request, route: string): { value: unknown; error: AppError | null } => {
     if (raw.byteLength === 0) return { value: undefined, error: null };
-    const typeError = contentTypeProblem(request.headers.get("content-type"));
-    if (typeError) return { value: undefined, error: typeError };
-    const parsed = parseJsonBytes(raw);
+    // The one exception to JSON: routes that declare a form body (the operator sign-in forms; form-body.ts).
+    const form = routes.takesForm(request.method, route);
+    const parsed = form ? parseFormBytes(raw, request.headers.get("content-type")) : null;
+    if (parsed?.error) return parsed;
+    if (!parsed) {
+      const typeError = contentTypeProblem(request.headers.get("content-type"));
+      if (typeError) return { value: undefined, error: typeError };
+    }
+    return checkBody(request, route, parsed ?? parseJsonBytes(raw));
+  };
+
+  const checkBody = (request: Request, route: string, parsed: { value: unknown; error: AppError | null }): { value: unknown; error: AppError | null } => {
     if (parsed.error || parsed.value === undefined) return parsed;
     const check = routes.bodyCheckOf(request.method, route);
     if (!check) {

@@ -49,7 +49,8 @@ function exampleRequest(
   for (const p of params) if (p.in === "query" && p.required) query[p.name] = value(p.name);
   const search = new URLSearchParams(query).toString();
   const target = filled + (search ? `?${search}` : "");
-  const hasBody = !!op.requestBody;
+  // Form bodies (the sign-in forms) are posted by a browser; a JSON sample body would be refused with 415.
+  const hasBody = !!op.requestBody?.content?.["application/json"];
   const body = hasBody ? (EXAMPLE_BODIES[exampleKey(method, path)] ?? sampleBody(op.requestBody?.content?.["application/json"]?.schema)) : undefined;
   return { url: baseUrl.replace(/\/$/, "") + target, target, query, body };
 }

@@ -11,6 +11,7 @@ import { EXAMPLE_SCHEMAS } from "./openapi-examples";
 import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./openapi-samples";
 import { docsUiRoutes } from "./openapi-ui";
 import { numericSpecOf } from "./params";
+import { declaresFormBody, FORM_CONTENT_TYPE } from "./form-body";
 import pkg from "../../package.json";
 
 export type { OpenApiDocument } from "./openapi-components";
@@ -82,6 +83,12 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
             "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
         },
         AdminBearer: { type: "http", scheme: "bearer", description: "Operator token (herald admin-token create)" },
+        AdminSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "herald_admin_session",
+          description: "Operator browser session from POST /admin/sign-in (docs/operations.md); form posts also carry csrf_token",
+        },
       },
     },
   };
@@ -93,13 +100,15 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
  * route's typebox schema here.
  */
 function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
-  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown } }>) {
+  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown; detail?: unknown } }>) {
     if (!route.hooks?.body) continue;
     const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { requestBody?: Record<string, unknown> } | undefined;
     if (!op) continue;
     // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
-    op.requestBody = { required: true, content: { "application/json": { schema } } };
+    // The sign-in forms (src/http/form-body.ts) declare their form content type; the schema goes under it.
+    const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
+    op.requestBody = { required: true, content: { [type]: { schema } } };
   }
 }
 

@@ -1,6 +1,8 @@
 import type { Database, Statement } from "bun:sqlite";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
+import { RollupCatchUp } from "./request-log-catchup";
+import { RollupWriter } from "./request-log-rollup";
 
 export interface RequestLogEntry {
   at: string;
@@ -29,6 +31,7 @@ const BATCH_WHEN = 1_000;
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
+  private catchUpTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly insert: Statement;
   private readonly insertMany: (rows: RequestLogEntry[]) => void;
   private readonly addKey: Statement;
@@ -39,9 +42,10 @@ export class RequestLog {
   flushedBatches = 0;
 
   constructor(
-    sqlite: Database,
+    private readonly sqlite: Database,
     private readonly log: Logger,
   ) {
+    const rollups = new RollupWriter(sqlite);
     this.insert = sqlite.prepare(
       "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
@@ -52,6 +56,8 @@ export class RequestLog {
         const ref = r.partnerKeyId === null ? null : this.keyRef(r.partnerKeyId);
         this.insert.run(r.at, r.method, r.route, r.status, r.latencyUs, ref, r.clientIp, r.requestId, r.errorCode);
       }
+      // The hourly rollups commit with the rows they count (src/http/request-log-rollup.ts).
+      rollups.apply(rows);
     });
   }
 
@@ -84,11 +90,40 @@ export class RequestLog {
     if (this.timer) return;
     this.timer = setInterval(() => this.flush(), intervalMs);
     this.timer.unref?.();
+    this.startCatchUp();
+  }
+
+  /**
+   * Levels the hourly rollups with request_log once per start (a database upgraded from before the rollups has
+   * rows but no rollups), in bounded steps with the event loop free between them: a step compares 6 hours and
+   * rebuilds at most ~20,000 rows (src/http/request-log-catchup.ts).
+   */
+  private startCatchUp(): void {
+    const catchUp = new RollupCatchUp(this.sqlite);
+    const started = performance.now();
+    const step = () => {
+      this.catchUpTimer = null;
+      try {
+        const p = catchUp.step();
+        if (!p.done) {
+          this.catchUpTimer = setTimeout(step, 0);
+          this.catchUpTimer.unref?.();
+        } else if (p.rebuiltHours > 0) {
+          this.log.info("request-log rollups caught up", { ...p, ms: Math.round(performance.now() - started) });
+        }
+      } catch (err) {
+        this.log.warn("request-log rollup catch-up failed; it runs again at the next start", errorFields(err));
+      }
+    };
+    this.catchUpTimer = setTimeout(step, 0);
+    this.catchUpTimer.unref?.();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
+    this.catchUpTimer = null;
     this.flush();
   }
 

@@ -1,10 +1,11 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { declaresFormBody } from "./form-body";
 
 interface RouteRow {
   method: string;
   path: string;
-  hooks?: { body?: unknown; query?: unknown; params?: unknown };
+  hooks?: { body?: unknown; query?: unknown; params?: unknown; detail?: unknown };
 }
 
 export interface RouteSchemas {
@@ -26,6 +27,7 @@ export class RouteIndex {
   private patterns: Array<{ re: RegExp; method: string }> = [];
   private schemas = new Map<string, RouteSchemas>();
   private bodyChecks = new Map<string, TypeCheck<TSchema>>();
+  private forms = new Set<string>();
 
   load(routes: ReadonlyArray<RouteRow>): void {
     this.patterns = routes
@@ -47,6 +49,12 @@ export class RouteIndex {
         { body: (r.hooks?.body as TSchema) ?? null, query: (r.hooks?.query as TSchema) ?? null, params: (r.hooks?.params as TSchema) ?? null },
       ]),
     );
+    this.forms = new Set(routes.filter((r) => declaresFormBody(r.hooks?.detail)).map((r) => `${r.method} ${r.path}`));
+  }
+
+  /** Whether the route takes an HTML form body instead of JSON (src/http/form-body.ts: the sign-in forms). */
+  takesForm(method: string, route: string): boolean {
+    return this.forms.size > 0 && this.forms.has(`${method} ${route}`);
   }
 
   methodsFor(pathname: string): string[] {

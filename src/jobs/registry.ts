@@ -135,6 +135,16 @@ export class JobRegistry {
     });
   }
 
+  /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
+  failuresSince(since: string): Map<string, number> {
+    // job_runs_started_idx serves the range; the few failed rows are grouped in memory.
+    const rows = this.deps.sqlite.query("SELECT name, COUNT(*) AS n FROM job_runs WHERE started_at >= ? AND ok = 0 GROUP BY name").all(since) as Array<{
+      name: string;
+      n: number;
+    }>;
+    return new Map(rows.map((r) => [r.name, r.n]));
+  }
+
   private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
     const started = this.deps.clock.now();
     const t0 = performance.now();

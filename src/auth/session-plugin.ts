@@ -1,0 +1,135 @@
+import { parseCookie, stringifySetCookie } from "cookie";
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import type { RequestStates } from "../http/core";
+import { AppError } from "../http/errors";
+import type { AdminAuth } from "./admin-plugin";
+import { type ActiveSession, type AdminActor, AdminSessions, csrfTokenOf } from "./sessions";
+
+// Who may see an operator page or call an operator route from a browser (docs/operations.md, "Operator sign-in
+// and pages"): an admin bearer token (curl, scripts) or the session cookie from POST /admin/sign-in. A request
+// that carries an Authorization header is judged by it alone (a wrong token is 403, never a fallback to the
+// cookie). State-changing requests made with the cookie must also prove they come from our own page: the CSRF
+// token, from the form field `csrf_token` or the header `X-CSRF-Token`. A bearer token is not sent by the browser
+// on its own, so bearer requests need no CSRF token.
+
+export const SESSION_COOKIE = "herald_admin_session";
+export const SIGN_IN_PATH = "/admin/sign-in";
+
+export interface OperatorRequest {
+  actor: AdminActor;
+  requestId: string;
+  ip: string;
+  /** The browser session, when the request was authenticated by the cookie (null for a bearer token). */
+  session: ActiveSession | null;
+  /** The session's CSRF token, to print into the page's forms (null for a bearer token). */
+  csrfToken: string | null;
+}
+
+/**
+ * page: a GET page; without credentials → 303 to the sign-in page with `next` set to this page.
+ * api: a JSON route; without credentials → 403; with the cookie on anything but GET, X-CSRF-Token is required.
+ * form: a form POST; without credentials → 303 to the sign-in page; with the cookie, the form's csrf_token.
+ */
+export type OperatorMode = "page" | "api" | "form";
+
+/** Only our own operator paths may be a `next` target: a relative /admin/ path, nothing that leaves the origin. */
+export function safeNext(next: string | null | undefined): string | null {
+  if (typeof next !== "string" || next.length > 1024) return null;
+  // "//evil", "/\\evil", "/admin/../x", control characters and backslashes are all refused.
+  if (!/^\/admin\/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*$/.test(next) || next.startsWith("//") || /(^|\/)\.\.?(\/|$|\?)/.test(next)) return null;
+  if (next.startsWith(SIGN_IN_PATH)) return null;
+  return next;
+}
+
+export const signInLocation = (next: string | null) => (next ? `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}` : SIGN_IN_PATH);
+
+export function redirect(location: string, setCookies: string[] = []): Response {
+  const headers = new Headers({ location, "cache-control": "no-store" });
+  for (const c of setCookies) headers.append("set-cookie", c);
+  return new Response(null, { status: 303, headers });
+}
+
+export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: AdminAuth) {
+  const sessions = new AdminSessions(ctx);
+  const resolved = new WeakMap<Request, OperatorRequest | null>();
+
+  const stateOf = (request: Request) => {
+    const state = states.get(request);
+    return { requestId: state?.id ?? "unknown", ip: state?.ip ?? "unknown" };
+  };
+
+  /** The cookie jar of a request (names → values); a malformed header reads as no cookies. */
+  const cookiesOf = (request: Request) => {
+    const header = request.headers.get("cookie");
+    return header ? parseCookie(header) : {};
+  };
+
+  /** The operator behind a request, or null; a present but wrong bearer token is 403 at once. */
+  function identify(request: Request): OperatorRequest | null {
+    if (request.headers.has("authorization")) {
+      const { actor, requestId } = admin.authenticate(request);
+      return { actor, requestId, ip: stateOf(request).ip, session: null, csrfToken: null };
+    }
+    const sessionId = cookiesOf(request)[SESSION_COOKIE];
+    const session = sessionId ? sessions.resolve(sessionId) : null;
+    if (!session || !sessionId) return null;
+    return { actor: session.actor, ...stateOf(request), session, csrfToken: csrfTokenOf(sessionId) };
+  }
+
+  const csrfRefused = () => new AppError("forbidden", "Missing or wrong CSRF token: reload the page and submit its form again (or send Authorization: Bearer)");
+
+  /** Whether the cookie should carry Secure: the public address is https, or this request came over https. */
+  function secure(request: Request): boolean {
+    if (ctx.config.publicBaseUrl.startsWith("https:")) return true;
+    if (new URL(request.url).protocol === "https:") return true;
+    return ctx.config.trustProxy && request.headers.get("x-forwarded-proto")?.split(",").pop()?.trim() === "https";
+  }
+
+  const cookie = (request: Request, name: string, value: string, path: string, maxAgeSeconds: number) =>
+    stringifySetCookie(name, value, { httpOnly: true, sameSite: "strict", path, maxAge: maxAgeSeconds, secure: secure(request) });
+
+  return {
+    sessions,
+    stateOf,
+    identify,
+    cookiesOf,
+    secure,
+    cookie,
+    /** Set-Cookie for a new session: HttpOnly, SameSite=Strict, Path=/admin, Max-Age = ADMIN_SESSION_TTL_SECONDS. */
+    sessionCookie: (request: Request, sessionId: string) => cookie(request, SESSION_COOKIE, sessionId, "/admin", ctx.config.adminSessionTtlSeconds),
+    clearSessionCookie: (request: Request) => cookie(request, SESSION_COOKIE, "", "/admin", 0),
+    plugin: new Elysia({ name: "herald:admin-session" }).macro({
+      operator: (mode: OperatorMode) => ({
+        transform({ request }: { request: Request }) {
+          const who = identify(request);
+          // JSON routes refuse at once (before any body is looked at), as the bearer guard does.
+          if (!who && mode === "api") {
+            throw new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>, or sign in at /admin/sign-in");
+          }
+          if (who?.session && mode === "api" && request.method !== "GET" && request.method !== "HEAD") {
+            if (!sessions.csrfMatches(who.session, request.headers.get("x-csrf-token"))) throw csrfRefused();
+          }
+          resolved.set(request, who);
+        },
+        beforeHandle({ request, body }: { request: Request; body: unknown }) {
+          const who = resolved.get(request);
+          if (!who) {
+            const url = new URL(request.url);
+            return redirect(signInLocation(mode === "page" ? safeNext(url.pathname + url.search) : null));
+          }
+          if (who.session && mode === "form") {
+            const token = (body as { csrf_token?: unknown } | undefined)?.csrf_token;
+            if (!sessions.csrfMatches(who.session, typeof token === "string" ? token : null)) throw csrfRefused();
+          }
+        },
+        resolve({ request }: { request: Request }) {
+          return { operator: resolved.get(request)! };
+        },
+        detail: { security: [{ AdminBearer: [] }, { AdminSession: [] }], tags: ["admin"] },
+      }),
+    }),
+  };
+}
+
+export type AdminSessionAuth = ReturnType<typeof adminSessionAuth>;

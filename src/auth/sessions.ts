@@ -1,0 +1,191 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Statement } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { NotFoundError } from "../http/errors";
+import type { Actor } from "./actors";
+import { sha256Hex } from "./admin";
+import { writeAudit } from "./audit";
+
+// Operator browser sessions (docs/operations.md, "Operator sign-in and pages"). A browser cannot send the admin
+// bearer token, so POST /admin/sign-in trades one for a session cookie. What is stored is never enough to act:
+// the session id (32 random bytes) is kept only as its SHA-256, and so is the session's CSRF token. The CSRF
+// token is derived from the session id (HMAC-SHA256 keyed by it), so a page can print it into its forms on
+// every request without the server keeping it in clear; knowing the token does not reveal the session id.
+
+export type AdminActor = Extract<Actor, { kind: "admin" }>;
+
+/** A session that passed every check: not expired, not revoked, its admin token not revoked. */
+export interface ActiveSession {
+  /** The public handle: the first 16 hex characters of the session hash (names it in lists and revocations). */
+  handle: string;
+  sessionHash: string;
+  csrfHash: string;
+  expiresAt: string;
+  actor: AdminActor;
+}
+
+/** A session as GET /admin/sessions lists it: nothing secret (no hash beyond the public handle). */
+export interface SessionView {
+  id: string;
+  admin_token_id: number;
+  admin_token_name: string;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string | null;
+  revoked_at: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+  active: boolean;
+}
+
+interface SessionRow {
+  session_hash: string;
+  csrf_hash: string;
+  admin_token_id: number;
+  token_name: string;
+  token_revoked_at: string | null;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string | null;
+  revoked_at: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+}
+
+const HANDLE_CHARS = 16;
+/** last_seen_at is written at most this often per session: a page view should not always cost a write. */
+const TOUCH_EVERY_MS = 60_000;
+/** Revoked sessions stay listed this long (who signed out when), then the prune job deletes them. */
+const KEEP_REVOKED_MS = 24 * 3600_000;
+const LIST_LIMIT = 200;
+
+export const sessionHandle = (sessionHash: string) => sessionHash.slice(0, HANDLE_CHARS);
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The CSRF token of a session: HMAC-SHA256(session id, "herald-csrf"), base64url. */
+export const csrfTokenOf = (sessionId: string) => createHmac("sha256", sessionId).update("herald-csrf").digest("base64url");
+
+/** Constant-time equality of two hex digests (both are SHA-256 of something, so equal lengths when valid). */
+export function sameDigest(aHex: string, bHex: string): boolean {
+  const a = Buffer.from(aHex, "hex");
+  const b = Buffer.from(bHex, "hex");
+  return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
+}
+
+const SELECT = `SELECT s.session_hash, s.csrf_hash, s.admin_token_id, t.name AS token_name, t.revoked_at AS token_revoked_at,
+  s.created_at, s.expires_at, s.last_seen_at, s.revoked_at, s.client_ip, s.user_agent
+  FROM admin_sessions s JOIN admin_tokens t ON t.id = s.admin_token_id`;
+
+export class AdminSessions {
+  private readonly byHash: Statement;
+  private readonly touch: Statement;
+
+  constructor(private readonly ctx: AppContext) {
+    this.byHash = ctx.db.sqlite.prepare(`${SELECT} WHERE s.session_hash = ?`);
+    this.touch = ctx.db.sqlite.prepare("UPDATE admin_sessions SET last_seen_at = ? WHERE session_hash = ?");
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  /** A new session for an operator who proved an admin token; returns the cookie value and its CSRF token once. */
+  create(actor: AdminActor, client: { ip: string | null; userAgent: string | null }, requestId: string | null) {
+    const sessionId = Buffer.from(this.ctx.rng.bytes(32)).toString("base64url");
+    const csrfToken = csrfTokenOf(sessionId);
+    const sessionHash = sha256Hex(sessionId);
+    const now = this.now();
+    const expiresAt = new Date(Date.parse(now) + this.ctx.config.adminSessionTtlSeconds * 1000).toISOString();
+    const sqlite = this.ctx.db.sqlite;
+    sqlite.transaction(() => {
+      sqlite
+        .query(
+          `INSERT INTO admin_sessions (session_hash, csrf_hash, admin_token_id, created_at, expires_at, last_seen_at, client_ip, user_agent)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(sessionHash, sha256Hex(csrfToken), actor.tokenId, now, expiresAt, now, client.ip, client.userAgent?.slice(0, 256) ?? null);
+      writeAudit(sqlite, {
+        at: now,
+        actor,
+        action: "admin_session.sign_in",
+        target: sessionHandle(sessionHash),
+        details: { expires_at: expiresAt, client_ip: client.ip },
+        requestId,
+      });
+    })();
+    return { sessionId, csrfToken, expiresAt, handle: sessionHandle(sessionHash) };
+  }
+
+  /** The session a cookie names, if it is still good; touches last_seen_at at most once a minute. */
+  resolve(sessionId: string): ActiveSession | null {
+    if (!SESSION_ID_PATTERN.test(sessionId)) return null;
+    const row = this.byHash.get(sha256Hex(sessionId)) as SessionRow | null;
+    if (!row || !isActive(row, this.now())) return null;
+    const now = this.now();
+    if (!row.last_seen_at || Date.parse(now) - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) this.touch.run(now, row.session_hash);
+    return {
+      handle: sessionHandle(row.session_hash),
+      sessionHash: row.session_hash,
+      csrfHash: row.csrf_hash,
+      expiresAt: row.expires_at,
+      actor: { kind: "admin", tokenId: row.admin_token_id, name: row.token_name },
+    };
+  }
+
+  /** Whether `token` is the session's CSRF token; compares SHA-256 digests in constant time. */
+  csrfMatches(session: ActiveSession, token: string | null | undefined): boolean {
+    return typeof token === "string" && token.length > 0 && token.length <= 128 && sameDigest(sha256Hex(token), session.csrfHash);
+  }
+
+  signOut(session: ActiveSession, requestId: string | null): void {
+    this.revokeRow(session.sessionHash, session.actor, "admin_session.sign_out", requestId);
+  }
+
+  /** Revokes the session with this public handle (any operator may end any session); 404 when unknown. */
+  revokeByHandle(handle: string, actor: Actor, requestId: string | null): SessionView {
+    const row = this.ctx.db.sqlite.query(`${SELECT} WHERE substr(s.session_hash, 1, ${HANDLE_CHARS}) = ?`).get(handle) as SessionRow | null;
+    if (!row) throw new NotFoundError("Session", handle);
+    if (!row.revoked_at) this.revokeRow(row.session_hash, actor, "admin_session.revoke", requestId);
+    return view(this.byHash.get(row.session_hash) as SessionRow, this.now());
+  }
+
+  /** Sessions newest first: the live ones and those ended within the last day. */
+  list(): SessionView[] {
+    const rows = this.ctx.db.sqlite.query(`${SELECT} ORDER BY s.created_at DESC, s.session_hash LIMIT ${LIST_LIMIT}`).all() as SessionRow[];
+    const now = this.now();
+    return rows.map((r) => view(r, now));
+  }
+
+  /** Deletes expired sessions and those revoked more than a day ago (the auth-prune job). */
+  pruneExpired(): number {
+    const now = this.now();
+    const revokedBefore = new Date(Date.parse(now) - KEEP_REVOKED_MS).toISOString();
+    return this.ctx.db.sqlite.query("DELETE FROM admin_sessions WHERE expires_at <= ? OR revoked_at <= ?").run(now, revokedBefore).changes;
+  }
+
+  private revokeRow(sessionHash: string, actor: Actor, action: string, requestId: string | null): void {
+    const now = this.now();
+    const sqlite = this.ctx.db.sqlite;
+    sqlite.transaction(() => {
+      sqlite.query("UPDATE admin_sessions SET revoked_at = ? WHERE session_hash = ? AND revoked_at IS NULL").run(now, sessionHash);
+      writeAudit(sqlite, { at: now, actor, action, target: sessionHandle(sessionHash), requestId });
+    })();
+  }
+}
+
+const isActive = (row: SessionRow, now: string) => row.revoked_at === null && row.token_revoked_at === null && row.expires_at > now;
+
+function view(row: SessionRow, now: string): SessionView {
+  return {
+    id: sessionHandle(row.session_hash),
+    admin_token_id: row.admin_token_id,
+    admin_token_name: row.token_name,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    last_seen_at: row.last_seen_at,
+    revoked_at: row.revoked_at,
+    client_ip: row.client_ip,
+    user_agent: row.user_agent,
+    active: isActive(row, now),
+  };
+}

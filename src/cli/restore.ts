@@ -1,0 +1,269 @@
+import { Database } from "bun:sqlite";
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { systemClock } from "../clock";
+import type { Config } from "../config";
+import { integrityOf } from "../ops/backup";
+import { manifestPathOf, sha256OfFile } from "../ops/backups-list";
+import { flagString, UsageError, type ParsedArgs } from "./args";
+import { emit } from "./output";
+
+export const RESTORE_HELP = `Usage: herald restore FILE [--sha256 HEX] [--json]
+
+Replaces the database (HERALD_DB_PATH) with the backup FILE, e.g. one downloaded from GET /admin/backups/{name}.
+
+  1. Checks FILE: a SQLite file, PRAGMA integrity_check ok, a Herald database; and its sha256, against
+     --sha256 HEX and/or the manifest FILE.json beside it (written by herald backup), when there is one.
+  2. Refuses while anything holds the current database (a running herald serve, Litestream, another herald
+     command): stop the server first.
+  3. Moves the current database (and its -wal/-shm files) aside to <db>.replaced-<UTC time>, and puts a copy
+     of FILE in its place (copied to a temp file in the same folder, then renamed: never half a file).
+
+Exit codes: 0 restored, 1 refused (nothing was changed), 2 bad usage. The server applies newer migrations when
+it next starts. The restored database needs the HERALD_MASTER_KEY it was made with.`;
+
+/** A refusal with its reason; nothing has been changed when one is thrown. */
+class RestoreRefused extends Error {
+  constructor(
+    readonly code: "backup_invalid" | "checksum_mismatch" | "database_in_use" | "restore_failed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SQLITE_HEADER = "SQLite format 3\0";
+const stampOf = (d: Date) => d.toISOString().replace(/[:.]/g, "-");
+
+function sqliteHeaderOk(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(16);
+    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString("latin1") === SQLITE_HEADER;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The sha256 values FILE must have: --sha256 and the manifest beside it, each with where it came from. */
+function expectedHashes(file: string, flag: string | undefined): Array<{ from: string; sha256: string }> {
+  const out: Array<{ from: string; sha256: string }> = [];
+  if (flag !== undefined) out.push({ from: "--sha256", sha256: flag.toLowerCase() });
+  const manifest = manifestPathOf(file);
+  if (existsSync(manifest)) {
+    let sha: unknown;
+    try {
+      sha = (JSON.parse(readFileSync(manifest, "utf8")) as { sha256?: unknown }).sha256;
+    } catch {
+      sha = undefined;
+    }
+    if (typeof sha !== "string" || !/^[0-9a-f]{64}$/.test(sha)) {
+      throw new RestoreRefused("backup_invalid", `the manifest ${manifest} has no readable sha256; fix or remove it (and pass --sha256 HEX instead)`);
+    }
+    out.push({ from: `manifest ${basename(manifest)}`, sha256: sha });
+  }
+  return out;
+}
+
+async function checkSource(file: string, dbPath: string, shaFlag: string | undefined) {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file);
+  } catch {
+    throw new RestoreRefused("backup_invalid", `${file} does not exist`);
+  }
+  if (!st.isFile()) throw new RestoreRefused("backup_invalid", `${file} is not a regular file`);
+  if ([dbPath, `${dbPath}-wal`, `${dbPath}-shm`].map((p) => resolve(p)).includes(file)) {
+    throw new RestoreRefused("backup_invalid", `${file} is the current database itself; restore a backup of it instead`);
+  }
+  if (!sqliteHeaderOk(file)) throw new RestoreRefused("backup_invalid", `${file} is not a SQLite database (it does not start with "SQLite format 3")`);
+  const expected = expectedHashes(file, shaFlag);
+  const sha256 = await sha256OfFile(file);
+  for (const e of expected) {
+    if (e.sha256 !== sha256) {
+      throw new RestoreRefused(
+        "checksum_mismatch",
+        `${file} has sha256 ${sha256}, but ${e.from} says ${e.sha256}: the file is not the backup it claims to be (damaged or altered in transit)`,
+      );
+    }
+  }
+  return { sha256, size_bytes: st.size, checkedAgainst: expected.map((e) => e.from) };
+}
+
+/**
+ * Takes the current database for ourselves, or refuses. In WAL mode every open connection (a serving herald,
+ * Litestream, a CLI command) keeps a shared lock on the file for as long as it is open, so an exclusive lock
+ * (locking_mode=EXCLUSIVE, then a read inside BEGIN EXCLUSIVE) is granted only when nothing else has it open —
+ * and, once granted, is held until close, so no server can start on the old file while we swap it.
+ */
+function lockCurrentOrRefuse(dbPath: string): Database | null {
+  if (!existsSync(dbPath)) return null;
+  let db: Database | null = null;
+  try {
+    db = new Database(dbPath, { readwrite: true, create: false });
+    db.exec("PRAGMA busy_timeout = 1000");
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+    db.query("SELECT count(*) FROM sqlite_master").get();
+    db.exec("COMMIT");
+  } catch (err) {
+    db?.close();
+    const message = (err as Error).message;
+    if (/locked|busy/i.test(message)) {
+      throw new RestoreRefused(
+        "database_in_use",
+        `the database ${dbPath} is in use by another process (a running herald serve, Litestream, or another herald command); stop it, then run restore again`,
+      );
+    }
+    throw new RestoreRefused(
+      "restore_failed",
+      `the current database ${dbPath} cannot be opened to lock it (${message}); stop everything that uses it, move it and its -wal/-shm files aside by hand, then run restore again`,
+    );
+  }
+  return db;
+}
+
+/**
+ * Folds the WAL into the locked file, so the copy kept aside is one self-contained file; true when it did. The
+ * emptied -wal and the stale -shm (the exclusive connection keeps its index in its own memory, and nobody else can
+ * have the file open) can then be removed instead of moved aside. If this fails they go aside with the file.
+ */
+function foldWal(db: Database): boolean {
+  try {
+    const r = db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
+    return r?.busy === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** fsync of a file or a folder (the rename of a file is durable once its folder is synced). */
+function fsyncPath(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies FILE next to the database, checks the copy, then swaps it in; returns what was moved aside. */
+async function swapIn(file: string, dbPath: string, sha256: string, now: Date) {
+  const dir = dirname(dbPath);
+  mkdirSync(dir, { recursive: true });
+  const stamp = stampOf(now);
+  const temp = join(dir, `.${basename(dbPath)}.restore-${stamp}.tmp`);
+  const lock = lockCurrentOrRefuse(dbPath);
+  const moved: Array<{ from: string; to: string }> = [];
+  try {
+    copyFileSync(file, temp);
+    fsyncPath(temp);
+    // The copy is what goes in place: it must be the file that was hashed (not one changed since).
+    if ((await sha256OfFile(temp)) !== sha256) throw new RestoreRefused("checksum_mismatch", `${file} changed while it was being restored; try again`);
+    const problems = checkCopy(temp);
+    if (problems) throw new RestoreRefused("backup_invalid", `${file} fails PRAGMA integrity_check (${problems}); it is damaged — use another backup`);
+    const folded = lock !== null && foldWal(lock);
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+      const from = `${dbPath}${suffix}`;
+      if (!existsSync(from)) continue;
+      if (folded && (suffix === "-shm" || (suffix === "-wal" && statSync(from).size === 0))) {
+        rmSync(from);
+        continue;
+      }
+      const to = `${dbPath}.replaced-${stamp}${suffix}`;
+      renameSync(from, to);
+      moved.push({ from, to });
+    }
+  } catch (err) {
+    rmSync(temp, { force: true });
+    for (const m of moved.reverse()) renameSync(m.to, m.from); // put back what was moved before the failure
+    lock?.close();
+    throw err;
+  }
+  // The old file is out of the way: release it before the new one appears, so that closing can touch only the
+  // old file. link() never replaces an existing file: a database that appeared meanwhile is not overwritten.
+  lock?.close();
+  try {
+    linkSync(temp, dbPath);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST")
+      throw new RestoreRefused(
+        "database_in_use",
+        `a new ${dbPath} appeared while restoring (did a server start?); the old one is at ${moved[0]?.to ?? "(none)"}`,
+      );
+    throw new RestoreRefused("restore_failed", `could not put the copy in place at ${dbPath}: ${(err as Error).message}`);
+  }
+  rmSync(temp, { force: true });
+  fsyncPath(dir);
+  return { moved };
+}
+
+/** integrity_check of the copy (null when ok), and that it is Herald's; its -wal/-shm, if SQLite made any, removed. */
+function checkCopy(path: string): string | null {
+  try {
+    const integrity = integrityOf(path);
+    if (integrity !== "ok") return integrity;
+    const db = new Database(path, { readonly: true });
+    try {
+      const herald = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+      return herald ? null : "it is a SQLite database but not Herald's: it has no __drizzle_migrations table";
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    return `SQLite cannot read it: ${(err as Error).message}`;
+  } finally {
+    rmSync(`${path}-wal`, { force: true });
+    rmSync(`${path}-shm`, { force: true });
+  }
+}
+
+/** `herald restore FILE [--sha256 HEX]`: 0 restored, 1 refused (nothing changed), 2 usage (thrown). */
+export async function restoreCommand(config: Config, args: ParsedArgs, json: boolean): Promise<number> {
+  if (args.positionals.length !== 1) throw new UsageError(`restore takes one FILE (got ${args.positionals.length}); see herald restore --help`);
+  const shaFlag = flagString(args, "sha256");
+  if (shaFlag !== undefined && !/^[0-9a-fA-F]{64}$/.test(shaFlag)) throw new UsageError("--sha256 takes the 64 hex characters of a sha256");
+  if (config.dbPath === ":memory:") throw new UsageError("HERALD_DB_PATH is :memory:; there is no file to restore into");
+  const file = resolve(args.positionals[0]!);
+  const dbPath = resolve(config.dbPath);
+  try {
+    const source = await checkSource(file, dbPath, shaFlag);
+    const { moved } = await swapIn(file, dbPath, source.sha256, systemClock.now());
+    const warnings: string[] = [];
+    if (!config.masterKey && !existsSync(join(dirname(dbPath), "master.key"))) {
+      warnings.push(
+        `HERALD_MASTER_KEY is not set and ${join(dirname(dbPath), "master.key")} does not exist: partner and webhook secrets in the restored database stay unreadable until herald runs with the key they were made with`,
+      );
+    }
+    const result = {
+      success: true,
+      restored: {
+        from: file,
+        to: dbPath,
+        size_bytes: source.size_bytes,
+        sha256: source.sha256,
+        integrity: "ok",
+        sha256_checked_against: source.checkedAgainst,
+      },
+      replaced: moved,
+      warnings,
+    };
+    emit(json, result, () =>
+      [
+        `checked ${file}: SQLite, integrity_check ok, sha256 ${source.sha256} (${source.checkedAgainst.length ? `matches ${source.checkedAgainst.join(" and ")}` : "not compared: no manifest beside it and no --sha256"})`,
+        ...(moved.length ? moved.map((m) => `moved aside: ${m.from} -> ${m.to}`) : [`no current database at ${dbPath}; nothing moved aside`]),
+        `restored: ${file} -> ${dbPath}`,
+        ...warnings.map((w) => `warning: ${w}`),
+        "start herald serve; it applies any newer migrations when it starts",
+      ].join("\n"),
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof RestoreRefused)) throw err;
+    if (json) emit(true, { success: false, error: err.code, message: err.message }, () => "");
+    process.stderr.write(`herald: restore refused: ${err.message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,154 @@
+import type { Database, Statement } from "bun:sqlite";
+import ipaddr from "ipaddr.js";
+
+/**
+ * Hourly rollups of request_log (tables in src/ops/tables.ts): request_log_hourly (requests and 403s per UTC
+ * hour) and request_log_403_hourly (the 403s per hour by route template, partner key id and client prefix).
+ * The operators' digest reads these few rows per hour instead of scanning millions of request_log rows.
+ *
+ * Two writers keep them: the request-log flush, in the same transaction as the rows it writes (so a rollup
+ * never counts a row that was rolled back), and the catch-up below, which rebuilds an hour from request_log
+ * when the rollup counts fewer requests than request_log holds (a database upgraded from before the rollups,
+ * or rows written by another tool).
+ */
+
+/** `YYYY-MM-DDTHH` of an ISO timestamp (request_log.at is always `…Z` UTC). */
+export const hourOf = (iso: string) => iso.slice(0, 13);
+
+/** The first instant of an hour and of the next one, as request_log.at compares them (ISO text). */
+export const hourStartIso = (hour: string) => `${hour}:00:00.000Z`;
+export const nextHour = (hour: string) => new Date(Date.parse(`${hour}:00:00.000Z`) + 3_600_000).toISOString().slice(0, 13);
+
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.\d{1,3}$/;
+
+/**
+ * The client's network as the digest groups it: IPv4 /24 (`203.0.113.0/24`), IPv6 /48 (`2001:db8:1::/48`, RFC
+ * 5952 form), an IPv4-mapped IPv6 address as its IPv4 /24; "" when the address is missing or unparsable. A /24
+ * or /48 is what one scanner or one customer network typically holds, so a probe that rotates addresses
+ * inside it still reads as one client.
+ */
+export function clientPrefix(ip: string | null): string {
+  if (!ip) return "";
+  const v4 = IPV4.exec(ip);
+  if (v4) return `${v4[1]}.${v4[2]}.${v4[3]}.0/24`;
+  try {
+    let addr = ipaddr.parse(ip);
+    if (addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (addr.kind() === "ipv4") {
+      const [a, b, c] = (addr as ipaddr.IPv4).octets;
+      return `${a}.${b}.${c}.0/24`;
+    }
+    const p = (addr as ipaddr.IPv6).parts;
+    return `${new ipaddr.IPv6([p[0]!, p[1]!, p[2]!, 0, 0, 0, 0, 0]).toRFC5952String()}/48`;
+  } catch {
+    return "";
+  }
+}
+
+/** A row as the flush sees it: enough to roll it up. */
+export interface RollupRow {
+  at: string;
+  route: string;
+  status: number;
+  partnerKeyId: string | null;
+  clientIp: string | null;
+}
+
+const UPSERT_HOURLY =
+  "INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?) ON CONFLICT (hour) DO UPDATE SET requests = requests + excluded.requests, forbidden = forbidden + excluded.forbidden";
+const UPSERT_403 =
+  "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = count + excluded.count";
+
+/**
+ * Adds a batch to the rollups; call inside the flush's transaction. The batch is aggregated in memory first, so
+ * a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403 key — not one per row.
+ */
+export class RollupWriter {
+  private readonly hourly: Statement;
+  private readonly forbidden: Statement;
+
+  constructor(sqlite: Database) {
+    this.hourly = sqlite.prepare(UPSERT_HOURLY);
+    this.forbidden = sqlite.prepare(UPSERT_403);
+  }
+
+  apply(rows: readonly RollupRow[]): void {
+    // Almost every batch falls in one hour: count it in locals, and use the map only when the hour changes.
+    let hour = "";
+    let requests = 0;
+    let forbidden = 0;
+    let others: Map<string, [number, number]> | null = null;
+    let f403: Map<string, [string, string, string, string, number]> | null = null;
+    for (const r of rows) {
+      const h = hourOf(r.at);
+      if (h !== hour) {
+        if (requests > 0) {
+          others ??= new Map();
+          const t = others.get(hour) ?? [0, 0];
+          t[0] += requests;
+          t[1] += forbidden;
+          others.set(hour, t);
+        }
+        hour = h;
+        requests = 0;
+        forbidden = 0;
+      }
+      requests++;
+      if (r.status !== 403) continue;
+      forbidden++;
+      const key = r.partnerKeyId ?? "";
+      const prefix = clientPrefix(r.clientIp);
+      const id = `${h}\u0000${r.route}\u0000${key}\u0000${prefix}`;
+      f403 ??= new Map();
+      const e = f403.get(id);
+      if (e) e[4]++;
+      else f403.set(id, [h, r.route, key, prefix, 1]);
+    }
+    if (requests > 0) {
+      const t = others?.get(hour);
+      if (t) {
+        t[0] += requests;
+        t[1] += forbidden;
+      } else this.hourly.run(hour, requests, forbidden);
+    }
+    if (others) for (const [h, [n, f]] of others) this.hourly.run(h, n, f);
+    if (f403) for (const [h, route, key, prefix, n] of f403.values()) this.forbidden.run(h, route, key, prefix, n);
+  }
+}
+
+/**
+ * Rebuilds one hour of both rollups from request_log, in one transaction (the flush runs on the same connection
+ * and cannot interleave with it). Returns the number of request_log rows the hour holds.
+ */
+export function rebuildHour(sqlite: Database, hour: string): number {
+  const from = hourStartIso(hour);
+  const to = hourStartIso(nextHour(hour));
+  return sqlite.transaction(() => {
+    const totals = sqlite
+      .query("SELECT count(*) AS n, coalesce(sum(CASE WHEN status = 403 THEN 1 ELSE 0 END), 0) AS f FROM request_log WHERE at >= ? AND at < ?")
+      .get(from, to) as { n: number; f: number };
+    sqlite.query("DELETE FROM request_log_hourly WHERE hour = ?").run(hour);
+    sqlite.query("DELETE FROM request_log_403_hourly WHERE hour = ?").run(hour);
+    if (totals.n === 0) return 0;
+    sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)").run(hour, totals.n, totals.f);
+    const groups = sqlite
+      .query(
+        `SELECT r.route AS route, k.key_id AS key_id, r.client_ip AS ip, count(*) AS n FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref
+          WHERE r.at >= ? AND r.at < ? AND r.status = 403 GROUP BY r.route, r.key_ref, r.client_ip`,
+      )
+      .all(from, to) as Array<{ route: string; key_id: string | null; ip: string | null; n: number }>;
+    // Addresses fold into prefixes here (in TypeScript: IPv6 needs parsing), then each key is written once.
+    const folded = new Map<string, [string, string, string, number]>();
+    for (const g of groups) {
+      const key = g.key_id ?? "";
+      const prefix = clientPrefix(g.ip);
+      const id = `${g.route}\u0000${key}\u0000${prefix}`;
+      const e = folded.get(id);
+      if (e) e[3] += g.n;
+      else folded.set(id, [g.route, key, prefix, g.n]);
+    }
+    const insert = sqlite.query("INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)");
+    for (const [route, key, prefix, n] of folded.values()) insert.run(hour, route, key, prefix, n);
+    return totals.n;
+  })();
+}

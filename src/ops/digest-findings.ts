@@ -1,0 +1,162 @@
+// Findings of the 403 digest: spikes against a baseline, and paths or clients never seen 403 before. Pure
+// functions over per-hour counts; docs/ops-digest.md defines every rule here in words, with the same numbers.
+
+export const BASELINE_MODES = ["rolling_24h", "same_hour_yesterday", "same_weekday_hour_4w"] as const;
+export type BaselineMode = (typeof BASELINE_MODES)[number];
+export type Dimension = "all" | "route" | "partner_key" | "client_prefix";
+export type FindingKind = "sustained_spike" | "spike" | "new_path" | "new_client";
+
+/** Hours of history each baseline reads before the hour it describes. */
+export const BASELINE_SPAN_HOURS: Record<BaselineMode, number> = { rolling_24h: 24, same_hour_yesterday: 24, same_weekday_hour_4w: 4 * 168 };
+
+export interface DetectionParams {
+  baselineMode: BaselineMode;
+  spikeRatio: number;
+  spikeMinCount: number;
+  spikeConsecutiveHours: number;
+  newMinCount: number;
+  newPathLookbackDays: number;
+}
+
+/** Hour i's count, 0 when absent. Index 0 is the oldest loaded hour. */
+export type Series = Map<number, number>;
+const at = (s: Series, i: number) => (i < 0 ? 0 : (s.get(i) ?? 0));
+
+/**
+ * The expected 403 count of hour i:
+ * - rolling_24h: the mean of the 24 hours just before it (i-24 … i-1);
+ * - same_hour_yesterday: hour i-24;
+ * - same_weekday_hour_4w: the mean of the same hour 1, 2, 3 and 4 weeks before (i-168, i-336, i-504, i-672).
+ * Hours before the oldest rollup count as 0.
+ */
+export function baselineAt(mode: BaselineMode, s: Series, i: number): number {
+  if (mode === "same_hour_yesterday") return at(s, i - 24);
+  if (mode === "same_weekday_hour_4w") return (at(s, i - 168) + at(s, i - 336) + at(s, i - 504) + at(s, i - 672)) / 4;
+  let sum = 0;
+  for (let k = 1; k <= 24; k++) sum += at(s, i - k);
+  return sum / 24;
+}
+
+/** An hour is a spike at ≥ spikeMinCount 403s and ≥ spikeRatio × max(baseline, 1). */
+export const isSpike = (p: DetectionParams, observed: number, baseline: number) =>
+  observed >= p.spikeMinCount && observed >= p.spikeRatio * Math.max(baseline, 1);
+
+export interface Finding {
+  kind: FindingKind;
+  dimension: Dimension;
+  value: string;
+  first_hour: string;
+  last_hour: string;
+  hours: number;
+  observed: number;
+  baseline: number;
+  ratio: number;
+  why: string;
+  /** Loaded-range indexes of first_hour and last_hour (not serialised). */
+  from: number;
+  to: number;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+export function labelOf(dimension: Dimension, value: string): string {
+  if (dimension === "all") return "all routes";
+  if (dimension === "route") return `route ${value}`;
+  if (dimension === "partner_key") return `partner key ${value || "(none)"}`;
+  return `client ${value || "(unknown)"}`;
+}
+
+export interface Window {
+  /** Index of the first and last window hour (the last is the current, partial, hour). */
+  first: number;
+  last: number;
+  hourName: (i: number) => string;
+}
+
+/** Runs of consecutive spike hours in the window: a run of ≥ spikeConsecutiveHours is sustained_spike, shorter is spike. */
+export function spikesOf(p: DetectionParams, w: Window, dimension: Dimension, value: string, s: Series): Finding[] {
+  const out: Finding[] = [];
+  let runStart = -1;
+  let observed = 0;
+  let baseline = 0;
+  let floor = 0;
+  const close = (end: number) => {
+    const hours = end - runStart + 1;
+    const kind: FindingKind = hours >= p.spikeConsecutiveHours ? "sustained_spike" : "spike";
+    const ratio = round2(observed / floor);
+    const span = hours === 1 ? `hour ${w.hourName(runStart)}` : `${hours} consecutive hours (${w.hourName(runStart)} to ${w.hourName(end)})`;
+    const why =
+      `${labelOf(dimension, value)}: ${observed} 403s in ${span} against a ${p.baselineMode} baseline of ${round2(baseline)} (ratio ${ratio}); ` +
+      `an hour is a spike at ≥ ${p.spikeMinCount} 403s and ≥ ${p.spikeRatio}× its baseline` +
+      (kind === "sustained_spike" ? `, and ${hours} consecutive spike hours (≥ spike_consecutive_hours ${p.spikeConsecutiveHours}) make it sustained.` : ".");
+    out.push({
+      kind,
+      dimension,
+      value,
+      first_hour: w.hourName(runStart),
+      last_hour: w.hourName(end),
+      hours,
+      observed,
+      baseline: round2(baseline),
+      ratio,
+      why,
+      from: runStart,
+      to: end,
+    });
+    runStart = -1;
+  };
+  for (let i = w.first; i <= w.last; i++) {
+    const o = at(s, i);
+    const b = baselineAt(p.baselineMode, s, i);
+    if (isSpike(p, o, b)) {
+      if (runStart === -1) {
+        runStart = i;
+        observed = baseline = floor = 0;
+      }
+      observed += o;
+      baseline += b;
+      floor += Math.max(b, 1);
+    } else if (runStart !== -1) close(i - 1);
+  }
+  if (runStart !== -1) close(w.last);
+  return out;
+}
+
+/** What novelty needs of one value's series: its window figures and whether the lookback saw it. */
+export interface WindowStats {
+  observed: number;
+  hours: number;
+  from: number;
+  to: number;
+  seenInLookback: boolean;
+}
+
+/** A route or client with ≥ newMinCount 403s in the window and none in the newPathLookbackDays days before it. */
+export function novelty(p: DetectionParams, w: Window, dimension: Dimension, value: string, s: WindowStats): Finding | null {
+  if ((dimension !== "route" && dimension !== "client_prefix") || value === "") return null;
+  if (s.seenInLookback || s.observed < p.newMinCount) return null;
+  const lookbackFirst = w.first - p.newPathLookbackDays * 24;
+  const kind: FindingKind = dimension === "route" ? "new_path" : "new_client";
+  const why =
+    `${labelOf(dimension, value)}: ${s.observed} 403s in this window (first at ${w.hourName(s.from)}) and none in the ${p.newPathLookbackDays} days before it ` +
+    `(since ${w.hourName(Math.max(lookbackFirst, 0))}); flagged at ≥ ${p.newMinCount} 403s.`;
+  return {
+    kind,
+    dimension,
+    value,
+    first_hour: w.hourName(s.from),
+    last_hour: w.hourName(s.to),
+    hours: s.hours,
+    observed: s.observed,
+    baseline: 0,
+    ratio: s.observed,
+    why,
+    from: s.from,
+    to: s.to,
+  };
+}
+
+const KIND_ORDER: Record<FindingKind, number> = { sustained_spike: 0, spike: 1, new_path: 2, new_client: 3 };
+
+export const compareFindings = (a: Finding, b: Finding) =>
+  KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || b.ratio - a.ratio || a.dimension.localeCompare(b.dimension) || a.value.localeCompare(b.value) || a.from - b.from;

@@ -1,0 +1,31 @@
+import type { AppContext } from "../context";
+import { pruneProbeRuns, runSyntheticProbes } from "./probes";
+
+export const SYNTHETIC_PROBES_JOB = "synthetic-probes";
+
+/**
+ * The synthetic-probes job (SYNTHETIC_PROBE_CRON, every 5 minutes by default): calls Herald's own public
+ * endpoints on the address `serve` listens on, records each answer, and prunes rows past
+ * SYNTHETIC_PROBE_RETENTION_DAYS. A process that is not serving (a CLI command, a test without listen) has no
+ * address of its own: the run then records nothing and says so — tests call runSyntheticProbes with a base URL.
+ */
+export function registerOpsJobs(ctx: AppContext): void {
+  ctx.jobs.register({
+    name: SYNTHETIC_PROBES_JOB,
+    pattern: ctx.config.readiness.probeCron,
+    description: `Calls Herald's own public status, public-stats, a freshness proof and a share-link validate over HTTP; records status, latency and whether each had data (SYNTHETIC_PROBE_CRON); prunes results older than ${ctx.config.readiness.probeRetentionDays} days`,
+    run: async () => {
+      const pruned = pruneProbeRuns(ctx);
+      if (!ctx.listenUrl) {
+        ctx.log.info("synthetic probes skipped: this process is not serving HTTP", { pruned });
+        return;
+      }
+      const run = await runSyntheticProbes(ctx, ctx.listenUrl);
+      const failed = run.results.filter((r) => !r.ok).map((r) => r.probe);
+      const empty = run.results.filter((r) => r.ok && !r.had_data).map((r) => r.probe);
+      const fields = { run_id: run.run_id, base_url: run.base_url, failed, empty, pruned };
+      if (failed.length) ctx.log.warn("synthetic probes failed", fields);
+      else ctx.log.info("synthetic probes ran", fields);
+    },
+  });
+}

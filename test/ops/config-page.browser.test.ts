@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { createTestApp, type TestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
+
+// Operator sign-in and the config page in real headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core, as test/status/page.browser.test.ts), from a real server on 127.0.0.1 with JavaScript off:
+// sign in through the form, see the page at 1280 px and 390 px, sign out, and the page then sends the browser
+// back to the sign-in form. Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
+// Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
+
+const CHROMIUM = "/usr/bin/chromium";
+const present = existsSync(CHROMIUM);
+if (!present) console.warn(`SKIPPED test/ops/config-page.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SECRET = "z".repeat(48);
+
+let h: TestApp | undefined;
+let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+let context: BrowserContext | undefined;
+let token = "";
+const dirs: string[] = [];
+const shots = process.env.OPS_SCREENSHOT_DIR ?? "";
+const base = () => `http://127.0.0.1:${server!.server!.port}`;
+
+beforeAll(async () => {
+  if (!present) return;
+  h = createTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
+  token = createAdminToken(h, "browser-operator");
+  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
+  dirs.push(profile);
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await server?.stop(true);
+  h?.close();
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = shots || mkdtempSync(join(tmpdir(), "herald-shot-"));
+  if (shots) mkdirSync(dir, { recursive: true });
+  else dirs.push(dir);
+  const file = join(dir, name);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(statSync(file).size).toBeGreaterThan(1000);
+  expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+}
+
+async function noHorizontalOverflow(page: Page): Promise<void> {
+  const size = await page.evaluate(() => {
+    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return { scroll: d.document.documentElement.scrollWidth, inner: d.innerWidth };
+  });
+  expect(size.scroll).toBeLessThanOrEqual(size.inner);
+}
+
+test.skipIf(!present)(
+  "sign in through the form, see the config page at 1280 and 390 px, sign out, and the page refuses",
+  async () => {
+    const page = context!.pages()[0] ?? (await context!.newPage());
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Not signed in: the page sends the browser to the form, remembering where it was going.
+    await page.goto(`${base()}/admin/ops/config`, { waitUntil: "load" });
+    expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Fconfig`);
+    await screenshot(page, "sign-in-1280.png");
+
+    // A wrong token: the form again, with the reason.
+    await page.fill("#token", "hat_not-a-real-token-not-a-real-token");
+    await page.click("#sign-in");
+    expect(await page.locator("#sign-in-error").innerText()).toBe("That is not a valid admin token");
+
+    await page.fill("#token", token);
+    await page.click("#sign-in");
+    expect(page.url()).toBe(`${base()}/admin/ops/config`);
+    expect(await page.title()).toBe("Configuration · Herald");
+    const cookies = await context!.cookies(`${base()}/admin/ops/config`);
+    const session = cookies.find((c) => c.name === "herald_admin_session")!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/admin", secure: false });
+
+    const html = await page.content();
+    expect(html).not.toContain(SECRET);
+    expect(await page.locator("#var-ADMIN_TOKEN").innerText()).toContain("****");
+    expect(await page.locator("#var-WEBHOOK_MAX_ATTEMPTS").getAttribute("class")).toBe("changed");
+    // NODE_ENV, HERALD_DB_PATH, LOG_LEVEL and JOBS_ENABLED (set by the test app) and the two above.
+    expect(await page.locator("#changed-count").innerText()).toBe("6");
+    await noHorizontalOverflow(page);
+    await screenshot(page, "config-1280.png");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload({ waitUntil: "load" });
+    await noHorizontalOverflow(page);
+    expect(await page.locator("#sign-out").isVisible()).toBe(true);
+    await screenshot(page, "config-390.png");
+
+    // Sign out: the form posts the session's CSRF token; the session ends and the page refuses.
+    await page.click("#sign-out");
+    expect(page.url()).toBe(`${base()}/admin/sign-in`);
+    await page.goto(`${base()}/admin/ops/config`, { waitUntil: "load" });
+    expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Fconfig`);
+    await screenshot(page, "sign-in-390.png");
+    const row = h!.ctx.db.sqlite.query("SELECT revoked_at FROM admin_sessions").get() as { revoked_at: string | null };
+    expect(row.revoked_at).not.toBeNull();
+  },
+  120_000,
+);

@@ -1,0 +1,206 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { AdminTokens } from "../../src/auth/admin";
+import { runBackup } from "../../src/ops/backup";
+import { PROBES } from "../../src/ops/probes";
+import { readinessOverview } from "../../src/ops/readiness-overview";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+import { createAdminToken } from "../support/partner";
+
+// GET /admin/ops/readiness without a browser: who may see it, that planted values are escaped, and the
+// ready/attention rule (docs/operations.md, "GET /admin/ops/readiness"). The browser test is
+// readiness-page.browser.test.ts. Also: a revoked admin token loses the page, its bearer calls and its sessions.
+
+const PAGE = "/admin/ops/readiness";
+const NOW = "2026-04-01T12:00:00.000Z";
+let h: TestApp;
+let token: string;
+
+beforeEach(() => {
+  h = createTestApp({ clock: new FakeClock(NOW) });
+  token = createAdminToken(h, "ops");
+});
+afterEach(() => h.close());
+
+const bearer = () => ({ headers: { authorization: `Bearer ${token}` } });
+
+function plantProbe(probe: string, at: string, fields: { status?: number | null; ok?: boolean; hadData?: boolean; error?: string | null } = {}) {
+  h.ctx.db.sqlite
+    .query("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(
+      "pr_0000000000000001",
+      at,
+      probe,
+      `http://127.0.0.1:3000/${probe}`,
+      fields.status ?? 200,
+      7,
+      fields.hadData === false ? 0 : 1,
+      fields.ok === false ? 0 : 1,
+      fields.error ?? null,
+    );
+}
+const plantHour = (hour: string, requests: number, forbidden: number) =>
+  h.ctx.db.sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)").run(hour, requests, forbidden);
+
+/** Everything healthy: every probe ok with data just now, quiet traffic, a checked backup. */
+async function plantHealthy() {
+  for (const p of PROBES) plantProbe(p.name, NOW);
+  plantHour("2026-04-01T10", 1000, 10);
+  await runBackup(h.ctx, { actor: { kind: "cli", user: "test" } });
+}
+
+async function signedInCookie(): Promise<string> {
+  const form = await h.request("/admin/sign-in");
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
+  const res = await h.request("/admin/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
+    body: new URLSearchParams({ token, csrf_token: csrf, next: PAGE }).toString(),
+  });
+  expect(res.status).toBe(303);
+  expect(res.headers.get("location")).toBe(PAGE);
+  const line = res.headers.getSetCookie().find((c) => c.startsWith("herald_admin_session="))!;
+  return line.split(";")[0]!;
+}
+
+describe("GET /admin/ops/readiness", () => {
+  test("unsigned → 303 to the sign-in page; a wrong bearer token → 403; the admin token → 200 HTML", async () => {
+    const unsigned = await h.request(PAGE);
+    expect(unsigned.status).toBe(303);
+    expect(unsigned.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
+    expect((await h.request(PAGE, { headers: { authorization: "Bearer hat_wrong-wrong-wrong-wrong" } })).status).toBe(403);
+
+    const res = await h.request(PAGE, bearer());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const html = await res.text();
+    expect(html).toContain("<title>Readiness · Herald</title>");
+    for (const id of ["summary", "probes", "noise", "jobs", "backups", "exports"]) expect(html).toContain(`id="${id}"`);
+    expect(html).not.toContain(token);
+    // Opened with a bearer token there is no session, so no sign-out form.
+    expect(html).not.toContain('action="/admin/sign-out"');
+  });
+
+  test("planted values are escaped: a probe error holding <script> is text, never markup", async () => {
+    plantProbe("system_status", NOW, { status: 502, ok: false, hadData: false, error: `HTTP 502 <script>alert("x")</script> & 'q'` });
+    const html = await (await h.request(PAGE, bearer())).text();
+    expect(html).not.toContain("<script>");
+    expect(html).toContain("HTTP 502 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;");
+    // Shown twice: the probe's latest run and the list of the last 24 h.
+    expect(html.split("&lt;script&gt;").length - 1).toBe(2);
+    expect(html).toMatch(/<tr id="probe-system_status">.*<span class="badge bad">failed<\/span>/);
+  });
+
+  test("ready when every check passes; each failing check is named in the attention list", async () => {
+    await plantHealthy();
+    const ready = await readinessOverview(h.ctx);
+    expect(ready.summary).toEqual({ ready: true, reasons: [] });
+    const html = await (await h.request(PAGE, bearer())).text();
+    expect(html).toContain('<section id="summary" class="summary ready"><p><strong id="summary-state">Ready</strong>');
+    expect(html).toMatch(/<tr id="noise-7">.*<td data-label="Noise">1 %<\/td>.*within/);
+    expect(html).toContain('<strong id="backup-keep">7</strong>');
+
+    // An empty answer is not a reason (expected without TOKEN_MINT).
+    plantProbe("public_stats", NOW, { hadData: false });
+    expect((await readinessOverview(h.ctx)).summary.ready).toBe(true);
+
+    plantProbe("share_link_validate", NOW, { status: null, ok: false, hadData: false, error: "timed out after 5000 ms" });
+    plantHour("2026-04-01T11", 100, 90);
+    h.ctx.jobs.register({
+      name: "test-failing",
+      pattern: "0 0 * * * *",
+      description: "fails on purpose",
+      run() {
+        throw new Error("boom");
+      },
+    });
+    await h.ctx.jobs.runNow("test-failing");
+    const o = await readinessOverview(h.ctx);
+    expect(o.summary.ready).toBe(false);
+    expect(o.summary.reasons).toEqual([
+      "probe latest run failed: share_link_validate",
+      "403 noise over the threshold in the 7-day window (9.09 %)",
+      "403 noise over the threshold in the 14-day window (9.09 %)",
+      "403 noise over the threshold in the 30-day window (9.09 %)",
+      "job latest run failed: test-failing",
+    ]);
+    expect(o.jobs.find((j) => j.name === "test-failing")!.failures_24h).toBe(1);
+    const html2 = await (await h.request(PAGE, bearer())).text();
+    expect(html2).toContain('<strong id="summary-state">Attention</strong>');
+    expect(html2).toContain("<li>job latest run failed: test-failing</li>");
+    expect(html2).toMatch(/<tr id="job-test-failing">.*failed.*<td data-label="Failures, 24 h" class="warn">1<\/td>/);
+
+    // A day later without new probe runs: every probe is stale.
+    h.clock.advance(25 * 3600_000);
+    const later = await readinessOverview(h.ctx);
+    expect(later.summary.reasons[0]).toBe(`probe has not run in the last 24 h: ${PROBES.map((p) => p.name).join(", ")}`);
+  });
+
+  test("a fresh deployment needs attention: no probe ran and no backup exists", async () => {
+    const o = await readinessOverview(h.ctx);
+    expect(o.summary.reasons).toEqual([`probe never ran: ${PROBES.map((p) => p.name).join(", ")}`, "no backup in the backups folder"]);
+    const html = await (await h.request(PAGE, bearer())).text();
+    expect(html).toContain('id="backups-none"');
+    expect(html).toContain('id="probe-problems-none"');
+  });
+
+  test("the export links open with the session cookie; without credentials they stay 403", async () => {
+    const cookie = await signedInCookie();
+    const html = await (await h.request(PAGE, { headers: { cookie } })).text();
+    expect(html).toContain('action="/admin/sign-out"');
+    const links = [...html.matchAll(/<li><a href="([^"]+)">/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
+    expect(links).toHaveLength(5);
+    for (const link of links) {
+      expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+      expect({ link, status: (await h.request(link)).status }).toEqual({ link, status: 403 });
+    }
+  });
+});
+
+describe("revoking an admin token", () => {
+  test("stops its bearer calls and ends its browser sessions at once, audited", async () => {
+    const cookie = await signedInCookie();
+    const id = (h.ctx.db.sqlite.query("SELECT id FROM admin_tokens WHERE name = 'ops'").get() as { id: number }).id;
+    expect((await h.request(PAGE, { headers: { cookie } })).status).toBe(200);
+
+    const tokens = new AdminTokens(h.ctx);
+    const r = tokens.revoke(id, { kind: "cli", user: "test" });
+    expect(r).toMatchObject({ alreadyRevoked: false, sessionsEnded: 1, token: { id, name: "ops", revoked_at: NOW } });
+
+    expect((await h.request(PAGE, bearer())).status).toBe(403);
+    expect((await h.request("/admin/backups", bearer())).status).toBe(403);
+    const page = await h.request(PAGE, { headers: { cookie } });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
+    expect(h.ctx.db.sqlite.query("SELECT revoked_at FROM admin_sessions").all()).toEqual([{ revoked_at: NOW }]);
+
+    // Again: nothing changes and nothing more is audited.
+    expect(tokens.revoke(id, { kind: "cli", user: "test" })).toMatchObject({ alreadyRevoked: true, sessionsEnded: 0 });
+    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'").all();
+    expect(audit).toEqual([
+      { actor: "cli:test", action: "admin_token.revoke", target: String(id), details: JSON.stringify({ name: "ops", sessions_ended: 1 }) },
+    ]);
+    expect(() => tokens.revoke(9999, { kind: "cli", user: "test" })).toThrow('Admin token "9999" was not found');
+  });
+
+  test("a revoked ADMIN_TOKEN from the environment stays revoked when the process starts again", async () => {
+    const secret = "e".repeat(40);
+    const first = createTestApp({ env: { ADMIN_TOKEN: secret } });
+    try {
+      const auth = { headers: { authorization: `Bearer ${secret}` } };
+      // What `herald serve` does on every start (prepareCredentials in src/auth/first-start.ts).
+      new AdminTokens(first.ctx).ensureBootstrap(secret);
+      expect((await first.request(PAGE, auth)).status).toBe(200);
+      const env = new AdminTokens(first.ctx).list().find((t) => t.name === "env:ADMIN_TOKEN")!;
+      new AdminTokens(first.ctx).revoke(env.id, { kind: "cli", user: "test" });
+      // The next start: it must neither fail on the unique hash nor bring the token back.
+      new AdminTokens(first.ctx).ensureBootstrap(secret);
+      expect((await first.request(PAGE, auth)).status).toBe(403);
+      expect(new AdminTokens(first.ctx).list().filter((t) => t.name === "env:ADMIN_TOKEN")).toHaveLength(1);
+    } finally {
+      first.close();
+    }
+  });
+});
