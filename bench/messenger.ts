@@ -8,7 +8,7 @@
 //       (bench/messenger-unverified-server.ts: the whole app plus an unverified copy of the route), alternately
 //       in rounds: b/b' is the cost of verification alone, the issue's target (≥ 0.9); b/a is shown too;
 //   (c) on the herald child: POST /api/messenger/games/spin-wheel/play — verification plus a play (ledger row +
-//       spin + seed + balances + daily aggregates in one transaction), a fresh request_id per request (a wrk Lua
+//       spin + seed + balances in one transaction), a fresh request_id per request (a wrk Lua
 //       script); target ≥ 2,000 plays/s.
 // The init data is signed here with node:crypto, as Telegram does; it stays valid for 24 h.
 import { Database } from "bun:sqlite";

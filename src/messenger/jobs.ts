@@ -1,12 +1,21 @@
 import type { AppContext } from "../context";
 import { sendDueBotCalls } from "./bot-outbox";
+import { foldLedger } from "./daily-stats";
 import { pruneMessenger } from "./prune";
 
 export const BOT_OUTBOX_JOB = "messenger-bot-outbox";
 export const PRUNE_JOB = "messenger-prune";
+export const STATS_FOLD_JOB = "messenger-stats-fold";
 
 /** The messenger's jobs, registered by openContext (src/bootstrap.ts) like every domain's. */
 export function registerMessengerJobs(ctx: AppContext): void {
+  ctx.jobs.register({
+    name: STATS_FOLD_JOB,
+    pattern: "*/2 * * * * *",
+    description: "Folds new game-ledger rows into the daily aggregates the operators' analytics read; records only runs that folded something",
+    quietWhenIdle: true,
+    run: () => ({ idle: foldLedger(ctx.db.sqlite, ctx.clock.now().toISOString()) === 0 }),
+  });
   ctx.jobs.register({
     name: BOT_OUTBOX_JOB,
     pattern: "* * * * * *",

@@ -6,7 +6,6 @@ import { createHash } from "node:crypto";
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { recordDailyStats } from "./daily-stats";
 import { type balancesOf, getPlayerOrCreate, type PlayerRow } from "./players";
 
 export interface Deltas {
@@ -108,7 +107,6 @@ export function applyAction<R extends object>(
         JSON.stringify(stored),
         now,
       )!;
-    recordDailyStats(db, { createdAt: now, action: input.action, gameKey: input.gameKey, telegramUserId: input.telegramUserId, deltas: out.deltas });
     return { ...stored, replayed: false, ledger_entry_id: row.id };
   });
   // IMMEDIATE: take the write lock before reading the balances, so another process cannot interleave.

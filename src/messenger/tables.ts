@@ -315,9 +315,10 @@ export const messengerWheelCampaigns = sqliteTable("messenger_wheel_campaigns", 
 });
 
 /**
- * Daily aggregates of the game ledger, written in the ledger row's own transaction: the operators' overview and
- * analytics sum these (a few rows per day and action), never the ledger itself. `game_key` is "" for actions
- * outside a game. granted = positive deltas paid to players, spent = negative deltas, per balance.
+ * Daily aggregates of the game ledger, folded in from the ledger by src/messenger/daily-stats.ts (a job every two
+ * seconds, and before every read): the operators' overview and analytics sum these (a few rows per day and
+ * action), never the ledger itself. `game_key` is "" for actions outside a game. granted = positive deltas paid
+ * to players, spent = negative deltas, per balance.
  */
 export const messengerDailyStats = sqliteTable(
   "messenger_daily_stats",
@@ -347,3 +348,13 @@ export const messengerDailyPlayers = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.day, t.gameKey, t.telegramUserId] }), index("messenger_daily_players_player_idx").on(t.telegramUserId, t.day)],
 );
+
+/**
+ * How far the game ledger is folded into the daily aggregates: ledger ids up to `ledger_id` are counted in
+ * messenger_daily_stats and messenger_daily_players (one row, id 1). Moved in the fold's own transaction.
+ */
+export const messengerStatsFold = sqliteTable("messenger_stats_fold", {
+  id: integer("id").primaryKey(),
+  ledgerId: integer("ledger_id").notNull(),
+  foldedAt: text("folded_at").notNull(),
+});

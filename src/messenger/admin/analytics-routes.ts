@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
+import { foldLedger } from "../daily-stats";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
 import { AnalyticsModel as A, PlayersModel as P } from "./analytics-model";
 import { rolloutChecklist } from "./checklist";
@@ -17,70 +18,76 @@ const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
  * (docs/messenger-admin-analytics.md). Admin token; 503 without a bot token.
  */
 export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:messenger-admin-analytics" })
-    .use(guards.admin.plugin)
-    .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/games/overview", ({ query }) => ok(gamesOverview(ctx, query)), {
-      admin: true,
-      query: A.overviewQuery,
-      response: { 200: A.overview, ...messengerErrors },
-      detail: messengerTag("Plays, players, payouts, cost and return-to-player per game, with a per-day series (daily aggregates only)"),
-    })
-    .get(
-      "/api/messenger/admin/games/overview/export",
-      ({ query }) => {
-        const { filename, ...out } = overviewExport(ctx, query);
-        if (query.format === "json") {
-          return new Response(JSON.stringify(ok(out)), {
-            headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
-          });
-        }
-        return new Response(exportCsv(out.rows), {
-          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${filename}.csv"` },
-        });
-      },
-      {
+  return (
+    new Elysia({ name: "herald:messenger-admin-analytics" })
+      .use(guards.admin.plugin)
+      .onBeforeHandle(requireMessengerBot(ctx))
+      // The aggregates these routes read are folded from the ledger first, so every committed play is counted.
+      .onBeforeHandle(() => {
+        foldLedger(ctx.db.sqlite, ctx.clock.now().toISOString());
+      })
+      .get("/api/messenger/admin/games/overview", ({ query }) => ok(gamesOverview(ctx, query)), {
         admin: true,
-        query: A.exportQuery,
-        response: { 200: A.exportJson, ...messengerErrors },
-        detail: messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or the JSON twin below"),
-      },
-    )
-    .get("/api/messenger/admin/games/spin-wheel", ({ query }) => ok(spinWheelStats(ctx, query)), {
-      admin: true,
-      query: A.gameQuery,
-      response: { 200: A.spinWheel, ...messengerErrors },
-      detail: messengerTag("Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
-    })
-    .get("/api/messenger/admin/games/recon-grid", ({ query }) => ok(reconGridStats(ctx, query)), {
-      admin: true,
-      query: A.gameQuery,
-      response: { 200: A.reconGrid, ...messengerErrors },
-      detail: messengerTag("Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
-    })
-    .get("/api/messenger/admin/games/rollout-checklist", ({ query }) => ok(rolloutChecklist(ctx, query)), {
-      admin: true,
-      query: A.checklistQuery,
-      response: { 200: A.checklist, ...messengerErrors },
-      detail: messengerTag("Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
-    })
-    .get("/api/messenger/admin/games/user-activity/:telegram_user_id", ({ params, query }) => ok(userActivity(ctx, params.telegram_user_id, query)), {
-      admin: true,
-      params: A.activityParams,
-      query: A.activityQuery,
-      response: { 200: P.activity, ...messengerErrors },
-      detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
-    })
-    .get("/api/messenger/admin/games/user-profiles", ({ query }) => ok(userProfiles(ctx, query)), {
-      admin: true,
-      query: A.profilesQuery,
-      response: { 200: P.profiles, ...messengerErrors },
-      detail: messengerTag("Players with balances, link state and activity counts (paginated)"),
-    })
-    .post("/api/messenger/admin/games/recon-grid/manual-grant", ({ admin, body }) => ok(manualGrant(ctx, admin, body)), {
-      admin: true,
-      body: A.grantBody,
-      response: { 200: P.granted, ...messengerErrors },
-      detail: messengerTag("Grant a player missiles through the game ledger (operator; idempotent by request_id; audited)"),
-    });
+        query: A.overviewQuery,
+        response: { 200: A.overview, ...messengerErrors },
+        detail: messengerTag("Plays, players, payouts, cost and return-to-player per game, with a per-day series (daily aggregates only)"),
+      })
+      .get(
+        "/api/messenger/admin/games/overview/export",
+        ({ query }) => {
+          const { filename, ...out } = overviewExport(ctx, query);
+          if (query.format === "json") {
+            return new Response(JSON.stringify(ok(out)), {
+              headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
+            });
+          }
+          return new Response(exportCsv(out.rows), {
+            headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${filename}.csv"` },
+          });
+        },
+        {
+          admin: true,
+          query: A.exportQuery,
+          response: { 200: A.exportJson, ...messengerErrors },
+          detail: messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or the JSON twin below"),
+        },
+      )
+      .get("/api/messenger/admin/games/spin-wheel", ({ query }) => ok(spinWheelStats(ctx, query)), {
+        admin: true,
+        query: A.gameQuery,
+        response: { 200: A.spinWheel, ...messengerErrors },
+        detail: messengerTag("Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
+      })
+      .get("/api/messenger/admin/games/recon-grid", ({ query }) => ok(reconGridStats(ctx, query)), {
+        admin: true,
+        query: A.gameQuery,
+        response: { 200: A.reconGrid, ...messengerErrors },
+        detail: messengerTag("Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
+      })
+      .get("/api/messenger/admin/games/rollout-checklist", ({ query }) => ok(rolloutChecklist(ctx, query)), {
+        admin: true,
+        query: A.checklistQuery,
+        response: { 200: A.checklist, ...messengerErrors },
+        detail: messengerTag("Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
+      })
+      .get("/api/messenger/admin/games/user-activity/:telegram_user_id", ({ params, query }) => ok(userActivity(ctx, params.telegram_user_id, query)), {
+        admin: true,
+        params: A.activityParams,
+        query: A.activityQuery,
+        response: { 200: P.activity, ...messengerErrors },
+        detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
+      })
+      .get("/api/messenger/admin/games/user-profiles", ({ query }) => ok(userProfiles(ctx, query)), {
+        admin: true,
+        query: A.profilesQuery,
+        response: { 200: P.profiles, ...messengerErrors },
+        detail: messengerTag("Players with balances, link state and activity counts (paginated)"),
+      })
+      .post("/api/messenger/admin/games/recon-grid/manual-grant", ({ admin, body }) => ok(manualGrant(ctx, admin, body)), {
+        admin: true,
+        body: A.grantBody,
+        response: { 200: P.granted, ...messengerErrors },
+        detail: messengerTag("Grant a player missiles through the game ledger (operator; idempotent by request_id; audited)"),
+      })
+  );
 }

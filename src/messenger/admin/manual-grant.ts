@@ -1,5 +1,5 @@
 // POST /api/messenger/admin/games/recon-grid/manual-grant: an operator gives a player missiles, through the game
-// ledger like any other balance change (applyAction: balances, ledger row, daily aggregates) and with the
+// ledger like any other balance change (applyAction: balances and the ledger row) and with the
 // admin_audit row in the SAME transaction (the effect callback runs inside it), so a grant is never applied without
 // its audit row nor audited without being applied.
 //

@@ -1,6 +1,6 @@
 // GET /api/messenger/admin/games/user-activity/{telegram_user_id} and /games/user-profiles: one player's profile,
 // balances and ledger (newest first, paginated), and the players list with their activity counts. Activity counts
-// come from messenger_daily_players (entries per day and game, kept by the ledger), read through its
+// come from messenger_daily_players (entries per day and game, folded from the ledger), read through its
 // (telegram_user_id, day) index for the page's players only.
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
