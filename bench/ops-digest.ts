@@ -6,7 +6,8 @@
 //   1. the rollups are built by the catch-up path (src/http/request-log-catchup.ts, the code `herald serve` runs
 //      at start), timed in this process;
 //   2. herald starts on the database (its own catch-up pass then finds nothing to rebuild);
-//   3. GET /admin/ops/403-digest (default and same_weekday_hour_4w), export.csv and probe-trend.png, each first
+//   3. GET /admin/ops/403-digest (default and same_weekday_hour_4w), export.csv and probe-trend.png, and the
+//      readiness 403-noise exports (JSON and CSV), each first
 //      answer timed alone, then requested one after the other (bounded: 100 requests or 30 s): p50 / p99.
 //      Target: p99 < 500 ms.
 import { Database } from "bun:sqlite";
@@ -117,11 +118,14 @@ const CASES = [
   "/admin/ops/403-digest?baseline_mode=same_weekday_hour_4w&hours=168",
   "/admin/ops/403-digest/export.csv",
   "/admin/ops/403-digest/probe-trend.png",
+  // The readiness exports read the same rollups (request_log_hourly).
+  "/admin/ops/readiness/403-noise/export.json?days=30&include_windows_meta=1",
+  "/admin/ops/readiness/403-noise/export.csv?mode=summary&include_points=1",
 ];
 
 const opsDigest: Benchmark = {
   name: "ops-digest",
-  description: "GET /admin/ops/403-digest, export.csv and probe-trend.png over 5,000,000 request_log rows (14 days), rollups built by the catch-up",
+  description: "GET /admin/ops/403-digest, export.csv, probe-trend.png and the readiness 403-noise exports over 5,000,000 request_log rows (14 days), rollups built by the catch-up",
   async run(opts) {
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [`herald ran from ${launch.mode}`];

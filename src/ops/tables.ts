@@ -62,3 +62,105 @@ export const opsProbeRuns = sqliteTable(
   },
   (t) => [index("ops_probe_runs_at_idx").on(t.at), index("ops_probe_runs_probe_idx").on(t.probe, t.at)],
 );
+
+/**
+ * Preflight guards: a daily snapshot of every guard field of the deployment (config and artifacts), one row per
+ * (day, section, field). Secrets are stored only as "set"/"unset" plus a fingerprint, never their values.
+ */
+export const opsPreflightSnapshots = sqliteTable(
+  "ops_preflight_snapshots",
+  {
+    day: text("day").notNull(),
+    section: text("section").notNull(),
+    field: text("field").notNull(),
+    value: text("value").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    takenAt: text("taken_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.section, t.field] }), index("ops_preflight_snapshots_field_idx").on(t.section, t.field, t.day)],
+);
+
+/** Alert runs: every evaluation Herald makes (status checks, transparency alerts, webhook dead letters, preflight anomalies), one row per run and alert. */
+export const opsAlertRuns = sqliteTable(
+  "ops_alert_runs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    runId: text("run_id").notNull(),
+    at: text("at").notNull(),
+    source: text("source").notNull(),
+    name: text("name").notNull(),
+    status: text("status").notNull(),
+    value: text("value"),
+    details: text("details"),
+  },
+  (t) => [index("ops_alert_runs_at_idx").on(t.at), index("ops_alert_runs_source_idx").on(t.source, t.at)],
+);
+
+/** Every download of an operator-console export: who, which, when, how many bytes, and how (a direct export or a download token). */
+export const opsExportUsage = sqliteTable(
+  "ops_export_usage",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: text("at").notNull(),
+    actor: text("actor").notNull(),
+    export: text("export").notNull(),
+    bytes: integer("bytes").notNull(),
+    source: text("source").notNull(),
+  },
+  (t) => [index("ops_export_usage_at_idx").on(t.at)],
+);
+
+/** The link inbox's durable outbox: one message per (issue event, chat target), sent by a job with retries. */
+export const opsLinkOutbox = sqliteTable(
+  "ops_link_outbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    event: text("event").notNull(),
+    issueId: text("issue_id").notNull(),
+    target: text("target").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: ["pending", "sent", "dead"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at").notNull(),
+    leaseUntil: text("lease_until"),
+    lastError: text("last_error"),
+    createdAt: text("created_at").notNull(),
+    sentAt: text("sent_at"),
+  },
+  (t) => [index("ops_link_outbox_due_idx").on(t.status, t.nextAttemptAt), index("ops_link_outbox_issue_idx").on(t.issueId, t.target)],
+);
+
+/** Link-inbox events: each delivery attempt or skip (cooldown, no URL…), with its outcome family. */
+export const opsLinkEvents = sqliteTable(
+  "ops_link_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: text("at").notNull(),
+    event: text("event").notNull(),
+    issueId: text("issue_id").notNull(),
+    target: text("target").notNull(),
+    url: text("url"),
+    attempt: integer("attempt").notNull().default(0),
+    statusCode: integer("status_code"),
+    statusCodeFamily: text("status_code_family"),
+    skipReason: text("skip_reason"),
+    outboxId: integer("outbox_id"),
+    error: text("error"),
+  },
+  (t) => [index("ops_link_events_at_idx").on(t.at), index("ops_link_events_event_idx").on(t.event, t.at), index("ops_link_events_issue_idx").on(t.issueId, t.at)],
+);
+
+/** One-time download tokens of the link-inbox exports: hashed, bound to the operator who asked, expiring, single use. */
+export const opsDownloadTokens = sqliteTable(
+  "ops_download_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    actor: text("actor").notNull(),
+    export: text("export").notNull(),
+    params: text("params").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+  },
+  (t) => [index("ops_download_tokens_expires_idx").on(t.expiresAt)],
+);
