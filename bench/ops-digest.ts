@@ -125,7 +125,8 @@ const CASES = [
 
 const opsDigest: Benchmark = {
   name: "ops-digest",
-  description: "GET /admin/ops/403-digest, export.csv, probe-trend.png and the readiness 403-noise exports over 5,000,000 request_log rows (14 days), rollups built by the catch-up",
+  description:
+    "GET /admin/ops/403-digest, export.csv, probe-trend.png and the readiness 403-noise exports over 5,000,000 request_log rows (14 days), rollups built by the catch-up",
   async run(opts) {
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [`herald ran from ${launch.mode}`];

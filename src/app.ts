@@ -9,6 +9,10 @@ import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
+import { linkExportsRoutes } from "./ops/link-exports-routes";
+import { preflightRoutes } from "./ops/preflight-routes";
+import { alertsMonitorRoutes } from "./ops/alerts-routes";
+import { linkInboxRoutes } from "./ops/link-routes-core";
 import { digestRoutes } from "./ops/digest-routes";
 import { opsIncidentsRoutes } from "./ops/incidents-routes";
 import { readinessRoutes } from "./ops/readiness-routes";
@@ -50,6 +54,11 @@ export function buildApp(ctx: AppContext) {
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
     .use(opsRoutes(ctx, guards))
+    // Before every other /admin/ops route: it carries the export-usage recorder, a global hook (docs/ops-alerts.md).
+    .use(alertsMonitorRoutes(ctx, guards))
+    .use(linkExportsRoutes(ctx, guards))
+    .use(preflightRoutes(ctx, guards))
+    .use(linkInboxRoutes(ctx, guards))
     .use(digestRoutes(ctx, guards))
     .use(opsIncidentsRoutes(ctx, guards))
     .use(readinessRoutes(ctx, guards))

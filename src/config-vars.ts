@@ -269,6 +269,30 @@ export const CONFIG_VARS = {
     fallback: "90",
     doc: "Days of synthetic probe results kept; the probes job deletes older rows on each run.",
   },
+  // Operator link inbox: chat notifications of incidents, alerts and preflight anomalies (src/ops/link-notify.ts; docs/ops-link-inbox.md).
+  LINK_INBOX_WEBHOOK_URLS: {
+    kind: { type: "list" },
+    fallback: "",
+    secret: true,
+    doc: "Comma list of Slack/Discord-compatible incoming-webhook URLs the link inbox posts to; their paths are secrets, so the value is masked and only host + first path segment is ever stored or shown. Checked by the partner-webhook target policy (WEBHOOK_ALLOW_PRIVATE_TARGETS).",
+  },
+  LINK_INBOX_COOLDOWN_SECONDS: {
+    kind: int(0, 7 * 86_400),
+    fallback: "900",
+    doc: "A new link-inbox message for the same issue and target within this many seconds is not sent (an event with skip_reason cooldown); resolutions are always sent. 0 = no cooldown.",
+  },
+  LINK_INBOX_MAX_ATTEMPTS: { kind: int(1, 50), fallback: "6", doc: "Link-inbox delivery attempts per message and target before it is dead." },
+  LINK_INBOX_RETRY_BASE_SECONDS: {
+    kind: int(1, 86_400),
+    fallback: "30",
+    doc: "First link-inbox retry delay; doubles per attempt, capped at one hour.",
+  },
+  LINK_INBOX_TIMEOUT_MS: { kind: int(100, 60_000), fallback: "5000", doc: "Time limit of each link-inbox POST; a slower answer is a timeout attempt." },
+  LINK_INBOX_CRON: {
+    kind: CRON,
+    fallback: "*/5 * * * * *",
+    doc: "Schedule of the link-inbox job: polls new failing alert runs and preflight anomalies, then sends due messages (JOBS_DISABLED=link-inbox turns it off).",
+  },
   // Audio-share links (src/audio-share; docs/audio-share.md).
   AUDIO_SHARE_ALLOWED_HOSTS: {
     kind: { type: "list" },

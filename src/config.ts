@@ -102,6 +102,15 @@ export interface Config {
     readonly probeTimeoutMs: number;
     readonly probeRetentionDays: number;
   };
+  /** Operator link inbox (docs/ops-link-inbox.md). The URLs are secrets: never log or publish them whole. */
+  readonly linkInbox: {
+    readonly webhookUrls: readonly string[];
+    readonly cooldownSeconds: number;
+    readonly maxAttempts: number;
+    readonly retryBaseSeconds: number;
+    readonly timeoutMs: number;
+    readonly cron: string;
+  };
   readonly audioShare: {
     readonly allowedHosts: readonly string[];
     readonly deniedHosts: readonly string[];
@@ -343,6 +352,14 @@ export function loadConfig(env: Env = process.env): Config {
       probeCron: v.SYNTHETIC_PROBE_CRON,
       probeTimeoutMs: v.SYNTHETIC_PROBE_TIMEOUT_MS,
       probeRetentionDays: v.SYNTHETIC_PROBE_RETENTION_DAYS,
+    }),
+    linkInbox: Object.freeze({
+      webhookUrls: Object.freeze(v.LINK_INBOX_WEBHOOK_URLS as string[]),
+      cooldownSeconds: v.LINK_INBOX_COOLDOWN_SECONDS,
+      maxAttempts: v.LINK_INBOX_MAX_ATTEMPTS,
+      retryBaseSeconds: v.LINK_INBOX_RETRY_BASE_SECONDS,
+      timeoutMs: v.LINK_INBOX_TIMEOUT_MS,
+      cron: v.LINK_INBOX_CRON,
     }),
     audioShare: Object.freeze({
       allowedHosts: Object.freeze(v.AUDIO_SHARE_ALLOWED_HOSTS as string[]),

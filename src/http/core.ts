@@ -269,7 +269,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       if (code === "VALIDATION") {
         const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
         if (v.type === "response") {
-          ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: v.all.slice(0, 5) });
+          ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
           return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
         }
         // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
@@ -282,10 +282,20 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
                 new URL(request.url).searchParams,
                 (params ?? {}) as Record<string, string | undefined>,
               );
-        const details = named.length ? named : describeValidationErrors(v.type === "property" ? "query" : v.type, v.all);
-        const errCode: ErrorCode = v.type === "body" ? "invalid_payload" : "invalid_query";
+        // A query value that fails while being decoded (an array item past its schema) arrives as TypeBox's
+        // decode error: no `type`, no `all`, one inner ValueError. It is described like the others, never a 500.
+        const inner = (error as unknown as { error?: { path?: unknown } }).error;
+        const all = Array.isArray(v.all)
+          ? v.all
+          : inner && typeof inner.path === "string"
+            ? [inner as Parameters<typeof describeValidationErrors>[1][number]]
+            : [];
+        const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
+        const described = named.length ? named : describeValidationErrors(part, all);
+        const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
+        const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
         const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-        return errorResponse(new AppError(errCode, `Invalid ${v.type === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
+        return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
       }
       if (code === "PARSE") {
         return errorResponse(

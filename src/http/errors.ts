@@ -185,6 +185,26 @@ export const ERROR_CATALOG = {
   short_link_revoked: entry(410, "Short link revoked", "not_found", "fail_fast", "An operator revoked this link; do not share it again.", {
     endpoint_groups: ["audio-share"],
   }),
+  download_token_used: entry(
+    410,
+    "Download token already used",
+    "not_found",
+    "fail_fast",
+    "A download token works once; ask the export for a new one (download_token=1).",
+    {
+      endpoint_groups: ["admin"],
+    },
+  ),
+  download_token_expired: entry(
+    410,
+    "Download token expired",
+    "not_found",
+    "fail_fast",
+    "Download tokens expire 10 minutes after they are issued; ask the export for a new one (download_token=1).",
+    {
+      endpoint_groups: ["admin"],
+    },
+  ),
   short_link_signature_invalid: entry(
     403,
     "Short link signature invalid",

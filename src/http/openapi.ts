@@ -185,6 +185,11 @@ export function warmOpenApiDocuments(ctx: AppContext): void {
   ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size, yaml_bytes: yaml.size });
 }
 
+/** The strong ETag of the served /api/openapi.json of the app built over `ctx` (built now if needed); null without one. */
+export function openApiDocumentEtag(ctx: AppContext): string | null {
+  return DOCUMENTS.get(ctx)?.get().json.etag ?? null;
+}
+
 /** The API documents and the offline docs pages (src/http/openapi-ui.ts). */
 export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
   const docs = new OpenApiDocuments(getApp, ctx);

@@ -1,5 +1,8 @@
 import type { AppContext } from "../context";
+import { registerAlertsMonitorJob } from "./alerts-monitor";
+import { registerLinkInboxJob } from "./link-outbox";
 import { pruneProbeRuns, runSyntheticProbes } from "./probes";
+import { preflightSnapshotJob } from "./preflight-alerts";
 
 export const SYNTHETIC_PROBES_JOB = "synthetic-probes";
 
@@ -10,6 +13,9 @@ export const SYNTHETIC_PROBES_JOB = "synthetic-probes";
  * address of its own: the run then records nothing and says so — tests call runSyntheticProbes with a base URL.
  */
 export function registerOpsJobs(ctx: AppContext): void {
+  ctx.jobs.register(preflightSnapshotJob(ctx));
+  registerLinkInboxJob(ctx);
+  registerAlertsMonitorJob(ctx);
   ctx.jobs.register({
     name: SYNTHETIC_PROBES_JOB,
     pattern: ctx.config.readiness.probeCron,

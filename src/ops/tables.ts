@@ -147,7 +147,11 @@ export const opsLinkEvents = sqliteTable(
     outboxId: integer("outbox_id"),
     error: text("error"),
   },
-  (t) => [index("ops_link_events_at_idx").on(t.at), index("ops_link_events_event_idx").on(t.event, t.at), index("ops_link_events_issue_idx").on(t.issueId, t.at)],
+  (t) => [
+    index("ops_link_events_at_idx").on(t.at),
+    index("ops_link_events_event_idx").on(t.event, t.at),
+    index("ops_link_events_issue_idx").on(t.issueId, t.at),
+  ],
 );
 
 /** One-time download tokens of the link-inbox exports: hashed, bound to the operator who asked, expiring, single use. */

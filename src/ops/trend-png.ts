@@ -6,7 +6,7 @@ import { ADVANCE, GLYPH_HEIGHT, glyphColumns } from "./trend-font";
 // against the baseline (a line), with axis labels and a legend. Drawn on an RGBA raster in TypeScript and encoded
 // by pngjs: no native module, so it works the same in `bun build --compile`.
 
-type Rgb = readonly [number, number, number];
+export type Rgb = readonly [number, number, number];
 const INK: Rgb = [33, 37, 41];
 const GRID: Rgb = [226, 230, 234];
 const BAR: Rgb = [66, 133, 244];
@@ -17,7 +17,8 @@ const BASELINE: Rgb = [244, 160, 0];
 export const TREND_DEFAULT_W = 960;
 export const TREND_DEFAULT_H = 420;
 
-class Raster {
+/** An RGBA raster with rectangles, lines and pixel-font text (also drawn on by src/ops/usage-chart.ts). */
+export class Raster {
   readonly data: Buffer;
   constructor(
     readonly w: number,
@@ -65,10 +66,10 @@ class Raster {
   }
 }
 
-const textWidth = (s: string, scale: number) => s.length * ADVANCE * scale - scale;
+export const textWidth = (s: string, scale: number) => s.length * ADVANCE * scale - scale;
 
 /** A "nice" axis maximum and step (1, 2 or 5 × 10^n) for about five gridlines. */
-function niceAxis(max: number): { top: number; step: number } {
+export function niceAxis(max: number): { top: number; step: number } {
   if (max <= 0) return { top: 5, step: 1 };
   const raw = max / 5;
   const mag = 10 ** Math.floor(Math.log10(raw));

@@ -18,10 +18,17 @@ export type StatusEventType = (typeof STATUS_EVENT_TYPES)[number];
 const BATCH = 16;
 const MAX_PASSES = 100;
 
-type Deps = Pick<AppContext, "db" | "clock" | "rng">;
+type Deps = Pick<AppContext, "db" | "clock" | "rng" | "config">;
+
+/**
+ * Other listeners of incident events (the operators' link inbox, src/ops/link-notify.ts), called in the same
+ * transaction so their outbox rows commit or roll back with the change. A Set: registering twice is harmless.
+ */
+export const incidentEventListeners = new Set<(ctx: Deps, type: StatusEventType, incident: IncidentView) => void>();
 
 /** Queues one event for every subscriber of its type. Call INSIDE the incident change's transaction. */
 export function enqueueIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView): number {
+  for (const listener of incidentEventListeners) listener(ctx, type, incident);
   const subscribers = ctx.db.sqlite.query("SELECT id, event_types FROM status_subscribers ORDER BY id").all() as Array<{ id: number; event_types: string }>;
   const targets = subscribers.filter((s) => (JSON.parse(s.event_types) as string[]).includes(type));
   if (targets.length === 0) return 0;

@@ -15,6 +15,8 @@ import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from 
 
 export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
 export { getIncidentOrThrow } from "./operator-incidents";
+export { incidentEventListeners, type StatusEventType } from "./notify";
+export type { IncidentView } from "./incidents";
 export { CHECK_NAMES } from "./engine";
 export { FRESHNESS_PROOFS } from "./checks-chain";
 export type { Level } from "./check-types";

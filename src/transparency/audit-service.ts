@@ -1,6 +1,8 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
-import { completeRunBefore, parseCounts } from "./runs";
+import { alerts, alertThresholds } from "./alerts";
+import { completeRunBefore, parseCounts, selectRun } from "./runs";
+import { currentThresholds } from "./thresholds";
 import { latestDecimals } from "./chain-inputs";
 import type { Severity } from "./glossary";
 
@@ -55,4 +57,12 @@ export function latestAuditVerdict(ctx: AppContext): AuditVerdict {
 export function decimalsForInput(ctx: AppContext): number {
   const mint = ctx.config.chain.tokenMint;
   return (mint ? latestDecimals(ctx, mint) : null) ?? completeRunBefore(ctx, null)?.decimals ?? 9;
+}
+
+/**
+ * The alerts.json evaluation of the latest complete run under the stored thresholds, without recommendations:
+ * what /transparency/audit-anomalies/alerts.json answers by default (the ops alerts monitor records it).
+ */
+export function latestAuditAlert(ctx: AppContext) {
+  return alerts(ctx, selectRun(ctx, undefined, "run"), alertThresholds(currentThresholds(ctx), undefined, undefined), false);
 }

@@ -166,3 +166,11 @@ export { WebhookSecrets } from "./secrets";
 export { sendDelivery, type SendResult } from "./send";
 export { checkResolvedTarget, checkTargetUrl } from "./target-policy";
 export { parseRetryAfter, retryDelaySeconds } from "./schedule";
+
+/**
+ * Dead-lettered deliveries now, over every partner and mode: the ops alerts monitor records it each run and
+ * warns when it grew since the previous run (pruning of old dead letters can make it shrink).
+ */
+export function deadLetterTotal(ctx: AppContext): number {
+  return (ctx.db.sqlite.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'dead_letter'").get() as { n: number }).n;
+}

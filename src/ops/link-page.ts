@@ -1,0 +1,104 @@
+import { Elysia, t } from "elysia";
+import { actorLabel } from "../auth/actors";
+import type { Guards } from "../auth/guards";
+import { operatorPage, operatorPageResponse } from "../auth/operator-page";
+import type { AppContext } from "../context";
+import { ErrorBody } from "../http/envelope";
+import { compileHtml } from "../http/html";
+import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "./link-exports";
+import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./link-exports-model";
+
+// GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
+// events, and the events themselves filtered by a GET form whose fields are the export's own parameters (so the
+// export links repeat the page's query). A filter the export would refuse is 400 invalid_query (JSON), as on the export.
+
+const PAGE_LIMIT = 200;
+
+interface PageData {
+  generatedAt: string;
+  error: string | null;
+  q: Record<string, string>;
+  events: readonly string[];
+  families: readonly string[];
+  reasons: readonly string[];
+  targets: TargetHealth[];
+  rows: EventRow[];
+  total: number;
+  exportQuery: string;
+}
+
+const bodyHtml = compileHtml<PageData>(
+  "link-inbox-page",
+  `<style>form.filters { display:flex; flex-wrap:wrap; gap:8px 14px; align-items:flex-end; margin:0 0 12px; } form.filters label { font-size:13px; color:var(--muted); display:flex; flex-direction:column; max-width:100%; } form.filters input, form.filters select { font:inherit; padding:4px 6px; border:1px solid var(--line); border-radius:6px; max-width:100%; }</style>
+<h1>Link inbox</h1>
+<p class="lead">Operator notifications sent to the chat targets, and what became of each. As of <%= it.generatedAt %>; all times UTC.</p>
+<section id="targets"><h2>Targets</h2>
+<% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No event recorded yet.</p><% } else { %><table class="data"><thead><tr><th>Target</th><th>Health</th><th>Attempts</th><th>2xx</th><th>Failed</th><th>Skipped</th><th>Failing streak</th><th>Last success</th><th>Last failure</th></tr></thead><tbody>
+<% for (const x of it.targets) { %><tr class="target"><td data-label="Target"><code><%= x.target %></code></td><td data-label="Health"><span class="badge <%= x.streak > 0 ? "bad" : x.ok > 0 ? "ok" : "warn" %>"><%= x.streak > 0 ? "failing" : x.ok > 0 ? "ok" : "no success" %></span></td><td data-label="Attempts"><%= x.attempts %></td><td data-label="2xx"><%= x.ok %></td><td data-label="Failed"><%= x.failed %></td><td data-label="Skipped"><%= x.skipped %></td><td data-label="Failing streak"><%= x.streak %></td><td data-label="Last success"><%= x.last_success ?? "never" %></td><td data-label="Last failure"><%= x.last_failure ?? "–" %></td></tr>
+<% } %></tbody></table><% } %></section>
+
+<section id="events"><h2>Events</h2>
+<form method="get" action="/admin/ops/link-inbox" id="filters" class="filters">
+<label>Event <select name="event"><option value="">any</option><% for (const e of it.events) { %><option<%= it.q.event === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
+<label>Outcome <select name="status_code_family"><option value="">any</option><% for (const e of it.families) { %><option<%= it.q.status_code_family === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
+<label>Skip <select name="skip_reason"><option value="">any</option><% for (const e of it.reasons) { %><option<%= it.q.skip_reason === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
+<label>Issue <input name="issue_id" value="<%= it.q.issue_id ?? "" %>" size="16"></label>
+<label>URL contains <input name="url_contains" value="<%= it.q.url_contains ?? "" %>" size="16"></label>
+<label>From <input name="at_from" value="<%= it.q.at_from ?? "" %>" placeholder="2026-04-01T00:00:00Z" size="22"></label>
+<label>To <input name="at_to" value="<%= it.q.at_to ?? "" %>" size="22"></label>
+<label>Window <select name="window_preset"><option value="">none</option><option<%= it.q.window_preset === "last_digest_warn" ? " selected" : "" %>>last_digest_warn</option><option<%= it.q.window_preset === "last_outage" ? " selected" : "" %>>last_outage</option></select></label>
+<button type="submit" id="apply">Apply</button>
+</form>
+<% if (it.error !== null) { %><p class="error" id="filter-error"><%= it.error %></p><% } else { %>
+<p class="muted" id="events-count"><%= it.total %> matching; newest <%= it.rows.length %> shown. Export: <a id="export-json" href="/admin/ops/link-inbox/events/export.json?<%= it.exportQuery %>">JSON</a> · <a id="export-csv" href="/admin/ops/link-inbox/events/export.csv?<%= it.exportQuery %>">CSV</a></p>
+<table class="data" id="event-rows"><thead><tr><th>At</th><th>Event</th><th>Issue</th><th>Target</th><th>Attempt</th><th>Outcome</th><th>URL</th><th>Error</th></tr></thead><tbody>
+<% for (const r of it.rows) { %><tr><td data-label="At"><%= r.at %></td><td data-label="Event"><code><%= r.event %></code></td><td data-label="Issue"><%= r.issue_id %></td><td data-label="Target"><%= r.target %></td><td data-label="Attempt"><%= r.attempt %></td><td data-label="Outcome"><span class="badge <%= r.status_code_family === "2xx" ? "ok" : r.skip_reason ? "warn" : "bad" %>"><%= r.skip_reason ? "skipped: " + r.skip_reason : (r.status_code_family ?? "?") + (r.status_code ? " " + r.status_code : "") %></span></td><td data-label="URL"><code><%= r.url ?? "" %></code></td><td data-label="Error" class="err"><%= r.error ?? "" %></td></tr>
+<% } %></tbody></table><% } %></section>`,
+);
+
+const pageQuery = t.Object(filterQuery);
+
+export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:ops-link-inbox-page" }).use(guards.operator.plugin).get(
+    "/admin/ops/link-inbox",
+    ({ operator, query, request }) => {
+      const url = new URL(request.url);
+      const q: Record<string, string> = {};
+      for (const [k, v] of url.searchParams) if (v !== "" && !(k in q)) q[k] = v;
+      const exportParams = new URLSearchParams(Object.entries(q));
+      // A filter the export would refuse is the same 400 invalid_query envelope (the HTTP convention for every 4xx).
+      const error: string | null = null;
+      // The form sends its empty fields too ("any"): an empty value is no filter.
+      const given = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "" && !(Array.isArray(v) && v.every((x) => x === ""))));
+      const r = queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
+      const rows: EventRow[] = r.rows ?? [];
+      const total = r.total;
+      const body = bodyHtml({
+        generatedAt: `${ctx.clock.now().toISOString().slice(0, 19).replace("T", " ")} UTC`,
+        error,
+        q,
+        events: LINK_EVENTS,
+        families: STATUS_CODE_FAMILIES,
+        reasons: SKIP_REASONS,
+        targets: targetHealth(ctx),
+        rows,
+        total,
+        exportQuery: exportParams.toString(),
+      });
+      const res = operatorPageResponse(operatorPage({ title: "Link inbox · Herald", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }));
+      return res;
+    },
+    {
+      operator: "page",
+      query: pageQuery,
+      detail: {
+        summary: "Link inbox (HTML page): chat targets' delivery health and the events, filtered by a GET form; without credentials 303 to /admin/sign-in",
+        responses: {
+          200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
+          303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/link-inbox" },
+          400: { description: "invalid_query naming the filter (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
+        },
+      },
+    },
+  );
+}

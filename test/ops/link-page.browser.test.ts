@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+import { createAdminToken } from "../support/partner";
+
+// The link-inbox page in real headless Chromium, exactly as test/ops/config-page.browser.test.ts does the config
+// page: a real server on 127.0.0.1, JavaScript off; sign in through the form, see the planted data in each section
+// at 1280 px and 390 px (no horizontal scroll), sign out, and the page then sends the browser back to the form.
+// The data: a real probe run against the listening server plus a planted failing one, hourly request-log rollups,
+// a job run that failed and one that succeeded, and a backup made by runBackup.
+// Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
+// Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
+
+const CHROMIUM = "/usr/bin/chromium";
+const present = existsSync(CHROMIUM);
+if (!present) console.warn(`SKIPPED test/ops/link-page.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const NOW = "2026-04-01T12:00:00.000Z";
+
+let h: TestApp | undefined;
+let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+let context: BrowserContext | undefined;
+let token = "";
+const dirs: string[] = [];
+const shots = process.env.OPS_SCREENSHOT_DIR ?? "";
+const base = () => `http://127.0.0.1:${server!.server!.port}`;
+
+beforeAll(async () => {
+  if (!present) return;
+  h = createTestApp({ clock: new FakeClock(NOW) });
+  token = createAdminToken(h, "browser-operator");
+  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  plant(h);
+  const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
+  dirs.push(profile);
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await server?.stop(true);
+  h?.close();
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = shots || mkdtempSync(join(tmpdir(), "herald-shot-"));
+  if (shots) mkdirSync(dir, { recursive: true });
+  else dirs.push(dir);
+  const file = join(dir, name);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(statSync(file).size).toBeGreaterThan(1000);
+  expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+}
+
+async function noHorizontalOverflow(page: Page): Promise<void> {
+  const size = await page.evaluate(() => {
+    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return { scroll: d.document.documentElement.scrollWidth, inner: d.innerWidth };
+  });
+  expect(size.scroll).toBeLessThanOrEqual(size.inner);
+}
+
+function plant(t: TestApp): void {
+  const ins = t.ctx.db.sqlite.query(
+    "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  ins.run("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", "https://hooks.slack.com/services/T***", 1, 200, "2xx", null, null);
+  ins.run(
+    "2026-04-01T08:05:00.000Z",
+    "incident.opened",
+    "incident:1",
+    "discord",
+    "https://discord.com/api/webhooks/***",
+    1,
+    500,
+    "5xx",
+    null,
+    "HTTP 500 <script>alert(1)</script>",
+  );
+  ins.run("2026-04-01T08:10:00.000Z", "incident.updated", "incident:1", "slack", null, 0, null, null, "cooldown", null);
+  ins.run(
+    "2026-04-01T09:00:00.000Z",
+    "alert.fired",
+    "alert:a-very-long-issue-identifier-that-must-wrap-on-a-phone-screen",
+    "discord",
+    "https://discord.com/api/webhooks/123456789012345678/averyveryverylongredactedtokenthatmustwrap***",
+    2,
+    null,
+    "timeout",
+    null,
+    "timeout after 5000 ms",
+  );
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+test.skipIf(!present)(
+  "sign in, see targets and events at 1280 and 390 px, filter with the form, sign out",
+  async () => {
+    const page = context!.pages()[0] ?? (await context!.newPage());
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base()}/admin/ops/link-inbox`, { waitUntil: "load" });
+    expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Flink-inbox`);
+    await page.fill("#token", token);
+    await page.click("#sign-in");
+    expect(page.url()).toBe(`${base()}/admin/ops/link-inbox`);
+    expect(await page.title()).toBe("Link inbox · Herald");
+
+    const targets = await page.locator("#targets tbody tr").allInnerTexts();
+    expect(targets).toHaveLength(2);
+    expect(targets[0]).toContain("discord");
+    expect(targets[0]).toContain("failing");
+    expect(targets[1]).toContain("slack");
+    expect(targets[1]).toContain("ok");
+    expect(await page.locator("#event-rows tbody tr").count()).toBe(4);
+    expect(await text(page, "#event-rows")).toContain("HTTP 500 <script>alert(1)</script>");
+    expect(await text(page, "#events-count")).toContain("4 matching");
+    await noHorizontalOverflow(page);
+    await screenshot(page, "link-inbox-1280.png");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload({ waitUntil: "load" });
+    await noHorizontalOverflow(page);
+    expect(await page.locator("#sign-out").isVisible()).toBe(true);
+    await screenshot(page, "link-inbox-390.png");
+
+    // The GET form filters, and the export links carry the same query.
+    await page.selectOption("select[name=event]", "incident.opened");
+    await page.click("#apply");
+    expect(page.url()).toContain("event=incident.opened");
+    expect(await page.locator("#event-rows tbody tr").count()).toBe(2);
+    expect(await page.locator("#export-json").getAttribute("href")).toBe("/admin/ops/link-inbox/events/export.json?event=incident.opened");
+    await page.click("#export-json");
+    expect(JSON.parse(await page.locator("body").innerText())).toMatchObject({ success: true, total: 2 });
+    await page.goBack({ waitUntil: "load" });
+
+    // A bad filter: 400 invalid_query naming it, as on the export.
+    const bad = await page.goto(`${base()}/admin/ops/link-inbox?at_from=yesterday`, { waitUntil: "load" });
+    expect(bad!.status()).toBe(400);
+    expect(JSON.parse(await page.locator("body").innerText())).toMatchObject({ error: "invalid_query", details: [{ field: "query.at_from" }] });
+
+    await page.goto(`${base()}/admin/ops/link-inbox`, { waitUntil: "load" });
+    await page.click("#sign-out");
+    expect(page.url()).toBe(`${base()}/admin/sign-in`);
+    await page.goto(`${base()}/admin/ops/link-inbox`, { waitUntil: "load" });
+    expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Flink-inbox`);
+  },
+  120_000,
+);
