@@ -42,6 +42,10 @@ export const topErrorsLine = (t: NonNullable<Draft["top_errors"]>) =>
 
 export const preflightLine = (p: NonNullable<Draft["preflight"]>) => `${p.note} (day_offset ${p.day_offset})`;
 
+/** One differing guard field, as both forms print it. */
+const preflightChange = (c: NonNullable<Draft["preflight"]>["changes"][number]) =>
+  `${c.section}.${c.field}: ${c.change}${c.change === "changed" ? ` (${c.before ?? "none"} -> ${c.after ?? "none"})` : c.change === "added" ? ` (${c.after ?? "none"})` : ` (was ${c.before ?? "none"})`}`;
+
 const md: Record<SectionId, Section> = {
   summary: (d) => [mdEscape(d.summary)],
   impact: (d) => impactRows(d).map(([k, v]) => `- **${k}:** ${mdEscape(v)}`),
@@ -90,7 +94,10 @@ const md: Record<SectionId, Section> = {
           d.job_failures!.map((f) => [mdEscape(f.job), String(f.run_id), f.started_at, mdEscape(f.error ?? "no message")]),
         )
       : ["_No failed job runs in the window._"],
-  preflight: (d) => [mdEscape(preflightLine(d.preflight!))],
+  preflight: (d) => [
+    mdEscape(preflightLine(d.preflight!)),
+    ...(d.preflight!.changes.length ? ["", ...d.preflight!.changes.map((c) => `- ${mdEscape(preflightChange(c))}`)] : []),
+  ],
   next_steps: (d) => [`> **${mdEscape(d.next_steps.text)}**`],
 };
 
@@ -176,7 +183,7 @@ const txt: Record<SectionId, Section> = {
     d.job_failures!.length
       ? d.job_failures!.flatMap((f) => wrap(`${f.job} (run ${f.run_id}): ${f.error ?? "no message"}`, TEXT_WIDTH, `${f.started_at}  `))
       : ["No failed job runs in the window."],
-  preflight: (d) => wrap(preflightLine(d.preflight!), TEXT_WIDTH),
+  preflight: (d) => [...wrap(preflightLine(d.preflight!), TEXT_WIDTH), ...d.preflight!.changes.flatMap((c) => wrap(preflightChange(c), TEXT_WIDTH, "- "))],
   next_steps: (d) => wrap(d.next_steps.text, TEXT_WIDTH, "[!] "),
 };
 

@@ -1,3 +1,4 @@
+import { preflightDelta, selectionOf } from "./preflight";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { incidentsInWindow, type IncidentView } from "../status/incidents-service";
@@ -5,7 +6,7 @@ import { codeOf, firstLastError, jobFailures, topErrors, type ErrorRow, type Job
 import { resolveWindow } from "./incidents-window";
 
 // A ready-to-edit incident report, assembled from the status incidents of a window, the failed requests of
-// request_log, the failed job runs and (once the preflight guards exist) the latest preflight results. This file
+// request_log, the failed job runs and the preflight guards' delta against an earlier day's snapshot. This file
 // builds the structured draft; src/ops/incident-draft-render.ts writes the same draft as Markdown and as text,
 // so the three formats cannot disagree. docs/ops-incidents.md describes every parameter.
 
@@ -252,15 +253,29 @@ export function buildDraft(ctx: AppContext, query: DraftQuery) {
     timeline_truncated: timeline.length > MAX_TIMELINE,
     top_errors: top,
     job_failures: failures,
-    preflight: v1
-      ? {
-          available: false as const,
-          day_offset: q.preflight_day_offset,
-          note: "Not available: the preflight guards are not built yet; this section fills in when they land.",
-        }
-      : null,
+    preflight: v1 ? preflightSection(ctx, q.preflight_day_offset) : null,
     next_steps: { placeholder: true as const, text: NEXT_STEPS_PLACEHOLDER },
     sections,
     omitted,
   };
 }
+
+/** The draft's preflight section: the guards' delta against the snapshot of `dayOffset` days ago (src/ops/preflight.ts). */
+function preflightSection(ctx: AppContext, dayOffset: number) {
+  const d = preflightDelta(ctx, dayOffset, selectionOf(ctx, {}));
+  const differing = d.counts.added + d.counts.removed + d.counts.changed;
+  return {
+    available: d.compare_available,
+    day_offset: dayOffset,
+    compare_day: d.compare_day,
+    counts: d.counts,
+    changes: d.changes.slice(0, MAX_PREFLIGHT_CHANGES).map((c) => ({ section: c.section, field: c.field, change: c.change, before: c.before, after: c.after })),
+    changes_truncated: d.changes.length > MAX_PREFLIGHT_CHANGES,
+    note: d.compare_available
+      ? `${differing} preflight guard ${differing === 1 ? "field differs" : "fields differ"} from the snapshot of ${d.compare_day} (GET /admin/ops/preflight-guards/delta.json?day_offset=${dayOffset})`
+      : `Not available: no preflight snapshot was taken on ${d.compare_day}, so there is nothing to compare`,
+  };
+}
+
+/** Guard changes listed in a draft (the delta route has them all). */
+const MAX_PREFLIGHT_CHANGES = 20;

@@ -148,7 +148,26 @@ export const draft = Envelope({
   timeline_truncated: t.Boolean(),
   top_errors: N(TopErrors),
   job_failures: N(t.Array(JobFailure)),
-  preflight: N(t.Object({ available: t.Literal(false), day_offset: t.Integer(), note: t.String() })),
+  preflight: N(
+    t.Object({
+      available: t.Boolean({ description: "false when no preflight snapshot exists for compare_day" }),
+      day_offset: t.Integer(),
+      compare_day: t.String({ description: "the UTC day whose snapshot today's guards are compared with" }),
+      counts: t.Object({ added: t.Integer(), removed: t.Integer(), changed: t.Integer(), unchanged: t.Integer() }),
+      changes: t.Array(
+        t.Object({
+          section: t.String(),
+          field: t.String(),
+          change: t.Union([t.Literal("added"), t.Literal("removed"), t.Literal("changed")]),
+          before: N(t.String()),
+          after: N(t.String()),
+        }),
+        { description: "the first 20 differing guard fields (secrets only as set/unset); all of them: GET /admin/ops/preflight-guards/delta.json" },
+      ),
+      changes_truncated: t.Boolean(),
+      note: t.String(),
+    }),
+  ),
   next_steps: t.Object({ placeholder: t.Literal(true), text: t.String({ description: "for the operator to replace before publishing" }) }),
   sections: t.Array(SectionId, { description: "the sections the Markdown and text forms print, in order" }),
   omitted: t.Record(t.String(), t.String(), { description: "sections left out, each with why" }),

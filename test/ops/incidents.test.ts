@@ -106,7 +106,14 @@ describe("GET /admin/ops/incidents/draft.json", () => {
     expect(d.title).toBe(`Incident report: ${TRICKY}`);
     expect(d.impact).toMatchObject({ severity: "bad", severity_label: "outage", status: "open", components: ["api"], ended_at: null });
     expect(d.sections).toEqual(["summary", "impact", "timeline", "incidents", "top_errors", "job_failures", "preflight", "next_steps"]);
-    expect(d.preflight).toEqual({ available: false, day_offset: 1, note: expect.stringContaining("Not available") });
+    // No snapshot of yesterday in this database: the section says so.
+    expect(d.preflight).toMatchObject({
+      available: false,
+      day_offset: 1,
+      changes: [],
+      changes_truncated: false,
+      note: expect.stringContaining("Not available"),
+    });
     expect(d.next_steps.placeholder).toBe(true);
     expect(d.job_failures).toEqual([expect.objectContaining({ job: "test-incident-export", error: "disk full while exporting", started_at: iso(T0, -165) })]);
     // Top errors: the incident is open, so they end at the window's end and look 24 h back.
@@ -381,6 +388,25 @@ describe("GET /admin/ops/incidents and its exports", () => {
       expect([r.status, r.body.error]).toEqual([404, "not_found"]);
     }
   });
+});
+
+test("the preflight section compares today's guards with an earlier snapshot, in all three formats", async () => {
+  const { takePreflightSnapshot } = await import("../../src/ops/preflight");
+  const d0 = h.clock.now().toISOString().slice(0, 10);
+  takePreflightSnapshot(h.ctx);
+  h.ctx.db.sqlite.query("UPDATE ops_preflight_snapshots SET value = 'an older value', fingerprint = 'f0' WHERE day = ? AND field = 'version'").run(d0);
+  h.clock.advance(24 * 3_600_000);
+  try {
+    const d = (await get("/admin/ops/incidents/draft.json?preflight_day_offset=1")).body;
+    expect(d.preflight).toMatchObject({ available: true, day_offset: 1, compare_day: d0, counts: { changed: 1, added: 0, removed: 0 } });
+    expect(d.preflight.changes).toEqual([expect.objectContaining({ field: "version", change: "changed", before: "an older value" })]);
+    expect(d.preflight.note).toContain("1 preflight guard field differs from the snapshot of");
+    const md = await (await h.request("/admin/ops/incidents/draft.md?preflight_day_offset=1", { headers: { authorization: `Bearer ${token}` } })).text();
+    const txt = await (await h.request("/admin/ops/incidents/draft.txt?preflight_day_offset=1", { headers: { authorization: `Bearer ${token}` } })).text();
+    for (const body of [md, txt]) expect(body).toContain("artifact.version: changed (an older value ");
+  } finally {
+    h.clock.advance(-24 * 3_600_000);
+  }
 });
 
 test("every route is 403 without the admin token", async () => {
