@@ -276,6 +276,11 @@ export const CONFIG_VARS = {
     secret: true,
     doc: "Comma list of Slack/Discord-compatible incoming-webhook URLs the link inbox posts to; their paths are secrets, so the value is masked and only host + first path segment is ever stored or shown. Checked by the partner-webhook target policy (WEBHOOK_ALLOW_PRIVATE_TARGETS).",
   },
+  LINK_INBOX_MESSENGER_CHAT_ID: {
+    kind: { type: "string", pattern: /^(-?\d{1,16}|@[A-Za-z0-9_]{5,32})?$/, allowed: "a Telegram chat id (digits, negative for groups) or @channelusername" },
+    fallback: "",
+    doc: "Also post link-inbox messages to this Telegram chat through the messenger bot (sendMessage at MESSENGER_BOT_API_BASE); needs MESSENGER_BOT_TOKEN. Unset: chat webhooks only.",
+  },
   LINK_INBOX_COOLDOWN_SECONDS: {
     kind: int(0, 7 * 86_400),
     fallback: "900",

@@ -105,6 +105,8 @@ export interface Config {
   /** Operator link inbox (docs/ops-link-inbox.md). The URLs are secrets: never log or publish them whole. */
   readonly linkInbox: {
     readonly webhookUrls: readonly string[];
+    /** A Telegram chat the messenger bot posts link-inbox messages to; null: none. */
+    readonly messengerChatId: string | null;
     readonly cooldownSeconds: number;
     readonly maxAttempts: number;
     readonly retryBaseSeconds: number;
@@ -355,6 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     linkInbox: Object.freeze({
       webhookUrls: Object.freeze(v.LINK_INBOX_WEBHOOK_URLS as string[]),
+      messengerChatId: unsetIfEmpty(v.LINK_INBOX_MESSENGER_CHAT_ID) ?? null,
       cooldownSeconds: v.LINK_INBOX_COOLDOWN_SECONDS,
       maxAttempts: v.LINK_INBOX_MAX_ATTEMPTS,
       retryBaseSeconds: v.LINK_INBOX_RETRY_BASE_SECONDS,

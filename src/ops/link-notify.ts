@@ -32,10 +32,19 @@ export function redactTarget(raw: string): string {
 
 export interface LinkTarget {
   label: string;
+  /** The incoming-webhook URL; empty for the messenger bot target. */
   url: string;
+  /** Set for the messenger bot target: the Telegram chat its sendMessage posts to. */
+  messengerChatId?: string;
 }
 
-/** The configured targets, in configuration order, duplicates removed. */
+/** The label of the messenger bot target (chat ids are not secrets; the bot token is never part of it). */
+export const messengerTargetLabel = (chatId: string) => `messenger-bot:chat:${chatId}`;
+
+/**
+ * The configured targets, in configuration order, duplicates removed: the incoming webhooks, then the messenger
+ * bot's chat when LINK_INBOX_MESSENGER_CHAT_ID and MESSENGER_BOT_TOKEN are both set.
+ */
 export function linkTargets(ctx: Pick<AppContext, "config">): LinkTarget[] {
   const seen = new Set<string>();
   const out: LinkTarget[] = [];
@@ -45,6 +54,8 @@ export function linkTargets(ctx: Pick<AppContext, "config">): LinkTarget[] {
     seen.add(label);
     out.push({ label, url });
   }
+  const chat = ctx.config.linkInbox.messengerChatId;
+  if (chat && ctx.config.messenger.botToken) out.push({ label: messengerTargetLabel(chat), url: "", messengerChatId: chat });
   return out;
 }
 

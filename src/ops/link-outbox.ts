@@ -109,6 +109,7 @@ export class LinkInboxSender {
   private async send(d: Leased): Promise<Outcome> {
     const target = linkTargets(this.ctx).find((t) => t.label === d.target);
     if (!target) return { ok: false, statusCode: null, family: "other", error: "target is no longer in LINK_INBOX_WEBHOOK_URLS", final: true };
+    if (target.messengerChatId) return this.sendThroughBot(target.messengerChatId, d.payload);
     const policy = { allowPrivateTargets: this.ctx.config.webhooks.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
     const refused = await checkResolvedTarget(target.url, policy);
     if (refused) return { ok: false, statusCode: null, family: "other", error: `target refused: ${refused}`, final: true };
@@ -130,6 +131,38 @@ export class LinkInboxSender {
       if (name === "TimeoutError" || name === "AbortError" || signal.aborted)
         return { ok: false, statusCode: null, family: "timeout", error: `no answer within ${timeoutMs} ms` };
       // The message of a network error can quote the URL, whose path is a secret: keep only the error code.
+      const code = (err as NodeJS.ErrnoException).code;
+      return { ok: false, statusCode: null, family: "other", error: `connection failed${code ? ` (${code})` : ""}` };
+    }
+  }
+
+  /**
+   * The messenger bot target: the Bot API's sendMessage to the configured chat, at MESSENGER_BOT_API_BASE (the
+   * operator's own Bot API endpoint, as the bot outbox uses it). The URL holds the bot token: no error text ever
+   * quotes it, only an HTTP status or an error code.
+   */
+  private async sendThroughBot(chatId: string, payload: string): Promise<Outcome> {
+    const { botToken, botApiBase } = this.ctx.config.messenger;
+    const text = (JSON.parse(payload) as { text?: string }).text ?? "";
+    const timeoutMs = this.ctx.config.linkInbox.timeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await fetch(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": "Herald-LinkInbox/1" },
+        body: JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } }),
+        redirect: "manual",
+        signal,
+      });
+      const answer = (await res.json().catch(() => null)) as { ok?: boolean; description?: string } | null;
+      const family = familyOf(res.status);
+      const ok = family === "2xx" && answer?.ok === true;
+      const why = answer?.description ? `: ${answer.description.slice(0, 200).replaceAll(botToken ?? "\u0000", "<BOT_TOKEN>")}` : "";
+      return { ok, statusCode: res.status, family, error: ok ? null : `Bot API answered HTTP ${res.status}${why}` };
+    } catch (err) {
+      const name = (err as Error).name;
+      if (name === "TimeoutError" || name === "AbortError" || signal.aborted)
+        return { ok: false, statusCode: null, family: "timeout", error: `no answer within ${timeoutMs} ms` };
       const code = (err as NodeJS.ErrnoException).code;
       return { ok: false, statusCode: null, family: "other", error: `connection failed${code ? ` (${code})` : ""}` };
     }

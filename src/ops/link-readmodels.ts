@@ -76,7 +76,8 @@ export function verificationSummary(ctx: AppContext, input: { days?: number }) {
     return {
       target: label,
       configured: conf !== undefined,
-      policy_problem: conf ? checkTargetUrl(conf.url, policy) : null,
+      // The messenger bot target posts to MESSENGER_BOT_API_BASE (operator config), not to a chat-webhook URL.
+      policy_problem: conf && !conf.messengerChatId ? checkTargetUrl(conf.url, policy) : null,
       ...rest,
       skips: { cooldown: skips.cooldown, other: skips.other },
       last_attempt_at: attempts.at(-1)?.at ?? null,

@@ -24,9 +24,18 @@ export function recordPreflightEvaluation(ctx: AppContext, day: string, runId: s
           at,
           source: "preflight",
           name: `preflight_anomaly:${e.series}`,
-          status: e.status,
+          // The alert runs' vocabulary (ok | warn | fail): an anomaly fails, which is what the link inbox notifies;
+          // the detector's own verdict stays in the details.
+          status: e.status === "anomaly" ? "fail" : "ok",
           value: String(e.count),
-          details: JSON.stringify({ day: e.day, baseline_points: e.baseline_points, baseline_mean: e.baseline_mean, baseline_sd: e.baseline_sd, z: e.z }),
+          details: JSON.stringify({
+            day: e.day,
+            detector_status: e.status,
+            baseline_points: e.baseline_points,
+            baseline_mean: e.baseline_mean,
+            baseline_sd: e.baseline_sd,
+            z: e.z,
+          }),
         })),
       )
       .run();

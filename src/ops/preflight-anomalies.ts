@@ -2,9 +2,10 @@ import type { AppContext } from "../context";
 import { addDays, dayOf, type Selection, selects, snapshotRows } from "./preflight";
 
 // The preflight anomaly detector (docs/ops-preflight.md, "Anomaly detector"): a z-score of each day's number of
-// guard changes against the days before it. A field has one value per day, so a single field's daily count is
-// only ever 0 or 1 and could never reach min_change_count 2; the series are therefore per section (the count of
-// the selected fields of that section that changed that day) plus `all` (every selected field).
+// guard changes against the days before it, for each selected field (`<section>.<field>`), each section (the
+// selected fields of that section that changed that day) and `all`. A field has one value per day, so its own
+// daily count is 0 or 1: it can be flagged only with min_change_count 1; the section and `all` series reach the
+// default of 2.
 
 export const ANOMALY_DEFAULTS = { days: 30, baselineDays: 7, minBaselinePoints: 3, zscoreThreshold: 2.0, minChangeCount: 2 } as const;
 
@@ -44,11 +45,16 @@ export function changeSeries(ctx: AppContext, from: string, to: string, sel: Sel
   }
   const sections = new Set(rows.filter((r) => selects(sel, r)).map((r) => r.section));
   const series = new Map<string, Map<string, number>>([["all", new Map()], ...[...sections].sort().map((s) => [s, new Map<string, number>()] as const)]);
+  const fieldSeries = new Map<string, Map<string, number>>();
   for (let day = from; day <= to; day = addDays(day, 1)) {
     const cur = byDay.get(day);
     const prev = byDay.get(addDays(day, -1));
     if (!cur || !prev) continue;
     for (const counts of series.values()) counts.set(day, 0);
+    for (const key of new Set([...cur.keys(), ...prev.keys()])) {
+      if (!fieldSeries.has(key)) fieldSeries.set(key, new Map());
+    }
+    for (const counts of fieldSeries.values()) counts.set(day, 0);
     const keys = new Set([...cur.keys(), ...prev.keys()]);
     for (const key of keys) {
       const a = prev.get(key);
@@ -57,8 +63,10 @@ export function changeSeries(ctx: AppContext, from: string, to: string, sel: Sel
       const section = (a ?? b)!.section;
       series.get("all")!.set(day, series.get("all")!.get(day)! + 1);
       series.get(section)!.set(day, series.get(section)!.get(day)! + 1);
+      fieldSeries.get(key)!.set(day, 1);
     }
   }
+  for (const [key, counts] of [...fieldSeries].sort(([a], [b]) => a.localeCompare(b))) series.set(key, counts);
   return series;
 }
 

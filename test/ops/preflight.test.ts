@@ -111,7 +111,9 @@ describe("snapshots", () => {
       status: string;
       value: string;
     }>;
-    expect(rows.some((r) => r.name === "preflight_anomaly:responder" && r.status === "anomaly" && r.value === "4")).toBe(true);
+    // An anomaly is a failing alert run (what the link inbox notifies as preflight.anomaly); the rest are ok.
+    expect(rows.some((r) => r.name === "preflight_anomaly:responder" && r.status === "fail" && r.value === "4")).toBe(true);
+    expect(rows.every((r) => r.status === "fail" || r.status === "ok")).toBe(true);
   });
 });
 
@@ -288,6 +290,14 @@ describe("anomalies", () => {
     expect(csv).toEqual(
       r.anomalies.map((x: Record<string, unknown>) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v === null ? "" : String(v)]))),
     );
+    // Each field is a series too (`<section>.<field>`, daily count 0 or 1): flagged only with min_change_count 1.
+    expect(r.series).toEqual(expect.arrayContaining(["all", "responder", "responder.WEBHOOK_TIMEOUT_SECONDS"]));
+    const perField = (await get(`${BASE}/anomalies.json?min_change_count=1`)).body.anomalies as Array<{ series: string; count: number; z: number | null }>;
+    const fields = perField.filter((a) => a.series.startsWith("responder."));
+    expect(fields.length).toBeGreaterThan(0);
+    for (const a of fields) expect(a.count).toBe(1);
+    // WEBHOOK_TIMEOUT_SECONDS changed on days 1, 3, 5 and 6: on day 6, z = (1 − 0.6) / 0.489898 = 0.816, not flagged.
+    expect(fields.map((a) => a.series)).not.toContain("responder.WEBHOOK_TIMEOUT_SECONDS");
     for (const q of ["zscore_threshold=abc", "baseline_days=0", "days=0", "min_change_count=0"])
       expect((await get(`${BASE}/anomalies.json?${q}`)).status).toBe(400);
   });
