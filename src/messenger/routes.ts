@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
 import { messengerIdentity } from "./identity-plugin";
 import {
   EngagementModel as EM,
