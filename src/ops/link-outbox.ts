@@ -109,60 +109,49 @@ export class LinkInboxSender {
   private async send(d: Leased): Promise<Outcome> {
     const target = linkTargets(this.ctx).find((t) => t.label === d.target);
     if (!target) return { ok: false, statusCode: null, family: "other", error: "target is no longer in LINK_INBOX_WEBHOOK_URLS", final: true };
-    if (target.messengerChatId) return this.sendThroughBot(target.messengerChatId, d.payload);
+    if (target.messengerChatId) {
+      // The messenger bot: the Bot API's sendMessage at MESSENGER_BOT_API_BASE (the operator's own endpoint, as
+      // the bot outbox uses it). Delivered only on a 2xx with `"ok": true`.
+      const { botToken, botApiBase } = this.ctx.config.messenger;
+      const chatId = target.messengerChatId;
+      const text = (JSON.parse(d.payload) as { text?: string }).text ?? "";
+      const body = JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } });
+      return this.post(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, body, "Bot API", botToken ?? null);
+    }
     const policy = { allowPrivateTargets: this.ctx.config.webhooks.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
     const refused = await checkResolvedTarget(target.url, policy);
     if (refused) return { ok: false, statusCode: null, family: "other", error: `target refused: ${refused}`, final: true };
-    const timeoutMs = this.ctx.config.linkInbox.timeoutMs;
-    const signal = AbortSignal.timeout(timeoutMs);
-    try {
-      const res = await fetch(target.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "Herald-LinkInbox/1" },
-        body: d.payload,
-        redirect: "manual",
-        signal,
-      });
-      await res.body?.cancel().catch(() => {});
-      const family = familyOf(res.status);
-      return { ok: family === "2xx", statusCode: res.status, family, error: family === "2xx" ? null : `target answered HTTP ${res.status}` };
-    } catch (err) {
-      const name = (err as Error).name;
-      if (name === "TimeoutError" || name === "AbortError" || signal.aborted)
-        return { ok: false, statusCode: null, family: "timeout", error: `no answer within ${timeoutMs} ms` };
-      // The message of a network error can quote the URL, whose path is a secret: keep only the error code.
-      const code = (err as NodeJS.ErrnoException).code;
-      return { ok: false, statusCode: null, family: "other", error: `connection failed${code ? ` (${code})` : ""}` };
-    }
+    return this.post(target.url, d.payload, "target", null);
   }
 
   /**
-   * The messenger bot target: the Bot API's sendMessage to the configured chat, at MESSENGER_BOT_API_BASE (the
-   * operator's own Bot API endpoint, as the bot outbox uses it). The URL holds the bot token: no error text ever
-   * quotes it, only an HTTP status or an error code.
+   * One POST with LINK_INBOX_TIMEOUT_MS, its outcome as an event records it. The URL carries a secret (a chat
+   * webhook's path, the bot token): no error text ever quotes it — only a status, an error code, or an answer's
+   * description with `secret` replaced. For the Bot API (`secret` set) the answer is read and only `"ok": true`
+   * on a 2xx is delivered; a chat webhook's answer body is not read at all.
    */
-  private async sendThroughBot(chatId: string, payload: string): Promise<Outcome> {
-    const { botToken, botApiBase } = this.ctx.config.messenger;
-    const text = (JSON.parse(payload) as { text?: string }).text ?? "";
+  private async post(url: string, body: string, who: string, secret: string | null): Promise<Outcome> {
     const timeoutMs = this.ctx.config.linkInbox.timeoutMs;
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await fetch(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, {
+      const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", "user-agent": "Herald-LinkInbox/1" },
-        body: JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } }),
+        body,
         redirect: "manual",
         signal,
       });
-      const answer = (await res.json().catch(() => null)) as { ok?: boolean; description?: string } | null;
+      const answer = secret ? ((await res.json().catch(() => null)) as { ok?: unknown; description?: unknown } | null) : null;
+      if (!secret) await res.body?.cancel().catch(() => {});
       const family = familyOf(res.status);
-      const ok = family === "2xx" && answer?.ok === true;
-      const why = answer?.description ? `: ${answer.description.slice(0, 200).replaceAll(botToken ?? "\u0000", "<BOT_TOKEN>")}` : "";
-      return { ok, statusCode: res.status, family, error: ok ? null : `Bot API answered HTTP ${res.status}${why}` };
+      const ok = family === "2xx" && (!secret || answer?.ok === true);
+      const description = secret && typeof answer?.description === "string" ? `: ${answer.description.slice(0, 200).replaceAll(secret, "<BOT_TOKEN>")}` : "";
+      return { ok, statusCode: res.status, family, error: ok ? null : `${who} answered HTTP ${res.status}${description}` };
     } catch (err) {
       const name = (err as Error).name;
       if (name === "TimeoutError" || name === "AbortError" || signal.aborted)
         return { ok: false, statusCode: null, family: "timeout", error: `no answer within ${timeoutMs} ms` };
+      // The message of a network error can quote the URL: keep only the error code.
       const code = (err as NodeJS.ErrnoException).code;
       return { ok: false, statusCode: null, family: "other", error: `connection failed${code ? ` (${code})` : ""}` };
     }
