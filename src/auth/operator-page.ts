@@ -84,7 +84,7 @@ const layoutHtml = compileHtml<LayoutData>(
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title><%= it.title %></title><style>${CSS}</style></head>
 <body><header class="top"><span class="brand">Herald operator console</span>
-<% if (it.who !== null) { %><nav><a href="/admin/ops/readiness">Readiness</a><a href="/admin/ops/config">Configuration</a><span class="who">signed in as <%= it.who %></span>
+<% if (it.who !== null) { %><nav><a href="/admin/ops/readiness">Readiness</a><a href="/admin/ops/link-inbox">Link inbox</a><a href="/admin/ops/config">Configuration</a><span class="who">signed in as <%= it.who %></span>
 <% if (it.csrfToken !== null) { %><form class="inline" method="post" action="/admin/sign-out"><input type="hidden" name="csrf_token" value="<%= it.csrfToken %>"><button type="submit" id="sign-out">Sign out</button></form><% } else { %><span class="who">(bearer token: no session to sign out of)</span><% } %></nav><% } %>
 </header>
 <main><%= it.body %></main></body></html>`,

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { createTestApp, type TestApp } from "../support/app";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken } from "../support/partner";
 
 // Operator sign-in and the config page in real headless Chromium (Debian's /usr/bin/chromium driven by
@@ -12,28 +10,13 @@ import { createAdminToken } from "../support/partner";
 // back to the sign-in form. Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
-const CHROMIUM = "/usr/bin/chromium";
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`SKIPPED test/ops/config-page.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
-
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const present = chromiumPresent("test/ops/config-page.browser.test.ts");
 const SECRET = "z".repeat(48);
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-let context: BrowserContext | undefined;
+const browser = new OperatorBrowser();
 let token = "";
-const dirs: string[] = [];
-const shots = process.env.OPS_SCREENSHOT_DIR ?? "";
 const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
@@ -41,40 +24,21 @@ beforeAll(async () => {
   h = createTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
   token = createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
-  dirs.push(profile);
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+  await browser.launch();
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser.close();
   await server?.stop(true);
   h?.close();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
 
-async function screenshot(page: Page, name: string): Promise<void> {
-  const dir = shots || mkdtempSync(join(tmpdir(), "herald-shot-"));
-  if (shots) mkdirSync(dir, { recursive: true });
-  else dirs.push(dir);
-  const file = join(dir, name);
-  await page.screenshot({ path: file, fullPage: true });
-  expect(statSync(file).size).toBeGreaterThan(1000);
-  expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-}
-
-async function noHorizontalOverflow(page: Page): Promise<void> {
-  const size = await page.evaluate(() => {
-    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
-    return { scroll: d.document.documentElement.scrollWidth, inner: d.innerWidth };
-  });
-  expect(size.scroll).toBeLessThanOrEqual(size.inner);
-}
+const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 test.skipIf(!present)(
   "sign in through the form, see the config page at 1280 and 390 px, sign out, and the page refuses",
   async () => {
-    const page = context!.pages()[0] ?? (await context!.newPage());
+    const page = await browser.page();
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // Not signed in: the page sends the browser to the form, remembering where it was going.
@@ -91,7 +55,7 @@ test.skipIf(!present)(
     await page.click("#sign-in");
     expect(page.url()).toBe(`${base()}/admin/ops/config`);
     expect(await page.title()).toBe("Configuration · Herald");
-    const cookies = await context!.cookies(`${base()}/admin/ops/config`);
+    const cookies = await browser.context!.cookies(`${base()}/admin/ops/config`);
     const session = cookies.find((c) => c.name === "herald_admin_session")!;
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/admin", secure: false });
 

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { runBackup } from "../../src/ops/backup";
 import { PROBES, runSyntheticProbes } from "../../src/ops/probes";
 import { createTestApp, type TestApp } from "../support/app";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -17,28 +15,13 @@ import { createAdminToken } from "../support/partner";
 // Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
-const CHROMIUM = "/usr/bin/chromium";
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`SKIPPED test/ops/readiness-page.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
-
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+const present = chromiumPresent("test/ops/readiness-page.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-let context: BrowserContext | undefined;
+const browser = new OperatorBrowser();
 let token = "";
-const dirs: string[] = [];
-const shots = process.env.OPS_SCREENSHOT_DIR ?? "";
 const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
@@ -47,35 +30,16 @@ beforeAll(async () => {
   token = createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await plant(h);
-  const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
-  dirs.push(profile);
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+  await browser.launch();
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser.close();
   await server?.stop(true);
   h?.close();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
 
-async function screenshot(page: Page, name: string): Promise<void> {
-  const dir = shots || mkdtempSync(join(tmpdir(), "herald-shot-"));
-  if (shots) mkdirSync(dir, { recursive: true });
-  else dirs.push(dir);
-  const file = join(dir, name);
-  await page.screenshot({ path: file, fullPage: true });
-  expect(statSync(file).size).toBeGreaterThan(1000);
-  expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-}
-
-async function noHorizontalOverflow(page: Page): Promise<void> {
-  const size = await page.evaluate(() => {
-    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
-    return { scroll: d.document.documentElement.scrollWidth, inner: d.innerWidth };
-  });
-  expect(size.scroll).toBeLessThanOrEqual(size.inner);
-}
+const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 /** The data each section must show. */
 async function plant(t: TestApp): Promise<void> {
@@ -116,7 +80,7 @@ const text = (page: Page, selector: string) => page.locator(selector).innerText(
 test.skipIf(!present)(
   "sign in through the form, see every section of the readiness page at 1280 and 390 px, sign out, and the page refuses",
   async () => {
-    const page = context!.pages()[0] ?? (await context!.newPage());
+    const page = await browser.page();
     await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.goto(`${base()}/admin/ops/readiness`, { waitUntil: "load" });

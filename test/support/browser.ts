@@ -1,0 +1,70 @@
+// What the operator pages' browser tests share: Debian's /usr/bin/chromium driven by playwright-core (as
+// test/status/page.browser.test.ts), a throwaway profile, JavaScript off (the pages need none), screenshots into
+// a temp dir or OPS_SCREENSHOT_DIR (a person should look at them), and the no-horizontal-scroll check.
+import { expect } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Whether Chromium is here; when not, the named test file says it is skipped (CI installs it: .ci/run). */
+export function chromiumPresent(testFile: string): boolean {
+  const present = existsSync(CHROMIUM);
+  if (!present) console.warn(`SKIPPED ${testFile}: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+  return present;
+}
+
+export class OperatorBrowser {
+  context: BrowserContext | undefined;
+  private readonly dirs: string[] = [];
+  private readonly shots = process.env.OPS_SCREENSHOT_DIR ?? "";
+
+  async launch(): Promise<BrowserContext> {
+    const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
+    this.dirs.push(profile);
+    this.context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+    return this.context;
+  }
+
+  async page(): Promise<Page> {
+    return this.context!.pages()[0] ?? (await this.context!.newPage());
+  }
+
+  /** A full-page PNG screenshot that must exist and be a PNG. */
+  async screenshot(page: Page, name: string): Promise<void> {
+    const dir = this.shots || mkdtempSync(join(tmpdir(), "herald-shot-"));
+    if (this.shots) mkdirSync(dir, { recursive: true });
+    else this.dirs.push(dir);
+    const file = join(dir, name);
+    await page.screenshot({ path: file, fullPage: true });
+    expect(statSync(file).size).toBeGreaterThan(1000);
+    expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  }
+
+  async close(): Promise<void> {
+    await this.context?.close();
+    while (this.dirs.length) rmSync(this.dirs.pop()!, { recursive: true, force: true });
+  }
+}
+
+/** The page is no wider than the viewport (no horizontal scroll). */
+export async function noHorizontalOverflow(page: Page): Promise<void> {
+  const size = await page.evaluate(() => {
+    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return { scroll: d.document.documentElement.scrollWidth, inner: d.innerWidth };
+  });
+  expect(size.scroll).toBeLessThanOrEqual(size.inner);
+}
