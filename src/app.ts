@@ -1,6 +1,8 @@
 import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "./context";
-import { httpCore, RequestStates, withoutCompression } from "./http/core";
+import { httpCore, RequestStates } from "./http/core";
+import { applyHookScopes } from "./http/hook-scope";
+import { exportUsageHook } from "./ops/export-usage-recorder";
 import { openApiRoutes } from "./http/openapi";
 import { RouteIndex } from "./http/route-index";
 import { systemRoutes } from "./system/routes";
@@ -48,13 +50,13 @@ export function buildApp(ctx: AppContext) {
   // normalize: false — unknown body fields are REFUSED (400) where a schema says additionalProperties: false,
   // instead of silently stripped (a typo like `descripton` must not be a quiet no-op).
   const app = new Elysia({ name: "herald", normalize: false, encodeSchema: false })
-    .use(httpCore(ctx, states, routes))
+    // The export-usage recorder counts /admin/ops export downloads: a global hook, so it goes in with the core.
+    .use(httpCore(ctx, states, routes, [exportUsageHook(ctx)]))
     .use(systemRoutes(ctx, guards))
     .use(authRoutes(ctx, guards))
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
     .use(opsRoutes(ctx, guards))
-    // Before every other /admin/ops route: it carries the export-usage recorder, a global hook (docs/ops-alerts.md).
     .use(alertsMonitorRoutes(ctx, guards))
     .use(linkExportsRoutes(ctx, guards))
     .use(preflightRoutes(ctx, guards))
@@ -83,7 +85,8 @@ export function buildApp(ctx: AppContext) {
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);
-  withoutCompression(app.router.history as never);
+  // Global hooks off the routes they do not serve (compression off the signed routes, the export recorder on exports only).
+  applyHookScopes(app.router.history as never);
   return app;
 }
 

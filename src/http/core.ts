@@ -12,6 +12,7 @@ import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
 import { describeParamProblems } from "./params";
 import { CompressedCache, compressedAnswer } from "./compression";
+import { isSignedRoute, type ScopedRoute, scopedHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
@@ -138,38 +139,19 @@ const tooLarge = (maxBytes: number) =>
 type MapResponseHook = (c: { request: Request; response: unknown; set: { status?: unknown } }) => Response | Promise<Response> | undefined;
 const COMPRESSION_HOOKS = new WeakSet<MapResponseHook>();
 
-interface RouteHooks {
-  path: string;
-  hooks: { mapResponse?: { fn: unknown }[]; detail?: { security?: Record<string, unknown>[] } };
-}
-
-/** A route that only a signed partner request reaches (its OpenAPI security names the partner signature). */
-const isSignedRoute = (route: RouteHooks) => (route.hooks.detail?.security ?? []).some((s) => "PartnerSignature" in s);
-
-/**
- * Takes the compression hook off the routes whose answers are never compressed: the signed partner routes (small
- * JSON on the hottest paths, and partners' SDK sends Accept-Encoding) and the health probes. With the hook in
- * their lifecycle, even answering "not this one" cost ~1.5–3 µs of the ~57 µs of CPU a signed request takes
- * (bench/README.md, "compression"); without it, nothing. Elysia keeps a hook list per route (pinned elysia
- * 1.4.30) and compiles a route on its first request, so this runs once the app is composed, before it serves;
- * test/http/compression.test.ts holds which routes carry the hook.
- */
-export function withoutCompression(history: readonly RouteHooks[]): void {
-  for (const route of history) {
-    if (!isSignedRoute(route) && route.path !== "/healthz" && route.path !== "/readyz") continue;
-    const hooks = route.hooks.mapResponse;
-    if (hooks) route.hooks.mapResponse = hooks.filter((h) => !COMPRESSION_HOOKS.has(h.fn as MapResponseHook));
-  }
-}
-
 /** Whether a route's lifecycle includes the compression hook. */
-export const compressesAnswers = (route: RouteHooks) => (route.hooks.mapResponse ?? []).some((h) => COMPRESSION_HOOKS.has(h.fn as MapResponseHook));
+export const compressesAnswers = (route: ScopedRoute) =>
+  ((route.hooks.mapResponse ?? []) as Array<{ fn: unknown }>).some((h) => COMPRESSION_HOOKS.has(h.fn as MapResponseHook));
 
 /**
  * The conventions every route gets: request id, body guardrail, JSON parsing, public rate limits, the error
  * envelope, include_meta, and the request log / metrics. Registered first so its onError covers every route.
  */
-export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex) {
+/**
+ * `globalAfterHandle`: a domain's global afterHandle hooks (the export-usage recorder), registered here so they
+ * precede every route; mark them with `scopedHook` (src/http/hook-scope.ts) to keep them off other routes.
+ */
+export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex, globalAfterHandle: readonly object[] = []) {
   const { config } = ctx;
   const compressed = new CompressedCache();
 
@@ -209,14 +191,18 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   };
 
   // Only clients that accept a compressed answer go past the first line; others get Elysia's own serialisation.
-  // The hook is taken off the signed partner routes and the health probes altogether (withoutCompression below).
-  const compressionHook: MapResponseHook = ({ request, response, set }) => {
-    const acceptEncoding = request.headers.get("accept-encoding");
-    if (!acceptEncoding) return;
-    return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
-  };
+  // The hook is off the signed partner routes (small JSON on the hottest paths; the partners' SDK sends
+  // Accept-Encoding) and the health probes altogether (src/http/hook-scope.ts).
+  const compressionHook: MapResponseHook = scopedHook(
+    ({ request, response, set }) => {
+      const acceptEncoding = request.headers.get("accept-encoding");
+      if (!acceptEncoding) return;
+      return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
+    },
+    (route) => !isSignedRoute(route) && route.path !== "/healthz" && route.path !== "/readyz",
+  );
   COMPRESSION_HOOKS.add(compressionHook);
-  return new Elysia({ name: "herald:http-core" })
+  const core = new Elysia({ name: "herald:http-core" })
     .onRequest(({ request, server, set }) => {
       const state = newRequestState(ctx, request, server);
       states.set(request, state);
@@ -351,6 +337,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       });
       if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
     });
+  for (const hook of globalAfterHandle) core.onAfterHandle({ as: "global" }, hook as never);
+  return core;
 }
 
 export const catalogStatus = (code: ErrorCode) => ERROR_CATALOG[code].http_status;

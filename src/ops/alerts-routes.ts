@@ -5,7 +5,6 @@ import { ErrorBody } from "../http/envelope";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./alerts-export";
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./alerts-model";
 import { exportUsage, usageCsv } from "./export-usage";
-import { exportUsageRecorder } from "./export-usage-recorder";
 import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "./usage-chart";
 
 const BASE = "/admin/ops/alerts-monitor";
@@ -32,12 +31,10 @@ const attachment = (name: string) => `attachment; filename="${name}"`;
 
 /**
  * The alerts monitor's exports and the export-usage read-models (docs/ops-alerts.md). Bearer token or the
- * operator session (GET only), as the readiness exports. Also carries the export-usage recorder, a global hook
- * that counts every /admin/ops export download (src/ops/export-usage-recorder.ts).
+ * operator session (GET only), as the readiness exports.
  */
 export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-alerts-monitor" })
-    .use(exportUsageRecorder(ctx))
     .use(guards.operator.plugin)
     .get(
       `${BASE}/export.json`,

@@ -1,6 +1,6 @@
-import { Elysia } from "elysia";
 import { actorLabel } from "../auth/actors";
 import type { AppContext } from "../context";
+import { scopedHook } from "../http/hook-scope";
 import { recordExportUsage } from "./export-usage";
 
 // Counting the operator console's export downloads (docs/ops-alerts.md, "Export usage"). One global
@@ -10,10 +10,9 @@ import { recordExportUsage } from "./export-usage";
 // A read-model such as preflight-guards.json or delta.json is not an export and is not counted, nor is a request
 // with download_token (the link inbox records token downloads itself, source `token`).
 //
-// Cost for everything else: one string comparison on the request URL, before any parsing. Bytes are those of
-// the body the handler produced (before any Content-Encoding): the export's own size, the same whatever the
-// client accepts. Elysia applies a global hook only to routes registered after it, so app.ts `.use`s the
-// plugin carrying it straight after the backups routes, before every /admin/ops route.
+// The hook is global, registered with the HTTP core before every route (src/app.ts), and scoped to the GET export routes
+// (src/http/hook-scope.ts): every other route's lifecycle does not carry it. Bytes are those of the body the
+// handler produced (before any Content-Encoding): the export's own size, the same whatever the client accepts.
 
 const PREFIX = "/admin/ops/";
 const EXPORT_TEMPLATE = /(\.csv|\.zip|\.png|\.svg|\/export|\/export[^/]*\.json)$/;
@@ -45,7 +44,8 @@ function plainBytes(response: unknown): number | null {
   return Buffer.byteLength(JSON.stringify(response));
 }
 
-export function exportUsageRecorder(ctx: AppContext) {
+/** The recorder: a global afterHandle hook, scoped to the GET export routes (src/app.ts hands it to the core). */
+export function exportUsageHook(ctx: AppContext) {
   const record = (route: string, actor: Parameters<typeof actorLabel>[0], bytes: number) => {
     try {
       recordExportUsage(ctx, { actor: actorLabel(actor), export: route, bytes, source: "export" });
@@ -58,23 +58,26 @@ export function exportUsageRecorder(ctx: AppContext) {
   // handler await it, and a hook that takes the whole context makes Elysia prepare all of it for every request.
   // A Response body is read from a clone after the answer is on its way (a few microseconds later), leaving the
   // operator's Response, and its Content-Length, untouched.
-  const hook = function recordExportDownload({ request, route, response, set, operator, admin }: HookContext) {
-    if (!underOps(request.url) || request.method !== "GET" || !isExportRoute(route)) return;
-    // A download_token request is the link inbox's: issuing a token (no export body) or redeeming one, which the
-    // link inbox records itself with source `token`. Counting it here as well would count it twice.
-    if (request.url.includes("download_token=")) return;
-    const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
-    if (status < 200 || status > 299) return;
-    const actor = operator?.actor ?? admin?.actor;
-    if (!actor) return;
-    const bytes = plainBytes(response);
-    if (bytes !== null) return void record(route, actor, bytes);
-    const body = (response as Response).body ? (response as Response).clone() : null;
-    if (!body) return void record(route, actor, 0);
-    body.arrayBuffer().then(
-      (b) => record(route, actor, b.byteLength),
-      (err) => ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) }),
-    );
-  };
-  return new Elysia({ name: "herald:ops-export-usage-recorder" }).onAfterHandle({ as: "global" }, hook as never);
+  const hook = scopedHook(
+    function recordExportDownload({ request, route, response, set, operator, admin }: HookContext) {
+      if (!underOps(request.url) || request.method !== "GET" || !isExportRoute(route)) return;
+      // A download_token request is the link inbox's: issuing a token (no export body) or redeeming one, which the
+      // link inbox records itself with source `token`. Counting it here as well would count it twice.
+      if (request.url.includes("download_token=")) return;
+      const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
+      if (status < 200 || status > 299) return;
+      const actor = operator?.actor ?? admin?.actor;
+      if (!actor) return;
+      const bytes = plainBytes(response);
+      if (bytes !== null) return void record(route, actor, bytes);
+      const body = (response as Response).body ? (response as Response).clone() : null;
+      if (!body) return void record(route, actor, 0);
+      body.arrayBuffer().then(
+        (b) => record(route, actor, b.byteLength),
+        (err) => ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) }),
+      );
+    },
+    (route) => route.method === "GET" && isExportRoute(route.path),
+  );
+  return hook;
 }

@@ -113,13 +113,18 @@ describe("export usage: the recorder", () => {
     expect(await settledRows(1)).toEqual([{ at: NOW, actor: "admin:ops-alice#1", export: `${B}/export-usage.csv`, bytes, source: "export" }]);
   });
 
-  test("every /admin/ops export route of the app carries the recorder (its plugin is registered before them)", async () => {
+  test("every /admin/ops export route of the app carries the recorder, and no other route does", async () => {
     setup();
     const routes = (h.app as unknown as { routes: Array<{ method: string; path: string; hooks: { afterHandle?: Array<{ fn: { name: string } }> } }> }).routes;
     const exports = routes.filter((r) => r.method === "GET" && isExportRoute(r.path));
     expect(exports.length).toBeGreaterThan(10);
     const missing = exports.filter((r) => !(r.hooks.afterHandle ?? []).some((x) => x.fn.name === "recordExportDownload")).map((r) => r.path);
     expect(missing).toEqual([]);
+    // Scoped to the exports (src/http/hook-scope.ts): no other route's lifecycle carries it, the hot ones included.
+    const carrying = routes.filter((r) => (r.hooks.afterHandle ?? []).some((x) => x.fn.name === "recordExportDownload"));
+    expect(carrying.length).toBe(exports.length);
+    for (const path of ["/api/salutes/credit", "/api/partner/capabilities", "/healthz", "/api/messenger/games/catalog"])
+      expect(carrying.some((r) => r.path === path)).toBe(false);
     const res = await h.request("/admin/ops/preflight-guards/export.csv", { headers: auth });
     expect(res.status).toBe(200);
     const bytes = (await res.arrayBuffer()).byteLength;
