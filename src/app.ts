@@ -1,4 +1,5 @@
 import { Elysia, type AnyElysia } from "elysia";
+import { assertValidationSurvivesBuild } from "./http/build-check";
 import type { AppContext } from "./context";
 import { httpCore, RequestStates } from "./http/core";
 import { applyHookScopes } from "./http/hook-scope";
@@ -42,6 +43,7 @@ import { adminBotRoutes } from "./messenger/admin/bot-routes";
  * `buildApp(ctx).handle(request)` and main.ts calls `listen`.
  */
 export function buildApp(ctx: AppContext) {
+  assertValidationSurvivesBuild();
   const states = new RequestStates();
   const routes = new RouteIndex();
   // The OpenAPI routes describe the finished app, which exists only after they are added.

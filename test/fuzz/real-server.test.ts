@@ -9,20 +9,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pkg from "../../package.json";
 import { isErrorCode } from "../../src/http/errors";
 import { BUN, exitWithin, MAIN } from "../support/process";
-
-/** The runtime flags `npm start` passes to bun before the script ("bun --flag=x run src/main.ts serve"). */
-function startFlags(): string[] {
-  const words = String((pkg.scripts as Record<string, string>).start ?? "").split(/\s+/);
-  const flags: string[] = [];
-  for (const w of words.slice(words.indexOf("bun") + 1)) {
-    if (!w.startsWith("--")) break;
-    flags.push(w);
-  }
-  return flags;
-}
+import { startFlags } from "../support/target";
 
 let dir: string;
 let proc: ReturnType<typeof Bun.spawn> | null = null;

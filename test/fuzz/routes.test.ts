@@ -1,10 +1,12 @@
 // The OpenAPI-driven fuzz suite (DESIGN.md §9): every operation of the served /api/openapi.json gets its valid
 // request and then malformed variants of every query parameter, path parameter and body field, bad body
-// shapes and content types, with the credentials the route needs, through app.handle. Every answer must be
+// shapes and content types, with the credentials the route needs, sent to the suite's target (in-process by
+// default; HERALD_TEST_TARGET=dist/herald for the built binary, see test/support/target.ts). Every answer must be
 // below 500, within SLOW_MS, and — when it is a refusal — the JSON envelope with a catalog code and an
 // X-Request-ID. A new route is fuzzed as soon as it is in the document.
 //
 //   bun test test/fuzz                         default: ~6,000 requests
+//   HERALD_TEST_TARGET=dist/herald bun test test/fuzz/routes.test.ts    the same against the built binary
 //   FUZZ_RUNS=200 bun test test/fuzz           200 random variants per operation on top of the catalog
 //   FUZZ_SEED=7 bun test test/fuzz             another fast-check seed (each random variant names its seed)
 //   bun test test/fuzz -t "GET /api/partner/webhooks/dlq"    one operation
@@ -104,7 +106,7 @@ afterAll(async () => {
   const shallow = baselines.filter((b) => b.status >= 400);
   const lines = [
     "",
-    "══ Herald OpenAPI fuzz ══",
+    `══ Herald OpenAPI fuzz (${target.h.target.label}) ══`,
     `${operations.length} operations (${Object.keys(EXCLUDED).length} excluded), ${requests} requests in ${seconds} s; seed ${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}, slow > ${SLOW_MS} ms`,
     `deep nesting on ${DEEP_NESTING_EVERY_BODY_ROUTE ? "every body route" : `${DEEP_NESTING_ROUTES.size} routes (DEEP_NESTING_EVERY_BODY_ROUTE = false)`}`,
     `answers by status: ${[...statusCounts.entries()]
@@ -128,5 +130,5 @@ afterAll(async () => {
   await Bun.write(file, report + "\n");
   console.log(`${report}\n(report saved to ${file})`);
   await target.h.ctx.dispatcher.idle();
-  target.close();
+  await target.close();
 });

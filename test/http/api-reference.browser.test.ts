@@ -1,8 +1,9 @@
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { CHROMIUM, chromiumPresent } from "../support/browser";
 import { createTestApp, type TestApp } from "../support/app";
 
 // The API reference (/api/docs, Scalar) in real headless Chromium (Debian's /usr/bin/chromium driven by
@@ -11,9 +12,7 @@ import { createTestApp, type TestApp } from "../support/app";
 // HERALD_SCREENSHOT_DIR when set (to look at them), else to a temp dir removed after the test. Skipped only
 // when /usr/bin/chromium is absent (CI installs it: see .ci/run).
 
-const CHROMIUM = "/usr/bin/chromium";
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`SKIPPED test/http/api-reference.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+const present = chromiumPresent("test/http/api-reference.browser.test.ts");
 
 const FLAGS = [
   "--headless",

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { CHROMIUM, chromiumPresent } from "../support/browser";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -13,9 +14,7 @@ import { insertSnapshots, iso, operator } from "./support";
 // (1280 px) and a phone's (390 px). Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to STATUS_SCREENSHOT_DIR when set (to look at them: a person should).
 
-const CHROMIUM = "/usr/bin/chromium";
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`SKIPPED test/status/page.browser.test.ts: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+const present = chromiumPresent("test/status/page.browser.test.ts");
 
 const FLAGS = [
   "--headless",

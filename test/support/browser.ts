@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { reportSkipped } from "./skipped";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
@@ -20,10 +21,10 @@ const FLAGS = [
   "--disable-sync",
 ];
 
-/** Whether Chromium is here; when not, the named test file says it is skipped (CI installs it: .ci/run). */
+/** Whether Chromium is here; when not, the named test file is reported skipped (test/support/skipped.ts; CI installs it). */
 export function chromiumPresent(testFile: string): boolean {
   const present = existsSync(CHROMIUM);
-  if (!present) console.warn(`SKIPPED ${testFile}: ${CHROMIUM} is absent (apt-get install -y chromium)`);
+  if (!present) reportSkipped(testFile, `${CHROMIUM} is absent (apt-get install -y chromium)`);
   return present;
 }
 

@@ -1,15 +1,16 @@
 // The fuzz suite's view of Herald (test/fuzz): a real app over a fresh SQLite file, the credentials each route
 // needs, a few objects to aim path parameters at, and one `send` that signs and times a request exactly as a
-// partner's client would. Requests go through app.handle, never a socket; the app's own peer, the Solana RPC,
-// is the deterministic fixture server on 127.0.0.1 (as in test/chain), so chain routes answer from real data
-// instead of "not configured".
+// partner's client would. Requests go to the suite's target (test/support/target.ts): the app in this process
+// through app.handle by default, or a served `herald serve` — the built binary in .ci/run — over a socket. The
+// app's own peer, the Solana RPC, is the deterministic fixture server on 127.0.0.1 (as in test/chain), so chain
+// routes answer from real data instead of "not configured".
 import { createHmac } from "node:crypto";
 import bs58 from "bs58";
 import { signRequest, newNonce } from "../../src/client/sign";
 import { requestTarget } from "../../src/auth/signature";
-import { createTestApp, type TestApp } from "./app";
 import { createAdminToken, createKey, type TestKey } from "./partner";
 import { chainEnv, startSolanaRpc } from "./solana-rpc";
+import { startTarget, type TargetApp } from "./target";
 
 export type Credential = "public" | "admin" | "live" | "sandbox" | "messenger" | "messenger-webhook";
 
@@ -57,7 +58,12 @@ export interface FuzzAnswer {
   ms: number;
   /** True when the app did not answer within HANG_MS (an async hang; a sync one blocks the loop instead). */
   hung: boolean;
+  /** Sent over a socket with a request line past the runtime's header limit (see checkAnswer). */
+  pastHeaderLimit?: boolean;
 }
+
+/** The runtime's header limit the served targets run with (package.json's start flags, the binary's exec argv). */
+const HEADER_LIMIT_BYTES = 65_536;
 
 /** Past this an unanswered request is recorded as a hang and the run moves on. */
 export const HANG_MS = 15_000;
@@ -80,7 +86,7 @@ export interface FuzzFixtures {
 }
 
 export interface FuzzTarget {
-  h: TestApp;
+  h: TargetApp;
   keys: Record<"live" | "sandbox" | "sandboxReset" | "isolatedLive" | "isolatedSandbox", TestKey>;
   adminToken: string;
   fixtures: FuzzFixtures;
@@ -94,7 +100,7 @@ export interface FuzzTarget {
   createShortCode(): Promise<string>;
   createKeyId(partner: string): string;
   readonly requests: number;
-  close(): void;
+  close(): Promise<void>;
 }
 
 const FUZZ_BOT_TOKEN = "7000000009:AAE_fuzz-token_0123456789abcdefghijk";
@@ -149,7 +155,7 @@ const SEED_JOBS = ["token-snapshot", "holders-snapshot", "mint-authority-snapsho
 
 export async function createFuzzTarget(): Promise<FuzzTarget> {
   const rpc = startSolanaRpc({ holders: 50, transactions: 10, seed: "fuzz" });
-  const h = createTestApp({ env: { ...chainEnv(rpc, [rpc.url], { SOLANA_RPC_RETRIES: "0" }), ...FUZZ_ENV } });
+  const h = await startTarget({ env: { ...chainEnv(rpc, [rpc.url], { SOLANA_RPC_RETRIES: "0" }), ...FUZZ_ENV } });
   const live = createKey(h, { partner: "Acme", mode: "live" });
   const sandbox = createKey(h, { partner: "Acme", mode: "sandbox" });
   // The reset route deletes its partner's sandbox state: it gets a partner of its own, so the sandbox fixtures
@@ -195,20 +201,18 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
   async function send(op: FuzzOperation, req: FuzzRequest): Promise<FuzzAnswer> {
     // Time moves on between requests, as it does for real clients: with the clock frozen, every backup of
     // POST /admin/backup/run would be named after the same millisecond and collide with the first.
-    h.clock.advance(1);
+    if (h.target.kind === "app") h.clock.advance(1);
     const path = fillPath(op.path, req.pathParams);
     // Sign what the server will read: the URL after WHATWG parsing (which percent-encodes spaces, controls and
     // non-ASCII), not the string we built — otherwise every odd query would be a 401 of our own making.
-    const url = new URL(`http://localhost${path}${req.query === "" ? "" : `?${req.query}`}`).href;
-    const target = requestTarget(url);
+    const url = new URL(`http://localhost${path}${req.query === "" ? "" : `?${req.query}`}`);
+    const target = requestTarget(url.href);
     const headers: Record<string, string> = credentialHeaders(op.credential, op.method, target, req.body, keyFor(op));
     if (req.body !== undefined) {
       const type = req.contentType === undefined ? "application/json" : req.contentType;
       if (type !== null) headers["content-type"] = type;
       headers["content-length"] = String(req.body.byteLength);
     }
-    // A Uint8Array body makes the runtime add no Content-Type of its own (a string body would get text/plain).
-    const request = new Request(url, { method: op.method, headers, body: req.body });
     requests++;
     const started = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -217,13 +221,15 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
     });
     try {
       const answered = (async () => {
-        const res = await h.app.handle(request);
+        // A Uint8Array body makes the runtime add no Content-Type of its own (a string body would get text/plain).
+        const res = await h.request(url.pathname + url.search, { method: op.method, headers, body: req.body });
         return { res, text: await res.text() };
       })();
       const out = await Promise.race([answered, hang]);
       const ms = performance.now() - started;
       if (out === null) return { status: 0, headers: new Headers(), text: "", ms, hung: true };
-      return { status: out.res.status, headers: out.res.headers, text: out.text, ms, hung: false };
+      const pastHeaderLimit = h.target.kind !== "app" && url.pathname.length + url.search.length > HEADER_LIMIT_BYTES;
+      return { status: out.res.status, headers: out.res.headers, text: out.text, ms, hung: false, pastHeaderLimit };
     } finally {
       clearTimeout(timer);
     }
@@ -260,8 +266,8 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
     get requests() {
       return requests;
     },
-    close() {
-      h.close();
+    async close() {
+      await h.stop();
       void rpc.stop();
     },
   };

@@ -29,9 +29,19 @@ export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void
   throw new Error(`${url} did not become ready: ${String(lastError)}`);
 }
 
-/** Starts `herald <args>` as a real child process (bun src/main.ts) with the given environment. */
+/**
+ * The built binary the HTTP-level suites run against when HERALD_TEST_TARGET names one (test/support/target.ts
+ * reads the same variable); null when they run the source.
+ */
+export function targetBinary(value = process.env.HERALD_TEST_TARGET): string | null {
+  if (!value || value === "app" || value === "source") return null;
+  return value.startsWith("/") ? value : join(REPO_ROOT, value);
+}
+
+/** Starts `herald <args>` as a real child process (bun src/main.ts, or the target binary) with the given environment. */
 export function spawnHerald(args: string[], env: Record<string, string>, cwd?: string) {
-  return Bun.spawn([BUN, MAIN, ...args], {
+  const binary = targetBinary();
+  return Bun.spawn(binary ? [binary, ...args] : [BUN, MAIN, ...args], {
     cwd: cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdout: "pipe",
