@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   messenger: () => import("./messenger"),
   "messenger-admin": () => import("./messenger-admin"),
   "ops-digest": () => import("./ops-digest"),
+  "build-flags": () => import("./build-flags"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
@@ -33,6 +34,7 @@ Options:
   --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
   --rounds N        signed, redirect: alternate the compared cases N times and report medians (default 1)
+  --starts N        build-flags: cold starts timed per variant, median reported (default 5)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -58,6 +60,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       events: { type: "string" },
       credits: { type: "string" },
       rounds: { type: "string" },
+      starts: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -79,6 +82,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       events: intOption(values.events, "events", 5000, 1, 1_000_000),
       credits: intOption(values.credits, "credits", 20_000, 100, 200_000),
       rounds: intOption(values.rounds, "rounds", 1, 1, 20),
+      starts: intOption(values.starts, "starts", 5, 1, 20),
     },
   };
 }

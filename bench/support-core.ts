@@ -22,6 +22,8 @@ export interface BenchOptions {
   events?: number;
   /** `credit`: signed credits measured per case (--credits, default 20000). */
   credits?: number;
+  /** `build-flags`: cold starts timed per variant (--starts, default 5); the table shows their median. */
+  starts?: number;
 }
 
 export class UsageError extends Error {}

@@ -46,7 +46,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
   // header is set there too, so every answer after that point (200, 400, 401, 404) says what auth found.
   const trackAuth = new WeakMap<Request, TrackAuth>();
   return new Elysia({ name: "herald:audio-share-api" })
-    .mapResponse(withChecksum)
+    .onAfterHandle(withChecksum)
     .get(BASE, ({ query }) => ({ success: true as const, ...buildShare(ctx, policy, query) }), {
       query: M.buildQuery,
       response: { 200: M.built, ...errs },
