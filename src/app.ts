@@ -79,7 +79,7 @@ export function buildApp(ctx: AppContext) {
     .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
     .use(sandboxRoutes(ctx, guards))
-    .use(messengerRoutes(ctx, guards))
+    .use(messengerRoutes(ctx, guards, states))
     .use(adminGamesConfigRoutes(ctx, guards))
     .use(adminAnalyticsRoutes(ctx, guards))
     .use(adminMissionsRoutes(ctx, guards))

@@ -9,6 +9,7 @@ import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./http/metrics";
+import { verifyMasterKey } from "./auth/master-key-check";
 import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
@@ -38,6 +39,10 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   const db = openDatabase(config.dbPath);
   migrate(db);
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
+  const secrets = resolveMasterKey(config, log);
+  // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
+  // refuses to start with it in production (src/auth/master-key-check.ts).
+  verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
   const ctx: AppContext = {
     config,
     db,
@@ -45,7 +50,7 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     rng: opts.rng ?? cryptoRng,
     log,
     metrics,
-    secrets: resolveMasterKey(config, log),
+    secrets,
     jobs: new JobRegistry({ sqlite: db.sqlite, clock, log, disabled: config.jobsDisabled, onRun: (name, ok) => metrics.observeJob(name, ok) }),
     requestLog: new RequestLog(db.sqlite, log),
     rateLimiter: new RateLimiter(clock),

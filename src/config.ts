@@ -143,6 +143,16 @@ export interface Config {
     /** production, test, or an Ed25519 public key as 64 hex characters. */
     readonly ed25519Keys: string;
     readonly salutesPartner: string | undefined;
+    /** The bot's @username without the @; undefined: learnt from getMe (src/messenger/bot-username.ts). */
+    readonly botUsername: string | undefined;
+    readonly initDataMaxFutureSkewSeconds: number;
+    /** Per minute; 0 = off (docs/messenger.md, Abuse limits). */
+    readonly rateLimits: {
+      readonly playerPerMin: number;
+      readonly ipPerMin: number;
+      readonly initDataFailuresPerMin: number;
+      readonly webhookUnauthorizedPerMin: number;
+    };
   };
 }
 
@@ -333,6 +343,14 @@ export function loadConfig(env: Env = process.env): Config {
       initDataMode: v.MESSENGER_INIT_DATA_MODE,
       ed25519Keys: v.MESSENGER_INIT_DATA_ED25519_KEYS,
       salutesPartner: unsetIfEmpty(v.MESSENGER_SALUTES_PARTNER),
+      botUsername: unsetIfEmpty(v.MESSENGER_BOT_USERNAME),
+      initDataMaxFutureSkewSeconds: v.MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS,
+      rateLimits: Object.freeze({
+        playerPerMin: v.MESSENGER_RATE_LIMIT_PLAYER_PER_MIN,
+        ipPerMin: v.MESSENGER_RATE_LIMIT_IP_PER_MIN,
+        initDataFailuresPerMin: v.MESSENGER_RATE_LIMIT_INIT_DATA_FAILURES_PER_MIN,
+        webhookUnauthorizedPerMin: v.MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN,
+      }),
     }),
   });
 }

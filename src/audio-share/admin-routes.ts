@@ -1,7 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { revokeLink } from "./link-verbs";
 import { AudioShareModel as M } from "./model";
 import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
@@ -42,7 +42,12 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
         const tokens = listTrackTokens(ctx);
         return { success: true as const, count: tokens.length, track_tokens: tokens };
       },
-      { admin: true, response: { 200: M.tokenList, ...errs }, detail: { summary: "List track bearer tokens (never the tokens themselves)" } },
+      {
+        admin: true,
+        query: t.Object(includeMetaQuery),
+        response: { 200: M.tokenList, ...errs },
+        detail: { summary: "List track bearer tokens (never the tokens themselves)" },
+      },
     )
     .post(
       "/admin/audio-share/track-tokens/:token_id/revoke",

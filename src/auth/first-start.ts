@@ -33,7 +33,8 @@ export function prepareCredentials(ctx: AppContext): FirstStartCredentials | nul
   const tokens = new AdminTokens(ctx);
   const empty = keys.count() === 0 && tokens.count() === 0;
   if (ctx.config.adminToken) tokens.ensureBootstrap(ctx.config.adminToken);
-  if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials) return null;
+  // A key that cannot open this database's secrets seals nothing (and a restored database is not new anyway).
+  if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials || ctx.secrets.mismatch) return null;
   const actor = { kind: "cli", user: "first-start" } as const;
   const live = keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
   const sandbox = keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope } from "../http/envelope";
+import { Envelope, includeMetaQuery } from "../http/envelope";
 import { SCOPES } from "./scopes";
 import { named } from "../http/openapi-names";
 
@@ -29,6 +29,7 @@ export const AuthModel = {
     partner: t.Optional(t.String()),
     mode: t.Optional(t.Union([t.Literal("sandbox"), t.Literal("live")])),
     status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")])),
+    ...includeMetaQuery,
   }),
   createKeyBody: t.Object(
     {

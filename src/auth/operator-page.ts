@@ -1,3 +1,4 @@
+import { OPERATOR_NO_STORE } from "../http/cache-control";
 import { compileHtml, htmlResponse, type SafeHtml } from "../http/html";
 
 // The frame of every operator page (the config page, the sign-in form; later the readiness page): one column,
@@ -126,7 +127,7 @@ const PAGE_HEADERS = {
 };
 
 export function operatorPageResponse(page: SafeHtml, status = 200, setCookies: string[] = []): Response {
-  const res = htmlResponse(page, "no-store", status);
+  const res = htmlResponse(page, OPERATOR_NO_STORE, status);
   for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
   for (const c of setCookies) res.headers.append("set-cookie", c);
   return res;

@@ -2,22 +2,57 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "../config";
+import { AppError } from "../http/errors";
 import type { Logger } from "../log";
 
 const VERSION = "v1";
+const FINGERPRINT_LABEL = "herald/master-key/fingerprint/v1";
+
+/** Why a master key must not be used: it cannot open the database's secrets (src/auth/master-key-check.ts). */
+export interface MasterKeyMismatch {
+  /** The fingerprint the database records, or null when it records none (a database from before key checks). */
+  expected: string | null;
+  /** For operators (logs, /readyz, the refusal to start): what was found, and what to do. */
+  detail: string;
+}
+
+/** What a partner is told when a secret cannot be opened: the cause is the operators' to fix, not theirs. */
+const PARTNER_MESSAGE =
+  "This service cannot read its stored credentials (its master key does not match its database); the operators have been told. Retrying does not help until they fix it.";
 
 /**
  * AES-256-GCM for secrets at rest (partner and webhook secrets). Format: `v1.<iv>.<tag>.<ciphertext>` in
- * base64url; a fresh 96-bit IV per secret. The auth tag makes a tampered or wrong-key ciphertext fail loudly.
+ * base64url; a fresh 96-bit IV per secret. The auth tag makes a tampered or wrong-key ciphertext fail loudly:
+ * as 503 `master_key_mismatch`, never as a 500.
  */
 export class SecretBox {
   private readonly key: Buffer;
+  /** A short public name of the key: 16 hex characters of HMAC-SHA256(key, a fixed label); reveals nothing of it. */
+  readonly fingerprint: string;
+  private refusal: MasterKeyMismatch | null = null;
   constructor(key: Uint8Array) {
     if (key.byteLength !== 32) throw new Error("master key must be 32 bytes");
     this.key = Buffer.from(key);
+    this.fingerprint = this.derive(FINGERPRINT_LABEL).subarray(0, 8).toString("hex");
+  }
+
+  /** Set once at start when this key cannot open the database's secrets: nothing is sealed or opened under it. */
+  refuse(mismatch: MasterKeyMismatch): void {
+    this.refusal = mismatch;
+  }
+
+  /** The mismatch found at start, or null when the key opens the database's secrets. */
+  get mismatch(): MasterKeyMismatch | null {
+    return this.refusal;
+  }
+
+  private mismatchError(internal: string, cause?: unknown): AppError {
+    return new AppError("master_key_mismatch", PARTNER_MESSAGE, { internal, cause });
   }
 
   seal(plaintext: string, aad = ""): string {
+    // A secret sealed under the wrong key would be unreadable once the right key is back: refuse instead.
+    if (this.refusal) throw this.mismatchError(this.refusal.detail);
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     cipher.setAAD(Buffer.from(aad));
@@ -36,7 +71,12 @@ export class SecretBox {
     const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(iv, "base64url"));
     decipher.setAAD(Buffer.from(aad));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(ct, "base64url")), decipher.final()]).toString("utf8");
+    try {
+      return Buffer.concat([decipher.update(Buffer.from(ct, "base64url")), decipher.final()]).toString("utf8");
+    } catch (err) {
+      // The tag did not verify: another key sealed it (a database restored without its key), or it was altered.
+      throw this.mismatchError(this.refusal?.detail ?? `master key ${this.fingerprint} cannot open a stored secret (${(err as Error).message})`, err);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { parseCookie, stringifySetCookie } from "cookie";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
+import { OPERATOR_NO_STORE } from "../http/cache-control";
 import type { RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import type { AdminAuth } from "./admin-plugin";
@@ -45,7 +46,7 @@ export function safeNext(next: string | null | undefined): string | null {
 export const signInLocation = (next: string | null) => (next ? `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}` : SIGN_IN_PATH);
 
 export function redirect(location: string, setCookies: string[] = []): Response {
-  const headers = new Headers({ location, "cache-control": "no-store" });
+  const headers = new Headers({ location, "cache-control": OPERATOR_NO_STORE });
   for (const c of setCookies) headers.append("set-cookie", c);
   return new Response(null, { status: 303, headers });
 }

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody } from "../http/envelope";
+import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/form-body";
 import { named } from "../http/openapi-names";
@@ -31,7 +31,8 @@ const SignInForm = named(
   t.Object(
     {
       token: t.String({ maxLength: 512, description: "An admin token (hat_…)" }),
-      csrf_token: t.String({ maxLength: 128, description: "The value printed into the form by GET /admin/sign-in" }),
+      // Optional in the schema so that a missing token is the CSRF refusal (403), not a malformed form (400).
+      csrf_token: t.Optional(t.String({ maxLength: 128, description: "The value printed into the form by GET /admin/sign-in" })),
       next: t.Optional(t.String({ maxLength: 1024, description: "An /admin/ path to go to after signing in; anything else is ignored" })),
     },
     { additionalProperties: false },
@@ -40,7 +41,8 @@ const SignInForm = named(
 const SignOutForm = named(
   "SignOutForm",
   t.Object(
-    { csrf_token: t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" }) },
+    // Optional in the schema: without it a signed-in browser gets the CSRF refusal (403 forbidden), as every form does.
+    { csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" })) },
     { additionalProperties: false },
   ),
 );
@@ -121,7 +123,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
           return refuse(request, next, new AppError("rate_limited", message, { headers: rateLimitHeaders(decision) }));
         }
         const cookieToken = op.cookiesOf(request)[SIGN_IN_CSRF_COOKIE];
-        if (!cookieToken || !sameDigest(sha256Hex(cookieToken), sha256Hex(body.csrf_token))) {
+        if (!cookieToken || !body.csrf_token || !sameDigest(sha256Hex(cookieToken), sha256Hex(body.csrf_token))) {
           return refuse(request, next, new AppError("forbidden", "The sign-in form expired or did not come from this site: load /admin/sign-in and try again"));
         }
         const actor = body.token.trim() ? guards.admin.tokens.verify(body.token.trim()) : null;
@@ -173,6 +175,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
       },
       {
         operator: "api",
+        query: t.Object(includeMetaQuery),
         response: { 200: Envelope({ count: t.Integer(), sessions: t.Array(AdminSessionView) }), 403: ErrorBody },
         detail: { summary: "Operator browser sessions, newest first (at most 200; live ones and those ended in the last day); no secrets" },
       },

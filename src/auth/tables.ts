@@ -103,3 +103,14 @@ export const adminSessions = sqliteTable(
   },
   (t) => [index("admin_sessions_token_idx").on(t.adminTokenId), index("admin_sessions_expires_idx").on(t.expiresAt)],
 );
+
+/**
+ * One row (id 1): which master key the database was made with — its key check value, HMAC-SHA256(key, a fixed
+ * label), and its public fingerprint. Compared at every start (src/auth/master-key-check.ts).
+ */
+export const masterKeyCheck = sqliteTable("master_key_check", {
+  id: integer("id").primaryKey(),
+  fingerprint: text("fingerprint").notNull(),
+  checkValue: text("check_value").notNull(),
+  createdAt: text("created_at").notNull(),
+});

@@ -1,6 +1,6 @@
-import { stringify } from "csv-stringify/sync";
+import { csvResponse as csvAnswer, csvTable } from "../http/csv";
 
-// The .csv twins of the chain proofs: RFC 4180 (CRLF, quoted when needed) by csv-stringify, never by hand.
+// The .csv twins of the chain proofs, written by src/http/csv.ts (RFC 4180, formula-leading text neutralised).
 // A single-object proof is one header row and one data row with dotted column names (trust_context.rpc_host);
 // list-shaped answers are one row per item. null is an empty cell, booleans are true/false, nested arrays
 // are JSON in their cell.
@@ -17,20 +17,11 @@ export function flatten(value: Record<string, unknown>, prefix = "", out: Record
   return out;
 }
 
-export function toCsv(rows: Array<Record<string, Cell>>, columns: string[]): string {
-  return stringify(rows, {
-    header: true,
-    columns,
-    record_delimiter: "windows",
-    cast: { boolean: (b) => (b ? "true" : "false") },
-  });
-}
-
 /** One proof object → header + one row (the `success` flag is the envelope's, not the proof's). */
 export function objectCsv(proof: Record<string, unknown>): string {
   const { success: _ignored, ...rest } = proof;
   const row = flatten(rest);
-  return toCsv([row], Object.keys(row));
+  return csvTable([row], Object.keys(row));
 }
 
 /** Items of a list → one row each, with the given top-level fields repeated on every row for context. */
@@ -38,15 +29,9 @@ export function listCsv(context: Record<string, unknown>, items: Array<Record<st
   const ctx = flatten(context);
   const rows = items.map((item) => ({ ...ctx, ...flatten(item) }));
   const columns = rows[0] ? Object.keys(rows[0]) : [...Object.keys(ctx), ...emptyColumns];
-  return toCsv(rows, columns);
+  return csvTable(rows, columns);
 }
 
-export function csvResponse(body: string, filename: string): Response {
-  return new Response(body, {
-    headers: {
-      "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `inline; filename="${filename}"`,
-      "cache-control": "public, max-age=60",
-    },
-  });
-}
+/** Public proofs: inline, cacheable for a minute like their JSON twins. */
+export const csvResponse = (body: string, filename: string): Response =>
+  csvAnswer(body, filename, { disposition: "inline", headers: { "cache-control": "public, max-age=60" } });

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ContentDates, conditionalJson } from "../http/conditional";
+import { ErrorBody, isTruthyFlag } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
 import { ChainModel as M } from "./model";
@@ -31,6 +32,7 @@ const CACHE = "public, max-age=60";
 /** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
 export function chainRoutes(ctx: AppContext, guards: Guards) {
   const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+  const dates = new ContentDates();
   return new Elysia({ name: "herald:chain" })
     .use(guards.partner.plugin)
     .onAfterHandle(({ set, path }) => {
@@ -138,15 +140,28 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       () => csvResponse(objectCsv(transactionSyncProof(ctx)), "transaction-sync-freshness.csv"),
       csv("Transaction sync freshness proof"),
     )
-    .get("/transparency/wallet-concentration.json", () => ok(walletConcentration(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.walletConcentration, ...publicErrs },
-      detail: { tags: ["public"], summary: "Top-1/5/10 concentration, latest and a daily trend" },
-    })
+    .get(
+      "/transparency/wallet-concentration.json",
+      ({ request, set }) => {
+        const body = ok(dates.stamp("wallet-concentration", walletConcentration(ctx)));
+        // An include_meta answer carries its request id: nothing to revalidate, so the core serialises it as usual.
+        if (isTruthyFlag(new URL(request.url).searchParams.get("include_meta"))) return body;
+        return conditionalJson(request, body, { lastModified: body.generated_at_utc, cacheControl: CACHE, headers: set.headers });
+      },
+      {
+        query: M.metaQuery,
+        response: { 200: M.walletConcentration, ...publicErrs },
+        detail: {
+          tags: ["public"],
+          summary: "Top-1/5/10 concentration, latest and a daily trend; ETag, Last-Modified and 304 on If-None-Match / If-Modified-Since",
+        },
+      },
+    )
     .get(
       "/transparency/wallet-concentration.csv",
       () => {
-        const w = walletConcentration(ctx);
+        // Dated like the JSON (ContentDates), so both say the same generated_at_utc for the same data.
+        const w = dates.stamp("wallet-concentration", walletConcentration(ctx));
         return csvResponse(
           listCsv({ generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint }, w.trend_points, [
             "snapshot_id",

@@ -36,7 +36,7 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   "admin-token": ["name", "id"],
   sign: ["key", "secret"],
   backup: [],
-  restore: ["sha256"],
+  restore: ["sha256", "master-key-file"],
   "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant", "lp-wallets"],
   version: [],
   help: [],

@@ -28,7 +28,8 @@ Commands:
   admin-token revoke --id N               revoke a token now: its bearer calls and browser sessions stop
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
-  restore FILE [--sha256 HEX]   replace the database with a backup (server stopped; see herald restore --help)
+  restore FILE [--sha256 HEX] [--master-key-file PATH]   replace the database with a backup (server stopped;
+                        checks the master key it needs; see herald restore --help)
   dev-rpc [--port 8899] [--host H] [--holders N] [--transactions N] [--seed S] [--plant all|TYPES] [--lp-wallets N] [--json]
                         local Solana JSON-RPC fixture (docs/chain.md)
   version               print the version
@@ -194,6 +195,11 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err instanceof Error && err.name === "ListenError") {
       process.stderr.write(`herald: ${err.message}\n`);
       return 1;
+    }
+    // serve.ts's MasterKeyRefused (production, wrong master key): a configuration error.
+    if (err instanceof Error && err.name === "MasterKeyRefused") {
+      process.stderr.write(`herald: ${err.message}\n`);
+      return 78;
     }
     throw err;
   }

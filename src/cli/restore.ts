@@ -3,12 +3,14 @@ import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, op
 import { basename, dirname, join, resolve } from "node:path";
 import { systemClock } from "../clock";
 import type { Config } from "../config";
+import { judgeKey, recordedKey } from "../auth/master-key-check";
+import { decodeMasterKey, SecretBox } from "../auth/secret-box";
 import { integrityOf } from "../ops/backup";
 import { manifestPathOf, sha256OfFile } from "../ops/backups-list";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit } from "./output";
 
-export const RESTORE_HELP = `Usage: herald restore FILE [--sha256 HEX] [--json]
+export const RESTORE_HELP = `Usage: herald restore FILE [--sha256 HEX] [--master-key-file PATH] [--json]
 
 Replaces the database (HERALD_DB_PATH) with the backup FILE, e.g. one downloaded from GET /admin/backups/{name}.
 
@@ -16,16 +18,21 @@ Replaces the database (HERALD_DB_PATH) with the backup FILE, e.g. one downloaded
      --sha256 HEX and/or the manifest FILE.json beside it (written by herald backup), when there is one.
   2. Refuses while anything holds the current database (a running herald serve, Litestream, another herald
      command): stop the server first.
-  3. Moves the current database (and its -wal/-shm files) aside to <db>.replaced-<UTC time>, and puts a copy
+  3. Says which master key FILE needs (its fingerprint) and checks the key herald serve would use against it:
+     the key in --master-key-file PATH when given, else HERALD_MASTER_KEY, else the development key file
+     master.key beside the database. A key that cannot open FILE's secrets is refused. With no key at all,
+     restore goes ahead and prints the fingerprint the server must be started with.
+  4. Moves the current database (and its -wal/-shm files) aside to <db>.replaced-<UTC time>, and puts a copy
      of FILE in its place (copied to a temp file in the same folder, then renamed: never half a file).
 
 Exit codes: 0 restored, 1 refused (nothing was changed), 2 bad usage. The server applies newer migrations when
-it next starts. The restored database needs the HERALD_MASTER_KEY it was made with.`;
+it next starts. The restored database needs the HERALD_MASTER_KEY it was made with: move the key with the
+database (docs/operations.md, "Restore: the database and its master key").`;
 
 /** A refusal with its reason; nothing has been changed when one is thrown. */
 class RestoreRefused extends Error {
   constructor(
-    readonly code: "backup_invalid" | "checksum_mismatch" | "database_in_use" | "restore_failed",
+    readonly code: "backup_invalid" | "checksum_mismatch" | "database_in_use" | "restore_failed" | "master_key_mismatch",
     message: string,
   ) {
     super(message);
@@ -148,13 +155,14 @@ function fsyncPath(path: string): void {
 }
 
 /** Copies FILE next to the database, checks the copy, then swaps it in; returns what was moved aside. */
-async function swapIn(file: string, dbPath: string, sha256: string, now: Date) {
+async function swapIn(file: string, dbPath: string, sha256: string, now: Date, key: KeyToCheck | null) {
   const dir = dirname(dbPath);
   mkdirSync(dir, { recursive: true });
   const stamp = stampOf(now);
   const temp = join(dir, `.${basename(dbPath)}.restore-${stamp}.tmp`);
   const lock = lockCurrentOrRefuse(dbPath);
   const moved: Array<{ from: string; to: string }> = [];
+  let masterKey: MasterKeyReport | null = null;
   try {
     copyFileSync(file, temp);
     fsyncPath(temp);
@@ -162,6 +170,7 @@ async function swapIn(file: string, dbPath: string, sha256: string, now: Date) {
     if ((await sha256OfFile(temp)) !== sha256) throw new RestoreRefused("checksum_mismatch", `${file} changed while it was being restored; try again`);
     const problems = checkCopy(temp);
     if (problems) throw new RestoreRefused("backup_invalid", `${file} fails PRAGMA integrity_check (${problems}); it is damaged — use another backup`);
+    masterKey = masterKeyOf(temp, file, key);
     const folded = lock !== null && foldWal(lock);
     for (const suffix of ["", "-wal", "-shm", "-journal"]) {
       const from = `${dbPath}${suffix}`;
@@ -197,7 +206,7 @@ async function swapIn(file: string, dbPath: string, sha256: string, now: Date) {
   }
   rmSync(temp, { force: true });
   fsyncPath(dir);
-  return { moved };
+  return { moved, masterKey: masterKey! };
 }
 
 /** integrity_check of the copy (null when ok), and that it is Herald's; its -wal/-shm, if SQLite made any, removed. */
@@ -220,7 +229,81 @@ function checkCopy(path: string): string | null {
   }
 }
 
-/** `herald restore FILE [--sha256 HEX]`: 0 restored, 1 refused (nothing changed), 2 usage (thrown). */
+interface KeyToCheck {
+  box: SecretBox;
+  /** Where the key came from, as the output names it. */
+  source: string;
+}
+
+/** The key to check FILE against: --master-key-file, else HERALD_MASTER_KEY, else the development key file serve would use. */
+function keyToCheck(config: Config, dbPath: string, keyFile: string | undefined): KeyToCheck | null {
+  const devFile = join(dirname(dbPath), "master.key");
+  const [text, source] =
+    keyFile !== undefined
+      ? [readKeyFile(keyFile), `--master-key-file ${keyFile}`]
+      : config.masterKey
+        ? [config.masterKey, "HERALD_MASTER_KEY"]
+        : existsSync(devFile)
+          ? [readKeyFile(devFile), `the development key ${devFile}`]
+          : [null, ""];
+  if (text === null) return null;
+  try {
+    return { box: new SecretBox(decodeMasterKey(text)), source };
+  } catch {
+    throw new UsageError(`${source} does not hold a master key (32 bytes, as 64 hex characters or base64)`);
+  }
+}
+
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read the master key file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+interface MasterKeyReport {
+  /** The fingerprint FILE records, or null when it records none (a backup from before key checks). */
+  required_fingerprint: string | null;
+  /** What the key was checked against: the recorded check value, the stored secrets, or nothing (no key given, or nothing to check). */
+  checked: "check_value" | "secrets" | "nothing";
+  /** Where the checked key came from, and its fingerprint; null when no key was available. */
+  checked_key: { source: string; fingerprint: string } | null;
+  summary: string;
+}
+
+/** Which key the copy needs, and whether `key` is it; refuses (nothing changed yet) when it is not. */
+function masterKeyOf(temp: string, file: string, key: KeyToCheck | null): MasterKeyReport {
+  const db = new Database(temp, { readonly: true });
+  try {
+    const required = recordedKey(db)?.fingerprint ?? null;
+    const needs = required
+      ? `this backup needs the master key with fingerprint ${required}`
+      : "this backup records no master key fingerprint (made before key checks)";
+    if (!key) return { required_fingerprint: required, checked: "nothing", checked_key: null, summary: `${needs}; no key here to check it against` };
+    const verdict = judgeKey(db, key.box);
+    const checkedKey = { source: key.source, fingerprint: key.box.fingerprint };
+    if (!verdict.opens) {
+      throw new RestoreRefused(
+        "master_key_mismatch",
+        `${file}: ${needs}, but ${key.source} has fingerprint ${key.box.fingerprint} and cannot open its secrets; a server started on it would answer every partner call with 503 master_key_mismatch. Set HERALD_MASTER_KEY (or pass --master-key-file) to the key the backup was made with, then run restore again`,
+      );
+    }
+    const how = verdict.by === "check_value" ? "matches" : verdict.by === "secrets" ? "opens its stored secrets" : "has nothing to open (no secrets stored)";
+    return {
+      required_fingerprint: required,
+      checked: verdict.by === "empty" ? "nothing" : verdict.by,
+      checked_key: checkedKey,
+      summary: `${needs}; ${key.source} (fingerprint ${key.box.fingerprint}) ${how}`,
+    };
+  } finally {
+    db.close();
+    rmSync(`${temp}-wal`, { force: true });
+    rmSync(`${temp}-shm`, { force: true });
+  }
+}
+
+/** `herald restore FILE [--sha256 HEX] [--master-key-file PATH]`: 0 restored, 1 refused (nothing changed), 2 usage (thrown). */
 export async function restoreCommand(config: Config, args: ParsedArgs, json: boolean): Promise<number> {
   if (args.positionals.length !== 1) throw new UsageError(`restore takes one FILE (got ${args.positionals.length}); see herald restore --help`);
   const shaFlag = flagString(args, "sha256");
@@ -228,13 +311,21 @@ export async function restoreCommand(config: Config, args: ParsedArgs, json: boo
   if (config.dbPath === ":memory:") throw new UsageError("HERALD_DB_PATH is :memory:; there is no file to restore into");
   const file = resolve(args.positionals[0]!);
   const dbPath = resolve(config.dbPath);
+  const key = keyToCheck(config, dbPath, flagString(args, "master-key-file"));
   try {
     const source = await checkSource(file, dbPath, shaFlag);
-    const { moved } = await swapIn(file, dbPath, source.sha256, systemClock.now());
+    const { moved, masterKey } = await swapIn(file, dbPath, source.sha256, systemClock.now(), key);
     const warnings: string[] = [];
-    if (!config.masterKey && !existsSync(join(dirname(dbPath), "master.key"))) {
+    // --master-key-file checks a key before it is set; say so when the server would still start with another.
+    const serveKey = flagString(args, "master-key-file") !== undefined ? keyToCheck(config, dbPath, undefined) : null;
+    if (key && serveKey && serveKey.box.fingerprint !== key.box.fingerprint) {
       warnings.push(
-        `HERALD_MASTER_KEY is not set and ${join(dirname(dbPath), "master.key")} does not exist: partner and webhook secrets in the restored database stay unreadable until herald runs with the key they were made with`,
+        `${serveKey.source} here has fingerprint ${serveKey.box.fingerprint}, not ${key.box.fingerprint}: start herald serve with the key from ${key.source}`,
+      );
+    }
+    if (!key) {
+      warnings.push(
+        `HERALD_MASTER_KEY is not set and ${join(dirname(dbPath), "master.key")} does not exist: partner and webhook secrets in the restored database stay unreadable until herald runs with the key they were made with${masterKey.required_fingerprint ? ` (fingerprint ${masterKey.required_fingerprint})` : ""}`,
       );
     }
     const result = {
@@ -247,12 +338,14 @@ export async function restoreCommand(config: Config, args: ParsedArgs, json: boo
         integrity: "ok",
         sha256_checked_against: source.checkedAgainst,
       },
+      master_key: masterKey,
       replaced: moved,
       warnings,
     };
     emit(json, result, () =>
       [
         `checked ${file}: SQLite, integrity_check ok, sha256 ${source.sha256} (${source.checkedAgainst.length ? `matches ${source.checkedAgainst.join(" and ")}` : "not compared: no manifest beside it and no --sha256"})`,
+        `master key: ${masterKey.summary}`,
         ...(moved.length ? moved.map((m) => `moved aside: ${m.from} -> ${m.to}`) : [`no current database at ${dbPath}; nothing moved aside`]),
         `restored: ${file} -> ${dbPath}`,
         ...warnings.map((w) => `warning: ${w}`),

@@ -46,8 +46,26 @@ export function ownUrl(host: string, port: number): string {
  * requests finish (up to SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
  * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
  */
+/** The master key cannot open the database's secrets, in production: a clear one-line reason, exit 78. */
+export class MasterKeyRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MasterKeyRefused";
+  }
+}
+
 export async function serve(config: Config): Promise<void> {
   const ctx = openContext(config);
+  const mismatch = ctx.secrets.mismatch;
+  if (mismatch && config.isProduction) {
+    // Outside production the server starts (its /readyz says why it is not ready); in production a server that
+    // would answer every partner call with 503 must not take traffic at all.
+    ctx.requestLog.stop();
+    ctx.db.close();
+    throw new MasterKeyRefused(
+      `refusing to start: ${mismatch.detail}. This database expects the master key with fingerprint ${mismatch.expected ?? "(not recorded: the key it was made with)"}.`,
+    );
+  }
   const firstStart = prepareCredentials(ctx);
   const app = buildApp(ctx);
   // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).

@@ -149,6 +149,8 @@ export type ErrorCatalogEntry = {
   retry_after_seconds: number;
   available_in_modes: Array<string>;
   endpoint_groups: Array<string>;
+  /** Why the code answers a status outside the spec's HTTP status guide (400, 401, 403, 409, 413, 429, 500, 503); null when the guide lists the status */
+  status_rationale: string | null;
   recovery_links: Record<string, string>;
 };
 

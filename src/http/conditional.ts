@@ -58,3 +58,61 @@ export function conditionalResponse(request: Request, rep: Representation): Resp
   }
   return new Response(rep.body, { headers: rep.headers });
 }
+
+/** RFC 9110 HTTP-date of an ISO time, to the second. */
+export const httpDate = (iso: string) => new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toUTCString();
+
+/**
+ * Whether a conditional GET may be answered 304: If-None-Match when sent (it wins, RFC 9110 §13.2.2), else
+ * If-Modified-Since against the data time (to the second).
+ */
+export function notModifiedSince(request: Request, etag: string, lastModifiedIso: string): boolean {
+  const inm = request.headers.get("if-none-match");
+  if (inm !== null) return ifNoneMatchHits(inm, etag);
+  const ims = request.headers.get("if-modified-since");
+  if (!ims) return false;
+  const since = Date.parse(ims);
+  return !Number.isNaN(since) && Math.floor(Date.parse(lastModifiedIso) / 1000) * 1000 <= since;
+}
+
+/**
+ * A JSON answer computed per request (a public snapshot), with validators: a strong ETag over the exact bytes,
+ * Last-Modified = the data time, Cache-Control, and 304 when the client's copy is current. `headers` are the
+ * ones the core already set for this request (X-Request-ID, rate limits), carried onto the Response.
+ */
+export function conditionalJson(
+  request: Request,
+  body: object,
+  opts: { lastModified: string; cacheControl: string; headers?: Record<string, unknown> },
+): Response {
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  const etag = strongEtag(bytes);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
+  Object.assign(headers, { etag, "last-modified": httpDate(opts.lastModified), "cache-control": opts.cacheControl });
+  if (notModifiedSince(request, etag, opts.lastModified)) return new Response(null, { status: 304, headers });
+  return new Response(bytes, { headers: { ...headers, "content-type": "application/json;charset=utf-8" } });
+}
+
+/**
+ * Dates a document that is computed per request by the last change of its content rather than by the request.
+ * Such a document (trust.json, the trust dashboard, wallet concentration) says `generated_at_utc`; were that the
+ * request time, every answer would have new bytes, a new ETag and a new Last-Modified, and no client would ever
+ * get a 304. Here it is the time this process first produced the same content (everything but generated_at_utc),
+ * so the bytes, the strong ETag and Last-Modified change exactly when the data does. Per-process memory (a cache,
+ * DESIGN.md §8): another instance may date the same content a little differently, so its ETag differs.
+ */
+export class ContentDates {
+  private readonly seen = new Map<string, { fingerprint: string; at: string }>();
+  constructor(private readonly maxEntries = 64) {}
+
+  stamp<T extends { generated_at_utc: string }>(key: string, doc: T): T {
+    const { generated_at_utc: at, ...content } = doc;
+    const fingerprint = createHash("sha256").update(JSON.stringify(content)).digest("base64url");
+    const last = this.seen.get(key);
+    if (last?.fingerprint === fingerprint) return { ...doc, generated_at_utc: last.at };
+    if (!last && this.seen.size >= this.maxEntries) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(key, { fingerprint, at });
+    return doc;
+  }
+}

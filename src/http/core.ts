@@ -4,6 +4,7 @@ import type { AppContext } from "../context";
 import { errorFields } from "../log";
 import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
 import { isTruthyFlag } from "./envelope";
+import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
 import { rateLimitHeaders } from "./rate-limit";
 import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
@@ -157,9 +158,11 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
 
   /** A body under the policy of src/http/json-body.ts, then checked against its route's schema. */
   const parseBody = (raw: Uint8Array, request: Request, route: string): { value: unknown; error: AppError | null } => {
-    if (raw.byteLength === 0) return { value: undefined, error: null };
     // The one exception to JSON: routes that declare a form body (the operator sign-in forms; form-body.ts).
     const form = routes.takesForm(request.method, route);
+    // An HTML form with no fields posts an empty body: that is the empty form, so a missing field is judged by
+    // the route (a missing csrf_token is the CSRF refusal, 403), not refused as an absent body.
+    if (raw.byteLength === 0) return { value: form ? {} : undefined, error: null };
     const parsed = form ? parseFormBytes(raw, request.headers.get("content-type")) : null;
     if (parsed?.error) return parsed;
     if (!parsed) {
@@ -210,6 +213,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       const length = request.headers.get("content-length");
       if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
       const url = new URL(request.url);
+      // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
+      // included; a route with validators sets its own. One header, no allocation beyond it.
+      if (isOperatorPath(url.pathname)) set.headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
       if (url.pathname.length + url.search.length > MAX_TARGET_CHARS) {
         return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
       }

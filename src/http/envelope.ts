@@ -23,3 +23,18 @@ export const ErrorBody = named(
 );
 
 export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1" || v === "true";
+
+/** The query parameter every JSON route declares (DESIGN.md §2); spread it into the route's query object. */
+export const includeMetaQuery = {
+  include_meta: t.Optional(t.String({ description: "1 or true: add meta {request_id, generated_at_utc} to the answer" })),
+};
+
+/**
+ * include_meta for an answer a handler serialises itself (its ETag over the bytes, or gzip/checksum bytes): the
+ * block when the request asks for it, else undefined. The core adds the block to every plain-object answer.
+ */
+export function requestedMeta(request: Request, requestId: unknown, now: Date): { request_id: string; generated_at_utc: string } | undefined {
+  if (!request.url.includes("include_meta=")) return undefined;
+  if (!isTruthyFlag(new URL(request.url).searchParams.get("include_meta"))) return undefined;
+  return { request_id: typeof requestId === "string" ? requestId : "unknown", generated_at_utc: now.toISOString() };
+}

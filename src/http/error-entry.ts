@@ -22,12 +22,38 @@ export interface CatalogEntry {
   retry_after_seconds: number;
   available_in_modes: ReadonlyArray<"live" | "sandbox">;
   endpoint_groups: readonly string[];
+  /**
+   * Why this code answers a status the spec's HTTP status guide does not list (SPEC_GUIDE_STATUSES); null for a
+   * status the guide lists. Served in errors.json, so a client that codes against the guide knows what the
+   * other statuses mean and that the rule behind them is kept across the whole API.
+   */
+  status_rationale: string | null;
 }
+
+/** The statuses of the spec's HTTP status guide (spec "HTTP status guide"). */
+export const SPEC_GUIDE_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 409, 413, 429, 500, 503]);
+
+/**
+ * The reason for each status outside the guide, the same for every code that answers it unless an entry gives
+ * its own (`status_rationale` in `extra`). A new status without a line here leaves its entries without a
+ * rationale, which test/http/error-catalog.test.ts refuses.
+ */
+export const STATUS_RATIONALES: Readonly<Record<number, string>> = {
+  404: "The guide has no status for an object or route that does not exist. 404 Not Found (RFC 9110 §15.5.5) is what every HTTP client and cache already treats as 'check the id or path; retrying unchanged will not help'; a 400 would suggest a malformed request, a 409 a state that may change. Objects of another partner are answered the same way, so existence never leaks.",
+  405: "The path exists but not with this method. 405 Method Not Allowed (RFC 9110 §15.5.6) with the Allow header tells the client which methods to use; a 404 would wrongly say the path is unknown.",
+  410: "The object existed and can never be used again (expired or revoked, used once). 410 Gone (RFC 9110 §15.5.11) tells the client to stop retrying and not to look for a typo, as a 404 would suggest; nothing the client sends can make it valid again.",
+  414: "The guide's 413 is about the body; a request target past 8,192 characters is refused before the body is read. 414 URI Too Long (RFC 9110 §15.5.15) says which part to shorten (send large inputs in a JSON body instead).",
+  415: "The body is not JSON (or not UTF-8). 415 Unsupported Media Type (RFC 9110 §15.5.16) says to fix the Content-Type rather than the fields, which a 400 would suggest; form bodies are accepted only where a route documents them.",
+  422: "The same idempotency key (Idempotency-Key, or the messenger's request_id) was sent again with another payload. One rule across the API, as in the IETF Idempotency-Key draft (draft-ietf-httpapi-idempotency-key-header, error scenarios): 422 for a key reused with another payload, 409 idempotency_in_progress while the first request with the key is still running, 409 idempotency_replay (or, for the messenger, the stored answer with replayed: true) once it completed. The request is well-formed (not a 400) and the state has not changed (not a 409): only a new key for the new payload helps.",
+  428: "The route edits a versioned object and needs the revision the client read (X-Expected-Revision). 428 Precondition Required (RFC 6585 §3) is the status for a missing precondition on a conditional write, so a lost update is never possible by omission; a stale revision is the guide's 409 (revision_conflict).",
+};
+
+export const statusRationaleOf = (status: number): string | null => (SPEC_GUIDE_STATUSES.has(status) ? null : (STATUS_RATIONALES[status] ?? null));
 
 export const BOTH = ["live", "sandbox"] as const;
 export const ALL_GROUPS = ["partner", "sandbox", "salutes", "public", "transparency", "audio-share", "messenger", "admin"] as const;
 
-/** One catalog entry; defaults: no Retry-After, both modes, every endpoint group. */
+/** One catalog entry; defaults: no Retry-After, both modes, every endpoint group, the status's rationale. */
 export const entry = (
   http_status: number,
   title: string,
@@ -44,5 +70,6 @@ export const entry = (
   retry_after_seconds: 0,
   available_in_modes: BOTH,
   endpoint_groups: ALL_GROUPS,
+  status_rationale: statusRationaleOf(http_status),
   ...extra,
 });

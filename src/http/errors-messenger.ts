@@ -45,12 +45,20 @@ export const MESSENGER_ERRORS = {
     "auth_date is older than MESSENGER_INIT_DATA_MAX_AGE_SECONDS (details.max_age_seconds); reopen the mini-app to get fresh init data.",
     { endpoint_groups: ["messenger"] },
   ),
+  init_data_future_dated: entry(
+    401,
+    "Init data dated in the future",
+    "authentication",
+    "fail_fast",
+    "auth_date is later than the server's clock by more than MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS (details.max_future_skew_seconds): Telegram never signs such data, so it was forged with a leaked bot token or the server clock is behind; operators check the clock (NTP), players reopen the mini-app.",
+    { endpoint_groups: ["messenger"] },
+  ),
   webhook_secret_invalid: entry(
     401,
     "Webhook secret token invalid",
     "authentication",
     "fail_fast",
-    "X-Messenger-Bot-Api-Secret-Token must equal MESSENGER_WEBHOOK_SECRET (set it with setWebhook's secret_token).",
+    "X-Telegram-Bot-Api-Secret-Token (the header Telegram sends; X-Messenger-Bot-Api-Secret-Token is also read) must equal MESSENGER_WEBHOOK_SECRET (set it with setWebhook's secret_token).",
     { endpoint_groups: ["messenger"] },
   ),
   game_not_found: entry(
@@ -82,7 +90,7 @@ export const MESSENGER_ERRORS = {
     "Game state conflict",
     "conflict",
     "fix_and_retry",
-    "The game is not in a state that allows this (no active grid, cell already revealed); read the status route and act on it.",
+    "The game is not in a state that allows this (no active grid, cell already revealed, no next server seed committed yet or another one than details.next_server_seed_hash); read the status route and act on it.",
     { endpoint_groups: ["messenger"] },
   ),
   promo_not_found: entry(
@@ -177,7 +185,11 @@ export const MESSENGER_ERRORS = {
     "idempotency",
     "fail_fast",
     "This request_id was used for a different action or payload; use a new request_id for a new action.",
-    { endpoint_groups: ["messenger"] },
+    {
+      endpoint_groups: ["messenger"],
+      status_rationale:
+        "The partner routes' rule for a reused Idempotency-Key (idempotency_key_reused), kept for the messenger's request_id as in the IETF Idempotency-Key draft: 422 when the id comes back with another action or payload. The same id with the same payload answers the stored result with replayed: true. There is no in-flight answer (the partner routes' 409 idempotency_in_progress): the id is claimed and the action applied in one transaction, so a concurrent duplicate waits for it and then replays.",
+    },
   ),
   promotion_not_ready: entry(
     409,

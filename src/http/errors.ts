@@ -47,6 +47,13 @@ export const ERROR_CATALOG = {
   service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
     retry_after_seconds: 5,
   }),
+  master_key_mismatch: entry(
+    503,
+    "Master key mismatch",
+    "server",
+    "fail_fast",
+    "The service cannot decrypt its stored secrets (it runs with another master key than its database was made with, e.g. after a restore). Nothing a client changes helps and retrying does not either until the operators fix it: tell them, quoting the request_id. Operators: docs/operations.md, section Restore: the database and its master key.",
+  ),
   replay_detected: entry(
     409,
     "Replay detected",

@@ -93,6 +93,42 @@ export class Metrics {
     });
   }
 
+  /**
+   * Labelled values read at scrape time: one series per label set `read` returns (the set is rebuilt on every
+   * scrape, so a series whose subject went away disappears). `read` may be async (a folder listing, a query).
+   */
+  labelledGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    read: () => Array<{ labels: Record<L, string>; value: number }> | Promise<Array<{ labels: Record<L, string>; value: number }>>,
+  ): void {
+    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const s of await read()) this.set(s.labels as Partial<Record<L, string>>, s.value);
+      },
+    });
+  }
+
+  /** A value read at scrape time that may need I/O (a folder listing); NaN when there is nothing to measure. */
+  asyncGauge(name: string, help: string, read: () => Promise<number>): void {
+    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
   /** A monotonic count kept by its owner (e.g. group commits), read at scrape time and exposed as a counter. */
   counter(name: string, help: string, read: () => number): void {
     if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);

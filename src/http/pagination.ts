@@ -6,12 +6,16 @@ import { named } from "./openapi-names";
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 export const MAX_OFFSET = 1_000_000_000;
+/** Longer than any cursor Herald issues (an id, or two or three sort-key parts of at most MAX_KEY_PART_CHARS). */
+export const MAX_CURSOR_CHARS = 512;
+/** The longest text part of a sort-key cursor (times are 24 characters, keys and codes at most 64). */
+const MAX_KEY_PART_CHARS = 100;
 
 /** Query fields every list route accepts; domains spread these into their own query schema. */
 export const PageQuery = {
   limit: intQuery({ minimum: 1, maximum: MAX_LIMIT, defaultValue: DEFAULT_LIMIT, description: "rows per page" }),
   offset: intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "rows to skip (ignored with cursor)" }),
-  cursor: t.Optional(t.String({ description: "opaque next_cursor from the previous page" })),
+  cursor: t.Optional(t.String({ maxLength: MAX_CURSOR_CHARS, description: "opaque next_cursor from the previous page" })),
   include_meta: t.Optional(t.String()),
 };
 
@@ -34,6 +38,9 @@ export interface PageRequest {
 
 const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 
+/** The 400 for a cursor Herald did not issue (or one that names a position the list no longer has). */
+export const badCursor = () => badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
+
 /**
  * Cursors are keyset positions (the last row's sort key), so a page boundary never shifts when rows are
  * inserted before it — unlike offsets. They are base64url JSON: opaque to clients, but not secret.
@@ -42,26 +49,86 @@ export function encodeCursor(after: number): string {
   return Buffer.from(JSON.stringify({ a: after })).toString("base64url");
 }
 
+interface PageQueryValues {
+  limit?: number;
+  offset?: number;
+  cursor?: string;
+}
+
+/** The cursor's decoded position, or the 400 for one Herald did not issue; refuses a cursor with an offset. */
+function cursorPosition<P>(query: PageQueryValues, cursor: string, read: (decoded: Record<string, unknown>) => P | null): P {
+  let position: P | null = null;
+  try {
+    const decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (decoded && typeof decoded === "object" && !Array.isArray(decoded)) position = read(decoded as Record<string, unknown>);
+  } catch {
+    position = null;
+  }
+  if (position === null) throw badCursor();
+  if (query.offset !== undefined && query.offset !== 0) {
+    throw badQuery("offset", "cannot be combined with cursor; a cursor already marks the position");
+  }
+  return position;
+}
+
 /** The page a list route was asked for; limit and offset were coerced and bounds-checked by PageQuery. */
-export function parsePage(query: { limit?: number; offset?: number; cursor?: string }): PageRequest {
+export function parsePage(query: PageQueryValues): PageRequest {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const offset = query.offset ?? 0;
-  let after: number | null = null;
   const cursor = query.cursor || null;
-  if (cursor) {
-    try {
-      const decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { a?: unknown };
-      // Every list pages by integer id; anything else is not a cursor we issued.
-      if (typeof decoded.a !== "number" || !Number.isSafeInteger(decoded.a)) throw new Error("shape");
-      after = decoded.a;
-    } catch {
-      throw badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
-    }
-    if (query.offset !== undefined && query.offset !== 0) {
-      throw badQuery("offset", "cannot be combined with cursor; a cursor already marks the position");
-    }
-  }
+  // Lists paged by integer id; anything else is not a cursor we issued.
+  const after = cursor ? cursorPosition(query, cursor, (d) => (typeof d.a === "number" && Number.isSafeInteger(d.a) ? d.a : null)) : null;
   return { limit, offset: after === null ? offset : 0, after, cursor };
+}
+
+/**
+ * Lists ordered by several columns (a start time, then a key) page by the last row's whole sort key: `shape`
+ * says what each part is, so a cursor from another list (or a forged one) is refused as not issued here.
+ */
+export type SortKeyShape = ReadonlyArray<"text" | "integer">;
+export type SortKey = ReadonlyArray<string | number>;
+
+export interface KeyPageRequest {
+  limit: number;
+  offset: number;
+  /** The sort key of the last row of the previous page, decoded from the cursor; null = start at offset. */
+  after: SortKey | null;
+  cursor: string | null;
+}
+
+export function encodeKeyCursor(key: SortKey): string {
+  return Buffer.from(JSON.stringify({ k: key })).toString("base64url");
+}
+
+const fitsShape = (key: unknown, shape: SortKeyShape): key is SortKey =>
+  Array.isArray(key) &&
+  key.length === shape.length &&
+  key.every((part, i) => (shape[i] === "integer" ? Number.isSafeInteger(part) : typeof part === "string" && part.length <= MAX_KEY_PART_CHARS));
+
+/** parsePage for a list paged by a compound sort key (see SortKeyShape). */
+export function parseKeyPage(query: PageQueryValues, shape: SortKeyShape): KeyPageRequest {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const offset = query.offset ?? 0;
+  const cursor = query.cursor || null;
+  const after = cursor ? cursorPosition(query, cursor, (d) => (fitsShape(d.k, shape) ? d.k : null)) : null;
+  return { limit, offset: after === null ? offset : 0, after, cursor };
+}
+
+/** pageOf for a list paged by a compound sort key: `keyOf` gives a row's key in the order of the list's shape. */
+export function keyPageOf<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => SortKey) {
+  const hasMore = rows.length > page.limit;
+  const items = hasMore ? rows.slice(0, page.limit) : rows;
+  const last = items[items.length - 1];
+  return {
+    items,
+    count: items.length,
+    pagination: {
+      has_more: hasMore,
+      next_offset: hasMore && page.after === null ? page.offset + items.length : null,
+      next_cursor: hasMore && last !== undefined ? encodeKeyCursor(keyOf(last)) : null,
+    },
+    query: { limit: page.limit, offset: page.offset, cursor: page.cursor },
+  };
 }
 
 /**

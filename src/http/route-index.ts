@@ -1,6 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { declaresFormBody } from "./form-body";
+import { strictJsonNumbers } from "./json-numbers";
 
 interface RouteRow {
   method: string;
@@ -69,14 +70,18 @@ export class RouteIndex {
     return this.schemas.get(`${method} ${route}`) ?? NONE;
   }
 
-  /** A compiled checker of the route's body schema (compiled on first use), or null when it takes no body. */
+  /**
+   * A compiled checker of the route's body schema (compiled on first use), or null when it takes no body. A JSON
+   * body is checked with numbers as JSON numbers only (src/http/json-numbers.ts); a form body, whose fields are
+   * text, against the schema as declared.
+   */
   bodyCheckOf(method: string, route: string): TypeCheck<TSchema> | null {
     const key = `${method} ${route}`;
     const cached = this.bodyChecks.get(key);
     if (cached) return cached;
     const schema = this.schemas.get(key)?.body;
     if (!schema) return null;
-    const check = TypeCompiler.Compile(schema);
+    const check = TypeCompiler.Compile(this.forms.has(key) ? schema : strictJsonNumbers(schema));
     this.bodyChecks.set(key, check);
     return check;
   }

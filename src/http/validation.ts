@@ -4,6 +4,7 @@ interface ValueErrorLike {
   path: string;
   message: string;
   summary?: string;
+  value?: unknown;
   schema?: {
     anyOf?: Array<{ const?: unknown; type?: string }>;
     type?: string;
@@ -30,9 +31,19 @@ export function describeValidationErrors(part: RequestPart, errors: ValueErrorLi
     const field = part === "body" ? path || "body" : `${part}.${path || "?"}`;
     if (seen.has(field)) continue;
     seen.add(field);
-    out.push({ field, problem: problemOf(e) });
+    out.push({ field, problem: part === "body" ? (numberAsTextProblem(e) ?? problemOf(e)) : problemOf(e) });
   }
   return out;
+}
+
+/** A JSON body's number sent as text (`"2"`): said plainly, since the text looks like the number it names. */
+function numberAsTextProblem(e: ValueErrorLike): string | null {
+  if (typeof e.value !== "string") return null;
+  const branches = e.message === "Expected union value" ? (e.schema?.anyOf ?? []) : [];
+  const nullable = branches.length > 1 && branches.every((b) => b.type === "integer" || b.type === "number" || b.type === "null");
+  const type = nullable ? branches.find((b) => b.type !== "null")?.type : /^Expected (number|integer)$/.exec(e.message)?.[1];
+  if (type !== "integer" && type !== "number") return null;
+  return `must be ${type === "integer" ? "an integer" : "a number"}${nullable ? " or null" : ""} written as a JSON number, not text`;
 }
 
 function problemOf(e: ValueErrorLike): string {

@@ -56,6 +56,9 @@ export class JobRegistry {
   private readonly insertRun: Statement;
   private readonly finishRun: Statement;
   private readonly lastRun: Statement;
+  private readonly lastOkRun: Statement;
+  /** Successful runs seen by this process, idle ticks of quiet jobs included (those leave no job_runs row). */
+  private readonly lastOkAt = new Map<string, string>();
 
   constructor(private readonly deps: Deps) {
     this.insertRun = deps.sqlite.prepare("INSERT INTO job_runs (name, started_at, trigger) VALUES (?, ?, ?) RETURNING id");
@@ -63,6 +66,8 @@ export class JobRegistry {
     this.lastRun = deps.sqlite.prepare(
       "SELECT started_at, finished_at, ok, error, duration_ms FROM job_runs WHERE name = ? ORDER BY started_at DESC, id DESC LIMIT 1",
     );
+    // job_runs_name_started_idx, walked backwards to the newest successful run.
+    this.lastOkRun = deps.sqlite.prepare("SELECT finished_at FROM job_runs WHERE name = ? AND ok = 1 ORDER BY started_at DESC, id DESC LIMIT 1");
   }
 
   register(def: JobDefinition): void {
@@ -135,6 +140,18 @@ export class JobRegistry {
     });
   }
 
+  /**
+   * When each registered job last finished successfully (ISO time, null if never): the newer of job_runs (any
+   * process) and this process's own runs, so a quiet job's idle ticks count as the successes they are.
+   */
+  lastSuccesses(): Array<{ name: string; at: string | null }> {
+    return [...this.defs.keys()].map((name) => {
+      const stored = (this.lastOkRun.get(name) as { finished_at: string | null } | null)?.finished_at ?? null;
+      const seen = this.lastOkAt.get(name) ?? null;
+      return { name, at: stored === null ? seen : seen === null || stored > seen ? stored : seen };
+    });
+  }
+
   /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
   failuresSince(since: string): Map<string, number> {
     // job_runs_started_idx serves the range; the few failed rows are grouped in memory.
@@ -169,6 +186,7 @@ export class JobRegistry {
     }
     const durationMs = Math.round(performance.now() - t0);
     const finished = new Date(started.getTime() + durationMs);
+    if (error === null) this.lastOkAt.set(def.name, finished.toISOString());
     if (deferInsert) {
       if (idle && error === null) return { name: def.name, ok: true, error: null, duration_ms: durationMs, run_id: 0 };
       id = (this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number }).id;

@@ -3,7 +3,14 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 
-export type CounterMetric = "updates_received" | "updates_replayed" | "init_data_failures" | "plays" | "bot_api_errors" | "bot_messages_sent";
+export type CounterMetric =
+  | "updates_received"
+  | "updates_replayed"
+  | "updates_ignored"
+  | "init_data_failures"
+  | "plays"
+  | "bot_api_errors"
+  | "bot_messages_sent";
 
 export const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString();
 

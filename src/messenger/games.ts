@@ -3,6 +3,7 @@ import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { GAMES, ITEMS, inAudience, type ItemKey } from "./catalog";
 import { applyAction } from "./ledger";
+import { observeEvent } from "./mission-sources";
 import type { PlayerRow } from "./players";
 import { freeSpinState } from "./wheel";
 import { catalogAccess } from "./admin/campaigns";
@@ -47,7 +48,7 @@ export function purchaseItem(
   ctx: AppContext,
   telegramUserId: number,
   input: { request_id: string; item_key: string; quantity: number },
-  action = "items.purchase",
+  action: "items.purchase" | "recon_grid.purchase" = "items.purchase",
 ) {
   const item = (ITEMS as Record<string, (typeof ITEMS)[ItemKey]>)[input.item_key];
   if (!item) throw new AppError("game_not_found", `No item ${JSON.stringify(input.item_key)}; the catalog lists ${Object.keys(ITEMS).join(", ")}`);
@@ -61,17 +62,20 @@ export function purchaseItem(
       inputs: { item_key: item.item_key, quantity: input.quantity },
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
     },
-    () => ({
-      deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
-      result: {
-        purchase: {
-          item_key: item.item_key,
-          quantity: input.quantity,
-          price_points: item.price_points,
-          total_points: cost,
-          granted: { free_spins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: 0 },
+    (_player, db) => {
+      observeEvent(db, telegramUserId, action, input.quantity);
+      return {
+        deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
+        result: {
+          purchase: {
+            item_key: item.item_key,
+            quantity: input.quantity,
+            price_points: item.price_points,
+            total_points: cost,
+            granted: { free_spins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: 0 },
+          },
         },
-      },
-    }),
+      };
+    },
   );
 }

@@ -3,6 +3,7 @@
 // `init_data` body field — first found in that order. The player row is resolved (created on first contact).
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
+import type { MessengerLimits } from "./abuse-limits";
 import { bump } from "./counters";
 import { InitDataError, InitDataVerifier, initDataFromHeader, type InitDataIdentity } from "./init-data";
 import { ensurePlayer, type PlayerRow } from "./players";
@@ -15,26 +16,33 @@ export interface MessengerRequest {
 export const MESSENGER_AUTH_DESCRIPTION =
   "Messenger mini-app route: Telegram init data as `Authorization: tma <init data>`, the init_data query parameter or the init_data body field.";
 
-export function messengerIdentity(ctx: AppContext) {
+export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
   const verifier = new InitDataVerifier(ctx.config.messenger);
 
-  /** Synchronous: both the HMAC and the Ed25519 check are (src/messenger/init-data.ts). */
+  /**
+   * Synchronous: both the HMAC and the Ed25519 check are (src/messenger/init-data.ts). Order: the address limit,
+   * the init data, the refused-check limit (a refusal past it is 429 and writes no counter row), the player's
+   * limit, then the player row (src/messenger/abuse-limits.ts).
+   */
   function authenticate(request: Request, query: unknown, body: unknown): MessengerRequest {
+    limits.address(request);
     const raw =
       initDataFromHeader(request.headers.get("authorization")) ??
       ((query as { init_data?: string } | undefined)?.init_data || null) ??
       ((body && typeof body === "object" ? (body as { init_data?: string }).init_data : undefined) || null);
-    const failed = (err: unknown): never => {
-      if (err instanceof InitDataError) bump(ctx.db.sqlite, ctx.clock, "init_data_failures", err.reason);
-      throw err;
-    };
+    const now = ctx.clock.now();
+    let identity: InitDataIdentity;
     try {
-      const now = ctx.clock.now();
-      const identity = verifier.verify(raw, now.getTime());
-      return { identity, player: ensurePlayer(ctx, identity, now) };
+      identity = verifier.verify(raw, now.getTime());
     } catch (err) {
-      return failed(err);
+      if (err instanceof InitDataError) {
+        limits.initDataRefused(request);
+        bump(ctx.db.sqlite, ctx.clock, "init_data_failures", err.reason);
+      }
+      throw err;
     }
+    limits.player(request, identity.telegramUserId);
+    return { identity, player: ensurePlayer(ctx, identity, now) };
   }
 
   /**
@@ -48,8 +56,19 @@ export function messengerIdentity(ctx: AppContext) {
     authenticate,
     plugin: new Elysia({ name: "herald:messenger-identity" }).macro({
       messenger: (_enabled: true) => ({
-        transform(context: { request: Request; query?: unknown; body?: unknown; messenger?: MessengerRequest }) {
-          context.messenger = authenticate(context.request, context.query, context.body);
+        transform(context: {
+          request: Request;
+          query?: unknown;
+          body?: unknown;
+          messenger?: MessengerRequest;
+          set: { headers: Record<string, string | number> };
+        }) {
+          try {
+            context.messenger = authenticate(context.request, context.query, context.body);
+          } finally {
+            // The X-RateLimit-* headers on a successful answer too (a refusal takes them from the request state).
+            Object.assign(context.set.headers, limits.headersOf(context.request));
+          }
         },
         resolve: typed,
         detail: { tags: ["messenger"], description: MESSENGER_AUTH_DESCRIPTION },

@@ -16,7 +16,7 @@ import { hashToken, signData } from "@telegram-apps/init-data-node";
 import type { Config } from "../config";
 import { AppError } from "../http/errors";
 
-export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired";
+export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired" | "init_data_future_dated";
 
 /** Who the init data says the player is, once its signature and age are checked. */
 export interface InitDataIdentity {
@@ -208,6 +208,18 @@ export class InitDataVerifier {
 
   private accept(parsed: Parsed, scheme: "hmac" | "ed25519", nowMs: number): InitDataIdentity {
     // Checked after the signature, so an unsigned caller learns nothing about the clock.
+    // Telegram stamps auth_date with its own clock when it signs, so a date ahead of ours by more than clock skew
+    // was not signed just now: it was minted with a leaked token (and would otherwise never expire), or our clock
+    // is behind. Both the HMAC and the Ed25519 path (and cache hits) come through here.
+    const skew = this.config.initDataMaxFutureSkewSeconds;
+    if (parsed.authDate * 1000 > nowMs + skew * 1000) {
+      const aheadSeconds = Math.ceil((parsed.authDate * 1000 - nowMs) / 1000);
+      throw new InitDataError(
+        "init_data_future_dated",
+        `init data is dated ${new Date(parsed.authDate * 1000).toISOString()}, ${aheadSeconds} s after this server's clock (${new Date(nowMs).toISOString()}); at most ${skew} s of clock skew is allowed`,
+        { auth_date: parsed.authDate, server_time: Math.floor(nowMs / 1000), max_future_skew_seconds: skew },
+      );
+    }
     const maxAge = this.config.initDataMaxAgeSeconds;
     if (parsed.authDate * 1000 + maxAge * 1000 < nowMs) {
       throw new InitDataError(

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi-names";
-import { AdminPage, AdminPageQuery, audienceKey } from "./admin/games-config-model";
+import { AdminPage, AdminPageQuery, audienceKey, listQueryEcho } from "./admin/games-config-model";
 import { initData, nullable, Replayed, Reward, requestId } from "./model";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
 
@@ -45,10 +45,14 @@ const Promo = named(
     created_at: t.String(),
   }),
 );
+const progressSource = (
+  description = "server: progress is the server's own count of event_type; self_reported: the mini-app reports it (declared by the operator)",
+) => t.Union([t.Literal("server"), t.Literal("self_reported")], { description });
 const Mission = t.Object({
   mission_key: t.String(),
   title: t.String(),
   event_type: t.String(),
+  progress_source: progressSource(),
   target: t.Integer(),
   reward: Reward,
   reward_salutes: nullable(t.String()),
@@ -63,6 +67,9 @@ const Enrollment = named(
   t.Object({
     mission_key: t.String(),
     progress: t.Integer(),
+    observed: nullable(
+      t.Integer({ description: "Server missions: events of the type the server counted since you enrolled; progress catches up on the next progress call" }),
+    ),
     target: t.Integer(),
     enrolled_at: t.String(),
     completed_at: nullable(t.String()),
@@ -101,7 +108,10 @@ export const PromoModel = {
     ),
     ...AdminPageQuery,
   }),
-  list: named("MessengerPromoList", Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage })),
+  list: named(
+    "MessengerPromoList",
+    Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage, query: listQueryEcho({ include_disabled: t.Boolean() }) }),
+  ),
 };
 
 export const MissionModel = {
@@ -109,7 +119,15 @@ export const MissionModel = {
     {
       mission_key: missionKey,
       title: t.String({ minLength: 1, maxLength: 200 }),
-      event_type: t.String({ pattern: "^[a-z0-9_.-]{1,64}$", description: "What the mini-app counts, e.g. spin_wheel.play" }),
+      event_type: t.String({
+        pattern: "^[a-z0-9_.-]{1,64}$",
+        description: "What is counted: a server-observed type (spin_wheel.play …, docs/messenger.md), or any other with progress_source self_reported",
+      }),
+      progress_source: t.Optional(
+        progressSource(
+          "Default server (only for server-observed event types). self_reported must be declared for any other type: caps and rewards are then limited and salutes refused",
+        ),
+      ),
       target: t.Integer({ minimum: 1, maximum: 1_000_000 }),
       reward: RewardInput,
       daily_cap: t.Integer({ minimum: 1, maximum: 1_000_000, description: "Most progress units accepted per player per UTC day" }),
@@ -132,7 +150,13 @@ export const MissionModel = {
         pattern: "^[A-Za-z0-9_.:-]{8,64}$",
         description: "Unique per event; a repeat replays the first answer",
       }),
-      progress: t.Integer({ minimum: 1, maximum: 1_000_000, description: "The absolute progress now (must grow)" }),
+      progress: t.Optional(
+        t.Integer({
+          minimum: 1,
+          maximum: 1_000_000,
+          description: "Self-reported missions (required): the absolute progress now (must grow). Server missions: not used, progress is the server's count",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -142,11 +166,13 @@ export const MissionModel = {
       client_event_id: t.String(),
       mission_key: t.String(),
       accepted: t.Boolean(),
-      reason: nullable(t.String({ description: "not_monotonic, rate_limited, daily_cap_reached or already_completed" })),
+      reason: nullable(t.String({ description: "not_monotonic, not_observed, rate_limited, daily_cap_reached or already_completed" })),
       message: nullable(t.String()),
       progress: t.Integer(),
       target: t.Integer(),
       completed: t.Boolean(),
+      progress_source: t.Optional(progressSource("Where the progress came from (absent in answers recorded before it was)")),
+      observed: t.Optional(nullable(t.Integer({ description: "Server missions: the server's count since enrolling; null when self-reported" }))),
       reward_paid: nullable(Reward),
       salutes: nullable(SalutesPayout),
       replayed: t.Boolean(),

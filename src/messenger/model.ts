@@ -75,65 +75,25 @@ export const MessengerModel = {
   ),
 };
 
-const TgUser = t.Object(
-  {
-    id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-    is_bot: t.Optional(t.Boolean()),
-    first_name: t.Optional(t.String({ maxLength: 256 })),
-    last_name: t.Optional(t.String({ maxLength: 256 })),
-    username: t.Optional(t.String({ maxLength: 64 })),
-    language_code: t.Optional(t.String({ maxLength: 35 })),
-    is_premium: t.Optional(t.Boolean()),
-  },
-  { additionalProperties: true },
-);
-
-/** A Telegram Update: only the fields the bot acts on are typed; the other update kinds pass through unread. */
-export const WebhookModel = {
-  update: named(
-    "MessengerUpdate",
-    t.Object(
-      {
-        update_id: t.Integer({
-          minimum: 0,
-          maximum: Number.MAX_SAFE_INTEGER,
-          description: "Telegram's update id: a repeated id is acknowledged and not processed again",
-        }),
-        message: t.Optional(
-          t.Object(
-            {
-              message_id: t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-              date: t.Optional(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-              chat: t.Object(
-                { id: t.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }), type: t.Optional(t.String({ maxLength: 32 })) },
-                { additionalProperties: true },
-              ),
-              from: t.Optional(TgUser),
-              text: t.Optional(t.String({ maxLength: 4096 })),
-            },
-            { additionalProperties: true },
-          ),
-        ),
-      },
-      { additionalProperties: true },
-    ),
-  ),
-  ack: named(
-    "MessengerUpdateAck",
-    Envelope({
-      update_id: t.Integer(),
-      duplicate: t.Boolean({ description: "true: this update_id was seen before; nothing was done again" }),
-      replies_queued: t.Integer({ description: "Bot replies written to the outbox (sent by the messenger-bot-outbox job)" }),
-    }),
-  ),
+const seedHashField = (description: string) => t.String({ pattern: "^[0-9a-f]{64}$", description });
+/** When a seed's hash was first published, and when its client seed was set: the first precedes the second. */
+const SeedTimes = {
+  committed_at: t.String({ description: "When server_seed_hash was first published (as next_server_seed_hash, for a pair you chose the client seed of)" }),
+  client_seed_set_at: t.String({ description: "When the client seed was set and the pair became active" }),
 };
-
+/** The hash of the server seed committed for the NEXT pair or grid, published before you choose its client seed. */
+const NextSeed = {
+  next_server_seed_hash: t.String({ description: "hex SHA-256 of the next server seed: the one your next client seed (wheel) or grid start will use" }),
+  next_committed_at: t.String({ description: "When next_server_seed_hash was committed to" }),
+};
 const Fairness = named(
   "MessengerFairness",
   t.Object({
     server_seed_hash: t.String({ description: "hex SHA-256 of the server seed, committed before play" }),
     client_seed: t.String(),
     next_nonce: t.Integer({ minimum: 0 }),
+    ...SeedTimes,
+    ...NextSeed,
   }),
 );
 const Segment = t.Object({ label: t.String(), weight: t.Integer({ minimum: 1 }), reward: Reward });
@@ -154,6 +114,7 @@ const RevealedSeed = named(
     client_seed: t.String(),
     nonces_used: t.Integer({ description: "Nonces 0 … nonces_used-1 were played with this seed" }),
     revealed_at: t.String(),
+    ...SeedTimes,
   }),
 );
 const Replayed = {
@@ -163,7 +124,8 @@ const Replayed = {
 };
 const clientSeed = t.String({
   pattern: "^[A-Za-z0-9_.:-]{1,64}$",
-  description: "Your client seed (1–64 of A-Z a-z 0-9 _ . : -); setting it rotates the seed pair and reveals the old server seed",
+  description:
+    "Your client seed (1–64 of A-Z a-z 0-9 _ . : -); setting it reveals the old server seed and activates the next one, whose hash an earlier answer published",
 });
 const quantity = t.Integer({ minimum: 1, maximum: 100, description: "How many, 1–100" });
 
@@ -186,7 +148,16 @@ export const GamesModel = {
       balances: Balances,
     }),
   ),
-  wheelStatusBody: t.Object({ init_data: initData, client_seed: t.Optional(clientSeed) }, { additionalProperties: false }),
+  wheelStatusBody: t.Object(
+    {
+      init_data: initData,
+      client_seed: t.Optional(clientSeed),
+      next_server_seed_hash: t.Optional(
+        seedHashField("With client_seed: the next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict"),
+      ),
+    },
+    { additionalProperties: false },
+  ),
   wheelStatus: named(
     "MessengerWheelStatus",
     Envelope({
@@ -212,7 +183,12 @@ export const GamesModel = {
         segment_label: t.String(),
         reward: Reward,
         paid_with: t.Union([t.Literal("daily_free_spin"), t.Literal("free_spin_balance")]),
-        fairness: t.Object({ server_seed_hash: t.String(), client_seed: t.String(), nonce: t.Integer() }),
+        fairness: t.Object({
+          server_seed_hash: t.String(),
+          client_seed: t.String(),
+          nonce: t.Integer(),
+          committed_at: t.Optional(t.String({ description: "When server_seed_hash was first published (absent in answers stored before it was recorded)" })),
+        }),
         created_at: t.String(),
       }),
       ...Replayed,
@@ -249,6 +225,7 @@ const GridView = named(
       nonce: t.Integer(),
       server_seed: nullable(t.String({ description: "Shown once the grid has ended" })),
       layout: nullable(t.Array(t.Integer(), { description: "Once ended: for each cell, its index in the documented cell list" })),
+      ...SeedTimes,
     }),
     created_at: t.String(),
     ended_at: nullable(t.String()),
@@ -256,9 +233,17 @@ const GridView = named(
 );
 
 export const GridModel = {
-  status: named("MessengerReconGridStatus", Envelope({ active_grid: nullable(GridView), last_grid: nullable(GridView), balances: Balances })),
-  startBody: t.Object({ init_data: initData, client_seed: t.Optional(clientSeed), abandon_active: t.Optional(t.Boolean()) }, { additionalProperties: false }),
-  started: named("MessengerReconGridStarted", Envelope({ grid: GridView, abandoned_grid: nullable(GridView) })),
+  status: named("MessengerReconGridStatus", Envelope({ active_grid: nullable(GridView), last_grid: nullable(GridView), balances: Balances, ...NextSeed })),
+  startBody: t.Object(
+    {
+      init_data: initData,
+      client_seed: t.Optional(clientSeed),
+      abandon_active: t.Optional(t.Boolean()),
+      next_server_seed_hash: t.Optional(seedHashField("The next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict")),
+    },
+    { additionalProperties: false },
+  ),
+  started: named("MessengerReconGridStarted", Envelope({ grid: GridView, abandoned_grid: nullable(GridView), ...NextSeed })),
   revealBody: t.Object(
     { init_data: initData, request_id: requestId, grid_id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), cell: Cell },
     { additionalProperties: false },
@@ -350,7 +335,7 @@ export const EngagementModel = {
     Envelope({
       configured: t.Object({ bot_token: t.Boolean(), webhook_secret: t.Boolean(), init_data_mode: t.String() }),
       window: t.Object({ hours: t.Integer(), since_hour_utc: t.String() }),
-      updates: t.Object({ received: t.Integer(), replays_suppressed: t.Integer(), by_kind: counts }),
+      updates: t.Object({ received: t.Integer(), replays_suppressed: t.Integer(), by_kind: counts, ignored: t.Integer(), ignored_by_reason: counts }),
       init_data_failures: t.Object({ total: t.Integer(), by_reason: counts }),
       plays: t.Object({ total: t.Integer(), by_game: counts }),
       bot_api: t.Object({

@@ -22,7 +22,13 @@ export function opsHealth(ctx: AppContext, hours: number, limit: number) {
       init_data_mode: ctx.config.messenger.initDataMode,
     },
     window: { hours, since_hour_utc: since },
-    updates: { received: total("updates_received"), replays_suppressed: total("updates_replayed"), by_kind: byMetric.updates_received ?? {} },
+    updates: {
+      received: total("updates_received"),
+      replays_suppressed: total("updates_replayed"),
+      by_kind: byMetric.updates_received ?? {},
+      ignored: total("updates_ignored"),
+      ignored_by_reason: byMetric.updates_ignored ?? {},
+    },
     init_data_failures: { total: total("init_data_failures"), by_reason: byMetric.init_data_failures ?? {} },
     plays: { total: total("plays"), by_game: byMetric.plays ?? {} },
     bot_api: {

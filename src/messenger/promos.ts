@@ -5,9 +5,10 @@ import { writeAudit } from "../auth/audit";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { requireAudienceGroup } from "./admin/audiences";
-import { badField, isoOrThrow, type Page, paged } from "./admin/inputs";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./admin/inputs";
 import { inAudience } from "./catalog";
 import { applyAction } from "./ledger";
+import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
 
 interface PromoRow {
@@ -158,13 +159,21 @@ function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
     .immediate();
 }
 
-/** Promos by code, enabled ones unless includeDisabled, newest first, one offset page. */
-export function listPromos(ctx: AppContext, includeDisabled: boolean, page: Page = { limit: 50, offset: 0 }) {
+/**
+ * Promos, enabled ones unless includeDisabled, newest first, then by code; a cursor holds the last row's
+ * [created_at, code].
+ */
+export function listPromos(ctx: AppContext, includeDisabled: boolean, input: PageInput = {}) {
+  const page = pageFrom(input, ["text", "text"]);
+  const [afterCreated, afterCode] = (page.after ?? [null, null]) as [string | null, string | null];
   const rows = ctx.db.sqlite
-    .query<PromoRow, [number, number, number]>("SELECT * FROM messenger_promos WHERE enabled = 1 OR ? = 1 ORDER BY created_at DESC, code LIMIT ? OFFSET ?")
-    .all(includeDisabled ? 1 : 0, page.limit + 1, page.offset);
-  const p = paged(rows.map(promoView), page);
-  return { promos: p.items, count: p.count, pagination: p.pagination };
+    .query<PromoRow, [number, string | null, string | null, number, number]>(
+      `SELECT * FROM messenger_promos WHERE (enabled = 1 OR ?1 = 1) AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND code > ?3))
+       ORDER BY created_at DESC, code LIMIT ?4 OFFSET ?5`,
+    )
+    .all(includeDisabled ? 1 : 0, afterCreated, afterCode, page.limit + 1, page.offset);
+  const p = paged(rows.map(promoView), page, (row) => [row.created_at, row.code]);
+  return { promos: p.items, count: p.count, pagination: p.pagination, query: { ...p.query, include_disabled: includeDisabled } };
 }
 
 /** Claims a promo for the player; the same request id replays, a second claim of the code is refused. */
@@ -193,12 +202,18 @@ export function claimPromo(ctx: AppContext, telegramUserId: number, input: { req
           details: { max_claims: promo.max_claims },
         });
       const reward = { free_spins: promo.reward_free_spins, missiles: promo.reward_missiles, points: promo.reward_points };
+      observeEvent(db, telegramUserId, "promo.claim");
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
         earnedPoints: reward.points,
         result: {
           promo: { code: promo.code, reward, claimed_at: now },
-          salutes: paySalutes(ctx, db, player, promo.reward_salutes, `messenger:promo:${promo.code}:${telegramUserId}`, "messenger_promo"),
+          salutes: paySalutes(ctx, db, player, {
+            amount: promo.reward_salutes,
+            idempotencyKey: `messenger:promo:${promo.code}:${telegramUserId}`,
+            reason: "messenger_promo",
+            rewardKey: `promo:${promo.code}`,
+          }),
         },
       };
     },

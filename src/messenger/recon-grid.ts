@@ -1,15 +1,19 @@
 // The recon grid: a 5×5 board whose hidden layout is a provably-fair shuffle of GRID_CELLS, drawn from the
-// grid's own server seed (hash shown at start) and the player's client seed with nonce 0. Each reveal costs one
-// missile and credits the cell's reward; when every prize is found (or the grid is abandoned) the seed is shown.
+// grid's own server seed and the player's client seed with nonce 0. The server seed is the one committed to
+// (next_server_seed_hash) in an earlier answer — status, or the previous start — never one made by the start that
+// takes the client seed (seed-commitments.ts). Each reveal costs one missile and credits the cell's reward; when
+// every prize is found (or the grid is abandoned) the seed is shown.
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { requireCatalogAccess } from "./admin/campaigns";
 import { GRID_CELLS, GRID_PRIZES, GRID_SIZE } from "./catalog";
 import { bump } from "./counters";
-import { newClientSeed, newServerSeed, seedHash, shuffleFair } from "./fair";
+import { newClientSeed, shuffleFair } from "./fair";
 import { applyAction } from "./ledger";
+import { observeEvent } from "./mission-sources";
 import { balancesOf, getPlayerOrCreate } from "./players";
+import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
 
 interface GridRow {
   id: number;
@@ -22,6 +26,8 @@ interface GridRow {
   status: "active" | "completed" | "abandoned";
   created_at: string;
   ended_at: string | null;
+  /** Null only in grids started before commitments were recorded: those were committed at created_at. */
+  committed_at: string | null;
 }
 
 const activeGrid = (db: Database, telegramUserId: number) =>
@@ -48,22 +54,36 @@ export function gridView(g: GridRow) {
       nonce: 0,
       server_seed: ended ? g.server_seed : null,
       layout: ended ? layout : null,
+      committed_at: g.committed_at ?? g.created_at,
+      client_seed_set_at: g.created_at,
     },
     created_at: g.created_at,
     ended_at: g.ended_at,
   };
 }
 
+const STATUS_ROUTE = "POST /api/messenger/games/recon-grid/status";
+
+/** The grids, balances and the hash of the server seed the next grid will use (committed now if there is none). */
 export function gridStatus(ctx: AppContext, telegramUserId: number) {
   const db = ctx.db.sqlite;
-  const player = getPlayerOrCreate(db, telegramUserId, ctx.clock.now().toISOString());
-  const active = activeGrid(db, telegramUserId);
-  const last = lastEnded(db, telegramUserId);
-  return { active_grid: active ? gridView(active) : null, last_grid: last ? gridView(last) : null, balances: balancesOf(player) };
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const player = getPlayerOrCreate(db, telegramUserId, now);
+      const active = activeGrid(db, telegramUserId);
+      const last = lastEnded(db, telegramUserId);
+      const next = ensureCommitment(ctx, db, telegramUserId, "recon_grid", now);
+      return { active_grid: active ? gridView(active) : null, last_grid: last ? gridView(last) : null, balances: balancesOf(player), ...nextView(next) };
+    })
+    .immediate();
 }
 
-/** Starts a grid. An active grid is refused unless abandon_active, which ends it and reveals its seed. */
-export function startGrid(ctx: AppContext, telegramUserId: number, input: { client_seed?: string; abandon_active?: boolean }) {
+/**
+ * Starts a grid on the server seed committed in an earlier answer (409 game_state_conflict if none was), and
+ * commits the next one. An active grid is refused unless abandon_active, which ends it and reveals its seed.
+ */
+export function startGrid(ctx: AppContext, telegramUserId: number, input: { client_seed?: string; abandon_active?: boolean; next_server_seed_hash?: string }) {
   const db = ctx.db.sqlite;
   return db
     .transaction(() => {
@@ -85,17 +105,18 @@ export function startGrid(ctx: AppContext, telegramUserId: number, input: { clie
         db.query("UPDATE messenger_grids SET status = 'abandoned', ended_at = ? WHERE id = ?").run(now, active.id);
         abandoned = gridView({ ...active, status: "abandoned", ended_at: now });
       }
-      const serverSeed = newServerSeed(ctx.rng);
+      const committed = takeCommitmentOrThrow(db, telegramUserId, "recon_grid", STATUS_ROUTE, input.next_server_seed_hash);
       const clientSeed = input.client_seed ?? newClientSeed(ctx.rng);
-      const layout = shuffleFair([...GRID_CELLS.keys()], serverSeed, clientSeed, 0);
+      const layout = shuffleFair([...GRID_CELLS.keys()], committed.server_seed, clientSeed, 0);
       const row = db
-        .query<GridRow, [number, string, string, string, string, string]>(
-          "INSERT INTO messenger_grids (telegram_user_id, server_seed, server_seed_hash, client_seed, layout, revealed, status, created_at) VALUES (?, ?, ?, ?, ?, '[]', 'active', ?) RETURNING *",
+        .query<GridRow, [number, string, string, string, string, string, string]>(
+          "INSERT INTO messenger_grids (telegram_user_id, server_seed, server_seed_hash, client_seed, layout, revealed, status, created_at, committed_at) VALUES (?, ?, ?, ?, ?, '[]', 'active', ?, ?) RETURNING *",
         )
-        .get(telegramUserId, serverSeed, seedHash(serverSeed), clientSeed, JSON.stringify(layout), now)!;
-      getPlayerOrCreate(db, telegramUserId, now);
+        .get(telegramUserId, committed.server_seed, committed.server_seed_hash, clientSeed, JSON.stringify(layout), now, committed.committed_at)!;
+      const next = ensureCommitment(ctx, db, telegramUserId, "recon_grid", now);
       bump(db, ctx.clock, "plays", "recon_grid");
-      return { grid: gridView(row), abandoned_grid: abandoned };
+      observeEvent(db, telegramUserId, "recon_grid.start");
+      return { grid: gridView(row), abandoned_grid: abandoned, ...nextView(next) };
     })
     .immediate();
 }
@@ -135,6 +156,8 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
         done ? now : null,
       );
       const after: GridRow = { ...grid, revealed: JSON.stringify(revealed), status: done ? "completed" : "active", ended_at: done ? now : null };
+      observeEvent(db, telegramUserId, "recon_grid.reveal");
+      if (done) observeEvent(db, telegramUserId, "recon_grid.complete");
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles - 1, points: reward.points },
         earnedPoints: reward.points,

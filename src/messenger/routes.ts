@@ -1,18 +1,13 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import type { RequestStates } from "../http/core";
+import { messengerLimits } from "./abuse-limits";
+import { BotUsername } from "./bot-username";
+import { WEBHOOK_SECRET_HEADER, WEBHOOK_SECRET_HEADER_SPEC } from "./bot-webhook";
 import { messengerIdentity } from "./identity-plugin";
-import {
-  EngagementModel as EM,
-  PlayerLinkModel,
-  GamesModel as G,
-  GridModel,
-  WalletModel,
-  InitOnlyBody,
-  InitQuery,
-  MessengerModel as M,
-  WebhookModel,
-} from "./model";
+import { EngagementModel as EM, PlayerLinkModel, GamesModel as G, GridModel, WalletModel, InitOnlyBody, InitQuery, MessengerModel as M } from "./model";
+import { WebhookModel } from "./model-webhook";
 import { MissionModel as MM, PromoModel } from "./model-promos";
 import {
   activityPreview,
@@ -28,10 +23,11 @@ import {
   missionCatalog,
   missionHistory,
   reportProgress,
-  checkWebhookSecret,
   gameCatalog,
+  handleUpdate,
   identityStatus,
-  ingestUpdate,
+  webhookSecretInvalid,
+  webhookSecretMatches,
   playWheel,
   gridStatus,
   purchaseItem,
@@ -46,8 +42,10 @@ import { messengerErrors, messengerTag, requireMessengerBot } from "./route-comm
 export { messengerErrors, messengerTag };
 
 /** The messenger (Telegram) mini-app API: docs/messenger.md. Every route answers 503 without MESSENGER_BOT_TOKEN. */
-export function messengerRoutes(ctx: AppContext, guards: Guards) {
-  const identity = messengerIdentity(ctx);
+export function messengerRoutes(ctx: AppContext, guards: Guards, states: RequestStates) {
+  const limits = messengerLimits(ctx, states);
+  const identity = messengerIdentity(ctx, limits);
+  const botUsername = new BotUsername(ctx);
   return (
     new Elysia({ name: "herald:messenger" })
       .use(identity.plugin)
@@ -58,13 +56,23 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
         detail: messengerTag("Verify init data; the player's identity, link and balances"),
       })
       // Telegram retries an update until it gets a 2xx: the answer is immediate, replies leave through the outbox.
-      .post("/api/messenger/webhook", ({ body }) => ({ success: true as const, ...ingestUpdate(ctx, body as TelegramUpdate) }), {
-        transform: ({ request }) => checkWebhookSecret(ctx, request.headers.get("x-messenger-bot-api-secret-token")),
+      // Only posts without the secret are rate limited (src/messenger/abuse-limits.ts): Telegram's never are.
+      .post("/api/messenger/webhook", async ({ body }) => ({ success: true as const, ...(await handleUpdate(ctx, botUsername, body as TelegramUpdate)) }), {
+        transform: ({ request }) => {
+          if (webhookSecretMatches(ctx, request.headers)) return;
+          limits.webhookRefused(request);
+          throw webhookSecretInvalid();
+        },
+        headers: WebhookModel.headers,
         body: WebhookModel.update,
         response: { 200: WebhookModel.ack, ...messengerErrors },
         detail: {
-          ...messengerTag("Bot webhook: Telegram updates; X-Messenger-Bot-Api-Secret-Token; update_id replay suppression"),
-          description: "Telegram calls this with the secret_token given to setWebhook in X-Messenger-Bot-Api-Secret-Token.",
+          ...messengerTag(`Bot webhook: Telegram updates; ${WEBHOOK_SECRET_HEADER}; update_id replay suppression; private-chat commands only`),
+          description:
+            `Telegram POSTs each Update as JSON with the secret_token given to setWebhook in ${WEBHOOK_SECRET_HEADER} (${WEBHOOK_SECRET_HEADER_SPEC}, ` +
+            "the spec's name, is read too). Commands in private chats are answered; group, supergroup and channel updates and commands for " +
+            "another bot (/cmd@OtherBot) are acknowledged and recorded, never answered. Posts without the right secret are 401, and 429 past " +
+            "MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN per address; Telegram's own posts are never rate limited.",
         },
       })
       .get("/api/messenger/games/catalog", ({ messenger: m }) => ({ success: true as const, ...gameCatalog(ctx, m.player), balances: balancesOf(m.player) }), {
@@ -83,14 +91,16 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
         "/api/messenger/games/spin-wheel/status",
         ({ messenger: m, body }) => ({
           success: true as const,
-          ...wheelStatus(ctx, m.player, body.client_seed),
+          ...wheelStatus(ctx, m.player, body.client_seed, body.next_server_seed_hash),
           revealed_seeds: revealedSeeds(ctx, m.player.telegram_user_id, 10),
         }),
         {
           messenger: true,
           body: G.wheelStatusBody,
           response: { 200: G.wheelStatus, ...messengerErrors },
-          detail: messengerTag("Spin wheel availability, cooldown, campaign and provably-fair seed commitment; client_seed rotates the seed"),
+          detail: messengerTag(
+            "Spin wheel availability, cooldown, campaign, the seed commitment and the next seed's hash; client_seed activates the pre-committed next seed",
+          ),
         },
       )
       .post(
@@ -126,7 +136,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
           messenger: true,
           body: GridModel.startBody,
           response: { 200: GridModel.started, ...messengerErrors },
-          detail: messengerTag("Start a grid: a hidden layout committed to by its seed hash"),
+          detail: messengerTag("Start a grid on the server seed committed before (status's next_server_seed_hash); commits the next one"),
         },
       )
       .post(
@@ -180,7 +190,9 @@ export function messengerRoutes(ctx: AppContext, guards: Guards) {
           messenger: true,
           body: MM.progressBody,
           response: { 200: MM.progress, ...messengerErrors },
-          detail: messengerTag("Report mission progress: client_event_id replay suppression, monotonic progress, rate and daily caps"),
+          detail: messengerTag(
+            "Mission progress: server missions move to the server's own count, self-reported ones to the reported progress; replay suppression, rate and daily caps",
+          ),
         },
       )
       .post(

@@ -123,10 +123,34 @@ export const messengerSeeds = sqliteTable(
     clientSeed: text("client_seed").notNull(),
     nextNonce: integer("next_nonce").notNull().default(0),
     status: text("status", { enum: ["active", "revealed"] }).notNull(),
+    /** When the client seed was set and the pair became active. */
     createdAt: text("created_at").notNull(),
     revealedAt: text("revealed_at"),
+    /**
+     * When server_seed_hash was first published: the pending commitment's time (messenger_seed_commitments) for a
+     * pair the player activated with a client seed, before created_at; created_at for a server-made default pair.
+     */
+    committedAt: text("committed_at"),
   },
   (t) => [index("messenger_seeds_player_idx").on(t.telegramUserId, t.status)],
+);
+
+/**
+ * The NEXT server seed of a player's wheel or recon grid, committed to (its hash published) before the player
+ * chooses the client seed it will be used with (docs/messenger.md, "Provably fair"). At most one per player and
+ * game; setting a wheel client seed or starting a grid consumes it (its seed moves to messenger_seeds or
+ * messenger_grids with this committed_at) and a new one is committed in the same transaction.
+ */
+export const messengerSeedCommitments = sqliteTable(
+  "messenger_seed_commitments",
+  {
+    telegramUserId: integer("telegram_user_id").notNull(),
+    gameKey: text("game_key", { enum: ["spin_wheel", "recon_grid"] }).notNull(),
+    serverSeed: text("server_seed").notNull(),
+    serverSeedHash: text("server_seed_hash").notNull(),
+    committedAt: text("committed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.telegramUserId, t.gameKey] })],
 );
 
 /** Every wheel spin, with the seed and nonce that decided it (so a player can recompute it after reveal). */
@@ -157,8 +181,11 @@ export const messengerGrids = sqliteTable(
     layout: text("layout").notNull(),
     revealed: text("revealed").notNull(),
     status: text("status", { enum: ["active", "completed", "abandoned"] }).notNull(),
+    /** When the grid was started: the client seed was set then. */
     createdAt: text("created_at").notNull(),
     endedAt: text("ended_at"),
+    /** When server_seed_hash was first published (the commitment it came from), before created_at. */
+    committedAt: text("committed_at"),
   },
   (t) => [index("messenger_grids_player_idx").on(t.telegramUserId, t.status)],
 );
@@ -194,6 +221,13 @@ export const messengerMissions = sqliteTable("messenger_missions", {
   missionKey: text("mission_key").primaryKey(),
   title: text("title").notNull(),
   eventType: text("event_type").notNull(),
+  /**
+   * `server`: progress is counted by the server from its own records (src/messenger/mission-sources.ts);
+   * `self_reported`: the mini-app reports it, declared so by the operator, under tighter limits.
+   */
+  progressSource: text("progress_source", { enum: ["server", "self_reported"] })
+    .notNull()
+    .default("server"),
   target: integer("target").notNull(),
   rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
   rewardMissiles: integer("reward_missiles").notNull().default(0),
@@ -214,6 +248,8 @@ export const messengerMissionEnrollments = sqliteTable(
     telegramUserId: integer("telegram_user_id").notNull(),
     missionKey: text("mission_key").notNull(),
     progress: integer("progress").notNull().default(0),
+    /** Server-observed events of the mission's type since enrolling (server missions); progress catches up to it. */
+    observed: integer("observed").notNull().default(0),
     enrolledAt: text("enrolled_at").notNull(),
     completedAt: text("completed_at"),
   },
@@ -267,6 +303,25 @@ export const messengerWallets = sqliteTable(
     verifiedAt: text("verified_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.telegramUserId, t.address] }), index("messenger_wallets_address_idx").on(t.address)],
+);
+
+/**
+ * Salutes rewards paid, once per partner user and reward (`promo:<code>`, `mission:<mission_key>`), whichever
+ * player claims it: two players linked to one partner user (the same wallet proven twice, or an operator link)
+ * cannot collect a reward's salutes twice. Written in the payout's savepoint, so a refused payout leaves no row.
+ */
+export const messengerSalutesRewards = sqliteTable(
+  "messenger_salutes_rewards",
+  {
+    partner: text("partner").notNull(),
+    partnerUserId: integer("partner_user_id").notNull(),
+    rewardKey: text("reward_key").notNull(),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    amount: text("amount").notNull(),
+    salutesLedgerEntryId: integer("salutes_ledger_entry_id"),
+    paidAt: text("paid_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.partner, t.partnerUserId, t.rewardKey] })],
 );
 
 /**

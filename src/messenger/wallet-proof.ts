@@ -6,6 +6,7 @@ import { createPublicKey, verify } from "node:crypto";
 import bs58 from "bs58";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
+import { observeEvent } from "./mission-sources";
 import { getPlayerOrCreate } from "./players";
 import { linkProvenWallet } from "./wallet-link";
 
@@ -122,9 +123,12 @@ export function verifyClaim(ctx: AppContext, telegramUserId: number, input: { no
         throw new AppError("wallet_signature_invalid", "The signature (base58, 64 bytes) does not verify for this message and address");
       }
       db.query("UPDATE messenger_wallet_challenges SET consumed_at = ? WHERE nonce = ?").run(now, c.nonce);
+      const known = db.query("SELECT 1 FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?").get(telegramUserId, c.address) !== null;
       db.query(
         "INSERT INTO messenger_wallets (telegram_user_id, address, verified_at) VALUES (?1, ?2, ?3) ON CONFLICT (telegram_user_id, address) DO UPDATE SET verified_at = ?3",
       ).run(telegramUserId, c.address, now);
+      // Proving the same wallet again is not progress: only a wallet new to this player counts.
+      if (!known) observeEvent(db, telegramUserId, "wallet.proof");
       const link = linkProvenWallet(ctx, db, telegramUserId, c.address, now);
       return { wallet: { address: c.address, verified_at: now }, linked_user_id: link.linkedUserId, partner_wallet_links_verified: link.partnerLinksVerified };
     })

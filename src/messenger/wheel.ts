@@ -8,7 +8,9 @@ import { WHEEL_CAMPAIGN } from "./catalog";
 import { bump } from "./counters";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
 import { applyAction } from "./ledger";
+import { observeEvent } from "./mission-sources";
 import type { PlayerRow } from "./players";
+import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
 
 /** The daily free spin: due `cooldownSeconds` (the player's wheel campaign's) after the last one. */
 export function freeSpinState(p: Pick<PlayerRow, "last_free_spin_at">, now: Date, cooldownSeconds: number = WHEEL_CAMPAIGN.cooldown_seconds) {
@@ -29,43 +31,56 @@ interface SeedRow {
   next_nonce: number;
   created_at: string;
   revealed_at: string | null;
+  /** Null only in rows made before commitments were recorded: those were committed at created_at. */
+  committed_at: string | null;
 }
 
 const activeSeed = (db: Database, telegramUserId: number) =>
   db.query<SeedRow, [number]>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1").get(telegramUserId);
 
-function createSeed(ctx: AppContext, db: Database, telegramUserId: number, clientSeed: string | null, now: string): SeedRow {
-  const serverSeed = newServerSeed(ctx.rng);
-  return db
-    .query<SeedRow, [number, string, string, string, string]>(
-      "INSERT INTO messenger_seeds (telegram_user_id, server_seed, server_seed_hash, client_seed, next_nonce, status, created_at) VALUES (?, ?, ?, ?, 0, 'active', ?) RETURNING *",
+const insertSeed = (db: Database, telegramUserId: number, serverSeed: string, clientSeed: string, committedAt: string, now: string) =>
+  db
+    .query<SeedRow, [number, string, string, string, string, string]>(
+      "INSERT INTO messenger_seeds (telegram_user_id, server_seed, server_seed_hash, client_seed, next_nonce, status, created_at, committed_at) VALUES (?, ?, ?, ?, 0, 'active', ?, ?) RETURNING *",
     )
-    .get(telegramUserId, serverSeed, seedHash(serverSeed), clientSeed ?? newClientSeed(ctx.rng), now)!;
+    .get(telegramUserId, serverSeed, seedHash(serverSeed), clientSeed, now, committedAt)!;
+
+/** A default pair, server seed and client seed both the server's: made when a player has none yet. */
+function createSeed(ctx: AppContext, db: Database, telegramUserId: number, now: string): SeedRow {
+  return insertSeed(db, telegramUserId, newServerSeed(ctx.rng), newClientSeed(ctx.rng), now, now);
 }
 
-const seedView = (s: SeedRow) => ({ server_seed_hash: s.server_seed_hash, client_seed: s.client_seed, next_nonce: s.next_nonce });
+/** When the pair's hash was first published, and when its client seed was set. */
+const seedTimes = (s: SeedRow) => ({ committed_at: s.committed_at ?? s.created_at, client_seed_set_at: s.created_at });
+
+const STATUS_ROUTE = "POST /api/messenger/games/spin-wheel/status";
 
 /**
- * The wheel's status. With `clientSeed`, the seed pair rotates first: the current server seed is revealed (so
- * every spin made with it can be recomputed) and a new one is committed to with the player's client seed.
+ * The wheel's status, with the active pair and the hash of the NEXT server seed (committed now if there is none).
+ * With `clientSeed`, the pair rotates first: the current server seed is revealed (so every spin made with it can
+ * be recomputed) and the next server seed — committed in an earlier answer, never in this one — becomes active
+ * with the player's client seed; a new next seed is committed and its hash shown.
  */
-export function wheelStatus(ctx: AppContext, player: PlayerRow, clientSeed: string | undefined) {
+export function wheelStatus(ctx: AppContext, player: PlayerRow, clientSeed: string | undefined, expectedNextHash?: string) {
   const db = ctx.db.sqlite;
   return db
     .transaction(() => {
       const now = ctx.clock.now();
       const iso = now.toISOString();
-      let seed = activeSeed(db, player.telegram_user_id);
+      const uid = player.telegram_user_id;
+      let seed = activeSeed(db, uid);
       let revealed: ReturnType<typeof revealedView> | null = null;
       if (clientSeed !== undefined) {
+        const committed = takeCommitmentOrThrow(db, uid, "spin_wheel", STATUS_ROUTE, expectedNextHash);
         if (seed) {
           db.query("UPDATE messenger_seeds SET status = 'revealed', revealed_at = ? WHERE id = ?").run(iso, seed.id);
           revealed = revealedView({ ...seed, revealed_at: iso });
         }
-        seed = createSeed(ctx, db, player.telegram_user_id, clientSeed, iso);
+        seed = insertSeed(db, uid, committed.server_seed, clientSeed, committed.committed_at, iso);
       } else if (!seed) {
-        seed = createSeed(ctx, db, player.telegram_user_id, null, iso);
+        seed = createSeed(ctx, db, uid, iso);
       }
+      const next = ensureCommitment(ctx, db, uid, "spin_wheel", iso);
       const fresh = db.query<PlayerRow, [number]>("SELECT * FROM messenger_players WHERE telegram_user_id = ?").get(player.telegram_user_id)!;
       const wheel = activeWheel(db, fresh, iso);
       const free = freeSpinState(fresh, now, wheel.cooldown_seconds);
@@ -74,7 +89,13 @@ export function wheelStatus(ctx: AppContext, player: PlayerRow, clientSeed: stri
         ...free,
         free_spin_balance: fresh.free_spin_balance,
         campaign: { campaign_key: wheel.campaign_key, title: wheel.title, cooldown_seconds: wheel.cooldown_seconds, segments: wheel.segments },
-        fairness: seedView(seed),
+        fairness: {
+          server_seed_hash: seed.server_seed_hash,
+          client_seed: seed.client_seed,
+          next_nonce: seed.next_nonce,
+          ...seedTimes(seed),
+          ...nextView(next),
+        },
         revealed_seed: revealed,
       };
     })
@@ -87,6 +108,7 @@ const revealedView = (s: SeedRow) => ({
   client_seed: s.client_seed,
   nonces_used: s.next_nonce,
   revealed_at: s.revealed_at!,
+  ...seedTimes(s),
 });
 
 /** Seeds revealed so far (newest first): what a player recomputes past spins with. */
@@ -119,7 +141,9 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
         headers: { "retry-after": String(free.cooldown_seconds_remaining) },
       });
     }
-    const seed = activeSeed(db, telegramUserId) ?? createSeed(ctx, db, telegramUserId, null, now);
+    // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
+    // a client seed of the player's own is only ever set through the status route's pre-committed seed.
+    const seed = activeSeed(db, telegramUserId) ?? createSeed(ctx, db, telegramUserId, now);
     const nonce = seed.next_nonce;
     db.query("UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ?").run(seed.id);
     const segments = wheel.segments;
@@ -136,6 +160,7 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
       )
       .get(telegramUserId, seed.id, nonce, wheel.campaign_key, index, paidWith, now)!;
     bump(db, ctx.clock, "plays", "spin_wheel");
+    observeEvent(db, telegramUserId, "spin_wheel.play");
     return {
       deltas: {
         freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
@@ -151,7 +176,7 @@ export function playWheel(ctx: AppContext, telegramUserId: number, requestId: st
           segment_label: segment.label,
           reward: segment.reward,
           paid_with: paidWith,
-          fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce },
+          fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
           created_at: now,
         },
       },

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { stringify } from "csv-stringify/sync";
 import { strToU8, zipSync } from "fflate";
 import type { AppContext } from "../context";
+import { csvTable } from "../http/csv";
 import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, summarizeRuns } from "./alerts";
 
 // The alerts-monitor exports: export.json (alert rows of a window, paged), runs/export (one CSV line per run)
@@ -14,17 +14,14 @@ export const EXPORT_MAX_ROWS = 50_000;
 export const ALERTS_CSV_COLUMNS = ["id", "run_id", "at", "source", "name", "status", "value", "details"] as const;
 export const RUNS_CSV_COLUMNS = ["run_id", "at", "source", "alerts", "ok", "warn", "fail", "status"] as const;
 
-const csv = (rows: Array<Record<string, unknown>>, columns: readonly string[]) =>
-  stringify(rows, { header: true, columns: [...columns], record_delimiter: "windows" });
-
 /** alerts.csv: one record per alert row; details as its JSON text, null as an empty cell. */
 export const alertsCsv = (rows: AlertRunRow[]) =>
-  csv(
+  csvTable(
     rows.map((r) => ({ ...r, details: r.details === null ? null : JSON.stringify(r.details) })),
     ALERTS_CSV_COLUMNS,
   );
 
-export const runsCsv = (runs: RunSummary[]) => csv(runs as unknown as Array<Record<string, unknown>>, RUNS_CSV_COLUMNS);
+export const runsCsv = (runs: RunSummary[]) => csvTable(runs, RUNS_CSV_COLUMNS);
 
 /** export.json: one page of alert rows (newest first) and the runs those rows belong to. */
 export function alertsExport(ctx: AppContext, f: AlertRunFilter) {

@@ -14,7 +14,7 @@ const days = intQuery({ minimum: 1, maximum: 90, defaultValue: ALERTS_DEFAULTS.d
 const alertFilters = {
   days,
   source: t.Optional(
-    t.Union([t.Literal("all"), t.Literal("status"), t.Literal("transparency"), t.Literal("webhooks"), t.Literal("preflight")], {
+    t.Union([t.Literal("all"), t.Literal("status"), t.Literal("transparency"), t.Literal("webhooks"), t.Literal("digest"), t.Literal("preflight")], {
       description: "only the alerts of this source; default all",
     }),
   ),
@@ -52,7 +52,7 @@ const RunRow = named(
   t.Object({
     run_id: t.String(),
     at: t.String({ format: "date-time" }),
-    source: t.String(),
+    source: t.String({ description: 'every source of the run\'s rows, joined by "+" (status+transparency+webhooks)' }),
     alerts: t.Integer(),
     ok: t.Integer(),
     warn: t.Integer(),

@@ -1,13 +1,17 @@
 import type { AppContext } from "../context";
 import { systemStatus } from "../status/service";
-import { latestAuditAlert } from "../transparency/audit-service";
+import { auditAlertsAfter } from "../transparency/audit-service";
 import { deadLetterTotal } from "../webhooks/service";
-import { type AlertInput, type AlertStatus, lastAlertValue, newAlertRunId, recordAlertRun } from "./alerts";
+import { type AlertInput, type AlertStatus, lastAlertDetails, lastAlertValue, newAlertRunId, recordAlertRun } from "./alerts";
+import { digestAlerts } from "./alerts-digest";
 
 // The alerts-monitor job: evaluates what Herald already evaluates, through each domain's service, and records
-// one row per alert per run (src/ops/alerts.ts). It judges nothing new: a status check is as /api/public/
-// system-status says, a transparency alert as alerts.json says; only dead-letter growth is computed here, as
-// the difference from the previous run's count. Preflight anomalies are recorded by the preflight detector.
+// one row per alert per run (src/ops/alerts.ts). It judges little that is new: a status check is as /api/public/
+// system-status says, a transparency alert as alerts.json says (for every audit run since the previous
+// evaluation), the 403 digest's findings as the digest says; only dead-letter growth is computed here, as the
+// difference from the previous run's count. Preflight anomalies are recorded by the preflight detector. Each
+// source's rows are applied as they are recorded (recordAlertRun → src/ops/alert-state.ts), so a notice is queued
+// in the same job run that saw the change.
 
 export const ALERTS_MONITOR_JOB = "alerts-monitor";
 /** Every 15 minutes: often enough to see a dead-letter burst within a shift, rare enough to keep the table small. */
@@ -25,24 +29,37 @@ function statusAlerts(ctx: AppContext): AlertInput[] {
   return out;
 }
 
+/**
+ * Every complete audit run since the one the previous evaluation judged, oldest first, one row each: a bad run
+ * followed seconds later by a clean one is two rows (fail, then ok) — the alert fires and resolves — where reading
+ * only the latest run saw nothing. Nothing new: the latest run again.
+ */
 function transparencyAlerts(ctx: AppContext): AlertInput[] {
-  const a = latestAuditAlert(ctx);
-  const s = a.snapshot;
-  return [
-    {
+  // The first evaluation ever judges the latest run only (no replay of history); one that found no run yet
+  // leaves every run after it to judge.
+  const previous = lastAlertDetails(ctx, "transparency", "audit_anomalies");
+  const after = previous === null ? null : typeof previous.selected_run === "number" ? previous.selected_run : 0;
+  const answers = auditAlertsAfter(ctx, after);
+  return answers.map((a) => {
+    const s = a.snapshot;
+    return {
       name: "audit_anomalies",
       status: fromLevel(s.alert_level),
       value: a.selected_run === null ? "no_run" : s.alert_level,
       details: { selected_run: a.selected_run, evaluated_at: a.evaluated_at, reasons: s.reasons, thresholds: s.thresholds },
-    },
-  ];
+    };
+  });
 }
 
+/**
+ * Growth since the previous run; on the first run ever, since zero — dead letters already there when monitoring
+ * starts are dead letters nobody has looked at (`previous` stays null in the details: there was no run).
+ */
 function webhookAlerts(ctx: AppContext): AlertInput[] {
   const now = deadLetterTotal(ctx);
   const prevRaw = lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
-  const growth = previous === null ? 0 : now - previous;
+  const growth = now - (previous ?? 0);
   return [{ name: DEAD_LETTER_ALERT, status: growth > 0 ? "warn" : "ok", value: now, details: { dead_letters: now, previous, growth } }];
 }
 
@@ -50,6 +67,7 @@ const EVALUATORS: ReadonlyArray<readonly [string, (ctx: AppContext) => AlertInpu
   ["status", statusAlerts],
   ["transparency", transparencyAlerts],
   ["webhooks", webhookAlerts],
+  ["digest", digestAlerts],
 ];
 
 /**
@@ -82,7 +100,8 @@ export function registerAlertsMonitorJob(ctx: AppContext): void {
   ctx.jobs.register({
     name: ALERTS_MONITOR_JOB,
     pattern: ALERTS_MONITOR_CRON,
-    description: "Records the status checks, the transparency audit alert and webhook dead-letter growth as alert runs (ops_alert_runs), every 15 minutes",
+    description:
+      "Records the status checks, the transparency audit alert (every audit run since the last evaluation), webhook dead-letter growth and the 403 digest's findings as alert runs (ops_alert_runs), every 15 minutes, and queues the notices of their state changes",
     run: () => {
       const r = runAlertsMonitor(ctx);
       const failing = r.sources.filter((s) => s.fail > 0).map((s) => s.source);

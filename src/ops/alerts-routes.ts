@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { csvResponse } from "../http/csv";
 import { ErrorBody } from "../http/envelope";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./alerts-export";
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./alerts-model";
@@ -21,7 +22,7 @@ const fileDoc = (summary: string, type: string, description: string, binary = fa
 
 interface WindowQuery {
   days?: number;
-  source?: "all" | "status" | "transparency" | "webhooks" | "preflight";
+  source?: "all" | "status" | "transparency" | "webhooks" | "digest" | "preflight";
   status?: "all" | "ok" | "warn" | "fail";
 }
 const filterOf = (q: WindowQuery) => ({ days: q.days ?? ALERTS_DEFAULTS.days, source: q.source ?? "all", status: q.status ?? "all" });
@@ -54,11 +55,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       `${BASE}/export.zip`,
       ({ query }) =>
         new Response(alertsZip(ctx, filterOf(query)), {
-          headers: {
-            "content-type": "application/zip",
-            "content-disposition": attachment(`herald-alerts-${exportStamp(ctx)}.zip`),
-            "cache-control": "no-store",
-          },
+          headers: { "content-type": "application/zip", "content-disposition": attachment(`herald-alerts-${exportStamp(ctx)}.zip`) },
         }),
       {
         operator: "api",
@@ -71,22 +68,15 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         ),
       },
     )
-    .get(
-      `${BASE}/runs/export`,
-      ({ query }) =>
-        new Response(runsCsv(windowRuns(ctx, filterOf(query))), {
-          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": attachment(`herald-alert-runs-${exportStamp(ctx)}.csv`) },
-        }),
-      {
-        operator: "api",
-        query: M.windowQuery,
-        detail: fileDoc(
-          "One CSV record per alert run of the window (per source): alert counts by status and the worst status",
-          "text/csv",
-          "RFC 4180 CSV with a header row",
-        ),
-      },
-    )
+    .get(`${BASE}/runs/export`, ({ query }) => csvResponse(runsCsv(windowRuns(ctx, filterOf(query))), `herald-alert-runs-${exportStamp(ctx)}.csv`), {
+      operator: "api",
+      query: M.windowQuery,
+      detail: fileDoc(
+        "One CSV record per alert run of the window, labelled by all its sources: alert counts by status and the worst status",
+        "text/csv",
+        "RFC 4180 CSV with a header row",
+      ),
+    })
     .get(
       `${BASE}/export-usage.json`,
       ({ query, set }) => {
@@ -100,24 +90,17 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
       },
     )
-    .get(
-      `${BASE}/export-usage.csv`,
-      ({ query }) =>
-        new Response(usageCsv(usageOf(ctx, query)), {
-          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": attachment(`herald-export-usage-${exportStamp(ctx)}.csv`) },
-        }),
-      {
-        operator: "api",
-        query: M.usageQuery,
-        detail: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
-      },
-    )
+    .get(`${BASE}/export-usage.csv`, ({ query }) => csvResponse(usageCsv(usageOf(ctx, query)), `herald-export-usage-${exportStamp(ctx)}.csv`), {
+      operator: "api",
+      query: M.usageQuery,
+      detail: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
+    })
     .get(
       `${BASE}/export-usage.png`,
       ({ query }) => {
         const r = usageOf(ctx, query);
         const png = renderUsagePng(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
-        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "cache-control": "no-store", "x-usage-legend": usageLegend(r) } });
+        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "x-usage-legend": usageLegend(r) } });
       },
       {
         operator: "api",
@@ -131,7 +114,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         const r = usageOf(ctx, query);
         const svg = renderUsageSvg(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
         return new Response(svg, {
-          headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "no-store", "x-usage-legend": usageLegend(r) },
+          headers: { "content-type": "image/svg+xml; charset=utf-8", "x-usage-legend": usageLegend(r) },
         });
       },
       {

@@ -1,10 +1,12 @@
 import type { AppContext } from "../context";
+import { applyAlertTransitions } from "./alert-state";
 
 // The alert-run record (ops_alert_runs): every evaluation Herald makes, one row per alert per run. The
-// alerts-monitor job writes status, transparency and webhook rows (src/ops/alerts-monitor.ts); the preflight
-// detector writes its own rows with source `preflight` through recordAlertRun. Everything reads them from here.
+// alerts-monitor job writes status, transparency, webhook and 403-digest rows (src/ops/alerts-monitor.ts); the
+// preflight detector writes its own rows with source `preflight`. Everything reads them from here; the state
+// each alert is in, and the notices of its changes, come from src/ops/alert-state.ts.
 
-export const ALERT_SOURCES = ["status", "transparency", "webhooks", "preflight"] as const;
+export const ALERT_SOURCES = ["status", "transparency", "webhooks", "digest", "preflight"] as const;
 export type AlertSource = (typeof ALERT_SOURCES)[number];
 export const ALERT_STATUSES = ["ok", "warn", "fail"] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
@@ -32,7 +34,8 @@ export const newAlertRunId = (ctx: AppContext) => `ar_${Buffer.from(ctx.rng.byte
 
 /**
  * Records one run of one source: every alert of it under one run_id and one `at` (the clock's now unless given),
- * in one transaction. Callable by any part of ops (the preflight detector records its anomalies this way).
+ * in one transaction, then applies the alert state changes it makes (src/ops/alert-state.ts: notices queued for
+ * an alert that fired, escalated or resolved). Callable by any part of ops.
  */
 export function recordAlertRun(ctx: AppContext, input: { source: string; alerts: AlertInput[]; runId?: string; at?: string }) {
   const runId = input.runId ?? newAlertRunId(ctx);
@@ -44,6 +47,7 @@ export function recordAlertRun(ctx: AppContext, input: { source: string; alerts:
       insert.run(runId, at, input.source, a.name, a.status, value, a.details ? JSON.stringify(a.details) : null);
     }
   })();
+  applyAlertTransitions(ctx);
   return { run_id: runId, at, source: input.source, count: input.alerts.length };
 }
 
@@ -107,6 +111,7 @@ export function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
 export interface RunSummary {
   run_id: string;
   at: string;
+  /** Every source of the run's rows, joined by "+" in ALERT_SOURCES order ("status+transparency+webhooks"). */
   source: string;
   alerts: number;
   ok: number;
@@ -115,21 +120,38 @@ export interface RunSummary {
   status: AlertStatus;
 }
 
-/** One line per run: its alert counts by status and its worst status (fail > warn > ok). */
+/** Known sources first, in ALERT_SOURCES order; any other (a hand-written row) after them, alphabetically. */
+const sourceRank = (s: string) => {
+  const i = (ALERT_SOURCES as readonly string[]).indexOf(s);
+  return i === -1 ? ALERT_SOURCES.length : i;
+};
+const runLabel = (sources: Set<string>) => [...sources].sort((a, b) => sourceRank(a) - sourceRank(b) || (a < b ? -1 : a > b ? 1 : 0)).join("+");
+
+/**
+ * One line per run: its alert counts by status, its worst status (fail > warn > ok) and its label. One monitor
+ * run evaluates several sources under one run_id, so the label names them all ("status+transparency+webhooks"),
+ * never just the source of whichever row came first.
+ */
 export function summarizeRuns(rows: AlertRunRow[]): RunSummary[] {
   const runs = new Map<string, RunSummary>();
+  const sources = new Map<string, Set<string>>();
   for (const r of rows) {
     let s = runs.get(r.run_id);
     if (!s) {
       s = { run_id: r.run_id, at: r.at, source: r.source, alerts: 0, ok: 0, warn: 0, fail: 0, status: "ok" };
       runs.set(r.run_id, s);
+      sources.set(r.run_id, new Set());
     }
+    sources.get(r.run_id)!.add(r.source);
     s.alerts++;
     s[r.status]++;
     if (r.at > s.at) s.at = r.at;
   }
   const out = [...runs.values()];
-  for (const s of out) s.status = s.fail > 0 ? "fail" : s.warn > 0 ? "warn" : "ok";
+  for (const s of out) {
+    s.status = s.fail > 0 ? "fail" : s.warn > 0 ? "warn" : "ok";
+    s.source = runLabel(sources.get(s.run_id)!);
+  }
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.run_id < b.run_id ? 1 : -1));
 }
 
@@ -139,4 +161,12 @@ export function lastAlertValue(ctx: AppContext, source: string, name: string): s
     value: string | null;
   } | null;
   return r?.value ?? null;
+}
+
+/** The details of the newest row of (source, name), parsed; null before the first run. */
+export function lastAlertDetails(ctx: AppContext, source: string, name: string): Record<string, unknown> | null {
+  const r = ctx.db.sqlite.prepare("SELECT details FROM ops_alert_runs WHERE source = ? AND name = ? ORDER BY at DESC, id DESC LIMIT 1").get(source, name) as {
+    details: string | null;
+  } | null;
+  return r ? parseDetails(r.details) : null;
 }

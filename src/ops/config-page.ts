@@ -6,6 +6,8 @@ import { signInRoutes } from "../auth/sign-in-routes";
 import type { ConfigRow } from "../config";
 import type { AppContext } from "../context";
 import { compileHtml, joinHtml } from "../http/html";
+import { alertPagesRoutes } from "./alert-pages";
+import { alertsFiringRoutes } from "./alerts-firing-routes";
 import { readinessPageRoutes } from "./readiness-page";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
@@ -75,30 +77,36 @@ export function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
 
 /** The operator console: the sign-in routes and the pages behind them. */
 export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:operator-pages" })
-    .use(signInRoutes(ctx, guards))
-    .use(readinessPageRoutes(ctx, guards))
-    .use(guards.operator.plugin)
-    .get(
-      "/admin/ops/config",
-      ({ operator }) =>
-        operatorPageResponse(
-          operatorPage({
-            title: "Configuration · Herald",
-            who: actorLabel(operator.actor),
-            csrfToken: operator.csrfToken,
-            body: configBody(ctx.config.described, ctx.config.nodeEnv),
-          }),
-        ),
-      {
-        operator: "page",
-        detail: {
-          summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials 303 to /admin/sign-in",
-          responses: {
-            200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-            303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/config" },
+  return (
+    new Elysia({ name: "herald:operator-pages" })
+      .use(signInRoutes(ctx, guards))
+      .use(readinessPageRoutes(ctx, guards))
+      .use(alertPagesRoutes(ctx, guards))
+      // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,
+      // whose plugin chain is at the type checker's depth limit).
+      .use(alertsFiringRoutes(ctx, guards))
+      .use(guards.operator.plugin)
+      .get(
+        "/admin/ops/config",
+        ({ operator }) =>
+          operatorPageResponse(
+            operatorPage({
+              title: "Configuration · Herald",
+              who: actorLabel(operator.actor),
+              csrfToken: operator.csrfToken,
+              body: configBody(ctx.config.described, ctx.config.nodeEnv),
+            }),
+          ),
+        {
+          operator: "page",
+          detail: {
+            summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials 303 to /admin/sign-in",
+            responses: {
+              200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
+              303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/config" },
+            },
           },
         },
-      },
-    );
+      )
+  );
 }

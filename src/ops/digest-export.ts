@@ -1,4 +1,4 @@
-import { stringify } from "csv-stringify/sync";
+import { csvTable } from "../http/csv";
 import type { Digest } from "./digest";
 
 // The digest as one flat table, for spreadsheets and scripts: export.json and export.csv carry the same rows in
@@ -80,12 +80,9 @@ export function digestRows(d: Digest): ExportRow[] {
   return rows;
 }
 
-/** RFC 4180 (CRLF, quoted when needed) by csv-stringify; a header line, then the rows of digestRows. */
+/** RFC 4180 by src/http/csv.ts; a header line, then the rows of digestRows. */
 export function digestCsv(rows: ExportRow[]): string {
-  return stringify(
-    rows.map((r) => EXPORT_COLUMNS.map((c) => (r[c] === null ? "" : String(r[c])))),
-    { header: true, columns: [...EXPORT_COLUMNS], record_delimiter: "\r\n" },
-  );
+  return csvTable(rows, EXPORT_COLUMNS);
 }
 
 /** `403-digest-<from>-<to>.<ext>` (hours as YYYY-MM-DDTHH, safe in a header). */

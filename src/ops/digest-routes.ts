@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { csvResponse } from "../http/csv";
 import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./digest";
@@ -72,9 +73,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       `${BASE}/export.csv`,
       ({ query }) => {
         const d = buildDigest(ctx, paramsOf(query));
-        return new Response(digestCsv(digestRows(d)), {
-          headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${exportFilename(d, "csv")}"` },
-        });
+        return csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv"));
       },
       {
         admin: true,
@@ -95,7 +94,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         const d = buildDigest(ctx, paramsOf(query));
         const png = renderTrendPng(d.hours, d.params.baseline_mode as BaselineMode, query.w ?? TREND_DEFAULT_W, query.h ?? TREND_DEFAULT_H);
         return new Response(new Uint8Array(png), {
-          headers: { "content-type": "image/png", "cache-control": "no-store", "content-disposition": `inline; filename="${exportFilename(d, "png")}"` },
+          headers: { "content-type": "image/png", "content-disposition": `inline; filename="${exportFilename(d, "png")}"` },
         });
       },
       {

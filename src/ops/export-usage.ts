@@ -1,5 +1,5 @@
-import { stringify } from "csv-stringify/sync";
 import type { AppContext } from "../context";
+import { csvTable } from "../http/csv";
 
 // Export usage (ops_export_usage): one row per download of an operator-console export — who (the admin actor
 // label), which (the route template), when, how many bytes of body, and how: `export` for a direct download
@@ -119,5 +119,5 @@ export function exportUsage(ctx: AppContext, days: number, source: UsageSourceFi
 
 export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors"] as const;
 
-/** export-usage.csv: the JSON's rows, the same columns, RFC 4180 (CRLF) by csv-stringify. */
-export const usageCsv = (r: UsageReport) => stringify(r.rows, { header: true, columns: [...USAGE_CSV_COLUMNS], record_delimiter: "windows" });
+/** export-usage.csv: the JSON's rows, the same columns, RFC 4180 by src/http/csv.ts. */
+export const usageCsv = (r: UsageReport) => csvTable(r.rows, USAGE_CSV_COLUMNS);

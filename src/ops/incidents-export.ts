@@ -1,5 +1,5 @@
-import { stringify } from "csv-stringify/sync";
 import type { AppContext } from "../context";
+import { csvTable } from "../http/csv";
 import { AppError } from "../http/errors";
 import { getIncidentOrThrow } from "../status/service";
 import { incidentsInWindow, type IncidentView } from "../status/incidents-service";
@@ -93,9 +93,9 @@ export function exportRows(ctx: AppContext, q: ListQuery) {
   return { count: p.items.length, total: p.total, columns: [...EXPORT_COLUMNS], rows: p.items.map(rowOf), query: p.query, pagination: p.pagination };
 }
 
-/** RFC 4180 (CRLF, quoted where needed) by csv-stringify; null is an empty cell. */
+/** RFC 4180 by src/http/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */
 export function exportCsv(rows: ExportRow[]): string {
-  return stringify(rows, { header: true, columns: [...EXPORT_COLUMNS], record_delimiter: "windows" });
+  return csvTable(rows, EXPORT_COLUMNS);
 }
 
 export const exportFilename = (ctx: AppContext) => `herald-incidents-${ctx.clock.now().toISOString().slice(0, 10)}`;

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { csvResponse } from "../http/csv";
 import { ErrorBody } from "../http/envelope";
 import { buildDraft } from "./incident-draft";
 import { draftMarkdown, draftText } from "./incident-draft-render";
@@ -19,8 +20,9 @@ const rawDoc = (summary: string, type: string, description: string, notFound = t
     ...(notFound ? { 404: errorResponse("not_found: no incident at that index") } : {}),
   },
 });
-const text = (body: string, type: string, filename: string, disposition = "inline") =>
-  new Response(body, { headers: { "content-type": type, "content-disposition": `${disposition}; filename="${filename}"`, "cache-control": "no-store" } });
+// Cache-Control: the core's operator default (private, no-store; src/http/cache-control.ts).
+const text = (body: string, type: string, filename: string) =>
+  new Response(body, { headers: { "content-type": type, "content-disposition": `inline; filename="${filename}"` } });
 
 /** Incident drafts and the incidents exports for operators (docs/ops-incidents.md). Admin token on every route. */
 export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
@@ -48,15 +50,11 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.list, ...errs },
       detail: { summary: "Status incidents of both sources with their updates, newest first (filters: status, severity, since)" },
     })
-    .get(
-      "/admin/ops/incidents/export",
-      ({ query }) => text(exportCsv(exportRows(ctx, query).rows), "text/csv; charset=utf-8", `${exportFilename(ctx)}.csv`, "attachment"),
-      {
-        admin: true,
-        query: M.exportQuery,
-        detail: rawDoc("Incidents as CSV (RFC 4180), one row per incident, as an attachment", "text/csv", "the rows of export.json", false),
-      },
-    )
+    .get("/admin/ops/incidents/export", ({ query }) => csvResponse(exportCsv(exportRows(ctx, query).rows), `${exportFilename(ctx)}.csv`), {
+      admin: true,
+      query: M.exportQuery,
+      detail: rawDoc("Incidents as CSV (RFC 4180), one row per incident, as an attachment", "text/csv", "the rows of export.json", false),
+    })
     .get("/admin/ops/incidents/export.json", ({ query }) => ok(exportRows(ctx, query)), {
       admin: true,
       query: M.exportQuery,

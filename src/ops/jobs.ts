@@ -1,6 +1,7 @@
 import type { AppContext } from "../context";
 import { registerAlertsMonitorJob } from "./alerts-monitor";
 import { registerLinkInboxJob } from "./link-outbox";
+import { registerOpsMetrics } from "./ops-metrics";
 import { pruneProbeRuns, runSyntheticProbes } from "./probes";
 import { preflightSnapshotJob } from "./preflight-alerts";
 
@@ -16,6 +17,7 @@ export function registerOpsJobs(ctx: AppContext): void {
   ctx.jobs.register(preflightSnapshotJob(ctx));
   registerLinkInboxJob(ctx);
   registerAlertsMonitorJob(ctx);
+  registerOpsMetrics(ctx);
   ctx.jobs.register({
     name: SYNTHETIC_PROBES_JOB,
     pattern: ctx.config.readiness.probeCron,

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { includeMetaQuery, MetaSchema } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
 
@@ -7,9 +8,9 @@ import { intQuery } from "../http/params";
 // list and names the parameter in a 400 invalid_query (so does the schema for lengths and the numeric limit).
 
 /** The notifier's event names (src/ops/link-notify*.ts writes them into ops_link_events.event). */
-export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "preflight.anomaly"] as const;
+export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
 export const STATUS_CODE_FAMILIES = ["2xx", "4xx", "5xx", "timeout", "other"] as const;
-export const SKIP_REASONS = ["no_url", "cooldown", "other"] as const;
+export const SKIP_REASONS = ["no_url", "cooldown", "silenced", "other"] as const;
 export const WINDOW_PRESETS = ["last_digest_warn", "last_outage"] as const;
 /** The columns of an exported event, in export order; `fields` picks a subset. */
 export const EVENT_FIELDS = [
@@ -65,6 +66,7 @@ export const exportQuery = t.Object({
   compress: flag("1: the body is gzip (Content-Encoding: gzip), whatever Accept-Encoding says"),
   download_token: flag("1: instead of the body, a one-time download token for export-download.csv (10 minutes, this operator only)"),
   debug: flag("1: the JSON adds how the filters were resolved and timings; the CSV adds a Server-Timing header"),
+  ...includeMetaQuery,
 });
 
 const LinkEvent = named(
@@ -129,6 +131,7 @@ export const LinkExportsModel = {
       window: ExportWindow,
       events: t.Optional(t.Array(LinkEvent, { description: "newest first; absent with count_only=1" })),
       debug: t.Optional(t.Record(t.String(), t.Unknown(), { description: "debug=1: filters in words, and timings in ms" })),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   tokenIssued: named(
@@ -141,10 +144,14 @@ export const LinkExportsModel = {
       expires_at: t.String({ format: "date-time" }),
       requested_by: t.String(),
       params: t.Record(t.String(), t.Unknown()),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   downloadQuery: t.Object({ download_token: t.String({ minLength: 1, maxLength: 100, description: "the token from download_token=1" }) }),
-  telemetryQuery: t.Object({ requested_by: t.Optional(t.String({ maxLength: 200, description: "only this operator (admin:<name>#<token id>)" })) }),
+  telemetryQuery: t.Object({
+    requested_by: t.Optional(t.String({ maxLength: 200, description: "only this operator (admin:<name>#<token id>)" })),
+    ...includeMetaQuery,
+  }),
   telemetry: named(
     "LinkInboxExportTelemetry",
     t.Object({
@@ -167,6 +174,7 @@ export const LinkExportsModel = {
           tokens_expired: t.Integer(),
         }),
       ),
+      meta: t.Optional(MetaSchema),
     }),
   ),
 };

@@ -4,7 +4,8 @@ import { Elysia, t } from "elysia";
 import { actorLabel } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { csvHeaders } from "../http/csv";
+import { ErrorBody, requestedMeta } from "../http/envelope";
 import { badQuery } from "./incidents-window";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./link-exports";
 import { LinkExportsModel as M } from "./link-exports-model";
@@ -28,12 +29,10 @@ type SetHeaders = { headers: Record<string, string | number> };
 
 /** The filter part of a query: what a download token stores and replays. */
 function filterParams(q: Query): EventFilterInput & { compress?: "1" } {
-  const { count_only: _c, checksum: _s, download_token: _d, debug: _g, compress, ...filters } = q;
+  const { count_only: _c, checksum: _s, download_token: _d, debug: _g, include_meta: _m, compress, ...filters } = q;
   const out = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as EventFilterInput;
   return compress === "1" ? { ...out, compress: "1" } : out;
 }
-
-const csvHeaders = (filename: string) => ({ "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${filename}"` });
 
 /** Final bytes with the flags applied (see the rule above), or null: let the core send (and maybe compress) it. */
 function finalBody(text: string, flags: { compress: boolean; checksum: boolean }, set: SetHeaders): Uint8Array | null {
@@ -44,8 +43,7 @@ function finalBody(text: string, flags: { compress: boolean; checksum: boolean }
   return bytes;
 }
 
-function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" | "csv", set: SetHeaders) {
-  set.headers["cache-control"] = "no-store";
+function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" | "csv", set: SetHeaders, request: Request) {
   if (q.download_token === "1") {
     if (q.count_only === "1") throw badQuery("download_token", "cannot be combined with count_only=1");
     // Checked now, so a token never carries parameters the download would refuse.
@@ -67,8 +65,9 @@ function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" |
   const flags = { compress: q.compress === "1", checksum: q.checksum === "1" };
   if (format === "json") {
     const value = eventsJson(ctx, r, q.debug === "1");
-    const bytes = finalBody(JSON.stringify(value), flags, set);
-    if (bytes === null) return value;
+    if (!flags.compress && !flags.checksum) return value; // the core adds include_meta's block
+    const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
+    const bytes = finalBody(JSON.stringify(meta ? { ...value, meta } : value), flags, set)!;
     set.headers["content-type"] = "application/json; charset=utf-8";
     return bytes;
   }
@@ -98,7 +97,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-link-exports" })
     .use(guards.operator.plugin)
     .use(linkInboxPageRoutes(ctx, guards))
-    .get(`${BASE}/export.json`, ({ query, operator, set }) => exportAnswer(ctx, actorLabel(operator.actor), query, "json", set), {
+    .get(`${BASE}/export.json`, ({ query, operator, set, request }) => exportAnswer(ctx, actorLabel(operator.actor), query, "json", set, request), {
       operator: "api",
       query: M.exportQuery,
       // No `response` validator: with checksum=1 or compress=1 the handler returns the final bytes (see above).
@@ -114,7 +113,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     })
-    .get(`${BASE}/export.csv`, ({ query, operator, set }) => exportAnswer(ctx, actorLabel(operator.actor), query, "csv", set), {
+    .get(`${BASE}/export.csv`, ({ query, operator, set, request }) => exportAnswer(ctx, actorLabel(operator.actor), query, "csv", set, request), {
       operator: "api",
       query: M.exportQuery,
       detail: csvDoc("The link-inbox events export as CSV (the JSON's events[] with the same filters and fields)"),
@@ -126,7 +125,6 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
         const { params } = redeemDownloadTokenOrThrow(ctx, actor, query.download_token);
         const { compress, ...filters } = params as EventFilterInput & { compress?: string };
         const text = eventsCsv(queryEvents(ctx, filters, false));
-        set.headers["cache-control"] = "no-store";
         Object.assign(set.headers, csvHeaders("herald-link-inbox-events.csv"));
         const bytes = finalBody(text, { compress: compress === "1", checksum: true }, set)!;
         recordTokenDownload(ctx, actor, bytes.byteLength);

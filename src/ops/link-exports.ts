@@ -1,5 +1,5 @@
-import { stringify } from "csv-stringify/sync";
 import type { AppContext } from "../context";
+import { csvTable } from "../http/csv";
 import { incidentsInWindow } from "../status/incidents-service";
 import { badQuery, instantOrThrow } from "./incidents-window";
 import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES, WINDOW_PRESETS } from "./link-exports-model";
@@ -248,8 +248,8 @@ export function eventsJson(ctx: AppContext, r: EventsResult, debug: boolean) {
 
 /** RFC 4180 (CRLF), header row of the chosen fields; null is an empty cell. count_only: one `count` column. */
 export function eventsCsv(r: EventsResult): string {
-  if (r.rows === null) return stringify([{ count: r.total }], { header: true, columns: ["count"], record_delimiter: "windows" });
-  return stringify(r.rows, { header: true, columns: [...r.fields], record_delimiter: "windows" });
+  if (r.rows === null) return csvTable([{ count: r.total }], ["count"]);
+  return csvTable(r.rows, r.fields);
 }
 
 export interface TargetHealth {

@@ -3,13 +3,18 @@ import type { AppContext } from "../context";
 import { type IncidentView, incidentEventListeners, type StatusEventType } from "../status/service";
 
 // The link inbox's producers: an incident change (a listener of the status domain, called in the incident's own
-// transaction), a failing alert run and a preflight anomaly (rows of ops_alert_runs, polled by the link-inbox
-// job). Each becomes one outbox row per configured chat target, or an event row saying why it was not queued.
+// transaction) and an alert's state change (fired at its level, resolved; src/ops/alert-state.ts turns the
+// ops_alert_runs rows into those). Each becomes one outbox row per configured chat target, or an event row saying
+// why it was not queued.
 
-export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "preflight.anomaly"] as const;
+export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
 export type LinkEvent = (typeof LINK_EVENTS)[number];
 export const STATUS_CODE_FAMILIES = ["2xx", "4xx", "5xx", "timeout", "other"] as const;
-export const SKIP_REASONS = ["no_url", "cooldown", "other"] as const;
+export const SKIP_REASONS = ["no_url", "cooldown", "silenced", "other"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** Notices an operator must get even inside the cooldown: that something is over. */
+const RESOLUTIONS: ReadonlySet<LinkEvent> = new Set(["incident.resolved", "alert.resolved"]);
 
 type Deps = Pick<AppContext, "db" | "clock" | "config">;
 
@@ -65,25 +70,32 @@ export interface LinkMessage {
   text: string;
   /** The Herald page or route the message links to (absolute, under PUBLIC_BASE_URL). */
   link: string;
+  /** Queued even inside the cooldown (an alert escalating to a worse level than the one last sent). */
+  bypassCooldown?: boolean;
 }
 
-const baseOf = (ctx: Pick<AppContext, "config">) => ctx.config.publicBaseUrl.replace(/\/+$/, "");
+export const baseOf = (ctx: Pick<AppContext, "config">) => ctx.config.publicBaseUrl.replace(/\/+$/, "");
+
+/** An event row for a message that was not queued (attempt 0, no status): a skip with its reason. */
+export function recordLinkSkip(ctx: Deps, m: LinkMessage, target: string, reason: SkipReason, error: string | null): void {
+  ctx.db.sqlite
+    .query("INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, skip_reason, error) VALUES (?, ?, ?, ?, ?, 0, ?, ?)")
+    .run(ctx.clock.now().toISOString(), m.event, m.issueId, target, m.link, reason, error);
+}
 
 /**
  * Queues a message to every target (synchronous: call inside the transaction of the change it reports).
  * Cooldown: a message for the same issue and target queued less than LINK_INBOX_COOLDOWN_SECONDS ago means this
  * one is not queued (an event with skip_reason cooldown). A resolution is exempt: the operator must hear that
- * it is over even when the incident opened a minute ago. No target configured → one no_url event.
+ * it is over even when the incident opened a minute ago; so is an escalation (`bypassCooldown`). No target
+ * configured → one no_url event.
  */
 export function enqueueLinkMessage(ctx: Deps, m: LinkMessage): { queued: number; skipped: number } {
   const sqlite = ctx.db.sqlite;
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const payload = JSON.stringify({ text: m.text, content: m.text });
-  const skip = (target: string, reason: (typeof SKIP_REASONS)[number], error: string | null) =>
-    sqlite
-      .query("INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, skip_reason, error) VALUES (?, ?, ?, ?, ?, 0, ?, ?)")
-      .run(nowIso, m.event, m.issueId, target, m.link, reason, error);
+  const skip = (target: string, reason: SkipReason, error: string | null) => recordLinkSkip(ctx, m, target, reason, error);
   const targets = linkTargets(ctx);
   if (targets.length === 0) {
     skip("", "no_url", "LINK_INBOX_WEBHOOK_URLS is empty");
@@ -93,7 +105,7 @@ export function enqueueLinkMessage(ctx: Deps, m: LinkMessage): { queued: number;
   let queued = 0;
   let skipped = 0;
   for (const t of targets) {
-    if (m.event !== "incident.resolved" && ctx.config.linkInbox.cooldownSeconds > 0) {
+    if (!RESOLUTIONS.has(m.event) && !m.bypassCooldown && ctx.config.linkInbox.cooldownSeconds > 0) {
       const recent = sqlite
         .query("SELECT id, created_at FROM ops_link_outbox WHERE issue_id = ? AND target = ? AND created_at > ? ORDER BY id DESC LIMIT 1")
         .get(m.issueId, t.label, cooldownStart) as { id: number; created_at: string } | null;
@@ -119,10 +131,16 @@ const INCIDENT_EVENT: Record<StatusEventType, LinkEvent> = {
   "status.incident.resolved": "incident.resolved",
 };
 
-/** The message of an incident change: headline, severity, and the incident's admin route. */
+/**
+ * The operator page of one incident: it opens for a signed-in browser (session cookie) as well as a bearer token,
+ * unlike the JSON route /admin/status/incidents/<id>, which a person following a chat link cannot authenticate to.
+ */
+export const incidentPagePath = (id: number) => `/admin/ops/incidents/${id}`;
+
+/** The message of an incident change: headline, severity, and the incident's operator page. */
 export function incidentMessage(ctx: Pick<AppContext, "config">, type: StatusEventType, incident: IncidentView): LinkMessage {
   const event = INCIDENT_EVENT[type];
-  const link = `${baseOf(ctx)}/admin/status/incidents/${incident.id}`;
+  const link = `${baseOf(ctx)}${incidentPagePath(incident.id)}`;
   const verb = event === "incident.opened" ? "opened" : event === "incident.resolved" ? "resolved" : "updated";
   const latest = incident.updates[0]?.message;
   const text = `[Herald] Incident ${verb}: ${incident.title} (${incident.severity})${latest ? ` — ${latest.slice(0, 200)}` : ""} ${link}`;
@@ -137,64 +155,4 @@ export function onIncidentEvent(ctx: Deps, type: StatusEventType, incident: Inci
 /** Subscribes the link inbox to incident changes (idempotent: the listener set holds one function). */
 export function subscribeLinkInbox(): void {
   incidentEventListeners.add(onIncidentEvent);
-}
-
-interface AlertRunRow {
-  id: number;
-  at: string;
-  source: string;
-  name: string;
-  status: string;
-  value: string | null;
-}
-
-/** The message of a failing alert run; `source = preflight` is a preflight anomaly. */
-export function alertMessage(ctx: Pick<AppContext, "config">, row: AlertRunRow): LinkMessage {
-  const preflight = row.source === "preflight";
-  const link = preflight ? `${baseOf(ctx)}/admin/ops/preflight-guards/anomalies.json` : `${baseOf(ctx)}/admin/ops/alerts-monitor/export.json`;
-  const what = preflight ? `Preflight anomaly: ${row.name}` : `Alert fired: ${row.source}/${row.name}`;
-  const text = `[Herald] ${what}${row.value ? ` (${row.value.slice(0, 100)})` : ""} at ${row.at} ${link}`;
-  return {
-    event: preflight ? "preflight.anomaly" : "alert.fired",
-    issueId: preflight ? `preflight:${row.name}` : `alert:${row.source}:${row.name}`,
-    text,
-    link,
-  };
-}
-
-// The last ops_alert_runs id each process has turned into messages. On a process's first poll it starts after the
-// newest alert run no later than the last alert message or skip already recorded (so a restart neither repeats
-// nor loses runs, up to runs sharing that very instant, which the cooldown then absorbs), or from the last
-// 24 hours on a database that never had one.
-const cursors = new WeakMap<object, number>();
-
-function initialCursor(ctx: Deps): number {
-  const sqlite = ctx.db.sqlite;
-  const last = sqlite
-    .query(
-      `SELECT max(at) AS at FROM (SELECT max(created_at) AS at FROM ops_link_outbox WHERE event IN ('alert.fired', 'preflight.anomaly')
-         UNION ALL SELECT max(at) FROM ops_link_events WHERE event IN ('alert.fired', 'preflight.anomaly'))`,
-    )
-    .get() as { at: string | null };
-  const since = last.at ?? new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
-  const op = last.at ? "<=" : "<";
-  const row = sqlite.query(`SELECT coalesce(max(id), 0) AS id FROM ops_alert_runs WHERE at ${op} ?`).get(since) as { id: number };
-  return row.id;
-}
-
-/** Turns failing alert runs newer than the cursor into messages, in one transaction; returns how many runs. */
-export function pollAlertRuns(ctx: Deps): number {
-  const sqlite = ctx.db.sqlite;
-  let cursor = cursors.get(ctx.db) ?? initialCursor(ctx);
-  // Read the ceiling first: a run written between the two reads waits for the next poll instead of being passed.
-  const newest = (sqlite.query("SELECT coalesce(max(id), 0) AS id FROM ops_alert_runs").get() as { id: number }).id;
-  const rows = sqlite
-    .query("SELECT id, at, source, name, status, value FROM ops_alert_runs WHERE id > ? AND id <= ? AND status = 'fail' ORDER BY id LIMIT 500")
-    .all(cursor, newest) as AlertRunRow[];
-  sqlite.transaction(() => {
-    for (const r of rows) enqueueLinkMessage(ctx, alertMessage(ctx, r));
-  })();
-  cursor = rows.length === 500 ? rows[rows.length - 1]!.id : Math.max(cursor, newest);
-  cursors.set(ctx.db, cursor);
-  return rows.length;
 }

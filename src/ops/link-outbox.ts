@@ -1,6 +1,8 @@
 import type { AppContext } from "../context";
 import { checkResolvedTarget } from "../webhooks/service";
-import { linkTargets, pollAlertRuns, subscribeLinkInbox } from "./link-notify";
+import { applyAlertTransitions } from "./alert-state";
+import { warnRefusedLinkTargets } from "./link-target-health";
+import { linkTargets, subscribeLinkInbox } from "./link-notify";
 
 // The link inbox's sender: leases due outbox rows in one short transaction (the attempt is counted before the
 // request leaves), POSTs each outside any transaction with LINK_INBOX_TIMEOUT_MS, and records every attempt as
@@ -53,11 +55,11 @@ export class LinkInboxSender {
 
   constructor(private readonly ctx: AppContext) {}
 
-  /** One pass: poll alert runs, then send everything due. Resolves with the attempts recorded. */
+  /** One pass: apply new alert runs (their state changes queue notices), then send everything due. Resolves with the attempts recorded. */
   runOnce(): Promise<number> {
     if (this.running) return this.running;
     const pass = (async () => {
-      pollAlertRuns(this.ctx);
+      applyAlertTransitions(this.ctx);
       let attempts = 0;
       for (let pass = 0; pass < MAX_PASSES; pass++) {
         const batch = this.lease();
@@ -194,11 +196,13 @@ export function linkInboxSender(ctx: AppContext): LinkInboxSender {
 /** The link-inbox job (LINK_INBOX_CRON, every 5 s by default). */
 export function registerLinkInboxJob(ctx: AppContext): void {
   subscribeLinkInbox();
+  // A target the SSRF policy refuses is dead from the first message: say so at start, not only in the events.
+  warnRefusedLinkTargets(ctx);
   ctx.jobs.register({
     name: LINK_INBOX_JOB,
     pattern: ctx.config.linkInbox.cron,
     description:
-      "Turns new failing alert runs and preflight anomalies into link-inbox messages, then posts due messages to the chat targets (LINK_INBOX_WEBHOOK_URLS) with retries",
+      "Applies new alert runs (an alert that fires, escalates or resolves queues a notice; preflight anomalies too), then posts due messages to the chat targets (LINK_INBOX_WEBHOOK_URLS) with retries",
     quietWhenIdle: true,
     run: async () => ({ idle: (await linkInboxSender(ctx).runOnce()) === 0 }),
   });

@@ -7,6 +7,7 @@ import { ErrorBody } from "../http/envelope";
 import { compileHtml } from "../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "./link-exports";
 import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./link-exports-model";
+import { linkTargetHealth } from "./link-target-health";
 
 // GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
 // events, and the events themselves filtered by a GET form whose fields are the export's own parameters (so the
@@ -21,7 +22,7 @@ interface PageData {
   events: readonly string[];
   families: readonly string[];
   reasons: readonly string[];
-  targets: TargetHealth[];
+  targets: Array<TargetHealth & { health: string; badge: string; reason: string | null }>;
   rows: EventRow[];
   total: number;
   exportQuery: string;
@@ -33,8 +34,8 @@ const bodyHtml = compileHtml<PageData>(
 <h1>Link inbox</h1>
 <p class="lead">Operator notifications sent to the chat targets, and what became of each. As of <%= it.generatedAt %>; all times UTC.</p>
 <section id="targets"><h2>Targets</h2>
-<% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No event recorded yet.</p><% } else { %><table class="data"><thead><tr><th>Target</th><th>Health</th><th>Attempts</th><th>2xx</th><th>Failed</th><th>Skipped</th><th>Failing streak</th><th>Last success</th><th>Last failure</th></tr></thead><tbody>
-<% for (const x of it.targets) { %><tr class="target"><td data-label="Target"><code><%= x.target %></code></td><td data-label="Health"><span class="badge <%= x.streak > 0 ? "bad" : x.ok > 0 ? "ok" : "warn" %>"><%= x.streak > 0 ? "failing" : x.ok > 0 ? "ok" : "no success" %></span></td><td data-label="Attempts"><%= x.attempts %></td><td data-label="2xx"><%= x.ok %></td><td data-label="Failed"><%= x.failed %></td><td data-label="Skipped"><%= x.skipped %></td><td data-label="Failing streak"><%= x.streak %></td><td data-label="Last success"><%= x.last_success ?? "never" %></td><td data-label="Last failure"><%= x.last_failure ?? "–" %></td></tr>
+<% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No target configured and no event recorded yet.</p><% } else { %><table class="data"><thead><tr><th>Target</th><th>Health</th><th>Why</th><th>Attempts</th><th>2xx</th><th>Failed</th><th>Skipped</th><th>Failing streak</th><th>Last success</th><th>Last failure</th></tr></thead><tbody>
+<% for (const x of it.targets) { %><tr class="target"><td data-label="Target"><code><%= x.target %></code></td><td data-label="Health"><span class="badge <%= x.badge %>"><%= x.health %></span></td><td data-label="Why" class="<%= x.badge === "bad" ? "err" : "muted" %>"><%= x.reason ?? "" %></td><td data-label="Attempts"><%= x.attempts %></td><td data-label="2xx"><%= x.ok %></td><td data-label="Failed"><%= x.failed %></td><td data-label="Skipped"><%= x.skipped %></td><td data-label="Failing streak"><%= x.streak %></td><td data-label="Last success"><%= x.last_success ?? "never" %></td><td data-label="Last failure"><%= x.last_failure ?? "–" %></td></tr>
 <% } %></tbody></table><% } %></section>
 
 <section id="events"><h2>Events</h2>
@@ -58,6 +59,29 @@ const bodyHtml = compileHtml<PageData>(
 
 const pageQuery = t.Object(filterQuery);
 
+/**
+ * The targets table: every target seen in the events plus every configured one (a refused target may have no
+ * event yet), each with its health in a word and WHY — the target policy's refusal, the newest failure — where
+ * "no success" alone left the operator guessing.
+ */
+function targetsWithReasons(ctx: AppContext): PageData["targets"] {
+  const seen = targetHealth(ctx);
+  const configured = linkTargetHealth(ctx);
+  const rows: TargetHealth[] = [
+    ...seen,
+    ...configured
+      .filter((c) => !seen.some((s) => s.target === c.target))
+      .map((c) => ({ target: c.target, attempts: 0, ok: 0, failed: 0, skipped: 0, streak: 0, last_success: null, last_failure: null })),
+  ];
+  return rows.map((x) => {
+    const c = configured.find((h) => h.target === x.target);
+    const health = c?.policy_problem ? "refused" : c?.dead && x.streak > 0 ? "dead" : x.streak > 0 ? "failing" : x.ok > 0 ? "ok" : "no success";
+    const badge = health === "ok" ? "ok" : health === "no success" ? "warn" : "bad";
+    const reason = x.target === "" ? null : !c ? "not in LINK_INBOX_WEBHOOK_URLS any more" : (c.reason ?? (x.ok > 0 ? null : "no message sent to it yet"));
+    return { ...x, health, badge, reason };
+  });
+}
+
 export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-link-inbox-page" }).use(guards.operator.plugin).get(
     "/admin/ops/link-inbox",
@@ -80,7 +104,7 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
         events: LINK_EVENTS,
         families: STATUS_CODE_FAMILIES,
         reasons: SKIP_REASONS,
-        targets: targetHealth(ctx),
+        targets: targetsWithReasons(ctx),
         rows,
         total,
         exportQuery: exportParams.toString(),

@@ -23,7 +23,7 @@ interface EventRow {
 }
 
 const zeroFailures = () => ({ "4xx": 0, "5xx": 0, timeout: 0, other: 0 });
-const zeroSkips = () => ({ no_url: 0, cooldown: 0, other: 0 });
+const zeroSkips = () => ({ no_url: 0, cooldown: 0, silenced: 0, other: 0 });
 
 /** An attempt is an event with an outcome family; a skip has a skip_reason and no request behind it. */
 const isAttempt = (e: EventRow) => e.status_code_family !== null && e.skip_reason === null;

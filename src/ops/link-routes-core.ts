@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { OPERATOR_REVALIDATE } from "../http/cache-control";
 import { ifNoneMatchHits, strongEtag } from "../http/conditional";
-import { Envelope, ErrorBody } from "../http/envelope";
+import { Envelope, ErrorBody, includeMetaQuery, requestedMeta } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
 import { subscribeLinkInbox } from "./link-notify";
@@ -36,7 +37,12 @@ const KindHealth = named(
     attempts: t.Integer(),
     successes: t.Integer(),
     failures: Failures,
-    skips: t.Object({ no_url: t.Integer(), cooldown: t.Integer(), other: t.Integer() }),
+    skips: t.Object({
+      no_url: t.Integer(),
+      cooldown: t.Integer(),
+      silenced: t.Integer({ description: "alert notices held back by a silence" }),
+      other: t.Integer(),
+    }),
     pending: t.Integer(),
     dead: t.Integer(),
   }),
@@ -85,7 +91,7 @@ const Resolved = Envelope({
   incidents: t.Array(ResolvedIncident, { description: "newest first" }),
 });
 
-const CACHE_CONTROL = "private, no-cache";
+const CACHE_CONTROL = OPERATOR_REVALIDATE;
 const httpDate = (iso: string) => new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toUTCString();
 
 /** If-None-Match wins (RFC 9110 §13.2.2); without it, If-Modified-Since at second precision. */
@@ -108,6 +114,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
       operator: "api",
       query: t.Object({
         days: intQuery({ minimum: 1, maximum: SUMMARY_MAX_DAYS, defaultValue: SUMMARY_DEFAULT_DAYS, description: "events and messages of the last days" }),
+        ...includeMetaQuery,
       }),
       response: { 200: Summary, 400: ErrorBody, 403: ErrorBody },
       detail: { summary: "Link-inbox delivery health per target (attempts, failures by family, last success, failing streak, dead) and per event kind" },
@@ -116,7 +123,9 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
       "/admin/ops/digest/resolved-verification.json",
       ({ query, request, set }) => {
         const { body, lastModified } = resolvedVerification(ctx, query);
-        const bytes = JSON.stringify({ success: true, ...body });
+        // include_meta makes the bytes (and so the ETag) per request; without it equal data gives equal bytes.
+        const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
+        const bytes = JSON.stringify({ success: true, ...body, ...(meta ? { meta } : {}) });
         const etag = strongEtag(bytes);
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
@@ -128,6 +137,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
         operator: "api",
         query: t.Object({
           days: intQuery({ minimum: 1, maximum: RESOLVED_MAX_DAYS, defaultValue: RESOLVED_DEFAULT_DAYS, description: "incidents resolved in the last days" }),
+          ...includeMetaQuery,
         }),
         response: { 200: Resolved, 400: ErrorBody, 403: ErrorBody },
         detail: {

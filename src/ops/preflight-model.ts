@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { includeMetaQuery, MetaSchema } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
 
@@ -14,6 +15,7 @@ const filters = {
   fields_preset: t.Optional(
     t.Union([t.Literal("docs_mode"), t.Literal("token_secret"), t.Literal("synthetic_thresholds")], { description: "a named field list, united with fields" }),
   ),
+  ...includeMetaQuery,
 };
 const dayOffset = intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare against the snapshot of this many days ago" });
 
@@ -56,7 +58,7 @@ const Evaluation = named(
 );
 
 export const PreflightModel = {
-  guardsQuery: t.Object({ include_env_rows: flag }),
+  guardsQuery: t.Object({ include_env_rows: flag, ...includeMetaQuery }),
   deltaQuery: t.Object({ day_offset: dayOffset, ...filters }),
   summaryQuery: t.Object({
     day_offset: dayOffset,
@@ -89,7 +91,7 @@ export const PreflightModel = {
   }),
   guards: named(
     "PreflightGuards",
-    t.Object({ success: t.Literal(true), generated_at: t.String(), day: t.String(), count: t.Integer(), guards: t.Array(Guard) }),
+    t.Object({ success: t.Literal(true), generated_at: t.String(), day: t.String(), count: t.Integer(), guards: t.Array(Guard), meta: t.Optional(MetaSchema) }),
   ),
   delta: named(
     "PreflightDelta",
@@ -99,6 +101,7 @@ export const PreflightModel = {
       compare_taken_at: nullableString,
       current_at: t.String(),
       changes: t.Array(DeltaChange),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   summary: named(
@@ -115,6 +118,7 @@ export const PreflightModel = {
       changes_returned: t.Optional(t.Integer()),
       changes_truncated: t.Optional(t.Boolean()),
       truncated_by: t.Optional(t.Union([t.Literal("max"), t.Literal("bytes"), t.Null()])),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   history: named(
@@ -135,6 +139,7 @@ export const PreflightModel = {
           changed: t.Union([t.Boolean(), t.Null()]),
         }),
       ),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   anomalies: named(
@@ -154,6 +159,7 @@ export const PreflightModel = {
       evaluated: t.Integer(),
       count: t.Integer(),
       anomalies: t.Array(Evaluation),
+      meta: t.Optional(MetaSchema),
     }),
   ),
 };

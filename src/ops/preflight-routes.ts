@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { csvResponse } from "../http/csv";
+import { ErrorBody, requestedMeta } from "../http/envelope";
 import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./preflight";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "./preflight-anomalies";
-import { anomaliesCsv, csvResponse, deltaCsv, guardsCsv, historyCsv } from "./preflight-csv";
+import { anomaliesCsv, deltaCsv, guardsCsv, historyCsv } from "./preflight-csv";
 import { currentGuards, envGuards } from "./preflight-guards";
 import { PreflightModel as M } from "./preflight-model";
 import { bytesLimitOf, conditionalJson, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summaryBody } from "./preflight-summary";
@@ -78,7 +79,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/delta.summary.json`,
-      ({ query, request }) => {
+      ({ query, request, set }) => {
         // The echoes read the parameters as sent; the query itself already holds the clamped values.
         const sent = new URL(request.url).searchParams;
         const fieldsMax = fieldsMaxOf(sent.get("include_fields_max"));
@@ -90,7 +91,9 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
           fieldsMax,
           bytesLimit,
         });
-        return conditionalJson(request, body, lastModifiedOf(ctx, d));
+        // include_meta makes the body (and so its ETag) per request; without it equal state gives equal bytes.
+        const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
+        return conditionalJson(request, meta ? { ...body, meta } : body, lastModifiedOf(ctx, d));
       },
       {
         operator: "api",

@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { OPERATOR_REVALIDATE } from "../http/cache-control";
 import { ifNoneMatchHits, strongEtag } from "../http/conditional";
 import type { Delta, DeltaEntry } from "./preflight";
 
@@ -91,7 +92,7 @@ export function lastModifiedOf(ctx: AppContext, d: Delta): Date {
 export function conditionalJson(request: Request, body: unknown, lastModified: Date): Response {
   const text = JSON.stringify(body);
   const etag = strongEtag(text);
-  const headers: Record<string, string> = { etag, "last-modified": lastModified.toUTCString(), "cache-control": "private, no-cache" };
+  const headers: Record<string, string> = { etag, "last-modified": lastModified.toUTCString(), "cache-control": OPERATOR_REVALIDATE };
   const inm = request.headers.get("if-none-match");
   const ims = request.headers.get("if-modified-since");
   const imsTime = ims ? Date.parse(ims) : NaN;

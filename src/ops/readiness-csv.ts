@@ -1,14 +1,11 @@
-import { stringify } from "csv-stringify/sync";
+import { csvTable } from "../http/csv";
 import type { NoiseExport, NoiseFigures } from "./readiness";
 import type { ProbeRunRow } from "./probes";
 
-// The CSV twins of the readiness exports: RFC 4180 (CRLF, quoted when needed) by csv-stringify, never by hand.
-// null is an empty cell, booleans are true/false — the same conventions as the chain proofs' CSVs.
+// The CSV twins of the readiness exports, written by src/http/csv.ts: null is an empty cell, booleans are
+// true/false, formula-leading text neutralised — the same conventions as every CSV Herald writes.
 
 type Cell = string | number | boolean | null;
-
-const toCsv = (rows: Array<Record<string, Cell>>, columns: readonly string[]) =>
-  stringify(rows, { header: true, columns: [...columns], record_delimiter: "windows", cast: { boolean: (b) => (b ? "true" : "false") } });
 
 export const NOISE_CSV_COLUMNS = [
   "row_type",
@@ -64,25 +61,15 @@ export function noiseCsv(exp: NoiseExport, mode: NoiseCsvMode, includePoints: bo
       rows.push({ row_type: "day", window_days: null, date: p.date, ...base(p), from: null, to: null, hours_total: null, hours_with_data: null });
     }
   }
-  return toCsv(rows, NOISE_CSV_COLUMNS);
+  return csvTable(rows, NOISE_CSV_COLUMNS);
 }
 
 export const PROBE_HISTORY_COLUMNS = ["at", "run_id", "probe", "url", "outcome", "status", "latency_ms", "had_data", "ok", "error"] as const;
 
 /** The probe runs that came back empty or failing; outcome says which (a failing run is not also "empty"). */
 export function probeHistoryCsv(rows: ProbeRunRow[]): string {
-  return toCsv(
+  return csvTable(
     rows.map((r) => ({ ...r, outcome: r.ok ? "empty" : "failed" })),
     PROBE_HISTORY_COLUMNS,
   );
-}
-
-export function csvAttachment(body: string, filename: string): Response {
-  return new Response(body, {
-    headers: {
-      "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="${filename}"`,
-      "cache-control": "no-store",
-    },
-  });
 }

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope } from "../http/envelope";
+import { Envelope, includeMetaQuery } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
 import { ZERO_HISTORY_DEFAULT_DAYS, ZERO_HISTORY_DEFAULT_LIMIT, ZERO_HISTORY_MAX_DAYS, ZERO_HISTORY_MAX_LIMIT } from "./probes";
@@ -65,6 +65,7 @@ export const ReadinessModel = {
     ...noiseSpan,
     compact: flag("1: leave out the per-day points"),
     include_windows_meta: flag("1: each window carries meta (from, to, hours covered)"),
+    ...includeMetaQuery,
   }),
   noise: Envelope({
     generated_at: t.String({ format: "date-time" }),

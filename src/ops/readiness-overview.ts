@@ -1,6 +1,9 @@
 import type { AppContext } from "../context";
 import type { JobSummary } from "../jobs/registry";
+import { incidentsInWindow } from "../status/incidents-service";
+import { type AlertView, deadLetterGrowthSince, firingAlerts } from "./alert-views";
 import { type BackupEntry, listBackups } from "./backups-list";
+import { type LinkTargetHealth, linkTargetHealth } from "./link-target-health";
 import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
 import { type NoiseExport, noiseExport } from "./readiness";
 
@@ -31,12 +34,22 @@ export interface JobLine extends JobSummary {
   failures_24h: number;
 }
 
+/** Whether the alerts reach people, and whether anything is wrong that they should have heard of. */
+export interface AlertingOverview {
+  firing: AlertView[];
+  open_incidents: Array<{ id: number; title: string; severity: "warn" | "bad"; started_at: string }>;
+  targets: LinkTargetHealth[];
+  /** Webhook dead letters: the count at the newest monitor run, and the growth over the last 24 h. */
+  dead_letters: { now: number | null; growth_24h: number };
+}
+
 export interface ReadinessOverview {
   generated_at: string;
   probes: { latest: ProbeLatest[]; problems: ProbeRunRow[] };
   noise: NoiseExport;
   jobs: JobLine[];
   backups: { newest: BackupEntry[]; total: number; keep: number };
+  alerting: AlertingOverview;
   summary: { ready: boolean; reasons: string[] };
 }
 
@@ -53,7 +66,12 @@ function probeState(run: ProbeRunRow | null, since: string): ProbeState {
  *   deployment without TOKEN_MINT public_stats and holder_cache_proof are empty by design);
  * - a 403 noise window (7, 14, 30 days) is over its threshold;
  * - an enabled job's latest run failed (failures that a later success recovered do not count);
- * - the backups folder has no backup, or the newest one's integrity is not "ok".
+ * - the backups folder has no backup, or the newest one's integrity is not "ok";
+ * - a link-inbox target is dead (refused by the target policy, or its newest message was given up on): notices
+ *   do not reach people;
+ * - a status incident is open;
+ * - an alert is firing (silenced or not: a silence holds back notices, it does not make the problem go away);
+ * - the webhook dead-letter queue grew in the last 24 h.
  */
 export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generated_at">): { ready: boolean; reasons: string[] } {
   const reasons: string[] = [];
@@ -72,6 +90,14 @@ export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generat
   const newest = o.backups.newest[0];
   if (!newest) reasons.push("no backup in the backups folder");
   else if (newest.integrity !== "ok") reasons.push(`newest backup ${newest.name} has integrity "${newest.integrity}"`);
+  const a = o.alerting;
+  for (const t of a.targets.filter((x) => x.dead)) reasons.push(`notification target dead: ${t.target} (${t.reason ?? "dead"})`);
+  if (a.open_incidents.length) reasons.push(`open incident: ${a.open_incidents.map((i) => `#${i.id} ${i.title} (${i.severity})`).join(", ")}`);
+  if (a.firing.length) reasons.push(`alert firing: ${a.firing.map((f) => `${f.key} (${f.level}${f.silenced_by ? ", silenced" : ""})`).join(", ")}`);
+  if (a.dead_letters.growth_24h > 0)
+    reasons.push(
+      `webhook dead letters grew in the last 24 h: +${a.dead_letters.growth_24h}${a.dead_letters.now === null ? "" : ` (now ${a.dead_letters.now})`}`,
+    );
   return { ready: reasons.length === 0, reasons };
 }
 
@@ -85,6 +111,14 @@ export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverv
   const failures = ctx.jobs.failuresSince(since);
   const jobs = ctx.jobs.list().map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
   const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
-  const parts = { probes: { latest, problems }, noise, jobs, backups: { newest: page.items, total: page.total, keep: ctx.config.backupKeep } };
+  const open = incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 }).items;
+  const dead = deadLetterGrowthSince(ctx, since);
+  const alerting: AlertingOverview = {
+    firing: firingAlerts(ctx),
+    open_incidents: open.map((i) => ({ id: i.id, title: i.title, severity: i.current_severity ?? i.severity, started_at: i.started_at })),
+    targets: linkTargetHealth(ctx),
+    dead_letters: { now: dead.now, growth_24h: dead.growth },
+  };
+  const parts = { probes: { latest, problems }, noise, jobs, backups: { newest: page.items, total: page.total, keep: ctx.config.backupKeep }, alerting };
   return { generated_at: now.toISOString(), ...parts, summary: readinessSummary(parts) };
 }

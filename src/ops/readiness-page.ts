@@ -4,6 +4,7 @@ import type { Guards } from "../auth/guards";
 import { operatorPage, operatorPageResponse } from "../auth/operator-page";
 import type { AppContext } from "../context";
 import { compileHtml } from "../http/html";
+import { incidentPagePath } from "./link-notify";
 import { type ProbeState, type ReadinessOverview, readinessOverview } from "./readiness-overview";
 
 // GET /admin/ops/readiness: is this deployment ready? One page over the synthetic probes, the 403 noise, the jobs
@@ -52,6 +53,10 @@ interface PageData {
   backups: Array<{ name: string; size: string; createdAt: string; integrity: string }>;
   backupTotal: number;
   keep: number;
+  firing: Array<{ key: string; level: string; badge: string; since: string; page: string; silenced: string | null; summary: string | null }>;
+  incidents: Array<{ id: number; title: string; severity: string; started: string; page: string }>;
+  targets: Array<{ target: string; state: string; badge: string; reason: string | null; lastSuccess: string | null }>;
+  deadLetters: string;
 }
 
 const bodyHtml = compileHtml<PageData>(
@@ -59,7 +64,7 @@ const bodyHtml = compileHtml<PageData>(
   `<h1>Readiness</h1>
 <p class="lead">Is this deployment ready? As of <%= it.generatedAt %>; all times UTC.</p>
 <section id="summary" class="summary <%= it.summary.ready ? "ready" : "attention" %>"><p><strong id="summary-state"><%= it.summary.ready ? "Ready" : "Attention" %></strong>
-<% if (it.summary.ready) { %>— every probe answers, the 403 noise is within its threshold, no job's latest run failed and a checked backup exists.<% } else { %>— <%= it.summary.reasons.length %> <%= it.summary.reasons.length === 1 ? "thing needs" : "things need" %> a look:<% } %></p>
+<% if (it.summary.ready) { %>— every probe answers, the 403 noise is within its threshold, no job's latest run failed, a checked backup exists, no alert is firing, no incident is open and every notification target can be reached.<% } else { %>— <%= it.summary.reasons.length %> <%= it.summary.reasons.length === 1 ? "thing needs" : "things need" %> a look:<% } %></p>
 <% if (!it.summary.ready) { %><ul id="summary-reasons"><% for (const r of it.summary.reasons) { %><li><%= r %></li><% } %></ul><% } %></section>
 
 <section id="probes"><h2>Synthetic probes</h2>
@@ -88,6 +93,19 @@ const bodyHtml = compileHtml<PageData>(
 <% if (it.backups.length === 0) { %><p id="backups-none">No backup yet: run <code>herald backup</code> or <code>POST /admin/backup/run</code>.</p><% } else { %><table class="data"><thead><tr><th>Name</th><th>Size</th><th>Created</th><th>Integrity</th></tr></thead><tbody>
 <% for (const b of it.backups) { %><tr id="backup-<%= b.name %>"><td data-label="Name"><code><%= b.name %></code></td><td data-label="Size"><%= b.size %></td><td data-label="Created"><%= b.createdAt %></td><td data-label="Integrity"><span class="badge <%= b.integrity === "ok" ? "ok" : "warn" %>"><%= b.integrity %></span></td></tr>
 <% } %></tbody></table><% } %></section>
+
+<section id="alerting"><h2>Alerts and notifications</h2>
+<h3>Firing now</h3>
+<% if (it.firing.length === 0) { %><p class="muted" id="firing-none">Nothing is firing.</p><% } else { %><table class="data" id="firing"><thead><tr><th>Alert</th><th>Level</th><th>Since</th><th>Summary</th><th>Silenced</th></tr></thead><tbody>
+<% for (const f of it.firing) { %><tr><td data-label="Alert"><a href="<%= f.page %>"><code><%= f.key %></code></a></td><td data-label="Level"><span class="badge <%= f.badge %>"><%= f.level %></span></td><td data-label="Since"><%= f.since %></td><td data-label="Summary"><%= f.summary ?? "" %></td><td data-label="Silenced"><%= f.silenced ?? "no" %></td></tr>
+<% } %></tbody></table><% } %>
+<h3>Open incidents</h3>
+<% if (it.incidents.length === 0) { %><p class="muted" id="incidents-none">None.</p><% } else { %><ul id="incidents"><% for (const i of it.incidents) { %><li><a href="<%= i.page %>">#<%= i.id %> <%= i.title %></a> <span class="badge <%= i.severity === "bad" ? "bad" : "warn" %>"><%= i.severity %></span> since <%= i.started %></li><% } %></ul><% } %>
+<h3>Notification targets</h3>
+<% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No link-inbox target configured (LINK_INBOX_WEBHOOK_URLS).</p><% } else { %><table class="data" id="targets"><thead><tr><th>Target</th><th>State</th><th>Reason</th><th>Last success</th></tr></thead><tbody>
+<% for (const x of it.targets) { %><tr><td data-label="Target"><code><%= x.target %></code></td><td data-label="State"><span class="badge <%= x.badge %>"><%= x.state %></span></td><td data-label="Reason" class="err"><%= x.reason ?? "" %></td><td data-label="Last success"><%= x.lastSuccess ?? "never" %></td></tr>
+<% } %></tbody></table><% } %>
+<p class="muted" id="dead-letters"><%= it.deadLetters %></p></section>
 
 <section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
 );
@@ -145,6 +163,30 @@ export function readinessBody(o: ReadinessOverview) {
     backups: o.backups.newest.map((b) => ({ name: b.name, size: size(b.size_bytes), createdAt: when(b.created_at)!, integrity: b.integrity })),
     backupTotal: o.backups.total,
     keep: o.backups.keep,
+    firing: o.alerting.firing.map((f) => ({
+      key: f.key,
+      level: f.level,
+      badge: f.level === "fail" ? "bad" : "warn",
+      since: when(f.fired_at ?? f.since)!,
+      page: f.page,
+      silenced: f.silenced_by ? `until ${when(f.silenced_by.ends_at)} (${f.silenced_by.created_by})` : null,
+      summary: f.summary,
+    })),
+    incidents: o.alerting.open_incidents.map((i) => ({
+      id: i.id,
+      title: i.title,
+      severity: i.severity,
+      started: when(i.started_at)!,
+      page: incidentPagePath(i.id),
+    })),
+    targets: o.alerting.targets.map((x) => ({
+      target: x.target,
+      state: x.dead ? "dead" : x.state,
+      badge: x.dead ? "bad" : x.state === "down" ? "warn" : "ok",
+      reason: x.reason,
+      lastSuccess: when(x.last_success_at),
+    })),
+    deadLetters: `Webhook dead letters: ${o.alerting.dead_letters.now ?? "not measured yet"}${o.alerting.dead_letters.growth_24h > 0 ? `, +${o.alerting.dead_letters.growth_24h} in the last 24 h` : ", no growth in the last 24 h"} (the alerts-monitor job measures them every 15 minutes).`,
   });
 }
 

@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { csvResponse } from "../http/csv";
 import { ErrorBody } from "../http/envelope";
 import { zeroHistory } from "./probes";
 import { noiseExport } from "./readiness";
-import { csvAttachment, noiseCsv, probeHistoryCsv } from "./readiness-csv";
+import { noiseCsv, probeHistoryCsv } from "./readiness-csv";
 import { ReadinessModel as M } from "./readiness-model";
 
 const errs = { 400: ErrorBody, 403: ErrorBody };
@@ -48,13 +49,13 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
       ({ query }) => {
         const mode = query.mode ?? "points";
         const exp = noiseExport(ctx, { days: query.days, windows: query.windows, includeWindowsMeta: true });
-        return csvAttachment(noiseCsv(exp, mode, query.include_points === "1"), `herald-403-noise-${exp.days}d-${mode}.csv`);
+        return csvResponse(noiseCsv(exp, mode, query.include_points === "1"), `herald-403-noise-${exp.days}d-${mode}.csv`);
       },
       { operator: "api", query: M.noiseCsvQuery, detail: csv("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
     )
     .get(
       "/admin/ops/readiness/synthetic-zero-history.csv",
-      ({ query }) => csvAttachment(probeHistoryCsv(zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
+      ({ query }) => csvResponse(probeHistoryCsv(zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
       { operator: "api", query: M.zeroHistoryQuery, detail: csv("Synthetic probe results that failed or came back without data, newest first") },
     );
 }

@@ -14,7 +14,6 @@ function downloadHeaders(b: BackupEntry): Record<string, string> {
     "content-type": "application/vnd.sqlite3",
     "content-length": String(b.size_bytes),
     "content-disposition": `attachment; filename="${b.name}"`,
-    "cache-control": "no-store",
     "x-backup-sha256": b.sha256,
     "x-backup-integrity": b.integrity,
     digest: `sha-256=${b64}`,

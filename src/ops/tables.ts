@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Hourly rollups of request_log, kept by the request-log flush in the same transaction as the rows it writes:
@@ -167,4 +167,54 @@ export const opsDownloadTokens = sqliteTable(
     usedAt: text("used_at"),
   },
   (t) => [index("ops_download_tokens_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * The current state of every alert key (`<source>:<name>` of ops_alert_runs), kept by the transition applier
+ * (src/ops/alert-state.ts): its level now, since when, the newest alert-run row applied to it, and what was last
+ * sent about it. The firing view, the alert page, the readiness verdict and /metrics read it; the id is the
+ * alert's stable address (/admin/ops/alerts-monitor/alerts/<id>).
+ */
+export const opsAlertState = sqliteTable(
+  "ops_alert_state",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    alertKey: text("alert_key").notNull(),
+    source: text("source").notNull(),
+    name: text("name").notNull(),
+    level: text("level", { enum: ["ok", "warn", "fail"] }).notNull(),
+    since: text("since").notNull(),
+    firedAt: text("fired_at"),
+    resolvedAt: text("resolved_at"),
+    lastRowId: integer("last_row_id").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+    notifiedLevel: text("notified_level"),
+    notifiedAt: text("notified_at"),
+  },
+  (t) => [
+    // "the state of key K" (every applied row) and "what is firing now" (firing.json, readiness, /metrics).
+    uniqueIndex("ops_alert_state_key_idx").on(t.alertKey),
+    index("ops_alert_state_level_idx").on(t.level),
+  ],
+);
+
+/**
+ * Alert silences: an operator's "I know, stop telling me" for alert keys matching a pattern until a time, with
+ * who and why. A silenced alert is still evaluated, recorded and shown as firing; only its notices are held back.
+ * Audited (admin_audit) in the same transaction as the change.
+ */
+export const opsAlertSilences = sqliteTable(
+  "ops_alert_silences",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    matcher: text("matcher").notNull(),
+    reason: text("reason").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    endsAt: text("ends_at").notNull(),
+    expiredAt: text("expired_at"),
+    expiredBy: text("expired_by"),
+  },
+  // "silences in force now": ends_at after now and not expired by hand.
+  (t) => [index("ops_alert_silences_ends_idx").on(t.endsAt)],
 );

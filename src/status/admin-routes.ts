@@ -1,7 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { createMaintenance, deleteMaintenance, listMaintenance } from "./maintenance";
 import { StatusAdminModel as M, IdempotencyHeaders } from "./model-admin";
@@ -63,6 +63,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     .get("/admin/status/incidents/:incident_id", ({ params }) => ok({ incident: getIncidentOrThrow(ctx, params.incident_id) }), {
       admin: true,
       params: M.incidentParams,
+      query: t.Object(includeMetaQuery),
       response: { 200: M.incidentOne, ...errs, 404: ErrorBody },
       detail: summary("One incident with its updates"),
     })

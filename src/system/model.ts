@@ -16,6 +16,10 @@ const CatalogEntry = named(
     retry_after_seconds: t.Integer(),
     available_in_modes: t.Array(t.String()),
     endpoint_groups: t.Array(t.String()),
+    status_rationale: t.Union([t.String(), t.Null()], {
+      description:
+        "Why the code answers a status outside the spec's HTTP status guide (400, 401, 403, 409, 413, 429, 500, 503); null when the guide lists the status",
+    }),
     recovery_links: t.Record(t.String(), t.String()),
   }),
 );

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import pkg from "../../package.json";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
@@ -46,6 +46,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
     )
     .get("/admin/jobs", () => ({ success: true as const, jobs: ctx.jobs.list() }), {
       admin: true,
+      query: t.Object(includeMetaQuery),
       response: { 200: SystemModel.jobs, 403: ErrorBody },
       detail: { summary: "Jobs, their schedule and last run" },
     })

@@ -8,7 +8,10 @@ export interface ReadinessCheck {
   detail: string;
 }
 
-/** Readiness: the database takes a write lock, migrations are current, and jobs run when they should. */
+/**
+ * Readiness: the database takes a write lock, migrations are current, the master key opens the stored secrets,
+ * and jobs run when they should.
+ */
 export function readiness(ctx: AppContext): { ready: boolean; checks: Record<string, ReadinessCheck> } {
   const checks: Record<string, ReadinessCheck> = {};
   try {
@@ -21,6 +24,11 @@ export function readiness(ctx: AppContext): { ready: boolean; checks: Record<str
   }
   const m = migrationStatus(ctx.db);
   checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
+  // A key that cannot open the stored secrets fails every signed partner call (503 master_key_mismatch).
+  const mismatch = ctx.secrets.mismatch;
+  checks.master_key = mismatch
+    ? { ok: false, detail: `master_key_mismatch: ${mismatch.detail}` }
+    : { ok: true, detail: `fingerprint ${ctx.secrets.fingerprint} opens the stored secrets` };
   if (!ctx.config.jobsEnabled) checks.jobs = { ok: true, detail: "disabled by JOBS_ENABLED=0" };
   else checks.jobs = ctx.jobs.started ? { ok: true, detail: "scheduled" } : { ok: false, detail: "not started" };
   return { ready: Object.values(checks).every((c) => c.ok), checks };

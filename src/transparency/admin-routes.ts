@@ -1,7 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { AdminAuditModel as M } from "./admin-model";
 import { declareMovement, listDeclarations, retractDeclaration } from "./declarations";
 import { decimalsForInput } from "./audit-service";
@@ -25,7 +25,12 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         const movements = listDeclarations(ctx);
         return ok({ count: movements.length, movements });
       },
-      { admin: true, response: { 200: M.declarationList, ...errs }, detail: summary("Declared movements, active and retracted") },
+      {
+        admin: true,
+        query: t.Object(includeMetaQuery),
+        response: { 200: M.declarationList, ...errs },
+        detail: summary("Declared movements, active and retracted"),
+      },
     )
     .post(
       `${P}/declared-movements`,

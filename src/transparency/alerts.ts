@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import type { RunRow } from "./runs";
 import { completeRunBefore, countCompleteUpTo, parseCounts } from "./runs";
-import { pctHundredths, type Thresholds } from "./thresholds";
+import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } from "./thresholds";
 import type { AnomalyType } from "./glossary";
 import { dataTime, pctOf } from "./reports";
 
@@ -26,6 +26,12 @@ export function alertThresholds(stored: Thresholds, sigsQuery: number | undefine
     rows: rowsQuery ?? pctHundredths(stored.rows_increase_threshold_pct) ?? 10_000,
     source: { sigs: sigsQuery === undefined ? "stored" : "query", rows: rowsQuery === undefined ? "stored" : "query" },
   };
+}
+
+/** Thresholds a request names (hundredths of a percent, from the query); undefined = the run's own. */
+export interface ThresholdOverrides {
+  sigs: number | undefined;
+  rows: number | undefined;
 }
 
 export function tripped(current: number, base: number, hundredths: number): boolean {
@@ -55,13 +61,21 @@ function recommendations(run: RunRow, baseline: RunRow | null, level: string): s
     );
   if ((types.duplicate_signature ?? 0) > 0)
     out.push("Duplicate signatures: check both signatures on an explorer; triage genuine twin transfers as false_positive.");
+  if ((types.snapshot_slot_regression ?? 0) > 0)
+    out.push(
+      "Snapshot slot regression: a token snapshot came from an RPC node behind the others; check SOLANA_RPC_URLS and compare the next snapshot (/api/public/public-stats-cache-freshness.json).",
+    );
   out.push("Track the triage of each anomaly: /transparency/audit-anomalies/triage.json");
   return out;
 }
 
-export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, t: AlertThresholds, includeRecommendations: boolean) {
+export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
   const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? completeRunBefore(ctx, sel.run.id) : null;
   const baseline = run ? completeRunBefore(ctx, run.id) : null;
+  // A run is judged under the thresholds it ran with (audit_runs.thresholds, as runs.json shows them), so a past
+  // run's answer does not change when an operator changes the thresholds today; a query value overrides. With no
+  // run there is nothing to judge, and the thresholds in force are shown.
+  const t = alertThresholds(run ? storedThresholds(run.thresholds) : currentThresholds(ctx), overrides.sigs, overrides.rows);
   const sigDelta = run && baseline ? run.signatures_with_anomalies - baseline.signatures_with_anomalies : null;
   const rowsDelta = run && baseline ? run.rows_total - baseline.rows_total : null;
   const sigTrip = !!(run && baseline && tripped(run.signatures_with_anomalies, baseline.signatures_with_anomalies, t.sigs));

@@ -96,6 +96,7 @@ export const AuditQuery = {
     from: t.Optional(t.String({ maxLength: 32, description: "with to: every complete run whose label is at or after this UTC date or date-time" })),
     to: t.Optional(t.String({ maxLength: 32, description: "every complete run whose label is at or before this UTC date (whole day) or date-time" })),
     ...rowFilters,
+    include_meta: t.Optional(t.String({ description: "export.json: 1 or true adds meta {request_id, generated_at_utc}; the CSV ignores it" })),
   }),
   thresholdHistory: t.Object({
     limit: intQuery({ minimum: 1, maximum: 500, defaultValue: 100, description: "history rows, newest first" }),
@@ -107,6 +108,15 @@ export const AuditQuery = {
 
 const Counts = (keys: readonly string[]) => t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])));
 const ThresholdsSchema = named("AuditThresholds", t.Object(Object.fromEntries(THRESHOLD_NAMES.map((n) => [n, t.String()]))));
+const isPct = (n: string) => n.endsWith("_pct");
+/** A run's own thresholds (thresholdsView): percentages as numbers, amounts as decimal strings. */
+const RunThresholdsSchema = named(
+  "AuditRunThresholds",
+  t.Object(
+    Object.fromEntries(THRESHOLD_NAMES.map((n) => [n, isPct(n) ? t.Number({ description: "percent" }) : t.String({ description: "decimal token amount" })])),
+    { description: "the thresholds in force when the run started; alerts.json judges the run under these" },
+  ),
+);
 
 export const AuditRunSchema = named(
   "AuditRun",
@@ -121,7 +131,7 @@ export const AuditRunSchema = named(
     max_abs_delta: Decimal("largest |delta| of the run's anomalies, decimal token amount"),
     severity_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
     type_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
-    thresholds: ThresholdsSchema,
+    thresholds: RunThresholdsSchema,
     job_run_id: N(t.Integer()),
     started_at: t.String(),
     finished_at: N(t.String()),

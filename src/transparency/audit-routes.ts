@@ -1,9 +1,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { CSV_CONTENT_TYPE } from "../http/csv";
+import { ErrorBody, requestedMeta } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { parsePage } from "../http/pagination";
-import { alerts, alertThresholds } from "./alerts";
+import { alerts } from "./alerts";
 import { AuditQuery as Q, AuditResponses as R } from "./audit-model";
 import { alertsCsv, compareCsv, diffCsv } from "./csv";
 import { listDeclarations } from "./declarations";
@@ -35,6 +36,10 @@ const CSV_NAMES: Record<string, string> = {
   [`${P}/diff/export`]: "audit-anomalies-diff.csv",
 };
 const flag = (v: string | undefined, fallback: boolean) => (v === undefined ? fallback : v === "1" || v === "true");
+const overridesOf = (q: { sigs_increase_threshold_pct?: number; rows_increase_threshold_pct?: number }) => ({
+  sigs: pctQuery(q.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
+  rows: pctQuery(q.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
+});
 
 export function auditRoutes(ctx: AppContext) {
   const at = (request: Request, headers: Record<string, unknown>): AnswerContext => ({ request, lastModified: dataTime(ctx), headers });
@@ -52,7 +57,7 @@ export function auditRoutes(ctx: AppContext) {
     const state = readState(ctx.db.sqlite);
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
     const name = CSV_NAMES[new URL(request.url).pathname] ?? "audit-anomalies.csv";
-    return cache.answer(a, state.version, "text/csv; charset=utf-8", () => build()[0], { "content-disposition": `inline; filename="${name}"` });
+    return cache.answer(a, state.version, CSV_CONTENT_TYPE, () => build()[0], { "content-disposition": `inline; filename="${name}"` });
   };
   const decimalsHint = () => completeOrAny(ctx);
   return new Elysia({ name: "herald:transparency-audit" })
@@ -103,12 +108,7 @@ export function auditRoutes(ctx: AppContext) {
       ({ query, request, set }) =>
         json(request, set.headers, () => {
           const sel = selectRun(ctx, query.run, "query.run");
-          const t = alertThresholds(
-            currentThresholds(ctx),
-            pctQuery(query.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
-            pctQuery(query.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
-          );
-          return alerts(ctx, sel, t, flag(query.include_recommendations, false));
+          return alerts(ctx, sel, overridesOf(query), flag(query.include_recommendations, false));
         }),
       {
         query: Q.alerts,
@@ -121,12 +121,7 @@ export function auditRoutes(ctx: AppContext) {
       ({ query, request, set }) =>
         csv(request, set.headers, () => {
           const sel = selectRun(ctx, query.run, "query.run");
-          const t = alertThresholds(
-            currentThresholds(ctx),
-            pctQuery(query.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
-            pctQuery(query.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
-          );
-          return [alertsCsv(alerts(ctx, sel, t, false)), "audit-anomalies-alerts.csv"] as const;
+          return [alertsCsv(alerts(ctx, sel, overridesOf(query), false)), "audit-anomalies-alerts.csv"] as const;
         }),
       { query: Q.alertsCsv, detail: csvDoc("alerts.json as one CSV record") },
     )
@@ -276,7 +271,10 @@ function exportAnswer(ctx: AppContext, a: AnswerContext, query: Record<string, s
     query: { run: query.run ?? (range ? null : "latest"), from: range?.from ?? null, to: range?.to ?? null, ...filtersEcho(filters) },
     runs: runs.map((r) => r.id),
   };
-  const seed = JSON.stringify({ v: state.version, format, head });
-  if (format === "json") return answerStream(a, seed, "application/json;charset=utf-8", () => exportJsonStream(ctx, head, runs, filters));
-  return answerStream(a, seed, "text/csv; charset=utf-8", () => exportCsvStream(ctx, runs, filters), "audit-anomalies-export.csv");
+  // include_meta puts the request's own block in the JSON (and so in its ETag's seed); the CSV has no place for it.
+  const meta = format === "json" ? requestedMeta(a.request, a.headers["x-request-id"], ctx.clock.now()) : undefined;
+  const seed = JSON.stringify({ v: state.version, format, head, meta });
+  if (format === "json")
+    return answerStream(a, seed, "application/json;charset=utf-8", () => exportJsonStream(ctx, meta ? { ...head, meta } : head, runs, filters));
+  return answerStream(a, seed, CSV_CONTENT_TYPE, () => exportCsvStream(ctx, runs, filters), "audit-anomalies-export.csv");
 }

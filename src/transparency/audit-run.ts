@@ -210,7 +210,12 @@ function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, lim
     const p = previous ?? tokenSnapshotBefore(ctx, mint, s.id);
     previous = s;
     mark = s.id;
-    if (!p || p.slot === null || s.slot === null || s.slot < p.slot || walletSet(p) !== walletSet(s)) continue;
+    if (!p || p.slot === null || s.slot === null || walletSet(p) !== walletSet(s)) continue;
+    if (s.slot < p.slot) {
+      // Read from a node behind the one before: no slot range to sum over, so the change is reported, not skipped.
+      findings.push(slotRegression(p, s, limits));
+      continue;
+    }
     const synced = syncedDeltaBetween(ctx, mint, p.slot, s.slot);
     const sets = [
       { suffix: "", snapshotDelta: tracked(s) - tracked(p), syncedDelta: synced.tracked },
@@ -241,6 +246,31 @@ function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, lim
     }
   }
   return { findings, mark };
+}
+
+/** snapshot_slot_regression: S was read at an earlier slot than P; the balance change between them is unverifiable. */
+function slotRegression(p: TokenSnapshotFacts, s: TokenSnapshotFacts, limits: RawLimits): Finding {
+  const trackedDelta = tracked(s) - tracked(p);
+  const lpDelta = lpBalance(s) - lpBalance(p);
+  const delta = absOf(lpDelta) > absOf(trackedDelta) ? lpDelta : trackedDelta;
+  return {
+    kind: "token_snapshot",
+    signature: `token-snapshot:${s.id}`,
+    slot: s.slot,
+    blockTime: s.taken_at,
+    delta,
+    types: ["snapshot_slot_regression"],
+    severity: severityOf(["snapshot_slot_regression"], absOf(delta), limits),
+    declarationId: null,
+    detail: {
+      previous_snapshot_id: p.id,
+      snapshot_id: s.id,
+      previous_slot: p.slot,
+      slot: s.slot,
+      tracked_delta_raw: trackedDelta.toString(),
+      lp_delta_raw: lpDelta.toString(),
+    },
+  };
 }
 
 function examineAuthorities(ctx: AppContext, mint: string, after: number, limits: RawLimits): { findings: Finding[]; mark: number } {

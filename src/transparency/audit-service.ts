@@ -1,8 +1,7 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
-import { alerts, alertThresholds } from "./alerts";
-import { completeRunBefore, parseCounts, selectRun } from "./runs";
-import { currentThresholds } from "./thresholds";
+import { alerts } from "./alerts";
+import { completeRunBefore, getRun, parseCounts, selectRun } from "./runs";
 import { latestDecimals } from "./chain-inputs";
 import type { Severity } from "./glossary";
 
@@ -60,9 +59,23 @@ export function decimalsForInput(ctx: AppContext): number {
 }
 
 /**
- * The alerts.json evaluation of the latest complete run under the stored thresholds, without recommendations:
+ * The alerts.json evaluation of the latest complete run under its own stored thresholds, without recommendations:
  * what /transparency/audit-anomalies/alerts.json answers by default (the ops alerts monitor records it).
  */
 export function latestAuditAlert(ctx: AppContext) {
-  return alerts(ctx, selectRun(ctx, undefined, "run"), alertThresholds(currentThresholds(ctx), undefined, undefined), false);
+  return alerts(ctx, selectRun(ctx, undefined, "run"), { sigs: undefined, rows: undefined }, false);
+}
+
+/**
+ * The alerts.json evaluation of every complete run after `afterRunId`, oldest first (at most `limit`): what the
+ * ops alerts monitor records, so that a bad run followed seconds later by a clean one is still seen. Nothing
+ * newer (or no run evaluated yet: null) → the latest complete run's evaluation alone, as latestAuditAlert.
+ */
+export function auditAlertsAfter(ctx: AppContext, afterRunId: number | null, limit = 100) {
+  if (afterRunId === null) return [latestAuditAlert(ctx)];
+  const ids = ctx.db.sqlite.query("SELECT id FROM audit_runs WHERE is_complete = 1 AND id > ? ORDER BY id LIMIT ?").all(afterRunId, limit) as Array<{
+    id: number;
+  }>;
+  if (ids.length === 0) return [latestAuditAlert(ctx)];
+  return ids.map(({ id }) => alerts(ctx, { selector: String(id), run: getRun(ctx, id) }, { sigs: undefined, rows: undefined }, false));
 }

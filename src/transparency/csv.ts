@@ -1,15 +1,13 @@
-import { stringify } from "csv-stringify/sync";
+import { csvRecords } from "../http/csv";
 import { alertsRow, type AlertsAnswer } from "./alerts";
 import type { compare, diffExport } from "./diffs";
 
-// The CSV twins of alerts.json and the diffs: RFC 4180 by csv-stringify (CRLF, quoted when needed); null is an
-// empty cell, booleans true/false. Each is built from its JSON answer, so the two cannot disagree.
+// The CSV twins of alerts.json and the diffs, written by src/http/csv.ts (RFC 4180; null is an empty cell,
+// booleans true/false, formula-leading text neutralised). Each is built from its JSON answer, so the two cannot
+// disagree.
 
 type Cell = string | number | boolean | null;
-const csvOf = (columns: readonly string[], records: Cell[][]) =>
-  stringify([[...columns], ...records.map((r) => r.map((c) => (c === null ? "" : typeof c === "boolean" ? (c ? "true" : "false") : c)))], {
-    record_delimiter: "windows",
-  });
+const csvOf = (columns: readonly string[], records: Cell[][]) => csvRecords([[...columns], ...records]);
 
 export const ALERTS_CSV_COLUMNS = [
   "selected_run",

@@ -1,6 +1,6 @@
-import { stringify } from "csv-stringify/sync";
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
+import { csvRecords } from "../http/csv";
 import { rowConditions, type RowFilters } from "./filters";
 import { SEVERITIES, severityOfRank } from "./glossary";
 import type { RunRow } from "./runs";
@@ -177,12 +177,11 @@ export function exportJsonStream(ctx: AppContext, head: Record<string, unknown>,
   return streamOf(chunks());
 }
 
-/** RFC 4180 CSV (CRLF, quoted when needed, by csv-stringify) as a stream: a header, then one record per row. */
+/** RFC 4180 CSV (src/http/csv.ts) as a stream: a header, then one record per row. */
 export function exportCsvStream(ctx: AppContext, runs: RunRow[], filters: RowFilters): ReadableStream<Uint8Array> {
-  const opts = { record_delimiter: "windows" as const };
   function* chunks(): Generator<string> {
-    yield stringify([[...EXPORT_COLUMNS]], opts);
-    for (const page of pages(ctx, runs, filters)) yield stringify(page.map(exportCells), opts);
+    yield csvRecords([[...EXPORT_COLUMNS]]);
+    for (const page of pages(ctx, runs, filters)) yield csvRecords(page.map(exportCells));
   }
   return streamOf(chunks());
 }

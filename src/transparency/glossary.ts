@@ -9,6 +9,7 @@ export const ANOMALY_TYPES = [
   "authority_change",
   "sync_gap",
   "duplicate_signature",
+  "snapshot_slot_regression",
 ] as const;
 export type AnomalyType = (typeof ANOMALY_TYPES)[number];
 
@@ -94,6 +95,15 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
     rule: "A synced transaction with amount_moved > 0 for which another synced transaction of the mint has the same slot, block_time, status, token_delta, lp_delta and amount_moved and a signature that sorts before it (byte order). The first of such a group is not flagged. Two genuine identical transfers in one slot are possible: triage them as false_positive.",
     base_severity: "low",
     delta: "max(|token_delta|, |lp_delta|)",
+    applies_to: ["treasury", "reserve", "lp"],
+  },
+  {
+    type: "snapshot_slot_regression",
+    description:
+      "A token snapshot was read at an earlier slot than the snapshot before it (an RPC node behind the others): the balance change between the two cannot be checked against the synced transactions.",
+    rule: "For consecutive token snapshots P and S of the mint with the same wallet set and S.slot < P.slot (balance_mismatch is not computed for such a pair: no slot lies in P.slot < slot ≤ S.slot). Reported once a transaction sync has finished after S was taken, whatever the balances did. The row's signature is token-snapshot:<S id>; its delta is (treasury_raw + reserve_raw)(S) − (treasury_raw + reserve_raw)(P), or lp(S) − lp(P) when that is larger in absolute value; detail carries both and the two slots. The next snapshot is compared with S.",
+    base_severity: "medium",
+    delta: "max(|treasury+reserve change|, |lp change|) between the two snapshots",
     applies_to: ["treasury", "reserve", "lp"],
   },
 ];

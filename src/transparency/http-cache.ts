@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { ifNoneMatchHits, strongEtag } from "../http/conditional";
+import { CSV_CONTENT_TYPE } from "../http/csv";
 import { isTruthyFlag } from "../http/envelope";
 
 // Validators for every transparency GET: Cache-Control public, max-age=60 (the spec: cache snapshots ≥ 60 s),
@@ -62,7 +63,7 @@ export function answerJson(a: AnswerContext, body: Record<string, unknown>, now:
 }
 
 export function answerCsv(a: AnswerContext, csv: string, filename: string): Response {
-  return answerBytes(a, csv, "text/csv; charset=utf-8", { "content-disposition": `inline; filename="${filename}"` });
+  return answerBytes(a, csv, CSV_CONTENT_TYPE, { "content-disposition": `inline; filename="${filename}"` });
 }
 
 /**

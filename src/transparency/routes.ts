@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { ContentDates } from "../http/conditional";
 import { ErrorBody } from "../http/envelope";
 import { auditRoutes } from "./audit-routes";
 import { answerJson } from "./http-cache";
@@ -11,21 +12,25 @@ import { trustDashboard, trustDocument } from "./service";
 /**
  * /trust.json, the trust dashboard and the audit-anomaly routes. Every answer carries Cache-Control
  * public, max-age=60 (spec: "cache transparency snapshots at least 60 seconds"), a strong ETag and
- * Last-Modified, and is 304 on a matching If-None-Match or If-Modified-Since. The two live documents are dated
- * now; the audit answers are dated by the last change of the audit data.
+ * Last-Modified, and is 304 on a matching If-None-Match or If-Modified-Since. The two live documents are computed
+ * per request but dated by the last change of their content (ContentDates), so they revalidate until it changes;
+ * the audit answers are dated by the last change of the audit data.
  */
 export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
   const cache = new UptimeCache();
+  const dates = new ContentDates();
   const now = () => ctx.clock.now();
-  const live = (request: Request, headers: Record<string, unknown>, body: { generated_at_utc: string }) =>
-    answerJson({ request, headers, lastModified: body.generated_at_utc }, body, now);
+  const live = (request: Request, headers: Record<string, unknown>, key: string, computed: { generated_at_utc: string }) => {
+    const body = dates.stamp(key, computed);
+    return answerJson({ request, headers, lastModified: body.generated_at_utc }, body, now);
+  };
   return new Elysia({ name: "herald:transparency" })
-    .get("/trust.json", ({ request, set }) => live(request, set.headers, trustDocument(ctx)), {
+    .get("/trust.json", ({ request, set }) => live(request, set.headers, "trust", trustDocument(ctx)), {
       query: M.metaQuery,
       response: { 200: M.trust, 400: ErrorBody, 429: ErrorBody },
       detail: { tags: ["public"], summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes" },
     })
-    .get("/transparency/trust-dashboard.json", ({ request, set }) => live(request, set.headers, trustDashboard(ctx, cache)), {
+    .get("/transparency/trust-dashboard.json", ({ request, set }) => live(request, set.headers, "dashboard", trustDashboard(ctx, cache)), {
       query: M.metaQuery,
       response: { 200: M.dashboard, 400: ErrorBody, 429: ErrorBody },
       detail: { tags: ["transparency"], summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page" },

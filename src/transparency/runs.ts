@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { formatUnits } from "../chain/service";
 import type { AnomalyType, Severity } from "./glossary";
-import type { Thresholds } from "./thresholds";
+import { storedThresholds, thresholdsView } from "./thresholds";
 
 // Audit runs as the reports read them: one row each with its precomputed aggregates, and the run selectors
 // (a run id, latest, previous, a UTC date) every route with run, run_a or run_b accepts.
@@ -148,7 +148,7 @@ export function runView(r: RunRow, selectedId: number | null) {
     max_abs_delta: formatUnits(BigInt(r.max_abs_delta_raw), r.decimals),
     severity_counts: parseCounts<Severity>(r.severity_counts) as Record<Severity, number>,
     type_counts: parseCounts<AnomalyType>(r.type_counts) as Record<AnomalyType, number>,
-    thresholds: JSON.parse(r.thresholds) as Thresholds,
+    thresholds: thresholdsView(storedThresholds(r.thresholds)),
     job_run_id: r.job_run_id,
     started_at: r.started_at,
     finished_at: r.finished_at,

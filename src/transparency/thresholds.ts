@@ -46,6 +46,26 @@ export function pctQuery(value: number | undefined, field: string): number | und
   return h;
 }
 
+/** A run's thresholds as its run stored them (audit_runs.thresholds, JSON); a name it lacks is at its default. */
+export function storedThresholds(json: string): Thresholds {
+  return { ...THRESHOLD_DEFAULTS, ...(JSON.parse(json) as Partial<Thresholds>) };
+}
+
+const pctNumber = (text: string, fallback: string) => (pctHundredths(text) ?? pctHundredths(fallback)!) / 100;
+
+/**
+ * Thresholds as answers show them (runs.json, summary.json; alerts.json shows the two percentages the same way):
+ * percentages as numbers (12.5), amounts as decimal strings — token amounts are decimal strings on the wire
+ * (DESIGN.md §2), and a threshold with 18 fractional digits would not survive a float.
+ */
+export function thresholdsView(t: Thresholds) {
+  return {
+    ...t,
+    sigs_increase_threshold_pct: pctNumber(t.sigs_increase_threshold_pct, THRESHOLD_DEFAULTS.sigs_increase_threshold_pct),
+    rows_increase_threshold_pct: pctNumber(t.rows_increase_threshold_pct, THRESHOLD_DEFAULTS.rows_increase_threshold_pct),
+  };
+}
+
 export function currentThresholds(ctx: AppContext): Thresholds {
   const rows = ctx.db.sqlite.query("SELECT parameter, value FROM audit_thresholds").all() as Array<{ parameter: string; value: string }>;
   const out: Thresholds = { ...THRESHOLD_DEFAULTS };

@@ -80,6 +80,9 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   runOnce(): Promise<void> {
+    // Under a master key that cannot open the stored secrets no delivery can be signed: they wait, unleased and
+    // unattempted, until Herald runs with the right key (/readyz says so meanwhile).
+    if (this.ctx.secrets.mismatch) return Promise.resolve();
     if (this.running) {
       this.again = true;
       this.wake?.();

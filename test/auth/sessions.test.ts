@@ -116,6 +116,8 @@ describe("sign-in", () => {
         body: new URLSearchParams({ token, csrf_token: csrf }).toString(),
       });
     expect((await post(null, form.csrf)).status).toBe(403);
+    const missing = await h.json("/admin/sign-in", { method: "POST", headers: { "content-type": FORM, cookie: form.cookie }, body: `token=${token}` });
+    expect([missing.status, missing.body.error]).toEqual([403, "forbidden"]);
     const wrong = await post(form.cookie, "x".repeat(43));
     expect(wrong.status).toBe(403);
     expect(wrong.body.error).toBe("forbidden");
@@ -178,8 +180,11 @@ describe("sessions on pages and routes", () => {
   test("sign-out needs the session's CSRF token: missing or wrong → 403; right → revoked, cookie cleared, 303", async () => {
     const { cookie, csrf } = await session();
     const signOut = (body: string) => h.request("/admin/sign-out", { method: "POST", headers: { "content-type": FORM, cookie }, body });
-    const missing = await signOut("");
-    expect(missing.status).toBe(400); // the field is required by the form's schema
+    // Missing is the same CSRF refusal as wrong (docs/operations.md), not a malformed form.
+    for (const body of ["", "csrf_token="]) {
+      const missing = await signOut(body);
+      expect({ body, status: missing.status, error: ((await missing.json()) as any).error }).toEqual({ body, status: 403, error: "forbidden" });
+    }
     const wrong = await signOut("csrf_token=wrong");
     expect(wrong.status).toBe(403);
     expect(((await wrong.json()) as any).message).toContain("CSRF");
@@ -259,7 +264,7 @@ describe("the config page", () => {
     token = createAdminToken(h, "ops");
     const { cookie } = await session();
     const res = await h.request("/admin/ops/config", { headers: { cookie } });
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("cache-control")).toBe("private, no-store");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
     expect(html).not.toContain(secret);

@@ -253,6 +253,35 @@ describe("wallet concentration", () => {
   });
 });
 
+test("wallet-concentration.json has validators that change with the data, not with the request time", async () => {
+  const { h } = setup();
+  await h.ctx.jobs.runNow("holders-snapshot");
+  const first = await h.request("/transparency/wallet-concentration.json");
+  const etag = first.headers.get("etag")!;
+  const lastModified = first.headers.get("last-modified")!;
+  const body = (await first.json()) as { generated_at_utc: string };
+  expect([first.status, first.headers.get("cache-control"), etag]).toEqual([200, "public, max-age=60", expect.stringMatching(/^"[A-Za-z0-9_-]{43}"$/)]);
+  expect(lastModified).toBe(new Date(body.generated_at_utc).toUTCString());
+  // Ten seconds on, the same data and the same age_hours (it moves in 0.01 h = 36 s steps): the same bytes, as
+  // generated_at_utc is the data's time, not the request's; so 304 both ways.
+  h.clock.advanceSeconds(10);
+  const again = await h.request("/transparency/wallet-concentration.json");
+  expect([again.headers.get("etag"), ((await again.json()) as { generated_at_utc: string }).generated_at_utc]).toEqual([etag, body.generated_at_utc]);
+  const byTag = await h.request("/transparency/wallet-concentration.json", { headers: { "if-none-match": etag } });
+  expect([byTag.status, byTag.headers.get("etag"), byTag.headers.get("cache-control"), await byTag.text()]).toEqual([304, etag, "public, max-age=60", ""]);
+  expect((await h.request("/transparency/wallet-concentration.json", { headers: { "if-modified-since": lastModified } })).status).toBe(304);
+  expect((await h.request("/transparency/wallet-concentration.json", { headers: { "if-none-match": '"other"' } })).status).toBe(200);
+  // include_meta answers carry a request id and the core's meta block.
+  expect((await h.json("/transparency/wallet-concentration.json?include_meta=1")).body.meta.request_id).toMatch(/^req_/);
+  // A new snapshot is new data: a new ETag and a later Last-Modified.
+  h.clock.advanceSeconds(HOUR);
+  await h.ctx.jobs.runNow("holders-snapshot");
+  const changed = await h.request("/transparency/wallet-concentration.json", { headers: { "if-none-match": etag } });
+  expect(changed.status).toBe(200);
+  expect(changed.headers.get("etag")).not.toBe(etag);
+  expect(Date.parse(changed.headers.get("last-modified")!)).toBeGreaterThan(Date.parse(lastModified));
+});
+
 test("public chain answers may be cached for a minute; partner ones are not marked cacheable", async () => {
   const { h } = setup();
   for (const path of ["/api/public/holder-cache-freshness.json", "/api/public/holder-cache-freshness.csv", "/api/public-stats", "/api/transactions/latest"]) {

@@ -84,13 +84,16 @@ describe("bad input never 500s", () => {
 
   test("wrong types and unknown enum values name each field", async () => {
     const call = coreApp();
-    const res = await call("/echo", jsonInit("POST", { amount: "12", kind: "steal" }));
+    const res = await call("/echo", jsonInit("POST", { amount: true, kind: "steal" }));
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body.error).toBe("invalid_payload");
     const fields = Object.fromEntries(body.details.map((d: { field: string; problem: string }) => [d.field, d.problem]));
     expect(fields.amount).toBe("must be a number");
     expect(fields.kind).toBe("must be one of: credit, debit");
+    // A number written as text is refused as such (test/http/json-numbers.test.ts), never converted.
+    const text = (await (await call("/echo", jsonInit("POST", { amount: "12", kind: "credit" }))).json()) as any;
+    expect(text.details).toEqual([{ field: "amount", problem: "must be a number written as a JSON number, not text" }]);
   });
 
   test("missing body is 400 with the required fields", async () => {

@@ -178,6 +178,33 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     expect(c.webhook_allowed_updates.status).toBe("pass");
   });
 
+  test("live: the secret check names Telegram's header, and a recent 429 (Herald's answer to posts without the secret) fails it too", async () => {
+    const { h, get, tg } = start();
+    const nowS = Math.floor(h.clock.now().getTime() / 1000);
+    tg.state.webhook = {
+      url: HOOK_URL,
+      pending_update_count: 0,
+      last_error_date: nowS - 60,
+      last_error_message: "Wrong response from the webhook: 429 Too Many Requests",
+    };
+    const c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
+    expect(c.webhook_secret_token).toMatchObject({ status: "fail", expected: "Telegram sends MESSENGER_WEBHOOK_SECRET in X-Telegram-Bot-Api-Secret-Token" });
+    expect(c.webhook_secret_token.observed).toContain("got 429 from Herald");
+    expect(c.webhook_last_error.fix).toContain("X-Telegram-Bot-Api-Secret-Token differs from MESSENGER_WEBHOOK_SECRET");
+  });
+
+  test("live: MESSENGER_BOT_USERNAME other than getMe's username fails with the fix; the same name in another case passes", async () => {
+    let { get } = start({ MESSENGER_BOT_USERNAME: "SomeOtherBot" });
+    let c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
+    expect(c.bot_api_get_me).toMatchObject({ status: "fail", expected: "@SomeOtherBot (MESSENGER_BOT_USERNAME)" });
+    expect(c.bot_api_get_me.fix).toContain("MESSENGER_BOT_USERNAME=HeraldTestBot");
+    h?.close();
+    tg?.stop();
+    ({ get } = start({ MESSENGER_BOT_USERNAME: "heraldtestbot" }));
+    c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
+    expect(c.bot_api_get_me.status).toBe("pass");
+  });
+
   test("live: a rejected token fails getMe with the BotFather fix", async () => {
     const { get, tg } = start();
     tg.state.getMeStatus = 401;

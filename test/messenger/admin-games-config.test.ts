@@ -120,7 +120,11 @@ describe("audience groups", () => {
 
     await adminPost("/audience-groups", { group_key: "en-speakers", title: "English", rule: { language_codes: ["en"] } });
     const page1 = await adminGet("/audience-groups?limit=3");
-    expect([page1.body.count, page1.body.total, page1.body.pagination]).toEqual([3, 6, { limit: 3, offset: 0, has_more: true, next_offset: 3 }]);
+    expect([page1.body.count, page1.body.total, page1.body.pagination]).toEqual([
+      3,
+      6,
+      { limit: 3, offset: 0, has_more: true, next_offset: 3, next_cursor: expect.any(String) },
+    ]);
     const page2 = await adminGet("/audience-groups?limit=3&offset=3");
     expect(page2.body.audience_groups.map((g: any) => g.group_key)).toEqual(["unlinked", "en-speakers", "testers"]);
     expect(page2.body.pagination.has_more).toBe(false);
@@ -163,6 +167,7 @@ describe("catalog campaigns", () => {
     expect(outside.spin_wheel.available).toBe(true);
     const refused = await as(22, "/api/messenger/games/recon-grid/start", {});
     expect([refused.status, refused.body.error]).toEqual([403, "game_not_in_campaign"]);
+    await as(21, "/api/messenger/games/recon-grid/status", {}); // publishes the seed the grid will use
     expect((await as(21, "/api/messenger/games/recon-grid/start", {})).status).toBe(200);
 
     const overlap = await adminPost("/catalog-campaigns", { game_key: "recon_grid", audience_group: "testers", title: "Grid again", starts_at: at(1800) });
@@ -267,7 +272,7 @@ describe("promos", () => {
     setup();
     for (const code of ["AAA1", "BBB2", "CCC3"]) await adminPost("/promos", { code, reward: { points: 1 }, max_claims: 1 });
     const p1 = await adminGet("/promos?limit=2");
-    expect([p1.body.count, p1.body.pagination]).toEqual([2, { limit: 2, offset: 0, has_more: true, next_offset: 2 }]);
+    expect([p1.body.count, p1.body.pagination]).toEqual([2, { limit: 2, offset: 0, has_more: true, next_offset: 2, next_cursor: expect.any(String) }]);
     const p2 = await adminGet("/promos?limit=2&offset=2");
     expect([p2.body.count, p2.body.pagination.has_more]).toEqual([1, false]);
     expect((await adminGet("/promos?offset=-1")).status).toBe(400);

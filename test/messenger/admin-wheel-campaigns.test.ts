@@ -159,6 +159,7 @@ describe("wheel campaigns", () => {
     await adminPost(premiumWheel());
     const vip = { is_premium: true };
     credit(71, 20);
+    await as(71, "/api/messenger/games/spin-wheel/status", {}, vip); // publishes the next seed's hash first
     await as(71, "/api/messenger/games/spin-wheel/status", { client_seed: "vip-seed" }, vip);
     const spins: Array<{ nonce: number; index: number }> = [];
     for (let i = 0; i < 20; i++) {

@@ -14,6 +14,9 @@ describe("messenger configuration", () => {
       initDataMode: "hmac",
       ed25519Keys: "production",
       salutesPartner: undefined,
+      botUsername: undefined,
+      initDataMaxFutureSkewSeconds: 60,
+      rateLimits: { playerPerMin: 120, ipPerMin: 600, initDataFailuresPerMin: 30, webhookUnauthorizedPerMin: 30 },
     });
     const env = {
       NODE_ENV: "test",
@@ -48,6 +51,14 @@ describe("messenger configuration", () => {
     };
     expect(bad({ MESSENGER_INIT_DATA_MODE: "rsa" })).toContain("MESSENGER_INIT_DATA_MODE");
     expect(bad({ MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "5" })).toContain("MESSENGER_INIT_DATA_MAX_AGE_SECONDS");
+    expect(bad({ MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "3601" })).toContain("MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS");
+    expect(bad({ MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "-1" })).toContain("MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS");
+    expect(bad({ MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "fast" })).toContain("MESSENGER_RATE_LIMIT_PLAYER_PER_MIN");
+    expect(bad({ MESSENGER_BOT_USERNAME: "@HeraldBot" })).toContain("MESSENGER_BOT_USERNAME");
+    expect(loadConfig({ NODE_ENV: "test", MESSENGER_BOT_USERNAME: "HeraldBot", MESSENGER_RATE_LIMIT_IP_PER_MIN: "0" }).messenger).toMatchObject({
+      botUsername: "HeraldBot",
+      rateLimits: { ipPerMin: 0 },
+    });
     const secretProblem = bad({ MESSENGER_BOT_TOKEN: "not a token secretvalue" });
     expect(secretProblem).toContain("MESSENGER_BOT_TOKEN=****");
     expect(secretProblem).not.toContain("secretvalue");

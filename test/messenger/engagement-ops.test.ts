@@ -63,7 +63,7 @@ describe("GET /api/messenger/ops/health", () => {
       await h.ctx.jobs.runNow("messenger-bot-outbox");
       const res = await h.json("/api/messenger/ops/health?hours=1&limit=5", { headers: { authorization: `Bearer ${admin}` } });
       expect(res.status).toBe(200);
-      expect(res.body.updates).toEqual({ received: 2, replays_suppressed: 1, by_kind: { message: 2 } });
+      expect(res.body.updates).toEqual({ received: 2, replays_suppressed: 1, by_kind: { message: 2 }, ignored: 0, ignored_by_reason: {} });
       expect(res.body.init_data_failures).toEqual({ total: 1, by_reason: { init_data_signature_invalid: 1 } });
       expect(res.body.plays).toEqual({ total: 1, by_game: { spin_wheel: 1 } });
       expect(res.body.bot_api).toMatchObject({ messages_sent: 1, errors: 1, errors_by_status: { "500": 1 } });

@@ -87,6 +87,47 @@ describe("POST /api/messenger/init/verify", () => {
     expect(old.body.details).toEqual({ auth_date: now - 301, max_age_seconds: 300 });
   });
 
+  test("init data dated in the future is refused past MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS (60 s by default), with its own code", async () => {
+    h = createMessengerApp();
+    const now = Math.floor(h.clock.now().getTime() / 1000);
+    expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 60)))).status).toBe(200);
+    const ahead = await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 61)));
+    expect(ahead.status).toBe(401);
+    expect(ahead.body.error).toBe("init_data_future_dated");
+    expect(ahead.body.details).toEqual({ auth_date: now + 61, server_time: now, max_future_skew_seconds: 60 });
+    // Ten years ahead: refused, where it used to be accepted and never expire.
+    const decade = await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 10 * 365 * 86_400)));
+    expect(decade.body.error).toBe("init_data_future_dated");
+    const failures = h.ctx.db.sqlite.query("SELECT SUM(count) AS n FROM messenger_counters WHERE label = 'init_data_future_dated'").get();
+    expect(failures).toEqual({ n: 2 });
+    h.close();
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "0" } });
+    const t0 = Math.floor(h.clock.now().getTime() / 1000);
+    expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, t0)))).status).toBe(200);
+    expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, t0 + 1)))).body.error).toBe("init_data_future_dated");
+  });
+
+  test("the Ed25519 path refuses future-dated init data too", async () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const publicHex = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url").toString("hex");
+    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
+    const botId = BOT_TOKEN.split(":")[0];
+    const signedAt = (authDate: number) => {
+      const fields: Record<string, string> = { auth_date: String(authDate), user: JSON.stringify({ id: 5152, first_name: "Grace" }) };
+      const checkString = `${botId}:WebAppData\n${Object.keys(fields)
+        .sort()
+        .map((k) => `${k}=${fields[k]}`)
+        .join("\n")}`;
+      const signature = ed25519Sign(null, Buffer.from(checkString), privateKey).toString("base64url");
+      return new URLSearchParams({ ...fields, signature }).toString();
+    };
+    const now = Math.floor(h.clock.now().getTime() / 1000);
+    expect((await verify(tmaPost(signedAt(now + 30)))).body.identity).toMatchObject({ telegram_user_id: 5152, scheme: "ed25519" });
+    const res = await verify(tmaPost(signedAt(now + 10 * 365 * 86_400)));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe("init_data_future_dated");
+  });
+
   test("init data verified once is still refused once it ages past the limit (the per-process cache re-checks the age)", async () => {
     h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
     const init = initDataFor(h, { id: 6 });

@@ -1,7 +1,9 @@
 // Promos and missions (issue 18): operator-made (audited), claimed / progressed by players with the abuse
 // limits — once per player, total cap, expiry, audience group; replayed events, monotonic progress, per-minute
-// and daily caps, and a completion that pays once.
+// and daily caps, and a completion that pays once. Mission progress on what the server observes is the server's
+// own count, never the client's number; anything else must be declared self-reported (issue 30, item 3).
 import { afterEach, describe, expect, test } from "bun:test";
+import { applyAction } from "../../src/messenger/ledger";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { createMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
@@ -117,32 +119,188 @@ describe("referrals", () => {
 
 describe("missions", () => {
   const mission = {
-    mission_key: "spin-5",
-    title: "Spin five times",
-    event_type: "spin_wheel.play",
+    mission_key: "quiz-5",
+    title: "Answer five quizzes",
+    event_type: "quiz.answer",
+    progress_source: "self_reported",
     target: 5,
     reward: { points: 100, missiles: 2 },
     daily_cap: 4,
     per_minute_cap: 2,
   };
+  const credit = (id: number, deltas: { freeSpins?: number; points?: number }) =>
+    applyAction(h.ctx, { telegramUserId: id, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, () => ({
+      deltas: { freeSpins: deltas.freeSpins ?? 0, missiles: 0, points: deltas.points ?? 0 },
+      result: {},
+    }));
+  const spin = async (id: number) => expect((await as(id, "/api/messenger/games/spin-wheel/play", { request_id: rid() })).status).toBe(200);
+  const rewardRows = (id: number) =>
+    h.ctx.db.sqlite
+      .query("SELECT COUNT(*) AS n, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ? AND action = 'mission.reward'")
+      .get(id);
 
-  test("enroll is idempotent; progress replays, refuses non-monotonic, rate and daily caps with a reason; completion pays once", async () => {
+  test("an event type the server neither observes nor was told is self-reported is refused at creation, naming the field", async () => {
+    setup();
+    const anything = await adminPost("/api/messenger/admin/missions", {
+      mission_key: "free-300",
+      title: "Anything",
+      event_type: "anything.at.all",
+      target: 3,
+      reward: { points: 300 },
+      daily_cap: 10,
+      per_minute_cap: 10,
+    });
+    expect([anything.status, anything.body.error, anything.body.details[0].field]).toEqual([400, "invalid_payload", "body.event_type"]);
+    expect(anything.body.message).toContain("spin_wheel.play");
+    expect(anything.body.message).toContain('progress_source: "self_reported"');
+    const selfSpin = await adminPost("/api/messenger/admin/missions", { ...mission, mission_key: "spin-self", event_type: "spin_wheel.play" });
+    expect([selfSpin.status, selfSpin.body.details[0].field]).toEqual([400, "body.progress_source"]);
+    // Self-reported missions keep tighter limits, and never pay salutes.
+    for (const [patch, field] of [
+      [{ daily_cap: 21 }, "body.daily_cap"],
+      [{ per_minute_cap: 6 }, "body.per_minute_cap"],
+      [{ reward: { points: 1001 } }, "body.reward.points"],
+      [{ reward: { points: 10, salutes: "1" } }, "body.reward.salutes"],
+    ] as const) {
+      const res = await adminPost("/api/messenger/admin/missions", { ...mission, ...patch });
+      expect([field, res.status, res.body.details?.[0]?.field]).toEqual([field, 400, field]);
+    }
+    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_missions").get()).toEqual({ n: 0 });
+    const ok = await adminPost("/api/messenger/admin/missions", mission);
+    expect([ok.status, ok.body.mission.progress_source]).toEqual([200, "self_reported"]);
+    const server = await adminPost("/api/messenger/admin/missions", {
+      ...mission,
+      mission_key: "spin-3",
+      event_type: "spin_wheel.play",
+      progress_source: undefined,
+    });
+    expect([server.status, server.body.mission.progress_source]).toEqual([200, "server"]);
+  });
+
+  test("a server mission's progress is the server's count of its own records: a reported number is not used", async () => {
+    setup();
+    const spin3 = {
+      mission_key: "spin-3",
+      title: "Spin three times",
+      event_type: "spin_wheel.play",
+      target: 3,
+      reward: { points: 100 },
+      daily_cap: 10,
+      per_minute_cap: 10,
+    };
+    expect((await adminPost("/api/messenger/admin/missions", spin3)).body.mission).toMatchObject({ progress_source: "server" });
+    const P = 21;
+    credit(P, { freeSpins: 10 });
+    await as(P, "/api/messenger/games/spin-wheel/status");
+    await spin(P); // before enrolling: does not count
+    await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-3" });
+    const progress = (id: string, body: Record<string, unknown> = {}) =>
+      as(P, "/api/messenger/missions/progress", { mission_key: "spin-3", client_event_id: id, ...body });
+    const claimed = await progress("evt-00001", { progress: 4 });
+    expect(claimed.status).toBe(200);
+    expect(claimed.body).toMatchObject({
+      accepted: false,
+      reason: "not_observed",
+      progress: 0,
+      observed: 0,
+      completed: false,
+      reward_paid: null,
+      progress_source: "server",
+    });
+    expect(rewardRows(P)).toEqual({ n: 0, p: null });
+
+    await spin(P);
+    await spin(P);
+    const two = await progress("evt-00002", { progress: 99 });
+    expect(two.body).toMatchObject({ accepted: true, progress: 2, observed: 2, completed: false, reward_paid: null });
+    const list = await as(P, "/api/messenger/missions/list");
+    expect(list.body.enrollments[0]).toMatchObject({ mission_key: "spin-3", progress: 2, observed: 2 });
+    await spin(P);
+    await spin(P); // past the target: progress stops at it
+    const done = await progress("evt-00003");
+    expect(done.body).toMatchObject({ accepted: true, progress: 3, observed: 4, completed: true, reward_paid: { points: 100, missiles: 0, free_spins: 0 } });
+    expect((await progress("evt-00004")).body).toMatchObject({ accepted: false, reason: "already_completed" });
+    expect(rewardRows(P)).toEqual({ n: 1, p: 100 });
+    // Nothing counts after completion.
+    await spin(P);
+    const row = h.ctx.db.sqlite.query("SELECT progress, observed FROM messenger_mission_enrollments WHERE telegram_user_id = ?").get(P);
+    expect(row).toEqual({ progress: 3, observed: 4 });
+  });
+
+  test("a server mission moves to its count within the daily cap, the rest on a later day", async () => {
+    setup();
+    await adminPost("/api/messenger/admin/missions", {
+      mission_key: "buy-5",
+      title: "Buy 5 items",
+      event_type: "items.purchase",
+      target: 5,
+      reward: { points: 1 },
+      daily_cap: 2,
+      per_minute_cap: 10,
+    });
+    const P = 22;
+    await as(P, "/api/messenger/missions/enroll", { mission_key: "buy-5" });
+    credit(P, { points: 1000 });
+    // One unit per item bought.
+    expect((await as(P, "/api/messenger/games/items/purchase", { request_id: rid(), item_key: "missile", quantity: 4 })).status).toBe(200);
+    const progress = (id: string) => as(P, "/api/messenger/missions/progress", { mission_key: "buy-5", client_event_id: id });
+    expect((await progress("evt-buy-0001")).body).toMatchObject({ accepted: true, progress: 2, observed: 4 });
+    expect((await progress("evt-buy-0002")).body).toMatchObject({ accepted: false, reason: "daily_cap_reached", progress: 2 });
+    h.clock.advanceSeconds(86_400);
+    expect((await progress("evt-buy-0003")).body).toMatchObject({ accepted: true, progress: 4 });
+    expect((await progress("evt-buy-0004")).body).toMatchObject({ accepted: false, reason: "not_observed", progress: 4, observed: 4 });
+  });
+
+  test("grid starts, reveals, promo claims are counted by the server", async () => {
+    setup();
+    for (const [key, type] of [
+      ["start-1", "recon_grid.start"],
+      ["reveal-1", "recon_grid.reveal"],
+      ["promo-1", "promo.claim"],
+    ])
+      await adminPost("/api/messenger/admin/missions", {
+        mission_key: key,
+        title: key,
+        event_type: type,
+        target: 1,
+        reward: { points: 1 },
+        daily_cap: 5,
+        per_minute_cap: 5,
+      });
+    await adminPost("/api/messenger/admin/games/promos", { code: "COUNTED", reward: { missiles: 1 }, max_claims: 5 });
+    const P = 23;
+    for (const key of ["start-1", "reveal-1", "promo-1"]) await as(P, "/api/messenger/missions/enroll", { mission_key: key });
+    await as(P, "/api/messenger/games/recon-grid/status");
+    const grid = (await as(P, "/api/messenger/games/recon-grid/start")).body.grid;
+    await as(P, "/api/messenger/games/promos/claim", { request_id: rid(), code: "COUNTED" });
+    await as(P, "/api/messenger/games/recon-grid/reveal", { request_id: rid(), grid_id: grid.grid_id, cell: 0 });
+    const catalog = await as(P, "/api/messenger/missions/catalog");
+    expect(catalog.body.missions.map((m: any) => [m.mission_key, m.progress_source, m.enrollment.observed])).toEqual([
+      ["promo-1", "server", 1],
+      ["reveal-1", "server", 1],
+      ["start-1", "server", 1],
+    ]);
+  });
+
+  test("self-reported: enroll is idempotent; progress replays, refuses non-monotonic, rate and daily caps with a reason; completion pays once", async () => {
     setup();
     expect((await adminPost("/api/messenger/admin/missions", mission)).status).toBe(200);
     const P = 9;
     const catalog = await as(P, "/api/messenger/missions/catalog");
     expect(catalog.body.missions).toHaveLength(1);
-    expect(catalog.body.missions[0].enrollment).toBeNull();
-    const notYet = await as(P, "/api/messenger/missions/progress", { mission_key: "spin-5", client_event_id: "evt-00001", progress: 1 });
+    expect(catalog.body.missions[0]).toMatchObject({ progress_source: "self_reported", enrollment: null });
+    const notYet = await as(P, "/api/messenger/missions/progress", { mission_key: "quiz-5", client_event_id: "evt-00001", progress: 1 });
     expect([notYet.status, notYet.body.error]).toEqual([409, "mission_not_enrolled"]);
-    const e1 = await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-5" });
-    const e2 = await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-5" });
-    expect([e1.body.already_enrolled, e2.body.already_enrolled]).toEqual([false, true]);
+    const e1 = await as(P, "/api/messenger/missions/enroll", { mission_key: "quiz-5" });
+    const e2 = await as(P, "/api/messenger/missions/enroll", { mission_key: "quiz-5" });
+    expect([e1.body.already_enrolled, e2.body.already_enrolled, e1.body.enrollment.observed]).toEqual([false, true, null]);
     expect(e2.body.enrollment).toEqual(e1.body.enrollment);
+    const missing = await as(P, "/api/messenger/missions/progress", { mission_key: "quiz-5", client_event_id: "evt-00000" });
+    expect([missing.status, missing.body.error, missing.body.details[0].field]).toEqual([400, "invalid_payload", "body.progress"]);
 
-    const progress = (id: string, value: number) => as(P, "/api/messenger/missions/progress", { mission_key: "spin-5", client_event_id: id, progress: value });
+    const progress = (id: string, value: number) => as(P, "/api/messenger/missions/progress", { mission_key: "quiz-5", client_event_id: id, progress: value });
     const a = await progress("evt-00001", 2);
-    expect(a.body).toMatchObject({ accepted: true, progress: 2, completed: false, replayed: false });
+    expect(a.body).toMatchObject({ accepted: true, progress: 2, completed: false, replayed: false, progress_source: "self_reported", observed: null });
     expect((await progress("evt-00001", 2)).body).toMatchObject({ accepted: true, progress: 2, replayed: true });
     expect((await progress("evt-00002", 2)).body).toMatchObject({ accepted: false, reason: "not_monotonic", progress: 2 });
     expect((await progress("evt-00003", 3)).body).toMatchObject({ accepted: true, progress: 3 });
@@ -154,18 +312,15 @@ describe("missions", () => {
     const done = await progress("evt-00007", 9);
     expect(done.body).toMatchObject({ accepted: true, progress: 5, completed: true, reward_paid: { points: 100, missiles: 2, free_spins: 0 } });
     expect((await progress("evt-00008", 6)).body).toMatchObject({ accepted: false, reason: "already_completed" });
-    const rewards = h.ctx.db.sqlite
-      .query("SELECT COUNT(*) AS n, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ? AND action = 'mission.reward'")
-      .get(P);
-    expect(rewards).toEqual({ n: 1, p: 100 });
-    const history = await as(P, "/api/messenger/missions/history", { mission_key: "spin-5", limit: 3 });
+    expect(rewardRows(P)).toEqual({ n: 1, p: 100 });
+    const history = await as(P, "/api/messenger/missions/history", { mission_key: "quiz-5", limit: 3 });
     expect(history.body.events.map((e: any) => [e.client_event_id, e.accepted, e.reason])).toEqual([
       ["evt-00008", false, "already_completed"],
       ["evt-00007", true, null],
       ["evt-00006", true, null],
     ]);
     const list = await as(P, "/api/messenger/missions/list");
-    expect(list.body.enrollments).toEqual([expect.objectContaining({ mission_key: "spin-5", progress: 5, completed: true, title: "Spin five times" })]);
+    expect(list.body.enrollments).toEqual([expect.objectContaining({ mission_key: "quiz-5", progress: 5, completed: true, title: "Answer five quizzes" })]);
     expect((await as(P, "/api/messenger/missions/enroll", { mission_key: "nope" })).body.error).toBe("mission_not_found");
   });
 

@@ -1,5 +1,6 @@
 // Recon grid (issue 18): a hidden layout, reveals paid with missiles, and the layout recomputed from the
-// revealed seed by an independent implementation once the grid ends.
+// revealed seed by an independent implementation once the grid ends — a seed committed (its hash published by an
+// earlier answer) before the start that takes the client seed (issue 30, item 2).
 import { afterEach, describe, expect, test } from "bun:test";
 import { GRID_CELLS } from "../../src/messenger/catalog";
 import { applyAction } from "../../src/messenger/ledger";
@@ -12,6 +13,10 @@ const PLAYER = 777;
 const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER }), body));
 let seq = 0;
 const rid = () => `grid-${++seq}-req`;
+
+async function sha256Hex(text: string) {
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 async function hmacHex(key: string, msg: string) {
   const enc = new TextEncoder();
@@ -33,9 +38,17 @@ async function recomputeLayout(serverSeed: string, clientSeed: string): Promise<
 describe("recon grid", () => {
   test("start, reveal for missiles until every prize is found, then recompute the layout", async () => {
     h = createMessengerApp();
-    const started = await post("/api/messenger/games/recon-grid/start", { client_seed: "grid-seed" });
+    // The status publishes the hash of the seed the next grid will use, before any client seed is sent.
+    const before = await post("/api/messenger/games/recon-grid/status");
+    const committed = before.body.next_server_seed_hash;
+    expect(committed).toMatch(/^[0-9a-f]{64}$/);
+    h.clock.advanceSeconds(20);
+    const started = await post("/api/messenger/games/recon-grid/start", { client_seed: "grid-seed", next_server_seed_hash: committed });
     expect(started.status).toBe(200);
     const grid = started.body.grid;
+    expect(grid.fairness).toMatchObject({ server_seed_hash: committed, client_seed: "grid-seed", committed_at: before.body.next_committed_at });
+    expect(Date.parse(grid.fairness.committed_at)).toBeLessThan(Date.parse(grid.fairness.client_seed_set_at));
+    expect(started.body.next_server_seed_hash).not.toBe(committed);
     expect(grid).toMatchObject({ status: "active", cells_total: 25, prizes_total: 10, prizes_found: 0, revealed_cells: [] });
     expect(grid.fairness.server_seed).toBeNull();
     expect(grid.fairness.layout).toBeNull();
@@ -64,7 +77,9 @@ describe("recon grid", () => {
     expect(last.body.grid.status).toBe("completed");
     expect(last.body.grid.prizes_found).toBe(10);
     const { server_seed, layout } = last.body.grid.fairness;
-    expect(layout).toEqual(await recomputeLayout(server_seed, "grid-seed"));
+    // From what was published only: the revealed seed is the one committed before the start, and gives the layout.
+    expect(await sha256Hex(server_seed)).toBe(committed);
+    expect(layout).toEqual(await recomputeLayout(server_seed, started.body.grid.fairness.client_seed));
     for (const s of seen) expect(s.reward).toEqual(GRID_CELLS[layout[s.cell]]);
     const dup = await post("/api/messenger/games/recon-grid/reveal", { request_id: rid(), grid_id: grid.grid_id, cell: 0 });
     expect(dup.status).toBe(409);
@@ -73,13 +88,34 @@ describe("recon grid", () => {
     expect(status.body.last_grid.fairness.server_seed).toBe(server_seed);
   });
 
-  test("abandoning a grid reveals its seed", async () => {
+  test("abandoning a grid reveals its seed; each start uses the seed the answer before committed", async () => {
     h = createMessengerApp();
-    const first = (await post("/api/messenger/games/recon-grid/start")).body.grid;
+    await post("/api/messenger/games/recon-grid/status");
+    const firstStart = await post("/api/messenger/games/recon-grid/start");
+    const first = firstStart.body.grid;
     const second = await post("/api/messenger/games/recon-grid/start", { abandon_active: true });
     expect(second.status).toBe(200);
     expect(second.body.abandoned_grid).toMatchObject({ grid_id: first.grid_id, status: "abandoned" });
     expect(second.body.abandoned_grid.fairness.server_seed).toMatch(/^[0-9a-f]{64}$/);
     expect(second.body.grid.grid_id).not.toBe(first.grid_id);
+    expect(second.body.grid.fairness.server_seed_hash).toBe(firstStart.body.next_server_seed_hash);
+  });
+
+  test("a start without a seed committed in an earlier answer, or against another commitment, is refused", async () => {
+    h = createMessengerApp();
+    const early = await post("/api/messenger/games/recon-grid/start", { client_seed: "chosen-first" });
+    expect([early.status, early.body.error, early.body.details]).toEqual([409, "game_state_conflict", { next_server_seed_hash: null }]);
+    expect(early.body.message).toContain("recon-grid/status");
+    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_grids").get()).toEqual({ n: 0 });
+    const status = await post("/api/messenger/games/recon-grid/status");
+    expect((await post("/api/messenger/games/recon-grid/status")).body.next_server_seed_hash).toBe(status.body.next_server_seed_hash);
+    const other = await post("/api/messenger/games/recon-grid/start", { client_seed: "chosen", next_server_seed_hash: "f".repeat(64) });
+    expect([other.status, other.body.error, other.body.details]).toEqual([
+      409,
+      "game_state_conflict",
+      { next_server_seed_hash: status.body.next_server_seed_hash },
+    ]);
+    const ok = await post("/api/messenger/games/recon-grid/start", { client_seed: "chosen" });
+    expect(ok.body.grid.fairness.server_seed_hash).toBe(status.body.next_server_seed_hash);
   });
 });

@@ -56,19 +56,34 @@ export interface BotApiCall {
   body: Record<string, any>;
 }
 
+/** The bot the fake Bot API says it is (getMe). */
+export const BOT_USERNAME = "HeraldBot";
+
 /**
  * A fake Bot API on 127.0.0.1: records each call (token, method, JSON body) and answers from a script
- * (then `{ ok: true }`), as api.telegram.org does — including 429 with parameters.retry_after.
+ * (then `{ ok: true }`), as api.telegram.org does — including 429 with parameters.retry_after. getMe, the one
+ * read the webhook may make (to learn the bot's username), is answered from `me` and counted in `getMeCalls`,
+ * apart from the script and `calls`.
  */
 export function startFakeBotApi() {
   const calls: BotApiCall[] = [];
   const script: Array<{ status: number; body: Record<string, unknown> }> = [];
+  const me = {
+    status: 200,
+    body: { ok: true, result: { id: Number(BOT_TOKEN.split(":")[0]), is_bot: true, first_name: "Herald", username: BOT_USERNAME } } as Record<string, unknown>,
+    calls: 0,
+  };
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url).pathname);
       if (!m) return Response.json({ ok: false, error_code: 404, description: "Not Found" }, { status: 404 });
+      if (m[2] === "getMe") {
+        me.calls++;
+        await req.text();
+        return Response.json(me.body, { status: me.status });
+      }
       calls.push({ token: m[1]!, method: m[2]!, body: (await req.json()) as Record<string, any> });
       const next = script.shift() ?? { status: 200, body: { ok: true, result: { message_id: calls.length } } };
       return Response.json(next.body, { status: next.status });
@@ -77,6 +92,8 @@ export function startFakeBotApi() {
   return {
     url: `http://127.0.0.1:${server.port}`,
     calls,
+    /** What getMe answers (change it to make getMe fail) and how often it was asked. */
+    me,
     /** The next answers, in order. */
     answer(...answers: Array<{ status: number; body: Record<string, unknown> }>) {
       script.push(...answers);
@@ -94,5 +111,6 @@ export function textUpdate(text: string, from: InitUser = { id: 4242, first_name
   };
 }
 
-export const webhookPost = (update: unknown, secret: string | null = WEBHOOK_SECRET) =>
-  jsonInit("POST", update, secret === null ? {} : { "x-messenger-bot-api-secret-token": secret });
+/** A webhook POST with the secret in the header Telegram sends (X-Telegram-Bot-Api-Secret-Token). */
+export const webhookPost = (update: unknown, secret: string | null = WEBHOOK_SECRET, headers: Record<string, string> = {}) =>
+  jsonInit("POST", update, { ...(secret === null ? {} : { "x-telegram-bot-api-secret-token": secret }), ...headers });

@@ -1,6 +1,7 @@
 // Spin wheel, catalog and item purchases (issue 18, Economy and games): the game ledger (idempotent by request
 // id, never negative, concurrent plays), the weighted draw over 10,000 seeded spins, and provable fairness
-// recomputed from revealed seeds by an independent implementation (WebCrypto, plain Number arithmetic).
+// recomputed from revealed seeds by an independent implementation (WebCrypto, plain Number arithmetic) — with the
+// server seed committed (its hash published) before the player's client seed exists (issue 30, item 2).
 import { afterEach, describe, expect, test } from "bun:test";
 import { applyAction } from "../../src/messenger/ledger";
 import { WHEEL_CAMPAIGN } from "../../src/messenger/catalog";
@@ -38,13 +39,17 @@ function ledgerMatchesBalances() {
 }
 
 /** Independent recomputation (docs/messenger.md): WebCrypto HMAC, the first 13 hex digits, floor(x · total / 2^52). */
-async function recompute(serverSeed: string, clientSeed: string, nonce: number): Promise<number> {
+async function recompute(
+  serverSeed: string,
+  clientSeed: string,
+  nonce: number,
+  weights: number[] = WHEEL_CAMPAIGN.segments.map((s) => s.weight),
+): Promise<number> {
   const enc = new TextEncoder();
   const key = await crypto.subtle.importKey("raw", enc.encode(serverSeed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(`${clientSeed}:${nonce}:0`)));
   const hex = [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
   const x = parseInt(hex.slice(0, 13), 16); // < 2^52: exact in a double
-  const weights = WHEEL_CAMPAIGN.segments.map((s) => s.weight);
   const total = weights.reduce((a, b) => a + b, 0);
   const r = Math.floor((x / 2 ** 52) * total);
   let acc = 0;
@@ -70,6 +75,7 @@ describe("spin wheel", () => {
       server_seed_hash: status.body.fairness.server_seed_hash,
       client_seed: status.body.fairness.client_seed,
       nonce: 0,
+      committed_at: status.body.fairness.committed_at,
     });
     const reward = WHEEL_CAMPAIGN.segments[first.body.spin.segment_index]!.reward;
     expect(first.body.balances).toEqual({ free_spin_balance: reward.free_spins, missile_balance: reward.missiles, points_balance: reward.points });
@@ -99,28 +105,70 @@ describe("spin wheel", () => {
     expect(other.body.error).toBe("request_id_reused");
   });
 
-  test("provably fair: every spin recomputes from the revealed seed with an independent implementation", async () => {
+  test("provably fair: the seed is committed before the client seed, and every spin recomputes from the published answers only", async () => {
     h = createMessengerApp();
     credit({ freeSpins: 40 });
-    const status = await post("/api/messenger/games/spin-wheel/status", { client_seed: "my-lucky-seed" });
-    const committed = status.body.fairness.server_seed_hash;
-    expect(status.body.fairness.client_seed).toBe("my-lucky-seed");
-    const spins: Array<{ nonce: number; segment_index: number }> = [];
-    for (let i = 0; i < 30; i++) {
-      const r = await post("/api/messenger/games/spin-wheel/play", { request_id: rid() });
-      expect(r.status).toBe(200);
-      expect(r.body.spin.fairness.server_seed_hash).toBe(committed);
-      spins.push({ nonce: r.body.spin.fairness.nonce, segment_index: r.body.spin.segment_index });
+    // Everything the player was shown, in the order it was shown: the verification below reads nothing else.
+    const published: any[] = [];
+    const show = async (path: string, body: Record<string, unknown> = {}) => {
+      const r = await post(path, body);
+      expect([path, r.status]).toEqual([path, 200]);
+      published.push(r.body);
+      return r.body;
+    };
+    const first = await show("/api/messenger/games/spin-wheel/status");
+    expect(first.fairness.next_server_seed_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.fairness.next_server_seed_hash).not.toBe(first.fairness.server_seed_hash);
+    h.clock.advanceSeconds(30);
+    await show("/api/messenger/games/spin-wheel/status", { client_seed: "my-lucky-seed", next_server_seed_hash: first.fairness.next_server_seed_hash });
+    for (let i = 0; i < 30; i++) await show("/api/messenger/games/spin-wheel/play", { request_id: rid() });
+    h.clock.advanceSeconds(30);
+    const rotated = await show("/api/messenger/games/spin-wheel/status", { client_seed: "next-seed" });
+
+    // The verifier of docs/messenger.md, over the published answers only.
+    const revealed = rotated.revealed_seed;
+    expect(revealed).toMatchObject({ client_seed: "my-lucky-seed", nonces_used: 30 });
+    expect(await sha256Hex(revealed.server_seed)).toBe(revealed.server_seed_hash);
+    // The hash was published as the NEXT seed in an answer before the one that took the client seed …
+    const committedIn = published.findIndex((a) => a.fairness?.next_server_seed_hash === revealed.server_seed_hash);
+    const clientSeedIn = published.findIndex((a) => a.fairness?.server_seed_hash === revealed.server_seed_hash && a.fairness.client_seed === "my-lucky-seed");
+    expect([committedIn, clientSeedIn]).toEqual([0, 1]);
+    // … and the timestamps say the same.
+    expect(revealed.committed_at).toBe(published[committedIn].fairness.next_committed_at);
+    expect(revealed.client_seed_set_at).toBe(published[clientSeedIn].fairness.client_seed_set_at);
+    expect(Date.parse(revealed.committed_at)).toBeLessThan(Date.parse(revealed.client_seed_set_at));
+    // Every spin on that pair recomputes, with the weights the status published.
+    const weights = published[0].campaign.segments.map((s: { weight: number }) => s.weight);
+    const spins = published.filter((a) => a.spin?.fairness.server_seed_hash === revealed.server_seed_hash).map((a) => a.spin);
+    expect(spins.map((s) => s.fairness.nonce)).toEqual([...Array(30).keys()]);
+    for (const s of spins) {
+      expect(s.fairness).toMatchObject({ client_seed: "my-lucky-seed", committed_at: revealed.committed_at });
+      expect(await recompute(revealed.server_seed, s.fairness.client_seed, s.fairness.nonce, weights)).toBe(s.segment_index);
     }
-    expect(spins.map((s) => s.nonce)).toEqual([...Array(30).keys()]);
-    const rotated = await post("/api/messenger/games/spin-wheel/status", { client_seed: "next-seed" });
-    const revealed = rotated.body.revealed_seed;
-    expect(revealed).toMatchObject({ server_seed_hash: committed, client_seed: "my-lucky-seed", nonces_used: 30 });
-    expect(await sha256Hex(revealed.server_seed)).toBe(committed);
-    expect(rotated.body.fairness.server_seed_hash).not.toBe(committed);
-    expect(rotated.body.revealed_seeds[0].server_seed).toBe(revealed.server_seed);
-    for (const s of spins) expect(await recompute(revealed.server_seed, "my-lucky-seed", s.nonce)).toBe(s.segment_index);
+    // The rotation itself used the seed committed in the answer before it, and committed a new one.
+    expect(rotated.fairness.server_seed_hash).toBe(published[1].fairness.next_server_seed_hash);
+    expect(rotated.fairness.next_server_seed_hash).not.toBe(rotated.fairness.server_seed_hash);
+    expect(rotated.revealed_seeds[0].server_seed).toBe(revealed.server_seed);
     ledgerMatchesBalances();
+  });
+
+  test("a client seed is refused until a next seed was committed in an earlier answer, and against another commitment", async () => {
+    h = createMessengerApp();
+    const early = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen-first" });
+    expect([early.status, early.body.error, early.body.details]).toEqual([409, "game_state_conflict", { next_server_seed_hash: null }]);
+    expect(early.body.message).toContain("next_server_seed_hash");
+    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_seeds").get()).toEqual({ n: 0 });
+    const status = await post("/api/messenger/games/spin-wheel/status");
+    const next = status.body.fairness.next_server_seed_hash;
+    const stale = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen", next_server_seed_hash: "0".repeat(64) });
+    expect([stale.status, stale.body.error, stale.body.details]).toEqual([409, "game_state_conflict", { next_server_seed_hash: next }]);
+    const bad = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen", next_server_seed_hash: "XYZ" });
+    expect([bad.status, bad.body.error]).toEqual([400, "invalid_payload"]);
+    // Reading the status again publishes the same commitment; nothing rotates until the client seed is sent.
+    expect((await post("/api/messenger/games/spin-wheel/status")).body.fairness.next_server_seed_hash).toBe(next);
+    const ok = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen" });
+    expect(ok.body.fairness).toMatchObject({ server_seed_hash: next, client_seed: "chosen", next_nonce: 0 });
+    expect(ok.body.revealed_seed.server_seed_hash).toBe(status.body.fairness.server_seed_hash);
   });
 
   test("10,000 seeded draws land within tolerance of the weights", () => {

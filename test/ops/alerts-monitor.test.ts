@@ -108,7 +108,7 @@ describe("alerts monitor: the job", () => {
     setup();
     expect(h.ctx.jobs.has(ALERTS_MONITOR_JOB)).toBe(true);
     const first = runAlertsMonitor(h.ctx);
-    expect(first.sources.map((s) => s.source)).toEqual(["status", "transparency", "webhooks"]);
+    expect(first.sources.map((s) => s.source)).toEqual(["status", "transparency", "webhooks", "digest"]);
     let r = await h.json(`${B}/export.json?source=webhooks`, { headers: auth });
     expect(r.body.alerts).toHaveLength(1);
     expect(r.body.alerts[0]).toMatchObject({ name: "dead_letter_growth", status: "ok", value: "0", details: { dead_letters: 0, previous: null, growth: 0 } });

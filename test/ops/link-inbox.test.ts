@@ -76,7 +76,8 @@ describe("link-inbox delivery", () => {
     expect(await run()).toBe(0); // not due yet
     h.clock.advanceSeconds(30);
     expect(await run()).toBe(1);
-    const link = "http://localhost:3000/admin/ops/alerts-monitor/export.json";
+    // The alert's own page (ops_alert_state id 1: the first alert key applied), which opens for a signed-in browser.
+    const link = "http://localhost:3000/admin/ops/alerts-monitor/alerts/1";
     expect(events()).toMatchObject([
       {
         event: "alert.fired",
@@ -125,32 +126,43 @@ describe("link-inbox delivery", () => {
     const other = events().filter((e) => e.target === redactTarget(closedUrl));
     expect(other.map((e) => e.status_code_family)).toEqual(["other", "other", "other"]);
     expect(other[0]!.error).toMatch(/^connection failed/);
-    expect(other[0]!.url).toBe("http://localhost:3000/admin/ops/preflight-guards/anomalies.json");
+    expect(other[0]!.url).toBe("http://localhost:3000/admin/ops/alerts-monitor/alerts/1");
     expect(outbox().map((o) => [o.status, o.attempts])).toEqual([
       ["dead", 3],
       ["dead", 3],
     ]);
   });
 
-  test("cooldown: the same alert again within LINK_INBOX_COOLDOWN_SECONDS is not sent (skip_reason cooldown), after it is", async () => {
+  test("state changes only: an alert that stays failing is sent once; firing again within LINK_INBOX_COOLDOWN_SECONDS is not sent (cooldown), after it is", async () => {
     const r = receiver();
     setup([r.url("/c")], { LINK_INBOX_COOLDOWN_SECONDS: "600" });
     alertRun("database");
     await run();
-    h.clock.advanceSeconds(599);
-    alertRun("database");
+    h.clock.advanceSeconds(60);
+    alertRun("database"); // still failing: no state change, nothing sent
+    await run();
+    h.clock.advanceSeconds(60);
+    alertRun("database", "ok"); // resolved: sent even inside the cooldown
+    await run();
+    h.clock.advanceSeconds(60);
+    alertRun("database"); // fires again at 180 s: inside the cooldown of the resolution queued at 120 s
     alertRun("jobs"); // another issue: not in cooldown
     await run();
-    h.clock.advanceSeconds(2);
-    alertRun("database");
+    h.clock.advanceSeconds(60);
+    alertRun("database", "ok"); // its firing was not sent, so neither is this resolution
     await run();
-    expect(events().map((e) => [e.issue_id, e.skip_reason, e.status_code_family])).toEqual([
-      ["alert:status:database", null, "2xx"],
-      ["alert:status:database", "cooldown", null],
-      ["alert:status:jobs", null, "2xx"],
-      ["alert:status:database", null, "2xx"],
+    h.clock.advanceSeconds(600);
+    alertRun("database"); // after the cooldown: sent
+    await run();
+    expect(events().map((e) => [e.event, e.issue_id, e.skip_reason, e.status_code_family])).toEqual([
+      ["alert.fired", "alert:status:database", null, "2xx"],
+      ["alert.resolved", "alert:status:database", null, "2xx"],
+      ["alert.fired", "alert:status:database", "cooldown", null],
+      ["alert.fired", "alert:status:jobs", null, "2xx"],
+      ["alert.fired", "alert:status:database", null, "2xx"],
     ]);
-    expect(r.received).toHaveLength(3);
+    expect(r.received).toHaveLength(4);
+    expect(JSON.parse(r.received[1]!.rawBody).text).toStartWith("[Herald] Alert resolved: status/database (was fail since 2026-04-01T10:00:00.000Z)");
   });
 
   test("no target configured: an incident writes a no_url event and nothing is queued", async () => {
@@ -207,7 +219,7 @@ describe("incidents through the admin status routes", () => {
     h.clock.set(iso(T0, 10));
     expect((await admin.post(`/admin/status/incidents/${id}/updates`, { state: "resolved", message: "Drained." })).status).toBe(201);
     await run();
-    const link = `http://localhost:3000/admin/status/incidents/${id}`;
+    const link = `http://localhost:3000/admin/ops/incidents/${id}`;
     // b answered 500 to the opening, which was retried on the pass after the resolution.
     expect([a.received.length, b.received.length]).toEqual([2, 3]);
     for (const r of [a, b]) {

@@ -73,7 +73,7 @@ describe("GET /admin/ops/readiness", () => {
     const res = await h.request(PAGE, bearer());
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("cache-control")).toBe("private, no-store");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
     expect(html).toContain("<title>Readiness · Herald</title>");

@@ -133,7 +133,7 @@ describe("POST /api/salutes/convert", () => {
     ["under the minimum", 9.99, "must be between 10 and 1000 for a conversion"],
     ["over the maximum", 1000.01, "must be between 10 and 1000 for a conversion"],
     ["too many decimals", 12.345, "must have at most 2 decimal places (got 12.345)"],
-    ["a string", "50", "must be a number"],
+    ["a string", "50", "must be a number written as a JSON number, not text"],
     ["zero", 0, "must be greater than 0"],
   ])("amount %s is 400", async (_label, amount, problem) => {
     const { key, user } = await funded();

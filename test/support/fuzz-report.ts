@@ -43,7 +43,12 @@ export function checkAnswer(op: FuzzOperation, req: FuzzRequest, answer: FuzzAns
   if (answer.pastHeaderLimit && answer.status === 431 && answer.text === "") return failures;
   const requestId = answer.headers.get("x-request-id");
   if (!requestId) fail("no X-Request-ID header");
+  if (req.mustRefuse && answer.status < 400) fail(`accepted with ${answer.status}; a number written as text must be refused with a 4xx`);
   if (answer.status < 400) return failures;
+  if (req.mustRefuse && answer.status < 500 && !answer.text.includes('"error":"invalid_payload"')) {
+    // Refused, but by a later check (a 409 for a key the valid request already took): the body got past validation.
+    fail(`${answer.status} instead of 400 invalid_payload; a number written as text must fail the body's validation`);
+  }
 
   let body: any;
   try {

@@ -48,6 +48,8 @@ export interface FuzzRequest {
   body?: Uint8Array;
   /** Content-Type to send; undefined = application/json when there is a body; null = none at all. */
   contentType?: string | null;
+  /** The variant must be refused with a 4xx (a number field given as text), not only answered within the conventions. */
+  mustRefuse?: boolean;
 }
 
 export interface FuzzAnswer {
@@ -124,6 +126,10 @@ const FUZZ_ENV: Record<string, string> = {
   RATE_LIMIT_WEBHOOK_PER_MIN: "0",
   PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0",
   RATE_LIMIT_PARTNER_PER_MIN: "0",
+  MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "0",
+  MESSENGER_RATE_LIMIT_IP_PER_MIN: "0",
+  MESSENGER_RATE_LIMIT_INIT_DATA_FAILURES_PER_MIN: "0",
+  MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN: "0",
   WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
   WEBHOOK_TIMEOUT_SECONDS: "1",
   WEBHOOK_MAX_ATTEMPTS: "1",

@@ -135,6 +135,45 @@ export function bodyFields(schema: JsonSchema | null, depth = 0, prefix: Array<s
   return out.slice(0, 40);
 }
 
+/** The schema at a field path of `bodyFields`, following the object or array branch of a union as it does. */
+export function schemaAt(schema: JsonSchema | null, path: Array<string | number>): JsonSchema | null {
+  let node: JsonSchema | null = schema;
+  for (const key of path) {
+    if (!node) return null;
+    const inner: JsonSchema = node.anyOf?.find((s: JsonSchema) => s.type === "object" || s.type === "array") ?? node;
+    node = typeof key === "number" ? (inner.items ?? null) : (inner.properties?.[key] ?? null);
+  }
+  return node;
+}
+
+/**
+ * Whether a body field takes numbers only (integer or number, maybe nullable): then the same number written
+ * as text must be refused, since a JSON number field takes JSON numbers (docs/http-conventions.md). A field
+ * whose schema also takes strings (a decimal amount as text) is not one.
+ */
+export function isNumberField(schema: JsonSchema | null): boolean {
+  if (!schema) return false;
+  const types: unknown[] = schema.anyOf
+    ? schema.anyOf.flatMap((s: JsonSchema) => (Array.isArray(s.type) ? s.type : [s.type]))
+    : Array.isArray(schema.type)
+      ? schema.type
+      : [schema.type];
+  return types.some((t) => t === "integer" || t === "number") && types.every((t) => t === "integer" || t === "number" || t === "null");
+}
+
+/** A valid number for a number field: the baseline's own value when it has one, else one sampled from the schema. */
+function numberFor(schema: JsonSchema, current: unknown): number {
+  if (typeof current === "number") return current;
+  const sampled = sampleFromSchema(schema);
+  return typeof sampled === "number" ? sampled : 1;
+}
+
+function valueAt(root: unknown, path: Array<string | number>): unknown {
+  let node: any = root;
+  for (const key of path) node = node === null || typeof node !== "object" ? undefined : node[key];
+  return node;
+}
+
 const SENTINEL = "__herald_fuzz_sentinel__";
 
 function setAt(root: unknown, path: Array<string | number>, value: unknown): unknown {
@@ -244,6 +283,15 @@ export function catalogVariants(op: FuzzOperation, base: Baseline): FuzzRequest[
   const fields = bodyFields(op.bodySchema);
   for (const path of fields) {
     for (const [label, token] of BODY_VALUES) out.push(req(`body.${fieldName(path)}=${label}`, { body: bytes(bodyWith(base.body ?? {}, path, token)) }));
+    // A number field given a valid number as text ("2", and the hex spelling of it): refused, never converted.
+    const schema = schemaAt(op.bodySchema, path);
+    if (!schema || !isNumberField(schema)) continue;
+    const n = numberFor(schema, valueAt(base.body, path));
+    const texts = Number.isSafeInteger(n) && n >= 0 ? [String(n), `0x${n.toString(16)}`] : [String(n)];
+    for (const text of texts) {
+      const token = JSON.stringify(text);
+      out.push(req(`body.${fieldName(path)}=${token} (number as text)`, { body: bytes(bodyWith(base.body ?? {}, path, token)), mustRefuse: true }));
+    }
   }
   const required: string[] = op.bodySchema?.required ?? [];
   for (const name of required) out.push(req(`body.${name} missing`, { body: bytes(JSON.stringify(deleteAt(base.body ?? {}, [name]))) }));

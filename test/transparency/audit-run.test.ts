@@ -106,6 +106,7 @@ describe("planted anomalies: every type detected with its exact delta and severi
       authority_change: 1,
       sync_gap: 1,
       duplicate_signature: 1,
+      snapshot_slot_regression: 0,
     });
 
     // The summary shows them most severe first, amounts as exact decimal strings.
@@ -132,6 +133,41 @@ describe("planted anomalies: every type detected with its exact delta and severi
     expect(anomalies(w, 3)).toEqual([
       { kind: "transaction", signature: tx.signature, delta_raw: "-5000000", types: "untracked_outflow", severity_rank: 2, declaration_id: null, detail: null },
     ]);
+  });
+});
+
+describe("a token snapshot whose slot went backwards", () => {
+  test("is reported as snapshot_slot_regression with the change it hides (it was skipped silently before)", async () => {
+    w = plantedWorld(["balance_mismatch"]);
+    await chainRound(w.h);
+    await chainRound(w.h);
+    // Snapshot 2 (the treasury grew by 4,321 without a transaction) as if read from a node 5 slots behind snapshot 1.
+    const [p] = rows(w.h, "SELECT slot FROM chain_token_snapshots WHERE id = 1");
+    w.h.ctx.db.sqlite.query("UPDATE chain_token_snapshots SET slot = ? WHERE id = 2").run(p!.slot - 5);
+    await job(w.h, "audit-anomalies");
+    const found = anomalies(w, 1).filter((r) => r.kind === "token_snapshot");
+    expect(found).toEqual([
+      {
+        kind: "token_snapshot",
+        signature: "token-snapshot:2",
+        delta_raw: `${PLANTED_AMOUNTS.balance_mismatch}`,
+        types: "snapshot_slot_regression",
+        severity_rank: 2, // medium: its base severity (4,321 is below severity_high_amount)
+        declaration_id: null,
+        detail: JSON.stringify({
+          previous_snapshot_id: 1,
+          snapshot_id: 2,
+          previous_slot: p!.slot,
+          slot: p!.slot - 5,
+          tracked_delta_raw: `${PLANTED_AMOUNTS.balance_mismatch}`,
+          lp_delta_raw: "0",
+        }),
+      },
+    ]);
+    // The published rules say so (glossary.json), and the run's counts carry the type.
+    const glossary = (await w.h.json(`${P}/glossary.json`)).body;
+    expect(JSON.stringify(glossary)).toContain("S.slot < P.slot");
+    expect(JSON.parse(rows(w.h, "SELECT type_counts FROM audit_runs WHERE id = 1")[0]!.type_counts).snapshot_slot_regression).toBe(1);
   });
 });
 

@@ -182,9 +182,9 @@ describe("compare and diff", () => {
     expect(row("untracked_outflow")).toEqual({ type: "untracked_outflow", selected: 4, latest: 6, delta: 2 });
     expect(row("severity:medium")).toEqual({ type: "severity:medium", selected: 4, latest: 6, delta: 2 });
     expect(row("rows_total")).toEqual({ type: "rows_total", selected: 5, latest: 9, delta: 4 });
-    expect(c.rows).toHaveLength(13);
+    expect(c.rows).toHaveLength(14); // 8 anomaly types, 4 severities, rows_total, signatures_with_anomalies
     expect((await w.h.json(`${P}/diff/compare.json?row_limit=3`)).body.rows).toHaveLength(3);
-    expect((await w.h.json(`${P}/diff/compare.json?include_rows=0`)).body).toMatchObject({ rows: [], rows_available: 13, total_delta: 2 });
+    expect((await w.h.json(`${P}/diff/compare.json?include_rows=0`)).body).toMatchObject({ rows: [], rows_available: 14, total_delta: 2 });
     const reversed = (await w.h.json(`${P}/diff/compare.json?run_a=latest&run_b=previous`)).body;
     expect(reversed.total_delta).toBe(-2);
 

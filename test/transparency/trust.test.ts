@@ -124,3 +124,34 @@ describe("GET /transparency/trust-dashboard.json", () => {
     expect((await h.json("/trust.json", { method: "DELETE" })).status).toBe(405);
   });
 });
+
+describe("validators of the two live documents", () => {
+  test("the ETag and Last-Modified follow the data, not the request time: 304 a minute later, 200 once the data changes", async () => {
+    h = createTestApp({ clock: new FakeClock(T0) });
+    for (const path of ["/trust.json", "/transparency/trust-dashboard.json"]) {
+      const at = h.clock.now().toISOString();
+      const first = await h.request(path);
+      const etag = first.headers.get("etag")!;
+      const lastModified = first.headers.get("last-modified")!;
+      expect([path, ((await first.json()) as { generated_at_utc: string }).generated_at_utc, lastModified]).toEqual([path, at, new Date(at).toUTCString()]);
+      // The request time moves; nothing the documents show does. (Before, generated_at_utc was the request time,
+      // so every answer had new bytes and a new ETag and no client ever got a 304.)
+      h.clock.advanceSeconds(90);
+      const later = await h.request(path);
+      expect([path, later.headers.get("etag"), ((await later.json()) as { generated_at_utc: string }).generated_at_utc]).toEqual([path, etag, at]);
+      expect([path, (await h.request(path, { headers: { "if-none-match": etag } })).status]).toEqual([path, 304]);
+      expect([path, (await h.request(path, { headers: { "if-modified-since": lastModified } })).status]).toEqual([path, 304]);
+    }
+    // New data (an incident opens): the dashboard has new bytes, a new ETag, and is dated now.
+    const before = (await h.request("/transparency/trust-dashboard.json")).headers.get("etag")!;
+    h.ctx.db.sqlite
+      .query(
+        "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, NULL, 'bad', 'bad', '{}', '{}', 1, ?)",
+      )
+      .run(iso(T0, 1), iso(T0, 1));
+    const changed = await h.request("/transparency/trust-dashboard.json", { headers: { "if-none-match": before } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(before);
+    expect(((await changed.json()) as { generated_at_utc: string }).generated_at_utc).toBe(h.clock.now().toISOString());
+  });
+});

@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PLANTABLE } from "../../src/chain/fixture-anomalies";
 import { exitWithin, spawnHerald } from "../support/process";
 
 // docs/transparency.md's walk-through, as printed: `herald dev-rpc --plant all`, then one `herald jobs run …`
@@ -61,5 +62,9 @@ test("dev-rpc --plant all, then one jobs run: a report with every anomaly type",
   cleanups.push(() => db.close());
   const audit = db.query("SELECT is_complete, overall, signatures_with_anomalies, type_counts FROM audit_runs").get() as Record<string, any>;
   expect(audit).toMatchObject({ is_complete: 1, overall: "bad", signatures_with_anomalies: 7 });
-  expect(Object.values(JSON.parse(audit.type_counts)).every((n) => (n as number) >= 1)).toBe(true);
+  // Every plantable type; snapshot_slot_regression needs a lagging RPC node, which the fixture does not simulate
+  // (test/transparency/audit-run.test.ts covers it).
+  const counts = JSON.parse(audit.type_counts) as Record<string, number>;
+  expect(PLANTABLE.filter((t) => !(counts[t]! >= 1))).toEqual([]);
+  expect(counts.snapshot_slot_regression).toBe(0);
 });

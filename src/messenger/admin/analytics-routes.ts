@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
+import { csvResponse } from "../../http/csv";
 import { foldLedger } from "../daily-stats";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
 import { AnalyticsModel as A, PlayersModel as P } from "./analytics-model";
@@ -41,9 +42,7 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
               headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
             });
           }
-          return new Response(exportCsv(out.rows), {
-            headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${filename}.csv"` },
-          });
+          return csvResponse(exportCsv(out.rows), `${filename}.csv`);
         },
         {
           admin: true,

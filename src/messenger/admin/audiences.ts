@@ -6,9 +6,10 @@ import { actorLabel } from "../../auth/actors";
 import { writeAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, isBuiltinGroup } from "./audience-rule";
+import { badCursor } from "../../http/pagination";
+import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";
 import { type AudienceGroupRow, invalidateGamesConfig } from "./config-cache";
-import { badField, isoOrThrow, type Page, paged } from "./inputs";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export interface AudienceGroupInput {
   group_key: string;
@@ -49,17 +50,30 @@ export function requireAudienceGroup(db: Database, key: string, field: string): 
   });
 }
 
-/** Built-in groups first (in their fixed order), then the operator groups by key. */
-export function listAudienceGroups(ctx: AppContext, page: Page) {
+/**
+ * Built-in groups first (in their fixed order), then the operator groups by key. A cursor holds [0, built-in key]
+ * or [1, operator key]: the position is the key itself, so groups added before it do not shift the next page.
+ */
+export function listAudienceGroups(ctx: AppContext, input: PageInput) {
   const db = ctx.db.sqlite;
-  const builtins = BUILTIN_AUDIENCE_GROUPS.slice(page.offset, page.offset + page.limit + 1).map(builtinView);
-  const customOffset = Math.max(0, page.offset - BUILTIN_AUDIENCE_GROUPS.length);
+  const page = pageFrom(input, ["integer", "text"]);
+  const after = page.after as [number, string] | null;
+  if (after && after[0] !== 0 && after[0] !== 1) throw badCursor();
+  let builtinFrom = after === null ? page.offset : BUILTIN_AUDIENCE_GROUPS.length;
+  if (after?.[0] === 0) {
+    builtinFrom = BUILTIN_AUDIENCE_GROUPS.indexOf(after[1] as BuiltinAudienceGroup) + 1;
+    if (builtinFrom === 0) throw badCursor();
+  }
+  const builtins = BUILTIN_AUDIENCE_GROUPS.slice(builtinFrom, builtinFrom + page.limit + 1).map(builtinView);
+  const customOffset = after === null ? Math.max(0, page.offset - BUILTIN_AUDIENCE_GROUPS.length) : 0;
   const rows = db
-    .query<AudienceGroupRow, [number, number]>("SELECT * FROM messenger_audience_groups ORDER BY group_key LIMIT ? OFFSET ?")
-    .all(page.limit + 1 - builtins.length, customOffset);
+    .query<AudienceGroupRow, [string | null, number, number]>(
+      "SELECT * FROM messenger_audience_groups WHERE ?1 IS NULL OR group_key > ?1 ORDER BY group_key LIMIT ?2 OFFSET ?3",
+    )
+    .all(after?.[0] === 1 ? after[1] : null, page.limit + 1 - builtins.length, customOffset);
   const total = (db.query("SELECT COUNT(*) AS n FROM messenger_audience_groups").get() as { n: number }).n + BUILTIN_AUDIENCE_GROUPS.length;
-  const p = paged([...builtins, ...rows.map(groupView)], page);
-  return { audience_groups: p.items, count: p.count, total, pagination: p.pagination };
+  const p = paged([...builtins, ...rows.map(groupView)], page, (g) => [g.builtin ? 0 : 1, g.group_key]);
+  return { audience_groups: p.items, count: p.count, total, pagination: p.pagination, query: p.query };
 }
 
 function checkRule(rule: AudienceRule): AudienceRule {

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
 import { HANDLED_UPDATE_KINDS } from "../bot-commands";
 import { outboxBacklog } from "../bot-outbox";
+import { WEBHOOK_SECRET_HEADER } from "../bot-webhook";
 import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "./bot-api";
 
 export type CheckStatus = "pass" | "warn" | "fail" | "skipped";
@@ -195,6 +196,7 @@ const LIVE_CHECKS = [
 function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, info: BotApiResult<WebhookInfo>, lastAt: string | null): ReadinessCheck[] {
   const out: ReadinessCheck[] = [];
   const tokenBotId = ctx.config.messenger.botToken?.split(":")[0];
+  const configuredName = ctx.config.messenger.botUsername;
   if (!me.ok) {
     const fix =
       me.status === 401 || me.status === 404
@@ -209,6 +211,16 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
         `getMe answered bot id ${me.result.id}`,
         `bot id ${tokenBotId}`,
         "MESSENGER_BOT_API_BASE answers for another bot: point it at https://api.telegram.org.",
+      ),
+    );
+  else if (configuredName !== undefined && (me.result.username ?? "").toLowerCase() !== configuredName.toLowerCase())
+    out.push(
+      check(
+        "bot_api_get_me",
+        "fail",
+        `getMe answered @${me.result.username ?? "?"} (id ${me.result.id})`,
+        `@${configuredName} (MESSENGER_BOT_USERNAME)`,
+        `Commands addressed /cmd@${me.result.username ?? "?"} are ignored as meant for another bot: set MESSENGER_BOT_USERNAME=${me.result.username ?? ""} (or unset it to learn it from getMe) and restart.`,
       ),
     );
   else out.push(check("bot_api_get_me", "pass", `@${me.result.username ?? "?"} (id ${me.result.id})`, "getMe answers ok: Telegram accepts the token"));
@@ -250,7 +262,7 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
       ? "no delivery error reported"
       : `${new Date(w.last_error_date! * 1000).toISOString()} (${errAgeS} s ago): ${String(w.last_error_message ?? "").slice(0, 200)}`;
   const errExpected = `no delivery error in the last ${READINESS.lastErrorWarnSeconds} s`;
-  const errFix = `Telegram could not deliver to ${w.url || expectedUrl}: check that the URL answers from the internet with a valid certificate; a 401 means Telegram's secret_token differs from MESSENGER_WEBHOOK_SECRET; ${setWebhookFix(ctx, "either way, once it answers")}.`;
+  const errFix = `Telegram could not deliver to ${w.url || expectedUrl}: check that the URL answers from the internet with a valid certificate; a 401 (or a 429, which Herald answers only to posts without the secret) means the secret_token Telegram sends in ${WEBHOOK_SECRET_HEADER} differs from MESSENGER_WEBHOOK_SECRET; ${setWebhookFix(ctx, "either way, once it answers")}.`;
   out.push(
     errAgeS === null || errAgeS >= READINESS.lastErrorWarnSeconds
       ? check("webhook_last_error", "pass", errObserved, errExpected)
@@ -275,14 +287,16 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
   );
 
   // Telegram never reveals the secret_token it was given; the only evidence is updates passing the header check.
-  const unauthorized = /\b401\b/.test(w.last_error_message ?? "") && errAgeS !== null && errAgeS < READINESS.lastErrorWarnSeconds;
-  const secretExpected = "Telegram sends MESSENGER_WEBHOOK_SECRET in the secret-token header";
+  // Herald answers Telegram 401 only for a wrong secret, and 429 only to posts without the right secret.
+  const refusedStatus = /\b(401|429)\b/.exec(w.last_error_message ?? "")?.[1];
+  const unauthorized = refusedStatus !== undefined && errAgeS !== null && errAgeS < READINESS.lastErrorWarnSeconds;
+  const secretExpected = `Telegram sends MESSENGER_WEBHOOK_SECRET in ${WEBHOOK_SECRET_HEADER}`;
   if (unauthorized)
     out.push(
       check(
         "webhook_secret_token",
         "fail",
-        `Telegram's last delivery got 401 from Herald (${errAgeS} s ago)`,
+        `Telegram's last delivery got ${refusedStatus} from Herald (${errAgeS} s ago): the secret_token Telegram sends does not match`,
         secretExpected,
         setWebhookFix(ctx, "Give Telegram the current secret"),
       ),

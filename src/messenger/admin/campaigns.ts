@@ -12,7 +12,7 @@ import { inAudience } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { type CatalogCampaignRow, gamesConfig, inWindow, invalidateGamesConfig, windowsOverlap } from "./config-cache";
-import { badField, isoOrThrow, type Page, paged } from "./inputs";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export const CAMPAIGN_GAMES = ["spin_wheel", "recon_grid"] as const;
 export type CampaignGame = (typeof CAMPAIGN_GAMES)[number];
@@ -72,19 +72,25 @@ export function requireCatalogAccess(db: Database, player: AudiencePlayer, gameK
     });
 }
 
-export function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, page: Page) {
+/** Latest start first; a cursor holds the last row's [starts_at, id], the list's whole sort key. */
+export function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
   const now = ctx.clock.now().toISOString();
+  const page = pageFrom(input, ["text", "integer"]);
+  const [afterStart, afterId] = page.after ?? [null, null];
   const rows = ctx.db.sqlite
-    .query<CatalogCampaignRow, [string | null, number, number, number]>(
+    .query<CatalogCampaignRow, [string | null, number, string | null, number | null, number, number]>(
       `SELECT * FROM messenger_catalog_campaigns WHERE (?1 IS NULL OR game_key = ?1) AND (enabled = 1 OR ?2 = 1)
-       ORDER BY starts_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
+         AND (?3 IS NULL OR starts_at < ?3 OR (starts_at = ?3 AND id < ?4))
+       ORDER BY starts_at DESC, id DESC LIMIT ?5 OFFSET ?6`,
     )
-    .all(filter.game_key ?? null, filter.include_disabled ? 1 : 0, page.limit + 1, page.offset);
+    .all(filter.game_key ?? null, filter.include_disabled ? 1 : 0, afterStart as string | null, afterId as number | null, page.limit + 1, page.offset);
   const p = paged(
     rows.map((r) => campaignView(r, now)),
     page,
+    (c) => [c.starts_at, c.id],
   );
-  return { campaigns: p.items, count: p.count, pagination: p.pagination };
+  const query = { ...p.query, game_key: filter.game_key ?? null, include_disabled: filter.include_disabled };
+  return { campaigns: p.items, count: p.count, pagination: p.pagination, query };
 }
 
 /** The enabled campaigns of `others` whose window overlaps `c`'s: 409 campaign_overlap naming them. */

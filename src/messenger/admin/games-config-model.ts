@@ -1,7 +1,9 @@
 // Request and response schemas of the games-configuration operator routes (docs/messenger-admin-games.md).
+import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi-names";
+import { PageQuery } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";
 import { MAX_RULE_LANGUAGES, MAX_RULE_USER_IDS } from "./audience-rule";
@@ -10,16 +12,30 @@ import { MAX_COOLDOWN_SECONDS, MAX_SEGMENTS, MAX_TOTAL_WEIGHT, MIN_COOLDOWN_SECO
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description }));
 
-/** limit/offset of every list here (offset pages: the lists are short and keyed by text as often as by id). */
+/**
+ * limit/offset/cursor of every list here (src/http/pagination.ts): the cursor holds the last row's sort key, so
+ * it pages lists keyed by text (a start time, then a key) as well as by id.
+ */
 export const AdminPageQuery = {
   limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "rows per page" }),
-  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "rows to skip" }),
+  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "rows to skip (ignored with cursor)" }),
+  cursor: PageQuery.cursor,
   include_meta: t.Optional(t.String()),
 };
+/** The spec's pagination object, with the applied limit and offset these lists always answered. */
 export const AdminPage = named(
   "MessengerAdminPage",
-  t.Object({ limit: t.Integer(), offset: t.Integer(), has_more: t.Boolean(), next_offset: nullable(t.Integer()) }),
+  t.Object({
+    limit: t.Integer(),
+    offset: t.Integer(),
+    has_more: t.Boolean(),
+    next_offset: nullable(t.Integer({ description: "null past the last page, and when paging by cursor" })),
+    next_cursor: nullable(t.String({ description: "pass as cursor for the next page; null past the last page" })),
+  }),
 );
+/** The `query` echo of a list: the applied limit, offset and cursor, and the list's own filters. */
+export const listQueryEcho = <F extends TProperties>(filters: F) =>
+  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: nullable(t.String()), ...filters });
 
 export const audienceKey = t.String({
   pattern: "^[a-z0-9_-]{2,48}$",
@@ -133,7 +149,7 @@ export const GamesConfigModel = {
   groupsQuery: t.Object(AdminPageQuery),
   groups: named(
     "MessengerAudienceGroupList",
-    Envelope({ audience_groups: t.Array(AudienceGroup), count: t.Integer(), total: t.Integer(), pagination: AdminPage }),
+    Envelope({ audience_groups: t.Array(AudienceGroup), count: t.Integer(), total: t.Integer(), pagination: AdminPage, query: listQueryEcho({}) }),
   ),
   groupBody: t.Object(
     {
@@ -151,7 +167,15 @@ export const GamesConfigModel = {
     game_key: t.Optional(t.Union([t.Literal("spin_wheel"), t.Literal("recon_grid")])),
     include_disabled: flag("1 or true: list disabled campaigns too"),
   }),
-  campaigns: named("MessengerCatalogCampaignList", Envelope({ campaigns: t.Array(CatalogCampaign), count: t.Integer(), pagination: AdminPage })),
+  campaigns: named(
+    "MessengerCatalogCampaignList",
+    Envelope({
+      campaigns: t.Array(CatalogCampaign),
+      count: t.Integer(),
+      pagination: AdminPage,
+      query: listQueryEcho({ game_key: nullable(t.String()), include_disabled: t.Boolean() }),
+    }),
+  ),
   campaignBody: t.Object(
     {
       id: t.Optional(t.Integer({ minimum: 1, maximum: MAX_ID, description: "An existing campaign's id: update it (omitted fields keep their value)" })),
@@ -169,7 +193,13 @@ export const GamesConfigModel = {
   wheelsQuery: t.Object({ ...AdminPageQuery, include_disabled: flag("1 or true: list disabled campaigns too") }),
   wheels: named(
     "MessengerWheelCampaignList",
-    Envelope({ campaigns: t.Array(WheelCampaign), count: t.Integer(), pagination: AdminPage, default_campaign: DefaultWheel }),
+    Envelope({
+      campaigns: t.Array(WheelCampaign),
+      count: t.Integer(),
+      pagination: AdminPage,
+      query: listQueryEcho({ include_disabled: t.Boolean() }),
+      default_campaign: DefaultWheel,
+    }),
   ),
   wheelBody: t.Object(
     {

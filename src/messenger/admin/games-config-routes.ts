@@ -9,7 +9,6 @@ import { listAudienceGroups, saveAudienceGroup } from "./audiences";
 import { listCatalogCampaigns, saveCatalogCampaign } from "./campaigns";
 import { catalogPreview } from "./catalog-preview";
 import { GamesConfigModel as M } from "./games-config-model";
-import { pageFrom } from "./inputs";
 import { listWheelCampaigns, saveWheelCampaign } from "./wheel-campaigns";
 
 /**
@@ -21,11 +20,11 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-games-config" })
     .use(guards.admin.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/games/audience-groups", ({ query }) => ({ success: true as const, ...listAudienceGroups(ctx, pageFrom(query)) }), {
+    .get("/api/messenger/admin/games/audience-groups", ({ query }) => ({ success: true as const, ...listAudienceGroups(ctx, query) }), {
       admin: true,
       query: M.groupsQuery,
       response: { 200: M.groups, ...messengerErrors },
-      detail: messengerTag("Audience groups: the built-in ones, then the operator groups with their rules (operator; limit/offset)"),
+      detail: messengerTag("Audience groups: the built-in ones, then the operator groups with their rules (operator; limit/offset/cursor)"),
     })
     .post("/api/messenger/admin/games/audience-groups", ({ admin, body }) => ({ success: true as const, ...saveAudienceGroup(ctx, admin, body) }), {
       admin: true,
@@ -37,13 +36,13 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
       "/api/messenger/admin/games/catalog-campaigns",
       ({ query }) => ({
         success: true as const,
-        ...listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, pageFrom(query)),
+        ...listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, query),
       }),
       {
         admin: true,
         query: M.campaignsQuery,
         response: { 200: M.campaigns, ...messengerErrors },
-        detail: messengerTag("Catalog campaigns: which audience may launch which game, and when (operator; limit/offset)"),
+        detail: messengerTag("Catalog campaigns: which audience may launch which game, and when (operator; limit/offset/cursor)"),
       },
     )
     .post("/api/messenger/admin/games/catalog-campaigns", ({ admin, body }) => ({ success: true as const, ...saveCatalogCampaign(ctx, admin, body) }), {
@@ -54,12 +53,12 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/messenger/admin/games/wheel-campaigns",
-      ({ query }) => ({ success: true as const, ...listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), pageFrom(query)) }),
+      ({ query }) => ({ success: true as const, ...listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), query) }),
       {
         admin: true,
         query: M.wheelsQuery,
         response: { 200: M.wheels, ...messengerErrors },
-        detail: messengerTag("Wheel campaigns with segments and expected value per spin, and the built-in default (operator; limit/offset)"),
+        detail: messengerTag("Wheel campaigns with segments and expected value per spin, and the built-in default (operator; limit/offset/cursor)"),
       },
     )
     .post("/api/messenger/admin/games/wheel-campaigns", ({ admin, body }) => ({ success: true as const, ...saveWheelCampaign(ctx, admin, body) }), {
@@ -68,16 +67,12 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.wheelSaved, ...messengerErrors },
       detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
     })
-    .get(
-      "/api/messenger/admin/games/promos",
-      ({ query }) => ({ success: true as const, ...listPromos(ctx, isTruthyFlag(query.include_disabled), pageFrom(query)) }),
-      {
-        admin: true,
-        query: PromoModel.listQuery,
-        response: { 200: PromoModel.list, ...messengerErrors },
-        detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset)"),
-      },
-    )
+    .get("/api/messenger/admin/games/promos", ({ query }) => ({ success: true as const, ...listPromos(ctx, isTruthyFlag(query.include_disabled), query) }), {
+      admin: true,
+      query: PromoModel.listQuery,
+      response: { 200: PromoModel.list, ...messengerErrors },
+      detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset/cursor)"),
+    })
     .post("/api/messenger/admin/games/promos", ({ admin, body }) => ({ success: true as const, ...createPromo(ctx, admin, body) }), {
       admin: true,
       body: PromoModel.createBody,

@@ -1,6 +1,7 @@
 // What the games-configuration verbs share: the refusal that names a field, instants normalised to one ISO form
-// (so windows compare as text), and offset pages.
+// (so windows compare as text), and list pages.
 import { AppError } from "../../http/errors";
+import { type KeyPageRequest, keyPageOf, parseKeyPage, type SortKey, type SortKeyShape } from "../../http/pagination";
 
 export const badField = (field: string, problem: string) => new AppError("invalid_payload", `${field} ${problem}`, { details: [{ field, problem }] });
 
@@ -16,20 +17,29 @@ export function isoOrThrow(raw: string, field: string): string {
   return iso;
 }
 
-export interface Page {
-  limit: number;
-  offset: number;
+/**
+ * A page of an operator list: limit/offset, or the cursor of the previous page. The lists here are ordered by
+ * text as often as by id (a start time, then a key), so a cursor holds the last row's whole sort key
+ * (src/http/pagination.ts, parseKeyPage): a page boundary stays put when rows are added before it.
+ */
+export type Page = KeyPageRequest;
+
+/** limit, offset and cursor as the list route's query schema (AdminPageQuery) checked them. */
+export interface PageInput {
+  limit?: number;
+  offset?: number;
+  cursor?: string;
 }
 
-export const pageFrom = (q: { limit?: number; offset?: number }): Page => ({ limit: q.limit ?? 50, offset: q.offset ?? 0 });
+/** The page asked for, the cursor read with the list's sort-key shape (a cursor of another list is a 400). */
+export const pageFrom = (q: PageInput, shape: SortKeyShape): Page => parseKeyPage(q, shape);
 
-/** A page from rows fetched with LIMIT limit+1: the extra row only says whether more exist. */
-export function paged<R>(rows: R[], page: Page) {
-  const hasMore = rows.length > page.limit;
-  const items = hasMore ? rows.slice(0, page.limit) : rows;
-  return {
-    items,
-    count: items.length,
-    pagination: { limit: page.limit, offset: page.offset, has_more: hasMore, next_offset: hasMore ? page.offset + items.length : null },
-  };
+/**
+ * A page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist), in the spec's list
+ * shape: `count`, `pagination {has_more, next_offset, next_cursor}` (with the applied limit and offset, as
+ * before) and `query`, the echo of limit, offset and cursor that the list adds its own filters to.
+ */
+export function paged<R>(rows: R[], page: Page, keyOf: (row: R) => SortKey) {
+  const p = keyPageOf(rows, page, keyOf);
+  return { items: p.items, count: p.count, pagination: { limit: page.limit, offset: page.offset, ...p.pagination }, query: p.query };
 }

@@ -7,6 +7,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { writeAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
+import { checkMissionLimitsOrThrow } from "../mission-sources";
 import { adminMissionView, type MissionRow } from "../missions";
 
 export const REVISION_HEADER = "X-Expected-Revision";
@@ -102,6 +103,8 @@ export function patchMission(ctx: AppContext, admin: AdminRequest, key: string, 
     .transaction(() => {
       const before = missionOrThrow(ctx, key);
       if (before.revision !== expected) throw conflict(key, expected, before.revision);
+      // The source is fixed at creation; what changes must suit it (a self-reported mission keeps its tighter limits).
+      checkMissionLimitsOrThrow(before.progress_source, patch);
       if (patch.target !== undefined && patch.target < before.target) checkTarget(ctx, key, patch.target);
       const now = ctx.clock.now().toISOString();
       const sets = changes.map((c) => `${c.column} = ?`).join(", ");

@@ -8,6 +8,7 @@
 // mission's current reward: an edited reward does not rewrite what was paid before the edit.
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
+import { keyPageOf, parseKeyPage } from "../../http/pagination";
 import { adminMissionView, type MissionRow } from "../missions";
 import { missionOrThrow } from "./missions-admin";
 import { MISSION_WINDOW_DEFAULT_DAYS, REFUSAL_REASONS } from "./missions-model";
@@ -135,13 +136,23 @@ export interface WindowQuery {
   preset?: WindowPreset;
 }
 
-/** Every mission (oldest first, at most `limit`) side by side in the window. */
-export function compareMissions(ctx: AppContext, query: WindowQuery & { limit?: number }) {
+/**
+ * Every mission (oldest first, a page of `limit`, 200 by default) side by side in the window. Paged like the
+ * mission list: a cursor holds the last row's [created_at, mission_key].
+ */
+export function compareMissions(ctx: AppContext, query: WindowQuery & { limit?: number; offset?: number; cursor?: string }) {
   const db = ctx.db.sqlite;
   const w = resolveWindow(query, ctx.clock.now(), MISSION_WINDOW_DEFAULT_DAYS);
-  const limit = query.limit ?? 200;
-  const rows = db.query<MissionRow, [number]>("SELECT * FROM messenger_missions ORDER BY created_at, mission_key LIMIT ?").all(limit + 1);
-  const missions = rows.slice(0, limit).map((m) => {
+  const page = parseKeyPage({ ...query, limit: query.limit ?? 200 }, ["text", "text"]);
+  const [afterCreated, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
+  const rows = db
+    .query<MissionRow, [string | null, string | null, number, number]>(
+      `SELECT * FROM messenger_missions WHERE ?1 IS NULL OR created_at > ?1 OR (created_at = ?1 AND mission_key > ?2)
+       ORDER BY created_at, mission_key LIMIT ?3 OFFSET ?4`,
+    )
+    .all(afterCreated, afterKey, page.limit + 1, page.offset);
+  const p = keyPageOf(rows, page, (m) => [m.created_at, m.mission_key]);
+  const missions = p.items.map((m) => {
     const f = missionFigures(db, m.mission_key, w.since, w.until, false).get("") ?? noFigures();
     // Of the players who enrolled in the window, how many had completed by its end (the completion rate's base).
     const done = db
@@ -153,6 +164,7 @@ export function compareMissions(ctx: AppContext, query: WindowQuery & { limit?: 
       mission_key: m.mission_key,
       title: m.title,
       active: m.active === 1,
+      progress_source: m.progress_source,
       revision: m.revision,
       target: m.target,
       ...f,
@@ -160,7 +172,14 @@ export function compareMissions(ctx: AppContext, query: WindowQuery & { limit?: 
       completion_rate: ratio(done, f.enrollments),
     };
   });
-  return { window: windowView(w), missions, count: missions.length, has_more: rows.length > limit };
+  return {
+    window: windowView(w),
+    missions,
+    count: p.count,
+    has_more: p.pagination.has_more,
+    pagination: p.pagination,
+    query: { ...p.query, days: w.days, preset: query.preset ?? null },
+  };
 }
 
 /** One mission per UTC day of the window (every day listed, zeros included), and the window's totals. */

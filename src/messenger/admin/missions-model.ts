@@ -12,7 +12,11 @@ import { windowQueryFields } from "./window";
 /** Default window of the comparison and analytics routes, in days. */
 export const MISSION_WINDOW_DEFAULT_DAYS = 30;
 
-export const REFUSAL_REASONS = ["not_monotonic", "rate_limited", "daily_cap_reached", "already_completed"] as const;
+export const REFUSAL_REASONS = ["not_monotonic", "not_observed", "rate_limited", "daily_cap_reached", "already_completed"] as const;
+
+const progressSource = t.Union([t.Literal("server"), t.Literal("self_reported")], {
+  description: "server: progress is the server's own count of event_type; self_reported: reported by the mini-app (declared at creation, tighter limits)",
+});
 
 const salutes = t.String({ pattern: SALUTES_AMOUNT_PATTERN, description: 'An exact decimal string ("12.5")' });
 
@@ -22,6 +26,7 @@ const AdminMission = named(
     mission_key: t.String(),
     title: t.String(),
     event_type: t.String(),
+    progress_source: progressSource,
     target: t.Integer(),
     reward: Reward,
     reward_salutes: nullable(t.String()),
@@ -76,6 +81,9 @@ const Figures = {
 
 const rate = nullable(t.Number({ description: "Share 0–1, 4 decimals; null without enrollments" }));
 
+/** The `query` echo of a list: the applied limit, offset and cursor. */
+const QueryEcho = t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: nullable(t.String()) });
+
 const missionKeyPath = t.String({ minLength: 1, maxLength: 64, description: "The mission's key" });
 
 export const MissionAdminModel = {
@@ -83,9 +91,13 @@ export const MissionAdminModel = {
   listQuery: t.Object({
     limit: PageQuery.limit,
     offset: PageQuery.offset,
+    cursor: PageQuery.cursor,
     include_meta: PageQuery.include_meta,
   }),
-  list: named("MessengerAdminMissionList", Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema })),
+  list: named(
+    "MessengerAdminMissionList",
+    Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema, query: QueryEcho }),
+  ),
   created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),
   revisionHeaders: t.Object({
     "x-expected-revision": t.Optional(
@@ -95,7 +107,9 @@ export const MissionAdminModel = {
   patchBody: t.Object(
     {
       title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-      event_type: t.Optional(t.String({ pattern: "^[a-z0-9_.-]{1,64}$", description: "What the mini-app counts" })),
+      event_type: t.Optional(
+        t.String({ pattern: "^[a-z0-9_.-]{1,64}$", description: "What is counted: server-observed for a server mission, any other for a self-reported one" }),
+      ),
       target: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: "Must stay above every unfinished player's progress" })),
       reward: t.Optional(
         t.Object(
@@ -119,6 +133,8 @@ export const MissionAdminModel = {
   comparisonQuery: t.Object({
     ...windowQueryFields(MISSION_WINDOW_DEFAULT_DAYS),
     limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 200, description: "missions compared, oldest first" }),
+    offset: PageQuery.offset,
+    cursor: PageQuery.cursor,
     include_meta: t.Optional(t.String()),
   }),
   comparison: named(
@@ -130,6 +146,7 @@ export const MissionAdminModel = {
           mission_key: t.String(),
           title: t.String(),
           active: t.Boolean(),
+          progress_source: progressSource,
           revision: t.Integer(),
           target: t.Integer(),
           ...Figures,
@@ -138,7 +155,9 @@ export const MissionAdminModel = {
         }),
       ),
       count: t.Integer(),
-      has_more: t.Boolean({ description: "More missions than limit exist" }),
+      has_more: t.Boolean({ description: "More missions than limit exist (the same as pagination.has_more)" }),
+      pagination: PaginationSchema,
+      query: t.Object({ ...QueryEcho.properties, days: t.Integer({ description: "the window's length in days" }), preset: nullable(t.String()) }),
     }),
   ),
   analytics: named(

@@ -2,7 +2,6 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
-import { parsePage } from "../../http/pagination";
 import { createMission, listMissions } from "../missions";
 import { MissionModel } from "../model-promos";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
@@ -21,11 +20,11 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-missions" })
     .use(guards.admin.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/missions", ({ query }) => ({ success: true as const, ...listMissions(ctx, parsePage(query)) }), {
+    .get("/api/messenger/admin/missions", ({ query }) => ({ success: true as const, ...listMissions(ctx, query) }), {
       admin: true,
       query: M.listQuery,
       response: { 200: M.list, ...messengerErrors },
-      detail: messengerTag("Missions with revision and state, oldest first (operator; limit/offset)"),
+      detail: messengerTag("Missions with revision and state, oldest first (operator; limit/offset/cursor)"),
     })
     .post("/api/messenger/admin/missions", ({ admin, body }) => ({ success: true as const, ...createMission(ctx, admin, body) }), {
       admin: true,
@@ -37,7 +36,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
       admin: true,
       query: M.comparisonQuery,
       response: { 200: M.comparison, ...messengerErrors },
-      detail: messengerTag("Every mission side by side in a window: enrollments, completions, refusals, rewards (operator)"),
+      detail: messengerTag("Every mission side by side in a window: enrollments, completions, refusals, rewards (operator; limit/offset/cursor)"),
     })
     .patch(
       "/api/messenger/admin/missions/:mission_key",

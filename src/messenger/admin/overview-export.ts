@@ -1,9 +1,9 @@
 // GET /api/messenger/admin/games/overview/export: the overview's figures as rows — one `window` row per game and
-// one for the total, then one `day` row per game (and total) and day — as CSV (RFC 4180, csv-stringify) or as the
+// one for the total, then one `day` row per game (and total) and day — as CSV (RFC 4180, src/http/csv.ts) or as the
 // JSON twin with the same columns and rows. A day row leaves the per-kind columns empty (null in JSON): the
 // series holds values, not kinds.
-import { stringify } from "csv-stringify/sync";
 import type { AppContext } from "../../context";
+import { csvTable } from "../../http/csv";
 import { type GameFigures, gameFigures, OVERVIEW_DEFAULT_DAYS, parseGames } from "./overview";
 import { resolveWindow, type WindowPreset } from "./window";
 
@@ -78,5 +78,5 @@ export function overviewExport(ctx: AppContext, query: { days?: number; preset?:
 
 /** The rows as CSV: a header, CRLF line ends, null as an empty cell. */
 export function exportCsv(rows: Array<Record<string, Cell>>): string {
-  return stringify(rows, { header: true, columns: [...EXPORT_COLUMNS], record_delimiter: "windows" });
+  return csvTable(rows, EXPORT_COLUMNS);
 }

@@ -13,7 +13,7 @@ import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { refuseOverlap } from "./campaigns";
 import { gamesConfig, inWindow, invalidateGamesConfig, type StoredSegment, type WheelCampaignRow } from "./config-cache";
-import { badField, isoOrThrow, type Page, paged } from "./inputs";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export const MAX_SEGMENTS = 24;
 /** fairInt's bias stays below 2^-32 only for n ≤ 2^20 (src/messenger/fair.ts), so the weights sum to at most this. */
@@ -101,18 +101,25 @@ const wheelView = (w: WheelCampaignRow, nowIso: string) => {
   };
 };
 
-export function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, page: Page) {
+/** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
+export function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
   const now = ctx.clock.now().toISOString();
+  const page = pageFrom(input, ["text", "text"]);
+  const [afterStart, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
   const rows = ctx.db.sqlite
-    .query<WheelCampaignRow, [number, number, number]>(
-      "SELECT * FROM messenger_wheel_campaigns WHERE enabled = 1 OR ?1 = 1 ORDER BY starts_at DESC, campaign_key LIMIT ?2 OFFSET ?3",
+    .query<WheelCampaignRow, [number, string | null, string | null, number, number]>(
+      `SELECT * FROM messenger_wheel_campaigns WHERE (enabled = 1 OR ?1 = 1)
+         AND (?2 IS NULL OR starts_at < ?2 OR (starts_at = ?2 AND campaign_key > ?3))
+       ORDER BY starts_at DESC, campaign_key LIMIT ?4 OFFSET ?5`,
     )
-    .all(includeDisabled ? 1 : 0, page.limit + 1, page.offset);
+    .all(includeDisabled ? 1 : 0, afterStart, afterKey, page.limit + 1, page.offset);
   const p = paged(
     rows.map((r) => wheelView(r, now)),
     page,
+    (w) => [w.starts_at, w.campaign_key],
   );
-  return { campaigns: p.items, count: p.count, pagination: p.pagination, default_campaign: defaultWheelView() };
+  const query = { ...p.query, include_disabled: includeDisabled };
+  return { campaigns: p.items, count: p.count, pagination: p.pagination, query, default_campaign: defaultWheelView() };
 }
 
 function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): StoredSegment[] {

@@ -1,0 +1,60 @@
+import { stringify } from "csv-stringify/sync";
+
+// Every CSV Herald writes goes through this module (a convention test holds it: no other file imports
+// csv-stringify). RFC 4180 by csv-stringify, never by hand: CRLF line ends, quoted when needed, null and
+// undefined as an empty cell, booleans as true/false, objects as their JSON text.
+//
+// Safe to open in a spreadsheet (OWASP "CSV Injection"): a spreadsheet runs a cell that starts with = + - @, a
+// tab or a carriage return as a formula (`=HYPERLINK(…)`, `+cmd|' /C calc'!A0`). The rule is per cell type:
+// - a number or boolean cell is written as it is: -5 in a numeric column stays the number -5;
+// - a string cell that starts with one of those characters gets a leading single quote (`'=HYPERLINK(…)`), which
+//   a spreadsheet shows as text and never evaluates;
+// - except a string that is exactly a decimal number (`-5`, `-1500.25`): token amounts and deltas are decimal
+//   strings on the wire (DESIGN.md §2), they cannot carry a formula, and a script reading the file must get the
+//   number back unchanged.
+// A reader that needs the original text of a neutralised cell drops the one leading quote.
+
+/** What a cell may hold; anything else is written as its JSON text. */
+export type CsvCell = string | number | boolean | bigint | null | undefined;
+
+const FORMULA_LEAD = /^[=+\-@\t\r]/;
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
+/** A string cell as written: prefixed with `'` when a spreadsheet would run it as a formula (see above). */
+export function neutralizeCell(text: string): string {
+  return FORMULA_LEAD.test(text) && !DECIMAL.test(text) ? `'${text}` : text;
+}
+
+const OPTIONS = {
+  record_delimiter: "windows",
+  cast: { string: neutralizeCell, boolean: (b: boolean) => (b ? "true" : "false") },
+} as const;
+
+/** A header line (the columns, in order), then one record per row: `row[column]` for each column. */
+export function csvTable(rows: ReadonlyArray<object>, columns: readonly string[]): string {
+  return stringify(rows as Array<Record<string, unknown>>, { ...OPTIONS, header: true, columns: [...columns] });
+}
+
+/** Records without a header (a streamed export writes its header once, then one call per page). */
+export function csvRecords(records: ReadonlyArray<ReadonlyArray<unknown>>): string {
+  return stringify(records as unknown[][], OPTIONS);
+}
+
+export const CSV_CONTENT_TYPE = "text/csv; charset=utf-8";
+
+/** Content-Type and Content-Disposition of a CSV answer; `filename` is ours (never user input). */
+export function csvHeaders(filename: string, disposition: "attachment" | "inline" = "attachment"): Record<string, string> {
+  return { "content-type": CSV_CONTENT_TYPE, "content-disposition": `${disposition}; filename="${filename}"` };
+}
+
+/**
+ * A CSV answer. Cache-Control is left to the caller: operator answers (/admin/*) get `private, no-store` from the
+ * HTTP core (src/http/cache-control.ts); public ones pass their own.
+ */
+export function csvResponse(
+  body: string | Uint8Array,
+  filename: string,
+  opts: { disposition?: "attachment" | "inline"; headers?: Record<string, string> } = {},
+): Response {
+  return new Response(body, { headers: { ...csvHeaders(filename, opts.disposition), ...opts.headers } });
+}

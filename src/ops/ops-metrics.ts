@@ -1,0 +1,36 @@
+import type { AppContext } from "../context";
+import { alertLevels } from "./alert-views";
+import { listBackups } from "./backups-list";
+import { linkTargetHealth } from "./link-target-health";
+
+// What an external Prometheus needs to alert on Herald without reading its pages: when each job last succeeded,
+// which alerts fire, whether the link inbox can reach anyone, and how old the newest backup is. All read at
+// scrape time from the same functions the pages and the readiness verdict use (nothing kept in memory here).
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+export function registerOpsMetrics(ctx: AppContext): void {
+  const m = ctx.metrics;
+  m.labelledGauge(
+    "herald_job_last_success_timestamp_seconds",
+    "When each job last finished successfully (unix seconds); a job that never succeeded has no series.",
+    ["job"],
+    () => ctx.jobs.lastSuccesses().flatMap((j) => (j.at === null ? [] : [{ labels: { job: j.name }, value: seconds(j.at) }])),
+  );
+  m.labelledGauge(
+    "herald_alert_firing",
+    "Each known alert (key <source>:<name>) at its current level: 1 while it fires (level warn or fail), 0 at level ok.",
+    ["alert", "level"],
+    () => alertLevels(ctx).map((a) => ({ labels: { alert: a.key, level: a.level }, value: a.level === "ok" ? 0 : 1 })),
+  );
+  m.labelledGauge(
+    "herald_link_inbox_target_up",
+    "Each configured link-inbox target (redacted label): 1 up, 0 down (refused by the target policy, or its newest attempt failed).",
+    ["target"],
+    () => linkTargetHealth(ctx).map((t) => ({ labels: { target: t.target }, value: t.state === "up" ? 1 : 0 })),
+  );
+  m.asyncGauge("herald_backup_age_seconds", "Seconds since the newest backup in the backups folder was made; +Inf when there is none.", async () => {
+    const newest = (await listBackups(ctx, { limit: 1, offset: 0 })).items[0];
+    return newest ? Math.max(0, (ctx.clock.now().getTime() - Date.parse(newest.created_at)) / 1000) : Number.POSITIVE_INFINITY;
+  });
+}

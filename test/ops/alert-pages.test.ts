@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { linkInboxSender } from "../../src/ops/link-outbox";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+import { createAdminToken } from "../support/partner";
+import { type Receiver, startReceiver } from "../support/receiver";
+import { operator } from "../status/support";
+
+// Item 4 of issue 31: every link a person is sent opens a page with that incident or alert for a signed-in
+// operator (the session cookie), where the incident link used to point at a bearer-only JSON route and the alert
+// link at a generic 7-day export. The links are taken from the messages a real chat receiver got.
+
+const T0 = "2026-04-01T10:00:00.000Z";
+let h: TestApp;
+let rx: Receiver | undefined;
+afterEach(() => {
+  h?.close();
+  rx?.stop();
+});
+
+function setup() {
+  rx = startReceiver({ status: 200 });
+  h = createTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
+  const token = createAdminToken(h, "pager");
+  return { token, admin: operator(h, token) };
+}
+
+/** Signs in through the form, as a browser does; returns the session cookie. */
+async function signIn(token: string): Promise<string> {
+  const form = await h.request("/admin/sign-in");
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
+  const res = await h.request("/admin/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
+    body: new URLSearchParams({ token, csrf_token: csrf }).toString(),
+  });
+  expect(res.status).toBe(303);
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("herald_admin_session="))!
+    .split(";")[0]!;
+}
+
+/** The link a message ends with, as a path on this app. */
+const linkOf = (text: string) => new URL(text.split(" ").pop()!).pathname;
+
+describe("incident links", () => {
+  test("the incident notice links to /admin/ops/incidents/<id>, which opens for the session cookie (the old JSON route does not)", async () => {
+    const { token, admin } = setup();
+    const created = await admin.post("/admin/status/incidents", {
+      title: "Deliveries <delayed>",
+      message: "Late & slow.",
+      severity: "bad",
+      components: ["webhooks"],
+    });
+    const id = created.body.incident.id as number;
+    await linkInboxSender(h.ctx).runOnce();
+    const text = JSON.parse(rx!.received[0]!.rawBody).text as string;
+    const path = linkOf(text);
+    expect(path).toBe(`/admin/ops/incidents/${id}`);
+
+    const cookie = await signIn(token);
+    expect((await h.request(`/admin/status/incidents/${id}`, { headers: { cookie } })).status).toBe(403); // bearer only, as before
+    const page = await h.request(path, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("cache-control")).toContain("no-store");
+    const html = await page.text();
+    expect(html).toContain("Deliveries &lt;delayed&gt;");
+    expect(html).not.toContain("<delayed>");
+    expect(html).toContain("Late &amp; slow.");
+    expect(html).toContain('id="incident-state">open: bad');
+    expect(html).not.toContain("<script");
+    // The notice itself is listed on the page.
+    expect(html).toContain("incident.opened");
+
+    // With the bearer token too; without anything, the sign-in form, which comes back here.
+    expect((await h.request(path, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    const anon = await h.request(path);
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(path)}`);
+    expect((await h.request("/admin/ops/incidents/999", { headers: { cookie } })).status).toBe(404);
+    expect((await h.request("/admin/ops/incidents/0", { headers: { cookie } })).status).toBe(400);
+    expect((await h.request("/admin/ops/incidents/abc", { headers: { cookie } })).status).toBe(400);
+    // The JSON routes beside it are untouched.
+    expect((await h.request("/admin/ops/incidents/export.json", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+});
+
+describe("alert links", () => {
+  test("the alert notice links to the alert's page: state, latest evaluation, history and notices, every value escaped", async () => {
+    const { token } = setup();
+    h.ctx.db.sqlite
+      .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_1', ?, 'status', 'database', 'fail', 'bad', ?)")
+      .run(T0, JSON.stringify({ summary: "disk <full> & read-only" }));
+    await linkInboxSender(h.ctx).runOnce();
+    const text = JSON.parse(rx!.received[0]!.rawBody).text as string;
+    expect(text).toStartWith("[Herald] Alert fired: status/database [fail] (bad) — disk <full> & read-only at 2026-04-01T10:00:00.000Z http://localhost:3000/");
+    const path = linkOf(text);
+    expect(path).toBe("/admin/ops/alerts-monitor/alerts/1");
+
+    const cookie = await signIn(token);
+    const res = await h.request(path, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('id="alert-key">status:database');
+    expect(html).toContain('id="alert-state">firing: fail');
+    expect(html).toContain("disk &lt;full&gt; &amp; read-only");
+    expect(html).not.toContain("<full>");
+    expect(html).toContain("alert.fired");
+    expect(html).toContain("ar_1");
+
+    // Resolved: the page says so.
+    h.clock.advanceSeconds(60);
+    h.ctx.db.sqlite
+      .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('ar_2', ?, 'status', 'database', 'ok', 'ok')")
+      .run(h.clock.now().toISOString());
+    await linkInboxSender(h.ctx).runOnce();
+    const after = await (await h.request(path, { headers: { cookie } })).text();
+    expect(after).toContain('id="alert-state">resolved');
+    expect(after).toContain("alert.resolved");
+    expect((await h.request("/admin/ops/alerts-monitor/alerts/42", { headers: { cookie } })).status).toBe(404);
+    expect((await h.request(path)).status).toBe(303);
+  });
+});
+
+describe("silences from a browser session", () => {
+  test("a POST with the session cookie needs X-CSRF-Token (the token its pages carry); with it the silence is made and audited", async () => {
+    const { token } = setup();
+    const cookie = await signIn(token);
+    const body = JSON.stringify({ matcher: "digest:*", reason: "pen test, OPS-9", ends_at: "2026-04-01T18:00:00Z" });
+    const headers = { cookie, "content-type": "application/json" };
+    const refused = await h.request("/admin/ops/alerts-monitor/silences", { method: "POST", headers, body });
+    expect(refused.status).toBe(403);
+    const page = await (await h.request("/admin/ops/readiness", { headers: { cookie } })).text();
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!;
+    const made = await h.json("/admin/ops/alerts-monitor/silences", { method: "POST", headers: { ...headers, "x-csrf-token": csrf }, body });
+    expect(made.status).toBe(201);
+    expect(made.body.silence).toMatchObject({ matcher: "digest:*", created_by: "admin:pager#1", state: "active" });
+    expect(h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action = 'ops.alert_silence.create'").all()).toEqual([
+      { actor: "admin:pager#1", action: "ops.alert_silence.create" },
+    ]);
+  });
+});
