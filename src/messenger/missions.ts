@@ -293,10 +293,23 @@ export function reportProgress(ctx: AppContext, telegramUserId: number, input: {
   return db
     .transaction((): ProgressAnswer & { replayed: boolean } => {
       const prior = db
-        .query<{ result: string }, [number, string]>("SELECT result FROM messenger_mission_events WHERE telegram_user_id = ? AND client_event_id = ?")
+        .query<{ mission_key: string; result: string }, [number, string]>(
+          "SELECT mission_key, result FROM messenger_mission_events WHERE telegram_user_id = ? AND client_event_id = ?",
+        )
         .get(telegramUserId, input.client_event_id);
-      // A replay answers what was recorded, even if the operator has since deactivated the mission.
-      if (prior) return { ...(JSON.parse(prior.result) as ProgressAnswer), replayed: true };
+      // A replay answers what was recorded, even if the operator has since deactivated the mission. The same id with
+      // another payload is 422 request_id_reused, the API's one rule for reused ids (docs/messenger.md).
+      if (prior) {
+        const { reported_progress, ...recorded } = JSON.parse(prior.result) as ProgressAnswer & { reported_progress?: number | null };
+        const reported = input.progress ?? null;
+        if (prior.mission_key !== input.mission_key || (reported_progress !== undefined && reported_progress !== reported)) {
+          throw new AppError(
+            "request_id_reused",
+            `client_event_id ${JSON.stringify(input.client_event_id)} was already used for another mission or progress value`,
+          );
+        }
+        return { ...recorded, replayed: true };
+      }
       const m = activeMission(ctx, input.mission_key);
       if (m.progress_source === "self_reported" && input.progress === undefined) {
         const problem = "is required for a self-reported mission (the absolute progress now)";
@@ -349,7 +362,7 @@ export function reportProgress(ctx: AppContext, telegramUserId: number, input: {
         "increment" in step ? step.increment : 0,
         answer.accepted ? 1 : 0,
         answer.reason,
-        JSON.stringify(answer),
+        JSON.stringify({ ...answer, reported_progress: input.progress ?? null }),
         iso,
       );
       return { ...answer, replayed: false };

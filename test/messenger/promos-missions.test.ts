@@ -302,6 +302,9 @@ describe("missions", () => {
     const a = await progress("evt-00001", 2);
     expect(a.body).toMatchObject({ accepted: true, progress: 2, completed: false, replayed: false, progress_source: "self_reported", observed: null });
     expect((await progress("evt-00001", 2)).body).toMatchObject({ accepted: true, progress: 2, replayed: true });
+    // The same client_event_id with another payload is refused, as a reused request id is everywhere in the API.
+    const reused = await progress("evt-00001", 5);
+    expect([reused.status, reused.body.error]).toEqual([422, "request_id_reused"]);
     expect((await progress("evt-00002", 2)).body).toMatchObject({ accepted: false, reason: "not_monotonic", progress: 2 });
     expect((await progress("evt-00003", 3)).body).toMatchObject({ accepted: true, progress: 3 });
     expect((await progress("evt-00004", 4)).body).toMatchObject({ accepted: false, reason: "rate_limited" });
