@@ -116,19 +116,7 @@ export function parseKeyPage(query: PageQueryValues, shape: SortKeyShape): KeyPa
 
 /** pageOf for a list paged by a compound sort key: `keyOf` gives a row's key in the order of the list's shape. */
 export function keyPageOf<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => SortKey) {
-  const hasMore = rows.length > page.limit;
-  const items = hasMore ? rows.slice(0, page.limit) : rows;
-  const last = items[items.length - 1];
-  return {
-    items,
-    count: items.length,
-    pagination: {
-      has_more: hasMore,
-      next_offset: hasMore && page.after === null ? page.offset + items.length : null,
-      next_cursor: hasMore && last !== undefined ? encodeKeyCursor(keyOf(last)) : null,
-    },
-    query: { limit: page.limit, offset: page.offset, cursor: page.cursor },
-  };
+  return shapePage(rows, page, (row) => encodeKeyCursor(keyOf(row)));
 }
 
 /**
@@ -136,6 +124,10 @@ export function keyPageOf<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) =>
  * `keyOf` gives the row's sort key for the next cursor.
  */
 export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => number) {
+  return shapePage(rows, page, (row) => encodeCursor(keyOf(row)));
+}
+
+function shapePage<R>(rows: R[], page: { limit: number; offset: number; after: unknown; cursor: string | null }, cursorOf: (row: R) => string) {
   const hasMore = rows.length > page.limit;
   const items = hasMore ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];
@@ -145,7 +137,7 @@ export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => numbe
     pagination: {
       has_more: hasMore,
       next_offset: hasMore && page.after === null ? page.offset + items.length : null,
-      next_cursor: hasMore && last !== undefined ? encodeCursor(keyOf(last)) : null,
+      next_cursor: hasMore && last !== undefined ? cursorOf(last) : null,
     },
     query: { limit: page.limit, offset: page.offset, cursor: page.cursor },
   };
