@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openContext } from "../src/bootstrap";
-import { scanBody } from "../src/chain/scan-call";
+import { scanBody } from "../src/solana/scan-call";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
 

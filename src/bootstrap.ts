@@ -14,7 +14,6 @@ import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
 import { registerWebhookJobs } from "./webhooks/jobs";
-import type { ChainClient } from "./chain/client";
 import { registerChainJobs } from "./chain/jobs";
 import { registerAudioShareJobs } from "./audio-share/jobs";
 import { registerStatusJobs } from "./status/jobs";
@@ -43,11 +42,14 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
   verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
-  const ctx: AppContext = {
+  const rng = opts.rng ?? cryptoRng;
+  // Built in dependency order, so that no field is ever missing: the chain client needs only the basics, the
+  // webhook dispatcher everything but itself.
+  const core = {
     config,
     db,
     clock,
-    rng: opts.rng ?? cryptoRng,
+    rng,
     log,
     metrics,
     secrets,
@@ -55,11 +57,9 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     requestLog: new RequestLog(db.sqlite, log),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
-    dispatcher: undefined as unknown as Dispatcher,
-    chain: undefined as unknown as ChainClient,
+    chain: createChainClient({ config, db, clock, rng, log }),
   };
-  ctx.dispatcher = new Dispatcher(ctx);
-  ctx.chain = createChainClient(ctx);
+  const ctx: AppContext = { ...core, dispatcher: new Dispatcher(core) };
   registerSystemJobs(ctx);
   registerAuthJobs(ctx);
   registerWebhookJobs(ctx);

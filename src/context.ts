@@ -6,7 +6,7 @@ import type { RequestLog } from "./http/request-log";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Metrics } from "./http/metrics";
 import type { SecretBox } from "./auth/secret-box";
-import type { ChainClient } from "./chain/client";
+import type { ChainClient } from "./solana/rpc-client";
 import type { Clock, Rng } from "./clock";
 
 /** Everything a verb may touch, passed in — never imported as a global. */

@@ -141,6 +141,7 @@ export function errorsCatalog() {
       title: e.title,
       retry_class: e.retry_class,
       client_action: e.retry_behavior,
+      status_rationale: e.status_rationale,
       when: doc.when,
       routes: [...doc.routes],
     };

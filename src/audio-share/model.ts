@@ -199,6 +199,9 @@ export const AudioShareModel = {
         title: t.String(),
         retry_class: t.String(),
         client_action: t.String(),
+        status_rationale: t.Union([t.String(), t.Null()], {
+          description: "why this code answers a status the spec's HTTP status guide does not list (404, 410, …); null for a status the guide lists",
+        }),
         when: t.String(),
         routes: t.Array(t.String()),
       }),

@@ -1,5 +1,5 @@
 import { FixtureKeys, KeyDomain, mix32, seedHash, signatureOf } from "./fixture-keys";
-import { TOKEN_PROGRAM_ID } from "./solana";
+import { TOKEN_PROGRAM_ID } from "../solana/constants";
 
 export { TOKEN_PROGRAM_ID };
 

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { HolderAccumulator, topSum } from "./holders";
-import { SCAN_METHOD } from "./scan-call";
+import { SCAN_METHOD } from "../solana/scan-call";
 import { insertRow, latestGrowth, latestHolders } from "./store";
 
 // holders-snapshot (one full scan of the mint's token accounts) and holder-growth (a point per run from it).

@@ -1,4 +1,4 @@
-import type { AccountSink } from "./scan-parser";
+import type { AccountSink } from "../solana/scan-parser";
 
 // The holders snapshot's arithmetic, fed one account at a time by the streaming scan: counts, an exact sum,
 // and the ten largest accounts in a bounded min-heap. Nothing here grows with the number of accounts.

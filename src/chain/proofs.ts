@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { formatUnits, percentOf } from "./amounts";
 import { ageHours, freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
 import { CHAIN_JOBS, type ChainJob } from "./jobs";
-import { SCAN_METHOD } from "./scan-call";
+import { SCAN_METHOD } from "../solana/scan-call";
 import { latestAuthority, latestGrowth, latestHolders, latestSync, latestToken, runStats } from "./store";
 import { MINT_AUTHORITY_METHOD, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
 import { TX_SYNC_METHOD } from "./tx-sync";

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { ChainClient } from "./client";
+import { ChainClient } from "../solana/rpc-client";
 
 const DAY_MS = 86_400_000;
 /** Outcomes are kept a week: enough for the status checks' windows and for an incident review. */

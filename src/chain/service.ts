@@ -3,8 +3,8 @@ import { AppError } from "../http/errors";
 import { formatUnits, percentOf } from "./amounts";
 import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
-import { ChainUnavailableError } from "./rpc-errors";
-import { isAddress, SOL_DECIMALS } from "./solana";
+import { ChainUnavailableError } from "../solana/rpc-errors";
+import { isAddress, SOL_DECIMALS } from "../solana/constants";
 import { latestAuthority, latestHolders, latestSync, latestToken, type HolderSnapshotRow } from "./store";
 import { walletTokenBalance } from "./token-snapshot";
 

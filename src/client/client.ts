@@ -15,12 +15,12 @@
  * Standalone: imports only its own folder (node:crypto) and the global fetch.
  */
 import { callOperation, type CallArgs, createApi, type HeraldApi, type OperationKey, type OperationResponse } from "./operations.js";
+import type { Query, RequestOptions } from "./request-types.js";
 import { newIdempotencyKey, newNonce, signRequest } from "./sign.js";
 
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type { Query, QueryValue, RequestOptions, SignedRequester } from "./request-types.js";
 
-export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>;
-export type Query = Record<string, QueryValue> | URLSearchParams;
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface HeraldClientOptions {
   /** e.g. `https://herald.example.com` (a path prefix is kept and signed as part of the target). */
@@ -38,25 +38,6 @@ export interface HeraldClientOptions {
   random?: () => number;
   /** Milliseconds since the epoch (like Date.now); the signed timestamp is floor(now()/1000). */
   now?: () => number;
-}
-
-export interface RequestOptions {
-  /** Plain values are sent as JSON; a string or Uint8Array is sent as-is (must already be JSON). */
-  body?: unknown;
-  query?: Query;
-  /**
-   * Mutations: defaults to a fresh UUID per logical call, reused across that call's retries.
-   * Pass your own to make a call safely repeatable across process restarts; `false` sends none.
-   * On non-mutations it is sent only when given.
-   */
-  idempotencyKey?: string | false;
-  /**
-   * Default: a fresh nonce per attempt on mutations, none on GET/HEAD. `true` forces one on every method,
-   * `false` never sends one. A string is used for the FIRST attempt; retries get fresh nonces.
-   */
-  nonce?: boolean | string;
-  /** Extra headers (e.g. X-Request-ID). The signature, nonce, Idempotency-Key and content-type headers always win. */
-  headers?: Record<string, string>;
 }
 
 export const MUTATION_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT", "DELETE"]);

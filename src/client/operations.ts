@@ -5,7 +5,7 @@
  * other direction (every partner operation of the served document has a method here).
  */
 import type { Operations } from "./api-types.js";
-import type { HeraldClient, Query, RequestOptions } from "./client.js";
+import type { Query, RequestOptions, SignedRequester } from "./request-types.js";
 
 export type OperationKey = keyof Operations;
 export type OperationInput<K extends OperationKey> = Operations[K]["input"];
@@ -107,7 +107,7 @@ export function resolveOperation(op: string, input: LooseInput = {}): { method: 
 }
 
 /** Runs one operation through the client's signed request (retries, nonces, idempotency keys included). */
-export function callOperation(client: HeraldClient, op: string, input: LooseInput = {}): Promise<unknown> {
+export function callOperation(client: SignedRequester, op: string, input: LooseInput = {}): Promise<unknown> {
   const { method, path } = resolveOperation(op, input);
   return client.request(method, path, {
     query: input.query as Query | undefined,
@@ -118,7 +118,7 @@ export function callOperation(client: HeraldClient, op: string, input: LooseInpu
   });
 }
 
-export function createApi(client: HeraldClient): HeraldApi {
+export function createApi(client: SignedRequester): HeraldApi {
   const api: Record<string, (input?: LooseInput) => Promise<unknown>> = {};
   for (const [name, op] of Object.entries(OPERATIONS)) api[name] = (input) => callOperation(client, op, input);
   return api as unknown as HeraldApi;

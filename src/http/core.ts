@@ -205,17 +205,40 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     (route) => !isSignedRoute(route) && route.path !== "/healthz" && route.path !== "/readyz",
   );
   COMPRESSION_HOOKS.add(compressionHook);
+
+  /**
+   * A 5xx AppError is the server's fault: the log gets its code, message, `internal` (what the caller must not
+   * see) and cause, under the request id the caller was told to quote. 500 at level error; 502–504 (a
+   * dependency or state the operator must fix: database, master key, backups) at warn. 4xx are the caller's
+   * and are counted in the request log, not logged here.
+   */
+  const logged = (error: AppError, state: RequestState | undefined, path: string): AppError => {
+    if (error.status < 500) return error;
+    const fields = {
+      request_id: state?.id,
+      path,
+      error_code: error.code,
+      status: error.status,
+      message: error.message,
+      ...(error.internal === undefined ? {} : { internal: error.internal }),
+      ...(error.cause === undefined ? {} : { cause: errorFields(error.cause).error }),
+    };
+    if (error.status === 500) ctx.log.error("request failed", fields);
+    else ctx.log.warn("request failed", fields);
+    return error;
+  };
+
   const core = new Elysia({ name: "herald:http-core" })
     .onRequest(({ request, server, set }) => {
       const state = newRequestState(ctx, request, server);
       states.set(request, state);
       set.headers["x-request-id"] = state.id;
-      const length = request.headers.get("content-length");
-      if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
       const url = new URL(request.url);
       // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
-      // included; a route with validators sets its own. One header, no allocation beyond it.
+      // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
       if (isOperatorPath(url.pathname)) set.headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
+      const length = request.headers.get("content-length");
+      if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
       if (url.pathname.length + url.search.length > MAX_TARGET_CHARS) {
         return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
       }
@@ -253,10 +276,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     })
     .onError({ as: "global" }, ({ code, error, request, path, route, params }) => {
       const state = states.get(request);
-      if (error instanceof AppError) return errorResponse(error, state);
+      if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
       // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
       const cause = (error as { cause?: unknown }).cause;
-      if (code === "PARSE" && cause instanceof AppError) return errorResponse(cause, state);
+      if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
       if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
       if (code === "VALIDATION") {
         const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };

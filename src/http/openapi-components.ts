@@ -14,7 +14,7 @@ import { SCHEMA_NAME_KEY } from "./openapi-names";
 
 type Json = Record<string, unknown>;
 
-/** The generated document's shape (here, a leaf module, so src/developers/openapi-subset.ts can use it without a cycle). */
+/** The generated document's shape (here, a leaf module, so src/http/openapi-subset.ts can use it without a cycle). */
 export interface OpenApiDocument {
   openapi: string;
   info: Record<string, unknown>;

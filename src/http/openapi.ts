@@ -3,7 +3,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import YAML from "yaml";
 import type { AppContext } from "../context";
 import type { TSchema } from "@sinclair/typebox";
-import { transparencySubset } from "../developers/openapi-subset";
+import { transparencySubset } from "./openapi-subset";
 import { conditionalResponse, representation, type Representation } from "./conditional";
 import { jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./openapi-components";
 import { errorCodeSchema, typeErrorResponses } from "./openapi-errors";

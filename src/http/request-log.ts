@@ -61,6 +61,11 @@ export class RequestLog {
     });
   }
 
+  /** Retention: deletes the rows written before `before` (ISO time); the number deleted. The hourly rollups stay. */
+  prune(before: string): number {
+    return this.sqlite.query("DELETE FROM request_log WHERE at < ?").run(before).changes;
+  }
+
   /** The key's request_log_keys.ref, added on its first row (inside the flush's transaction). */
   private keyRef(keyId: string): number {
     let ref = this.refs.get(keyId);

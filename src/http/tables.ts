@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Every request, written in batches off the request path; usage analytics and percentiles read it. */
 export const requestLog = sqliteTable(
@@ -32,3 +32,27 @@ export const requestLogKeys = sqliteTable("request_log_keys", {
   ref: integer("ref").primaryKey(),
   keyId: text("key_id").notNull().unique(),
 });
+
+/**
+ * Hourly rollups of request_log, kept by the request-log flush (src/http/request-log-rollup.ts) in the same transaction as the rows it writes:
+ * the operators' 403 digest and readiness exports read these (a few rows per hour), never request_log itself.
+ * `hour` is the UTC hour as `YYYY-MM-DDTHH`.
+ */
+export const requestLogHourly = sqliteTable("request_log_hourly", {
+  hour: text("hour").primaryKey(),
+  requests: integer("requests").notNull().default(0),
+  forbidden: integer("forbidden").notNull().default(0),
+});
+
+/** The 403s of each hour by route template, partner key (its id, "" without one) and client prefix (IPv4 /24, IPv6 /48). */
+export const requestLog403Hourly = sqliteTable(
+  "request_log_403_hourly",
+  {
+    hour: text("hour").notNull(),
+    route: text("route").notNull(),
+    partnerKeyId: text("partner_key_id").notNull(),
+    clientPrefix: text("client_prefix").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.route, t.partnerKeyId, t.clientPrefix] }), index("request_log_403_hourly_route_idx").on(t.route, t.hour)],
+);

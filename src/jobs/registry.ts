@@ -70,6 +70,11 @@ export class JobRegistry {
     this.lastOkRun = deps.sqlite.prepare("SELECT finished_at FROM job_runs WHERE name = ? AND ok = 1 ORDER BY started_at DESC, id DESC LIMIT 1");
   }
 
+  /** Retention: deletes the runs started before `before` (ISO time); the number deleted. */
+  pruneRuns(before: string): number {
+    return this.deps.sqlite.query("DELETE FROM job_runs WHERE started_at < ?").run(before).changes;
+  }
+
   register(def: JobDefinition): void {
     if (this.defs.has(def.name)) throw new Error(`job ${def.name} registered twice`);
     new Cron(def.pattern, { paused: true }).stop(); // validates the pattern at registration, not at first tick

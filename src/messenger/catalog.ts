@@ -19,7 +19,11 @@ export interface WheelSegment {
   reward: RewardSpec;
 }
 
-/** The default wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins. */
+/**
+ * The default wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins.
+ * Frozen: past spins are recomputed from these weights (test/messenger/wheel-default-pinned.test.ts writes them
+ * out); a new wheel is a new campaign, never an edit here.
+ */
 export const WHEEL_CAMPAIGN = {
   campaign_key: "wheel-default",
   title: "Daily wheel",

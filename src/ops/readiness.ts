@@ -74,18 +74,18 @@ export function noiseDaysOrThrow(days: number | undefined): number {
 }
 
 /**
- * `windows`: a comma list of distinct window lengths, each 7, 14 or 30 and at most `days` (a window longer than
- * the export would reach past the data it reports). Absent: every allowed length up to `days`. Sorted ascending.
+ * `windows`: a comma list of distinct window lengths, each 7, 14 or 30; absent: 7,14,30 (the spec's default,
+ * whatever `days` is — a window reads its own span of rollups, `days` only sets how many daily points are listed).
+ * Sorted ascending.
  */
-export function noiseWindowsOrThrow(raw: string | undefined, days: number): number[] {
-  if (raw === undefined) return NOISE_WINDOW_DAYS.filter((w) => w <= days);
+export function noiseWindowsOrThrow(raw: string | undefined): number[] {
+  if (raw === undefined) return [...NOISE_WINDOW_DAYS];
   const parts = raw.split(",").map((p) => p.trim());
   const out: number[] = [];
   for (const p of parts) {
     if (!/^(7|14|30)$/.test(p)) throw invalid("query.windows", `must be a comma list of 7, 14 and 30; got ${quote(p)} in ${quote(raw)}`);
     const n = Number(p);
     if (out.includes(n)) throw invalid("query.windows", `lists ${n} twice`);
-    if (n > days) throw invalid("query.windows", `must not exceed days (${days}); got ${n}`);
     out.push(n);
   }
   return out.sort((a, b) => a - b);
@@ -134,25 +134,27 @@ export function thresholdOf(ctx: AppContext): NoiseThreshold {
 /** The 403 noise export: per-window figures against the threshold, and (unless compact) one point per day. */
 export function noiseExport(ctx: AppContext, input: NoiseInput): NoiseExport {
   const days = noiseDaysOrThrow(input.days);
-  const windows = noiseWindowsOrThrow(input.windows, days);
+  const windows = noiseWindowsOrThrow(input.windows);
+  // The days read: enough for the listed points and for the longest window.
+  const span = Math.max(days, ...windows);
   const now = ctx.clock.now();
   const threshold = thresholdOf(ctx);
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const hoursToday = now.getUTCHours() + 1;
-  const first = new Date(today - (days - 1) * DAY_MS);
+  const first = new Date(today - (span - 1) * DAY_MS);
   const byDay = dailyRollups(ctx, hourKey(first), hourKey(now));
 
-  // Oldest first; the last point is today.
-  const dayRows = Array.from({ length: days }, (_, i) => {
+  // Oldest first; the last row is today.
+  const dayRows = Array.from({ length: span }, (_, i) => {
     const date = dayKey(new Date(first.getTime() + i * DAY_MS));
     const row = byDay.get(date);
-    return { date, requests: row?.requests ?? 0, forbidden: row?.forbidden ?? 0, hours: i === days - 1 ? hoursToday : 24, withData: row?.hours_with_data ?? 0 };
+    return { date, requests: row?.requests ?? 0, forbidden: row?.forbidden ?? 0, hours: i === span - 1 ? hoursToday : 24, withData: row?.hours_with_data ?? 0 };
   });
-  const points: NoisePoint[] = dayRows.map((d) => ({ date: d.date, ...figures(threshold, d.requests, d.forbidden, d.hours) }));
+  const points: NoisePoint[] = dayRows.slice(span - days).map((d) => ({ date: d.date, ...figures(threshold, d.requests, d.forbidden, d.hours) }));
 
   const out: NoiseWindow[] = windows.map((n) => {
-    const span = dayRows.slice(days - n);
-    const sum = (f: (d: (typeof span)[number]) => number) => span.reduce((acc, d) => acc + f(d), 0);
+    const rows = dayRows.slice(span - n);
+    const sum = (f: (d: (typeof rows)[number]) => number) => rows.reduce((acc, d) => acc + f(d), 0);
     const hours = sum((d) => d.hours);
     const w: NoiseWindow = {
       window_days: n,

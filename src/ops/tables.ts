@@ -1,30 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
- * Hourly rollups of request_log, kept by the request-log flush in the same transaction as the rows it writes:
- * the operators' 403 digest and readiness exports read these (a few rows per hour), never request_log itself.
- * `hour` is the UTC hour as `YYYY-MM-DDTHH`.
- */
-export const requestLogHourly = sqliteTable("request_log_hourly", {
-  hour: text("hour").primaryKey(),
-  requests: integer("requests").notNull().default(0),
-  forbidden: integer("forbidden").notNull().default(0),
-});
-
-/** The 403s of each hour by route template, partner key (its id, "" without one) and client prefix (IPv4 /24, IPv6 /48). */
-export const requestLog403Hourly = sqliteTable(
-  "request_log_403_hourly",
-  {
-    hour: text("hour").notNull(),
-    route: text("route").notNull(),
-    partnerKeyId: text("partner_key_id").notNull(),
-    clientPrefix: text("client_prefix").notNull(),
-    count: integer("count").notNull().default(0),
-  },
-  (t) => [primaryKey({ columns: [t.hour, t.route, t.partnerKeyId, t.clientPrefix] }), index("request_log_403_hourly_route_idx").on(t.route, t.hour)],
-);
-
-/**
  * Operator rules that keep known 403 noise out of the digest's findings: a path pattern and/or a partner key
  * and/or a client prefix, with a reason, an owner and an expiry (an expired rule stops applying). Audited.
  */

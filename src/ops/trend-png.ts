@@ -99,7 +99,28 @@ export function renderTrendPng(hours: TrendHour[], mode: BaselineMode, w = TREND
   const left = 12 + yLabelW;
   const right = w - 12;
   const plotTop = 10 + lineH * 3 + 30;
-  const legendH = lineH + 12;
+  // The legend flows into as many rows as the width needs (four entries do not fit one row at w=320).
+  const legend: Array<{ c: Rgb; label: string; line: boolean; x: number; row: number }> = [];
+  {
+    let x = left;
+    let row = 0;
+    for (const [c, label, line] of [
+      [BAR, "403s", false],
+      [SPIKE, "spike hour", false],
+      [SUPPRESSED, "suppressed", false],
+      [BASELINE, "baseline", true],
+    ] as const) {
+      const width = (line ? 3 : 1.5) * lineH + 6 + textWidth(label, scale);
+      if (x > left && x + width > right) {
+        x = left;
+        row += 1;
+      }
+      legend.push({ c, label, line, x, row });
+      x += width + 18;
+    }
+  }
+  const legendRows = legend[legend.length - 1]!.row + 1;
+  const legendH = legendRows * (lineH + 6) + 6;
   const plotBottom = h - (lineH + 10) - legendH - lineH - 14;
   const plotH = Math.max(10, plotBottom - plotTop);
   const yOf = (v: number) => plotBottom - (v / top) * plotH;
@@ -145,19 +166,12 @@ export function renderTrendPng(hours: TrendHour[], mode: BaselineMode, w = TREND
   const axisTitle = "hour (UTC)";
   r.text((left + right - textWidth(axisTitle, scale)) / 2, plotBottom + 8 + lineH + 6, axisTitle, INK, scale);
 
-  let lx = left;
-  const ly = h - legendH;
-  const entry = (c: Rgb, label: string, line = false) => {
-    if (line) r.line(lx, ly + lineH / 2, lx + 3 * lineH, ly + lineH / 2, c, 3);
-    else r.rect(lx, ly, lineH * 1.5, lineH, c);
-    lx += (line ? 3 : 1.5) * lineH + 6;
-    r.text(lx, ly, label, INK, scale);
-    lx += textWidth(label, scale) + 18;
-  };
-  entry(BAR, "403s");
-  entry(SPIKE, "spike hour");
-  entry(SUPPRESSED, "suppressed");
-  entry(BASELINE, `baseline`, true);
+  for (const e of legend) {
+    const ly = h - legendH + e.row * (lineH + 6);
+    if (e.line) r.line(e.x, ly + lineH / 2, e.x + 3 * lineH, ly + lineH / 2, e.c, 3);
+    else r.rect(e.x, ly, lineH * 1.5, lineH, e.c);
+    r.text(e.x + (e.line ? 3 : 1.5) * lineH + 6, ly, e.label, INK, scale);
+  }
 
   const png = new PNG({ width: w, height: h });
   r.data.copy(png.data);

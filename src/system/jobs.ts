@@ -5,16 +5,14 @@ const DAY_MS = 86_400_000;
 const JOB_RUNS_RETENTION_DAYS = 90;
 
 export function registerSystemJobs(ctx: AppContext): void {
-  const pruneRequests = ctx.db.sqlite.prepare("DELETE FROM request_log WHERE at < ?");
-  const pruneRuns = ctx.db.sqlite.prepare("DELETE FROM job_runs WHERE started_at < ?");
   ctx.jobs.register({
     name: "request-log-prune",
     pattern: "0 17 * * * *",
     description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays})`,
     run: () => {
       const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
-      const { changes } = pruneRequests.run(cutoff);
-      ctx.log.info("request log pruned", { deleted: changes, cutoff });
+      const deleted = ctx.requestLog.prune(cutoff);
+      ctx.log.info("request log pruned", { deleted, cutoff });
     },
   });
   ctx.jobs.register({
@@ -23,7 +21,7 @@ export function registerSystemJobs(ctx: AppContext): void {
     description: `Deletes job_runs older than ${JOB_RUNS_RETENTION_DAYS} days`,
     run: () => {
       const cutoff = new Date(ctx.clock.now().getTime() - JOB_RUNS_RETENTION_DAYS * DAY_MS).toISOString();
-      pruneRuns.run(cutoff);
+      ctx.jobs.pruneRuns(cutoff);
     },
   });
 }

@@ -49,7 +49,7 @@ export class Dispatcher implements DeliveryDispatcher {
   /** Deliveries whose outcome was recorded (for metrics and the benchmark). */
   completed = 0;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(private readonly ctx: Omit<AppContext, "dispatcher">) {
     this.secrets = new WebhookSecrets(ctx);
     this.leases = new DeliveryLeases(ctx);
     // The attempt is already counted (at the lease). On success the record keeps the reason of the latest replay,

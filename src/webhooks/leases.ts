@@ -67,7 +67,7 @@ export class DeliveryLeases {
   private readonly renewStmt: Statement;
   private readonly outcome: Statement;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(private readonly ctx: Omit<AppContext, "dispatcher">) {
     const db = ctx.db.sqlite;
     // One indexed range scan per state (an OR across states made SQLite sort every due row per lease); the
     // joins read what a send needs, by primary key, for at most `limit` rows.

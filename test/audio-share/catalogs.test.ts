@@ -21,13 +21,16 @@ describe("catalogs are the one source", () => {
     for (const e of body.errors) {
       const main = ERROR_CATALOG[e.code as keyof typeof ERROR_CATALOG];
       expect(main).toBeDefined();
-      expect([e.http_status, e.title, e.retry_class]).toEqual([main.http_status, main.title, main.retry_class]);
+      expect([e.http_status, e.title, e.retry_class, e.status_rationale]).toEqual([main.http_status, main.title, main.retry_class, main.status_rationale]);
       expect(e.when.length).toBeGreaterThan(10);
     }
     expect(body.by_code.destination_host_denied).toMatchObject({ http_status: 400 });
     expect(body.by_code.short_link_expired.http_status).toBe(410);
     expect(body.by_code.short_link_revoked.http_status).toBe(410);
     expect(body.by_code.short_link_not_found.http_status).toBe(404);
+    // A status outside the spec's guide says why (the same text as the main catalog); a guide status says null.
+    expect(body.by_code.short_link_expired.status_rationale).toContain("410 Gone");
+    expect(body.by_code.destination_host_denied.status_rationale).toBeNull();
     // The partner-wide catalog lists them too.
     const all = await h.json("/developers/api-errors.json");
     for (const code of Object.keys(AUDIO_SHARE_ERRORS)) expect(all.body.by_code[code]).toBeDefined();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ChainUnavailableError, redactUrls } from "../../src/chain/rpc-errors";
+import { ChainUnavailableError, redactUrls } from "../../src/solana/rpc-errors";
 import { rpcHealth } from "../../src/chain/service";
 import { createTestApp, type TestApp } from "../support/app";
 import { chainEnv, deadRpcUrl, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { ChainFixture } from "../../src/chain/fixture-data";
 import { scanStream } from "../../src/chain/fixture-scan";
 import { HolderAccumulator } from "../../src/chain/holders";
-import { RpcCallError } from "../../src/chain/rpc-errors";
-import { ProgramAccountsScanner } from "../../src/chain/scan-parser";
+import { RpcCallError } from "../../src/solana/rpc-errors";
+import { ProgramAccountsScanner } from "../../src/solana/scan-parser";
 import { expectedHolders } from "../support/solana-rpc";
 
 // The streaming getProgramAccounts reader: the same answer however the bytes are split into chunks, and a

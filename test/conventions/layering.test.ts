@@ -1,101 +1,175 @@
-import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { checkLayering, type ReadAllowance } from "./layering-rules";
 
 /**
- * STYLE.md's layering, checked on the import graph of src/ (type imports included: a type-only cycle still
- * ties the modules' meaning together):
- * - no import cycles;
- * - a domain's routes.ts (and *-routes.ts) never imports drizzle or any tables.ts: SQL stays in services;
- * - one domain reaches another only through that domain's service (service.ts or a *-service.ts verb file),
- *   its model files for shared schemas, or — tables to tables — for foreign keys. `client/` is the partner SDK,
- *   a library every domain may use.
+ * STYLE.md's layering, checked on src/ by test/conventions/layering-rules.ts (what it sees is listed there), and
+ * the checker itself checked on planted trees: each kind of violation, planted once, must be reported.
  */
 const SRC = resolve(import.meta.dir, "../../src");
+const MIGRATIONS = resolve(import.meta.dir, "../../drizzle");
 
-/** Folders every domain may import: the shared layers, not domains. */
-const SHARED = new Set(["http", "auth", "db", "jobs", "types", "cli", "client"]);
-/** Top-level modules every domain may import. */
-const SHARED_FILES = new Set(["config.ts", "config-vars.ts", "context.ts", "clock.ts", "log.ts", "bootstrap.ts", "app.ts", "main.ts"]);
+/** Tables only a migration creates (drizzle cannot declare their triggers), with their owner. */
+const MIGRATION_OWNERS = { partner_keys_version: "auth" };
 
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : path.endsWith(".ts") && !path.endsWith(".d.ts") ? [path] : [];
-  });
-}
+const reads = (file: string, tables: string[], reason: string): ReadAllowance[] => tables.map((table) => ({ file, table, reason }));
 
-const IMPORT = /^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|^\s*import\s+"([^"]+)"/gm;
-
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  const out: string[] = [];
-  for (const m of text.matchAll(IMPORT)) out.push(m[1] ?? m[2]!);
-  return out;
-}
-
-function resolveLocal(from: string, spec: string): string | null {
-  if (!spec.startsWith(".")) return null;
-  const base = resolve(dirname(from), spec);
-  for (const candidate of [`${base}.ts`, join(base, "index.ts"), base]) {
-    try {
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {}
-  }
-  return null;
-}
-
-const files = walk(SRC);
-const graph = new Map(files.map((f) => [f, importsOf(f)]));
-const rel = (f: string) => relative(SRC, f);
-const domainOf = (f: string) => (rel(f).includes("/") ? rel(f).split("/")[0]! : null);
+/**
+ * Reads of another domain's tables that are read models on purpose, each with its reason. Writes have no such
+ * list: only the owner writes its tables (the sandbox reset asks each owner to clear its rows).
+ */
+const ALLOW_READS: ReadAllowance[] = [
+  ...reads(
+    "sandbox/promotion.ts",
+    ["request_log", "request_log_keys", "idempotency_records", "salutes_ledger", "webhook_deliveries", "partner_users", "wallet_links", "partner_keys"],
+    "the promotion checklist reports what a partner did in the sandbox across every domain (a read model of counts)",
+  ),
+  ...reads("sandbox/fixtures.ts", ["partner_users"], "the fixture summary names the seeded users' external ids"),
+  ...reads("sandbox/webhook-events.ts", ["webhook_deliveries", "events", "webhooks"], "the sandbox event log is a view of the partner's sandbox deliveries"),
+  ...reads("sandbox/simulator.ts", ["webhook_deliveries", "events", "webhooks"], "the simulator reports the deliveries its events produced"),
+  ...reads("ops/readiness.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
+  ...reads("ops/digest-data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
+  ...reads("ops/incidents-sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
+  ...reads("auth/master-key-check.ts", ["webhooks", "status_subscribers"], "the master key check opens one sealed secret of each kind at start"),
+  ...reads(
+    "transparency/chain-inputs.ts",
+    ["chain_transactions", "chain_token_snapshots", "chain_sync_runs", "chain_mint_authority_snapshots"],
+    "the audit's inputs are the chain domain's snapshots, read in one consistent transaction",
+  ),
+  ...reads("chain/store.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
+  ...reads("partner/status-service.ts", ["webhook_deliveries"], "a partner's status counts its recent dead letters"),
+  ...reads("partner/usage-service.ts", ["request_log"], "usage analytics are the partner's own request log rows"),
+  ...reads("status/checks-system.ts", ["request_log"], "the request_errors check reads the recent error rate"),
+  ...reads("status/checks-audit.ts", ["audit_runs"], "the audit_anomalies check reads the newest complete run; importing transparency would close a cycle"),
+  ...reads("status/reliability.ts", ["job_runs"], "the reliability check reads 90 days of job runs"),
+  ...reads("messenger/admin/checklist.ts", ["request_log"], "the rollout checklist looks for mini-app traffic"),
+  ...reads("messenger/admin/manual-grant.ts", ["admin_audit"], "a manual grant's request id is checked against the audit trail"),
+];
 
 describe("layering of src/", () => {
-  test("no import cycles", () => {
-    const cycles: string[] = [];
-    const state = new Map<string, "open" | "done">();
-    const stack: string[] = [];
-    const visit = (f: string) => {
-      state.set(f, "open");
-      stack.push(f);
-      for (const spec of graph.get(f) ?? []) {
-        const to = resolveLocal(f, spec);
-        if (!to || !graph.has(to)) continue;
-        if (state.get(to) === "open") cycles.push([...stack.slice(stack.indexOf(to)), to].map(rel).join(" → "));
-        else if (!state.has(to)) visit(to);
-      }
-      stack.pop();
-      state.set(f, "done");
-    };
-    for (const f of files) if (!state.has(f)) visit(f);
-    expect(cycles).toEqual([]);
+  const report = checkLayering(SRC, { allowReads: ALLOW_READS, migrationOwners: MIGRATION_OWNERS, migrations: MIGRATIONS });
+  test("no import cycles between files", () => expect(report.fileCycles).toEqual([]));
+  test("no import cycles between domains", () => expect(report.domainCycles).toEqual([]));
+  test("route files (every file that builds new Elysia) never import drizzle or a tables.ts", () => expect(report.routeFilesWithSql).toEqual([]));
+  test("a domain reaches another only through its service or model files", () => expect(report.crossDomainImports).toEqual([]));
+  test("the shared layers below the domains import no domain", () => expect(report.sharedImportsDomain).toEqual([]));
+  test("only a table's owner writes it", () => expect(report.foreignWrites).toEqual([]));
+  test("another domain's table is read only through the allow-list, whose every entry is used", () => {
+    expect(report.foreignReads).toEqual([]);
+    expect(report.unusedAllowances).toEqual([]);
+  });
+  test("every table a migration creates has an owner", () => expect(report.unownedTables).toEqual([]));
+});
+
+describe("the checker sees each violation (planted trees)", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  test("routes files never import drizzle or tables.ts", () => {
-    const bad: string[] = [];
-    for (const [f, specs] of graph) {
-      if (!/(^|-)routes\.ts$/.test(f.split("/").pop()!)) continue;
-      for (const spec of specs) if (spec.startsWith("drizzle-orm") || /(^|\/)tables$/.test(spec.replace(/\.ts$/, ""))) bad.push(`${rel(f)} imports ${spec}`);
+  /** A tree of files (path → text) under a fresh temp dir; returns its root. */
+  function plant(files: Record<string, string>): string {
+    const root = mkdtempSync(join(tmpdir(), "herald-layering-"));
+    dirs.push(root);
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
     }
-    expect(bad).toEqual([]);
+    return root;
+  }
+
+  const base = {
+    "context.ts": "export interface AppContext {}\n",
+    "alpha/tables.ts": 'import { sqliteTable } from "drizzle-orm/sqlite-core";\nexport const a = sqliteTable("alpha_rows", {});\n',
+    "beta/tables.ts": 'import { sqliteTable } from "drizzle-orm/sqlite-core";\nexport const b = sqliteTable(\n  "beta_rows",\n  {},\n);\n',
+    "alpha/service.ts": "export const one = 1;\n",
+    "beta/service.ts": "export const two = 2;\n",
+  };
+
+  test("a clean tree reports nothing", () => {
+    const r = checkLayering(plant(base));
+    expect(Object.values(r).flat()).toEqual([]);
   });
 
-  test("a domain reaches another only through its service.ts or model.ts", () => {
-    const bad: string[] = [];
-    for (const [f, specs] of graph) {
-      const from = domainOf(f);
-      if (!from || SHARED.has(from)) continue;
-      for (const spec of specs) {
-        const to = resolveLocal(f, spec);
-        if (!to) continue;
-        const target = domainOf(to);
-        if (!target || target === from || SHARED.has(target) || SHARED_FILES.has(rel(to))) continue;
-        if (!to.startsWith(SRC)) continue; // package.json and the like
-        const file = rel(to).split("/").pop()!;
-        const tablesToTables = file === "tables.ts" && rel(f).endsWith("/tables.ts");
-        if (!/(^|-)(service|model)\.ts$/.test(file) && !tablesToTables) bad.push(`${rel(f)} → ${rel(to)}`);
-      }
-    }
-    expect(bad).toEqual([]);
+  test("a file cycle through .js specifiers", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "alpha/x.ts": 'import { y } from "./y.js";\nexport const x = 1;\n',
+        "alpha/y.ts": 'import { x } from "./x.js";\nexport const y = 1;\n',
+      }),
+    );
+    expect(r.fileCycles).toHaveLength(1);
+    expect(new Set(r.fileCycles[0]!.split(" → "))).toEqual(new Set(["alpha/x.ts", "alpha/y.ts"]));
+  });
+
+  test("a domain cycle made of allowed service imports", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "alpha/service.ts": 'import { two } from "../beta/service";\nexport const one = two;\n',
+        "beta/other.ts": 'import { one } from "../alpha/service";\nexport const z = one;\n',
+      }),
+    );
+    expect(r.domainCycles).toHaveLength(1);
+    expect(new Set(r.domainCycles[0]!.split(" → "))).toEqual(new Set(["alpha", "beta"]));
+    expect(r.crossDomainImports).toEqual([]);
+  });
+
+  test("a file that builds new Elysia, whatever its name, importing a tables.ts", () => {
+    const r = checkLayering(
+      plant({ ...base, "alpha/page.ts": 'import { Elysia } from "elysia";\nimport { a } from "./tables";\nexport const p = new Elysia();\n' }),
+    );
+    expect(r.routeFilesWithSql).toEqual(["alpha/page.ts imports ./tables"]);
+  });
+
+  test("a domain importing another's internals", () => {
+    const r = checkLayering(
+      plant({ ...base, "beta/inner.ts": "export const i = 1;\n", "alpha/x.ts": 'import { i } from "../beta/inner";\nexport const x = i;\n' }),
+    );
+    expect(r.crossDomainImports).toEqual(["alpha/x.ts → beta/inner.ts"]);
+  });
+
+  test("a shared layer importing a domain (context.ts, http/)", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "context.ts": 'import type { one } from "./alpha/service";\nexport type T = typeof one;\n',
+        "http/core.ts": 'import { two } from "../beta/service";\nexport const c = two;\n',
+      }),
+    );
+    expect(r.sharedImportsDomain.sort()).toEqual(["context.ts → alpha/service.ts", "http/core.ts → beta/service.ts"]);
+  });
+
+  test("SQL writing another domain's table, in any form; prose in comments is not SQL", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "alpha/x.ts": [
+          "// We never DELETE FROM beta_rows here.",
+          'export const q1 = "INSERT OR IGNORE INTO beta_rows (id) VALUES (?)";',
+          "export const q2 = `UPDATE beta_rows SET n = n + 1`;",
+          'export const q3 = "DELETE FROM alpha_rows";',
+        ].join("\n"),
+      }),
+    );
+    expect(r.foreignWrites).toEqual(["alpha/x.ts writes beta_rows (owned by beta)"]);
+    expect(r.foreignReads).toEqual([]);
+  });
+
+  test("a read of another domain's table: refused without an allowance, accepted with one; a stale allowance is refused", () => {
+    const files = { ...base, "alpha/x.ts": 'export const q = "SELECT count(*) FROM alpha_rows a JOIN beta_rows b ON b.id = a.id";\n' };
+    expect(checkLayering(plant(files)).foreignReads).toEqual(["alpha/x.ts reads beta_rows (owned by beta)"]);
+    const allowed = checkLayering(plant(files), { allowReads: [{ file: "alpha/x.ts", table: "beta_rows", reason: "a read model" }] });
+    expect(allowed.foreignReads).toEqual([]);
+    const stale = checkLayering(plant(base), { allowReads: [{ file: "alpha/x.ts", table: "beta_rows", reason: "a read model" }] });
+    expect(stale.unusedAllowances).toEqual(["alpha/x.ts reads beta_rows"]);
+  });
+
+  test("a table a migration creates that nobody declares", () => {
+    const root = plant({ ...base, "../drizzle/0001_x.sql": "CREATE TABLE `gamma_rows` (id integer);\nCREATE TABLE `alpha_rows` (id integer);\n" });
+    expect(checkLayering(root, { migrations: join(root, "../drizzle") }).unownedTables).toEqual(["gamma_rows (0001_x.sql)"]);
   });
 });

@@ -84,7 +84,12 @@ describe(`operator console over HTTP (${TARGET.label})`, () => {
     expect(csv.status).toBe(200);
     expect(csv.headers.get("content-disposition")).toBe('attachment; filename="herald-403-noise-7d-summary.csv"');
     const records = parse(await csv.text(), { columns: true }) as Array<Record<string, string>>;
-    expect(records.map((r) => [r.row_type, r.window_days])).toEqual([["window", "7"]]);
+    // The windows default to 7, 14 and 30 whatever days is (days sets only the per-day points).
+    expect(records.map((r) => [r.row_type, r.window_days])).toEqual([
+      ["window", "7"],
+      ["window", "14"],
+      ["window", "30"],
+    ]);
     const w = json.body.windows[0];
     expect(records[0]).toMatchObject({ requests: String(w.requests), forbidden: String(w.forbidden), within_threshold: String(w.within_threshold) });
     expectRefusal(await e.h.json("/admin/ops/readiness/403-noise/export.json?days=10", { headers: { cookie: session } }), 400, "invalid_query");

@@ -140,6 +140,13 @@ describe("Cache-Control of every /admin answer", () => {
     expect(problems).toEqual([]);
     const unknown = await h.request("/admin/no-such-page", { headers: auth });
     expect([unknown.status, unknown.headers.get("cache-control")]).toEqual([404, NO_STORE]);
+    // A body refused by its Content-Length alone, before any route runs.
+    const huge = await h.request("/admin/status/incidents", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "content-length": String(h.ctx.config.maxBodyBytes + 1) },
+      body: "{}",
+    });
+    expect([huge.status, huge.headers.get("cache-control")]).toEqual([413, NO_STORE]);
   });
 
   test("preflight-guards.json opened with the session cookie is not stored either", async () => {

@@ -98,18 +98,25 @@ describe("403 noise export.json", () => {
   test("no traffic: zeros, noise null, within the threshold", async () => {
     const { get } = setup();
     const b = (await get(`${JSON_URL}?days=7`)).body;
-    expect(b.windows).toEqual([{ window_days: 7, requests: 0, forbidden: 0, noise_percent: null, forbidden_per_hour: 0, within_threshold: true }]);
+    expect(b.windows).toEqual(
+      [7, 14, 30].map((n) => ({ window_days: n, requests: 0, forbidden: 0, noise_percent: null, forbidden_per_hour: 0, within_threshold: true })),
+    );
     expect(b.points).toHaveLength(7);
     expect(b.within_threshold).toBe(true);
   });
 
-  test("days picks the points and the default windows; windows picks and sorts; compact drops points; meta gives each span", async () => {
+  test("days picks the points only; the windows default to 7,14,30 whatever days is; windows picks and sorts; compact drops points; meta gives each span", async () => {
     const { get } = setup();
     plantMonth();
     const d7 = (await get(`${JSON_URL}?days=7`)).body;
-    expect(d7.query.windows).toEqual([7]);
+    const d30 = (await get(`${JSON_URL}?days=30`)).body;
+    expect(d7.query.windows).toEqual([7, 14, 30]);
     expect(d7.points).toHaveLength(7);
-    expect((await get(`${JSON_URL}?days=14`)).body.query.windows).toEqual([7, 14]);
+    expect(d7.points).toEqual(d30.points.slice(23));
+    // A window longer than days reads its own span: the same figures as with days=30.
+    expect(d7.windows).toEqual(d30.windows);
+    expect((await get(`${JSON_URL}?days=14`)).body.query.windows).toEqual([7, 14, 30]);
+    expect((await get(`${JSON_URL}?days=7&windows=14`)).body.windows.map((w: { window_days: number }) => w.window_days)).toEqual([14]);
 
     const picked = (await get(`${JSON_URL}?windows=30,7&compact=1&include_windows_meta=1`)).body;
     expect(picked.points).toBeUndefined();
@@ -145,7 +152,7 @@ describe("403 noise export.json", () => {
 });
 
 describe("bad input is a 400 naming the parameter, never a 500", () => {
-  test("days only 7, 14 or 30; windows a list of distinct 7|14|30 up to days; enums and flags", async () => {
+  test("days only 7, 14 or 30; windows a list of distinct 7|14|30; enums and flags", async () => {
     const { get } = setup();
     const cases: Array<[string, string]> = [
       ["days=10", "query.days"],
@@ -159,7 +166,6 @@ describe("bad input is a 400 naming the parameter, never a 500", () => {
       ["windows=", "query.windows"],
       ["windows=7,", "query.windows"],
       ["windows=10", "query.windows"],
-      ["days=7&windows=14", "query.windows"],
       ["compact=yes", "query.compact"],
       ["include_windows_meta=2", "query.include_windows_meta"],
     ];

@@ -1,4 +1,4 @@
-import { referencedComponents, type OpenApiDocument } from "../http/openapi-components";
+import { referencedComponents, type OpenApiDocument } from "./openapi-components";
 
 // /api/openapi-transparency.yaml: the operations a reader without credentials can call — those tagged
 // public or transparency — cut from the one generated document, so the subset can never disagree with it.

@@ -1,6 +1,6 @@
 import { httpError, RpcCallError, timeoutError } from "./rpc-errors";
 import { ProgramAccountsScanner, type AccountSink } from "./scan-parser";
-import { AMOUNT_OFFSET, TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID } from "./solana";
+import { AMOUNT_OFFSET, TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID } from "./constants";
 
 // getProgramAccounts outside @solana/web3.js on purpose: Connection.getProgramAccounts parses the whole reply
 // and builds a PublicKey and a Buffer per account — gigabytes at a million accounts. Here the request asks for
