@@ -143,7 +143,7 @@ export interface Config {
     /** production, test, or an Ed25519 public key as 64 hex characters. */
     readonly ed25519Keys: string;
     readonly salutesPartner: string | undefined;
-    /** The bot's @username without the @; undefined: learnt from getMe (src/messenger/bot-username.ts). */
+    /** The bot's @username without the @; undefined: learnt from getMe (src/messenger/bot/username.ts). */
     readonly botUsername: string | undefined;
     readonly initDataMaxFutureSkewSeconds: number;
     /** Per minute; 0 = off (docs/messenger.md, Abuse limits). */

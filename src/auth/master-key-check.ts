@@ -36,7 +36,7 @@ export function recordedKey(sqlite: Database): RecordedKey | null {
 /**
  * One stored secret of each kind, with the AAD it was sealed with: partner keys (AAD the key id,
  * src/auth/keys.ts), webhooks (`webhook:<id>`, src/webhooks/secrets.ts) and status subscribers
- * (`status-subscriber:<id>`, src/status/subscribers.ts). test/auth/master-key.test.ts seals one of each through
+ * (`status-subscriber:<id>`, src/status/incidents/subscribers.ts). test/auth/master-key.test.ts seals one of each through
  * those modules and checks they open here, so a changed AAD cannot go unnoticed.
  */
 // Only ciphertexts in SecretBox's format say anything about the key (an empty or malformed one is another problem).

@@ -11,10 +11,14 @@ const CSS = `
 body { margin:0; font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif; color:var(--fg); background:#fff; }
 header.top { display:flex; flex-wrap:wrap; align-items:center; justify-content:space-between; gap:8px 16px; padding:12px 20px; border-bottom:1px solid var(--line); background:var(--bg); }
 header.top .brand { font-weight:600; }
-header.top nav { display:flex; flex-wrap:wrap; gap:12px; align-items:center; }
+header.top nav { display:flex; flex-wrap:wrap; gap:4px 14px; align-items:center; flex-basis:100%; font-size:14px; }
+header.top nav a[aria-current=page] { font-weight:600; color:var(--fg); text-decoration:none; border-bottom:2px solid var(--accent); }
+header.top .account { display:flex; flex-wrap:wrap; gap:8px; align-items:center; }
 header.top .who { color:var(--muted); font-size:13px; }
 main { max-width:1100px; margin:0 auto; padding:20px; }
 h1 { font-size:24px; margin:0 0 4px; }
+h1, h2, h3, p, li, label, summary { overflow-wrap:anywhere; }
+input, select, textarea { max-width:100%; }
 h2 { font-size:18px; margin:28px 0 8px; padding-bottom:4px; border-bottom:1px solid var(--line); }
 p.lead, .muted { color:var(--muted); }
 a { color:var(--accent); }
@@ -69,8 +73,29 @@ ul.exports { padding-left:20px; }
 }
 `;
 
+/**
+ * The console header: every operator area, in the order an on-call person looks (is it ready, what fires, what
+ * broke, then the areas by owner). A page that is one of these passes its href as `current`.
+ */
+export const CONSOLE_NAV: ReadonlyArray<readonly [href: string, label: string]> = [
+  ["/admin/ops/readiness", "Readiness"],
+  ["/admin/console/alerts", "Alerts"],
+  ["/admin/console/incidents", "Incidents"],
+  ["/admin/console/403-digest", "403 digest"],
+  ["/admin/console/preflight", "Preflight guards"],
+  ["/admin/console/backups", "Backups"],
+  ["/admin/console/partners", "Partners & keys"],
+  ["/admin/console/dead-letters", "Webhook dead letters"],
+  ["/admin/console/audit-runs", "Audit runs"],
+  ["/admin/console/messenger", "Messenger"],
+  ["/admin/ops/link-inbox", "Link inbox"],
+  ["/admin/ops/config", "Configuration"],
+];
+
 export interface LayoutData {
   title: string;
+  /** The CONSOLE_NAV href of this page, marked in the header (aria-current); omitted on pages that are not in it. */
+  current?: string;
   /** Who is signed in ("admin:ops#3"), or null on the sign-in page. */
   who: string | null;
   /** The session's CSRF token for the sign-out form; null when the page was opened with a bearer token. */
@@ -79,20 +104,21 @@ export interface LayoutData {
 }
 
 // The stylesheet is part of the template's source (our constant), never data: escaping does not apply in <style>.
-const layoutHtml = compileHtml<LayoutData>(
+const layoutHtml = compileHtml<LayoutData & { nav: typeof CONSOLE_NAV }>(
   "operator-layout",
   `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title><%= it.title %></title><style>${CSS}</style></head>
 <body><header class="top"><span class="brand">Herald operator console</span>
-<% if (it.who !== null) { %><nav><a href="/admin/ops/readiness">Readiness</a><a href="/admin/ops/link-inbox">Link inbox</a><a href="/admin/ops/config">Configuration</a><span class="who">signed in as <%= it.who %></span>
-<% if (it.csrfToken !== null) { %><form class="inline" method="post" action="/admin/sign-out"><input type="hidden" name="csrf_token" value="<%= it.csrfToken %>"><button type="submit" id="sign-out">Sign out</button></form><% } else { %><span class="who">(bearer token: no session to sign out of)</span><% } %></nav><% } %>
+<% if (it.who !== null) { %><div class="account"><span class="who">signed in as <%= it.who %></span>
+<% if (it.csrfToken !== null) { %><form class="inline" method="post" action="/admin/sign-out"><input type="hidden" name="csrf_token" value="<%= it.csrfToken %>"><button type="submit" id="sign-out">Sign out</button></form><% } else { %><span class="who">(bearer token: no session to sign out of)</span><% } %></div>
+<nav id="console-nav" aria-label="Operator areas"><% for (const [href, label] of it.nav) { %><a href="<%= href %>"<% if (href === it.current) { %> aria-current="page"<% } %>><%= label %></a><% } %></nav><% } %>
 </header>
 <main><%= it.body %></main></body></html>`,
 );
 
 /** A whole operator page: the frame around `body`. */
-export const operatorPage = (data: LayoutData): SafeHtml => layoutHtml(data);
+export const operatorPage = (data: LayoutData): SafeHtml => layoutHtml({ ...data, nav: CONSOLE_NAV });
 
 export interface SignInData {
   /** The form's own CSRF token (double-submit: the same value is in the herald_signin_csrf cookie). */

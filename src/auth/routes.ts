@@ -1,3 +1,4 @@
+import { keysPageRoutes } from "./keys-page";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
@@ -10,72 +11,83 @@ const errors = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody 
 /** Operator key management under /admin/partners/keys, and the public key preview for onboarding. */
 export function authRoutes(_ctx: AppContext, guards: Guards) {
   const keys = guards.partner.keys;
-  return new Elysia({ name: "herald:auth-routes" })
-    .use(guards.admin.plugin)
-    .get(
-      "/admin/partners/keys",
-      ({ query }) => {
-        const list = keys.list(query);
-        return { success: true as const, count: list.length, keys: list };
-      },
-      { admin: true, query: AuthModel.keyListQuery, response: { 200: AuthModel.keyList, ...errors }, detail: { summary: "List partner keys (never secrets)" } },
-    )
-    .post(
-      "/admin/partners/keys",
-      ({ body, admin, set }) => {
-        const { secret, ...key } = keys.create(
-          { partner: body.partner, mode: body.mode, scopes: body.scopes, allowedIps: body.allowed_ips ?? [] },
-          admin.actor,
-          admin.requestId,
-        );
-        set.status = 201;
-        return { success: true as const, key, secret };
-      },
-      {
-        admin: true,
-        body: AuthModel.createKeyBody,
-        response: { 201: AuthModel.keyWithSecret, ...errors },
-        detail: { summary: "Create a partner key; the secret is shown once" },
-      },
-    )
-    .post(
-      "/admin/partners/keys/:key_id/disable",
-      ({ params, body, admin }) => ({
-        success: true as const,
-        key: keys.disable(params.key_id, body.reason, admin.actor, admin.requestId),
-      }),
-      {
-        admin: true,
-        params: AuthModel.keyParams,
-        body: AuthModel.disableBody,
-        response: { 200: AuthModel.keyOnly, ...errors },
-        detail: { summary: "Disable a partner key" },
-      },
-    )
-    .post(
-      "/admin/partners/keys/:key_id/rotate",
-      ({ params, body, admin }) => {
-        const { secret, ...key } = keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId);
-        return { success: true as const, key, secret };
-      },
-      {
-        admin: true,
-        params: AuthModel.keyParams,
-        body: AuthModel.rotateBody,
-        response: { 200: AuthModel.keyWithSecret, ...errors },
-        detail: { summary: "Rotate a key's secret; the old one stays valid for overlap_hours (≤ 24, default 24)" },
-      },
-    )
-    .get(
-      "/api/public/quickstart/verify-key",
-      ({ query }) => ({
-        success: true as const,
-        ...verifyKeyPreview(keys, query.api_key, query.client ?? null),
-      }),
-      {
-        query: AuthModel.verifyKeyQuery,
-        response: { 200: AuthModel.verifyKey, 400: ErrorBody },
-        detail: { tags: ["public"], summary: "Preview a key id's state and the onboarding order; never a secret" },
-      },
-    );
+  return (
+    new Elysia({ name: "herald:auth-routes" })
+      .use(guards.admin.plugin)
+      .use(guards.operator.plugin)
+      // The console page over the same keys (list, disable, rotate from the browser).
+      .use(keysPageRoutes(_ctx, guards))
+      .get(
+        "/admin/partners/keys",
+        ({ query }) => {
+          const list = keys.list(query);
+          return { success: true as const, count: list.length, keys: list };
+        },
+        {
+          // Also the operator session (a GET): the console's partners page links it.
+          operator: "api",
+          query: AuthModel.keyListQuery,
+          response: { 200: AuthModel.keyList, ...errors },
+          detail: { summary: "List partner keys (never secrets)" },
+        },
+      )
+      .post(
+        "/admin/partners/keys",
+        ({ body, admin, set }) => {
+          const { secret, ...key } = keys.create(
+            { partner: body.partner, mode: body.mode, scopes: body.scopes, allowedIps: body.allowed_ips ?? [] },
+            admin.actor,
+            admin.requestId,
+          );
+          set.status = 201;
+          return { success: true as const, key, secret };
+        },
+        {
+          admin: true,
+          body: AuthModel.createKeyBody,
+          response: { 201: AuthModel.keyWithSecret, ...errors },
+          detail: { summary: "Create a partner key; the secret is shown once" },
+        },
+      )
+      .post(
+        "/admin/partners/keys/:key_id/disable",
+        ({ params, body, admin }) => ({
+          success: true as const,
+          key: keys.disable(params.key_id, body.reason, admin.actor, admin.requestId),
+        }),
+        {
+          admin: true,
+          params: AuthModel.keyParams,
+          body: AuthModel.disableBody,
+          response: { 200: AuthModel.keyOnly, ...errors },
+          detail: { summary: "Disable a partner key" },
+        },
+      )
+      .post(
+        "/admin/partners/keys/:key_id/rotate",
+        ({ params, body, admin }) => {
+          const { secret, ...key } = keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId);
+          return { success: true as const, key, secret };
+        },
+        {
+          admin: true,
+          params: AuthModel.keyParams,
+          body: AuthModel.rotateBody,
+          response: { 200: AuthModel.keyWithSecret, ...errors },
+          detail: { summary: "Rotate a key's secret; the old one stays valid for overlap_hours (≤ 24, default 24)" },
+        },
+      )
+      .get(
+        "/api/public/quickstart/verify-key",
+        ({ query }) => ({
+          success: true as const,
+          ...verifyKeyPreview(keys, query.api_key, query.client ?? null),
+        }),
+        {
+          query: AuthModel.verifyKeyQuery,
+          response: { 200: AuthModel.verifyKey, 400: ErrorBody },
+          detail: { tags: ["public"], summary: "Preview a key id's state and the onboarding order; never a secret" },
+        },
+      )
+  );
 }

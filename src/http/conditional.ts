@@ -63,12 +63,13 @@ export function conditionalResponse(request: Request, rep: Representation): Resp
 export const httpDate = (iso: string) => new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toUTCString();
 
 /**
- * Whether a conditional GET may be answered 304: If-None-Match when sent (it wins, RFC 9110 §13.2.2), else
- * If-Modified-Since against the data time (to the second).
+ * Whether a conditional GET may be answered 304: If-None-Match when sent (it wins, RFC 9110 §13.2.2; an answer
+ * without an ETag, `etag` null, then never matches), else If-Modified-Since against the data time (to the
+ * second). The one rule of every validator-backed route.
  */
-export function notModifiedSince(request: Request, etag: string, lastModifiedIso: string): boolean {
+export function notModifiedSince(request: Request, etag: string | null, lastModifiedIso: string): boolean {
   const inm = request.headers.get("if-none-match");
-  if (inm !== null) return ifNoneMatchHits(inm, etag);
+  if (inm !== null) return etag !== null && ifNoneMatchHits(inm, etag);
   const ims = request.headers.get("if-modified-since");
   if (!ims) return false;
   const since = Date.parse(ims);

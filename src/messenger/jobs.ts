@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { sendDueBotCalls } from "./bot-outbox";
+import { sendDueBotCalls } from "./bot/outbox";
 import { foldLedger } from "./daily-stats";
 import { pruneMessenger } from "./prune";
 

@@ -1,6 +1,6 @@
 // GET /api/messenger/ops/health: what an operator checks when players say the bot is quiet.
 import type { AppContext } from "../context";
-import { outboxBacklog } from "./bot-outbox";
+import { outboxBacklog } from "./bot/outbox";
 import { countersSince, hourOf } from "./counters";
 
 export function opsHealth(ctx: AppContext, hours: number, limit: number) {

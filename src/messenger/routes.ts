@@ -3,12 +3,12 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";
 import { messengerLimits } from "./abuse-limits";
-import { BotUsername } from "./bot-username";
-import { WEBHOOK_SECRET_HEADER, WEBHOOK_SECRET_HEADER_SPEC } from "./bot-webhook";
+import { BotUsername } from "./bot/username";
+import { WEBHOOK_SECRET_HEADER, WEBHOOK_SECRET_HEADER_SPEC } from "./bot/webhook";
 import { messengerIdentity } from "./identity-plugin";
 import { EngagementModel as EM, PlayerLinkModel, GamesModel as G, GridModel, WalletModel, InitOnlyBody, InitQuery, MessengerModel as M } from "./model";
-import { WebhookModel } from "./model-webhook";
-import { MissionModel as MM, PromoModel } from "./model-promos";
+import { WebhookModel } from "./bot/webhook-model";
+import { MissionModel as MM, PromoModel } from "./games/promos-model";
 import {
   activityPreview,
   linkPlayer,

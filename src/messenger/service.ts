@@ -3,14 +3,14 @@ import type { AppContext } from "../context";
 import type { MessengerRequest } from "./identity-plugin";
 import { balancesOf, playerView } from "./players";
 
-export { handleUpdate, ingestUpdate, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot-webhook";
-export { sendDueBotCalls } from "./bot-outbox";
-export { gameCatalog, purchaseItem } from "./games";
-export { playWheel, revealedSeeds, wheelStatus } from "./wheel";
+export { handleUpdate, ingestUpdate, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
+export { sendDueBotCalls } from "./bot/outbox";
+export { gameCatalog, purchaseItem } from "./games/games";
+export { playWheel, revealedSeeds, wheelStatus } from "./games/wheel";
 export { balancesOf } from "./players";
-export { gridStatus, revealCell, startGrid } from "./recon-grid";
-export { claimPromo, createPromo, listPromos } from "./promos";
-export { createMission, enroll, listEnrollments, listMissions, missionCatalog, missionHistory, reportProgress } from "./missions";
+export { gridStatus, revealCell, startGrid } from "./games/recon-grid";
+export { claimPromo, createPromo, listPromos } from "./games/promos";
+export { createMission, enroll, listEnrollments, listMissions, missionCatalog, missionHistory, reportProgress } from "./games/missions";
 
 /** What POST /api/messenger/init/verify answers: who the init data says, the stored player, link and balances. */
 export function identityStatus(_ctx: AppContext, m: MessengerRequest) {
@@ -30,7 +30,7 @@ export function identityStatus(_ctx: AppContext, m: MessengerRequest) {
     balances: balancesOf(player),
   };
 }
-export { issueChallenge, verifyClaim } from "./wallet-proof";
+export { issueChallenge, verifyClaim } from "./wallets/proof";
 export { activityPreview, leaderboardPreview } from "./engagement";
 export { opsHealth } from "./ops-health";
-export { linkPlayer } from "./player-link";
+export { linkPlayer } from "./wallets/player-link";

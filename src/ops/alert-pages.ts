@@ -210,7 +210,9 @@ export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
       "/admin/ops/alerts-monitor/alerts/:alert_id",
       ({ operator, params }) => {
         const body = alertPageBody(ctx, params.alert_id);
-        return operatorPageResponse(operatorPage({ title: "Alert · Herald", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }));
+        return operatorPageResponse(
+          operatorPage({ title: "Alert · Herald", current: "/admin/console/alerts", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
+        );
       },
       {
         operator: "page",
@@ -225,7 +227,15 @@ export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
       "/admin/ops/incidents/:incident_id",
       ({ operator, params }) => {
         const body = incidentPageBody(ctx, params.incident_id);
-        return operatorPageResponse(operatorPage({ title: "Incident · Herald", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }));
+        return operatorPageResponse(
+          operatorPage({
+            title: "Incident · Herald",
+            current: "/admin/console/incidents",
+            who: actorLabel(operator.actor),
+            csrfToken: operator.csrfToken,
+            body,
+          }),
+        );
       },
       {
         operator: "page",

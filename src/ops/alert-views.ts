@@ -82,6 +82,18 @@ export function firingAlerts(ctx: AppContext, f: FiringFilter = {}): AlertView[]
   return rows.map((r) => viewOf(r, silences.of(r.alert_key)));
 }
 
+/**
+ * The alerts whose state changed most recently (fired, escalated or resolved), at most `limit`, newest change
+ * first: the console's history of what fired and what resolved. Firing ones carry their silence.
+ */
+export function recentAlerts(ctx: AppContext, limit: number): AlertView[] {
+  const rows = ctx.db.sqlite
+    .query(`${SELECT} ORDER BY max(s.since, coalesce(s.resolved_at, ''), coalesce(s.fired_at, '')) DESC, s.id DESC LIMIT ?`)
+    .all(limit) as Joined[];
+  const silences = activeSilences(ctx, ctx.clock.now().toISOString());
+  return rows.map((r) => viewOf(r, r.level === "ok" ? null : silences.of(r.alert_key)));
+}
+
 /** Every known alert key with its level (for /metrics), by key. */
 export function alertLevels(ctx: AppContext): Array<{ key: string; level: AlertLevel }> {
   return ctx.db.sqlite.query("SELECT alert_key AS key, level FROM ops_alert_state ORDER BY alert_key").all() as Array<{ key: string; level: AlertLevel }>;

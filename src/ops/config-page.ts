@@ -1,6 +1,12 @@
+import { alertsPageRoutes } from "./console/alerts-page";
+import { backupsPageRoutes } from "./console/backups-page";
+import { digestPageRoutes } from "./console/digest-page";
+import { incidentsPageRoutes } from "./console/incidents-page";
+import { preflightPageRoutes } from "./console/preflight-page";
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
-import { operatorPage, operatorPageResponse } from "../auth/operator-page";
+import { CONSOLE_NAV, operatorPage, operatorPageResponse } from "../auth/operator-page";
+import { redirect } from "../auth/session-plugin";
 import { actorLabel } from "../auth/actors";
 import { signInRoutes } from "../auth/sign-in-routes";
 import type { ConfigRow } from "../config";
@@ -85,13 +91,28 @@ export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
       // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,
       // whose plugin chain is at the type checker's depth limit).
       .use(alertsFiringRoutes(ctx, guards))
+      // The console's pages, one per operator area (the header in src/auth/operator-page.ts reaches them all).
+      .use(alertsPageRoutes(ctx, guards))
+      .use(incidentsPageRoutes(ctx, guards))
+      .use(digestPageRoutes(ctx, guards))
+      .use(preflightPageRoutes(ctx, guards))
+      .use(backupsPageRoutes(ctx, guards))
       .use(guards.operator.plugin)
+      // The console's own address: its first area, the readiness page (the header reaches the others).
+      .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
+        operator: "page",
+        detail: {
+          summary: "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials 303 to /admin/sign-in",
+          responses: { 303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when not signed in" } },
+        },
+      })
       .get(
         "/admin/ops/config",
         ({ operator }) =>
           operatorPageResponse(
             operatorPage({
               title: "Configuration · Herald",
+              current: "/admin/ops/config",
               who: actorLabel(operator.actor),
               csrfToken: operator.csrfToken,
               body: configBody(ctx.config.described, ctx.config.nodeEnv),

@@ -71,6 +71,8 @@ export interface Window {
   first: number;
   last: number;
   hourName: (i: number) => string;
+  /** The first hour Herald holds request data for (null: none), so a finding never claims history it has not seen. */
+  dataSince?: string | null;
 }
 
 /** Runs of consecutive spike hours in the window: a run of ≥ spikeConsecutiveHours is sustained_spike, shorter is spike. */
@@ -137,9 +139,13 @@ export function novelty(p: DetectionParams, w: Window, dimension: Dimension, val
   if (s.seenInLookback || s.observed < p.newMinCount) return null;
   const lookbackFirst = w.first - p.newPathLookbackDays * 24;
   const kind: FindingKind = dimension === "route" ? "new_path" : "new_client";
-  const why =
-    `${labelOf(dimension, value)}: ${s.observed} 403s in this window (first at ${w.hourName(s.from)}) and none in the ${p.newPathLookbackDays} days before it ` +
-    `(since ${w.hourName(Math.max(lookbackFirst, 0))}); flagged at ≥ ${p.newMinCount} 403s.`;
+  const lookbackStart = w.hourName(Math.max(lookbackFirst, 0));
+  // When the data starts inside the lookback, say how much history the "none before" rests on (coverage.lookback_complete is false).
+  const partial = w.dataSince !== undefined && (w.dataSince === null || w.dataSince > lookbackStart);
+  const before = partial
+    ? `and none before it in the history Herald holds (since ${w.dataSince ?? w.hourName(s.from)}, less than the ${p.newPathLookbackDays}-day lookback)`
+    : `and none in the ${p.newPathLookbackDays} days before it (since ${lookbackStart})`;
+  const why = `${labelOf(dimension, value)}: ${s.observed} 403s in this window (first at ${w.hourName(s.from)}) ${before}; flagged at ≥ ${p.newMinCount} 403s.`;
   return {
     kind,
     dimension,

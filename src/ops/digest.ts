@@ -53,6 +53,7 @@ export function buildDigest(ctx: AppContext, p: DigestParams) {
   const hourName = (i: number) => new Date(startMs + i * HOUR_MS).toISOString().slice(0, 13);
   const w: Window = { first: history, last: span - 1, hourName };
   const data = loadDigestData(ctx, hourName(0), hourName(w.last));
+  w.dataSince = data.dataSince;
   const rules = activeRules(ctx, nowIso);
 
   // One pass over the rollup rows: every 403 into `all`, those no active rule matches into `counted`.

@@ -4,6 +4,7 @@ import type { Guards } from "../auth/guards";
 import { operatorPage, operatorPageResponse } from "../auth/operator-page";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
+import { AppError } from "../http/errors";
 import { compileHtml } from "../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "./link-exports";
 import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./link-exports-model";
@@ -90,13 +91,22 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
       const q: Record<string, string> = {};
       for (const [k, v] of url.searchParams) if (v !== "" && !(k in q)) q[k] = v;
       const exportParams = new URLSearchParams(Object.entries(q));
-      // A filter the export would refuse is the same 400 invalid_query envelope (the HTTP convention for every 4xx).
-      const error: string | null = null;
       // The form sends its empty fields too ("any"): an empty value is no filter.
       const given = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "" && !(Array.isArray(v) && v.every((x) => x === ""))));
-      const r = queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
-      const rows: EventRow[] = r.rows ?? [];
-      const total = r.total;
+      // A filter the export would refuse (a date without a zone, at_to before at_from, …) re-renders this page with
+      // the export's own message above the form, as a 400: the person fixes the field instead of reading raw JSON.
+      let error: string | null = null;
+      let rows: EventRow[] = [];
+      let total = 0;
+      try {
+        const r = queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
+        rows = r.rows ?? [];
+        total = r.total;
+      } catch (e) {
+        // A browser gets the page with the message; a script (no text/html in Accept) the JSON envelope.
+        if (!(e instanceof AppError) || e.status !== 400 || !(request.headers.get("accept") ?? "").includes("text/html")) throw e;
+        error = e.message;
+      }
       const body = bodyHtml({
         generatedAt: `${ctx.clock.now().toISOString().slice(0, 19).replace("T", " ")} UTC`,
         error,
@@ -109,8 +119,10 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
         total,
         exportQuery: exportParams.toString(),
       });
-      const res = operatorPageResponse(operatorPage({ title: "Link inbox · Herald", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }));
-      return res;
+      return operatorPageResponse(
+        operatorPage({ title: "Link inbox · Herald", current: "/admin/ops/link-inbox", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
+        error === null ? 200 : 400,
+      );
     },
     {
       operator: "page",
@@ -120,7 +132,11 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
         responses: {
           200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
           303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/link-inbox" },
-          400: { description: "invalid_query naming the filter (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
+          400: {
+            description:
+              "A filter the export refuses: this page again (text/html) with the message above the form; a malformed parameter the schema refuses (limit=abc) is the JSON invalid_query envelope",
+            content: { "text/html": { schema: { type: "string" as const } }, "application/json": { schema: ErrorBody } },
+          },
         },
       },
     },

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { OPERATOR_REVALIDATE } from "../http/cache-control";
-import { ifNoneMatchHits, strongEtag } from "../http/conditional";
+import { httpDate, notModifiedSince, strongEtag } from "../http/conditional";
 import { Envelope, ErrorBody, includeMetaQuery, requestedMeta } from "../http/envelope";
 import { named } from "../http/openapi-names";
 import { intQuery } from "../http/params";
@@ -92,16 +92,6 @@ const Resolved = Envelope({
 });
 
 const CACHE_CONTROL = OPERATOR_REVALIDATE;
-const httpDate = (iso: string) => new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toUTCString();
-
-/** If-None-Match wins (RFC 9110 §13.2.2); without it, If-Modified-Since at second precision. */
-function notModified(request: Request, etag: string, lastModified: string): boolean {
-  const inm = request.headers.get("if-none-match");
-  if (inm !== null) return ifNoneMatchHits(inm, etag);
-  const since = Date.parse(request.headers.get("if-modified-since") ?? "");
-  return !Number.isNaN(since) && Math.floor(Date.parse(lastModified) / 1000) * 1000 <= since;
-}
-
 /**
  * The link inbox's read-models. Bearer admin token or the operator session (`operator: "api"`); without either
  * → 403. The targets' URLs never appear: only their redacted labels.
@@ -130,7 +120,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
         Object.assign(headers, { etag, "last-modified": httpDate(lastModified), "cache-control": CACHE_CONTROL });
-        if (notModified(request, etag, lastModified)) return new Response(null, { status: 304, headers });
+        if (notModifiedSince(request, etag, lastModified)) return new Response(null, { status: 304, headers });
         return new Response(bytes, { headers: { ...headers, "content-type": "application/json" } });
       },
       {

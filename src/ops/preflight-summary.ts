@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { OPERATOR_REVALIDATE } from "../http/cache-control";
-import { ifNoneMatchHits, strongEtag } from "../http/conditional";
+import { notModifiedSince, strongEtag } from "../http/conditional";
 import type { Delta, DeltaEntry } from "./preflight";
 
 // delta.summary.json: the delta's counts, optionally its timestamps and (a bounded part of) its changes, served
@@ -93,10 +93,6 @@ export function conditionalJson(request: Request, body: unknown, lastModified: D
   const text = JSON.stringify(body);
   const etag = strongEtag(text);
   const headers: Record<string, string> = { etag, "last-modified": lastModified.toUTCString(), "cache-control": OPERATOR_REVALIDATE };
-  const inm = request.headers.get("if-none-match");
-  const ims = request.headers.get("if-modified-since");
-  const imsTime = ims ? Date.parse(ims) : NaN;
-  const notModified = inm ? ifNoneMatchHits(inm, etag) : Number.isFinite(imsTime) && lastModified.getTime() <= imsTime;
-  if (notModified) return new Response(null, { status: 304, headers });
+  if (notModifiedSince(request, etag, lastModified.toISOString())) return new Response(null, { status: 304, headers });
   return new Response(text, { headers: { ...headers, "content-type": "application/json" } });
 }

@@ -198,6 +198,7 @@ export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
       operatorPageResponse(
         operatorPage({
           title: "Readiness · Herald",
+          current: "/admin/ops/readiness",
           who: actorLabel(operator.actor),
           csrfToken: operator.csrfToken,
           body: readinessBody(await readinessOverview(ctx)),

@@ -77,14 +77,15 @@ export function opsRoutes(ctx: AppContext, guards: Guards) {
         return new Response(Bun.file(b.path), { headers: downloadHeaders(b) });
       },
       {
-        admin: true,
+        // Also the operator session (a GET): the console's backups page links each download.
+        operator: "api",
         params: OpsModel.nameParams,
         detail: {
           summary: "Download one backup (streamed), with X-Backup-SHA256, Digest and Repr-Digest",
           responses: {
             200: binary("The SQLite file, as Content-Disposition: attachment"),
             400: errorResponse("invalid_query: the name is not a backup name (no paths)"),
-            403: errorResponse("forbidden: no admin token"),
+            403: errorResponse("forbidden: no admin token or operator session"),
             404: errorResponse("not_found: no such backup"),
           },
         },

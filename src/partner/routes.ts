@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { notModifiedSince } from "../http/conditional";
 import { ErrorBody } from "../http/envelope";
 import { capabilitiesFor } from "./capabilities";
 import { PartnerModel } from "./model";
@@ -10,14 +11,15 @@ const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
 export function partnerRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:partner" }).use(guards.partner.plugin).get(
     "/api/partner/capabilities",
-    ({ partner, headers, set }) => {
+    ({ partner, request, set }) => {
       // Last-Modified: the later of the key's last change and this process's start (a deploy may add capabilities).
       const keyUpdated = Date.parse(partner.keyUpdatedAt);
       const lastModified = Math.floor(Math.max(keyUpdated, ctx.startedAt.getTime()) / 1000) * 1000;
       set.headers["last-modified"] = new Date(lastModified).toUTCString();
       set.headers["cache-control"] = "private, no-cache";
-      const since = headers["if-modified-since"] ? Date.parse(headers["if-modified-since"]) : NaN;
-      if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
+      // No ETag here: If-Modified-Since alone decides (an If-None-Match never matches an answer without one).
+      if (notModifiedSince(request, null, new Date(lastModified).toISOString()))
+        return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
       return { success: true as const, ...capabilitiesFor(partner.actor) };
     },
     {

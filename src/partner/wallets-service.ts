@@ -139,7 +139,7 @@ export function linkWallet(ctx: AppContext, owner: Owner, rawUserId: string, inp
 }
 
 /**
- * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallet-proof.ts):
+ * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallets/proof.ts):
  * every partner's live link holding this Solana address is stamped verified at `at`. Runs inside the caller's
  * transaction; returns how many links it stamped.
  */

@@ -3,11 +3,11 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { parsePage } from "../http/pagination";
-import { createMaintenance, deleteMaintenance, listMaintenance } from "./maintenance";
+import { createMaintenance, deleteMaintenance, listMaintenance } from "./incidents/maintenance";
 import { StatusAdminModel as M, IdempotencyHeaders } from "./model-admin";
-import { statusNotifier, STATUS_EVENT_TYPES } from "./notify";
-import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./operator-incidents";
-import { createSubscriber, deleteSubscriber, listSubscribers } from "./subscribers";
+import { statusNotifier, STATUS_EVENT_TYPES } from "./incidents/notify";
+import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./incidents/operator";
+import { createSubscriber, deleteSubscriber, listSubscribers } from "./incidents/subscribers";
 
 const errs = { 400: ErrorBody, 403: ErrorBody };
 const summary = (s: string) => ({ summary: s });

@@ -1,5 +1,5 @@
-import { worst, type CheckBase, type Level } from "./check-types";
-import { FRESHNESS_CHECK_NAMES } from "./checks-chain";
+import { worst, type CheckBase, type Level } from "./checks/types";
+import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 
 // The components a status-page reader thinks in (Statuspage, Gatus): each groups a few checks, and its status
 // is the worst of its configured checks. A component whose checks are all not configured (the chain data of a

@@ -1,10 +1,10 @@
 import type { AppContext } from "../context";
-import { viewsOf, type IncidentRow, type IncidentView } from "./incidents";
+import { viewsOf, type IncidentRow, type IncidentView } from "./incidents/incidents";
 
 // Incidents of both sources read for the operators' exports and incident drafts (src/ops/incidents*.ts): a
 // window, filters and a page. Read-only; the status domain keeps its tables to itself.
 
-export type { IncidentView, IncidentUpdateView } from "./incidents";
+export type { IncidentView, IncidentUpdateView } from "./incidents/incidents";
 
 export interface IncidentWindowFilter {
   /** Incidents that overlap [since, until): started before until, and still open or ended at/after since. */

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
-import { statusNotifier } from "./notify";
-import { loadPolicy } from "./policy";
+import { statusNotifier } from "./incidents/notify";
+import { loadPolicy } from "./checks/policy";
 import { pruneStatusHistory, takeStatusSnapshot, type CheckSetMemo } from "./snapshots";
 
 /**

@@ -1,6 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
-import { FRESHNESS_CHECK_NAMES } from "./checks-chain";
+import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi-names";
 

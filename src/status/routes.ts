@@ -3,10 +3,10 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { htmlResponse } from "../http/html";
-import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./badge";
-import { incidentsFeed, incidentsJsonFeed } from "./feed";
+import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./page/badge";
+import { incidentsFeed, incidentsJsonFeed } from "./page/feed";
 import { StatusModel as M } from "./model";
-import { statusPage } from "./page";
+import { statusPage } from "./page/page";
 import {
   canaryEcho,
   flagQuery,

@@ -1,25 +1,25 @@
 import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { evaluateChecks } from "./engine";
+import { evaluateChecks } from "./checks/engine";
 import { componentViews } from "./components";
-import { listIncidents, openIncidents } from "./incidents";
+import { listIncidents, openIncidents } from "./incidents/incidents";
 import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
-import { maintenanceSummary } from "./maintenance";
+import { maintenanceSummary } from "./incidents/maintenance";
 import type { ChecksSchema } from "./model";
-import { loadPolicy } from "./policy";
+import { loadPolicy } from "./checks/policy";
 import { latestSnapshotAt, trend } from "./snapshots";
 import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from "./uptime";
 
 // The status domain's verbs for routes and for other domains (transparency reads them).
 
 export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
-export { getIncidentOrThrow } from "./operator-incidents";
-export { incidentEventListeners, type StatusEventType } from "./notify";
-export type { IncidentView } from "./incidents";
-export { CHECK_NAMES } from "./engine";
-export { FRESHNESS_PROOFS } from "./checks-chain";
-export type { Level } from "./check-types";
+export { getIncidentOrThrow } from "./incidents/operator";
+export { incidentEventListeners, type StatusEventType } from "./incidents/notify";
+export type { IncidentView } from "./incidents/incidents";
+export { CHECK_NAMES } from "./checks/engine";
+export { FRESHNESS_PROOFS } from "./checks/chain";
+export type { Level } from "./checks/types";
 
 const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 

@@ -1,11 +1,11 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
-import type { CheckBase, Level } from "./check-types";
-import { evaluateChecks, type StatusEvaluation } from "./engine";
-import { applyIncidentTransition, findIncident, type Transition } from "./incidents";
-import { enqueueIncidentEvent, type StatusEventType } from "./notify";
-import { windowsOverlapping } from "./maintenance";
-import { loadPolicy, type StatusPolicy } from "./policy";
+import type { CheckBase, Level } from "./checks/types";
+import { evaluateChecks, type StatusEvaluation } from "./checks/engine";
+import { applyIncidentTransition, findIncident, type Transition } from "./incidents/incidents";
+import { enqueueIncidentEvent, type StatusEventType } from "./incidents/notify";
+import { windowsOverlapping } from "./incidents/maintenance";
+import { loadPolicy, type StatusPolicy } from "./checks/policy";
 import type { Point } from "./uptime-math";
 
 // The status-snapshot job's work and the readers of its history. A snapshot and the incident change it

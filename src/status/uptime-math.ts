@@ -1,5 +1,5 @@
-import type { Level } from "./check-types";
-import type { Interval } from "./maintenance";
+import type { Level } from "./checks/types";
+import type { Interval } from "./incidents/maintenance";
 
 // Time-weighted uptime from snapshots; pure, so the tests can check it against windows worked out by hand.
 //

@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
-import { worst, type Level } from "./check-types";
+import { worst, type Level } from "./checks/types";
 import { COMPONENT_IDS, componentOfCheck } from "./components";
-import { CHECK_NAMES } from "./engine";
-import { intervalsOf, windowsOverlapping } from "./maintenance";
-import { loadPolicy } from "./policy";
+import { CHECK_NAMES } from "./checks/engine";
+import { intervalsOf, windowsOverlapping } from "./incidents/maintenance";
+import { loadPolicy } from "./checks/policy";
 import { loadPoints } from "./snapshots";
 import { computeUptime, type Point, type UptimeResult } from "./uptime-math";
 

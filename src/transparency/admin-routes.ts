@@ -1,3 +1,4 @@
+import { auditRunsPageRoutes } from "./audit-runs-page";
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
@@ -17,63 +18,67 @@ const P = "/admin/transparency";
 
 export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
   const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
-  return new Elysia({ name: "herald:transparency-admin" })
-    .use(guards.admin.plugin)
-    .get(
-      `${P}/declared-movements`,
-      () => {
-        const movements = listDeclarations(ctx);
-        return ok({ count: movements.length, movements });
-      },
-      {
+  return (
+    new Elysia({ name: "herald:transparency-admin" })
+      .use(guards.admin.plugin)
+      // The console page over the audit runs (triage from the browser).
+      .use(auditRunsPageRoutes(ctx, guards))
+      .get(
+        `${P}/declared-movements`,
+        () => {
+          const movements = listDeclarations(ctx);
+          return ok({ count: movements.length, movements });
+        },
+        {
+          admin: true,
+          query: t.Object(includeMetaQuery),
+          response: { 200: M.declarationList, ...errs },
+          detail: summary("Declared movements, active and retracted"),
+        },
+      )
+      .post(
+        `${P}/declared-movements`,
+        ({ body, admin, set }) => {
+          set.status = 201;
+          return ok({ movement: declareMovement(ctx, admin, body, decimalsForInput(ctx)) });
+        },
+        {
+          admin: true,
+          body: M.declareBody,
+          response: { 201: M.declarationOne, ...errs },
+          detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+        },
+      )
+      .post(
+        `${P}/declared-movements/:declaration_id/retract`,
+        ({ params, body, admin }) => ok({ movement: retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
+        {
+          admin: true,
+          params: M.declarationParams,
+          body: M.retractBody,
+          response: { 200: M.declarationOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+          detail: summary("Retract a declared movement: later runs no longer match it; past matches stay (audited)"),
+        },
+      )
+      .patch(
+        `${P}/thresholds`,
+        ({ body, admin }) => {
+          const { reason, owner, ...values } = body as Record<string, string | undefined> & { reason: string; owner?: string };
+          return ok(changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, decimalsForInput(ctx)));
+        },
+        {
+          admin: true,
+          body: M.thresholdsBody,
+          response: { 200: M.thresholdsAnswer, ...errs },
+          detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
+        },
+      )
+      .put(`${P}/triage/:signature`, ({ params, body, admin }) => ok({ triage: setTriage(ctx, admin, params.signature, body) }), {
         admin: true,
-        query: t.Object(includeMetaQuery),
-        response: { 200: M.declarationList, ...errs },
-        detail: summary("Declared movements, active and retracted"),
-      },
-    )
-    .post(
-      `${P}/declared-movements`,
-      ({ body, admin, set }) => {
-        set.status = 201;
-        return ok({ movement: declareMovement(ctx, admin, body, decimalsForInput(ctx)) });
-      },
-      {
-        admin: true,
-        body: M.declareBody,
-        response: { 201: M.declarationOne, ...errs },
-        detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
-      },
-    )
-    .post(
-      `${P}/declared-movements/:declaration_id/retract`,
-      ({ params, body, admin }) => ok({ movement: retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
-      {
-        admin: true,
-        params: M.declarationParams,
-        body: M.retractBody,
-        response: { 200: M.declarationOne, ...errs, 404: ErrorBody, 409: ErrorBody },
-        detail: summary("Retract a declared movement: later runs no longer match it; past matches stay (audited)"),
-      },
-    )
-    .patch(
-      `${P}/thresholds`,
-      ({ body, admin }) => {
-        const { reason, owner, ...values } = body as Record<string, string | undefined> & { reason: string; owner?: string };
-        return ok(changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, decimalsForInput(ctx)));
-      },
-      {
-        admin: true,
-        body: M.thresholdsBody,
-        response: { 200: M.thresholdsAnswer, ...errs },
-        detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
-      },
-    )
-    .put(`${P}/triage/:signature`, ({ params, body, admin }) => ok({ triage: setTriage(ctx, admin, params.signature, body) }), {
-      admin: true,
-      params: M.triageParams,
-      body: M.triageBody,
-      response: { 200: M.triageOne, ...errs, 404: ErrorBody },
-      detail: summary("Set the triage of an anomalous signature: status, owner, eta_utc (audited)"),
-    });
+        params: M.triageParams,
+        body: M.triageBody,
+        response: { 200: M.triageOne, ...errs, 404: ErrorBody },
+        detail: summary("Set the triage of an anomalous signature: status, owner, eta_utc (audited)"),
+      })
+  );
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ifNoneMatchHits, strongEtag } from "../http/conditional";
+import { httpDate, notModifiedSince, strongEtag } from "../http/conditional";
 import { CSV_CONTENT_TYPE } from "../http/csv";
 import { isTruthyFlag } from "../http/envelope";
 
@@ -18,17 +18,6 @@ export interface AnswerContext {
   lastModified: string;
   /** X-Request-ID and rate-limit headers the core set for this request. */
   headers: Record<string, unknown>;
-}
-
-const httpDate = (iso: string) => new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toUTCString();
-
-function notModified(request: Request, etag: string, lastModified: string): boolean {
-  const inm = request.headers.get("if-none-match");
-  if (inm !== null) return ifNoneMatchHits(inm, etag);
-  const ims = request.headers.get("if-modified-since");
-  if (!ims) return false;
-  const since = Date.parse(ims);
-  return !Number.isNaN(since) && Math.floor(Date.parse(lastModified) / 1000) * 1000 <= since;
 }
 
 function headersOf(a: AnswerContext, etag: string, contentType: string | null): Record<string, string> {
@@ -50,7 +39,7 @@ export function answerBytes(
   knownEtag?: string,
 ): Response {
   const etag = knownEtag ?? strongEtag(bytes);
-  if (notModified(a.request, etag, a.lastModified)) return new Response(null, { status: 304, headers: headersOf(a, etag, null) });
+  if (notModifiedSince(a.request, etag, a.lastModified)) return new Response(null, { status: 304, headers: headersOf(a, etag, null) });
   return new Response(bytes, { headers: { ...headersOf(a, etag, contentType), ...extra } });
 }
 
@@ -73,7 +62,7 @@ export function answerCsv(a: AnswerContext, csv: string, filename: string): Resp
  */
 export function answerStream(a: AnswerContext, seed: string, contentType: string, make: () => ReadableStream<Uint8Array>, filename?: string): Response {
   const etag = `"s-${createHash("sha256").update(seed).digest("base64url")}"`;
-  if (notModified(a.request, etag, a.lastModified)) return new Response(null, { status: 304, headers: headersOf(a, etag, null) });
+  if (notModifiedSince(a.request, etag, a.lastModified)) return new Response(null, { status: 304, headers: headersOf(a, etag, null) });
   const headers = headersOf(a, etag, contentType);
   if (filename) headers["content-disposition"] = `inline; filename="${filename}"`;
   const accepts = a.request.headers.get("accept-encoding") ?? "";

@@ -242,8 +242,26 @@ export function deliverySloControls(ctx: AppContext) {
   };
 }
 
-/** Operator replay of one delivery (integer id) or every delivery of one event (evt_… id), with an audit row. */
-export function adminReplay(ctx: AppContext, ref: string, audit: (details: Record<string, unknown>) => void) {
+/**
+ * Every partner's dead letters (live and sandbox), newest first, for the operator: the console's dead-letters
+ * page. Optional filters: one partner, one event type.
+ */
+export function deadLettersForOperator(ctx: AppContext, f: { partner?: string; event_type?: string }, page: PageRequest) {
+  const rows = ctx.db.sqlite
+    .query(
+      `${SELECT.replace("SELECT d.id,", "SELECT d.id, d.partner, d.mode,")} WHERE d.status = 'dead_letter' AND (?1 IS NULL OR d.partner = ?1) AND (?2 IS NULL OR e.event_type = ?2)
+         AND (?3 IS NULL OR d.id < ?3) ORDER BY d.id DESC LIMIT ?4 OFFSET ?5`,
+    )
+    .all(f.partner ?? null, f.event_type ?? null, page.after, page.limit + 1, page.offset) as Array<DeliveryRow & { partner: string; mode: string }>;
+  const p = pageOf(rows, page, (r) => r.id);
+  return { ...p, items: p.items.map((r) => ({ ...deliveryView(r), partner: r.partner, mode: r.mode, updated_at: r.updated_at })) };
+}
+
+/**
+ * Operator replay of one delivery (integer id) or every delivery of one event (evt_… id), with an audit row.
+ * `note`: why (the console's replay form requires one); kept with each replay and in the audit details.
+ */
+export function adminReplay(ctx: AppContext, ref: string, audit: (details: Record<string, unknown>) => void, note: string | null = null) {
   const db = ctx.db.sqlite;
   const ids = /^\d+$/.test(ref)
     ? [Number(ref)]
@@ -254,9 +272,9 @@ export function adminReplay(ctx: AppContext, ref: string, audit: (details: Recor
       ).map((r) => r.id);
   if (ids.length === 0) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}; use a delivery id or an evt_… event id`);
   return db.transaction(() => {
-    const results = requeue(ctx, null, ids, "operator_replay");
+    const results = requeue(ctx, null, ids, "operator_replay", note);
     if (results.every((r) => r.error === "not_found")) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}`);
-    audit({ ref, results });
+    audit(note === null ? { ref, results } : { ref, note, results });
     return { event_id: ref, requeued: results.filter((r) => r.replayed).length, results };
   })();
 }

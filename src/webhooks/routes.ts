@@ -1,3 +1,4 @@
+import { deadLettersPageRoutes } from "./dead-letters-page";
 import { Elysia } from "elysia";
 import { ownerOf } from "../auth/actors";
 import { writeAudit } from "../auth/audit";
@@ -18,159 +19,163 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   const read = { scope: "webhooks" as const };
   const write = { scope: "webhooks" as const, mutation: true };
-  return new Elysia({ name: "herald:webhooks" })
-    .use(guards.partner.plugin)
-    .use(guards.admin.plugin)
-    .get(
-      "/api/partner/webhooks/event-types",
-      () => {
-        const types = eventTypeCatalog();
-        return { success: true as const, count: types.length, event_types: types };
-      },
-      { response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
-    )
-    .get(
-      "/api/partner/webhooks",
-      ({ partner, query }) => {
-        const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
-        const page = parsePage(query);
-        const r = listWebhooks(ctx, ownerOf(partner.actor), { event_type: query.event_type, is_active }, page);
-        return {
+  return (
+    new Elysia({ name: "herald:webhooks" })
+      .use(guards.partner.plugin)
+      .use(guards.admin.plugin)
+      // The console page over the dead letters (replay with a reason from the browser).
+      .use(deadLettersPageRoutes(ctx, guards))
+      .get(
+        "/api/partner/webhooks/event-types",
+        () => {
+          const types = eventTypeCatalog();
+          return { success: true as const, count: types.length, event_types: types };
+        },
+        { response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
+      )
+      .get(
+        "/api/partner/webhooks",
+        ({ partner, query }) => {
+          const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
+          const page = parsePage(query);
+          const r = listWebhooks(ctx, ownerOf(partner.actor), { event_type: query.event_type, is_active }, page);
+          return {
+            success: true as const,
+            count: r.count,
+            webhooks: r.items,
+            query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
+            pagination: r.pagination,
+          };
+        },
+        { partner: read, query: M.listQuery, response: { 200: M.list, ...errs }, detail: tag("List webhooks") },
+      )
+      .post(
+        "/api/partner/webhooks",
+        ({ partner, body, set }) => {
+          const out = idem.run(partner.idempotency, () => ({ success: true as const, webhook: createWebhook(ctx, ownerOf(partner.actor), body) }), 201);
+          set.status = 201;
+          return out;
+        },
+        { partner: write, body: M.createBody, response: { 201: M.created, ...errs }, detail: tag("Register a webhook; the secret is returned once") },
+      )
+      .delete(
+        "/api/partner/webhooks/:webhook_id",
+        ({ partner, params }) =>
+          idem.run(partner.idempotency, () => ({ success: true as const, ...deleteWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
+        { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("Delete a webhook; its pending deliveries are cancelled") },
+      )
+      .post(
+        "/api/partner/webhooks/:webhook_id/test",
+        ({ partner, params }) =>
+          idem.run(partner.idempotency, () => ({ success: true as const, ...testWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
+        { partner: write, params: M.idParams, response: { 200: M.tested, ...errs }, detail: tag("Queue a real signed webhook.test delivery") },
+      )
+      .post(
+        "/api/partner/webhooks/:webhook_id/rotate-secret",
+        ({ partner, params, body }) =>
+          idem.run(partner.idempotency, () => ({
+            success: true as const,
+            webhook: rotateWebhookSecret(ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
+          })),
+        {
+          partner: write,
+          params: M.idParams,
+          body: M.rotateBody,
+          response: { 200: M.rotated, ...errs },
+          detail: tag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
+        },
+      )
+      .post(
+        "/api/partner/webhooks/:webhook_id/recover",
+        ({ partner, params, body }) => {
+          const owner = ownerOf(partner.actor);
+          const reasonTag = body.reason_tag ?? "recover";
+          const out = idem.run(partner.idempotency, () => {
+            const ids = recoverIds(ctx, owner, params.webhook_id, body.since, body.until);
+            return { success: true as const, ...replaySummary(requeue(ctx, owner, ids, reasonTag, body.note ?? null), reasonTag, body.note ?? null) };
+          });
+          ctx.dispatcher.nudge();
+          return out;
+        },
+        {
+          partner: write,
+          params: M.idParams,
+          body: M.recoverBody,
+          response: { 200: M.replay, ...errs },
+          detail: tag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
+        },
+      )
+      .get(
+        "/api/partner/webhooks/dlq",
+        ({ partner, query }) => ({
           success: true as const,
-          count: r.count,
-          webhooks: r.items,
-          query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
-          pagination: r.pagination,
-        };
-      },
-      { partner: read, query: M.listQuery, response: { 200: M.list, ...errs }, detail: tag("List webhooks") },
-    )
-    .post(
-      "/api/partner/webhooks",
-      ({ partner, body, set }) => {
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, webhook: createWebhook(ctx, ownerOf(partner.actor), body) }), 201);
-        set.status = 201;
-        return out;
-      },
-      { partner: write, body: M.createBody, response: { 201: M.created, ...errs }, detail: tag("Register a webhook; the secret is returned once") },
-    )
-    .delete(
-      "/api/partner/webhooks/:webhook_id",
-      ({ partner, params }) =>
-        idem.run(partner.idempotency, () => ({ success: true as const, ...deleteWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
-      { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("Delete a webhook; its pending deliveries are cancelled") },
-    )
-    .post(
-      "/api/partner/webhooks/:webhook_id/test",
-      ({ partner, params }) =>
-        idem.run(partner.idempotency, () => ({ success: true as const, ...testWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
-      { partner: write, params: M.idParams, response: { 200: M.tested, ...errs }, detail: tag("Queue a real signed webhook.test delivery") },
-    )
-    .post(
-      "/api/partner/webhooks/:webhook_id/rotate-secret",
-      ({ partner, params, body }) =>
-        idem.run(partner.idempotency, () => ({
-          success: true as const,
-          webhook: rotateWebhookSecret(ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
-        })),
-      {
-        partner: write,
-        params: M.idParams,
-        body: M.rotateBody,
-        response: { 200: M.rotated, ...errs },
-        detail: tag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
-      },
-    )
-    .post(
-      "/api/partner/webhooks/:webhook_id/recover",
-      ({ partner, params, body }) => {
-        const owner = ownerOf(partner.actor);
-        const reasonTag = body.reason_tag ?? "recover";
-        const out = idem.run(partner.idempotency, () => {
-          const ids = recoverIds(ctx, owner, params.webhook_id, body.since, body.until);
-          return { success: true as const, ...replaySummary(requeue(ctx, owner, ids, reasonTag, body.note ?? null), reasonTag, body.note ?? null) };
-        });
-        ctx.dispatcher.nudge();
-        return out;
-      },
-      {
-        partner: write,
-        params: M.idParams,
-        body: M.recoverBody,
-        response: { 200: M.replay, ...errs },
-        detail: tag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
-      },
-    )
-    .get(
-      "/api/partner/webhooks/dlq",
-      ({ partner, query }) => ({
-        success: true as const,
-        ...deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24),
-      }),
-      { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...errs }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
-    )
-    .post("/api/partner/webhooks/signature/verify", ({ body }) => ({ success: true as const, ...verifyWebhookSignatureFor(body) }), {
-      partner: read,
-      body: M.verifyBody,
-      response: { 200: M.verified, ...errs },
-      detail: tag("Check a delivery signature the way a receiver should"),
-    })
-    .get(
-      "/api/partner/webhook-events",
-      ({ partner, query }) => {
-        const page = parsePage(query);
-        const r = listDeliveries(ctx, ownerOf(partner.actor), { ...query, webhook_id: query.webhook_id }, page);
-        return {
-          success: true as const,
-          count: r.count,
-          events: r.items,
-          query: { ...r.query, ...r.filters, event_type: query.event_type ?? null },
-          pagination: r.pagination,
-        };
-      },
-      { partner: read, query: M.eventsQuery, response: { 200: M.events, ...errs }, detail: tag("Delivery records (status dead_letter for the DLQ)") },
-    )
-    .post(
-      "/api/partner/webhook-events/replay",
-      ({ partner, body }) => {
-        const owner = ownerOf(partner.actor);
-        const reasonTag = body.reason_tag ?? "manual_replay";
-        const unique = [...new Set(body.event_ids)];
-        const out = idem.run(partner.idempotency, () => ({
-          success: true as const,
-          ...replaySummary(requeue(ctx, owner, unique, reasonTag, body.note ?? null), reasonTag, body.note ?? null),
-        }));
-        ctx.dispatcher.nudge();
-        return out;
-      },
-      {
-        partner: write,
-        body: M.replayBody,
-        response: { 200: M.replay, ...errs },
-        detail: tag("Re-queue deliveries by id; ids that are not yours answer not_found"),
-      },
-    )
-    .post(
-      "/admin/partners/webhook-events/:event_id/replay",
-      ({ params, admin }) => {
-        const out = adminReplay(ctx, params.event_id, (details) =>
-          writeAudit(ctx.db.sqlite, {
-            at: ctx.clock.now().toISOString(),
-            actor: admin.actor,
-            action: "webhook_event.replay",
-            target: params.event_id,
-            details,
-            requestId: admin.requestId,
-          }),
-        );
-        ctx.dispatcher.nudge();
-        return { success: true as const, ...out };
-      },
-      {
-        admin: true,
-        params: M.adminReplayParams,
-        response: { 200: M.adminReplayed, 403: ErrorBody, 404: ErrorBody },
-        detail: { summary: "Operator replay of a delivery id or an evt_ event id" },
-      },
-    );
+          ...deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24),
+        }),
+        { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...errs }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
+      )
+      .post("/api/partner/webhooks/signature/verify", ({ body }) => ({ success: true as const, ...verifyWebhookSignatureFor(body) }), {
+        partner: read,
+        body: M.verifyBody,
+        response: { 200: M.verified, ...errs },
+        detail: tag("Check a delivery signature the way a receiver should"),
+      })
+      .get(
+        "/api/partner/webhook-events",
+        ({ partner, query }) => {
+          const page = parsePage(query);
+          const r = listDeliveries(ctx, ownerOf(partner.actor), { ...query, webhook_id: query.webhook_id }, page);
+          return {
+            success: true as const,
+            count: r.count,
+            events: r.items,
+            query: { ...r.query, ...r.filters, event_type: query.event_type ?? null },
+            pagination: r.pagination,
+          };
+        },
+        { partner: read, query: M.eventsQuery, response: { 200: M.events, ...errs }, detail: tag("Delivery records (status dead_letter for the DLQ)") },
+      )
+      .post(
+        "/api/partner/webhook-events/replay",
+        ({ partner, body }) => {
+          const owner = ownerOf(partner.actor);
+          const reasonTag = body.reason_tag ?? "manual_replay";
+          const unique = [...new Set(body.event_ids)];
+          const out = idem.run(partner.idempotency, () => ({
+            success: true as const,
+            ...replaySummary(requeue(ctx, owner, unique, reasonTag, body.note ?? null), reasonTag, body.note ?? null),
+          }));
+          ctx.dispatcher.nudge();
+          return out;
+        },
+        {
+          partner: write,
+          body: M.replayBody,
+          response: { 200: M.replay, ...errs },
+          detail: tag("Re-queue deliveries by id; ids that are not yours answer not_found"),
+        },
+      )
+      .post(
+        "/admin/partners/webhook-events/:event_id/replay",
+        ({ params, admin }) => {
+          const out = adminReplay(ctx, params.event_id, (details) =>
+            writeAudit(ctx.db.sqlite, {
+              at: ctx.clock.now().toISOString(),
+              actor: admin.actor,
+              action: "webhook_event.replay",
+              target: params.event_id,
+              details,
+              requestId: admin.requestId,
+            }),
+          );
+          ctx.dispatcher.nudge();
+          return { success: true as const, ...out };
+        },
+        {
+          admin: true,
+          params: M.adminReplayParams,
+          response: { 200: M.adminReplayed, 403: ErrorBody, 404: ErrorBody },
+          detail: { summary: "Operator replay of a delivery id or an evt_ event id" },
+        },
+      )
+  );
 }

@@ -162,7 +162,7 @@ export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySum
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";
 export { WebhookSecrets } from "./secrets";
-// Status subscribers (src/status/notify.ts) are sent, signed, SSRF-checked and retried exactly like deliveries.
+// Status subscribers (src/status/incidents/notify.ts) are sent, signed, SSRF-checked and retried exactly like deliveries.
 export { sendDelivery, type SendResult } from "./send";
 export { checkResolvedTarget, checkTargetUrl } from "./target-policy";
 export { parseRetryAfter, retryDelaySeconds } from "./schedule";

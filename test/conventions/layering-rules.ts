@@ -6,9 +6,11 @@ import { dirname, join, relative, resolve } from "node:path";
  * src/ and on planted trees (a test of the test). What it sees:
  * - import cycles between files, and between domains (a domain is a top folder of src/ that is not a shared layer);
  * - route files — every file that builds `new Elysia(`, whatever its name — importing drizzle or a tables.ts;
+ * - a domain's admin/ folder is its outer layer: no file of the domain outside admin/ imports it (what players
+ *   read lives in the core; the operator's routes depend on it, never the reverse);
  * - one domain reaching another other than through its service (`service.ts`, `*-service.ts`) or model files,
  *   or tables to tables for foreign keys;
- * - the shared layers (context, config, clock, log, http, db, jobs, types) importing a domain;
+ * - the shared layers (context, config, clock, log, http, db, jobs, types, solana) importing a domain;
  * - SQL text naming a table that another domain owns — the owner is the domain whose tables.ts declares it:
  *   a write (INSERT, UPDATE, DELETE, REPLACE) is always refused, a read (FROM, JOIN) only with an allow-list
  *   entry giving its reason (a read model);
@@ -55,6 +57,7 @@ export interface LayeringReport {
   domainCycles: string[];
   routeFilesWithSql: string[];
   crossDomainImports: string[];
+  coreImportsAdmin: string[];
   sharedImportsDomain: string[];
   foreignWrites: string[];
   foreignReads: string[];
@@ -148,6 +151,7 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
     domainCycles: [],
     routeFilesWithSql: [],
     crossDomainImports: [],
+    coreImportsAdmin: [],
     sharedImportsDomain: [],
     foreignWrites: [],
     foreignReads: [],
@@ -166,6 +170,9 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
       if (!to?.startsWith(root) || !texts.has(to)) continue;
       const target = domainOf(to);
       if (belowDomains && isDomain(target)) report.sharedImportsDomain.push(`${rel(f)} → ${rel(to)}`);
+      if (from !== null && target === from && rel(to).startsWith(`${from}/admin/`) && !rel(f).startsWith(`${from}/admin/`)) {
+        report.coreImportsAdmin.push(`${rel(f)} → ${rel(to)}`);
+      }
       if (!isDomain(from) || !isDomain(target) || target === from) continue;
       if (!domainEdges.has(from)) domainEdges.set(from, new Set());
       domainEdges.get(from)!.add(target);

@@ -41,9 +41,9 @@ const ALLOW_READS: ReadAllowance[] = [
   ...reads("chain/store.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
   ...reads("partner/status-service.ts", ["webhook_deliveries"], "a partner's status counts its recent dead letters"),
   ...reads("partner/usage-service.ts", ["request_log"], "usage analytics are the partner's own request log rows"),
-  ...reads("status/checks-system.ts", ["request_log"], "the request_errors check reads the recent error rate"),
-  ...reads("status/checks-audit.ts", ["audit_runs"], "the audit_anomalies check reads the newest complete run; importing transparency would close a cycle"),
-  ...reads("status/reliability.ts", ["job_runs"], "the reliability check reads 90 days of job runs"),
+  ...reads("status/checks/system.ts", ["request_log"], "the request_errors check reads the recent error rate"),
+  ...reads("status/checks/audit.ts", ["audit_runs"], "the audit_anomalies check reads the newest complete run; importing transparency would close a cycle"),
+  ...reads("status/checks/reliability.ts", ["job_runs"], "the reliability check reads 90 days of job runs"),
   ...reads("messenger/admin/checklist.ts", ["request_log"], "the rollout checklist looks for mini-app traffic"),
   ...reads("messenger/admin/manual-grant.ts", ["admin_audit"], "a manual grant's request id is checked against the audit trail"),
 ];
@@ -55,6 +55,7 @@ describe("layering of src/", () => {
   test("route files (every file that builds new Elysia) never import drizzle or a tables.ts", () => expect(report.routeFilesWithSql).toEqual([]));
   test("a domain reaches another only through its service or model files", () => expect(report.crossDomainImports).toEqual([]));
   test("the shared layers below the domains import no domain", () => expect(report.sharedImportsDomain).toEqual([]));
+  test("a domain's core never imports its admin/ folder", () => expect(report.coreImportsAdmin).toEqual([]));
   test("only a table's owner writes it", () => expect(report.foreignWrites).toEqual([]));
   test("another domain's table is read only through the allow-list, whose every entry is used", () => {
     expect(report.foreignReads).toEqual([]);
@@ -130,6 +131,17 @@ describe("the checker sees each violation (planted trees)", () => {
       plant({ ...base, "beta/inner.ts": "export const i = 1;\n", "alpha/x.ts": 'import { i } from "../beta/inner";\nexport const x = i;\n' }),
     );
     expect(r.crossDomainImports).toEqual(["alpha/x.ts → beta/inner.ts"]);
+  });
+
+  test("a domain's core importing its admin/ folder (admin importing the core is the right way round)", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "alpha/admin/rules.ts": 'import { one } from "../service";\nexport const rules = one;\n',
+        "alpha/wheel.ts": 'import { rules } from "./admin/rules.js";\nexport const w = rules;\n',
+      }),
+    );
+    expect(r.coreImportsAdmin).toEqual(["alpha/wheel.ts → alpha/admin/rules.ts"]);
   });
 
   test("a shared layer importing a domain (context.ts, http/)", () => {

@@ -2,9 +2,9 @@
 // player's wheel (status, play, cooldown, the recorded campaign_key) following the campaign, provable fairness
 // over the campaign's weights, and 10,000 real plays on a custom campaign landing within tolerance of its weights.
 import { afterEach, describe, expect, test } from "bun:test";
-import { pickWeighted } from "../../src/messenger/fair";
+import { pickWeighted } from "../../src/messenger/games/fair";
 import { applyAction } from "../../src/messenger/ledger";
-import { playWheel } from "../../src/messenger/wheel";
+import { playWheel } from "../../src/messenger/games/wheel";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { createMessengerApp, initDataFor, tmaPost } from "./support";

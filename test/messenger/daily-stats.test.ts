@@ -3,7 +3,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { FOLD_BATCH_ROWS, foldLedger } from "../../src/messenger/daily-stats";
 import { purchaseItem } from "../../src/messenger/service";
-import { playWheel } from "../../src/messenger/wheel";
+import { playWheel } from "../../src/messenger/games/wheel";
 import type { TestApp } from "../support/app";
 import { createMessengerApp } from "./support";
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { applyAction } from "../../src/messenger/ledger";
 import { WHEEL_CAMPAIGN } from "../../src/messenger/catalog";
-import { pickWeighted } from "../../src/messenger/fair";
+import { pickWeighted } from "../../src/messenger/games/fair";
 import type { TestApp } from "../support/app";
 import { seededRng } from "../support/clock";
 import { createMessengerApp, initDataFor, tmaPost } from "./support";

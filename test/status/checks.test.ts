@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { overallOf } from "../../src/status/engine";
-import { DEFAULT_POLICY } from "../../src/status/policy";
+import { overallOf } from "../../src/status/checks/engine";
+import { DEFAULT_POLICY } from "../../src/status/checks/policy";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRequest, insertRun, iso, policyFile } from "./support";

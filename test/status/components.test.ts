@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { COMPONENT_IDS, COMPONENTS, componentViews } from "../../src/status/components";
-import { CHECK_NAMES, overallOf } from "../../src/status/engine";
-import { INCIDENT_STATES } from "../../src/status/incidents";
+import { CHECK_NAMES, overallOf } from "../../src/status/checks/engine";
+import { INCIDENT_STATES } from "../../src/status/incidents/incidents";
 import { ComponentIdSchema, IncidentStateSchema } from "../../src/status/model";
-import { DEFAULT_POLICY } from "../../src/status/policy";
+import { DEFAULT_POLICY } from "../../src/status/checks/policy";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { policyFile } from "./support";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
-import { CHECK_NAMES } from "../../src/status/engine";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { Level } from "../../src/status/check-types";
-import { CHECK_NAMES } from "../../src/status/engine";
+import type { Level } from "../../src/status/checks/types";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";

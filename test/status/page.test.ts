@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import Parser from "rss-parser";
 import { COMPONENT_IDS } from "../../src/status/components";
-import { CHECK_NAMES } from "../../src/status/engine";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

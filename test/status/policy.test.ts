@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { DEFAULT_POLICY, parsePolicy } from "../../src/status/policy";
+import { DEFAULT_POLICY, parsePolicy } from "../../src/status/checks/policy";
 import { createTestApp, type TestApp } from "../support/app";
 import { policyFile } from "./support";
 

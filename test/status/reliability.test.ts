@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { reliabilityOf } from "../../src/status/reliability";
+import { reliabilityOf } from "../../src/status/checks/reliability";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRun, policyFile } from "./support";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { publicRateGroup } from "../../src/http/route-groups";
-import { CHECK_NAMES } from "../../src/status/engine";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRequest } from "./support";

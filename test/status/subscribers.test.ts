@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Level } from "../../src/status/check-types";
-import { CHECK_NAMES } from "../../src/status/engine";
+import type { Level } from "../../src/status/checks/types";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { StatusAdminModel } from "../../src/status/model-admin";
-import { STATUS_EVENT_TYPES, statusNotifier } from "../../src/status/notify";
+import { STATUS_EVENT_TYPES, statusNotifier } from "../../src/status/incidents/notify";
 import { storeSnapshot } from "../../src/status/snapshots";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";

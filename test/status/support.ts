@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Level } from "../../src/status/check-types";
-import { CHECK_NAMES } from "../../src/status/engine";
+import type { Level } from "../../src/status/checks/types";
+import { CHECK_NAMES } from "../../src/status/checks/engine";
 import type { TestApp } from "../support/app";
 
 /** A policy file in its own temp dir (the app's dir does not exist before the app). */

@@ -16,19 +16,21 @@ const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Operator routes under /api/messenger/admin/games: analytics, players and the manual grant
- * (docs/messenger-admin-analytics.md). Admin token; 503 without a bot token.
+ * (docs/messenger-admin-analytics.md). Admin token; the GETs also take the operator session cookie (`operator: "api"`,
+ * linked from the console page /admin/console/messenger); 503 without a bot token.
  */
 export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
   return (
     new Elysia({ name: "herald:messenger-admin-analytics" })
       .use(guards.admin.plugin)
+      .use(guards.operator.plugin)
       .onBeforeHandle(requireMessengerBot(ctx))
       // The aggregates these routes read are folded from the ledger first, so every committed play is counted.
       .onBeforeHandle(() => {
         foldLedger(ctx.db.sqlite, ctx.clock.now().toISOString());
       })
       .get("/api/messenger/admin/games/overview", ({ query }) => ok(gamesOverview(ctx, query)), {
-        admin: true,
+        operator: "api",
         query: A.overviewQuery,
         response: { 200: A.overview, ...messengerErrors },
         detail: messengerTag("Plays, players, payouts, cost and return-to-player per game, with a per-day series (daily aggregates only)"),
@@ -45,39 +47,39 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
           return csvResponse(exportCsv(out.rows), `${filename}.csv`);
         },
         {
-          admin: true,
+          operator: "api",
           query: A.exportQuery,
           response: { 200: A.exportJson, ...messengerErrors },
           detail: messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or the JSON twin below"),
         },
       )
       .get("/api/messenger/admin/games/spin-wheel", ({ query }) => ok(spinWheelStats(ctx, query)), {
-        admin: true,
+        operator: "api",
         query: A.gameQuery,
         response: { 200: A.spinWheel, ...messengerErrors },
         detail: messengerTag("Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
       })
       .get("/api/messenger/admin/games/recon-grid", ({ query }) => ok(reconGridStats(ctx, query)), {
-        admin: true,
+        operator: "api",
         query: A.gameQuery,
         response: { 200: A.reconGrid, ...messengerErrors },
         detail: messengerTag("Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
       })
       .get("/api/messenger/admin/games/rollout-checklist", ({ query }) => ok(rolloutChecklist(ctx, query)), {
-        admin: true,
+        operator: "api",
         query: A.checklistQuery,
         response: { 200: A.checklist, ...messengerErrors },
         detail: messengerTag("Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
       })
       .get("/api/messenger/admin/games/user-activity/:telegram_user_id", ({ params, query }) => ok(userActivity(ctx, params.telegram_user_id, query)), {
-        admin: true,
+        operator: "api",
         params: A.activityParams,
         query: A.activityQuery,
         response: { 200: P.activity, ...messengerErrors },
         detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
       })
       .get("/api/messenger/admin/games/user-profiles", ({ query }) => ok(userProfiles(ctx, query)), {
-        admin: true,
+        operator: "api",
         query: A.profilesQuery,
         response: { 200: P.profiles, ...messengerErrors },
         detail: messengerTag("Players with balances, link state and activity counts (paginated)"),

@@ -2,7 +2,7 @@
 // shows them in Telegram's menu. Built from BOT_COMMANDS, the table botReplies and /help use, so the menu can
 // never list a command the bot does not answer.
 import type { AppContext } from "../../context";
-import { BOT_COMMANDS } from "../bot-commands";
+import { BOT_COMMANDS } from "../bot/commands";
 
 /** Telegram's limits for setMyCommands (core.telegram.org/bots/api#botcommand). */
 const COMMAND_NAME = /^[a-z0-9_]{1,32}$/;

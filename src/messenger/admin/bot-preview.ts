@@ -4,9 +4,9 @@
 // walked down its primary key (ids grow with created_at), recent rows by LIMIT. No message text is returned:
 // updates keep only their kind and command, outbox rows their method and status, never the payload.
 import type { AppContext } from "../../context";
-import { outboxBacklog } from "../bot-outbox";
+import { outboxBacklog } from "../bot/outbox";
 import { hourOf } from "../counters";
-import { callBotApiRead, type WebhookInfo } from "./bot-api";
+import { callBotApiRead, type WebhookInfo } from "../bot/api";
 import { expectedWebhookUrl } from "./bot-readiness";
 
 /** The most rows one preview reads to count per command and per outbox status; more sets `capped: true`. */

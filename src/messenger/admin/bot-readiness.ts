@@ -4,10 +4,10 @@
 // but never the route, since "Telegram is unreachable from here" is itself the answer the operator needs.
 import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
-import { HANDLED_UPDATE_KINDS } from "../bot-commands";
-import { outboxBacklog } from "../bot-outbox";
-import { WEBHOOK_SECRET_HEADER } from "../bot-webhook";
-import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "./bot-api";
+import { HANDLED_UPDATE_KINDS } from "../bot/commands";
+import { outboxBacklog } from "../bot/outbox";
+import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
+import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "../bot/api";
 
 export type CheckStatus = "pass" | "warn" | "fail" | "skipped";
 export interface ReadinessCheck {

@@ -7,19 +7,23 @@ import { BotAdminModel as B } from "./bot-model";
 import { botPreview } from "./bot-preview";
 import { botReadiness } from "./bot-readiness";
 
-/** Operator routes under /api/messenger/admin/bot (docs/messenger-admin-bot.md). Admin token; 503 without a bot token. */
+/**
+ * Operator routes under /api/messenger/admin/bot (docs/messenger-admin-bot.md). Admin token or the operator session
+ * cookie (`operator: "api"`, linked from /admin/console/messenger); 503 without a bot token.
+ */
 export function adminBotRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-bot" })
     .use(guards.admin.plugin)
+    .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
     .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ({ success: true as const, ...(await botReadiness(ctx, query.live === "1")) }), {
-      admin: true,
+      operator: "api",
       query: B.readinessQuery,
       response: { 200: B.readiness, ...messengerErrors },
       detail: messengerTag("Bot readiness: named checks of token, secret, base URL, outbox, updates; live=1 asks getMe and getWebhookInfo"),
     })
     .get("/api/messenger/admin/bot/command-helper", () => ({ success: true as const, ...botCommandHelper(ctx) }), {
-      admin: true,
+      operator: "api",
       query: B.helperQuery,
       response: { 200: B.commandHelper, ...messengerErrors },
       detail: messengerTag("The commands the bot answers and the exact setMyCommands payload"),
@@ -31,7 +35,7 @@ export function adminBotRoutes(ctx: AppContext, guards: Guards) {
         ...(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: query.live === "1" })),
       }),
       {
-        admin: true,
+        operator: "api",
         query: B.previewQuery,
         response: { 200: B.preview, ...messengerErrors },
         detail: messengerTag("What the bot received and sent per hour, recent updates and replies; live=1 adds Telegram's pending update count"),

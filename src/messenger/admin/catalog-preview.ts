@@ -3,12 +3,12 @@
 // audience group and window matched, and each group's failed rule conditions. Read-only: it creates no player.
 import type { AppContext } from "../../context";
 import { GAMES, inAudience } from "../catalog";
-import { gameCatalog } from "../games";
+import { gameCatalog } from "../games/games";
 import { getPlayer, type PlayerRow } from "../players";
-import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, failedConditions, isBuiltinGroup } from "./audience-rule";
-import { catalogAccess } from "./campaigns";
-import { type CatalogCampaignRow, gamesConfig, inWindow, type WheelCampaignRow } from "./config-cache";
-import { activeWheel, expectedValue } from "./wheel-campaigns";
+import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, failedConditions, isBuiltinGroup } from "../config/audience-rule";
+import { catalogAccess } from "../config/campaigns";
+import { type CatalogCampaignRow, gamesConfig, inWindow, type WheelCampaignRow } from "../config/cache";
+import { activeWheel, expectedValue } from "../config/wheel-campaigns";
 
 /** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
 const MAX_LISTED = 50;
@@ -45,8 +45,8 @@ export function catalogPreview(ctx: AppContext, q: PreviewQuery) {
   const stored = q.telegram_user_id === undefined ? null : getPlayer(db, q.telegram_user_id);
   let player = stored ?? hypotheticalPlayer(q.telegram_user_id, now);
   if (q.linked_user_id !== undefined) player = { ...player, linked_user_id: q.linked_user_id === 0 ? null : q.linked_user_id };
-  const config = gamesConfig(db);
-  const member = (group: string) => inAudience(player, group, db);
+  const config = gamesConfig(db, now);
+  const member = (group: string) => inAudience(player, group, db, now);
 
   const campaignsOf = (gameKey: string): CatalogCampaignRow[] =>
     q.admin_view

@@ -2,7 +2,7 @@
 // pass / warn / fail with its figure, its thresholds and what to do. Thresholds are constants here and documented
 // in docs/messenger-admin-analytics.md; "worst wins" for the overall status.
 import type { AppContext } from "../../context";
-import { outboxBacklog } from "../bot-outbox";
+import { outboxBacklog } from "../bot/outbox";
 import { countersSince } from "../counters";
 import { wheelSegments } from "./game-stats";
 import { gameFigures, parseGames } from "./overview";

@@ -2,26 +2,31 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { isTruthyFlag } from "../../http/envelope";
-import { PromoModel } from "../model-promos";
-import { createPromo, listPromos } from "../promos";
+import { PromoModel } from "../games/promos-model";
+import { createPromo, listPromos } from "../games/promos";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
-import { listAudienceGroups, saveAudienceGroup } from "./audiences";
-import { listCatalogCampaigns, saveCatalogCampaign } from "./campaigns";
+import { listAudienceGroups, saveAudienceGroup } from "../config/audiences";
+import { listCatalogCampaigns, saveCatalogCampaign } from "../config/campaigns";
 import { catalogPreview } from "./catalog-preview";
-import { GamesConfigModel as M } from "./games-config-model";
-import { listWheelCampaigns, saveWheelCampaign } from "./wheel-campaigns";
+import { messengerConsolePageRoutes } from "./console-page";
+import { GamesConfigModel as M } from "../config/model";
+import { listWheelCampaigns, saveWheelCampaign } from "../config/wheel-campaigns";
 
 /**
  * Operator routes for the games configuration under /api/messenger/admin/games (docs/messenger-admin-games.md):
- * audience groups, catalog campaigns, wheel campaigns, promo codes and the catalog preview. Admin token; 503
- * without a bot token. Every change is audited in its own transaction.
+ * audience groups, catalog campaigns, wheel campaigns, promo codes and the catalog preview. Admin token (the GETs
+ * also the operator session cookie: `operator: "api"`); 503 without a bot token. Every change is audited in its own
+ * transaction. The console page /admin/console/messenger (console-page.ts) is mounted first, before the bot-token
+ * hook: without a bot token it says so itself.
  */
 export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-games-config" })
+    .use(messengerConsolePageRoutes(ctx, guards))
     .use(guards.admin.plugin)
+    .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
     .get("/api/messenger/admin/games/audience-groups", ({ query }) => ({ success: true as const, ...listAudienceGroups(ctx, query) }), {
-      admin: true,
+      operator: "api",
       query: M.groupsQuery,
       response: { 200: M.groups, ...messengerErrors },
       detail: messengerTag("Audience groups: the built-in ones, then the operator groups with their rules (operator; limit/offset/cursor)"),
@@ -39,7 +44,7 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         ...listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, query),
       }),
       {
-        admin: true,
+        operator: "api",
         query: M.campaignsQuery,
         response: { 200: M.campaigns, ...messengerErrors },
         detail: messengerTag("Catalog campaigns: which audience may launch which game, and when (operator; limit/offset/cursor)"),
@@ -55,7 +60,7 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
       "/api/messenger/admin/games/wheel-campaigns",
       ({ query }) => ({ success: true as const, ...listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), query) }),
       {
-        admin: true,
+        operator: "api",
         query: M.wheelsQuery,
         response: { 200: M.wheels, ...messengerErrors },
         detail: messengerTag("Wheel campaigns with segments and expected value per spin, and the built-in default (operator; limit/offset/cursor)"),
@@ -68,7 +73,7 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
       detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
     })
     .get("/api/messenger/admin/games/promos", ({ query }) => ({ success: true as const, ...listPromos(ctx, isTruthyFlag(query.include_disabled), query) }), {
-      admin: true,
+      operator: "api",
       query: PromoModel.listQuery,
       response: { 200: PromoModel.list, ...messengerErrors },
       detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset/cursor)"),
@@ -86,7 +91,7 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         ...catalogPreview(ctx, { telegram_user_id: query.telegram_user_id, linked_user_id: query.linked_user_id, admin_view: isTruthyFlag(query.admin_view) }),
       }),
       {
-        admin: true,
+        operator: "api",
         query: M.previewQuery,
         response: { 200: M.preview, ...messengerErrors },
         detail: messengerTag("What a player (or a hypothetical one) sees in the catalog and on the wheel, and why (operator; read-only)"),

@@ -7,8 +7,8 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { writeAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { checkMissionLimitsOrThrow } from "../mission-sources";
-import { adminMissionView, type MissionRow } from "../missions";
+import { checkMissionLimitsOrThrow } from "../games/mission-sources";
+import { adminMissionView, type MissionRow } from "../games/missions";
 
 export const REVISION_HEADER = "X-Expected-Revision";
 

@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { keyPageOf, parseKeyPage } from "../../http/pagination";
-import { adminMissionView, type MissionRow } from "../missions";
+import { adminMissionView, type MissionRow } from "../games/missions";
 import { missionOrThrow } from "./missions-admin";
 import { MISSION_WINDOW_DEFAULT_DAYS, REFUSAL_REASONS } from "./missions-model";
 import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";

@@ -4,7 +4,7 @@ import { named } from "../../http/openapi-names";
 import { PageQuery, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";
-import { SALUTES_AMOUNT_PATTERN } from "../salutes-reward";
+import { SALUTES_AMOUNT_PATTERN } from "../games/salutes-reward";
 import { windowQueryFields } from "./window";
 
 // The operator's mission routes (docs/messenger-admin-missions.md): request and response schemas.

@@ -2,8 +2,8 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
-import { createMission, listMissions } from "../missions";
-import { MissionModel } from "../model-promos";
+import { createMission, listMissions } from "../games/missions";
+import { MissionModel } from "../games/promos-model";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
 import { expectedRevisionOrThrow, patchMission, setMissionActive } from "./missions-admin";
 import { compareMissions, missionAnalytics, missionStats } from "./missions-analytics";
@@ -13,15 +13,16 @@ import { MissionAdminModel as M } from "./missions-model";
 const revisionErrors = { ...messengerErrors, 428: ErrorBody };
 
 /**
- * Operator routes for missions under /api/messenger/admin (docs/messenger-admin-missions.md). Admin token; 503
- * without a bot token. Every change is audited in its own transaction; PATCH names the revision it edits.
+ * Operator routes for missions under /api/messenger/admin (docs/messenger-admin-missions.md). Admin token (the GETs
+ * also the operator session cookie: `operator: "api"`); 503 without a bot token. Every change is audited in its own transaction; PATCH names the revision it edits.
  */
 export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-missions" })
     .use(guards.admin.plugin)
+    .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
     .get("/api/messenger/admin/missions", ({ query }) => ({ success: true as const, ...listMissions(ctx, query) }), {
-      admin: true,
+      operator: "api",
       query: M.listQuery,
       response: { 200: M.list, ...messengerErrors },
       detail: messengerTag("Missions with revision and state, oldest first (operator; limit/offset/cursor)"),
@@ -33,7 +34,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
       detail: messengerTag("Create a mission (operator; audited; a duplicate key is 409)"),
     })
     .get("/api/messenger/admin/missions/comparison", ({ query }) => ({ success: true as const, ...compareMissions(ctx, query) }), {
-      admin: true,
+      operator: "api",
       query: M.comparisonQuery,
       response: { 200: M.comparison, ...messengerErrors },
       detail: messengerTag("Every mission side by side in a window: enrollments, completions, refusals, rewards (operator; limit/offset/cursor)"),
@@ -85,7 +86,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
       "/api/messenger/admin/missions/:mission_key/analytics",
       ({ params, query }) => ({ success: true as const, ...missionAnalytics(ctx, params.mission_key, query) }),
       {
-        admin: true,
+        operator: "api",
         params: M.params,
         query: M.windowQuery,
         response: { 200: M.analytics, ...messengerErrors },
@@ -93,7 +94,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
       },
     )
     .get("/api/messenger/admin/missions/:mission_key/stats", ({ params }) => ({ success: true as const, ...missionStats(ctx, params.mission_key) }), {
-      admin: true,
+      operator: "api",
       params: M.params,
       response: { 200: M.stats, ...messengerErrors },
       detail: messengerTag("One mission all-time: funnel, median progress, events, rewards, revision and state (operator)"),

@@ -1,0 +1,54 @@
+// The bot's own @username, which tells `/help@ThisBot` (answered) from `/help@SomeOtherBot` (ignored): Telegram
+// appends the addressee to commands picked from a menu or typed in a chat shared with several bots.
+//
+// MESSENGER_BOT_USERNAME, when set, is the answer: no network, and the readiness check compares it with getMe.
+// Unset, the username is asked of Telegram (getMe) the first time an addressed command needs it, then kept for the
+// process's life (a bot's username practically never changes; a restart picks up a change). It is
+// a cache, not coordination state: each instance learns it on its own (DESIGN.md §8). A failed getMe is not
+// retried for a minute, so an unreachable Bot API costs one timeout a minute, not one per update; meanwhile an
+// addressed command is recorded and left unanswered (answering a command meant for another bot is the worse error).
+import type { AppContext } from "../../context";
+import { type BotUser, callBotApiRead } from "./api";
+
+/** How long after a failed getMe the next addressed command may ask again. */
+const RETRY_AFTER_FAILURE_MS = 60_000;
+/** The webhook waits for this getMe: short, since Telegram is waiting for the webhook's answer meanwhile. */
+const GET_ME_TIMEOUT_MS = 3_000;
+
+export class BotUsername {
+  private learnt: string | null = null;
+  private failedAtMs = Number.NEGATIVE_INFINITY;
+  private pending: Promise<string | null> | null = null;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** What is known without asking Telegram: the configured or an already learnt username, else null. */
+  known(): string | null {
+    return this.ctx.config.messenger.botUsername ?? this.learnt;
+  }
+
+  /** The username, asking getMe when it is not known yet (at most one call in flight); null when Telegram cannot say. */
+  async resolve(): Promise<string | null> {
+    const known = this.known();
+    if (known) return known;
+    if (this.ctx.clock.now().getTime() - this.failedAtMs < RETRY_AFTER_FAILURE_MS) return null;
+    this.pending ??= this.ask().finally(() => {
+      this.pending = null;
+    });
+    return this.pending;
+  }
+
+  private async ask(): Promise<string | null> {
+    const me = await callBotApiRead<BotUser>(this.ctx, "getMe", GET_ME_TIMEOUT_MS);
+    const username = me.ok && typeof me.result.username === "string" && /^[A-Za-z0-9_]{1,64}$/.test(me.result.username) ? me.result.username : null;
+    if (username) {
+      this.learnt = username;
+      return username;
+    }
+    this.failedAtMs = this.ctx.clock.now().getTime();
+    this.ctx.log.warn("getMe did not give the bot's username; addressed commands stay unanswered until it does", {
+      error: me.ok ? "getMe answered without a username" : me.error,
+    });
+    return null;
+  }
+}

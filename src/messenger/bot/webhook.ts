@@ -1,0 +1,134 @@
+// POST /api/messenger/webhook: Telegram's updates. Each update_id is recorded durably before anything else in
+// one transaction, so a redelivered update (Telegram retries until it gets a 2xx) is acknowledged and not
+// processed twice, even across restarts. Replies go to the bot outbox in the same transaction.
+//
+// The bot answers commands in private chats only (docs/messenger.md): updates from groups, supergroups and
+// channels, and commands addressed to another bot (`/help@SomeOtherBot`), are recorded and acknowledged with 200
+// (Telegram would redeliver anything else), counted as updates_ignored with the reason, and never answered.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { queueBotCall } from "./outbox";
+import { botReplies, type TelegramUser } from "./commands";
+import type { BotUsername } from "./username";
+import { bump } from "../counters";
+
+export interface TelegramUpdate {
+  update_id: number;
+  message?: { message_id: number; chat: { id: number; type?: string }; from?: TelegramUser; text?: string; date?: number };
+  [other: string]: unknown;
+}
+
+/**
+ * Telegram sends setWebhook's secret_token in X-Telegram-Bot-Api-Secret-Token (core.telegram.org/bots/api#setwebhook).
+ * The spec writes "messenger" for the platform's name, in paths and in this header alike, so its literal
+ * X-Messenger-Bot-Api-Secret-Token is read too; when both are sent, Telegram's name wins.
+ */
+export const WEBHOOK_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token";
+export const WEBHOOK_SECRET_HEADER_SPEC = "X-Messenger-Bot-Api-Secret-Token";
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+/**
+ * Whether the request carries the webhook secret: constant-time (hashing first makes the lengths equal).
+ * Throws 503 when the bot is not configured at all.
+ */
+export function webhookSecretMatches(ctx: AppContext, headers: Headers): boolean {
+  if (!ctx.config.messenger.botToken)
+    throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+  const expected = ctx.config.messenger.webhookSecret;
+  const given = headers.get(WEBHOOK_SECRET_HEADER) ?? headers.get(WEBHOOK_SECRET_HEADER_SPEC);
+  return expected !== undefined && given !== null && timingSafeEqual(digest(given), digest(expected));
+}
+
+export const webhookSecretInvalid = () =>
+  new AppError(
+    "webhook_secret_invalid",
+    `${WEBHOOK_SECRET_HEADER} (or ${WEBHOOK_SECRET_HEADER_SPEC}) is missing or does not match MESSENGER_WEBHOOK_SECRET; give setWebhook the same secret_token`,
+  );
+
+/** The kind of an update: the name of its one payload field (message, callback_query, …). */
+const kindOf = (u: TelegramUpdate) => Object.keys(u).find((k) => k !== "update_id") ?? "empty";
+
+export interface ParsedCommand {
+  command: string;
+  arg: string;
+  /** The bot named after `@` (`/help@SomeBot` → "SomeBot"); null when the command names none. */
+  addressedTo: string | null;
+}
+
+/** `/start@MyBot promo_X` → { command: "start", arg: "promo_X", addressedTo: "MyBot" }; null for text that is not a command. */
+export function parseCommand(text: string | undefined): ParsedCommand | null {
+  const m = /^\/([a-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?:\s+([\s\S]*))?$/i.exec(text?.trim() ?? "");
+  return m ? { command: m[1]!.toLowerCase(), addressedTo: m[2] ?? null, arg: (m[3] ?? "").trim().slice(0, 256) } : null;
+}
+
+/** Why an update gets no answer (the label of the updates_ignored counter and the ack's ignored_reason). */
+export const IGNORED_REASONS = ["unhandled_kind", "not_private_chat", "from_a_bot", "not_a_command", "for_another_bot", "bot_username_unknown"] as const;
+export type IgnoredReason = (typeof IGNORED_REASONS)[number];
+
+/**
+ * The chat policy, as a pure function: a command in a private chat from a person, addressed to no bot or to this
+ * one, is answered; anything else is ignored with its reason. Usernames compare without case, as Telegram's do.
+ */
+export function routeUpdate(update: TelegramUpdate, botUsername: string | null): { command: ParsedCommand } | { ignored: IgnoredReason } {
+  const message = update.message;
+  if (!message) return { ignored: "unhandled_kind" };
+  // Telegram always sends chat.type; an update without it is not trusted to be private.
+  if (message.chat.type !== "private") return { ignored: "not_private_chat" };
+  if (!message.from || message.from.is_bot) return { ignored: "from_a_bot" };
+  const command = parseCommand(message.text);
+  if (!command) return { ignored: "not_a_command" };
+  if (command.addressedTo !== null) {
+    if (botUsername === null) return { ignored: "bot_username_unknown" };
+    if (command.addressedTo.toLowerCase() !== botUsername.toLowerCase()) return { ignored: "for_another_bot" };
+  }
+  return { command };
+}
+
+/** The webhook's verb: learns the bot's username first if this update needs it (network, before the transaction). */
+export async function handleUpdate(ctx: AppContext, username: BotUsername, update: TelegramUpdate) {
+  let name = username.known();
+  if (name === null) {
+    const decision = routeUpdate(update, null);
+    if ("ignored" in decision && decision.ignored === "bot_username_unknown") name = await username.resolve();
+  }
+  return ingestUpdate(ctx, update, name);
+}
+
+export function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botUsername: string | null) {
+  const db = ctx.db.sqlite;
+  const kind = kindOf(update);
+  const message = update.message;
+  const decision = routeUpdate(update, botUsername);
+  const cmd = "command" in decision ? decision.command : null;
+  const ack = (replies: number, ignored: IgnoredReason | "duplicate" | null) => ({
+    update_id: update.update_id,
+    duplicate: ignored === "duplicate",
+    handled: cmd !== null && ignored === null,
+    ignored_reason: ignored,
+    replies_queued: replies,
+  });
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      // The command is stored only when the bot answers it, so the operators' per-command counts are answers.
+      const fresh = db
+        .query("INSERT INTO messenger_updates (update_id, kind, chat_id, command, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING")
+        .run(update.update_id, kind, message?.chat.id ?? null, cmd?.command ?? null, now).changes;
+      if (fresh === 0) {
+        bump(db, ctx.clock, "updates_replayed", kind);
+        return ack(0, "duplicate");
+      }
+      bump(db, ctx.clock, "updates_received", kind);
+      if (!cmd || !message?.from) {
+        const reason = "ignored" in decision ? decision.ignored : "from_a_bot";
+        bump(db, ctx.clock, "updates_ignored", reason);
+        return ack(0, reason);
+      }
+      const replies = botReplies(ctx, db, now, message.from, cmd.command, cmd.arg);
+      for (const r of replies) queueBotCall(db, now, update.update_id, message.chat.id, "sendMessage", r);
+      return ack(replies.length, null);
+    })
+    .immediate();
+}

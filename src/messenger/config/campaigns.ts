@@ -1,0 +1,168 @@
+// Catalog campaigns (GET/POST /api/messenger/admin/games/catalog-campaigns): which audience may launch which game,
+// and when. A game with no enabled campaign is open to its built-in audience; a game with one or more is
+// launchable only by a player inside one that is active now — the others still see it in the catalog, marked
+// unavailable with the reason (docs/messenger-admin-games.md "Catalog campaigns").
+import type { Database } from "bun:sqlite";
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import { writeAudit } from "../../auth/audit";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { inAudience } from "../catalog";
+import type { AudiencePlayer } from "./audience-rule";
+import { requireAudienceGroup } from "./audiences";
+import { type CatalogCampaignRow, gamesConfig, inWindow, invalidateGamesConfig, windowsOverlap } from "./cache";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+
+export const CAMPAIGN_GAMES = ["spin_wheel", "recon_grid"] as const;
+export type CampaignGame = (typeof CAMPAIGN_GAMES)[number];
+
+export interface CatalogCampaignInput {
+  id?: number;
+  game_key?: CampaignGame;
+  audience_group?: string;
+  title?: string;
+  starts_at?: string;
+  ends_at?: string | null;
+  enabled?: boolean;
+}
+
+export const campaignView = (c: CatalogCampaignRow, nowIso: string) => ({
+  id: c.id,
+  game_key: c.game_key,
+  audience_group: c.audience_group,
+  title: c.title,
+  starts_at: c.starts_at,
+  ends_at: c.ends_at,
+  enabled: c.enabled === 1,
+  active_now: c.enabled === 1 && inWindow(c, nowIso),
+  created_by: c.created_by,
+  created_at: c.created_at,
+});
+
+export interface CampaignAccess {
+  /** The game has at least one enabled campaign, so only campaign audiences may launch it. */
+  gated: boolean;
+  allowed: boolean;
+  /** The campaign that lets this player in (the latest started, when several do). */
+  campaign: CatalogCampaignRow | null;
+  reason: string | null;
+}
+
+/** Whether this player may launch the game now, from the cached configuration (no query). */
+export function catalogAccess(db: Database, player: AudiencePlayer, gameKey: string, nowIso: string): CampaignAccess {
+  const campaigns = gamesConfig(db, nowIso).catalogCampaigns.filter((c) => c.game_key === gameKey);
+  if (campaigns.length === 0) return { gated: false, allowed: true, campaign: null, reason: null };
+  const mine = campaigns.filter((c) => inAudience(player, c.audience_group, db, nowIso));
+  const active = mine.filter((c) => inWindow(c, nowIso)).sort((a, b) => (a.starts_at < b.starts_at ? 1 : -1));
+  if (active[0]) return { gated: true, allowed: true, campaign: active[0], reason: null };
+  const next = mine.filter((c) => c.starts_at > nowIso)[0];
+  const reason = next
+    ? `opens for you at ${next.starts_at} (campaign ${JSON.stringify(next.title)})`
+    : `limited to campaigns for the audience groups ${[...new Set(campaigns.map((c) => c.audience_group))].join(", ")}; none is open to you now`;
+  return { gated: true, allowed: false, campaign: null, reason };
+}
+
+/** The launch check of a gated game's play routes: 403 game_not_in_campaign with the reason. */
+export function requireCatalogAccess(db: Database, player: AudiencePlayer, gameKey: string, nowIso: string): void {
+  const access = catalogAccess(db, player, gameKey, nowIso);
+  if (!access.allowed)
+    throw new AppError("game_not_in_campaign", `${gameKey} is not open to this player now: ${access.reason}`, {
+      details: { game_key: gameKey, reason: access.reason },
+    });
+}
+
+/** Latest start first; a cursor holds the last row's [starts_at, id], the list's whole sort key. */
+export function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
+  const now = ctx.clock.now().toISOString();
+  const page = pageFrom(input, ["text", "integer"]);
+  const [afterStart, afterId] = page.after ?? [null, null];
+  const rows = ctx.db.sqlite
+    .query<CatalogCampaignRow, [string | null, number, string | null, number | null, number, number]>(
+      `SELECT * FROM messenger_catalog_campaigns WHERE (?1 IS NULL OR game_key = ?1) AND (enabled = 1 OR ?2 = 1)
+         AND (?3 IS NULL OR starts_at < ?3 OR (starts_at = ?3 AND id < ?4))
+       ORDER BY starts_at DESC, id DESC LIMIT ?5 OFFSET ?6`,
+    )
+    .all(filter.game_key ?? null, filter.include_disabled ? 1 : 0, afterStart as string | null, afterId as number | null, page.limit + 1, page.offset);
+  const p = paged(
+    rows.map((r) => campaignView(r, now)),
+    page,
+    (c) => [c.starts_at, c.id],
+  );
+  const query = { ...p.query, game_key: filter.game_key ?? null, include_disabled: filter.include_disabled };
+  return { campaigns: p.items, count: p.count, pagination: p.pagination, query };
+}
+
+/** The enabled campaigns of `others` whose window overlaps `c`'s: 409 campaign_overlap naming them. */
+export function refuseOverlap<T extends { starts_at: string; ends_at: string | null }>(
+  c: { starts_at: string; ends_at: string | null },
+  others: T[],
+  describe: (o: T) => Record<string, unknown>,
+  what: string,
+): void {
+  const conflicting = others.filter((o) => windowsOverlap(c, o));
+  if (conflicting.length === 0) return;
+  throw new AppError(
+    "campaign_overlap",
+    `body.starts_at/body.ends_at: the window ${c.starts_at} – ${c.ends_at ?? "open"} overlaps ${conflicting.length} enabled ${what} for the same audience group`,
+    { details: { field: "body.starts_at", conflicting: conflicting.slice(0, 20).map(describe) } },
+  );
+}
+
+/** Creates a campaign, or with `id` updates that one (omitted fields keep their value; enabled: false disables it). */
+export function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: CatalogCampaignInput) {
+  const db = ctx.db.sqlite;
+  const result = db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const before =
+        input.id === undefined ? null : db.query<CatalogCampaignRow, [number]>("SELECT * FROM messenger_catalog_campaigns WHERE id = ?").get(input.id);
+      if (input.id !== undefined && !before)
+        throw new AppError("campaign_not_found", `body.id: no catalog campaign ${input.id}`, { details: [{ field: "body.id", problem: "no such campaign" }] });
+      for (const field of ["game_key", "audience_group", "title"] as const)
+        if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a campaign (no id)");
+      const next = {
+        game_key: input.game_key ?? before!.game_key,
+        audience_group: input.audience_group ?? before!.audience_group,
+        title: input.title ?? before!.title,
+        starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
+        ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
+        enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+      };
+      if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
+      requireAudienceGroup(db, next.audience_group, "body.audience_group");
+      if (next.enabled === 1) {
+        const others = db
+          .query<CatalogCampaignRow, [string, string, number]>(
+            "SELECT * FROM messenger_catalog_campaigns WHERE game_key = ? AND audience_group = ? AND enabled = 1 AND id != ?",
+          )
+          .all(next.game_key, next.audience_group, before?.id ?? 0);
+        refuseOverlap(next, others, (o) => campaignView(o, now), "catalog campaign(s) of this game");
+      }
+      const args = [next.game_key, next.audience_group, next.title, next.starts_at, next.ends_at, next.enabled] as const;
+      const row = before
+        ? db
+            .query<CatalogCampaignRow, Array<string | number | null>>(
+              "UPDATE messenger_catalog_campaigns SET game_key = ?, audience_group = ?, title = ?, starts_at = ?, ends_at = ?, enabled = ? WHERE id = ? RETURNING *",
+            )
+            .get(...args, before.id)!
+        : db
+            .query<CatalogCampaignRow, Array<string | number | null>>(
+              `INSERT INTO messenger_catalog_campaigns (game_key, audience_group, title, starts_at, ends_at, enabled, created_by, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+            )
+            .get(...args, actorLabel(admin.actor), now)!;
+      writeAudit(db, {
+        at: now,
+        actor: admin.actor,
+        action: before ? "messenger.catalog_campaign.update" : "messenger.catalog_campaign.create",
+        target: String(row.id),
+        details: { before: before ? campaignView(before, now) : null, after: campaignView(row, now) },
+        requestId: admin.requestId,
+      });
+      return { campaign: campaignView(row, now), created: !before };
+    })
+    .immediate();
+  invalidateGamesConfig(db);
+  return result;
+}

@@ -1,0 +1,211 @@
+// Wheel campaigns (GET/POST /api/messenger/admin/games/wheel-campaigns): the segment table, cooldown, audience
+// and window of the wheel a player spins. The draw itself is unchanged (docs/messenger.md "Provably fair": the
+// segment is picked by fairInt over the campaign's weights); a spin records its campaign_key, and a campaign's
+// segments are frozen once a spin used them, so every past spin stays recomputable from the campaign it names.
+import type { Database } from "bun:sqlite";
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import { writeAudit } from "../../auth/audit";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
+import type { AudiencePlayer } from "./audience-rule";
+import { requireAudienceGroup } from "./audiences";
+import { refuseOverlap } from "./campaigns";
+import { gamesConfig, inWindow, invalidateGamesConfig, type StoredSegment, type WheelCampaignRow } from "./cache";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+
+export const MAX_SEGMENTS = 24;
+/** fairInt's bias stays below 2^-32 only for n ≤ 2^20 (src/messenger/games/fair.ts), so the weights sum to at most this. */
+export const MAX_TOTAL_WEIGHT = 2 ** 20;
+export const MIN_COOLDOWN_SECONDS = 60;
+export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
+
+export interface WheelCampaignInput {
+  campaign_key: string;
+  update?: boolean;
+  title?: string;
+  audience_group?: string;
+  starts_at?: string;
+  ends_at?: string | null;
+  cooldown_seconds?: number;
+  segments?: Array<{ label: string; weight: number; reward: { free_spins?: number; missiles?: number; points?: number } }>;
+  enabled?: boolean;
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/** An exact fraction and its value rounded half-up to 6 decimals, as text (no float drift in the answer). */
+function fraction(numerator: number, denominator: number) {
+  const g = gcd(numerator, denominator) || 1;
+  const [n, d] = [numerator / g, denominator / g];
+  const scaled = (BigInt(n) * 2_000_000n + BigInt(d)) / (2n * BigInt(d));
+  const s = scaled.toString().padStart(7, "0");
+  return { numerator: n, denominator: d, decimal: `${s.slice(0, -6)}.${s.slice(-6)}` };
+}
+
+/** Expected reward of one spin, per reward kind: Σ weight·reward / Σ weight. */
+export function expectedValue(segments: readonly StoredSegment[]) {
+  const total = segments.reduce((a, s) => a + s.weight, 0);
+  const per = (kind: keyof StoredSegment["reward"]) =>
+    fraction(
+      segments.reduce((a, s) => a + s.weight * s.reward[kind], 0),
+      total,
+    );
+  return { total_weight: total, free_spins: per("free_spins"), missiles: per("missiles"), points: per("points") };
+}
+
+export interface ActiveWheel {
+  campaign_key: string;
+  title: string;
+  cooldown_seconds: number;
+  segments: StoredSegment[];
+  source: "campaign" | "default";
+}
+
+const DEFAULT_WHEEL: ActiveWheel = {
+  campaign_key: WHEEL_CAMPAIGN.campaign_key,
+  title: WHEEL_CAMPAIGN.title,
+  cooldown_seconds: WHEEL_CAMPAIGN.cooldown_seconds,
+  segments: WHEEL_CAMPAIGN.segments.map((s) => ({ label: s.label, weight: s.weight, reward: { ...s.reward } })),
+  source: "default",
+};
+
+/**
+ * The wheel this player spins now: the enabled campaign for one of their audience groups whose window holds now
+ * (the latest started, ties by key), else the built-in default. Read from the cached configuration.
+ */
+export function activeWheel(db: Database, player: AudiencePlayer, nowIso: string): ActiveWheel {
+  const c = gamesConfig(db, nowIso).wheelCampaigns.find((w) => inWindow(w, nowIso) && inAudience(player, w.audience_group, db, nowIso));
+  if (!c) return DEFAULT_WHEEL;
+  return { campaign_key: c.campaign_key, title: c.title, cooldown_seconds: c.cooldown_seconds, segments: c.segments, source: "campaign" };
+}
+
+export const defaultWheelView = () => ({ ...DEFAULT_WHEEL, expected_value: expectedValue(DEFAULT_WHEEL.segments) });
+
+const wheelView = (w: WheelCampaignRow, nowIso: string) => {
+  const segments = JSON.parse(w.segments) as StoredSegment[];
+  return {
+    campaign_key: w.campaign_key,
+    title: w.title,
+    audience_group: w.audience_group,
+    starts_at: w.starts_at,
+    ends_at: w.ends_at,
+    cooldown_seconds: w.cooldown_seconds,
+    segments,
+    enabled: w.enabled === 1,
+    active_now: w.enabled === 1 && inWindow(w, nowIso),
+    expected_value: expectedValue(segments),
+    created_by: w.created_by,
+    created_at: w.created_at,
+  };
+};
+
+/** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
+export function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
+  const now = ctx.clock.now().toISOString();
+  const page = pageFrom(input, ["text", "text"]);
+  const [afterStart, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
+  const rows = ctx.db.sqlite
+    .query<WheelCampaignRow, [number, string | null, string | null, number, number]>(
+      `SELECT * FROM messenger_wheel_campaigns WHERE (enabled = 1 OR ?1 = 1)
+         AND (?2 IS NULL OR starts_at < ?2 OR (starts_at = ?2 AND campaign_key > ?3))
+       ORDER BY starts_at DESC, campaign_key LIMIT ?4 OFFSET ?5`,
+    )
+    .all(includeDisabled ? 1 : 0, afterStart, afterKey, page.limit + 1, page.offset);
+  const p = paged(
+    rows.map((r) => wheelView(r, now)),
+    page,
+    (w) => [w.starts_at, w.campaign_key],
+  );
+  const query = { ...p.query, include_disabled: includeDisabled };
+  return { campaigns: p.items, count: p.count, pagination: p.pagination, query, default_campaign: defaultWheelView() };
+}
+
+function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): StoredSegment[] {
+  if (segments.length === 0 || segments.length > MAX_SEGMENTS) throw badField("body.segments", `must hold 1 to ${MAX_SEGMENTS} segments`);
+  segments.forEach((s, i) => {
+    if (!Number.isInteger(s.weight) || s.weight < 1) throw badField(`body.segments.${i}.weight`, "must be a positive integer");
+  });
+  const total = segments.reduce((a, s) => a + s.weight, 0);
+  if (total <= 0 || total > MAX_TOTAL_WEIGHT) throw badField("body.segments", `weights must sum to 1–${MAX_TOTAL_WEIGHT}; they sum to ${total}`);
+  return segments.map((s) => ({
+    label: s.label,
+    weight: s.weight,
+    reward: { free_spins: s.reward.free_spins ?? 0, missiles: s.reward.missiles ?? 0, points: s.reward.points ?? 0 },
+  }));
+}
+
+/** Creates a campaign, or with update: true changes an existing one (omitted fields keep their value). */
+export function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, input: WheelCampaignInput) {
+  if (input.campaign_key === WHEEL_CAMPAIGN.campaign_key) throw badField("body.campaign_key", `${WHEEL_CAMPAIGN.campaign_key} is the built-in campaign`);
+  const segments = input.segments === undefined ? undefined : checkSegments(input.segments);
+  const db = ctx.db.sqlite;
+  const result = db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const before = db.query<WheelCampaignRow, [string]>("SELECT * FROM messenger_wheel_campaigns WHERE campaign_key = ?").get(input.campaign_key);
+      if (before && !input.update)
+        throw new AppError("conflict", `body.campaign_key: the wheel campaign ${input.campaign_key} exists; send update: true to change it`, {
+          details: [{ field: "body.campaign_key", problem: "already exists" }],
+        });
+      if (!before && input.update)
+        throw new AppError("campaign_not_found", `body.campaign_key: no wheel campaign ${JSON.stringify(input.campaign_key)}`, {
+          details: [{ field: "body.campaign_key", problem: "no such campaign" }],
+        });
+      for (const field of ["title", "audience_group", "segments", "cooldown_seconds"] as const)
+        if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a wheel campaign");
+      if (
+        before &&
+        segments &&
+        JSON.stringify(segments) !== before.segments &&
+        db.query("SELECT 1 FROM messenger_spins WHERE campaign_key = ? LIMIT 1").get(before.campaign_key)
+      )
+        throw new AppError("conflict", `body.segments: spins were recorded with ${before.campaign_key}, so its segments are fixed; create a new campaign_key`, {
+          details: [{ field: "body.segments", problem: "fixed once a spin used the campaign (past spins must stay recomputable)" }],
+        });
+      const next = {
+        title: input.title ?? before!.title,
+        audience_group: input.audience_group ?? before!.audience_group,
+        starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
+        ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
+        cooldown_seconds: input.cooldown_seconds ?? before!.cooldown_seconds,
+        segments: segments ? JSON.stringify(segments) : before!.segments,
+        enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+      };
+      if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
+      requireAudienceGroup(db, next.audience_group, "body.audience_group");
+      if (next.enabled === 1) {
+        const others = db
+          .query<WheelCampaignRow, [string, string]>("SELECT * FROM messenger_wheel_campaigns WHERE audience_group = ? AND enabled = 1 AND campaign_key != ?")
+          .all(next.audience_group, input.campaign_key);
+        refuseOverlap(next, others, (o) => wheelView(o, now), "wheel campaign(s)");
+      }
+      const args = [next.title, next.audience_group, next.starts_at, next.ends_at, next.cooldown_seconds, next.segments, next.enabled] as const;
+      const row = before
+        ? db
+            .query<WheelCampaignRow, Array<string | number | null>>(
+              `UPDATE messenger_wheel_campaigns SET title = ?, audience_group = ?, starts_at = ?, ends_at = ?, cooldown_seconds = ?, segments = ?, enabled = ?
+               WHERE campaign_key = ? RETURNING *`,
+            )
+            .get(...args, input.campaign_key)!
+        : db
+            .query<WheelCampaignRow, Array<string | number | null>>(
+              `INSERT INTO messenger_wheel_campaigns (title, audience_group, starts_at, ends_at, cooldown_seconds, segments, enabled, campaign_key, created_by, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+            )
+            .get(...args, input.campaign_key, actorLabel(admin.actor), now)!;
+      writeAudit(db, {
+        at: now,
+        actor: admin.actor,
+        action: before ? "messenger.wheel_campaign.update" : "messenger.wheel_campaign.create",
+        target: input.campaign_key,
+        details: { before: before ? wheelView(before, now) : null, after: wheelView(row, now) },
+        requestId: admin.requestId,
+      });
+      return { campaign: wheelView(row, now), created: !before };
+    })
+    .immediate();
+  invalidateGamesConfig(db);
+  return result;
+}

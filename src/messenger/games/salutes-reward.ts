@@ -1,0 +1,87 @@
+// Salutes rewards: a promo or mission may also pay salutes to the player's linked partner user, only when the
+// operator named the paying partner (MESSENGER_SALUTES_PARTNER), and then only through the salutes service
+// (a ledger entry and a salutes.credit event to that partner's webhooks). Called inside the game-ledger action,
+// whose request id makes it idempotent: a replay answers the stored result and never pays again.
+//
+// Once per partner USER, not per player: several players can be linked to one partner user (two Telegram
+// accounts proving the same wallet, or an operator link), and each may claim a promo or complete a mission once,
+// but the user's salutes for that reward are paid once — the first claim pays, later ones get their game reward
+// and `paid: false` with the reason. The guard is a row of messenger_salutes_rewards keyed (partner, user,
+// reward), written in the payout's savepoint: a payout the salutes service refuses leaves no row.
+import type { Database } from "bun:sqlite";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { postEntry } from "../../salutes/service";
+import type { PlayerRow } from "../players";
+
+export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
+
+export interface SalutesPayout {
+  amount: string;
+  paid: boolean;
+  partner_user_id: string | null;
+  salutes_ledger_entry_id: number | null;
+  /** Why it was not paid (not linked, no paying partner, the salutes service refused). */
+  reason: string | null;
+}
+
+export interface SalutesRewardInput {
+  amount: string | null;
+  /** The salutes service's idempotency key for this payout. */
+  idempotencyKey: string;
+  /** The salutes ledger reason: messenger_promo or messenger_mission. */
+  reason: string;
+  /** What is paid once per partner user: `promo:<code>` or `mission:<mission_key>`. */
+  rewardKey: string;
+}
+
+export function paySalutes(ctx: AppContext, db: Database, player: PlayerRow, input: SalutesRewardInput): SalutesPayout | null {
+  const { amount, idempotencyKey, reason, rewardKey } = input;
+  if (amount === null || Number(amount) === 0) return null;
+  const partner = ctx.config.messenger.salutesPartner;
+  const unpaid = (why: string): SalutesPayout => ({
+    amount,
+    paid: false,
+    partner_user_id: player.linked_user_id === null ? null : String(player.linked_user_id),
+    salutes_ledger_entry_id: null,
+    reason: why,
+  });
+  if (!partner) return unpaid("MESSENGER_SALUTES_PARTNER is not set");
+  if (player.linked_user_id === null) return unpaid("the player is not linked to a partner user (wallet proof or operator link)");
+  const userId = player.linked_user_id;
+  try {
+    // A savepoint: a refusal by the salutes service rolls back only the payout (and its guard row), and the game
+    // reward stands.
+    const paid = db.transaction(() => {
+      const first = db
+        .query(
+          `INSERT INTO messenger_salutes_rewards (partner, partner_user_id, reward_key, telegram_user_id, amount, paid_at)
+           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (partner, partner_user_id, reward_key) DO NOTHING`,
+        )
+        .run(partner, userId, rewardKey, player.telegram_user_id, amount, ctx.clock.now().toISOString()).changes;
+      if (first === 0) return null;
+      const entry = postEntry(ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
+        user_id: String(userId),
+        amount: Number(amount),
+        reason,
+        source: "messenger",
+      });
+      db.query("UPDATE messenger_salutes_rewards SET salutes_ledger_entry_id = ? WHERE partner = ? AND partner_user_id = ? AND reward_key = ?").run(
+        entry.answer.ledger_entry_id,
+        partner,
+        userId,
+        rewardKey,
+      );
+      return entry;
+    })();
+    // The player behind the earlier payout is another person's account: not named here.
+    if (paid === null)
+      return unpaid(`partner user ${userId} already received the salutes of ${rewardKey} (through another claim); they are paid once per partner user`);
+    const { answer, deliveries } = paid;
+    if (deliveries) ctx.dispatcher.nudge();
+    return { amount, paid: true, partner_user_id: answer.user_id, salutes_ledger_entry_id: answer.ledger_entry_id, reason: null };
+  } catch (err) {
+    if (err instanceof AppError) return unpaid(`the salutes service refused: ${err.code}: ${err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,136 @@
+// Wallet proof: Sign-In-With-Solana. The challenge is a single-use nonce inside a SIWS message (domain, address,
+// statement, nonce, issued-at, expiration); the claim checks the Ed25519 signature of exactly that message by
+// the claimed address, consumes the nonce, and records the proof. A proof is a fact about the wallet, so it is
+// also stamped on partner wallet links holding the address (wallet-link.ts).
+import { createPublicKey, verify } from "node:crypto";
+import bs58 from "bs58";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { observeEvent } from "../games/mission-sources";
+import { getPlayerOrCreate } from "../players";
+import { linkProvenWallet } from "./link";
+
+/** How long a challenge may be signed and sent back. */
+export const CHALLENGE_TTL_SECONDS = 600;
+const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+interface ChallengeRow {
+  nonce: string;
+  telegram_user_id: number;
+  address: string;
+  message: string;
+  issued_at: string;
+  expires_at: string;
+  consumed_at: string | null;
+}
+
+export function siwsMessage(f: {
+  domain: string;
+  address: string;
+  statement: string;
+  uri: string;
+  nonce: string;
+  issuedAt: string;
+  expiresAt: string;
+}): string {
+  return [
+    `${f.domain} wants you to sign in with your Solana account:`,
+    f.address,
+    "",
+    f.statement,
+    "",
+    `URI: ${f.uri}`,
+    "Version: 1",
+    "Chain ID: mainnet",
+    `Nonce: ${f.nonce}`,
+    `Issued At: ${f.issuedAt}`,
+    `Expiration Time: ${f.expiresAt}`,
+  ].join("\n");
+}
+
+/** A 32-byte Ed25519 public key from a base58 address, or null. */
+function publicKeyBytes(address: string): Buffer | null {
+  try {
+    const raw = Buffer.from(bs58.decode(address));
+    return raw.length === 32 ? raw : null;
+  } catch {
+    return null;
+  }
+}
+
+export function issueChallenge(ctx: AppContext, telegramUserId: number, address: string) {
+  if (!publicKeyBytes(address)) {
+    throw new AppError("invalid_payload", "address must be a base58 Solana address (32 bytes)", {
+      details: [{ field: "body.address", problem: "must be a base58 Solana address of 32 bytes" }],
+    });
+  }
+  const db = ctx.db.sqlite;
+  const now = ctx.clock.now();
+  const base = new URL(ctx.config.publicBaseUrl);
+  const nonce = Buffer.from(ctx.rng.bytes(16)).toString("hex");
+  const issuedAt = now.toISOString();
+  const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_SECONDS * 1000).toISOString();
+  const statement = `Link this wallet to Telegram user ${telegramUserId} on ${base.host}.`;
+  const message = siwsMessage({ domain: base.host, address, statement, uri: base.origin, nonce, issuedAt, expiresAt });
+  db.transaction(() => {
+    getPlayerOrCreate(db, telegramUserId, issuedAt);
+    db.query("INSERT INTO messenger_wallet_challenges (nonce, telegram_user_id, address, message, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)").run(
+      nonce,
+      telegramUserId,
+      address,
+      message,
+      issuedAt,
+      expiresAt,
+    );
+  }).immediate();
+  return { challenge: { nonce, address, domain: base.host, statement, message, issued_at: issuedAt, expires_at: expiresAt } };
+}
+
+function signatureValid(address: string, message: string, signature: string): boolean {
+  const key = publicKeyBytes(address);
+  let sig: Uint8Array;
+  try {
+    sig = bs58.decode(signature);
+  } catch {
+    return false;
+  }
+  if (!key || sig.length !== 64) return false;
+  const publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, key]), format: "der", type: "spki" });
+  return verify(null, Buffer.from(message, "utf8"), publicKey, sig);
+}
+
+/** Verifies a signed challenge; on success consumes the nonce, records the wallet and links the player. */
+export function verifyClaim(ctx: AppContext, telegramUserId: number, input: { nonce: string; address: string; message: string; signature: string }) {
+  const db = ctx.db.sqlite;
+  return db
+    .transaction(() => {
+      const now = ctx.clock.now().toISOString();
+      const c = db
+        .query<ChallengeRow, [string, number]>("SELECT * FROM messenger_wallet_challenges WHERE nonce = ? AND telegram_user_id = ?")
+        .get(input.nonce, telegramUserId);
+      if (!c) throw new AppError("wallet_nonce_unknown", "This nonce was not issued to this player");
+      if (c.consumed_at)
+        throw new AppError("wallet_nonce_used", `This challenge was already used at ${c.consumed_at}`, { details: { consumed_at: c.consumed_at } });
+      if (c.expires_at <= now)
+        throw new AppError("wallet_nonce_expired", `This challenge expired at ${c.expires_at}`, { details: { expires_at: c.expires_at } });
+      if (input.address !== c.address || input.message !== c.message) {
+        throw new AppError(
+          "wallet_message_mismatch",
+          input.address !== c.address ? "address is not the one the challenge was issued for" : "message is not the challenge's message, byte for byte",
+        );
+      }
+      if (!signatureValid(c.address, c.message, input.signature)) {
+        throw new AppError("wallet_signature_invalid", "The signature (base58, 64 bytes) does not verify for this message and address");
+      }
+      db.query("UPDATE messenger_wallet_challenges SET consumed_at = ? WHERE nonce = ?").run(now, c.nonce);
+      const known = db.query("SELECT 1 FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?").get(telegramUserId, c.address) !== null;
+      db.query(
+        "INSERT INTO messenger_wallets (telegram_user_id, address, verified_at) VALUES (?1, ?2, ?3) ON CONFLICT (telegram_user_id, address) DO UPDATE SET verified_at = ?3",
+      ).run(telegramUserId, c.address, now);
+      // Proving the same wallet again is not progress: only a wallet new to this player counts.
+      if (!known) observeEvent(db, telegramUserId, "wallet.proof");
+      const link = linkProvenWallet(ctx, db, telegramUserId, c.address, now);
+      return { wallet: { address: c.address, verified_at: now }, linked_user_id: link.linkedUserId, partner_wallet_links_verified: link.partnerLinksVerified };
+    })
+    .immediate();
+}

@@ -1,0 +1,121 @@
+import { Elysia, t } from "elysia";
+import { consolePage, pageDoc, when } from "../../auth/console-kit";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { compileHtml } from "../../http/html";
+import { intQuery } from "../../http/params";
+import { preflightDelta, selectionOf } from "../preflight";
+import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight-anomalies";
+import { currentGuards } from "../preflight-guards";
+
+// GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
+// (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands
+// out (the z-score detector), and every guard value now (secrets only as set/unset and a fingerprint).
+
+const PATH = "/admin/console/preflight";
+const BASE = "/admin/ops/preflight-guards";
+
+const PageQuery = t.Object({
+  day_offset: intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare with the snapshot of this many days ago" }),
+  days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies: the last N days" }),
+});
+
+interface PageData {
+  generatedAt: string;
+  dayOffset: number;
+  days: number;
+  compareDay: string;
+  compareAvailable: boolean;
+  compareTakenAt: string | null;
+  counts: { added: number; removed: number; changed: number; unchanged: number };
+  changes: Array<{ field: string; change: string; badge: string; before: string; after: string }>;
+  evaluated: number;
+  anomalies: Array<{ day: string; series: string; count: number; mean: string; z: string }>;
+  guards: Array<{ field: string; value: string; fingerprint: string; secret: boolean }>;
+  exports: Array<readonly [string, string]>;
+}
+
+const body = compileHtml<PageData>(
+  "console-preflight",
+  `<h1>Preflight guards</h1>
+<p class="lead">As of <%= it.generatedAt %>; all times UTC. The configuration and artifacts that decide how Herald behaves, snapshotted daily: what changed, and when the changes were unusual.</p>
+<form method="get" action="${PATH}" id="compare" class="filters"><label>Compare with <input type="number" name="day_offset" min="1" max="30" value="<%= it.dayOffset %>"> days ago</label> <label>Anomalies over <input type="number" name="days" min="1" max="90" value="<%= it.days %>"> days</label> <button type="submit" id="apply">Show</button></form>
+<section id="delta"><h2>Changes since <%= it.compareDay %></h2>
+<% if (!it.compareAvailable) { %><p class="muted" id="delta-unavailable">No snapshot was taken on <%= it.compareDay %>: nothing to compare with (the preflight-snapshot job takes one a day).</p><% } else { %>
+<section class="summary <%= it.changes.length ? "attention" : "ready" %>"><p id="delta-counts"><%= it.counts.changed %> changed, <%= it.counts.added %> added, <%= it.counts.removed %> removed, <%= it.counts.unchanged %> unchanged against the snapshot taken <%= it.compareTakenAt %>.</p></section>
+<% if (it.changes.length) { %><table class="data" id="change-rows"><thead><tr><th>Field</th><th>Change</th><th>Before</th><th>Now</th></tr></thead><tbody>
+<% for (const c of it.changes) { %><tr><td data-label="Field"><code><%= c.field %></code></td><td data-label="Change"><span class="badge <%= c.badge %>"><%= c.change %></span></td><td data-label="Before"><code><%= c.before %></code></td><td data-label="Now"><code><%= c.after %></code></td></tr>
+<% } %></tbody></table><% } %><% } %></section>
+<section id="anomalies"><h2>Unusual days</h2>
+<p class="muted"><%= it.evaluated %> day-series evaluated over the last <%= it.days %> days; a day is unusual when its number of changes is far above the days before it (z-score).</p>
+<% if (it.anomalies.length === 0) { %><p class="muted" id="anomalies-none">None.</p><% } else { %><table class="data" id="anomaly-rows"><thead><tr><th>Day</th><th>Series</th><th>Changes</th><th>Usual</th><th>z</th></tr></thead><tbody>
+<% for (const a of it.anomalies) { %><tr><td data-label="Day"><%= a.day %></td><td data-label="Series"><code><%= a.series %></code></td><td data-label="Changes"><%= a.count %></td><td data-label="Usual"><%= a.mean %></td><td data-label="z"><%= a.z %></td></tr>
+<% } %></tbody></table><% } %></section>
+<section id="guards"><h2>Every guard now</h2>
+<table class="data" id="guard-rows"><thead><tr><th>Field</th><th>Value</th><th>Fingerprint</th></tr></thead><tbody>
+<% for (const g of it.guards) { %><tr><td data-label="Field"><code><%= g.field %></code></td><td data-label="Value"><% if (g.secret) { %><span class="badge">secret</span> <% } %><code><%= g.value %></code></td><td data-label="Fingerprint"><code><%= g.fingerprint %></code></td></tr>
+<% } %></tbody></table></section>
+<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
+);
+
+const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", removed: "bad" };
+
+export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:console-preflight" }).use(guards.operator.plugin).get(
+    PATH,
+    ({ operator, query }) => {
+      const dayOffset = query.day_offset ?? 1;
+      const days = query.days ?? ANOMALY_DEFAULTS.days;
+      const sel = selectionOf(ctx, {});
+      const d = preflightDelta(ctx, dayOffset, sel);
+      const a = preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
+      const q = `day_offset=${dayOffset}`;
+      return consolePage(
+        operator,
+        "Preflight guards",
+        PATH,
+        body({
+          generatedAt: when(ctx.clock.now().toISOString())!,
+          dayOffset,
+          days,
+          compareDay: d.compare_day,
+          compareAvailable: d.compare_available,
+          compareTakenAt: when(d.compare_taken_at),
+          counts: d.counts,
+          changes: d.changes.map((c) => ({
+            field: `${c.section}.${c.field}`,
+            change: c.change,
+            badge: CHANGE_BADGE[c.change] ?? "",
+            before: c.before ?? "–",
+            after: c.after ?? "–",
+          })),
+          evaluated: a.evaluated,
+          anomalies: a.anomalies.map((e) => ({
+            day: e.day,
+            series: e.series,
+            count: e.count,
+            mean: e.baseline_mean === null ? "–" : String(e.baseline_mean),
+            z: e.z === null ? "∞" : String(e.z),
+          })),
+          guards: currentGuards(ctx).map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
+          exports: [
+            ["Guards now (JSON)", `${BASE}.json`],
+            ["Guards now (CSV)", `${BASE}/export.csv`],
+            ["Delta (JSON)", `${BASE}/delta.json?${q}`],
+            ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
+            ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
+            ["History per day (JSON)", `${BASE}/history.json`],
+            ["History per day (CSV)", `${BASE}/history.csv`],
+            ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
+            ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
+          ],
+        }),
+      );
+    },
+    {
+      operator: "page",
+      query: PageQuery,
+      detail: pageDoc("Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), every guard value now, exports", PATH),
+    },
+  );
+}

@@ -1,0 +1,68 @@
+import type { AppContext } from "../../context";
+import type { CheckBase } from "./types";
+import type { StatusPolicy } from "./policy";
+
+// audit_anomalies: the latest complete audit run (docs/transparency.md). warn when that run is warn or bad,
+// never bad: anomalies in published data are for people to look at, and the engine counts this warn in the
+// overall only when the policy says audit_anomalies_warn_degrades (src/status/checks/engine.ts overallOf).
+
+export interface AuditAnomaliesCheck extends CheckBase {
+  configured: boolean;
+  note: "not_configured" | null;
+  latest_run: number | null;
+  run_label: string | null;
+  run_overall: "ok" | "warn" | "bad" | null;
+  signatures_with_anomalies: number | null;
+  rows_total: number | null;
+  warn_degrades: boolean;
+  proof_url: string;
+}
+
+interface LatestRun {
+  run: number;
+  label: string;
+  overall: "ok" | "warn" | "bad";
+  rows_total: number;
+  signatures_with_anomalies: number;
+}
+
+/**
+ * The newest complete audit run: a read model over the transparency domain's audit_runs (the same row as its
+ * latestAuditVerdict), read here rather than imported, because the transparency reports publish this
+ * domain's uptime — importing transparency would tie the two domains in a cycle. Allow-listed with this reason
+ * in test/conventions/layering.test.ts.
+ */
+function latestCompleteRun(ctx: AppContext): LatestRun | null {
+  const row = ctx.db.sqlite
+    .query("SELECT id, label, overall, rows_total, signatures_with_anomalies FROM audit_runs WHERE is_complete = 1 ORDER BY id DESC LIMIT 1")
+    .get() as { id: number; label: string; overall: LatestRun["overall"] | null; rows_total: number; signatures_with_anomalies: number } | null;
+  return row
+    ? { run: row.id, label: row.label, overall: row.overall ?? "ok", rows_total: row.rows_total, signatures_with_anomalies: row.signatures_with_anomalies }
+    : null;
+}
+
+export function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy): AuditAnomaliesCheck {
+  const configured = ctx.chain.configured;
+  const run = latestCompleteRun(ctx);
+  const base = {
+    configured,
+    latest_run: run?.run ?? null,
+    run_label: run?.label ?? null,
+    run_overall: run?.overall ?? null,
+    signatures_with_anomalies: run?.signatures_with_anomalies ?? null,
+    rows_total: run?.rows_total ?? null,
+    warn_degrades: policy.audit_anomalies_warn_degrades,
+    proof_url: run ? `/transparency/audit-anomalies/summary.json?run=${run.run}` : "/transparency/audit-anomalies/summary.json",
+  };
+  if (!configured)
+    return {
+      status: policy.checks.freshness.not_configured,
+      summary: "not configured: TOKEN_MINT is not set, nothing to audit",
+      note: "not_configured",
+      ...base,
+    };
+  if (!run) return { status: "ok", summary: "no complete audit run yet", note: null, ...base };
+  const status = run.overall === "ok" ? "ok" : "warn";
+  const summary = `audit run ${run.run} (${run.label}): ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous, overall ${run.overall}`;
+  return { status, summary, note: null, ...base };
+}

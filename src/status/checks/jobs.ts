@@ -1,0 +1,86 @@
+import { Cron } from "croner";
+import type { AppContext } from "../../context";
+import { levelAtLeast, type CheckBase } from "./types";
+import type { StatusPolicy } from "./policy";
+
+export interface JobEntry {
+  name: string;
+  enabled: boolean;
+  /** A quiet job leaves no row when idle, so it is never judged stale. */
+  quiet_when_idle: boolean;
+  interval_seconds: number | null;
+  last_run: { started_at: string; finished_at: string | null; ok: boolean | null; error: string | null } | null;
+  /** The latest finished run's outcome; null = never finished a run. */
+  ok: boolean | null;
+  stale: boolean;
+}
+
+export interface JobsCheck extends CheckBase {
+  scheduler_expected: boolean;
+  failing_count: number;
+  stale_count: number;
+  jobs: JobEntry[];
+}
+
+/** Seconds between a pattern's next two runs after `from`: its typical interval (null if it never fires again). */
+export function intervalSeconds(pattern: string, from: Date): number | null {
+  const cron = new Cron(pattern, { paused: true });
+  try {
+    const [a, b] = cron.nextRuns(2, from);
+    return a && b ? Math.round((b.getTime() - a.getTime()) / 1000) : null;
+  } finally {
+    cron.stop();
+  }
+}
+
+/**
+ * A job is stale when it should be running (jobs enabled in config, the job not disabled, not a quiet job)
+ * and neither its latest run nor this process's start is within stale_factor × its interval (never less
+ * than min_stale_minutes). Counting from the start means a fresh deploy is not "stale" before a job's first
+ * tick. With JOBS_ENABLED=0 no job is expected to run, so none is stale.
+ */
+function entryOf(ctx: AppContext, policy: StatusPolicy, job: ReturnType<AppContext["jobs"]["list"]>[number]): JobEntry {
+  const p = policy.checks.jobs;
+  const now = ctx.clock.now();
+  const quiet = ctx.jobs.isQuietWhenIdle(job.name);
+  const interval = intervalSeconds(job.pattern, now);
+  const expected = ctx.config.jobsEnabled && job.enabled && !quiet && interval !== null;
+  const lastStart = job.last_run ? Date.parse(job.last_run.started_at) : 0;
+  const since = Math.max(lastStart, ctx.startedAt.getTime());
+  const limitMs = Math.max((interval ?? 0) * 1000 * p.stale_factor, p.min_stale_minutes * 60_000);
+  const last = job.last_run;
+  return {
+    name: job.name,
+    enabled: job.enabled,
+    quiet_when_idle: quiet,
+    interval_seconds: interval,
+    // Public: the error's first 200 characters are enough to recognise it (chain errors are URL-redacted at source).
+    last_run: last ? { started_at: last.started_at, finished_at: last.finished_at, ok: last.ok, error: last.error?.slice(0, 200) ?? null } : null,
+    ok: last?.ok ?? null,
+    stale: expected && now.getTime() - since > limitMs,
+  };
+}
+
+export function jobsCheck(ctx: AppContext, policy: StatusPolicy): JobsCheck {
+  const p = policy.checks.jobs;
+  const jobs = ctx.jobs
+    .list()
+    .map((j) => entryOf(ctx, policy, j))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const failing = jobs.filter((j) => j.ok === false);
+  const stale = jobs.filter((j) => j.stale);
+  const troubled = new Set([...failing, ...stale].map((j) => j.name));
+  const status = levelAtLeast(troubled.size, p.warn_at, p.bad_at);
+  const parts: string[] = [];
+  if (failing.length) parts.push(`last run failed: ${failing.map((j) => j.name).join(", ")}`);
+  if (stale.length) parts.push(`stale: ${stale.map((j) => j.name).join(", ")}`);
+  if (!ctx.config.jobsEnabled) parts.push("jobs are not scheduled in this process (JOBS_ENABLED=0)");
+  return {
+    status,
+    summary: parts.length ? parts.join("; ") : `${jobs.length} jobs, none failing or stale`,
+    scheduler_expected: ctx.config.jobsEnabled,
+    failing_count: failing.length,
+    stale_count: stale.length,
+    jobs,
+  };
+}

@@ -1,0 +1,94 @@
+import type { AppContext } from "../../context";
+import { levelAtLeast, round2, worst, type CheckBase } from "./types";
+import type { StatusPolicy } from "./policy";
+
+// Jobs reliability from job_runs. Only finished runs (ok is not null) that started inside the window count;
+// a run still in progress (the status-snapshot run evaluating this very check) is not judged yet.
+//
+// - current success streak of a job: its successful runs since its latest failure in the window (all of its
+//   runs when none failed); avg_success_streak is the mean over the jobs (each job weighs the same).
+// - a failure episode: a maximal sequence of consecutive failed runs of one job. It is recovered when a
+//   success follows; its repair time runs from the first failure's finished_at (when the failure was
+//   known) to the next success's finished_at (when the job worked again). avg_mttr_minutes is the mean
+//   over every recovered episode of every job; jobs_with_mttr_samples counts the jobs that had one.
+// - unresolved_failure_jobs: jobs whose latest run in the window failed.
+
+export interface RunRow {
+  name: string;
+  finished_at: string;
+  ok: boolean;
+}
+
+export interface ReliabilityNumbers {
+  window_days: number;
+  job_count: number;
+  runs_considered: number;
+  avg_success_streak: number;
+  avg_mttr_minutes: number | null;
+  jobs_with_mttr_samples: number;
+  unresolved_failure_jobs: number;
+  unresolved_jobs: string[];
+}
+
+interface JobTally {
+  streak: number;
+  failingSince: string | null;
+  repairsMinutes: number[];
+}
+
+/** Runs must be ordered by job, then by start time (the order they happened in). */
+export function reliabilityOf(runs: readonly RunRow[], windowDays: number): ReliabilityNumbers {
+  const jobs = new Map<string, JobTally>();
+  for (const r of runs) {
+    let j = jobs.get(r.name);
+    if (!j) jobs.set(r.name, (j = { streak: 0, failingSince: null, repairsMinutes: [] }));
+    if (r.ok) {
+      j.streak++;
+      if (j.failingSince !== null) {
+        j.repairsMinutes.push((Date.parse(r.finished_at) - Date.parse(j.failingSince)) / 60_000);
+        j.failingSince = null;
+      }
+    } else {
+      j.streak = 0;
+      j.failingSince ??= r.finished_at;
+    }
+  }
+  const tallies = [...jobs.values()];
+  const repairs = tallies.flatMap((j) => j.repairsMinutes);
+  const unresolved = [...jobs.entries()]
+    .filter(([, j]) => j.failingSince !== null)
+    .map(([name]) => name)
+    .sort();
+  return {
+    window_days: windowDays,
+    job_count: jobs.size,
+    runs_considered: runs.length,
+    avg_success_streak: tallies.length ? round2(tallies.reduce((s, j) => s + j.streak, 0) / tallies.length) : 0,
+    avg_mttr_minutes: repairs.length ? round2(repairs.reduce((s, m) => s + m, 0) / repairs.length) : null,
+    jobs_with_mttr_samples: tallies.filter((j) => j.repairsMinutes.length > 0).length,
+    unresolved_failure_jobs: unresolved.length,
+    unresolved_jobs: unresolved,
+  };
+}
+
+export type ReliabilityCheck = CheckBase & ReliabilityNumbers;
+
+export function reliabilityCheck(ctx: AppContext, policy: StatusPolicy): ReliabilityCheck {
+  const p = policy.checks.reliability;
+  const since = new Date(ctx.clock.now().getTime() - p.window_days * 86_400_000).toISOString();
+  // job_runs_started_idx serves the range; the sort is in memory over the window's runs.
+  const rows = ctx.db.sqlite
+    .query("SELECT name, finished_at, ok FROM job_runs WHERE started_at >= ? AND ok IS NOT NULL ORDER BY name, started_at, id")
+    .values(since) as Array<[string, string | null, number]>;
+  const runs = rows.map(([name, finished_at, ok]) => ({ name, finished_at: finished_at ?? since, ok: ok === 1 }));
+  const n = reliabilityOf(runs, p.window_days);
+  const failing = levelAtLeast(n.unresolved_failure_jobs, p.unresolved_failure_jobs_warn, p.unresolved_failure_jobs_bad);
+  const slow = p.avg_mttr_minutes_warn > 0 && n.avg_mttr_minutes !== null && n.avg_mttr_minutes > p.avg_mttr_minutes_warn ? "warn" : "ok";
+  const status = worst([failing, slow]);
+  const parts = [
+    `${n.job_count} jobs, ${n.runs_considered} runs in ${p.window_days} d`,
+    n.unresolved_failure_jobs ? `latest run failed: ${n.unresolved_jobs.join(", ")}` : "no job's latest run failed",
+    n.avg_mttr_minutes === null ? "no recoveries to time" : `mean time to recovery ${n.avg_mttr_minutes} min`,
+  ];
+  return { status, summary: parts.join("; "), ...n };
+}

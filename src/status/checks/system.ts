@@ -1,0 +1,93 @@
+import type { AppContext } from "../../context";
+import { migrationStatus } from "../../db/migrate";
+import { deliveryHealth } from "../../webhooks/service";
+import { levelAtLeast, round2, worst, type CheckBase } from "./types";
+import type { StatusPolicy } from "./policy";
+
+export interface DatabaseCheck extends CheckBase {
+  writable: boolean;
+  migrations_applied: number;
+  migrations_total: number;
+  migrations_current: boolean;
+  error: string | null;
+}
+
+/** The database answers and takes the write lock (BEGIN IMMEDIATE, rolled back: nothing is written). */
+export function databaseCheck(ctx: AppContext, policy: StatusPolicy): DatabaseCheck {
+  let writable = false;
+  let error: string | null = null;
+  try {
+    ctx.db.sqlite.query("SELECT 1").get();
+    ctx.db.sqlite.exec("BEGIN IMMEDIATE");
+    ctx.db.sqlite.exec("ROLLBACK");
+    writable = true;
+  } catch (err) {
+    // The engine's message (e.g. "database is locked"), never a path or SQL of ours.
+    error = (err as Error).message.slice(0, 200);
+  }
+  let m = { applied: 0, total: 0, current: false };
+  try {
+    m = migrationStatus(ctx.db);
+  } catch (err) {
+    error ??= (err as Error).message.slice(0, 200);
+  }
+  const status = worst([writable ? "ok" : "bad", m.current ? "ok" : policy.checks.database.migrations_behind]);
+  const summary = !writable ? `not writable: ${error}` : m.current ? "writable, migrations current" : `migrations behind: ${m.applied}/${m.total} applied`;
+  return { status, summary, writable, migrations_applied: m.applied, migrations_total: m.total, migrations_current: m.current, error };
+}
+
+export interface WebhooksCheck extends CheckBase {
+  dead_letter_events: number;
+  failed_events: number;
+  pending_events: number;
+  delivered_events: number;
+}
+
+/** Delivery backlog (queued + processing) and dead letters over every partner: the operator's view. */
+export function webhooksCheck(ctx: AppContext, policy: StatusPolicy): WebhooksCheck {
+  const p = policy.checks.webhooks;
+  const h = deliveryHealth(ctx, null);
+  const backlog = levelAtLeast(h.pending_events, p.backlog_warn, p.backlog_bad);
+  const dead = levelAtLeast(h.dead_letter_events, p.dead_letters_warn, p.dead_letters_bad);
+  const summary = `${h.pending_events} pending, ${h.failed_events} retrying, ${h.dead_letter_events} dead-lettered, ${h.delivered_events} delivered`;
+  return { status: worst([backlog, dead]), summary, ...h };
+}
+
+export interface RequestErrorsCheck extends CheckBase {
+  window_minutes: number;
+  total_requests: number;
+  server_errors: number;
+  client_errors: number;
+  error_rate_pct: number | null;
+  /** false when fewer than min_requests arrived: a handful of requests says nothing about a rate. */
+  judged: boolean;
+}
+
+/**
+ * Share of requests answered 5xx over the last window_minutes of the request log. 4xx are the caller's
+ * mistakes (counted, not judged); health probes are not in the log.
+ */
+export function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy): RequestErrorsCheck {
+  const p = policy.checks.request_errors;
+  ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
+  const since = new Date(ctx.clock.now().getTime() - p.window_minutes * 60_000).toISOString();
+  const row = ctx.db.sqlite
+    .query(
+      "SELECT count(*) AS total, coalesce(sum(status >= 500), 0) AS server, coalesce(sum(status >= 400 AND status < 500), 0) AS client FROM request_log WHERE at > ?",
+    )
+    .get(since) as { total: number; server: number; client: number };
+  const rate = row.total ? round2((row.server / row.total) * 100) : null;
+  const judged = row.total >= Math.max(1, p.min_requests);
+  const status = judged && rate !== null ? levelAtLeast(rate, p.error_rate_warn_pct, p.error_rate_bad_pct) : "ok";
+  const summary = `${row.server} of ${row.total} requests failed with 5xx in ${p.window_minutes} min${judged ? "" : ` (not judged below ${p.min_requests} requests)`}`;
+  return {
+    status,
+    summary,
+    window_minutes: p.window_minutes,
+    total_requests: row.total,
+    server_errors: row.server,
+    client_errors: row.client,
+    error_rate_pct: rate,
+    judged,
+  };
+}

@@ -1,0 +1,187 @@
+import type { Database } from "bun:sqlite";
+import type { AppContext } from "../../context";
+import { isWorse, type Level } from "../checks/types";
+import { componentsOfChecks, type ComponentId } from "../components";
+
+// Incidents of both sources, in one table and one id space (src/status/tables.ts).
+//
+// Automatic incidents follow the snapshots: a transition from ok into warn or bad opens one; further degraded
+// snapshots update it (severity = the worst overall seen, never lowered; every check that was degraded is
+// kept with its worst status); the first ok snapshot closes it. At most one automatic incident is open at a
+// time. Maintenance does not suppress incidents — what happened is published either way; it only leaves
+// uptime. Operator incidents (src/status/incidents/operator.ts) are written and resolved by people; they never
+// touch the automatic one, and the automatic logic never touches them.
+
+export type IncidentState = "investigating" | "identified" | "monitoring" | "resolved";
+export const INCIDENT_STATES: readonly IncidentState[] = ["investigating", "identified", "monitoring", "resolved"];
+
+export interface IncidentRow {
+  id: number;
+  source: "automatic" | "operator";
+  started_at: string;
+  ended_at: string | null;
+  severity: "warn" | "bad";
+  current_severity: "warn" | "bad";
+  checks: string;
+  summary: string;
+  opened_snapshot_id: number | null;
+  closed_snapshot_id: number | null;
+  updated_at: string;
+  title: string | null;
+  state: IncidentState | null;
+  components: string | null;
+  created_by: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+}
+
+export interface UpdateRow {
+  id: number;
+  incident_id: number;
+  state: IncidentState;
+  message: string;
+  severity: "warn" | "bad" | null;
+  created_at: string;
+}
+
+export interface TransitionInput {
+  snapshotId: number;
+  at: string;
+  overall: Level;
+  degraded: Record<string, Level>;
+  reasons: Record<string, string>;
+}
+
+/** `changed`: whether what a reader sees moved (an "updated" that only touched updated_at is not news). */
+export type Transition = { action: "none" | "opened" | "updated" | "closed"; incident_id: number | null; changed: boolean };
+
+const OPEN_AUTOMATIC = "SELECT * FROM status_incidents WHERE ended_at IS NULL AND source = 'automatic' ORDER BY id DESC LIMIT 1";
+
+/** Must run inside the snapshot's transaction. */
+export function applyIncidentTransition(sqlite: Database, s: TransitionInput): Transition {
+  const open = sqlite.query(OPEN_AUTOMATIC).get() as IncidentRow | null;
+  if (s.overall === "ok") {
+    if (!open) return { action: "none", incident_id: null, changed: false };
+    sqlite.query("UPDATE status_incidents SET ended_at = ?, closed_snapshot_id = ?, updated_at = ? WHERE id = ?").run(s.at, s.snapshotId, s.at, open.id);
+    return { action: "closed", incident_id: open.id, changed: true };
+  }
+  const severity = s.overall;
+  if (!open) {
+    const { id } = sqlite
+      .query(
+        "INSERT INTO status_incidents (source, started_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES ('automatic', ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      )
+      .get(s.at, severity, severity, JSON.stringify(s.degraded), JSON.stringify(s.reasons), s.snapshotId, s.at) as { id: number };
+    return { action: "opened", incident_id: id, changed: true };
+  }
+  const before = JSON.parse(open.checks) as Record<string, Level>;
+  const checks = { ...before };
+  for (const [name, level] of Object.entries(s.degraded)) if (!checks[name] || isWorse(level, checks[name]!)) checks[name] = level;
+  // A check newly involved gets its first reason; a check already named keeps the one that explains its start.
+  const summary = { ...s.reasons, ...(JSON.parse(open.summary) as Record<string, string>) };
+  const peak = isWorse(severity, open.severity) ? severity : open.severity;
+  const checksJson = JSON.stringify(checks);
+  sqlite
+    .query("UPDATE status_incidents SET severity = ?, current_severity = ?, checks = ?, summary = ?, updated_at = ? WHERE id = ?")
+    .run(peak, severity, checksJson, JSON.stringify(summary), s.at, open.id);
+  const changed = peak !== open.severity || severity !== open.current_severity || checksJson !== JSON.stringify(before);
+  return { action: "updated", incident_id: open.id, changed };
+}
+
+export interface IncidentUpdateView {
+  id: number;
+  state: IncidentState;
+  message: string;
+  severity: "warn" | "bad" | null;
+  created_at: string;
+}
+
+export interface IncidentView {
+  id: number;
+  source: "automatic" | "operator";
+  title: string;
+  started_at: string;
+  ended_at: string | null;
+  severity: "warn" | "bad";
+  current_severity: "warn" | "bad" | null;
+  status: "open" | "resolved";
+  /** Operator incidents: the state of the latest update. Automatic ones: null (the checks open and close them). */
+  state: IncidentState | null;
+  duration_minutes: number;
+  checks: Record<string, Level>;
+  summary: Record<string, string>;
+  components: ComponentId[];
+  /** Operator incidents: every update, newest first. Automatic ones: none. */
+  updates: IncidentUpdateView[];
+  updated_at: string;
+}
+
+/** "Outage: database" / "Degraded service: jobs, reliability": an automatic incident's headline. */
+function automaticTitle(severity: "warn" | "bad", checks: Record<string, Level>): string {
+  const names = Object.keys(checks);
+  return `${severity === "bad" ? "Outage" : "Degraded service"}: ${names.length ? names.join(", ") : "overall"}`;
+}
+
+export function incidentView(r: IncidentRow, updates: readonly UpdateRow[], now: Date): IncidentView {
+  const end = r.ended_at ? Date.parse(r.ended_at) : now.getTime();
+  const checks = JSON.parse(r.checks) as Record<string, Level>;
+  const operator = r.source === "operator";
+  return {
+    id: r.id,
+    source: r.source,
+    title: operator ? (r.title ?? "") : automaticTitle(r.severity, checks),
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    severity: r.severity,
+    current_severity: r.ended_at ? null : r.current_severity,
+    status: r.ended_at ? "resolved" : "open",
+    state: operator ? r.state : null,
+    duration_minutes: Math.round(((end - Date.parse(r.started_at)) / 60_000) * 100) / 100,
+    checks,
+    summary: JSON.parse(r.summary) as Record<string, string>,
+    components: operator ? (JSON.parse(r.components ?? "[]") as ComponentId[]) : componentsOfChecks(Object.keys(checks)),
+    updates: updates
+      .filter((u) => u.incident_id === r.id)
+      .sort((a, b) => b.id - a.id)
+      .map((u) => ({ id: u.id, state: u.state, message: u.message, severity: u.severity, created_at: u.created_at })),
+    updated_at: r.updated_at,
+  };
+}
+
+/** The updates of these incidents (operator ones have any), read in one query. */
+export function updatesOf(sqlite: Database, rows: readonly IncidentRow[]): UpdateRow[] {
+  const ids = rows.filter((r) => r.source === "operator").map((r) => r.id);
+  if (ids.length === 0) return [];
+  return sqlite
+    .query(
+      `SELECT id, incident_id, state, message, severity, created_at FROM status_incident_updates WHERE incident_id IN (${ids.map(() => "?").join(",")}) ORDER BY id`,
+    )
+    .all(...ids) as UpdateRow[];
+}
+
+export const viewsOf = (sqlite: Database, rows: readonly IncidentRow[], now: Date): IncidentView[] => {
+  const updates = updatesOf(sqlite, rows);
+  return rows.map((r) => incidentView(r, updates, now));
+};
+
+/** Incidents of both sources that overlap the last `hours` (open ones always do), newest first. */
+export function listIncidents(ctx: AppContext, hours: number, limit: number) {
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - hours * 3_600_000).toISOString();
+  const rows = ctx.db.sqlite
+    .query("SELECT * FROM status_incidents WHERE ended_at IS NULL OR ended_at > ? ORDER BY started_at DESC, id DESC LIMIT ?")
+    .all(since, limit) as IncidentRow[];
+  return { hours, limit, window: { start_utc: since, end_utc: now.toISOString() }, count: rows.length, incidents: viewsOf(ctx.db.sqlite, rows, now) };
+}
+
+/** Every open incident of both sources, newest first. */
+export function openIncidents(ctx: AppContext): IncidentView[] {
+  const rows = ctx.db.sqlite.query("SELECT * FROM status_incidents WHERE ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 50").all() as IncidentRow[];
+  return viewsOf(ctx.db.sqlite, rows, ctx.clock.now());
+}
+
+/** One incident by id, or null. */
+export function findIncident(sqlite: Database, id: number, now: Date): IncidentView | null {
+  const row = sqlite.query("SELECT * FROM status_incidents WHERE id = ?").get(id) as IncidentRow | null;
+  return row ? viewsOf(sqlite, [row], now)[0]! : null;
+}

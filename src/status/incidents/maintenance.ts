@@ -1,0 +1,127 @@
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import { writeAudit } from "../../auth/audit";
+import type { AppContext } from "../../context";
+import { NotFoundError, ValidationError } from "../../http/errors";
+import { pageOf, type PageRequest } from "../../http/pagination";
+
+// Admin-defined maintenance windows. Time inside one is left out of uptime by default (policy
+// exclude_maintenance_default; ?exclude_maintenance= overrides per request). A window may not start more than
+// MAX_BACKDATE_MINUTES in the past: maintenance declared after the fact would let an outage be rewritten
+// out of the published uptime. Every create and delete writes an admin_audit row in the same transaction.
+
+export const MAX_BACKDATE_MINUTES = 5;
+export const MAX_WINDOW_DAYS = 14;
+
+interface WindowRow {
+  id: number;
+  starts_at: string;
+  ends_at: string;
+  title: string;
+  description: string | null;
+  created_by: string;
+  created_at: string;
+}
+
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+const phaseOf = (r: WindowRow, nowIso: string) => (r.starts_at > nowIso ? "scheduled" : r.ends_at > nowIso ? "active" : "completed");
+
+export const publicWindowView = (r: WindowRow, nowIso: string) => ({
+  id: r.id,
+  starts_at: r.starts_at,
+  ends_at: r.ends_at,
+  title: r.title,
+  description: r.description,
+  phase: phaseOf(r, nowIso) as "scheduled" | "active" | "completed",
+});
+
+const adminWindowView = (r: WindowRow, nowIso: string) => ({ ...publicWindowView(r, nowIso), created_by: r.created_by, created_at: r.created_at });
+
+function isoOrThrow(field: string, v: string): string {
+  const ms = Date.parse(v);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms))
+    throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z`, [{ field, problem: "must be an ISO 8601 time" }]);
+  return new Date(ms).toISOString();
+}
+
+export function listMaintenance(ctx: AppContext, page: PageRequest) {
+  const rows = ctx.db.sqlite
+    .query("SELECT * FROM status_maintenance_windows WHERE (?1 IS NULL OR id < ?1) ORDER BY id DESC LIMIT ?2 OFFSET ?3")
+    .all(page.after, page.limit + 1, page.offset) as WindowRow[];
+  const p = pageOf(rows, page, (r) => r.id);
+  const now = ctx.clock.now().toISOString();
+  return { ...p, items: p.items.map((r) => adminWindowView(r, now)) };
+}
+
+export function createMaintenance(ctx: AppContext, admin: AdminRequest, input: { starts_at: string; ends_at: string; title: string; description?: string }) {
+  const starts = isoOrThrow("starts_at", input.starts_at);
+  const ends = isoOrThrow("ends_at", input.ends_at);
+  const now = ctx.clock.now();
+  if (ends <= starts) throw new ValidationError("ends_at must be after starts_at", [{ field: "ends_at", problem: "must be after starts_at" }]);
+  if (Date.parse(starts) < now.getTime() - MAX_BACKDATE_MINUTES * 60_000) {
+    throw new ValidationError(`starts_at may be at most ${MAX_BACKDATE_MINUTES} minutes in the past: uptime history is not rewritten after the fact`, [
+      { field: "starts_at", problem: `must be at most ${MAX_BACKDATE_MINUTES} minutes in the past` },
+    ]);
+  }
+  if (Date.parse(ends) - Date.parse(starts) > MAX_WINDOW_DAYS * 86_400_000) {
+    throw new ValidationError(`a maintenance window lasts at most ${MAX_WINDOW_DAYS} days`, [
+      { field: "ends_at", problem: `must be within ${MAX_WINDOW_DAYS} days of starts_at` },
+    ]);
+  }
+  const nowIso = now.toISOString();
+  return ctx.db.sqlite.transaction(() => {
+    const row = ctx.db.sqlite
+      .query("INSERT INTO status_maintenance_windows (starts_at, ends_at, title, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *")
+      .get(starts, ends, input.title, input.description ?? null, actorLabel(admin.actor), nowIso) as WindowRow;
+    writeAudit(ctx.db.sqlite, {
+      at: nowIso,
+      actor: admin.actor,
+      action: "status.maintenance.create",
+      target: String(row.id),
+      details: { starts_at: starts, ends_at: ends, title: input.title },
+      requestId: admin.requestId,
+    });
+    return adminWindowView(row, nowIso);
+  })();
+}
+
+export function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: number) {
+  const nowIso = ctx.clock.now().toISOString();
+  return ctx.db.sqlite.transaction(() => {
+    const row = ctx.db.sqlite.query("DELETE FROM status_maintenance_windows WHERE id = ? RETURNING *").get(id) as WindowRow | null;
+    if (!row) throw new NotFoundError("maintenance window", id);
+    // The audit row keeps the whole window: the table forgets it, the record does not.
+    writeAudit(ctx.db.sqlite, {
+      at: nowIso,
+      actor: admin.actor,
+      action: "status.maintenance.delete",
+      target: String(id),
+      details: { ...row },
+      requestId: admin.requestId,
+    });
+    return adminWindowView(row, nowIso);
+  })();
+}
+
+/** Windows overlapping [startIso, endIso), oldest first (served by status_maintenance_starts_idx). */
+export function windowsOverlapping(ctx: AppContext, startIso: string, endIso: string): WindowRow[] {
+  return ctx.db.sqlite
+    .query("SELECT * FROM status_maintenance_windows WHERE starts_at < ? AND ends_at > ? ORDER BY starts_at, id")
+    .all(endIso, startIso) as WindowRow[];
+}
+
+export const intervalsOf = (rows: WindowRow[]): Interval[] => rows.map((r) => ({ start: Date.parse(r.starts_at), end: Date.parse(r.ends_at) }));
+
+/** What the public sees: the window in progress and those starting within the next 14 days. */
+export function maintenanceSummary(ctx: AppContext) {
+  const now = ctx.clock.now();
+  const nowIso = now.toISOString();
+  const horizon = new Date(now.getTime() + 14 * 86_400_000).toISOString();
+  const rows = windowsOverlapping(ctx, nowIso, horizon);
+  const views = rows.map((r) => publicWindowView(r, nowIso));
+  return { active: views.some((v) => v.phase === "active"), windows: views };
+}

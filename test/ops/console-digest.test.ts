@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { PNG } from "pngjs";
+import type { RequestLogEntry } from "../../src/http/request-log";
+import { createTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { createAdminToken } from "../support/partner";
+
+// The console's 403 digest page over real traffic written through the request log: the spike is a finding
+// with its reason, the chart is the digest's PNG (opened with the session), a rule added by the form hides the
+// scanner and is audited, ending it brings the finding back; forms refuse a missing or wrong CSRF token.
+
+const NOW = "2026-02-01T12:30:00.000Z";
+const PAGE = "/admin/console/403-digest";
+let h: TestApp;
+let token = "";
+afterEach(() => h?.close());
+
+function entries(at: string, route: string, status: number, key: string | null, ip: string, n: number): RequestLogEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    at,
+    method: "GET",
+    route,
+    status,
+    latencyUs: 100,
+    partnerKeyId: key,
+    clientIp: ip,
+    requestId: `r_${at}_${i}`,
+    errorCode: null,
+  }));
+}
+
+function seed() {
+  h = createTestApp({ clock: new FakeClock(NOW) });
+  token = createAdminToken(h, "ops");
+  const nowHour = Date.parse("2026-02-01T12:00:00.000Z");
+  const at = (back: number) => new Date(nowHour - back * 3_600_000 + 300_000).toISOString();
+  for (let back = 48; back >= 0; back--) {
+    for (const r of [
+      ...entries(at(back), "/api/partner/users/:id", 403, "hk_a", "198.51.100.7", 1),
+      ...entries(at(back), "/api/status", 200, null, "192.0.2.8", 4),
+    ])
+      h.ctx.requestLog.record(r);
+  }
+  // The scanner <script>: 40 403s on an admin path from one /24 two hours ago and one hour ago.
+  for (const back of [2, 1]) for (const r of entries(at(back), "/admin/backups", 403, null, "100.64.5.77", 40)) h.ctx.requestLog.record(r);
+  h.ctx.requestLog.flush();
+}
+
+describe("GET /admin/console/403-digest", () => {
+  test("findings with their reasons, the chart, the exports — all with the session; 303 without it", async () => {
+    seed();
+    expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
+    const cookie = await signedInCookie(h, token);
+    const { status, html } = await pageAs(h, PAGE, cookie);
+    expect(status).toBe(200);
+    expect(html).toContain('aria-current="page"');
+    expect(html).toMatch(/id="findings-total">[1-9]/);
+    expect(html).toContain("<code>/admin/backups</code>");
+    expect(html).toContain("100.64.5.0/24");
+    // Herald holds 49 hours of data: a new path says so instead of claiming the 14-day lookback (JSON and page).
+    const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
+    expect(digest.body.coverage.lookback_complete).toBe(false);
+    const newPath = digest.body.findings.find((f: { kind: string; value: string }) => f.kind === "new_path" && f.value === "/admin/backups");
+    expect(newPath.why).toContain("none before it in the history Herald holds (since 2026-01-30T12, less than the 14-day lookback)");
+    expect(newPath.why).not.toContain("none in the 14 days");
+    expect(html).toContain("less than the 14-day lookback");
+    expect(html).toContain('id="coverage"');
+    const links = exportLinksOf(html);
+    expect(links.length).toBeGreaterThanOrEqual(5);
+    for (const link of links) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+    const img = /id="trend-chart" src="([^"]+)"/.exec(html)![1]!.replaceAll("&amp;", "&");
+    const png = await h.request(img, { headers: { cookie } });
+    expect(png.headers.get("content-type")).toBe("image/png");
+    expect(PNG.sync.read(Buffer.from(await png.arrayBuffer())).width).toBe(960);
+    // The bearer token opens it too.
+    expect((await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    // The window form's bounds are the schema's: a bad hours is the 400 envelope.
+    expect((await h.request(`${PAGE}?hours=999`, { headers: { cookie } })).status).toBe(400);
+  });
+
+  test("a rule added by the form hides the scanner (audited); ending it brings the finding back; CSRF is required", async () => {
+    seed();
+    const cookie = await signedInCookie(h, token);
+    const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
+    const fields = { client_prefix: "100.64.5.0/24", reason: "known scanner <b>", owner: "", expires_in_days: "7" };
+    expect((await formPost(h, `${PAGE}/rules`, cookie, fields)).status).toBe(403);
+    expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, csrf_token: "x".repeat(43) })).status).toBe(403);
+    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
+
+    const added = await formPost(h, `${PAGE}/rules`, cookie, { ...fields, csrf_token: csrf });
+    expect(added.status).toBe(303);
+    expect(added.headers.get("location")).toBe(`${PAGE}?done=added&rule=1`);
+    const after = await pageAs(h, added.headers.get("location")!, cookie);
+    expect(after.html).toContain("Rule #1 added.");
+    expect(after.html).toContain("known scanner &lt;b&gt;");
+    expect(after.html).toContain('id="suppressed-rows"');
+    const audit = h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action LIKE '%suppression%' ORDER BY id").all() as Array<{
+      actor: string;
+      action: string;
+    }>;
+    expect(audit).toHaveLength(1);
+    expect(audit[0]!.actor).toContain("ops");
+
+    const ended = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
+    expect(ended.headers.get("location")).toBe(`${PAGE}?done=ended&rule=1`);
+    const again = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
+    expect(again.status).toBe(409);
+    expect(again.headers.get("content-type")).toContain("text/html");
+    expect(await again.text()).toContain('id="form-error"');
+    expect((await formPost(h, `${PAGE}/rules/99/end`, cookie, { csrf_token: csrf })).status).toBe(404);
+    // A rule without any matcher, and days out of range: the page with the error, nothing written.
+    const bad = await formPost(h, `${PAGE}/rules`, cookie, { csrf_token: csrf, reason: "x", expires_in_days: "7" });
+    expect(bad.status).toBe(400);
+    expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, expires_in_days: "365", csrf_token: csrf })).status).toBe(400);
+    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 1 });
+  });
+});
