@@ -3,7 +3,7 @@
 // written straight into SQLite: 5,000,000 request_log rows over the 14 days before now (~4.1 req/s), about 3 %
 // of them 403s — a steady trickle from many client networks and routes, a few misconfigured partner keys, and
 // scanner bursts — with NO rollups. Then:
-//   1. the rollups are built by the catch-up path (src/http/request-log-catchup.ts, the code `herald serve` runs
+//   1. the rollups are built by the catch-up path (src/http/request-log/catchup.ts, the code `herald serve` runs
 //      at start), timed in this process;
 //   2. herald starts on the database (its own catch-up pass then finds nothing to rebuild);
 //   3. GET /admin/ops/403-digest (default and same_weekday_hour_4w), export.csv and probe-trend.png, and the
@@ -12,7 +12,7 @@
 //      Target: p99 < 500 ms.
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { catchUpRollups } from "../src/http/request-log-catchup";
+import { catchUpRollups } from "../src/http/request-log/catchup";
 import { heraldLaunch, progress, runHeraldCli, startHerald, tempDir, type Benchmark } from "./support";
 
 const ROWS = 5_000_000;

@@ -3,8 +3,8 @@ import { assertValidationSurvivesBuild } from "./http/build-check";
 import type { AppContext } from "./context";
 import { httpCore, RequestStates } from "./http/core";
 import { applyHookScopes } from "./http/hook-scope";
-import { exportUsageHook } from "./ops/export-usage-recorder";
-import { openApiRoutes } from "./http/openapi";
+import { exportUsageHook } from "./ops/export-usage/recorder";
+import { openApiRoutes } from "./http/openapi/routes";
 import { RouteIndex } from "./http/route-index";
 import { systemRoutes } from "./system/routes";
 import { buildGuards } from "./auth/guards";
@@ -12,14 +12,6 @@ import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
-import { linkExportsRoutes } from "./ops/link-exports-routes";
-import { preflightRoutes } from "./ops/preflight-routes";
-import { alertsMonitorRoutes } from "./ops/alerts-routes";
-import { linkInboxRoutes } from "./ops/link-routes-core";
-import { digestRoutes } from "./ops/digest-routes";
-import { opsIncidentsRoutes } from "./ops/incidents-routes";
-import { readinessRoutes } from "./ops/readiness-routes";
-import { operatorPagesRoutes } from "./ops/config-page";
 import { userRoutes } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
 import { partnerStatusRoutes } from "./partner/status-routes";
@@ -58,15 +50,8 @@ export function buildApp(ctx: AppContext) {
     .use(authRoutes(ctx, guards))
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
+    // Every operator route and page (src/ops/routes.ts composes the areas).
     .use(opsRoutes(ctx, guards))
-    .use(alertsMonitorRoutes(ctx, guards))
-    .use(linkExportsRoutes(ctx, guards))
-    .use(preflightRoutes(ctx, guards))
-    .use(linkInboxRoutes(ctx, guards))
-    .use(digestRoutes(ctx, guards))
-    .use(opsIncidentsRoutes(ctx, guards))
-    .use(readinessRoutes(ctx, guards))
-    .use(operatorPagesRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
     .use(partnerStatusRoutes(ctx, guards))

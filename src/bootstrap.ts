@@ -4,7 +4,7 @@ import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import { RateLimiter } from "./http/rate-limit";
-import { RequestLog } from "./http/request-log";
+import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";

@@ -243,7 +243,7 @@ export const CONFIG_VARS = {
     fallback: "100",
     doc: "Days of status snapshots and incidents kept (uptime, the 90-day bars and the badges read them).",
   },
-  // Operator readiness: 403 noise and synthetic probes (src/ops/readiness.ts, src/ops/probes.ts; docs/ops-readiness.md).
+  // Operator readiness: 403 noise and synthetic probes (src/ops/readiness/service.ts, src/ops/readiness/probes.ts; docs/ops-readiness.md).
   READINESS_403_NOISE_MAX_PERCENT: {
     kind: { type: "string", pattern: /^(100(\.0{1,4})?|\d{1,2}(\.\d{1,4})?)$/, allowed: "a percentage from 0 to 100 with up to 4 decimals, e.g. 5 or 0.5" },
     fallback: "5",
@@ -269,7 +269,7 @@ export const CONFIG_VARS = {
     fallback: "90",
     doc: "Days of synthetic probe results kept; the probes job deletes older rows on each run.",
   },
-  // Operator link inbox: chat notifications of incidents, alerts and preflight anomalies (src/ops/link-notify.ts; docs/ops-link-inbox.md).
+  // Operator link inbox: chat notifications of incidents, alerts and preflight anomalies (src/ops/link-inbox/notify.ts; docs/ops-link-inbox.md).
   LINK_INBOX_WEBHOOK_URLS: {
     kind: { type: "list" },
     fallback: "",

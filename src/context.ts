@@ -2,7 +2,7 @@ import type { Config } from "./config";
 import type { DbHandle } from "./db/client";
 import type { JobRegistry } from "./jobs/registry";
 import type { Logger } from "./log";
-import type { RequestLog } from "./http/request-log";
+import type { RequestLog } from "./http/request-log/log";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Metrics } from "./http/metrics";
 import type { SecretBox } from "./auth/secret-box";

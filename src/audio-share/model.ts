@@ -3,7 +3,7 @@ import { Envelope } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope, includeMetaQuery } from "../http/envelope";
 import { SCOPES } from "./scopes";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const Key = named(
   "PartnerKey",

@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/form-body";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";
 import { sha256Hex } from "./admin";

@@ -1,7 +1,7 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
 import { intQuery } from "../http/params";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Amount = (description: string) => t.String({ description: `${description} (exact decimal string)` });

@@ -131,7 +131,7 @@ export const COMMANDS: Record<string, Command> = {
   async backup(_args, json) {
     const ctx = await quiet(loadConfig());
     try {
-      const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backup"), import("./keys")]);
+      const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backups/backup"), import("./keys")]);
       const { backup: b, pruned } = await runBackup(ctx, { actor: cliActor() });
       emit(json, { success: true, backup: b, pruned }, () =>
         [`backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`, ...pruned.map((p) => `pruned (BACKUP_KEEP): ${p.name}`)].join("\n"),

@@ -5,8 +5,8 @@ import { systemClock } from "../clock";
 import type { Config } from "../config";
 import { judgeKey, recordedKey } from "../auth/master-key-check";
 import { decodeMasterKey, SecretBox } from "../auth/secret-box";
-import { integrityOf } from "../ops/backup";
-import { manifestPathOf, sha256OfFile } from "../ops/backups-list";
+import { integrityOf } from "../ops/backups/backup";
+import { manifestPathOf, sha256OfFile } from "../ops/backups/list";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit } from "./output";
 

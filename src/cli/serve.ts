@@ -1,5 +1,5 @@
 import { buildApp } from "../app";
-import { warmOpenApiDocuments } from "../http/openapi";
+import { warmOpenApiDocuments } from "../http/openapi/routes";
 import { openContext } from "../bootstrap";
 import type { Config } from "../config";
 import { errorFields } from "../log";

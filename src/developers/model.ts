@@ -1,6 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Endpoint = t.Object({ method: t.String(), path: t.String() });

@@ -21,7 +21,7 @@ const CACHE = "public, max-age=300";
 /**
  * The developer portal, all from one deprecation registry (deprecations.yaml; tests pass a fixture). The
  * public+transparency OpenAPI subset (/api/openapi-transparency.yaml) is served with the other documents by
- * src/http/openapi.ts, which builds all three once.
+ * src/http/openapi/routes.ts, which builds all three once.
  */
 export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Registry = loadRegistry()) {
   return (app: AnyElysia) => {

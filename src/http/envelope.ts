@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { named } from "./openapi-names";
+import { named } from "./openapi/names";
 
 /** `include_meta=1|true` on any route adds this block. */
 export const MetaSchema = named("Meta", t.Object({ request_id: t.String(), generated_at_utc: t.String({ format: "date-time" }) }));

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
-import { KEY_REF } from "./request-log";
+import { KEY_REF } from "./request-log/log";
 
 // Latency percentiles from the request log, shared by partner usage/status (one key) and the public
 // latency-percentiles route (every request). Nearest rank, never averages: an average hides the slow tail.

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "./errors";
 import { intQuery } from "./params";
-import { named } from "./openapi-names";
+import { named } from "./openapi/names";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;

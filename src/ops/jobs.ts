@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
-import { registerAlertsMonitorJob } from "./alerts-monitor";
-import { registerLinkInboxJob } from "./link-outbox";
+import { registerAlertsMonitorJob } from "./alerts/monitor";
+import { registerLinkInboxJob } from "./link-inbox/outbox";
 import { registerOpsMetrics } from "./ops-metrics";
-import { pruneProbeRuns, runSyntheticProbes } from "./probes";
-import { preflightSnapshotJob } from "./preflight-alerts";
+import { pruneProbeRuns, runSyntheticProbes } from "./readiness/probes";
+import { preflightSnapshotJob } from "./preflight/alerts";
 
 export const SYNTHETIC_PROBES_JOB = "synthetic-probes";
 

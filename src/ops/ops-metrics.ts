@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
-import { alertLevels } from "./alert-views";
-import { listBackups } from "./backups-list";
-import { linkTargetHealth } from "./link-target-health";
+import { alertLevels } from "./alerts/views";
+import { listBackups } from "./backups/list";
+import { linkTargetHealth } from "./link-inbox/target-health";
 
 // What an external Prometheus needs to alert on Herald without reading its pages: when each job last succeeded,
 // which alerts fire, whether the link inbox can reach anyone, and how old the newest backup is. All read at

@@ -1,94 +1,29 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
-import { DEFAULT_LIMIT } from "../http/pagination";
-import { runBackup } from "./backup";
-import { backupOrThrow, listBackups, type BackupEntry } from "./backups-list";
-import { OpsModel } from "./model";
+import { alertsMonitorRoutes } from "./alerts/routes";
+import { backupsRoutes } from "./backups/routes";
+import { operatorPagesRoutes } from "./console/config-page";
+import { digestRoutes } from "./digest/routes";
+import { opsIncidentsRoutes } from "./incidents/routes";
+import { linkExportsRoutes } from "./link-inbox/exports-routes";
+import { linkInboxRoutes } from "./link-inbox/routes";
+import { preflightRoutes } from "./preflight/routes";
+import { readinessRoutes } from "./readiness/routes";
 
-/** The download's headers: the hash three ways, for curl users, RFC 3230 clients and RFC 9530 clients. */
-function downloadHeaders(b: BackupEntry): Record<string, string> {
-  const b64 = Buffer.from(b.sha256, "hex").toString("base64");
-  return {
-    "content-type": "application/vnd.sqlite3",
-    "content-length": String(b.size_bytes),
-    "content-disposition": `attachment; filename="${b.name}"`,
-    "x-backup-sha256": b.sha256,
-    "x-backup-integrity": b.integrity,
-    digest: `sha-256=${b64}`,
-    "repr-digest": `sha-256=:${b64}:`,
-  };
-}
-
-const binary = (description: string) => ({
-  description,
-  content: { "application/vnd.sqlite3": { schema: { type: "string" as const, format: "binary" } } },
-});
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
-
-/** Operator operations: on-demand backups — take one, list them, download one. */
+/**
+ * Every operator route, one plugin per area (the sub-rooms of src/ops/: alerts, backups, digest, incidents,
+ * link-inbox, preflight, readiness, and console/ for the pages and the sign-in), mounted by app.ts as one.
+ */
 export function opsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops" })
-    .use(guards.admin.plugin)
-    .use(guards.operator.plugin)
-    .post(
-      "/admin/backup/run",
-      async ({ admin }) => {
-        const { backup, pruned } = await runBackup(ctx, { actor: admin.actor, requestId: admin.requestId });
-        return { success: true as const, backup, pruned };
-      },
-      {
-        admin: true,
-        response: { 200: OpsModel.run, 403: ErrorBody, 409: ErrorBody, 503: ErrorBody },
-        detail: { summary: "Consistent snapshot (VACUUM INTO) with its path, size and sha256; prunes beyond BACKUP_KEEP" },
-      },
-    )
-    .get(
-      "/admin/backups",
-      async ({ query }) => {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const offset = query.offset ?? 0;
-        const page = await listBackups(ctx, { limit, offset });
-        const hasMore = offset + page.items.length < page.total;
-        return {
-          success: true as const,
-          count: page.items.length,
-          total: page.total,
-          keep: ctx.config.backupKeep,
-          backups: page.items.map(({ path: _path, ...b }) => b),
-          query: { limit, offset },
-          pagination: { has_more: hasMore, next_offset: hasMore ? offset + page.items.length : null, next_cursor: null },
-        };
-      },
-      {
-        // Also the operator session (a GET): the readiness page links here.
-        operator: "api",
-        query: OpsModel.listQuery,
-        response: { 200: OpsModel.list, 400: ErrorBody, 403: ErrorBody },
-        detail: { summary: "The on-demand backups, newest first: name, size, sha256, created_at, integrity" },
-      },
-    )
-    .get(
-      "/admin/backups/:name",
-      async ({ params }) => {
-        const b = await backupOrThrow(ctx, params.name);
-        // Bun.file streams from disk (sendfile where it can): memory stays flat for any size of database.
-        return new Response(Bun.file(b.path), { headers: downloadHeaders(b) });
-      },
-      {
-        // Also the operator session (a GET): the console's backups page links each download.
-        operator: "api",
-        params: OpsModel.nameParams,
-        detail: {
-          summary: "Download one backup (streamed), with X-Backup-SHA256, Digest and Repr-Digest",
-          responses: {
-            200: binary("The SQLite file, as Content-Disposition: attachment"),
-            400: errorResponse("invalid_query: the name is not a backup name (no paths)"),
-            403: errorResponse("forbidden: no admin token or operator session"),
-            404: errorResponse("not_found: no such backup"),
-          },
-        },
-      },
-    );
+    .use(backupsRoutes(ctx, guards))
+    .use(alertsMonitorRoutes(ctx, guards))
+    .use(linkExportsRoutes(ctx, guards))
+    .use(preflightRoutes(ctx, guards))
+    .use(linkInboxRoutes(ctx, guards))
+    .use(digestRoutes(ctx, guards))
+    .use(opsIncidentsRoutes(ctx, guards))
+    .use(readinessRoutes(ctx, guards))
+    .use(operatorPagesRoutes(ctx, guards));
 }

@@ -147,7 +147,7 @@ export const opsDownloadTokens = sqliteTable(
 
 /**
  * The current state of every alert key (`<source>:<name>` of ops_alert_runs), kept by the transition applier
- * (src/ops/alert-state.ts): its level now, since when, the newest alert-run row applied to it, and what was last
+ * (src/ops/alerts/state.ts): its level now, since when, the newest alert-run row applied to it, and what was last
  * sent about it. The firing view, the alert page, the readiness verdict and /metrics read it; the id is the
  * alert's stable address (/admin/ops/alerts-monitor/alerts/<id>).
  */

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 export const PartnerModel = {
   capabilities: named(

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { intQuery } from "../http/params";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const ms = t.Union([t.Number(), t.Null()], { description: "milliseconds, 3 decimals; null without samples" });
 const Percentiles = { p50_ms: ms, p95_ms: ms, p99_ms: ms };

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { latencyFromLog, usageWindow, type UsageWindow } from "../http/latency";
-import { KEY_REF } from "../http/request-log";
+import { KEY_REF } from "../http/request-log/log";
 
 export { usageWindow, type UsageWindow };
 

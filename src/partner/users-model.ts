@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));

@@ -3,7 +3,7 @@ import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { intPath } from "../http/params";
 import { ComponentIdSchema, Incident, IncidentStateSchema, MaintenanceWindow } from "./model";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 // Request and response schemas of the operators' status routes: maintenance windows, operator incidents and
 // their updates, and status subscribers. Bodies refuse unknown fields (a typo is a 400, not a silent no-op).

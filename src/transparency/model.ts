@@ -1,7 +1,7 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
 import { UptimeTotals } from "../status/model";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { TSchema } from "elysia";
 import { ErrorBody } from "../http/envelope";
-import { SCHEMA_NAME_KEY } from "../http/openapi-names";
-import { jsonShapes, mapSchema } from "../http/openapi-components";
+import { SCHEMA_NAME_KEY } from "../http/openapi/names";
+import { jsonShapes, mapSchema } from "../http/openapi/components";
 import { ChainModel } from "../chain/model";
 import { AuditResponses, ExportRowSchema } from "./audit-model";
 import { EXPORT_COLUMNS } from "./exports";
@@ -21,7 +21,7 @@ const BASE = "/transparency/audit-anomalies/";
 /**
  * A typebox schema as plain JSON Schema: symbols dropped by the JSON round trip, our naming marker removed, and
  * Elysia's coercing numbers ("numeric text or a number", made for query strings) written as the JSON numbers a
- * response carries — the same rewrite the OpenAPI document gets (src/http/openapi-components.ts).
+ * response carries — the same rewrite the OpenAPI document gets (src/http/openapi/components.ts).
  */
 function plain(schema: TSchema): Record<string, unknown> {
   const json = JSON.parse(JSON.stringify(schema), (key, value) => (key === SCHEMA_NAME_KEY ? undefined : value));

@@ -3,7 +3,7 @@ import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { DELIVERY_STATUSES } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
-import { named } from "../http/openapi-names";
+import { named } from "../http/openapi/names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 

@@ -29,9 +29,9 @@ const ALLOW_READS: ReadAllowance[] = [
   ...reads("sandbox/fixtures.ts", ["partner_users"], "the fixture summary names the seeded users' external ids"),
   ...reads("sandbox/webhook-events.ts", ["webhook_deliveries", "events", "webhooks"], "the sandbox event log is a view of the partner's sandbox deliveries"),
   ...reads("sandbox/simulator.ts", ["webhook_deliveries", "events", "webhooks"], "the simulator reports the deliveries its events produced"),
-  ...reads("ops/readiness.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
-  ...reads("ops/digest-data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
-  ...reads("ops/incidents-sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
+  ...reads("ops/readiness/service.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
+  ...reads("ops/digest/data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
+  ...reads("ops/incidents/sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
   ...reads("auth/master-key-check.ts", ["webhooks", "status_subscribers"], "the master key check opens one sealed secret of each kind at start"),
   ...reads(
     "transparency/chain-inputs.ts",

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
-import { ALERTS_MONITOR_JOB } from "../../src/ops/alerts-monitor";
-import { runBackup } from "../../src/ops/backup";
-import { redactTarget } from "../../src/ops/link-notify";
+import { ALERTS_MONITOR_JOB } from "../../src/ops/alerts/monitor";
+import { runBackup } from "../../src/ops/backups/backup";
+import { redactTarget } from "../../src/ops/link-inbox/notify";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Elysia, t } from "elysia";
 import { ERROR_CATALOG } from "../../src/http/errors";
-import { SchemaHoister } from "../../src/http/openapi-components";
-import { named, SCHEMA_NAME_KEY } from "../../src/http/openapi-names";
+import { SchemaHoister } from "../../src/http/openapi/components";
+import { named, SCHEMA_NAME_KEY } from "../../src/http/openapi/names";
 import { RouteIndex } from "../../src/http/route-index";
 import { createTestApp, type TestApp } from "../support/app";
 

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { EXAMPLE_SCHEMAS } from "../../src/http/openapi-examples";
+import { EXAMPLE_SCHEMAS } from "../../src/http/openapi/examples";
 import { createTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 

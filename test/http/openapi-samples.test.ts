@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { TSchema } from "@sinclair/typebox";
-import { EXAMPLE_BODIES, exampleKey, sampleBody } from "../../src/http/openapi-examples";
+import { EXAMPLE_BODIES, exampleKey, sampleBody } from "../../src/http/openapi/examples";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey } from "../support/partner";
 import { BUN, MAIN, REPO_ROOT } from "../support/process";
 
-// The code samples of the API reference (x-codeSamples, src/http/openapi-samples.ts): present on every
+// The code samples of the API reference (x-codeSamples, src/http/openapi/samples.ts): present on every
 // operation, with bodies the routes accept, a curl line shaped exactly like `herald sign`'s output, and a Python
 // signer that reproduces DESIGN.md §3's vectors and signs real requests that a real server accepts.
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { recordAlertRun } from "../../src/ops/alerts";
+import { recordAlertRun } from "../../src/ops/alerts/service";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase, type DbHandle } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
-import { RequestLog, type RequestLogEntry } from "../../src/http/request-log";
+import { RequestLog, type RequestLogEntry } from "../../src/http/request-log/log";
 import { createLogger } from "../../src/log";
 
 const dirs: string[] = [];

@@ -1,10 +1,10 @@
-// The hourly rollups (src/http/request-log-rollup.ts): written by the flush in the same transaction as the rows,
+// The hourly rollups (src/http/request-log/rollup.ts): written by the flush in the same transaction as the rows,
 // equal to a GROUP BY over request_log after real requests through the app, and rebuilt by the catch-up when a
 // database has request_log rows the rollups never saw.
 import { afterEach, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
-import { catchUpRollups, RollupCatchUp } from "../../src/http/request-log-catchup";
-import { clientPrefix } from "../../src/http/request-log-rollup";
+import { catchUpRollups, RollupCatchUp } from "../../src/http/request-log/catchup";
+import { clientPrefix } from "../../src/http/request-log/rollup";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey, signedInit } from "../support/partner";

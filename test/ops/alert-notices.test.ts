@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ALERTS_MONITOR_JOB, runAlertsMonitor } from "../../src/ops/alerts-monitor";
-import { linkInboxSender } from "../../src/ops/link-outbox";
+import { ALERTS_MONITOR_JOB, runAlertsMonitor } from "../../src/ops/alerts/monitor";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { linkInboxSender } from "../../src/ops/link-outbox";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { strFromU8, unzipSync } from "fflate";
-import { ALERT_SOURCES, recordAlertRun } from "../../src/ops/alerts";
-import { runAlertsMonitor } from "../../src/ops/alerts-monitor";
+import { ALERT_SOURCES, recordAlertRun } from "../../src/ops/alerts/service";
+import { runAlertsMonitor } from "../../src/ops/alerts/monitor";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
-import { applyAlertTransitions } from "../../src/ops/alert-state";
+import { applyAlertTransitions } from "../../src/ops/alerts/state";
 
 // The console's alerts page over a real alert: a digest run row made firing by the state machine, shown with a
 // link to its page; a silence added by the form (audited) shows who, why and until when, and holds it; ending

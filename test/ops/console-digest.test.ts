@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
-import type { RequestLogEntry } from "../../src/http/request-log";
+import type { RequestLogEntry } from "../../src/http/request-log/log";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";

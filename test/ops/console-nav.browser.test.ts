@@ -3,7 +3,7 @@ import { CONSOLE_NAV } from "../../src/auth/operator-page";
 import { createTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken, createKey } from "../support/partner";
-import { applyAlertTransitions } from "../../src/ops/alert-state";
+import { applyAlertTransitions } from "../../src/ops/alerts/state";
 import { FakeClock } from "../support/clock";
 import { operator } from "../status/support";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { PNG } from "pngjs";
-import type { RequestLogEntry } from "../../src/http/request-log";
+import type { RequestLogEntry } from "../../src/http/request-log/log";
 import { createTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { gunzipSync } from "node:zlib";
 import { parse } from "csv-parse/sync";
 import { PNG } from "pngjs";
-import { recordAlertRun } from "../../src/ops/alerts";
-import { isExportRoute } from "../../src/ops/export-usage-recorder";
-import { recordExportUsage } from "../../src/ops/export-usage";
+import { recordAlertRun } from "../../src/ops/alerts/service";
+import { isExportRoute } from "../../src/ops/export-usage/recorder";
+import { recordExportUsage } from "../../src/ops/export-usage/service";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -36,7 +36,7 @@ const usageRows = () =>
   }>;
 
 /**
- * The recorder reads a Response body from a clone after the answer is handed back (src/ops/export-usage-recorder.ts):
+ * The recorder reads a Response body from a clone after the answer is handed back (src/ops/export-usage/recorder.ts):
  * its row lands a few event-loop turns later. Wait for `n` rows, a bounded number of turns, no clock involved.
  */
 async function settledRows(n: number) {

@@ -391,7 +391,7 @@ describe("GET /admin/ops/incidents and its exports", () => {
 });
 
 test("the preflight section compares today's guards with an earlier snapshot, in all three formats", async () => {
-  const { takePreflightSnapshot } = await import("../../src/ops/preflight");
+  const { takePreflightSnapshot } = await import("../../src/ops/preflight/service");
   const d0 = h.clock.now().toISOString().slice(0, 10);
   takePreflightSnapshot(h.ctx);
   h.ctx.db.sqlite.query("UPDATE ops_preflight_snapshots SET value = 'an older value', fingerprint = 'f0' WHERE day = ? AND field = 'version'").run(d0);

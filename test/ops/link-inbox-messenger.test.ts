@@ -1,8 +1,8 @@
 // The link inbox's messenger bot target (LINK_INBOX_MESSENGER_CHAT_ID): the same messages, cooldown, retries and
 // events as the chat webhooks, sent as the Bot API's sendMessage to a fake Bot API on 127.0.0.1.
 import { afterEach, expect, test } from "bun:test";
-import { enqueueLinkMessage, linkTargets, messengerTargetLabel } from "../../src/ops/link-notify";
-import { linkInboxSender } from "../../src/ops/link-outbox";
+import { enqueueLinkMessage, linkTargets, messengerTargetLabel } from "../../src/ops/link-inbox/notify";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { createTestApp, type TestApp } from "../support/app";
 import { BOT_TOKEN, startFakeBotApi } from "../messenger/support";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { describeConfig } from "../../src/config";
-import { linkInboxSender } from "../../src/ops/link-outbox";
-import { redactTarget } from "../../src/ops/link-notify";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
+import { redactTarget } from "../../src/ops/link-inbox/notify";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

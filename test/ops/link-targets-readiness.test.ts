@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/log";
-import { runAlertsMonitor } from "../../src/ops/alerts-monitor";
-import { linkInboxSender } from "../../src/ops/link-outbox";
-import { redactTarget } from "../../src/ops/link-notify";
-import { readinessOverview } from "../../src/ops/readiness-overview";
+import { runAlertsMonitor } from "../../src/ops/alerts/monitor";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
+import { redactTarget } from "../../src/ops/link-inbox/notify";
+import { readinessOverview } from "../../src/ops/readiness/overview";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { ownUrl } from "../../src/cli/serve";
 import { SYNTHETIC_PROBES_JOB } from "../../src/ops/jobs";
-import { PROBES, runSyntheticProbes } from "../../src/ops/probes";
+import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { runBackup } from "../../src/ops/backup";
-import { PROBES, runSyntheticProbes } from "../../src/ops/probes";
+import { runBackup } from "../../src/ops/backups/backup";
+import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
 import { createTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";

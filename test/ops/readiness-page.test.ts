@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { AdminTokens } from "../../src/auth/admin";
-import { runBackup } from "../../src/ops/backup";
-import { PROBES } from "../../src/ops/probes";
-import { readinessOverview } from "../../src/ops/readiness-overview";
+import { runBackup } from "../../src/ops/backups/backup";
+import { PROBES } from "../../src/ops/readiness/probes";
+import { readinessOverview } from "../../src/ops/readiness/overview";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

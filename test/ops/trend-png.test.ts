@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
-import { renderTrendPng, type TrendHour } from "../../src/ops/trend-png";
+import { renderTrendPng, type TrendHour } from "../../src/ops/digest/trend-png";
 
 // The digest's trend chart at the sizes the route allows: every legend entry is drawn inside the image, whatever
 // the width (at w=320 the four entries used to run off the right edge). Read back with pngjs.

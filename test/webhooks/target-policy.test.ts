@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { linkInboxSender } from "../../src/ops/link-outbox";
+import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { checkResolvedTarget, checkTargetUrl, isPublicAddress, normaliseHost } from "../../src/webhooks/target-policy";
 import { createTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";

@@ -1,7 +1,7 @@
 // Request and response schemas of the operators' games analytics (analytics-routes.ts).
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { PageQuery, PaginationSchema } from "../../http/pagination";
 import { intPath, intQuery } from "../../http/params";
 import { nullable, requestId } from "../model";

@@ -1,7 +1,7 @@
 // Schemas of the operators' bot routes (docs/messenger-admin-bot.md).
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 
 const counts = t.Record(t.String(), t.Integer());

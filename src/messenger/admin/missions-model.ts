@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { PageQuery, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";

@@ -1,7 +1,7 @@
 // The bot webhook's request and answer schemas (POST /api/messenger/webhook; docs/messenger.md, Bot webhook).
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { IGNORED_REASONS } from "./webhook";
 import { nullable } from "../model";
 

@@ -2,7 +2,7 @@
 import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { PageQuery } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
-import { named } from "../../http/openapi-names";
+import { named } from "../../http/openapi/names";
 import { AdminPage, AdminPageQuery, audienceKey, listQueryEcho } from "../config/model";
 import { initData, nullable, Replayed, Reward, requestId } from "../model";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";

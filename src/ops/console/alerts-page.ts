@@ -5,8 +5,8 @@ import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { intPath } from "../../http/params";
-import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS } from "../alert-silences";
-import { type AlertView, firingAlerts, recentAlerts } from "../alert-views";
+import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS } from "../alerts/silences";
+import { type AlertView, firingAlerts, recentAlerts } from "../alerts/views";
 
 // GET /admin/console/alerts: what fires now (each alert links to its own page), the recent state changes, and the
 // silences — who, why, until when — with a form to add one and a button to end one. The forms call the same

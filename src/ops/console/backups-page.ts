@@ -6,8 +6,8 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { compileHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { runBackup } from "../backup";
-import { listBackups } from "../backups-list";
+import { runBackup } from "../backups/backup";
+import { listBackups } from "../backups/list";
 
 // GET /admin/console/backups: the on-demand backups (name, size, when, integrity, sha256), each downloadable
 // with the session, the keep policy and the newest backup's age, and a "Take a backup now" form that runs the

@@ -5,10 +5,10 @@ import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { intPath, intQuery } from "../../http/params";
-import { buildDigest, DIGEST_DEFAULTS } from "../digest";
-import type { BaselineMode } from "../digest-findings";
-import { paramsOf } from "../digest-routes";
-import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "../suppressions";
+import { buildDigest, DIGEST_DEFAULTS } from "../digest/service";
+import type { BaselineMode } from "../digest/findings";
+import { paramsOf } from "../digest/routes";
+import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "../digest/suppressions";
 
 // GET /admin/console/403-digest: the 403 digest for a person — the trend chart (the digest's own PNG), the
 // findings with why each was raised, what the suppression rules hid, and the rules themselves with forms to

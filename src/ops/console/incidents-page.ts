@@ -4,9 +4,9 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { buildDraft } from "../incident-draft";
-import { draftMarkdown } from "../incident-draft-render";
-import { listIncidentsPage } from "../incidents-export";
+import { buildDraft } from "../incidents/draft";
+import { draftMarkdown } from "../incidents/draft-render";
+import { listIncidentsPage } from "../incidents/export";
 
 // GET /admin/console/incidents: the status incidents, open ones first (each opens its own page), paginated, and
 // the incident draft in Markdown in a read-only text area — select it and copy it into the postmortem or the chat;

@@ -4,9 +4,9 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { preflightDelta, selectionOf } from "../preflight";
-import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight-anomalies";
-import { currentGuards } from "../preflight-guards";
+import { preflightDelta, selectionOf } from "../preflight/service";
+import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
+import { currentGuards } from "../preflight/guards";
 
 // GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
 // (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands

@@ -21,7 +21,7 @@ const MAX_PASSES = 100;
 type Deps = Pick<AppContext, "db" | "clock" | "rng" | "config">;
 
 /**
- * Other listeners of incident events (the operators' link inbox, src/ops/link-notify.ts), called in the same
+ * Other listeners of incident events (the operators' link inbox, src/ops/link-inbox/notify.ts), called in the same
  * transaction so their outbox rows commit or roll back with the change. A Set: registering twice is harmless.
  */
 export const incidentEventListeners = new Set<(ctx: Deps, type: StatusEventType, incident: IncidentView) => void>();

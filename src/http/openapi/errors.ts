@@ -1,0 +1,97 @@
+import { ERROR_CATALOG } from "../errors";
+
+// Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
+// (src/http/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
+// carry are exactly the catalog's codes of status S. Each operation's declared error statuses point at one
+// shared response per status (`#/components/responses/NotFound`) whose schema narrows `error` to those codes, and
+// a `default` response covers the statuses any route may answer without declaring them (413, 415, 500, 503 …).
+
+type Json = Record<string, unknown>;
+
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  409: "Conflict",
+  410: "Gone",
+  413: "PayloadTooLarge",
+  414: "UriTooLong",
+  415: "UnsupportedMediaType",
+  422: "UnprocessableContent",
+  429: "TooManyRequests",
+  500: "ServerError",
+  503: "ServiceUnavailable",
+};
+
+const ERROR_REF = "#/components/schemas/Error";
+const codesOf = (status: number) =>
+  Object.entries(ERROR_CATALOG)
+    .filter(([, e]) => e.http_status === status)
+    .map(([code]) => code);
+const responseName = (status: number) => REASONS[status] ?? `Error${status}`;
+
+/** components.schemas.ErrorCode: every code of the catalog, with its status and title for readers. */
+export function errorCodeSchema(): Json {
+  const codes = Object.keys(ERROR_CATALOG);
+  return {
+    type: "string",
+    enum: codes,
+    description:
+      "Stable machine-readable code from the one catalog (/api/partner/errors.json); branch on this. " +
+      codes.map((c) => `\`${c}\` ${ERROR_CATALOG[c as keyof typeof ERROR_CATALOG].http_status}`).join(", "),
+  };
+}
+
+const rateHeaders = {
+  "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer", minimum: 0 } },
+  "X-RateLimit-Limit": { schema: { type: "integer", minimum: 0 } },
+  "X-RateLimit-Remaining": { schema: { type: "integer", minimum: 0 } },
+  "X-RateLimit-Reset": { description: "Unix seconds when the window resets", schema: { type: "integer", minimum: 0 } },
+};
+
+function errorResponse(status: number | null): Json {
+  const codes = status === null ? [] : codesOf(status);
+  const schema: Json = codes.length
+    ? { allOf: [{ $ref: ERROR_REF }, { type: "object", properties: { error: { type: "string", enum: codes } } }] }
+    : { $ref: ERROR_REF };
+  const reason = status === null ? "" : (REASONS[status] ?? `HTTP ${status}`).replace(/(?<=[a-z])(?=[A-Z])/g, " ");
+  const description =
+    status === null
+      ? "Any failure: the Error body with one of the catalog's codes"
+      : `${reason}: error is ${codes.length ? codes.map((c) => `\`${c}\``).join(" or ") : "a catalog code"}`;
+  return {
+    description,
+    ...(status === 429 && { headers: rateHeaders }),
+    ...(status === 503 && { headers: { "Retry-After": rateHeaders["Retry-After"] } }),
+    content: { "application/json": { schema } },
+  };
+}
+
+const isErrorSchemaRef = (r: unknown) => {
+  const schema = (r as { content?: Record<string, { schema?: Json }> })?.content?.["application/json"]?.schema;
+  return schema?.$ref === ERROR_REF;
+};
+
+/**
+ * Points each operation's error responses (declared with the Error body) at the shared typed response of their
+ * status, adds `default`, and returns components.responses for every status used.
+ */
+export function typeErrorResponses(paths: Record<string, Record<string, unknown>>): Record<string, Json> {
+  const responses: Record<string, Json> = { Error: errorResponse(null) };
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as Array<{ responses?: Record<string, unknown> }>) {
+      if (!op?.responses) continue;
+      for (const [key, res] of Object.entries(op.responses)) {
+        const status = Number(key);
+        if (!Number.isInteger(status) || status < 400 || !isErrorSchemaRef(res)) continue;
+        const name = responseName(status);
+        responses[name] ??= errorResponse(status);
+        op.responses[key] = { $ref: `#/components/responses/${name}` };
+      }
+      op.responses.default ??= { $ref: "#/components/responses/Error" };
+    }
+  }
+  return responses;
+}

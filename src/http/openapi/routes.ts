@@ -1,0 +1,213 @@
+import { Elysia, type AnyElysia } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import YAML from "yaml";
+import type { AppContext } from "../../context";
+import type { TSchema } from "@sinclair/typebox";
+import { transparencySubset } from "./subset";
+import { conditionalResponse, representation, type Representation } from "../conditional";
+import { jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
+import { errorCodeSchema, typeErrorResponses } from "./errors";
+import { EXAMPLE_SCHEMAS } from "./examples";
+import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
+import { docsUiRoutes } from "./ui";
+import { numericSpecOf } from "../params";
+import { declaresFormBody, FORM_CONTENT_TYPE } from "../form-body";
+import pkg from "../../../package.json";
+
+export type { OpenApiDocument } from "./components";
+
+const TAGS = [
+  { name: "system", description: "Health, readiness, metrics and API documents" },
+  { name: "partner", description: "Signed partner API" },
+  { name: "public", description: "Public status and proofs; no authentication" },
+  { name: "transparency", description: "Transparency data and the developer portal; no authentication" },
+  { name: "audio-share", description: "Share links for tracks and audio files: build, shorten, sign, track; public" },
+  { name: "admin", description: "Operator-only routes (admin bearer token)" },
+];
+
+type Operation = {
+  parameters?: Array<{ schema?: unknown }>;
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+};
+
+/** Builds the OpenAPI 3.1 document from the routes' typebox schemas (docs/api-reference.md describes it). */
+export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
+  const generated = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
+  // JSON round trip: typebox's symbol keys go, and no two operations share a schema object any more.
+  const paths = JSON.parse(JSON.stringify(generated.paths)) as OpenApiDocument["paths"];
+  addJsonRequestBodies(app, paths);
+  typeNumericParameters(paths);
+  const hoister = new SchemaHoister();
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as Operation[]) {
+      for (const param of op.parameters ?? []) param.schema = unmarked(param.schema);
+      for (const media of Object.values(op.requestBody?.content ?? {})) media.schema = unmarked(mapSchema(media.schema, jsonShapes));
+      for (const res of Object.values(op.responses ?? {})) {
+        for (const media of Object.values(res.content ?? {})) media.schema = hoister.hoist(mapSchema(media.schema, jsonShapes));
+      }
+    }
+  }
+  const responses = typeErrorResponses(paths);
+  const schemas: Record<string, Record<string, unknown>> = { ...hoister.schemas, ErrorCode: errorCodeSchema() };
+  const error = schemas.Error as { properties?: Record<string, unknown> } | undefined;
+  if (error?.properties) error.properties.error = { $ref: "#/components/schemas/ErrorCode" };
+  for (const [name, example] of Object.entries(EXAMPLE_SCHEMAS)) if (schemas[name]) schemas[name].examples = [example];
+  addCodeSamples(paths as Record<string, Record<string, Record<string, unknown>>>, ctx.config.publicBaseUrl);
+  return {
+    openapi: "3.1.1",
+    info: {
+      title: "Herald API",
+      version: pkg.version,
+      description:
+        "Partner integration and transparency service. Every JSON response has `success`; failures carry a stable `error` code from /api/partner/errors.json. " +
+        "This reference is at /api/docs, the Swagger UI at /api/docs/swagger, and the documents at /api/openapi.json and /api/openapi.yaml.\n\n" +
+        "Signed partner routes: every request carries X-Partner-Key, X-Partner-Timestamp and X-Partner-Signature (mutations also X-Partner-Nonce and Idempotency-Key); " +
+        "`herald sign` prints a signed curl command, `HeraldClient` (src/client) signs for you.\n\n" +
+        PYTHON_SIGNER_MARKDOWN,
+    },
+    servers: [{ url: ctx.config.publicBaseUrl }],
+    tags: TAGS,
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+      responses,
+      securitySchemes: {
+        PartnerKey: { type: "apiKey", in: "header", name: "X-Partner-Key", description: "Partner key id (hk_live_… or hk_test_…)" },
+        PartnerTimestamp: { type: "apiKey", in: "header", name: "X-Partner-Timestamp", description: "Unix seconds; ±300 s of server time" },
+        PartnerSignature: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Partner-Signature",
+          description:
+            "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
+        },
+        AdminBearer: { type: "http", scheme: "bearer", description: "Operator token (herald admin-token create)" },
+        AdminSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "herald_admin_session",
+          description: "Operator browser session from POST /admin/sign-in (docs/operations.md); form posts also carry csrf_token",
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Herald parses bodies with its own JSON parser (byte-counted, raw bytes kept for signatures), and the OpenAPI
+ * generator lists no content type for a function parser — so the request bodies are filled in from each
+ * route's typebox schema here.
+ */
+function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
+  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown; detail?: unknown } }>) {
+    if (!route.hooks?.body) continue;
+    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { requestBody?: Record<string, unknown> } | undefined;
+    if (!op) continue;
+    // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
+    const schema = JSON.parse(JSON.stringify(route.hooks.body));
+    // The sign-in forms (src/http/form-body.ts) declare their form content type; the schema goes under it.
+    const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
+    op.requestBody = { required: true, content: { [type]: { schema } } };
+  }
+}
+
+/**
+ * A numeric query or path parameter is declared with Elysia's coercing type (a union of "numeric text" and
+ * the number); clients see what the server accepts after coercion: `{ type: integer, minimum, maximum }`.
+ */
+function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops) as Array<{ parameters?: Array<{ schema?: TSchema }> }>) {
+      for (const param of op.parameters ?? []) {
+        const spec = numericSpecOf(param.schema);
+        if (!spec || !param.schema) continue;
+        const { description } = param.schema as { description?: string };
+        param.schema = {
+          type: spec.integer ? "integer" : "number",
+          ...(spec.minimum !== undefined && { minimum: spec.minimum }),
+          ...(spec.maximum !== undefined && { maximum: spec.maximum }),
+          ...(description !== undefined && { description }),
+        } as unknown as TSchema;
+      }
+    }
+  }
+}
+
+/** The served documents, as bytes with their validators. */
+export interface OpenApiRepresentations {
+  json: Representation;
+  yaml: Representation;
+  transparencyYaml: Representation;
+  buildMs: number;
+}
+
+// Revalidated on every use (a deploy changes them); the ETag makes that a 304 without a body.
+const DOCUMENT_CACHE = "public, no-cache";
+
+/**
+ * The three documents, built together once per app: on first request (so building an app stays cheap for
+ * tests), or by `herald serve` right after it starts listening (warmOpenApiDocuments).
+ */
+export class OpenApiDocuments {
+  private built: OpenApiRepresentations | null = null;
+  constructor(
+    private readonly getApp: () => AnyElysia,
+    private readonly ctx: AppContext,
+  ) {}
+
+  get(): OpenApiRepresentations {
+    if (this.built) return this.built;
+    const started = performance.now();
+    const doc = buildOpenApi(this.getApp(), this.ctx);
+    const yamlOf = (d: unknown) => YAML.stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 });
+    this.built = {
+      json: representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE),
+      yaml: representation(yamlOf(doc), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
+      transparencyYaml: representation(yamlOf(transparencySubset(doc)), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
+      buildMs: Math.round(performance.now() - started),
+    };
+    return this.built;
+  }
+}
+
+// The documents of the app built over a context, for `herald serve` to build them at start.
+const DOCUMENTS = new WeakMap<AppContext, OpenApiDocuments>();
+
+/**
+ * Builds the documents now (src/cli/serve.ts calls this once listening), so no partner waits for the build;
+ * tests never call it, which keeps building an app cheap.
+ */
+export function warmOpenApiDocuments(ctx: AppContext): void {
+  const docs = DOCUMENTS.get(ctx);
+  if (!docs) return;
+  const { buildMs, json, yaml } = docs.get();
+  ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size, yaml_bytes: yaml.size });
+}
+
+/** The strong ETag of the served /api/openapi.json of the app built over `ctx` (built now if needed); null without one. */
+export function openApiDocumentEtag(ctx: AppContext): string | null {
+  return DOCUMENTS.get(ctx)?.get().json.etag ?? null;
+}
+
+/** The API documents and the offline docs pages (src/http/openapi/ui.ts). */
+export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
+  const docs = new OpenApiDocuments(getApp, ctx);
+  DOCUMENTS.set(ctx, docs);
+  const raw = (summary: string, type: string, tags = ["system"]) => ({
+    tags,
+    summary,
+    responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+  });
+  return new Elysia({ name: "herald:openapi" })
+    .get("/api/openapi.json", ({ request }) => conditionalResponse(request, docs.get().json), {
+      detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
+    })
+    .get("/api/openapi.yaml", ({ request }) => conditionalResponse(request, docs.get().yaml), {
+      detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
+    })
+    .get("/api/openapi-transparency.yaml", ({ request }) => conditionalResponse(request, docs.get().transparencyYaml), {
+      detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
+    })
+    .use(docsUiRoutes());
+}

@@ -1,0 +1,215 @@
+import pythonSigner from "../../../docs/python/herald_sign.py" with { type: "text" };
+import { canonicalString, hmacSha256Hex } from "../../client/sign";
+import { EXAMPLE_BODIES, EXAMPLE_PARAMS, exampleKey, sampleBody } from "./examples";
+
+// `x-codeSamples` on every operation, which the API reference (Scalar, /api/docs) shows beside the request and
+// response examples: curl (for a signed route, what `herald sign` prints), TypeScript with the HeraldClient of
+// src/client, and Python — for signed routes with the signer of docs/python/herald_sign.py, which the document's
+// introduction shows once (PYTHON_SIGNER_MARKDOWN), verbatim: docs/api-reference.md shows the same file and
+// test/http/openapi-samples.test.ts runs it against the DESIGN.md §3 test vectors.
+
+type Json = Record<string, any>;
+export interface CodeSample {
+  lang: string;
+  label: string;
+  source: string;
+}
+
+const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+// Fixed illustration values (DESIGN.md §3's test vector) so the document is the same bytes on every build.
+const ILLUSTRATION = {
+  keyId: "hk_live_KEY_ID",
+  secret: "hsk_test_secret_0123456789abcdef",
+  timestamp: 1767225600,
+  nonce: "9f86d081884c7d659a2feaa0c55ad015",
+  idempotencyKey: "3f1c2b9e-8a4d-4f6b-9c1e-2d3a4b5c6d7e",
+};
+
+type Access = "partner" | "admin" | "public";
+const accessOf = (op: Json): Access => {
+  const schemes = new Set<string>((op.security ?? []).flatMap((s: Json) => Object.keys(s)));
+  if (schemes.has("AdminBearer")) return "admin";
+  if (schemes.has("PartnerSignature") || schemes.has("PartnerKey")) return "partner";
+  return "public";
+};
+
+/** The example request of an operation: URL (path parameters and required query filled in) and body. */
+function exampleRequest(
+  baseUrl: string,
+  path: string,
+  method: string,
+  op: Json,
+): { url: string; target: string; query: Record<string, string>; body: unknown } {
+  const params: Json[] = op.parameters ?? [];
+  const value = (name: string) => EXAMPLE_PARAMS[name] ?? name.toUpperCase();
+  const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(value(name)));
+  const query: Record<string, string> = {};
+  for (const p of params) if (p.in === "query" && p.required) query[p.name] = value(p.name);
+  const search = new URLSearchParams(query).toString();
+  const target = filled + (search ? `?${search}` : "");
+  // Form bodies (the sign-in forms) are posted by a browser; a JSON sample body would be refused with 415.
+  const hasBody = !!op.requestBody?.content?.["application/json"];
+  const body = hasBody ? (EXAMPLE_BODIES[exampleKey(method, path)] ?? sampleBody(op.requestBody?.content?.["application/json"]?.schema)) : undefined;
+  return { url: baseUrl.replace(/\/$/, "") + target, target, query, body };
+}
+
+/** What `herald sign` prints for this request (src/cli/sign.ts: one line), as its words, signed with the illustration values. */
+function heraldSignOutput(method: string, url: string, target: string, body: string | null): string[] {
+  const mutation = MUTATIONS.has(method);
+  const nonce = mutation ? ILLUSTRATION.nonce : null;
+  const signature = hmacSha256Hex(ILLUSTRATION.secret, canonicalString({ method, target, timestamp: ILLUSTRATION.timestamp, nonce, body: body ?? "" }));
+  const headers: Record<string, string> = {
+    "X-Partner-Key": ILLUSTRATION.keyId,
+    "X-Partner-Timestamp": String(ILLUSTRATION.timestamp),
+    "X-Partner-Signature": signature,
+  };
+  if (nonce) headers["X-Partner-Nonce"] = nonce;
+  if (mutation) headers["Idempotency-Key"] = ILLUSTRATION.idempotencyKey;
+  if (body) headers["Content-Type"] = "application/json";
+  return [
+    `curl -sS -X ${method}`,
+    ...Object.entries(headers).map(([k, v]) => `-H ${shellQuote(`${k}: ${v}`)}`),
+    ...(body ? [`--data-binary ${shellQuote(body)}`] : []),
+    shellQuote(url),
+  ];
+}
+
+function curlSample(access: Access, method: string, url: string, target: string, body: string | null): string {
+  if (access === "partner") {
+    const [first, ...rest] = heraldSignOutput(method, url, target, body);
+    return [
+      "# `herald sign` prints a ready curl command, signed now (valid ±300 s); sh runs it.",
+      `herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" \\`,
+      `  ${method} ${shellQuote(url)}${body ? ` \\\n  ${shellQuote(body)}` : ""} | sh`,
+      "",
+      "# It prints one line (wrapped here), e.g. with the DESIGN.md §3 test secret and time:",
+      `# ${first}`,
+      ...rest.map((word) => `#   ${word}`),
+    ].join("\n");
+  }
+  const lines = [`curl -sS -X ${method} ${shellQuote(url)}`];
+  if (access === "admin") lines.push(`  -H "Authorization: Bearer $HERALD_ADMIN_TOKEN"`);
+  if (body) lines.push(`  -H 'Content-Type: application/json'`, `  --data-binary ${shellQuote(body)}`);
+  return lines.join(" \\\n");
+}
+
+/** A JSON value as a TypeScript literal on one line: `{ user_id: "42", amount: 12.5 }`. */
+export function tsValue(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(tsValue).join(", ")}]`;
+  if (v && typeof v === "object") {
+    const entries = Object.entries(v as Json).map(([k, x]) => `${/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? k : JSON.stringify(k)}: ${tsValue(x)}`);
+    return entries.length ? `{ ${entries.join(", ")} }` : "{}";
+  }
+  return JSON.stringify(v ?? null);
+}
+
+function typescriptSample(
+  access: Access,
+  method: string,
+  _path: string,
+  baseUrl: string,
+  url: string,
+  req: ReturnType<typeof exampleRequest>,
+  jsonResponse: boolean,
+): string {
+  if (access === "partner") {
+    const route = url.slice(baseUrl.replace(/\/$/, "").length).split("?")[0]!;
+    const call =
+      method === "GET"
+        ? `herald.get(${JSON.stringify(route)}${Object.keys(req.query).length ? `, ${tsValue(req.query)}` : ""})`
+        : method === "DELETE"
+          ? `herald.delete(${JSON.stringify(route)})`
+          : `herald.${method.toLowerCase()}(${JSON.stringify(route)}, ${tsValue(req.body ?? {})})`;
+    return [
+      `import { HeraldClient } from "@herald/client";`,
+      "",
+      "// Signs every request (DESIGN.md §3), adds a nonce and an Idempotency-Key to mutations, retries 429/503.",
+      "const herald = new HeraldClient({",
+      `  baseUrl: ${JSON.stringify(baseUrl)},`,
+      "  keyId: process.env.HERALD_KEY_ID!,",
+      "  secret: process.env.HERALD_SECRET!,",
+      "});",
+      `const result = await ${call};`,
+      "console.log(result);",
+    ].join("\n");
+  }
+  const init: string[] = [];
+  if (method !== "GET") init.push(`method: ${JSON.stringify(method)}`);
+  const headers: string[] = [];
+  if (access === "admin") headers.push("Authorization: `Bearer ${process.env.HERALD_ADMIN_TOKEN}`");
+  if (req.body !== undefined) headers.push(`"Content-Type": "application/json"`);
+  if (headers.length) init.push(`headers: { ${headers.join(", ")} }`);
+  if (req.body !== undefined) init.push(`body: JSON.stringify(${tsValue(req.body)})`);
+  return [
+    `const res = await fetch(${JSON.stringify(url)}${init.length ? `, {\n  ${init.join(",\n  ")},\n}` : ""});`,
+    jsonResponse ? "console.log(res.status, await res.json());" : "console.log(res.status, await res.text());",
+  ].join("\n");
+}
+
+/** A JSON value written as a Python literal. */
+export function pythonLiteral(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "number" || typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(", ")}]`;
+  return `{${Object.entries(v as Json)
+    .map(([k, x]) => `${JSON.stringify(k)}: ${pythonLiteral(x)}`)
+    .join(", ")}}`;
+}
+
+function pythonSample(access: Access, method: string, url: string, body: unknown, jsonResponse: boolean): string {
+  if (access === "partner") {
+    const args = [JSON.stringify(method), JSON.stringify(url), ...(body !== undefined ? [pythonLiteral(body)] : [])].join(", ");
+    return [
+      "# herald_sign.py is the ten-line signer in the introduction of this reference (docs/python/herald_sign.py);",
+      "# it reads HERALD_KEY_ID and HERALD_SECRET from the environment.",
+      "from herald_sign import herald",
+      "",
+      `print(herald(${args}))`,
+    ].join("\n");
+  }
+  const headers: string[] = [];
+  if (access === "admin") headers.push(`"Authorization": "Bearer " + os.environ["HERALD_ADMIN_TOKEN"]`);
+  if (body !== undefined) headers.push(`"Content-Type": "application/json"`);
+  const data = body !== undefined ? `json.dumps(${pythonLiteral(body)}).encode()` : "None";
+  const plain = method === "GET" && headers.length === 0;
+  return [
+    plain ? (jsonResponse ? "import json, urllib.request" : "import urllib.request") : "import json, os, urllib.request",
+    "",
+    ...(plain ? [] : [`req = urllib.request.Request(${JSON.stringify(url)}, data=${data}, method=${JSON.stringify(method)}, headers={${headers.join(", ")}})`]),
+    `with urllib.request.urlopen(${plain ? JSON.stringify(url) : "req"}) as res:`,
+    jsonResponse ? "    print(json.load(res))" : "    print(res.read().decode())",
+  ].join("\n");
+}
+
+/** The signer as Markdown, for the document's introduction. */
+export const PYTHON_SIGNER_MARKDOWN = `Python samples of signed routes import this signer (\`herald_sign.py\`, standard library only):\n\n\`\`\`python\n${pythonSigner.trimEnd()}\n\`\`\``;
+
+/** The code samples of one operation. */
+export function codeSamplesOf(baseUrl: string, path: string, method: string, op: Json): CodeSample[] {
+  const m = method.toUpperCase();
+  const access = accessOf(op);
+  const req = exampleRequest(baseUrl, path, m, op);
+  const body = req.body === undefined ? null : JSON.stringify(req.body);
+  const ok = Object.entries(op.responses ?? {}).find(([s]) => /^2/.test(s))?.[1] as Json | undefined;
+  const jsonResponse = !ok?.content || "application/json" in ok.content;
+  return [
+    { lang: "shell", label: access === "partner" ? "curl (herald sign)" : "curl", source: curlSample(access, m, req.url, req.target, body) },
+    {
+      lang: "typescript",
+      label: access === "partner" ? "TypeScript (HeraldClient)" : "TypeScript",
+      source: typescriptSample(access, m, path, baseUrl, req.url, req, jsonResponse),
+    },
+    { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse) },
+  ];
+}
+
+/** Adds `x-codeSamples` to every operation of `paths`. */
+export function addCodeSamples(paths: Record<string, Record<string, Json>>, baseUrl: string): void {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item)) op["x-codeSamples"] = codeSamplesOf(baseUrl, path, method, op);
+  }
+}

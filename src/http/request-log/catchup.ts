@@ -1,0 +1,94 @@
+import type { Database } from "bun:sqlite";
+import { hourOf, hourStartIso, nextHour, rebuildHour } from "./rollup";
+
+export interface CatchUpProgress {
+  /** Hours compared with request_log so far. */
+  scannedHours: number;
+  /** Hours rebuilt because the rollup counted fewer requests than request_log holds. */
+  rebuiltHours: number;
+  /** request_log rows read by those rebuilds. */
+  rebuiltRows: number;
+  done: boolean;
+}
+
+export interface CatchUpLimits {
+  /** Hours compared per step (one indexed count per step over that range). */
+  scanHours?: number;
+  /** A step stops after rebuilding about this many request_log rows. */
+  maxRows?: number;
+}
+
+const prevHour = (hour: string) => new Date(Date.parse(hourStartIso(hour)) - 3_600_000).toISOString().slice(0, 13);
+
+/**
+ * Brings the hourly rollups level with request_log, newest hour first, in bounded steps: each step compares
+ * `scanHours` hours (request_log's count per hour from its `at` index against request_log_hourly.requests) and
+ * rebuilds, one transaction per hour, every hour whose rollup counts FEWER requests — missing after an upgrade,
+ * or partial when the hour began before the upgrade. An hour whose rollup counts more is left alone: that is
+ * the prune job having deleted request_log rows the rollup keeps on purpose (baselines look back 4 weeks).
+ */
+export class RollupCatchUp {
+  private cursor: string | null | undefined;
+  private first: string | null = null;
+  readonly progress: CatchUpProgress = { scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, done: false };
+
+  constructor(private readonly sqlite: Database) {}
+
+  private init(): void {
+    const min = this.sqlite.query("SELECT min(at) AS at FROM request_log").get() as { at: string | null };
+    const max = this.sqlite.query("SELECT max(at) AS at FROM request_log").get() as { at: string | null };
+    this.first = min.at ? hourOf(min.at) : null;
+    this.cursor = max.at ? nextHour(hourOf(max.at)) : null;
+  }
+
+  /** One bounded step; returns the progress so far (`done` once the oldest hour of request_log was compared). */
+  step(limits: CatchUpLimits = {}): CatchUpProgress {
+    const scanHours = limits.scanHours ?? 6;
+    const maxRows = limits.maxRows ?? 20_000;
+    if (this.cursor === undefined) this.init();
+    const hi = this.cursor ?? null;
+    const first = this.first;
+    if (hi === null || first === null || hi <= first) {
+      this.progress.done = true;
+      return this.progress;
+    }
+    let lo: string = hi;
+    for (let i = 0; i < scanHours && lo > first; i++) lo = prevHour(lo);
+    const logged = new Map(
+      (
+        this.sqlite
+          .query("SELECT substr(at, 1, 13) AS hour, count(*) AS n FROM request_log WHERE at >= ? AND at < ? GROUP BY substr(at, 1, 13)")
+          .all(hourStartIso(lo), hourStartIso(hi)) as Array<{ hour: string; n: number }>
+      ).map((r) => [r.hour, r.n]),
+    );
+    const rolled = new Map(
+      (
+        this.sqlite.query("SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour < ?").all(lo, hi) as Array<{ hour: string; requests: number }>
+      ).map((r) => [r.hour, r.requests]),
+    );
+    let rows = 0;
+    let cursor = hi;
+    for (let h = prevHour(hi); h >= lo; h = prevHour(h)) {
+      this.progress.scannedHours++;
+      cursor = h;
+      const n = logged.get(h) ?? 0;
+      if (n > (rolled.get(h) ?? 0)) {
+        rows += rebuildHour(this.sqlite, h);
+        this.progress.rebuiltHours++;
+        if (rows >= maxRows) break;
+      }
+    }
+    this.cursor = cursor;
+    this.progress.rebuiltRows += rows;
+    if (cursor <= first) this.progress.done = true;
+    return this.progress;
+  }
+}
+
+/** Runs the catch-up to the end in one go (tests, the benchmark, an operator's maintenance script). */
+export function catchUpRollups(sqlite: Database, limits: CatchUpLimits = {}): CatchUpProgress {
+  const c = new RollupCatchUp(sqlite);
+  let p = c.step(limits);
+  while (!p.done) p = c.step(limits);
+  return p;
+}

@@ -1,0 +1,58 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Every request, written in batches off the request path; usage analytics and percentiles read it. */
+export const requestLog = sqliteTable(
+  "request_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: text("at").notNull(),
+    method: text("method").notNull(),
+    route: text("route").notNull(),
+    status: integer("status").notNull(),
+    latencyUs: integer("latency_us").notNull(),
+    /** The partner key, as its request_log_keys.ref (a small integer instead of the 32-character id in every row and index entry). */
+    keyRef: integer("key_ref"),
+    clientIp: text("client_ip"),
+    requestId: text("request_id").notNull(),
+    errorCode: text("error_code"),
+  },
+  (t) => [
+    // Per-key usage windows: WHERE key_ref = ? AND at >= ?
+    index("request_log_key_at_idx").on(t.keyRef, t.at),
+    // Global windows (latency percentiles, pruning): WHERE at >= ?
+    index("request_log_at_idx").on(t.at),
+  ],
+);
+
+/**
+ * The partner keys request_log has seen, each named once by a small integer. A row is added when a key's first
+ * request is written (src/http/request-log/log.ts); rows are never changed or removed.
+ */
+export const requestLogKeys = sqliteTable("request_log_keys", {
+  ref: integer("ref").primaryKey(),
+  keyId: text("key_id").notNull().unique(),
+});
+
+/**
+ * Hourly rollups of request_log, kept by the request-log flush (src/http/request-log/rollup.ts) in the same transaction as the rows it writes:
+ * the operators' 403 digest and readiness exports read these (a few rows per hour), never request_log itself.
+ * `hour` is the UTC hour as `YYYY-MM-DDTHH`.
+ */
+export const requestLogHourly = sqliteTable("request_log_hourly", {
+  hour: text("hour").primaryKey(),
+  requests: integer("requests").notNull().default(0),
+  forbidden: integer("forbidden").notNull().default(0),
+});
+
+/** The 403s of each hour by route template, partner key (its id, "" without one) and client prefix (IPv4 /24, IPv6 /48). */
+export const requestLog403Hourly = sqliteTable(
+  "request_log_403_hourly",
+  {
+    hour: text("hour").notNull(),
+    route: text("route").notNull(),
+    partnerKeyId: text("partner_key_id").notNull(),
+    clientPrefix: text("client_prefix").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.route, t.partnerKeyId, t.clientPrefix] }), index("request_log_403_hourly_route_idx").on(t.route, t.hour)],
+);

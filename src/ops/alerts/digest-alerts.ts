@@ -1,0 +1,63 @@
+import type { AppContext } from "../../context";
+import type { AlertInput } from "./service";
+import { buildDigest, DIGEST_DEFAULTS, type PublicFinding } from "../digest/service";
+
+// The 403 digest as alerts (source `digest`), evaluated by the alerts-monitor job on every run: the digest's
+// findings under its default thresholds, after the active suppression rules (docs/ops-digest.md), over the last
+// DIGEST_ALERT_HOURS hours. Findings are grouped into three alerts, the way Alertmanager groups by alert name, so
+// one attack (which the digest reports on every dimension at once: all routes, the route, the key, the client)
+// is one notice, not six; the findings themselves are in the row's details, the strongest first.
+
+/** The window the monitor evaluates: the hour in progress and the one before, so a run of 2 spike hours is sustained. */
+export const DIGEST_ALERT_HOURS = 2;
+/** Findings kept in an alert row's details (the digest itself lists them all). */
+const FINDINGS_KEPT = 10;
+
+export const DIGEST_ALERTS = [
+  { name: "403_spike", kinds: ["sustained_spike", "spike"] },
+  { name: "403_new_path", kinds: ["new_path"] },
+  { name: "403_new_client", kinds: ["new_client"] },
+] as const;
+
+const brief = (f: PublicFinding) => ({
+  kind: f.kind,
+  dimension: f.dimension,
+  value: f.value,
+  first_hour: f.first_hour,
+  last_hour: f.last_hour,
+  observed: f.observed,
+  baseline: f.baseline,
+  ratio: f.ratio,
+  why: f.why,
+});
+
+/**
+ * One row per digest alert: `warn` while the digest has a finding of its kinds (value: the strongest finding's
+ * 403 count), else `ok` — so a warning has an end, which the link inbox's last_digest_warn window needs. Novelty
+ * (new path, new client) is judged only once the rollups reach back over the whole lookback: on a young database
+ * every route would be "new".
+ */
+export function digestAlerts(ctx: AppContext): AlertInput[] {
+  const d = buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, groupLimit: 1 });
+  const window = { from_hour: d.window.from_hour, to_hour: d.window.to_hour };
+  return DIGEST_ALERTS.map(({ name, kinds }) => {
+    const novelty = name !== "403_spike";
+    const judged = !novelty || d.coverage.lookback_complete;
+    const found = judged ? d.findings.filter((f) => (kinds as readonly string[]).includes(f.kind)) : [];
+    const suppressed = d.suppressed.filter((f) => (kinds as readonly string[]).includes(f.kind)).length;
+    const top = found[0];
+    return {
+      name,
+      status: top ? "warn" : "ok",
+      value: top ? top.observed : 0,
+      details: {
+        summary: top ? top.why : null,
+        findings_total: found.length,
+        findings: found.slice(0, FINDINGS_KEPT).map(brief),
+        suppressed,
+        window,
+        ...(judged ? {} : { note: "novelty not judged: the request-log rollups do not reach back over the lookback yet" }),
+      },
+    };
+  });
+}

@@ -1,0 +1,70 @@
+import { createHash } from "node:crypto";
+import { strToU8, zipSync } from "fflate";
+import type { AppContext } from "../../context";
+import { csvTable } from "../../http/csv";
+import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, summarizeRuns } from "./service";
+
+// The alerts-monitor exports: export.json (alert rows of a window, paged), runs/export (one CSV line per run)
+// and export.zip (the whole window as alerts.json, alerts.csv and runs.csv, with manifest.json naming each
+// file's bytes and sha256). ZIP by fflate (stored with DEFLATE, CRC-32 per entry; `unzip -t` checks them).
+
+/** The most alert rows runs/export and export.zip carry: about a year of 15-minute runs of ~20 alerts is more. */
+export const EXPORT_MAX_ROWS = 50_000;
+
+export const ALERTS_CSV_COLUMNS = ["id", "run_id", "at", "source", "name", "status", "value", "details"] as const;
+export const RUNS_CSV_COLUMNS = ["run_id", "at", "source", "alerts", "ok", "warn", "fail", "status"] as const;
+
+/** alerts.csv: one record per alert row; details as its JSON text, null as an empty cell. */
+export const alertsCsv = (rows: AlertRunRow[]) =>
+  csvTable(
+    rows.map((r) => ({ ...r, details: r.details === null ? null : JSON.stringify(r.details) })),
+    ALERTS_CSV_COLUMNS,
+  );
+
+export const runsCsv = (runs: RunSummary[]) => csvTable(runs, RUNS_CSV_COLUMNS);
+
+/** export.json: one page of alert rows (newest first) and the runs those rows belong to. */
+export function alertsExport(ctx: AppContext, f: AlertRunFilter) {
+  const page = listAlertRuns(ctx, f);
+  return {
+    generated_at: ctx.clock.now().toISOString(),
+    window: { ...page.window, days: f.days },
+    query: { days: f.days, source: f.source, status: f.status, limit: f.limit, offset: f.offset },
+    count: page.rows.length,
+    total: page.total,
+    alerts: page.rows,
+    runs: summarizeRuns(page.rows),
+    pagination: page.pagination,
+  };
+}
+
+/** Every run of the window (up to EXPORT_MAX_ROWS alert rows), newest first. */
+export function windowRuns(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">) {
+  return summarizeRuns(listAlertRuns(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 }).rows);
+}
+
+const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+
+export const exportStamp = (ctx: AppContext) => ctx.clock.now().toISOString().slice(0, 16).replace(/[-:]/g, "");
+
+/** export.zip: the window's artifacts and a manifest of their sizes and sha256, as one ZIP archive. */
+export function alertsZip(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">): Uint8Array {
+  const json = alertsExport(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 });
+  const files: Array<[string, Uint8Array]> = [
+    ["alerts.json", strToU8(`${JSON.stringify({ success: true, ...json }, null, 2)}\n`)],
+    ["alerts.csv", strToU8(alertsCsv(json.alerts))],
+    ["runs.csv", strToU8(runsCsv(summarizeRuns(json.alerts)))],
+  ];
+  const manifest = {
+    generated_at: json.generated_at,
+    window: json.window,
+    query: { days: f.days, source: f.source, status: f.status },
+    files: files.map(([name, bytes]) => ({ name, bytes: bytes.byteLength, sha256: sha256(bytes) })),
+  };
+  const mtime = ctx.clock.now();
+  const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
+  for (const [name, bytes] of [...files, ["manifest.json", strToU8(`${JSON.stringify(manifest, null, 2)}\n`)] as [string, Uint8Array]]) {
+    entries[name] = [bytes, { mtime }];
+  }
+  return zipSync(entries, { level: 6 });
+}

@@ -1,0 +1,112 @@
+import { t } from "elysia";
+import { Envelope, includeMetaQuery } from "../../http/envelope";
+import { named } from "../../http/openapi/names";
+import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { intPath } from "../../http/params";
+import { MAX_SILENCE_DAYS } from "./silences";
+
+// Schemas of the "firing now" view, the silences and the link-inbox targets' health (docs/ops-alerts.md,
+// docs/ops-link-inbox.md).
+
+const strict = { additionalProperties: false } as const;
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+const Time = t.String({ format: "date-time" });
+const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("fail")]);
+
+const Silence = named(
+  "OpsAlertSilence",
+  t.Object({
+    id: t.Integer(),
+    matcher: t.String({ description: "alert keys (<source>:<name>) it holds back; * matches any characters" }),
+    reason: t.String(),
+    created_by: t.String({ description: "who: the operator's label, admin:<name>#<token id>" }),
+    created_at: Time,
+    ends_at: Time,
+    expired_at: Nullable(Time),
+    expired_by: Nullable(t.String()),
+    state: t.Union([t.Literal("active"), t.Literal("expired")]),
+  }),
+);
+
+const FiringAlert = named(
+  "OpsFiringAlert",
+  t.Object({
+    id: t.Integer({ description: "the alert's id: its page is /admin/ops/alerts-monitor/alerts/{id}" }),
+    key: t.String({ description: "<source>:<name>" }),
+    source: t.String(),
+    name: t.String(),
+    level: Level,
+    since: Time,
+    fired_at: Nullable(Time),
+    resolved_at: Nullable(Time),
+    last_evaluated_at: Time,
+    value: Nullable(t.String()),
+    summary: Nullable(t.String()),
+    details: Nullable(t.Record(t.String(), t.Unknown())),
+    silenced_by: Nullable(
+      t.Object(
+        { id: t.Integer(), matcher: t.String(), reason: t.String(), created_by: t.String(), ends_at: Time },
+        { description: "the silence holding its notices back" },
+      ),
+    ),
+    notified_level: Nullable(Level),
+    notified_at: Nullable(Time),
+    page: t.String(),
+  }),
+);
+
+const TargetHealth = named(
+  "OpsLinkTargetHealth",
+  t.Object({
+    target: t.String({ description: "the redacted label" }),
+    state: t.Union([t.Literal("up"), t.Literal("down")]),
+    dead: t.Boolean({ description: "refused by the target policy, or its newest message was given up on" }),
+    reason: Nullable(t.String()),
+    policy_problem: Nullable(t.String()),
+    last_attempt_at: Nullable(Time),
+    last_success_at: Nullable(Time),
+    last_error: Nullable(t.String()),
+    failing_streak: t.Integer(),
+    dead_messages: t.Integer(),
+  }),
+);
+
+export const AlertsFiringModel = {
+  firingQuery: t.Object({
+    source: t.Optional(
+      t.Union([t.Literal("status"), t.Literal("transparency"), t.Literal("webhooks"), t.Literal("digest"), t.Literal("preflight")], {
+        description: "only alerts of this source",
+      }),
+    ),
+    level: t.Optional(t.Union([t.Literal("warn"), t.Literal("fail")], { description: "only alerts firing at this level" })),
+    ...includeMetaQuery,
+  }),
+  firing: Envelope({
+    generated_at: Time,
+    count: t.Integer(),
+    silenced: t.Integer({ description: "how many of them a silence holds back" }),
+    alerts: t.Array(FiringAlert, { description: "fail first, then the longest firing first" }),
+  }),
+  silenceListQuery: t.Object({
+    ...PageQuery,
+    state: t.Optional(t.Union([t.Literal("active"), t.Literal("expired")])),
+  }),
+  silenceList: Envelope({
+    count: t.Integer(),
+    silences: t.Array(Silence),
+    query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: Nullable(t.String()), state: Nullable(t.String()) }),
+    pagination: PaginationSchema,
+  }),
+  silenceBody: t.Object(
+    {
+      matcher: t.String({ minLength: 1, maxLength: 200, description: "an alert key (digest:403_spike) or a pattern (digest:*, *:overall)" }),
+      reason: t.String({ minLength: 1, maxLength: 500, description: "why: a ticket, a maintenance window" }),
+      ends_at: t.String({ minLength: 1, maxLength: 40, description: `ISO 8601; in the future, at most ${MAX_SILENCE_DAYS} days ahead` }),
+    },
+    strict,
+  ),
+  silenceParams: t.Object({ silence_id: intPath() }),
+  silenceOne: Envelope({ silence: Silence }),
+  targetsQuery: t.Object({ ...includeMetaQuery }),
+  targets: Envelope({ generated_at: Time, count: t.Integer(), down: t.Integer(), dead: t.Integer(), targets: t.Array(TargetHealth) }),
+};

@@ -1,0 +1,105 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { ErrorBody } from "../../http/envelope";
+import { parsePage } from "../../http/pagination";
+import { createSilence, expireSilence, listSilences } from "./silences";
+import { firingAlerts } from "./views";
+import { AlertsFiringModel as M } from "./firing-model";
+import { linkTargetHealth } from "../link-inbox/target-health";
+
+const BASE = "/admin/ops/alerts-monitor";
+const errs = { 400: ErrorBody, 403: ErrorBody };
+
+/**
+ * What is firing now, the silences that hold notices back, and whether the link inbox's targets can reach anyone.
+ * Bearer token or operator session (a POST with the session also needs X-CSRF-Token); docs/ops-alerts.md.
+ */
+export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:ops-alerts-firing" })
+    .use(guards.operator.plugin)
+    .get(
+      `${BASE}/firing.json`,
+      ({ query }) => {
+        const alerts = firingAlerts(ctx, { source: query.source, level: query.level });
+        return {
+          success: true as const,
+          generated_at: ctx.clock.now().toISOString(),
+          count: alerts.length,
+          silenced: alerts.filter((a) => a.silenced_by !== null).length,
+          alerts,
+        };
+      },
+      {
+        operator: "api",
+        query: M.firingQuery,
+        response: { 200: M.firing, ...errs },
+        detail: { summary: "Alerts firing now (warn or fail), with since when, the latest evaluation, the silence holding them back and what was sent" },
+      },
+    )
+    .get(
+      `${BASE}/silences`,
+      ({ query }) => {
+        const page = parsePage(query);
+        const r = listSilences(ctx, page, query.state);
+        return {
+          success: true as const,
+          count: r.count,
+          silences: r.items,
+          query: { limit: page.limit, offset: page.offset, cursor: page.cursor, state: query.state ?? null },
+          pagination: r.pagination,
+        };
+      },
+      {
+        operator: "api",
+        query: M.silenceListQuery,
+        response: { 200: M.silenceList, ...errs },
+        detail: { summary: "Alert silences, newest first, each with its state now (active, expired)" },
+      },
+    )
+    .post(
+      `${BASE}/silences`,
+      ({ body, operator, set }) => {
+        set.status = 201;
+        return { success: true as const, silence: createSilence(ctx, operator, body) };
+      },
+      {
+        operator: "api",
+        body: M.silenceBody,
+        response: { 201: M.silenceOne, ...errs },
+        detail: {
+          summary: "Silence alerts matching a key or pattern until a time (≤ 30 days), with a reason; audited. Silenced alerts are recorded, not sent",
+        },
+      },
+    )
+    .post(
+      `${BASE}/silences/:silence_id/expire`,
+      ({ params, operator }) => ({ success: true as const, silence: expireSilence(ctx, operator, params.silence_id) }),
+      {
+        operator: "api",
+        params: M.silenceParams,
+        response: { 200: M.silenceOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+        detail: { summary: "End a silence now (audited); 409 when it already ended" },
+      },
+    )
+    .get(
+      "/admin/ops/link-inbox/targets.json",
+      () => {
+        const targets = linkTargetHealth(ctx);
+        return {
+          success: true as const,
+          generated_at: ctx.clock.now().toISOString(),
+          count: targets.length,
+          down: targets.filter((t) => t.state === "down").length,
+          dead: targets.filter((t) => t.dead).length,
+          targets,
+        };
+      },
+      {
+        operator: "api",
+        query: M.targetsQuery,
+        response: { 200: M.targets, ...errs },
+        detail: { summary: "Each configured link-inbox target: up or down, dead or not, and why (the target policy's refusal, the newest failure)" },
+      },
+    );
+}

@@ -1,0 +1,126 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { csvResponse } from "../../http/csv";
+import { ErrorBody } from "../../http/envelope";
+import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./export";
+import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./model";
+import { exportUsage, usageCsv } from "../export-usage/service";
+import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "../export-usage/chart";
+
+const BASE = "/admin/ops/alerts-monitor";
+const errs = { 400: ErrorBody, 403: ErrorBody };
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+const fileDoc = (summary: string, type: string, description: string, binary = false) => ({
+  summary,
+  responses: {
+    200: { description, content: { [type]: { schema: binary ? { type: "string" as const, format: "binary" } : { type: "string" as const } } } },
+    400: errorResponse("invalid_query naming the parameter (an unknown source or status, days, w or h out of bounds)"),
+    403: errorResponse("forbidden: no admin token or operator session"),
+  },
+});
+
+interface WindowQuery {
+  days?: number;
+  source?: "all" | "status" | "transparency" | "webhooks" | "digest" | "preflight";
+  status?: "all" | "ok" | "warn" | "fail";
+}
+const filterOf = (q: WindowQuery) => ({ days: q.days ?? ALERTS_DEFAULTS.days, source: q.source ?? "all", status: q.status ?? "all" });
+const usageOf = (ctx: AppContext, q: { days?: number; source?: "all" | "export" | "token" }) =>
+  exportUsage(ctx, q.days ?? USAGE_DEFAULTS.days, q.source ?? "all");
+const attachment = (name: string) => `attachment; filename="${name}"`;
+
+/**
+ * The alerts monitor's exports and the export-usage read-models (docs/ops-alerts.md). Bearer token or the
+ * operator session (GET only), as the readiness exports.
+ */
+export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:ops-alerts-monitor" })
+    .use(guards.operator.plugin)
+    .get(
+      `${BASE}/export.json`,
+      ({ query, set }) => {
+        const f = { ...filterOf(query), limit: query.limit ?? ALERTS_DEFAULTS.limit, offset: query.offset ?? ALERTS_DEFAULTS.offset };
+        set.headers["content-disposition"] = attachment(`herald-alerts-${exportStamp(ctx)}.json`);
+        return { success: true as const, ...alertsExport(ctx, f) };
+      },
+      {
+        operator: "api",
+        query: M.exportQuery,
+        response: { 200: M.exportJson, ...errs },
+        detail: { summary: "Alert runs of the window (status checks, transparency, webhook dead letters, preflight), newest first, paged" },
+      },
+    )
+    .get(
+      `${BASE}/export.zip`,
+      ({ query }) =>
+        new Response(alertsZip(ctx, filterOf(query)), {
+          headers: { "content-type": "application/zip", "content-disposition": attachment(`herald-alerts-${exportStamp(ctx)}.zip`) },
+        }),
+      {
+        operator: "api",
+        query: M.windowQuery,
+        detail: fileDoc(
+          "The window's alerts as a ZIP: alerts.json, alerts.csv, runs.csv and manifest.json (bytes and sha256 of each)",
+          "application/zip",
+          "A ZIP archive",
+          true,
+        ),
+      },
+    )
+    .get(`${BASE}/runs/export`, ({ query }) => csvResponse(runsCsv(windowRuns(ctx, filterOf(query))), `herald-alert-runs-${exportStamp(ctx)}.csv`), {
+      operator: "api",
+      query: M.windowQuery,
+      detail: fileDoc(
+        "One CSV record per alert run of the window, labelled by all its sources: alert counts by status and the worst status",
+        "text/csv",
+        "RFC 4180 CSV with a header row",
+      ),
+    })
+    .get(
+      `${BASE}/export-usage.json`,
+      ({ query, set }) => {
+        set.headers["content-disposition"] = attachment(`herald-export-usage-${exportStamp(ctx)}.json`);
+        return { success: true as const, ...usageOf(ctx, query) };
+      },
+      {
+        operator: "api",
+        query: M.usageQuery,
+        response: { 200: M.usageJson, ...errs },
+        detail: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
+      },
+    )
+    .get(`${BASE}/export-usage.csv`, ({ query }) => csvResponse(usageCsv(usageOf(ctx, query)), `herald-export-usage-${exportStamp(ctx)}.csv`), {
+      operator: "api",
+      query: M.usageQuery,
+      detail: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
+    })
+    .get(
+      `${BASE}/export-usage.png`,
+      ({ query }) => {
+        const r = usageOf(ctx, query);
+        const png = renderUsagePng(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
+        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "x-usage-legend": usageLegend(r) } });
+      },
+      {
+        operator: "api",
+        query: M.chartQuery,
+        detail: fileDoc("Downloads per day as stacked bars by source, w×h pixels; X-Usage-Legend names the series (JSON)", "image/png", "The chart", true),
+      },
+    )
+    .get(
+      `${BASE}/export-usage.svg`,
+      ({ query }) => {
+        const r = usageOf(ctx, query);
+        const svg = renderUsageSvg(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
+        return new Response(svg, {
+          headers: { "content-type": "image/svg+xml; charset=utf-8", "x-usage-legend": usageLegend(r) },
+        });
+      },
+      {
+        operator: "api",
+        query: M.chartQuery,
+        detail: fileDoc("The same chart as SVG; X-Usage-Legend names the series (JSON)", "image/svg+xml", "The chart"),
+      },
+    );
+}

@@ -1,0 +1,133 @@
+import { alertsPageRoutes } from "./alerts-page";
+import { backupsPageRoutes } from "./backups-page";
+import { digestPageRoutes } from "./digest-page";
+import { incidentsPageRoutes } from "./incidents-page";
+import { preflightPageRoutes } from "./preflight-page";
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import { CONSOLE_NAV, operatorPage, operatorPageResponse } from "../../auth/operator-page";
+import { redirect } from "../../auth/session-plugin";
+import { actorLabel } from "../../auth/actors";
+import { signInRoutes } from "../../auth/sign-in-routes";
+import type { ConfigRow } from "../../config";
+import type { AppContext } from "../../context";
+import { compileHtml, joinHtml } from "../../http/html";
+import { alertPagesRoutes } from "./alert-pages";
+import { alertsFiringRoutes } from "../alerts/firing-routes";
+import { readinessPageRoutes } from "./readiness-page";
+
+// GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
+// secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
+// govern, with the ones set to something other than their default highlighted. The operator pages share the
+// sign-in routes, which are composed here so that app.ts adds the whole operator console with one line.
+
+/** Groups in page order; the first pattern a name matches wins; the rest fall into "Other". */
+const GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
+  ["Server and HTTP", /^(NODE_ENV|PORT|HOST|PUBLIC_BASE_URL|HERALD_DB_PATH|LOG_LEVEL|TRUST_PROXY|MAX_BODY_BYTES|SHUTDOWN_GRACE_MS|METRICS_PUBLIC)$/],
+  ["Operators and security", /^(HERALD_MASTER_KEY|ADMIN_|IDEMPOTENCY_|SIGNATURE_|SANDBOX_|BOOTSTRAP_)/],
+  ["Rate limits", /^(RATE_LIMIT_|PARTNER_SANDBOX_RATE_LIMIT)/],
+  ["Jobs, request log and backups", /^(JOBS_|REQUEST_LOG_|BACKUP_)/],
+  ["Webhooks", /^WEBHOOK_/],
+  ["Salutes and wallets", /^(SALUTES_|WALLET_)/],
+  ["Solana chain", /^(SOLANA_|CHAIN_|TOKEN_|TREASURY_|RESERVE_|LP_|EXPECTED_)/],
+  ["Status page", /^STATUS_/],
+  ["Audio-share links", /^AUDIO_SHARE_/],
+  ["Messenger", /^MESSENGER_/],
+];
+
+interface RowData {
+  name: string;
+  value: string;
+  source: string;
+  doc: string;
+  changed: boolean;
+  secret: boolean;
+}
+
+const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows: RowData[] }>(
+  "config-group",
+  `<section class="group" id="<%= it.id %>"><h2><%= it.title %> <span class="badge"><%= it.rows.length %> variables<% if (it.changed) { %>, <%= it.changed %> changed<% } %></span></h2>
+<table class="vars"><colgroup><col class="name"><col class="value"><col class="source"><col></colgroup>
+<thead><tr><th>Variable</th><th>Value</th><th>Source</th><th>Meaning</th></tr></thead><tbody>
+<% for (const r of it.rows) { %><tr id="var-<%= r.name %>"<% if (r.changed) { %> class="changed"<% } %>><td><code><%= r.name %></code></td><td><% if (r.value === "") { %><span class="muted">(unset)</span><% } else { %><code><%= r.value %></code><% } %><% if (r.secret) { %> <span class="badge">secret</span><% } %></td><td><% if (r.changed) { %><span class="badge changed">changed</span><% } else { %><span class="badge"><%= r.source %></span><% } %></td><td class="doc"><%= r.doc %></td></tr>
+<% } %></tbody></table></section>`,
+);
+
+const configBodyHtml = compileHtml<{ total: number; changed: number; env: string; groups: ReturnType<typeof joinHtml> }>(
+  "config-page",
+  `<h1>Configuration</h1>
+<p class="lead">The effective configuration of this process (<%= it.env %>): <%= it.total %> variables, <strong id="changed-count"><%= it.changed %></strong> set to something other than their default. Secret values are never shown.</p>
+<p class="legend"><span><span class="badge changed">changed</span> set in the environment to a non-default value</span><span><span class="badge">env</span> set, equal to the default</span><span><span class="badge">default</span> not set</span></p>
+<%= it.groups %>`,
+);
+
+const slug = (title: string) => `group-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
+
+/** The page body for a configuration description (exported for tests of grouping). */
+export function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
+  const grouped = new Map<string, RowData[]>();
+  for (const r of rows) {
+    const title = GROUPS.find(([, re]) => re.test(r.name))?.[0] ?? "Other";
+    const list = grouped.get(title) ?? grouped.set(title, []).get(title)!;
+    list.push({ name: r.name, value: r.value, source: r.source, doc: r.doc, changed: r.differs, secret: r.secret });
+  }
+  const order = [...GROUPS.map(([title]) => title), "Other"];
+  const groups = order
+    .filter((title) => grouped.has(title))
+    .map((title) => {
+      const list = grouped.get(title)!;
+      return groupHtml({ id: slug(title), title, changed: list.filter((r) => r.changed).length, rows: list });
+    });
+  return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
+}
+
+/** The operator console: the sign-in routes and the pages behind them. */
+export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
+  return (
+    new Elysia({ name: "herald:operator-pages" })
+      .use(signInRoutes(ctx, guards))
+      .use(readinessPageRoutes(ctx, guards))
+      .use(alertPagesRoutes(ctx, guards))
+      // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,
+      // whose plugin chain is at the type checker's depth limit).
+      .use(alertsFiringRoutes(ctx, guards))
+      // The console's pages, one per operator area (the header in src/auth/operator-page.ts reaches them all).
+      .use(alertsPageRoutes(ctx, guards))
+      .use(incidentsPageRoutes(ctx, guards))
+      .use(digestPageRoutes(ctx, guards))
+      .use(preflightPageRoutes(ctx, guards))
+      .use(backupsPageRoutes(ctx, guards))
+      .use(guards.operator.plugin)
+      // The console's own address: its first area, the readiness page (the header reaches the others).
+      .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
+        operator: "page",
+        detail: {
+          summary: "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials 303 to /admin/sign-in",
+          responses: { 303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when not signed in" } },
+        },
+      })
+      .get(
+        "/admin/ops/config",
+        ({ operator }) =>
+          operatorPageResponse(
+            operatorPage({
+              title: "Configuration · Herald",
+              current: "/admin/ops/config",
+              who: actorLabel(operator.actor),
+              csrfToken: operator.csrfToken,
+              body: configBody(ctx.config.described, ctx.config.nodeEnv),
+            }),
+          ),
+        {
+          operator: "page",
+          detail: {
+            summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials 303 to /admin/sign-in",
+            responses: {
+              200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
+              303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/config" },
+            },
+          },
+        },
+      )
+  );
+}

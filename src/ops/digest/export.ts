@@ -1,0 +1,89 @@
+import { csvTable } from "../../http/csv";
+import type { Digest } from "./service";
+
+// The digest as one flat table, for spreadsheets and scripts: export.json and export.csv carry the same rows in
+// the same order — the hours, then the groups, then the findings, then the suppressed findings — with one
+// `section` column saying which. A cell a section does not use is null in JSON and empty in CSV.
+
+export const EXPORT_COLUMNS = [
+  "section",
+  "hour",
+  "dimension",
+  "value",
+  "kind",
+  "first_hour",
+  "last_hour",
+  "hours",
+  "requests",
+  "forbidden",
+  "suppressed",
+  "observed",
+  "baseline",
+  "ratio",
+  "rule_id",
+  "why",
+] as const;
+
+export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
+export type ExportRow = Record<ExportColumn, string | number | null>;
+
+const blank = (): ExportRow => Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
+
+export function digestRows(d: Digest): ExportRow[] {
+  const rows: ExportRow[] = [];
+  for (const h of d.hours) {
+    rows.push({
+      ...blank(),
+      section: "hour",
+      hour: h.hour,
+      requests: h.requests,
+      forbidden: h.forbidden,
+      suppressed: h.suppressed,
+      observed: h.observed,
+      baseline: h.baseline,
+      ratio: h.ratio,
+    });
+  }
+  for (const dimension of ["route", "partner_key", "client_prefix"] as const) {
+    for (const g of d.groups[dimension].items) {
+      rows.push({
+        ...blank(),
+        section: "group",
+        dimension,
+        value: g.value,
+        first_hour: g.first_hour,
+        last_hour: g.last_hour,
+        hours: g.hours,
+        forbidden: g.count,
+        suppressed: g.suppressed,
+        observed: g.count - g.suppressed,
+      });
+    }
+  }
+  const finding = (section: string, f: Digest["findings"][number], ruleId: number | null): ExportRow => ({
+    ...blank(),
+    section,
+    dimension: f.dimension,
+    value: f.value,
+    kind: f.kind,
+    first_hour: f.first_hour,
+    last_hour: f.last_hour,
+    hours: f.hours,
+    observed: f.observed,
+    baseline: f.baseline,
+    ratio: f.ratio,
+    rule_id: ruleId,
+    why: f.why,
+  });
+  for (const f of d.findings) rows.push(finding("finding", f, null));
+  for (const f of d.suppressed) rows.push(finding("suppressed", f, f.rule_id));
+  return rows;
+}
+
+/** RFC 4180 by src/http/csv.ts; a header line, then the rows of digestRows. */
+export function digestCsv(rows: ExportRow[]): string {
+  return csvTable(rows, EXPORT_COLUMNS);
+}
+
+/** `403-digest-<from>-<to>.<ext>` (hours as YYYY-MM-DDTHH, safe in a header). */
+export const exportFilename = (d: Digest, ext: string) => `403-digest-${d.window.from_hour}-${d.window.to_hour}.${ext}`;

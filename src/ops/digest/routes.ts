@@ -1,0 +1,171 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { csvResponse } from "../../http/csv";
+import { ErrorBody } from "../../http/envelope";
+import { parsePage } from "../../http/pagination";
+import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
+import { digestCsv, digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
+import type { BaselineMode } from "./findings";
+import { DigestModel as M } from "./model";
+import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
+import { renderTrendPng, TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
+
+const errs = { 400: ErrorBody, 403: ErrorBody };
+const summary = (s: string) => ({ summary: s });
+const file = (description: string, type: string, format?: "binary") => ({
+  description,
+  content: { [type]: { schema: format ? { type: "string" as const, format } : { type: "string" as const } } },
+});
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+interface DigestQuery {
+  hours?: number;
+  baseline_mode?: BaselineMode;
+  new_path_lookback_days?: number;
+  spike_consecutive_hours?: number;
+  spike_ratio?: number;
+  spike_min_count?: number;
+  new_min_count?: number;
+  group_limit?: number;
+}
+
+/** The query, bounds already checked by the schema, with every default applied. */
+export const paramsOf = (q: DigestQuery): DigestParams => ({
+  hours: q.hours ?? DIGEST_DEFAULTS.hours,
+  baselineMode: q.baseline_mode ?? DIGEST_DEFAULTS.baselineMode,
+  newPathLookbackDays: q.new_path_lookback_days ?? DIGEST_DEFAULTS.newPathLookbackDays,
+  spikeConsecutiveHours: q.spike_consecutive_hours ?? DIGEST_DEFAULTS.spikeConsecutiveHours,
+  spikeRatio: q.spike_ratio ?? DIGEST_DEFAULTS.spikeRatio,
+  spikeMinCount: q.spike_min_count ?? DIGEST_DEFAULTS.spikeMinCount,
+  newMinCount: q.new_min_count ?? DIGEST_DEFAULTS.newMinCount,
+  groupLimit: q.group_limit ?? DIGEST_DEFAULTS.groupLimit,
+});
+
+const BASE = "/admin/ops/403-digest";
+
+/** The operators' 403 digest: the digest, its exports and trend chart, and the suppression rules. */
+export function digestRoutes(ctx: AppContext, guards: Guards) {
+  return (
+    new Elysia({ name: "herald:ops-403-digest" })
+      .use(guards.admin.plugin)
+      // The reads also open with the operator session (the console's 403 digest page links them); the rule
+      // changes stay bearer-only here (the page has its own CSRF forms).
+      .use(guards.operator.plugin)
+      .get(BASE, ({ query }) => ({ success: true as const, ...buildDigest(ctx, paramsOf(query)) }), {
+        operator: "api",
+        query: M.query,
+        response: { 200: M.digest, ...errs },
+        detail: summary("403s of the window per hour against a baseline, grouped by route, partner key and client prefix, with findings"),
+      })
+      .get(
+        `${BASE}/export.json`,
+        ({ query, set }) => {
+          const d = buildDigest(ctx, paramsOf(query));
+          const rows = digestRows(d);
+          set.headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
+          return { success: true as const, generated_at: d.generated_at, params: d.params, columns: [...EXPORT_COLUMNS], count: rows.length, rows };
+        },
+        {
+          operator: "api",
+          query: M.query,
+          response: { 200: M.exportJson, ...errs },
+          detail: summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"),
+        },
+      )
+      .get(
+        `${BASE}/export.csv`,
+        ({ query }) => {
+          const d = buildDigest(ctx, paramsOf(query));
+          return csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv"));
+        },
+        {
+          operator: "api",
+          query: M.query,
+          detail: {
+            summary: "The digest table as RFC 4180 CSV: the same rows and columns as export.json",
+            responses: {
+              200: file("A header line, then one record per row of export.json", "text/csv"),
+              400: errorResponse("invalid_query: a parameter out of range, named in details"),
+              403: errorResponse("forbidden: no admin token"),
+            },
+          },
+        },
+      )
+      .get(
+        `${BASE}/probe-trend.png`,
+        ({ query }) => {
+          const d = buildDigest(ctx, paramsOf(query));
+          const png = renderTrendPng(d.hours, d.params.baseline_mode as BaselineMode, query.w ?? TREND_DEFAULT_W, query.h ?? TREND_DEFAULT_H);
+          return new Response(new Uint8Array(png), {
+            headers: { "content-type": "image/png", "content-disposition": `inline; filename="${exportFilename(d, "png")}"` },
+          });
+        },
+        {
+          operator: "api",
+          query: M.trendQuery,
+          detail: {
+            summary: "PNG chart of the window's 403s per hour (counted, suppressed, spike hours) against the baseline; w×h pixels",
+            responses: {
+              200: file("The chart", "image/png", "binary"),
+              400: errorResponse("invalid_query: a parameter out of range, named in details"),
+              403: errorResponse("forbidden: no admin token"),
+            },
+          },
+        },
+      )
+      .get(
+        `${BASE}/suppressions`,
+        ({ query }) => {
+          const page = parsePage(query);
+          const r = listSuppressions(ctx, page, query.state);
+          return {
+            success: true as const,
+            count: r.count,
+            rules: r.items,
+            query: { limit: page.limit, offset: page.offset, cursor: page.cursor, state: query.state ?? null },
+            pagination: r.pagination,
+          };
+        },
+        {
+          operator: "api",
+          query: M.suppressionListQuery,
+          response: { 200: M.suppressionList, ...errs },
+          detail: summary("Suppression rules, newest first, each with its state now (active, expired, revoked)"),
+        },
+      )
+      .post(
+        `${BASE}/suppressions`,
+        ({ body, admin, set }) => {
+          set.status = 201;
+          return { success: true as const, rule: createSuppression(ctx, admin, body) };
+        },
+        {
+          admin: true,
+          body: M.suppressionBody,
+          response: { 201: M.suppressionOne, ...errs },
+          detail: summary("Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)"),
+        },
+      )
+      .post(`${BASE}/suppressions/:id/revoke`, ({ params, admin }) => ({ success: true as const, rule: revokeSuppression(ctx, admin, params.id) }), {
+        admin: true,
+        params: M.suppressionParams,
+        response: { 200: M.suppressionOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+        detail: summary("End a rule now (audited); 409 when it was already revoked"),
+      })
+      .get(
+        `${BASE}/suppressions/export.json`,
+        ({ set }) => {
+          const rules = exportSuppressions(ctx);
+          set.headers["content-disposition"] = 'attachment; filename="403-digest-suppressions.json"';
+          return { success: true as const, generated_at: ctx.clock.now().toISOString(), count: rules.length, rules };
+        },
+        {
+          operator: "api",
+          query: M.exportQuery,
+          response: { 200: M.suppressionExport, ...errs },
+          detail: summary("Every suppression rule (the rules file), oldest first, with its state now"),
+        },
+      )
+  );
+}

@@ -1,0 +1,123 @@
+import type { AppContext } from "../../context";
+import { csvTable } from "../../http/csv";
+
+// Export usage (ops_export_usage): one row per download of an operator-console export — who (the admin actor
+// label), which (the route template), when, how many bytes of body, and how: `export` for a direct download
+// (recorded by the hook in src/ops/export-usage/recorder.ts), `token` for a link-inbox download token (recorded
+// by the link inbox through recordExportUsage). Read back per UTC day and export for the usage exports and charts.
+
+export const USAGE_SOURCES = ["export", "token"] as const;
+export type UsageSource = (typeof USAGE_SOURCES)[number];
+export type UsageSourceFilter = "all" | UsageSource;
+
+export interface ExportUsageInput {
+  actor: string;
+  export: string;
+  bytes: number;
+  source: UsageSource;
+  /** Defaults to the clock's now. */
+  at?: string;
+}
+
+/** Records one download. Cheap (one prepared INSERT): only export downloads call it, never ordinary routes. */
+export function recordExportUsage(ctx: AppContext, u: ExportUsageInput): void {
+  const bytes = Number.isFinite(u.bytes) && u.bytes > 0 ? Math.floor(u.bytes) : 0;
+  ctx.db.sqlite
+    .prepare("INSERT INTO ops_export_usage (at, actor, export, bytes, source) VALUES (?, ?, ?, ?, ?)")
+    .run(u.at ?? ctx.clock.now().toISOString(), u.actor.slice(0, 200), u.export.slice(0, 300), bytes, u.source);
+}
+
+export interface UsageRow {
+  day: string;
+  export: string;
+  downloads: number;
+  bytes: number;
+  actors: number;
+}
+
+export interface UsageDay {
+  day: string;
+  downloads: number;
+  export_downloads: number;
+  token_downloads: number;
+  bytes: number;
+}
+
+export interface UsageReport {
+  generated_at: string;
+  window: { from: string; to: string; days: number };
+  query: { days: number; source: UsageSourceFilter };
+  count: number;
+  rows: UsageRow[];
+  series: UsageDay[];
+  totals: { downloads: number; bytes: number; actors: number; exports: number };
+}
+
+const DAY_MS = 86_400_000;
+const dayOf = (iso: string) => iso.slice(0, 10);
+
+/**
+ * Usage in the last `days` UTC days (today and the days - 1 before it, from 00:00 of the first), one row per
+ * (day, export) with downloads, bytes and distinct actors, ordered by day then export; `series` has every day
+ * of the window (zeros included) for the charts.
+ */
+export function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter): UsageReport {
+  const now = ctx.clock.now();
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const from = new Date(today - (days - 1) * DAY_MS).toISOString();
+  const to = now.toISOString();
+  const raw = ctx.db.sqlite
+    .prepare("SELECT at, actor, export, bytes, source FROM ops_export_usage WHERE at >= ?1 AND at <= ?2 AND (?3 = 'all' OR source = ?3) ORDER BY at")
+    .all(from, to, source) as Array<{ at: string; actor: string; export: string; bytes: number; source: string }>;
+
+  const groups = new Map<string, UsageRow & { who: Set<string> }>();
+  const series = new Map<string, UsageDay>();
+  for (let i = 0; i < days; i++) {
+    const day = dayOf(new Date(today - (days - 1 - i) * DAY_MS).toISOString());
+    series.set(day, { day, downloads: 0, export_downloads: 0, token_downloads: 0, bytes: 0 });
+  }
+  const allActors = new Set<string>();
+  const allExports = new Set<string>();
+  let downloads = 0;
+  let bytes = 0;
+  for (const r of raw) {
+    const day = dayOf(r.at);
+    const key = `${day}\u0000${r.export}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { day, export: r.export, downloads: 0, bytes: 0, actors: 0, who: new Set() };
+      groups.set(key, g);
+    }
+    g.downloads++;
+    g.bytes += r.bytes;
+    g.who.add(r.actor);
+    const s = series.get(day);
+    if (s) {
+      s.downloads++;
+      s.bytes += r.bytes;
+      if (r.source === "token") s.token_downloads++;
+      else s.export_downloads++;
+    }
+    allActors.add(r.actor);
+    allExports.add(r.export);
+    downloads++;
+    bytes += r.bytes;
+  }
+  const rows = [...groups.values()]
+    .map(({ who, ...g }) => ({ ...g, actors: who.size }))
+    .sort((a, b) => (a.day === b.day ? (a.export < b.export ? -1 : 1) : a.day < b.day ? -1 : 1));
+  return {
+    generated_at: to,
+    window: { from, to, days },
+    query: { days, source },
+    count: rows.length,
+    rows,
+    series: [...series.values()],
+    totals: { downloads, bytes, actors: allActors.size, exports: allExports.size },
+  };
+}
+
+export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors"] as const;
+
+/** export-usage.csv: the JSON's rows, the same columns, RFC 4180 by src/http/csv.ts. */
+export const usageCsv = (r: UsageReport) => csvTable(r.rows, USAGE_CSV_COLUMNS);

@@ -1,0 +1,133 @@
+import type { AppContext } from "../../context";
+import { csvTable } from "../../http/csv";
+import { AppError } from "../../http/errors";
+import { getIncidentOrThrow } from "../../status/service";
+import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
+import { DRAFT_LIMITS, incidentEvents, paddedSpan, surroundings } from "./draft";
+import { jobFailures, topErrors } from "./sources";
+import { badQuery, instantOrThrow } from "./window";
+
+// The operators' incident list, its CSV export with a JSON twin, and one incident with everything around it.
+// Status incidents come from the status domain's service; errors and job failures from incidents-sources.ts.
+
+export const LIST_LIMITS = { limit: { fallback: 50, max: 200 }, exportLimit: { fallback: 1000, max: 1000 }, index: { max: 999 } } as const;
+
+export interface ListQuery {
+  limit?: number;
+  offset?: number;
+  status?: "open" | "resolved";
+  severity?: "warn" | "bad";
+  since?: string;
+}
+
+function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
+  const limit = q.limit ?? fallbackLimit;
+  const offset = q.offset ?? 0;
+  const since = q.since === undefined ? null : new Date(instantOrThrow("since", q.since)).toISOString();
+  const r = incidentsInWindow(ctx, { since, until: null, severity: q.severity, status: q.status, limit, offset });
+  const hasMore = offset + r.items.length < r.total;
+  return {
+    total: r.total,
+    items: r.items,
+    query: { limit, offset, status: q.status ?? null, severity: q.severity ?? null, since },
+    pagination: { has_more: hasMore, next_offset: hasMore ? offset + r.items.length : null, next_cursor: null },
+  };
+}
+
+/** GET /admin/ops/incidents: incidents of both sources with their updates, newest start first. */
+export function listIncidentsPage(ctx: AppContext, q: ListQuery) {
+  const p = page(ctx, q, LIST_LIMITS.limit.fallback);
+  return { count: p.items.length, total: p.total, incidents: p.items, query: p.query, pagination: p.pagination };
+}
+
+export const EXPORT_COLUMNS = [
+  "id",
+  "source",
+  "title",
+  "severity",
+  "current_severity",
+  "status",
+  "state",
+  "started_at",
+  "ended_at",
+  "duration_minutes",
+  "components",
+  "checks",
+  "update_count",
+  "first_update_at",
+  "last_update_at",
+  "last_update_state",
+  "last_update_message",
+] as const;
+
+export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | null>;
+
+/** One flat row per incident: lists joined with ";", the updates summed up by their count, first and last. */
+function rowOf(i: IncidentView): ExportRow {
+  const newest = i.updates[0] ?? null;
+  const oldest = i.updates[i.updates.length - 1] ?? null;
+  return {
+    id: i.id,
+    source: i.source,
+    title: i.title,
+    severity: i.severity,
+    current_severity: i.current_severity,
+    status: i.status,
+    state: i.state,
+    started_at: i.started_at,
+    ended_at: i.ended_at,
+    duration_minutes: i.duration_minutes,
+    components: i.components.join(";"),
+    checks: Object.keys(i.checks).join(";"),
+    update_count: i.updates.length,
+    first_update_at: oldest?.created_at ?? null,
+    last_update_at: newest?.created_at ?? null,
+    last_update_state: newest?.state ?? null,
+    last_update_message: newest?.message ?? null,
+  };
+}
+
+/** GET /admin/ops/incidents/export.json: the rows of the CSV, typed (null where the CSV cell is empty). */
+export function exportRows(ctx: AppContext, q: ListQuery) {
+  const p = page(ctx, q, LIST_LIMITS.exportLimit.fallback);
+  return { count: p.items.length, total: p.total, columns: [...EXPORT_COLUMNS], rows: p.items.map(rowOf), query: p.query, pagination: p.pagination };
+}
+
+/** RFC 4180 by src/http/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */
+export function exportCsv(rows: ExportRow[]): string {
+  return csvTable(rows, EXPORT_COLUMNS);
+}
+
+export const exportFilename = (ctx: AppContext) => `herald-incidents-${ctx.clock.now().toISOString().slice(0, 10)}`;
+
+export interface DetailQuery {
+  id?: number;
+  index?: number;
+}
+
+/** GET /admin/ops/incidents/detail.json: one incident (by id, or index 0 = newest start) and what surrounds it. */
+export function incidentDetail(ctx: AppContext, q: DetailQuery) {
+  if (q.id !== undefined && q.index !== undefined) throw badQuery("index", "must not be given with id: give one of them");
+  let incident: IncidentView;
+  if (q.id !== undefined) incident = getIncidentOrThrow(ctx, q.id);
+  else {
+    const index = q.index ?? 0;
+    const found = incidentsInWindow(ctx, { since: null, until: null, limit: 1, offset: index }).items[0];
+    if (!found) throw new AppError("not_found", `No incident at index ${index} (index 0 = the newest)`, { details: { index } });
+    incident = found;
+  }
+  const now = ctx.clock.now().toISOString();
+  // The incident's own span and 15 minutes each side, never past now: what led to it and what followed.
+  const range = paddedSpan(incident, now, { since: "0000", until: now });
+  const around = surroundings(ctx, range, { errors: true, jobs: true, rowsLimit: DRAFT_LIMITS.topErrorsLimit.fallback, others: null });
+  const timeline = [...incidentEvents(incident), ...around].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return {
+    incident,
+    window: range,
+    timeline,
+    related: {
+      errors: topErrors(ctx, range, DRAFT_LIMITS.topErrorsLimit.fallback, DRAFT_LIMITS.topErrorsTopN.fallback),
+      job_failures: jobFailures(ctx, range),
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { AppError } from "../../http/errors";
+import type { TimeRange } from "./sources";
+
+// The time window of the incident routes: `hours` back from now, or `since`/`until` (ISO 8601 instants), which
+// override it. Refusals name the parameter (400 invalid_query), like the schema's own checks.
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export const badQuery = (name: string, problem: string) =>
+  new AppError("invalid_query", `Invalid request parameters: query.${name} ${problem}`, { details: [{ field: `query.${name}`, problem }] });
+
+/** An ISO 8601 instant with a zone (`Z` or `±hh:mm`) as epoch ms, or a 400 naming the parameter. */
+export function instantOrThrow(name: string, raw: string): number {
+  const ms = Date.parse(raw);
+  if (!ISO_INSTANT.test(raw) || Number.isNaN(ms)) throw badQuery(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
+  return ms;
+}
+
+export interface WindowQuery {
+  hours?: number;
+  since?: string;
+  until?: string;
+}
+
+export interface ResolvedWindow extends TimeRange {
+  hours: number;
+  /** Where the bounds came from: "hours" (until = now) or "since_until" (one or both given). */
+  basis: "hours" | "since_until";
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const hoursBetween = (a: number, b: number) => Math.round(((b - a) / 3_600_000) * 1000) / 1000;
+
+/**
+ * until defaults to now and since to until − hours; given both, hours is ignored. until must be after since and
+ * the span at most maxHours (the same bound as hours), so since/until never read more than hours could.
+ */
+export function resolveWindow(q: WindowQuery, now: Date, defaultHours: number, maxHours: number): ResolvedWindow {
+  const hours = q.hours ?? defaultHours;
+  const given = q.since !== undefined || q.until !== undefined;
+  const until = q.until !== undefined ? instantOrThrow("until", q.until) : now.getTime();
+  const since = q.since !== undefined ? instantOrThrow("since", q.since) : until - hours * 3_600_000;
+  if (until <= since) throw badQuery("until", "must be after since");
+  if (until - since > maxHours * 3_600_000) throw badQuery(q.since !== undefined ? "since" : "until", `must be at most ${maxHours} hours from the other bound`);
+  return { since: iso(since), until: iso(until), hours: given ? hoursBetween(since, until) : hours, basis: given ? "since_until" : "hours" };
+}

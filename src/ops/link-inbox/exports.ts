@@ -1,0 +1,291 @@
+import type { AppContext } from "../../context";
+import { csvTable } from "../../http/csv";
+import { incidentsInWindow } from "../../status/incidents-service";
+import { badQuery, instantOrThrow } from "../incidents/window";
+import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES, WINDOW_PRESETS } from "./exports-model";
+
+// The link-inbox event exports: filters → one parameterised SELECT over ops_link_events, newest first. Every
+// value is checked here against its list (400 invalid_query naming the parameter), so a bad filter never reaches
+// SQL and never becomes a 500. Presets resolve to a [from, to) window that is intersected with at_from/at_to.
+
+export interface EventFilterInput {
+  event?: string[];
+  event_prefix?: string;
+  at_from?: string;
+  at_to?: string;
+  status_code_family?: string[];
+  skip_reason?: string[];
+  issue_id?: string;
+  url_contains?: string;
+  window_preset?: string;
+  limit?: number;
+  fields?: string[];
+}
+
+export interface ResolvedFilters {
+  event: string[];
+  event_prefix: string | null;
+  at_from: string | null;
+  at_to: string | null;
+  status_code_family: string[];
+  skip_reason: string[];
+  issue_id: string | null;
+  url_contains: string | null;
+  window_preset: string | null;
+  limit: number;
+}
+
+export interface ExportWindow {
+  preset: string | null;
+  from: string | null;
+  to: string | null;
+  note: string | null;
+}
+
+export type EventRow = Record<EventField, string | number | null>;
+
+/** Values of a multi-select: comma parts of every repetition, trimmed, empties dropped, each one of `allowed`. */
+function oneOf(name: string, raw: string[] | undefined, allowed: readonly string[]): string[] {
+  const values = [
+    ...new Set(
+      (raw ?? [])
+        .flatMap((v) => v.split(","))
+        .map((v) => v.trim())
+        .filter((v) => v !== ""),
+    ),
+  ];
+  for (const v of values) {
+    if (!allowed.includes(v)) throw badQuery(name, `must be one of: ${allowed.join(", ")}; got "${v.slice(0, 40)}"`);
+  }
+  return values;
+}
+
+/** The columns asked for by `fields` (in the order given, duplicates dropped), or all of them. */
+export function resolveFields(raw: string[] | undefined): EventField[] {
+  const fields = oneOf("fields", raw, EVENT_FIELDS) as EventField[];
+  return fields.length ? fields : [...EVENT_FIELDS];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function resolveFilters(q: EventFilterInput): ResolvedFilters {
+  const from = q.at_from !== undefined ? instantOrThrow("at_from", q.at_from) : null;
+  const to = q.at_to !== undefined ? instantOrThrow("at_to", q.at_to) : null;
+  if (from !== null && to !== null && to <= from) throw badQuery("at_to", "must be after at_from");
+  const preset = q.window_preset === undefined || q.window_preset === "" ? null : q.window_preset;
+  if (preset !== null && !WINDOW_PRESETS.includes(preset as never)) {
+    throw badQuery("window_preset", `must be one of: ${WINDOW_PRESETS.join(", ")}; got "${preset.slice(0, 40)}"`);
+  }
+  const prefix = q.event_prefix ?? "";
+  return {
+    event: oneOf("event", q.event, LINK_EVENTS),
+    event_prefix: prefix === "" ? null : prefix,
+    at_from: from === null ? null : iso(from),
+    at_to: to === null ? null : iso(to),
+    status_code_family: oneOf("status_code_family", q.status_code_family, STATUS_CODE_FAMILIES),
+    skip_reason: oneOf("skip_reason", q.skip_reason, SKIP_REASONS),
+    issue_id: q.issue_id === undefined || q.issue_id === "" ? null : q.issue_id,
+    url_contains: q.url_contains === undefined || q.url_contains === "" ? null : q.url_contains,
+    window_preset: preset,
+    limit: q.limit ?? EXPORT_DEFAULT_LIMIT,
+  };
+}
+
+/**
+ * last_digest_warn: the latest 403-digest warning — the newest ops_alert_runs row with source `digest` and status
+ * `warn` — as a span: from the first warn run of that streak (same alert name, no non-warn run in between) to the
+ * first later run of that name that is not `warn` (exclusive), or now while it still warns.
+ */
+function lastDigestWarn(ctx: AppContext): ExportWindow | null {
+  const db = ctx.db.sqlite;
+  const latest = db.query("SELECT at, name FROM ops_alert_runs WHERE source = 'digest' AND status = 'warn' ORDER BY at DESC, id DESC LIMIT 1").get() as {
+    at: string;
+    name: string;
+  } | null;
+  if (!latest) return null;
+  const prevOther = db
+    .query("SELECT MAX(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status <> 'warn' AND at < ?2")
+    .get(latest.name, latest.at) as { at: string | null };
+  const start = db
+    .query("SELECT MIN(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status = 'warn' AND at > ?2 AND at <= ?3")
+    .get(latest.name, prevOther.at ?? "", latest.at) as { at: string };
+  const end = db
+    .query("SELECT MIN(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status <> 'warn' AND at > ?2")
+    .get(latest.name, latest.at) as { at: string | null };
+  const to = end.at ?? ctx.clock.now().toISOString();
+  const note = `digest warning "${latest.name}" from ${start.at}${end.at ? ` until ${end.at}` : ", still warning"}`;
+  return { preset: "last_digest_warn", from: start.at, to, note };
+}
+
+/** last_outage: the latest resolved status incident (automatic or operator; newest start), [started_at, ended_at). */
+function lastOutage(ctx: AppContext): ExportWindow | null {
+  const { items } = incidentsInWindow(ctx, { since: null, until: null, status: "resolved", limit: 1, offset: 0 });
+  const incident = items[0];
+  if (!incident?.ended_at) return null;
+  return { preset: "last_outage", from: incident.started_at, to: incident.ended_at, note: `status incident ${incident.id}: ${incident.title}` };
+}
+
+const later = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b);
+const earlier = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : Date.parse(a) <= Date.parse(b) ? a : b);
+
+/** The window applied: at_from/at_to intersected with the preset's; `empty` when the preset has no window. */
+export function resolveWindow(ctx: AppContext, f: ResolvedFilters): { window: ExportWindow; empty: boolean } {
+  if (f.window_preset === null) return { window: { preset: null, from: f.at_from, to: f.at_to, note: null }, empty: false };
+  const found = f.window_preset === "last_digest_warn" ? lastDigestWarn(ctx) : lastOutage(ctx);
+  if (!found) {
+    const what =
+      f.window_preset === "last_digest_warn" ? "no 403-digest warning recorded (ops_alert_runs, source digest, status warn)" : "no resolved status incident";
+    return { window: { preset: f.window_preset, from: null, to: null, note: `${what}: nothing matches` }, empty: true };
+  }
+  const from = later(f.at_from, found.from);
+  const to = earlier(f.at_to, found.to);
+  const empty = from !== null && to !== null && Date.parse(to) <= Date.parse(from);
+  return { window: { ...found, from, to }, empty };
+}
+
+const COLUMNS: Record<EventField, string> = {
+  id: "id",
+  at: "at",
+  event: "event",
+  issue_id: "issue_id",
+  target: "target",
+  url: "url",
+  attempt: "attempt",
+  status_code: "status_code",
+  status_code_family: "status_code_family",
+  skip_reason: "skip_reason",
+  outbox_id: "outbox_id",
+  error: "error",
+};
+
+function whereOf(f: ResolvedFilters, w: ExportWindow): { sql: string; args: Array<string | number> } {
+  const parts: string[] = [];
+  const args: Array<string | number> = [];
+  const inList = (column: string, values: string[]) => {
+    if (!values.length) return;
+    parts.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+    args.push(...values);
+  };
+  inList("event", f.event);
+  if (f.event_prefix !== null) {
+    // substr, not LIKE: a prefix holding % or _ is taken literally.
+    parts.push("substr(event, 1, ?) = ?");
+    args.push(f.event_prefix.length, f.event_prefix);
+  }
+  // `at` is stored as toISOString() text, so text comparison is time order.
+  if (w.from !== null) parts.push("at >= ?"), args.push(new Date(w.from).toISOString());
+  if (w.to !== null) parts.push("at < ?"), args.push(new Date(w.to).toISOString());
+  inList("status_code_family", f.status_code_family);
+  inList("skip_reason", f.skip_reason);
+  if (f.issue_id !== null) parts.push("issue_id = ?"), args.push(f.issue_id);
+  if (f.url_contains !== null) parts.push("instr(url, ?) > 0"), args.push(f.url_contains);
+  return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", args };
+}
+
+export interface EventsResult {
+  filters: ResolvedFilters;
+  window: ExportWindow;
+  fields: EventField[];
+  total: number;
+  rows: EventRow[] | null;
+  timingsMs: { resolve: number; count: number; rows: number };
+}
+
+/** Runs an export: the matching total, and (unless countOnly) up to limit rows, newest first. */
+export function queryEvents(ctx: AppContext, q: EventFilterInput, countOnly: boolean): EventsResult {
+  const t0 = performance.now();
+  const filters = resolveFilters(q);
+  const fields = resolveFields(q.fields);
+  const { window, empty } = resolveWindow(ctx, filters);
+  const t1 = performance.now();
+  const db = ctx.db.sqlite;
+  const { sql, args } = whereOf(filters, window);
+  const total = empty ? 0 : (db.query(`SELECT COUNT(*) AS n FROM ops_link_events ${sql}`).get(...args) as { n: number }).n;
+  const t2 = performance.now();
+  let rows: EventRow[] | null = null;
+  if (!countOnly) {
+    const cols = fields.map((c) => COLUMNS[c]).join(", ");
+    rows = empty ? [] : (db.query(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`).all(...args, filters.limit) as EventRow[]);
+  }
+  const t3 = performance.now();
+  const ms = (a: number, b: number) => Math.round((b - a) * 1000) / 1000;
+  return { filters, window, fields, total, rows, timingsMs: { resolve: ms(t0, t1), count: ms(t1, t2), rows: ms(t2, t3) } };
+}
+
+/** debug=1: the filters in words (no SQL), as the operator would read them. */
+export function explain(r: EventsResult): string[] {
+  const f = r.filters;
+  const lines: string[] = [];
+  if (f.event.length) lines.push(`event is one of ${f.event.join(", ")}`);
+  if (f.event_prefix !== null) lines.push(`event starts with "${f.event_prefix}"`);
+  if (r.window.from !== null) lines.push(`at on or after ${r.window.from}`);
+  if (r.window.to !== null) lines.push(`at before ${r.window.to}`);
+  if (r.window.preset !== null) lines.push(`window preset ${r.window.preset}: ${r.window.note}`);
+  if (f.status_code_family.length) lines.push(`status_code_family is one of ${f.status_code_family.join(", ")}`);
+  if (f.skip_reason.length) lines.push(`skip_reason is one of ${f.skip_reason.join(", ")}`);
+  if (f.issue_id !== null) lines.push(`issue_id is "${f.issue_id}"`);
+  if (f.url_contains !== null) lines.push(`url contains "${f.url_contains}" (case-sensitive)`);
+  if (!lines.length) lines.push("no filter: every event");
+  lines.push(`newest first, at most ${f.limit} rows; ${r.total} match`);
+  return lines;
+}
+
+export function eventsJson(ctx: AppContext, r: EventsResult, debug: boolean) {
+  const count = r.rows === null ? r.total : r.rows.length;
+  return {
+    success: true as const,
+    generated_at: ctx.clock.now().toISOString(),
+    total: r.total,
+    count,
+    truncated: r.rows !== null && r.total > r.rows.length,
+    fields: r.fields,
+    query: r.filters,
+    window: r.window,
+    ...(r.rows === null ? {} : { events: r.rows }),
+    ...(debug ? { debug: { explanation: explain(r), timings_ms: r.timingsMs } } : {}),
+  };
+}
+
+/** RFC 4180 (CRLF), header row of the chosen fields; null is an empty cell. count_only: one `count` column. */
+export function eventsCsv(r: EventsResult): string {
+  if (r.rows === null) return csvTable([{ count: r.total }], ["count"]);
+  return csvTable(r.rows, r.fields);
+}
+
+export interface TargetHealth {
+  target: string;
+  attempts: number;
+  ok: number;
+  failed: number;
+  skipped: number;
+  /** Attempts that failed since the target's last 2xx (all of them when it never succeeded). */
+  streak: number;
+  last_success: string | null;
+  last_failure: string | null;
+}
+
+/**
+ * Per chat target, from ops_link_events: attempts (rows without skip_reason), their 2xx and failures, skips, the
+ * current failing streak and the last success and failure. The page's summary; at most 100 targets.
+ */
+export function targetHealth(ctx: AppContext): TargetHealth[] {
+  return ctx.db.sqlite
+    .query(
+      `SELECT target,
+         SUM(skip_reason IS NULL) AS attempts,
+         SUM(skip_reason IS NULL AND status_code_family = '2xx') AS ok,
+         SUM(skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx') AS failed,
+         SUM(skip_reason IS NOT NULL) AS skipped,
+         MAX(CASE WHEN skip_reason IS NULL AND status_code_family = '2xx' THEN at END) AS last_success,
+         MAX(CASE WHEN skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' THEN at END) AS last_failure
+       FROM ops_link_events GROUP BY target ORDER BY target LIMIT 100`,
+    )
+    .all()
+    .map((row) => {
+      const r = row as Omit<TargetHealth, "streak">;
+      const { n } = ctx.db.sqlite
+        .query("SELECT COUNT(*) AS n FROM ops_link_events WHERE target = ? AND skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' AND at > ?")
+        .get(r.target, r.last_success ?? "") as { n: number };
+      return { ...r, streak: n };
+    });
+}

@@ -1,0 +1,158 @@
+import { createHash } from "node:crypto";
+import type { AppContext } from "../../context";
+import { type IncidentView, incidentEventListeners, type StatusEventType } from "../../status/service";
+
+// The link inbox's producers: an incident change (a listener of the status domain, called in the incident's own
+// transaction) and an alert's state change (fired at its level, resolved; src/ops/alerts/state.ts turns the
+// ops_alert_runs rows into those). Each becomes one outbox row per configured chat target, or an event row saying
+// why it was not queued.
+
+export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
+export type LinkEvent = (typeof LINK_EVENTS)[number];
+export const STATUS_CODE_FAMILIES = ["2xx", "4xx", "5xx", "timeout", "other"] as const;
+export const SKIP_REASONS = ["no_url", "cooldown", "silenced", "other"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** Notices an operator must get even inside the cooldown: that something is over. */
+const RESOLUTIONS: ReadonlySet<LinkEvent> = new Set(["incident.resolved", "alert.resolved"]);
+
+type Deps = Pick<AppContext, "db" | "clock" | "config">;
+
+/**
+ * How a target is stored and shown: scheme-less host, the first path segment and `…`, then a short fingerprint
+ * of the whole URL so two Slack webhooks (same host, same `/services/`) stay distinct. Slack and Discord webhook
+ * URLs carry their secret in the path: the full URL is never written to the database, a log or an answer; the
+ * sender maps this label back to the configured URL at send time.
+ */
+export function redactTarget(raw: string): string {
+  const fp = createHash("sha256").update(raw).digest("hex").slice(0, 6);
+  try {
+    const u = new URL(raw);
+    const first = u.pathname.split("/").filter(Boolean)[0];
+    return `${u.host}${first ? `/${first}` : ""}/…#${fp}`;
+  } catch {
+    return `invalid-url/…#${fp}`;
+  }
+}
+
+export interface LinkTarget {
+  label: string;
+  /** The incoming-webhook URL; empty for the messenger bot target. */
+  url: string;
+  /** Set for the messenger bot target: the Telegram chat its sendMessage posts to. */
+  messengerChatId?: string;
+}
+
+/** The label of the messenger bot target (chat ids are not secrets; the bot token is never part of it). */
+export const messengerTargetLabel = (chatId: string) => `messenger-bot:chat:${chatId}`;
+
+/**
+ * The configured targets, in configuration order, duplicates removed: the incoming webhooks, then the messenger
+ * bot's chat when LINK_INBOX_MESSENGER_CHAT_ID and MESSENGER_BOT_TOKEN are both set.
+ */
+export function linkTargets(ctx: Pick<AppContext, "config">): LinkTarget[] {
+  const seen = new Set<string>();
+  const out: LinkTarget[] = [];
+  for (const url of ctx.config.linkInbox.webhookUrls) {
+    const label = redactTarget(url);
+    if (seen.has(label)) continue;
+    seen.add(label);
+    out.push({ label, url });
+  }
+  const chat = ctx.config.linkInbox.messengerChatId;
+  if (chat && ctx.config.messenger.botToken) out.push({ label: messengerTargetLabel(chat), url: "", messengerChatId: chat });
+  return out;
+}
+
+export interface LinkMessage {
+  event: LinkEvent;
+  issueId: string;
+  text: string;
+  /** The Herald page or route the message links to (absolute, under PUBLIC_BASE_URL). */
+  link: string;
+  /** Queued even inside the cooldown (an alert escalating to a worse level than the one last sent). */
+  bypassCooldown?: boolean;
+}
+
+export const baseOf = (ctx: Pick<AppContext, "config">) => ctx.config.publicBaseUrl.replace(/\/+$/, "");
+
+/** An event row for a message that was not queued (attempt 0, no status): a skip with its reason. */
+export function recordLinkSkip(ctx: Deps, m: LinkMessage, target: string, reason: SkipReason, error: string | null): void {
+  ctx.db.sqlite
+    .query("INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, skip_reason, error) VALUES (?, ?, ?, ?, ?, 0, ?, ?)")
+    .run(ctx.clock.now().toISOString(), m.event, m.issueId, target, m.link, reason, error);
+}
+
+/**
+ * Queues a message to every target (synchronous: call inside the transaction of the change it reports).
+ * Cooldown: a message for the same issue and target queued less than LINK_INBOX_COOLDOWN_SECONDS ago means this
+ * one is not queued (an event with skip_reason cooldown). A resolution is exempt: the operator must hear that
+ * it is over even when the incident opened a minute ago; so is an escalation (`bypassCooldown`). No target
+ * configured → one no_url event.
+ */
+export function enqueueLinkMessage(ctx: Deps, m: LinkMessage): { queued: number; skipped: number } {
+  const sqlite = ctx.db.sqlite;
+  const now = ctx.clock.now();
+  const nowIso = now.toISOString();
+  const payload = JSON.stringify({ text: m.text, content: m.text });
+  const skip = (target: string, reason: SkipReason, error: string | null) => recordLinkSkip(ctx, m, target, reason, error);
+  const targets = linkTargets(ctx);
+  if (targets.length === 0) {
+    skip("", "no_url", "LINK_INBOX_WEBHOOK_URLS is empty");
+    return { queued: 0, skipped: 1 };
+  }
+  const cooldownStart = new Date(now.getTime() - ctx.config.linkInbox.cooldownSeconds * 1000).toISOString();
+  let queued = 0;
+  let skipped = 0;
+  for (const t of targets) {
+    if (!RESOLUTIONS.has(m.event) && !m.bypassCooldown && ctx.config.linkInbox.cooldownSeconds > 0) {
+      const recent = sqlite
+        .query("SELECT id, created_at FROM ops_link_outbox WHERE issue_id = ? AND target = ? AND created_at > ? ORDER BY id DESC LIMIT 1")
+        .get(m.issueId, t.label, cooldownStart) as { id: number; created_at: string } | null;
+      if (recent) {
+        skip(t.label, "cooldown", `message ${recent.id} for this issue and target was queued at ${recent.created_at}`);
+        skipped++;
+        continue;
+      }
+    }
+    sqlite
+      .query(
+        "INSERT INTO ops_link_outbox (event, issue_id, target, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
+      )
+      .run(m.event, m.issueId, t.label, payload, nowIso, nowIso);
+    queued++;
+  }
+  return { queued, skipped };
+}
+
+const INCIDENT_EVENT: Record<StatusEventType, LinkEvent> = {
+  "status.incident.created": "incident.opened",
+  "status.incident.updated": "incident.updated",
+  "status.incident.resolved": "incident.resolved",
+};
+
+/**
+ * The operator page of one incident: it opens for a signed-in browser (session cookie) as well as a bearer token,
+ * unlike the JSON route /admin/status/incidents/<id>, which a person following a chat link cannot authenticate to.
+ */
+export const incidentPagePath = (id: number) => `/admin/ops/incidents/${id}`;
+
+/** The message of an incident change: headline, severity, and the incident's operator page. */
+export function incidentMessage(ctx: Pick<AppContext, "config">, type: StatusEventType, incident: IncidentView): LinkMessage {
+  const event = INCIDENT_EVENT[type];
+  const link = `${baseOf(ctx)}${incidentPagePath(incident.id)}`;
+  const verb = event === "incident.opened" ? "opened" : event === "incident.resolved" ? "resolved" : "updated";
+  const latest = incident.updates[0]?.message;
+  const text = `[Herald] Incident ${verb}: ${incident.title} (${incident.severity})${latest ? ` — ${latest.slice(0, 200)}` : ""} ${link}`;
+  return { event, issueId: `incident:${incident.id}`, text, link };
+}
+
+/** The status domain's listener: one message per incident change, queued in the change's transaction. */
+export function onIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView): void {
+  enqueueLinkMessage(ctx, incidentMessage(ctx, type, incident));
+}
+
+/** Subscribes the link inbox to incident changes (idempotent: the listener set holds one function). */
+export function subscribeLinkInbox(): void {
+  incidentEventListeners.add(onIncidentEvent);
+}

@@ -1,0 +1,209 @@
+import type { AppContext } from "../../context";
+import { checkResolvedTarget } from "../../webhooks/service";
+import { applyAlertTransitions } from "../alerts/state";
+import { warnRefusedLinkTargets } from "./target-health";
+import { linkTargets, subscribeLinkInbox } from "./notify";
+
+// The link inbox's sender: leases due outbox rows in one short transaction (the attempt is counted before the
+// request leaves), POSTs each outside any transaction with LINK_INBOX_TIMEOUT_MS, and records every attempt as
+// an ops_link_events row. Failures retry on a doubling schedule (LINK_INBOX_RETRY_BASE_SECONDS, capped at one
+// hour, no jitter: a handful of chat targets cannot stampede) until LINK_INBOX_MAX_ATTEMPTS, then the row is dead.
+// Targets pass the partner webhooks' send-time SSRF check (every resolved address public unless
+// WEBHOOK_ALLOW_PRIVATE_TARGETS); a refused target is dead at once, since retrying cannot change the policy.
+
+export const LINK_INBOX_JOB = "link-inbox";
+const BATCH = 16;
+const MAX_PASSES = 50;
+const MAX_RETRY_SECONDS = 3600;
+
+interface Leased {
+  id: number;
+  event: string;
+  issue_id: string;
+  target: string;
+  payload: string;
+  attempts: number;
+  lease_until: string;
+  link: string | null;
+}
+
+interface Outcome {
+  ok: boolean;
+  statusCode: number | null;
+  family: "2xx" | "4xx" | "5xx" | "timeout" | "other";
+  error: string | null;
+  /** Retrying cannot help (target refused or no longer configured). */
+  final?: boolean;
+}
+
+export const familyOf = (code: number): Outcome["family"] =>
+  code >= 200 && code < 300 ? "2xx" : code >= 400 && code < 500 ? "4xx" : code >= 500 && code < 600 ? "5xx" : "other";
+
+/** The Herald link a message carries (its last whitespace-separated word), for the event's url column. */
+const linkOf = (payload: string): string | null => {
+  try {
+    const text = (JSON.parse(payload) as { text?: string }).text ?? "";
+    const last = text.split(/\s+/).pop() ?? "";
+    return /^https?:\/\//.test(last) ? last : null;
+  } catch {
+    return null;
+  }
+};
+
+export class LinkInboxSender {
+  private running: Promise<number> | null = null;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** One pass: apply new alert runs (their state changes queue notices), then send everything due. Resolves with the attempts recorded. */
+  runOnce(): Promise<number> {
+    if (this.running) return this.running;
+    const pass = (async () => {
+      applyAlertTransitions(this.ctx);
+      let attempts = 0;
+      for (let pass = 0; pass < MAX_PASSES; pass++) {
+        const batch = this.lease();
+        if (batch.length === 0) break;
+        const outcomes = await Promise.all(batch.map((d) => this.send(d)));
+        batch.forEach((d, i) => this.record(d, outcomes[i]!));
+        attempts += batch.length;
+      }
+      return attempts;
+    })();
+    // Cleared after the assignment (a pass with nothing due completes synchronously, before it would be set).
+    this.running = pass.finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private lease(): Leased[] {
+    const sqlite = this.ctx.db.sqlite;
+    const now = this.ctx.clock.now();
+    const nowIso = now.toISOString();
+    const until = new Date(now.getTime() + this.ctx.config.linkInbox.timeoutMs + 30_000).toISOString();
+    return sqlite
+      .transaction(() => {
+        const due = sqlite
+          .query(
+            `SELECT id, event, issue_id, target, payload, attempts FROM ops_link_outbox
+             WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+             ORDER BY next_attempt_at, id LIMIT ?2`,
+          )
+          .all(nowIso, BATCH) as Array<Omit<Leased, "lease_until" | "link">>;
+        const out: Leased[] = [];
+        for (const d of due) {
+          // A lease that expired after the last allowed attempt (the sender died mid-send): nothing more is sent.
+          if (d.attempts >= this.ctx.config.linkInbox.maxAttempts) {
+            sqlite
+              .query("UPDATE ops_link_outbox SET status = 'dead', lease_until = NULL, last_error = coalesce(last_error, 'interrupted') WHERE id = ?")
+              .run(d.id);
+            continue;
+          }
+          sqlite.query("UPDATE ops_link_outbox SET lease_until = ?, attempts = attempts + 1 WHERE id = ?").run(until, d.id);
+          out.push({ ...d, attempts: d.attempts + 1, lease_until: until, link: linkOf(d.payload) });
+        }
+        return out;
+      })
+      .immediate();
+  }
+
+  private async send(d: Leased): Promise<Outcome> {
+    const target = linkTargets(this.ctx).find((t) => t.label === d.target);
+    if (!target) return { ok: false, statusCode: null, family: "other", error: "target is no longer in LINK_INBOX_WEBHOOK_URLS", final: true };
+    if (target.messengerChatId) {
+      // The messenger bot: the Bot API's sendMessage at MESSENGER_BOT_API_BASE (the operator's own endpoint, as
+      // the bot outbox uses it). Delivered only on a 2xx with `"ok": true`.
+      const { botToken, botApiBase } = this.ctx.config.messenger;
+      const chatId = target.messengerChatId;
+      const text = (JSON.parse(d.payload) as { text?: string }).text ?? "";
+      const body = JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } });
+      return this.post(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, body, "Bot API", botToken ?? null);
+    }
+    const policy = { allowPrivateTargets: this.ctx.config.webhooks.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
+    const refused = await checkResolvedTarget(target.url, policy);
+    if (refused) return { ok: false, statusCode: null, family: "other", error: `target refused: ${refused}`, final: true };
+    return this.post(target.url, d.payload, "target", null);
+  }
+
+  /**
+   * One POST with LINK_INBOX_TIMEOUT_MS, its outcome as an event records it. The URL carries a secret (a chat
+   * webhook's path, the bot token): no error text ever quotes it — only a status, an error code, or an answer's
+   * description with `secret` replaced. For the Bot API (`secret` set) the answer is read and only `"ok": true`
+   * on a 2xx is delivered; a chat webhook's answer body is not read at all.
+   */
+  private async post(url: string, body: string, who: string, secret: string | null): Promise<Outcome> {
+    const timeoutMs = this.ctx.config.linkInbox.timeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": "Herald-LinkInbox/1" },
+        body,
+        redirect: "manual",
+        signal,
+      });
+      const answer = secret ? ((await res.json().catch(() => null)) as { ok?: unknown; description?: unknown } | null) : null;
+      if (!secret) await res.body?.cancel().catch(() => {});
+      const family = familyOf(res.status);
+      const ok = family === "2xx" && (!secret || answer?.ok === true);
+      const description = secret && typeof answer?.description === "string" ? `: ${answer.description.slice(0, 200).replaceAll(secret, "<BOT_TOKEN>")}` : "";
+      return { ok, statusCode: res.status, family, error: ok ? null : `${who} answered HTTP ${res.status}${description}` };
+    } catch (err) {
+      const name = (err as Error).name;
+      if (name === "TimeoutError" || name === "AbortError" || signal.aborted)
+        return { ok: false, statusCode: null, family: "timeout", error: `no answer within ${timeoutMs} ms` };
+      // The message of a network error can quote the URL: keep only the error code.
+      const code = (err as NodeJS.ErrnoException).code;
+      return { ok: false, statusCode: null, family: "other", error: `connection failed${code ? ` (${code})` : ""}` };
+    }
+  }
+
+  private record(d: Leased, r: Outcome): void {
+    const cfg = this.ctx.config.linkInbox;
+    const sqlite = this.ctx.db.sqlite;
+    const now = this.ctx.clock.now();
+    const nowIso = now.toISOString();
+    const status = r.ok ? "sent" : r.final || d.attempts >= cfg.maxAttempts ? "dead" : "pending";
+    const delay = Math.min(MAX_RETRY_SECONDS, cfg.retryBaseSeconds * 2 ** (d.attempts - 1));
+    const next = status === "pending" ? new Date(now.getTime() + delay * 1000).toISOString() : nowIso;
+    sqlite.transaction(() => {
+      const { changes } = sqlite
+        .query("UPDATE ops_link_outbox SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ? AND lease_until = ?")
+        .run(status, next, r.error, r.ok ? nowIso : null, d.id, d.lease_until);
+      if (!changes) return; // the lease was lost (expired and taken again): that sender records its own attempt
+      sqlite
+        .query(
+          `INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, outbox_id, error)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(nowIso, d.event, d.issue_id, d.target, d.link, d.attempts, r.statusCode, r.family, r.final ? "other" : null, d.id, r.error);
+    })();
+    if (status === "dead")
+      this.ctx.log.warn("link-inbox message dead", { outbox_id: d.id, event: d.event, issue_id: d.issue_id, target: d.target, error: r.error });
+  }
+}
+
+const senders = new WeakMap<AppContext, LinkInboxSender>();
+
+/** One sender per context, so the job and tests share a pass (the lease makes concurrent passes safe anyway). */
+export function linkInboxSender(ctx: AppContext): LinkInboxSender {
+  let s = senders.get(ctx);
+  if (!s) senders.set(ctx, (s = new LinkInboxSender(ctx)));
+  return s;
+}
+
+/** The link-inbox job (LINK_INBOX_CRON, every 5 s by default). */
+export function registerLinkInboxJob(ctx: AppContext): void {
+  subscribeLinkInbox();
+  // A target the SSRF policy refuses is dead from the first message: say so at start, not only in the events.
+  warnRefusedLinkTargets(ctx);
+  ctx.jobs.register({
+    name: LINK_INBOX_JOB,
+    pattern: ctx.config.linkInbox.cron,
+    description:
+      "Applies new alert runs (an alert that fires, escalates or resolves queues a notice; preflight anomalies too), then posts due messages to the chat targets (LINK_INBOX_WEBHOOK_URLS) with retries",
+    quietWhenIdle: true,
+    run: async () => ({ idle: (await linkInboxSender(ctx).runOnce()) === 0 }),
+  });
+}

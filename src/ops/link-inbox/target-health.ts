@@ -1,0 +1,105 @@
+import type { AppContext } from "../../context";
+import { checkTargetUrl } from "../../webhooks/service";
+import { linkTargets } from "./notify";
+
+// Is each configured link-inbox target able to reach a person? A target the SSRF policy refuses (loopback,
+// metadata, private or unique-local addresses, in any spelling the URL parser folds to one: 127.1, 0x7f000001,
+// [::1], fd00::1 …) never receives anything, and before this it failed silently: no start-up line, no readiness
+// reason, "no success" on the page without saying why. One function says it for the start-up log, the targets
+// API, the link-inbox page, the readiness verdict and /metrics.
+
+export type TargetState = "up" | "down";
+
+export interface LinkTargetHealth {
+  target: string;
+  /** down: refused by the policy, or its newest attempt failed; up otherwise (including a target not used yet). */
+  state: TargetState;
+  /** Refused by the policy, or its newest message was given up on: it will not reach anyone until someone acts. */
+  dead: boolean;
+  /** Why it is down, in words (the policy's reason or the newest failure's error); null when up. */
+  reason: string | null;
+  policy_problem: string | null;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  /** Failed attempts since the newest 2xx (all of them when none succeeded). */
+  failing_streak: number;
+  /** Messages to this target given up on (status dead), all time. */
+  dead_messages: number;
+}
+
+type Deps = Pick<AppContext, "config">;
+
+/** The static policy check of a configured chat-webhook target (the messenger bot posts to its own API base). */
+export function policyProblemOf(ctx: Deps, t: { url: string; messengerChatId?: string }): string | null {
+  if (t.messengerChatId) return null;
+  return checkTargetUrl(t.url, { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction });
+}
+
+/** Configured targets the policy refuses, with the reason (no DNS lookup: the literal address or name). */
+export function refusedLinkTargets(ctx: Deps): Array<{ target: string; problem: string }> {
+  return linkTargets(ctx).flatMap((t) => {
+    const problem = policyProblemOf(ctx, t);
+    return problem ? [{ target: t.label, problem }] : [];
+  });
+}
+
+/** One warning line per refused target when the link inbox starts (the URL itself is a secret: only its label). */
+export function warnRefusedLinkTargets(ctx: Pick<AppContext, "config" | "log">): void {
+  for (const r of refusedLinkTargets(ctx)) {
+    ctx.log.warn("link-inbox target refused by the target policy: nothing will be delivered to it", {
+      target: r.target,
+      problem: r.problem,
+      hint: "use a public https URL (WEBHOOK_ALLOW_PRIVATE_TARGETS=1 is for tests and development only)",
+    });
+  }
+}
+
+interface AttemptRow {
+  at: string;
+  status_code_family: string;
+  error: string | null;
+}
+
+/** Every configured target's health, in configuration order. */
+export function linkTargetHealth(ctx: Pick<AppContext, "config" | "db">): LinkTargetHealth[] {
+  const sqlite = ctx.db.sqlite;
+  // An attempt is any event with an outcome family: a request made, or a send-time refusal (skip_reason other).
+  const latest = sqlite.query(
+    "SELECT at, status_code_family, error FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL ORDER BY at DESC, id DESC LIMIT 1",
+  );
+  const lastOk = sqlite.query("SELECT max(at) AS at FROM ops_link_events WHERE target = ? AND status_code_family = '2xx'");
+  const streak = sqlite.query(
+    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL AND status_code_family <> '2xx' AND at > ?",
+  );
+  const newestMessage = sqlite.query("SELECT status, last_error FROM ops_link_outbox WHERE target = ? ORDER BY id DESC LIMIT 1");
+  const deadCount = sqlite.query("SELECT count(*) AS n FROM ops_link_outbox WHERE target = ? AND status = 'dead'");
+  return linkTargets(ctx).map((t) => {
+    const policy = policyProblemOf(ctx, t);
+    const last = latest.get(t.label) as AttemptRow | null;
+    const success = (lastOk.get(t.label) as { at: string | null }).at;
+    const failing = (streak.get(t.label, success ?? "") as { n: number }).n;
+    const message = newestMessage.get(t.label) as { status: string; last_error: string | null } | null;
+    const failed = last !== null && last.status_code_family !== "2xx";
+    const dead = policy !== null || message?.status === "dead";
+    const reason = policy
+      ? `refused by the target policy: ${policy}`
+      : failed
+        ? (last.error ?? `last attempt: ${last.status_code_family}`)
+        : message?.status === "dead"
+          ? `newest message given up on: ${message.last_error ?? "dead"}`
+          : null;
+    return {
+      target: t.label,
+      state: policy !== null || failed ? "down" : "up",
+      dead,
+      reason,
+      policy_problem: policy,
+      last_attempt_at: last?.at ?? null,
+      last_success_at: success,
+      last_error: failed ? last.error : null,
+      failing_streak: failing,
+      dead_messages: (deadCount.get(t.label) as { n: number }).n,
+    };
+  });
+}

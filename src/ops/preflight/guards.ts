@@ -1,0 +1,136 @@
+import { createHash } from "node:crypto";
+import pkg from "../../../package.json";
+import journal from "../../../drizzle/meta/_journal.json";
+import type { AppContext } from "../../context";
+import { migrationStatus } from "../../db/migrate";
+import { openApiDocumentEtag } from "../../http/openapi/routes";
+import { DIGEST_DEFAULTS, MAX_FINDINGS } from "../digest/service";
+
+// The preflight guards (docs/ops-preflight.md): named checks of the deployment's configuration and artifacts that
+// operators compare before and after a release. Each guard field has one text value; a secret is only ever
+// "set"/"unset" plus a fingerprint (the first 12 hex of its SHA-256), so no answer, snapshot or CSV carries a
+// secret's value. Field names are unique across sections, so `fields=` needs no section prefix.
+
+export const PREFLIGHT_SECTIONS = ["responder", "synthetic", "digest", "token", "artifact"] as const;
+export type PreflightSection = (typeof PREFLIGHT_SECTIONS)[number];
+
+export interface GuardRow {
+  section: string;
+  field: string;
+  /** The value as shown (secrets: "set" or "unset"). */
+  value: string;
+  /** First 12 hex of SHA-256 of the real value ("" for an unset secret): changes exactly when the value does. */
+  fingerprint: string;
+  secret: boolean;
+}
+
+export const fingerprintOf = (raw: string): string => createHash("sha256").update(raw).digest("hex").slice(0, 12);
+
+const plain = (section: PreflightSection, field: string, raw: string | number | boolean): GuardRow => {
+  const value = String(raw);
+  return { section, field, value, fingerprint: fingerprintOf(value), secret: false };
+};
+const secretRow = (section: PreflightSection, field: string, raw: string | undefined): GuardRow =>
+  raw ? { section, field, value: "set", fingerprint: fingerprintOf(raw), secret: true } : { section, field, value: "unset", fingerprint: "", secret: true };
+
+/** The last migration this database has applied, by the journal's tag (the embedded list follows the journal). */
+function migrationRows(ctx: AppContext): GuardRow[] {
+  const status = migrationStatus(ctx.db);
+  const entries = (journal as { entries: Array<{ tag: string }> }).entries;
+  return [
+    plain("artifact", "migrations_applied", status.applied),
+    plain("artifact", "migrations_total", status.total),
+    plain("artifact", "migration_last_tag", status.applied > 0 ? (entries[status.applied - 1]?.tag ?? "unknown") : "none"),
+  ];
+}
+
+/** The OpenAPI document's hash; a document that fails to build is itself a finding, not a failed guard list. */
+function openApiHash(ctx: AppContext): string {
+  try {
+    return openApiDocumentEtag(ctx) ?? "unbuilt";
+  } catch (e) {
+    ctx.log.warn("preflight: the OpenAPI document did not build", { error: e instanceof Error ? e.message : String(e) });
+    return "build_failed";
+  }
+}
+
+/** Every guard field of the running deployment, in catalog order. */
+export function currentGuards(ctx: AppContext): GuardRow[] {
+  const c = ctx.config;
+  const w = c.webhooks;
+  const r = c.readiness;
+  const ch = c.chain;
+  return [
+    plain("responder", "WEBHOOK_MAX_ATTEMPTS", w.maxAttempts),
+    plain("responder", "WEBHOOK_TIMEOUT_SECONDS", w.timeoutSeconds),
+    plain("responder", "WEBHOOK_RETRY_BASE_SECONDS", w.retryBaseSeconds),
+    plain("responder", "WEBHOOK_RETRY_MAX_SECONDS", w.retryMaxSeconds),
+    plain("responder", "WEBHOOK_RETRY_JITTER_PCT", w.retryJitterPct),
+    plain("responder", "WEBHOOK_CONCURRENCY", w.concurrency),
+    plain("responder", "WEBHOOK_PER_TARGET_CONCURRENCY", w.perTargetConcurrency),
+    plain("responder", "WEBHOOK_ALLOW_PRIVATE_TARGETS", w.allowPrivateTargets),
+    plain("responder", "WEBHOOK_DISABLE_AFTER_HOURS", w.disableAfterHours),
+    plain("responder", "WEBHOOK_RETENTION_DAYS", w.retentionDays),
+    plain("synthetic", "SYNTHETIC_PROBE_CRON", r.probeCron),
+    plain("synthetic", "SYNTHETIC_PROBE_TIMEOUT_MS", r.probeTimeoutMs),
+    plain("synthetic", "SYNTHETIC_PROBE_RETENTION_DAYS", r.probeRetentionDays),
+    plain("synthetic", "READINESS_403_NOISE_MAX_PERCENT", r.noiseMaxPercent),
+    plain("synthetic", "READINESS_403_MAX_PER_HOUR", r.noiseMaxPerHour),
+    plain("digest", "digest_hours", DIGEST_DEFAULTS.hours),
+    plain("digest", "digest_baseline_mode", DIGEST_DEFAULTS.baselineMode),
+    plain("digest", "digest_new_path_lookback_days", DIGEST_DEFAULTS.newPathLookbackDays),
+    plain("digest", "digest_spike_consecutive_hours", DIGEST_DEFAULTS.spikeConsecutiveHours),
+    plain("digest", "digest_spike_ratio", DIGEST_DEFAULTS.spikeRatio),
+    plain("digest", "digest_spike_min_count", DIGEST_DEFAULTS.spikeMinCount),
+    plain("digest", "digest_new_min_count", DIGEST_DEFAULTS.newMinCount),
+    plain("digest", "digest_group_limit", DIGEST_DEFAULTS.groupLimit),
+    plain("digest", "digest_max_findings", MAX_FINDINGS),
+    plain("token", "TOKEN_MINT", ch.tokenMint ?? ""),
+    secretRow("token", "SOLANA_RPC_URLS", ch.rpcUrls.join(",")),
+    plain("token", "solana_rpc_url_count", ch.rpcUrls.length),
+    plain("token", "EXPECTED_MINT_AUTHORITY", ch.expectedMintAuthority ?? ""),
+    plain("token", "EXPECTED_FREEZE_AUTHORITY", ch.expectedFreezeAuthority ?? ""),
+    plain("token", "LP_MINT", ch.lpMint ?? ""),
+    plain("token", "TREASURY_WALLETS", ch.treasuryWallets.join(",")),
+    plain("token", "RESERVE_WALLETS", ch.reserveWallets.join(",")),
+    secretRow("token", "AUDIO_SHARE_SIGNING_KEY", c.audioShare.signingKey),
+    secretRow("token", "HERALD_MASTER_KEY", c.masterKey),
+    secretRow("token", "ADMIN_TOKEN", c.adminToken),
+    secretRow("token", "MESSENGER_BOT_TOKEN", c.messenger.botToken),
+    secretRow("token", "MESSENGER_WEBHOOK_SECRET", c.messenger.webhookSecret),
+    plain("artifact", "version", pkg.version),
+    plain("artifact", "bun_version", typeof Bun === "undefined" ? "unknown" : Bun.version),
+    ...migrationRows(ctx),
+    // The served /api/openapi.json's strong ETag (base64url SHA-256 of its bytes), built once per process.
+    plain("artifact", "openapi_sha256", openApiHash(ctx)),
+  ];
+}
+
+/**
+ * The `env` rows of include_env_rows=1: every configuration variable as `herald config` shows it. Secrets are
+ * "set"/"unset"; their fingerprint is of the masked text, since describeConfig never hands out the real value.
+ */
+export function envGuards(ctx: AppContext): GuardRow[] {
+  return ctx.config.described.map((row) => {
+    const value = row.secret ? (row.value ? "set" : "unset") : row.value;
+    return { section: "env", field: row.name, value, fingerprint: fingerprintOf(value), secret: row.secret };
+  });
+}
+
+/** The named field lists of fields_preset (docs/ops-preflight.md, "Presets"). */
+export const PREFLIGHT_PRESETS = {
+  // What the published API docs depend on: the release, the schema it migrated to and the OpenAPI document.
+  docs_mode: ["version", "migration_last_tag", "migrations_applied", "openapi_sha256"],
+  // The token section's secrets and keys: presence and rotation (fingerprints), never values.
+  token_secret: ["SOLANA_RPC_URLS", "AUDIO_SHARE_SIGNING_KEY", "HERALD_MASTER_KEY", "ADMIN_TOKEN", "MESSENGER_BOT_TOKEN", "MESSENGER_WEBHOOK_SECRET"],
+  // The synthetic probes' and readiness thresholds.
+  synthetic_thresholds: [
+    "SYNTHETIC_PROBE_TIMEOUT_MS",
+    "SYNTHETIC_PROBE_CRON",
+    "SYNTHETIC_PROBE_RETENTION_DAYS",
+    "READINESS_403_NOISE_MAX_PERCENT",
+    "READINESS_403_MAX_PER_HOUR",
+  ],
+} as const;
+export type PreflightPreset = keyof typeof PREFLIGHT_PRESETS;
+export const PREFLIGHT_PRESET_NAMES = Object.keys(PREFLIGHT_PRESETS) as PreflightPreset[];

@@ -1,0 +1,176 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { csvResponse } from "../../http/csv";
+import { ErrorBody, requestedMeta } from "../../http/envelope";
+import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./service";
+import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
+import { anomaliesCsv, deltaCsv, guardsCsv, historyCsv } from "./csv";
+import { currentGuards, envGuards } from "./guards";
+import { PreflightModel as M } from "./model";
+import { bytesLimitOf, conditionalJson, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summaryBody } from "./summary";
+
+const BASE = "/admin/ops/preflight-guards";
+const errs = { 400: ErrorBody, 403: ErrorBody };
+const csv = (summary: string) => ({
+  summary,
+  responses: {
+    200: { description: "text/csv (RFC 4180, header row), as an attachment", content: { "text/csv": { schema: { type: "string" as const } } } },
+    400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
+    403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
+  },
+});
+
+interface AnomalyQuery {
+  days?: number;
+  baseline_days?: number;
+  min_baseline_points?: number;
+  zscore_threshold?: number;
+  min_change_count?: number;
+}
+const anomalyParams = (q: AnomalyQuery) => ({
+  days: q.days ?? ANOMALY_DEFAULTS.days,
+  baselineDays: q.baseline_days ?? ANOMALY_DEFAULTS.baselineDays,
+  minBaselinePoints: q.min_baseline_points ?? ANOMALY_DEFAULTS.minBaselinePoints,
+  zscoreThreshold: q.zscore_threshold ?? ANOMALY_DEFAULTS.zscoreThreshold,
+  minChangeCount: q.min_change_count ?? ANOMALY_DEFAULTS.minChangeCount,
+});
+
+/**
+ * The preflight guards (docs/ops-preflight.md): current guard values, their delta against a past day's
+ * snapshot, the per-day history and the anomaly detector. Bearer token or operator session (`operator: "api"`).
+ */
+export function preflightRoutes(ctx: AppContext, guards: Guards) {
+  const guardRows = (envRows: boolean) => [...currentGuards(ctx), ...(envRows ? envGuards(ctx) : [])];
+  return new Elysia({ name: "herald:ops-preflight" })
+    .use(guards.operator.plugin)
+    .get(
+      `${BASE}.json`,
+      ({ query }) => {
+        const rows = guardRows(query.include_env_rows === "1");
+        const now = ctx.clock.now();
+        return { success: true as const, generated_at: now.toISOString(), day: dayOf(now), count: rows.length, guards: rows };
+      },
+      {
+        operator: "api",
+        query: M.guardsQuery,
+        response: { 200: M.guards, ...errs },
+        detail: { summary: "Every preflight guard field now (secrets as set/unset and a fingerprint)" },
+      },
+    )
+    .get(`${BASE}/export.csv`, ({ query }) => csvResponse(guardsCsv(guardRows(query.include_env_rows === "1")), "herald-preflight-guards.csv"), {
+      operator: "api",
+      query: M.guardsQuery,
+      detail: csv("The preflight guards as CSV: the same rows and columns as preflight-guards.json"),
+    })
+    .get(`${BASE}/delta.json`, ({ query }) => ({ success: true as const, ...preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query)) }), {
+      operator: "api",
+      query: M.deltaQuery,
+      response: { 200: M.delta, ...errs },
+      detail: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
+    })
+    .get(
+      `${BASE}/delta.csv`,
+      ({ query }) => {
+        const d = preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query));
+        return csvResponse(deltaCsv(d.changes), `herald-preflight-delta-${d.compare_day}.csv`);
+      },
+      { operator: "api", query: M.deltaQuery, detail: csv("The delta's changes as CSV: the same rows and columns as delta.json's changes") },
+    )
+    .get(
+      `${BASE}/delta.summary.json`,
+      ({ query, request, set }) => {
+        // The echoes read the parameters as sent; the query itself already holds the clamped values.
+        const sent = new URL(request.url).searchParams;
+        const fieldsMax = fieldsMaxOf(sent.get("include_fields_max"));
+        const bytesLimit = bytesLimitOf(sent.get("include_fields_bytes_limit"));
+        const d = preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query));
+        const body = summaryBody(d, {
+          includeTimestamps: query.include_compare_timestamps === "1",
+          includeFields: query.include_fields === "1",
+          fieldsMax,
+          bytesLimit,
+        });
+        // include_meta makes the body (and so its ETag) per request; without it equal state gives equal bytes.
+        const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
+        return conditionalJson(request, meta ? { ...body, meta } : body, lastModifiedOf(ctx, d));
+      },
+      {
+        operator: "api",
+        transform: ({ query }) => normalizeSummaryQuery(query as Record<string, unknown>),
+        query: M.summaryQuery,
+        detail: {
+          summary:
+            "The delta's counts (and optionally timestamps and a bounded changes list); strong ETag, Last-Modified, 304 on If-None-Match / If-Modified-Since",
+          responses: {
+            200: { description: "The summary", content: { "application/json": { schema: M.summary as unknown as { type: "object" } } } },
+            304: { description: "Not modified (ETag, Last-Modified and Cache-Control repeated)" },
+            400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
+            403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
+          },
+        },
+      },
+    )
+    .get(
+      `${BASE}/history.json`,
+      ({ query }) => {
+        const h = preflightHistory(ctx, query.days ?? 30, selectionOf(ctx, query));
+        return { success: true as const, ...h, count: h.rows.length };
+      },
+      {
+        operator: "api",
+        query: M.historyQuery,
+        response: { 200: M.history, ...errs },
+        detail: { summary: "Per UTC day and guard field: the snapshot's value, fingerprint and whether it changed" },
+      },
+    )
+    .get(
+      `${BASE}/history.csv`,
+      ({ query }) => csvResponse(historyCsv(preflightHistory(ctx, query.days ?? 30, selectionOf(ctx, query)).rows), "herald-preflight-history.csv"),
+      {
+        operator: "api",
+        query: M.historyQuery,
+        detail: csv("The history as CSV: the same rows and columns as history.json's rows"),
+      },
+    )
+    .get(
+      `${BASE}/anomalies.json`,
+      ({ query }) => {
+        const p = anomalyParams(query);
+        const r = preflightAnomalies(ctx, p, selectionOf(ctx, query));
+        const params = {
+          days: p.days,
+          baseline_days: p.baselineDays,
+          min_baseline_points: p.minBaselinePoints,
+          zscore_threshold: p.zscoreThreshold,
+          min_change_count: p.minChangeCount,
+        };
+        return {
+          success: true as const,
+          from: r.from,
+          to: r.to,
+          params,
+          series: r.series,
+          evaluated: r.evaluated,
+          count: r.anomalies.length,
+          anomalies: r.anomalies,
+        };
+      },
+      {
+        operator: "api",
+        query: M.anomaliesQuery,
+        response: { 200: M.anomalies, ...errs },
+        detail: { summary: "Days whose number of guard changes is a z-score outlier against the days before" },
+      },
+    )
+    .get(
+      `${BASE}/anomalies.csv`,
+      ({ query }) =>
+        csvResponse(anomaliesCsv(preflightAnomalies(ctx, anomalyParams(query), selectionOf(ctx, query)).anomalies), "herald-preflight-anomalies.csv"),
+      {
+        operator: "api",
+        query: M.anomaliesQuery,
+        detail: csv("The anomalies as CSV: the same rows and columns as anomalies.json's anomalies"),
+      },
+    );
+}

@@ -1,0 +1,98 @@
+import type { AppContext } from "../../context";
+import { OPERATOR_REVALIDATE } from "../../http/cache-control";
+import { notModifiedSince, strongEtag } from "../../http/conditional";
+import type { Delta, DeltaEntry } from "./service";
+
+// delta.summary.json: the delta's counts, optionally its timestamps and (a bounded part of) its changes, served
+// with a strong ETag and Last-Modified so a dashboard polling it gets 304s until something changes.
+
+export const FIELDS_MAX = { fallback: 200, min: 10, max: 500 } as const;
+export const FIELDS_BYTES_MAX = 250_000;
+
+export interface ClampEcho {
+  requested: string | null;
+  value: number;
+  clamped: boolean;
+}
+
+const INTEGER = /^-?\d{1,15}$/;
+
+/** include_fields_max: an integer is clamped to 10..500 (clamped=true when it moved); anything else is 200, clamped=false (the spec). */
+export function fieldsMaxOf(raw: string | null): ClampEcho {
+  if (raw === null || !INTEGER.test(raw.trim())) return { requested: raw, value: FIELDS_MAX.fallback, clamped: false };
+  const n = Number(raw.trim());
+  const value = Math.min(FIELDS_MAX.max, Math.max(FIELDS_MAX.min, n));
+  return { requested: raw, value, clamped: value !== n };
+}
+
+/** include_fields_bytes_limit: 0 or unset disables (value 0); above 250000 is clamped. Other text is refused by the schema. */
+export function bytesLimitOf(raw: string | null): ClampEcho {
+  if (raw === null || raw === "" || !INTEGER.test(raw.trim())) return { requested: raw || null, value: 0, clamped: false };
+  const n = Number(raw.trim());
+  return { requested: raw, value: Math.min(n, FIELDS_BYTES_MAX), clamped: n > FIELDS_BYTES_MAX };
+}
+
+/**
+ * Runs before the query is validated (the route's transform): applies the spec's clamps and fallback, so the
+ * schema (the integers actually used) accepts "9", "501" and "abc" for include_fields_max. A negative or
+ * non-integer include_fields_bytes_limit is left alone and refused by the schema as 400 invalid_query.
+ */
+export function normalizeSummaryQuery(query: Record<string, unknown>): void {
+  const max = query.include_fields_max;
+  if (max !== undefined) query.include_fields_max = String(fieldsMaxOf(Array.isArray(max) ? String(max[0]) : String(max)).value);
+  const bytes = query.include_fields_bytes_limit;
+  if (typeof bytes === "string" && /^\d{1,15}$/.test(bytes.trim())) query.include_fields_bytes_limit = String(bytesLimitOf(bytes).value);
+}
+
+export interface SummaryOptions {
+  includeTimestamps: boolean;
+  includeFields: boolean;
+  fieldsMax: ClampEcho;
+  bytesLimit: ClampEcho;
+}
+
+/**
+ * The summary body. It carries no generation time, so equal state gives equal bytes and the same ETag. The
+ * changes list keeps at most fieldsMax entries, then drops entries from the end until the list's JSON is within
+ * bytesLimit (when set); changes_truncated/truncated_by say which bound cut it.
+ */
+export function summaryBody(d: Delta, o: SummaryOptions) {
+  const { changes, compare_taken_at, current_at, ...rest } = d;
+  const body: Record<string, unknown> = { success: true, ...rest };
+  if (o.includeTimestamps) body.timestamps = { compare_taken_at, current_at };
+  body.include_fields_max = o.fieldsMax;
+  body.include_fields_bytes_limit = o.bytesLimit;
+  if (o.includeFields) {
+    let list: DeltaEntry[] = changes.slice(0, o.fieldsMax.value);
+    let by: "max" | "bytes" | null = list.length < changes.length ? "max" : null;
+    if (o.bytesLimit.value > 0) {
+      let size = Buffer.byteLength(JSON.stringify(list));
+      while (list.length > 0 && size > o.bytesLimit.value) {
+        const last = list[list.length - 1]!;
+        size -= Buffer.byteLength(JSON.stringify(last)) + (list.length > 1 ? 1 : 0);
+        list = list.slice(0, -1);
+        by = "bytes";
+      }
+    }
+    Object.assign(body, { changes: list, changes_total: changes.length, changes_returned: list.length, changes_truncated: by !== null, truncated_by: by });
+  }
+  return body;
+}
+
+/** Last-Modified: the later of the compared snapshot and this process's start (current values change only with a restart). */
+export function lastModifiedOf(ctx: AppContext, d: Delta): Date {
+  const times = [ctx.startedAt.getTime(), d.compare_taken_at ? Date.parse(d.compare_taken_at) : 0];
+  return new Date(Math.floor(Math.max(...times) / 1000) * 1000);
+}
+
+/**
+ * 200 with ETag/Last-Modified/Cache-Control, or 304 with them. If-None-Match decides when present (RFC 9110
+ * §13.1.3: If-Modified-Since is then ignored); otherwise If-Modified-Since at or after Last-Modified is a 304.
+ */
+export function conditionalJson(request: Request, body: unknown, lastModified: Date): Response {
+  const text = JSON.stringify(body);
+  const etag = strongEtag(text);
+  const headers: Record<string, string> = { etag, "last-modified": lastModified.toUTCString(), "cache-control": OPERATOR_REVALIDATE };
+  if (notModifiedSince(request, etag, lastModified.toISOString())) return new Response(null, { status: 304, headers });
+  return new Response(text, { headers: { ...headers, "content-type": "application/json" } });
+}

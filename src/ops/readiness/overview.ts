@@ -1,0 +1,124 @@
+import type { AppContext } from "../../context";
+import type { JobSummary } from "../../jobs/registry";
+import { incidentsInWindow } from "../../status/incidents-service";
+import { type AlertView, deadLetterGrowthSince, firingAlerts } from "../alerts/views";
+import { type BackupEntry, listBackups } from "../backups/list";
+import { type LinkTargetHealth, linkTargetHealth } from "../link-inbox/target-health";
+import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
+import { type NoiseExport, noiseExport } from "./service";
+
+// What the readiness page (GET /admin/ops/readiness) shows, gathered from the functions that own each figure:
+// the probes (src/ops/readiness/probes.ts), the 403 noise export (src/ops/readiness/service.ts), the job registry and the backups
+// folder. Nothing here has SQL of its own, so the page can never disagree with the exports it links to.
+// The summary rule is documented in docs/operations.md ("GET /admin/ops/readiness").
+
+const DAY_MS = 86_400_000;
+/** Failing or empty probe rows of the last 24 h shown on the page; the CSV export has the rest. */
+export const PROBE_PROBLEMS_SHOWN = 20;
+/** Newest backups shown on the page. */
+export const BACKUPS_SHOWN = 5;
+
+/**
+ * ok: the latest run answered with data; empty: it answered, without data; failed: it did not answer properly;
+ * stale: the latest run is more than 24 h old; never: no run recorded.
+ */
+export type ProbeState = "ok" | "empty" | "failed" | "stale" | "never";
+
+export interface ProbeLatest {
+  probe: string;
+  run: ProbeRunRow | null;
+  state: ProbeState;
+}
+
+export interface JobLine extends JobSummary {
+  failures_24h: number;
+}
+
+/** Whether the alerts reach people, and whether anything is wrong that they should have heard of. */
+export interface AlertingOverview {
+  firing: AlertView[];
+  open_incidents: Array<{ id: number; title: string; severity: "warn" | "bad"; started_at: string }>;
+  targets: LinkTargetHealth[];
+  /** Webhook dead letters: the count at the newest monitor run, and the growth over the last 24 h. */
+  dead_letters: { now: number | null; growth_24h: number };
+}
+
+export interface ReadinessOverview {
+  generated_at: string;
+  probes: { latest: ProbeLatest[]; problems: ProbeRunRow[] };
+  noise: NoiseExport;
+  jobs: JobLine[];
+  backups: { newest: BackupEntry[]; total: number; keep: number };
+  alerting: AlertingOverview;
+  summary: { ready: boolean; reasons: string[] };
+}
+
+function probeState(run: ProbeRunRow | null, since: string): ProbeState {
+  if (!run) return "never";
+  if (run.at < since) return "stale";
+  if (!run.ok) return "failed";
+  return run.had_data ? "ok" : "empty";
+}
+
+/**
+ * "ready" unless one of these holds, each named in a reason:
+ * - a probe's latest run failed, is older than 24 h, or never happened (empty answers do not count: on a fresh
+ *   deployment without TOKEN_MINT public_stats and holder_cache_proof are empty by design);
+ * - a 403 noise window (7, 14, 30 days) is over its threshold;
+ * - an enabled job's latest run failed (failures that a later success recovered do not count);
+ * - the backups folder has no backup, or the newest one's integrity is not "ok";
+ * - a link-inbox target is dead (refused by the target policy, or its newest message was given up on): notices
+ *   do not reach people;
+ * - a status incident is open;
+ * - an alert is firing (silenced or not: a silence holds back notices, it does not make the problem go away);
+ * - the webhook dead-letter queue grew in the last 24 h.
+ */
+export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generated_at">): { ready: boolean; reasons: string[] } {
+  const reasons: string[] = [];
+  const named = (state: ProbeState) => o.probes.latest.filter((p) => p.state === state).map((p) => p.probe);
+  const failed = named("failed");
+  const stale = named("stale");
+  const never = named("never");
+  if (failed.length) reasons.push(`probe latest run failed: ${failed.join(", ")}`);
+  if (stale.length) reasons.push(`probe has not run in the last 24 h: ${stale.join(", ")}`);
+  if (never.length) reasons.push(`probe never ran: ${never.join(", ")}`);
+  for (const w of o.noise.windows) {
+    if (!w.within_threshold) reasons.push(`403 noise over the threshold in the ${w.window_days}-day window (${w.noise_percent ?? 0} %)`);
+  }
+  const failing = o.jobs.filter((j) => j.enabled && j.last_run?.ok === false).map((j) => j.name);
+  if (failing.length) reasons.push(`job latest run failed: ${failing.join(", ")}`);
+  const newest = o.backups.newest[0];
+  if (!newest) reasons.push("no backup in the backups folder");
+  else if (newest.integrity !== "ok") reasons.push(`newest backup ${newest.name} has integrity "${newest.integrity}"`);
+  const a = o.alerting;
+  for (const t of a.targets.filter((x) => x.dead)) reasons.push(`notification target dead: ${t.target} (${t.reason ?? "dead"})`);
+  if (a.open_incidents.length) reasons.push(`open incident: ${a.open_incidents.map((i) => `#${i.id} ${i.title} (${i.severity})`).join(", ")}`);
+  if (a.firing.length) reasons.push(`alert firing: ${a.firing.map((f) => `${f.key} (${f.level}${f.silenced_by ? ", silenced" : ""})`).join(", ")}`);
+  if (a.dead_letters.growth_24h > 0)
+    reasons.push(
+      `webhook dead letters grew in the last 24 h: +${a.dead_letters.growth_24h}${a.dead_letters.now === null ? "" : ` (now ${a.dead_letters.now})`}`,
+    );
+  return { ready: reasons.length === 0, reasons };
+}
+
+/** Everything the readiness page shows, as of the context's clock. */
+export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverview> {
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - DAY_MS).toISOString();
+  const latest = latestProbeRuns(ctx).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
+  const problems = zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
+  const noise = noiseExport(ctx, { days: 30, compact: true });
+  const failures = ctx.jobs.failuresSince(since);
+  const jobs = ctx.jobs.list().map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
+  const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
+  const open = incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 }).items;
+  const dead = deadLetterGrowthSince(ctx, since);
+  const alerting: AlertingOverview = {
+    firing: firingAlerts(ctx),
+    open_incidents: open.map((i) => ({ id: i.id, title: i.title, severity: i.current_severity ?? i.severity, started_at: i.started_at })),
+    targets: linkTargetHealth(ctx),
+    dead_letters: { now: dead.now, growth_24h: dead.growth },
+  };
+  const parts = { probes: { latest, problems }, noise, jobs, backups: { newest: page.items, total: page.total, keep: ctx.config.backupKeep }, alerting };
+  return { generated_at: now.toISOString(), ...parts, summary: readinessSummary(parts) };
+}

@@ -1,0 +1,61 @@
+import { Elysia } from "elysia";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { csvResponse } from "../../http/csv";
+import { ErrorBody } from "../../http/envelope";
+import { zeroHistory } from "./probes";
+import { noiseExport } from "./service";
+import { noiseCsv, probeHistoryCsv } from "./csv";
+import { ReadinessModel as M } from "./model";
+
+const errs = { 400: ErrorBody, 403: ErrorBody };
+const csv = (summary: string) => ({
+  summary,
+  responses: {
+    200: { description: "text/csv (RFC 4180, header row), as an attachment", content: { "text/csv": { schema: { type: "string" as const } } } },
+    400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
+    403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
+  },
+});
+
+/**
+ * Operator readiness exports: the 403 noise level per window, and the synthetic probes that came back empty or
+ * failing. They take the bearer token or the operator session (`operator: "api"`), so the readiness page's links
+ * open them from a signed-in browser; without either → 403, as before.
+ */
+export function readinessRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:ops-readiness" })
+    .use(guards.operator.plugin)
+    .get(
+      "/admin/ops/readiness/403-noise/export.json",
+      ({ query }) => ({
+        success: true as const,
+        ...noiseExport(ctx, {
+          days: query.days,
+          windows: query.windows,
+          compact: query.compact === "1",
+          includeWindowsMeta: query.include_windows_meta === "1",
+        }),
+      }),
+      {
+        operator: "api",
+        query: M.noiseQuery,
+        response: { 200: M.noise, ...errs },
+        detail: { summary: "403 noise (403s ÷ requests, and 403s per hour) per 7/14/30-day window against the readiness threshold, with per-day points" },
+      },
+    )
+    .get(
+      "/admin/ops/readiness/403-noise/export.csv",
+      ({ query }) => {
+        const mode = query.mode ?? "points";
+        const exp = noiseExport(ctx, { days: query.days, windows: query.windows, includeWindowsMeta: true });
+        return csvResponse(noiseCsv(exp, mode, query.include_points === "1"), `herald-403-noise-${exp.days}d-${mode}.csv`);
+      },
+      { operator: "api", query: M.noiseCsvQuery, detail: csv("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
+    )
+    .get(
+      "/admin/ops/readiness/synthetic-zero-history.csv",
+      ({ query }) => csvResponse(probeHistoryCsv(zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
+      { operator: "api", query: M.zeroHistoryQuery, detail: csv("Synthetic probe results that failed or came back without data, newest first") },
+    );
+}

@@ -1,0 +1,191 @@
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+
+// The 403 noise level behind the readiness exports: from request_log_hourly only (at most 30 × 24 rollup rows,
+// never a scan of request_log). Days are UTC calendar days and "today" is one of them, counted up to the
+// current hour, so the figures of a window are exactly the sums of its last N per-day points.
+
+/** The export windows the spec allows (Limits: "Export windows: 7, 14, 30 days"); `days` takes the same values. */
+export const NOISE_WINDOW_DAYS = [7, 14, 30] as const;
+export const DEFAULT_NOISE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export interface NoiseFigures {
+  requests: number;
+  forbidden: number;
+  /** 403s per 100 requests, 2 decimals; null without requests. */
+  noise_percent: number | null;
+  /** 403s per elapsed hour of the span, 2 decimals. */
+  forbidden_per_hour: number;
+  within_threshold: boolean;
+}
+
+export interface NoiseWindowMeta {
+  from: string;
+  to: string;
+  from_hour: string;
+  to_hour: string;
+  hours_total: number;
+  hours_with_data: number;
+}
+
+export interface NoiseWindow extends NoiseFigures {
+  window_days: number;
+  meta?: NoiseWindowMeta;
+}
+
+export interface NoisePoint extends NoiseFigures {
+  date: string;
+}
+
+export interface NoiseThreshold {
+  max_percent: number;
+  /** null = the absolute threshold is off. */
+  max_per_hour: number | null;
+}
+
+export interface NoiseExport {
+  generated_at: string;
+  days: number;
+  threshold: NoiseThreshold;
+  within_threshold: boolean;
+  windows: NoiseWindow[];
+  points?: NoisePoint[];
+  query: { days: number; windows: number[]; compact: boolean; include_windows_meta: boolean };
+}
+
+export interface NoiseInput {
+  days?: number;
+  windows?: string;
+  compact?: boolean;
+  includeWindowsMeta?: boolean;
+}
+
+const invalid = (field: string, problem: string) =>
+  new AppError("invalid_query", `Invalid request parameters: ${field} ${problem}`, { details: [{ field, problem }] });
+
+const quote = (raw: string) => JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
+
+/** `days` arrives as an integer 7–30 (intQuery); only the three export lengths are meaningful. */
+export function noiseDaysOrThrow(days: number | undefined): number {
+  if (days === undefined) return DEFAULT_NOISE_DAYS;
+  if (!(NOISE_WINDOW_DAYS as readonly number[]).includes(days)) throw invalid("query.days", `must be one of: 7, 14, 30; got ${days}`);
+  return days;
+}
+
+/**
+ * `windows`: a comma list of distinct window lengths, each 7, 14 or 30; absent: 7,14,30 (the spec's default,
+ * whatever `days` is — a window reads its own span of rollups, `days` only sets how many daily points are listed).
+ * Sorted ascending.
+ */
+export function noiseWindowsOrThrow(raw: string | undefined): number[] {
+  if (raw === undefined) return [...NOISE_WINDOW_DAYS];
+  const parts = raw.split(",").map((p) => p.trim());
+  const out: number[] = [];
+  for (const p of parts) {
+    if (!/^(7|14|30)$/.test(p)) throw invalid("query.windows", `must be a comma list of 7, 14 and 30; got ${quote(p)} in ${quote(raw)}`);
+    const n = Number(p);
+    if (out.includes(n)) throw invalid("query.windows", `lists ${n} twice`);
+    out.push(n);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const hourKey = (d: Date) => d.toISOString().slice(0, 13);
+const dayKey = (d: Date) => d.toISOString().slice(0, 10);
+
+/** Compared before rounding: 5.004 % is over a 5 % threshold even though it prints as 5. */
+function figures(t: NoiseThreshold, requests: number, forbidden: number, hours: number): NoiseFigures {
+  const overPercent = forbidden * 100 > t.max_percent * requests;
+  const overHourly = t.max_per_hour !== null && forbidden > t.max_per_hour * hours;
+  return {
+    requests,
+    forbidden,
+    noise_percent: requests > 0 ? round2((forbidden * 100) / requests) : null,
+    forbidden_per_hour: hours > 0 ? round2(forbidden / hours) : 0,
+    within_threshold: !overPercent && !overHourly,
+  };
+}
+
+interface DayRow {
+  day: string;
+  requests: number;
+  forbidden: number;
+  hours_with_data: number;
+}
+
+/** The per-day sums of the rollups from `fromHour` to `toHour` (inclusive), one row per day that has any. */
+function dailyRollups(ctx: AppContext, fromHour: string, toHour: string): Map<string, DayRow> {
+  const rows = ctx.db.sqlite
+    .query(
+      `SELECT substr(hour, 1, 10) AS day, SUM(requests) AS requests, SUM(forbidden) AS forbidden, COUNT(*) AS hours_with_data
+         FROM request_log_hourly WHERE hour >= ? AND hour <= ? GROUP BY day`,
+    )
+    .all(fromHour, toHour) as DayRow[];
+  return new Map(rows.map((r) => [r.day, r]));
+}
+
+export function thresholdOf(ctx: AppContext): NoiseThreshold {
+  const r = ctx.config.readiness;
+  return { max_percent: r.noiseMaxPercent, max_per_hour: r.noiseMaxPerHour > 0 ? r.noiseMaxPerHour : null };
+}
+
+/** The 403 noise export: per-window figures against the threshold, and (unless compact) one point per day. */
+export function noiseExport(ctx: AppContext, input: NoiseInput): NoiseExport {
+  const days = noiseDaysOrThrow(input.days);
+  const windows = noiseWindowsOrThrow(input.windows);
+  // The days read: enough for the listed points and for the longest window.
+  const span = Math.max(days, ...windows);
+  const now = ctx.clock.now();
+  const threshold = thresholdOf(ctx);
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const hoursToday = now.getUTCHours() + 1;
+  const first = new Date(today - (span - 1) * DAY_MS);
+  const byDay = dailyRollups(ctx, hourKey(first), hourKey(now));
+
+  // Oldest first; the last row is today.
+  const dayRows = Array.from({ length: span }, (_, i) => {
+    const date = dayKey(new Date(first.getTime() + i * DAY_MS));
+    const row = byDay.get(date);
+    return { date, requests: row?.requests ?? 0, forbidden: row?.forbidden ?? 0, hours: i === span - 1 ? hoursToday : 24, withData: row?.hours_with_data ?? 0 };
+  });
+  const points: NoisePoint[] = dayRows.slice(span - days).map((d) => ({ date: d.date, ...figures(threshold, d.requests, d.forbidden, d.hours) }));
+
+  const out: NoiseWindow[] = windows.map((n) => {
+    const rows = dayRows.slice(span - n);
+    const sum = (f: (d: (typeof rows)[number]) => number) => rows.reduce((acc, d) => acc + f(d), 0);
+    const hours = sum((d) => d.hours);
+    const w: NoiseWindow = {
+      window_days: n,
+      ...figures(
+        threshold,
+        sum((d) => d.requests),
+        sum((d) => d.forbidden),
+        hours,
+      ),
+    };
+    if (input.includeWindowsMeta) {
+      const from = new Date(today - (n - 1) * DAY_MS);
+      w.meta = {
+        from: from.toISOString(),
+        to: now.toISOString(),
+        from_hour: hourKey(from),
+        to_hour: hourKey(now),
+        hours_total: hours,
+        hours_with_data: sum((d) => d.withData),
+      };
+    }
+    return w;
+  });
+
+  return {
+    generated_at: now.toISOString(),
+    days,
+    threshold,
+    within_threshold: out.every((w) => w.within_threshold),
+    windows: out,
+    ...(input.compact ? {} : { points }),
+    query: { days, windows, compact: input.compact === true, include_windows_meta: input.includeWindowsMeta === true },
+  };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+
+// STYLE.md's sizes: a newcomer finds a feature in one hop. No folder of src/ holds more than 30 .ts files (a
+// domain that grows gets sub-rooms by area, e.g. src/ops/digest/), and no file is longer than 400 lines (split by
+// table group, template, or area). Generated files are named here with what generates them.
+
+const SRC = resolve(import.meta.dir, "../../src");
+const MAX_FILES = 30;
+const MAX_LINES = 400;
+const GENERATED = new Map([["client/api-types.ts", "sdk/generate.ts, from the OpenAPI document"]]);
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? [path, ...walk(path)] : [];
+  });
+}
+
+describe("sizes in src/", () => {
+  test(`no folder holds more than ${MAX_FILES} .ts files`, () => {
+    const big = [SRC, ...walk(SRC)]
+      .map((d) => ({ dir: relative(SRC, d) || ".", n: readdirSync(d).filter((f) => f.endsWith(".ts")).length }))
+      .filter((d) => d.n > MAX_FILES)
+      .map((d) => `${d.dir}: ${d.n}`);
+    expect(big).toEqual([]);
+  });
+
+  test(`no file is longer than ${MAX_LINES} lines (generated files excepted)`, () => {
+    const long: string[] = [];
+    for (const d of [SRC, ...walk(SRC)]) {
+      for (const f of readdirSync(d).filter((n) => n.endsWith(".ts"))) {
+        const rel = relative(SRC, join(d, f));
+        if (GENERATED.has(rel)) continue;
+        const lines = readFileSync(join(d, f), "utf8").split("\n").length;
+        if (lines > MAX_LINES + 1) long.push(`${rel}: ${lines - 1}`);
+      }
+    }
+    expect(long).toEqual([]);
+  });
+});
