@@ -1,5 +1,5 @@
 import type { Config } from "./config";
-import type { AppContext } from "./context";
+import { type AppContext, ContextState } from "./context";
 import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -57,6 +57,7 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
     requestLog: new RequestLog(db.sqlite, log),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
+    state: new ContextState(),
     chain: createChainClient({ config, db, clock, rng, log }),
   };
   const ctx: AppContext = { ...core, dispatcher: new Dispatcher(core) };

@@ -26,6 +26,12 @@ export interface AppContext {
   dispatcher: DeliveryDispatcher;
   /** Solana RPC (ordered URLs, breakers, outcome recording); inert without TOKEN_MINT. */
   chain: ChainClient;
+  /**
+   * The per-context state modules keep (a sender, a store, a cache, a listener set): each declared as a Slot by the
+   * module that owns it and made on first use, so it lives and dies with this context — never in a module-level
+   * map — and `state.names()` says what a context holds.
+   */
+  state: ContextState;
   /** Set by main.ts once the server listens; readiness reports it. */
   startedAt: Date;
   /**
@@ -34,6 +40,37 @@ export interface AppContext {
    */
   listenUrl?: string;
 }
+
+/** A named piece of per-context state, made from the context on first use (see AppContext.state). */
+export interface Slot<T> {
+  readonly name: string;
+  readonly make: (ctx: AppContext) => T;
+}
+
+export const slot = <T>(name: string, make: (ctx: AppContext) => T): Slot<T> => ({ name, make });
+
+export class ContextState {
+  private readonly values = new Map<Slot<unknown>, unknown>();
+
+  /** The slot's value in `ctx` (whose state this is), made on first use. */
+  of<T>(ctx: AppContext, s: Slot<T>): T {
+    if (!this.values.has(s)) this.values.set(s, s.make(ctx));
+    return this.values.get(s) as T;
+  }
+
+  /** The slot's value if it was made, without making it (shutdown: stop what runs, start nothing). */
+  peek<T>(s: Slot<T>): T | undefined {
+    return this.values.get(s) as T | undefined;
+  }
+
+  /** The names of the slots made so far, in the order they were made. */
+  names(): string[] {
+    return [...this.values.keys()].map((s) => s.name);
+  }
+}
+
+/** The value of `s` in `ctx`, made on first use. */
+export const stateOf = <T>(ctx: AppContext, s: Slot<T>): T => ctx.state.of(ctx, s);
 
 /**
  * What producers, shutdown and tests need of the webhook dispatcher (src/webhooks/dispatcher.ts implements it).

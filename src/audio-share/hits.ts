@@ -1,5 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
-import type { AppContext } from "../context";
+import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
 import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
@@ -238,18 +238,13 @@ export class HitRecorder {
   }
 }
 
-const recorders = new WeakMap<AppContext, HitRecorder>();
+const RECORDER = slot("audio-share hit recorder", (ctx) => new HitRecorder(ctx));
 
 export function hitRecorder(ctx: AppContext): HitRecorder {
-  let r = recorders.get(ctx);
-  if (!r) {
-    r = new HitRecorder(ctx);
-    recorders.set(ctx, r);
-  }
-  return r;
+  return stateOf(ctx, RECORDER);
 }
 
 /** Shutdown: write what is buffered (serve calls this before the database closes). */
 export function flushAudioShareHits(ctx: AppContext): void {
-  recorders.get(ctx)?.stop();
+  ctx.state.peek(RECORDER)?.stop();
 }

@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import { base32 } from "../auth/random-codes";
-import type { AppContext } from "../context";
+import { type AppContext, stateOf as contextState, slot } from "../context";
 import { epochMs } from "../clock";
 import { AppError } from "../http/errors";
 import { sameSignature, signLink } from "./signing";
@@ -123,15 +123,10 @@ function verifyStored(ctx: AppContext, row: LinkRow): boolean {
   return sameSignature(row.signature, signLink(ctx, row.code, expiresUnixOf(row), row.destination_url));
 }
 
-const stores = new WeakMap<AppContext, LinkStore>();
+const STORE = slot("audio-share link store", (ctx) => new LinkStore(ctx));
 
 export function linkStore(ctx: AppContext): LinkStore {
-  let s = stores.get(ctx);
-  if (!s) {
-    s = new LinkStore(ctx);
-    stores.set(ctx, s);
-  }
-  return s;
+  return contextState(ctx, STORE);
 }
 
 export function stateOf(ctx: AppContext, link: ResolvedLink, nowMs: number = epochMs(ctx.clock)): LinkState {

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { AppContext } from "../context";
+import { type AppContext, slot, stateOf } from "../context";
 import { decodeMasterKey } from "../auth/secret-box";
 
 // Signed short links: signature = base64url(HMAC-SHA256(key, canonical)) with
@@ -15,21 +15,16 @@ export interface SigningKeys {
   source: "configured" | "derived";
 }
 
-const cache = new WeakMap<AppContext, SigningKeys>();
-
 /**
  * AUDIO_SHARE_SIGNING_KEY when set; otherwise HMAC-SHA256(master key, LABEL), so development needs no setup
- * and production (whose master key is required) still gets a key used for nothing else.
+ * and production (whose master key is required) still gets a key used for nothing else. Derived once per context.
  */
-export function signingKeys(ctx: AppContext): SigningKeys {
-  let keys = cache.get(ctx);
-  if (!keys) {
-    const configured = ctx.config.audioShare.signingKey;
-    keys = configured ? { key: decodeMasterKey(configured), source: "configured" } : { key: ctx.secrets.derive(LABEL), source: "derived" };
-    cache.set(ctx, keys);
-  }
-  return keys;
-}
+const KEYS = slot("audio-share signing keys", (ctx): SigningKeys => {
+  const configured = ctx.config.audioShare.signingKey;
+  return configured ? { key: decodeMasterKey(configured), source: "configured" } : { key: ctx.secrets.derive(LABEL), source: "derived" };
+});
+
+export const signingKeys = (ctx: AppContext): SigningKeys => stateOf(ctx, KEYS);
 
 export const canonicalLink = (code: string, expiresUnix: number, destination: string) => `${CANONICAL_PREFIX}\n${code}\n${expiresUnix}\n${destination}`;
 

@@ -15,7 +15,7 @@ import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from 
 
 export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
 export { getIncidentOrThrow } from "./incidents/operator";
-export { incidentEventListeners, type StatusEventType } from "./incidents/notify";
+export { incidentListeners, type StatusEventType } from "./incidents/notify";
 export type { IncidentView } from "./incidents/incidents";
 export { CHECK_NAMES } from "./checks/engine";
 export { FRESHNESS_PROOFS } from "./checks/chain";

@@ -1,7 +1,7 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import YAML from "yaml";
-import type { AppContext } from "../../context";
+import { type AppContext, slot, stateOf } from "../../context";
 import type { TSchema } from "@sinclair/typebox";
 import { transparencySubset } from "./subset";
 import { conditionalResponse, representation, type Representation } from "../conditional";
@@ -172,14 +172,14 @@ export class OpenApiDocuments {
 }
 
 // The documents of the app built over a context, for `herald serve` to build them at start.
-const DOCUMENTS = new WeakMap<AppContext, OpenApiDocuments>();
+const DOCUMENTS = slot("openapi documents", () => ({ docs: null as OpenApiDocuments | null }));
 
 /**
  * Builds the documents now (src/cli/serve.ts calls this once listening), so no partner waits for the build;
  * tests never call it, which keeps building an app cheap.
  */
 export function warmOpenApiDocuments(ctx: AppContext): void {
-  const docs = DOCUMENTS.get(ctx);
+  const docs = stateOf(ctx, DOCUMENTS).docs;
   if (!docs) return;
   const { buildMs, json, yaml } = docs.get();
   ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size, yaml_bytes: yaml.size });
@@ -187,13 +187,13 @@ export function warmOpenApiDocuments(ctx: AppContext): void {
 
 /** The strong ETag of the served /api/openapi.json of the app built over `ctx` (built now if needed); null without one. */
 export function openApiDocumentEtag(ctx: AppContext): string | null {
-  return DOCUMENTS.get(ctx)?.get().json.etag ?? null;
+  return stateOf(ctx, DOCUMENTS).docs?.get().json.etag ?? null;
 }
 
 /** The API documents and the offline docs pages (src/http/openapi/ui.ts). */
 export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
   const docs = new OpenApiDocuments(getApp, ctx);
-  DOCUMENTS.set(ctx, docs);
+  stateOf(ctx, DOCUMENTS).docs = docs;
   const raw = (summary: string, type: string, tags = ["system"]) => ({
     tags,
     summary,

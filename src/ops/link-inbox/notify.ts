@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
-import { type IncidentView, incidentEventListeners, type StatusEventType } from "../../status/service";
+import { type IncidentView, incidentListeners, type StatusEventType } from "../../status/service";
 
 // The link inbox's producers: an incident change (a listener of the status domain, called in the incident's own
 // transaction) and an alert's state change (fired at its level, resolved; src/ops/alerts/state.ts turns the
@@ -152,7 +152,7 @@ export function onIncidentEvent(ctx: Deps, type: StatusEventType, incident: Inci
   enqueueLinkMessage(ctx, incidentMessage(ctx, type, incident));
 }
 
-/** Subscribes the link inbox to incident changes (idempotent: the listener set holds one function). */
-export function subscribeLinkInbox(): void {
-  incidentEventListeners.add(onIncidentEvent);
+/** Subscribes the link inbox to this context's incident changes (idempotent: the listener set holds one function). */
+export function subscribeLinkInbox(ctx: AppContext): void {
+  incidentListeners(ctx).add(onIncidentEvent);
 }

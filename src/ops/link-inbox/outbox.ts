@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context";
+import { type AppContext, slot, stateOf } from "../../context";
 import { checkResolvedTarget } from "../../webhooks/service";
 import { applyAlertTransitions } from "../alerts/state";
 import { warnRefusedLinkTargets } from "./target-health";
@@ -184,18 +184,14 @@ export class LinkInboxSender {
   }
 }
 
-const senders = new WeakMap<AppContext, LinkInboxSender>();
+const SENDER = slot("link-inbox sender", (ctx) => new LinkInboxSender(ctx));
 
 /** One sender per context, so the job and tests share a pass (the lease makes concurrent passes safe anyway). */
-export function linkInboxSender(ctx: AppContext): LinkInboxSender {
-  let s = senders.get(ctx);
-  if (!s) senders.set(ctx, (s = new LinkInboxSender(ctx)));
-  return s;
-}
+export const linkInboxSender = (ctx: AppContext): LinkInboxSender => stateOf(ctx, SENDER);
 
 /** The link-inbox job (LINK_INBOX_CRON, every 5 s by default). */
 export function registerLinkInboxJob(ctx: AppContext): void {
-  subscribeLinkInbox();
+  subscribeLinkInbox(ctx);
   // A target the SSRF policy refuses is dead from the first message: say so at start, not only in the events.
   warnRefusedLinkTargets(ctx);
   ctx.jobs.register({

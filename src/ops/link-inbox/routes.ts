@@ -97,7 +97,7 @@ const CACHE_CONTROL = OPERATOR_REVALIDATE;
  * → 403. The targets' URLs never appear: only their redacted labels.
  */
 export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
-  subscribeLinkInbox();
+  subscribeLinkInbox(ctx);
   return new Elysia({ name: "herald:ops-link-inbox" })
     .use(guards.operator.plugin)
     .get("/admin/ops/link-inbox/verification-summary.json", ({ query }) => ({ success: true as const, ...verificationSummary(ctx, query) }), {

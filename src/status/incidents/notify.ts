@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context";
+import { type AppContext, slot, stateOf } from "../../context";
 import { errorFields } from "../../log";
 import { checkResolvedTarget, parseRetryAfter, retryDelaySeconds, sendDelivery, type SendResult } from "../../webhooks/service";
 import type { IncidentView } from "./incidents";
@@ -18,17 +18,21 @@ export type StatusEventType = (typeof STATUS_EVENT_TYPES)[number];
 const BATCH = 16;
 const MAX_PASSES = 100;
 
-type Deps = Pick<AppContext, "db" | "clock" | "rng" | "config">;
+type Deps = AppContext;
+
+type IncidentListener = (ctx: Deps, type: StatusEventType, incident: IncidentView) => void;
 
 /**
- * Other listeners of incident events (the operators' link inbox, src/ops/link-inbox/notify.ts), called in the same
- * transaction so their outbox rows commit or roll back with the change. A Set: registering twice is harmless.
+ * Other listeners of this context's incident events (the operators' link inbox, src/ops/link-inbox/notify.ts),
+ * called in the same transaction so their outbox rows commit or roll back with the change. A Set: registering
+ * twice is harmless. Per context (AppContext.state), so two apps in one process never hear each other.
  */
-export const incidentEventListeners = new Set<(ctx: Deps, type: StatusEventType, incident: IncidentView) => void>();
+const LISTENERS = slot("status incident listeners", () => new Set<IncidentListener>());
+export const incidentListeners = (ctx: AppContext): Set<IncidentListener> => stateOf(ctx, LISTENERS);
 
 /** Queues one event for every subscriber of its type. Call INSIDE the incident change's transaction. */
 export function enqueueIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView): number {
-  for (const listener of incidentEventListeners) listener(ctx, type, incident);
+  for (const listener of incidentListeners(ctx)) listener(ctx, type, incident);
   const subscribers = ctx.db.sqlite.query("SELECT id, event_types FROM status_subscribers ORDER BY id").all() as Array<{ id: number; event_types: string }>;
   const targets = subscribers.filter((s) => (JSON.parse(s.event_types) as string[]).includes(type));
   if (targets.length === 0) return 0;
@@ -195,10 +199,6 @@ export class StatusNotifier {
 // One notifier per context, so the routes' nudges and the status-notify job share one pass in a process (the
 // lease makes concurrent passes safe anyway, across processes too). Keyed weakly by the context: AppContext is
 // the house's holder of such objects, and this is where it would live if it had a field for it.
-const notifiers = new WeakMap<AppContext, StatusNotifier>();
+const NOTIFIER = slot("status subscriber notifier", (ctx) => new StatusNotifier(ctx));
 
-export function statusNotifier(ctx: AppContext): StatusNotifier {
-  let n = notifiers.get(ctx);
-  if (!n) notifiers.set(ctx, (n = new StatusNotifier(ctx)));
-  return n;
-}
+export const statusNotifier = (ctx: AppContext): StatusNotifier => stateOf(ctx, NOTIFIER);
