@@ -1,0 +1,69 @@
+// The storage port (DESIGN.md §8a; issue 27): one async interface every domain will use, with two engines behind
+// it — SQLite over bun:sqlite (src/db/sqlite-engine.ts, the embedded default) and PostgreSQL over Bun's SQL client
+// (src/db/postgres-engine.ts, DATABASE_URL=postgres://…). SQL is written once, with `?` placeholders, in the
+// portable subset; the engines differ in what they do around it (transactions, placeholders, error codes), never
+// in what a caller writes. Both engines pass test/db/port.test.ts, the same cases on each.
+
+export type Dialect = "sqlite" | "postgres";
+
+/** A bound value. Integers stay JavaScript numbers; an integer past 2^53 is refused rather than rounded. */
+export type Param = string | number | boolean | null | Uint8Array;
+
+export interface RunResult {
+  /** Rows inserted, updated or deleted by the statement. */
+  changes: number;
+}
+
+/** What a statement runs on: the store itself (outside a transaction) or a transaction's handle. */
+export interface Queryable {
+  all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null>;
+  run(sql: string, params?: readonly Param[]): Promise<RunResult>;
+}
+
+export interface Store extends Queryable {
+  readonly dialect: Dialect;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (and the error
+   * rethrown). Transactions never interleave with each other or with writes outside them on the same store.
+   */
+  tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T>;
+  /** Readiness: the engine answers (and, on PostgreSQL, is not a standby in recovery); StoreUnavailable otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A UNIQUE or PRIMARY KEY constraint refused the write; `constraint` as the engine names it. */
+export class UniqueViolation extends Error {
+  constructor(
+    readonly constraint: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`unique constraint ${constraint} violated`, options);
+    this.name = "UniqueViolation";
+  }
+}
+
+/** The transaction lost a race the engine detected (PostgreSQL 40001/40P01, SQLite busy): retry it whole. */
+export class SerializationFailure extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SerializationFailure";
+  }
+}
+
+/** The engine cannot be reached or refuses work now (connection lost, server shutting down, in recovery). */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreUnavailable";
+  }
+}
+
+/** An integer column value as a JavaScript number, refusing one that a double cannot hold exactly. */
+export function safeInteger(v: bigint, column: string): number {
+  if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw new RangeError(`column ${column} holds ${v}, past 2^53: Herald refuses to round it`);
+  }
+  return Number(v);
+}

@@ -1,0 +1,142 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Store, StoreUnavailable, UniqueViolation } from "../../src/db/port";
+import { PostgresStore, toDollarPlaceholders } from "../../src/db/postgres-engine";
+import { SqliteStore } from "../../src/db/sqlite-engine";
+import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
+
+// The storage port's contract, the same cases on both engines: SQLite over a real WAL file (a writer and a
+// reader connection), PostgreSQL on a throwaway cluster from Debian's package (test/support/postgres.ts).
+// SQL is written once, with ? placeholders, in the portable subset.
+
+const pg = postgresPresent("test/db/port.test.ts");
+let cluster: TestCluster | undefined;
+let dir = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "herald-port-"));
+  if (pg) cluster = await startCluster();
+}, 120_000);
+afterAll(() => {
+  cluster?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+function sqliteStore(): Store {
+  const path = join(dir, `port-${++n}.db`);
+  const writer = new Database(path, { create: true, strict: true });
+  writer.exec("PRAGMA journal_mode = WAL");
+  writer.exec("PRAGMA busy_timeout = 5000");
+  return new SqliteStore(writer, new Database(path, { readonly: false, strict: true }));
+}
+
+const engines: Array<[string, () => Store]> = [["sqlite", sqliteStore]];
+if (pg) engines.push(["postgres", () => new PostgresStore({ url: cluster!.url, poolMax: 8 })]);
+
+const SCHEMA = [
+  "DROP TABLE IF EXISTS port_accounts",
+  "CREATE TABLE port_accounts (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance BIGINT NOT NULL DEFAULT 0, CONSTRAINT port_accounts_owner_key UNIQUE (owner))",
+];
+
+for (const [name, make] of engines) {
+  describe(`the storage port on ${name}`, () => {
+    async function fresh(): Promise<Store> {
+      const s = make();
+      for (const sql of SCHEMA) await s.run(sql);
+      return s;
+    }
+
+    test("run, get and all with ? placeholders; a ? inside a string literal is text", async () => {
+      const s = await fresh();
+      expect(await s.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?), (?, ?, ?)", [1, "ana", 10, 2, "bo?", 20])).toEqual({ changes: 2 });
+      expect(await s.get("SELECT owner, balance FROM port_accounts WHERE id = ?", [2])).toEqual({ owner: "bo?", balance: 20 });
+      expect(await s.get("SELECT owner FROM port_accounts WHERE id = ?", [99])).toBeNull();
+      expect(await s.all("SELECT id, 'what?' AS q FROM port_accounts WHERE balance >= ? ORDER BY id", [0])).toEqual([
+        { id: 1, q: "what?" },
+        { id: 2, q: "what?" },
+      ]);
+      expect((await s.run("UPDATE port_accounts SET balance = balance + ? WHERE owner = ?", [5, "ana"])).changes).toBe(1);
+      await s.close();
+    });
+
+    test("a unique violation is a UniqueViolation naming the constraint", async () => {
+      const s = await fresh();
+      await s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "ana"]);
+      const err = await s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [2, "ana"]).catch((e) => e);
+      expect(err).toBeInstanceOf(UniqueViolation);
+      expect((err as UniqueViolation).constraint).toContain(name === "postgres" ? "port_accounts_owner_key" : "port_accounts.owner");
+      await s.close();
+    });
+
+    test("a transaction commits when it resolves and rolls back whole when it throws", async () => {
+      const s = await fresh();
+      await s.tx(async (t) => {
+        await t.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?)", [1, "ana", 100]);
+        await t.run("UPDATE port_accounts SET balance = balance - ? WHERE id = ?", [30, 1]);
+      });
+      const boom = await s
+        .tx(async (t) => {
+          await t.run("UPDATE port_accounts SET balance = 0 WHERE id = ?", [1]);
+          await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [2, "ana"]);
+        })
+        .catch((e) => e);
+      expect(boom).toBeInstanceOf(UniqueViolation);
+      expect(await s.get("SELECT balance FROM port_accounts WHERE id = ?", [1])).toEqual({ balance: 70 });
+      await s.close();
+    });
+
+    test("concurrent conditional debits never overspend: balance = what the successful debits left", async () => {
+      const s = await fresh();
+      await s.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?)", [1, "ana", 500]);
+      // 80 debits of 10 racing for 500: exactly 50 succeed, whatever the interleaving.
+      const results = await Promise.all(
+        Array.from({ length: 80 }, () =>
+          s.tx(async (t) => (await t.run("UPDATE port_accounts SET balance = balance - ? WHERE id = ? AND balance - ? >= 0", [10, 1, 10])).changes),
+        ),
+      );
+      expect(results.filter((c) => c === 1)).toHaveLength(50);
+      expect(await s.get("SELECT balance FROM port_accounts WHERE id = ?", [1])).toEqual({ balance: 0 });
+      await s.close();
+    });
+
+    test("integers come back as numbers; one past 2^53 is refused, never rounded", async () => {
+      const s = await fresh();
+      await s.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?)", [1, "ana", Number.MAX_SAFE_INTEGER]);
+      expect(await s.get("SELECT balance FROM port_accounts WHERE id = ?", [1])).toEqual({ balance: Number.MAX_SAFE_INTEGER });
+      if (name === "postgres") {
+        await s.run("UPDATE port_accounts SET balance = balance + 2 WHERE id = ?", [1]);
+        const err = await s.get("SELECT balance FROM port_accounts WHERE id = ?", [1]).catch((e) => e);
+        expect(err).toBeInstanceOf(RangeError);
+        expect(String(err.message)).toContain("past 2^53");
+      }
+      await s.ping();
+      await s.close();
+    });
+  });
+}
+
+describe("placeholders", () => {
+  test("? becomes $n outside strings, identifiers, comments and dollar-quoted bodies", () => {
+    expect(toDollarPlaceholders("SELECT ? , '?' , \"a?\" , ? -- why?\n , ? /* ? */ , $$ ? $$ , $t$ ? $t$ , ?")).toBe(
+      "SELECT $1 , '?' , \"a?\" , $2 -- why?\n , $3 /* ? */ , $$ ? $$ , $t$ ? $t$ , $4",
+    );
+  });
+});
+
+test.skipIf(!pg)(
+  "a stopped server is StoreUnavailable, never an untyped error",
+  async () => {
+    const c = await startCluster();
+    const s = new PostgresStore({ url: c.url, poolMax: 1 });
+    await s.ping();
+    c.stop();
+    const err = await s.ping().catch((e) => e);
+    expect(err).toBeInstanceOf(StoreUnavailable);
+    await s.close().catch(() => {});
+  },
+  60_000,
+);

@@ -1,0 +1,80 @@
+// A throwaway PostgreSQL cluster for tests, from Debian's `postgresql` package (initdb and pg_ctl on PATH, or
+// under /usr/lib/postgresql/<v>/bin): a fresh data directory in a temp dir, listening on 127.0.0.1 only, trust
+// authentication, no fsync (a test cluster is thrown away). As root, the cluster runs as the `postgres` user
+// (PostgreSQL refuses root). When the package is absent the caller's test file is reported skipped
+// (test/support/skipped.ts); CI installs it.
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { reportSkipped } from "./skipped";
+
+function binDir(): string | null {
+  for (const dir of ["/usr/local/bin", "/usr/bin"]) if (existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl"))) return dir;
+  const base = "/usr/lib/postgresql";
+  if (!existsSync(base)) return null;
+  for (const v of readdirSync(base).sort().reverse()) if (existsSync(join(base, v, "bin", "initdb"))) return join(base, v, "bin");
+  return null;
+}
+
+export function postgresPresent(testFile: string): boolean {
+  const present = binDir() !== null;
+  if (!present) reportSkipped(testFile, "PostgreSQL's initdb/pg_ctl are absent (apt-get install -y postgresql)");
+  return present;
+}
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestCluster {
+  url: string;
+  stop(): void;
+}
+
+export async function startCluster(): Promise<TestCluster> {
+  const bin = binDir();
+  if (!bin) throw new Error("PostgreSQL is not installed");
+  const root = mkdtempSync(join(tmpdir(), "herald-pg-"));
+  chmodSync(root, 0o777);
+  const data = join(root, "data");
+  const asRoot = process.getuid?.() === 0;
+  const run = (args: string[]) => {
+    const cmd = asRoot ? ["su", "postgres", "-s", "/bin/sh", "-c", args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ")] : args;
+    const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: "utf8", timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`${args[0]} failed (${r.status}): ${r.stderr || r.stdout}`);
+  };
+  const port = await freePort();
+  run([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "herald", "--no-sync", "-E", "UTF8"]);
+  run([
+    join(bin, "pg_ctl"),
+    "-D",
+    data,
+    "-w",
+    "-t",
+    "60",
+    "-l",
+    join(root, "log"),
+    "-o",
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+    "start",
+  ]);
+  return {
+    url: `postgres://herald@127.0.0.1:${port}/postgres`,
+    stop() {
+      try {
+        run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  };
+}
