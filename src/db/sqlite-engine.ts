@@ -4,12 +4,10 @@ import { type Param, type Queryable, type RunResult, SerializationFailure, type 
 // The SQLite engine of the storage port, over bun:sqlite (never Bun's SQL SQLite adapter: a query issued while
 // another request's transaction is open runs inside it). One writer connection; async transactions are queued on
 // it so that they never interleave (BEGIN IMMEDIATE … COMMIT, one at a time), and a write outside a transaction
-// takes its turn in the same queue. Reads outside a transaction go to a separate reader connection when the
-// database is a file (WAL: they see committed data only, never a transaction in progress); for :memory: they
-// queue like writes. Statements are prepared once per connection and SQL text.
-//
-// Not yet here (issue 27, next step): group commit — transactions arriving together sharing one BEGIN IMMEDIATE
-// with a SAVEPOINT each, as the idempotency store does today.
+// takes its turn in the same queue, and transactions arriving together share one commit (group commit, below).
+// Reads outside a transaction go to a separate reader connection when the database is a file (WAL: they see
+// committed data only, never a transaction in progress); for :memory: they queue like writes. Statements are
+// prepared once per connection and SQL text.
 
 type Binding = string | number | boolean | null | Uint8Array;
 
@@ -55,12 +53,22 @@ function handleOf(statements: Statements): Queryable {
   };
 }
 
+interface Pending {
+  fn: (t: Queryable) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 export class SqliteStore implements Store {
   readonly dialect = "sqlite" as const;
   private readonly writer: Queryable;
   private readonly reader: Queryable | null;
-  /** The end of the writer's queue: each transaction (or lone write) starts when the one before it settled. */
-  private tail: Promise<unknown> = Promise.resolve();
+  /** Work waiting for the writer: transactions and lone writes, taken in batches by drain(). */
+  private pending: Pending[] = [];
+  private draining: Promise<void> | null = null;
+  /** Batches committed (one BEGIN IMMEDIATE … COMMIT each) and transactions in them, for tests and benchmarks. */
+  commits = 0;
+  transactions = 0;
 
   /**
    * `db`: the writer connection (today's ctx.db.sqlite). `readerDb`: a second connection on the same file for
@@ -74,40 +82,80 @@ export class SqliteStore implements Store {
     this.reader = readerDb ? handleOf(new Statements(readerDb)) : null;
   }
 
-  private queued<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(work, work);
-    this.tail = result.catch(() => undefined);
-    return result;
+  /**
+   * Group commit: the transactions that arrive while a batch runs share the next BEGIN IMMEDIATE, each inside its
+   * own SAVEPOINT — one that throws is rolled back to its savepoint alone — and all are answered after the one
+   * COMMIT, so none is reported done before it is durable. One fsync for many transactions is what keeps the
+   * credit path fast (the idempotency store did this by hand before the port).
+   */
+  private queued<T>(fn: (t: Queryable) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.draining ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length) {
+        const batch = this.pending;
+        this.pending = [];
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private async runBatch(batch: Pending[]): Promise<void> {
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+    } catch (err) {
+      for (const p of batch) p.reject(mapped(err));
+      return;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    for (const p of batch) {
+      this.db.exec("SAVEPOINT herald_tx");
+      try {
+        outcomes.push({ ok: true, value: await p.fn(this.writer) });
+        this.db.exec("RELEASE herald_tx");
+      } catch (err) {
+        this.db.exec("ROLLBACK TO herald_tx");
+        this.db.exec("RELEASE herald_tx");
+        outcomes.push({ ok: false, error: mapped(err) });
+      }
+    }
+    try {
+      this.db.exec("COMMIT");
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      for (const p of batch) p.reject(mapped(err));
+      return;
+    }
+    this.commits += 1;
+    this.transactions += batch.length;
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    return this.reader ? this.reader.all<T>(sql, params) : this.queued(() => this.writer.all<T>(sql, params));
+    return this.reader ? this.reader.all<T>(sql, params) : this.queued((w) => w.all<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null> {
-    return this.reader ? this.reader.get<T>(sql, params) : this.queued(() => this.writer.get<T>(sql, params));
+    return this.reader ? this.reader.get<T>(sql, params) : this.queued((w) => w.get<T>(sql, params));
   }
 
   run(sql: string, params?: readonly Param[]): Promise<RunResult> {
-    return this.queued(() => this.writer.run(sql, params));
+    return this.queued((w) => w.run(sql, params));
   }
 
   tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T> {
-    return this.queued(async () => {
-      try {
-        this.db.exec("BEGIN IMMEDIATE");
-      } catch (err) {
-        throw mapped(err);
-      }
-      try {
-        const out = await fn(this.writer);
-        this.db.exec("COMMIT");
-        return out;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw mapped(err);
-      }
-    });
+    return this.queued(fn);
   }
 
   async ping(): Promise<void> {
@@ -119,7 +167,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.tail;
+    await this.draining;
     this.readerDb?.close();
   }
 }

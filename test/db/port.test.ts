@@ -119,6 +119,30 @@ for (const [name, make] of engines) {
   });
 }
 
+describe("SQLite group commit", () => {
+  test("transactions arriving together share one commit; one that throws is rolled back alone, answered after the commit", async () => {
+    const s = sqliteStore() as SqliteStore;
+    for (const sql of SCHEMA) await s.run(sql);
+    const before = { commits: s.commits, transactions: s.transactions };
+    const results = await Promise.allSettled(
+      Array.from({ length: 200 }, (_, i) =>
+        s.tx(async (t) => {
+          await t.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?)", [i + 1, `owner-${i % 199}`, i]);
+          return i;
+        }),
+      ),
+    );
+    // owner-0 is used twice (i = 0 and i = 199): the second is a unique violation, rolled back to its savepoint.
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(199);
+    const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(failed.reason).toBeInstanceOf(UniqueViolation);
+    expect(await s.get("SELECT count(*) AS n FROM port_accounts")).toEqual({ n: 199 });
+    expect(s.transactions - before.transactions).toBe(200);
+    expect(s.commits - before.commits).toBeLessThan(200);
+    await s.close();
+  });
+});
+
 describe("placeholders", () => {
   test("? becomes $n outside strings, identifiers, comments and dollar-quoted bodies", () => {
     expect(toDollarPlaceholders("SELECT ? , '?' , \"a?\" , ? -- why?\n , ? /* ? */ , $$ ? $$ , $t$ ? $t$ , ?")).toBe(
