@@ -157,6 +157,16 @@ export class JobRegistry {
     });
   }
 
+  /** How each of these job runs was started (the console's audit runs show it); ids without a row (pruned) are absent. */
+  triggersOf(ids: readonly number[]): Map<number, "schedule" | "manual"> {
+    if (ids.length === 0) return new Map();
+    const rows = this.deps.sqlite.query(`SELECT id, trigger FROM job_runs WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as Array<{
+      id: number;
+      trigger: "schedule" | "manual";
+    }>;
+    return new Map(rows.map((r) => [r.id, r.trigger]));
+  }
+
   /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
   failuresSince(since: string): Map<string, number> {
     // job_runs_started_idx serves the range; the few failed rows are grouped in memory.

@@ -21,6 +21,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
   return (
     new Elysia({ name: "herald:transparency-admin" })
       .use(guards.admin.plugin)
+      .use(guards.operator.plugin)
       // The console page over the audit runs (triage from the browser).
       .use(auditRunsPageRoutes(ctx, guards))
       .get(
@@ -30,7 +31,8 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
           return ok({ count: movements.length, movements });
         },
         {
-          admin: true,
+          // The bearer token or the operator session: the console's audit-runs page links it.
+          operator: "api",
           query: t.Object(includeMetaQuery),
           response: { 200: M.declarationList, ...errs },
           detail: summary("Declared movements, active and retracted"),

@@ -1,185 +1,216 @@
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, refusal, type Notice, NO_NOTICE, notice, pageDoc, when } from "../auth/console-kit";
+import { writeAudit } from "../auth/audit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, wantsHtml } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
-import { compileHtml } from "../http/html";
+import { AppError } from "../http/errors";
 import { intQuery } from "../http/params";
-import { summary } from "./reports";
-import { listRunsPage, runView, selectRun } from "./runs";
+import { anomalyLines, runLines, runOfJob } from "./audit-runs-page-parts/data";
+import { auditRunsBody, PATH } from "./audit-runs-page-parts/view";
+import { AUDIT_JOB } from "./jobs";
+import { type RunRow, selectRun } from "./runs";
 import { setTriage, TRIAGE_STATUSES, type TriageStatus } from "./triage";
 
-// GET /admin/console/audit-runs: the transparency audit's runs, newest first, and one run's anomalies (the
-// newest complete run, or ?run=<id>) for triage: each anomalous signature with its severity, types and change,
-// and a form that sets its triage (status, owner, ETA, note) through the same verb and audit as
-// PUT /admin/transparency/triage/{signature}. What the public sees is /transparency/audit-anomalies/*.
+// GET /admin/console/audit-runs: the transparency audit's runs, newest first (when, manual or scheduled, verdict,
+// anomalies by severity), and one run's anomalies — the newest complete run, or ?run=<id|latest|previous|date> —
+// each with what it is about, what was found and what the rules expected, its severity and triage, and a form
+// that sets the triage through the verb and audit of PUT /admin/transparency/triage/{signature}. "Run audit now"
+// runs the audit-anomalies job as POST /admin/jobs/{name}/run does (the form also writes an audit row). Every
+// audit export is linked; the public ones need no credentials, the operators' declared movements take the session.
+// What it reads and how it is drawn: audit-runs-page-parts/ (data.ts, view.ts; a sub-room: the folder holds 30 files).
 
-const PATH = "/admin/console/audit-runs";
-const PUBLIC = "/transparency/audit-anomalies";
-const RUNS = 30;
-const ANOMALIES = 100;
+const RUNS_PAGE = 20;
+const ANOMALIES_PAGE = 50;
 
 const PageQuery = t.Object({
-  run: intQuery({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the run whose anomalies are shown (default: the newest complete run)" }),
-  done: t.Optional(t.String({ maxLength: 100, description: "set by the triage form's redirect: the signature" })),
+  run: t.Optional(t.String({ maxLength: 40, description: "the run whose anomalies are shown: an id, latest, previous or a UTC date (default: latest)" })),
+  runs_offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "runs to skip (the runs' Older/Newer links)" }),
+  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "anomalies of the run to skip" }),
+  done: t.Optional(t.String({ maxLength: 40, description: "set by a form's redirect: triaged or ran-<run id>" })),
+  sig: t.Optional(t.String({ maxLength: 128, description: "set by the triage form's redirect: the signature" })),
 });
+const Back = {
+  run: t.Optional(t.String({ maxLength: 40, description: "the run shown, kept on the way back" })),
+  runs_offset: t.Optional(t.String({ maxLength: 8 })),
+  offset: t.Optional(t.String({ maxLength: 8 })),
+};
 const TriageForm = t.Object(
   {
     ...csrfField,
     status: t.String({ maxLength: 20, description: TRIAGE_STATUSES.join(", ") }),
-    owner: t.String({ maxLength: 120 }),
-    eta_utc: t.Optional(t.String({ maxLength: 40, description: "ISO 8601 time, optional" })),
-    note: t.Optional(t.String({ maxLength: 500 })),
-    run: t.Optional(t.String({ maxLength: 16, description: "the run shown, kept on the way back" })),
+    owner: t.String({ maxLength: 100, description: "who answers for it (required)" }),
+    eta_utc: t.Optional(t.String({ maxLength: 30, description: "when it should be settled: a UTC date or date-time ending in Z (optional)" })),
+    note: t.Optional(t.String({ maxLength: 2000 })),
+    ...Back,
   },
   { additionalProperties: false },
 );
+const RunForm = t.Object({ ...csrfField }, { additionalProperties: false });
+const SIGNATURE = /^[A-Za-z0-9:-]{1,128}$/;
 
-interface PageData {
-  generatedAt: string;
-  runs: Array<{
-    id: number;
-    label: string;
-    selected: boolean;
-    state: string;
-    badge: string;
-    rows: number;
-    anomalous: number;
-    severities: string;
-    finished: string;
-  }>;
-  selected: { id: number; label: string } | null;
-  anomalies: Array<{ signature: string; severity: string; badge: string; kind: string; types: string; delta: string; triage: string }>;
-  statuses: readonly string[];
-  csrf: string | null;
-  exports: Array<readonly [string, string]>;
-  notice: ReturnType<typeof notice>;
+interface View {
+  run?: string;
+  runsOffset: number;
+  offset: number;
 }
 
-const body = compileHtml<PageData>(
-  "console-audit-runs",
-  `<style>details.act form p { margin:4px 0; }</style>
-<h1>Audit runs</h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC. Each run checks the token's published data against the chain; an anomalous signature is triaged here (what the public sees is under ${PUBLIC}).</p>
-<%= it.notice %>
-<section id="runs"><h2>Runs</h2>
-<% if (it.runs.length === 0) { %><p class="muted" id="runs-none">No audit run yet (the audit runs after the first chain snapshot; TOKEN_MINT must be set).</p><% } else { %><table class="data" id="run-rows"><thead><tr><th>Run</th><th>Verdict</th><th>Rows</th><th>Anomalous</th><th>Severities</th><th>Finished</th></tr></thead><tbody>
-<% for (const r of it.runs) { %><tr id="run-<%= r.id %>"><td data-label="Run"><a href="${PATH}?run=<%= r.id %>#anomalies"<% if (r.selected) { %> aria-current="true"<% } %>>#<%= r.id %> <%= r.label %></a></td><td data-label="Verdict"><span class="badge <%= r.badge %>"><%= r.state %></span></td><td data-label="Rows"><%= r.rows %></td><td data-label="Anomalous"><%= r.anomalous %></td><td data-label="Severities"><%= r.severities %></td><td data-label="Finished"><%= r.finished %></td></tr>
-<% } %></tbody></table><% } %></section>
-<section id="anomalies"><h2>Anomalies<% if (it.selected) { %> of run #<%= it.selected.id %> (<%= it.selected.label %>)<% } %></h2>
-<% if (it.anomalies.length === 0) { %><p class="muted" id="anomalies-none">None to triage.</p><% } else { %><table class="data" id="anomaly-rows"><thead><tr><th>Signature</th><th>Severity</th><th>Types</th><th>Change</th><th>Triage</th></tr></thead><tbody>
-<% for (const a of it.anomalies) { %><tr id="sig-<%= a.signature %>"><td data-label="Signature"><code><%= a.signature %></code> <span class="muted"><%= a.kind %></span></td><td data-label="Severity"><span class="badge <%= a.badge %>"><%= a.severity %></span></td><td data-label="Types"><%= a.types %></td><td data-label="Change"><%= a.delta %></td>
-<td data-label="Triage"><details class="act"><summary><%= a.triage %></summary><form method="post" action="${PATH}/triage/<%= a.signature %>"><% if (it.csrf !== null) { %><input type="hidden" name="csrf_token" value="<%= it.csrf %>"><% } %><% if (it.selected) { %><input type="hidden" name="run" value="<%= it.selected.id %>"><% } %>
-<p><label>Status <select name="status"><% for (const s of it.statuses) { %><option<%= s === a.triage ? " selected" : "" %>><%= s %></option><% } %></select></label></p><p><label>Owner <input name="owner" maxlength="120" required></label></p><p><label>ETA <input name="eta_utc" maxlength="40" placeholder="2026-05-01T00:00:00Z"></label></p><p><label>Note <input name="note" maxlength="500"></label></p><p><button type="submit">Save triage</button></p></form></details></td></tr>
-<% } %></tbody></table><% } %></section>
-<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
-);
+const intOr0 = (v: string | undefined) => (v && /^\d{1,7}$/.test(v) ? Number(v) : 0);
+const viewOf = (b: { run?: string; runs_offset?: string; offset?: string }): View => ({
+  run: b.run?.trim() || undefined,
+  runsOffset: intOr0(b.runs_offset),
+  offset: intOr0(b.offset),
+});
 
-const SEVERITY_BADGE: Record<string, string> = { low: "", medium: "warn", high: "bad", critical: "bad" };
-const OVERALL_BADGE: Record<string, string> = { ok: "ok", warn: "warn", bad: "bad" };
+function doneSentence(done: string | undefined, sig: string | undefined): string | null {
+  if (done === "triaged" && sig && SIGNATURE.test(sig)) return `Triage of ${sig} saved; triage.json publishes it.`;
+  const ran = done ? /^ran-(\d{1,15})$/.exec(done) : null;
+  return ran ? `Audit run #${ran[1]} finished; its anomalies are below.` : null;
+}
 
-function render(ctx: AppContext, operator: OperatorRequest, runId: number | undefined, n: Notice, status = 200): Response {
-  const sel = selectRun(ctx, runId === undefined ? undefined : String(runId), "query.run");
-  const s = summary(ctx, sel, true, ANOMALIES);
-  const runs = listRunsPage(ctx, RUNS, 0, null).map((r) => runView(r, sel.run?.id ?? null));
-  const q = sel.run ? `?run=${sel.run.id}` : "";
-  return consolePage(
-    operator,
-    "Audit runs",
-    PATH,
-    body({
-      generatedAt: when(ctx.clock.now().toISOString())!,
-      runs: runs.map((r) => ({
-        id: r.run,
-        label: r.label,
-        selected: r.is_selected,
-        state: r.is_complete ? (r.overall ?? "ok") : r.error ? "failed" : "incomplete",
-        badge: r.is_complete ? (OVERALL_BADGE[r.overall ?? "ok"] ?? "") : "bad",
-        rows: r.rows_total,
-        anomalous: r.signatures_with_anomalies,
-        severities: Object.entries(r.severity_counts)
-          .filter(([, n]) => n > 0)
-          .map(([k, n]) => `${k} ${n}`)
-          .join(", "),
-        finished: when(r.finished_at) ?? "–",
-      })),
-      selected: sel.run ? { id: sel.run.id, label: sel.run.label } : null,
-      anomalies: s.top_anomalies.map((a) => ({
-        signature: a.signature,
-        severity: a.severity,
-        badge: SEVERITY_BADGE[a.severity] ?? "warn",
-        kind: a.kind,
-        types: a.anomaly_types.join(", "),
-        delta: a.delta,
-        triage: a.triage_status ?? "untriaged",
-      })),
-      statuses: TRIAGE_STATUSES,
-      csrf: operator.csrfToken,
-      exports: [
-        ["Summary of this run (JSON)", `${PUBLIC}/summary.json${q}`],
-        ["Runs (JSON)", `${PUBLIC}/runs.json`],
-        ["This run's rows (JSON)", `${PUBLIC}/export.json${q}`],
-        ["This run's rows (CSV)", `${PUBLIC}/export${q}`],
-        ["Triage (JSON)", `${PUBLIC}/triage.json`],
-        ["Alerts (JSON)", `${PUBLIC}/alerts.json`],
-        ["Threshold history (JSON)", `${PUBLIC}/threshold-history.json`],
-        ["Glossary and rules (JSON)", `${PUBLIC}/glossary.json`],
-      ],
-      notice: notice(n),
-    }),
-    status,
-  );
+function render(ctx: AppContext, operator: OperatorRequest, view: View, n: Notice, status = 200): Response {
+  let selected: RunRow | null;
+  let note = n;
+  let code = status;
+  let runParam = view.run ?? null;
+  try {
+    selected = selectRun(ctx, view.run, "run").run;
+  } catch (err) {
+    // A run the URL names that does not exist: the page with the newest complete run and the reason (404/400).
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    selected = selectRun(ctx, undefined, "run").run;
+    note = { done: null, error: `${err.message}; showing the latest complete run.` };
+    code = err.status;
+    runParam = null;
+  }
+  const runs = runLines(ctx, view.runsOffset, RUNS_PAGE);
+  const anomalies = selected ? anomalyLines(ctx, selected, view.offset, ANOMALIES_PAGE) : { lines: [], hasMore: false, total: 0 };
+  const verdict = selected ? (runs.lines.find((r) => r.id === selected.id)?.verdict ?? (selected.error ? "failed" : (selected.overall ?? "incomplete"))) : "";
+  const body = auditRunsBody({
+    now: ctx.clock.now().toISOString(),
+    canRun: ctx.chain.configured,
+    runs: runs.lines,
+    runsTotal: runs.total,
+    runsOffset: view.runsOffset,
+    runsPage: RUNS_PAGE,
+    runsHasMore: runs.hasMore,
+    selected: selected ? { id: selected.id, label: selected.label, verdict, complete: selected.is_complete === 1, error: selected.error } : null,
+    runParam,
+    anomalies: anomalies.lines,
+    anomaliesTotal: anomalies.total,
+    offset: view.offset,
+    anomaliesPage: ANOMALIES_PAGE,
+    anomaliesHasMore: anomalies.hasMore,
+    csrf: operator.csrfToken,
+    notice: note,
+  });
+  return consolePage(operator, "Audit runs", PATH, body, code);
+}
+
+/** The page's redirect after a form: the same view, with the result. */
+function backWith(view: View, result: Record<string, string>): Response {
+  const params: Record<string, string> = {};
+  if (view.run) params.run = view.run;
+  if (view.runsOffset) params.runs_offset = String(view.runsOffset);
+  if (view.offset) params.offset = String(view.offset);
+  return backTo(PATH, { ...params, ...result });
 }
 
 export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
-  const refuseWith = (operator: OperatorRequest, run?: number) => (status: number, error: string) => render(ctx, operator, run, { done: null, error }, status);
   return new Elysia({ name: "herald:console-audit-runs" })
     .use(guards.operator.plugin)
     .get(
       PATH,
-      ({ operator, query }) =>
-        render(ctx, operator, query.run, {
-          ...NO_NOTICE,
-          done: query.done && /^[1-9A-HJ-NP-Za-km-z]{32,100}$/.test(query.done) ? `Triage of ${query.done} saved.` : null,
-        }),
+      ({ operator, query, request }) => {
+        const run = query.run?.trim() || undefined;
+        // A script (no text/html in Accept) asking for a run that does not exist gets the JSON envelope; a
+        // browser gets the page with the newest complete run and the reason.
+        if (run !== undefined && !wantsHtml(request)) selectRun(ctx, run, "query.run");
+        return render(
+          ctx,
+          operator,
+          { run, runsOffset: query.runs_offset ?? 0, offset: query.offset ?? 0 },
+          { ...NO_NOTICE, done: doneSentence(query.done, query.sig) },
+        );
+      },
       {
         operator: "page",
         query: PageQuery,
-        detail: pageDoc("Audit runs (HTML page): the transparency audit's runs and one run's anomalies with a triage form each", PATH),
+        detail: pageDoc(
+          "Audit runs (HTML page): the transparency audit's runs (trigger, verdict, anomalies by severity) and one run's anomalies with a triage form each",
+          PATH,
+          ["admin"],
+        ),
       },
     )
     .post(
       `${PATH}/triage/:signature`,
       ({ operator, params, body, request }) => {
-        const run = body.run && /^\d{1,15}$/.test(body.run) ? Number(body.run) : undefined;
+        const view = viewOf(body);
         return formAction(
           request,
           () => {
             if (!(TRIAGE_STATUSES as readonly string[]).includes(body.status))
               throw refusal(400, `Nothing was changed: status must be one of ${TRIAGE_STATUSES.join(", ")}.`);
+            const owner = body.owner.trim();
+            if (owner === "") throw refusal(400, "Nothing was changed: say who owns it (owner).");
             const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? null : v.trim());
-            setTriage(ctx, operator, params.signature, {
-              status: body.status as TriageStatus,
-              owner: body.owner.trim(),
-              eta_utc: blank(body.eta_utc),
-              note: blank(body.note),
-            });
-            return backTo(PATH, run === undefined ? { done: params.signature } : { run: String(run), done: params.signature });
+            setTriage(ctx, operator, params.signature, { status: body.status as TriageStatus, owner, eta_utc: blank(body.eta_utc), note: blank(body.note) });
+            return backWith(view, { done: "triaged", sig: params.signature });
           },
-          refuseWith(operator, run),
+          (status, error) => render(ctx, operator, view, { done: null, error }, status),
         );
       },
       {
         operator: "form",
-        params: t.Object({ signature: t.String({ minLength: 1, maxLength: 100 }) }),
+        params: t.Object({
+          signature: t.String({
+            minLength: 1,
+            maxLength: 128,
+            pattern: "^[A-Za-z0-9:-]+$",
+            description: "the anomalous signature, or token-snapshot:12 and the like",
+          }),
+        }),
         body: TriageForm,
         detail: formDoc(
-          "Set the triage of an anomalous signature from the audit runs page (audited, as PUT /admin/transparency/triage/{signature})",
-          "csrf_token, status, owner, eta_utc, note, run",
-          {
-            400: "a status, owner or ETA refused",
-            404: "no complete run flagged this signature",
+          "Set the triage of an anomalous signature from the audit-runs page (audited, as PUT /admin/transparency/triage/{signature})",
+          "csrf_token, status, owner, eta_utc, note; run, runs_offset, offset (the view to come back to)",
+          { 400: "a status, owner or ETA refused", 404: "no complete run flagged this signature" },
+          ["admin"],
+        ),
+      },
+    )
+    .post(
+      `${PATH}/run`,
+      ({ operator, request }) =>
+        formAction(
+          request,
+          async () => {
+            if (!ctx.chain.configured) throw refusal(409, "Nothing was run: TOKEN_MINT is not set, so there is nothing to audit.");
+            const job = await ctx.jobs.runNow(AUDIT_JOB);
+            const run = runOfJob(ctx, job.run_id);
+            // POST /admin/jobs/{name}/run writes no audit row (job_runs records the run, not who asked); the form does.
+            writeAudit(ctx.db.sqlite, {
+              at: ctx.clock.now().toISOString(),
+              actor: operator.actor,
+              action: "transparency.audit.run_now",
+              target: run ? String(run.id) : null,
+              details: { job: AUDIT_JOB, job_run_id: job.run_id, ok: job.ok, error: job.error, audit_run_id: run?.id ?? null },
+              requestId: operator.requestId,
+            });
+            if (!job.ok || !run) throw refusal(409, `Nothing was audited: the run failed — ${job.error ?? "it made no audit run"}.`);
+            return backTo(PATH, { run: String(run.id), done: `ran-${run.id}` });
           },
+          (status, error) => render(ctx, operator, { runsOffset: 0, offset: 0 }, { done: null, error }, status),
+        ),
+      {
+        operator: "form",
+        body: RunForm,
+        detail: formDoc(
+          "Run the transparency audit now from the audit-runs page (the audit-anomalies job, as POST /admin/jobs/audit-anomalies/run; audited)",
+          "csrf_token",
+          { 409: "TOKEN_MINT not set, another run in progress, or the run failed (no token snapshot yet)" },
+          ["admin"],
         ),
       },
     );

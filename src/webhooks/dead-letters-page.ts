@@ -1,171 +1,232 @@
 import { Elysia, t } from "elysia";
-import { writeAudit } from "../auth/audit";
-import { backTo, consolePage, csrfField, formAction, formDoc, refusal, type Notice, NO_NOTICE, notice, pageDoc, when } from "../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
-import { compileHtml } from "../http/html";
-import { intPath, intQuery } from "../http/params";
-import { adminReplay, deadLettersForOperator } from "./deliveries";
+import { csvRecords, csvResponse } from "../http/csv";
+import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
+import { AppError } from "../http/errors";
+import { intQuery } from "../http/params";
+import { PaginationSchema } from "../http/pagination";
+import {
+  type DeadLetterFilter,
+  deadLetterPage,
+  EXPORT_COLUMNS,
+  exportRows,
+  FILTER_MAX,
+  filterOrThrow,
+  filterSuggestions,
+  REASON_MAX,
+  replayDeadLetterOrThrow,
+} from "./dead-letters-page-data";
+import { deadLettersBody, PATH } from "./dead-letters-page-view";
 
-// GET /admin/console/dead-letters: every partner's webhook deliveries that gave up (dead letters), newest first,
-// filtered by partner and event type, each with a replay form that requires a reason. The replay is the operator
-// replay of POST /admin/partners/webhook-events/{id}/replay (re-queued at once, attempts reset); the reason is kept
-// with the replay (the delivery's replay history) and in the audit row.
+// GET /admin/console/dead-letters: every partner's webhook deliveries that used up their attempts (dead letters),
+// newest first, filtered by partner and event type, 50 a page, each with a replay form that requires a reason.
+// The replay is the verb of POST /admin/partners/webhook-events/{event_id}/replay (re-queued at once, attempts
+// reset, audited as webhook_event.replay); the page adds the reason — kept in the delivery's replay history and
+// as `note` in the audit row's details — and replays only dead letters. Its exports (JSON, CSV) take the session.
 
-const PATH = "/admin/console/dead-letters";
 const PAGE_SIZE = 50;
+const CSV_MAX = 10_000;
+const FILTER_BOUND = 200; // the schema's bound; the page itself refuses past FILTER_MAX with its message
 
+const filterQuery = (bound: number) => ({
+  partner: t.Optional(t.String({ maxLength: bound, description: `one partner's dead letters (exact name, at most ${FILTER_MAX} characters)` })),
+  event_type: t.Optional(t.String({ maxLength: bound, description: "one event type's dead letters, e.g. webhook.test" })),
+});
 const PageQuery = t.Object({
-  partner: t.Optional(t.String({ maxLength: 64, description: "one partner's dead letters" })),
-  event_type: t.Optional(t.String({ maxLength: 64, description: "one event type's dead letters" })),
-  offset: intQuery({ minimum: 0, maximum: 100_000, defaultValue: 0, description: "dead letters to skip (pagination)" }),
-  done: t.Optional(t.String({ maxLength: 12, description: "set by the replay form's redirect: the delivery id" })),
+  ...filterQuery(FILTER_BOUND),
+  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip (the page's Older/Newer links)" }),
+  done: t.Optional(t.String({ maxLength: 80, description: "set by the replay form's redirect: replayed-<delivery id or evt_ id>" })),
 });
 const ReplayForm = t.Object(
-  { ...csrfField, reason: t.String({ maxLength: 500, description: "why it is replayed (required)" }) },
+  {
+    ...csrfField,
+    reason: t.String({ maxLength: REASON_MAX, description: "why it is replayed (required; kept with the replay and in the audit row)" }),
+    partner: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
+    event_type: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
+  },
   { additionalProperties: false },
 );
-
-interface PageData {
-  generatedAt: string;
-  filter: { partner: string; event_type: string };
-  rows: Array<{
-    id: number;
-    partner: string;
-    mode: string;
-    eventId: string;
-    eventType: string;
-    attempts: number;
-    error: string;
-    status: string;
-    target: string;
-    dead: string;
-  }>;
-  offset: number;
-  next: number | null;
-  prev: number | null;
-  query: string;
-  csrf: string | null;
-  notice: ReturnType<typeof notice>;
-}
-
-const body = compileHtml<PageData>(
-  "console-dead-letters",
-  `<h1>Webhook dead letters</h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC. Deliveries to partners' webhooks that used up their retries. A replay queues one again at once, with its attempts reset; say why — the reason stays with the delivery and in the audit trail.</p>
-<%= it.notice %>
-<form method="get" action="${PATH}" id="filters" class="filters"><label>Partner <input name="partner" maxlength="64" value="<%= it.filter.partner %>"></label> <label>Event type <input name="event_type" maxlength="64" value="<%= it.filter.event_type %>"></label> <button type="submit" id="apply">Show</button></form>
-<section id="letters" class="summary <%= it.rows.length ? "attention" : "ready" %>"><p id="dead-count"><%= it.rows.length ? it.rows.length + (it.next !== null ? "+" : "") + " dead letters" : "No dead letter." %></p></section>
-<% if (it.rows.length) { %><table class="data" id="dead-rows"><thead><tr><th>Delivery</th><th>Partner</th><th>Event</th><th>Attempts</th><th>Last answer</th><th>Target</th><th>Dead since</th><th>Replay</th></tr></thead><tbody>
-<% for (const r of it.rows) { %><tr id="delivery-<%= r.id %>"><td data-label="Delivery">#<%= r.id %></td><td data-label="Partner"><%= r.partner %> (<%= r.mode %>)</td><td data-label="Event"><code><%= r.eventType %></code> <code><%= r.eventId %></code></td><td data-label="Attempts"><%= r.attempts %></td><td data-label="Last answer" class="err"><%= r.status %> <%= r.error %></td><td data-label="Target"><code><%= r.target %></code></td><td data-label="Dead since"><%= r.dead %></td>
-<td data-label="Replay"><form method="post" action="${PATH}/<%= r.id %>/replay"><% if (it.csrf !== null) { %><input type="hidden" name="csrf_token" value="<%= it.csrf %>"><% } %><input name="reason" maxlength="500" required placeholder="why" aria-label="Why replay delivery <%= r.id %>"> <button type="submit" id="replay-<%= r.id %>">Replay</button></form></td></tr>
-<% } %></tbody></table>
-<p class="muted"><% if (it.prev !== null) { %><a id="newer" href="${PATH}?<%= it.query %>&amp;offset=<%= it.prev %>">Newer</a> <% } %><% if (it.next !== null) { %><a id="older" href="${PATH}?<%= it.query %>&amp;offset=<%= it.next %>">Older</a><% } %></p><% } %>
-<section id="exports"><h2>Exports</h2><ul class="exports"><li><a href="/api/public/system-status">Webhooks check on the status page (JSON)</a></li><li><a href="/admin/ops/readiness">Readiness (dead-letter growth)</a></li><li><a href="/admin/ops/alerts-monitor/firing.json">Alerts firing now (JSON)</a></li></ul></section>`,
-);
-
-function render(ctx: AppContext, operator: OperatorRequest, filter: PageData["filter"], offset: number, n: Notice, status = 200): Response {
-  const page = deadLettersForOperator(
-    ctx,
-    { partner: filter.partner || undefined, event_type: filter.event_type || undefined },
-    { limit: PAGE_SIZE, offset, after: null, cursor: null },
-  );
-  return consolePage(
-    operator,
-    "Webhook dead letters",
-    PATH,
-    body({
-      generatedAt: when(ctx.clock.now().toISOString())!,
-      filter,
-      rows: page.items.map((d) => ({
-        id: d.id,
-        partner: d.partner,
-        mode: d.mode,
-        eventId: d.event_id,
-        eventType: d.event_type,
-        attempts: d.attempts,
-        status: d.last_status_code === null ? "no answer" : `HTTP ${d.last_status_code}`,
-        error: d.last_error ?? "",
-        target: d.target_url,
-        dead: when(d.updated_at)!,
-      })),
-      offset,
-      next: page.pagination.has_more ? offset + page.items.length : null,
-      prev: offset > 0 ? Math.max(0, offset - PAGE_SIZE) : null,
-      query: new URLSearchParams(filter).toString(),
-      csrf: operator.csrfToken,
-      notice: notice(n),
+const ExportQuery = t.Object({
+  ...filterQuery(FILTER_MAX),
+  limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "dead letters per page" }),
+  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip" }),
+  ...includeMetaQuery,
+});
+const CsvQuery = t.Object(filterQuery(FILTER_MAX));
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+const ExportAnswer = Envelope({
+  total: t.Integer({ description: "dead letters matching the filter" }),
+  count: t.Integer(),
+  query: t.Object({ partner: nullable(t.String()), event_type: nullable(t.String()), limit: t.Integer(), offset: t.Integer() }),
+  dead_letters: t.Array(
+    t.Object({
+      delivery_id: t.Integer(),
+      partner: t.String(),
+      mode: t.String(),
+      event_id: t.String(),
+      event_type: t.String(),
+      webhook_id: t.Integer(),
+      attempts: t.Integer(),
+      last_status_code: nullable(t.Integer()),
+      last_error: nullable(t.String()),
+      reason_tag: nullable(t.String()),
+      target_url: t.String(),
+      created_at: t.String(),
+      dead_since: t.String({ description: "when it was dead-lettered (its last change)" }),
     }),
-    status,
-  );
+  ),
+  pagination: PaginationSchema,
+});
+
+const DONE = /^replayed-(\d{1,15}|evt_[A-Za-z0-9]{1,60})$/;
+const doneSentence = (done: string | undefined): string | null => {
+  const ref = done ? DONE.exec(done)?.[1] : undefined;
+  if (ref === undefined) return null;
+  const what = /^\d+$/.test(ref) ? `delivery #${ref}` : `the dead letters of event ${ref}`;
+  return `Replayed ${what}: queued again now with its attempts reset; the reason is in its replay history and the audit trail.`;
+};
+
+function render(ctx: AppContext, operator: OperatorRequest, filter: DeadLetterFilter, offset: number, n: Notice, status = 200): Response {
+  const page = deadLetterPage(ctx, filter, offset, PAGE_SIZE);
+  const body = deadLettersBody({
+    generatedAt: ctx.clock.now().toISOString(),
+    maxAttempts: ctx.config.webhooks.maxAttempts,
+    filter,
+    suggestions: filterSuggestions(ctx),
+    rows: page.items.map((d) => ({
+      id: d.id,
+      partner: d.partner,
+      mode: d.mode,
+      eventId: d.event_id,
+      eventType: d.event_type,
+      attempts: d.attempts,
+      answer: d.last_error ?? (d.last_status_code === null ? "no answer recorded" : `HTTP ${d.last_status_code}`),
+      target: d.target_url,
+      webhookId: d.webhook_id,
+      dead: `${d.updated_at.slice(0, 19).replace("T", " ")} UTC`,
+    })),
+    total: page.total,
+    offset,
+    pageSize: PAGE_SIZE,
+    hasMore: page.hasMore,
+    csrf: operator.csrfToken,
+    notice: n,
+  });
+  return consolePage(operator, "Webhook dead letters", PATH, body, status);
 }
+
+/** The filter of a request, or the page with every dead letter and the filter's refusal (400). */
+function filterOf(raw: { partner?: string; event_type?: string }): { filter: DeadLetterFilter; error: AppError | null } {
+  try {
+    return { filter: filterOrThrow(raw), error: null };
+  } catch (err) {
+    if (err instanceof AppError) return { filter: { partner: "", event_type: "" }, error: err };
+    throw err;
+  }
+}
+
+const exportFilter = (q: { partner?: string; event_type?: string }) => ({ partner: q.partner?.trim() ?? "", event_type: q.event_type?.trim() ?? "" });
 
 export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
-  const none = { partner: "", event_type: "" };
-  const refuseWith = (operator: OperatorRequest) => (status: number, error: string) => render(ctx, operator, none, 0, { done: null, error }, status);
   return new Elysia({ name: "herald:console-dead-letters" })
     .use(guards.operator.plugin)
     .get(
       PATH,
-      ({ operator, query }) =>
-        render(ctx, operator, { partner: query.partner ?? "", event_type: query.event_type ?? "" }, query.offset ?? 0, {
-          ...NO_NOTICE,
-          done: query.done && /^\d{1,12}$/.test(query.done) ? `Delivery #${query.done} queued again.` : null,
-        }),
+      ({ operator, query }) => {
+        const { filter, error } = filterOf(query);
+        if (error) return render(ctx, operator, filter, 0, { done: null, error: error.message }, error.status);
+        return render(ctx, operator, filter, query.offset ?? 0, { ...NO_NOTICE, done: doneSentence(query.done) });
+      },
       {
         operator: "page",
         query: PageQuery,
-        detail: pageDoc("Webhook dead letters (HTML page): every partner's dead-lettered deliveries with a replay form that requires a reason", PATH, [
-          "admin",
-          "webhooks",
-        ]),
+        detail: pageDoc(
+          "Webhook dead letters (HTML page): every partner's dead-lettered deliveries, filtered by partner and event type, each with a replay form that requires a reason",
+          PATH,
+          ["admin", "webhooks"],
+        ),
       },
     )
     .post(
-      `${PATH}/:delivery_id/replay`,
-      ({ operator, params, body, request }) =>
-        formAction(
+      `${PATH}/:event_id/replay`,
+      ({ operator, params, body, request }) => {
+        const filter = { partner: body.partner?.trim() ?? "", event_type: body.event_type?.trim() ?? "" };
+        return formAction(
           request,
           () => {
-            const reason = body.reason.trim();
-            if (reason === "") throw refusal(400, "Nothing was replayed: say why (the reason is kept with the delivery and in the audit trail).");
-            const ref = String(params.delivery_id);
-            const out = adminReplay(
-              ctx,
-              ref,
-              (details) =>
-                writeAudit(ctx.db.sqlite, {
-                  at: ctx.clock.now().toISOString(),
-                  actor: operator.actor,
-                  action: "webhook_event.replay",
-                  target: ref,
-                  details,
-                  requestId: operator.requestId,
-                }),
-              reason,
-            );
-            const result = out.results[0];
-            if (!result?.replayed) throw refusal(409, `Nothing was replayed: delivery #${ref} is ${(result?.error ?? "not replayable").replaceAll("_", " ")}.`);
+            const ids = replayDeadLetterOrThrow(ctx, operator, params.event_id, body.reason);
             ctx.dispatcher.nudge();
-            return backTo(PATH, { done: ref });
+            const back: Record<string, string> = {};
+            if (filter.partner) back.partner = filter.partner;
+            if (filter.event_type) back.event_type = filter.event_type;
+            return backTo(PATH, { ...back, done: `replayed-${ids.length === 1 && /^\d+$/.test(params.event_id) ? ids[0] : params.event_id}` });
           },
-          refuseWith(operator),
-        ),
+          (status, error) => render(ctx, operator, filter, 0, { done: null, error }, status),
+        );
+      },
       {
         operator: "form",
-        params: t.Object({ delivery_id: intPath() }),
+        params: t.Object({ event_id: t.String({ maxLength: 64, description: "the dead letter's delivery id (as on the page), or an evt_… event id" }) }),
         body: ReplayForm,
         detail: formDoc(
-          "Replay one dead-lettered delivery with a reason (audited, as POST /admin/partners/webhook-events/{id}/replay)",
-          "csrf_token, reason",
+          "Replay a dead letter with a reason from the dead-letters page (audited, as POST /admin/partners/webhook-events/{event_id}/replay; the reason is kept with the replay and in the audit row)",
+          "csrf_token, reason (required), partner and event_type (the page's filter)",
           {
             400: "no reason",
-            404: "no such delivery",
-            409: "it is already queued again, or its webhook is deleted or disabled",
+            404: "no such delivery or event",
+            409: "not a dead letter (delivered, or still retrying), or its webhook deleted or disabled",
           },
           ["admin", "webhooks"],
         ),
+      },
+    )
+    .get(
+      `${PATH}.json`,
+      ({ query }) => {
+        const limit = query.limit ?? 50;
+        const offset = query.offset ?? 0;
+        const f = exportFilter(query);
+        const r = exportRows(ctx, f, offset, limit);
+        return {
+          success: true as const,
+          total: r.total,
+          count: r.rows.length,
+          query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset },
+          dead_letters: r.rows,
+          pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + r.rows.length : null, next_cursor: null },
+        };
+      },
+      {
+        operator: "api",
+        query: ExportQuery,
+        response: { 200: ExportAnswer, 400: ErrorBody, 403: ErrorBody },
+        detail: {
+          tags: ["admin", "webhooks"],
+          summary: "Every partner's dead letters, newest first, filtered by partner and event type (the dead-letters page's rows)",
+        },
+      },
+    )
+    .get(
+      `${PATH}.csv`,
+      ({ query }) => {
+        const r = exportRows(ctx, exportFilter(query), 0, CSV_MAX);
+        const text = csvRecords([[...EXPORT_COLUMNS], ...r.rows.map((row) => EXPORT_COLUMNS.map((c) => row[c]))]);
+        return csvResponse(text, "herald-dead-letters.csv");
+      },
+      {
+        operator: "api",
+        query: CsvQuery,
+        detail: {
+          tags: ["admin", "webhooks"],
+          summary: `The dead letters as CSV (RFC 4180; the JSON export's columns), newest first, at most ${CSV_MAX} rows`,
+          responses: {
+            200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } },
+            403: { description: "not an operator" },
+          },
+        },
       },
     );
 }

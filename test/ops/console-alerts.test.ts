@@ -3,6 +3,7 @@ import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
+import { recordAlertRun } from "../../src/ops/alerts/service";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
 
 // The console's alerts page over a real alert: a digest run row made firing by the state machine, shown with a
@@ -76,5 +77,134 @@ describe("GET /admin/console/alerts", () => {
     const script = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, hours: "0", csrf_token: csrf }, null);
     expect(script.status).toBe(400);
     expect(await script.json()).toMatchObject({ success: false, error: "invalid_payload" });
+  });
+});
+
+describe("GET /admin/console/alerts: history, evaluations and silences, paged", () => {
+  test("30 alerts: the recent changes and the evaluations page with Older/Newer links, as export.json does", async () => {
+    h = createTestApp({ clock: new FakeClock(NOW) });
+    token = createAdminToken(h, "on-call");
+    recordAlertRun(h.ctx, {
+      source: "webhooks",
+      alerts: Array.from({ length: 30 }, (_, i) => ({ name: `check_${String(i).padStart(2, "0")}`, status: i < 3 ? "fail" : "ok", value: i })),
+    });
+    const cookie = await signedInCookie(h, token);
+    const first = await pageAs(h, PAGE, cookie);
+    expect(first.status).toBe(200);
+    expect(first.html).toMatch(/id="firing-count">3</);
+    expect([...first.html.matchAll(/<tr><td data-label="Alert">/g)].length).toBe(3 + 25);
+    expect(first.html).toContain("1–25 of 30");
+    const older = /id="history-older" href="([^"]+)"/.exec(first.html)![1]!.replaceAll("&amp;", "&");
+    expect(older).toBe(`${PAGE}?changes=25#history`);
+    // (A browser never sends the #fragment; the test strips it.)
+    const second = await pageAs(h, older.split("#")[0]!, cookie);
+    expect(second.html).toContain("26–30 of 30");
+    expect(second.html).toMatch(/id="history-newer" href="\/admin\/console\/alerts#history"/);
+    expect(second.html).not.toContain('id="history-older"');
+
+    // Evaluations: the fail ones only, from the GET filter, then the same page as JSON.
+    const fails = await pageAs(h, `${PAGE}?days=7&source=webhooks&status=fail`, cookie);
+    expect([...fails.html.matchAll(/<td data-label="At">/g)].length).toBe(3);
+    expect(fails.html).toMatch(
+      /<a href="\/admin\/ops\/alerts-monitor\/alerts\/\d+"><code>webhooks:check_0[0-2]<\/code><\/a><\/td><td data-label="Status"><span class="badge bad">fail/,
+    );
+    const all = await pageAs(h, `${PAGE}?runs=25`, cookie);
+    expect(all.html).toContain("26–30 of 30");
+    const json = /id="runs-json" href="([^"]+)"/.exec(all.html)![1]!.replaceAll("&amp;", "&");
+    const page = await h.json(json, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.body.total).toBe(30);
+    expect(page.body.count).toBe(5);
+    // A number out of its bounds is the 400 envelope naming it (every numeric parameter is typed and bounded);
+    // an unknown word is the page with defaults and an error line, 400.
+    const outOfRange = await pageAs(h, `${PAGE}?days=0`, cookie);
+    expect(outOfRange.status).toBe(400);
+    expect(JSON.parse(outOfRange.html)).toMatchObject({ error: "invalid_query", details: [{ field: "query.days" }] });
+    const bad = await pageAs(h, `${PAGE}?status=maybe`, cookie);
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain('id="form-error"');
+    expect(bad.html).toContain("status must be one of all, ok, warn, fail");
+  });
+
+  test("a silence until a time: bounded to 30 days ahead, in the future; ended silences page by cursor", async () => {
+    seed();
+    const cookie = await signedInCookie(h, token);
+    const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
+    const fields = { matcher: "digest:*", reason: "maintenance <window>", hours: "4", csrf_token: csrf };
+    const count = () => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_alert_silences").get() as { n: number }).n;
+
+    for (const [until, says] of [
+      ["2026-05-15T00:00", "at most 30 days ahead"],
+      ["2026-04-01T11:00", "must be in the future"],
+      ["tomorrow", "a date and time in UTC"],
+    ] as const) {
+      const refused = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, until });
+      expect({ until, status: refused.status }).toEqual({ until, status: 400 });
+      const html = await refused.text();
+      expect(html).toContain(says);
+      // The person's own values come back in the form, escaped.
+      expect(html).toContain('value="maintenance &lt;window&gt;"');
+    }
+    expect(count()).toBe(0);
+    const done = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, until: "2026-04-02T09:30" });
+    expect(done.status).toBe(303);
+    const active = await h.json("/admin/ops/alerts-monitor/silences?state=active", { headers: { cookie } });
+    expect(active.body.silences).toHaveLength(1);
+    expect(active.body.silences[0]).toMatchObject({ matcher: "digest:*", reason: "maintenance <window>", ends_at: "2026-04-02T09:30:00.000Z" });
+    const shown = await pageAs(h, done.headers.get("location")!, cookie);
+    expect(shown.html).toMatch(/<td data-label="Until">2026-04-02 09:30:00 UTC<\/td>/);
+    expect(shown.html).toContain("maintenance &lt;window&gt;");
+
+    // Twelve more silences, each ended: the ended list shows ten, then the Older link the rest.
+    for (let i = 0; i < 12; i++) {
+      const s = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, matcher: `status:check_${i}` });
+      const id = /silence=(\d+)/.exec(s.headers.get("location")!)![1]!;
+      expect((await formPost(h, `${PAGE}/silences/${id}/end`, cookie, { csrf_token: csrf })).status).toBe(303);
+    }
+    const page = await pageAs(h, PAGE, cookie);
+    const endedRows = (html: string) => [.../<table class="data" id="ended-rows">([\s\S]*?)<\/table>/.exec(html)![1]!.matchAll(/<tr id="silence-/g)].length;
+    expect(endedRows(page.html)).toBe(10);
+    expect(/<table class="data" id="silence-rows">([\s\S]*?)<\/table>/.exec(page.html)![1]).toContain("digest:*");
+    const older = /id="ended-older" href="([^"]+)"/.exec(page.html)![1]!.replaceAll("&amp;", "&");
+    const rest = await pageAs(h, older.split("#")[0]!, cookie);
+    expect(rest.status).toBe(200);
+    expect(endedRows(rest.html)).toBe(2);
+    expect(rest.html).toContain('id="ended-newest"');
+    expect((await pageAs(h, `${PAGE}?ended=bm9wZQ`, cookie)).status).toBe(400);
+  });
+
+  test("the forms audit as the JSON routes do; a wrong or missing token changes nothing; the bearer token opens the page", async () => {
+    seed();
+    const cookie = await signedInCookie(h, token);
+    const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
+    const viaJson = await h.json("/admin/ops/alerts-monitor/silences", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ matcher: "status:*", reason: "by script", ends_at: "2026-04-01T13:00:00Z" }),
+    });
+    expect(viaJson.status).toBe(201);
+    const form = await formPost(h, `${PAGE}/silences`, cookie, { matcher: "digest:403_spike", reason: "by hand", hours: "1", until: "", csrf_token: csrf });
+    expect(form.status).toBe(303);
+    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target FROM admin_audit WHERE action LIKE 'ops.alert_silence.%' ORDER BY id").all() as Array<{
+      actor: string;
+      action: string;
+    }>;
+    expect(audit.map((a) => a.action)).toEqual(["ops.alert_silence.create", "ops.alert_silence.create"]);
+    expect(audit[1]!.actor).toBe(audit[0]!.actor);
+
+    const id = viaJson.body.silence.id as number;
+    expect((await formPost(h, `${PAGE}/silences/${id}/end`, cookie, {})).status).toBe(403);
+    expect((await formPost(h, `${PAGE}/silences/${id}/end`, cookie, { csrf_token: `${csrf}x` })).status).toBe(403);
+    expect((await h.json("/admin/ops/alerts-monitor/silences?state=active", { headers: { cookie } })).body.count).toBe(2);
+    expect((await formPost(h, `${PAGE}/silences/99999/end`, cookie, { csrf_token: csrf })).status).toBe(404);
+
+    const bearer = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });
+    expect(bearer.status).toBe(200);
+    const html = await bearer.text();
+    expect(html).toContain('id="silence-form"');
+    expect(html).not.toContain('name="csrf_token"');
+    // The alert's own page leads back here.
+    const alertPage = /href="(\/admin\/ops\/alerts-monitor\/alerts\/\d+)"/.exec(html)![1]!;
+    expect((await pageAs(h, alertPage, cookie)).html).toContain('<a id="back" href="/admin/console/alerts">');
   });
 });

@@ -1,30 +1,72 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
+import { operator } from "../status/support";
 
-// The console's backups page: "Take a backup now" (CSRF form) makes a real VACUUM INTO copy through the same
-// verb as POST /admin/backup/run (audited); the list shows it with its integrity and sha256; its download opens
-// with the session cookie and hashes to what the page says.
+// The console's backups page over real files: "Take a backup now" (a CSRF-checked form) makes a real VACUUM INTO
+// copy through the same verb as POST /admin/backup/run (audited with the operator's actor); the list shows it
+// with its integrity and sha256; its download opens with the session cookie and hashes to what the page says;
+// refusals (a run in the same millisecond: 409, a folder the disk refuses: 503) come back as the page with the
+// error for a browser and the JSON envelope for a script.
 
 const PAGE = "/admin/console/backups";
+const NOW = "2026-04-01T12:00:00.000Z";
 let h: TestApp;
 afterEach(() => h?.close());
 
+const backupsJson = async (token: string) =>
+  (await operator(h, token).get("/admin/backups?limit=200")).body as { total: number; backups: Array<{ name: string; sha256: string }> };
+
 describe("GET /admin/console/backups", () => {
-  test("take one with the form, see it listed, download it with the session and check its sha256", async () => {
-    h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
+  test("without credentials: 303 to the sign-in form; with a bearer token: the page, and its form works without a CSRF field", async () => {
+    h = createTestApp({ clock: new FakeClock(NOW) });
+    const anon = await h.request(`${PAGE}?offset=0`);
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?offset=0`)}`);
+    expect((await h.request(`${PAGE}/run`, { method: "POST" })).status).toBe(303);
+
+    const token = createAdminToken(h, "bearer-ops");
+    const page = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("cache-control")).toBe("private, no-store");
+    const html = await page.text();
+    expect(html).toContain('<a href="/admin/console/backups" aria-current="page">Backups</a>');
+    expect(html).not.toContain('name="csrf_token"');
+    const run = await h.request(`${PAGE}/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "",
+    });
+    expect(run.status).toBe(303);
+    expect((await backupsJson(token)).total).toBe(1);
+    expect((await h.request(`${PAGE}/run`, { method: "POST", headers: { authorization: "Bearer wrong" } })).status).toBe(403);
+  });
+
+  test("take one with the form: CSRF refused without or with a wrong token; then listed, downloaded with the session, sha256 matching, audited", async () => {
+    h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "2" } });
     const token = createAdminToken(h, "ops");
     const cookie = await signedInCookie(h, token);
     const empty = await pageAs(h, PAGE, cookie);
     expect(empty.status).toBe(200);
-    expect(empty.html).toContain('id="backups-none"');
-    expect(empty.html).toContain("No backup yet.");
+    expect(empty.html).toContain("<h1>Backups</h1>");
+    expect(empty.html).toContain("As of 2026-04-01 12:00:00 UTC; all times UTC.");
+    expect(empty.html).toContain('id="backups-none">None.');
+    expect(empty.html).toMatch(/class="summary attention"><p id="backup-age">No backup yet/);
+    expect(empty.html).toContain('id="backup-keep">2</strong>');
+    expect(empty.html).toContain(`<code id="backup-folder">${join(h.dir, "backups")}</code>`);
+    expect(empty.html).toMatch(/id="journal-mode"><span class="badge ok">wal<\/span>/);
+    expect(empty.html).toContain("LITESTREAM_REPLICA_URL");
     const csrf = csrfOf(empty.html);
+
     expect((await formPost(h, `${PAGE}/run`, cookie, {})).status).toBe(403);
     expect((await formPost(h, `${PAGE}/run`, cookie, { csrf_token: "wrong" })).status).toBe(403);
+    expect((await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf, extra: "x" })).status).toBe(400);
+    expect((await backupsJson(token)).total).toBe(0);
 
     const run = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(run.status).toBe(303);
@@ -32,19 +74,103 @@ describe("GET /admin/console/backups", () => {
     expect(location).toBe(`${PAGE}?done=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
     h.clock.advance(90 * 60_000);
     const { html } = await pageAs(h, location, cookie);
-    expect(html).toContain("Backup herald-2026-04-01T12-00-00-000Z.db made and checked.");
-    expect(html).toContain("The newest backup is 1 h 30 min old");
+    expect(html).toContain('id="done" role="status"><p>Backup herald-2026-04-01T12-00-00-000Z.db made and checked.</p>');
+    expect(html).toMatch(/class="summary ready"><p id="backup-age">The newest backup is 1 h 30 min old and passed its integrity check; 1 kept/);
+    const [listed] = (await backupsJson(token)).backups;
+    expect(html).toContain(`<code class="sha">${listed!.sha256}</code>`);
     const href = /<a href="(\/admin\/backups\/[^"]+)" download>/.exec(html)![1]!;
-    const sha = /<code>([0-9a-f]{64})<\/code>/.exec(html)![1]!;
+    expect(href).toBe(`/admin/backups/${listed!.name}`);
+
     const file = await h.request(href, { headers: { cookie } });
     expect(file.status).toBe(200);
-    expect(
-      createHash("sha256")
-        .update(Buffer.from(await file.arrayBuffer()))
-        .digest("hex"),
-    ).toBe(sha);
+    expect(file.headers.get("x-backup-sha256")).toBe(listed!.sha256);
+    const bytes = Buffer.from(await file.arrayBuffer());
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(listed!.sha256);
+    expect(bytes.subarray(0, 15).toString()).toBe("SQLite format 3");
     expect((await h.request(href)).status).toBe(403);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'backup%'").get()).toEqual({ n: 1 });
-    expect((await h.request("/admin/backups", { headers: { cookie } })).status).toBe(200);
+    expect((await h.request(href, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+
+    const audit = h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action LIKE 'backup%'").all();
+    expect(audit).toEqual([{ actor: expect.stringMatching(/^admin:ops#\d+$/), action: "backup.run" }]);
+
+    // BACKUP_KEEP 2: the third run deletes the oldest, and the page says so.
+    await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
+    h.clock.advance(60_000);
+    const third = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
+    expect(third.headers.get("location")).toEndWith("&pruned=1");
+    expect((await pageAs(h, third.headers.get("location")!, cookie)).html).toContain("1 older backup deleted (BACKUP_KEEP).");
+    expect((await backupsJson(token)).total).toBe(2);
+
+    for (const link of exportLinksOf(html)) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+  });
+
+  test("a second run in the same millisecond: 409, the page with the error (the JSON envelope for a script); a refused folder: 503 page", async () => {
+    h = createTestApp({ clock: new FakeClock(NOW) });
+    const token = createAdminToken(h, "ops");
+    const cookie = await signedInCookie(h, token);
+    const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
+    expect((await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf })).status).toBe(303);
+
+    const again = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
+    expect(again.status).toBe(409);
+    expect(again.headers.get("content-type")).toContain("text/html");
+    const html = await again.text();
+    expect(html).toMatch(
+      /<p class="error" id="form-error" role="alert">Nothing was changed: A backup named herald-2026-04-01T12-00-00-000Z\.db already exists/,
+    );
+    expect(html).toContain('id="backup-rows"');
+    const script = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf }, null);
+    expect(script.status).toBe(409);
+    expect(((await script.json()) as { error: string }).error).toBe("conflict");
+    expect((await backupsJson(token)).total).toBe(1);
+
+    // The backups folder replaced by a place nobody can create files in (/proc): VACUUM INTO fails → 503 page.
+    h.close();
+    h = createTestApp({ clock: new FakeClock(NOW) });
+    symlinkSync("/proc/self/fdinfo", join(h.dir, "backups"));
+    const t2 = createAdminToken(h, "ops");
+    const c2 = await signedInCookie(h, t2);
+    const refused = await formPost(h, `${PAGE}/run`, c2, { csrf_token: csrfOf((await pageAs(h, PAGE, c2)).html) });
+    expect(refused.status).toBe(503);
+    expect(await refused.text()).toContain('id="form-error" role="alert">No backup was made: The backup could not be written; see the server log.');
+    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'backup%'").get()).toEqual({ n: 0 });
+  });
+
+  test("pages of 25, newest first; a copy without its manifest is 'unknown' and puts the summary on attention; the query is never echoed", async () => {
+    h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "50" } });
+    const token = createAdminToken(h, "ops");
+    const made = await operator(h, token).post("/admin/backup/run", {});
+    expect(made.status).toBe(200);
+    const dir = join(h.dir, "backups");
+    mkdirSync(dir, { recursive: true });
+    // 25 older copies and one newer, all placed by hand (no manifest): 27 in all.
+    for (let i = 1; i <= 25; i++) copyFileSync(made.body.backup.path, join(dir, `herald-2026-03-${String(i).padStart(2, "0")}T00-00-00-000Z.db`));
+    copyFileSync(made.body.backup.path, join(dir, "herald-2026-04-01T12-30-00-000Z.db"));
+    h.clock.advance(60 * 60_000);
+    const cookie = await signedInCookie(h, token);
+
+    const first = await pageAs(h, `${PAGE}?done=%3Cscript%3Ealert(1)%3C%2Fscript%3E`, cookie);
+    expect(first.status).toBe(200);
+    expect(first.html).not.toContain("<script");
+    expect(first.html).not.toContain('id="done"');
+    expect(first.html).toMatch(
+      /class="summary attention"><p id="backup-age">The newest backup, herald-2026-04-01T12-30-00-000Z\.db, has integrity &quot;unknown&quot;/,
+    );
+    expect(first.html).toContain('id="backup-range">1–25 of 27, newest first.');
+    expect(first.html.match(/<tr id="backup-/g)).toHaveLength(25);
+    expect(first.html).toContain('<span class="badge warn">unknown</span>');
+    expect(first.html).toContain('<a id="older" href="/admin/console/backups?offset=25">');
+    expect(first.html).not.toContain('id="newer"');
+
+    const second = await pageAs(h, `${PAGE}?offset=25`, cookie);
+    expect(second.html).toContain('id="backup-range">26–27 of 27, newest first.');
+    expect(second.html).toContain('<tr id="backup-herald-2026-03-01T00-00-00-000Z.db">');
+    expect(second.html).toContain('<a id="newer" href="/admin/console/backups">');
+    expect(second.html).not.toContain('id="older"');
+
+    const past = await pageAs(h, `${PAGE}?offset=500`, cookie);
+    expect(past.html).toContain('id="backups-none">None. <a id="newest-page" href="/admin/console/backups">');
+    expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
+    expect((await h.request(`${PAGE}?offset=100001`, { headers: { cookie } })).status).toBe(400);
   });
 });

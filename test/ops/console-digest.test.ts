@@ -7,8 +7,9 @@ import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../supp
 import { createAdminToken } from "../support/partner";
 
 // The console's 403 digest page over real traffic written through the request log: the spike is a finding
-// with its reason, the chart is the digest's PNG (opened with the session), a rule added by the form hides the
-// scanner and is audited, ending it brings the finding back; forms refuse a missing or wrong CSRF token.
+// with its reason and its suppression state, the chart is the digest's PNG (opened with the session), every
+// digest export downloads with the session cookie (export.csv as a CSV attachment), a rule added by the form
+// hides the scanner and is audited, ending it brings the finding back; forms refuse a missing or wrong CSRF token.
 
 const NOW = "2026-02-01T12:30:00.000Z";
 const PAGE = "/admin/console/403-digest";
@@ -58,6 +59,9 @@ describe("GET /admin/console/403-digest", () => {
     expect(html).toMatch(/id="findings-total">[1-9]/);
     expect(html).toContain("<code>/admin/backups</code>");
     expect(html).toContain("100.64.5.0/24");
+    // Each finding says whether a rule hides it: none yet.
+    expect(html).toContain('<td data-label="Suppression"><span class="muted">not suppressed</span></td>');
+    expect(html).toContain('id="suppressed-none"');
     // Herald holds 49 hours of data: a new path says so instead of claiming the 14-day lookback (JSON and page).
     const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
     expect(digest.body.coverage.lookback_complete).toBe(false);
@@ -67,7 +71,7 @@ describe("GET /admin/console/403-digest", () => {
     expect(html).toContain("less than the 14-day lookback");
     expect(html).toContain('id="coverage"');
     const links = exportLinksOf(html);
-    expect(links.length).toBeGreaterThanOrEqual(5);
+    expect(links.length).toBeGreaterThanOrEqual(8);
     for (const link of links) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
     const img = /id="trend-chart" src="([^"]+)"/.exec(html)![1]!.replaceAll("&amp;", "&");
     const png = await h.request(img, { headers: { cookie } });
@@ -79,11 +83,42 @@ describe("GET /admin/console/403-digest", () => {
     expect((await h.request(`${PAGE}?hours=999`, { headers: { cookie } })).status).toBe(400);
   });
 
+  test("export.csv and every other digest GET export download with the session cookie (and still with the bearer token)", async () => {
+    seed();
+    const cookie = await signedInCookie(h, token);
+    const csv = await h.request("/admin/ops/403-digest/export.csv?hours=24", { headers: { cookie } });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get("content-type")).toContain("text/csv");
+    expect(csv.headers.get("content-disposition")).toMatch(/^attachment; filename="[^"]+\.csv"$/);
+    const lines = (await csv.text()).trim().split(/\r?\n/);
+    expect(lines[0]).toBe("section,hour,dimension,value,kind,first_hour,last_hour,hours,requests,forbidden,suppressed,observed,baseline,ratio,rule_id,why");
+    expect(lines.some((l) => l.startsWith("finding,") && l.includes("/admin/backups"))).toBe(true);
+    for (const path of [
+      "/admin/ops/403-digest",
+      "/admin/ops/403-digest/export.json",
+      "/admin/ops/403-digest/probe-trend.png",
+      "/admin/ops/403-digest/suppressions",
+      "/admin/ops/403-digest/suppressions/export.json",
+    ])
+      expect({ path, status: (await h.request(path, { headers: { cookie } })).status }).toEqual({ path, status: 200 });
+    // Without credentials an export is refused (403, not a sign-in redirect: it is not a page); the bearer token still works.
+    expect((await h.request("/admin/ops/403-digest/export.csv")).status).toBe(403);
+    expect((await h.request("/admin/ops/403-digest/export.csv", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    // The rule changes stay bearer-only on the JSON API: the session cannot POST there (the page has its own CSRF forms).
+    const viaSession = await h.request("/admin/ops/403-digest/suppressions", {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ client_prefix: "100.64.5.0/24", reason: "x", owner: "x", expires_at: "2026-02-03T00:00:00Z" }),
+    });
+    expect(viaSession.status).toBe(403);
+    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
+  });
+
   test("a rule added by the form hides the scanner (audited); ending it brings the finding back; CSRF is required", async () => {
     seed();
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
-    const fields = { client_prefix: "100.64.5.0/24", reason: "known scanner <b>", owner: "", expires_in_days: "7" };
+    const fields = { client_prefix: "100.64.5.0/24", reason: "known scanner <script>alert(1)</script>", owner: "", expires_in_days: "7" };
     expect((await formPost(h, `${PAGE}/rules`, cookie, fields)).status).toBe(403);
     expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, csrf_token: "x".repeat(43) })).status).toBe(403);
     expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
@@ -93,8 +128,20 @@ describe("GET /admin/console/403-digest", () => {
     expect(added.headers.get("location")).toBe(`${PAGE}?done=added&rule=1`);
     const after = await pageAs(h, added.headers.get("location")!, cookie);
     expect(after.html).toContain("Rule #1 added.");
-    expect(after.html).toContain("known scanner &lt;b&gt;");
-    expect(after.html).toContain('id="suppressed-rows"');
+    expect(after.html).toContain("known scanner &lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(after.html).not.toContain("<script>alert(1)");
+    // The scanner's findings are now listed as hidden, each naming its rule, the rule's state and reason.
+    const hidden = /<table class="data" id="suppressed-rows">([\s\S]*?)<\/table>/.exec(after.html)![1]!;
+    expect(hidden).toContain("<code>100.64.5.0/24</code>");
+    expect(hidden).toContain('<a href="#rule-1">hidden by rule #1</a> (active until 2026-02-08 12:30:00 UTC: known scanner &lt;script&gt;');
+    expect(after.html).toContain('id="rule-1"');
+    // The effect through the JSON API: the rule is there, active, made by the signed-in operator.
+    const listed = await h.json("/admin/ops/403-digest/suppressions", { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.body.rules).toHaveLength(1);
+    expect(listed.body.rules[0]).toMatchObject({ id: 1, state: "active", client_prefix: "100.64.5.0/24", owner: expect.stringContaining("ops") });
+    const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
+    expect(digest.body.suppressed.every((f: { rule_id: number }) => f.rule_id === 1)).toBe(true);
+    expect(digest.body.findings.some((f: { value: string }) => f.value === "100.64.5.0/24")).toBe(false);
     const audit = h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action LIKE '%suppression%' ORDER BY id").all() as Array<{
       actor: string;
       action: string;
@@ -102,8 +149,15 @@ describe("GET /admin/console/403-digest", () => {
     expect(audit).toHaveLength(1);
     expect(audit[0]!.actor).toContain("ops");
 
+    // Ending needs the token too.
+    expect((await formPost(h, `${PAGE}/rules/1/end`, cookie, {})).status).toBe(403);
     const ended = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
     expect(ended.headers.get("location")).toBe(`${PAGE}?done=ended&rule=1`);
+    const back = await pageAs(h, ended.headers.get("location")!, cookie);
+    expect(back.html).toContain("Rule #1 ended now.");
+    expect(back.html).toContain('id="suppressed-none"');
+    expect(back.html).toContain("<code>100.64.5.0/24</code>");
+    expect((await h.json("/admin/ops/403-digest/suppressions?state=revoked", { headers: { cookie } })).body.count).toBe(1);
     const again = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
     expect(again.status).toBe(409);
     expect(again.headers.get("content-type")).toContain("text/html");
@@ -112,6 +166,8 @@ describe("GET /admin/console/403-digest", () => {
     // A rule without any matcher, and days out of range: the page with the error, nothing written.
     const bad = await formPost(h, `${PAGE}/rules`, cookie, { csrf_token: csrf, reason: "x", expires_in_days: "7" });
     expect(bad.status).toBe(400);
+    expect(bad.headers.get("content-type")).toContain("text/html");
+    expect(await bad.text()).toMatch(/id="form-error"[^>]*>Nothing was changed: [^<]*needs at least one of path_pattern, partner_key_id, client_prefix/);
     expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, expires_in_days: "365", csrf_token: csrf })).status).toBe(400);
     expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 1 });
   });

@@ -6,7 +6,8 @@ import { createAdminToken } from "../support/partner";
 
 // The console's preflight page: yesterday's snapshot taken by the real job, one field of it as it was before a
 // change (the row a deploy would have left), and the page names that change against the snapshot; secrets show
-// only as set/unset; every export link opens with the session.
+// only as set/unset; the history names the day's changed field once today's snapshot is taken; every export link
+// opens with the session (and the bearer token).
 
 const PAGE = "/admin/console/preflight";
 let h: TestApp;
@@ -28,6 +29,7 @@ describe("GET /admin/console/preflight", () => {
       .query("UPDATE ops_preflight_snapshots SET value = 'before-<deploy>', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?")
       .run(field!.section, field!.field);
     h.clock.advance(86_400_000);
+    expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
@@ -37,7 +39,26 @@ describe("GET /admin/console/preflight", () => {
     expect(html).toContain("before-&lt;deploy&gt;");
     // The master key is a guard: shown as set with a fingerprint, never its value.
     expect(html).not.toContain("c0ffee".repeat(10));
-    for (const link of exportLinksOf(html)) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+    // History: only yesterday has a snapshot, with none before it to compare with.
+    expect(html).toContain('id="history-count">1 of the last 30 days have a snapshot');
+    expect(html).toMatch(
+      /<td data-label="Day">2026-04-01<\/td><td data-label="Fields">\d+<\/td><td data-label="Changed"><span class="muted">no snapshot the day before/,
+    );
+    const links = exportLinksOf(html);
+    expect(links).toHaveLength(9);
+    for (const link of links) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+    const csv = await h.request("/admin/ops/preflight-guards/export.csv", { headers: { cookie } });
+    expect(csv.headers.get("content-type")).toContain("text/csv");
+    expect(csv.headers.get("content-disposition")).toContain("attachment");
+    expect((await h.request("/admin/ops/preflight-guards/delta.csv")).status).toBe(403);
+    expect((await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+
+    // Today's snapshot: the history shows today against yesterday, naming the field that changed.
+    expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
+    const later = (await pageAs(h, PAGE, cookie)).html;
+    expect(later).toContain('id="history-count">2 of the last 30 days have a snapshot');
+    expect(later).toContain(`<td data-label="Day">2026-04-02</td><td data-label="Fields">`);
+    expect(later).toMatch(new RegExp(`<span class="badge warn">1</span></td><td data-label="Which"><code>${field!.section}\\.${field!.field}</code>`));
     // A day without a snapshot says so.
     expect((await pageAs(h, `${PAGE}?day_offset=5`, cookie)).html).toContain('id="delta-unavailable"');
     expect((await h.request(`${PAGE}?day_offset=31`, { headers: { cookie } })).status).toBe(400);

@@ -41,6 +41,6 @@ export const formPost = (app: TestApp, path: string, cookie: string, fields: Rec
 
 /** GET a page with the session cookie: status and HTML. */
 export async function pageAs(app: TestApp, path: string, cookie: string) {
-  const res = await app.request(path, { headers: { cookie } });
+  const res = await app.request(path, { headers: { cookie, accept: BROWSER_ACCEPT } });
   return { status: res.status, html: await res.text(), headers: res.headers };
 }

@@ -1,14 +1,23 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { csrfOf, formPost, pageAs, signedInCookie } from "../support/console";
-import { createAdminToken, createKey, signedJson } from "../support/partner";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 
-// The console's dead-letters page over a real dead letter: a receiver on 127.0.0.1 that answers 500 until the
-// delivery gives up; the page lists it with its last answer; a replay needs a reason (kept in the delivery's
-// replay history and the audit row); the replayed delivery reaches the receiver; CSRF is required.
+// The console's dead-letters page over real dead letters: a receiver on 127.0.0.1 answers 500 until deliveries
+// give up (WEBHOOK_MAX_ATTEMPTS=2). The page lists them (filtered, paged, escaped); a replay needs a reason (kept
+// in the delivery's replay history — what the partner's JSON API shows — and as `note` in the audit row) and the
+// session's CSRF token; only dead letters are replayed (unknown 404, delivered or queued again 409); the replayed
+// delivery reaches the receiver; the exports answer with the session.
 
 const PAGE = "/admin/console/dead-letters";
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+  WEBHOOK_TIMEOUT_SECONDS: "1",
+  WEBHOOK_MAX_ATTEMPTS: "2",
+  WEBHOOK_RETRY_BASE_SECONDS: "60",
+  WEBHOOK_RETRY_JITTER_PCT: "0",
+};
 let h: TestApp;
 let rx: Receiver;
 afterEach(() => {
@@ -16,54 +25,271 @@ afterEach(() => {
   h?.close();
 });
 
-describe("GET /admin/console/dead-letters", () => {
-  test("a dead letter listed; replayed with a reason from the form; delivered; CSRF and a reason required", async () => {
-    h = createTestApp({
-      env: {
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
-        WEBHOOK_TIMEOUT_SECONDS: "1",
-        WEBHOOK_MAX_ATTEMPTS: "2",
-        WEBHOOK_RETRY_BASE_SECONDS: "60",
-        WEBHOOK_RETRY_JITTER_PCT: "0",
-      },
-    });
-    rx = startReceiver();
-    const key = createKey(h, { partner: "Acme" });
-    const hook = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } });
-    rx.then({ status: 500 }, { status: 500 });
-    const sent = await signedJson(h, key, "POST", `/api/partner/webhooks/${hook.body.webhook.id}/test`);
-    for (let i = 0; i < 2; i++) {
-      await h.ctx.dispatcher.runOnce();
-      h.clock.advanceSeconds(600);
-    }
-    const id = sent.body.delivery_id as number;
-    const cookie = await signedInCookie(h, createAdminToken(h, "ops"));
-    const { status, html } = await pageAs(h, PAGE, cookie);
-    expect(status).toBe(200);
-    expect(html).toContain(`id="delivery-${id}"`);
-    expect(html).toContain("HTTP 500");
-    expect(html).toContain("Acme (live)");
-    expect((await pageAs(h, `${PAGE}?partner=Globex`, cookie)).html).toContain("No dead letter.");
-    const csrf = csrfOf(html);
+async function hookFor(key: TestKey): Promise<number> {
+  const hook = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } });
+  expect(hook.status).toBe(201);
+  return hook.body.webhook.id as number;
+}
 
-    expect((await formPost(h, `${PAGE}/${id}/replay`, cookie, { reason: "receiver fixed" })).status).toBe(403);
-    const noReason = await formPost(h, `${PAGE}/${id}/replay`, cookie, { reason: "  ", csrf_token: csrf });
-    expect(noReason.status).toBe(400);
-    const done = await formPost(h, `${PAGE}/${id}/replay`, cookie, { reason: "receiver fixed <ticket 42>", csrf_token: csrf });
-    expect(done.status).toBe(303);
-    expect(done.headers.get("location")).toBe(`${PAGE}?done=${id}`);
-    expect((await pageAs(h, done.headers.get("location")!, cookie)).html).toContain(`Delivery #${id} queued again.`);
-    // Queued again: a second replay is refused as already pending; an unknown id is 404.
-    expect((await formPost(h, `${PAGE}/${id}/replay`, cookie, { reason: "again", csrf_token: csrf })).status).toBe(409);
-    expect((await formPost(h, `${PAGE}/999999/replay`, cookie, { reason: "x", csrf_token: csrf })).status).toBe(404);
-    const replay = h.ctx.db.sqlite.query("SELECT reason_tag, note FROM webhook_replays WHERE delivery_id = ?").get(id);
-    expect(replay).toEqual({ reason_tag: "operator_replay", note: "receiver fixed <ticket 42>" });
-    const audit = h.ctx.db.sqlite.query("SELECT details FROM admin_audit WHERE action = 'webhook_event.replay' ORDER BY id LIMIT 1").get() as {
-      details: string;
-    };
-    expect(JSON.parse(audit.details).note).toBe("receiver fixed <ticket 42>");
-    rx.then({ status: 200 });
+/** Queues one webhook.test delivery; its delivery id. */
+async function testDelivery(key: TestKey, hookId: number): Promise<number> {
+  const sent = await signedJson(h, key, "POST", `/api/partner/webhooks/${hookId}/test`);
+  expect(sent.status).toBe(200);
+  return sent.body.delivery_id as number;
+}
+
+/** Every attempt of everything queued, with the retry wait passed in between (two attempts: dead). */
+async function attemptAll() {
+  for (let i = 0; i < 2; i++) {
     await h.ctx.dispatcher.runOnce();
-    expect(h.ctx.db.sqlite.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(id)).toEqual({ status: "succeeded" });
+    h.clock.advanceSeconds(600);
+  }
+}
+
+const statusOf = (id: number) => (h.ctx.db.sqlite.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(id) as { status: string }).status;
+const replays = () => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM webhook_replays").get() as { n: number }).n;
+const audits = () =>
+  h.ctx.db.sqlite.query("SELECT actor, target, details FROM admin_audit WHERE action = 'webhook_event.replay' ORDER BY id").all() as Array<{
+    actor: string;
+    target: string;
+    details: string;
+  }>;
+
+describe("GET /admin/console/dead-letters", () => {
+  test("lists every partner's dead letters, filters them, escapes what it echoes; sign-in, bearer, exports", async () => {
+    h = createTestApp({ env: ENV });
+    rx = startReceiver({ status: 500 });
+    const acme = createKey(h, { partner: "Acme" });
+    const globex = createKey(h, { partner: "Globex" });
+    const a = await testDelivery(acme, await hookFor(acme));
+    const g = await testDelivery(globex, await hookFor(globex));
+    await attemptAll();
+    expect([statusOf(a), statusOf(g)]).toEqual(["dead_letter", "dead_letter"]);
+
+    // No credentials: to the sign-in page, back here after.
+    const anon = await h.request(`${PAGE}?partner=Acme`);
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?partner=Acme`)}`);
+
+    const token = createAdminToken(h, "ops");
+    const cookie = await signedInCookie(h, token);
+    const { status, html, headers } = await pageAs(h, PAGE, cookie);
+    expect(status).toBe(200);
+    expect(headers.get("cache-control")).toContain("no-store");
+    expect(html).toContain('<a href="/admin/console/dead-letters" aria-current="page">');
+    expect(html).toContain("As of ");
+    expect(html).toContain("all times UTC.");
+    expect(html).toMatch(/id="dead-count"><strong>2<\/strong> dead letters\./);
+    for (const id of [a, g]) expect(html).toContain(`id="delivery-${id}"`);
+    const row = /<tr id="delivery-(\d+)">([\s\S]*?)<\/tr>/.exec(html.slice(html.indexOf(`id="delivery-${g}"`) - 8))![2]!;
+    expect(row).toContain('data-label="Partner">Globex <span class="muted">(live)</span>');
+    expect(row).toMatch(/data-label="Event"><code>webhook.test<\/code><br><code class="muted">evt_[0-9a-f]{24}<\/code>/);
+    expect(row).toContain('data-label="Attempts">2<');
+    expect(row).toContain('data-label="Last answer" class="err">receiver answered HTTP 500<');
+    expect(row).toContain(`data-label="Dead since">${h.clock.now().toISOString().slice(0, 10)}`);
+    // Newest first; every cell labelled for the narrow layout.
+    expect(html.indexOf(`id="delivery-${g}"`)).toBeLessThan(html.indexOf(`id="delivery-${a}"`));
+    const table = /<table class="data" id="dead-rows">[\s\S]*?<\/table>/.exec(html)![0];
+    expect((table.match(/<td(?![^>]*data-label)/g) ?? []).length).toBe(0);
+
+    // The GET filter form: by partner, by event type; a filter is kept in each replay form; what it echoes is escaped.
+    const acmeOnly = (await pageAs(h, `${PAGE}?partner=Acme`, cookie)).html;
+    expect(acmeOnly).toContain(`id="delivery-${a}"`);
+    expect(acmeOnly).not.toContain(`id="delivery-${g}"`);
+    expect(acmeOnly).toContain('<input type="hidden" name="partner" value="Acme">');
+    expect(acmeOnly).toContain('id="clear"');
+    expect((await pageAs(h, `${PAGE}?event_type=salutes.credit`, cookie)).html).toContain("None match this filter.");
+    const evil = await pageAs(h, `${PAGE}?partner=${encodeURIComponent('"><script>alert(1)</script>')}&event_type=%3Cb%3E`, cookie);
+    expect(evil.status).toBe(200);
+    expect(evil.html).not.toContain("<script>alert(1)");
+    expect(evil.html).not.toContain("<b>");
+    expect(evil.html).toContain("&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;");
+    // A filter past its bound: the page with every dead letter and the refusal above the form (400).
+    const long = await pageAs(h, `${PAGE}?partner=${"x".repeat(65)}`, cookie);
+    expect(long.status).toBe(400);
+    expect(long.html).toContain('class="error"');
+    expect(long.html).toContain("a filter is at most 64");
+    expect(long.html).toContain(`id="delivery-${a}"`);
+
+    // The bearer token opens it too (no session: no CSRF field in the forms).
+    const bearer = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });
+    expect(bearer.status).toBe(200);
+    const bearerHtml = await bearer.text();
+    expect(bearerHtml).toContain(`id="delivery-${a}"`);
+    expect(bearerHtml).not.toContain('name="csrf_token"');
+    expect((await h.request(PAGE, { headers: { authorization: "Bearer nope" } })).status).toBe(403);
+
+    // Every export link answers with the session cookie; the exports carry the rows and honour the filter.
+    const links = exportLinksOf(acmeOnly);
+    expect(links).toContain(`${PAGE}.json?partner=Acme`);
+    expect(links).toContain(`${PAGE}.csv?partner=Acme`);
+    for (const link of links) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
+    const json = await h.json(`${PAGE}.json?partner=Acme`, { headers: { cookie } });
+    expect(json.body).toMatchObject({ success: true, total: 1, count: 1, query: { partner: "Acme", event_type: null, limit: 50, offset: 0 } });
+    expect(json.body.dead_letters[0]).toMatchObject({
+      delivery_id: a,
+      partner: "Acme",
+      mode: "live",
+      event_type: "webhook.test",
+      attempts: 2,
+      last_status_code: 500,
+    });
+    const paged = await h.json(`${PAGE}.json?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+    expect(paged.body).toMatchObject({ total: 2, count: 1, pagination: { has_more: true, next_offset: 1 } });
+    const csv = await h.request(`${PAGE}.csv`, { headers: { cookie } });
+    expect(csv.headers.get("content-type")).toContain("text/csv");
+    const lines = (await csv.text()).trim().split("\r\n");
+    expect(lines[0]).toBe(
+      "delivery_id,partner,mode,event_id,event_type,webhook_id,attempts,last_status_code,last_error,reason_tag,target_url,created_at,dead_since",
+    );
+    expect(lines).toHaveLength(3);
+    expect((await h.request(`${PAGE}.json`)).status).toBe(403);
+  });
+
+  test("pages of 50, newest first, with Older and Newer links that keep the filter", async () => {
+    h = createTestApp({ env: ENV });
+    rx = startReceiver({ status: 500 });
+    const acme = createKey(h, { partner: "Acme" });
+    const hook = await hookFor(acme);
+    const ids: number[] = [];
+    for (let i = 0; i < 52; i++) ids.push(await testDelivery(acme, hook));
+    await attemptAll();
+    const cookie = await signedInCookie(h, createAdminToken(h));
+    const first = (await pageAs(h, `${PAGE}?partner=Acme`, cookie)).html;
+    expect(first).toContain("<strong>52</strong> dead letters match this filter; 1–50 shown.");
+    expect(first).toContain(`id="delivery-${ids[51]}"`);
+    expect(first).not.toContain(`id="delivery-${ids[1]}"`);
+    expect(first).toContain('<a id="older" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
+    expect(first).not.toContain('id="newer"');
+    const second = (await pageAs(h, `${PAGE}?partner=Acme&offset=50`, cookie)).html;
+    expect(second).toContain("51–52 shown");
+    expect(second).toContain(`id="delivery-${ids[0]}"`);
+    expect(second).toContain('<a id="newer" href="/admin/console/dead-letters?partner=Acme">');
+    expect(second).not.toContain('id="older"');
+    const past = (await pageAs(h, `${PAGE}?partner=Acme&offset=100`, cookie)).html;
+    expect(past).toContain("<strong>52</strong> dead letters match this filter; none on this page.");
+    expect(past).toContain('<a id="newer" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
+    expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
+  }, 30_000);
+});
+
+describe("POST /admin/console/dead-letters/:event_id/replay", () => {
+  test("a reason and the CSRF token required; replays a dead letter (audited, in its history), refuses the rest; delivered after", async () => {
+    h = createTestApp({ env: ENV });
+    rx = startReceiver({ status: 500 });
+    const acme = createKey(h, { partner: "Acme" });
+    const hook = await hookFor(acme);
+    const id = await testDelivery(acme, hook);
+    const other = await testDelivery(acme, hook);
+    await attemptAll();
+    rx.then({ status: 204 });
+    const delivered = await testDelivery(acme, hook);
+    await h.ctx.dispatcher.runOnce();
+    expect([statusOf(id), statusOf(other), statusOf(delivered)]).toEqual(["dead_letter", "dead_letter", "succeeded"]);
+
+    const token = createAdminToken(h, "ops");
+    const cookie = await signedInCookie(h, token);
+    const html = (await pageAs(h, PAGE, cookie)).html;
+    const csrf = csrfOf(html);
+    expect(html).toContain(`<form method="post" action="${PAGE}/${id}/replay">`);
+    const url = `${PAGE}/${id}/replay`;
+
+    // Refused before anything changes: no credentials, no token, a wrong token.
+    const anon = await h.request(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ reason: "x" }).toString(),
+    });
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("location")).toBe("/admin/sign-in");
+    expect((await formPost(h, url, cookie, { reason: "receiver fixed" })).status).toBe(403);
+    expect((await formPost(h, url, cookie, { reason: "receiver fixed", csrf_token: `${csrf}x` })).status).toBe(403);
+    expect([statusOf(id), replays(), audits().length]).toEqual(["dead_letter", 0, 0]);
+
+    // Refusals a person can act on: the page again with the message and the status.
+    const noReason = await formPost(h, url, cookie, { reason: "   ", csrf_token: csrf, partner: "Acme" });
+    expect(noReason.status).toBe(400);
+    const noReasonHtml = await noReason.text();
+    expect(noReasonHtml).toContain('<p class="error" id="form-error" role="alert">Nothing was replayed: say why');
+    expect(noReasonHtml).toContain(`id="delivery-${id}"`);
+    expect(noReasonHtml).toContain('value="Acme"');
+    for (const [ref, code, text] of [
+      ["999999", 404, "there is no delivery #999999"],
+      ["evt_000000000000000000000000", 404, "there is no event evt_000000000000000000000000"],
+      ["not-an-id", 404, "there is no event not-an-id"],
+      [String(delivered), 409, `delivery #${delivered} is not a dead letter (it is succeeded)`],
+    ] as const) {
+      const res = await formPost(h, `${PAGE}/${ref}/replay`, cookie, { reason: "try", csrf_token: csrf });
+      expect({ ref, status: res.status }).toEqual({ ref, status: code });
+      expect(await res.text()).toContain(text);
+    }
+    // A script (no text/html in Accept) gets the JSON envelope instead.
+    const script = await formPost(h, `${PAGE}/${delivered}/replay`, cookie, { reason: "try", csrf_token: csrf }, null);
+    expect(script.status).toBe(409);
+    expect(((await script.json()) as { error: string }).error).toBe("conflict");
+    expect([statusOf(id), statusOf(delivered), replays(), audits().length]).toEqual(["dead_letter", "succeeded", 0, 0]);
+
+    // The replay: 303 back (filter kept) with "replayed" on the page; the receiver is back, so it is delivered.
+    rx.then({ status: 204 });
+    const done = await formPost(h, url, cookie, { reason: "receiver fixed <ticket 42>", csrf_token: csrf, partner: "Acme" });
+    expect(done.status).toBe(303);
+    expect(done.headers.get("location")).toBe(`${PAGE}?partner=Acme&done=replayed-${id}`);
+    await h.ctx.dispatcher.runOnce(); // the pass the replay started (or one more): its outcome recorded
+    expect(statusOf(id)).toBe("succeeded");
+    const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
+    expect(after).toContain(`Replayed delivery #${id}: queued again now with its attempts reset`);
+    expect(after).not.toContain(`id="delivery-${id}"`);
+    expect(after).toContain(`id="delivery-${other}"`);
+    // Through the partner's JSON API: the replay and its reason in the delivery's history.
+    const events = await signedJson(h, acme, "GET", "/api/partner/webhook-events?reason_tag=operator_replay");
+    expect(events.body.events).toHaveLength(1);
+    expect(events.body.events[0]).toMatchObject({ id, status: "succeeded", replays: [{ reason_tag: "operator_replay", note: "receiver fixed <ticket 42>" }] });
+    // Audited as the JSON route audits it, by this operator, with the reason.
+    const [audit] = audits();
+    expect(audit!.actor).toMatch(/^admin:ops#\d+$/);
+    expect(audit!.target).toBe(String(id));
+    expect(JSON.parse(audit!.details)).toMatchObject({ ref: String(id), note: "receiver fixed <ticket 42>", via: "console", results: [{ replayed: true }] });
+
+    // Submitted twice: the second finds no dead letter.
+    const again = await formPost(h, url, cookie, { reason: "again", csrf_token: csrf });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain(`delivery #${id} is not a dead letter (it is succeeded)`);
+    expect(audits()).toHaveLength(1);
+
+    // By event id, with the bearer token (no CSRF): that event's dead letters.
+    const evt = (
+      h.ctx.db.sqlite.query("SELECT e.public_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ?").get(other) as {
+        public_id: string;
+      }
+    ).public_id;
+    rx.then({ status: 204 });
+    const byEvent = await h.request(`${PAGE}/${evt}/replay`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ reason: "batch after the outage" }).toString(),
+    });
+    expect(byEvent.status).toBe(303);
+    expect(byEvent.headers.get("location")).toBe(`${PAGE}?done=replayed-${evt}`);
+    await h.ctx.dispatcher.runOnce();
+    expect(statusOf(other)).toBe("succeeded");
+    expect(audits().map((a) => JSON.parse(a.details).note)).toEqual(["receiver fixed <ticket 42>", "batch after the outage"]);
+    expect(rx.received.filter((r) => r.method === "POST")).toHaveLength(2 * 2 + 1 + 2); // two dead twice, one delivered, two replays
+    expect((await pageAs(h, PAGE, cookie)).html).toContain("None: no delivery has used up its attempts.");
+  });
+
+  test("a dead letter whose webhook was deleted is refused (409), nothing changed", async () => {
+    h = createTestApp({ env: ENV });
+    rx = startReceiver({ status: 500 });
+    const acme = createKey(h, { partner: "Acme" });
+    const hook = await hookFor(acme);
+    const id = await testDelivery(acme, hook);
+    await attemptAll();
+    expect((await signedJson(h, acme, "DELETE", `/api/partner/webhooks/${hook}`)).status).toBe(200);
+    const cookie = await signedInCookie(h, createAdminToken(h));
+    const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
+    const res = await formPost(h, `${PAGE}/${id}/replay`, cookie, { reason: "try", csrf_token: csrf });
+    expect(res.status).toBe(409);
+    expect(await res.text()).toContain("its webhook was deleted");
+    expect([statusOf(id), replays(), audits().length]).toEqual(["dead_letter", 0, 0]);
   });
 });

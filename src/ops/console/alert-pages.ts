@@ -67,7 +67,8 @@ interface AlertPageData {
 
 const alertBody = compileHtml<AlertPageData>(
   "ops-alert-page",
-  `${STYLE}<h1>Alert <code id="alert-key"><%= it.key %></code></h1>
+  `${STYLE}<p class="muted"><a id="back" href="/admin/console/alerts">← Alerts: everything firing, silences</a></p>
+<h1>Alert <code id="alert-key"><%= it.key %></code></h1>
 <p class="lead">As of <%= it.generatedAt %>; all times UTC.</p>
 <section id="state" class="summary <%= it.firing ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="alert-state"><%= it.state %></span> <span id="alert-headline"><%= it.headline %></span></p></section>
 <%= it.facts %>
@@ -143,7 +144,8 @@ interface IncidentPageData {
 
 const incidentBody = compileHtml<IncidentPageData>(
   "ops-incident-page",
-  `${STYLE}<h1>Incident #<%= it.id %>: <span id="incident-title"><%= it.title %></span></h1>
+  `${STYLE}<p class="muted"><a id="back" href="/admin/console/incidents">← Incidents: all of them, the draft</a></p>
+<h1>Incident #<%= it.id %>: <span id="incident-title"><%= it.title %></span></h1>
 <p class="lead">As of <%= it.generatedAt %>; all times UTC.</p>
 <section id="state" class="summary <%= it.open ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="incident-state"><%= it.state %></span> <span id="incident-headline"><%= it.headline %></span></p></section>
 <%= it.facts %>

@@ -19,6 +19,7 @@ export function size(bytes: number): string {
 
 export function age(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
+  if (minutes < 1) return "less than a minute";
   if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"}`;
   const hours = Math.floor(minutes / 60);
   return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} days`;
@@ -105,7 +106,7 @@ export async function backupsBody(ctx: AppContext, view: { offset: number; who: 
   const shown = page.items.length;
   return body({
     generatedAt: when(now.toISOString())!,
-    attention: !newest || newest.integrity !== "ok",
+    attention: newest?.integrity !== "ok",
     headline,
     keep: ctx.config.backupKeep,
     total: page.total,
@@ -121,7 +122,12 @@ export async function backupsBody(ctx: AppContext, view: { offset: number; who: 
       badge: b.integrity === "ok" ? "ok" : "warn",
       sha256: b.sha256,
     })),
-    range: shown === 0 ? "" : `${offset + 1}–${offset + shown} of ${page.total}`,
+    range:
+      shown === 0
+        ? ""
+        : offset === 0 && shown === page.total
+          ? `${shown} ${shown === 1 ? "backup" : "backups"}`
+          : `${offset + 1}–${offset + shown} of ${page.total}`,
     newer: offset > 0 ? pageHref(Math.max(0, Math.min(offset, page.total) - BACKUPS_PAGE_SIZE)) : null,
     older: offset + shown < page.total ? pageHref(offset + shown) : null,
     journalMode: journalModeOf(ctx),

@@ -1,23 +1,25 @@
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, refusal, type Notice, NO_NOTICE, notice, pageDoc, when } from "../../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, when } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
 import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
-import { compileHtml } from "../../http/html";
 import { intPath, intQuery } from "../../http/params";
 import { buildDigest, DIGEST_DEFAULTS } from "../digest/service";
-import type { BaselineMode } from "../digest/findings";
+import { BASELINE_MODES, type BaselineMode } from "../digest/findings";
 import { paramsOf } from "../digest/routes";
-import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "../digest/suppressions";
+import { createSuppression, listSuppressions, revokeSuppression } from "../digest/suppressions";
+import { DIGEST_BASE, digestBody, digestExports, findingTables, PAGE_PATH, ruleRows } from "./digest-view";
 
 // GET /admin/console/403-digest: the 403 digest for a person — the trend chart (the digest's own PNG), the
-// findings with why each was raised, what the suppression rules hid, and the rules themselves with forms to
-// add one and to end one (the same verbs and audit as POST /admin/ops/403-digest/suppressions…).
+// findings with why each was raised and its suppression state, what the suppression rules hid, and the rules
+// themselves with forms to add one and to end one (the same verbs and audit as POST /admin/ops/403-digest/
+// suppressions…). The markup is in digest-view.ts.
 
-const PATH = "/admin/console/403-digest";
-const BASE = "/admin/ops/403-digest";
-const MODES: BaselineMode[] = ["rolling_24h", "same_hour_yesterday", "same_weekday_hour_4w"];
+const PATH = PAGE_PATH;
+const MODES: readonly BaselineMode[] = BASELINE_MODES;
 const RULES_SHOWN = 50;
+/** Active rules read to describe the rule behind each hidden finding (a rule past these is named by its id only). */
+const ACTIVE_RULES_READ = 200;
 
 const PageQuery = t.Object({
   hours: intQuery({ minimum: 1, maximum: 168, defaultValue: DIGEST_DEFAULTS.hours, description: "the window: this many UTC hours ending now" }),
@@ -44,74 +46,12 @@ const AddForm = t.Object(
 );
 const EndForm = t.Object({ ...csrfField }, { additionalProperties: false });
 
-interface PageData {
-  generatedAt: string;
-  hours: number;
-  mode: string;
-  modes: string[];
-  chart: string;
-  totals: { requests: number; forbidden: number; suppressed: number };
-  coverage: string | null;
-  findingsTotal: number;
-  findings: Array<{
-    kind: string;
-    badge: string;
-    dimension: string;
-    value: string;
-    span: string;
-    observed: number;
-    baseline: string;
-    ratio: string;
-    why: string;
-  }>;
-  suppressedTotal: number;
-  suppressed: Array<{ kind: string; value: string; rules: string; why: string }>;
-  rules: Array<SuppressionRule & { badge: string; expires: string; match: string }>;
-  rulesMore: boolean;
-  csrf: string | null;
-  exports: Array<readonly [string, string]>;
-  notice: ReturnType<typeof notice>;
-}
-
-const body = compileHtml<PageData>(
-  "console-digest",
-  `<h1>403 digest</h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC. The last <%= it.hours %> hours of 403 answers against a <code><%= it.mode %></code> baseline.</p>
-<%= it.notice %>
-<form method="get" action="${PATH}" id="window" class="filters"><label>Hours <input type="number" name="hours" min="1" max="168" value="<%= it.hours %>"></label>
-<label>Baseline <select name="baseline_mode"><% for (const m of it.modes) { %><option<%= m === it.mode ? " selected" : "" %>><%= m %></option><% } %></select></label> <button type="submit" id="apply">Show</button></form>
-<section id="overview" class="summary <%= it.findingsTotal ? "attention" : "ready" %>"><p><strong id="findings-total"><%= it.findingsTotal %></strong> <%= it.findingsTotal === 1 ? "finding" : "findings" %> · <span id="totals"><%= it.totals.forbidden %> 403s of <%= it.totals.requests %> requests, <%= it.totals.suppressed %> suppressed by rules</span></p>
-<% if (it.coverage) { %><p class="muted" id="coverage"><%= it.coverage %></p><% } %></section>
-<section id="trend"><h2>Trend</h2><p><img id="trend-chart" src="<%= it.chart %>" alt="403s per hour against the baseline over the last <%= it.hours %> hours" style="max-width:100%;height:auto" width="960" height="420"></p></section>
-<section id="findings"><h2>Findings</h2>
-<% if (it.findings.length === 0) { %><p class="muted" id="findings-none">None: no spike, new path or new client above the thresholds.</p><% } else { %><table class="data" id="finding-rows"><thead><tr><th>Kind</th><th>Dimension</th><th>Value</th><th>Hours</th><th>403s</th><th>Baseline</th><th>Ratio</th><th>Why</th></tr></thead><tbody>
-<% for (const f of it.findings) { %><tr><td data-label="Kind"><span class="badge <%= f.badge %>"><%= f.kind %></span></td><td data-label="Dimension"><%= f.dimension %></td><td data-label="Value"><code><%= f.value || "(none)" %></code></td><td data-label="Hours"><%= f.span %></td><td data-label="403s"><%= f.observed %></td><td data-label="Baseline"><%= f.baseline %></td><td data-label="Ratio"><%= f.ratio %></td><td data-label="Why"><%= f.why %></td></tr>
-<% } %></tbody></table><% } %>
-<% if (it.suppressedTotal) { %><h3>Hidden by suppression rules (<%= it.suppressedTotal %>)</h3><table class="data" id="suppressed-rows"><thead><tr><th>Kind</th><th>Value</th><th>Rules</th><th>Why</th></tr></thead><tbody>
-<% for (const f of it.suppressed) { %><tr><td data-label="Kind"><%= f.kind %></td><td data-label="Value"><code><%= f.value %></code></td><td data-label="Rules"><%= f.rules %></td><td data-label="Why"><%= f.why %></td></tr>
-<% } %></tbody></table><% } %></section>
-<section id="rules"><h2>Suppression rules</h2>
-<p class="muted">Known 403 noise kept out of the findings: a route glob and/or a partner key and/or a client prefix, with a reason, an owner and an expiry (at most 90 days). Every change is audited.</p>
-<% if (it.rules.length === 0) { %><p class="muted" id="rules-none">None.</p><% } else { %><table class="data" id="rule-rows"><thead><tr><th>Rule</th><th>State</th><th>Matches</th><th>Reason</th><th>Owner</th><th>Expires</th><th></th></tr></thead><tbody>
-<% for (const r of it.rules) { %><tr id="rule-<%= r.id %>"><td data-label="Rule">#<%= r.id %></td><td data-label="State"><span class="badge <%= r.badge %>"><%= r.state %></span></td><td data-label="Matches"><code><%= r.match %></code></td><td data-label="Reason"><%= r.reason %></td><td data-label="Owner"><%= r.owner %></td><td data-label="Expires"><%= r.expires %></td><td data-label="Action"><% if (r.state === "active") { %><form class="inline" method="post" action="${PATH}/rules/<%= r.id %>/end"><% if (it.csrf !== null) { %><input type="hidden" name="csrf_token" value="<%= it.csrf %>"><% } %><button type="submit" id="end-<%= r.id %>">End now</button></form><% } %></td></tr>
-<% } %></tbody></table><% if (it.rulesMore) { %><p class="muted">Newest ${RULES_SHOWN} shown; every rule is in the export below.</p><% } %><% } %>
-<h3>Add a rule</h3>
-<form method="post" action="${PATH}/rules" id="add-rule" class="stack">
-<% if (it.csrf !== null) { %><input type="hidden" name="csrf_token" value="<%= it.csrf %>"><% } %>
-<p><label>Route glob <input name="path_pattern" maxlength="200" placeholder="/api/partner/users/*"></label></p>
-<p><label>Partner key id <input name="partner_key_id" maxlength="64"></label> <label>Client prefix <input name="client_prefix" maxlength="64" placeholder="203.0.113.0/24"></label></p>
-<p><label>Reason <input name="reason" maxlength="500" required></label> <label>Owner <input name="owner" maxlength="120" placeholder="you, by default"></label> <label>Days <input type="number" name="expires_in_days" min="1" max="90" value="7" required></label></p>
-<p><button type="submit" class="primary" id="add">Add rule</button></p></form></section>
-<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
-);
-
-const KIND_BADGE: Record<string, string> = { sustained_spike: "bad", spike: "warn", new_path: "warn", new_client: "warn" };
-const STATE_BADGE: Record<string, string> = { active: "ok", expired: "", revoked: "" };
 const DONE: Record<string, string> = { added: "added", ended: "ended now" };
 
 function render(ctx: AppContext, operator: OperatorRequest, hours: number, mode: BaselineMode, n: Notice, status = 200): Response {
   const d = buildDigest(ctx, paramsOf({ hours, baseline_mode: mode }));
   const rules = listSuppressions(ctx, { limit: RULES_SHOWN, offset: 0, after: null, cursor: null });
+  const active = d.suppressed.length ? listSuppressions(ctx, { limit: ACTIVE_RULES_READ, offset: 0, after: null, cursor: null }, "active").items : [];
   const q = new URLSearchParams({ hours: String(hours), baseline_mode: mode }).toString();
   const coverage = d.coverage.lookback_complete
     ? null
@@ -120,45 +60,25 @@ function render(ctx: AppContext, operator: OperatorRequest, hours: number, mode:
     operator,
     "403 digest",
     PATH,
-    body({
+    digestBody({
       generatedAt: when(d.generated_at)!,
       hours,
       mode,
       modes: MODES,
-      chart: `${BASE}/probe-trend.png?${q}`,
+      chart: `${DIGEST_BASE}/probe-trend.png?${q}`,
+      chartNarrow: `${DIGEST_BASE}/probe-trend.png?${q}&w=360&h=320`,
       totals: d.totals,
       coverage,
       findingsTotal: d.findings_total,
-      findings: d.findings.map((f) => ({
-        kind: f.kind,
-        badge: KIND_BADGE[f.kind] ?? "warn",
-        dimension: f.dimension,
-        value: f.value,
-        span: f.first_hour === f.last_hour ? `${f.first_hour}` : `${f.first_hour} – ${f.last_hour} (${f.hours})`,
-        observed: f.observed,
-        baseline: String(f.baseline),
-        ratio: String(f.ratio),
-        why: f.why,
-      })),
+      findingsShown: d.findings.length,
       suppressedTotal: d.suppressed_total,
-      suppressed: d.suppressed.map((f) => ({ kind: f.kind, value: f.value, rules: `#${f.rule_id}`, why: f.why })),
-      rules: rules.items.map((r) => ({
-        ...r,
-        badge: STATE_BADGE[r.state] ?? "",
-        expires: when(r.expires_at)!,
-        match: [r.path_pattern, r.partner_key_id && `key ${r.partner_key_id}`, r.client_prefix].filter(Boolean).join(" · ") || "*",
-      })),
+      ...findingTables(d, new Map(active.map((r) => [r.id, r]))),
+      rules: ruleRows(rules.items),
       rulesMore: rules.pagination.has_more,
+      rulesShown: RULES_SHOWN,
       csrf: operator.csrfToken,
-      exports: [
-        ["Digest (JSON)", `${BASE}?${q}`],
-        ["Digest table (CSV)", `${BASE}/export.csv?${q}`],
-        ["Digest table (JSON)", `${BASE}/export.json?${q}`],
-        ["Trend chart (PNG)", `${BASE}/probe-trend.png?${q}`],
-        ["Suppression rules (JSON, every rule)", `${BASE}/suppressions/export.json`],
-        ["Digest alerts: runs of source digest (JSON)", "/admin/ops/alerts-monitor/export.json?source=digest"],
-      ],
-      notice: notice(n),
+      exports: digestExports(q),
+      notice: n,
     }),
     status,
   );
@@ -183,7 +103,7 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
         operator: "page",
         query: PageQuery,
         detail: pageDoc(
-          "403 digest (HTML page): trend chart, findings with their reasons, what suppression rules hid, the rules with add/end forms, exports",
+          "403 digest (HTML page): trend chart, findings with their reasons and suppression state, what suppression rules hid, the rules with add/end forms, exports",
           PATH,
         ),
       },

@@ -4,20 +4,21 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { preflightDelta, selectionOf } from "../preflight/service";
+import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
 import { currentGuards } from "../preflight/guards";
 
 // GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
 // (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands
-// out (the z-score detector), and every guard value now (secrets only as set/unset and a fingerprint).
+// out (the z-score detector), the daily history (which fields each day's snapshot changed), and every guard value
+// now (secrets only as set/unset and a fingerprint).
 
 const PATH = "/admin/console/preflight";
 const BASE = "/admin/ops/preflight-guards";
 
 const PageQuery = t.Object({
   day_offset: intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare with the snapshot of this many days ago" }),
-  days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies: the last N days" }),
+  days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies and history: the last N days" }),
 });
 
 interface PageData {
@@ -32,6 +33,7 @@ interface PageData {
   evaluated: number;
   anomalies: Array<{ day: string; series: string; count: number; mean: string; z: string }>;
   guards: Array<{ field: string; value: string; fingerprint: string; secret: boolean }>;
+  history: HistoryDay[];
   exports: Array<readonly [string, string]>;
 }
 
@@ -39,7 +41,10 @@ const body = compileHtml<PageData>(
   "console-preflight",
   `<h1>Preflight guards</h1>
 <p class="lead">As of <%= it.generatedAt %>; all times UTC. The configuration and artifacts that decide how Herald behaves, snapshotted daily: what changed, and when the changes were unusual.</p>
-<form method="get" action="${PATH}" id="compare" class="filters"><label>Compare with <input type="number" name="day_offset" min="1" max="30" value="<%= it.dayOffset %>"> days ago</label> <label>Anomalies over <input type="number" name="days" min="1" max="90" value="<%= it.days %>"> days</label> <button type="submit" id="apply">Show</button></form>
+<form method="get" action="${PATH}" id="compare" class="filters">
+<p><label>Compare with the snapshot of <input type="number" name="day_offset" min="1" max="30" step="1" value="<%= it.dayOffset %>" required> days ago (1–30)</label></p>
+<p><label>Unusual days and history over the last <input type="number" name="days" min="1" max="90" step="1" value="<%= it.days %>" required> days (1–90)</label></p>
+<p><button type="submit" id="apply">Show</button></p></form>
 <section id="delta"><h2>Changes since <%= it.compareDay %></h2>
 <% if (!it.compareAvailable) { %><p class="muted" id="delta-unavailable">No snapshot was taken on <%= it.compareDay %>: nothing to compare with (the preflight-snapshot job takes one a day).</p><% } else { %>
 <section class="summary <%= it.changes.length ? "attention" : "ready" %>"><p id="delta-counts"><%= it.counts.changed %> changed, <%= it.counts.added %> added, <%= it.counts.removed %> removed, <%= it.counts.unchanged %> unchanged against the snapshot taken <%= it.compareTakenAt %>.</p></section>
@@ -51,12 +56,40 @@ const body = compileHtml<PageData>(
 <% if (it.anomalies.length === 0) { %><p class="muted" id="anomalies-none">None.</p><% } else { %><table class="data" id="anomaly-rows"><thead><tr><th>Day</th><th>Series</th><th>Changes</th><th>Usual</th><th>z</th></tr></thead><tbody>
 <% for (const a of it.anomalies) { %><tr><td data-label="Day"><%= a.day %></td><td data-label="Series"><code><%= a.series %></code></td><td data-label="Changes"><%= a.count %></td><td data-label="Usual"><%= a.mean %></td><td data-label="z"><%= a.z %></td></tr>
 <% } %></tbody></table><% } %></section>
+<section id="history"><h2>History</h2>
+<p class="muted" id="history-count"><%= it.history.length %> of the last <%= it.days %> days have a snapshot; newest first, each against the day before.</p>
+<% if (it.history.length === 0) { %><p class="muted" id="history-none">None.</p><% } else { %><table class="data" id="history-rows"><thead><tr><th>Day</th><th>Fields</th><th>Changed</th><th>Which</th></tr></thead><tbody>
+<% for (const d of it.history) { %><tr><td data-label="Day"><%= d.day %></td><td data-label="Fields"><%= d.fields %></td><td data-label="Changed"><% if (d.changed === null) { %><span class="muted">no snapshot the day before</span><% } else { %><span class="badge <%= d.changed ? "warn" : "ok" %>"><%= d.changed %></span><% } %></td><td data-label="Which"><% if (d.which.length) { %><code><%= d.which.join(", ") %></code><% } else { %><span class="muted">–</span><% } %></td></tr>
+<% } %></tbody></table><% } %></section>
 <section id="guards"><h2>Every guard now</h2>
 <table class="data" id="guard-rows"><thead><tr><th>Field</th><th>Value</th><th>Fingerprint</th></tr></thead><tbody>
-<% for (const g of it.guards) { %><tr><td data-label="Field"><code><%= g.field %></code></td><td data-label="Value"><% if (g.secret) { %><span class="badge">secret</span> <% } %><code><%= g.value %></code></td><td data-label="Fingerprint"><code><%= g.fingerprint %></code></td></tr>
+<% for (const g of it.guards) { %><tr><td data-label="Field"><code><%= g.field %></code></td><td data-label="Value"><% if (g.secret) { %><span class="badge">secret</span> <% } %><% if (g.value === "") { %><span class="muted">(empty)</span><% } else { %><code><%= g.value %></code><% } %></td><td data-label="Fingerprint"><code><%= g.fingerprint %></code></td></tr>
 <% } %></tbody></table></section>
 <section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
 );
+
+interface HistoryDay {
+  day: string;
+  fields: number;
+  /** Fields whose fingerprint differs from the day before; null when the day before has no snapshot. */
+  changed: number | null;
+  which: string[];
+}
+
+/** The history's rows (one per day and field) as one line per day, newest first. */
+function historyDays(rows: ReturnType<typeof preflightHistory>["rows"]): HistoryDay[] {
+  const byDay = new Map<string, HistoryDay>();
+  for (const r of rows) {
+    let d = byDay.get(r.day);
+    if (!d) byDay.set(r.day, (d = { day: r.day, fields: 0, changed: r.changed === null ? null : 0, which: [] }));
+    d.fields++;
+    if (r.changed === true && d.changed !== null) {
+      d.changed++;
+      d.which.push(`${r.section}.${r.field}`);
+    }
+  }
+  return [...byDay.values()].sort((a, b) => b.day.localeCompare(a.day));
+}
 
 const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", removed: "bad" };
 
@@ -69,6 +102,7 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
       const sel = selectionOf(ctx, {});
       const d = preflightDelta(ctx, dayOffset, sel);
       const a = preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
+      const h = preflightHistory(ctx, days, sel);
       const q = `day_offset=${dayOffset}`;
       return consolePage(
         operator,
@@ -97,6 +131,7 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
             mean: e.baseline_mean === null ? "–" : String(e.baseline_mean),
             z: e.z === null ? "∞" : String(e.z),
           })),
+          history: historyDays(h.rows),
           guards: currentGuards(ctx).map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
           exports: [
             ["Guards now (JSON)", `${BASE}.json`],
@@ -104,8 +139,8 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
             ["Delta (JSON)", `${BASE}/delta.json?${q}`],
             ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
             ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
-            ["History per day (JSON)", `${BASE}/history.json`],
-            ["History per day (CSV)", `${BASE}/history.csv`],
+            ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
+            ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
             ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
             ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
           ],
@@ -115,7 +150,10 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
     {
       operator: "page",
       query: PageQuery,
-      detail: pageDoc("Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), every guard value now, exports", PATH),
+      detail: pageDoc(
+        "Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), the daily history, every guard value now, exports",
+        PATH,
+      ),
     },
   );
 }

@@ -1,0 +1,129 @@
+import { t } from "elysia";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { intQuery } from "../../http/params";
+import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "../incidents/draft";
+import { draftMarkdown } from "../incidents/draft-render";
+import type { DraftFormView } from "./incidents-view";
+
+// The incidents page's draft form (GET): the parameters of GET /admin/ops/incidents/draft.md that a person
+// chooses — the window (last N hours, or since/until), which incident of it, severity, timeline, template, what it
+// reads — read leniently as a GET form sends them (strings; empty = the default; a datetime-local value is UTC)
+// and handed to the same buildDraft as draft.md, so the text area and the download are the same text. A value
+// out of bounds, or a draft the window cannot make, is an error line on the page (4xx), not a JSON answer.
+
+/** The draft lists the window's incidents up to its default limit; index picks among them. */
+const MAX_INDEX = DRAFT_LIMITS.limit.fallback - 1;
+
+const CHOICES = {
+  severity: ["all", "warn", "bad"],
+  context: ["brief", "none", "full"],
+  template: ["v1", "minimal"],
+  source: ["all", "status", "errors", "jobs"],
+} as const;
+type Choice = keyof typeof CHOICES;
+
+const str = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }));
+
+/** The draft fields of the page's query (the page adds its own offset). */
+export const draftQueryFields = {
+  hours: intQuery({
+    minimum: 1,
+    maximum: DRAFT_LIMITS.hours.max,
+    description: `the draft's window: the last N hours, 1 to ${DRAFT_LIMITS.hours.max} (default ${DRAFT_LIMITS.hours.fallback})`,
+  }),
+  since: str(40, "window start (UTC; 2026-04-01T10:00 or an ISO 8601 instant); overrides hours"),
+  until: str(40, "window end (UTC), after since; default now"),
+  index: intQuery({ minimum: 0, maximum: MAX_INDEX, description: `which incident of the window, 0 = the newest, to ${MAX_INDEX}` }),
+  severity: str(8, "all, warn or bad"),
+  context: str(8, "the timeline around the incident: brief, none or full"),
+  template: str(8, "v1 or minimal"),
+  source: str(8, "what the draft reads: all, status, errors or jobs"),
+};
+
+export type RawDraftQuery = Partial<Record<keyof typeof draftQueryFields, string>>;
+
+export interface DraftResult {
+  form: DraftFormView;
+  /** The draft.md query string of these parameters (defaults left out, hours and index always). */
+  query: string;
+  markdown: string | null;
+  error: string | null;
+  status: number;
+}
+
+/** A datetime-local value (UTC) or an ISO 8601 instant with a zone, as an ISO time; null when it is neither. */
+function instant(raw: string): string | null {
+  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw);
+  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
+  const ms = local ? Date.parse(`${raw}Z`) : zoned ? Date.parse(raw) : Number.NaN;
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+export function incidentDraft(ctx: AppContext, raw: RawDraftQuery): DraftResult {
+  const problems: string[] = [];
+  const int = (name: "hours" | "index", min: number, max: number, fallback: number, label: string) => {
+    const v = raw[name]?.trim() ?? "";
+    if (v === "") return fallback;
+    const n = /^\d{1,6}$/.test(v) ? Number(v) : Number.NaN;
+    if (n >= min && n <= max) return n;
+    problems.push(`${label} must be a whole number from ${min} to ${max}`);
+    return fallback;
+  };
+  const time = (name: "since" | "until", label: string) => {
+    const v = raw[name]?.trim() ?? "";
+    if (v === "") return null;
+    const iso = instant(v);
+    if (iso === null) problems.push(`${label} must be a date and time in UTC, such as 2026-04-01T10:00`);
+    return iso;
+  };
+  const choice = <K extends Choice>(name: K, label: string): (typeof CHOICES)[K][number] => {
+    const v = raw[name] ?? "";
+    const list = CHOICES[name] as readonly string[];
+    if (v === "" || list.includes(v)) return (v || list[0]) as (typeof CHOICES)[K][number];
+    problems.push(`${label} must be one of ${list.join(", ")}`);
+    return list[0] as (typeof CHOICES)[K][number];
+  };
+
+  const q = {
+    hours: int("hours", 1, DRAFT_LIMITS.hours.max, DRAFT_LIMITS.hours.fallback, "Last hours"),
+    since: time("since", "Since"),
+    until: time("until", "Until"),
+    index: int("index", 0, MAX_INDEX, 0, "Incident"),
+    severity: choice("severity", "Severity"),
+    context: choice("context", "Timeline"),
+    template: choice("template", "Template"),
+    source: choice("source", "Reads"),
+  };
+  const form: DraftFormView = {
+    hours: String(q.hours),
+    since: q.since?.slice(0, 16) ?? "",
+    until: q.until?.slice(0, 16) ?? "",
+    index: String(q.index),
+    severity: q.severity,
+    context: q.context,
+    template: q.template,
+    source: q.source,
+    maxHours: DRAFT_LIMITS.hours.max,
+    maxIndex: MAX_INDEX,
+    choices: { severity: [...CHOICES.severity], context: [...CHOICES.context], template: [...CHOICES.template], source: [...CHOICES.source] },
+  };
+  const params = new URLSearchParams({ hours: String(q.hours), index: String(q.index) });
+  if (q.since !== null) params.set("since", q.since);
+  if (q.until !== null) params.set("until", q.until);
+  for (const name of Object.keys(CHOICES) as Choice[]) if (q[name] !== CHOICES[name][0]) params.set(name, q[name]);
+  const query = params.toString();
+
+  if (problems.length) return { form, query, markdown: null, error: `No draft: ${problems.join("; ")}.`, status: 400 };
+  const draftQuery: DraftQuery = { ...q, since: q.since ?? undefined, until: q.until ?? undefined };
+  try {
+    return { form, query, markdown: draftMarkdown(buildDraft(ctx, draftQuery)), error: null, status: 200 };
+  } catch (err) {
+    // The window refused (until not after since, a span past the bound) or no incident at that index.
+    if (err instanceof AppError && err.status < 500) {
+      const why = err.message.replace(/^Invalid request parameters: query\./, "");
+      return { form, query, markdown: null, error: `No draft: ${why}.`, status: err.status };
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { FakeClock } from "../support/clock";
+import { createAdminToken, createKey, type TestKey } from "../support/partner";
+import { operator } from "../status/support";
+
+// The partners page in real headless Chromium (JavaScript off), as an operator uses it: sign in through the form,
+// open "Partners & keys" from the header, read it at 1280 px and 390 px without horizontal scrolling (a long
+// partner name, long key ids, the forms opened), filter by mode with the GET form, disable a key (reason and the
+// confirmation box), rotate another and read the secret on its answer page — not in the address bar. A disable
+// posted without the CSRF token, with the browser's own session cookie, is refused and changes nothing.
+// Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
+
+const present = chromiumPresent("test/auth/console-keys.browser.test.ts");
+
+let h: TestApp | undefined;
+let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+const browser = new OperatorBrowser();
+let token = "";
+let acme: TestKey;
+let globex: TestKey;
+let longName: TestKey;
+const base = () => `http://127.0.0.1:${server!.server!.port}`;
+
+beforeAll(async () => {
+  if (!present) return;
+  h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
+  token = createAdminToken(h, "on-call");
+  acme = createKey(h, { partner: "Acme Corp." });
+  globex = createKey(h, { partner: "Globex", mode: "sandbox", scopes: ["read", "webhooks"] });
+  longName = createKey(h, { partner: "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd" });
+  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  await browser.launch();
+}, 120_000);
+
+afterAll(async () => {
+  await browser.close();
+  await server?.stop(true);
+  h?.close();
+});
+
+test.skipIf(!present)(
+  "sign in, open Partners & keys from the header, filter, disable one key, rotate another; readable at 390 px",
+  async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
+    await page.fill("#token", token);
+    await page.click("#sign-in");
+    await page.click('#console-nav a[href="/admin/console/partners"]');
+    expect(page.url()).toBe(`${base()}/admin/console/partners`);
+    expect(await page.locator("main h1").innerText()).toBe("Partners & keys");
+    expect(await page.locator("#key-count").innerText()).toBe("3 keys (3 active).");
+    expect(await page.locator("section.partner h2").allInnerTexts()).toEqual([
+      "Acme Corp.",
+      "Globex",
+      "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd",
+    ]);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-partners-1280.png");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const summary of await page.locator("details.act summary").all()) await summary.click();
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-partners-forms-390.png");
+
+    // The GET filter form.
+    await page.selectOption("select[name=mode]", "sandbox");
+    await page.click("#apply");
+    expect(page.url()).toBe(`${base()}/admin/console/partners?partner=&mode=sandbox&status=`);
+    expect(await page.locator("#key-count").innerText()).toBe("1 key (1 active).");
+
+    // Disable the sandbox key: a reason and the box.
+    const row = page.locator(`#key-${globex.keyId}`);
+    await row.locator("summary:text('Disable')").click();
+    await row.locator("input[name=reason]").fill("Partner left the pilot");
+    await row.locator("input[name=confirm]").check();
+    await row.locator(`#disable-${globex.keyId}`).click();
+    expect(page.url()).toBe(`${base()}/admin/console/partners?done=disabled&key=${globex.keyId}`);
+    expect(await page.locator("#done").innerText()).toContain(`Key ${globex.keyId} disabled`);
+    expect(await page.locator(`#key-${globex.keyId} td[data-label=State]`).innerText()).toContain("disabled Partner left the pilot");
+    expect(await page.locator(`#rotate-${globex.keyId}`).count()).toBe(0);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-partners-disabled-390.png");
+
+    // Rotate the long-named partner's key: the secret on the answer page, not in the address.
+    const long = page.locator(`#key-${longName.keyId}`);
+    await long.locator("summary:text('Rotate')").click();
+    await long.locator("input[name=overlap_hours]").fill("2");
+    await long.locator(`#rotate-${longName.keyId}`).click();
+    const secret = await page.locator("#secret").inputValue();
+    expect(secret).toMatch(/^hsk_live_/);
+    expect(page.url()).toBe(`${base()}/admin/console/partners/keys/${longName.keyId}/rotate`);
+    expect(await page.locator("#copy-now").innerText()).toContain("Copy it now");
+    expect(await page.locator("#overlap").innerText()).toContain("The old secret keeps working until 2026-04-01 14:00:00 UTC");
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-partners-secret-390.png");
+    await page.click("#back");
+    expect(await page.content()).not.toContain(secret);
+
+    // The disable form without its csrf_token, sent with this browser's session cookie: refused, the key stays active.
+    const session = (await browser.context!.cookies()).find((c) => c.name === "herald_admin_session")!;
+    const forged = await fetch(`${base()}/admin/console/partners/keys/${acme.keyId}/disable`, {
+      method: "POST",
+      headers: { cookie: `herald_admin_session=${session.value}`, "content-type": "application/x-www-form-urlencoded", accept: "text/html" },
+      body: new URLSearchParams({ reason: "forged", confirm: "yes" }).toString(),
+      redirect: "manual",
+    });
+    expect(forged.status).toBe(403);
+    const keys = (await operator(h!, token).get("/admin/partners/keys?status=active")).body.keys as Array<{ key_id: string }>;
+    expect(keys.map((k) => k.key_id).sort()).toEqual([acme.keyId, longName.keyId].sort());
+  },
+  120_000,
+);

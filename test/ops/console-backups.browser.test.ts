@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createTestApp, type TestApp } from "../support/app";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { FakeClock } from "../support/clock";
+import { createAdminToken } from "../support/partner";
+import { operator } from "../status/support";
+
+// The backups page in real headless Chromium (JavaScript off), as an operator uses it: sign in through the form,
+// open Backups from the header, read it at 1280 px and 390 px without horizontal scrolling, press "Take a backup
+// now" and see the result line and the new row, download the file by its link (with the session) and find the
+// sha256 the page shows; a second press in the same (fake) millisecond comes back as the page with the error.
+// A post without the CSRF token, with the browser's own session cookie, is refused. Screenshots: a temp dir, or
+// OPS_SCREENSHOT_DIR.
+
+const present = chromiumPresent("test/ops/console-backups.browser.test.ts");
+
+let h: TestApp | undefined;
+let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+const browser = new OperatorBrowser();
+let token = "";
+const base = () => `http://127.0.0.1:${server!.server!.port}`;
+
+beforeAll(async () => {
+  if (!present) return;
+  h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z"), env: { BACKUP_KEEP: "3" } });
+  token = createAdminToken(h, "on-call");
+  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  await browser.launch();
+}, 120_000);
+
+afterAll(async () => {
+  await browser.close();
+  await server?.stop(true);
+  h?.close();
+});
+
+test.skipIf(!present)(
+  "sign in, open Backups from the header, take a backup, download it, see a refusal; readable at 390 px",
+  async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
+    expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
+    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
+    await page.fill("#token", token);
+    await page.click("#sign-in");
+    await page.click('#console-nav a[href="/admin/console/backups"]');
+    expect(page.url()).toBe(`${base()}/admin/console/backups`);
+    expect(await page.locator("main h1").innerText()).toBe("Backups");
+    expect(await page.locator("#backups-none").innerText()).toBe("None.");
+    expect(await page.locator("#backup-age").innerText()).toContain("No backup yet");
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-backups-empty-1280.png");
+
+    await page.click("#run");
+    expect(page.url()).toBe(`${base()}/admin/console/backups?done=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
+    expect(await page.locator("#done").innerText()).toBe("Backup herald-2026-04-01T12-00-00-000Z.db made and checked.");
+    expect(await page.locator("#backup-rows tbody tr").count()).toBe(1);
+    const sha = await page.locator("#backup-rows code.sha").innerText();
+    expect(sha).toMatch(/^[0-9a-f]{64}$/);
+    await browser.screenshot(page, "console-backups-1280.png");
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#backup-rows a[download]")]);
+    expect(download.suggestedFilename()).toBe("herald-2026-04-01T12-00-00-000Z.db");
+    const file = readFileSync((await download.path())!);
+    expect(createHash("sha256").update(file).digest("hex")).toBe(sha);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-backups-390.png");
+
+    // The clock has not moved: a second backup would have the same name. The page says so, with 409.
+    const [refused] = await Promise.all([page.waitForEvent("response", (r) => r.request().method() === "POST"), page.click("#run")]);
+    expect(refused.status()).toBe(409);
+    expect(await page.locator("#form-error").innerText()).toContain("already exists");
+    expect(await page.locator("#backup-rows tbody tr").count()).toBe(1);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-backups-refused-390.png");
+
+    // The form without its csrf_token, sent with this browser's session cookie: refused, nothing made.
+    const session = (await browser.context!.cookies()).find((c) => c.name === "herald_admin_session")!;
+    h!.clock.advance(60_000);
+    const forged = await fetch(`${base()}/admin/console/backups/run`, {
+      method: "POST",
+      headers: { cookie: `herald_admin_session=${session.value}`, "content-type": "application/x-www-form-urlencoded", accept: "text/html" },
+      body: "",
+      redirect: "manual",
+    });
+    expect(forged.status).toBe(403);
+    expect((await operator(h!, token).get("/admin/backups")).body.total).toBe(1);
+  },
+  120_000,
+);
