@@ -19,3 +19,15 @@ export const jobRuns = sqliteTable(
     index("job_runs_started_idx").on(t.startedAt),
   ],
 );
+
+/**
+ * Job leadership (issue 27): a singleton job (snapshots, proofs, retention) runs on the one instance that holds its
+ * lease; the holder renews it each period, and another instance takes it over only once `until_ms` has passed
+ * (compare-and-swap with expiry, as Grafana's server_lock). Works the same on SQLite, where there is one instance.
+ */
+export const jobLeases = sqliteTable("job_leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  untilMs: integer("until_ms").notNull(),
+  acquiredAtMs: integer("acquired_at_ms").notNull(),
+});
