@@ -15,6 +15,13 @@ import { type OperatorRequest, redirect } from "./session-plugin";
 /** `2026-04-01 12:00:00 UTC` from an ISO time; null stays null. */
 export const when = (iso: string | null | undefined): string | null => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : null);
 
+/** A file size for a person: 512 B, 3.4 KiB, 12.0 MiB. */
+export function byteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 /** The form field every console form carries; optional in the schema so that a missing one is the CSRF refusal (403). */
 export const csrfField = { csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" })) };
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, type TestKey } from "../support/partner";
 import { operator } from "../status/support";
@@ -45,9 +45,7 @@ test.skipIf(!present)(
   async () => {
     const page = await browser.page();
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
-    await page.fill("#token", token);
-    await page.click("#sign-in");
+    await signIn(page, base(), token);
     await page.click('#console-nav a[href="/admin/console/partners"]');
     expect(page.url()).toBe(`${base()}/admin/console/partners`);
     expect(await page.locator("main h1").innerText()).toBe("Partners & keys");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { jsonInit, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { createMessengerApp, initDataFor, tmaPost } from "./support";
@@ -87,9 +87,7 @@ test.skipIf(!present)(
   async () => {
     const page = await browser.page();
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
-    await page.fill("#token", token);
-    await page.click("#sign-in");
+    await signIn(page, base(), token);
     await page.click('#console-nav a[href="/admin/console/messenger"]');
     expect(page.url()).toBe(`${base()}/admin/console/messenger`);
     expect(await page.title()).toBe("Messenger · Herald");

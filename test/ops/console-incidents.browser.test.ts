@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { createTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
@@ -63,9 +63,7 @@ test.skipIf(!present)(
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${base()}${PAGE}`, { waitUntil: "load" });
     expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
-    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
-    await page.fill("#token", token);
-    await page.click("#sign-in");
+    await signIn(page, base(), token);
     await page.click(`#console-nav a[href="${PAGE}"]`);
     expect(page.url()).toBe(`${base()}${PAGE}`);
     expect(await page.locator("main h1").innerText()).toBe("Incidents");

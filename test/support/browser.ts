@@ -69,3 +69,10 @@ export async function noHorizontalOverflow(page: Page): Promise<void> {
   });
   expect(size.scroll).toBeLessThanOrEqual(size.inner);
 }
+
+/** Signs in through the real sign-in form (JavaScript off) with an admin token; the form sends the browser on. */
+export async function signIn(page: Page, base: string, token: string): Promise<void> {
+  await page.goto(`${base}/admin/sign-in`, { waitUntil: "load" });
+  await page.fill("#token", token);
+  await page.click("#sign-in");
+}

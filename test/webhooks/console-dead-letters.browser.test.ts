@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
@@ -68,9 +68,7 @@ test.skipIf(!present)(
   async () => {
     const page = await browser.page();
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${base()}/admin/sign-in`, { waitUntil: "load" });
-    await page.fill("#token", token);
-    await page.click("#sign-in");
+    await signIn(page, base(), token);
     await page.click(`#console-nav a[href="${PAGE}"]`);
     expect(page.url()).toBe(`${base()}${PAGE}`);
     expect(await page.locator("main h1").innerText()).toBe("Webhook dead letters");

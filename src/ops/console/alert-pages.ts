@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
+import { when } from "../../auth/console-kit";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
@@ -14,8 +15,6 @@ import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "../alerts/vi
 // (/admin/ops/incidents/<id>). A person follows the link from a chat on a phone, so they open with the operator
 // session cookie as well as the bearer token (without either: 303 to the sign-in form, which comes back here),
 // render on the server (Eta, every value escaped), send no JavaScript and read from 390 px up.
-
-const when = (iso: string | null) => (iso === null ? null : `${iso.slice(0, 19).replace("T", " ")} UTC`);
 
 const STYLE = `<style>dl.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:4px 16px; margin:12px 0; } dl.facts dt { color:var(--muted); font-size:13px; } dl.facts dd { margin:0; overflow-wrap:anywhere; } pre.details { white-space:pre-wrap; overflow-wrap:anywhere; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; margin:0; }</style>`;
 

@@ -1,4 +1,4 @@
-import { type Notice, notice, when } from "../../auth/console-kit";
+import { byteSize, type Notice, notice, when } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
 import { backupsDir, listBackups } from "../backups/list";
@@ -10,12 +10,6 @@ import { backupsDir, listBackups } from "../backups/list";
 
 export const BACKUPS_PATH = "/admin/console/backups";
 export const BACKUPS_PAGE_SIZE = 25;
-
-export function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
 
 export function age(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
@@ -115,7 +109,7 @@ export async function backupsBody(ctx: AppContext, view: { offset: number; who: 
     rows: page.items.map((b) => ({
       name: b.name,
       href: `/admin/backups/${encodeURIComponent(b.name)}`,
-      size: size(b.size_bytes),
+      size: byteSize(b.size_bytes),
       bytes: b.size_bytes,
       created: when(b.created_at)!,
       integrity: b.integrity,

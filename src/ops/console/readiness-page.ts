@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
+import { byteSize, when } from "../../auth/console-kit";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
@@ -11,14 +12,6 @@ import { type ProbeState, type ReadinessOverview, readinessOverview } from "../r
 // and the backups, with a ready/attention line on top (the rule is readinessSummary in readiness-overview.ts and
 // docs/operations.md). The data comes from readinessOverview; this file only lays it out. Every table cell carries
 // its column name in data-label, which the narrow layout (src/auth/operator-page.ts) prints before the value.
-
-const when = (iso: string | null) => (iso === null ? null : `${iso.slice(0, 19).replace("T", " ")} UTC`);
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
 
 const STATE_BADGE: Record<ProbeState, string> = { ok: "ok", empty: "warn", failed: "bad", stale: "bad", never: "bad" };
 
@@ -160,7 +153,7 @@ export function readinessBody(o: ReadinessOverview) {
         failures: j.failures_24h,
       };
     }),
-    backups: o.backups.newest.map((b) => ({ name: b.name, size: size(b.size_bytes), createdAt: when(b.created_at)!, integrity: b.integrity })),
+    backups: o.backups.newest.map((b) => ({ name: b.name, size: byteSize(b.size_bytes), createdAt: when(b.created_at)!, integrity: b.integrity })),
     backupTotal: o.backups.total,
     keep: o.backups.keep,
     firing: o.alerting.firing.map((f) => ({
