@@ -59,13 +59,22 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+/** A transaction body held the writer across a turn of the event loop (it awaited something other than the store). */
+export class BodyAwaitedOutsideStore extends Error {
+  constructor() {
+    super("a storage-port transaction body awaited something other than the store (network, a timer, a lock): on SQLite that would let other code write inside it, so the batch was rolled back");
+    this.name = "BodyAwaitedOutsideStore";
+  }
+}
+
 export class SqliteStore implements Store {
   readonly dialect = "sqlite" as const;
   private readonly writer: Queryable;
   private readonly reader: Queryable | null;
-  /** Work waiting for the writer: transactions and lone writes, taken in batches by drain(). */
+  /** Work waiting for the writer: transactions and lone writes, taken in batches, each batch in a turn of its own. */
   private pending: Pending[] = [];
-  private draining: Promise<void> | null = null;
+  private scheduled = false;
+  private running: Promise<void> | null = null;
   /** Batches committed (one BEGIN IMMEDIATE … COMMIT each) and transactions in them, for tests and benchmarks. */
   commits = 0;
   transactions = 0;
@@ -86,25 +95,34 @@ export class SqliteStore implements Store {
    * Group commit: the transactions that arrive while a batch runs share the next BEGIN IMMEDIATE, each inside its
    * own SAVEPOINT — one that throws is rolled back to its savepoint alone — and all are answered after the one
    * COMMIT, so none is reported done before it is durable. One fsync for many transactions is what keeps the
-   * credit path fast (the idempotency store did this by hand before the port).
+   * credit path fast.
+   *
+   * Why a batch starts in a turn of its own (setImmediate): the writer connection is shared with code that still
+   * writes synchronously (ctx.db.sqlite), and a transaction stays open across its body's awaits. A batch that
+   * starts with an empty microtask queue, whose bodies await only this store (every call here resolves at once),
+   * runs from BEGIN to COMMIT with nothing else in the queue — no other request's code can run, and so none can
+   * write inside it or have its write rolled back with it. A body that awaits anything else (the network, a timer)
+   * breaks that; the batch notices the turn it lost and is rolled back (BodyAwaitedOutsideStore).
    */
   private queued<T>(fn: (t: Queryable) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      this.draining ??= this.drain();
+      this.schedule();
     });
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.pending.length) {
-        const batch = this.pending;
-        this.pending = [];
-        await this.runBatch(batch);
-      }
-    } finally {
-      this.draining = null;
-    }
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const batch = this.pending;
+      this.pending = [];
+      this.running = this.runBatch(batch).finally(() => {
+        this.running = null;
+        if (this.pending.length) this.schedule();
+      });
+    });
   }
 
   private async runBatch(batch: Pending[]): Promise<void> {
@@ -114,6 +132,11 @@ export class SqliteStore implements Store {
       for (const p of batch) p.reject(mapped(err));
       return;
     }
+    // Set when the event loop turns while the batch is open: some body awaited outside the store.
+    let turned = false;
+    const watch = setImmediate(() => {
+      turned = true;
+    });
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     for (const p of batch) {
       this.db.exec("SAVEPOINT herald_tx");
@@ -125,6 +148,13 @@ export class SqliteStore implements Store {
         this.db.exec("RELEASE herald_tx");
         outcomes.push({ ok: false, error: mapped(err) });
       }
+    }
+    clearImmediate(watch);
+    if (turned) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      const err = new BodyAwaitedOutsideStore();
+      for (const p of batch) p.reject(err);
+      return;
     }
     try {
       this.db.exec("COMMIT");
@@ -167,7 +197,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.draining;
+    while (this.running || this.scheduled || this.pending.length) await (this.running ?? new Promise((r) => setImmediate(r)));
     this.readerDb?.close();
   }
 }

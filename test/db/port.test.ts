@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Store, StoreUnavailable, UniqueViolation } from "../../src/db/port";
 import { PostgresStore, toDollarPlaceholders } from "../../src/db/postgres-engine";
-import { SqliteStore } from "../../src/db/sqlite-engine";
+import { BodyAwaitedOutsideStore, SqliteStore } from "../../src/db/sqlite-engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 
 // The storage port's contract, the same cases on both engines: SQLite over a real WAL file (a writer and a
@@ -139,6 +139,58 @@ describe("SQLite group commit", () => {
     expect(await s.get("SELECT count(*) AS n FROM port_accounts")).toEqual({ n: 199 });
     expect(s.transactions - before.transactions).toBe(200);
     expect(s.commits - before.commits).toBeLessThan(200);
+    await s.close();
+  });
+});
+
+describe("SQLite: the writer is shared with synchronous writers", () => {
+  test("a synchronous write by other code never lands inside a transaction that is rolled back", async () => {
+    const path = join(dir, `shared-${++n}.db`);
+    const writer = new Database(path, { create: true, strict: true });
+    writer.exec("PRAGMA journal_mode = WAL");
+    const s = new SqliteStore(writer, new Database(path, { strict: true }));
+    for (const sql of SCHEMA) await s.run(sql);
+    await s.run("CREATE TABLE legacy_rows (id INTEGER PRIMARY KEY)");
+    const legacy = writer.prepare("INSERT INTO legacy_rows (id) VALUES (?)");
+    // Transactions that write and then throw, while other chains write synchronously on the same connection
+    // whenever they get a turn (as code not yet on the port does): every synchronous row must survive.
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 60; i++) {
+      work.push(
+        s
+          .tx(async (t) => {
+            await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [i + 1, `o${i}`]);
+            await t.get("SELECT count(*) AS n FROM port_accounts");
+            throw new Error("refused");
+          })
+          .catch(() => null),
+      );
+      work.push(
+        (async () => {
+          for (let k = 0; k < 5; k++) await Promise.resolve();
+          legacy.run(i + 1);
+        })(),
+      );
+      if (i % 10 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(work);
+    expect(await s.get("SELECT count(*) AS n FROM legacy_rows")).toEqual({ n: 60 });
+    expect(await s.get("SELECT count(*) AS n FROM port_accounts")).toEqual({ n: 0 });
+    await s.close();
+    writer.close();
+  });
+
+  test("a body that awaits outside the store is refused and its batch rolled back", async () => {
+    const s = sqliteStore();
+    for (const sql of SCHEMA) await s.run(sql);
+    const err = await s
+      .tx(async (t) => {
+        await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "ana"]);
+        await new Promise((r) => setTimeout(r, 5));
+      })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(BodyAwaitedOutsideStore);
+    expect(await s.get("SELECT count(*) AS n FROM port_accounts")).toEqual({ n: 0 });
     await s.close();
   });
 });
