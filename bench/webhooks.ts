@@ -20,7 +20,7 @@ import type { AppContext } from "../src/context";
 import { systemClock } from "../src/clock";
 import { createLogger } from "../src/log";
 import { webhookSignature } from "../src/client/sign";
-import { emitEvent, type Owner } from "../src/webhooks/outbox";
+import { emitEventSync, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
 import { freePort, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
 
@@ -80,7 +80,7 @@ function emitBatched(ctx: AppContext, n: number, batch: number, commits: Map<str
   for (let done = 0; done < n; done += batch) {
     const ids = db.transaction(() => {
       const out: string[] = [];
-      for (let i = 0; i < Math.min(batch, n - done); i++) out.push(emitEvent(deps, OWNER, "salutes.credit", creditData()).publicId);
+      for (let i = 0; i < Math.min(batch, n - done); i++) out.push(emitEventSync(deps, OWNER, "salutes.credit", creditData()).publicId);
       return out;
     })();
     const at = wallMs();
@@ -279,7 +279,7 @@ async function paced(label: string, dir: string, sink: RunningServer): Promise<C
       const wait = due - performance.now();
       if (wait > 0) await Bun.sleep(wait);
       else late++;
-      const id = db.transaction(() => emitEvent(deps, OWNER, "salutes.credit", creditData()).publicId)();
+      const id = db.transaction(() => emitEventSync(deps, OWNER, "salutes.credit", creditData()).publicId)();
       commits.set(id, wallMs());
       ctx.dispatcher.nudge();
     }

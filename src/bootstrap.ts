@@ -1,8 +1,14 @@
 import type { Config } from "./config";
 import { type AppContext, ContextState } from "./context";
 import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
-import { openDatabase } from "./db/client";
+import { hostname } from "node:os";
+import { type DbHandle, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
+import type { Store } from "./db/port";
+import { SqliteStore } from "./db/sqlite-engine";
+import { PostgresStore } from "./db/postgres-engine";
+import { migratePostgres } from "./db/postgres-migrate";
+import { sqliteAbsent } from "./db/postgres-mode";
 import { RateLimiter } from "./http/rate-limit";
 import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
@@ -29,25 +35,69 @@ export interface ContextOptions {
 }
 
 /**
- * Opens the database, applies the embedded migrations and wires the context. Starts nothing: the caller
- * (main.ts, or a test) decides whether jobs and the request-log timer run.
+ * Opens the SQLite file, applies the embedded migrations and wires the context. Starts nothing: the caller
+ * (main.ts, or a test) decides whether jobs and the request-log timer run. SQLite only (it stays synchronous for
+ * the tests and tools that build a context in one step); openContextAsync opens either engine.
  */
 export function openContext(config: Config, opts: ContextOptions = {}): AppContext {
-  const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogger(config.logLevel);
+  if (config.database.engine !== "sqlite") throw new Error("openContext opens the SQLite file; DATABASE_URL needs openContextAsync");
   const db = openDatabase(config.dbPath);
   migrate(db);
+  return wire(config, opts, db, new SqliteStore(db.sqlite, db.reader));
+}
+
+/**
+ * The context on the configured engine: the SQLite file (as openContext), or PostgreSQL at DATABASE_URL — the
+ * server must answer (a clear error otherwise), and its migrations (drizzle/postgres/) are applied, one instance
+ * at a time, before anything else runs.
+ */
+export async function openContextAsync(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
+  if (config.database.engine === "sqlite") return openContext(config, opts);
+  const d = config.database;
+  const store = new PostgresStore({
+    url: d.url!,
+    poolMax: d.poolMax,
+    statementTimeoutMs: d.statementTimeoutMs,
+    idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+  });
+  try {
+    await store.ping();
+    await migratePostgres(store, (opts.clock ?? systemClock).now().toISOString());
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+  return wire(config, opts, sqliteAbsent(), store);
+}
+
+/** HERALD_INSTANCE_ID, or a name unique enough to tell instances (and restarts) apart in job runs and leases. */
+// Made from the system's randomness, not the context's: an instance name is not game or fixture data, and drawing
+// it from a seeded test rng would shift every later draw.
+function instanceIdOf(config: Config): string {
+  if (config.instanceId) return config.instanceId;
+  const host =
+    hostname()
+      .replace(/[^\w.-]/g, "")
+      .slice(0, 40) || "host";
+  return `${host}-${process.pid}-${Buffer.from(cryptoRng.bytes(3)).toString("hex")}`;
+}
+
+function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store): AppContext {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger(config.logLevel);
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
   const secrets = resolveMasterKey(config, log);
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
-  verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
+  if (store.dialect === "sqlite") verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
   const rng = opts.rng ?? cryptoRng;
   // Built in dependency order, so that no field is ever missing: the chain client needs only the basics, the
   // webhook dispatcher everything but itself.
   const core = {
     config,
+    store,
     db,
+    instanceId: instanceIdOf(config),
     clock,
     rng,
     log,

@@ -1,4 +1,5 @@
 // Every environment variable Herald reads: its type, default and meaning. Parsed only by src/config.ts.
+import { STORAGE_VARS } from "./config-vars-storage";
 
 export type Kind =
   | { type: "int"; min: number; max: number }
@@ -47,6 +48,7 @@ export const CONFIG_VARS = {
     fallback: "./data/herald.db",
     doc: "SQLite database file (WAL mode); its folder is created if missing.",
   },
+  ...STORAGE_VARS,
   LOG_LEVEL: {
     kind: { type: "enum", values: ["debug", "info", "warn", "error", "silent"] },
     fallback: "info",

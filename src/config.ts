@@ -14,6 +14,15 @@ export interface Config {
   readonly host: string;
   readonly publicBaseUrl: string;
   readonly dbPath: string;
+  /** Where the data lives: the SQLite file (dbPath), or PostgreSQL at `url` (DATABASE_URL). */
+  readonly database: {
+    readonly engine: "sqlite" | "postgres";
+    readonly url: string | undefined;
+    readonly poolMax: number;
+    readonly statementTimeoutMs: number;
+    readonly idleInTransactionTimeoutMs: number;
+  };
+  readonly instanceId: string | undefined; // HERALD_INSTANCE_ID; undefined: made at start
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   readonly trustProxy: boolean;
   readonly maxBodyBytes: number;
@@ -211,6 +220,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
     problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
   }
+  if (values.DATABASE_URL && values.HERALD_PG_PREVIEW !== true) {
+    problems.push(
+      "DATABASE_URL is set, but PostgreSQL mode is a preview until every domain runs on it: set HERALD_PG_PREVIEW=1 to run the ported groups (the others answer 503 not_available_on_postgres; docs/postgres.md), or unset DATABASE_URL to use the SQLite file",
+    );
+  }
   problems.push(...chainProblems(values));
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };
@@ -222,6 +236,14 @@ export function loadConfig(env: Env = process.env): Config {
     host: v.HOST,
     publicBaseUrl: v.PUBLIC_BASE_URL,
     dbPath: v.HERALD_DB_PATH,
+    database: Object.freeze({
+      engine: v.DATABASE_URL ? ("postgres" as const) : ("sqlite" as const),
+      url: v.DATABASE_URL,
+      poolMax: v.DATABASE_POOL_MAX,
+      statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    }),
+    instanceId: unsetIfEmpty(v.HERALD_INSTANCE_ID),
     logLevel: v.LOG_LEVEL,
     trustProxy: v.TRUST_PROXY,
     maxBodyBytes: v.MAX_BODY_BYTES,

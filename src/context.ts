@@ -1,5 +1,6 @@
 import type { Config } from "./config";
 import type { DbHandle } from "./db/client";
+import type { Store } from "./db/port";
 import type { JobRegistry } from "./jobs/registry";
 import type { Logger } from "./log";
 import type { RequestLog } from "./http/request-log/log";
@@ -12,7 +13,15 @@ import type { Clock, Rng } from "./clock";
 /** Everything a verb may touch, passed in — never imported as a global. */
 export interface AppContext {
   config: Config;
+  /**
+   * The storage port (DESIGN.md §8a): SQLite over the file, or PostgreSQL (DATABASE_URL). Every ported domain
+   * reaches the database only through it; `db` below is the SQLite handle the other domains still use, and on
+   * PostgreSQL it answers 503 not_available_on_postgres (src/db/postgres-mode.ts).
+   */
+  store: Store;
   db: DbHandle;
+  /** This instance's name in job runs and job leases (HERALD_INSTANCE_ID, or <hostname>-<pid>-<random>). */
+  instanceId: string;
   clock: Clock;
   rng: Rng;
   log: Logger;

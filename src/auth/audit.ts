@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { Queryable } from "../db/port";
 import { actorLabel, type Actor } from "./actors";
 
 export interface AuditEntry {
@@ -10,9 +11,19 @@ export interface AuditEntry {
   requestId?: string | null;
 }
 
-/** Call inside the mutation's own transaction: a failed audit insert rolls the mutation back (fail-closed). */
+const INSERT_AUDIT = "INSERT INTO admin_audit (at, actor, action, target, details, request_id) VALUES (?, ?, ?, ?, ?, ?)";
+
+const auditRow = (e: AuditEntry) => [e.at, actorLabel(e.actor), e.action, e.target ?? null, e.details ? JSON.stringify(e.details) : null, e.requestId ?? null];
+
+/** Over the storage port, inside the mutation's own transaction: a failed audit insert rolls the mutation back (fail-closed). */
+export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
+  await q.run(INSERT_AUDIT, auditRow(e));
+}
+
+/**
+ * The same row on the SQLite connection, for the groups whose transactions are still synchronous (not yet on the
+ * storage port); call inside the mutation's own transaction.
+ */
 export function writeAudit(sqlite: Database, e: AuditEntry): void {
-  sqlite
-    .query("INSERT INTO admin_audit (at, actor, action, target, details, request_id) VALUES (?, ?, ?, ?, ?, ?)")
-    .run(e.at, actorLabel(e.actor), e.action, e.target ?? null, e.details ? JSON.stringify(e.details) : null, e.requestId ?? null);
+  sqlite.query(INSERT_AUDIT).run(...auditRow(e));
 }

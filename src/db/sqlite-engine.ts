@@ -62,7 +62,9 @@ interface Pending {
 /** A transaction body held the writer across a turn of the event loop (it awaited something other than the store). */
 export class BodyAwaitedOutsideStore extends Error {
   constructor() {
-    super("a storage-port transaction body awaited something other than the store (network, a timer, a lock): on SQLite that would let other code write inside it, so the batch was rolled back");
+    super(
+      "a storage-port transaction body awaited something other than the store (network, a timer, a lock): on SQLite that would let other code write inside it, so the batch was rolled back",
+    );
     this.name = "BodyAwaitedOutsideStore";
   }
 }

@@ -4,7 +4,7 @@ import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { isSolanaAddress } from "../partner/service";
-import { emitEvent } from "../webhooks/service";
+import { emitEventSync } from "../webhooks/service";
 import type { EmailSender } from "./email";
 export type { EmailSender } from "./email";
 
@@ -157,7 +157,7 @@ export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: 
       outcome?.sent ? 1 : 0,
       now,
     ) as ClaimRow;
-  emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim", {
+  emitEventSync({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim", {
     claim_code: code,
     campaign_id: row.campaign_id,
     amount: row.amount,
@@ -216,7 +216,7 @@ export function redeemClaim(ctx: AppContext, owner: Owner, code: string, redeeme
     .query("UPDATE donation_claims SET status = 'redeemed', redeemed_at = ?, redeemed_by = ? WHERE id = ? AND status = 'issued' RETURNING *")
     .get(now, redeemedBy, row.id) as ClaimRow | null;
   if (!updated) throw refuse(getClaimOrThrow(ctx, owner, code));
-  emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim_redeemed", {
+  emitEventSync({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim_redeemed", {
     claim_code: code,
     campaign_id: updated.campaign_id,
     amount: updated.amount,

@@ -9,6 +9,7 @@ import { rateLimitHeaders } from "./rate-limit";
 import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors, type RequestPart } from "./validation";
+import { SerializationFailure, StoreUnavailable } from "../db/port";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
 import { describeParamProblems } from "./params";
@@ -330,6 +331,15 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           );
         }
         return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
+      }
+      // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
+      // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
+      if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
+        ctx.log.warn("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
+        return errorResponse(
+          new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
+          state,
+        );
       }
       ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
       return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);

@@ -12,6 +12,8 @@ export const jobRuns = sqliteTable(
     error: text("error"),
     durationMs: integer("duration_ms"),
     trigger: text("trigger").notNull().default("schedule"),
+    /** The instance that ran it (HERALD_INSTANCE_ID, or made at start); null for runs recorded before instances were named. */
+    instanceId: text("instance_id"),
   },
   (t) => [
     // "latest runs of job X" (status checks, `herald jobs list`) and pruning by age.

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError } from "../http/errors";
-import { emitEvent } from "../webhooks/service";
+import { emitEventSync } from "../webhooks/service";
 
 export interface UserRow {
   id: number;
@@ -48,5 +48,5 @@ export function requireActiveUser(user: UserRow): void {
 
 /** `users.updated`, emitted inside the transaction that changed the user or a wallet. */
 export function emitUserUpdated(ctx: AppContext, sqlite: Database, owner: Owner, user: Pick<UserRow, "id" | "external_id">, changes: string[]): void {
-  emitEvent({ sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "users.updated", { user_id: String(user.id), external_id: user.external_id, changes });
+  emitEventSync({ sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "users.updated", { user_id: String(user.id), external_id: user.external_id, changes });
 }

@@ -2,7 +2,7 @@ import type { Database, Statement } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { emitEvent } from "../webhooks/service";
+import { emitEventSync } from "../webhooks/service";
 import { MAX_EXACT_MINOR, minorToNumber } from "./amounts";
 
 /**
@@ -103,7 +103,7 @@ export function emitLedgerEvent(
   entry: AppendedEntry,
   data: { user_id: string; delta: number; balance: number; reason: string; source: string },
 ): number {
-  return emitEvent({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, data.delta < 0 ? "salutes.debit" : "salutes.credit", {
+  return emitEventSync({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, data.delta < 0 ? "salutes.debit" : "salutes.credit", {
     user_id: data.user_id,
     delta: data.delta,
     balance: data.balance,

@@ -1,7 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import type { AppContext, DeliveryDispatcher } from "../context";
 import { errorFields } from "../log";
-import { emitEvent } from "./outbox";
+import { emitEventSync } from "./outbox";
 import { DeliveryLeases, notifyDeadLetter, type Leased } from "./leases";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
 import { sendDelivery, type ReasonTag, type SendResult } from "./send";
@@ -276,7 +276,7 @@ export class Dispatcher implements DeliveryDispatcher {
       const { changes } = db
         .query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1")
         .run(disableReason, nowIso, d.webhook_id);
-      if (changes) emitEvent(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
+      if (changes) emitEventSync(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
     }
     if (status === "dead_letter") notifyDeadLetter(deps, d, reasonTag, error);
   }

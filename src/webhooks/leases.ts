@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
-import { emitEvent, type OutboxDeps } from "./outbox";
+import { emitEventSync, type OutboxDeps } from "./outbox";
 import type { SendResult } from "./send";
 
 /** last_error of a delivery (and error of its attempt row) whose sender stopped while the attempt was out. */
@@ -40,7 +40,7 @@ export function notifyDeadLetter(
   error: string | null,
 ): void {
   if (d.event_type === "webhook.delivery_failed") return;
-  emitEvent(deps, { partner: d.partner, mode: d.mode }, "webhook.delivery_failed", {
+  emitEventSync(deps, { partner: d.partner, mode: d.mode }, "webhook.delivery_failed", {
     delivery_id: d.id,
     event_id: d.event_public_id,
     event_type: d.event_type,
@@ -92,7 +92,12 @@ export class DeliveryLeases {
          last_status_code = CASE WHEN ?5 = 1 THEN NULL ELSE last_status_code END
        WHERE id = ?4 RETURNING attempts`,
     );
-    this.addAttempt = db.prepare("INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms) VALUES (?, ?, ?, 0) RETURNING id");
+    // attempt_no is the delivery's request number across replays (attempts restarts at 0 on a replay), unique
+    // per delivery: a doubled attempt cannot be recorded.
+    this.addAttempt = db.prepare(
+      `INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
+       VALUES (?1, (SELECT coalesce(max(attempt_no), 0) + 1 FROM webhook_attempts WHERE delivery_id = ?1), ?2, 0) RETURNING id`,
+    );
     // The latest attempt row, if it has no outcome yet (a finished row has a status or an error).
     this.interruptAttempt = db.prepare(
       `UPDATE webhook_attempts SET reason_tag = 'interrupted', error = ?2
@@ -142,7 +147,7 @@ export class DeliveryLeases {
             settled++;
           } else {
             const { attempts } = this.take1.get(leaseUntil, token, now, c.id, flag, INTERRUPTED_ERROR) as { attempts: number };
-            const { id: attemptId } = this.addAttempt.get(c.id, attempts, now) as { id: number };
+            const { id: attemptId } = this.addAttempt.get(c.id, now) as { id: number };
             const { status: _s, is_active: _a, deleted_at: _d, ...rest } = c;
             leased.push({ ...rest, attempts, attempt_id: attemptId, lease_token: token });
           }

@@ -22,7 +22,7 @@ export interface OutboxDeps {
  * active subscribed webhook are written with the change, so an event exists exactly when its change does.
  * Fanning out here (not later) also pins the receivers to those subscribed when the change happened.
  */
-export function emitEvent(deps: OutboxDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>, only?: { webhookId: number }): EmittedEvent {
+export function emitEventSync(deps: OutboxDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>, only?: { webhookId: number }): EmittedEvent {
   const now = deps.clock.now().toISOString();
   const publicId = "evt_" + Buffer.from(deps.rng.bytes(12)).toString("hex");
   const { id } = deps.sqlite

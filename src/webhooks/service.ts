@@ -3,7 +3,7 @@ import { AppError, ValidationError } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { webhookSignature } from "../client/sign";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
-import { emitEvent, type Owner } from "./outbox";
+import { emitEventSync, type Owner } from "./outbox";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { checkTargetUrl } from "./target-policy";
 import { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
@@ -104,7 +104,7 @@ export function testWebhook(ctx: AppContext, owner: Owner, id: number) {
   const now = ctx.clock.now().toISOString();
   const db = ctx.db.sqlite;
   const event = db.transaction(() =>
-    emitEvent(
+    emitEventSync(
       { sqlite: db, clock: ctx.clock, rng: ctx.rng },
       owner,
       "webhook.test",
@@ -157,7 +157,7 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
 }
 
 // What other domains may use of the webhook domain besides the verbs above (STYLE.md: through its service).
-export { emitEvent, type Owner } from "./outbox";
+export { emitEventSync, type Owner } from "./outbox";
 export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";

@@ -105,7 +105,12 @@ export const webhookAttempts = sqliteTable(
     reasonTag: text("reason_tag"),
     responseExcerpt: text("response_excerpt"),
   },
-  (t) => [index("attempts_delivery_idx").on(t.deliveryId)],
+  (t) => [
+    index("attempts_delivery_idx").on(t.deliveryId),
+    // attempt_no counts every request made for the delivery, replays included, so a doubled attempt (two
+    // instances sending the same attempt) cannot be recorded.
+    uniqueIndex("attempts_delivery_no_idx").on(t.deliveryId, t.attemptNo),
+  ],
 );
 
 /**

@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, type HeraldApp } from "../../src/app";
-import { openContext } from "../../src/bootstrap";
+import { openContext, openContextAsync } from "../../src/bootstrap";
 import { loadConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import type { Clock, Rng } from "../../src/clock";
 import { createLogger, type Logger } from "../../src/log";
 import { FakeClock, seededRng } from "./clock";
+import { freshPostgresDatabase, testEngine } from "./engine";
 
 export interface TestApp {
   ctx: AppContext;
@@ -17,7 +18,8 @@ export interface TestApp {
   /** `app.handle` on a path (`/healthz?x=1`) with a real host, as Elysia needs. */
   request(path: string, init?: RequestInit): Promise<Response>;
   json<T = Record<string, any>>(path: string, init?: RequestInit): Promise<{ status: number; body: T; headers: Headers }>;
-  close(): void;
+  /** Stops what the app started and removes its database (awaiting is needed only on PostgreSQL). */
+  close(): void | Promise<void>;
 }
 
 export interface TestAppOptions {
@@ -27,19 +29,19 @@ export interface TestAppOptions {
   log?: Logger;
 }
 
-/** A real app over a fresh SQLite file in its own temp dir, migrations applied, jobs not started. */
-export function createTestApp(opts: TestAppOptions = {}): TestApp {
-  const dir = mkdtempSync(join(tmpdir(), "herald-test-"));
-  const config = loadConfig({
+function testConfig(dir: string, opts: TestAppOptions, extra: Record<string, string> = {}) {
+  return loadConfig({
     NODE_ENV: "test",
     HERALD_DB_PATH: join(dir, "herald.db"),
     LOG_LEVEL: "silent",
     JOBS_ENABLED: "0",
     PUBLIC_BASE_URL: "http://localhost:3000",
+    ...extra,
     ...opts.env,
   });
-  const clock = opts.clock ?? new FakeClock();
-  const ctx = openContext(config, { clock: clock as Clock, rng: opts.rng ?? seededRng(), log: opts.log ?? createLogger("silent") });
+}
+
+function testAppOf(ctx: AppContext, clock: FakeClock, dir: string, dispose: () => Promise<void> | void): TestApp {
   const app = buildApp(ctx);
   const request = (path: string, init?: RequestInit) => app.handle(new Request(`http://localhost${path}`, init));
   return {
@@ -63,9 +65,37 @@ export function createTestApp(opts: TestAppOptions = {}): TestApp {
       ctx.requestLog.stop();
       void ctx.jobs.stop();
       ctx.db.close();
+      const done = dispose();
       rmSync(dir, { recursive: true, force: true });
+      return done;
     },
   };
+}
+
+/** A real app over a fresh SQLite file in its own temp dir, migrations applied, jobs not started. */
+export function createTestApp(opts: TestAppOptions = {}): TestApp {
+  const dir = mkdtempSync(join(tmpdir(), "herald-test-"));
+  const clock = opts.clock ?? new FakeClock();
+  const ctx = openContext(testConfig(dir, opts), { clock: clock as Clock, rng: opts.rng ?? seededRng(), log: opts.log ?? createLogger("silent") });
+  return testAppOf(ctx, clock, dir, () => {});
+}
+
+/**
+ * createTestApp on the engine HERALD_TEST_ENGINE names: the SQLite file by default, or a fresh database on a
+ * throwaway PostgreSQL cluster (test/support/engine.ts). The suites of the domains on the storage port use this,
+ * and CI runs them on both engines.
+ */
+export async function openTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  if (testEngine() === "sqlite") return createTestApp(opts);
+  const dir = mkdtempSync(join(tmpdir(), "herald-test-"));
+  const pg = await freshPostgresDatabase();
+  const clock = opts.clock ?? new FakeClock();
+  const config = testConfig(dir, opts, { DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" });
+  const ctx = await openContextAsync(config, { clock: clock as Clock, rng: opts.rng ?? seededRng(), log: opts.log ?? createLogger("silent") });
+  return testAppOf(ctx, clock, dir, async () => {
+    await ctx.store.close();
+    await pg.drop();
+  });
 }
 
 export const jsonInit = (method: string, body: unknown, headers: Record<string, string> = {}): RequestInit => ({

@@ -1,0 +1,35 @@
+// The storage engine's variables (DESIGN.md §8a, docs/postgres.md), spread into CONFIG_VARS (src/config-vars.ts).
+// (Kinds written out, not imported: src/config-vars.ts imports this file.)
+const int = (min: number, max: number) => ({ type: "int" as const, min, max });
+
+export const STORAGE_VARS = {
+  DATABASE_URL: {
+    kind: { type: "string" as const, pattern: /^postgres(ql)?:\/\/\S+$/, allowed: "a postgres:// (or postgresql://) connection URL" },
+    secret: true,
+    doc: "Run on PostgreSQL instead of the SQLite file (several instances on one database; docs/postgres.md). A preview until every domain is ported: it needs HERALD_PG_PREVIEW=1.",
+  },
+  DATABASE_POOL_MAX: {
+    kind: int(1, 1000),
+    fallback: "10",
+    doc: "PostgreSQL connections per instance (the connection budget is instances × this; docs/postgres.md).",
+  },
+  DATABASE_STATEMENT_TIMEOUT_MS: {
+    kind: int(100, 3_600_000),
+    fallback: "30000",
+    doc: "PostgreSQL statement_timeout for every session: a statement running longer is cancelled.",
+  },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: {
+    kind: int(100, 3_600_000),
+    fallback: "60000",
+    doc: "PostgreSQL idle_in_transaction_session_timeout: a transaction left open this long is ended by the server.",
+  },
+  HERALD_PG_PREVIEW: {
+    kind: { type: "bool" as const },
+    fallback: "0",
+    doc: "Accept DATABASE_URL while PostgreSQL mode is a preview: the ported groups run, the others answer 503 not_available_on_postgres.",
+  },
+  HERALD_INSTANCE_ID: {
+    kind: { type: "string" as const, pattern: /^[\w.:-]{1,64}$/, allowed: "1-64 letters, digits, _ . : -" },
+    doc: "This instance's name in job runs and job leases; default <hostname>-<pid>-<random>.",
+  },
+};
