@@ -31,7 +31,7 @@ if (!keyId) {
 const config = loadConfig();
 const ctx = openContext(config);
 const keys = new PartnerKeys(ctx);
-const row = keys.find(keyId);
+const row = await keys.find(keyId);
 if (!row) {
   process.stderr.write(`unsigned-server: no key ${keyId} in ${config.dbPath}\n`);
   process.exit(2);

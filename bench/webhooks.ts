@@ -5,7 +5,8 @@
 // Cases, one after the other:
 //   (a) receiver raw capacity: a tight loop of fetch POSTs (same body size and headers as a delivery) with
 //       WEBHOOK_CONCURRENCY (16) workers — the baseline — and with WEBHOOK_PER_TARGET_CONCURRENCY (4) workers;
-//   (b) backlog: --events N events committed in transactions of 100, then `dispatcher.runOnce()` drains them;
+//   (b) backlog: --events N events committed in transactions of 100 (emitEvent through ctx.store, the storage
+//       port, as producers do), then `dispatcher.runOnce()` drains them;
 //       deliveries/s is deliveries ÷ drain time; commit-to-receipt here is mostly time spent waiting in the queue;
 //       run with the default config (16 in flight, 4 per receiver host) and with 16 per host;
 //   (c) not backlogged: 200 events/s for 5 s, one transaction each, `dispatcher.nudge()` after each commit, as
@@ -20,7 +21,7 @@ import type { AppContext } from "../src/context";
 import { systemClock } from "../src/clock";
 import { createLogger } from "../src/log";
 import { webhookSignature } from "../src/client/sign";
-import { emitEventSync, type Owner } from "../src/webhooks/outbox";
+import { emitEvent, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
 import { freePort, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
 
@@ -56,8 +57,10 @@ function openHerald(dir: string, extraEnv: Record<string, string>): AppContext {
   return openContext(config, { clock: systemClock, log: createLogger("warn", (l) => process.stderr.write(l + "\n")) });
 }
 
-function createWebhooks(ctx: AppContext, sink: RunningServer): void {
-  for (let i = 1; i <= WEBHOOKS; i++) createWebhook(ctx, OWNER, { event_type: "salutes.credit", target_url: `${sink.baseUrl}/hook/${i}` });
+async function createWebhooks(ctx: AppContext, sink: RunningServer): Promise<void> {
+  for (let i = 1; i <= WEBHOOKS; i++) {
+    await ctx.store.tx((t) => createWebhook(t, ctx, OWNER, { event_type: "salutes.credit", target_url: `${sink.baseUrl}/hook/${i}` }));
+  }
 }
 
 let ledgerId = 0;
@@ -73,31 +76,38 @@ const creditData = () => {
   };
 };
 
-/** Commits `n` events in transactions of `batch`; returns each event's commit time. */
-function emitBatched(ctx: AppContext, n: number, batch: number, commits: Map<string, number>): void {
-  const db = ctx.db.sqlite;
-  const deps = { sqlite: db, clock: ctx.clock, rng: ctx.rng };
+/** Commits `n` events in transactions of `batch` through the storage port, as producers do; records each event's commit time. */
+async function emitBatched(ctx: AppContext, n: number, batch: number, commits: Map<string, number>): Promise<void> {
   for (let done = 0; done < n; done += batch) {
-    const ids = db.transaction(() => {
+    const ids = await ctx.store.tx(async (t) => {
       const out: string[] = [];
-      for (let i = 0; i < Math.min(batch, n - done); i++) out.push(emitEventSync(deps, OWNER, "salutes.credit", creditData()).publicId);
+      for (let i = 0; i < Math.min(batch, n - done); i++) out.push((await emitEvent(t, ctx, OWNER, "salutes.credit", creditData())).publicId);
       return out;
-    })();
+    });
     const at = wallMs();
     for (const id of ids) commits.set(id, at);
   }
 }
 
-const pendingDeliveries = (ctx: AppContext) =>
-  (ctx.db.sqlite.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status IN ('queued', 'processing')").get() as { n: number }).n;
+const pendingDeliveries = async (ctx: AppContext) =>
+  (await ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status IN ('queued', 'processing')"))!.n;
 
-const statusCounts = (ctx: AppContext) =>
+const statusCounts = async (ctx: AppContext) =>
   Object.fromEntries(
-    (ctx.db.sqlite.query("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status").all() as Array<{ status: string; n: number }>).map((r) => [
-      r.status,
-      r.n,
-    ]),
+    (await ctx.store.all<{ status: string; n: number }>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status")).map((r) => [r.status, r.n]),
   );
+
+/** Empties the delivery tables between the warmup and the measured case. */
+const clearDeliveries = (ctx: AppContext) =>
+  ctx.store.tx(async (t) => {
+    for (const table of ["webhook_attempts", "webhook_deliveries", "events"]) await t.run(`DELETE FROM ${table}`);
+  });
+
+async function closeHerald(ctx: AppContext): Promise<void> {
+  await ctx.dispatcher.idle();
+  await ctx.store.close();
+  ctx.db.close();
+}
 
 async function sinkJson<T>(sink: RunningServer, path: string): Promise<T> {
   const res = await fetch(sink.baseUrl + path, { signal: AbortSignal.timeout(10_000) });
@@ -213,29 +223,29 @@ function checkCase(label: string, m: Matched, statuses: Record<string, number>, 
 async function backlog(label: string, dir: string, sink: RunningServer, events: number, extraEnv: Record<string, string>): Promise<CaseOutcome> {
   const ctx = openHerald(dir, extraEnv);
   try {
-    createWebhooks(ctx, sink);
+    await createWebhooks(ctx, sink);
     // Warmup: JIT, prepared statements, keep-alive connections.
-    emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
+    await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
     await ctx.dispatcher.runOnce();
     await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
     await sinkJson(sink, "/arrivals?clear=1");
-    ctx.db.sqlite.exec("DELETE FROM webhook_attempts; DELETE FROM webhook_deliveries; DELETE FROM events;");
+    await clearDeliveries(ctx);
 
     progress(
       `${label}: committing ${events.toLocaleString("en-US")} events (${(events * WEBHOOKS).toLocaleString("en-US")} deliveries) in transactions of ${BATCH}`,
     );
     const commits = new Map<string, number>();
     const emitStart = performance.now();
-    emitBatched(ctx, events, BATCH, commits);
+    await emitBatched(ctx, events, BATCH, commits);
     const emitSeconds = (performance.now() - emitStart) / 1000;
 
     progress(`${label}: draining with dispatcher.runOnce()`);
     const started = performance.now();
-    for (let pass = 0; pass < 20 && pendingDeliveries(ctx) > 0; pass++) await ctx.dispatcher.runOnce();
+    for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await ctx.dispatcher.runOnce();
     const drainSeconds = (performance.now() - started) / 1000;
     await waitForHooks(sink, events * WEBHOOKS, 30_000);
     const m = await collect(sink, commits);
-    const statuses = statusCounts(ctx);
+    const statuses = await statusCounts(ctx);
     const expected = events * WEBHOOKS;
     const perSec = expected / drainSeconds;
     const endToEnd = expected / ((m.lastReceipt - m.firstCommit) / 1000);
@@ -251,8 +261,7 @@ async function backlog(label: string, dir: string, sink: RunningServer, events: 
       errors: checkCase(label, m, statuses, expected),
     };
   } finally {
-    await ctx.dispatcher.idle();
-    ctx.db.close();
+    await closeHerald(ctx);
   }
 }
 
@@ -260,17 +269,15 @@ async function backlog(label: string, dir: string, sink: RunningServer, events: 
 async function paced(label: string, dir: string, sink: RunningServer): Promise<CaseOutcome> {
   const ctx = openHerald(dir, {});
   try {
-    createWebhooks(ctx, sink);
-    emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
+    await createWebhooks(ctx, sink);
+    await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
     await ctx.dispatcher.runOnce();
     await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
     await sinkJson(sink, "/arrivals?clear=1");
-    ctx.db.sqlite.exec("DELETE FROM webhook_attempts; DELETE FROM webhook_deliveries; DELETE FROM events;");
+    await clearDeliveries(ctx);
 
     const total = PACED_RATE * PACED_SECONDS;
     progress(`${label}: ${PACED_RATE} events/s for ${PACED_SECONDS} s, one transaction each, nudge after each commit`);
-    const db = ctx.db.sqlite;
-    const deps = { sqlite: db, clock: ctx.clock, rng: ctx.rng };
     const commits = new Map<string, number>();
     const start = performance.now();
     let late = 0;
@@ -279,15 +286,15 @@ async function paced(label: string, dir: string, sink: RunningServer): Promise<C
       const wait = due - performance.now();
       if (wait > 0) await Bun.sleep(wait);
       else late++;
-      const id = db.transaction(() => emitEventSync(deps, OWNER, "salutes.credit", creditData()).publicId)();
+      const id = (await ctx.store.tx((t) => emitEvent(t, ctx, OWNER, "salutes.credit", creditData()))).publicId;
       commits.set(id, wallMs());
       ctx.dispatcher.nudge();
     }
     const emitSeconds = (performance.now() - start) / 1000;
     await waitForHooks(sink, total * WEBHOOKS, 30_000);
-    for (let i = 0; i < 200 && pendingDeliveries(ctx) > 0; i++) await Bun.sleep(50);
+    for (let i = 0; i < 200 && (await pendingDeliveries(ctx)) > 0; i++) await Bun.sleep(50);
     const m = await collect(sink, commits);
-    const statuses = statusCounts(ctx);
+    const statuses = await statusCounts(ctx);
     const expected = total * WEBHOOKS;
     const perSec = expected / ((m.lastReceipt - m.firstCommit) / 1000);
     return {
@@ -299,8 +306,7 @@ async function paced(label: string, dir: string, sink: RunningServer): Promise<C
       errors: checkCase(label, m, statuses, expected),
     };
   } finally {
-    await ctx.dispatcher.idle();
-    ctx.db.close();
+    await closeHerald(ctx);
   }
 }
 

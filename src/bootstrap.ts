@@ -2,6 +2,7 @@ import type { Config } from "./config";
 import { type AppContext, ContextState } from "./context";
 import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { hostname } from "node:os";
+import { type Group, runsOn } from "./engine-groups";
 import { type DbHandle, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import type { Store } from "./db/port";
@@ -15,7 +16,7 @@ import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./http/metrics";
-import { verifyMasterKey } from "./auth/master-key-check";
+import { verifyMasterKey, verifyMasterKeyOnStore } from "./auth/master-key-check";
 import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
@@ -54,11 +55,14 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
 export async function openContextAsync(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   if (config.database.engine === "sqlite") return openContext(config, opts);
   const d = config.database;
+  const instanceId = instanceIdOf(config);
   const store = new PostgresStore({
     url: d.url!,
     poolMax: d.poolMax,
     statementTimeoutMs: d.statementTimeoutMs,
     idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+    // Which instance a session belongs to, in pg_stat_activity (an operator ending one instance's sessions, the proof test).
+    applicationName: `herald ${instanceId}`,
   });
   try {
     await store.ping();
@@ -67,7 +71,15 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     await store.close().catch(() => {});
     throw err;
   }
-  return wire(config, opts, sqliteAbsent(), store);
+  const ctx = wire(config, opts, sqliteAbsent(), store, instanceId);
+  await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
+  return ctx;
+}
+
+/** Closes the context's database: the storage port first (its queued transactions finish), then the SQLite handle. */
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.store.close();
+  ctx.db.close();
 }
 
 /** HERALD_INSTANCE_ID, or a name unique enough to tell instances (and restarts) apart in job runs and leases. */
@@ -82,7 +94,7 @@ function instanceIdOf(config: Config): string {
   return `${host}-${process.pid}-${Buffer.from(cryptoRng.bytes(3)).toString("hex")}`;
 }
 
-function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store): AppContext {
+function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store, instanceId = instanceIdOf(config)): AppContext {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
@@ -90,6 +102,7 @@ function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store):
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
   if (store.dialect === "sqlite") verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
+  // On PostgreSQL the same check runs in openContextAsync, before the context is handed out.
   const rng = opts.rng ?? cryptoRng;
   // Built in dependency order, so that no field is ever missing: the chain client needs only the basics, the
   // webhook dispatcher everything but itself.
@@ -97,28 +110,43 @@ function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store):
     config,
     store,
     db,
-    instanceId: instanceIdOf(config),
+    instanceId,
     clock,
     rng,
     log,
     metrics,
     secrets,
-    jobs: new JobRegistry({ sqlite: db.sqlite, clock, log, disabled: config.jobsDisabled, onRun: (name, ok) => metrics.observeJob(name, ok) }),
-    requestLog: new RequestLog(db.sqlite, log),
+    jobs: new JobRegistry({
+      store,
+      clock,
+      log,
+      instanceId,
+      disabled: config.jobsDisabled,
+      schedules: config.jobSchedules,
+      onRun: (name, ok) => metrics.observeJob(name, ok),
+    }),
+    // The rollup catch-up is SQLite-only (src/http/request-log/catchup.ts): no handle for it on PostgreSQL.
+    requestLog: new RequestLog(store, log, store.dialect === "sqlite" ? db.sqlite : null),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
     state: new ContextState(),
     chain: createChainClient({ config, db, clock, rng, log }),
   };
   const ctx: AppContext = { ...core, dispatcher: new Dispatcher(core) };
-  registerSystemJobs(ctx);
-  registerAuthJobs(ctx);
-  registerWebhookJobs(ctx);
-  registerChainJobs(ctx);
-  registerAudioShareJobs(ctx);
-  registerStatusJobs(ctx);
-  registerTransparencyJobs(ctx);
-  registerMessengerJobs(ctx);
-  registerOpsJobs(ctx);
+  // Each group's jobs, where the group runs (on PostgreSQL in preview, the ported groups only: src/engine-groups.ts).
+  const jobGroups: Array<[Group, (c: AppContext) => void]> = [
+    ["system", registerSystemJobs],
+    ["auth", registerAuthJobs],
+    ["webhooks", registerWebhookJobs],
+    ["chain", registerChainJobs],
+    ["audio-share", registerAudioShareJobs],
+    ["status", registerStatusJobs],
+    ["transparency", registerTransparencyJobs],
+    ["messenger", registerMessengerJobs],
+    ["ops", registerOpsJobs],
+  ];
+  for (const [group, register] of jobGroups) if (runsOn(config, group)) register(ctx);
+  // On PostgreSQL in preview the jobs of the groups that are off are not registered: a schedule for one is not a typo.
+  if (store.dialect === "sqlite") ctx.jobs.assertSchedulesKnown();
   return ctx;
 }

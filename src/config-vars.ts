@@ -1,5 +1,5 @@
 // Every environment variable Herald reads: its type, default and meaning. Parsed only by src/config.ts.
-import { STORAGE_VARS } from "./config-vars-storage";
+import { INSTANCE_VARS } from "./config-vars-instances";
 
 export type Kind =
   | { type: "int"; min: number; max: number }
@@ -48,7 +48,7 @@ export const CONFIG_VARS = {
     fallback: "./data/herald.db",
     doc: "SQLite database file (WAL mode); its folder is created if missing.",
   },
-  ...STORAGE_VARS,
+  ...INSTANCE_VARS,
   LOG_LEVEL: {
     kind: { type: "enum", values: ["debug", "info", "warn", "error", "silent"] },
     fallback: "info",
@@ -77,6 +77,7 @@ export const CONFIG_VARS = {
   },
   JOBS_ENABLED: { kind: { type: "bool" }, fallback: "1", doc: "Start the in-process Croner jobs with `serve`." },
   JOBS_DISABLED: { kind: { type: "list" }, fallback: "", doc: "Comma list of job names not to schedule." },
+
   METRICS_PUBLIC: { kind: { type: "bool" }, fallback: "0", doc: "Serve /metrics without an admin token." },
   HERALD_MASTER_KEY: {
     kind: { type: "string", pattern: /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, allowed: "32 bytes as 64 hex characters or base64" },

@@ -16,12 +16,11 @@ const errs = { 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
  * `herald serve` answers the redirect itself through nativeRedirectRoutes (redirect.ts), the same followLink.
  */
 export function redirectRoutes(ctx: AppContext) {
-  const hits = hitRecorder(ctx);
   return new Elysia({ name: "herald:audio-share-redirects" })
     .get(
       REDIRECT_ROUTE,
       ({ params, request, server, set }) =>
-        followLink(ctx, hits, request, params.code, clientIp(ctx, request, server), String(set.headers["x-request-id"] ?? "")),
+        followLink(ctx, hitRecorder(ctx), request, params.code, clientIp(ctx, request, server), String(set.headers["x-request-id"] ?? "")),
       {
         params: M.codeParams,
         response: errs,

@@ -18,10 +18,10 @@ export function adminAuth(ctx: AppContext, states: RequestStates) {
   const tokens = new AdminTokens(ctx);
   const resolved = new WeakMap<Request, AdminRequest>();
 
-  function authenticate(request: Request): AdminRequest {
+  async function authenticate(request: Request): Promise<AdminRequest> {
     const header = request.headers.get("authorization") ?? "";
     const match = /^Bearer ([\x21-\x7e]{16,512})$/.exec(header);
-    const actor = match ? tokens.verify(match[1]!) : null;
+    const actor = match ? await tokens.verify(match[1]!) : null;
     if (!actor) throw new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>");
     return { actor, requestId: states.get(request)?.id ?? "unknown" };
   }
@@ -31,8 +31,8 @@ export function adminAuth(ctx: AppContext, states: RequestStates) {
     authenticate,
     plugin: new Elysia({ name: "herald:admin-auth" }).macro({
       admin: (enabled: boolean) => ({
-        transform({ request }: { request: Request }) {
-          if (enabled) resolved.set(request, authenticate(request));
+        async transform({ request }: { request: Request }) {
+          if (enabled) resolved.set(request, await authenticate(request));
         },
         resolve({ request }: { request: Request }) {
           return { admin: resolved.get(request)! };

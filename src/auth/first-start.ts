@@ -28,17 +28,17 @@ export const FIRST_START_PARTNER = "Local Dev";
  * newcomer tries first (users, salutes, status) refuse sandbox keys. A database that already has keys or
  * tokens gets nothing new.
  */
-export function prepareCredentials(ctx: AppContext): FirstStartCredentials | null {
+export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCredentials | null> {
   const keys = new PartnerKeys(ctx);
   const tokens = new AdminTokens(ctx);
-  const empty = keys.count() === 0 && tokens.count() === 0;
-  if (ctx.config.adminToken) tokens.ensureBootstrap(ctx.config.adminToken);
+  const empty = (await keys.count()) === 0 && (await tokens.count()) === 0;
+  if (ctx.config.adminToken) await tokens.ensureBootstrap(ctx.config.adminToken);
   // A key that cannot open this database's secrets seals nothing (and a restored database is not new anyway).
   if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials || ctx.secrets.mismatch) return null;
   const actor = { kind: "cli", user: "first-start" } as const;
-  const live = keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
-  const sandbox = keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);
-  const admin = tokens.create("first-start", actor);
+  const live = await keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
+  const sandbox = await keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);
+  const admin = await tokens.create("first-start", actor);
   return {
     live: { keyId: live.key_id, secret: live.secret },
     sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },

@@ -11,10 +11,10 @@ export function registerAuthJobs(ctx: AppContext): void {
     name: "auth-prune",
     pattern: "0 */10 * * * *",
     description: "Deletes expired nonces, idempotency records and operator sessions",
-    run: () => {
-      const n = nonces.pruneExpired();
-      const i = idempotency.pruneExpired();
-      const s = sessions.pruneExpired();
+    run: async () => {
+      const n = await nonces.pruneExpired();
+      const i = await idempotency.pruneExpired();
+      const s = await sessions.pruneExpired();
       ctx.log.info("auth records pruned", { nonces: n, idempotency_records: i, admin_sessions: s });
     },
   });

@@ -20,6 +20,8 @@ export interface RotationAnswer {
 interface Entry {
   atMs: number;
   answer: RotationAnswer | null;
+  /** Taken by a post whose rotation has not answered yet. */
+  pending?: boolean;
 }
 
 /** How long a repeated form gets the same answer page. */
@@ -28,7 +30,7 @@ export const SECRET_TTL_MS = 5 * 60_000;
 const USED_TTL_MS = 60 * 60_000;
 const MAX_ENTRIES = 500;
 
-export type Replay = { kind: "new" } | { kind: "replay"; answer: RotationAnswer } | { kind: "used"; at: string };
+export type Replay = { kind: "new" } | { kind: "replay"; answer: RotationAnswer } | { kind: "used"; at: string } | { kind: "pending"; at: string };
 
 export class RotationForms {
   private readonly entries = new Map<string, Entry>();
@@ -53,10 +55,24 @@ export class RotationForms {
     this.sweep(nowMs);
     const e = this.entries.get(`${who}\n${formId}`);
     if (!e) return { kind: "new" };
+    if (e.pending) return { kind: "pending", at: new Date(e.atMs).toISOString() };
     return e.answer ? { kind: "replay", answer: e.answer } : { kind: "used", at: new Date(e.atMs).toISOString() };
   }
 
-  /** Called in the same synchronous step as the rotation, so two posts of one form cannot both rotate. */
+  /**
+   * Takes the form for one post, in the same synchronous step as check(): the rotation awaits the database, and a
+   * second post of the form arriving meanwhile must find it taken, not new.
+   */
+  begin(who: string, formId: string): void {
+    this.entries.set(`${who}\n${formId}`, { atMs: this.clock.now().getTime(), answer: null, pending: true });
+  }
+
+  /** The rotation failed: the form may be posted again. */
+  forget(who: string, formId: string): void {
+    this.entries.delete(`${who}\n${formId}`);
+  }
+
+  /** The rotation's answer, which a repeat of the form gets for SECRET_TTL_MS. */
   remember(who: string, formId: string, answer: RotationAnswer): void {
     this.entries.set(`${who}\n${formId}`, { atMs: this.clock.now().getTime(), answer });
     this.sweep(this.clock.now().getTime());

@@ -105,12 +105,12 @@ export interface KeysView {
 }
 
 /** The page's body: the filtered keys sorted by partner then age, one page of them, grouped by partner. */
-export function keysBody(ctx: AppContext, keys: PartnerKeys, view: KeysView) {
+export async function keysBody(ctx: AppContext, keys: PartnerKeys, view: KeysView) {
   const { filter } = view;
-  const all = keys.list();
-  const list = keys
-    .list({ partner: filter.partner || undefined, mode: filter.mode || undefined, status: filter.status || undefined })
-    .sort((a, b) => (a.partner === b.partner ? 0 : a.partner < b.partner ? -1 : 1));
+  const all = await keys.list();
+  const list = (await keys.list({ partner: filter.partner || undefined, mode: filter.mode || undefined, status: filter.status || undefined })).sort((a, b) =>
+    a.partner === b.partner ? 0 : a.partner < b.partner ? -1 : 1,
+  );
   const slice = list.slice(filter.offset, filter.offset + KEYS_PAGE_SIZE);
   const nowIso = ctx.clock.now().toISOString();
   const byPartner = new Map<string, KeyRow[]>();

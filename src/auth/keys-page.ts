@@ -69,8 +69,14 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
   const formId = () => Buffer.from(ctx.rng.bytes(16)).toString("hex");
   const who = (operator: OperatorRequest) => operator.session?.handle ?? actorLabel(operator.actor);
 
-  const render = (operator: OperatorRequest, filter: KeyFilter, filterError: string | null, notice: Notice, status = 200) =>
-    consolePage(operator, "Partners & keys", PARTNERS_PATH, keysBody(ctx, keys, { filter, filterError, csrf: operator.csrfToken, notice, formId }), status);
+  const render = async (operator: OperatorRequest, filter: KeyFilter, filterError: string | null, notice: Notice, status = 200) =>
+    consolePage(
+      operator,
+      "Partners & keys",
+      PARTNERS_PATH,
+      await keysBody(ctx, keys, { filter, filterError, csrf: operator.csrfToken, notice, formId }),
+      status,
+    );
   const refuseWith = (operator: OperatorRequest) => (status: number, error: string) => render(operator, NO_FILTER, null, { done: null, error }, status);
 
   return new Elysia({ name: "herald:console-partners" })
@@ -99,11 +105,11 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
       ({ operator, params, body, request }) =>
         formAction(
           request,
-          () => {
+          async () => {
             if (!KEY_ID.test(params.key_id)) throw refusal(404, "Nothing was changed: that is not a key id Herald knows.");
             if (body.confirm !== "yes") throw refusal(400, "Nothing was changed: tick the box to confirm that requests with this key stop at once.");
             if (body.reason.trim() === "") throw refusal(400, "Nothing was changed: say why the key is disabled (the reason is kept with the key).");
-            keys.disable(params.key_id, body.reason.trim(), operator.actor, operator.requestId);
+            await keys.disable(params.key_id, body.reason.trim(), operator.actor, operator.requestId);
             return backTo(PARTNERS_PATH, { done: "disabled", key: params.key_id });
           },
           refuseWith(operator),
@@ -127,21 +133,26 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
       ({ operator, params, body, request }) =>
         formAction(
           request,
-          () => {
+          async () => {
             if (!KEY_ID.test(params.key_id)) throw refusal(404, "Nothing was changed: that is not a key id Herald knows.");
             const overlap = Number(body.overlap_hours);
             if (!/^\d{1,2}$/.test(body.overlap_hours) || overlap > MAX_ROTATION_OVERLAP_HOURS)
               throw refusal(400, `Nothing was changed: the old secret may keep working 0 to ${MAX_ROTATION_OVERLAP_HOURS} hours.`);
-            // Check, rotate and remember in one synchronous step (no await): two posts of one form cannot both rotate.
+            // Check and take the form in one synchronous step (before any await): two posts of one form cannot both rotate.
             const seen = body.form_id ? forms.check(who(operator), body.form_id) : { kind: "new" as const };
             if (seen.kind === "replay" && seen.answer.keyId === params.key_id)
               return consolePage(operator, "New secret", PARTNERS_PATH, secretPage(seen.answer, true));
             if (seen.kind !== "new")
               throw refusal(
                 409,
-                `Nothing was changed: this form was already used to rotate a key (${when(seen.kind === "used" ? seen.at : seen.answer.at)}). Reload the page to rotate again.`,
+                `Nothing was changed: this form was already used to rotate a key (${when(seen.kind === "replay" ? seen.answer.at : seen.at)}). Reload the page to rotate again.`,
               );
-            const { secret, ...key } = keys.rotate(params.key_id, overlap, operator.actor, operator.requestId);
+            if (body.form_id) forms.begin(who(operator), body.form_id);
+            const rotated = await keys.rotate(params.key_id, overlap, operator.actor, operator.requestId).catch((err: unknown) => {
+              if (body.form_id) forms.forget(who(operator), body.form_id);
+              throw err;
+            });
+            const { secret, ...key } = rotated;
             const answer = {
               keyId: key.key_id,
               partner: key.partner,

@@ -1,11 +1,12 @@
-import type { Database, Statement } from "bun:sqlite";
-import type { AppContext } from "../context";
+import { type AppContext, slot, stateOf } from "../context";
+import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
 import type { Actor } from "./actors";
-import { writeAudit } from "./audit";
+import { recordAudit } from "./audit";
 import { parseAllowList } from "./ip-allow";
 import { KEY_PREFIX, parseScopes, SCOPES, type KeyMode, type Scope } from "./scopes";
+import * as store from "./store/keys";
 
 export const MAX_ROTATION_OVERLAP_HOURS = 24;
 
@@ -23,21 +24,8 @@ export interface PartnerKeyView {
   disabled_reason: string | null;
 }
 
-export interface KeyRow {
-  key_id: string;
-  partner: string;
-  mode: KeyMode;
-  scopes: string;
-  allowed_ips: string;
-  status: "active" | "disabled";
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_valid_until: string | null;
-  created_at: string;
-  updated_at: string;
-  last_used_at: string | null;
-  disabled_reason: string | null;
-}
+/** A partner_keys row (src/auth/store/keys.ts), its enums narrowed. */
+export type KeyRow = Omit<store.KeyRow, "mode" | "status"> & { mode: KeyMode; status: "active" | "disabled" };
 
 export const toKeyView = (r: KeyRow): PartnerKeyView => ({
   key_id: r.key_id,
@@ -89,37 +77,23 @@ const ROW_CACHE_MAX = 10_000;
  */
 export const KEY_CHANGE_POLL_MS = 1000;
 
-/** Key rows in memory, shared by every PartnerKeys over one database connection. */
+/** Key rows in memory, shared by every PartnerKeys of one context (the guard's, the CLI's, the console's). */
 interface KeyRowCache {
   rows: Map<string, Readonly<KeyRow>>;
   /** partner_keys_version when `rows` was started, and when (ctx.clock ms) it was last read. */
   version: number;
   checkedAtMs: number;
 }
-const rowCaches = new WeakMap<Database, KeyRowCache>();
 
-function rowCacheOf(db: Database): KeyRowCache {
-  let c = rowCaches.get(db);
-  if (!c) {
-    c = { rows: new Map(), version: -1, checkedAtMs: -Infinity };
-    rowCaches.set(db, c);
-  }
-  return c;
-}
+const ROW_CACHE = slot("partner key rows", (): KeyRowCache => ({ rows: new Map(), version: -1, checkedAtMs: -Infinity }));
 
 export class PartnerKeys {
-  private readonly byId: Statement;
-  private readonly touch: Statement;
-  private readonly versionOf: Statement;
   private readonly plainCache = new Map<string, string>();
   private readonly cache: KeyRowCache;
   private readonly lastUsedMs = new Map<string, number>();
 
   constructor(private readonly ctx: AppContext) {
-    this.byId = ctx.db.sqlite.prepare("SELECT * FROM partner_keys WHERE key_id = ?");
-    this.touch = ctx.db.sqlite.prepare("UPDATE partner_keys SET last_used_at = ? WHERE key_id = ?");
-    this.versionOf = ctx.db.sqlite.prepare("SELECT version FROM partner_keys_version WHERE id = 1");
-    this.cache = rowCacheOf(ctx.db.sqlite);
+    this.cache = stateOf(ctx, ROW_CACHE);
   }
 
   /**
@@ -129,19 +103,20 @@ export class PartnerKeys {
    * most every KEY_CHANGE_POLL_MS and drops every cached row when it moved. Writes through PartnerKeys drop
    * them at once. Unknown ids are not cached, so guessing ids cannot fill memory.
    */
-  find(keyId: string, nowMs: number = epochMs(this.ctx.clock)): Readonly<KeyRow> | null {
+  async find(keyId: string, nowMs: number = epochMs(this.ctx.clock)): Promise<Readonly<KeyRow> | null> {
     const c = this.cache;
     if (Math.abs(nowMs - c.checkedAtMs) >= KEY_CHANGE_POLL_MS) {
-      const version = (this.versionOf.get() as { version: number } | null)?.version ?? -2;
+      // Marked checked before the read: requests arriving meanwhile use the rows they have, not a read each.
+      c.checkedAtMs = nowMs;
+      const version = (await store.keysVersion(this.ctx.store)) ?? -2;
       if (version !== c.version) {
         c.rows = new Map();
         c.version = version;
       }
-      c.checkedAtMs = nowMs;
     }
     const cached = c.rows.get(keyId);
     if (cached) return cached;
-    const row = this.byId.get(keyId) as KeyRow | null;
+    const row = (await store.keyById(this.ctx.store, keyId)) as KeyRow | null;
     if (!row) return null;
     if (c.rows.size >= ROW_CACHE_MAX) c.rows.clear();
     c.rows.set(keyId, Object.freeze(row));
@@ -158,14 +133,14 @@ export class PartnerKeys {
    * last_used_at is written at most once a minute per key, so a busy key does not add a write per request. The
    * time of this process's last write per key is kept in memory, so the check costs no date parsing.
    */
-  markUsed(row: Readonly<KeyRow>, nowMs: number): void {
+  async markUsed(row: Readonly<KeyRow>, nowMs: number): Promise<void> {
     let last = this.lastUsedMs.get(row.key_id);
     if (last === undefined) last = row.last_used_at ? Date.parse(row.last_used_at) : -Infinity;
     if (nowMs - last < 60_000) return;
-    this.touch.run(new Date(nowMs).toISOString(), row.key_id);
-    this.changed();
     if (this.lastUsedMs.size >= ROW_CACHE_MAX) this.lastUsedMs.clear();
     this.lastUsedMs.set(row.key_id, nowMs);
+    await store.touchKey(this.ctx.store, row.key_id, new Date(nowMs).toISOString());
+    this.changed();
   }
 
   /**
@@ -192,19 +167,21 @@ export class PartnerKeys {
     return plain;
   }
 
-  create(input: CreateKeyInput, actor: Actor, requestId: string | null = null): PartnerKeyView & { secret: string } {
+  /** `alongside` runs in the key's own transaction (an audit row of the caller's that must commit with the key). */
+  async create(
+    input: CreateKeyInput,
+    actor: Actor,
+    requestId: string | null = null,
+    alongside?: (t: Queryable, keyId: string) => Promise<void>,
+  ): Promise<PartnerKeyView & { secret: string }> {
     const v = validateKeyInput(input);
     const keyId = KEY_PREFIX[v.mode] + hex(this.ctx.rng.bytes(12));
     const secret = `hsk_${v.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
     const now = this.ctx.clock.now().toISOString();
-    const sqlite = this.ctx.db.sqlite;
-    sqlite.transaction(() => {
-      sqlite
-        .query(
-          "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
-        )
-        .run(keyId, v.partner, v.mode, v.scopes.join(","), v.ips.join(","), this.ctx.secrets.seal(secret, keyId), now, now);
-      writeAudit(sqlite, {
+    const secretCiphertext = this.ctx.secrets.seal(secret, keyId);
+    await this.ctx.store.tx(async (t) => {
+      await store.insertKey(t, { keyId, partner: v.partner, mode: v.mode, scopes: v.scopes.join(","), allowedIps: v.ips.join(","), secretCiphertext, at: now });
+      await recordAudit(t, {
         at: now,
         actor,
         action: "partner_key.create",
@@ -212,68 +189,71 @@ export class PartnerKeys {
         details: { partner: v.partner, mode: v.mode, scopes: v.scopes, allowed_ips: v.ips },
         requestId,
       });
-    })();
+      if (alongside) await alongside(t, keyId);
+    });
     this.changed();
-    return { ...toKeyView(this.find(keyId)!), secret };
+    return { ...toKeyView((await this.find(keyId))!), secret };
   }
 
-  list(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" } = {}): PartnerKeyView[] {
-    const rows = this.ctx.db.sqlite
-      .query(
-        `SELECT * FROM partner_keys WHERE (?1 IS NULL OR partner = ?1) AND (?2 IS NULL OR mode = ?2) AND (?3 IS NULL OR status = ?3) ORDER BY created_at, key_id`,
-      )
-      .all(filter.partner ?? null, filter.mode ?? null, filter.status ?? null) as KeyRow[];
-    return rows.map(toKeyView);
+  async list(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" } = {}): Promise<PartnerKeyView[]> {
+    const rows = await store.listKeys(this.ctx.store, { partner: filter.partner ?? null, mode: filter.mode ?? null, status: filter.status ?? null });
+    return (rows as KeyRow[]).map(toKeyView);
   }
 
-  getOrThrow(keyId: string): Readonly<KeyRow> {
-    const row = this.find(keyId);
+  async getOrThrow(keyId: string): Promise<Readonly<KeyRow>> {
+    const row = await this.find(keyId);
     if (!row) throw new NotFoundError("partner key", keyId);
     return row;
   }
 
-  disable(keyId: string, reason: string, actor: Actor, requestId: string | null = null): PartnerKeyView {
-    const row = this.getOrThrow(keyId);
+  /** Disabling a disabled key changes nothing and is not audited again. */
+  async disable(keyId: string, reason: string, actor: Actor, requestId: string | null = null): Promise<PartnerKeyView> {
+    await this.getOrThrow(keyId);
     const now = this.ctx.clock.now().toISOString();
-    if (row.status === "disabled") return toKeyView(row);
-    const sqlite = this.ctx.db.sqlite;
-    sqlite.transaction(() => {
-      sqlite.query("UPDATE partner_keys SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE key_id = ?").run(reason, now, keyId);
-      writeAudit(sqlite, { at: now, actor, action: "partner_key.disable", target: keyId, details: { reason }, requestId });
-    })();
+    await this.ctx.store.tx(async (t) => {
+      if (await store.disableKey(t, keyId, reason, now)) {
+        await recordAudit(t, { at: now, actor, action: "partner_key.disable", target: keyId, details: { reason }, requestId });
+      }
+    });
     this.changed();
-    return toKeyView(this.getOrThrow(keyId));
+    return toKeyView(await this.getOrThrow(keyId));
   }
 
   /**
    * Issues a new secret; the old one keeps working for `overlapHours` (at most 24) so a partner can deploy the
    * new secret without downtime. A rotation during an overlap ends the older overlap.
    */
-  rotate(keyId: string, overlapHours: number, actor: Actor, requestId: string | null = null): PartnerKeyView & { secret: string } {
+  async rotate(keyId: string, overlapHours: number, actor: Actor, requestId: string | null = null): Promise<PartnerKeyView & { secret: string }> {
     if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_ROTATION_OVERLAP_HOURS) {
       throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_ROTATION_OVERLAP_HOURS}`, [
         { field: "overlap_hours", problem: `must be 0–${MAX_ROTATION_OVERLAP_HOURS}` },
       ]);
     }
-    const row = this.getOrThrow(keyId);
-    if (row.status !== "active") throw new AppError("conflict", `Key ${keyId} is disabled; create a new key instead of rotating it`);
     const now = this.ctx.clock.now();
-    const secret = `hsk_${row.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
     const validUntil = overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000).toISOString() : null;
-    const sqlite = this.ctx.db.sqlite;
-    sqlite.transaction(() => {
-      sqlite
-        .query(
-          "UPDATE partner_keys SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE key_id = ?",
-        )
-        .run(this.ctx.secrets.seal(secret, keyId), validUntil ? row.secret_ciphertext : null, validUntil, now.toISOString(), keyId);
-      writeAudit(sqlite, { at: now.toISOString(), actor, action: "partner_key.rotate", target: keyId, details: { overlap_hours: overlapHours }, requestId });
-    })();
+    const secret = await this.ctx.store.tx(async (t) => {
+      // Read inside the transaction (not the cache): the secret kept as "previous" must be the current one.
+      const row = (await store.keyById(t, keyId)) as KeyRow | null;
+      if (!row) throw new NotFoundError("partner key", keyId);
+      if (row.status !== "active") throw new AppError("conflict", `Key ${keyId} is disabled; create a new key instead of rotating it`);
+      const fresh = `hsk_${row.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
+      const rotated = await store.rotateKey(t, {
+        keyId,
+        expectedCiphertext: row.secret_ciphertext,
+        secretCiphertext: this.ctx.secrets.seal(fresh, keyId),
+        previousCiphertext: validUntil ? row.secret_ciphertext : null,
+        previousValidUntil: validUntil,
+        at: now.toISOString(),
+      });
+      if (!rotated) throw new AppError("conflict", `Key ${keyId} changed while it was being rotated; read it again and retry`);
+      await recordAudit(t, { at: now.toISOString(), actor, action: "partner_key.rotate", target: keyId, details: { overlap_hours: overlapHours }, requestId });
+      return fresh;
+    });
     this.changed();
-    return { ...toKeyView(this.getOrThrow(keyId)), secret };
+    return { ...toKeyView(await this.getOrThrow(keyId)), secret };
   }
 
-  count(): number {
-    return (this.ctx.db.sqlite.query("SELECT count(*) AS n FROM partner_keys").get() as { n: number }).n;
+  count(): Promise<number> {
+    return store.countKeys(this.ctx.store);
   }
 }

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
+import type { Param, Queryable } from "../db/port";
 import type { Logger } from "../log";
 import type { SecretBox } from "./secret-box";
 
@@ -21,17 +22,49 @@ export interface RecordedKey {
   check_value: string;
 }
 
-const missingTable = (err: unknown) => /no such table/i.test((err as Error).message);
+// The check is written once, as steps (a generator that yields each statement it needs and receives its row), and
+// run by two drivers: synchronously on a bun:sqlite connection (a SQLite start, which is synchronous, and a backup
+// file being restored) and through the storage port (PostgreSQL). A statement on a table the database does not
+// have yet (an old backup) answers null.
+type Step = { sql: string; params: Param[]; write?: true };
+type Steps<T> = Generator<Step, T, Record<string, unknown> | null>;
+
+const missingTable = (err: unknown) => /no such table|does not exist/i.test((err as Error).message);
+
+function runOnSqlite<T>(sqlite: Database, steps: Steps<T>): T {
+  let next = steps.next();
+  while (!next.done) {
+    const { sql, params, write } = next.value;
+    let row: Record<string, unknown> | null = null;
+    try {
+      if (write) sqlite.query(sql).run(...(params as Array<string | number | null>));
+      else row = (sqlite.query(sql).get(...(params as Array<string | number | null>)) as Record<string, unknown> | null) ?? null;
+    } catch (err) {
+      if (!missingTable(err)) throw err;
+    }
+    next = steps.next(row);
+  }
+  return next.value;
+}
+
+async function runOnStore<T>(q: Queryable, steps: Steps<T>): Promise<T> {
+  let next = steps.next();
+  while (!next.done) {
+    const { sql, params, write } = next.value;
+    let row: Record<string, unknown> | null = null;
+    if (write) await q.run(sql, params);
+    else row = await q.get(sql, params);
+    next = steps.next(row);
+  }
+  return next.value;
+}
+
+function* recordedKeySteps(): Steps<RecordedKey | null> {
+  return ((yield { sql: "SELECT fingerprint, check_value FROM master_key_check WHERE id = 1", params: [] }) as RecordedKey | null) ?? null;
+}
 
 /** The row the database keeps, or null (none yet, or a database older than the table: a backup being restored). */
-export function recordedKey(sqlite: Database): RecordedKey | null {
-  try {
-    return (sqlite.query("SELECT fingerprint, check_value FROM master_key_check WHERE id = 1").get() as RecordedKey | null) ?? null;
-  } catch (err) {
-    if (missingTable(err)) return null;
-    throw err;
-  }
-}
+export const recordedKey = (sqlite: Database): RecordedKey | null => runOnSqlite(sqlite, recordedKeySteps());
 
 /**
  * One stored secret of each kind, with the AAD it was sealed with: partner keys (AAD the key id,
@@ -42,7 +75,7 @@ export function recordedKey(sqlite: Database): RecordedKey | null {
 // Only ciphertexts in SecretBox's format say anything about the key (an empty or malformed one is another problem).
 const SEALED = "secret_ciphertext LIKE 'v1.%'";
 
-function sampleSecrets(sqlite: Database): Array<{ what: string; ciphertext: string; aad: string }> {
+function* sampleSecrets(): Steps<Array<{ what: string; ciphertext: string; aad: string }>> {
   const probes = [
     {
       what: "a partner key secret",
@@ -62,12 +95,9 @@ function sampleSecrets(sqlite: Database): Array<{ what: string; ciphertext: stri
   ];
   const out: Array<{ what: string; ciphertext: string; aad: string }> = [];
   for (const p of probes) {
-    try {
-      const row = sqlite.query(p.sql).get() as { id: string | number; c: string } | null;
-      if (row) out.push({ what: p.what, ciphertext: row.c, aad: p.aad(String(row.id)) });
-    } catch (err) {
-      if (!missingTable(err)) throw err; // an older backup may predate a table
-    }
+    // An older backup may predate a table: the driver answers null for it.
+    const row = (yield { sql: p.sql, params: [] }) as { id: string | number; c: string } | null;
+    if (row) out.push({ what: p.what, ciphertext: row.c, aad: p.aad(String(row.id)) });
   }
   return out;
 }
@@ -80,8 +110,10 @@ export type KeyVerdict =
   | { opens: false; expected: string | null; detail: string };
 
 /** Whether `box` is the key the database was made with. Reads only. */
-export function judgeKey(sqlite: Database, box: SecretBox): KeyVerdict {
-  const recorded = recordedKey(sqlite);
+export const judgeKey = (sqlite: Database, box: SecretBox): KeyVerdict => runOnSqlite(sqlite, judgeSteps(box));
+
+function* judgeSteps(box: SecretBox): Steps<KeyVerdict> {
+  const recorded = yield* recordedKeySteps();
   if (recorded) {
     const mine = Buffer.from(checkValueOf(box));
     const theirs = Buffer.from(recorded.check_value);
@@ -92,7 +124,7 @@ export function judgeKey(sqlite: Database, box: SecretBox): KeyVerdict {
       detail: `the master key in use (fingerprint ${box.fingerprint}) is not the one this database was made with (fingerprint ${recorded.fingerprint})`,
     };
   }
-  const samples = sampleSecrets(sqlite);
+  const samples = yield* sampleSecrets();
   for (const s of samples) {
     try {
       box.open(s.ciphertext, s.aad);
@@ -116,14 +148,23 @@ export const MASTER_KEY_ADVICE =
  * record it (first start, or the first start of a database from before key checks); when it does not, mark the
  * SecretBox refused, so that nothing is sealed under it and every secret it cannot open is a 503, and say so.
  */
-export function verifyMasterKey(sqlite: Database, box: SecretBox, nowIso: string, log: Logger): KeyVerdict {
-  let verdict = judgeKey(sqlite, box);
+export const verifyMasterKey = (sqlite: Database, box: SecretBox, nowIso: string, log: Logger): KeyVerdict =>
+  runOnSqlite(sqlite, verifySteps(box, nowIso, log));
+
+/** verifyMasterKey through the storage port (PostgreSQL: several instances may start at once; the row is written once). */
+export const verifyMasterKeyOnStore = (q: Queryable, box: SecretBox, nowIso: string, log: Logger): Promise<KeyVerdict> =>
+  runOnStore(q, verifySteps(box, nowIso, log));
+
+function* verifySteps(box: SecretBox, nowIso: string, log: Logger): Steps<KeyVerdict> {
+  let verdict = yield* judgeSteps(box);
   if (verdict.opens && verdict.by !== "check_value") {
-    sqlite
-      .query("INSERT INTO master_key_check (id, fingerprint, check_value, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING")
-      .run(box.fingerprint, checkValueOf(box), nowIso);
+    yield {
+      sql: "INSERT INTO master_key_check (id, fingerprint, check_value, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+      params: [box.fingerprint, checkValueOf(box), nowIso],
+      write: true,
+    };
     // Judged again from the row: another instance starting at the same moment may have recorded its key first.
-    verdict = judgeKey(sqlite, box);
+    verdict = yield* judgeSteps(box);
     if (verdict.opens) log.info("recorded the master key's check value", { fingerprint: box.fingerprint });
   }
   if (!verdict.opens) {

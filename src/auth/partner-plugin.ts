@@ -20,7 +20,7 @@ export interface PartnerGuard {
   /** Which keys may call: live (default), sandbox, or any. */
   mode?: KeyMode | "any";
   /**
-   * The handler commits through `idempotency.runGrouped`, which records the nonce in the effect's own
+   * The handler commits through `idempotency.run(…, nonce)`, which records the nonce in the effect's own
    * transaction instead of a write of its own before the handler (the guard still refuses a nonce already
    * used). If the handler never gets there (a 400 body, a thrown error), the nonce is recorded after the response.
    */
@@ -31,7 +31,7 @@ export interface PartnerGuard {
 export interface PartnerRequest {
   actor: PartnerActor;
   idempotency: IdempotencyClaim | null;
-  /** Set on nonceInEffect routes: the nonce runGrouped must record. */
+  /** Set on nonceInEffect routes: the nonce idempotency.run must record. */
   pendingNonce: DeferredNonce | null;
   requestId: string;
   /** updated_at of the key row the signature was checked against (capabilities' Last-Modified). */
@@ -79,12 +79,10 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const keys = new PartnerKeys(ctx);
   const nonces = new NonceStore(ctx);
   const idempotency = new IdempotencyStore(ctx, nonces);
-  ctx.metrics.counter("herald_group_commits", "Group commits of ledger writes (credits, debits, conversions) since start.", () => idempotency.groupCommits);
-  ctx.metrics.counter(
-    "herald_grouped_effects",
-    "Ledger writes carried by those group commits (÷ commits = mean group size).",
-    () => idempotency.groupedEffects,
-  );
+  // The SQLite engine's group commit (src/db/sqlite-engine.ts); PostgreSQL commits each transaction itself.
+  const engine = ctx.store as { commits?: number; transactions?: number };
+  ctx.metrics.counter("herald_group_commits", "Commits of the SQLite writer since start (each carries a group of transactions).", () => engine.commits ?? 0);
+  ctx.metrics.counter("herald_grouped_effects", "Transactions carried by those commits (÷ commits = mean group size).", () => engine.transactions ?? 0);
   const skew = ctx.config.signatureSkewSeconds;
 
   /**
@@ -156,7 +154,13 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
    * `headers` is the request's headers as a plain object (lower-case names), which Elysia has already built for
    * the route: reading it costs no call into the runtime, unlike `request.headers.get`.
    */
-  function authenticate(request: Request, url: string, headers: Record<string, string | undefined>, state: RequestState, guard: PartnerGuard): PartnerRequest {
+  async function authenticate(
+    request: Request,
+    url: string,
+    headers: Record<string, string | undefined>,
+    state: RequestState,
+    guard: PartnerGuard,
+  ): Promise<PartnerRequest> {
     const keyId = headers["x-partner-key"];
     floodGuard(state.ip);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
@@ -176,7 +180,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
 
     const nonce = headers["x-partner-nonce"] ?? null;
-    const row = keyId.length <= 128 ? keys.find(keyId, nowMs) : null;
+    const row = keyId.length <= 128 ? await keys.find(keyId, nowMs) : null;
     const key = row ? prepare(row) : null;
     const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
     const target = requestTarget(url);
@@ -204,7 +208,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     let pendingNonce: DeferredNonce | null = null;
     if (nonce !== null) {
       if (!isValidNonce(nonce)) throw unauthorized("X-Partner-Nonce must be 16–128 hex characters");
-      const replayed = isMutation && guard.nonceInEffect ? nonces.used(row.key_id, nonce) : !nonces.use(row.key_id, nonce);
+      const replayed = isMutation && guard.nonceInEffect ? await nonces.used(row.key_id, nonce) : !(await nonces.use(row.key_id, nonce));
       if (replayed) throw replayDetected();
       if (isMutation && guard.nonceInEffect) pendingNonce = { keyId: row.key_id, nonce, recorded: false };
     } else if (nonceRequired) {
@@ -214,19 +218,19 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     let claim: IdempotencyClaim | null = null;
     if (isMutation) {
       const idemKey = headers["idempotency-key"] ?? null;
-      const refuse = (message: string) => {
+      const refuse = async (message: string) => {
         // A request refused here has still used its nonce; a deferred one is recorded now.
-        if (pendingNonce) nonces.use(pendingNonce.keyId, pendingNonce.nonce);
+        if (pendingNonce) await nonces.use(pendingNonce.keyId, pendingNonce.nonce);
         return new AppError("idempotency_key_required", message);
       };
       if (idemKey === null) {
-        if (ctx.config.idempotencyRequired) throw refuse("Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
+        if (ctx.config.idempotencyRequired) throw await refuse("Missing Idempotency-Key header: every mutation needs a unique key (a UUID works)");
       } else {
-        if (!isValidIdempotencyKey(idemKey)) throw refuse("Idempotency-Key must be 1–255 visible ASCII characters");
+        if (!isValidIdempotencyKey(idemKey)) throw await refuse("Idempotency-Key must be 1–255 visible ASCII characters");
         claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, target, state.rawBody) };
       }
     }
-    keys.markUsed(row, nowMs);
+    await keys.markUsed(row, nowMs);
     return {
       actor: key.actor,
       idempotency: claim,
@@ -251,7 +255,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     keys,
     plugin: new Elysia({ name: "herald:partner-auth" }).macro({
       partner: (guard: PartnerGuard) => ({
-        transform(context: {
+        async transform(context: {
           request: Request;
           url?: string;
           headers?: Record<string, string | undefined>;
@@ -265,7 +269,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
             // for safety.
             const url = context.url ?? context.request.url;
             const headers = context.headers ?? (context.request.headers.toJSON() as Record<string, string>);
-            const partner = authenticate(context.request, url, headers, state, guard);
+            const partner = await authenticate(context.request, url, headers, state, guard);
             state.partner = partner;
             // The handler's context is this object: the handler reads `partner` from it.
             context.partner = partner;
@@ -278,12 +282,12 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         // it now, so that request cannot be replayed either. Only routes that defer their nonce need the hook.
         ...(guard.nonceInEffect
           ? {
-              afterResponse({ request }: { request: Request }) {
+              async afterResponse({ request }: { request: Request }) {
                 const pending = resultOf(request)?.pendingNonce;
                 if (pending && !pending.recorded) {
                   try {
-                    nonces.use(pending.keyId, pending.nonce);
                     pending.recorded = true;
+                    await nonces.use(pending.keyId, pending.nonce);
                   } catch (err) {
                     ctx.log.error("recording a nonce after the response failed", { key_id: pending.keyId, error: (err as Error).message });
                   }

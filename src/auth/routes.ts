@@ -1,4 +1,5 @@
 import { keysPageRoutes } from "./keys-page";
+import { signInRoutes } from "./sign-in-routes";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
@@ -15,12 +16,14 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
     new Elysia({ name: "herald:auth-routes" })
       .use(guards.admin.plugin)
       .use(guards.operator.plugin)
+      // Operator sign-in, sign-out and sessions: the door to every console page, on every engine.
+      .use(signInRoutes(_ctx, guards))
       // The console page over the same keys (list, disable, rotate from the browser).
       .use(keysPageRoutes(_ctx, guards))
       .get(
         "/admin/partners/keys",
-        ({ query }) => {
-          const list = keys.list(query);
+        async ({ query }) => {
+          const list = await keys.list(query);
           return { success: true as const, count: list.length, keys: list };
         },
         {
@@ -33,8 +36,8 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       )
       .post(
         "/admin/partners/keys",
-        ({ body, admin, set }) => {
-          const { secret, ...key } = keys.create(
+        async ({ body, admin, set }) => {
+          const { secret, ...key } = await keys.create(
             { partner: body.partner, mode: body.mode, scopes: body.scopes, allowedIps: body.allowed_ips ?? [] },
             admin.actor,
             admin.requestId,
@@ -51,9 +54,9 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       )
       .post(
         "/admin/partners/keys/:key_id/disable",
-        ({ params, body, admin }) => ({
+        async ({ params, body, admin }) => ({
           success: true as const,
-          key: keys.disable(params.key_id, body.reason, admin.actor, admin.requestId),
+          key: await keys.disable(params.key_id, body.reason, admin.actor, admin.requestId),
         }),
         {
           admin: true,
@@ -65,8 +68,8 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       )
       .post(
         "/admin/partners/keys/:key_id/rotate",
-        ({ params, body, admin }) => {
-          const { secret, ...key } = keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId);
+        async ({ params, body, admin }) => {
+          const { secret, ...key } = await keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId);
           return { success: true as const, key, secret };
         },
         {
@@ -79,9 +82,9 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       )
       .get(
         "/api/public/quickstart/verify-key",
-        ({ query }) => ({
+        async ({ query }) => ({
           success: true as const,
-          ...verifyKeyPreview(keys, query.api_key, query.client ?? null),
+          ...(await verifyKeyPreview(keys, query.api_key, query.client ?? null)),
         }),
         {
           query: AuthModel.verifyKeyQuery,

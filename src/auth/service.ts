@@ -19,8 +19,8 @@ const ORDER: Record<KeyMode, Array<{ path: string; purpose: string }>> = {
 };
 
 /** Never returns a secret: only whether the key id exists, its state and mode, and where to start. */
-export function verifyKeyPreview(keys: PartnerKeys, keyId: string, client: string | null) {
-  const row = keys.find(keyId);
+export async function verifyKeyPreview(keys: PartnerKeys, keyId: string, client: string | null) {
+  const row = await keys.find(keyId);
   const mode: KeyMode | null = row?.mode ?? (keyId.startsWith("hk_test_") ? "sandbox" : keyId.startsWith("hk_live_") ? "live" : null);
   const steps = ORDER[mode ?? "sandbox"].map((s, i) => ({
     step: i + 1,

@@ -67,13 +67,13 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
   };
 
   /** The operator behind a request, or null; a present but wrong bearer token is 403 at once. */
-  function identify(request: Request): OperatorRequest | null {
+  async function identify(request: Request): Promise<OperatorRequest | null> {
     if (request.headers.has("authorization")) {
-      const { actor, requestId } = admin.authenticate(request);
+      const { actor, requestId } = await admin.authenticate(request);
       return { actor, requestId, ip: stateOf(request).ip, session: null, csrfToken: null };
     }
     const sessionId = cookiesOf(request)[SESSION_COOKIE];
-    const session = sessionId ? sessions.resolve(sessionId) : null;
+    const session = sessionId ? await sessions.resolve(sessionId) : null;
     if (!session || !sessionId) return null;
     return { actor: session.actor, ...stateOf(request), session, csrfToken: csrfTokenOf(sessionId) };
   }
@@ -102,8 +102,8 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
     clearSessionCookie: (request: Request) => cookie(request, SESSION_COOKIE, "", "/admin", 0),
     plugin: new Elysia({ name: "herald:admin-session" }).macro({
       operator: (mode: OperatorMode) => ({
-        transform({ request }: { request: Request }) {
-          const who = identify(request);
+        async transform({ request }: { request: Request }) {
+          const who = await identify(request);
           // JSON routes refuse at once (before any body is looked at), as the bearer guard does.
           if (!who && mode === "api") {
             throw new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>, or sign in at /admin/sign-in");

@@ -1,10 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { NotFoundError } from "../http/errors";
 import type { Actor } from "./actors";
 import { sha256Hex } from "./admin";
-import { writeAudit } from "./audit";
+import { recordAudit } from "./audit";
+import * as store from "./store/sessions";
+import type { SessionRow } from "./store/sessions";
 
 // Operator browser sessions (docs/operations.md, "Operator sign-in and pages"). A browser cannot send the admin
 // bearer token, so POST /admin/sign-in trades one for a session cookie. What is stored is never enough to act:
@@ -38,20 +39,6 @@ export interface SessionView {
   active: boolean;
 }
 
-interface SessionRow {
-  session_hash: string;
-  csrf_hash: string;
-  admin_token_id: number;
-  token_name: string;
-  token_revoked_at: string | null;
-  created_at: string;
-  expires_at: string;
-  last_seen_at: string | null;
-  revoked_at: string | null;
-  client_ip: string | null;
-  user_agent: string | null;
-}
-
 const HANDLE_CHARS = 16;
 /** last_seen_at is written at most this often per session: a page view should not always cost a write. */
 const TOUCH_EVERY_MS = 60_000;
@@ -72,39 +59,31 @@ export function sameDigest(aHex: string, bHex: string): boolean {
   return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
 }
 
-const SELECT = `SELECT s.session_hash, s.csrf_hash, s.admin_token_id, t.name AS token_name, t.revoked_at AS token_revoked_at,
-  s.created_at, s.expires_at, s.last_seen_at, s.revoked_at, s.client_ip, s.user_agent
-  FROM admin_sessions s JOIN admin_tokens t ON t.id = s.admin_token_id`;
-
 export class AdminSessions {
-  private readonly byHash: Statement;
-  private readonly touch: Statement;
-
-  constructor(private readonly ctx: AppContext) {
-    this.byHash = ctx.db.sqlite.prepare(`${SELECT} WHERE s.session_hash = ?`);
-    this.touch = ctx.db.sqlite.prepare("UPDATE admin_sessions SET last_seen_at = ? WHERE session_hash = ?");
-  }
+  constructor(private readonly ctx: AppContext) {}
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
   }
 
   /** A new session for an operator who proved an admin token; returns the cookie value and its CSRF token once. */
-  create(actor: AdminActor, client: { ip: string | null; userAgent: string | null }, requestId: string | null) {
+  async create(actor: AdminActor, client: { ip: string | null; userAgent: string | null }, requestId: string | null) {
     const sessionId = Buffer.from(this.ctx.rng.bytes(32)).toString("base64url");
     const csrfToken = csrfTokenOf(sessionId);
     const sessionHash = sha256Hex(sessionId);
     const now = this.now();
     const expiresAt = new Date(Date.parse(now) + this.ctx.config.adminSessionTtlSeconds * 1000).toISOString();
-    const sqlite = this.ctx.db.sqlite;
-    sqlite.transaction(() => {
-      sqlite
-        .query(
-          `INSERT INTO admin_sessions (session_hash, csrf_hash, admin_token_id, created_at, expires_at, last_seen_at, client_ip, user_agent)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(sessionHash, sha256Hex(csrfToken), actor.tokenId, now, expiresAt, now, client.ip, client.userAgent?.slice(0, 256) ?? null);
-      writeAudit(sqlite, {
+    await this.ctx.store.tx(async (t) => {
+      await store.insertSession(t, {
+        hash: sessionHash,
+        csrfHash: sha256Hex(csrfToken),
+        tokenId: actor.tokenId,
+        at: now,
+        expiresAt,
+        ip: client.ip,
+        userAgent: client.userAgent?.slice(0, 256) ?? null,
+      });
+      await recordAudit(t, {
         at: now,
         actor,
         action: "admin_session.sign_in",
@@ -112,17 +91,17 @@ export class AdminSessions {
         details: { expires_at: expiresAt, client_ip: client.ip },
         requestId,
       });
-    })();
+    });
     return { sessionId, csrfToken, expiresAt, handle: sessionHandle(sessionHash) };
   }
 
   /** The session a cookie names, if it is still good; touches last_seen_at at most once a minute. */
-  resolve(sessionId: string): ActiveSession | null {
+  async resolve(sessionId: string): Promise<ActiveSession | null> {
     if (!SESSION_ID_PATTERN.test(sessionId)) return null;
-    const row = this.byHash.get(sha256Hex(sessionId)) as SessionRow | null;
-    if (!row || !isActive(row, this.now())) return null;
+    const row = await store.sessionByHash(this.ctx.store, sha256Hex(sessionId));
     const now = this.now();
-    if (!row.last_seen_at || Date.parse(now) - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) this.touch.run(now, row.session_hash);
+    if (!row || !isActive(row, now)) return null;
+    if (!row.last_seen_at || Date.parse(now) - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) await store.touchSession(this.ctx.store, row.session_hash, now);
     return {
       handle: sessionHandle(row.session_hash),
       sessionHash: row.session_hash,
@@ -137,39 +116,36 @@ export class AdminSessions {
     return typeof token === "string" && token.length > 0 && token.length <= 128 && sameDigest(sha256Hex(token), session.csrfHash);
   }
 
-  signOut(session: ActiveSession, requestId: string | null): void {
-    this.revokeRow(session.sessionHash, session.actor, "admin_session.sign_out", requestId);
+  signOut(session: ActiveSession, requestId: string | null): Promise<void> {
+    return this.revokeRow(session.sessionHash, session.actor, "admin_session.sign_out", requestId);
   }
 
   /** Revokes the session with this public handle (any operator may end any session); 404 when unknown. */
-  revokeByHandle(handle: string, actor: Actor, requestId: string | null): SessionView {
-    const row = this.ctx.db.sqlite.query(`${SELECT} WHERE substr(s.session_hash, 1, ${HANDLE_CHARS}) = ?`).get(handle) as SessionRow | null;
-    if (!row) throw new NotFoundError("Session", handle);
-    if (!row.revoked_at) this.revokeRow(row.session_hash, actor, "admin_session.revoke", requestId);
-    return view(this.byHash.get(row.session_hash) as SessionRow, this.now());
+  async revokeByHandle(handle: string, actor: Actor, requestId: string | null): Promise<SessionView> {
+    const row = /^[0-9a-f]{16}$/.test(handle) ? await store.sessionByHandle(this.ctx.store, handle) : null;
+    if (!row || sessionHandle(row.session_hash) !== handle) throw new NotFoundError("Session", handle);
+    if (!row.revoked_at) await this.revokeRow(row.session_hash, actor, "admin_session.revoke", requestId);
+    return view((await store.sessionByHash(this.ctx.store, row.session_hash))!, this.now());
   }
 
   /** Sessions newest first: the live ones and those ended within the last day. */
-  list(): SessionView[] {
-    const rows = this.ctx.db.sqlite.query(`${SELECT} ORDER BY s.created_at DESC, s.session_hash LIMIT ${LIST_LIMIT}`).all() as SessionRow[];
+  async list(): Promise<SessionView[]> {
+    const rows = await store.listSessions(this.ctx.store, LIST_LIMIT);
     const now = this.now();
     return rows.map((r) => view(r, now));
   }
 
   /** Deletes expired sessions and those revoked more than a day ago (the auth-prune job). */
-  pruneExpired(): number {
+  pruneExpired(): Promise<number> {
     const now = this.now();
-    const revokedBefore = new Date(Date.parse(now) - KEEP_REVOKED_MS).toISOString();
-    return this.ctx.db.sqlite.query("DELETE FROM admin_sessions WHERE expires_at <= ? OR revoked_at <= ?").run(now, revokedBefore).changes;
+    return store.pruneSessions(this.ctx.store, now, new Date(Date.parse(now) - KEEP_REVOKED_MS).toISOString());
   }
 
-  private revokeRow(sessionHash: string, actor: Actor, action: string, requestId: string | null): void {
+  private async revokeRow(sessionHash: string, actor: Actor, action: string, requestId: string | null): Promise<void> {
     const now = this.now();
-    const sqlite = this.ctx.db.sqlite;
-    sqlite.transaction(() => {
-      sqlite.query("UPDATE admin_sessions SET revoked_at = ? WHERE session_hash = ? AND revoked_at IS NULL").run(now, sessionHash);
-      writeAudit(sqlite, { at: now, actor, action, target: sessionHandle(sessionHash), requestId });
-    })();
+    await this.ctx.store.tx(async (t) => {
+      if (await store.revokeSession(t, sessionHash, now)) await recordAudit(t, { at: now, actor, action, target: sessionHandle(sessionHash), requestId });
+    });
   }
 }
 

@@ -7,7 +7,7 @@ import { named } from "../http/openapi/names";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";
 import { sha256Hex } from "./admin";
-import { writeAudit } from "./audit";
+import { recordAudit } from "./audit";
 import type { Guards } from "./guards";
 import { operatorPage, operatorPageResponse, signInBodyHtml } from "./operator-page";
 import { redirect, SIGN_IN_PATH, safeNext } from "./session-plugin";
@@ -95,10 +95,10 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     .use(op.plugin)
     .get(
       SIGN_IN_PATH,
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const next = safeNext(query.next);
         // Already signed in: straight on.
-        const who = op.identify(request);
+        const who = await op.identify(request);
         if (who?.session) return redirect(next ?? DEFAULT_NEXT);
         return formPage(request, next, null, 200);
       },
@@ -114,7 +114,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       SIGN_IN_PATH,
-      ({ request, body }) => {
+      async ({ request, body }) => {
         const { requestId, ip } = op.stateOf(request);
         const next = safeNext(body.next);
         const decision = ctx.rateLimiter.hit("admin-sign-in", ip, SIGN_IN_ATTEMPTS_PER_MIN);
@@ -126,13 +126,13 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
         if (!cookieToken || !body.csrf_token || !sameDigest(sha256Hex(cookieToken), sha256Hex(body.csrf_token))) {
           return refuse(request, next, new AppError("forbidden", "The sign-in form expired or did not come from this site: load /admin/sign-in and try again"));
         }
-        const actor = body.token.trim() ? guards.admin.tokens.verify(body.token.trim()) : null;
+        const actor = body.token.trim() ? await guards.admin.tokens.verify(body.token.trim()) : null;
         const now = ctx.clock.now().toISOString();
         if (!actor) {
-          writeAudit(ctx.db.sqlite, { at: now, actor: { kind: "public" }, action: "admin_session.sign_in_failed", details: { client_ip: ip }, requestId });
+          await recordAudit(ctx.store, { at: now, actor: { kind: "public" }, action: "admin_session.sign_in_failed", details: { client_ip: ip }, requestId });
           return refuse(request, next, new AppError("unauthorized", "That is not a valid admin token"));
         }
-        const session = sessions.create(actor, { ip, userAgent: request.headers.get("user-agent") }, requestId);
+        const session = await sessions.create(actor, { ip, userAgent: request.headers.get("user-agent") }, requestId);
         ctx.log.info("operator signed in", { request_id: requestId, actor: actorLabel(actor), session: session.handle });
         return redirect(next ?? DEFAULT_NEXT, [op.sessionCookie(request, session.sessionId), op.cookie(request, SIGN_IN_CSRF_COOKIE, "", SIGN_IN_PATH, 0)]);
       },
@@ -153,8 +153,8 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/sign-out",
-      ({ request, operator }) => {
-        if (operator.session) sessions.signOut(operator.session, operator.requestId);
+      async ({ request, operator }) => {
+        if (operator.session) await sessions.signOut(operator.session, operator.requestId);
         return redirect(SIGN_IN_PATH, [op.clearSessionCookie(request)]);
       },
       {
@@ -169,8 +169,8 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/sessions",
-      () => {
-        const list = sessions.list();
+      async () => {
+        const list = await sessions.list();
         return { success: true as const, count: list.length, sessions: list };
       },
       {
@@ -182,7 +182,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/sessions/:id/revoke",
-      ({ params, operator }) => ({ success: true as const, session: sessions.revokeByHandle(params.id, operator.actor, operator.requestId) }),
+      async ({ params, operator }) => ({ success: true as const, session: await sessions.revokeByHandle(params.id, operator.actor, operator.requestId) }),
       {
         operator: "api",
         params: t.Object({ id: t.String({ pattern: "^[0-9a-f]{16}$", description: "The session's public handle (16 hex characters)" }) }),

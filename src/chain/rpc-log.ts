@@ -1,3 +1,4 @@
+import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { ChainClient } from "../solana/rpc-client";
 
@@ -7,14 +8,14 @@ export const RPC_CALLS_RETENTION_DAYS = 7;
 
 /** The context's chain client: its attempts are recorded in chain_rpc_calls for the status checks. */
 export function createChainClient(ctx: Pick<AppContext, "config" | "db" | "clock" | "rng" | "log">): ChainClient {
-  const insert = ctx.db.sqlite.prepare("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  return new ChainClient({
-    chain: ctx.config.chain,
-    clock: ctx.clock,
-    rng: ctx.rng,
-    log: ctx.log,
-    record: (r) => void insert.run(r.at, r.host, r.method, r.outcome, r.httpStatus, r.latencyMs, r.error),
-  });
+  // Prepared on the first call: the client is built for every context, also where the chain group is off
+  // (PostgreSQL in preview, src/engine-groups.ts), and there is no SQLite handle to prepare on.
+  let insert: Statement | null = null;
+  const record = (r: { at: string; host: string; method: string; outcome: string; httpStatus: number | null; latencyMs: number; error: string | null }) => {
+    insert ??= ctx.db.sqlite.prepare("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insert.run(r.at, r.host, r.method, r.outcome, r.httpStatus, r.latencyMs, r.error);
+  };
+  return new ChainClient({ chain: ctx.config.chain, clock: ctx.clock, rng: ctx.rng, log: ctx.log, record });
 }
 
 export interface RpcHostHealth {

@@ -1,3 +1,4 @@
+import { systemClock } from "../clock";
 import { ConfigError, describeConfig, loadConfig, type Config } from "../config";
 import type { AppContext } from "../context";
 import pkg from "../../package.json";
@@ -48,8 +49,19 @@ type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 // CLI commands log only warnings, so their stdout stays clean for --json consumers.
 // Their logs go to stderr so stdout carries only the command's output (one JSON document with --json).
 async function quiet(config: Config): Promise<AppContext> {
-  const [{ openContext }, { createLogger }] = await Promise.all([import("../bootstrap"), import("../log")]);
-  return openContext(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
+  const [{ openContextAsync }, { createLogger }] = await Promise.all([import("../bootstrap"), import("../log")]);
+  return openContextAsync(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
+}
+
+/** A database URL as the CLI prints it: the password replaced, so that output can be pasted into a ticket. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(DATABASE_URL)";
+  }
 }
 
 export const COMMANDS: Record<string, Command> = {
@@ -61,6 +73,25 @@ export const COMMANDS: Record<string, Command> = {
   },
   async migrate(_args, json) {
     const config = loadConfig();
+    if (config.database.engine === "postgres") {
+      const [{ PostgresStore }, { migratePostgres }] = await Promise.all([import("../db/postgres-engine"), import("../db/postgres-migrate")]);
+      const d = config.database;
+      const store = new PostgresStore({
+        url: d.url!,
+        poolMax: 1,
+        statementTimeoutMs: d.statementTimeoutMs,
+        idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+      });
+      try {
+        await store.ping();
+        const result = await migratePostgres(store, systemClock.now().toISOString());
+        const where = withoutPassword(d.url!);
+        emit(json, { success: true, db: where, ...result }, () => `migrations: ${result.applied} applied now, ${result.total} in total (${where})`);
+      } finally {
+        await store.close();
+      }
+      return 0;
+    }
     const [{ openDatabase }, { migrate }] = await Promise.all([import("../db/client"), import("../db/migrate")]);
     const db = openDatabase(config.dbPath);
     const result = migrate(db);
@@ -79,7 +110,7 @@ export const COMMANDS: Record<string, Command> = {
     const ctx = await quiet(loadConfig());
     try {
       if (sub === "list") {
-        const jobs = ctx.jobs.list();
+        const jobs = await ctx.jobs.list();
         emit(json, { success: true, jobs }, () =>
           table(
             jobs.map((j) => ({ ...j, last: j.last_run ? `${j.last_run.started_at} ${j.last_run.ok ? "ok" : "failed"}` : "never" })),
@@ -107,6 +138,10 @@ export const COMMANDS: Record<string, Command> = {
       }
       throw new UsageError(`unknown jobs subcommand ${sub}; use list or run NAME`);
     } finally {
+      // What the runs buffered (a job's own request-log rows, none today) and their leases go before the store does.
+      await ctx.requestLog.stop();
+      await ctx.jobs.stop();
+      await ctx.store.close();
       ctx.db.close();
     }
   },
@@ -114,8 +149,9 @@ export const COMMANDS: Record<string, Command> = {
     const ctx = await quiet(loadConfig());
     try {
       const { keysCommand } = await import("./keys");
-      return keysCommand(ctx, args, json);
+      return await keysCommand(ctx, args, json);
     } finally {
+      await ctx.store.close();
       ctx.db.close();
     }
   },
@@ -123,8 +159,9 @@ export const COMMANDS: Record<string, Command> = {
     const ctx = await quiet(loadConfig());
     try {
       const { adminTokenCommand } = await import("./keys");
-      return adminTokenCommand(ctx, args, json);
+      return await adminTokenCommand(ctx, args, json);
     } finally {
+      await ctx.store.close();
       ctx.db.close();
     }
   },

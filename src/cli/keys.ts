@@ -24,7 +24,7 @@ function required(args: ParsedArgs, name: string): string {
 }
 
 /** `herald keys create|list|disable|rotate`: the same operations as /admin/partners/keys. */
-export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): number {
+export async function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
   const keys = new PartnerKeys(ctx);
   const sub = args.positionals[0] ?? "list";
   try {
@@ -32,7 +32,7 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
       case "create": {
         const mode = required(args, "mode");
         if (mode !== "sandbox" && mode !== "live") throw new UsageError("--mode must be sandbox or live");
-        const k = keys.create(
+        const k = await keys.create(
           { partner: required(args, "partner"), mode: mode as KeyMode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" },
           cliActor(),
         );
@@ -51,7 +51,7 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
       }
       case "list": {
         const mode = flagString(args, "mode");
-        const list = keys.list({ partner: flagString(args, "partner"), mode: mode as KeyMode | undefined });
+        const list = await keys.list({ partner: flagString(args, "partner"), mode: mode as KeyMode | undefined });
         emit(json, { keys: list }, () =>
           table(
             list.map((k) => ({ ...k, scopes: k.scopes.join(","), allowed_ips: k.allowed_ips.join(",") || "any" })),
@@ -63,7 +63,7 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
       case "disable": {
         const id = args.positionals[1];
         if (!id) throw new UsageError("keys disable needs a key id");
-        const k = keys.disable(id, flagString(args, "reason") ?? "disabled by operator", cliActor());
+        const k = await keys.disable(id, flagString(args, "reason") ?? "disabled by operator", cliActor());
         emit(json, { key: k }, () => `${k.key_id}: ${k.status}`);
         return 0;
       }
@@ -72,7 +72,7 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
         if (!id) throw new UsageError("keys rotate needs a key id");
         const overlap = flagString(args, "overlap-hours");
         if (overlap !== undefined && !/^\d{1,2}$/.test(overlap)) throw new UsageError("--overlap-hours must be a whole number of hours from 0 to 24");
-        const k = keys.rotate(id, overlap === undefined ? 24 : Number(overlap), cliActor());
+        const k = await keys.rotate(id, overlap === undefined ? 24 : Number(overlap), cliActor());
         emit(json, { key_id: k.key_id, secret: k.secret, previous_secret_valid_until: k.previous_secret_valid_until }, () =>
           [`key id : ${k.key_id}`, `secret : ${k.secret}`, `old secret valid until: ${k.previous_secret_valid_until ?? "now (no overlap)"}`].join("\n"),
         );
@@ -90,19 +90,19 @@ export function keysCommand(ctx: AppContext, args: ParsedArgs, json: boolean): n
 const ADMIN_TOKEN_USAGE = "usage: herald admin-token create --name NAME | admin-token list | admin-token revoke --id N";
 
 /** `herald admin-token create --name N` (prints the token once), `list` (never a token), `revoke --id N`. */
-export function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boolean): number {
+export async function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
   const sub = args.positionals[0];
   const tokens = new AdminTokens(ctx);
   if (args.positionals.length > 1) throw new UsageError(ADMIN_TOKEN_USAGE);
   try {
     switch (sub) {
       case "create": {
-        const t = tokens.create(required(args, "name"), cliActor());
+        const t = await tokens.create(required(args, "name"), cliActor());
         emit(json, { token: t.token, id: t.id, name: t.name }, () => `admin token (shown once): ${t.token}`);
         return 0;
       }
       case "list": {
-        const list = tokens.list();
+        const list = await tokens.list();
         emit(json, { tokens: list }, () =>
           table(
             list.map((t) => ({ ...t })),
@@ -114,7 +114,7 @@ export function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boole
       case "revoke": {
         const raw = required(args, "id");
         if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`--id must be a token id as \`herald admin-token list\` shows it; got ${JSON.stringify(raw)}`);
-        const r = tokens.revoke(Number(raw), cliActor());
+        const r = await tokens.revoke(Number(raw), cliActor());
         emit(json, { token: r.token, already_revoked: r.alreadyRevoked, sessions_ended: r.sessionsEnded }, () =>
           r.alreadyRevoked
             ? `admin token ${r.token.id} (${r.token.name}) was already revoked at ${r.token.revoked_at}`

@@ -1,6 +1,7 @@
 import { buildApp } from "../app";
 import { warmOpenApiDocuments } from "../http/openapi/routes";
-import { openContext } from "../bootstrap";
+import { closeContext, openContextAsync } from "../bootstrap";
+import { groupsOff, runsOn } from "../engine-groups";
 import type { Config } from "../config";
 import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
@@ -55,21 +56,22 @@ export class MasterKeyRefused extends Error {
 }
 
 export async function serve(config: Config): Promise<void> {
-  const ctx = openContext(config);
+  const ctx = await openContextAsync(config);
   const mismatch = ctx.secrets.mismatch;
   if (mismatch && config.isProduction) {
     // Outside production the server starts (its /readyz says why it is not ready); in production a server that
     // would answer every partner call with 503 must not take traffic at all.
-    ctx.requestLog.stop();
-    ctx.db.close();
+    await ctx.requestLog.stop();
+    await closeContext(ctx);
     throw new MasterKeyRefused(
       `refusing to start: ${mismatch.detail}. This database expects the master key with fingerprint ${mismatch.expected ?? "(not recorded: the key it was made with)"}.`,
     );
   }
-  const firstStart = prepareCredentials(ctx);
+  const firstStart = await prepareCredentials(ctx);
   const app = buildApp(ctx);
   // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).
-  installNativeRedirects(app, ctx);
+  // Not where the audio-share group is off (PostgreSQL in preview): its routes answer 503 through Elysia instead.
+  if (runsOn(config, "audio-share")) installNativeRedirects(app, ctx);
   try {
     app.listen({
       port: config.port,
@@ -86,8 +88,8 @@ export async function serve(config: Config): Promise<void> {
     ctx.log.error("cannot listen", { host: config.host, port: config.port, code: failure.code, error: failure.message });
     // Credentials made on this first start exist in the database; show them now, since they are shown only once.
     if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
-    ctx.requestLog.stop();
-    ctx.db.close();
+    await ctx.requestLog.stop();
+    await closeContext(ctx);
     throw failure;
   }
   const server = app.server!;
@@ -99,7 +101,9 @@ export async function serve(config: Config): Promise<void> {
   ctx.log.info("herald listening", {
     url: `http://${config.host}:${server.port}`,
     public_base_url: config.publicBaseUrl,
-    db: config.dbPath,
+    db: config.database.engine === "postgres" ? "postgres (DATABASE_URL)" : config.dbPath,
+    engine: await ctx.store.version(),
+    ...(config.database.engine === "postgres" ? { preview: true, off_on_postgres: groupsOff(config) } : {}),
     jobs: config.jobsEnabled,
   });
   // The API documents are built now rather than by the first client that asks for them (~0.7 s).
@@ -124,9 +128,9 @@ export async function serve(config: Config): Promise<void> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
-      flushAudioShareHits(ctx);
-      ctx.requestLog.stop();
-      ctx.db.close();
+      if (runsOn(config, "audio-share")) flushAudioShareHits(ctx);
+      await ctx.requestLog.stop();
+      await closeContext(ctx);
       ctx.log.info("stopped cleanly");
       process.exit(0);
     } catch (err) {

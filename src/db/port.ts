@@ -30,6 +30,8 @@ export interface Store extends Queryable {
   tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T>;
   /** Readiness: the engine answers (and, on PostgreSQL, is not a standby in recovery); StoreUnavailable otherwise. */
   ping(): Promise<void>;
+  /** The engine and its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"), for the startup line. */
+  version(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -66,4 +68,10 @@ export function safeInteger(v: bigint, column: string): number {
     throw new RangeError(`column ${column} holds ${v}, past 2^53: Herald refuses to round it`);
   }
   return Number(v);
+}
+
+/** `?, ?, ?` for an IN list of `n` values (n ≥ 1): portable where an array parameter is not (SQLite has none). */
+export function placeholders(n: number): string {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`placeholders(${n}): an IN list needs at least one value`);
+  return Array.from({ length: n }, () => "?").join(", ");
 }

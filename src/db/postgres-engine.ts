@@ -13,6 +13,8 @@ export interface PostgresOptions {
   poolMax?: number;
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
+  /** pg_stat_activity's application_name for this pool's sessions (which instance a connection belongs to). */
+  applicationName?: string;
 }
 
 /** `?` → `$n`, outside '…' strings, "…" identifiers, -- and /* comments, and $tag$…$tag$ bodies. */
@@ -76,10 +78,28 @@ function mapped(err: unknown): unknown {
   return err;
 }
 
-/** A row with its int8 (BigInt) values as numbers, refusing those past 2^53. */
-function decoded<T>(row: Record<string, unknown>): T {
+/** PostgreSQL's numeric type (what SUM and AVG of bigint answer); Bun's client returns it as text. */
+const NUMERIC_OID = 1700;
+
+/**
+ * A row with its int8 (BigInt) values as numbers, refusing those past 2^53, and its numeric values as numbers too
+ * — an integral one exactly or refused the same way (SUM of amounts), a fractional one as the nearest double, as
+ * SQLite answers AVG. Text that only looks like a number (an external id "42") is left alone: the column's type
+ * decides, not the value.
+ */
+function decoded<T>(row: Record<string, unknown>, numeric: readonly string[]): T {
   for (const [k, v] of Object.entries(row)) if (typeof v === "bigint") row[k] = safeInteger(v, k);
+  for (const k of numeric) {
+    const v = row[k];
+    if (typeof v === "string") row[k] = /^-?\d+$/.test(v) ? safeInteger(BigInt(v), k) : Number(v);
+  }
   return row as T;
+}
+
+/** The names of a result's numeric columns (none for most statements). */
+function numericColumns(result: unknown): string[] {
+  const columns = (result as { columns?: Array<{ name: string; type: number }> }).columns;
+  return columns ? columns.filter((c) => c.type === NUMERIC_OID).map((c) => c.name) : [];
 }
 
 type Runner = Pick<SQL, "unsafe">;
@@ -95,11 +115,12 @@ function handleOf(sql: Runner, translate: (s: string) => string): Queryable {
   return {
     async all<T>(text: string, params: readonly Param[] = []) {
       const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
-      return rows.map((r) => decoded<T>(r));
+      const numeric = numericColumns(rows);
+      return rows.map((r) => decoded<T>(r, numeric));
     },
     async get<T>(text: string, params: readonly Param[] = []) {
       const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
-      return rows.length ? decoded<T>(rows[0]!) : null;
+      return rows.length ? decoded<T>(rows[0]!, numericColumns(rows)) : null;
     },
     async run(text: string, params: readonly Param[] = []): Promise<RunResult> {
       const result = (await exec(text, params)) as { count?: number };
@@ -121,7 +142,11 @@ export class PostgresStore implements Store {
       url: options.url,
       max: options.poolMax ?? 10,
       bigint: true,
-      connection: { statement_timeout: String(statementTimeout), idle_in_transaction_session_timeout: String(idleInTx) },
+      connection: {
+        statement_timeout: String(statementTimeout),
+        idle_in_transaction_session_timeout: String(idleInTx),
+        ...(options.applicationName ? { application_name: options.applicationName } : {}),
+      },
     } as ConstructorParameters<typeof SQL>[0]);
     this.pool = handleOf(this.sql, (s) => this.translate(s));
   }
@@ -164,6 +189,11 @@ export class PostgresStore implements Store {
       throw err instanceof StoreUnavailable ? err : new StoreUnavailable(`PostgreSQL does not answer: ${(err as Error).message}`, { cause: err });
     }
     if (row?.recovering) throw new StoreUnavailable("PostgreSQL is in recovery (a standby): it takes no writes");
+  }
+
+  async version(): Promise<string> {
+    const row = await this.pool.get<{ v: string }>("SELECT current_setting('server_version') AS v");
+    return `PostgreSQL ${row?.v.split(" ")[0] ?? "(unknown)"}`;
   }
 
   async close(): Promise<void> {

@@ -75,6 +75,7 @@ export class SqliteStore implements Store {
   private readonly reader: Queryable | null;
   /** Work waiting for the writer: transactions and lone writes, taken in batches, each batch in a turn of its own. */
   private pending: Pending[] = [];
+  private readonly readOnly = new Map<string, boolean>();
   private scheduled = false;
   private running: Promise<void> | null = null;
   /** Batches committed (one BEGIN IMMEDIATE … COMMIT each) and transactions in them, for tests and benchmarks. */
@@ -175,11 +176,26 @@ export class SqliteStore implements Store {
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    return this.reader ? this.reader.all<T>(sql, params) : this.queued((w) => w.all<T>(sql, params));
+    return this.reader && this.readsOnly(sql) ? this.reader.all<T>(sql, params) : this.queued((w) => w.all<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null> {
-    return this.reader ? this.reader.get<T>(sql, params) : this.queued((w) => w.get<T>(sql, params));
+    return this.reader && this.readsOnly(sql) ? this.reader.get<T>(sql, params) : this.queued((w) => w.get<T>(sql, params));
+  }
+
+  /**
+   * Whether a statement only reads (it may go to the reader connection): a SELECT, or a WITH whose statement does
+   * not write. An `INSERT … RETURNING` asked for with get() is a write and takes its turn on the writer.
+   */
+  private readsOnly(sql: string): boolean {
+    let r = this.readOnly.get(sql);
+    if (r === undefined) {
+      const head = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase();
+      r = head === "SELECT" || (head === "WITH" && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql));
+      if (this.readOnly.size >= 2000) this.readOnly.clear();
+      this.readOnly.set(sql, r);
+    }
+    return r;
   }
 
   run(sql: string, params?: readonly Param[]): Promise<RunResult> {
@@ -196,6 +212,10 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw new StoreUnavailable(`SQLite does not answer: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  async version(): Promise<string> {
+    return `SQLite ${(this.db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}`;
   }
 
   async close(): Promise<void> {

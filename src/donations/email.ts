@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
+import type { Queryable } from "../db/port";
+import { queueEmail } from "./store";
 
 export interface EmailMessage {
   to: string;
@@ -19,23 +20,22 @@ export interface EmailOutcome {
 }
 
 /**
- * Sends (or records) one message. Synchronous on purpose: claims call it inside their write transaction, so
- * the message exists exactly when the claim does. A sender that talks to the network must therefore not
- * implement this directly; it drains the outbox in a job instead.
+ * Sends (or records) one message, in the claim's own transaction `t`, so the message exists exactly when the
+ * claim does. A sender that talks to the network must therefore not implement this directly (no transaction
+ * waits for the network); it drains the outbox in a job instead.
  */
 export interface EmailSender {
-  send(message: EmailMessage): EmailOutcome;
+  send(t: Queryable, message: EmailMessage): Promise<EmailOutcome>;
 }
 
 /**
  * The only sender Herald has: there is no SMTP here. It writes the message to `email_outbox` (status queued)
  * for a delivery worker or an operator export to take, and reports `sent: false`.
  */
-export function outboxEmailSender(deps: { sqlite: Database; clock: Clock }): EmailSender {
-  const insert = deps.sqlite.prepare("INSERT INTO email_outbox (to_address, subject, body, status, created_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id");
+export function outboxEmailSender(deps: { clock: Clock }): EmailSender {
   return {
-    send(message) {
-      const { id } = insert.get(message.to, message.subject, message.body, deps.clock.now().toISOString()) as { id: number };
+    async send(t, message) {
+      const id = await queueEmail(t, { ...message, at: deps.clock.now().toISOString() });
       return { sent: false, status: "queued", reference: String(id) };
     },
   };

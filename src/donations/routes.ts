@@ -13,16 +13,19 @@ const tag = (summary: string) => ({ tags: ["partner"], summary });
 /** Donation claims (scope `donation`, live keys): issue, read, redeem exactly once. */
 export function donationRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
-  const email = outboxEmailSender({ sqlite: ctx.db.sqlite, clock: ctx.clock });
+  const email = outboxEmailSender(ctx);
   const read = { scope: "donation" as const };
   const write = { scope: "donation" as const, mutation: true };
   return new Elysia({ name: "herald:donations" })
     .use(guards.partner.plugin)
     .post(
       "/api/partner/donation-claim",
-      ({ partner, body }) => {
+      async ({ partner, body }) => {
         const owner = ownerOf(partner.actor);
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...issueClaim(ctx, owner, partner.actor.keyId, body, email) }));
+        const out = await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...(await issueClaim(t, ctx, owner, partner.actor.keyId, body, email)),
+        }));
         ctx.dispatcher.nudge();
         return out;
       },
@@ -35,9 +38,9 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/donation-claims/:claim_code",
-      ({ partner, params }) => ({
+      async ({ partner, params }) => ({
         success: true as const,
-        claim: getClaim(ctx, ownerOf(partner.actor), params.claim_code),
+        claim: await getClaim(ctx.store, ctx, ownerOf(partner.actor), params.claim_code),
       }),
       {
         partner: read,
@@ -48,11 +51,11 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/donation-claims/:claim_code/redeem",
-      ({ partner, params, body }) => {
+      async ({ partner, params, body }) => {
         const owner = ownerOf(partner.actor);
-        const out = idem.run(partner.idempotency, () => ({
+        const out = await idem.run(partner.idempotency, async (t) => ({
           success: true as const,
-          claim: redeemClaim(ctx, owner, params.claim_code, body?.redeemed_by ?? null),
+          claim: await redeemClaim(t, ctx, owner, params.claim_code, body?.redeemed_by ?? null),
         }));
         ctx.dispatcher.nudge();
         return out;

@@ -1,16 +1,13 @@
-import type { Database } from "bun:sqlite";
+import type { Queryable } from "../db/port";
+import { SANDBOX_DELETES as DELETES } from "./store";
 
 // The donations domain's part of the sandbox reset (src/sandbox/reset.ts): only the owner of these tables deletes
 // from them. Children before parents (foreign keys are on). Every statement names mode = 'sandbox' as a LITERAL,
 // never a bound parameter: whatever partner this is handed, it cannot delete a live row.
 
-const DELETES: ReadonlyArray<readonly [table: "donation_claims", sql: string]> = [
-  ["donation_claims", "DELETE FROM donation_claims WHERE partner = ?1 AND mode = 'sandbox'"],
-];
-
-/** Deletes the partner's sandbox donation claims; the rows deleted per table. Runs inside the caller's transaction. */
-export function clearSandboxDonations(db: Database, partner: string): Record<"donation_claims", number> {
+/** Deletes the partner's sandbox donation claims with the reset's transaction handle `t`; the rows deleted per table. */
+export async function clearSandboxDonations(t: Queryable, partner: string): Promise<Record<"donation_claims", number>> {
   const deleted = {} as Record<"donation_claims", number>;
-  for (const [table, sql] of DELETES) deleted[table] = db.query(sql).run(partner).changes;
+  for (const [table, sql] of DELETES) deleted[table] = (await t.run(sql, [partner])).changes;
   return deleted;
 }

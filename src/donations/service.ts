@@ -4,8 +4,10 @@ import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { isSolanaAddress } from "../partner/service";
-import { emitEventSync } from "../webhooks/service";
+import type { Queryable } from "../db/port";
+import { emitEvent } from "../webhooks/service";
 import type { EmailSender } from "./email";
+import { type ClaimRow, claimByCode, insertClaim, redeemIssuedClaim } from "./store";
 export type { EmailSender } from "./email";
 
 export const MAX_AMOUNT_DIGITS = 18;
@@ -21,22 +23,6 @@ export interface IssueInput {
   amount: number | string;
   recipient: { email?: string; wallet_address?: string };
   user_id?: string | number;
-}
-
-interface ClaimRow {
-  id: number;
-  key_id: string;
-  campaign_id: string;
-  amount: string;
-  recipient_email: string | null;
-  recipient_wallet: string | null;
-  user_id: number | null;
-  claim_code: string;
-  status: "issued" | "redeemed" | "cancelled";
-  email_sent: number;
-  created_at: string;
-  redeemed_at: string | null;
-  redeemed_by: string | null;
 }
 
 /** Expands JS's shortest round-trip form ("1e-7", "1.5e+21") to plain digits, so it can be checked as a string. */
@@ -96,12 +82,14 @@ export function validateIssue(input: IssueInput): { amount: string; email: strin
 
 export const newClaimCode = (ctx: Pick<AppContext, "rng">): string => "dc_" + base32(ctx.rng.bytes(CODE_BYTES));
 
-const claimUrl = (ctx: AppContext, code: string) => `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/claim/${code}`;
+type DonationCtx = Pick<AppContext, "config" | "clock" | "rng">;
+
+const claimUrl = (ctx: Pick<AppContext, "config">, code: string) => `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/claim/${code}`;
 
 /** Herald's emails are only queued, so `sent` appears once a future delivery worker marks a claim's email sent. */
 const emailStatusOf = (r: Pick<ClaimRow, "recipient_email" | "email_sent">) => (r.email_sent ? "sent" : r.recipient_email ? "queued" : "not_requested");
 
-export function claimView(ctx: AppContext, r: ClaimRow) {
+export function claimView(ctx: Pick<AppContext, "config">, r: ClaimRow) {
   return {
     claim_id: r.id,
     claim_code: r.claim_code,
@@ -120,7 +108,7 @@ export function claimView(ctx: AppContext, r: ClaimRow) {
   } as const;
 }
 
-function claimEmail(ctx: AppContext, to: string, campaignId: string, amount: string, code: string) {
+function claimEmail(ctx: Pick<AppContext, "config">, to: string, campaignId: string, amount: string, code: string) {
   return {
     to,
     subject: `Your donation claim for ${campaignId}`,
@@ -129,35 +117,28 @@ function claimEmail(ctx: AppContext, to: string, campaignId: string, amount: str
 }
 
 /**
- * Issues a claim: the row, its queued email and the `donation.claim` event in one transaction. Must run
- * inside the caller's transaction (the idempotency store's), synchronously.
+ * Issues a claim: the row, its queued email and the `donation.claim` event, in the caller's transaction `t` (the
+ * idempotency store's).
  */
-export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: IssueInput, email: EmailSender) {
+export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, keyId: string, input: IssueInput, email: EmailSender) {
   const valid = validateIssue(input);
-  const user = input.user_id === undefined ? null : getUserOrThrow(ctx, owner, input.user_id);
+  const user = input.user_id === undefined ? null : await getUserOrThrow(t, owner, input.user_id);
   if (user) requireActiveUser(user);
   const code = newClaimCode(ctx);
   const now = ctx.clock.now().toISOString();
-  const outcome = valid.email ? email.send(claimEmail(ctx, valid.email, input.campaign_id, valid.amount, code)) : null;
-  const row = ctx.db.sqlite
-    .query(
-      `INSERT INTO donation_claims (partner, mode, key_id, campaign_id, amount, recipient_email, recipient_wallet, user_id, claim_code, status, email_sent, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', ?, ?) RETURNING *`,
-    )
-    .get(
-      owner.partner,
-      owner.mode,
-      keyId,
-      input.campaign_id,
-      valid.amount,
-      valid.email,
-      valid.wallet,
-      user?.id ?? null,
-      code,
-      outcome?.sent ? 1 : 0,
-      now,
-    ) as ClaimRow;
-  emitEventSync({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim", {
+  const outcome = valid.email ? await email.send(t, claimEmail(ctx, valid.email, input.campaign_id, valid.amount, code)) : null;
+  const row = await insertClaim(t, owner, {
+    keyId,
+    campaignId: input.campaign_id,
+    amount: valid.amount,
+    email: valid.email,
+    wallet: valid.wallet,
+    userId: user?.id ?? null,
+    code,
+    emailSent: outcome?.sent ?? false,
+    at: now,
+  });
+  await emitEvent(t, ctx, owner, "donation.claim", {
     claim_code: code,
     campaign_id: row.campaign_id,
     amount: row.amount,
@@ -184,24 +165,21 @@ export function issueClaim(ctx: AppContext, owner: Owner, keyId: string, input: 
  * One of this owner's claims, or 404. Another partner's code — or a sandbox code seen from live — is answered
  * exactly like an unknown one, so a code never reveals who issued it.
  */
-function getClaimOrThrow(ctx: AppContext, owner: Owner, code: string): ClaimRow {
-  const row = CODE_PATTERN.test(code)
-    ? (ctx.db.sqlite
-        .query("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?")
-        .get(code, owner.partner, owner.mode) as ClaimRow | null)
-    : null;
+async function getClaimOrThrow(q: Queryable, owner: Owner, code: string): Promise<ClaimRow> {
+  const row = CODE_PATTERN.test(code) ? await claimByCode(q, owner, code) : null;
   if (!row) throw new NotFoundError("donation claim", code);
   return row;
 }
 
-export const getClaim = (ctx: AppContext, owner: Owner, code: string) => claimView(ctx, getClaimOrThrow(ctx, owner, code));
+export const getClaim = async (q: Queryable, ctx: Pick<AppContext, "config">, owner: Owner, code: string) =>
+  claimView(ctx, await getClaimOrThrow(q, owner, code));
 
 /**
  * issued → redeemed, exactly once. The conditional UPDATE is the guard (not the SELECT before it): of any
  * number of concurrent redeems, on one instance or several over one database, one changes the row.
  */
-export function redeemClaim(ctx: AppContext, owner: Owner, code: string, redeemedBy: string | null) {
-  const row = getClaimOrThrow(ctx, owner, code);
+export async function redeemClaim(t: Queryable, ctx: DonationCtx, owner: Owner, code: string, redeemedBy: string | null) {
+  const row = await getClaimOrThrow(t, owner, code);
   const refuse = (r: ClaimRow) => {
     if (r.status === "redeemed") {
       return new AppError("claim_already_redeemed", `Claim ${code} was already redeemed at ${r.redeemed_at}`, {
@@ -212,11 +190,9 @@ export function redeemClaim(ctx: AppContext, owner: Owner, code: string, redeeme
   };
   if (row.status !== "issued") throw refuse(row);
   const now = ctx.clock.now().toISOString();
-  const updated = ctx.db.sqlite
-    .query("UPDATE donation_claims SET status = 'redeemed', redeemed_at = ?, redeemed_by = ? WHERE id = ? AND status = 'issued' RETURNING *")
-    .get(now, redeemedBy, row.id) as ClaimRow | null;
-  if (!updated) throw refuse(getClaimOrThrow(ctx, owner, code));
-  emitEventSync({ sqlite: ctx.db.sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "donation.claim_redeemed", {
+  const updated = await redeemIssuedClaim(t, row.id, now, redeemedBy);
+  if (!updated) throw refuse(await getClaimOrThrow(t, owner, code));
+  await emitEvent(t, ctx, owner, "donation.claim_redeemed", {
     claim_code: code,
     campaign_id: updated.campaign_id,
     amount: updated.amount,

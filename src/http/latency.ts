@@ -1,5 +1,5 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
+import type { Queryable } from "../db/port";
 import { KEY_REF } from "./request-log/log";
 
 // Latency percentiles from the request log, shared by partner usage/status (one key) and the public
@@ -51,16 +51,19 @@ export function percentilesMs(latenciesUs: number[]) {
  * Percentiles overall and per route template over (start, end], from the most recent MAX_LATENCY_SAMPLES
  * requests — of one key, or of every request when keyId is null.
  */
-export function latencyFromLog(sqlite: Database, q: { keyId: string | null; startIso: string; endIso: string }, maxRoutes = Infinity) {
-  const rows = (
+export async function latencyFromLog(db: Queryable, q: { keyId: string | null; startIso: string; endIso: string }, maxRoutes = Infinity) {
+  const found =
     q.keyId === null
-      ? sqlite
-          .query("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?")
-          .values(q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
-      : sqlite
-          .query(`SELECT route, latency_us FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?`)
-          .values(q.keyId, q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1)
-  ) as Array<[string, number]>;
+      ? await db.all<{ route: string; latency_us: number }>("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?", [
+          q.startIso,
+          q.endIso,
+          MAX_LATENCY_SAMPLES + 1,
+        ])
+      : await db.all<{ route: string; latency_us: number }>(
+          `SELECT route, latency_us FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?`,
+          [q.keyId, q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1],
+        );
+  const rows = found.map((r) => [r.route, r.latency_us] as [string, number]);
   const truncated = rows.length > MAX_LATENCY_SAMPLES;
   if (truncated) rows.length = MAX_LATENCY_SAMPLES;
   const byRoute = new Map<string, number[]>();

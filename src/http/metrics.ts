@@ -80,15 +80,15 @@ export class Metrics {
     this.jobRuns.inc({ job: name, outcome: ok ? "ok" : "failed" });
   }
 
-  /** A value read at scrape time (backlog, file size …). */
-  gauge(name: string, help: string, read: () => number): void {
+  /** A value read at scrape time (backlog, file size …); a read through the storage port is awaited. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
     if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
     new Gauge({
       name,
       help,
       registers: [this.registry],
-      collect() {
-        this.set(read());
+      async collect() {
+        this.set(await read());
       },
     });
   }

@@ -3,7 +3,8 @@ import type { Queryable } from "../db/port";
 // Job leadership over the storage port (issue 27, item 4): a singleton job runs where its lease is held. One
 // statement decides, so two instances can never both win: the row is inserted, or taken over when its lease has
 // expired, or renewed by its own holder — a compare-and-swap with expiry (Grafana's server_lock idea). The same
-// SQL on SQLite and PostgreSQL (INSERT … ON CONFLICT … DO UPDATE … WHERE). Not wired into the job registry yet.
+// SQL on SQLite and PostgreSQL (INSERT … ON CONFLICT … DO UPDATE … WHERE). The job registry (src/jobs/registry.ts)
+// takes or renews a singleton job's lease at each scheduled tick and runs the job only while it holds it.
 
 export interface Lease {
   name: string;

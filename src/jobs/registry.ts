@@ -1,8 +1,10 @@
 import { Cron } from "croner";
-import type { Database, Statement } from "bun:sqlite";
 import type { Clock } from "../clock";
+import type { Store } from "../db/port";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
+import { JobLeases } from "./leases";
+import * as runs from "./store";
 
 export interface JobDefinition {
   name: string;
@@ -14,6 +16,11 @@ export interface JobDefinition {
    * do; with quietWhenIdle such runs leave no job_runs row, so the table records work and failures, not ticks.
    */
   quietWhenIdle?: boolean;
+  /**
+   * Runs on every instance at each tick instead of on the lease holder only (see JobRegistry): for the jobs that
+   * drain a queue whose rows they claim one by one (outbox dispatchers), where more instances means more hands.
+   */
+  everyInstance?: boolean;
   /** `runId` is this run's job_runs row (null for a quiet run, whose row is written only if it did work). */
   // biome-ignore lint/suspicious/noConfusingVoidType: a job body returns nothing, or reports whether it found work
   run(info: { runId: number | null; trigger: "schedule" | "manual" }): Promise<void | { idle: boolean }> | void | { idle: boolean };
@@ -26,7 +33,15 @@ export interface JobSummary {
   enabled: boolean;
   scheduled: boolean;
   next_run_at: string | null;
-  last_run: { started_at: string; finished_at: string | null; ok: boolean | null; error: string | null; duration_ms: number | null } | null;
+  last_run: {
+    started_at: string;
+    finished_at: string | null;
+    ok: boolean | null;
+    error: string | null;
+    duration_ms: number | null;
+    /** The instance that ran it; null for runs recorded before instances were named. */
+    instance_id: string | null;
+  } | null;
 }
 
 export interface JobRunResult {
@@ -38,47 +53,81 @@ export interface JobRunResult {
 }
 
 interface Deps {
-  sqlite: Database;
+  store: Store;
   clock: Clock;
   log: Logger;
+  /** Names this process in job_runs.instance_id and job_leases.holder. */
+  instanceId: string;
   disabled: readonly string[];
+  /** JOB_SCHEDULES: another pattern for a named job. */
+  schedules?: Readonly<Record<string, string>>;
   onRun?: (name: string, ok: boolean) => void;
 }
 
+/** A lease outlives two periods (a renewal may be late by one tick), and never less than this. */
+const MIN_LEASE_MS = 30_000;
+
+/** The longest gap between a pattern's next few runs: its period (a monthly pattern's gaps differ). */
+function periodMs(pattern: string, from: Date): number | null {
+  const cron = new Cron(pattern, { paused: true });
+  try {
+    const next = cron.nextRuns(4, from);
+    let longest = 0;
+    for (let i = 1; i < next.length; i++) longest = Math.max(longest, next[i]!.getTime() - next[i - 1]!.getTime());
+    return longest > 0 ? longest : null;
+  } finally {
+    cron.stop();
+  }
+}
+
 /**
- * The Croner registry. Every run — scheduled or on demand — is recorded in job_runs so the status engine can
- * compute streaks and MTTR. `protect: true` stops a slow run overlapping the next tick.
+ * The Croner registry. Every run — scheduled or on demand — is recorded in job_runs (with the instance that ran
+ * it) so the status engine can compute streaks and MTTR. `protect: true` stops a slow run overlapping the next tick.
+ *
+ * Leadership, the rule for several instances on one database (DESIGN.md §8a): a job is a singleton unless its
+ * definition says `everyInstance`. At each scheduled tick a singleton's instance takes or renews the job's lease
+ * (job_leases, src/jobs/leases.ts: compare-and-swap with expiry) for max(2 × the job's period, 30 s), and runs the
+ * job only if it holds the lease; otherwise the tick is skipped and leaves no job_runs row. The holder renews at
+ * every tick and every third of the lease while a long run is in progress, so the lease moves only when its holder
+ * stops ticking: on stop() it is released (another instance takes it at its next tick), after a crash it expires.
+ * `everyInstance` jobs (queue drainers that claim their rows with leases of their own) run everywhere. A manual run
+ * (runNow: `herald jobs run`, POST /admin/jobs/{name}/run) runs regardless of the lease: an operator asked for it.
+ * On SQLite there is one instance, which always holds every lease.
  */
 export class JobRegistry {
   private readonly defs = new Map<string, JobDefinition>();
   private readonly crons = new Map<string, Cron>();
   private readonly running = new Set<Promise<unknown>>();
-  private readonly insertRun: Statement;
-  private readonly finishRun: Statement;
-  private readonly lastRun: Statement;
-  private readonly lastOkRun: Statement;
+  private readonly leases: JobLeases;
+  /** Lease length per singleton job, from its pattern at registration. */
+  private readonly leaseMs = new Map<string, number>();
+  /** The leases this instance took and has not given up, released on stop(). */
+  private readonly held = new Set<string>();
   /** Successful runs seen by this process, idle ticks of quiet jobs included (those leave no job_runs row). */
   private readonly lastOkAt = new Map<string, string>();
 
   constructor(private readonly deps: Deps) {
-    this.insertRun = deps.sqlite.prepare("INSERT INTO job_runs (name, started_at, trigger) VALUES (?, ?, ?) RETURNING id");
-    this.finishRun = deps.sqlite.prepare("UPDATE job_runs SET finished_at = ?, ok = ?, error = ?, duration_ms = ? WHERE id = ?");
-    this.lastRun = deps.sqlite.prepare(
-      "SELECT started_at, finished_at, ok, error, duration_ms FROM job_runs WHERE name = ? ORDER BY started_at DESC, id DESC LIMIT 1",
-    );
-    // job_runs_name_started_idx, walked backwards to the newest successful run.
-    this.lastOkRun = deps.sqlite.prepare("SELECT finished_at FROM job_runs WHERE name = ? AND ok = 1 ORDER BY started_at DESC, id DESC LIMIT 1");
+    this.leases = new JobLeases(deps.store);
   }
 
   /** Retention: deletes the runs started before `before` (ISO time); the number deleted. */
-  pruneRuns(before: string): number {
-    return this.deps.sqlite.query("DELETE FROM job_runs WHERE started_at < ?").run(before).changes;
+  pruneRuns(before: string): Promise<number> {
+    return runs.pruneRuns(this.deps.store, before);
   }
 
-  register(def: JobDefinition): void {
-    if (this.defs.has(def.name)) throw new Error(`job ${def.name} registered twice`);
+  register(given: JobDefinition): void {
+    if (this.defs.has(given.name)) throw new Error(`job ${given.name} registered twice`);
+    const def = { ...given, pattern: this.deps.schedules?.[given.name] ?? given.pattern };
     new Cron(def.pattern, { paused: true }).stop(); // validates the pattern at registration, not at first tick
     this.defs.set(def.name, def);
+    const period = periodMs(def.pattern, this.deps.clock.now());
+    this.leaseMs.set(def.name, Math.max(2 * (period ?? 0), MIN_LEASE_MS));
+  }
+
+  /** JOB_SCHEDULES may name only jobs that exist: a typo would silently leave the job on its own schedule. */
+  assertSchedulesKnown(): void {
+    const unknown = Object.keys(this.deps.schedules ?? {}).filter((n) => !this.defs.has(n));
+    if (unknown.length) throw new Error(`JOB_SCHEDULES names jobs Herald does not have: ${unknown.join(", ")} (herald jobs list shows them)`);
   }
 
   has(name: string): boolean {
@@ -99,7 +148,12 @@ export class JobRegistry {
     for (const def of this.defs.values()) {
       if (!this.isEnabled(def.name) || this.crons.has(def.name)) continue;
       const cron = new Cron(def.pattern, { name: `herald:${def.name}`, protect: true, catch: false }, async () => {
-        await this.execute(def, "schedule");
+        try {
+          await this.tick(def.name);
+        } catch (err) {
+          // The run's own failure is recorded in job_runs; this is the store failing around it.
+          this.deps.log.error("job tick failed", { job: def.name, ...errorFields(err) });
+        }
       });
       this.crons.set(def.name, cron);
     }
@@ -109,29 +163,66 @@ export class JobRegistry {
     return this.crons.size > 0;
   }
 
-  /** Stops scheduling and waits for runs in progress (croner's stop() does not cancel them). */
+  /** Stops scheduling, waits for runs in progress (croner's stop() does not cancel them), releases held leases. */
   async stop(): Promise<void> {
     for (const cron of this.crons.values()) cron.stop();
     this.crons.clear();
     await Promise.allSettled([...this.running]);
+    for (const name of [...this.held]) {
+      this.held.delete(name);
+      try {
+        await this.leases.release(name, this.deps.instanceId);
+      } catch (err) {
+        // It expires by itself: another instance waits out the rest of its lease.
+        this.deps.log.warn("job lease not released", { job: name, ...errorFields(err) });
+      }
+    }
   }
 
   async runNow(name: string): Promise<JobRunResult> {
-    const def = this.defs.get(name);
-    if (!def) throw new Error(`unknown job ${name}; known: ${[...this.defs.keys()].join(", ")}`);
-    return this.execute(def, "manual");
+    return this.track(this.execute(this.defOrThrow(name), "manual"));
   }
 
-  list(): JobSummary[] {
+  /**
+   * One scheduled tick, as croner calls it: an `everyInstance` job runs; a singleton runs if this instance takes
+   * or renews its lease, and the answer is null (nothing ran, no job_runs row) when another instance holds it.
+   * Public so that tests drive ticks by hand, with a fake clock, instead of waiting for the wall clock.
+   */
+  async tick(name: string): Promise<JobRunResult | null> {
+    const def = this.defOrThrow(name);
+    if (def.everyInstance) return this.track(this.execute(def, "schedule"));
+    const ttlMs = this.leaseMs.get(name)!;
+    if (!(await this.holdLease(name, ttlMs))) return null;
+    // A run longer than a third of the lease keeps it: renewed on a timer until the run ends.
+    const renew = setInterval(() => void this.holdLease(name, ttlMs), Math.max(1_000, Math.floor(ttlMs / 3)));
+    renew.unref?.();
+    try {
+      return await this.track(this.execute(def, "schedule"));
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** Takes or renews the lease of `name` for this instance; false (the tick is skipped) when not held. */
+  private async holdLease(name: string, ttlMs: number): Promise<boolean> {
+    let held: boolean;
+    try {
+      held = await this.leases.acquire(name, this.deps.instanceId, this.deps.clock.now().getTime(), ttlMs);
+    } catch (err) {
+      // Without the store nobody can tell who leads: skip rather than risk two runs.
+      this.deps.log.warn("job lease not taken; tick skipped", { job: name, ...errorFields(err) });
+      return false;
+    }
+    if (held) this.held.add(name);
+    else if (this.held.delete(name)) this.deps.log.warn("job lease lost to another instance", { job: name });
+    return held;
+  }
+
+  async list(): Promise<JobSummary[]> {
+    const last = await runs.lastRuns(this.deps.store, [...this.defs.keys()]);
     return [...this.defs.values()].map((def) => {
       const cron = this.crons.get(def.name);
-      const last = this.lastRun.get(def.name) as {
-        started_at: string;
-        finished_at: string | null;
-        ok: number | null;
-        error: string | null;
-        duration_ms: number | null;
-      } | null;
+      const r = last.get(def.name);
       const next = cron?.nextRun() ?? null;
       return {
         name: def.name,
@@ -140,73 +231,87 @@ export class JobRegistry {
         enabled: this.isEnabled(def.name),
         scheduled: Boolean(cron),
         next_run_at: next ? next.toISOString() : null,
-        last_run: last ? { ...last, ok: last.ok === null ? null : last.ok === 1 } : null,
+        last_run: r
+          ? {
+              started_at: r.started_at,
+              finished_at: r.finished_at,
+              ok: r.ok === null ? null : r.ok === 1,
+              error: r.error,
+              duration_ms: r.duration_ms,
+              instance_id: r.instance_id,
+            }
+          : null,
       };
     });
   }
 
   /**
    * When each registered job last finished successfully (ISO time, null if never): the newer of job_runs (any
-   * process) and this process's own runs, so a quiet job's idle ticks count as the successes they are.
+   * instance) and this process's own runs, so a quiet job's idle ticks count as the successes they are.
    */
-  lastSuccesses(): Array<{ name: string; at: string | null }> {
-    return [...this.defs.keys()].map((name) => {
-      const stored = (this.lastOkRun.get(name) as { finished_at: string | null } | null)?.finished_at ?? null;
+  async lastSuccesses(): Promise<Array<{ name: string; at: string | null }>> {
+    const names = [...this.defs.keys()];
+    const rows = await runs.lastSuccessfulRuns(this.deps.store, names);
+    return names.map((name) => {
+      const stored = rows.get(name)?.finished_at ?? null;
       const seen = this.lastOkAt.get(name) ?? null;
       return { name, at: stored === null ? seen : seen === null || stored > seen ? stored : seen };
     });
   }
 
   /** How each of these job runs was started (the console's audit runs show it); ids without a row (pruned) are absent. */
-  triggersOf(ids: readonly number[]): Map<number, "schedule" | "manual"> {
-    if (ids.length === 0) return new Map();
-    const rows = this.deps.sqlite.query(`SELECT id, trigger FROM job_runs WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as Array<{
-      id: number;
-      trigger: "schedule" | "manual";
-    }>;
-    return new Map(rows.map((r) => [r.id, r.trigger]));
+  triggersOf(ids: readonly number[]): Promise<Map<number, "schedule" | "manual">> {
+    return runs.triggersOf(this.deps.store, ids);
   }
 
   /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
-  failuresSince(since: string): Map<string, number> {
-    // job_runs_started_idx serves the range; the few failed rows are grouped in memory.
-    const rows = this.deps.sqlite.query("SELECT name, COUNT(*) AS n FROM job_runs WHERE started_at >= ? AND ok = 0 GROUP BY name").all(since) as Array<{
-      name: string;
-      n: number;
-    }>;
-    return new Map(rows.map((r) => [r.name, r.n]));
+  failuresSince(since: string): Promise<Map<string, number>> {
+    return runs.failuresSince(this.deps.store, since);
+  }
+
+  private defOrThrow(name: string): JobDefinition {
+    const def = this.defs.get(name);
+    if (!def) throw new Error(`unknown job ${name}; known: ${[...this.defs.keys()].join(", ")}`);
+    return def;
+  }
+
+  /** stop() waits for these: a run and the writes that record it. */
+  private async track<T>(work: Promise<T>): Promise<T> {
+    this.running.add(work);
+    try {
+      return await work;
+    } finally {
+      this.running.delete(work);
+    }
   }
 
   private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
     const started = this.deps.clock.now();
     const t0 = performance.now();
+    const start: runs.RunStart = { name: def.name, startedAt: started.toISOString(), trigger, instanceId: this.deps.instanceId };
     const deferInsert = def.quietWhenIdle === true && trigger === "schedule";
-    let id = deferInsert ? 0 : (this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number }).id;
+    // INSERT … RETURNING runs in a transaction: outside one, the port sends a `get` to SQLite's read-only connection.
+    const store = this.deps.store;
+    let id = deferInsert ? 0 : await store.tx((t) => runs.insertRun(t, start));
     let error: string | null = null;
     let idle = false;
-    const work = (async () => {
-      try {
-        const out = await def.run({ runId: deferInsert ? null : id, trigger });
-        idle = Boolean(out && typeof out === "object" && out.idle);
-      } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
-        this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
-      }
-    })();
-    this.running.add(work);
     try {
-      await work;
-    } finally {
-      this.running.delete(work);
+      const out = await def.run({ runId: deferInsert ? null : id, trigger });
+      idle = Boolean(out && typeof out === "object" && out.idle);
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+      this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
     }
     const durationMs = Math.round(performance.now() - t0);
     const finished = new Date(started.getTime() + durationMs);
     if (error === null) this.lastOkAt.set(def.name, finished.toISOString());
+    const end: runs.RunEnd = { finishedAt: finished.toISOString(), ok: error === null, error, durationMs };
     if (deferInsert) {
       if (idle && error === null) return { name: def.name, ok: true, error: null, duration_ms: durationMs, run_id: 0 };
-      id = (this.insertRun.get(def.name, started.toISOString(), trigger) as { id: number }).id;
+      id = await store.tx((t) => runs.insertFinishedRun(t, start, end));
+    } else {
+      await runs.finishRun(store, id, end);
     }
-    this.finishRun.run(finished.toISOString(), error === null ? 1 : 0, error, durationMs, id);
     this.deps.onRun?.(def.name, error === null);
     return { name: def.name, ok: error === null, error, duration_ms: durationMs, run_id: id };
   }

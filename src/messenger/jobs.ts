@@ -21,6 +21,7 @@ export function registerMessengerJobs(ctx: AppContext): void {
     pattern: "* * * * * *",
     description: "Sends queued bot replies to the Bot API (retries with backoff, honours 429 retry_after); records only runs that sent something",
     quietWhenIdle: true,
+    everyInstance: true, // outbox rows are leased one by one: every instance drains the queue
     run: async () => ({ idle: (await sendDueBotCalls(ctx)).idle }),
   });
   ctx.jobs.register({

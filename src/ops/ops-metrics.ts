@@ -15,7 +15,7 @@ export function registerOpsMetrics(ctx: AppContext): void {
     "herald_job_last_success_timestamp_seconds",
     "When each job last finished successfully (unix seconds); a job that never succeeded has no series.",
     ["job"],
-    () => ctx.jobs.lastSuccesses().flatMap((j) => (j.at === null ? [] : [{ labels: { job: j.name }, value: seconds(j.at) }])),
+    async () => (await ctx.jobs.lastSuccesses()).flatMap((j) => (j.at === null ? [] : [{ labels: { job: j.name }, value: seconds(j.at) }])),
   );
   m.labelledGauge(
     "herald_alert_firing",

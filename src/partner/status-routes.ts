@@ -16,7 +16,7 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
   const anyLiveKey = { mode: "live" as const };
   return new Elysia({ name: "herald:partner-status" })
     .use(guards.partner.plugin)
-    .get("/api/partner/status", ({ partner }) => ({ success: true as const, ...partnerStatus(ctx, partner.actor) }), {
+    .get("/api/partner/status", async ({ partner }) => ({ success: true as const, ...(await partnerStatus(ctx, partner.actor)) }), {
       partner: anyLiveKey,
       query: PartnerModel.metaQuery,
       response: { 200: M.status, ...errs },
@@ -24,9 +24,9 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/partner/analytics/usage",
-      ({ partner, query }) => ({
+      async ({ partner, query }) => ({
         success: true as const,
-        ...usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS),
+        ...(await usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS)),
       }),
       {
         partner: anyLiveKey,

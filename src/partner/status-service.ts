@@ -8,20 +8,21 @@ import { latencyMetrics, requestCounts, usageWindow } from "./usage-service";
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
 export const STATUS_WINDOW_HOURS = 1;
 
-function pingDatabaseOrThrow(ctx: AppContext): void {
+async function pingDatabaseOrThrow(ctx: AppContext): Promise<void> {
   try {
-    ctx.db.sqlite.query("SELECT 1").get();
+    await ctx.store.ping();
   } catch (err) {
     throw new AppError("db_unavailable", "The database did not answer; retry with backoff", { internal: String(err), cause: err });
   }
 }
 
 /** Dead letters of this owner in the window: the only partner-visible sign that deliveries need attention. */
-function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): number {
-  const row = ctx.db.sqlite
-    .query("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?")
-    .get(owner.partner, owner.mode, sinceIso) as { n: number };
-  return row.n;
+async function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): Promise<number> {
+  const row = await ctx.store.get<{ n: number }>(
+    "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?",
+    [owner.partner, owner.mode, sinceIso],
+  );
+  return row?.n ?? 0;
 }
 
 /**
@@ -29,14 +30,14 @@ function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): num
  * owner's webhook deliveries was dead-lettered in the last hour, `degraded` (with reasons) when one was;
  * older dead letters stay visible in webhook_delivery_health but no longer colour the status.
  */
-export function partnerStatus(ctx: AppContext, actor: PartnerActor) {
-  pingDatabaseOrThrow(ctx);
-  ctx.requestLog.flush(); // buffered off the request path: include the latest requests
+export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
+  await pingDatabaseOrThrow(ctx);
+  await ctx.requestLog.flush(); // buffered off the request path: include the latest requests
   const owner = ownerOf(actor);
   const w = usageWindow(ctx, STATUS_WINDOW_HOURS);
-  const counts = requestCounts(ctx, actor.keyId, w);
-  const latency = latencyMetrics(ctx, actor.keyId, w);
-  const deadLetters = recentDeadLetters(ctx, owner, w.startIso);
+  const counts = await requestCounts(ctx, actor.keyId, w);
+  const latency = await latencyMetrics(ctx, actor.keyId, w);
+  const deadLetters = await recentDeadLetters(ctx, owner, w.startIso);
   const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
   const { samples: _samples, ...percentiles } = latency.overall;
   return {
@@ -48,7 +49,7 @@ export function partnerStatus(ctx: AppContext, actor: PartnerActor) {
     endpoint_percentiles_available: latency.available,
     endpoint_percentiles_ms: percentiles,
     request_metrics: { total_requests: counts.total_requests, error_requests: counts.error_requests },
-    webhook_delivery_health: deliveryHealth(ctx, owner),
+    webhook_delivery_health: await deliveryHealth(ctx, owner),
     delivery_slo_controls: deliverySloControls(ctx),
   };
 }

@@ -12,13 +12,12 @@ interface RouteCounts {
 }
 
 /** Exact counts per route template for one key over the window (served by request_log_key_at_idx). */
-export function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT route AS path, count(*) AS requests, sum(status >= 400) AS errors, sum(status = 429) AS rate_limited
-       FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? GROUP BY route`,
-    )
-    .all(keyId, w.startIso, w.endIso) as RouteCounts[];
+export async function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
+  const rows = await ctx.store.all<RouteCounts>(
+    `SELECT route AS path, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors, count(*) FILTER (WHERE status = 429) AS rate_limited
+     FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? GROUP BY route`,
+    [keyId, w.startIso, w.endIso],
+  );
   const total = rows.reduce((n, r) => n + r.requests, 0);
   const errors = rows.reduce((n, r) => n + r.errors, 0);
   const rateLimited = rows.reduce((n, r) => n + r.rate_limited, 0);
@@ -30,18 +29,18 @@ export function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
 
 /** Latency percentiles of one key's requests over the window (nearest rank, see src/http/latency.ts). */
 export function latencyMetrics(ctx: AppContext, keyId: string, w: UsageWindow) {
-  return latencyFromLog(ctx.db.sqlite, { keyId, startIso: w.startIso, endIso: w.endIso });
+  return latencyFromLog(ctx.store, { keyId, startIso: w.startIso, endIso: w.endIso });
 }
 
 /** GET /api/partner/analytics/usage: one key's traffic over the window, from the (flushed) request log. */
-export function usageAnalytics(ctx: AppContext, keyId: string, hours: number) {
+export async function usageAnalytics(ctx: AppContext, keyId: string, hours: number) {
   // The log is buffered off the request path; write what is pending so the answer includes the latest requests.
-  ctx.requestLog.flush();
+  await ctx.requestLog.flush();
   const w = usageWindow(ctx, hours);
   return {
     key_id: keyId,
     window: { hours: w.hours, start_utc: w.startIso, end_utc: w.endIso },
-    request_metrics: requestCounts(ctx, keyId, w),
-    latency_metrics_ms: latencyMetrics(ctx, keyId, w),
+    request_metrics: await requestCounts(ctx, keyId, w),
+    latency_metrics_ms: await latencyMetrics(ctx, keyId, w),
   };
 }

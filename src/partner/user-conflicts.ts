@@ -1,29 +1,25 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
+import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
+import { externalIdHolder, usernameHolder, violatedRule } from "./store/users";
+import { walletByAddress } from "./store/wallets";
 
 /**
  * The three uniqueness rules of users and wallets, checked inside the writing transaction so the answer is a
- * clear 409 rather than a constraint error. The unique indexes stay the last word: if another writer (a
- * second instance over libSQL) slips in between, `rethrowUniqueViolation` maps the index back to the same code.
+ * clear 409 rather than a constraint error. The unique indexes stay the last word: if another writer (a second
+ * instance on PostgreSQL) slips in between, `rethrowUniqueViolation` maps the index back to the same code.
  */
-export function assertExternalIdFree(db: Database, owner: Owner, externalId: string): void {
-  const hit = db.query("SELECT id FROM partner_users WHERE partner = ? AND mode = ? AND external_id = ?").get(owner.partner, owner.mode, externalId);
-  if (hit) throw externalIdTaken(externalId);
+export async function assertExternalIdFree(t: Queryable, owner: Owner, externalId: string): Promise<void> {
+  if ((await externalIdHolder(t, owner, externalId)) !== null) throw externalIdTaken(externalId);
 }
 
-export function assertUsernameFree(db: Database, owner: Owner, username: string, exceptUserId: number | null): void {
-  const hit = db
-    .query("SELECT id FROM partner_users WHERE partner = ? AND mode = ? AND username = ? AND id IS NOT ?")
-    .get(owner.partner, owner.mode, username, exceptUserId);
-  if (hit) throw usernameTaken(username);
+export async function assertUsernameFree(t: Queryable, owner: Owner, username: string, exceptUserId: number | null): Promise<void> {
+  if ((await usernameHolder(t, owner, username, exceptUserId)) !== null) throw usernameTaken(username);
 }
 
 /** The address may belong to `userId` already (a re-link); belonging to any other user of this owner is a 409. */
-export function assertWalletFree(db: Database, owner: Owner, blockchain: string, address: string, userId: number | null): void {
-  const hit = db
-    .query("SELECT user_id FROM wallet_links WHERE partner = ? AND mode = ? AND blockchain = ? AND wallet_address = ?")
-    .get(owner.partner, owner.mode, blockchain, address) as { user_id: number } | null;
+export async function assertWalletFree(t: Queryable, owner: Owner, blockchain: string, address: string, userId: number | null): Promise<void> {
+  const hit = await walletByAddress(t, owner, blockchain, address);
   if (hit && hit.user_id !== userId) throw walletAlreadyLinked(blockchain, address);
 }
 
@@ -44,11 +40,9 @@ export function rethrowUniqueViolation(
   err: unknown,
   values: { external_id?: string; username?: string | null; blockchain?: string; wallet_address?: string },
 ): never {
-  const message = err instanceof Error ? err.message : "";
-  if (/UNIQUE constraint failed: partner_users\.partner, partner_users\.mode, partner_users\.external_id/.test(message))
-    throw externalIdTaken(values.external_id ?? "");
-  if (/UNIQUE constraint failed: partner_users\.partner, partner_users\.mode, partner_users\.username/.test(message))
-    throw usernameTaken(values.username ?? "");
-  if (/UNIQUE constraint failed: wallet_links\.partner/.test(message)) throw walletAlreadyLinked(values.blockchain ?? "", values.wallet_address ?? "");
+  const rule = violatedRule(err);
+  if (rule === "external_id") throw externalIdTaken(values.external_id ?? "");
+  if (rule === "username") throw usernameTaken(values.username ?? "");
+  if (rule === "wallet") throw walletAlreadyLinked(values.blockchain ?? "", values.wallet_address ?? "");
   throw err;
 }

@@ -24,8 +24,12 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.partner.plugin)
     .post(
       "/api/partner/users",
-      ({ partner, body, set }) => {
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...createUser(ctx, ownerOf(partner.actor), body) }), 201);
+      async ({ partner, body, set }) => {
+        const out = await idem.run(
+          partner.idempotency,
+          async (t) => ({ success: true as const, ...(await createUser(t, ctx, ownerOf(partner.actor), body)) }),
+          201,
+        );
         ctx.dispatcher.nudge();
         set.status = 201;
         return out;
@@ -39,8 +43,8 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/users",
-      ({ partner, query }) => {
-        const r = listUsers(
+      async ({ partner, query }) => {
+        const r = await listUsers(
           ctx,
           ownerOf(partner.actor),
           { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) },
@@ -60,7 +64,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/user-lookup",
-      ({ partner, query }) => {
+      async ({ partner, query }) => {
         const filter = {
           status: query.status,
           q: query.q,
@@ -69,24 +73,27 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
           wallet: query.wallet,
           includeWallets: isTruthyFlag(query.include_wallets),
         };
-        const r = listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
+        const r = await listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
         return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...links };
       },
       { partner: read, query: M.lookupQuery, response: { 200: M.list, ...readErrs }, detail: tag("Find users by text, email, username or wallet") },
     )
     .get(
       "/api/partner/users/:user_id",
-      ({ partner, params, query }) => ({
+      async ({ partner, params, query }) => ({
         success: true as const,
-        user: getUserView(ctx, ownerOf(partner.actor), params.user_id, isTruthyFlag(query.include_wallets)),
+        user: await getUserView(ctx, ownerOf(partner.actor), params.user_id, isTruthyFlag(query.include_wallets)),
         ...links,
       }),
       { partner: read, params: M.idParams, query: M.getQuery, response: { 200: M.one, ...readErrs }, detail: tag("One user; another partner's id is 404") },
     )
     .patch(
       "/api/partner/users/:user_id",
-      ({ partner, params, body }) => {
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...updateUser(ctx, ownerOf(partner.actor), params.user_id, body) }));
+      async ({ partner, params, body }) => {
+        const out = await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...(await updateUser(t, ctx, ownerOf(partner.actor), params.user_id, body)),
+        }));
         ctx.dispatcher.nudge();
         return out;
       },
@@ -94,8 +101,11 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/users/:user_id/wallets",
-      ({ partner, params, body }) => {
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...linkWallet(ctx, ownerOf(partner.actor), params.user_id, body) }));
+      async ({ partner, params, body }) => {
+        const out = await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...(await linkWallet(t, ctx, ownerOf(partner.actor), params.user_id, body)),
+        }));
         ctx.dispatcher.nudge();
         return out;
       },
@@ -109,9 +119,9 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/wallet-verification/:wallet_address",
-      ({ partner, params, query }) => ({
+      async ({ partner, params, query }) => ({
         success: true as const,
-        ...walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain),
+        ...(await walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain)),
       }),
       {
         partner: read,

@@ -1,11 +1,14 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { ValidationError } from "../http/errors";
 import { assertExternalIdFree, assertUsernameFree, assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
+import { insertUser, PATCHABLE, type Patchable, SELECT_USER_WITH_PRIMARY, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";
 import { emitUserUpdated, getUserOrThrow, type UserRow } from "./users";
 import { upsertWallet, walletsOf, type WalletView } from "./wallets-service";
+
+export { SELECT_USER_WITH_PRIMARY, type UserWithPrimary };
 
 /** Template tokens stay literal (the spec's USER_ID, WALLET_ADDRESS): one map serves every user in a list. */
 export const USER_LINKS = {
@@ -16,8 +19,6 @@ export const USER_LINKS = {
   wallet_verification: "/api/partner/wallet-verification/WALLET_ADDRESS",
 };
 export const USER_DOCS_LINKS = { users: "/api/docs#/partner", errors: "/api/partner/errors.json" };
-
-export type UserWithPrimary = UserRow & { primary_wallet: string | null };
 
 export function userView(u: UserWithPrimary, wallets?: WalletView[]) {
   return {
@@ -35,17 +36,15 @@ export function userView(u: UserWithPrimary, wallets?: WalletView[]) {
   };
 }
 
-export const SELECT_USER_WITH_PRIMARY = `SELECT u.*, (SELECT w.wallet_address FROM wallet_links w WHERE w.user_id = u.id AND w.is_primary = 1) AS primary_wallet FROM partner_users u`;
-
-function loadView(db: Database, id: number, includeWallets: boolean) {
-  const row = db.query(`${SELECT_USER_WITH_PRIMARY} WHERE u.id = ?`).get(id) as UserWithPrimary;
-  return userView(row, includeWallets ? walletsOf(db, id) : undefined);
+async function loadView(q: Queryable, id: number, includeWallets: boolean) {
+  const row = (await userWithPrimary(q, id))!;
+  return userView(row, includeWallets ? await walletsOf(q, id) : undefined);
 }
 
 /** GET /users/{id}: one of this owner's users, or 404 (malformed and foreign ids alike). */
-export function getUserView(ctx: AppContext, owner: Owner, rawId: string, includeWallets: boolean) {
-  const user = getUserOrThrow(ctx, owner, rawId);
-  return loadView(ctx.db.sqlite, user.id, includeWallets);
+export async function getUserView(ctx: AppContext, owner: Owner, rawId: string, includeWallets: boolean) {
+  const user = await getUserOrThrow(ctx.store, owner, rawId);
+  return loadView(ctx.store, user.id, includeWallets);
 }
 
 export interface CreateUserInput {
@@ -58,10 +57,10 @@ export interface CreateUserInput {
 }
 
 /**
- * POST /users. Call inside the request's idempotency transaction: the user, their first (primary) wallet and
+ * POST /users. Call inside the request's idempotency transaction `t`: the user, their first (primary) wallet and
  * the users.updated event (changes ["created"]) commit together.
  */
-export function createUser(ctx: AppContext, owner: Owner, input: CreateUserInput) {
+export async function createUser(t: Queryable, ctx: Pick<AppContext, "clock" | "rng">, owner: Owner, input: CreateUserInput) {
   const check = new FieldCheck();
   const externalId = check.externalId(input.external_id);
   const username = input.username === undefined ? null : check.username(input.username);
@@ -72,25 +71,19 @@ export function createUser(ctx: AppContext, owner: Owner, input: CreateUserInput
   const address = input.wallet_address === undefined ? undefined : check.walletAddress(input.wallet_address, chain);
   check.orThrow("user");
 
-  const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
-  assertExternalIdFree(db, owner, externalId!);
-  if (username) assertUsernameFree(db, owner, username, null);
-  if (address) assertWalletFree(db, owner, chain!, address, null);
+  await assertExternalIdFree(t, owner, externalId!);
+  if (username) await assertUsernameFree(t, owner, username, null);
+  if (address) await assertWalletFree(t, owner, chain!, address, null);
   let user: UserRow;
   try {
-    user = db
-      .query(
-        `INSERT INTO partner_users (partner, mode, external_id, username, display_name, email, status, is_verified, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'active', 0, ?, ?) RETURNING *`,
-      )
-      .get(owner.partner, owner.mode, externalId!, username ?? null, displayName ?? null, email ?? null, now, now) as UserRow;
+    user = await insertUser(t, owner, { externalId: externalId!, username: username ?? null, displayName: displayName ?? null, email: email ?? null, at: now });
   } catch (err) {
     rethrowUniqueViolation(err, { external_id: externalId, username });
   }
-  if (address) upsertWallet(db, owner, user.id, { blockchain: chain!, wallet_address: address, is_primary: true }, now);
-  emitUserUpdated(ctx, db, owner, user, ["created"]);
-  return { external_id: user.external_id, user: loadView(db, user.id, true) };
+  if (address) await upsertWallet(t, owner, user.id, { blockchain: chain!, wallet_address: address, is_primary: true }, now);
+  await emitUserUpdated(t, ctx, owner, user, ["created"]);
+  return { external_id: user.external_id, user: await loadView(t, user.id, true) };
 }
 
 export interface PatchUserInput {
@@ -101,16 +94,14 @@ export interface PatchUserInput {
   is_verified?: boolean;
 }
 
-const PATCHABLE = ["username", "display_name", "email", "status", "is_verified"] as const;
-
-function normalisePatch(input: PatchUserInput): Partial<Record<(typeof PATCHABLE)[number], string | number | null>> {
+function normalisePatch(input: PatchUserInput): Partial<Record<Patchable, string | number | null>> {
   if (!PATCHABLE.some((f) => input[f] !== undefined)) {
     throw new ValidationError(`Send at least one field to change: ${PATCHABLE.join(", ")}`, [
       { field: "body", problem: `must set at least one of ${PATCHABLE.join(", ")}` },
     ]);
   }
   const check = new FieldCheck();
-  const out: Partial<Record<(typeof PATCHABLE)[number], string | number | null>> = {};
+  const out: Partial<Record<Patchable, string | number | null>> = {};
   if (input.username !== undefined) out.username = input.username === null ? null : check.username(input.username);
   if (input.display_name !== undefined) out.display_name = input.display_name === null ? null : check.displayName(input.display_name);
   if (input.email !== undefined) out.email = input.email === null ? null : check.email(input.email);
@@ -124,22 +115,18 @@ function normalisePatch(input: PatchUserInput): Partial<Record<(typeof PATCHABLE
  * PATCH /users/{id}: only the fields sent change; users.updated names the fields whose value actually changed
  * (a PATCH that changes nothing writes nothing and emits nothing). Call inside the idempotency transaction.
  */
-export function updateUser(ctx: AppContext, owner: Owner, rawId: string, input: PatchUserInput) {
-  const user = getUserOrThrow(ctx, owner, rawId);
+export async function updateUser(t: Queryable, ctx: Pick<AppContext, "clock" | "rng">, owner: Owner, rawId: string, input: PatchUserInput) {
+  const user = await getUserOrThrow(t, owner, rawId);
   const next = normalisePatch(input);
-  const changed = (Object.keys(next) as Array<keyof typeof next>).filter((f) => next[f] !== user[f]);
-  const db = ctx.db.sqlite;
+  const changed = (Object.keys(next) as Patchable[]).filter((f) => next[f] !== user[f]);
   if (changed.length) {
-    if (changed.includes("username") && next.username) assertUsernameFree(db, owner, next.username as string, user.id);
-    const now = ctx.clock.now().toISOString();
-    // Column names come from the fixed PATCHABLE list, never from the request.
-    const sets = changed.map((f) => `${f} = ?`).join(", ");
+    if (changed.includes("username") && next.username) await assertUsernameFree(t, owner, next.username as string, user.id);
     try {
-      db.query(`UPDATE partner_users SET ${sets}, updated_at = ? WHERE id = ?`).run(...changed.map((f) => next[f] ?? null), now, user.id);
+      await updateUserFields(t, user.id, changed, next, ctx.clock.now().toISOString());
     } catch (err) {
       rethrowUniqueViolation(err, { username: next.username as string });
     }
-    emitUserUpdated(ctx, db, owner, user, changed);
+    await emitUserUpdated(t, ctx, owner, user, changed);
   }
-  return { user: loadView(db, user.id, true) };
+  return { user: await loadView(t, user.id, true) };
 }

@@ -1,22 +1,12 @@
 import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
-import { emitEventSync } from "../webhooks/service";
+import { emitEvent } from "../webhooks/service";
+import { type UserRow, userOf, userOfSync } from "./store/users";
 
-export interface UserRow {
-  id: number;
-  partner: string;
-  mode: "sandbox" | "live";
-  external_id: string;
-  username: string | null;
-  display_name: string | null;
-  email: string | null;
-  status: "active" | "suspended";
-  is_verified: number;
-  created_at: string;
-  updated_at: string;
-}
+export type { UserRow };
 
 /**
  * Parses a user id from a path or body ("42" or 42). A malformed id is answered like an unknown one: 404.
@@ -29,14 +19,20 @@ export function parseUserId(raw: string | number): number | null {
 
 /**
  * One of this owner's users, or 404. Another partner's user — or a sandbox user seen from live — is reported
- * exactly like a missing one, on purpose: ids must not reveal other tenants.
+ * exactly like a missing one, on purpose: ids must not reveal other tenants. `q`: the caller's transaction, or
+ * the store for a read.
  */
-export function getUserOrThrow(ctx: AppContext, owner: Owner, rawId: string | number): UserRow {
+export async function getUserOrThrow(q: Queryable, owner: Owner, rawId: string | number): Promise<UserRow> {
   const id = parseUserId(rawId);
-  const row =
-    id === null
-      ? null
-      : (ctx.db.sqlite.query("SELECT * FROM partner_users WHERE id = ? AND partner = ? AND mode = ?").get(id, owner.partner, owner.mode) as UserRow | null);
+  const row = id === null ? null : await userOf(q, owner, id);
+  if (!row) throw new NotFoundError("user", rawId);
+  return row;
+}
+
+/** getUserOrThrow inside a synchronous SQLite transaction (the messenger's operator link, until it is on the port). */
+export function getUserOrThrowSync(sqlite: Database, owner: Owner, rawId: string | number): UserRow {
+  const id = parseUserId(rawId);
+  const row = id === null ? null : userOfSync(sqlite, owner, id);
   if (!row) throw new NotFoundError("user", rawId);
   return row;
 }
@@ -47,6 +43,12 @@ export function requireActiveUser(user: UserRow): void {
 }
 
 /** `users.updated`, emitted inside the transaction that changed the user or a wallet. */
-export function emitUserUpdated(ctx: AppContext, sqlite: Database, owner: Owner, user: Pick<UserRow, "id" | "external_id">, changes: string[]): void {
-  emitEventSync({ sqlite, clock: ctx.clock, rng: ctx.rng }, owner, "users.updated", { user_id: String(user.id), external_id: user.external_id, changes });
+export async function emitUserUpdated(
+  t: Queryable,
+  ctx: Pick<AppContext, "clock" | "rng">,
+  owner: Owner,
+  user: Pick<UserRow, "id" | "external_id">,
+  changes: string[],
+) {
+  await emitEvent(t, ctx, owner, "users.updated", { user_id: String(user.id), external_id: user.external_id, changes });
 }

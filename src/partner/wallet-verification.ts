@@ -2,7 +2,7 @@ import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError } from "../http/errors";
 import { FieldCheck } from "./user-fields";
-import type { WalletRow } from "./wallets-service";
+import { walletWithUser } from "./store/wallets";
 
 export const WALLET_STATE_MODEL = ["linked", "connected_session", "verified", "stale_verification", "hidden"] as const;
 
@@ -45,19 +45,14 @@ export function verificationOf(verifiedAt: string | null, now: Date, reverifyDay
  * GET /wallet-verification/{address}: the link's states, its verification freshness and its owner. An address
  * not linked to one of THIS owner's users is a 404, even if another partner linked it.
  */
-export function walletVerification(ctx: AppContext, owner: Owner, address: string, blockchainParam: string | undefined) {
+export async function walletVerification(ctx: AppContext, owner: Owner, address: string, blockchainParam: string | undefined) {
   const check = new FieldCheck();
   const blockchain = check.blockchain(blockchainParam);
   check.walletAddress(address, blockchain);
   if (check.problems.length) {
     throw new AppError("invalid_query", `Invalid wallet: ${check.problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: check.problems });
   }
-  const row = ctx.db.sqlite
-    .query(
-      `SELECT w.*, u.external_id FROM wallet_links w JOIN partner_users u ON u.id = w.user_id
-       WHERE w.partner = ? AND w.mode = ? AND w.blockchain = ? AND w.wallet_address = ?`,
-    )
-    .get(owner.partner, owner.mode, blockchain!, address) as (WalletRow & { external_id: string }) | null;
+  const row = await walletWithUser(ctx.store, owner, blockchain!, address);
   if (!row) throw new NotFoundError(`${blockchain} wallet`, address);
   // A verified flag without a timestamp (never written by Herald) counts as unverified: freshness needs an age.
   const verification = verificationOf(row.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);

@@ -1,9 +1,11 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { AppError, ValidationError } from "../http/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { configDecimalToMinor, exactDecimalOf, formatScaled, maxAmountMinor, minorToNumber, multiplyExact, parseAmountMinor } from "./amounts";
 import { appendEntry, emitLedgerEvent } from "./ledger";
+import { convertedBetween, insertConversion } from "./store/ledger";
 import type { EntryAuthor } from "./service";
 
 export const CONVERSION_REASON = "conversion";
@@ -13,7 +15,7 @@ export const CONVERSION_SOURCE = "salutes.convert";
  * The policy as enforced, in minor units. Configured bounds may carry more decimals than salutes do; they are
  * rounded inward (min up, max and cap down) so a conversion the policy shows as allowed always is.
  */
-export function effectivePolicy(ctx: AppContext) {
+export function effectivePolicy(ctx: Pick<AppContext, "config">) {
   const { decimals, conversion: c } = ctx.config.salutes;
   const maxMinor = Math.min(configDecimalToMinor(c.max, decimals, "floor"), maxAmountMinor(ctx.config.salutes));
   const rate = exactDecimalOf(c.rate)!;
@@ -29,7 +31,7 @@ export function effectivePolicy(ctx: AppContext) {
 }
 
 /** GET /api/salutes/conversion-policy. */
-export function conversionPolicy(ctx: AppContext) {
+export function conversionPolicy(ctx: Pick<AppContext, "config">) {
   const p = effectivePolicy(ctx);
   const n = (minor: number) => minorToNumber(minor, p.decimals);
   return { enabled: p.enabled, target: p.target, rate: p.rate, min: n(p.minMinor), max: n(p.maxMinor), daily_cap: n(p.capMinor), decimals: p.decimals };
@@ -41,22 +43,19 @@ function utcDay(now: Date): { start: string; end: string } {
   return { start: new Date(start).toISOString(), end: new Date(start + 86_400_000).toISOString() };
 }
 
-/** The user's completed conversions today, in minor units (served by salutes_conversions_user_idx). */
-function convertedTodayMinor(ctx: AppContext, owner: Owner, userId: number): number {
-  const day = utcDay(ctx.clock.now());
-  const row = ctx.db.sqlite
-    .query(
-      "SELECT COALESCE(SUM(amount_minor), 0) AS used FROM salutes_conversions WHERE user_id = ? AND partner = ? AND mode = ? AND status = 'completed' AND created_at >= ? AND created_at < ?",
-    )
-    .get(userId, owner.partner, owner.mode, day.start, day.end) as { used: number };
-  return row.used;
-}
-
 /**
- * POST /api/salutes/convert, inside the idempotency transaction: the cap check, the ledger debit, the conversion
- * row and the salutes.debit event commit together, so two concurrent conversions cannot both fit under the cap.
+ * POST /api/salutes/convert, inside the idempotency transaction `t`: the ledger debit, the cap check, the
+ * conversion row and the salutes.debit event commit together. The debit comes first: its conditional update
+ * locks the user's balance row until the transaction ends, so of two concurrent conversions of one user (on two
+ * instances) the second counts today's total only after the first committed — both cannot fit under the cap.
  */
-export function convert(ctx: AppContext, owner: Owner, author: EntryAuthor, body: { user_id: string; amount: unknown }) {
+export async function convert(
+  t: Queryable,
+  ctx: Pick<AppContext, "config" | "clock" | "rng">,
+  owner: Owner,
+  author: EntryAuthor,
+  body: { user_id: string; amount: unknown },
+) {
   const p = effectivePolicy(ctx);
   if (!p.enabled) throw new AppError("conversion_disabled", "Salutes conversion is switched off on this service (see GET /api/salutes/conversion-policy)");
   const amountMinor = parseAmountMinor(body.amount, ctx.config.salutes);
@@ -65,9 +64,18 @@ export function convert(ctx: AppContext, owner: Owner, author: EntryAuthor, body
     const problem = `must be between ${n(p.minMinor)} and ${n(p.maxMinor)} for a conversion`;
     throw new ValidationError(`amount ${problem}`, [{ field: "amount", problem }]);
   }
-  const user = getUserOrThrow(ctx, owner, body.user_id);
+  const user = await getUserOrThrow(t, owner, body.user_id);
   requireActiveUser(user);
-  const used = convertedTodayMinor(ctx, owner, user.id);
+  const entry = await appendEntry(t, ctx, owner, {
+    userId: user.id,
+    deltaMinor: -amountMinor,
+    reason: CONVERSION_REASON,
+    source: CONVERSION_SOURCE,
+    keyId: author.keyId,
+    idempotencyKey: author.idempotencyKey,
+  });
+  const day = utcDay(ctx.clock.now());
+  const used = await convertedBetween(t, owner, user.id, day.start, day.end);
   if (used + amountMinor > p.capMinor) {
     const left = Math.max(0, p.capMinor - used);
     throw new AppError(
@@ -78,23 +86,18 @@ export function convert(ctx: AppContext, owner: Owner, author: EntryAuthor, body
       },
     );
   }
-  const entry = appendEntry(ctx, owner, {
-    userId: user.id,
-    deltaMinor: -amountMinor,
-    reason: CONVERSION_REASON,
-    source: CONVERSION_SOURCE,
-    keyId: author.keyId,
-    idempotencyKey: author.idempotencyKey,
-  });
   const converted = multiplyExact(amountMinor, p.decimals, p.rate);
-  const { id } = ctx.db.sqlite
-    .query(
-      `INSERT INTO salutes_conversions (user_id, partner, mode, amount_minor, rate, converted_amount, target, status, ledger_entry_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?) RETURNING id`,
-    )
-    .get(user.id, owner.partner, owner.mode, amountMinor, p.rate, converted, p.target, entry.id, entry.createdAt) as { id: number };
+  const id = await insertConversion(t, owner, {
+    userId: user.id,
+    amountMinor,
+    rate: p.rate,
+    converted,
+    target: p.target,
+    ledgerEntryId: entry.id,
+    at: entry.createdAt,
+  });
   const balance = n(entry.balanceAfterMinor);
-  const deliveries = emitLedgerEvent(ctx, owner, entry, {
+  const deliveries = await emitLedgerEvent(t, ctx, owner, entry, {
     user_id: String(user.id),
     delta: -n(amountMinor),
     balance,

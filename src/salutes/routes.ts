@@ -3,6 +3,7 @@ import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { PartnerRequest } from "../auth/partner-plugin";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { conversionPolicy, convert } from "./conversion";
@@ -17,17 +18,18 @@ const authorOf = (partner: PartnerRequest): EntryAuthor => ({ keyId: partner.act
 /** The salutes ledger (DESIGN.md §5): live keys; `user_id` is always one of the caller's users. */
 export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
-  // Credits, debits and conversions are the busiest writes: they commit in groups (IdempotencyStore.runGrouped),
-  // with the request's nonce in the same transaction.
-  const commit = async <A extends object>(partner: PartnerRequest, effect: () => { answer: A; deliveries: number }) => {
+  // Credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in them,
+  // share commits on SQLite (the engine's group commit).
+  const commit = async <A extends object>(partner: PartnerRequest, effect: (t: Queryable) => Promise<{ answer: A; deliveries: number }>) => {
     let deliveries = 0;
-    const out = await idem.runGrouped(
+    const out = await idem.run(
       partner.idempotency,
-      () => {
-        const r = effect();
+      async (t) => {
+        const r = await effect(t);
         deliveries = r.deliveries;
         return { success: true as const, ...r.answer };
       },
+      200,
       partner.pendingNonce,
     );
     if (deliveries) ctx.dispatcher.nudge();
@@ -36,12 +38,12 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const entry =
     (kind: "credit" | "debit") =>
     ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
-      commit(partner, () => postEntry(ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
+      commit(partner, (t) => postEntry(t, ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
     .get(
       "/api/salutes/balance",
-      ({ partner, query }) => ({ success: true as const, ...getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id) }),
+      async ({ partner, query }) => ({ success: true as const, ...(await getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id)) }),
       { partner: { scope: "read" }, query: M.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("A user's salutes balance") },
     )
     .post("/api/salutes/credit", entry("credit"), {
@@ -60,9 +62,9 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/salutes/ledger",
-      ({ partner, query }) => {
+      async ({ partner, query }) => {
         const page = parsePage(query);
-        return { success: true as const, ...listLedger(ctx, ownerOf(partner.actor), query, page) };
+        return { success: true as const, ...(await listLedger(ctx, ownerOf(partner.actor), query, page)) };
       },
       {
         partner: { scope: "ledger" },
@@ -77,7 +79,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.policy, ...errs },
       detail: tag("The conversion policy: rate, bounds and daily cap"),
     })
-    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, () => convert(ctx, ownerOf(partner.actor), authorOf(partner), body)), {
+    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, (t) => convert(t, ctx, ownerOf(partner.actor), authorOf(partner), body)), {
       partner: { scope: "debit", mutation: true, nonceInEffect: true },
       query: M.mutationQuery,
       body: M.convertBody,

@@ -1,18 +1,18 @@
-import type { Database } from "bun:sqlite";
+import type { Queryable } from "../db/port";
+import { SANDBOX_DELETES as DELETES } from "./store/ledger";
 
 // The salutes domain's part of the sandbox reset (src/sandbox/reset.ts): only the owner of these tables deletes
 // from them. Children before parents (foreign keys are on). Every statement names mode = 'sandbox' as a LITERAL,
 // never a bound parameter: whatever partner this is handed, it cannot delete a live row.
 
-const DELETES: ReadonlyArray<readonly [table: "salutes_conversions" | "salutes_ledger" | "salutes_balances", sql: string]> = [
-  ["salutes_conversions", "DELETE FROM salutes_conversions WHERE partner = ?1 AND mode = 'sandbox'"],
-  ["salutes_ledger", "DELETE FROM salutes_ledger WHERE partner = ?1 AND mode = 'sandbox'"],
-  ["salutes_balances", "DELETE FROM salutes_balances WHERE partner = ?1 AND mode = 'sandbox'"],
-];
+type Cleared = Record<"salutes_conversions" | "salutes_ledger" | "salutes_balances", number>;
 
-/** Deletes the partner's sandbox practice ledger, balances and conversions (the one place ledger rows are deleted); the rows deleted per table. Runs inside the caller's transaction. */
-export function clearSandboxSalutes(db: Database, partner: string): Record<"salutes_conversions" | "salutes_ledger" | "salutes_balances", number> {
-  const deleted = {} as Record<"salutes_conversions" | "salutes_ledger" | "salutes_balances", number>;
-  for (const [table, sql] of DELETES) deleted[table] = db.query(sql).run(partner).changes;
+/**
+ * Deletes the partner's sandbox practice ledger, balances and conversions (the one place ledger rows are deleted)
+ * with the reset's transaction handle `t`; the rows deleted per table.
+ */
+export async function clearSandboxSalutes(t: Queryable, partner: string): Promise<Cleared> {
+  const deleted = {} as Cleared;
+  for (const [table, sql] of DELETES) deleted[table] = (await t.run(sql, [partner])).changes;
   return deleted;
 }

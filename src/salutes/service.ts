@@ -1,9 +1,12 @@
+import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { pageOf, type PageRequest } from "../http/pagination";
-import { getUserOrThrow, requireActiveUser } from "../partner/service";
+import { getUserOrThrow, getUserOrThrowSync, requireActiveUser, type UserRow } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
-import { appendEntry, balanceMinorOf, emitLedgerEvent } from "./ledger";
+import { type AppendedEntry, appendEntry, appendEntrySync, balanceMinorOf, emitLedgerEvent, emitLedgerEventSync } from "./ledger";
+import { ledgerPage } from "./store/ledger";
 
 /** Who wrote an entry: the key, and the Idempotency-Key that makes a retry of it a no-op. */
 export interface EntryAuthor {
@@ -18,58 +21,56 @@ export interface EntryBody {
   source: string;
 }
 
-const rulesOf = (ctx: AppContext) => ctx.config.salutes;
+type SalutesCtx = Pick<AppContext, "config" | "clock" | "rng">;
+
+const rulesOf = (ctx: Pick<AppContext, "config">) => ctx.config.salutes;
 
 /** GET /api/salutes/balance. Suspended users can still be read. */
-export function getBalance(ctx: AppContext, owner: Owner, keyId: string, rawUserId: string) {
-  const user = getUserOrThrow(ctx, owner, rawUserId);
-  return { user_id: String(user.id), balance: minorToNumber(balanceMinorOf(ctx.db.sqlite, user.id), rulesOf(ctx).decimals), partner_key_id: keyId };
+export async function getBalance(ctx: AppContext, owner: Owner, keyId: string, rawUserId: string) {
+  const user = await getUserOrThrow(ctx.store, owner, rawUserId);
+  return { user_id: String(user.id), balance: minorToNumber(await balanceMinorOf(ctx.store, user.id), rulesOf(ctx).decimals), partner_key_id: keyId };
 }
 
-/**
- * A credit or a debit. Call inside the idempotency transaction: the user check, the balance read, the entry, the
- * balance row and the outbox event commit together or not at all. `answer` is the response body; `deliveries`
- * says whether the dispatcher has anything to send.
- */
-export function postEntry(ctx: AppContext, owner: Owner, author: EntryAuthor, kind: "credit" | "debit", body: EntryBody) {
-  const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
-  const user = getUserOrThrow(ctx, owner, body.user_id);
-  requireActiveUser(user);
-  const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
-  const entry = appendEntry(ctx, owner, {
-    userId: user.id,
-    deltaMinor,
-    reason: body.reason,
-    source: body.source,
-    keyId: author.keyId,
-    idempotencyKey: author.idempotencyKey,
-  });
+function answerOf(ctx: SalutesCtx, user: UserRow, deltaMinor: number, entry: AppendedEntry, author: EntryAuthor) {
   const d = rulesOf(ctx).decimals;
-  const answer = {
+  return {
     user_id: String(user.id),
     balance: minorToNumber(entry.balanceAfterMinor, d),
     delta: minorToNumber(deltaMinor, d),
     ledger_entry_id: entry.id,
     idempotency_key: author.idempotencyKey,
   };
-  const deliveries = emitLedgerEvent(ctx, owner, entry, {
-    user_id: answer.user_id,
-    delta: answer.delta,
-    balance: answer.balance,
-    reason: body.reason,
-    source: body.source,
-  });
+}
+
+/**
+ * A credit or a debit, in the idempotency transaction `t`: the user check, the conditional balance move, the
+ * entry and the outbox event commit together or not at all. `answer` is the response body; `deliveries` says
+ * whether the dispatcher has anything to send.
+ */
+export async function postEntry(t: Queryable, ctx: SalutesCtx, owner: Owner, author: EntryAuthor, kind: "credit" | "debit", body: EntryBody) {
+  const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
+  const user = await getUserOrThrow(t, owner, body.user_id);
+  requireActiveUser(user);
+  const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
+  const entry = await appendEntry(t, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
+  const answer = answerOf(ctx, user, deltaMinor, entry, author);
+  const deliveries = await emitLedgerEvent(t, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
   return { answer, deliveries };
 }
 
-interface LedgerRow {
-  id: number;
-  user_id: number;
-  delta_minor: number;
-  balance_after_minor: number;
-  reason: string;
-  source: string;
-  created_at: string;
+/**
+ * postEntry inside a synchronous SQLite transaction: the messenger's salutes rewards, whose game-ledger action is
+ * not on the storage port yet (issue 28). The same checks and the same SQL (src/salutes/store/ledger.ts).
+ */
+export function postEntrySync(sqlite: Database, ctx: SalutesCtx, owner: Owner, author: EntryAuthor, kind: "credit" | "debit", body: EntryBody) {
+  const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
+  const user = getUserOrThrowSync(sqlite, owner, body.user_id);
+  requireActiveUser(user);
+  const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
+  const entry = appendEntrySync(sqlite, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
+  const answer = answerOf(ctx, user, deltaMinor, entry, author);
+  const deliveries = emitLedgerEventSync(sqlite, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
+  return { answer, deliveries };
 }
 
 export interface LedgerFilters {
@@ -80,25 +81,23 @@ export interface LedgerFilters {
 }
 
 /** GET /api/salutes/ledger: one user's entries, newest first unless order=asc; keyset cursor on id. */
-export function listLedger(ctx: AppContext, owner: Owner, filters: LedgerFilters, page: PageRequest) {
-  const user = getUserOrThrow(ctx, owner, filters.user_id);
+export async function listLedger(ctx: AppContext, owner: Owner, filters: LedgerFilters, page: PageRequest) {
+  const user = await getUserOrThrow(ctx.store, owner, filters.user_id);
   const order = filters.order ?? "desc";
-  const where = ["user_id = ?", "partner = ?", "mode = ?"];
-  const args: Array<string | number> = [user.id, owner.partner, owner.mode];
-  if (filters.reason !== undefined) where.push("reason = ?"), args.push(filters.reason);
-  if (filters.source !== undefined) where.push("source = ?"), args.push(filters.source);
-  if (page.after !== null) where.push(order === "desc" ? "id < ?" : "id > ?"), args.push(page.after);
-  // Served by salutes_ledger_user_idx (user_id, id): the filters on reason/source narrow one user's rows only.
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger WHERE ${where.join(" AND ")} ORDER BY id ${order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
-    )
-    .all(...args, page.limit + 1, page.offset) as LedgerRow[];
+  const rows = await ledgerPage(ctx.store, owner, {
+    userId: user.id,
+    order,
+    reason: filters.reason ?? null,
+    source: filters.source ?? null,
+    afterId: page.after as number | null,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
   const r = pageOf(rows, page, (row) => row.id);
   const d = rulesOf(ctx).decimals;
   return {
     user_id: String(user.id),
-    balance: minorToNumber(balanceMinorOf(ctx.db.sqlite, user.id), d),
+    balance: minorToNumber(await balanceMinorOf(ctx.store, user.id), d),
     count: r.count,
     ledger: r.items.map((row) => ({
       id: row.id,

@@ -2,10 +2,12 @@ import { createHash } from "node:crypto";
 import bs58 from "bs58";
 import type { Owner, PartnerActor } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { createUser, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { postEntry } from "../salutes/service";
 import { FIXTURE_PROFILE, sandboxOwnerOf } from "./profile";
+import { claimFixtureRow, type FixtureRecord, fixtureRecordOf, fixtureUserRows, setFixtureUserIds } from "./store";
 
 /**
  * Deterministic bytes: sha256(seed:counter) blocks. Fixtures deliberately do NOT use ctx.rng: the app's rng is
@@ -123,61 +125,68 @@ export const planDigest = (plan: FixturePlan): string => createHash("sha256").up
 
 /**
  * Writes the plan through the LIVE partner and salutes services with a sandbox owner — the same validation,
- * ledger and outbox code a partner's own calls run. Call inside a transaction. Returns the fixture user ids.
+ * ledger and outbox code a partner's own calls run — with the transaction handle `t`. Returns the fixture user ids.
  */
-function writePlan(ctx: AppContext, owner: Owner, plan: FixturePlan): number[] {
+async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: FixturePlan): Promise<number[]> {
   const author = { keyId: plan.seed_key_id, idempotencyKey: null };
-  return plan.users.map((u) => {
-    const { user } = createUser(ctx, owner, { external_id: u.external_id, username: u.username, display_name: u.display_name, email: u.email });
+  const ids: number[] = [];
+  for (const u of plan.users) {
+    const { user } = await createUser(t, ctx, owner, { external_id: u.external_id, username: u.username, display_name: u.display_name, email: u.email });
     const id = String(user.id);
-    for (const w of u.wallets) linkWallet(ctx, owner, id, w);
-    for (const e of u.entries) postEntry(ctx, owner, author, e.kind, { user_id: id, amount: e.amount, reason: e.reason, source: e.source });
-    if (u.is_verified || u.status !== "active") updateUser(ctx, owner, id, { is_verified: u.is_verified, status: u.status });
-    return user.id;
-  });
+    for (const w of u.wallets) await linkWallet(t, ctx, owner, id, w);
+    for (const e of u.entries) await postEntry(t, ctx, owner, author, e.kind, { user_id: id, amount: e.amount, reason: e.reason, source: e.source });
+    if (u.is_verified || u.status !== "active") await updateUser(t, ctx, owner, id, { is_verified: u.is_verified, status: u.status });
+    ids.push(user.id);
+  }
+  return ids;
 }
 
-export interface FixtureRecord {
-  partner: string;
-  profile: string;
-  seed_key_id: string;
-  plan_digest: string;
-  user_ids: string;
-  seeded_at: string;
-  reset_count: number;
-}
+export type { FixtureRecord };
 
-export function fixtureRecord(ctx: AppContext, owner: Owner): FixtureRecord | null {
-  return (ctx.db.sqlite.query("SELECT * FROM sandbox_fixtures WHERE partner = ?").get(owner.partner) as FixtureRecord | null) ?? null;
-}
-
-/** Seeds the owner's fixtures and records them. Call inside a transaction; `resetCount` carries over a reset. */
-export function seedFixtures(ctx: AppContext, owner: Owner, seedKeyId: string, resetCount = 0): FixtureRecord {
+/**
+ * Seeds the owner's fixtures from `seedKeyId` and records them, with the transaction handle `t`; `resetCount`
+ * carries over a reset. The record row is claimed FIRST (INSERT … ON CONFLICT DO NOTHING on its primary key,
+ * src/sandbox/store.ts) and the plan written only by the transaction that inserted it: null means another
+ * transaction holds the row, and the caller reads that one after this transaction ends.
+ */
+export async function seedFixtures(t: Queryable, ctx: AppContext, owner: Owner, seedKeyId: string, resetCount = 0): Promise<FixtureRecord | null> {
   const plan = fixturePlan(seedKeyId);
-  const ids = writePlan(ctx, owner, plan);
-  ctx.db.sqlite
-    .query("INSERT INTO sandbox_fixtures (partner, profile, seed_key_id, plan_digest, user_ids, seeded_at, reset_count) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .run(owner.partner, plan.profile, seedKeyId, planDigest(plan), JSON.stringify(ids), ctx.clock.now().toISOString(), resetCount);
-  return fixtureRecord(ctx, owner)!;
+  const rec: FixtureRecord = {
+    partner: owner.partner,
+    profile: plan.profile,
+    seed_key_id: seedKeyId,
+    plan_digest: planDigest(plan),
+    user_ids: "[]",
+    seeded_at: ctx.clock.now().toISOString(),
+    reset_count: resetCount,
+  };
+  if (!(await claimFixtureRow(t, rec))) return null;
+  const userIds = JSON.stringify(await writePlan(t, ctx, owner, plan));
+  await setFixtureUserIds(t, owner.partner, userIds);
+  return { ...rec, user_ids: userIds };
 }
 
 /**
  * On the first call of any sandbox route, seeds the fixtures from that key's id — once per partner: every sandbox
- * key of a partner shares one practice state (owner = partner + sandbox). The check is repeated inside an
- * IMMEDIATE transaction so two first calls at once seed once.
+ * key of a partner shares one practice state (owner = partner + sandbox). Two first calls at once, on one
+ * instance or several over one database, both find no row; seedFixtures' claim lets one seed, and the other
+ * reads the winner's record once its own (empty) transaction has ended.
  */
-export function ensureFixtures(ctx: AppContext, owner: Owner, keyId: string): FixtureRecord {
-  const existing = fixtureRecord(ctx, owner);
+export async function ensureFixtures(ctx: AppContext, owner: Owner, keyId: string): Promise<FixtureRecord> {
+  const existing = await fixtureRecordOf(ctx.store, owner.partner);
   if (existing) return existing;
-  return ctx.db.sqlite.transaction(() => fixtureRecord(ctx, owner) ?? seedFixtures(ctx, owner, keyId)).immediate();
+  const seeded = await ctx.store.tx((t) => seedFixtures(t, ctx, owner, keyId));
+  if (seeded) return seeded;
+  // The claim found the row committed (on PostgreSQL it waited for the claiming transaction to end). No committed
+  // state lacks it afterwards: the reset deletes and reseeds it in one transaction.
+  const winner = await fixtureRecordOf(ctx.store, owner.partner);
+  if (!winner) throw new Error(`sandbox fixtures of ${owner.partner} were claimed by another transaction but are not recorded`);
+  return winner;
 }
 
-/** A summary of the recorded fixtures, for verify and reset answers. */
-export function fixtureSummary(ctx: AppContext, rec: FixtureRecord) {
+/** A summary of the recorded fixtures, for verify and reset answers; `q` the store, or the reset's transaction. */
+export async function fixtureSummary(q: Queryable, rec: FixtureRecord) {
   const ids = JSON.parse(rec.user_ids) as number[];
-  const users = ctx.db.sqlite
-    .query("SELECT id, external_id FROM partner_users WHERE id IN (SELECT value FROM json_each(?)) AND partner = ? AND mode = 'sandbox' ORDER BY id")
-    .all(rec.user_ids, rec.partner) as Array<{ id: number; external_id: string }>;
   return {
     profile: rec.profile,
     seed_key_id: rec.seed_key_id,
@@ -185,7 +194,7 @@ export function fixtureSummary(ctx: AppContext, rec: FixtureRecord) {
     seeded_at: rec.seeded_at,
     reset_count: rec.reset_count,
     user_ids: ids,
-    users,
+    users: await fixtureUserRows(q, rec.partner, ids),
   };
 }
 
@@ -193,7 +202,7 @@ export function fixtureSummary(ctx: AppContext, rec: FixtureRecord) {
  * Every sandbox handler starts here: the sandbox owner of the calling key, with the fixtures seeded on first
  * use. Reads may therefore write once (the seed); the answer is the same as if the fixtures had always been there.
  */
-export function openSandbox(ctx: AppContext, actor: PartnerActor): { owner: Owner; fixtures: FixtureRecord } {
+export async function openSandbox(ctx: AppContext, actor: PartnerActor): Promise<{ owner: Owner; fixtures: FixtureRecord }> {
   const owner = sandboxOwnerOf(actor);
-  return { owner, fixtures: ensureFixtures(ctx, owner, actor.keyId) };
+  return { owner, fixtures: await ensureFixtures(ctx, owner, actor.keyId) };
 }

@@ -1,5 +1,5 @@
 import type { AdminRequest } from "../auth/admin-plugin";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
 import type { PartnerKeys } from "../auth/keys";
 import { parseScopes, type Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
@@ -14,7 +14,7 @@ export interface PromoteInput {
 }
 
 /** The live key gets the scopes the partner practised with (its active sandbox keys'), unless the operator says. */
-function defaultScopes(report: ReturnType<typeof promotionReport>): Scope[] {
+function defaultScopes(report: Awaited<ReturnType<typeof promotionReport>>): Scope[] {
   const all = report.sandbox_keys.filter((k) => k.status === "active").flatMap((k) => k.scopes);
   return parseScopes(all.join(",")).scopes;
 }
@@ -25,14 +25,14 @@ function defaultScopes(report: ReturnType<typeof promotionReport>): Scope[] {
  * and the promotion's audit row commit together. A partner that already has an active live key is a 409: extra
  * live keys are made with POST /admin/partners/keys, so a double click cannot mint two.
  */
-export function promotePartner(ctx: AppContext, keys: PartnerKeys, partner: string, input: PromoteInput, admin: AdminRequest) {
+export async function promotePartner(ctx: AppContext, keys: PartnerKeys, partner: string, input: PromoteInput, admin: AdminRequest) {
   const reason = input.reason?.trim() ?? "";
   if (input.force && reason === "") {
     throw new ValidationError("force=true needs a reason: say why this partner goes live before the report passes", [
       { field: "reason", problem: "is required with force=true" },
     ]);
   }
-  const report = promotionReport(ctx, partner, { limit: 10 });
+  const report = await promotionReport(ctx, partner, { limit: 10 });
   if (report.active_live_keys > 0) {
     throw new AppError("conflict", `Partner ${partner} already has an active live key; create further keys with POST /admin/partners/keys`, {
       details: { active_live_keys: report.active_live_keys },
@@ -41,29 +41,24 @@ export function promotePartner(ctx: AppContext, keys: PartnerKeys, partner: stri
   if (!report.ready && !input.force) throw notReady(report);
   const forced = !report.ready;
   const scopes = input.scopes ?? defaultScopes(report);
-  const db = ctx.db.sqlite;
-  const created = db
-    .transaction(() => {
-      const key = keys.create({ partner, mode: "live", scopes, allowedIps: input.allowed_ips ?? [] }, admin.actor, admin.requestId);
-      writeAudit(db, {
-        at: ctx.clock.now().toISOString(),
-        actor: admin.actor,
-        action: "partner.promote",
-        target: partner,
-        details: {
-          key_id: key.key_id,
-          policy: PROMOTION_POLICY,
-          forced,
-          reason: reason || null,
-          ready: report.ready,
-          score: report.score,
-          failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id),
-        },
-        requestId: admin.requestId,
-      });
-      return key;
-    })
-    .immediate();
+  const created = await keys.create({ partner, mode: "live", scopes, allowedIps: input.allowed_ips ?? [] }, admin.actor, admin.requestId, (t, keyId) =>
+    recordAudit(t, {
+      at: ctx.clock.now().toISOString(),
+      actor: admin.actor,
+      action: "partner.promote",
+      target: partner,
+      details: {
+        key_id: keyId,
+        policy: PROMOTION_POLICY,
+        forced,
+        reason: reason || null,
+        ready: report.ready,
+        score: report.score,
+        failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id),
+      },
+      requestId: admin.requestId,
+    }),
+  );
   const { secret, ...key } = created;
   return {
     partner,

@@ -1,6 +1,17 @@
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
+import {
+  acknowledgedCount,
+  activeLiveKeyCount,
+  idempotentMutationCount,
+  recentErrorsOf,
+  sandboxKeysOf,
+  sandboxUserOf,
+  type Traffic,
+  trafficOf,
+  userCounts,
+} from "./store";
 
 export const PROMOTION_POLICY = "sandbox_to_live_manual_approval" as const;
 /** Readiness is judged on the sandbox traffic of the last WINDOW_DAYS days (request_log keeps at least that). */
@@ -8,40 +19,6 @@ export const WINDOW_DAYS = 30;
 export const MIN_SUCCESSFUL_CALLS = 10;
 /** Share of signed sandbox calls answered 4xx/5xx (429 excluded: backing off is the right reaction, not a bug). */
 export const MAX_ERROR_RATE_PCT = 20;
-
-const KEYS = "SELECT value FROM json_each(?1)";
-
-interface Traffic {
-  total: number;
-  successful: number;
-  errors: number;
-  rate_limited: number;
-  replays: number;
-  simulator_runs: number;
-}
-
-function traffic(db: Database, keyIds: string, since: string): Traffic {
-  return db
-    .query(
-      `SELECT count(*) AS total, coalesce(sum(status < 400), 0) AS successful, coalesce(sum(status >= 400 AND status <> 429), 0) AS errors,
-              coalesce(sum(status = 429), 0) AS rate_limited, coalesce(sum(error_code = 'idempotency_replay'), 0) AS replays,
-              coalesce(sum(route = '/api/partner/sandbox/webhook-simulator/run' AND method = 'POST' AND status < 400), 0) AS simulator_runs
-       FROM request_log WHERE key_ref IN (SELECT ref FROM request_log_keys WHERE key_id IN (${KEYS})) AND at > ?2`,
-    )
-    .get(keyIds, since) as Traffic;
-}
-
-/** Durable evidence that mutations carried Idempotency-Key: stored records (24 h) and the ledger's own column. */
-function idempotentMutations(db: Database, partner: string, keyIds: string): number {
-  const records = db.query(`SELECT count(*) AS n FROM idempotency_records WHERE key_id IN (${KEYS}) AND state = 'completed'`).get(keyIds) as { n: number };
-  const ledger = db.query("SELECT count(*) AS n FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox' AND idempotency_key IS NOT NULL").get(partner) as {
-    n: number;
-  };
-  return records.n + ledger.n;
-}
-
-const acknowledged = (db: Database, partner: string) =>
-  (db.query("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'").get(partner) as { n: number }).n;
 
 type Check = {
   id: string;
@@ -111,27 +88,12 @@ function checklist(t: Traffic, idem: number, acks: number): Check[] {
   ];
 }
 
-function userSection(db: Database, partner: string, rawUserId: string) {
+async function userSection(q: Queryable, partner: string, rawUserId: string) {
   const id = /^[1-9]\d{0,15}$/.test(rawUserId) ? Number(rawUserId) : null;
-  const u =
-    id === null
-      ? null
-      : (db.query("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'").get(id, partner) as {
-          id: number;
-          external_id: string;
-          status: string;
-        } | null);
+  const u = id === null ? null : await sandboxUserOf(q, partner, id);
   // Like every partner read: another partner's (or a live) user id is answered as unknown.
   if (!u) throw new NotFoundError("user", rawUserId);
-  const n = (sql: string) => (db.query(sql).get(u.id) as { n: number }).n;
-  return {
-    user_id: String(u.id),
-    external_id: u.external_id,
-    status: u.status,
-    wallets: n("SELECT count(*) AS n FROM wallet_links WHERE user_id = ?"),
-    ledger_entries: n("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ?"),
-    idempotent_ledger_entries: n("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND idempotency_key IS NOT NULL"),
-  };
+  return { user_id: String(u.id), external_id: u.external_id, status: u.status, ...(await userCounts(q, u.id)) };
 }
 
 export interface ReportOptions {
@@ -144,34 +106,22 @@ export interface ReportOptions {
  * Readiness of a partner for a live key, from its sandbox keys' request_log rows and its sandbox state. The
  * same function answers the partner (GET promotion-report) and the operator (POST promote, and its 409).
  */
-export function promotionReport(ctx: AppContext, partner: string, opts: ReportOptions) {
-  const db = ctx.db.sqlite;
+export async function promotionReport(ctx: AppContext, partner: string, opts: ReportOptions) {
+  const q = ctx.store;
   // The request log is buffered off the request path; flush so the report sees the calls just made.
-  ctx.requestLog.flush();
-  const keys = db
-    .query("SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id")
-    .all(partner) as Array<{ key_id: string; status: string; scopes: string; last_used_at: string | null }>;
+  await ctx.requestLog.flush();
+  const keys = await sandboxKeysOf(q, partner);
   if (keys.length === 0) throw new NotFoundError("partner with a sandbox key", partner);
-  const keyIds = JSON.stringify(keys.map((k) => k.key_id));
+  const keyIds = keys.map((k) => k.key_id);
   const end = ctx.clock.now();
   const start = new Date(end.getTime() - WINDOW_DAYS * 86_400_000);
-  const t = traffic(db, keyIds, start.toISOString());
-  const items = checklist(t, idempotentMutations(db, partner, keyIds), acknowledged(db, partner));
+  const t = await trafficOf(q, keyIds, start.toISOString());
+  const items = checklist(t, await idempotentMutationCount(q, partner, keyIds), await acknowledgedCount(q, partner));
   const required = items.filter((c) => c.required);
   const passed = required.filter((c) => c.status === "pass").length;
-  const recent = db
-    .query(`SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
-       WHERE k.key_id IN (${KEYS}) AND r.at > ?2 AND r.status >= 400 ORDER BY r.id DESC LIMIT ?3`)
-    .all(keyIds, start.toISOString(), opts.limit) as Array<{
-    at: string;
-    method: string;
-    route: string;
-    status: number;
-    error_code: string | null;
-    key_id: string;
-  }>;
-  const liveKeys = (db.query("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'").get(partner) as { n: number })
-    .n;
+  const recent = await recentErrorsOf(q, keyIds, start.toISOString(), opts.limit);
+  const liveKeys = await activeLiveKeyCount(q, partner);
+  const user = opts.userId === undefined ? null : await userSection(q, partner, opts.userId);
   return {
     partner,
     promotion_policy: PROMOTION_POLICY,
@@ -189,7 +139,7 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
     sandbox_keys: keys.map((k) => ({ key_id: k.key_id, status: k.status, scopes: k.scopes ? k.scopes.split(",") : [], last_used_at: k.last_used_at })),
     active_live_keys: liveKeys,
     recent_errors: recent,
-    user: opts.userId === undefined ? null : userSection(db, partner, opts.userId),
+    user,
     next_step:
       passed === required.length
         ? "Ready: ask the operators to promote you (they call POST /admin/partners/{partner}/promote and hand over the live key)."
@@ -201,7 +151,7 @@ export function promotionReport(ctx: AppContext, partner: string, opts: ReportOp
   };
 }
 
-export type PromotionReport = ReturnType<typeof promotionReport>;
+export type PromotionReport = Awaited<ReturnType<typeof promotionReport>>;
 
 export const notReady = (report: PromotionReport) =>
   new AppError(

@@ -6,7 +6,7 @@ import { getClaim, issueClaim } from "../donations/service";
 import { ErrorBody } from "../http/envelope";
 import { fixtureSummary, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
-import { sandboxOwnerOf, sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
+import { sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
 import { promotePartner } from "./promote";
 import { promotionReport } from "./promotion";
 import { resetSandbox } from "./reset";
@@ -21,7 +21,7 @@ const tag = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summ
  * Sandbox claims store their row (mode sandbox) and emit donation.claim to sandbox webhooks, but never email:
  * the live sender writes to email_outbox, a table without a mode that a mail worker would really send from.
  */
-const noEmail: EmailSender = { send: () => ({ sent: false, status: "queued", reference: null }) };
+const noEmail: EmailSender = { send: async () => ({ sent: false, status: "queued", reference: null }) };
 
 const NEXT_STEPS = [
   "GET /api/partner/sandbox/token-status",
@@ -38,8 +38,8 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .get(
       "/api/partner/sandbox/verify",
-      ({ partner }) => {
-        const { fixtures } = openSandbox(ctx, partner.actor);
+      async ({ partner }) => {
+        const { fixtures } = await openSandbox(ctx, partner.actor);
         const a = partner.actor;
         return {
           success: true as const,
@@ -55,7 +55,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
             idempotency_key_required: ctx.config.idempotencyRequired,
             rate_limit_per_minute: ctx.config.rateLimits.sandboxPerMin,
           },
-          fixtures: fixtureSummary(ctx, fixtures),
+          fixtures: await fixtureSummary(ctx.store, fixtures),
           next_steps: NEXT_STEPS,
         };
       },
@@ -68,8 +68,8 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/token-status",
-      ({ partner }) => {
-        openSandbox(ctx, partner.actor);
+      async ({ partner }) => {
+        await openSandbox(ctx, partner.actor);
         return { success: true as const, ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() };
       },
       {
@@ -81,10 +81,14 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/promotion-report",
-      ({ partner, query }) => {
-        openSandbox(ctx, partner.actor);
+      async ({ partner, query }) => {
+        await openSandbox(ctx, partner.actor);
         const limit = query.limit ?? 10;
-        return { success: true as const, ...sandboxRead("sandbox_state"), ...promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit }) };
+        return {
+          success: true as const,
+          ...sandboxRead("sandbox_state"),
+          ...(await promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit })),
+        };
       },
       {
         partner: { mode: "sandbox" },
@@ -95,12 +99,12 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/donation-claim",
-      ({ partner, body }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
+      async ({ partner, body }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
         const keyId = partner.actor.keyId;
-        const out = idem.run(partner.idempotency, () => {
-          const r = issueClaim(ctx, owner, keyId, body, noEmail);
-          const claim = getClaim(ctx, owner, r.claim_code);
+        const out = await idem.run(partner.idempotency, async (t) => {
+          const r = await issueClaim(t, ctx, owner, keyId, body, noEmail);
+          const claim = await getClaim(t, ctx, owner, r.claim_code);
           return {
             success: true as const,
             ...sandboxWrite(),
@@ -130,12 +134,13 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/reset",
-      ({ partner }) => {
-        const owner = sandboxOwnerOf(partner.actor);
-        return idem.run(partner.idempotency, () => ({
+      async ({ partner }) => {
+        // Seeded first (in its own transaction), so the reset always finds the fixture row to lock.
+        const { owner } = await openSandbox(ctx, partner.actor);
+        return await idem.run(partner.idempotency, async (t) => ({
           success: true as const,
           ...sandboxWrite("sandbox_fixture"),
-          ...resetSandbox(ctx, owner, partner.actor.keyId),
+          ...(await resetSandbox(t, ctx, owner, partner.actor.keyId)),
         }));
       },
       {
@@ -148,8 +153,8 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/partners/:partner/promote",
-      ({ params, body, admin, set }) => {
-        const out = promotePartner(ctx, guards.partner.keys, params.partner, body ?? {}, admin);
+      async ({ params, body, admin, set }) => {
+        const out = await promotePartner(ctx, guards.partner.keys, params.partner, body ?? {}, admin);
         set.status = 201;
         return { success: true as const, ...out };
       },

@@ -21,11 +21,11 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   const entry =
     (kind: "credit" | "debit") =>
-    ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
-      const { owner } = openSandbox(ctx, partner.actor);
+    async ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
+      const { owner } = await openSandbox(ctx, partner.actor);
       let deliveries = 0;
-      const out = idem.run(partner.idempotency, () => {
-        const r = postEntry(ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
+      const out = await idem.run(partner.idempotency, async (t) => {
+        const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
         deliveries = r.deliveries;
         return { success: true as const, ...sandboxWrite(), ...r.answer };
       });
@@ -36,12 +36,12 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.partner.plugin)
     .get(
       "/api/partner/sandbox/salutes/balance",
-      ({ partner, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
+      async ({ partner, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
         return {
           success: true as const,
           ...sandboxRead("sandbox_state"),
-          ...getBalance(ctx, owner, partner.actor.keyId, query.user_id),
+          ...(await getBalance(ctx, owner, partner.actor.keyId, query.user_id)),
           currency: "salutes" as const,
         };
       },
@@ -68,9 +68,9 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/partner/sandbox/salutes/ledger",
-      ({ partner, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        return { success: true as const, ...sandboxRead("sandbox_state"), ...listLedger(ctx, owner, query, parsePage(query)) };
+      async ({ partner, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxRead("sandbox_state"), ...(await listLedger(ctx, owner, query, parsePage(query))) };
       },
       {
         partner: { scope: "ledger", mode: "sandbox" },

@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
 import { deliveryHeaders, WebhookSecrets, type EventType } from "../webhooks/service";
 import { getWebhookOrThrow } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
+import { deliverySourceOf } from "./store";
 
 /**
  * A fixed, public secret the simulator signs with when the caller names neither a secret nor a webhook, so a
@@ -115,17 +117,17 @@ export interface RunInput {
   webhook_id?: number;
 }
 
-function secretFor(
+async function secretFor(
   ctx: AppContext,
   owner: Owner,
   input: RunInput,
-): { secret: string; previous: string | null; source: "provided" | "webhook" | "sandbox_default" } {
+): Promise<{ secret: string; previous: string | null; source: "provided" | "webhook" | "sandbox_default" }> {
   if (input.secret !== undefined && input.webhook_id !== undefined) {
     throw new ValidationError("Send either secret or webhook_id, not both", [{ field: "webhook_id", problem: "cannot be combined with secret" }]);
   }
   if (input.secret !== undefined) return { secret: input.secret, previous: null, source: "provided" };
   if (input.webhook_id === undefined) return { secret: SIMULATOR_DEFAULT_SECRET, previous: null, source: "sandbox_default" };
-  const w = getWebhookOrThrow(ctx, owner, input.webhook_id);
+  const w = await getWebhookOrThrow(ctx, owner, input.webhook_id);
   const { current, previous } = new WebhookSecrets(ctx).forSigning({ ...w, webhook_id: w.id }, ctx.clock.now());
   return { secret: current, previous, source: "webhook" };
 }
@@ -135,7 +137,7 @@ function secretFor(
  * signed and returns the body and headers, so a partner can replay them at their receiver. Sends nothing and
  * writes nothing. The event id is derived from the key and scenario, so the same call gives the same body.
  */
-export function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, input: RunInput) {
+export async function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, input: RunInput) {
   const scenario = SCENARIOS.find((s) => s.id === input.scenario_id);
   if (!scenario) {
     const valid = SCENARIOS.map((s) => s.id);
@@ -143,7 +145,7 @@ export function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, 
       details: { scenario_id: input.scenario_id, valid_scenario_ids: valid },
     });
   }
-  const { secret, previous, source } = secretFor(ctx, owner, input);
+  const { secret, previous, source } = await secretFor(ctx, owner, input);
   const eventId = "evt_" + createHash("sha256").update(`${FIXTURE_PROFILE}:${callerKeyId}:${scenario.id}`).digest("hex").slice(0, 24);
   const body = sandboxEnvelopeBody(eventId, scenario.event_type, scenario.data);
   const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
@@ -170,32 +172,14 @@ export function runScenario(ctx: AppContext, owner: Owner, callerKeyId: string, 
   };
 }
 
-interface DeliverySource {
-  id: number;
-  webhook_id: number;
-  event_public_id: string;
-  event_type: string;
-  event_data: string;
-  target_url: string;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_valid_until: string | null;
-}
-
 /**
  * The headers and body a sandbox delivery carries, signed with its webhook's secret(s) at the current second.
  * The dispatcher signs again when it sends: a send in a later second (or a retry) carries a later timestamp
- * and so another signature; X-Webhook-Id, X-Webhook-Event and the body are the same bytes.
+ * and so another signature; X-Webhook-Id, X-Webhook-Event and the body are the same bytes. `q`: the store, or
+ * the transaction that just queued the delivery.
  */
-export function simulateDelivery(ctx: AppContext, owner: Owner, deliveryId: number) {
-  const d = ctx.db.sqlite
-    .query(
-      `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, e.data AS event_data, w.target_url, w.secret_ciphertext,
-              w.previous_secret_ciphertext, w.previous_secret_valid_until
-       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.id = ? AND d.partner = ? AND d.mode = 'sandbox'`,
-    )
-    .get(deliveryId, owner.partner) as DeliverySource | null;
+export async function simulateDelivery(q: Queryable, ctx: Pick<AppContext, "clock" | "rng" | "secrets">, owner: Owner, deliveryId: number) {
+  const d = await deliverySourceOf(q, owner, deliveryId);
   if (!d) throw new NotFoundError("delivery", deliveryId);
   const now = ctx.clock.now();
   const { current, previous } = new WebhookSecrets(ctx).forSigning(d, now);

@@ -37,9 +37,9 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.partner.plugin)
     .get(
       "/api/partner/sandbox/users",
-      ({ partner, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const r = listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
+      async ({ partner, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const r = await listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
         const { status, q, include_wallets } = r.applied;
         return {
           success: true as const,
@@ -60,9 +60,13 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/users",
-      ({ partner, body, set }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...createUser(ctx, owner, body) }), 201);
+      async ({ partner, body, set }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const out = await idem.run(
+          partner.idempotency,
+          async (t) => ({ success: true as const, ...sandboxWrite(), ...(await createUser(t, ctx, owner, body)) }),
+          201,
+        );
         ctx.dispatcher.nudge();
         set.status = 201;
         return out;
@@ -71,9 +75,9 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/users/:user_id",
-      ({ partner, params, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const user = getUserView(ctx, owner, params.user_id, isTruthyFlag(query.include_wallets));
+      async ({ partner, params, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const user = await getUserView(ctx, owner, params.user_id, isTruthyFlag(query.include_wallets));
         // A mismatching external_id is answered like an unknown user: the pair did not name one of your users.
         if (query.external_id !== undefined && query.external_id !== user.external_id)
           throw new NotFoundError("user", `${params.user_id} with external_id ${query.external_id}`);
@@ -89,9 +93,13 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
     )
     .patch(
       "/api/partner/sandbox/users/:user_id",
-      ({ partner, params, body }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...updateUser(ctx, owner, params.user_id, body) }));
+      async ({ partner, params, body }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const out = await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...sandboxWrite(),
+          ...(await updateUser(t, ctx, owner, params.user_id, body)),
+        }));
         ctx.dispatcher.nudge();
         return out;
       },
@@ -105,9 +113,13 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/users/:user_id/wallets",
-      ({ partner, params, body }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...linkWallet(ctx, owner, params.user_id, body) }));
+      async ({ partner, params, body }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const out = await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...sandboxWrite(),
+          ...(await linkWallet(t, ctx, owner, params.user_id, body)),
+        }));
         ctx.dispatcher.nudge();
         return out;
       },

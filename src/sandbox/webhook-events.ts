@@ -2,6 +2,7 @@ import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { deliveryView, replaysOf } from "../webhooks/service";
+import { sandboxDeliveryRows } from "./store";
 
 export interface SandboxEventFilter {
   /** Deliveries whose event data names this user (data.user_id), e.g. the salutes and users events. */
@@ -16,24 +17,19 @@ export interface SandboxEventFilter {
  * data) and an order.
  * The live list has neither, so this is its own read; the mode is a literal, never a parameter.
  */
-export function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: SandboxEventFilter, page: PageRequest) {
-  const desc = f.order === "desc";
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
-              d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
-       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.partner = ?1 AND d.mode = 'sandbox'
-         AND (?2 IS NULL OR e.event_type = ?2)
-         AND (?3 IS NULL OR json_extract(e.data, '$.user_id') = ?3)
-         AND (?4 IS NULL OR ${desc ? "d.id < ?4" : "d.id > ?4"})
-       ORDER BY d.id ${desc ? "DESC" : "ASC"} LIMIT ?5 OFFSET ?6`,
-    )
-    .all(owner.partner, f.event_type ?? null, f.user_id ?? null, page.after, page.limit + 1, page.offset) as Parameters<typeof deliveryView>[0][];
+export async function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: SandboxEventFilter, page: PageRequest) {
+  const rows = await sandboxDeliveryRows(ctx.store, ctx.store.dialect, owner, {
+    eventType: f.event_type ?? null,
+    userId: f.user_id ?? null,
+    order: f.order,
+    after: page.after,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
   const p = pageOf(rows, page, (r) => r.id);
   // Each record with its replay history, exactly as the live list shows it.
-  const replays = replaysOf(
-    ctx,
+  const replays = await replaysOf(
+    ctx.store,
     p.items.map((r) => r.id),
   );
   return {

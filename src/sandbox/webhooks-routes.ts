@@ -27,10 +27,10 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.partner.plugin)
     .get(
       "/api/partner/sandbox/webhooks",
-      ({ partner, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
+      async ({ partner, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
         const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
-        const r = listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
+        const r = await listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
         return {
           success: true as const,
           ...sandboxRead("sandbox_state"),
@@ -44,9 +44,13 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/webhooks",
-      ({ partner, body, set }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const out = idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), webhook: createWebhook(ctx, owner, body) }), 201);
+      async ({ partner, body, set }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const out = await idem.run(
+          partner.idempotency,
+          async (t) => ({ success: true as const, ...sandboxWrite(), webhook: await createWebhook(t, ctx, owner, body) }),
+          201,
+        );
         set.status = 201;
         return out;
       },
@@ -54,20 +58,26 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .delete(
       "/api/partner/sandbox/webhooks/:webhook_id",
-      ({ partner, params }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        return idem.run(partner.idempotency, () => ({ success: true as const, ...sandboxWrite(), ...deleteWebhook(ctx, owner, params.webhook_id) }));
+      async ({ partner, params }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        return await idem.run(partner.idempotency, async (t) => ({
+          success: true as const,
+          ...sandboxWrite(),
+          ...(await deleteWebhook(t, ctx, owner, params.webhook_id)),
+        }));
       },
       { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("delete a sandbox webhook") },
     )
     .post(
       "/api/partner/sandbox/webhooks/:webhook_id/test",
-      ({ partner, params }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        return idem.run(partner.idempotency, () => {
-          const r = testWebhook(ctx, owner, params.webhook_id);
-          return { success: true as const, ...sandboxWrite(), ...r, simulation: simulateDelivery(ctx, owner, r.delivery_id) };
+      async ({ partner, params }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const out = await idem.run(partner.idempotency, async (t) => {
+          const r = await testWebhook(t, ctx, owner, params.webhook_id);
+          return { success: true as const, ...sandboxWrite(), ...r, simulation: await simulateDelivery(t, ctx, owner, r.delivery_id) };
         });
+        ctx.dispatcher.nudge();
+        return out;
       },
       {
         partner: write,
@@ -78,9 +88,14 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/webhook-events",
-      ({ partner, query }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        const r = listSandboxDeliveries(ctx, owner, { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" }, parsePage(query));
+      async ({ partner, query }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        const r = await listSandboxDeliveries(
+          ctx,
+          owner,
+          { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" },
+          parsePage(query),
+        );
         return { success: true as const, ...sandboxRead("sandbox_state"), ...r };
       },
       {
@@ -92,14 +107,15 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/partner/sandbox/webhook-events/replay",
-      ({ partner, body }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
+      async ({ partner, body }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
         const reasonTag = body.reason_tag ?? "manual_replay";
-        const out = idem.run(partner.idempotency, () => {
+        const out = await idem.run(partner.idempotency, async (t) => {
           // The note is kept in each delivery's replay history, as on the live route.
-          const results = requeue(ctx, owner, [...new Set(body.event_ids)], reasonTag, body.note ?? null);
+          const results = await requeue(t, ctx, owner, [...new Set(body.event_ids)], reasonTag, body.note ?? null);
           const summary = replaySummary(results, reasonTag, body.note ?? null);
-          const simulated = results.map((r) => ({ ...r, simulation: r.replayed ? simulateDelivery(ctx, owner, r.event_id) : null }));
+          const simulated = [];
+          for (const r of results) simulated.push({ ...r, simulation: r.replayed ? await simulateDelivery(t, ctx, owner, r.event_id) : null });
           return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
         });
         ctx.dispatcher.nudge();
@@ -114,8 +130,8 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/webhook-simulator/scenarios",
-      ({ partner }) => {
-        openSandbox(ctx, partner.actor);
+      async ({ partner }) => {
+        await openSandbox(ctx, partner.actor);
         const scenarios = scenarioList();
         return { success: true as const, ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios };
       },
@@ -123,17 +139,17 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/sandbox/webhook-simulator/run",
-      ({ partner }) => {
-        openSandbox(ctx, partner.actor);
+      async ({ partner }) => {
+        await openSandbox(ctx, partner.actor);
         return { success: true as const, ...sandboxRead("sandbox_fixture"), ...RUN_METADATA };
       },
       { partner: read, query: M.metaQuery, response: { 200: M.runMeta, ...errs }, detail: tag("how to call the simulator (POST)") },
     )
     .post(
       "/api/partner/sandbox/webhook-simulator/run",
-      ({ partner, body }) => {
-        const { owner } = openSandbox(ctx, partner.actor);
-        return { success: true as const, ...sandboxWrite("sandbox_fixture"), ...runScenario(ctx, owner, partner.actor.keyId, body) };
+      async ({ partner, body }) => {
+        const { owner } = await openSandbox(ctx, partner.actor);
+        return { success: true as const, ...sandboxWrite("sandbox_fixture"), ...(await runScenario(ctx, owner, partner.actor.keyId, body)) };
       },
       {
         partner: read,

@@ -16,8 +16,8 @@ export function registerStatusJobs(ctx: AppContext): void {
     name: "status-snapshot",
     pattern: ctx.config.status.snapshotCron,
     description: "Evaluates every status check, stores a snapshot, opens and closes incidents (STATUS_SNAPSHOT_CRON)",
-    run: ({ runId }) => {
-      const s = takeStatusSnapshot(ctx, runId, memo);
+    run: async ({ runId }) => {
+      const s = await takeStatusSnapshot(ctx, runId, memo);
       if (s.notifications > 0) statusNotifier(ctx).nudge();
       if (s.incident.action !== "none" && s.incident.action !== "updated") {
         ctx.log.warn("status incident " + s.incident.action, { incident_id: s.incident.incident_id, overall: s.evaluation.overall });
@@ -29,6 +29,7 @@ export function registerStatusJobs(ctx: AppContext): void {
     pattern: "*/5 * * * * *",
     description: "Sends due incident events to status subscribers (also nudged right after each change); records only runs that sent something",
     quietWhenIdle: true,
+    everyInstance: true, // subscriber deliveries are leased one by one: every instance drains the queue
     run: () => statusNotifier(ctx).runCounted(),
   });
   ctx.jobs.register({

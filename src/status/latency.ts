@@ -8,11 +8,11 @@ export const MAX_LATENCY_HOURS = 24 * 30;
 /** Routes listed in the breakdown, busiest first; the overall figure covers every request. */
 const MAX_ROUTES = 50;
 
-export function latencyPercentiles(ctx: AppContext, hours: number) {
-  ctx.requestLog.flush(); // buffered off the request path: include the latest requests
+export async function latencyPercentiles(ctx: AppContext, hours: number) {
+  await ctx.requestLog.flush(); // buffered off the request path: include the latest requests
   const w = usageWindow(ctx, hours);
   return {
     window: { hours: w.hours, start_utc: w.startIso, end_utc: w.endIso },
-    ...latencyFromLog(ctx.db.sqlite, { keyId: null, startIso: w.startIso, endIso: w.endIso }, MAX_ROUTES),
+    ...(await latencyFromLog(ctx.store, { keyId: null, startIso: w.startIso, endIso: w.endIso }, MAX_ROUTES)),
   };
 }

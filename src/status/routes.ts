@@ -34,7 +34,7 @@ const CACHE = "public, max-age=30";
 export function statusRoutes(ctx: AppContext, _guards: Guards) {
   const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   const doc = (body: string, type: string, cache = CACHE) => new Response(body, { headers: { "content-type": type, "cache-control": cache } });
-  const status = () => ok(systemStatus(ctx));
+  const status = async () => ok(await systemStatus(ctx));
   const cache = new UptimeCache();
   return new Elysia({ name: "herald:status" })
     .onAfterHandle(({ set, path }) => {
@@ -79,7 +79,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       response: { 200: M.policy, ...publicErrs },
       detail: pub("The status policy in force: source, whether the file loaded, thresholds per check"),
     })
-    .get("/api/public/latency-percentiles", ({ query }) => ok(latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)), {
+    .get("/api/public/latency-percentiles", async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)), {
       query: M.latencyQuery,
       response: { 200: M.latency, ...publicErrs },
       detail: pub("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
@@ -96,7 +96,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
         detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
       },
     )
-    .get("/status", () => htmlResponse(statusPage(ctx, cache), CACHE), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
+    .get("/status", async () => htmlResponse(await statusPage(ctx, cache), CACHE), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
     .get("/status/feed.rss", () => doc(incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), {
       detail: raw("Incidents as RSS 2.0", "application/rss+xml"),
     })

@@ -39,9 +39,9 @@ export const LIMITS = {
 } as const;
 
 /** GET /api/public/system-status: every check evaluated now (not the last snapshot), under the policy in force. */
-export function systemStatus(ctx: AppContext) {
+export async function systemStatus(ctx: AppContext) {
   const { policy } = loadPolicy(ctx);
-  const e = evaluateChecks(ctx, policy);
+  const e = await evaluateChecks(ctx, policy);
   const open = openIncidents(ctx);
   return {
     ...e,

@@ -82,13 +82,13 @@ export function storeSnapshot(ctx: AppContext, evaluation: StatusEvaluation, job
 }
 
 /** One run of the status-snapshot job: evaluate under the policy in force, store, transition incidents. */
-export function takeStatusSnapshot(
+export async function takeStatusSnapshot(
   ctx: AppContext,
   jobRunId: number | null,
   memo?: CheckSetMemo,
   policy: StatusPolicy = loadPolicy(ctx).policy,
-): StoredSnapshot {
-  return storeSnapshot(ctx, evaluateChecks(ctx, policy), jobRunId, memo);
+): Promise<StoredSnapshot> {
+  return storeSnapshot(ctx, await evaluateChecks(ctx, policy), jobRunId, memo);
 }
 
 /**

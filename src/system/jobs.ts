@@ -9,9 +9,9 @@ export function registerSystemJobs(ctx: AppContext): void {
     name: "request-log-prune",
     pattern: "0 17 * * * *",
     description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays})`,
-    run: () => {
+    run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
-      const deleted = ctx.requestLog.prune(cutoff);
+      const deleted = await ctx.requestLog.prune(cutoff);
       ctx.log.info("request log pruned", { deleted, cutoff });
     },
   });
@@ -19,9 +19,9 @@ export function registerSystemJobs(ctx: AppContext): void {
     name: "job-runs-prune",
     pattern: "0 23 3 * * *",
     description: `Deletes job_runs older than ${JOB_RUNS_RETENTION_DAYS} days`,
-    run: () => {
+    run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - JOB_RUNS_RETENTION_DAYS * DAY_MS).toISOString();
-      ctx.jobs.pruneRuns(cutoff);
+      await ctx.jobs.pruneRuns(cutoff);
     },
   });
 }

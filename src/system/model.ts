@@ -26,7 +26,14 @@ const CatalogEntry = named(
 
 export const SystemModel = {
   health: named("Health", Envelope({ status: t.Literal("up"), version: t.String(), uptime_seconds: t.Number() })),
-  ready: named("Readiness", Envelope({ ready: t.Boolean(), checks: t.Record(t.String(), Check) })),
+  ready: named(
+    "Readiness",
+    Envelope({
+      ready: t.Boolean(),
+      database: t.Object({ engine: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { description: "where this instance stores its data" }) }),
+      checks: t.Record(t.String(), Check),
+    }),
+  ),
   errors: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry) }),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
   jobs: Envelope({
@@ -45,6 +52,7 @@ export const SystemModel = {
             ok: t.Union([t.Boolean(), t.Null()]),
             error: t.Union([t.String(), t.Null()]),
             duration_ms: t.Union([t.Number(), t.Null()]),
+            instance_id: t.Union([t.String(), t.Null()], { description: "the instance that ran it; null for runs recorded before instances were named" }),
           }),
           t.Null(),
         ]),

@@ -25,26 +25,26 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/readyz",
-      ({ set }) => {
-        const r = readiness(ctx);
+      async ({ set }) => {
+        const r = await readiness(ctx);
         if (!r.ready) set.status = 503;
         return { success: true as const, ...r };
       },
       {
         response: { 200: SystemModel.ready, 503: SystemModel.ready },
-        detail: { tags: ["system"], summary: "Readiness: database writable, migrations current, jobs running" },
+        detail: { tags: ["system"], summary: "Readiness: database answers and takes writes, migrations current, jobs running; names the engine" },
       },
     )
     .get(
       "/metrics",
       async ({ request }) => {
         // Closed by default: metrics reveal traffic shape. METRICS_PUBLIC=1 opens them (e.g. behind a private network).
-        if (!ctx.config.metricsPublic) guards.admin.authenticate(request);
+        if (!ctx.config.metricsPublic) await guards.admin.authenticate(request);
         return new Response(await ctx.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
       },
       { detail: { tags: ["system"], summary: "Prometheus metrics (admin token unless METRICS_PUBLIC=1)", security: [{ AdminBearer: [] }] } },
     )
-    .get("/admin/jobs", () => ({ success: true as const, jobs: ctx.jobs.list() }), {
+    .get("/admin/jobs", async () => ({ success: true as const, jobs: await ctx.jobs.list() }), {
       admin: true,
       query: t.Object(includeMetaQuery),
       response: { 200: SystemModel.jobs, 403: ErrorBody },

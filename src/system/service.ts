@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import type { AppContext } from "../context";
 import { migrationStatus } from "../db/migrate";
+import type { Dialect } from "../db/port";
+import { postgresMigrationStatus } from "../db/postgres-migrate";
 import { ERROR_CATALOG, type CatalogEntry } from "../http/errors";
 
 export interface ReadinessCheck {
@@ -8,22 +10,54 @@ export interface ReadinessCheck {
   detail: string;
 }
 
+export interface Readiness {
+  ready: boolean;
+  /** The engine this instance stores its data in. */
+  database: { engine: Dialect };
+  checks: Record<string, ReadinessCheck>;
+}
+
 /**
- * Readiness: the database takes a write lock, migrations are current, the master key opens the stored secrets,
- * and jobs run when they should.
+ * SQLite's meaning of "takes writes": BEGIN IMMEDIATE takes the write lock without writing, which proves the file
+ * is writable and not wedged behind another writer. PostgreSQL's meaning is in its ping (the server answers and is
+ * not a standby in recovery), so this runs on SQLite only.
  */
-export function readiness(ctx: AppContext): { ready: boolean; checks: Record<string, ReadinessCheck> } {
+function sqliteWriteLockOrThrow(ctx: AppContext): void {
+  ctx.db.sqlite.exec("BEGIN IMMEDIATE");
+  ctx.db.sqlite.exec("ROLLBACK");
+}
+
+/** The migrations of the engine in use: the embedded SQLite ones, or drizzle/postgres/ on PostgreSQL. */
+function migrationsOf(ctx: AppContext): Promise<{ applied: number; total: number; current: boolean }> {
+  return ctx.store.dialect === "sqlite" ? Promise.resolve(migrationStatus(ctx.db)) : postgresMigrationStatus(ctx.store);
+}
+
+/**
+ * Readiness: the database answers and takes writes (ctx.store.ping, and SQLite's write lock), its migrations are
+ * current, the master key opens the stored secrets, and jobs run when they should. Never throws: a database that
+ * is gone is a failed check (503 with the body), not an error.
+ */
+export async function readiness(ctx: AppContext): Promise<Readiness> {
   const checks: Record<string, ReadinessCheck> = {};
+  const engine = ctx.store.dialect;
   try {
-    // BEGIN IMMEDIATE takes the write lock without writing: proves the file is writable and not wedged.
-    ctx.db.sqlite.exec("BEGIN IMMEDIATE");
-    ctx.db.sqlite.exec("ROLLBACK");
-    checks.database = { ok: true, detail: "writable" };
+    await ctx.store.ping();
+    if (engine === "sqlite") sqliteWriteLockOrThrow(ctx);
+    checks.database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
   } catch (err) {
-    checks.database = { ok: false, detail: `not writable: ${(err as Error).message}` };
+    checks.database = { ok: false, detail: `${engine === "sqlite" ? "not writable" : "not available"}: ${(err as Error).message}` };
   }
-  const m = migrationStatus(ctx.db);
-  checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
+  if (checks.database.ok) {
+    try {
+      const m = await migrationsOf(ctx);
+      checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
+    } catch (err) {
+      checks.migrations = { ok: false, detail: `not read: ${(err as Error).message}` };
+    }
+  } else {
+    // Asking a database that did not answer again would only wait out a second timeout.
+    checks.migrations = { ok: false, detail: "not read: the database is not available" };
+  }
   // A key that cannot open the stored secrets fails every signed partner call (503 master_key_mismatch).
   const mismatch = ctx.secrets.mismatch;
   checks.master_key = mismatch
@@ -31,7 +65,7 @@ export function readiness(ctx: AppContext): { ready: boolean; checks: Record<str
     : { ok: true, detail: `fingerprint ${ctx.secrets.fingerprint} opens the stored secrets` };
   if (!ctx.config.jobsEnabled) checks.jobs = { ok: true, detail: "disabled by JOBS_ENABLED=0" };
   else checks.jobs = ctx.jobs.started ? { ok: true, detail: "scheduled" } : { ok: false, detail: "not started" };
-  return { ready: Object.values(checks).every((c) => c.ok), checks };
+  return { ready: Object.values(checks).every((c) => c.ok), database: { engine }, checks };
 }
 
 export function databaseSizeBytes(ctx: AppContext): number {

@@ -68,7 +68,7 @@ function doneSentence(done: string | undefined, sig: string | undefined): string
   return ran ? `Audit run #${ran[1]} finished; its anomalies are below.` : null;
 }
 
-function render(ctx: AppContext, operator: OperatorRequest, view: View, n: Notice, status = 200): Response {
+async function render(ctx: AppContext, operator: OperatorRequest, view: View, n: Notice, status = 200): Promise<Response> {
   let selected: RunRow | null;
   let note = n;
   let code = status;
@@ -83,7 +83,7 @@ function render(ctx: AppContext, operator: OperatorRequest, view: View, n: Notic
     code = err.status;
     runParam = null;
   }
-  const runs = runLines(ctx, view.runsOffset, RUNS_PAGE);
+  const runs = await runLines(ctx, view.runsOffset, RUNS_PAGE);
   const anomalies = selected ? anomalyLines(ctx, selected, view.offset, ANOMALIES_PAGE) : { lines: [], hasMore: false, total: 0 };
   const verdict = selected ? (runs.lines.find((r) => r.id === selected.id)?.verdict ?? (selected.error ? "failed" : (selected.overall ?? "incomplete"))) : "";
   const body = auditRunsBody({

@@ -25,12 +25,12 @@ export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
     return answerJson({ request, headers, lastModified: body.generated_at_utc }, body, now);
   };
   return new Elysia({ name: "herald:transparency" })
-    .get("/trust.json", ({ request, set }) => live(request, set.headers, "trust", trustDocument(ctx)), {
+    .get("/trust.json", async ({ request, set }) => live(request, set.headers, "trust", await trustDocument(ctx)), {
       query: M.metaQuery,
       response: { 200: M.trust, 400: ErrorBody, 429: ErrorBody },
       detail: { tags: ["public"], summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes" },
     })
-    .get("/transparency/trust-dashboard.json", ({ request, set }) => live(request, set.headers, "dashboard", trustDashboard(ctx, cache)), {
+    .get("/transparency/trust-dashboard.json", async ({ request, set }) => live(request, set.headers, "dashboard", await trustDashboard(ctx, cache)), {
       query: M.metaQuery,
       response: { 200: M.dashboard, 400: ErrorBody, 429: ErrorBody },
       detail: { tags: ["transparency"], summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page" },

@@ -70,8 +70,8 @@ function signing(ctx: AppContext) {
 }
 
 /** GET /trust.json */
-export function trustDocument(ctx: AppContext) {
-  const status = systemStatus(ctx);
+export async function trustDocument(ctx: AppContext) {
+  const status = await systemStatus(ctx);
   const checks = status.checks as unknown as Record<string, LooseCheck>;
   const mint = checks.mint_authority!;
   return {
@@ -126,11 +126,11 @@ export function trustDocument(ctx: AppContext) {
 }
 
 /** GET /transparency/trust-dashboard.json: the numbers a holder looks at, on one page. */
-export function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
-  const status = systemStatus(ctx);
+export async function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
+  const status = await systemStatus(ctx);
   const checks = status.checks as unknown as Record<string, LooseCheck>;
   const incidents = listIncidents(ctx, 24 * 30, 200).incidents;
-  const latency = latencyPercentiles(ctx, 24);
+  const latency = await latencyPercentiles(ctx, 24);
   return {
     generated_at_utc: ctx.clock.now().toISOString(),
     overall: status.overall,

@@ -89,13 +89,13 @@ const doneSentence = (done: string | undefined): string | null => {
   return `Replayed ${what}: queued again now with its attempts reset; the reason is in its replay history and the audit trail.`;
 };
 
-function render(ctx: AppContext, operator: OperatorRequest, filter: DeadLetterFilter, offset: number, n: Notice, status = 200): Response {
-  const page = deadLetterPage(ctx, filter, offset, PAGE_SIZE);
+async function render(ctx: AppContext, operator: OperatorRequest, filter: DeadLetterFilter, offset: number, n: Notice, status = 200): Promise<Response> {
+  const page = await deadLetterPage(ctx, filter, offset, PAGE_SIZE);
   const body = deadLettersBody({
     generatedAt: ctx.clock.now().toISOString(),
     maxAttempts: ctx.config.webhooks.maxAttempts,
     filter,
-    suggestions: filterSuggestions(ctx),
+    suggestions: await filterSuggestions(ctx),
     rows: page.items.map((d) => ({
       id: d.id,
       partner: d.partner,
@@ -156,8 +156,8 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
         const filter = { partner: body.partner?.trim() ?? "", event_type: body.event_type?.trim() ?? "" };
         return formAction(
           request,
-          () => {
-            const ids = replayDeadLetterOrThrow(ctx, operator, params.event_id, body.reason);
+          async () => {
+            const ids = await replayDeadLetterOrThrow(ctx, operator, params.event_id, body.reason);
             ctx.dispatcher.nudge();
             const back: Record<string, string> = {};
             if (filter.partner) back.partner = filter.partner;
@@ -185,11 +185,11 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${PATH}.json`,
-      ({ query }) => {
+      async ({ query }) => {
         const limit = query.limit ?? 50;
         const offset = query.offset ?? 0;
         const f = exportFilter(query);
-        const r = exportRows(ctx, f, offset, limit);
+        const r = await exportRows(ctx, f, offset, limit);
         return {
           success: true as const,
           total: r.total,
@@ -211,8 +211,8 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${PATH}.csv`,
-      ({ query }) => {
-        const r = exportRows(ctx, exportFilter(query), 0, CSV_MAX);
+      async ({ query }) => {
+        const r = await exportRows(ctx, exportFilter(query), 0, CSV_MAX);
         const text = csvRecords([[...EXPORT_COLUMNS], ...r.rows.map((row) => EXPORT_COLUMNS.map((c) => row[c]))]);
         return csvResponse(text, "herald-dead-letters.csv");
       },

@@ -1,35 +1,29 @@
-import type { AppContext } from "../context";
-import { AppError, ValidationError } from "../http/errors";
+import { type AuditEntry, recordAudit } from "../auth/audit";
+import type { Queryable } from "../db/port";
+import { AppError, NotFoundError, ValidationError } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
+import {
+  type DeliveryRow,
+  deadLetterRows,
+  deliveriesOfEvent,
+  listDeliveryRows,
+  operatorDeadLetterRows,
+  recoverableIds,
+  replayRows,
+  replayTargetOf,
+  requeueDelivery,
+  statusCounts,
+} from "./deliveries-store";
+import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
-import { getWebhookOrThrow } from "./webhook-rows";
+import { webhookOf } from "./store";
 
 export const DELIVERY_STATUSES = ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const MAX_REPLAY_IDS = 100;
 export const MAX_RECOVER = 1000;
 
-interface DeliveryRow {
-  id: number;
-  webhook_id: number;
-  event_public_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  reason_tag: string | null;
-  last_error: string | null;
-  last_status_code: number | null;
-  target_url: string;
-  created_at: string;
-  updated_at: string;
-  last_attempt_at: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-}
-
-const SELECT = `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
-  d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
-  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id`;
+type Ctx = Pick<WebhookContext, "store" | "clock" | "config">;
 
 export const deliveryView = (r: DeliveryRow) => ({
   id: r.id,
@@ -66,13 +60,10 @@ export interface ReplayEntry {
 }
 
 /** The replay history of each delivery in `ids`, oldest first (one query for a page of records; also the sandbox list's). */
-export function replaysOf(ctx: AppContext, ids: number[]): Map<number, ReplayEntry[]> {
+export async function replaysOf(q: Queryable, ids: number[]): Promise<Map<number, ReplayEntry[]>> {
   const out = new Map<number, ReplayEntry[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
-  const rows = ctx.db.sqlite
-    .query(`SELECT delivery_id, reason_tag, note, replayed_at FROM webhook_replays WHERE delivery_id IN (${ids.map(() => "?").join(", ")}) ORDER BY id`)
-    .all(...ids) as Array<ReplayEntry & { delivery_id: number }>;
-  for (const { delivery_id, ...entry } of rows) out.get(delivery_id)!.push(entry);
+  for (const { delivery_id, ...entry } of await replayRows(q, ids)) out.get(delivery_id)!.push(entry);
   return out;
 }
 
@@ -81,38 +72,28 @@ export function replaysOf(ctx: AppContext, ids: number[]): Map<number, ReplayEnt
  * delivered) or any replay in its history: a delivery replayed for receiver_fix is found by receiver_fix whether
  * it has succeeded since, is still retrying or failed again.
  */
-export function listDeliveries(
-  ctx: AppContext,
+export async function listDeliveries(
+  ctx: Ctx,
   owner: Owner,
   f: { status?: DeliveryStatus; reason_tag?: string; from?: string; to?: string; webhook_id?: number; event_type?: string },
   page: PageRequest,
 ) {
   const from = isoOrThrow("from", f.from);
   const to = isoOrThrow("to", f.to);
-  const rows = ctx.db.sqlite
-    .query(
-      `${SELECT} WHERE d.partner = ?1 AND d.mode = ?2 AND (?3 IS NULL OR d.status = ?3)
-         AND (?4 IS NULL OR d.reason_tag = ?4 OR EXISTS (SELECT 1 FROM webhook_replays r WHERE r.delivery_id = d.id AND r.reason_tag = ?4))
-         AND (?5 IS NULL OR d.created_at >= ?5) AND (?6 IS NULL OR d.created_at < ?6) AND (?7 IS NULL OR d.webhook_id = ?7)
-         AND (?8 IS NULL OR e.event_type = ?8) AND (?9 IS NULL OR d.id < ?9)
-       ORDER BY d.id DESC LIMIT ?10 OFFSET ?11`,
-    )
-    .all(
-      owner.partner,
-      owner.mode,
-      f.status ?? null,
-      f.reason_tag ?? null,
-      from,
-      to,
-      f.webhook_id ?? null,
-      f.event_type ?? null,
-      page.after,
-      page.limit + 1,
-      page.offset,
-    ) as DeliveryRow[];
+  const rows = await listDeliveryRows(ctx.store, owner, {
+    status: f.status,
+    reason_tag: f.reason_tag,
+    fromIso: from,
+    toIso: to,
+    webhook_id: f.webhook_id,
+    event_type: f.event_type,
+    before: page.after,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
   const p = pageOf(rows, page, (r) => r.id);
-  const replays = replaysOf(
-    ctx,
+  const replays = await replaysOf(
+    ctx.store,
     p.items.map((r) => r.id),
   );
   return {
@@ -122,28 +103,15 @@ export function listDeliveries(
   };
 }
 
-export function deadLetterSummary(ctx: AppContext, owner: Owner, hours: number) {
+export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
   const since = new Date(ctx.clock.now().getTime() - hours * 3_600_000).toISOString();
-  const db = ctx.db.sqlite;
-  const where = "d.partner = ?1 AND d.mode = ?2 AND d.status = 'dead_letter' AND d.updated_at >= ?3";
-  const rows = db.query(`${SELECT} WHERE ${where} ORDER BY d.id DESC LIMIT 200`).all(owner.partner, owner.mode, since) as DeliveryRow[];
-  const { n } = db.query(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${where}`).get(owner.partner, owner.mode, since) as { n: number };
-  const byType = db
-    .query(
-      `SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${where} GROUP BY e.event_type ORDER BY count DESC, e.event_type`,
-    )
-    .all(owner.partner, owner.mode, since);
-  const byReason = db
-    .query(
-      `SELECT coalesce(d.reason_tag, 'unknown') AS reason_tag, count(*) AS count FROM webhook_deliveries d WHERE ${where} GROUP BY 1 ORDER BY count DESC, 1`,
-    )
-    .all(owner.partner, owner.mode, since);
+  const { rows, n, byType, byReason } = await deadLetterRows(ctx.store, owner, since);
   return {
     window_hours: hours,
     dead_letter_count: n,
     max_attempts: ctx.config.webhooks.maxAttempts,
-    by_event_type: byType as Array<{ event_type: string; count: number }>,
-    by_reason_tag: byReason as Array<{ reason_tag: string; count: number }>,
+    by_event_type: byType,
+    by_reason_tag: byReason,
     events: rows.map((r) => ({
       event_id: r.id,
       public_event_id: r.event_public_id,
@@ -168,30 +136,32 @@ export interface ReplayResult {
 
 /**
  * Re-queues deliveries (same event id, fresh attempt budget) and adds each to its replay history with the reason
- * and note. Must run inside a transaction. Ids that are not the owner's get `not_found`, exactly like ids that
- * do not exist — one partner never learns of another's.
+ * and note, with the caller's transaction handle `t`. Ids that are not the owner's get `not_found`, exactly like
+ * ids that do not exist — one partner never learns of another's.
  */
-export function requeue(ctx: AppContext, owner: Owner | null, ids: number[], reasonTag: string, note: string | null = null): ReplayResult[] {
-  const db = ctx.db.sqlite;
+export async function requeue(
+  t: Queryable,
+  ctx: Pick<Ctx, "clock">,
+  owner: Owner | null,
+  ids: number[],
+  reasonTag: string,
+  note: string | null = null,
+): Promise<ReplayResult[]> {
   const now = ctx.clock.now().toISOString();
-  const get = db.query(
-    "SELECT d.id, d.status, d.partner, d.mode, w.deleted_at, w.is_active FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
-  );
-  const update = db.query(
-    "UPDATE webhook_deliveries SET status = 'queued', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?, last_error = NULL, updated_at = ? WHERE id = ?",
-  );
-  const remember = db.query("INSERT INTO webhook_replays (delivery_id, partner, mode, reason_tag, note, replayed_at) VALUES (?, ?, ?, ?, ?, ?)");
-  return ids.map((id) => {
-    const row = get.get(id) as { id: number; status: DeliveryStatus; partner: string; mode: string; deleted_at: string | null; is_active: number } | null;
-    const fail = (error: string) => ({ event_id: id, replayed: false, error, reason_tag: reasonTag });
-    if (!row || (owner && (row.partner !== owner.partner || row.mode !== owner.mode))) return fail("not_found");
-    if (row.deleted_at) return fail("webhook_deleted");
-    if (!row.is_active) return fail("webhook_disabled");
-    if (row.status === "queued" || row.status === "processing") return fail("already_pending");
-    update.run(now, reasonTag, now, id);
-    remember.run(id, row.partner, row.mode, reasonTag, note, now);
-    return { event_id: id, replayed: true, error: null, reason_tag: reasonTag };
-  });
+  const results: ReplayResult[] = [];
+  for (const id of ids) {
+    const row = await replayTargetOf(t, id);
+    const fail = (error: string) => results.push({ event_id: id, replayed: false, error, reason_tag: reasonTag });
+    if (!row || (owner && (row.partner !== owner.partner || row.mode !== owner.mode))) fail("not_found");
+    else if (row.deleted_at) fail("webhook_deleted");
+    else if (!row.is_active) fail("webhook_disabled");
+    else if (row.status === "queued" || row.status === "processing") fail("already_pending");
+    else {
+      await requeueDelivery(t, row, reasonTag, note, now);
+      results.push({ event_id: id, replayed: true, error: null, reason_tag: reasonTag });
+    }
+  }
+  return results;
 }
 
 export function replaySummary(results: ReplayResult[], reasonTag: string, note: string | null) {
@@ -199,29 +169,33 @@ export function replaySummary(results: ReplayResult[], reasonTag: string, note: 
   return { count: results.length, replayed_count: replayed, failed_count: results.length - replayed, reason_tag: reasonTag, note, results };
 }
 
-/** Every failed or dead-lettered delivery of one webhook created in [since, until), bounded, replayed at once. */
-export function recoverIds(ctx: AppContext, owner: Owner, webhookId: number, since: string, until: string | undefined): number[] {
-  getWebhookOrThrow(ctx, owner, webhookId);
+/** Every failed or dead-lettered delivery of one webhook created in [since, until), bounded, replayed at once; read with `q`. */
+export async function recoverIds(
+  q: Queryable,
+  ctx: Pick<Ctx, "clock">,
+  owner: Owner,
+  webhookId: number,
+  since: string,
+  until: string | undefined,
+): Promise<number[]> {
+  if (!(await webhookOf(q, owner, webhookId))) throw new NotFoundError("webhook", webhookId);
   const from = isoOrThrow("since", since)!;
   // Without `until`, everything up to and including now.
   const to = isoOrThrow("until", until) ?? new Date(ctx.clock.now().getTime() + 1).toISOString();
   if (from >= to) throw new ValidationError("since must be before until", [{ field: "since", problem: "must be before until" }]);
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT id FROM webhook_deliveries WHERE webhook_id = ? AND status IN ('failed', 'dead_letter') AND created_at >= ? AND created_at < ? ORDER BY id LIMIT ?`,
-    )
-    .all(webhookId, from, to, MAX_RECOVER + 1) as Array<{ id: number }>;
-  if (rows.length > MAX_RECOVER) {
+  const ids = await recoverableIds(q, webhookId, from, to, MAX_RECOVER + 1);
+  if (ids.length > MAX_RECOVER) {
     throw new AppError("conflict", `More than ${MAX_RECOVER} deliveries match; recover a shorter time range`, { details: { max: MAX_RECOVER } });
   }
-  return rows.map((r) => r.id);
+  return ids;
 }
 
 /** For partner status and metrics: delivery counts of one owner (or all, for operators). */
-export function deliveryHealth(ctx: AppContext, owner: Owner | null) {
-  const rows = ctx.db.sqlite
-    .query(`SELECT status, count(*) AS n FROM webhook_deliveries WHERE (?1 IS NULL OR partner = ?1) AND (?2 IS NULL OR mode = ?2) GROUP BY status`)
-    .all(owner?.partner ?? null, owner?.mode ?? null) as Array<{ status: DeliveryStatus; n: number }>;
+export async function deliveryHealth(ctx: Pick<Ctx, "store">, owner: Owner | null) {
+  return healthOf(await statusCounts(ctx.store, owner));
+}
+
+export function healthOf(rows: Array<{ status: DeliveryStatus; n: number }>) {
   const c = Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DeliveryStatus, number>>;
   return {
     dead_letter_events: c.dead_letter ?? 0,
@@ -231,7 +205,7 @@ export function deliveryHealth(ctx: AppContext, owner: Owner | null) {
   };
 }
 
-export function deliverySloControls(ctx: AppContext) {
+export function deliverySloControls(ctx: Pick<Ctx, "config">) {
   const w = ctx.config.webhooks;
   return {
     max_attempts: w.maxAttempts,
@@ -246,35 +220,33 @@ export function deliverySloControls(ctx: AppContext) {
  * Every partner's dead letters (live and sandbox), newest first, for the operator: the console's dead-letters
  * page. Optional filters: one partner, one event type.
  */
-export function deadLettersForOperator(ctx: AppContext, f: { partner?: string; event_type?: string }, page: PageRequest) {
-  const rows = ctx.db.sqlite
-    .query(
-      `${SELECT.replace("SELECT d.id,", "SELECT d.id, d.partner, d.mode,")} WHERE d.status = 'dead_letter' AND (?1 IS NULL OR d.partner = ?1) AND (?2 IS NULL OR e.event_type = ?2)
-         AND (?3 IS NULL OR d.id < ?3) ORDER BY d.id DESC LIMIT ?4 OFFSET ?5`,
-    )
-    .all(f.partner ?? null, f.event_type ?? null, page.after, page.limit + 1, page.offset) as Array<DeliveryRow & { partner: string; mode: string }>;
+export async function deadLettersForOperator(ctx: Pick<Ctx, "store">, f: { partner?: string; event_type?: string }, page: PageRequest) {
+  const rows = await operatorDeadLetterRows(ctx.store, f, { before: page.after, limit: page.limit + 1, offset: page.offset });
   const p = pageOf(rows, page, (r) => r.id);
   return { ...p, items: p.items.map((r) => ({ ...deliveryView(r), partner: r.partner, mode: r.mode, updated_at: r.updated_at })) };
 }
 
 /**
- * Operator replay of one delivery (integer id) or every delivery of one event (evt_… id), with an audit row.
- * `note`: why (the console's replay form requires one); kept with each replay and in the audit details.
+ * Operator replay of one delivery (integer id) or every delivery of one event (evt_… id), with its audit row,
+ * in the caller's transaction `t`. `note`: why (the console's replay form requires one); kept with each replay and
+ * in the audit details. `audit` makes the audit row from the details.
  */
-export function adminReplay(ctx: AppContext, ref: string, audit: (details: Record<string, unknown>) => void, note: string | null = null) {
-  const db = ctx.db.sqlite;
-  const ids = /^\d+$/.test(ref)
-    ? [Number(ref)]
-    : (
-        db.query("SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id").all(ref) as Array<{
-          id: number;
-        }>
-      ).map((r) => r.id);
+export async function adminReplayIn(
+  t: Queryable,
+  ctx: Pick<Ctx, "clock">,
+  ref: string,
+  audit: (details: Record<string, unknown>) => AuditEntry,
+  note: string | null = null,
+) {
+  const ids = /^\d+$/.test(ref) ? [Number(ref)] : (await deliveriesOfEvent(t, ref)).map((r) => r.id);
   if (ids.length === 0) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}; use a delivery id or an evt_… event id`);
-  return db.transaction(() => {
-    const results = requeue(ctx, null, ids, "operator_replay", note);
-    if (results.every((r) => r.error === "not_found")) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}`);
-    audit(note === null ? { ref, results } : { ref, note, results });
-    return { event_id: ref, requeued: results.filter((r) => r.replayed).length, results };
-  })();
+  const results = await requeue(t, ctx, null, ids, "operator_replay", note);
+  if (results.every((r) => r.error === "not_found")) throw new AppError("not_found", `No webhook event ${JSON.stringify(ref)}`);
+  await recordAudit(t, audit(note === null ? { ref, results } : { ref, note, results }));
+  return { event_id: ref, requeued: results.filter((r) => r.replayed).length, results };
+}
+
+/** adminReplayIn in a transaction of its own (POST /admin/partners/webhook-events/{event_id}/replay). */
+export function adminReplay(ctx: Ctx, ref: string, audit: (details: Record<string, unknown>) => AuditEntry, note: string | null = null) {
+  return ctx.store.tx((t) => adminReplayIn(t, ctx, ref, audit, note));
 }

@@ -1,12 +1,29 @@
-import type { Statement } from "bun:sqlite";
-import type { AppContext, DeliveryDispatcher } from "../context";
+import type { DeliveryDispatcher } from "../context";
+import { type Queryable, SerializationFailure } from "../db/port";
 import { errorFields } from "../log";
-import { emitEventSync } from "./outbox";
-import { DeliveryLeases, notifyDeadLetter, type Leased } from "./leases";
+import type { DispatchContext } from "./deps";
+import { DeliveryLeases, type Leased, notifyDeadLetter } from "./leases";
+import { recordAttempt, recordDelivery, renewLease } from "./lease-store";
+import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import { sendDelivery, type ReasonTag, type SendResult } from "./send";
+import { type ReasonTag, type SendResult, sendDelivery } from "./send";
+import { clearFailing, disableWebhook, markFailing } from "./store";
 import { checkResolvedTarget } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
+
+/**
+ * Runs a transaction again, whole, when it lost a race the engine detected — a deadlock or serialization failure
+ * on PostgreSQL, a database busy past its timeout on SQLite (SerializationFailure) — a few times at most.
+ */
+async function retried<T>(run: () => Promise<T>, times = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof SerializationFailure) || attempt >= times) throw err;
+    }
+  }
+}
 
 /** A counting semaphore: bounds work in flight, globally and per receiver host. */
 class Slots {
@@ -34,14 +51,17 @@ class Slots {
  * sends them outside any transaction, and records each outcome in another short transaction guarded by the
  * lease token. A process killed mid-send leaves leases that expire; the next dispatcher takes them again —
  * at-least-once, never lost, with the same event id — or dead-letters them when that was the last attempt.
+ * Several instances may dispatch from one database: the lease keeps each delivery to one of them. What is kept
+ * here in memory is per instance: WEBHOOK_CONCURRENCY and WEBHOOK_PER_TARGET_CONCURRENCY bound this instance's
+ * sends (N instances may have N × that many requests at one receiver host), and the target-check cache.
  */
 export class Dispatcher implements DeliveryDispatcher {
   private readonly leases: DeliveryLeases;
-  private readonly recordDelivery: Statement;
   /** Resolves the current wait of a running pass: new work was committed, or time moved on. */
   private wake: (() => void) | null = null;
   /** Send-time target checks, per URL, for a few seconds: a DNS lookup per delivery would dominate a burst. */
   private readonly targetChecks = new Map<string, { until: number; problem: Promise<string | null> }>();
+  /** Per receiver host, per instance (see above). */
   private readonly hostSlots = new Map<string, Slots>();
   private running: Promise<void> | null = null;
   private again = false;
@@ -49,17 +69,10 @@ export class Dispatcher implements DeliveryDispatcher {
   /** Deliveries whose outcome was recorded (for metrics and the benchmark). */
   completed = 0;
 
-  constructor(private readonly ctx: Omit<AppContext, "dispatcher">) {
+  /** Touches no database here: the context is built on either engine before anything runs. */
+  constructor(private readonly ctx: DispatchContext) {
     this.secrets = new WebhookSecrets(ctx);
     this.leases = new DeliveryLeases(ctx);
-    // The attempt is already counted (at the lease). On success the record keeps the reason of the latest replay,
-    // if any — a replayed delivery stays findable by why it was replayed; on failure it says why it failed.
-    this.recordDelivery = ctx.db.sqlite.prepare(
-      `UPDATE webhook_deliveries SET status = ?1, next_attempt_at = ?2, lease_until = NULL, lease_token = NULL,
-         reason_tag = CASE WHEN ?3 = 1 THEN (SELECT r.reason_tag FROM webhook_replays r WHERE r.delivery_id = ?9 ORDER BY r.id DESC LIMIT 1) ELSE ?4 END,
-         last_error = ?5, last_status_code = ?6, last_attempt_at = ?7, delivered_at = CASE WHEN ?3 = 1 THEN ?8 ELSE delivered_at END, updated_at = ?8
-       WHERE id = ?9 AND lease_token = ?10`,
-    );
   }
 
   /** Starts a pass soon (after the current commit) unless one is running; a running pass picks the new work up. */
@@ -123,7 +136,7 @@ export class Dispatcher implements DeliveryDispatcher {
       // Lease when half the slots are free (batches), when idle, or when new work was announced.
       if (free > 0 && (free >= refillAt || inFlight.size === 0 || this.again)) {
         this.again = false;
-        const batch = this.leases.take(free, this.leaseUntil());
+        const batch = await retried(() => this.leases.take(free, this.leaseUntil()));
         settled = batch.settled;
         this.completed += settled;
         for (const d of batch.leased) {
@@ -147,8 +160,23 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /** Long enough for one send (timeout) with margin; a lease that outlives a crash is retaken. */
-  private leaseUntil(): string {
-    return new Date(this.ctx.clock.now().getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
+  private leaseUntil(): Date {
+    return new Date(this.ctx.clock.now().getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000);
+  }
+
+  /**
+   * After waiting for a per-host slot: a lease that still covers a whole send (the timeout) and the outcome's
+   * write is kept as it is; a shorter one is extended, guarded by its token, so no other instance takes the
+   * delivery over while it is out. False when the lease was lost meanwhile (another instance owns the delivery
+   * now, and has marked this attempt interrupted). Renewing only when needed keeps a write off the hot path.
+   */
+  private async keepLease(d: Leased): Promise<boolean> {
+    const margin = (this.ctx.config.webhooks.timeoutSeconds + 5) * 1000;
+    if (d.lease_until_ms - this.ctx.clock.now().getTime() >= margin) return true;
+    const until = this.leaseUntil();
+    if (!(await renewLease(this.ctx.store, d.id, d.lease_token, until.toISOString()))) return false;
+    d.lease_until_ms = until.getTime();
+    return true;
   }
 
   private checkTarget(url: string, policy: { allowPrivateTargets: boolean; requireHttps: boolean }): Promise<string | null> {
@@ -194,14 +222,8 @@ export class Dispatcher implements DeliveryDispatcher {
       if (d.mode === "sandbox") envelope.sandbox = true;
       const slots = this.slotsFor(d.target_url);
       const waited = await slots.take();
-      // After waiting for a per-host slot, extend the lease (guarded by its token) so no other instance takes
-      // the delivery over while it is being sent; a lost lease means someone else owns it now (and has marked
-      // this attempt interrupted).
-      if (waited && !this.leases.renew(d, this.leaseUntil())) {
-        slots.give();
-        return;
-      }
       try {
+        if (waited && !(await this.keepLease(d))) return;
         result = await sendDelivery({
           url: d.target_url,
           eventPublicId: d.event_public_id,
@@ -216,68 +238,70 @@ export class Dispatcher implements DeliveryDispatcher {
         slots.give();
       }
     }
-    this.finish(d, result, startedAt);
+    await this.finish(d, result, startedAt);
   }
 
   /** Records the outcome; the delivery is left alone when our lease was lost (another worker owns it now). */
-  private finish(d: Leased, r: SendResult, startedAt: Date): void {
-    const db = this.ctx.db.sqlite;
+  private async finish(d: Leased, r: SendResult, startedAt: Date): Promise<void> {
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
     const cfg = this.ctx.config.webhooks;
-    db.transaction(() => {
-      this.leases.recordOutcome(d, startedAt, r);
-      const gone = r.statusCode === 410;
-      let status: "succeeded" | "failed" | "dead_letter";
-      let next: string | null = null;
-      if (r.ok) status = "succeeded";
-      else if (gone || d.attempts >= cfg.maxAttempts) status = "dead_letter";
-      else {
-        status = "failed";
-        const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
-        next = new Date(now.getTime() + delay * 1000).toISOString();
-      }
-      const { changes } = this.recordDelivery.run(
-        status,
-        next,
-        r.ok ? 1 : 0,
-        r.reasonTag,
-        r.error,
-        r.statusCode,
-        startedAt.toISOString(),
-        nowIso,
-        d.id,
-        d.lease_token,
-      );
-      if (changes === 0) return; // lease lost: the other worker's outcome counts
-      this.completed++;
-      this.afterOutcome(d, r.ok, status, r.reasonTag, r.error, gone, now);
-    }).immediate();
+    const gone = r.statusCode === 410;
+    let status: "succeeded" | "failed" | "dead_letter";
+    let next: string | null = null;
+    if (r.ok) status = "succeeded";
+    else if (gone || d.attempts >= cfg.maxAttempts) status = "dead_letter";
+    else {
+      status = "failed";
+      const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
+      next = new Date(now.getTime() + delay * 1000).toISOString();
+    }
+    const startedAtIso = startedAt.toISOString();
+    const outcome = { status, nextIso: next, reasonTag: r.reasonTag, error: r.error, statusCode: r.statusCode };
+    const attempt = { startedAtIso, durationMs: r.durationMs, statusCode: r.statusCode, error: r.error, reasonTag: r.reasonTag, excerpt: r.excerpt };
+    const recorded = await retried(() =>
+      this.ctx.store.tx(async (t) => {
+        // The delivery's row first, then its attempt's: the order the lease transaction locks them in, so that a
+        // stale sender finishing while another instance takes the delivery over cannot deadlock with it.
+        const held = await recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, startedAtIso, nowIso);
+        // Written even when the lease was lost meanwhile: the row is this request's history, and its answer is
+        // the truth about it (the delivery record is left to the instance that holds it now).
+        await recordAttempt(t, d.attempt_id, attempt);
+        if (held) await this.afterOutcome(t, d, r.ok, status, r.reasonTag, r.error, gone, now);
+        return held;
+      }),
+    );
+    if (recorded) this.completed++;
   }
 
   /** Webhook health bookkeeping, inside the outcome's transaction. */
-  private afterOutcome(d: Leased, ok: boolean, status: string, reasonTag: ReasonTag | null, error: string | null, gone: boolean, now: Date): void {
-    const db = this.ctx.db.sqlite;
+  private async afterOutcome(
+    t: Queryable,
+    d: Leased,
+    ok: boolean,
+    status: string,
+    reasonTag: ReasonTag | null,
+    error: string | null,
+    gone: boolean,
+    now: Date,
+  ): Promise<void> {
     const nowIso = now.toISOString();
-    const owner = { partner: d.partner, mode: d.mode };
-    const deps = { sqlite: db, clock: this.ctx.clock, rng: this.ctx.rng };
+    const deps = { clock: this.ctx.clock, rng: this.ctx.rng };
     if (ok) {
-      if (d.failing_since) db.query("UPDATE webhooks SET failing_since = NULL WHERE id = ?").run(d.webhook_id);
+      if (d.failing_since) await clearFailing(t, d.webhook_id);
       return;
     }
-    if (!d.failing_since) db.query("UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL").run(nowIso, d.webhook_id);
+    if (!d.failing_since) await markFailing(t, d.webhook_id, nowIso);
     const failingForMs = d.failing_since ? now.getTime() - Date.parse(d.failing_since) : 0;
-    const disableReason = gone
-      ? "the receiver answered 410 Gone"
-      : failingForMs >= this.ctx.config.webhooks.disableAfterHours * 3_600_000
-        ? `every delivery failed for ${this.ctx.config.webhooks.disableAfterHours} h`
-        : null;
-    if (disableReason) {
-      const { changes } = db
-        .query("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1")
-        .run(disableReason, nowIso, d.webhook_id);
-      if (changes) emitEventSync(deps, owner, "webhook.disabled", { webhook_id: d.webhook_id, reason: disableReason, target_url: d.target_url });
+    const hours = this.ctx.config.webhooks.disableAfterHours;
+    const disableReason = gone ? "the receiver answered 410 Gone" : failingForMs >= hours * 3_600_000 ? `every delivery failed for ${hours} h` : null;
+    if (disableReason && (await disableWebhook(t, d.webhook_id, disableReason, nowIso))) {
+      await emitEvent(t, deps, { partner: d.partner, mode: d.mode }, "webhook.disabled", {
+        webhook_id: d.webhook_id,
+        reason: disableReason,
+        target_url: d.target_url,
+      });
     }
-    if (status === "dead_letter") notifyDeadLetter(deps, d, reasonTag, error);
+    if (status === "dead_letter") await notifyDeadLetter(t, deps, d, reasonTag, error);
   }
 }

@@ -1,7 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { Clock, Rng } from "../clock";
 import type { Owner } from "../auth/actors";
+import type { Queryable } from "../db/port";
 import type { EventType } from "./event-types";
+import { type EventRow, insertEvent, insertEventSync } from "./store";
 
 export type { Owner };
 
@@ -11,32 +13,52 @@ export interface EmittedEvent {
   deliveryIds: number[];
 }
 
-export interface OutboxDeps {
-  sqlite: Database;
+export interface EmitDeps {
   clock: Clock;
   rng: Rng;
 }
 
+/** emitEventSync's dependencies: the SQLite connection of a producer whose transaction is still synchronous. */
+export interface OutboxDeps extends EmitDeps {
+  sqlite: Database;
+}
+
+function eventRow(deps: EmitDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>): EventRow {
+  return {
+    publicId: "evt_" + Buffer.from(deps.rng.bytes(12)).toString("hex"),
+    owner,
+    eventType,
+    data: JSON.stringify(data),
+    nowIso: deps.clock.now().toISOString(),
+  };
+}
+
 /**
- * The transactional outbox. Call INSIDE the producing transaction: the event row and one queued delivery per
- * active subscribed webhook are written with the change, so an event exists exactly when its change does.
- * Fanning out here (not later) also pins the receivers to those subscribed when the change happened.
+ * The transactional outbox. Call with the producer's transaction handle (`await ctx.store.tx(async (t) => …
+ * emitEvent(t, …))`): the event row and one queued delivery per active subscribed webhook are written with the
+ * change, so an event exists exactly when its change does. Fanning out here (not later) also pins the receivers to
+ * those subscribed when the change happened. `only`: to that webhook alone (webhook.test). Nudge ctx.dispatcher
+ * after the transaction commits.
+ */
+export async function emitEvent(
+  q: Queryable,
+  deps: EmitDeps,
+  owner: Owner,
+  eventType: EventType,
+  data: Record<string, unknown>,
+  only?: { webhookId: number },
+): Promise<EmittedEvent> {
+  const row = eventRow(deps, owner, eventType, data);
+  const { id, deliveryIds } = await insertEvent(q, row, only?.webhookId ?? null);
+  return { id, publicId: row.publicId, deliveryIds };
+}
+
+/**
+ * emitEvent inside a synchronous bun:sqlite transaction, for producers not yet on the storage port (the same SQL;
+ * SQLite only).
  */
 export function emitEventSync(deps: OutboxDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>, only?: { webhookId: number }): EmittedEvent {
-  const now = deps.clock.now().toISOString();
-  const publicId = "evt_" + Buffer.from(deps.rng.bytes(12)).toString("hex");
-  const { id } = deps.sqlite
-    .query("INSERT INTO events (public_id, partner, mode, event_type, data, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
-    .get(publicId, owner.partner, owner.mode, eventType, JSON.stringify(data), now) as { id: number };
-  const targets = only
-    ? [{ id: only.webhookId }]
-    : (deps.sqlite
-        .query("SELECT id FROM webhooks WHERE partner = ? AND mode = ? AND event_type = ? AND is_active = 1 AND deleted_at IS NULL")
-        .all(owner.partner, owner.mode, eventType) as Array<{ id: number }>);
-  const insert = deps.sqlite.query(
-    `INSERT INTO webhook_deliveries (event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING id`,
-  );
-  const deliveryIds = targets.map((w) => (insert.get(id, w.id, owner.partner, owner.mode, now, now, now) as { id: number }).id);
-  return { id, publicId, deliveryIds };
+  const row = eventRow(deps, owner, eventType, data);
+  const { id, deliveryIds } = insertEventSync(deps.sqlite, row, only?.webhookId ?? null);
+  return { id, publicId: row.publicId, deliveryIds };
 }

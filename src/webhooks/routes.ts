@@ -1,7 +1,6 @@
 import { deadLettersPageRoutes } from "./dead-letters-page";
 import { Elysia } from "elysia";
 import { ownerOf } from "../auth/actors";
-import { writeAudit } from "../auth/audit";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
@@ -35,10 +34,10 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         "/api/partner/webhooks",
-        ({ partner, query }) => {
+        async ({ partner, query }) => {
           const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
           const page = parsePage(query);
-          const r = listWebhooks(ctx, ownerOf(partner.actor), { event_type: query.event_type, is_active }, page);
+          const r = await listWebhooks(ctx, ownerOf(partner.actor), { event_type: query.event_type, is_active }, page);
           return {
             success: true as const,
             count: r.count,
@@ -51,8 +50,12 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         "/api/partner/webhooks",
-        ({ partner, body, set }) => {
-          const out = idem.run(partner.idempotency, () => ({ success: true as const, webhook: createWebhook(ctx, ownerOf(partner.actor), body) }), 201);
+        async ({ partner, body, set }) => {
+          const out = await idem.run(
+            partner.idempotency,
+            async (t) => ({ success: true as const, webhook: await createWebhook(t, ctx, ownerOf(partner.actor), body) }),
+            201,
+          );
           set.status = 201;
           return out;
         },
@@ -61,21 +64,27 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       .delete(
         "/api/partner/webhooks/:webhook_id",
         ({ partner, params }) =>
-          idem.run(partner.idempotency, () => ({ success: true as const, ...deleteWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
+          idem.run(partner.idempotency, async (t) => ({ success: true as const, ...(await deleteWebhook(t, ctx, ownerOf(partner.actor), params.webhook_id)) })),
         { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("Delete a webhook; its pending deliveries are cancelled") },
       )
       .post(
         "/api/partner/webhooks/:webhook_id/test",
-        ({ partner, params }) =>
-          idem.run(partner.idempotency, () => ({ success: true as const, ...testWebhook(ctx, ownerOf(partner.actor), params.webhook_id) })),
+        async ({ partner, params }) => {
+          const out = await idem.run(partner.idempotency, async (t) => ({
+            success: true as const,
+            ...(await testWebhook(t, ctx, ownerOf(partner.actor), params.webhook_id)),
+          }));
+          ctx.dispatcher.nudge();
+          return out;
+        },
         { partner: write, params: M.idParams, response: { 200: M.tested, ...errs }, detail: tag("Queue a real signed webhook.test delivery") },
       )
       .post(
         "/api/partner/webhooks/:webhook_id/rotate-secret",
         ({ partner, params, body }) =>
-          idem.run(partner.idempotency, () => ({
+          idem.run(partner.idempotency, async (t) => ({
             success: true as const,
-            webhook: rotateWebhookSecret(ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
+            webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
           })),
         {
           partner: write,
@@ -87,12 +96,13 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         "/api/partner/webhooks/:webhook_id/recover",
-        ({ partner, params, body }) => {
+        async ({ partner, params, body }) => {
           const owner = ownerOf(partner.actor);
           const reasonTag = body.reason_tag ?? "recover";
-          const out = idem.run(partner.idempotency, () => {
-            const ids = recoverIds(ctx, owner, params.webhook_id, body.since, body.until);
-            return { success: true as const, ...replaySummary(requeue(ctx, owner, ids, reasonTag, body.note ?? null), reasonTag, body.note ?? null) };
+          const note = body.note ?? null;
+          const out = await idem.run(partner.idempotency, async (t) => {
+            const ids = await recoverIds(t, ctx, owner, params.webhook_id, body.since, body.until);
+            return { success: true as const, ...replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note) };
           });
           ctx.dispatcher.nudge();
           return out;
@@ -107,9 +117,9 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         "/api/partner/webhooks/dlq",
-        ({ partner, query }) => ({
+        async ({ partner, query }) => ({
           success: true as const,
-          ...deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24),
+          ...(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)),
         }),
         { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...errs }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
       )
@@ -121,9 +131,9 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       })
       .get(
         "/api/partner/webhook-events",
-        ({ partner, query }) => {
+        async ({ partner, query }) => {
           const page = parsePage(query);
-          const r = listDeliveries(ctx, ownerOf(partner.actor), { ...query, webhook_id: query.webhook_id }, page);
+          const r = await listDeliveries(ctx, ownerOf(partner.actor), { ...query, webhook_id: query.webhook_id }, page);
           return {
             success: true as const,
             count: r.count,
@@ -136,13 +146,14 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         "/api/partner/webhook-events/replay",
-        ({ partner, body }) => {
+        async ({ partner, body }) => {
           const owner = ownerOf(partner.actor);
           const reasonTag = body.reason_tag ?? "manual_replay";
           const unique = [...new Set(body.event_ids)];
-          const out = idem.run(partner.idempotency, () => ({
+          const note = body.note ?? null;
+          const out = await idem.run(partner.idempotency, async (t) => ({
             success: true as const,
-            ...replaySummary(requeue(ctx, owner, unique, reasonTag, body.note ?? null), reasonTag, body.note ?? null),
+            ...replaySummary(await requeue(t, ctx, owner, unique, reasonTag, note), reasonTag, note),
           }));
           ctx.dispatcher.nudge();
           return out;
@@ -156,17 +167,15 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         "/admin/partners/webhook-events/:event_id/replay",
-        ({ params, admin }) => {
-          const out = adminReplay(ctx, params.event_id, (details) =>
-            writeAudit(ctx.db.sqlite, {
-              at: ctx.clock.now().toISOString(),
-              actor: admin.actor,
-              action: "webhook_event.replay",
-              target: params.event_id,
-              details,
-              requestId: admin.requestId,
-            }),
-          );
+        async ({ params, admin }) => {
+          const out = await adminReplay(ctx, params.event_id, (details) => ({
+            at: ctx.clock.now().toISOString(),
+            actor: admin.actor,
+            action: "webhook_event.replay",
+            target: params.event_id,
+            details,
+            requestId: admin.requestId,
+          }));
           ctx.dispatcher.nudge();
           return { success: true as const, ...out };
         },

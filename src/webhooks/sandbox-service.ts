@@ -1,19 +1,13 @@
-import type { Database } from "bun:sqlite";
+import type { Queryable } from "../db/port";
+import { SANDBOX_DELETES, type SandboxTable } from "./deliveries-store";
 
 // The webhooks domain's part of the sandbox reset (src/sandbox/reset.ts): only the owner of these tables deletes
-// from them. Children before parents (foreign keys are on). Every statement names mode = 'sandbox' as a LITERAL,
-// never a bound parameter: whatever partner this is handed, it cannot delete a live row.
+// from them, children before parents (foreign keys are on); the statements name mode = 'sandbox' as a literal
+// (deliveries-store.ts), so whatever partner this is handed, it cannot delete a live row.
 
-const DELETES: ReadonlyArray<readonly [table: "webhook_attempts" | "webhook_deliveries" | "events" | "webhooks", sql: string]> = [
-  ["webhook_attempts", "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE partner = ?1 AND mode = 'sandbox')"],
-  ["webhook_deliveries", "DELETE FROM webhook_deliveries WHERE partner = ?1 AND mode = 'sandbox'"],
-  ["events", "DELETE FROM events WHERE partner = ?1 AND mode = 'sandbox'"],
-  ["webhooks", "DELETE FROM webhooks WHERE partner = ?1 AND mode = 'sandbox'"],
-];
-
-/** Deletes the partner's sandbox webhooks, their events, deliveries and delivery attempts; the rows deleted per table. Runs inside the caller's transaction. */
-export function clearSandboxWebhooks(db: Database, partner: string): Record<"webhook_attempts" | "webhook_deliveries" | "events" | "webhooks", number> {
-  const deleted = {} as Record<"webhook_attempts" | "webhook_deliveries" | "events" | "webhooks", number>;
-  for (const [table, sql] of DELETES) deleted[table] = db.query(sql).run(partner).changes;
+/** Deletes the partner's sandbox webhooks, their events, deliveries and delivery attempts, with the reset's transaction handle `t`; the rows deleted per table. */
+export async function clearSandboxWebhooks(t: Queryable, partner: string): Promise<Record<SandboxTable, number>> {
+  const deleted = {} as Record<SandboxTable, number>;
+  for (const [table, sql] of SANDBOX_DELETES) deleted[table] = (await t.run(sql, [partner])).changes;
   return deleted;
 }

@@ -5,7 +5,7 @@ export const MAX_WEBHOOK_ROTATION_OVERLAP_HOURS = 24;
 /** Webhook secrets at rest are AES-256-GCM under the master key, bound to the webhook id (as AAD). */
 export class WebhookSecrets {
   private readonly cache = new Map<string, string>();
-  constructor(private readonly ctx: Omit<AppContext, "dispatcher">) {}
+  constructor(private readonly ctx: Pick<AppContext, "rng" | "secrets">) {}
 
   newSecret(): string {
     return "whsec_" + Buffer.from(this.ctx.rng.bytes(24)).toString("base64url");

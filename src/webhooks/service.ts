@@ -1,15 +1,18 @@
-import type { AppContext } from "../context";
-import { AppError, ValidationError } from "../http/errors";
-import { pageOf, type PageRequest } from "../http/pagination";
+import { timingSafeEqual } from "node:crypto";
 import { webhookSignature } from "../client/sign";
+import type { Queryable } from "../db/port";
+import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { pageOf, type PageRequest } from "../http/pagination";
+import { deadLetterCount } from "./deliveries-store";
+import type { WebhookContext } from "./deps";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
-import { emitEventSync, type Owner } from "./outbox";
+import { emitEvent, type Owner } from "./outbox";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
+import { countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
 import { checkTargetUrl } from "./target-policy";
-import { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
+import type { WebhookRow } from "./webhook-rows";
 
 export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
-import { timingSafeEqual } from "node:crypto";
 
 export const webhookView = (w: WebhookRow) => ({
   id: w.id,
@@ -26,12 +29,20 @@ export const webhookView = (w: WebhookRow) => ({
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
 
-function policyOf(ctx: AppContext) {
+function policyOf(ctx: Pick<WebhookContext, "config">) {
   return { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
 }
 
-/** A webhook of this owner, or 404 — another partner's webhook is reported as not found, on purpose. */
-export function createWebhook(ctx: AppContext, owner: Owner, input: { event_type: string; target_url: string; description?: string }) {
+// The write verbs run in the caller's transaction `t` (the request's idempotency transaction, DESIGN.md §4), so
+// the change and its stored response commit together; they await only `t`.
+
+/** Registers a webhook; its secret is in the answer, once. */
+export async function createWebhook(
+  t: Queryable,
+  ctx: Pick<WebhookContext, "config" | "clock" | "rng" | "secrets">,
+  owner: Owner,
+  input: { event_type: string; target_url: string; description?: string },
+) {
   const problems: Array<{ field: string; problem: string }> = [];
   if (!isEventType(input.event_type)) problems.push({ field: "event_type", problem: `must be one of: ${EVENT_TYPE_NAMES.join(", ")}` });
   const urlProblem = checkTargetUrl(input.target_url, policyOf(ctx));
@@ -39,98 +50,65 @@ export function createWebhook(ctx: AppContext, owner: Owner, input: { event_type
   if (problems.length) {
     throw new ValidationError(`Invalid webhook: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
   }
-  const db = ctx.db.sqlite;
   const secrets = new WebhookSecrets(ctx);
   const secret = secrets.newSecret();
   const now = ctx.clock.now().toISOString();
-  const id = db.transaction(() => {
-    const { n } = db.query("SELECT count(*) AS n FROM webhooks WHERE partner = ? AND mode = ? AND deleted_at IS NULL").get(owner.partner, owner.mode) as {
-      n: number;
-    };
-    if (n >= MAX_WEBHOOKS_PER_OWNER) throw new AppError("conflict", `A partner may have at most ${MAX_WEBHOOKS_PER_OWNER} webhooks; delete unused ones first`);
-    const { id } = db
-      .query(
-        "INSERT INTO webhooks (partner, mode, event_type, target_url, description, secret_ciphertext, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '', 1, ?, ?) RETURNING id",
-      )
-      .get(owner.partner, owner.mode, input.event_type, input.target_url, input.description ?? null, now, now) as { id: number };
-    db.query("UPDATE webhooks SET secret_ciphertext = ? WHERE id = ?").run(secrets.seal(secret, id), id);
-    return id;
-  })();
-  const row = getWebhookOrThrow(ctx, owner, id);
+  // Counted in the same transaction; on PostgreSQL two instances creating at the same moment can pass the cap
+  // by one each — it is a guard against runaway scripts, not an exact quota.
+  if ((await countWebhooks(t, owner)) >= MAX_WEBHOOKS_PER_OWNER) {
+    throw new AppError("conflict", `A partner may have at most ${MAX_WEBHOOKS_PER_OWNER} webhooks; delete unused ones first`);
+  }
+  const fields = { event_type: input.event_type, target_url: input.target_url, description: input.description ?? null };
+  const row = await insertWebhook(t, owner, fields, now, (id) => secrets.seal(secret, id));
   return { ...webhookView(row), is_active: true, secret };
 }
 
-export function listWebhooks(ctx: AppContext, owner: Owner, filter: { event_type?: string; is_active?: boolean }, page: PageRequest) {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT * FROM webhooks WHERE partner = ?1 AND mode = ?2 AND deleted_at IS NULL
-         AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR is_active = ?4) AND (?5 IS NULL OR id < ?5)
-       ORDER BY id DESC LIMIT ?6 OFFSET ?7`,
-    )
-    .all(
-      owner.partner,
-      owner.mode,
-      filter.event_type ?? null,
-      filter.is_active === undefined ? null : filter.is_active ? 1 : 0,
-      page.after,
-      page.limit + 1,
-      page.offset,
-    ) as WebhookRow[];
+export async function listWebhooks(ctx: Pick<WebhookContext, "store">, owner: Owner, filter: { event_type?: string; is_active?: boolean }, page: PageRequest) {
+  const rows = await listWebhookRows(ctx.store, owner, { ...filter, before: page.after, limit: page.limit + 1, offset: page.offset });
   const p = pageOf(rows, page, (r) => r.id);
   return { ...p, items: p.items.map(webhookView) };
 }
 
 /** Soft delete: history stays readable, pending deliveries are cancelled in the same transaction. */
-export function deleteWebhook(ctx: AppContext, owner: Owner, id: number) {
-  getWebhookOrThrow(ctx, owner, id);
-  const now = ctx.clock.now().toISOString();
-  const db = ctx.db.sqlite;
-  const cancelled = db.transaction(() => {
-    db.query("UPDATE webhooks SET deleted_at = ?, is_active = 0, updated_at = ? WHERE id = ?").run(now, now, id);
-    return db
-      .query(
-        "UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE webhook_id = ? AND status IN ('queued', 'failed')",
-      )
-      .run(now, id).changes;
-  })();
-  return { deleted: true, webhook_id: id, cancelled_deliveries: cancelled };
+export async function deleteWebhook(t: Queryable, ctx: Pick<WebhookContext, "clock">, owner: Owner, id: number) {
+  const done = await softDeleteWebhook(t, owner, id, ctx.clock.now().toISOString());
+  if (!done) throw new NotFoundError("webhook", id);
+  return { deleted: true, webhook_id: id, cancelled_deliveries: done.cancelled };
 }
 
-/** Queues a real, signed delivery of a webhook.test event to this one webhook. */
-export function testWebhook(ctx: AppContext, owner: Owner, id: number) {
-  const w = getWebhookOrThrow(ctx, owner, id);
+/** Queues a real, signed delivery of a webhook.test event to this one webhook; nudge the dispatcher after the commit. */
+export async function testWebhook(t: Queryable, ctx: Pick<WebhookContext, "clock" | "rng">, owner: Owner, id: number) {
+  const w = await webhookOf(t, owner, id);
+  if (!w) throw new NotFoundError("webhook", id);
   if (!w.is_active)
     throw new AppError("conflict", `Webhook ${id} is disabled (${w.disabled_reason ?? "no reason recorded"}); create a new one to receive deliveries`);
   const now = ctx.clock.now().toISOString();
-  const db = ctx.db.sqlite;
-  const event = db.transaction(() =>
-    emitEventSync(
-      { sqlite: db, clock: ctx.clock, rng: ctx.rng },
-      owner,
-      "webhook.test",
-      { webhook_id: id, message: "Test delivery from Herald", requested_at: now },
-      { webhookId: id },
-    ),
-  )();
-  ctx.dispatcher.nudge();
+  const data = { webhook_id: id, message: "Test delivery from Herald", requested_at: now };
+  const event = await emitEvent(t, ctx, owner, "webhook.test", data, { webhookId: id });
   return { queued: true, event_id: event.publicId, webhook_id: id, event_type: "webhook.test" as const, delivery_id: event.deliveryIds[0]! };
 }
 
-export function rotateWebhookSecret(ctx: AppContext, owner: Owner, id: number, overlapHours: number) {
+export async function rotateWebhookSecret(
+  t: Queryable,
+  ctx: Pick<WebhookContext, "clock" | "rng" | "secrets">,
+  owner: Owner,
+  id: number,
+  overlapHours: number,
+) {
   if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_WEBHOOK_ROTATION_OVERLAP_HOURS) {
     throw new ValidationError(`overlap_hours must be an integer from 0 to ${MAX_WEBHOOK_ROTATION_OVERLAP_HOURS}`, [
       { field: "overlap_hours", problem: "must be 0–24" },
     ]);
   }
-  const w = getWebhookOrThrow(ctx, owner, id);
+  const w = await webhookOf(t, owner, id);
+  if (!w) throw new NotFoundError("webhook", id);
   const secrets = new WebhookSecrets(ctx);
   const secret = secrets.newSecret();
   const now = ctx.clock.now();
   const validUntil = overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000).toISOString() : null;
-  ctx.db.sqlite
-    .query("UPDATE webhooks SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE id = ?")
-    .run(secrets.seal(secret, id), validUntil ? w.secret_ciphertext : null, validUntil, now.toISOString(), id);
-  return { ...webhookView(getWebhookOrThrow(ctx, owner, id)), secret };
+  const row = await rotateSecret(t, id, secrets.seal(secret, id), validUntil ? w.secret_ciphertext : null, validUntil, now.toISOString());
+  if (!row) throw new NotFoundError("webhook", id);
+  return { ...webhookView(row), secret };
 }
 
 /** Recomputes a delivery signature for a receiver debugging its check; compares in constant time. */
@@ -157,7 +135,7 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
 }
 
 // What other domains may use of the webhook domain besides the verbs above (STYLE.md: through its service).
-export { emitEventSync, type Owner } from "./outbox";
+export { emitEvent, emitEventSync, type Owner } from "./outbox";
 export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";
@@ -171,6 +149,6 @@ export { parseRetryAfter, retryDelaySeconds } from "./schedule";
  * Dead-lettered deliveries now, over every partner and mode: the ops alerts monitor records it each run and
  * warns when it grew since the previous run (pruning of old dead letters can make it shrink).
  */
-export function deadLetterTotal(ctx: AppContext): number {
-  return (ctx.db.sqlite.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'dead_letter'").get() as { n: number }).n;
+export function deadLetterTotal(ctx: Pick<WebhookContext, "store">): Promise<number> {
+  return deadLetterCount(ctx.store);
 }

@@ -51,7 +51,7 @@ describe("the native redirect route", () => {
     }
     await h.json(
       "/admin/ops/audio-share-revocations/revoke",
-      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }),
+      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${await createAdminToken(h)}` }),
     );
     const gone = await get(`${base}/s/audio/${other.short_code}`);
     expect(gone.status).toBe(410);
@@ -72,7 +72,7 @@ describe("the native redirect route", () => {
     const stats = await h.json(`${API}/stats?code=${link.short_code}`);
     expect(stats.body.totals).toEqual({ clicks: 1, unique_clicks: 1, bot_hits: 1, head_hits: 1 });
     // Clicks are counted in the link's stats and in /metrics, not one request_log row each (docs/audio-share.md).
-    h.ctx.requestLog.flush();
+    await h.ctx.requestLog.flush();
     expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM request_log WHERE route = '/s/audio/:code'").get()).toEqual({ n: 0 });
     expect(await h.ctx.metrics.render()).toContain('route="/s/audio/:code",status="302"');
   });

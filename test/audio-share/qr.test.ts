@@ -48,7 +48,7 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
     const other = await shortLink(h);
     await h.json(
       "/admin/ops/audio-share-revocations/revoke",
-      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${createAdminToken(h)}` }),
+      jsonPost({ short_code: other.short_code, reason: "test" }, { authorization: `Bearer ${await createAdminToken(h)}` }),
     );
     h.clock.advanceSeconds(60);
     for (const [code, err] of [

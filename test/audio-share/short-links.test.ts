@@ -61,7 +61,7 @@ describe("GET /s/audio/{code}", () => {
 
   test("revoke, then redirect → 410 at once (the cache is cleared), audited; revoking again changes nothing", async () => {
     h = audioApp();
-    const admin = createAdminToken(h);
+    const admin = await createAdminToken(h);
     const link = await shortLink(h, { token_mode: "signed" });
     expect((await follow(link.short_code)).status).toBe(302); // warms the link cache
     const r = await revoke(admin, { short_code: link.short_code, reason: "reported as spam" });
@@ -99,7 +99,7 @@ describe("GET /s/audio/{code}", () => {
     expect([none.status, none.body.error]).toEqual([403, "forbidden"]);
     const wrong = await revoke("not-a-real-admin-token-000000000", { short_code: link.short_code, reason: "x" });
     expect(wrong.status).toBe(403);
-    const admin = createAdminToken(h);
+    const admin = await createAdminToken(h);
     expect((await revoke(admin, { short_code: "aaaaaaaaaaaaaaaa", reason: "x" })).body.error).toBe("short_link_not_found");
     expect((await revoke(admin, { short_code: link.short_code })).body).toMatchObject({ error: "invalid_payload", details: [{ field: "reason" }] });
     expect((await revoke(admin, { short_code: link.short_code, reason: "" })).body.error).toBe("invalid_payload");

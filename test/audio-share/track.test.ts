@@ -15,7 +15,7 @@ const rows = () =>
     .all() as any[];
 
 async function issueToken(name = "web-player"): Promise<{ token: string; id: number }> {
-  const admin = createAdminToken(h);
+  const admin = await createAdminToken(h);
   const r = await h.json("/admin/audio-share/track-tokens", jsonPost({ name }, { authorization: `Bearer ${admin}` }));
   expect(r.status).toBe(201);
   return { token: r.body.token, id: r.body.track_token.id };
@@ -122,7 +122,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     h = audioApp({ AUDIO_SHARE_TRACK_AUTH: mode });
     const live = await issueToken("web-player");
     const gone = await issueToken("old-player");
-    const admin = createAdminToken(h, "revoker");
+    const admin = await createAdminToken(h, "revoker");
     expect((await h.json(`/admin/audio-share/track-tokens/${gone.id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).status).toBe(
       200,
     );
@@ -208,7 +208,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     expect([nonsense.status, nonsense.body.error, nonsense.headers.get(HEADER)]).toEqual([401, "track_auth_required", "required_missing_bearer"]);
     const valid = await track(event(), token);
     expect([valid.status, valid.headers.get(HEADER), valid.body.authenticated]).toEqual([200, "required_valid_bearer", true]);
-    const admin = createAdminToken(h, "second-operator");
+    const admin = await createAdminToken(h, "second-operator");
     const revoked = await h.json(`/admin/audio-share/track-tokens/${id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${admin}` } });
     expect(revoked.body).toMatchObject({ already_revoked: false, track_token: { id, revoked_at: "2026-01-01T00:00:00.000Z" } });
     const after = await track(event({ client_event_id: "evt-0009-zzzz" }), token);
@@ -223,7 +223,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
 describe("track tokens (operators)", () => {
   test("issued once, stored only as a hash, listed without the token, revoked idempotently, each write audited", async () => {
     h = audioApp();
-    const admin = createAdminToken(h);
+    const admin = await createAdminToken(h);
     const auth = { authorization: `Bearer ${admin}` };
     const created = await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "web player" }, auth));
     expect(created.status).toBe(201);
@@ -255,7 +255,7 @@ describe("track tokens (operators)", () => {
     expect((await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "x" }))).status).toBe(403);
     expect((await h.json("/admin/audio-share/track-tokens")).status).toBe(403);
     expect((await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST" })).status).toBe(403);
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     expect((await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "" }, auth))).body.error).toBe("invalid_payload");
     expect((await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "<script>" }, auth))).body.error).toBe("invalid_payload");
     expect((await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "ok", scopes: [] }, auth))).body.error).toBe("invalid_payload");

@@ -17,8 +17,8 @@ let userId: string;
 beforeAll(async () => {
   // Rate limits off: the attacks come in bursts from one address and one key.
   h = await startTarget({ env: { RATE_LIMIT_PARTNER_PER_MIN: "0", PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0", RATE_LIMIT_WEBHOOK_PER_MIN: "0" } });
-  key = createKey(h, { partner: "Acme", mode: "live" });
-  adminToken = createAdminToken(h, "attacks-operator");
+  key = await createKey(h, { partner: "Acme", mode: "live" });
+  adminToken = await createAdminToken(h, "attacks-operator");
   const u = await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "attacks-user" } });
   expect(u.status).toBe(201);
   userId = String(u.body.user.id);
@@ -29,7 +29,7 @@ const CREDIT = "/api/salutes/credit";
 const creditBody = (amount = 1) => ({ user_id: userId, amount, reason: "attack_test", source: "attacks" });
 const balancePath = () => `/api/salutes/balance?user_id=${userId}`;
 /** Every credit is one ledger row: the effect an attack must not cause. */
-const ledgerRows = () => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ?").get(userId) as { n: number }).n;
+const ledgerRows = async () => (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ?", [Number(userId)]))!.n;
 const nowSeconds = () => Math.floor(h.clock.now().getTime() / 1000);
 
 const credit = (k: TestKey, opts: SignOptions = {}) => signedJson(h, k, "POST", CREDIT, { body: creditBody(), ...opts });
@@ -44,24 +44,24 @@ function expectError(r: { status: number; body: any }, status: number, error: st
 describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
   test("a correctly signed read and write pass (the baseline every attack below differs from)", async () => {
     expect((await signedJson(h, key, "GET", balancePath())).status).toBe(200);
-    const before = ledgerRows();
+    const before = await ledgerRows();
     expect((await credit(key)).status).toBe(200);
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
   });
 
   test.each(["X-Partner-Key", "X-Partner-Timestamp", "X-Partner-Signature"])("missing %s: 401 naming it, no effect", async (header) => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     const init = signedInit(h, key, "POST", CREDIT, { body: creditBody() });
     const headers = headersOf(init);
     delete headers[header];
     const r = await send(CREDIT, { ...init, headers });
     expectError(r, 401, "unauthorized");
     expect(r.body.message.toLowerCase()).toContain(header.toLowerCase());
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
   });
 
   test("a bad signature: wrong secret, malformed hex, and an unknown key id all 401 with the same message", async () => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     const wrongSecret = await credit({ ...key, secret: "hsk_live_not-the-secret-0000000000000000000" });
     expectError(wrongSecret, 401, "unauthorized");
     const unknown = await credit({ keyId: "hk_live_000000000000000000000000", secret: "hsk_live_made-up-000000000000000000000000", mode: "live" });
@@ -72,11 +72,11 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
     for (const sig of ["zz".repeat(32), "ab".repeat(31), ""]) {
       expectError(await send(CREDIT, { ...init, headers: { ...headersOf(init), "X-Partner-Signature": sig } }), 401, "unauthorized");
     }
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
   });
 
   test("tampering: a signature over another body, query, method or path is 401; the untouched request still works", async () => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     const good = signedInit(h, key, "POST", CREDIT, { body: creditBody(1) });
     expectError(await send(CREDIT, { ...good, body: JSON.stringify(creditBody(1000)) }), 401, "unauthorized"); // body
     expectError(await send("/api/salutes/debit", good), 401, "unauthorized"); // path: another real mutation
@@ -93,14 +93,14 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
     const ts = Number(headersOf(good)["X-Partner-Timestamp"]);
     expectError(await send(CREDIT, { ...good, headers: { ...headersOf(good), "X-Partner-Timestamp": String(ts - 1) } }), 401, "unauthorized");
     expectError(await send(CREDIT, { ...good, headers: { ...headersOf(good), "X-Partner-Nonce": newNonce() } }), 401, "unauthorized");
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
     // Nothing above consumed the nonce or the Idempotency-Key of the real request.
     expect((await send(CREDIT, good)).status).toBe(200);
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
   });
 
   test("timestamps outside ±300 s both ways are 401 saying how far off; well inside, accepted", async () => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     for (const offset of [-400, 400, -86_400, 86_400]) {
       const r = await credit(key, { timestamp: nowSeconds() + offset });
       expectError(r, 401, "unauthorized");
@@ -108,12 +108,12 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
     }
     const junk = signedInit(h, key, "GET", balancePath());
     expectError(await send(balancePath(), { ...junk, headers: { ...headersOf(junk), "X-Partner-Timestamp": "1e9" } }), 401, "unauthorized");
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
     for (const offset of [-200, 200]) expect((await signedJson(h, key, "GET", balancePath(), { timestamp: nowSeconds() + offset })).status).toBe(200);
   });
 
   test("a disabled key is 403 after a valid signature, from the next request on (disabled through the admin API)", async () => {
-    const victim = createKey(h, { partner: "Acme", mode: "live" });
+    const victim = await createKey(h, { partner: "Acme", mode: "live" });
     expect((await signedJson(h, victim, "GET", balancePath())).status).toBe(200);
     const disabled = await h.json(`/admin/partners/keys/${victim.keyId}/disable`, {
       method: "POST",
@@ -121,22 +121,22 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
       body: JSON.stringify({ reason: "attack test" }),
     });
     expect(disabled.body.key).toMatchObject({ key_id: victim.keyId, status: "disabled" });
-    const before = ledgerRows();
+    const before = await ledgerRows();
     expectError(await signedJson(h, victim, "GET", balancePath()), 403, "forbidden");
     expectError(await credit(victim), 403, "forbidden");
     // Without the secret, a disabled key looks like any other: the signature is checked first.
     expectError(await credit({ ...victim, secret: "hsk_live_not-the-secret-0000000000000000000" }), 401, "unauthorized");
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
   });
 
   test("wrong mode: a sandbox key on a live route and a live key on a sandbox route are 403", async () => {
-    const sandbox = createKey(h, { partner: "Acme", mode: "sandbox" });
+    const sandbox = await createKey(h, { partner: "Acme", mode: "sandbox" });
     const onLive = await signedJson(h, sandbox, "GET", balancePath());
     expectError(onLive, 403, "forbidden");
     expect(onLive.body.message).toContain("needs a live key");
-    const before = ledgerRows();
+    const before = await ledgerRows();
     expectError(await credit(sandbox), 403, "forbidden");
-    expect(ledgerRows()).toBe(before);
+    expect(await ledgerRows()).toBe(before);
     const onSandbox = await signedJson(h, key, "GET", "/api/partner/sandbox/verify");
     expectError(onSandbox, 403, "forbidden");
     expect(onSandbox.body.message).toContain("needs a sandbox key");
@@ -145,7 +145,7 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
 
   test("nonces: a replay is 409 replay_detected, also with another body; missing or malformed nonces are 401", async () => {
     const nonce = newNonce();
-    const before = ledgerRows();
+    const before = await ledgerRows();
     expect((await credit(key, { nonce })).status).toBe(200);
     const replay = await credit(key, { nonce });
     expectError(replay, 409, "replay_detected");
@@ -153,17 +153,17 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
     expectError(await signedJson(h, key, "POST", CREDIT, { body: creditBody(7), nonce }), 409, "replay_detected");
     // Hex case does not make a new nonce.
     expectError(await credit(key, { nonce: nonce.toUpperCase() }), 409, "replay_detected");
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
 
     for (const bad of [null, "xyz", "0123456789abcde", "ghijklmnopqrstuv", "a".repeat(129)]) {
       const r = await credit(key, { nonce: bad });
       expect({ nonce: bad, status: r.status, error: r.body.error }).toEqual({ nonce: bad, status: 401, error: "unauthorized" });
     }
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
   });
 
   test("idempotency: same key and body → 409 idempotency_replay with no second effect; another body → 422; none → 400", async () => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     const first = await credit(key, { idempotencyKey: "attack-order-1" });
     expect(first.status).toBe(200);
     const replay = await credit(key, { idempotencyKey: "attack-order-1" });
@@ -174,11 +174,11 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
     expectError(other, 422, "idempotency_key_reused");
     expectError(await credit(key, { idempotencyKey: null }), 400, "idempotency_key_required");
     expectError(await credit(key, { idempotencyKey: "has space" }), 400, "idempotency_key_required");
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
   });
 
   test("idempotency under concurrency: parallel requests with one key make exactly one effect", async () => {
-    const before = ledgerRows();
+    const before = await ledgerRows();
     const results = await Promise.all(Array.from({ length: 8 }, () => credit(key, { idempotencyKey: "attack-burst-1" })));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
@@ -186,20 +186,20 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
       expect(r.status).toBe(409);
       expect(["idempotency_replay", "idempotency_in_progress"]).toContain(r.body.error);
     }
-    expect(ledgerRows()).toBe(before + 1);
+    expect(await ledgerRows()).toBe(before + 1);
   });
 
   // The client address: a served target sees the socket's, 127.0.0.1 (or ::ffff:127.0.0.1, compared as IPv4);
   // in process app.handle has no socket and Herald takes 127.0.0.1 (src/http/core.ts clientIp). TRUST_PROXY is off,
   // so an X-Forwarded-For header cannot claim another address. The same allow-lists therefore hold for every target.
   test("IP allow-lists: a key bound to other addresses is 403 after a valid signature; one bound to 127.0.0.1 passes", async () => {
-    const elsewhere = createKey(h, { partner: "Acme", mode: "live", ips: "10.0.0.0/8, 2001:db8::/32" });
-    const before = ledgerRows();
+    const elsewhere = await createKey(h, { partner: "Acme", mode: "live", ips: "10.0.0.0/8, 2001:db8::/32" });
+    const before = await ledgerRows();
     const refused = await credit(elsewhere, { headers: { "x-forwarded-for": "10.1.2.3" } });
     expectError(refused, 403, "forbidden");
     expect(refused.body.message).toContain("127.0.0.1");
-    expect(ledgerRows()).toBe(before);
-    const local = createKey(h, { partner: "Acme", mode: "live", ips: "127.0.0.1/32, ::1/128" });
+    expect(await ledgerRows()).toBe(before);
+    const local = await createKey(h, { partner: "Acme", mode: "live", ips: "127.0.0.1/32, ::1/128" });
     expect((await signedJson(h, local, "GET", balancePath())).status).toBe(200);
     expect((await credit(local)).status).toBe(200);
   });
@@ -217,7 +217,7 @@ describe(`partner-auth attacks on real routes (${TARGET.label})`, () => {
       body: JSON.stringify({ partner: "Mallory", mode: "live", scopes: ["credit"] }),
     });
     expectError(created, 403, "forbidden");
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM partner_keys WHERE partner = 'Mallory'").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM partner_keys WHERE partner = 'Mallory'")).toEqual({ n: 0 });
     const ok = await h.json(path, { headers: { authorization: `Bearer ${adminToken}` } });
     expect(ok.status).toBe(200);
     expect(ok.body.keys.map((k: { key_id: string }) => k.key_id)).toContain(key.keyId);

@@ -26,10 +26,10 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
-  token = createAdminToken(h, "on-call");
-  acme = createKey(h, { partner: "Acme Corp." });
-  globex = createKey(h, { partner: "Globex", mode: "sandbox", scopes: ["read", "webhooks"] });
-  longName = createKey(h, { partner: "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd" });
+  token = await createAdminToken(h, "on-call");
+  acme = await createKey(h, { partner: "Acme Corp." });
+  globex = await createKey(h, { partner: "Globex", mode: "sandbox", scopes: ["read", "webhooks"] });
+  longName = await createKey(h, { partner: "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd" });
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

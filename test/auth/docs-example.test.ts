@@ -7,7 +7,7 @@
  * The page marks what this test reads with fenced-block info strings: ```text canonical-post, ```text
  * signature-post, ```json body-post, ```http request-post, ```bash openssl-post, ```ts sign-example, etc.
  */
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,7 @@ import { verifySignature } from "../../src/auth/signature";
 import { canonicalString, EMPTY_BODY_SHA256, newNonce, sha256Hex, signRequest } from "../../src/client/sign";
 import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
-import { createTestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { REPO_ROOT } from "../support/process";
 
 // Two tests spawn bash/bun; bun's default per-test timeout (5 s) is tight on a loaded machine.
@@ -153,38 +153,51 @@ function documentedRequest() {
 
 describe("the page's HTTP request passes the real partner guard at the example's time", () => {
   // FakeClock starts at 2026-01-01T00:00:00Z = 1767225600, the example's timestamp.
-  const h = createTestApp();
-  afterAll(() => h.close());
-  h.ctx.db.sqlite
-    .query(
-      "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, 'Docs', 'sandbox', 'credit,read', '', 'active', ?, ?, ?)",
-    )
-    .run(KEY_ID, h.ctx.secrets.seal(SECRET, KEY_ID), h.clock.now().toISOString(), h.clock.now().toISOString());
-  h.ctx.db.sqlite.exec("CREATE TABLE credits (id INTEGER PRIMARY KEY, user_id TEXT, amount REAL)");
-  const insert = h.ctx.db.sqlite.prepare("INSERT INTO credits (user_id, amount) VALUES (?, ?) RETURNING id");
-  const credits = () => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM credits").get() as { n: number }).n;
+  let h: TestApp;
+  let app: ReturnType<typeof guardedCredits>;
+  afterAll(async () => {
+    await h?.close();
+  });
+  const credits = async () => (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM credits"))!.n;
 
-  // The signing vector's paths, guarded for sandbox keys (the key in the example is hk_test_).
-  const states = new RequestStates();
-  const routes = new RouteIndex();
-  const guards = buildGuards(h.ctx, states);
-  const app = new Elysia()
-    .use(httpCore(h.ctx, states, routes))
-    .use(guards.partner.plugin)
-    .post(
-      "/api/salutes/credit",
-      ({ partner, body }) =>
-        guards.partner.idempotency.run(partner.idempotency, () => {
-          const { id } = insert.get(body.user_id, body.amount) as { id: number };
-          return { success: true as const, credit_id: id };
-        }),
-      {
-        partner: { scope: "credit", mutation: true, mode: "sandbox" },
-        body: t.Object({ user_id: t.String(), amount: t.Number(), reason: t.String(), source: t.String() }),
-      },
-    )
-    .get("/api/salutes/balance", ({ query }) => ({ success: true as const, user_id: query.user_id }), { partner: { scope: "read", mode: "sandbox" } });
-  routes.load(app.routes);
+  // The signing vector's paths, guarded for sandbox keys (the key in the example is hk_test_); each credit is a
+  // row of a scratch table, written in the idempotency transaction.
+  function guardedCredits(t0: TestApp) {
+    const states = new RequestStates();
+    const routes = new RouteIndex();
+    const guards = buildGuards(t0.ctx, states);
+    const built = new Elysia()
+      .use(httpCore(t0.ctx, states, routes))
+      .use(guards.partner.plugin)
+      .post(
+        "/api/salutes/credit",
+        ({ partner, body }) =>
+          guards.partner.idempotency.run(partner.idempotency, async (tx) => {
+            const row = await tx.get<{ id: number }>("INSERT INTO credits (user_id, amount) VALUES (?, ?) RETURNING id", [body.user_id, body.amount]);
+            return { success: true as const, credit_id: row!.id };
+          }),
+        {
+          partner: { scope: "credit", mutation: true, mode: "sandbox" },
+          body: t.Object({ user_id: t.String(), amount: t.Number(), reason: t.String(), source: t.String() }),
+        },
+      )
+      .get("/api/salutes/balance", ({ query }) => ({ success: true as const, user_id: query.user_id }), { partner: { scope: "read", mode: "sandbox" } });
+    routes.load(built.routes);
+    return built;
+  }
+
+  beforeAll(async () => {
+    h = await openTestApp();
+    const now = h.clock.now().toISOString();
+    await h.ctx.store.run(
+      "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, 'Docs', 'sandbox', 'credit,read', '', 'active', ?, ?, ?)",
+      [KEY_ID, h.ctx.secrets.seal(SECRET, KEY_ID), now, now],
+    );
+    // The one column type the two dialects spell differently: an auto-numbered key.
+    const id = h.ctx.store.dialect === "postgres" ? "id bigserial PRIMARY KEY" : "id INTEGER PRIMARY KEY";
+    await h.ctx.store.run(`CREATE TABLE credits (${id}, user_id TEXT NOT NULL, amount DOUBLE PRECISION NOT NULL)`);
+    app = guardedCredits(h);
+  });
   const send = async (target: string, init: RequestInit) => {
     const res = await app.handle(new Request(`http://localhost${target}`, init));
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
@@ -228,7 +241,7 @@ describe("the page's HTTP request passes the real partner guard at the example's
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: "idempotency_replay", original_status: 200, original_response: { success: true, credit_id: 1 } });
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(credits()).toBe(1);
+    expect(await credits()).toBe(1);
   });
 
   test("GET as documented (no nonce) → 200", async () => {

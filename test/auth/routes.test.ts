@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { prepareCredentials, firstStartBanner } from "../../src/auth/first-start";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedInit, signedJson } from "../support/partner";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const bearer = (token: string, init: RequestInit = {}): RequestInit => ({
   ...init,
@@ -13,8 +15,8 @@ const bearer = (token: string, init: RequestInit = {}): RequestInit => ({
 
 describe("operator key management (/admin/partners/keys)", () => {
   test("create shows the secret once, list never does, and every mutation is audited", async () => {
-    h = createTestApp();
-    const token = createAdminToken(h);
+    h = await openTestApp();
+    const token = await createAdminToken(h);
     const created = await h.json(
       "/admin/partners/keys",
       bearer(
@@ -31,7 +33,9 @@ describe("operator key management (/admin/partners/keys)", () => {
     expect(list.body.count).toBe(1);
     expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
     // Secrets are encrypted at rest.
-    expect(JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM partner_keys").all())).not.toContain(created.body.secret);
+    const stored = await h.ctx.store.all("SELECT * FROM partner_keys");
+    expect(stored).toHaveLength(1);
+    expect(JSON.stringify(stored)).not.toContain(created.body.secret);
 
     const id = created.body.key.key_id;
     const rotated = await h.json(`/admin/partners/keys/${id}/rotate`, bearer(token, jsonInit("POST", { overlap_hours: 1 })));
@@ -44,16 +48,14 @@ describe("operator key management (/admin/partners/keys)", () => {
     const rotateDisabled = await h.json(`/admin/partners/keys/${id}/rotate`, bearer(token, jsonInit("POST", {})));
     expect(rotateDisabled.status).toBe(409);
 
-    const audit = h.ctx.db.sqlite
-      .query("SELECT actor, action, target, request_id FROM admin_audit WHERE action LIKE 'partner_key.%' ORDER BY id")
-      .all() as any[];
+    const audit = await h.ctx.store.all<any>("SELECT actor, action, target, request_id FROM admin_audit WHERE action LIKE 'partner_key.%' ORDER BY id");
     expect(audit.map((a) => a.action)).toEqual(["partner_key.create", "partner_key.rotate", "partner_key.disable"]);
     expect(audit[0]).toMatchObject({ actor: expect.stringMatching(/^admin:test-operator#\d+$/), target: id, request_id: "create-req-0001" });
   });
 
   test("bad input is 400 with the field named; unknown keys are 404; no token is 403", async () => {
-    h = createTestApp();
-    const token = createAdminToken(h);
+    h = await openTestApp();
+    const token = await createAdminToken(h);
     const bad = await h.json("/admin/partners/keys", bearer(token, jsonInit("POST", { partner: "Acme", mode: "live", scopes: ["fly"] })));
     expect(bad.status).toBe(400);
     expect(bad.body.details[0].field).toContain("scopes");
@@ -72,9 +74,9 @@ describe("operator key management (/admin/partners/keys)", () => {
 
 describe("capabilities", () => {
   test("answers per key, for sandbox and live keys, with Last-Modified and 304 on If-Modified-Since", async () => {
-    h = createTestApp();
-    const live = createKey(h, { scopes: ["read"] });
-    const sandbox = createKey(h, { mode: "sandbox" });
+    h = await openTestApp();
+    const live = await createKey(h, { scopes: ["read"] });
+    const sandbox = await createKey(h, { mode: "sandbox" });
     const a = await signedJson(h, live, "GET", "/api/partner/capabilities");
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({
@@ -105,7 +107,7 @@ describe("capabilities", () => {
   });
 
   test("unsigned is 401", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const res = await h.json("/api/partner/capabilities");
     expect(res.status).toBe(401);
     expect(res.body.error).toBe("unauthorized");
@@ -114,9 +116,9 @@ describe("capabilities", () => {
 
 describe("quickstart verify-key", () => {
   test("says whether the key exists, its state and mode, and the onboarding order — never a secret", async () => {
-    h = createTestApp();
-    const sandbox = createKey(h, { mode: "sandbox" });
-    const live = createKey(h, { mode: "live" });
+    h = await openTestApp();
+    const sandbox = await createKey(h, { mode: "sandbox" });
+    const live = await createKey(h, { mode: "live" });
     const s = await h.json(`/api/public/quickstart/verify-key?api_key=${sandbox.keyId}&client=curl`);
     expect(s.body).toMatchObject({ exists: true, active: true, key_mode: "sandbox", client: "curl" });
     expect(s.body.onboarding_order.map((o: { path: string }) => o.path)).toEqual([
@@ -142,17 +144,17 @@ describe("quickstart verify-key", () => {
 
 describe("operator routes of the foundation", () => {
   test("/metrics needs an admin token unless METRICS_PUBLIC=1", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     expect((await h.request("/metrics")).status).toBe(403);
-    expect((await h.request("/metrics", bearer(createAdminToken(h)))).status).toBe(200);
-    h.close();
-    h = createTestApp({ env: { METRICS_PUBLIC: "1" } });
+    expect((await h.request("/metrics", bearer(await createAdminToken(h)))).status).toBe(200);
+    await h.close();
+    h = await openTestApp({ env: { METRICS_PUBLIC: "1" } });
     expect((await h.request("/metrics")).status).toBe(200);
   });
 
   test("GET /admin/jobs and POST /admin/jobs/{name}/run", async () => {
-    h = createTestApp();
-    const token = createAdminToken(h);
+    h = await openTestApp();
+    const token = await createAdminToken(h);
     const list = await h.json("/admin/jobs", bearer(token));
     expect(list.body.jobs.map((j: { name: string }) => j.name)).toEqual(expect.arrayContaining(["request-log-prune", "auth-prune"]));
     const run = await h.json("/admin/jobs/auth-prune/run", bearer(token, { method: "POST" }));
@@ -164,8 +166,8 @@ describe("operator routes of the foundation", () => {
 
 describe("first start", () => {
   test("an empty non-production database gets a live key, a sandbox key (all scopes, one partner) and an admin token, once", async () => {
-    h = createTestApp({ env: { NODE_ENV: "development" } });
-    const creds = prepareCredentials(h.ctx)!;
+    h = await openTestApp({ env: { NODE_ENV: "development" } });
+    const creds = (await prepareCredentials(h.ctx))!;
     expect(creds.live.keyId).toMatch(/^hk_live_/);
     expect(creds.sandbox.keyId).toMatch(/^hk_test_/);
     const banner = firstStartBanner(creds, "http://localhost:3000", "herald-cmd");
@@ -190,13 +192,13 @@ describe("first start", () => {
     expect(wrong.body.message).toContain("/api/partner/sandbox/");
     expect(wrong.body.message).toContain("herald keys create --partner 'Local Dev' --mode live --scopes credit,debit,donation,ledger,read,users,webhooks");
     expect((await h.request("/admin/partners/keys", bearer(creds.adminToken))).status).toBe(200);
-    expect(prepareCredentials(h.ctx)).toBeNull();
+    expect(await prepareCredentials(h.ctx)).toBeNull();
   });
 
   test("production never creates them, and ADMIN_TOKEN from the environment works", async () => {
     const adminToken = "op_" + "k".repeat(40);
-    h = createTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), ADMIN_TOKEN: adminToken } });
-    expect(prepareCredentials(h.ctx)).toBeNull();
+    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), ADMIN_TOKEN: adminToken } });
+    expect(await prepareCredentials(h.ctx)).toBeNull();
     expect((await h.request("/admin/partners/keys", bearer(adminToken))).status).toBe(200);
   });
 });

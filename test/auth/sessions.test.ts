@@ -1,17 +1,27 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { PORTED_GROUPS } from "../../src/engine-groups";
+import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 
 // Operator sign-in, sessions and CSRF (docs/operations.md, "Operator sign-in and pages"), through the real app.
+//
+// The sign-in form, the sessions routes and the config page are mounted with the ops routes
+// (src/ops/console/config-page.ts), a group that answers 503 not_available_on_postgres until it is ported
+// (src/engine-groups.ts): on PostgreSQL these run once "ops" is in PORTED_GROUPS, skipped until then.
+// These pages and routes are the ops console's (config page, readiness …), off on PostgreSQL in preview.
+const opsOff = testEngine() === "postgres" && !PORTED_GROUPS.has("ops");
 
 let h: TestApp;
 let token: string;
 
-beforeEach(() => {
-  h = createTestApp();
-  token = createAdminToken(h, "ops");
+beforeEach(async () => {
+  h = await openTestApp();
+  token = await createAdminToken(h, "ops");
 });
-afterEach(() => h.close());
+afterEach(async () => {
+  await h.close();
+});
 
 const FORM = "application/x-www-form-urlencoded";
 const HTML_ACCEPT = "text/html,application/xhtml+xml";
@@ -57,10 +67,9 @@ async function session() {
   return { cookie, csrf };
 }
 
-const audit = () =>
-  h.ctx.db.sqlite.query("SELECT actor, action, target, details FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id").all() as any[];
+const audit = () => h.ctx.store.all<any>("SELECT actor, action, target, details FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id");
 
-describe("sign-in", () => {
+describe.skipIf(opsOff)("sign-in", () => {
   test("a real admin token gets a session cookie with exact attributes and a 303 to the config page", async () => {
     const res = await signIn();
     expect(res.status).toBe(303);
@@ -74,21 +83,21 @@ describe("sign-in", () => {
     expect(cookies.get("herald_signin_csrf")).toMatch(/^herald_signin_csrf=; Max-Age=0; Path=\/admin\/sign-in; HttpOnly; SameSite=Strict$/);
     // Only hashes are stored.
     const sessionId = valueOf(line);
-    const row = h.ctx.db.sqlite.query("SELECT * FROM admin_sessions").get() as Record<string, string>;
+    const row = (await h.ctx.store.get<Record<string, string>>("SELECT * FROM admin_sessions"))!;
     expect(JSON.stringify(row)).not.toContain(sessionId);
     expect(row.session_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.expires_at).toBe("2026-01-01T08:00:00.000Z");
     // Audited, without the token or the session id.
-    const rows = audit();
+    const rows = await audit();
     expect(rows.map((r) => r.action)).toEqual(["admin_session.sign_in"]);
     expect(JSON.stringify(rows)).not.toContain(token);
     expect(JSON.stringify(rows)).not.toContain(sessionId);
   });
 
   test("Secure is set when PUBLIC_BASE_URL is https, and Max-Age follows ADMIN_SESSION_TTL_SECONDS", async () => {
-    h.close();
-    h = createTestApp({ env: { PUBLIC_BASE_URL: "https://herald.example.com", ADMIN_SESSION_TTL_SECONDS: "600" } });
-    token = createAdminToken(h, "ops");
+    await h.close();
+    h = await openTestApp({ env: { PUBLIC_BASE_URL: "https://herald.example.com", ADMIN_SESSION_TTL_SECONDS: "600" } });
+    token = await createAdminToken(h, "ops");
     const res = await signIn();
     expect(setCookies(res).get("herald_admin_session")).toMatch(/; Max-Age=600; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
   });
@@ -104,7 +113,7 @@ describe("sign-in", () => {
     const json = await signIn({ token: "hat_wrong-token-wrong-token-wrong" });
     expect(json.status).toBe(401);
     expect(await json.json()).toMatchObject({ success: false, error: "unauthorized" });
-    expect(audit().map((r) => r.action)).toEqual(["admin_session.sign_in_failed", "admin_session.sign_in_failed"]);
+    expect((await audit()).map((r) => r.action)).toEqual(["admin_session.sign_in_failed", "admin_session.sign_in_failed"]);
   });
 
   test("the form's CSRF token is required and must match its cookie", async () => {
@@ -156,7 +165,7 @@ describe("sign-in", () => {
   });
 });
 
-describe("sessions on pages and routes", () => {
+describe.skipIf(opsOff)("sessions on pages and routes", () => {
   test("every page and route without credentials: pages redirect, JSON routes 403", async () => {
     const page = await h.request("/admin/ops/config");
     expect(page.status).toBe(303);
@@ -194,7 +203,7 @@ describe("sessions on pages and routes", () => {
     expect(ok.headers.get("location")).toBe("/admin/sign-in");
     expect(setCookies(ok).get("herald_admin_session")).toMatch(/^herald_admin_session=; Max-Age=0; Path=\/admin; HttpOnly; SameSite=Strict$/);
     expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(303);
-    expect(audit().map((r) => r.action)).toEqual(["admin_session.sign_in", "admin_session.sign_out"]);
+    expect((await audit()).map((r) => r.action)).toEqual(["admin_session.sign_in", "admin_session.sign_out"]);
   });
 
   test("an expired session redirects (the test clock moves past ADMIN_SESSION_TTL_SECONDS); the prune job deletes it", async () => {
@@ -206,18 +215,18 @@ describe("sessions on pages and routes", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith("/admin/sign-in?next=");
     await h.ctx.jobs.runNow("auth-prune");
-    expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_sessions").get() as { n: number }).n).toBe(0);
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM admin_sessions")).toEqual({ n: 0 });
   });
 
   test("last_seen_at is written at most once a minute", async () => {
     const { cookie } = await session();
-    const seen = () => (h.ctx.db.sqlite.query("SELECT last_seen_at FROM admin_sessions").get() as { last_seen_at: string }).last_seen_at;
+    const seen = async () => (await h.ctx.store.get<{ last_seen_at: string }>("SELECT last_seen_at FROM admin_sessions"))!.last_seen_at;
     h.clock.advanceSeconds(30);
     await h.request("/admin/ops/config", { headers: { cookie } });
-    expect(seen()).toBe("2026-01-01T00:00:00.000Z");
+    expect(await seen()).toBe("2026-01-01T00:00:00.000Z");
     h.clock.advanceSeconds(31);
     await h.request("/admin/ops/config", { headers: { cookie } });
-    expect(seen()).toBe("2026-01-01T00:01:01.000Z");
+    expect(await seen()).toBe("2026-01-01T00:01:01.000Z");
   });
 
   test("sessions are listed without secrets and revoked by their public handle (cookie + X-CSRF-Token, or bearer)", async () => {
@@ -229,8 +238,12 @@ describe("sessions on pages and routes", () => {
     expect(list.body.count).toBe(2);
     const text = JSON.stringify(list.body);
     for (const s of [a.cookie, b.cookie, a.csrf, b.csrf]) expect(text).not.toContain(s.split("=").pop()!);
-    const row = h.ctx.db.sqlite.query("SELECT session_hash, csrf_hash FROM admin_sessions").all() as any[];
-    for (const r of row) expect(text).not.toContain(r.session_hash);
+    const row = await h.ctx.store.all<{ session_hash: string; csrf_hash: string }>("SELECT session_hash, csrf_hash FROM admin_sessions");
+    expect(row).toHaveLength(2);
+    for (const r of row) {
+      expect(text).not.toContain(r.session_hash);
+      expect(text).not.toContain(r.csrf_hash);
+    }
     const handles: string[] = list.body.sessions.map((s: any) => s.id);
     expect(handles.every((id) => /^[0-9a-f]{16}$/.test(id))).toBe(true);
     // With the cookie, a state change needs the CSRF header.
@@ -245,23 +258,23 @@ describe("sessions on pages and routes", () => {
     const unknown = await h.json("/admin/sessions/ffffffffffffffff/revoke", { method: "POST", headers: { authorization: `Bearer ${token}` } });
     expect(unknown.status).toBe(404);
     expect((await h.json("/admin/sessions/not-a-handle/revoke", { method: "POST", headers: { authorization: `Bearer ${token}` } })).status).toBe(400);
-    expect(audit().map((r) => r.action)).toContain("admin_session.revoke");
+    expect((await audit()).map((r) => r.action)).toContain("admin_session.revoke");
   });
 
   test("revoking the admin token kills its sessions", async () => {
     const { cookie } = await session();
-    h.ctx.db.sqlite.query("UPDATE admin_tokens SET revoked_at = ?").run(h.clock.now().toISOString());
+    expect((await h.ctx.store.run("UPDATE admin_tokens SET revoked_at = ?", [h.clock.now().toISOString()])).changes).toBe(1);
     expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(303);
     expect((await h.json("/admin/sessions", { headers: { cookie } })).status).toBe(403);
   });
 });
 
-describe("the config page", () => {
+describe.skipIf(opsOff)("the config page", () => {
   test("shows every variable grouped, masks secrets, highlights what differs from the default", async () => {
-    h.close();
+    await h.close();
     const secret = "s".repeat(40);
-    h = createTestApp({ env: { ADMIN_TOKEN: secret, WEBHOOK_MAX_ATTEMPTS: "7", RATE_LIMIT_PUBLIC_API_PER_MIN: "90" } });
-    token = createAdminToken(h, "ops");
+    h = await openTestApp({ env: { ADMIN_TOKEN: secret, WEBHOOK_MAX_ATTEMPTS: "7", RATE_LIMIT_PUBLIC_API_PER_MIN: "90" } });
+    token = await createAdminToken(h, "ops");
     const { cookie } = await session();
     const res = await h.request("/admin/ops/config", { headers: { cookie } });
     expect(res.headers.get("cache-control")).toBe("private, no-store");

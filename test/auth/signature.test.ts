@@ -7,7 +7,9 @@ import { createKey, signedInit, type TestKey } from "../support/partner";
 import { guardedApp, type GuardedApp } from "./support";
 
 let g: GuardedApp;
-afterEach(() => g?.h.close());
+afterEach(async () => {
+  await g?.h.close();
+});
 
 describe("the server's HMAC-SHA256 (one-shot SHA-256 over prepared pads)", () => {
   test("equals node:crypto's createHmac for any key and message (keys longer than a block included)", () => {
@@ -77,27 +79,29 @@ describe("DESIGN.md §3 vectors, verified by the server's own check", () => {
 
 describe("signed requests", () => {
   let key: TestKey;
-  const setup = (env: Record<string, string> = {}) => {
-    g = guardedApp({ env });
-    key = createKey(g.h, { scopes: ["read", "credit"] });
+  const setup = async (env: Record<string, string> = {}) => {
+    g = await guardedApp({ env });
+    key = await createKey(g.h, { scopes: ["read", "credit"] });
   };
   const read = (init: RequestInit) => g.json("/t/read", init);
 
   test("a correctly signed read passes and is attributed to the key in the request log", async () => {
-    setup();
+    await setup();
     const res = await read(signedInit(g.h, key, "GET", "/t/read"));
     expect(res.status).toBe(200);
     expect(res.body.key_id).toBe(key.keyId);
-    await Bun.sleep(0);
-    g.h.ctx.requestLog.flush();
-    const row = g.h.ctx.db.sqlite.query("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref").get() as {
-      partner_key_id: string;
-    };
-    expect(row.partner_key_id).toBe(key.keyId);
+    // The request log records a request after its response is sent: wait for its row, bounded.
+    let rows: unknown[] = [];
+    for (let i = 0; i < 200 && rows.length === 0; i++) {
+      await Bun.sleep(5);
+      await g.h.ctx.requestLog.flush();
+      rows = await g.h.ctx.store.all("SELECT k.key_id AS partner_key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref");
+    }
+    expect(rows).toEqual([{ partner_key_id: key.keyId }]);
   });
 
   test.each([["x-partner-key"], ["x-partner-timestamp"], ["x-partner-signature"]])("missing %s is 401 naming it", async (header) => {
-    setup();
+    await setup();
     const init = signedInit(g.h, key, "GET", "/t/read");
     const headers = new Headers(init.headers);
     headers.delete(header);
@@ -108,7 +112,7 @@ describe("signed requests", () => {
   });
 
   test("timestamps: non-numeric refused; ±300 s accepted; ±301 s refused", async () => {
-    setup();
+    await setup();
     const now = Math.floor(g.h.clock.now().getTime() / 1000);
     const bad = await read({
       ...signedInit(g.h, key, "GET", "/t/read"),
@@ -127,7 +131,7 @@ describe("signed requests", () => {
   });
 
   test("a signature over anything else fails: body, path, query, method, timestamp, nonce", async () => {
-    setup();
+    await setup();
     const good = signedInit(g.h, key, "POST", "/t/credit", { body: { amount: 1 } });
     const h = good.headers as Record<string, string>;
     const variants: Array<[string, string, RequestInit]> = [
@@ -147,7 +151,7 @@ describe("signed requests", () => {
   });
 
   test("upper- and lower-case hex signatures are the same signature", async () => {
-    setup();
+    await setup();
     const init = signedInit(g.h, key, "GET", "/t/read");
     const h = init.headers as Record<string, string>;
     const res = await read({ ...init, headers: { ...h, "X-Partner-Signature": h["X-Partner-Signature"]!.toUpperCase() } });
@@ -155,7 +159,7 @@ describe("signed requests", () => {
   });
 
   test("a wrong secret and an unknown key get the same answer (no key enumeration)", async () => {
-    setup();
+    await setup();
     const wrong = await read(signedInit(g.h, { ...key, secret: "hsk_live_wrong" }, "GET", "/t/read"));
     const unknown = await read(signedInit(g.h, { ...key, keyId: "hk_live_000000000000000000000000" }, "GET", "/t/read"));
     expect(wrong.status).toBe(401);
@@ -164,8 +168,8 @@ describe("signed requests", () => {
   });
 
   test("a disabled key is 403, but a bad signature on it is still 401 (state never leaks)", async () => {
-    setup();
-    new PartnerKeys(g.h.ctx).disable(key.keyId, "test", { kind: "cli", user: "t" });
+    await setup();
+    await new PartnerKeys(g.h.ctx).disable(key.keyId, "test", { kind: "cli", user: "t" });
     const good = await read(signedInit(g.h, key, "GET", "/t/read"));
     expect(good.status).toBe(403);
     expect(good.body.message).toContain("disabled");
@@ -174,8 +178,8 @@ describe("signed requests", () => {
   });
 
   test("rotation: both secrets work during the overlap, only the new one after it", async () => {
-    setup();
-    const rotated = new PartnerKeys(g.h.ctx).rotate(key.keyId, 2, { kind: "cli", user: "t" });
+    await setup();
+    const rotated = await new PartnerKeys(g.h.ctx).rotate(key.keyId, 2, { kind: "cli", user: "t" });
     const fresh = { ...key, secret: rotated.secret };
     expect((await read(signedInit(g.h, key, "GET", "/t/read"))).status).toBe(200);
     expect((await read(signedInit(g.h, fresh, "GET", "/t/read"))).status).toBe(200);
@@ -184,13 +188,13 @@ describe("signed requests", () => {
     expect((await read(signedInit(g.h, fresh, "GET", "/t/read"))).status).toBe(200);
   });
 
-  test("a rotation overlap longer than 24 h is refused", () => {
-    setup();
-    expect(() => new PartnerKeys(g.h.ctx).rotate(key.keyId, 25, { kind: "cli", user: "t" })).toThrow(/0 to 24/);
+  test("a rotation overlap longer than 24 h is refused", async () => {
+    await setup();
+    expect(async () => await new PartnerKeys(g.h.ctx).rotate(key.keyId, 25, { kind: "cli", user: "t" })).toThrow(/0 to 24/);
   });
 
   test("property: flipping any byte of a signed request is refused with 401", async () => {
-    setup({ RATE_LIMIT_PARTNER_PER_MIN: "0" });
+    await setup({ RATE_LIMIT_PARTNER_PER_MIN: "0" });
     const base = signedInit(g.h, key, "POST", "/t/credit", { body: { amount: 12.5 }, idempotencyKey: "idem-fixed-1" });
     const h = base.headers as Record<string, string>;
     const fields = {
@@ -233,6 +237,6 @@ describe("signed requests", () => {
       }),
       { numRuns: 300, seed: 42 },
     );
-    expect(g.effects()).toBe(0);
+    expect(await g.effects()).toBe(0);
   });
 });

@@ -62,7 +62,7 @@ describe("no TOKEN_MINT", () => {
 
   test("partner token-status and wallet-info: 503 service_unavailable with reason not_configured; a bad address is still 400", async () => {
     h = createTestApp();
-    const key = createKey(h, { scopes: ["read"] });
+    const key = await createKey(h, { scopes: ["read"] });
     for (const path of ["/api/partner/token-status", `/api/partner/wallet-info/${ADDRESS}`]) {
       const r = await signedJson(h, key, "GET", path);
       expect(r.status).toBe(503);
@@ -74,10 +74,10 @@ describe("no TOKEN_MINT", () => {
 
   test("the chain jobs are listed and do nothing (no snapshot rows; scheduled ticks are quiet)", async () => {
     h = createTestApp();
-    const names = h.ctx.jobs.list().map((j) => j.name);
+    const names = (await h.ctx.jobs.list()).map((j) => j.name);
     for (const job of ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth", "chain-rpc-prune"])
       expect(names).toContain(job);
-    expect(h.ctx.jobs.list().find((j) => j.name === "token-snapshot")!.description).toContain("TOKEN_MINT is not set");
+    expect((await h.ctx.jobs.list()).find((j) => j.name === "token-snapshot")!.description).toContain("TOKEN_MINT is not set");
     const r = await h.ctx.jobs.runNow("holders-snapshot");
     expect(r.ok).toBe(true);
     expect((h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_holder_snapshots").get() as { n: number }).n).toBe(0);

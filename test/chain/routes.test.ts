@@ -12,10 +12,10 @@ afterEach(async () => {
   rpc = undefined;
 });
 
-function setup(env: Record<string, string> = {}, holders = 600) {
+async function setup(env: Record<string, string> = {}, holders = 600) {
   rpc = startSolanaRpc({ holders, transactions: 30, seed: "routes" });
   h = createTestApp({ env: chainEnv(rpc, [rpc.url], env) });
-  return { h, rpc, f: rpc.fixture, key: createKey(h, { scopes: ["read"] }) };
+  return { h, rpc, f: rpc.fixture, key: await createKey(h, { scopes: ["read"] }) };
 }
 
 async function runAll(h: TestApp) {
@@ -28,17 +28,17 @@ async function runAll(h: TestApp) {
 /** Partner auth for a signed read route: unsigned 401, a key without `read` 403, a sandbox key 403. */
 async function expectReadAuth(h: TestApp, path: string) {
   expect((await h.json(path)).status).toBe(401);
-  const noRead = await signedJson(h, createKey(h, { scopes: ["users"] }), "GET", path);
+  const noRead = await signedJson(h, await createKey(h, { scopes: ["users"] }), "GET", path);
   expect(noRead.status).toBe(403);
   expect(noRead.body.message).toContain('"read" scope');
-  const sandbox = await signedJson(h, createKey(h, { mode: "sandbox" }), "GET", path);
+  const sandbox = await signedJson(h, await createKey(h, { mode: "sandbox" }), "GET", path);
   expect(sandbox.status).toBe(403);
   expect(sandbox.body.error).toBe("forbidden");
 }
 
 describe("GET /api/partner/token-status", () => {
   test("503 service_unavailable until the first snapshot, then exact decimal strings from it", async () => {
-    const { h, f, key } = setup();
+    const { h, f, key } = await setup();
     const before = await signedJson(h, key, "GET", "/api/partner/token-status");
     expect(before.status).toBe(503);
     expect(before.body).toMatchObject({ success: false, error: "service_unavailable", details: { reason: "no_snapshot" } });
@@ -69,14 +69,14 @@ describe("GET /api/partner/token-status", () => {
   });
 
   test("auth: unsigned 401, missing read scope 403, sandbox key 403", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     await expectReadAuth(h, "/api/partner/token-status");
   });
 });
 
 describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   test("live SOL, token and LP balances: JSON numbers as the spec says, exact decimal strings beside them", async () => {
-    const { h, f, key } = setup({ LP_MINT: "" }); // empty = unset: no LP fields
+    const { h, f, key } = await setup({ LP_MINT: "" }); // empty = unset: no LP fields
     const i = 14;
     const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(i)}?include_meta=1`);
     expect(r.status).toBe(200);
@@ -110,7 +110,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   });
 
   test("amounts a double cannot hold: the number is the nearest double, the _exact string keeps every digit", async () => {
-    const { h, f, key } = setup({ LP_MINT: "" });
+    const { h, f, key } = await setup({ LP_MINT: "" });
     const treasury = f.treasury[0]!;
     // 2^53 − 1 lamports (still exact as the RPC's JSON number) and a token sum past 2^64 raw units: both lose
     // digits as doubles once divided into SOL and tokens.
@@ -138,7 +138,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   test("with LP_MINT the wallet's LP amount is reported (number and exact string); several token accounts are summed", async () => {
     rpc = startSolanaRpc({ holders: 100, seed: "lp" });
     h = createTestApp({ env: chainEnv(rpc, [rpc.url], { LP_MINT: rpc.fixture.lpMint }) });
-    const key = createKey(h, { scopes: ["read"] });
+    const key = await createKey(h, { scopes: ["read"] });
     const f = rpc.fixture;
     const withLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(7)}`);
     const lp = decimalString(f.holderLpAmount(7), 9);
@@ -159,7 +159,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   });
 
   test("a valid address with nothing on it is zero, not an error", async () => {
-    const { h, f, key } = setup();
+    const { h, f, key } = await setup();
     const stranger = f.authority(42);
     const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${stranger}`);
     expect(r.status).toBe(200);
@@ -167,7 +167,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   });
 
   test("invalid addresses are 400 invalid_query", async () => {
-    const { h, key } = setup();
+    const { h, key } = await setup();
     for (const bad of ["not-an-address", "0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl", "1".repeat(31), "A".repeat(45), "x".repeat(80)]) {
       const r = await signedJson(h, key, "GET", `/api/partner/wallet-info/${bad}`);
       expect(r.status).toBe(400);
@@ -178,20 +178,20 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
   test("an unreachable RPC is 503 service_unavailable (rpc_unavailable), never zeros", async () => {
     rpc = startSolanaRpc({ holders: 50, seed: "down" });
     h = createTestApp({ env: chainEnv(rpc, [deadRpcUrl()], { SOLANA_RPC_RETRIES: "0" }) });
-    const r = await signedJson(h, createKey(h, { scopes: ["read"] }), "GET", `/api/partner/wallet-info/${rpc.fixture.holderOwner(1)}`);
+    const r = await signedJson(h, await createKey(h, { scopes: ["read"] }), "GET", `/api/partner/wallet-info/${rpc.fixture.holderOwner(1)}`);
     expect(r.status).toBe(503);
     expect(r.body).toMatchObject({ error: "service_unavailable", details: { reason: "rpc_unavailable" } });
   });
 
   test("auth: unsigned 401, missing read scope 403, sandbox key 403", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     await expectReadAuth(h, `/api/partner/wallet-info/${f.holderOwner(1)}`);
   });
 });
 
 describe("GET /api/public-stats", () => {
   test("stats from the snapshots, 24 h volume from synced transactions, and the cache block", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     await runAll(h);
     const e = expectedBalances(f);
     const since = h.clock.now().getTime() / 1000 - 86_400;
@@ -238,7 +238,7 @@ describe("GET /api/public-stats", () => {
 
 describe("GET /api/transactions/latest", () => {
   test("newest first with exact token deltas; limit bounds", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     await h.ctx.jobs.runNow("token-snapshot");
     await h.ctx.jobs.runNow("transaction-sync");
     const all = await h.json("/api/transactions/latest");

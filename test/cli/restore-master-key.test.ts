@@ -47,12 +47,12 @@ beforeAll(async () => {
   const h = createTestApp({ env: { HERALD_MASTER_KEY: KEY_A } });
   origin = h.dir;
   try {
-    key = createKey(h, { partner: "Acme" });
-    const r = await h.json("/admin/backup/run", { method: "POST", headers: { authorization: `Bearer ${createAdminToken(h)}` } });
+    key = await createKey(h, { partner: "Acme" });
+    const r = await h.json("/admin/backup/run", { method: "POST", headers: { authorization: `Bearer ${await createAdminToken(h)}` } });
     expect(r.status).toBe(200);
     backup = r.body.backup.path;
   } finally {
-    h.ctx.requestLog.stop();
+    await h.ctx.requestLog.stop();
     h.ctx.db.close();
   }
 });

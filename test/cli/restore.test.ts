@@ -73,20 +73,20 @@ beforeAll(async () => {
   const h = createTestApp({ env: { HERALD_MASTER_KEY: MASTER_KEY } });
   origin = h.dir;
   try {
-    key = createKey(h, { partner: "Acme" });
-    user = createUser(h);
+    key = await createKey(h, { partner: "Acme" });
+    user = await createUser(h);
     expect((await credit(h, key, { user_id: user, amount: 12.5, reason: "quest_reward", source: "game.arena" })).status).toBe(200);
     expect((await credit(h, key, { user_id: user, amount: 30, reason: "quest_reward", source: "game.arena" })).status).toBe(200);
     balance = (await signedJson(h, key, "GET", `/api/salutes/balance?user_id=${user}`)).body.balance;
     expect(balance).toBe(42.5);
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     for (let i = 0; i < 2; i++) {
       expect((await h.json("/admin/backup/run", { method: "POST", headers: auth })).status).toBe(200);
       h.clock.advanceSeconds(60);
     }
   } finally {
     // Not h.close(), which deletes the folder: the request log is flushed and the database closed, files kept.
-    h.ctx.requestLog.stop();
+    await h.ctx.requestLog.stop();
     h.ctx.db.close();
   }
 });

@@ -22,13 +22,21 @@ const reads = (file: string, tables: string[], reason: string): ReadAllowance[] 
  */
 const ALLOW_READS: ReadAllowance[] = [
   ...reads(
-    "sandbox/promotion.ts",
-    ["request_log", "request_log_keys", "idempotency_records", "salutes_ledger", "webhook_deliveries", "partner_users", "wallet_links", "partner_keys"],
-    "the promotion checklist reports what a partner did in the sandbox across every domain (a read model of counts)",
+    "sandbox/store.ts",
+    [
+      "request_log",
+      "request_log_keys",
+      "idempotency_records",
+      "salutes_ledger",
+      "webhook_deliveries",
+      "partner_users",
+      "wallet_links",
+      "partner_keys",
+      "events",
+      "webhooks",
+    ],
+    "the sandbox's read models: the promotion checklist's counts across every domain, the fixture summary's users, the event log and the simulator's view of the partner's sandbox deliveries",
   ),
-  ...reads("sandbox/fixtures.ts", ["partner_users"], "the fixture summary names the seeded users' external ids"),
-  ...reads("sandbox/webhook-events.ts", ["webhook_deliveries", "events", "webhooks"], "the sandbox event log is a view of the partner's sandbox deliveries"),
-  ...reads("sandbox/simulator.ts", ["webhook_deliveries", "events", "webhooks"], "the simulator reports the deliveries its events produced"),
   ...reads("ops/readiness/service.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
   ...reads("ops/digest/data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
   ...reads("ops/incidents/sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),

@@ -63,6 +63,26 @@ for (const [name, make] of engines) {
       await s.close();
     });
 
+    test("get() of a write (INSERT … RETURNING) outside a transaction writes and answers", async () => {
+      const s = await fresh();
+      expect(await s.get("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?) RETURNING balance", [7, "eve", 3])).toEqual({ balance: 3 });
+      expect(await s.all("UPDATE port_accounts SET balance = balance + 1 WHERE id = ? RETURNING balance", [7])).toEqual([{ balance: 4 }]);
+      expect(await s.get("WITH x AS (SELECT 1 AS one) SELECT balance FROM port_accounts, x WHERE id = ?", [7])).toEqual({ balance: 4 });
+      await s.close();
+    });
+
+    test("sums and averages of integers are numbers (PostgreSQL answers numeric); text that looks numeric stays text", async () => {
+      const s = await fresh();
+      await s.run("INSERT INTO port_accounts (id, owner, balance) VALUES (?, ?, ?), (?, ?, ?)", [1, "42", 4, 2, "43", 5]);
+      expect(await s.get("SELECT SUM(balance) AS total, AVG(balance) AS mean, count(*) AS n, MIN(owner) AS first FROM port_accounts")).toEqual({
+        total: 9,
+        mean: 4.5,
+        n: 2,
+        first: "42",
+      });
+      await s.close();
+    });
+
     test("a unique violation is a UniqueViolation naming the constraint", async () => {
       const s = await fresh();
       await s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "ana"]);
@@ -114,6 +134,7 @@ for (const [name, make] of engines) {
         expect(String(err.message)).toContain("past 2^53");
       }
       await s.ping();
+      expect(await s.version()).toMatch(name === "postgres" ? /^PostgreSQL \d+/ : /^SQLite 3\.\d+/);
       await s.close();
     });
   });

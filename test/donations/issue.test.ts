@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAmount } from "../../src/donations/service";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 import { count, events, insertUser, issue, WALLET } from "./support";
 
 let h = undefined as unknown as TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -18,9 +18,9 @@ const valid = { campaign_id: "spring-2026", amount: "12.50", recipient: { email:
 
 describe("issuing a claim", () => {
   test("answers the claim, stores it, queues the email and emits donation.claim in one go", async () => {
-    h = createTestApp();
-    const key = createKey(h, { partner: "Acme" });
-    const userId = insertUser(h, "Acme");
+    h = await openTestApp();
+    const key = await createKey(h, { partner: "Acme" });
+    const userId = await insertUser(h, "Acme");
     const r = await issue(h, key, { ...valid, user_id: String(userId) });
     expect(r.status).toBe(200);
     const code = r.body.claim_code as string;
@@ -40,7 +40,9 @@ describe("issuing a claim", () => {
       created_at: "2026-01-01T00:00:00.000Z",
     });
 
-    const row = h.ctx.db.sqlite.query("SELECT * FROM donation_claims").get() as any;
+    const claims = await h.ctx.store.all<any>("SELECT * FROM donation_claims");
+    expect(claims).toHaveLength(1);
+    const row = claims[0];
     expect(row).toMatchObject({
       partner: "Acme",
       mode: "live",
@@ -54,12 +56,12 @@ describe("issuing a claim", () => {
       email_sent: 0,
     });
 
-    const mail = h.ctx.db.sqlite.query("SELECT * FROM email_outbox").all() as any[];
+    const mail = await h.ctx.store.all<any>("SELECT * FROM email_outbox");
     expect(mail).toHaveLength(1);
     expect(mail[0]).toMatchObject({ to_address: "fan@example.com", status: "queued" });
     expect(mail[0].body).toContain(`http://localhost:3000/claim/${code}`);
 
-    expect(events(h, "donation.claim")).toEqual([
+    expect(await events(h, "donation.claim")).toEqual([
       {
         partner: "Acme",
         mode: "live",
@@ -75,17 +77,17 @@ describe("issuing a claim", () => {
   });
 
   test("a wallet-only claim queues no email and says so", async () => {
-    h = createTestApp();
-    const r = await issue(h, createKey(h), { campaign_id: "c1", amount: 3, recipient: { wallet_address: WALLET } });
+    h = await openTestApp();
+    const r = await issue(h, await createKey(h), { campaign_id: "c1", amount: 3, recipient: { wallet_address: WALLET } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ amount: "3", email_sent: false, email_status: "not_requested" });
-    expect(count(h, "email_outbox")).toBe(0);
-    expect(events(h, "donation.claim")[0]!.data).toMatchObject({ recipient: { email: null, wallet_address: WALLET }, user_id: null });
+    expect(await count(h, "email_outbox")).toBe(0);
+    expect((await events(h, "donation.claim"))[0]!.data).toMatchObject({ recipient: { email: null, wallet_address: WALLET }, user_id: null });
   });
 
   test("claim codes differ and carry at least 128 bits", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const codes = new Set<string>();
     for (let i = 0; i < 5; i++) codes.add((await issue(h, key, valid)).body.claim_code);
     expect(codes.size).toBe(5);
@@ -93,16 +95,16 @@ describe("issuing a claim", () => {
   });
 
   test("the same Idempotency-Key replays the answer with no second claim, email or event", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const first = await issue(h, key, valid, { idempotencyKey: "claim-1" });
     const again = await issue(h, key, valid, { idempotencyKey: "claim-1" });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe("idempotency_replay");
     expect(again.body.original_response.claim_code).toBe(first.body.claim_code);
-    expect(count(h, "donation_claims")).toBe(1);
-    expect(count(h, "email_outbox")).toBe(1);
-    expect(events(h, "donation.claim")).toHaveLength(1);
+    expect(await count(h, "donation_claims")).toBe(1);
+    expect(await count(h, "email_outbox")).toBe(1);
+    expect(await events(h, "donation.claim")).toHaveLength(1);
     const other = await issue(h, key, { ...valid, amount: "13" }, { idempotencyKey: "claim-1" });
     expect(other.status).toBe(422);
     expect(other.body.error).toBe("idempotency_key_reused");
@@ -110,8 +112,8 @@ describe("issuing a claim", () => {
 
   test("a subscribed webhook receives the signed donation.claim delivery", async () => {
     rx = startReceiver();
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+    const key = await createKey(h);
     expect((await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "donation.claim", target_url: rx.url() } })).status).toBe(201);
     const r = await issue(h, key, valid);
     await h.ctx.dispatcher.runOnce();
@@ -165,22 +167,22 @@ describe("amounts are exact decimal strings", () => {
   test.each([[0], [-5], ["-5"], ["1e3"], ["0.1234567891"], ["1234567890123456789"], [true], [null], [{}], [[1]]])(
     "amount %p → 400 and nothing stored",
     async (amount) => {
-      h = createTestApp();
-      const r = await issue(h, createKey(h), { ...valid, amount });
+      h = await openTestApp();
+      const r = await issue(h, await createKey(h), { ...valid, amount });
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_payload");
       expect(JSON.stringify(r.body.details)).toContain("amount");
-      expect(count(h, "donation_claims") + count(h, "email_outbox") + count(h, "events")).toBe(0);
+      expect((await count(h, "donation_claims")) + (await count(h, "email_outbox")) + (await count(h, "events"))).toBe(0);
     },
   );
 
   test("1e309 (Infinity once parsed) is 400", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const raw = `{"campaign_id":"c","amount":1e309,"recipient":{"wallet_address":"${WALLET}"}}`;
     const r = await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: raw });
     expect(r.status).toBe(400);
-    expect(count(h, "donation_claims")).toBe(0);
+    expect(await count(h, "donation_claims")).toBe(0);
   });
 });
 
@@ -202,17 +204,17 @@ describe("bad input", () => {
     [{ ...valid, extra: true }, "extra"],
     [{ ...valid, user_id: 1.5 }, "user_id"],
   ])("%j → 400 naming %s", async (body, field) => {
-    h = createTestApp();
-    const r = await issue(h, createKey(h), body);
+    h = await openTestApp();
+    const r = await issue(h, await createKey(h), body);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_payload");
     expect((r.body.details as Array<{ field: string }>).map((d) => d.field)).toContain(field);
-    expect(count(h, "donation_claims")).toBe(0);
+    expect(await count(h, "donation_claims")).toBe(0);
   });
 
   test("malformed JSON is 400; an oversize body is 413", async () => {
-    h = createTestApp({ env: { MAX_BODY_BYTES: "2048" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { MAX_BODY_BYTES: "2048" } });
+    const key = await createKey(h);
     expect((await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: "{nope" })).body.error).toBe("invalid_payload");
     const big = await issue(h, key, { ...valid, campaign_id: "c", pad: "x".repeat(4096) });
     expect(big.status).toBe(413);
@@ -222,11 +224,11 @@ describe("bad input", () => {
 
 describe("users on claims", () => {
   test("another partner's user, a sandbox user, an unknown or malformed id are 404; a suspended user is 409", async () => {
-    h = createTestApp();
-    const key = createKey(h, { partner: "Acme" });
-    const theirs = insertUser(h, "Other");
-    const sandbox = insertUser(h, "Acme", { mode: "sandbox" });
-    const suspended = insertUser(h, "Acme", { status: "suspended" });
+    h = await openTestApp();
+    const key = await createKey(h, { partner: "Acme" });
+    const theirs = await insertUser(h, "Other");
+    const sandbox = await insertUser(h, "Acme", { mode: "sandbox" });
+    const suspended = await insertUser(h, "Acme", { status: "suspended" });
     for (const user_id of [theirs, String(sandbox), 999_999, "abc"]) {
       const r = await issue(h, key, { ...valid, user_id });
       expect({ user_id, status: r.status, error: r.body.error }).toEqual({ user_id, status: 404, error: "not_found" });
@@ -234,39 +236,39 @@ describe("users on claims", () => {
     const s = await issue(h, key, { ...valid, user_id: suspended });
     expect(s.status).toBe(409);
     expect(s.body.error).toBe("conflict");
-    expect(count(h, "donation_claims") + count(h, "email_outbox") + count(h, "events")).toBe(0);
+    expect((await count(h, "donation_claims")) + (await count(h, "email_outbox")) + (await count(h, "events"))).toBe(0);
   });
 });
 
 describe("authentication and authorisation", () => {
   test("unsigned 401; no donation scope 403; sandbox key 403; no nonce 401; no Idempotency-Key 400", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const unsigned = await h.json("/api/partner/donation-claim", jsonInit("POST", valid));
     expect(unsigned.status).toBe(401);
     expect(unsigned.body.error).toBe("unauthorized");
-    const noScope = await issue(h, createKey(h, { scopes: ["read", "users"] }), valid);
+    const noScope = await issue(h, await createKey(h, { scopes: ["read", "users"] }), valid);
     expect(noScope.status).toBe(403);
     expect(noScope.body.message).toContain('"donation"');
-    const sandbox = await issue(h, createKey(h, { mode: "sandbox" }), valid);
+    const sandbox = await issue(h, await createKey(h, { mode: "sandbox" }), valid);
     expect(sandbox.status).toBe(403);
     expect(sandbox.body.message).toContain("live key");
-    const key = createKey(h);
+    const key = await createKey(h);
     const noNonce = await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: valid, nonce: null });
     expect(noNonce.status).toBe(401);
     const noIdem = await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: valid, idempotencyKey: null });
     expect(noIdem.status).toBe(400);
     expect(noIdem.body.error).toBe("idempotency_key_required");
-    expect(count(h, "donation_claims")).toBe(0);
+    expect(await count(h, "donation_claims")).toBe(0);
   });
 
   test("a reused nonce is 409 replay_detected", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const nonce = "ab".repeat(16);
     expect((await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: valid, nonce })).status).toBe(200);
     const again = await signedJson(h, key, "POST", "/api/partner/donation-claim", { body: valid, nonce });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe("replay_detected");
-    expect(count(h, "donation_claims")).toBe(1);
+    expect(await count(h, "donation_claims")).toBe(1);
   });
 });

@@ -12,28 +12,32 @@ export const redeem = (h: TestApp, key: TestKey, code: string, body?: unknown) =
 export const getClaim = (h: TestApp, key: TestKey, code: string) => signedJson(h, key, "GET", `/api/partner/donation-claims/${code}`);
 
 /** A user row for an owner, written directly: the users routes are not what these tests are about. */
-export function insertUser(
+export async function insertUser(
   h: TestApp,
   partner: string,
   opts: { mode?: "live" | "sandbox"; status?: "active" | "suspended"; externalId?: string } = {},
-): number {
+): Promise<number> {
   const now = h.clock.now().toISOString();
-  const row = h.ctx.db.sqlite
-    .query("INSERT INTO partner_users (partner, mode, external_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
-    .get(partner, opts.mode ?? "live", opts.externalId ?? `ext-${crypto.randomUUID()}`, opts.status ?? "active", now, now) as { id: number };
-  return row.id;
+  // In a transaction: outside one, get() reads on SQLite's reader connection, which takes no writes.
+  const row = await h.ctx.store.tx((t) =>
+    t.get<{ id: number }>("INSERT INTO partner_users (partner, mode, external_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id", [
+      partner,
+      opts.mode ?? "live",
+      opts.externalId ?? `ext-${crypto.randomUUID()}`,
+      opts.status ?? "active",
+      now,
+      now,
+    ]),
+  );
+  return row!.id;
 }
 
-export const events = (h: TestApp, type: string) =>
+export const events = async (h: TestApp, type: string) =>
   (
-    h.ctx.db.sqlite.query("SELECT partner, mode, data FROM events WHERE event_type = ? ORDER BY id").all(type) as Array<{
-      partner: string;
-      mode: string;
-      data: string;
-    }>
+    await h.ctx.store.all<{ partner: string; mode: string; data: string }>("SELECT partner, mode, data FROM events WHERE event_type = ? ORDER BY id", [type])
   ).map((e) => ({
     ...e,
     data: JSON.parse(e.data),
   }));
 
-export const count = (h: TestApp, table: string) => (h.ctx.db.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+export const count = async (h: TestApp, table: string) => (await h.ctx.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import bs58 from "bs58";
+import { afterResponses } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 import { TARGET } from "../support/target";
 import { expectRefusal, row, rows, startE2E, type E2E } from "./support";
@@ -23,7 +24,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(live.body).toMatchObject({ success: true, partner: "Acme", key_id: e.live.keyId, key_mode: "live", sandbox: { enabled_for_key: false } });
     expect(live.body.scopes).toEqual(expect.arrayContaining(["read", "credit", "debit", "ledger", "users", "webhooks"]));
     expect(live.body.signing.timestamp_skew_seconds).toBe(300);
-    const sandbox = await signedJson(e.h, createKey(e.h, { partner: "Acme", mode: "sandbox" }), "GET", "/api/partner/capabilities");
+    const sandbox = await signedJson(e.h, await createKey(e.h, { partner: "Acme", mode: "sandbox" }), "GET", "/api/partner/capabilities");
     expect(sandbox.body).toMatchObject({
       key_mode: "sandbox",
       sandbox: { enabled_for_key: true },
@@ -73,7 +74,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(events.every((d) => d.user_id === user.id || d.user_id === String(user.id))).toBe(true);
 
     // Another partner's key cannot see the user: the same 404 as an unknown id.
-    const other = createKey(e.h, { partner: "Globex", mode: "live" });
+    const other = await createKey(e.h, { partner: "Globex", mode: "live" });
     expectRefusal(await signedJson(e.h, other, "GET", `/api/partner/users/${user.id}`), 404, "not_found");
   });
 
@@ -113,12 +114,12 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
   });
 
   test("status and usage count this key's own requests, and a sandbox key is refused", async () => {
-    const key = createKey(e.h, { partner: "Acme", mode: "live", scopes: ["read"] });
+    const key = await createKey(e.h, { partner: "Acme", mode: "live", scopes: ["read"] });
     for (let i = 0; i < 3; i++) expect((await signedJson(e.h, key, "GET", "/api/partner/users?limit=1")).status).toBe(200);
     expect((await signedJson(e.h, key, "GET", "/api/partner/users/999999")).status).toBe(404);
     // A request is logged by the after-response hook; in process that runs on the next tick (served, before the
     // next request arrives). Status and usage flush the buffer first, so each finished request counts.
-    await Bun.sleep(0);
+    await afterResponses();
 
     const status = await signedJson(e.h, key, "GET", "/api/partner/status");
     expect(status.status).toBe(200);
@@ -132,7 +133,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
       endpoint_percentiles_available: true,
       webhook_delivery_health: { dead_letter_events: 0 },
     });
-    await Bun.sleep(0);
+    await afterResponses();
     const usage = await signedJson(e.h, key, "GET", "/api/partner/analytics/usage?hours=24");
     expect(usage.status).toBe(200);
     // The status call itself is now in the log too.
@@ -141,7 +142,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(byPath).toEqual({ "/api/partner/users": 3, "/api/partner/users/:user_id": 1, "/api/partner/status": 1 });
     expectRefusal(await signedJson(e.h, key, "GET", "/api/partner/analytics/usage?hours=0"), 400, "invalid_query");
 
-    const sandbox = createKey(e.h, { partner: "Acme", mode: "sandbox" });
+    const sandbox = await createKey(e.h, { partner: "Acme", mode: "sandbox" });
     expectRefusal(await signedJson(e.h, sandbox, "GET", "/api/partner/status"), 403, "forbidden");
   });
 });

@@ -31,8 +31,8 @@ export interface E2E {
 /** A target with rate limits off (plus `env`), a live key and an admin token, made as an operator's CLI would. */
 export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
   const h = await startTarget({ env: { ...NO_RATE_LIMITS, ...env } });
-  const live = createKey(h, { partner: "Acme", mode: "live" });
-  const adminToken = createAdminToken(h, "e2e-operator");
+  const live = await createKey(h, { partner: "Acme", mode: "live" });
+  const adminToken = await createAdminToken(h, "e2e-operator");
   return { h, live, adminToken, admin: { authorization: `Bearer ${adminToken}` }, stop: () => h.stop() };
 }
 

@@ -7,9 +7,9 @@ import { MAX_TARGET_CHARS } from "../../src/http/core";
 /** The body and request-target policy of docs/http-conventions.md, over the real app. */
 let h: TestApp;
 let key: TestKey;
-beforeAll(() => {
+beforeAll(async () => {
   h = createTestApp();
-  key = createKey(h);
+  key = await createKey(h);
 });
 afterAll(() => h.close());
 

@@ -70,7 +70,7 @@ describe("response compression", () => {
   });
 
   test("signed partner JSON answers are sent as they are, even when large", async () => {
-    const key = createKey(h);
+    const key = await createKey(h);
     const signed = await h.request(
       "/api/partner/capabilities",
       signedInit(h, key, "GET", "/api/partner/capabilities", { headers: { "accept-encoding": "gzip" } }),

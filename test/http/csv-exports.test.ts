@@ -36,7 +36,7 @@ let operations: FuzzOperation[];
 
 beforeAll(async () => {
   h = createTestApp({ clock: new FakeClock(T0) });
-  auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const created = await h.json(
     "/admin/status/incidents",
     jsonInit("POST", { title: PLANTED.title, message: PLANTED.message, severity: "warn", components: ["webhooks"] }, auth),

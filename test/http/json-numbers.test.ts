@@ -35,7 +35,7 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
 
   test("messenger admin: target 1e1, reward.points 0x10 and reward.missiles 0x5 are refused by name, nested fields included", async () => {
     h = createMessengerApp();
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const base = { mission_key: "m-1", title: "Spin", event_type: "spin_wheel.play", target: 3, reward: { points: 1 }, daily_cap: 10, per_minute_cap: 5 };
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ ...base, target: "1e1" }, "target"],
@@ -56,8 +56,8 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
 
   test("the rest of the API: an admin body and a signed partner body refuse numbers as text alike", async () => {
     h = createMessengerApp();
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
-    const key = createKey(h, { partner: "Acme", mode: "live" });
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
+    const key = await createKey(h, { partner: "Acme", mode: "live" });
     const rotate = await h.json(`/admin/partners/keys/${key.keyId}/rotate`, jsonInit("POST", { overlap_hours: "1" }, auth));
     expect([rotate.status, rotate.body.error, rotate.body.details]).toEqual([400, "invalid_payload", [{ field: "overlap_hours", problem: textProblem }]]);
     const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [1, "2"] } });
@@ -67,7 +67,7 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
 
   test("query and path parameters still arrive as text and are coerced within their bounds", async () => {
     h = createMessengerApp();
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const list = await h.json("/api/messenger/admin/missions?limit=2&offset=0", { headers: auth });
     expect([list.status, list.body.query.limit, list.body.query.offset]).toEqual([200, 2, 0]);
     const bad = await h.json("/api/messenger/admin/missions?limit=1.5", { headers: auth });

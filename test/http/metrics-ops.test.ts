@@ -26,7 +26,7 @@ test("job last success, alert state per key and level, link-inbox target health 
   const good = "https://hooks.example.com/services/T1/B2/secret";
   const refused = "http://169.254.169.254/latest";
   h = createTestApp({ clock: new FakeClock(T0), env: { LINK_INBOX_WEBHOOK_URLS: `${good},${refused}` } });
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const scrape = async () => {
     const res = await h.request("/metrics", { headers: auth });
     expect(res.status).toBe(200);

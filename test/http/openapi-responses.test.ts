@@ -34,7 +34,7 @@ test("real answers of users, salutes, capabilities, status and errors validate a
   h = createTestApp();
   const doc = (await h.json("/api/openapi.json")).body as Doc;
   const check = validatorFor(doc);
-  const key = createKey(h, { mode: "live" });
+  const key = await createKey(h, { mode: "live" });
   const problems: string[] = [];
   const expectValid = (path: string, method: string, res: { status: number; body: unknown }, status: number) => {
     expect(res.status, `${method} ${path}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(status);

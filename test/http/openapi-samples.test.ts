@@ -128,7 +128,7 @@ describe.skipIf(!PYTHON)("the Python signer (docs/python/herald_sign.py)", () =>
   test("the Python samples of a signed read and a signed mutation, run as printed, are accepted by a real server", async () => {
     // The server's clock is now: the signer signs with the real time.
     h = createTestApp({ clock: new FakeClock(new Date()) });
-    const key = createKey(h, { mode: "live" });
+    const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
     const dir = mkdtempSync(join(tmpdir(), "herald-python-sample-"));
@@ -161,7 +161,7 @@ test.skipIf(!existsSync(join(REPO_ROOT, "src", "client", "index.ts")))(
   "the TypeScript sample of a signed route runs as printed against a real server",
   async () => {
     h = createTestApp({ clock: new FakeClock(new Date()) });
-    const key = createKey(h, { mode: "live" });
+    const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const dir = mkdtempSync(join(tmpdir(), "herald-ts-sample-"));
     dirs.push(dir);
@@ -193,7 +193,7 @@ test.skipIf(!CURL)(
   "the curl samples of a signed mutation and a signed read, run as printed with `herald` on PATH, are accepted by a real server",
   async () => {
     h = createTestApp({ clock: new FakeClock(new Date()) });
-    const key = createKey(h, { mode: "live" });
+    const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
     const dir = mkdtempSync(join(tmpdir(), "herald-curl-sample-"));

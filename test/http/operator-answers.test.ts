@@ -24,7 +24,7 @@ const pathValues: Record<string, string> = {};
 
 beforeAll(async () => {
   h = createTestApp({ clock: new FakeClock(T0) });
-  auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const incident = await h.json(
     "/admin/status/incidents",
     jsonInit("POST", { title: "Deliveries delayed", message: "Some receivers are late.", severity: "warn", components: ["webhooks"] }, auth),

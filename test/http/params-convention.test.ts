@@ -5,9 +5,9 @@ import { createKey, signedJson, type TestKey } from "../support/partner";
 /** The numeric-parameter rule of src/http/params.ts, on the cases an outside fuzzer found (the document-wide check is test/fuzz/openapi-coverage.test.ts). */
 let h: TestApp;
 let key: TestKey;
-beforeAll(() => {
+beforeAll(async () => {
   h = createTestApp();
-  key = createKey(h);
+  key = await createKey(h);
 });
 afterAll(() => h.close());
 

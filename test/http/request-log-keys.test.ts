@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase, type DbHandle } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
+import { SqliteStore } from "../../src/db/sqlite-engine";
 import { RequestLog, type RequestLogEntry } from "../../src/http/request-log/log";
 import { createLogger } from "../../src/log";
 
@@ -27,6 +28,8 @@ function freshDb(): DbHandle {
 }
 
 const quiet = () => createLogger("silent", () => {});
+/** The writer over the storage port on the file's own connections, as the service wires it. */
+const storeOf = (h: DbHandle) => new SqliteStore(h.sqlite, h.reader);
 const entry = (keyId: string | null, route = "/api/partner/capabilities", i = 0): RequestLogEntry => ({
   at: `2026-11-22T00:00:${String(i % 60).padStart(2, "0")}.000Z`,
   method: "GET",
@@ -44,14 +47,14 @@ const keysOf = (sqlite: Database) =>
     (r) => r[0],
   );
 
-test("each key is stored once and every row names it by a small integer", () => {
+test("each key is stored once and every row names it by a small integer", async () => {
   const h = freshDb();
   migrate(h);
-  const log = new RequestLog(h.sqlite, quiet());
+  const log = new RequestLog(storeOf(h), quiet());
   ["hk_live_aaa", "hk_live_bbb", null, "hk_live_aaa"].forEach((k, i) => log.record(entry(k, undefined, i)));
-  expect(log.flush()).toBe(4);
+  expect(await log.flush()).toBe(4);
   log.record(entry("hk_live_bbb", undefined, 4));
-  expect(log.flush()).toBe(1);
+  expect(await log.flush()).toBe(1);
   expect(keysOf(h.sqlite)).toEqual(["hk_live_aaa", "hk_live_bbb", null, "hk_live_aaa", "hk_live_bbb"]);
   expect(h.sqlite.query("SELECT ref, key_id FROM request_log_keys ORDER BY ref").all()).toEqual([
     { ref: 1, key_id: "hk_live_aaa" },
@@ -60,38 +63,38 @@ test("each key is stored once and every row names it by a small integer", () => 
   expect(h.sqlite.query("SELECT typeof(key_ref) AS t FROM request_log WHERE key_ref IS NOT NULL GROUP BY 1").all()).toEqual([{ t: "integer" }]);
 });
 
-test("a failed flush forgets the refs it learnt (they were rolled back) and the retried rows still name their key", () => {
+test("a failed flush forgets the refs it learnt (they were rolled back) and the retried rows still name their key", async () => {
   const h = freshDb();
   migrate(h);
-  const log = new RequestLog(h.sqlite, quiet());
+  const log = new RequestLog(storeOf(h), quiet());
   // A trigger makes the batch fail AFTER the new key's request_log_keys row was inserted in its transaction.
   h.sqlite.exec("CREATE TRIGGER fail_batch BEFORE INSERT ON request_log WHEN NEW.route = '/boom' BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
   log.record(entry("hk_live_new", "/ok", 0));
   log.record(entry("hk_live_new", "/boom", 1));
-  expect(log.flush()).toBe(0);
+  expect(await log.flush()).toBe(0);
   expect(h.sqlite.query("SELECT count(*) AS n FROM request_log_keys").get()).toEqual({ n: 0 });
   expect(log.pending).toBe(2);
   h.sqlite.exec("DROP TRIGGER fail_batch");
   // Another writer takes ref 1 in the meantime: a stale ref kept in memory would now point at ITS key.
   h.sqlite.exec("INSERT INTO request_log_keys (key_id) VALUES ('hk_live_other')");
-  expect(log.flush()).toBe(2);
+  expect(await log.flush()).toBe(2);
   expect(keysOf(h.sqlite)).toEqual(["hk_live_new", "hk_live_new"]);
 });
 
-test("two writers on one file (a server and a CLI) agree on every key's ref", () => {
+test("two writers on one file (a server and a CLI) agree on every key's ref", async () => {
   const h = freshDb();
   migrate(h);
   const second = new Database(h.path, { strict: true });
   second.exec("PRAGMA busy_timeout = 5000");
   try {
-    const a = new RequestLog(h.sqlite, quiet());
-    const b = new RequestLog(second, quiet());
+    const a = new RequestLog(storeOf(h), quiet());
+    const b = new RequestLog(new SqliteStore(second), quiet());
     a.record(entry("hk_live_x", undefined, 0));
     b.record(entry("hk_live_y", undefined, 1));
     b.record(entry("hk_live_x", undefined, 2));
     a.record(entry("hk_live_y", undefined, 3));
-    expect(a.flush()).toBe(2);
-    expect(b.flush()).toBe(2);
+    expect(await a.flush()).toBe(2);
+    expect(await b.flush()).toBe(2);
     expect(keysOf(h.sqlite)).toEqual(["hk_live_x", "hk_live_y", "hk_live_y", "hk_live_x"]);
     expect((h.sqlite.query("SELECT count(*) AS n FROM request_log_keys").get() as { n: number }).n).toBe(2);
   } finally {
@@ -99,7 +102,7 @@ test("two writers on one file (a server and a CLI) agree on every key's ref", ()
   }
 });
 
-test("migration 0009 moves rows written before it onto refs, keeping each row's key (and no key)", () => {
+test("migration 0009 moves rows written before it onto refs, keeping each row's key (and no key)", async () => {
   const h = freshDb();
   // Bring the file to 0008, as a deployment before this change left it, and log some traffic the old way.
   const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
@@ -122,9 +125,9 @@ test("migration 0009 moves rows written before it onto refs, keeping each row's 
     .all("hk_live_a", "2026") as { detail: string }[];
   expect(plan.map((p) => p.detail).join(" | ")).toContain("request_log_key_at_idx");
   // A writer after the migration continues the same refs.
-  const log = new RequestLog(h.sqlite, quiet());
+  const log = new RequestLog(storeOf(h), quiet());
   log.record(entry("hk_live_a", undefined, 9));
-  log.flush();
+  await log.flush();
   expect(keysOf(h.sqlite).at(-1)).toBe("hk_live_a");
   expect((h.sqlite.query("SELECT count(*) AS n FROM request_log_keys").get() as { n: number }).n).toBe(2);
 });

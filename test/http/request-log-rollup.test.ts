@@ -63,7 +63,7 @@ function actual(sqlite: Database) {
 
 test("after real requests through the app, the rollups equal a GROUP BY over request_log", async () => {
   h = createTestApp({ clock: new FakeClock("2026-03-01T10:59:00.000Z"), env: { TRUST_PROXY: "1" } });
-  const reader = createKey(h, { scopes: ["read"] });
+  const reader = await createKey(h, { scopes: ["read"] });
   const ips = ["203.0.113.7", "203.0.113.200", "198.51.100.3", "2001:db8:1:2::5", "2001:0db8:0001:ffff:0:0:0:1", "::ffff:192.0.2.44"];
   for (let round = 0; round < 3; round++) {
     for (const [i, ip] of ips.entries()) {
@@ -79,7 +79,7 @@ test("after real requests through the app, the rollups equal a GROUP BY over req
       if (i % 2 === 0) h.clock.advanceSeconds(30); // cross into the next hour part-way through
     }
     await Bun.sleep(0);
-    h.ctx.requestLog.flush();
+    await h.ctx.requestLog.flush();
   }
   const sqlite = h.ctx.db.sqlite;
   const keyed = sqlite.query("SELECT count(*) AS n FROM request_log_403_hourly WHERE partner_key_id = ?").get(reader.keyId) as { n: number };
@@ -107,7 +107,7 @@ function insertRaw(sqlite: Database, at: string, status: number, ip: string, rou
     .run(at, route, status, ip, `raw_${Math.random()}`);
 }
 
-test("the catch-up rebuilds missing and partial hours in bounded steps, and leaves pruned hours alone", () => {
+test("the catch-up rebuilds missing and partial hours in bounded steps, and leaves pruned hours alone", async () => {
   h = createTestApp({ clock: new FakeClock("2026-03-01T12:00:00.000Z") });
   const sqlite = h.ctx.db.sqlite;
   // Rows written before the rollups existed: 30 hours, 20 rows each, one in four a 403.
@@ -128,7 +128,7 @@ test("the catch-up rebuilds missing and partial hours in bounded steps, and leav
     requestId: "r1",
     errorCode: null,
   });
-  h.ctx.requestLog.flush();
+  await h.ctx.requestLog.flush();
   expect(sqlite.query("SELECT requests FROM request_log_hourly WHERE hour = '2026-02-28T05'").get()).toEqual({ requests: 1 });
 
   const c = new RollupCatchUp(sqlite);

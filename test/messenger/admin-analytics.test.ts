@@ -11,9 +11,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = () => {
+const setup = async () => {
   h = createMessengerApp();
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const bearer = () => ({ authorization: `Bearer ${admin}` });
 const get = (path: string) => h.json(path, { headers: bearer() });
@@ -101,7 +101,7 @@ async function playSome() {
 
 describe("games overview and export", () => {
   test("figures per game and in total equal what the plays answered; every day of the window is in the series", async () => {
-    setup();
+    await setup();
     const { wheel, grid } = await playSome();
     const res = await get("/api/messenger/admin/games/overview?days=7");
     expect(res.status).toBe(200);
@@ -148,7 +148,7 @@ describe("games overview and export", () => {
   });
 
   test("bad input: unknown game, days and preset together, days out of range", async () => {
-    setup();
+    await setup();
     const unknown = await get("/api/messenger/admin/games/overview?games=spin_wheel,poker");
     expect([unknown.status, unknown.body.error, unknown.body.details]).toEqual([400, "invalid_query", [expect.objectContaining({ field: "query.games" })]]);
     expect(unknown.body.message).toContain("query.games");
@@ -161,7 +161,7 @@ describe("games overview and export", () => {
   });
 
   test("the CSV export parses with csv-parse and equals its JSON twin row for row", async () => {
-    setup();
+    await setup();
     await playSome();
     const json = await h.request("/api/messenger/admin/games/overview/export?format=json&days=3", { headers: bearer() });
     expect(json.status).toBe(200);
@@ -184,7 +184,7 @@ describe("games overview and export", () => {
 
 describe("per-game routes and the rollout checklist", () => {
   test("spin-wheel counts segments per campaign; recon-grid counts grids and reveals", async () => {
-    setup();
+    await setup();
     const { wheel, grid } = await playSome();
     const spin = await get("/api/messenger/admin/games/spin-wheel");
     expect(spin.status).toBe(200);
@@ -204,16 +204,16 @@ describe("per-game routes and the rollout checklist", () => {
   });
 
   test("the checklist names every check with status, figure, threshold and a fix when not passing", async () => {
-    setup();
+    await setup();
     await playSome();
     const refused = await as(1, "/api/messenger/games/spin-wheel/play", { request_id: rid() });
     expect([refused.status, refused.body.error]).toEqual([409, "game_cooldown"]);
     // The request log records a request after its response is sent: wait (bounded) until the refusal is written.
-    const logged = () => {
-      h.ctx.requestLog.flush();
+    const logged = async () => {
+      await h.ctx.requestLog.flush();
       return h.ctx.db.sqlite.query("SELECT 1 FROM request_log WHERE error_code = 'game_cooldown'").get() !== null;
     };
-    for (let i = 0; i < 200 && !logged(); i++) await Bun.sleep(5);
+    for (let i = 0; i < 200 && !(await logged()); i++) await Bun.sleep(5);
     const res = await get("/api/messenger/admin/games/rollout-checklist?days=1");
     expect(res.status).toBe(200);
     const names = res.body.checks.map((c: any) => `${c.name}${c.game_key ? `:${c.game_key}` : ""}`);
@@ -246,7 +246,7 @@ describe("per-game routes and the rollout checklist", () => {
 
 describe("players and the manual grant", () => {
   test("user-activity pages the ledger newest first; unknown player 404; bad id 400", async () => {
-    setup();
+    await setup();
     await playSome();
     const first = await get("/api/messenger/admin/games/user-activity/1?limit=3");
     expect(first.status).toBe(200);
@@ -268,7 +268,7 @@ describe("players and the manual grant", () => {
   });
 
   test("user-profiles lists players with balances, link state and activity, sorted and paginated", async () => {
-    setup();
+    await setup();
     const { grid } = await playSome();
     const res = await get("/api/messenger/admin/games/user-profiles?limit=2");
     expect(res.status).toBe(200);
@@ -287,7 +287,7 @@ describe("players and the manual grant", () => {
   });
 
   test("manual grant: through the ledger with an audit row in the same transaction; idempotent by request_id", async () => {
-    setup();
+    await setup();
     expect((await as(7, "/api/messenger/games/recon-grid/status")).status).toBe(200);
     const body = { telegram_user_id: 7, missiles: 5, reason: "compensation for outage", request_id: "grant-0001" };
     const first = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", body);
@@ -352,7 +352,7 @@ describe("authorisation and configuration", () => {
   const grant = { telegram_user_id: 1, missiles: 1, reason: "x", request_id: "grant-auth-1" };
 
   test("every route is 403 without the admin token (and with a player's init data)", async () => {
-    setup();
+    await setup();
     for (const [method, path] of routes) {
       const none = await h.json(path, method === "POST" ? jsonInit("POST", grant) : {});
       expect([path, none.status, none.body.error]).toEqual([path, 403, "forbidden"]);
@@ -367,7 +367,7 @@ describe("authorisation and configuration", () => {
 
   test("an operator gets 503 when the bot is not configured", async () => {
     h = createMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
-    admin = createAdminToken(h);
+    admin = await createAdminToken(h);
     for (const [method, path] of routes) {
       const res = await h.json(path, method === "POST" ? jsonInit("POST", grant, bearer()) : { headers: bearer() });
       expect([path, res.status, res.body.error]).toEqual([path, 503, "messenger_not_configured"]);

@@ -54,10 +54,10 @@ afterEach(() => {
   tg = undefined;
 });
 
-function start(env: Record<string, string> = {}) {
+async function start(env: Record<string, string> = {}) {
   tg = startFakeTelegram();
   h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: tg.url, PUBLIC_BASE_URL: BASE, ...env } });
-  const token = createAdminToken(h);
+  const token = await createAdminToken(h);
   const get = (path: string, auth = true) => h!.json(path, auth ? { headers: { authorization: `Bearer ${token}` } } : {});
   return { h, tg, get };
 }
@@ -66,7 +66,7 @@ const byName = (checks: Array<Record<string, any>>) => Object.fromEntries(checks
 
 describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   test("offline: named checks, live ones skipped, no Bot API call, the token never echoed", async () => {
-    const { get, tg } = start();
+    const { get, tg } = await start();
     const res = await get("/api/messenger/admin/bot/bootstrap-readiness");
     expect(res.status).toBe(200);
     expect(res.body.live).toBe(false);
@@ -100,14 +100,14 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("offline: an http base URL fails with the fix", async () => {
-    const { get } = start({ PUBLIC_BASE_URL: "http://localhost:3000" });
+    const { get } = await start({ PUBLIC_BASE_URL: "http://localhost:3000" });
     const c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=0")).body.checks);
     expect(c.public_base_url.status).toBe("fail");
     expect(c.public_base_url.fix).toContain("PUBLIC_BASE_URL");
   });
 
   test("offline: a stuck outbox warns then fails, dead replies warn, a quiet bot warns", async () => {
-    const { h, get } = start({ JOBS_ENABLED: "0" });
+    const { h, get } = await start({ JOBS_ENABLED: "0" });
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/help")));
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/balance")));
     h.ctx.db.sqlite.query("UPDATE messenger_bot_outbox SET status = 'dead', last_error = '403 Forbidden: bot was blocked by the user' WHERE id = 2").run();
@@ -127,7 +127,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("live: a wrong webhook URL fails with the setWebhook fix, then the right one passes", async () => {
-    const { h, get, tg } = start();
+    const { h, get, tg } = await start();
     tg.state.webhook = {
       url: "https://old.example.com/telegram",
       pending_update_count: 3,
@@ -162,7 +162,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("live: a recent 401 delivery error and a big backlog fail; Telegram's default allowed_updates pass", async () => {
-    const { h, get, tg } = start();
+    const { h, get, tg } = await start();
     const nowS = Math.floor(h.clock.now().getTime() / 1000);
     tg.state.webhook = {
       url: HOOK_URL,
@@ -179,7 +179,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("live: the secret check names Telegram's header, and a recent 429 (Herald's answer to posts without the secret) fails it too", async () => {
-    const { h, get, tg } = start();
+    const { h, get, tg } = await start();
     const nowS = Math.floor(h.clock.now().getTime() / 1000);
     tg.state.webhook = {
       url: HOOK_URL,
@@ -194,19 +194,19 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("live: MESSENGER_BOT_USERNAME other than getMe's username fails with the fix; the same name in another case passes", async () => {
-    let { get } = start({ MESSENGER_BOT_USERNAME: "SomeOtherBot" });
+    let { get } = await start({ MESSENGER_BOT_USERNAME: "SomeOtherBot" });
     let c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
     expect(c.bot_api_get_me).toMatchObject({ status: "fail", expected: "@SomeOtherBot (MESSENGER_BOT_USERNAME)" });
     expect(c.bot_api_get_me.fix).toContain("MESSENGER_BOT_USERNAME=HeraldTestBot");
     h?.close();
     tg?.stop();
-    ({ get } = start({ MESSENGER_BOT_USERNAME: "heraldtestbot" }));
+    ({ get } = await start({ MESSENGER_BOT_USERNAME: "heraldtestbot" }));
     c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
     expect(c.bot_api_get_me.status).toBe("pass");
   });
 
   test("live: a rejected token fails getMe with the BotFather fix", async () => {
-    const { get, tg } = start();
+    const { get, tg } = await start();
     tg.state.getMeStatus = 401;
     const c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
     expect(c.bot_api_get_me.status).toBe("fail");
@@ -215,7 +215,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
   });
 
   test("live: Bot API down → those checks fail with the error, the route still answers 200", async () => {
-    const { get, tg } = start();
+    const { get, tg } = await start();
     tg.stop(); // nothing listens on that port any more
     const res = await get("/api/messenger/admin/bot/bootstrap-readiness?live=1");
     expect(res.status).toBe(200);
@@ -231,7 +231,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
 
 describe("GET /api/messenger/admin/bot/command-helper", () => {
   test("lists the handled commands, the setMyCommands payload and curl; each command gets a real reply from the webhook", async () => {
-    const { h, get, tg } = start();
+    const { h, get, tg } = await start();
     const res = await get("/api/messenger/admin/bot/command-helper");
     expect(res.status).toBe(200);
     const names = res.body.commands.map((c: { command: string }) => c.command);
@@ -264,7 +264,7 @@ describe("GET /api/messenger/admin/bot/command-helper", () => {
 
 describe("GET /api/messenger/admin/bot/preview", () => {
   test("received by kind and command per hour, sent by status, recent rows without message text; live adds pending", async () => {
-    const { h, get, tg } = start();
+    const { h, get, tg } = await start();
     tg.state.webhook = { url: HOOK_URL, pending_update_count: 7 };
     for (const text of ["/start", "/help", "hello there"]) await h.json("/api/messenger/webhook", webhookPost(textUpdate(text)));
     await h.json("/api/messenger/webhook", webhookPost({ update_id: 77, callback_query: { id: "1" } }));
@@ -290,7 +290,7 @@ describe("GET /api/messenger/admin/bot/preview", () => {
   });
 
   test("live=0 makes no Bot API call; a Bot API that is down is reported, still 200", async () => {
-    const { get, tg } = start();
+    const { get, tg } = await start();
     expect((await get("/api/messenger/admin/bot/preview")).body.live).toBeNull();
     expect(tg.calls).toHaveLength(0);
     tg.stop();
@@ -303,7 +303,7 @@ describe("GET /api/messenger/admin/bot/preview", () => {
 
 describe("admin bot routes: authentication and bad input", () => {
   test("403 without the admin token; 400 with a catalog code for bad query values", async () => {
-    const { get } = start();
+    const { get } = await start();
     for (const path of ["bootstrap-readiness", "command-helper", "preview"]) {
       const res = await get(`/api/messenger/admin/bot/${path}`, false);
       expect(res.status).toBe(403);
@@ -325,7 +325,7 @@ describe("admin bot routes: authentication and bad input", () => {
   });
 
   test("503 for an operator when the bot token is unset", async () => {
-    const { get } = start({ MESSENGER_BOT_TOKEN: "" });
+    const { get } = await start({ MESSENGER_BOT_TOKEN: "" });
     const res = await get("/api/messenger/admin/bot/command-helper");
     expect(res.status).toBe(503);
     expect(res.body.error).toBe("messenger_not_configured");

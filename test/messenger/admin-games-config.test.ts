@@ -11,9 +11,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = () => {
+const setup = async () => {
   h = createMessengerApp();
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const BASE = "/api/messenger/admin/games";
 const adminGet = (path: string) => h.json(`${BASE}${path}`, { headers: { authorization: `Bearer ${admin}` } });
@@ -49,7 +49,7 @@ const ROUTES: Array<["GET" | "POST", string]> = [
 
 describe("access", () => {
   test("every route is 403 without the admin token (or with a wrong one), and 503 without a bot token", async () => {
-    setup();
+    await setup();
     for (const [method, path] of ROUTES) {
       const init = method === "GET" ? {} : jsonInit("POST", {});
       const none = await h.json(`${BASE}${path}`, init);
@@ -59,7 +59,7 @@ describe("access", () => {
     }
     h.close();
     h = createTestApp();
-    admin = createAdminToken(h);
+    admin = await createAdminToken(h);
     for (const [method, path] of ROUTES.filter(([m]) => m === "GET")) {
       const r = await adminGet(path);
       expect([method, path, r.status, r.body.error]).toEqual([method, path, 503, "messenger_not_configured"]);
@@ -69,7 +69,7 @@ describe("access", () => {
 
 describe("audience groups", () => {
   test("built-ins listed first, a custom group created, updated, audited and paginated; bad input refused by field", async () => {
-    setup();
+    await setup();
     const empty = await adminGet("/audience-groups");
     expect(empty.status).toBe(200);
     expect(empty.body.audience_groups.map((g: any) => [g.group_key, g.builtin])).toEqual([
@@ -133,7 +133,7 @@ describe("audience groups", () => {
   });
 
   test("a custom group limits a promo; its rule change is seen at once; an unknown group is 404 naming the field", async () => {
-    setup();
+    await setup();
     const ghost = await adminPost("/promos", { code: "GHOST", reward: { points: 1 }, max_claims: 5, audience_group: "ghosts" });
     expect([ghost.status, ghost.body.error, ghost.body.details[0].field]).toEqual([404, "audience_group_not_found", "body.audience_group"]);
     await adminPost("/audience-groups", { group_key: "en-vets", title: "English veterans", rule: { language_codes: ["en"], min_points_earned: 0 } });
@@ -148,7 +148,7 @@ describe("audience groups", () => {
 
 describe("catalog campaigns", () => {
   test("a gated game opens only inside an active campaign of the player's audience; the mini-app sees each change", async () => {
-    setup();
+    await setup();
     await adminPost("/audience-groups", { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [21] } });
     const before = await catalogOf(22);
     expect([before.recon_grid.available, before.recon_grid.campaign_id]).toEqual([true, null]);
@@ -199,7 +199,7 @@ describe("catalog campaigns", () => {
   });
 
   test("bad input: unknown id, unknown audience group, end before start, missing fields, unknown game", async () => {
-    setup();
+    await setup();
     const unknown = await adminPost("/catalog-campaigns", { id: 999, enabled: false });
     expect([unknown.status, unknown.body.error]).toEqual([404, "campaign_not_found"]);
     const ghost = await adminPost("/catalog-campaigns", { game_key: "spin_wheel", audience_group: "ghosts", title: "x" });
@@ -216,7 +216,7 @@ describe("catalog campaigns", () => {
   });
 
   test("a wheel campaign gate: outside the audience the wheel is unavailable and a spin is refused", async () => {
-    setup();
+    await setup();
     await adminPost("/catalog-campaigns", { game_key: "spin_wheel", audience_group: "premium", title: "Premium wheel" });
     expect((await catalogOf(41)).spin_wheel).toMatchObject({ available: false, campaign_id: null });
     expect((await as(41, "/api/messenger/games/spin-wheel/status")).body.available).toBe(false);
@@ -228,7 +228,7 @@ describe("catalog campaigns", () => {
 
 describe("promos", () => {
   test("an existing code is updated with update: true; a cap below the claims is 409 naming the field; audited", async () => {
-    setup();
+    await setup();
     expect((await adminPost("/promos", { code: "SPRING", reward: { points: 40 }, max_claims: 3 })).status).toBe(200);
     for (const id of [1, 2]) expect((await as(id, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" })).status).toBe(200);
     const below = await adminPost("/promos", { code: "SPRING", update: true, max_claims: 1 });
@@ -269,7 +269,7 @@ describe("promos", () => {
   });
 
   test("the list paginates", async () => {
-    setup();
+    await setup();
     for (const code of ["AAA1", "BBB2", "CCC3"]) await adminPost("/promos", { code, reward: { points: 1 }, max_claims: 1 });
     const p1 = await adminGet("/promos?limit=2");
     expect([p1.body.count, p1.body.pagination]).toEqual([2, { limit: 2, offset: 0, has_more: true, next_offset: 2, next_cursor: expect.any(String) }]);
@@ -281,7 +281,7 @@ describe("promos", () => {
 
 describe("catalog preview", () => {
   test("what a real or hypothetical player sees, and which campaign and rule matched", async () => {
-    setup();
+    await setup();
     await adminPost("/audience-groups", { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [51], linked: true } });
     const grid = await adminPost("/catalog-campaigns", { game_key: "recon_grid", audience_group: "testers", title: "Grid beta" });
     const old = await adminPost("/catalog-campaigns", { game_key: "recon_grid", audience_group: "linked", title: "Old", enabled: false });

@@ -12,9 +12,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = () => {
+const setup = async () => {
   h = createMessengerApp();
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const ADMIN = "/api/messenger/admin";
 const get = (path: string) => h.json(`${ADMIN}${path}`, { headers: { authorization: `Bearer ${admin}` } });
@@ -191,7 +191,7 @@ const CASES: ListCase[] = [
 
 describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
   test("count, the query echo and pagination {has_more, next_offset, next_cursor}; the old fields kept", async () => {
-    setup();
+    await setup();
     await c.seed();
     const first = await get(join(c.path, "limit=2"));
     expect(first.status).toBe(200);
@@ -211,7 +211,7 @@ describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
   });
 
   test("walking by cursor gives the rows of walking by offset, and a row added before the cursor shifts nothing", async () => {
-    setup();
+    await setup();
     await c.seed();
     const limit = c.walkLimit ?? 2;
     const byOffset: string[] = [];
@@ -238,7 +238,7 @@ describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
   });
 
   test("bounded: limit 1–200, offset ≥ 0, cursor ≤ 512 characters; a cursor it did not issue, or one with an offset, is 400", async () => {
-    setup();
+    await setup();
     await c.seed();
     for (const [query, field] of [
       ["limit=0", "query.limit"],
@@ -261,7 +261,7 @@ describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
 });
 
 test("a cursor of one list is refused by a list with another sort key", async () => {
-  setup();
+  await setup();
   for (let i = 1; i <= 3; i++) {
     await post("/games/catalog-campaigns", {
       game_key: "recon_grid",

@@ -11,9 +11,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = () => {
+const setup = async () => {
   h = createMessengerApp();
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const auth = () => ({ authorization: `Bearer ${admin}` });
 const get = (path: string) => h.json(path, { headers: auth() });
@@ -58,7 +58,7 @@ const play2 = {
 
 describe("GET and POST /api/messenger/admin/missions", () => {
   test("create is audited, a duplicate key is 409; the list pages with limit/offset and shows revision, state, updated_at", async () => {
-    setup();
+    await setup();
     const created = await post("/api/messenger/admin/missions", quiz3);
     expect(created.status).toBe(200);
     expect(created.body.mission).toMatchObject({ mission_key: "quiz-3", revision: 1, active: true, updated_at: "2026-01-01T00:00:00.000Z" });
@@ -88,7 +88,7 @@ describe("GET and POST /api/messenger/admin/missions", () => {
 
 describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
   test("428 without X-Expected-Revision, 400 naming the header when not a positive integer, 409 with the current revision when stale", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     const missing = await patch("quiz-3", { title: "New" });
     expect([missing.status, missing.body.error]).toEqual([428, "revision_required"]);
@@ -116,7 +116,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
   });
 
   test("an edit bumps revision and updated_at, is audited with before and after, and the next completion pays the new reward", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     h.clock.advanceSeconds(60);
     const res = await patch("quiz-3", { title: "Answer thrice", reward: { points: 25 }, daily_cap: 20 }, 1);
@@ -146,7 +146,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
   });
 
   test("two PATCHes naming the same revision: exactly one applies, the other is 409 with the winner's revision", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => patch("quiz-3", { title: `Edit ${i}` }, 1)));
     const won = answers.filter((a) => a.status === 200);
@@ -160,7 +160,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
   });
 
   test("a target at or below an unfinished player's progress is refused naming the field; above it applies", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", { ...quiz3, target: 5 });
     await player(7, "enroll", { mission_key: "quiz-3" });
     await progress(7, "quiz-3", "evt-p7-0001", 2);
@@ -176,7 +176,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
 
 describe("self-reported and server missions", () => {
   test("PATCH keeps a self-reported mission within its limits and each mission on its kind of event type", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     const spin2 = await post("/api/messenger/admin/missions", { ...quiz3, mission_key: "spin-2", event_type: "spin_wheel.play", progress_source: undefined });
     expect(spin2.body.mission.progress_source).toBe("server");
@@ -206,7 +206,7 @@ describe("self-reported and server missions", () => {
 
 describe("POST /api/messenger/admin/missions/{mission_key}/activate and /deactivate", () => {
   test("idempotent, audited when changed, optional revision honoured; the mini-app routes see the state", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     await player(3, "enroll", { mission_key: "quiz-3" });
     expect((await progress(3, "quiz-3", "evt-p3-0001", 1)).body.accepted).toBe(true);
@@ -257,7 +257,7 @@ describe("comparison, analytics and stats", () => {
    *        P4 enrolls quiz-3 (no progress); P5 enrolls quiz-3, 1 (ok).
    */
   async function scenario() {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     h.clock.advanceSeconds(1); // quiz-3 is the older: listed first
     await post("/api/messenger/admin/missions", play2);
@@ -418,8 +418,8 @@ describe("comparison, analytics and stats", () => {
 
   test("salutes paid are summed exactly from what each completion credited (unpaid ones left out)", async () => {
     h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
-    admin = createAdminToken(h);
-    const key = createKey(h, { partner: "Acme", mode: "live" });
+    admin = await createAdminToken(h);
+    const key = await createKey(h, { partner: "Acme", mode: "live" });
     // A server mission (self-reported ones never pay salutes): each player spins once after enrolling.
     const spin1 = { ...quiz3, event_type: "spin_wheel.play", progress_source: undefined, target: 1, reward: { points: 1, salutes: "0.1" } };
     expect((await post("/api/messenger/admin/missions", spin1)).body.mission.progress_source).toBe("server");
@@ -470,7 +470,7 @@ describe("comparison, analytics and stats", () => {
   });
 
   test("a mission nobody enrolled in: zeros, null rate and median", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     const stats = await get("/api/messenger/admin/missions/quiz-3/stats");
     expect(stats.body).toMatchObject({
@@ -498,7 +498,7 @@ describe("access", () => {
   ];
 
   test("every route is 403 without the admin token (and with a player's init data), and changes nothing", async () => {
-    setup();
+    await setup();
     await post("/api/messenger/admin/missions", quiz3);
     for (const [method, path] of routes) {
       const body =
@@ -516,7 +516,7 @@ describe("access", () => {
 
   test("the routes answer 503 to an operator when the bot is not configured", async () => {
     h = createMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
-    admin = createAdminToken(h);
+    admin = await createAdminToken(h);
     const res = await get("/api/messenger/admin/missions/comparison");
     expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);
   });

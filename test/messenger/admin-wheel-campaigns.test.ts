@@ -13,9 +13,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = () => {
+const setup = async () => {
   h = createMessengerApp();
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const BASE = "/api/messenger/admin/games/wheel-campaigns";
 const adminPost = (body: unknown) => h.json(BASE, jsonInit("POST", body, { authorization: `Bearer ${admin}` }));
@@ -49,7 +49,7 @@ const premiumWheel = (extra: Record<string, unknown> = {}) => ({
 
 describe("wheel campaigns", () => {
   test("created with its expected value per spin, listed beside the default, audited", async () => {
-    setup();
+    await setup();
     const made = await adminPost(premiumWheel({ ends_at: at(7 * 86_400) }));
     expect(made.status).toBe(200);
     expect(made.body.created).toBe(true);
@@ -79,7 +79,7 @@ describe("wheel campaigns", () => {
   });
 
   test("weights, segment count, cooldown, keys, audience and overlapping windows are refused with their codes", async () => {
-    setup();
+    await setup();
     const zero = await adminPost(premiumWheel({ segments: [{ label: "x", weight: 0, reward: {} }] }));
     expect([zero.status, zero.body.error]).toEqual([400, "invalid_payload"]);
     expect(JSON.stringify(zero.body.details)).toContain("segments");
@@ -123,7 +123,7 @@ describe("wheel campaigns", () => {
   });
 
   test("the player's wheel follows the campaign: status, cooldown, play, recorded campaign_key, then the default again", async () => {
-    setup();
+    await setup();
     await adminPost(premiumWheel());
     const vip = { is_premium: true };
     const status = await as(61, "/api/messenger/games/spin-wheel/status", {}, vip);
@@ -155,7 +155,7 @@ describe("wheel campaigns", () => {
   });
 
   test("provably fair: spins on a campaign recompute from the revealed seed over the campaign's weights", async () => {
-    setup();
+    await setup();
     await adminPost(premiumWheel());
     const vip = { is_premium: true };
     credit(71, 20);
@@ -173,7 +173,7 @@ describe("wheel campaigns", () => {
   });
 
   test("10,000 seeded plays on a custom campaign land within tolerance of its weights", async () => {
-    setup();
+    await setup();
     const segments = [
       { label: "a", weight: 50, reward: { points: 1 } },
       { label: "b", weight: 30, reward: { points: 2 } },

@@ -182,7 +182,7 @@ describe("chat policy: private chats only, commands for this bot only", () => {
     const { h } = start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
     await h.json("/api/messenger/webhook", webhookPost(groupUpdate(880201, "/help@SomeOtherBot")));
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/help@SomeOtherBot")));
-    const token = createAdminToken(h);
+    const token = await createAdminToken(h);
     const res = await h.json("/api/messenger/ops/health", { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(res.body.updates).toMatchObject({ received: 2, ignored: 2, ignored_by_reason: { not_private_chat: 1, for_another_bot: 1 } });

@@ -68,7 +68,7 @@ async function seed(app: TestApp) {
 beforeAll(async () => {
   if (!present) return;
   h = createMessengerApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   await seed(h);
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();

@@ -15,9 +15,9 @@ const PLANT = "<script>alert(1)</script>";
 let h: TestApp;
 let token: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   h = createMessengerApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "ops");
+  token = await createAdminToken(h, "ops");
 });
 afterEach(() => h.close());
 
@@ -343,7 +343,7 @@ describe("without MESSENGER_BOT_TOKEN", () => {
   test("the page says the bot is not configured (200 HTML, not the routes' JSON 503); the form refuses with the same words", async () => {
     const bare = createTestApp({ clock: new FakeClock(NOW) });
     try {
-      const adminToken = createAdminToken(bare, "ops");
+      const adminToken = await createAdminToken(bare, "ops");
       const cookie = await signedInCookie(bare, adminToken);
       const res = await bare.request(PAGE, { headers: { cookie } });
       expect(res.status).toBe(200);

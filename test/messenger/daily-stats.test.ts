@@ -77,7 +77,7 @@ test("the operators' overview counts a play committed a moment before it is read
   );
   playWheel(h.ctx, 21, "just-now");
   const { createAdminToken } = await import("../support/partner");
-  const token = createAdminToken(h);
+  const token = await createAdminToken(h);
   const res = await h.json("/api/messenger/admin/games/overview?days=1", { headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
   expect(JSON.stringify(res.body)).toContain('"plays":1');

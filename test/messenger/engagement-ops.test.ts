@@ -52,7 +52,7 @@ describe("GET /api/messenger/ops/health", () => {
     const api = startFakeBotApi();
     try {
       h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
-      const admin = createAdminToken(h);
+      const admin = await createAdminToken(h);
       const u = textUpdate("/help");
       await h.json("/api/messenger/webhook", webhookPost(u));
       await h.json("/api/messenger/webhook", webhookPost(u));
@@ -80,7 +80,7 @@ describe("GET /api/messenger/ops/health", () => {
 
   test("answers 503 messenger_not_configured without a bot token", async () => {
     h = createTestApp();
-    const admin = createAdminToken(h);
+    const admin = await createAdminToken(h);
     const res = await h.json("/api/messenger/ops/health", { headers: { authorization: `Bearer ${admin}` } });
     expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);
     const hook = await h.json("/api/messenger/webhook", jsonInit("POST", { update_id: 1 }));

@@ -12,9 +12,9 @@ let h: TestApp;
 let admin: string;
 afterEach(() => h?.close());
 
-const setup = (env: Record<string, string> = {}) => {
+const setup = async (env: Record<string, string> = {}) => {
   h = createMessengerApp({ env });
-  admin = createAdminToken(h);
+  admin = await createAdminToken(h);
 };
 const as = (id: number, path: string, body: Record<string, unknown> = {}, user: Record<string, unknown> = {}) =>
   h.json(path, tmaPost(initDataFor(h, { id, ...user }), body));
@@ -24,7 +24,7 @@ const rid = () => `promo-req-${++seq}`;
 
 describe("promos", () => {
   test("once per player, total cap, expiry and audience group each refuse with their code", async () => {
-    setup();
+    await setup();
     const created = await adminPost("/api/messenger/admin/games/promos", { code: "SPRING", reward: { points: 40, free_spins: 1 }, max_claims: 2 });
     expect(created.status).toBe(200);
     expect(created.body.promo).toMatchObject({ code: "SPRING", claims: 0, audience_group: "all" });
@@ -61,7 +61,7 @@ describe("promos", () => {
   });
 
   test("concurrent claims of the last slots never exceed the cap", async () => {
-    setup();
+    await setup();
     await adminPost("/api/messenger/admin/games/promos", { code: "RUSH", reward: { points: 5 }, max_claims: 3 });
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => as(100 + i, "/api/messenger/games/promos/claim", { request_id: rid(), code: "RUSH" })),
@@ -74,7 +74,7 @@ describe("promos", () => {
   test("/start promo_<CODE> claims the promo from the bot", async () => {
     const api = startFakeBotApi();
     try {
-      setup({ MESSENGER_BOT_API_BASE: api.url });
+      await setup({ MESSENGER_BOT_API_BASE: api.url });
       await adminPost("/api/messenger/admin/games/promos", { code: "BOTPROMO", reward: { points: 7 }, max_claims: 5 });
       await h.json("/api/messenger/webhook", webhookPost(textUpdate("/start promo_BOTPROMO", { id: 55, first_name: "Bo" })));
       await h.json("/api/messenger/webhook", webhookPost(textUpdate("/start promo_BOTPROMO", { id: 55, first_name: "Bo" })));
@@ -93,7 +93,7 @@ describe("referrals", () => {
   test("/start ref_<id> records the inviter once, never the player itself or an unknown player", async () => {
     const api = startFakeBotApi();
     try {
-      setup({ MESSENGER_BOT_API_BASE: api.url });
+      await setup({ MESSENGER_BOT_API_BASE: api.url });
       const start = (text: string, id: number, name: string) => h.json("/api/messenger/webhook", webhookPost(textUpdate(text, { id, first_name: name })));
       await start("/start", 10, "Inviter");
       await start("/start ref_10", 11, "Friend");
@@ -140,7 +140,7 @@ describe("missions", () => {
       .get(id);
 
   test("an event type the server neither observes nor was told is self-reported is refused at creation, naming the field", async () => {
-    setup();
+    await setup();
     const anything = await adminPost("/api/messenger/admin/missions", {
       mission_key: "free-300",
       title: "Anything",
@@ -178,7 +178,7 @@ describe("missions", () => {
   });
 
   test("a server mission's progress is the server's count of its own records: a reported number is not used", async () => {
-    setup();
+    await setup();
     const spin3 = {
       mission_key: "spin-3",
       title: "Spin three times",
@@ -228,7 +228,7 @@ describe("missions", () => {
   });
 
   test("a server mission moves to its count within the daily cap, the rest on a later day", async () => {
-    setup();
+    await setup();
     await adminPost("/api/messenger/admin/missions", {
       mission_key: "buy-5",
       title: "Buy 5 items",
@@ -252,7 +252,7 @@ describe("missions", () => {
   });
 
   test("grid starts, reveals, promo claims are counted by the server", async () => {
-    setup();
+    await setup();
     for (const [key, type] of [
       ["start-1", "recon_grid.start"],
       ["reveal-1", "recon_grid.reveal"],
@@ -283,7 +283,7 @@ describe("missions", () => {
   });
 
   test("self-reported: enroll is idempotent; progress replays, refuses non-monotonic, rate and daily caps with a reason; completion pays once", async () => {
-    setup();
+    await setup();
     expect((await adminPost("/api/messenger/admin/missions", mission)).status).toBe(200);
     const P = 9;
     const catalog = await as(P, "/api/messenger/missions/catalog");
@@ -328,7 +328,7 @@ describe("missions", () => {
   });
 
   test("admin routes need the admin token", async () => {
-    setup();
+    await setup();
     const res = await h.json("/api/messenger/admin/missions", jsonInit("POST", mission));
     expect(res.status).toBe(403);
   });

@@ -15,8 +15,8 @@ afterEach(() => h?.close());
 describe("salutes rewards", () => {
   test("a promo's salutes go to the linked partner user once; an unlinked player gets the game reward only", async () => {
     h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
-    const admin = createAdminToken(h);
-    const key = createKey(h, { partner: "Acme", mode: "live" });
+    const admin = await createAdminToken(h);
+    const key = await createKey(h, { partner: "Acme", mode: "live" });
     const user = await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "ext-9", username: "linked" } });
     const userId = String(user.body.user.id);
     const adminPost = (path: string, body: unknown) => h.json(path, jsonInit("POST", body, { authorization: `Bearer ${admin}` }));
@@ -47,8 +47,8 @@ describe("salutes rewards", () => {
 
   test("one wallet proven by two players: both link to its partner user, whose salutes for a reward are paid once", async () => {
     h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
-    const admin = createAdminToken(h);
-    const key = createKey(h, { partner: "Acme", mode: "live" });
+    const admin = await createAdminToken(h);
+    const key = await createKey(h, { partner: "Acme", mode: "live" });
     const kp = Keypair.generate();
     const address = kp.publicKey.toBase58();
     const user = await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "ext-w", username: "holder" } });

@@ -16,7 +16,7 @@ const as = (path: string, body: Record<string, unknown>, id = PLAYER) => h.json(
 const signWith = (kp: Keypair, message: string) => bs58.encode(ed25519.sign(new TextEncoder().encode(message), kp.secretKey.slice(0, 32)));
 
 async function partnerWithWallet(address: string): Promise<{ key: TestKey; userId: string }> {
-  const key = createKey(h, { partner: "Acme", mode: "live" });
+  const key = await createKey(h, { partner: "Acme", mode: "live" });
   const user = await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "ext-1", username: "holder" } });
   const userId = String(user.body.user.id);
   const linked = await signedJson(h, key, "POST", `/api/partner/users/${userId}/wallets`, { body: { wallet_address: address, is_primary: true } });
@@ -85,7 +85,7 @@ describe("operator link", () => {
     h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     const { createAdminToken } = await import("../support/partner");
     const { jsonInit } = await import("../support/app");
-    const admin = createAdminToken(h);
+    const admin = await createAdminToken(h);
     const { userId } = await partnerWithWallet(Keypair.generate().publicKey.toBase58());
     await as("/api/messenger/init/verify", {});
     const link = (id: number | string, body: unknown, auth = true) =>

@@ -21,14 +21,14 @@ afterEach(() => {
   receivers = [];
 });
 
-function setup(env: Record<string, string> = {}) {
+async function setup(env: Record<string, string> = {}) {
   const rx = startReceiver({ status: 200 });
   receivers.push(rx);
   h = createTestApp({
     clock: new FakeClock(T0),
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat"), LINK_INBOX_TIMEOUT_MS: "2000", ...env },
   });
-  const token = createAdminToken(h);
+  const token = await createAdminToken(h);
   const auth = { authorization: `Bearer ${token}` };
   return { rx, token, auth, get: (path: string) => h.json(path, { headers: auth }) };
 }
@@ -44,7 +44,7 @@ async function forbidden(n: number) {
   for (let i = 0; i < n; i++) expect((await h.request("/admin/backups")).status).toBe(403);
   // The request log records in the after-response hook: wait for the n rows (no timer), then write them.
   for (let i = 0; i < 200 && h.ctx.requestLog.pending < before + n; i++) await Bun.sleep(0);
-  expect(h.ctx.requestLog.flush()).toBeGreaterThanOrEqual(n);
+  expect(await h.ctx.requestLog.flush()).toBeGreaterThanOrEqual(n);
 }
 
 function plantDeadLetters(n: number, startId: number) {
@@ -59,7 +59,7 @@ function plantDeadLetters(n: number, startId: number) {
 
 describe("item 2: the 403 digest raises alerts", () => {
   test("a caused 403 spike is a digest alert row and a chat message within one monitor run; its end is a resolved message; last_digest_warn matches", async () => {
-    const { rx, get } = setup();
+    const { rx, get } = await setup();
     await forbidden(60);
     h.clock.advanceSeconds(10 * 60); // the next quarter-hour tick of the monitor
     await h.ctx.jobs.runNow(ALERTS_MONITOR_JOB);
@@ -91,7 +91,7 @@ describe("item 2: the 403 digest raises alerts", () => {
     h.clock.set("2026-04-01T11:05:00.000Z");
     await forbidden(40);
     h.clock.advanceSeconds(10 * 60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     expect(about(rx, "digest/403_spike")).toHaveLength(1);
     const sustained = await get(`${B}/export.json?source=digest&status=warn&limit=1`);
@@ -99,7 +99,7 @@ describe("item 2: the 403 digest raises alerts", () => {
 
     // Two quiet hours later the window holds no spike: the alert resolves, and that is sent.
     h.clock.set("2026-04-01T13:15:00.000Z");
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     const all = about(rx, "digest/403_spike");
     expect(all).toHaveLength(2);
@@ -110,7 +110,7 @@ describe("item 2: the 403 digest raises alerts", () => {
   });
 
   test("an active suppression rule keeps the spike out of the alerts, as it keeps it out of the digest's findings", async () => {
-    const { rx, auth } = setup();
+    const { rx, auth } = await setup();
     const rule = await h.json("/admin/ops/403-digest/suppressions", {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
@@ -118,7 +118,7 @@ describe("item 2: the 403 digest raises alerts", () => {
     });
     expect(rule.status).toBe(201);
     await forbidden(60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     const rows = await h.json(`${B}/export.json?source=digest`, { headers: auth });
     // The four findings the spike would have made (all routes, the route, the key "", the client prefix) are suppressed.
@@ -129,16 +129,16 @@ describe("item 2: the 403 digest raises alerts", () => {
 
 describe("item 3: state changes reach people", () => {
   test("warn alerts are sent; the first monitor run with 3 dead letters already present warns; the next quiet run sends alert.resolved", async () => {
-    const { rx, get } = setup();
+    const { rx, get } = await setup();
     plantDeadLetters(3, 1);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     const r = await get(`${B}/export.json?source=webhooks`);
     expect(r.body.alerts[0]).toMatchObject({ status: "warn", value: "3", details: { dead_letters: 3, previous: null, growth: 3 } });
     expect(about(rx, "dead_letter_growth")).toEqual([expect.stringMatching(/^\[Herald\] Alert fired: webhooks\/dead_letter_growth \[warn\] \(3\)/)]);
 
     h.clock.advanceSeconds(15 * 60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     const notices = about(rx, "dead_letter_growth");
     expect(notices).toHaveLength(2);
@@ -151,8 +151,8 @@ describe("item 3: state changes reach people", () => {
   });
 
   test("every audit run since the last evaluation is judged: a bad run followed 5 s later by a clean one fires and resolves", async () => {
-    const { rx, get } = setup();
-    runAlertsMonitor(h.ctx); // no audit run yet: no_run
+    const { rx, get } = await setup();
+    await runAlertsMonitor(h.ctx); // no audit run yet: no_run
     const run = h.ctx.db.sqlite.query(
       `INSERT INTO audit_runs (label, day, started_at, finished_at, mint, decimals, is_complete, rows_total, signatures_with_anomalies, overall, thresholds)
        VALUES (?, '2026-04-01', ?, ?, 'M', 6, 1, ?, ?, ?, '{}')`,
@@ -160,7 +160,7 @@ describe("item 3: state changes reach people", () => {
     run.run("2026-04-01T10:06:00Z", "2026-04-01T10:06:00Z", "2026-04-01T10:06:30Z", 4, 2, "bad"); // a manual run that found a critical anomaly
     run.run("2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", 0, 0, "ok"); // the scheduled run 5 s later: empty
     h.clock.advanceSeconds(15 * 60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     const rows = await get(`${B}/export.json?source=transparency&limit=10`);
     expect(rows.body.alerts.map((a: any) => [a.status, a.details.selected_run])).toEqual([
@@ -174,13 +174,13 @@ describe("item 3: state changes reach people", () => {
     expect(notices[1]).toStartWith("[Herald] Alert resolved: transparency/audit_anomalies");
     // Nothing new: the next run judges the latest run again, and sends nothing.
     h.clock.advanceSeconds(15 * 60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     expect(about(rx, "transparency/")).toHaveLength(2);
   });
 
   test("an escalation within one firing (warn → fail) is sent even inside the cooldown; a de-escalation is not", async () => {
-    const { rx } = setup({ LINK_INBOX_COOLDOWN_SECONDS: "900" });
+    const { rx } = await setup({ LINK_INBOX_COOLDOWN_SECONDS: "900" });
     const row = (status: string) =>
       h.ctx.db.sqlite
         .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('r', ?, 'status', 'database', ?, ?)")
@@ -201,7 +201,7 @@ describe("item 3: state changes reach people", () => {
   });
 
   test("silences: created and expired over HTTP (who, why, until when; audited); a silenced alert is recorded and firing but not sent", async () => {
-    const { rx, auth, get } = setup();
+    const { rx, auth, get } = await setup();
     const post = (path: string, body?: unknown, headers: Record<string, string> = auth) =>
       h.json(path, {
         method: "POST",
@@ -222,7 +222,7 @@ describe("item 3: state changes reach people", () => {
     });
 
     plantDeadLetters(3, 1);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     await send();
     expect(about(rx, "dead_letter_growth")).toEqual([]);
     const skipped = events().filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth");
@@ -267,7 +267,7 @@ describe("item 3: state changes reach people", () => {
 
 describe("export filters know the new names", () => {
   test("source=digest, event=alert.resolved and skip_reason=silenced are accepted", async () => {
-    const { get, auth } = setup();
+    const { get, auth } = await setup();
     expect((await get(`${B}/export.json?source=digest`)).status).toBe(200);
     expect((await h.request(`${B}/runs/export?source=digest`, { headers: auth })).status).toBe(200);
     expect((await get("/admin/ops/link-inbox/events/export.json?event=alert.resolved&skip_reason=silenced")).status).toBe(200);

@@ -32,7 +32,7 @@ beforeAll(async () => {
   if (!present) return;
   rx = startReceiver({ status: 200 });
   h = createTestApp({ clock: new FakeClock(NOW), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   const admin = operator(h, token);
   const created = await admin.post("/admin/status/incidents", {

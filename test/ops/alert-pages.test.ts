@@ -18,10 +18,10 @@ afterEach(() => {
   rx?.stop();
 });
 
-function setup() {
+async function setup() {
   rx = startReceiver({ status: 200 });
   h = createTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
-  const token = createAdminToken(h, "pager");
+  const token = await createAdminToken(h, "pager");
   return { token, admin: operator(h, token) };
 }
 
@@ -46,7 +46,7 @@ const linkOf = (text: string) => new URL(text.split(" ").pop()!).pathname;
 
 describe("incident links", () => {
   test("the incident notice links to /admin/ops/incidents/<id>, which opens for the session cookie (the old JSON route does not)", async () => {
-    const { token, admin } = setup();
+    const { token, admin } = await setup();
     const created = await admin.post("/admin/status/incidents", {
       title: "Deliveries <delayed>",
       message: "Late & slow.",
@@ -89,7 +89,7 @@ describe("incident links", () => {
 
 describe("alert links", () => {
   test("the alert notice links to the alert's page: state, latest evaluation, history and notices, every value escaped", async () => {
-    const { token } = setup();
+    const { token } = await setup();
     h.ctx.db.sqlite
       .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_1', ?, 'status', 'database', 'fail', 'bad', ?)")
       .run(T0, JSON.stringify({ summary: "disk <full> & read-only" }));
@@ -126,7 +126,7 @@ describe("alert links", () => {
 
 describe("silences from a browser session", () => {
   test("a POST with the session cookie needs X-CSRF-Token (the token its pages carry); with it the silence is made and audited", async () => {
-    const { token } = setup();
+    const { token } = await setup();
     const cookie = await signIn(token);
     const body = JSON.stringify({ matcher: "digest:*", reason: "pen test, OPS-9", ends_at: "2026-04-01T18:00:00Z" });
     const headers = { cookie, "content-type": "application/json" };

@@ -15,13 +15,13 @@ const NOW = "2026-03-10T12:00:00.000Z";
 const B = "/admin/ops/alerts-monitor";
 let h: TestApp;
 let auth: Record<string, string>;
-let monitor: ReturnType<typeof runAlertsMonitor>;
+let monitor: Awaited<ReturnType<typeof runAlertsMonitor>>;
 
-beforeAll(() => {
+beforeAll(async () => {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   recordAlertRun(h.ctx, { source: "preflight", at: "2026-03-10T09:00:00.000Z", runId: "ar_pre", alerts: [{ name: "token.mint", status: "warn", value: "3" }] });
-  monitor = runAlertsMonitor(h.ctx);
+  monitor = await runAlertsMonitor(h.ctx);
 });
 afterAll(() => h.close());
 

@@ -21,9 +21,9 @@ let h: TestApp;
 let auth: { authorization: string };
 afterEach(() => h?.close());
 
-function setup() {
+async function setup() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h)}` };
 }
 
 function plant() {
@@ -52,7 +52,7 @@ function plantDeadLetters(n: number, startId: number) {
 
 describe("alerts monitor: export.json", () => {
   test("the window's rows, newest first, filtered by source and status, paged", async () => {
-    setup();
+    await setup();
     plant();
     const r = await h.json(`${B}/export.json`, { headers: auth });
     expect(r.status).toBe(200);
@@ -80,7 +80,7 @@ describe("alerts monitor: export.json", () => {
   });
 
   test("bad input is a 400 invalid_query naming the parameter, never a 500", async () => {
-    setup();
+    await setup();
     for (const [q, field] of [
       ["source=bogus", "query.source"],
       ["status=bad", "query.status"],
@@ -105,9 +105,9 @@ describe("alerts monitor: export.json", () => {
 
 describe("alerts monitor: the job", () => {
   test("records status checks, the transparency alert and dead-letter growth per run", async () => {
-    setup();
+    await setup();
     expect(h.ctx.jobs.has(ALERTS_MONITOR_JOB)).toBe(true);
-    const first = runAlertsMonitor(h.ctx);
+    const first = await runAlertsMonitor(h.ctx);
     expect(first.sources.map((s) => s.source)).toEqual(["status", "transparency", "webhooks", "digest"]);
     let r = await h.json(`${B}/export.json?source=webhooks`, { headers: auth });
     expect(r.body.alerts).toHaveLength(1);
@@ -123,7 +123,7 @@ describe("alerts monitor: the job", () => {
 
     plantDeadLetters(3, 1);
     h.clock.advance(15 * 60_000);
-    const second = runAlertsMonitor(h.ctx);
+    const second = await runAlertsMonitor(h.ctx);
     expect(second.run_id).not.toBe(first.run_id);
     r = await h.json(`${B}/export.json?source=webhooks`, { headers: auth });
     expect(r.body.alerts[0]).toMatchObject({
@@ -143,7 +143,7 @@ describe("alerts monitor: the job", () => {
 
 describe("alerts monitor: runs/export and export.zip", () => {
   test("runs/export is one CSV line per run, the twin of export.json's runs", async () => {
-    setup();
+    await setup();
     plant();
     const res = await h.request(`${B}/runs/export?days=30`, { headers: auth });
     expect(res.status).toBe(200);
@@ -154,9 +154,9 @@ describe("alerts monitor: runs/export and export.zip", () => {
   });
 
   test("the ZIP unpacks, passes unzip -t, and its manifest's sha256 values match the files", async () => {
-    setup();
+    await setup();
     plant();
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     const res = await h.request(`${B}/export.zip`, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/zip");
@@ -194,7 +194,7 @@ describe("alerts monitor: runs/export and export.zip", () => {
 
 describe("alerts monitor: authentication", () => {
   test("every route is 403 without credentials, and 403 with a wrong token", async () => {
-    setup();
+    await setup();
     for (const path of ["export.json", "export.zip", "runs/export", "export-usage.csv", "export-usage.json", "export-usage.png", "export-usage.svg"]) {
       for (const headers of [{}, { authorization: "Bearer not-a-real-token-0123456789" }] as Array<Record<string, string>>) {
         const r = await h.json(`${B}/${path}`, { headers });

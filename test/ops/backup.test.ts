@@ -10,8 +10,8 @@ afterEach(() => h?.close());
 
 test("POST /admin/backup/run writes a consistent snapshot and reports its path, size and sha256", async () => {
   h = createTestApp();
-  const token = createAdminToken(h);
-  createKey(h);
+  const token = await createAdminToken(h);
+  await createKey(h);
   const res = await h.json("/admin/backup/run", { method: "POST", headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
   const b = res.body.backup;

@@ -16,9 +16,9 @@ async function streamedSha256(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-function setup(env: Record<string, string> = {}) {
+async function setup(env: Record<string, string> = {}) {
   h = createTestApp({ env });
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const run = async () => {
     const res = await h.json("/admin/backup/run", { method: "POST", headers: auth });
     expect(res.status).toBe(200);
@@ -32,7 +32,7 @@ function setup(env: Record<string, string> = {}) {
 }
 
 test("two runs are listed newest first with their streamed sha256, size and recorded integrity", async () => {
-  const { auth, run, backupsDir } = setup();
+  const { auth, run, backupsDir } = await setup();
   const first = await run();
   const second = await run();
   const res = await h.json("/admin/backups", { headers: auth });
@@ -65,14 +65,14 @@ test("two runs are listed newest first with their streamed sha256, size and reco
 });
 
 test("no backups yet: an empty list, not an error", async () => {
-  const { auth } = setup();
+  const { auth } = await setup();
   const res = await h.json("/admin/backups", { headers: auth });
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ count: 0, total: 0, backups: [] });
 });
 
 test("a backup copied in without a manifest is listed as integrity unknown, hashed once and given a manifest", async () => {
-  const { auth, run, backupsDir } = setup();
+  const { auth, run, backupsDir } = await setup();
   const made = await run();
   const copy = join(backupsDir, "herald-2025-06-01T12-00-00-000Z.db");
   copyFileSync(made.backup.path, copy);
@@ -91,7 +91,7 @@ test("a backup copied in without a manifest is listed as integrity unknown, hash
 });
 
 test("GET /admin/backups/{name} sends the file with its length, type, disposition and digests", async () => {
-  const { auth, run } = setup();
+  const { auth, run } = await setup();
   const { backup } = await run();
   const res = await h.request(`/admin/backups/${backup.name}`, { headers: auth });
   expect(res.status).toBe(200);
@@ -113,7 +113,7 @@ test("GET /admin/backups/{name} sends the file with its length, type, dispositio
 });
 
 test("path traversal and names that are not backups are refused; symlinks are never followed", async () => {
-  const { auth, run, backupsDir } = setup();
+  const { auth, run, backupsDir } = await setup();
   await run();
   // A link under a valid backup name, pointing at the live database outside the folder.
   const planted = "herald-2020-01-01T00-00-00-000Z.db";
@@ -145,7 +145,7 @@ test("path traversal and names that are not backups are refused; symlinks are ne
 });
 
 test("BACKUP_KEEP=2: each run deletes the oldest beyond two with their manifests, audited, and says which", async () => {
-  const { auth, run, backupsDir } = setup({ BACKUP_KEEP: "2" });
+  const { auth, run, backupsDir } = await setup({ BACKUP_KEEP: "2" });
   const first = await run();
   const second = await run();
   expect(second.pruned).toEqual([]);
@@ -179,7 +179,7 @@ test("BACKUP_KEEP is an integer from 1 to 1000", () => {
 });
 
 test("listing and downloading backups are for operators only", async () => {
-  const { run } = setup();
+  const { run } = await setup();
   const { backup } = await run();
   expect((await h.json("/admin/backups")).status).toBe(403);
   const res = await h.request(`/admin/backups/${backup.name}`);

@@ -22,7 +22,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
-  token = createAdminToken(h, "browser-operator");
+  token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

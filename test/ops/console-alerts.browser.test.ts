@@ -25,7 +25,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   recordAlertRun(h.ctx, {
     source: "digest",
     alerts: [

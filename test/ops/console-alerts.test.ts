@@ -16,9 +16,9 @@ let h: TestApp;
 let token = "";
 afterEach(() => h?.close());
 
-function seed() {
+async function seed() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   h.ctx.db.sqlite
     .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_01', ?, 'digest', '403_spike', 'warn', '129', ?)")
     .run(NOW, JSON.stringify({ summary: "route /api/partner/users/:id: 129 403s <script>x</script>" }));
@@ -27,7 +27,7 @@ function seed() {
 
 describe("GET /admin/console/alerts", () => {
   test("what fires, with its page and escaped summary; exports open with the session", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
@@ -42,7 +42,7 @@ describe("GET /admin/console/alerts", () => {
   });
 
   test("a silence from the form: audited, shown with who, why and until when, holds the alert; ended once; CSRF required", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const first = await pageAs(h, `${PAGE}?matcher=digest%3A403_spike`, cookie);
     expect(first.html).toContain('value="digest:403_spike"');
@@ -83,7 +83,7 @@ describe("GET /admin/console/alerts", () => {
 describe("GET /admin/console/alerts: history, evaluations and silences, paged", () => {
   test("30 alerts: the recent changes and the evaluations page with Older/Newer links, as export.json does", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    token = createAdminToken(h, "on-call");
+    token = await createAdminToken(h, "on-call");
     recordAlertRun(h.ctx, {
       source: "webhooks",
       alerts: Array.from({ length: 30 }, (_, i) => ({ name: `check_${String(i).padStart(2, "0")}`, status: i < 3 ? "fail" : "ok", value: i })),
@@ -127,7 +127,7 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
   });
 
   test("a silence until a time: bounded to 30 days ahead, in the future; ended silences page by cursor", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
     const fields = { matcher: "digest:*", reason: "maintenance <window>", hours: "4", csrf_token: csrf };
@@ -174,7 +174,7 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
   });
 
   test("the forms audit as the JSON routes do; a wrong or missing token changes nothing; the bearer token opens the page", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
     const viaJson = await h.json("/admin/ops/alerts-monitor/silences", {

@@ -25,7 +25,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z"), env: { BACKUP_KEEP: "3" } });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

@@ -30,7 +30,7 @@ describe("GET /admin/console/backups", () => {
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?offset=0`)}`);
     expect((await h.request(`${PAGE}/run`, { method: "POST" })).status).toBe(303);
 
-    const token = createAdminToken(h, "bearer-ops");
+    const token = await createAdminToken(h, "bearer-ops");
     const page = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });
     expect(page.status).toBe(200);
     expect(page.headers.get("cache-control")).toBe("private, no-store");
@@ -49,7 +49,7 @@ describe("GET /admin/console/backups", () => {
 
   test("take one with the form: CSRF refused without or with a wrong token; then listed, downloaded with the session, sha256 matching, audited", async () => {
     h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "2" } });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const cookie = await signedInCookie(h, token);
     const empty = await pageAs(h, PAGE, cookie);
     expect(empty.status).toBe(200);
@@ -106,7 +106,7 @@ describe("GET /admin/console/backups", () => {
 
   test("a second run in the same millisecond: 409, the page with the error (the JSON envelope for a script); a refused folder: 503 page", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
     expect((await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf })).status).toBe(303);
@@ -128,7 +128,7 @@ describe("GET /admin/console/backups", () => {
     h.close();
     h = createTestApp({ clock: new FakeClock(NOW) });
     symlinkSync("/proc/self/fdinfo", join(h.dir, "backups"));
-    const t2 = createAdminToken(h, "ops");
+    const t2 = await createAdminToken(h, "ops");
     const c2 = await signedInCookie(h, t2);
     const refused = await formPost(h, `${PAGE}/run`, c2, { csrf_token: csrfOf((await pageAs(h, PAGE, c2)).html) });
     expect(refused.status).toBe(503);
@@ -138,7 +138,7 @@ describe("GET /admin/console/backups", () => {
 
   test("pages of 25, newest first; a copy without its manifest is 'unknown' and puts the summary on attention; the query is never echoed", async () => {
     h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "50" } });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const made = await operator(h, token).post("/admin/backup/run", {});
     expect(made.status).toBe(200);
     const dir = join(h.dir, "backups");

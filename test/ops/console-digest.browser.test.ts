@@ -37,7 +37,7 @@ function record(app: TestApp, at: string, route: string, status: number, key: st
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T12:30:00.000Z") });
-  token = createAdminToken(h, "digest-browser");
+  token = await createAdminToken(h, "digest-browser");
   const nowHour = Date.parse("2026-04-01T12:00:00.000Z");
   const at = (back: number) => new Date(nowHour - back * 3_600_000 + 300_000).toISOString();
   for (let back = 30; back >= 0; back--) {
@@ -46,7 +46,7 @@ beforeAll(async () => {
   }
   // A scanner on an admin path from one /24, two hours ago and one hour ago: a sustained spike and a new path.
   for (const back of [2, 1]) record(h, at(back), "/admin/backups/:file/a-rather-long-route-template-name", 403, null, "100.64.5.77", 40);
-  h.ctx.requestLog.flush();
+  await h.ctx.requestLog.flush();
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

@@ -31,9 +31,9 @@ function entries(at: string, route: string, status: number, key: string | null, 
   }));
 }
 
-function seed() {
+async function seed() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "ops");
+  token = await createAdminToken(h, "ops");
   const nowHour = Date.parse("2026-02-01T12:00:00.000Z");
   const at = (back: number) => new Date(nowHour - back * 3_600_000 + 300_000).toISOString();
   for (let back = 48; back >= 0; back--) {
@@ -45,12 +45,12 @@ function seed() {
   }
   // The scanner <script>: 40 403s on an admin path from one /24 two hours ago and one hour ago.
   for (const back of [2, 1]) for (const r of entries(at(back), "/admin/backups", 403, null, "100.64.5.77", 40)) h.ctx.requestLog.record(r);
-  h.ctx.requestLog.flush();
+  await h.ctx.requestLog.flush();
 }
 
 describe("GET /admin/console/403-digest", () => {
   test("findings with their reasons, the chart, the exports — all with the session; 303 without it", async () => {
-    seed();
+    await seed();
     expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
@@ -84,7 +84,7 @@ describe("GET /admin/console/403-digest", () => {
   });
 
   test("export.csv and every other digest GET export download with the session cookie (and still with the bearer token)", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const csv = await h.request("/admin/ops/403-digest/export.csv?hours=24", { headers: { cookie } });
     expect(csv.status).toBe(200);
@@ -115,7 +115,7 @@ describe("GET /admin/console/403-digest", () => {
   });
 
   test("a rule added by the form hides the scanner (audited); ending it brings the finding back; CSRF is required", async () => {
-    seed();
+    await seed();
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
     const fields = { client_prefix: "100.64.5.0/24", reason: "known scanner <script>alert(1)</script>", owner: "", expires_in_days: "7" };

@@ -27,7 +27,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
-  token = createAdminToken(h, "on-call");
+  token = await createAdminToken(h, "on-call");
   const admin = operator(h, token);
   const old = await admin.post("/admin/status/incidents", {
     title: "Partner API answered 503 for EU partners",

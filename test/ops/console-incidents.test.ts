@@ -17,7 +17,7 @@ afterEach(() => h?.close());
 describe("GET /admin/console/incidents", () => {
   test("open first, resolved below, the draft to copy equals draft.md; exports with the session", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     const old = await admin.post("/admin/status/incidents", { title: "Old outage", message: "Down.", severity: "bad", components: ["webhooks"] });
     h.clock.advance(10 * 60_000);
@@ -56,7 +56,7 @@ describe("GET /admin/console/incidents", () => {
 describe("GET /admin/console/incidents: paging, the draft form, the exports", () => {
   test("22 resolved: twenty, then the Older link the rest; the draft's parameters kept across pages", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     for (let i = 0; i < 22; i++) {
       const made = await admin.post("/admin/status/incidents", { title: `Blip ${i}`, message: "Down.", severity: "warn", components: ["webhooks"] });
@@ -81,7 +81,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
 
   test("the draft form: window, incident, template — the text area equals draft.md of the same parameters; refusals on the page", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     await admin.post("/admin/status/incidents", { title: "First", message: "Down.", severity: "bad", components: ["webhooks"] });
     h.clock.advance(30 * 60_000);
@@ -134,7 +134,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
 
   test("every incidents GET export opens with the session cookie and the bearer token; the page with the bearer; back-link from an incident", async () => {
     h = createTestApp({ clock: new FakeClock(NOW) });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     const made = await operator(h, token).post("/admin/status/incidents", { title: "Down", message: "Down.", severity: "bad", components: ["webhooks"] });
     h.clock.advance(60_000);
     const cookie = await signedInCookie(h, token);

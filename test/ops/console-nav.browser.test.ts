@@ -25,9 +25,9 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
-  token = createAdminToken(h, "console-nav");
+  token = await createAdminToken(h, "console-nav");
   // Something on most pages: a partner key, an open incident, a firing alert, 403 traffic for the digest.
-  createKey(h, { partner: "Acme Corp." });
+  await createKey(h, { partner: "Acme Corp." });
   await operator(h, token).post("/admin/status/incidents", {
     title: "Webhook deliveries delayed for partners in the EU region",
     message: "Queued.",
@@ -54,7 +54,7 @@ beforeAll(async () => {
       errorCode: "forbidden",
     });
   }
-  h.ctx.requestLog.flush();
+  await h.ctx.requestLog.flush();
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

@@ -22,7 +22,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
-  token = createAdminToken(h, "preflight-browser");
+  token = await createAdminToken(h, "preflight-browser");
   // Two days of snapshots by the real job; the first day's row of one field as a deploy would have left it.
   expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
   const [row] = h.ctx.db.sqlite

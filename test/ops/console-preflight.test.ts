@@ -16,7 +16,7 @@ afterEach(() => h?.close());
 describe("GET /admin/console/preflight", () => {
   test("the change since yesterday's snapshot, every guard now (no secret value), exports with the session", async () => {
     h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z"), env: { HERALD_MASTER_KEY: "c0ffee".repeat(10) + "c0fe" } });
-    const token = createAdminToken(h, "ops");
+    const token = await createAdminToken(h, "ops");
     expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
     const [field] = h.ctx.db.sqlite
       .query("SELECT section, field, value FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1")

@@ -39,9 +39,9 @@ function entry(at: string, route: string, status: number, key: string | null, ip
   }));
 }
 
-function seed() {
+async function seed() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const nowHour = Date.parse("2026-02-01T12:00:00.000Z");
   const hourIso = (back: number, minute = 5) => new Date(nowHour - back * 3_600_000 + minute * 60_000).toISOString();
   for (let back = 30 * 24; back >= 0; back--) {
@@ -53,7 +53,7 @@ function seed() {
     ];
     if (new Date(at).getUTCHours() === 2) rows.push(...entry(at, LEDGER, 403, "hk_c", "192.0.2.9", 30));
     for (const r of rows) h.ctx.requestLog.record(r);
-    h.ctx.requestLog.flush();
+    await h.ctx.requestLog.flush();
   }
   for (const r of [
     ...entry(hourIso(3, 20), USERS, 403, "hk_a", "198.51.100.9", 60),
@@ -62,7 +62,7 @@ function seed() {
     ...entry(hourIso(1, 40), "/admin/backups", 403, null, "100.64.5.77", 40),
   ])
     h.ctx.requestLog.record(r);
-  h.ctx.requestLog.flush();
+  await h.ctx.requestLog.flush();
   return auth;
 }
 
@@ -98,7 +98,7 @@ async function suppressScanner(auth: Record<string, string>, expiresAt = "2026-0
 
 describe.each(["rolling_24h", "same_hour_yesterday", "same_weekday_hour_4w"])("baseline_mode=%s", (mode) => {
   test("flags the planted spike as sustained, the new path, and suppresses the scanner under its rule", async () => {
-    const auth = seed();
+    const auth = await seed();
     const before = await digest(auth, `?baseline_mode=${mode}`);
     // Without a rule the scanner is a finding like any other.
     expect(pick(before.findings, "new_client", "client_prefix", SCANNER)).toHaveLength(1);
@@ -149,7 +149,7 @@ describe.each(["rolling_24h", "same_hour_yesterday", "same_weekday_hour_4w"])("b
 });
 
 test("an expired or revoked rule stops applying", async () => {
-  const auth = seed();
+  const auth = await seed();
   const rule = await suppressScanner(auth, "2026-02-01T13:00:00Z");
   expect(pick((await digest(auth)).suppressed, "new_client", "client_prefix", SCANNER)).toHaveLength(1);
   h.clock.set("2026-02-01T13:00:00.000Z"); // the rule's expires_at: no longer in force
@@ -179,7 +179,7 @@ test("an expired or revoked rule stops applying", async () => {
 });
 
 test("export.csv parses with csv-parse and equals export.json row for row", async () => {
-  const auth = seed();
+  const auth = await seed();
   await suppressScanner(auth);
   const json = await h.json("/admin/ops/403-digest/export.json?hours=48&baseline_mode=same_hour_yesterday", { headers: auth });
   expect(json.status).toBe(200);
@@ -200,7 +200,7 @@ test("export.csv parses with csv-parse and equals export.json row for row", asyn
 });
 
 test("probe-trend.png is a PNG of the stated size", async () => {
-  const auth = seed();
+  const auth = await seed();
   for (const [query, w, hgt] of [
     ["", 960, 420],
     ["?w=480&h=240&hours=72&baseline_mode=same_weekday_hour_4w", 480, 240],
@@ -220,7 +220,7 @@ test("probe-trend.png is a PNG of the stated size", async () => {
 
 test("bad parameters are 400 invalid_query naming the parameter", async () => {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const cases: Array<[string, string]> = [
     ["/admin/ops/403-digest?hours=0", "query.hours"],
     ["/admin/ops/403-digest?hours=169", "query.hours"],

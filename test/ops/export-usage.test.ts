@@ -21,9 +21,9 @@ let h: TestApp;
 let auth: { authorization: string };
 afterEach(() => h?.close());
 
-function setup() {
+async function setup() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  auth = { authorization: `Bearer ${createAdminToken(h, "ops-alice")}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h, "ops-alice")}` };
 }
 
 const usageRows = () =>
@@ -57,7 +57,7 @@ function plant() {
 
 describe("export usage: the recorder", () => {
   test("a real download of the 403 digest's export.csv records who, which, when and the body's bytes", async () => {
-    setup();
+    await setup();
     const res = await h.request("/admin/ops/403-digest/export.csv", { headers: auth });
     expect(res.status).toBe(200);
     const body = new Uint8Array(await res.arrayBuffer());
@@ -80,7 +80,7 @@ describe("export usage: the recorder", () => {
   });
 
   test("a compressed download counts the export's own bytes, not the compressed ones", async () => {
-    setup();
+    await setup();
     for (let i = 0; i < 40; i++)
       recordAlertRun(h.ctx, { source: "status", at: `2026-03-10T0${i % 10}:${10 + i}:00.000Z`, alerts: [{ name: "overall", status: "ok" }] });
     const res = await h.request(`${B}/runs/export`, { headers: { ...auth, "accept-encoding": "gzip" } });
@@ -93,7 +93,7 @@ describe("export usage: the recorder", () => {
   });
 
   test("a download with the operator session is counted under the admin who signed in", async () => {
-    setup();
+    await setup();
     const token = auth.authorization.slice("Bearer ".length);
     const form = await h.request("/admin/sign-in");
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
@@ -114,7 +114,7 @@ describe("export usage: the recorder", () => {
   });
 
   test("every /admin/ops export route of the app carries the recorder, and no other route does", async () => {
-    setup();
+    await setup();
     const routes = (h.app as unknown as { routes: Array<{ method: string; path: string; hooks: { afterHandle?: Array<{ fn: { name: string } }> } }> }).routes;
     const exports = routes.filter((r) => r.method === "GET" && isExportRoute(r.path));
     expect(exports.length).toBeGreaterThan(10);
@@ -132,7 +132,7 @@ describe("export usage: the recorder", () => {
   });
 
   test("link-inbox token requests and token downloads are not counted as direct exports", async () => {
-    setup();
+    await setup();
     const issued = await h.json("/admin/ops/link-inbox/events/export.csv?download_token=1", { headers: auth });
     expect(issued.status).toBe(200);
     const download = await h.request(issued.body.download_url, { headers: auth });
@@ -146,7 +146,7 @@ describe("export usage: the recorder", () => {
   });
 
   test("read-models, refusals and other routes are not counted", async () => {
-    setup();
+    await setup();
     await h.request("/admin/ops/403-digest", { headers: auth }); // the digest itself, not an export
     await h.request("/admin/ops/403-digest/export.csv"); // 403
     await h.request("/admin/ops/403-digest/export.csv?hours=0", { headers: auth }); // 400
@@ -162,7 +162,7 @@ describe("export usage: the recorder", () => {
 
 describe("export usage: json and csv", () => {
   test("per day and export: downloads, bytes, distinct actors; the CSV is the JSON's twin", async () => {
-    setup();
+    await setup();
     plant();
     const r = await h.json(`${B}/export-usage.json`, { headers: auth });
     expect(r.status).toBe(200);
@@ -201,7 +201,7 @@ describe("export usage: json and csv", () => {
   });
 
   test("an unknown source, or days out of range, is a 400 naming it", async () => {
-    setup();
+    await setup();
     for (const path of ["export-usage.json", "export-usage.csv", "export-usage.png", "export-usage.svg"]) {
       for (const [q, field] of [
         ["source=email", "query.source"],
@@ -219,7 +219,7 @@ describe("export usage: json and csv", () => {
 
 describe("export usage: charts", () => {
   test("the PNG decodes at the requested size and names its series in X-Usage-Legend", async () => {
-    setup();
+    await setup();
     plant();
     const res = await h.request(`${B}/export-usage.png?w=640&h=300&days=14`, { headers: auth });
     expect(res.status).toBe(200);
@@ -242,7 +242,7 @@ describe("export usage: charts", () => {
   });
 
   test("the SVG parses as XML, has the requested size, one bar per (day, series) with downloads", async () => {
-    setup();
+    await setup();
     plant();
     const res = await h.request(`${B}/export-usage.svg?w=900&h=400`, { headers: auth });
     expect(res.status).toBe(200);
@@ -260,7 +260,7 @@ describe("export usage: charts", () => {
   });
 
   test("w and h outside their bounds are a 400 naming them", async () => {
-    setup();
+    await setup();
     for (const path of ["export-usage.png", "export-usage.svg"]) {
       for (const [q, field] of [
         ["w=319", "query.w"],

@@ -5,7 +5,7 @@ import { fromMarkdown } from "mdast-util-from-markdown";
 import { gfmFromMarkdown } from "mdast-util-gfm";
 import { toString as mdString } from "mdast-util-to-string";
 import { gfm } from "micromark-extension-gfm";
-import { createTestApp, type TestApp } from "../support/app";
+import { afterResponses, createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { iso, operator } from "../status/support";
@@ -28,13 +28,13 @@ let aId: number;
 let bId: number;
 
 /** The request log records a request after its response is sent (a later tick): let it, before the clock moves. */
-const settle = () => Bun.sleep(0);
+const settle = () => afterResponses();
 const get = (path: string) => h.json(path, { headers: { authorization: `Bearer ${token}` } });
 const raw = (path: string) => h.request(path, { headers: { authorization: `Bearer ${token}` } });
 
 beforeAll(async () => {
   h = createTestApp({ clock: new FakeClock(A_START) });
-  token = createAdminToken(h);
+  token = await createAdminToken(h);
   admin = operator(h, token);
   // Incident A: warn, then bad, resolved after 40 minutes.
   const a = await admin.post("/admin/status/incidents", {
@@ -54,7 +54,7 @@ beforeAll(async () => {
   h.clock.set(iso(T0, -168));
   expect((await h.request("/no/such/route")).status).toBe(404);
   await settle();
-  expect(h.ctx.requestLog.flush()).toBeGreaterThanOrEqual(4);
+  expect(await h.ctx.requestLog.flush()).toBeGreaterThanOrEqual(4);
   // A job that throws, run through the registry: job_runs records the failure.
   h.clock.set(iso(T0, -165));
   h.ctx.jobs.register({

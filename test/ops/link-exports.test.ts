@@ -14,9 +14,9 @@ const BASE = "/admin/ops/link-inbox/events";
 let h: TestApp;
 afterEach(() => h?.close());
 
-function setup() {
+async function setup() {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  const token = createAdminToken(h, "alice");
+  const token = await createAdminToken(h, "alice");
   const auth = { authorization: `Bearer ${token}` };
   const raw = (path: string, headers: Record<string, string> = {}) => h.request(path, { headers: { ...auth, ...headers } });
   const get = async (path: string) => {
@@ -64,7 +64,7 @@ const ids = (b: Record<string, any>) => (b.events as Array<{ id: number }>).map(
 
 describe("filters", () => {
   test("each filter selects exactly the planted rows, newest first", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plant();
     const cases: Array<[string, number[]]> = [
       ["", [8, 7, 6, 5, 4, 3, 2, 1]],
@@ -94,7 +94,7 @@ describe("filters", () => {
   });
 
   test("fields picks columns in the given order; CSV is the JSON's twin", async () => {
-    const { get, raw } = setup();
+    const { get, raw } = await setup();
     plant();
     const j = await get(`${BASE}/export.json?fields=id,event,status_code&event_prefix=incident.`);
     expect(j.body.fields).toEqual(["id", "event", "status_code"]);
@@ -112,7 +112,7 @@ describe("filters", () => {
   });
 
   test("count_only gives the count alone, in JSON and CSV", async () => {
-    const { get, raw } = setup();
+    const { get, raw } = await setup();
     plant();
     const j = await get(`${BASE}/export.json?count_only=1&status_code_family=2xx`);
     expect(j.body).toMatchObject({ total: 2, count: 2 });
@@ -121,7 +121,7 @@ describe("filters", () => {
   });
 
   test("debug explains the filters in words with timings, and no SQL", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plant();
     const j = await get(`${BASE}/export.json?debug=1&event=alert.fired&url_contains=slack`);
     expect(j.body.debug.explanation).toEqual([
@@ -136,7 +136,7 @@ describe("filters", () => {
 
 describe("window presets", () => {
   test("last_outage is the latest resolved status incident; none → empty with a note", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plant();
     const none = await get(`${BASE}/export.json?window_preset=last_outage`);
     expect(none.body).toMatchObject({ total: 0, events: [], window: { preset: "last_outage", from: null, to: null } });
@@ -155,7 +155,7 @@ describe("window presets", () => {
   });
 
   test("last_digest_warn spans the latest digest warning streak until the run that cleared it", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plant();
     const none = await get(`${BASE}/export.json?window_preset=last_digest_warn`);
     expect(none.body.total).toBe(0);
@@ -176,7 +176,7 @@ describe("checksum and compress", () => {
   const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
   test("X-Export-SHA256 is the sha256 of the bytes sent, and Accept-Encoding does not re-encode them", async () => {
-    const { raw } = setup();
+    const { raw } = await setup();
     plant();
     for (let i = 0; i < 20; i++) ev(`2026-04-01T07:${String(i).padStart(2, "0")}:00.000Z`, "alert.fired", `alert:${i}`, "slack", { code: 200, family: "2xx" });
     for (const path of [`${BASE}/export.json?checksum=1`, `${BASE}/export.csv?checksum=1`]) {
@@ -191,7 +191,7 @@ describe("checksum and compress", () => {
   });
 
   test("compress=1 gunzips to the plain body; compressed once, whatever Accept-Encoding says; checksum of the gzip bytes", async () => {
-    const { raw } = setup();
+    const { raw } = await setup();
     plant();
     for (const fmt of ["json", "csv"]) {
       const plain = new Uint8Array(await (await raw(`${BASE}/export.${fmt}?fields=id,event`)).arrayBuffer());
@@ -208,7 +208,7 @@ describe("checksum and compress", () => {
 
 describe("bad input", () => {
   test("unknown values and bad ranges are 400 invalid_query naming the parameter; never a 500", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     const cases: Array<[string, string]> = [
       ["event=incident.exploded", "query.event"],
       ["event=incident.opened,nope", "query.event"],
@@ -240,7 +240,7 @@ describe("bad input", () => {
   });
 
   test("every route is 403 without credentials, and the page redirects to sign-in", async () => {
-    setup();
+    await setup();
     for (const p of [`${BASE}/export.json`, `${BASE}/export.csv`, `${BASE}/export-download.csv?download_token=x`, `${BASE}/export-telemetry.json`]) {
       const res = await h.request(p);
       expect({ p, status: res.status }).toEqual({ p, status: 403 });
@@ -253,7 +253,7 @@ describe("bad input", () => {
 
 describe("download tokens", () => {
   test("issue → download once (checksummed CSV) → used 410 → expired 410 → another operator 403", async () => {
-    const { get, raw } = setup();
+    const { get, raw } = await setup();
     plant();
     const issued = await get(`${BASE}/export.csv?download_token=1&event=incident.opened&fields=id,event`);
     expect(issued.status).toBe(200);
@@ -271,7 +271,7 @@ describe("download tokens", () => {
     ]);
 
     // Another operator: 403, and the token stays usable for its owner.
-    const bob = { authorization: `Bearer ${createAdminToken(h, "bob")}` };
+    const bob = { authorization: `Bearer ${await createAdminToken(h, "bob")}` };
     const other = await h.request(issued.body.download_url, { headers: bob });
     expect(other.status).toBe(403);
 
@@ -295,7 +295,7 @@ describe("download tokens", () => {
 
 describe("telemetry", () => {
   test("tokens requested, used and expired, and export bytes, per operator; requested_by filters", async () => {
-    const { get, raw } = setup();
+    const { get, raw } = await setup();
     plant();
     const a = await get(`${BASE}/export.json?download_token=1`);
     expect((await raw(a.body.download_url)).status).toBe(200);

@@ -36,7 +36,7 @@ function receiverWith(fallback: Behavior, ...script: Behavior[]) {
   return r;
 }
 
-function setup(urls: string[], env: Record<string, string> = {}) {
+async function setup(urls: string[], env: Record<string, string> = {}) {
   h = createTestApp({
     clock: new FakeClock(T0),
     env: {
@@ -48,7 +48,7 @@ function setup(urls: string[], env: Record<string, string> = {}) {
       ...env,
     },
   });
-  const token = createAdminToken(h);
+  const token = await createAdminToken(h);
   const auth = { authorization: `Bearer ${token}` };
   return { token, admin: operator(h, token), get: (path: string, headers: Record<string, string> = {}) => h.json(path, { headers: { ...auth, ...headers } }) };
 }
@@ -64,7 +64,7 @@ const alertRun = (name: string, status = "fail", source = "status") =>
 describe("link-inbox delivery", () => {
   test("a 503 then a 200: two attempts recorded as 5xx then 2xx, retried on the backoff schedule; the body is Slack and Discord JSON with a link", async () => {
     const r = receiver({ status: 503 });
-    setup([r.url(SECRET_PATH)]);
+    await setup([r.url(SECRET_PATH)]);
     alertRun("database");
     alertRun("jobs", "pass"); // a passing run is no alert
     expect(await run()).toBe(1);
@@ -108,7 +108,7 @@ describe("link-inbox delivery", () => {
     const closed = startReceiver();
     const closedUrl = closed.url("/hook");
     closed.stop();
-    setup([r.url("/a"), closedUrl]);
+    await setup([r.url("/a"), closedUrl]);
     alertRun("jobs", "fail", "preflight");
     expect(await run()).toBe(2);
     h.clock.advanceSeconds(30);
@@ -135,7 +135,7 @@ describe("link-inbox delivery", () => {
 
   test("state changes only: an alert that stays failing is sent once; firing again within LINK_INBOX_COOLDOWN_SECONDS is not sent (cooldown), after it is", async () => {
     const r = receiver();
-    setup([r.url("/c")], { LINK_INBOX_COOLDOWN_SECONDS: "600" });
+    await setup([r.url("/c")], { LINK_INBOX_COOLDOWN_SECONDS: "600" });
     alertRun("database");
     await run();
     h.clock.advanceSeconds(60);
@@ -166,7 +166,7 @@ describe("link-inbox delivery", () => {
   });
 
   test("no target configured: an incident writes a no_url event and nothing is queued", async () => {
-    const { admin } = setup([]);
+    const { admin } = await setup([]);
     const created = await admin.post("/admin/status/incidents", { title: "Slow", message: "Slow.", severity: "warn", components: ["webhooks"] });
     expect(created.status).toBe(201);
     expect(outbox()).toEqual([]);
@@ -177,7 +177,7 @@ describe("link-inbox delivery", () => {
 
   test("SSRF: with private targets not allowed, loopback and metadata targets are refused by the webhook target policy and never called", async () => {
     const r = receiver();
-    setup([r.url("/x"), "http://169.254.169.254/latest/meta-data"], { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" });
+    await setup([r.url("/x"), "http://169.254.169.254/latest/meta-data"], { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" });
     alertRun("database");
     await run();
     expect(r.received).toHaveLength(0);
@@ -187,7 +187,7 @@ describe("link-inbox delivery", () => {
     ]);
     expect(events()[1]!.error).toContain("non-public address (169.254.169.254)");
     expect(outbox().map((o) => o.status)).toEqual(["dead", "dead"]);
-    const { get } = { get: (p: string) => h.json(p, { headers: { authorization: `Bearer ${createAdminToken(h)}` } }) };
+    const { get } = { get: async (p: string) => h.json(p, { headers: { authorization: `Bearer ${await createAdminToken(h)}` } }) };
     const s = await get(SUMMARY);
     expect(s.body.targets.map((t: any) => t.policy_problem)).toEqual([
       "points at a non-public address (127.0.0.1)",
@@ -209,7 +209,7 @@ describe("incidents through the admin status routes", () => {
   test("opened and resolved (within the cooldown): both messages reach every target with the incident's link; resolved-verification says so", async () => {
     const a = receiver();
     const b = receiver({ status: 500 });
-    const { admin, get } = setup([a.url("/one"), b.url("/two")]);
+    const { admin, get } = await setup([a.url("/one"), b.url("/two")]);
     const created = await admin.post("/admin/status/incidents", { title: "Deliveries delayed", message: "Late.", severity: "warn", components: ["webhooks"] });
     const id = created.body.incident.id;
     await run();
@@ -303,7 +303,7 @@ describe("incidents through the admin status routes", () => {
   test("failing streak and dead count in the summary; resolved-verification reports a notice not delivered everywhere", async () => {
     const a = receiver();
     const b = receiverWith({ status: 502 });
-    const { admin, get } = setup([a.url("/ok"), b.url("/bad")], { LINK_INBOX_MAX_ATTEMPTS: "2" });
+    const { admin, get } = await setup([a.url("/ok"), b.url("/bad")], { LINK_INBOX_MAX_ATTEMPTS: "2" });
     await resolvedIncident(admin, "Outage");
     await run();
     h.clock.advanceSeconds(30);
@@ -331,34 +331,34 @@ describe("incidents through the admin status routes", () => {
 describe("resolved-verification HTTP caching", () => {
   test("strong ETag, Last-Modified, Cache-Control; 304 on If-None-Match and on If-Modified-Since; a new delivery changes the ETag", async () => {
     const a = receiver();
-    const { admin, token } = setup([a.url("/one")]);
+    const { admin, token } = await setup([a.url("/one")]);
     await resolvedIncident(admin, "X");
     const auth = { authorization: `Bearer ${token}` };
     const first = await h.request(RESOLVED, { headers: auth });
     expect(first.status).toBe(200);
-    const etag = first.headers.get("etag")!;
+    const etag = await first.headers.get("etag")!;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
-    expect(first.headers.get("cache-control")).toBe("private, no-cache");
-    expect(first.headers.get("last-modified")).toBe(new Date(T0).toUTCString());
+    expect(await first.headers.get("cache-control")).toBe("private, no-cache");
+    expect(await first.headers.get("last-modified")).toBe(new Date(T0).toUTCString());
     const again = await h.request(RESOLVED, { headers: { ...auth, "if-none-match": etag } });
     expect(again.status).toBe(304);
-    expect(again.headers.get("etag")).toBe(etag);
+    expect(await again.headers.get("etag")).toBe(etag);
     expect(await again.text()).toBe("");
-    expect((await h.request(RESOLVED, { headers: { ...auth, "if-modified-since": first.headers.get("last-modified")! } })).status).toBe(304);
+    expect((await h.request(RESOLVED, { headers: { ...auth, "if-modified-since": await first.headers.get("last-modified")! } })).status).toBe(304);
     expect((await h.request(RESOLVED, { headers: { ...auth, "if-modified-since": new Date(Date.parse(T0) - 1000).toUTCString() } })).status).toBe(200);
     expect((await h.request(RESOLVED, { headers: { ...auth, "if-none-match": '"other"' } })).status).toBe(200);
     h.clock.advanceSeconds(5);
     await run();
     const after = await h.request(RESOLVED, { headers: { ...auth, "if-none-match": etag } });
     expect(after.status).toBe(200);
-    expect(after.headers.get("etag")).not.toBe(etag);
-    expect(after.headers.get("last-modified")).toBe(new Date(Date.parse(T0) + 5000).toUTCString());
+    expect(await after.headers.get("etag")).not.toBe(etag);
+    expect(await after.headers.get("last-modified")).toBe(new Date(Date.parse(T0) + 5000).toUTCString());
   });
 });
 
 describe("authentication and bad input", () => {
   test("every route answers 403 without credentials or with a wrong token", async () => {
-    setup([]);
+    await setup([]);
     for (const path of [SUMMARY, RESOLVED]) {
       expect((await h.request(path)).status).toBe(403);
       expect((await h.request(path, { headers: { authorization: "Bearer not-a-real-admin-token-000" } })).status).toBe(403);
@@ -366,7 +366,7 @@ describe("authentication and bad input", () => {
   });
 
   test("the operator session cookie opens both read-models", async () => {
-    const { token } = setup([]);
+    const { token } = await setup([]);
     const form = await h.request("/admin/sign-in");
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
     const signIn = await h.request("/admin/sign-in", {
@@ -388,7 +388,7 @@ describe("authentication and bad input", () => {
   });
 
   test("days is bounded: 0, over the maximum and non-numbers are 400 invalid_query; the edges are accepted", async () => {
-    const { get } = setup([]);
+    const { get } = await setup([]);
     for (const [path, max] of [
       [SUMMARY, 365],
       [RESOLVED, 90],

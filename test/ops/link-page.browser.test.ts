@@ -25,7 +25,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "browser-operator");
+  token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   plant(h);
   await browser.launch();

@@ -45,7 +45,7 @@ describe("refused targets are not silent", () => {
     // The URL is a secret (a chat webhook's path): only its label is logged.
     expect(lines.join("\n")).not.toContain("meta-data");
 
-    const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const t = await h.json("/admin/ops/link-inbox/targets.json", { headers: auth });
     expect(t.status).toBe(200);
     expect([t.body.count, t.body.down, t.body.dead]).toEqual([7, 7, 7]);
@@ -75,7 +75,7 @@ describe("refused targets are not silent", () => {
       },
     });
     try {
-      const admin = operator(h, createAdminToken(h));
+      const admin = operator(h, await createAdminToken(h));
       await admin.post("/admin/status/incidents", { title: "Slow", message: "Slow.", severity: "warn", components: ["webhooks"] });
       await linkInboxSender(h.ctx).runOnce();
       const t = await admin.get("/admin/ops/link-inbox/targets.json");
@@ -95,7 +95,7 @@ describe("the readiness verdict counts what pages people", () => {
   test("open incidents, firing alerts (silenced ones too) and dead-letter growth are reasons; the page lists them with links", async () => {
     rx = startReceiver({ status: 200 });
     h = createTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/ok") } });
-    const token = createAdminToken(h);
+    const token = await createAdminToken(h);
     const admin = operator(h, token);
     const before = await readinessOverview(h.ctx);
     expect(before.summary.reasons.filter((r) => /incident|alert|dead letters|notification/.test(r))).toEqual([]);
@@ -109,7 +109,7 @@ describe("the readiness verdict counts what pages people", () => {
       ).run(i, T0, T0);
     db.exec("PRAGMA foreign_keys = ON");
     await admin.post("/admin/ops/alerts-monitor/silences", { matcher: "webhooks:*", reason: "known", ends_at: "2026-04-02T00:00:00Z" });
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
 
     const o = await readinessOverview(h.ctx);
     expect(o.summary.ready).toBe(false);
@@ -125,7 +125,7 @@ describe("the readiness verdict counts what pages people", () => {
     // A day later, with the incident resolved and the queue quiet, those reasons are gone.
     await admin.post(`/admin/status/incidents/${created.body.incident.id}/updates`, { state: "resolved", message: "Back." });
     h.clock.advanceSeconds(86_400 + 60);
-    runAlertsMonitor(h.ctx);
+    await runAlertsMonitor(h.ctx);
     const later = await readinessOverview(h.ctx);
     expect(later.summary.reasons.filter((r) => /incident|dead letters|dead_letter/.test(r))).toEqual([]);
   });

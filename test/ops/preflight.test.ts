@@ -73,7 +73,7 @@ beforeAll(async () => {
     if (k < DAYS.length - 1) app.close();
     else h = app;
   }
-  auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  auth = { authorization: `Bearer ${await createAdminToken(h)}` };
 });
 afterAll(() => {
   h.close();

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 /** A fresh Herald listening on an ephemeral loopback port; returns its base URL. */
-function listening(env: Record<string, string> = {}) {
+async function listening(env: Record<string, string> = {}) {
   h = createTestApp({ env, clock: new FakeClock("2026-04-01T12:00:00.000Z") });
   h.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const app = h.app;
@@ -28,7 +28,7 @@ function listening(env: Record<string, string> = {}) {
     await app.stop(true);
   });
   const baseUrl = `http://127.0.0.1:${app.server!.port}`;
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   return { h, baseUrl, auth };
 }
 
@@ -44,7 +44,7 @@ const rows = (t: TestApp) => t.ctx.db.sqlite.query("SELECT * FROM ops_probe_runs
 
 describe("synthetic probes", () => {
   test("each probe calls the real endpoint over HTTP and records status, latency and whether it had data", async () => {
-    const { h, baseUrl } = listening();
+    const { h, baseUrl } = await listening();
     const run = await runSyntheticProbes(h.ctx, baseUrl);
     expect(run.base_url).toBe(baseUrl);
     expect(run.run_id).toMatch(/^pr_[0-9a-f]{16}$/);
@@ -69,7 +69,7 @@ describe("synthetic probes", () => {
   });
 
   test("the job probes the address serve listens on; without one it records nothing; it prunes old rows", async () => {
-    const { h, baseUrl } = listening({ SYNTHETIC_PROBE_RETENTION_DAYS: "30" });
+    const { h, baseUrl } = await listening({ SYNTHETIC_PROBE_RETENTION_DAYS: "30" });
     h.ctx.db.sqlite
       .query(
         "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES ('pr_old', ?, 'system_status', 'u', 200, 1, 1, 1, NULL)",
@@ -80,7 +80,7 @@ describe("synthetic probes", () => {
         "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES ('pr_recent', ?, 'system_status', 'u', 200, 1, 1, 1, NULL)",
       )
       .run("2026-03-03T00:00:00.000Z");
-    expect(h.ctx.jobs.list().find((j) => j.name === SYNTHETIC_PROBES_JOB)).toMatchObject({ pattern: "20 */5 * * * *" });
+    expect((await h.ctx.jobs.list()).find((j) => j.name === SYNTHETIC_PROBES_JOB)).toMatchObject({ pattern: "20 */5 * * * *" });
 
     const idle = await h.ctx.jobs.runNow(SYNTHETIC_PROBES_JOB);
     expect(idle.ok).toBe(true);
@@ -95,7 +95,7 @@ describe("synthetic probes", () => {
   });
 
   test("a stopped server and a server that never answers are failing probes with the reason", async () => {
-    const { h } = listening({ SYNTHETIC_PROBE_TIMEOUT_MS: "100" });
+    const { h } = await listening({ SYNTHETIC_PROBE_TIMEOUT_MS: "100" });
     const refused = await runSyntheticProbes(h.ctx, stoppedServerUrl());
     for (const r of refused.results) {
       expect(r).toMatchObject({ status: null, ok: false, had_data: false });
@@ -113,7 +113,7 @@ describe("synthetic probes", () => {
   });
 
   test("synthetic-zero-history.csv lists the empty and failing runs, newest first, bounded by limit and days", async () => {
-    const { h, baseUrl, auth } = listening();
+    const { h, baseUrl, auth } = await listening();
     await runSyntheticProbes(h.ctx, baseUrl); // 12:00 — two empty
     h.clock.advance(3 * 86_400_000);
     const notFound = [{ name: "missing_incident", path: "/api/public/system-status/incidents/999999", hasData: () => true, hasDataRule: "-" }];

@@ -27,7 +27,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "3" } });
-  token = createAdminToken(h, "browser-operator");
+  token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await plant(h);
   await browser.launch();
@@ -117,7 +117,7 @@ test.skipIf(!present)(
     expect(await text(page, "#noise-30")).toContain("over");
 
     // (c) jobs: every registered job; the failing one with its failure count.
-    expect(await page.locator("#jobs tbody tr").count()).toBe(h!.ctx.jobs.list().length);
+    expect(await page.locator("#jobs tbody tr").count()).toBe((await h!.ctx.jobs.list()).length);
     const job = await text(page, "#job-readiness-demo-failing");
     expect(job).toContain("0 */10 * * * *");
     expect(job).toContain("failed");

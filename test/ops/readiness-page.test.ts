@@ -16,9 +16,9 @@ const NOW = "2026-04-01T12:00:00.000Z";
 let h: TestApp;
 let token: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   h = createTestApp({ clock: new FakeClock(NOW) });
-  token = createAdminToken(h, "ops");
+  token = await createAdminToken(h, "ops");
 });
 afterEach(() => h.close());
 
@@ -59,7 +59,7 @@ async function signedInCookie(): Promise<string> {
   });
   expect(res.status).toBe(303);
   expect(res.headers.get("location")).toBe(PAGE);
-  const line = res.headers.getSetCookie().find((c) => c.startsWith("herald_admin_session="))!;
+  const line = await res.headers.getSetCookie().find((c) => c.startsWith("herald_admin_session="))!;
   return line.split(";")[0]!;
 }
 
@@ -126,7 +126,7 @@ describe("GET /admin/ops/readiness", () => {
       "403 noise over the threshold in the 30-day window (9.09 %)",
       "job latest run failed: test-failing",
     ]);
-    expect(o.jobs.find((j) => j.name === "test-failing")!.failures_24h).toBe(1);
+    expect(await o.jobs.find((j) => j.name === "test-failing")!.failures_24h).toBe(1);
     const html2 = await (await h.request(PAGE, bearer())).text();
     expect(html2).toContain('<strong id="summary-state">Attention</strong>');
     expect(html2).toContain("<li>job latest run failed: test-failing</li>");
@@ -166,7 +166,7 @@ describe("revoking an admin token", () => {
     expect((await h.request(PAGE, { headers: { cookie } })).status).toBe(200);
 
     const tokens = new AdminTokens(h.ctx);
-    const r = tokens.revoke(id, { kind: "cli", user: "test" });
+    const r = await tokens.revoke(id, { kind: "cli", user: "test" });
     expect(r).toMatchObject({ alreadyRevoked: false, sessionsEnded: 1, token: { id, name: "ops", revoked_at: NOW } });
 
     expect((await h.request(PAGE, bearer())).status).toBe(403);
@@ -177,12 +177,12 @@ describe("revoking an admin token", () => {
     expect(h.ctx.db.sqlite.query("SELECT revoked_at FROM admin_sessions").all()).toEqual([{ revoked_at: NOW }]);
 
     // Again: nothing changes and nothing more is audited.
-    expect(tokens.revoke(id, { kind: "cli", user: "test" })).toMatchObject({ alreadyRevoked: true, sessionsEnded: 0 });
+    expect(await tokens.revoke(id, { kind: "cli", user: "test" })).toMatchObject({ alreadyRevoked: true, sessionsEnded: 0 });
     const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'").all();
     expect(audit).toEqual([
       { actor: "cli:test", action: "admin_token.revoke", target: String(id), details: JSON.stringify({ name: "ops", sessions_ended: 1 }) },
     ]);
-    expect(() => tokens.revoke(9999, { kind: "cli", user: "test" })).toThrow('Admin token "9999" was not found');
+    expect(async () => await tokens.revoke(9999, { kind: "cli", user: "test" })).toThrow('Admin token "9999" was not found');
   });
 
   test("a revoked ADMIN_TOKEN from the environment stays revoked when the process starts again", async () => {
@@ -191,14 +191,14 @@ describe("revoking an admin token", () => {
     try {
       const auth = { headers: { authorization: `Bearer ${secret}` } };
       // What `herald serve` does on every start (prepareCredentials in src/auth/first-start.ts).
-      new AdminTokens(first.ctx).ensureBootstrap(secret);
+      await new AdminTokens(first.ctx).ensureBootstrap(secret);
       expect((await first.request(PAGE, auth)).status).toBe(200);
-      const env = new AdminTokens(first.ctx).list().find((t) => t.name === "env:ADMIN_TOKEN")!;
-      new AdminTokens(first.ctx).revoke(env.id, { kind: "cli", user: "test" });
+      const env = (await new AdminTokens(first.ctx).list()).find((t) => t.name === "env:ADMIN_TOKEN")!;
+      await new AdminTokens(first.ctx).revoke(env.id, { kind: "cli", user: "test" });
       // The next start: it must neither fail on the unique hash nor bring the token back.
-      new AdminTokens(first.ctx).ensureBootstrap(secret);
+      await new AdminTokens(first.ctx).ensureBootstrap(secret);
       expect((await first.request(PAGE, auth)).status).toBe(403);
-      expect(new AdminTokens(first.ctx).list().filter((t) => t.name === "env:ADMIN_TOKEN")).toHaveLength(1);
+      expect((await new AdminTokens(first.ctx).list()).filter((t) => t.name === "env:ADMIN_TOKEN")).toHaveLength(1);
     } finally {
       first.close();
     }

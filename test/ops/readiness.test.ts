@@ -14,9 +14,9 @@ const ROUTES = [JSON_URL, CSV_URL, "/admin/ops/readiness/synthetic-zero-history.
 let h: TestApp;
 afterEach(() => h?.close());
 
-function setup(env: Record<string, string> = {}) {
+async function setup(env: Record<string, string> = {}) {
   h = createTestApp({ env, clock: new FakeClock(NOW) });
-  const auth = { authorization: `Bearer ${createAdminToken(h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   return { auth, get: (path: string) => h.json(path, { headers: auth }), raw: (path: string) => h.request(path, { headers: auth }) };
 }
 
@@ -37,7 +37,7 @@ function plantMonth() {
 
 describe("403 noise export.json", () => {
   test("per-window figures are exact sums of the planted rollups, compared with the 5 % default threshold", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plantMonth();
     const res = await get(JSON_URL);
     expect(res.status).toBe(200);
@@ -78,7 +78,7 @@ describe("403 noise export.json", () => {
   });
 
   test("thresholds come from the config: a higher percentage, and the per-hour limit when set", async () => {
-    const { get } = setup({ READINESS_403_NOISE_MAX_PERCENT: "10", READINESS_403_MAX_PER_HOUR: "2" });
+    const { get } = await setup({ READINESS_403_NOISE_MAX_PERCENT: "10", READINESS_403_MAX_PER_HOUR: "2" });
     plantMonth();
     const b = (await get(`${JSON_URL}?compact=1`)).body;
     expect(b.threshold).toEqual({ max_percent: 10, max_per_hour: 2 });
@@ -88,7 +88,7 @@ describe("403 noise export.json", () => {
   });
 
   test("exactly at the threshold is within; a hair over is not (compared before rounding)", async () => {
-    const { get } = setup({ READINESS_403_NOISE_MAX_PERCENT: "5" });
+    const { get } = await setup({ READINESS_403_NOISE_MAX_PERCENT: "5" });
     plant(`${dayBefore(0)}T01`, 2000, 100);
     expect((await get(`${JSON_URL}?days=7&compact=1`)).body.windows[0]).toMatchObject({ noise_percent: 5, within_threshold: true });
     plant(`${dayBefore(0)}T02`, 99_999, 5000); // 5100 / 101999 = 5.0001 %
@@ -96,7 +96,7 @@ describe("403 noise export.json", () => {
   });
 
   test("no traffic: zeros, noise null, within the threshold", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     const b = (await get(`${JSON_URL}?days=7`)).body;
     expect(b.windows).toEqual(
       [7, 14, 30].map((n) => ({ window_days: n, requests: 0, forbidden: 0, noise_percent: null, forbidden_per_hour: 0, within_threshold: true })),
@@ -106,7 +106,7 @@ describe("403 noise export.json", () => {
   });
 
   test("days picks the points only; the windows default to 7,14,30 whatever days is; windows picks and sorts; compact drops points; meta gives each span", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     plantMonth();
     const d7 = (await get(`${JSON_URL}?days=7`)).body;
     const d30 = (await get(`${JSON_URL}?days=30`)).body;
@@ -138,12 +138,12 @@ describe("403 noise export.json", () => {
   });
 
   test("real traffic: the request-log flush fills the rollups the export reads", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     for (let i = 0; i < 5; i++) expect((await h.request("/api/public/system-status")).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await h.request(JSON_URL)).status).toBe(403);
     // After-response hooks record the requests; a bounded wait for all 8, then one flush writes rows and rollups.
     for (let i = 0; i < 50 && h.ctx.requestLog.pending < 8; i++) await Bun.sleep(0);
-    expect(h.ctx.requestLog.flush()).toBe(8);
+    expect(await h.ctx.requestLog.flush()).toBe(8);
     const b = (await get(`${JSON_URL}?days=7&include_windows_meta=1`)).body;
     expect(b.windows[0]).toMatchObject({ requests: 8, forbidden: 3, noise_percent: 37.5, within_threshold: false });
     expect(b.windows[0].meta.hours_with_data).toBe(1);
@@ -153,7 +153,7 @@ describe("403 noise export.json", () => {
 
 describe("bad input is a 400 naming the parameter, never a 500", () => {
   test("days only 7, 14 or 30; windows a list of distinct 7|14|30; enums and flags", async () => {
-    const { get } = setup();
+    const { get } = await setup();
     const cases: Array<[string, string]> = [
       ["days=10", "query.days"],
       ["days=6", "query.days"],
@@ -198,7 +198,7 @@ describe("bad input is a 400 naming the parameter, never a 500", () => {
   });
 
   test("every readiness route is 403 without the admin token, and with a wrong one", async () => {
-    setup();
+    await setup();
     for (const path of ROUTES) {
       for (const headers of [{}, { authorization: "Bearer not-a-token" }] as Array<Record<string, string>>) {
         const r = await h.json(path, { headers });
@@ -214,7 +214,7 @@ describe("403 noise export.csv", () => {
   const num = (s: string) => (s === "" ? null : Number(s));
 
   test("summary rows equal the JSON windows (with meta) and day rows equal the JSON points", async () => {
-    const { get, raw } = setup();
+    const { get, raw } = await setup();
     plantMonth();
     const json = (await get(`${JSON_URL}?include_windows_meta=1`)).body;
     const res = await raw(`${CSV_URL}?mode=summary&include_points=1`);
@@ -250,7 +250,7 @@ describe("403 noise export.csv", () => {
   });
 
   test("default mode is one row per day; summary alone is one row per window; headers always present", async () => {
-    const { raw } = setup();
+    const { raw } = await setup();
     plantMonth();
     const points = parse(await (await raw(`${CSV_URL}?days=14`)).text(), { columns: true }) as Row[];
     expect(points.map((r) => r.row_type)).toEqual(Array(14).fill("day"));

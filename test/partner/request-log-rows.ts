@@ -10,9 +10,9 @@ export interface LogRow {
 }
 
 /** Known request_log rows for a key, written through the request log itself (flushed in batches under its buffer cap). */
-export function insertLog(t: TestApp, keyId: string | null, rows: LogRow[], defaultAt: string): void {
-  rows.forEach((r, i) => {
-    if (i % 10_000 === 0) t.ctx.requestLog.flush();
+export async function insertLog(t: TestApp, keyId: string | null, rows: LogRow[], defaultAt: string): Promise<void> {
+  for (const [i, r] of rows.entries()) {
+    if (i % 10_000 === 0) await t.ctx.requestLog.flush();
     t.ctx.requestLog.record({
       at: r.at ?? defaultAt,
       method: r.method ?? "GET",
@@ -24,8 +24,8 @@ export function insertLog(t: TestApp, keyId: string | null, rows: LogRow[], defa
       requestId: `req_test_${i}`,
       errorCode: null,
     });
-  });
-  t.ctx.requestLog.flush();
+  }
+  await t.ctx.requestLog.flush();
 }
 
 export const minutesAgo = (t: TestApp, m: number) => new Date(t.clock.now().getTime() - m * 60_000).toISOString();
@@ -37,20 +37,20 @@ const A_STATUS = [...Array(16).fill(200), 400, 400, 429, 500];
 const B_STATUS = [...Array(6).fill(200), 404];
 
 /** The hand-built sample for `key` (10 minutes ago), plus noise that must never be counted for it. */
-export function seedSample(t: TestApp, key: TestKey, other: TestKey) {
+export async function seedSample(t: TestApp, key: TestKey, other: TestKey) {
   const at = minutesAgo(t, 10);
-  insertLog(
+  await insertLog(
     t,
     key.keyId,
     A_US.map((us, i) => ({ route: "/api/partner/users/:user_id", status: A_STATUS[i]!, latencyUs: us })),
     at,
   );
-  insertLog(
+  await insertLog(
     t,
     key.keyId,
     B_US.map((us, i) => ({ route: "/api/salutes/credit", method: "POST", status: B_STATUS[i]!, latencyUs: us })),
     at,
   );
-  insertLog(t, other.keyId, [{ route: "/api/salutes/credit", status: 500, latencyUs: 9_999_999 }], at);
-  insertLog(t, null, [{ route: "(unmatched)", status: 404, latencyUs: 9_999_999 }], at);
+  await insertLog(t, other.keyId, [{ route: "/api/salutes/credit", status: 500, latencyUs: 9_999_999 }], at);
+  await insertLog(t, null, [{ route: "(unmatched)", status: 404, latencyUs: 9_999_999 }], at);
 }

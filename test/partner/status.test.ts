@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 import { insertLog, minutesAgo, seedSample } from "./request-log-rows";
 
 let h = undefined as unknown as TestApp;
 const receivers: Receiver[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const r of receivers.splice(0)) r.stop();
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -16,11 +16,11 @@ const status = (t: TestApp, key: TestKey) => signedJson(t, key, "GET", "/api/par
 
 describe("partner status", () => {
   test("the spec's shape, with last-hour percentiles of this key from the hand-computed sample", async () => {
-    h = createTestApp();
-    const key = createKey(h, { partner: "Acme" });
-    seedSample(h, key, createKey(h, { partner: "Acme" }));
+    h = await openTestApp();
+    const key = await createKey(h, { partner: "Acme" });
+    await seedSample(h, key, await createKey(h, { partner: "Acme" }));
     // Two hours old: in usage's 24 h, never in status's last hour.
-    insertLog(h, key.keyId, [{ route: "/old", status: 500, latencyUs: 99_000_000 }], minutesAgo(h, 120));
+    await insertLog(h, key.keyId, [{ route: "/old", status: 500, latencyUs: 99_000_000 }], minutesAgo(h, 120));
     const r = await status(h, key);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
@@ -40,15 +40,17 @@ describe("partner status", () => {
   });
 
   test("without traffic: percentiles unavailable and null; its own earlier calls count once flushed", async () => {
-    h = createTestApp();
-    const key = createKey(h, { scopes: ["read"] });
+    h = await openTestApp();
+    const key = await createKey(h, { scopes: ["read"] });
     const first = await status(h, key);
     expect(first.body).toMatchObject({
       endpoint_percentiles_available: false,
       endpoint_percentiles_ms: { p50_ms: null, p95_ms: null, p99_ms: null },
       request_metrics: { total_requests: 0, error_requests: 0 },
     });
-    await Bun.sleep(0); // the after-response hook logs the first call
+    // The after-response hook logs the first call once its response is sent: wait for it to be buffered, bounded.
+    for (let i = 0; i < 200 && h.ctx.requestLog.pending === 0; i++) await Bun.sleep(5);
+    expect(h.ctx.requestLog.pending).toBe(1);
     const second = await status(h, key);
     expect(second.body).toMatchObject({ endpoint_percentiles_available: true, request_metrics: { total_requests: 1, error_requests: 0 } });
   });
@@ -57,9 +59,9 @@ describe("partner status", () => {
     const ok = startReceiver({ status: 204 });
     const failing = startReceiver({ status: 500 });
     receivers.push(ok, failing);
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
-    const key = createKey(h, { partner: "Acme" });
-    const other = createKey(h, { partner: "Other" });
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
+    const key = await createKey(h, { partner: "Acme" });
+    const other = await createKey(h, { partner: "Other" });
     for (const [k, url] of [
       [key, ok.url()],
       [key, failing.url()],
@@ -82,12 +84,12 @@ describe("partner status", () => {
   });
 
   test("unsigned 401; sandbox key 403; any live key may call it", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     expect((await h.json("/api/partner/status")).status).toBe(401);
-    const sandbox = await status(h, createKey(h, { mode: "sandbox" }));
+    const sandbox = await status(h, await createKey(h, { mode: "sandbox" }));
     expect(sandbox.status).toBe(403);
     expect(sandbox.body.error).toBe("forbidden");
-    expect((await status(h, createKey(h, { scopes: ["webhooks"] }))).status).toBe(200);
-    expect((await signedJson(h, createKey(h), "GET", "/api/partner/status?include_meta=1")).body.meta).toBeDefined();
+    expect((await status(h, await createKey(h, { scopes: ["webhooks"] }))).status).toBe(200);
+    expect((await signedJson(h, await createKey(h), "GET", "/api/partner/status?include_meta=1")).body.meta).toBeDefined();
   });
 });

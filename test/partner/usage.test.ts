@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { MAX_LATENCY_SAMPLES, nearestRank } from "../../src/http/latency";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { insertLog, minutesAgo, seedSample } from "./request-log-rows";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -14,9 +14,9 @@ const usage = (t: TestApp, key: TestKey, q = "") => signedJson(t, key, "GET", `/
 
 describe("usage analytics", () => {
   test("counts, error rates and nearest-rank percentiles match the hand-computed sample", async () => {
-    h = createTestApp();
-    const key = createKey(h, { partner: "Acme" });
-    seedSample(h, key, createKey(h, { partner: "Acme" }));
+    h = await openTestApp();
+    const key = await createKey(h, { partner: "Acme" });
+    await seedSample(h, key, await createKey(h, { partner: "Acme" }));
     const r = await usage(h, key);
     expect(r.status).toBe(200);
     expect(r.body.window).toEqual({ hours: 24, start_utc: "2025-12-31T00:00:00.000Z", end_utc: "2026-01-01T00:00:00.000Z" });
@@ -68,8 +68,8 @@ describe("usage analytics", () => {
   });
 
   test("with no traffic: zeros, available=false and null percentiles", async () => {
-    h = createTestApp();
-    const r = await usage(h, createKey(h));
+    h = await openTestApp();
+    const r = await usage(h, await createKey(h));
     expect(r.body.request_metrics).toEqual({ total_requests: 0, success_requests: 0, error_requests: 0, rate_limited_requests: 0, endpoint_breakdown: [] });
     expect(r.body.latency_metrics_ms).toMatchObject({
       available: false,
@@ -79,11 +79,11 @@ describe("usage analytics", () => {
   });
 
   test("the window is (now − hours, now], moved by the clock", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const now = h.clock.now().getTime();
     const iso = (ms: number) => new Date(now + ms).toISOString();
-    insertLog(
+    await insertLog(
       h,
       key.keyId,
       [
@@ -106,13 +106,15 @@ describe("usage analytics", () => {
   });
 
   test("real requests of this key appear (the buffered log is flushed first); other keys' do not", async () => {
-    h = createTestApp();
-    const key = createKey(h, { partner: "Acme" });
-    const sibling = createKey(h, { partner: "Acme" });
+    h = await openTestApp();
+    const key = await createKey(h, { partner: "Acme" });
+    const sibling = await createKey(h, { partner: "Acme" });
     await signedJson(h, key, "GET", "/api/partner/capabilities");
     await signedJson(h, key, "GET", "/api/partner/donation-claims/dc_unknown");
     await signedJson(h, sibling, "GET", "/api/partner/capabilities");
-    await Bun.sleep(0);
+    // The after-response hook logs each call once its response is sent: wait until all three are buffered, bounded.
+    for (let i = 0; i < 200 && h.ctx.requestLog.pending < 3; i++) await Bun.sleep(5);
+    expect(h.ctx.requestLog.pending).toBe(3);
     const r = await usage(h, key);
     expect(r.body.request_metrics).toMatchObject({ total_requests: 2, error_requests: 1 });
     expect(r.body.request_metrics.endpoint_breakdown).toEqual([
@@ -123,17 +125,17 @@ describe("usage analytics", () => {
   });
 
   test("percentiles use the most recent sample_limit requests; counts stay exact", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const old = minutesAgo(h, 60);
     // The 10 oldest requests are very slow; they fall outside the sample, so p99 never sees them.
-    insertLog(
+    await insertLog(
       h,
       key.keyId,
       Array.from({ length: 10 }, () => ({ route: "/slow", status: 200, latencyUs: 10_000_000 })),
       old,
     );
-    insertLog(
+    await insertLog(
       h,
       key.keyId,
       Array.from({ length: MAX_LATENCY_SAMPLES }, (_, i) => ({ route: "/fast", status: 200, latencyUs: 1000 + (i % 100) })),
@@ -146,19 +148,19 @@ describe("usage analytics", () => {
   });
 
   test.each(["0", "721", "1.5", "-1", "abc", ""])("hours=%p → 400 invalid_query", async (hours) => {
-    h = createTestApp();
-    const r = await usage(h, createKey(h), `?hours=${hours}`);
+    h = await openTestApp();
+    const r = await usage(h, await createKey(h), `?hours=${hours}`);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_query");
   });
 
   test("hours=720 is accepted; no scope needed; unsigned 401; sandbox key 403", async () => {
-    h = createTestApp();
-    const r = await usage(h, createKey(h, { scopes: ["read"] }), "?hours=720");
+    h = await openTestApp();
+    const r = await usage(h, await createKey(h, { scopes: ["read"] }), "?hours=720");
     expect(r.status).toBe(200);
     expect(r.body.window.hours).toBe(720);
     expect((await h.json("/api/partner/analytics/usage")).status).toBe(401);
-    const sandbox = await usage(h, createKey(h, { mode: "sandbox" }));
+    const sandbox = await usage(h, await createKey(h, { mode: "sandbox" }));
     expect(sandbox.status).toBe(403);
     expect(sandbox.body.error).toBe("forbidden");
   });

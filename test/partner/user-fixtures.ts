@@ -13,14 +13,12 @@ export const linkWallet = (h: TestApp, key: TestKey, userId: number | string, bo
   signedJson(h, key, "POST", `/api/partner/users/${userId}/wallets`, { body });
 
 /** users.updated events in the outbox, oldest first, with their data parsed. */
-export function userEvents(h: TestApp, partner = "Acme"): Array<{ user_id: string; external_id: string; changes: string[] }> {
-  const rows = h.ctx.db.sqlite.query("SELECT data FROM events WHERE event_type = 'users.updated' AND partner = ? ORDER BY id").all(partner) as Array<{
-    data: string;
-  }>;
+export async function userEvents(h: TestApp, partner = "Acme"): Promise<Array<{ user_id: string; external_id: string; changes: string[] }>> {
+  const rows = await h.ctx.store.all<{ data: string }>("SELECT data FROM events WHERE event_type = 'users.updated' AND partner = ? ORDER BY id", [partner]);
   return rows.map((r) => JSON.parse(r.data));
 }
 
-export const count = (h: TestApp, table: string) => (h.ctx.db.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+export const count = async (h: TestApp, table: string) => (await h.ctx.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 
 /** The auth answers every signed route must give: unsigned 401, the other scope only 403, a sandbox key 403. */
 export async function expectPartnerAuth(h: TestApp, route: { method: string; path: string; body?: unknown; scope: "read" | "users" }) {
@@ -32,11 +30,11 @@ export async function expectPartnerAuth(h: TestApp, route: { method: string; pat
   const unsigned = await h.json(route.path, init);
   expect(unsigned.status).toBe(401);
   expect(unsigned.body.error).toBe("unauthorized");
-  const noScope = createKey(h, { scopes: [route.scope === "read" ? "users" : "read"] });
+  const noScope = await createKey(h, { scopes: [route.scope === "read" ? "users" : "read"] });
   const forbidden = await signedJson(h, noScope, route.method, route.path, { body: route.body });
   expect(forbidden.status).toBe(403);
   expect(forbidden.body.message).toContain(`"${route.scope}" scope`);
-  const sandbox = createKey(h, { mode: "sandbox" });
+  const sandbox = await createKey(h, { mode: "sandbox" });
   const wrongMode = await signedJson(h, sandbox, route.method, route.path, { body: route.body });
   expect(wrongMode.status).toBe(403);
   expect(wrongMode.body.message).toContain("live key");

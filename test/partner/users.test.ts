@@ -1,18 +1,18 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 import { count, createUser, expectPartnerAuth, linkWallet, sol, userEvents } from "./user-fixtures";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
 describe("POST /api/partner/users", () => {
   test("creates the user with a primary wallet, 201, and emits users.updated ['created'] in the same commit", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const r = await createUser(h, key, {
       external_id: "u-1@app",
       username: "Alice_01",
@@ -38,22 +38,22 @@ describe("POST /api/partner/users", () => {
         updated_at: "2026-01-01T00:00:00.000Z",
       },
     });
-    expect(userEvents(h)).toEqual([{ user_id: String(r.body.user.id), external_id: "u-1@app", changes: ["created"] }]);
-    const row = h.ctx.db.sqlite.query("SELECT partner, mode, username FROM partner_users").get();
+    expect(await userEvents(h)).toEqual([{ user_id: String(r.body.user.id), external_id: "u-1@app", changes: ["created"] }]);
+    const row = await h.ctx.store.get("SELECT partner, mode, username FROM partner_users");
     expect(row).toEqual({ partner: "Acme", mode: "live", username: "alice_01" });
   });
 
   test("only external_id is required; the same Idempotency-Key replays instead of creating twice", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const first = await createUser(h, key, { external_id: "only" }, { idempotencyKey: "create-only" });
     expect(first.status).toBe(201);
     expect(first.body.user).toMatchObject({ username: null, display_name: null, email: null, wallet_address: null, wallets: [] });
     const again = await createUser(h, key, { external_id: "only" }, { idempotencyKey: "create-only" });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: "idempotency_replay", original_status: 201, original_response: { external_id: "only" } });
-    expect(count(h, "partner_users")).toBe(1);
-    expect(userEvents(h)).toHaveLength(1);
+    expect(await count(h, "partner_users")).toBe(1);
+    expect(await userEvents(h)).toHaveLength(1);
   });
 
   test.each([
@@ -78,25 +78,25 @@ describe("POST /api/partner/users", () => {
     [{ external_id: "a", wallet_address: sol(1), blockchain: "Not A Chain!" }, "blockchain"],
     [{ external_id: "a", nickname: "x" }, "nickname"],
   ])("bad body %j is 400 naming %s, and stores nothing", async (body, field) => {
-    h = createTestApp();
-    const r = await createUser(h, createKey(h), body);
+    h = await openTestApp();
+    const r = await createUser(h, await createKey(h), body);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_payload");
     expect(r.body.details.map((d: { field: string }) => d.field)).toContain(field);
-    expect(count(h, "partner_users")).toBe(0);
-    expect(count(h, "events")).toBe(0);
+    expect(await count(h, "partner_users")).toBe(0);
+    expect(await count(h, "events")).toBe(0);
   });
 
   test("malformed JSON and a missing body are 400", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     expect((await signedJson(h, key, "POST", "/api/partner/users", { body: "{nope" })).body.error).toBe("invalid_payload");
     expect((await signedJson(h, key, "POST", "/api/partner/users")).status).toBe(400);
   });
 
   test("external_id, username (case-insensitively) and wallet are unique per partner: 409 with their own codes", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     await createUser(h, key, { external_id: "one", username: "alice", wallet_address: sol(1) });
     const dupExternal = await createUser(h, key, { external_id: "one" });
     expect(dupExternal.status).toBe(409);
@@ -107,9 +107,9 @@ describe("POST /api/partner/users", () => {
     const dupWallet = await createUser(h, key, { external_id: "three", wallet_address: sol(1) });
     expect(dupWallet.status).toBe(409);
     expect(dupWallet.body.error).toBe("wallet_already_linked");
-    expect(count(h, "partner_users")).toBe(1);
+    expect(await count(h, "partner_users")).toBe(1);
     // Another partner may use all three.
-    const other = await createUser(h, createKey(h, { partner: "Beta" }), { external_id: "one", username: "alice", wallet_address: sol(1) });
+    const other = await createUser(h, await createKey(h, { partner: "Beta" }), { external_id: "one", username: "alice", wallet_address: sol(1) });
     expect(other.status).toBe(201);
     const catalog = await h.json("/api/partner/errors.json");
     const codes = JSON.stringify(catalog.body);
@@ -117,13 +117,13 @@ describe("POST /api/partner/users", () => {
   });
 
   test("auth: unsigned 401, users scope needed, live keys only", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     await expectPartnerAuth(h, { method: "POST", path: "/api/partner/users", body: { external_id: "x" }, scope: "users" });
-    expect(count(h, "partner_users")).toBe(0);
+    expect(await count(h, "partner_users")).toBe(0);
   });
 });
 
-async function seed(key: ReturnType<typeof createKey>) {
+async function seed(key: Awaited<ReturnType<typeof createKey>>) {
   const ids: number[] = [];
   const people = [
     { external_id: "ext-a", username: "ann", display_name: "Ann 100% real", email: "ann@example.com", wallet_address: sol(1) },
@@ -136,8 +136,8 @@ async function seed(key: ReturnType<typeof createKey>) {
 
 describe("GET /api/partner/users", () => {
   test("lists newest first with links, filters by status and q (wildcards are literal), include_wallets", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a, b, c] = await seed(key);
     await signedJson(h, key, "PATCH", `/api/partner/users/${b}`, { body: { status: "suspended" } });
 
@@ -164,8 +164,8 @@ describe("GET /api/partner/users", () => {
   });
 
   test("cursor pagination walks every user once; bad limits, statuses and cursors are 400", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     for (let i = 0; i < 5; i++) await createUser(h, key, { external_id: `p${i}` });
     const seen: number[] = [];
     let path = "/api/partner/users?limit=2";
@@ -195,15 +195,15 @@ describe("GET /api/partner/users", () => {
   });
 
   test("auth: read scope, live keys", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     await expectPartnerAuth(h, { method: "GET", path: "/api/partner/users", scope: "read" });
   });
 });
 
 describe("GET /api/partner/user-lookup", () => {
   test("finds by email and username (case-insensitive, exact), by any linked wallet, and by q", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a, b] = await seed(key);
     await linkWallet(h, key, b!, { wallet_address: sol(9) });
     await linkWallet(h, key, b!, { wallet_address: sol(10) });
@@ -234,15 +234,15 @@ describe("GET /api/partner/user-lookup", () => {
   });
 
   test("auth: read scope, live keys", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     await expectPartnerAuth(h, { method: "GET", path: "/api/partner/user-lookup?q=x", scope: "read" });
   });
 });
 
 describe("GET /api/partner/users/{user_id}", () => {
   test("answers the user, wallets only with include_wallets; malformed, unknown and foreign ids are 404", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a] = await seed(key);
     const plain = await signedJson(h, key, "GET", `/api/partner/users/${a}`);
     expect(plain.status).toBe(200);
@@ -259,8 +259,8 @@ describe("GET /api/partner/users/{user_id}", () => {
   });
 
   test("auth: read scope, live keys", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "x" })).body.user.id;
     await expectPartnerAuth(h, { method: "GET", path: `/api/partner/users/${id}`, scope: "read" });
   });
@@ -268,8 +268,8 @@ describe("GET /api/partner/users/{user_id}", () => {
 
 describe("PATCH /api/partner/users/{user_id}", () => {
   test("changes only the fields sent; users.updated names the fields that changed", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a] = await seed(key);
     h.clock.advanceSeconds(60);
     const r = await signedJson(h, key, "PATCH", `/api/partner/users/${a}`, {
@@ -286,28 +286,28 @@ describe("PATCH /api/partner/users/{user_id}", () => {
       updated_at: "2026-01-01T00:01:00.000Z",
     });
     expect(r.body.user.wallets).toHaveLength(1);
-    const events = userEvents(h).filter((e) => e.user_id === String(a));
+    const events = (await userEvents(h)).filter((e) => e.user_id === String(a));
     expect(events.at(-1)!.changes.sort()).toEqual(["display_name", "email", "is_verified"]);
     const suspend = await signedJson(h, key, "PATCH", `/api/partner/users/${a}`, { body: { status: "suspended" } });
     expect(suspend.body.user.status).toBe("suspended");
-    expect(userEvents(h).at(-1)!.changes).toEqual(["status"]);
+    expect((await userEvents(h)).at(-1)!.changes).toEqual(["status"]);
   });
 
   test("a PATCH that changes nothing writes nothing and emits nothing", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a] = await seed(key);
-    const before = userEvents(h).length;
+    const before = (await userEvents(h)).length;
     h.clock.advanceSeconds(60);
     const r = await signedJson(h, key, "PATCH", `/api/partner/users/${a}`, { body: { display_name: "Ann 100% real", username: "ANN" } });
     expect(r.status).toBe(200);
     expect(r.body.user.updated_at).toBe("2026-01-01T00:00:00.000Z");
-    expect(userEvents(h)).toHaveLength(before);
+    expect(await userEvents(h)).toHaveLength(before);
   });
 
   test("empty body, unknown fields, bad values and a taken username are refused; nothing changes", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const [a] = await seed(key);
     const patch = (body: unknown) => signedJson(h, key, "PATCH", `/api/partner/users/${a}`, { body });
     const empty = await patch({});
@@ -333,14 +333,14 @@ describe("PATCH /api/partner/users/{user_id}", () => {
     const taken = await patch({ username: "Bob_X" });
     expect(taken.status).toBe(409);
     expect(taken.body.error).toBe("username_taken");
-    const row = h.ctx.db.sqlite.query("SELECT username, display_name, status FROM partner_users WHERE id = ?").get(a!);
+    const row = await h.ctx.store.get("SELECT username, display_name, status FROM partner_users WHERE id = ?", [Number(a)]);
     expect(row).toEqual({ username: "ann", display_name: "Ann 100% real", status: "active" });
     expect((await signedJson(h, key, "PATCH", "/api/partner/users/abc", { body: { status: "active" } })).status).toBe(404);
   });
 
   test("auth: users scope, live keys", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "x" })).body.user.id;
     await expectPartnerAuth(h, { method: "PATCH", path: `/api/partner/users/${id}`, body: { display_name: "y" }, scope: "users" });
   });
@@ -348,9 +348,9 @@ describe("PATCH /api/partner/users/{user_id}", () => {
 
 describe("partner isolation", () => {
   test("partner B never sees or changes A's users, by list, lookup, id or patch", async () => {
-    h = createTestApp();
-    const a = createKey(h, { partner: "Alpha" });
-    const b = createKey(h, { partner: "Beta" });
+    h = await openTestApp();
+    const a = await createKey(h, { partner: "Alpha" });
+    const b = await createKey(h, { partner: "Beta" });
     const [id] = await seed(a);
     expect((await signedJson(h, b, "GET", "/api/partner/users")).body.count).toBe(0);
     expect((await signedJson(h, b, "GET", "/api/partner/user-lookup?q=ext")).body.count).toBe(0);
@@ -362,9 +362,9 @@ describe("partner isolation", () => {
     const missing = await signedJson(h, b, "GET", "/api/partner/users/999999");
     expect(get.body.message.replace(String(id), "N")).toBe(missing.body.message.replace("999999", "N"));
     expect((await signedJson(h, b, "PATCH", `/api/partner/users/${id}`, { body: { status: "suspended" } })).status).toBe(404);
-    expect((h.ctx.db.sqlite.query("SELECT status FROM partner_users WHERE id = ?").get(id!) as { status: string }).status).toBe("active");
+    expect(await h.ctx.store.get("SELECT status FROM partner_users WHERE id = ?", [Number(id)])).toEqual({ status: "active" });
     // Another key of the same partner shares the users.
-    expect((await signedJson(h, createKey(h, { partner: "Alpha" }), "GET", "/api/partner/users")).body.count).toBe(3);
-    expect(userEvents(h, "Beta")).toHaveLength(0);
+    expect((await signedJson(h, await createKey(h, { partner: "Alpha" }), "GET", "/api/partner/users")).body.count).toBe(3);
+    expect(await userEvents(h, "Beta")).toHaveLength(0);
   });
 });

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { verificationOf } from "../../src/partner/wallet-verification";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { createUser, expectPartnerAuth, linkWallet, sol } from "./user-fixtures";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -15,8 +15,8 @@ const verify = (key: TestKey, address: string, qs = "") => signedJson(h, key, "G
 
 describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
   test("an unverified link: states, verification, owner and the state model", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const user = (await createUser(h, key, { external_id: "ext-1", wallet_address: sol(1) })).body.user;
     const r = await verify(key, sol(1), "?include_meta=1");
     expect(r.status).toBe(200);
@@ -40,8 +40,8 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
   });
 
   test("freshness follows WALLET_REVERIFY_DAYS on the clock: fresh through day N, stale from day N+1, fresh again after re-verifying", async () => {
-    h = createTestApp({ env: { WALLET_REVERIFY_DAYS: "7" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WALLET_REVERIFY_DAYS: "7" } });
+    const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "ext-1" })).body.user.id;
     await linkWallet(h, key, id, { wallet_address: sol(2), verified: true });
     const at = h.clock.now().toISOString();
@@ -94,20 +94,24 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
   });
 
   test("connected_session and hidden come from the link's row", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "ext-1", wallet_address: sol(1) })).body.user.id;
     await linkWallet(h, key, id, { wallet_address: sol(3) });
     // No partner route sets these yet (the messenger mini-app will); the read model reports them faithfully.
-    h.ctx.db.sqlite.query("UPDATE wallet_links SET is_hidden = 1, session_connected_at = ? WHERE wallet_address = ?").run(h.clock.now().toISOString(), sol(3));
+    const hidden = await h.ctx.store.run("UPDATE wallet_links SET is_hidden = 1, session_connected_at = ? WHERE wallet_address = ?", [
+      h.clock.now().toISOString(),
+      sol(3),
+    ]);
+    expect(hidden.changes).toBe(1);
     const r = (await verify(key, sol(3))).body;
     expect(r.wallet_states).toEqual({ linked: true, connected_session: true, verified: false, stale_verification: false, hidden: true });
     expect(r.owner).toEqual({ user_id: id, external_id: "ext-1", is_primary: false, is_hidden: true });
   });
 
   test("other chains take ?blockchain=; an invalid address is 400; an unknown one is 404", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "ext-1" })).body.user.id;
     const eth = "0x52908400098527886E0F7030069857D2E4169EE7";
     await linkWallet(h, key, id, { wallet_address: eth, blockchain: "ethereum" });
@@ -126,9 +130,9 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
   });
 
   test("partner B never sees A's wallet; linking the same address itself shows B's own owner", async () => {
-    h = createTestApp();
-    const a = createKey(h, { partner: "Alpha" });
-    const b = createKey(h, { partner: "Beta" });
+    h = await openTestApp();
+    const a = await createKey(h, { partner: "Alpha" });
+    const b = await createKey(h, { partner: "Beta" });
     await createUser(h, a, { external_id: "alpha-user", wallet_address: sol(5) });
     const foreign = await verify(b, sol(5));
     expect(foreign.status).toBe(404);
@@ -140,7 +144,7 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
   });
 
   test("auth: read scope, live keys", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     await expectPartnerAuth(h, { method: "GET", path: `/api/partner/wallet-verification/${sol(1)}`, scope: "read" });
   });
 });

@@ -3,13 +3,13 @@
 // ledger must balance, never have gone negative, and hold exactly one effect and one outbox event per accepted
 // request. Requests are signed at the test clock's time, which the server also reads.
 import { afterEach, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit, type TestKey } from "../support/partner";
 import { createUser, eventRows, expectLedgerConsistent, ledgerRows } from "./support";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -101,9 +101,10 @@ async function runAll(base: string, planned: Planned[]): Promise<Outcome[]> {
 }
 
 test("2,000 concurrent signed credits and debits keep the ledger exact", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "0" } });
-  const key = createKey(h, { partner: "Acme" });
-  const users = Array.from({ length: USERS }, () => createUser(h));
+  h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "0" } });
+  const key = await createKey(h, { partner: "Acme" });
+  const users: string[] = [];
+  for (let i = 0; i < USERS; i++) users.push(await createUser(h));
   const planned = plan(key, users);
   expect(planned).toHaveLength(TOTAL);
 
@@ -143,7 +144,7 @@ test("2,000 concurrent signed credits and debits keep the ledger exact", async (
 
   // Effects: one ledger row per accepted request, none for refused ones, at most one per Idempotency-Key.
   const accepted = outcomes.filter((o) => o.status === 200);
-  const rows = ledgerRows(h);
+  const rows = await ledgerRows(h);
   expect(rows).toHaveLength(accepted.length);
   expect(new Set(rows.map((r) => r.idempotency_key)).size).toBe(rows.length);
   const rowByKey = new Map(rows.map((r) => [r.idempotency_key, r]));
@@ -159,8 +160,8 @@ test("2,000 concurrent signed credits and debits keep the ledger exact", async (
   }
 
   // The invariant, and one outbox event per ledger row carrying that row.
-  expectLedgerConsistent(h);
-  const events = eventRows(h);
+  await expectLedgerConsistent(h);
+  const events = await eventRows(h);
   expect(events).toHaveLength(rows.length);
   const eventFor = new Map(events.map((e) => [e.data.ledger_entry_id as number, e]));
   expect(eventFor.size).toBe(rows.length);
@@ -172,7 +173,7 @@ test("2,000 concurrent signed credits and debits keep the ledger exact", async (
 
   // The API agrees with the ledger for every user.
   for (const user of users) {
-    const sum = ledgerRows(h, user).reduce((s, r) => s + r.delta_minor, 0);
+    const sum = (await ledgerRows(h, user)).reduce((s, r) => s + r.delta_minor, 0);
     const res = await h.json(`/api/salutes/balance?user_id=${user}`, signedInit(h, key, "GET", `/api/salutes/balance?user_id=${user}`));
     expect(Math.round(res.body.balance * 100)).toBe(sum);
   }

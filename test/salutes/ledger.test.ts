@@ -2,13 +2,13 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeCursor } from "../../src/http/pagination";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { body, createUser, credit, debit, fixture } from "./support";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -16,8 +16,8 @@ const get = (key: TestKey, path: string) => signedJson(h, key, "GET", path);
 
 describe("GET /api/salutes/balance", () => {
   test("a never-credited user has 0; afterwards the balance; the answer names the key", async () => {
-    h = createTestApp();
-    const { key, user } = fixture(h);
+    h = await openTestApp();
+    const { key, user } = await fixture(h);
     const empty = await get(key, `/api/salutes/balance?user_id=${user}`);
     expect(empty.status).toBe(200);
     expect(empty.body).toEqual({ success: true, user_id: user, balance: 0, partner_key_id: key.keyId });
@@ -28,16 +28,16 @@ describe("GET /api/salutes/balance", () => {
   });
 
   test("a suspended user's balance can still be read", async () => {
-    h = createTestApp();
-    const key = createKey(h);
-    const user = createUser(h, { status: "suspended" });
+    h = await openTestApp();
+    const key = await createKey(h);
+    const user = await createUser(h, { status: "suspended" });
     expect((await get(key, `/api/salutes/balance?user_id=${user}`)).body.balance).toBe(0);
   });
 
   test("unknown, malformed, foreign and sandbox users are 404; a missing user_id is 400", async () => {
-    h = createTestApp();
-    const { key } = fixture(h);
-    for (const id of ["424242", "x1", createUser(h, { partner: "Beta" }), createUser(h, { mode: "sandbox" })]) {
+    h = await openTestApp();
+    const { key } = await fixture(h);
+    for (const id of ["424242", "x1", await createUser(h, { partner: "Beta" }), await createUser(h, { mode: "sandbox" })]) {
       const r = await get(key, `/api/salutes/balance?user_id=${encodeURIComponent(id)}`);
       expect({ id, status: r.status, error: r.body.error }).toEqual({ id, status: 404, error: "not_found" });
     }
@@ -47,13 +47,13 @@ describe("GET /api/salutes/balance", () => {
   });
 
   test("auth: unsigned 401, no read scope 403, sandbox key 403, partner B 404 on A's user", async () => {
-    h = createTestApp();
-    const { key, user } = fixture(h);
+    h = await openTestApp();
+    const { key, user } = await fixture(h);
     await credit(h, key, body(user, 3));
     expect((await h.json(`/api/salutes/balance?user_id=${user}`)).status).toBe(401);
-    expect((await get(createKey(h, { scopes: ["ledger"] }), `/api/salutes/balance?user_id=${user}`)).status).toBe(403);
-    expect((await get(createKey(h, { mode: "sandbox" }), `/api/salutes/balance?user_id=${user}`)).status).toBe(403);
-    const b = await get(createKey(h, { partner: "Beta" }), `/api/salutes/balance?user_id=${user}`);
+    expect((await get(await createKey(h, { scopes: ["ledger"] }), `/api/salutes/balance?user_id=${user}`)).status).toBe(403);
+    expect((await get(await createKey(h, { mode: "sandbox" }), `/api/salutes/balance?user_id=${user}`)).status).toBe(403);
+    const b = await get(await createKey(h, { partner: "Beta" }), `/api/salutes/balance?user_id=${user}`);
     expect(b.status).toBe(404);
     expect(JSON.stringify(b.body)).not.toContain('"balance"');
   });
@@ -61,8 +61,8 @@ describe("GET /api/salutes/balance", () => {
 
 describe("GET /api/salutes/ledger", () => {
   async function seed(): Promise<{ key: TestKey; user: string; ids: number[] }> {
-    h = createTestApp();
-    const { key, user } = fixture(h);
+    h = await openTestApp();
+    const { key, user } = await fixture(h);
     const ids: number[] = [];
     for (const [call, amount, reason, source] of [
       [credit, 10, "quest_reward", "game.arena"],
@@ -150,12 +150,12 @@ describe("GET /api/salutes/ledger", () => {
   test("auth and isolation: ledger scope needed; sandbox 403; partner B 404; unknown user 404", async () => {
     const { user } = await seed();
     expect((await h.json(`/api/salutes/ledger?user_id=${user}`)).status).toBe(401);
-    expect((await get(createKey(h, { scopes: ["read"] }), `/api/salutes/ledger?user_id=${user}`)).status).toBe(403);
-    expect((await get(createKey(h, { mode: "sandbox" }), `/api/salutes/ledger?user_id=${user}`)).status).toBe(403);
-    const b = await get(createKey(h, { partner: "Beta" }), `/api/salutes/ledger?user_id=${user}`);
+    expect((await get(await createKey(h, { scopes: ["read"] }), `/api/salutes/ledger?user_id=${user}`)).status).toBe(403);
+    expect((await get(await createKey(h, { mode: "sandbox" }), `/api/salutes/ledger?user_id=${user}`)).status).toBe(403);
+    const b = await get(await createKey(h, { partner: "Beta" }), `/api/salutes/ledger?user_id=${user}`);
     expect(b.status).toBe(404);
     expect(b.body).not.toHaveProperty("ledger");
-    expect((await get(createKey(h), "/api/salutes/ledger?user_id=777777")).status).toBe(404);
+    expect((await get(await createKey(h), "/api/salutes/ledger?user_id=777777")).status).toBe(404);
   });
 });
 

@@ -5,8 +5,8 @@ import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { sandboxApp, sandboxKey, sb } from "./support";
 
 const apps: TestApp[] = [];
-afterEach(() => {
-  for (const a of apps.splice(0)) a.close();
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
 });
 
 const TIMESTAMP_FIELDS = new Set(["created_at", "updated_at", "verified_at", "seeded_at", "requested_at"]);
@@ -24,7 +24,7 @@ const FIXTURE_READS = (ids: number[]) => [
   ...ids.flatMap((id) => [`/users/${id}?include_wallets=1`, `/salutes/balance?user_id=${id}`, `/salutes/ledger?user_id=${id}&order=asc`]),
 ];
 
-async function answers(h: TestApp, key: ReturnType<typeof sandboxKey>): Promise<string[]> {
+async function answers(h: TestApp, key: Awaited<ReturnType<typeof sandboxKey>>): Promise<string[]> {
   const verify = await sb(h, key, "GET", "/verify?include_meta=1");
   const ids = verify.body.fixtures.user_ids as number[];
   const out: string[] = [];
@@ -37,18 +37,18 @@ async function answers(h: TestApp, key: ReturnType<typeof sandboxKey>): Promise<
 }
 
 test("two fresh databases, the same key: byte-identical fixture answers apart from timestamps and request ids", async () => {
-  const a = sandboxApp();
-  const b = sandboxApp();
+  const a = await sandboxApp();
+  const b = await sandboxApp();
   apps.push(a, b);
-  const keyA = sandboxKey(a);
-  const keyB = sandboxKey(b);
+  const keyA = await sandboxKey(a);
+  const keyB = await sandboxKey(b);
   expect(keyB).toEqual(keyA); // same key id and secret: the key rows were made from the same seeded rng
 
   // App B sees other traffic first, which draws from ctx.rng and writes other rows; a fixture generator fed by
   // ctx.rng would now produce other data. B's clock is also elsewhere.
-  createKey(b, { partner: "Someone Else" });
-  createAdminToken(b);
-  await signedJson(b, createKey(b, { partner: "Other" }), "GET", "/api/partner/capabilities");
+  await createKey(b, { partner: "Someone Else" });
+  await createAdminToken(b);
+  await signedJson(b, await createKey(b, { partner: "Other" }), "GET", "/api/partner/capabilities");
   b.clock.advanceSeconds(86_400 * 3 + 17);
 
   const fromA = await answers(a, keyA);
@@ -78,9 +78,9 @@ test("the fixture plan is a pure function of the key id: same id, same plan; ano
 });
 
 test("a reset gives the same fixture answers again (ids aside)", async () => {
-  const h = sandboxApp();
+  const h = await sandboxApp();
   apps.push(h);
-  const key = sandboxKey(h);
+  const key = await sandboxKey(h);
   const before = await answers(h, key);
   await sb(h, key, "POST", "/users", { body: { external_id: "extra" } });
   await sb(h, key, "POST", "/reset");

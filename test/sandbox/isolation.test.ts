@@ -8,15 +8,15 @@ import { drain, fixtureUsers, sandboxApp, sandboxKey, sb } from "./support";
 
 let h = undefined as unknown as TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
 const sol = (n: number) => bs58.encode(new Uint8Array(32).fill(n));
-const all = (sql: string, ...args: string[]) => h.ctx.db.sqlite.query(sql).all(...args) as Array<Record<string, unknown>>;
+const all = (sql: string, ...args: string[]) => h.ctx.store.all<Record<string, unknown>>(sql, args);
 
 /**
  * Which rows of a table belong to live. Tables with a mode column: mode = 'live'. Tables keyed by a key id or a
@@ -29,35 +29,48 @@ function liveScope(table: string, columns: string[]): string | null {
   if (columns.includes("mode")) return "mode = 'live'";
   if (table === "partner_nonces" || table === "idempotency_records") return "key_id IN (SELECT key_id FROM partner_keys WHERE mode = 'live')";
   if (table === "webhook_attempts") return "delivery_id IN (SELECT id FROM webhook_deliveries WHERE mode = 'live')";
-  return "1";
+  return "1 = 1";
 }
 
-/** Row count and sha256 of every live row, per table, in rowid order. */
-function liveChecksums(): Record<string, { rows: number; sha256: string }> {
-  const tables = all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '__drizzle_migrations' ORDER BY name").map(
-    (r) => r.name as string,
-  );
+/** Every table of the schema and its columns, from the engine's own catalog (the migrations' ledger left out). */
+async function schemaTables(): Promise<Map<string, string[]>> {
+  const catalog =
+    h.ctx.store.dialect === "postgres"
+      ? `SELECT c.table_name AS t, c.column_name AS c FROM information_schema.columns c
+         JOIN information_schema.tables s ON s.table_schema = c.table_schema AND s.table_name = c.table_name
+         WHERE c.table_schema = current_schema() AND s.table_type = 'BASE TABLE' AND c.table_name <> 'herald_migrations'
+         ORDER BY c.table_name, c.ordinal_position`
+      : `SELECT m.name AS t, p.name AS c FROM sqlite_master m JOIN pragma_table_info(m.name) p
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '__drizzle_migrations' ORDER BY m.name, p.cid`;
+  const out = new Map<string, string[]>();
+  for (const r of await all(catalog)) out.set(r.t as string, [...(out.get(r.t as string) ?? []), r.c as string]);
+  return out;
+}
+
+/** A table's rows as one string, independent of row order (PostgreSQL has no rowid to order by). */
+const digestOf = (rows: Array<Record<string, unknown>>) =>
+  createHash("sha256")
+    .update(JSON.stringify(rows.map((r) => JSON.stringify(r)).sort()))
+    .digest("hex");
+
+/** Row count and sha256 of every live row, per table. */
+async function liveChecksums(): Promise<Record<string, { rows: number; sha256: string }>> {
   const out: Record<string, { rows: number; sha256: string }> = {};
-  for (const t of tables) {
-    const columns = all(`SELECT name FROM pragma_table_info('${t}')`).map((c) => c.name as string);
+  for (const [t, columns] of await schemaTables()) {
     const where = liveScope(t, columns);
     if (where === null) continue;
-    const rows = all(`SELECT * FROM ${t} WHERE ${where} ORDER BY rowid`);
-    out[t] = { rows: rows.length, sha256: createHash("sha256").update(JSON.stringify(rows)).digest("hex") };
+    const rows = await all(`SELECT * FROM ${t} WHERE ${where}`);
+    out[t] = { rows: rows.length, sha256: digestOf(rows) };
   }
   return out;
 }
 
-const sandboxChecksum = () =>
-  createHash("sha256")
-    .update(
-      JSON.stringify(
-        ["partner_users", "wallet_links", "salutes_ledger", "webhooks", "webhook_deliveries", "donation_claims"].map((t) =>
-          all(`SELECT * FROM ${t} WHERE mode = 'sandbox' ORDER BY rowid`),
-        ),
-      ),
-    )
-    .digest("hex");
+const sandboxChecksum = async () => {
+  const tables = ["partner_users", "wallet_links", "salutes_ledger", "webhooks", "webhook_deliveries", "donation_claims"];
+  const parts: string[] = [];
+  for (const t of tables) parts.push(digestOf(await all(`SELECT * FROM ${t} WHERE mode = 'sandbox'`)));
+  return parts.join(":");
+};
 
 /** A live partner with users, wallets, a ledger, a claim (queued email), webhooks and delivered events. */
 async function liveState(live: TestKey) {
@@ -127,9 +140,9 @@ async function everySandboxMutation(key: TestKey, live: Awaited<ReturnType<typeo
 }
 
 test("THE ISOLATION PROOF: every sandbox mutation leaves every live row (and every non-partner table) byte-identical", async () => {
-  h = sandboxApp();
+  h = await sandboxApp();
   rx = startReceiver();
-  const live = createKey(h, { partner: "Acme" });
+  const live = await createKey(h, { partner: "Acme" });
   const liveIds = await liveState(live);
   const liveReads = async () => ({
     users: (await signedJson(h, live, "GET", "/api/partner/users?include_wallets=1")).body.users,
@@ -142,11 +155,11 @@ test("THE ISOLATION PROOF: every sandbox mutation leaves every live row (and eve
   const liveReceived = rx.received.filter((r) => r.path === "/live").length;
 
   // The same partner name in sandbox: only the mode separates the two.
-  const key = sandboxKey(h, { partner: "Acme" });
-  const before = liveChecksums();
-  const sandboxBefore = sandboxChecksum();
+  const key = await sandboxKey(h, { partner: "Acme" });
+  const before = await liveChecksums();
+  const sandboxBefore = await sandboxChecksum();
   await everySandboxMutation(key, liveIds);
-  const after = liveChecksums();
+  const after = await liveChecksums();
 
   expect(Object.keys(before).length).toBeGreaterThan(20);
   expect(before.partner_users!.rows).toBe(2);
@@ -154,7 +167,7 @@ test("THE ISOLATION PROOF: every sandbox mutation leaves every live row (and eve
   expect(before.webhook_deliveries!.rows).toBe(2); // the live credit and the live test
   expect(after).toEqual(before);
   // The sandbox really did change, and its deliveries really were sent — to the sandbox receiver only.
-  expect(sandboxChecksum()).not.toBe(sandboxBefore);
+  expect(await sandboxChecksum()).not.toBe(sandboxBefore);
   expect(rx.received.filter((r) => r.path === "/sandbox").length).toBeGreaterThanOrEqual(2);
   expect(rx.received.filter((r) => r.path === "/live").length).toBe(liveReceived);
   for (const r of rx.received.filter((x) => x.path === "/sandbox")) expect(JSON.parse(r.rawBody).sandbox).toBe(true);

@@ -7,15 +7,15 @@ import { countWhere, drain, expectSandboxFields, fixtureUsers, rows, sandboxApp,
 
 let h = undefined as unknown as TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
-const promote = (partner: string, body: unknown, token = createAdminToken(h)) =>
-  h.json(`/admin/partners/${encodeURIComponent(partner)}/promote`, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
+const promote = async (partner: string, body: unknown, token?: string) =>
+  h.json(`/admin/partners/${encodeURIComponent(partner)}/promote`, jsonInit("POST", body, { authorization: `Bearer ${token ?? (await createAdminToken(h))}` }));
 
 /** The request log is written after each response, on a later tick: yield once so the report sees the calls. */
 const report = async (key: TestKey, qs = "") => {
@@ -42,8 +42,8 @@ async function practise(key: TestKey) {
 
 describe("GET /api/partner/sandbox/promotion-report", () => {
   test("a fresh key is not ready: every required check fails, with thresholds and links", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const r = await report(key, "?include_meta=1");
     expect(r.status).toBe(200);
     expectSandboxFields(r.body, "sandbox_state");
@@ -68,8 +68,8 @@ describe("GET /api/partner/sandbox/promotion-report", () => {
   });
 
   test("practice makes it ready; the simulator check is optional; user_id adds a section; limit bounds recent errors", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     await practise(key);
     await sb(h, key, "GET", "/users/424242"); // one failed call: listed, but the error rate stays low
     const r = await report(key);
@@ -96,8 +96,8 @@ describe("GET /api/partner/sandbox/promotion-report", () => {
   });
 
   test("too many failing calls fail the error-rate check", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     await practise(key);
     for (let i = 0; i < 10; i++) await sb(h, key, "GET", `/users/${900000 + i}`);
     const r = await report(key);
@@ -110,23 +110,23 @@ describe("GET /api/partner/sandbox/promotion-report", () => {
 
 describe("POST /admin/partners/{partner}/promote", () => {
   test("refused with 409 promotion_not_ready carrying the report when not ready; nothing issued", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     await sb(h, key, "GET", "/verify");
     const r = await promote("Acme", {});
     expect(r.status).toBe(409);
     expect(r.body.error).toBe("promotion_not_ready");
     expect(r.body.details).toMatchObject({ partner: "Acme", ready: false, promotion_policy: "sandbox_to_live_manual_approval" });
     expect(r.body.details.checklist.length).toBeGreaterThan(0);
-    expect(countWhere(h, "partner_keys", "mode = 'live'")).toBe(0);
-    expect(countWhere(h, "admin_audit", "action = 'partner.promote'")).toBe(0);
+    expect(await countWhere(h, "partner_keys", "mode = 'live'")).toBe(0);
+    expect(await countWhere(h, "admin_audit", "action = 'partner.promote'")).toBe(0);
     const catalog = await h.json("/api/partner/errors.json");
     expect(JSON.stringify(catalog.body)).toContain("promotion_not_ready");
   });
 
   test("granted when ready: a live key (secret shown once) with the sandbox scopes, and audit rows", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h, { scopes: ["read", "credit", "users", "webhooks"] });
+    h = await sandboxApp();
+    const key = await sandboxKey(h, { scopes: ["read", "credit", "users", "webhooks"] });
     await practise(key);
     const r = await promote("Acme", { allowed_ips: ["10.0.0.0/8", "127.0.0.1"] });
     expect(r.status).toBe(201);
@@ -148,8 +148,8 @@ describe("POST /admin/partners/{partner}/promote", () => {
     });
     expect(r.body.key.key_id).toMatch(/^hk_live_/);
     expect(r.body.secret).toMatch(/^hsk_live_/);
-    expect(JSON.stringify(rows(h, "SELECT * FROM partner_keys"))).not.toContain(r.body.secret);
-    const audit = rows<{ action: string; target: string; details: string }>(
+    expect(JSON.stringify(await rows(h, "SELECT * FROM partner_keys"))).not.toContain(r.body.secret);
+    const audit = await rows<{ action: string; target: string; details: string }>(
       h,
       "SELECT action, target, details FROM admin_audit WHERE action IN ('partner.promote', 'partner_key.create') AND target IN ('Acme', ?) ORDER BY id",
       r.body.key.key_id,
@@ -167,8 +167,8 @@ describe("POST /admin/partners/{partner}/promote", () => {
   });
 
   test("forced with a reason when not ready; force without a reason is 400", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h, { partner: "Acme Corp" });
+    h = await sandboxApp();
+    const key = await sandboxKey(h, { partner: "Acme Corp" });
     await sb(h, key, "GET", "/verify");
     const noReason = await promote("Acme Corp", { force: true });
     expect(noReason.status).toBe(400);
@@ -178,7 +178,7 @@ describe("POST /admin/partners/{partner}/promote", () => {
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ forced: true, reason: "Launch partner; signed contract, integration reviewed by hand", report: { ready: false } });
     expect(r.body.key).toMatchObject({ partner: "Acme Corp", scopes: ["read"] });
-    const audit = rows<{ details: string }>(h, "SELECT details FROM admin_audit WHERE action = 'partner.promote'");
+    const audit = await rows<{ details: string }>(h, "SELECT details FROM admin_audit WHERE action = 'partner.promote'");
     expect(JSON.parse(audit[0]!.details)).toMatchObject({
       forced: true,
       reason: "Launch partner; signed contract, integration reviewed by hand",
@@ -188,8 +188,8 @@ describe("POST /admin/partners/{partner}/promote", () => {
   });
 
   test("operators only; unknown partners 404; bad bodies 400", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     await sb(h, key, "GET", "/verify");
     const anon = await h.json("/admin/partners/Acme/promote", jsonInit("POST", {}));
     expect(anon.status).toBe(403);
@@ -197,12 +197,12 @@ describe("POST /admin/partners/{partner}/promote", () => {
     expect(partnerCred.status).toBe(403);
     expect((await promote("Nobody", { force: true, reason: "x" })).status).toBe(404);
     // A partner with only a live key has no sandbox history to judge.
-    createKey(h, { partner: "LiveOnly" });
+    await createKey(h, { partner: "LiveOnly" });
     expect((await promote("LiveOnly", {})).status).toBe(404);
     for (const body of [{ scopes: ["admin"] }, { force: "yes" }, { allowed_ips: ["not-an-ip"] }, { extra: 1 }]) {
       const r = await promote("Acme", { force: true, reason: "x", ...body });
       expect(r.status).toBe(400);
     }
-    expect(countWhere(h, "partner_keys", "mode = 'live' AND partner = 'Acme'")).toBe(0);
+    expect(await countWhere(h, "partner_keys", "mode = 'live' AND partner = 'Acme'")).toBe(0);
   });
 });

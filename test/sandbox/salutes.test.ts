@@ -4,8 +4,8 @@ import { createKey, signedJson } from "../support/partner";
 import { countWhere, expectSandboxFields, fixtureUsers, rows, sandboxApp, sandboxKey, sb } from "./support";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -15,8 +15,8 @@ const entry = (userId: number, amount: unknown, extra: Record<string, unknown> =
 
 describe("sandbox salutes balance and ledger", () => {
   test("the fixture balance equals the sum of its ledger, with currency", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { alice } = await fixtureUsers(h, key);
     const bal = await sb(h, key, "GET", `/salutes/balance?user_id=${alice.id}&include_meta=1`);
     expect(bal.status).toBe(200);
@@ -34,9 +34,9 @@ describe("sandbox salutes balance and ledger", () => {
   });
 
   test("unknown, foreign and live user ids are 404; bad queries are 400", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
-    const live = createKey(h, { partner: "Acme" });
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
+    const live = await createKey(h, { partner: "Acme" });
     const liveUser = await signedJson(h, live, "POST", "/api/partner/users", { body: { external_id: "live-1" } });
     for (const id of ["0", "abc", "424242", String(liveUser.body.user.id)]) {
       expect((await sb(h, key, "GET", `/salutes/balance?user_id=${id}`)).status).toBe(404);
@@ -50,8 +50,8 @@ describe("sandbox salutes balance and ledger", () => {
 
 describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
   test("credit and debit move the sandbox balance, write sandbox ledger rows and events", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { bob } = await fixtureUsers(h, key);
     const start = (await sb(h, key, "GET", `/salutes/balance?user_id=${bob.id}`)).body.balance as number;
     const c = await sb(h, key, "POST", "/salutes/credit", { ...entry(bob.id, 12.5), idempotencyKey: "credit-1" });
@@ -60,10 +60,10 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
     expect(c.body).toMatchObject({ user_id: String(bob.id), balance: start + 12.5, delta: 12.5, idempotency_key: "credit-1" });
     const d = await sb(h, key, "POST", "/salutes/debit", entry(bob.id, 2.25));
     expect(d.body).toMatchObject({ balance: start + 10.25, delta: -2.25 });
-    expect(rows(h, "SELECT mode, key_id, idempotency_key FROM salutes_ledger WHERE id = ?", c.body.ledger_entry_id)).toEqual([
+    expect(await rows(h, "SELECT mode, key_id, idempotency_key FROM salutes_ledger WHERE id = ?", c.body.ledger_entry_id)).toEqual([
       { mode: "sandbox", key_id: key.keyId, idempotency_key: "credit-1" },
     ]);
-    expect(rows(h, "SELECT event_type, mode FROM events WHERE event_type LIKE 'salutes.%' ORDER BY id DESC LIMIT 2")).toEqual([
+    expect(await rows(h, "SELECT event_type, mode FROM events WHERE event_type LIKE 'salutes.%' ORDER BY id DESC LIMIT 2")).toEqual([
       { event_type: "salutes.debit", mode: "sandbox" },
       { event_type: "salutes.credit", mode: "sandbox" },
     ]);
@@ -75,10 +75,10 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
   });
 
   test("never below zero (409 insufficient_balance); suspended fixture user refused; bad amounts 400", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { bob, carol } = await fixtureUsers(h, key);
-    const before = countWhere(h, "salutes_ledger");
+    const before = await countWhere(h, "salutes_ledger");
     const over = await sb(h, key, "POST", "/salutes/debit", entry(bob.id, 1_000_000));
     expect(over.status).toBe(409);
     expect(over.body.error).toBe("insufficient_balance");
@@ -87,12 +87,12 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
     expect((await sb(h, key, "POST", "/salutes/credit", entry(bob.id, 1, { ammount: 1 }))).status).toBe(400);
     expect((await sb(h, key, "POST", "/salutes/credit", entry(bob.id, 1, { reason: "Bad Reason" }))).status).toBe(400);
     expect((await sb(h, key, "POST", "/salutes/credit", entry(424242, 1))).status).toBe(404);
-    expect(countWhere(h, "salutes_ledger")).toBe(before);
+    expect(await countWhere(h, "salutes_ledger")).toBe(before);
   });
 
   test("the nonce is optional for sandbox mutations unless SANDBOX_NONCE_REQUIRED; a reused nonce is 409", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { bob } = await fixtureUsers(h, key);
     expect((await sb(h, key, "POST", "/salutes/credit", { ...entry(bob.id, 1), nonce: null })).status).toBe(200);
     const nonce = "ab".repeat(16);
@@ -103,8 +103,8 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
   });
 
   test("each needs its own scope", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h, { scopes: ["read", "credit"] });
+    h = await sandboxApp();
+    const key = await sandboxKey(h, { scopes: ["read", "credit"] });
     const r = await sb(h, key, "POST", "/salutes/debit", entry(1, 1));
     expect(r.status).toBe(403);
     expect(r.body.message).toContain('"debit" scope');

@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { createTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { openTestApp, type TestApp, type TestAppOptions } from "../support/app";
 import { createKey, signedJson, type SignOptions, type TestKey } from "../support/partner";
 import type { Scope } from "../../src/auth/scopes";
 
@@ -7,13 +7,14 @@ export const SANDBOX = "/api/partner/sandbox";
 
 /**
  * A test app for sandbox routes: private webhook targets allowed (the receiver is on 127.0.0.1) and the sandbox
- * rate limit off unless a test sets it — most tests make more than 30 calls with one key.
+ * rate limit off unless a test sets it — most tests make more than 30 calls with one key. On the engine
+ * HERALD_TEST_ENGINE names (SQLite by default, or PostgreSQL).
  */
-export function sandboxApp(opts: TestAppOptions = {}): TestApp {
-  return createTestApp({ ...opts, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0", ...opts.env } });
+export function sandboxApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  return openTestApp({ ...opts, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0", ...opts.env } });
 }
 
-export const sandboxKey = (h: TestApp, opts: { partner?: string; scopes?: readonly Scope[] } = {}) => createKey(h, { ...opts, mode: "sandbox" });
+export const sandboxKey = async (h: TestApp, opts: { partner?: string; scopes?: readonly Scope[] } = {}) => await createKey(h, { ...opts, mode: "sandbox" });
 
 /** A signed call to /api/partner/sandbox + path. */
 export const sb = (h: TestApp, key: TestKey, method: string, path: string, opts: SignOptions = {}) => signedJson(h, key, method, `${SANDBOX}${path}`, opts);
@@ -28,11 +29,12 @@ export function expectSandboxFields(body: Record<string, unknown>, source: "sand
   else expect(body.live_side_effects_performed).toBeUndefined();
 }
 
-export const rows = <T = Record<string, unknown>>(h: TestApp, sql: string, ...args: Array<string | number | null>) =>
-  h.ctx.db.sqlite.query(sql).all(...args) as T[];
+/** Rows through the storage port, so the assertions hold on either engine (`?` placeholders, portable SQL). */
+export const rows = <T = Record<string, unknown>>(h: TestApp, sql: string, ...args: Array<string | number | null>): Promise<T[]> =>
+  h.ctx.store.all<T>(sql, args);
 
-export const countWhere = (h: TestApp, table: string, where = "1", ...args: Array<string | number>) =>
-  (h.ctx.db.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...args) as { n: number }).n;
+export const countWhere = async (h: TestApp, table: string, where = "1 = 1", ...args: Array<string | number>): Promise<number> =>
+  (await h.ctx.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, args))!.n;
 
 /** The fixture users (fx-alice, fx-bob, fx-carol) by external id. */
 export async function fixtureUsers(h: TestApp, key: TestKey) {

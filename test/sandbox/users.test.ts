@@ -5,8 +5,8 @@ import { createKey, signedJson } from "../support/partner";
 import { countWhere, expectSandboxFields, fixtureUsers, rows, sandboxApp, sandboxKey, sb } from "./support";
 
 let h = undefined as unknown as TestApp;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
@@ -14,8 +14,8 @@ const sol = (n: number) => bs58.encode(new Uint8Array(32).fill(n));
 
 describe("GET /api/partner/sandbox/users", () => {
   test("lists the fixture users newest first with wallets, filters and paging, and sandbox links", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const r = await sb(h, key, "GET", "/users?include_wallets=1");
     expect(r.status).toBe(200);
     expectSandboxFields(r.body, "sandbox_state");
@@ -48,8 +48,8 @@ describe("GET /api/partner/sandbox/users", () => {
   });
 
   test.each(["?limit=0", "?limit=201", "?status=deleted", "?cursor=nope", "?include_wallets=yes"])("bad query %s is 400", async (qs) => {
-    h = sandboxApp();
-    const r = await sb(h, sandboxKey(h), "GET", `/users${qs}`);
+    h = await sandboxApp();
+    const r = await sb(h, await sandboxKey(h), "GET", `/users${qs}`);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_query");
   });
@@ -57,21 +57,21 @@ describe("GET /api/partner/sandbox/users", () => {
 
 describe("POST /api/partner/sandbox/users", () => {
   test("creates a sandbox user with the live rules and emits users.updated in sandbox mode", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const r = await sb(h, key, "POST", "/users", { body: { external_id: "u-1", username: "Dora", email: "Dora@Example.com", wallet_address: sol(7) } });
     expect(r.status).toBe(201);
     expectSandboxFields(r.body, "sandbox_state", true);
     expect(r.body.user).toMatchObject({ external_id: "u-1", username: "dora", email: "dora@example.com", wallet_address: sol(7) });
-    expect(rows(h, "SELECT mode FROM partner_users WHERE external_id = 'u-1'")).toEqual([{ mode: "sandbox" }]);
-    const events = rows<{ data: string; mode: string }>(h, "SELECT data, mode FROM events WHERE event_type = 'users.updated' ORDER BY id DESC LIMIT 1");
+    expect(await rows(h, "SELECT mode FROM partner_users WHERE external_id = 'u-1'")).toEqual([{ mode: "sandbox" }]);
+    const events = await rows<{ data: string; mode: string }>(h, "SELECT data, mode FROM events WHERE event_type = 'users.updated' ORDER BY id DESC LIMIT 1");
     expect(events[0]!.mode).toBe("sandbox");
     expect(JSON.parse(events[0]!.data)).toMatchObject({ external_id: "u-1", changes: ["created"] });
   });
 
   test("conflicts with fixtures are the live 409s; bad bodies are 400; nothing is stored", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { alice } = await fixtureUsers(h, key);
     const taken = await sb(h, key, "POST", "/users", { body: { external_id: "fx-alice" } });
     expect(taken.status).toBe(409);
@@ -82,15 +82,15 @@ describe("POST /api/partner/sandbox/users", () => {
     for (const body of [{}, { external_id: 5 }, { external_id: "x", nickname: "y" }, { external_id: "x", email: "nope" }]) {
       expect((await sb(h, key, "POST", "/users", { body })).status).toBe(400);
     }
-    expect(countWhere(h, "partner_users")).toBe(3);
+    expect(await countWhere(h, "partner_users")).toBe(3);
   });
 
   test("the same external_id may exist in live and sandbox of one partner: the two never meet", async () => {
-    h = sandboxApp();
-    const live = createKey(h, { partner: "Acme" });
+    h = await sandboxApp();
+    const live = await createKey(h, { partner: "Acme" });
     const mine = await signedJson(h, live, "POST", "/api/partner/users", { body: { external_id: "fx-alice" } });
     expect(mine.status).toBe(201);
-    const key = sandboxKey(h);
+    const key = await sandboxKey(h);
     const { alice } = await fixtureUsers(h, key);
     expect(alice.id).not.toBe(mine.body.user.id);
     expect((await signedJson(h, live, "GET", `/api/partner/users/${alice.id}`)).status).toBe(404);
@@ -100,8 +100,8 @@ describe("POST /api/partner/sandbox/users", () => {
 
 describe("GET /api/partner/sandbox/users/{user_id}", () => {
   test("one sandbox user; external_id must match when given; malformed, foreign and live ids are 404", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { bob } = await fixtureUsers(h, key);
     const r = await sb(h, key, "GET", `/users/${bob.id}?include_wallets=1&external_id=fx-bob`);
     expect(r.status).toBe(200);
@@ -110,40 +110,40 @@ describe("GET /api/partner/sandbox/users/{user_id}", () => {
     expect(r.body.user.wallets).toHaveLength(1);
     expect((await sb(h, key, "GET", `/users/${bob.id}?external_id=fx-alice`)).status).toBe(404);
     for (const id of ["abc", "0", "-1", "99999"]) expect((await sb(h, key, "GET", `/users/${id}`)).status).toBe(404);
-    const other = sandboxKey(h, { partner: "Globex" });
+    const other = await sandboxKey(h, { partner: "Globex" });
     expect((await sb(h, other, "GET", `/users/${bob.id}`)).status).toBe(404);
   });
 });
 
 describe("PATCH /api/partner/sandbox/users/{user_id}", () => {
   test("changes fields, emits users.updated naming them; empty, bad and foreign are refused", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { carol } = await fixtureUsers(h, key);
     const r = await sb(h, key, "PATCH", `/users/${carol.id}`, { body: { status: "active", display_name: "Carol Renamed" } });
     expect(r.status).toBe(200);
     expectSandboxFields(r.body, "sandbox_state", true);
     expect(r.body.user).toMatchObject({ status: "active", display_name: "Carol Renamed" });
-    const last = rows<{ data: string }>(h, "SELECT data FROM events WHERE event_type = 'users.updated' AND mode = 'sandbox' ORDER BY id DESC LIMIT 1");
+    const last = await rows<{ data: string }>(h, "SELECT data FROM events WHERE event_type = 'users.updated' AND mode = 'sandbox' ORDER BY id DESC LIMIT 1");
     expect(JSON.parse(last[0]!.data).changes.sort()).toEqual(["display_name", "status"]);
     expect((await sb(h, key, "PATCH", `/users/${carol.id}`, { body: {} })).status).toBe(400);
     expect((await sb(h, key, "PATCH", `/users/${carol.id}`, { body: { status: "gone" } })).status).toBe(400);
     expect((await sb(h, key, "PATCH", `/users/${carol.id}`, { body: { username: "fx_alice" } })).body.error).toBe("username_taken");
-    expect((await sb(h, sandboxKey(h, { partner: "Globex" }), "PATCH", `/users/${carol.id}`, { body: { status: "active" } })).status).toBe(404);
+    expect((await sb(h, await sandboxKey(h, { partner: "Globex" }), "PATCH", `/users/${carol.id}`, { body: { status: "active" } })).status).toBe(404);
   });
 });
 
 describe("POST /api/partner/sandbox/users/{user_id}/wallets", () => {
   test("links a wallet and answers all wallets; a fixture's wallet on another user is 409", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const { bob, alice } = await fixtureUsers(h, key);
     const r = await sb(h, key, "POST", `/users/${bob.id}/wallets`, { body: { wallet_address: sol(9), label: "hot", is_primary: true, verified: true } });
     expect(r.status).toBe(200);
     expectSandboxFields(r.body, "sandbox_state", true);
     expect(r.body.wallets[0]).toMatchObject({ wallet_address: sol(9), is_primary: 1, verified: 1, label: "hot" });
     expect(r.body.wallets).toHaveLength(2);
-    expect(rows(h, "SELECT DISTINCT mode FROM wallet_links")).toEqual([{ mode: "sandbox" }]);
+    expect(await rows(h, "SELECT DISTINCT mode FROM wallet_links")).toEqual([{ mode: "sandbox" }]);
     const conflict = await sb(h, key, "POST", `/users/${bob.id}/wallets`, { body: { wallet_address: alice.wallet_address } });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error).toBe("wallet_already_linked");

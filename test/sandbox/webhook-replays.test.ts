@@ -8,9 +8,9 @@ import { drain, SANDBOX, sandboxApp, sandboxKey } from "./support";
 
 let h: TestApp;
 let rx: Receiver;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
-  h?.close();
+  await h?.close();
 });
 
 /** Webhook, one test delivery, two replays (the second with a note) in the routes under `prefix`. */
@@ -37,10 +37,10 @@ async function replayedTwice(key: TestKey, prefix: string) {
 
 describe("sandbox webhook-events: replay history and note, as live", () => {
   test("the list carries `replays` (oldest first, with notes) and the replay answer echoes the note", async () => {
-    h = sandboxApp();
+    h = await sandboxApp();
     rx = startReceiver();
-    const sandbox = await replayedTwice(sandboxKey(h), SANDBOX);
-    const live = await replayedTwice(createKey(h, { partner: "LiveCo" }), "/api/partner");
+    const sandbox = await replayedTwice(await sandboxKey(h), SANDBOX);
+    const live = await replayedTwice(await createKey(h, { partner: "LiveCo" }), "/api/partner");
 
     const expected = [
       { reason_tag: "receiver_fix", note: null, replayed_at: "2026-01-01T00:00:10.000Z" },
@@ -58,7 +58,7 @@ describe("sandbox webhook-events: replay history and note, as live", () => {
     expect(Object.keys(sandboxEvent).sort()).toEqual(Object.keys(liveEvent).sort());
 
     // And the note is stored on the sandbox replay row itself, under the sandbox mode.
-    const rows = h.ctx.db.sqlite.query("SELECT mode, reason_tag, note FROM webhook_replays WHERE delivery_id = ? ORDER BY id").all(sandbox.deliveryId);
+    const rows = await h.ctx.store.all("SELECT mode, reason_tag, note FROM webhook_replays WHERE delivery_id = ? ORDER BY id", [sandbox.deliveryId]);
     expect(rows).toEqual([
       { mode: "sandbox", reason_tag: "receiver_fix", note: null },
       { mode: "sandbox", reason_tag: "backfill", note: "after the outage of 1 Jan" },
@@ -66,9 +66,9 @@ describe("sandbox webhook-events: replay history and note, as live", () => {
   });
 
   test("a delivery never replayed lists an empty history", async () => {
-    h = sandboxApp();
+    h = await sandboxApp();
     rx = startReceiver();
-    const key = sandboxKey(h);
+    const key = await sandboxKey(h);
     const created = await signedJson(h, key, "POST", `${SANDBOX}/webhooks`, { body: { event_type: "webhook.test", target_url: rx.url() } });
     await signedJson(h, key, "POST", `${SANDBOX}/webhooks/${created.body.webhook.id}/test`);
     await drain(h);

@@ -7,17 +7,17 @@ import { countWhere, drain, expectSandboxFields, fixtureUsers, rows, sandboxApp,
 
 let h = undefined as unknown as TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
 /** An HMAC computed here with node:crypto, independent of Herald's signing code. */
 const hmac = (secret: string, timestamp: string, body: string) => createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
 
-async function hookOn(key: ReturnType<typeof sandboxKey>, eventType = "salutes.credit") {
+async function hookOn(key: Awaited<ReturnType<typeof sandboxKey>>, eventType = "salutes.credit") {
   const r = await sb(h, key, "POST", "/webhooks", { body: { event_type: eventType, target_url: rx!.url("/sandbox-hook"), description: "practice" } });
   expect(r.status).toBe(201);
   return r.body.webhook as { id: number; secret: string };
@@ -25,14 +25,14 @@ async function hookOn(key: ReturnType<typeof sandboxKey>, eventType = "salutes.c
 
 describe("sandbox webhooks", () => {
   test("create, list, test (a REAL signed delivery marked sandbox, with the exact headers), delete", async () => {
-    h = sandboxApp();
+    h = await sandboxApp();
     rx = startReceiver();
-    const key = sandboxKey(h);
+    const key = await sandboxKey(h);
     const created = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: rx.url("/sandbox-hook") } });
     expectSandboxFields(created.body, "sandbox_state", true);
     const hook = created.body.webhook;
     expect(hook.secret).toMatch(/^whsec_/);
-    expect(rows(h, "SELECT mode FROM webhooks")).toEqual([{ mode: "sandbox" }]);
+    expect(await rows(h, "SELECT mode FROM webhooks")).toEqual([{ mode: "sandbox" }]);
     const list = await sb(h, key, "GET", "/webhooks?is_active=1");
     expectSandboxFields(list.body, "sandbox_state");
     expect(list.body.webhooks.map((w: { id: number }) => w.id)).toEqual([hook.id]);
@@ -55,7 +55,7 @@ describe("sandbox webhooks", () => {
     expect(got.rawBody).toBe(sim.body);
     for (const [name, value] of Object.entries(sim.headers as Record<string, string>)) expect(got.headers[name.toLowerCase()]).toBe(value);
     expect(got.headers["x-webhook-signature"]).toBe(hmac(hook.secret, got.headers["x-webhook-timestamp"]!, got.rawBody));
-    expect(rows(h, "SELECT status, mode FROM webhook_deliveries")).toEqual([{ status: "succeeded", mode: "sandbox" }]);
+    expect(await rows(h, "SELECT status, mode FROM webhook_deliveries")).toEqual([{ status: "succeeded", mode: "sandbox" }]);
 
     const del = await sb(h, key, "DELETE", `/webhooks/${hook.id}`);
     expect(del.status).toBe(200);
@@ -66,19 +66,19 @@ describe("sandbox webhooks", () => {
   });
 
   test("an unreachable target still answers queued with the simulation; the delivery fails and retries", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const created = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "http://127.0.0.1:9/closed" } });
     const t = await sb(h, key, "POST", `/webhooks/${created.body.webhook.id}/test`);
     expect(t.body.queued).toBe(true);
     expect(t.body.simulation.target_url).toBe("http://127.0.0.1:9/closed");
     await drain(h);
-    expect(rows(h, "SELECT status, reason_tag FROM webhook_deliveries")).toEqual([{ status: "failed", reason_tag: "connection_error" }]);
+    expect(await rows(h, "SELECT status, reason_tag FROM webhook_deliveries")).toEqual([{ status: "failed", reason_tag: "connection_error" }]);
   });
 
   test("refusals: bad event type or target, foreign or unknown ids, missing scope", async () => {
-    h = sandboxApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" } });
-    const key = sandboxKey(h);
+    h = await sandboxApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" } });
+    const key = await sandboxKey(h);
     const badType = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.stolen", target_url: "https://hooks.example.com/x" } });
     expect(badType.status).toBe(400);
     expect(badType.body.details[0].field).toBe("event_type");
@@ -88,25 +88,25 @@ describe("sandbox webhooks", () => {
       (await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/x", secret: "mine" } })).status,
     ).toBe(400);
     const mine = await sb(h, key, "POST", "/webhooks", { body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/x" } });
-    const other = sandboxKey(h, { partner: "Globex" });
+    const other = await sandboxKey(h, { partner: "Globex" });
     expect((await sb(h, other, "DELETE", `/webhooks/${mine.body.webhook.id}`)).status).toBe(404);
     expect((await sb(h, other, "POST", `/webhooks/${mine.body.webhook.id}/test`)).status).toBe(404);
-    const live = createKey(h, { partner: "Acme" });
+    const live = await createKey(h, { partner: "Acme" });
     const liveHook = await signedJson(h, live, "POST", "/api/partner/webhooks", {
       body: { event_type: "salutes.credit", target_url: "https://hooks.example.com/live" },
     });
     expect((await sb(h, key, "POST", `/webhooks/${liveHook.body.webhook.id}/test`)).status).toBe(404);
     expect((await sb(h, key, "DELETE", `/webhooks/${liveHook.body.webhook.id}`)).status).toBe(404);
     expect((await sb(h, key, "DELETE", "/webhooks/abc")).status).toBe(400);
-    expect(rows(h, "SELECT is_active, deleted_at FROM webhooks WHERE mode = 'live'")).toEqual([{ is_active: 1, deleted_at: null }]);
+    expect(await rows(h, "SELECT is_active, deleted_at FROM webhooks WHERE mode = 'live'")).toEqual([{ is_active: 1, deleted_at: null }]);
   });
 });
 
 describe("sandbox webhook events and replay", () => {
   test("events list filters by user_id and event_type and orders both ways; replay re-sends with simulation headers", async () => {
-    h = sandboxApp();
+    h = await sandboxApp();
     rx = startReceiver();
-    const key = sandboxKey(h);
+    const key = await sandboxKey(h);
     const hook = await hookOn(key);
     const { alice, bob } = await fixtureUsers(h, key);
     await sb(h, key, "POST", "/salutes/credit", { body: { user_id: String(alice.id), amount: 1, reason: "quest", source: "t" } });
@@ -132,7 +132,7 @@ describe("sandbox webhook events and replay", () => {
     expect(tests.body.events[0]).toMatchObject({ status: "succeeded", is_dead_letter: false, attempts: 1 });
     expect((await sb(h, key, "GET", "/webhook-events?order=random")).status).toBe(400);
 
-    const live = createKey(h, { partner: "Acme" });
+    const live = await createKey(h, { partner: "Acme" });
     const liveHook = await signedJson(h, live, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url("/live") } });
     const liveTest = await signedJson(h, live, "POST", `/api/partner/webhooks/${liveHook.body.webhook.id}/test`);
     await drain(h);
@@ -155,15 +155,17 @@ describe("sandbox webhook events and replay", () => {
     expect(resent.headers["x-webhook-id"]).toBe(target.event_id);
     expect(resent.rawBody).toBe(ok.simulation.body);
     // The live delivery was not touched.
-    expect(rows(h, "SELECT attempts, status FROM webhook_deliveries WHERE id = ?", liveTest.body.delivery_id)).toEqual([{ attempts: 1, status: "succeeded" }]);
+    expect(await rows(h, "SELECT attempts, status FROM webhook_deliveries WHERE id = ?", liveTest.body.delivery_id)).toEqual([
+      { attempts: 1, status: "succeeded" },
+    ]);
     expect((await sb(h, key, "POST", "/webhook-events/replay", { body: { event_ids: [] } })).status).toBe(400);
   });
 });
 
 describe("webhook simulator", () => {
   test("scenarios include the spec's three; GET run describes the POST", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const s = await sb(h, key, "GET", "/webhook-simulator/scenarios");
     expectSandboxFields(s.body, "sandbox_fixture");
     expect(s.body.scenarios_count).toBe(s.body.scenarios.length);
@@ -177,10 +179,10 @@ describe("webhook simulator", () => {
   });
 
   test("POST run signs with the given secret; an independent HMAC verifies every scenario", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const scenarios = (await sb(h, key, "GET", "/webhook-simulator/scenarios")).body.scenarios as Array<{ id: string; event_type: string }>;
-    const eventsBefore = countWhere(h, "events");
+    const eventsBefore = await countWhere(h, "events");
     for (const sc of scenarios) {
       const r = await sb(h, key, "POST", "/webhook-simulator/run", {
         body: { scenario_id: sc.id, secret: "whsec_my_receiver_secret", key_id: "hk_test_custom" },
@@ -198,12 +200,12 @@ describe("webhook simulator", () => {
       expect(r.body.simulation).toMatchObject({ secret_source: "provided", sent: false, signed_string: `${headers["X-Webhook-Timestamp"]}.${body}` });
       expect(r.body.simulation.secret).toBeUndefined();
     }
-    expect(countWhere(h, "events")).toBe(eventsBefore); // sends and stores nothing
+    expect(await countWhere(h, "events")).toBe(eventsBefore); // sends and stores nothing
   });
 
   test("only scenario_id: the public default secret and the calling key; the same call gives the same bytes", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const a = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created" } });
     const b = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created" } });
     expect(a.body.simulation.secret_source).toBe("sandbox_default");
@@ -215,16 +217,16 @@ describe("webhook simulator", () => {
   });
 
   test("webhook_id signs with that sandbox webhook's secret; foreign ids 404; secret and webhook_id together 400", async () => {
-    h = sandboxApp();
+    h = await sandboxApp();
     rx = startReceiver();
-    const key = sandboxKey(h);
+    const key = await sandboxKey(h);
     const hook = await hookOn(key, "donation.claim");
     const r = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created", webhook_id: hook.id } });
     expect(r.body.simulation.secret_source).toBe("webhook");
     expect(r.body.simulation.secret).toBeUndefined();
     const hd = r.body.simulation.headers;
     expect(hd["X-Webhook-Signature"]).toBe(hmac(hook.secret, hd["X-Webhook-Timestamp"], r.body.simulation.body));
-    const other = sandboxKey(h, { partner: "Globex" });
+    const other = await sandboxKey(h, { partner: "Globex" });
     expect((await sb(h, other, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created", webhook_id: hook.id } })).status).toBe(404);
     const both = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_created", webhook_id: hook.id, secret: "x" } });
     expect(both.status).toBe(400);
@@ -232,8 +234,8 @@ describe("webhook simulator", () => {
   });
 
   test("an unknown scenario is 404 listing the valid ids; bad bodies are 400", async () => {
-    h = sandboxApp();
-    const key = sandboxKey(h);
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
     const r = await sb(h, key, "POST", "/webhook-simulator/run", { body: { scenario_id: "claim_exploded" } });
     expect(r.status).toBe(404);
     expect(r.body.error).toBe("not_found");

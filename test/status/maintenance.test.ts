@@ -15,9 +15,9 @@ afterEach(() => {
 const T0 = "2026-01-01T00:00:00.000Z";
 const PATH = "/admin/status/maintenance";
 
-function setup() {
+async function setup() {
   h = createTestApp({ clock: new FakeClock(T0) });
-  const token = createAdminToken(h);
+  const token = await createAdminToken(h);
   const auth = { authorization: `Bearer ${token}` };
   const post = (body: unknown) => h!.json(PATH, jsonInit("POST", body, auth));
   return { h, auth, post };
@@ -34,7 +34,7 @@ const audits = (h: TestApp) =>
 
 describe("POST /admin/status/maintenance", () => {
   test("creates a window (201) with an audit row naming the operator and the request", async () => {
-    const { h, post } = setup();
+    const { h, post } = await setup();
     const r = await post({ starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "Database upgrade", description: "Short read-only period" });
     expect(r.status).toBe(201);
     expect(r.body.window).toEqual({
@@ -53,7 +53,7 @@ describe("POST /admin/status/maintenance", () => {
   });
 
   test("times are normalised to UTC; up to 5 minutes in the past is accepted", async () => {
-    const { post } = setup();
+    const { post } = await setup();
     const r = await post({ starts_at: "2025-12-31T23:55:00Z", ends_at: "2026-01-01T02:00:00+01:00", title: "Now-ish" });
     expect(r.status).toBe(201);
     expect(r.body.window).toMatchObject({ starts_at: "2025-12-31T23:55:00.000Z", ends_at: "2026-01-01T01:00:00.000Z", phase: "active" });
@@ -73,7 +73,7 @@ describe("POST /admin/status/maintenance", () => {
   ];
   for (const [name, body, field] of BAD) {
     test(`400 invalid_payload: ${name}; nothing stored, nothing audited`, async () => {
-      const { h, post } = setup();
+      const { h, post } = await setup();
       const r = await post(body);
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_payload");
@@ -84,7 +84,7 @@ describe("POST /admin/status/maintenance", () => {
   }
 
   test("malformed JSON is 400", async () => {
-    const { h, auth } = setup();
+    const { h, auth } = await setup();
     const r = await h.json(PATH, jsonInit("POST", "{nope", auth));
     expect(r.status).toBe(400);
   });
@@ -92,8 +92,8 @@ describe("POST /admin/status/maintenance", () => {
 
 describe("auth", () => {
   test("no token, a wrong token, or a partner's signature → 403 forbidden on every maintenance route", async () => {
-    const { h } = setup();
-    const key = createKey(h);
+    const { h } = await setup();
+    const key = await createKey(h);
     const body = { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "x" };
     const attempts: Array<[string, RequestInit]> = [
       [PATH, { method: "GET" }],
@@ -113,7 +113,7 @@ describe("auth", () => {
 
 describe("GET and DELETE", () => {
   test("lists newest first with pagination; delete removes the window and audits its full content", async () => {
-    const { h, auth, post } = setup();
+    const { h, auth, post } = await setup();
     for (let i = 0; i < 3; i++) await post({ starts_at: iso(T0, 60 * (i + 1)), ends_at: iso(T0, 60 * (i + 1) + 30), title: `w${i}` });
     const page1 = await h.json(`${PATH}?limit=2`, { headers: auth });
     expect(page1.status).toBe(200);
@@ -132,7 +132,7 @@ describe("GET and DELETE", () => {
   });
 
   test("DELETE of an unknown id is 404 (and audits nothing); a non-numeric id is 400", async () => {
-    const { h, auth } = setup();
+    const { h, auth } = await setup();
     const missing = await h.json(`${PATH}/99`, { method: "DELETE", headers: auth });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe("not_found");
@@ -142,7 +142,7 @@ describe("GET and DELETE", () => {
   });
 
   test("bad list parameters are 400", async () => {
-    const { h, auth } = setup();
+    const { h, auth } = await setup();
     expect((await h.json(`${PATH}?limit=0`, { headers: auth })).status).toBe(400);
     expect((await h.json(`${PATH}?cursor=junk`, { headers: auth })).status).toBe(400);
   });
@@ -150,7 +150,7 @@ describe("GET and DELETE", () => {
 
 describe("what the public sees", () => {
   test("active and upcoming windows in the status answer; snapshots taken inside one are marked", async () => {
-    const { h, post } = setup();
+    const { h, post } = await setup();
     await post({ starts_at: iso(T0, 30), ends_at: iso(T0, 90), title: "Upgrade" });
     await post({ starts_at: iso(T0, 60 * 24 * 20), ends_at: iso(T0, 60 * 24 * 20 + 60), title: "Far away" }); // > 14 days ahead
     let s = (await h.json("/api/public/system-status")).body.maintenance;

@@ -90,7 +90,7 @@ test("existing incidents survive the rebuild as automatic ones; operator inciden
   expect((sqlite.query("PRAGMA foreign_key_check").all() as unknown[]).length).toBe(0);
 
   // An operator incident takes the next id; the automatic one is closed by an ok snapshot and only it.
-  const admin = operator(h, createAdminToken(h));
+  const admin = operator(h, await createAdminToken(h));
   const op = await admin.post("/admin/status/incidents", { title: "Planned failover ran long", message: "Investigating.", severity: "warn" });
   expect(op.body.incident.id).toBe(3);
   const closed = storeSnapshot(

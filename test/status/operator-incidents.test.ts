@@ -20,9 +20,9 @@ const T0 = "2026-02-01T10:00:00.000Z";
 const BASE = "/admin/status/incidents";
 const FIRST = { title: "Webhook deliveries delayed", message: "Deliveries to some receivers are late.", severity: "warn", components: ["webhooks"] };
 
-function setup() {
+async function setup() {
   h = createTestApp({ clock: new FakeClock(T0) });
-  return { h, admin: operator(h, createAdminToken(h)) };
+  return { h, admin: operator(h, await createAdminToken(h)) };
 }
 
 const audits = (h: TestApp) =>
@@ -35,7 +35,7 @@ const audits = (h: TestApp) =>
 
 describe("POST /admin/status/incidents and its updates", () => {
   test("investigating → identified → monitoring → resolved: each update kept with its time, the incident ends at resolved", async () => {
-    const { h, admin } = setup();
+    const { h, admin } = await setup();
     const created = await admin.post(BASE, FIRST);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ success: true, replayed: false });
@@ -97,7 +97,7 @@ describe("POST /admin/status/incidents and its updates", () => {
   });
 
   test("listed beside automatic incidents (one id space) in the public list, the status answer and the admin list", async () => {
-    const { h, admin } = setup();
+    const { h, admin } = await setup();
     const checks = (degraded: Record<string, Level>) =>
       Object.fromEntries(CHECK_NAMES.map((n) => [n, { status: degraded[n] ?? ("ok" as Level), summary: "x" }]));
     storeSnapshot(h.ctx, { generated_at: iso(T0, -5), overall: "warn", policy_version: "t", checks: checks({ jobs: "warn" }) }, null); // automatic incident 1
@@ -126,7 +126,7 @@ describe("POST /admin/status/incidents and its updates", () => {
   });
 
   test("Idempotency-Key: the same key and body change nothing (200, replayed); another body is a 409", async () => {
-    const { h, admin } = setup();
+    const { h, admin } = await setup();
     const key = { "idempotency-key": "create-7f3a" };
     const first = await admin.post(BASE, FIRST, key);
     expect(first.status).toBe(201);
@@ -150,7 +150,7 @@ describe("POST /admin/status/incidents and its updates", () => {
   });
 
   test("PATCH corrects the title and components (audited, before and after); an unchanged edit changes nothing", async () => {
-    const { h, admin } = setup();
+    const { h, admin } = await setup();
     const id = (await admin.post(BASE, FIRST)).body.incident.id;
     h.clock.set(iso(T0, 3));
     const r = await admin.patch(`${BASE}/${id}`, { title: "Webhook deliveries delayed for some receivers", components: ["webhooks", "api"] });
@@ -181,7 +181,7 @@ describe("POST /admin/status/incidents and its updates", () => {
   ];
   for (const [name, body] of BAD) {
     test(`400 invalid_payload: ${name}; nothing written`, async () => {
-      const { h, admin } = setup();
+      const { h, admin } = await setup();
       const r = await admin.post(BASE, body);
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_payload");
@@ -190,11 +190,11 @@ describe("POST /admin/status/incidents and its updates", () => {
   }
 
   test("updates: 404 for an unknown incident, 400 for a bad state; every admin route is 403 without the admin token", async () => {
-    const { h, admin } = setup();
+    const { h, admin } = await setup();
     expect((await admin.post(`${BASE}/42/updates`, { state: "identified", message: "m" })).status).toBe(404);
     const id = (await admin.post(BASE, FIRST)).body.incident.id;
     expect((await admin.post(`${BASE}/${id}/updates`, { state: "open", message: "m" })).status).toBe(400);
-    const partner = createKey(h);
+    const partner = await createKey(h);
     for (const [method, path] of [
       ["GET", BASE],
       ["POST", BASE],
@@ -216,7 +216,7 @@ describe("POST /admin/status/incidents and its updates", () => {
   });
 
   test("a public incident id that does not exist is a 404; a bad id is a 400", async () => {
-    setup();
+    await setup();
     expect((await h!.json("/api/public/system-status/incidents/5")).status).toBe(404);
     expect((await h!.json("/api/public/system-status/incidents/0")).status).toBe(400);
     expect((await h!.json("/api/public/system-status/incidents/abc")).status).toBe(400);

@@ -44,7 +44,7 @@ beforeAll(async () => {
   // 30 hours ago a job failed for 30 minutes (jobs warn); otherwise all ok, a snapshot every 5 minutes.
   const failing = iso(T0, -1800);
   insertSnapshots(h, BEGAN, T0, 5, (at) => (at >= failing && at < iso(failing, 30) ? { jobs: "warn", reliability: "warn" } : null));
-  const admin = operator(h, createAdminToken(h));
+  const admin = operator(h, await createAdminToken(h));
   // A past operator incident, resolved.
   h.clock.set(iso(T0, -600));
   const past = await admin.post("/admin/status/incidents", {

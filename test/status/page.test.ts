@@ -116,7 +116,7 @@ describe("GET /status", () => {
 
   test("an open operator incident: its updates newest first, escaped; it drives the headline and its component while the checks are green", async () => {
     h = createTestApp({ clock: new FakeClock(T0) });
-    const admin = operator(h, createAdminToken(h));
+    const admin = operator(h, await createAdminToken(h));
     h.clock.set(iso(T0, -20));
     const id = (
       await admin.post("/admin/status/incidents", { title: "Webhooks <late>", message: "Looking & checking.", severity: "warn", components: ["webhooks"] })
@@ -153,7 +153,7 @@ describe("GET /status", () => {
     for (let m = 0; m < 1440; m += 1) insertSnapshot(h, iso(day, m), m < 30 ? "warn" : "ok", m < 30 ? { webhooks: "warn" } : {});
     // Today: bad from 00:00 to 01:00 then ok until now (12:00) → 60 of 720 minutes = 8.33 % ≥ 5 % → red
     for (let m = 0; m < 720; m += 1) insertSnapshot(h, iso("2026-03-01T00:00:00.000Z", m), m < 60 ? "bad" : "ok", m < 60 ? { database: "bad" } : {});
-    const token = createAdminToken(h);
+    const token = await createAdminToken(h);
     const w = await operator(h, token).post("/admin/status/maintenance", { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "Disk <swap>" });
     expect(w.status).toBe(201);
     const html = await (await h.request("/status")).text();
@@ -210,7 +210,7 @@ describe("GET /status/feed.json (JSON Feed 1.1)", () => {
   test("the fields JSON Feed 1.1 requires and the ones readers use; operator updates in the text; the same items as the RSS", async () => {
     h = createTestApp({ clock: new FakeClock(T0) });
     insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> (1 configured)" });
-    const admin = operator(h, createAdminToken(h));
+    const admin = operator(h, await createAdminToken(h));
     h.clock.set(iso(T0, -30));
     const id = (await admin.post("/admin/status/incidents", { title: 'Slow "answers"', message: "Looking.", severity: "warn", components: ["api"] })).body
       .incident.id;

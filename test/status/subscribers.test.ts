@@ -27,10 +27,10 @@ afterEach(() => {
 const T0 = "2026-02-01T10:00:00.000Z";
 const SUBS = "/admin/status/subscribers";
 
-function setup(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" }) {
+async function setup(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" }) {
   h = createTestApp({ clock: new FakeClock(T0), env });
   rx = startReceiver();
-  return { h, rx, admin: operator(h, createAdminToken(h)) };
+  return { h, rx, admin: operator(h, await createAdminToken(h)) };
 }
 
 /** X-Webhook-Signature = hex(HMAC-SHA256(secret, timestamp + "." + raw body)), compared in constant time. */
@@ -50,7 +50,7 @@ const deliveries = (h: TestApp) =>
 
 describe("status subscribers", () => {
   test("register (secret once), the same URL again is a no-op, other event types a 409; list; delete", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     const created = await admin.post(SUBS, { url: rx.url("/status-hook"), description: "on-call bridge" });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -81,7 +81,7 @@ describe("status subscribers", () => {
   });
 
   test("SSRF policy: private targets refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS; bad URLs refused; 403 without the admin token", async () => {
-    const { h, admin } = setup({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" });
+    const { h, admin } = await setup({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" });
     for (const url of [
       "http://127.0.0.1:9/hook",
       "http://169.254.169.254/latest",
@@ -110,7 +110,7 @@ describe("status subscribers", () => {
   });
 
   test("an operator incident's created, updated and resolved events reach the receiver, signed, one event id per event", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     const secret = (await admin.post(SUBS, { url: rx.url("/status-hook") })).body.secret as string;
     const id = (await admin.post("/admin/status/incidents", { title: "API errors", message: "Looking.", severity: "bad", components: ["api"] })).body.incident
       .id;
@@ -146,7 +146,7 @@ describe("status subscribers", () => {
   });
 
   test("a failing receiver is retried on the webhook schedule until it answers; the same bytes and event id each time", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     const secret = (await admin.post(SUBS, { url: rx.url("/hook") })).body.secret as string;
     rx.then({ status: 500 }, { status: 503, headers: { "retry-after": "120" } });
     await admin.post("/admin/status/incidents", { title: "Queue stuck", message: "Looking.", severity: "warn" });
@@ -172,7 +172,7 @@ describe("status subscribers", () => {
   });
 
   test("410 Gone dead-letters at once; the subscriber's health shows it", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     await admin.post(SUBS, { url: rx.url("/hook") });
     rx.then({ status: 410 });
     await admin.post("/admin/status/incidents", { title: "x", message: "y", severity: "warn" });
@@ -183,7 +183,7 @@ describe("status subscribers", () => {
   });
 
   test("automatic incidents notify on opening, real changes and closing — not on every degraded minute", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     await admin.post(SUBS, { url: rx.url("/hook"), event_types: ["status.incident.created", "status.incident.resolved", "status.incident.updated"] });
     const ev = (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
       storeSnapshot(
@@ -215,7 +215,7 @@ describe("status subscribers", () => {
   });
 
   test("a subscriber of resolved only hears of resolutions; the route answers before any delivery is made", async () => {
-    const { h, rx, admin } = setup();
+    const { h, rx, admin } = await setup();
     await admin.post(SUBS, { url: rx.url("/hook"), event_types: ["status.incident.resolved"] });
     rx.then({ hang: true });
     const created = await admin.post("/admin/status/incidents", { title: "x", message: "y", severity: "warn" });

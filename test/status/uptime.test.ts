@@ -151,7 +151,7 @@ describe("GET /api/public/system-status/uptime", () => {
     const f = policyFile("policy.yaml", "checks:\n  uptime:\n    max_sample_gap_seconds: 60\n");
     cleanups.push(f.remove);
     h = createTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
-    const token = createAdminToken(h);
+    const token = await createAdminToken(h);
     const created = await h.json(
       "/admin/status/maintenance",
       jsonInit("POST", { starts_at: iso(T0, 15), ends_at: iso(T0, 25), title: "Upgrade" }, { authorization: `Bearer ${token}` }),
@@ -223,7 +223,7 @@ describe("GET /api/public/system-status/uptime", () => {
       degraded_pct: 15,
     });
     // Deleting the maintenance window counts its time again: 50 observed, degraded [10,20) + [60,61) = 11 → 22 %
-    const token = createAdminToken(h, "second");
+    const token = await createAdminToken(h, "second");
     expect((await h.json("/admin/status/maintenance/1", { method: "DELETE", headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({
       observed_minutes: 50,

@@ -128,7 +128,7 @@ async function freshObjects(op: FuzzOperation, t: FuzzTarget): Promise<{ pathPar
       return { pathParams: { token_id: await t.createTrackToken() } };
     case "POST /admin/partners/keys/{key_id}/disable":
     case "POST /admin/partners/keys/{key_id}/rotate":
-      return { pathParams: { key_id: t.createKeyId("FuzzVictim") } };
+      return { pathParams: { key_id: await t.createKeyId("FuzzVictim") } };
     case "POST /admin/ops/audio-share-revocations/revoke":
       return { shortCode: await t.createShortCode() };
     default:

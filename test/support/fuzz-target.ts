@@ -100,7 +100,7 @@ export interface FuzzTarget {
   createMaintenance(): Promise<string>;
   createTrackToken(): Promise<string>;
   createShortCode(): Promise<string>;
-  createKeyId(partner: string): string;
+  createKeyId(partner: string): Promise<string>;
   readonly requests: number;
   close(): Promise<void>;
 }
@@ -162,16 +162,16 @@ const SEED_JOBS = ["token-snapshot", "holders-snapshot", "mint-authority-snapsho
 export async function createFuzzTarget(): Promise<FuzzTarget> {
   const rpc = startSolanaRpc({ holders: 50, transactions: 10, seed: "fuzz" });
   const h = await startTarget({ env: { ...chainEnv(rpc, [rpc.url], { SOLANA_RPC_RETRIES: "0" }), ...FUZZ_ENV } });
-  const live = createKey(h, { partner: "Acme", mode: "live" });
-  const sandbox = createKey(h, { partner: "Acme", mode: "sandbox" });
+  const live = await createKey(h, { partner: "Acme", mode: "live" });
+  const sandbox = await createKey(h, { partner: "Acme", mode: "sandbox" });
   // The reset route deletes its partner's sandbox state: it gets a partner of its own, so the sandbox fixtures
   // the other routes aim at survive.
-  const sandboxReset = createKey(h, { partner: "FuzzReset", mode: "sandbox" });
+  const sandboxReset = await createKey(h, { partner: "FuzzReset", mode: "sandbox" });
   // The deleting routes run as a partner of their own too: their variants send every id a fuzzer can think
   // of ("1", "+1", "1.0" …), and as the shared partner they would delete the shared fixtures.
-  const isolatedLive = createKey(h, { partner: "FuzzIsolated", mode: "live" });
-  const isolatedSandbox = createKey(h, { partner: "FuzzIsolated", mode: "sandbox" });
-  const adminToken = createAdminToken(h, "fuzz-operator");
+  const isolatedLive = await createKey(h, { partner: "FuzzIsolated", mode: "live" });
+  const isolatedSandbox = await createKey(h, { partner: "FuzzIsolated", mode: "sandbox" });
+  const adminToken = await createAdminToken(h, "fuzz-operator");
   let requests = 0;
 
   const credentialHeaders = (credential: Credential, method: string, target: string, body: Uint8Array | undefined, key: TestKey | null) => {
@@ -266,8 +266,8 @@ export async function createFuzzTarget(): Promise<FuzzTarget> {
       const track = encodeURIComponent(`/tracks/${++shortLinks}`);
       return String((await call(target, "public", "GET", `/api/public/audio-share-links?track_url=${track}&use_short=1`)).short_code);
     },
-    createKeyId(partner) {
-      return createKey(h, { partner, mode: "live" }).keyId;
+    async createKeyId(partner) {
+      return (await createKey(h, { partner, mode: "live" })).keyId;
     },
     get requests() {
       return requests;
@@ -320,8 +320,8 @@ async function seedFixtures(t: FuzzTarget): Promise<FuzzFixtures> {
     if (!run.ok) throw new Error(`fuzz suite: seeding job ${job} failed: ${JSON.stringify(run).slice(0, 300)}`);
   }
   // Key disable/rotate act on keys nobody else uses (each gets a fresh one); promote on a partner of its own.
-  const victimKeyId = t.createKeyId("FuzzVictim");
-  createKey(t.h, { partner: "FuzzPromote", mode: "sandbox" });
+  const victimKeyId = await t.createKeyId("FuzzVictim");
+  await createKey(t.h, { partner: "FuzzPromote", mode: "sandbox" });
   const fixtures: FuzzFixtures = {
     liveUserId,
     sandboxUserId,

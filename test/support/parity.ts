@@ -143,9 +143,9 @@ async function answerOf(res: Response): Promise<string> {
 /** Sends every probe to `h` in order and records status and error code. */
 export async function runProbes(h: TargetApp, probes: readonly Probe[] = PROBES): Promise<ProbeAnswer[]> {
   const c: Credentials = {
-    live: createKey(h, { partner: "Parity", mode: "live" }),
-    sandbox: createKey(h, { partner: "Parity", mode: "sandbox" }),
-    admin: createAdminToken(h, "parity-operator"),
+    live: await createKey(h, { partner: "Parity", mode: "live" }),
+    sandbox: await createKey(h, { partner: "Parity", mode: "sandbox" }),
+    admin: await createAdminToken(h, "parity-operator"),
   };
   const out: ProbeAnswer[] = [];
   for (const p of probes) {

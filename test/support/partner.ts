@@ -11,16 +11,16 @@ export interface TestKey {
   mode: KeyMode;
 }
 
-export function createKey(h: TestApp, opts: { mode?: KeyMode; scopes?: readonly Scope[]; ips?: string; partner?: string } = {}): TestKey {
-  const k = new PartnerKeys(h.ctx).create(
+export async function createKey(h: TestApp, opts: { mode?: KeyMode; scopes?: readonly Scope[]; ips?: string; partner?: string } = {}): Promise<TestKey> {
+  const k = await new PartnerKeys(h.ctx).create(
     { partner: opts.partner ?? "Acme", mode: opts.mode ?? "live", scopes: [...(opts.scopes ?? SCOPES)], allowedIps: opts.ips ?? "" },
     { kind: "cli", user: "test" },
   );
   return { keyId: k.key_id, secret: k.secret, mode: k.mode };
 }
 
-export function createAdminToken(h: TestApp, name = "test-operator"): string {
-  return new AdminTokens(h.ctx).create(name, { kind: "cli", user: "test" }).token;
+export async function createAdminToken(h: TestApp, name = "test-operator"): Promise<string> {
+  return (await new AdminTokens(h.ctx).create(name, { kind: "cli", user: "test" })).token;
 }
 
 export interface SignOptions {

@@ -150,7 +150,7 @@ export async function startTarget(opts: TestAppOptions & { target?: Target } = {
     stopped = true;
     proc.kill("SIGTERM");
     await exitWithin(proc, 15_000);
-    ctx.requestLog.stop();
+    await ctx.requestLog.stop();
     void ctx.jobs.stop();
     ctx.db.close();
     rmSync(dir, { recursive: true, force: true });

@@ -1,9 +1,17 @@
 import { afterEach, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
+import { startCluster } from "../support/postgres";
 import { Metrics } from "../../src/http/metrics";
 
-let h: TestApp;
-afterEach(() => h?.close());
+// /readyz runs on the engine HERALD_TEST_ENGINE names (the SQLite file, or PostgreSQL); the other cases here are
+// engine-neutral and stay on SQLite.
+
+let h: TestApp | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
 
 test("healthz says the process is up", async () => {
   h = createTestApp();
@@ -12,26 +20,55 @@ test("healthz says the process is up", async () => {
   expect(body).toMatchObject({ success: true, status: "up", version: expect.any(String) });
 });
 
-test("readyz checks the database, migrations and jobs", async () => {
-  h = createTestApp();
+test("readyz checks the database, migrations and jobs, and names the engine", async () => {
+  h = await openTestApp();
   const { status, body } = await h.json("/readyz");
   expect(status).toBe(200);
   expect(body.ready).toBe(true);
-  expect(body.checks.database).toEqual({ ok: true, detail: "writable" });
+  expect(body.database).toEqual({ engine: testEngine() });
+  expect(body.checks.database).toEqual(
+    testEngine() === "sqlite" ? { ok: true, detail: "writable" } : { ok: true, detail: "answers; a primary, not in recovery" },
+  );
   expect(body.checks.migrations.ok).toBe(true);
+  expect(body.checks.migrations.detail).toMatch(/^(\d+)\/\1 applied$/);
   expect(body.checks.jobs.detail).toContain("disabled");
 });
 
 test("readyz is 503 when jobs should run but are not scheduled", async () => {
-  h = createTestApp({ env: { JOBS_ENABLED: "1" } });
+  h = await openTestApp({ env: { JOBS_ENABLED: "1" } });
   const { status, body } = await h.json("/readyz");
   expect(status).toBe(503);
   expect(body.checks.jobs).toEqual({ ok: false, detail: "not started" });
   h.ctx.jobs.start();
   expect((await h.json("/readyz")).status).toBe(200);
+  await h.ctx.jobs.stop();
 });
 
-test("readyz is 503 when the database cannot take a write lock", async () => {
+test.if(testEngine() === "postgres")(
+  "readyz is 503 with the JSON body, never a 500, when PostgreSQL is gone",
+  async () => {
+    // A cluster of its own, stopped under the running app (the shared test cluster serves the other suites).
+    const cluster = await startCluster();
+    let stopped = false;
+    try {
+      h = await openTestApp({ env: { DATABASE_URL: cluster.url } });
+      expect((await h.json("/readyz")).status).toBe(200);
+      cluster.stop();
+      stopped = true;
+      const { status, body } = await h.json("/readyz");
+      expect(status).toBe(503);
+      expect(body).toMatchObject({ success: true, ready: false, database: { engine: "postgres" } });
+      expect(body.checks.database.ok).toBe(false);
+      expect(body.checks.database.detail).toStartWith("not available: ");
+      expect(body.checks.migrations).toEqual({ ok: false, detail: "not read: the database is not available" });
+    } finally {
+      if (!stopped) cluster.stop();
+    }
+  },
+  120_000,
+);
+
+test.if(testEngine() === "sqlite")("readyz is 503 when the database cannot take a write lock", async () => {
   h = createTestApp();
   const { Database } = await import("bun:sqlite");
   const other = new Database(h.ctx.config.dbPath);

@@ -44,7 +44,7 @@ describe("operator routes", () => {
 
   test("thresholds: validated, recorded with owner and reason, audited, served by threshold-history.json and used by the next run", async () => {
     w = plantedWorld(["untracked_outflow"]);
-    const auth = { authorization: `Bearer ${createAdminToken(w.h, "alice")}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(w.h, "alice")}` };
     await plantedRun(w);
     const bad = [
       [{ large_transfer_amount: "-1", reason: "negative" }, "large_transfer_amount"],
@@ -116,7 +116,7 @@ describe("operator routes", () => {
 
   test("triage: only flagged signatures, validated, audited, listed by status; summary and exports show it", async () => {
     w = plantedWorld(["untracked_outflow", "untracked_inflow"]);
-    const auth = { authorization: `Bearer ${createAdminToken(w.h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await plantedRun(w);
     const [outflow, inflow] = w.rpc.plan!.cases.map((c) => c.signature!);
     const put = (sig: string, body: unknown) => w!.h.json(`/admin/transparency/triage/${sig}`, jsonInit("PUT", body, auth));
@@ -152,7 +152,7 @@ describe("operator routes", () => {
 
   test("declarations: validated; created, listed and retracted with audit rows", async () => {
     w = plantedWorld(["untracked_outflow"]);
-    const auth = { authorization: `Bearer ${createAdminToken(w.h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await plantedRun(w);
     const post = (body: Record<string, unknown>) =>
       w!.h.json(

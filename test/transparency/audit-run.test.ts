@@ -197,7 +197,7 @@ describe("a clean history", () => {
 describe("declared movements", () => {
   test("a declaration covering the outflow clears it and is named on its row; a retracted one clears nothing after", async () => {
     w = plantedWorld(["untracked_outflow"]);
-    const token = createAdminToken(w.h);
+    const token = await createAdminToken(w.h);
     const auth = { authorization: `Bearer ${token}` };
     await chainRound(w.h); // decimals known
     const outflow = w.rpc.plan!.cases[0]!;
@@ -236,7 +236,7 @@ describe("declared movements", () => {
 
   test("the amount must match exactly and the block time fall inside the window", async () => {
     w = plantedWorld(["untracked_outflow"]);
-    const auth = { authorization: `Bearer ${createAdminToken(w.h)}` };
+    const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await chainRound(w.h);
     const tx = w.rpc.fixture.transaction(w.rpc.plan!.cases[0]!.signature!)!;
     const at = new Date(tx.blockTime * 1000);

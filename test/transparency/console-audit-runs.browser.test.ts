@@ -26,7 +26,7 @@ beforeAll(async () => {
   h = w.h;
   await chainRound(h);
   await chainRound(h);
-  token = createAdminToken(h, "auditor");
+  token = await createAdminToken(h, "auditor");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
 }, 120_000);

@@ -44,7 +44,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?run=1`)}`);
 
-    const token = createAdminToken(h, "auditor");
+    const token = await createAdminToken(h, "auditor");
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
@@ -120,7 +120,7 @@ describe("GET /admin/console/audit-runs", () => {
     await plantedRun(w);
     const h = w.h;
     for (let i = 0; i < 20; i++) await job(h, "audit-anomalies"); // runs 2–21: nothing new
-    const cookie = await signedInCookie(h, createAdminToken(h));
+    const cookie = await signedInCookie(h, await createAdminToken(h));
     const first = (await pageAs(h, PAGE, cookie)).html;
     expect(first).toContain("21 runs, newest first");
     expect(first).toContain('id="run-21"');
@@ -148,7 +148,7 @@ describe("GET /admin/console/audit-runs", () => {
     w = plantedWorld();
     await plantedRun(w);
     const h = w.h;
-    const cookie = await signedInCookie(h, createAdminToken(h, "auditor"));
+    const cookie = await signedInCookie(h, await createAdminToken(h, "auditor"));
     const html = (await pageAs(h, `${PAGE}?run=1`, cookie)).html;
     const csrf = csrfOf(html);
     const sig = "token-snapshot:2";
@@ -205,7 +205,7 @@ describe("GET /admin/console/audit-runs", () => {
   test("run audit now: the audit job runs (manual), its run is shown and audited; refused without CSRF or a snapshot", async () => {
     w = plantedWorld();
     const h = w.h;
-    const cookie = await signedInCookie(h, createAdminToken(h, "auditor"));
+    const cookie = await signedInCookie(h, await createAdminToken(h, "auditor"));
     const first = (await pageAs(h, PAGE, cookie)).html;
     expect(first).toContain("None. The audit runs after the first chain snapshot");
     const csrf = csrfOf(first);
@@ -239,7 +239,7 @@ describe("GET /admin/console/audit-runs", () => {
 
   test("without TOKEN_MINT: no runs, no run-now form; a posted run is refused (409)", async () => {
     plain = createTestApp();
-    const cookie = await signedInCookie(plain, createAdminToken(plain));
+    const cookie = await signedInCookie(plain, await createAdminToken(plain));
     const page = await pageAs(plain, PAGE, cookie);
     expect(page.status).toBe(200);
     expect(page.html).toContain('id="run-disabled"');
@@ -269,7 +269,7 @@ describe("a token snapshot whose slot went backwards (low item)", () => {
     expect(rows(h, "SELECT signature, delta_raw, types, severity_rank FROM audit_rows WHERE severity_rank > 0")).toEqual([
       { signature: "token-snapshot:2", delta_raw: `-${PLANTED_AMOUNTS.balance_mismatch}`, types: "snapshot_slot_regression", severity_rank: 2 },
     ]);
-    const cookie = await signedInCookie(h, createAdminToken(h));
+    const cookie = await signedInCookie(h, await createAdminToken(h));
     const html = (await pageAs(h, PAGE, cookie)).html;
     expect(rowOf(html, "run-1")).toContain("medium 1");
     const row = rowOf(html, "sig-token-snapshot:2");

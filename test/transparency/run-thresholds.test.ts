@@ -16,7 +16,7 @@ beforeAll(async () => {
   w = await countsWorld();
   runs.push(await w.round(4)); // under the defaults: sigs 50 %, rows 100 %
   runs.push(await w.round(6)); // 4 → 6 signatures: +50 %, trips 50 %
-  const auth = { authorization: `Bearer ${createAdminToken(w.h)}` };
+  const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
   const patched = await w.h.json("/admin/transparency/thresholds", jsonInit("PATCH", { sigs_increase_threshold_pct: "60.5", reason: "fewer pages" }, auth));
   expect(patched.status).toBe(200);
   runs.push(await w.round(9)); // 6 → 9: +50 %, under 60.5 % it does not trip

@@ -16,7 +16,7 @@ let ajv: Ajv2020;
 beforeAll(async () => {
   w = plantedWorld(undefined, { env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
   await plantedRun(w);
-  const token = createAdminToken(w.h);
+  const token = await createAdminToken(w.h);
   const auth = { authorization: `Bearer ${token}` };
   const sig = w.rpc.plan!.cases[0]!.signature!;
   await w.h.request(`/admin/transparency/triage/${sig}`, jsonInit("PUT", { status: "investigating", owner: "treasury-ops", eta_utc: "2026-01-05" }, auth));

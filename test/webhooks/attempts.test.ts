@@ -1,11 +1,11 @@
 // An attempt is counted when the request leaves, not when its answer is recorded: `attempts` counts what a
 // receiver may have seen, so `max_attempts` bounds the requests a receiver gets even when a sender dies while an
-// attempt is at the receiver. A "crash" here is a second app over the same database file (another process, as
-// far as SQLite is concerned) whose clock is past the first one's lease; the first app's own send is still
+// attempt is at the receiver. A "crash" here is a second app over the same database (another process, as far as
+// the engine is concerned: its own connections) whose clock is past the first one's lease; the first app's own send is still
 // hanging at a real receiver, so whatever it does later is what a stale sender would do. The SIGKILL version of
 // this runs real processes in crash.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
@@ -23,14 +23,14 @@ const LEASE_SECONDS = 14;
 
 const open: TestApp[] = [];
 const receivers: Receiver[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const r of receivers.splice(0)) r.stop();
-  // The later app first: the first one owns the database's directory.
-  for (const a of open.splice(0).reverse()) a.close();
+  // The later app first: the first one owns the database.
+  for (const a of open.splice(0).reverse()) await a.close();
 });
 
-function app(env: Record<string, string>, clock?: FakeClock): TestApp {
-  const a = createTestApp({ env: { ...ENV, ...env }, clock });
+async function app(env: Record<string, string>, clock?: FakeClock): Promise<TestApp> {
+  const a = await openTestApp({ env: { ...ENV, ...env }, clock });
   open.push(a);
   return a;
 }
@@ -42,10 +42,10 @@ function receiver(): Receiver {
 }
 
 /** Polls until `check` holds; bounded in count and time. Waiting only — nothing is asserted about how long. */
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let i = 0; i < timeoutMs / 5 && Date.now() < deadline; i++) {
-    if (check()) return;
+    if (await check()) return;
     await Bun.sleep(5);
   }
   throw new Error(`timed out waiting for ${what}`);
@@ -63,40 +63,45 @@ async function queueTest(h: TestApp, key: TestKey, webhookId: number) {
   return r.body as { event_id: string; delivery_id: number };
 }
 
-const deliveryOf = (h: TestApp, id: number) =>
-  h.ctx.db.sqlite
-    .query("SELECT status, attempts, reason_tag, last_error, last_status_code, last_attempt_at, lease_token FROM webhook_deliveries WHERE id = ?")
-    .get(id) as Record<string, any>;
+const deliveryOf = async (h: TestApp, id: number) =>
+  (await h.ctx.store.get<Record<string, any>>(
+    "SELECT status, attempts, reason_tag, last_error, last_status_code, last_attempt_at, lease_token FROM webhook_deliveries WHERE id = ?",
+    [id],
+  ))!;
 const attemptRows = (h: TestApp, id: number) =>
-  h.ctx.db.sqlite
-    .query("SELECT attempt_no, started_at, status_code, reason_tag, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY id")
-    .all(id) as Array<Record<string, any>>;
+  h.ctx.store.all<Record<string, any>>(
+    "SELECT attempt_no, started_at, status_code, reason_tag, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY id",
+    [id],
+  );
 
-/** A second app over the first one's database, its clock `seconds` later: the process that takes over. */
-function successor(first: TestApp, env: Record<string, string>, seconds: number): TestApp {
+/** A second app over the first one's database (its file, or its PostgreSQL database), its clock `seconds` later: the process that takes over. */
+function successor(first: TestApp, env: Record<string, string>, seconds: number): Promise<TestApp> {
   const clock = new FakeClock(first.clock.now());
   clock.advanceSeconds(seconds);
-  return app({ ...env, HERALD_DB_PATH: first.ctx.config.dbPath }, clock);
+  // The file's directory also holds the development master key: the successor must open the same secrets.
+  const url = first.ctx.config.database.url;
+  const same: Record<string, string> = { HERALD_DB_PATH: first.ctx.config.dbPath, ...(url ? { DATABASE_URL: url } : {}) };
+  return app({ ...env, ...same }, clock);
 }
 
 describe("attempts are counted when the request leaves", () => {
   test("while an attempt is at the receiver it is already counted and recorded; its outcome fills in the same row", async () => {
-    const h = app({ WEBHOOK_MAX_ATTEMPTS: "4" });
+    const h = await app({ WEBHOOK_MAX_ATTEMPTS: "4" });
     const rx = receiver();
-    const key = createKey(h);
+    const key = await createKey(h);
     const t = await queueTest(h, key, await webhookTo(h, key, rx.url()));
     rx.then({ hang: true });
 
     const pass = h.ctx.dispatcher.runOnce();
     await until("the request at the receiver", () => rx.received.length === 1);
-    expect(deliveryOf(h, t.delivery_id)).toMatchObject({ status: "processing", attempts: 1, last_attempt_at: "2026-01-01T00:00:00.000Z" });
-    expect(attemptRows(h, t.delivery_id)).toEqual([
+    expect(await deliveryOf(h, t.delivery_id)).toMatchObject({ status: "processing", attempts: 1, last_attempt_at: "2026-01-01T00:00:00.000Z" });
+    expect(await attemptRows(h, t.delivery_id)).toEqual([
       { attempt_no: 1, started_at: "2026-01-01T00:00:00.000Z", status_code: null, reason_tag: null, error: null },
     ]);
 
     await pass; // the 2 s timeout ends the attempt
-    expect(deliveryOf(h, t.delivery_id)).toMatchObject({ status: "failed", attempts: 1, reason_tag: "timeout" });
-    const rows = attemptRows(h, t.delivery_id);
+    expect(await deliveryOf(h, t.delivery_id)).toMatchObject({ status: "failed", attempts: 1, reason_tag: "timeout" });
+    const rows = await attemptRows(h, t.delivery_id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ attempt_no: 1, status_code: null, reason_tag: "timeout" });
     expect(rows[0]!.error).toContain("no complete answer");
@@ -104,31 +109,31 @@ describe("attempts are counted when the request leaves", () => {
 
   test("after a sender dies during the last allowed attempt, recovery dead-letters the delivery without sending it again", async () => {
     const env = { WEBHOOK_MAX_ATTEMPTS: "2" };
-    const first = app(env);
+    const first = await app(env);
     const rx = receiver();
     const watcher = receiver();
-    const key = createKey(first);
+    const key = await createKey(first);
     const hook = await webhookTo(first, key, rx.url());
     await webhookTo(first, key, watcher.url(), "webhook.delivery_failed");
     const t = await queueTest(first, key, hook);
     rx.then({ status: 500 }, { hang: true });
 
     await first.ctx.dispatcher.runOnce();
-    expect(deliveryOf(first, t.delivery_id)).toMatchObject({ status: "failed", attempts: 1 });
+    expect(await deliveryOf(first, t.delivery_id)).toMatchObject({ status: "failed", attempts: 1 });
     first.clock.advanceSeconds(60);
     const stale = first.ctx.dispatcher.runOnce();
     await until("attempt 2 at the receiver", () => rx.received.length === 2);
-    expect(deliveryOf(first, t.delivery_id)).toMatchObject({ status: "processing", attempts: 2 });
+    expect(await deliveryOf(first, t.delivery_id)).toMatchObject({ status: "processing", attempts: 2 });
 
     // The first sender is gone as far as anyone can tell; its lease runs out and another process takes over.
-    const second = successor(first, env, 60 + LEASE_SECONDS + 1);
+    const second = await successor(first, env, 60 + LEASE_SECONDS + 1);
     await second.ctx.dispatcher.runOnce();
 
     expect(rx.received).toHaveLength(2); // never a third request: attempts (2) had reached max_attempts (2)
-    const d = deliveryOf(second, t.delivery_id);
+    const d = await deliveryOf(second, t.delivery_id);
     expect(d).toMatchObject({ status: "dead_letter", attempts: 2, reason_tag: "interrupted", last_status_code: null, lease_token: null });
     expect(d.last_error).toContain("outcome is unknown");
-    expect(attemptRows(second, t.delivery_id).map((a) => [a.attempt_no, a.status_code, a.reason_tag])).toEqual([
+    expect((await attemptRows(second, t.delivery_id)).map((a) => [a.attempt_no, a.status_code, a.reason_tag])).toEqual([
       [1, 500, "http_error"],
       [2, null, "interrupted"],
     ]);
@@ -143,35 +148,35 @@ describe("attempts are counted when the request leaves", () => {
 
     // The stale sender's late answer (a timeout) goes on its own attempt row but changes nothing else.
     await stale;
-    expect(deliveryOf(second, t.delivery_id)).toMatchObject({ status: "dead_letter", attempts: 2, reason_tag: "interrupted" });
-    expect(attemptRows(second, t.delivery_id).map((a) => a.reason_tag)).toEqual(["http_error", "timeout"]);
+    expect(await deliveryOf(second, t.delivery_id)).toMatchObject({ status: "dead_letter", attempts: 2, reason_tag: "interrupted" });
+    expect((await attemptRows(second, t.delivery_id)).map((a) => a.reason_tag)).toEqual(["http_error", "timeout"]);
     expect(rx.received).toHaveLength(2);
   });
 
   test("an attempt cut off below max_attempts is marked interrupted and the delivery is sent again as the next attempt", async () => {
     const env = { WEBHOOK_MAX_ATTEMPTS: "4" };
-    const first = app(env);
+    const first = await app(env);
     const rx = receiver();
-    const key = createKey(first);
+    const key = await createKey(first);
     const t = await queueTest(first, key, await webhookTo(first, key, rx.url()));
     rx.then({ hang: true });
 
     const stale = first.ctx.dispatcher.runOnce();
     await until("attempt 1 at the receiver", () => rx.received.length === 1);
 
-    const second = successor(first, env, LEASE_SECONDS - 1);
+    const second = await successor(first, env, LEASE_SECONDS - 1);
     await second.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1); // the lease still holds
     second.clock.advanceSeconds(2);
     await second.ctx.dispatcher.runOnce();
 
     expect(rx.received.map((r) => r.headers["x-webhook-id"])).toEqual([t.event_id, t.event_id]);
-    expect(deliveryOf(second, t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 2, reason_tag: null, last_status_code: 204 });
-    expect(attemptRows(second, t.delivery_id).map((a) => [a.attempt_no, a.status_code, a.reason_tag])).toEqual([
+    expect(await deliveryOf(second, t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 2, reason_tag: null, last_status_code: 204 });
+    expect((await attemptRows(second, t.delivery_id)).map((a) => [a.attempt_no, a.status_code, a.reason_tag])).toEqual([
       [1, null, "interrupted"],
       [2, 204, null],
     ]);
     await stale;
-    expect(deliveryOf(second, t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 2 });
+    expect(await deliveryOf(second, t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 2 });
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { PORTED_GROUPS } from "../../src/engine-groups";
+import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
@@ -21,7 +23,7 @@ const browser = new OperatorBrowser();
 let token = "";
 const ids: Record<string, number> = {};
 const base = () => `http://127.0.0.1:${server!.server!.port}`;
-const statusOf = (id: number) => (h!.ctx.db.sqlite.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(id) as { status: string }).status;
+const statusOf = async (id: number) => (await h!.ctx.store.get<{ status: string }>("SELECT status FROM webhook_deliveries WHERE id = ?", [id]))!.status;
 
 async function deadLetter(key: TestKey, path: string): Promise<number> {
   const hook = await signedJson(h!, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx!.url(path) } });
@@ -31,7 +33,7 @@ async function deadLetter(key: TestKey, path: string): Promise<number> {
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({
+  h = await openTestApp({
     clock: new FakeClock("2026-04-01T12:00:00.000Z"),
     env: {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
@@ -42,10 +44,10 @@ beforeAll(async () => {
     },
   });
   rx = startReceiver({ status: 503 });
-  token = createAdminToken(h, "on-call");
-  ids.acme = await deadLetter(createKey(h, { partner: "Acme Corp." }), "/hooks/herald");
+  token = await createAdminToken(h, "on-call");
+  ids.acme = await deadLetter(await createKey(h, { partner: "Acme Corp." }), "/hooks/herald");
   ids.northwind = await deadLetter(
-    createKey(h, { partner: "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd" }),
+    await createKey(h, { partner: "Northwind_Traders_International_Holdings_Subsidiary_Europe_Ltd" }),
     `/webhooks/receiver/${"a-very-long-path-segment-without-breaks-".repeat(4)}end?tenant=northwind-europe-production-primary`,
   );
   for (let i = 0; i < 2; i++) {
@@ -60,10 +62,11 @@ afterAll(async () => {
   await browser.close();
   await server?.stop(true);
   rx?.stop();
-  h?.close();
+  await h?.close();
 });
 
-test.skipIf(!present)(
+// The console header it walks links the ops console's pages, off on PostgreSQL in preview (src/engine-groups.ts).
+test.skipIf(!present || (testEngine() === "postgres" && !PORTED_GROUPS.has("ops")))(
   "sign in, open Webhook dead letters from the header, filter, replay one with a reason; readable at 390 px",
   async () => {
     const page = await browser.page();
@@ -92,7 +95,7 @@ test.skipIf(!present)(
     const row = page.locator(`#delivery-${ids.acme}`);
     await row.locator(`#replay-${ids.acme}`).click();
     expect(page.url()).toBe(`${base()}${PAGE}?partner=Acme+Corp.&event_type=`);
-    expect(statusOf(ids.acme!)).toBe("dead_letter");
+    expect(await statusOf(ids.acme!)).toBe("dead_letter");
 
     // Replay with a reason: back to the same filter with the result on top; delivered (the receiver is back).
     rx!.then({ status: 204 });
@@ -101,7 +104,7 @@ test.skipIf(!present)(
     expect(page.url()).toBe(`${base()}${PAGE}?partner=Acme+Corp.&done=replayed-${ids.acme}`);
     expect(await page.locator("#done").innerText()).toContain(`Replayed delivery #${ids.acme}: queued again now`);
     await h!.ctx.dispatcher.runOnce();
-    expect(statusOf(ids.acme!)).toBe("succeeded");
+    expect(await statusOf(ids.acme!)).toBe("succeeded");
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "console-dead-letters-replayed-390.png");
 
@@ -114,8 +117,8 @@ test.skipIf(!present)(
       redirect: "manual",
     });
     expect(forged.status).toBe(403);
-    expect(statusOf(ids.northwind!)).toBe("dead_letter");
-    const replays = h!.ctx.db.sqlite.query("SELECT delivery_id, note FROM webhook_replays").all();
+    expect(await statusOf(ids.northwind!)).toBe("dead_letter");
+    const replays = await h!.ctx.store.all("SELECT delivery_id, note FROM webhook_replays");
     expect(replays).toEqual([{ delivery_id: ids.acme!, note: "Receiver fixed after the certificate renewal (OPS-12)" }]);
   },
   120_000,

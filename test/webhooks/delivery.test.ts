@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 
 let h: TestApp;
 let rx: Receiver;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
-  h?.close();
+  await h?.close();
 });
 
 const ENV = {
@@ -21,9 +21,9 @@ const ENV = {
 };
 
 async function setup(env: Record<string, string> = {}) {
-  h = createTestApp({ env: { ...ENV, ...env } });
+  h = await openTestApp({ env: { ...ENV, ...env } });
   rx = startReceiver();
-  const key = createKey(h);
+  const key = await createKey(h);
   const created = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } });
   expect(created.status).toBe(201);
   return { key, webhook: created.body.webhook as { id: number; secret: string } };
@@ -35,14 +35,12 @@ const test_ = async (key: TestKey, id: number) => {
   return r.body as { event_id: string; delivery_id: number };
 };
 
-const delivery = (id: number) =>
-  h.ctx.db.sqlite
-    .query("SELECT status, attempts, next_attempt_at, reason_tag, last_status_code, last_error FROM webhook_deliveries WHERE id = ?")
-    .get(id) as any;
+const delivery = async (id: number) =>
+  (await h.ctx.store.get<any>("SELECT status, attempts, next_attempt_at, reason_tag, last_status_code, last_error FROM webhook_deliveries WHERE id = ?", [
+    id,
+  ]))!;
 const attempts = (id: number) =>
-  h.ctx.db.sqlite
-    .query("SELECT attempt_no, status_code, reason_tag, response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id")
-    .all(id) as any[];
+  h.ctx.store.all<any>("SELECT attempt_no, status_code, reason_tag, response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id", [id]);
 
 describe("signed delivery", () => {
   test("the signature verifies byte for byte with an independent HMAC over the raw body", async () => {
@@ -59,7 +57,7 @@ describe("signed delivery", () => {
     const envelope = JSON.parse(got.rawBody);
     expect(envelope).toMatchObject({ event_id: t.event_id, event_type: "webhook.test", data: { webhook_id: webhook.id } });
     expect(Object.keys(envelope)).toEqual(["event_id", "event_type", "data"]);
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 1, last_status_code: 204 });
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 1, last_status_code: 204 });
   });
 
   test("500 n times then 200: succeeded after n+1 attempts, on the backoff schedule, same event id each time", async () => {
@@ -67,20 +65,25 @@ describe("signed delivery", () => {
     rx.then({ status: 500, body: "boom" }, { status: 502 }, { status: 200 });
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", attempts: 1, reason_tag: "http_error", next_attempt_at: "2026-01-01T00:01:00.000Z" });
+    expect(await delivery(t.delivery_id)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      reason_tag: "http_error",
+      next_attempt_at: "2026-01-01T00:01:00.000Z",
+    });
     // Not due yet: nothing is sent.
     h.clock.advanceSeconds(59);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1);
     h.clock.advanceSeconds(1);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", attempts: 2, next_attempt_at: "2026-01-01T00:03:00.000Z" }); // +120 s
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "failed", attempts: 2, next_attempt_at: "2026-01-01T00:03:00.000Z" }); // +120 s
     h.clock.advanceSeconds(120);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 3, reason_tag: null });
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "succeeded", attempts: 3, reason_tag: null });
     expect(rx.received.map((r) => r.headers["x-webhook-id"])).toEqual([t.event_id, t.event_id, t.event_id]);
-    expect(attempts(t.delivery_id).map((a) => a.status_code)).toEqual([500, 502, 200]);
-    expect(attempts(t.delivery_id)[0].response_excerpt).toBe("boom");
+    expect((await attempts(t.delivery_id)).map((a) => a.status_code)).toEqual([500, 502, 200]);
+    expect((await attempts(t.delivery_id))[0].response_excerpt).toBe("boom");
   });
 
   test("a receiver's Retry-After is honoured within the cap", async () => {
@@ -88,10 +91,10 @@ describe("signed delivery", () => {
     rx.then({ status: 503, headers: { "retry-after": "300" } }, { status: 429, headers: { "retry-after": "99999" } });
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id).next_attempt_at).toBe("2026-01-01T00:05:00.000Z");
+    expect((await delivery(t.delivery_id)).next_attempt_at).toBe("2026-01-01T00:05:00.000Z");
     h.clock.advanceSeconds(300);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id).next_attempt_at).toBe("2026-01-01T00:15:00.000Z"); // capped at 600 s
+    expect((await delivery(t.delivery_id)).next_attempt_at).toBe("2026-01-01T00:15:00.000Z"); // capped at 600 s
   });
 
   test("timeouts, slow bodies and refused connections are retried with their reason", async () => {
@@ -99,14 +102,14 @@ describe("signed delivery", () => {
     rx.then({ hang: true }, { slowBody: true });
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "timeout" });
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "timeout" });
     h.clock.advanceSeconds(60);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "timeout", attempts: 2 });
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "timeout", attempts: 2 });
     rx.stop();
     h.clock.advanceSeconds(120);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "connection_error", attempts: 3 });
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "failed", reason_tag: "connection_error", attempts: 3 });
   });
 
   test("redirects are not followed", async () => {
@@ -115,8 +118,8 @@ describe("signed delivery", () => {
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received.map((r) => r.path)).toEqual(["/hook"]);
-    expect(delivery(t.delivery_id)).toMatchObject({ status: "failed", last_status_code: 302, reason_tag: "http_error" });
-    expect(delivery(t.delivery_id).last_error).toContain("redirects are not followed");
+    expect(await delivery(t.delivery_id)).toMatchObject({ status: "failed", last_status_code: 302, reason_tag: "http_error" });
+    expect((await delivery(t.delivery_id)).last_error).toContain("redirects are not followed");
   });
 
   test("after max attempts: dead letter, in the DLQ summary and the events list, and webhook.delivery_failed to the partner's other receivers", async () => {
@@ -130,7 +133,7 @@ describe("signed delivery", () => {
         await h.ctx.dispatcher.runOnce();
         h.clock.advanceSeconds(600);
       }
-      expect(delivery(t.delivery_id)).toMatchObject({ status: "dead_letter", attempts: 4 });
+      expect(await delivery(t.delivery_id)).toMatchObject({ status: "dead_letter", attempts: 4 });
       await h.ctx.dispatcher.runOnce();
       expect(watcher.received).toHaveLength(1);
       const note = JSON.parse(watcher.received[0]!.rawBody);
@@ -162,7 +165,7 @@ describe("signed delivery", () => {
     rx.then({ status: 500 });
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id).status).toBe("dead_letter");
+    expect((await delivery(t.delivery_id)).status).toBe("dead_letter");
     const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", {
       body: { event_ids: [t.delivery_id, 999999], reason_tag: "receiver_fix", note: "fixed TLS" },
     });
@@ -178,7 +181,7 @@ describe("signed delivery", () => {
       ],
     });
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id).status).toBe("succeeded");
+    expect((await delivery(t.delivery_id)).status).toBe("succeeded");
     expect(rx.received.map((r) => r.headers["x-webhook-id"])).toEqual([t.event_id, t.event_id]);
     // A second replay with the same Idempotency-Key is an idempotent replay, not a second requeue.
   });
@@ -188,7 +191,7 @@ describe("signed delivery", () => {
     rx.then({ status: 410 });
     const t = await test_(key, webhook.id);
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(t.delivery_id).status).toBe("dead_letter");
+    expect((await delivery(t.delivery_id)).status).toBe("dead_letter");
     const list = await signedJson(h, key, "GET", "/api/partner/webhooks");
     expect(list.body.webhooks[0]).toMatchObject({ id: webhook.id, is_active: 0, disabled_reason: "the receiver answered 410 Gone" });
     expect((await signedJson(h, key, "POST", `/api/partner/webhooks/${webhook.id}/test`)).status).toBe(409);
@@ -202,7 +205,7 @@ describe("signed delivery", () => {
       await h.ctx.dispatcher.runOnce();
       h.clock.advanceSeconds(1800);
     }
-    const row = h.ctx.db.sqlite.query("SELECT is_active, disabled_reason FROM webhooks WHERE id = ?").get(webhook.id) as any;
+    const row = await h.ctx.store.get("SELECT is_active, disabled_reason FROM webhooks WHERE id = ?", [webhook.id]);
     expect(row).toEqual({ is_active: 0, disabled_reason: "every delivery failed for 1 h" });
   });
 
@@ -216,7 +219,7 @@ describe("signed delivery", () => {
     h.clock.advanceSeconds(3600);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1);
-    expect(delivery(t.delivery_id).status).toBe("cancelled");
+    expect((await delivery(t.delivery_id)).status).toBe("cancelled");
     expect((await signedJson(h, key, "DELETE", `/api/partner/webhooks/${webhook.id}`)).status).toBe(404);
   });
 
@@ -247,8 +250,8 @@ describe("signed delivery", () => {
     });
     expect(r.body).toMatchObject({ count: 2, replayed_count: 2, reason_tag: "receiver_fix" });
     await h.ctx.dispatcher.runOnce();
-    expect(delivery(a.delivery_id).status).toBe("succeeded");
-    expect(delivery(b.delivery_id).status).toBe("succeeded");
+    expect((await delivery(a.delivery_id)).status).toBe("succeeded");
+    expect((await delivery(b.delivery_id)).status).toBe("succeeded");
     const bad = await signedJson(h, key, "POST", `/api/partner/webhooks/${webhook.id}/recover`, { body: { since: "yesterday" } });
     expect(bad.status).toBe(400);
   });
@@ -259,15 +262,15 @@ describe("signed delivery", () => {
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1);
     // Simulate a process that leased the delivery (again) and died before recording the outcome.
-    h.ctx.db.sqlite
-      .query("UPDATE webhook_deliveries SET status = 'processing', lease_token = 'dead', lease_until = '2026-01-01T00:00:12.000Z' WHERE id = ?")
-      .run(t.delivery_id);
+    await h.ctx.store.run("UPDATE webhook_deliveries SET status = 'processing', lease_token = 'dead', lease_until = '2026-01-01T00:00:12.000Z' WHERE id = ?", [
+      t.delivery_id,
+    ]);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(1); // lease still held
     h.clock.advanceSeconds(13);
     await h.ctx.dispatcher.runOnce();
     expect(rx.received).toHaveLength(2);
     expect(rx.received[1]!.headers["x-webhook-id"]).toBe(t.event_id);
-    expect(delivery(t.delivery_id).status).toBe("succeeded");
+    expect((await delivery(t.delivery_id)).status).toBe("succeeded");
   });
 });

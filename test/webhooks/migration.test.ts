@@ -1,32 +1,42 @@
-// Migration 0010 on a database written by the rule before it (an attempt counted only when its outcome was
-// recorded): a delivery leased when the old process stopped gets its in-flight attempt counted, and a replay's
-// tag still on a delivery becomes its first replay-history row. Then the new dispatcher takes over that file.
+// Migrations of the webhook tables on a SQLite file written by the rules before them (the embedded migrations'
+// own path, as `herald serve` applies them). 0010 (an attempt used to be counted only when its outcome was
+// recorded): a delivery leased when the old process stopped gets its in-flight attempt counted, and a replay's tag
+// still on a delivery becomes its first replay-history row. 0025 (a replay used to number its attempts from 1
+// again): attempt numbers become unique per delivery, earlier rows renumbered in the order they were made. Then
+// the new dispatcher takes over the file.
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
+import { UniqueViolation } from "../../src/db/port";
+import { WebhookSecrets } from "../../src/webhooks/secrets";
 import { createTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 
 const dirs: string[] = [];
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-test("migration 0010 counts the attempt in flight of deliveries leased before it and keeps a pending replay's tag as history", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "herald-0010-"));
+/** A fresh file migrated with the first `count` embedded migrations, as an older Herald left it. */
+function olderDatabase(count: number) {
+  const dir = mkdtempSync(join(tmpdir(), "herald-migration-"));
   dirs.push(dir);
   const dbPath = join(dir, "herald.db");
   const old = openDatabase(dbPath);
   const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
-  const upTo0009 = all.slice(0, 10);
   const db = old.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  db.dialect.migrate(upTo0009, db.session, { migrationsTable: "__drizzle_migrations" });
+  db.dialect.migrate(all.slice(0, count), db.session, { migrationsTable: "__drizzle_migrations" });
+  return { dbPath, old };
+}
+
+test("migration 0010 counts the attempt in flight of deliveries leased before it and keeps a pending replay's tag as history", async () => {
+  const { dbPath, old } = olderDatabase(10); // 0000 … 0009
 
   const t0 = "2026-01-01T00:00:00.000Z";
   const s = old.sqlite;
@@ -82,5 +92,52 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
   expect(sqlite.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = 1 ORDER BY id").all()).toEqual([
     { attempt_no: 1, reason_tag: "http_error" },
     { attempt_no: 2, reason_tag: "interrupted" },
+  ]);
+});
+
+test("migration 0025 renumbers attempts a replay numbered from 1 again, so attempt_no is unique per delivery; the next attempt follows them", async () => {
+  const { dbPath, old } = olderDatabase(25); // 0000 … 0024
+  const t0 = "2026-01-01T00:00:00.000Z";
+  const s = old.sqlite;
+  s.query(
+    "INSERT INTO webhooks (id, partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES (1, 'Acme', 'live', 'webhook.test', 'http://127.0.0.1:9/hook', 'x', ?, ?)",
+  ).run(t0, t0);
+  s.query("INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at) VALUES (1, 'evt_1', 'Acme', 'live', 'webhook.test', '{}', ?)").run(
+    t0,
+  );
+  const delivery = s.query(
+    `INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, 1, 1, 'Acme', 'live', ?, 1, ?, ?, ?)`,
+  );
+  // 1: failed once, replayed, failed once more — both attempts were numbered 1 — and due again now.
+  delivery.run(1, "failed", t0, t0, t0);
+  // 2: never replayed; its one attempt keeps its number.
+  delivery.run(2, "succeeded", null, t0, t0);
+  const attempt = s.query("INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, reason_tag) VALUES (?, ?, ?, 5, ?, ?)");
+  attempt.run(1, 1, t0, 500, "http_error");
+  attempt.run(2, 1, t0, 204, null);
+  attempt.run(1, 1, "2026-01-01T00:05:00.000Z", 503, "http_error");
+  old.close();
+
+  h = createTestApp({ env: { HERALD_DB_PATH: dbPath, WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" }, clock: new FakeClock("2026-01-01T00:10:00.000Z") });
+  const store = h.ctx.store;
+  expect(await store.all("SELECT id, delivery_id, attempt_no, status_code FROM webhook_attempts ORDER BY id")).toEqual([
+    { id: 1, delivery_id: 1, attempt_no: 1, status_code: 500 },
+    { id: 2, delivery_id: 2, attempt_no: 1, status_code: 204 },
+    { id: 3, delivery_id: 1, attempt_no: 2, status_code: 503 },
+  ]);
+  // A doubled number is refused now.
+  await expect(store.run("INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms) VALUES (1, 2, ?, 0)", [t0])).rejects.toBeInstanceOf(
+    UniqueViolation,
+  );
+
+  // The dispatcher's next attempt of delivery 1 (port 9 refuses it) is its third request: numbered 3. (The old
+  // rows' placeholder secret is sealed properly first, so that the request is signed and sent.)
+  await store.run("UPDATE webhooks SET secret_ciphertext = ? WHERE id = 1", [new WebhookSecrets(h.ctx).seal("whsec_migrated", 1)]);
+  await h.ctx.dispatcher.runOnce();
+  expect(await store.all("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = 1 ORDER BY attempt_no")).toEqual([
+    { attempt_no: 1, reason_tag: "http_error" },
+    { attempt_no: 2, reason_tag: "http_error" },
+    { attempt_no: 3, reason_tag: "connection_error" },
   ]);
 });

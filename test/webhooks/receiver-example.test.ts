@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectedSignature, SeenIds, startWebhookReceiver, verifyWebhook, type HeraldEvent } from "../../docs/examples/webhook-receiver";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 
 const VECTOR = {
@@ -76,15 +76,15 @@ describe("verifyWebhook", () => {
 describe("the example receiver against a real delivery", () => {
   let h: TestApp | undefined;
   let server: ReturnType<typeof startWebhookReceiver> | undefined;
-  afterEach(() => {
+  afterEach(async () => {
     server?.stop(true);
-    h?.close();
+    await h?.close();
     server = undefined;
     h = undefined;
   });
 
   test("accepts Herald's signed delivery and dedupes a replay of the same body and headers", async () => {
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
     const app = h;
     const handled: Array<{ event: HeraldEvent; timestamp: string; rawBody: string }> = [];
     const secrets: string[] = []; // filled once Herald returns the webhook's secret; read on every request
@@ -97,7 +97,7 @@ describe("the example receiver against a real delivery", () => {
       log: () => {},
     });
     const url = `http://127.0.0.1:${server.port}/webhooks/herald`;
-    const key = createKey(app);
+    const key = await createKey(app);
     const created = await signedJson(app, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: url } });
     expect(created.status).toBe(201);
     const webhook = created.body.webhook as { id: number; secret: string };
@@ -108,9 +108,10 @@ describe("the example receiver against a real delivery", () => {
     await app.ctx.dispatcher.runOnce();
 
     // Herald recorded the example's 200 and its answer; the handler ran once, after the answer.
-    const attempt = app.ctx.db.sqlite
-      .query("SELECT d.status, a.status_code, a.response_excerpt FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id WHERE d.id = ?")
-      .get(t.body.delivery_id) as { status: string; status_code: number; response_excerpt: string };
+    const attempt = await app.ctx.store.get(
+      "SELECT d.status, a.status_code, a.response_excerpt FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id WHERE d.id = ?",
+      [t.body.delivery_id],
+    );
     expect(attempt).toEqual({ status: "succeeded", status_code: 200, response_excerpt: '{"received":true}' });
     for (let i = 0; i < 100 && handled.length === 0; i++) await Bun.sleep(5);
     expect(handled).toHaveLength(1);
@@ -134,14 +135,15 @@ describe("the example receiver against a real delivery", () => {
     // A real second delivery of the same event (an operator replay) is deduped too.
     const replay = await app.json(`/admin/partners/webhook-events/${t.body.event_id}/replay`, {
       method: "POST",
-      headers: { authorization: `Bearer ${createAdminToken(app)}` },
+      headers: { authorization: `Bearer ${await createAdminToken(app)}` },
     });
     expect(replay.body).toMatchObject({ success: true, requeued: 1 });
     await app.ctx.dispatcher.runOnce();
-    const last = app.ctx.db.sqlite
-      .query("SELECT response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC LIMIT 1")
-      .get(t.body.delivery_id) as { response_excerpt: string };
-    expect(JSON.parse(last.response_excerpt)).toEqual({ received: true, duplicate: true });
+    const last = await app.ctx.store.get<{ response_excerpt: string }>(
+      "SELECT response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC LIMIT 1",
+      [t.body.delivery_id],
+    );
+    expect(JSON.parse(last!.response_excerpt)).toEqual({ received: true, duplicate: true });
     await Bun.sleep(20);
     expect(handled).toHaveLength(1);
 

@@ -1,30 +1,30 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import { openContext } from "../../src/bootstrap";
+import { openContextAsync } from "../../src/bootstrap";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/log";
 import { isPublicAddress } from "../../src/webhooks/target-policy";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { seededRng } from "../support/clock";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 
 let h = undefined as unknown as TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined as unknown as TestApp;
 });
 
-const create = (key: ReturnType<typeof createKey>, body: Record<string, unknown>) => signedJson(h, key, "POST", "/api/partner/webhooks", { body });
+const create = (key: Awaited<ReturnType<typeof createKey>>, body: Record<string, unknown>) => signedJson(h, key, "POST", "/api/partner/webhooks", { body });
 
 describe("creating webhooks", () => {
   test("answers the webhook with its secret once; lists never show it; secrets are encrypted at rest", async () => {
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+    const key = await createKey(h);
     const r = await create(key, { event_type: "salutes.credit", target_url: "https://hooks.example.com/herald", description: "ledger sync" });
     expect(r.status).toBe(201);
     expect(r.body.webhook).toMatchObject({
@@ -37,13 +37,13 @@ describe("creating webhooks", () => {
     const list = await signedJson(h, key, "GET", "/api/partner/webhooks?include_meta=1");
     expect(list.body.webhooks[0]).toMatchObject({ id: r.body.webhook.id, is_active: 1 });
     expect(JSON.stringify(list.body)).not.toContain(r.body.webhook.secret);
-    expect(JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM webhooks").all())).not.toContain(r.body.webhook.secret);
+    expect(JSON.stringify(await h.ctx.store.all("SELECT * FROM webhooks"))).not.toContain(r.body.webhook.secret);
     expect(list.body.meta).toBeDefined();
   });
 
   test("an unknown event type is 400 listing the valid ones", async () => {
-    h = createTestApp();
-    const r = await create(createKey(h), { event_type: "salutes.stolen", target_url: "https://hooks.example.com/x" });
+    h = await openTestApp();
+    const r = await create(await createKey(h), { event_type: "salutes.stolen", target_url: "https://hooks.example.com/x" });
     expect(r.status).toBe(400);
     expect(r.body.details[0]).toMatchObject({ field: "event_type" });
     expect(r.body.details[0].problem).toContain("salutes.credit");
@@ -62,15 +62,15 @@ describe("creating webhooks", () => {
     ["hooks.example.com/x", "absolute URL"],
     ["https://hooks.example.com/" + "a".repeat(2048), "2048"],
   ])("target %s is refused (%s)", async (url, why) => {
-    h = createTestApp();
-    const r = await create(createKey(h), { event_type: "webhook.test", target_url: url });
+    h = await openTestApp();
+    const r = await create(await createKey(h), { event_type: "webhook.test", target_url: url });
     expect(r.status).toBe(400);
     expect(JSON.stringify(r.body.details)).toContain(why);
   });
 
   test("production requires https", async () => {
-    h = createTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32) } });
-    const r = await create(createKey(h), { event_type: "webhook.test", target_url: "http://hooks.example.com/x" });
+    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32) } });
+    const r = await create(await createKey(h), { event_type: "webhook.test", target_url: "http://hooks.example.com/x" });
     expect(r.status).toBe(400);
     expect(r.body.details[0].problem).toBe("must use https");
     expect(() => loadConfig({ NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32), WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" })).toThrow(
@@ -101,24 +101,27 @@ describe("creating webhooks", () => {
 
   test("targets are checked again at send time: a private target is blocked even if stored", async () => {
     rx = startReceiver();
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+    const key = await createKey(h);
     const w = await create(key, { event_type: "webhook.test", target_url: rx.url() });
     h.ctx.dispatcher.runOnce = async () => {}; // keep this process from sending; the strict one below sends
     await signedJson(h, key, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`);
-    // A second process over the same database, with the production-like policy.
-    const strict = openContext(loadConfig({ HERALD_DB_PATH: join(h.dir, "herald.db"), JOBS_ENABLED: "0", LOG_LEVEL: "silent" }), {
+    // A second process over the same database (file, or PostgreSQL database), with the production-like policy.
+    const url = h.ctx.config.database.url;
+    const same = url ? { DATABASE_URL: url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "2" } : {};
+    const strict = await openContextAsync(loadConfig({ HERALD_DB_PATH: join(h.dir, "herald.db"), JOBS_ENABLED: "0", LOG_LEVEL: "silent", ...same }), {
       clock: h.clock,
       rng: seededRng("strict"),
       log: createLogger("silent"),
     });
     try {
       await strict.dispatcher.runOnce();
-      const d = strict.db.sqlite.query("SELECT status, reason_tag, last_error FROM webhook_deliveries").get() as any;
+      const d = await strict.store.get<any>("SELECT status, reason_tag, last_error FROM webhook_deliveries");
       expect(d).toMatchObject({ status: "failed", reason_tag: "blocked_target" });
       expect(d.last_error).toContain("non-public address");
       expect(rx.received).toHaveLength(0);
     } finally {
+      await strict.store.close();
       strict.db.close();
     }
   });
@@ -127,9 +130,9 @@ describe("creating webhooks", () => {
 describe("isolation, scopes and modes", () => {
   test("a partner never sees, tests, deletes or replays another partner's webhooks or events", async () => {
     rx = startReceiver({ status: 500 });
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
-    const a = createKey(h, { partner: "Alpha" });
-    const b = createKey(h, { partner: "Beta" });
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
+    const a = await createKey(h, { partner: "Alpha" });
+    const b = await createKey(h, { partner: "Beta" });
     const w = await create(a, { event_type: "webhook.test", target_url: rx.url() });
     const id = w.body.webhook.id;
     const t = await signedJson(h, a, "POST", `/api/partner/webhooks/${id}/test`);
@@ -145,15 +148,15 @@ describe("isolation, scopes and modes", () => {
     // The owner still can.
     expect((await signedJson(h, a, "GET", "/api/partner/webhook-events")).body.count).toBe(1);
     // Another key of the SAME partner shares its webhooks.
-    const a2 = createKey(h, { partner: "Alpha" });
+    const a2 = await createKey(h, { partner: "Alpha" });
     expect((await signedJson(h, a2, "GET", "/api/partner/webhooks")).body.count).toBe(1);
   });
 
   test("the webhooks scope is required; sandbox keys are refused on live webhook routes", async () => {
-    h = createTestApp();
-    const noScope = createKey(h, { scopes: ["read"] });
+    h = await openTestApp();
+    const noScope = await createKey(h, { scopes: ["read"] });
     expect((await signedJson(h, noScope, "GET", "/api/partner/webhooks")).status).toBe(403);
-    const sandbox = createKey(h, { mode: "sandbox" });
+    const sandbox = await createKey(h, { mode: "sandbox" });
     const r = await signedJson(h, sandbox, "GET", "/api/partner/webhooks");
     expect(r.status).toBe(403);
     expect(r.body.message).toContain("live key");
@@ -161,8 +164,8 @@ describe("isolation, scopes and modes", () => {
 
   test("replay needs an Idempotency-Key, and a repeat with the same key does not requeue twice", async () => {
     rx = startReceiver({ status: 500 });
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
+    const key = await createKey(h);
     const w = await create(key, { event_type: "webhook.test", target_url: rx.url() });
     const t = await signedJson(h, key, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`);
     await h.ctx.dispatcher.runOnce();
@@ -188,8 +191,8 @@ describe("isolation, scopes and modes", () => {
 describe("lists, signatures and operators", () => {
   test("webhook-events filters and cursor pagination", async () => {
     rx = startReceiver();
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
-    const key = createKey(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+    const key = await createKey(h);
     const w = await create(key, { event_type: "webhook.test", target_url: rx.url() });
     for (let i = 0; i < 5; i++) await signedJson(h, key, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`);
     await h.ctx.dispatcher.runOnce();
@@ -210,8 +213,8 @@ describe("lists, signatures and operators", () => {
   });
 
   test("signature/verify recomputes the signature and explains the canonical body", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     const body = '{"event_id":"evt_01","event_type":"salutes.credit","data":{"user_id":"42","delta":12.5}}';
     const good = await signedJson(h, key, "POST", "/api/partner/webhooks/signature/verify", {
       body: {
@@ -235,7 +238,7 @@ describe("lists, signatures and operators", () => {
   });
 
   test("event-type catalog lists the spec's types and the test type", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const r = await h.json("/api/partner/webhooks/event-types");
     const types = r.body.event_types.map((e: { event_type: string }) => e.event_type);
     for (const t of [
@@ -253,9 +256,9 @@ describe("lists, signatures and operators", () => {
 
   test("operators replay by delivery id or event id, with an audit row; partners cannot", async () => {
     rx = startReceiver({ status: 500 });
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
-    const key = createKey(h);
-    const token = createAdminToken(h);
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
+    const key = await createKey(h);
+    const token = await createAdminToken(h);
     const w = await create(key, { event_type: "webhook.test", target_url: rx.url() });
     const t = await signedJson(h, key, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`);
     await h.ctx.dispatcher.runOnce();
@@ -267,15 +270,15 @@ describe("lists, signatures and operators", () => {
     expect(byId.body.requeued).toBe(1);
     expect((await h.json("/admin/partners/webhook-events/evt_nope/replay", auth)).status).toBe(404);
     expect((await h.json(`/admin/partners/webhook-events/${t.body.delivery_id}/replay`, { method: "POST" })).status).toBe(403);
-    const audit = h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action = 'webhook_event.replay'").all();
+    const audit = await h.ctx.store.all("SELECT action, target FROM admin_audit WHERE action = 'webhook_event.replay'");
     expect(audit).toHaveLength(2);
   });
 });
 
 describe("strict bodies", () => {
   test("an unknown field is refused with 400 naming it, not silently dropped", async () => {
-    h = createTestApp();
-    const r = await create(createKey(h), { event_type: "webhook.test", target_url: "https://hooks.example.com/x", descripton: "typo" });
+    h = await openTestApp();
+    const r = await create(await createKey(h), { event_type: "webhook.test", target_url: "https://hooks.example.com/x", descripton: "typo" });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_payload");
     expect(r.body.details).toContainEqual({ field: "descripton", problem: "is not a known field" });

@@ -5,16 +5,16 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { standardWebhooksSecret } from "../../src/client";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 
 let h: TestApp;
 let rx: Receiver;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
-  h?.close();
+  await h?.close();
 });
 
 const ENV = {
@@ -28,9 +28,9 @@ const ENV = {
 // The library checks webhook-timestamp against the real clock (±5 min), so the app's clock starts at the real
 // time; the tests move it by at most a minute or two, never past the library's tolerance, except where noted.
 async function setup() {
-  h = createTestApp({ env: ENV, clock: new FakeClock(new Date()) });
+  h = await openTestApp({ env: ENV, clock: new FakeClock(new Date()) });
   rx = startReceiver();
-  const key = createKey(h);
+  const key = await createKey(h);
   const created = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } });
   expect(created.status).toBe(201);
   return { key, webhook: created.body.webhook as { id: number; secret: string } };

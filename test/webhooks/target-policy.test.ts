@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { checkResolvedTarget, checkTargetUrl, isPublicAddress, normaliseHost } from "../../src/webhooks/target-policy";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, openTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 
@@ -10,10 +10,10 @@ import { type Receiver, startReceiver } from "../support/receiver";
 
 let h: TestApp | undefined;
 let rx: Receiver | undefined;
-afterEach(() => {
+afterEach(async () => {
   rx?.stop();
   rx = undefined;
-  h?.close();
+  await h?.close();
   h = undefined;
 });
 
@@ -94,8 +94,8 @@ describe("host normalisation", () => {
 
 describe("where the policy is applied", () => {
   test("POST /api/partner/webhooks refuses every local spelling with 400 (http://localhost.:38700 was accepted with 201)", async () => {
-    h = createTestApp();
-    const key = createKey(h);
+    h = await openTestApp();
+    const key = await createKey(h);
     for (const [url, why] of LOCAL_FORMS) {
       const r = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: url } });
       expect({ url, status: r.status, error: r.body.error, problem: r.body.details?.[0]?.problem }).toEqual({
@@ -105,12 +105,13 @@ describe("where the policy is applied", () => {
         problem: `points at a ${why}`,
       });
     }
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM webhooks").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM webhooks")).toEqual({ n: 0 });
   });
 
+  // The status subscribers and the link inbox are other domains' tables, read here on the SQLite file.
   test("status subscribers use the same policy", async () => {
     h = createTestApp();
-    const auth = { authorization: `Bearer ${createAdminToken(h)}`, "content-type": "application/json" };
+    const auth = { authorization: `Bearer ${await createAdminToken(h)}`, "content-type": "application/json" };
     const r = await h.json("/admin/status/subscribers", { method: "POST", headers: auth, body: JSON.stringify({ url: "http://localhost.:38700/hook" }) });
     expect([r.status, r.body.details?.[0]?.problem]).toEqual([400, "points at a local host name (localhost)"]);
   });
@@ -126,7 +127,7 @@ describe("where the policy is applied", () => {
     expect(rx.received).toHaveLength(0);
     const events = h.ctx.db.sqlite.query("SELECT error FROM ops_link_events").all() as Array<{ error: string | null }>;
     expect(events.map((e) => e.error)).toEqual(["target refused: points at a local host name (localhost)"]);
-    const s = await h.json("/admin/ops/link-inbox/verification-summary.json", { headers: { authorization: `Bearer ${createAdminToken(h)}` } });
+    const s = await h.json("/admin/ops/link-inbox/verification-summary.json", { headers: { authorization: `Bearer ${await createAdminToken(h)}` } });
     expect(s.body.targets.map((t: { policy_problem: string | null }) => t.policy_problem)).toEqual(["points at a local host name (localhost)"]);
   });
 });

@@ -1,8 +1,11 @@
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
+import type { Param, Queryable, Store } from "../../db/port";
+import type { RowOf } from "../../db/rows";
 import type { Logger } from "../../log";
 import { errorFields } from "../../log";
 import { RollupCatchUp } from "./catchup";
-import { RollupWriter } from "./rollup";
+import { applyRollups } from "./rollup";
+import type { requestLogKeys } from "./tables";
 
 export interface RequestLogEntry {
   at: string;
@@ -22,60 +25,46 @@ export const KEY_REF = "SELECT ref FROM request_log_keys WHERE key_id = ?";
 /** Rows past this are dropped (and counted) rather than letting a stuck disk grow memory without bound. */
 const MAX_BUFFERED = 50_000;
 const BATCH_WHEN = 1_000;
+/** Rows per INSERT: a batch is written as a few multi-row statements, each size prepared once (100 × 9 parameters). */
+const INSERT_SIZES = [100, 10, 1] as const;
+const COLUMNS = "(at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code)";
+const INSERT_OF = new Map(INSERT_SIZES.map((n) => [n, `INSERT INTO request_log ${COLUMNS} VALUES ${Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`]));
+/** Keys per statement when a batch names keys not seen before. */
+const KEYS_PER_STATEMENT = 100;
 
 /**
  * The request log is written in batches, never one INSERT on the request's own path: a request only pushes
- * onto an in-memory buffer; a timer (and a size trigger) writes the buffer in one transaction. The buffer is
- * per-process and lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
+ * onto an in-memory buffer; a timer (and a size trigger) writes the buffer in one transaction through the storage
+ * port, with the hourly rollups of the same rows (src/http/request-log/rollup.ts). The buffer is per-process and
+ * lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
  */
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private catchUpTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly insert: Statement;
-  private readonly insertMany: (rows: RequestLogEntry[]) => void;
-  private readonly addKey: Statement;
-  private readonly refOfKey: Statement;
-  /** request_log_keys.ref by key id, as committed; cleared when a flush fails (its new refs rolled back). */
+  /** The last write begun or queued: writes run one after the other, so `await flush()` sees every earlier row. */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** A write queued behind the one in progress, not begun yet: a flush() arriving now joins it. */
+  private queued: Promise<number> | null = null;
+  /** request_log_keys.ref by key id, committed ones only: a flush adds what it learnt after its commit. */
   private readonly refs = new Map<string, number>();
   dropped = 0;
   flushedBatches = 0;
 
+  /**
+   * `catchUpDb`: the SQLite writer connection, for the rollup catch-up at start (SQLite-only, catchup.ts); null on
+   * PostgreSQL, where it is skipped: rows reach a PostgreSQL database only through this writer, which keeps the
+   * rollups with them, so it has no history from before the rollups to level.
+   */
   constructor(
-    private readonly sqlite: Database,
+    private readonly store: Store,
     private readonly log: Logger,
-  ) {
-    const rollups = new RollupWriter(sqlite);
-    this.insert = sqlite.prepare(
-      "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    this.addKey = sqlite.prepare("INSERT INTO request_log_keys (key_id) VALUES (?) ON CONFLICT (key_id) DO NOTHING");
-    this.refOfKey = sqlite.prepare(KEY_REF);
-    this.insertMany = sqlite.transaction((rows: RequestLogEntry[]) => {
-      for (const r of rows) {
-        const ref = r.partnerKeyId === null ? null : this.keyRef(r.partnerKeyId);
-        this.insert.run(r.at, r.method, r.route, r.status, r.latencyUs, ref, r.clientIp, r.requestId, r.errorCode);
-      }
-      // The hourly rollups commit with the rows they count (src/http/request-log/rollup.ts).
-      rollups.apply(rows);
-    });
-  }
+    private readonly catchUpDb: Database | null = null,
+  ) {}
 
   /** Retention: deletes the rows written before `before` (ISO time); the number deleted. The hourly rollups stay. */
-  prune(before: string): number {
-    return this.sqlite.query("DELETE FROM request_log WHERE at < ?").run(before).changes;
-  }
-
-  /** The key's request_log_keys.ref, added on its first row (inside the flush's transaction). */
-  private keyRef(keyId: string): number {
-    let ref = this.refs.get(keyId);
-    if (ref === undefined) {
-      this.addKey.run(keyId);
-      ref = (this.refOfKey.get(keyId) as { ref: number }).ref;
-      if (this.refs.size >= 10_000) this.refs.clear();
-      this.refs.set(keyId, ref);
-    }
-    return ref;
+  async prune(before: string): Promise<number> {
+    return (await this.store.run("DELETE FROM request_log WHERE at < ?", [before])).changes;
   }
 
   record(entry: RequestLogEntry): void {
@@ -84,7 +73,8 @@ export class RequestLog {
       return;
     }
     this.buffer.push(entry);
-    if (this.buffer.length >= BATCH_WHEN) queueMicrotask(() => this.flush());
+    // flush() only queues the write (it begins in a later microtask), and a flush already queued is joined.
+    if (this.buffer.length >= BATCH_WHEN) void this.flush();
   }
 
   get pending(): number {
@@ -93,9 +83,9 @@ export class RequestLog {
 
   start(intervalMs: number): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.flush(), intervalMs);
+    this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref?.();
-    this.startCatchUp();
+    if (this.catchUpDb) this.startCatchUp(this.catchUpDb);
   }
 
   /**
@@ -103,8 +93,8 @@ export class RequestLog {
    * rows but no rollups), in bounded steps with the event loop free between them: a step compares 6 hours and
    * rebuilds at most ~20,000 rows (src/http/request-log/catchup.ts).
    */
-  private startCatchUp(): void {
-    const catchUp = new RollupCatchUp(this.sqlite);
+  private startCatchUp(sqlite: Database): void {
+    const catchUp = new RollupCatchUp(sqlite);
     const started = performance.now();
     const step = () => {
       this.catchUpTimer = null;
@@ -124,30 +114,99 @@ export class RequestLog {
     this.catchUpTimer.unref?.();
   }
 
-  stop(): void {
+  /** Stops the timers and writes what is buffered (graceful shutdown: await it before closing the store). */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
     this.catchUpTimer = null;
-    this.flush();
+    await this.flush();
   }
 
-  /** Writes everything buffered in one transaction; returns the number of rows written. */
-  flush(): number {
+  /**
+   * Writes everything buffered, in one transaction, after any write in progress; resolves with the number of rows
+   * this write stored (0 when it failed: the rows are back in the buffer for the next flush). Readers of
+   * request_log await it first to include the latest requests.
+   */
+  flush(): Promise<number> {
+    if (this.queued) return this.queued;
+    const next = this.tail.then(() => {
+      this.queued = null;
+      return this.write();
+    });
+    this.queued = next;
+    this.tail = next;
+    return next;
+  }
+
+  private async write(): Promise<number> {
     if (this.buffer.length === 0) return 0;
     const rows = this.buffer;
     this.buffer = [];
+    const learnt = new Map<string, number>();
     try {
-      this.insertMany(rows);
-      this.flushedBatches++;
-      return rows.length;
+      await this.store.tx(async (t) => {
+        learnt.clear();
+        await this.learnRefs(t, rows, learnt);
+        await insertRows(t, rows, (keyId) => this.refs.get(keyId) ?? learnt.get(keyId)!);
+        await applyRollups(t, rows);
+      });
     } catch (err) {
-      // A ref learnt inside the failed transaction was rolled back with it.
-      this.refs.clear();
-      // Put the rows back (bounded) so a transient SQLITE_BUSY does not lose them.
+      // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows
+      // back (bounded) so a transient failure (busy, a lost connection) does not lose them.
       this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
       this.log.warn("request log flush failed", errorFields(err));
       return 0;
+    }
+    if (this.refs.size + learnt.size > 10_000) this.refs.clear();
+    for (const [k, v] of learnt) this.refs.set(k, v);
+    this.flushedBatches++;
+    return rows.length;
+  }
+
+  /**
+   * The refs of the batch's keys not known yet, added on their first row (inside the flush's transaction), in key
+   * order so that two instances adding the same keys at once on PostgreSQL take their locks in the same order.
+   */
+  private async learnRefs(t: Queryable, rows: readonly RequestLogEntry[], learnt: Map<string, number>): Promise<void> {
+    const fresh = new Set<string>();
+    for (const r of rows) if (r.partnerKeyId !== null && !this.refs.has(r.partnerKeyId)) fresh.add(r.partnerKeyId);
+    const keys = [...fresh].sort();
+    for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
+      const chunk = keys.slice(i, i + KEYS_PER_STATEMENT);
+      const marks = chunk.map(() => "?").join(", ");
+      await t.run(`INSERT INTO request_log_keys (key_id) VALUES ${chunk.map(() => "(?)").join(", ")} ON CONFLICT (key_id) DO NOTHING`, chunk);
+      const found = await t.all<Pick<RowOf<typeof requestLogKeys>, "ref" | "key_id">>(
+        `SELECT ref, key_id FROM request_log_keys WHERE key_id IN (${marks})`,
+        chunk,
+      );
+      for (const f of found) learnt.set(f.key_id, f.ref);
+    }
+  }
+}
+
+/** The batch as a few multi-row INSERTs (100 rows, then 10, then 1 at a time), in the order the requests ended. */
+async function insertRows(t: Queryable, rows: readonly RequestLogEntry[], refOf: (keyId: string) => number): Promise<void> {
+  let i = 0;
+  for (const size of INSERT_SIZES) {
+    const sql = INSERT_OF.get(size)!;
+    while (rows.length - i >= size) {
+      const params: Param[] = [];
+      for (const r of rows.slice(i, i + size)) {
+        params.push(
+          r.at,
+          r.method,
+          r.route,
+          r.status,
+          r.latencyUs,
+          r.partnerKeyId === null ? null : refOf(r.partnerKeyId),
+          r.clientIp,
+          r.requestId,
+          r.errorCode,
+        );
+      }
+      await t.run(sql, params);
+      i += size;
     }
   }
 }

@@ -1,4 +1,5 @@
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
+import type { Queryable } from "../../db/port";
 import ipaddr from "ipaddr.js";
 
 /**
@@ -7,9 +8,10 @@ import ipaddr from "ipaddr.js";
  * The operators' digest reads these few rows per hour instead of scanning millions of request_log rows.
  *
  * Two writers keep them: the request-log flush, in the same transaction as the rows it writes (so a rollup
- * never counts a row that was rolled back), and the catch-up below, which rebuilds an hour from request_log
- * when the rollup counts fewer requests than request_log holds (a database upgraded from before the rollups,
- * or rows written by another tool).
+ * never counts a row that was rolled back), through the storage port on either engine; and, on SQLite only, the
+ * catch-up (rebuildHour below, src/http/request-log/catchup.ts), which rebuilds an hour from request_log when the
+ * rollup counts fewer requests than request_log holds (a database upgraded from before the rollups, or rows written
+ * by another tool).
  */
 
 /** `YYYY-MM-DDTHH` of an ISO timestamp (request_log.at is always `…Z` UTC). */
@@ -54,66 +56,71 @@ export interface RollupRow {
   clientIp: string | null;
 }
 
+// Qualified column names on the right: PostgreSQL finds a bare `requests` ambiguous between the row and `excluded`.
 const UPSERT_HOURLY =
-  "INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?) ON CONFLICT (hour) DO UPDATE SET requests = requests + excluded.requests, forbidden = forbidden + excluded.forbidden";
+  "INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?) ON CONFLICT (hour) DO UPDATE SET requests = request_log_hourly.requests + excluded.requests, forbidden = request_log_hourly.forbidden + excluded.forbidden";
 const UPSERT_403 =
-  "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = count + excluded.count";
+  "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = request_log_403_hourly.count + excluded.count";
+
+/** A batch's rollup increments: requests and 403s per hour, and 403s per (hour, route, key, prefix). */
+export interface RollupDelta {
+  hourly: Array<[hour: string, requests: number, forbidden: number]>;
+  forbidden: Array<[hour: string, route: string, key: string, prefix: string, count: number]>;
+}
+
+const compare = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
 
 /**
- * Adds a batch to the rollups; call inside the flush's transaction. The batch is aggregated in memory first, so
- * a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403 key — not one per row.
+ * Aggregates a batch in memory, so a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403
+ * key — not one per row. Sorted, so that two instances flushing at once on PostgreSQL lock rollup rows in the same
+ * order (no deadlock).
  */
-export class RollupWriter {
-  private readonly hourly: Statement;
-  private readonly forbidden: Statement;
-
-  constructor(sqlite: Database) {
-    this.hourly = sqlite.prepare(UPSERT_HOURLY);
-    this.forbidden = sqlite.prepare(UPSERT_403);
-  }
-
-  apply(rows: readonly RollupRow[]): void {
-    // Almost every batch falls in one hour: count it in locals, and use the map only when the hour changes.
-    let hour = "";
-    let requests = 0;
-    let forbidden = 0;
-    let others: Map<string, [number, number]> | null = null;
-    let f403: Map<string, [string, string, string, string, number]> | null = null;
-    for (const r of rows) {
-      const h = hourOf(r.at);
-      if (h !== hour) {
-        if (requests > 0) {
-          others ??= new Map();
-          const t = others.get(hour) ?? [0, 0];
-          t[0] += requests;
-          t[1] += forbidden;
-          others.set(hour, t);
-        }
-        hour = h;
-        requests = 0;
-        forbidden = 0;
-      }
-      requests++;
-      if (r.status !== 403) continue;
-      forbidden++;
-      const key = r.partnerKeyId ?? "";
-      const prefix = clientPrefix(r.clientIp);
-      const id = `${h}\u0000${r.route}\u0000${key}\u0000${prefix}`;
-      f403 ??= new Map();
-      const e = f403.get(id);
-      if (e) e[4]++;
-      else f403.set(id, [h, r.route, key, prefix, 1]);
+export function rollupDelta(rows: readonly RollupRow[]): RollupDelta {
+  // Almost every batch falls in one hour: count it in locals, and use the map only when the hour changes.
+  let hour = "";
+  let requests = 0;
+  let forbidden = 0;
+  const hours = new Map<string, [string, number, number]>();
+  let f403: Map<string, [string, string, string, string, number]> | null = null;
+  const closeHour = () => {
+    if (requests === 0) return;
+    const t = hours.get(hour);
+    if (t) {
+      t[1] += requests;
+      t[2] += forbidden;
+    } else hours.set(hour, [hour, requests, forbidden]);
+  };
+  for (const r of rows) {
+    const h = hourOf(r.at);
+    if (h !== hour) {
+      closeHour();
+      hour = h;
+      requests = 0;
+      forbidden = 0;
     }
-    if (requests > 0) {
-      const t = others?.get(hour);
-      if (t) {
-        t[0] += requests;
-        t[1] += forbidden;
-      } else this.hourly.run(hour, requests, forbidden);
-    }
-    if (others) for (const [h, [n, f]] of others) this.hourly.run(h, n, f);
-    if (f403) for (const [h, route, key, prefix, n] of f403.values()) this.forbidden.run(h, route, key, prefix, n);
+    requests++;
+    if (r.status !== 403) continue;
+    forbidden++;
+    const key = r.partnerKeyId ?? "";
+    const prefix = clientPrefix(r.clientIp);
+    const id = `${h}\u0000${r.route}\u0000${key}\u0000${prefix}`;
+    f403 ??= new Map();
+    const e = f403.get(id);
+    if (e) e[4]++;
+    else f403.set(id, [h, r.route, key, prefix, 1]);
   }
+  closeHour();
+  return {
+    hourly: [...hours.values()].sort((a, b) => compare(a[0], b[0])),
+    forbidden: f403 ? [...f403.entries()].sort((a, b) => compare(a[0], b[0])).map(([, e]) => e) : [],
+  };
+}
+
+/** Adds a batch to the rollups; call inside the flush's transaction (the rollups commit with the rows they count). */
+export async function applyRollups(t: Queryable, rows: readonly RollupRow[]): Promise<void> {
+  const d = rollupDelta(rows);
+  for (const [h, n, f] of d.hourly) await t.run(UPSERT_HOURLY, [h, n, f]);
+  for (const [h, route, key, prefix, n] of d.forbidden) await t.run(UPSERT_403, [h, route, key, prefix, n]);
 }
 
 /**

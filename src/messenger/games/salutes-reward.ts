@@ -11,7 +11,7 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { postEntry } from "../../salutes/service";
+import { postEntrySync } from "../../salutes/service";
 import type { PlayerRow } from "../players";
 
 export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
@@ -60,7 +60,7 @@ export function paySalutes(ctx: AppContext, db: Database, player: PlayerRow, inp
         )
         .run(partner, userId, rewardKey, player.telegram_user_id, amount, ctx.clock.now().toISOString()).changes;
       if (first === 0) return null;
-      const entry = postEntry(ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
+      const entry = postEntrySync(db, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
         user_id: String(userId),
         amount: Number(amount),
         reason,

@@ -3,13 +3,13 @@
 // MESSENGER_SALUTES_PARTNER user holding that wallet, if any.
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
-import { liveUserHoldingSolanaWallet, markSolanaWalletProven } from "../../partner/wallets-service";
+import { liveUserHoldingSolanaWalletSync, markSolanaWalletProvenSync } from "../../partner/wallets-service";
 
 export function linkProvenWallet(ctx: AppContext, db: Database, telegramUserId: number, address: string, now: string) {
-  const partnerLinksVerified = markSolanaWalletProven(db, address, now);
+  const partnerLinksVerified = markSolanaWalletProvenSync(db, address, now);
   let linkedUserId: string | null = null;
   const partner = ctx.config.messenger.salutesPartner;
-  const owner = partner ? liveUserHoldingSolanaWallet(db, partner, address) : null;
+  const owner = partner ? liveUserHoldingSolanaWalletSync(db, partner, address) : null;
   if (owner !== null) {
     db.query("UPDATE messenger_players SET linked_user_id = ?2, linked_by = 'wallet_proof' WHERE telegram_user_id = ?1").run(telegramUserId, owner);
     linkedUserId = String(owner);

@@ -4,7 +4,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { writeAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError } from "../../http/errors";
-import { getUserOrThrow } from "../../partner/service";
+import { getUserOrThrowSync } from "../../partner/service";
 import { getPlayer, playerView } from "../players";
 
 export function linkPlayer(ctx: AppContext, admin: AdminRequest, telegramUserId: number, input: { user_id: string | null; reason: string }) {
@@ -16,7 +16,7 @@ export function linkPlayer(ctx: AppContext, admin: AdminRequest, telegramUserId:
       const player = getPlayer(db, telegramUserId);
       if (!player) throw new NotFoundError("messenger player", telegramUserId);
       // A user of another partner (or none) is a 404, the partner domain's usual answer.
-      const userId = input.user_id === null ? null : getUserOrThrow(ctx, { partner, mode: "live" }, input.user_id).id;
+      const userId = input.user_id === null ? null : getUserOrThrowSync(db, { partner, mode: "live" }, input.user_id).id;
       const now = ctx.clock.now().toISOString();
       db.query("UPDATE messenger_players SET linked_user_id = ?2, linked_by = ?3 WHERE telegram_user_id = ?1").run(
         telegramUserId,

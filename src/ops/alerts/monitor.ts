@@ -20,8 +20,8 @@ export const DEAD_LETTER_ALERT = "dead_letter_growth";
 
 const fromLevel = (l: string): AlertStatus => (l === "bad" ? "fail" : l === "warn" ? "warn" : "ok");
 
-function statusAlerts(ctx: AppContext): AlertInput[] {
-  const s = systemStatus(ctx);
+async function statusAlerts(ctx: AppContext): Promise<AlertInput[]> {
+  const s = await systemStatus(ctx);
   const out: AlertInput[] = [{ name: "overall", status: fromLevel(s.overall), value: s.overall, details: { policy_version: s.policy_version } }];
   for (const [name, check] of Object.entries(s.checks as Record<string, { status: string; summary?: string; configured?: boolean }>)) {
     out.push({ name, status: fromLevel(check.status), value: check.status, details: { summary: check.summary ?? null, configured: check.configured ?? true } });
@@ -55,15 +55,15 @@ function transparencyAlerts(ctx: AppContext): AlertInput[] {
  * Growth since the previous run; on the first run ever, since zero — dead letters already there when monitoring
  * starts are dead letters nobody has looked at (`previous` stays null in the details: there was no run).
  */
-function webhookAlerts(ctx: AppContext): AlertInput[] {
-  const now = deadLetterTotal(ctx);
+async function webhookAlerts(ctx: AppContext): Promise<AlertInput[]> {
+  const now = await deadLetterTotal(ctx);
   const prevRaw = lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
   const growth = now - (previous ?? 0);
   return [{ name: DEAD_LETTER_ALERT, status: growth > 0 ? "warn" : "ok", value: now, details: { dead_letters: now, previous, growth } }];
 }
 
-const EVALUATORS: ReadonlyArray<readonly [string, (ctx: AppContext) => AlertInput[]]> = [
+const EVALUATORS: ReadonlyArray<readonly [string, (ctx: AppContext) => AlertInput[] | Promise<AlertInput[]>]> = [
   ["status", statusAlerts],
   ["transparency", transparencyAlerts],
   ["webhooks", webhookAlerts],
@@ -74,14 +74,14 @@ const EVALUATORS: ReadonlyArray<readonly [string, (ctx: AppContext) => AlertInpu
  * One monitor run: each source evaluated and recorded under one run id. A source that throws is recorded as one
  * `evaluation_error` fail row rather than taking the other sources down with it.
  */
-export function runAlertsMonitor(ctx: AppContext) {
+export async function runAlertsMonitor(ctx: AppContext) {
   const runId = newAlertRunId(ctx);
   const at = ctx.clock.now().toISOString();
   const recorded: Array<{ source: string; count: number; fail: number; warn: number }> = [];
   for (const [source, evaluate] of EVALUATORS) {
     let alerts: AlertInput[];
     try {
-      alerts = evaluate(ctx);
+      alerts = await evaluate(ctx);
     } catch (err) {
       alerts = [{ name: "evaluation_error", status: "fail", value: null, details: { error: err instanceof Error ? err.message : String(err) } }];
     }
@@ -102,8 +102,8 @@ export function registerAlertsMonitorJob(ctx: AppContext): void {
     pattern: ALERTS_MONITOR_CRON,
     description:
       "Records the status checks, the transparency audit alert (every audit run since the last evaluation), webhook dead-letter growth and the 403 digest's findings as alert runs (ops_alert_runs), every 15 minutes, and queues the notices of their state changes",
-    run: () => {
-      const r = runAlertsMonitor(ctx);
+    run: async () => {
+      const r = await runAlertsMonitor(ctx);
       const failing = r.sources.filter((s) => s.fail > 0).map((s) => s.source);
       if (failing.length) ctx.log.warn("alerts monitor: failing alerts", { run_id: r.run_id, failing });
       else ctx.log.info("alerts monitor ran", { run_id: r.run_id });

@@ -8,7 +8,6 @@ import type { Guards } from "../../auth/guards";
 import { CONSOLE_NAV, operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import { redirect } from "../../auth/session-plugin";
 import { actorLabel } from "../../auth/actors";
-import { signInRoutes } from "../../auth/sign-in-routes";
 import type { ConfigRow } from "../../config";
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml } from "../../http/html";
@@ -81,11 +80,10 @@ export function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
   return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
 }
 
-/** The operator console: the sign-in routes and the pages behind them. */
+/** The operator console's pages (the sign-in routes are auth's, mounted with its routes: they run on every engine). */
 export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
   return (
     new Elysia({ name: "herald:operator-pages" })
-      .use(signInRoutes(ctx, guards))
       .use(readinessPageRoutes(ctx, guards))
       .use(alertPagesRoutes(ctx, guards))
       // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,

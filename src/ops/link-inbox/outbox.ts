@@ -200,6 +200,7 @@ export function registerLinkInboxJob(ctx: AppContext): void {
     description:
       "Applies new alert runs (an alert that fires, escalates or resolves queues a notice; preflight anomalies too), then posts due messages to the chat targets (LINK_INBOX_WEBHOOK_URLS) with retries",
     quietWhenIdle: true,
+    everyInstance: true, // outbox rows are leased one by one: every instance drains the queue
     run: async () => ({ idle: (await linkInboxSender(ctx).runOnce()) === 0 }),
   });
 }

@@ -108,8 +108,8 @@ export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverv
   const latest = latestProbeRuns(ctx).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
   const problems = zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
   const noise = noiseExport(ctx, { days: 30, compact: true });
-  const failures = ctx.jobs.failuresSince(since);
-  const jobs = ctx.jobs.list().map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
+  const failures = await ctx.jobs.failuresSince(since);
+  const jobs = (await ctx.jobs.list()).map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
   const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
   const open = incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 }).items;
   const dead = deadLetterGrowthSince(ctx, since);

@@ -10,7 +10,7 @@ import { auditAnomaliesCheck } from "./audit";
 
 // The status engine: every named check, evaluated against the policy in force, and the overall verdict.
 
-type CheckFn = (ctx: AppContext, policy: StatusPolicy) => CheckBase;
+type CheckFn = (ctx: AppContext, policy: StatusPolicy) => CheckBase | Promise<CheckBase>;
 
 /** Every check in display order. Names are stable: snapshots, badges and uptime are keyed by them. */
 export const CHECKS: ReadonlyArray<readonly [string, CheckFn]> = [
@@ -60,11 +60,11 @@ export function overallOf(checks: Record<string, Pick<CheckBase, "status" | "con
   );
 }
 
-export function evaluateChecks(ctx: AppContext, policy: StatusPolicy): StatusEvaluation {
+export async function evaluateChecks(ctx: AppContext, policy: StatusPolicy): Promise<StatusEvaluation> {
   const checks: Record<string, CheckBase> = {};
   for (const [name, fn] of CHECKS) {
     try {
-      const c = fn(ctx, policy);
+      const c = await fn(ctx, policy);
       checks[name] = { ...c, configured: !isNotConfigured(c) };
     } catch (err) {
       ctx.log.error("status check failed", { check: name, ...errorFields(err) });

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import type { AppContext } from "../../context";
+import type { JobSummary } from "../../jobs/registry";
 import { levelAtLeast, type CheckBase } from "./types";
 import type { StatusPolicy } from "./policy";
 
@@ -39,7 +40,7 @@ export function intervalSeconds(pattern: string, from: Date): number | null {
  * than min_stale_minutes). Counting from the start means a fresh deploy is not "stale" before a job's first
  * tick. With JOBS_ENABLED=0 no job is expected to run, so none is stale.
  */
-function entryOf(ctx: AppContext, policy: StatusPolicy, job: ReturnType<AppContext["jobs"]["list"]>[number]): JobEntry {
+function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary): JobEntry {
   const p = policy.checks.jobs;
   const now = ctx.clock.now();
   const quiet = ctx.jobs.isQuietWhenIdle(job.name);
@@ -61,12 +62,9 @@ function entryOf(ctx: AppContext, policy: StatusPolicy, job: ReturnType<AppConte
   };
 }
 
-export function jobsCheck(ctx: AppContext, policy: StatusPolicy): JobsCheck {
+export async function jobsCheck(ctx: AppContext, policy: StatusPolicy): Promise<JobsCheck> {
   const p = policy.checks.jobs;
-  const jobs = ctx.jobs
-    .list()
-    .map((j) => entryOf(ctx, policy, j))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const jobs = (await ctx.jobs.list()).map((j) => entryOf(ctx, policy, j)).sort((a, b) => (a.name < b.name ? -1 : 1));
   const failing = jobs.filter((j) => j.ok === false);
   const stale = jobs.filter((j) => j.stale);
   const troubled = new Set([...failing, ...stale].map((j) => j.name));

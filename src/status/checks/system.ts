@@ -44,9 +44,9 @@ export interface WebhooksCheck extends CheckBase {
 }
 
 /** Delivery backlog (queued + processing) and dead letters over every partner: the operator's view. */
-export function webhooksCheck(ctx: AppContext, policy: StatusPolicy): WebhooksCheck {
+export async function webhooksCheck(ctx: AppContext, policy: StatusPolicy): Promise<WebhooksCheck> {
   const p = policy.checks.webhooks;
-  const h = deliveryHealth(ctx, null);
+  const h = await deliveryHealth(ctx, null);
   const backlog = levelAtLeast(h.pending_events, p.backlog_warn, p.backlog_bad);
   const dead = levelAtLeast(h.dead_letter_events, p.dead_letters_warn, p.dead_letters_bad);
   const summary = `${h.pending_events} pending, ${h.failed_events} retrying, ${h.dead_letter_events} dead-lettered, ${h.delivered_events} delivered`;
@@ -67,9 +67,9 @@ export interface RequestErrorsCheck extends CheckBase {
  * Share of requests answered 5xx over the last window_minutes of the request log. 4xx are the caller's
  * mistakes (counted, not judged); health probes are not in the log.
  */
-export function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy): RequestErrorsCheck {
+export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy): Promise<RequestErrorsCheck> {
   const p = policy.checks.request_errors;
-  ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
+  await ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
   const since = new Date(ctx.clock.now().getTime() - p.window_minutes * 60_000).toISOString();
   const row = ctx.db.sqlite
     .query(

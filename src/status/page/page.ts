@@ -155,8 +155,8 @@ function headlineOf(overall: Level, open: IncidentView[]): { level: Level; text:
 }
 
 /** Renders the whole page from live data. */
-export function statusPage(ctx: AppContext, cache?: UptimeCache): SafeHtml {
-  const status = systemStatus(ctx);
+export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<SafeHtml> {
+  const status = await systemStatus(ctx);
   const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;
   const src = uptimeSource(ctx, 24 * BAR_DAYS, cache);
   const since = observedSince(ctx);
@@ -172,7 +172,7 @@ export function statusPage(ctx: AppContext, cache?: UptimeCache): SafeHtml {
   const incidents = listIncidents(ctx, RECENT_INCIDENT_HOURS, 50).incidents;
   const open = incidents.filter((i) => i.status === "open");
   const past = incidents.filter((i) => i.status === "resolved");
-  const latency = latencyPercentiles(ctx, 24);
+  const latency = await latencyPercentiles(ctx, 24);
   const checks = status.checks as unknown as Record<string, CheckBase>;
   const head = headlineOf(status.overall, open);
   const windows: WindowData[] = WINDOWS.map(([label, hours]) => {

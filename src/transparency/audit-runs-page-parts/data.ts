@@ -35,10 +35,10 @@ function verdictOf(r: RunRow, now: Date): Verdict {
 }
 
 /** One page of runs, newest first, and the total. */
-export function runLines(ctx: AppContext, offset: number, limit: number): { lines: RunLine[]; hasMore: boolean; total: number } {
+export async function runLines(ctx: AppContext, offset: number, limit: number): Promise<{ lines: RunLine[]; hasMore: boolean; total: number }> {
   const rows = listRunsPage(ctx, limit + 1, offset, null);
   const page = rows.slice(0, limit);
-  const triggers = ctx.jobs.triggersOf(page.flatMap((r) => (r.job_run_id === null ? [] : [r.job_run_id])));
+  const triggers = await ctx.jobs.triggersOf(page.flatMap((r) => (r.job_run_id === null ? [] : [r.job_run_id])));
   const now = ctx.clock.now();
   const lines = page.map((r): RunLine => {
     const trigger = r.job_run_id === null ? undefined : triggers.get(r.job_run_id);

@@ -1,8 +1,9 @@
-// The storage engine's variables (DESIGN.md §8a, docs/postgres.md), spread into CONFIG_VARS (src/config-vars.ts).
+// What running several instances needs — the storage engine (DESIGN.md §8a, docs/postgres.md), the instance's
+// name, job schedules — spread into CONFIG_VARS (src/config-vars.ts).
 // (Kinds written out, not imported: src/config-vars.ts imports this file.)
 const int = (min: number, max: number) => ({ type: "int" as const, min, max });
 
-export const STORAGE_VARS = {
+export const INSTANCE_VARS = {
   DATABASE_URL: {
     kind: { type: "string" as const, pattern: /^postgres(ql)?:\/\/\S+$/, allowed: "a postgres:// (or postgresql://) connection URL" },
     secret: true,
@@ -31,5 +32,14 @@ export const STORAGE_VARS = {
   HERALD_INSTANCE_ID: {
     kind: { type: "string" as const, pattern: /^[\w.:-]{1,64}$/, allowed: "1-64 letters, digits, _ . : -" },
     doc: "This instance's name in job runs and job leases; default <hostname>-<pid>-<random>.",
+  },
+  JOB_SCHEDULES: {
+    kind: {
+      type: "string" as const,
+      pattern: /^([a-z0-9-]+=[0-9*/,?LW#A-Za-z -]+(;[a-z0-9-]+=[0-9*/,?LW#A-Za-z -]+)*)?$/,
+      allowed: "name=pattern pairs separated by ; (e.g. auth-prune=0 */5 * * * *)",
+    },
+    fallback: "",
+    doc: "Another schedule for named jobs (Croner patterns, seconds first), e.g. `auth-prune=0 */5 * * * *`; a name Herald does not have is refused at start.",
   },
 };

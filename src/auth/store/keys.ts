@@ -1,0 +1,67 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { partnerKeys } from "../tables";
+
+// partner_keys and partner_keys_version: the only SQL that touches them (DESIGN.md §8a). Every change to
+// partner_keys bumps partner_keys_version by trigger, on both engines (drizzle/0008, drizzle/postgres/0001).
+
+export type KeyRow = RowOf<typeof partnerKeys>;
+
+export const keyById = (q: Queryable, keyId: string) => q.get<KeyRow>("SELECT * FROM partner_keys WHERE key_id = ?", [keyId]);
+
+export async function keysVersion(q: Queryable): Promise<number | null> {
+  return (await q.get<{ version: number }>("SELECT version FROM partner_keys_version WHERE id = 1"))?.version ?? null;
+}
+
+export async function touchKey(q: Queryable, keyId: string, atIso: string): Promise<void> {
+  await q.run("UPDATE partner_keys SET last_used_at = ? WHERE key_id = ?", [atIso, keyId]);
+}
+
+export async function insertKey(
+  q: Queryable,
+  k: { keyId: string; partner: string; mode: string; scopes: string; allowedIps: string; secretCiphertext: string; at: string },
+): Promise<void> {
+  await q.run(
+    "INSERT INTO partner_keys (key_id, partner, mode, scopes, allowed_ips, status, secret_ciphertext, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+    [k.keyId, k.partner, k.mode, k.scopes, k.allowedIps, k.secretCiphertext, k.at, k.at],
+  );
+}
+
+export function listKeys(q: Queryable, f: { partner: string | null; mode: string | null; status: string | null }) {
+  return q.all<KeyRow>(
+    `SELECT * FROM partner_keys
+     WHERE (CAST(? AS text) IS NULL OR partner = ?) AND (CAST(? AS text) IS NULL OR mode = ?) AND (CAST(? AS text) IS NULL OR status = ?)
+     ORDER BY created_at, key_id`,
+    [f.partner, f.partner, f.mode, f.mode, f.status, f.status],
+  );
+}
+
+/** Disables an active key; false when it was disabled already (by another request or instance). */
+export async function disableKey(q: Queryable, keyId: string, reason: string, atIso: string): Promise<boolean> {
+  const r = await q.run("UPDATE partner_keys SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE key_id = ? AND status = 'active'", [
+    reason,
+    atIso,
+    keyId,
+  ]);
+  return r.changes === 1;
+}
+
+/**
+ * A new secret; the old one stays valid until `previousValidUntil` (null: no overlap). Conditional on the secret
+ * the caller read, so two rotations racing cannot both keep "the previous" secret: the second finds it changed.
+ */
+export async function rotateKey(
+  q: Queryable,
+  k: { keyId: string; expectedCiphertext: string; secretCiphertext: string; previousCiphertext: string | null; previousValidUntil: string | null; at: string },
+): Promise<boolean> {
+  const r = await q.run(
+    `UPDATE partner_keys SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ?
+     WHERE key_id = ? AND secret_ciphertext = ? AND status = 'active'`,
+    [k.secretCiphertext, k.previousCiphertext, k.previousValidUntil, k.at, k.keyId, k.expectedCiphertext],
+  );
+  return r.changes === 1;
+}
+
+export async function countKeys(q: Queryable): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys"))?.n ?? 0;
+}

@@ -1,0 +1,22 @@
+import type { Queryable } from "../../db/port";
+
+// partner_nonces: single-use nonces per key. The primary key makes "use" atomic on both engines: of two
+// concurrent requests with one nonce (on one instance or two), exactly one inserts it.
+
+/** Records the nonce until `expiresIso`; false when it is in use (an expired row with the same nonce is reused). */
+export async function useNonce(q: Queryable, keyId: string, nonce: string, expiresIso: string, nowIso: string): Promise<boolean> {
+  const r = await q.run(
+    `INSERT INTO partner_nonces (key_id, nonce, expires_at) VALUES (?, ?, ?)
+     ON CONFLICT (key_id, nonce) DO UPDATE SET expires_at = excluded.expires_at WHERE partner_nonces.expires_at <= ?`,
+    [keyId, nonce, expiresIso, nowIso],
+  );
+  return r.changes === 1;
+}
+
+export async function nonceLive(q: Queryable, keyId: string, nonce: string, nowIso: string): Promise<boolean> {
+  return (await q.get("SELECT 1 AS one FROM partner_nonces WHERE key_id = ? AND nonce = ? AND expires_at > ?", [keyId, nonce, nowIso])) !== null;
+}
+
+export async function pruneNonces(q: Queryable, nowIso: string): Promise<number> {
+  return (await q.run("DELETE FROM partner_nonces WHERE expires_at <= ?", [nowIso])).changes;
+}

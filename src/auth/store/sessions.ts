@@ -1,0 +1,58 @@
+import type { Queryable } from "../../db/port";
+
+// admin_sessions (with the name and state of the token each was opened with).
+
+export interface SessionRow {
+  session_hash: string;
+  csrf_hash: string;
+  admin_token_id: number;
+  token_name: string;
+  token_revoked_at: string | null;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string | null;
+  revoked_at: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+}
+
+const SELECT = `SELECT s.session_hash, s.csrf_hash, s.admin_token_id, t.name AS token_name, t.revoked_at AS token_revoked_at,
+  s.created_at, s.expires_at, s.last_seen_at, s.revoked_at, s.client_ip, s.user_agent
+  FROM admin_sessions s JOIN admin_tokens t ON t.id = s.admin_token_id`;
+
+export const sessionByHash = (q: Queryable, hash: string) => q.get<SessionRow>(`${SELECT} WHERE s.session_hash = ?`, [hash]);
+
+/** By public handle: the first characters of the hash (a prefix match, served by the primary key). */
+export const sessionByHandle = (q: Queryable, handle: string) =>
+  q.get<SessionRow>(`${SELECT} WHERE s.session_hash >= ? AND s.session_hash < ? ORDER BY s.session_hash LIMIT 1`, [handle, `${handle}g`]);
+
+export const listSessions = (q: Queryable, limit: number) => q.all<SessionRow>(`${SELECT} ORDER BY s.created_at DESC, s.session_hash LIMIT ?`, [limit]);
+
+export async function insertSession(
+  q: Queryable,
+  s: { hash: string; csrfHash: string; tokenId: number; at: string; expiresAt: string; ip: string | null; userAgent: string | null },
+): Promise<void> {
+  await q.run(
+    `INSERT INTO admin_sessions (session_hash, csrf_hash, admin_token_id, created_at, expires_at, last_seen_at, client_ip, user_agent)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [s.hash, s.csrfHash, s.tokenId, s.at, s.expiresAt, s.at, s.ip, s.userAgent],
+  );
+}
+
+export async function touchSession(q: Queryable, hash: string, atIso: string): Promise<void> {
+  await q.run("UPDATE admin_sessions SET last_seen_at = ? WHERE session_hash = ?", [atIso, hash]);
+}
+
+export async function revokeSession(q: Queryable, hash: string, atIso: string): Promise<boolean> {
+  return (await q.run("UPDATE admin_sessions SET revoked_at = ? WHERE session_hash = ? AND revoked_at IS NULL", [atIso, hash])).changes === 1;
+}
+
+/** Ends the live sessions opened with a token (it was revoked); how many. */
+export async function revokeSessionsOfToken(q: Queryable, tokenId: number, atIso: string): Promise<number> {
+  return (await q.run("UPDATE admin_sessions SET revoked_at = ? WHERE admin_token_id = ? AND revoked_at IS NULL AND expires_at > ?", [atIso, tokenId, atIso]))
+    .changes;
+}
+
+export async function pruneSessions(q: Queryable, nowIso: string, revokedBeforeIso: string): Promise<number> {
+  return (await q.run("DELETE FROM admin_sessions WHERE expires_at <= ? OR revoked_at <= ?", [nowIso, revokedBeforeIso])).changes;
+}

@@ -1,0 +1,53 @@
+import type { Owner } from "../auth/actors";
+import type { Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { donationClaims } from "./tables";
+
+// donation_claims and email_outbox: the only SQL that touches them.
+
+export type ClaimRow = Omit<RowOf<typeof donationClaims>, "status"> & { status: "issued" | "redeemed" | "cancelled" };
+
+export async function insertClaim(
+  t: Queryable,
+  owner: Owner,
+  c: {
+    keyId: string;
+    campaignId: string;
+    amount: string;
+    email: string | null;
+    wallet: string | null;
+    userId: number | null;
+    code: string;
+    emailSent: boolean;
+    at: string;
+  },
+): Promise<ClaimRow> {
+  return (await t.get<ClaimRow>(
+    `INSERT INTO donation_claims (partner, mode, key_id, campaign_id, amount, recipient_email, recipient_wallet, user_id, claim_code, status, email_sent, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', ?, ?) RETURNING *`,
+    [owner.partner, owner.mode, c.keyId, c.campaignId, c.amount, c.email, c.wallet, c.userId, c.code, c.emailSent ? 1 : 0, c.at],
+  ))!;
+}
+
+export const claimByCode = (q: Queryable, owner: Owner, code: string) =>
+  q.get<ClaimRow>("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?", [code, owner.partner, owner.mode]);
+
+/** issued → redeemed; null when the claim was not issued any more (another redeem won). */
+export const redeemIssuedClaim = (t: Queryable, id: number, at: string, by: string | null) =>
+  t.get<ClaimRow>("UPDATE donation_claims SET status = 'redeemed', redeemed_at = ?, redeemed_by = ? WHERE id = ? AND status = 'issued' RETURNING *", [
+    at,
+    by,
+    id,
+  ]);
+
+export async function queueEmail(t: Queryable, m: { to: string; subject: string; body: string; at: string }): Promise<number> {
+  return (await t.get<{ id: number }>("INSERT INTO email_outbox (to_address, subject, body, status, created_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [
+    m.to,
+    m.subject,
+    m.body,
+    m.at,
+  ]))!.id;
+}
+
+/** The donations domain's part of the sandbox reset (src/donations/sandbox-service.ts). */
+export const SANDBOX_DELETES = [["donation_claims", "DELETE FROM donation_claims WHERE partner = ? AND mode = 'sandbox'"]] as const;

@@ -1,0 +1,102 @@
+import type { Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { jobRuns } from "./tables";
+
+// The job_runs SQL, on the storage port (the same statements on SQLite and PostgreSQL). The registry
+// (src/jobs/registry.ts) is the only writer; status checks and the readiness page read through the registry.
+
+type RunRow = RowOf<typeof jobRuns>;
+export type Trigger = "schedule" | "manual";
+export type LastRun = Pick<RunRow, "name" | "started_at" | "finished_at" | "ok" | "error" | "duration_ms" | "instance_id">;
+
+export interface RunStart {
+  name: string;
+  startedAt: string;
+  trigger: Trigger;
+  instanceId: string;
+}
+
+export interface RunEnd {
+  finishedAt: string;
+  ok: boolean;
+  error: string | null;
+  durationMs: number;
+}
+
+/** A run begins: its row, unfinished (ok NULL) until finishRun. */
+export async function insertRun(db: Queryable, r: RunStart): Promise<number> {
+  const row = await db.get<Pick<RunRow, "id">>("INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?) RETURNING id", [
+    r.name,
+    r.startedAt,
+    r.trigger,
+    r.instanceId,
+  ]);
+  return row!.id;
+}
+
+export async function finishRun(db: Queryable, id: number, e: RunEnd): Promise<void> {
+  await db.run("UPDATE job_runs SET finished_at = ?, ok = ?, error = ?, duration_ms = ? WHERE id = ?", [e.finishedAt, e.ok ? 1 : 0, e.error, e.durationMs, id]);
+}
+
+/** A quiet job's run that did work (or failed), recorded whole once it is over: one statement. */
+export async function insertFinishedRun(db: Queryable, r: RunStart, e: RunEnd): Promise<number> {
+  const row = await db.get<Pick<RunRow, "id">>(
+    `INSERT INTO job_runs (name, started_at, trigger, instance_id, finished_at, ok, error, duration_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [r.name, r.startedAt, r.trigger, r.instanceId, e.finishedAt, e.ok ? 1 : 0, e.error, e.durationMs],
+  );
+  return row!.id;
+}
+
+/** Subqueries per statement: far below SQLite's compound-select limit (500). */
+const NAMES_PER_QUERY = 100;
+
+/**
+ * The newest row of each job among `names` matching `filter` (a fixed SQL condition), in one round trip per 100
+ * names: a UNION ALL of one index-walk each (job_runs_name_started_idx, newest first) — never a scan of the
+ * table, which holds 90 days of runs. Each member is a parenthesised subquery so its ORDER BY … LIMIT is legal on
+ * both engines.
+ */
+async function newestPerName(db: Queryable, names: readonly string[], filter: "" | "AND ok = 1"): Promise<Map<string, LastRun>> {
+  const out = new Map<string, LastRun>();
+  for (let i = 0; i < names.length; i += NAMES_PER_QUERY) {
+    const chunk = names.slice(i, i + NAMES_PER_QUERY);
+    const sql = chunk
+      .map(
+        (_, k) =>
+          `SELECT * FROM (SELECT name, started_at, finished_at, ok, error, duration_ms, instance_id FROM job_runs WHERE name = ? ${filter} ORDER BY started_at DESC, id DESC LIMIT 1) AS r${k}`,
+      )
+      .join(" UNION ALL ");
+    for (const row of await db.all<LastRun>(sql, chunk)) out.set(row.name, row);
+  }
+  return out;
+}
+
+/** Each job's latest run (any outcome, finished or not); jobs that never ran are absent. */
+export function lastRuns(db: Queryable, names: readonly string[]): Promise<Map<string, LastRun>> {
+  return newestPerName(db, names, "");
+}
+
+/** Each job's latest successful run; jobs that never succeeded are absent. */
+export function lastSuccessfulRuns(db: Queryable, names: readonly string[]): Promise<Map<string, LastRun>> {
+  return newestPerName(db, names, "AND ok = 1");
+}
+
+/** How each of these runs was started; ids without a row (pruned) are absent. */
+export async function triggersOf(db: Queryable, ids: readonly number[]): Promise<Map<number, Trigger>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.all<Pick<RunRow, "id" | "trigger">>(`SELECT id, trigger FROM job_runs WHERE id IN (${ids.map(() => "?").join(", ")})`, ids);
+  return new Map(rows.map((r) => [r.id, r.trigger as Trigger]));
+}
+
+/** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
+export async function failuresSince(db: Queryable, since: string): Promise<Map<string, number>> {
+  // job_runs_started_idx serves the range; the few failed rows are grouped by the engine.
+  const rows = await db.all<{ name: string; n: number }>("SELECT name, count(*) AS n FROM job_runs WHERE started_at >= ? AND ok = 0 GROUP BY name", [since]);
+  return new Map(rows.map((r) => [r.name, r.n]));
+}
+
+/** Retention: deletes the runs started before `before` (ISO time); the number deleted. */
+export async function pruneRuns(db: Queryable, before: string): Promise<number> {
+  return (await db.run("DELETE FROM job_runs WHERE started_at < ?", [before])).changes;
+}

@@ -1,0 +1,142 @@
+import type { Database } from "bun:sqlite";
+import type { Owner } from "../../auth/actors";
+import { type Queryable, UniqueViolation } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { partnerUsers } from "../tables";
+
+// partner_users: the only SQL that touches it (DESIGN.md §8a). Every query names the owner (partner + mode).
+
+export type UserRow = Omit<RowOf<typeof partnerUsers>, "mode" | "status"> & { mode: "sandbox" | "live"; status: "active" | "suspended" };
+export type UserWithPrimary = UserRow & { primary_wallet: string | null };
+
+const BY_OWNER_ID = "SELECT * FROM partner_users WHERE id = ? AND partner = ? AND mode = ?";
+
+export const userOf = (q: Queryable, owner: Owner, id: number) => q.get<UserRow>(BY_OWNER_ID, [id, owner.partner, owner.mode]);
+
+/** userOf for a caller whose transaction is still synchronous (the messenger's operator link; SQLite only). */
+export const userOfSync = (sqlite: Database, owner: Owner, id: number) => sqlite.query(BY_OWNER_ID).get(id, owner.partner, owner.mode) as UserRow | null;
+
+export const SELECT_USER_WITH_PRIMARY = `SELECT u.*, (SELECT w.wallet_address FROM wallet_links w WHERE w.user_id = u.id AND w.is_primary = 1) AS primary_wallet FROM partner_users u`;
+
+export const userWithPrimary = (q: Queryable, id: number) => q.get<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} WHERE u.id = ?`, [id]);
+
+export async function externalIdHolder(q: Queryable, owner: Owner, externalId: string): Promise<number | null> {
+  return (
+    (await q.get<{ id: number }>("SELECT id FROM partner_users WHERE partner = ? AND mode = ? AND external_id = ?", [owner.partner, owner.mode, externalId]))
+      ?.id ?? null
+  );
+}
+
+export async function usernameHolder(q: Queryable, owner: Owner, username: string, exceptUserId: number | null): Promise<number | null> {
+  const row = await q.get<{ id: number }>("SELECT id FROM partner_users WHERE partner = ? AND mode = ? AND username = ? AND id <> ?", [
+    owner.partner,
+    owner.mode,
+    username,
+    exceptUserId ?? 0,
+  ]);
+  return row?.id ?? null;
+}
+
+export async function insertUser(
+  q: Queryable,
+  owner: Owner,
+  u: { externalId: string; username: string | null; displayName: string | null; email: string | null; at: string },
+): Promise<UserRow> {
+  return (await q.get<UserRow>(
+    `INSERT INTO partner_users (partner, mode, external_id, username, display_name, email, status, is_verified, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'active', 0, ?, ?) RETURNING *`,
+    [owner.partner, owner.mode, u.externalId, u.username, u.displayName, u.email, u.at, u.at],
+  ))!;
+}
+
+export const PATCHABLE = ["username", "display_name", "email", "status", "is_verified"] as const;
+export type Patchable = (typeof PATCHABLE)[number];
+
+/** Sets the named fields (names from PATCHABLE only, never from a request) and updated_at. */
+export async function updateUserFields(q: Queryable, id: number, fields: Patchable[], values: Partial<Record<Patchable, string | number | null>>, at: string) {
+  for (const f of fields) if (!PATCHABLE.includes(f)) throw new Error(`not a patchable field: ${f}`);
+  const sets = fields.map((f) => `${f} = ?`).join(", ");
+  await q.run(`UPDATE partner_users SET ${sets}, updated_at = ? WHERE id = ?`, [...fields.map((f) => values[f] ?? null), at, id]);
+}
+
+/**
+ * Takes the user's row lock for the rest of the transaction `t`, so changes to one user's wallets (who is primary)
+ * run one after another on every engine: a no-op UPDATE locks the row on PostgreSQL (SELECT … FOR UPDATE is not
+ * SQLite), and SQLite's writer is single already.
+ */
+export async function lockUser(t: Queryable, id: number): Promise<void> {
+  await t.run("UPDATE partner_users SET updated_at = updated_at WHERE id = ?", [id]);
+}
+
+export async function touchUser(q: Queryable, id: number, at: string): Promise<void> {
+  await q.run("UPDATE partner_users SET updated_at = ? WHERE id = ?", [at, id]);
+}
+
+export interface UserListFilter {
+  status: string | null;
+  like: string | null;
+  email: string | null;
+  username: string | null;
+  wallet: string | null;
+  afterId: number | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * This owner's users, newest first; absent filters are NULL and switch themselves off. `like` is a lower-cased
+ * pattern compared with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
+ */
+export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
+  return q.all<UserWithPrimary>(
+    `${SELECT_USER_WITH_PRIMARY}
+     WHERE u.partner = ? AND u.mode = ?
+       AND (CAST(? AS text) IS NULL OR u.status = ?)
+       AND (CAST(? AS text) IS NULL OR lower(u.external_id) LIKE ? ESCAPE '\\' OR lower(u.username) LIKE ? ESCAPE '\\'
+            OR lower(u.display_name) LIKE ? ESCAPE '\\' OR lower(u.email) LIKE ? ESCAPE '\\')
+       AND (CAST(? AS text) IS NULL OR u.email = ?)
+       AND (CAST(? AS text) IS NULL OR u.username = ?)
+       AND (CAST(? AS text) IS NULL OR u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?))
+       AND (CAST(? AS bigint) IS NULL OR u.id < ?)
+     ORDER BY u.id DESC LIMIT ? OFFSET ?`,
+    [
+      owner.partner,
+      owner.mode,
+      f.status,
+      f.status,
+      f.like,
+      f.like,
+      f.like,
+      f.like,
+      f.like,
+      f.email,
+      f.email,
+      f.username,
+      f.username,
+      f.wallet,
+      owner.partner,
+      owner.mode,
+      f.wallet,
+      f.afterId,
+      f.afterId,
+      f.limit,
+      f.offset,
+    ],
+  );
+}
+
+/** Which rule a unique index of users and wallets enforces, on either engine (SQLite names the columns, PostgreSQL the index). */
+export function violatedRule(err: unknown): "external_id" | "username" | "wallet" | null {
+  if (!(err instanceof UniqueViolation)) return null;
+  const c = err.constraint;
+  if (c === "partner_users_external_idx" || c.includes("partner_users.external_id")) return "external_id";
+  if (c === "partner_users_username_idx" || c.includes("partner_users.username")) return "username";
+  if (c === "wallet_links_owner_address_idx" || c.startsWith("wallet_links.partner")) return "wallet";
+  return null;
+}
+
+/** The partner domain's part of the sandbox reset (see src/partner/sandbox-service.ts). */
+export const SANDBOX_DELETES = [
+  ["wallet_links", "DELETE FROM wallet_links WHERE partner = ? AND mode = 'sandbox'"],
+  ["partner_users", "DELETE FROM partner_users WHERE partner = ? AND mode = 'sandbox'"],
+] as const;

@@ -1,0 +1,88 @@
+import type { Database } from "bun:sqlite";
+import type { Owner } from "../../auth/actors";
+import { placeholders, type Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { walletLinks } from "../tables";
+
+// wallet_links: the only SQL that touches it. "Exactly one primary per user with wallets" is kept by the callers'
+// transactions and the partial unique index wallet_links_one_primary_idx.
+
+export type WalletRow = Omit<RowOf<typeof walletLinks>, "mode"> & { mode: "sandbox" | "live" };
+
+const OF_USER = "SELECT * FROM wallet_links WHERE user_id = ? ORDER BY is_primary DESC, id ASC";
+
+export const walletsOfUser = (q: Queryable, userId: number) => q.all<WalletRow>(OF_USER, [userId]);
+
+/** Many users' wallets in one query (a list page). */
+export function walletsOfUsers(q: Queryable, userIds: number[]) {
+  return q.all<WalletRow>(`SELECT * FROM wallet_links WHERE user_id IN (${placeholders(userIds.length)}) ORDER BY is_primary DESC, id ASC`, userIds);
+}
+
+const BY_ADDRESS = "SELECT * FROM wallet_links WHERE partner = ? AND mode = ? AND blockchain = ? AND wallet_address = ?";
+
+export const walletByAddress = (q: Queryable, owner: Owner, blockchain: string, address: string) =>
+  q.get<WalletRow>(BY_ADDRESS, [owner.partner, owner.mode, blockchain, address]);
+
+export async function primaryWalletId(q: Queryable, userId: number): Promise<number | null> {
+  return (await q.get<{ id: number }>("SELECT id FROM wallet_links WHERE user_id = ? AND is_primary = 1", [userId]))?.id ?? null;
+}
+
+export async function demoteWallet(q: Queryable, id: number, at: string): Promise<void> {
+  await q.run("UPDATE wallet_links SET is_primary = 0, updated_at = ? WHERE id = ?", [at, id]);
+}
+
+export async function insertWallet(
+  q: Queryable,
+  owner: Owner,
+  w: { userId: number; blockchain: string; address: string; label: string | null; primary: boolean; verified: number; verifiedAt: string | null; at: string },
+): Promise<void> {
+  await q.run(
+    `INSERT INTO wallet_links (user_id, partner, mode, blockchain, wallet_address, label, is_primary, verified, verified_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [w.userId, owner.partner, owner.mode, w.blockchain, w.address, w.label, w.primary ? 1 : 0, w.verified, w.verifiedAt, w.at, w.at],
+  );
+}
+
+export async function updateWallet(
+  q: Queryable,
+  id: number,
+  w: { label: string | null; primary: number; verified: number; verifiedAt: string | null; at: string },
+) {
+  await q.run("UPDATE wallet_links SET label = ?, is_primary = ?, verified = ?, verified_at = ?, updated_at = ? WHERE id = ?", [
+    w.label,
+    w.primary,
+    w.verified,
+    w.verifiedAt,
+    w.at,
+    id,
+  ]);
+}
+
+/** A link of this owner with its user's external id (GET /wallet-verification). */
+export const walletWithUser = (q: Queryable, owner: Owner, blockchain: string, address: string) =>
+  q.get<WalletRow & { external_id: string }>(
+    `SELECT w.*, u.external_id FROM wallet_links w JOIN partner_users u ON u.id = w.user_id
+     WHERE w.partner = ? AND w.mode = ? AND w.blockchain = ? AND w.wallet_address = ?`,
+    [owner.partner, owner.mode, blockchain, address],
+  );
+
+// The messenger's wallet proofs and operator links still run in synchronous SQLite transactions (the messenger
+// moves to the storage port in part 2): these two read and write on that connection, with SQL of their own.
+
+/**
+ * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallets/proof.ts):
+ * every partner's live link holding this Solana address is stamped verified at `at`; how many links.
+ */
+export function markSolanaWalletProvenSync(sqlite: Database, address: string, at: string): number {
+  return sqlite
+    .query("UPDATE wallet_links SET verified = 1, verified_at = ?, updated_at = ? WHERE blockchain = 'solana' AND wallet_address = ? AND mode = 'live'")
+    .run(at, at, address).changes;
+}
+
+/** The live user of `partner` whose wallet links hold this Solana address, if any. */
+export function liveUserHoldingSolanaWalletSync(sqlite: Database, partner: string, address: string): number | null {
+  const row = sqlite
+    .query("SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?")
+    .get(partner, address) as { user_id: number } | null;
+  return row?.user_id ?? null;
+}

@@ -1,0 +1,133 @@
+import type { Database } from "bun:sqlite";
+import type { Owner } from "../../auth/actors";
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { salutesLedger } from "../tables";
+
+// salutes_ledger and salutes_balances: the only SQL that touches them. The balance moves by a CONDITIONAL
+// statement that holds its own check — never a read, a check in TypeScript and a write — so two instances (or
+// two transactions on PostgreSQL) debiting one user at once can never take the balance below zero: the second
+// waits for the first's row lock, then re-evaluates the condition on the new balance. The ledger row records the
+// balance that statement returned, so balance = Σ ledger always.
+
+export type LedgerRow = Pick<RowOf<typeof salutesLedger>, "id" | "user_id" | "delta_minor" | "balance_after_minor" | "reason" | "source" | "created_at">;
+
+const BALANCE = "SELECT balance_minor FROM salutes_balances WHERE user_id = ?";
+
+/** A credit: the row is made on the first credit; refused (no row back) if it would pass `maxMinor`. */
+const CREDIT = `INSERT INTO salutes_balances (user_id, partner, mode, balance_minor, updated_at) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (user_id) DO UPDATE SET balance_minor = salutes_balances.balance_minor + excluded.balance_minor, updated_at = excluded.updated_at
+  WHERE salutes_balances.balance_minor + excluded.balance_minor <= ?
+  RETURNING balance_minor`;
+
+/** A debit: only an existing balance that stays at or above zero moves (no row back otherwise). */
+const DEBIT = `UPDATE salutes_balances SET balance_minor = balance_minor + ?, updated_at = ?
+  WHERE user_id = ? AND balance_minor + ? >= 0
+  RETURNING balance_minor`;
+
+const INSERT_ENTRY = `INSERT INTO salutes_ledger (user_id, partner, mode, delta_minor, balance_after_minor, reason, source, key_id, idempotency_key, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`;
+
+export interface EntryRow {
+  userId: number;
+  deltaMinor: number;
+  reason: string;
+  source: string;
+  keyId: string | null;
+  idempotencyKey: string | null;
+  at: string;
+}
+
+/** The statement that moves the balance by `deltaMinor` (conditional), and its parameters. */
+function balanceMove(owner: Owner, e: EntryRow, maxMinor: number): [string, Array<string | number>] {
+  return e.deltaMinor >= 0
+    ? [CREDIT, [e.userId, owner.partner, owner.mode, e.deltaMinor, e.at, maxMinor]]
+    : [DEBIT, [e.deltaMinor, e.at, e.userId, e.deltaMinor]];
+}
+
+const entryParams = (owner: Owner, e: EntryRow, after: number) => [
+  e.userId,
+  owner.partner,
+  owner.mode,
+  e.deltaMinor,
+  after,
+  e.reason,
+  e.source,
+  e.keyId,
+  e.idempotencyKey,
+  e.at,
+];
+
+export async function balanceOf(q: Queryable, userId: number): Promise<number> {
+  return (await q.get<{ balance_minor: number }>(BALANCE, [userId]))?.balance_minor ?? 0;
+}
+
+/**
+ * Moves the balance and appends the entry, in the caller's transaction `t`; null when the condition refused the
+ * move (a debit past zero, a credit past `maxMinor`): nothing was written.
+ */
+export async function appendLedgerEntry(t: Queryable, owner: Owner, e: EntryRow, maxMinor: number): Promise<{ id: number; balanceAfterMinor: number } | null> {
+  const [sql, params] = balanceMove(owner, e, maxMinor);
+  const moved = await t.get<{ balance_minor: number }>(sql, params);
+  if (!moved) return null;
+  const { id } = (await t.get<{ id: number }>(INSERT_ENTRY, entryParams(owner, e, moved.balance_minor)))!;
+  return { id, balanceAfterMinor: moved.balance_minor };
+}
+
+/** appendLedgerEntry inside a synchronous SQLite transaction (the messenger's rewards, until they are on the port). */
+export function appendLedgerEntrySync(sqlite: Database, owner: Owner, e: EntryRow, maxMinor: number): { id: number; balanceAfterMinor: number } | null {
+  const [sql, params] = balanceMove(owner, e, maxMinor);
+  const moved = sqlite.query(sql).get(...params) as { balance_minor: number } | null;
+  if (!moved) return null;
+  const { id } = sqlite.query(INSERT_ENTRY).get(...(entryParams(owner, e, moved.balance_minor) as Array<string | number | null>)) as { id: number };
+  return { id, balanceAfterMinor: moved.balance_minor };
+}
+
+export const balanceOfSync = (sqlite: Database, userId: number): number =>
+  (sqlite.query(BALANCE).get(userId) as { balance_minor: number } | null)?.balance_minor ?? 0;
+
+/** One user's entries, newest first unless ascending; keyset on id (salutes_ledger_user_idx). */
+export function ledgerPage(
+  q: Queryable,
+  owner: Owner,
+  f: { userId: number; order: "asc" | "desc"; reason: string | null; source: string | null; afterId: number | null; limit: number; offset: number },
+) {
+  const where = ["user_id = ?", "partner = ?", "mode = ?"];
+  const args: Array<string | number> = [f.userId, owner.partner, owner.mode];
+  if (f.reason !== null) where.push("reason = ?"), args.push(f.reason);
+  if (f.source !== null) where.push("source = ?"), args.push(f.source);
+  if (f.afterId !== null) where.push(f.order === "desc" ? "id < ?" : "id > ?"), args.push(f.afterId);
+  return q.all<LedgerRow>(
+    `SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger WHERE ${where.join(" AND ")} ORDER BY id ${f.order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
+    [...args, f.limit, f.offset],
+  );
+}
+
+/** The user's completed conversions in [start, end), minor units (salutes_conversions_user_idx). */
+export async function convertedBetween(q: Queryable, owner: Owner, userId: number, start: string, end: string): Promise<number> {
+  const row = await q.get<{ used: number }>(
+    "SELECT COALESCE(SUM(amount_minor), 0) AS used FROM salutes_conversions WHERE user_id = ? AND partner = ? AND mode = ? AND status = 'completed' AND created_at >= ? AND created_at < ?",
+    [userId, owner.partner, owner.mode, start, end],
+  );
+  return row?.used ?? 0;
+}
+
+export async function insertConversion(
+  t: Queryable,
+  owner: Owner,
+  c: { userId: number; amountMinor: number; rate: string; converted: string; target: string; ledgerEntryId: number; at: string },
+): Promise<number> {
+  const row = await t.get<{ id: number }>(
+    `INSERT INTO salutes_conversions (user_id, partner, mode, amount_minor, rate, converted_amount, target, status, ledger_entry_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?) RETURNING id`,
+    [c.userId, owner.partner, owner.mode, c.amountMinor, c.rate, c.converted, c.target, c.ledgerEntryId, c.at],
+  );
+  return row!.id;
+}
+
+/** The salutes domain's part of the sandbox reset (src/salutes/sandbox-service.ts), children before parents. */
+export const SANDBOX_DELETES = [
+  ["salutes_conversions", "DELETE FROM salutes_conversions WHERE partner = ? AND mode = 'sandbox'"],
+  ["salutes_ledger", "DELETE FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox'"],
+  ["salutes_balances", "DELETE FROM salutes_balances WHERE partner = ? AND mode = 'sandbox'"],
+] as const;

@@ -1,0 +1,263 @@
+import type { Owner } from "../auth/actors";
+import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { sandboxFixtures } from "./tables";
+
+// The sandbox's own table has its row type from its definition; the other domains' tables it reads as a read model
+// (test/conventions/layering.test.ts lists them) are typed here by the columns it selects, since a domain reaches
+// another's files only through its service.
+interface DeliveryColumns {
+  id: number;
+  webhook_id: number;
+  status: "queued" | "processing" | "succeeded" | "failed" | "dead_letter" | "cancelled";
+  attempts: number;
+  reason_tag: string | null;
+  last_error: string | null;
+  last_status_code: number | null;
+  created_at: string;
+  updated_at: string;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+}
+interface WebhookColumns {
+  target_url: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_valid_until: string | null;
+}
+interface EventColumns {
+  public_id: string;
+  event_type: string;
+  data: string;
+}
+
+// The sandbox's own SQL, written once for both engines (DESIGN.md §8a): its fixture record, and the reads of
+// other domains' sandbox rows that no domain verb answers (the sandbox delivery list with its user filter, the
+// simulator's delivery source, the promotion report). Every read of practice rows names mode = 'sandbox' as a
+// LITERAL, never a parameter: whatever partner it is handed, it cannot read a live row.
+
+// ---- sandbox_fixtures
+
+export type FixtureRecord = RowOf<typeof sandboxFixtures>;
+
+const FIXTURE_COLUMNS = "partner, profile, seed_key_id, plan_digest, user_ids, seeded_at, reset_count";
+
+export const fixtureRecordOf = (q: Queryable, partner: string) =>
+  q.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?`, [partner]);
+
+/**
+ * Claims the partner's fixture row before anything is seeded: true when this transaction inserted it and so is
+ * the one that seeds. The primary key on `partner` is the guard — of two first calls at once, on one instance or
+ * several over one PostgreSQL, one inserts and the other's DO NOTHING waits for it and changes no row.
+ */
+export async function claimFixtureRow(t: Queryable, rec: FixtureRecord): Promise<boolean> {
+  const { changes } = await t.run(`INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partner) DO NOTHING`, [
+    rec.partner,
+    rec.profile,
+    rec.seed_key_id,
+    rec.plan_digest,
+    rec.user_ids,
+    rec.seeded_at,
+    rec.reset_count,
+  ]);
+  return changes === 1;
+}
+
+/** Records the fixture users' ids once the claiming transaction has written them. */
+export const setFixtureUserIds = (t: Queryable, partner: string, userIdsJson: string) =>
+  t.run("UPDATE sandbox_fixtures SET user_ids = ? WHERE partner = ?", [userIdsJson, partner]);
+
+/**
+ * Locks the partner's fixture row for the rest of transaction `t` (a no-op UPDATE: portable, where SELECT … FOR
+ * UPDATE is not): false when there is no row — or, on PostgreSQL, when the row this waited for was replaced by
+ * the transaction that held it (a reset deletes and reinserts it).
+ */
+export const lockFixtureRow = async (t: Queryable, partner: string): Promise<boolean> =>
+  (await t.run("UPDATE sandbox_fixtures SET reset_count = reset_count WHERE partner = ?", [partner])).changes === 1;
+
+export const deleteFixtureRow = (t: Queryable, partner: string) => t.run("DELETE FROM sandbox_fixtures WHERE partner = ?", [partner]);
+
+/** The fixture users that still exist, by id (a fixture user is never deleted except by the reset, but be exact). */
+export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): Promise<Array<{ id: number; external_id: string }>> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return q.all(`SELECT id, external_id FROM partner_users WHERE id IN (${placeholders(ids.length)}) AND partner = ? AND mode = 'sandbox' ORDER BY id`, [
+    ...ids,
+    partner,
+  ]);
+}
+
+// ---- sandbox delivery records (src/sandbox/webhook-events.ts)
+
+type D = DeliveryColumns;
+type E = EventColumns;
+
+export type SandboxDeliveryRow = Pick<
+  D,
+  | "id"
+  | "webhook_id"
+  | "status"
+  | "attempts"
+  | "reason_tag"
+  | "last_error"
+  | "last_status_code"
+  | "created_at"
+  | "updated_at"
+  | "last_attempt_at"
+  | "next_attempt_at"
+  | "delivered_at"
+> &
+  Pick<WebhookColumns, "target_url"> & { event_public_id: E["public_id"]; event_type: E["event_type"] };
+
+/**
+ * The one per-engine fragment of the sandbox: `data.user_id` of an event, as text. Event data is JSON text
+ * (DESIGN.md §8a) and the two engines share no JSON accessor — SQLite has json_extract, PostgreSQL the ->>
+ * operator on a json cast. Both give the string "42" for the "42" every event writes. Tested on both engines by
+ * test/sandbox/webhooks.test.ts (the user_id filter).
+ */
+export const eventUserIdSql = (dialect: Dialect, column: string): string =>
+  dialect === "postgres" ? `(${column}::json ->> 'user_id')` : `json_extract(${column}, '$.user_id')`;
+
+export interface SandboxDeliveryFilter {
+  eventType: string | null;
+  userId: string | null;
+  order: "asc" | "desc";
+  /** Keyset position: ids after it in the list's order. */
+  after: number | null;
+  limit: number;
+  offset: number;
+}
+
+/** The owner's sandbox delivery records, in id order; optional filters join the WHERE only when given. */
+export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner, f: SandboxDeliveryFilter): Promise<SandboxDeliveryRow[]> {
+  const desc = f.order === "desc";
+  const where = ["d.partner = ?", "d.mode = 'sandbox'"];
+  const params: Param[] = [owner.partner];
+  const add = (condition: string, value: Param) => {
+    where.push(condition);
+    params.push(value);
+  };
+  if (f.eventType !== null) add("e.event_type = ?", f.eventType);
+  if (f.userId !== null) add(`${eventUserIdSql(dialect, "e.data")} = ?`, f.userId);
+  if (f.after !== null) add(desc ? "d.id < ?" : "d.id > ?", f.after);
+  return q.all<SandboxDeliveryRow>(
+    `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
+            d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
+     FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+     WHERE ${where.join(" AND ")}
+     ORDER BY d.id ${desc ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
+    [...params, f.limit, f.offset],
+  );
+}
+
+export type DeliverySource = Pick<D, "id" | "webhook_id"> &
+  WebhookColumns & {
+    event_public_id: E["public_id"];
+    event_type: E["event_type"];
+    event_data: E["data"];
+  };
+
+/** What the simulator signs for one of the owner's sandbox deliveries: its event and its webhook's secrets. */
+export const deliverySourceOf = (q: Queryable, owner: Owner, deliveryId: number) =>
+  q.get<DeliverySource>(
+    `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, e.data AS event_data, w.target_url, w.secret_ciphertext,
+            w.previous_secret_ciphertext, w.previous_secret_valid_until
+     FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+     WHERE d.id = ? AND d.partner = ? AND d.mode = 'sandbox'`,
+    [deliveryId, owner.partner],
+  );
+
+// ---- the promotion report (src/sandbox/promotion.ts)
+
+export interface SandboxKeyRow {
+  key_id: string;
+  status: string;
+  scopes: string;
+  last_used_at: string | null;
+}
+
+export const sandboxKeysOf = (q: Queryable, partner: string) =>
+  q.all<SandboxKeyRow>("SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id", [
+    partner,
+  ]);
+
+export const activeLiveKeyCount = async (q: Queryable, partner: string) =>
+  (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'", [partner]))!.n;
+
+export interface Traffic {
+  total: number;
+  successful: number;
+  errors: number;
+  rate_limited: number;
+  replays: number;
+  simulator_runs: number;
+}
+
+/** The request_log refs of these keys: `key_ref IN (…)` with the key ids bound. */
+const keyRefsIn = (keyIds: readonly string[]) => `SELECT ref FROM request_log_keys WHERE key_id IN (${placeholders(keyIds.length)})`;
+
+/** The keys' signed calls since `sinceIso`, counted by outcome (429s are neither successes nor errors). */
+export async function trafficOf(q: Queryable, keyIds: readonly string[], sinceIso: string): Promise<Traffic> {
+  return (await q.get<Traffic>(
+    `SELECT count(*) AS total,
+            count(*) FILTER (WHERE status < 400) AS successful,
+            count(*) FILTER (WHERE status >= 400 AND status <> 429) AS errors,
+            count(*) FILTER (WHERE status = 429) AS rate_limited,
+            count(*) FILTER (WHERE error_code = 'idempotency_replay') AS replays,
+            count(*) FILTER (WHERE route = '/api/partner/sandbox/webhook-simulator/run' AND method = 'POST' AND status < 400) AS simulator_runs
+     FROM request_log WHERE key_ref IN (${keyRefsIn(keyIds)}) AND at > ?`,
+    [...keyIds, sinceIso],
+  ))!;
+}
+
+export interface RecentError {
+  at: string;
+  method: string;
+  route: string;
+  status: number;
+  error_code: string | null;
+  key_id: string;
+}
+
+/** The keys' latest refused calls since `sinceIso`, newest first. */
+export const recentErrorsOf = (q: Queryable, keyIds: readonly string[], sinceIso: string, limit: number) =>
+  q.all<RecentError>(
+    `SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
+     WHERE k.key_id IN (${placeholders(keyIds.length)}) AND r.at > ? AND r.status >= 400 ORDER BY r.id DESC LIMIT ?`,
+    [...keyIds, sinceIso, limit],
+  );
+
+/** Durable evidence that mutations carried Idempotency-Key: stored records (24 h) and the ledger's own column. */
+export async function idempotentMutationCount(q: Queryable, partner: string, keyIds: readonly string[]): Promise<number> {
+  const records = await q.get<{ n: number }>(
+    `SELECT count(*) AS n FROM idempotency_records WHERE key_id IN (${placeholders(keyIds.length)}) AND state = 'completed'`,
+    keyIds,
+  );
+  const ledger = await q.get<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox' AND idempotency_key IS NOT NULL", [
+    partner,
+  ]);
+  return records!.n + ledger!.n;
+}
+
+/** Sandbox deliveries a receiver answered 2xx. */
+export const acknowledgedCount = async (q: Queryable, partner: string) =>
+  (await q.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'", [partner]))!.n;
+
+export interface SandboxUserRow {
+  id: number;
+  external_id: string;
+  status: string;
+}
+
+export const sandboxUserOf = (q: Queryable, partner: string, id: number) =>
+  q.get<SandboxUserRow>("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'", [id, partner]);
+
+/** What the report says of one sandbox user: wallets, ledger entries, and entries written under an Idempotency-Key. */
+export async function userCounts(q: Queryable, userId: number) {
+  const n = async (sql: string) => (await q.get<{ n: number }>(sql, [userId]))!.n;
+  return {
+    wallets: await n("SELECT count(*) AS n FROM wallet_links WHERE user_id = ?"),
+    ledger_entries: await n("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ?"),
+    idempotent_ledger_entries: await n("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND idempotency_key IS NOT NULL"),
+  };
+}

@@ -1,0 +1,221 @@
+import type { Param, Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { Owner } from "../auth/actors";
+import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
+
+// The SQL of the delivery records as partners and operators read and replay them (lists, dead letters, replay
+// history, health counts, retention), written once for both engines. The dispatcher's own SQL is lease-store.ts.
+// Optional filters are added to the WHERE only when given, never as `? IS NULL OR …` (PostgreSQL cannot type a
+// parameter that is only compared with NULL).
+
+type D = RowOf<typeof webhookDeliveries>;
+
+export type DeliveryStatus = D["status"];
+
+/** A delivery as the lists show it. */
+export type DeliveryRow = Pick<
+  D,
+  | "id"
+  | "webhook_id"
+  | "status"
+  | "attempts"
+  | "reason_tag"
+  | "last_error"
+  | "last_status_code"
+  | "created_at"
+  | "updated_at"
+  | "last_attempt_at"
+  | "next_attempt_at"
+  | "delivered_at"
+> &
+  Pick<RowOf<typeof webhooks>, "target_url"> & { event_public_id: RowOf<typeof events>["public_id"]; event_type: RowOf<typeof events>["event_type"] };
+
+export type ReplayRow = Pick<RowOf<typeof webhookReplays>, "delivery_id" | "reason_tag" | "note" | "replayed_at">;
+
+const SELECT = `SELECT d.id, d.partner, d.mode, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag,
+  d.last_error, d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
+  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id`;
+
+/** A WHERE built from the filters that are set; each condition has its parameters. */
+class Where {
+  readonly parts: string[] = [];
+  readonly params: Param[] = [];
+  add(condition: string, ...values: Param[]): this {
+    this.parts.push(condition);
+    this.params.push(...values);
+    return this;
+  }
+  when(value: Param | undefined | null, condition: string, times = 1): this {
+    return value === undefined || value === null ? this : this.add(condition, ...Array.from({ length: times }, () => value));
+  }
+  get sql(): string {
+    return this.parts.length ? `WHERE ${this.parts.join(" AND ")}` : "";
+  }
+}
+
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+export interface DeliveryFilter {
+  status?: string;
+  reason_tag?: string;
+  fromIso: string | null;
+  toIso: string | null;
+  webhook_id?: number;
+  event_type?: string;
+  before: number | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The owner's delivery records, newest first. `reason_tag` matches the record's current tag or any replay in its
+ * history.
+ */
+export function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter): Promise<DeliveryRow[]> {
+  const w = new Where()
+    .add("d.partner = ? AND d.mode = ?", owner.partner, owner.mode)
+    .when(f.status, "d.status = ?")
+    .when(f.reason_tag, "(d.reason_tag = ? OR EXISTS (SELECT 1 FROM webhook_replays r WHERE r.delivery_id = d.id AND r.reason_tag = ?))", 2)
+    .when(f.fromIso, "d.created_at >= ?")
+    .when(f.toIso, "d.created_at < ?")
+    .when(f.webhook_id, "d.webhook_id = ?")
+    .when(f.event_type, "e.event_type = ?")
+    .when(f.before, "d.id < ?");
+  return q.all<DeliveryRow>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
+}
+
+/** The replay history of each delivery in `ids`, oldest first. */
+export function replayRows(q: Queryable, ids: number[]): Promise<ReplayRow[]> {
+  return q.all<ReplayRow>(
+    `SELECT delivery_id, reason_tag, note, replayed_at FROM webhook_replays WHERE delivery_id IN (${marks(ids.length)}) ORDER BY id`,
+    ids,
+  );
+}
+
+// ---- dead letters
+
+const DEAD_SINCE = "d.partner = ? AND d.mode = ? AND d.status = 'dead_letter' AND d.updated_at >= ?";
+
+/** The owner's dead letters since `sinceIso`: the newest 200, their number, and counts by event type and by reason. */
+export async function deadLetterRows(q: Queryable, owner: Owner, sinceIso: string) {
+  const p = [owner.partner, owner.mode, sinceIso];
+  const rows = await q.all<DeliveryRow>(`${SELECT} WHERE ${DEAD_SINCE} ORDER BY d.id DESC LIMIT 200`, p);
+  const { n } = (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${DEAD_SINCE}`, p))!;
+  const byType = await q.all<{ event_type: string; count: number }>(
+    `SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${DEAD_SINCE}
+     GROUP BY e.event_type ORDER BY count DESC, e.event_type`,
+    p,
+  );
+  const byReason = await q.all<{ reason_tag: string; count: number }>(
+    `SELECT coalesce(d.reason_tag, 'unknown') AS reason_tag, count(*) AS count FROM webhook_deliveries d WHERE ${DEAD_SINCE}
+     GROUP BY 1 ORDER BY count DESC, 1`,
+    p,
+  );
+  return { rows, n, byType, byReason };
+}
+
+export interface OperatorFilter {
+  partner?: string;
+  event_type?: string;
+}
+
+const operatorWhere = (f: OperatorFilter) =>
+  new Where().add("d.status = 'dead_letter'").when(f.partner, "d.partner = ?").when(f.event_type, "e.event_type = ?");
+
+/** Every partner's dead letters (live and sandbox), newest first. */
+export function operatorDeadLetterRows(q: Queryable, f: OperatorFilter, page: { before: number | null; limit: number; offset: number }) {
+  const w = operatorWhere(f).when(page.before, "d.id < ?");
+  return q.all<DeliveryRow & Pick<D, "partner" | "mode">>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, page.limit, page.offset]);
+}
+
+export async function countOperatorDeadLetters(q: Queryable, f: OperatorFilter): Promise<number> {
+  const w = operatorWhere(f);
+  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ${w.sql}`, w.params))!.n;
+}
+
+/** Partners that have dead letters, and the event types of dead letters (the console's filter suggestions). */
+export async function deadLetterNames(q: Queryable): Promise<{ partners: string[]; eventTypes: string[] }> {
+  const partners = await q.all<{ partner: string }>("SELECT DISTINCT partner FROM webhook_deliveries WHERE status = 'dead_letter' ORDER BY partner LIMIT 200");
+  const types = await q.all<{ event_type: string }>(
+    "SELECT DISTINCT e.event_type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status = 'dead_letter' ORDER BY 1 LIMIT 200",
+  );
+  return { partners: partners.map((p) => p.partner), eventTypes: types.map((t) => t.event_type) };
+}
+
+// ---- replay
+
+export type ReplayTarget = Pick<D, "id" | "status" | "partner" | "mode"> & Pick<RowOf<typeof webhooks>, "deleted_at" | "is_active">;
+
+export const replayTargetOf = (q: Queryable, id: number) =>
+  q.get<ReplayTarget>(
+    "SELECT d.id, d.status, d.partner, d.mode, w.deleted_at, w.is_active FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
+    [id],
+  );
+
+/** Queued again at once with a fresh attempt budget (same event id), and the replay kept in its history. */
+export async function requeueDelivery(q: Queryable, t: ReplayTarget, reasonTag: string, note: string | null, nowIso: string): Promise<void> {
+  await q.run(
+    `UPDATE webhook_deliveries SET status = 'queued', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?,
+       last_error = NULL, updated_at = ? WHERE id = ?`,
+    [nowIso, reasonTag, nowIso, t.id],
+  );
+  await q.run("INSERT INTO webhook_replays (delivery_id, partner, mode, reason_tag, note, replayed_at) VALUES (?, ?, ?, ?, ?, ?)", [
+    t.id,
+    t.partner,
+    t.mode,
+    reasonTag,
+    note,
+    nowIso,
+  ]);
+}
+
+/** The deliveries of one event (by its evt_… id), with their states. */
+export const deliveriesOfEvent = (q: Queryable, publicId: string) =>
+  q.all<Pick<D, "id" | "status">>("SELECT d.id, d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id", [
+    publicId,
+  ]);
+
+export const deliveryStatusOf = (q: Queryable, id: number) => q.get<Pick<D, "id" | "status">>("SELECT id, status FROM webhook_deliveries WHERE id = ?", [id]);
+
+/** Failed or dead-lettered deliveries of one webhook created in [fromIso, toIso), oldest first, at most `limit`. */
+export async function recoverableIds(q: Queryable, webhookId: number, fromIso: string, toIso: string, limit: number): Promise<number[]> {
+  const rows = await q.all<{ id: number }>(
+    "SELECT id FROM webhook_deliveries WHERE webhook_id = ? AND status IN ('failed', 'dead_letter') AND created_at >= ? AND created_at < ? ORDER BY id LIMIT ?",
+    [webhookId, fromIso, toIso, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+// ---- counts and retention
+
+const HEALTH = "SELECT status, count(*) AS n FROM webhook_deliveries";
+const DEAD_TOTAL = "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'dead_letter'";
+
+/** Delivery counts by status, of one owner or of all. */
+export function statusCounts(q: Queryable, owner: Owner | null): Promise<Array<{ status: DeliveryStatus; n: number }>> {
+  return owner ? q.all(`${HEALTH} WHERE partner = ? AND mode = ? GROUP BY status`, [owner.partner, owner.mode]) : q.all(`${HEALTH} GROUP BY status`);
+}
+
+export async function deadLetterCount(q: Queryable): Promise<number> {
+  return (await q.get<{ n: number }>(DEAD_TOTAL))!.n;
+}
+
+/** Deletes succeeded and cancelled deliveries last changed before `settledBefore`, dead letters before `deadBefore`, with their attempts (replays cascade). */
+export async function pruneDeliveries(q: Queryable, settledBefore: string, deadBefore: string): Promise<number> {
+  const doomed =
+    "SELECT id FROM webhook_deliveries WHERE (status IN ('succeeded', 'cancelled') AND updated_at < ?) OR (status = 'dead_letter' AND updated_at < ?)";
+  await q.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${doomed})`, [settledBefore, deadBefore]);
+  return (await q.run(`DELETE FROM webhook_deliveries WHERE id IN (${doomed})`, [settledBefore, deadBefore])).changes;
+}
+
+// ---- the sandbox reset (src/sandbox/reset.ts): children before parents. Every statement names mode = 'sandbox'
+// as a LITERAL, never a bound parameter: whatever partner this is handed, it cannot delete a live row.
+
+export type SandboxTable = "webhook_attempts" | "webhook_deliveries" | "events" | "webhooks";
+
+export const SANDBOX_DELETES: ReadonlyArray<readonly [table: SandboxTable, sql: string]> = [
+  ["webhook_attempts", "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox')"],
+  ["webhook_deliveries", "DELETE FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox'"],
+  ["events", "DELETE FROM events WHERE partner = ? AND mode = 'sandbox'"],
+  ["webhooks", "DELETE FROM webhooks WHERE partner = ? AND mode = 'sandbox'"],
+];

@@ -1,0 +1,190 @@
+import type { Dialect, Param, Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { events, webhookAttempts, webhookDeliveries, webhooks } from "./tables";
+
+// The dispatcher's SQL (src/webhooks/leases.ts, dispatcher.ts): taking due deliveries, counting their attempts,
+// and writing outcomes. Written once for both engines; the one per-engine fragment is the row lock below.
+
+type DeliveryRow = RowOf<typeof webhookDeliveries>;
+type EventRow = RowOf<typeof events>;
+type WebhookRow = RowOf<typeof webhooks>;
+type AttemptRow = RowOf<typeof webhookAttempts>;
+
+/** A due delivery with what its send needs (event, target, secrets) and what decides whether it is sent. */
+export type DueRow = Pick<DeliveryRow, "id" | "status" | "attempts" | "reason_tag" | "last_error" | "webhook_id" | "partner" | "mode"> &
+  Pick<
+    WebhookRow,
+    "target_url" | "is_active" | "deleted_at" | "secret_ciphertext" | "previous_secret_ciphertext" | "previous_secret_valid_until" | "failing_since"
+  > & {
+    event_public_id: EventRow["public_id"];
+    event_type: EventRow["event_type"];
+    event_data: EventRow["data"];
+    /** next_attempt_at, or lease_until for an expired lease. */
+    due: string;
+  };
+
+const DUE_COLUMNS = `d.id, d.status, d.attempts, d.reason_tag, d.last_error, d.webhook_id, d.partner, d.mode,
+  e.public_id AS event_public_id, e.event_type, e.data AS event_data, w.target_url, w.is_active, w.deleted_at,
+  w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_valid_until, w.failing_since`;
+const JOINS = "JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id";
+
+// Due work is read one state at a time, each an ordered range of deliveries_due_idx (status, next_attempt_at) for
+// at most `limit` rows: an OR across the states made both engines read and sort every due row on each lease
+// (2.5 ms a lease over 20,000 due rows on SQLite, against 0.08 ms). The two engines combine the ranges
+// differently, so the statement is per engine:
+
+/**
+ * SQLite: the three ranges in one statement (UNION ALL), the joins reading what a send needs for the `limit`
+ * rows kept. No lock is needed: a transaction here holds the database's one write lock (BEGIN IMMEDIATE). One
+ * statement instead of three saves ~40 µs a lease (measured: 84 against 120 µs with 16 rows).
+ */
+const DUE_SQLITE = `SELECT ${DUE_COLUMNS}, c.due FROM (
+    SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?)
+    UNION ALL
+    SELECT * FROM (SELECT id, next_attempt_at AS due FROM webhook_deliveries WHERE status = 'failed' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?)
+    UNION ALL
+    SELECT * FROM (SELECT id, lease_until AS due FROM webhook_deliveries WHERE status = 'processing' AND lease_until <= ? ORDER BY lease_until, id LIMIT ?)
+    ORDER BY due, id LIMIT ?
+  ) c JOIN webhook_deliveries d ON d.id = c.id ${JOINS}
+  ORDER BY c.due, c.id`;
+
+/**
+ * PostgreSQL: one SELECT per state, each locking the rows it returns and skipping rows another instance holds
+ * (FOR UPDATE … SKIP LOCKED, which PostgreSQL refuses over a UNION), so two dispatchers leasing at once never take
+ * the same delivery and never wait for each other: the second reads past the first's rows to the next due ones. A
+ * row committed as `processing` meanwhile fails the WHERE, which PostgreSQL checks again on the locked row.
+ */
+const duePostgres = (state: "queued" | "failed" | "processing") => {
+  const col = state === "processing" ? "lease_until" : "next_attempt_at";
+  return `SELECT ${DUE_COLUMNS}, d.${col} AS due FROM webhook_deliveries d ${JOINS}
+    WHERE d.status = '${state}' AND d.${col} <= ? ORDER BY d.${col}, d.id LIMIT ? FOR UPDATE OF d SKIP LOCKED`;
+};
+const DUE_POSTGRES = [duePostgres("queued"), duePostgres("failed"), duePostgres("processing")];
+
+/**
+ * Up to `limit` deliveries due at `nowIso` — queued, failed and due for retry, or processing under an expired
+ * lease — oldest due first. Inside the lease transaction. On PostgreSQL up to 3 × limit rows are locked until it
+ * commits (each state's own `limit`); those not taken are left unchanged and are free again at commit.
+ */
+export async function dueDeliveries(q: Queryable, dialect: Dialect, nowIso: string, limit: number): Promise<DueRow[]> {
+  if (dialect === "sqlite") return q.all<DueRow>(DUE_SQLITE, [nowIso, limit, nowIso, limit, nowIso, limit, limit]);
+  const found: DueRow[] = [];
+  for (const sql of DUE_POSTGRES) found.push(...(await q.all<DueRow>(sql, [nowIso, limit])));
+  found.sort((a, b) => (a.due < b.due ? -1 : a.due > b.due ? 1 : a.id - b.id));
+  return found.slice(0, limit);
+}
+
+const list = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+// An expression of the UPDATEs below reads the row as it was before the UPDATE: `status = 'processing'` here
+// means "its previous lease expired", and the record then says so until this attempt's outcome replaces it.
+const INTERRUPTED_FIELDS = `reason_tag = CASE WHEN status = 'processing' THEN 'interrupted' ELSE reason_tag END,
+  last_error = CASE WHEN status = 'processing' THEN CAST(? AS text) ELSE last_error END,
+  last_status_code = CASE WHEN status = 'processing' THEN NULL ELSE last_status_code END`;
+
+/** The latest attempt row of each delivery whose lease expired, if it has no outcome (a finished row has a status or an error). */
+export async function interruptAttempts(q: Queryable, deliveryIds: number[], error: string): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await q.run(
+    `UPDATE webhook_attempts SET reason_tag = 'interrupted', error = ?
+     WHERE id IN (SELECT max(id) FROM webhook_attempts WHERE delivery_id IN (${list(deliveryIds.length)}) GROUP BY delivery_id)
+       AND status_code IS NULL AND error IS NULL`,
+    [error, ...deliveryIds],
+  );
+}
+
+/** Settles a delivery without sending it: cancelled (webhook gone) or dead-lettered (no attempt left). */
+export async function settleDelivery(q: Queryable, id: number, status: "cancelled" | "dead_letter", nowIso: string, interruptedError: string): Promise<void> {
+  await q.run(
+    `UPDATE webhook_deliveries SET status = ?, next_attempt_at = NULL, lease_until = NULL, lease_token = NULL, updated_at = ?, ${INTERRUPTED_FIELDS} WHERE id = ?`,
+    [status, nowIso, interruptedError, id],
+  );
+}
+
+/**
+ * Leases the deliveries and counts the attempt each is about to make (attempts + 1), and writes that attempt's row
+ * (no outcome yet) — both before any request leaves. attempt_no is the delivery's request number across replays
+ * (attempts restarts at 0 on a replay), unique per delivery (attempts_delivery_no_idx): an attempt doubled by two
+ * senders fails on that index instead of being recorded twice. Returns, per delivery id, its attempts and attempt row.
+ */
+export async function takeDeliveries(
+  q: Queryable,
+  ids: number[],
+  lease: { untilIso: string; token: string; nowIso: string; interruptedError: string },
+): Promise<Map<number, { attempts: number; attemptId: number }>> {
+  const out = new Map<number, { attempts: number; attemptId: number }>();
+  if (ids.length === 0) return out;
+  const taken = await q.all<Pick<DeliveryRow, "id" | "attempts">>(
+    `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?,
+       ${INTERRUPTED_FIELDS}
+     WHERE id IN (${list(ids.length)}) RETURNING id, attempts`,
+    [lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.interruptedError, ...ids],
+  );
+  const rows = await q.all<Pick<AttemptRow, "id" | "delivery_id">>(
+    `INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
+     SELECT d.id, (SELECT coalesce(max(a.attempt_no), 0) + 1 FROM webhook_attempts a WHERE a.delivery_id = d.id), CAST(? AS text), 0
+     FROM webhook_deliveries d WHERE d.id IN (${list(ids.length)}) RETURNING id, delivery_id`,
+    [lease.nowIso, ...ids],
+  );
+  const attemptOf = new Map(rows.map((r) => [r.delivery_id, r.id]));
+  for (const t of taken) out.set(t.id, { attempts: t.attempts, attemptId: attemptOf.get(t.id)! });
+  return out;
+}
+
+/** Extends a lease still held (guarded by its token); false when another dispatcher owns the delivery now. */
+export async function renewLease(q: Queryable, id: number, token: string, untilIso: string): Promise<boolean> {
+  return (await q.run("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND lease_token = ?", [untilIso, id, token])).changes > 0;
+}
+
+export interface AttemptOutcome {
+  startedAtIso: string;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  reasonTag: string | null;
+  excerpt: string | null;
+}
+
+/** Fills in an attempt row's outcome. */
+export async function recordAttempt(q: Queryable, attemptId: number, o: AttemptOutcome): Promise<void> {
+  await q.run("UPDATE webhook_attempts SET started_at = ?, duration_ms = ?, status_code = ?, error = ?, reason_tag = ?, response_excerpt = ? WHERE id = ?", [
+    o.startedAtIso,
+    o.durationMs,
+    o.statusCode,
+    o.error,
+    o.reasonTag,
+    o.excerpt,
+    attemptId,
+  ]);
+}
+
+/**
+ * The delivery's record after its attempt, guarded by the lease token: false when the lease was lost (another
+ * dispatcher owns the delivery; its outcome counts). On success the record keeps the reason of the latest replay,
+ * if any — a replayed delivery stays findable by why it was replayed; on failure it says why it failed.
+ */
+export async function recordDelivery(
+  q: Queryable,
+  d: { id: number; token: string },
+  r: { status: "succeeded" | "failed" | "dead_letter"; nextIso: string | null; reasonTag: string | null; error: string | null; statusCode: number | null },
+  startedAtIso: string,
+  nowIso: string,
+): Promise<boolean> {
+  const common: Param[] = [r.error, r.statusCode, startedAtIso];
+  const res =
+    r.status === "succeeded"
+      ? await q.run(
+          `UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, lease_until = NULL, lease_token = NULL,
+             reason_tag = (SELECT rp.reason_tag FROM webhook_replays rp WHERE rp.delivery_id = webhook_deliveries.id ORDER BY rp.id DESC LIMIT 1),
+             last_error = ?, last_status_code = ?, last_attempt_at = ?, delivered_at = ?, updated_at = ?
+           WHERE id = ? AND lease_token = ?`,
+          [...common, nowIso, nowIso, d.id, d.token],
+        )
+      : await q.run(
+          `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, reason_tag = ?,
+             last_error = ?, last_status_code = ?, last_attempt_at = ?, updated_at = ?
+           WHERE id = ? AND lease_token = ?`,
+          [r.status, r.nextIso, r.reasonTag, ...common, nowIso, d.id, d.token],
+        );
+  return res.changes > 0;
+}

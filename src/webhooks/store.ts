@@ -1,0 +1,157 @@
+import type { Database, SQLQueryBindings } from "bun:sqlite";
+import type { Param, Queryable } from "../db/port";
+import type { RowOf } from "../db/rows";
+import type { Owner } from "../auth/actors";
+import type { webhooks } from "./tables";
+
+// The SQL of the webhooks and events tables (the outbox's event rows, the partner's receivers), written once for
+// both engines (DESIGN.md §8a). Deliveries, attempts and replays are in deliveries-store.ts and lease-store.ts.
+
+export type WebhookRow = RowOf<typeof webhooks>;
+
+// ---- the outbox: an event and its deliveries, in the producer's transaction
+
+const INSERT_EVENT = "INSERT INTO events (public_id, partner, mode, event_type, data, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id";
+// One queued delivery per active subscribed webhook, in one statement. The casts name the parameters' types for
+// PostgreSQL, which cannot infer them from a SELECT list.
+const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, created_at, updated_at)
+  SELECT CAST(? AS bigint), w.id, w.partner, w.mode, 'queued', 0, CAST(? AS text), CAST(? AS text), CAST(? AS text)
+  FROM webhooks w WHERE w.partner = ? AND w.mode = ? AND w.event_type = ? AND w.is_active = 1 AND w.deleted_at IS NULL
+  RETURNING id`;
+const INSERT_ONE_DELIVERY = `INSERT INTO webhook_deliveries (event_id, webhook_id, partner, mode, status, attempts, next_attempt_at, created_at, updated_at)
+  VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING id`;
+
+export interface EventRow {
+  publicId: string;
+  owner: Owner;
+  eventType: string;
+  data: string;
+  nowIso: string;
+}
+
+const eventParams = (e: EventRow): Param[] => [e.publicId, e.owner.partner, e.owner.mode, e.eventType, e.data, e.nowIso];
+const fanOutParams = (eventId: number, e: EventRow): Param[] => [eventId, e.nowIso, e.nowIso, e.nowIso, e.owner.partner, e.owner.mode, e.eventType];
+const oneParams = (eventId: number, webhookId: number, e: EventRow): Param[] => [
+  eventId,
+  webhookId,
+  e.owner.partner,
+  e.owner.mode,
+  e.nowIso,
+  e.nowIso,
+  e.nowIso,
+];
+const ids = (rows: Array<{ id: number }>) => rows.map((r) => r.id).sort((a, b) => a - b);
+
+/** The event row and its deliveries (to every subscribed webhook, or to `onlyWebhookId`); their ids. */
+export async function insertEvent(q: Queryable, e: EventRow, onlyWebhookId: number | null): Promise<{ id: number; deliveryIds: number[] }> {
+  const { id } = (await q.get<{ id: number }>(INSERT_EVENT, eventParams(e)))!;
+  const rows =
+    onlyWebhookId === null
+      ? await q.all<{ id: number }>(FAN_OUT, fanOutParams(id, e))
+      : await q.all<{ id: number }>(INSERT_ONE_DELIVERY, oneParams(id, onlyWebhookId, e));
+  return { id, deliveryIds: ids(rows) };
+}
+
+/** insertEvent on the SQLite connection, for producers whose transactions are still synchronous; the same SQL. */
+export function insertEventSync(sqlite: Database, e: EventRow, onlyWebhookId: number | null): { id: number; deliveryIds: number[] } {
+  const { id } = sqlite.query(INSERT_EVENT).get(...(eventParams(e) as SQLQueryBindings[])) as { id: number };
+  const rows =
+    onlyWebhookId === null
+      ? (sqlite.query(FAN_OUT).all(...(fanOutParams(id, e) as SQLQueryBindings[])) as Array<{ id: number }>)
+      : (sqlite.query(INSERT_ONE_DELIVERY).all(...(oneParams(id, onlyWebhookId, e) as SQLQueryBindings[])) as Array<{ id: number }>);
+  return { id, deliveryIds: ids(rows) };
+}
+
+// ---- webhooks
+
+const OWNED = "partner = ? AND mode = ? AND deleted_at IS NULL";
+
+/** A webhook of this owner that is not deleted, or null. */
+export const webhookOf = (q: Queryable, owner: Owner, id: number) =>
+  q.get<WebhookRow>(`SELECT * FROM webhooks WHERE id = ? AND ${OWNED}`, [id, owner.partner, owner.mode]);
+
+export async function countWebhooks(q: Queryable, owner: Owner): Promise<number> {
+  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhooks WHERE ${OWNED}`, [owner.partner, owner.mode]))!.n;
+}
+
+/**
+ * A new webhook; its secret is sealed with its id (the AAD), so it is written second, by `seal` — in the same
+ * transaction, so nobody ever sees the row without it.
+ */
+export async function insertWebhook(
+  q: Queryable,
+  owner: Owner,
+  input: { event_type: string; target_url: string; description: string | null },
+  nowIso: string,
+  seal: (id: number) => string,
+): Promise<WebhookRow> {
+  const { id } = (await q.get<{ id: number }>(
+    `INSERT INTO webhooks (partner, mode, event_type, target_url, description, secret_ciphertext, is_active, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, '', 1, ?, ?) RETURNING id`,
+    [owner.partner, owner.mode, input.event_type, input.target_url, input.description, nowIso, nowIso],
+  ))!;
+  return (await q.get<WebhookRow>("UPDATE webhooks SET secret_ciphertext = ? WHERE id = ? RETURNING *", [seal(id), id]))!;
+}
+
+export interface WebhookFilter {
+  event_type?: string;
+  is_active?: boolean;
+  /** Keyset cursor: ids below this one. */
+  before: number | null;
+  limit: number;
+  offset: number;
+}
+
+/** The owner's webhooks, newest first. Only the filters given are in the SQL (no `? IS NULL OR …`). */
+export function listWebhookRows(q: Queryable, owner: Owner, f: WebhookFilter): Promise<WebhookRow[]> {
+  const where = [OWNED];
+  const params: Param[] = [owner.partner, owner.mode];
+  const and = (condition: string, value: Param) => {
+    where.push(condition);
+    params.push(value);
+  };
+  if (f.event_type !== undefined) and("event_type = ?", f.event_type);
+  if (f.is_active !== undefined) and("is_active = ?", f.is_active ? 1 : 0);
+  if (f.before !== null) and("id < ?", f.before);
+  return q.all<WebhookRow>(`SELECT * FROM webhooks WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ? OFFSET ?`, [...params, f.limit, f.offset]);
+}
+
+/**
+ * Soft delete (history stays readable) and its pending deliveries cancelled, inside the caller's transaction.
+ * Null when the owner has no such webhook (also when another instance deleted it first).
+ */
+export async function softDeleteWebhook(q: Queryable, owner: Owner, id: number, nowIso: string): Promise<{ cancelled: number } | null> {
+  const gone = await q.run(`UPDATE webhooks SET deleted_at = ?, is_active = 0, updated_at = ? WHERE id = ? AND ${OWNED}`, [
+    nowIso,
+    nowIso,
+    id,
+    owner.partner,
+    owner.mode,
+  ]);
+  if (gone.changes === 0) return null;
+  const cancelled = await q.run(
+    "UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE webhook_id = ? AND status IN ('queued', 'failed')",
+    [nowIso, id],
+  );
+  return { cancelled: cancelled.changes };
+}
+
+/** New current secret; the old one kept as previous until `validUntil` (null: dropped at once). */
+export const rotateSecret = (q: Queryable, id: number, sealed: string, previous: string | null, validUntil: string | null, nowIso: string) =>
+  q.get<WebhookRow>(
+    "UPDATE webhooks SET secret_ciphertext = ?, previous_secret_ciphertext = ?, previous_secret_valid_until = ?, updated_at = ? WHERE id = ? RETURNING *",
+    [sealed, previous, validUntil, nowIso, id],
+  );
+
+// ---- webhook health, written with a delivery's outcome
+
+export const clearFailing = (q: Queryable, webhookId: number) => q.run("UPDATE webhooks SET failing_since = NULL WHERE id = ?", [webhookId]);
+
+export const markFailing = (q: Queryable, webhookId: number, nowIso: string) =>
+  q.run("UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL", [nowIso, webhookId]);
+
+/** Disables an active webhook; true when this call did (so its webhook.disabled event is emitted once). */
+export async function disableWebhook(q: Queryable, webhookId: number, reason: string, nowIso: string): Promise<boolean> {
+  const r = await q.run("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1", [reason, nowIso, webhookId]);
+  return r.changes > 0;
+}

@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { freshPostgresDatabase, testEngine, withDatabase } from "../support/engine";
+import { spawnHerald } from "../support/process";
+
+// `herald migrate` and `herald jobs list|run` against PostgreSQL (DATABASE_URL, HERALD_PG_PREVIEW=1), as real
+// processes. Part of the PostgreSQL run (HERALD_TEST_ENGINE=postgres), which owns the throwaway cluster; the same
+// commands on the SQLite file are in cli.test.ts.
+
+setDefaultTimeout(120_000);
+
+// The data lives in PostgreSQL; the folder only keeps the generated master key out of the repository.
+const dir = mkdtempSync(join(tmpdir(), "herald-cli-pg-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(args: string[], env: Record<string, string>) {
+  const p = spawnHerald(args, { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_PG_PREVIEW: "1", HERALD_DB_PATH: join(dir, "herald.db"), ...env });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+describe.if(testEngine() === "postgres")("the CLI on PostgreSQL", () => {
+  test("migrate applies every PostgreSQL migration to an empty database, once, and never prints the password", async () => {
+    const template = await freshPostgresDatabase();
+    const admin = new PostgresStore({ url: withDatabase(template.url, "postgres"), poolMax: 1 });
+    const name = `herald_cli_${process.pid}`;
+    await admin.run(`CREATE DATABASE ${name}`);
+    try {
+      // The test cluster trusts every local connection: the password is there only to be hidden.
+      const url = withDatabase(template.url, name).replace("//herald@", "//herald:s3cret-pw@");
+      const first = await run(["migrate", "--json"], { DATABASE_URL: url });
+      expect(first.stderr).toBe("");
+      expect(first.code).toBe(0);
+      expect(first.stdout).not.toContain("s3cret-pw");
+      const out = JSON.parse(first.stdout);
+      expect(out).toMatchObject({ success: true, db: expect.stringContaining(`/${name}`) });
+      expect(out.total).toBeGreaterThanOrEqual(1);
+      expect(out.applied).toBe(out.total);
+      const again = JSON.parse((await run(["migrate", "--json"], { DATABASE_URL: url })).stdout);
+      expect(again).toMatchObject({ applied: 0, total: out.total });
+    } finally {
+      await admin.run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.close();
+      await template.drop();
+    }
+  });
+
+  test("jobs list and jobs run work against the database, and runs record the instance", async () => {
+    const db = await freshPostgresDatabase();
+    const env = { DATABASE_URL: db.url, HERALD_INSTANCE_ID: "cli-1" };
+    try {
+      const list = await run(["jobs", "list", "--json"], env);
+      expect(list.code).toBe(0);
+      expect(JSON.parse(list.stdout).jobs.map((j: { name: string }) => j.name)).toContain("job-runs-prune");
+
+      const ran = await run(["jobs", "run", "job-runs-prune", "--json"], env);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout).run).toMatchObject({ name: "job-runs-prune", ok: true });
+      const after = JSON.parse((await run(["jobs", "list", "--json"], env)).stdout).jobs.find((j: { name: string }) => j.name === "job-runs-prune");
+      expect(after.last_run).toMatchObject({ ok: true, instance_id: "cli-1" });
+
+      const store = new PostgresStore({ url: db.url, poolMax: 1 });
+      try {
+        expect(await store.all("SELECT name, trigger, ok, instance_id FROM job_runs")).toEqual([
+          { name: "job-runs-prune", trigger: "manual", ok: 1, instance_id: "cli-1" },
+        ]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,9 @@
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { floatingPromises } from "./floating-promises";
+
+// Every promise in src/ is awaited, returned, handled with .catch / .then(ok, failed), or dropped on purpose with
+// `void` (test/conventions/floating-promises.ts says why this matters on the storage port).
+test("no promise in src/ is dropped without a word", () => {
+  expect(floatingPromises(join(import.meta.dir, "..", ".."))).toEqual([]);
+}, 120_000);
