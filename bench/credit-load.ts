@@ -1,7 +1,7 @@
 // The `credit` benchmark's load generator, run as its own process by bench/credit.ts (wrk cannot sign: every
 // credit needs a fresh nonce, a fresh Idempotency-Key and a signature over its own body).
 //
-//   BENCH_KEY_ID=… BENCH_SECRET=… bun bench/credit-load.ts --url http://127.0.0.1:PORT --users 1,2,3 \
+//   BENCH_KEY_ID=… BENCH_SECRET=… bun bench/credit-load.ts --url http://127.0.0.1:PORT[,http://…] --users 1,2,3 \
 //     --credits 20000 --warmup 1000 --connections 50
 //
 // Every request is signed BEFORE the clock starts, so signing costs nothing in the measurement; a signature
@@ -42,13 +42,15 @@ function sign(keyId: string, secret: string, users: string[], count: number, run
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
 
-async function fire(url: string, requests: Signed[], connections: number) {
+/** `urls`: the instances to spread the load over (worker i sends to urls[i % n]). */
+async function fire(urls: string[], requests: Signed[], connections: number) {
   const latencies = new Float64Array(requests.length);
   const statuses: Record<string, number> = {};
   let socketErrors = 0;
   let firstFailure: string | null = null;
   let next = 0;
-  const worker = async () => {
+  const worker = async (w: number) => {
+    const url = urls[w % urls.length]!;
     while (next < requests.length) {
       const i = next++;
       const r = requests[i]!;
@@ -67,7 +69,7 @@ async function fire(url: string, requests: Signed[], connections: number) {
     }
   };
   const started = performance.now();
-  await Promise.all(Array.from({ length: Math.min(connections, requests.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(connections, requests.length) }, (_, w) => worker(w)));
   const seconds = (performance.now() - started) / 1000;
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   return { seconds, statuses, socketErrors, firstFailure, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
@@ -91,8 +93,9 @@ async function main(): Promise<void> {
 
   const warm = sign(keyId, secret, users, warmup, `${runId}-w`);
   const measured = sign(keyId, secret, users, credits, `${runId}-m`);
-  if (warm.length) await fire(values.url, warm, connections);
-  const r = await fire(values.url, measured, connections);
+  const urls = values.url.split(",");
+  if (warm.length) await fire(urls, warm, connections);
+  const r = await fire(urls, measured, connections);
   const result: LoadResult = {
     credits,
     seconds: Number(r.seconds.toFixed(3)),

@@ -8,7 +8,11 @@
 // Users are seeded straight into partner_users before herald starts: this measures credits, not user creation.
 // The partner rate limit is off (RATE_LIMIT_PARTNER_PER_MIN=0): 6000/min per key would throttle the run.
 import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { PostgresStore } from "../src/db/postgres-engine";
+import { withDatabase } from "../test/support/engine";
+import { startCluster, type TestCluster } from "../test/support/postgres";
 import type { LoadResult } from "./credit-load";
 import {
   heraldLaunch,
@@ -40,8 +44,8 @@ interface BenchKey {
 }
 
 /** A live key with the credit scope (`herald keys create`), which also creates and migrates `<dir>/herald.db`. */
-async function createKey(dir: string, launch: HeraldLaunch): Promise<BenchKey> {
-  const out = await runHeraldCli(dir, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "credit,read", "--json"], SERVER_ENV);
+async function createKey(dir: string, launch: HeraldLaunch, env: Record<string, string>): Promise<BenchKey> {
+  const out = await runHeraldCli(dir, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "credit,read", "--json"], env);
   const parsed = JSON.parse(out) as Partial<BenchKey>;
   if (typeof parsed.key_id !== "string" || typeof parsed.secret !== "string") throw new Error("herald keys create --json printed no key_id/secret");
   return { key_id: parsed.key_id, secret: parsed.secret };
@@ -55,6 +59,19 @@ function seedUsers(dbPath: string): string[] {
   );
   const ids = Array.from({ length: USERS }, (_, i) => String((insert.get(`bench-${i}`, now, now) as { id: number }).id));
   db.close();
+  return ids;
+}
+
+async function seedUsersOn(store: PostgresStore): Promise<string[]> {
+  const now = new Date().toISOString();
+  const ids: string[] = [];
+  for (let i = 0; i < USERS; i++) {
+    const row = await store.get<{ id: number }>(
+      "INSERT INTO partner_users (partner, mode, external_id, status, is_verified, created_at, updated_at) VALUES ('Bench', 'live', ?, 'active', 0, ?, ?) RETURNING id",
+      [`bench-${i}`, now, now],
+    );
+    ids.push(String(row!.id));
+  }
   return ids;
 }
 
@@ -82,6 +99,31 @@ function checkLedger(dbPath: string, expected: number): string[] {
   if (events !== rows) problems.push(`${events} salutes.credit events for ${rows} ledger rows`);
   if (mismatched) problems.push(`${mismatched} balances differ from the sum of their ledger`);
   return problems;
+}
+
+/** The same checks as checkLedger, on the PostgreSQL database the instances shared. */
+async function checkLedgerOn(store: PostgresStore, expected: number): Promise<string[]> {
+  const n = async (sql: string) => (await store.get<{ n: number }>(sql))!.n;
+  const rows = await n("SELECT count(*) AS n FROM salutes_ledger");
+  const events = await n("SELECT count(*) AS n FROM events WHERE event_type = 'salutes.credit'");
+  const mismatched = await n(
+    "SELECT count(*) AS n FROM salutes_balances b WHERE balance_minor <> (SELECT SUM(delta_minor) FROM salutes_ledger l WHERE l.user_id = b.user_id)",
+  );
+  const problems: string[] = [];
+  if (rows !== expected) problems.push(`salutes_ledger has ${rows} rows; ${expected} credits were answered 200`);
+  if (events !== rows) problems.push(`${events} salutes.credit events for ${rows} ledger rows`);
+  if (mismatched) problems.push(`${mismatched} balances differ from the sum of their ledger`);
+  return problems;
+}
+
+/** A throwaway PostgreSQL cluster (Debian's package, as the tests use) with an empty database for the instances. */
+async function postgresFor(): Promise<{ cluster: TestCluster; url: string; store: PostgresStore }> {
+  const cluster = await startCluster();
+  const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
+  await admin.run("CREATE DATABASE bench");
+  await admin.close();
+  const url = withDatabase(cluster.url, "bench");
+  return { cluster, url, store: new PostgresStore({ url, poolMax: 2 }) };
 }
 
 const caseOf = (
@@ -117,17 +159,32 @@ const credit: Benchmark = {
     const errors: string[] = [];
     const results: CaseResult[] = [];
     const dir = tempDir("credit");
+    let pg: Awaited<ReturnType<typeof postgresFor>> | null = null;
     const heraldDir = join(dir.path, "herald");
     const sqliteDir = join(dir.path, "sqlite");
     try {
       progress("creating a live key (credit scope) and seeding users in each database");
-      const key = await createKey(heraldDir, launch);
-      const users = seedUsers(join(heraldDir, "herald.db"));
-      await createKey(sqliteDir, launch);
+      const engine = opts.engine ?? "sqlite";
+      const n = engine === "postgres" ? (opts.instances ?? 1) : 1;
+      pg = engine === "postgres" ? await postgresFor() : null;
+      // Every instance needs the same master key (secrets are sealed with it) and a name of its own.
+      const env = pg ? { ...SERVER_ENV, DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", HERALD_MASTER_KEY: "ab".repeat(32) } : SERVER_ENV;
+      mkdirSync(heraldDir, { recursive: true });
+      const key = await createKey(heraldDir, launch, env);
+      const users = pg ? await seedUsersOn(pg.store) : seedUsers(join(heraldDir, "herald.db"));
+      await createKey(sqliteDir, launch, SERVER_ENV);
       const sqliteUsers = seedUsers(join(sqliteDir, "herald.db"));
+      if (pg) notes.push(`herald on PostgreSQL (a throwaway cluster on 127.0.0.1, fsync off as in the tests): ${n} instance(s), DATABASE_POOL_MAX 10 each`);
 
-      progress(`starting herald from ${launch.mode}`);
-      const herald = await startHerald(heraldDir, launch, SERVER_ENV);
+      progress(`starting ${n} herald instance(s) from ${launch.mode} on ${engine}`);
+      const heralds = [];
+      // On SQLite the one instance serves the file the key and users are in; on PostgreSQL each has a folder for its log.
+      for (let i = 0; i < n; i++) {
+        const home = pg ? join(heraldDir, `i${i}`) : heraldDir;
+        mkdirSync(home, { recursive: true });
+        heralds.push(await startHerald(home, launch, { ...env, HERALD_INSTANCE_ID: `bench-${i}` }));
+      }
+      const herald = heralds[0]!;
       let load: LoadResult;
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
@@ -136,7 +193,7 @@ const credit: Benchmark = {
             process.execPath,
             join(ROOT, "bench", "credit-load.ts"),
             "--url",
-            herald.baseUrl,
+            heralds.map((h) => h.baseUrl).join(","),
             "--users",
             users.join(","),
             "--credits",
@@ -153,11 +210,13 @@ const credit: Benchmark = {
         const effects = await readMetric(herald, "herald_grouped_effects");
         if (commits && effects !== null)
           notes.push(
-            `herald committed ${effects.toLocaleString("en-US")} credits in ${commits.toLocaleString("en-US")} group commits (mean ${(effects / commits).toFixed(1)} per transaction)`,
+            `herald committed ${effects.toLocaleString("en-US")} transactions in ${commits.toLocaleString("en-US")} SQLite commits (mean ${(effects / commits).toFixed(1)} per commit)`,
           );
       } finally {
-        const code = await herald.stop();
-        notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
+        for (const h of heralds) {
+          const code = await h.stop();
+          notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
+        }
       }
       const ok = load.statuses["200"] ?? 0;
       const non2xx = Object.entries(load.statuses)
@@ -166,11 +225,15 @@ const credit: Benchmark = {
       results.push(caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors));
       if (ok !== credits)
         errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
-      errors.push(...checkLedger(join(heraldDir, "herald.db"), ok + WARMUP));
-      const db = inspectDatabase(join(heraldDir, "herald.db"));
-      notes.push(
-        `herald: database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows`,
-      );
+      if (pg) {
+        errors.push(...(await checkLedgerOn(pg.store, ok + WARMUP)));
+      } else {
+        errors.push(...checkLedger(join(heraldDir, "herald.db"), ok + WARMUP));
+        const db = inspectDatabase(join(heraldDir, "herald.db"));
+        notes.push(
+          `herald: database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows`,
+        );
+      }
       const logged = await logLines(herald.logPath);
       if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
 
@@ -193,6 +256,8 @@ const credit: Benchmark = {
       );
       results.push(caseOf(SQLITE, "(in-process, no HTTP)", bare));
     } finally {
+      await pg?.store.close();
+      pg?.cluster.stop();
       dir.remove();
     }
     const a = results.find((r) => r.case === HERALD);

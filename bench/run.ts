@@ -35,6 +35,8 @@ Options:
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
   --rounds N        signed, redirect: alternate the compared cases N times and report medians (default 1)
   --starts N        build-flags: cold starts timed per variant, median reported (default 5)
+  --engine E        credit, webhooks: sqlite (default) or postgres (a throwaway cluster from Debian's package)
+  --instances N     credit, webhooks on postgres: herald instances sharing the database (1–4, default 1)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -61,6 +63,8 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       credits: { type: "string" },
       rounds: { type: "string" },
       starts: { type: "string" },
+      engine: { type: "string" },
+      instances: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -83,8 +87,15 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       credits: intOption(values.credits, "credits", 20_000, 100, 200_000),
       rounds: intOption(values.rounds, "rounds", 1, 1, 20),
       starts: intOption(values.starts, "starts", 5, 1, 20),
+      engine: engineOption(values.engine),
+      instances: intOption(values.instances, "instances", 1, 1, 4),
     },
   };
+}
+
+function engineOption(v: string | undefined): "sqlite" | "postgres" {
+  if (v === undefined || v === "sqlite" || v === "postgres") return v ?? "sqlite";
+  throw new UsageError(`--engine must be sqlite or postgres, got ${v}`);
 }
 
 async function main(): Promise<number> {

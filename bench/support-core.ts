@@ -24,6 +24,10 @@ export interface BenchOptions {
   credits?: number;
   /** `build-flags`: cold starts timed per variant (--starts, default 5); the table shows their median. */
   starts?: number;
+  /** `credit`, `webhooks`: the storage engine herald runs on (--engine, default sqlite; postgres = a throwaway cluster). */
+  engine?: "sqlite" | "postgres";
+  /** `credit`, `webhooks` on postgres: herald instances on the one database (--instances, default 1). */
+  instances?: number;
 }
 
 export class UsageError extends Error {}

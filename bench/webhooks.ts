@@ -15,7 +15,10 @@
 // child), both as performance.timeOrigin + performance.now(), comparable on one machine.
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { openContext } from "../src/bootstrap";
+import { openContext, openContextAsync } from "../src/bootstrap";
+import { PostgresStore } from "../src/db/postgres-engine";
+import { withDatabase } from "../test/support/engine";
+import { startCluster } from "../test/support/postgres";
 import { loadConfig } from "../src/config";
 import type { AppContext } from "../src/context";
 import { systemClock } from "../src/clock";
@@ -44,18 +47,41 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
-/** Herald's context over a fresh DB in `dir`: private targets allowed (the receiver is on 127.0.0.1), jobs off. */
-function openHerald(dir: string, extraEnv: Record<string, string>): AppContext {
-  const config = loadConfig({
+/**
+ * Where the cases run: the SQLite file (one context), or a fresh database on a PostgreSQL cluster shared by
+ * `instances` contexts — each with its own pool and dispatcher, in this process (so they share its event loop and
+ * cores; what they contend for is the database's rows, which is what two dispatching instances contend for).
+ */
+interface Engine {
+  kind: "sqlite" | "postgres";
+  instances: number;
+  /** A new empty database for one case (postgres). */
+  database?: () => Promise<string>;
+}
+
+/** Herald's contexts over a fresh database: private targets allowed (the receiver is on 127.0.0.1), jobs off. */
+async function openHeralds(engine: Engine, dir: string, extraEnv: Record<string, string>): Promise<AppContext[]> {
+  const env = {
     NODE_ENV: "test",
     HERALD_DB_PATH: join(dir, "herald.db"),
     LOG_LEVEL: "warn",
     JOBS_ENABLED: "0",
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
     ...extraEnv,
-  });
-  return openContext(config, { clock: systemClock, log: createLogger("warn", (l) => process.stderr.write(l + "\n")) });
+  };
+  const log = createLogger("warn", (l) => process.stderr.write(l + "\n"));
+  if (engine.kind === "sqlite") return [openContext(loadConfig(env), { clock: systemClock, log })];
+  const url = await engine.database!();
+  const ctxs: AppContext[] = [];
+  for (let i = 0; i < engine.instances; i++) {
+    const config = loadConfig({ ...env, DATABASE_URL: url, HERALD_PG_PREVIEW: "1", HERALD_MASTER_KEY: "ab".repeat(32), HERALD_INSTANCE_ID: `bench-${i}` });
+    ctxs.push(await openContextAsync(config, { clock: systemClock, log }));
+  }
+  return ctxs;
 }
+
+/** One pass of every instance's dispatcher at once. */
+const dispatchAll = (ctxs: AppContext[]) => Promise.all(ctxs.map((c) => c.dispatcher.runOnce()));
 
 async function createWebhooks(ctx: AppContext, sink: RunningServer): Promise<void> {
   for (let i = 1; i <= WEBHOOKS; i++) {
@@ -220,13 +246,21 @@ function checkCase(label: string, m: Matched, statuses: Record<string, number>, 
 }
 
 /** (b) Commit everything, then drain. */
-async function backlog(label: string, dir: string, sink: RunningServer, events: number, extraEnv: Record<string, string>): Promise<CaseOutcome> {
-  const ctx = openHerald(dir, extraEnv);
+async function backlog(
+  engine: Engine,
+  label: string,
+  dir: string,
+  sink: RunningServer,
+  events: number,
+  extraEnv: Record<string, string>,
+): Promise<CaseOutcome> {
+  const ctxs = await openHeralds(engine, dir, extraEnv);
+  const ctx = ctxs[0]!;
   try {
     await createWebhooks(ctx, sink);
     // Warmup: JIT, prepared statements, keep-alive connections.
     await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
-    await ctx.dispatcher.runOnce();
+    await dispatchAll(ctxs);
     await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
     await sinkJson(sink, "/arrivals?clear=1");
     await clearDeliveries(ctx);
@@ -238,10 +272,13 @@ async function backlog(label: string, dir: string, sink: RunningServer, events: 
     const emitStart = performance.now();
     await emitBatched(ctx, events, BATCH, commits);
     const emitSeconds = (performance.now() - emitStart) / 1000;
+    // PostgreSQL plans from table statistics; a table filled seconds ago has none until autovacuum's ANALYZE runs
+    // (about a minute later): take them now, as a database in service already has them.
+    if (ctx.store.dialect === "postgres") await ctx.store.run("ANALYZE");
 
-    progress(`${label}: draining with dispatcher.runOnce()`);
+    progress(`${label}: draining with dispatcher.runOnce() on ${ctxs.length} instance(s)`);
     const started = performance.now();
-    for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await ctx.dispatcher.runOnce();
+    for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await dispatchAll(ctxs);
     const drainSeconds = (performance.now() - started) / 1000;
     await waitForHooks(sink, events * WEBHOOKS, 30_000);
     const m = await collect(sink, commits);
@@ -261,17 +298,18 @@ async function backlog(label: string, dir: string, sink: RunningServer, events: 
       errors: checkCase(label, m, statuses, expected),
     };
   } finally {
-    await closeHerald(ctx);
+    for (const c of ctxs) await closeHerald(c);
   }
 }
 
 /** (c) Paced single-event commits with a nudge after each, as producers do. */
-async function paced(label: string, dir: string, sink: RunningServer): Promise<CaseOutcome> {
-  const ctx = openHerald(dir, {});
+async function paced(engine: Engine, label: string, dir: string, sink: RunningServer): Promise<CaseOutcome> {
+  const ctxs = await openHeralds(engine, dir, {});
+  const ctx = ctxs[0]!;
   try {
     await createWebhooks(ctx, sink);
     await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
-    await ctx.dispatcher.runOnce();
+    await dispatchAll(ctxs);
     await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
     await sinkJson(sink, "/arrivals?clear=1");
     await clearDeliveries(ctx);
@@ -288,7 +326,7 @@ async function paced(label: string, dir: string, sink: RunningServer): Promise<C
       else late++;
       const id = (await ctx.store.tx((t) => emitEvent(t, ctx, OWNER, "salutes.credit", creditData()))).publicId;
       commits.set(id, wallMs());
-      ctx.dispatcher.nudge();
+      for (const c of ctxs) c.dispatcher.nudge();
     }
     const emitSeconds = (performance.now() - start) / 1000;
     await waitForHooks(sink, total * WEBHOOKS, 30_000);
@@ -306,7 +344,7 @@ async function paced(label: string, dir: string, sink: RunningServer): Promise<C
       errors: checkCase(label, m, statuses, expected),
     };
   } finally {
-    await closeHerald(ctx);
+    for (const c of ctxs) await closeHerald(c);
   }
 }
 
@@ -322,6 +360,23 @@ const webhooks: Benchmark = {
     ];
     const errors: string[] = [];
     let sink: RunningServer | undefined;
+    const cluster = opts.engine === "postgres" ? await startCluster() : null;
+    let databases = 0;
+    const engine: Engine = {
+      kind: opts.engine ?? "sqlite",
+      instances: opts.engine === "postgres" ? (opts.instances ?? 1) : 1,
+      async database() {
+        const admin = new PostgresStore({ url: cluster!.url, poolMax: 1 });
+        const name = `bench_${++databases}`;
+        await admin.run(`CREATE DATABASE ${name}`);
+        await admin.close();
+        return withDatabase(cluster!.url, name);
+      },
+    };
+    if (cluster)
+      notes.push(
+        `on PostgreSQL (a throwaway cluster on 127.0.0.1, fsync off as in the tests): ${engine.instances} dispatching instance(s), each its own pool and dispatcher, in this process`,
+      );
     try {
       const port = await freePort();
       progress("starting the receiver (bench/webhook-sink.ts)");
@@ -353,9 +408,9 @@ const webhooks: Benchmark = {
       results.push(rawRow(BASELINE, raw16), rawRow("receiver raw capacity: fetch POST ×4", raw4));
 
       const outcomes = [
-        await backlog("dispatcher, backlog, defaults (16 in flight, 4 per host)", join(dir.path, "a"), sink, events, {}),
-        await backlog("dispatcher, backlog, 16 per host", join(dir.path, "b"), sink, events, { WEBHOOK_PER_TARGET_CONCURRENCY: "16" }),
-        await paced(`dispatcher, not backlogged (${PACED_RATE} events/s × ${WEBHOOKS}, nudged)`, join(dir.path, "c"), sink),
+        await backlog(engine, "dispatcher, backlog, defaults (16 in flight, 4 per host)", join(dir.path, "a"), sink, events, {}),
+        await backlog(engine, "dispatcher, backlog, 16 per host", join(dir.path, "b"), sink, events, { WEBHOOK_PER_TARGET_CONCURRENCY: "16" }),
+        await paced(engine, `dispatcher, not backlogged (${PACED_RATE} events/s × ${WEBHOOKS}, nudged)`, join(dir.path, "c"), sink),
       ];
       for (const o of outcomes) {
         results.push(o.result);
@@ -367,6 +422,7 @@ const webhooks: Benchmark = {
         const code = await sink.stop();
         if (code !== 0) notes.push(`receiver exited ${code === null ? "KILLED after grace" : code}`);
       }
+      cluster?.stop();
       dir.remove();
     }
 

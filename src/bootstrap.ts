@@ -44,7 +44,7 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   if (config.database.engine !== "sqlite") throw new Error("openContext opens the SQLite file; DATABASE_URL needs openContextAsync");
   const db = openDatabase(config.dbPath);
   migrate(db);
-  return wire(config, opts, db, new SqliteStore(db.sqlite, db.reader));
+  return wire(config, opts, db, new SqliteStore(db.sqlite));
 }
 
 /**

@@ -92,15 +92,7 @@ export class IdempotencyStore {
   }
 
   private async complete(t: Queryable, claim: IdempotencyClaim, status: number, result: object): Promise<void> {
-    const nowMs = this.ctx.clock.now().getTime();
-    await store.completeClaim(t, {
-      keyId: claim.keyId,
-      key: claim.key,
-      status,
-      body: JSON.stringify(result),
-      nowIso: new Date(nowMs).toISOString(),
-      expiresAt: this.expiry(nowMs),
-    });
+    await store.completeClaim(t, { keyId: claim.keyId, key: claim.key, status, body: JSON.stringify(result) });
   }
 
   /**

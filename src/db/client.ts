@@ -8,8 +8,6 @@ export type Db = BunSQLiteDatabase<Record<string, never>> & { $client: Database 
 export interface DbHandle {
   /** The raw bun:sqlite connection: prepared statements on hot paths, pragmas, checkpoints. */
   sqlite: Database;
-  /** A second connection on the same file for the storage port's reads outside transactions (WAL); null for :memory:. */
-  reader: Database | null;
   db: Db;
   path: string;
   close(): void;
@@ -27,21 +25,11 @@ export function openDatabase(path: string): DbHandle {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
   const db = drizzle({ client: sqlite }) as Db;
-  let reader: Database | null = null;
   return {
     sqlite,
     db,
     path,
-    /** Opened on first use: a CLI command that never reads through the port never opens it. */
-    get reader() {
-      if (reader || path === ":memory:") return reader;
-      reader = new Database(path, { strict: true });
-      reader.exec("PRAGMA busy_timeout = 5000");
-      reader.exec("PRAGMA query_only = 1");
-      return reader;
-    },
     close() {
-      reader?.close();
       try {
         // Don't wait out busy_timeout behind a reader (Litestream holds one): checkpoint what can be, now.
         sqlite.exec("PRAGMA busy_timeout = 0");

@@ -20,7 +20,6 @@ export function sqliteAbsent(): DbHandle {
     get db() {
       return refuse();
     },
-    reader: null,
     path: "(postgres)",
     close() {},
   };

@@ -5,9 +5,8 @@ import { type Param, type Queryable, type RunResult, SerializationFailure, type 
 // another request's transaction is open runs inside it). One writer connection; async transactions are queued on
 // it so that they never interleave (BEGIN IMMEDIATE … COMMIT, one at a time), and a write outside a transaction
 // takes its turn in the same queue, and transactions arriving together share one commit (group commit, below).
-// Reads outside a transaction go to a separate reader connection when the database is a file (WAL: they see
-// committed data only, never a transaction in progress); for :memory: they queue like writes. Statements are
-// prepared once per connection and SQL text.
+// Reads outside a transaction run on the same connection at once (between batches it is never inside one; see the
+// constructor). Statements are prepared once per SQL text.
 
 type Binding = string | number | boolean | null | Uint8Array;
 
@@ -38,19 +37,33 @@ function mapped(err: unknown): unknown {
   return err;
 }
 
-function handleOf(statements: Statements): Queryable {
-  const call = <T>(f: () => T): Promise<T> => {
+/** Statements run at once on the connection; each answer is an already-settled promise (no closure per call). */
+class Handle implements Queryable {
+  constructor(private readonly statements: Statements) {}
+
+  all<T>(sql: string, params: readonly Param[] = []): Promise<T[]> {
     try {
-      return Promise.resolve(f());
+      return Promise.resolve(this.statements.of(sql).all(...(params as Binding[])) as T[]);
     } catch (err) {
       return Promise.reject(mapped(err));
     }
-  };
-  return {
-    all: <T>(sql: string, params: readonly Param[] = []) => call(() => statements.of(sql).all(...(params as Binding[])) as T[]),
-    get: <T>(sql: string, params: readonly Param[] = []) => call(() => (statements.of(sql).get(...(params as Binding[])) as T | null) ?? null),
-    run: (sql: string, params: readonly Param[] = []) => call((): RunResult => ({ changes: statements.of(sql).run(...(params as Binding[])).changes })),
-  };
+  }
+
+  get<T>(sql: string, params: readonly Param[] = []): Promise<T | null> {
+    try {
+      return Promise.resolve((this.statements.of(sql).get(...(params as Binding[])) as T | null) ?? null);
+    } catch (err) {
+      return Promise.reject(mapped(err));
+    }
+  }
+
+  run(sql: string, params: readonly Param[] = []): Promise<RunResult> {
+    try {
+      return Promise.resolve({ changes: this.statements.of(sql).run(...(params as Binding[])).changes });
+    } catch (err) {
+      return Promise.reject(mapped(err));
+    }
+  }
 }
 
 interface Pending {
@@ -72,10 +85,11 @@ export class BodyAwaitedOutsideStore extends Error {
 export class SqliteStore implements Store {
   readonly dialect = "sqlite" as const;
   private readonly writer: Queryable;
-  private readonly reader: Queryable | null;
   /** Work waiting for the writer: transactions and lone writes, taken in batches, each batch in a turn of its own. */
   private pending: Pending[] = [];
   private readonly readOnly = new Map<string, boolean>();
+  /** The batch's own statements, prepared once: exec() would parse each of them again for every transaction. */
+  private readonly control: Record<"begin" | "savepoint" | "release" | "rollbackTo" | "commit", Statement>;
   private scheduled = false;
   private running: Promise<void> | null = null;
   /** Batches committed (one BEGIN IMMEDIATE … COMMIT each) and transactions in them, for tests and benchmarks. */
@@ -83,15 +97,21 @@ export class SqliteStore implements Store {
   transactions = 0;
 
   /**
-   * `db`: the writer connection (today's ctx.db.sqlite). `readerDb`: a second connection on the same file for
-   * reads outside transactions; null for :memory: (reads then queue behind the writer).
+   * `db`: the one connection, shared with the code that still writes synchronously (ctx.db.sqlite). Reads outside
+   * a transaction run on it at once, not queued: a batch runs from BEGIN to COMMIT within one turn of the event
+   * loop (see queued()), so whenever other code runs the connection is between transactions and a read sees
+   * committed data only. A second, reader connection was measured slower (the signed-credit loop: about 5 % fewer
+   * credits/s, bench/README.md "Storage port"): it must re-read the WAL index after every commit of the writer.
    */
-  constructor(
-    private readonly db: Database,
-    private readonly readerDb: Database | null = null,
-  ) {
-    this.writer = handleOf(new Statements(db));
-    this.reader = readerDb ? handleOf(new Statements(readerDb)) : null;
+  constructor(private readonly db: Database) {
+    this.writer = new Handle(new Statements(db));
+    this.control = {
+      begin: db.prepare("BEGIN IMMEDIATE"),
+      savepoint: db.prepare("SAVEPOINT herald_tx"),
+      release: db.prepare("RELEASE herald_tx"),
+      rollbackTo: db.prepare("ROLLBACK TO herald_tx"),
+      commit: db.prepare("COMMIT"),
+    };
   }
 
   /**
@@ -130,7 +150,7 @@ export class SqliteStore implements Store {
 
   private async runBatch(batch: Pending[]): Promise<void> {
     try {
-      this.db.exec("BEGIN IMMEDIATE");
+      this.control.begin.run();
     } catch (err) {
       for (const p of batch) p.reject(mapped(err));
       return;
@@ -142,13 +162,13 @@ export class SqliteStore implements Store {
     });
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     for (const p of batch) {
-      this.db.exec("SAVEPOINT herald_tx");
+      this.control.savepoint.run();
       try {
         outcomes.push({ ok: true, value: await p.fn(this.writer) });
-        this.db.exec("RELEASE herald_tx");
+        this.control.release.run();
       } catch (err) {
-        this.db.exec("ROLLBACK TO herald_tx");
-        this.db.exec("RELEASE herald_tx");
+        this.control.rollbackTo.run();
+        this.control.release.run();
         outcomes.push({ ok: false, error: mapped(err) });
       }
     }
@@ -160,7 +180,7 @@ export class SqliteStore implements Store {
       return;
     }
     try {
-      this.db.exec("COMMIT");
+      this.control.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       for (const p of batch) p.reject(mapped(err));
@@ -176,15 +196,15 @@ export class SqliteStore implements Store {
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    return this.reader && this.readsOnly(sql) ? this.reader.all<T>(sql, params) : this.queued((w) => w.all<T>(sql, params));
+    return this.readsOnly(sql) ? this.writer.all<T>(sql, params) : this.queued((w) => w.all<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null> {
-    return this.reader && this.readsOnly(sql) ? this.reader.get<T>(sql, params) : this.queued((w) => w.get<T>(sql, params));
+    return this.readsOnly(sql) ? this.writer.get<T>(sql, params) : this.queued((w) => w.get<T>(sql, params));
   }
 
   /**
-   * Whether a statement only reads (it may go to the reader connection): a SELECT, or a WITH whose statement does
+   * Whether a statement only reads (it may run at once, outside the queue): a SELECT, or a WITH whose statement does
    * not write. An `INSERT … RETURNING` asked for with get() is a write and takes its turn on the writer.
    */
   private readsOnly(sql: string): boolean {
@@ -220,6 +240,5 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     while (this.running || this.scheduled || this.pending.length) await (this.running ?? new Promise((r) => setImmediate(r)));
-    this.readerDb?.close();
   }
 }

@@ -34,7 +34,7 @@ const engines: Array<[string, () => Store]> = [
       const path = join(dir, "leases.db");
       const w = new Database(path, { create: true, strict: true });
       w.exec("PRAGMA journal_mode = WAL");
-      return new SqliteStore(w, new Database(path, { strict: true }));
+      return new SqliteStore(w);
     },
   ],
 ];

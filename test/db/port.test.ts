@@ -9,7 +9,7 @@ import { BodyAwaitedOutsideStore, SqliteStore } from "../../src/db/sqlite-engine
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 
 // The storage port's contract, the same cases on both engines: SQLite over a real WAL file (a writer and a
-// reader connection), PostgreSQL on a throwaway cluster from Debian's package (test/support/postgres.ts).
+// one connection), PostgreSQL on a throwaway cluster from Debian's package (test/support/postgres.ts).
 // SQL is written once, with ? placeholders, in the portable subset.
 
 const pg = postgresPresent("test/db/port.test.ts");
@@ -31,7 +31,7 @@ function sqliteStore(): Store {
   const writer = new Database(path, { create: true, strict: true });
   writer.exec("PRAGMA journal_mode = WAL");
   writer.exec("PRAGMA busy_timeout = 5000");
-  return new SqliteStore(writer, new Database(path, { readonly: false, strict: true }));
+  return new SqliteStore(writer);
 }
 
 const engines: Array<[string, () => Store]> = [["sqlite", sqliteStore]];
@@ -169,7 +169,7 @@ describe("SQLite: the writer is shared with synchronous writers", () => {
     const path = join(dir, `shared-${++n}.db`);
     const writer = new Database(path, { create: true, strict: true });
     writer.exec("PRAGMA journal_mode = WAL");
-    const s = new SqliteStore(writer, new Database(path, { strict: true }));
+    const s = new SqliteStore(writer);
     for (const sql of SCHEMA) await s.run(sql);
     await s.run("CREATE TABLE legacy_rows (id INTEGER PRIMARY KEY)");
     const legacy = writer.prepare("INSERT INTO legacy_rows (id) VALUES (?)");

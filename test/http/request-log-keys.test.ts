@@ -29,7 +29,7 @@ function freshDb(): DbHandle {
 
 const quiet = () => createLogger("silent", () => {});
 /** The writer over the storage port on the file's own connections, as the service wires it. */
-const storeOf = (h: DbHandle) => new SqliteStore(h.sqlite, h.reader);
+const storeOf = (h: DbHandle) => new SqliteStore(h.sqlite);
 const entry = (keyId: string | null, route = "/api/partner/capabilities", i = 0): RequestLogEntry => ({
   at: `2026-11-22T00:00:${String(i % 60).padStart(2, "0")}.000Z`,
   method: "GET",

@@ -74,7 +74,7 @@ export async function openInstances(engine: Engine, n: number, env: Record<strin
     let store: Store;
     if (engine === "sqlite") {
       const db = openDatabase(path);
-      store = new SqliteStore(db.sqlite, db.reader);
+      store = new SqliteStore(db.sqlite);
       closers.unshift(async () => {
         await store.close();
         db.close();

@@ -49,16 +49,17 @@ export async function takeOverClaim(q: Queryable, c: ClaimRow): Promise<boolean>
   return r.changes === 1;
 }
 
-/** The stored answer: the key now replays it. */
-export async function completeClaim(
-  q: Queryable,
-  c: { keyId: string; key: string; status: number; body: string; nowIso: string; expiresAt: string },
-): Promise<void> {
-  await q.run(
-    `UPDATE idempotency_records SET state = 'completed', response_status = ?, response_body = ?, created_at = ?, locked_until = NULL, expires_at = ?
-     WHERE key_id = ? AND idempotency_key = ?`,
-    [c.status, c.body, c.nowIso, c.expiresAt, c.keyId, c.key],
-  );
+/**
+ * The stored answer: the key now replays it. Its time and expiry stay the claim's (set in the same transaction),
+ * so the expiry index is not written twice for every request.
+ */
+export async function completeClaim(q: Queryable, c: { keyId: string; key: string; status: number; body: string }): Promise<void> {
+  await q.run("UPDATE idempotency_records SET state = 'completed', response_status = ?, response_body = ?, locked_until = NULL WHERE key_id = ? AND idempotency_key = ?", [
+    c.status,
+    c.body,
+    c.keyId,
+    c.key,
+  ]);
 }
 
 /** Drops an in-progress claim whose effect failed, so a retry with the key can run. */
