@@ -24,7 +24,7 @@ export type Group =
   | "transparency"
   | "messenger";
 
-/** The groups on the storage port: they run on PostgreSQL. */
+/** The groups on the storage port: they run on PostgreSQL. One per line: the groups move onto the port one by one. */
 export const PORTED_GROUPS: ReadonlySet<Group> = new Set<Group>([
   "system",
   "auth",

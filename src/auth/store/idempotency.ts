@@ -54,12 +54,10 @@ export async function takeOverClaim(q: Queryable, c: ClaimRow): Promise<boolean>
  * so the expiry index is not written twice for every request.
  */
 export async function completeClaim(q: Queryable, c: { keyId: string; key: string; status: number; body: string }): Promise<void> {
-  await q.run("UPDATE idempotency_records SET state = 'completed', response_status = ?, response_body = ?, locked_until = NULL WHERE key_id = ? AND idempotency_key = ?", [
-    c.status,
-    c.body,
-    c.keyId,
-    c.key,
-  ]);
+  await q.run(
+    "UPDATE idempotency_records SET state = 'completed', response_status = ?, response_body = ?, locked_until = NULL WHERE key_id = ? AND idempotency_key = ?",
+    [c.status, c.body, c.keyId, c.key],
+  );
 }
 
 /** Drops an in-progress claim whose effect failed, so a retry with the key can run. */
