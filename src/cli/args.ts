@@ -38,8 +38,14 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   backup: [],
   restore: ["sha256", "master-key-file"],
   "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant", "lp-wallets"],
+  "migrate-to-postgres": ["from", "to", "batch"],
   version: [],
   help: [],
+};
+
+/** The boolean flags of each command (besides the global ones). */
+export const COMMAND_BOOLEANS: Record<string, readonly string[]> = {
+  "migrate-to-postgres": ["force"],
 };
 
 /** The command: the first argument that is not a flag. Only boolean (global) flags may come before it. */
@@ -64,6 +70,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
   }
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = { ...GLOBAL_FLAGS };
   for (const name of known ?? []) options[name] = { type: "string" };
+  for (const name of (command && COMMAND_BOOLEANS[command]) || []) options[name] = { type: "boolean" };
   let parsed: ReturnType<typeof parseNodeArgs>;
   try {
     parsed = parseNodeArgs({ args: argv, options, strict: true, allowPositionals: true });

@@ -17,6 +17,8 @@ Usage: herald [<command>] [options]    (also: bun run src/main.ts <command>)
 Commands:
   serve                 start the HTTP server and the jobs (default)
   migrate               apply the embedded database migrations and exit
+  migrate-to-postgres [--from FILE] [--to URL] [--batch N] [--force]
+                        copy the SQLite database into PostgreSQL, resumable, checked (docs/postgres.md)
   config                print the effective configuration (secrets masked)
   jobs list             list jobs, their schedule and last run
   jobs run NAME [NAME…] run jobs now, in order, and record each in job_runs
@@ -178,6 +180,12 @@ export const COMMANDS: Record<string, Command> = {
       ctx.db.close();
     }
   },
+  async "migrate-to-postgres"(args, json) {
+    const config = loadConfig();
+    const { migrateToPostgresCommand } = await import("./migrate-to-postgres");
+    const { systemClock } = await import("../clock");
+    return migrateToPostgresCommand(config, args, json, systemClock.now().toISOString());
+  },
   async restore(args, json) {
     const { restoreCommand } = await import("./restore");
     return restoreCommand(loadConfig(), args, json);
@@ -202,6 +210,7 @@ export const COMMANDS: Record<string, Command> = {
 /** Commands with a help text of their own (`herald restore --help`); the others print the general one. */
 const COMMAND_HELP: Record<string, () => Promise<string>> = {
   restore: async () => (await import("./restore")).RESTORE_HELP,
+  "migrate-to-postgres": async () => (await import("./migrate-to-postgres")).MIGRATE_TO_POSTGRES_HELP,
 };
 
 /** Runs `herald <argv>`; resolves with the exit code, or -1 when the command keeps running (serve, dev-rpc). */

@@ -40,6 +40,11 @@ const ALLOW_READS: ReadAllowance[] = [
   ...reads("ops/readiness/service.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
   ...reads("ops/digest/data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
   ...reads("ops/incidents/sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
+  ...reads(
+    "cli/migrate-to-postgres.ts",
+    ["salutes_ledger", "salutes_balances"],
+    "the move checks the money after copying: every balance = Σ its ledger on both sides, and the same on both",
+  ),
   ...reads("auth/master-key-check.ts", ["webhooks", "status_subscribers"], "the master key check opens one sealed secret of each kind at start"),
   ...reads(
     "transparency/chain-inputs.ts",

@@ -1,0 +1,152 @@
+import { existsSync, realpathSync, statSync } from "node:fs";
+import type { Database } from "bun:sqlite";
+import type { Config } from "../config";
+import { copyPlan, copyState, copyTable, openSource, type Progress, resetSequences, type TablePlan } from "../db/copy-to-postgres";
+import { PostgresStore } from "../db/postgres-engine";
+import { migratePostgres } from "../db/postgres-migrate";
+import { flagString, type ParsedArgs, UsageError } from "./args";
+import { emit } from "./output";
+
+export const MIGRATE_TO_POSTGRES_HELP = `herald migrate-to-postgres — copy a SQLite database into PostgreSQL
+
+Usage: herald migrate-to-postgres [--from FILE] [--to postgres://…] [--batch N] [--force] [--json]
+
+  --from FILE   the SQLite file (default HERALD_DB_PATH); stop the server that writes it first, or copy a backup
+                (herald backup) — rows written during the copy would be left behind
+  --to URL      the PostgreSQL database (default DATABASE_URL); its migrations are applied first
+  --batch N     rows per transaction (100–10000, default 1000)
+  --force       copy into a database that already holds rows (rows with the same key are kept, not replaced)
+
+Tables are copied in foreign-key order, in batches, with a progress line (rows/s, ETA) on stderr. An interrupted
+copy (a crash, Ctrl-C) resumes where it stopped when run again with the same --from; a finished one changes
+nothing. Afterwards it checks that every table has the source's row count and that every salutes balance equals
+the sum of its ledger on both sides and agrees between them, and exits 1 if not. docs/postgres.md, "Moving".`;
+
+const BALANCE_CHECK = `SELECT b.user_id, b.balance_minor, (SELECT COALESCE(SUM(l.delta_minor), 0) FROM salutes_ledger l WHERE l.user_id = b.user_id) AS total
+  FROM salutes_balances b ORDER BY b.user_id`;
+
+interface Balance {
+  user_id: number;
+  balance_minor: number;
+  total: number;
+}
+
+/** The salutes ledger's invariant on both sides, and the same balances on both: the problems found. */
+async function checkBalances(source: Database, target: PostgresStore): Promise<string[]> {
+  const here = source.query(BALANCE_CHECK).all() as Balance[];
+  const there = await target.all<Balance>(BALANCE_CHECK);
+  const problems: string[] = [];
+  for (const [side, rows] of [
+    ["source", here],
+    ["target", there],
+  ] as const) {
+    const off = rows.filter((r) => r.balance_minor !== r.total);
+    if (off.length) problems.push(`${off.length} ${side} balance(s) differ from the sum of their ledger (user ${off[0]!.user_id} first)`);
+  }
+  const byUser = new Map(there.map((r) => [r.user_id, r.balance_minor]));
+  const differ = here.filter((r) => byUser.get(r.user_id) !== r.balance_minor);
+  if (differ.length) problems.push(`${differ.length} balance(s) differ between source and target (user ${differ[0]!.user_id} first)`);
+  return problems;
+}
+
+/** One progress line: on a terminal rewritten in place, else one line every few seconds. */
+function progressReporter(json: boolean) {
+  const tty = process.stderr.isTTY === true;
+  let lastLine = 0;
+  let started = performance.now();
+  let startedAt = 0;
+  return {
+    table(p: TablePlan, already: number) {
+      started = performance.now();
+      startedAt = already;
+      if (!json) process.stderr.write(`${tty ? "" : ""}${p.name}: ${p.rows.toLocaleString("en-US")} rows\n`);
+    },
+    batch(p: Progress) {
+      const now = performance.now();
+      if (!tty && now - lastLine < 5_000 && p.copied < p.total) return;
+      lastLine = now;
+      const rate = (p.copied - startedAt) / Math.max(0.001, (now - started) / 1000);
+      const eta = rate > 0 ? Math.ceil((p.total - p.copied) / rate) : 0;
+      const pct = p.total ? Math.min(100, Math.floor((p.copied * 100) / p.total)) : 100;
+      const bar = "#".repeat(Math.floor(pct / 5)).padEnd(20, ".");
+      const line = `  [${bar}] ${p.copied.toLocaleString("en-US")}/${p.total.toLocaleString("en-US")} rows  ${Math.round(rate).toLocaleString("en-US")} rows/s  ETA ${eta} s`;
+      process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+    },
+    done() {
+      if (tty) process.stderr.write("\n");
+    },
+  };
+}
+
+export async function migrateToPostgresCommand(config: Config, args: ParsedArgs, json: boolean, nowIso: string): Promise<number> {
+  const from = flagString(args, "from") ?? config.dbPath;
+  const to = flagString(args, "to") ?? config.database.url;
+  const batchRaw = flagString(args, "batch");
+  const force = args.flags.force === true;
+  if (args.positionals.length) throw new UsageError(`migrate-to-postgres takes no positional arguments (got ${args.positionals.join(" ")})`);
+  if (!to || !/^postgres(ql)?:\/\//.test(to)) throw new UsageError("--to must be a postgres:// URL (or set DATABASE_URL)");
+  if (!existsSync(from) || !statSync(from).isFile()) throw new UsageError(`--from: no SQLite file at ${from}`);
+  if (batchRaw !== undefined && !/^\d{3,5}$/.test(batchRaw)) throw new UsageError("--batch must be a whole number from 100 to 10000");
+  const batch = batchRaw === undefined ? 1000 : Number(batchRaw);
+  if (batch < 100 || batch > 10_000) throw new UsageError("--batch must be a whole number from 100 to 10000");
+  const sourceId = realpathSync(from);
+
+  const source = openSource(from);
+  const target = new PostgresStore({ url: to, poolMax: 2, statementTimeoutMs: 300_000 });
+  try {
+    await target.ping();
+    await migratePostgres(target, nowIso);
+    const plans = await copyPlan(source, target);
+    const state = await copyState(target, plans);
+    if (state.source !== null && state.source !== sourceId && !force) {
+      throw new UsageError(`the target holds a copy of another file (${state.source}); pass --force to copy ${sourceId} into it as well`);
+    }
+    if (state.source === null && state.rowsPresent > 0 && !force) {
+      throw new UsageError(
+        `the target already holds ${state.rowsPresent.toLocaleString("en-US")} rows: copy into an empty database, or pass --force to add to it (rows with the same key are kept)`,
+      );
+    }
+    const report = progressReporter(json);
+    const started = performance.now();
+    const copied: Record<string, number> = {};
+    for (const plan of plans) {
+      report.table(plan, 0);
+      copied[plan.name] = await copyTable(source, target, plan, sourceId, batch, (p) => report.batch(p));
+      report.done();
+    }
+    await resetSequences(target);
+    const seconds = (performance.now() - started) / 1000;
+
+    const problems: string[] = [];
+    for (const plan of plans) {
+      const there = (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${plan.name}"`))!.n;
+      // partner_keys_version is written by the target's own migration as well as by the copy.
+      if (there !== plan.rows && !(force && there > plan.rows))
+        problems.push(`${plan.name}: ${plan.rows.toLocaleString("en-US")} rows in the source, ${there.toLocaleString("en-US")} in the target`);
+    }
+    problems.push(...(await checkBalances(source, target)));
+    const total = plans.reduce((n, p) => n + p.rows, 0);
+    const summary = {
+      success: problems.length === 0,
+      from: sourceId,
+      tables: plans.length,
+      rows: total,
+      seconds: Number(seconds.toFixed(2)),
+      rows_per_second: Math.round(total / Math.max(seconds, 0.001)),
+      per_table: Object.fromEntries(plans.map((p) => [p.name, p.rows])),
+      problems,
+    };
+    emit(json, summary, () =>
+      [
+        `copied ${total.toLocaleString("en-US")} rows of ${plans.length} tables in ${seconds.toFixed(1)} s (${summary.rows_per_second.toLocaleString("en-US")} rows/s)`,
+        problems.length
+          ? `CHECK FAILED:\n  ${problems.join("\n  ")}`
+          : "checked: every table's row count, and every salutes balance = Σ its ledger on both sides",
+      ].join("\n"),
+    );
+    return problems.length ? 1 : 0;
+  } finally {
+    source.close();
+    await target.close();
+  }
+}

@@ -1,0 +1,156 @@
+import { Database } from "bun:sqlite";
+import type { Param } from "./port";
+import type { PostgresStore } from "./postgres-engine";
+
+// Copies an SQLite database (Herald's file) into a PostgreSQL database migrated to the same schema (issue 28,
+// `herald migrate-to-postgres`). Generic over the tables the file has — no domain's knowledge: every table in
+// foreign-key order (parents before children), in batches by rowid, each batch one INSERT … ON CONFLICT DO
+// NOTHING in one transaction. A table's progress is recorded in the target (herald_copy_progress) in the same
+// transaction as its batch, so a copy interrupted by a crash resumes where it stopped, and re-running a finished
+// copy changes nothing. Identity sequences are moved past the copied ids at the end.
+
+/** The SQLite tables that are the file's own bookkeeping, never copied. */
+const SKIPPED = new Set(["__drizzle_migrations", "sqlite_sequence", "sqlite_stat1"]);
+
+export interface TablePlan {
+  name: string;
+  columns: string[];
+  rows: number;
+}
+
+/** Every table of the file in foreign-key order, with the columns both databases have. */
+export async function copyPlan(source: Database, target: PostgresStore): Promise<TablePlan[]> {
+  const names = (
+    source.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>
+  )
+    .map((r) => r.name)
+    .filter((n) => !SKIPPED.has(n));
+  const parents = new Map<string, string[]>();
+  for (const n of names) {
+    const fks = source.query(`PRAGMA foreign_key_list("${n}")`).all() as Array<{ table: string }>;
+    parents.set(
+      n,
+      fks.map((f) => f.table).filter((t) => t !== n),
+    );
+  }
+  const ordered: string[] = [];
+  const visit = (n: string, path: string[]) => {
+    if (ordered.includes(n) || !parents.has(n)) return;
+    if (path.includes(n)) throw new Error(`foreign keys form a cycle: ${[...path, n].join(" → ")}`);
+    for (const p of parents.get(n)!) visit(p, [...path, n]);
+    ordered.push(n);
+  };
+  for (const n of names) visit(n, []);
+  const plans: TablePlan[] = [];
+  for (const name of ordered) {
+    const here = (source.query(`PRAGMA table_info("${name}")`).all() as Array<{ name: string }>).map((c) => c.name);
+    const there = new Set(
+      (
+        await target.all<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ?", [name])
+      ).map((c) => c.column_name),
+    );
+    if (there.size === 0) throw new Error(`the target has no table ${name}: is it migrated to this Herald's version?`);
+    const missing = here.filter((c) => !there.has(c));
+    if (missing.length) throw new Error(`the target's ${name} lacks column(s) ${missing.join(", ")}: run the same Herald version on both`);
+    const rows = (source.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+    plans.push({ name, columns: here, rows });
+  }
+  return plans;
+}
+
+const PROGRESS_DDL = `CREATE TABLE IF NOT EXISTS herald_copy_progress (
+  table_name text PRIMARY KEY, last_rowid bigint NOT NULL, copied bigint NOT NULL, done integer NOT NULL, source text NOT NULL)`;
+
+export interface CopyState {
+  /** The source recorded by an earlier (interrupted or finished) copy into this target, or null. */
+  source: string | null;
+  /** Rows in the target's tables outside the copy's own bookkeeping. */
+  rowsPresent: number;
+}
+
+/** What the target holds already: an earlier copy's progress, and any rows. */
+export async function copyState(target: PostgresStore, plans: TablePlan[]): Promise<CopyState> {
+  await target.run(PROGRESS_DDL);
+  const source = (await target.get<{ source: string }>("SELECT source FROM herald_copy_progress LIMIT 1"))?.source ?? null;
+  let rowsPresent = 0;
+  // The one row migrations write themselves (the key-version counter) is not data.
+  for (const p of plans) {
+    if (p.name === "partner_keys_version") continue;
+    rowsPresent += (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${p.name}"`))!.n;
+  }
+  return { source, rowsPresent };
+}
+
+export interface Progress {
+  table: string;
+  copied: number;
+  total: number;
+}
+
+/** SQLite values as PostgreSQL takes them: BLOBs as bytes, everything else as is (integers stay numbers). */
+const param = (v: unknown): Param => (v instanceof Uint8Array ? v : (v as Param));
+
+/**
+ * Copies `plan.name` from rowid `after` on, `batch` rows a transaction; calls `onBatch` after each. Rows the target
+ * has already (same primary key) are left alone, so a resumed copy never doubles one.
+ */
+export async function copyTable(
+  source: Database,
+  target: PostgresStore,
+  plan: TablePlan,
+  sourceId: string,
+  batch: number,
+  onBatch: (p: Progress) => void,
+): Promise<number> {
+  const state = await target.get<{ last_rowid: number; copied: number; done: number }>(
+    "SELECT last_rowid, copied, done FROM herald_copy_progress WHERE table_name = ?",
+    [plan.name],
+  );
+  if (state?.done) return state.copied;
+  let after = state?.last_rowid ?? 0;
+  let copied = state?.copied ?? 0;
+  const cols = plan.columns.map((c) => `"${c}"`).join(", ");
+  const read = source.query(`SELECT rowid AS herald_rowid, ${cols} FROM "${plan.name}" WHERE rowid > ? ORDER BY rowid LIMIT ?`);
+  for (;;) {
+    const rows = read.all(after, batch) as Array<Record<string, unknown>>;
+    if (rows.length === 0) break;
+    const values = rows.map(() => `(${plan.columns.map(() => "?").join(", ")})`).join(", ");
+    const params = rows.flatMap((r) => plan.columns.map((c) => param(r[c])));
+    const last = rows[rows.length - 1]!.herald_rowid as number;
+    await target.tx(async (t) => {
+      await t.run(`INSERT INTO "${plan.name}" (${cols}) VALUES ${values} ON CONFLICT DO NOTHING`, params);
+      await t.run(
+        `INSERT INTO herald_copy_progress (table_name, last_rowid, copied, done, source) VALUES (?, ?, ?, 0, ?)
+         ON CONFLICT (table_name) DO UPDATE SET last_rowid = excluded.last_rowid, copied = excluded.copied`,
+        [plan.name, last, copied + rows.length, sourceId],
+      );
+    });
+    after = last;
+    copied += rows.length;
+    onBatch({ table: plan.name, copied, total: plan.rows });
+  }
+  await target.run(
+    `INSERT INTO herald_copy_progress (table_name, last_rowid, copied, done, source) VALUES (?, ?, ?, 1, ?)
+     ON CONFLICT (table_name) DO UPDATE SET done = 1, copied = excluded.copied`,
+    [plan.name, after, copied, sourceId],
+  );
+  return copied;
+}
+
+/** Moves every identity sequence past the largest id copied, so the next row the service writes gets a new id. */
+export async function resetSequences(target: PostgresStore): Promise<void> {
+  const identities = await target.all<{ table_name: string; column_name: string }>(
+    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES'",
+  );
+  for (const c of identities) {
+    await target.get(
+      `SELECT setval(pg_get_serial_sequence(?, ?), GREATEST((SELECT COALESCE(max("${c.column_name}"), 0) FROM "${c.table_name}"), 1), (SELECT count(*) > 0 FROM "${c.table_name}"))`,
+      [c.table_name, c.column_name],
+    );
+  }
+}
+
+/** Opens the source file read-only (a running server may be writing it: stop it first, see the command's help). */
+export function openSource(path: string): Database {
+  return new Database(path, { readonly: true, strict: true });
+}
