@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   "messenger-admin": () => import("./messenger-admin"),
   "ops-digest": () => import("./ops-digest"),
   "build-flags": () => import("./build-flags"),
+  migrate: () => import("./migrate"),
 };
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
@@ -37,6 +38,7 @@ Options:
   --starts N        build-flags: cold starts timed per variant, median reported (default 5)
   --engine E        credit, webhooks: sqlite (default) or postgres (a throwaway cluster from Debian's package)
   --instances N     credit, webhooks on postgres: herald instances sharing the database (1–4, default 1)
+  --rows N          migrate: request_log rows in the copied file (a tenth as many ledger rows; default 1000000)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -64,6 +66,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       rounds: { type: "string" },
       starts: { type: "string" },
       engine: { type: "string" },
+      rows: { type: "string" },
       instances: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -89,6 +92,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       starts: intOption(values.starts, "starts", 5, 1, 20),
       engine: engineOption(values.engine),
       instances: intOption(values.instances, "instances", 1, 1, 4),
+      rows: intOption(values.rows, "rows", 1_000_000, 1_000, 10_000_000),
     },
   };
 }

@@ -28,6 +28,8 @@ export interface BenchOptions {
   engine?: "sqlite" | "postgres";
   /** `credit`, `webhooks` on postgres: herald instances on the one database (--instances, default 1). */
   instances?: number;
+  /** `migrate`: request_log rows in the copied file (--rows, default 1,000,000). */
+  rows?: number;
 }
 
 export class UsageError extends Error {}

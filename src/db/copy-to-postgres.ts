@@ -110,6 +110,8 @@ export async function copyTable(
   let after = state?.last_rowid ?? 0;
   let copied = state?.copied ?? 0;
   const cols = plan.columns.map((c) => `"${c}"`).join(", ");
+  // PostgreSQL takes at most 65,535 parameters in a statement: a wide table gets smaller batches.
+  batch = Math.max(1, Math.min(batch, Math.floor(60_000 / plan.columns.length)));
   const read = source.query(`SELECT rowid AS herald_rowid, ${cols} FROM "${plan.name}" WHERE rowid > ? ORDER BY rowid LIMIT ?`);
   for (;;) {
     const rows = read.all(after, batch) as Array<Record<string, unknown>>;
