@@ -74,4 +74,41 @@ describe.if(testEngine() === "postgres")("the CLI on PostgreSQL", () => {
       await db.drop();
     }
   });
+
+  test("keys and admin-token create, list, rotate, disable and revoke against the database (audited)", async () => {
+    const db = await freshPostgresDatabase();
+    const env = { DATABASE_URL: db.url, HERALD_MASTER_KEY: "ef".repeat(32) };
+    try {
+      const created = await run(["keys", "create", "--partner", "Acme", "--mode", "live", "--scopes", "read,credit", "--json"], env);
+      expect(created.code).toBe(0);
+      const key = JSON.parse(created.stdout) as { key_id: string; secret: string };
+      expect(key.secret).toStartWith("hsk_live_");
+      const listed = JSON.parse((await run(["keys", "list", "--partner", "Acme", "--json"], env)).stdout).keys;
+      expect(listed.map((k: { key_id: string }) => k.key_id)).toEqual([key.key_id]);
+      const rotated = JSON.parse((await run(["keys", "rotate", key.key_id, "--overlap-hours", "2", "--json"], env)).stdout);
+      expect(rotated.secret).not.toBe(key.secret);
+      expect(rotated.previous_secret_valid_until).not.toBeNull();
+      const disabled = JSON.parse((await run(["keys", "disable", key.key_id, "--reason", "test", "--json"], env)).stdout);
+      expect(disabled.key).toMatchObject({ key_id: key.key_id, status: "disabled", disabled_reason: "test" });
+
+      const token = JSON.parse((await run(["admin-token", "create", "--name", "ops", "--json"], env)).stdout);
+      expect(token.token).toStartWith("hat_");
+      const tokens = JSON.parse((await run(["admin-token", "list", "--json"], env)).stdout).tokens;
+      expect(tokens).toEqual([expect.objectContaining({ id: token.id, name: "ops", revoked_at: null })]);
+      const revoked = JSON.parse((await run(["admin-token", "revoke", "--id", String(token.id), "--json"], env)).stdout);
+      expect(revoked.already_revoked).toBe(false);
+
+      const store = new PostgresStore({ url: db.url, poolMax: 1 });
+      try {
+        const actions = (await store.all<{ action: string }>("SELECT action FROM admin_audit ORDER BY id")).map((r) => r.action);
+        expect(actions).toEqual(["partner_key.create", "partner_key.rotate", "partner_key.disable", "admin_token.create", "admin_token.revoke"]);
+        // The secret is stored sealed, never in clear.
+        expect(JSON.stringify(await store.all("SELECT * FROM partner_keys"))).not.toContain(rotated.secret);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
 });
