@@ -17,7 +17,7 @@ export function listenUntilSignal(app: AnyElysia, ctx: AppContext, config: Confi
       const timedOut = await Promise.race([server.stop(false).then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
       if (timedOut) await server.stop(true);
       ctx.requestLog.stop();
-      ctx.db.close();
+      await ctx.store.close();
       process.exit(0);
     } catch (err) {
       ctx.log.error("shutdown failed", errorFields(err));

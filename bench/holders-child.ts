@@ -41,10 +41,8 @@ async function snapshot(url: string, mint: string, dir: string) {
   const t0 = performance.now();
   const run = await ctx.jobs.runNow("holders-snapshot");
   const wall = performance.now() - t0;
-  const row = ctx.db.sqlite
-    .query("SELECT accounts_scanned, holders, total_raw, duration_ms AS scan_ms FROM chain_holder_snapshots ORDER BY id DESC LIMIT 1")
-    .get();
-  ctx.db.close();
+  const row = await ctx.store.get("SELECT accounts_scanned, holders, total_raw, duration_ms AS scan_ms FROM chain_holder_snapshots ORDER BY id DESC LIMIT 1");
+  await ctx.store.close();
   return { ok: run.ok, error: run.error, wall_ms: wall, rss_before_kb: rssBeforeKb, ...(row as object) };
 }
 

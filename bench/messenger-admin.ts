@@ -132,7 +132,7 @@ export function seedHistory(dbPath: string, now = Date.now()): { plays: number; 
     })();
     if ((d + 1) % 15 === 0) progress(`seeded ${d + 1} days (${plays.toLocaleString("en-US")} plays, ${rows.toLocaleString("en-US")} ledger rows)`);
   }
-  progress("filling the daily aggregates from the ledger (migration 0016's GROUP BY) and their fold watermark");
+  progress("filling the daily aggregates from the ledger (migration 0016's GROUP BY) and marking its rows folded");
   db.exec(`
     INSERT INTO messenger_daily_stats (day, action, game_key, entries, free_spins_granted, free_spins_spent, missiles_granted, missiles_spent, points_granted, points_spent)
     SELECT substr(created_at, 1, 10), action, coalesce(game_key, ''), count(*),
@@ -144,7 +144,7 @@ export function seedHistory(dbPath: string, now = Date.now()): { plays: number; 
     SELECT substr(created_at, 1, 10), game_key, telegram_user_id, count(*) FROM messenger_ledger WHERE game_key IS NOT NULL GROUP BY 1, 2, 3;
     INSERT INTO messenger_daily_players (day, game_key, telegram_user_id, entries)
     SELECT substr(created_at, 1, 10), '', telegram_user_id, count(*) FROM messenger_ledger GROUP BY 1, 3;
-    UPDATE messenger_stats_fold SET ledger_id = (SELECT max(id) FROM messenger_ledger) WHERE id = 1;
+    UPDATE messenger_ledger SET folded = 1;
     ANALYZE;
     PRAGMA wal_checkpoint(TRUNCATE);
   `);

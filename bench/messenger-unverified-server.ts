@@ -25,13 +25,13 @@ const UNVERIFIED_PATH = "/bench/messenger/games/catalog";
 const playerId = Number(process.env.BENCH_PLAYER_ID ?? "4242");
 const config = loadConfig();
 const ctx = openContext(config);
-getPlayerOrCreate(ctx.db.sqlite, playerId, ctx.clock.now().toISOString());
+await getPlayerOrCreate(ctx.store, playerId, ctx.clock.now().toISOString());
 
 const app = buildApp(ctx).get(
   UNVERIFIED_PATH,
-  () => {
-    const player = getPlayer(ctx.db.sqlite, playerId)!;
-    return { success: true as const, ...gameCatalog(ctx, player), balances: balancesOf(player) };
+  async () => {
+    const player = (await getPlayer(ctx.store, playerId))!;
+    return { success: true as const, ...(await gameCatalog(ctx, player)), balances: balancesOf(player) };
   },
   { query: InitQuery, response: { 200: GamesModel.catalog, ...messengerErrors } },
 );

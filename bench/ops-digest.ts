@@ -13,6 +13,7 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { catchUpRollups } from "../src/http/request-log/catchup";
+import { SqliteStore } from "../src/db/sqlite-engine";
 import { heraldLaunch, progress, runHeraldCli, startHerald, tempDir, type Benchmark } from "./support";
 
 const ROWS = 5_000_000;
@@ -149,13 +150,15 @@ const opsDigest: Benchmark = {
       const db = new Database(dbFile);
       db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
       const c0 = performance.now();
-      const p = catchUpRollups(db);
+      const store = new SqliteStore(db);
+      const p = await catchUpRollups(store);
       const catchUpMs = performance.now() - c0;
       const rollupRows = (db.query("SELECT count(*) AS n FROM request_log_403_hourly").get() as { n: number }).n;
       const check = db.query("SELECT sum(requests) AS n, sum(forbidden) AS f FROM request_log_hourly").get() as { n: number; f: number };
       const r0 = performance.now();
-      const again = catchUpRollups(db);
+      const again = await catchUpRollups(store);
       const recheckMs = performance.now() - r0;
+      await store.close();
       db.close();
       summary.push(
         `catch-up: ${p.rebuiltHours} hours rebuilt from ${p.rebuiltRows.toLocaleString("en-US")} rows in ${(catchUpMs / 1000).toFixed(1)} s (${rollupRows.toLocaleString("en-US")} request_log_403_hourly rows); ` +

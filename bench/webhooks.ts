@@ -132,7 +132,7 @@ const clearDeliveries = (ctx: AppContext) =>
 async function closeHerald(ctx: AppContext): Promise<void> {
   await ctx.dispatcher.idle();
   await ctx.store.close();
-  ctx.db.close();
+  await ctx.store.close();
 }
 
 async function sinkJson<T>(sink: RunningServer, path: string): Promise<T> {

@@ -20,7 +20,7 @@ export async function servedOpenApiDocument(): Promise<OpenApiLike> {
   } finally {
     ctx.requestLog.stop();
     void ctx.jobs.stop();
-    ctx.db.close();
+    await ctx.store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

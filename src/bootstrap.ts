@@ -3,13 +3,13 @@ import { type AppContext, ContextState } from "./context";
 import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { hostname } from "node:os";
 import { type Group, runsOn } from "./engine-groups";
-import { type DbHandle, openDatabase } from "./db/client";
+import { openDatabase } from "./db/client";
+import type { SyncQueryable } from "./db/sqlite-file";
 import { migrate } from "./db/migrate";
 import type { Store } from "./db/port";
 import { SqliteStore } from "./db/sqlite-engine";
 import { PostgresStore } from "./db/postgres-engine";
 import { migratePostgres } from "./db/postgres-migrate";
-import { sqliteAbsent } from "./db/postgres-mode";
 import { RateLimiter } from "./http/rate-limit";
 import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
@@ -44,7 +44,9 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   if (config.database.engine !== "sqlite") throw new Error("openContext opens the SQLite file; DATABASE_URL needs openContextAsync");
   const db = openDatabase(config.dbPath);
   migrate(db);
-  return wire(config, opts, db, new SqliteStore(db.sqlite));
+  // The store owns the connection from here (its close() checkpoints and closes it); the synchronous handle is
+  // used once more, for the master-key check below, before the context exists.
+  return wire(config, opts, new SqliteStore(db.sqlite, db), db.sync);
 }
 
 /**
@@ -71,15 +73,14 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     await store.close().catch(() => {});
     throw err;
   }
-  const ctx = wire(config, opts, sqliteAbsent(), store, instanceId);
+  const ctx = wire(config, opts, store, null, instanceId);
   await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
   return ctx;
 }
 
-/** Closes the context's database: the storage port first (its queued transactions finish), then the SQLite handle. */
+/** Closes the context's database (its queued transactions finish first). */
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.store.close();
-  ctx.db.close();
 }
 
 /** HERALD_INSTANCE_ID, or a name unique enough to tell instances (and restarts) apart in job runs and leases. */
@@ -94,14 +95,15 @@ function instanceIdOf(config: Config): string {
   return `${host}-${process.pid}-${Buffer.from(cryptoRng.bytes(3)).toString("hex")}`;
 }
 
-function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store, instanceId = instanceIdOf(config)): AppContext {
+/** `sqliteSync`: the SQLite connection's synchronous statements, for the master-key check at start (null on PostgreSQL). */
+function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: SyncQueryable | null, instanceId = instanceIdOf(config)): AppContext {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
   const secrets = resolveMasterKey(config, log);
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
-  if (store.dialect === "sqlite") verifyMasterKey(db.sqlite, secrets, clock.now().toISOString(), log);
+  if (sqliteSync) verifyMasterKey(sqliteSync, secrets, clock.now().toISOString(), log);
   // On PostgreSQL the same check runs in openContextAsync, before the context is handed out.
   const rng = opts.rng ?? cryptoRng;
   // Built in dependency order, so that no field is ever missing: the chain client needs only the basics, the
@@ -109,7 +111,6 @@ function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store, 
   const core = {
     config,
     store,
-    db,
     instanceId,
     clock,
     rng,
@@ -125,12 +126,12 @@ function wire(config: Config, opts: ContextOptions, db: DbHandle, store: Store, 
       schedules: config.jobSchedules,
       onRun: (name, ok) => metrics.observeJob(name, ok),
     }),
-    // The rollup catch-up is SQLite-only (src/http/request-log/catchup.ts): no handle for it on PostgreSQL.
-    requestLog: new RequestLog(store, log, store.dialect === "sqlite" ? db.sqlite : null),
+    // The rollup catch-up runs at start on either engine (src/http/request-log/catchup.ts).
+    requestLog: new RequestLog(store, log, true),
     rateLimiter: new RateLimiter(clock),
     startedAt: clock.now(),
     state: new ContextState(),
-    chain: createChainClient({ config, db, clock, rng, log }),
+    chain: createChainClient({ config, store, clock, rng, log }),
   };
   const ctx: AppContext = { ...core, dispatcher: new Dispatcher(core) };
   // Each group's jobs, where the group runs (on PostgreSQL in preview, the ported groups only: src/engine-groups.ts).

@@ -1,5 +1,4 @@
 import type { Config } from "./config";
-import type { DbHandle } from "./db/client";
 import type { Store } from "./db/port";
 import type { JobRegistry } from "./jobs/registry";
 import type { Logger } from "./log";
@@ -14,12 +13,10 @@ import type { Clock, Rng } from "./clock";
 export interface AppContext {
   config: Config;
   /**
-   * The storage port (DESIGN.md §8a): SQLite over the file, or PostgreSQL (DATABASE_URL). Every ported domain
-   * reaches the database only through it; `db` below is the SQLite handle the other domains still use, and on
-   * PostgreSQL it answers 503 not_available_on_postgres (src/db/postgres-mode.ts).
+   * The storage port (DESIGN.md §8a): SQLite over the file, or PostgreSQL (DATABASE_URL). Every domain reaches
+   * the database only through it.
    */
   store: Store;
-  db: DbHandle;
   /** This instance's name in job runs and job leases (HERALD_INSTANCE_ID, or <hostname>-<pid>-<random>). */
   instanceId: string;
   clock: Clock;

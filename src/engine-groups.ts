@@ -36,6 +36,12 @@ export const PORTED_GROUPS: ReadonlySet<Group> = new Set<Group>([
   "sandbox",
   "developers",
   "jobs",
+  "ops",
+  "status",
+  "chain",
+  "messenger",
+  "transparency",
+  "audio-share",
 ]);
 
 export const runsOn = (config: Pick<Config, "database">, group: Group): boolean => config.database.engine === "sqlite" || PORTED_GROUPS.has(group);

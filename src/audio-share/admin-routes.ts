@@ -14,7 +14,7 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .post(
       "/admin/ops/audio-share-revocations/revoke",
-      ({ body, admin }) => ({ success: true as const, ...revokeLink(ctx, body.short_code, body.reason, admin.actor, admin.requestId) }),
+      async ({ body, admin }) => ({ success: true as const, ...(await revokeLink(ctx, body.short_code, body.reason, admin.actor, admin.requestId)) }),
       {
         admin: true,
         body: M.revokeBody,
@@ -24,8 +24,8 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/audio-share/track-tokens",
-      ({ body, admin, set }) => {
-        const { token, ...view } = issueTrackToken(ctx, body.name, admin.actor, admin.requestId);
+      async ({ body, admin, set }) => {
+        const { token, ...view } = await issueTrackToken(ctx, body.name, admin.actor, admin.requestId);
         set.status = 201;
         return { success: true as const, track_token: view, token };
       },
@@ -38,8 +38,8 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/audio-share/track-tokens",
-      () => {
-        const tokens = listTrackTokens(ctx);
+      async () => {
+        const tokens = await listTrackTokens(ctx);
         return { success: true as const, count: tokens.length, track_tokens: tokens };
       },
       {
@@ -51,8 +51,8 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/audio-share/track-tokens/:token_id/revoke",
-      ({ params, admin }) => {
-        const { already_revoked, ...view } = revokeTrackToken(ctx, params.token_id, admin.actor, admin.requestId);
+      async ({ params, admin }) => {
+        const { already_revoked, ...view } = await revokeTrackToken(ctx, params.token_id, admin.actor, admin.requestId);
         return { success: true as const, track_token: view, already_revoked };
       },
       { admin: true, params: M.tokenParams, response: { 200: M.tokenRevoked, ...errs }, detail: { summary: "Revoke a track bearer token" } },

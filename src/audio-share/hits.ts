@@ -1,14 +1,15 @@
-import type { Database, Statement } from "bun:sqlite";
 import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
 import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
+import { writeHits } from "./store/hits";
 
 // Redirect hits on /s/audio/<code>, counted the way Dub does: HEAD requests and known bots / link-preview
 // fetchers apart from people, and a person's click once per client per link per UTC hour (plus every click
 // in `clicks`). The redirect never waits on a write: hits are added up in memory and written in one
-// transaction about once a second (and on shutdown); "seen" dedupe lives in the database, so several
-// instances still count a client once.
+// transaction about once a second (and on shutdown). Exact with several instances: each writes only its own
+// buffered increments (count = count + n, store/hits.ts), and "seen" dedupe lives in the database, so a client
+// is counted once whichever instances it reached.
 
 /** Link-preview fetchers, crawlers and HTTP libraries; matched case-insensitively anywhere in User-Agent. */
 export const BOT_USER_AGENTS = [
@@ -107,25 +108,12 @@ export class HitRecorder {
   private seenHour = "";
   private hourCache: { startMs: number; index: number; hour: string; day: string; salt: string } | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly writeAll: (buckets: Bucket[]) => void;
+  /** The flush in progress: the next one waits for it, so that awaiting flush() covers every hit recorded before. */
+  private flushing: Promise<number> | null = null;
   private failures = 0;
   dropped = 0;
 
-  constructor(private readonly ctx: AppContext) {
-    const db: Database = ctx.db.sqlite;
-    const markSeen: Statement = db.prepare("INSERT OR IGNORE INTO audio_share_click_seen (link_id, hour, client_hash) VALUES (?, ?, ?)");
-    const upsert: Statement = db.prepare(
-      `INSERT INTO audio_share_link_hits (link_id, hour, clicks, unique_clicks, bot_hits, head_hits) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-       ON CONFLICT (link_id, hour) DO UPDATE SET clicks = clicks + ?3, unique_clicks = unique_clicks + ?4, bot_hits = bot_hits + ?5, head_hits = head_hits + ?6`,
-    );
-    this.writeAll = db.transaction((buckets: Bucket[]) => {
-      for (const b of buckets) {
-        let unique = 0;
-        for (const h of b.candidates) unique += markSeen.run(b.linkId, b.hour, h).changes;
-        upsert.run(b.linkId, b.hour, b.clicks, unique, b.bot, b.head);
-      }
-    });
-  }
+  constructor(private readonly ctx: AppContext) {}
 
   /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
   record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = epochMs(this.ctx.clock)): void {
@@ -184,8 +172,26 @@ export class HitRecorder {
     return this.buckets.size;
   }
 
-  /** Writes every buffered bucket in one transaction; on failure they are kept for the next try. */
-  flush(): number {
+  /**
+   * Writes every buffered bucket in one transaction; on failure they are kept for the next try. Never rejects.
+   * Flushes run one after the other: a caller that awaits this (the stats route, shutdown) sees every hit recorded
+   * before its call in the database, also those a timer's flush had already taken.
+   */
+  async flush(): Promise<number> {
+    const previous = this.flushing;
+    const mine = (async () => {
+      if (previous) await previous;
+      return this.flushOnce();
+    })();
+    this.flushing = mine;
+    try {
+      return await mine;
+    } finally {
+      if (this.flushing === mine) this.flushing = null;
+    }
+  }
+
+  private async flushOnce(): Promise<number> {
     if (this.buckets.size === 0) {
       this.stopTimer();
       return 0;
@@ -193,12 +199,13 @@ export class HitRecorder {
     const buckets = [...this.buckets.values()];
     this.buckets = new Map();
     try {
-      this.writeAll(buckets);
+      await this.ctx.store.tx((t) => writeHits(t, buckets));
       this.failures = 0;
       return buckets.length;
     } catch (err) {
-      // Kept for the next try (a transient SQLITE_BUSY), but not forever: a closed or broken database would
-      // otherwise keep the timer failing once a second.
+      // Kept for the next try (a busy database, a lost PostgreSQL connection: the transaction was rolled back whole,
+      // so nothing counts twice), but not forever: a closed or broken database would otherwise keep the timer
+      // failing once a second.
       if (++this.failures >= 10) {
         this.dropped += buckets.length;
         this.stopTimer();
@@ -220,15 +227,15 @@ export class HitRecorder {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopTimer();
-    this.flush();
+    await this.flush();
   }
 
   // The timer runs only while there is something to write, so an idle app (or a closed test app) holds none.
   private startTimer(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
+    this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
     this.timer.unref?.();
   }
 
@@ -244,7 +251,7 @@ export function hitRecorder(ctx: AppContext): HitRecorder {
   return stateOf(ctx, RECORDER);
 }
 
-/** Shutdown: write what is buffered (serve calls this before the database closes). */
-export function flushAudioShareHits(ctx: AppContext): void {
-  ctx.state.peek(RECORDER)?.stop();
+/** Shutdown: write what is buffered (serve awaits this before the database closes). */
+export async function flushAudioShareHits(ctx: AppContext): Promise<void> {
+  await ctx.state.peek(RECORDER)?.stop();
 }

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { linkStore } from "./short-links";
+import { prune } from "./store/links";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -8,22 +9,13 @@ export const LINK_RETENTION_DAYS_AFTER_EXPIRY = 90;
 export const TRACK_EVENT_RETENTION_DAYS = 90;
 
 /** Deletes what the audio-share tables no longer need; returns the row counts. */
-export function pruneAudioShare(ctx: AppContext) {
+export async function pruneAudioShare(ctx: AppContext) {
   const now = ctx.clock.now().getTime();
   // Click dedupe is per UTC hour: the current and the previous hour are all that can still matter.
   const seenBefore = `${new Date(now - 2 * HOUR_MS).toISOString().slice(0, 13)}:00:00Z`;
   const linksBefore = new Date(now - LINK_RETENTION_DAYS_AFTER_EXPIRY * DAY_MS).toISOString();
   const eventsBefore = new Date(now - TRACK_EVENT_RETENTION_DAYS * DAY_MS).toISOString();
-  const db = ctx.db.sqlite;
-  const deleted = db.transaction(() => {
-    const seen = db.query("DELETE FROM audio_share_click_seen WHERE hour < ?").run(seenBefore).changes;
-    const events = db.query("DELETE FROM audio_share_track_events WHERE created_at < ?").run(eventsBefore).changes;
-    const doomed = "SELECT id FROM audio_share_links WHERE expires_at < ?1";
-    db.query(`UPDATE audio_share_track_events SET link_id = NULL WHERE link_id IN (${doomed})`).run(linksBefore);
-    const hits = db.query(`DELETE FROM audio_share_link_hits WHERE link_id IN (${doomed})`).run(linksBefore).changes;
-    const links = db.query("DELETE FROM audio_share_links WHERE expires_at < ?").run(linksBefore).changes;
-    return { seen, events, hits, links };
-  })();
+  const deleted = await ctx.store.tx((t) => prune(t, seenBefore, eventsBefore, linksBefore));
   if (deleted.links) linkStore(ctx).forgetAll();
   return deleted;
 }
@@ -33,8 +25,8 @@ export function registerAudioShareJobs(ctx: AppContext): void {
     name: "audio-share-prune",
     pattern: "0 17 * * * *",
     description: "Deletes click-dedupe rows older than 2 h, track events after 90 days, and links (with their stats) 90 days after they expired",
-    run: () => {
-      const deleted = pruneAudioShare(ctx);
+    run: async () => {
+      const deleted = await pruneAudioShare(ctx);
       ctx.log.info("audio-share pruned", deleted);
     },
   });

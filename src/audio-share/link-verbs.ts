@@ -1,11 +1,13 @@
 import type { AppContext } from "../context";
 import type { Actor } from "../auth/actors";
 import { actorLabel } from "../auth/actors";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
 import { AppError } from "../http/errors";
 import { hitRecorder } from "./hits";
-import { CODE_PATTERN, describeLink, expiresUnixOf, getLinkOrThrow, linkStore, shortUrlOf, stateOf, usableLinkOrThrow } from "./short-links";
+import { CODE_PATTERN, describeLink, expiresUnixOf, getLinkOrThrow, linkStore, shortUrlOf, stateOf, usableOrThrow } from "./short-links";
 import { parseCodeOrToken, sameSignature } from "./signing";
+import { hitsOf, linkCounts, revocationOf, revoke } from "./store/links";
+import { eventCountsOf } from "./store/track";
 
 // The verbs on an existing short link: expand (metadata, any state), resolve (may it be followed?), revoke
 // (operators), stats.
@@ -28,21 +30,21 @@ export function codeFromShortUrl(ctx: AppContext, shortUrl: string): string {
   return code;
 }
 
-export function expandShortUrl(ctx: AppContext, shortUrl: string) {
-  return describeLink(ctx, getLinkOrThrow(ctx, codeFromShortUrl(ctx, shortUrl)));
+export async function expandShortUrl(ctx: AppContext, shortUrl: string) {
+  return describeLink(ctx, await getLinkOrThrow(ctx, codeFromShortUrl(ctx, shortUrl)));
 }
 
 /**
  * POST /short/resolve. `code` is the bare code or the creator's token `code.expires.signature`: a token whose
  * expiry or signature was edited is refused, as is any signed link whose stored row no longer matches.
  */
-export function resolveCode(ctx: AppContext, value: string) {
+export async function resolveCode(ctx: AppContext, value: string) {
   const parsed = parseCodeOrToken(value);
   if (!parsed)
     throw new AppError("invalid_payload", "code must be a short code or a token code.expires.signature", {
       details: [{ field: "code", problem: "is not a code or token" }],
     });
-  const link = getLinkOrThrow(ctx, parsed.code);
+  const link = await getLinkOrThrow(ctx, parsed.code);
   const tokenGiven = parsed.signature !== null;
   if (tokenGiven) {
     const row = link.row;
@@ -53,7 +55,7 @@ export function resolveCode(ctx: AppContext, value: string) {
         row.signed ? "The token's expiry or signature does not match this link" : "This link is not signed; resolve it by its bare code",
       );
   }
-  usableLinkOrThrow(ctx, parsed.code);
+  usableOrThrow(ctx, link, parsed.code);
   const nowMs = ctx.clock.now().getTime();
   return {
     ...describeLink(ctx, link),
@@ -63,19 +65,17 @@ export function resolveCode(ctx: AppContext, value: string) {
 }
 
 /** Operator revoke: the link answers 410 from now on. Revoking twice changes nothing and says so. */
-export function revokeLink(ctx: AppContext, shortCode: string, reason: string, actor: Actor, requestId: string) {
-  const link = getLinkOrThrow(ctx, shortCode);
+export async function revokeLink(ctx: AppContext, shortCode: string, reason: string, actor: Actor, requestId: string) {
+  const link = await getLinkOrThrow(ctx, shortCode);
   const code = link.row.code;
-  const db = ctx.db.sqlite;
   const now = ctx.clock.now().toISOString();
-  const out = db.transaction(() => {
-    const current = db.query("SELECT revoked_at, revoke_reason FROM audio_share_links WHERE id = ?").get(link.row.id) as {
-      revoked_at: string | null;
-      revoke_reason: string | null;
-    };
-    if (current.revoked_at) return { revoked_at: current.revoked_at, reason: current.revoke_reason ?? "", already_revoked: true };
-    db.query("UPDATE audio_share_links SET revoked_at = ?, revoke_reason = ?, revoked_by = ? WHERE id = ?").run(now, reason, actorLabel(actor), link.row.id);
-    writeAudit(db, {
+  const out = await ctx.store.tx(async (t) => {
+    // Conditional: of two operators revoking at once (on any instances), one revokes and audits; the other is told.
+    if (!(await revoke(t, link.row.id, now, reason, actorLabel(actor)))) {
+      const current = await revocationOf(t, link.row.id);
+      return { revoked_at: current?.revoked_at ?? now, reason: current?.revoke_reason ?? "", already_revoked: true };
+    }
+    await recordAudit(t, {
       at: now,
       actor,
       action: "audio_share_link.revoke",
@@ -84,37 +84,19 @@ export function revokeLink(ctx: AppContext, shortCode: string, reason: string, a
       requestId,
     });
     return { revoked_at: now, reason, already_revoked: false };
-  })();
+  });
   linkStore(ctx).forget(code);
   return { short_code: code, short_url: shortUrlOf(ctx, code), revoked: true as const, ...out };
 }
 
-interface HitRow {
-  hour: string;
-  clicks: number;
-  unique_clicks: number;
-  bot_hits: number;
-  head_hits: number;
-}
-
-/** Per-link stats: buffered hits are written first, so the answer includes every hit served so far. */
-export function linkStats(ctx: AppContext, code: string, hours: number) {
-  const link = getLinkOrThrow(ctx, code);
-  hitRecorder(ctx).flush();
-  const db = ctx.db.sqlite;
+/** Per-link stats: this instance's buffered hits are written first, so the answer includes every hit it served. */
+export async function linkStats(ctx: AppContext, code: string, hours: number) {
+  const link = await getLinkOrThrow(ctx, code);
+  await hitRecorder(ctx).flush();
   const since = new Date(ctx.clock.now().getTime() - hours * 3_600_000);
   const sinceHour = `${since.toISOString().slice(0, 13)}:00:00Z`;
-  const totals = db
-    .query(
-      "SELECT coalesce(sum(clicks),0) AS clicks, coalesce(sum(unique_clicks),0) AS unique_clicks, coalesce(sum(bot_hits),0) AS bot_hits, coalesce(sum(head_hits),0) AS head_hits FROM audio_share_link_hits WHERE link_id = ?",
-    )
-    .get(link.row.id) as Omit<HitRow, "hour">;
-  const hourly = db
-    .query("SELECT hour, clicks, unique_clicks, bot_hits, head_hits FROM audio_share_link_hits WHERE link_id = ? AND hour >= ? ORDER BY hour ASC")
-    .all(link.row.id, sinceHour) as HitRow[];
-  const events = db
-    .query("SELECT event_type, count(*) AS n FROM audio_share_track_events WHERE link_id = ? GROUP BY event_type ORDER BY event_type")
-    .all(link.row.id) as Array<{ event_type: string; n: number }>;
+  const { totals, hourly } = await hitsOf(ctx.store, link.row.id, sinceHour);
+  const events = await eventCountsOf(ctx.store, link.row.id);
   return {
     short_code: link.row.code,
     state: stateOf(ctx, link),
@@ -128,14 +110,11 @@ export function linkStats(ctx: AppContext, code: string, hours: number) {
 }
 
 /** GET /health: the tables answer, the key source, the policy size, what is buffered. */
-export function audioShareHealth(ctx: AppContext, policy: { allowed: readonly unknown[]; denied: readonly unknown[] }, keySource: string) {
+export async function audioShareHealth(ctx: AppContext, policy: { allowed: readonly unknown[]; denied: readonly unknown[] }, keySource: string) {
   let database = "ok";
   let links = { total: 0, active: 0 };
   try {
-    const now = ctx.clock.now().toISOString();
-    links = ctx.db.sqlite
-      .query("SELECT count(*) AS total, coalesce(sum(CASE WHEN revoked_at IS NULL AND expires_at > ? THEN 1 ELSE 0 END),0) AS active FROM audio_share_links")
-      .get(now) as typeof links;
+    links = await linkCounts(ctx.store, ctx.clock.now().toISOString());
   } catch (err) {
     database = `unavailable: ${(err as Error).message}`;
   }

@@ -30,7 +30,7 @@ export function redirectRoutes(ctx: AppContext) {
     .get(
       "/s/audio/:code/qr.svg",
       async ({ params, request, set }) => {
-        const link = usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
+        const link = await usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
         if (link instanceof Response) return link;
         return new Response(await qrSvg(shortUrlOf(ctx, link.row.code)), {
           headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" },
@@ -41,7 +41,7 @@ export function redirectRoutes(ctx: AppContext) {
     .get(
       "/s/audio/:code/qr.png",
       async ({ params, query, request, set }) => {
-        const link = usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
+        const link = await usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
         if (link instanceof Response) return link;
         const png = await qrPng(shortUrlOf(ctx, link.row.code), query.size ?? QR_PNG_DEFAULT_SIZE);
         return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "cache-control": "public, max-age=300" } });

@@ -7,30 +7,51 @@ import { rateLimitHeaders } from "../http/rate-limit";
 import { observe } from "../http/metrics";
 import { classifyHit, hitRecorder, type HitRecorder } from "./hits";
 import { errorPage, prefersHtml } from "./pages";
-import { usableLinkOrThrow, type ResolvedLink } from "./short-links";
+import { findLink, peekLink, type ResolvedLink, usableOrThrow } from "./short-links";
 
 // Following a short link. One function answers it (`followLink`); two doors lead to it: the Elysia route
 // (tests, app.handle) and a native Bun route that `herald serve` installs in front of Elysia, because the
 // redirect is the hottest path of a link shortener and Elysia's global hooks cost it about two thirds of its
 // throughput (bench/README.md). The native door repeats what the HTTP core does for every request — request id,
-// the public per-IP rate limit, the error envelope and metrics — and nothing else.
+// the public per-IP rate limit, the error envelope and metrics — and nothing else. A link in the one-second cache
+// is answered without awaiting anything (no promise on the hot path); only a miss awaits the database. The click
+// is buffered in memory (hits.ts): the redirect itself never writes.
 
 export const REDIRECT_ROUTE = "/s/audio/:code";
 
 /** The link when it may be followed; otherwise the error page (browsers: Accept text/html) or a thrown AppError. */
-export function usableOrPage(ctx: AppContext, code: string, request: Request, requestId: string, nowMs?: number): ResolvedLink | Response {
+function usableOrPageOf(
+  ctx: AppContext,
+  link: ResolvedLink | null,
+  code: string,
+  request: Request,
+  requestId: string,
+  nowMs?: number,
+): ResolvedLink | Response {
   try {
-    return usableLinkOrThrow(ctx, code, nowMs);
+    return usableOrThrow(ctx, link, code, nowMs);
   } catch (err) {
     if (err instanceof AppError && prefersHtml(request.headers.get("accept"))) return errorPage(err, requestId);
     throw err;
   }
 }
 
-/** 302 to the destination of a usable link, counting the hit (HEAD and bots apart). */
-export function followLink(ctx: AppContext, hits: HitRecorder, request: Request, code: string, ip: string, requestId: string): Response {
-  const nowMs = epochMs(ctx.clock);
-  const link = usableOrPage(ctx, code, request, requestId, nowMs);
+/** The link the code names when it may be followed; otherwise the error page or a thrown AppError (the QR routes). */
+export async function usableOrPage(ctx: AppContext, code: string, request: Request, requestId: string): Promise<ResolvedLink | Response> {
+  return usableOrPageOf(ctx, await findLink(ctx, code), code, request, requestId);
+}
+
+function redirectTo(
+  ctx: AppContext,
+  hits: HitRecorder,
+  request: Request,
+  known: ResolvedLink | null,
+  code: string,
+  ip: string,
+  requestId: string,
+  nowMs: number,
+) {
+  const link = usableOrPageOf(ctx, known, code, request, requestId, nowMs);
   if (link instanceof Response) return link;
   const ua = request.headers.get("user-agent");
   hits.record(link.row.id, classifyHit(request.method, ua), ip, ua, nowMs);
@@ -39,7 +60,25 @@ export function followLink(ctx: AppContext, hits: HitRecorder, request: Request,
   return new Response(null, { status: 302, headers: { location: link.row.destination_url, "cache-control": "private, no-store", "x-request-id": requestId } });
 }
 
-function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params: { code: string } }, state: RequestState): Response {
+/**
+ * 302 to the destination of a usable link, counting the hit (HEAD and bots apart). Synchronous when the link is
+ * in memory; a promise when it must be read. Either way an unusable link throws (or rejects with) its AppError.
+ */
+export function followLink(ctx: AppContext, hits: HitRecorder, request: Request, code: string, ip: string, requestId: string): Response | Promise<Response> {
+  const nowMs = epochMs(ctx.clock);
+  const known = peekLink(ctx, code);
+  if (known !== undefined) return redirectTo(ctx, hits, request, known, code, ip, requestId, nowMs);
+  return findLink(ctx, code).then((link) => redirectTo(ctx, hits, request, link, code, ip, requestId, nowMs));
+}
+
+/** The error envelope of a failed redirect (its catalog error, or a 500 that names the request id). */
+function failed(ctx: AppContext, err: unknown, state: RequestState): Response {
+  if (err instanceof AppError) return errorResponse(err, state);
+  ctx.log.error("redirect failed", { request_id: state.id, error: (err as Error).message });
+  return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+}
+
+function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params: { code: string } }, state: RequestState): Response | Promise<Response> {
   const limit = ctx.config.rateLimits.publicPerMin;
   if (limit > 0) {
     const decision = ctx.rateLimiter.hit("public", state.ip, limit);
@@ -51,14 +90,16 @@ function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params:
       );
     }
   }
-  try {
-    const res = followLink(ctx, hits, request, request.params.code, state.ip, state.id);
+  const done = (res: Response) => {
     if (limit > 0) for (const [k, v] of Object.entries(state.headers)) res.headers.set(k, v);
     return res;
+  };
+  try {
+    const res = followLink(ctx, hits, request, request.params.code, state.ip, state.id);
+    if (res instanceof Response) return done(res);
+    return res.then(done, (err) => failed(ctx, err, state));
   } catch (err) {
-    if (err instanceof AppError) return errorResponse(err, state);
-    ctx.log.error("redirect failed", { request_id: state.id, error: (err as Error).message });
-    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+    return failed(ctx, err, state);
   }
 }
 
@@ -73,11 +114,14 @@ export function nativeRedirectRoutes(ctx: AppContext) {
   const hits = hitRecorder(ctx);
   const door = (method: "GET" | "HEAD") => {
     const series = ctx.metrics.route(method, REDIRECT_ROUTE);
-    return (request: Request & { params: { code: string } }, server: Server<unknown>): Response => {
+    const observed = (res: Response, startedNs: number) => {
+      observe(series, res.status, (Bun.nanoseconds() - startedNs) / 1e9);
+      return res;
+    };
+    return (request: Request & { params: { code: string } }, server: Server<unknown>): Response | Promise<Response> => {
       const state = newRequestState(ctx, request, server);
       const res = answer(ctx, hits, request, state);
-      observe(series, res.status, (Bun.nanoseconds() - state.startedNs) / 1e9);
-      return res;
+      return res instanceof Response ? observed(res, state.startedNs) : res.then((r) => observed(r, state.startedNs));
     };
   };
   return { [REDIRECT_ROUTE]: { GET: door("GET"), HEAD: door("HEAD") } };

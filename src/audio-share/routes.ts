@@ -47,7 +47,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
   const trackAuth = new WeakMap<Request, TrackAuth>();
   return new Elysia({ name: "herald:audio-share-api" })
     .onAfterHandle(withChecksum)
-    .get(BASE, ({ query }) => ({ success: true as const, ...buildShare(ctx, policy, query) }), {
+    .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildShare(ctx, policy, query)) }), {
       query: M.buildQuery,
       response: { 200: M.built, ...errs },
       detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
@@ -67,24 +67,24 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
       response: { 200: M.preview, ...errs },
       detail: tag("What each channel would show (message, length, truncation); issues nothing"),
     })
-    .get(`${BASE}/expand`, ({ query }) => ({ success: true as const, ...expandShortUrl(ctx, query.short_url) }), {
+    .get(`${BASE}/expand`, async ({ query }) => ({ success: true as const, ...(await expandShortUrl(ctx, query.short_url)) }), {
       query: M.expandQuery,
       response: { 200: M.link, ...errs },
       detail: tag("Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
     })
-    .post(`${BASE}/expand`, ({ body }) => ({ success: true as const, ...expandShortUrl(ctx, body.short_url) }), {
+    .post(`${BASE}/expand`, async ({ body }) => ({ success: true as const, ...(await expandShortUrl(ctx, body.short_url)) }), {
       body: M.expandBody,
       response: { 200: M.link, ...errs },
       detail: tag("Metadata of a short URL (JSON body)"),
     })
-    .post(`${BASE}/short/resolve`, ({ body }) => ({ success: true as const, ...resolveCode(ctx, body.code) }), {
+    .post(`${BASE}/short/resolve`, async ({ body }) => ({ success: true as const, ...(await resolveCode(ctx, body.code)) }), {
       body: M.resolveBody,
       response: { 200: M.resolved, 403: ErrorBody, ...errs },
       detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
     })
     .post(
       `${BASE}/track`,
-      ({ body, request }) => {
+      async ({ body, request }) => {
         const auth = trackAuth.get(request);
         if (!auth) throw new Error("track auth was not decided before the handler"); // transform always runs first
         if (body.channel !== undefined && !channelById(body.channel)) {
@@ -92,13 +92,13 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
             details: [{ field: "channel", problem: "is not a known channel" }],
           });
         }
-        const out = recordTrackEvent(ctx, policy, body, auth);
+        const out = await recordTrackEvent(ctx, policy, body, auth);
         return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
       },
       {
-        transform({ request, set }) {
+        async transform({ request, set }) {
           // A refusal throws with the header on the error; an acceptance sets it for whatever answer follows.
-          const auth = authenticateTrack(ctx, request.headers.get("authorization"));
+          const auth = await authenticateTrack(ctx, request.headers.get("authorization"));
           set.headers[TRACK_AUTH_HEADER] = auth.header;
           trackAuth.set(request, auth);
         },
@@ -109,7 +109,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         ),
       },
     )
-    .get(`${BASE}/stats`, ({ query }) => ({ success: true as const, ...linkStats(ctx, query.code, query.hours ?? 48) }), {
+    .get(`${BASE}/stats`, async ({ query }) => ({ success: true as const, ...(await linkStats(ctx, query.code, query.hours ?? 48)) }), {
       query: M.statsQuery,
       response: { 200: M.stats, ...errs },
       detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
@@ -145,8 +145,8 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
     )
     .get(
       `${BASE}/health`,
-      ({ set }) => {
-        const health = audioShareHealth(ctx, policy, signingKeys(ctx).source);
+      async ({ set }) => {
+        const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
         if (health.status !== "ok") set.status = 503;
         return { success: true as const, ...health };
       },

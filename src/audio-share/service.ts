@@ -136,7 +136,7 @@ export function previewShare(policy: HostPolicy, input: ShareInput) {
 }
 
 /** GET (root): the share URLs, and with use_short=1 or token_mode=signed a short link (a write). */
-export function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInput) {
+export async function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInput) {
   const e = evaluate(policy, input);
   if (!e.valid) throwFirstError(e);
   const warnings = [...e.warnings];
@@ -148,7 +148,7 @@ export function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInpu
     warnings.push(warningOf("expires_in_ignored", "expires_in applies to short links only (use_short=1)", { field: "expires_in" }));
   const destination = e.destination_url!;
   const link = short
-    ? linkStore(ctx).create({
+    ? await linkStore(ctx).create({
         destination,
         source: e.source,
         channel: e.channels.length === 1 ? e.channels[0]!.id : null,

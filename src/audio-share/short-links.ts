@@ -1,12 +1,14 @@
-import type { Statement } from "bun:sqlite";
 import { base32 } from "../auth/random-codes";
 import { type AppContext, stateOf as contextState, slot } from "../context";
 import { epochMs } from "../clock";
+import { UniqueViolation } from "../db/port";
 import { AppError } from "../http/errors";
 import { sameSignature, signLink } from "./signing";
+import { insertLink, type LinkRow, linkByCode } from "./store/links";
 
-// Short links: creation, lookup (prepared statement plus a one-second cache, since the redirect is the
-// hottest route), state, and revocation.
+// Short links: creation, lookup (a one-second cache in front of the database, since the redirect is the hottest
+// route: a hot link is answered from memory, without awaiting anything), state, and revocation. With several
+// instances each has its own cache: a revoke made on another instance is seen here within CACHE_TTL_MS.
 
 export const CODE_PATTERN = /^[a-z2-7]{16}$/;
 /** The cache only spares the database on hot links; a revoke clears it at once (see docs/audio-share.md). */
@@ -15,21 +17,7 @@ const CACHE_MAX = 10_000;
 
 export type LinkState = "active" | "expired" | "revoked";
 
-export interface LinkRow {
-  id: number;
-  code: string;
-  destination_url: string;
-  source: "track" | "file";
-  channel: string | null;
-  title: string | null;
-  signed: number;
-  signature: string | null;
-  created_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  revoke_reason: string | null;
-  revoked_by: string | null;
-}
+export type { LinkRow };
 
 export interface ResolvedLink {
   row: LinkRow;
@@ -47,31 +35,28 @@ export const shortUrlOf = (ctx: AppContext, code: string) => `${ctx.config.publi
 export const expiresUnixOf = (row: LinkRow) => Math.floor(Date.parse(row.expires_at) / 1000);
 
 class LinkStore {
-  private readonly byCode: Statement;
-  private readonly insert: Statement;
   private readonly cache = new Map<string, { link: ResolvedLink; at: number }>();
 
-  constructor(private readonly ctx: AppContext) {
-    this.byCode = ctx.db.sqlite.prepare("SELECT * FROM audio_share_links WHERE code = ?");
-    this.insert = ctx.db.sqlite.prepare(
-      `INSERT INTO audio_share_links (code, destination_url, source, channel, title, signed, signature, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    );
+  constructor(private readonly ctx: AppContext) {}
+
+  /** The cached link, if it was read less than CACHE_TTL_MS ago (real time): no await on the redirect's hot path. */
+  cached(code: string): ResolvedLink | undefined {
+    const hit = this.cache.get(code);
+    return hit && performance.now() - hit.at < CACHE_TTL_MS ? hit.link : undefined;
   }
 
   /** The link with this code, or null; cached for a second (real time) after a database read. */
-  get(code: string): ResolvedLink | null {
-    const now = performance.now();
-    const hit = this.cache.get(code);
-    if (hit && now - hit.at < CACHE_TTL_MS) return hit.link;
-    const row = this.byCode.get(code) as LinkRow | null;
+  async get(code: string): Promise<ResolvedLink | null> {
+    const hit = this.cached(code);
+    if (hit) return hit;
+    const row = await linkByCode(this.ctx.store, code);
     if (!row) {
       this.cache.delete(code);
       return null;
     }
     const link: ResolvedLink = { row, expiresMs: Date.parse(row.expires_at), signatureOk: verifyStored(this.ctx, row) };
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(code, { link, at: now });
+    this.cache.set(code, { link, at: performance.now() });
     return link;
   }
 
@@ -83,35 +68,35 @@ class LinkStore {
     this.cache.clear();
   }
 
-  create(input: {
+  async create(input: {
     destination: string;
     source: "track" | "file";
     channel: string | null;
     title: string | null;
     signed: boolean;
     expiresInSeconds: number;
-  }): LinkRow {
+  }): Promise<LinkRow> {
     const nowMs = this.ctx.clock.now().getTime();
     const expiresUnix = Math.floor(nowMs / 1000) + input.expiresInSeconds;
     const expiresAt = new Date(expiresUnix * 1000).toISOString();
-    // 80 random bits make a collision practically impossible; the unique index still has the last word.
+    // 80 random bits make a collision practically impossible; the unique index is the claim, across every instance.
     for (let attempt = 0; ; attempt++) {
       const code = newCode(this.ctx);
       const signature = input.signed ? signLink(this.ctx, code, expiresUnix, input.destination) : null;
       try {
-        return this.insert.get(
+        return await insertLink(this.ctx.store, {
           code,
-          input.destination,
-          input.source,
-          input.channel,
-          input.title,
-          input.signed ? 1 : 0,
+          destination_url: input.destination,
+          source: input.source,
+          channel: input.channel,
+          title: input.title,
+          signed: input.signed ? 1 : 0,
           signature,
-          new Date(nowMs).toISOString(),
-          expiresAt,
-        ) as LinkRow;
+          created_at: new Date(nowMs).toISOString(),
+          expires_at: expiresAt,
+        });
       } catch (err) {
-        if (attempt >= 2 || !String((err as Error).message).includes("UNIQUE")) throw err;
+        if (attempt >= 2 || !(err instanceof UniqueViolation)) throw err;
       }
     }
   }
@@ -135,19 +120,45 @@ export function stateOf(ctx: AppContext, link: ResolvedLink, nowMs: number = epo
 }
 
 /** Codes are lower-case base32, so an upper-cased copy (read aloud, retyped from print) is the same code. */
-export function getLinkOrThrow(ctx: AppContext, code: string): ResolvedLink {
+const normalizedCode = (code: string): string | null => {
   const normalized = code.toLowerCase();
-  const link = CODE_PATTERN.test(normalized) ? linkStore(ctx).get(normalized) : null;
-  if (!link) throw new AppError("short_link_not_found", `No short link has the code ${JSON.stringify(code.slice(0, 64))}`);
+  return CODE_PATTERN.test(normalized) ? normalized : null;
+};
+
+/**
+ * The link from memory without awaiting: the link (or null: no such code can exist) when the answer is known now,
+ * undefined when the database must be asked (findLink). The redirect's fast path.
+ */
+export function peekLink(ctx: AppContext, code: string): ResolvedLink | null | undefined {
+  const normalized = normalizedCode(code);
+  return normalized === null ? null : linkStore(ctx).cached(normalized);
+}
+
+export async function findLink(ctx: AppContext, code: string): Promise<ResolvedLink | null> {
+  const normalized = normalizedCode(code);
+  return normalized === null ? null : linkStore(ctx).get(normalized);
+}
+
+const notFound = (code: string) => new AppError("short_link_not_found", `No short link has the code ${JSON.stringify(code.slice(0, 64))}`);
+
+export async function getLinkOrThrow(ctx: AppContext, code: string): Promise<ResolvedLink> {
+  const link = await findLink(ctx, code);
+  if (!link) throw notFound(code);
   return link;
 }
 
+/** usableOrThrow of the link the code names. */
+export async function usableLinkOrThrow(ctx: AppContext, code: string, nowMs?: number): Promise<ResolvedLink> {
+  return usableOrThrow(ctx, await findLink(ctx, code), code, nowMs);
+}
+
 /**
- * The checks before a link may be followed, in order: integrity (a signed row must match its signature), then
- * revocation, then expiry (against ctx.clock). Throws the catalog error; returns the link when it may redirect.
+ * The checks before a link may be followed, in order: it exists, integrity (a signed row must match its
+ * signature), then revocation, then expiry (against ctx.clock). Throws the catalog error; returns the link when
+ * it may redirect.
  */
-export function usableLinkOrThrow(ctx: AppContext, code: string, nowMs?: number): ResolvedLink {
-  const link = getLinkOrThrow(ctx, code);
+export function usableOrThrow(ctx: AppContext, link: ResolvedLink | null, code: string, nowMs?: number): ResolvedLink {
+  if (!link) throw notFound(code);
   if (!link.signatureOk)
     throw new AppError("short_link_signature_invalid", "This link's stored destination or expiry does not match its signature; it will not redirect");
   const state = stateOf(ctx, link, nowMs);

@@ -1,11 +1,23 @@
 import type { AppContext } from "../context";
 import { actorLabel, type Actor } from "../auth/actors";
 import { sha256Hex } from "../auth/admin";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
 import { AppError, NotFoundError } from "../http/errors";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";
 import { CODE_PATTERN, linkStore } from "./short-links";
+import {
+  firstEventSince,
+  insertEvent,
+  insertToken,
+  liveTokenIdByHash,
+  revokeToken,
+  serializeEventId,
+  tokenById,
+  tokens,
+  touchToken,
+  type TrackTokenView,
+} from "./store/track";
 
 // POST /track: client-side share analytics (copy, share, open …) with client_event_id dedupe, behind the
 // optional bearer auth of AUDIO_SHARE_TRACK_AUTH. Bearer tokens are issued by operators and stored hashed.
@@ -24,7 +36,7 @@ const BEARER = /^Bearer ([\x21-\x7e]{16,512})$/;
  * credential is a client bug worth surfacing, never silently counted as anonymous. The header names the mode
  * and what was found, so a refused optional-mode request says optional_invalid_bearer, not "optional".
  */
-export function authenticateTrack(ctx: AppContext, authorization: string | null): TrackAuth {
+export async function authenticateTrack(ctx: AppContext, authorization: string | null): Promise<TrackAuth> {
   const mode = ctx.config.audioShare.trackAuth;
   if (mode === "off") return { header: "off", tokenId: null };
   if (!authorization) {
@@ -34,18 +46,14 @@ export function authenticateTrack(ctx: AppContext, authorization: string | null)
     });
   }
   const match = BEARER.exec(authorization);
-  const row = match
-    ? (ctx.db.sqlite.query("SELECT id FROM audio_share_track_tokens WHERE token_hash = ? AND revoked_at IS NULL").get(sha256Hex(match[1]!)) as {
-        id: number;
-      } | null)
-    : null;
+  const row = match ? await liveTokenIdByHash(ctx.store, sha256Hex(match[1]!)) : null;
   if (!row) {
     const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional_invalid_bearer";
     throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", {
       headers: { [TRACK_AUTH_HEADER]: header },
     });
   }
-  ctx.db.sqlite.query("UPDATE audio_share_track_tokens SET last_used_at = ? WHERE id = ?").run(ctx.clock.now().toISOString(), row.id);
+  await touchToken(ctx.store, row.id, ctx.clock.now().toISOString());
   return { header: mode === "required" ? "required_valid_bearer" : "optional_valid_bearer", tokenId: row.id };
 }
 
@@ -58,12 +66,12 @@ export interface TrackInput {
 }
 
 /** A short URL of this service as destination names its link, so its events show in the link's stats. */
-function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): number | null {
+async function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): Promise<number | null> {
   const base = new URL(ctx.config.publicBaseUrl);
   const fromUrl = destination.origin === base.origin ? /^\/s\/audio\/([a-z2-7]{16})$/.exec(destination.pathname)?.[1] : undefined;
   const code = input.short_code ?? fromUrl;
   if (code === undefined) return null;
-  const link = CODE_PATTERN.test(code) ? linkStore(ctx).get(code) : null;
+  const link = CODE_PATTERN.test(code) ? await linkStore(ctx).get(code) : null;
   if (!link) throw new AppError("short_link_not_found", `No short link has the code ${JSON.stringify(code)}`);
   return link.row.id;
 }
@@ -73,76 +81,62 @@ function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): number
  * which case the first event is reported with replay_reason=in_window_duplicate and nothing is written. Out of
  * the window the id is new again (a client that reuses ids over days is counted each time).
  */
-export function recordTrackEvent(ctx: AppContext, policy: HostPolicy, input: TrackInput, auth: TrackAuth) {
+export async function recordTrackEvent(ctx: AppContext, policy: HostPolicy, input: TrackInput, auth: TrackAuth) {
   const check = checkDestination(policy, input.destination_url, "destination_url");
   if (!check.ok)
     throw new AppError(check.error.code, check.error.message, {
       details: { host: check.error.host ?? null, reason: check.error.reason, field: "destination_url" },
     });
-  const linkId = linkIdFor(ctx, input, check.url);
+  const linkId = await linkIdFor(ctx, input, check.url);
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - ctx.config.audioShare.trackDedupeSeconds * 1000).toISOString();
-  const db = ctx.db.sqlite;
-  return db.transaction(() => {
-    const first = db
-      .query("SELECT id, created_at FROM audio_share_track_events WHERE client_event_id = ? AND created_at > ? ORDER BY created_at ASC, id ASC LIMIT 1")
-      .get(input.client_event_id, since) as { id: number; created_at: string } | null;
+  return ctx.store.tx(async (t) => {
+    await serializeEventId(t, ctx.store.dialect, input.client_event_id);
+    const first = await firstEventSince(t, input.client_event_id, since);
     if (first) {
       return { recorded: false, duplicate: true, replay_reason: "in_window_duplicate" as const, event_id: first.id, recorded_at: first.created_at };
     }
-    const row = db
-      .query(
-        `INSERT INTO audio_share_track_events (client_event_id, event_type, destination_url, link_id, channel, token_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, created_at`,
-      )
-      .get(input.client_event_id, input.event_type, check.url.href, linkId, input.channel ?? null, auth.tokenId, now.toISOString()) as {
-      id: number;
-      created_at: string;
-    };
+    const row = await insertEvent(t, {
+      client_event_id: input.client_event_id,
+      event_type: input.event_type,
+      destination_url: check.url.href,
+      link_id: linkId,
+      channel: input.channel ?? null,
+      token_id: auth.tokenId,
+      created_at: now.toISOString(),
+    });
     return { recorded: true, duplicate: false, replay_reason: null, event_id: row.id, recorded_at: row.created_at };
-  })();
+  });
 }
 
 // ------------------------------------------------------------------------------------------- tokens (operators)
 
-export interface TrackTokenView {
-  id: number;
-  name: string;
-  created_at: string;
-  created_by: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type { TrackTokenView };
 
-const TOKEN_COLUMNS = "id, name, created_at, created_by, last_used_at, revoked_at";
-
-export function issueTrackToken(ctx: AppContext, name: string, actor: Actor, requestId: string): TrackTokenView & { token: string } {
+export async function issueTrackToken(ctx: AppContext, name: string, actor: Actor, requestId: string): Promise<TrackTokenView & { token: string }> {
   const token = "ast_" + Buffer.from(ctx.rng.bytes(32)).toString("base64url");
   const now = ctx.clock.now().toISOString();
-  const db = ctx.db.sqlite;
-  const view = db.transaction(() => {
-    const row = db
-      .query(`INSERT INTO audio_share_track_tokens (name, token_hash, created_at, created_by) VALUES (?, ?, ?, ?) RETURNING ${TOKEN_COLUMNS}`)
-      .get(name, sha256Hex(token), now, actorLabel(actor)) as TrackTokenView;
-    writeAudit(db, { at: now, actor, action: "audio_share_track_token.create", target: String(row.id), details: { name }, requestId });
+  const view = await ctx.store.tx(async (t) => {
+    const row = await insertToken(t, name, sha256Hex(token), now, actorLabel(actor));
+    await recordAudit(t, { at: now, actor, action: "audio_share_track_token.create", target: String(row.id), details: { name }, requestId });
     return row;
-  })();
+  });
   return { ...view, token };
 }
 
-export function listTrackTokens(ctx: AppContext): TrackTokenView[] {
-  return ctx.db.sqlite.query(`SELECT ${TOKEN_COLUMNS} FROM audio_share_track_tokens ORDER BY id DESC`).all() as TrackTokenView[];
+export function listTrackTokens(ctx: AppContext): Promise<TrackTokenView[]> {
+  return tokens(ctx.store);
 }
 
-export function revokeTrackToken(ctx: AppContext, id: number, actor: Actor, requestId: string): TrackTokenView & { already_revoked: boolean } {
-  const db = ctx.db.sqlite;
+export async function revokeTrackToken(ctx: AppContext, id: number, actor: Actor, requestId: string): Promise<TrackTokenView & { already_revoked: boolean }> {
   const now = ctx.clock.now().toISOString();
-  return db.transaction(() => {
-    const row = db.query(`SELECT ${TOKEN_COLUMNS} FROM audio_share_track_tokens WHERE id = ?`).get(id) as TrackTokenView | null;
+  return ctx.store.tx(async (t) => {
+    const row = await tokenById(t, id);
     if (!row) throw new NotFoundError("Track token", id);
     if (row.revoked_at) return { ...row, already_revoked: true };
-    db.query("UPDATE audio_share_track_tokens SET revoked_at = ? WHERE id = ?").run(now, id);
-    writeAudit(db, { at: now, actor, action: "audio_share_track_token.revoke", target: String(id), requestId });
+    // Conditional: a token another request revoked meanwhile is reported as already revoked, and audited once.
+    if (!(await revokeToken(t, id, now))) return { ...((await tokenById(t, id)) ?? row), already_revoked: true };
+    await recordAudit(t, { at: now, actor, action: "audio_share_track_token.revoke", target: String(id), requestId });
     return { ...row, revoked_at: now, already_revoked: false };
-  })();
+  });
 }

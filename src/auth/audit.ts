@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Queryable } from "../db/port";
 import { actorLabel, type Actor } from "./actors";
 
@@ -18,12 +17,4 @@ const auditRow = (e: AuditEntry) => [e.at, actorLabel(e.actor), e.action, e.targ
 /** Over the storage port, inside the mutation's own transaction: a failed audit insert rolls the mutation back (fail-closed). */
 export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
   await q.run(INSERT_AUDIT, auditRow(e));
-}
-
-/**
- * The same row on the SQLite connection, for the groups whose transactions are still synchronous (not yet on the
- * storage port); call inside the mutation's own transaction.
- */
-export function writeAudit(sqlite: Database, e: AuditEntry): void {
-  sqlite.query(INSERT_AUDIT).run(...auditRow(e));
 }

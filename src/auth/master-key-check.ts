@@ -1,6 +1,6 @@
-import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
 import type { Param, Queryable } from "../db/port";
+import type { SyncQueryable } from "../db/sqlite-file";
 import type { Logger } from "../log";
 import type { SecretBox } from "./secret-box";
 
@@ -31,14 +31,14 @@ type Steps<T> = Generator<Step, T, Record<string, unknown> | null>;
 
 const missingTable = (err: unknown) => /no such table|does not exist/i.test((err as Error).message);
 
-function runOnSqlite<T>(sqlite: Database, steps: Steps<T>): T {
+function runOnSqlite<T>(sqlite: SyncQueryable, steps: Steps<T>): T {
   let next = steps.next();
   while (!next.done) {
     const { sql, params, write } = next.value;
     let row: Record<string, unknown> | null = null;
     try {
-      if (write) sqlite.query(sql).run(...(params as Array<string | number | null>));
-      else row = (sqlite.query(sql).get(...(params as Array<string | number | null>)) as Record<string, unknown> | null) ?? null;
+      if (write) sqlite.run(sql, params);
+      else row = sqlite.get(sql, params);
     } catch (err) {
       if (!missingTable(err)) throw err;
     }
@@ -64,7 +64,7 @@ function* recordedKeySteps(): Steps<RecordedKey | null> {
 }
 
 /** The row the database keeps, or null (none yet, or a database older than the table: a backup being restored). */
-export const recordedKey = (sqlite: Database): RecordedKey | null => runOnSqlite(sqlite, recordedKeySteps());
+export const recordedKey = (sqlite: SyncQueryable): RecordedKey | null => runOnSqlite(sqlite, recordedKeySteps());
 
 /**
  * One stored secret of each kind, with the AAD it was sealed with: partner keys (AAD the key id,
@@ -110,7 +110,7 @@ export type KeyVerdict =
   | { opens: false; expected: string | null; detail: string };
 
 /** Whether `box` is the key the database was made with. Reads only. */
-export const judgeKey = (sqlite: Database, box: SecretBox): KeyVerdict => runOnSqlite(sqlite, judgeSteps(box));
+export const judgeKey = (sqlite: SyncQueryable, box: SecretBox): KeyVerdict => runOnSqlite(sqlite, judgeSteps(box));
 
 function* judgeSteps(box: SecretBox): Steps<KeyVerdict> {
   const recorded = yield* recordedKeySteps();
@@ -148,7 +148,7 @@ export const MASTER_KEY_ADVICE =
  * record it (first start, or the first start of a database from before key checks); when it does not, mark the
  * SecretBox refused, so that nothing is sealed under it and every secret it cannot open is a 503, and say so.
  */
-export const verifyMasterKey = (sqlite: Database, box: SecretBox, nowIso: string, log: Logger): KeyVerdict =>
+export const verifyMasterKey = (sqlite: SyncQueryable, box: SecretBox, nowIso: string, log: Logger): KeyVerdict =>
   runOnSqlite(sqlite, verifySteps(box, nowIso, log));
 
 /** verifyMasterKey through the storage port (PostgreSQL: several instances may start at once; the row is written once). */

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import type { ChainJob } from "./jobs";
-import { lastRun } from "./store";
+import { lastRun } from "./store/job-runs";
 
 // What every chain-backed public answer says about itself: how old the number is, whether that is too old,
 // and where it came from (the trust context). The public trusts these numbers only as far as this is honest.
@@ -53,9 +53,16 @@ interface SnapshotRef {
  * The common part of a proof over the latest row of one job's table. A failed last run does not change the
  * status by itself (the last good snapshot may still be fresh), but it is always named in `reason`.
  */
-export function proofHeader(ctx: AppContext, job: ChainJob, table: string, method: string, row: SnapshotRef | null, staleAfterHours: number): ProofHeader {
+export async function proofHeader(
+  ctx: AppContext,
+  job: ChainJob,
+  table: string,
+  method: string,
+  row: SnapshotRef | null,
+  staleAfterHours: number,
+): Promise<ProofHeader> {
   const { status, age_hours } = freshnessOf(ctx, row?.taken_at ?? null, staleAfterHours);
-  const run = ctx.chain.configured ? lastRun(ctx.db.sqlite, job) : null;
+  const run = ctx.chain.configured ? await lastRun(ctx.store, job) : null;
   const failed = run && run.ok === 0 ? `the last ${job} run (${run.started_at}) failed: ${run.error ?? "unknown error"}` : null;
   const reasons: Record<Freshness, string | null> = {
     not_configured: NOT_CONFIGURED_REASON,

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import { HolderAccumulator, topSum } from "./holders";
 import { SCAN_METHOD } from "../solana/scan-call";
-import { insertRow, latestGrowth, latestHolders } from "./store";
+import { insertSnapshot, latestGrowth, latestHolders, lockHoldersSnapshot } from "./store/snapshots";
 
 // holders-snapshot (one full scan of the mint's token accounts) and holder-growth (a point per run from it).
 
@@ -31,25 +31,32 @@ export async function takeHoldersSnapshot(ctx: AppContext, runId: number | null)
     rpc_host: host,
     method: SCAN_METHOD,
   };
-  return { id: insertRow(ctx, "chain_holder_snapshots", row), ...row };
+  return { id: await insertSnapshot(ctx.store, "chain_holder_snapshots", row), ...row };
 }
 
-/** One growth point from the latest holders snapshot; fails (so the proof goes stale) when there is none. */
-export function recordHolderGrowth(ctx: AppContext, runId: number | null) {
+/**
+ * One growth point from the latest holders snapshot; fails (so the proof goes stale) when there is none. Read and
+ * written in one transaction, the snapshot locked first (lockHoldersSnapshot): two runs that overlap take turns,
+ * and the second's previous point is the first's.
+ */
+export async function recordHolderGrowth(ctx: AppContext, runId: number | null) {
   const mint = ctx.config.chain.tokenMint!;
-  const db = ctx.db.sqlite;
-  const snapshot = latestHolders(db, mint);
-  if (!snapshot) throw new Error("no holders snapshot yet: run holders-snapshot first");
-  const previous = latestGrowth(db, mint);
-  const row = {
-    taken_at: ctx.clock.now().toISOString(),
-    job_run_id: runId,
-    mint,
-    holder_snapshot_id: snapshot.id,
-    snapshot_taken_at: snapshot.taken_at,
-    holders: snapshot.holders,
-    previous_holders: previous?.holders ?? null,
-    delta: previous ? snapshot.holders - previous.holders : null,
-  };
-  return { id: insertRow(ctx, "chain_holder_growth", row), ...row };
+  const takenAt = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    const snapshot = await latestHolders(t, mint);
+    if (!snapshot) throw new Error("no holders snapshot yet: run holders-snapshot first");
+    await lockHoldersSnapshot(t, ctx.store.dialect, snapshot.id);
+    const previous = await latestGrowth(t, mint);
+    const row = {
+      taken_at: takenAt,
+      job_run_id: runId,
+      mint,
+      holder_snapshot_id: snapshot.id,
+      snapshot_taken_at: snapshot.taken_at,
+      holders: snapshot.holders,
+      previous_holders: previous?.holders ?? null,
+      delta: previous ? snapshot.holders - previous.holders : null,
+    };
+    return { id: await insertSnapshot(t, "chain_holder_growth", row), ...row };
+  });
 }

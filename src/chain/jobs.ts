@@ -54,8 +54,8 @@ export function registerChainJobs(ctx: AppContext): void {
     name: "chain-rpc-prune",
     pattern: "0 31 4 * * *",
     description: `Deletes RPC call outcomes older than ${RPC_CALLS_RETENTION_DAYS} days`,
-    run: () => {
-      ctx.log.info("rpc call outcomes pruned", { deleted: pruneRpcCalls(ctx) });
+    run: async () => {
+      ctx.log.info("rpc call outcomes pruned", { deleted: await pruneRpcCalls(ctx) });
     },
   });
 }

@@ -3,7 +3,18 @@ import { formatUnits, percentOf } from "./amounts";
 import { ageHours, freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
 import { CHAIN_JOBS, type ChainJob } from "./jobs";
 import { SCAN_METHOD } from "../solana/scan-call";
-import { latestAuthority, latestGrowth, latestHolders, latestSync, latestToken, runStats } from "./store";
+import { runStats } from "./store/job-runs";
+import {
+  type ChainSnapshotTable,
+  countGrowthPoints,
+  latestAuthority,
+  latestGrowth,
+  latestHolders,
+  latestRef,
+  latestSync,
+  latestToken,
+} from "./store/snapshots";
+import { countTransactions, cursorsOf } from "./store/transactions";
 import { MINT_AUTHORITY_METHOD, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
 import { TX_SYNC_METHOD } from "./tx-sync";
 
@@ -13,11 +24,11 @@ import { TX_SYNC_METHOD } from "./tx-sync";
 const mintOf = (ctx: AppContext) => ctx.config.chain.tokenMint ?? "";
 const limits = (ctx: AppContext) => ctx.config.chain.staleAfterHours;
 
-export function holderCacheProof(ctx: AppContext) {
-  const row = ctx.chain.configured ? latestHolders(ctx.db.sqlite, mintOf(ctx)) : null;
+export async function holderCacheProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? await latestHolders(ctx.store, mintOf(ctx)) : null;
   return {
     proof: "holder_cache_freshness" as const,
-    ...proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).holderCache),
+    ...(await proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).holderCache)),
     holders: row?.holders ?? null,
     accounts_scanned: row?.accounts_scanned ?? null,
     holders_source: row ? ("onchain_scan" as const) : null,
@@ -25,19 +36,20 @@ export function holderCacheProof(ctx: AppContext) {
   };
 }
 
-export function holderGrowthProof(ctx: AppContext) {
-  const row = ctx.chain.configured ? latestGrowth(ctx.db.sqlite, mintOf(ctx)) : null;
-  const points = row ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_holder_growth WHERE mint = ?").get(mintOf(ctx)) as { n: number }).n : 0;
+export async function holderGrowthProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? await latestGrowth(ctx.store, mintOf(ctx)) : null;
+  const points = row ? await countGrowthPoints(ctx.store, mintOf(ctx)) : 0;
+  const rpcHost = row ? ((await latestHolders(ctx.store, mintOf(ctx)))?.rpc_host ?? null) : null;
   return {
     proof: "holder_growth_freshness" as const,
-    ...proofHeader(
+    ...(await proofHeader(
       ctx,
       "holder-growth",
       "chain_holder_growth",
       "latest chain_holder_snapshots row per run",
-      row ? { ...row, rpc_host: latestHolders(ctx.db.sqlite, mintOf(ctx))?.rpc_host ?? null } : null,
+      row ? { ...row, rpc_host: rpcHost } : null,
       limits(ctx).holderGrowth,
-    ),
+    )),
     holders: row?.holders ?? null,
     previous_holders: row?.previous_holders ?? null,
     delta: row?.delta ?? null,
@@ -46,11 +58,11 @@ export function holderGrowthProof(ctx: AppContext) {
   };
 }
 
-export function publicStatsCacheProof(ctx: AppContext) {
-  const row = ctx.chain.configured ? latestToken(ctx.db.sqlite, mintOf(ctx)) : null;
+export async function publicStatsCacheProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? await latestToken(ctx.store, mintOf(ctx)) : null;
   return {
     proof: "public_stats_cache_freshness" as const,
-    ...proofHeader(ctx, "token-snapshot", "chain_token_snapshots", TOKEN_SNAPSHOT_METHOD, row, limits(ctx).publicStatsCache),
+    ...(await proofHeader(ctx, "token-snapshot", "chain_token_snapshots", TOKEN_SNAPSHOT_METHOD, row, limits(ctx).publicStatsCache)),
     total_supply: row ? formatUnits(BigInt(row.supply_raw), row.decimals) : null,
     circulating_supply: row ? formatUnits(BigInt(row.circulating_raw), row.decimals) : null,
     decimals: row?.decimals ?? null,
@@ -58,12 +70,12 @@ export function publicStatsCacheProof(ctx: AppContext) {
   };
 }
 
-export function tokenDistributionProof(ctx: AppContext) {
-  const row = ctx.chain.configured ? latestHolders(ctx.db.sqlite, mintOf(ctx)) : null;
+export async function tokenDistributionProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? await latestHolders(ctx.store, mintOf(ctx)) : null;
   const pct = (raw: string | undefined) => (row && raw !== undefined ? percentOf(BigInt(raw), BigInt(row.total_raw)) : null);
   return {
     proof: "token_distribution_freshness" as const,
-    ...proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).tokenDistribution),
+    ...(await proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).tokenDistribution)),
     holders: row?.holders ?? null,
     top1_pct: pct(row?.top1_raw),
     top5_pct: pct(row?.top5_raw),
@@ -73,12 +85,12 @@ export function tokenDistributionProof(ctx: AppContext) {
   };
 }
 
-export function mintAuthoritiesProof(ctx: AppContext) {
-  const row = ctx.chain.configured ? latestAuthority(ctx.db.sqlite, mintOf(ctx)) : null;
+export async function mintAuthoritiesProof(ctx: AppContext) {
+  const row = ctx.chain.configured ? await latestAuthority(ctx.store, mintOf(ctx)) : null;
   const chain = ctx.config.chain;
   return {
     proof: "token_mint_authorities" as const,
-    ...proofHeader(ctx, "mint-authority-snapshot", "chain_mint_authority_snapshots", MINT_AUTHORITY_METHOD, row, limits(ctx).mintAuthorities),
+    ...(await proofHeader(ctx, "mint-authority-snapshot", "chain_mint_authority_snapshots", MINT_AUTHORITY_METHOD, row, limits(ctx).mintAuthorities)),
     mint_authority: row?.mint_authority ?? null,
     freeze_authority: row?.freeze_authority ?? null,
     mint_authority_renounced: row ? row.mint_authority === null : null,
@@ -93,23 +105,14 @@ export function mintAuthoritiesProof(ctx: AppContext) {
   };
 }
 
-export function transactionSyncProof(ctx: AppContext) {
+export async function transactionSyncProof(ctx: AppContext) {
   const mint = mintOf(ctx);
-  const row = ctx.chain.configured ? latestSync(ctx.db.sqlite, mint) : null;
-  const stored = ctx.chain.configured
-    ? (ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_transactions WHERE mint = ?").get(mint) as { n: number }).n
-    : null;
-  const cursors = ctx.chain.configured
-    ? (ctx.db.sqlite.query("SELECT address, last_signature, last_slot, updated_at FROM chain_sync_cursors WHERE mint = ? ORDER BY address").all(mint) as Array<{
-        address: string;
-        last_signature: string;
-        last_slot: number;
-        updated_at: string;
-      }>)
-    : [];
+  const row = ctx.chain.configured ? await latestSync(ctx.store, mint) : null;
+  const stored = ctx.chain.configured ? await countTransactions(ctx.store, mint) : null;
+  const cursors = ctx.chain.configured ? await cursorsOf(ctx.store, mint) : [];
   return {
     proof: "transaction_sync_freshness" as const,
-    ...proofHeader(ctx, "transaction-sync", "chain_sync_runs", TX_SYNC_METHOD, row, limits(ctx).transactionSync),
+    ...(await proofHeader(ctx, "transaction-sync", "chain_sync_runs", TX_SYNC_METHOD, row, limits(ctx).transactionSync)),
     new_signatures: row?.new_signatures ?? null,
     stored: row?.stored ?? null,
     already_stored: row?.already_stored ?? null,
@@ -121,7 +124,7 @@ export function transactionSyncProof(ctx: AppContext) {
   };
 }
 
-const JOB_SOURCES: Record<ChainJob, { table: string; limit: (ctx: AppContext) => number }> = {
+const JOB_SOURCES: Record<ChainJob, { table: ChainSnapshotTable; limit: (ctx: AppContext) => number }> = {
   "token-snapshot": { table: "chain_token_snapshots", limit: (ctx) => limits(ctx).publicStatsCache },
   "holders-snapshot": { table: "chain_holder_snapshots", limit: (ctx) => limits(ctx).holderCache },
   "mint-authority-snapshot": { table: "chain_mint_authority_snapshots", limit: (ctx) => limits(ctx).mintAuthorities },
@@ -131,17 +134,11 @@ const JOB_SOURCES: Record<ChainJob, { table: string; limit: (ctx: AppContext) =>
 
 const SEVERITY: Record<Freshness, number> = { fresh: 0, stale: 1, missing: 2, not_configured: 3 };
 
-function jobEntry(ctx: AppContext, job: ChainJob, since: string) {
+async function jobEntry(ctx: AppContext, job: ChainJob, since: string) {
   const src = JOB_SOURCES[job];
-  const latest = ctx.chain.configured
-    ? (ctx.db.sqlite.query(`SELECT id, taken_at, job_run_id FROM ${src.table} WHERE mint = ? ORDER BY id DESC LIMIT 1`).get(mintOf(ctx)) as {
-        id: number;
-        taken_at: string;
-        job_run_id: number | null;
-      } | null)
-    : null;
+  const latest = ctx.chain.configured ? await latestRef(ctx.store, src.table, mintOf(ctx)) : null;
   const { status, age_hours } = freshnessOf(ctx, latest?.taken_at ?? null, src.limit(ctx));
-  const stats = runStats(ctx.db.sqlite, job, since);
+  const stats = await runStats(ctx.store, job, since);
   return {
     job,
     freshness_status: status,
@@ -158,9 +155,10 @@ function jobEntry(ctx: AppContext, job: ChainJob, since: string) {
 }
 
 /** Every chain job: its latest snapshot's freshness and its last day of runs. The worst one sets the status. */
-export function jobsRollupProof(ctx: AppContext) {
+export async function jobsRollupProof(ctx: AppContext) {
   const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
-  const jobs = CHAIN_JOBS.map((job) => jobEntry(ctx, job, since));
+  const jobs: Array<Awaited<ReturnType<typeof jobEntry>>> = [];
+  for (const job of CHAIN_JOBS) jobs.push(await jobEntry(ctx, job, since));
   const worst = jobs.reduce((w, j) => (SEVERITY[j.freshness_status] > SEVERITY[w.freshness_status] ? j : w), jobs[0]!);
   const oldest = jobs.filter((j) => j.snapshot_at_utc).sort((a, b) => (a.snapshot_at_utc! < b.snapshot_at_utc! ? -1 : 1))[0];
   const status = worst.freshness_status;

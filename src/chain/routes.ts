@@ -38,7 +38,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     .onAfterHandle(({ set, path }) => {
       if (!path.startsWith("/api/partner/")) set.headers["cache-control"] = CACHE;
     })
-    .get("/api/partner/token-status", () => ok(tokenStatus(ctx)), {
+    .get("/api/partner/token-status", async () => ok(await tokenStatus(ctx)), {
       partner: { scope: "read" },
       query: M.metaQuery,
       response: { 200: M.tokenStatus, ...partnerErrs },
@@ -54,75 +54,75 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.walletInfo, ...partnerErrs },
       detail: { tags: ["partner"], summary: "Live SOL, token and LP balances of a wallet (exact decimal strings); 400 for an invalid address" },
     })
-    .get("/api/public-stats", () => ok(publicStats(ctx)), {
+    .get("/api/public-stats", async () => ok(await publicStats(ctx)), {
       query: M.metaQuery,
       response: { 200: M.publicStats, ...publicErrs },
       detail: pub("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
     })
-    .get("/api/transactions/latest", ({ query }) => ok(latestTransactions(ctx, parsePage({ limit: query.limit }).limit)), {
+    .get("/api/transactions/latest", async ({ query }) => ok(await latestTransactions(ctx, parsePage({ limit: query.limit }).limit)), {
       query: M.latestQuery,
       response: { 200: M.latestTransactions, ...publicErrs },
       detail: pub("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
     })
-    .get("/api/public/holder-cache-freshness.json", () => ok(holderCacheProof(ctx)), {
+    .get("/api/public/holder-cache-freshness.json", async () => ok(await holderCacheProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.holderCache, ...publicErrs },
       detail: pub("Holder count snapshot freshness proof"),
     })
     .get(
       "/api/public/holder-cache-freshness.csv",
-      () => csvResponse(objectCsv(holderCacheProof(ctx)), "holder-cache-freshness.csv"),
+      async () => csvResponse(objectCsv(await holderCacheProof(ctx)), "holder-cache-freshness.csv"),
       csv("Holder count snapshot freshness proof"),
     )
-    .get("/api/public/holder-growth-freshness.json", () => ok(holderGrowthProof(ctx)), {
+    .get("/api/public/holder-growth-freshness.json", async () => ok(await holderGrowthProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.holderGrowth, ...publicErrs },
       detail: pub("Holder growth freshness proof"),
     })
     .get(
       "/api/public/holder-growth-freshness.csv",
-      () => csvResponse(objectCsv(holderGrowthProof(ctx)), "holder-growth-freshness.csv"),
+      async () => csvResponse(objectCsv(await holderGrowthProof(ctx)), "holder-growth-freshness.csv"),
       csv("Holder growth freshness proof"),
     )
-    .get("/api/public/public-stats-cache-freshness.json", () => ok(publicStatsCacheProof(ctx)), {
+    .get("/api/public/public-stats-cache-freshness.json", async () => ok(await publicStatsCacheProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.publicStatsCache, ...publicErrs },
       detail: pub("Public-stats cache (token snapshot) freshness proof"),
     })
     .get(
       "/api/public/public-stats-cache-freshness.csv",
-      () => csvResponse(objectCsv(publicStatsCacheProof(ctx)), "public-stats-cache-freshness.csv"),
+      async () => csvResponse(objectCsv(await publicStatsCacheProof(ctx)), "public-stats-cache-freshness.csv"),
       csv("Public-stats cache freshness proof"),
     )
-    .get("/api/public/token-distribution-freshness.json", () => ok(tokenDistributionProof(ctx)), {
+    .get("/api/public/token-distribution-freshness.json", async () => ok(await tokenDistributionProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.tokenDistribution, ...publicErrs },
       detail: pub("Token distribution (top-1/5/10 concentration) freshness proof"),
     })
     .get(
       "/api/public/token-distribution-freshness.csv",
-      () => csvResponse(objectCsv(tokenDistributionProof(ctx)), "token-distribution-freshness.csv"),
+      async () => csvResponse(objectCsv(await tokenDistributionProof(ctx)), "token-distribution-freshness.csv"),
       csv("Token distribution freshness proof"),
     )
-    .get("/api/public/token-mint-authorities.json", () => ok(mintAuthoritiesProof(ctx)), {
+    .get("/api/public/token-mint-authorities.json", async () => ok(await mintAuthoritiesProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.mintAuthorities, ...publicErrs },
       detail: pub("Mint and freeze authority proof against the configured expectation"),
     })
     .get(
       "/api/public/token-mint-authorities.csv",
-      () => csvResponse(objectCsv(mintAuthoritiesProof(ctx)), "token-mint-authorities.csv"),
+      async () => csvResponse(objectCsv(await mintAuthoritiesProof(ctx)), "token-mint-authorities.csv"),
       csv("Mint and freeze authority proof"),
     )
-    .get("/api/public/token-snapshot-jobs-rollup.json", () => ok(jobsRollupProof(ctx)), {
+    .get("/api/public/token-snapshot-jobs-rollup.json", async () => ok(await jobsRollupProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.jobsRollup, ...publicErrs },
       detail: pub("Every chain job's latest snapshot and last 24 h of runs"),
     })
     .get(
       "/api/public/token-snapshot-jobs-rollup.csv",
-      () => {
-        const { jobs, trust_context, ...top } = jobsRollupProof(ctx);
+      async () => {
+        const { jobs, trust_context, ...top } = await jobsRollupProof(ctx);
         return csvResponse(
           listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, []),
           "token-snapshot-jobs-rollup.csv",
@@ -130,23 +130,25 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       },
       csv("Chain jobs rollup, one row per job"),
     )
-    .get("/api/public/transaction-sync-freshness.json", () => ok(transactionSyncProof(ctx)), {
+    .get("/api/public/transaction-sync-freshness.json", async () => ok(await transactionSyncProof(ctx)), {
       query: M.metaQuery,
       response: { 200: M.transactionSync, ...publicErrs },
       detail: pub("Transaction sync freshness proof"),
     })
     .get(
       "/api/public/transaction-sync-freshness.csv",
-      () => csvResponse(objectCsv(transactionSyncProof(ctx)), "transaction-sync-freshness.csv"),
+      async () => csvResponse(objectCsv(await transactionSyncProof(ctx)), "transaction-sync-freshness.csv"),
       csv("Transaction sync freshness proof"),
     )
     .get(
       "/transparency/wallet-concentration.json",
-      ({ request, set }) => {
-        const body = ok(dates.stamp("wallet-concentration", walletConcentration(ctx)));
+      async ({ request, set }) => {
+        const body = ok(dates.stamp("wallet-concentration", await walletConcentration(ctx)));
         // An include_meta answer carries its request id: nothing to revalidate, so the core serialises it as usual.
         if (isTruthyFlag(new URL(request.url).searchParams.get("include_meta"))) return body;
-        return conditionalJson(request, body, { lastModified: body.generated_at_utc, cacheControl: CACHE, headers: set.headers });
+        // Typed as the body: Elysia types an async handler's answer as one promise of either, not a union of
+        // promises; a Response is sent as it is (neither validated nor serialised) either way.
+        return conditionalJson(request, body, { lastModified: body.generated_at_utc, cacheControl: CACHE, headers: set.headers }) as unknown as typeof body;
       },
       {
         query: M.metaQuery,
@@ -159,9 +161,9 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/transparency/wallet-concentration.csv",
-      () => {
+      async () => {
         // Dated like the JSON (ContentDates), so both say the same generated_at_utc for the same data.
-        const w = dates.stamp("wallet-concentration", walletConcentration(ctx));
+        const w = dates.stamp("wallet-concentration", await walletConcentration(ctx));
         return csvResponse(
           listCsv({ generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint }, w.trend_points, [
             "snapshot_id",

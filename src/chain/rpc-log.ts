@@ -1,21 +1,99 @@
-import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
-import { ChainClient } from "../solana/rpc-client";
+import type { Store } from "../db/port";
+import { errorFields, type Logger } from "../log";
+import { ChainClient, type RpcAttemptRecord } from "../solana/rpc-client";
+import { hostLatest, hostWindow, insertCalls, pruneCalls } from "./store/rpc-calls";
 
 const DAY_MS = 86_400_000;
 /** Outcomes are kept a week: enough for the status checks' windows and for an incident review. */
 export const RPC_CALLS_RETENTION_DAYS = 7;
 
-/** The context's chain client: its attempts are recorded in chain_rpc_calls for the status checks. */
-export function createChainClient(ctx: Pick<AppContext, "config" | "db" | "clock" | "rng" | "log">): ChainClient {
-  // Prepared on the first call: the client is built for every context, also where the chain group is off
-  // (PostgreSQL in preview, src/engine-groups.ts), and there is no SQLite handle to prepare on.
-  let insert: Statement | null = null;
-  const record = (r: { at: string; host: string; method: string; outcome: string; httpStatus: number | null; latencyMs: number; error: string | null }) => {
-    insert ??= ctx.db.sqlite.prepare("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    insert.run(r.at, r.host, r.method, r.outcome, r.httpStatus, r.latencyMs, r.error);
-  };
-  return new ChainClient({ chain: ctx.config.chain, clock: ctx.clock, rng: ctx.rng, log: ctx.log, record });
+/** Attempts past this are dropped (and counted) rather than letting a stuck database grow memory without bound. */
+const MAX_BUFFERED = 20_000;
+const BATCH_WHEN = 500;
+/** How long an attempt may wait in memory before its batch is written (the status check flushes before it reads). */
+const FLUSH_AFTER_MS = 1000;
+
+/**
+ * The RPC attempts, recorded off the call's path: an attempt is pushed onto an in-memory buffer, and the buffer is
+ * written in one transaction through the storage port about a second after its first row (sooner when it fills,
+ * and whenever a reader or shutdown flushes it). A write never delays or fails an RPC call. The buffer is
+ * per-process and lost on a hard crash: outcomes are monitoring data, and a graceful stop flushes them.
+ */
+export class RpcCallLog {
+  private buffer: RpcAttemptRecord[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The last write begun or queued: writes run one after the other, so `await flush()` sees every earlier row. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private queued: Promise<number> | null = null;
+  dropped = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
+
+  record(r: RpcAttemptRecord): void {
+    if (this.buffer.length >= MAX_BUFFERED) {
+      this.dropped++;
+      return;
+    }
+    this.buffer.push(r);
+    if (this.buffer.length >= BATCH_WHEN) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+      this.timer.unref?.();
+    }
+  }
+
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /**
+   * Writes everything buffered, after any write in progress; resolves with the number of rows this write stored
+   * (0 when it failed: the rows are back in the buffer for the next flush). Never rejects.
+   */
+  flush(): Promise<number> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.queued) return this.queued;
+    const next = this.tail.then(() => {
+      this.queued = null;
+      return this.write();
+    });
+    this.queued = next;
+    this.tail = next;
+    return next;
+  }
+
+  private async write(): Promise<number> {
+    if (this.buffer.length === 0) return 0;
+    const rows = this.buffer;
+    this.buffer = [];
+    try {
+      await this.store.tx((t) => insertCalls(t, rows));
+      return rows.length;
+    } catch (err) {
+      // Put the rows back (bounded) so that a transient failure (busy, a lost connection) does not lose them.
+      this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
+      this.log.warn("rpc outcomes not written; kept for the next flush", { rows: rows.length, ...errorFields(err) });
+      return 0;
+    }
+  }
+}
+
+/** The context's chain client: its attempts are recorded in chain_rpc_calls (in batches) for the status checks. */
+export function createChainClient(ctx: Pick<AppContext, "config" | "store" | "clock" | "rng" | "log">): ChainClient {
+  const calls = new RpcCallLog(ctx.store, ctx.log);
+  return new ChainClient({
+    chain: ctx.config.chain,
+    clock: ctx.clock,
+    rng: ctx.rng,
+    log: ctx.log,
+    record: (r) => calls.record(r),
+    flushRecords: () => calls.flush(),
+  });
 }
 
 export interface RpcHostHealth {
@@ -35,43 +113,33 @@ export interface RpcHostHealth {
 /**
  * Per-URL health over the last `windowMinutes`: what the status engine's RPC check reads. Failures are attempts
  * whose outcome is not ok (a retried-then-successful call shows its failed attempts too: that is the signal).
+ * Breakers are this instance's; the outcomes are every instance's.
  */
-export function rpcHealth(ctx: AppContext, windowMinutes = 60): { configured: boolean; window_minutes: number; hosts: RpcHostHealth[] } {
+export async function rpcHealth(ctx: AppContext, windowMinutes = 60): Promise<{ configured: boolean; window_minutes: number; hosts: RpcHostHealth[] }> {
+  await ctx.chain.flushRecords(); // buffered off the call path: judge the latest attempts too
   const since = new Date(ctx.clock.now().getTime() - windowMinutes * 60_000).toISOString();
-  const hosts = ctx.chain.health().map((h) => {
-    const agg = ctx.db.sqlite
-      .query("SELECT COUNT(*) AS calls, COALESCE(SUM(outcome <> 'ok'), 0) AS failures FROM chain_rpc_calls WHERE host = ? AND at >= ?")
-      .get(h.host, since) as { calls: number; failures: number };
-    const latencies = ctx.db.sqlite
-      .query(
-        "SELECT latency_ms FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok' ORDER BY latency_ms LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM chain_rpc_calls WHERE host = ? AND at >= ? AND outcome = 'ok')",
-      )
-      .get(h.host, since, h.host, since) as { latency_ms: number } | null;
-    const last = ctx.db.sqlite.query("SELECT outcome, error FROM chain_rpc_calls WHERE host = ? ORDER BY id DESC LIMIT 1").get(h.host) as {
-      outcome: string;
-      error: string | null;
-    } | null;
-    const lastOk = ctx.db.sqlite.query("SELECT at FROM chain_rpc_calls WHERE host = ? AND outcome = 'ok' ORDER BY id DESC LIMIT 1").get(h.host) as {
-      at: string;
-    } | null;
-    return {
+  const hosts: RpcHostHealth[] = [];
+  for (const h of ctx.chain.health()) {
+    const w = await hostWindow(ctx.store, h.host, since);
+    const { last, lastOkAt } = await hostLatest(ctx.store, h.host);
+    hosts.push({
       host: h.host,
       breaker: h.state,
       consecutive_failures: h.consecutive_failures,
       opened_at: h.opened_at,
-      calls: agg.calls,
-      failures: agg.failures,
-      error_rate_pct: agg.calls ? Math.round((agg.failures / agg.calls) * 10_000) / 100 : null,
-      p50_latency_ms: latencies?.latency_ms ?? null,
+      calls: w.calls,
+      failures: w.failures,
+      error_rate_pct: w.calls ? Math.round((w.failures / w.calls) * 10_000) / 100 : null,
+      p50_latency_ms: w.p50_latency_ms,
       last_outcome: last?.outcome ?? null,
       last_error: last?.error ?? null,
-      last_success_at: lastOk?.at ?? null,
-    };
-  });
+      last_success_at: lastOkAt,
+    });
+  }
   return { configured: ctx.chain.configured, window_minutes: windowMinutes, hosts };
 }
 
-export function pruneRpcCalls(ctx: AppContext): number {
+export async function pruneRpcCalls(ctx: AppContext): Promise<number> {
   const cutoff = new Date(ctx.clock.now().getTime() - RPC_CALLS_RETENTION_DAYS * DAY_MS).toISOString();
-  return ctx.db.sqlite.query("DELETE FROM chain_rpc_calls WHERE at < ?").run(cutoff).changes;
+  return pruneCalls(ctx.store, cutoff);
 }

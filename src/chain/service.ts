@@ -5,7 +5,8 @@ import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
 import { ChainUnavailableError } from "../solana/rpc-errors";
 import { isAddress, SOL_DECIMALS } from "../solana/constants";
-import { latestAuthority, latestHolders, latestSync, latestToken, type HolderSnapshotRow } from "./store";
+import { dailyHolderSnapshots, type HolderSnapshotRow, latestAuthority, latestHolders, latestSync, latestToken } from "./store/snapshots";
+import { amountsMovedSince, latestTransactionRows } from "./store/transactions";
 import { walletTokenBalance } from "./token-snapshot";
 
 // The chain domain's verbs for routes and other domains. Public answers say not_configured with a 200;
@@ -33,17 +34,17 @@ function requireConfigured(ctx: AppContext): string {
 }
 
 /** Decimals of the mint from the latest snapshot that knows them (token or mint-authority). */
-export function knownDecimals(ctx: AppContext): number | null {
+export async function knownDecimals(ctx: AppContext): Promise<number | null> {
   const mint = ctx.config.chain.tokenMint;
   if (!mint) return null;
-  return latestToken(ctx.db.sqlite, mint)?.decimals ?? latestAuthority(ctx.db.sqlite, mint)?.decimals ?? null;
+  return (await latestToken(ctx.store, mint))?.decimals ?? (await latestAuthority(ctx.store, mint))?.decimals ?? null;
 }
 
-export function tokenStatus(ctx: AppContext) {
+export async function tokenStatus(ctx: AppContext) {
   const mint = requireConfigured(ctx);
-  const token = latestToken(ctx.db.sqlite, mint);
+  const token = await latestToken(ctx.store, mint);
   if (!token) throw unavailable("no_snapshot", "No token snapshot has been taken yet; the token-snapshot job runs on CHAIN_TOKEN_SNAPSHOT_CRON — retry later");
-  const holders = latestHolders(ctx.db.sqlite, mint);
+  const holders = await latestHolders(ctx.store, mint);
   const fmt = (raw: string) => formatUnits(BigInt(raw), token.decimals);
   const limits = ctx.config.chain.staleAfterHours;
   const tokenFresh = freshnessOf(ctx, token.taken_at, limits.publicStatsCache);
@@ -82,21 +83,20 @@ export function tokenStatus(ctx: AppContext) {
 }
 
 /** Sum of the amounts moved in synced, successful transactions of the last 24 h (exact, in JS BigInt). */
-function volume24hRaw(ctx: AppContext, mint: string): bigint {
+async function volume24hRaw(ctx: AppContext, mint: string): Promise<bigint> {
   const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
-  const rows = ctx.db.sqlite
-    .query("SELECT amount_moved_raw FROM chain_transactions WHERE mint = ? AND block_time >= ? AND status = 'ok'")
-    .all(mint, since) as Array<{ amount_moved_raw: string }>;
-  return rows.reduce((s, r) => s + BigInt(r.amount_moved_raw), 0n);
+  const amounts = await amountsMovedSince(ctx.store, mint, since);
+  return amounts.reduce((s, a) => s + BigInt(a), 0n);
 }
 
-export function publicStats(ctx: AppContext) {
-  const proof = publicStatsCacheProof(ctx);
+export async function publicStats(ctx: AppContext) {
+  const proof = await publicStatsCacheProof(ctx);
   const mint = ctx.config.chain.tokenMint;
-  const token = ctx.chain.configured && mint ? latestToken(ctx.db.sqlite, mint) : null;
-  const holders = ctx.chain.configured && mint ? latestHolders(ctx.db.sqlite, mint) : null;
-  const synced = ctx.chain.configured && mint ? latestSync(ctx.db.sqlite, mint) : null;
-  const rollup = ctx.chain.configured ? jobsRollupProof(ctx).jobs.find((j) => j.job === "token-snapshot") : null;
+  const token = ctx.chain.configured && mint ? await latestToken(ctx.store, mint) : null;
+  const holders = ctx.chain.configured && mint ? await latestHolders(ctx.store, mint) : null;
+  const synced = ctx.chain.configured && mint ? await latestSync(ctx.store, mint) : null;
+  const rollup = ctx.chain.configured ? (await jobsRollupProof(ctx)).jobs.find((j) => j.job === "token-snapshot") : null;
+  const volume = token && synced ? formatUnits(await volume24hRaw(ctx, mint!), token.decimals) : null;
   const lastError = proof.last_run && proof.last_run.ok === false ? proof.last_run.error : null;
   return {
     status: proof.status,
@@ -110,7 +110,7 @@ export function publicStats(ctx: AppContext) {
       holders_onchain_lower_bound: holders?.holders ?? null,
       holders_source: holders ? ("onchain_scan" as const) : null,
       holders_snapshot_at_utc: holders?.taken_at ?? null,
-      volume_24h: token && synced ? formatUnits(volume24hRaw(ctx, mint!), token.decimals) : null,
+      volume_24h: volume,
       volume_24h_source: synced ? ("synced_transactions" as const) : null,
     },
     cache: {
@@ -146,7 +146,7 @@ export async function walletInfo(ctx: AppContext, wallet: string) {
       walletTokenBalance(ctx, wallet, mint),
       lpMint ? walletTokenBalance(ctx, wallet, lpMint) : Promise.resolve(null),
     ]);
-    const decimals = token.decimals ?? knownDecimals(ctx) ?? (await ctx.chain.tokenSupply(mint)).value.value.decimals;
+    const decimals = token.decimals ?? (await knownDecimals(ctx)) ?? (await ctx.chain.tokenSupply(mint)).value.value.decimals;
     const lpDecimals = lp ? (lp.decimals ?? (await ctx.chain.tokenSupply(lpMint!)).value.value.decimals) : null;
     const nativeExact = formatUnits(BigInt(native.value), SOL_DECIMALS);
     const tokenExact = formatUnits(token.amount, decimals);
@@ -177,27 +177,13 @@ export async function walletInfo(ctx: AppContext, wallet: string) {
   }
 }
 
-export function latestTransactions(ctx: AppContext, limit: number) {
+export async function latestTransactions(ctx: AppContext, limit: number) {
   const mint = ctx.config.chain.tokenMint;
   const configured = ctx.chain.configured && Boolean(mint);
-  const sync = configured ? latestSync(ctx.db.sqlite, mint!) : null;
+  const sync = configured ? await latestSync(ctx.store, mint!) : null;
   const fresh = freshnessOf(ctx, sync?.taken_at ?? null, ctx.config.chain.staleAfterHours.transactionSync);
-  const decimals = knownDecimals(ctx);
-  const rows = configured
-    ? (ctx.db.sqlite
-        .query(
-          "SELECT signature, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via FROM chain_transactions WHERE mint = ? ORDER BY slot DESC, signature LIMIT ?",
-        )
-        .all(mint!, limit) as Array<{
-        signature: string;
-        slot: number;
-        block_time: string | null;
-        status: "ok" | "failed";
-        token_delta_raw: string;
-        amount_moved_raw: string;
-        found_via: string;
-      }>)
-    : [];
+  const decimals = await knownDecimals(ctx);
+  const rows = configured ? await latestTransactionRows(ctx.store, mint!, limit) : [];
   return {
     status: fresh.status,
     reason: configured ? null : NOT_CONFIGURED_REASON,
@@ -232,17 +218,11 @@ const concentrationOf = (row: HolderSnapshotRow) => {
 };
 
 /** The latest concentration and a daily trend (the last snapshot of each UTC day, up to 90 days). */
-export function walletConcentration(ctx: AppContext) {
+export async function walletConcentration(ctx: AppContext) {
   const mint = ctx.config.chain.tokenMint;
   const configured = ctx.chain.configured && Boolean(mint);
-  const latest = configured ? latestHolders(ctx.db.sqlite, mint!) : null;
-  const daily = configured
-    ? (ctx.db.sqlite
-        .query(
-          "SELECT * FROM chain_holder_snapshots WHERE id IN (SELECT MAX(id) FROM chain_holder_snapshots WHERE mint = ?1 GROUP BY substr(taken_at, 1, 10)) ORDER BY id DESC LIMIT 90",
-        )
-        .all(mint!) as HolderSnapshotRow[])
-    : [];
+  const latest = configured ? await latestHolders(ctx.store, mint!) : null;
+  const daily = configured ? await dailyHolderSnapshots(ctx.store, mint!) : [];
   const limit = ctx.config.chain.staleAfterHours.tokenDistribution;
   const fresh = freshnessOf(ctx, latest?.taken_at ?? null, limit);
   return {

@@ -1,9 +1,10 @@
 import type { ParsedAccountData } from "@solana/web3.js";
 import type { AppContext } from "../context";
 import { parseRaw } from "./amounts";
-import { insertRow } from "./store";
+import { insertSnapshot } from "./store/snapshots";
 
-// token-snapshot and mint-authority-snapshot: a handful of RPC calls each, one immutable row each.
+// token-snapshot and mint-authority-snapshot: a handful of RPC calls each, one immutable row each. Two runs that
+// overlap (a manual run beside the scheduled one) write two rows, each a true reading of the chain at its time.
 
 export const TOKEN_SNAPSHOT_METHOD = "getTokenSupply + getTokenAccountsByOwner(mint, jsonParsed) per treasury/reserve/LP wallet";
 export const MINT_AUTHORITY_METHOD = "getAccountInfo(mint, jsonParsed)";
@@ -69,7 +70,7 @@ export async function takeTokenSnapshot(ctx: AppContext, runId: number | null) {
     rpc_host: [...hosts].join(","),
     method: TOKEN_SNAPSHOT_METHOD,
   };
-  return { id: insertRow(ctx, "chain_token_snapshots", row), ...row };
+  return { id: await insertSnapshot(ctx.store, "chain_token_snapshots", row), ...row };
 }
 
 export type ReviewStatus = "renounced" | "mint_authority_retained" | "freeze_authority_retained" | "both_retained";
@@ -142,5 +143,5 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
     rpc_host: host,
     method: MINT_AUTHORITY_METHOD,
   };
-  return { id: insertRow(ctx, "chain_mint_authority_snapshots", row), ...row };
+  return { id: await insertSnapshot(ctx.store, "chain_mint_authority_snapshots", row), ...row };
 }

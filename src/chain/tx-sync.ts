@@ -1,12 +1,16 @@
 import type { ConfirmedSignatureInfo, ParsedTransactionWithMeta, TokenBalance } from "@solana/web3.js";
 import type { AppContext } from "../context";
 import { parseRaw } from "./amounts";
-import { insertRow } from "./store";
+import { insertSnapshot } from "./store/snapshots";
+import { cursorOf, insertTransaction, isStored, moveCursor } from "./store/transactions";
 
 // transaction-sync: for each tracked address (treasury, reserve and LP wallets, and the mint), the signatures newer
 // than the last one stored (`until`), fetched oldest first and stored once each (the signature is the primary
-// key). The cursor moves with every stored signature, in the same SQLite transaction, so a run that dies half
-// way resumes where it stopped and a repeated run finds nothing new.
+// key). The cursor moves with every stored signature, in the same transaction, so a run that dies half way resumes
+// where it stopped and a repeated run finds nothing new. Two runs that overlap (a manual run beside the scheduled
+// one) store each signature once (ON CONFLICT DO NOTHING; the second counts it as already stored) and never move
+// a cursor back (src/chain/store/transactions.ts moveCursor). The RPC calls happen between transactions, never
+// inside one.
 
 export const TX_SYNC_METHOD = "getSignaturesForAddress(until = last stored) + getTransaction(jsonParsed) per new signature";
 const PAGE = 1000;
@@ -78,27 +82,16 @@ async function syncAddress(
   runId: number | null,
   hosts: Set<string>,
 ): Promise<Counts> {
-  const db = ctx.db.sqlite;
   const mint = ctx.config.chain.tokenMint!;
-  const cursor = db.query("SELECT last_signature FROM chain_sync_cursors WHERE mint = ? AND address = ?").get(mint, address) as {
-    last_signature: string;
-  } | null;
-  const { found, gap } = await newSignatures(ctx, address, cursor?.last_signature, hosts);
-  const exists = db.query("SELECT 1 FROM chain_transactions WHERE signature = ?");
-  const insertTx = db.query(
-    `INSERT OR IGNORE INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, lp_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const moveCursor = db.query(
-    `INSERT INTO chain_sync_cursors (mint, address, last_signature, last_slot, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-     ON CONFLICT (mint, address) DO UPDATE SET last_signature = ?3, last_slot = ?4, updated_at = ?5`,
-  );
+  const cursor = await cursorOf(ctx.store, mint, address);
+  const { found, gap } = await newSignatures(ctx, address, cursor ?? undefined, hosts);
   const counts: Counts = { found: found.length, stored: 0, already: 0, gap, newest: null };
   for (const info of [...found].reverse()) {
     const now = ctx.clock.now().toISOString();
-    if (exists.get(info.signature)) {
+    const at = { mint, address, last_signature: info.signature, last_slot: info.slot, updated_at: now };
+    if (await isStored(ctx.store, info.signature)) {
       counts.already++;
-      moveCursor.run(mint, address, info.signature, info.slot, now);
+      await moveCursor(ctx.store, at);
     } else {
       const { value: tx, host } = await ctx.chain.parsedTransaction(info.signature);
       hosts.add(host);
@@ -106,23 +99,26 @@ async function syncAddress(
       if (!tx) throw new Error(`transaction ${info.signature} is not available from the RPC node yet`);
       const d = tokenDeltas(tx, mint, tracked, lp);
       const blockTime = tx.blockTime ?? info.blockTime ?? null;
-      db.transaction(() => {
-        insertTx.run(
-          info.signature,
+      const stored = await ctx.store.tx(async (t) => {
+        const inserted = await insertTransaction(t, {
+          signature: info.signature,
           mint,
-          tx.slot,
-          blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
-          d.status,
-          d.delta.toString(),
-          d.lpDelta.toString(),
-          d.moved.toString(),
-          address,
-          runId,
-          now,
-        );
-        moveCursor.run(mint, address, info.signature, info.slot, now);
-      })();
-      counts.stored++;
+          slot: tx.slot,
+          block_time: blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
+          status: d.status,
+          token_delta_raw: d.delta.toString(),
+          lp_delta_raw: d.lpDelta.toString(),
+          amount_moved_raw: d.moved.toString(),
+          found_via: address,
+          sync_run_id: runId,
+          synced_at: now,
+        });
+        await moveCursor(t, at);
+        return inserted;
+      });
+      // Stored meanwhile by a run that overlaps this one: counted once, by whichever inserted it.
+      if (stored) counts.stored++;
+      else counts.already++;
     }
     counts.newest = { signature: info.signature, slot: info.slot };
   }
@@ -161,5 +157,5 @@ export async function syncTransactions(ctx: AppContext, runId: number | null) {
     rpc_host: [...hosts].join(",") || (ctx.chain.endpoints[0]?.host ?? ""),
     method: TX_SYNC_METHOD,
   };
-  return { id: insertRow(ctx, "chain_sync_runs", row), ...row };
+  return { id: await insertSnapshot(ctx.store, "chain_sync_runs", row), ...row };
 }

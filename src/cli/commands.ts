@@ -143,8 +143,8 @@ export const COMMANDS: Record<string, Command> = {
       // What the runs buffered (a job's own request-log rows, none today) and their leases go before the store does.
       await ctx.requestLog.stop();
       await ctx.jobs.stop();
+      await ctx.chain.flushRecords(); // a chain job's RPC outcomes, buffered off the call path
       await ctx.store.close();
-      ctx.db.close();
     }
   },
   async keys(args, json) {
@@ -154,7 +154,6 @@ export const COMMANDS: Record<string, Command> = {
       return await keysCommand(ctx, args, json);
     } finally {
       await ctx.store.close();
-      ctx.db.close();
     }
   },
   async "admin-token"(args, json) {
@@ -164,11 +163,14 @@ export const COMMANDS: Record<string, Command> = {
       return await adminTokenCommand(ctx, args, json);
     } finally {
       await ctx.store.close();
-      ctx.db.close();
     }
   },
   async backup(_args, json) {
-    const ctx = await quiet(loadConfig());
+    const config = loadConfig();
+    // Refused before anything opens: on PostgreSQL the database's own backups apply (exit 2, src/ops/backups/engine.ts).
+    const { ownBackupsApply, POSTGRES_BACKUP_HINT } = await import("../ops/backups/engine");
+    if (!ownBackupsApply(config.database.engine)) throw new UsageError(`backup: DATABASE_URL points at PostgreSQL. ${POSTGRES_BACKUP_HINT}`);
+    const ctx = await quiet(config);
     try {
       const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backups/backup"), import("./keys")]);
       const { backup: b, pruned } = await runBackup(ctx, { actor: cliActor() });
@@ -177,7 +179,7 @@ export const COMMANDS: Record<string, Command> = {
       );
       return 0;
     } finally {
-      ctx.db.close();
+      await ctx.store.close();
     }
   },
   async "migrate-to-postgres"(args, json) {

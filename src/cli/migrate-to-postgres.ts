@@ -1,7 +1,6 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
-import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
-import { copyPlan, copyState, copyTable, openSource, type Progress, resetSequences, type TablePlan } from "../db/copy-to-postgres";
+import { copyPlan, copyState, copyTable, openSource, type Progress, type SourceDatabase, resetSequences, type TablePlan } from "../db/copy-to-postgres";
 import { PostgresStore } from "../db/postgres-engine";
 import { migratePostgres } from "../db/postgres-migrate";
 import { flagString, type ParsedArgs, UsageError } from "./args";
@@ -32,7 +31,7 @@ interface Balance {
 }
 
 /** The salutes ledger's invariant on both sides, and the same balances on both: the problems found. */
-async function checkBalances(source: Database, target: PostgresStore): Promise<string[]> {
+async function checkBalances(source: SourceDatabase, target: PostgresStore): Promise<string[]> {
   const here = source.query(BALANCE_CHECK).all() as Balance[];
   const there = await target.all<Balance>(BALANCE_CHECK);
   const problems: string[] = [];

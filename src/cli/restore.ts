@@ -1,11 +1,11 @@
-import { Database } from "bun:sqlite";
 import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { systemClock } from "../clock";
 import type { Config } from "../config";
 import { judgeKey, recordedKey } from "../auth/master-key-check";
 import { decodeMasterKey, SecretBox } from "../auth/secret-box";
-import { integrityOf } from "../ops/backups/backup";
+import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../ops/backups/engine";
+import { type ExclusiveFile, holdExclusively, integrityOf, openSqliteFile } from "../db/sqlite-file";
 import { manifestPathOf, sha256OfFile } from "../ops/backups/list";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit } from "./output";
@@ -25,7 +25,10 @@ Replaces the database (HERALD_DB_PATH) with the backup FILE, e.g. one downloaded
   4. Moves the current database (and its -wal/-shm files) aside to <db>.replaced-<UTC time>, and puts a copy
      of FILE in its place (copied to a temp file in the same folder, then renamed: never half a file).
 
-Exit codes: 0 restored, 1 refused (nothing was changed), 2 bad usage. The server applies newer migrations when
+On PostgreSQL (DATABASE_URL) restore refuses (exit 2): restore with the database's own tools (pg_restore, or
+pg_basebackup's point-in-time recovery; docs/postgres.md).
+
+Exit codes: 0 restored, 1 refused (nothing was changed), 2 bad usage or PostgreSQL. The server applies newer migrations when
 it next starts. The restored database needs the HERALD_MASTER_KEY it was made with: move the key with the
 database (docs/operations.md, "Restore: the database and its master key").`;
 
@@ -103,18 +106,11 @@ async function checkSource(file: string, dbPath: string, shaFlag: string | undef
  * (locking_mode=EXCLUSIVE, then a read inside BEGIN EXCLUSIVE) is granted only when nothing else has it open —
  * and, once granted, is held until close, so no server can start on the old file while we swap it.
  */
-function lockCurrentOrRefuse(dbPath: string): Database | null {
+function lockCurrentOrRefuse(dbPath: string): ExclusiveFile | null {
   if (!existsSync(dbPath)) return null;
-  let db: Database | null = null;
   try {
-    db = new Database(dbPath, { readwrite: true, create: false });
-    db.exec("PRAGMA busy_timeout = 1000");
-    db.exec("PRAGMA locking_mode = EXCLUSIVE");
-    db.exec("BEGIN EXCLUSIVE");
-    db.query("SELECT count(*) FROM sqlite_master").get();
-    db.exec("COMMIT");
+    return holdExclusively(dbPath);
   } catch (err) {
-    db?.close();
     const message = (err as Error).message;
     if (/locked|busy/i.test(message)) {
       throw new RestoreRefused(
@@ -126,21 +122,6 @@ function lockCurrentOrRefuse(dbPath: string): Database | null {
       "restore_failed",
       `the current database ${dbPath} cannot be opened to lock it (${message}); stop everything that uses it, move it and its -wal/-shm files aside by hand, then run restore again`,
     );
-  }
-  return db;
-}
-
-/**
- * Folds the WAL into the locked file, so the copy kept aside is one self-contained file; true when it did. The
- * emptied -wal and the stale -shm (the exclusive connection keeps its index in its own memory, and nobody else can
- * have the file open) can then be removed instead of moved aside. If this fails they go aside with the file.
- */
-function foldWal(db: Database): boolean {
-  try {
-    const r = db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
-    return r?.busy === 0;
-  } catch {
-    return false;
   }
 }
 
@@ -171,7 +152,7 @@ async function swapIn(file: string, dbPath: string, sha256: string, now: Date, k
     const problems = checkCopy(temp);
     if (problems) throw new RestoreRefused("backup_invalid", `${file} fails PRAGMA integrity_check (${problems}); it is damaged — use another backup`);
     masterKey = masterKeyOf(temp, file, key);
-    const folded = lock !== null && foldWal(lock);
+    const folded = lock?.foldWal() === true;
     for (const suffix of ["", "-wal", "-shm", "-journal"]) {
       const from = `${dbPath}${suffix}`;
       if (!existsSync(from)) continue;
@@ -186,12 +167,12 @@ async function swapIn(file: string, dbPath: string, sha256: string, now: Date, k
   } catch (err) {
     rmSync(temp, { force: true });
     for (const m of moved.reverse()) renameSync(m.to, m.from); // put back what was moved before the failure
-    lock?.close();
+    lock?.release();
     throw err;
   }
   // The old file is out of the way: release it before the new one appears, so that closing can touch only the
   // old file. link() never replaces an existing file: a database that appeared meanwhile is not overwritten.
-  lock?.close();
+  lock?.release();
   try {
     linkSync(temp, dbPath);
   } catch (err) {
@@ -214,9 +195,9 @@ function checkCopy(path: string): string | null {
   try {
     const integrity = integrityOf(path);
     if (integrity !== "ok") return integrity;
-    const db = new Database(path, { readonly: true });
+    const db = openSqliteFile(path);
     try {
-      const herald = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+      const herald = db.get("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'");
       return herald ? null : "it is a SQLite database but not Herald's: it has no __drizzle_migrations table";
     } finally {
       db.close();
@@ -274,7 +255,7 @@ interface MasterKeyReport {
 
 /** Which key the copy needs, and whether `key` is it; refuses (nothing changed yet) when it is not. */
 function masterKeyOf(temp: string, file: string, key: KeyToCheck | null): MasterKeyReport {
-  const db = new Database(temp, { readonly: true });
+  const db = openSqliteFile(temp);
   try {
     const required = recordedKey(db)?.fingerprint ?? null;
     const needs = required
@@ -305,6 +286,8 @@ function masterKeyOf(temp: string, file: string, key: KeyToCheck | null): Master
 
 /** `herald restore FILE [--sha256 HEX] [--master-key-file PATH]`: 0 restored, 1 refused (nothing changed), 2 usage (thrown). */
 export async function restoreCommand(config: Config, args: ParsedArgs, json: boolean): Promise<number> {
+  // A SQLite file cannot be restored into PostgreSQL: said before anything is read or moved.
+  if (!ownBackupsApply(config.database.engine)) throw new UsageError(`restore: DATABASE_URL points at PostgreSQL. ${POSTGRES_BACKUP_HINT}`);
   if (args.positionals.length !== 1) throw new UsageError(`restore takes one FILE (got ${args.positionals.length}); see herald restore --help`);
   const shaFlag = flagString(args, "sha256");
   if (shaFlag !== undefined && !/^[0-9a-fA-F]{64}$/.test(shaFlag)) throw new UsageError("--sha256 takes the 64 hex characters of a sha256");

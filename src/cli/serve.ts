@@ -128,8 +128,9 @@ export async function serve(config: Config): Promise<void> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
-      if (runsOn(config, "audio-share")) flushAudioShareHits(ctx);
+      if (runsOn(config, "audio-share")) await flushAudioShareHits(ctx);
       await ctx.requestLog.stop();
+      await ctx.chain.flushRecords(); // the RPC outcomes buffered off the call path (src/chain/rpc-log.ts)
       await closeContext(ctx);
       ctx.log.info("stopped cleanly");
       process.exit(0);

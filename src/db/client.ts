@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { type SyncQueryable, syncQueryable } from "./sqlite-file";
 
 export type Db = BunSQLiteDatabase<Record<string, never>> & { $client: Database };
 
@@ -10,6 +11,8 @@ export interface DbHandle {
   sqlite: Database;
   db: Db;
   path: string;
+  /** Synchronous statements on this connection, for the checks that run before the context exists (the master key). */
+  sync: SyncQueryable;
   close(): void;
 }
 
@@ -29,6 +32,7 @@ export function openDatabase(path: string): DbHandle {
     sqlite,
     db,
     path,
+    sync: syncQueryable(sqlite),
     close() {
       try {
         // Don't wait out busy_timeout behind a reader (Litestream holds one): checkpoint what can be, now.

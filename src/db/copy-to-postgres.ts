@@ -152,6 +152,9 @@ export async function resetSequences(target: PostgresStore): Promise<void> {
   }
 }
 
+/** A read-only connection to the SQLite file being copied. */
+export type SourceDatabase = Database;
+
 /** Opens the source file read-only (a running server may be writing it: stop it first, see the command's help). */
 export function openSource(path: string): Database {
   return new Database(path, { readonly: true, strict: true });

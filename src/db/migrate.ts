@@ -1,6 +1,8 @@
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { embeddedMigrations } from "./migrations-macro" with { type: "macro" };
 import type { DbHandle } from "./client";
+import type { Store } from "./port";
+import { postgresMigrationStatus } from "./postgres-migrate";
 
 const MIGRATIONS: MigrationMeta[] = embeddedMigrations();
 const MIGRATIONS_TABLE = "__drizzle_migrations";
@@ -16,6 +18,17 @@ export function migrate(handle: DbHandle): { applied: number; total: number } {
 
 export function migrationStatus(handle: DbHandle): { applied: number; total: number; current: boolean } {
   const applied = appliedCount(handle);
+  return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
+}
+
+/**
+ * migrationStatus through the storage port, on either engine (the embedded SQLite migrations, or drizzle/postgres/
+ * on PostgreSQL): for code that holds only ctx.store, such as the status engine's database check.
+ */
+export async function migrationStatusOn(store: Store): Promise<{ applied: number; total: number; current: boolean }> {
+  if (store.dialect === "postgres") return postgresMigrationStatus(store);
+  const exists = await store.get("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]);
+  const applied = exists ? (await store.get<{ n: number }>(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`))!.n : 0;
   return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
 }
 

@@ -30,6 +30,8 @@ export interface Store extends Queryable {
   tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T>;
   /** Readiness: the engine answers (and, on PostgreSQL, is not a standby in recovery); StoreUnavailable otherwise. */
   ping(): Promise<void>;
+  /** The database's size on disk in bytes: the SQLite file and its WAL, or pg_database_size. */
+  sizeBytes(): Promise<number>;
   /** The engine and its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"), for the startup line. */
   version(): Promise<string>;
   close(): Promise<void>;

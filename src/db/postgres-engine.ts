@@ -191,6 +191,10 @@ export class PostgresStore implements Store {
     if (row?.recovering) throw new StoreUnavailable("PostgreSQL is in recovery (a standby): it takes no writes");
   }
 
+  async sizeBytes(): Promise<number> {
+    return (await this.pool.get<{ n: number }>("SELECT pg_database_size(current_database()) AS n"))?.n ?? 0;
+  }
+
   async version(): Promise<string> {
     const row = await this.pool.get<{ v: string }>("SELECT current_setting('server_version') AS v");
     return `PostgreSQL ${row?.v.split(" ")[0] ?? "(unknown)"}`;

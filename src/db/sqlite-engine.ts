@@ -1,4 +1,5 @@
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
+import { statSync } from "node:fs";
 import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, UniqueViolation } from "./port";
 
 // The SQLite engine of the storage port, over bun:sqlite (never Bun's SQL SQLite adapter: a query issued while
@@ -97,13 +98,17 @@ export class SqliteStore implements Store {
   transactions = 0;
 
   /**
-   * `db`: the one connection, shared with the code that still writes synchronously (ctx.db.sqlite). Reads outside
+   * `db`: the one connection (a SQLite start also reads it synchronously before the store exists). Reads outside
    * a transaction run on it at once, not queued: a batch runs from BEGIN to COMMIT within one turn of the event
    * loop (see queued()), so whenever other code runs the connection is between transactions and a read sees
    * committed data only. A second, reader connection was measured slower (the signed-credit loop: about 5 % fewer
    * credits/s, bench/README.md "Storage port"): it must re-read the WAL index after every commit of the writer.
    */
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** The file (for sizeBytes; ":memory:" has none) and what closes the connection once the queue is empty. */
+    private file: { path: string; close(): void } | null = null,
+  ) {
     this.writer = new Handle(new Statements(db));
     this.control = {
       begin: db.prepare("BEGIN IMMEDIATE"),
@@ -238,7 +243,24 @@ export class SqliteStore implements Store {
     return `SQLite ${(this.db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}`;
   }
 
+  async sizeBytes(): Promise<number> {
+    if (!this.file || this.file.path === ":memory:") return 0;
+    let total = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        total += statSync(this.file.path + suffix).size;
+      } catch {
+        // the WAL may not exist between checkpoints
+      }
+    }
+    return total;
+  }
+
+  /** Waits for queued transactions, then closes the connection (a WAL checkpoint first, src/db/client.ts). */
   async close(): Promise<void> {
     while (this.running || this.scheduled || this.pending.length) await (this.running ?? new Promise((r) => setImmediate(r)));
+    const file = this.file;
+    this.file = null;
+    file?.close();
   }
 }

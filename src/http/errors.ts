@@ -51,6 +51,14 @@ export const ERROR_CATALOG = {
     "fail_fast",
     "This service runs on PostgreSQL in preview (HERALD_PG_PREVIEW=1), where this group of routes is not ported yet; retrying will not help until the operators run it on SQLite or upgrade. Operators: docs/postgres.md lists what runs on PostgreSQL.",
   ),
+  backup_not_on_postgres: entry(
+    409,
+    "Backups are the database's own on PostgreSQL",
+    "conflict",
+    "fail_fast",
+    "This service runs on PostgreSQL, where Herald's on-demand backups (a SQLite VACUUM INTO copy) and Litestream do not apply; retrying will not help. Operators: back up and restore with PostgreSQL's own tools — pg_dump / pg_restore for a copy, pg_basebackup with WAL archiving for point-in-time recovery (docs/postgres.md).",
+    { endpoint_groups: ["admin"] },
+  ),
   service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
     retry_after_seconds: 5,
   }),

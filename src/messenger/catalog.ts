@@ -1,9 +1,8 @@
 // The games, items and the default wheel campaign the mini-app offers (docs/messenger.md). Operators limit who sees
 // a game and replace the wheel's segments with campaigns, and add audience groups (docs/messenger-admin-games.md);
 // the built-in wheel campaign is what a player outside every wheel campaign spins.
-import type { Database } from "bun:sqlite";
 import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, isBuiltinGroup, ruleMatches } from "./config/audience-rule";
-import { gamesConfig } from "./config/cache";
+import type { GamesConfig } from "./config/cache";
 
 export interface RewardSpec {
   free_spins: number;
@@ -43,12 +42,13 @@ export const AUDIENCE_GROUPS = BUILTIN_AUDIENCE_GROUPS;
 export type AudienceGroup = (typeof AUDIENCE_GROUPS)[number];
 
 /**
- * Whether the player is in the group: a built-in one, or an operator group whose rule is read from the cached
- * games configuration (no query per call). An unknown group holds nobody; the admin routes refuse to name one.
+ * Whether the player is in the group: a built-in one, or an operator group whose rule is read from the games
+ * configuration the caller loaded (src/messenger/config/cache.ts; no query per call). An unknown group holds
+ * nobody; the admin routes refuse to name one.
  */
-export function inAudience(p: AudiencePlayer, group: string, db: Database, nowIso: string): boolean {
+export function inAudience(p: AudiencePlayer, group: string, config: GamesConfig): boolean {
   if (isBuiltinGroup(group)) return builtinMatches(group, p);
-  const rule = gamesConfig(db, nowIso).groups.get(group);
+  const rule = config.groups.get(group);
   return rule !== undefined && ruleMatches(rule, p);
 }
 

@@ -1,72 +1,108 @@
 // The game ledger's daily aggregates (messenger_daily_stats, messenger_daily_players). The ledger is the record;
-// the aggregates are folded in from it, past a watermark (messenger_stats_fold), in one transaction per fold:
-// by the messenger-stats-fold job every two seconds, and by every operator read of the aggregates first, so an
-// answer always counts every committed play. Written in each play's own transaction, the three upserts cost
-// ~58 µs over an empty transaction's ~11 µs in a loop (session 5); folded in batches they cost the plays nothing.
+// the aggregates are folded in from it, in one transaction per batch: by the messenger-stats-fold job every two
+// seconds, and by every operator read of the aggregates first, so an answer counts every committed play. Written in
+// each play's own transaction, the three upserts cost ~58 µs over an empty transaction's ~11 µs in a loop
+// (session 5); folded in batches they cost the plays nothing.
 //
-// Ledger ids are AUTOINCREMENT and SQLite has one writer at a time, so ids commit in order and `id > watermark`
-// is exactly the unfolded rows. (A port to a database with concurrent writers needs a different watermark.)
+// Exactly once, on any engine and any number of instances: each ledger row carries a `folded` flag, set by the
+// same transaction that adds the row to the aggregates (src/messenger/store/ledger.ts claimUnfolded). There is no
+// watermark over ids: on PostgreSQL ids commit out of order, so "ids up to N are folded" would skip a row with a
+// smaller id that commits after a fold passed N. A row not yet committed is simply folded by a later fold. Folds
+// take one lock row first (messenger_versions "daily_players"), so they run one at a time across instances and a
+// read's fold waits for a fold in flight instead of reading past it.
 // Days are UTC dates (YYYY-MM-DD), the prefix of the ledger row's created_at.
-import type { Database } from "bun:sqlite";
+import type { AppContext } from "../context";
+import { anyUnfolded, claimUnfolded, type UnfoldedRow } from "./store/ledger";
+import { addDailyPlayers, addDailyStats, type StatsRow } from "./store/stats";
+import { bumpVersion, lockVersionRow } from "./store/versions";
+import { versionWatch } from "./version-watch";
 
 /** At most this many ledger rows per fold transaction; a longer backlog is folded in several. */
 export const FOLD_BATCH_ROWS = 50_000;
+/** At most this many batches per call: a larger backlog is left to the next run (the loop stays bounded). */
+const MAX_BATCHES = 1000;
+/**
+ * A day counts as closed for the players window (src/messenger/admin/players-window.ts) once it has ended by the
+ * reader's clock, which may run ahead of the folding instance's: a fold into a day that ends within this margin of
+ * its own clock bumps the daily_players version, so readers drop the closed days they cached.
+ */
+export const CLOSED_DAY_MARGIN_MS = 10 * 60_000;
 
-const watermarkOf = (db: Database) => db.query<{ ledger_id: number }, []>("SELECT ledger_id FROM messenger_stats_fold WHERE id = 1").get()?.ledger_id ?? 0;
+const dayOf = (iso: string) => iso.slice(0, 10);
 
-const lastLedgerId = (db: Database) => db.query<{ id: number | null }, []>("SELECT max(id) AS id FROM messenger_ledger").get()?.id ?? 0;
+/** The sums of a batch of ledger rows, per (day, action, game) and per (day, game, player), game "" = any action. */
+function sums(rows: UnfoldedRow[]) {
+  const stats = new Map<string, StatsRow>();
+  const players = new Map<string, { day: string; game_key: string; telegram_user_id: number; entries: number }>();
+  const addPlayer = (day: string, game: string, uid: number) => {
+    const k = `${day}|${game}|${uid}`;
+    const p = players.get(k);
+    if (p) p.entries++;
+    else players.set(k, { day, game_key: game, telegram_user_id: uid, entries: 1 });
+  };
+  for (const r of rows) {
+    const day = dayOf(r.created_at);
+    const game = r.game_key ?? "";
+    const k = `${day}|${r.action}|${game}`;
+    let s = stats.get(k);
+    if (!s) {
+      s = {
+        day,
+        action: r.action,
+        game_key: game,
+        entries: 0,
+        free_spins_granted: 0,
+        free_spins_spent: 0,
+        missiles_granted: 0,
+        missiles_spent: 0,
+        points_granted: 0,
+        points_spent: 0,
+      };
+      stats.set(k, s);
+    }
+    s.entries++;
+    s.free_spins_granted += Math.max(0, r.free_spin_delta);
+    s.free_spins_spent += Math.max(0, -r.free_spin_delta);
+    s.missiles_granted += Math.max(0, r.missile_delta);
+    s.missiles_spent += Math.max(0, -r.missile_delta);
+    s.points_granted += Math.max(0, r.points_delta);
+    s.points_spent += Math.max(0, -r.points_delta);
+    if (r.game_key !== null) addPlayer(day, r.game_key, r.telegram_user_id);
+    addPlayer(day, "", r.telegram_user_id);
+  }
+  return { stats: [...stats.values()], players: [...players.values()] };
+}
 
-/** Folds at most `maxRows` unfolded ledger rows into the aggregates, in one immediate transaction; how many. */
-function foldBatch(db: Database, nowIso: string, maxRows: number): number {
-  return db
-    .transaction(() => {
-      const from = watermarkOf(db);
-      const top = db
-        .query<{ id: number | null; n: number }, [number, number]>(
-          "SELECT max(id) AS id, count(*) AS n FROM (SELECT id FROM messenger_ledger WHERE id > ? ORDER BY id LIMIT ?)",
-        )
-        .get(from, maxRows);
-      if (!top || top.id === null) return 0;
-      db.query(
-        `INSERT INTO messenger_daily_stats (day, action, game_key, entries, free_spins_granted, free_spins_spent, missiles_granted, missiles_spent, points_granted, points_spent)
-         SELECT substr(created_at, 1, 10), action, coalesce(game_key, ''), count(*),
-           sum(CASE WHEN free_spin_delta > 0 THEN free_spin_delta ELSE 0 END), sum(CASE WHEN free_spin_delta < 0 THEN -free_spin_delta ELSE 0 END),
-           sum(CASE WHEN missile_delta > 0 THEN missile_delta ELSE 0 END), sum(CASE WHEN missile_delta < 0 THEN -missile_delta ELSE 0 END),
-           sum(CASE WHEN points_delta > 0 THEN points_delta ELSE 0 END), sum(CASE WHEN points_delta < 0 THEN -points_delta ELSE 0 END)
-         FROM messenger_ledger WHERE id > ?1 AND id <= ?2 GROUP BY 1, 2, 3
-         ON CONFLICT (day, action, game_key) DO UPDATE SET entries = entries + excluded.entries,
-           free_spins_granted = free_spins_granted + excluded.free_spins_granted, free_spins_spent = free_spins_spent + excluded.free_spins_spent,
-           missiles_granted = missiles_granted + excluded.missiles_granted, missiles_spent = missiles_spent + excluded.missiles_spent,
-           points_granted = points_granted + excluded.points_granted, points_spent = points_spent + excluded.points_spent`,
-      ).run(from, top.id);
-      // Per game, and "" for every action (games or not).
-      db.query(
-        `INSERT INTO messenger_daily_players (day, game_key, telegram_user_id, entries)
-         SELECT substr(created_at, 1, 10), game_key, telegram_user_id, count(*) FROM messenger_ledger
-         WHERE id > ?1 AND id <= ?2 AND game_key IS NOT NULL GROUP BY 1, 2, 3
-         ON CONFLICT (day, game_key, telegram_user_id) DO UPDATE SET entries = entries + excluded.entries`,
-      ).run(from, top.id);
-      db.query(
-        `INSERT INTO messenger_daily_players (day, game_key, telegram_user_id, entries)
-         SELECT substr(created_at, 1, 10), '', telegram_user_id, count(*) FROM messenger_ledger WHERE id > ?1 AND id <= ?2 GROUP BY 1, 3
-         ON CONFLICT (day, game_key, telegram_user_id) DO UPDATE SET entries = entries + excluded.entries`,
-      ).run(from, top.id);
-      db.query(
-        "INSERT INTO messenger_stats_fold (id, ledger_id, folded_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET ledger_id = excluded.ledger_id, folded_at = excluded.folded_at",
-      ).run(top.id, nowIso);
-      return top.n;
-    })
-    .immediate();
+/** Folds at most `maxRows` unfolded ledger rows into the aggregates, in one transaction; how many. */
+async function foldBatch(ctx: AppContext, maxRows: number): Promise<number> {
+  const now = ctx.clock.now();
+  const nowIso = now.toISOString();
+  // Days before this one may already be cached as closed by a reader whose clock is up to the margin ahead.
+  const closedBefore = dayOf(new Date(now.getTime() + CLOSED_DAY_MARGIN_MS).toISOString());
+  const { folded, late } = await ctx.store.tx(async (t) => {
+    await lockVersionRow(t, "daily_players", nowIso);
+    const rows = await claimUnfolded(t, maxRows);
+    if (rows.length === 0) return { folded: 0, late: false };
+    const { stats, players } = sums(rows);
+    await addDailyStats(t, stats);
+    await addDailyPlayers(t, players);
+    const closedDay = players.some((p) => p.day < closedBefore);
+    if (closedDay) await bumpVersion(t, "daily_players", nowIso);
+    return { folded: rows.length, late: closedDay };
+  });
+  // This instance's players window re-reads the counter on its next read (other instances within a second).
+  if (late) versionWatch(ctx, "daily_players").reset();
+  return folded;
 }
 
 /**
- * Brings the aggregates up to the last committed ledger row (in batches of FOLD_BATCH_ROWS). Nothing to fold
- * costs two indexed reads and no write lock. Returns how many ledger rows were folded.
+ * Brings the aggregates up to every committed ledger row (in batches of FOLD_BATCH_ROWS). Nothing to fold costs one
+ * read of the partial index and no write. Returns how many ledger rows were folded.
  */
-export function foldLedger(db: Database, nowIso: string, maxRows = FOLD_BATCH_ROWS): number {
+export async function foldLedger(ctx: AppContext, maxRows = FOLD_BATCH_ROWS): Promise<number> {
   let folded = 0;
-  while (lastLedgerId(db) > watermarkOf(db)) {
-    const n = foldBatch(db, nowIso, maxRows);
+  for (let i = 0; i < MAX_BATCHES && (await anyUnfolded(ctx.store)); i++) {
+    const n = await foldBatch(ctx, maxRows);
     if (n === 0) break;
     folded += n;
   }

@@ -20,11 +20,11 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
   const verifier = new InitDataVerifier(ctx.config.messenger);
 
   /**
-   * Synchronous: both the HMAC and the Ed25519 check are (src/messenger/init-data.ts). Order: the address limit,
-   * the init data, the refused-check limit (a refusal past it is 429 and writes no counter row), the player's
-   * limit, then the player row (src/messenger/abuse-limits.ts).
+   * The HMAC and the Ed25519 check are synchronous (src/messenger/init-data.ts); the counter and the player row are
+   * the store's. Order: the address limit, the init data, the refused-check limit (a refusal past it is 429 and
+   * writes no counter row), the player's limit, then the player row (src/messenger/abuse-limits.ts).
    */
-  function authenticate(request: Request, query: unknown, body: unknown): MessengerRequest {
+  async function authenticate(request: Request, query: unknown, body: unknown): Promise<MessengerRequest> {
     limits.address(request);
     const raw =
       initDataFromHeader(request.headers.get("authorization")) ??
@@ -37,12 +37,12 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
     } catch (err) {
       if (err instanceof InitDataError) {
         limits.initDataRefused(request);
-        bump(ctx.db.sqlite, ctx.clock, "init_data_failures", err.reason);
+        await bump(ctx.store, ctx.clock, "init_data_failures", err.reason);
       }
       throw err;
     }
     limits.player(request, identity.telegramUserId);
-    return { identity, player: ensurePlayer(ctx, identity, now) };
+    return { identity, player: await ensurePlayer(ctx, identity, now) };
   }
 
   /**
@@ -56,7 +56,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
     authenticate,
     plugin: new Elysia({ name: "herald:messenger-identity" }).macro({
       messenger: (_enabled: true) => ({
-        transform(context: {
+        async transform(context: {
           request: Request;
           query?: unknown;
           body?: unknown;
@@ -64,7 +64,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
           set: { headers: Record<string, string | number> };
         }) {
           try {
-            context.messenger = authenticate(context.request, context.query, context.body);
+            context.messenger = await authenticate(context.request, context.query, context.body);
           } finally {
             // The X-RateLimit-* headers on a successful answer too (a refusal takes them from the request state).
             Object.assign(context.set.headers, limits.headersOf(context.request));

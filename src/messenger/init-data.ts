@@ -10,7 +10,8 @@
 // validate3rd has Telegram's two keys built in (an operator could not configure a new one, and no test could
 // sign a valid signature), and it verifies through WebCrypto, asynchronously: 102 µs a check against 62 µs for
 // node:crypto's synchronous verify with a key prepared once (10,000 checks each on this machine, 2026-11-22, with
-// other work on the cores; the ratio is the point), and a synchronous check keeps the identity hook Promise-free.
+// other work on the cores; the ratio is the point): the identity hook awaits only the store (the player row), never
+// the signature check.
 import { createPublicKey, type KeyObject, timingSafeEqual, verify as verifyEd25519 } from "node:crypto";
 import { hashToken, signData } from "@telegram-apps/init-data-node";
 import type { Config } from "../config";

@@ -14,7 +14,7 @@ export function registerMessengerJobs(ctx: AppContext): void {
     pattern: "*/2 * * * * *",
     description: "Folds new game-ledger rows into the daily aggregates the operators' analytics read; records only runs that folded something",
     quietWhenIdle: true,
-    run: () => ({ idle: foldLedger(ctx.db.sqlite, ctx.clock.now().toISOString()) === 0 }),
+    run: async () => ({ idle: (await foldLedger(ctx)) === 0 }),
   });
   ctx.jobs.register({
     name: BOT_OUTBOX_JOB,
@@ -29,8 +29,8 @@ export function registerMessengerJobs(ctx: AppContext): void {
     pattern: "0 23 4 * * *",
     description:
       "Deletes bot updates older than 7 days (Telegram redelivers for 24 h at most), sent or dead bot replies older than 30 days, hourly counters older than 90 days and expired wallet challenges",
-    run: () => {
-      ctx.log.info("messenger rows pruned", pruneMessenger(ctx));
+    run: async () => {
+      ctx.log.info("messenger rows pruned", await pruneMessenger(ctx));
     },
   });
 }

@@ -1,12 +1,17 @@
 // The game ledger: every change of free_spin_balance, missile_balance or points goes through applyAction, which
-// in ONE synchronous SQLite transaction (1) answers a repeated client request id with the stored answer,
-// (2) runs the action's game-state changes, (3) refuses a balance below zero, (4) updates the balances and
-// (5) appends the ledger row. A thrown AppError rolls all of it back.
+// in ONE transaction (1) claims the client's request id (a repeat answers the stored answer), (2) takes the
+// player's row lock, (3) runs the action's game-state changes, (4) moves the balances by one conditional
+// statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
+// back. Nothing in it awaits anything but the transaction's own statements (DESIGN.md §8a).
 import { createHash } from "node:crypto";
-import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
-import { type balancesOf, getPlayerOrCreate, type PlayerRow } from "./players";
+import { bump, type CounterMetric } from "./counters";
+import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
+import { claimRequest, completeClaim, priorAction } from "./store/ledger";
+import { moveBalances } from "./store/players";
 
 export interface Deltas {
   freeSpins: number;
@@ -30,10 +35,30 @@ export interface ActionEffect<R> {
   earnedPoints?: number;
   /** The answer, stored with the ledger row and returned again for a replay. balances are added here. */
   result: R;
+  /**
+   * An hourly counter to add one to (a play), written as the transaction's last statement: the counter's row is
+   * shared by every player, and on PostgreSQL its lock is then held only until the commit that follows.
+   */
+  count?: { metric: CounterMetric; label: string };
+}
+
+/** What must happen once the transaction has committed (never inside it: the dispatcher is not the store). */
+export interface AfterCommit {
+  /** A salutes payout queued webhook deliveries: the dispatcher is nudged. */
+  nudge: boolean;
+}
+
+/** What an action's effect runs with: the transaction, its time (and clock), and what to do after the commit. */
+export interface ActionScope {
+  t: Queryable;
+  now: string;
+  clock: Clock;
+  after: AfterCommit;
 }
 
 export type Balances = ReturnType<typeof balancesOf>;
 export type Applied<R> = R & { balances: Balances; replayed: boolean; ledger_entry_id: number };
+export type Effect<R> = (player: PlayerRow, s: ActionScope) => Promise<ActionEffect<R>>;
 
 const fingerprintOf = (action: string, inputs: unknown) =>
   createHash("sha256")
@@ -51,74 +76,53 @@ export function insufficient(balance: keyof Balances, has: number, required: num
   );
 }
 
-export function applyAction<R extends object>(
-  ctx: AppContext,
-  input: ActionInput,
-  effect: (player: PlayerRow, db: Database, now: string) => ActionEffect<R>,
-): Applied<R> {
-  const db = ctx.db.sqlite;
-  const fingerprint = fingerprintOf(input.action, input.inputs);
-  const run = db.transaction((): Applied<R> => {
-    const prior = db
-      .query<{ id: number; fingerprint: string; result: string }, [number, string]>(
-        "SELECT id, fingerprint, result FROM messenger_ledger WHERE telegram_user_id = ? AND request_id = ?",
-      )
-      .get(input.telegramUserId, input.requestId);
-    if (prior) {
-      if (prior.fingerprint !== fingerprint) {
-        throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.requestId)} was already used for another action or payload`);
-      }
-      return { ...(JSON.parse(prior.result) as R & { balances: Balances }), replayed: true, ledger_entry_id: prior.id };
-    }
-    const now = ctx.clock.now().toISOString();
-    const player = getPlayerOrCreate(db, input.telegramUserId, now);
-    const out = effect(player, db, now);
-    const after = {
-      free_spin_balance: player.free_spin_balance + out.deltas.freeSpins,
-      missile_balance: player.missile_balance + out.deltas.missiles,
-      points_balance: player.points_balance + out.deltas.points,
-    };
-    for (const [name, value] of Object.entries(after) as Array<[keyof Balances, number]>) {
-      if (!Number.isSafeInteger(value)) throw new AppError("invalid_payload", `the ${name} would leave the exact integer range`);
-      if (value < 0) throw insufficient(name, player[name], player[name] - value);
-    }
-    db.query(
-      "UPDATE messenger_players SET free_spin_balance = ?2, missile_balance = ?3, points_balance = ?4, points_earned = points_earned + ?5 WHERE telegram_user_id = ?1",
-    ).run(input.telegramUserId, after.free_spin_balance, after.missile_balance, after.points_balance, Math.max(0, out.earnedPoints ?? 0));
-    const stored = { ...out.result, balances: after };
-    const row = db
-      .query<{ id: number }, Array<string | number | null>>(
-        `INSERT INTO messenger_ledger (telegram_user_id, request_id, action, fingerprint, free_spin_delta, missile_delta, points_delta,
-           free_spin_after, missile_after, points_after, game_key, result, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-      .get(
-        input.telegramUserId,
-        input.requestId,
-        input.action,
-        fingerprint,
-        out.deltas.freeSpins,
-        out.deltas.missiles,
-        out.deltas.points,
-        after.free_spin_balance,
-        after.missile_balance,
-        after.points_balance,
-        input.gameKey,
-        JSON.stringify(stored),
-        now,
-      )!;
-    return { ...stored, replayed: false, ledger_entry_id: row.id };
-  });
-  // IMMEDIATE: take the write lock before reading the balances, so another process cannot interleave.
-  return run.immediate();
+/** Runs the action in a transaction of its own; the dispatcher is nudged after the commit if a payout asked. */
+export async function applyAction<R extends object>(ctx: AppContext, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
+  const after: AfterCommit = { nudge: false };
+  const applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect));
+  if (after.nudge) ctx.dispatcher.nudge();
+  return applied;
 }
 
-/** The player's ledger, newest first (bounded). */
-export function ledgerOf(db: Database, telegramUserId: number, limit: number) {
-  return db
-    .query<Record<string, unknown>, [number, number]>(
-      `SELECT id, request_id, action, game_key, free_spin_delta, missile_delta, points_delta, free_spin_after, missile_after, points_after, created_at
-       FROM messenger_ledger WHERE telegram_user_id = ? ORDER BY id DESC LIMIT ?`,
-    )
-    .all(telegramUserId, limit);
+/** The action inside the caller's transaction (a mission's reward inside its progress event, a bot /start promo). */
+export async function applyActionIn<R extends object>(s: ActionScope, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
+  const { t, now } = s;
+  const uid = input.telegramUserId;
+  const fingerprint = fingerprintOf(input.action, input.inputs);
+  // The player's row first: every transaction that changes a player takes that lock before any other (one order).
+  const player = await lockedPlayer(t, uid, now);
+  const ledgerId = await claimRequest(t, {
+    telegramUserId: uid,
+    requestId: input.requestId,
+    action: input.action,
+    fingerprint,
+    gameKey: input.gameKey,
+    at: now,
+  });
+  if (ledgerId === null) {
+    const prior = await priorAction(t, uid, input.requestId);
+    if (!prior) throw new AppError("conflict", `request_id ${JSON.stringify(input.requestId)} is being applied by another request; retry`);
+    if (prior.fingerprint !== fingerprint) {
+      throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.requestId)} was already used for another action or payload`);
+    }
+    return { ...(JSON.parse(prior.result) as R & { balances: Balances }), replayed: true, ledger_entry_id: prior.id };
+  }
+  const out = await effect(player, s);
+  const expected: Balances = {
+    free_spin_balance: player.free_spin_balance + out.deltas.freeSpins,
+    missile_balance: player.missile_balance + out.deltas.missiles,
+    points_balance: player.points_balance + out.deltas.points,
+  };
+  for (const [name, value] of Object.entries(expected) as Array<[keyof Balances, number]>) {
+    if (!Number.isSafeInteger(value)) throw new AppError("invalid_payload", `the ${name} would leave the exact integer range`);
+    if (value < 0) throw insufficient(name, player[name], player[name] - value);
+  }
+  // The statement holds the check itself (the row lock above makes it agree with the one just made).
+  const moved = await moveBalances(t, uid, { ...out.deltas, earned: Math.max(0, out.earnedPoints ?? 0) });
+  if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
+  const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
+  const stored = { ...out.result, balances };
+  await completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
+  if (out.count) await bump(t, s.clock, out.count.metric, out.count.label);
+  return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }

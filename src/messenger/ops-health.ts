@@ -2,19 +2,15 @@
 import type { AppContext } from "../context";
 import { outboxBacklog } from "./bot/outbox";
 import { countersSince, hourOf } from "./counters";
+import { recentErrors as unsentErrors } from "./store/bot";
 
-export function opsHealth(ctx: AppContext, hours: number, limit: number) {
-  const db = ctx.db.sqlite;
+export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now().getTime();
   const since = hourOf(now - (hours - 1) * 3_600_000);
   const byMetric: Record<string, Record<string, number>> = {};
-  for (const r of countersSince(db, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
+  for (const r of await countersSince(ctx.store, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
   const total = (m: string) => Object.values(byMetric[m] ?? {}).reduce((a, b) => a + b, 0);
-  const recentErrors = db
-    .query<{ id: number; status: string; attempts: number; last_error: string; next_attempt_at: string }, [number]>(
-      "SELECT id, status, attempts, last_error, next_attempt_at FROM messenger_bot_outbox WHERE last_error IS NOT NULL AND status <> 'sent' ORDER BY id DESC LIMIT ?",
-    )
-    .all(limit);
+  const recentErrors = await unsentErrors(ctx.store, limit);
   return {
     configured: {
       bot_token: ctx.config.messenger.botToken !== undefined,
@@ -37,6 +33,6 @@ export function opsHealth(ctx: AppContext, hours: number, limit: number) {
       errors_by_status: byMetric.bot_api_errors ?? {},
       recent_errors: recentErrors,
     },
-    outbox: outboxBacklog(db),
+    outbox: await outboxBacklog(ctx.store),
   };
 }

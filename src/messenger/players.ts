@@ -1,62 +1,53 @@
 // Players: created on first verified contact, profile refreshed from init data. Reads dominate (every mini-app
 // request verifies identity), so an unchanged player costs one indexed SELECT and no write.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import type { InitDataIdentity } from "./init-data";
+import { createPlayerIfMissing, insertPlayerProfile, lockPlayer, type PlayerRow, playerById, type Profile, refreshProfile } from "./store/players";
 
-export interface PlayerRow {
-  telegram_user_id: number;
-  username: string | null;
-  first_name: string | null;
-  language_code: string | null;
-  is_premium: number;
-  linked_user_id: number | null;
-  linked_by: string | null;
-  referred_by: number | null;
-  free_spin_balance: number;
-  missile_balance: number;
-  points_balance: number;
-  points_earned: number;
-  last_free_spin_at: string | null;
-  created_at: string;
-  last_seen_at: string;
-}
+export type { PlayerRow };
 
 /** last_seen_at is refreshed at most this often: a write per request would halve the read routes' throughput. */
 const SEEN_REFRESH_MS = 10 * 60_000;
 
-export function getPlayer(db: Database, telegramUserId: number): PlayerRow | null {
-  return db.query<PlayerRow, [number]>("SELECT * FROM messenger_players WHERE telegram_user_id = ?").get(telegramUserId);
+export const getPlayer = (q: Queryable, telegramUserId: number): Promise<PlayerRow | null> => playerById(q, telegramUserId);
+
+export async function getPlayerOrCreate(q: Queryable, telegramUserId: number, now: string): Promise<PlayerRow> {
+  await createPlayerIfMissing(q, telegramUserId, now);
+  return (await playerById(q, telegramUserId))!;
 }
 
-export function getPlayerOrCreate(db: Database, telegramUserId: number, now: string): PlayerRow {
-  db.query("INSERT INTO messenger_players (telegram_user_id, created_at, last_seen_at) VALUES (?1, ?2, ?2) ON CONFLICT (telegram_user_id) DO NOTHING").run(
-    telegramUserId,
-    now,
-  );
-  return getPlayer(db, telegramUserId)!;
+/**
+ * The player's row, made if need be, with its row lock held for the rest of the transaction `t`: every transaction
+ * that changes a player's game state (balances, seeds, grids, missions, wallets) starts here, so one player's
+ * actions run one after another on every engine and instance.
+ */
+export async function lockedPlayer(t: Queryable, telegramUserId: number, now: string): Promise<PlayerRow> {
+  await createPlayerIfMissing(t, telegramUserId, now);
+  return (await lockPlayer(t, telegramUserId))!;
 }
+
+const profileOf = (id: InitDataIdentity): Profile => ({
+  telegramUserId: id.telegramUserId,
+  username: id.username,
+  firstName: id.firstName,
+  languageCode: id.languageCode,
+  isPremium: id.isPremium ? 1 : 0,
+});
 
 /** The player behind verified init data, created or refreshed when the profile changed. */
-export function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): PlayerRow {
-  const db = ctx.db.sqlite;
-  const row = getPlayer(db, id.telegramUserId);
+export async function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): Promise<PlayerRow> {
+  const row = await playerById(ctx.store, id.telegramUserId);
+  const p = profileOf(id);
   if (!row) {
-    const iso = now.toISOString();
-    db.query(
-      `INSERT INTO messenger_players (telegram_user_id, username, first_name, language_code, is_premium, created_at, last_seen_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (telegram_user_id) DO NOTHING`,
-    ).run(id.telegramUserId, id.username, id.firstName, id.languageCode, id.isPremium ? 1 : 0, iso);
-    return getPlayer(db, id.telegramUserId)!;
+    // Another request may make the row first (two tabs opening at once): then it is read as it stands.
+    return (await insertPlayerProfile(ctx.store, p, now.toISOString())) ?? (await playerById(ctx.store, id.telegramUserId))!;
   }
-  const changed =
-    row.username !== id.username || row.first_name !== id.firstName || row.language_code !== id.languageCode || row.is_premium !== (id.isPremium ? 1 : 0);
+  const changed = row.username !== p.username || row.first_name !== p.firstName || row.language_code !== p.languageCode || row.is_premium !== p.isPremium;
   if (changed || now.getTime() - Date.parse(row.last_seen_at) > SEEN_REFRESH_MS) {
     const iso = now.toISOString();
-    db.query(
-      "UPDATE messenger_players SET username = ?2, first_name = ?3, language_code = ?4, is_premium = ?5, last_seen_at = ?6 WHERE telegram_user_id = ?1",
-    ).run(id.telegramUserId, id.username, id.firstName, id.languageCode, id.isPremium ? 1 : 0, iso);
-    return { ...row, username: id.username, first_name: id.firstName, language_code: id.languageCode, is_premium: id.isPremium ? 1 : 0, last_seen_at: iso };
+    await refreshProfile(ctx.store, p, iso);
+    return { ...row, username: p.username, first_name: p.firstName, language_code: p.languageCode, is_premium: p.isPremium, last_seen_at: iso };
   }
   return row;
 }

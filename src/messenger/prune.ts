@@ -1,6 +1,9 @@
 // Retention of the messenger's bookkeeping rows. Game state (players, ledger, spins, grids, claims, missions,
 // wallet proofs) is never pruned: balances are the sum of the ledger and proofs are facts.
 import type { AppContext } from "../context";
+import { pruneBotRows } from "./store/bot";
+import { pruneCounters } from "./store/counters";
+import { pruneChallenges } from "./store/wallets";
 
 const DAY_MS = 86_400_000;
 /** Telegram redelivers an unacknowledged update for at most 24 h; a week keeps a wide margin for replay suppression. */
@@ -10,14 +13,12 @@ export const COUNTER_RETENTION_DAYS = 90;
 /** Expired or used wallet challenges are kept a day for support questions. */
 export const CHALLENGE_RETENTION_DAYS = 1;
 
-export function pruneMessenger(ctx: AppContext) {
-  const db = ctx.db.sqlite;
+export async function pruneMessenger(ctx: AppContext) {
   const now = ctx.clock.now().getTime();
   const before = (days: number) => new Date(now - days * DAY_MS).toISOString();
-  return db.transaction(() => ({
-    updates: db.query("DELETE FROM messenger_updates WHERE received_at < ?").run(before(UPDATE_RETENTION_DAYS)).changes,
-    bot_replies: db.query("DELETE FROM messenger_bot_outbox WHERE status IN ('sent', 'dead') AND created_at < ?").run(before(OUTBOX_RETENTION_DAYS)).changes,
-    counters: db.query("DELETE FROM messenger_counters WHERE hour < ?").run(before(COUNTER_RETENTION_DAYS)).changes,
-    wallet_challenges: db.query("DELETE FROM messenger_wallet_challenges WHERE expires_at < ?").run(before(CHALLENGE_RETENTION_DAYS)).changes,
-  }))();
+  return ctx.store.tx(async (t) => ({
+    ...(await pruneBotRows(t, before(UPDATE_RETENTION_DAYS), before(OUTBOX_RETENTION_DAYS))),
+    counters: await pruneCounters(t, before(COUNTER_RETENTION_DAYS)),
+    wallet_challenges: await pruneChallenges(t, before(CHALLENGE_RETENTION_DAYS)),
+  }));
 }

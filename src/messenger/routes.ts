@@ -75,24 +75,32 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
             "MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN per address; Telegram's own posts are never rate limited.",
         },
       })
-      .get("/api/messenger/games/catalog", ({ messenger: m }) => ({ success: true as const, ...gameCatalog(ctx, m.player), balances: balancesOf(m.player) }), {
-        messenger: true,
-        query: InitQuery,
-        response: { 200: G.catalog, ...messengerErrors },
-        detail: messengerTag("The launchable games and items for this player (init_data in the query)"),
-      })
-      .post("/api/messenger/games/catalog", ({ messenger: m }) => ({ success: true as const, ...gameCatalog(ctx, m.player), balances: balancesOf(m.player) }), {
-        messenger: true,
-        body: InitOnlyBody,
-        response: { 200: G.catalog, ...messengerErrors },
-        detail: messengerTag("The launchable games and items for this player (init_data in the body)"),
-      })
+      .get(
+        "/api/messenger/games/catalog",
+        async ({ messenger: m }) => ({ success: true as const, ...(await gameCatalog(ctx, m.player)), balances: balancesOf(m.player) }),
+        {
+          messenger: true,
+          query: InitQuery,
+          response: { 200: G.catalog, ...messengerErrors },
+          detail: messengerTag("The launchable games and items for this player (init_data in the query)"),
+        },
+      )
+      .post(
+        "/api/messenger/games/catalog",
+        async ({ messenger: m }) => ({ success: true as const, ...(await gameCatalog(ctx, m.player)), balances: balancesOf(m.player) }),
+        {
+          messenger: true,
+          body: InitOnlyBody,
+          response: { 200: G.catalog, ...messengerErrors },
+          detail: messengerTag("The launchable games and items for this player (init_data in the body)"),
+        },
+      )
       .post(
         "/api/messenger/games/spin-wheel/status",
-        ({ messenger: m, body }) => ({
+        async ({ messenger: m, body }) => ({
           success: true as const,
-          ...wheelStatus(ctx, m.player, body.client_seed, body.next_server_seed_hash),
-          revealed_seeds: revealedSeeds(ctx, m.player.telegram_user_id, 10),
+          ...(await wheelStatus(ctx, m.player, body.client_seed, body.next_server_seed_hash)),
+          revealed_seeds: await revealedSeeds(ctx, m.player.telegram_user_id, 10),
         }),
         {
           messenger: true,
@@ -105,7 +113,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/games/spin-wheel/play",
-        ({ messenger: m, body }) => ({ success: true as const, ...playWheel(ctx, m.player.telegram_user_id, body.request_id) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await playWheel(ctx, m.player.telegram_user_id, body.request_id)) }),
         {
           messenger: true,
           body: G.playBody,
@@ -115,7 +123,10 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/games/items/purchase",
-        ({ messenger: m, body }) => ({ success: true as const, ...purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 }) }),
+        async ({ messenger: m, body }) => ({
+          success: true as const,
+          ...(await purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 })),
+        }),
         {
           messenger: true,
           body: G.purchaseBody,
@@ -123,15 +134,19 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
           detail: messengerTag("Buy spin plays or missiles with game points"),
         },
       )
-      .post("/api/messenger/games/recon-grid/status", ({ messenger: m }) => ({ success: true as const, ...gridStatus(ctx, m.player.telegram_user_id) }), {
-        messenger: true,
-        body: InitOnlyBody,
-        response: { 200: GridModel.status, ...messengerErrors },
-        detail: messengerTag("Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
-      })
+      .post(
+        "/api/messenger/games/recon-grid/status",
+        async ({ messenger: m }) => ({ success: true as const, ...(await gridStatus(ctx, m.player.telegram_user_id)) }),
+        {
+          messenger: true,
+          body: InitOnlyBody,
+          response: { 200: GridModel.status, ...messengerErrors },
+          detail: messengerTag("Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
+        },
+      )
       .post(
         "/api/messenger/games/recon-grid/start",
-        ({ messenger: m, body }) => ({ success: true as const, ...startGrid(ctx, m.player.telegram_user_id, body) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await startGrid(ctx, m.player.telegram_user_id, body)) }),
         {
           messenger: true,
           body: GridModel.startBody,
@@ -141,7 +156,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/games/recon-grid/reveal",
-        ({ messenger: m, body }) => ({ success: true as const, ...revealCell(ctx, m.player.telegram_user_id, body) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await revealCell(ctx, m.player.telegram_user_id, body)) }),
         {
           messenger: true,
           body: GridModel.revealBody,
@@ -151,9 +166,14 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/games/recon-grid/purchase",
-        ({ messenger: m, body }) => ({
+        async ({ messenger: m, body }) => ({
           success: true as const,
-          ...purchaseItem(ctx, m.player.telegram_user_id, { request_id: body.request_id, item_key: "missile", quantity: body.quantity }, "recon_grid.purchase"),
+          ...(await purchaseItem(
+            ctx,
+            m.player.telegram_user_id,
+            { request_id: body.request_id, item_key: "missile", quantity: body.quantity },
+            "recon_grid.purchase",
+          )),
         }),
         {
           messenger: true,
@@ -164,7 +184,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/games/promos/claim",
-        ({ messenger: m, body }) => ({ success: true as const, ...claimPromo(ctx, m.player.telegram_user_id, body) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await claimPromo(ctx, m.player.telegram_user_id, body)) }),
         {
           messenger: true,
           body: PromoModel.claimBody,
@@ -172,20 +192,24 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
           detail: messengerTag("Claim a one-time promo code (once per player, total cap, expiry, audience group)"),
         },
       )
-      .post("/api/messenger/missions/catalog", ({ messenger: m }) => ({ success: true as const, ...missionCatalog(ctx, m.player.telegram_user_id) }), {
-        messenger: true,
-        body: InitOnlyBody,
-        response: { 200: MM.catalog, ...messengerErrors },
-        detail: messengerTag("Active missions with this player's enrollment"),
-      })
+      .post(
+        "/api/messenger/missions/catalog",
+        async ({ messenger: m }) => ({ success: true as const, ...(await missionCatalog(ctx, m.player.telegram_user_id)) }),
+        {
+          messenger: true,
+          body: InitOnlyBody,
+          response: { 200: MM.catalog, ...messengerErrors },
+          detail: messengerTag("Active missions with this player's enrollment"),
+        },
+      )
       .post(
         "/api/messenger/missions/enroll",
-        ({ messenger: m, body }) => ({ success: true as const, ...enroll(ctx, m.player.telegram_user_id, body.mission_key) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await enroll(ctx, m.player.telegram_user_id, body.mission_key)) }),
         { messenger: true, body: MM.enrollBody, response: { 200: MM.enrolled, ...messengerErrors }, detail: messengerTag("Enroll in a mission (idempotent)") },
       )
       .post(
         "/api/messenger/missions/progress",
-        ({ messenger: m, body }) => ({ success: true as const, ...reportProgress(ctx, m.player.telegram_user_id, body) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await reportProgress(ctx, m.player.telegram_user_id, body)) }),
         {
           messenger: true,
           body: MM.progressBody,
@@ -197,7 +221,10 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/missions/history",
-        ({ messenger: m, body }) => ({ success: true as const, ...missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50) }),
+        async ({ messenger: m, body }) => ({
+          success: true as const,
+          ...(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50)),
+        }),
         {
           messenger: true,
           body: MM.historyBody,
@@ -205,15 +232,19 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
           detail: messengerTag("This player's progress events, accepted and refused, newest first"),
         },
       )
-      .post("/api/messenger/missions/list", ({ messenger: m }) => ({ success: true as const, ...listEnrollments(ctx, m.player.telegram_user_id) }), {
-        messenger: true,
-        body: InitOnlyBody,
-        response: { 200: MM.listResult, ...messengerErrors },
-        detail: messengerTag("This player's enrollments and their progress"),
-      })
+      .post(
+        "/api/messenger/missions/list",
+        async ({ messenger: m }) => ({ success: true as const, ...(await listEnrollments(ctx, m.player.telegram_user_id)) }),
+        {
+          messenger: true,
+          body: InitOnlyBody,
+          response: { 200: MM.listResult, ...messengerErrors },
+          detail: messengerTag("This player's enrollments and their progress"),
+        },
+      )
       .post(
         "/api/messenger/wallet-proof/challenge",
-        ({ messenger: m, body }) => ({ success: true as const, ...issueChallenge(ctx, m.player.telegram_user_id, body.address) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await issueChallenge(ctx, m.player.telegram_user_id, body.address)) }),
         {
           messenger: true,
           body: WalletModel.challengeBody,
@@ -223,7 +254,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/wallet-claim/verify",
-        ({ messenger: m, body }) => ({ success: true as const, ...verifyClaim(ctx, m.player.telegram_user_id, body) }),
+        async ({ messenger: m, body }) => ({ success: true as const, ...(await verifyClaim(ctx, m.player.telegram_user_id, body)) }),
         {
           messenger: true,
           body: WalletModel.verifyBody,
@@ -233,7 +264,11 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .get(
         "/api/messenger/engagement/activity-preview",
-        ({ messenger: m, query }) => ({ success: true as const, ...activityPreview(ctx, m.player, query.limit ?? 20), balances: balancesOf(m.player) }),
+        async ({ messenger: m, query }) => ({
+          success: true as const,
+          ...(await activityPreview(ctx, m.player, query.limit ?? 20)),
+          balances: balancesOf(m.player),
+        }),
         {
           messenger: true,
           query: EM.activityQuery,
@@ -243,7 +278,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .get(
         "/api/messenger/engagement/leaderboard-preview",
-        ({ messenger: m, query }) => ({ success: true as const, ...leaderboardPreview(ctx, m.player, query.limit ?? 10) }),
+        async ({ messenger: m, query }) => ({ success: true as const, ...(await leaderboardPreview(ctx, m.player, query.limit ?? 10)) }),
         {
           messenger: true,
           query: EM.leaderboardQuery,
@@ -255,7 +290,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       // Every messenger route, the operator ones included, answers 503 without a bot token (after the admin check,
       // which runs in the macro's transform hook, so the 503 is only shown to operators).
       .onBeforeHandle(requireMessengerBot(ctx))
-      .get("/api/messenger/ops/health", ({ query }) => ({ success: true as const, ...opsHealth(ctx, query.hours ?? 24, query.limit ?? 20) }), {
+      .get("/api/messenger/ops/health", async ({ query }) => ({ success: true as const, ...(await opsHealth(ctx, query.hours ?? 24, query.limit ?? 20)) }), {
         admin: true,
         query: EM.healthQuery,
         response: { 200: EM.health, ...messengerErrors },
@@ -264,7 +299,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       // GET and POST /api/messenger/admin/games/promos: src/messenger/admin/games-config-routes.ts.
       .post(
         "/api/messenger/admin/players/:telegram_user_id/link",
-        ({ admin, params, body }) => ({ success: true as const, ...linkPlayer(ctx, admin, params.telegram_user_id, body) }),
+        async ({ admin, params, body }) => ({ success: true as const, ...(await linkPlayer(ctx, admin, params.telegram_user_id, body)) }),
         {
           admin: true,
           params: PlayerLinkModel.params,

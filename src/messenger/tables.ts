@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
@@ -53,12 +54,19 @@ export const messengerLedger = sqliteTable(
     gameKey: text("game_key"),
     result: text("result").notNull(),
     createdAt: text("created_at").notNull(),
+    /**
+     * 1 once the row is counted in the daily aggregates (src/messenger/daily-stats.ts). A flag per row, not a
+     * watermark over ids: on PostgreSQL ids commit out of order, so "ids up to N" could skip a row committed late.
+     */
+    folded: integer("folded").notNull().default(0),
   },
   (t) => [
     uniqueIndex("messenger_ledger_request_idx").on(t.telegramUserId, t.requestId),
     // Ops health and activity preview: recent rows by time (and per player).
     index("messenger_ledger_created_idx").on(t.createdAt),
     index("messenger_ledger_player_idx").on(t.telegramUserId, t.id),
+    // The fold's query: the rows not yet counted, oldest first (a partial index: it holds the backlog only).
+    index("messenger_ledger_unfolded_idx").on(t.id).where(sql`folded = 0`),
   ],
 );
 
@@ -360,11 +368,14 @@ export const messengerDailyPlayers = sqliteTable(
 );
 
 /**
- * How far the game ledger is folded into the daily aggregates: ledger ids up to `ledger_id` are counted in
- * messenger_daily_stats and messenger_daily_players (one row, id 1). Moved in the fold's own transaction.
+ * Version counters of what instances keep in memory, by name (src/messenger/store/versions.ts): `games_config` is
+ * bumped in the transaction of every change to the audience groups and campaigns, `daily_players` when a fold
+ * writes a day that a reader may already treat as closed. Each instance re-reads them at most once a second and
+ * drops its copy when one moved. A row is also a lock its writers take first: `games_config` runs configuration
+ * writes one at a time, `daily_players` the stats folds, `manual_grants` the operators' grants.
  */
-export const messengerStatsFold = sqliteTable("messenger_stats_fold", {
-  id: integer("id").primaryKey(),
-  ledgerId: integer("ledger_id").notNull(),
-  foldedAt: text("folded_at").notNull(),
+export const messengerVersions = sqliteTable("messenger_versions", {
+  name: text("name").primaryKey(),
+  version: integer("version").notNull().default(0),
+  updatedAt: text("updated_at").notNull(),
 });

@@ -23,7 +23,7 @@ export function registerOpsJobs(ctx: AppContext): void {
     pattern: ctx.config.readiness.probeCron,
     description: `Calls Herald's own public status, public-stats, a freshness proof and a share-link validate over HTTP; records status, latency and whether each had data (SYNTHETIC_PROBE_CRON); prunes results older than ${ctx.config.readiness.probeRetentionDays} days`,
     run: async () => {
-      const pruned = pruneProbeRuns(ctx);
+      const pruned = await pruneProbeRuns(ctx);
       if (!ctx.listenUrl) {
         ctx.log.info("synthetic probes skipped: this process is not serving HTTP", { pruned });
         return;

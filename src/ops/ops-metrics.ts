@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { alertLevels } from "./alerts/views";
+import { ownBackupsApply } from "./backups/engine";
 import { listBackups } from "./backups/list";
 import { linkTargetHealth } from "./link-inbox/target-health";
 
@@ -21,14 +22,16 @@ export function registerOpsMetrics(ctx: AppContext): void {
     "herald_alert_firing",
     "Each known alert (key <source>:<name>) at its current level: 1 while it fires (level warn or fail), 0 at level ok.",
     ["alert", "level"],
-    () => alertLevels(ctx).map((a) => ({ labels: { alert: a.key, level: a.level }, value: a.level === "ok" ? 0 : 1 })),
+    async () => (await alertLevels(ctx)).map((a) => ({ labels: { alert: a.key, level: a.level }, value: a.level === "ok" ? 0 : 1 })),
   );
   m.labelledGauge(
     "herald_link_inbox_target_up",
     "Each configured link-inbox target (redacted label): 1 up, 0 down (refused by the target policy, or its newest attempt failed).",
     ["target"],
-    () => linkTargetHealth(ctx).map((t) => ({ labels: { target: t.target }, value: t.state === "up" ? 1 : 0 })),
+    async () => (await linkTargetHealth(ctx)).map((t) => ({ labels: { target: t.target }, value: t.state === "up" ? 1 : 0 })),
   );
+  // On PostgreSQL Herald makes no backups of its own (src/ops/backups/engine.ts): the series is absent there.
+  if (!ownBackupsApply(ctx.store.dialect)) return;
   m.asyncGauge("herald_backup_age_seconds", "Seconds since the newest backup in the backups folder was made; +Inf when there is none.", async () => {
     const newest = (await listBackups(ctx, { limit: 1, offset: 0 })).items[0];
     return newest ? Math.max(0, (ctx.clock.now().getTime() - Date.parse(newest.created_at)) / 1000) : Number.POSITIVE_INFINITY;

@@ -2,6 +2,6 @@
  * What other domains may use of the partner domain (STYLE.md: one domain reaches another only through its
  * service). The verbs live in their own files; this is their public face.
  */
-export { getUserOrThrow, getUserOrThrowSync, requireActiveUser, type UserRow } from "./users";
+export { getUserOrThrow, requireActiveUser, type UserRow } from "./users";
 export { isSolanaAddress } from "./solana-address";
 export { listUsers } from "./user-lookup";

@@ -1,10 +1,9 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
 import { emitEvent } from "../webhooks/service";
-import { type UserRow, userOf, userOfSync } from "./store/users";
+import { type UserRow, userOf } from "./store/users";
 
 export type { UserRow };
 
@@ -25,14 +24,6 @@ export function parseUserId(raw: string | number): number | null {
 export async function getUserOrThrow(q: Queryable, owner: Owner, rawId: string | number): Promise<UserRow> {
   const id = parseUserId(rawId);
   const row = id === null ? null : await userOf(q, owner, id);
-  if (!row) throw new NotFoundError("user", rawId);
-  return row;
-}
-
-/** getUserOrThrow inside a synchronous SQLite transaction (the messenger's operator link, until it is on the port). */
-export function getUserOrThrowSync(sqlite: Database, owner: Owner, rawId: string | number): UserRow {
-  const id = parseUserId(rawId);
-  const row = id === null ? null : userOfSync(sqlite, owner, id);
   if (!row) throw new NotFoundError("user", rawId);
   return row;
 }

@@ -8,7 +8,7 @@ import { FieldCheck } from "./user-fields";
 import { emitUserUpdated, getUserOrThrow } from "./users";
 
 export type { WalletRow } from "./store/wallets";
-export { liveUserHoldingSolanaWalletSync, markSolanaWalletProvenSync } from "./store/wallets";
+export { liveUserHoldingSolanaWallet, markSolanaWalletProven } from "./store/wallets";
 type WalletRow = store.WalletRow;
 
 export type WalletView = ReturnType<typeof walletView>;

@@ -1,11 +1,10 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
-import { emitEvent, emitEventSync } from "../webhooks/service";
+import { emitEvent } from "../webhooks/service";
 import { MAX_EXACT_MINOR, minorToNumber } from "./amounts";
-import { appendLedgerEntry, appendLedgerEntrySync, balanceOf, balanceOfSync, type EntryRow } from "./store/ledger";
+import { appendLedgerEntry, balanceOf, type EntryRow } from "./store/ledger";
 
 /** A user's balance in minor units; a user never credited has no row and a balance of 0. */
 export const balanceMinorOf = (q: Queryable, userId: number): Promise<number> => balanceOf(q, userId);
@@ -50,14 +49,6 @@ export async function appendEntry(t: Queryable, ctx: Pick<AppContext, "config" |
   return { ...done, createdAt };
 }
 
-/** appendEntry inside a synchronous SQLite transaction: the messenger's salutes rewards (src/messenger/games/salutes-reward.ts). */
-export function appendEntrySync(sqlite: Database, ctx: Pick<AppContext, "config" | "clock">, owner: Owner, input: EntryInput): AppendedEntry {
-  const createdAt = ctx.clock.now().toISOString();
-  const done = appendLedgerEntrySync(sqlite, owner, { ...input, at: createdAt }, MAX_EXACT_MINOR);
-  if (!done) throw refusal(ctx, balanceOfSync(sqlite, input.userId), input.deltaMinor);
-  return { ...done, createdAt };
-}
-
 type LedgerEventData = { user_id: string; delta: number; balance: number; reason: string; source: string };
 
 const eventOf = (entry: AppendedEntry, data: LedgerEventData) =>
@@ -80,16 +71,4 @@ export async function emitLedgerEvent(
 ): Promise<number> {
   const [type, payload] = eventOf(entry, data);
   return (await emitEvent(t, ctx, owner, type, payload)).deliveryIds.length;
-}
-
-/** emitLedgerEvent inside a synchronous SQLite transaction (see appendEntrySync). */
-export function emitLedgerEventSync(
-  sqlite: Database,
-  ctx: Pick<AppContext, "clock" | "rng">,
-  owner: Owner,
-  entry: AppendedEntry,
-  data: LedgerEventData,
-): number {
-  const [type, payload] = eventOf(entry, data);
-  return emitEventSync({ sqlite, clock: ctx.clock, rng: ctx.rng }, owner, type, payload).deliveryIds.length;
 }

@@ -1,11 +1,10 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { pageOf, type PageRequest } from "../http/pagination";
-import { getUserOrThrow, getUserOrThrowSync, requireActiveUser, type UserRow } from "../partner/service";
+import { getUserOrThrow, requireActiveUser, type UserRow } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
-import { type AppendedEntry, appendEntry, appendEntrySync, balanceMinorOf, emitLedgerEvent, emitLedgerEventSync } from "./ledger";
+import { type AppendedEntry, appendEntry, balanceMinorOf, emitLedgerEvent } from "./ledger";
 import { ledgerPage } from "./store/ledger";
 
 /** Who wrote an entry: the key, and the Idempotency-Key that makes a retry of it a no-op. */
@@ -55,21 +54,6 @@ export async function postEntry(t: Queryable, ctx: SalutesCtx, owner: Owner, aut
   const entry = await appendEntry(t, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
   const answer = answerOf(ctx, user, deltaMinor, entry, author);
   const deliveries = await emitLedgerEvent(t, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
-  return { answer, deliveries };
-}
-
-/**
- * postEntry inside a synchronous SQLite transaction: the messenger's salutes rewards, whose game-ledger action is
- * not on the storage port yet (issue 28). The same checks and the same SQL (src/salutes/store/ledger.ts).
- */
-export function postEntrySync(sqlite: Database, ctx: SalutesCtx, owner: Owner, author: EntryAuthor, kind: "credit" | "debit", body: EntryBody) {
-  const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
-  const user = getUserOrThrowSync(sqlite, owner, body.user_id);
-  requireActiveUser(user);
-  const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
-  const entry = appendEntrySync(sqlite, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
-  const answer = answerOf(ctx, user, deltaMinor, entry, author);
-  const deliveries = emitLedgerEventSync(sqlite, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
   return { answer, deliveries };
 }
 

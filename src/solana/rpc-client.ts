@@ -34,7 +34,10 @@ export interface ChainClientDeps {
   clock: Clock;
   rng: Rng;
   log: Logger;
+  /** Called once per attempt, on the call's path: it must only hand the record over (a buffer), never write. */
   record(r: RpcAttemptRecord): void;
+  /** Writes the records handed over so far (readers of the outcomes and shutdown await it). */
+  flushRecords?(): Promise<unknown>;
   sleep?(ms: number): Promise<void>;
 }
 
@@ -107,6 +110,11 @@ export class ChainClient {
 
   get primaryUrl(): string | null {
     return this.endpoints[0] ? displayUrl(this.endpoints[0].url) : null;
+  }
+
+  /** Resolves once every attempt recorded so far is stored: before reading outcomes, and at shutdown. */
+  async flushRecords(): Promise<void> {
+    await this.deps.flushRecords?.();
   }
 
   health() {

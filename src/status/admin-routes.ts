@@ -22,17 +22,17 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .get(
       "/admin/status/maintenance",
-      ({ query }) => {
-        const r = listMaintenance(ctx, parsePage(query));
+      async ({ query }) => {
+        const r = await listMaintenance(ctx, parsePage(query));
         return ok({ count: r.count, windows: r.items, query: r.query, pagination: r.pagination });
       },
       { admin: true, query: M.maintenanceListQuery, response: { 200: M.maintenanceList, ...errs }, detail: summary("Maintenance windows, newest first") },
     )
     .post(
       "/admin/status/maintenance",
-      ({ body, admin, set }) => {
+      async ({ body, admin, set }) => {
         set.status = 201;
-        return ok({ window: createMaintenance(ctx, admin, body) });
+        return ok({ window: await createMaintenance(ctx, admin, body) });
       },
       {
         admin: true,
@@ -41,7 +41,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         detail: summary("Schedule a maintenance window (excluded from uptime by default; audited)"),
       },
     )
-    .delete("/admin/status/maintenance/:id", ({ params, admin }) => ok({ window: deleteMaintenance(ctx, admin, params.id) }), {
+    .delete("/admin/status/maintenance/:id", async ({ params, admin }) => ok({ window: await deleteMaintenance(ctx, admin, params.id) }), {
       admin: true,
       params: M.maintenanceParams,
       response: { 200: M.maintenanceOne, ...errs, 404: ErrorBody },
@@ -49,8 +49,8 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/admin/status/incidents",
-      ({ query }) => {
-        const r = listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
+      async ({ query }) => {
+        const r = await listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
         return ok({ count: r.count, incidents: r.items, query: r.query, pagination: r.pagination });
       },
       {
@@ -60,7 +60,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         detail: summary("Every incident of both sources, newest first (filters: source, status)"),
       },
     )
-    .get("/admin/status/incidents/:incident_id", ({ params }) => ok({ incident: getIncidentOrThrow(ctx, params.incident_id) }), {
+    .get("/admin/status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
       admin: true,
       params: M.incidentParams,
       query: t.Object(includeMetaQuery),
@@ -69,8 +69,8 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     })
     .post(
       "/admin/status/incidents",
-      ({ body, admin, headers, set }) => {
-        const r = createOperatorIncident(ctx, admin, body, keyOf(headers), nudge);
+      async ({ body, admin, headers, set }) => {
+        const r = await createOperatorIncident(ctx, admin, body, keyOf(headers), nudge);
         set.status = r.replayed ? 200 : 201;
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return ok(r);
@@ -85,8 +85,8 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/status/incidents/:incident_id/updates",
-      ({ params, body, admin, headers, set }) => {
-        const r = postIncidentUpdate(ctx, admin, params.incident_id, body, keyOf(headers), nudge);
+      async ({ params, body, admin, headers, set }) => {
+        const r = await postIncidentUpdate(ctx, admin, params.incident_id, body, keyOf(headers), nudge);
         set.status = r.replayed ? 200 : 201;
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return ok(r);
@@ -102,7 +102,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     )
     .patch(
       "/admin/status/incidents/:incident_id",
-      ({ params, body, admin }) => ok({ incident: editOperatorIncident(ctx, admin, params.incident_id, body, nudge) }),
+      async ({ params, body, admin }) => ok({ incident: await editOperatorIncident(ctx, admin, params.incident_id, body, nudge) }),
       {
         admin: true,
         params: M.incidentParams,
@@ -113,8 +113,8 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/status/subscribers",
-      ({ query }) => {
-        const r = listSubscribers(ctx, parsePage(query));
+      async ({ query }) => {
+        const r = await listSubscribers(ctx, parsePage(query));
         return ok({ count: r.count, subscribers: r.items, query: r.query, pagination: r.pagination });
       },
       {
@@ -126,8 +126,8 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/admin/status/subscribers",
-      ({ body, admin, set }) => {
-        const r = createSubscriber(ctx, admin, body, STATUS_EVENT_TYPES);
+      async ({ body, admin, set }) => {
+        const r = await createSubscriber(ctx, admin, body, STATUS_EVENT_TYPES);
         set.status = r.created ? 201 : 200;
         return ok(r);
       },
@@ -138,10 +138,14 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         detail: summary("Subscribe a URL to incident events, signed like partner webhooks (secret shown once; the same URL again is a no-op)"),
       },
     )
-    .delete("/admin/status/subscribers/:subscriber_id", ({ params, admin }) => ok({ subscriber: deleteSubscriber(ctx, admin, params.subscriber_id) }), {
-      admin: true,
-      params: M.subscriberParams,
-      response: { 200: M.subscriberOne, ...errs, 404: ErrorBody },
-      detail: summary("Remove a subscriber and its pending deliveries (audited)"),
-    });
+    .delete(
+      "/admin/status/subscribers/:subscriber_id",
+      async ({ params, admin }) => ok({ subscriber: await deleteSubscriber(ctx, admin, params.subscriber_id) }),
+      {
+        admin: true,
+        params: M.subscriberParams,
+        response: { 200: M.subscriberOne, ...errs, 404: ErrorBody },
+        detail: summary("Remove a subscriber and its pending deliveries (audited)"),
+      },
+    );
 }

@@ -36,8 +36,8 @@ export function registerStatusJobs(ctx: AppContext): void {
     name: "status-prune",
     pattern: "0 41 2 * * *",
     description: `Deletes status snapshots and closed incidents older than STATUS_SNAPSHOT_RETENTION_DAYS (${ctx.config.status.snapshotRetentionDays}), and old subscriber deliveries`,
-    run: () => {
-      ctx.log.info("status history pruned", pruneStatusHistory(ctx));
+    run: async () => {
+      ctx.log.info("status history pruned", await pruneStatusHistory(ctx));
     },
   });
 }

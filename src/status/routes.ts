@@ -46,14 +46,15 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy"),
     })
     .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Alias of /api/public/system-status") })
-    .get("/api/public/system-status/trend", ({ query }) => ok(trend(ctx, query.limit ?? LIMITS.trend.fallback)), {
+    .get("/api/public/system-status/trend", async ({ query }) => ok(await trend(ctx, query.limit ?? LIMITS.trend.fallback)), {
       query: M.trendQuery,
       response: { 200: M.trend, ...publicErrs },
       detail: pub("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
     })
     .get(
       "/api/public/system-status/uptime",
-      ({ query }) => ok(uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
+      async ({ query }) =>
+        ok(await uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
       {
         query: M.uptimeQuery,
         response: { 200: M.uptime, ...publicErrs },
@@ -62,14 +63,14 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     )
     .get(
       "/api/public/system-status/incidents",
-      ({ query }) => ok(listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
+      async ({ query }) => ok(await listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
       {
         query: M.incidentsQuery,
         response: { 200: M.incidents, ...publicErrs },
         detail: pub("Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
       },
     )
-    .get("/api/public/system-status/incidents/:incident_id", ({ params }) => ok({ incident: getIncidentOrThrow(ctx, params.incident_id) }), {
+    .get("/api/public/system-status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
       params: M.incidentParams,
       response: { 200: M.incidentOne, ...publicErrs, 404: ErrorBody },
       detail: pub("One incident with every update (operator incidents), as long as it is kept"),
@@ -97,17 +98,17 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       },
     )
     .get("/status", async () => htmlResponse(await statusPage(ctx, cache), CACHE), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
-    .get("/status/feed.rss", () => doc(incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), {
+    .get("/status/feed.rss", async () => doc(await incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), {
       detail: raw("Incidents as RSS 2.0", "application/rss+xml"),
     })
-    .get("/status/feed.json", () => doc(incidentsJsonFeed(ctx), "application/feed+json; charset=utf-8"), {
+    .get("/status/feed.json", async () => doc(await incidentsJsonFeed(ctx), "application/feed+json; charset=utf-8"), {
       detail: raw("Incidents as JSON Feed 1.1", "application/feed+json"),
     })
     .get(
       "/status/badge/:badge",
-      ({ params, query }) => {
+      async ({ params, query }) => {
         const check = parseBadgeName(params.badge);
-        return doc(uptimeBadge(ctx, check, query.window ?? "24h", cache).svg, "image/svg+xml; charset=utf-8", "public, max-age=300");
+        return doc((await uptimeBadge(ctx, check, query.window ?? "24h", cache)).svg, "image/svg+xml; charset=utf-8", "public, max-age=300");
       },
       {
         params: M.badgeParams,

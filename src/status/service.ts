@@ -42,17 +42,17 @@ export const LIMITS = {
 export async function systemStatus(ctx: AppContext) {
   const { policy } = loadPolicy(ctx);
   const e = await evaluateChecks(ctx, policy);
-  const open = openIncidents(ctx);
+  const open = await openIncidents(ctx);
   return {
     ...e,
     // Typed loosely by the engine (a record of checks); the response schema names each one.
     checks: e.checks as unknown as Static<typeof ChecksSchema>,
     components: componentViews(e.checks, open),
-    last_snapshot_at: latestSnapshotAt(ctx),
+    last_snapshot_at: await latestSnapshotAt(ctx),
     // The newest open incident of either source (kept for clients that read one); all of them below.
     open_incident: open[0] ?? null,
     open_incidents: open,
-    maintenance: maintenanceSummary(ctx),
+    maintenance: await maintenanceSummary(ctx),
     links: {
       page: "/status",
       trend: "/api/public/system-status/trend",
@@ -90,9 +90,9 @@ export function canaryEcho(ctx: AppContext, body: { message: string; request_id:
 }
 
 /** Overall uptime over the badge windows (24h, 7d, 30d, 90d), read once: for dashboards. */
-export function uptimeSummary(ctx: AppContext, cache?: UptimeCache) {
+export async function uptimeSummary(ctx: AppContext, cache?: UptimeCache) {
   const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;
-  const src = uptimeSource(ctx, MAX_UPTIME_HOURS, cache);
+  const src = await uptimeSource(ctx, MAX_UPTIME_HOURS, cache);
   const at = (hours: number) => uptimeFrom(src, hours, exclude).overall;
   return { exclude_maintenance: exclude, windows: { "24h": at(24), "7d": at(168), "30d": at(720), "90d": at(2160) } };
 }

@@ -5,6 +5,7 @@ import { CHECK_NAMES } from "./checks/engine";
 import { intervalsOf, windowsOverlapping } from "./incidents/maintenance";
 import { loadPolicy } from "./checks/policy";
 import { loadPoints } from "./snapshots";
+import { oldestSnapshotAt, uptimeInputsKey } from "./store/snapshots";
 import { computeUptime, type Point, type UptimeResult } from "./uptime-math";
 
 export const MAX_UPTIME_HOURS = 24 * 90;
@@ -18,11 +19,17 @@ export interface UptimeSource {
   maxGapMs: number;
 }
 
+/** How long a loaded source may serve later asks, at most, even when its inputs look unchanged (see UptimeCache). */
+export const UPTIME_REUSE_MS = 60_000;
+
 /**
  * Loaded sources by window length, reused while nothing they were built from has changed: no new snapshot,
  * the same maintenance windows, the same gap policy. Reuse for a later `now` is exact (the loaded points
  * start earlier and nothing was added since), so only the cheap maths runs again. A per-process cache, held
- * by whoever serves the routes; coordination state it is not.
+ * by whoever serves the routes; coordination state it is not. Its inputs are read from the database at every
+ * ask, so a snapshot or a window written by another instance is seen at once; and a source is reused for at most
+ * UPTIME_REUSE_MS after it was built, because on PostgreSQL a row can commit after one with a higher id (the key
+ * would not show it) — a minute, the snapshot job's own period, bounds how stale an answer can be.
  */
 export class UptimeCache {
   private deps = "";
@@ -32,7 +39,7 @@ export class UptimeCache {
   /** A loaded source covering [start, end) built from the same inputs (a 90-day one serves a 24-hour ask). */
   get(deps: string, start: number, end: number): UptimeSource | null {
     if (deps !== this.deps) return null;
-    const src = this.sources.find((s) => s.start <= start && s.end <= end);
+    const src = this.sources.find((s) => s.start <= start && s.end <= end && end - s.end <= UPTIME_REUSE_MS);
     return src ? { ...src, start, end } : null;
   }
 
@@ -43,23 +50,13 @@ export class UptimeCache {
   }
 }
 
-/** What a cached source depends on, besides the clock: the latest snapshot and the maintenance windows. */
-function sourceDeps(ctx: AppContext, maxGapMs: number): string {
-  const snap = ctx.db.sqlite.query("SELECT max(id) AS id FROM status_snapshots").get() as { id: number | null };
-  const m = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(max(id), 0) AS max, coalesce(sum(id), 0) AS sum FROM status_maintenance_windows").get() as {
-    n: number;
-    max: number;
-    sum: number;
-  };
-  return `${maxGapMs}|${snap.id ?? 0}|${m.n}:${m.max}:${m.sum}`;
-}
-
 /** Everything the uptime maths needs for the last `hours`, read once (a page reuses it for every window). */
-export function uptimeSource(ctx: AppContext, hours: number, cache?: UptimeCache): UptimeSource {
+export async function uptimeSource(ctx: AppContext, hours: number, cache?: UptimeCache): Promise<UptimeSource> {
   const end = ctx.clock.now().getTime();
   const start = end - hours * 3_600_000;
   const maxGapMs = loadPolicy(ctx).policy.checks.uptime.max_sample_gap_seconds * 1000;
-  const key = cache ? sourceDeps(ctx, maxGapMs) : "";
+  // What a cached source depends on, besides the clock: the latest snapshot and the maintenance windows.
+  const key = cache ? `${maxGapMs}|${await uptimeInputsKey(ctx.store)}` : "";
   const hit = cache?.get(key, start, end);
   if (hit) return hit;
   const startIso = new Date(start).toISOString();
@@ -67,9 +64,9 @@ export function uptimeSource(ctx: AppContext, hours: number, cache?: UptimeCache
   const src = {
     start,
     end,
-    points: loadPoints(ctx.db.sqlite, startIso, endIso, maxGapMs),
+    points: await loadPoints(ctx, startIso, endIso, maxGapMs),
     // Windows that end after the cached end are included too, so a later reuse still sees them.
-    maintenance: intervalsOf(windowsOverlapping(ctx, startIso, "9999-12-31T23:59:59.999Z")),
+    maintenance: intervalsOf(await windowsOverlapping(ctx, startIso, "9999-12-31T23:59:59.999Z")),
     maxGapMs,
   };
   cache?.put(key, src);
@@ -112,9 +109,8 @@ export function componentSource(src: UptimeSource): UptimeSource {
  * time, so a window reaching back before this is really "since <observed_since>" — the page says so, and the
  * JSON says it with observed_since and coverage_pct.
  */
-export function observedSince(ctx: AppContext): string | null {
-  const row = ctx.db.sqlite.query("SELECT generated_at FROM status_snapshots ORDER BY generated_at, id LIMIT 1").get() as { generated_at: string } | null;
-  return row?.generated_at ?? null;
+export function observedSince(ctx: AppContext): Promise<string | null> {
+  return oldestSnapshotAt(ctx.store);
 }
 
 /** Share of a window that some snapshot spoke for (the rest is unobserved), 3 decimals. */
@@ -124,11 +120,11 @@ export const coveragePct = (hours: number, r: UptimeResult): number => {
 };
 
 /** GET /api/public/system-status/uptime. */
-export function uptime(ctx: AppContext, hours: number, excludeMaintenance: boolean | undefined, cache?: UptimeCache) {
+export async function uptime(ctx: AppContext, hours: number, excludeMaintenance: boolean | undefined, cache?: UptimeCache) {
   const exclude = excludeMaintenance ?? loadPolicy(ctx).policy.exclude_maintenance_default;
-  const src = uptimeSource(ctx, hours, cache);
+  const src = await uptimeSource(ctx, hours, cache);
   const r = uptimeFrom(src, hours, exclude);
-  const since = observedSince(ctx);
+  const since = await observedSince(ctx);
   return {
     selected_hours: hours,
     window: { start_utc: new Date(src.start).toISOString(), end_utc: new Date(src.end).toISOString() },

@@ -9,7 +9,7 @@ import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
 
 export function systemRoutes(ctx: AppContext, guards: Guards) {
-  ctx.metrics.gauge("herald_db_size_bytes", "SQLite file plus WAL size.", () => databaseSizeBytes(ctx));
+  ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => databaseSizeBytes(ctx));
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
   return new Elysia({ name: "herald:system" })
     .use(guards.admin.plugin)

@@ -1,8 +1,6 @@
-import { statSync } from "node:fs";
 import type { AppContext } from "../context";
-import { migrationStatus } from "../db/migrate";
+import { migrationStatusOn } from "../db/migrate";
 import type { Dialect } from "../db/port";
-import { postgresMigrationStatus } from "../db/postgres-migrate";
 import { ERROR_CATALOG, type CatalogEntry } from "../http/errors";
 
 export interface ReadinessCheck {
@@ -18,19 +16,11 @@ export interface Readiness {
 }
 
 /**
- * SQLite's meaning of "takes writes": BEGIN IMMEDIATE takes the write lock without writing, which proves the file
- * is writable and not wedged behind another writer. PostgreSQL's meaning is in its ping (the server answers and is
- * not a standby in recovery), so this runs on SQLite only.
+ * "Takes writes": an empty transaction. On SQLite it is BEGIN IMMEDIATE, which takes the write lock without writing
+ * and so proves the file is writable and not wedged behind another writer; on PostgreSQL the ping already says the
+ * server answers and is not a standby in recovery.
  */
-function sqliteWriteLockOrThrow(ctx: AppContext): void {
-  ctx.db.sqlite.exec("BEGIN IMMEDIATE");
-  ctx.db.sqlite.exec("ROLLBACK");
-}
-
-/** The migrations of the engine in use: the embedded SQLite ones, or drizzle/postgres/ on PostgreSQL. */
-function migrationsOf(ctx: AppContext): Promise<{ applied: number; total: number; current: boolean }> {
-  return ctx.store.dialect === "sqlite" ? Promise.resolve(migrationStatus(ctx.db)) : postgresMigrationStatus(ctx.store);
-}
+const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
 
 /**
  * Readiness: the database answers and takes writes (ctx.store.ping, and SQLite's write lock), its migrations are
@@ -42,14 +32,14 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
   const engine = ctx.store.dialect;
   try {
     await ctx.store.ping();
-    if (engine === "sqlite") sqliteWriteLockOrThrow(ctx);
+    if (engine === "sqlite") await takesWrites(ctx);
     checks.database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
   } catch (err) {
     checks.database = { ok: false, detail: `${engine === "sqlite" ? "not writable" : "not available"}: ${(err as Error).message}` };
   }
   if (checks.database.ok) {
     try {
-      const m = await migrationsOf(ctx);
+      const m = await migrationStatusOn(ctx.store);
       checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
     } catch (err) {
       checks.migrations = { ok: false, detail: `not read: ${(err as Error).message}` };
@@ -68,18 +58,8 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
   return { ready: Object.values(checks).every((c) => c.ok), database: { engine }, checks };
 }
 
-export function databaseSizeBytes(ctx: AppContext): number {
-  if (ctx.db.path === ":memory:") return 0;
-  let total = 0;
-  for (const suffix of ["", "-wal"]) {
-    try {
-      total += statSync(ctx.db.path + suffix).size;
-    } catch {
-      // the WAL may not exist between checkpoints
-    }
-  }
-  return total;
-}
+/** The database's size on disk (the SQLite file and its WAL, or pg_database_size), for /metrics. */
+export const databaseSizeBytes = (ctx: AppContext): Promise<number> => ctx.store.sizeBytes();
 
 /** The error catalog as partners read it (errors.json): entries in code order, each with recovery links. */
 export function errorCatalog() {

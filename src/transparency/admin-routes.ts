@@ -26,8 +26,8 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       .use(auditRunsPageRoutes(ctx, guards))
       .get(
         `${P}/declared-movements`,
-        () => {
-          const movements = listDeclarations(ctx);
+        async () => {
+          const movements = await listDeclarations(ctx);
           return ok({ count: movements.length, movements });
         },
         {
@@ -40,9 +40,10 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         `${P}/declared-movements`,
-        ({ body, admin, set }) => {
+        async ({ body, admin, set }) => {
+          const movement = await declareMovement(ctx, admin, body, await decimalsForInput(ctx));
           set.status = 201;
-          return ok({ movement: declareMovement(ctx, admin, body, decimalsForInput(ctx)) });
+          return ok({ movement });
         },
         {
           admin: true,
@@ -53,7 +54,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         `${P}/declared-movements/:declaration_id/retract`,
-        ({ params, body, admin }) => ok({ movement: retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
+        async ({ params, body, admin }) => ok({ movement: await retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
         {
           admin: true,
           params: M.declarationParams,
@@ -64,9 +65,11 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       )
       .patch(
         `${P}/thresholds`,
-        ({ body, admin }) => {
+        async ({ body, admin }) => {
           const { reason, owner, ...values } = body as Record<string, string | undefined> & { reason: string; owner?: string };
-          return ok(changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, decimalsForInput(ctx)));
+          return ok(
+            await changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, await decimalsForInput(ctx)),
+          );
         },
         {
           admin: true,
@@ -75,7 +78,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
           detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
         },
       )
-      .put(`${P}/triage/:signature`, ({ params, body, admin }) => ok({ triage: setTriage(ctx, admin, params.signature, body) }), {
+      .put(`${P}/triage/:signature`, async ({ params, body, admin }) => ok({ triage: await setTriage(ctx, admin, params.signature, body) }), {
         admin: true,
         params: M.triageParams,
         body: M.triageBody,

@@ -1,9 +1,10 @@
 import type { AppContext } from "../context";
-import type { RunRow } from "./runs";
-import { completeRunBefore, countCompleteUpTo, parseCounts } from "./runs";
+import { parseCounts, type RunRow } from "./runs";
+import { completeRunBefore, countCompleteUpTo } from "./store/runs";
 import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } from "./thresholds";
 import type { AnomalyType } from "./glossary";
-import { dataTime, pctOf } from "./reports";
+import { pctOf } from "./reports";
+import { dataTime } from "./state";
 
 // alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
 // runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:
@@ -69,13 +70,13 @@ function recommendations(run: RunRow, baseline: RunRow | null, level: string): s
   return out;
 }
 
-export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
-  const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? completeRunBefore(ctx, sel.run.id) : null;
-  const baseline = run ? completeRunBefore(ctx, run.id) : null;
+export async function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
+  const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? await completeRunBefore(ctx.store, sel.run.id) : null;
+  const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
   // A run is judged under the thresholds it ran with (audit_runs.thresholds, as runs.json shows them), so a past
   // run's answer does not change when an operator changes the thresholds today; a query value overrides. With no
   // run there is nothing to judge, and the thresholds in force are shown.
-  const t = alertThresholds(run ? storedThresholds(run.thresholds) : currentThresholds(ctx), overrides.sigs, overrides.rows);
+  const t = alertThresholds(run ? storedThresholds(run.thresholds) : await currentThresholds(ctx.store), overrides.sigs, overrides.rows);
   const sigDelta = run && baseline ? run.signatures_with_anomalies - baseline.signatures_with_anomalies : null;
   const rowsDelta = run && baseline ? run.rows_total - baseline.rows_total : null;
   const sigTrip = !!(run && baseline && tripped(run.signatures_with_anomalies, baseline.signatures_with_anomalies, t.sigs));
@@ -90,7 +91,7 @@ export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | n
   if (rowsTrip) reasons.push(`rows examined rose from ${baseline!.rows_total} to ${run!.rows_total} (threshold ${pctNumber(t.rows)} %)`);
   if (bad) reasons.push("the run's overall is bad (a high or critical anomaly)");
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     selector: sel.selector,
     selected_run: run?.id ?? null,
     // The alert is a function of the run's stored aggregates: it was evaluated when the run finished.
@@ -101,7 +102,7 @@ export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | n
       reasons,
       thresholds: { sigs_increase_threshold_pct: pctNumber(t.sigs), rows_increase_threshold_pct: pctNumber(t.rows) },
       thresholds_source: { sigs_increase_threshold_pct: t.source.sigs, rows_increase_threshold_pct: t.source.rows },
-      points_available: run ? countCompleteUpTo(ctx, run.id) : 0,
+      points_available: run ? await countCompleteUpTo(ctx.store, run.id) : 0,
       current: run
         ? {
             run_id: run.id,
@@ -130,7 +131,7 @@ export function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | n
   };
 }
 
-export type AlertsAnswer = ReturnType<typeof alerts>;
+export type AlertsAnswer = Awaited<ReturnType<typeof alerts>>;
 
 /** alerts.csv: the JSON answer as one row (dotted column names), the same values. */
 export function alertsRow(a: AlertsAnswer): Record<string, string | number | boolean | null> {

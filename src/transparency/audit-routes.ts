@@ -14,10 +14,11 @@ import { exportCsvStream, exportJsonStream } from "./exports";
 import { filtersEcho, parseRange, parseRowFilters } from "./filters";
 import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE, TRANSACTION_DELTA_RULE } from "./glossary";
 import { AnswerCache, answerJson, answerStream, type AnswerContext } from "./http-cache";
-import { dataTime, runsList, summary, trend } from "./reports";
-import { completeRunsBetween, selectRun, type RunRow } from "./runs";
+import { runsList, summary, trend } from "./reports";
+import { selectRun, type RunRow } from "./runs";
 import { schemaRegistry } from "./schema-registry";
-import { readState } from "./state";
+import { auditState, dataTime } from "./state";
+import { completeRunsBetween } from "./store/runs";
 import { currentThresholds, pctQuery, thresholdHistory } from "./thresholds";
 import { listTriage } from "./triage";
 
@@ -43,30 +44,29 @@ const overridesOf = (q: { sigs_increase_threshold_pct?: number; rows_increase_th
 });
 
 export function auditRoutes(ctx: AppContext) {
-  const at = (request: Request, headers: Record<string, unknown>): AnswerContext => ({ request, lastModified: dataTime(ctx), headers });
   const now = () => ctx.clock.now();
   // Answers are built once per audit data version and request target (http-cache.ts AnswerCache): a poller's
-  // request reads one row (audit_state) and the cache. include_meta answers are per request, never cached.
+  // request reads the version from memory (state.ts) and the cache. include_meta answers are per request, never cached.
   const cache = new AnswerCache();
-  const json = (request: Request, headers: Record<string, unknown>, build: () => Record<string, unknown>): Response => {
-    const state = readState(ctx.db.sqlite);
+  const json = async (request: Request, headers: Record<string, unknown>, build: () => Promise<Record<string, unknown>>): Promise<Response> => {
+    const state = await auditState(ctx);
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
-    if (request.url.includes("include_meta=")) return answerJson(a, build(), now);
-    return cache.answer(a, state.version, "application/json;charset=utf-8", () => JSON.stringify({ success: true, ...build() }));
+    if (request.url.includes("include_meta=")) return answerJson(a, await build(), now);
+    return cache.answer(a, state.version, "application/json;charset=utf-8", async () => JSON.stringify({ success: true, ...(await build()) }));
   };
-  const csv = (request: Request, headers: Record<string, unknown>, build: () => readonly [string, string]): Response => {
-    const state = readState(ctx.db.sqlite);
+  const csv = async (request: Request, headers: Record<string, unknown>, build: () => Promise<readonly [string, string]>): Promise<Response> => {
+    const state = await auditState(ctx);
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
     const name = CSV_NAMES[new URL(request.url).pathname] ?? "audit-anomalies.csv";
-    return cache.answer(a, state.version, CSV_CONTENT_TYPE, () => build()[0], { "content-disposition": `inline; filename="${name}"` });
+    return cache.answer(a, state.version, CSV_CONTENT_TYPE, async () => (await build())[0], { "content-disposition": `inline; filename="${name}"` });
   };
   const decimalsHint = () => completeOrAny(ctx);
   return new Elysia({ name: "herald:transparency-audit" })
     .get(
       `${P}/summary.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
+        json(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
           return summary(ctx, sel, flag(query.include_top_anomalies, true), query.top_limit ?? 10);
         }),
       {
@@ -78,8 +78,8 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/runs.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
+        json(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
           return runsList(ctx, sel, parsePage(query));
         }),
       { query: Q.runs, response: { 200: R["runs.json"], ...errs }, detail: doc("Audit runs, newest first, with their aggregates; poll every 5–15 minutes") },
@@ -87,9 +87,9 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/trend.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
-          const filters = parseRowFilters(query, sel.run?.decimals ?? decimalsHint());
+        json(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
+          const filters = parseRowFilters(query, sel.run?.decimals ?? (await decimalsHint()));
           const input = {
             metric: query.metric === "rows" ? ("rows" as const) : ("sigs" as const),
             limit: query.limit ?? 30,
@@ -107,8 +107,8 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/alerts.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
+        json(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
           return alerts(ctx, sel, overridesOf(query), flag(query.include_recommendations, false));
         }),
       {
@@ -120,18 +120,18 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/alerts.csv`,
       ({ query, request, set }) =>
-        csv(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
-          return [alertsCsv(alerts(ctx, sel, overridesOf(query), false)), "audit-anomalies-alerts.csv"] as const;
+        csv(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
+          return [alertsCsv(await alerts(ctx, sel, overridesOf(query), false)), "audit-anomalies-alerts.csv"] as const;
         }),
       { query: Q.alertsCsv, detail: csvDoc("alerts.json as one CSV record") },
     )
     .get(
       `${P}/diff/compare.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const a = selectRun(ctx, query.run_a, "query.run_a", "previous");
-          const b = selectRun(ctx, query.run_b, "query.run_b", "latest");
+        json(request, set.headers, async () => {
+          const a = await selectRun(ctx, query.run_a, "query.run_a", "previous");
+          const b = await selectRun(ctx, query.run_b, "query.run_b", "latest");
           return compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50);
         }),
       {
@@ -143,18 +143,18 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/diff/compare.csv`,
       ({ query, request, set }) =>
-        csv(request, set.headers, () => {
-          const a = selectRun(ctx, query.run_a, "query.run_a", "previous");
-          const b = selectRun(ctx, query.run_b, "query.run_b", "latest");
-          return [compareCsv(compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-compare.csv"] as const;
+        csv(request, set.headers, async () => {
+          const a = await selectRun(ctx, query.run_a, "query.run_a", "previous");
+          const b = await selectRun(ctx, query.run_b, "query.run_b", "latest");
+          return [compareCsv(await compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-compare.csv"] as const;
         }),
       { query: Q.compare, detail: csvDoc("diff/compare.json's rows") },
     )
     .get(
       `${P}/diff/export.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
+        json(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
           return diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50);
         }),
       {
@@ -166,28 +166,28 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/diff/export`,
       ({ query, request, set }) =>
-        csv(request, set.headers, () => {
-          const sel = selectRun(ctx, query.run, "query.run");
-          return [diffCsv(diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-diff.csv"] as const;
+        csv(request, set.headers, async () => {
+          const sel = await selectRun(ctx, query.run, "query.run");
+          return [diffCsv(await diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-diff.csv"] as const;
         }),
       { query: Q.diffExport, detail: csvDoc("diff/export.json's rows with pct_delta") },
     )
-    .get(`${P}/export.json`, ({ query, request, set }) => exportAnswer(ctx, at(request, set.headers), query, "json"), {
+    .get(`${P}/export.json`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "json"), {
       query: Q.export,
       response: { 200: R["export.json"], ...errs },
       detail: doc("Every row of the selected run(s), streamed: filter by severity, types, signature, min_abs_delta; from/to select runs by label"),
     })
-    .get(`${P}/export`, ({ query, request, set }) => exportAnswer(ctx, at(request, set.headers), query, "csv"), {
+    .get(`${P}/export`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "csv"), {
       query: Q.export,
       detail: csvDoc("export.json's rows, streamed"),
     })
     .get(
       `${P}/glossary.json`,
       ({ request, set }) =>
-        json(request, set.headers, () => {
+        json(request, set.headers, async () => {
           const c = ctx.config.chain;
           const body = {
-            generated_at_utc: dataTime(ctx),
+            generated_at_utc: await dataTime(ctx),
             count: GLOSSARY.length,
             glossary: GLOSSARY,
             severities: SEVERITIES,
@@ -203,10 +203,17 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/threshold-history.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
+        json(request, set.headers, async () => {
           const limit = query.limit ?? 100;
-          const h = thresholdHistory(ctx, limit);
-          return { generated_at_utc: dataTime(ctx), limit, total: h.total, count: h.rows.length, current: currentThresholds(ctx), rows: h.rows };
+          const h = await thresholdHistory(ctx, limit);
+          return {
+            generated_at_utc: await dataTime(ctx),
+            limit,
+            total: h.total,
+            count: h.rows.length,
+            current: await currentThresholds(ctx.store),
+            rows: h.rows,
+          };
         }),
       {
         query: Q.thresholdHistory,
@@ -217,13 +224,13 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/triage.json`,
       ({ query, request, set }) =>
-        json(request, set.headers, () => {
+        json(request, set.headers, async () => {
           const page = parsePage(query);
           if (page.cursor)
             throw new AppError("invalid_query", "query.cursor is not used by triage.json; page with offset", {
               details: [{ field: "query.cursor", problem: "not used here; use offset" }],
             });
-          return { generated_at_utc: dataTime(ctx), ...listTriage(ctx, query.status, page) };
+          return { generated_at_utc: await dataTime(ctx), ...(await listTriage(ctx, query.status, page)) };
         }),
       {
         query: Q.triage,
@@ -234,9 +241,9 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/declared-movements.json`,
       ({ request, set }) =>
-        json(request, set.headers, () => {
-          const movements = listDeclarations(ctx);
-          return { generated_at_utc: dataTime(ctx), count: movements.length, movements };
+        json(request, set.headers, async () => {
+          const movements = await listDeclarations(ctx);
+          return { generated_at_utc: await dataTime(ctx), count: movements.length, movements };
         }),
       {
         query: Q.plain,
@@ -244,29 +251,40 @@ export function auditRoutes(ctx: AppContext) {
         detail: doc("Declared treasury movements (active and retracted) and how many transactions each covered"),
       },
     )
-    .get(`${P}/schema-registry.json`, ({ request, set }) => json(request, set.headers, () => schemaRegistry(ctx.config.publicBaseUrl, dataTime(ctx))), {
-      query: Q.plain,
-      detail: doc("A versioned JSON Schema (draft 2020-12) for every transparency answer"),
-    });
+    .get(
+      `${P}/schema-registry.json`,
+      ({ request, set }) => json(request, set.headers, async () => schemaRegistry(ctx.config.publicBaseUrl, await dataTime(ctx))),
+      {
+        query: Q.plain,
+        detail: doc("A versioned JSON Schema (draft 2020-12) for every transparency answer"),
+      },
+    );
 }
 
 /** The decimals to check min_abs_delta against when no run is selected: the newest run's, else 18 (the most a mint can have is far less). */
-function completeOrAny(ctx: AppContext): number {
-  const run = selectRun(ctx, undefined, "query.run").run;
+async function completeOrAny(ctx: AppContext): Promise<number> {
+  const run = (await selectRun(ctx, undefined, "query.run")).run;
   return run?.decimals ?? 18;
 }
 
-function exportAnswer(ctx: AppContext, a: AnswerContext, query: Record<string, string | undefined>, format: "json" | "csv"): Response {
+async function exportAnswer(
+  ctx: AppContext,
+  request: Request,
+  headers: Record<string, unknown>,
+  query: Record<string, string | undefined>,
+  format: "json" | "csv",
+): Promise<Response> {
   const range = parseRange(query.from, query.to);
   if (range && query.run) {
     throw new AppError("invalid_query", "query.run cannot be combined with query.from/query.to: choose one run, or the runs of a period", {
       details: [{ field: "query.run", problem: "not with from/to" }],
     });
   }
-  const selected = range ? null : selectRun(ctx, query.run, "query.run").run;
-  const runs: RunRow[] = range ? completeRunsBetween(ctx, range.from, range.to) : selected ? [selected] : [];
+  const selected = range ? null : (await selectRun(ctx, query.run, "query.run")).run;
+  const runs: RunRow[] = range ? await completeRunsBetween(ctx.store, range.from, range.to) : selected ? [selected] : [];
   const filters = parseRowFilters(query, runs[0]?.decimals ?? 18);
-  const state = readState(ctx.db.sqlite);
+  const state = await auditState(ctx);
+  const a: AnswerContext = { request, lastModified: state.changedAt, headers };
   const head = {
     generated_at_utc: state.changedAt,
     query: { run: query.run ?? (range ? null : "latest"), from: range?.from ?? null, to: range?.to ?? null, ...filtersEcho(filters) },

@@ -1,6 +1,9 @@
-import type { Statement } from "bun:sqlite";
 import type { AppContext } from "../context";
 import { absKey, absOf, parseUnits } from "./amounts";
+import { activeDeclarations } from "./declarations";
+import { authorityChanged, balanceMismatch, classifyTransaction, rowDelta, severityOf, type RawLimits } from "./detector";
+import { ANOMALY_TYPES, severityRank, type AnomalyType, type Severity } from "./glossary";
+import { auditStateChanged } from "./state";
 import {
   authoritySnapshotBefore,
   authoritySnapshotsAfter,
@@ -12,11 +15,10 @@ import {
   tokenSnapshotsAfter,
   unexaminedTransactions,
   type TokenSnapshotFacts,
-} from "./chain-inputs";
-import { activeDeclarations } from "./declarations";
-import { authorityChanged, balanceMismatch, classifyTransaction, rowDelta, severityOf, type RawLimits } from "./detector";
-import { ANOMALY_TYPES, severityRank, type AnomalyType, type Severity } from "./glossary";
-import { bumpState } from "./state";
+} from "./store/chain-inputs";
+import { insertAuditRows } from "./store/rows";
+import { completeRun as completeRunRow, failRun, insertRun, lastWatermarks, newerRun, runningSince, type Watermarks } from "./store/runs";
+import { bumpState } from "./store/state";
 import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "./thresholds";
 
 // One audit run (the audit-anomalies job): every synced transaction of the mint that no complete run examined,
@@ -25,6 +27,13 @@ import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "./thresh
 // becomes complete — aggregates, watermarks and the examined signatures — in one final transaction. A run that
 // throws, or a process that dies, leaves is_complete = 0: never selected by default, and the next run
 // examines everything again from the last complete run.
+//
+// Several instances: the job registry runs the job on one instance at a time, and the writes are safe even when
+// two runs overlap (a manual run, a lease that expired under a slow run). A run starts and completes in
+// transactions that bump audit_state FIRST: on PostgreSQL that row lock serialises them, so of two starting at
+// once the second sees the first and refuses; a run still going after IN_PROGRESS_MINUTES may be overtaken, and
+// then it no longer completes (a newer run exists), so complete runs commit in id order — what the ops monitor's
+// "complete runs after id N" relies on (audit-service.ts). Examined signatures are claimed with ON CONFLICT.
 
 export const DEFAULT_PAGE = 5000;
 /** An incomplete run without an error younger than this is taken to be still running (another process). */
@@ -78,80 +87,70 @@ export function rawLimits(t: Thresholds, decimals: number): RawLimits {
   };
 }
 
-interface Watermarks {
-  token: number;
-  authority: number;
-  sync: number;
-}
-
-function startRun(ctx: AppContext, jobRunId: number | null, mint: string, decimals: number, thresholds: Thresholds): { id: number; marks: Watermarks } {
-  const sqlite = ctx.db.sqlite;
+async function startRun(
+  ctx: AppContext,
+  jobRunId: number | null,
+  mint: string,
+  decimals: number,
+  thresholds: Thresholds,
+): Promise<{ id: number; marks: Watermarks }> {
   const now = ctx.clock.now();
   const iso = now.toISOString();
-  return sqlite.transaction(() => {
-    const since = new Date(now.getTime() - IN_PROGRESS_MINUTES * 60_000).toISOString();
-    const running = sqlite
-      .query("SELECT id, started_at FROM audit_runs WHERE is_complete = 0 AND error IS NULL AND started_at > ? ORDER BY id DESC LIMIT 1")
-      .get(since) as { id: number; started_at: string } | null;
+  const since = new Date(now.getTime() - IN_PROGRESS_MINUTES * 60_000).toISOString();
+  const started = await ctx.store.tx(async (t) => {
+    await bumpState(t, iso);
+    const running = await runningSince(t, since);
     if (running)
       throw new Error(
         `audit run ${running.id} (started ${running.started_at}) is still in progress; a run left unfinished is ignored after ${IN_PROGRESS_MINUTES} minutes`,
       );
-    const last = sqlite
-      .query(
-        "SELECT last_token_snapshot_id AS token, last_authority_snapshot_id AS authority, last_sync_run_id AS sync FROM audit_runs WHERE is_complete = 1 AND mint = ? ORDER BY id DESC LIMIT 1",
-      )
-      .get(mint) as Watermarks | null;
-    const label = `${iso.slice(0, 19)}Z`;
-    const { id } = sqlite
-      .query("INSERT INTO audit_runs (label, day, started_at, job_run_id, mint, decimals, thresholds) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id")
-      .get(label, iso.slice(0, 10), iso, jobRunId, mint, decimals, JSON.stringify(thresholds)) as { id: number };
-    bumpState(sqlite, iso);
+    const last = await lastWatermarks(t, mint);
+    const id = await insertRun(t, {
+      label: `${iso.slice(0, 19)}Z`,
+      day: iso.slice(0, 10),
+      startedAt: iso,
+      jobRunId,
+      mint,
+      decimals,
+      thresholds: JSON.stringify(thresholds),
+    });
     return { id, marks: last ?? { token: 0, authority: 0, sync: 0 } };
-  })();
+  });
+  auditStateChanged(ctx);
+  return started;
 }
 
-function insertStatement(ctx: AppContext): Statement {
-  return ctx.db.sqlite.prepare(
-    "INSERT INTO audit_rows (run_id, kind, signature, slot, block_time, delta_raw, abs_key, types, severity_rank, declaration_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+/** One short transaction per page; the aggregates count a page once it is written. */
+async function writeFindings(ctx: AppContext, runId: number, findings: Finding[], agg: Aggregates): Promise<void> {
+  if (findings.length === 0) return;
+  await ctx.store.tx((t) =>
+    insertAuditRows(
+      t,
+      findings.map((f) => ({
+        run_id: runId,
+        kind: f.kind,
+        signature: f.signature,
+        slot: f.slot,
+        block_time: f.blockTime,
+        delta_raw: f.delta.toString(),
+        abs_key: absKey(f.delta),
+        types: f.types.join(","),
+        severity_rank: f.severity ? severityRank(f.severity) : 0,
+        declaration_id: f.declarationId,
+        detail: f.detail ? JSON.stringify(f.detail) : null,
+      })),
+    ),
   );
-}
-
-function writeFindings(ctx: AppContext, insert: Statement, runId: number, findings: Finding[], agg: Aggregates): void {
-  ctx.db.sqlite.transaction(() => {
-    for (const f of findings) {
-      insert.run(
-        runId,
-        f.kind,
-        f.signature,
-        f.slot,
-        f.blockTime,
-        f.delta.toString(),
-        absKey(f.delta),
-        f.types.join(","),
-        f.severity ? severityRank(f.severity) : 0,
-        f.declarationId,
-        f.detail ? JSON.stringify(f.detail) : null,
-      );
-      agg.add(f);
-    }
-  })();
+  for (const f of findings) agg.add(f);
 }
 
 const yieldToLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-async function examineTransactions(
-  ctx: AppContext,
-  run: { id: number; mint: string },
-  limits: RawLimits,
-  pageSize: number,
-  insert: Statement,
-  agg: Aggregates,
-): Promise<void> {
-  const declarations = activeDeclarations(ctx);
+async function examineTransactions(ctx: AppContext, run: { id: number; mint: string }, limits: RawLimits, pageSize: number, agg: Aggregates): Promise<void> {
+  const declarations = await activeDeclarations(ctx.store);
   let after: { slot: number; signature: string } | null = null;
   for (;;) {
-    const page = unexaminedTransactions(ctx, run.mint, after, pageSize);
+    const page = await unexaminedTransactions(ctx.store, run.mint, after, pageSize);
     if (page.length === 0) return;
     const findings: Finding[] = page.map((r) => {
       const tx = {
@@ -179,7 +178,7 @@ async function examineTransactions(
         detail,
       };
     });
-    writeFindings(ctx, insert, run.id, findings, agg);
+    await writeFindings(ctx, run.id, findings, agg);
     const last = page[page.length - 1]!;
     after = { slot: last.slot, signature: last.signature };
     if (page.length < pageSize) return;
@@ -201,13 +200,13 @@ const lpBalance = (s: TokenSnapshotFacts) =>
  * balance_mismatch over the token snapshots after the watermark; stops at the first one no sync has caught up with.
  * Treasury + reserve and the LP wallets are compared apart (token-snapshot:<id> and token-snapshot:<id>:lp).
  */
-function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, limits: RawLimits): { findings: Finding[]; mark: number } {
+async function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, limits: RawLimits): Promise<{ findings: Finding[]; mark: number }> {
   const findings: Finding[] = [];
   let mark = after;
   let previous: TokenSnapshotFacts | null = null;
-  for (const s of tokenSnapshotsAfter(ctx, mint, after)) {
-    if (!syncFinishedAfter(ctx, mint, s.taken_at)) break; // its transactions may not be stored yet: next run
-    const p = previous ?? tokenSnapshotBefore(ctx, mint, s.id);
+  for (const s of await tokenSnapshotsAfter(ctx.store, mint, after)) {
+    if (!(await syncFinishedAfter(ctx.store, mint, s.taken_at))) break; // its transactions may not be stored yet: next run
+    const p = previous ?? (await tokenSnapshotBefore(ctx.store, mint, s.id));
     previous = s;
     mark = s.id;
     if (!p || p.slot === null || s.slot === null || walletSet(p) !== walletSet(s)) continue;
@@ -216,7 +215,7 @@ function examineTokenSnapshots(ctx: AppContext, mint: string, after: number, lim
       findings.push(slotRegression(p, s, limits));
       continue;
     }
-    const synced = syncedDeltaBetween(ctx, mint, p.slot, s.slot);
+    const synced = await syncedDeltaBetween(ctx.store, mint, p.slot, s.slot);
     const sets = [
       { suffix: "", snapshotDelta: tracked(s) - tracked(p), syncedDelta: synced.tracked },
       { suffix: ":lp", snapshotDelta: lpBalance(s) - lpBalance(p), syncedDelta: synced.lp },
@@ -273,13 +272,13 @@ function slotRegression(p: TokenSnapshotFacts, s: TokenSnapshotFacts, limits: Ra
   };
 }
 
-function examineAuthorities(ctx: AppContext, mint: string, after: number, limits: RawLimits): { findings: Finding[]; mark: number } {
+async function examineAuthorities(ctx: AppContext, mint: string, after: number, limits: RawLimits): Promise<{ findings: Finding[]; mark: number }> {
   const findings: Finding[] = [];
   let mark = after;
-  let previous = null as ReturnType<typeof authoritySnapshotBefore>;
+  let previous = null as Awaited<ReturnType<typeof authoritySnapshotBefore>>;
   let first = true;
-  for (const a of authoritySnapshotsAfter(ctx, mint, after)) {
-    const p = first ? authoritySnapshotBefore(ctx, mint, a.id) : previous;
+  for (const a of await authoritySnapshotsAfter(ctx.store, mint, after)) {
+    const p = first ? await authoritySnapshotBefore(ctx.store, mint, a.id) : previous;
     first = false;
     previous = a;
     mark = a.id;
@@ -311,8 +310,8 @@ function examineAuthorities(ctx: AppContext, mint: string, after: number, limits
   return { findings, mark };
 }
 
-function examineSyncRuns(ctx: AppContext, mint: string, after: number, limits: RawLimits): { findings: Finding[]; mark: number } {
-  const runs = syncRunsAfter(ctx, mint, after);
+async function examineSyncRuns(ctx: AppContext, mint: string, after: number, limits: RawLimits): Promise<{ findings: Finding[]; mark: number }> {
+  const runs = await syncRunsAfter(ctx.store, mint, after);
   const findings: Finding[] = runs
     .filter((r) => r.gap_detected === 1)
     .map((r) => ({
@@ -329,36 +328,30 @@ function examineSyncRuns(ctx: AppContext, mint: string, after: number, limits: R
   return { findings, mark: runs.length ? runs[runs.length - 1]!.id : after };
 }
 
-function completeRun(ctx: AppContext, runId: number, agg: Aggregates, marks: Watermarks): void {
-  const sqlite = ctx.db.sqlite;
+/**
+ * Completes the run: aggregates, watermarks and the examined signatures in one transaction. A run overtaken by a
+ * newer one (it ran past IN_PROGRESS_MINUTES) fails instead, so that complete runs commit in id order.
+ */
+async function completeRun(ctx: AppContext, runId: number, agg: Aggregates, marks: Watermarks): Promise<void> {
   const now = ctx.clock.now().toISOString();
-  sqlite.transaction(() => {
-    sqlite
-      .query(
-        "INSERT INTO audit_examined (signature, run_id) SELECT signature, run_id FROM audit_rows WHERE run_id = ? AND kind = 'transaction' ON CONFLICT (signature) DO NOTHING",
-      )
-      .run(runId);
-    sqlite
-      .query(
-        `UPDATE audit_runs SET is_complete = 1, finished_at = ?, rows_total = ?, signatures_with_anomalies = ?, overall = ?, severity_counts = ?, type_counts = ?,
-           max_abs_delta_raw = ?, transactions_examined = ?, last_token_snapshot_id = ?, last_authority_snapshot_id = ?, last_sync_run_id = ? WHERE id = ?`,
-      )
-      .run(
-        now,
-        agg.rows,
-        agg.sigs,
-        agg.overall(),
-        JSON.stringify(agg.severity),
-        JSON.stringify(agg.types),
-        agg.maxAbs.toString(),
-        agg.transactions,
-        marks.token,
-        marks.authority,
-        marks.sync,
-        runId,
-      );
-    bumpState(sqlite, now);
-  })();
+  await ctx.store.tx(async (t) => {
+    await bumpState(t, now);
+    const newer = await newerRun(t, runId);
+    if (newer) throw new Error(`audit run ${newer.id} started while this run was still going; this run's rows stay, incomplete`);
+    const completed = await completeRunRow(t, runId, {
+      finishedAt: now,
+      rows: agg.rows,
+      sigs: agg.sigs,
+      overall: agg.overall(),
+      severityCounts: JSON.stringify(agg.severity),
+      typeCounts: JSON.stringify(agg.types),
+      maxAbsDeltaRaw: agg.maxAbs.toString(),
+      transactions: agg.transactions,
+      marks,
+    });
+    if (!completed) throw new Error(`audit run ${runId} was closed by another process before it completed`);
+  });
+  auditStateChanged(ctx);
 }
 
 export interface AuditRunResult {
@@ -371,28 +364,26 @@ export interface AuditRunResult {
 /** The audit-anomalies job's work. Throws (the job run fails) when TOKEN_MINT has no token snapshot yet. */
 export async function runAudit(ctx: AppContext, jobRunId: number | null, opts: { pageSize?: number } = {}): Promise<AuditRunResult> {
   const mint = ctx.config.chain.tokenMint!;
-  const decimals = latestDecimals(ctx, mint);
+  const decimals = await latestDecimals(ctx.store, mint);
   if (decimals === null) throw new Error("no token snapshot of TOKEN_MINT yet (the audit needs its decimals): run token-snapshot first");
-  const thresholds = currentThresholds(ctx);
+  const thresholds = await currentThresholds(ctx.store);
   const limits = rawLimits(thresholds, decimals);
-  const { id, marks } = startRun(ctx, jobRunId, mint, decimals, thresholds);
+  const { id, marks } = await startRun(ctx, jobRunId, mint, decimals, thresholds);
   const agg = new Aggregates();
   try {
-    const insert = insertStatement(ctx);
-    await examineTransactions(ctx, { id, mint }, limits, Math.max(1, opts.pageSize ?? DEFAULT_PAGE), insert, agg);
-    const token = examineTokenSnapshots(ctx, mint, marks.token, limits);
-    const authority = examineAuthorities(ctx, mint, marks.authority, limits);
-    const sync = examineSyncRuns(ctx, mint, marks.sync, limits);
-    writeFindings(ctx, insert, id, [...token.findings, ...authority.findings, ...sync.findings], agg);
-    completeRun(ctx, id, agg, { token: token.mark, authority: authority.mark, sync: sync.mark });
+    await examineTransactions(ctx, { id, mint }, limits, Math.max(1, opts.pageSize ?? DEFAULT_PAGE), agg);
+    const token = await examineTokenSnapshots(ctx, mint, marks.token, limits);
+    const authority = await examineAuthorities(ctx, mint, marks.authority, limits);
+    const sync = await examineSyncRuns(ctx, mint, marks.sync, limits);
+    await writeFindings(ctx, id, [...token.findings, ...authority.findings, ...sync.findings], agg);
+    await completeRun(ctx, id, agg, { token: token.mark, authority: authority.mark, sync: sync.mark });
   } catch (err) {
     const now = ctx.clock.now().toISOString();
-    ctx.db.sqlite.transaction(() => {
-      ctx.db.sqlite
-        .query("UPDATE audit_runs SET error = ?, finished_at = ?, rows_total = ? WHERE id = ?")
-        .run(String((err as Error).message ?? err).slice(0, 500), now, agg.rows, id);
-      bumpState(ctx.db.sqlite, now);
-    })();
+    await ctx.store.tx(async (t) => {
+      await failRun(t, id, String((err as Error).message ?? err).slice(0, 500), now, agg.rows);
+      await bumpState(t, now);
+    });
+    auditStateChanged(ctx);
     throw err;
   }
   return { run_id: id, rows_total: agg.rows, signatures_with_anomalies: agg.sigs, overall: agg.overall() };

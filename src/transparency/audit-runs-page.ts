@@ -1,15 +1,16 @@
 import { Elysia, t } from "elysia";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
 import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, wantsHtml } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { intQuery } from "../http/params";
-import { anomalyLines, runLines, runOfJob } from "./audit-runs-page-parts/data";
+import { anomalyLines, runLines } from "./audit-runs-page-parts/data";
 import { auditRunsBody, PATH } from "./audit-runs-page-parts/view";
 import { AUDIT_JOB } from "./jobs";
 import { type RunRow, selectRun } from "./runs";
+import { runOfJob } from "./store/runs";
 import { setTriage, TRIAGE_STATUSES, type TriageStatus } from "./triage";
 
 // GET /admin/console/audit-runs: the transparency audit's runs, newest first (when, manual or scheduled, verdict,
@@ -74,17 +75,17 @@ async function render(ctx: AppContext, operator: OperatorRequest, view: View, n:
   let code = status;
   let runParam = view.run ?? null;
   try {
-    selected = selectRun(ctx, view.run, "run").run;
+    selected = (await selectRun(ctx, view.run, "run")).run;
   } catch (err) {
     // A run the URL names that does not exist: the page with the newest complete run and the reason (404/400).
     if (!(err instanceof AppError) || err.status >= 500) throw err;
-    selected = selectRun(ctx, undefined, "run").run;
+    selected = (await selectRun(ctx, undefined, "run")).run;
     note = { done: null, error: `${err.message}; showing the latest complete run.` };
     code = err.status;
     runParam = null;
   }
   const runs = await runLines(ctx, view.runsOffset, RUNS_PAGE);
-  const anomalies = selected ? anomalyLines(ctx, selected, view.offset, ANOMALIES_PAGE) : { lines: [], hasMore: false, total: 0 };
+  const anomalies = selected ? await anomalyLines(ctx, selected, view.offset, ANOMALIES_PAGE) : { lines: [], hasMore: false, total: 0 };
   const verdict = selected ? (runs.lines.find((r) => r.id === selected.id)?.verdict ?? (selected.error ? "failed" : (selected.overall ?? "incomplete"))) : "";
   const body = auditRunsBody({
     now: ctx.clock.now().toISOString(),
@@ -121,11 +122,11 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       PATH,
-      ({ operator, query, request }) => {
+      async ({ operator, query, request }) => {
         const run = query.run?.trim() || undefined;
         // A script (no text/html in Accept) asking for a run that does not exist gets the JSON envelope; a
         // browser gets the page with the newest complete run and the reason.
-        if (run !== undefined && !wantsHtml(request)) selectRun(ctx, run, "query.run");
+        if (run !== undefined && !wantsHtml(request)) await selectRun(ctx, run, "query.run");
         return render(
           ctx,
           operator,
@@ -149,13 +150,18 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
         const view = viewOf(body);
         return formAction(
           request,
-          () => {
+          async () => {
             if (!(TRIAGE_STATUSES as readonly string[]).includes(body.status))
               throw refusal(400, `Nothing was changed: status must be one of ${TRIAGE_STATUSES.join(", ")}.`);
             const owner = body.owner.trim();
             if (owner === "") throw refusal(400, "Nothing was changed: say who owns it (owner).");
             const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? null : v.trim());
-            setTriage(ctx, operator, params.signature, { status: body.status as TriageStatus, owner, eta_utc: blank(body.eta_utc), note: blank(body.note) });
+            await setTriage(ctx, operator, params.signature, {
+              status: body.status as TriageStatus,
+              owner,
+              eta_utc: blank(body.eta_utc),
+              note: blank(body.note),
+            });
             return backWith(view, { done: "triaged", sig: params.signature });
           },
           (status, error) => render(ctx, operator, view, { done: null, error }, status),
@@ -188,9 +194,9 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
           async () => {
             if (!ctx.chain.configured) throw refusal(409, "Nothing was run: TOKEN_MINT is not set, so there is nothing to audit.");
             const job = await ctx.jobs.runNow(AUDIT_JOB);
-            const run = runOfJob(ctx, job.run_id);
+            const run = await runOfJob(ctx.store, job.run_id);
             // POST /admin/jobs/{name}/run writes no audit row (job_runs records the run, not who asked); the form does.
-            writeAudit(ctx.db.sqlite, {
+            await recordAudit(ctx.store, {
               at: ctx.clock.now().toISOString(),
               actor: operator.actor,
               action: "transparency.audit.run_now",

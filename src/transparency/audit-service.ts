@@ -1,12 +1,14 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
 import { alerts } from "./alerts";
-import { completeRunBefore, getRun, parseCounts, selectRun } from "./runs";
-import { latestDecimals } from "./chain-inputs";
+import { parseCounts, selectRun } from "./runs";
+import { latestDecimals } from "./store/chain-inputs";
+import { completeRunBefore, completeRunIdsAfter, getRun, runCounts } from "./store/runs";
 import type { Severity } from "./glossary";
 
-// What other domains read of the audit (the status check, the trust dashboard): the latest complete run, in a
-// shape that does not depend on the routes. This file imports nothing from status/, so status can import it.
+// What other domains read of the audit (the status check, the trust dashboard, the ops alert monitor): the latest
+// complete run, in a shape that does not depend on the routes. This file imports nothing from status/, so status
+// can import it.
 
 export interface AuditVerdict {
   configured: boolean;
@@ -24,12 +26,9 @@ export interface AuditVerdict {
   incomplete_runs: number;
 }
 
-export function latestAuditVerdict(ctx: AppContext): AuditVerdict {
-  const run = completeRunBefore(ctx, null);
-  const counts = ctx.db.sqlite.query("SELECT count(*) AS n, coalesce(sum(is_complete = 0), 0) AS incomplete FROM audit_runs").get() as {
-    n: number;
-    incomplete: number;
-  };
+export async function latestAuditVerdict(ctx: AppContext): Promise<AuditVerdict> {
+  const run = await completeRunBefore(ctx.store, null);
+  const counts = await runCounts(ctx.store);
   return {
     configured: ctx.chain.configured,
     latest: run
@@ -44,7 +43,7 @@ export function latestAuditVerdict(ctx: AppContext): AuditVerdict {
           finished_at: run.finished_at,
         }
       : null,
-    runs_total: counts.n,
+    runs_total: counts.total,
     incomplete_runs: counts.incomplete,
   };
 }
@@ -53,29 +52,30 @@ export function latestAuditVerdict(ctx: AppContext): AuditVerdict {
  * The decimals an operator's token amounts are read with: the mint's, from the latest token snapshot or
  * audit run; 9 before either exists (amounts with more fractional digits than the mint has are refused later).
  */
-export function decimalsForInput(ctx: AppContext): number {
+export async function decimalsForInput(ctx: AppContext): Promise<number> {
   const mint = ctx.config.chain.tokenMint;
-  return (mint ? latestDecimals(ctx, mint) : null) ?? completeRunBefore(ctx, null)?.decimals ?? 9;
+  return (mint ? await latestDecimals(ctx.store, mint) : null) ?? (await completeRunBefore(ctx.store, null))?.decimals ?? 9;
 }
 
 /**
  * The alerts.json evaluation of the latest complete run under its own stored thresholds, without recommendations:
  * what /transparency/audit-anomalies/alerts.json answers by default (the ops alerts monitor records it).
  */
-export function latestAuditAlert(ctx: AppContext) {
-  return alerts(ctx, selectRun(ctx, undefined, "run"), { sigs: undefined, rows: undefined }, false);
+export async function latestAuditAlert(ctx: AppContext) {
+  return alerts(ctx, await selectRun(ctx, undefined, "run"), { sigs: undefined, rows: undefined }, false);
 }
 
 /**
  * The alerts.json evaluation of every complete run after `afterRunId`, oldest first (at most `limit`): what the
  * ops alerts monitor records, so that a bad run followed seconds later by a clean one is still seen. Nothing
- * newer (or no run evaluated yet: null) → the latest complete run's evaluation alone, as latestAuditAlert.
+ * newer (or no run evaluated yet: null) → the latest complete run's evaluation alone, as latestAuditAlert. Paging
+ * by run id is safe here, also with several instances: complete runs commit in id order (store/runs.ts).
  */
-export function auditAlertsAfter(ctx: AppContext, afterRunId: number | null, limit = 100) {
-  if (afterRunId === null) return [latestAuditAlert(ctx)];
-  const ids = ctx.db.sqlite.query("SELECT id FROM audit_runs WHERE is_complete = 1 AND id > ? ORDER BY id LIMIT ?").all(afterRunId, limit) as Array<{
-    id: number;
-  }>;
-  if (ids.length === 0) return [latestAuditAlert(ctx)];
-  return ids.map(({ id }) => alerts(ctx, { selector: String(id), run: getRun(ctx, id) }, { sigs: undefined, rows: undefined }, false));
+export async function auditAlertsAfter(ctx: AppContext, afterRunId: number | null, limit = 100) {
+  if (afterRunId === null) return [await latestAuditAlert(ctx)];
+  const ids = await completeRunIdsAfter(ctx.store, afterRunId, limit);
+  if (ids.length === 0) return [await latestAuditAlert(ctx)];
+  const out = [];
+  for (const id of ids) out.push(await alerts(ctx, { selector: String(id), run: await getRun(ctx.store, id) }, { sigs: undefined, rows: undefined }, false));
+  return out;
 }

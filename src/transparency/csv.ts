@@ -41,14 +41,14 @@ export function alertsCsv(a: AlertsAnswer): string {
   return csvOf(ALERTS_CSV_COLUMNS, [ALERTS_CSV_COLUMNS.map((c) => row[c] ?? null)]);
 }
 
-export function compareCsv(c: ReturnType<typeof compare>): string {
+export function compareCsv(c: Awaited<ReturnType<typeof compare>>): string {
   return csvOf(
     COMPARE_CSV_COLUMNS,
     c.rows.map((r) => [c.run_a.resolved_run, c.run_b.resolved_run, r.type, r.selected, r.latest, r.delta]),
   );
 }
 
-export function diffCsv(d: ReturnType<typeof diffExport>): string {
+export function diffCsv(d: Awaited<ReturnType<typeof diffExport>>): string {
   return csvOf(
     DIFF_CSV_COLUMNS,
     d.rows.map((r) => [d.run.resolved_run, d.baseline_run.resolved_run, r.type, r.selected, r.latest, r.delta, (r as { pct_delta: number | null }).pct_delta]),

@@ -1,46 +1,21 @@
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
+import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
 import { formatUnits } from "../chain/service";
 import { parseUnitsOrThrow } from "./amounts";
 import type { ActiveDeclaration } from "./detector";
-import { bumpState } from "./state";
+import { auditStateChanged } from "./state";
+import { declarationById, declarations, insertDeclaration, retract, type DeclarationRow } from "./store/operators";
+import { declarationMatches } from "./store/rows";
+import { bumpState } from "./store/state";
 
 // Declared movements: what the operators say the treasury will do. A synced transaction that matches an active
 // declaration (direction, exact amount, block time inside the window, the signature when one is named, and a
 // match left of max_transactions) is not an anomaly, and its row names the declaration. Retracting keeps the
 // row: the runs that matched it still point at it.
-
-interface DeclarationRow {
-  id: number;
-  direction: "outflow" | "inflow";
-  amount_raw: string;
-  decimals: number;
-  counterparty: string | null;
-  signature: string | null;
-  window_start: string;
-  window_end: string;
-  max_transactions: number;
-  reason: string;
-  created_at: string;
-  created_by: string;
-  retracted_at: string | null;
-  retracted_by: string | null;
-  retract_reason: string | null;
-}
-
-/** Matches recorded by complete runs, per declaration. */
-function matchedCounts(ctx: AppContext): Map<number, number> {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT r.declaration_id AS id, count(*) AS n FROM audit_rows r JOIN audit_runs u ON u.id = r.run_id
-       WHERE r.declaration_id IS NOT NULL AND u.is_complete = 1 GROUP BY r.declaration_id`,
-    )
-    .all() as Array<{ id: number; n: number }>;
-  return new Map(rows.map((r) => [r.id, r.n]));
-}
 
 function view(r: DeclarationRow, matched: number) {
   return {
@@ -65,17 +40,16 @@ function view(r: DeclarationRow, matched: number) {
 }
 export type DeclarationView = ReturnType<typeof view>;
 
-export function listDeclarations(ctx: AppContext, status?: "active" | "retracted"): DeclarationView[] {
-  const where = status === "active" ? "WHERE retracted_at IS NULL" : status === "retracted" ? "WHERE retracted_at IS NOT NULL" : "";
-  const rows = ctx.db.sqlite.query(`SELECT * FROM declared_movements ${where} ORDER BY id`).all() as DeclarationRow[];
-  const matched = matchedCounts(ctx);
+export async function listDeclarations(ctx: AppContext, status?: "active" | "retracted"): Promise<DeclarationView[]> {
+  const rows = await declarations(ctx.store, status);
+  const matched = await declarationMatches(ctx.store);
   return rows.map((r) => view(r, matched.get(r.id) ?? 0));
 }
 
 /** What the detector matches against: active declarations with the matches they have left. */
-export function activeDeclarations(ctx: AppContext): ActiveDeclaration[] {
-  const rows = ctx.db.sqlite.query("SELECT * FROM declared_movements WHERE retracted_at IS NULL ORDER BY id").all() as DeclarationRow[];
-  const matched = matchedCounts(ctx);
+export async function activeDeclarations(q: Queryable): Promise<ActiveDeclaration[]> {
+  const rows = await declarations(q, "active");
+  const matched = await declarationMatches(q);
   return rows.map((r) => ({
     id: r.id,
     direction: r.direction,
@@ -108,7 +82,7 @@ const utc = (text: string, field: string): string => {
   return new Date(ms).toISOString();
 };
 
-export function declareMovement(ctx: AppContext, admin: AdminRequest, input: DeclareInput, decimals: number): DeclarationView {
+export async function declareMovement(ctx: AppContext, admin: AdminRequest, input: DeclareInput, decimals: number): Promise<DeclarationView> {
   const amountRaw = parseUnitsOrThrow(input.amount, decimals, "amount", "invalid_payload");
   if (amountRaw === 0n) throw new AppError("invalid_payload", "amount must be above zero", { details: [{ field: "amount", problem: "must be above zero" }] });
   const start = utc(input.window_start_utc, "window_start_utc");
@@ -121,27 +95,21 @@ export function declareMovement(ctx: AppContext, admin: AdminRequest, input: Dec
       details: [{ field: "window_start_utc", problem: "must not be after window_end_utc" }],
     });
   const now = ctx.clock.now().toISOString();
-  const sqlite = ctx.db.sqlite;
-  const id = sqlite.transaction(() => {
-    const { id } = sqlite
-      .query(
-        `INSERT INTO declared_movements (direction, amount_raw, decimals, counterparty, signature, window_start, window_end, max_transactions, reason, created_at, created_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-      .get(
-        input.direction,
-        amountRaw.toString(),
-        decimals,
-        input.counterparty ?? null,
-        input.signature ?? null,
-        start,
-        end,
-        input.max_transactions ?? 1,
-        input.reason,
-        now,
-        actorLabel(admin.actor),
-      ) as { id: number };
-    writeAudit(sqlite, {
+  const id = await ctx.store.tx(async (t) => {
+    const id = await insertDeclaration(t, {
+      direction: input.direction,
+      amount_raw: amountRaw.toString(),
+      decimals,
+      counterparty: input.counterparty ?? null,
+      signature: input.signature ?? null,
+      window_start: start,
+      window_end: end,
+      max_transactions: input.max_transactions ?? 1,
+      reason: input.reason,
+      created_at: now,
+      created_by: actorLabel(admin.actor),
+    });
+    await recordAudit(t, {
       at: now,
       actor: admin.actor,
       action: "transparency.declaration.create",
@@ -149,28 +117,29 @@ export function declareMovement(ctx: AppContext, admin: AdminRequest, input: Dec
       details: { ...input, amount_raw: amountRaw.toString() },
       requestId: admin.requestId,
     });
-    bumpState(sqlite, now);
+    await bumpState(t, now);
     return id;
-  })();
+  });
+  auditStateChanged(ctx);
   return getDeclarationOrThrow(ctx, id);
 }
 
-export function getDeclarationOrThrow(ctx: AppContext, id: number): DeclarationView {
-  const row = ctx.db.sqlite.query("SELECT * FROM declared_movements WHERE id = ?").get(id) as DeclarationRow | null;
+export async function getDeclarationOrThrow(ctx: AppContext, id: number): Promise<DeclarationView> {
+  const row = await declarationById(ctx.store, id);
   if (!row) throw new NotFoundError("declared movement", id);
-  return view(row, matchedCounts(ctx).get(id) ?? 0);
+  return view(row, (await declarationMatches(ctx.store)).get(id) ?? 0);
 }
 
-export function retractDeclaration(ctx: AppContext, admin: AdminRequest, id: number, reason: string): DeclarationView {
-  const current = getDeclarationOrThrow(ctx, id);
-  if (current.status === "retracted") throw new AppError("conflict", `declared movement ${id} was already retracted at ${current.retracted_at}`);
+const alreadyRetracted = (id: number, at: string | null) => new AppError("conflict", `declared movement ${id} was already retracted at ${at}`);
+
+export async function retractDeclaration(ctx: AppContext, admin: AdminRequest, id: number, reason: string): Promise<DeclarationView> {
+  const current = await getDeclarationOrThrow(ctx, id);
+  if (current.status === "retracted") throw alreadyRetracted(id, current.retracted_at);
   const now = ctx.clock.now().toISOString();
-  const sqlite = ctx.db.sqlite;
-  sqlite.transaction(() => {
-    sqlite
-      .query("UPDATE declared_movements SET retracted_at = ?, retracted_by = ?, retract_reason = ? WHERE id = ? AND retracted_at IS NULL")
-      .run(now, actorLabel(admin.actor), reason, id);
-    writeAudit(sqlite, {
+  await ctx.store.tx(async (t) => {
+    // Conditional: of two operators retracting at once, one retracts and the other gets the 409 (no second audit row).
+    if (!(await retract(t, id, now, actorLabel(admin.actor), reason))) throw alreadyRetracted(id, (await declarationById(t, id))?.retracted_at ?? null);
+    await recordAudit(t, {
       at: now,
       actor: admin.actor,
       action: "transparency.declaration.retract",
@@ -178,7 +147,8 @@ export function retractDeclaration(ctx: AppContext, admin: AdminRequest, id: num
       details: { reason, declaration: current },
       requestId: admin.requestId,
     });
-    bumpState(sqlite, now);
-  })();
+    await bumpState(t, now);
+  });
+  auditStateChanged(ctx);
   return getDeclarationOrThrow(ctx, id);
 }

@@ -1,7 +1,8 @@
 import type { AppContext } from "../context";
 import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
-import { completeRunBefore, parseCounts, type RunRow } from "./runs";
-import { dataTime } from "./reports";
+import { parseCounts, type RunRow } from "./runs";
+import { dataTime } from "./state";
+import { completeRunBefore } from "./store/runs";
 
 // diff/compare.json (two selected runs) and diff/export.json (a run against the complete run before it), from
 // the runs' aggregates. One row per anomaly type, per severity (`severity:<level>`), then rows_total and
@@ -45,7 +46,7 @@ const side = (selector: string, run: RunRow | null) => ({
   is_complete: run ? run.is_complete === 1 : null,
 });
 
-export function compare(
+export async function compare(
   ctx: AppContext,
   a: { selector: string; run: RunRow | null },
   b: { selector: string; run: RunRow | null },
@@ -54,7 +55,7 @@ export function compare(
 ) {
   const r = rowsOf(a.run, b.run, rowLimit, false);
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     run_a: side(a.selector, a.run),
     run_b: side(b.selector, b.run),
     total_delta: r.totalDelta,
@@ -65,13 +66,13 @@ export function compare(
   };
 }
 
-export function diffExport(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeRows: boolean, rowLimit: number) {
+export async function diffExport(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeRows: boolean, rowLimit: number) {
   const run = sel.run;
-  const baseline = run ? completeRunBefore(ctx, run.id) : null;
+  const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
   const r = rowsOf(baseline, run, rowLimit, true);
   const base = baseline?.signatures_with_anomalies ?? 0;
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     selector: sel.selector,
     run: side(sel.selector, run),
     baseline_run: side("previous complete run", baseline),

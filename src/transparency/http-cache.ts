@@ -79,21 +79,22 @@ export function answerStream(a: AnswerContext, seed: string, contentType: string
 
 /**
  * Finished answers of the audit routes by request target, valid for one audit data version. Every change to the
- * data bumps audit_state.version in its own transaction, and each request reads that version first, so an entry
- * is never served for other data — also when another process made the change. Bounded (oldest dropped first);
- * per-process memory, which DESIGN.md §8 allows for caches.
+ * data bumps audit_state.version in its own transaction, and each request takes the version first (from memory,
+ * re-read at most every second: src/transparency/state.ts), so an entry is never served for other data once the
+ * version moved — also when another instance made the change. Bounded (oldest dropped first); per-process memory,
+ * which DESIGN.md §8 allows for caches.
  */
 export class AnswerCache {
   private readonly entries = new Map<string, { version: number; body: Uint8Array; etag: string; contentType: string; extra: Record<string, string> }>();
   constructor(private readonly maxEntries = 512) {}
 
-  answer(a: AnswerContext, version: number, contentType: string, build: () => string, extra: Record<string, string> = {}): Response {
+  async answer(a: AnswerContext, version: number, contentType: string, build: () => Promise<string>, extra: Record<string, string> = {}): Promise<Response> {
     const url = a.request.url;
     const key = url.slice(url.indexOf("/", 8));
     let hit = this.entries.get(key);
     if (!hit || hit.version !== version) {
       // Kept encoded: a 30 KB runs.json is not re-encoded to UTF-8 on every request.
-      const body = new TextEncoder().encode(build());
+      const body = new TextEncoder().encode(await build());
       hit = { version, body, etag: strongEtag(body), contentType, extra };
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
       this.entries.set(key, hit);

@@ -39,8 +39,18 @@ export const TransparencyModel = {
         proof_url: t.String(),
       }),
       data_protection: t.Object({
-        database: t.Object({ engine: t.Literal("sqlite"), journal_mode: t.String(), synchronous: t.String() }),
-        replication: t.Object({ tool: t.Literal("litestream"), mode: t.String(), observed_by_service: t.Boolean(), note: t.String(), docs: t.String() }),
+        database: t.Object({
+          engine: t.Union([t.Literal("sqlite"), t.Literal("postgres")]),
+          journal_mode: t.String({ description: "SQLite's journal mode; on PostgreSQL always wal (its write-ahead log is not optional)" }),
+          synchronous: t.String({ description: "SQLite's synchronous level; on PostgreSQL its synchronous_commit setting" }),
+        }),
+        replication: t.Object({
+          tool: t.Union([t.Literal("litestream"), t.Literal("postgresql")]),
+          mode: t.String(),
+          observed_by_service: t.Boolean(),
+          note: t.String(),
+          docs: t.String(),
+        }),
         backup: t.Object({ restore_drill: t.String(), on_demand_endpoint: N(t.String()), note: t.String(), secrets_at_rest: t.String() }),
       }),
       signing: t.Object({

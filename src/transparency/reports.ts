@@ -4,13 +4,13 @@ import type { PageRequest } from "../http/pagination";
 import { pageOf } from "../http/pagination";
 import { hasRowFilters, rowConditions, filtersEcho, type RowFilters } from "./filters";
 import { severityOfRank, type AnomalyType } from "./glossary";
-import { completeRunsUpTo, countRuns, listRunsPage, runView, statusCountsBetween, type RunRow } from "./runs";
-import { readState } from "./state";
+import { runView, type RunRow } from "./runs";
+import { dataTime } from "./state";
+import { countRows, topRows } from "./store/rows";
+import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "./store/runs";
 
 // summary.json, runs.json and trend.json. Unfiltered, they read only the runs' precomputed aggregates; the top
 // anomalies read at most top_limit rows through audit_rows_top_idx; a filtered trend counts rows run by run.
-
-export const dataTime = (ctx: AppContext) => readState(ctx.db.sqlite).changedAt;
 
 export interface TopAnomaly {
   severity: string;
@@ -22,13 +22,8 @@ export interface TopAnomaly {
   triage_status: string | null;
 }
 
-export function topAnomalies(ctx: AppContext, run: RunRow, limit: number): TopAnomaly[] {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT r.signature, r.kind, r.types, r.severity_rank, r.delta_raw, t.status AS triage FROM audit_rows r LEFT JOIN audit_triage t ON t.signature = r.signature
-       WHERE r.run_id = ? AND r.severity_rank > 0 ORDER BY r.severity_rank DESC, r.abs_key DESC, r.id DESC LIMIT ?`,
-    )
-    .all(run.id, limit) as Array<{ signature: string; kind: string; types: string; severity_rank: number; delta_raw: string; triage: string | null }>;
+export async function topAnomalies(ctx: AppContext, run: RunRow, limit: number): Promise<TopAnomaly[]> {
+  const rows = await topRows(ctx.store, run.id, limit);
   return rows.map((r) => {
     const delta = BigInt(r.delta_raw);
     return {
@@ -52,11 +47,11 @@ const links = (run: RunRow | null) => ({
   schema_registry: "/transparency/audit-anomalies/schema-registry.json",
 });
 
-export function summary(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeTop: boolean, topLimit: number) {
+export async function summary(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeTop: boolean, topLimit: number) {
   const run = sel.run;
   const available = run !== null && run.is_complete === 1;
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     selector: sel.selector,
     selected_run: run?.id ?? null,
     selected_label: run?.label ?? null,
@@ -64,20 +59,20 @@ export function summary(ctx: AppContext, sel: { selector: string; run: RunRow | 
     include_top_anomalies: includeTop,
     top_limit: topLimit,
     run: run ? runView(run, run.id) : null,
-    top_anomalies: available && includeTop ? topAnomalies(ctx, run, topLimit) : [],
+    top_anomalies: available && includeTop ? await topAnomalies(ctx, run, topLimit) : [],
     links: links(run),
   };
 }
 
-export function runsList(ctx: AppContext, sel: { selector: string; run: RunRow | null }, page: PageRequest) {
-  const rows = listRunsPage(ctx, page.limit + 1, page.offset, page.after);
+export async function runsList(ctx: AppContext, sel: { selector: string; run: RunRow | null }, page: PageRequest) {
+  const rows = await listRunsPage(ctx.store, page.limit + 1, page.offset, page.after);
   const p = pageOf(rows, page, (r) => r.id);
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     selector: sel.selector,
     selected_run: sel.run?.id ?? null,
     selected_label: sel.run?.label ?? null,
-    total_runs: countRuns(ctx),
+    total_runs: (await runCounts(ctx.store)).total,
     count: p.count,
     runs: p.items.map((r) => runView(r, sel.run?.id ?? null)),
     query: p.query,
@@ -98,20 +93,17 @@ export interface TrendInput {
   filters: RowFilters;
 }
 
-function filteredValue(ctx: AppContext, run: RunRow, metric: "rows" | "sigs", filters: RowFilters): number {
-  const c = rowConditions(filters, run.decimals);
-  const sql = `SELECT count(*) AS n FROM audit_rows r WHERE r.run_id = ?${metric === "sigs" ? " AND r.severity_rank > 0" : ""}${c.sql}`;
-  return (ctx.db.sqlite.query(sql).get(run.id, ...c.params) as { n: number }).n;
-}
+const filteredValue = (ctx: AppContext, run: RunRow, metric: "rows" | "sigs", filters: RowFilters): Promise<number> =>
+  countRows(ctx.store, run.id, metric === "sigs", rowConditions(filters, run.decimals));
 
-export function trend(ctx: AppContext, sel: { selector: string; run: RunRow | null }, input: TrendInput) {
+export async function trend(ctx: AppContext, sel: { selector: string; run: RunRow | null }, input: TrendInput) {
   const end = sel.run;
   // One run more than asked for: the base of the first point's delta.
-  const runs = end ? completeRunsUpTo(ctx, end.is_complete ? end.id : end.id - 1, input.limit + 1).reverse() : [];
+  const runs = end ? (await completeRunsUpTo(ctx.store, end.is_complete ? end.id : end.id - 1, input.limit + 1)).reverse() : [];
   const filtered = hasRowFilters(input.filters);
-  const valueOf = (r: RunRow) =>
-    filtered ? filteredValue(ctx, r, input.metric, input.filters) : input.metric === "rows" ? r.rows_total : r.signatures_with_anomalies;
-  const values = runs.map(valueOf);
+  const values: number[] = [];
+  for (const r of runs)
+    values.push(filtered ? await filteredValue(ctx, r, input.metric, input.filters) : input.metric === "rows" ? r.rows_total : r.signatures_with_anomalies);
   const first = runs.length > input.limit ? 1 : 0;
   const points = runs.slice(first).map((r, i) => {
     const value = values[i + first]!;
@@ -130,12 +122,12 @@ export function trend(ctx: AppContext, sel: { selector: string; run: RunRow | nu
   });
   const statusCounts =
     input.includeStatusCounts && points.length
-      ? statusCountsBetween(ctx, points[0]!.run_id, end!.id)
+      ? await statusCountsBetween(ctx.store, points[0]!.run_id, end!.id)
       : input.includeStatusCounts
         ? { ok: 0, warn: 0, bad: 0, other: 0 }
         : null;
   return {
-    generated_at_utc: dataTime(ctx),
+    generated_at_utc: await dataTime(ctx),
     selector: sel.selector,
     selected_run: end?.id ?? null,
     selected_label: end?.label ?? null,

@@ -2,6 +2,7 @@ import type { AppContext } from "../context";
 import { FRESHNESS_PROOFS, latencyPercentiles, listIncidents, systemStatus, uptimeSummary, type Level, type UptimeCache } from "../status/service";
 import pkg from "../../package.json";
 import { latestAuditVerdict } from "./audit-service";
+import { databaseSettingsPostgres, databaseSettingsSqlite } from "./store/database";
 
 // Trust controls and evidence pointers. Every claim here points at something a reader can fetch and check
 // (a proof, a policy, a spec); what the process cannot observe itself (its Litestream parent) is said so,
@@ -24,16 +25,28 @@ const proofsOf = (checks: Record<string, LooseCheck>) =>
     };
   });
 
-function pragma(ctx: AppContext, name: "journal_mode" | "synchronous"): string {
-  const row = ctx.db.sqlite.query(`PRAGMA ${name}`).get() as Record<string, unknown> | null;
-  const v = row ? Object.values(row)[0] : null;
-  if (name === "synchronous") return ({ 0: "off", 1: "normal", 2: "full", 3: "extra" } as Record<string, string>)[String(v)] ?? String(v);
-  return String(v);
-}
-
-function dataProtection(ctx: AppContext) {
+/** Where the data lives and how it is protected: Litestream on SQLite, the database's own replication on PostgreSQL. */
+async function dataProtection(ctx: AppContext) {
+  if (ctx.store.dialect === "postgres") {
+    return {
+      database: await databaseSettingsPostgres(ctx.store),
+      replication: {
+        tool: "postgresql" as const,
+        mode: "the database's own streaming replication and WAL archiving, run by its operator",
+        observed_by_service: false,
+        note: "Herald runs on a PostgreSQL database it does not operate; its replicas and archive are the database operator's, so no replication lag is claimed here.",
+        docs: "docs/postgres.md",
+      },
+      backup: {
+        restore_drill: "the database operator's point-in-time recovery (pg_basebackup and the WAL archive, or the provider's)",
+        on_demand_endpoint: null,
+        note: "Backups are the database's own (point-in-time recovery); Herald's SQLite snapshot endpoint does not apply on PostgreSQL.",
+        secrets_at_rest: "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups",
+      },
+    };
+  }
   return {
-    database: { engine: "sqlite" as const, journal_mode: pragma(ctx, "journal_mode"), synchronous: pragma(ctx, "synchronous") },
+    database: await databaseSettingsSqlite(ctx.store),
     replication: {
       tool: "litestream" as const,
       mode: "continuous WAL streaming to an object store or directory (sync-interval 1 s)",
@@ -43,7 +56,7 @@ function dataProtection(ctx: AppContext) {
     },
     backup: {
       restore_drill: "test/ops/litestream.test.ts replicates, restores and compares a database in CI",
-      on_demand_endpoint: "/admin/backup/run",
+      on_demand_endpoint: "/admin/backup/run" as string | null,
       note: "Litestream's continuous replica is the backup; operators can also take a consistent VACUUM INTO snapshot (path, size and sha256 reported) with POST /admin/backup/run.",
       secrets_at_rest: "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups",
     },
@@ -112,7 +125,7 @@ export async function trustDocument(ctx: AppContext) {
       mismatch: (mint.mismatch as boolean | null | undefined) ?? null,
       proof_url: "/api/public/token-mint-authorities.json",
     },
-    data_protection: dataProtection(ctx),
+    data_protection: await dataProtection(ctx),
     signing: signing(ctx),
     links: {
       status_page: "/status",
@@ -129,13 +142,13 @@ export async function trustDocument(ctx: AppContext) {
 export async function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
   const status = await systemStatus(ctx);
   const checks = status.checks as unknown as Record<string, LooseCheck>;
-  const incidents = listIncidents(ctx, 24 * 30, 200).incidents;
+  const incidents = (await listIncidents(ctx, 24 * 30, 200)).incidents;
   const latency = await latencyPercentiles(ctx, 24);
   return {
     generated_at_utc: ctx.clock.now().toISOString(),
     overall: status.overall,
     checks: Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status, summary: c.summary }])),
-    uptime: uptimeSummary(ctx, cache),
+    uptime: await uptimeSummary(ctx, cache),
     incidents: {
       open: incidents.filter((i) => i.status === "open").length,
       last_30_days: incidents.length,
@@ -144,14 +157,14 @@ export async function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
     },
     proofs: proofsOf(checks),
     latency_ms_24h: latency.overall,
-    audit_anomalies: auditSection(ctx),
+    audit_anomalies: await auditSection(ctx),
     links: { trust: "/trust.json", status_page: "/status", uptime: "/api/public/system-status/uptime", incidents: "/api/public/system-status/incidents" },
   };
 }
 
 /** The trust dashboard's audit block: the latest complete run and where its proof (every examined row) is. */
-function auditSection(ctx: AppContext) {
-  const v = latestAuditVerdict(ctx);
+async function auditSection(ctx: AppContext) {
+  const v = await latestAuditVerdict(ctx);
   const base = "/transparency/audit-anomalies";
   const run = v.latest;
   return {

@@ -1,26 +1,49 @@
-import type { Database } from "bun:sqlite";
+import { type AppContext, slot, stateOf } from "../context";
+import { epochMs } from "../clock";
+import { type AuditState, readState } from "./store/state";
 
-// audit_state: one row whose version and time move with every change to the audit data (a run starting or
-// completing, a declaration, a threshold, a triage). Readers take Last-Modified from it; the answer cache of
-// src/transparency/http-cache.ts keys on its version, so a change made by another process is seen at once.
+// The audit data's version and time (audit_state, src/transparency/store/state.ts) as every transparency answer
+// reads it: from memory, re-read from the database at most every STATE_POLL_MS. A change made through this
+// process's verbs drops the remembered state at once (auditStateChanged), so its own next request sees it; a
+// change made by ANOTHER instance on the same database is seen within STATE_POLL_MS, as src/auth/keys.ts does
+// with partner_keys_version. Cached answers are keyed by the version (http-cache.ts AnswerCache), so they are
+// never served for other data once the version moved.
 
-export interface AuditState {
-  version: number;
-  changedAt: string;
+export type { AuditState };
+
+/** How often an instance re-reads audit_state to notice another instance's change. */
+export const STATE_POLL_MS = 1000;
+
+interface StateCache {
+  state: AuditState | null;
+  /** ctx.clock ms of the last read. */
+  checkedAtMs: number;
+  /** Moved by every local change: a read that began before it must not store what it read. */
+  generation: number;
 }
 
-const EPOCH = "1970-01-01T00:00:00.000Z";
+const STATE = slot("transparency audit state", (): StateCache => ({ state: null, checkedAtMs: -Infinity, generation: 0 }));
 
-/** Call inside the transaction of the change. */
-export function bumpState(sqlite: Database, now: string): void {
-  sqlite
-    .query(
-      "INSERT INTO audit_state (id, version, changed_at) VALUES (1, 1, ?1) ON CONFLICT (id) DO UPDATE SET version = audit_state.version + 1, changed_at = ?1",
-    )
-    .run(now);
+export async function auditState(ctx: AppContext): Promise<AuditState> {
+  const c = stateOf(ctx, STATE);
+  const nowMs = epochMs(ctx.clock);
+  if (c.state && Math.abs(nowMs - c.checkedAtMs) < STATE_POLL_MS) return c.state;
+  const generation = c.generation;
+  const state = await readState(ctx.store);
+  if (generation === c.generation) {
+    c.state = state;
+    c.checkedAtMs = nowMs;
+  }
+  return state;
 }
 
-export function readState(sqlite: Database): AuditState {
-  const row = sqlite.query("SELECT version, changed_at FROM audit_state WHERE id = 1").get() as { version: number; changed_at: string } | null;
-  return row ? { version: row.version, changedAt: row.changed_at } : { version: 0, changedAt: EPOCH };
+/** After a change committed through this process: the next answer reads audit_state again. */
+export function auditStateChanged(ctx: AppContext): void {
+  const c = stateOf(ctx, STATE);
+  c.state = null;
+  c.checkedAtMs = -Infinity;
+  c.generation++;
 }
+
+/** The time of the last change of the audit data: every answer's generated_at_utc and Last-Modified. */
+export const dataTime = async (ctx: AppContext): Promise<string> => (await auditState(ctx)).changedAt;

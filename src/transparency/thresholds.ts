@@ -1,10 +1,13 @@
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { writeAudit } from "../auth/audit";
+import { recordAudit } from "../auth/audit";
+import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { parseUnits } from "./amounts";
-import { bumpState } from "./state";
+import { auditStateChanged } from "./state";
+import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "./store/operators";
+import { bumpState } from "./store/state";
 
 // The thresholds in force. Stored as text exactly as the operator gave them (a decimal token amount or a
 // percentage with at most two decimals); absent = the built-in default. Every change writes a history row
@@ -66,8 +69,9 @@ export function thresholdsView(t: Thresholds) {
   };
 }
 
-export function currentThresholds(ctx: AppContext): Thresholds {
-  const rows = ctx.db.sqlite.query("SELECT parameter, value FROM audit_thresholds").all() as Array<{ parameter: string; value: string }>;
+/** The thresholds in force, read on `q` (the store, or a transaction that must see its own changes). */
+export async function currentThresholds(q: Queryable): Promise<Thresholds> {
+  const rows = await storedThresholdValues(q);
   const out: Thresholds = { ...THRESHOLD_DEFAULTS };
   for (const r of rows) if (r.parameter in out) out[r.parameter as ThresholdName] = r.value;
   return out;
@@ -88,8 +92,12 @@ export interface ThresholdChange {
   owner?: string;
 }
 
-/** PATCH /admin/transparency/thresholds: validates all, then records each changed parameter. */
-export function changeThresholds(ctx: AppContext, admin: AdminRequest, change: ThresholdChange, decimals: number) {
+/**
+ * PATCH /admin/transparency/thresholds: validates all, then records each changed parameter. The thresholds before
+ * the change are read inside its transaction, so two operators changing them at once each record the value they
+ * really replaced.
+ */
+export async function changeThresholds(ctx: AppContext, admin: AdminRequest, change: ThresholdChange, decimals: number) {
   const entries = Object.entries(change.values).filter(([, v]) => v !== undefined) as Array<[ThresholdName, string]>;
   if (entries.length === 0)
     throw new AppError("invalid_payload", "Name at least one threshold to change", {
@@ -101,31 +109,32 @@ export function changeThresholds(ctx: AppContext, admin: AdminRequest, change: T
   });
   if (problems.length)
     throw new AppError("invalid_payload", `Invalid thresholds: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: problems });
-  const before = currentThresholds(ctx);
-  const after = { ...before, ...Object.fromEntries(entries) } as Thresholds;
-  const level = (n: ThresholdName) => parseUnits(after[n], decimals)!;
-  if (level("severity_medium_amount") > level("severity_high_amount") || level("severity_high_amount") > level("severity_critical_amount")) {
-    throw new AppError("invalid_payload", "severity_medium_amount ≤ severity_high_amount ≤ severity_critical_amount must hold", {
-      details: [{ field: "severity_*_amount", problem: "the severity cut-offs must not decrease from medium to critical" }],
-    });
-  }
   const now = ctx.clock.now().toISOString();
   const owner = change.owner ?? actorLabel(admin.actor);
-  const sqlite = ctx.db.sqlite;
-  const changed = entries.filter(([name, value]) => before[name] !== value);
-  sqlite.transaction(() => {
+  const plan = (before: Thresholds) => {
+    const after = { ...before, ...Object.fromEntries(entries) } as Thresholds;
+    const level = (n: ThresholdName) => parseUnits(after[n], decimals)!;
+    if (level("severity_medium_amount") > level("severity_high_amount") || level("severity_high_amount") > level("severity_critical_amount")) {
+      throw new AppError("invalid_payload", "severity_medium_amount ≤ severity_high_amount ≤ severity_critical_amount must hold", {
+        details: [{ field: "severity_*_amount", problem: "the severity cut-offs must not decrease from medium to critical" }],
+      });
+    }
+    return { after, changed: entries.filter(([name, value]) => before[name] !== value) };
+  };
+  const out = await ctx.store.tx(async (t) => {
+    let before = await currentThresholds(t);
+    let { after, changed } = plan(before);
+    if (changed.length === 0) return { thresholds: after, changed: [] as ThresholdName[] };
+    // The audit_state bump first: its row lock serialises concurrent changes (PostgreSQL), and the thresholds read
+    // again after it are the ones this change really replaces.
+    await bumpState(t, now);
+    before = await currentThresholds(t);
+    ({ after, changed } = plan(before));
     for (const [name, value] of changed) {
-      sqlite
-        .query(
-          "INSERT INTO audit_thresholds (parameter, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (parameter) DO UPDATE SET value = ?2, updated_at = ?3",
-        )
-        .run(name, value, now);
-      sqlite
-        .query("INSERT INTO audit_threshold_history (changed_at, parameter, previous_value, new_value, owner, reason) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(now, name, before[name], value, owner, change.reason);
+      await setThreshold(t, { changed_at: now, parameter: name, previous_value: before[name], new_value: value, owner, reason: change.reason });
     }
     if (changed.length) {
-      writeAudit(sqlite, {
+      await recordAudit(t, {
         at: now,
         actor: admin.actor,
         action: "transparency.thresholds.change",
@@ -133,17 +142,14 @@ export function changeThresholds(ctx: AppContext, admin: AdminRequest, change: T
         details: { before: Object.fromEntries(changed.map(([n]) => [n, before[n]])), after: Object.fromEntries(changed), reason: change.reason },
         requestId: admin.requestId,
       });
-      bumpState(sqlite, now);
     }
-  })();
-  return { thresholds: after, changed: changed.map(([n]) => n) };
+    return { thresholds: after, changed: changed.map(([n]) => n) };
+  });
+  auditStateChanged(ctx);
+  return out;
 }
 
 /** threshold-history.json rows, newest first. */
 export function thresholdHistory(ctx: AppContext, limit: number) {
-  const rows = ctx.db.sqlite
-    .query("SELECT changed_at, parameter, previous_value, new_value, owner, reason FROM audit_threshold_history ORDER BY id DESC LIMIT ?")
-    .all(limit) as Array<{ changed_at: string; parameter: string; previous_value: string; new_value: string; owner: string; reason: string }>;
-  const total = (ctx.db.sqlite.query("SELECT count(*) AS n FROM audit_threshold_history").get() as { n: number }).n;
-  return { rows, total };
+  return thresholdHistoryPage(ctx.store, limit);
 }

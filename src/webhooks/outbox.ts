@@ -1,9 +1,8 @@
-import type { Database } from "bun:sqlite";
 import type { Clock, Rng } from "../clock";
 import type { Owner } from "../auth/actors";
 import type { Queryable } from "../db/port";
 import type { EventType } from "./event-types";
-import { type EventRow, insertEvent, insertEventSync } from "./store";
+import { type EventRow, insertEvent } from "./store";
 
 export type { Owner };
 
@@ -16,11 +15,6 @@ export interface EmittedEvent {
 export interface EmitDeps {
   clock: Clock;
   rng: Rng;
-}
-
-/** emitEventSync's dependencies: the SQLite connection of a producer whose transaction is still synchronous. */
-export interface OutboxDeps extends EmitDeps {
-  sqlite: Database;
 }
 
 function eventRow(deps: EmitDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>): EventRow {
@@ -50,15 +44,5 @@ export async function emitEvent(
 ): Promise<EmittedEvent> {
   const row = eventRow(deps, owner, eventType, data);
   const { id, deliveryIds } = await insertEvent(q, row, only?.webhookId ?? null);
-  return { id, publicId: row.publicId, deliveryIds };
-}
-
-/**
- * emitEvent inside a synchronous bun:sqlite transaction, for producers not yet on the storage port (the same SQL;
- * SQLite only).
- */
-export function emitEventSync(deps: OutboxDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>, only?: { webhookId: number }): EmittedEvent {
-  const row = eventRow(deps, owner, eventType, data);
-  const { id, deliveryIds } = insertEventSync(deps.sqlite, row, only?.webhookId ?? null);
   return { id, publicId: row.publicId, deliveryIds };
 }

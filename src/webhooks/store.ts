@@ -1,4 +1,3 @@
-import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Param, Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
@@ -49,16 +48,6 @@ export async function insertEvent(q: Queryable, e: EventRow, onlyWebhookId: numb
     onlyWebhookId === null
       ? await q.all<{ id: number }>(FAN_OUT, fanOutParams(id, e))
       : await q.all<{ id: number }>(INSERT_ONE_DELIVERY, oneParams(id, onlyWebhookId, e));
-  return { id, deliveryIds: ids(rows) };
-}
-
-/** insertEvent on the SQLite connection, for producers whose transactions are still synchronous; the same SQL. */
-export function insertEventSync(sqlite: Database, e: EventRow, onlyWebhookId: number | null): { id: number; deliveryIds: number[] } {
-  const { id } = sqlite.query(INSERT_EVENT).get(...(eventParams(e) as SQLQueryBindings[])) as { id: number };
-  const rows =
-    onlyWebhookId === null
-      ? (sqlite.query(FAN_OUT).all(...(fanOutParams(id, e) as SQLQueryBindings[])) as Array<{ id: number }>)
-      : (sqlite.query(INSERT_ONE_DELIVERY).all(...(oneParams(id, onlyWebhookId, e) as SQLQueryBindings[])) as Array<{ id: number }>);
   return { id, deliveryIds: ids(rows) };
 }
 

@@ -3,16 +3,16 @@ import type { TestApp } from "../support/app";
 import { API, audioApp, build, expectChecksum, jsonPost, q } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
-const links = () =>
-  h.ctx.db.sqlite
-    .query("SELECT code, destination_url, source, channel, title, signed, signature, created_at, expires_at FROM audio_share_links")
-    .all() as any[];
+const links = async () =>
+  (await h.ctx.store.all("SELECT code, destination_url, source, channel, title, signed, signature, created_at, expires_at FROM audio_share_links")) as any[];
 
 describe("GET (root): build", () => {
   test("plain share URLs per channel, no link written, checksum of the exact bytes", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(
       `${API}?${q({ track_url: "/tracks/42", title: "Night Drive", text: "Listen to Night Drive", channels: "x,telegram,email,slack,whatsapp,copy-link" })}`,
     );
@@ -42,12 +42,12 @@ describe("GET (root): build", () => {
     });
     expect(body.shares.find((s: any) => s.channel === "slack").message).toBe("<http://localhost:3000/tracks/42|Night Drive> Listen to Night Drive");
     expect(body.shares.find((s: any) => s.channel === "x")).toMatchObject({ length: 21 + 1 + 23, limit: 280, truncated: false });
-    expect(links()).toEqual([]);
+    expect(await links()).toEqual([]);
     expect(res.headers.get("x-ratelimit-limit")).toBe("90");
   });
 
   test("aliases resolve, duplicates collapse, no channels = all of them", async () => {
-    h = audioApp();
+    h = await audioApp();
     const r = await build(h, { track_url: "/t/1", channels: "twitter, microblog,tg,mail,workspace-chat,copy" });
     expect(r.body.channels).toEqual(["x", "telegram", "email", "slack", "copy-link"]);
     const all = await build(h, { track_url: "/t/1" });
@@ -56,7 +56,7 @@ describe("GET (root): build", () => {
   });
 
   test("use_short=1 issues an unsigned short link with the default expiry; shares carry the short URL", async () => {
-    h = audioApp();
+    h = await audioApp();
     const r = await build(h, { track_url: "https://allowed.example/t/9", use_short: 1, channels: "telegram", title: "T9" });
     expect(r.status).toBe(200);
     expect(r.body.short_code).toMatch(/^[a-z2-7]{16}$/);
@@ -67,7 +67,7 @@ describe("GET (root): build", () => {
       expires_at: "2026-01-08T00:00:00.000Z",
     });
     expect(r.body.share_urls.telegram).toContain(encodeURIComponent(r.body.short_url));
-    expect(links()).toEqual([
+    expect(await links()).toEqual([
       {
         code: r.body.short_code,
         destination_url: "https://allowed.example/t/9",
@@ -83,17 +83,17 @@ describe("GET (root): build", () => {
   });
 
   test("token_mode=signed signs code + expiry + destination; each build gets a new unguessable code", async () => {
-    h = audioApp();
+    h = await audioApp();
     const a = await build(h, { track_url: "/tracks/1", token_mode: "signed", use_short: 1, expires_in: 900 });
     const b = await build(h, { track_url: "/tracks/1", token_mode: "signed", use_short: 1, expires_in: 900 });
     expect(a.body).toMatchObject({ signed: true, expires_at: "2026-01-01T00:15:00.000Z" });
-    expect(a.body.token).toBe(`${a.body.short_code}.1767226500.${links()[0].signature}`);
+    expect(a.body.token).toBe(`${a.body.short_code}.1767226500.${(await links())[0].signature}`);
     expect(a.body.short_code).not.toBe(b.body.short_code);
-    expect(links()[0].signature).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await links())[0].signature).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   test("token_mode=signed without use_short still builds a short link, with a warning; expires_in alone is ignored with one", async () => {
-    h = audioApp();
+    h = await audioApp();
     const signed = await build(h, { track_url: "/tracks/1", token_mode: "signed" });
     expect(signed.body.signed).toBe(true);
     expect(signed.body.warnings.map((w: any) => w.code)).toEqual(["signed_implies_short"]);
@@ -103,7 +103,7 @@ describe("GET (root): build", () => {
   });
 
   test("prefer=file shares file_url; the choice is warned about when it is not obvious", async () => {
-    h = audioApp();
+    h = await audioApp();
     const file = await build(h, { track_url: "/tracks/1", file_url: "https://media.cdn.example/1.mp3", prefer: "file", channels: "x" });
     expect(file.body).toMatchObject({ destination_url: "https://media.cdn.example/1.mp3", source: "file", warnings: [] });
     const both = await build(h, { track_url: "/tracks/1", file_url: "https://media.cdn.example/1.mp3", channels: "x" });
@@ -115,7 +115,7 @@ describe("GET (root): build", () => {
   });
 
   test("text is cut on a word to fit the microblog's 280 (links count 23); channels that take no text say so", async () => {
-    h = audioApp();
+    h = await audioApp();
     const text = "word ".repeat(80).trim();
     const r = await build(h, { track_url: "/tracks/1", text, channels: "x,facebook,telegram" });
     const x = r.body.shares.find((s: any) => s.channel === "x");
@@ -130,7 +130,7 @@ describe("GET (root): build", () => {
   });
 
   test("include_meta adds meta and the checksum covers it", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(`${API}?${q({ track_url: "/tracks/1", channels: "x", include_meta: 1 })}`);
     const body = await expectChecksum(res);
     expect(body.meta).toEqual({ request_id: res.headers.get("x-request-id")!, generated_at_utc: "2026-01-01T00:00:00.000Z" });
@@ -150,28 +150,28 @@ describe("GET (root): build", () => {
     [{ track_url: "/t/1", title: "x".repeat(301) }, 400, "invalid_query"],
     [{ track_url: "/t/" + "a".repeat(2100) }, 400, "destination_invalid"],
   ])("%j → %i %s, nothing written", async (params, status, code) => {
-    h = audioApp();
+    h = await audioApp();
     const r = await build(h, params as Record<string, string>);
     expect([r.status, r.body.error]).toEqual([status, code]);
     expect(r.body.request_id).toBeString();
-    expect(links()).toEqual([]);
+    expect(await links()).toEqual([]);
   });
 
   test("expires_in bounds are inclusive: 60 and 2592000", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await build(h, { track_url: "/t/1", use_short: 1, expires_in: 60 })).body.expires_at).toBe("2026-01-01T00:01:00.000Z");
     expect((await build(h, { track_url: "/t/1", use_short: 1, expires_in: 2_592_000 })).body.expires_at).toBe("2026-01-31T00:00:00.000Z");
   });
 
   test("channel_unknown names the unknown channels", async () => {
-    h = audioApp();
+    h = await audioApp();
     const r = await build(h, { track_url: "/t/1", channels: "x,myspace,orkut" });
     expect(r.body.message).toContain("myspace, orkut");
     expect(r.body.details.field).toBe("channels");
   });
 
   test("the public per-IP rate limit applies, with the standard headers", async () => {
-    h = audioApp({ RATE_LIMIT_PUBLIC_API_PER_MIN: "2" });
+    h = await audioApp({ RATE_LIMIT_PUBLIC_API_PER_MIN: "2" });
     await build(h, { track_url: "/t/1" });
     const second = await build(h, { track_url: "/t/1" });
     expect(second.headers.get("x-ratelimit-remaining")).toBe("0");
@@ -183,7 +183,7 @@ describe("GET (root): build", () => {
 
 describe("GET /validate and POST /validate/batch", () => {
   test("valid destination: findings lists, normalised URL, host", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(`${API}/validate?${q({ track_url: "HTTPS://Allowed.Example/login?next=https://allowed.example/t/2", channels: "x,slack" })}`);
     const body = await expectChecksum(res);
     expect(body).toEqual({
@@ -206,7 +206,7 @@ describe("GET /validate and POST /validate/batch", () => {
   });
 
   test("every problem is reported at once, with 200", async () => {
-    h = audioApp();
+    h = await audioApp();
     const r = await h.json(`${API}/validate?${q({ track_url: "https://evil.test/", channels: "x,nope" })}`);
     expect(r.status).toBe(200);
     expect(r.body.valid).toBe(false);
@@ -217,7 +217,7 @@ describe("GET /validate and POST /validate/batch", () => {
   });
 
   test("batch with mixed items reports each on its own; defaults apply where an item says nothing", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(
       `${API}/validate/batch`,
       jsonPost({
@@ -255,14 +255,14 @@ describe("GET /validate and POST /validate/batch", () => {
     [{ items: [{ track_url: "/t/1" }], defaults: { channels: "x", use_short: 1 } }, "defaults.use_short"],
     [{ items: "all" }, "items"],
   ])("bad batch %# → 400 invalid_payload naming %s", async (body, field) => {
-    h = audioApp();
+    h = await audioApp();
     const r = await h.json(`${API}/validate/batch`, jsonPost(body));
     expect([r.status, r.body.error]).toEqual([400, "invalid_payload"]);
     expect(r.body.details.map((d: any) => d.field)).toContain(field);
   });
 
   test("malformed JSON and a non-JSON body are refused", async () => {
-    h = audioApp();
+    h = await audioApp();
     const bad = await h.json(`${API}/validate/batch`, jsonPost("{items:"));
     expect([bad.status, bad.body.error]).toEqual([400, "invalid_payload"]);
     const form = await h.json(`${API}/validate/batch`, { method: "POST", headers: { "content-type": "text/plain" }, body: "items" });
@@ -272,7 +272,7 @@ describe("GET /validate and POST /validate/batch", () => {
 
 describe("GET /preview", () => {
   test("per-channel messages and a card; nothing is issued", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(`${API}/preview?${q({ track_url: "/tracks/7", title: "Seven", text: "Track seven", channels: "x,email" })}`);
     const body = await expectChecksum(res);
     expect(body).toMatchObject({
@@ -285,11 +285,11 @@ describe("GET /preview", () => {
       ["x", "Track seven http://localhost:3000/tracks/7"],
       ["email", "Track seven http://localhost:3000/tracks/7"],
     ]);
-    expect(links()).toEqual([]);
+    expect(await links()).toEqual([]);
   });
 
   test("errors are the build's: denied host, unknown channel, missing destination", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await h.json(`${API}/preview?${q({ track_url: "https://evil.test/" })}`)).body).toMatchObject({
       error: "destination_host_denied",
       host: "evil.test",

@@ -11,8 +11,8 @@ const policy = buildHostPolicy(
 const check = (url: string) => checkDestination(policy, url);
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -124,20 +124,20 @@ describe("warnings", () => {
 
 describe("over HTTP", () => {
   test("a denied destination is 400 destination_host_denied naming the host, with request_id; nothing is written", async () => {
-    h = audioApp();
+    h = await audioApp();
     const r = await build(h, { track_url: "https://allowed.example@evil.test/", use_short: 1 });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ success: false, error: "destination_host_denied", host: "evil.test", reason: "userinfo" });
     expect(r.body.request_id).toBe(r.headers.get("x-request-id")!);
     expect(r.body.details).toMatchObject({ field: "track_url", host: "evil.test" });
     expect(r.body.message).toContain("evil.test");
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM audio_share_links").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM audio_share_links")).toEqual({ n: 0 });
   });
 
   test.each(["javascript:alert(1)", "data:audio/mp3;base64,AAAA", "//evil.test/x", "https://evil.test#allowed.example", "http://[::1]:3000/"])(
     "%s is denied on every route that takes a destination",
     async (url) => {
-      h = audioApp();
+      h = await audioApp();
       const built = await build(h, { track_url: url });
       expect([built.status, built.body.error]).toEqual([400, "destination_host_denied"]);
       const preview = await h.json(`${API}/preview?${q({ track_url: url })}`);
@@ -155,7 +155,7 @@ describe("over HTTP", () => {
   );
 
   test("the deny list wins over the base host", async () => {
-    h = audioApp({ AUDIO_SHARE_DENIED_HOSTS: "localhost" });
+    h = await audioApp({ AUDIO_SHARE_DENIED_HOSTS: "localhost" });
     const r = await build(h, { track_url: "/tracks/1" });
     expect(r.body).toMatchObject({ error: "destination_host_denied", host: "localhost", reason: "denied_host" });
   });

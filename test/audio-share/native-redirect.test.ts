@@ -9,10 +9,10 @@ import { API, audioApp, BROWSER_UA, jsonPost, shortLink } from "./support";
 
 let h: TestApp;
 let server: { stop(): unknown } | undefined;
-afterEach(() => {
+afterEach(async () => {
   server?.stop();
   server = undefined;
-  h?.close();
+  await h?.close();
 });
 
 function listen(): string {
@@ -34,7 +34,7 @@ const comparable = async (res: Response) => ({
 
 describe("the native redirect route", () => {
   test("answers like the Elysia route: 302, 404 JSON, 404 page, 410 after revoke", async () => {
-    h = audioApp();
+    h = await audioApp();
     const base = listen();
     const link = await shortLink(h);
     const other = await shortLink(h);
@@ -61,7 +61,7 @@ describe("the native redirect route", () => {
   });
 
   test("request id, hit counting and metrics work through the native route; no request_log row per click", async () => {
-    h = audioApp();
+    h = await audioApp();
     const base = listen();
     const link = await shortLink(h);
     const res = await get(`${base}/s/audio/${link.short_code}`, { "x-request-id": "client-req-0001" });
@@ -73,12 +73,12 @@ describe("the native redirect route", () => {
     expect(stats.body.totals).toEqual({ clicks: 1, unique_clicks: 1, bot_hits: 1, head_hits: 1 });
     // Clicks are counted in the link's stats and in /metrics, not one request_log row each (docs/audio-share.md).
     await h.ctx.requestLog.flush();
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM request_log WHERE route = '/s/audio/:code'").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM request_log WHERE route = '/s/audio/:code'")).toEqual({ n: 0 });
     expect(await h.ctx.metrics.render()).toContain('route="/s/audio/:code",status="302"');
   });
 
   test("the public per-IP rate limit applies on the native route too, with the standard headers", async () => {
-    h = audioApp({ RATE_LIMIT_PUBLIC_API_PER_MIN: "3" });
+    h = await audioApp({ RATE_LIMIT_PUBLIC_API_PER_MIN: "3" });
     const base = listen();
     const link = await shortLink(h); // 1 of 3
     const ok = await get(`${base}/s/audio/${link.short_code}`);
@@ -91,7 +91,7 @@ describe("the native redirect route", () => {
   });
 
   test("QR codes and the API still go through Elysia on the same server", async () => {
-    h = audioApp();
+    h = await audioApp();
     const base = listen();
     const link = await shortLink(h);
     expect((await fetch(`${base}/s/audio/${link.short_code}/qr.svg`)).headers.get("content-type")).toContain("svg");

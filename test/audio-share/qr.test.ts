@@ -6,7 +6,9 @@ import { createAdminToken } from "../support/partner";
 import { audioApp, jsonPost, shortLink } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 /** Decodes a PNG with a real QR decoder (jsQR over pngjs pixels); null when no code is found. */
 function decode(png: Uint8Array): { text: string | null; width: number } {
@@ -17,7 +19,7 @@ function decode(png: Uint8Array): { text: string | null; width: number } {
 
 describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
   test("the PNG decodes back to the short URL, at the default and at a custom size", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { token_mode: "signed" });
     const res = await h.request(`/s/audio/${link.short_code}/qr.png`);
     expect(res.status).toBe(200);
@@ -30,7 +32,7 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
   });
 
   test("the SVG is a QR symbol of the same URL (rendered path, viewBox)", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h);
     const res = await h.request(`/s/audio/${link.short_code}/qr.svg`);
     expect(res.status).toBe(200);
@@ -42,7 +44,7 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
   });
 
   test("no QR code for unknown, expired or revoked links", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await h.json("/s/audio/aaaaaaaaaaaaaaaa/qr.png")).body.error).toBe("short_link_not_found");
     const link = await shortLink(h, { expires_in: 60 });
     const other = await shortLink(h);
@@ -63,7 +65,7 @@ describe("GET /s/audio/{code}/qr.png and qr.svg", () => {
   });
 
   test("size is bounded 64 … 1024", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h);
     for (const size of ["63", "1025", "big", "100.5"]) {
       const r = await h.json(`/s/audio/${link.short_code}/qr.png?size=${size}`);

@@ -2,10 +2,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { linkStore } from "../../src/audio-share/short-links";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { API, audioApp, BROWSER_UA, expectChecksum, jsonPost, q, shortLink } from "./support";
+import { anotherInstance, API, audioApp, BROWSER_UA, expectChecksum, jsonPost, q, shortLink } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const follow = (code: string, init: RequestInit = {}) =>
   h.request(`/s/audio/${code}`, { ...init, headers: { "user-agent": BROWSER_UA, ...(init.headers as Record<string, string>) } });
@@ -15,7 +17,7 @@ const revoke = (token: string | null, body: unknown) =>
 
 describe("GET /s/audio/{code}", () => {
   test("302 to the destination, never cached, with request id", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { track_url: "https://allowed.example/t/1?x=1" });
     const res = await follow(link.short_code);
     expect(res.status).toBe(302);
@@ -28,7 +30,7 @@ describe("GET /s/audio/{code}", () => {
   });
 
   test("unknown code: JSON 404 for API clients, an HTML page for browsers; malformed codes never reach the database", async () => {
-    h = audioApp();
+    h = await audioApp();
     const json = await h.json("/s/audio/aaaaaaaaaaaaaaaa");
     expect([json.status, json.body.error]).toEqual([404, "short_link_not_found"]);
     expect(json.body.request_id).toBe(json.headers.get("x-request-id")!);
@@ -45,7 +47,7 @@ describe("GET /s/audio/{code}", () => {
   });
 
   test("expiry is checked against the clock: the last second redirects, the expiry instant is 410", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { token_mode: "signed", expires_in: 900 });
     h.clock.advanceSeconds(899);
     expect((await follow(link.short_code)).status).toBe(302);
@@ -60,7 +62,7 @@ describe("GET /s/audio/{code}", () => {
   });
 
   test("revoke, then redirect → 410 at once (the cache is cleared), audited; revoking again changes nothing", async () => {
-    h = audioApp();
+    h = await audioApp();
     const admin = await createAdminToken(h);
     const link = await shortLink(h, { token_mode: "signed" });
     expect((await follow(link.short_code)).status).toBe(302); // warms the link cache
@@ -78,22 +80,22 @@ describe("GET /s/audio/{code}", () => {
     const gone = await h.json(`/s/audio/${link.short_code}`);
     expect([gone.status, gone.body.error]).toEqual([410, "short_link_revoked"]);
     expect((await resolve(link.short_code)).body.error).toBe("short_link_revoked");
-    const audit = h.ctx.db.sqlite
-      .query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action = 'audio_share_link.revoke'")
-      .all() as any[];
+    const audit = (await h.ctx.store.all(
+      "SELECT actor, action, target, details, request_id FROM admin_audit WHERE action = 'audio_share_link.revoke'",
+    )) as any[];
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: "admin:test-operator#1", target: link.short_code, request_id: r.headers.get("x-request-id") });
     expect(JSON.parse(audit[0].details)).toEqual({ reason: "reported as spam", destination_url: "http://localhost:3000/tracks/42" });
     h.clock.advanceSeconds(60);
     const again = await revoke(admin, { short_code: link.short_code, reason: "twice" });
     expect(again.body).toMatchObject({ already_revoked: true, revoked_at: "2026-01-01T00:00:00.000Z", reason: "reported as spam" });
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action = 'audio_share_link.revoke'").get()).toEqual({ n: 1 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM admin_audit WHERE action = 'audio_share_link.revoke'")).toEqual({ n: 1 });
     const expand = await h.json(`${API}/expand?${q({ short_url: link.short_url })}`);
     expect(expand.body).toMatchObject({ state: "revoked", revoked_at: "2026-01-01T00:00:00.000Z" });
   });
 
   test("revoke: operators only, known codes only, reason required", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h);
     const none = await revoke(null, { short_code: link.short_code, reason: "x" });
     expect([none.status, none.body.error]).toEqual([403, "forbidden"]);
@@ -110,7 +112,7 @@ describe("GET /s/audio/{code}", () => {
 
 describe("expand", () => {
   test("GET and POST give the link's metadata, in any state", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { token_mode: "signed", expires_in: 900, channels: "telegram", title: "T" });
     const expected = {
       success: true,
@@ -142,13 +144,13 @@ describe("expand", () => {
     ["http://localhost:3000/s/audio/short", 400, "short_url_invalid"],
     ["http://localhost:3000/s/audio/aaaaaaaaaaaaaaaa", 404, "short_link_not_found"],
   ])("%s → %i %s", async (shortUrl, status, code) => {
-    h = audioApp();
+    h = await audioApp();
     const r = await h.json(`${API}/expand?${q({ short_url: shortUrl })}`);
     expect([r.status, r.body.error]).toEqual([status, code]);
   });
 
   test("bad input: missing short_url, unknown body field", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await h.json(`${API}/expand`)).body.error).toBe("invalid_query");
     expect((await h.json(`${API}/expand`, jsonPost({}))).body.error).toBe("invalid_payload");
     expect((await h.json(`${API}/expand`, jsonPost({ short_url: "/s/audio/x", extra: 1 }))).body.error).toBe("invalid_payload");
@@ -157,7 +159,7 @@ describe("expand", () => {
 
 describe("POST /short/resolve: signature and expiry", () => {
   test("the bare code and the creator's token both resolve an active signed link", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { token_mode: "signed", expires_in: 900 });
     h.clock.advanceSeconds(100);
     const bare = await resolve(link.short_code);
@@ -175,7 +177,7 @@ describe("POST /short/resolve: signature and expiry", () => {
   });
 
   test("a tampered token is refused: edited expiry, edited signature, a token for an unsigned link", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { token_mode: "signed", expires_in: 900 });
     const [code, exp, sig] = link.token!.split(".");
     const flip = (s: string) => (s[0] === "A" ? "B" : "A") + s.slice(1);
@@ -190,11 +192,11 @@ describe("POST /short/resolve: signature and expiry", () => {
   });
 
   test("a signed link whose stored row was altered never redirects (destination or expiry edited in the database)", async () => {
-    h = audioApp();
+    h = await audioApp();
     const a = await shortLink(h, { token_mode: "signed", expires_in: 900 });
     const b = await shortLink(h, { token_mode: "signed", expires_in: 900 });
-    h.ctx.db.sqlite.query("UPDATE audio_share_links SET destination_url = 'https://evil.test/' WHERE code = ?").run(a.short_code);
-    h.ctx.db.sqlite.query("UPDATE audio_share_links SET expires_at = '2027-01-01T00:00:00.000Z' WHERE code = ?").run(b.short_code);
+    await h.ctx.store.run("UPDATE audio_share_links SET destination_url = 'https://evil.test/' WHERE code = ?", [a.short_code]);
+    await h.ctx.store.run("UPDATE audio_share_links SET expires_at = '2027-01-01T00:00:00.000Z' WHERE code = ?", [b.short_code]);
     for (const code of [a.short_code, b.short_code]) {
       linkStore(h.ctx).forget(code);
       const r = await h.json(`/s/audio/${code}`);
@@ -205,24 +207,21 @@ describe("POST /short/resolve: signature and expiry", () => {
   });
 
   test("a new signing key invalidates every signed link (rotation = mass revocation), unsigned ones live on", async () => {
-    h = audioApp({ AUDIO_SHARE_SIGNING_KEY: "11".repeat(32) });
+    h = await audioApp({ AUDIO_SHARE_SIGNING_KEY: "11".repeat(32) });
     const signed = await shortLink(h, { token_mode: "signed" });
     const plain = await shortLink(h);
-    const dir = h.dir;
-    h.ctx.db.close();
-    const { createTestApp } = await import("../support/app");
-    const { join } = await import("node:path");
-    const h2 = createTestApp({ env: { HERALD_DB_PATH: join(dir, "herald.db"), AUDIO_SHARE_SIGNING_KEY: "22".repeat(32) } });
+    // The same database, opened by a process with another key.
+    const h2 = await anotherInstance(h, { env: { AUDIO_SHARE_SIGNING_KEY: "22".repeat(32) } });
     try {
       expect((await h2.json(`/s/audio/${signed.short_code}`)).body.error).toBe("short_link_signature_invalid");
       expect((await h2.request(`/s/audio/${plain.short_code}`)).status).toBe(302);
     } finally {
-      h2.close();
+      await h2.close();
     }
   });
 
   test("bad body: missing code, wrong type, unknown field", async () => {
-    h = audioApp();
+    h = await audioApp();
     for (const body of [{}, { code: 7 }, { code: "x", extra: true }, { code: "" }]) {
       expect((await h.json(`${API}/short/resolve`, jsonPost(body))).body.error).toBe("invalid_payload");
     }

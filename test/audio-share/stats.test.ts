@@ -4,7 +4,9 @@ import type { TestApp } from "../support/app";
 import { API, audioApp, BROWSER_UA, expectChecksum, shortLink } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const hit = (code: string, opts: { ua?: string | null; ip?: string; method?: string } = {}) => {
   const headers: Record<string, string> = { "x-forwarded-for": opts.ip ?? "198.51.100.7" };
@@ -15,7 +17,7 @@ const stats = async (code: string, hours?: number) => (await h.json(`${API}/stat
 
 describe("redirect hits", () => {
   test("a person's clicks: every GET in clicks, once per client per link per hour in unique_clicks", async () => {
-    h = audioApp({ TRUST_PROXY: "1" });
+    h = await audioApp({ TRUST_PROXY: "1" });
     const link = await shortLink(h);
     for (let i = 0; i < 3; i++) await hit(link.short_code);
     await hit(link.short_code, { ip: "198.51.100.8" });
@@ -33,7 +35,7 @@ describe("redirect hits", () => {
   });
 
   test("HEAD requests and bots / link-preview fetchers are counted apart, never as clicks", async () => {
-    h = audioApp({ TRUST_PROXY: "1" });
+    h = await audioApp({ TRUST_PROXY: "1" });
     const link = await shortLink(h);
     const head = await hit(link.short_code, { method: "HEAD" });
     expect([head.status, head.headers.get("location")]).toEqual([302, "http://localhost:3000/tracks/42"]);
@@ -61,29 +63,29 @@ describe("redirect hits", () => {
   });
 
   test("the raw IP is never stored: only a salted hash that changes with the UTC day", async () => {
-    h = audioApp({ TRUST_PROXY: "1" });
+    h = await audioApp({ TRUST_PROXY: "1" });
     const link = await shortLink(h);
     await hit(link.short_code, { ip: "198.51.100.77" });
     h.clock.advanceSeconds(86_400);
     await hit(link.short_code, { ip: "198.51.100.77" });
-    hitRecorder(h.ctx).flush();
-    const seen = h.ctx.db.sqlite.query("SELECT * FROM audio_share_click_seen ORDER BY hour").all() as Array<{ client_hash: string }>;
+    await hitRecorder(h.ctx).flush();
+    const seen = (await h.ctx.store.all("SELECT * FROM audio_share_click_seen ORDER BY hour")) as Array<{ client_hash: string }>;
     expect(seen).toHaveLength(2);
     expect(seen[0]!.client_hash).toMatch(/^[0-9a-f]{32}$/);
     expect(seen[0]!.client_hash).not.toBe(seen[1]!.client_hash);
     const dump = JSON.stringify([
-      ...h.ctx.db.sqlite.query("SELECT * FROM audio_share_click_seen").all(),
-      ...h.ctx.db.sqlite.query("SELECT * FROM audio_share_link_hits").all(),
+      ...(await h.ctx.store.all("SELECT * FROM audio_share_click_seen")),
+      ...(await h.ctx.store.all("SELECT * FROM audio_share_link_hits")),
     ]);
     expect(dump).not.toContain("198.51.100.77");
   });
 
   test("dead links count nothing; hits are buffered until stats (or the timer) write them", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h, { expires_in: 60 });
     await hit(link.short_code);
     expect(hitRecorder(h.ctx).pending).toBe(1);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM audio_share_link_hits").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM audio_share_link_hits")).toEqual({ n: 0 });
     h.clock.advanceSeconds(60);
     expect((await hit(link.short_code)).status).toBe(410);
     const s = await stats(link.short_code);
@@ -91,23 +93,22 @@ describe("redirect hits", () => {
     expect(hitRecorder(h.ctx).pending).toBe(0);
   });
   test("a failed write keeps the hits and adds them to those that arrive before the next write", async () => {
-    h = audioApp({ TRUST_PROXY: "1" });
+    h = await audioApp({ TRUST_PROXY: "1" });
     const link = await shortLink(h);
     await hit(link.short_code);
     await hit(link.short_code, { ip: "198.51.100.8" });
-    const sqlite = h.ctx.db.sqlite;
-    sqlite.run("ALTER TABLE audio_share_link_hits RENAME TO hits_away");
-    expect(hitRecorder(h.ctx).flush()).toBe(0);
+    await h.ctx.store.run("ALTER TABLE audio_share_link_hits RENAME TO hits_away");
+    expect(await hitRecorder(h.ctx).flush()).toBe(0);
     await hit(link.short_code);
     await hit(link.short_code, { ip: "198.51.100.9" });
     await hit(link.short_code, { method: "HEAD" });
-    sqlite.run("ALTER TABLE hits_away RENAME TO audio_share_link_hits");
-    expect(hitRecorder(h.ctx).flush()).toBe(1);
+    await h.ctx.store.run("ALTER TABLE hits_away RENAME TO audio_share_link_hits");
+    expect(await hitRecorder(h.ctx).flush()).toBe(1);
     expect((await stats(link.short_code)).totals).toEqual({ clicks: 4, unique_clicks: 3, bot_hits: 0, head_hits: 1 });
   });
 
   test("a client with a huge User-Agent is still one unique click, and its agent is not kept", async () => {
-    h = audioApp({ TRUST_PROXY: "1" });
+    h = await audioApp({ TRUST_PROXY: "1" });
     const link = await shortLink(h);
     const ua = `${BROWSER_UA} ${"x".repeat(4000)}`;
     for (let i = 0; i < 3; i++) await hit(link.short_code, { ua });
@@ -118,7 +119,7 @@ describe("redirect hits", () => {
 
 describe("GET /stats", () => {
   test("shape, window, checksum; unknown and malformed codes", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h);
     await hit(link.short_code);
     h.clock.advanceSeconds(5 * 3600);

@@ -5,14 +5,16 @@ import { TRACK_AUTH_VALUES } from "../../src/audio-share/catalogs";
 import { API, audioApp, expectChecksum, jsonPost, shortLink } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const event = (over: Record<string, unknown> = {}) => ({ event_type: "copy", destination_url: "/tracks/42", client_event_id: "evt-0001-aaaa", ...over });
 const track = (body: unknown, bearer?: string) => h.json(`${API}/track`, jsonPost(body, bearer ? { authorization: `Bearer ${bearer}` } : {}));
-const rows = () =>
-  h.ctx.db.sqlite
-    .query("SELECT client_event_id, event_type, destination_url, link_id, channel, token_id, created_at FROM audio_share_track_events ORDER BY id")
-    .all() as any[];
+const rows = async () =>
+  (await h.ctx.store.all(
+    "SELECT client_event_id, event_type, destination_url, link_id, channel, token_id, created_at FROM audio_share_track_events ORDER BY id",
+  )) as any[];
 
 async function issueToken(name = "web-player"): Promise<{ token: string; id: number }> {
   const admin = await createAdminToken(h);
@@ -23,7 +25,7 @@ async function issueToken(name = "web-player"): Promise<{ token: string; id: num
 
 describe("POST /track: dedupe on client_event_id", () => {
   test("first event is recorded; a repeat inside the window is in_window_duplicate and writes nothing", async () => {
-    h = audioApp();
+    h = await audioApp();
     const res = await h.request(`${API}/track`, jsonPost(event({ channel: "x" })));
     const first = await expectChecksum(res);
     expect(first).toEqual({
@@ -47,7 +49,7 @@ describe("POST /track: dedupe on client_event_id", () => {
       event_id: 1,
       recorded_at: "2026-01-01T00:00:00.000Z",
     });
-    expect(rows()).toEqual([
+    expect(await rows()).toEqual([
       {
         client_event_id: "evt-0001-aaaa",
         event_type: "copy",
@@ -61,29 +63,29 @@ describe("POST /track: dedupe on client_event_id", () => {
   });
 
   test("outside the window the same id is a new event", async () => {
-    h = audioApp({ AUDIO_SHARE_TRACK_DEDUPE_SECONDS: "60" });
+    h = await audioApp({ AUDIO_SHARE_TRACK_DEDUPE_SECONDS: "60" });
     await track(event());
     h.clock.advanceSeconds(60);
     const later = await track(event());
     expect(later.body).toMatchObject({ recorded: true, duplicate: false, replay_reason: null, event_id: 2 });
     h.clock.advanceSeconds(30);
     expect((await track(event())).body).toMatchObject({ duplicate: true, event_id: 2 });
-    expect(rows()).toHaveLength(2);
+    expect(await rows()).toHaveLength(2);
   });
 
   test("different ids are different events", async () => {
-    h = audioApp();
+    h = await audioApp();
     await track(event());
     expect((await track(event({ client_event_id: "evt-0002-bbbb" }))).body.recorded).toBe(true);
-    expect(rows()).toHaveLength(2);
+    expect(await rows()).toHaveLength(2);
   });
 
   test("a short URL of this service (or short_code) attributes the event to its link, shown in stats", async () => {
-    h = audioApp();
+    h = await audioApp();
     const link = await shortLink(h);
     await track(event({ destination_url: link.short_url }));
     await track(event({ client_event_id: "evt-0003-cccc", event_type: "share", short_code: link.short_code, destination_url: "/tracks/42" }));
-    expect(rows().map((r) => r.link_id)).toEqual([1, 1]);
+    expect((await rows()).map((r) => r.link_id)).toEqual([1, 1]);
     const stats = await h.json(`${API}/stats?code=${link.short_code}`);
     expect(stats.body.track_events).toEqual({ count: 2, by_type: { copy: 1, share: 1 } });
     expect((await track(event({ client_event_id: "evt-0004-dddd", short_code: "aaaaaaaaaaaaaaaa" }))).body.error).toBe("short_link_not_found");
@@ -99,15 +101,15 @@ describe("POST /track: dedupe on client_event_id", () => {
     [{ destination_url: "" }, "destination_invalid", null],
     [{ channel: "myspace" }, "channel_unknown", null],
   ])("bad event %j → %s", async (over, code, field) => {
-    h = audioApp();
+    h = await audioApp();
     const r = await track(event(over));
     expect([r.status, r.body.error]).toEqual([400, code]);
     if (field) expect(r.body.details.map((d: any) => d.field)).toContain(field);
-    expect(rows()).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 
   test("a missing body is refused", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await h.json(`${API}/track`, { method: "POST" })).body.error).toBe("invalid_payload");
   });
 });
@@ -119,7 +121,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
 
   /** A fresh app in `mode` with one live and one revoked token; returns the Authorization value per bearer case. */
   async function modeApp(mode: Mode): Promise<Record<Bearer, string | null>> {
-    h = audioApp({ AUDIO_SHARE_TRACK_AUTH: mode });
+    h = await audioApp({ AUDIO_SHARE_TRACK_AUTH: mode });
     const live = await issueToken("web-player");
     const gone = await issueToken("old-player");
     const admin = await createAdminToken(h, "revoker");
@@ -163,9 +165,9 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     if (status === 200) {
       expect(r.body.authenticated).toBe(authenticated!);
       // Only a valid bearer in a mode that checks it attributes the event to its token.
-      expect(rows().map((row) => row.token_id !== null)).toEqual([authenticated!]);
+      expect((await rows()).map((row) => row.token_id !== null)).toEqual([authenticated!]);
     } else {
-      expect(rows()).toEqual([]);
+      expect(await rows()).toEqual([]);
     }
   });
 
@@ -201,7 +203,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
   });
 
   test("required: authentication comes before the body, a revoked token stops working, last use is recorded", async () => {
-    h = audioApp({ AUDIO_SHARE_TRACK_AUTH: "required" });
+    h = await audioApp({ AUDIO_SHARE_TRACK_AUTH: "required" });
     const { token, id } = await issueToken();
     // An unauthenticated caller learns nothing about its payload.
     const nonsense = await track({ nonsense: true });
@@ -213,8 +215,8 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     expect(revoked.body).toMatchObject({ already_revoked: false, track_token: { id, revoked_at: "2026-01-01T00:00:00.000Z" } });
     const after = await track(event({ client_event_id: "evt-0009-zzzz" }), token);
     expect([after.status, after.body.error, after.headers.get(HEADER)]).toEqual([401, "track_auth_invalid", "required_invalid_bearer"]);
-    expect(rows()).toHaveLength(1);
-    expect(h.ctx.db.sqlite.query("SELECT last_used_at FROM audio_share_track_tokens WHERE id = ?").get(id)).toEqual({
+    expect(await rows()).toHaveLength(1);
+    expect(await h.ctx.store.get("SELECT last_used_at FROM audio_share_track_tokens WHERE id = ?", [id])).toEqual({
       last_used_at: "2026-01-01T00:00:00.000Z",
     });
   });
@@ -222,7 +224,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
 
 describe("track tokens (operators)", () => {
   test("issued once, stored only as a hash, listed without the token, revoked idempotently, each write audited", async () => {
-    h = audioApp();
+    h = await audioApp();
     const admin = await createAdminToken(h);
     const auth = { authorization: `Bearer ${admin}` };
     const created = await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "web player" }, auth));
@@ -236,7 +238,7 @@ describe("track tokens (operators)", () => {
       last_used_at: null,
       revoked_at: null,
     });
-    const stored = JSON.stringify(h.ctx.db.sqlite.query("SELECT * FROM audio_share_track_tokens").all());
+    const stored = JSON.stringify(await h.ctx.store.all("SELECT * FROM audio_share_track_tokens"));
     expect(stored).not.toContain(created.body.token);
     const list = await h.json("/admin/audio-share/track-tokens", { headers: auth });
     expect(list.body).toMatchObject({ count: 1, track_tokens: [{ id: 1, name: "web player" }] });
@@ -244,14 +246,14 @@ describe("track tokens (operators)", () => {
     const r1 = await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST", headers: auth });
     const r2 = await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST", headers: auth });
     expect([r1.body.already_revoked, r2.body.already_revoked]).toEqual([false, true]);
-    const actions = (
-      h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'audio_share_track_token.%' ORDER BY id").all() as any[]
-    ).map((a) => `${a.action} ${a.target}`);
+    const actions = ((await h.ctx.store.all("SELECT action, target FROM admin_audit WHERE action LIKE 'audio_share_track_token.%' ORDER BY id")) as any[]).map(
+      (a) => `${a.action} ${a.target}`,
+    );
     expect(actions).toEqual(["audio_share_track_token.create 1", "audio_share_track_token.revoke 1"]);
   });
 
   test("operators only; bad names and ids are refused", async () => {
-    h = audioApp();
+    h = await audioApp();
     expect((await h.json("/admin/audio-share/track-tokens", jsonPost({ name: "x" }))).status).toBe(403);
     expect((await h.json("/admin/audio-share/track-tokens")).status).toBe(403);
     expect((await h.json("/admin/audio-share/track-tokens/1/revoke", { method: "POST" })).status).toBe(403);

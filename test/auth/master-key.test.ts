@@ -26,8 +26,8 @@ const fingerprint = (hex: string) => new SecretBox(Buffer.from(hex, "hex")).fing
 
 const dirs: string[] = [];
 const apps: TestApp[] = [];
-afterEach(() => {
-  for (const a of apps.splice(0)) a.close();
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -55,9 +55,9 @@ function appOver(dir: string, masterKey: string | null): TestApp {
       const res = await request(path, init);
       return { status: res.status, body: (await res.json()) as any, headers: res.headers };
     },
-    close() {
+    async close() {
       ctx.requestLog.stop();
-      ctx.db.close();
+      await ctx.store.close();
     },
   };
   apps.push(h);
@@ -82,7 +82,7 @@ async function databaseUnderKeyA(): Promise<{ dir: string; key: TestKey }> {
   const auth = { authorization: `Bearer ${await createAdminToken(h)}`, "content-type": "application/json" };
   const sub = await h.json("/admin/status/subscribers", { method: "POST", headers: auth, body: JSON.stringify({ url: "https://status-hooks.example.com/x" }) });
   expect(sub.status).toBe(201);
-  h.close();
+  await h.close();
   apps.splice(apps.indexOf(h), 1);
   return { dir, key };
 }
@@ -128,7 +128,7 @@ describe.skipIf(testEngine() === "postgres")("the check value", () => {
     expect([created.status, created.body.error]).toEqual([503, "master_key_mismatch"]);
     // The recorded key is untouched; with the right key again, everything works.
     expect(await row(h)).toEqual([expect.objectContaining({ fingerprint: fingerprint(KEY_A) })]);
-    h.close();
+    await h.close();
     apps.splice(apps.indexOf(h), 1);
     const back = appOver(dir, KEY_A);
     expect((await back.json("/readyz")).status).toBe(200);
@@ -139,7 +139,7 @@ describe.skipIf(testEngine() === "postgres")("the check value", () => {
     const { dir } = await databaseUnderKeyA();
     const strip = appOver(dir, KEY_A);
     expect((await strip.ctx.store.run("DELETE FROM master_key_check")).changes).toBe(1);
-    strip.close();
+    await strip.close();
     apps.splice(apps.indexOf(strip), 1);
 
     // The wrong key first: it opens nothing, so no row is written and the mismatch names no expected fingerprint.
@@ -147,7 +147,7 @@ describe.skipIf(testEngine() === "postgres")("the check value", () => {
     expect(await row(wrong)).toEqual([]);
     expect(wrong.ctx.secrets.mismatch).toMatchObject({ expected: null });
     expect((await wrong.json("/readyz")).body.checks.master_key.detail).toContain("predates key checks");
-    wrong.close();
+    await wrong.close();
     apps.splice(apps.indexOf(wrong), 1);
 
     // The right key opens the partner key, webhook and subscriber secrets (sealed with each module's own AAD).
@@ -160,7 +160,7 @@ describe.skipIf(testEngine() === "postgres")("the check value", () => {
     const dir = freshDir();
     const first = appOver(dir, KEY_A);
     expect((await first.ctx.store.run("DELETE FROM master_key_check")).changes).toBe(1);
-    first.close();
+    await first.close();
     apps.splice(apps.indexOf(first), 1);
     const h = appOver(dir, KEY_B);
     expect(await row(h)).toEqual([expect.objectContaining({ fingerprint: fingerprint(KEY_B) })]);

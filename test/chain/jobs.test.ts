@@ -1,31 +1,34 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chainEnv, decimalString, expectedBalances, expectedHolders, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
 let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
 afterEach(async () => {
-  h?.close();
+  await h?.close();
   h = undefined;
   await rpc?.stop();
   rpc = undefined;
 });
 
-function setup(opts: { holders?: number; transactions?: number; env?: Record<string, string> } = {}) {
+async function setup(opts: { holders?: number; transactions?: number; env?: Record<string, string> } = {}) {
   rpc = startSolanaRpc({ holders: opts.holders ?? 777, transactions: opts.transactions ?? 30, seed: "jobs" });
-  h = createTestApp({ env: chainEnv(rpc, [rpc.url], opts.env) });
+  h = await openTestApp({ env: chainEnv(rpc, [rpc.url], opts.env) });
   return { h, rpc, f: rpc.fixture };
 }
 
-const row = (h: TestApp, sql: string, ...args: Array<string | number>) => h.ctx.db.sqlite.query(sql).get(...args) as Record<string, any>;
+async function row(h: TestApp, sql: string, ...args: Array<string | number>): Promise<Record<string, any>> {
+  await h.ctx.chain.flushRecords(); // the RPC outcomes are written in batches off the call path
+  return (await h.ctx.store.get<Record<string, any>>(sql, args))!;
+}
 
 describe("token-snapshot", () => {
   test("writes supply, treasury, reserve and circulating exactly, naming its job run", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     const run = await h.ctx.jobs.runNow("token-snapshot");
     expect(run.ok).toBe(true);
     const e = expectedBalances(f);
-    const snap = row(h, "SELECT * FROM chain_token_snapshots ORDER BY id DESC LIMIT 1");
+    const snap = await row(h, "SELECT * FROM chain_token_snapshots ORDER BY id DESC LIMIT 1");
     expect(snap).toMatchObject({
       mint: f.mint,
       decimals: 6,
@@ -44,23 +47,23 @@ describe("token-snapshot", () => {
   });
 
   test("snapshots are immutable: a second run adds a row and leaves the first untouched", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     await h.ctx.jobs.runNow("token-snapshot");
-    const first = row(h, "SELECT * FROM chain_token_snapshots WHERE id = 1");
+    const first = await row(h, "SELECT * FROM chain_token_snapshots WHERE id = 1");
     h.clock.advanceSeconds(600);
     await h.ctx.jobs.runNow("token-snapshot");
-    expect(row(h, "SELECT COUNT(*) AS n FROM chain_token_snapshots").n).toBe(2);
-    expect(row(h, "SELECT * FROM chain_token_snapshots WHERE id = 1")).toEqual(first);
+    expect((await row(h, "SELECT count(*) AS n FROM chain_token_snapshots")).n).toBe(2);
+    expect(await row(h, "SELECT * FROM chain_token_snapshots WHERE id = 1")).toEqual(first);
   });
 });
 
 describe("holders-snapshot", () => {
   test("counts non-zero accounts and top-1/5/10 exactly as a brute-force sort of the fixture", async () => {
-    const { h, f } = setup({ holders: 2500 });
+    const { h, f } = await setup({ holders: 2500 });
     const run = await h.ctx.jobs.runNow("holders-snapshot");
     expect(run).toMatchObject({ ok: true });
     const e = expectedHolders(f);
-    const snap = row(h, "SELECT * FROM chain_holder_snapshots ORDER BY id DESC LIMIT 1");
+    const snap = await row(h, "SELECT * FROM chain_holder_snapshots ORDER BY id DESC LIMIT 1");
     expect(snap).toMatchObject({
       accounts_scanned: e.accounts,
       holders: e.holders,
@@ -87,21 +90,21 @@ describe("holders-snapshot", () => {
   });
 
   test("a reply cut off half way is retried and counted once, not one and a half times", async () => {
-    const { h, f } = setup({ holders: 3000 });
+    const { h, f } = await setup({ holders: 3000 });
     rpc!.fault({ kind: "malformed", method: "getProgramAccounts", times: 1 });
     const run = await h.ctx.jobs.runNow("holders-snapshot");
     expect(run.ok).toBe(true);
     expect(rpc!.callsOf("getProgramAccounts")).toHaveLength(2);
-    expect(row(h, "SELECT holders FROM chain_holder_snapshots").holders).toBe(expectedHolders(f).holders);
-    expect(row(h, "SELECT outcome FROM chain_rpc_calls WHERE method = 'getProgramAccounts' ORDER BY id LIMIT 1").outcome).toBe("malformed");
+    expect((await row(h, "SELECT holders FROM chain_holder_snapshots")).holders).toBe(expectedHolders(f).holders);
+    expect((await row(h, "SELECT outcome FROM chain_rpc_calls WHERE method = 'getProgramAccounts' ORDER BY id LIMIT 1")).outcome).toBe("malformed");
   });
 });
 
 describe("mint-authority-snapshot", () => {
   test("renounced authorities against an expectation of none: no mismatch", async () => {
-    const { h } = setup({ env: { EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" } });
+    const { h } = await setup({ env: { EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" } });
     expect((await h.ctx.jobs.runNow("mint-authority-snapshot")).ok).toBe(true);
-    expect(row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
+    expect(await row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
       mint_authority: null,
       freeze_authority: null,
       review_status: "renounced",
@@ -113,10 +116,10 @@ describe("mint-authority-snapshot", () => {
   });
 
   test("a mint authority that reappears is a mismatch, named by field", async () => {
-    const { h, f } = setup({ env: { EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" } });
+    const { h, f } = await setup({ env: { EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" } });
     f.mintAuthority = f.authority(3);
     await h.ctx.jobs.runNow("mint-authority-snapshot");
-    expect(row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
+    expect(await row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
       mint_authority: f.authority(3),
       review_status: "mint_authority_retained",
       expected_review_status: "renounced",
@@ -126,10 +129,10 @@ describe("mint-authority-snapshot", () => {
   });
 
   test("without an expectation the review is reported but nothing is a mismatch", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     f.freezeAuthority = f.authority(1);
     await h.ctx.jobs.runNow("mint-authority-snapshot");
-    expect(row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
+    expect(await row(h, "SELECT * FROM chain_mint_authority_snapshots")).toMatchObject({
       review_status: "freeze_authority_retained",
       expected_review_status: null,
       expectation_configured: 0,
@@ -140,14 +143,14 @@ describe("mint-authority-snapshot", () => {
 
 describe("holder-growth", () => {
   test("fails without a holders snapshot, then records points with deltas", async () => {
-    const { h } = setup({ holders: 300 });
+    const { h } = await setup({ holders: 300 });
     const first = await h.ctx.jobs.runNow("holder-growth");
     expect(first.ok).toBe(false);
     expect(first.error).toContain("no holders snapshot yet");
     await h.ctx.jobs.runNow("holders-snapshot");
     const run = await h.ctx.jobs.runNow("holder-growth");
-    const holders = row(h, "SELECT holders FROM chain_holder_snapshots").holders;
-    expect(row(h, "SELECT * FROM chain_holder_growth")).toMatchObject({
+    const holders = (await row(h, "SELECT holders FROM chain_holder_snapshots")).holders;
+    expect(await row(h, "SELECT * FROM chain_holder_growth")).toMatchObject({
       holders,
       previous_holders: null,
       delta: null,
@@ -156,6 +159,6 @@ describe("holder-growth", () => {
     });
     h.clock.advanceSeconds(86_400);
     await h.ctx.jobs.runNow("holder-growth");
-    expect(row(h, "SELECT * FROM chain_holder_growth WHERE id = 2")).toMatchObject({ holders, previous_holders: holders, delta: 0 });
+    expect(await row(h, "SELECT * FROM chain_holder_growth WHERE id = 2")).toMatchObject({ holders, previous_holders: holders, delta: 0 });
   });
 });

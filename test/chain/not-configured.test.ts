@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { loadConfig, type ConfigError } from "../../src/config";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 
 // Without TOKEN_MINT the service starts and every chain-backed answer says not_configured: public answers are
 // 200 with status not_configured and null numbers (never zeros); partner answers are 503 service_unavailable.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -28,7 +28,7 @@ const ADDRESS = "9EVthMCQwN6pWeBjaniiQwLNYAgApKUiyn63mWGVUUZm";
 
 describe("no TOKEN_MINT", () => {
   test("every proof is 200 with status not_configured, a reason, and no numbers", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     for (const path of PUBLIC_JSON) {
       const r = await h.json(path);
       expect(r.status).toBe(200);
@@ -45,7 +45,7 @@ describe("no TOKEN_MINT", () => {
   });
 
   test("public stats: status not_configured, cache disabled, every stat null", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const r = await h.json("/api/public-stats");
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("not_configured");
@@ -55,13 +55,13 @@ describe("no TOKEN_MINT", () => {
   });
 
   test("latest transactions: not_configured and no rows", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const r = await h.json("/api/transactions/latest?limit=5");
     expect(r.body).toMatchObject({ success: true, status: "not_configured", count: 0, rows: [], query: { limit: 5 } });
   });
 
   test("partner token-status and wallet-info: 503 service_unavailable with reason not_configured; a bad address is still 400", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const key = await createKey(h, { scopes: ["read"] });
     for (const path of ["/api/partner/token-status", `/api/partner/wallet-info/${ADDRESS}`]) {
       const r = await signedJson(h, key, "GET", path);
@@ -73,14 +73,14 @@ describe("no TOKEN_MINT", () => {
   });
 
   test("the chain jobs are listed and do nothing (no snapshot rows; scheduled ticks are quiet)", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const names = (await h.ctx.jobs.list()).map((j) => j.name);
     for (const job of ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth", "chain-rpc-prune"])
       expect(names).toContain(job);
     expect((await h.ctx.jobs.list()).find((j) => j.name === "token-snapshot")!.description).toContain("TOKEN_MINT is not set");
     const r = await h.ctx.jobs.runNow("holders-snapshot");
     expect(r.ok).toBe(true);
-    expect((h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM chain_holder_snapshots").get() as { n: number }).n).toBe(0);
+    expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM chain_holder_snapshots"))!.n).toBe(0);
     expect(h.ctx.chain.configured).toBe(false);
   });
 });

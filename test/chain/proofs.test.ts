@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chainEnv, expectedHolders, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
 // The seven freshness proofs and wallet concentration: missing before any run, fresh after, stale when the
@@ -10,7 +10,7 @@ import { chainEnv, expectedHolders, startSolanaRpc, type DevRpcServer } from "..
 let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
 afterEach(async () => {
-  h?.close();
+  await h?.close();
   h = undefined;
   await rpc?.stop();
   rpc = undefined;
@@ -29,9 +29,9 @@ const PROOFS = [
 
 const JOBS = ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth"];
 
-function setup(env: Record<string, string> = {}) {
+async function setup(env: Record<string, string> = {}) {
   rpc = startSolanaRpc({ holders: 400, transactions: 12, seed: "proofs" });
-  h = createTestApp({ env: chainEnv(rpc, [rpc.url], env) });
+  h = await openTestApp({ env: chainEnv(rpc, [rpc.url], env) });
   return { h, rpc, f: rpc.fixture };
 }
 
@@ -73,7 +73,7 @@ async function expectCsvMatchesJson(h: TestApp, path: string) {
 
 describe("freshness proofs", () => {
   test("missing before any run, each naming where its data will come from", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     for (const p of PROOFS) {
       const r = await h.json(`${p.path}.json`);
       expect(r.status).toBe(200);
@@ -99,7 +99,7 @@ describe("freshness proofs", () => {
   });
 
   test("fresh after the jobs ran: snapshot id, job run id, host and method in the trust context", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     const runs = await runAll(h);
     for (const p of PROOFS) {
       const r = await h.json(`${p.path}.json`);
@@ -118,7 +118,7 @@ describe("freshness proofs", () => {
   });
 
   test("stale once older than stale_after_hours while the jobs fail, with the failure named", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     await runAll(h);
     rpc!.fault({ kind: "500" });
     h.clock.advanceSeconds(2 * HOUR);
@@ -147,7 +147,7 @@ describe("freshness proofs", () => {
   });
 
   test("per-proof limits come from configuration", async () => {
-    const { h } = setup({ CHAIN_STALE_HOLDER_CACHE_HOURS: "1", CHAIN_STALE_MINT_AUTHORITIES_HOURS: "48" });
+    const { h } = await setup({ CHAIN_STALE_HOLDER_CACHE_HOURS: "1", CHAIN_STALE_MINT_AUTHORITIES_HOURS: "48" });
     await runAll(h);
     h.clock.advanceSeconds(1.5 * HOUR);
     expect((await h.json("/api/public/holder-cache-freshness.json")).body).toMatchObject({ status: "stale", stale_after_hours: 1 });
@@ -156,7 +156,7 @@ describe("freshness proofs", () => {
   });
 
   test("holder cache and distribution carry the scan's exact numbers; mint authorities the review", async () => {
-    const { h, f } = setup({ EXPECTED_MINT_AUTHORITY: "none" });
+    const { h, f } = await setup({ EXPECTED_MINT_AUTHORITY: "none" });
     f.freezeAuthority = f.authority(9);
     await runAll(h);
     const e = expectedHolders(f);
@@ -194,7 +194,7 @@ describe("freshness proofs", () => {
 
 describe("token-snapshot-jobs-rollup", () => {
   test("one entry per chain job; the worst freshness sets the status; CSV has a row per job", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     const missing = (await h.json("/api/public/token-snapshot-jobs-rollup.json")).body;
     expect(missing).toMatchObject({ status: "missing", window_hours: 24 });
     expect(missing.jobs.map((j: { job: string }) => j.job)).toEqual(JOBS);
@@ -227,7 +227,7 @@ describe("token-snapshot-jobs-rollup", () => {
 
 describe("wallet concentration", () => {
   test("latest top-1/5/10 and a daily trend, as JSON and CSV", async () => {
-    const { h, f } = setup();
+    const { h, f } = await setup();
     const empty = (await h.json("/transparency/wallet-concentration.json")).body;
     expect(empty).toMatchObject({ status: "missing", latest: null, trend_points: [] });
     expect(await csvRows(h, "/transparency/wallet-concentration.csv")).toEqual([]);
@@ -254,7 +254,7 @@ describe("wallet concentration", () => {
 });
 
 test("wallet-concentration.json has validators that change with the data, not with the request time", async () => {
-  const { h } = setup();
+  const { h } = await setup();
   await h.ctx.jobs.runNow("holders-snapshot");
   const first = await h.request("/transparency/wallet-concentration.json");
   const etag = first.headers.get("etag")!;
@@ -283,7 +283,7 @@ test("wallet-concentration.json has validators that change with the data, not wi
 });
 
 test("public chain answers may be cached for a minute; partner ones are not marked cacheable", async () => {
-  const { h } = setup();
+  const { h } = await setup();
   for (const path of ["/api/public/holder-cache-freshness.json", "/api/public/holder-cache-freshness.csv", "/api/public-stats", "/api/transactions/latest"]) {
     expect((await h.request(path)).headers.get("cache-control")).toBe("public, max-age=60");
   }

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 import { chainEnv, decimalString, deadRpcUrl, expectedBalances, expectedHolders, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
 let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
 afterEach(async () => {
-  h?.close();
+  await h?.close();
   h = undefined;
   await rpc?.stop();
   rpc = undefined;
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 async function setup(env: Record<string, string> = {}, holders = 600) {
   rpc = startSolanaRpc({ holders, transactions: 30, seed: "routes" });
-  h = createTestApp({ env: chainEnv(rpc, [rpc.url], env) });
+  h = await openTestApp({ env: chainEnv(rpc, [rpc.url], env) });
   return { h, rpc, f: rpc.fixture, key: await createKey(h, { scopes: ["read"] }) };
 }
 
@@ -137,7 +137,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
 
   test("with LP_MINT the wallet's LP amount is reported (number and exact string); several token accounts are summed", async () => {
     rpc = startSolanaRpc({ holders: 100, seed: "lp" });
-    h = createTestApp({ env: chainEnv(rpc, [rpc.url], { LP_MINT: rpc.fixture.lpMint }) });
+    h = await openTestApp({ env: chainEnv(rpc, [rpc.url], { LP_MINT: rpc.fixture.lpMint }) });
     const key = await createKey(h, { scopes: ["read"] });
     const f = rpc.fixture;
     const withLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(7)}`);
@@ -177,7 +177,7 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
 
   test("an unreachable RPC is 503 service_unavailable (rpc_unavailable), never zeros", async () => {
     rpc = startSolanaRpc({ holders: 50, seed: "down" });
-    h = createTestApp({ env: chainEnv(rpc, [deadRpcUrl()], { SOLANA_RPC_RETRIES: "0" }) });
+    h = await openTestApp({ env: chainEnv(rpc, [deadRpcUrl()], { SOLANA_RPC_RETRIES: "0" }) });
     const r = await signedJson(h, await createKey(h, { scopes: ["read"] }), "GET", `/api/partner/wallet-info/${rpc.fixture.holderOwner(1)}`);
     expect(r.status).toBe(503);
     expect(r.body).toMatchObject({ error: "service_unavailable", details: { reason: "rpc_unavailable" } });

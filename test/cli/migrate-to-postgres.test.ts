@@ -99,7 +99,7 @@ beforeAll(async () => {
   before.set("sandbox", comparable((await signedJson(source, sandboxKey, "GET", "/api/partner/sandbox/users?limit=50")).body));
   ledgerRows = (await source.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger"))!.n;
   await source.ctx.store.close();
-  source.ctx.db.close();
+  await source.ctx.store.close();
 });
 
 test.skipIf(!pg)(

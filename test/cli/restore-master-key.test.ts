@@ -53,7 +53,7 @@ beforeAll(async () => {
     backup = r.body.backup.path;
   } finally {
     await h.ctx.requestLog.stop();
-    h.ctx.db.close();
+    await h.ctx.store.close();
   }
 });
 

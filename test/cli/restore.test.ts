@@ -87,7 +87,7 @@ beforeAll(async () => {
   } finally {
     // Not h.close(), which deletes the folder: the request log is flushed and the database closed, files kept.
     await h.ctx.requestLog.stop();
-    h.ctx.db.close();
+    await h.ctx.store.close();
   }
 });
 

@@ -213,12 +213,22 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
   report.unusedAllowances = allowances.filter((a) => !used.has(a)).map((a) => `${a.file} reads ${a.table}`);
 
   if (options.migrations) {
-    for (const name of readdirSync(options.migrations).filter((n) => n.endsWith(".sql"))) {
-      for (const m of readFileSync(join(options.migrations, name), "utf8").matchAll(/CREATE TABLE (?:IF NOT EXISTS )?[`"]?([a-z0-9_]+)/g)) {
-        const table = m[1]!;
-        if (!table.startsWith("__") && !owner.has(table)) report.unownedTables.push(`${table} (${name})`);
+    // A table a later migration drops (and nothing creates again) needs no owner: only the tables that exist after
+    // every migration do. Migrations apply in name order; RENAME TO makes a table as CREATE does.
+    const created = new Map<string, string>();
+    for (const name of readdirSync(options.migrations)
+      .filter((n) => n.endsWith(".sql"))
+      .sort()) {
+      const sql = readFileSync(join(options.migrations, name), "utf8");
+      for (const m of sql.matchAll(
+        /CREATE TABLE (?:IF NOT EXISTS )?[`"]?([a-z0-9_]+)|DROP TABLE (?:IF EXISTS )?[`"]?([a-z0-9_]+)|RENAME TO [`"]?([a-z0-9_]+)/g,
+      )) {
+        if (m[1]) created.set(m[1], name);
+        else if (m[2]) created.delete(m[2]);
+        else if (m[3]) created.set(m[3], name);
       }
     }
+    for (const [table, name] of created) if (!table.startsWith("__") && !owner.has(table)) report.unownedTables.push(`${table} (${name})`);
   }
   return report;
 }

@@ -37,9 +37,9 @@ const ALLOW_READS: ReadAllowance[] = [
     ],
     "the sandbox's read models: the promotion checklist's counts across every domain, the fixture summary's users, the event log and the simulator's view of the partner's sandbox deliveries",
   ),
-  ...reads("ops/readiness/service.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
-  ...reads("ops/digest/data.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
-  ...reads("ops/incidents/sources.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
+  ...reads("ops/readiness/store.ts", ["request_log_hourly"], "the 403 noise export reads the request log's hourly rollups"),
+  ...reads("ops/digest/store.ts", ["request_log_403_hourly", "request_log_hourly"], "the 403 digest reads the request log's hourly rollups"),
+  ...reads("ops/incidents/store.ts", ["request_log", "job_runs"], "the incident draft quotes the errors and failed jobs of an incident's span"),
   ...reads(
     "cli/migrate-to-postgres.ts",
     ["salutes_ledger", "salutes_balances"],
@@ -47,18 +47,22 @@ const ALLOW_READS: ReadAllowance[] = [
   ),
   ...reads("auth/master-key-check.ts", ["webhooks", "status_subscribers"], "the master key check opens one sealed secret of each kind at start"),
   ...reads(
-    "transparency/chain-inputs.ts",
+    "transparency/store/chain-inputs.ts",
     ["chain_transactions", "chain_token_snapshots", "chain_sync_runs", "chain_mint_authority_snapshots"],
     "the audit's inputs are the chain domain's snapshots, read in one consistent transaction",
   ),
-  ...reads("chain/store.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
+  ...reads("chain/store/job-runs.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
   ...reads("partner/status-service.ts", ["webhook_deliveries"], "a partner's status counts its recent dead letters"),
   ...reads("partner/usage-service.ts", ["request_log"], "usage analytics are the partner's own request log rows"),
-  ...reads("status/checks/system.ts", ["request_log"], "the request_errors check reads the recent error rate"),
-  ...reads("status/checks/audit.ts", ["audit_runs"], "the audit_anomalies check reads the newest complete run; importing transparency would close a cycle"),
-  ...reads("status/checks/reliability.ts", ["job_runs"], "the reliability check reads 90 days of job runs"),
-  ...reads("messenger/admin/checklist.ts", ["request_log"], "the rollout checklist looks for mini-app traffic"),
-  ...reads("messenger/admin/manual-grant.ts", ["admin_audit"], "a manual grant's request id is checked against the audit trail"),
+  ...reads("status/store/read-models.ts", ["request_log"], "the request_errors check reads the recent error rate"),
+  ...reads(
+    "status/store/read-models.ts",
+    ["audit_runs"],
+    "the audit_anomalies check reads the newest complete run; importing transparency would close a cycle",
+  ),
+  ...reads("status/store/read-models.ts", ["job_runs"], "the reliability check reads 90 days of job runs"),
+  ...reads("messenger/store/read-models.ts", ["request_log"], "the rollout checklist looks for mini-app traffic"),
+  ...reads("messenger/store/read-models.ts", ["admin_audit"], "a manual grant's request id is checked against the audit trail"),
 ];
 
 describe("layering of src/", () => {

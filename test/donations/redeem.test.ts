@@ -227,8 +227,7 @@ describe("concurrent redeems", () => {
       await b.stop(true);
       await other.requestLog.stop();
       await other.jobs.stop();
-      if (other.store.dialect === "sqlite") other.db.close();
-      else await other.store.close();
+      await other.store.close();
     }
   });
 });

@@ -1,3 +1,4 @@
+import { sqliteOf } from "../support/app";
 // Shared pieces of the end-to-end suites (test/e2e): one pass over each domain as its users drive it over HTTP,
 // against the suite's target (test/support/target.ts) — the in-process app, `bun src/main.ts serve`, or the built
 // binary. A served target runs on the wall clock, so nothing here moves time; waiting for something another process
@@ -38,9 +39,13 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
 
 /** One row, or every row, of a query over the target's database (the test's own connection to the same file). */
 export const row = <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>) =>
-  h.ctx.db.sqlite.query(sql).get(...params) as T;
+  sqliteOf(h)
+    .query(sql)
+    .get(...params) as T;
 export const rows = <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>) =>
-  h.ctx.db.sqlite.query(sql).all(...params) as T[];
+  sqliteOf(h)
+    .query(sql)
+    .all(...params) as T[];
 
 /**
  * Polls `probe` until it returns something other than undefined; bounded in count. For effects another process

@@ -42,8 +42,8 @@ beforeAll(async () => {
     jsonInit("POST", { title: PLANTED.title, message: PLANTED.message, severity: "warn", components: ["webhooks"] }, auth),
   );
   expect(created.status).toBe(201);
-  recordAlertRun(h.ctx, { source: PLANTED.alertSource, alerts: [{ name: PLANTED.alertName, status: "warn", value: PLANTED.alertValue }] });
-  enqueueLinkMessage(h.ctx, { event: "incident.opened", issueId: PLANTED.issueId, text: PLANTED.title, link: `${PLANTED.message}/x` });
+  await recordAlertRun(h.ctx, { source: PLANTED.alertSource, alerts: [{ name: PLANTED.alertName, status: "warn", value: PLANTED.alertValue }] });
+  await enqueueLinkMessage(h.ctx.store, h.ctx, { event: "incident.opened", issueId: PLANTED.issueId, text: PLANTED.title, link: `${PLANTED.message}/x` });
   operations = operationsOf(await (await h.request("/api/openapi.json")).json());
 });
 afterAll(() => h.close());

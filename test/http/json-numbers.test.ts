@@ -7,7 +7,7 @@ import { t } from "elysia";
 import { strictJsonNumbers } from "../../src/http/json-numbers";
 import { RouteIndex } from "../../src/http/route-index";
 import { formRequestBody } from "../../src/http/form-body";
-import { jsonInit, type TestApp } from "../support/app";
+import { jsonInit, type TestApp, sqliteOf } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { createMessengerApp, initDataFor, tmaPost } from "../messenger/support";
 
@@ -27,7 +27,7 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
       expect(r.body.details).toEqual([{ field: "quantity", problem: textProblem }]);
       expect(r.body.message).toContain("quantity");
     }
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual({ n: 0 });
+    expect(sqliteOf(h).query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual({ n: 0 });
     // The same request with a JSON number reaches the verb (and is refused there for the balance, not the type).
     const real = await post({ request_id: "buy-real-0001", item_key: "spin_play", quantity: 2 });
     expect([real.status, real.body.error]).toEqual([409, "game_balance_insufficient"]);
@@ -48,7 +48,7 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
       expect([r.status, r.body.error]).toEqual([400, "invalid_payload"]);
       expect(r.body.details).toEqual([{ field, problem: textProblem }]);
     }
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_missions").get()).toEqual({ n: 0 });
+    expect(sqliteOf(h).query("SELECT COUNT(*) AS n FROM messenger_missions").get()).toEqual({ n: 0 });
     const ok = await h.json("/api/messenger/admin/missions", jsonInit("POST", base, auth));
     expect(ok.status).toBe(200);
     expect(ok.body.mission).toMatchObject({ target: 3, reward: { points: 1 } });

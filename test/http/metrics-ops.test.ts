@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { ALERTS_MONITOR_JOB } from "../../src/ops/alerts/monitor";
 import { runBackup } from "../../src/ops/backups/backup";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -42,7 +42,7 @@ test("job last success, alert state per key and level, link-inbox target health 
   expect(body).not.toContain("secret"); // the target's URL is never shown, only its label
 
   // Three dead letters: the monitor's dead-letter alert fires at warn.
-  const db = h.ctx.db.sqlite;
+  const db = sqliteOf(h);
   db.exec("PRAGMA foreign_keys = OFF");
   for (let i = 1; i <= 3; i++)
     db.query(

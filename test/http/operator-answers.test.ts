@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { recordAlertRun } from "../../src/ops/alerts/service";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { createTestApp, jsonInit, type TestApp, sqliteOf } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";
 import type { FuzzOperation } from "../support/fuzz-target";
@@ -34,8 +34,8 @@ beforeAll(async () => {
   const backup = await h.json("/admin/backup/run", { method: "POST", headers: auth });
   expect(backup.status).toBe(200);
   pathValues.name = backup.body.backup.name;
-  recordAlertRun(h.ctx, { source: "preflight", alerts: [{ name: "token.mint", status: "warn", value: "3" }] });
-  pathValues.alert_id = String((h.ctx.db.sqlite.query("SELECT max(id) AS id FROM ops_alert_runs").get() as { id: number }).id);
+  await recordAlertRun(h.ctx, { source: "preflight", alerts: [{ name: "token.mint", status: "warn", value: "3" }] });
+  pathValues.alert_id = String((sqliteOf(h).query("SELECT max(id) AS id FROM ops_alert_runs").get() as { id: number }).id);
   operations = operationsOf(await (await h.request("/api/openapi.json")).json());
 });
 afterAll(() => h.close());

@@ -4,16 +4,16 @@
 // socket), as in test/http/rate-limit.test.ts. Time moves by the fake clock only.
 import { afterEach, describe, expect, test } from "bun:test";
 import { jsonInit, type TestApp } from "../support/app";
-import { createMessengerApp, initDataFor, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
+import { openMessengerApp, initDataFor, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
-const start = (env: Record<string, string> = {}) => {
-  h = createMessengerApp({ env: { TRUST_PROXY: "1", ...env } });
+const start = async (env: Record<string, string> = {}) => {
+  h = await openMessengerApp({ env: { TRUST_PROXY: "1", ...env } });
   return h;
 };
 
@@ -21,12 +21,12 @@ const start = (env: Record<string, string> = {}) => {
 const catalog = (app: TestApp, id: number, ip = "203.0.113.10") =>
   app.request("/api/messenger/games/catalog", { headers: { authorization: `tma ${initDataFor(app, { id })}`, "x-forwarded-for": ip } });
 
-const failures = (app: TestApp) =>
-  (app.ctx.db.sqlite.query("SELECT COALESCE(SUM(count), 0) AS n FROM messenger_counters WHERE metric = 'init_data_failures'").get() as { n: number }).n;
+const failures = async (app: TestApp) =>
+  (await app.ctx.store.get<{ n: number }>("SELECT COALESCE(SUM(count), 0) AS n FROM messenger_counters WHERE metric = 'init_data_failures'"))!.n;
 
 describe("mini-app routes", () => {
   test("150 catalog reads by one player: 429 past MESSENGER_RATE_LIMIT_PLAYER_PER_MIN (120), Retry-After honoured; other players unaffected", async () => {
-    const app = start();
+    const app = await start();
     const statuses: number[] = [];
     let first: Response | undefined;
     let refused: Response | undefined;
@@ -54,7 +54,7 @@ describe("mini-app routes", () => {
   });
 
   test("MESSENGER_RATE_LIMIT_IP_PER_MIN bounds one address across players; other addresses are unaffected", async () => {
-    const app = start({ MESSENGER_RATE_LIMIT_IP_PER_MIN: "5" });
+    const app = await start({ MESSENGER_RATE_LIMIT_IP_PER_MIN: "5" });
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await catalog(app, 1000 + i)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
@@ -63,13 +63,13 @@ describe("mini-app routes", () => {
     expect(refused.headers.get("x-ratelimit-limit")).toBe("5");
     expect((await catalog(app, 2000, "198.51.100.7")).status).toBe(200);
     // Refused before the init data is looked at: no player row for the refused ones.
-    expect(app.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_players WHERE telegram_user_id >= 1005 AND telegram_user_id < 2000").get()).toEqual({
+    expect(await app.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_players WHERE telegram_user_id >= 1005 AND telegram_user_id < 2000")).toEqual({
       n: 0,
     });
   });
 
   test("120 bad init-data checks from one address: 401 up to MESSENGER_RATE_LIMIT_INIT_DATA_FAILURES_PER_MIN (30), then 429; valid init data still passes", async () => {
-    const app = start();
+    const app = await start();
     const forged = initDataFor(app, { id: 9 }).replace(/hash=[0-9a-f]+/, `hash=${"0".repeat(64)}`);
     const codes: string[] = [];
     for (let i = 0; i < 120; i++) {
@@ -79,7 +79,7 @@ describe("mini-app routes", () => {
     expect(codes.slice(0, 30).every((c) => c === "401 init_data_signature_invalid")).toBe(true);
     expect(codes.slice(30).every((c) => c === "429 rate_limited")).toBe(true);
     // The refusals past the limit write no counter rows.
-    expect(failures(app)).toBe(30);
+    expect(await failures(app)).toBe(30);
     // A player behind the same address with valid init data is not locked out; another address still gets its 401.
     expect((await catalog(app, 4242, "203.0.113.66")).status).toBe(200);
     const elsewhere = await app.json("/api/messenger/init/verify", jsonInit("POST", {}, { authorization: `tma ${forged}`, "x-forwarded-for": "198.51.100.9" }));
@@ -87,7 +87,7 @@ describe("mini-app routes", () => {
   });
 
   test("0 turns each limit off", async () => {
-    const app = start({
+    const app = await start({
       MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "0",
       MESSENGER_RATE_LIMIT_IP_PER_MIN: "0",
       MESSENGER_RATE_LIMIT_INIT_DATA_FAILURES_PER_MIN: "0",
@@ -101,7 +101,7 @@ describe("mini-app routes", () => {
 
 describe("POST /api/messenger/webhook", () => {
   test("150 posts without the secret from one address: 401 up to 30, then 429 with Retry-After; Telegram's 150 posts all answered 200", async () => {
-    const app = start();
+    const app = await start();
     const hook = (secret: string | null, ip: string) => app.json("/api/messenger/webhook", webhookPost(textUpdate("/help"), secret, { "x-forwarded-for": ip }));
     const statuses: number[] = [];
     let refused: Awaited<ReturnType<typeof hook>> | undefined;
@@ -121,11 +121,11 @@ describe("POST /api/messenger/webhook", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("x-ratelimit-limit")).toBeNull();
     }
-    expect(app.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_updates").get()).toEqual({ n: 150 });
+    expect(await app.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_updates")).toEqual({ n: 150 });
   });
 
   test("MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN=0 keeps every refusal a 401", async () => {
-    const app = start({ MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN: "0" });
+    const app = await start({ MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN: "0" });
     for (let i = 0; i < 60; i++) expect((await app.json("/api/messenger/webhook", webhookPost(textUpdate("/help"), "nope"))).status).toBe(401);
   });
 });

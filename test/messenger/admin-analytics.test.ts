@@ -5,14 +5,16 @@ import { parse } from "csv-parse/sync";
 import { ITEMS } from "../../src/messenger/catalog";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async () => {
-  h = createMessengerApp();
+  h = await openMessengerApp();
   admin = await createAdminToken(h);
 };
 const bearer = () => ({ authorization: `Bearer ${admin}` });
@@ -211,7 +213,7 @@ describe("per-game routes and the rollout checklist", () => {
     // The request log records a request after its response is sent: wait (bounded) until the refusal is written.
     const logged = async () => {
       await h.ctx.requestLog.flush();
-      return h.ctx.db.sqlite.query("SELECT 1 FROM request_log WHERE error_code = 'game_cooldown'").get() !== null;
+      return (await h.ctx.store.get("SELECT 1 FROM request_log WHERE error_code = 'game_cooldown'")) !== null;
     };
     for (let i = 0; i < 200 && !(await logged()); i++) await Bun.sleep(5);
     const res = await get("/api/messenger/admin/games/rollout-checklist?days=1");
@@ -307,15 +309,15 @@ describe("players and the manual grant", () => {
     const otherPlayer = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", { ...body, telegram_user_id: 8 });
     expect([otherPlayer.status, otherPlayer.body.error]).toEqual([422, "request_id_reused"]);
 
-    const db = h.ctx.db.sqlite;
-    expect(db.query("SELECT missile_balance FROM messenger_players WHERE telegram_user_id IN (7, 8) ORDER BY telegram_user_id").all()).toEqual([
+    const db = h.ctx.store;
+    expect(await db.all("SELECT missile_balance FROM messenger_players WHERE telegram_user_id IN (7, 8) ORDER BY telegram_user_id")).toEqual([
       { missile_balance: 5 },
       { missile_balance: 0 },
     ]);
-    expect(db.query("SELECT action, game_key, missile_delta FROM messenger_ledger WHERE telegram_user_id = 7").all()).toEqual([
+    expect(await db.all("SELECT action, game_key, missile_delta FROM messenger_ledger WHERE telegram_user_id = 7")).toEqual([
       { action: "admin.manual_grant", game_key: "recon_grid", missile_delta: 5 },
     ]);
-    const audit = db.query("SELECT action, target, details FROM admin_audit WHERE action LIKE 'messenger.recon_grid%'").all() as any[];
+    const audit = (await db.all("SELECT action, target, details FROM admin_audit WHERE action LIKE 'messenger.recon_grid%'")) as any[];
     expect(audit).toHaveLength(1);
     expect([audit[0].target, JSON.parse(audit[0].details)]).toEqual([
       "7",
@@ -334,7 +336,7 @@ describe("players and the manual grant", () => {
     }
     const stranger = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", { ...body, telegram_user_id: 4040, request_id: "grant-0004" });
     expect([stranger.status, stranger.body.error]).toEqual([404, "player_not_found"]);
-    expect(db.query("SELECT COUNT(*) AS n FROM admin_audit WHERE action LIKE 'messenger.recon_grid%'").get()).toEqual({ n: 1 });
+    expect(await db.get("SELECT COUNT(*) AS n FROM admin_audit WHERE action LIKE 'messenger.recon_grid%'")).toEqual({ n: 1 });
   });
 });
 
@@ -362,11 +364,11 @@ describe("authorisation and configuration", () => {
       );
       expect([path, player.status]).toEqual([path, 403]);
     }
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger")).toEqual({ n: 0 });
   });
 
   test("an operator gets 503 when the bot is not configured", async () => {
-    h = createMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
+    h = await openMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
     admin = await createAdminToken(h);
     for (const [method, path] of routes) {
       const res = await h.json(path, method === "POST" ? jsonInit("POST", grant, bearer()) : { headers: bearer() });

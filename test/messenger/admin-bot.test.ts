@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { BOT_TOKEN, createMessengerApp, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
+import { BOT_TOKEN, openMessengerApp, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
 
 const BASE = "https://herald.example.com";
 const HOOK_URL = `${BASE}/api/messenger/webhook`;
@@ -47,8 +47,8 @@ function startFakeTelegram() {
 
 let h: TestApp | undefined;
 let tg: ReturnType<typeof startFakeTelegram> | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   tg?.stop();
   h = undefined;
   tg = undefined;
@@ -56,7 +56,7 @@ afterEach(() => {
 
 async function start(env: Record<string, string> = {}) {
   tg = startFakeTelegram();
-  h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: tg.url, PUBLIC_BASE_URL: BASE, ...env } });
+  h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: tg.url, PUBLIC_BASE_URL: BASE, ...env } });
   const token = await createAdminToken(h);
   const get = (path: string, auth = true) => h!.json(path, auth ? { headers: { authorization: `Bearer ${token}` } } : {});
   return { h, tg, get };
@@ -110,7 +110,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     const { h, get } = await start({ JOBS_ENABLED: "0" });
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/help")));
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/balance")));
-    h.ctx.db.sqlite.query("UPDATE messenger_bot_outbox SET status = 'dead', last_error = '403 Forbidden: bot was blocked by the user' WHERE id = 2").run();
+    await h.ctx.store.run("UPDATE messenger_bot_outbox SET status = 'dead', last_error = '403 Forbidden: bot was blocked by the user' WHERE id = 2");
     h.clock.advanceSeconds(600); // the /help reply has waited 10 minutes: warn
     let c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness")).body.checks);
     expect(c.outbox_backlog).toMatchObject({ status: "warn" });
@@ -198,7 +198,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     let c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
     expect(c.bot_api_get_me).toMatchObject({ status: "fail", expected: "@SomeOtherBot (MESSENGER_BOT_USERNAME)" });
     expect(c.bot_api_get_me.fix).toContain("MESSENGER_BOT_USERNAME=HeraldTestBot");
-    h?.close();
+    await h?.close();
     tg?.stop();
     ({ get } = await start({ MESSENGER_BOT_USERNAME: "heraldtestbot" }));
     c = byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
@@ -249,7 +249,7 @@ describe("GET /api/messenger/admin/bot/command-helper", () => {
       const ack = await h.json("/api/messenger/webhook", webhookPost(textUpdate(`/${command}`, { id: 5000 + i, first_name: "Op" })));
       expect(ack.body.replies_queued).toBeGreaterThanOrEqual(1);
     }
-    const rows = h.ctx.db.sqlite.query("SELECT chat_id, method, payload FROM messenger_bot_outbox ORDER BY id").all() as Array<{
+    const rows = (await h.ctx.store.all("SELECT chat_id, method, payload FROM messenger_bot_outbox ORDER BY id")) as Array<{
       chat_id: number;
       method: string;
       payload: string;

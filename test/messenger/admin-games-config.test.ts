@@ -3,16 +3,18 @@
 // the audit row; the rules reflected in what the mini-app routes answer players, and the wheel's draw over a
 // custom campaign's weights.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async () => {
-  h = createMessengerApp();
+  h = await openMessengerApp();
   admin = await createAdminToken(h);
 };
 const BASE = "/api/messenger/admin/games";
@@ -27,11 +29,7 @@ const catalogOf = async (id: number, user: Record<string, unknown> = {}) => {
 };
 const at = (seconds: number) => new Date(h.clock.now().getTime() + seconds * 1000).toISOString();
 const audit = (action: string) =>
-  h.ctx.db.sqlite.query("SELECT target, details, actor FROM admin_audit WHERE action = ? ORDER BY id").all(action) as Array<{
-    target: string;
-    details: string;
-    actor: string;
-  }>;
+  h.ctx.store.all<{ target: string; details: string; actor: string }>("SELECT target, details, actor FROM admin_audit WHERE action = ? ORDER BY id", [action]);
 let seq = 0;
 const rid = () => `cfg-req-${++seq}`;
 
@@ -57,8 +55,8 @@ describe("access", () => {
       const wrong = await h.json(`${BASE}${path}`, { ...init, headers: { ...(init.headers ?? {}), authorization: "Bearer not-a-real-token-000000" } });
       expect(wrong.status).toBe(403);
     }
-    h.close();
-    h = createTestApp();
+    await h.close();
+    h = await openTestApp();
     admin = await createAdminToken(h);
     for (const [method, path] of ROUTES.filter(([m]) => m === "GET")) {
       const r = await adminGet(path);
@@ -81,8 +79,8 @@ describe("audience groups", () => {
     const made = await adminPost("/audience-groups", { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [11, 11, 21] } });
     expect(made.status).toBe(200);
     expect(made.body).toMatchObject({ created: true, audience_group: { group_key: "testers", builtin: false, rule: { telegram_user_ids: [11, 21] } } });
-    expect(audit("messenger.audience_group.create")).toHaveLength(1);
-    expect(JSON.parse(audit("messenger.audience_group.create")[0]!.details).after.group_key).toBe("testers");
+    expect(await audit("messenger.audience_group.create")).toHaveLength(1);
+    expect(JSON.parse((await audit("messenger.audience_group.create"))[0]!.details).after.group_key).toBe("testers");
 
     const dup = await adminPost("/audience-groups", { group_key: "testers", title: "Again", rule: { premium: true } });
     expect([dup.status, dup.body.error]).toEqual([409, "conflict"]);
@@ -90,7 +88,7 @@ describe("audience groups", () => {
     const upd = await adminPost("/audience-groups", { group_key: "testers", update: true, rule: { telegram_user_ids: [11, 21, 31] } });
     expect(upd.status).toBe(200);
     expect(upd.body).toMatchObject({ created: false, audience_group: { title: "Testers", rule: { telegram_user_ids: [11, 21, 31] } } });
-    const updAudit = JSON.parse(audit("messenger.audience_group.update")[0]!.details);
+    const updAudit = JSON.parse((await audit("messenger.audience_group.update"))[0]!.details);
     expect([updAudit.before.rule.telegram_user_ids, updAudit.after.rule.telegram_user_ids]).toEqual([
       [11, 21],
       [11, 21, 31],
@@ -157,7 +155,7 @@ describe("catalog campaigns", () => {
     expect(made.status).toBe(200);
     expect(made.body).toMatchObject({ created: true, campaign: { game_key: "recon_grid", audience_group: "testers", enabled: true, active_now: true } });
     const id = made.body.campaign.id;
-    expect(audit("messenger.catalog_campaign.create").map((a) => a.target)).toEqual([String(id)]);
+    expect((await audit("messenger.catalog_campaign.create")).map((a) => a.target)).toEqual([String(id)]);
 
     const inside = await catalogOf(21);
     expect([inside.recon_grid.available, inside.recon_grid.campaign_id, inside.recon_grid.audience_group]).toEqual([true, id, "testers"]);
@@ -183,7 +181,7 @@ describe("catalog campaigns", () => {
 
     const disabled = await adminPost("/catalog-campaigns", { id, enabled: false });
     expect(disabled.body).toMatchObject({ created: false, campaign: { id, enabled: false, active_now: false, title: "Grid beta" } });
-    const upd = JSON.parse(audit("messenger.catalog_campaign.update")[0]!.details);
+    const upd = JSON.parse((await audit("messenger.catalog_campaign.update"))[0]!.details);
     expect([upd.before.enabled, upd.after.enabled]).toEqual([true, false]);
     const waiting = await catalogOf(21);
     expect(waiting.recon_grid.available).toBe(false);
@@ -212,7 +210,7 @@ describe("catalog campaigns", () => {
     expect([game.status, game.body.error]).toEqual([400, "invalid_payload"]);
     const date = await adminPost("/catalog-campaigns", { game_key: "spin_wheel", audience_group: "all", title: "x", starts_at: "yesterday" });
     expect(date.status).toBe(400);
-    expect(audit("messenger.catalog_campaign.create")).toEqual([]);
+    expect(await audit("messenger.catalog_campaign.create")).toEqual([]);
   });
 
   test("a wheel campaign gate: outside the audience the wheel is unavailable and a spin is refused", async () => {
@@ -243,7 +241,7 @@ describe("promos", () => {
     expect(raised.body).toMatchObject({ created: false, promo: { code: "SPRING", max_claims: 10, claims: 2, expires_at: at(3600), enabled: true } });
     const cleared = await adminPost("/promos", { code: "SPRING", update: true, expires_at: null, max_claims: 2 });
     expect(cleared.body.promo).toMatchObject({ expires_at: null, max_claims: 2 });
-    const upd = audit("messenger.promo.update").map((a) => JSON.parse(a.details));
+    const upd = (await audit("messenger.promo.update")).map((a) => JSON.parse(a.details));
     expect(upd.map((d) => [d.before.max_claims, d.after.max_claims])).toEqual([
       [3, 10],
       [10, 2],
@@ -322,7 +320,7 @@ describe("catalog preview", () => {
 
     const nobody = await adminGet("/catalog-preview");
     expect(nobody.body.player).toMatchObject({ telegram_user_id: null, exists: false, hypothetical: true });
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_players").get()).toEqual({ n: 1 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_players")).toEqual({ n: 1 });
 
     const adminView = await adminGet("/catalog-preview?telegram_user_id=51&admin_view=1");
     const ids = adminView.body.explain.find((e: any) => e.game_key === "recon_grid").campaigns.map((c: any) => c.id);

@@ -6,14 +6,16 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp } from "./support";
+import { openMessengerApp } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async () => {
-  h = createMessengerApp();
+  h = await openMessengerApp();
   admin = await createAdminToken(h);
 };
 const ADMIN = "/api/messenger/admin";

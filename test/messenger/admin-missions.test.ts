@@ -3,16 +3,19 @@
 // the mini-app routes, and the comparison / analytics / stats figures after real progress events; which missions
 // are self-reported, and their tighter limits kept by PATCH (issue 30, item 3).
 import { afterEach, describe, expect, test } from "bun:test";
+import type { Param } from "../../src/db/port";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async () => {
-  h = createMessengerApp();
+  h = await openMessengerApp();
   admin = await createAdminToken(h);
 };
 const auth = () => ({ authorization: `Bearer ${admin}` });
@@ -29,11 +32,9 @@ const player = (id: number, path: string, body: Record<string, unknown> = {}) =>
 const progress = (id: number, key: string, eventId: string, value: number) =>
   player(id, "progress", { mission_key: key, client_event_id: eventId, progress: value });
 const audit = () =>
-  h.ctx.db.sqlite
-    .query<{ action: string; target: string; details: string }, []>(
-      "SELECT action, target, details FROM admin_audit WHERE action LIKE 'messenger.mission.%' ORDER BY id",
-    )
-    .all();
+  h.ctx.store.all<{ action: string; target: string; details: string }>(
+    "SELECT action, target, details FROM admin_audit WHERE action LIKE 'messenger.mission.%' ORDER BY id",
+  );
 
 const quiz3 = {
   mission_key: "quiz-3",
@@ -66,7 +67,7 @@ describe("GET and POST /api/messenger/admin/missions", () => {
     expect((await post("/api/messenger/admin/missions", play2)).status).toBe(200);
     const dup = await post("/api/messenger/admin/missions", { ...quiz3, title: "Again" });
     expect([dup.status, dup.body.error]).toEqual([409, "conflict"]);
-    expect(audit().map((a) => [a.action, a.target])).toEqual([
+    expect((await audit()).map((a) => [a.action, a.target])).toEqual([
       ["messenger.mission.create", "quiz-3"],
       ["messenger.mission.create", "play-2"],
     ]);
@@ -112,7 +113,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
     expect([badCap.status, badCap.body.error]).toEqual([400, "invalid_payload"]);
     // Nothing of the refused edits applied or was audited.
     expect((await get("/api/messenger/admin/missions")).body.missions[0]).toMatchObject({ title: "Answer three quizzes", revision: 1 });
-    expect(audit()).toHaveLength(1);
+    expect(await audit()).toHaveLength(1);
   });
 
   test("an edit bumps revision and updated_at, is audited with before and after, and the next completion pays the new reward", async () => {
@@ -130,7 +131,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
       updated_at: "2026-01-01T00:01:00.000Z",
       created_at: "2026-01-01T00:00:00.000Z",
     });
-    const row = audit().at(-1)!;
+    const row = (await audit()).at(-1)!;
     expect([row.action, row.target]).toEqual(["messenger.mission.update", "quiz-3"]);
     expect(JSON.parse(row.details)).toEqual({
       revision: 2,
@@ -156,7 +157,7 @@ describe("PATCH /api/messenger/admin/missions/{mission_key}", () => {
     for (const l of lost) expect([l.body.error, l.body.details.current_revision]).toEqual(["revision_conflict", 2]);
     const mission = (await get("/api/messenger/admin/missions")).body.missions[0];
     expect([mission.title, mission.revision]).toEqual([won[0]!.body.mission.title, 2]);
-    expect(audit().filter((a) => a.action === "messenger.mission.update")).toHaveLength(1);
+    expect((await audit()).filter((a) => a.action === "messenger.mission.update")).toHaveLength(1);
   });
 
   test("a target at or below an unfinished player's progress is refused naming the field; above it applies", async () => {
@@ -193,7 +194,7 @@ describe("self-reported and server missions", () => {
     expect((await patch("quiz-3", { daily_cap: 20, event_type: "quiz.correct" }, 1)).status).toBe(200);
     const moved = await patch("spin-2", { event_type: "recon_grid.reveal", daily_cap: 1000 }, 1);
     expect([moved.status, moved.body.mission.progress_source, moved.body.mission.event_type]).toEqual([200, "server", "recon_grid.reveal"]);
-    expect(audit().filter((a) => a.action === "messenger.mission.update")).toHaveLength(2);
+    expect((await audit()).filter((a) => a.action === "messenger.mission.update")).toHaveLength(2);
     const listed = await get("/api/messenger/admin/missions");
     expect(listed.body.missions.map((m: any) => [m.mission_key, m.progress_source])).toEqual([
       ["quiz-3", "self_reported"],
@@ -236,7 +237,7 @@ describe("POST /api/messenger/admin/missions/{mission_key}/activate and /deactiv
     const catalog = await player(3, "catalog");
     expect(catalog.body.missions.map((m: any) => [m.mission_key, m.enrollment.progress])).toEqual([["quiz-3", 1]]);
     expect((await progress(3, "quiz-3", "evt-p3-0003", 2)).body).toMatchObject({ accepted: true, progress: 2 });
-    expect(audit().map((a) => [a.action, JSON.parse(a.details).revision ?? null])).toEqual([
+    expect((await audit()).map((a) => [a.action, JSON.parse(a.details).revision ?? null])).toEqual([
       ["messenger.mission.create", 1],
       ["messenger.mission.deactivate", 2],
       ["messenger.mission.activate", 3],
@@ -417,7 +418,7 @@ describe("comparison, analytics and stats", () => {
   });
 
   test("salutes paid are summed exactly from what each completion credited (unpaid ones left out)", async () => {
-    h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+    h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     admin = await createAdminToken(h);
     const key = await createKey(h, { partner: "Acme", mode: "live" });
     // A server mission (self-reported ones never pay salutes): each player spins once after enrolling.
@@ -443,27 +444,32 @@ describe("comparison, analytics and stats", () => {
 
   test("every read of the comparison, analytics and stats walks a mission's slice of an index, never a whole table", async () => {
     await scenario();
-    const db = h.ctx.db.sqlite;
+    const store = h.ctx.store;
     const seen = new Set<string>();
-    const query = db.query.bind(db);
-    db.query = ((sql: string) => {
+    const [all, one] = [store.all.bind(store), store.get.bind(store)];
+    const watch = (sql: string) => {
       if (/messenger_mission_(events|enrollments)/.test(sql)) seen.add(sql);
-      return query(sql);
-    }) as typeof db.query;
+    };
+    store.all = ((sql: string, params?: Param[]) => (watch(sql), all(sql, params))) as typeof store.all;
+    store.get = ((sql: string, params?: Param[]) => (watch(sql), one(sql, params))) as typeof store.get;
     try {
       for (const p of ["comparison?days=90", "quiz-3/analytics?days=90", "quiz-3/stats"])
         expect((await get(`/api/messenger/admin/missions/${p}`)).status).toBe(200);
     } finally {
-      db.query = query;
+      store.all = all;
+      store.get = one;
     }
     expect(seen.size).toBeGreaterThanOrEqual(10);
+    // The plans are SQLite's (EXPLAIN QUERY PLAN); PostgreSQL's planner picks sequential scans on tables this small.
+    if (store.dialect !== "sqlite") return;
     for (const sql of seen) {
-      const numbered = [...sql.matchAll(/\?(\d)/g)].map((m) => Number(m[1]));
-      const params = numbered.length ? Math.max(...numbered) : (sql.match(/\?/g) ?? []).length;
-      const plan = db
-        .query<{ detail: string }, string[]>(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...Array.from({ length: params }, () => "x"))
-        .map((r) => r.detail);
+      const params = (sql.match(/\?/g) ?? []).length;
+      const plan = (
+        await store.all<{ detail: string }>(
+          `EXPLAIN QUERY PLAN ${sql}`,
+          Array.from({ length: params }, () => "x"),
+        )
+      ).map((r) => r.detail);
       expect([sql, plan.filter((d) => /^SCAN messenger_mission/.test(d))]).toEqual([sql, []]);
       expect([sql, plan.some((d) => /USING (COVERING )?INDEX messenger_mission_(events|enrollments)_mission_idx/.test(d))]).toEqual([sql, true]);
     }
@@ -511,11 +517,11 @@ describe("access", () => {
     }
     const m = (await get("/api/messenger/admin/missions")).body.missions[0];
     expect([m.title, m.revision, m.active]).toEqual(["Answer three quizzes", 1, true]);
-    expect(audit()).toHaveLength(1);
+    expect(await audit()).toHaveLength(1);
   });
 
   test("the routes answer 503 to an operator when the bot is not configured", async () => {
-    h = createMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
+    h = await openMessengerApp({ env: { MESSENGER_BOT_TOKEN: "" } });
     admin = await createAdminToken(h);
     const res = await get("/api/messenger/admin/missions/comparison");
     expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);

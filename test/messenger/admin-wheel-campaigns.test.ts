@@ -7,14 +7,16 @@ import { applyAction } from "../../src/messenger/ledger";
 import { playWheel } from "../../src/messenger/games/wheel";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async () => {
-  h = createMessengerApp();
+  h = await openMessengerApp();
   admin = await createAdminToken(h);
 };
 const BASE = "/api/messenger/admin/games/wheel-campaigns";
@@ -26,8 +28,8 @@ const at = (seconds: number) => new Date(h.clock.now().getTime() + seconds * 100
 let seq = 0;
 const rid = () => `wheel-cfg-${++seq}`;
 
-function credit(telegramUserId: number, freeSpins: number) {
-  applyAction(h.ctx, { telegramUserId, requestId: rid(), action: "test.credit", inputs: { freeSpins }, gameKey: null }, () => ({
+async function credit(telegramUserId: number, freeSpins: number) {
+  await applyAction(h.ctx, { telegramUserId, requestId: rid(), action: "test.credit", inputs: { freeSpins }, gameKey: null }, async () => ({
     deltas: { freeSpins, missiles: 0, points: 0 },
     result: {},
   }));
@@ -62,7 +64,7 @@ describe("wheel campaigns", () => {
       points: { numerator: 103, denominator: 1, decimal: "103.000000" },
     });
     expect(made.body.campaign.segments[0]).toEqual({ label: "Jackpot", weight: 1, reward: { free_spins: 0, missiles: 0, points: 1000 } });
-    const rows = h.ctx.db.sqlite.query("SELECT target FROM admin_audit WHERE action = 'messenger.wheel_campaign.create'").all();
+    const rows = await h.ctx.store.all("SELECT target FROM admin_audit WHERE action = 'messenger.wheel_campaign.create'");
     expect(rows).toEqual([{ target: "vip-wheel" }]);
 
     const list = await adminGet();
@@ -119,7 +121,7 @@ describe("wheel campaigns", () => {
     expect((await adminPost(premiumWheel({ campaign_key: "vip-2", starts_at: at(86_400) }))).status).toBe(200);
     // Disabled campaigns never conflict.
     expect((await adminPost(premiumWheel({ campaign_key: "vip-3", enabled: false }))).status).toBe(200);
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM admin_audit WHERE action LIKE 'messenger.wheel_campaign.%'").get()).toEqual({ n: 3 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM admin_audit WHERE action LIKE 'messenger.wheel_campaign.%'")).toEqual({ n: 3 });
   });
 
   test("the player's wheel follows the campaign: status, cooldown, play, recorded campaign_key, then the default again", async () => {
@@ -135,7 +137,7 @@ describe("wheel campaigns", () => {
     expect(spin.status).toBe(200);
     expect(spin.body.spin.campaign_key).toBe("vip-wheel");
     expect(SEGMENTS.map((s) => s.label)).toContain(spin.body.spin.segment_label);
-    expect(h.ctx.db.sqlite.query("SELECT campaign_key FROM messenger_spins").all()).toEqual([{ campaign_key: "vip-wheel" }]);
+    expect(await h.ctx.store.all("SELECT campaign_key FROM messenger_spins")).toEqual([{ campaign_key: "vip-wheel" }]);
     if (spin.body.spin.reward.free_spins === 0) {
       const again = await as(61, "/api/messenger/games/spin-wheel/play", { request_id: rid() }, vip);
       expect([again.status, again.headers.get("retry-after")]).toEqual([409, "3600"]);
@@ -147,7 +149,7 @@ describe("wheel campaigns", () => {
     expect(renamed.body).toMatchObject({ created: false, campaign: { title: "VIP wheel (renamed)", cooldown_seconds: 3600 } });
     const off = await adminPost({ campaign_key: "vip-wheel", update: true, enabled: false });
     expect(off.body.campaign.enabled).toBe(false);
-    const audit = h.ctx.db.sqlite.query("SELECT details FROM admin_audit WHERE action = 'messenger.wheel_campaign.update' ORDER BY id").all() as Array<{
+    const audit = (await h.ctx.store.all("SELECT details FROM admin_audit WHERE action = 'messenger.wheel_campaign.update' ORDER BY id")) as Array<{
       details: string;
     }>;
     expect(audit.map((a) => JSON.parse(a.details).after.enabled)).toEqual([true, false]);
@@ -158,7 +160,7 @@ describe("wheel campaigns", () => {
     await setup();
     await adminPost(premiumWheel());
     const vip = { is_premium: true };
-    credit(71, 20);
+    await credit(71, 20);
     await as(71, "/api/messenger/games/spin-wheel/status", {}, vip); // publishes the next seed's hash first
     await as(71, "/api/messenger/games/spin-wheel/status", { client_seed: "vip-seed" }, vip);
     const spins: Array<{ nonce: number; index: number }> = [];
@@ -182,12 +184,12 @@ describe("wheel campaigns", () => {
     ];
     await adminPost({ campaign_key: "tuned", title: "Tuned", audience_group: "all", cooldown_seconds: 60, segments });
     const N = 10_000;
-    credit(81, N);
+    await credit(81, N);
     await as(81, "/api/messenger/games/spin-wheel/status");
-    for (let i = 0; i < N; i++) playWheel(h.ctx, 81, `tuned-play-${i}`);
-    const counts = h.ctx.db.sqlite
-      .query("SELECT segment_index AS i, COUNT(*) AS n FROM messenger_spins WHERE campaign_key = 'tuned' GROUP BY segment_index ORDER BY segment_index")
-      .all() as Array<{ i: number; n: number }>;
+    for (let i = 0; i < N; i++) await playWheel(h.ctx, 81, `tuned-play-${i}`);
+    const counts = await h.ctx.store.all<{ i: number; n: number }>(
+      "SELECT segment_index AS i, COUNT(*) AS n FROM messenger_spins WHERE campaign_key = 'tuned' GROUP BY segment_index ORDER BY segment_index",
+    );
     expect(counts.reduce((a, c) => a + c.n, 0)).toBe(N);
     const total = segments.reduce((a, s) => a + s.weight, 0);
     segments.forEach((s, i) => {

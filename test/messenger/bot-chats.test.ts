@@ -6,26 +6,26 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { BOT_USERNAME, createMessengerApp, startFakeBotApi, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
+import { BOT_USERNAME, openMessengerApp, startFakeBotApi, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
 
 let h: TestApp | undefined;
 let api: ReturnType<typeof startFakeBotApi> | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   api?.stop();
   h = undefined;
   api = undefined;
 });
 
-function start(env: Record<string, string> = {}) {
+async function start(env: Record<string, string> = {}) {
   api = startFakeBotApi();
-  h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url, ...env } });
+  h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url, ...env } });
   return { h, api };
 }
 
 const runOutbox = () => h!.ctx.jobs.runNow("messenger-bot-outbox");
 const ignoredCounts = () =>
-  h!.ctx.db.sqlite.query("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'updates_ignored' GROUP BY label ORDER BY label").all();
+  h!.ctx.store.all("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'updates_ignored' GROUP BY label ORDER BY label");
 
 /** A private-chat /start as Telegram sends it: every field of the Message, entities included. */
 const telegramStart = (updateId: number) => ({
@@ -55,7 +55,7 @@ const groupUpdate = (updateId: number, text: string, type = "supergroup") => ({
 
 describe("POST /api/messenger/webhook as Telegram calls it", () => {
   test("Telegram's delivery (JSON, X-Telegram-Bot-Api-Secret-Token) is accepted and answered", async () => {
-    const { h, api } = start();
+    const { h, api } = await start();
     const body = JSON.stringify(telegramStart(880001));
     // The request Telegram's servers make: POST, a JSON body, its Content-Type and Content-Length, the secret.
     const res = await h.json("/api/messenger/webhook", {
@@ -77,7 +77,7 @@ describe("POST /api/messenger/webhook as Telegram calls it", () => {
   });
 
   test("the spec's literal X-Messenger-Bot-Api-Secret-Token works too; a wrong secret in either is 401", async () => {
-    const { h } = start();
+    const { h } = await start();
     const spec = await h.json("/api/messenger/webhook", webhookPost(textUpdate("/help"), null, { "x-messenger-bot-api-secret-token": WEBHOOK_SECRET }));
     expect(spec.status).toBe(200);
     for (const header of ["x-telegram-bot-api-secret-token", "x-messenger-bot-api-secret-token"]) {
@@ -89,7 +89,7 @@ describe("POST /api/messenger/webhook as Telegram calls it", () => {
   });
 
   test("the OpenAPI document declares Telegram's header on the route", async () => {
-    const { h } = start();
+    const { h } = await start();
     const doc = (await h.json("/api/openapi.json")).body;
     const op = doc.paths["/api/messenger/webhook"].post;
     const names = (op.parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name.toLowerCase());
@@ -100,7 +100,7 @@ describe("POST /api/messenger/webhook as Telegram calls it", () => {
 
 describe("chat policy: private chats only, commands for this bot only", () => {
   test("group, supergroup and channel updates are acknowledged and recorded, never answered", async () => {
-    const { h, api } = start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
+    const { h, api } = await start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
     const cases = [
       groupUpdate(880101, "/help@SomeOtherBot"),
       groupUpdate(880102, "/help"),
@@ -124,19 +124,19 @@ describe("chat policy: private chats only, commands for this bot only", () => {
     }
     await runOutbox();
     expect(api.calls).toEqual([]);
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_bot_outbox").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_bot_outbox")).toEqual({ n: 0 });
     // Recorded: every update is stored (replay suppression), and counted as ignored with its reason.
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_updates WHERE update_id BETWEEN 880101 AND 880105").get()).toEqual({ n: 5 });
-    expect(ignoredCounts()).toEqual([
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_updates WHERE update_id BETWEEN 880101 AND 880105")).toEqual({ n: 5 });
+    expect(await ignoredCounts()).toEqual([
       { label: "not_private_chat", n: 4 },
       { label: "unhandled_kind", n: 1 },
     ]);
     // A group /start creates no player either.
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_players").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_players")).toEqual({ n: 0 });
   });
 
   test("in a private chat, /cmd@ThisBot is answered and /cmd@OtherBot is ignored (configured username, any case)", async () => {
-    const { h, api } = start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
+    const { h, api } = await start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
     const hook = async (text: string) => (await h.json("/api/messenger/webhook", webhookPost(textUpdate(text)))).body;
     expect(await hook(`/help@${BOT_USERNAME}`)).toMatchObject({ handled: true, replies_queued: 1 });
     expect(await hook(`/help@${BOT_USERNAME.toLowerCase()}`)).toMatchObject({ handled: true, replies_queued: 1 });
@@ -146,14 +146,14 @@ describe("chat policy: private chats only, commands for this bot only", () => {
     expect(api.me.calls).toBe(0); // configured: Telegram is never asked
     await runOutbox();
     expect(api.calls).toHaveLength(3);
-    expect(ignoredCounts()).toEqual([
+    expect(await ignoredCounts()).toEqual([
       { label: "for_another_bot", n: 1 },
       { label: "not_a_command", n: 1 },
     ]);
   });
 
   test("without MESSENGER_BOT_USERNAME the username is learnt once from getMe, when an addressed command first needs it", async () => {
-    const { h, api } = start();
+    const { h, api } = await start();
     const hook = async (text: string) => (await h.json("/api/messenger/webhook", webhookPost(textUpdate(text)))).body;
     expect(await hook("/help")).toMatchObject({ handled: true });
     expect(api.me.calls).toBe(0); // no addressee, no need to ask
@@ -163,7 +163,7 @@ describe("chat policy: private chats only, commands for this bot only", () => {
   });
 
   test("a getMe that fails leaves addressed commands unanswered, and is asked again only after a minute", async () => {
-    const { h, api } = start();
+    const { h, api } = await start();
     api.me.status = 401;
     api.me.body = { ok: false, error_code: 401, description: "Unauthorized" };
     const hook = async (text: string) => (await h.json("/api/messenger/webhook", webhookPost(textUpdate(text)))).body;
@@ -179,7 +179,7 @@ describe("chat policy: private chats only, commands for this bot only", () => {
   });
 
   test("ops health reports the ignored updates by reason", async () => {
-    const { h } = start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
+    const { h } = await start({ MESSENGER_BOT_USERNAME: BOT_USERNAME });
     await h.json("/api/messenger/webhook", webhookPost(groupUpdate(880201, "/help@SomeOtherBot")));
     await h.json("/api/messenger/webhook", webhookPost(textUpdate("/help@SomeOtherBot")));
     const token = await createAdminToken(h);

@@ -3,52 +3,51 @@
 // 429 retry_after and dead letters.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
-import { BOT_TOKEN, createMessengerApp, startFakeBotApi, textUpdate, webhookPost } from "./support";
+import { BOT_TOKEN, openMessengerApp, startFakeBotApi, textUpdate, webhookPost } from "./support";
 
 let h: TestApp;
 let api: ReturnType<typeof startFakeBotApi>;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   api?.stop();
 });
 
-const start = () => {
+const start = async () => {
   api = startFakeBotApi();
-  h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+  h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
 };
 const hook = (update: unknown, secret?: string | null) => h.json("/api/messenger/webhook", webhookPost(update, secret));
 const runOutbox = () => h.ctx.jobs.runNow("messenger-bot-outbox");
-const outbox = () =>
-  h.ctx.db.sqlite.query("SELECT id, status, attempts, next_attempt_at, last_error FROM messenger_bot_outbox ORDER BY id").all() as Array<Record<string, any>>;
+const outbox = () => h.ctx.store.all<Record<string, any>>("SELECT id, status, attempts, next_attempt_at, last_error FROM messenger_bot_outbox ORDER BY id");
 
 describe("POST /api/messenger/webhook", () => {
   test("the secret header is required and compared exactly", async () => {
-    start();
+    await start();
     for (const secret of [null, "wrong", "hook_secret-012345678", "hook_secret-01234567890"]) {
       const res = await hook(textUpdate("/help"), secret);
       expect(res.status).toBe(401);
       expect(res.body.error).toBe("webhook_secret_invalid");
     }
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_updates").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_updates")).toEqual({ n: 0 });
   });
 
   test("a repeated update_id is acknowledged and not processed twice, also after a restart of the app", async () => {
-    start();
+    await start();
     const update = textUpdate("/help");
     const first = await hook(update);
     expect(first.body).toMatchObject({ success: true, update_id: update.update_id, duplicate: false, replies_queued: 1 });
     const again = await hook(update);
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ duplicate: true, replies_queued: 0 });
-    expect(outbox()).toHaveLength(1);
+    expect(await outbox()).toHaveLength(1);
     // Durable: a new app over the same database file still knows the update.
     const { buildApp } = await import("../../src/app");
     const second = buildApp(h.ctx);
     const res = await second.handle(new Request("http://localhost/api/messenger/webhook", webhookPost(update)));
     expect(((await res.json()) as any).duplicate).toBe(true);
-    const counters = h.ctx.db.sqlite
-      .query("SELECT metric, SUM(count) AS n FROM messenger_counters WHERE metric LIKE 'updates_%' GROUP BY metric ORDER BY metric")
-      .all();
+    const counters = await h.ctx.store.all(
+      "SELECT metric, SUM(count) AS n FROM messenger_counters WHERE metric LIKE 'updates_%' GROUP BY metric ORDER BY metric",
+    );
     expect(counters).toEqual([
       { metric: "updates_received", n: 1 },
       { metric: "updates_replayed", n: 2 },
@@ -56,7 +55,7 @@ describe("POST /api/messenger/webhook", () => {
   });
 
   test("/start, /help, /balance and /play reply through the outbox to the Bot API", async () => {
-    start();
+    await start();
     for (const text of ["/start", "/help", "/balance", "/play@HeraldBot", "/nope"]) expect((await hook(textUpdate(text))).status).toBe(200);
     // Plain text and non-message updates are recorded and acknowledged without a reply.
     expect((await hook(textUpdate("hello"))).body.replies_queued).toBe(0);
@@ -72,17 +71,17 @@ describe("POST /api/messenger/webhook", () => {
     expect(texts[2]).toBe("Free spins: 0\nMissiles: 0\nPoints: 0");
     expect(texts[3]).toContain("Spin wheel: free spin available now");
     expect(texts[4]).toContain("Unknown command /nope");
-    expect(outbox().every((r) => r.status === "sent")).toBe(true);
+    expect((await outbox()).every((r) => r.status === "sent")).toBe(true);
     // /start created the player.
-    expect(h.ctx.db.sqlite.query("SELECT username FROM messenger_players WHERE telegram_user_id = 4242").get()).toEqual({ username: "ada" });
+    expect(await h.ctx.store.get("SELECT username FROM messenger_players WHERE telegram_user_id = 4242")).toEqual({ username: "ada" });
   });
 
   test("429 retry_after is honoured, 5xx backs off, a 403 (bot blocked) is dead at once", async () => {
-    start();
+    await start();
     await hook(textUpdate("/help"));
     api.answer({ status: 429, body: { ok: false, error_code: 429, description: "Too Many Requests: retry after 7", parameters: { retry_after: 7 } } });
     await runOutbox();
-    let row = outbox()[0]!;
+    let row = (await outbox())[0]!;
     expect(row).toMatchObject({ status: "pending", attempts: 1 });
     expect(Date.parse(row.next_attempt_at) - h.clock.now().getTime()).toBe(7000);
     await runOutbox(); // not due yet: nothing sent
@@ -90,19 +89,17 @@ describe("POST /api/messenger/webhook", () => {
     h.clock.advanceSeconds(7);
     api.answer({ status: 502, body: { ok: false, description: "Bad Gateway" } });
     await runOutbox();
-    row = outbox()[0]!;
+    row = (await outbox())[0]!;
     expect(row).toMatchObject({ status: "pending", attempts: 2 });
     expect(Date.parse(row.next_attempt_at) - h.clock.now().getTime()).toBe(10_000);
     h.clock.advanceSeconds(10);
     await runOutbox();
-    expect(outbox()[0]).toMatchObject({ status: "sent", attempts: 3 });
+    expect((await outbox())[0]).toMatchObject({ status: "sent", attempts: 3 });
     await hook(textUpdate("/help"));
     api.answer({ status: 403, body: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" } });
     await runOutbox();
-    expect(outbox()[1]).toMatchObject({ status: "dead", attempts: 1, last_error: "403 Forbidden: bot was blocked by the user" });
-    const errors = h.ctx.db.sqlite
-      .query("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'bot_api_errors' GROUP BY label ORDER BY label")
-      .all();
+    expect((await outbox())[1]).toMatchObject({ status: "dead", attempts: 1, last_error: "403 Forbidden: bot was blocked by the user" });
+    const errors = await h.ctx.store.all("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'bot_api_errors' GROUP BY label ORDER BY label");
     expect(errors).toEqual([
       { label: "403", n: 1 },
       { label: "429", n: 1 },
@@ -114,9 +111,9 @@ describe("POST /api/messenger/webhook", () => {
     api = startFakeBotApi();
     const closed = api.url;
     api.stop();
-    h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: closed } });
+    h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: closed } });
     await hook(textUpdate("/balance"));
     await runOutbox();
-    expect(outbox()[0]).toMatchObject({ status: "pending", attempts: 1, last_error: expect.stringContaining("network") });
+    expect((await outbox())[0]).toMatchObject({ status: "pending", attempts: 1, last_error: expect.stringContaining("network") });
   });
 });

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 // GET /admin/console/messenger and its mission form without a browser: who may see it, that its figures are the
 // overview route's (seeded by real plays through the mini-app routes), that planted titles are escaped, the
@@ -16,10 +16,12 @@ let h: TestApp;
 let token: string;
 
 beforeEach(async () => {
-  h = createMessengerApp({ clock: new FakeClock(NOW) });
+  h = await openMessengerApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "ops");
 });
-afterEach(() => h.close());
+afterEach(async () => {
+  await h.close();
+});
 
 const bearer = () => ({ authorization: `Bearer ${token}` });
 const adminPost = (path: string, body: unknown) => h.json(path, jsonInit("POST", body, bearer()));
@@ -281,7 +283,7 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
     expect(res.headers.get("location")).toBe(`${PAGE}?days=7&done=deactivated&mission=spin-5`);
     const m = await missionOf("spin-5");
     expect([m.active, m.revision]).toEqual([false, 2]);
-    const audit = h.ctx.db.sqlite.query<{ actor: string }, []>("SELECT actor FROM admin_audit WHERE action = 'messenger.mission.deactivate'").all();
+    const audit = await h.ctx.store.all<{ actor: string }>("SELECT actor FROM admin_audit WHERE action = 'messenger.mission.deactivate'");
     expect(audit.length).toBe(1);
     expect(audit[0]!.actor).toContain("ops");
 
@@ -341,7 +343,7 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
 
 describe("without MESSENGER_BOT_TOKEN", () => {
   test("the page says the bot is not configured (200 HTML, not the routes' JSON 503); the form refuses with the same words", async () => {
-    const bare = createTestApp({ clock: new FakeClock(NOW) });
+    const bare = await openTestApp({ clock: new FakeClock(NOW) });
     try {
       const adminToken = await createAdminToken(bare, "ops");
       const cookie = await signedInCookie(bare, adminToken);
@@ -367,7 +369,7 @@ describe("without MESSENGER_BOT_TOKEN", () => {
       });
       expect([script.status, script.body.error]).toEqual([503, "messenger_not_configured"]);
     } finally {
-      bare.close();
+      await bare.close();
     }
   });
 });

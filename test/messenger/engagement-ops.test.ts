@@ -1,14 +1,16 @@
 // Engagement previews and GET /api/messenger/ops/health (issue 18).
 import { afterEach, describe, expect, test } from "bun:test";
 import { applyAction } from "../../src/messenger/ledger";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
+import { openMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 const earn = (id: number, points: number) =>
-  applyAction(h.ctx, { telegramUserId: id, requestId: `earn-${id}-${points}`, action: "test.credit", inputs: {}, gameKey: null }, () => ({
+  applyAction(h.ctx, { telegramUserId: id, requestId: `earn-${id}-${points}`, action: "test.credit", inputs: {}, gameKey: null }, async () => ({
     deltas: { freeSpins: 0, missiles: 0, points },
     earnedPoints: points,
     result: {},
@@ -16,10 +18,10 @@ const earn = (id: number, points: number) =>
 
 describe("engagement previews", () => {
   test("leaderboard: top players by points earned and the caller's rank", async () => {
-    h = createMessengerApp();
-    earn(1, 50);
-    earn(2, 300);
-    earn(3, 120);
+    h = await openMessengerApp();
+    await earn(1, 50);
+    await earn(2, 300);
+    await earn(3, 120);
     const init = initDataFor(h, { id: 3, first_name: "Cy" });
     const res = await h.json(`/api/messenger/engagement/leaderboard-preview?limit=2&init_data=${encodeURIComponent(init)}`);
     expect(res.status).toBe(200);
@@ -33,7 +35,7 @@ describe("engagement previews", () => {
   });
 
   test("activity preview: totals and recent ledger rows, read-only", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const init = initDataFor(h, { id: 8 });
     await h.json("/api/messenger/games/spin-wheel/play", tmaPost(init, { request_id: "spin-00001" }));
     const res = await h.json("/api/messenger/engagement/activity-preview?limit=5", { headers: { authorization: `tma ${init}` } });
@@ -41,9 +43,9 @@ describe("engagement previews", () => {
     expect(res.body.totals).toMatchObject({ spins: 1, grids: 0 });
     expect(res.body.recent).toHaveLength(1);
     expect(res.body.recent[0].action).toBe("spin_wheel.play");
-    const rows = h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get();
+    const rows = await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger");
     await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${init}` } });
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual(rows);
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger")).toEqual(rows);
   });
 });
 
@@ -51,7 +53,7 @@ describe("GET /api/messenger/ops/health", () => {
   test("reports updates, replays, init-data failures, plays, the outbox backlog and Bot API errors", async () => {
     const api = startFakeBotApi();
     try {
-      h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+      h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
       const admin = await createAdminToken(h);
       const u = textUpdate("/help");
       await h.json("/api/messenger/webhook", webhookPost(u));
@@ -79,7 +81,7 @@ describe("GET /api/messenger/ops/health", () => {
   });
 
   test("answers 503 messenger_not_configured without a bot token", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const admin = await createAdminToken(h);
     const res = await h.json("/api/messenger/ops/health", { headers: { authorization: `Bearer ${admin}` } });
     expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);
@@ -95,7 +97,7 @@ describe("messenger-prune", () => {
   test("deletes old updates, finished bot replies and counters; keeps recent rows and pending replies", async () => {
     const api = startFakeBotApi();
     try {
-      h = createMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+      h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
       const old = textUpdate("/help");
       await h.json("/api/messenger/webhook", webhookPost(old));
       await h.ctx.jobs.runNow("messenger-bot-outbox"); // sent
@@ -107,11 +109,11 @@ describe("messenger-prune", () => {
       await h.json("/api/messenger/webhook", webhookPost(recent));
       const run = await h.ctx.jobs.runNow("messenger-prune");
       expect(run.ok).toBe(true);
-      const db = h.ctx.db.sqlite;
-      expect(db.query("SELECT update_id FROM messenger_updates ORDER BY update_id").all()).toEqual([{ update_id: recent.update_id }]);
-      expect(db.query("SELECT status FROM messenger_bot_outbox ORDER BY id").all()).toEqual([{ status: "pending" }, { status: "pending" }]);
+      const db = h.ctx.store;
+      expect(await db.all("SELECT update_id FROM messenger_updates ORDER BY update_id")).toEqual([{ update_id: recent.update_id }]);
+      expect(await db.all("SELECT status FROM messenger_bot_outbox ORDER BY id")).toEqual([{ status: "pending" }, { status: "pending" }]);
       expect(
-        (db.query("SELECT MIN(hour) AS h FROM messenger_counters").get() as { h: string }).h >=
+        ((await db.get("SELECT MIN(hour) AS h FROM messenger_counters")) as { h: string }).h >=
           new Date(h.clock.now().getTime() - 90 * 86_400_000).toISOString(),
       ).toBe(true);
     } finally {

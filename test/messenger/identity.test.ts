@@ -3,18 +3,20 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { generateKeyPairSync, sign as ed25519Sign } from "node:crypto";
 import { sign } from "@telegram-apps/init-data-node";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { initDataFromHeader } from "../../src/messenger/init-data";
-import { BOT_TOKEN, createMessengerApp, initDataFor, signInitData, tmaPost } from "./support";
+import { BOT_TOKEN, openMessengerApp, initDataFor, signInitData, tmaPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const verify = (init: RequestInit) => h.json("/api/messenger/init/verify", init);
 
 describe("POST /api/messenger/init/verify", () => {
   test("init data signed by an independent implementation verifies, in all three places it may be sent", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const init = initDataFor(h, { id: 4242, username: "ada", is_premium: true, language_code: "en" }, { start_param: "promo_SPRING" });
     const viaHeader = await verify(tmaPost(init));
     expect(viaHeader.status).toBe(200);
@@ -32,12 +34,12 @@ describe("POST /api/messenger/init/verify", () => {
     expect(viaBody.status).toBe(200);
     const viaQuery = await h.json(`/api/messenger/init/verify?init_data=${encodeURIComponent(init)}`, jsonInit("POST", {}));
     expect(viaQuery.status).toBe(200);
-    const row = h.ctx.db.sqlite.query("SELECT username, is_premium FROM messenger_players WHERE telegram_user_id = 4242").get();
+    const row = await h.ctx.store.get("SELECT username, is_premium FROM messenger_players WHERE telegram_user_id = 4242");
     expect(row).toEqual({ username: "ada", is_premium: 1 });
   });
 
   test("init data signed by the library's own sign verifies", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const init = sign({ user: { id: 77, first_name: "Lib", username: "lib" } } as Parameters<typeof sign>[0], BOT_TOKEN, h.clock.now());
     const res = await verify(tmaPost(init));
     expect(res.status).toBe(200);
@@ -45,7 +47,7 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("each tampering fails with its own code", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const now = Math.floor(h.clock.now().getTime() / 1000);
     const good = initDataFor(h, { id: 1, username: "one" });
     const cases: Array<[string, string | null, string]> = [
@@ -67,9 +69,9 @@ describe("POST /api/messenger/init/verify", () => {
       expect({ name, status: res.status, error: res.body.error }).toEqual({ name, status: 401, error: code });
       expect(res.body.message.length).toBeGreaterThan(20);
     }
-    const failures = h.ctx.db.sqlite
-      .query("SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'init_data_failures' GROUP BY label ORDER BY label")
-      .all();
+    const failures = await h.ctx.store.all(
+      "SELECT label, SUM(count) AS n FROM messenger_counters WHERE metric = 'init_data_failures' GROUP BY label ORDER BY label",
+    );
     expect(failures).toEqual([
       { label: "init_data_expired", n: 1 },
       { label: "init_data_malformed", n: 4 },
@@ -79,7 +81,7 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("MESSENGER_INIT_DATA_MAX_AGE_SECONDS bounds the age exactly", async () => {
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
     const now = Math.floor(h.clock.now().getTime() / 1000);
     expect((await verify(tmaPost(initDataFor(h, { id: 5 }, {}, now - 300)))).status).toBe(200);
     const old = await verify(tmaPost(initDataFor(h, { id: 5 }, {}, now - 301)));
@@ -88,7 +90,7 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("init data dated in the future is refused past MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS (60 s by default), with its own code", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const now = Math.floor(h.clock.now().getTime() / 1000);
     expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 60)))).status).toBe(200);
     const ahead = await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 61)));
@@ -98,10 +100,10 @@ describe("POST /api/messenger/init/verify", () => {
     // Ten years ahead: refused, where it used to be accepted and never expire.
     const decade = await verify(tmaPost(initDataFor(h, { id: 7 }, {}, now + 10 * 365 * 86_400)));
     expect(decade.body.error).toBe("init_data_future_dated");
-    const failures = h.ctx.db.sqlite.query("SELECT SUM(count) AS n FROM messenger_counters WHERE label = 'init_data_future_dated'").get();
+    const failures = await h.ctx.store.get("SELECT SUM(count) AS n FROM messenger_counters WHERE label = 'init_data_future_dated'");
     expect(failures).toEqual({ n: 2 });
-    h.close();
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "0" } });
+    await h.close();
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "0" } });
     const t0 = Math.floor(h.clock.now().getTime() / 1000);
     expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, t0)))).status).toBe(200);
     expect((await verify(tmaPost(initDataFor(h, { id: 7 }, {}, t0 + 1)))).body.error).toBe("init_data_future_dated");
@@ -110,7 +112,7 @@ describe("POST /api/messenger/init/verify", () => {
   test("the Ed25519 path refuses future-dated init data too", async () => {
     const { privateKey, publicKey } = generateKeyPairSync("ed25519");
     const publicHex = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url").toString("hex");
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
     const botId = BOT_TOKEN.split(":")[0];
     const signedAt = (authDate: number) => {
       const fields: Record<string, string> = { auth_date: String(authDate), user: JSON.stringify({ id: 5152, first_name: "Grace" }) };
@@ -129,7 +131,7 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("init data verified once is still refused once it ages past the limit (the per-process cache re-checks the age)", async () => {
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MAX_AGE_SECONDS: "300" } });
     const init = initDataFor(h, { id: 6 });
     expect((await verify(tmaPost(init))).status).toBe(200);
     expect((await verify(tmaPost(init))).status).toBe(200);
@@ -138,13 +140,13 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("ed25519 mode refuses HMAC-only init data and a bad Ed25519 signature; either mode accepts the HMAC", async () => {
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
     const hmacOnly = initDataFor(h, { id: 9 });
     expect((await verify(tmaPost(hmacOnly))).body.error).toBe("init_data_malformed");
     const forged = initDataFor(h, { id: 9 }, { signature: Buffer.alloc(64, 7).toString("base64url") });
     expect((await verify(tmaPost(forged))).body.error).toBe("init_data_signature_invalid");
-    h.close();
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "either" } });
+    await h.close();
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "either" } });
     expect((await verify(tmaPost(initDataFor(h, { id: 9 }, { signature: Buffer.alloc(64, 7).toString("base64url") })))).status).toBe(200);
     expect((await verify(tmaPost(initDataFor(h, { id: 9 }).replace(/hash=[0-9a-f]+/, `hash=${"0".repeat(64)}`)))).body.error).toBe(
       "init_data_signature_invalid",
@@ -155,7 +157,7 @@ describe("POST /api/messenger/init/verify", () => {
     // Telegram's private keys are Telegram's: the test signs with a key of its own, configured as the verifying key.
     const { privateKey, publicKey } = generateKeyPairSync("ed25519");
     const publicHex = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url").toString("hex");
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519", MESSENGER_INIT_DATA_ED25519_KEYS: publicHex } });
     const botId = BOT_TOKEN.split(":")[0];
     // Built here from Telegram's documentation, independently of src/messenger/init-data.ts: "<bot_id>:WebAppData",
     // then every field but hash and signature as key=value, sorted, joined by "\n".
@@ -182,8 +184,8 @@ describe("POST /api/messenger/init/verify", () => {
     const truncated = new URLSearchParams({ ...fields, signature: signature.slice(0, 60) }).toString();
     expect((await verify(tmaPost(truncated))).body.error).toBe("init_data_signature_invalid");
     // Telegram's published production key (the default) does not accept this key's signature.
-    h.close();
-    h = createMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
+    await h.close();
+    h = await openMessengerApp({ env: { MESSENGER_INIT_DATA_MODE: "ed25519" } });
     expect((await verify(tmaPost(signed))).body.error).toBe("init_data_signature_invalid");
   });
 
@@ -195,14 +197,14 @@ describe("POST /api/messenger/init/verify", () => {
   });
 
   test("without MESSENGER_BOT_TOKEN the route answers 503 messenger_not_configured", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const res = await verify(jsonInit("POST", {}));
     expect(res.status).toBe(503);
     expect(res.body.error).toBe("messenger_not_configured");
   });
 
   test("unknown body fields are refused", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const res = await verify(tmaPost(initDataFor(h, { id: 3 }), { init_data: "x", extra: 1 }));
     expect(res.status).toBe(400);
     expect(res.body.error).toBe("invalid_payload");

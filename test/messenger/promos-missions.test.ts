@@ -6,14 +6,16 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { applyAction } from "../../src/messenger/ledger";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
+import { openMessengerApp, initDataFor, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";
 
 let h: TestApp;
 let admin: string;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const setup = async (env: Record<string, string> = {}) => {
-  h = createMessengerApp({ env });
+  h = await openMessengerApp({ env });
   admin = await createAdminToken(h);
 };
 const as = (id: number, path: string, body: Record<string, unknown> = {}, user: Record<string, unknown> = {}) =>
@@ -29,7 +31,7 @@ describe("promos", () => {
     expect(created.status).toBe(200);
     expect(created.body.promo).toMatchObject({ code: "SPRING", claims: 0, audience_group: "all" });
     expect((await adminPost("/api/messenger/admin/games/promos", { code: "SPRING", reward: {}, max_claims: 1 })).status).toBe(409);
-    const audit = h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'messenger.%'").all();
+    const audit = await h.ctx.store.all("SELECT action, target FROM admin_audit WHERE action LIKE 'messenger.%'");
     expect(audit).toEqual([{ action: "messenger.promo.create", target: "SPRING" }]);
     const one = await as(1, "/api/messenger/games/promos/claim", { request_id: rid(), code: "SPRING" });
     expect(one.status).toBe(200);
@@ -68,7 +70,7 @@ describe("promos", () => {
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
     expect(answers.filter((a) => a.body.error === "promo_exhausted")).toHaveLength(9);
-    expect(h.ctx.db.sqlite.query("SELECT claims FROM messenger_promos WHERE code = 'RUSH'").get()).toEqual({ claims: 3 });
+    expect(await h.ctx.store.get("SELECT claims FROM messenger_promos WHERE code = 'RUSH'")).toEqual({ claims: 3 });
   });
 
   test("/start promo_<CODE> claims the promo from the bot", async () => {
@@ -82,7 +84,7 @@ describe("promos", () => {
       const texts = api.calls.map((c) => c.body.text as string);
       expect(texts.filter((t) => t.startsWith("Promo BOTPROMO applied: +0 free spins, +0 missiles, +7 points."))).toHaveLength(1);
       expect(texts.filter((t) => t.startsWith("Promo BOTPROMO was already applied"))).toHaveLength(1);
-      expect(h.ctx.db.sqlite.query("SELECT points_balance FROM messenger_players WHERE telegram_user_id = 55").get()).toEqual({ points_balance: 7 });
+      expect(await h.ctx.store.get("SELECT points_balance FROM messenger_players WHERE telegram_user_id = 55")).toEqual({ points_balance: 7 });
     } finally {
       api.stop();
     }
@@ -100,7 +102,7 @@ describe("referrals", () => {
       await start("/start ref_12", 11, "Friend"); // already referred: unchanged
       await start("/start ref_13", 13, "Self"); // self-referral: ignored
       await start("/start ref_999", 14, "Nobody"); // unknown inviter: ignored
-      const rows = h.ctx.db.sqlite.query("SELECT telegram_user_id AS id, referred_by FROM messenger_players ORDER BY id").all();
+      const rows = await h.ctx.store.all("SELECT telegram_user_id AS id, referred_by FROM messenger_players ORDER BY id");
       expect(rows).toEqual([
         { id: 10, referred_by: null },
         { id: 11, referred_by: 10 },
@@ -129,15 +131,13 @@ describe("missions", () => {
     per_minute_cap: 2,
   };
   const credit = (id: number, deltas: { freeSpins?: number; points?: number }) =>
-    applyAction(h.ctx, { telegramUserId: id, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, () => ({
+    applyAction(h.ctx, { telegramUserId: id, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, async () => ({
       deltas: { freeSpins: deltas.freeSpins ?? 0, missiles: 0, points: deltas.points ?? 0 },
       result: {},
     }));
   const spin = async (id: number) => expect((await as(id, "/api/messenger/games/spin-wheel/play", { request_id: rid() })).status).toBe(200);
   const rewardRows = (id: number) =>
-    h.ctx.db.sqlite
-      .query("SELECT COUNT(*) AS n, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ? AND action = 'mission.reward'")
-      .get(id);
+    h.ctx.store.get("SELECT COUNT(*) AS n, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ? AND action = 'mission.reward'", [id]);
 
   test("an event type the server neither observes nor was told is self-reported is refused at creation, naming the field", async () => {
     await setup();
@@ -165,7 +165,7 @@ describe("missions", () => {
       const res = await adminPost("/api/messenger/admin/missions", { ...mission, ...patch });
       expect([field, res.status, res.body.details?.[0]?.field]).toEqual([field, 400, field]);
     }
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_missions").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_missions")).toEqual({ n: 0 });
     const ok = await adminPost("/api/messenger/admin/missions", mission);
     expect([ok.status, ok.body.mission.progress_source]).toEqual([200, "self_reported"]);
     const server = await adminPost("/api/messenger/admin/missions", {
@@ -190,7 +190,7 @@ describe("missions", () => {
     };
     expect((await adminPost("/api/messenger/admin/missions", spin3)).body.mission).toMatchObject({ progress_source: "server" });
     const P = 21;
-    credit(P, { freeSpins: 10 });
+    await credit(P, { freeSpins: 10 });
     await as(P, "/api/messenger/games/spin-wheel/status");
     await spin(P); // before enrolling: does not count
     await as(P, "/api/messenger/missions/enroll", { mission_key: "spin-3" });
@@ -207,7 +207,7 @@ describe("missions", () => {
       reward_paid: null,
       progress_source: "server",
     });
-    expect(rewardRows(P)).toEqual({ n: 0, p: null });
+    expect(await rewardRows(P)).toEqual({ n: 0, p: null });
 
     await spin(P);
     await spin(P);
@@ -220,10 +220,10 @@ describe("missions", () => {
     const done = await progress("evt-00003");
     expect(done.body).toMatchObject({ accepted: true, progress: 3, observed: 4, completed: true, reward_paid: { points: 100, missiles: 0, free_spins: 0 } });
     expect((await progress("evt-00004")).body).toMatchObject({ accepted: false, reason: "already_completed" });
-    expect(rewardRows(P)).toEqual({ n: 1, p: 100 });
+    expect(await rewardRows(P)).toEqual({ n: 1, p: 100 });
     // Nothing counts after completion.
     await spin(P);
-    const row = h.ctx.db.sqlite.query("SELECT progress, observed FROM messenger_mission_enrollments WHERE telegram_user_id = ?").get(P);
+    const row = await h.ctx.store.get("SELECT progress, observed FROM messenger_mission_enrollments WHERE telegram_user_id = ?", [P]);
     expect(row).toEqual({ progress: 3, observed: 4 });
   });
 
@@ -240,7 +240,7 @@ describe("missions", () => {
     });
     const P = 22;
     await as(P, "/api/messenger/missions/enroll", { mission_key: "buy-5" });
-    credit(P, { points: 1000 });
+    await credit(P, { points: 1000 });
     // One unit per item bought.
     expect((await as(P, "/api/messenger/games/items/purchase", { request_id: rid(), item_key: "missile", quantity: 4 })).status).toBe(200);
     const progress = (id: string) => as(P, "/api/messenger/missions/progress", { mission_key: "buy-5", client_event_id: id });
@@ -315,7 +315,7 @@ describe("missions", () => {
     const done = await progress("evt-00007", 9);
     expect(done.body).toMatchObject({ accepted: true, progress: 5, completed: true, reward_paid: { points: 100, missiles: 2, free_spins: 0 } });
     expect((await progress("evt-00008", 6)).body).toMatchObject({ accepted: false, reason: "already_completed" });
-    expect(rewardRows(P)).toEqual({ n: 1, p: 100 });
+    expect(await rewardRows(P)).toEqual({ n: 1, p: 100 });
     const history = await as(P, "/api/messenger/missions/history", { mission_key: "quiz-5", limit: 3 });
     expect(history.body.events.map((e: any) => [e.client_event_id, e.accepted, e.reason])).toEqual([
       ["evt-00008", false, "already_completed"],

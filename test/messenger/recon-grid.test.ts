@@ -5,10 +5,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { GRID_CELLS } from "../../src/messenger/catalog";
 import { applyAction } from "../../src/messenger/ledger";
 import type { TestApp } from "../support/app";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 const PLAYER = 777;
 const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER }), body));
 let seq = 0;
@@ -37,7 +39,7 @@ async function recomputeLayout(serverSeed: string, clientSeed: string): Promise<
 
 describe("recon grid", () => {
   test("start, reveal for missiles until every prize is found, then recompute the layout", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     // The status publishes the hash of the seed the next grid will use, before any client seed is sent.
     const before = await post("/api/messenger/games/recon-grid/status");
     const committed = before.body.next_server_seed_hash;
@@ -59,7 +61,7 @@ describe("recon grid", () => {
     expect(noMissile.status).toBe(409);
     expect(noMissile.body.error).toBe("game_balance_insufficient");
     // Points through the ledger, then missiles bought with them.
-    applyAction(h.ctx, { telegramUserId: PLAYER, requestId: "seed-points-1", action: "test.credit", inputs: {}, gameKey: null }, () => ({
+    await applyAction(h.ctx, { telegramUserId: PLAYER, requestId: "seed-points-1", action: "test.credit", inputs: {}, gameKey: null }, async () => ({
       deltas: { freeSpins: 0, missiles: 0, points: 500 },
       result: {},
     }));
@@ -89,7 +91,7 @@ describe("recon grid", () => {
   });
 
   test("abandoning a grid reveals its seed; each start uses the seed the answer before committed", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     await post("/api/messenger/games/recon-grid/status");
     const firstStart = await post("/api/messenger/games/recon-grid/start");
     const first = firstStart.body.grid;
@@ -102,11 +104,11 @@ describe("recon grid", () => {
   });
 
   test("a start without a seed committed in an earlier answer, or against another commitment, is refused", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const early = await post("/api/messenger/games/recon-grid/start", { client_seed: "chosen-first" });
     expect([early.status, early.body.error, early.body.details]).toEqual([409, "game_state_conflict", { next_server_seed_hash: null }]);
     expect(early.body.message).toContain("recon-grid/status");
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_grids").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_grids")).toEqual({ n: 0 });
     const status = await post("/api/messenger/games/recon-grid/status");
     expect((await post("/api/messenger/games/recon-grid/status")).body.next_server_seed_hash).toBe(status.body.next_server_seed_hash);
     const other = await post("/api/messenger/games/recon-grid/start", { client_seed: "chosen", next_server_seed_hash: "f".repeat(64) });

@@ -7,14 +7,16 @@ import { Keypair } from "@solana/web3.js";
 import bs58 from "bs58";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 describe("salutes rewards", () => {
   test("a promo's salutes go to the linked partner user once; an unlinked player gets the game reward only", async () => {
-    h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+    h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     const admin = await createAdminToken(h);
     const key = await createKey(h, { partner: "Acme", mode: "live" });
     const user = await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "ext-9", username: "linked" } });
@@ -32,7 +34,7 @@ describe("salutes rewards", () => {
     expect(replay.body).toMatchObject({ replayed: true, salutes: { paid: true } });
     const balance = await signedJson(h, key, "GET", `/api/salutes/balance?user_id=${userId}`);
     expect(balance.body.balance).toBe(2.5);
-    const events = h.ctx.db.sqlite.query("SELECT event_type, data FROM events WHERE partner = 'Acme' AND event_type = 'salutes.credit'").all() as Array<{
+    const events = (await h.ctx.store.all("SELECT event_type, data FROM events WHERE partner = 'Acme' AND event_type = 'salutes.credit'")) as Array<{
       data: string;
     }>;
     expect(events).toHaveLength(1);
@@ -46,7 +48,7 @@ describe("salutes rewards", () => {
   });
 
   test("one wallet proven by two players: both link to its partner user, whose salutes for a reward are paid once", async () => {
-    h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+    h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     const admin = await createAdminToken(h);
     const key = await createKey(h, { partner: "Acme", mode: "live" });
     const kp = Keypair.generate();
@@ -97,9 +99,9 @@ describe("salutes rewards", () => {
     // The user was credited 2.5 + 1 once each: one salutes.credit per reward, one guard row per reward.
     const balance = await signedJson(h, key, "GET", `/api/salutes/balance?user_id=${userId}`);
     expect(balance.body.balance).toBe(3.5);
-    const credits = h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM events WHERE partner = 'Acme' AND event_type = 'salutes.credit'").get();
+    const credits = await h.ctx.store.get("SELECT COUNT(*) AS n FROM events WHERE partner = 'Acme' AND event_type = 'salutes.credit'");
     expect(credits).toEqual({ n: 2 });
-    const guards = h.ctx.db.sqlite.query("SELECT reward_key, telegram_user_id FROM messenger_salutes_rewards ORDER BY reward_key").all();
+    const guards = await h.ctx.store.all("SELECT reward_key, telegram_user_id FROM messenger_salutes_rewards ORDER BY reward_key");
     expect(guards).toEqual([
       { reward_key: "mission:prove-1", telegram_user_id: 1 },
       { reward_key: "promo:SALUTE5", telegram_user_id: 1 },

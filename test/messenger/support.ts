@@ -1,7 +1,9 @@
 // Shared helpers of the messenger tests: init data signed by an independent implementation of Telegram's
-// documented scheme (node:crypto directly, not the library the app uses), and the app's env.
+// documented scheme (node:crypto directly, not the library the app uses), the app's env, and a second instance
+// over the same database.
 import { createHmac } from "node:crypto";
-import { createTestApp, jsonInit, type TestApp, type TestAppOptions } from "../support/app";
+import { createTestApp, jsonInit, openTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { seededRng } from "../support/clock";
 
 export const BOT_TOKEN = "7000000001:AAE_test-token_0123456789abcdefghijk";
 export const WEBHOOK_SECRET = "hook_secret-0123456789";
@@ -12,8 +14,29 @@ export const messengerEnv = (extra: Record<string, string> = {}): Record<string,
   ...extra,
 });
 
+/** A messenger app on SQLite only (the browser tests, which drive a real server). */
 export function createMessengerApp(opts: TestAppOptions = {}): TestApp {
   return createTestApp({ ...opts, env: messengerEnv(opts.env) });
+}
+
+/** A messenger app on the engine HERALD_TEST_ENGINE names (SQLite by default, else a fresh PostgreSQL database). */
+export function openMessengerApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  return openTestApp({ ...opts, env: messengerEnv(opts.env) });
+}
+
+let siblings = 0;
+
+/**
+ * A second instance on the database of `h` — its own context, store (connections or pool), caches and jobs, as
+ * another process would have — on the same clock unless given one. Close it before `h` (on SQLite `h` owns the
+ * file and its folder).
+ */
+export function siblingOf(h: TestApp, opts: TestAppOptions = {}): Promise<TestApp> {
+  const env: Record<string, string> = { ...opts.env };
+  if (h.ctx.store.dialect === "postgres") env.DATABASE_URL = h.ctx.config.database.url!;
+  else env.HERALD_DB_PATH = h.ctx.config.dbPath;
+  // Its own randomness: two instances drawing the same seeds and nonces would be one instance twice.
+  return openTestApp({ clock: h.clock, rng: seededRng(`sibling-${++siblings}`), ...opts, env: messengerEnv(env) });
 }
 
 export interface InitUser {

@@ -7,10 +7,12 @@ import { Keypair } from "@solana/web3.js";
 import bs58 from "bs58";
 import type { TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 const PLAYER = 31337;
 const as = (path: string, body: Record<string, unknown>, id = PLAYER) => h.json(path, tmaPost(initDataFor(h, { id }), body));
 const signWith = (kp: Keypair, message: string) => bs58.encode(ed25519.sign(new TextEncoder().encode(message), kp.secretKey.slice(0, 32)));
@@ -26,7 +28,7 @@ async function partnerWithWallet(address: string): Promise<{ key: TestKey; userI
 
 describe("wallet proof", () => {
   test("a real Keypair signature verifies, links the partner user and marks the partner's wallet verified", async () => {
-    h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+    h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     const kp = Keypair.generate();
     const address = kp.publicKey.toBase58();
     const { key, userId } = await partnerWithWallet(address);
@@ -55,7 +57,7 @@ describe("wallet proof", () => {
   });
 
   test("another key, a mangled message, an unknown and an expired nonce each have their own code", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const kp = Keypair.generate();
     const other = Keypair.generate();
     const address = kp.publicKey.toBase58();
@@ -82,7 +84,7 @@ describe("wallet proof", () => {
 
 describe("operator link", () => {
   test("an operator links and unlinks a player to a MESSENGER_SALUTES_PARTNER user, audited", async () => {
-    h = createMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+    h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
     const { createAdminToken } = await import("../support/partner");
     const { jsonInit } = await import("../support/app");
     const admin = await createAdminToken(h);
@@ -100,7 +102,7 @@ describe("operator link", () => {
     expect((await link("1.5", { user_id: userId, reason: "x" })).body.error).toBe("invalid_query");
     const unlinked = await link(PLAYER, { user_id: null, reason: "user asked" });
     expect(unlinked.body.player.linked_user_id).toBeNull();
-    const audit = h.ctx.db.sqlite.query("SELECT target, details FROM admin_audit WHERE action = 'messenger.player.link' ORDER BY id").all() as Array<{
+    const audit = (await h.ctx.store.all("SELECT target, details FROM admin_audit WHERE action = 'messenger.player.link' ORDER BY id")) as Array<{
       target: string;
       details: string;
     }>;

@@ -8,10 +8,12 @@ import { WHEEL_CAMPAIGN } from "../../src/messenger/catalog";
 import { pickWeighted } from "../../src/messenger/games/fair";
 import type { TestApp } from "../support/app";
 import { seededRng } from "../support/clock";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 const PLAYER = 4242;
 const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER, username: "ada" }), body));
@@ -19,21 +21,22 @@ let seq = 0;
 const rid = () => `req-${++seq}-${Date.now()}`;
 
 /** Credits the player through the real ledger verb (what a promo or mission reward does). */
-function credit(deltas: { freeSpins?: number; missiles?: number; points?: number }) {
-  applyAction(h.ctx, { telegramUserId: PLAYER, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, () => ({
+async function credit(deltas: { freeSpins?: number; missiles?: number; points?: number }) {
+  await applyAction(h.ctx, { telegramUserId: PLAYER, requestId: rid(), action: "test.credit", inputs: deltas, gameKey: null }, async () => ({
     deltas: { freeSpins: deltas.freeSpins ?? 0, missiles: deltas.missiles ?? 0, points: deltas.points ?? 0 },
     result: {},
   }));
 }
 
-function ledgerMatchesBalances() {
-  const db = h.ctx.db.sqlite;
-  const sum = db
-    .query("SELECT SUM(free_spin_delta) AS s, SUM(missile_delta) AS m, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ?")
-    .get(PLAYER) as any;
-  const p = db
-    .query("SELECT free_spin_balance AS s, missile_balance AS m, points_balance AS p FROM messenger_players WHERE telegram_user_id = ?")
-    .get(PLAYER) as any;
+async function ledgerMatchesBalances() {
+  const db = h.ctx.store;
+  const sum = (await db.get(
+    "SELECT SUM(free_spin_delta) AS s, SUM(missile_delta) AS m, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ?",
+    [PLAYER],
+  )) as any;
+  const p = (await db.get("SELECT free_spin_balance AS s, missile_balance AS m, points_balance AS p FROM messenger_players WHERE telegram_user_id = ?", [
+    PLAYER,
+  ])) as any;
   expect(p).toEqual({ s: sum.s ?? 0, m: sum.m ?? 0, p: sum.p ?? 0 });
   expect(p.s >= 0 && p.m >= 0 && p.p >= 0).toBe(true);
 }
@@ -63,7 +66,7 @@ async function sha256Hex(text: string) {
 
 describe("spin wheel", () => {
   test("status, the daily free spin, the cooldown, then spins in hand", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const status = await post("/api/messenger/games/spin-wheel/status");
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ available: true, free_spin_available: true, free_spin_balance: 0, campaign: { campaign_key: "wheel-default" } });
@@ -87,11 +90,11 @@ describe("spin wheel", () => {
     }
     h.clock.advanceSeconds(86_400);
     expect((await post("/api/messenger/games/spin-wheel/play", { request_id: rid() })).body.spin.paid_with).toBe("daily_free_spin");
-    ledgerMatchesBalances();
+    await ledgerMatchesBalances();
   });
 
   test("a repeated request_id replays the stored answer; another action with it is request_id_reused", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const id = rid();
     const a = await post("/api/messenger/games/spin-wheel/play", { request_id: id });
     const b = await post("/api/messenger/games/spin-wheel/play", { request_id: id });
@@ -99,15 +102,15 @@ describe("spin wheel", () => {
     expect(b.body.replayed).toBe(true);
     expect(b.body.spin).toEqual(a.body.spin);
     expect(b.body.balances).toEqual(a.body.balances);
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_spins").get()).toEqual({ n: 1 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_spins")).toEqual({ n: 1 });
     const other = await post("/api/messenger/games/items/purchase", { request_id: id, item_key: "missile" });
     expect(other.status).toBe(422);
     expect(other.body.error).toBe("request_id_reused");
   });
 
   test("provably fair: the seed is committed before the client seed, and every spin recomputes from the published answers only", async () => {
-    h = createMessengerApp();
-    credit({ freeSpins: 40 });
+    h = await openMessengerApp();
+    await credit({ freeSpins: 40 });
     // Everything the player was shown, in the order it was shown: the verification below reads nothing else.
     const published: any[] = [];
     const show = async (path: string, body: Record<string, unknown> = {}) => {
@@ -149,15 +152,15 @@ describe("spin wheel", () => {
     expect(rotated.fairness.server_seed_hash).toBe(published[1].fairness.next_server_seed_hash);
     expect(rotated.fairness.next_server_seed_hash).not.toBe(rotated.fairness.server_seed_hash);
     expect(rotated.revealed_seeds[0].server_seed).toBe(revealed.server_seed);
-    ledgerMatchesBalances();
+    await ledgerMatchesBalances();
   });
 
   test("a client seed is refused until a next seed was committed in an earlier answer, and against another commitment", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const early = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen-first" });
     expect([early.status, early.body.error, early.body.details]).toEqual([409, "game_state_conflict", { next_server_seed_hash: null }]);
     expect(early.body.message).toContain("next_server_seed_hash");
-    expect(h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_seeds").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_seeds")).toEqual({ n: 0 });
     const status = await post("/api/messenger/games/spin-wheel/status");
     const next = status.body.fairness.next_server_seed_hash;
     const stale = await post("/api/messenger/games/spin-wheel/status", { client_seed: "chosen", next_server_seed_hash: "0".repeat(64) });
@@ -187,8 +190,8 @@ describe("spin wheel", () => {
   });
 
   test("concurrent plays never drive a balance negative or pay twice", async () => {
-    h = createMessengerApp();
-    credit({ freeSpins: 5 });
+    h = await openMessengerApp();
+    await credit({ freeSpins: 5 });
     const sameId = rid();
     const answers = await Promise.all([
       ...Array.from({ length: 30 }, () => post("/api/messenger/games/spin-wheel/play", { request_id: rid() })),
@@ -199,15 +202,15 @@ describe("spin wheel", () => {
     expect(refused.every((a) => a.status === 409 && a.body.error === "game_cooldown")).toBe(true);
     const spinsWon = ok.reduce((n, a) => n + a.body.spin.reward.free_spins, 0);
     expect(ok.length).toBe(Math.min(1 + 5 + spinsWon, 31));
-    const spins = h.ctx.db.sqlite.query("SELECT COUNT(*) AS n FROM messenger_spins").get() as { n: number };
+    const spins = (await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_spins")) as { n: number };
     expect(spins.n).toBe(ok.length);
-    ledgerMatchesBalances();
+    await ledgerMatchesBalances();
   });
 });
 
 describe("catalog and items", () => {
   test("GET and POST catalog list the games with availability and the items", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const init = initDataFor(h, { id: PLAYER });
     const viaGet = await h.json(`/api/messenger/games/catalog?init_data=${encodeURIComponent(init)}`);
     expect(viaGet.status).toBe(200);
@@ -221,11 +224,11 @@ describe("catalog and items", () => {
   });
 
   test("a purchase is paid in points, refused without enough, and idempotent", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const poor = await post("/api/messenger/games/items/purchase", { request_id: rid(), item_key: "spin_play", quantity: 2 });
     expect(poor.status).toBe(409);
     expect(poor.body).toMatchObject({ error: "game_balance_insufficient", details: { balance: "points_balance", has: 0, required: 100 } });
-    credit({ points: 130 });
+    await credit({ points: 130 });
     const id = rid();
     const bought = await post("/api/messenger/games/items/purchase", { request_id: id, item_key: "spin_play", quantity: 2 });
     expect(bought.status).toBe(200);
@@ -234,6 +237,6 @@ describe("catalog and items", () => {
     expect(again.body).toMatchObject({ replayed: true, balances: { points_balance: 30 } });
     const bad = await post("/api/messenger/games/items/purchase", { request_id: rid(), item_key: "spin_play", quantity: 0 });
     expect(bad.status).toBe(400);
-    ledgerMatchesBalances();
+    await ledgerMatchesBalances();
   });
 });

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ALERTS_MONITOR_JOB, runAlertsMonitor } from "../../src/ops/alerts/monitor";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
+import { plantAlertRun, plantDeadLetters } from "./support";
 
 // Alerts that reach people (issue 31, items 2 and 3), end to end: real evaluations by the alerts-monitor job (the
 // 403 digest over 403s the app itself answered, webhook dead letters, audit runs), their state changes sent by the
@@ -15,8 +16,8 @@ const B = "/admin/ops/alerts-monitor";
 
 let h: TestApp;
 let receivers: Receiver[] = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   for (const r of receivers) r.stop();
   receivers = [];
 });
@@ -24,7 +25,7 @@ afterEach(() => {
 async function setup(env: Record<string, string> = {}) {
   const rx = startReceiver({ status: 200 });
   receivers.push(rx);
-  h = createTestApp({
+  h = await openTestApp({
     clock: new FakeClock(T0),
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat"), LINK_INBOX_TIMEOUT_MS: "2000", ...env },
   });
@@ -36,7 +37,7 @@ async function setup(env: Record<string, string> = {}) {
 const send = () => linkInboxSender(h.ctx).runOnce();
 const texts = (rx: Receiver) => rx.received.map((r) => JSON.parse(r.rawBody).text as string);
 const about = (rx: Receiver, what: string) => texts(rx).filter((t) => t.includes(what));
-const events = () => h.ctx.db.sqlite.query("SELECT * FROM ops_link_events ORDER BY id").all() as Array<Record<string, any>>;
+const events = () => h.ctx.store.all<Record<string, any>>("SELECT * FROM ops_link_events ORDER BY id");
 
 /** `n` requests the app answers 403 (an admin route without credentials), logged and rolled up like any request. */
 async function forbidden(n: number) {
@@ -45,16 +46,6 @@ async function forbidden(n: number) {
   // The request log records in the after-response hook: wait for the n rows (no timer), then write them.
   for (let i = 0; i < 200 && h.ctx.requestLog.pending < before + n; i++) await Bun.sleep(0);
   expect(await h.ctx.requestLog.flush()).toBeGreaterThanOrEqual(n);
-}
-
-function plantDeadLetters(n: number, startId: number) {
-  const db = h.ctx.db.sqlite;
-  db.exec("PRAGMA foreign_keys = OFF");
-  const ins = db.prepare(
-    "INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, created_at, updated_at) VALUES (?, 1, 1, 'p1', 'live', 'dead_letter', 8, ?, ?)",
-  );
-  for (let i = 0; i < n; i++) ins.run(startId + i, T0, T0);
-  db.exec("PRAGMA foreign_keys = ON");
 }
 
 describe("item 2: the 403 digest raises alerts", () => {
@@ -130,7 +121,7 @@ describe("item 2: the 403 digest raises alerts", () => {
 describe("item 3: state changes reach people", () => {
   test("warn alerts are sent; the first monitor run with 3 dead letters already present warns; the next quiet run sends alert.resolved", async () => {
     const { rx, get } = await setup();
-    plantDeadLetters(3, 1);
+    await plantDeadLetters(h.ctx.store, 3, T0);
     await runAlertsMonitor(h.ctx);
     await send();
     const r = await get(`${B}/export.json?source=webhooks`);
@@ -143,22 +134,20 @@ describe("item 3: state changes reach people", () => {
     const notices = about(rx, "dead_letter_growth");
     expect(notices).toHaveLength(2);
     expect(notices[1]).toStartWith("[Herald] Alert resolved: webhooks/dead_letter_growth (was warn since 2026-04-01T10:05:00.000Z) (3)");
-    expect(
-      events()
-        .filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth")
-        .map((e) => e.event),
-    ).toEqual(["alert.fired", "alert.resolved"]);
+    expect((await events()).filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth").map((e) => e.event)).toEqual(["alert.fired", "alert.resolved"]);
   });
 
   test("every audit run since the last evaluation is judged: a bad run followed 5 s later by a clean one fires and resolves", async () => {
     const { rx, get } = await setup();
     await runAlertsMonitor(h.ctx); // no audit run yet: no_run
-    const run = h.ctx.db.sqlite.query(
-      `INSERT INTO audit_runs (label, day, started_at, finished_at, mint, decimals, is_complete, rows_total, signatures_with_anomalies, overall, thresholds)
-       VALUES (?, '2026-04-01', ?, ?, 'M', 6, 1, ?, ?, ?, '{}')`,
-    );
-    run.run("2026-04-01T10:06:00Z", "2026-04-01T10:06:00Z", "2026-04-01T10:06:30Z", 4, 2, "bad"); // a manual run that found a critical anomaly
-    run.run("2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", 0, 0, "ok"); // the scheduled run 5 s later: empty
+    const run = (...args: Array<string | number>) =>
+      h.ctx.store.run(
+        `INSERT INTO audit_runs (label, day, started_at, finished_at, mint, decimals, is_complete, rows_total, signatures_with_anomalies, overall, thresholds)
+         VALUES (?, '2026-04-01', ?, ?, 'M', 6, 1, ?, ?, ?, '{}')`,
+        args,
+      );
+    await run("2026-04-01T10:06:00Z", "2026-04-01T10:06:00Z", "2026-04-01T10:06:30Z", 4, 2, "bad"); // a manual run that found a critical anomaly
+    await run("2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", "2026-04-01T10:06:35Z", 0, 0, "ok"); // the scheduled run 5 s later: empty
     h.clock.advanceSeconds(15 * 60);
     await runAlertsMonitor(h.ctx);
     await send();
@@ -181,23 +170,20 @@ describe("item 3: state changes reach people", () => {
 
   test("an escalation within one firing (warn → fail) is sent even inside the cooldown; a de-escalation is not", async () => {
     const { rx } = await setup({ LINK_INBOX_COOLDOWN_SECONDS: "900" });
-    const row = (status: string) =>
-      h.ctx.db.sqlite
-        .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('r', ?, 'status', 'database', ?, ?)")
-        .run(h.clock.now().toISOString(), status, status);
-    row("warn");
+    const row = (status: string) => plantAlertRun(h.ctx.store, { at: h.clock.now().toISOString(), source: "status", name: "database", status, value: status });
+    await row("warn");
     await send();
     h.clock.advanceSeconds(60);
-    row("fail");
+    await row("fail");
     await send();
     h.clock.advanceSeconds(60);
-    row("warn");
+    await row("warn");
     await send();
     expect(about(rx, "status/database").map((t) => t.split(" at ")[0])).toEqual([
       "[Herald] Alert fired: status/database [warn] (warn)",
       "[Herald] Alert fired: status/database [fail] (fail)",
     ]);
-    expect(events().map((e) => e.skip_reason)).toEqual([null, null, "cooldown"]);
+    expect((await events()).map((e) => e.skip_reason)).toEqual([null, null, "cooldown"]);
   });
 
   test("silences: created and expired over HTTP (who, why, until when; audited); a silenced alert is recorded and firing but not sent", async () => {
@@ -221,11 +207,11 @@ describe("item 3: state changes reach people", () => {
       state: "active",
     });
 
-    plantDeadLetters(3, 1);
+    await plantDeadLetters(h.ctx.store, 3, T0);
     await runAlertsMonitor(h.ctx);
     await send();
     expect(about(rx, "dead_letter_growth")).toEqual([]);
-    const skipped = events().filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth");
+    const skipped = (await events()).filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth");
     expect(skipped.map((e) => [e.event, e.skip_reason])).toEqual([["alert.fired", "silenced"]]);
     expect(skipped[0]!.error).toContain("silence 1 by admin:");
     const firing = await get(`${B}/firing.json`);
@@ -240,7 +226,7 @@ describe("item 3: state changes reach people", () => {
     expect(expired.body.silence).toMatchObject({ state: "expired", expired_at: T0, expired_by: expect.stringMatching(/^admin:/) });
     expect((await post(`${B}/silences/1/expire`)).body.error).toBe("conflict");
     expect((await post(`${B}/silences/99/expire`)).status).toBe(404);
-    const audit = h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'ops.alert_silence.%' ORDER BY id").all();
+    const audit = await h.ctx.store.all("SELECT action, target FROM admin_audit WHERE action LIKE 'ops.alert_silence.%' ORDER BY id");
     expect(audit).toEqual([
       { action: "ops.alert_silence.create", target: "ops_alert_silence:1" },
       { action: "ops.alert_silence.expire", target: "ops_alert_silence:1" },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   });
   h.clock.advance(5 * 60_000);
   await admin.post(`/admin/status/incidents/${created.body.incident.id}/updates`, { state: "identified", message: "One partner's receiver answers in 30 s." });
-  h.ctx.db.sqlite
+  sqliteOf(h)
     .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_00aa', ?, 'digest', '403_spike', 'warn', '129', ?)")
     .run(
       h.clock.now().toISOString(),

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { operator } from "../status/support";
+import { plantAlertRun } from "./support";
 
 // Item 4 of issue 31: every link a person is sent opens a page with that incident or alert for a signed-in
 // operator (the session cookie), where the incident link used to point at a bearer-only JSON route and the alert
@@ -13,14 +14,14 @@ import { operator } from "../status/support";
 const T0 = "2026-04-01T10:00:00.000Z";
 let h: TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   rx?.stop();
 });
 
 async function setup() {
   rx = startReceiver({ status: 200 });
-  h = createTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
+  h = await openTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
   const token = await createAdminToken(h, "pager");
   return { token, admin: operator(h, token) };
 }
@@ -90,9 +91,15 @@ describe("incident links", () => {
 describe("alert links", () => {
   test("the alert notice links to the alert's page: state, latest evaluation, history and notices, every value escaped", async () => {
     const { token } = await setup();
-    h.ctx.db.sqlite
-      .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_1', ?, 'status', 'database', 'fail', 'bad', ?)")
-      .run(T0, JSON.stringify({ summary: "disk <full> & read-only" }));
+    await plantAlertRun(h.ctx.store, {
+      runId: "ar_1",
+      at: T0,
+      source: "status",
+      name: "database",
+      status: "fail",
+      value: "bad",
+      details: JSON.stringify({ summary: "disk <full> & read-only" }),
+    });
     await linkInboxSender(h.ctx).runOnce();
     const text = JSON.parse(rx!.received[0]!.rawBody).text as string;
     expect(text).toStartWith("[Herald] Alert fired: status/database [fail] (bad) — disk <full> & read-only at 2026-04-01T10:00:00.000Z http://localhost:3000/");
@@ -112,9 +119,7 @@ describe("alert links", () => {
 
     // Resolved: the page says so.
     h.clock.advanceSeconds(60);
-    h.ctx.db.sqlite
-      .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('ar_2', ?, 'status', 'database', 'ok', 'ok')")
-      .run(h.clock.now().toISOString());
+    await plantAlertRun(h.ctx.store, { runId: "ar_2", at: h.clock.now().toISOString(), source: "status", name: "database", status: "ok", value: "ok" });
     await linkInboxSender(h.ctx).runOnce();
     const after = await (await h.request(path, { headers: { cookie } })).text();
     expect(after).toContain('id="alert-state">resolved');
@@ -137,7 +142,7 @@ describe("silences from a browser session", () => {
     const made = await h.json("/admin/ops/alerts-monitor/silences", { method: "POST", headers: { ...headers, "x-csrf-token": csrf }, body });
     expect(made.status).toBe(201);
     expect(made.body.silence).toMatchObject({ matcher: "digest:*", created_by: "admin:pager#1", state: "active" });
-    expect(h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action = 'ops.alert_silence.create'").all()).toEqual([
+    expect(await h.ctx.store.all("SELECT actor, action FROM admin_audit WHERE action = 'ops.alert_silence.create'")).toEqual([
       { actor: "admin:pager#1", action: "ops.alert_silence.create" },
     ]);
   });

@@ -3,7 +3,7 @@ import { parse } from "csv-parse/sync";
 import { strFromU8, unzipSync } from "fflate";
 import { ALERT_SOURCES, recordAlertRun } from "../../src/ops/alerts/service";
 import { runAlertsMonitor } from "../../src/ops/alerts/monitor";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -18,12 +18,19 @@ let auth: Record<string, string>;
 let monitor: Awaited<ReturnType<typeof runAlertsMonitor>>;
 
 beforeAll(async () => {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
-  recordAlertRun(h.ctx, { source: "preflight", at: "2026-03-10T09:00:00.000Z", runId: "ar_pre", alerts: [{ name: "token.mint", status: "warn", value: "3" }] });
+  await recordAlertRun(h.ctx, {
+    source: "preflight",
+    at: "2026-03-10T09:00:00.000Z",
+    runId: "ar_pre",
+    alerts: [{ name: "token.mint", status: "warn", value: "3" }],
+  });
   monitor = await runAlertsMonitor(h.ctx);
 });
-afterAll(() => h.close());
+afterAll(async () => {
+  await h.close();
+});
 
 const rowsOf = (text: string) => parse(text, { columns: true }) as Array<Record<string, string>>;
 

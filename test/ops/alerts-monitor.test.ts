@@ -8,9 +8,10 @@ import { parse } from "csv-parse/sync";
 import { strFromU8, unzipSync } from "fflate";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { ALERTS_MONITOR_JOB, runAlertsMonitor } from "../../src/ops/alerts/monitor";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
+import { plantDeadLetters } from "./support";
 
 // Alert runs planted through recordAlertRun (as the preflight detector writes them) and made by the real
 // monitor job, read back through the exports. Now is 2026-03-10T12:00Z; the default window is 7 days.
@@ -19,15 +20,17 @@ const NOW = "2026-03-10T12:00:00.000Z";
 const B = "/admin/ops/alerts-monitor";
 let h: TestApp;
 let auth: { authorization: string };
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 async function setup() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
 }
 
-function plant() {
-  recordAlertRun(h.ctx, {
+async function plant() {
+  await recordAlertRun(h.ctx, {
     source: "preflight",
     at: "2026-03-09T08:00:00.000Z",
     runId: "ar_pre1",
@@ -36,24 +39,19 @@ function plant() {
       { name: "digest.hours", status: "ok", value: "0" },
     ],
   });
-  recordAlertRun(h.ctx, { source: "status", at: "2026-03-10T11:00:00.000Z", runId: "ar_st1", alerts: [{ name: "overall", status: "fail", value: "bad" }] });
-  recordAlertRun(h.ctx, { source: "status", at: "2026-03-01T11:00:00.000Z", runId: "ar_old", alerts: [{ name: "overall", status: "ok", value: "ok" }] });
-}
-
-function plantDeadLetters(n: number, startId: number) {
-  const db = h.ctx.db.sqlite;
-  db.exec("PRAGMA foreign_keys = OFF");
-  const ins = db.prepare(
-    "INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, created_at, updated_at) VALUES (?, 1, 1, 'p1', 'live', 'dead_letter', 8, ?, ?)",
-  );
-  for (let i = 0; i < n; i++) ins.run(startId + i, NOW, NOW);
-  db.exec("PRAGMA foreign_keys = ON");
+  await recordAlertRun(h.ctx, {
+    source: "status",
+    at: "2026-03-10T11:00:00.000Z",
+    runId: "ar_st1",
+    alerts: [{ name: "overall", status: "fail", value: "bad" }],
+  });
+  await recordAlertRun(h.ctx, { source: "status", at: "2026-03-01T11:00:00.000Z", runId: "ar_old", alerts: [{ name: "overall", status: "ok", value: "ok" }] });
 }
 
 describe("alerts monitor: export.json", () => {
   test("the window's rows, newest first, filtered by source and status, paged", async () => {
     await setup();
-    plant();
+    await plant();
     const r = await h.json(`${B}/export.json`, { headers: auth });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-disposition")).toContain("attachment");
@@ -121,7 +119,7 @@ describe("alerts monitor: the job", () => {
     const tr = await h.json(`${B}/export.json?source=transparency`, { headers: auth });
     expect(tr.body.alerts[0]).toMatchObject({ name: "audit_anomalies", status: "ok", value: "no_run" });
 
-    plantDeadLetters(3, 1);
+    await plantDeadLetters(h.ctx.store, 3, NOW);
     h.clock.advance(15 * 60_000);
     const second = await runAlertsMonitor(h.ctx);
     expect(second.run_id).not.toBe(first.run_id);
@@ -144,7 +142,7 @@ describe("alerts monitor: the job", () => {
 describe("alerts monitor: runs/export and export.zip", () => {
   test("runs/export is one CSV line per run, the twin of export.json's runs", async () => {
     await setup();
-    plant();
+    await plant();
     const res = await h.request(`${B}/runs/export?days=30`, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/csv");
@@ -155,7 +153,7 @@ describe("alerts monitor: runs/export and export.zip", () => {
 
   test("the ZIP unpacks, passes unzip -t, and its manifest's sha256 values match the files", async () => {
     await setup();
-    plant();
+    await plant();
     await runAlertsMonitor(h.ctx);
     const res = await h.request(`${B}/export.zip`, { headers: auth });
     expect(res.status).toBe(200);

@@ -3,11 +3,18 @@ import { createHash } from "node:crypto";
 import { copyFileSync, createReadStream, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
+
+// Herald's own backups of the SQLite file: on PostgreSQL every route here answers 409 backup_not_on_postgres after
+// its authentication and validation (test/ops/backups-postgres.test.ts).
+const sqliteOnly = test.skipIf(testEngine() === "postgres");
 
 /** sha256 of a file read as a stream, independently of the code under test. */
 async function streamedSha256(path: string): Promise<string> {
@@ -17,7 +24,7 @@ async function streamedSha256(path: string): Promise<string> {
 }
 
 async function setup(env: Record<string, string> = {}) {
-  h = createTestApp({ env });
+  h = await openTestApp({ env });
   const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const run = async () => {
     const res = await h.json("/admin/backup/run", { method: "POST", headers: auth });
@@ -31,7 +38,7 @@ async function setup(env: Record<string, string> = {}) {
   return { auth, run, backupsDir: join(h.dir, "backups") };
 }
 
-test("two runs are listed newest first with their streamed sha256, size and recorded integrity", async () => {
+sqliteOnly("two runs are listed newest first with their streamed sha256, size and recorded integrity", async () => {
   const { auth, run, backupsDir } = await setup();
   const first = await run();
   const second = await run();
@@ -64,14 +71,14 @@ test("two runs are listed newest first with their streamed sha256, size and reco
   }
 });
 
-test("no backups yet: an empty list, not an error", async () => {
+sqliteOnly("no backups yet: an empty list, not an error", async () => {
   const { auth } = await setup();
   const res = await h.json("/admin/backups", { headers: auth });
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ count: 0, total: 0, backups: [] });
 });
 
-test("a backup copied in without a manifest is listed as integrity unknown, hashed once and given a manifest", async () => {
+sqliteOnly("a backup copied in without a manifest is listed as integrity unknown, hashed once and given a manifest", async () => {
   const { auth, run, backupsDir } = await setup();
   const made = await run();
   const copy = join(backupsDir, "herald-2025-06-01T12-00-00-000Z.db");
@@ -90,7 +97,7 @@ test("a backup copied in without a manifest is listed as integrity unknown, hash
   expect(JSON.parse(readFileSync(`${copy}.json`, "utf8"))).toMatchObject({ sha256: listed.sha256, integrity: "unknown" });
 });
 
-test("GET /admin/backups/{name} sends the file with its length, type, disposition and digests", async () => {
+sqliteOnly("GET /admin/backups/{name} sends the file with its length, type, disposition and digests", async () => {
   const { auth, run } = await setup();
   const { backup } = await run();
   const res = await h.request(`/admin/backups/${backup.name}`, { headers: auth });
@@ -112,7 +119,7 @@ test("GET /admin/backups/{name} sends the file with its length, type, dispositio
   expect(head.headers.get("content-length")).toBe(String(backup.size_bytes));
 });
 
-test("path traversal and names that are not backups are refused; symlinks are never followed", async () => {
+sqliteOnly("path traversal and names that are not backups are refused; symlinks are never followed", async () => {
   const { auth, run, backupsDir } = await setup();
   await run();
   // A link under a valid backup name, pointing at the live database outside the folder.
@@ -144,7 +151,7 @@ test("path traversal and names that are not backups are refused; symlinks are ne
   expect(list.body.backups.map((b: { name: string }) => b.name)).not.toContain(planted);
 });
 
-test("BACKUP_KEEP=2: each run deletes the oldest beyond two with their manifests, audited, and says which", async () => {
+sqliteOnly("BACKUP_KEEP=2: each run deletes the oldest beyond two with their manifests, audited, and says which", async () => {
   const { auth, run, backupsDir } = await setup({ BACKUP_KEEP: "2" });
   const first = await run();
   const second = await run();
@@ -156,17 +163,14 @@ test("BACKUP_KEEP=2: each run deletes the oldest beyond two with their manifests
   expect(fourth.pruned.map((p) => p.name)).toEqual([second.backup.name]);
   expect(existsSync(first.backup.path)).toBe(false);
 
-  const audit = h.ctx.db.sqlite.query("SELECT actor, target, details, request_id FROM admin_audit WHERE action = 'backup.pruned' ORDER BY id").all() as Array<{
-    actor: string;
-    target: string;
-    details: string;
-    request_id: string | null;
-  }>;
+  const audit = await h.ctx.store.all<{ actor: string; target: string; details: string; request_id: string | null }>(
+    "SELECT actor, target, details, request_id FROM admin_audit WHERE action = 'backup.pruned' ORDER BY id",
+  );
   expect(audit.map((a) => a.target)).toEqual([first.backup.path, second.backup.path]);
   expect(audit[0]!.actor).toStartWith("admin:test-operator");
   expect(audit[0]!.request_id).toStartWith("req_");
   expect(JSON.parse(audit[0]!.details)).toMatchObject({ name: first.backup.name, keep: 2 });
-  expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action = 'backup.run'").get() as { n: number }).n).toBe(4);
+  expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM admin_audit WHERE action = 'backup.run'"))!.n).toBe(4);
 
   const list = await h.json("/admin/backups", { headers: auth });
   expect(list.body).toMatchObject({ total: 2, keep: 2 });
@@ -178,7 +182,7 @@ test("BACKUP_KEEP is an integer from 1 to 1000", () => {
   for (const bad of ["0", "1001", "two", "1.5"]) expect(() => loadConfig({ BACKUP_KEEP: bad })).toThrow(ConfigError);
 });
 
-test("listing and downloading backups are for operators only", async () => {
+sqliteOnly("listing and downloading backups are for operators only", async () => {
   const { run } = await setup();
   const { backup } = await run();
   expect((await h.json("/admin/backups")).status).toBe(403);

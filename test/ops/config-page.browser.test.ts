@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken } from "../support/partner";
 
@@ -80,7 +80,7 @@ test.skipIf(!present)(
     await page.goto(`${base()}/admin/ops/config`, { waitUntil: "load" });
     expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Fconfig`);
     await screenshot(page, "sign-in-390.png");
-    const row = h!.ctx.db.sqlite.query("SELECT revoked_at FROM admin_sessions").get() as { revoked_at: string | null };
+    const row = sqliteOf(h!).query("SELECT revoked_at FROM admin_sessions").get() as { revoked_at: string | null };
     expect(row.revoked_at).not.toBeNull();
   },
   120_000,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { recordAlertRun } from "../../src/ops/alerts/service";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -26,7 +26,7 @@ beforeAll(async () => {
   if (!present) return;
   h = createTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "on-call");
-  recordAlertRun(h.ctx, {
+  await recordAlertRun(h.ctx, {
     source: "digest",
     alerts: [
       {
@@ -37,7 +37,7 @@ beforeAll(async () => {
       },
     ],
   });
-  recordAlertRun(h.ctx, {
+  await recordAlertRun(h.ctx, {
     source: "webhooks",
     alerts: [
       {
@@ -135,7 +135,7 @@ test.skipIf(!present)(
       redirect: "manual",
     });
     expect(forged.status).toBe(403);
-    const active = h!.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_alert_silences WHERE expired_at IS NULL").get() as { n: number };
+    const active = sqliteOf(h!).query("SELECT count(*) AS n FROM ops_alert_silences WHERE expired_at IS NULL").get() as { n: number };
     expect(active.n).toBe(1);
 
     // End it with its button.

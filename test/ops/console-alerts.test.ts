@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
+import { plantAlertRun } from "./support";
 
 // The console's alerts page over a real alert: a digest run row made firing by the state machine, shown with a
 // link to its page; a silence added by the form (audited) shows who, why and until when, and holds it; ending
@@ -14,15 +15,23 @@ const NOW = "2026-04-01T12:00:00.000Z";
 const PAGE = "/admin/console/alerts";
 let h: TestApp;
 let token = "";
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 async function seed() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "on-call");
-  h.ctx.db.sqlite
-    .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_01', ?, 'digest', '403_spike', 'warn', '129', ?)")
-    .run(NOW, JSON.stringify({ summary: "route /api/partner/users/:id: 129 403s <script>x</script>" }));
-  applyAlertTransitions(h.ctx);
+  await plantAlertRun(h.ctx.store, {
+    runId: "ar_01",
+    at: NOW,
+    source: "digest",
+    name: "403_spike",
+    status: "warn",
+    value: "129",
+    details: JSON.stringify({ summary: "route /api/partner/users/:id: 129 403s <script>x</script>" }),
+  });
+  await applyAlertTransitions(h.ctx);
 }
 
 describe("GET /admin/console/alerts", () => {
@@ -61,7 +70,7 @@ describe("GET /admin/console/alerts", () => {
     expect(after.html).toContain("until 2026-04-01 16:00:00 UTC");
     const firing = await h.json("/admin/ops/alerts-monitor/firing.json", { headers: { cookie } });
     expect(firing.body.silenced).toBe(1);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action LIKE '%silence%'").get()).toEqual({ n: 1 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM admin_audit WHERE action LIKE '%silence%'")).toEqual({ n: 1 });
 
     const id = /done=silenced&silence=(\d+)/.exec(location)![1]!;
     expect((await formPost(h, `${PAGE}/silences/${id}/end`, cookie, { csrf_token: csrf })).status).toBe(303);
@@ -82,9 +91,9 @@ describe("GET /admin/console/alerts", () => {
 
 describe("GET /admin/console/alerts: history, evaluations and silences, paged", () => {
   test("30 alerts: the recent changes and the evaluations page with Older/Newer links, as export.json does", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     token = await createAdminToken(h, "on-call");
-    recordAlertRun(h.ctx, {
+    await recordAlertRun(h.ctx, {
       source: "webhooks",
       alerts: Array.from({ length: 30 }, (_, i) => ({ name: `check_${String(i).padStart(2, "0")}`, status: i < 3 ? "fail" : "ok", value: i })),
     });
@@ -131,7 +140,7 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
     const cookie = await signedInCookie(h, token);
     const csrf = csrfOf((await pageAs(h, PAGE, cookie)).html);
     const fields = { matcher: "digest:*", reason: "maintenance <window>", hours: "4", csrf_token: csrf };
-    const count = () => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_alert_silences").get() as { n: number }).n;
+    const count = async () => (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM ops_alert_silences"))!.n;
 
     for (const [until, says] of [
       ["2026-05-15T00:00", "at most 30 days ahead"],
@@ -145,7 +154,7 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
       // The person's own values come back in the form, escaped.
       expect(html).toContain('value="maintenance &lt;window&gt;"');
     }
-    expect(count()).toBe(0);
+    expect(await count()).toBe(0);
     const done = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, until: "2026-04-02T09:30" });
     expect(done.status).toBe(303);
     const active = await h.json("/admin/ops/alerts-monitor/silences?state=active", { headers: { cookie } });
@@ -185,10 +194,9 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
     expect(viaJson.status).toBe(201);
     const form = await formPost(h, `${PAGE}/silences`, cookie, { matcher: "digest:403_spike", reason: "by hand", hours: "1", until: "", csrf_token: csrf });
     expect(form.status).toBe(303);
-    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target FROM admin_audit WHERE action LIKE 'ops.alert_silence.%' ORDER BY id").all() as Array<{
-      actor: string;
-      action: string;
-    }>;
+    const audit = await h.ctx.store.all<{ actor: string; action: string }>(
+      "SELECT actor, action, target FROM admin_audit WHERE action LIKE 'ops.alert_silence.%' ORDER BY id",
+    );
     expect(audit.map((a) => a.action)).toEqual(["ops.alert_silence.create", "ops.alert_silence.create"]);
     expect(audit[1]!.actor).toBe(audit[0]!.actor);
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
 import type { RequestLogEntry } from "../../src/http/request-log/log";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
@@ -15,7 +15,9 @@ const NOW = "2026-02-01T12:30:00.000Z";
 const PAGE = "/admin/console/403-digest";
 let h: TestApp;
 let token = "";
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 function entries(at: string, route: string, status: number, key: string | null, ip: string, n: number): RequestLogEntry[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -32,7 +34,7 @@ function entries(at: string, route: string, status: number, key: string | null, 
 }
 
 async function seed() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "ops");
   const nowHour = Date.parse("2026-02-01T12:00:00.000Z");
   const at = (back: number) => new Date(nowHour - back * 3_600_000 + 300_000).toISOString();
@@ -111,7 +113,7 @@ describe("GET /admin/console/403-digest", () => {
       body: JSON.stringify({ client_prefix: "100.64.5.0/24", reason: "x", owner: "x", expires_at: "2026-02-03T00:00:00Z" }),
     });
     expect(viaSession.status).toBe(403);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM ops_403_suppressions")).toEqual({ n: 0 });
   });
 
   test("a rule added by the form hides the scanner (audited); ending it brings the finding back; CSRF is required", async () => {
@@ -121,7 +123,7 @@ describe("GET /admin/console/403-digest", () => {
     const fields = { client_prefix: "100.64.5.0/24", reason: "known scanner <script>alert(1)</script>", owner: "", expires_in_days: "7" };
     expect((await formPost(h, `${PAGE}/rules`, cookie, fields)).status).toBe(403);
     expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, csrf_token: "x".repeat(43) })).status).toBe(403);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM ops_403_suppressions")).toEqual({ n: 0 });
 
     const added = await formPost(h, `${PAGE}/rules`, cookie, { ...fields, csrf_token: csrf });
     expect(added.status).toBe(303);
@@ -142,10 +144,9 @@ describe("GET /admin/console/403-digest", () => {
     const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
     expect(digest.body.suppressed.every((f: { rule_id: number }) => f.rule_id === 1)).toBe(true);
     expect(digest.body.findings.some((f: { value: string }) => f.value === "100.64.5.0/24")).toBe(false);
-    const audit = h.ctx.db.sqlite.query("SELECT actor, action FROM admin_audit WHERE action LIKE '%suppression%' ORDER BY id").all() as Array<{
-      actor: string;
-      action: string;
-    }>;
+    const audit = await h.ctx.store.all<{ actor: string; action: string }>(
+      "SELECT actor, action FROM admin_audit WHERE action LIKE '%suppression%' ORDER BY id",
+    );
     expect(audit).toHaveLength(1);
     expect(audit[0]!.actor).toContain("ops");
 
@@ -169,6 +170,6 @@ describe("GET /admin/console/403-digest", () => {
     expect(bad.headers.get("content-type")).toContain("text/html");
     expect(await bad.text()).toMatch(/id="form-error"[^>]*>Nothing was changed: [^<]*needs at least one of path_pattern, partner_key_id, client_prefix/);
     expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, expires_in_days: "365", csrf_token: csrf })).status).toBe(400);
-    expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 1 });
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM ops_403_suppressions")).toEqual({ n: 1 });
   });
 });

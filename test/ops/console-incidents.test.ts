@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { exportLinksOf, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
@@ -12,11 +12,13 @@ import { operator } from "../status/support";
 const NOW = "2026-04-01T12:00:00.000Z";
 const PAGE = "/admin/console/incidents";
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 describe("GET /admin/console/incidents", () => {
   test("open first, resolved below, the draft to copy equals draft.md; exports with the session", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     const old = await admin.post("/admin/status/incidents", { title: "Old outage", message: "Down.", severity: "bad", components: ["webhooks"] });
@@ -55,7 +57,7 @@ describe("GET /admin/console/incidents", () => {
 
 describe("GET /admin/console/incidents: paging, the draft form, the exports", () => {
   test("22 resolved: twenty, then the Older link the rest; the draft's parameters kept across pages", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     for (let i = 0; i < 22; i++) {
@@ -80,7 +82,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
   });
 
   test("the draft form: window, incident, template — the text area equals draft.md of the same parameters; refusals on the page", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     const token = await createAdminToken(h, "ops");
     const admin = operator(h, token);
     await admin.post("/admin/status/incidents", { title: "First", message: "Down.", severity: "bad", components: ["webhooks"] });
@@ -133,7 +135,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
   });
 
   test("every incidents GET export opens with the session cookie and the bearer token; the page with the bearer; back-link from an incident", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     const token = await createAdminToken(h, "ops");
     const made = await operator(h, token).post("/admin/status/incidents", { title: "Down", message: "Down.", severity: "bad", components: ["webhooks"] });
     h.clock.advance(60_000);

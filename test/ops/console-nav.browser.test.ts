@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { CONSOLE_NAV } from "../../src/auth/operator-page";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken, createKey } from "../support/partner";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
@@ -34,13 +34,13 @@ beforeAll(async () => {
     severity: "warn",
     components: ["webhooks"],
   });
-  h.ctx.db.sqlite
+  sqliteOf(h)
     .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_nav', ?, 'digest', '403_spike', 'warn', '129', ?)")
     .run(
       "2026-04-01T12:00:00.000Z",
       JSON.stringify({ summary: "route /api/partner/users/:id: 129 403s in 2 consecutive hours against a rolling_24h baseline of 2" }),
     );
-  applyAlertTransitions(h.ctx);
+  await applyAlertTransitions(h.ctx);
   for (let i = 0; i < 40; i++) {
     h.ctx.requestLog.record({
       at: "2026-04-01T11:10:00.000Z",

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -25,11 +25,11 @@ beforeAll(async () => {
   token = await createAdminToken(h, "preflight-browser");
   // Two days of snapshots by the real job; the first day's row of one field as a deploy would have left it.
   expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
-  const [row] = h.ctx.db.sqlite
+  const [row] = sqliteOf(h)
     .query("SELECT section, field FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1")
     .all() as Array<{ section: string; field: string }>;
   changed = `${row!.section}.${row!.field}`;
-  h.ctx.db.sqlite
+  sqliteOf(h)
     .query(
       "UPDATE ops_preflight_snapshots SET value = 'before-<deploy>-with-a-rather-long-value-that-must-wrap-on-a-phone', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?",
     )

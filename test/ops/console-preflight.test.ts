@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { exportLinksOf, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
@@ -11,23 +11,22 @@ import { createAdminToken } from "../support/partner";
 
 const PAGE = "/admin/console/preflight";
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 describe("GET /admin/console/preflight", () => {
   test("the change since yesterday's snapshot, every guard now (no secret value), exports with the session", async () => {
-    h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z"), env: { HERALD_MASTER_KEY: "c0ffee".repeat(10) + "c0fe" } });
+    h = await openTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z"), env: { HERALD_MASTER_KEY: "c0ffee".repeat(10) + "c0fe" } });
     const token = await createAdminToken(h, "ops");
     expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
-    const [field] = h.ctx.db.sqlite
-      .query("SELECT section, field, value FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1")
-      .all() as Array<{
-      section: string;
-      field: string;
-      value: string;
-    }>;
-    h.ctx.db.sqlite
-      .query("UPDATE ops_preflight_snapshots SET value = 'before-<deploy>', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?")
-      .run(field!.section, field!.field);
+    const [field] = await h.ctx.store.all<{ section: string; field: string; value: string }>(
+      "SELECT section, field, value FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1",
+    );
+    await h.ctx.store.run("UPDATE ops_preflight_snapshots SET value = 'before-<deploy>', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?", [
+      field!.section,
+      field!.field,
+    ]);
     h.clock.advance(86_400_000);
     expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const cookie = await signedInCookie(h, token);

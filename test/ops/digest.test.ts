@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { PNG } from "pngjs";
 import type { RequestLogEntry } from "../../src/http/request-log/log";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { jsonInit, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -23,7 +23,9 @@ const WEBHOOKS = "/api/partner/webhooks/:webhook_id";
 const SCANNER = "100.64.5.0/24";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 function entry(at: string, route: string, status: number, key: string | null, ip: string, n: number): RequestLogEntry[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -40,7 +42,7 @@ function entry(at: string, route: string, status: number, key: string | null, ip
 }
 
 async function seed() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const nowHour = Date.parse("2026-02-01T12:00:00.000Z");
   const hourIso = (back: number, minute = 5) => new Date(nowHour - back * 3_600_000 + minute * 60_000).toISOString();
@@ -168,7 +170,7 @@ test("an expired or revoked rule stops applying", async () => {
   expect((await h.json(`/admin/ops/403-digest/suppressions/${rule.id}/revoke`, { method: "POST", headers: auth })).status).toBe(409);
   expect((await h.json("/admin/ops/403-digest/suppressions/999/revoke", { method: "POST", headers: auth })).status).toBe(404);
 
-  const audit = h.ctx.db.sqlite.query("SELECT action, target FROM admin_audit WHERE action LIKE 'ops.403_suppression.%' ORDER BY id").all();
+  const audit = await h.ctx.store.all("SELECT action, target FROM admin_audit WHERE action LIKE 'ops.403_suppression.%' ORDER BY id");
   expect(audit).toEqual([
     { action: "ops.403_suppression.create", target: `ops_403_suppression:${rule.id}` },
     { action: "ops.403_suppression.revoke", target: `ops_403_suppression:${rule.id}` },
@@ -219,7 +221,7 @@ test("probe-trend.png is a PNG of the stated size", async () => {
 });
 
 test("bad parameters are 400 invalid_query naming the parameter", async () => {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const cases: Array<[string, string]> = [
     ["/admin/ops/403-digest?hours=0", "query.hours"],
@@ -261,11 +263,11 @@ test("bad parameters are 400 invalid_query naming the parameter", async () => {
   }
   const noReason = await post({ path_pattern: "/x", owner: "o", expires_at: "2026-02-05T00:00:00Z" });
   expect([noReason.status, noReason.body.error]).toEqual([400, "invalid_payload"]);
-  expect(h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_403_suppressions").get()).toEqual({ n: 0 });
+  expect(await h.ctx.store.get("SELECT count(*) AS n FROM ops_403_suppressions")).toEqual({ n: 0 });
 });
 
 test("every digest route is 403 without the admin token", async () => {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   const routes: Array<[string, string]> = [
     ["GET", "/admin/ops/403-digest"],
     ["GET", "/admin/ops/403-digest/export.json"],

@@ -5,7 +5,7 @@ import { PNG } from "pngjs";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { isExportRoute } from "../../src/ops/export-usage/recorder";
 import { recordExportUsage } from "../../src/ops/export-usage/service";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -19,32 +19,30 @@ const NOW = "2026-03-10T12:00:00.000Z";
 const B = "/admin/ops/alerts-monitor";
 let h: TestApp;
 let auth: { authorization: string };
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 async function setup() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   auth = { authorization: `Bearer ${await createAdminToken(h, "ops-alice")}` };
 }
 
 const usageRows = () =>
-  h.ctx.db.sqlite.prepare("SELECT at, actor, export, bytes, source FROM ops_export_usage ORDER BY id").all() as Array<{
-    at: string;
-    actor: string;
-    export: string;
-    bytes: number;
-    source: string;
-  }>;
+  h.ctx.store.all<{ at: string; actor: string; export: string; bytes: number; source: string }>(
+    "SELECT at, actor, export, bytes, source FROM ops_export_usage ORDER BY id",
+  );
 
 /**
- * The recorder reads a Response body from a clone after the answer is handed back (src/ops/export-usage/recorder.ts):
+ * The recorder writes after the answer is handed back, without holding it up (src/ops/export-usage/recorder.ts):
  * its row lands a few event-loop turns later. Wait for `n` rows, a bounded number of turns, no clock involved.
  */
 async function settledRows(n: number) {
-  for (let i = 0; i < 200 && usageRows().length < n; i++) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 200 && (await usageRows()).length < n; i++) await new Promise((r) => setImmediate(r));
   return usageRows();
 }
 
-function plant() {
+async function plant() {
   const rows: Array<[string, string, string, number, "export" | "token"]> = [
     ["2026-03-08T09:00:00.000Z", "admin:ops-alice#1", "/admin/ops/403-digest/export.csv", 100, "export"],
     ["2026-03-08T10:00:00.000Z", "admin:ops-bob#2", "/admin/ops/403-digest/export.csv", 150, "export"],
@@ -52,7 +50,7 @@ function plant() {
     ["2026-03-10T08:00:00.000Z", "admin:ops-alice#1", "/admin/ops/link-inbox/events/export-download.csv", 700, "token"],
     ["2026-02-20T08:00:00.000Z", "admin:ops-alice#1", "/admin/ops/403-digest/export.csv", 999, "export"],
   ];
-  for (const [at, actor, exp, bytes, source] of rows) recordExportUsage(h.ctx, { at, actor, export: exp, bytes, source });
+  for (const [at, actor, exp, bytes, source] of rows) await recordExportUsage(h.ctx, { at, actor, export: exp, bytes, source });
 }
 
 describe("export usage: the recorder", () => {
@@ -69,11 +67,7 @@ describe("export usage: the recorder", () => {
     const jsonBytes = (await json.arrayBuffer()).byteLength;
     const zip = await h.request(`${B}/export.zip`, { headers: auth });
     const zipBytes = (await zip.arrayBuffer()).byteLength;
-    expect(
-      usageRows()
-        .slice(1)
-        .map((r) => [r.export, r.bytes]),
-    ).toEqual([
+    expect((await settledRows(3)).slice(1).map((r) => [r.export, r.bytes])).toEqual([
       ["/admin/ops/403-digest/export.json", jsonBytes],
       [`${B}/export.zip`, zipBytes],
     ]);
@@ -82,7 +76,7 @@ describe("export usage: the recorder", () => {
   test("a compressed download counts the export's own bytes, not the compressed ones", async () => {
     await setup();
     for (let i = 0; i < 40; i++)
-      recordAlertRun(h.ctx, { source: "status", at: `2026-03-10T0${i % 10}:${10 + i}:00.000Z`, alerts: [{ name: "overall", status: "ok" }] });
+      await recordAlertRun(h.ctx, { source: "status", at: `2026-03-10T0${i % 10}:${10 + i}:00.000Z`, alerts: [{ name: "overall", status: "ok" }] });
     const res = await h.request(`${B}/runs/export`, { headers: { ...auth, "accept-encoding": "gzip" } });
     expect(res.headers.get("content-encoding")).toBe("gzip");
     const wire = new Uint8Array(await res.arrayBuffer());
@@ -139,7 +133,7 @@ describe("export usage: the recorder", () => {
     expect(download.status).toBe(200);
     await download.arrayBuffer();
     await h.request("/admin/ops/403-digest/export.csv", { headers: auth }); // a direct export, as a marker
-    const rows = await settledRows(1);
+    const rows = await settledRows(2); // the token download's row and the marker's
     expect(rows.filter((r) => r.source === "export").map((r) => r.export)).toEqual(["/admin/ops/403-digest/export.csv"]);
     // The link inbox counted its token download itself, through recordExportUsage.
     expect(rows.filter((r) => r.source === "token").map((r) => r.export)).toEqual(["/admin/ops/link-inbox/events/export-download.csv"]);
@@ -163,7 +157,7 @@ describe("export usage: the recorder", () => {
 describe("export usage: json and csv", () => {
   test("per day and export: downloads, bytes, distinct actors; the CSV is the JSON's twin", async () => {
     await setup();
-    plant();
+    await plant();
     const r = await h.json(`${B}/export-usage.json`, { headers: auth });
     expect(r.status).toBe(200);
     expect(r.body.window).toEqual({ from: "2026-03-04T00:00:00.000Z", to: NOW, days: 7 });
@@ -183,6 +177,7 @@ describe("export usage: json and csv", () => {
 
     const tok = await h.json(`${B}/export-usage.json?source=token&days=30`, { headers: auth });
     expect(tok.body.rows.map((x: any) => x.export)).toEqual(["/admin/ops/link-inbox/events/export-download.csv"]);
+    await settledRows(5 + 2); // the planted rows and the two downloads above, recorded after their answers
     const wide = await h.json(`${B}/export-usage.json?source=export&days=30`, { headers: auth });
     // The usage exports are console exports too: the two export-usage.json downloads above were counted.
     expect(wide.body.rows.map((x: any) => [x.day, x.export, x.downloads])).toEqual([
@@ -220,7 +215,7 @@ describe("export usage: json and csv", () => {
 describe("export usage: charts", () => {
   test("the PNG decodes at the requested size and names its series in X-Usage-Legend", async () => {
     await setup();
-    plant();
+    await plant();
     const res = await h.request(`${B}/export-usage.png?w=640&h=300&days=14`, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
@@ -243,7 +238,7 @@ describe("export usage: charts", () => {
 
   test("the SVG parses as XML, has the requested size, one bar per (day, series) with downloads", async () => {
     await setup();
-    plant();
+    await plant();
     const res = await h.request(`${B}/export-usage.svg?w=900&h=400`, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("image/svg+xml");

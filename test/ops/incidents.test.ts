@@ -5,7 +5,7 @@ import { fromMarkdown } from "mdast-util-from-markdown";
 import { gfmFromMarkdown } from "mdast-util-gfm";
 import { toString as mdString } from "mdast-util-to-string";
 import { gfm } from "micromark-extension-gfm";
-import { afterResponses, createTestApp, type TestApp } from "../support/app";
+import { afterResponses, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { iso, operator } from "../status/support";
@@ -33,7 +33,7 @@ const get = (path: string) => h.json(path, { headers: { authorization: `Bearer $
 const raw = (path: string) => h.request(path, { headers: { authorization: `Bearer ${token}` } });
 
 beforeAll(async () => {
-  h = createTestApp({ clock: new FakeClock(A_START) });
+  h = await openTestApp({ clock: new FakeClock(A_START) });
   token = await createAdminToken(h);
   admin = operator(h, token);
   // Incident A: warn, then bad, resolved after 40 minutes.
@@ -79,7 +79,9 @@ beforeAll(async () => {
   bId = b.body.incident.id;
   h.clock.set(T0);
 });
-afterAll(() => h.close());
+afterAll(async () => {
+  await h.close();
+});
 
 const md = (text: string): Root => fromMarkdown(text, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
 const headings = (root: Root, depth: number) => root.children.filter((n): n is Heading => n.type === "heading" && n.depth === depth).map((n) => mdString(n));
@@ -393,8 +395,8 @@ describe("GET /admin/ops/incidents and its exports", () => {
 test("the preflight section compares today's guards with an earlier snapshot, in all three formats", async () => {
   const { takePreflightSnapshot } = await import("../../src/ops/preflight/service");
   const d0 = h.clock.now().toISOString().slice(0, 10);
-  takePreflightSnapshot(h.ctx);
-  h.ctx.db.sqlite.query("UPDATE ops_preflight_snapshots SET value = 'an older value', fingerprint = 'f0' WHERE day = ? AND field = 'version'").run(d0);
+  await takePreflightSnapshot(h.ctx);
+  await h.ctx.store.run("UPDATE ops_preflight_snapshots SET value = 'an older value', fingerprint = 'f0' WHERE day = ? AND field = 'version'", [d0]);
   h.clock.advance(24 * 3_600_000);
   try {
     const d = (await get("/admin/ops/incidents/draft.json?preflight_day_offset=1")).body;

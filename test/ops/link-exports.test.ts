@@ -2,9 +2,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { parse } from "csv-parse/sync";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
+import { plantAlertRun } from "./support";
 
 // The link-inbox event exports over planted ops_link_events rows (the notifier is not involved): every filter,
 // the CSV twin, checksum, compress, count_only, fields, the window presets, the download-token flow and telemetry.
@@ -12,10 +13,12 @@ const NOW = "2026-04-01T12:00:00.000Z";
 const BASE = "/admin/ops/link-inbox/events";
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 async function setup() {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   const token = await createAdminToken(h, "alice");
   const auth = { authorization: `Bearer ${token}` };
   const raw = (path: string, headers: Record<string, string> = {}) => h.request(path, { headers: { ...auth, ...headers } });
@@ -33,31 +36,30 @@ const ev = (
   target: string,
   o: { url?: string | null; code?: number; family?: string; skip?: string; error?: string },
 ) =>
-  h.ctx.db.sqlite
-    .query(
-      "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .run(at, event, issue, target, o.url ?? null, o.skip ? 0 : 1, o.code ?? null, o.family ?? null, o.skip ?? null, o.error ?? null);
+  h.ctx.store.run(
+    "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [at, event, issue, target, o.url ?? null, o.skip ? 0 : 1, o.code ?? null, o.family ?? null, o.skip ?? null, o.error ?? null],
+  );
 
 /** Eight events over a morning, ids 1…8 in time order. */
-function plant() {
-  ev("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", { url: "https://hooks.slack.com/services/T***", code: 200, family: "2xx" });
-  ev("2026-04-01T08:05:00.000Z", "incident.opened", "incident:1", "discord", {
+async function plant() {
+  await ev("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", { url: "https://hooks.slack.com/services/T***", code: 200, family: "2xx" });
+  await ev("2026-04-01T08:05:00.000Z", "incident.opened", "incident:1", "discord", {
     url: "https://discord.com/api/webhooks/***",
     code: 500,
     family: "5xx",
     error: "HTTP 500",
   });
-  ev("2026-04-01T08:10:00.000Z", "incident.updated", "incident:1", "slack", { skip: "cooldown" });
-  ev("2026-04-01T09:00:00.000Z", "alert.fired", "alert:digest", "slack", { url: "https://hooks.slack.com/services/T***", code: 404, family: "4xx" });
-  ev("2026-04-01T09:30:00.000Z", "preflight.anomaly", "preflight:token", "discord", {
+  await ev("2026-04-01T08:10:00.000Z", "incident.updated", "incident:1", "slack", { skip: "cooldown" });
+  await ev("2026-04-01T09:00:00.000Z", "alert.fired", "alert:digest", "slack", { url: "https://hooks.slack.com/services/T***", code: 404, family: "4xx" });
+  await ev("2026-04-01T09:30:00.000Z", "preflight.anomaly", "preflight:token", "discord", {
     url: "https://discord.com/api/webhooks/***",
     family: "timeout",
     error: "timeout",
   });
-  ev("2026-04-01T10:00:00.000Z", "incident.resolved", "incident:1", "slack", { url: "https://hooks.slack.com/services/T***", code: 204, family: "2xx" });
-  ev("2026-04-01T10:30:00.000Z", "alert.fired", "alert:x", "none", { skip: "no_url" });
-  ev("2026-04-01T11:00:00.000Z", "incident.opened", "incident:2", "discord", { url: "https://discord.com/api/webhooks/***", code: 302, family: "other" });
+  await ev("2026-04-01T10:00:00.000Z", "incident.resolved", "incident:1", "slack", { url: "https://hooks.slack.com/services/T***", code: 204, family: "2xx" });
+  await ev("2026-04-01T10:30:00.000Z", "alert.fired", "alert:x", "none", { skip: "no_url" });
+  await ev("2026-04-01T11:00:00.000Z", "incident.opened", "incident:2", "discord", { url: "https://discord.com/api/webhooks/***", code: 302, family: "other" });
 }
 
 const ids = (b: Record<string, any>) => (b.events as Array<{ id: number }>).map((e) => e.id);
@@ -65,7 +67,7 @@ const ids = (b: Record<string, any>) => (b.events as Array<{ id: number }>).map(
 describe("filters", () => {
   test("each filter selects exactly the planted rows, newest first", async () => {
     const { get } = await setup();
-    plant();
+    await plant();
     const cases: Array<[string, number[]]> = [
       ["", [8, 7, 6, 5, 4, 3, 2, 1]],
       ["event=incident.opened", [8, 2, 1]],
@@ -95,7 +97,7 @@ describe("filters", () => {
 
   test("fields picks columns in the given order; CSV is the JSON's twin", async () => {
     const { get, raw } = await setup();
-    plant();
+    await plant();
     const j = await get(`${BASE}/export.json?fields=id,event,status_code&event_prefix=incident.`);
     expect(j.body.fields).toEqual(["id", "event", "status_code"]);
     expect(j.body.events[0]).toEqual({ id: 8, event: "incident.opened", status_code: 302 });
@@ -113,7 +115,7 @@ describe("filters", () => {
 
   test("count_only gives the count alone, in JSON and CSV", async () => {
     const { get, raw } = await setup();
-    plant();
+    await plant();
     const j = await get(`${BASE}/export.json?count_only=1&status_code_family=2xx`);
     expect(j.body).toMatchObject({ total: 2, count: 2 });
     expect(j.body.events).toBeUndefined();
@@ -122,7 +124,7 @@ describe("filters", () => {
 
   test("debug explains the filters in words with timings, and no SQL", async () => {
     const { get } = await setup();
-    plant();
+    await plant();
     const j = await get(`${BASE}/export.json?debug=1&event=alert.fired&url_contains=slack`);
     expect(j.body.debug.explanation).toEqual([
       "event is one of alert.fired",
@@ -137,16 +139,18 @@ describe("filters", () => {
 describe("window presets", () => {
   test("last_outage is the latest resolved status incident; none → empty with a note", async () => {
     const { get } = await setup();
-    plant();
+    await plant();
     const none = await get(`${BASE}/export.json?window_preset=last_outage`);
     expect(none.body).toMatchObject({ total: 0, events: [], window: { preset: "last_outage", from: null, to: null } });
     expect(none.body.window.note).toContain("no resolved status incident");
-    const ins = h.ctx.db.sqlite.query(
-      "INSERT INTO status_incidents (source, started_at, ended_at, severity, current_severity, checks, summary, updated_at) VALUES ('automatic', ?, ?, 'bad', 'bad', '{}', '{}', ?)",
-    );
-    ins.run("2026-04-01T07:00:00.000Z", "2026-04-01T07:30:00.000Z", NOW);
-    ins.run("2026-04-01T08:04:00.000Z", "2026-04-01T09:10:00.000Z", NOW);
-    ins.run("2026-04-01T10:45:00.000Z", null, NOW); // still open: not an outage window yet
+    const ins = (...args: Array<string | null>) =>
+      h.ctx.store.run(
+        "INSERT INTO status_incidents (source, started_at, ended_at, severity, current_severity, checks, summary, updated_at) VALUES ('automatic', ?, ?, 'bad', 'bad', '{}', '{}', ?)",
+        args,
+      );
+    await ins("2026-04-01T07:00:00.000Z", "2026-04-01T07:30:00.000Z", NOW);
+    await ins("2026-04-01T08:04:00.000Z", "2026-04-01T09:10:00.000Z", NOW);
+    await ins("2026-04-01T10:45:00.000Z", null, NOW); // still open: not an outage window yet
     const w = await get(`${BASE}/export.json?window_preset=last_outage`);
     expect(w.body.window).toMatchObject({ preset: "last_outage", from: "2026-04-01T08:04:00.000Z", to: "2026-04-01T09:10:00.000Z" });
     expect(ids(w.body)).toEqual([4, 3, 2]);
@@ -156,16 +160,16 @@ describe("window presets", () => {
 
   test("last_digest_warn spans the latest digest warning streak until the run that cleared it", async () => {
     const { get } = await setup();
-    plant();
+    await plant();
     const none = await get(`${BASE}/export.json?window_preset=last_digest_warn`);
     expect(none.body.total).toBe(0);
     expect(none.body.window.note).toContain("no 403-digest warning");
-    const run = h.ctx.db.sqlite.query("INSERT INTO ops_alert_runs (run_id, at, source, name, status) VALUES (?, ?, 'digest', '403-digest', ?)");
-    run.run("r1", "2026-04-01T07:00:00.000Z", "warn");
-    run.run("r2", "2026-04-01T07:30:00.000Z", "ok");
-    run.run("r3", "2026-04-01T08:30:00.000Z", "warn");
-    run.run("r4", "2026-04-01T09:15:00.000Z", "warn");
-    run.run("r5", "2026-04-01T10:15:00.000Z", "ok");
+    const run = (runId: string, at: string, status: string) => plantAlertRun(h.ctx.store, { runId, at, source: "digest", name: "403-digest", status });
+    await run("r1", "2026-04-01T07:00:00.000Z", "warn");
+    await run("r2", "2026-04-01T07:30:00.000Z", "ok");
+    await run("r3", "2026-04-01T08:30:00.000Z", "warn");
+    await run("r4", "2026-04-01T09:15:00.000Z", "warn");
+    await run("r5", "2026-04-01T10:15:00.000Z", "ok");
     const w = await get(`${BASE}/export.json?window_preset=last_digest_warn`);
     expect(w.body.window).toMatchObject({ from: "2026-04-01T08:30:00.000Z", to: "2026-04-01T10:15:00.000Z" });
     expect(ids(w.body)).toEqual([6, 5, 4]);
@@ -177,8 +181,9 @@ describe("checksum and compress", () => {
 
   test("X-Export-SHA256 is the sha256 of the bytes sent, and Accept-Encoding does not re-encode them", async () => {
     const { raw } = await setup();
-    plant();
-    for (let i = 0; i < 20; i++) ev(`2026-04-01T07:${String(i).padStart(2, "0")}:00.000Z`, "alert.fired", `alert:${i}`, "slack", { code: 200, family: "2xx" });
+    await plant();
+    for (let i = 0; i < 20; i++)
+      await ev(`2026-04-01T07:${String(i).padStart(2, "0")}:00.000Z`, "alert.fired", `alert:${i}`, "slack", { code: 200, family: "2xx" });
     for (const path of [`${BASE}/export.json?checksum=1`, `${BASE}/export.csv?checksum=1`]) {
       const res = await raw(path, { "accept-encoding": "gzip, br" });
       expect(res.headers.get("content-encoding")).toBeNull();
@@ -192,7 +197,7 @@ describe("checksum and compress", () => {
 
   test("compress=1 gunzips to the plain body; compressed once, whatever Accept-Encoding says; checksum of the gzip bytes", async () => {
     const { raw } = await setup();
-    plant();
+    await plant();
     for (const fmt of ["json", "csv"]) {
       const plain = new Uint8Array(await (await raw(`${BASE}/export.${fmt}?fields=id,event`)).arrayBuffer());
       const res = await raw(`${BASE}/export.${fmt}?fields=id,event&compress=1&checksum=1`, { "accept-encoding": "br, gzip" });
@@ -254,7 +259,7 @@ describe("bad input", () => {
 describe("download tokens", () => {
   test("issue → download once (checksummed CSV) → used 410 → expired 410 → another operator 403", async () => {
     const { get, raw } = await setup();
-    plant();
+    await plant();
     const issued = await get(`${BASE}/export.csv?download_token=1&event=incident.opened&fields=id,event`);
     expect(issued.status).toBe(200);
     expect(issued.body).toMatchObject({
@@ -265,7 +270,7 @@ describe("download tokens", () => {
     expect(issued.body.expires_at).toBe("2026-04-01T12:10:00.000Z");
     const token = issued.body.download_token as string;
     expect(token).toMatch(/^hdt_[A-Za-z0-9_-]{43}$/);
-    const stored = h.ctx.db.sqlite.query("SELECT token_hash, export, used_at FROM ops_download_tokens").all() as Array<Record<string, string | null>>;
+    const stored = await h.ctx.store.all<Record<string, string | null>>("SELECT token_hash, export, used_at FROM ops_download_tokens");
     expect(stored).toEqual([
       { token_hash: createHash("sha256").update(token).digest("hex"), export: "/admin/ops/link-inbox/events/export.csv", used_at: null },
     ]);
@@ -280,7 +285,7 @@ describe("download tokens", () => {
     const body = new Uint8Array(await first.arrayBuffer());
     expect(first.headers.get("x-export-sha256")).toBe(createHash("sha256").update(body).digest("hex"));
     expect(new TextDecoder().decode(body)).toBe("id,event\r\n8,incident.opened\r\n2,incident.opened\r\n1,incident.opened\r\n");
-    const usage = h.ctx.db.sqlite.query("SELECT export, bytes, source FROM ops_export_usage WHERE source = 'token'").all();
+    const usage = await h.ctx.store.all("SELECT export, bytes, source FROM ops_export_usage WHERE source = 'token'");
     expect(usage).toEqual([{ export: "/admin/ops/link-inbox/events/export-download.csv", bytes: body.byteLength, source: "token" }]);
 
     const again = await get(issued.body.download_url);
@@ -296,17 +301,18 @@ describe("download tokens", () => {
 describe("telemetry", () => {
   test("tokens requested, used and expired, and export bytes, per operator; requested_by filters", async () => {
     const { get, raw } = await setup();
-    plant();
+    await plant();
     const a = await get(`${BASE}/export.json?download_token=1`);
     expect((await raw(a.body.download_url)).status).toBe(200);
     await get(`${BASE}/export.json?download_token=1`); // will expire
     h.clock.advance(601_000);
     await get(`${BASE}/export.json?download_token=1`); // pending
     const me = a.body.requested_by as string;
-    const usage = h.ctx.db.sqlite.query("INSERT INTO ops_export_usage (at, actor, export, bytes, source) VALUES (?, ?, ?, ?, 'export')");
-    usage.run(NOW, "admin:carol#99", "/admin/ops/link-inbox/events/export.json", 1000);
-    usage.run(NOW, "admin:carol#99", "/admin/ops/link-inbox/events/export.csv", 500);
-    usage.run(NOW, "admin:carol#99", "/admin/ops/alerts-monitor/export.json", 7777); // not a link-inbox export
+    const usage = (...args: Array<string | number>) =>
+      h.ctx.store.run("INSERT INTO ops_export_usage (at, actor, export, bytes, source) VALUES (?, ?, ?, ?, 'export')", args);
+    await usage(NOW, "admin:carol#99", "/admin/ops/link-inbox/events/export.json", 1000);
+    await usage(NOW, "admin:carol#99", "/admin/ops/link-inbox/events/export.csv", 500);
+    await usage(NOW, "admin:carol#99", "/admin/ops/alerts-monitor/export.json", 7777); // not a link-inbox export
 
     const carol = await get(`${BASE}/export-telemetry.json?requested_by=admin:carol%2399`);
     expect(carol.body).toMatchObject({

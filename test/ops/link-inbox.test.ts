@@ -2,11 +2,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { describeConfig } from "../../src/config";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { iso, operator } from "../status/support";
+import { plantAlertRun } from "./support";
 
 // The link inbox end to end: messages queued by real producers (the admin status routes, ops_alert_runs rows),
 // sent by the sender to a real receiver on 127.0.0.1, every attempt and skip read back from ops_link_events and
@@ -19,8 +20,8 @@ const RESOLVED = "/admin/ops/digest/resolved-verification.json";
 
 let h: TestApp;
 let receivers: Receiver[] = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   for (const r of receivers) r.stop();
   receivers = [];
 });
@@ -37,7 +38,7 @@ function receiverWith(fallback: Behavior, ...script: Behavior[]) {
 }
 
 async function setup(urls: string[], env: Record<string, string> = {}) {
-  h = createTestApp({
+  h = await openTestApp({
     clock: new FakeClock(T0),
     env: {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
@@ -54,23 +55,21 @@ async function setup(urls: string[], env: Record<string, string> = {}) {
 }
 
 const run = () => linkInboxSender(h.ctx).runOnce();
-const events = () => h.ctx.db.sqlite.query("SELECT * FROM ops_link_events ORDER BY id").all() as Array<Record<string, any>>;
-const outbox = () => h.ctx.db.sqlite.query("SELECT * FROM ops_link_outbox ORDER BY id").all() as Array<Record<string, any>>;
+const events = () => h.ctx.store.all<Record<string, any>>("SELECT * FROM ops_link_events ORDER BY id");
+const outbox = () => h.ctx.store.all<Record<string, any>>("SELECT * FROM ops_link_outbox ORDER BY id");
 const alertRun = (name: string, status = "fail", source = "status") =>
-  h.ctx.db.sqlite
-    .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('r1', ?, ?, ?, ?, '3')")
-    .run(h.clock.now().toISOString(), source, name, status);
+  plantAlertRun(h.ctx.store, { runId: "r1", at: h.clock.now().toISOString(), source, name, status, value: "3" });
 
 describe("link-inbox delivery", () => {
   test("a 503 then a 200: two attempts recorded as 5xx then 2xx, retried on the backoff schedule; the body is Slack and Discord JSON with a link", async () => {
     const r = receiver({ status: 503 });
     await setup([r.url(SECRET_PATH)]);
-    alertRun("database");
-    alertRun("jobs", "pass"); // a passing run is no alert
+    await alertRun("database");
+    await alertRun("jobs", "pass"); // a passing run is no alert
     expect(await run()).toBe(1);
     const label = redactTarget(r.url(SECRET_PATH));
     expect(label).toMatch(/^127\.0\.0\.1:\d+\/services\/…#[0-9a-f]{6}$/);
-    expect(outbox()).toMatchObject([
+    expect(await outbox()).toMatchObject([
       { event: "alert.fired", issue_id: "alert:status:database", target: label, status: "pending", attempts: 1, next_attempt_at: iso(T0, 0.5) },
     ]);
     expect(await run()).toBe(0); // not due yet
@@ -78,7 +77,7 @@ describe("link-inbox delivery", () => {
     expect(await run()).toBe(1);
     // The alert's own page (ops_alert_state id 1: the first alert key applied), which opens for a signed-in browser.
     const link = "http://localhost:3000/admin/ops/alerts-monitor/alerts/1";
-    expect(events()).toMatchObject([
+    expect(await events()).toMatchObject([
       {
         event: "alert.fired",
         issue_id: "alert:status:database",
@@ -92,7 +91,7 @@ describe("link-inbox delivery", () => {
       },
       { attempt: 2, status_code: 200, status_code_family: "2xx", skip_reason: null, error: null, at: iso(T0, 0.5) },
     ]);
-    expect(outbox()[0]).toMatchObject({ status: "sent", attempts: 2, sent_at: iso(T0, 0.5) });
+    expect((await outbox())[0]).toMatchObject({ status: "sent", attempts: 2, sent_at: iso(T0, 0.5) });
     expect(r.received).toHaveLength(2);
     const body = JSON.parse(r.received[1]!.rawBody);
     expect(body.text).toBe(body.content);
@@ -100,7 +99,7 @@ describe("link-inbox delivery", () => {
     expect(body.text).toEndWith(link);
     expect(r.received[1]!.path).toBe(SECRET_PATH);
     // The secret path is nowhere in the database.
-    expect(JSON.stringify([events(), outbox()])).not.toContain("s3cr3t");
+    expect(JSON.stringify([await events(), await outbox()])).not.toContain("s3cr3t");
   });
 
   test("a receiver that never answers is a timeout attempt; a closed port is 'other'; after the last attempt the message is dead", async () => {
@@ -109,7 +108,7 @@ describe("link-inbox delivery", () => {
     const closedUrl = closed.url("/hook");
     closed.stop();
     await setup([r.url("/a"), closedUrl]);
-    alertRun("jobs", "fail", "preflight");
+    await alertRun("jobs", "fail", "preflight");
     expect(await run()).toBe(2);
     h.clock.advanceSeconds(30);
     await run();
@@ -117,17 +116,17 @@ describe("link-inbox delivery", () => {
     await run();
     h.clock.advanceSeconds(3600);
     expect(await run()).toBe(0);
-    const mine = events().filter((e) => e.target === redactTarget(r.url("/a")));
+    const mine = (await events()).filter((e) => e.target === redactTarget(r.url("/a")));
     expect(mine.map((e) => [e.event, e.attempt, e.status_code, e.status_code_family])).toEqual([
       ["preflight.anomaly", 1, null, "timeout"],
       ["preflight.anomaly", 2, 500, "5xx"],
       ["preflight.anomaly", 3, 500, "5xx"],
     ]);
-    const other = events().filter((e) => e.target === redactTarget(closedUrl));
+    const other = (await events()).filter((e) => e.target === redactTarget(closedUrl));
     expect(other.map((e) => e.status_code_family)).toEqual(["other", "other", "other"]);
     expect(other[0]!.error).toMatch(/^connection failed/);
     expect(other[0]!.url).toBe("http://localhost:3000/admin/ops/alerts-monitor/alerts/1");
-    expect(outbox().map((o) => [o.status, o.attempts])).toEqual([
+    expect((await outbox()).map((o) => [o.status, o.attempts])).toEqual([
       ["dead", 3],
       ["dead", 3],
     ]);
@@ -136,25 +135,25 @@ describe("link-inbox delivery", () => {
   test("state changes only: an alert that stays failing is sent once; firing again within LINK_INBOX_COOLDOWN_SECONDS is not sent (cooldown), after it is", async () => {
     const r = receiver();
     await setup([r.url("/c")], { LINK_INBOX_COOLDOWN_SECONDS: "600" });
-    alertRun("database");
+    await alertRun("database");
     await run();
     h.clock.advanceSeconds(60);
-    alertRun("database"); // still failing: no state change, nothing sent
+    await alertRun("database"); // still failing: no state change, nothing sent
     await run();
     h.clock.advanceSeconds(60);
-    alertRun("database", "ok"); // resolved: sent even inside the cooldown
+    await alertRun("database", "ok"); // resolved: sent even inside the cooldown
     await run();
     h.clock.advanceSeconds(60);
-    alertRun("database"); // fires again at 180 s: inside the cooldown of the resolution queued at 120 s
-    alertRun("jobs"); // another issue: not in cooldown
+    await alertRun("database"); // fires again at 180 s: inside the cooldown of the resolution queued at 120 s
+    await alertRun("jobs"); // another issue: not in cooldown
     await run();
     h.clock.advanceSeconds(60);
-    alertRun("database", "ok"); // its firing was not sent, so neither is this resolution
+    await alertRun("database", "ok"); // its firing was not sent, so neither is this resolution
     await run();
     h.clock.advanceSeconds(600);
-    alertRun("database"); // after the cooldown: sent
+    await alertRun("database"); // after the cooldown: sent
     await run();
-    expect(events().map((e) => [e.event, e.issue_id, e.skip_reason, e.status_code_family])).toEqual([
+    expect((await events()).map((e) => [e.event, e.issue_id, e.skip_reason, e.status_code_family])).toEqual([
       ["alert.fired", "alert:status:database", null, "2xx"],
       ["alert.resolved", "alert:status:database", null, "2xx"],
       ["alert.fired", "alert:status:database", "cooldown", null],
@@ -169,8 +168,8 @@ describe("link-inbox delivery", () => {
     const { admin } = await setup([]);
     const created = await admin.post("/admin/status/incidents", { title: "Slow", message: "Slow.", severity: "warn", components: ["webhooks"] });
     expect(created.status).toBe(201);
-    expect(outbox()).toEqual([]);
-    expect(events()).toMatchObject([
+    expect(await outbox()).toEqual([]);
+    expect(await events()).toMatchObject([
       { event: "incident.opened", issue_id: `incident:${created.body.incident.id}`, target: "", skip_reason: "no_url", status_code_family: null },
     ]);
   });
@@ -178,15 +177,15 @@ describe("link-inbox delivery", () => {
   test("SSRF: with private targets not allowed, loopback and metadata targets are refused by the webhook target policy and never called", async () => {
     const r = receiver();
     await setup([r.url("/x"), "http://169.254.169.254/latest/meta-data"], { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0" });
-    alertRun("database");
+    await alertRun("database");
     await run();
     expect(r.received).toHaveLength(0);
-    expect(events().map((e) => [e.status_code_family, e.skip_reason])).toEqual([
+    expect((await events()).map((e) => [e.status_code_family, e.skip_reason])).toEqual([
       ["other", "other"],
       ["other", "other"],
     ]);
-    expect(events()[1]!.error).toContain("non-public address (169.254.169.254)");
-    expect(outbox().map((o) => o.status)).toEqual(["dead", "dead"]);
+    expect((await events())[1]!.error).toContain("non-public address (169.254.169.254)");
+    expect((await outbox()).map((o) => o.status)).toEqual(["dead", "dead"]);
     const { get } = { get: async (p: string) => h.json(p, { headers: { authorization: `Bearer ${await createAdminToken(h)}` } }) };
     const s = await get(SUMMARY);
     expect(s.body.targets.map((t: any) => t.policy_problem)).toEqual([
@@ -230,15 +229,11 @@ describe("incidents through the admin status routes", () => {
       ]);
     }
     // The update inside the 900 s cooldown was skipped, once per target.
-    expect(
-      events()
-        .filter((e) => e.skip_reason === "cooldown")
-        .map((e) => e.event),
-    ).toEqual(["incident.updated", "incident.updated"]);
+    expect((await events()).filter((e) => e.skip_reason === "cooldown").map((e) => e.event)).toEqual(["incident.updated", "incident.updated"]);
 
     const res = await get(RESOLVED);
     expect(res.status).toBe(200);
-    const resolvedEvents = events().filter((e) => e.event === "incident.resolved");
+    const resolvedEvents = (await events()).filter((e) => e.event === "incident.resolved");
     expect(res.body).toEqual({
       success: true,
       days: 7,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -40,7 +40,7 @@ afterAll(async () => {
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 function plant(t: TestApp): void {
-  const ins = t.ctx.db.sqlite.query(
+  const ins = sqliteOf(t).query(
     "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   ins.run("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", "https://hooks.slack.com/services/T***", 1, 200, "2xx", null, null);

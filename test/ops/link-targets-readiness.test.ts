@@ -4,7 +4,8 @@ import { runAlertsMonitor } from "../../src/ops/alerts/monitor";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
 import { readinessOverview } from "../../src/ops/readiness/overview";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
+import { plantDeadLetters } from "./support";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
@@ -27,15 +28,15 @@ const REFUSED = [
 
 let h: TestApp;
 let rx: Receiver | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   rx?.stop();
 });
 
 describe("refused targets are not silent", () => {
   test("a warning per refused target at start, the reason in targets.json, on the link-inbox page and in the readiness verdict", async () => {
     const lines: string[] = [];
-    h = createTestApp({
+    h = await openTestApp({
       clock: new FakeClock(T0),
       log: createLogger("warn", (l) => lines.push(l)),
       env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0", LINK_INBOX_WEBHOOK_URLS: REFUSED.map(([u]) => u).join(",") },
@@ -66,7 +67,7 @@ describe("refused targets are not silent", () => {
   test("a target whose messages are given up on is dead too, with the newest failure as the reason; a working one is up", async () => {
     rx = startReceiver({ status: 200 });
     const bad = startReceiver({ status: 500 });
-    h = createTestApp({
+    h = await openTestApp({
       clock: new FakeClock(T0),
       env: {
         WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
@@ -94,20 +95,14 @@ describe("refused targets are not silent", () => {
 describe("the readiness verdict counts what pages people", () => {
   test("open incidents, firing alerts (silenced ones too) and dead-letter growth are reasons; the page lists them with links", async () => {
     rx = startReceiver({ status: 200 });
-    h = createTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/ok") } });
+    h = await openTestApp({ clock: new FakeClock(T0), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/ok") } });
     const token = await createAdminToken(h);
     const admin = operator(h, token);
     const before = await readinessOverview(h.ctx);
     expect(before.summary.reasons.filter((r) => /incident|alert|dead letters|notification/.test(r))).toEqual([]);
 
     const created = await admin.post("/admin/status/incidents", { title: "Deliveries delayed", message: "Late.", severity: "bad", components: ["webhooks"] });
-    const db = h.ctx.db.sqlite;
-    db.exec("PRAGMA foreign_keys = OFF");
-    for (let i = 1; i <= 3; i++)
-      db.query(
-        "INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, attempts, created_at, updated_at) VALUES (?, 1, 1, 'p1', 'live', 'dead_letter', 8, ?, ?)",
-      ).run(i, T0, T0);
-    db.exec("PRAGMA foreign_keys = ON");
+    await plantDeadLetters(h.ctx.store, 3, T0);
     await admin.post("/admin/ops/alerts-monitor/silences", { matcher: "webhooks:*", reason: "known", ends_at: "2026-04-02T00:00:00Z" });
     await runAlertsMonitor(h.ctx);
 

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { preflightSnapshotJob } from "../../src/ops/preflight/alerts";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
+import { freshPostgresDatabase, testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -51,7 +52,10 @@ let h: TestApp;
 let auth: Record<string, string>;
 const bodies: string[] = [];
 
-const appFor = (env: Record<string, string>) => createTestApp({ clock, env: { HERALD_DB_PATH: join(dbDir, "herald.db"), ...BASE_ENV, ...env } });
+/** On PostgreSQL the apps share one database made here (DATABASE_URL wins over the fresh one openTestApp makes). */
+let shared: { url: string; drop(): Promise<void> } | null = null;
+const appFor = (env: Record<string, string>) =>
+  openTestApp({ clock, env: { HERALD_DB_PATH: join(dbDir, "herald.db"), ...(shared ? { DATABASE_URL: shared.url } : {}), ...BASE_ENV, ...env } });
 
 async function raw(path: string, headers: Record<string, string> = {}) {
   const res = await h.request(path, { headers: { ...auth, ...headers } });
@@ -65,52 +69,51 @@ async function get(path: string) {
 }
 
 beforeAll(async () => {
+  if (testEngine() === "postgres") shared = await freshPostgresDatabase();
   for (let k = 0; k < DAYS.length; k++) {
     if (k > 0) clock.advance(DAY_MS);
-    const app = appFor(DAYS[k]!);
+    const app = await appFor(DAYS[k]!);
     const run = await app.ctx.jobs.runNow("preflight-snapshot");
     expect(run.error).toBeNull();
-    if (k < DAYS.length - 1) app.close();
+    if (k < DAYS.length - 1) await app.close();
     else h = app;
   }
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
 });
-afterAll(() => {
-  h.close();
+afterAll(async () => {
+  await h.close();
+  await shared?.drop();
   rmSync(dbDir, { recursive: true, force: true });
 });
 
 describe("snapshots", () => {
   test("one row per guard field per day; re-running a day replaces its rows", async () => {
-    const count = (d: string) => (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM ops_preflight_snapshots WHERE day = ?").get(d) as { n: number }).n;
+    const count = async (d: string) => (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM ops_preflight_snapshots WHERE day = ?", [d]))!.n;
     const guards = (await get(`${BASE}.json`)).body;
-    expect(count(day(6))).toBe(guards.count);
+    expect(await count(day(6))).toBe(guards.count);
     await h.ctx.jobs.runNow("preflight-snapshot");
-    expect(count(day(6))).toBe(guards.count);
-    expect(count(day(0))).toBe(guards.count);
+    expect(await count(day(6))).toBe(guards.count);
+    expect(await count(day(0))).toBe(guards.count);
   });
 
-  test("the scheduled tick snapshots only when today has none or the process started after it", () => {
+  test("the scheduled tick snapshots only when today has none or the process started after it", async () => {
     const job = preflightSnapshotJob(h.ctx);
-    expect(job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: true });
+    expect(await job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: true });
     clock.advance(DAY_MS);
     try {
-      expect(job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: false });
-      expect(job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: true });
+      expect(await job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: false });
+      expect(await job.run({ runId: null, trigger: "schedule" })).toEqual({ idle: true });
     } finally {
-      h.ctx.db.sqlite.query("DELETE FROM ops_preflight_snapshots WHERE day = ?").run(day(7));
+      await h.ctx.store.run("DELETE FROM ops_preflight_snapshots WHERE day = ?", [day(7)]);
       clock.advance(-DAY_MS);
     }
   });
 
-  test("each run records one detector evaluation per series in ops_alert_runs (source preflight)", () => {
-    const rows = h.ctx.db.sqlite
-      .query("SELECT name, status, value FROM ops_alert_runs WHERE source = 'preflight' AND details LIKE ? ORDER BY id")
-      .all(`%"day":"${day(6)}"%`) as Array<{
-      name: string;
-      status: string;
-      value: string;
-    }>;
+  test("each run records one detector evaluation per series in ops_alert_runs (source preflight)", async () => {
+    const rows = await h.ctx.store.all<{ name: string; status: string; value: string }>(
+      "SELECT name, status, value FROM ops_alert_runs WHERE source = 'preflight' AND details LIKE ? ORDER BY id",
+      [`%"day":"${day(6)}"%`],
+    );
     // An anomaly is a failing alert run (what the link inbox notifies as preflight.anomaly); the rest are ok.
     expect(rows.some((r) => r.name === "preflight_anomaly:responder" && r.status === "fail" && r.value === "4")).toBe(true);
     expect(rows.every((r) => r.status === "fail" || r.status === "ok")).toBe(true);

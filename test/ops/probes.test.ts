@@ -3,7 +3,7 @@ import { parse } from "csv-parse/sync";
 import { ownUrl } from "../../src/cli/serve";
 import { SYNTHETIC_PROBES_JOB } from "../../src/ops/jobs";
 import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -15,13 +15,13 @@ let h: TestApp | undefined;
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
-  h?.close();
+  await h?.close();
   h = undefined;
 });
 
 /** A fresh Herald listening on an ephemeral loopback port; returns its base URL. */
 async function listening(env: Record<string, string> = {}) {
-  h = createTestApp({ env, clock: new FakeClock("2026-04-01T12:00:00.000Z") });
+  h = await openTestApp({ env, clock: new FakeClock("2026-04-01T12:00:00.000Z") });
   h.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const app = h.app;
   cleanups.push(async () => {
@@ -40,7 +40,7 @@ function stoppedServerUrl(): string {
   return url;
 }
 
-const rows = (t: TestApp) => t.ctx.db.sqlite.query("SELECT * FROM ops_probe_runs ORDER BY id").all() as Array<Record<string, any>>;
+const rows = (t: TestApp) => t.ctx.store.all<Record<string, any>>("SELECT * FROM ops_probe_runs ORDER BY id");
 
 describe("synthetic probes", () => {
   test("each probe calls the real endpoint over HTTP and records status, latency and whether it had data", async () => {
@@ -48,7 +48,7 @@ describe("synthetic probes", () => {
     const run = await runSyntheticProbes(h.ctx, baseUrl);
     expect(run.base_url).toBe(baseUrl);
     expect(run.run_id).toMatch(/^pr_[0-9a-f]{16}$/);
-    const stored = rows(h);
+    const stored = await rows(h);
     expect(stored.map((r) => r.probe)).toEqual(PROBES.map((p) => p.name));
     for (const r of stored) {
       expect(r).toMatchObject({ run_id: run.run_id, at: "2026-04-01T12:00:00.000Z", status: 200, ok: 1, error: null });
@@ -70,26 +70,23 @@ describe("synthetic probes", () => {
 
   test("the job probes the address serve listens on; without one it records nothing; it prunes old rows", async () => {
     const { h, baseUrl } = await listening({ SYNTHETIC_PROBE_RETENTION_DAYS: "30" });
-    h.ctx.db.sqlite
-      .query(
-        "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES ('pr_old', ?, 'system_status', 'u', 200, 1, 1, 1, NULL)",
-      )
-      .run("2026-03-01T11:59:59.000Z"); // 31 days old
-    h.ctx.db.sqlite
-      .query(
-        "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES ('pr_recent', ?, 'system_status', 'u', 200, 1, 1, 1, NULL)",
-      )
-      .run("2026-03-03T00:00:00.000Z");
+    const probeRow = (runId: string, at: string) =>
+      h.ctx.store.run(
+        "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, 'system_status', 'u', 200, 1, 1, 1, NULL)",
+        [runId, at],
+      );
+    await probeRow("pr_old", "2026-03-01T11:59:59.000Z"); // 31 days old
+    await probeRow("pr_recent", "2026-03-03T00:00:00.000Z");
     expect((await h.ctx.jobs.list()).find((j) => j.name === SYNTHETIC_PROBES_JOB)).toMatchObject({ pattern: "20 */5 * * * *" });
 
     const idle = await h.ctx.jobs.runNow(SYNTHETIC_PROBES_JOB);
     expect(idle.ok).toBe(true);
-    expect(rows(h).map((r) => r.run_id)).toEqual(["pr_recent"]);
+    expect((await rows(h)).map((r) => r.run_id)).toEqual(["pr_recent"]);
 
     h.ctx.listenUrl = ownUrl("0.0.0.0", Number(new URL(baseUrl).port));
     expect(h.ctx.listenUrl).toBe(baseUrl);
     expect((await h.ctx.jobs.runNow(SYNTHETIC_PROBES_JOB)).ok).toBe(true);
-    const probed = rows(h).filter((r) => r.run_id !== "pr_recent");
+    const probed = (await rows(h)).filter((r) => r.run_id !== "pr_recent");
     expect(probed).toHaveLength(PROBES.length);
     expect(probed.every((r) => r.status === 200 && r.ok === 1)).toBe(true);
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { runBackup } from "../../src/ops/backups/backup";
 import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -43,7 +43,7 @@ const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 /** The data each section must show. */
 async function plant(t: TestApp): Promise<void> {
-  const sqlite = t.ctx.db.sqlite;
+  const sqlite = sqliteOf(t);
   // A real run of every probe against this very server, then a later failing run of one of them.
   await runSyntheticProbes(t.ctx, base());
   t.clock.advance(60_000);

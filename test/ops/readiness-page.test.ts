@@ -3,9 +3,11 @@ import { AdminTokens } from "../../src/auth/admin";
 import { runBackup } from "../../src/ops/backups/backup";
 import { PROBES } from "../../src/ops/readiness/probes";
 import { readinessOverview } from "../../src/ops/readiness/overview";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
+import { plantHour as plantRollupHour } from "./support";
 
 // GET /admin/ops/readiness without a browser: who may see it, that planted values are escaped, and the
 // ready/attention rule (docs/operations.md, "GET /admin/ops/readiness"). The browser test is
@@ -17,36 +19,38 @@ let h: TestApp;
 let token: string;
 
 beforeEach(async () => {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "ops");
 });
-afterEach(() => h.close());
+afterEach(async () => {
+  await h.close();
+});
+
+/** Herald's own backups are the SQLite file's; on PostgreSQL the page says where backups are instead. */
+const onSqlite = testEngine() === "sqlite";
 
 const bearer = () => ({ headers: { authorization: `Bearer ${token}` } });
 
-function plantProbe(probe: string, at: string, fields: { status?: number | null; ok?: boolean; hadData?: boolean; error?: string | null } = {}) {
-  h.ctx.db.sqlite
-    .query("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-    .run(
-      "pr_0000000000000001",
-      at,
-      probe,
-      `http://127.0.0.1:3000/${probe}`,
-      fields.status ?? 200,
-      7,
-      fields.hadData === false ? 0 : 1,
-      fields.ok === false ? 0 : 1,
-      fields.error ?? null,
-    );
+async function plantProbe(probe: string, at: string, fields: { status?: number | null; ok?: boolean; hadData?: boolean; error?: string | null } = {}) {
+  await h.ctx.store.run("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+    "pr_0000000000000001",
+    at,
+    probe,
+    `http://127.0.0.1:3000/${probe}`,
+    fields.status ?? 200,
+    7,
+    fields.hadData === false ? 0 : 1,
+    fields.ok === false ? 0 : 1,
+    fields.error ?? null,
+  ]);
 }
-const plantHour = (hour: string, requests: number, forbidden: number) =>
-  h.ctx.db.sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)").run(hour, requests, forbidden);
+const plantHour = (hour: string, requests: number, forbidden: number) => plantRollupHour(h.ctx.store, hour, requests, forbidden);
 
-/** Everything healthy: every probe ok with data just now, quiet traffic, a checked backup. */
+/** Everything healthy: every probe ok with data just now, quiet traffic, a checked backup (where Herald makes them). */
 async function plantHealthy() {
-  for (const p of PROBES) plantProbe(p.name, NOW);
-  plantHour("2026-04-01T10", 1000, 10);
-  await runBackup(h.ctx, { actor: { kind: "cli", user: "test" } });
+  for (const p of PROBES) await plantProbe(p.name, NOW);
+  await plantHour("2026-04-01T10", 1000, 10);
+  if (onSqlite) await runBackup(h.ctx, { actor: { kind: "cli", user: "test" } });
 }
 
 async function signedInCookie(): Promise<string> {
@@ -84,7 +88,7 @@ describe("GET /admin/ops/readiness", () => {
   });
 
   test("planted values are escaped: a probe error holding <script> is text, never markup", async () => {
-    plantProbe("system_status", NOW, { status: 502, ok: false, hadData: false, error: `HTTP 502 <script>alert("x")</script> & 'q'` });
+    await plantProbe("system_status", NOW, { status: 502, ok: false, hadData: false, error: `HTTP 502 <script>alert("x")</script> & 'q'` });
     const html = await (await h.request(PAGE, bearer())).text();
     expect(html).not.toContain("<script>");
     expect(html).toContain("HTTP 502 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;");
@@ -100,14 +104,15 @@ describe("GET /admin/ops/readiness", () => {
     const html = await (await h.request(PAGE, bearer())).text();
     expect(html).toContain('<section id="summary" class="summary ready"><p><strong id="summary-state">Ready</strong>');
     expect(html).toMatch(/<tr id="noise-7">.*<td data-label="Noise">1 %<\/td>.*within/);
-    expect(html).toContain('<strong id="backup-keep">7</strong>');
+    if (onSqlite) expect(html).toContain('<strong id="backup-keep">7</strong>');
+    else expect(html).toContain('id="backups-not-applicable"');
 
     // An empty answer is not a reason (expected without TOKEN_MINT).
-    plantProbe("public_stats", NOW, { hadData: false });
+    await plantProbe("public_stats", NOW, { hadData: false });
     expect((await readinessOverview(h.ctx)).summary.ready).toBe(true);
 
-    plantProbe("share_link_validate", NOW, { status: null, ok: false, hadData: false, error: "timed out after 5000 ms" });
-    plantHour("2026-04-01T11", 100, 90);
+    await plantProbe("share_link_validate", NOW, { status: null, ok: false, hadData: false, error: "timed out after 5000 ms" });
+    await plantHour("2026-04-01T11", 100, 90);
     h.ctx.jobs.register({
       name: "test-failing",
       pattern: "0 0 * * * *",
@@ -138,11 +143,17 @@ describe("GET /admin/ops/readiness", () => {
     expect(later.summary.reasons[0]).toBe(`probe has not run in the last 24 h: ${PROBES.map((p) => p.name).join(", ")}`);
   });
 
-  test("a fresh deployment needs attention: no probe ran and no backup exists", async () => {
+  test("a fresh deployment needs attention: no probe ran and (on SQLite) no backup exists; the page names the engine", async () => {
     const o = await readinessOverview(h.ctx);
-    expect(o.summary.reasons).toEqual([`probe never ran: ${PROBES.map((p) => p.name).join(", ")}`, "no backup in the backups folder"]);
+    const never = `probe never ran: ${PROBES.map((p) => p.name).join(", ")}`;
+    // On PostgreSQL the database's own backups apply: Herald cannot see them, and says so instead of a reason.
+    expect(o.summary.reasons).toEqual(onSqlite ? [never, "no backup in the backups folder"] : [never]);
+    expect(o.database.engine).toBe(testEngine());
+    expect(o.backups.applies).toBe(onSqlite);
     const html = await (await h.request(PAGE, bearer())).text();
-    expect(html).toContain('id="backups-none"');
+    expect(html).toMatch(onSqlite ? /id="database-engine">SQLite \d/ : /id="database-engine">PostgreSQL \d/);
+    if (onSqlite) expect(html).toContain('id="backups-none"');
+    else expect(html).toMatch(/id="backups-not-applicable">.*pg_dump.*pg_basebackup/);
     expect(html).toContain('id="probe-problems-none"');
   });
 
@@ -151,7 +162,8 @@ describe("GET /admin/ops/readiness", () => {
     const html = await (await h.request(PAGE, { headers: { cookie } })).text();
     expect(html).toContain('action="/admin/sign-out"');
     const links = [...html.matchAll(/<li><a href="([^"]+)">/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
-    expect(links).toHaveLength(5);
+    // The backups list is linked where Herald makes backups (SQLite); on PostgreSQL it answers 409.
+    expect(links).toHaveLength(onSqlite ? 5 : 4);
     for (const link of links) {
       expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
       expect({ link, status: (await h.request(link)).status }).toEqual({ link, status: 403 });
@@ -162,7 +174,7 @@ describe("GET /admin/ops/readiness", () => {
 describe("revoking an admin token", () => {
   test("stops its bearer calls and ends its browser sessions at once, audited", async () => {
     const cookie = await signedInCookie();
-    const id = (h.ctx.db.sqlite.query("SELECT id FROM admin_tokens WHERE name = 'ops'").get() as { id: number }).id;
+    const id = (await h.ctx.store.get<{ id: number }>("SELECT id FROM admin_tokens WHERE name = 'ops'"))!.id;
     expect((await h.request(PAGE, { headers: { cookie } })).status).toBe(200);
 
     const tokens = new AdminTokens(h.ctx);
@@ -174,11 +186,11 @@ describe("revoking an admin token", () => {
     const page = await h.request(PAGE, { headers: { cookie } });
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
-    expect(h.ctx.db.sqlite.query("SELECT revoked_at FROM admin_sessions").all()).toEqual([{ revoked_at: NOW }]);
+    expect(await h.ctx.store.all("SELECT revoked_at FROM admin_sessions")).toEqual([{ revoked_at: NOW }]);
 
     // Again: nothing changes and nothing more is audited.
     expect(await tokens.revoke(id, { kind: "cli", user: "test" })).toMatchObject({ alreadyRevoked: true, sessionsEnded: 0 });
-    const audit = h.ctx.db.sqlite.query("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'").all();
+    const audit = await h.ctx.store.all("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'");
     expect(audit).toEqual([
       { actor: "cli:test", action: "admin_token.revoke", target: String(id), details: JSON.stringify({ name: "ops", sessions_ended: 1 }) },
     ]);
@@ -187,7 +199,7 @@ describe("revoking an admin token", () => {
 
   test("a revoked ADMIN_TOKEN from the environment stays revoked when the process starts again", async () => {
     const secret = "e".repeat(40);
-    const first = createTestApp({ env: { ADMIN_TOKEN: secret } });
+    const first = await openTestApp({ env: { ADMIN_TOKEN: secret } });
     try {
       const auth = { headers: { authorization: `Bearer ${secret}` } };
       // What `herald serve` does on every start (prepareCredentials in src/auth/first-start.ts).
@@ -200,7 +212,7 @@ describe("revoking an admin token", () => {
       expect((await first.request(PAGE, auth)).status).toBe(403);
       expect((await new AdminTokens(first.ctx).list()).filter((t) => t.name === "env:ADMIN_TOKEN")).toHaveLength(1);
     } finally {
-      first.close();
+      await first.close();
     }
   });
 });

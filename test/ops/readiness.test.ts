@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
+import { plantHour } from "./support";
 
 // The 403 noise export, from planted hourly rollups (request_log_hourly) and from real traffic through the app.
 // "Now" is 2026-03-31T09:30Z: today is a partial day of 10 hours (00 … 09).
@@ -12,16 +13,17 @@ const CSV_URL = "/admin/ops/readiness/403-noise/export.csv";
 const ROUTES = [JSON_URL, CSV_URL, "/admin/ops/readiness/synthetic-zero-history.csv"];
 
 let h: TestApp;
-afterEach(() => h?.close());
+afterEach(async () => {
+  await h?.close();
+});
 
 async function setup(env: Record<string, string> = {}) {
-  h = createTestApp({ env, clock: new FakeClock(NOW) });
+  h = await openTestApp({ env, clock: new FakeClock(NOW) });
   const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   return { auth, get: (path: string) => h.json(path, { headers: auth }), raw: (path: string) => h.request(path, { headers: auth }) };
 }
 
-const plant = (hour: string, requests: number, forbidden: number) =>
-  h.ctx.db.sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)").run(hour, requests, forbidden);
+const plant = (hour: string, requests: number, forbidden: number) => plantHour(h.ctx.store, hour, requests, forbidden);
 
 const dayBefore = (n: number) => new Date(Date.parse(NOW) - n * 86_400_000).toISOString().slice(0, 10);
 
@@ -29,16 +31,16 @@ const dayBefore = (n: number) => new Date(Date.parse(NOW) - n * 86_400_000).toIS
  * 30 days, one rollup hour each (05:00) of 1000 requests: the last 7 days 10 403s a day (1 %), the 7 before
  * 100 a day (10 %), older days none. Outside every window: a day 30 days back and an hour later today.
  */
-function plantMonth() {
-  for (let d = 0; d < 30; d++) plant(`${dayBefore(d)}T05`, 1000, d < 7 ? 10 : d < 14 ? 100 : 0);
-  plant(`${dayBefore(30)}T23`, 5000, 4999);
-  plant(`${dayBefore(0)}T23`, 5000, 4999); // an hour not yet reached: never counted
+async function plantMonth() {
+  for (let d = 0; d < 30; d++) await plant(`${dayBefore(d)}T05`, 1000, d < 7 ? 10 : d < 14 ? 100 : 0);
+  await plant(`${dayBefore(30)}T23`, 5000, 4999);
+  await plant(`${dayBefore(0)}T23`, 5000, 4999); // an hour not yet reached: never counted
 }
 
 describe("403 noise export.json", () => {
   test("per-window figures are exact sums of the planted rollups, compared with the 5 % default threshold", async () => {
     const { get } = await setup();
-    plantMonth();
+    await plantMonth();
     const res = await get(JSON_URL);
     expect(res.status).toBe(200);
     const b = res.body;
@@ -79,7 +81,7 @@ describe("403 noise export.json", () => {
 
   test("thresholds come from the config: a higher percentage, and the per-hour limit when set", async () => {
     const { get } = await setup({ READINESS_403_NOISE_MAX_PERCENT: "10", READINESS_403_MAX_PER_HOUR: "2" });
-    plantMonth();
+    await plantMonth();
     const b = (await get(`${JSON_URL}?compact=1`)).body;
     expect(b.threshold).toEqual({ max_percent: 10, max_per_hour: 2 });
     // 14 days: 5.5 % is within 10 %, but 2.39 403s per hour is over 2.
@@ -89,9 +91,9 @@ describe("403 noise export.json", () => {
 
   test("exactly at the threshold is within; a hair over is not (compared before rounding)", async () => {
     const { get } = await setup({ READINESS_403_NOISE_MAX_PERCENT: "5" });
-    plant(`${dayBefore(0)}T01`, 2000, 100);
+    await plant(`${dayBefore(0)}T01`, 2000, 100);
     expect((await get(`${JSON_URL}?days=7&compact=1`)).body.windows[0]).toMatchObject({ noise_percent: 5, within_threshold: true });
-    plant(`${dayBefore(0)}T02`, 99_999, 5000); // 5100 / 101999 = 5.0001 %
+    await plant(`${dayBefore(0)}T02`, 99_999, 5000); // 5100 / 101999 = 5.0001 %
     expect((await get(`${JSON_URL}?days=7&compact=1`)).body.windows[0]).toMatchObject({ noise_percent: 5, within_threshold: false });
   });
 
@@ -107,7 +109,7 @@ describe("403 noise export.json", () => {
 
   test("days picks the points only; the windows default to 7,14,30 whatever days is; windows picks and sorts; compact drops points; meta gives each span", async () => {
     const { get } = await setup();
-    plantMonth();
+    await plantMonth();
     const d7 = (await get(`${JSON_URL}?days=7`)).body;
     const d30 = (await get(`${JSON_URL}?days=30`)).body;
     expect(d7.query.windows).toEqual([7, 14, 30]);
@@ -141,9 +143,12 @@ describe("403 noise export.json", () => {
     const { get } = await setup();
     for (let i = 0; i < 5; i++) expect((await h.request("/api/public/system-status")).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await h.request(JSON_URL)).status).toBe(403);
-    // After-response hooks record the requests; a bounded wait for all 8, then one flush writes rows and rollups.
-    for (let i = 0; i < 50 && h.ctx.requestLog.pending < 8; i++) await Bun.sleep(0);
-    expect(await h.ctx.requestLog.flush()).toBe(8);
+    // After-response hooks record the requests (a bounded wait for all 8); the status route flushes the log itself
+    // before it reads it, so some rows are written already. One flush writes the rest, rows and rollups together.
+    const logged = async () => h.ctx.requestLog.pending + (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM request_log"))!.n;
+    for (let i = 0; i < 50 && (await logged()) < 8; i++) await Bun.sleep(0);
+    await h.ctx.requestLog.flush();
+    expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM request_log"))!.n).toBe(8);
     const b = (await get(`${JSON_URL}?days=7&include_windows_meta=1`)).body;
     expect(b.windows[0]).toMatchObject({ requests: 8, forbidden: 3, noise_percent: 37.5, within_threshold: false });
     expect(b.windows[0].meta.hours_with_data).toBe(1);
@@ -215,7 +220,7 @@ describe("403 noise export.csv", () => {
 
   test("summary rows equal the JSON windows (with meta) and day rows equal the JSON points", async () => {
     const { get, raw } = await setup();
-    plantMonth();
+    await plantMonth();
     const json = (await get(`${JSON_URL}?include_windows_meta=1`)).body;
     const res = await raw(`${CSV_URL}?mode=summary&include_points=1`);
     expect(res.status).toBe(200);
@@ -251,7 +256,7 @@ describe("403 noise export.csv", () => {
 
   test("default mode is one row per day; summary alone is one row per window; headers always present", async () => {
     const { raw } = await setup();
-    plantMonth();
+    await plantMonth();
     const points = parse(await (await raw(`${CSV_URL}?days=14`)).text(), { columns: true }) as Row[];
     expect(points.map((r) => r.row_type)).toEqual(Array(14).fill("day"));
     expect(points.at(-1)).toMatchObject({

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 import { policyFile } from "./support";
 
@@ -10,7 +10,7 @@ let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
 const cleanups: Array<() => void> = [];
 afterEach(async () => {
-  h?.close();
+  await h?.close();
   h = undefined;
   await rpc?.stop();
   rpc = undefined;
@@ -28,14 +28,14 @@ const FRESHNESS = [
 ];
 const JOBS = ["token-snapshot", "holders-snapshot", "mint-authority-snapshot", "transaction-sync", "holder-growth"];
 
-function setup(env: Record<string, string> = {}, policy?: string) {
+async function setup(env: Record<string, string> = {}, policy?: string) {
   rpc = startSolanaRpc({ holders: 50, transactions: 4, seed: "status" });
   if (policy) {
     const f = policyFile("policy.yaml", policy);
     cleanups.push(f.remove);
     env = { ...env, STATUS_POLICY_PATH: f.path };
   }
-  h = createTestApp({ env: chainEnv(rpc, [rpc.url], env) });
+  h = await openTestApp({ env: chainEnv(rpc, [rpc.url], env) });
   return { h, f: rpc.fixture };
 }
 
@@ -43,14 +43,14 @@ const checks = async (h: TestApp) => (await h.json("/api/public/system-status"))
 
 describe("freshness checks", () => {
   test("not configured: every proof ok with note not_configured, never bad", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const c = await checks(h);
     for (const name of FRESHNESS) expect(c[name]).toMatchObject({ status: "ok", freshness_status: "not_configured", note: "not_configured" });
     expect(c.mint_authority).toMatchObject({ status: "ok", configured: false, note: "not_configured" });
   });
 
   test("missing before any run → warn; fresh after the jobs → ok; stale past the limit → warn (bad if the policy says)", async () => {
-    const { h } = setup();
+    const { h } = await setup();
     let c = await checks(h);
     for (const name of FRESHNESS) expect(c[name]).toMatchObject({ status: "warn", freshness_status: "missing", note: null });
     expect(c.freshness_holder_cache.proof_url).toBe("/api/public/holder-cache-freshness.json");
@@ -68,7 +68,7 @@ describe("freshness checks", () => {
   });
 
   test("policy freshness.stale: bad makes a stale proof bad and the service bad", async () => {
-    const { h } = setup({}, "checks:\n  freshness:\n    stale: bad\n");
+    const { h } = await setup({}, "checks:\n  freshness:\n    stale: bad\n");
     for (const job of JOBS) await h.ctx.jobs.runNow(job);
     h.clock.advance(2 * 3_600_000);
     const r = await h.json("/api/public/system-status");
@@ -79,7 +79,7 @@ describe("freshness checks", () => {
 
 describe("mint_authority check", () => {
   test("no snapshot yet → ok with note no_snapshot", async () => {
-    const { h } = setup({ EXPECTED_MINT_AUTHORITY: "none" });
+    const { h } = await setup({ EXPECTED_MINT_AUTHORITY: "none" });
     expect((await checks(h)).mint_authority).toMatchObject({
       status: "ok",
       note: "no_snapshot",
@@ -90,7 +90,7 @@ describe("mint_authority check", () => {
   });
 
   test("authorities as expected → ok; a retained authority against a renounced expectation → mismatch, bad", async () => {
-    const { h, f } = setup({ EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" });
+    const { h, f } = await setup({ EXPECTED_MINT_AUTHORITY: "none", EXPECTED_FREEZE_AUTHORITY: "none" });
     await h.ctx.jobs.runNow("mint-authority-snapshot");
     expect((await checks(h)).mint_authority).toMatchObject({
       status: "ok",
@@ -114,12 +114,12 @@ describe("mint_authority check", () => {
   });
 
   test("no expectation configured → ok with note expectation_missing (warn if the policy says)", async () => {
-    let { h } = setup();
+    let { h } = await setup();
     await h.ctx.jobs.runNow("mint-authority-snapshot");
     expect((await checks(h)).mint_authority).toMatchObject({ status: "ok", note: "expectation_missing", expectation_configured: false, mismatch: false });
-    h.close();
+    await h.close();
     await rpc!.stop();
-    ({ h } = setup({}, "checks:\n  mint_authority:\n    expectation_missing: warn\n"));
+    ({ h } = await setup({}, "checks:\n  mint_authority:\n    expectation_missing: warn\n"));
     await h.ctx.jobs.runNow("mint-authority-snapshot");
     expect((await checks(h)).mint_authority.status).toBe("warn");
   });

@@ -4,7 +4,7 @@ import { CHECK_NAMES, overallOf } from "../../src/status/checks/engine";
 import { INCIDENT_STATES } from "../../src/status/incidents/incidents";
 import { ComponentIdSchema, IncidentStateSchema } from "../../src/status/model";
 import { DEFAULT_POLICY } from "../../src/status/checks/policy";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { policyFile } from "./support";
 
@@ -13,8 +13,8 @@ import { policyFile } from "./support";
 
 let h: TestApp | undefined;
 const cleanups: Array<() => void> = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   while (cleanups.length) cleanups.pop()!();
 });
@@ -75,7 +75,7 @@ describe("the component map", () => {
 
 describe("not configured in the status answer", () => {
   test("without TOKEN_MINT the chain checks say configured: false, status ok, words in the summary; the others configured: true", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const r = await h.json("/api/public/system-status");
     expect(r.status).toBe(200);
     for (const name of CHAIN) expect([name, r.body.checks[name].configured, r.body.checks[name].status]).toEqual([name, false, "ok"]);
@@ -100,7 +100,7 @@ describe("not configured in the status answer", () => {
   test("with freshness.not_configured: warn the overall is warn and the component says warn", async () => {
     const f = policyFile("policy.yaml", "checks:\n  freshness:\n    not_configured: warn\n");
     cleanups.push(f.remove);
-    h = createTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
+    h = await openTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
     const r = await h.json("/api/public/system-status");
     expect(r.body.overall).toBe("warn");
     expect(r.body.checks.chain_rpc).toMatchObject({ status: "warn", configured: false });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Level } from "../../src/status/checks/types";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertSnapshot, iso } from "./support";
 
@@ -10,12 +10,32 @@ import { insertSnapshot, iso } from "./support";
 // (severity = worst seen), closed by the first ok; and the snapshot job doing it for real.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
 const T0 = "2026-01-01T00:00:00.000Z";
+
+/**
+ * Forgets the latest migration (as a database a release behind would look: each engine records them in its own
+ * table) and answers how to put it back.
+ */
+async function forgetLatestMigration(h: TestApp): Promise<() => Promise<void>> {
+  const store = h.ctx.store;
+  if (store.dialect === "sqlite") {
+    const last = (await store.get<{ hash: string; created_at: number }>("SELECT * FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1"))!;
+    await store.run("DELETE FROM __drizzle_migrations WHERE created_at = ?", [last.created_at]);
+    return async () => {
+      await store.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [last.hash, last.created_at]);
+    };
+  }
+  const last = (await store.get<{ name: string; applied_at: string }>("SELECT * FROM herald_migrations ORDER BY name DESC LIMIT 1"))!;
+  await store.run("DELETE FROM herald_migrations WHERE name = ?", [last.name]);
+  return async () => {
+    await store.run("INSERT INTO herald_migrations (name, applied_at) VALUES (?, ?)", [last.name, last.applied_at]);
+  };
+}
 
 const evaluation = (at: string, overall: Level, degraded: Record<string, Level> = {}) => ({
   generated_at: at,
@@ -28,17 +48,17 @@ const evaluation = (at: string, overall: Level, degraded: Record<string, Level> 
 
 describe("incident transitions", () => {
   test("ok → warn opens, → bad escalates, → warn keeps the peak, → ok closes; the next degradation opens a new one", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    const step = (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
-      storeSnapshot(h!.ctx, evaluation(iso(T0, minute), overall, degraded), null).incident;
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    const step = async (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
+      (await storeSnapshot(h!.ctx, evaluation(iso(T0, minute), overall, degraded), null)).incident;
 
-    expect(step(0, "ok")).toMatchObject({ action: "none", incident_id: null });
-    expect(step(1, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "opened", incident_id: 1 });
-    expect(step(2, "bad", { chain_rpc: "warn", database: "bad" })).toMatchObject({ action: "updated", incident_id: 1 });
-    expect(step(3, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "updated", incident_id: 1 });
-    expect(step(4, "ok")).toMatchObject({ action: "closed", incident_id: 1 });
-    expect(step(5, "ok")).toMatchObject({ action: "none", incident_id: null });
-    expect(step(6, "warn", { webhooks: "warn" })).toMatchObject({ action: "opened", incident_id: 2 });
+    expect(await step(0, "ok")).toMatchObject({ action: "none", incident_id: null });
+    expect(await step(1, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "opened", incident_id: 1 });
+    expect(await step(2, "bad", { chain_rpc: "warn", database: "bad" })).toMatchObject({ action: "updated", incident_id: 1 });
+    expect(await step(3, "warn", { chain_rpc: "warn" })).toMatchObject({ action: "updated", incident_id: 1 });
+    expect(await step(4, "ok")).toMatchObject({ action: "closed", incident_id: 1 });
+    expect(await step(5, "ok")).toMatchObject({ action: "none", incident_id: null });
+    expect(await step(6, "warn", { webhooks: "warn" })).toMatchObject({ action: "opened", incident_id: 2 });
 
     h.clock.set(iso(T0, 10));
     const r = await h.json("/api/public/system-status/incidents");
@@ -82,7 +102,7 @@ describe("incident transitions", () => {
     // The status answer names the open incident.
     expect((await h.json("/api/public/system-status")).body.open_incident.id).toBe(2);
     // Effects: rows in status_incidents point at the snapshots that opened and closed them.
-    const rows = h.ctx.db.sqlite.query("SELECT id, opened_snapshot_id, closed_snapshot_id FROM status_incidents ORDER BY id").all();
+    const rows = await h.ctx.store.all("SELECT id, opened_snapshot_id, closed_snapshot_id FROM status_incidents ORDER BY id");
     expect(rows).toEqual([
       { id: 1, opened_snapshot_id: 2, closed_snapshot_id: 5 },
       { id: 2, opened_snapshot_id: 7, closed_snapshot_id: null },
@@ -90,13 +110,13 @@ describe("incident transitions", () => {
   });
 
   test("?hours= keeps incidents that overlap the window (open ones always); ?limit= caps the list", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const at = (hours: number) => new Date(Date.parse(T0) + hours * 3_600_000).toISOString();
-    storeSnapshot(h.ctx, evaluation(at(0), "bad", { database: "bad" }), null);
-    storeSnapshot(h.ctx, evaluation(at(1), "ok"), null); // incident 1: 00:00–01:00
-    storeSnapshot(h.ctx, evaluation(at(5), "warn", { jobs: "warn" }), null);
-    storeSnapshot(h.ctx, evaluation(at(6), "ok"), null); // incident 2: 05:00–06:00
-    storeSnapshot(h.ctx, evaluation(at(9), "warn", { jobs: "warn" }), null); // incident 3: open since 09:00
+    await storeSnapshot(h.ctx, evaluation(at(0), "bad", { database: "bad" }), null);
+    await storeSnapshot(h.ctx, evaluation(at(1), "ok"), null); // incident 1: 00:00–01:00
+    await storeSnapshot(h.ctx, evaluation(at(5), "warn", { jobs: "warn" }), null);
+    await storeSnapshot(h.ctx, evaluation(at(6), "ok"), null); // incident 2: 05:00–06:00
+    await storeSnapshot(h.ctx, evaluation(at(9), "warn", { jobs: "warn" }), null); // incident 3: open since 09:00
     h.clock.set(at(10));
     const ids = async (q: string) => (await h!.json(`/api/public/system-status/incidents${q}`)).body.incidents.map((i: any) => i.id);
     expect(await ids("?hours=1")).toEqual([3]); // window 09:00–10:00: only the open one
@@ -107,7 +127,7 @@ describe("incident transitions", () => {
   });
 
   test("bad hours and limit are 400 invalid_query naming the field", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     for (const q of ["hours=0", "hours=2161", "hours=abc", "hours=1.5", "limit=0", "limit=201", "limit=-1"]) {
       const r = await h.json(`/api/public/system-status/incidents?${q}`);
       expect(r.status).toBe(400);
@@ -119,11 +139,10 @@ describe("incident transitions", () => {
 
 describe("the status-snapshot job", () => {
   test("stores a snapshot of every check, opens an incident when a check goes bad and closes it when it recovers", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     expect((await h.ctx.jobs.runNow("status-snapshot")).ok).toBe(true);
     // Break the database check (a migration "not applied"), run again: an incident opens.
-    const last = h.ctx.db.sqlite.query("SELECT * FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1").get() as { hash: string; created_at: number };
-    h.ctx.db.sqlite.query("DELETE FROM __drizzle_migrations WHERE created_at = ?").run(last.created_at);
+    const repair = await forgetLatestMigration(h);
     h.clock.advance(60_000);
     const run = await h.ctx.jobs.runNow("status-snapshot");
     expect(run.ok).toBe(true);
@@ -132,15 +151,13 @@ describe("the status-snapshot job", () => {
     expect(incidents[0]).toMatchObject({ status: "open", severity: "bad", checks: { database: "bad" }, started_at: iso(T0, 1) });
     expect(incidents[0].summary.database).toContain("migrations behind");
     // Repair, run again: closed.
-    h.ctx.db.sqlite.query("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)").run(last.hash, last.created_at);
+    await repair();
     h.clock.advance(60_000);
     await h.ctx.jobs.runNow("status-snapshot");
     incidents = (await h.json("/api/public/system-status/incidents")).body.incidents;
     expect(incidents[0]).toMatchObject({ status: "resolved", ended_at: iso(T0, 2), duration_minutes: 1 });
 
-    const snaps = h.ctx.db.sqlite
-      .query("SELECT generated_at, overall, degraded, checks, policy_version, job_run_id FROM status_snapshots ORDER BY id")
-      .all() as any[];
+    const snaps = await h.ctx.store.all<any>("SELECT generated_at, overall, degraded, checks, policy_version, job_run_id FROM status_snapshots ORDER BY id");
     expect(snaps.map((s) => [s.generated_at, s.overall])).toEqual([
       [T0, "ok"],
       [iso(T0, 1), "bad"],
@@ -166,8 +183,8 @@ describe("the status-snapshot job", () => {
   });
 
   test("trend: default 60 points oldest first; limit bounds 1–1440", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    for (let m = 0; m < 70; m++) insertSnapshot(h, iso(T0, m), m % 10 === 0 ? "warn" : "ok");
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    for (let m = 0; m < 70; m++) await insertSnapshot(h, iso(T0, m), m % 10 === 0 ? "warn" : "ok");
     const t = (await h.json("/api/public/system-status/trend")).body;
     expect(t).toMatchObject({ limit: 60, count: 60, counts: { ok: 54, warn: 6, bad: 0 } }); // minutes 10–69: warn at 10,20,…,60
     expect(t.points[0].generated_at).toBe(iso(T0, 10));
@@ -177,17 +194,17 @@ describe("the status-snapshot job", () => {
   });
 
   test("status-prune deletes history past the retention and keeps the check set readable", async () => {
-    h = createTestApp({ clock: new FakeClock("2026-06-01T00:00:00.000Z") });
+    h = await openTestApp({ clock: new FakeClock("2026-06-01T00:00:00.000Z") });
     const old = "2026-01-01T00:00:00.000Z"; // > 100 days before now
-    storeSnapshot(h.ctx, evaluation(old, "bad", { database: "bad" }), null);
-    storeSnapshot(h.ctx, evaluation(iso(old, 1), "ok"), null); // closes incident 1 (ended long ago)
+    await storeSnapshot(h.ctx, evaluation(old, "bad", { database: "bad" }), null);
+    await storeSnapshot(h.ctx, evaluation(iso(old, 1), "ok"), null); // closes incident 1 (ended long ago)
     const memo = { names: null };
-    storeSnapshot(h.ctx, evaluation("2026-05-30T00:00:00.000Z", "ok"), null, memo); // kept; written as "="
-    expect((h.ctx.db.sqlite.query("SELECT checks FROM status_snapshots ORDER BY id DESC LIMIT 1").get() as any).checks).toBe("=");
+    await storeSnapshot(h.ctx, evaluation("2026-05-30T00:00:00.000Z", "ok"), null, memo); // kept; written as "="
+    expect((await h.ctx.store.get<any>("SELECT checks FROM status_snapshots ORDER BY id DESC LIMIT 1")).checks).toBe("=");
     expect((await h.ctx.jobs.runNow("status-prune")).ok).toBe(true);
-    const left = h.ctx.db.sqlite.query("SELECT generated_at, checks FROM status_snapshots").all() as any[];
+    const left = await h.ctx.store.all("SELECT generated_at, checks FROM status_snapshots");
     expect(left).toEqual([{ generated_at: "2026-05-30T00:00:00.000Z", checks: CHECK_NAMES.join(",") }]);
-    expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM status_incidents").get() as any).n).toBe(0);
+    expect((await h.ctx.store.get<any>("SELECT count(*) AS n FROM status_incidents")).n).toBe(0);
     // The uptime maths still knows which checks existed.
     const u = (await h.json("/api/public/system-status/uptime?hours=72")).body;
     expect(u.checks.database.observed_minutes).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, signedInit } from "../support/partner";
 import { iso } from "./support";
@@ -7,8 +7,8 @@ import { iso } from "./support";
 // Admin maintenance windows: auth, validation, audit rows in the same transaction, and what the public sees.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -16,7 +16,7 @@ const T0 = "2026-01-01T00:00:00.000Z";
 const PATH = "/admin/status/maintenance";
 
 async function setup() {
-  h = createTestApp({ clock: new FakeClock(T0) });
+  h = await openTestApp({ clock: new FakeClock(T0) });
   const token = await createAdminToken(h);
   const auth = { authorization: `Bearer ${token}` };
   const post = (body: unknown) => h!.json(PATH, jsonInit("POST", body, auth));
@@ -24,13 +24,9 @@ async function setup() {
 }
 
 const audits = (h: TestApp) =>
-  h.ctx.db.sqlite.query("SELECT actor, action, target, details, request_id FROM admin_audit WHERE action LIKE 'status.%' ORDER BY id").all() as Array<{
-    actor: string;
-    action: string;
-    target: string;
-    details: string;
-    request_id: string;
-  }>;
+  h.ctx.store.all<{ actor: string; action: string; target: string; details: string; request_id: string }>(
+    "SELECT actor, action, target, details, request_id FROM admin_audit WHERE action LIKE 'status.%' ORDER BY id",
+  );
 
 describe("POST /admin/status/maintenance", () => {
   test("creates a window (201) with an audit row naming the operator and the request", async () => {
@@ -47,7 +43,7 @@ describe("POST /admin/status/maintenance", () => {
       created_by: "admin:test-operator#1",
       created_at: T0,
     });
-    const [a] = audits(h);
+    const [a] = await audits(h);
     expect(a).toMatchObject({ actor: "admin:test-operator#1", action: "status.maintenance.create", target: "1", request_id: r.headers.get("x-request-id")! });
     expect(JSON.parse(a!.details)).toEqual({ starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "Database upgrade" });
   });
@@ -78,8 +74,8 @@ describe("POST /admin/status/maintenance", () => {
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_payload");
       expect(r.body.details.map((d: { field: string }) => d.field)).toContain(field);
-      expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM status_maintenance_windows").get() as { n: number }).n).toBe(0);
-      expect(audits(h)).toEqual([]);
+      expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM status_maintenance_windows"))!.n).toBe(0);
+      expect(await audits(h)).toEqual([]);
     });
   }
 
@@ -107,7 +103,7 @@ describe("auth", () => {
       expect(r.status).toBe(403);
       expect(r.body.error).toBe("forbidden");
     }
-    expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM status_maintenance_windows").get() as { n: number }).n).toBe(0);
+    expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM status_maintenance_windows"))!.n).toBe(0);
   });
 });
 
@@ -125,7 +121,7 @@ describe("GET and DELETE", () => {
     const del = await h.json(`${PATH}/2`, { method: "DELETE", headers: auth });
     expect(del.status).toBe(200);
     expect(del.body.window).toMatchObject({ id: 2, title: "w1" });
-    const a = audits(h).find((x) => x.action === "status.maintenance.delete")!;
+    const a = (await audits(h)).find((x) => x.action === "status.maintenance.delete")!;
     expect(a.target).toBe("2");
     expect(JSON.parse(a.details)).toMatchObject({ id: 2, title: "w1", starts_at: iso(T0, 120), ends_at: iso(T0, 150) });
     expect((await h.json(PATH, { headers: auth })).body.count).toBe(2);
@@ -136,7 +132,7 @@ describe("GET and DELETE", () => {
     const missing = await h.json(`${PATH}/99`, { method: "DELETE", headers: auth });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe("not_found");
-    expect(audits(h)).toEqual([]);
+    expect(await audits(h)).toEqual([]);
     expect((await h.json(`${PATH}/abc`, { method: "DELETE", headers: auth })).status).toBe(400);
     expect((await h.json(`${PATH}/0`, { method: "DELETE", headers: auth })).status).toBe(400);
   });
@@ -163,6 +159,6 @@ describe("what the public sees", () => {
     expect(s.active).toBe(true);
     expect(s.windows[0].phase).toBe("active");
     await h.ctx.jobs.runNow("status-snapshot");
-    expect((h.ctx.db.sqlite.query("SELECT in_maintenance FROM status_snapshots").get() as { in_maintenance: number }).in_maintenance).toBe(1);
+    expect((await h.ctx.store.get<{ in_maintenance: number }>("SELECT in_maintenance FROM status_snapshots"))!.in_maintenance).toBe(1);
   });
 });

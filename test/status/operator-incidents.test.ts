@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Level } from "../../src/status/checks/types";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey } from "../support/partner";
 import { iso, operator } from "./support";
@@ -11,8 +11,8 @@ import { iso, operator } from "./support";
 // auth, validation, idempotency, audit rows; and what the public endpoints show of them.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -21,17 +21,14 @@ const BASE = "/admin/status/incidents";
 const FIRST = { title: "Webhook deliveries delayed", message: "Deliveries to some receivers are late.", severity: "warn", components: ["webhooks"] };
 
 async function setup() {
-  h = createTestApp({ clock: new FakeClock(T0) });
+  h = await openTestApp({ clock: new FakeClock(T0) });
   return { h, admin: operator(h, await createAdminToken(h)) };
 }
 
 const audits = (h: TestApp) =>
-  h.ctx.db.sqlite.query("SELECT actor, action, target, details FROM admin_audit WHERE action LIKE 'status.incident.%' ORDER BY id").all() as Array<{
-    actor: string;
-    action: string;
-    target: string;
-    details: string;
-  }>;
+  h.ctx.store.all<{ actor: string; action: string; target: string; details: string }>(
+    "SELECT actor, action, target, details FROM admin_audit WHERE action LIKE 'status.incident.%' ORDER BY id",
+  );
 
 describe("POST /admin/status/incidents and its updates", () => {
   test("investigating → identified → monitoring → resolved: each update kept with its time, the incident ends at resolved", async () => {
@@ -84,7 +81,7 @@ describe("POST /admin/status/incidents and its updates", () => {
       ["investigating", T0, "warn"],
     ]);
     // Audited in the same transactions: one create, three updates, naming the operator.
-    expect(audits(h).map((a) => [a.action, a.target, a.actor])).toEqual([
+    expect((await audits(h)).map((a) => [a.action, a.target, a.actor])).toEqual([
       ["status.incident.create", String(id), "admin:test-operator#1"],
       ["status.incident.update", String(id), "admin:test-operator#1"],
       ["status.incident.update", String(id), "admin:test-operator#1"],
@@ -100,7 +97,7 @@ describe("POST /admin/status/incidents and its updates", () => {
     const { h, admin } = await setup();
     const checks = (degraded: Record<string, Level>) =>
       Object.fromEntries(CHECK_NAMES.map((n) => [n, { status: degraded[n] ?? ("ok" as Level), summary: "x" }]));
-    storeSnapshot(h.ctx, { generated_at: iso(T0, -5), overall: "warn", policy_version: "t", checks: checks({ jobs: "warn" }) }, null); // automatic incident 1
+    await storeSnapshot(h.ctx, { generated_at: iso(T0, -5), overall: "warn", policy_version: "t", checks: checks({ jobs: "warn" }) }, null); // automatic incident 1
     const op = await admin.post(BASE, { ...FIRST, started_at: iso(T0, -2) });
     expect(op.body.incident.id).toBe(2);
     const pub = await h.json("/api/public/system-status/incidents");
@@ -144,7 +141,7 @@ describe("POST /admin/status/incidents and its updates", () => {
     expect(replay.status).toBe(200);
     expect(replay.body.incident.updates).toHaveLength(2);
     expect((await admin.post(`${BASE}/${id}/updates`, { ...update, message: "Other" }, { "idempotency-key": "u1" })).status).toBe(409);
-    const count = h.ctx.db.sqlite.query("SELECT (SELECT count(*) FROM status_incidents) AS i, (SELECT count(*) FROM status_incident_updates) AS u").get();
+    const count = await h.ctx.store.get("SELECT (SELECT count(*) FROM status_incidents) AS i, (SELECT count(*) FROM status_incident_updates) AS u");
     expect(count).toEqual({ i: 1, u: 2 });
     expect((await admin.post(BASE, FIRST, { "idempotency-key": "bad key with spaces" })).status).toBe(400);
   });
@@ -157,13 +154,13 @@ describe("POST /admin/status/incidents and its updates", () => {
     expect(r.status).toBe(200);
     expect(r.body.incident).toMatchObject({ title: "Webhook deliveries delayed for some receivers", components: ["webhooks", "api"], updated_at: iso(T0, 3) });
     expect(r.body.incident.updates).toHaveLength(1); // the history is not edited
-    const edit = audits(h).find((a) => a.action === "status.incident.edit")!;
+    const edit = (await audits(h)).find((a) => a.action === "status.incident.edit")!;
     expect(JSON.parse(edit.details)).toEqual({
       before: { title: "Webhook deliveries delayed", components: ["webhooks"] },
       after: { title: "Webhook deliveries delayed for some receivers", components: ["webhooks", "api"] },
     });
     expect((await admin.patch(`${BASE}/${id}`, { title: "Webhook deliveries delayed for some receivers" })).status).toBe(200);
-    expect(audits(h).filter((a) => a.action === "status.incident.edit")).toHaveLength(1);
+    expect((await audits(h)).filter((a) => a.action === "status.incident.edit")).toHaveLength(1);
     expect((await admin.patch(`${BASE}/${id}`, {})).status).toBe(400);
     expect((await admin.patch(`${BASE}/999`, { title: "x" })).status).toBe(404);
   });
@@ -185,7 +182,7 @@ describe("POST /admin/status/incidents and its updates", () => {
       const r = await admin.post(BASE, body);
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_payload");
-      expect((h.ctx.db.sqlite.query("SELECT count(*) AS n FROM status_incidents").get() as any).n).toBe(0);
+      expect((await h.ctx.store.get<any>("SELECT count(*) AS n FROM status_incidents")).n).toBe(0);
     });
   }
 

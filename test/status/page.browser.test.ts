@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { CHROMIUM, chromiumPresent } from "../support/browser";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { insertSnapshots, iso, operator } from "./support";
@@ -40,10 +40,10 @@ const shots = process.env.STATUS_SCREENSHOT_DIR ?? "";
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock(T0) });
+  h = await openTestApp({ clock: new FakeClock(T0) });
   // 30 hours ago a job failed for 30 minutes (jobs warn); otherwise all ok, a snapshot every 5 minutes.
   const failing = iso(T0, -1800);
-  insertSnapshots(h, BEGAN, T0, 5, (at) => (at >= failing && at < iso(failing, 30) ? { jobs: "warn", reliability: "warn" } : null));
+  await insertSnapshots(h, BEGAN, T0, 5, (at) => (at >= failing && at < iso(failing, 30) ? { jobs: "warn", reliability: "warn" } : null));
   const admin = operator(h, await createAdminToken(h));
   // A past operator incident, resolved.
   h.clock.set(iso(T0, -600));
@@ -81,7 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
 

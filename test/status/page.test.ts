@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import Parser from "rss-parser";
 import { COMPONENT_IDS } from "../../src/status/components";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { insertRequest, insertSnapshot, iso, operator } from "./support";
@@ -11,17 +11,22 @@ import { insertRequest, insertSnapshot, iso, operator } from "./support";
 // uptime badges. The browser test (page.browser.test.ts) renders the same page in Chromium.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
 const T0 = "2026-03-01T12:00:00.000Z";
 
+/** Forgets the latest migration (each engine records them in its own table): the database check goes bad. */
 const breakDatabase = (h: TestApp) =>
-  h.ctx.db.sqlite.exec("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
+  h.ctx.store.run(
+    h.ctx.store.dialect === "sqlite"
+      ? "DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)"
+      : "DELETE FROM herald_migrations WHERE name = (SELECT max(name) FROM herald_migrations)",
+  );
 
-function insertIncident(
+async function insertIncident(
   h: TestApp,
   startedAt: string,
   endedAt: string | null,
@@ -29,17 +34,16 @@ function insertIncident(
   checks: Record<string, string>,
   summary: Record<string, string>,
 ) {
-  h.ctx.db.sqlite
-    .query(
-      "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
-    )
-    .run(startedAt, endedAt, severity, severity, JSON.stringify(checks), JSON.stringify(summary), startedAt);
+  await h.ctx.store.run(
+    "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
+    [startedAt, endedAt, severity, severity, JSON.stringify(checks), JSON.stringify(summary), startedAt],
+  );
 }
 
 describe("GET /status", () => {
   test("all ok: HTML without JavaScript, the headline, components with their checks, 90 bars per row, the proofs and percentiles", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    for (let ms = 1; ms <= 100; ms++) insertRequest(h, iso(T0, -5), 200, ms * 1000);
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    for (let ms = 1; ms <= 100; ms++) await insertRequest(h, iso(T0, -5), 200, ms * 1000);
     const res = await h.request("/status");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -80,7 +84,7 @@ describe("GET /status", () => {
   });
 
   test("not configured (no TOKEN_MINT): grey and labelled, its component too, no uptime claimed; configured checks read OK", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const html = await (await h.request("/status")).text();
     expect(html).toMatch(
       /<tr id="check-freshness_holder_cache" class="row-not-configured"><th scope="row"><code>freshness_holder_cache<\/code><\/th><td class="status"><span class="tag tag-none">NOT CONFIGURED<\/span><\/td><td class="details">not configured: TOKEN_MINT is not set[^<]*<\/td><td class="uptime"><span class="cell-label">90 d: <\/span>—<\/td>/,
@@ -96,10 +100,10 @@ describe("GET /status", () => {
   });
 
   test("a bad check: the headline says outage, its row says BAD with the reason and is shown open; incidents are listed, escaped", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    breakDatabase(h);
-    insertIncident(h, iso(T0, -30), null, "bad", { database: "bad" }, { database: "migrations behind <script>alert(1)</script> & more" });
-    insertIncident(h, iso(T0, -3000), iso(T0, -2990), "warn", { jobs: "warn" }, { jobs: "stale: status-snapshot" });
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    await breakDatabase(h);
+    await insertIncident(h, iso(T0, -30), null, "bad", { database: "bad" }, { database: "migrations behind <script>alert(1)</script> & more" });
+    await insertIncident(h, iso(T0, -3000), iso(T0, -2990), "warn", { jobs: "warn" }, { jobs: "stale: status-snapshot" });
     const html = await (await h.request("/status")).text();
     expect(html).toContain("<title>Herald status: BAD</title>");
     expect(html).toContain("Outage: at least one check is failing");
@@ -115,7 +119,7 @@ describe("GET /status", () => {
   });
 
   test("an open operator incident: its updates newest first, escaped; it drives the headline and its component while the checks are green", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const admin = operator(h, await createAdminToken(h));
     h.clock.set(iso(T0, -20));
     const id = (
@@ -135,10 +139,10 @@ describe("GET /status", () => {
   });
 
   test("uptime since monitoring began: windows that reach back before the first snapshot say since when", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     // Monitoring began 3 days ago; one snapshot a minute, warn for the first hour of it.
     const began = iso(T0, -3 * 1440);
-    for (let m = 0; m < 3 * 1440; m++) insertSnapshot(h, iso(began, m), m < 60 ? "warn" : "ok", m < 60 ? { jobs: "warn" } : {});
+    for (let m = 0; m < 3 * 1440; m++) await insertSnapshot(h, iso(began, m), m < 60 ? "warn" : "ok", m < 60 ? { jobs: "warn" } : {});
     const html = await (await h.request("/status")).text();
     // 24 h: all ok, full window. 7/30/90 d: 60 of 4320 minutes degraded = 98.61 %, since 2026-02-26 12:00 UTC.
     expect(html).toContain("<div><dt>24 h</dt><dd>100%</dd></div>");
@@ -147,12 +151,12 @@ describe("GET /status", () => {
   });
 
   test("bars colour each day from the stored snapshots; maintenance is shown", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     // Yesterday: a snapshot every minute all day (1440 min observed), warn for the first 30 minutes.
     const day = "2026-02-28T00:00:00.000Z";
-    for (let m = 0; m < 1440; m += 1) insertSnapshot(h, iso(day, m), m < 30 ? "warn" : "ok", m < 30 ? { webhooks: "warn" } : {});
+    for (let m = 0; m < 1440; m += 1) await insertSnapshot(h, iso(day, m), m < 30 ? "warn" : "ok", m < 30 ? { webhooks: "warn" } : {});
     // Today: bad from 00:00 to 01:00 then ok until now (12:00) → 60 of 720 minutes = 8.33 % ≥ 5 % → red
-    for (let m = 0; m < 720; m += 1) insertSnapshot(h, iso("2026-03-01T00:00:00.000Z", m), m < 60 ? "bad" : "ok", m < 60 ? { database: "bad" } : {});
+    for (let m = 0; m < 720; m += 1) await insertSnapshot(h, iso("2026-03-01T00:00:00.000Z", m), m < 60 ? "bad" : "ok", m < 60 ? { database: "bad" } : {});
     const token = await createAdminToken(h);
     const w = await operator(h, token).post("/admin/status/maintenance", { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "Disk <swap>" });
     expect(w.status).toBe(201);
@@ -174,9 +178,9 @@ describe("GET /status", () => {
 
 describe("GET /status/feed.rss", () => {
   test("valid RSS 2.0 that a real parser reads: one item per incident, stable guid, RFC 822 dates", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> \u0001 (1 configured)" });
-    insertIncident(h, iso(T0, -10), null, "warn", { jobs: "warn", webhooks: "warn" }, { jobs: "stale: x", webhooks: "5 pending" });
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    await insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> \u0001 (1 configured)" });
+    await insertIncident(h, iso(T0, -10), null, "warn", { jobs: "warn", webhooks: "warn" }, { jobs: "stale: x", webhooks: "5 pending" });
     const res = await h.request("/status/feed.rss");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/rss+xml; charset=utf-8");
@@ -197,7 +201,7 @@ describe("GET /status/feed.rss", () => {
   });
 
   test("no incidents: an empty channel that still parses", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const feed = await new Parser().parseString(await (await h.request("/status/feed.rss")).text());
     expect(feed.items).toEqual([]);
     expect(feed.title).toBe("Herald status: incidents");
@@ -208,8 +212,8 @@ describe("GET /status/feed.json (JSON Feed 1.1)", () => {
   const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
   test("the fields JSON Feed 1.1 requires and the ones readers use; operator updates in the text; the same items as the RSS", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> (1 configured)" });
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    await insertIncident(h, iso(T0, -120), iso(T0, -60), "bad", { chain_rpc: "bad" }, { chain_rpc: "no usable RPC URL <&> (1 configured)" });
     const admin = operator(h, await createAdminToken(h));
     h.clock.set(iso(T0, -30));
     const id = (await admin.post("/admin/status/incidents", { title: 'Slow "answers"', message: "Looking.", severity: "warn", components: ["api"] })).body
@@ -266,21 +270,21 @@ describe("GET /status/feed.json (JSON Feed 1.1)", () => {
   });
 
   test("no incidents: a valid feed with no items", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const feed = JSON.parse(await (await h.request("/status/feed.json")).text());
     expect(feed).toMatchObject({ version: "https://jsonfeed.org/version/1.1", items: [] });
   });
 });
 
 describe("GET /status/badge/{check}.svg", () => {
-  function lastHour(h: TestApp) {
+  async function lastHour(h: TestApp) {
     // The last 60 minutes, a snapshot a minute; warn (chain_rpc) for 3 of them → 3 / 60 = 5 % degraded, 95 % up.
-    for (let m = 0; m < 60; m++) insertSnapshot(h, iso(T0, m - 60), m < 3 ? "warn" : "ok", m < 3 ? { chain_rpc: "warn" } : {});
+    for (let m = 0; m < 60; m++) await insertSnapshot(h, iso(T0, m - 60), m < 3 ? "warn" : "ok", m < 3 ? { chain_rpc: "warn" } : {});
   }
 
   test("overall and per check uptime, coloured by the steps; the window picks the period", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
-    lastHour(h);
+    h = await openTestApp({ clock: new FakeClock(T0) });
+    await lastHour(h);
     const res = await h.request("/status/badge/overall.svg");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/svg+xml; charset=utf-8");
@@ -297,14 +301,14 @@ describe("GET /status/badge/{check}.svg", () => {
   });
 
   test("no snapshots: no data, grey", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const svg = await (await h.request("/status/badge/jobs.svg?window=30d")).text();
     expect(svg).toContain("<title>jobs 30d: no data</title>");
     expect(svg).toContain('fill="#9f9f9f"');
   });
 
   test("an unknown check is a JSON 404; a bad window or file name is a 400", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const unknown = await h.json("/status/badge/nonsense.svg");
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe("not_found");

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { DEFAULT_POLICY, parsePolicy } from "../../src/status/checks/policy";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { policyFile } from "./support";
 
 // The status policy: built-in default, a YAML or JSON file merged over it, and a bad file that never stops
@@ -8,22 +8,22 @@ import { policyFile } from "./support";
 
 let h: TestApp | undefined;
 const cleanups: Array<() => void> = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   while (cleanups.length) cleanups.pop()!();
 });
 
-function appWithPolicy(name: string, text: string) {
+async function appWithPolicy(name: string, text: string) {
   const f = policyFile(name, text);
   cleanups.push(f.remove);
-  h = createTestApp({ env: { STATUS_POLICY_PATH: f.path } });
+  h = await openTestApp({ env: { STATUS_POLICY_PATH: f.path } });
   return { h, f };
 }
 
 describe("GET /api/public/system-status/policy", () => {
   test("without STATUS_POLICY_PATH: the built-in default, loaded=false, no error", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const r = await h.json("/api/public/system-status/policy");
     expect(r.status).toBe(200);
     expect(r.body.policy).toEqual({
@@ -40,7 +40,7 @@ describe("GET /api/public/system-status/policy", () => {
   });
 
   test("a YAML file overrides only what it names; the rest stays default", async () => {
-    const { h } = appWithPolicy(
+    const { h } = await appWithPolicy(
       "status-policy.yaml",
       `version: ops-2026-01
 exclude_maintenance_default: false
@@ -68,7 +68,7 @@ checks:
   });
 
   test("a JSON file is read by the same parser", async () => {
-    const { h } = appWithPolicy(
+    const { h } = await appWithPolicy(
       "policy.json",
       JSON.stringify({ version: "json-1", audit_anomalies_warn_degrades: true, checks: { request_errors: { min_requests: 1 } } }),
     );
@@ -89,7 +89,7 @@ checks:
   ];
   for (const [name, text, error] of BAD) {
     test(`a bad file (${name}): the service starts, loaded=false with the error, the default applies`, async () => {
-      const { h } = appWithPolicy("bad.yaml", text);
+      const { h } = await appWithPolicy("bad.yaml", text);
       const { status, body } = await h.json("/api/public/system-status/policy");
       expect(status).toBe(200);
       expect(body.policy).toMatchObject({ source: "builtin_default", file: "bad.yaml", loaded: false, version: "builtin-1" });
@@ -103,14 +103,14 @@ checks:
   }
 
   test("an unreadable path: loaded=false with the reason", async () => {
-    h = createTestApp({ env: { STATUS_POLICY_PATH: "/nonexistent/dir/policy.yaml" } });
+    h = await openTestApp({ env: { STATUS_POLICY_PATH: "/nonexistent/dir/policy.yaml" } });
     const { body } = await h.json("/api/public/system-status/policy");
     expect(body.policy).toMatchObject({ source: "builtin_default", file: "policy.yaml", loaded: false });
     expect(body.policy.error).toBe("cannot read policy.yaml: ENOENT");
   });
 
   test("the file is re-read: an edit applies without a restart, a broken edit falls back to the default", async () => {
-    const { h, f } = appWithPolicy("live.yaml", "version: one\n");
+    const { h, f } = await appWithPolicy("live.yaml", "version: one\n");
     expect((await h.json("/api/public/system-status/policy")).body.policy.version).toBe("one");
     f.write("version: two\n");
     expect((await h.json("/api/public/system-status/policy")).body.policy.version).toBe("two");

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { reliabilityOf } from "../../src/status/checks/reliability";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRun, policyFile } from "./support";
 
@@ -9,8 +9,8 @@ import { insertRun, policyFile } from "./support";
 
 let h: TestApp | undefined;
 const cleanups: Array<() => void> = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   while (cleanups.length) cleanups.pop()!();
 });
@@ -63,15 +63,15 @@ const EXPECTED = {
   unresolved_jobs: ["beta"],
 };
 
-function seeded(env: Record<string, string> = {}) {
-  h = createTestApp({ clock: new FakeClock(NOW), env });
-  for (const [name, s, f, ok] of HISTORY) insertRun(h, name, s, f, ok);
+async function seeded(env: Record<string, string> = {}) {
+  h = await openTestApp({ clock: new FakeClock(NOW), env });
+  for (const [name, s, f, ok] of HISTORY) await insertRun(h, name, s, f, ok);
   return h;
 }
 
 describe("reliability check", () => {
   test("the hand-built history gives the hand-computed numbers, and one unresolved job warns", async () => {
-    const h = seeded();
+    const h = await seeded();
     const r = await h.json("/api/public/system-status");
     expect(r.status).toBe(200);
     const rel = r.body.checks.reliability;
@@ -83,23 +83,23 @@ describe("reliability check", () => {
   test("thresholds at their edges: unresolved below warn → ok; MTTR just above its limit → warn, at it → ok", async () => {
     const below = policyFile("p.yaml", "checks:\n  reliability:\n    unresolved_failure_jobs_warn: 2\n    avg_mttr_minutes_warn: 57\n");
     cleanups.push(below.remove);
-    let app = seeded({ STATUS_POLICY_PATH: below.path });
+    let app = await seeded({ STATUS_POLICY_PATH: below.path });
     // 1 unresolved < 2; 56.67 ≤ 57 → ok
     expect((await app.json("/api/public/system-status")).body.checks.reliability.status).toBe("ok");
-    app.close();
+    await app.close();
     h = undefined;
 
     const slow = policyFile("p.yaml", "checks:\n  reliability:\n    unresolved_failure_jobs_warn: 2\n    avg_mttr_minutes_warn: 56\n");
     cleanups.push(slow.remove);
-    app = seeded({ STATUS_POLICY_PATH: slow.path });
+    app = await seeded({ STATUS_POLICY_PATH: slow.path });
     // 56.67 > 56 → warn from the MTTR alone
     expect((await app.json("/api/public/system-status")).body.checks.reliability.status).toBe("warn");
-    app.close();
+    await app.close();
     h = undefined;
 
     const bad = policyFile("p.yaml", "checks:\n  reliability:\n    unresolved_failure_jobs_bad: 1\n");
     cleanups.push(bad.remove);
-    app = seeded({ STATUS_POLICY_PATH: bad.path });
+    app = await seeded({ STATUS_POLICY_PATH: bad.path });
     // 1 unresolved ≥ bad 1 → bad
     expect((await app.json("/api/public/system-status")).body.checks.reliability.status).toBe("bad");
   });
@@ -107,7 +107,7 @@ describe("reliability check", () => {
   test("a shorter window drops older history: window_days 3 keeps only runs from 2026-01-05 on", async () => {
     const f = policyFile("p.yaml", "checks:\n  reliability:\n    window_days: 3\n");
     cleanups.push(f.remove);
-    const h = seeded({ STATUS_POLICY_PATH: f.path });
+    const h = await seeded({ STATUS_POLICY_PATH: f.path });
     // Only delta's finished run (2026-01-05T00:00) is inside: 1 job, 1 run, streak 1, no episodes.
     expect((await h.json("/api/public/system-status")).body.checks.reliability).toMatchObject({
       status: "ok",
@@ -123,7 +123,7 @@ describe("reliability check", () => {
   });
 
   test("no history: zero jobs, null MTTR, ok", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     expect((await h.json("/api/public/system-status")).body.checks.reliability).toMatchObject({
       status: "ok",
       job_count: 0,

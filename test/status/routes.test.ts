@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { publicRateGroup } from "../../src/http/route-groups";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRequest } from "./support";
 
@@ -9,8 +9,8 @@ import { insertRequest } from "./support";
 // rank, the strict canary, and the per-IP rate limit on every public status path.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -18,7 +18,7 @@ const T0 = "2026-01-01T00:00:00.000Z";
 
 describe("GET /api/public/system-status and /status.json", () => {
   test("overall, every check by name with status and summary, links; the alias answers the same", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const a = await h.json("/api/public/system-status");
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({
@@ -47,7 +47,7 @@ describe("GET /api/public/system-status and /status.json", () => {
   });
 
   test("include_meta adds meta; a stored snapshot shows as last_snapshot_at", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     await h.ctx.jobs.runNow("status-snapshot");
     const r = await h.json("/api/public/system-status?include_meta=1");
     expect(r.body.meta).toEqual({ request_id: r.headers.get("x-request-id")!, generated_at_utc: T0 });
@@ -55,18 +55,18 @@ describe("GET /api/public/system-status and /status.json", () => {
   });
 
   test("other methods are 405", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     expect((await h.json("/api/public/system-status", { method: "POST" })).status).toBe(405);
   });
 });
 
 describe("GET /api/public/latency-percentiles", () => {
   test("nearest-rank p50/p95/p99 overall and per route over the window (worked out by hand)", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const at = new Date(Date.parse(T0) - 60_000).toISOString();
-    for (let ms = 1; ms <= 100; ms++) insertRequest(h, at, 200, ms * 1000, "/a"); // 1..100 ms
-    for (const ms of [5, 1, 3]) insertRequest(h, at, 200, ms * 1000, "/b");
-    insertRequest(h, new Date(Date.parse(T0) - 24 * 3_600_000).toISOString(), 200, 999_000, "/a"); // exactly 24 h old: outside
+    for (let ms = 1; ms <= 100; ms++) await insertRequest(h, at, 200, ms * 1000, "/a"); // 1..100 ms
+    for (const ms of [5, 1, 3]) await insertRequest(h, at, 200, ms * 1000, "/b");
+    await insertRequest(h, new Date(Date.parse(T0) - 24 * 3_600_000).toISOString(), 200, 999_000, "/a"); // exactly 24 h old: outside
     const r = await h.json("/api/public/latency-percentiles");
     expect(r.status).toBe(200);
     // /a: rank ⌈0.50×100⌉ = 50 → 50 ms; ⌈0.95×100⌉ = 95; ⌈0.99×100⌉ = 99
@@ -86,7 +86,7 @@ describe("GET /api/public/latency-percentiles", () => {
   });
 
   test("empty window: available false and nulls; hours is bounded 1–720", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const r = await h.json("/api/public/latency-percentiles?hours=1");
     expect(r.body).toMatchObject({ available: false, overall: { samples: 0, p50_ms: null, p95_ms: null, p99_ms: null }, endpoint_breakdown: [] });
     for (const q of ["hours=0", "hours=721", "hours=one"]) {
@@ -99,7 +99,7 @@ describe("GET /api/public/latency-percentiles", () => {
 
 describe("POST /api/canary/echo", () => {
   test("echoes message and request_id with the service's own request id; never cached", async () => {
-    h = createTestApp({ clock: new FakeClock(T0) });
+    h = await openTestApp({ clock: new FakeClock(T0) });
     const r = await h.json("/api/canary/echo", jsonInit("POST", { message: "ping ✓", request_id: "probe-0001" }));
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, message: "ping ✓", request_id: "probe-0001", server_request_id: r.headers.get("x-request-id")!, received_at: T0 });
@@ -129,7 +129,7 @@ describe("POST /api/canary/echo", () => {
   ];
   for (const [name, body] of MALFORMED) {
     test(`400 invalid_payload: ${name}`, async () => {
-      h = createTestApp();
+      h = await openTestApp();
       const r = await h.json("/api/canary/echo", { method: "POST", headers: { "content-type": "application/json" }, body });
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ success: false, error: "invalid_payload" });
@@ -138,13 +138,13 @@ describe("POST /api/canary/echo", () => {
   }
 
   test("unknown field is named in details", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const r = await h.json("/api/canary/echo", jsonInit("POST", { message: "hi", request_id: "r1", extra: true }));
     expect(r.body.details).toContainEqual({ field: "extra", problem: "is not a known field" });
   });
 
   test("a non-JSON content type is 415; a body over MAX_BODY_BYTES is 413", async () => {
-    h = createTestApp({ env: { MAX_BODY_BYTES: "2048" } });
+    h = await openTestApp({ env: { MAX_BODY_BYTES: "2048" } });
     const text = await h.json("/api/canary/echo", { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" });
     expect(text.status).toBe(415);
     const big = await h.json("/api/canary/echo", jsonInit("POST", { message: "x".repeat(3000), request_id: "r1" }));
@@ -179,7 +179,7 @@ describe("rate limits", () => {
   });
 
   test("the status page, its feed and badges answer 429 past RATE_LIMIT_PUBLIC_API_PER_MIN per IP", async () => {
-    h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "3" } });
+    h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "3" } });
     expect((await h.request("/status")).status).toBe(200);
     expect((await h.request("/status/feed.rss")).status).toBe(200);
     const badge = await h.request("/status/badge/overall.svg");

@@ -5,7 +5,7 @@ import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { StatusAdminModel } from "../../src/status/model-admin";
 import { STATUS_EVENT_TYPES, statusNotifier } from "../../src/status/incidents/notify";
 import { storeSnapshot } from "../../src/status/snapshots";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { startReceiver, type Receiver, type Received } from "../support/receiver";
@@ -17,10 +17,11 @@ import { iso, operator } from "./support";
 
 let h: TestApp | undefined;
 let rx: Receiver | undefined;
-afterEach(() => {
-  rx?.stop();
+afterEach(async () => {
+  rx?.stop(); // releases a hanging receiver: a pass still sending ends at once
   rx = undefined;
-  h?.close();
+  if (h) await statusNotifier(h.ctx).idle(); // a pass a route's nudge began ends before the database goes
+  await h?.close();
   h = undefined;
 });
 
@@ -28,7 +29,7 @@ const T0 = "2026-02-01T10:00:00.000Z";
 const SUBS = "/admin/status/subscribers";
 
 async function setup(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" }) {
-  h = createTestApp({ clock: new FakeClock(T0), env });
+  h = await openTestApp({ clock: new FakeClock(T0), env });
   rx = startReceiver();
   return { h, rx, admin: operator(h, await createAdminToken(h)) };
 }
@@ -44,9 +45,9 @@ function verify(r: Received, secret: string): boolean {
 const drain = (h: TestApp) => statusNotifier(h.ctx).runOnce();
 
 const deliveries = (h: TestApp) =>
-  h.ctx.db.sqlite.query("SELECT event_type, status, attempts, last_status_code, next_attempt_at FROM status_subscriber_deliveries ORDER BY id").all() as Array<
-    Record<string, unknown>
-  >;
+  h.ctx.store.all<Record<string, unknown>>(
+    "SELECT event_type, status, attempts, last_status_code, next_attempt_at FROM status_subscriber_deliveries ORDER BY id",
+  );
 
 describe("status subscribers", () => {
   test("register (secret once), the same URL again is a no-op, other event types a 409; list; delete", async () => {
@@ -65,7 +66,7 @@ describe("status subscribers", () => {
     expect(other.status).toBe(409);
     expect(other.body.details).toMatchObject({ subscriber_id: 1 });
     // The secret is sealed at rest, never stored as given.
-    const row = h.ctx.db.sqlite.query("SELECT secret_ciphertext FROM status_subscribers").get() as { secret_ciphertext: string };
+    const row = (await h.ctx.store.get<{ secret_ciphertext: string }>("SELECT secret_ciphertext FROM status_subscribers"))!;
     expect(row.secret_ciphertext).not.toContain(created.body.secret);
     const list = await admin.get(SUBS);
     expect(list.body).toMatchObject({
@@ -76,7 +77,7 @@ describe("status subscribers", () => {
     const gone = await admin.del(`${SUBS}/1`);
     expect(gone.status).toBe(200);
     expect((await admin.del(`${SUBS}/1`)).status).toBe(404);
-    const actions = h.ctx.db.sqlite.query("SELECT action FROM admin_audit WHERE action LIKE 'status.subscriber.%' ORDER BY id").all();
+    const actions = await h.ctx.store.all("SELECT action FROM admin_audit WHERE action LIKE 'status.subscriber.%' ORDER BY id");
     expect(actions).toEqual([{ action: "status.subscriber.create" }, { action: "status.subscriber.delete" }]);
   });
 
@@ -140,7 +141,7 @@ describe("status subscribers", () => {
       state: "resolved",
       updates: [{ message: "Fixed." }, { message: "Found." }, { message: "Looking." }],
     });
-    expect(deliveries(h).map((d) => d.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect((await deliveries(h)).map((d) => d.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     const sub = (await admin.get(SUBS)).body.subscribers[0];
     expect(sub.deliveries).toMatchObject({ succeeded: 3, pending: 0, failed: 0, dead_letter: 0, last_error: null });
   });
@@ -152,20 +153,20 @@ describe("status subscribers", () => {
     await admin.post("/admin/status/incidents", { title: "Queue stuck", message: "Looking.", severity: "warn" });
     await drain(h);
     expect(rx.received).toHaveLength(1);
-    let [d] = deliveries(h);
+    let [d] = await deliveries(h);
     expect(d).toMatchObject({ status: "failed", attempts: 1, last_status_code: 500 });
     // Not due yet: nothing is sent before its time.
     await drain(h);
     expect(rx.received).toHaveLength(1);
     h.clock.set(d!.next_attempt_at as string);
     await drain(h);
-    [d] = deliveries(h);
+    [d] = await deliveries(h);
     expect(d).toMatchObject({ status: "failed", attempts: 2, last_status_code: 503 });
     // Retry-After: 120 is honoured (longer than the base delay).
     expect(Date.parse(d!.next_attempt_at as string) - h.clock.now().getTime()).toBeGreaterThanOrEqual(120_000);
     h.clock.set(d!.next_attempt_at as string);
     await drain(h);
-    expect(deliveries(h)[0]).toMatchObject({ status: "succeeded", attempts: 3, last_status_code: 204 });
+    expect((await deliveries(h))[0]).toMatchObject({ status: "succeeded", attempts: 3, last_status_code: 204 });
     expect(new Set(rx.received.map((r) => r.rawBody)).size).toBe(1);
     expect(new Set(rx.received.map((r) => r.headers["x-webhook-id"])).size).toBe(1);
     for (const r of rx.received) expect(verify(r, secret)).toBe(true);
@@ -177,7 +178,7 @@ describe("status subscribers", () => {
     rx.then({ status: 410 });
     await admin.post("/admin/status/incidents", { title: "x", message: "y", severity: "warn" });
     await drain(h);
-    expect(deliveries(h)[0]).toMatchObject({ status: "dead_letter", attempts: 1, last_status_code: 410 });
+    expect((await deliveries(h))[0]).toMatchObject({ status: "dead_letter", attempts: 1, last_status_code: 410 });
     const sub = (await admin.get(SUBS)).body.subscribers[0];
     expect(sub.deliveries).toMatchObject({ dead_letter: 1, last_error: "receiver answered HTTP 410" });
   });
@@ -185,8 +186,8 @@ describe("status subscribers", () => {
   test("automatic incidents notify on opening, real changes and closing — not on every degraded minute", async () => {
     const { h, rx, admin } = await setup();
     await admin.post(SUBS, { url: rx.url("/hook"), event_types: ["status.incident.created", "status.incident.resolved", "status.incident.updated"] });
-    const ev = (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
-      storeSnapshot(
+    const ev = async (minute: number, overall: Level, degraded: Record<string, Level> = {}) =>
+      await storeSnapshot(
         h.ctx,
         {
           generated_at: iso(T0, minute),
@@ -196,10 +197,10 @@ describe("status subscribers", () => {
         },
         null,
       );
-    expect(ev(1, "warn", { jobs: "warn" }).notifications).toBe(1); // opened
-    expect(ev(2, "warn", { jobs: "warn" }).notifications).toBe(0); // the same: no news
-    expect(ev(3, "bad", { jobs: "warn", database: "bad" }).notifications).toBe(1); // worse: updated
-    expect(ev(4, "ok").notifications).toBe(1); // closed
+    expect((await ev(1, "warn", { jobs: "warn" })).notifications).toBe(1); // opened
+    expect((await ev(2, "warn", { jobs: "warn" })).notifications).toBe(0); // the same: no news
+    expect((await ev(3, "bad", { jobs: "warn", database: "bad" })).notifications).toBe(1); // worse: updated
+    expect((await ev(4, "ok")).notifications).toBe(1); // closed
     await drain(h);
     expect(rx.received.map((r) => JSON.parse(r.rawBody).event_type)).toEqual([
       "status.incident.created",
@@ -223,7 +224,7 @@ describe("status subscribers", () => {
     const r = await admin.post(`/admin/status/incidents/${created.body.incident.id}/updates`, { state: "resolved", message: "done" });
     // The answer came back although the receiver holds the only delivery open: sending is off the request.
     expect(r.status).toBe(201);
-    expect(deliveries(h).map((d) => d.event_type)).toEqual(["status.incident.resolved"]);
+    expect((await deliveries(h)).map((d) => d.event_type)).toEqual(["status.incident.resolved"]);
   });
 
   test("the body schema's event types are the notifier's", () => {

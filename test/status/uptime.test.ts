@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Level } from "../../src/status/checks/types";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { computeUptime, mergeIntervals, type Point } from "../../src/status/uptime-math";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { insertSnapshot, iso, policyFile } from "./support";
@@ -13,8 +13,8 @@ import { insertSnapshot, iso, policyFile } from "./support";
 const M = 60_000;
 let h: TestApp | undefined;
 const cleanups: Array<() => void> = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   while (cleanups.length) cleanups.pop()!();
 });
@@ -150,7 +150,7 @@ describe("GET /api/public/system-status/uptime", () => {
   async function exampleApp() {
     const f = policyFile("policy.yaml", "checks:\n  uptime:\n    max_sample_gap_seconds: 60\n");
     cleanups.push(f.remove);
-    h = createTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
+    h = await openTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
     const token = await createAdminToken(h);
     const created = await h.json(
       "/admin/status/maintenance",
@@ -160,7 +160,7 @@ describe("GET /api/public/system-status/uptime", () => {
     for (let m = 0; m < 60; m++) {
       if (m >= 40 && m < 50) continue;
       const warn = m >= 10 && m < 20;
-      insertSnapshot(h, iso(T0, m), warn ? "warn" : "ok", warn ? { chain_rpc: "warn" } : {});
+      await insertSnapshot(h, iso(T0, m), warn ? "warn" : "ok", warn ? { chain_rpc: "warn" } : {});
     }
     h.clock.set(iso(T0, 60));
     return h;
@@ -196,7 +196,7 @@ describe("GET /api/public/system-status/uptime", () => {
     // 24 h ending one hour after the first snapshot: the same figures as the hour, over 1/24 of the window.
     const r = await h.json("/api/public/system-status/uptime?hours=24");
     expect(r.body).toMatchObject({ observed_since: T0, partial_window: true, coverage_pct: 3.472, overall: { observed_minutes: 40, degraded_pct: 12.5 } });
-    const empty = createTestApp({ clock: new FakeClock(T0) });
+    const empty = await openTestApp({ clock: new FakeClock(T0) });
     cleanups.push(() => empty.close());
     const none = await empty.json("/api/public/system-status/uptime?hours=24");
     expect(none.body).toMatchObject({ observed_since: null, partial_window: true, coverage_pct: 0, overall: { degraded_pct: null, uptime_pct: null } });
@@ -205,7 +205,7 @@ describe("GET /api/public/system-status/uptime", () => {
   test("the policy's exclude_maintenance_default applies when the query does not say", async () => {
     const f = policyFile("policy.yaml", "exclude_maintenance_default: false\n");
     cleanups.push(f.remove);
-    h = createTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
+    h = await openTestApp({ clock: new FakeClock(T0), env: { STATUS_POLICY_PATH: f.path } });
     expect((await h.json("/api/public/system-status/uptime")).body.exclude_maintenance).toBe(false);
     expect((await h.json("/api/public/system-status/uptime?exclude_maintenance=true")).body.exclude_maintenance).toBe(true);
   });
@@ -214,7 +214,7 @@ describe("GET /api/public/system-status/uptime", () => {
     const h = await exampleApp();
     expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall.degraded_pct).toBe(12.5);
     // A later bad snapshot (minute 60 → the clock moves to 61): it speaks for [60, 61).
-    insertSnapshot(h, iso(T0, 60), "bad", { database: "bad" });
+    await insertSnapshot(h, iso(T0, 60), "bad", { database: "bad" });
     h.clock.set(iso(T0, 61));
     // window [1, 61): spoken for [1,40) + [50,61) = 50, minus maintenance 10 = 40; degraded [10,15) + [60,61) = 6
     expect((await h.json("/api/public/system-status/uptime?hours=1")).body.overall).toMatchObject({
@@ -233,7 +233,7 @@ describe("GET /api/public/system-status/uptime", () => {
   });
 
   test("bad hours or exclude_maintenance are 400 invalid_query", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     for (const q of ["hours=0", "hours=2161", "hours=12h", "exclude_maintenance=yes"]) {
       const r = await h.json(`/api/public/system-status/uptime?${q}`);
       expect(r.status).toBe(400);

@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,20 +63,13 @@ function testAppOf(ctx: AppContext, clock: FakeClock, dir: string, dispose: () =
       return { status: res.status, body, headers: res.headers };
     },
     close() {
-      const flushed = ctx.requestLog.stop();
-      const stopped = ctx.jobs.stop();
-      if (ctx.store.dialect === "sqlite") {
-        // Synchronous on SQLite, as the many tests that call close() without awaiting it expect: rows still
-        // buffered in the request log (and leases still held) go with the database.
-        ctx.db.close();
-        const done = dispose();
-        rmSync(dir, { recursive: true, force: true });
-        return done;
-      }
-      // On PostgreSQL the buffered rows are written and the leases released before the pool closes.
+      // Buffered request-log rows are written and held leases released before the database closes (many tests
+      // call close() without awaiting it: nothing after it needs this app).
       return (async () => {
-        await flushed;
-        await stopped;
+        await ctx.requestLog.stop();
+        await ctx.jobs.stop();
+        closeTestSqlite(ctx);
+        await ctx.store.close();
         await dispose();
         rmSync(dir, { recursive: true, force: true });
       })();
@@ -122,4 +116,27 @@ export const jsonInit = (method: string, body: unknown, headers: Record<string, 
  */
 export async function afterResponses(turns = 4): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+const testConnections = new WeakMap<AppContext, Database>();
+
+/**
+ * A connection of the test's own to a SQLite test app's file, for the tests that are about SQLite and set up or
+ * read rows with synchronous SQL (the app itself reaches the database only through ctx.store). WAL lets both work
+ * on the file; closed with the app.
+ */
+export function sqliteOf(h: { ctx: AppContext }): Database {
+  if (h.ctx.store.dialect !== "sqlite") throw new Error("sqliteOf: this test app runs on PostgreSQL; use ctx.store");
+  let db = testConnections.get(h.ctx);
+  if (!db) {
+    db = new Database(h.ctx.config.dbPath, { strict: true });
+    db.exec("PRAGMA busy_timeout = 5000");
+    testConnections.set(h.ctx, db);
+  }
+  return db;
+}
+
+function closeTestSqlite(ctx: AppContext): void {
+  testConnections.get(ctx)?.close();
+  testConnections.delete(ctx);
 }

@@ -3,7 +3,7 @@
 // authentication, no fsync (a test cluster is thrown away). As root, the cluster runs as the `postgres` user
 // (PostgreSQL refuses root). When the package is absent the caller's test file is reported skipped
 // (test/support/skipped.ts); CI installs it.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -40,6 +40,18 @@ export interface TestCluster {
   stop(): void;
 }
 
+/**
+ * A detached watchdog that shuts the cluster down (SIGQUIT, PostgreSQL's immediate shutdown) and removes its
+ * directory once this process is gone, however it ended: a test run killed by a timeout or by hand never runs its
+ * exit handlers, and its cluster would otherwise keep running (and holding memory) for good.
+ */
+function watchOwner(root: string, data: string): void {
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done
+[ -f '${data}/postmaster.pid' ] && kill -QUIT "$(head -1 '${data}/postmaster.pid')" 2>/dev/null
+sleep 2; rm -rf '${root}'`;
+  spawn("sh", ["-c", script], { detached: true, stdio: "ignore" }).unref();
+}
+
 export async function startCluster(): Promise<TestCluster> {
   const bin = binDir();
   if (!bin) throw new Error("PostgreSQL is not installed");
@@ -67,6 +79,7 @@ export async function startCluster(): Promise<TestCluster> {
     `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
     "start",
   ]);
+  watchOwner(root, data);
   return {
     url: `postgres://herald@127.0.0.1:${port}/postgres`,
     stop() {

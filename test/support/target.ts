@@ -152,7 +152,7 @@ export async function startTarget(opts: TestAppOptions & { target?: Target } = {
     await exitWithin(proc, 15_000);
     await ctx.requestLog.stop();
     void ctx.jobs.stop();
-    ctx.db.close();
+    await ctx.store.close();
     rmSync(dir, { recursive: true, force: true });
   };
   return {

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { createTestApp, openTestApp, type TestApp } from "../support/app";
+import { createTestApp, openTestApp, type TestApp, sqliteOf } from "../support/app";
 import { testEngine } from "../support/engine";
 import { startCluster } from "../support/postgres";
 import { Metrics } from "../../src/http/metrics";
@@ -74,7 +74,7 @@ test.if(testEngine() === "sqlite")("readyz is 503 when the database cannot take 
   const other = new Database(h.ctx.config.dbPath);
   other.exec("PRAGMA busy_timeout = 0");
   other.exec("BEGIN IMMEDIATE");
-  h.ctx.db.sqlite.exec("PRAGMA busy_timeout = 0");
+  sqliteOf(h).exec("PRAGMA busy_timeout = 0");
   try {
     const { status, body } = await h.json("/readyz");
     expect(status).toBe(503);

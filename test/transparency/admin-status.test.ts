@@ -19,7 +19,7 @@ const audits = (w: AuditWorld) => rows(w.h, "SELECT action, target, actor, detai
 
 describe("operator routes", () => {
   test("without the admin token every one is 403 and changes nothing", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     await plantedRun(w);
     const sig = w.rpc.plan!.cases[0]!.signature!;
     for (const [method, path, body] of [
@@ -38,12 +38,12 @@ describe("operator routes", () => {
         expect([method, path, r.status, r.body.error]).toEqual([method, path, 403, "forbidden"]);
       }
     }
-    expect(audits(w)).toEqual([]);
-    expect(rows(w.h, "SELECT count(*) AS n FROM audit_threshold_history")[0]!.n).toBe(0);
+    expect(await audits(w)).toEqual([]);
+    expect((await rows(w.h, "SELECT count(*) AS n FROM audit_threshold_history"))[0]!.n).toBe(0);
   });
 
   test("thresholds: validated, recorded with owner and reason, audited, served by threshold-history.json and used by the next run", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     const auth = { authorization: `Bearer ${await createAdminToken(w.h, "alice")}` };
     await plantedRun(w);
     const bad = [
@@ -93,7 +93,7 @@ describe("operator routes", () => {
     expect(hist.current).toMatchObject({ large_transfer_amount: "10000", sigs_increase_threshold_pct: "12.5" });
     expect((await w.h.json(`${P}/threshold-history.json?limit=1`)).body).toMatchObject({ count: 1, total: 2 });
     expect((await w.h.json(`${P}/threshold-history.json?limit=501`)).status).toBe(400);
-    const a = audits(w);
+    const a = await audits(w);
     expect(a).toHaveLength(1);
     expect(a[0]).toMatchObject({ action: "transparency.thresholds.change", target: "large_transfer_amount,sigs_increase_threshold_pct" });
     expect(a[0]!.actor).toContain("alice");
@@ -115,7 +115,7 @@ describe("operator routes", () => {
   });
 
   test("triage: only flagged signatures, validated, audited, listed by status; summary and exports show it", async () => {
-    w = plantedWorld(["untracked_outflow", "untracked_inflow"]);
+    w = await plantedWorld(["untracked_outflow", "untracked_inflow"]);
     const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await plantedRun(w);
     const [outflow, inflow] = w.rpc.plan!.cases.map((c) => c.signature!);
@@ -125,7 +125,7 @@ describe("operator routes", () => {
     ).toMatchObject({ status: "investigating", owner: "ops-1", eta_utc: "2026-01-03T12:00:00.000Z" });
     expect((await put(inflow!, { status: "false_positive", owner: "ops-2" })).status).toBe(200);
     expect((await put(outflow!, { status: "resolved", owner: "ops-1", eta_utc: null })).body.triage).toMatchObject({ status: "resolved", eta_utc: null });
-    const clean = rows(w.h, "SELECT signature FROM audit_rows WHERE severity_rank = 0 AND kind = 'transaction' LIMIT 1")[0]!.signature;
+    const clean = (await rows(w.h, "SELECT signature FROM audit_rows WHERE severity_rank = 0 AND kind = 'transaction' LIMIT 1"))[0]!.signature;
     expect((await put(clean, { status: "open", owner: "x" })).status).toBe(404);
     expect((await put(outflow!, { status: "closed", owner: "x" })).status).toBe(400);
     expect((await put(outflow!, { status: "open", owner: "x", eta_utc: "next week" })).status).toBe(400);
@@ -143,7 +143,7 @@ describe("operator routes", () => {
         [outflow, "resolved"],
       ].sort(),
     );
-    expect(audits(w).map((a) => [a.action, a.target])).toEqual([
+    expect((await audits(w)).map((a) => [a.action, a.target])).toEqual([
       ["transparency.triage.set", outflow],
       ["transparency.triage.set", inflow],
       ["transparency.triage.set", outflow],
@@ -151,7 +151,7 @@ describe("operator routes", () => {
   });
 
   test("declarations: validated; created, listed and retracted with audit rows", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await plantedRun(w);
     const post = (body: Record<string, unknown>) =>
@@ -187,7 +187,7 @@ describe("operator routes", () => {
     expect((await w.h.json("/admin/transparency/declared-movements/1/retract", jsonInit("POST", { reason: "cancelled" }, auth))).body.movement.status).toBe(
       "retracted",
     );
-    expect(audits(w).map((a) => a.action)).toEqual(["transparency.declaration.create", "transparency.declaration.retract"]);
+    expect((await audits(w)).map((a) => a.action)).toEqual(["transparency.declaration.create", "transparency.declaration.retract"]);
   });
 });
 
@@ -201,7 +201,7 @@ describe("the audit_anomalies status check and the trust dashboard", () => {
       [off, "ok"],
       [on, "warn"],
     ] as const) {
-      w = plantedWorld(["untracked_outflow", "large_transfer"], { env: { STATUS_POLICY_PATH: policy.path } });
+      w = await plantedWorld(["untracked_outflow", "large_transfer"], { env: { STATUS_POLICY_PATH: policy.path } });
       const before = (await w.h.json("/api/public/system-status")).body;
       expect(before.checks.audit_anomalies).toMatchObject({ status: "ok", configured: true, latest_run: null, summary: "no complete audit run yet" });
       await plantedRun(w);
@@ -229,12 +229,12 @@ describe("the audit_anomalies status check and the trust dashboard", () => {
   });
 
   test("a clean latest run is ok; without TOKEN_MINT the check is not configured and the dashboard says so", async () => {
-    w = plantedWorld([]);
+    w = await plantedWorld([]);
     await plantedRun(w);
     expect((await w.h.json("/api/public/system-status")).body.checks.audit_anomalies).toMatchObject({ status: "ok", run_overall: "ok" });
     await w.close();
-    const { createTestApp } = await import("../support/app");
-    const h = createTestApp();
+    const { openTestApp } = await import("../support/app");
+    const h = await openTestApp();
     try {
       expect((await h.json("/api/public/system-status")).body.checks.audit_anomalies).toMatchObject({
         status: "ok",
@@ -248,7 +248,7 @@ describe("the audit_anomalies status check and the trust dashboard", () => {
       });
       expect((await h.ctx.jobs.runNow("audit-anomalies")).ok).toBe(true); // idle, not failing
     } finally {
-      h.close();
+      await h.close();
       w = undefined;
     }
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { PLANTED_AMOUNTS } from "../../src/chain/fixture-anomalies";
 import { runAudit } from "../../src/transparency/audit-run";
-import { createTestApp } from "../support/app";
+import { openTestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { chainEnv, decimalString, startSolanaRpc } from "../support/solana-rpc";
@@ -28,11 +28,11 @@ const anomalies = (w: AuditWorld, runId: number) =>
 
 describe("planted anomalies: every type detected with its exact delta and severity", () => {
   test("all seven types, the run's aggregates, and nothing else flagged", async () => {
-    w = plantedWorld();
+    w = await plantedWorld();
     const ran = await plantedRun(w);
     const cases = w.rpc.plan!.cases;
     const sig = (type: string) => cases.find((c) => c.type === type)!.signature!;
-    const found = anomalies(w, 1);
+    const found = await anomalies(w, 1);
     const byType = (t: string) => found.filter((r) => r.types.split(",").includes(t));
     expect(
       byType("untracked_outflow")
@@ -86,7 +86,7 @@ describe("planted anomalies: every type detected with its exact delta and severi
     expect(found).toHaveLength(7);
 
     // 8 act-1 transactions + the 5 newest act-2 transfers the capped sync stored + 3 snapshot/sync findings.
-    const run = rows(w.h, "SELECT * FROM audit_runs")[0]!;
+    const run = (await rows(w.h, "SELECT * FROM audit_runs"))[0]!;
     expect(run).toMatchObject({
       is_complete: 1,
       job_run_id: ran.run_id,
@@ -120,17 +120,17 @@ describe("planted anomalies: every type detected with its exact delta and severi
   });
 
   test("a second run examines only what is new: nothing, then one new outflow", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     await plantedRun(w);
     await job(w.h, "audit-anomalies");
-    expect(rows(w.h, "SELECT id, rows_total, signatures_with_anomalies, overall FROM audit_runs WHERE id = 2")).toEqual([
+    expect(await rows(w.h, "SELECT id, rows_total, signatures_with_anomalies, overall FROM audit_runs WHERE id = 2")).toEqual([
       { id: 2, rows_total: 0, signatures_with_anomalies: 0, overall: "ok" },
     ]);
     const f = w.rpc.fixture;
     const tx = f.appendTransfer({ from: f.walletParty(f.treasury[0]!), to: f.holderParty(9), amount: 5_000_000n, applyToBalances: true });
     await chainRound(w.h);
     await job(w.h, "audit-anomalies");
-    expect(anomalies(w, 3)).toEqual([
+    expect(await anomalies(w, 3)).toEqual([
       { kind: "transaction", signature: tx.signature, delta_raw: "-5000000", types: "untracked_outflow", severity_rank: 2, declaration_id: null, detail: null },
     ]);
   });
@@ -138,14 +138,14 @@ describe("planted anomalies: every type detected with its exact delta and severi
 
 describe("a token snapshot whose slot went backwards", () => {
   test("is reported as snapshot_slot_regression with the change it hides (it was skipped silently before)", async () => {
-    w = plantedWorld(["balance_mismatch"]);
+    w = await plantedWorld(["balance_mismatch"]);
     await chainRound(w.h);
     await chainRound(w.h);
     // Snapshot 2 (the treasury grew by 4,321 without a transaction) as if read from a node 5 slots behind snapshot 1.
-    const [p] = rows(w.h, "SELECT slot FROM chain_token_snapshots WHERE id = 1");
-    w.h.ctx.db.sqlite.query("UPDATE chain_token_snapshots SET slot = ? WHERE id = 2").run(p!.slot - 5);
+    const [p] = await rows(w.h, "SELECT slot FROM chain_token_snapshots WHERE id = 1");
+    await w.h.ctx.store.run("UPDATE chain_token_snapshots SET slot = ? WHERE id = 2", [p!.slot - 5]);
     await job(w.h, "audit-anomalies");
-    const found = anomalies(w, 1).filter((r) => r.kind === "token_snapshot");
+    const found = (await anomalies(w, 1)).filter((r) => r.kind === "token_snapshot");
     expect(found).toEqual([
       {
         kind: "token_snapshot",
@@ -167,7 +167,7 @@ describe("a token snapshot whose slot went backwards", () => {
     // The published rules say so (glossary.json), and the run's counts carry the type.
     const glossary = (await w.h.json(`${P}/glossary.json`)).body;
     expect(JSON.stringify(glossary)).toContain("S.slot < P.slot");
-    expect(JSON.parse(rows(w.h, "SELECT type_counts FROM audit_runs WHERE id = 1")[0]!.type_counts).snapshot_slot_regression).toBe(1);
+    expect(JSON.parse((await rows(w.h, "SELECT type_counts FROM audit_runs WHERE id = 1"))[0]!.type_counts).snapshot_slot_regression).toBe(1);
   });
 });
 
@@ -175,7 +175,7 @@ describe("a clean history", () => {
   test("internal moves and holder transfers, balances that agree: nothing flagged, overall ok", async () => {
     const rpc = startSolanaRpc({ holders: 30, transactions: 0, seed: "clean" });
     cleanups.push(() => rpc.stop());
-    const h = createTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc) });
+    const h = await openTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc) });
     cleanups.push(() => h.close());
     const f = rpc.fixture;
     const internal = () =>
@@ -187,16 +187,16 @@ describe("a clean history", () => {
     f.appendTransfer({ from: f.holderParty(3), to: f.holderParty(4), amount: 1_000_000n });
     await chainRound(h);
     await job(h, "audit-anomalies");
-    const run = rows(h, "SELECT rows_total, signatures_with_anomalies, overall, severity_counts FROM audit_runs")[0]!;
+    const run = (await rows(h, "SELECT rows_total, signatures_with_anomalies, overall, severity_counts FROM audit_runs"))[0]!;
     expect(run).toEqual({ rows_total: 4, signatures_with_anomalies: 0, overall: "ok", severity_counts: '{"low":0,"medium":0,"high":0,"critical":0}' });
-    expect(rows(h, "SELECT count(*) AS n FROM audit_rows WHERE types <> ''")[0]!.n).toBe(0);
+    expect((await rows(h, "SELECT count(*) AS n FROM audit_rows WHERE types <> ''"))[0]!.n).toBe(0);
     expect((await h.json(`${P}/summary.json`)).body).toMatchObject({ summary_available: true, top_anomalies: [], run: { overall: "ok" } });
   });
 });
 
 describe("declared movements", () => {
   test("a declaration covering the outflow clears it and is named on its row; a retracted one clears nothing after", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     const token = await createAdminToken(w.h);
     const auth = { authorization: `Bearer ${token}` };
     await chainRound(w.h); // decimals known
@@ -223,9 +223,12 @@ describe("declared movements", () => {
     });
     await chainRound(w.h);
     await job(w.h, "audit-anomalies");
-    const row = rows(w.h, "SELECT types, severity_rank, declaration_id FROM audit_rows WHERE signature = ?", outflow.signature)[0];
+    const row = (await rows(w.h, "SELECT types, severity_rank, declaration_id FROM audit_rows WHERE signature = ?", outflow.signature))[0];
     expect(row).toEqual({ types: "", severity_rank: 0, declaration_id: 1 });
-    expect(rows(w.h, "SELECT signatures_with_anomalies, overall FROM audit_runs WHERE id = 1")[0]).toEqual({ signatures_with_anomalies: 0, overall: "ok" });
+    expect((await rows(w.h, "SELECT signatures_with_anomalies, overall FROM audit_runs WHERE id = 1"))[0]).toEqual({
+      signatures_with_anomalies: 0,
+      overall: "ok",
+    });
     const pub = (await w.h.json(`${P}/declared-movements.json`)).body;
     expect(pub.movements[0]).toMatchObject({ id: 1, matched_transactions: 1, reason: "market-maker top-up, board minute 12" });
     // Used up (max_transactions 1): the same amount again in the window is an anomaly; so after a retraction.
@@ -235,7 +238,7 @@ describe("declared movements", () => {
   });
 
   test("the amount must match exactly and the block time fall inside the window", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     const auth = { authorization: `Bearer ${await createAdminToken(w.h)}` };
     await chainRound(w.h);
     const tx = w.rpc.fixture.transaction(w.rpc.plan!.cases[0]!.signature!)!;
@@ -250,7 +253,7 @@ describe("declared movements", () => {
     }
     await chainRound(w.h);
     await job(w.h, "audit-anomalies");
-    expect(rows(w.h, "SELECT types, declaration_id FROM audit_rows WHERE signature = ?", tx.signature)[0]).toEqual({
+    expect((await rows(w.h, "SELECT types, declaration_id FROM audit_rows WHERE signature = ?", tx.signature))[0]).toEqual({
       types: "untracked_outflow",
       declaration_id: null,
     });
@@ -259,21 +262,20 @@ describe("declared movements", () => {
 
 describe("a crashed run", () => {
   test("stays incomplete with its error, is never the default selection, and the next run examines everything again", async () => {
-    w = plantedWorld(["untracked_outflow", "untracked_inflow"]);
+    w = await plantedWorld(["untracked_outflow", "untracked_inflow"]);
     await chainRound(w.h);
     await chainRound(w.h);
     // A row the run cannot read, sorted last: the run dies after writing its first pages.
-    w.h.ctx.db.sqlite
-      .query(
-        "INSERT INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at) VALUES ('zzzz', ?, 999999999, NULL, 'ok', 'not-a-number', '0', 'test', NULL, ?)",
-      )
-      .run(w.rpc.fixture.mint, T0);
+    await w.h.ctx.store.run(
+      "INSERT INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at) VALUES ('zzzz', ?, 999999999, NULL, 'ok', 'not-a-number', '0', 'test', NULL, ?)",
+      [w.rpc.fixture.mint, T0],
+    );
     await expect(runAudit(w.h.ctx, null, { pageSize: 2 })).rejects.toThrow();
-    const crashed = rows(w.h, "SELECT id, is_complete, error, rows_total FROM audit_runs")[0]!;
+    const crashed = (await rows(w.h, "SELECT id, is_complete, error, rows_total FROM audit_runs"))[0]!;
     expect(crashed).toMatchObject({ id: 1, is_complete: 0 });
     expect(crashed.error).toBeTruthy();
     expect(crashed.rows_total).toBeGreaterThan(0);
-    expect(rows(w.h, "SELECT count(*) AS n FROM audit_examined")[0]!.n).toBe(0);
+    expect((await rows(w.h, "SELECT count(*) AS n FROM audit_examined"))[0]!.n).toBe(0);
 
     const summary = await w.h.json(`${P}/summary.json`);
     expect(summary.body).toMatchObject({ selected_run: null, summary_available: false });
@@ -285,7 +287,7 @@ describe("a crashed run", () => {
     });
     expect((await w.h.json(`${P}/runs.json`)).body.runs).toMatchObject([{ run: 1, is_complete: false, is_selected: false }]);
 
-    w.h.ctx.db.sqlite.query("DELETE FROM chain_transactions WHERE signature = 'zzzz'").run();
+    await w.h.ctx.store.run("DELETE FROM chain_transactions WHERE signature = 'zzzz'");
     w.h.clock.advanceSeconds(60);
     const next = await runAudit(w.h.ctx, null);
     expect(next).toMatchObject({ run_id: 2, signatures_with_anomalies: 2 });
@@ -298,11 +300,12 @@ describe("a crashed run", () => {
   });
 
   test("a run still in progress (another process) blocks a second one; after ten minutes it is ignored", async () => {
-    w = plantedWorld(["untracked_outflow"]);
+    w = await plantedWorld(["untracked_outflow"]);
     await chainRound(w.h);
-    w.h.ctx.db.sqlite
-      .query("INSERT INTO audit_runs (label, day, started_at, mint, decimals, thresholds) VALUES ('x', '2026-01-01', ?, ?, 6, '{}')")
-      .run(w.h.clock.now().toISOString(), w.rpc.fixture.mint);
+    await w.h.ctx.store.run("INSERT INTO audit_runs (label, day, started_at, mint, decimals, thresholds) VALUES ('x', '2026-01-01', ?, ?, 6, '{}')", [
+      w.h.clock.now().toISOString(),
+      w.rpc.fixture.mint,
+    ]);
     await expect(runAudit(w.h.ctx, null)).rejects.toThrow(/still in progress/);
     w.h.clock.advanceSeconds(601);
     expect((await runAudit(w.h.ctx, null)).run_id).toBe(2);

@@ -22,7 +22,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  w = plantedWorld();
+  w = await plantedWorld();
   h = w.h;
   await chainRound(h);
   await chainRound(h);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { PLANTED_AMOUNTS } from "../../src/chain/fixture-anomalies";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { type AuditWorld, chainRound, job, P, plantedRun, plantedWorld, rows } from "./support";
@@ -19,7 +19,7 @@ let plain: TestApp | undefined;
 afterEach(async () => {
   await w?.close();
   w = undefined;
-  plain?.close();
+  await plain?.close();
   plain = undefined;
 });
 
@@ -28,16 +28,16 @@ const rowOf = (html: string, id: string) => {
   expect(at).toBeGreaterThan(-1);
   return html.slice(at, html.indexOf("</tr>", at));
 };
-const auditCount = (h: TestApp, action: string) =>
-  (h.ctx.db.sqlite.query("SELECT count(*) AS n FROM admin_audit WHERE action = ?").get(action) as { n: number }).n;
+const auditCount = async (h: TestApp, action: string) =>
+  (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM admin_audit WHERE action = ?", [action]))!.n;
 
 describe("GET /admin/console/audit-runs", () => {
   test("runs newest first with trigger and verdict; a run's anomalies in words; exports with the session; sign-in and bearer", async () => {
-    w = plantedWorld();
+    w = await plantedWorld();
     await plantedRun(w);
     const h = w.h;
     // Run 1 as the scheduler would have started it (the registry's cron is not running in tests).
-    h.ctx.db.sqlite.query("UPDATE job_runs SET trigger = 'schedule' WHERE id = (SELECT job_run_id FROM audit_runs WHERE id = 1)").run();
+    await h.ctx.store.run("UPDATE job_runs SET trigger = 'schedule' WHERE id = (SELECT job_run_id FROM audit_runs WHERE id = 1)");
     await job(h, "audit-anomalies"); // run 2: nothing new, ok
 
     const anon = await h.request(`${PAGE}?run=1`);
@@ -116,7 +116,7 @@ describe("GET /admin/console/audit-runs", () => {
   }, 60_000);
 
   test("runs 20 a page and a run's anomalies 50 a page, the view kept in every link", async () => {
-    w = plantedWorld();
+    w = await plantedWorld();
     await plantedRun(w);
     const h = w.h;
     for (let i = 0; i < 20; i++) await job(h, "audit-anomalies"); // runs 2–21: nothing new
@@ -145,7 +145,7 @@ describe("GET /admin/console/audit-runs", () => {
   }, 60_000);
 
   test("the triage form: CSRF required, refusals re-rendered, a triage published, escaped and audited", async () => {
-    w = plantedWorld();
+    w = await plantedWorld();
     await plantedRun(w);
     const h = w.h;
     const cookie = await signedInCookie(h, await createAdminToken(h, "auditor"));
@@ -166,7 +166,7 @@ describe("GET /admin/console/audit-runs", () => {
 
     expect((await formPost(h, url, cookie, fields)).status).toBe(403);
     expect((await formPost(h, url, cookie, { ...fields, csrf_token: "wrong" })).status).toBe(403);
-    expect(auditCount(h, "transparency.triage.set")).toBe(0);
+    expect(await auditCount(h, "transparency.triage.set")).toBe(0);
 
     for (const [change, code, text] of [
       [{ status: "done" }, 400, "status must be one of open, investigating, resolved, false_positive"],
@@ -182,7 +182,7 @@ describe("GET /admin/console/audit-runs", () => {
     const unknown = await formPost(h, `${PAGE}/triage/1111111111111111111111111111111111`, cookie, { ...fields, csrf_token: csrf });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain("was not found");
-    expect(auditCount(h, "transparency.triage.set")).toBe(0);
+    expect(await auditCount(h, "transparency.triage.set")).toBe(0);
 
     const done = await formPost(h, url, cookie, { ...fields, csrf_token: csrf });
     expect(done.status).toBe(303);
@@ -198,12 +198,12 @@ describe("GET /admin/console/audit-runs", () => {
     // Published (the JSON API), and audited once by this operator.
     const triage = await h.json(`${P}/triage.json`);
     expect(triage.body.rows).toContainEqual(expect.objectContaining({ signature: sig, status: "investigating", owner: "treasury <team>" }));
-    const audit = h.ctx.db.sqlite.query("SELECT actor, target FROM admin_audit WHERE action = 'transparency.triage.set'").all();
+    const audit = await h.ctx.store.all("SELECT actor, target FROM admin_audit WHERE action = 'transparency.triage.set'");
     expect(audit).toEqual([{ actor: expect.stringMatching(/^admin:auditor#\d+$/), target: sig }]);
   }, 60_000);
 
   test("run audit now: the audit job runs (manual), its run is shown and audited; refused without CSRF or a snapshot", async () => {
-    w = plantedWorld();
+    w = await plantedWorld();
     const h = w.h;
     const cookie = await signedInCookie(h, await createAdminToken(h, "auditor"));
     const first = (await pageAs(h, PAGE, cookie)).html;
@@ -214,12 +214,12 @@ describe("GET /admin/console/audit-runs", () => {
     const early = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(early.status).toBe(409);
     expect(await early.text()).toContain("Nothing was audited: the run failed — no token snapshot of TOKEN_MINT yet");
-    expect(rows(h, "SELECT count(*) AS n FROM audit_runs")[0]!.n).toBe(0);
+    expect((await rows(h, "SELECT count(*) AS n FROM audit_runs"))[0]!.n).toBe(0);
 
     await chainRound(h);
     await chainRound(h);
     expect((await formPost(h, `${PAGE}/run`, cookie, {})).status).toBe(403);
-    expect(rows(h, "SELECT count(*) AS n FROM audit_runs")[0]!.n).toBe(0);
+    expect((await rows(h, "SELECT count(*) AS n FROM audit_runs"))[0]!.n).toBe(0);
     const done = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(done.status).toBe(303);
     expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=ran-1`);
@@ -227,7 +227,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect(after).toContain("Audit run #1 finished; its anomalies are below.");
     expect(rowOf(after, "run-1")).toContain('data-label="Trigger">manual<');
     expect(after).toContain("7 anomalous rows");
-    const audits = h.ctx.db.sqlite.query("SELECT target, details FROM admin_audit WHERE action = 'transparency.audit.run_now' ORDER BY id").all() as Array<{
+    const audits = (await h.ctx.store.all("SELECT target, details FROM admin_audit WHERE action = 'transparency.audit.run_now' ORDER BY id")) as Array<{
       target: string | null;
       details: string;
     }>;
@@ -238,7 +238,7 @@ describe("GET /admin/console/audit-runs", () => {
   }, 60_000);
 
   test("without TOKEN_MINT: no runs, no run-now form; a posted run is refused (409)", async () => {
-    plain = createTestApp();
+    plain = await openTestApp();
     const cookie = await signedInCookie(plain, await createAdminToken(plain));
     const page = await pageAs(plain, PAGE, cookie);
     expect(page.status).toBe(200);
@@ -256,17 +256,17 @@ describe("GET /admin/console/audit-runs", () => {
 
 describe("a token snapshot whose slot went backwards (low item)", () => {
   test("a −4,321 change read from a lagging node is its own anomaly, on the page and in the published rules", async () => {
-    w = plantedWorld(["balance_mismatch"]);
+    w = await plantedWorld(["balance_mismatch"]);
     const h = w.h;
     await chainRound(h);
     await chainRound(h);
     // Snapshot 2 as if read from a node 5 slots behind snapshot 1, where the treasury shows 4,321 tokens fewer.
-    const [p, s] = rows(h, "SELECT slot, treasury_raw, reserve_raw FROM chain_token_snapshots WHERE id IN (1, 2) ORDER BY id");
+    const [p, s] = await rows(h, "SELECT slot, treasury_raw, reserve_raw FROM chain_token_snapshots WHERE id IN (1, 2) ORDER BY id");
     const lower = BigInt(p!.treasury_raw) + BigInt(p!.reserve_raw) - BigInt(s!.reserve_raw) - PLANTED_AMOUNTS.balance_mismatch;
-    h.ctx.db.sqlite.query("UPDATE chain_token_snapshots SET slot = ?, treasury_raw = ? WHERE id = 2").run(p!.slot - 5, lower.toString());
+    await h.ctx.store.run("UPDATE chain_token_snapshots SET slot = ?, treasury_raw = ? WHERE id = 2", [p!.slot - 5, lower.toString()]);
     await job(h, "audit-anomalies");
 
-    expect(rows(h, "SELECT signature, delta_raw, types, severity_rank FROM audit_rows WHERE severity_rank > 0")).toEqual([
+    expect(await rows(h, "SELECT signature, delta_raw, types, severity_rank FROM audit_rows WHERE severity_rank > 0")).toEqual([
       { signature: "token-snapshot:2", delta_raw: `-${PLANTED_AMOUNTS.balance_mismatch}`, types: "snapshot_slot_regression", severity_rank: 2 },
     ]);
     const cookie = await signedInCookie(h, await createAdminToken(h));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { type ConfigError, loadConfig } from "../../src/config";
 import { ChainFixture } from "../../src/chain/fixture-data";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { spawnHerald } from "../support/process";
 import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
@@ -15,7 +15,7 @@ import { job, P, rows, T0 } from "./support";
 let h: TestApp | undefined;
 let rpc: DevRpcServer | undefined;
 afterEach(async () => {
-  h?.close();
+  await h?.close();
   await rpc?.stop();
   h = undefined;
   rpc = undefined;
@@ -36,7 +36,7 @@ describe("LP wallets in the transaction sync and the audit", () => {
     const f = rpc.fixture;
     const env = chainEnv(rpc);
     expect(env.LP_WALLETS).toBe(f.lp[0]!.owner);
-    h = createTestApp({ clock: new FakeClock(T0), env });
+    h = await openTestApp({ clock: new FakeClock(T0), env });
     // A first transfer between holders: later transfers then get slots after snapshot P's (the fixture's slot clock).
     f.appendTransfer({ from: f.holderParty(5), to: f.holderParty(6), amount: 1_000n });
     await job(h, "token-snapshot"); // P
@@ -56,26 +56,27 @@ describe("LP wallets in the transaction sync and the audit", () => {
     await job(h, "audit-anomalies");
 
     // The pool address has its own sync cursor, and each transaction stored its LP delta apart from token_delta.
-    expect(rows(h, "SELECT address FROM chain_sync_cursors WHERE address = ?", f.lp[0]!.owner)).toHaveLength(1);
-    const stored = (sig: string) => rows(h!, "SELECT token_delta_raw, lp_delta_raw FROM chain_transactions WHERE signature = ?", sig)[0];
-    expect(stored(buy.signature)).toEqual({ token_delta_raw: "0", lp_delta_raw: `-${AMOUNTS.buy}` });
-    expect(stored(addLiquidity.signature)).toEqual({ token_delta_raw: `-${AMOUNTS.addLiquidity}`, lp_delta_raw: `${AMOUNTS.addLiquidity}` });
+    expect(await rows(h, "SELECT address FROM chain_sync_cursors WHERE address = ?", f.lp[0]!.owner)).toHaveLength(1);
+    const stored = async (sig: string) => (await rows(h!, "SELECT token_delta_raw, lp_delta_raw FROM chain_transactions WHERE signature = ?", sig))[0];
+    expect(await stored(buy.signature)).toEqual({ token_delta_raw: "0", lp_delta_raw: `-${AMOUNTS.buy}` });
+    expect(await stored(addLiquidity.signature)).toEqual({ token_delta_raw: `-${AMOUNTS.addLiquidity}`, lp_delta_raw: `${AMOUNTS.addLiquidity}` });
 
-    const row = (sig: string) => rows(h!, "SELECT kind, delta_raw, types, severity_rank, detail FROM audit_rows WHERE run_id = 1 AND signature = ?", sig)[0]!;
+    const row = async (sig: string) =>
+      (await rows(h!, "SELECT kind, delta_raw, types, severity_rank, detail FROM audit_rows WHERE run_id = 1 AND signature = ?", sig))[0]!;
     // Ordinary trades: examined, nothing flagged, both deltas in detail.
     for (const [tx, lp] of [
       [buy, `-${AMOUNTS.buy}`],
       [sell, `${AMOUNTS.sell}`],
     ] as const) {
-      expect(row(tx.signature)).toMatchObject({ kind: "transaction", delta_raw: lp, types: "", severity_rank: 0 });
-      expect(JSON.parse(row(tx.signature).detail)).toEqual({ token_delta_raw: "0", lp_delta_raw: lp });
+      expect(await row(tx.signature)).toMatchObject({ kind: "transaction", delta_raw: lp, types: "", severity_rank: 0 });
+      expect(JSON.parse((await row(tx.signature)).detail)).toEqual({ token_delta_raw: "0", lp_delta_raw: lp });
     }
     // Above large_transfer_amount (1,000,000 tokens) and the critical cut-off: large_transfer, critical, never untracked.
-    expect(row(large.signature)).toMatchObject({ delta_raw: `-${AMOUNTS.large}`, types: "large_transfer", severity_rank: 4 });
-    expect(row(duplicate.signature)).toMatchObject({ delta_raw: `${AMOUNTS.dup}`, types: "duplicate_signature", severity_rank: 1 });
+    expect(await row(large.signature)).toMatchObject({ delta_raw: `-${AMOUNTS.large}`, types: "large_transfer", severity_rank: 4 });
+    expect(await row(duplicate.signature)).toMatchObject({ delta_raw: `${AMOUNTS.dup}`, types: "duplicate_signature", severity_rank: 1 });
     // The treasury side of a treasury → pool move is an outflow nobody declared; |token_delta| = |lp_delta|: token_delta.
-    expect(row(addLiquidity.signature)).toMatchObject({ delta_raw: `-${AMOUNTS.addLiquidity}`, types: "untracked_outflow", severity_rank: 2 });
-    const mismatch = rows(h, "SELECT signature, delta_raw, severity_rank, detail FROM audit_rows WHERE run_id = 1 AND types = 'balance_mismatch'");
+    expect(await row(addLiquidity.signature)).toMatchObject({ delta_raw: `-${AMOUNTS.addLiquidity}`, types: "untracked_outflow", severity_rank: 2 });
+    const mismatch = await rows(h, "SELECT signature, delta_raw, severity_rank, detail FROM audit_rows WHERE run_id = 1 AND types = 'balance_mismatch'");
     expect(mismatch).toHaveLength(1); // the treasury side agrees with its synced deltas
     // The pool grew by `mismatch` unexplained; the duplicated trade is counted twice in the synced sum but moved the
     // balance once, so the difference is mismatch − dup.
@@ -88,8 +89,8 @@ describe("LP wallets in the transaction sync and the audit", () => {
       synced_delta_raw: `${synced}`,
       snapshot_delta_raw: `${synced - AMOUNTS.dup + AMOUNTS.mismatch}`,
     });
-    expect(rows(h, "SELECT count(*) AS n FROM audit_rows WHERE run_id = 1 AND severity_rank > 0")[0]).toEqual({ n: 4 });
-    expect(JSON.parse(rows(h, "SELECT type_counts FROM audit_runs WHERE id = 1")[0]!.type_counts)).toMatchObject({
+    expect((await rows(h, "SELECT count(*) AS n FROM audit_rows WHERE run_id = 1 AND severity_rank > 0"))[0]).toEqual({ n: 4 });
+    expect(JSON.parse((await rows(h, "SELECT type_counts FROM audit_runs WHERE id = 1"))[0]!.type_counts)).toMatchObject({
       untracked_outflow: 1,
       untracked_inflow: 0,
       large_transfer: 1,
@@ -121,10 +122,10 @@ describe("LP wallets in the transaction sync and the audit", () => {
 
   test("the pool's balance is not excluded from circulating supply", async () => {
     rpc = startSolanaRpc({ holders: 10, transactions: 0, seed: "lp-supply", lpWallets: 1 });
-    h = createTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc) });
+    h = await openTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc) });
     const snap = await job(h, "token-snapshot");
     expect(snap.ok).toBe(true);
-    const s = rows(h, "SELECT supply_raw, treasury_raw, reserve_raw, circulating_raw, wallets_json FROM chain_token_snapshots")[0]!;
+    const s = (await rows(h, "SELECT supply_raw, treasury_raw, reserve_raw, circulating_raw, wallets_json FROM chain_token_snapshots"))[0]!;
     expect(BigInt(s.circulating_raw)).toBe(BigInt(s.supply_raw) - BigInt(s.treasury_raw) - BigInt(s.reserve_raw));
     expect(JSON.parse(s.wallets_json).filter((w: { role: string }) => w.role === "lp")).toEqual([
       { role: "lp", wallet: rpc.fixture.lp[0]!.owner, amount_raw: `${rpc.fixture.lp[0]!.accounts[0]!.amount}`, token_accounts: 1 },

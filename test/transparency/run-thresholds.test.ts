@@ -21,7 +21,9 @@ beforeAll(async () => {
   expect(patched.status).toBe(200);
   runs.push(await w.round(9)); // 6 → 9: +50 %, under 60.5 % it does not trip
 });
-afterAll(() => w.close());
+afterAll(async () => {
+  await w.close();
+});
 
 describe("a run's own thresholds", () => {
   test("runs.json: each run's stored thresholds, percentages as numbers, amounts as decimal strings", async () => {

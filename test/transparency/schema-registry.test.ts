@@ -14,7 +14,7 @@ let registry: any;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  w = plantedWorld(undefined, { env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
+  w = await plantedWorld(undefined, { env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
   await plantedRun(w);
   const token = await createAdminToken(w.h);
   const auth = { authorization: `Bearer ${token}` };
@@ -29,7 +29,9 @@ beforeAll(async () => {
   ajv = new Ajv2020({ strict: true, allErrors: true });
   addFormats(ajv);
 });
-afterAll(() => w.close());
+afterAll(async () => {
+  await w.close();
+});
 
 const entry = (path: string) => {
   const e = registry.schemas.find((s: any) => s.path === path);
@@ -115,7 +117,7 @@ describe("schema-registry.json", () => {
   });
 
   test("a registry without any run validates too (fresh deployment)", async () => {
-    const fresh = plantedWorld([], { seed: "fresh" });
+    const fresh = await plantedWorld([], { seed: "fresh" });
     try {
       for (const file of ["summary.json", "runs.json", "trend.json", "alerts.json", "diff/compare.json", "diff/export.json", "export.json"]) {
         const r = await fresh.h.json(`${P}/${file}`);

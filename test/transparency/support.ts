@@ -1,5 +1,6 @@
 import { PLANTABLE, type Plantable } from "../../src/chain/fixture-anomalies";
-import { createTestApp, type TestApp } from "../support/app";
+import type { Param } from "../../src/db/port";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 
@@ -14,14 +15,14 @@ export interface AuditWorld {
   close(): Promise<void>;
 }
 
-export function plantedWorld(types: readonly Plantable[] = PLANTABLE, opts: { env?: Record<string, string>; seed?: string } = {}): AuditWorld {
+export async function plantedWorld(types: readonly Plantable[] = PLANTABLE, opts: { env?: Record<string, string>; seed?: string } = {}): Promise<AuditWorld> {
   const rpc = startSolanaRpc({ holders: 40, transactions: 0, seed: opts.seed ?? "audit", plant: types });
-  const h = createTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc, [rpc.url], { ...rpc.plan?.env, ...opts.env }) });
+  const h = await openTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc, [rpc.url], { ...rpc.plan?.env, ...opts.env }) });
   return {
     h,
     rpc,
     async close() {
-      h.close();
+      await h.close();
       await rpc.stop();
     },
   };
@@ -49,5 +50,10 @@ export async function plantedRun(w: AuditWorld) {
   return job(w.h, "audit-anomalies");
 }
 
-export const rows = <T = Record<string, any>>(h: TestApp, sql: string, ...args: Array<string | number | null>) =>
-  h.ctx.db.sqlite.query(sql).all(...args) as T[];
+/** Rows of a query on the app's store (either engine). */
+export const rows = <T = Record<string, any>>(h: TestApp, sql: string, ...args: Param[]): Promise<T[]> => h.ctx.store.all<T>(sql, args);
+
+/** A statement on the app's store (either engine): the tests' direct edits of the data. */
+export const exec = async (h: TestApp, sql: string, ...args: Param[]): Promise<void> => {
+  await h.ctx.store.run(sql, args);
+};

@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 import { job, T0 } from "./support";
@@ -15,7 +15,7 @@ export interface CountsWorld {
 
 export async function countsWorld(env: Record<string, string> = {}): Promise<CountsWorld> {
   const rpc = startSolanaRpc({ holders: 30, transactions: 0, seed: "counts" });
-  const h = createTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc, [rpc.url], env) });
+  const h = await openTestApp({ clock: new FakeClock(T0), env: chainEnv(rpc, [rpc.url], env) });
   await job(h, "token-snapshot");
   const f = rpc.fixture;
   let holder = 0;
@@ -29,11 +29,11 @@ export async function countsWorld(env: Record<string, string> = {}): Promise<Cou
         f.appendTransfer({ from: f.walletParty(f.reserve[0]!), to: f.walletParty(f.treasury[1]!), amount: 1_000n, applyToBalances: true });
       await job(h, "transaction-sync");
       const r = await job(h, "audit-anomalies");
-      const row = h.ctx.db.sqlite.query("SELECT id FROM audit_runs WHERE job_run_id = ?").get(r.run_id) as { id: number };
-      return row.id;
+      const row = await h.ctx.store.get<{ id: number }>("SELECT id FROM audit_runs WHERE job_run_id = ?", [r.run_id]);
+      return row!.id;
     },
     async close() {
-      h.close();
+      await h.close();
       await rpc.stop();
     },
   };

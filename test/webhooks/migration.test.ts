@@ -12,7 +12,7 @@ import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
 import { UniqueViolation } from "../../src/db/port";
 import { WebhookSecrets } from "../../src/webhooks/secrets";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { FakeClock } from "../support/clock";
 
 const dirs: string[] = [];
@@ -67,7 +67,7 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
     env: { HERALD_DB_PATH: dbPath, WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" },
     clock: new FakeClock("2026-01-01T00:11:00.000Z"),
   });
-  const sqlite = h.ctx.db.sqlite;
+  const sqlite = sqliteOf(h);
   expect(sqlite.query("SELECT id, status, attempts, last_attempt_at FROM webhook_deliveries ORDER BY id").all()).toEqual([
     { id: 1, status: "processing", attempts: 2, last_attempt_at: "2026-01-01T00:10:00.000Z" },
     { id: 2, status: "queued", attempts: 0, last_attempt_at: null },

@@ -122,7 +122,6 @@ describe("creating webhooks", () => {
       expect(rx.received).toHaveLength(0);
     } finally {
       await strict.store.close();
-      strict.db.close();
     }
   });
 });

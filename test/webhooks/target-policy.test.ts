@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { checkResolvedTarget, checkTargetUrl, isPublicAddress, normaliseHost } from "../../src/webhooks/target-policy";
-import { createTestApp, openTestApp, type TestApp } from "../support/app";
+import { createTestApp, openTestApp, type TestApp, sqliteOf } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 
@@ -120,12 +120,12 @@ describe("where the policy is applied", () => {
     rx = startReceiver();
     const port = new URL(rx.url("/x")).port;
     h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0", LINK_INBOX_WEBHOOK_URLS: `http://localhost.:${port}/x` } });
-    h.ctx.db.sqlite
+    sqliteOf(h)
       .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('r1', ?, 'status', 'database', 'fail', '3')")
       .run(h.ctx.clock.now().toISOString());
     await linkInboxSender(h.ctx).runOnce();
     expect(rx.received).toHaveLength(0);
-    const events = h.ctx.db.sqlite.query("SELECT error FROM ops_link_events").all() as Array<{ error: string | null }>;
+    const events = sqliteOf(h).query("SELECT error FROM ops_link_events").all() as Array<{ error: string | null }>;
     expect(events.map((e) => e.error)).toEqual(["target refused: points at a local host name (localhost)"]);
     const s = await h.json("/admin/ops/link-inbox/verification-summary.json", { headers: { authorization: `Bearer ${await createAdminToken(h)}` } });
     expect(s.body.targets.map((t: { policy_problem: string | null }) => t.policy_problem)).toEqual(["points at a local host name (localhost)"]);

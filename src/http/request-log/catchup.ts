@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Store } from "../../db/port";
 import { hourOf, hourStartIso, nextHour, rebuildHour } from "./rollup";
 
 export interface CatchUpProgress {
@@ -26,26 +26,28 @@ const prevHour = (hour: string) => new Date(Date.parse(hourStartIso(hour)) - 3_6
  * rebuilds, one transaction per hour, every hour whose rollup counts FEWER requests — missing after an upgrade,
  * or partial when the hour began before the upgrade. An hour whose rollup counts more is left alone: that is
  * the prune job having deleted request_log rows the rollup keeps on purpose (baselines look back 4 weeks).
+ * Through the storage port, on either engine; several instances catching up at once rebuild an hour in turn (each
+ * rebuild locks its hour first: rollup.ts), each writing the same counts.
  */
 export class RollupCatchUp {
   private cursor: string | null | undefined;
   private first: string | null = null;
   readonly progress: CatchUpProgress = { scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, done: false };
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly store: Store) {}
 
-  private init(): void {
-    const min = this.sqlite.query("SELECT min(at) AS at FROM request_log").get() as { at: string | null };
-    const max = this.sqlite.query("SELECT max(at) AS at FROM request_log").get() as { at: string | null };
-    this.first = min.at ? hourOf(min.at) : null;
-    this.cursor = max.at ? nextHour(hourOf(max.at)) : null;
+  private async init(): Promise<void> {
+    const min = await this.store.get<{ at: string | null }>("SELECT min(at) AS at FROM request_log");
+    const max = await this.store.get<{ at: string | null }>("SELECT max(at) AS at FROM request_log");
+    this.first = min?.at ? hourOf(min.at) : null;
+    this.cursor = max?.at ? nextHour(hourOf(max.at)) : null;
   }
 
   /** One bounded step; returns the progress so far (`done` once the oldest hour of request_log was compared). */
-  step(limits: CatchUpLimits = {}): CatchUpProgress {
+  async step(limits: CatchUpLimits = {}): Promise<CatchUpProgress> {
     const scanHours = limits.scanHours ?? 6;
     const maxRows = limits.maxRows ?? 20_000;
-    if (this.cursor === undefined) this.init();
+    if (this.cursor === undefined) await this.init();
     const hi = this.cursor ?? null;
     const first = this.first;
     if (hi === null || first === null || hi <= first) {
@@ -56,15 +58,16 @@ export class RollupCatchUp {
     for (let i = 0; i < scanHours && lo > first; i++) lo = prevHour(lo);
     const logged = new Map(
       (
-        this.sqlite
-          .query("SELECT substr(at, 1, 13) AS hour, count(*) AS n FROM request_log WHERE at >= ? AND at < ? GROUP BY substr(at, 1, 13)")
-          .all(hourStartIso(lo), hourStartIso(hi)) as Array<{ hour: string; n: number }>
+        await this.store.all<{ hour: string; n: number }>(
+          "SELECT substr(at, 1, 13) AS hour, count(*) AS n FROM request_log WHERE at >= ? AND at < ? GROUP BY substr(at, 1, 13)",
+          [hourStartIso(lo), hourStartIso(hi)],
+        )
       ).map((r) => [r.hour, r.n]),
     );
     const rolled = new Map(
-      (
-        this.sqlite.query("SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour < ?").all(lo, hi) as Array<{ hour: string; requests: number }>
-      ).map((r) => [r.hour, r.requests]),
+      (await this.store.all<{ hour: string; requests: number }>("SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour < ?", [lo, hi])).map(
+        (r) => [r.hour, r.requests],
+      ),
     );
     let rows = 0;
     let cursor = hi;
@@ -73,7 +76,7 @@ export class RollupCatchUp {
       cursor = h;
       const n = logged.get(h) ?? 0;
       if (n > (rolled.get(h) ?? 0)) {
-        rows += rebuildHour(this.sqlite, h);
+        rows += await rebuildHour(this.store, h);
         this.progress.rebuiltHours++;
         if (rows >= maxRows) break;
       }
@@ -86,9 +89,9 @@ export class RollupCatchUp {
 }
 
 /** Runs the catch-up to the end in one go (tests, the benchmark, an operator's maintenance script). */
-export function catchUpRollups(sqlite: Database, limits: CatchUpLimits = {}): CatchUpProgress {
-  const c = new RollupCatchUp(sqlite);
-  let p = c.step(limits);
-  while (!p.done) p = c.step(limits);
+export async function catchUpRollups(store: Store, limits: CatchUpLimits = {}): Promise<CatchUpProgress> {
+  const c = new RollupCatchUp(store);
+  let p = await c.step(limits);
+  while (!p.done) p = await c.step(limits);
   return p;
 }

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Param, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { Logger } from "../../log";
@@ -42,6 +41,8 @@ export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private catchUpTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The catch-up step in progress, awaited by stop() so that it never outlives the store. */
+  private catchUpStep: Promise<void> | null = null;
   /** The last write begun or queued: writes run one after the other, so `await flush()` sees every earlier row. */
   private tail: Promise<unknown> = Promise.resolve();
   /** A write queued behind the one in progress, not begun yet: a flush() arriving now joins it. */
@@ -52,14 +53,13 @@ export class RequestLog {
   flushedBatches = 0;
 
   /**
-   * `catchUpDb`: the SQLite writer connection, for the rollup catch-up at start (SQLite-only, catchup.ts); null on
-   * PostgreSQL, where it is skipped: rows reach a PostgreSQL database only through this writer, which keeps the
-   * rollups with them, so it has no history from before the rollups to level.
+   * `catchUpOnStart`: level the hourly rollups with request_log when start() runs (catchup.ts, on either engine: a
+   * SQLite database from before the rollups, or one moved to PostgreSQL with rows the rollups never saw).
    */
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
-    private readonly catchUpDb: Database | null = null,
+    private readonly catchUpOnStart = false,
   ) {}
 
   /** Retention: deletes the rows written before `before` (ISO time); the number deleted. The hourly rollups stay. */
@@ -85,7 +85,7 @@ export class RequestLog {
     if (this.timer) return;
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref?.();
-    if (this.catchUpDb) this.startCatchUp(this.catchUpDb);
+    if (this.catchUpOnStart) this.startCatchUp();
   }
 
   /**
@@ -93,15 +93,16 @@ export class RequestLog {
    * rows but no rollups), in bounded steps with the event loop free between them: a step compares 6 hours and
    * rebuilds at most ~20,000 rows (src/http/request-log/catchup.ts).
    */
-  private startCatchUp(sqlite: Database): void {
-    const catchUp = new RollupCatchUp(sqlite);
+  private startCatchUp(): void {
+    const catchUp = new RollupCatchUp(this.store);
     const started = performance.now();
-    const step = () => {
+    const step = async () => {
       this.catchUpTimer = null;
       try {
-        const p = catchUp.step();
-        if (!p.done) {
-          this.catchUpTimer = setTimeout(step, 0);
+        const p = await catchUp.step();
+        // stop() clears the flush timer: no further step after it.
+        if (!p.done && this.timer) {
+          this.catchUpTimer = setTimeout(next, 0);
           this.catchUpTimer.unref?.();
         } else if (p.rebuiltHours > 0) {
           this.log.info("request-log rollups caught up", { ...p, ms: Math.round(performance.now() - started) });
@@ -110,7 +111,10 @@ export class RequestLog {
         this.log.warn("request-log rollup catch-up failed; it runs again at the next start", errorFields(err));
       }
     };
-    this.catchUpTimer = setTimeout(step, 0);
+    const next = () => {
+      this.catchUpStep = step();
+    };
+    this.catchUpTimer = setTimeout(next, 0);
     this.catchUpTimer.unref?.();
   }
 
@@ -120,6 +124,7 @@ export class RequestLog {
     this.timer = null;
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
     this.catchUpTimer = null;
+    await this.catchUpStep;
     await this.flush();
   }
 

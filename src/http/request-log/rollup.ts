@@ -1,5 +1,4 @@
-import type { Database } from "bun:sqlite";
-import type { Queryable } from "../../db/port";
+import type { Queryable, Store } from "../../db/port";
 import ipaddr from "ipaddr.js";
 
 /**
@@ -7,11 +6,11 @@ import ipaddr from "ipaddr.js";
  * hour) and request_log_403_hourly (the 403s per hour by route template, partner key id and client prefix).
  * The operators' digest reads these few rows per hour instead of scanning millions of request_log rows.
  *
- * Two writers keep them: the request-log flush, in the same transaction as the rows it writes (so a rollup
- * never counts a row that was rolled back), through the storage port on either engine; and, on SQLite only, the
- * catch-up (rebuildHour below, src/http/request-log/catchup.ts), which rebuilds an hour from request_log when the
- * rollup counts fewer requests than request_log holds (a database upgraded from before the rollups, or rows written
- * by another tool).
+ * Two writers keep them, both through the storage port on either engine: the request-log flush, in the same
+ * transaction as the rows it writes (so a rollup never counts a row that was rolled back); and the catch-up
+ * (rebuildHour below, src/http/request-log/catchup.ts), which rebuilds an hour from request_log when the rollup
+ * counts fewer requests than request_log holds (a database upgraded from before the rollups, one moved by
+ * herald migrate-to-postgres, or rows written by another tool).
  */
 
 /** `YYYY-MM-DDTHH` of an ISO timestamp (request_log.at is always `…Z` UTC). */
@@ -124,26 +123,41 @@ export async function applyRollups(t: Queryable, rows: readonly RollupRow[]): Pr
 }
 
 /**
- * Rebuilds one hour of both rollups from request_log, in one transaction (the flush runs on the same connection
- * and cannot interleave with it). Returns the number of request_log rows the hour holds.
+ * Takes the hour's request_log_hourly row for the rebuild's transaction (made at 0 when missing): on PostgreSQL the
+ * upsert holds its row lock until commit. A flush of another instance upserts the same row first thing in its own
+ * transaction (applyRollups, hourly before 403 rows), so the two take turns: a flush that got there first has
+ * committed its rows before the rebuild counts them; one that comes later waits, then adds its own rows on top of
+ * the rebuilt count. Either way no row is counted twice or lost. On SQLite the write lock serialises them anyway.
  */
-export function rebuildHour(sqlite: Database, hour: string): number {
+const LOCK_HOUR =
+  "INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, 0, 0) ON CONFLICT (hour) DO UPDATE SET requests = request_log_hourly.requests";
+
+/**
+ * Rebuilds one hour of both rollups from request_log, in one transaction that first locks the hour (LOCK_HOUR).
+ * Returns the number of request_log rows the hour holds.
+ */
+export function rebuildHour(store: Store, hour: string): Promise<number> {
   const from = hourStartIso(hour);
   const to = hourStartIso(nextHour(hour));
-  return sqlite.transaction(() => {
-    const totals = sqlite
-      .query("SELECT count(*) AS n, coalesce(sum(CASE WHEN status = 403 THEN 1 ELSE 0 END), 0) AS f FROM request_log WHERE at >= ? AND at < ?")
-      .get(from, to) as { n: number; f: number };
-    sqlite.query("DELETE FROM request_log_hourly WHERE hour = ?").run(hour);
-    sqlite.query("DELETE FROM request_log_403_hourly WHERE hour = ?").run(hour);
-    if (totals.n === 0) return 0;
-    sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)").run(hour, totals.n, totals.f);
-    const groups = sqlite
-      .query(
-        `SELECT r.route AS route, k.key_id AS key_id, r.client_ip AS ip, count(*) AS n FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref
-          WHERE r.at >= ? AND r.at < ? AND r.status = 403 GROUP BY r.route, r.key_ref, r.client_ip`,
-      )
-      .all(from, to) as Array<{ route: string; key_id: string | null; ip: string | null; n: number }>;
+  return store.tx(async (t) => {
+    await t.run(LOCK_HOUR, [hour]);
+    const totals = (await t.get<{ n: number; f: number }>(
+      "SELECT count(*) AS n, count(*) FILTER (WHERE status = 403) AS f FROM request_log WHERE at >= ? AND at < ?",
+      [from, to],
+    ))!;
+    await t.run("DELETE FROM request_log_403_hourly WHERE hour = ?", [hour]);
+    if (totals.n === 0) {
+      await t.run("DELETE FROM request_log_hourly WHERE hour = ?", [hour]);
+      return 0;
+    }
+    await t.run("UPDATE request_log_hourly SET requests = ?, forbidden = ? WHERE hour = ?", [totals.n, totals.f, hour]);
+    // key_id, not key_ref, in the GROUP BY: the same grouping (one ref per key id), and PostgreSQL wants every
+    // selected column grouped.
+    const groups = await t.all<{ route: string; key_id: string | null; ip: string | null; n: number }>(
+      `SELECT r.route AS route, k.key_id AS key_id, r.client_ip AS ip, count(*) AS n FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref
+        WHERE r.at >= ? AND r.at < ? AND r.status = 403 GROUP BY r.route, k.key_id, r.client_ip`,
+      [from, to],
+    );
     // Addresses fold into prefixes here (in TypeScript: IPv6 needs parsing), then each key is written once.
     const folded = new Map<string, [string, string, string, number]>();
     for (const g of groups) {
@@ -154,8 +168,15 @@ export function rebuildHour(sqlite: Database, hour: string): number {
       if (e) e[3] += g.n;
       else folded.set(id, [g.route, key, prefix, g.n]);
     }
-    const insert = sqlite.query("INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)");
-    for (const [route, key, prefix, n] of folded.values()) insert.run(hour, route, key, prefix, n);
+    for (const [route, key, prefix, n] of folded.values()) {
+      await t.run("INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)", [
+        hour,
+        route,
+        key,
+        prefix,
+        n,
+      ]);
+    }
     return totals.n;
-  })();
+  });
 }

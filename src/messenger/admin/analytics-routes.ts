@@ -26,10 +26,10 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
       .use(guards.operator.plugin)
       .onBeforeHandle(requireMessengerBot(ctx))
       // The aggregates these routes read are folded from the ledger first, so every committed play is counted.
-      .onBeforeHandle(() => {
-        foldLedger(ctx.db.sqlite, ctx.clock.now().toISOString());
+      .onBeforeHandle(async () => {
+        await foldLedger(ctx);
       })
-      .get("/api/messenger/admin/games/overview", ({ query }) => ok(gamesOverview(ctx, query)), {
+      .get("/api/messenger/admin/games/overview", async ({ query }) => ok(await gamesOverview(ctx, query)), {
         operator: "api",
         query: A.overviewQuery,
         response: { 200: A.overview, ...messengerErrors },
@@ -37,8 +37,8 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
       })
       .get(
         "/api/messenger/admin/games/overview/export",
-        ({ query }) => {
-          const { filename, ...out } = overviewExport(ctx, query);
+        async ({ query }) => {
+          const { filename, ...out } = await overviewExport(ctx, query);
           if (query.format === "json") {
             return new Response(JSON.stringify(ok(out)), {
               headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
@@ -53,38 +53,42 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
           detail: messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or the JSON twin below"),
         },
       )
-      .get("/api/messenger/admin/games/spin-wheel", ({ query }) => ok(spinWheelStats(ctx, query)), {
+      .get("/api/messenger/admin/games/spin-wheel", async ({ query }) => ok(await spinWheelStats(ctx, query)), {
         operator: "api",
         query: A.gameQuery,
         response: { 200: A.spinWheel, ...messengerErrors },
         detail: messengerTag("Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
       })
-      .get("/api/messenger/admin/games/recon-grid", ({ query }) => ok(reconGridStats(ctx, query)), {
+      .get("/api/messenger/admin/games/recon-grid", async ({ query }) => ok(await reconGridStats(ctx, query)), {
         operator: "api",
         query: A.gameQuery,
         response: { 200: A.reconGrid, ...messengerErrors },
         detail: messengerTag("Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
       })
-      .get("/api/messenger/admin/games/rollout-checklist", ({ query }) => ok(rolloutChecklist(ctx, query)), {
+      .get("/api/messenger/admin/games/rollout-checklist", async ({ query }) => ok(await rolloutChecklist(ctx, query)), {
         operator: "api",
         query: A.checklistQuery,
         response: { 200: A.checklist, ...messengerErrors },
         detail: messengerTag("Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
       })
-      .get("/api/messenger/admin/games/user-activity/:telegram_user_id", ({ params, query }) => ok(userActivity(ctx, params.telegram_user_id, query)), {
-        operator: "api",
-        params: A.activityParams,
-        query: A.activityQuery,
-        response: { 200: P.activity, ...messengerErrors },
-        detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
-      })
-      .get("/api/messenger/admin/games/user-profiles", ({ query }) => ok(userProfiles(ctx, query)), {
+      .get(
+        "/api/messenger/admin/games/user-activity/:telegram_user_id",
+        async ({ params, query }) => ok(await userActivity(ctx, params.telegram_user_id, query)),
+        {
+          operator: "api",
+          params: A.activityParams,
+          query: A.activityQuery,
+          response: { 200: P.activity, ...messengerErrors },
+          detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
+        },
+      )
+      .get("/api/messenger/admin/games/user-profiles", async ({ query }) => ok(await userProfiles(ctx, query)), {
         operator: "api",
         query: A.profilesQuery,
         response: { 200: P.profiles, ...messengerErrors },
         detail: messengerTag("Players with balances, link state and activity counts (paginated)"),
       })
-      .post("/api/messenger/admin/games/recon-grid/manual-grant", ({ admin, body }) => ok(manualGrant(ctx, admin, body)), {
+      .post("/api/messenger/admin/games/recon-grid/manual-grant", async ({ admin, body }) => ok(await manualGrant(ctx, admin, body)), {
         admin: true,
         body: A.grantBody,
         response: { 200: P.granted, ...messengerErrors },

@@ -4,9 +4,11 @@
 // walked down its primary key (ids grow with created_at), recent rows by LIMIT. No message text is returned:
 // updates keep only their kind and command, outbox rows their method and status, never the payload.
 import type { AppContext } from "../../context";
+import { callBotApiRead, type WebhookInfo } from "../bot/api";
 import { outboxBacklog } from "../bot/outbox";
 import { hourOf } from "../counters";
-import { callBotApiRead, type WebhookInfo } from "../bot/api";
+import { newestOutboxRows, outboxWindowCounts, recentUpdates, unsentWithErrors, updatesPerHourAndCommand } from "../store/bot";
+import { counterRowsSince } from "../store/counters";
 import { expectedWebhookUrl } from "./bot-readiness";
 
 /** The most rows one preview reads to count per command and per outbox status; more sets `capped: true`. */
@@ -26,12 +28,8 @@ interface HourBucket {
   bot_api_errors_by_status: Counts;
 }
 
-function hourlyFromCounters(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
-  const rows = ctx.db.sqlite
-    .query<{ hour: string; metric: string; label: string; count: number }, [string]>(
-      "SELECT hour, metric, label, count FROM messenger_counters WHERE hour >= ? AND metric IN ('updates_received', 'bot_messages_sent', 'bot_api_errors')",
-    )
-    .all(since);
+async function hourlyFromCounters(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
+  const rows = await counterRowsSince(ctx.store, since, ["updates_received", "bot_messages_sent", "bot_api_errors"]);
   for (const r of rows) {
     const b = buckets.get(r.hour);
     if (!b) continue;
@@ -41,33 +39,22 @@ function hourlyFromCounters(ctx: AppContext, since: string, buckets: Map<string,
   }
 }
 
-function receivedCommands(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
-  const rows = ctx.db.sqlite
-    .query<{ hour: string; command: string | null; n: number }, [string, number]>(
-      `SELECT substr(received_at, 1, 13) || ':00:00.000Z' AS hour, command, COUNT(*) AS n
-       FROM (SELECT received_at, command FROM messenger_updates WHERE received_at >= ?1 ORDER BY received_at DESC LIMIT ?2)
-       GROUP BY hour, command`,
-    )
-    .all(since, PREVIEW_SCAN_CAP);
+async function receivedCommands(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
+  const rows = await updatesPerHourAndCommand(ctx.store, since, PREVIEW_SCAN_CAP);
   const byCommand: Counts = {};
   let scanned = 0;
   for (const r of rows) {
     const key = r.command ?? NO_COMMAND;
     add(byCommand, key, r.n);
-    const b = buckets.get(r.hour);
+    const b = buckets.get(`${r.hour13}:00:00.000Z`);
     if (b) add(b.updates_by_command, key, r.n);
     scanned += r.n;
   }
   return { byCommand, capped: scanned >= PREVIEW_SCAN_CAP };
 }
 
-function outboxWindow(ctx: AppContext, since: string) {
-  const rows = ctx.db.sqlite
-    .query<{ status: string; method: string; n: number; scanned: number; oldest: string }, [string, number]>(
-      `SELECT status, method, SUM(created_at >= ?1) AS n, COUNT(*) AS scanned, MIN(created_at) AS oldest
-       FROM (SELECT status, method, created_at FROM messenger_bot_outbox ORDER BY id DESC LIMIT ?2) GROUP BY status, method`,
-    )
-    .all(since, PREVIEW_SCAN_CAP);
+async function outboxWindow(ctx: AppContext, since: string) {
+  const rows = await outboxWindowCounts(ctx.store, since, PREVIEW_SCAN_CAP);
   const byStatus: Counts = { pending: 0, sent: 0, dead: 0 };
   const byMethod: Counts = {};
   let scanned = 0;
@@ -84,7 +71,7 @@ function outboxWindow(ctx: AppContext, since: string) {
 }
 
 export async function botPreview(ctx: AppContext, input: { hours: number; limit: number; live: boolean }) {
-  const db = ctx.db.sqlite;
+  const q = ctx.store;
   const nowMs = ctx.clock.now().getTime();
   const since = hourOf(nowMs - (input.hours - 1) * 3_600_000);
   const buckets = new Map<string, HourBucket>();
@@ -92,40 +79,18 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
     const hour = hourOf(Date.parse(since) + i * 3_600_000);
     buckets.set(hour, { hour, updates_by_kind: {}, updates_by_command: {}, sent_by_method: {}, bot_api_errors_by_status: {} });
   }
-  hourlyFromCounters(ctx, since, buckets);
-  const commands = receivedCommands(ctx, since, buckets);
+  await hourlyFromCounters(ctx, since, buckets);
+  const commands = await receivedCommands(ctx, since, buckets);
   const hourly = [...buckets.values()];
   const byKind: Counts = {};
   for (const b of hourly) for (const [k, n] of Object.entries(b.updates_by_kind)) add(byKind, k, n);
 
-  const recentUpdates = db
-    .query<{ update_id: number; kind: string; command: string | null; chat_id: number | null; received_at: string }, [string, number]>(
-      "SELECT update_id, kind, command, chat_id, received_at FROM messenger_updates WHERE received_at >= ? ORDER BY received_at DESC, update_id DESC LIMIT ?",
-    )
-    .all(since, input.limit);
-  const out = outboxWindow(ctx, since);
-  const recentSent = db
-    .query<
-      {
-        id: number;
-        update_id: number | null;
-        chat_id: number;
-        method: string;
-        status: string;
-        attempts: number;
-        created_at: string;
-        sent_at: string | null;
-        last_error: string | null;
-      },
-      [number]
-    >("SELECT id, update_id, chat_id, method, status, attempts, created_at, sent_at, last_error FROM messenger_bot_outbox ORDER BY id DESC LIMIT ?")
-    .all(input.limit);
+  const updates = await recentUpdates(q, since, input.limit);
+  const out = await outboxWindow(ctx, since);
+  const recentSent = await newestOutboxRows(q, input.limit);
   // Unsent rows with an error: pending and dead rows only, so the status index bounds the read.
-  const lastErrors = db
-    .query<{ id: number; method: string; status: string; attempts: number; last_error: string; next_attempt_at: string }, [number]>(
-      "SELECT id, method, status, attempts, last_error, next_attempt_at FROM messenger_bot_outbox WHERE status IN ('pending', 'dead') AND last_error IS NOT NULL ORDER BY id DESC LIMIT ?",
-    )
-    .all(input.limit);
+  const lastErrors = await unsentWithErrors(q, input.limit);
+  const backlog = await outboxBacklog(q);
 
   let live: {
     ok: boolean;
@@ -157,7 +122,7 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
       by_kind: byKind,
       by_command: commands.byCommand,
       by_command_capped: commands.capped,
-      recent: recentUpdates,
+      recent: updates,
     },
     sent: {
       total_sent: hourly.reduce((a, b) => a + sum(b.sent_by_method), 0),
@@ -165,7 +130,7 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
       queued_by_status: out.byStatus,
       queued_by_method: out.byMethod,
       queued_capped: out.capped,
-      backlog: outboxBacklog(db),
+      backlog,
       recent: recentSent,
       last_errors: lastErrors,
     },

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
 import { HANDLED_UPDATE_KINDS } from "../bot/commands";
 import { outboxBacklog } from "../bot/outbox";
+import { deadSince, lastUpdateAt as newestUpdateAt } from "../store/bot";
 import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
 import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "../bot/api";
 
@@ -66,7 +67,7 @@ const setWebhookFix = (ctx: AppContext, why: string) =>
 /** A short, non-reversible name for the configured token: enough to tell two tokens apart, useless to a thief. */
 export const tokenFingerprint = (token: string) => `sha256:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
 
-function offlineChecks(ctx: AppContext, nowMs: number): ReadinessCheck[] {
+async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessCheck[]> {
   const m = ctx.config.messenger;
   const out: ReadinessCheck[] = [];
   const token = m.botToken;
@@ -137,8 +138,7 @@ function offlineChecks(ctx: AppContext, nowMs: number): ReadinessCheck[] {
     );
   else out.push(check("init_data", "pass", initObserved, initExpected));
 
-  const db = ctx.db.sqlite;
-  const backlog = outboxBacklog(db);
+  const backlog = await outboxBacklog(ctx.store);
   const oldestS = backlog.oldest_pending_at ? Math.max(0, Math.floor((nowMs - Date.parse(backlog.oldest_pending_at)) / 1000)) : 0;
   const backlogObserved = `${backlog.pending} pending${backlog.oldest_pending_at ? `, oldest queued ${oldestS} s ago (${backlog.oldest_pending_at})` : ""}`;
   const backlogExpected = `fewer than ${READINESS.outboxPendingWarn} pending, none older than ${READINESS.outboxOldestPendingWarnSeconds} s (fail at ${READINESS.outboxOldestPendingFailSeconds} s)`;
@@ -151,9 +151,7 @@ function offlineChecks(ctx: AppContext, nowMs: number): ReadinessCheck[] {
 
   // Dead rows are few by design (a reply dies after 8 attempts or at a 4xx), so the status index bounds this.
   const since = new Date(nowMs - READINESS.deadWindowHours * 3_600_000).toISOString();
-  const deadRecent = db
-    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM messenger_bot_outbox WHERE status = 'dead' AND created_at >= ?")
-    .get(since)!.n;
+  const deadRecent = await deadSince(ctx.store, since);
   const deadObserved = `${deadRecent} dead in the last ${READINESS.deadWindowHours} h, ${backlog.dead} in all`;
   out.push(
     deadRecent === 0
@@ -170,9 +168,7 @@ function offlineChecks(ctx: AppContext, nowMs: number): ReadinessCheck[] {
 }
 
 /** The newest stored update: every stored update passed the secret-token check, so it also dates the secret. */
-function lastUpdateAt(ctx: AppContext): string | null {
-  return ctx.db.sqlite.query<{ at: string | null }, []>("SELECT MAX(received_at) AS at FROM messenger_updates").get()?.at ?? null;
-}
+const lastUpdateAt = (ctx: AppContext): Promise<string | null> => newestUpdateAt(ctx.store);
 
 function updatesCheck(lastAt: string | null, nowMs: number): ReadinessCheck {
   const expected = `an update within the last ${READINESS.updatesQuietHours} h`;
@@ -325,8 +321,8 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
 
 export async function botReadiness(ctx: AppContext, live: boolean) {
   const nowMs = ctx.clock.now().getTime();
-  const lastAt = lastUpdateAt(ctx);
-  const checks = [...offlineChecks(ctx, nowMs), updatesCheck(lastAt, nowMs)];
+  const lastAt = await lastUpdateAt(ctx);
+  const checks = [...(await offlineChecks(ctx, nowMs)), updatesCheck(lastAt, nowMs)];
   if (live) {
     // Network I/O outside any transaction; both calls together, each with its own timeout.
     const [me, info] = await Promise.all([callBotApiRead<BotUser>(ctx, "getMe"), callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo")]);

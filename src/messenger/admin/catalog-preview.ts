@@ -3,12 +3,13 @@
 // audience group and window matched, and each group's failed rule conditions. Read-only: it creates no player.
 import type { AppContext } from "../../context";
 import { GAMES, inAudience } from "../catalog";
-import { gameCatalog } from "../games/games";
-import { getPlayer, type PlayerRow } from "../players";
 import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, failedConditions, isBuiltinGroup } from "../config/audience-rule";
-import { catalogAccess } from "../config/campaigns";
 import { type CatalogCampaignRow, gamesConfig, inWindow, type WheelCampaignRow } from "../config/cache";
+import { catalogAccess } from "../config/campaigns";
 import { activeWheel, expectedValue } from "../config/wheel-campaigns";
+import { catalogOf } from "../games/games";
+import { getPlayer, type PlayerRow } from "../players";
+import { catalogCampaignsOfGame, newestWheelCampaigns } from "../store/config";
 
 /** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
 const MAX_LISTED = 50;
@@ -39,26 +40,26 @@ function hypotheticalPlayer(telegramUserId: number | undefined, now: string): Pl
   };
 }
 
-export function catalogPreview(ctx: AppContext, q: PreviewQuery) {
-  const db = ctx.db.sqlite;
-  const now = ctx.clock.now().toISOString();
-  const stored = q.telegram_user_id === undefined ? null : getPlayer(db, q.telegram_user_id);
+export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
+  const nowDate = ctx.clock.now();
+  const now = nowDate.toISOString();
+  const stored = q.telegram_user_id === undefined ? null : await getPlayer(ctx.store, q.telegram_user_id);
   let player = stored ?? hypotheticalPlayer(q.telegram_user_id, now);
   if (q.linked_user_id !== undefined) player = { ...player, linked_user_id: q.linked_user_id === 0 ? null : q.linked_user_id };
-  const config = gamesConfig(db, now);
-  const member = (group: string) => inAudience(player, group, db, now);
+  const config = await gamesConfig(ctx);
+  const member = (group: string) => inAudience(player, group, config);
 
-  const campaignsOf = (gameKey: string): CatalogCampaignRow[] =>
-    q.admin_view
-      ? db
-          .query<CatalogCampaignRow, [string, number]>("SELECT * FROM messenger_catalog_campaigns WHERE game_key = ? ORDER BY starts_at DESC, id DESC LIMIT ?")
-          .all(gameKey, MAX_LISTED)
-      : config.catalogCampaigns.filter((c) => c.game_key === gameKey);
-  const catalog = gameCatalog(ctx, player);
+  const campaignsByGame = new Map<string, CatalogCampaignRow[]>();
+  for (const g of GAMES)
+    campaignsByGame.set(
+      g.game_key,
+      q.admin_view ? await catalogCampaignsOfGame(ctx.store, g.game_key, MAX_LISTED) : config.catalogCampaigns.filter((c) => c.game_key === g.game_key),
+    );
+  const catalog = catalogOf(config, player, nowDate);
   const referenced = new Set<string>(BUILTIN_AUDIENCE_GROUPS);
   const explain = GAMES.map((g) => {
-    const access = catalogAccess(db, player, g.game_key, now);
-    const campaigns = campaignsOf(g.game_key).map((c) => {
+    const access = catalogAccess(config, player, g.game_key, now);
+    const campaigns = campaignsByGame.get(g.game_key)!.map((c) => {
       referenced.add(c.audience_group);
       const inAud = member(c.audience_group);
       const open = inWindow(c, now);
@@ -86,9 +87,9 @@ export function catalogPreview(ctx: AppContext, q: PreviewQuery) {
     };
   });
 
-  const wheel = activeWheel(db, player, now);
+  const wheel = activeWheel(config, player, now);
   const wheelRows: Array<Pick<WheelCampaignRow, "campaign_key" | "title" | "audience_group" | "starts_at" | "ends_at" | "enabled">> = q.admin_view
-    ? db.query<WheelCampaignRow, [number]>("SELECT * FROM messenger_wheel_campaigns ORDER BY starts_at DESC, campaign_key LIMIT ?").all(MAX_LISTED)
+    ? await newestWheelCampaigns(ctx.store, MAX_LISTED)
     : config.wheelCampaigns;
   const candidates = wheelRows.map((w) => {
     referenced.add(w.audience_group);

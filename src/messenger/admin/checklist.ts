@@ -4,6 +4,7 @@
 import type { AppContext } from "../../context";
 import { outboxBacklog } from "../bot/outbox";
 import { countersSince } from "../counters";
+import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
 import { gameFigures, parseGames } from "./overview";
 import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
@@ -53,14 +54,8 @@ function check(c: Omit<Check, "fix">, fix: string): Check {
   return { ...c, fix: c.status === "pass" ? null : fix };
 }
 
-function refusalShare(ctx: AppContext, w: ReportWindow): Check {
-  const marks = GAME_ACTION_ROUTES.map(() => "?").join(", ");
-  const r = ctx.db.sqlite
-    .query<{ total: number; refused: number }, string[]>(
-      `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN error_code IN (?, ?) THEN 1 ELSE 0 END), 0) AS refused
-       FROM (SELECT route, error_code FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT ${REQUEST_LOG_SCAN}) WHERE route IN (${marks})`,
-    )
-    .get(REFUSAL_CODES[0]!, REFUSAL_CODES[1]!, w.since, w.until, ...GAME_ACTION_ROUTES)!;
+async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
+  const r = await refusalsOnRoutes(ctx.store, { sinceIso: w.since, untilIso: w.until, scan: REQUEST_LOG_SCAN }, GAME_ACTION_ROUTES, REFUSAL_CODES);
   const share = pct(r.refused, r.total);
   const t = THRESHOLDS.refusalPercent;
   return check(
@@ -80,9 +75,9 @@ function refusalShare(ctx: AppContext, w: ReportWindow): Check {
   );
 }
 
-function counterChecks(ctx: AppContext, w: ReportWindow): Check[] {
+async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]> {
   const totals = new Map<string, number>();
-  for (const r of countersSince(ctx.db.sqlite, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
+  for (const r of await countersSince(ctx.store, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
   const n = (m: string) => totals.get(m) ?? 0;
   const failures = n("init_data_failures");
   const initRate = pct(failures, failures + n("plays"));
@@ -118,8 +113,8 @@ function counterChecks(ctx: AppContext, w: ReportWindow): Check[] {
   ];
 }
 
-function outboxChecks(ctx: AppContext): Check[] {
-  const o = outboxBacklog(ctx.db.sqlite);
+async function outboxChecks(ctx: AppContext): Promise<Check[]> {
+  const o = await outboxBacklog(ctx.store);
   const tp = THRESHOLDS.outboxPending;
   const td = THRESHOLDS.outboxDead;
   return [
@@ -150,10 +145,10 @@ function outboxChecks(ctx: AppContext): Check[] {
   ];
 }
 
-export function rolloutChecklist(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function rolloutChecklist(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), CHECKLIST_DEFAULT_DAYS);
-  const figures = gameFigures(ctx, w, games);
+  const figures = await gameFigures(ctx, w, games);
   const checks: Check[] = [];
   const tr = THRESHOLDS.rtp;
   for (const g of figures.games) {
@@ -192,8 +187,8 @@ export function rolloutChecklist(ctx: AppContext, query: { days?: number; preset
       "Too few players to judge the other figures: run the campaign longer or on a wider test group first",
     ),
   );
-  checks.push(refusalShare(ctx, w), ...counterChecks(ctx, w), ...outboxChecks(ctx));
-  if (games.includes("spin_wheel")) checks.push(wheelDrift(ctx, w));
+  checks.push(await refusalShare(ctx, w), ...(await counterChecks(ctx, w)), ...(await outboxChecks(ctx)));
+  if (games.includes("spin_wheel")) checks.push(await wheelDrift(ctx, w));
   const rank = { pass: 0, warn: 1, fail: 2 } as const;
   const overall = checks.reduce<Status>((worst, c) => (rank[c.status] > rank[worst] ? c.status : worst), "pass");
   const counts = { pass: 0, warn: 0, fail: 0 };
@@ -201,9 +196,9 @@ export function rolloutChecklist(ctx: AppContext, query: { days?: number; preset
   return { window: w, games_selected: games, overall, counts, checks };
 }
 
-function wheelDrift(ctx: AppContext, w: ReportWindow): Check {
+async function wheelDrift(ctx: AppContext, w: ReportWindow): Promise<Check> {
   const tz = THRESHOLDS.wheelZ;
-  const known = wheelSegments(ctx, w).campaigns.filter((c) => c.known_campaign);
+  const known = (await wheelSegments(ctx, w)).campaigns.filter((c) => c.known_campaign);
   const spins = known.reduce((n, c) => n + c.spins, 0);
   const worst = known.reduce<{ z: number; key: string } | null>(
     (m, c) => (c.max_abs_z_score !== null && (m === null || c.max_abs_z_score > m.z) ? { z: c.max_abs_z_score, key: c.campaign_key } : m),

@@ -89,9 +89,9 @@ const minute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
 const windowText = (starts: string, ends: string | null) => `${minute(starts)} → ${ends === null ? "open-ended" : minute(ends)}`;
 
 /** Enabled campaigns that are running now or will start later (ended ones are history: the JSON lists keep them). */
-function campaignRows(ctx: AppContext, nowIso: string): { rows: CampaignRow[]; cut: boolean; defaultWheel: string } {
-  const catalog = listCatalogCampaigns(ctx, { include_disabled: false }, { limit: LIST_LIMIT });
-  const wheels = listWheelCampaigns(ctx, false, { limit: LIST_LIMIT });
+async function campaignRows(ctx: AppContext, nowIso: string): Promise<{ rows: CampaignRow[]; cut: boolean; defaultWheel: string }> {
+  const catalog = await listCatalogCampaigns(ctx, { include_disabled: false }, { limit: LIST_LIMIT });
+  const wheels = await listWheelCampaigns(ctx, false, { limit: LIST_LIMIT });
   const live = (c: { active_now: boolean; starts_at: string }) => c.active_now || c.starts_at > nowIso;
   const state = (c: { active_now: boolean }) => (c.active_now ? ("active" as const) : ("scheduled" as const));
   const rows: CampaignRow[] = [
@@ -124,8 +124,8 @@ function campaignRows(ctx: AppContext, nowIso: string): { rows: CampaignRow[]; c
   };
 }
 
-function missionLines(ctx: AppContext): { lines: MissionLine[]; total: number } {
-  const list = listMissions(ctx, { limit: LIST_LIMIT });
+async function missionLines(ctx: AppContext): Promise<{ lines: MissionLine[]; total: number }> {
+  const list = await listMissions(ctx, { limit: LIST_LIMIT });
   return {
     total: list.total,
     lines: list.missions.map((m) => ({
@@ -145,13 +145,13 @@ function missionLines(ctx: AppContext): { lines: MissionLine[]; total: number } 
 }
 
 /** Everything the page shows for the last `days` UTC days. */
-export function consoleData(ctx: AppContext, days: number): ConsoleData {
+export async function consoleData(ctx: AppContext, days: number): Promise<ConsoleData> {
   const now = ctx.clock.now().toISOString();
-  foldLedger(ctx.db.sqlite, now);
-  const o = gamesOverview(ctx, { days });
+  await foldLedger(ctx);
+  const o = await gamesOverview(ctx, { days });
   const t = o.total;
-  const campaigns = campaignRows(ctx, now);
-  const missions = missionLines(ctx);
+  const campaigns = await campaignRows(ctx, now);
+  const missions = await missionLines(ctx);
   return {
     generatedAt: when(now)!,
     days: o.window.days,

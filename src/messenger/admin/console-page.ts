@@ -8,6 +8,7 @@ import { refusal, wantsHtml } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
 import { AppError } from "../../http/errors";
+import type { SafeHtml } from "../../http/html";
 import { formRequestBody } from "../../http/form-body";
 import { intQuery } from "../../http/params";
 import { overviewChart } from "./console-page-chart";
@@ -45,15 +46,14 @@ const MissionStateForm = t.Object(
 
 const htmlDoc = { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } };
 
-function render(ctx: AppContext, operator: OperatorRequest, days: number, notice: { error?: string | null; done?: string | null } = {}, status = 200) {
+async function render(ctx: AppContext, operator: OperatorRequest, days: number, notice: { error?: string | null; done?: string | null } = {}, status = 200) {
   const error = notice.error ?? null;
-  const body = ctx.config.messenger.botToken
-    ? (() => {
-        const d = consoleData(ctx, days);
-        const chart = overviewChart(d.series, d.from, d.to);
-        return consoleBody(d, { error, done: notice.done ?? null, csrfToken: operator.csrfToken, maxDays: PAGE_MAX_DAYS, chart, exports: exportLinks(d.days) });
-      })()
-    : notConfiguredBody({ generatedAt: when(ctx.clock.now().toISOString())!, error });
+  let body: SafeHtml;
+  if (ctx.config.messenger.botToken) {
+    const d = await consoleData(ctx, days);
+    const chart = overviewChart(d.series, d.from, d.to);
+    body = consoleBody(d, { error, done: notice.done ?? null, csrfToken: operator.csrfToken, maxDays: PAGE_MAX_DAYS, chart, exports: exportLinks(d.days) });
+  } else body = notConfiguredBody({ generatedAt: when(ctx.clock.now().toISOString())!, error });
   const page = operatorPage({ title: "Messenger · Herald", current: PAGE_PATH, who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body });
   return operatorPageResponse(page, status);
 }
@@ -86,7 +86,7 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
     })
     .post(
       `${PAGE_PATH}/missions/:mission_key/state`,
-      ({ operator, params, body, request }) => {
+      async ({ operator, params, body, request }) => {
         const days = pageDays(body.days);
         // A browser gets the page with the error; a script (no text/html in Accept) the JSON envelope.
         const refuse = (status: number, error: string) => {
@@ -101,7 +101,7 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
           return refuse(400, "The form's revision must be a positive whole number; reload the page.");
         try {
           const active = body.active === "1";
-          const result = setMissionActive(
+          const result = await setMissionActive(
             ctx,
             { actor: operator.actor, requestId: operator.requestId },
             params.mission_key,

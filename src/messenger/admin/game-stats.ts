@@ -1,12 +1,17 @@
 // GET /api/messenger/admin/games/spin-wheel and /games/recon-grid: the overview's figures for one game, plus what
 // only that game has — the wheel's segment counts against each campaign's weights (from messenger_spins), the
-// grids started and finished (from messenger_grids). Neither table has a time index (and the schema is not ours
-// to change here), but both are append-only with ids in created_at order, so the window is found by a binary
-// search over ids (≈20 primary-key probes) and only the window's rows are read — at most SCAN_LIMIT of them, the
-// newest; the answer says when the bound cut the window (`scan.bounded`).
-import type { Database } from "bun:sqlite";
+// grids started and finished (from messenger_grids). Neither table has a time index (one more index write on every
+// spin, the benchmarked hot path), but both are append-only with ids in created_at order, so the window is found by
+// a binary search over ids (≈20 primary-key probes) and only the window's rows are read — at most SCAN_LIMIT of
+// them, the newest; the answer says when the bound cut the window (`scan.bounded`). On PostgreSQL with several
+// instances, ids and created_at can disagree for the few rows written at the same moment (the time is taken before
+// the insert draws its id): a window's edge may then move by those rows — a report's rounding, not a count lost.
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { WHEEL_CAMPAIGN } from "../catalog";
+import { wheelSegmentsText } from "../store/config";
+import { spinCounts, spinCreatedFrom, spinIdBounds } from "../store/fair";
+import { gridCounts, gridCreatedFrom, gridIdBounds } from "../store/grids";
 import { gameFigures, valueOf } from "./overview";
 import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
 
@@ -15,16 +20,22 @@ export const SCAN_LIMIT = 200_000;
 
 type WindowQuery = { days?: number; preset?: WindowPreset };
 
+type IdTable = {
+  bounds: (q: Queryable) => Promise<{ lo: number | null; hi: number | null } | null>;
+  createdFrom: (q: Queryable, id: number) => Promise<{ created_at: string } | null>;
+};
+const SPINS: IdTable = { bounds: spinIdBounds, createdFrom: spinCreatedFrom };
+const GRIDS: IdTable = { bounds: gridIdBounds, createdFrom: gridCreatedFrom };
+
 /** The smallest id whose row (and every later one) has created_at >= iso; max id + 1 when none. */
-function firstIdFrom(db: Database, table: "messenger_spins" | "messenger_grids", iso: string): number {
-  const bounds = db.query<{ lo: number | null; hi: number | null }, []>(`SELECT MIN(id) AS lo, MAX(id) AS hi FROM ${table}`).get()!;
-  if (bounds.lo === null || bounds.hi === null) return 1;
-  const probe = db.query<{ created_at: string }, [number]>(`SELECT created_at FROM ${table} WHERE id >= ? ORDER BY id LIMIT 1`);
+async function firstIdFrom(q: Queryable, table: IdTable, iso: string): Promise<number> {
+  const bounds = await table.bounds(q);
+  if (!bounds || bounds.lo === null || bounds.hi === null) return 1;
   let lo = bounds.lo;
   let hi = bounds.hi + 1;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    const row = probe.get(mid);
+    const row = await table.createdFrom(q, mid);
     if (!row || row.created_at >= iso) hi = mid;
     else lo = mid + 1;
   }
@@ -32,9 +43,9 @@ function firstIdFrom(db: Database, table: "messenger_spins" | "messenger_grids",
 }
 
 /** The id range [from, to) of the window's rows, cut to the newest SCAN_LIMIT. */
-function windowIds(db: Database, table: "messenger_spins" | "messenger_grids", w: ReportWindow) {
-  const from = firstIdFrom(db, table, w.since);
-  const to = firstIdFrom(db, table, w.until);
+async function windowIds(q: Queryable, table: IdTable, w: ReportWindow) {
+  const from = await firstIdFrom(q, table, w.since);
+  const to = await firstIdFrom(q, table, w.until);
   const bounded = to - from > SCAN_LIMIT;
   return { from: bounded ? to - SCAN_LIMIT : from, to, bounded };
 }
@@ -46,12 +57,12 @@ interface SegmentDef {
 }
 
 /** A campaign's segments: the built-in wheel, or an operator campaign's stored JSON (read defensively). */
-function campaignSegments(db: Database, key: string): SegmentDef[] | null {
+async function campaignSegments(q: Queryable, key: string): Promise<SegmentDef[] | null> {
   if (key === WHEEL_CAMPAIGN.campaign_key) return WHEEL_CAMPAIGN.segments.map((s) => ({ label: s.label, weight: s.weight, reward: s.reward }));
-  const row = db.query<{ segments: string }, [string]>("SELECT segments FROM messenger_wheel_campaigns WHERE campaign_key = ?").get(key);
-  if (!row) return null;
+  const text = await wheelSegmentsText(q, key);
+  if (text === null) return null;
   try {
-    const parsed = JSON.parse(row.segments) as unknown;
+    const parsed = JSON.parse(text) as unknown;
     if (!Array.isArray(parsed)) return null;
     return (parsed as Array<Partial<SegmentDef> | null>).map((s, i) => ({
       label: typeof s?.label === "string" ? s.label : `segment ${i}`,
@@ -66,18 +77,15 @@ function campaignSegments(db: Database, key: string): SegmentDef[] | null {
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** Per campaign: spins, how they were paid, and each segment's observed count and share against its weight. */
-export function wheelSegments(ctx: AppContext, w: ReportWindow) {
-  const db = ctx.db.sqlite;
-  const ids = windowIds(db, "messenger_spins", w);
-  const rows = db
-    .query<{ campaign_key: string; segment_index: number; paid_with: string; n: number }, [number, number]>(
-      "SELECT campaign_key, segment_index, paid_with, COUNT(*) AS n FROM messenger_spins WHERE id >= ? AND id < ? GROUP BY 1, 2, 3",
-    )
-    .all(ids.from, ids.to);
+export async function wheelSegments(ctx: AppContext, w: ReportWindow) {
+  const ids = await windowIds(ctx.store, SPINS, w);
+  const rows = await spinCounts(ctx.store, ids.from, ids.to);
   const byCampaign = new Map<string, typeof rows>();
   for (const r of rows) (byCampaign.get(r.campaign_key) ?? byCampaign.set(r.campaign_key, []).get(r.campaign_key)!).push(r);
+  const defsOf = new Map<string, SegmentDef[] | null>();
+  for (const key of byCampaign.keys()) defsOf.set(key, await campaignSegments(ctx.store, key));
   const campaigns = [...byCampaign].map(([key, list]) => {
-    const defs = campaignSegments(db, key);
+    const defs = defsOf.get(key) ?? null;
     const spins = list.reduce((n, r) => n + r.n, 0);
     const paidWith: Record<string, number> = {};
     const counts = new Map<number, number>();
@@ -129,22 +137,17 @@ export function wheelSegments(ctx: AppContext, w: ReportWindow) {
   return { campaigns, scan: { table: "messenger_spins", rows_examined: examined, limit: SCAN_LIMIT, bounded: ids.bounded } };
 }
 
-export function spinWheelStats(ctx: AppContext, query: WindowQuery) {
+export async function spinWheelStats(ctx: AppContext, query: WindowQuery) {
   const w = resolveWindow(query, ctx.clock.now(), GAME_STATS_DEFAULT_DAYS);
-  const { games } = gameFigures(ctx, w, ["spin_wheel"]);
-  return { window: w, game: games[0]!, wheel: wheelSegments(ctx, w) };
+  const { games } = await gameFigures(ctx, w, ["spin_wheel"]);
+  return { window: w, game: games[0]!, wheel: await wheelSegments(ctx, w) };
 }
 
-export function reconGridStats(ctx: AppContext, query: WindowQuery) {
+export async function reconGridStats(ctx: AppContext, query: WindowQuery) {
   const w = resolveWindow(query, ctx.clock.now(), GAME_STATS_DEFAULT_DAYS);
-  const { games } = gameFigures(ctx, w, ["recon_grid"]);
-  const db = ctx.db.sqlite;
-  const ids = windowIds(db, "messenger_grids", w);
-  const rows = db
-    .query<{ status: string; n: number; reveals: number }, [number, number]>(
-      "SELECT status, COUNT(*) AS n, COALESCE(SUM(json_array_length(revealed)), 0) AS reveals FROM messenger_grids WHERE id >= ? AND id < ? GROUP BY status",
-    )
-    .all(ids.from, ids.to);
+  const { games } = await gameFigures(ctx, w, ["recon_grid"]);
+  const ids = await windowIds(ctx.store, GRIDS, w);
+  const rows = await gridCounts(ctx.store, ids.from, ids.to);
   const by = (s: string) => rows.find((r) => r.status === s) ?? { n: 0, reveals: 0 };
   const started = rows.reduce((n, r) => n + r.n, 0);
   const revealsInGrids = rows.reduce((n, r) => n + r.reveals, 0);

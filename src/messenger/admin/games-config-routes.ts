@@ -25,23 +25,27 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/games/audience-groups", ({ query }) => ({ success: true as const, ...listAudienceGroups(ctx, query) }), {
+    .get("/api/messenger/admin/games/audience-groups", async ({ query }) => ({ success: true as const, ...(await listAudienceGroups(ctx, query)) }), {
       operator: "api",
       query: M.groupsQuery,
       response: { 200: M.groups, ...messengerErrors },
       detail: messengerTag("Audience groups: the built-in ones, then the operator groups with their rules (operator; limit/offset/cursor)"),
     })
-    .post("/api/messenger/admin/games/audience-groups", ({ admin, body }) => ({ success: true as const, ...saveAudienceGroup(ctx, admin, body) }), {
-      admin: true,
-      body: M.groupBody,
-      response: { 200: M.groupSaved, ...messengerErrors },
-      detail: messengerTag("Create an audience group, or change one with update: true (operator; audited)"),
-    })
+    .post(
+      "/api/messenger/admin/games/audience-groups",
+      async ({ admin, body }) => ({ success: true as const, ...(await saveAudienceGroup(ctx, admin, body)) }),
+      {
+        admin: true,
+        body: M.groupBody,
+        response: { 200: M.groupSaved, ...messengerErrors },
+        detail: messengerTag("Create an audience group, or change one with update: true (operator; audited)"),
+      },
+    )
     .get(
       "/api/messenger/admin/games/catalog-campaigns",
-      ({ query }) => ({
+      async ({ query }) => ({
         success: true as const,
-        ...listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, query),
+        ...(await listCatalogCampaigns(ctx, { game_key: query.game_key, include_disabled: isTruthyFlag(query.include_disabled) }, query)),
       }),
       {
         operator: "api",
@@ -50,15 +54,19 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         detail: messengerTag("Catalog campaigns: which audience may launch which game, and when (operator; limit/offset/cursor)"),
       },
     )
-    .post("/api/messenger/admin/games/catalog-campaigns", ({ admin, body }) => ({ success: true as const, ...saveCatalogCampaign(ctx, admin, body) }), {
-      admin: true,
-      body: M.campaignBody,
-      response: { 200: M.campaignSaved, ...messengerErrors },
-      detail: messengerTag("Create a catalog campaign, or update/disable one by id (operator; audited; overlaps are 409)"),
-    })
+    .post(
+      "/api/messenger/admin/games/catalog-campaigns",
+      async ({ admin, body }) => ({ success: true as const, ...(await saveCatalogCampaign(ctx, admin, body)) }),
+      {
+        admin: true,
+        body: M.campaignBody,
+        response: { 200: M.campaignSaved, ...messengerErrors },
+        detail: messengerTag("Create a catalog campaign, or update/disable one by id (operator; audited; overlaps are 409)"),
+      },
+    )
     .get(
       "/api/messenger/admin/games/wheel-campaigns",
-      ({ query }) => ({ success: true as const, ...listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), query) }),
+      async ({ query }) => ({ success: true as const, ...(await listWheelCampaigns(ctx, isTruthyFlag(query.include_disabled), query)) }),
       {
         operator: "api",
         query: M.wheelsQuery,
@@ -66,19 +74,27 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         detail: messengerTag("Wheel campaigns with segments and expected value per spin, and the built-in default (operator; limit/offset/cursor)"),
       },
     )
-    .post("/api/messenger/admin/games/wheel-campaigns", ({ admin, body }) => ({ success: true as const, ...saveWheelCampaign(ctx, admin, body) }), {
-      admin: true,
-      body: M.wheelBody,
-      response: { 200: M.wheelSaved, ...messengerErrors },
-      detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
-    })
-    .get("/api/messenger/admin/games/promos", ({ query }) => ({ success: true as const, ...listPromos(ctx, isTruthyFlag(query.include_disabled), query) }), {
-      operator: "api",
-      query: PromoModel.listQuery,
-      response: { 200: PromoModel.list, ...messengerErrors },
-      detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset/cursor)"),
-    })
-    .post("/api/messenger/admin/games/promos", ({ admin, body }) => ({ success: true as const, ...createPromo(ctx, admin, body) }), {
+    .post(
+      "/api/messenger/admin/games/wheel-campaigns",
+      async ({ admin, body }) => ({ success: true as const, ...(await saveWheelCampaign(ctx, admin, body)) }),
+      {
+        admin: true,
+        body: M.wheelBody,
+        response: { 200: M.wheelSaved, ...messengerErrors },
+        detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
+      },
+    )
+    .get(
+      "/api/messenger/admin/games/promos",
+      async ({ query }) => ({ success: true as const, ...(await listPromos(ctx, isTruthyFlag(query.include_disabled), query)) }),
+      {
+        operator: "api",
+        query: PromoModel.listQuery,
+        response: { 200: PromoModel.list, ...messengerErrors },
+        detail: messengerTag("Promo codes, enabled ones unless include_disabled (operator; limit/offset/cursor)"),
+      },
+    )
+    .post("/api/messenger/admin/games/promos", async ({ admin, body }) => ({ success: true as const, ...(await createPromo(ctx, admin, body)) }), {
       admin: true,
       body: PromoModel.createBody,
       response: { 200: PromoModel.created, ...messengerErrors },
@@ -86,9 +102,13 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/messenger/admin/games/catalog-preview",
-      ({ query }) => ({
+      async ({ query }) => ({
         success: true as const,
-        ...catalogPreview(ctx, { telegram_user_id: query.telegram_user_id, linked_user_id: query.linked_user_id, admin_view: isTruthyFlag(query.admin_view) }),
+        ...(await catalogPreview(ctx, {
+          telegram_user_id: query.telegram_user_id,
+          linked_user_id: query.linked_user_id,
+          admin_view: isTruthyFlag(query.admin_view),
+        })),
       }),
       {
         operator: "api",

@@ -6,12 +6,15 @@
 // Idempotency: request_id is the operator's key for this grant, across all players. The ledger's own replay check
 // is per player (telegram_user_id, request_id), so the ledger row is stored under `admin/<request_id>` — a prefix
 // no player request id can take ("/" is outside their alphabet) — and the same request_id used for ANOTHER player
-// is found through the audit rows (inside the transaction, so two racing grants cannot both pass).
+// is found through the audit rows, inside the transaction and after a lock every grant takes (the grants' row of
+// messenger_versions), so two grants racing on two instances run one after the other and cannot both pass.
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { applyAction } from "../ledger";
+import { auditTargetsWithRequestId } from "../store/read-models";
+import { lockVersionRow } from "../store/versions";
 import { MANUAL_GRANT_ACTION } from "./overview";
 import { playerOrThrow } from "./players-admin";
 
@@ -25,16 +28,16 @@ export interface ManualGrantInput {
   request_id: string;
 }
 
-export function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualGrantInput) {
+export async function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualGrantInput) {
   // An unknown player is a 404, not a new player: a grant to an id nobody has used is most likely a typo.
-  playerOrThrow(ctx, input.telegram_user_id);
+  await playerOrThrow(ctx, input.telegram_user_id);
   const reason = input.reason.trim();
   if (reason === "") {
     throw new AppError("invalid_payload", "Invalid request body: body.reason must say why the missiles are granted", {
       details: [{ field: "body.reason", problem: "must not be blank" }],
     });
   }
-  const applied = applyAction(
+  return applyAction(
     ctx,
     {
       telegramUserId: input.telegram_user_id,
@@ -43,17 +46,15 @@ export function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualG
       inputs: { missiles: input.missiles, reason },
       gameKey: "recon_grid",
     },
-    (player, db, now) => {
-      const other = db
-        .query<{ target: string }, [string, string, string]>(
-          "SELECT target FROM admin_audit WHERE action = ? AND json_extract(details, '$.request_id') = ? AND target <> ? LIMIT 1",
-        )
-        .get(GRANT_AUDIT_ACTION, input.request_id, String(input.telegram_user_id));
-      if (other) {
+    async (player, { t, now }) => {
+      // After the player's lock (applyAction's first), the grants' lock: one order, so no two grants wait in a circle.
+      await lockVersionRow(t, "manual_grants", now);
+      const others = await auditTargetsWithRequestId(t, GRANT_AUDIT_ACTION, input.request_id, String(input.telegram_user_id));
+      if (others.length > 0) {
         throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.request_id)} was already used for a grant to another player`);
       }
       const grant = { telegram_user_id: input.telegram_user_id, missiles: input.missiles, reason, request_id: input.request_id, granted_at: now };
-      writeAudit(db, {
+      await recordAudit(t, {
         at: now,
         actor: admin.actor,
         action: GRANT_AUDIT_ACTION,
@@ -64,5 +65,4 @@ export function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualG
       return { deltas: { freeSpins: 0, missiles: input.missiles, points: 0 }, result: { grant } };
     },
   );
-  return applied;
 }

@@ -1,14 +1,16 @@
 // Operator edits of a mission, guarded by its revision (optimistic concurrency): the operator sends the revision
 // it read in X-Expected-Revision and the change applies only if nobody changed the mission since. The compare
-// and the write are ONE statement (`UPDATE … WHERE mission_key = ? AND revision = ?`) inside an immediate
-// transaction that also writes the audit row, so of two edits naming the same revision exactly one applies and
-// the other is told the revision that won.
+// and the write are ONE statement (`UPDATE … WHERE mission_key = ? AND revision = ?`) inside a transaction that
+// also writes the audit row and holds the mission's row lock from its first statement, so of two edits naming the
+// same revision exactly one applies and the other is told the revision that won.
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";
 import { adminMissionView, type MissionRow } from "../games/missions";
+import { highestUnfinishedProgress, lockMission, missionByKey, updateMissionIfRevision } from "../store/missions";
 
 export const REVISION_HEADER = "X-Expected-Revision";
 
@@ -59,12 +61,21 @@ const COLUMNS: Array<[string, keyof MissionRow, (p: MissionPatch) => string | nu
   ["per_minute_cap", "per_minute_cap", (p) => p.per_minute_cap],
 ];
 
+const notFound = (key: string) => new AppError("mission_not_found", `No mission ${JSON.stringify(key)}; list them with GET /api/messenger/admin/missions`);
+
 /** Any mission, active or not: the operator routes see them all. */
-export const missionOrThrow = (ctx: AppContext, key: string) => {
-  const m = ctx.db.sqlite.query<MissionRow, [string]>("SELECT * FROM messenger_missions WHERE mission_key = ?").get(key);
-  if (!m) throw new AppError("mission_not_found", `No mission ${JSON.stringify(key)}; list them with GET /api/messenger/admin/missions`);
+export async function missionOrThrow(q: Queryable, key: string): Promise<MissionRow> {
+  const m = await missionByKey(q, key);
+  if (!m) throw notFound(key);
   return m;
-};
+}
+
+/** missionOrThrow with the mission's row lock held for the rest of the operator's transaction `t`. */
+async function lockedMissionOrThrow(t: Queryable, key: string): Promise<MissionRow> {
+  const m = await lockMission(t, key);
+  if (!m) throw notFound(key);
+  return m;
+}
 
 const conflict = (key: string, expected: number, current: number) =>
   new AppError("revision_conflict", `Mission ${JSON.stringify(key)} is at revision ${current}, not ${expected}: read it again and re-apply your change`, {
@@ -77,11 +88,10 @@ const conflict = (key: string, expected: number, current: number) =>
  * it has earned. Refused rather than completing those players inside an operator's edit (which would pay
  * rewards nobody reported); raising the target never touches completed players.
  */
-function checkTarget(ctx: AppContext, key: string, target: number) {
-  // messenger_mission_enrollments_mission_idx (mission_key, completed_at): the unfinished enrollments of one mission.
-  const highest = ctx.db.sqlite
-    .query<{ p: number | null }, [string]>("SELECT MAX(progress) AS p FROM messenger_mission_enrollments WHERE mission_key = ? AND completed_at IS NULL")
-    .get(key)!.p;
+async function checkTarget(t: Queryable, key: string, target: number) {
+  // Locks the unfinished enrollments before reading them: a progress event in flight (which locks its enrollment
+  // before reading the mission) has committed, or waits and then sees the new target.
+  const highest = await highestUnfinishedProgress(t, key);
   if (highest !== null && target <= highest) {
     const problem = `must be more than ${highest}, the highest progress of a player who has not completed the mission`;
     throw new AppError("conflict", `target ${problem}`, { details: [{ field: "body.target", problem }] });
@@ -89,7 +99,7 @@ function checkTarget(ctx: AppContext, key: string, target: number) {
 }
 
 /** PATCH: the fields sent change, the revision goes up by one; 409 revision_conflict if `expected` is stale. */
-export function patchMission(ctx: AppContext, admin: AdminRequest, key: string, expected: number, patch: MissionPatch) {
+export async function patchMission(ctx: AppContext, admin: AdminRequest, key: string, expected: number, patch: MissionPatch) {
   const changes = COLUMNS.flatMap(([field, column, pick]) => {
     const value = pick(patch);
     return value === undefined ? [] : [{ field, column, value }];
@@ -98,40 +108,38 @@ export function patchMission(ctx: AppContext, admin: AdminRequest, key: string, 
     const problem = "must change at least one of title, event_type, target, reward, daily_cap, per_minute_cap";
     throw new AppError("invalid_payload", `The body ${problem}`, { details: [{ field: "body", problem }] });
   }
-  const db = ctx.db.sqlite;
-  return db
-    .transaction(() => {
-      const before = missionOrThrow(ctx, key);
-      if (before.revision !== expected) throw conflict(key, expected, before.revision);
-      // The source is fixed at creation; what changes must suit it (a self-reported mission keeps its tighter limits).
-      checkMissionLimitsOrThrow(before.progress_source, patch);
-      if (patch.target !== undefined && patch.target < before.target) checkTarget(ctx, key, patch.target);
-      const now = ctx.clock.now().toISOString();
-      const sets = changes.map((c) => `${c.column} = ?`).join(", ");
-      // The compare-and-set itself: the revision in the WHERE clause is what makes a concurrent edit lose.
-      const after = db
-        .query<MissionRow, Array<string | number | null>>(
-          `UPDATE messenger_missions SET ${sets}, revision = revision + 1, updated_at = ? WHERE mission_key = ? AND revision = ? RETURNING *`,
-        )
-        .get(...changes.map((c) => c.value), now, key, expected);
-      if (!after) throw conflict(key, expected, missionOrThrow(ctx, key).revision);
-      const changed = changes.map((c) => c.field);
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: "messenger.mission.update",
-        target: key,
-        details: {
-          revision: after.revision,
-          changed_fields: changed,
-          before: Object.fromEntries(changes.map((c) => [c.field, before[c.column]])),
-          after: Object.fromEntries(changes.map((c) => [c.field, after[c.column]])),
-        },
-        requestId: admin.requestId,
-      });
-      return { mission: adminMissionView(after), changed_fields: changed };
-    })
-    .immediate();
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    const before = await lockedMissionOrThrow(t, key);
+    if (before.revision !== expected) throw conflict(key, expected, before.revision);
+    // The source is fixed at creation; what changes must suit it (a self-reported mission keeps its tighter limits).
+    checkMissionLimitsOrThrow(before.progress_source, patch);
+    if (patch.target !== undefined && patch.target < before.target) await checkTarget(t, key, patch.target);
+    // The compare-and-set itself: the revision in the WHERE clause is what makes a concurrent edit lose.
+    const after = await updateMissionIfRevision(
+      t,
+      key,
+      expected,
+      changes.map((c) => ({ column: c.column, value: c.value })),
+      now,
+    );
+    if (!after) throw conflict(key, expected, (await missionOrThrow(t, key)).revision);
+    const changed = changes.map((c) => c.field);
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: "messenger.mission.update",
+      target: key,
+      details: {
+        revision: after.revision,
+        changed_fields: changed,
+        before: Object.fromEntries(changes.map((c) => [c.field, before[c.column]])),
+        after: Object.fromEntries(changes.map((c) => [c.field, after[c.column]])),
+      },
+      requestId: admin.requestId,
+    });
+    return { mission: adminMissionView(after), changed_fields: changed };
+  });
 }
 
 /**
@@ -139,29 +147,22 @@ export function patchMission(ctx: AppContext, admin: AdminRequest, key: string, 
  * the audit trail alone. With X-Expected-Revision a stale revision is 409 even when nothing would change, so an
  * operator acting on an old read always hears about the newer one.
  */
-export function setMissionActive(ctx: AppContext, admin: AdminRequest, key: string, active: boolean, expected: number | null) {
-  const db = ctx.db.sqlite;
-  return db
-    .transaction(() => {
-      const before = missionOrThrow(ctx, key);
-      if (expected !== null && before.revision !== expected) throw conflict(key, expected, before.revision);
-      if ((before.active === 1) === active) return { mission: adminMissionView(before), changed: false };
-      const now = ctx.clock.now().toISOString();
-      const after = db
-        .query<MissionRow, [number, string, string, number]>(
-          "UPDATE messenger_missions SET active = ?, revision = revision + 1, updated_at = ? WHERE mission_key = ? AND revision = ? RETURNING *",
-        )
-        .get(active ? 1 : 0, now, key, before.revision);
-      if (!after) throw conflict(key, before.revision, missionOrThrow(ctx, key).revision);
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: active ? "messenger.mission.activate" : "messenger.mission.deactivate",
-        target: key,
-        details: { revision: after.revision, active },
-        requestId: admin.requestId,
-      });
-      return { mission: adminMissionView(after), changed: true };
-    })
-    .immediate();
+export async function setMissionActive(ctx: AppContext, admin: AdminRequest, key: string, active: boolean, expected: number | null) {
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    const before = await lockedMissionOrThrow(t, key);
+    if (expected !== null && before.revision !== expected) throw conflict(key, expected, before.revision);
+    if ((before.active === 1) === active) return { mission: adminMissionView(before), changed: false };
+    const after = await updateMissionIfRevision(t, key, before.revision, [{ column: "active", value: active ? 1 : 0 }], now);
+    if (!after) throw conflict(key, before.revision, (await missionOrThrow(t, key)).revision);
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: active ? "messenger.mission.activate" : "messenger.mission.deactivate",
+      target: key,
+      details: { revision: after.revision, active },
+      requestId: admin.requestId,
+    });
+    return { mission: adminMissionView(after), changed: true };
+  });
 }

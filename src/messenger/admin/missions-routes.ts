@@ -21,19 +21,19 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/missions", ({ query }) => ({ success: true as const, ...listMissions(ctx, query) }), {
+    .get("/api/messenger/admin/missions", async ({ query }) => ({ success: true as const, ...(await listMissions(ctx, query)) }), {
       operator: "api",
       query: M.listQuery,
       response: { 200: M.list, ...messengerErrors },
       detail: messengerTag("Missions with revision and state, oldest first (operator; limit/offset/cursor)"),
     })
-    .post("/api/messenger/admin/missions", ({ admin, body }) => ({ success: true as const, ...createMission(ctx, admin, body) }), {
+    .post("/api/messenger/admin/missions", async ({ admin, body }) => ({ success: true as const, ...(await createMission(ctx, admin, body)) }), {
       admin: true,
       body: MissionModel.createBody,
       response: { 200: M.created, ...messengerErrors },
       detail: messengerTag("Create a mission (operator; audited; a duplicate key is 409)"),
     })
-    .get("/api/messenger/admin/missions/comparison", ({ query }) => ({ success: true as const, ...compareMissions(ctx, query) }), {
+    .get("/api/messenger/admin/missions/comparison", async ({ query }) => ({ success: true as const, ...(await compareMissions(ctx, query)) }), {
       operator: "api",
       query: M.comparisonQuery,
       response: { 200: M.comparison, ...messengerErrors },
@@ -41,9 +41,9 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     })
     .patch(
       "/api/messenger/admin/missions/:mission_key",
-      ({ admin, params, headers, body }) => ({
+      async ({ admin, params, headers, body }) => ({
         success: true as const,
-        ...patchMission(ctx, admin, params.mission_key, expectedRevisionOrThrow(headers["x-expected-revision"], true), body),
+        ...(await patchMission(ctx, admin, params.mission_key, expectedRevisionOrThrow(headers["x-expected-revision"], true), body)),
       }),
       {
         admin: true,
@@ -56,9 +56,9 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/messenger/admin/missions/:mission_key/activate",
-      ({ admin, params, headers }) => ({
+      async ({ admin, params, headers }) => ({
         success: true as const,
-        ...setMissionActive(ctx, admin, params.mission_key, true, expectedRevisionOrThrow(headers["x-expected-revision"], false)),
+        ...(await setMissionActive(ctx, admin, params.mission_key, true, expectedRevisionOrThrow(headers["x-expected-revision"], false))),
       }),
       {
         admin: true,
@@ -70,9 +70,9 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       "/api/messenger/admin/missions/:mission_key/deactivate",
-      ({ admin, params, headers }) => ({
+      async ({ admin, params, headers }) => ({
         success: true as const,
-        ...setMissionActive(ctx, admin, params.mission_key, false, expectedRevisionOrThrow(headers["x-expected-revision"], false)),
+        ...(await setMissionActive(ctx, admin, params.mission_key, false, expectedRevisionOrThrow(headers["x-expected-revision"], false))),
       }),
       {
         admin: true,
@@ -84,7 +84,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/messenger/admin/missions/:mission_key/analytics",
-      ({ params, query }) => ({ success: true as const, ...missionAnalytics(ctx, params.mission_key, query) }),
+      async ({ params, query }) => ({ success: true as const, ...(await missionAnalytics(ctx, params.mission_key, query)) }),
       {
         operator: "api",
         params: M.params,
@@ -93,10 +93,14 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
         detail: messengerTag("One mission per UTC day: enrollments, events by reason, completions, rewards (operator)"),
       },
     )
-    .get("/api/messenger/admin/missions/:mission_key/stats", ({ params }) => ({ success: true as const, ...missionStats(ctx, params.mission_key) }), {
-      operator: "api",
-      params: M.params,
-      response: { 200: M.stats, ...messengerErrors },
-      detail: messengerTag("One mission all-time: funnel, median progress, events, rewards, revision and state (operator)"),
-    });
+    .get(
+      "/api/messenger/admin/missions/:mission_key/stats",
+      async ({ params }) => ({ success: true as const, ...(await missionStats(ctx, params.mission_key)) }),
+      {
+        operator: "api",
+        params: M.params,
+        response: { 200: M.stats, ...messengerErrors },
+        detail: messengerTag("One mission all-time: funnel, median progress, events, rewards, revision and state (operator)"),
+      },
+    );
 }

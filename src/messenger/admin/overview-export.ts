@@ -67,10 +67,10 @@ function rowsOf(f: GameFigures, label: string): Array<Record<string, Cell>> {
   return [whole, ...days];
 }
 
-export function overviewExport(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function overviewExport(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), OVERVIEW_DEFAULT_DAYS);
-  const figures = gameFigures(ctx, w, games);
+  const figures = await gameFigures(ctx, w, games);
   const label = `${w.from}..${w.to}`;
   const rows = [...figures.games.flatMap((f) => rowsOf(f, label)), ...rowsOf(figures.total, label)];
   return { window: w, games_selected: games, columns: [...EXPORT_COLUMNS], rows, filename: `messenger-games-overview-${w.from}-${w.to}` };

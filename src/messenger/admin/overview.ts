@@ -11,11 +11,11 @@
 // - points value: 1 point = 1; a free spin and a missile are worth what the shop sells them for (ITEMS);
 // - rtp_percent = payout value ÷ cost value × 100 (null when nothing was spent).
 // Item purchases and operator grants in a game are reported beside the plays, never as payouts or cost.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { GAMES, ITEMS } from "../catalog";
 import { type ReportWindow, resolveWindow, type WindowPreset } from "./window";
+import { statsRows, type StatsRow } from "../store/stats";
 import { distinctPlayers, playersPerDay } from "./players-window";
 
 export const GAME_KEYS: string[] = GAMES.map((g) => g.game_key);
@@ -49,18 +49,7 @@ export const POINTS_VALUE: Amounts = {
 export const valueOf = (a: Amounts) => a.points * POINTS_VALUE.points + a.free_spins * POINTS_VALUE.free_spins + a.missiles * POINTS_VALUE.missiles;
 export const rtpPercent = (payout: number, cost: number) => (cost > 0 ? Math.round((payout / cost) * 10_000) / 100 : null);
 
-export interface StatsRow {
-  day: string;
-  action: string;
-  game_key: string;
-  entries: number;
-  free_spins_granted: number;
-  free_spins_spent: number;
-  missiles_granted: number;
-  missiles_spent: number;
-  points_granted: number;
-  points_spent: number;
-}
+export type { StatsRow };
 
 /** Parses `games` (comma list); absent or empty = every game. Unknown keys are a 400 naming query.games. */
 export function parseGames(raw: string | undefined): string[] {
@@ -72,11 +61,6 @@ export function parseGames(raw: string | undefined): string[] {
     throw new AppError("invalid_query", `Invalid request parameters: query.games ${problem}`, { details: [{ field: "query.games", problem }] });
   }
   return GAME_KEYS.filter((k) => keys.includes(k));
-}
-
-export function statsRows(db: Database, w: ReportWindow): StatsRow[] {
-  // The primary key (day, action, game_key) serves the day range: a few rows per day.
-  return db.query<StatsRow, [string, string]>("SELECT * FROM messenger_daily_stats WHERE day BETWEEN ? AND ? ORDER BY day").all(w.from, w.to);
 }
 
 const granted = (r: StatsRow): Amounts => ({ free_spins: r.free_spins_granted, missiles: r.missiles_granted, points: r.points_granted });
@@ -135,14 +119,14 @@ export function daysOf(w: ReportWindow): string[] {
 }
 
 /** The figures of `games` over the window, and their total (players counted once across the games). */
-export function gameFigures(ctx: AppContext, w: ReportWindow, games: string[]) {
-  const db = ctx.db.sqlite;
+export async function gameFigures(ctx: AppContext, w: ReportWindow, games: string[]) {
   const today = ctx.clock.now().toISOString().slice(0, 10);
   const days = daysOf(w);
   const dayIndex = new Map(days.map((d, i) => [d, i]));
   const byGame = new Map(games.map((g) => [g, emptyFigures(g, days)]));
   const total = emptyFigures("total", days);
-  for (const r of statsRows(db, w)) {
+  // The primary key (day, action, game_key) serves the day range: a few rows per day.
+  for (const r of await statsRows(ctx.store, w.from, w.to)) {
     const f = byGame.get(r.game_key);
     if (!f) continue;
     if (r.action === playActionOf(r.game_key)) {
@@ -172,25 +156,25 @@ export function gameFigures(ctx: AppContext, w: ReportWindow, games: string[]) {
       }
     }
   }
-  const finish = (f: GameFigures, keys: string[]) => {
+  const finish = async (f: GameFigures, keys: string[]) => {
     f.payout_points_value = valueOf(f.payout);
     f.cost_points_value = valueOf(f.cost);
     f.rtp_percent = rtpPercent(f.payout_points_value, f.cost_points_value);
-    f.players = distinctPlayers(db, w, today, keys);
-    const perDay = playersPerDay(db, w, today, keys);
+    f.players = await distinctPlayers(ctx, w, today, keys);
+    const perDay = await playersPerDay(ctx, w, today, keys);
     for (const p of f.series) {
       p.players = perDay.get(p.day) ?? 0;
       p.rtp_percent = rtpPercent(p.payout_points_value, p.cost_points_value);
     }
   };
-  for (const [g, f] of byGame) finish(f, [g]);
-  finish(total, games);
+  for (const [g, f] of byGame) await finish(f, [g]);
+  await finish(total, games);
   return { games: [...byGame.values()], total };
 }
 
-export function gamesOverview(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function gamesOverview(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), OVERVIEW_DEFAULT_DAYS);
-  const figures = gameFigures(ctx, w, games);
+  const figures = await gameFigures(ctx, w, games);
   return { window: w, games_selected: games, points_value: POINTS_VALUE, ...figures };
 }

@@ -1,16 +1,21 @@
 // Distinct players of a reporting window, from messenger_daily_players (one row per day, game and player).
 // Counting distinct players over 90 days reads every (day, game, player) row of the window — about 330,000 rows
 // and 160–220 ms at 1,000,000 plays by 50,000 players (bench/messenger-admin.ts) — too slow to do per request.
-// But a UTC day that has ended never changes: applyAction writes the aggregates of the ledger row's own day, which
-// is today. So the players of the window's CLOSED days (before today) are read once per process and kept — as a
+// But a UTC day that has ended barely changes: the fold adds a ledger row to its own day, which is almost always
+// today. So the players of the window's CLOSED days (before today) are read once per process and kept — as a
 // sorted Float64Array of Telegram user ids per game and window start (8 bytes a player), and a count per closed
-// day — and only today's rows (a PK prefix: day, game_key) are read per request. The caches are per database
-// handle (so per app), bounded, and dropped as a whole when the day turns.
+// day — and only today's rows (a PK prefix: day, game_key) are read per request. The caches are bounded, and
+// dropped as a whole when the day turns.
 //
-// The invariant this relies on: no write lands on a past day. True for one clock; a second instance whose clock
-// lags by a few seconds at midnight could add a row to "yesterday" after it was cached — then the count is off by
-// those players until the process restarts or the day turns again. Documented in docs/messenger-admin-analytics.md.
-import type { Database } from "bun:sqlite";
+// The invariant this relies on: no write lands on a day a reader already treats as closed. Late writes do happen
+// — a ledger row of 23:59:59 folded after midnight, a row committed late on PostgreSQL, an instance whose clock
+// lags — and each is made visible: the fold bumps the daily_players version when it writes a day that ends within
+// CLOSED_DAY_MARGIN_MS of its own clock (src/messenger/daily-stats.ts), and this cache re-reads that counter at most
+// once a second (src/messenger/version-watch.ts) and drops everything when it moved. Kept per context
+// (AppContext.state), so each app — and each instance — has its own.
+import { type AppContext, slot, stateOf } from "../../context";
+import { playerIdsBetween, playerIdsOfDay, playersPerDayBetween } from "../store/stats";
+import { versionWatch } from "../version-watch";
 
 interface Cache {
   /** The day the cache was built for (today at that time); a new day drops everything. */
@@ -23,22 +28,26 @@ interface Cache {
 
 const MAX_SETS = 32;
 const MAX_DAY_COUNTS = 8192;
-const caches = new WeakMap<Database, Cache>();
 
-function cacheOf(db: Database, today: string): Cache {
-  let c = caches.get(db);
-  if (!c || c.today !== today) {
-    c = { today, sets: new Map(), dayCounts: new Map() };
-    caches.set(db, c);
-  }
-  return c;
+const CACHE = slot("messenger players window", (ctx) => ({
+  watch: versionWatch(ctx, "daily_players"),
+  cache: { today: "", sets: new Map(), dayCounts: new Map() } as Cache,
+}));
+
+/**
+ * The cache for `today`, emptied when the day turned or a late fold moved the version. The caller fills the maps
+ * of the object it got: a drop meanwhile replaces the object, so a set computed before the drop is never kept.
+ */
+async function cacheOf(ctx: AppContext, today: string): Promise<Cache> {
+  const s = stateOf(ctx, CACHE);
+  // The version before the rows: a fold committed in between shows as a move at the next check.
+  if ((await s.watch.moved()) || s.cache.today !== today) s.cache = { today, sets: new Map(), dayCounts: new Map() };
+  return s.cache;
 }
 
 const DAY_MS = 86_400_000;
 const prevDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
-const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-
-function closedSet(db: Database, c: Cache, game: string, from: string, closedTo: string): Float64Array {
+async function closedSet(ctx: AppContext, c: Cache, game: string, from: string, closedTo: string): Promise<Float64Array> {
   const key = `${game}|${from}|${closedTo}`;
   const hit = c.sets.get(key);
   if (hit) {
@@ -47,13 +56,7 @@ function closedSet(db: Database, c: Cache, game: string, from: string, closedTo:
     c.sets.set(key, hit);
     return hit;
   }
-  const ids = db
-    .query<[number], [string, string, string]>(
-      "SELECT DISTINCT telegram_user_id FROM messenger_daily_players WHERE day BETWEEN ? AND ? AND game_key = ? ORDER BY telegram_user_id",
-    )
-    .values(from, closedTo, game)
-    .map((r) => r[0]);
-  const set = Float64Array.from(ids);
+  const set = Float64Array.from(await playerIdsBetween(ctx.store, from, closedTo, game));
   if (c.sets.size >= MAX_SETS) c.sets.delete(c.sets.keys().next().value!);
   c.sets.set(key, set);
   return set;
@@ -75,12 +78,14 @@ function union(sets: Float64Array[]): Float64Array {
 }
 
 /** The union of the games' closed sets, itself kept (merging 2 × 40,000 ids costs milliseconds per request). */
-function closedUnion(db: Database, c: Cache, games: string[], from: string, closedTo: string): Float64Array {
-  if (games.length === 1) return closedSet(db, c, games[0]!, from, closedTo);
+async function closedUnion(ctx: AppContext, c: Cache, games: string[], from: string, closedTo: string): Promise<Float64Array> {
+  if (games.length === 1) return closedSet(ctx, c, games[0]!, from, closedTo);
   const key = `${games.join(",")}|${from}|${closedTo}`;
   const hit = c.sets.get(key);
   if (hit) return hit;
-  const merged = union(games.map((g) => closedSet(db, c, g, from, closedTo)));
+  const parts: Float64Array[] = [];
+  for (const g of games) parts.push(await closedSet(ctx, c, g, from, closedTo));
+  const merged = union(parts);
   if (c.sets.size >= MAX_SETS) c.sets.delete(c.sets.keys().next().value!);
   c.sets.set(key, merged);
   return merged;
@@ -100,11 +105,8 @@ function has(sorted: Float64Array, id: number): boolean {
 }
 
 /** Today's players in `games`: a PK prefix read (day, game_key); one row per player and game, deduplicated here. */
-function todaysIds(db: Database, today: string, games: string[]): Iterable<number> {
-  const ids = db
-    .query<[number], string[]>(`SELECT telegram_user_id FROM messenger_daily_players WHERE day = ? AND game_key IN (${inList(games.length)})`)
-    .values(today, ...games)
-    .map((r) => r[0] as number);
+async function todaysIds(ctx: AppContext, today: string, games: string[]): Promise<Iterable<number>> {
+  const ids = await playerIdsOfDay(ctx.store, today, games);
   return games.length === 1 ? ids : new Set(ids);
 }
 
@@ -112,22 +114,22 @@ function todaysIds(db: Database, today: string, games: string[]): Iterable<numbe
  * Distinct players over [from, to] in any of `games` (game keys of the aggregates; "" = any ledger action).
  * `today` is the clock's UTC day; `to` is never after it.
  */
-export function distinctPlayers(db: Database, window: { from: string; to: string }, today: string, games: string[]): number {
+export async function distinctPlayers(ctx: AppContext, window: { from: string; to: string }, today: string, games: string[]): Promise<number> {
   if (games.length === 0) return 0;
-  const c = cacheOf(db, today);
+  const c = await cacheOf(ctx, today);
   const closedTo = window.to < today ? window.to : prevDay(today);
-  const closed = window.from <= closedTo ? closedUnion(db, c, games, window.from, closedTo) : new Float64Array(0);
+  const closed = window.from <= closedTo ? await closedUnion(ctx, c, games, window.from, closedTo) : new Float64Array(0);
   if (window.to < today) return closed.length;
   let extra = 0;
-  for (const id of todaysIds(db, today, games)) if (!has(closed, id)) extra++;
+  for (const id of await todaysIds(ctx, today, games)) if (!has(closed, id)) extra++;
   return closed.length + extra;
 }
 
 /** Distinct players per day of [from, to] in any of `games`: closed days cached, today read live. */
-export function playersPerDay(db: Database, window: { from: string; to: string }, today: string, games: string[]): Map<string, number> {
+export async function playersPerDay(ctx: AppContext, window: { from: string; to: string }, today: string, games: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (games.length === 0) return out;
-  const c = cacheOf(db, today);
+  const c = await cacheOf(ctx, today);
   const gamesKey = games.join(",");
   const missing: string[] = [];
   for (let day = window.from; day <= window.to; day = new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10)) {
@@ -136,11 +138,7 @@ export function playersPerDay(db: Database, window: { from: string; to: string }
     else out.set(day, hit);
   }
   if (missing.length > 0) {
-    const rows = db
-      .query<{ day: string; n: number }, string[]>(
-        `SELECT day, COUNT(DISTINCT telegram_user_id) AS n FROM messenger_daily_players WHERE day BETWEEN ? AND ? AND game_key IN (${inList(games.length)}) GROUP BY day`,
-      )
-      .all(missing[0]!, missing[missing.length - 1]!, ...games);
+    const rows = await playersPerDayBetween(ctx.store, missing[0]!, missing[missing.length - 1]!, games);
     const found = new Map(rows.map((r) => [r.day, r.n]));
     if (c.dayCounts.size + missing.length > MAX_DAY_COUNTS) c.dayCounts.clear();
     for (const day of missing) {

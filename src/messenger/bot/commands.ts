@@ -1,13 +1,16 @@
 // What the bot answers to /start, /help, /balance and /play. Runs inside the webhook's transaction, so the
 // player it creates and the replies it queues commit together with the update's record.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { GAMES } from "../catalog";
-import { claimPromo } from "../games/promos";
-import { getPlayer, getPlayerOrCreate } from "../players";
+import type { GamesConfig } from "../config/cache";
 import { activeWheel } from "../config/wheel-campaigns";
+import { claimPromoIn } from "../games/promos";
 import { freeSpinState } from "../games/wheel";
+import type { ActionScope } from "../ledger";
+import { getPlayer, getPlayerOrCreate } from "../players";
+import { mergeBotProfile, setReferrer } from "../store/players";
+import { inSavepoint } from "../store/savepoint";
 
 export interface TelegramUser {
   id: number;
@@ -33,29 +36,36 @@ export const HANDLED_UPDATE_KINDS = ["message"] as const;
 
 const helpText = () => ["Commands:", ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`)].join("\n");
 
-export function botReplies(ctx: AppContext, db: Database, now: string, from: TelegramUser, command: string, arg: string): Array<{ text: string }> {
+/** The replies to one command, in the webhook's transaction `s.t`; `config` was read before it. */
+export async function botReplies(
+  ctx: AppContext,
+  config: GamesConfig,
+  s: ActionScope,
+  from: TelegramUser,
+  command: string,
+  arg: string,
+): Promise<Array<{ text: string }>> {
+  const { t, now } = s;
   switch (command) {
     case "start": {
-      const player = getPlayerOrCreate(db, from.id, now);
-      db.query(
-        "UPDATE messenger_players SET username = COALESCE(?2, username), first_name = COALESCE(?3, first_name), language_code = COALESCE(?4, language_code) WHERE telegram_user_id = ?1",
-      ).run(from.id, from.username ?? null, from.first_name ?? null, from.language_code ?? null);
+      const player = await getPlayerOrCreate(t, from.id, now);
+      await mergeBotProfile(t, from.id, { username: from.username ?? null, firstName: from.first_name ?? null, languageCode: from.language_code ?? null });
       const name = from.first_name ?? from.username ?? "player";
       const lines = [`Welcome, ${name}!`, "Open the mini-app to spin the wheel and play the recon grid.", helpText()];
-      const extra = startParamReply(ctx, db, now, player.telegram_user_id, arg);
+      const extra = await startParamReply(ctx, config, s, player.telegram_user_id, arg);
       return [{ text: lines.join("\n\n") }, ...(extra ? [{ text: extra }] : [])];
     }
     case "help":
       return [{ text: helpText() }];
     case "balance": {
-      const p = getPlayer(db, from.id);
+      const p = await getPlayer(t, from.id);
       const b = p ?? { free_spin_balance: 0, missile_balance: 0, points_balance: 0 };
       return [{ text: `Free spins: ${b.free_spin_balance}\nMissiles: ${b.missile_balance}\nPoints: ${b.points_balance}` }];
     }
     case "play": {
-      const p = getPlayerOrCreate(db, from.id, now);
+      const p = await getPlayerOrCreate(t, from.id, now);
       // The cooldown of the wheel this player gets (their audience's active campaign, else the default).
-      const spin = freeSpinState(p, new Date(now), activeWheel(db, p, now).cooldown_seconds);
+      const spin = freeSpinState(p, new Date(now), activeWheel(config, p, now).cooldown_seconds);
       const wheel = spin.free_spin_available ? "free spin available now" : `next free spin at ${spin.next_free_spin_at} (UTC)`;
       const lines = GAMES.map(
         (g) => `${g.title}: ${g.game_key === "spin_wheel" ? `${wheel}; ${p.free_spin_balance} spins in hand` : `${p.missile_balance} missiles`}`,
@@ -69,24 +79,22 @@ export function botReplies(ctx: AppContext, db: Database, now: string, from: Tel
 
 /**
  * Start parameters the bot understands (t.me/<bot>?start=<param>): `promo_<CODE>` claims the promo (a nested
- * ledger action, a savepoint: a refused claim rolls back alone and the welcome still goes out); `ref_<telegram
+ * ledger action, in a savepoint: a refused claim rolls back alone and the welcome still goes out); `ref_<telegram
  * user id>` records who invited the player, once, if that player exists and is not the player itself.
  */
-function startParamReply(ctx: AppContext, db: Database, _now: string, telegramUserId: number, arg: string): string | null {
+async function startParamReply(ctx: AppContext, config: GamesConfig, s: ActionScope, telegramUserId: number, arg: string): Promise<string | null> {
   const ref = /^ref_([1-9][0-9]{0,15})$/.exec(arg);
   if (ref) {
     const referrer = Number(ref[1]);
-    const inviter = referrer === telegramUserId ? null : getPlayer(db, referrer);
+    const inviter = referrer === telegramUserId ? null : await getPlayer(s.t, referrer);
     if (!inviter) return null;
-    const set = db
-      .query("UPDATE messenger_players SET referred_by = ?2 WHERE telegram_user_id = ?1 AND referred_by IS NULL")
-      .run(telegramUserId, referrer).changes;
+    const set = await setReferrer(s.t, telegramUserId, referrer);
     return set ? `You were invited by ${inviter.first_name ?? inviter.username ?? "a player"}.` : null;
   }
   const promo = /^promo_([A-Za-z0-9_-]{1,48})$/.exec(arg);
   if (!promo) return null;
   try {
-    const r = claimPromo(ctx, telegramUserId, { request_id: `start-promo:${promo[1]}`, code: promo[1]! });
+    const r = await inSavepoint(s.t, () => claimPromoIn(ctx, config, s, telegramUserId, { request_id: `start-promo:${promo[1]}`, code: promo[1]! }));
     const g = r.promo.reward;
     return `Promo ${r.promo.code} ${r.replayed ? "was already applied" : "applied"}: +${g.free_spins} free spins, +${g.missiles} missiles, +${g.points} points.`;
   } catch (err) {

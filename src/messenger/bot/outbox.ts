@@ -2,9 +2,10 @@
 // sends them to the Bot API (MESSENGER_BOT_API_BASE). The webhook never waits on Telegram, a crash loses no reply
 // (a leased row comes back when its lease passes), and Telegram's flood control is honoured: a 429's
 // parameters.retry_after sets the row's next attempt.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { bump } from "../counters";
+import { backlog, type LeasedRow, leaseDue, queueCall, recordDead, recordRetry, recordSent } from "../store/bot";
 
 const BATCH = 20;
 const LEASE_MS = 60_000;
@@ -14,42 +15,34 @@ export const MAX_BOT_ATTEMPTS = 8;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 3_600_000;
 
-interface OutboxRow {
-  id: number;
-  chat_id: number;
-  method: string;
-  payload: string;
-  attempts: number;
-}
-
-/** Queues one Bot API call; call inside the transaction that decided to send it. */
-export function queueBotCall(db: Database, now: string, updateId: number | null, chatId: number, method: string, payload: Record<string, unknown>): void {
-  db.query(
-    "INSERT INTO messenger_bot_outbox (update_id, chat_id, method, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
-  ).run(updateId, chatId, method, JSON.stringify({ chat_id: chatId, ...payload }), now, now);
+/** Queues one Bot API call, in the transaction that decided to send it. */
+export function queueBotCall(
+  t: Queryable,
+  now: string,
+  updateId: number | null,
+  chatId: number,
+  method: string,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  return queueCall(t, { update_id: updateId, chat_id: chatId, method, payload: JSON.stringify({ chat_id: chatId, ...payload }), created_at: now });
 }
 
 /** Delay before attempt n+1 after n failures: 5 s, 10 s, 20 s … capped at 1 h. */
 export const backoffMs = (attempts: number) => Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
 
-function lease(ctx: AppContext): OutboxRow[] {
-  const db = ctx.db.sqlite;
+/**
+ * Leases the due replies (every instance runs this job: the lease, with SKIP LOCKED on PostgreSQL, keeps two from
+ * taking one reply). One statement, so the lease is its own short transaction; the sends happen after it.
+ */
+async function lease(ctx: AppContext): Promise<LeasedRow[]> {
   const now = ctx.clock.now();
-  const iso = now.toISOString();
-  return db
-    .query<OutboxRow, [string, string]>(
-      `UPDATE messenger_bot_outbox SET lease_until = ?1
-       WHERE id IN (SELECT id FROM messenger_bot_outbox WHERE status = 'pending' AND next_attempt_at <= ?2 AND (lease_until IS NULL OR lease_until <= ?2)
-                    ORDER BY next_attempt_at, id LIMIT ${BATCH})
-       RETURNING id, chat_id, method, payload, attempts`,
-    )
-    .all(new Date(now.getTime() + LEASE_MS).toISOString(), iso)
-    .sort((a, b) => a.id - b.id);
+  const rows = await leaseDue(ctx.store, ctx.store.dialect, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), BATCH);
+  return rows.sort((a, b) => a.id - b.id);
 }
 
 type Outcome = { kind: "sent" } | { kind: "retry"; afterMs: number; error: string; label: string } | { kind: "dead"; error: string; label: string };
 
-async function callBotApi(ctx: AppContext, row: OutboxRow): Promise<Outcome> {
+async function callBotApi(ctx: AppContext, row: LeasedRow): Promise<Outcome> {
   const { botApiBase, botToken } = ctx.config.messenger;
   try {
     const res = await fetch(`${botApiBase}/bot${botToken}/${row.method}`, {
@@ -75,56 +68,42 @@ async function callBotApi(ctx: AppContext, row: OutboxRow): Promise<Outcome> {
   }
 }
 
-function record(ctx: AppContext, row: OutboxRow, outcome: Outcome): void {
-  const db = ctx.db.sqlite;
-  const now = ctx.clock.now();
-  const iso = now.toISOString();
+/** Writes the outcome and its counter in one transaction, after the send (never during it). */
+async function record(ctx: AppContext, row: LeasedRow, outcome: Outcome): Promise<void> {
+  const iso = ctx.clock.now().toISOString();
+  const leasedUntil = row.lease_until!;
   if (outcome.kind === "sent") {
-    db.query("UPDATE messenger_bot_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?2, lease_until = NULL, last_error = NULL WHERE id = ?1").run(
-      row.id,
-      iso,
-    );
-    bump(db, ctx.clock, "bot_messages_sent", row.method);
+    await ctx.store.tx(async (t) => {
+      if (await recordSent(t, row.id, leasedUntil, iso)) await bump(t, ctx.clock, "bot_messages_sent", row.method);
+    });
     return;
   }
-  bump(db, ctx.clock, "bot_api_errors", outcome.label);
   const attempts = row.attempts + 1;
-  if (outcome.kind === "dead" || attempts >= MAX_BOT_ATTEMPTS) {
-    db.query("UPDATE messenger_bot_outbox SET status = 'dead', attempts = ?2, lease_until = NULL, last_error = ?3 WHERE id = ?1").run(
-      row.id,
-      attempts,
-      outcome.error,
-    );
-    ctx.log.warn("bot reply dead-lettered", { outbox_id: row.id, attempts, error: outcome.error });
-    return;
-  }
-  const next = new Date(now.getTime() + outcome.afterMs).toISOString();
-  db.query("UPDATE messenger_bot_outbox SET attempts = ?2, next_attempt_at = ?3, lease_until = NULL, last_error = ?4 WHERE id = ?1").run(
-    row.id,
-    attempts,
-    next,
-    outcome.error,
-  );
+  const next = outcome.kind === "retry" && attempts < MAX_BOT_ATTEMPTS ? new Date(Date.parse(iso) + outcome.afterMs).toISOString() : null;
+  await ctx.store.tx(async (t) => {
+    const recorded =
+      next === null
+        ? await recordDead(t, row.id, leasedUntil, attempts, outcome.error)
+        : await recordRetry(t, row.id, leasedUntil, attempts, next, outcome.error);
+    if (recorded) await bump(t, ctx.clock, "bot_api_errors", outcome.label);
+  });
+  if (next === null) ctx.log.warn("bot reply dead-lettered", { outbox_id: row.id, attempts, error: outcome.error });
 }
 
 /** One pass: lease due replies, send them (in order, one at a time per pass), record each outcome. */
 export async function sendDueBotCalls(ctx: AppContext): Promise<{ idle: boolean; sent: number; failed: number }> {
   if (!ctx.config.messenger.botToken) return { idle: true, sent: 0, failed: 0 };
-  const rows = lease(ctx);
+  const rows = await lease(ctx);
   let sent = 0;
   for (const row of rows) {
     const outcome = await callBotApi(ctx, row);
-    record(ctx, row, outcome);
+    await record(ctx, row, outcome);
     if (outcome.kind === "sent") sent++;
   }
   return { idle: rows.length === 0, sent, failed: rows.length - sent };
 }
 
-export function outboxBacklog(db: Database): { pending: number; dead: number; oldest_pending_at: string | null } {
-  const r = db
-    .query<{ pending: number; dead: number; oldest: string | null }, []>(
-      "SELECT COALESCE(SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0) AS pending, COALESCE(SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END), 0) AS dead, MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest FROM messenger_bot_outbox WHERE status IN ('pending', 'dead')",
-    )
-    .get()!;
+export async function outboxBacklog(q: Queryable): Promise<{ pending: number; dead: number; oldest_pending_at: string | null }> {
+  const r = await backlog(q);
   return { pending: r.pending, dead: r.dead, oldest_pending_at: r.oldest };
 }

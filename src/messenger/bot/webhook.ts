@@ -8,10 +8,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { queueBotCall } from "./outbox";
-import { botReplies, type TelegramUser } from "./commands";
-import type { BotUsername } from "./username";
+import { gamesConfig } from "../config/cache";
 import { bump } from "../counters";
+import type { AfterCommit } from "../ledger";
+import { claimUpdate } from "../store/bot";
+import { botReplies, type TelegramUser } from "./commands";
+import { queueBotCall } from "./outbox";
+import type { BotUsername } from "./username";
 
 export interface TelegramUpdate {
   update_id: number;
@@ -96,8 +99,12 @@ export async function handleUpdate(ctx: AppContext, username: BotUsername, updat
   return ingestUpdate(ctx, update, name);
 }
 
-export function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botUsername: string | null) {
-  const db = ctx.db.sqlite;
+/**
+ * Records the update and answers it, in one transaction. The update id is claimed first: of two deliveries of one
+ * update — a redelivery, or two instances behind one address — exactly one inserts it and answers; the other
+ * (on PostgreSQL after waiting for the first to commit) finds it claimed and acknowledges it as a duplicate.
+ */
+export async function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botUsername: string | null) {
   const kind = kindOf(update);
   const message = update.message;
   const decision = routeUpdate(update, botUsername);
@@ -109,26 +116,38 @@ export function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botUsernam
     ignored_reason: ignored,
     replies_queued: replies,
   });
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      // The command is stored only when the bot answers it, so the operators' per-command counts are answers.
-      const fresh = db
-        .query("INSERT INTO messenger_updates (update_id, kind, chat_id, command, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING")
-        .run(update.update_id, kind, message?.chat.id ?? null, cmd?.command ?? null, now).changes;
-      if (fresh === 0) {
-        bump(db, ctx.clock, "updates_replayed", kind);
-        return ack(0, "duplicate");
-      }
-      bump(db, ctx.clock, "updates_received", kind);
-      if (!cmd || !message?.from) {
-        const reason = "ignored" in decision ? decision.ignored : "from_a_bot";
-        bump(db, ctx.clock, "updates_ignored", reason);
-        return ack(0, reason);
-      }
-      const replies = botReplies(ctx, db, now, message.from, cmd.command, cmd.arg);
-      for (const r of replies) queueBotCall(db, now, update.update_id, message.chat.id, "sendMessage", r);
-      return ack(replies.length, null);
-    })
-    .immediate();
+  // What a command may need of the games configuration (a /start promo's audience, /play's wheel), read before
+  // the transaction: its body awaits only its own statements.
+  const config = cmd ? await gamesConfig(ctx) : null;
+  const now = ctx.clock.now().toISOString();
+  const after: AfterCommit = { nudge: false };
+  const answer = await ctx.store.tx(async (t) => {
+    // The command is stored only when the bot answers it, so the operators' per-command counts are answers.
+    const fresh = await claimUpdate(t, {
+      update_id: update.update_id,
+      kind,
+      chat_id: message?.chat.id ?? null,
+      command: cmd?.command ?? null,
+      received_at: now,
+    });
+    if (!fresh) {
+      await bump(t, ctx.clock, "updates_replayed", kind);
+      return ack(0, "duplicate");
+    }
+    let answered: ReturnType<typeof ack>;
+    if (!cmd || !message?.from || !config) {
+      const reason = "ignored" in decision ? decision.ignored : "from_a_bot";
+      await bump(t, ctx.clock, "updates_ignored", reason);
+      answered = ack(0, reason);
+    } else {
+      const replies = await botReplies(ctx, config, { t, now, clock: ctx.clock, after }, message.from, cmd.command, cmd.arg);
+      for (const r of replies) await queueBotCall(t, now, update.update_id, message.chat.id, "sendMessage", r);
+      answered = ack(replies.length, null);
+    }
+    // Last: every update shares this counter's row (on PostgreSQL its lock is then held only until the commit).
+    await bump(t, ctx.clock, "updates_received", kind);
+    return answered;
+  });
+  if (after.nudge) ctx.dispatcher.nudge();
+  return answer;
 }

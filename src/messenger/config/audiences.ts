@@ -1,14 +1,15 @@
 // Operator audience groups (GET/POST /api/messenger/admin/games/audience-groups): made and replaced by key, each
 // change audited in its own transaction; the built-in groups are listed first and cannot be redefined.
-import type { Database } from "bun:sqlite";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { badCursor } from "../../http/pagination";
+import { audienceGroupByKey, audienceGroupExists, audienceGroupsPage, countAudienceGroups, insertAudienceGroup, updateAudienceGroup } from "../store/config";
 import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";
-import { type AudienceGroupRow, invalidateGamesConfig } from "./cache";
+import { type AudienceGroupRow, bumpGamesConfigVersion, invalidateGamesConfig } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export interface AudienceGroupInput {
@@ -42,9 +43,9 @@ const builtinView = (key: (typeof BUILTIN_AUDIENCE_GROUPS)[number]) => ({
  * Refuses a group nobody defined, naming the request field that named it (404 audience_group_not_found).
  * Reads the table, not the cached snapshot: a write must see a group made a moment ago by another process.
  */
-export function requireAudienceGroup(db: Database, key: string, field: string): void {
+export async function requireAudienceGroup(q: Queryable, key: string, field: string): Promise<void> {
   if (isBuiltinGroup(key)) return;
-  if (db.query("SELECT 1 FROM messenger_audience_groups WHERE group_key = ?").get(key)) return;
+  if (await audienceGroupExists(q, key)) return;
   throw new AppError("audience_group_not_found", `${field}: no audience group ${JSON.stringify(key)}; built in are ${BUILTIN_AUDIENCE_GROUPS.join(", ")}`, {
     details: [{ field, problem: `no audience group ${JSON.stringify(key)}` }],
   });
@@ -54,8 +55,7 @@ export function requireAudienceGroup(db: Database, key: string, field: string): 
  * Built-in groups first (in their fixed order), then the operator groups by key. A cursor holds [0, built-in key]
  * or [1, operator key]: the position is the key itself, so groups added before it do not shift the next page.
  */
-export function listAudienceGroups(ctx: AppContext, input: PageInput) {
-  const db = ctx.db.sqlite;
+export async function listAudienceGroups(ctx: AppContext, input: PageInput) {
   const page = pageFrom(input, ["integer", "text"]);
   const after = page.after as [number, string] | null;
   if (after && after[0] !== 0 && after[0] !== 1) throw badCursor();
@@ -66,12 +66,8 @@ export function listAudienceGroups(ctx: AppContext, input: PageInput) {
   }
   const builtins = BUILTIN_AUDIENCE_GROUPS.slice(builtinFrom, builtinFrom + page.limit + 1).map(builtinView);
   const customOffset = after === null ? Math.max(0, page.offset - BUILTIN_AUDIENCE_GROUPS.length) : 0;
-  const rows = db
-    .query<AudienceGroupRow, [string | null, number, number]>(
-      "SELECT * FROM messenger_audience_groups WHERE ?1 IS NULL OR group_key > ?1 ORDER BY group_key LIMIT ?2 OFFSET ?3",
-    )
-    .all(after?.[0] === 1 ? after[1] : null, page.limit + 1 - builtins.length, customOffset);
-  const total = (db.query("SELECT COUNT(*) AS n FROM messenger_audience_groups").get() as { n: number }).n + BUILTIN_AUDIENCE_GROUPS.length;
+  const rows = await audienceGroupsPage(ctx.store, after?.[0] === 1 ? after[1] : null, page.limit + 1 - builtins.length, customOffset);
+  const total = (await countAudienceGroups(ctx.store)) + BUILTIN_AUDIENCE_GROUPS.length;
   const p = paged([...builtins, ...rows.map(groupView)], page, (g) => [g.builtin ? 0 : 1, g.group_key]);
   return { audience_groups: p.items, count: p.count, total, pagination: p.pagination, query: p.query };
 }
@@ -92,41 +88,40 @@ function checkRule(rule: AudienceRule): AudienceRule {
  * Creates a group, or with update: true changes an existing group's title and/or rule (omitted ones keep their
  * value; the key is the identity, and every campaign, promo and mission naming it follows the new rule).
  */
-export function saveAudienceGroup(ctx: AppContext, admin: AdminRequest, input: AudienceGroupInput) {
+export async function saveAudienceGroup(ctx: AppContext, admin: AdminRequest, input: AudienceGroupInput) {
   if (isBuiltinGroup(input.group_key)) throw badField("body.group_key", `${JSON.stringify(input.group_key)} is a built-in group and cannot be redefined`);
   if (!input.update && input.title === undefined) throw badField("body.title", "is required when creating an audience group");
   if (!input.update && input.rule === undefined) throw badField("body.rule", "is required when creating an audience group");
   const rule = input.rule === undefined ? undefined : checkRule(input.rule);
-  const db = ctx.db.sqlite;
-  const result = db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const before = db.query<AudienceGroupRow, [string]>("SELECT * FROM messenger_audience_groups WHERE group_key = ?").get(input.group_key);
-      if (before && !input.update)
-        throw new AppError("conflict", `body.group_key: the audience group ${input.group_key} exists; send update: true to replace its title and rule`, {
-          details: [{ field: "body.group_key", problem: "already exists" }],
-        });
-      if (!before && input.update) requireAudienceGroup(db, input.group_key, "body.group_key");
-      const row = before
-        ? db
-            .query<AudienceGroupRow, [string, string, string]>("UPDATE messenger_audience_groups SET title = ?, rule = ? WHERE group_key = ? RETURNING *")
-            .get(input.title ?? before.title, rule ? JSON.stringify(rule) : before.rule, input.group_key)!
-        : db
-            .query<AudienceGroupRow, [string, string, string, string, string]>(
-              "INSERT INTO messenger_audience_groups (group_key, title, rule, created_by, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
-            )
-            .get(input.group_key, input.title!, JSON.stringify(rule), actorLabel(admin.actor), now)!;
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: before ? "messenger.audience_group.update" : "messenger.audience_group.create",
-        target: input.group_key,
-        details: { before: before ? groupView(before) : null, after: groupView(row) },
-        requestId: admin.requestId,
+  const now = ctx.clock.now().toISOString();
+  const result = await ctx.store.tx(async (t) => {
+    // First: the version row's lock makes every configuration write of every instance run one at a time.
+    await bumpGamesConfigVersion(t, now);
+    const before = await audienceGroupByKey(t, input.group_key);
+    if (before && !input.update)
+      throw new AppError("conflict", `body.group_key: the audience group ${input.group_key} exists; send update: true to replace its title and rule`, {
+        details: [{ field: "body.group_key", problem: "already exists" }],
       });
-      return { audience_group: groupView(row), created: !before };
-    })
-    .immediate();
-  invalidateGamesConfig(db);
+    if (!before && input.update) await requireAudienceGroup(t, input.group_key, "body.group_key");
+    const row = before
+      ? await updateAudienceGroup(t, input.group_key, input.title ?? before.title, rule ? JSON.stringify(rule) : before.rule)
+      : await insertAudienceGroup(t, {
+          group_key: input.group_key,
+          title: input.title!,
+          rule: JSON.stringify(rule),
+          created_by: actorLabel(admin.actor),
+          created_at: now,
+        });
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: before ? "messenger.audience_group.update" : "messenger.audience_group.create",
+      target: input.group_key,
+      details: { before: before ? groupView(before) : null, after: groupView(row) },
+      requestId: admin.requestId,
+    });
+    return { audience_group: groupView(row), created: !before };
+  });
+  invalidateGamesConfig(ctx);
   return result;
 }

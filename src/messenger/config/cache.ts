@@ -1,44 +1,24 @@
 // The operator's games configuration as the player routes read it: audience groups, catalog campaigns and wheel
-// campaigns, loaded in one go and kept per process. The mini-app catalog is a benchmarked hot path, so a request
-// costs no query for them: the snapshot is dropped by every admin write in this process (after its commit), and
-// is at most CONFIG_TTL_MS old when another process wrote (several instances over one database).
-import type { Database } from "bun:sqlite";
+// campaigns, loaded in one go and kept per context (AppContext.state). The mini-app catalog is a benchmarked hot
+// path, so a request costs no query for them. Invalidation across instances: every admin write bumps the
+// games_config version in its own transaction (bumpGamesConfigVersion), and each instance re-reads that counter at
+// most once a second (src/messenger/version-watch.ts) and reloads when it moved; a write in this process drops
+// the copy at once (invalidateGamesConfig, after the commit).
+import { type AppContext, slot, stateOf } from "../../context";
+import type { Queryable } from "../../db/port";
+import {
+  allAudienceGroups,
+  type AudienceGroupRow,
+  type CatalogCampaignRow,
+  enabledCatalogCampaigns,
+  enabledWheelCampaigns,
+  type WheelCampaignRow,
+} from "../store/config";
+import { bumpVersion } from "../store/versions";
+import { type VersionWatch, versionWatch } from "../version-watch";
 import { type AudienceRule, type CompiledRule, compileRule } from "./audience-rule";
 
-export const CONFIG_TTL_MS = 5_000;
-
-export interface AudienceGroupRow {
-  group_key: string;
-  title: string;
-  rule: string;
-  created_by: string;
-  created_at: string;
-}
-
-export interface CatalogCampaignRow {
-  id: number;
-  game_key: string;
-  audience_group: string;
-  title: string;
-  starts_at: string;
-  ends_at: string | null;
-  enabled: number;
-  created_by: string;
-  created_at: string;
-}
-
-export interface WheelCampaignRow {
-  campaign_key: string;
-  title: string;
-  audience_group: string;
-  starts_at: string;
-  ends_at: string | null;
-  cooldown_seconds: number;
-  segments: string;
-  enabled: number;
-  created_by: string;
-  created_at: string;
-}
+export type { AudienceGroupRow, CatalogCampaignRow, WheelCampaignRow };
 
 /** A segment of an operator wheel campaign (the same shape as the built-in one's). */
 export interface StoredSegment {
@@ -48,7 +28,6 @@ export interface StoredSegment {
 }
 
 export interface GamesConfig {
-  loadedAtMs: number;
   groups: Map<string, CompiledRule>;
   /** Enabled catalog campaigns, any window. */
   catalogCampaigns: CatalogCampaignRow[];
@@ -56,36 +35,66 @@ export interface GamesConfig {
   wheelCampaigns: Array<Omit<WheelCampaignRow, "segments"> & { segments: StoredSegment[] }>;
 }
 
-// Keyed by the connection: each test app (and each database) has its own snapshot.
-const snapshots = new WeakMap<Database, GamesConfig>();
+interface ConfigCache {
+  watch: VersionWatch;
+  config: GamesConfig | null;
+  loading: Promise<GamesConfig> | null;
+  /** Moves when the copy is dropped: a load started before then never becomes the copy. */
+  generation: number;
+}
 
-function load(db: Database, loadedAtMs: number): GamesConfig {
+const CACHE = slot("messenger games config", (ctx): ConfigCache => ({ watch: versionWatch(ctx, "games_config"), config: null, loading: null, generation: 0 }));
+
+function drop(c: ConfigCache): void {
+  c.config = null;
+  c.loading = null;
+  c.generation++;
+}
+
+async function load(q: Queryable): Promise<GamesConfig> {
   const groups = new Map<string, CompiledRule>();
-  for (const g of db.query<AudienceGroupRow, []>("SELECT * FROM messenger_audience_groups").all()) {
-    groups.set(g.group_key, compileRule(JSON.parse(g.rule) as AudienceRule));
+  for (const g of await allAudienceGroups(q)) groups.set(g.group_key, compileRule(JSON.parse(g.rule) as AudienceRule));
+  const catalogCampaigns = await enabledCatalogCampaigns(q);
+  const wheelCampaigns = (await enabledWheelCampaigns(q)).map((w) => ({ ...w, segments: JSON.parse(w.segments) as StoredSegment[] }));
+  return { groups, catalogCampaigns, wheelCampaigns };
+}
+
+/**
+ * The configuration, from memory while the games_config version has not moved. Read it BEFORE a transaction that
+ * needs it (a transaction's body awaits only its own statements), and pass it in.
+ */
+export async function gamesConfig(ctx: AppContext): Promise<GamesConfig> {
+  const c = stateOf(ctx, CACHE);
+  // The version is read before the rows: a change committed in between shows as a move at the next check.
+  if (await c.watch.moved()) drop(c);
+  if (c.config) return c.config;
+  if (!c.loading) {
+    const generation = c.generation;
+    c.loading = load(ctx.store).then(
+      (fresh) => {
+        if (c.generation === generation) {
+          c.config = fresh;
+          c.loading = null;
+        }
+        return fresh;
+      },
+      (err: unknown) => {
+        if (c.generation === generation) c.loading = null;
+        throw err;
+      },
+    );
   }
-  const catalogCampaigns = db.query<CatalogCampaignRow, []>("SELECT * FROM messenger_catalog_campaigns WHERE enabled = 1 ORDER BY starts_at, id").all();
-  const wheelCampaigns = db
-    .query<WheelCampaignRow, []>("SELECT * FROM messenger_wheel_campaigns WHERE enabled = 1 ORDER BY starts_at DESC, campaign_key")
-    .all()
-    .map((w) => ({ ...w, segments: JSON.parse(w.segments) as StoredSegment[] }));
-  return { loadedAtMs, groups, catalogCampaigns, wheelCampaigns };
+  return c.loading;
 }
 
-/** The configuration as of `nowIso` (the caller's ctx.clock reading): the cached snapshot while it is younger than CONFIG_TTL_MS. */
-export function gamesConfig(db: Database, nowIso: string): GamesConfig {
-  const now = Date.parse(nowIso);
-  const cached = snapshots.get(db);
-  // A clock that went back (a test's, or an operator's) reloads rather than trusting a snapshot from the future.
-  if (cached && now >= cached.loadedAtMs && now - cached.loadedAtMs < CONFIG_TTL_MS) return cached;
-  const fresh = load(db, now);
-  snapshots.set(db, fresh);
-  return fresh;
-}
+/** In the admin write's transaction: other instances will reload within a second of the commit. */
+export const bumpGamesConfigVersion = (t: Queryable, at: string) => bumpVersion(t, "games_config", at);
 
-/** Call after an admin write commits. */
-export function invalidateGamesConfig(db: Database): void {
-  snapshots.delete(db);
+/** After an admin write commits: this process reloads on its next read. */
+export function invalidateGamesConfig(ctx: AppContext): void {
+  const c = stateOf(ctx, CACHE);
+  drop(c);
+  c.watch.reset();
 }
 
 /** Half-open windows [starts_at, ends_at), null end = open-ended; ISO strings of one format compare as text. */

@@ -2,16 +2,16 @@
 // and when. A game with no enabled campaign is open to its built-in audience; a game with one or more is
 // launchable only by a player inside one that is active now — the others still see it in the catalog, marked
 // unavailable with the reason (docs/messenger-admin-games.md "Catalog campaigns").
-import type { Database } from "bun:sqlite";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { inAudience } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
-import { type CatalogCampaignRow, gamesConfig, inWindow, invalidateGamesConfig, windowsOverlap } from "./cache";
+import { catalogCampaignById, catalogCampaignsPage, insertCatalogCampaign, otherEnabledCatalogCampaigns, updateCatalogCampaign } from "../store/config";
+import { bumpGamesConfigVersion, type CatalogCampaignRow, type GamesConfig, inWindow, invalidateGamesConfig, windowsOverlap } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export const CAMPAIGN_GAMES = ["spin_wheel", "recon_grid"] as const;
@@ -49,11 +49,11 @@ export interface CampaignAccess {
   reason: string | null;
 }
 
-/** Whether this player may launch the game now, from the cached configuration (no query). */
-export function catalogAccess(db: Database, player: AudiencePlayer, gameKey: string, nowIso: string): CampaignAccess {
-  const campaigns = gamesConfig(db, nowIso).catalogCampaigns.filter((c) => c.game_key === gameKey);
+/** Whether this player may launch the game now, from the loaded configuration (no query). */
+export function catalogAccess(config: GamesConfig, player: AudiencePlayer, gameKey: string, nowIso: string): CampaignAccess {
+  const campaigns = config.catalogCampaigns.filter((c) => c.game_key === gameKey);
   if (campaigns.length === 0) return { gated: false, allowed: true, campaign: null, reason: null };
-  const mine = campaigns.filter((c) => inAudience(player, c.audience_group, db, nowIso));
+  const mine = campaigns.filter((c) => inAudience(player, c.audience_group, config));
   const active = mine.filter((c) => inWindow(c, nowIso)).sort((a, b) => (a.starts_at < b.starts_at ? 1 : -1));
   if (active[0]) return { gated: true, allowed: true, campaign: active[0], reason: null };
   const next = mine.filter((c) => c.starts_at > nowIso)[0];
@@ -64,8 +64,8 @@ export function catalogAccess(db: Database, player: AudiencePlayer, gameKey: str
 }
 
 /** The launch check of a gated game's play routes: 403 game_not_in_campaign with the reason. */
-export function requireCatalogAccess(db: Database, player: AudiencePlayer, gameKey: string, nowIso: string): void {
-  const access = catalogAccess(db, player, gameKey, nowIso);
+export function requireCatalogAccess(config: GamesConfig, player: AudiencePlayer, gameKey: string, nowIso: string): void {
+  const access = catalogAccess(config, player, gameKey, nowIso);
   if (!access.allowed)
     throw new AppError("game_not_in_campaign", `${gameKey} is not open to this player now: ${access.reason}`, {
       details: { game_key: gameKey, reason: access.reason },
@@ -73,17 +73,18 @@ export function requireCatalogAccess(db: Database, player: AudiencePlayer, gameK
 }
 
 /** Latest start first; a cursor holds the last row's [starts_at, id], the list's whole sort key. */
-export function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
+export async function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
   const now = ctx.clock.now().toISOString();
   const page = pageFrom(input, ["text", "integer"]);
   const [afterStart, afterId] = page.after ?? [null, null];
-  const rows = ctx.db.sqlite
-    .query<CatalogCampaignRow, [string | null, number, string | null, number | null, number, number]>(
-      `SELECT * FROM messenger_catalog_campaigns WHERE (?1 IS NULL OR game_key = ?1) AND (enabled = 1 OR ?2 = 1)
-         AND (?3 IS NULL OR starts_at < ?3 OR (starts_at = ?3 AND id < ?4))
-       ORDER BY starts_at DESC, id DESC LIMIT ?5 OFFSET ?6`,
-    )
-    .all(filter.game_key ?? null, filter.include_disabled ? 1 : 0, afterStart as string | null, afterId as number | null, page.limit + 1, page.offset);
+  const rows = await catalogCampaignsPage(ctx.store, {
+    gameKey: filter.game_key ?? null,
+    includeDisabled: filter.include_disabled,
+    afterStart: afterStart as string | null,
+    afterId: afterId as number | null,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
   const p = paged(
     rows.map((r) => campaignView(r, now)),
     page,
@@ -110,59 +111,42 @@ export function refuseOverlap<T extends { starts_at: string; ends_at: string | n
 }
 
 /** Creates a campaign, or with `id` updates that one (omitted fields keep their value; enabled: false disables it). */
-export function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: CatalogCampaignInput) {
-  const db = ctx.db.sqlite;
-  const result = db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const before =
-        input.id === undefined ? null : db.query<CatalogCampaignRow, [number]>("SELECT * FROM messenger_catalog_campaigns WHERE id = ?").get(input.id);
-      if (input.id !== undefined && !before)
-        throw new AppError("campaign_not_found", `body.id: no catalog campaign ${input.id}`, { details: [{ field: "body.id", problem: "no such campaign" }] });
-      for (const field of ["game_key", "audience_group", "title"] as const)
-        if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a campaign (no id)");
-      const next = {
-        game_key: input.game_key ?? before!.game_key,
-        audience_group: input.audience_group ?? before!.audience_group,
-        title: input.title ?? before!.title,
-        starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
-        ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
-        enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
-      };
-      if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
-      requireAudienceGroup(db, next.audience_group, "body.audience_group");
-      if (next.enabled === 1) {
-        const others = db
-          .query<CatalogCampaignRow, [string, string, number]>(
-            "SELECT * FROM messenger_catalog_campaigns WHERE game_key = ? AND audience_group = ? AND enabled = 1 AND id != ?",
-          )
-          .all(next.game_key, next.audience_group, before?.id ?? 0);
-        refuseOverlap(next, others, (o) => campaignView(o, now), "catalog campaign(s) of this game");
-      }
-      const args = [next.game_key, next.audience_group, next.title, next.starts_at, next.ends_at, next.enabled] as const;
-      const row = before
-        ? db
-            .query<CatalogCampaignRow, Array<string | number | null>>(
-              "UPDATE messenger_catalog_campaigns SET game_key = ?, audience_group = ?, title = ?, starts_at = ?, ends_at = ?, enabled = ? WHERE id = ? RETURNING *",
-            )
-            .get(...args, before.id)!
-        : db
-            .query<CatalogCampaignRow, Array<string | number | null>>(
-              `INSERT INTO messenger_catalog_campaigns (game_key, audience_group, title, starts_at, ends_at, enabled, created_by, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-            )
-            .get(...args, actorLabel(admin.actor), now)!;
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: before ? "messenger.catalog_campaign.update" : "messenger.catalog_campaign.create",
-        target: String(row.id),
-        details: { before: before ? campaignView(before, now) : null, after: campaignView(row, now) },
-        requestId: admin.requestId,
-      });
-      return { campaign: campaignView(row, now), created: !before };
-    })
-    .immediate();
-  invalidateGamesConfig(db);
+export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: CatalogCampaignInput) {
+  const now = ctx.clock.now().toISOString();
+  const result = await ctx.store.tx(async (t) => {
+    // First: the version row's lock runs configuration writes one at a time, so two overlapping campaigns saved on
+    // two instances at once cannot both pass the overlap check.
+    await bumpGamesConfigVersion(t, now);
+    const before = input.id === undefined ? null : await catalogCampaignById(t, input.id);
+    if (input.id !== undefined && !before)
+      throw new AppError("campaign_not_found", `body.id: no catalog campaign ${input.id}`, { details: [{ field: "body.id", problem: "no such campaign" }] });
+    for (const field of ["game_key", "audience_group", "title"] as const)
+      if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a campaign (no id)");
+    const next = {
+      game_key: input.game_key ?? before!.game_key,
+      audience_group: input.audience_group ?? before!.audience_group,
+      title: input.title ?? before!.title,
+      starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
+      ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
+      enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+    };
+    if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
+    await requireAudienceGroup(t, next.audience_group, "body.audience_group");
+    if (next.enabled === 1) {
+      const others = await otherEnabledCatalogCampaigns(t, next.game_key, next.audience_group, before?.id ?? 0);
+      refuseOverlap(next, others, (o) => campaignView(o, now), "catalog campaign(s) of this game");
+    }
+    const row = before ? await updateCatalogCampaign(t, before.id, next) : await insertCatalogCampaign(t, next, actorLabel(admin.actor), now);
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: before ? "messenger.catalog_campaign.update" : "messenger.catalog_campaign.create",
+      target: String(row.id),
+      details: { before: before ? campaignView(before, now) : null, after: campaignView(row, now) },
+      requestId: admin.requestId,
+    });
+    return { campaign: campaignView(row, now), created: !before };
+  });
+  invalidateGamesConfig(ctx);
   return result;
 }

@@ -2,17 +2,18 @@
 // and window of the wheel a player spins. The draw itself is unchanged (docs/messenger.md "Provably fair": the
 // segment is picked by fairInt over the campaign's weights); a spin records its campaign_key, and a campaign's
 // segments are frozen once a spin used them, so every past spin stays recomputable from the campaign it names.
-import type { Database } from "bun:sqlite";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { refuseOverlap } from "./campaigns";
-import { gamesConfig, inWindow, invalidateGamesConfig, type StoredSegment, type WheelCampaignRow } from "./cache";
+import { insertWheelCampaign, otherEnabledWheelCampaigns, updateWheelCampaign, wheelCampaignByKey, wheelCampaignsPage } from "../store/config";
+import { campaignHasSpins } from "../store/fair";
+import { bumpGamesConfigVersion, type GamesConfig, inWindow, invalidateGamesConfig, type StoredSegment, type WheelCampaignRow } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 
 export const MAX_SEGMENTS = 24;
@@ -73,10 +74,10 @@ const DEFAULT_WHEEL: ActiveWheel = {
 
 /**
  * The wheel this player spins now: the enabled campaign for one of their audience groups whose window holds now
- * (the latest started, ties by key), else the built-in default. Read from the cached configuration.
+ * (the latest started, ties by key), else the built-in default. Read from the loaded configuration.
  */
-export function activeWheel(db: Database, player: AudiencePlayer, nowIso: string): ActiveWheel {
-  const c = gamesConfig(db, nowIso).wheelCampaigns.find((w) => inWindow(w, nowIso) && inAudience(player, w.audience_group, db, nowIso));
+export function activeWheel(config: GamesConfig, player: AudiencePlayer, nowIso: string): ActiveWheel {
+  const c = config.wheelCampaigns.find((w) => inWindow(w, nowIso) && inAudience(player, w.audience_group, config));
   if (!c) return DEFAULT_WHEEL;
   return { campaign_key: c.campaign_key, title: c.title, cooldown_seconds: c.cooldown_seconds, segments: c.segments, source: "campaign" };
 }
@@ -102,17 +103,11 @@ const wheelView = (w: WheelCampaignRow, nowIso: string) => {
 };
 
 /** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
-export function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
+export async function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
   const now = ctx.clock.now().toISOString();
   const page = pageFrom(input, ["text", "text"]);
   const [afterStart, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
-  const rows = ctx.db.sqlite
-    .query<WheelCampaignRow, [number, string | null, string | null, number, number]>(
-      `SELECT * FROM messenger_wheel_campaigns WHERE (enabled = 1 OR ?1 = 1)
-         AND (?2 IS NULL OR starts_at < ?2 OR (starts_at = ?2 AND campaign_key > ?3))
-       ORDER BY starts_at DESC, campaign_key LIMIT ?4 OFFSET ?5`,
-    )
-    .all(includeDisabled ? 1 : 0, afterStart, afterKey, page.limit + 1, page.offset);
+  const rows = await wheelCampaignsPage(ctx.store, { includeDisabled, afterStart, afterKey, limit: page.limit + 1, offset: page.offset });
   const p = paged(
     rows.map((r) => wheelView(r, now)),
     page,
@@ -137,75 +132,56 @@ function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): S
 }
 
 /** Creates a campaign, or with update: true changes an existing one (omitted fields keep their value). */
-export function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, input: WheelCampaignInput) {
+export async function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, input: WheelCampaignInput) {
   if (input.campaign_key === WHEEL_CAMPAIGN.campaign_key) throw badField("body.campaign_key", `${WHEEL_CAMPAIGN.campaign_key} is the built-in campaign`);
   const segments = input.segments === undefined ? undefined : checkSegments(input.segments);
-  const db = ctx.db.sqlite;
-  const result = db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const before = db.query<WheelCampaignRow, [string]>("SELECT * FROM messenger_wheel_campaigns WHERE campaign_key = ?").get(input.campaign_key);
-      if (before && !input.update)
-        throw new AppError("conflict", `body.campaign_key: the wheel campaign ${input.campaign_key} exists; send update: true to change it`, {
-          details: [{ field: "body.campaign_key", problem: "already exists" }],
-        });
-      if (!before && input.update)
-        throw new AppError("campaign_not_found", `body.campaign_key: no wheel campaign ${JSON.stringify(input.campaign_key)}`, {
-          details: [{ field: "body.campaign_key", problem: "no such campaign" }],
-        });
-      for (const field of ["title", "audience_group", "segments", "cooldown_seconds"] as const)
-        if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a wheel campaign");
-      if (
-        before &&
-        segments &&
-        JSON.stringify(segments) !== before.segments &&
-        db.query("SELECT 1 FROM messenger_spins WHERE campaign_key = ? LIMIT 1").get(before.campaign_key)
-      )
-        throw new AppError("conflict", `body.segments: spins were recorded with ${before.campaign_key}, so its segments are fixed; create a new campaign_key`, {
-          details: [{ field: "body.segments", problem: "fixed once a spin used the campaign (past spins must stay recomputable)" }],
-        });
-      const next = {
-        title: input.title ?? before!.title,
-        audience_group: input.audience_group ?? before!.audience_group,
-        starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
-        ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
-        cooldown_seconds: input.cooldown_seconds ?? before!.cooldown_seconds,
-        segments: segments ? JSON.stringify(segments) : before!.segments,
-        enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
-      };
-      if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
-      requireAudienceGroup(db, next.audience_group, "body.audience_group");
-      if (next.enabled === 1) {
-        const others = db
-          .query<WheelCampaignRow, [string, string]>("SELECT * FROM messenger_wheel_campaigns WHERE audience_group = ? AND enabled = 1 AND campaign_key != ?")
-          .all(next.audience_group, input.campaign_key);
-        refuseOverlap(next, others, (o) => wheelView(o, now), "wheel campaign(s)");
-      }
-      const args = [next.title, next.audience_group, next.starts_at, next.ends_at, next.cooldown_seconds, next.segments, next.enabled] as const;
-      const row = before
-        ? db
-            .query<WheelCampaignRow, Array<string | number | null>>(
-              `UPDATE messenger_wheel_campaigns SET title = ?, audience_group = ?, starts_at = ?, ends_at = ?, cooldown_seconds = ?, segments = ?, enabled = ?
-               WHERE campaign_key = ? RETURNING *`,
-            )
-            .get(...args, input.campaign_key)!
-        : db
-            .query<WheelCampaignRow, Array<string | number | null>>(
-              `INSERT INTO messenger_wheel_campaigns (title, audience_group, starts_at, ends_at, cooldown_seconds, segments, enabled, campaign_key, created_by, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-            )
-            .get(...args, input.campaign_key, actorLabel(admin.actor), now)!;
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: before ? "messenger.wheel_campaign.update" : "messenger.wheel_campaign.create",
-        target: input.campaign_key,
-        details: { before: before ? wheelView(before, now) : null, after: wheelView(row, now) },
-        requestId: admin.requestId,
+  const now = ctx.clock.now().toISOString();
+  const result = await ctx.store.tx(async (t) => {
+    // First: the version row's lock runs configuration writes one at a time (see saveCatalogCampaign).
+    await bumpGamesConfigVersion(t, now);
+    const before = await wheelCampaignByKey(t, input.campaign_key);
+    if (before && !input.update)
+      throw new AppError("conflict", `body.campaign_key: the wheel campaign ${input.campaign_key} exists; send update: true to change it`, {
+        details: [{ field: "body.campaign_key", problem: "already exists" }],
       });
-      return { campaign: wheelView(row, now), created: !before };
-    })
-    .immediate();
-  invalidateGamesConfig(db);
+    if (!before && input.update)
+      throw new AppError("campaign_not_found", `body.campaign_key: no wheel campaign ${JSON.stringify(input.campaign_key)}`, {
+        details: [{ field: "body.campaign_key", problem: "no such campaign" }],
+      });
+    for (const field of ["title", "audience_group", "segments", "cooldown_seconds"] as const)
+      if (!before && input[field] === undefined) throw badField(`body.${field}`, "is required when creating a wheel campaign");
+    if (before && segments && JSON.stringify(segments) !== before.segments && (await campaignHasSpins(t, before.campaign_key)))
+      throw new AppError("conflict", `body.segments: spins were recorded with ${before.campaign_key}, so its segments are fixed; create a new campaign_key`, {
+        details: [{ field: "body.segments", problem: "fixed once a spin used the campaign (past spins must stay recomputable)" }],
+      });
+    const next = {
+      title: input.title ?? before!.title,
+      audience_group: input.audience_group ?? before!.audience_group,
+      starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
+      ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
+      cooldown_seconds: input.cooldown_seconds ?? before!.cooldown_seconds,
+      segments: segments ? JSON.stringify(segments) : before!.segments,
+      enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+    };
+    if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
+    await requireAudienceGroup(t, next.audience_group, "body.audience_group");
+    if (next.enabled === 1) {
+      const others = await otherEnabledWheelCampaigns(t, next.audience_group, input.campaign_key);
+      refuseOverlap(next, others, (o) => wheelView(o, now), "wheel campaign(s)");
+    }
+    const row = before
+      ? await updateWheelCampaign(t, input.campaign_key, next)
+      : await insertWheelCampaign(t, input.campaign_key, next, actorLabel(admin.actor), now);
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: before ? "messenger.wheel_campaign.update" : "messenger.wheel_campaign.create",
+      target: input.campaign_key,
+      details: { before: before ? wheelView(before, now) : null, after: wheelView(row, now) },
+      requestId: admin.requestId,
+    });
+    return { campaign: wheelView(row, now), created: !before };
+  });
+  invalidateGamesConfig(ctx);
   return result;
 }

@@ -2,28 +2,32 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { GAMES, ITEMS, inAudience, type ItemKey } from "../catalog";
-import { applyAction } from "../ledger";
-import { observeEvent } from "./mission-sources";
-import type { PlayerRow } from "../players";
-import { freeSpinState } from "./wheel";
+import { type GamesConfig, gamesConfig } from "../config/cache";
 import { catalogAccess } from "../config/campaigns";
 import { activeWheel } from "../config/wheel-campaigns";
+import { applyAction } from "../ledger";
+import type { PlayerRow } from "../players";
+import { observeEvent } from "./mission-sources";
+import { freeSpinState } from "./wheel";
 
 /**
  * The launchable games for this player: the built-in audience rules applied, then the catalog campaigns (a game
  * with enabled campaigns is listed for everyone but available only inside an active campaign of the player's
  * audience, with the reason otherwise), each with its availability and cost.
  */
-export function gameCatalog(ctx: AppContext, player: PlayerRow) {
-  const db = ctx.db.sqlite;
-  const now = ctx.clock.now();
+export async function gameCatalog(ctx: AppContext, player: PlayerRow) {
+  return catalogOf(await gamesConfig(ctx), player, ctx.clock.now());
+}
+
+/** The catalog from a loaded configuration (the catalog preview shows it for a hypothetical player too). */
+export function catalogOf(config: GamesConfig, player: PlayerRow, now: Date) {
   const iso = now.toISOString();
-  const games = GAMES.filter((g) => inAudience(player, g.audience_group, db, iso)).map((g) => {
-    const access = catalogAccess(db, player, g.game_key, iso);
+  const games = GAMES.filter((g) => inAudience(player, g.audience_group, config)).map((g) => {
+    const access = catalogAccess(config, player, g.game_key, iso);
     let reason: string | null;
     if (!access.allowed) reason = `not open to you now: ${access.reason}`;
     else if (g.game_key === "spin_wheel") {
-      const free = freeSpinState(player, now, activeWheel(db, player, iso).cooldown_seconds);
+      const free = freeSpinState(player, now, activeWheel(config, player, iso).cooldown_seconds);
       reason =
         free.free_spin_available || player.free_spin_balance > 0 ? null : `next daily free spin at ${free.next_free_spin_at}; buy a spin_play to play now`;
     } else reason = player.missile_balance > 0 ? null : "no missiles: a grid can be started, revealing needs a missile (buy some with points)";
@@ -62,8 +66,8 @@ export function purchaseItem(
       inputs: { item_key: item.item_key, quantity: input.quantity },
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
     },
-    (_player, db) => {
-      observeEvent(db, telegramUserId, action, input.quantity);
+    async (_player, { t }) => {
+      await observeEvent(t, telegramUserId, action, input.quantity);
       return {
         deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
         result: {

@@ -4,8 +4,9 @@
 // report any progress on any mission. Anything else the operator must declare `self_reported` when creating the
 // mission, and such missions live under tighter limits (smaller caps and rewards, no salutes), since their
 // progress is only the client's word. An event type that is neither is refused at creation.
-import type { Database } from "bun:sqlite";
+import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
+import { addObserved } from "../store/missions";
 
 /** Event types the server observes, and what counts one unit. */
 export const SERVER_OBSERVED_EVENTS = {
@@ -36,13 +37,8 @@ export const SELF_REPORTED_LIMITS = {
  * type, inside the caller's transaction. On the spin path: a player without enrollments costs one probe of the
  * enrollments' primary key (telegram_user_id, mission_key) and writes nothing.
  */
-export function observeEvent(db: Database, telegramUserId: number, eventType: ServerObservedEvent, units = 1): void {
-  db.query(
-    `UPDATE messenger_mission_enrollments SET observed = observed + ?3
-     WHERE telegram_user_id = ?1 AND completed_at IS NULL AND EXISTS (
-       SELECT 1 FROM messenger_missions m WHERE m.mission_key = messenger_mission_enrollments.mission_key
-         AND m.event_type = ?2 AND m.progress_source = 'server' AND m.active = 1)`,
-  ).run(telegramUserId, eventType, units);
+export function observeEvent(t: Queryable, telegramUserId: number, eventType: ServerObservedEvent, units = 1): Promise<void> {
+  return addObserved(t, telegramUserId, eventType, units);
 }
 
 const bad = (field: string, problem: string) => new AppError("invalid_payload", `${field} ${problem}`, { details: [{ field, problem }] });

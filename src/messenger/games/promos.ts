@@ -1,29 +1,17 @@
 // One-time promo codes: made by an operator (audited), claimed once per player, up to a total cap, before an
 // expiry, by an audience group. A claim is a game-ledger action, so its reward and the claim commit together.
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { requireAudienceGroup } from "../config/audiences";
-import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "../config/inputs";
 import { inAudience } from "../catalog";
-import { applyAction } from "../ledger";
+import { requireAudienceGroup } from "../config/audiences";
+import { type GamesConfig, gamesConfig } from "../config/cache";
+import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "../config/inputs";
+import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
+import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
-
-interface PromoRow {
-  code: string;
-  reward_free_spins: number;
-  reward_missiles: number;
-  reward_points: number;
-  reward_salutes: string | null;
-  max_claims: number;
-  claims: number;
-  audience_group: string;
-  expires_at: string | null;
-  enabled: number;
-  created_at: string;
-}
 
 export interface NewPromo {
   code: string;
@@ -50,165 +38,149 @@ const promoView = (p: PromoRow) => ({
 });
 
 /** POST /api/messenger/admin/games/promos: creates a code, or with update: true changes one. */
-export function createPromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
+export async function createPromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
   if (input.update) return updatePromo(ctx, admin, input);
-  const db = ctx.db.sqlite;
   const expiresAt = typeof input.expires_at === "string" ? isoOrThrow(input.expires_at, "body.expires_at") : null;
   if (!input.reward) throw badField("body.reward", "is required when creating a promo");
   if (input.max_claims === undefined) throw badField("body.max_claims", "is required when creating a promo");
   const reward = input.reward;
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      requireAudienceGroup(db, input.audience_group ?? "all", "body.audience_group");
-      const row = db
-        .query<PromoRow, Array<string | number | null>>(
-          `INSERT INTO messenger_promos (code, reward_free_spins, reward_missiles, reward_points, reward_salutes, max_claims, claims, audience_group, expires_at, enabled, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING RETURNING *`,
-        )
-        .get(
-          input.code,
-          reward.free_spins ?? 0,
-          reward.missiles ?? 0,
-          reward.points ?? 0,
-          reward.salutes ?? null,
-          input.max_claims!,
-          input.audience_group ?? "all",
-          expiresAt,
-          input.enabled === false ? 0 : 1,
-          now,
-        );
-      if (!row)
-        throw new AppError(
-          "conflict",
-          `A promo with code ${JSON.stringify(input.code)} already exists; send update: true to change its caps, expiry or state`,
-          {
-            details: [{ field: "body.code", problem: "already exists" }],
-          },
-        );
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: "messenger.promo.create",
-        target: input.code,
-        details: promoView(row),
-        requestId: admin.requestId,
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    await requireAudienceGroup(t, input.audience_group ?? "all", "body.audience_group");
+    const row = await insertPromo(t, {
+      code: input.code,
+      reward_free_spins: reward.free_spins ?? 0,
+      reward_missiles: reward.missiles ?? 0,
+      reward_points: reward.points ?? 0,
+      reward_salutes: reward.salutes ?? null,
+      max_claims: input.max_claims!,
+      audience_group: input.audience_group ?? "all",
+      expires_at: expiresAt,
+      enabled: input.enabled === false ? 0 : 1,
+      created_at: now,
+    });
+    if (!row)
+      throw new AppError("conflict", `A promo with code ${JSON.stringify(input.code)} already exists; send update: true to change its caps, expiry or state`, {
+        details: [{ field: "body.code", problem: "already exists" }],
       });
-      return { promo: promoView(row), created: true };
-    })
-    .immediate();
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: "messenger.promo.create",
+      target: input.code,
+      details: promoView(row),
+      requestId: admin.requestId,
+    });
+    return { promo: promoView(row), created: true };
+  });
 }
+
+const capBelowClaims = (code: string, maxClaims: number, claims: number) =>
+  new AppError("promo_cap_below_claims", `body.max_claims: ${maxClaims} is below the ${claims} claims already made of ${code}`, {
+    details: { field: "body.max_claims", claims, max_claims: maxClaims },
+  });
 
 /**
  * Changes an existing code's cap, expiry, audience group or enabled state (audited with the before and after). The
  * reward is fixed once created (players who claimed got it); a cap below the claims made is refused.
  */
-function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
-  const db = ctx.db.sqlite;
+async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
   const expiresAt = typeof input.expires_at === "string" ? isoOrThrow(input.expires_at, "body.expires_at") : input.expires_at;
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const before = db.query<PromoRow, [string]>("SELECT * FROM messenger_promos WHERE code = ?").get(input.code);
-      if (!before)
-        throw new AppError("promo_not_found", `body.code: no promo ${JSON.stringify(input.code)} to update`, {
-          details: [{ field: "body.code", problem: "no such promo" }],
-        });
-      if (input.reward) {
-        const r = input.reward;
-        const same =
-          (r.free_spins ?? 0) === before.reward_free_spins &&
-          (r.missiles ?? 0) === before.reward_missiles &&
-          (r.points ?? 0) === before.reward_points &&
-          (r.salutes ?? null) === before.reward_salutes;
-        if (!same)
-          throw new AppError("conflict", `body.reward: the reward of ${before.code} is fixed once created; create a new code for another reward`, {
-            details: [{ field: "body.reward", problem: "cannot change after creation" }],
-          });
-      }
-      if (input.max_claims !== undefined && input.max_claims < before.claims)
-        throw new AppError(
-          "promo_cap_below_claims",
-          `body.max_claims: ${input.max_claims} is below the ${before.claims} claims already made of ${before.code}`,
-          {
-            details: { field: "body.max_claims", claims: before.claims, max_claims: input.max_claims },
-          },
-        );
-      if (input.audience_group !== undefined) requireAudienceGroup(db, input.audience_group, "body.audience_group");
-      const row = db
-        .query<PromoRow, Array<string | number | null>>(
-          "UPDATE messenger_promos SET max_claims = ?, audience_group = ?, expires_at = ?, enabled = ? WHERE code = ? RETURNING *",
-        )
-        .get(
-          input.max_claims ?? before.max_claims,
-          input.audience_group ?? before.audience_group,
-          expiresAt === undefined ? before.expires_at : expiresAt,
-          input.enabled === undefined ? before.enabled : input.enabled ? 1 : 0,
-          before.code,
-        )!;
-      writeAudit(db, {
-        at: now,
-        actor: admin.actor,
-        action: "messenger.promo.update",
-        target: before.code,
-        details: { before: promoView(before), after: promoView(row) },
-        requestId: admin.requestId,
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    const before = await lockPromo(t, input.code);
+    if (!before)
+      throw new AppError("promo_not_found", `body.code: no promo ${JSON.stringify(input.code)} to update`, {
+        details: [{ field: "body.code", problem: "no such promo" }],
       });
-      return { promo: promoView(row), created: false };
-    })
-    .immediate();
+    if (input.reward) {
+      const r = input.reward;
+      const same =
+        (r.free_spins ?? 0) === before.reward_free_spins &&
+        (r.missiles ?? 0) === before.reward_missiles &&
+        (r.points ?? 0) === before.reward_points &&
+        (r.salutes ?? null) === before.reward_salutes;
+      if (!same)
+        throw new AppError("conflict", `body.reward: the reward of ${before.code} is fixed once created; create a new code for another reward`, {
+          details: [{ field: "body.reward", problem: "cannot change after creation" }],
+        });
+    }
+    if (input.max_claims !== undefined && input.max_claims < before.claims) throw capBelowClaims(before.code, input.max_claims, before.claims);
+    if (input.audience_group !== undefined) await requireAudienceGroup(t, input.audience_group, "body.audience_group");
+    const maxClaims = input.max_claims ?? before.max_claims;
+    const row = await updatePromoRow(t, before.code, {
+      max_claims: maxClaims,
+      audience_group: input.audience_group ?? before.audience_group,
+      expires_at: expiresAt === undefined ? before.expires_at : expiresAt,
+      enabled: input.enabled === undefined ? before.enabled : input.enabled ? 1 : 0,
+    });
+    if (!row) throw capBelowClaims(before.code, maxClaims, before.claims);
+    await recordAudit(t, {
+      at: now,
+      actor: admin.actor,
+      action: "messenger.promo.update",
+      target: before.code,
+      details: { before: promoView(before), after: promoView(row) },
+      requestId: admin.requestId,
+    });
+    return { promo: promoView(row), created: false };
+  });
 }
 
 /**
  * Promos, enabled ones unless includeDisabled, newest first, then by code; a cursor holds the last row's
  * [created_at, code].
  */
-export function listPromos(ctx: AppContext, includeDisabled: boolean, input: PageInput = {}) {
+export async function listPromos(ctx: AppContext, includeDisabled: boolean, input: PageInput = {}) {
   const page = pageFrom(input, ["text", "text"]);
   const [afterCreated, afterCode] = (page.after ?? [null, null]) as [string | null, string | null];
-  const rows = ctx.db.sqlite
-    .query<PromoRow, [number, string | null, string | null, number, number]>(
-      `SELECT * FROM messenger_promos WHERE (enabled = 1 OR ?1 = 1) AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND code > ?3))
-       ORDER BY created_at DESC, code LIMIT ?4 OFFSET ?5`,
-    )
-    .all(includeDisabled ? 1 : 0, afterCreated, afterCode, page.limit + 1, page.offset);
+  const rows = await promosPage(ctx.store, { includeDisabled, afterCreated, afterCode, limit: page.limit + 1, offset: page.offset });
   const p = paged(rows.map(promoView), page, (row) => [row.created_at, row.code]);
   return { promos: p.items, count: p.count, pagination: p.pagination, query: { ...p.query, include_disabled: includeDisabled } };
 }
 
 /** Claims a promo for the player; the same request id replays, a second claim of the code is refused. */
-export function claimPromo(ctx: AppContext, telegramUserId: number, input: { request_id: string; code: string }) {
-  return applyAction(
-    ctx,
+export async function claimPromo(ctx: AppContext, telegramUserId: number, input: { request_id: string; code: string }) {
+  const config = await gamesConfig(ctx);
+  const after: AfterCommit = { nudge: false };
+  const claimed = await ctx.store.tx((t) =>
+    claimPromoIn(ctx, config, { t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, telegramUserId, input),
+  );
+  if (after.nudge) ctx.dispatcher.nudge();
+  return claimed;
+}
+
+/** The claim inside the caller's transaction (a bot /start with a promo parameter); `config` read before it. */
+export function claimPromoIn(ctx: AppContext, config: GamesConfig, s: ActionScope, telegramUserId: number, input: { request_id: string; code: string }) {
+  return applyActionIn(
+    s,
     { telegramUserId, requestId: input.request_id, action: "promo.claim", inputs: { code: input.code }, gameKey: null },
-    (player, db, now) => {
-      const promo = db.query<PromoRow, [string]>("SELECT * FROM messenger_promos WHERE code = ? AND enabled = 1").get(input.code);
+    async (player, scope) => {
+      const { t, now } = scope;
+      const promo = await enabledPromo(t, input.code);
       if (!promo) throw new AppError("promo_not_found", `No promo ${JSON.stringify(input.code)}`);
       if (promo.expires_at && promo.expires_at <= now)
         throw new AppError("promo_expired", `Promo ${promo.code} expired at ${promo.expires_at}`, { details: { expires_at: promo.expires_at } });
-      if (!inAudience(player, promo.audience_group, db, now)) {
+      if (!inAudience(player, promo.audience_group, config)) {
         throw new AppError("promo_not_eligible", `Promo ${promo.code} is for the ${promo.audience_group} audience group`, {
           details: { audience_group: promo.audience_group },
         });
       }
-      const claimed = db
-        .query("INSERT INTO messenger_promo_claims (code, telegram_user_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
-        .run(promo.code, telegramUserId, now).changes;
-      if (claimed === 0) throw new AppError("promo_already_claimed", `This player already claimed ${promo.code}`);
+      if (!(await insertClaim(t, { code: promo.code, telegram_user_id: telegramUserId, claimed_at: now })))
+        throw new AppError("promo_already_claimed", `This player already claimed ${promo.code}`);
       // The cap is enforced by the UPDATE's condition, so two claims racing for the last slot cannot both win.
-      const counted = db.query("UPDATE messenger_promos SET claims = claims + 1 WHERE code = ? AND claims < max_claims").run(promo.code).changes;
-      if (counted === 0)
+      if (!(await countClaim(t, promo.code)))
         throw new AppError("promo_exhausted", `Promo ${promo.code} has been claimed ${promo.max_claims} times, its limit`, {
           details: { max_claims: promo.max_claims },
         });
       const reward = { free_spins: promo.reward_free_spins, missiles: promo.reward_missiles, points: promo.reward_points };
-      observeEvent(db, telegramUserId, "promo.claim");
+      await observeEvent(t, telegramUserId, "promo.claim");
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
         earnedPoints: reward.points,
         result: {
           promo: { code: promo.code, reward, claimed_at: now },
-          salutes: paySalutes(ctx, db, player, {
+          salutes: await paySalutes(ctx, scope, player, {
             amount: promo.reward_salutes,
             idempotencyKey: `messenger:promo:${promo.code}:${telegramUserId}`,
             reason: "messenger_promo",

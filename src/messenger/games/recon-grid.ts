@@ -3,37 +3,18 @@
 // (next_server_seed_hash) in an earlier answer — status, or the previous start — never one made by the start that
 // takes the client seed (seed-commitments.ts). Each reveal costs one missile and credits the cell's reward; when
 // every prize is found (or the grid is abandoned) the seed is shown.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { requireCatalogAccess } from "../config/campaigns";
 import { GRID_CELLS, GRID_PRIZES, GRID_SIZE } from "../catalog";
+import { gamesConfig } from "../config/cache";
+import { requireCatalogAccess } from "../config/campaigns";
 import { bump } from "../counters";
-import { newClientSeed, shuffleFair } from "./fair";
 import { applyAction } from "../ledger";
+import { balancesOf, lockedPlayer } from "../players";
+import { activeGrid, endGrid, type GridRow, insertGrid, lastEndedGrid, setRevealed } from "../store/grids";
+import { newClientSeed, shuffleFair } from "./fair";
 import { observeEvent } from "./mission-sources";
-import { balancesOf, getPlayerOrCreate } from "../players";
 import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
-
-interface GridRow {
-  id: number;
-  telegram_user_id: number;
-  server_seed: string;
-  server_seed_hash: string;
-  client_seed: string;
-  layout: string;
-  revealed: string;
-  status: "active" | "completed" | "abandoned";
-  created_at: string;
-  ended_at: string | null;
-  /** Null only in grids started before commitments were recorded: those were committed at created_at. */
-  committed_at: string | null;
-}
-
-const activeGrid = (db: Database, telegramUserId: number) =>
-  db.query<GridRow, [number]>("SELECT * FROM messenger_grids WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1").get(telegramUserId);
-const lastEnded = (db: Database, telegramUserId: number) =>
-  db.query<GridRow, [number]>("SELECT * FROM messenger_grids WHERE telegram_user_id = ? AND status <> 'active' ORDER BY id DESC LIMIT 1").get(telegramUserId);
 
 /** What a player may see of a grid: revealed cells only, and the seed and layout once it has ended. */
 export function gridView(g: GridRow) {
@@ -65,60 +46,64 @@ export function gridView(g: GridRow) {
 const STATUS_ROUTE = "POST /api/messenger/games/recon-grid/status";
 
 /** The grids, balances and the hash of the server seed the next grid will use (committed now if there is none). */
-export function gridStatus(ctx: AppContext, telegramUserId: number) {
-  const db = ctx.db.sqlite;
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const player = getPlayerOrCreate(db, telegramUserId, now);
-      const active = activeGrid(db, telegramUserId);
-      const last = lastEnded(db, telegramUserId);
-      const next = ensureCommitment(ctx, db, telegramUserId, "recon_grid", now);
-      return { active_grid: active ? gridView(active) : null, last_grid: last ? gridView(last) : null, balances: balancesOf(player), ...nextView(next) };
-    })
-    .immediate();
+export async function gridStatus(ctx: AppContext, telegramUserId: number) {
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    const player = await lockedPlayer(t, telegramUserId, now);
+    const active = await activeGrid(t, telegramUserId);
+    const last = await lastEndedGrid(t, telegramUserId);
+    const next = await ensureCommitment(ctx, t, telegramUserId, "recon_grid", now);
+    return { active_grid: active ? gridView(active) : null, last_grid: last ? gridView(last) : null, balances: balancesOf(player), ...nextView(next) };
+  });
 }
 
 /**
  * Starts a grid on the server seed committed in an earlier answer (409 game_state_conflict if none was), and
  * commits the next one. An active grid is refused unless abandon_active, which ends it and reveals its seed.
  */
-export function startGrid(ctx: AppContext, telegramUserId: number, input: { client_seed?: string; abandon_active?: boolean; next_server_seed_hash?: string }) {
-  const db = ctx.db.sqlite;
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      // Catalog campaigns gate starting a grid; a grid already started can be finished after its campaign ends.
-      requireCatalogAccess(db, getPlayerOrCreate(db, telegramUserId, now), "recon_grid", now);
-      const active = activeGrid(db, telegramUserId);
-      let abandoned: ReturnType<typeof gridView> | null = null;
-      if (active) {
-        if (!input.abandon_active) {
-          throw new AppError(
-            "game_state_conflict",
-            `Grid ${active.id} is still active: reveal its cells, or start with abandon_active=true to end it (its seed is then revealed)`,
-            {
-              details: { active_grid_id: active.id },
-            },
-          );
-        }
-        db.query("UPDATE messenger_grids SET status = 'abandoned', ended_at = ? WHERE id = ?").run(now, active.id);
-        abandoned = gridView({ ...active, status: "abandoned", ended_at: now });
+export async function startGrid(
+  ctx: AppContext,
+  telegramUserId: number,
+  input: { client_seed?: string; abandon_active?: boolean; next_server_seed_hash?: string },
+) {
+  const config = await gamesConfig(ctx);
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    // Catalog campaigns gate starting a grid; a grid already started can be finished after its campaign ends.
+    requireCatalogAccess(config, await lockedPlayer(t, telegramUserId, now), "recon_grid", now);
+    const active = await activeGrid(t, telegramUserId);
+    let abandoned: ReturnType<typeof gridView> | null = null;
+    if (active) {
+      if (!input.abandon_active) {
+        throw new AppError(
+          "game_state_conflict",
+          `Grid ${active.id} is still active: reveal its cells, or start with abandon_active=true to end it (its seed is then revealed)`,
+          {
+            details: { active_grid_id: active.id },
+          },
+        );
       }
-      const committed = takeCommitmentOrThrow(db, telegramUserId, "recon_grid", STATUS_ROUTE, input.next_server_seed_hash);
-      const clientSeed = input.client_seed ?? newClientSeed(ctx.rng);
-      const layout = shuffleFair([...GRID_CELLS.keys()], committed.server_seed, clientSeed, 0);
-      const row = db
-        .query<GridRow, [number, string, string, string, string, string, string]>(
-          "INSERT INTO messenger_grids (telegram_user_id, server_seed, server_seed_hash, client_seed, layout, revealed, status, created_at, committed_at) VALUES (?, ?, ?, ?, ?, '[]', 'active', ?, ?) RETURNING *",
-        )
-        .get(telegramUserId, committed.server_seed, committed.server_seed_hash, clientSeed, JSON.stringify(layout), now, committed.committed_at)!;
-      const next = ensureCommitment(ctx, db, telegramUserId, "recon_grid", now);
-      bump(db, ctx.clock, "plays", "recon_grid");
-      observeEvent(db, telegramUserId, "recon_grid.start");
-      return { grid: gridView(row), abandoned_grid: abandoned, ...nextView(next) };
-    })
-    .immediate();
+      await endGrid(t, active.id, "abandoned", now);
+      abandoned = gridView({ ...active, status: "abandoned", ended_at: now });
+    }
+    const committed = await takeCommitmentOrThrow(t, telegramUserId, "recon_grid", STATUS_ROUTE, input.next_server_seed_hash);
+    const clientSeed = input.client_seed ?? newClientSeed(ctx.rng);
+    const layout = shuffleFair([...GRID_CELLS.keys()], committed.server_seed, clientSeed, 0);
+    const row = await insertGrid(t, {
+      telegram_user_id: telegramUserId,
+      server_seed: committed.server_seed,
+      server_seed_hash: committed.server_seed_hash,
+      client_seed: clientSeed,
+      layout: JSON.stringify(layout),
+      created_at: now,
+      committed_at: committed.committed_at,
+    });
+    const next = await ensureCommitment(ctx, t, telegramUserId, "recon_grid", now);
+    await observeEvent(t, telegramUserId, "recon_grid.start");
+    // Last: the counter's row is every player's (see ActionEffect.count).
+    await bump(t, ctx.clock, "plays", "recon_grid");
+    return { grid: gridView(row), abandoned_grid: abandoned, ...nextView(next) };
+  });
 }
 
 /** Reveals one cell for one missile; credits its reward; completes the grid when every prize is found. */
@@ -126,8 +111,8 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
   return applyAction(
     ctx,
     { telegramUserId, requestId: input.request_id, action: "recon_grid.reveal", inputs: { grid_id: input.grid_id, cell: input.cell }, gameKey: "recon_grid" },
-    (player, db, now) => {
-      const grid = activeGrid(db, telegramUserId);
+    async (player, { t, now }) => {
+      const grid = await activeGrid(t, telegramUserId);
       if (!grid || grid.id !== input.grid_id) {
         throw new AppError("game_state_conflict", `Grid ${input.grid_id} is not your active grid; read POST /api/messenger/games/recon-grid/status`, {
           details: { active_grid_id: grid?.id ?? null },
@@ -149,15 +134,11 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
       revealed.push(input.cell);
       const found = revealed.filter((c) => layout[c]! < GRID_PRIZES.length).length;
       const done = found === GRID_PRIZES.length || revealed.length === GRID_SIZE;
-      db.query("UPDATE messenger_grids SET revealed = ?2, status = ?3, ended_at = ?4 WHERE id = ?1").run(
-        grid.id,
-        JSON.stringify(revealed),
-        done ? "completed" : "active",
-        done ? now : null,
-      );
-      const after: GridRow = { ...grid, revealed: JSON.stringify(revealed), status: done ? "completed" : "active", ended_at: done ? now : null };
-      observeEvent(db, telegramUserId, "recon_grid.reveal");
-      if (done) observeEvent(db, telegramUserId, "recon_grid.complete");
+      const status = done ? "completed" : "active";
+      await setRevealed(t, grid.id, JSON.stringify(revealed), status, done ? now : null);
+      const after: GridRow = { ...grid, revealed: JSON.stringify(revealed), status, ended_at: done ? now : null };
+      await observeEvent(t, telegramUserId, "recon_grid.reveal");
+      if (done) await observeEvent(t, telegramUserId, "recon_grid.complete");
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles - 1, points: reward.points },
         earnedPoints: reward.points,

@@ -7,12 +7,16 @@
 // accounts proving the same wallet, or an operator link), and each may claim a promo or complete a mission once,
 // but the user's salutes for that reward are paid once — the first claim pays, later ones get their game reward
 // and `paid: false` with the reason. The guard is a row of messenger_salutes_rewards keyed (partner, user,
-// reward), written in the payout's savepoint: a payout the salutes service refuses leaves no row.
-import type { Database } from "bun:sqlite";
+// reward), written in the payout's savepoint: a payout the salutes service refuses leaves no row. The row is
+// claimed first (INSERT … ON CONFLICT DO NOTHING), so two players of one user claiming on two instances at once
+// pay once: the second insert waits for the first to commit and then inserts nothing.
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { postEntrySync } from "../../salutes/service";
+import { postEntry } from "../../salutes/service";
+import type { ActionScope } from "../ledger";
 import type { PlayerRow } from "../players";
+import { claimSalutesReward, setSalutesRewardEntry } from "../store/promos";
+import { inSavepoint } from "../store/savepoint";
 
 export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
 
@@ -35,7 +39,11 @@ export interface SalutesRewardInput {
   rewardKey: string;
 }
 
-export function paySalutes(ctx: AppContext, db: Database, player: PlayerRow, input: SalutesRewardInput): SalutesPayout | null {
+/**
+ * Pays the reward's salutes in the action's transaction (`s.t`), through the salutes service's own verb (a ledger
+ * entry and its salutes.credit event); the dispatcher is nudged after the commit (`s.after`).
+ */
+export async function paySalutes(ctx: AppContext, s: ActionScope, player: PlayerRow, input: SalutesRewardInput): Promise<SalutesPayout | null> {
   const { amount, idempotencyKey, reason, rewardKey } = input;
   if (amount === null || Number(amount) === 0) return null;
   const partner = ctx.config.messenger.salutesPartner;
@@ -49,36 +57,27 @@ export function paySalutes(ctx: AppContext, db: Database, player: PlayerRow, inp
   if (!partner) return unpaid("MESSENGER_SALUTES_PARTNER is not set");
   if (player.linked_user_id === null) return unpaid("the player is not linked to a partner user (wallet proof or operator link)");
   const userId = player.linked_user_id;
+  const { t, now } = s;
   try {
     // A savepoint: a refusal by the salutes service rolls back only the payout (and its guard row), and the game
     // reward stands.
-    const paid = db.transaction(() => {
-      const first = db
-        .query(
-          `INSERT INTO messenger_salutes_rewards (partner, partner_user_id, reward_key, telegram_user_id, amount, paid_at)
-           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (partner, partner_user_id, reward_key) DO NOTHING`,
-        )
-        .run(partner, userId, rewardKey, player.telegram_user_id, amount, ctx.clock.now().toISOString()).changes;
-      if (first === 0) return null;
-      const entry = postEntrySync(db, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
+    const paid = await inSavepoint(t, async () => {
+      const first = await claimSalutesReward(t, { partner, partnerUserId: userId, rewardKey, telegramUserId: player.telegram_user_id, amount, at: now });
+      if (!first) return null;
+      const entry = await postEntry(t, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
         user_id: String(userId),
         amount: Number(amount),
         reason,
         source: "messenger",
       });
-      db.query("UPDATE messenger_salutes_rewards SET salutes_ledger_entry_id = ? WHERE partner = ? AND partner_user_id = ? AND reward_key = ?").run(
-        entry.answer.ledger_entry_id,
-        partner,
-        userId,
-        rewardKey,
-      );
+      await setSalutesRewardEntry(t, { partner, partnerUserId: userId, rewardKey }, entry.answer.ledger_entry_id);
       return entry;
-    })();
+    });
     // The player behind the earlier payout is another person's account: not named here.
     if (paid === null)
       return unpaid(`partner user ${userId} already received the salutes of ${rewardKey} (through another claim); they are paid once per partner user`);
     const { answer, deliveries } = paid;
-    if (deliveries) ctx.dispatcher.nudge();
+    if (deliveries) s.after.nudge = true;
     return { amount, paid: true, partner_user_id: answer.user_id, salutes_ledger_entry_id: answer.ledger_entry_id, reason: null };
   } catch (err) {
     if (err instanceof AppError) return unpaid(`the salutes service refused: ${err.code}: ${err.message}`);

@@ -4,39 +4,22 @@
 // NEXT server seed, and setting a wheel client seed or starting a grid uses that pre-committed seed — never one
 // made in the same request — and commits a new one. The player who saw `next_server_seed_hash` in an earlier
 // answer knows the seed was fixed before its client seed existed.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
+import { type CommitmentRow, deleteCommitment, type FairGame, insertCommitment, pendingCommitment } from "../store/fair";
 import { newServerSeed, seedHash } from "./fair";
 
-export type FairGame = "spin_wheel" | "recon_grid";
+export type { FairGame };
+export type Commitment = CommitmentRow;
 
-export interface Commitment {
-  server_seed: string;
-  server_seed_hash: string;
-  committed_at: string;
-}
-
-const pending = (db: Database, telegramUserId: number, game: FairGame) =>
-  db
-    .query<Commitment, [number, string]>(
-      "SELECT server_seed, server_seed_hash, committed_at FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?",
-    )
-    .get(telegramUserId, game);
-
-/** The pending commitment, made now if there is none. The caller publishes its hash in its answer. */
-export function ensureCommitment(ctx: AppContext, db: Database, telegramUserId: number, game: FairGame, now: string): Commitment {
-  const found = pending(db, telegramUserId, game);
+/** The pending commitment, made now if there is none, in the caller's transaction `t` (after the player's lock). */
+export async function ensureCommitment(ctx: Pick<AppContext, "rng">, t: Queryable, telegramUserId: number, game: FairGame, now: string): Promise<Commitment> {
+  const found = await pendingCommitment(t, telegramUserId, game);
   if (found) return found;
   const serverSeed = newServerSeed(ctx.rng);
   const row: Commitment = { server_seed: serverSeed, server_seed_hash: seedHash(serverSeed), committed_at: now };
-  db.query("INSERT INTO messenger_seed_commitments (telegram_user_id, game_key, server_seed, server_seed_hash, committed_at) VALUES (?, ?, ?, ?, ?)").run(
-    telegramUserId,
-    game,
-    row.server_seed,
-    row.server_seed_hash,
-    row.committed_at,
-  );
+  await insertCommitment(t, telegramUserId, game, row);
   return row;
 }
 
@@ -45,8 +28,14 @@ export function ensureCommitment(ctx: AppContext, db: Database, telegramUserId: 
  * None yet: 409 game_state_conflict — the status route publishes one. `expectedHash`, when the client sends the
  * hash it was shown, must be that commitment's: another may have replaced it meanwhile (a concurrent rotation).
  */
-export function takeCommitmentOrThrow(db: Database, telegramUserId: number, game: FairGame, statusRoute: string, expectedHash?: string): Commitment {
-  const found = pending(db, telegramUserId, game);
+export async function takeCommitmentOrThrow(
+  t: Queryable,
+  telegramUserId: number,
+  game: FairGame,
+  statusRoute: string,
+  expectedHash?: string,
+): Promise<Commitment> {
+  const found = await pendingCommitment(t, telegramUserId, game);
   if (!found) {
     throw new AppError(
       "game_state_conflict",
@@ -61,7 +50,7 @@ export function takeCommitmentOrThrow(db: Database, telegramUserId: number, game
       { details: { next_server_seed_hash: found.server_seed_hash } },
     );
   }
-  db.query("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?").run(telegramUserId, game);
+  await deleteCommitment(t, telegramUserId, game);
   return found;
 }
 

@@ -1,23 +1,19 @@
 // What a wallet proof means outside the messenger: the partner domain stamps every live link holding the proven
 // address verified (its wallets service verbs, inside the proof's transaction), and the player is linked to the
 // MESSENGER_SALUTES_PARTNER user holding that wallet, if any.
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
-import { liveUserHoldingSolanaWalletSync, markSolanaWalletProvenSync } from "../../partner/wallets-service";
+import type { Queryable } from "../../db/port";
+import { liveUserHoldingSolanaWallet, markSolanaWalletProven } from "../../partner/wallets-service";
+import { playerById, setLink } from "../store/players";
 
-export function linkProvenWallet(ctx: AppContext, db: Database, telegramUserId: number, address: string, now: string) {
-  const partnerLinksVerified = markSolanaWalletProvenSync(db, address, now);
-  let linkedUserId: string | null = null;
+export async function linkProvenWallet(ctx: AppContext, t: Queryable, telegramUserId: number, address: string, now: string) {
+  const partnerLinksVerified = await markSolanaWalletProven(t, address, now);
   const partner = ctx.config.messenger.salutesPartner;
-  const owner = partner ? liveUserHoldingSolanaWalletSync(db, partner, address) : null;
+  const owner = partner ? await liveUserHoldingSolanaWallet(t, partner, address) : null;
   if (owner !== null) {
-    db.query("UPDATE messenger_players SET linked_user_id = ?2, linked_by = 'wallet_proof' WHERE telegram_user_id = ?1").run(telegramUserId, owner);
-    linkedUserId = String(owner);
-  } else {
-    const current = db
-      .query<{ linked_user_id: number | null }, [number]>("SELECT linked_user_id FROM messenger_players WHERE telegram_user_id = ?")
-      .get(telegramUserId);
-    linkedUserId = current?.linked_user_id == null ? null : String(current.linked_user_id);
+    await setLink(t, telegramUserId, owner, "wallet_proof");
+    return { linkedUserId: String(owner), partnerLinksVerified };
   }
-  return { linkedUserId, partnerLinksVerified };
+  const current = await playerById(t, telegramUserId);
+  return { linkedUserId: current?.linked_user_id == null ? null : String(current.linked_user_id), partnerLinksVerified };
 }

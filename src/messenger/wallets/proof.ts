@@ -7,22 +7,13 @@ import bs58 from "bs58";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { observeEvent } from "../games/mission-sources";
-import { getPlayerOrCreate } from "../players";
+import { lockedPlayer } from "../players";
+import { challengeOf, consumeChallenge, insertChallenge, recordWallet } from "../store/wallets";
 import { linkProvenWallet } from "./link";
 
 /** How long a challenge may be signed and sent back. */
 export const CHALLENGE_TTL_SECONDS = 600;
 const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
-
-interface ChallengeRow {
-  nonce: string;
-  telegram_user_id: number;
-  address: string;
-  message: string;
-  issued_at: string;
-  expires_at: string;
-  consumed_at: string | null;
-}
 
 export function siwsMessage(f: {
   domain: string;
@@ -58,13 +49,12 @@ function publicKeyBytes(address: string): Buffer | null {
   }
 }
 
-export function issueChallenge(ctx: AppContext, telegramUserId: number, address: string) {
+export async function issueChallenge(ctx: AppContext, telegramUserId: number, address: string) {
   if (!publicKeyBytes(address)) {
     throw new AppError("invalid_payload", "address must be a base58 Solana address (32 bytes)", {
       details: [{ field: "body.address", problem: "must be a base58 Solana address of 32 bytes" }],
     });
   }
-  const db = ctx.db.sqlite;
   const now = ctx.clock.now();
   const base = new URL(ctx.config.publicBaseUrl);
   const nonce = Buffer.from(ctx.rng.bytes(16)).toString("hex");
@@ -72,17 +62,10 @@ export function issueChallenge(ctx: AppContext, telegramUserId: number, address:
   const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_SECONDS * 1000).toISOString();
   const statement = `Link this wallet to Telegram user ${telegramUserId} on ${base.host}.`;
   const message = siwsMessage({ domain: base.host, address, statement, uri: base.origin, nonce, issuedAt, expiresAt });
-  db.transaction(() => {
-    getPlayerOrCreate(db, telegramUserId, issuedAt);
-    db.query("INSERT INTO messenger_wallet_challenges (nonce, telegram_user_id, address, message, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)").run(
-      nonce,
-      telegramUserId,
-      address,
-      message,
-      issuedAt,
-      expiresAt,
-    );
-  }).immediate();
+  await ctx.store.tx(async (t) => {
+    await lockedPlayer(t, telegramUserId, issuedAt);
+    await insertChallenge(t, { nonce, telegram_user_id: telegramUserId, address, message, issued_at: issuedAt, expires_at: expiresAt });
+  });
   return { challenge: { nonce, address, domain: base.host, statement, message, issued_at: issuedAt, expires_at: expiresAt } };
 }
 
@@ -100,37 +83,29 @@ function signatureValid(address: string, message: string, signature: string): bo
 }
 
 /** Verifies a signed challenge; on success consumes the nonce, records the wallet and links the player. */
-export function verifyClaim(ctx: AppContext, telegramUserId: number, input: { nonce: string; address: string; message: string; signature: string }) {
-  const db = ctx.db.sqlite;
-  return db
-    .transaction(() => {
-      const now = ctx.clock.now().toISOString();
-      const c = db
-        .query<ChallengeRow, [string, number]>("SELECT * FROM messenger_wallet_challenges WHERE nonce = ? AND telegram_user_id = ?")
-        .get(input.nonce, telegramUserId);
-      if (!c) throw new AppError("wallet_nonce_unknown", "This nonce was not issued to this player");
-      if (c.consumed_at)
-        throw new AppError("wallet_nonce_used", `This challenge was already used at ${c.consumed_at}`, { details: { consumed_at: c.consumed_at } });
-      if (c.expires_at <= now)
-        throw new AppError("wallet_nonce_expired", `This challenge expired at ${c.expires_at}`, { details: { expires_at: c.expires_at } });
-      if (input.address !== c.address || input.message !== c.message) {
-        throw new AppError(
-          "wallet_message_mismatch",
-          input.address !== c.address ? "address is not the one the challenge was issued for" : "message is not the challenge's message, byte for byte",
-        );
-      }
-      if (!signatureValid(c.address, c.message, input.signature)) {
-        throw new AppError("wallet_signature_invalid", "The signature (base58, 64 bytes) does not verify for this message and address");
-      }
-      db.query("UPDATE messenger_wallet_challenges SET consumed_at = ? WHERE nonce = ?").run(now, c.nonce);
-      const known = db.query("SELECT 1 FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?").get(telegramUserId, c.address) !== null;
-      db.query(
-        "INSERT INTO messenger_wallets (telegram_user_id, address, verified_at) VALUES (?1, ?2, ?3) ON CONFLICT (telegram_user_id, address) DO UPDATE SET verified_at = ?3",
-      ).run(telegramUserId, c.address, now);
-      // Proving the same wallet again is not progress: only a wallet new to this player counts.
-      if (!known) observeEvent(db, telegramUserId, "wallet.proof");
-      const link = linkProvenWallet(ctx, db, telegramUserId, c.address, now);
-      return { wallet: { address: c.address, verified_at: now }, linked_user_id: link.linkedUserId, partner_wallet_links_verified: link.partnerLinksVerified };
-    })
-    .immediate();
+export async function verifyClaim(ctx: AppContext, telegramUserId: number, input: { nonce: string; address: string; message: string; signature: string }) {
+  const now = ctx.clock.now().toISOString();
+  return ctx.store.tx(async (t) => {
+    await lockedPlayer(t, telegramUserId, now);
+    const c = await challengeOf(t, input.nonce, telegramUserId);
+    if (!c) throw new AppError("wallet_nonce_unknown", "This nonce was not issued to this player");
+    if (c.consumed_at)
+      throw new AppError("wallet_nonce_used", `This challenge was already used at ${c.consumed_at}`, { details: { consumed_at: c.consumed_at } });
+    if (c.expires_at <= now) throw new AppError("wallet_nonce_expired", `This challenge expired at ${c.expires_at}`, { details: { expires_at: c.expires_at } });
+    if (input.address !== c.address || input.message !== c.message) {
+      throw new AppError(
+        "wallet_message_mismatch",
+        input.address !== c.address ? "address is not the one the challenge was issued for" : "message is not the challenge's message, byte for byte",
+      );
+    }
+    if (!signatureValid(c.address, c.message, input.signature)) {
+      throw new AppError("wallet_signature_invalid", "The signature (base58, 64 bytes) does not verify for this message and address");
+    }
+    // Conditional: a nonce consumed by a request that committed meanwhile is used, whatever was read above.
+    if (!(await consumeChallenge(t, c.nonce, now))) throw new AppError("wallet_nonce_used", "This challenge was already used");
+    // Proving the same wallet again is not progress: only a wallet new to this player counts.
+    if (await recordWallet(t, telegramUserId, c.address, now)) await observeEvent(t, telegramUserId, "wallet.proof");
+    const link = await linkProvenWallet(ctx, t, telegramUserId, c.address, now);
+    return { wallet: { address: c.address, verified_at: now }, linked_user_id: link.linkedUserId, partner_wallet_links_verified: link.partnerLinksVerified };
+  });
 }

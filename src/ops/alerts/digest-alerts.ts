@@ -37,8 +37,8 @@ const brief = (f: PublicFinding) => ({
  * (new path, new client) is judged only once the rollups reach back over the whole lookback: on a young database
  * every route would be "new".
  */
-export function digestAlerts(ctx: AppContext): AlertInput[] {
-  const d = buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, groupLimit: 1 });
+export async function digestAlerts(ctx: AppContext): Promise<AlertInput[]> {
+  const d = await buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, groupLimit: 1 });
   const window = { from_hour: d.window.from_hour, to_hour: d.window.to_hour };
   return DIGEST_ALERTS.map(({ name, kinds }) => {
     const novelty = name !== "403_spike";

@@ -24,8 +24,8 @@ export const alertsCsv = (rows: AlertRunRow[]) =>
 export const runsCsv = (runs: RunSummary[]) => csvTable(runs, RUNS_CSV_COLUMNS);
 
 /** export.json: one page of alert rows (newest first) and the runs those rows belong to. */
-export function alertsExport(ctx: AppContext, f: AlertRunFilter) {
-  const page = listAlertRuns(ctx, f);
+export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {
+  const page = await listAlertRuns(ctx, f);
   return {
     generated_at: ctx.clock.now().toISOString(),
     window: { ...page.window, days: f.days },
@@ -39,8 +39,8 @@ export function alertsExport(ctx: AppContext, f: AlertRunFilter) {
 }
 
 /** Every run of the window (up to EXPORT_MAX_ROWS alert rows), newest first. */
-export function windowRuns(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">) {
-  return summarizeRuns(listAlertRuns(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 }).rows);
+export async function windowRuns(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">) {
+  return summarizeRuns((await listAlertRuns(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 })).rows);
 }
 
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -48,8 +48,8 @@ const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 export const exportStamp = (ctx: AppContext) => ctx.clock.now().toISOString().slice(0, 16).replace(/[-:]/g, "");
 
 /** export.zip: the window's artifacts and a manifest of their sizes and sha256, as one ZIP archive. */
-export function alertsZip(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">): Uint8Array {
-  const json = alertsExport(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 });
+export async function alertsZip(ctx: AppContext, f: Omit<AlertRunFilter, "limit" | "offset">): Promise<Uint8Array> {
+  const json = await alertsExport(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 });
   const files: Array<[string, Uint8Array]> = [
     ["alerts.json", strToU8(`${JSON.stringify({ success: true, ...json }, null, 2)}\n`)],
     ["alerts.csv", strToU8(alertsCsv(json.alerts))],

@@ -20,8 +20,8 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       `${BASE}/firing.json`,
-      ({ query }) => {
-        const alerts = firingAlerts(ctx, { source: query.source, level: query.level });
+      async ({ query }) => {
+        const alerts = await firingAlerts(ctx, { source: query.source, level: query.level });
         return {
           success: true as const,
           generated_at: ctx.clock.now().toISOString(),
@@ -39,9 +39,9 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/silences`,
-      ({ query }) => {
+      async ({ query }) => {
         const page = parsePage(query);
-        const r = listSilences(ctx, page, query.state);
+        const r = await listSilences(ctx, page, query.state);
         return {
           success: true as const,
           count: r.count,
@@ -59,9 +59,10 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       `${BASE}/silences`,
-      ({ body, operator, set }) => {
+      async ({ body, operator, set }) => {
+        const silence = await createSilence(ctx, operator, body);
         set.status = 201;
-        return { success: true as const, silence: createSilence(ctx, operator, body) };
+        return { success: true as const, silence };
       },
       {
         operator: "api",
@@ -74,7 +75,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .post(
       `${BASE}/silences/:silence_id/expire`,
-      ({ params, operator }) => ({ success: true as const, silence: expireSilence(ctx, operator, params.silence_id) }),
+      async ({ params, operator }) => ({ success: true as const, silence: await expireSilence(ctx, operator, params.silence_id) }),
       {
         operator: "api",
         params: M.silenceParams,
@@ -84,8 +85,8 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/ops/link-inbox/targets.json",
-      () => {
-        const targets = linkTargetHealth(ctx);
+      async () => {
+        const targets = await linkTargetHealth(ctx);
         return {
           success: true as const,
           generated_at: ctx.clock.now().toISOString(),

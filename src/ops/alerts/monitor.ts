@@ -34,12 +34,12 @@ async function statusAlerts(ctx: AppContext): Promise<AlertInput[]> {
  * followed seconds later by a clean one is two rows (fail, then ok) — the alert fires and resolves — where reading
  * only the latest run saw nothing. Nothing new: the latest run again.
  */
-function transparencyAlerts(ctx: AppContext): AlertInput[] {
+async function transparencyAlerts(ctx: AppContext): Promise<AlertInput[]> {
   // The first evaluation ever judges the latest run only (no replay of history); one that found no run yet
   // leaves every run after it to judge.
-  const previous = lastAlertDetails(ctx, "transparency", "audit_anomalies");
+  const previous = await lastAlertDetails(ctx, "transparency", "audit_anomalies");
   const after = previous === null ? null : typeof previous.selected_run === "number" ? previous.selected_run : 0;
-  const answers = auditAlertsAfter(ctx, after);
+  const answers = await auditAlertsAfter(ctx, after);
   return answers.map((a) => {
     const s = a.snapshot;
     return {
@@ -57,7 +57,7 @@ function transparencyAlerts(ctx: AppContext): AlertInput[] {
  */
 async function webhookAlerts(ctx: AppContext): Promise<AlertInput[]> {
   const now = await deadLetterTotal(ctx);
-  const prevRaw = lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
+  const prevRaw = await lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
   const growth = now - (previous ?? 0);
   return [{ name: DEAD_LETTER_ALERT, status: growth > 0 ? "warn" : "ok", value: now, details: { dead_letters: now, previous, growth } }];
@@ -85,7 +85,7 @@ export async function runAlertsMonitor(ctx: AppContext) {
     } catch (err) {
       alerts = [{ name: "evaluation_error", status: "fail", value: null, details: { error: err instanceof Error ? err.message : String(err) } }];
     }
-    recordAlertRun(ctx, { source, alerts, runId, at });
+    await recordAlertRun(ctx, { source, alerts, runId, at });
     recorded.push({
       source,
       count: alerts.length,

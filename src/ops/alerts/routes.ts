@@ -39,10 +39,10 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       `${BASE}/export.json`,
-      ({ query, set }) => {
+      async ({ query, set }) => {
         const f = { ...filterOf(query), limit: query.limit ?? ALERTS_DEFAULTS.limit, offset: query.offset ?? ALERTS_DEFAULTS.offset };
         set.headers["content-disposition"] = attachment(`herald-alerts-${exportStamp(ctx)}.json`);
-        return { success: true as const, ...alertsExport(ctx, f) };
+        return { success: true as const, ...(await alertsExport(ctx, f)) };
       },
       {
         operator: "api",
@@ -53,8 +53,8 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/export.zip`,
-      ({ query }) =>
-        new Response(alertsZip(ctx, filterOf(query)), {
+      async ({ query }) =>
+        new Response(await alertsZip(ctx, filterOf(query)), {
           headers: { "content-type": "application/zip", "content-disposition": attachment(`herald-alerts-${exportStamp(ctx)}.zip`) },
         }),
       {
@@ -68,20 +68,24 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         ),
       },
     )
-    .get(`${BASE}/runs/export`, ({ query }) => csvResponse(runsCsv(windowRuns(ctx, filterOf(query))), `herald-alert-runs-${exportStamp(ctx)}.csv`), {
-      operator: "api",
-      query: M.windowQuery,
-      detail: fileDoc(
-        "One CSV record per alert run of the window, labelled by all its sources: alert counts by status and the worst status",
-        "text/csv",
-        "RFC 4180 CSV with a header row",
-      ),
-    })
+    .get(
+      `${BASE}/runs/export`,
+      async ({ query }) => csvResponse(runsCsv(await windowRuns(ctx, filterOf(query))), `herald-alert-runs-${exportStamp(ctx)}.csv`),
+      {
+        operator: "api",
+        query: M.windowQuery,
+        detail: fileDoc(
+          "One CSV record per alert run of the window, labelled by all its sources: alert counts by status and the worst status",
+          "text/csv",
+          "RFC 4180 CSV with a header row",
+        ),
+      },
+    )
     .get(
       `${BASE}/export-usage.json`,
-      ({ query, set }) => {
+      async ({ query, set }) => {
         set.headers["content-disposition"] = attachment(`herald-export-usage-${exportStamp(ctx)}.json`);
-        return { success: true as const, ...usageOf(ctx, query) };
+        return { success: true as const, ...(await usageOf(ctx, query)) };
       },
       {
         operator: "api",
@@ -90,15 +94,15 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
       },
     )
-    .get(`${BASE}/export-usage.csv`, ({ query }) => csvResponse(usageCsv(usageOf(ctx, query)), `herald-export-usage-${exportStamp(ctx)}.csv`), {
+    .get(`${BASE}/export-usage.csv`, async ({ query }) => csvResponse(usageCsv(await usageOf(ctx, query)), `herald-export-usage-${exportStamp(ctx)}.csv`), {
       operator: "api",
       query: M.usageQuery,
       detail: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
     })
     .get(
       `${BASE}/export-usage.png`,
-      ({ query }) => {
-        const r = usageOf(ctx, query);
+      async ({ query }) => {
+        const r = await usageOf(ctx, query);
         const png = renderUsagePng(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
         return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "x-usage-legend": usageLegend(r) } });
       },
@@ -110,8 +114,8 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/export-usage.svg`,
-      ({ query }) => {
-        const r = usageOf(ctx, query);
+      async ({ query }) => {
+        const r = await usageOf(ctx, query);
         const svg = renderUsageSvg(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
         return new Response(svg, {
           headers: { "content-type": "image/svg+xml; charset=utf-8", "x-usage-legend": usageLegend(r) },

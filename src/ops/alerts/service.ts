@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { applyAlertTransitions } from "./state";
+import { countRuns, insertRuns, newestRun, type RunRow, runsPage } from "./store";
 
 // The alert-run record (ops_alert_runs): every evaluation Herald makes, one row per alert per run. The
 // alerts-monitor job writes status, transparency, webhook and 403-digest rows (src/ops/alerts/monitor.ts); the
@@ -34,20 +35,23 @@ export const newAlertRunId = (ctx: AppContext) => `ar_${Buffer.from(ctx.rng.byte
 
 /**
  * Records one run of one source: every alert of it under one run_id and one `at` (the clock's now unless given),
- * in one transaction, then applies the alert state changes it makes (src/ops/alerts/state.ts: notices queued for
- * an alert that fired, escalated or resolved). Callable by any part of ops.
+ * in one transaction, then applies the alert state changes its rows make (src/ops/alerts/state.ts: notices queued
+ * for an alert that fired, escalated or resolved). Callable by any part of ops.
  */
-export function recordAlertRun(ctx: AppContext, input: { source: string; alerts: AlertInput[]; runId?: string; at?: string }) {
+export async function recordAlertRun(ctx: AppContext, input: { source: string; alerts: AlertInput[]; runId?: string; at?: string }) {
   const runId = input.runId ?? newAlertRunId(ctx);
   const at = input.at ?? ctx.clock.now().toISOString();
-  const insert = ctx.db.sqlite.prepare("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  ctx.db.sqlite.transaction(() => {
-    for (const a of input.alerts) {
-      const value = a.value === undefined || a.value === null ? null : String(a.value);
-      insert.run(runId, at, input.source, a.name, a.status, value, a.details ? JSON.stringify(a.details) : null);
-    }
-  })();
-  applyAlertTransitions(ctx);
+  const rows = input.alerts.map((a) => ({
+    run_id: runId,
+    at,
+    source: input.source,
+    name: a.name,
+    status: a.status,
+    value: a.value === undefined || a.value === null ? null : String(a.value),
+    details: a.details ? JSON.stringify(a.details) : null,
+  }));
+  const ids = await ctx.store.tx((t) => insertRuns(t, rows));
+  await applyAlertTransitions(ctx, ids);
   return { run_id: runId, at, source: input.source, count: input.alerts.length };
 }
 
@@ -59,16 +63,7 @@ export interface AlertRunFilter {
   offset: number;
 }
 
-interface RawRow {
-  id: number;
-  run_id: string;
-  at: string;
-  source: string;
-  name: string;
-  status: string;
-  value: string | null;
-  details: string | null;
-}
+type RawRow = RunRow;
 
 function parseDetails(raw: string | null): Record<string, unknown> | null {
   if (raw === null) return null;
@@ -90,15 +85,11 @@ export function windowOf(ctx: AppContext, days: number) {
 }
 
 /** Alert rows in the window, newest first (then by id, so ties keep insertion order reversed), filtered and paged. */
-export function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
+export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const w = windowOf(ctx, f.days);
-  // "all" matches every value, so the statement (and its parameter count) is the same for every filter.
-  const cond = "at >= ?1 AND at <= ?2 AND (?3 = 'all' OR source = ?3) AND (?4 = 'all' OR status = ?4)";
-  const args = [w.from, w.to, f.source, f.status] as const;
-  const total = (ctx.db.sqlite.prepare(`SELECT count(*) AS n FROM ops_alert_runs WHERE ${cond}`).get(...args) as { n: number }).n;
-  const rows = ctx.db.sqlite
-    .prepare(`SELECT id, run_id, at, source, name, status, value, details FROM ops_alert_runs WHERE ${cond} ORDER BY at DESC, id DESC LIMIT ?5 OFFSET ?6`)
-    .all(...args, f.limit, f.offset) as RawRow[];
+  const filter = { from: w.from, to: w.to, source: f.source, status: f.status };
+  const total = await countRuns(ctx.store, filter);
+  const rows = await runsPage(ctx.store, filter, f.limit, f.offset);
   const hasMore = f.offset + rows.length < total;
   return {
     window: w,
@@ -156,17 +147,12 @@ export function summarizeRuns(rows: AlertRunRow[]): RunSummary[] {
 }
 
 /** The value of the newest row of (source, name), for growth checks between runs; null before the first run. */
-export function lastAlertValue(ctx: AppContext, source: string, name: string): string | null {
-  const r = ctx.db.sqlite.prepare("SELECT value FROM ops_alert_runs WHERE source = ? AND name = ? ORDER BY at DESC, id DESC LIMIT 1").get(source, name) as {
-    value: string | null;
-  } | null;
-  return r?.value ?? null;
+export async function lastAlertValue(ctx: AppContext, source: string, name: string): Promise<string | null> {
+  return (await newestRun(ctx.store, source, name))?.value ?? null;
 }
 
 /** The details of the newest row of (source, name), parsed; null before the first run. */
-export function lastAlertDetails(ctx: AppContext, source: string, name: string): Record<string, unknown> | null {
-  const r = ctx.db.sqlite.prepare("SELECT details FROM ops_alert_runs WHERE source = ? AND name = ? ORDER BY at DESC, id DESC LIMIT 1").get(source, name) as {
-    details: string | null;
-  } | null;
+export async function lastAlertDetails(ctx: AppContext, source: string, name: string): Promise<Record<string, unknown> | null> {
+  const r = await newestRun(ctx.store, source, name);
   return r ? parseDetails(r.details) : null;
 }

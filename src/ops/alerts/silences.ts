@@ -1,10 +1,11 @@
 import type { Actor } from "../../auth/actors";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { globToRegExp } from "../digest/suppressions";
+import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";
 
 // Alert silences, as Alertmanager and PagerDuty operators know them: "I know about this, stop paging me until
 // then". A silence matches alert keys (`<source>:<name>`, `*` for any characters) and ends at a set time (at most
@@ -13,17 +14,6 @@ import { globToRegExp } from "../digest/suppressions";
 // Creating and expiring are audited in the same transaction as the change (admin_audit).
 
 export const MAX_SILENCE_DAYS = 30;
-
-interface SilenceRow {
-  id: number;
-  matcher: string;
-  reason: string;
-  created_by: string;
-  created_at: string;
-  ends_at: string;
-  expired_at: string | null;
-  expired_by: string | null;
-}
 
 export type SilenceState = "active" | "expired";
 export type Silence = SilenceRow & { state: SilenceState };
@@ -58,14 +48,17 @@ function validate(ctx: AppContext, input: SilenceInput) {
   return { matcher, endsAt: new Date(endsMs).toISOString(), nowIso: now.toISOString() };
 }
 
-export function createSilence(ctx: AppContext, who: Who, input: SilenceInput): Silence {
+export async function createSilence(ctx: AppContext, who: Who, input: SilenceInput): Promise<Silence> {
   const v = validate(ctx, input);
-  const sqlite = ctx.db.sqlite;
-  const row = sqlite.transaction(() => {
-    const r = sqlite
-      .query("INSERT INTO ops_alert_silences (matcher, reason, created_by, created_at, ends_at) VALUES (?, ?, ?, ?, ?) RETURNING *")
-      .get(v.matcher, input.reason, actorLabel(who.actor), v.nowIso, v.endsAt) as SilenceRow;
-    writeAudit(sqlite, {
+  const row = await ctx.store.tx(async (t) => {
+    const r = (await insertSilence(t, {
+      matcher: v.matcher,
+      reason: input.reason,
+      created_by: actorLabel(who.actor),
+      created_at: v.nowIso,
+      ends_at: v.endsAt,
+    }))!;
+    await recordAudit(t, {
       at: v.nowIso,
       actor: who.actor,
       action: "ops.alert_silence.create",
@@ -74,23 +67,23 @@ export function createSilence(ctx: AppContext, who: Who, input: SilenceInput): S
       requestId: who.requestId,
     });
     return r;
-  })();
+  });
   return view(row, v.nowIso);
 }
 
 /** Ends a silence now; 404 for an unknown id, 409 when it already ended (by hand or by time). */
-export function expireSilence(ctx: AppContext, who: Who, id: number): Silence {
-  const sqlite = ctx.db.sqlite;
+export async function expireSilence(ctx: AppContext, who: Who, id: number): Promise<Silence> {
   const nowIso = ctx.clock.now().toISOString();
-  const row = sqlite.transaction(() => {
-    const r = sqlite.query("SELECT * FROM ops_alert_silences WHERE id = ?").get(id) as SilenceRow | null;
+  const ended = (r: SilenceRow) =>
+    new AppError("conflict", `Silence ${id} already ended at ${r.expired_at ?? r.ends_at}${r.expired_by ? ` (expired by ${r.expired_by})` : ""}`);
+  const row = await ctx.store.tx(async (t) => {
+    const r = await silenceById(t, id);
     if (!r) throw new NotFoundError("silence", id);
-    if (stateOf(r, nowIso) === "expired")
-      throw new AppError("conflict", `Silence ${id} already ended at ${r.expired_at ?? r.ends_at}${r.expired_by ? ` (expired by ${r.expired_by})` : ""}`);
-    const updated = sqlite
-      .query("UPDATE ops_alert_silences SET expired_at = ?, expired_by = ? WHERE id = ? RETURNING *")
-      .get(nowIso, actorLabel(who.actor), id) as SilenceRow;
-    writeAudit(sqlite, {
+    if (stateOf(r, nowIso) === "expired") throw ended(r);
+    // Conditional: of two operators ending it at once (on two instances), one wins and the other gets the 409.
+    const updated = await expireSilenceRow(t, id, nowIso, actorLabel(who.actor));
+    if (!updated) throw ended((await silenceById(t, id)) ?? r);
+    await recordAudit(t, {
       at: nowIso,
       actor: who.actor,
       action: "ops.alert_silence.expire",
@@ -99,20 +92,14 @@ export function expireSilence(ctx: AppContext, who: Who, id: number): Silence {
       requestId: who.requestId,
     });
     return updated;
-  })();
+  });
   return view(row, nowIso);
 }
 
 /** Silences, newest first, optionally of one state at the clock's now. */
-export function listSilences(ctx: AppContext, page: PageRequest, state?: SilenceState) {
+export async function listSilences(ctx: AppContext, page: PageRequest, state?: SilenceState) {
   const nowIso = ctx.clock.now().toISOString();
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT * FROM ops_alert_silences WHERE (?1 IS NULL OR id < ?1)
-         AND (?4 IS NULL OR (?4 = 'expired' AND (expired_at IS NOT NULL OR ends_at <= ?5)) OR (?4 = 'active' AND expired_at IS NULL AND ends_at > ?5))
-       ORDER BY id DESC LIMIT ?2 OFFSET ?3`,
-    )
-    .all(page.after, page.limit + 1, page.offset, state ?? null, nowIso) as SilenceRow[];
+  const rows = await silencesPage(ctx.store, { after: page.after, limit: page.limit + 1, offset: page.offset }, state ?? null, nowIso);
   const p = pageOf(rows, page, (r) => r.id);
   return { ...p, items: p.items.map((r) => view(r, nowIso)) };
 }
@@ -123,10 +110,8 @@ export interface ActiveSilences {
   of(alertKey: string): Silence | null;
 }
 
-export function activeSilences(ctx: Pick<AppContext, "db">, nowIso: string): ActiveSilences {
-  const rows = ctx.db.sqlite
-    .query("SELECT * FROM ops_alert_silences WHERE expired_at IS NULL AND ends_at > ? ORDER BY ends_at DESC, id")
-    .all(nowIso) as SilenceRow[];
+export async function activeSilences(ctx: Pick<AppContext, "store">, nowIso: string): Promise<ActiveSilences> {
+  const rows = await silencesInForce(ctx.store, nowIso);
   const compiled = rows.map((r) => ({ r, re: globToRegExp(r.matcher) }));
   return {
     of(alertKey) {

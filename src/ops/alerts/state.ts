@@ -1,6 +1,8 @@
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { activeSilences, type ActiveSilences } from "./silences";
 import { baseOf, enqueueLinkMessage, type LinkEvent, type LinkMessage, recordLinkSkip } from "../link-inbox/notify";
+import { anyPendingRun, insertState, lockState, type PendingRun, pendingRuns, runsByIds, type StateRow, updateState } from "./store";
 
 // Alert state: ops_alert_runs records every evaluation (one row per alert per run); this file turns those rows
 // into each alert key's state (ops_alert_state) and sends its state CHANGES, as Alertmanager and PagerDuty do:
@@ -10,10 +12,14 @@ import { baseOf, enqueueLinkMessage, type LinkEvent, type LinkMessage, recordLin
 // is sent once per cooldown (src/ops/link-inbox/notify.ts). A silenced alert changes state like any other; its notice
 // becomes a `silenced` skip event instead of a message.
 //
-// Rows are applied in id order from a cursor kept in the database (the newest row applied to any key), so every
-// writer of ops_alert_runs — the alerts-monitor job, the preflight detector, a row written by hand — is covered,
-// and two processes applying at once cannot apply a row twice (each key's last_row_id guards it, inside the
-// batch's transaction). Both the alerts-monitor job (right after its run) and the link-inbox job (every 5 s) apply.
+// Which rows are new is decided per key, never by a watermark over all of them: ids commit out of order on
+// PostgreSQL (a row can become visible after a higher id was applied), so a cursor "rows after id N" would skip it
+// for ever. A row is new when its id is above the last_row_id of its key's state (or its key has none). A writer
+// applies the rows it just recorded (recordAlertRun); the link-inbox job, every 5 s on every instance, sweeps the
+// last day for rows written any other way (the preflight detector, a row written by hand). Each key is applied in
+// a transaction of its own that first locks the key's state row (store.ts lockState, a claim): two instances
+// applying the same row at once take turns, and the second sees last_row_id and skips it — a transition (and its
+// notice) is applied once. A row of a key older than one already applied is a stale evaluation and is skipped.
 
 export type AlertLevel = "ok" | "warn" | "fail";
 const RANK: Record<AlertLevel, number> = { ok: 0, warn: 1, fail: 2 };
@@ -25,37 +31,15 @@ export const alertIssueId = (source: string, name: string) => (source === "prefl
 /** The operator page of one alert (src/ops/console/alert-pages.ts), the link every alert notice carries. */
 export const alertPagePath = (id: number) => `/admin/ops/alerts-monitor/alerts/${id}`;
 
-export interface AlertStateRow {
-  id: number;
-  alert_key: string;
-  source: string;
-  name: string;
-  level: AlertLevel;
-  since: string;
-  fired_at: string | null;
-  resolved_at: string | null;
-  last_row_id: number;
-  last_seen_at: string;
-  notified_level: AlertLevel | null;
-  notified_at: string | null;
-}
+export type AlertStateRow = StateRow & { level: AlertLevel; notified_level: AlertLevel | null };
+type RunRow = PendingRun;
 
-interface RunRow {
-  id: number;
-  at: string;
-  source: string;
-  name: string;
-  status: string;
-  value: string | null;
-  details: string | null;
-}
-
-type Deps = Pick<AppContext, "db" | "clock" | "config">;
+type Deps = Pick<AppContext, "store" | "clock" | "config">;
 
 const BATCH = 500;
 const MAX_BATCHES = 40;
-/** On a database whose alert runs were never applied (a fresh one, or one upgraded to this version): the last day. */
-const FIRST_LOOKBACK_MS = 86_400_000;
+/** The sweep looks at the last day's rows: a writer applies its own rows at once, the sweep catches the others. */
+const SWEEP_LOOKBACK_MS = 86_400_000;
 
 /** A short human summary of an evaluation's details: a status check's summary, the audit's reasons, a finding's why. */
 export function summaryOf(details: string | Record<string, unknown> | null): string | null {
@@ -95,109 +79,135 @@ function messageOf(ctx: Deps, s: AlertStateRow, r: RunRow, kind: "fired" | "reso
 }
 
 /**
- * Sends (queues) one notice unless a silence holds it back. Returns whether a message was queued to at least one
- * target — what the state remembers as "sent", so that a resolution is sent only for a firing that was.
+ * Sends (queues) one notice on `t` unless a silence holds it back. Returns whether a message was queued to at least
+ * one target — what the state remembers as "sent", so that a resolution is sent only for a firing that was.
  */
-function notify(ctx: Deps, silences: ActiveSilences, m: LinkMessage, alertKey: string): boolean {
+async function notify(t: Queryable, ctx: Deps, silences: ActiveSilences, m: LinkMessage, alertKey: string): Promise<boolean> {
   const silence = silences.of(alertKey);
   if (silence) {
-    recordLinkSkip(ctx, m, "", "silenced", `silence ${silence.id} by ${silence.created_by} until ${silence.ends_at}: ${silence.reason.slice(0, 200)}`);
+    await recordLinkSkip(t, ctx, m, "", "silenced", `silence ${silence.id} by ${silence.created_by} until ${silence.ends_at}: ${silence.reason.slice(0, 200)}`);
     return false;
   }
-  return enqueueLinkMessage(ctx, m).queued > 0;
-}
-
-function applyRow(ctx: Deps, silences: ActiveSilences, states: Map<string, AlertStateRow | null>, r: RunRow): void {
-  const sqlite = ctx.db.sqlite;
-  const key = alertKeyOf(r.source, r.name);
-  const level = levelOf(r.status);
-  let s = states.has(key) ? states.get(key)! : (sqlite.query("SELECT * FROM ops_alert_state WHERE alert_key = ?").get(key) as AlertStateRow | null);
-  if (!s) {
-    s = sqlite
-      .query(
-        `INSERT INTO ops_alert_state (alert_key, source, name, level, since, fired_at, resolved_at, last_row_id, last_seen_at)
-         VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING *`,
-      )
-      .get(key, r.source, r.name, level, r.at, level === "ok" ? null : r.at, r.id, r.at) as AlertStateRow;
-    if (level !== "ok" && notify(ctx, silences, messageOf(ctx, s, r, "fired", "ok"), key)) s = markNotified(ctx, s, level);
-    states.set(key, s);
-    return;
-  }
-  if (r.id <= s.last_row_id) return; // applied already (another process, or a re-run of the same rows)
-  const previous = s.level;
-  const next: AlertStateRow = { ...s, last_row_id: r.id, last_seen_at: r.at };
-  if (level !== previous) {
-    next.level = level;
-    next.since = r.at;
-    if (level === "ok") {
-      next.resolved_at = r.at;
-      // The resolution of a firing nobody was told about (silenced, cooled down, no target) would be noise.
-      if (s.notified_level === "warn" || s.notified_level === "fail") {
-        if (notify(ctx, silences, messageOf(ctx, next, r, "resolved", previous), key)) Object.assign(next, notified(ctx, "ok"));
-        else next.notified_level = null;
-      }
-    } else {
-      if (previous === "ok") {
-        next.fired_at = r.at;
-        next.resolved_at = null;
-        next.notified_level = null;
-      }
-      const m = messageOf(ctx, next, r, "fired", previous);
-      // Escalating within one firing (warn → fail) past what was sent is news even inside the cooldown; a new
-      // firing or a de-escalation is not (else an alert flapping between ok and fail would page on every flap).
-      const sentRank = next.notified_level === "warn" || next.notified_level === "fail" ? RANK[next.notified_level] : 0;
-      m.bypassCooldown = previous !== "ok" && RANK[level] > RANK[previous] && RANK[level] > sentRank;
-      if (notify(ctx, silences, m, key)) Object.assign(next, notified(ctx, level));
-    }
-  }
-  sqlite
-    .query(
-      `UPDATE ops_alert_state SET level = ?, since = ?, fired_at = ?, resolved_at = ?, last_row_id = ?, last_seen_at = ?, notified_level = ?, notified_at = ?
-       WHERE id = ?`,
-    )
-    .run(next.level, next.since, next.fired_at, next.resolved_at, next.last_row_id, next.last_seen_at, next.notified_level, next.notified_at, s.id);
-  states.set(key, next);
+  return (await enqueueLinkMessage(t, ctx, m)).queued > 0;
 }
 
 const notified = (ctx: Deps, level: AlertLevel) => ({ notified_level: level, notified_at: ctx.clock.now().toISOString() });
 
-function markNotified(ctx: Deps, s: AlertStateRow, level: AlertLevel): AlertStateRow {
-  const n = notified(ctx, level);
-  ctx.db.sqlite.query("UPDATE ops_alert_state SET notified_level = ?, notified_at = ? WHERE id = ?").run(n.notified_level, n.notified_at, s.id);
-  return { ...s, ...n };
+/** The first row of a key: its state is made at the row's level, and a firing is sent. */
+async function firstState(t: Queryable, ctx: Deps, silences: ActiveSilences, key: string, r: RunRow): Promise<AlertStateRow | null> {
+  const level = levelOf(r.status);
+  const row = await insertState(t, {
+    alert_key: key,
+    source: r.source,
+    name: r.name,
+    level,
+    since: r.at,
+    fired_at: level === "ok" ? null : r.at,
+    last_row_id: r.id,
+    last_seen_at: r.at,
+  });
+  if (!row) return null; // another instance made it first: the caller locks and applies on top of it
+  let s = row as AlertStateRow;
+  if (level !== "ok" && (await notify(t, ctx, silences, messageOf(ctx, s, r, "fired", "ok"), key))) {
+    s = { ...s, ...notified(ctx, level) };
+    await updateState(t, s);
+  }
+  return s;
 }
 
-function applyBatch(ctx: Deps): number {
-  const sqlite = ctx.db.sqlite;
-  const { cursor } = sqlite.query("SELECT max(last_row_id) AS cursor FROM ops_alert_state").get() as { cursor: number | null };
-  const columns = "id, at, source, name, status, value, details";
-  const rows =
-    cursor === null
-      ? (sqlite
-          .query(`SELECT ${columns} FROM ops_alert_runs WHERE at >= ? ORDER BY id LIMIT ?`)
-          .all(new Date(ctx.clock.now().getTime() - FIRST_LOOKBACK_MS).toISOString(), BATCH) as RunRow[])
-      : (sqlite.query(`SELECT ${columns} FROM ops_alert_runs WHERE id > ? ORDER BY id LIMIT ?`).all(cursor, BATCH) as RunRow[]);
-  if (rows.length === 0) return 0;
-  const silences = activeSilences(ctx, ctx.clock.now().toISOString());
-  const states = new Map<string, AlertStateRow | null>();
-  for (const r of rows) applyRow(ctx, silences, states, r);
-  return rows.length;
+/** One row on top of the key's state: the next state, with the notice its change sends. */
+async function nextState(t: Queryable, ctx: Deps, silences: ActiveSilences, key: string, s: AlertStateRow, r: RunRow): Promise<AlertStateRow> {
+  const level = levelOf(r.status);
+  const previous = s.level;
+  const next: AlertStateRow = { ...s, last_row_id: r.id, last_seen_at: r.at };
+  if (level === previous) return next;
+  next.level = level;
+  next.since = r.at;
+  if (level === "ok") {
+    next.resolved_at = r.at;
+    // The resolution of a firing nobody was told about (silenced, cooled down, no target) would be noise.
+    if (s.notified_level === "warn" || s.notified_level === "fail") {
+      if (await notify(t, ctx, silences, messageOf(ctx, next, r, "resolved", previous), key)) Object.assign(next, notified(ctx, "ok"));
+      else next.notified_level = null;
+    }
+    return next;
+  }
+  if (previous === "ok") {
+    next.fired_at = r.at;
+    next.resolved_at = null;
+    next.notified_level = null;
+  }
+  const m = messageOf(ctx, next, r, "fired", previous);
+  // Escalating within one firing (warn → fail) past what was sent is news even inside the cooldown; a new
+  // firing or a de-escalation is not (else an alert flapping between ok and fail would page on every flap).
+  const sentRank = next.notified_level === "warn" || next.notified_level === "fail" ? RANK[next.notified_level] : 0;
+  m.bypassCooldown = previous !== "ok" && RANK[level] > RANK[previous] && RANK[level] > sentRank;
+  if (await notify(t, ctx, silences, m, key)) Object.assign(next, notified(ctx, level));
+  return next;
 }
 
 /**
- * Applies every alert-run row not applied yet, in batches of 500 (one transaction each: the state, the outbox
- * rows and the skip events of a batch commit together). Returns the rows applied.
+ * Applies one key's rows (oldest first) in the caller's transaction `t`, after locking the key's state (the claim
+ * that makes two instances take turns). Returns the rows applied; a row at or below last_row_id was applied
+ * already (by another instance, or an earlier pass) or is older than one that was, and is skipped.
  */
-export function applyAlertTransitions(ctx: Deps): number {
-  // The link-inbox job calls this every 5 s: with nothing new (the usual case) it reads two small rows and takes
-  // no write lock. The batch re-reads the cursor inside its transaction, so this peek decides nothing.
-  const { cursor } = ctx.db.sqlite.query("SELECT max(last_row_id) AS cursor FROM ops_alert_state").get() as { cursor: number | null };
-  if (cursor !== null && !ctx.db.sqlite.query("SELECT 1 FROM ops_alert_runs WHERE id > ? LIMIT 1").get(cursor)) return 0;
+async function applyKey(t: Queryable, ctx: Deps, silences: ActiveSilences, key: string, rows: RunRow[]): Promise<number> {
+  let s = (await lockState(t, key)) as AlertStateRow | null;
+  let applied = 0;
+  for (const r of rows) {
+    if (!s) {
+      s = await firstState(t, ctx, silences, key, r);
+      if (s) {
+        applied++;
+        continue;
+      }
+      s = (await lockState(t, key)) as AlertStateRow | null;
+      if (!s) throw new Error(`alert state of ${key} neither inserted nor found`);
+    }
+    if (r.id <= s.last_row_id) continue;
+    s = await nextState(t, ctx, silences, key, s, r);
+    await updateState(t, s);
+    applied++;
+  }
+  return applied;
+}
+
+/** The rows grouped by alert key, each group oldest first (the rows come in id order). */
+function byKey(rows: RunRow[]): Map<string, RunRow[]> {
+  const out = new Map<string, RunRow[]>();
+  for (const r of rows) {
+    const key = alertKeyOf(r.source, r.name);
+    const list = out.get(key);
+    if (list) list.push(r);
+    else out.set(key, [r]);
+  }
+  return out;
+}
+
+async function applyRows(ctx: Deps, rows: RunRow[]): Promise<number> {
+  const silences = await activeSilences(ctx, ctx.clock.now().toISOString());
+  let applied = 0;
+  // One transaction per key: the state, the outbox rows and the skip events of a key's rows commit together, and
+  // a transaction locks one state row only (two instances locking keys in different orders cannot deadlock).
+  for (const [key, list] of byKey(rows)) applied += await ctx.store.tx((t) => applyKey(t, ctx, silences, key, list));
+  return applied;
+}
+
+/**
+ * Applies alert-run rows not applied yet: `ids` (the rows a writer just recorded, whatever their time), or every
+ * row of the last day that is newer than its key's state, in batches of 500. Returns the rows applied.
+ */
+export async function applyAlertTransitions(ctx: Deps, ids?: readonly number[]): Promise<number> {
+  if (ids) return ids.length ? applyRows(ctx, await runsByIds(ctx.store, ids)) : 0;
+  const since = new Date(ctx.clock.now().getTime() - SWEEP_LOOKBACK_MS).toISOString();
+  // The link-inbox job calls this every 5 s: with nothing new (the usual case) it reads and takes no lock.
+  if (!(await anyPendingRun(ctx.store, since))) return 0;
   let applied = 0;
   for (let i = 0; i < MAX_BATCHES; i++) {
-    const n = ctx.db.sqlite.transaction(() => applyBatch(ctx)).immediate();
-    applied += n;
-    if (n < BATCH) break;
+    const rows = await pendingRuns(ctx.store, since, BATCH);
+    if (rows.length === 0) break;
+    applied += await applyRows(ctx, rows);
+    if (rows.length < BATCH) break;
   }
   return applied;
 }

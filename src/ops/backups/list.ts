@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { dirname, join } from "node:path";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
+import { refuseBackupsOnPostgres } from "./engine";
 
 /**
  * The on-demand backups in `<db dir>/backups`: their names, the sidecar manifests that record what was checked
@@ -38,7 +39,7 @@ export interface BackupFile {
 }
 
 export const backupsDirOf = (dbPath: string) => join(dirname(dbPath), "backups");
-export const backupsDir = (ctx: AppContext) => backupsDirOf(ctx.db.path);
+export const backupsDir = (ctx: Pick<AppContext, "config">) => backupsDirOf(ctx.config.dbPath);
 export const manifestPathOf = (backupPath: string) => `${backupPath}.json`;
 export const isBackupName = (name: string) => BACKUP_NAME.test(name);
 export const backupNameAt = (at: Date) => `herald-${at.toISOString().replace(/[:.]/g, "-")}.db`;
@@ -151,8 +152,9 @@ export interface BackupPage {
   total: number;
 }
 
-/** One page of the backups, newest first. Only the page's files are hashed when they lack a manifest. */
+/** One page of the backups, newest first. Only the page's files are hashed when they lack a manifest. 409 on PostgreSQL. */
 export async function listBackups(ctx: AppContext, page: { limit: number; offset: number }): Promise<BackupPage> {
+  refuseBackupsOnPostgres(ctx.store.dialect);
   const files = listBackupFiles(backupsDir(ctx));
   const slice = files.slice(page.offset, page.offset + page.limit);
   const items: BackupEntry[] = [];
@@ -166,6 +168,7 @@ export async function listBackups(ctx: AppContext, page: { limit: number; offset
  * function that turns it into a path.
  */
 export async function backupOrThrow(ctx: AppContext, name: string): Promise<BackupEntry> {
+  refuseBackupsOnPostgres(ctx.store.dialect);
   if (!isBackupName(name)) {
     const problem = "must be a backup name such as herald-2026-01-01T00-00-00-000Z.db, as listed by GET /admin/backups";
     throw new AppError("invalid_query", `path.name ${problem}`, { details: [{ field: "path.name", problem }] });

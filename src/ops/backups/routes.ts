@@ -41,7 +41,10 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         response: { 200: OpsModel.run, 403: ErrorBody, 409: ErrorBody, 503: ErrorBody },
-        detail: { summary: "Consistent snapshot (VACUUM INTO) with its path, size and sha256; prunes beyond BACKUP_KEEP" },
+        detail: {
+          summary:
+            "Consistent snapshot (VACUUM INTO) with its path, size and sha256; prunes beyond BACKUP_KEEP. On PostgreSQL 409 backup_not_on_postgres (use pg_dump / pg_basebackup)",
+        },
       },
     )
     .get(
@@ -65,8 +68,8 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         // Also the operator session (a GET): the readiness page links here.
         operator: "api",
         query: OpsModel.listQuery,
-        response: { 200: OpsModel.list, 400: ErrorBody, 403: ErrorBody },
-        detail: { summary: "The on-demand backups, newest first: name, size, sha256, created_at, integrity" },
+        response: { 200: OpsModel.list, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },
+        detail: { summary: "The on-demand backups, newest first: name, size, sha256, created_at, integrity. On PostgreSQL 409 backup_not_on_postgres" },
       },
     )
     .get(
@@ -87,6 +90,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
             400: errorResponse("invalid_query: the name is not a backup name (no paths)"),
             403: errorResponse("forbidden: no admin token or operator session"),
             404: errorResponse("not_found: no such backup"),
+            409: errorResponse("backup_not_on_postgres: the service runs on PostgreSQL, whose own backups apply (pg_dump, pg_basebackup)"),
           },
         },
       },

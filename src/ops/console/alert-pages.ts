@@ -82,8 +82,8 @@ const alertBody = compileHtml<AlertPageData>(
 
 const BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "bad" };
 
-export function alertPageBody(ctx: AppContext, id: number): SafeHtml {
-  const { alert: a, history, notices: rows } = alertDetailOrThrow(ctx, id);
+export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHtml> {
+  const { alert: a, history, notices: rows } = await alertDetailOrThrow(ctx, id);
   const firing = a.level !== "ok";
   const headline = firing
     ? `Firing at ${a.level} since ${when(a.fired_at ?? a.since)}${a.silenced_by ? ` — silenced until ${when(a.silenced_by.ends_at)}` : ""}.`
@@ -160,8 +160,8 @@ const incidentBody = compileHtml<IncidentPageData>(
 
 const SEVERITY_BADGE: Record<string, string> = { warn: "warn", bad: "bad", ok: "ok" };
 
-export function incidentPageBody(ctx: AppContext, id: number): SafeHtml {
-  const i = getIncidentOrThrow(ctx, id);
+export async function incidentPageBody(ctx: AppContext, id: number): Promise<SafeHtml> {
+  const i = await getIncidentOrThrow(ctx, id);
   const open = i.status === "open";
   const issue = `incident:${i.id}`;
   return incidentBody({
@@ -188,7 +188,7 @@ export function incidentPageBody(ctx: AppContext, id: number): SafeHtml {
     }),
     checks: Object.entries(i.checks).map(([name, level]) => ({ name, level, badge: SEVERITY_BADGE[level] ?? "", summary: i.summary[name] ?? null })),
     updates: i.updates.map((u) => ({ at: when(u.created_at)!, state: u.state, severity: u.severity, message: u.message })),
-    notices: notices(noticesOf(ctx, issue), issue),
+    notices: notices(await noticesOf(ctx, issue), issue),
     issue,
   });
 }
@@ -209,8 +209,8 @@ export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       "/admin/ops/alerts-monitor/alerts/:alert_id",
-      ({ operator, params }) => {
-        const body = alertPageBody(ctx, params.alert_id);
+      async ({ operator, params }) => {
+        const body = await alertPageBody(ctx, params.alert_id);
         return operatorPageResponse(
           operatorPage({ title: "Alert · Herald", current: "/admin/console/alerts", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
         );
@@ -226,8 +226,8 @@ export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/ops/incidents/:incident_id",
-      ({ operator, params }) => {
-        const body = incidentPageBody(ctx, params.incident_id);
+      async ({ operator, params }) => {
+        const body = await incidentPageBody(ctx, params.incident_id);
         return operatorPageResponse(
           operatorPage({
             title: "Incident · Herald",

@@ -149,22 +149,22 @@ export const EMPTY_FORM: SilenceFormValues = { matcher: "", reason: "", hours: "
 /** `2026-04-01T12:00` (a datetime-local input's value, read as UTC) from a time. */
 const localMinute = (ms: number) => new Date(ms).toISOString().slice(0, 16);
 
-export function alertsPageData(
+export async function alertsPageData(
   ctx: AppContext,
   input: { q: AlertsQuery; notice: SafeHtml; form: SilenceFormValues; csrf: string | null; firing: AlertView[] },
-): AlertsPageData {
+): Promise<AlertsPageData> {
   const { q } = input;
   const now = ctx.clock.now();
-  const states = recentAlerts(ctx, STATES_MAX);
+  const states = await recentAlerts(ctx, STATES_MAX);
   const pageOfKey = new Map(states.map((a) => [a.key, a.page]));
   const changes = states.slice(q.changes, q.changes + CHANGES_PAGE);
 
   const filter = { days: q.days, source: q.source as "all", status: q.status as "all" };
-  const runs = alertsExport(ctx, { ...filter, limit: RUNS_PAGE, offset: q.runs });
+  const runs = await alertsExport(ctx, { ...filter, limit: RUNS_PAGE, offset: q.runs });
   const windowQuery = new URLSearchParams({ days: String(q.days), source: q.source, status: q.status }).toString();
 
-  const active = listSilences(ctx, { limit: ACTIVE_SHOWN, offset: 0, after: null, cursor: null }, "active");
-  const ended = listSilences(ctx, { ...parsePage({ cursor: q.ended ?? undefined }), limit: ENDED_PAGE }, "expired");
+  const active = await listSilences(ctx, { limit: ACTIVE_SHOWN, offset: 0, after: null, cursor: null }, "active");
+  const ended = await listSilences(ctx, { ...parsePage({ cursor: q.ended ?? undefined }), limit: ENDED_PAGE }, "expired");
 
   return {
     generatedAt: when(now.toISOString())!,

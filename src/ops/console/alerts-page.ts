@@ -50,8 +50,8 @@ const doneOf = (done: string | undefined, id: string | undefined): string | null
 
 const DEFAULT_QUERY: AlertsQuery = parseAlertsQuery({}).q;
 
-function render(ctx: AppContext, operator: OperatorRequest, q: AlertsQuery, n: Notice, form: SilenceFormValues, status = 200): Response {
-  const data = alertsPageData(ctx, { q, notice: notice(n), form, csrf: operator.csrfToken, firing: firingAlerts(ctx) });
+async function render(ctx: AppContext, operator: OperatorRequest, q: AlertsQuery, n: Notice, form: SilenceFormValues, status = 200): Promise<Response> {
+  const data = await alertsPageData(ctx, { q, notice: notice(n), form, csrf: operator.csrfToken, firing: await firingAlerts(ctx) });
   return consolePage(operator, "Alerts", PATH, alertsBody(data), status);
 }
 
@@ -115,7 +115,7 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
         const form: SilenceFormValues = { matcher: body.matcher, reason: body.reason, hours: body.hours ?? "", until: body.until ?? "" };
         return formAction(
           request,
-          () => {
+          async () => {
             const matcher = body.matcher.trim();
             if (!/^[\x21-\x7e]+$/.test(matcher)) {
               throw refusal(
@@ -126,7 +126,7 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
             const reason = body.reason.trim();
             if (reason === "") throw refusal(400, "Nothing was changed: say why (the reason is shown to everyone on call).");
             const endsAt = endsAtOf(ctx, (body.hours ?? "").trim(), (body.until ?? "").trim());
-            const silence = createSilence(ctx, operator, { matcher, reason, ends_at: endsAt });
+            const silence = await createSilence(ctx, operator, { matcher, reason, ends_at: endsAt });
             return backTo(PATH, { done: "silenced", silence: String(silence.id) });
           },
           refuseWith(operator, form),
@@ -149,8 +149,8 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
       ({ operator, params, request }) =>
         formAction(
           request,
-          () => {
-            const s = expireSilence(ctx, operator, params.silence_id);
+          async () => {
+            const s = await expireSilence(ctx, operator, params.silence_id);
             return backTo(PATH, { done: "ended", silence: String(s.id) });
           },
           refuseWith(operator),

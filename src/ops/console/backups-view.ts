@@ -1,7 +1,9 @@
 import { byteSize, type Notice, notice, when } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
+import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
 import { backupsDir, listBackups } from "../backups/list";
+import { journalModeOf } from "../backups/store";
 
 // What the console's backups page shows (src/ops/console/backups-page.ts holds its routes): the on-demand copies
 // a page at a time, the newest one's age, the keep policy, and what Herald can and cannot know about Litestream.
@@ -77,16 +79,24 @@ const body = compileHtml<PageData>(
 <section id="exports"><h2>Exports</h2><ul class="exports"><li><a href="/admin/backups">Backups (JSON, GET /admin/backups)</a></li><li><a href="/admin/ops/readiness">Readiness (the backup check)</a></li></ul></section>`,
 );
 
-function journalModeOf(ctx: AppContext): string {
-  const row = ctx.db.sqlite.query("PRAGMA journal_mode").get() as Record<string, unknown> | null;
-  return row ? String(Object.values(row)[0]).toLowerCase() : "unknown";
-}
+const postgresBody = compileHtml<{ generatedAt: string; database: string; hint: string; notice: ReturnType<typeof notice> }>(
+  "console-backups-postgres",
+  `<h1>Backups</h1>
+<p class="lead">As of <%= it.generatedAt %>; all times UTC.</p>
+<%= it.notice %>
+<section id="overview" class="summary ready"><p id="backups-not-applicable">This service runs on <strong id="database-engine"><%= it.database %></strong>. <%= it.hint %></p></section>
+<section id="exports"><h2>Exports</h2><ul class="exports"><li><a href="/admin/ops/readiness">Readiness</a></li></ul></section>`,
+);
 
 const pageHref = (offset: number) => (offset === 0 ? BACKUPS_PATH : `${BACKUPS_PATH}?offset=${offset}`);
 
 /** The page's body for one page of backups (`offset` into the newest-first list). */
 export async function backupsBody(ctx: AppContext, view: { offset: number; who: string; csrf: string | null; notice: Notice }) {
   const { offset } = view;
+  const now0 = when(ctx.clock.now().toISOString())!;
+  // PostgreSQL: nothing of Herald's to list or take; the page says where backups are instead (src/ops/backups/engine.ts).
+  if (!ownBackupsApply(ctx.store.dialect))
+    return postgresBody({ generatedAt: now0, database: await ctx.store.version(), hint: POSTGRES_BACKUP_HINT, notice: notice(view.notice) });
   const page = await listBackups(ctx, { limit: BACKUPS_PAGE_SIZE, offset });
   const newest = offset === 0 ? page.items[0] : (await listBackups(ctx, { limit: 1, offset: 0 })).items[0];
   const now = ctx.clock.now();
@@ -124,7 +134,7 @@ export async function backupsBody(ctx: AppContext, view: { offset: number; who: 
           : `${offset + 1}–${offset + shown} of ${page.total}`,
     newer: offset > 0 ? pageHref(Math.max(0, Math.min(offset, page.total) - BACKUPS_PAGE_SIZE)) : null,
     older: offset + shown < page.total ? pageHref(offset + shown) : null,
-    journalMode: journalModeOf(ctx),
+    journalMode: await journalModeOf(ctx.store),
     who: view.who,
     csrf: view.csrf,
     notice: notice(view.notice),

@@ -48,10 +48,10 @@ const EndForm = t.Object({ ...csrfField }, { additionalProperties: false });
 
 const DONE: Record<string, string> = { added: "added", ended: "ended now" };
 
-function render(ctx: AppContext, operator: OperatorRequest, hours: number, mode: BaselineMode, n: Notice, status = 200): Response {
-  const d = buildDigest(ctx, paramsOf({ hours, baseline_mode: mode }));
-  const rules = listSuppressions(ctx, { limit: RULES_SHOWN, offset: 0, after: null, cursor: null });
-  const active = d.suppressed.length ? listSuppressions(ctx, { limit: ACTIVE_RULES_READ, offset: 0, after: null, cursor: null }, "active").items : [];
+async function render(ctx: AppContext, operator: OperatorRequest, hours: number, mode: BaselineMode, n: Notice, status = 200): Promise<Response> {
+  const d = await buildDigest(ctx, paramsOf({ hours, baseline_mode: mode }));
+  const rules = await listSuppressions(ctx, { limit: RULES_SHOWN, offset: 0, after: null, cursor: null });
+  const active = d.suppressed.length ? (await listSuppressions(ctx, { limit: ACTIVE_RULES_READ, offset: 0, after: null, cursor: null }, "active")).items : [];
   const q = new URLSearchParams({ hours: String(hours), baseline_mode: mode }).toString();
   const coverage = d.coverage.lookback_complete
     ? null
@@ -113,11 +113,11 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
       ({ operator, body, request }) =>
         formAction(
           request,
-          () => {
+          async () => {
             const days = Number(body.expires_in_days);
             if (!Number.isInteger(days) || days < 1 || days > 90) throw refusal(400, "Nothing was changed: Days must be a whole number from 1 to 90.");
             const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
-            const rule = createSuppression(ctx, operator, {
+            const rule = await createSuppression(ctx, operator, {
               path_pattern: blank(body.path_pattern),
               partner_key_id: blank(body.partner_key_id),
               client_prefix: blank(body.client_prefix),
@@ -146,8 +146,8 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
       ({ operator, params, request }) =>
         formAction(
           request,
-          () => {
-            const rule = revokeSuppression(ctx, operator, params.rule_id);
+          async () => {
+            const rule = await revokeSuppression(ctx, operator, params.rule_id);
             return backTo(PATH, { done: "ended", rule: String(rule.id) });
           },
           refuseWith(operator),

@@ -60,7 +60,7 @@ function instant(raw: string): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-export function incidentDraft(ctx: AppContext, raw: RawDraftQuery): DraftResult {
+export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promise<DraftResult> {
   const problems: string[] = [];
   const int = (name: "hours" | "index", min: number, max: number, fallback: number, label: string) => {
     const v = raw[name]?.trim() ?? "";
@@ -117,7 +117,7 @@ export function incidentDraft(ctx: AppContext, raw: RawDraftQuery): DraftResult 
   if (problems.length) return { form, query, markdown: null, error: `No draft: ${problems.join("; ")}.`, status: 400 };
   const draftQuery: DraftQuery = { ...q, since: q.since ?? undefined, until: q.until ?? undefined };
   try {
-    return { form, query, markdown: draftMarkdown(buildDraft(ctx, draftQuery)), error: null, status: 200 };
+    return { form, query, markdown: draftMarkdown(await buildDraft(ctx, draftQuery)), error: null, status: 200 };
   } catch (err) {
     // The window refused (until not after since, a span past the bound) or no incident at that index.
     if (err instanceof AppError && err.status < 500) {

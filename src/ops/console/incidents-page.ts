@@ -25,7 +25,7 @@ const PageQuery = t.Object({
 
 const SEVERITY_BADGE: Record<string, string> = { warn: "warn", bad: "bad" };
 
-type Listed = ReturnType<typeof listIncidentsPage>["incidents"][number];
+type Listed = Awaited<ReturnType<typeof listIncidentsPage>>["incidents"][number];
 const rowOf = (i: Listed): IncidentRowView => ({
   id: i.id,
   title: i.title,
@@ -40,10 +40,10 @@ const rowOf = (i: Listed): IncidentRowView => ({
 export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:console-incidents" }).use(guards.operator.plugin).get(
     PATH,
-    ({ operator, query, request }) => {
+    async ({ operator, query, request }) => {
       const offset = query.offset ?? 0;
       const { offset: _, ...rawDraft } = query;
-      const draft = incidentDraft(ctx, {
+      const draft = await incidentDraft(ctx, {
         ...rawDraft,
         hours: rawDraft.hours === undefined ? undefined : String(rawDraft.hours),
         index: rawDraft.index === undefined ? undefined : String(rawDraft.index),
@@ -56,8 +56,8 @@ export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
         if (o > 0) p.set("offset", String(o));
         return `${PATH}?${p.toString()}#recent`;
       };
-      const open = listIncidentsPage(ctx, { status: "open", limit: OPEN_SHOWN });
-      const recent = listIncidentsPage(ctx, { status: "resolved", limit: PAGE_SIZE, offset });
+      const open = await listIncidentsPage(ctx, { status: "open", limit: OPEN_SHOWN });
+      const recent = await listIncidentsPage(ctx, { status: "resolved", limit: PAGE_SIZE, offset });
       const dq = draft.query;
       return consolePage(
         operator,

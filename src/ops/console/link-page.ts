@@ -65,9 +65,9 @@ const pageQuery = t.Object(filterQuery);
  * event yet), each with its health in a word and WHY — the target policy's refusal, the newest failure — where
  * "no success" alone left the operator guessing.
  */
-function targetsWithReasons(ctx: AppContext): PageData["targets"] {
-  const seen = targetHealth(ctx);
-  const configured = linkTargetHealth(ctx);
+async function targetsWithReasons(ctx: AppContext): Promise<PageData["targets"]> {
+  const seen = await targetHealth(ctx);
+  const configured = await linkTargetHealth(ctx);
   const rows: TargetHealth[] = [
     ...seen,
     ...configured
@@ -86,7 +86,7 @@ function targetsWithReasons(ctx: AppContext): PageData["targets"] {
 export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-link-inbox-page" }).use(guards.operator.plugin).get(
     "/admin/ops/link-inbox",
-    ({ operator, query, request }) => {
+    async ({ operator, query, request }) => {
       const url = new URL(request.url);
       const q: Record<string, string> = {};
       for (const [k, v] of url.searchParams) if (v !== "" && !(k in q)) q[k] = v;
@@ -99,7 +99,7 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
       let rows: EventRow[] = [];
       let total = 0;
       try {
-        const r = queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
+        const r = await queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
         rows = r.rows ?? [];
         total = r.total;
       } catch (e) {
@@ -114,7 +114,7 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
         events: LINK_EVENTS,
         families: STATUS_CODE_FAMILIES,
         reasons: SKIP_REASONS,
-        targets: targetsWithReasons(ctx),
+        targets: await targetsWithReasons(ctx),
         rows,
         total,
         exportQuery: exportParams.toString(),

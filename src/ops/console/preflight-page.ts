@@ -77,7 +77,7 @@ interface HistoryDay {
 }
 
 /** The history's rows (one per day and field) as one line per day, newest first. */
-function historyDays(rows: ReturnType<typeof preflightHistory>["rows"]): HistoryDay[] {
+function historyDays(rows: Awaited<ReturnType<typeof preflightHistory>>["rows"]): HistoryDay[] {
   const byDay = new Map<string, HistoryDay>();
   for (const r of rows) {
     let d = byDay.get(r.day);
@@ -96,13 +96,14 @@ const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", r
 export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:console-preflight" }).use(guards.operator.plugin).get(
     PATH,
-    ({ operator, query }) => {
+    async ({ operator, query }) => {
       const dayOffset = query.day_offset ?? 1;
       const days = query.days ?? ANOMALY_DEFAULTS.days;
-      const sel = selectionOf(ctx, {});
-      const d = preflightDelta(ctx, dayOffset, sel);
-      const a = preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
-      const h = preflightHistory(ctx, days, sel);
+      const sel = await selectionOf(ctx, {});
+      const guardsNow = await currentGuards(ctx);
+      const d = await preflightDelta(ctx, dayOffset, sel, guardsNow);
+      const a = await preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
+      const h = await preflightHistory(ctx, days, sel);
       const q = `day_offset=${dayOffset}`;
       return consolePage(
         operator,
@@ -132,7 +133,7 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
             z: e.z === null ? "∞" : String(e.z),
           })),
           history: historyDays(h.rows),
-          guards: currentGuards(ctx).map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
+          guards: guardsNow.map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
           exports: [
             ["Guards now (JSON)", `${BASE}.json`],
             ["Guards now (CSV)", `${BASE}/export.csv`],

@@ -26,6 +26,10 @@ const EXPORTS: ReadonlyArray<readonly [string, string]> = [
 
 interface PageData {
   generatedAt: string;
+  /** "SQLite 3.51.0" or "PostgreSQL 15.18": which engine this instance runs on. */
+  database: string;
+  backupsApply: boolean;
+  backupsNote: string | null;
   summary: ReadinessOverview["summary"];
   exports: ReadonlyArray<readonly [string, string]>;
   probes: Array<{
@@ -55,9 +59,9 @@ interface PageData {
 const bodyHtml = compileHtml<PageData>(
   "readiness-page",
   `<h1>Readiness</h1>
-<p class="lead">Is this deployment ready? As of <%= it.generatedAt %>; all times UTC.</p>
+<p class="lead">Is this deployment ready? As of <%= it.generatedAt %>; all times UTC. Database: <strong id="database-engine"><%= it.database %></strong>.</p>
 <section id="summary" class="summary <%= it.summary.ready ? "ready" : "attention" %>"><p><strong id="summary-state"><%= it.summary.ready ? "Ready" : "Attention" %></strong>
-<% if (it.summary.ready) { %>— every probe answers, the 403 noise is within its threshold, no job's latest run failed, a checked backup exists, no alert is firing, no incident is open and every notification target can be reached.<% } else { %>— <%= it.summary.reasons.length %> <%= it.summary.reasons.length === 1 ? "thing needs" : "things need" %> a look:<% } %></p>
+<% if (it.summary.ready) { %>— every probe answers, the 403 noise is within its threshold, no job's latest run failed, <%= it.backupsApply ? "a checked backup exists" : "backups are the database's own (not checked here)" %>, no alert is firing, no incident is open and every notification target can be reached.<% } else { %>— <%= it.summary.reasons.length %> <%= it.summary.reasons.length === 1 ? "thing needs" : "things need" %> a look:<% } %></p>
 <% if (!it.summary.ready) { %><ul id="summary-reasons"><% for (const r of it.summary.reasons) { %><li><%= r %></li><% } %></ul><% } %></section>
 
 <section id="probes"><h2>Synthetic probes</h2>
@@ -82,10 +86,11 @@ const bodyHtml = compileHtml<PageData>(
 <% } %></tbody></table></section>
 
 <section id="backups"><h2>Backups</h2>
+<% if (!it.backupsApply) { %><p id="backups-not-applicable">Herald's on-demand backups and Litestream do not apply on this engine. <%= it.backupsNote ?? "" %></p><% } else { %>
 <p class="muted"><span id="backup-total"><%= it.backupTotal %></span> in the backups folder; <code>BACKUP_KEEP</code> = <strong id="backup-keep"><%= it.keep %></strong> (after each successful backup the oldest beyond this count are deleted).</p>
 <% if (it.backups.length === 0) { %><p id="backups-none">No backup yet: run <code>herald backup</code> or <code>POST /admin/backup/run</code>.</p><% } else { %><table class="data"><thead><tr><th>Name</th><th>Size</th><th>Created</th><th>Integrity</th></tr></thead><tbody>
 <% for (const b of it.backups) { %><tr id="backup-<%= b.name %>"><td data-label="Name"><code><%= b.name %></code></td><td data-label="Size"><%= b.size %></td><td data-label="Created"><%= b.createdAt %></td><td data-label="Integrity"><span class="badge <%= b.integrity === "ok" ? "ok" : "warn" %>"><%= b.integrity %></span></td></tr>
-<% } %></tbody></table><% } %></section>
+<% } %></tbody></table><% } %><% } %></section>
 
 <section id="alerting"><h2>Alerts and notifications</h2>
 <h3>Firing now</h3>
@@ -111,8 +116,12 @@ export function readinessBody(o: ReadinessOverview) {
   const t = o.noise.threshold;
   return bodyHtml({
     generatedAt: when(o.generated_at)!,
+    database: o.database.version,
+    backupsApply: o.backups.applies,
+    backupsNote: o.backups.note,
     summary: o.summary,
-    exports: EXPORTS,
+    // The backups list answers 409 on PostgreSQL: not linked there.
+    exports: o.backups.applies ? EXPORTS : EXPORTS.filter(([, href]) => href !== "/admin/backups"),
     probes: o.probes.latest.map(({ probe, run, state }) => ({
       probe,
       state,

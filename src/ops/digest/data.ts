@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import { firstRolledHour, forbiddenRollups, hourlyRequests } from "./store";
 
 /** One row of request_log_403_hourly: hour, route, partner_key_id, client_prefix, count (arrays read faster than objects). */
 export type ForbiddenRollupRow = [string, string, string, string, number];
@@ -17,19 +18,10 @@ export interface DigestData {
  * which begin with `hour`. Over 35 days that is a few thousand rows for the hourly totals and one row per
  * (hour, route, key, prefix) that saw a 403.
  */
-export function loadDigestData(ctx: AppContext, fromHour: string, toHour: string): DigestData {
-  const sqlite = ctx.db.sqlite;
-  const forbidden = sqlite
-    .query("SELECT hour, route, partner_key_id, client_prefix, count FROM request_log_403_hourly WHERE hour >= ? AND hour <= ? ORDER BY hour")
-    .values(fromHour, toHour) as ForbiddenRollupRow[];
-  const requests = new Map(
-    (
-      sqlite.query("SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour <= ?").all(fromHour, toHour) as Array<{
-        hour: string;
-        requests: number;
-      }>
-    ).map((r) => [r.hour, r.requests]),
+export async function loadDigestData(ctx: Pick<AppContext, "store">, fromHour: string, toHour: string): Promise<DigestData> {
+  const forbidden = (await forbiddenRollups(ctx.store, fromHour, toHour)).map(
+    (r): ForbiddenRollupRow => [r.hour, r.route, r.partner_key_id, r.client_prefix, r.count],
   );
-  const first = sqlite.query("SELECT min(hour) AS hour FROM request_log_hourly").get() as { hour: string | null };
-  return { forbidden, requests, dataSince: first.hour };
+  const requests = new Map((await hourlyRequests(ctx.store, fromHour, toHour)).map((r) => [r.hour, r.requests]));
+  return { forbidden, requests, dataSince: await firstRolledHour(ctx.store) };
 }

@@ -52,7 +52,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       // The reads also open with the operator session (the console's 403 digest page links them); the rule
       // changes stay bearer-only here (the page has its own CSRF forms).
       .use(guards.operator.plugin)
-      .get(BASE, ({ query }) => ({ success: true as const, ...buildDigest(ctx, paramsOf(query)) }), {
+      .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildDigest(ctx, paramsOf(query))) }), {
         operator: "api",
         query: M.query,
         response: { 200: M.digest, ...errs },
@@ -60,8 +60,8 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       })
       .get(
         `${BASE}/export.json`,
-        ({ query, set }) => {
-          const d = buildDigest(ctx, paramsOf(query));
+        async ({ query, set }) => {
+          const d = await buildDigest(ctx, paramsOf(query));
           const rows = digestRows(d);
           set.headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
           return { success: true as const, generated_at: d.generated_at, params: d.params, columns: [...EXPORT_COLUMNS], count: rows.length, rows };
@@ -75,8 +75,8 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         `${BASE}/export.csv`,
-        ({ query }) => {
-          const d = buildDigest(ctx, paramsOf(query));
+        async ({ query }) => {
+          const d = await buildDigest(ctx, paramsOf(query));
           return csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv"));
         },
         {
@@ -94,8 +94,8 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         `${BASE}/probe-trend.png`,
-        ({ query }) => {
-          const d = buildDigest(ctx, paramsOf(query));
+        async ({ query }) => {
+          const d = await buildDigest(ctx, paramsOf(query));
           const png = renderTrendPng(d.hours, d.params.baseline_mode as BaselineMode, query.w ?? TREND_DEFAULT_W, query.h ?? TREND_DEFAULT_H);
           return new Response(new Uint8Array(png), {
             headers: { "content-type": "image/png", "content-disposition": `inline; filename="${exportFilename(d, "png")}"` },
@@ -116,9 +116,9 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         `${BASE}/suppressions`,
-        ({ query }) => {
+        async ({ query }) => {
           const page = parsePage(query);
-          const r = listSuppressions(ctx, page, query.state);
+          const r = await listSuppressions(ctx, page, query.state);
           return {
             success: true as const,
             count: r.count,
@@ -136,9 +136,10 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .post(
         `${BASE}/suppressions`,
-        ({ body, admin, set }) => {
+        async ({ body, admin, set }) => {
+          const rule = await createSuppression(ctx, admin, body);
           set.status = 201;
-          return { success: true as const, rule: createSuppression(ctx, admin, body) };
+          return { success: true as const, rule };
         },
         {
           admin: true,
@@ -147,16 +148,20 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           detail: summary("Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)"),
         },
       )
-      .post(`${BASE}/suppressions/:id/revoke`, ({ params, admin }) => ({ success: true as const, rule: revokeSuppression(ctx, admin, params.id) }), {
-        admin: true,
-        params: M.suppressionParams,
-        response: { 200: M.suppressionOne, ...errs, 404: ErrorBody, 409: ErrorBody },
-        detail: summary("End a rule now (audited); 409 when it was already revoked"),
-      })
+      .post(
+        `${BASE}/suppressions/:id/revoke`,
+        async ({ params, admin }) => ({ success: true as const, rule: await revokeSuppression(ctx, admin, params.id) }),
+        {
+          admin: true,
+          params: M.suppressionParams,
+          response: { 200: M.suppressionOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+          detail: summary("End a rule now (audited); 409 when it was already revoked"),
+        },
+      )
       .get(
         `${BASE}/suppressions/export.json`,
-        ({ set }) => {
-          const rules = exportSuppressions(ctx);
+        async ({ set }) => {
+          const rules = await exportSuppressions(ctx);
           set.headers["content-disposition"] = 'attachment; filename="403-digest-suppressions.json"';
           return { success: true as const, generated_at: ctx.clock.now().toISOString(), count: rules.length, rules };
         },

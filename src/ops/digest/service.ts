@@ -43,7 +43,7 @@ interface SuppressedRow {
 export type PublicFinding = Omit<Finding, "from" | "to">;
 const publicFinding = ({ from: _f, to: _t, ...f }: Finding): PublicFinding => f;
 
-export function buildDigest(ctx: AppContext, p: DigestParams) {
+export async function buildDigest(ctx: AppContext, p: DigestParams) {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const nowHourMs = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
@@ -52,9 +52,9 @@ export function buildDigest(ctx: AppContext, p: DigestParams) {
   const startMs = nowHourMs - (span - 1) * HOUR_MS;
   const hourName = (i: number) => new Date(startMs + i * HOUR_MS).toISOString().slice(0, 13);
   const w: Window = { first: history, last: span - 1, hourName };
-  const data = loadDigestData(ctx, hourName(0), hourName(w.last));
+  const data = await loadDigestData(ctx, hourName(0), hourName(w.last));
   w.dataSince = data.dataSince;
-  const rules = activeRules(ctx, nowIso);
+  const rules = await activeRules(ctx, nowIso);
 
   // One pass over the rollup rows: every 403 into `all`, those no active rule matches into `counted`.
   const names = new Interner();
@@ -139,7 +139,7 @@ export function buildDigest(ctx: AppContext, p: DigestParams) {
   };
 }
 
-export type Digest = ReturnType<typeof buildDigest>;
+export type Digest = Awaited<ReturnType<typeof buildDigest>>;
 
 /** The rule whose matched 403s in the finding's dimension value and hours are the most (lowest id on a tie). */
 function ruleOf(f: Finding, rows: SuppressedRow[]): number {

@@ -1,10 +1,11 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { clientPrefix } from "../../http/request-log/rollup";
+import { allRules, insertRule, revokeRule, ruleById, type RuleRow, rulesInForce, rulesPage } from "./store";
 
 // Operator rules that keep known 403 noise (a scanner's network, a partner's misconfigured job) out of the
 // digest's findings. A rule names a path pattern and/or a partner key and/or a client prefix; a 403 rollup row
@@ -13,19 +14,6 @@ import { clientPrefix } from "../../http/request-log/rollup";
 // transaction as the change.
 
 export const MAX_RULE_DAYS = 90;
-
-interface RuleRow {
-  id: number;
-  path_pattern: string | null;
-  partner_key_id: string | null;
-  client_prefix: string | null;
-  reason: string;
-  owner: string;
-  expires_at: string;
-  created_at: string;
-  created_by: string;
-  revoked_at: string | null;
-}
 
 export type RuleState = "active" | "expired" | "revoked";
 export type SuppressionRule = RuleRow & { state: RuleState };
@@ -82,17 +70,20 @@ function validate(ctx: AppContext, input: SuppressionInput) {
   return { pathPattern, keyId, prefix, expiresAt: new Date(expiresMs).toISOString(), nowIso: now.toISOString() };
 }
 
-export function createSuppression(ctx: AppContext, admin: AdminRequest, input: SuppressionInput): SuppressionRule {
+export async function createSuppression(ctx: AppContext, admin: AdminRequest, input: SuppressionInput): Promise<SuppressionRule> {
   const v = validate(ctx, input);
-  const sqlite = ctx.db.sqlite;
-  const row = sqlite.transaction(() => {
-    const r = sqlite
-      .query(
-        `INSERT INTO ops_403_suppressions (path_pattern, partner_key_id, client_prefix, reason, owner, expires_at, created_at, created_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      )
-      .get(v.pathPattern, v.keyId, v.prefix, input.reason, input.owner, v.expiresAt, v.nowIso, actorLabel(admin.actor)) as RuleRow;
-    writeAudit(sqlite, {
+  const row = await ctx.store.tx(async (t) => {
+    const r = (await insertRule(t, {
+      path_pattern: v.pathPattern,
+      partner_key_id: v.keyId,
+      client_prefix: v.prefix,
+      reason: input.reason,
+      owner: input.owner,
+      expires_at: v.expiresAt,
+      created_at: v.nowIso,
+      created_by: actorLabel(admin.actor),
+    }))!;
+    await recordAudit(t, {
       at: v.nowIso,
       actor: admin.actor,
       action: "ops.403_suppression.create",
@@ -101,19 +92,21 @@ export function createSuppression(ctx: AppContext, admin: AdminRequest, input: S
       requestId: admin.requestId,
     });
     return r;
-  })();
+  });
   return view(row, v.nowIso);
 }
 
-export function revokeSuppression(ctx: AppContext, admin: AdminRequest, id: number): SuppressionRule {
-  const sqlite = ctx.db.sqlite;
+export async function revokeSuppression(ctx: AppContext, admin: AdminRequest, id: number): Promise<SuppressionRule> {
   const nowIso = ctx.clock.now().toISOString();
-  const row = sqlite.transaction(() => {
-    const r = sqlite.query("SELECT * FROM ops_403_suppressions WHERE id = ?").get(id) as RuleRow | null;
+  const revoked = (at: string | null) => new AppError("conflict", `Suppression rule ${id} was already revoked at ${at}`);
+  const row = await ctx.store.tx(async (t) => {
+    const r = await ruleById(t, id);
     if (!r) throw new NotFoundError("suppression rule", id);
-    if (r.revoked_at !== null) throw new AppError("conflict", `Suppression rule ${id} was already revoked at ${r.revoked_at}`);
-    const updated = sqlite.query("UPDATE ops_403_suppressions SET revoked_at = ? WHERE id = ? RETURNING *").get(nowIso, id) as RuleRow;
-    writeAudit(sqlite, {
+    if (r.revoked_at !== null) throw revoked(r.revoked_at);
+    // Conditional: of two operators revoking at once (on two instances), one wins and the other gets the 409.
+    const updated = await revokeRule(t, id, nowIso);
+    if (!updated) throw revoked((await ruleById(t, id))?.revoked_at ?? null);
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "ops.403_suppression.revoke",
@@ -122,29 +115,22 @@ export function revokeSuppression(ctx: AppContext, admin: AdminRequest, id: numb
       requestId: admin.requestId,
     });
     return updated;
-  })();
+  });
   return view(row, nowIso);
 }
 
 /** Rules, newest first, optionally of one state at the clock's now. */
-export function listSuppressions(ctx: AppContext, page: PageRequest, state?: RuleState) {
+export async function listSuppressions(ctx: AppContext, page: PageRequest, state?: RuleState) {
   const nowIso = ctx.clock.now().toISOString();
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT * FROM ops_403_suppressions WHERE (?1 IS NULL OR id < ?1)
-         AND (?4 IS NULL OR (?4 = 'revoked' AND revoked_at IS NOT NULL) OR (?4 = 'expired' AND revoked_at IS NULL AND expires_at <= ?5)
-              OR (?4 = 'active' AND revoked_at IS NULL AND expires_at > ?5))
-       ORDER BY id DESC LIMIT ?2 OFFSET ?3`,
-    )
-    .all(page.after, page.limit + 1, page.offset, state ?? null, nowIso) as RuleRow[];
+  const rows = await rulesPage(ctx.store, { after: page.after, limit: page.limit + 1, offset: page.offset }, state ?? null, nowIso);
   const p = pageOf(rows, page, (r) => r.id);
   return { ...p, items: p.items.map((r) => view(r, nowIso)) };
 }
 
 /** Every rule with its state: the rules file an operator keeps under version control. */
-export function exportSuppressions(ctx: AppContext): SuppressionRule[] {
+export async function exportSuppressions(ctx: AppContext): Promise<SuppressionRule[]> {
   const nowIso = ctx.clock.now().toISOString();
-  return (ctx.db.sqlite.query("SELECT * FROM ops_403_suppressions ORDER BY id").all() as RuleRow[]).map((r) => view(r, nowIso));
+  return (await allRules(ctx.store)).map((r) => view(r, nowIso));
 }
 
 /** A rule ready to test rollup rows with. */
@@ -154,8 +140,8 @@ export interface ActiveRule {
 }
 
 /** The rules in force at `nowIso` (not revoked, expires_at after now), lowest id first: the first match wins. */
-export function activeRules(ctx: AppContext, nowIso: string): ActiveRule[] {
-  const rows = ctx.db.sqlite.query("SELECT * FROM ops_403_suppressions WHERE revoked_at IS NULL AND expires_at > ? ORDER BY id").all(nowIso) as RuleRow[];
+export async function activeRules(ctx: AppContext, nowIso: string): Promise<ActiveRule[]> {
+  const rows = await rulesInForce(ctx.store, nowIso);
   return rows.map((r) => {
     const path = r.path_pattern === null ? null : globToRegExp(r.path_pattern);
     return {

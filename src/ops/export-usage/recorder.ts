@@ -46,13 +46,11 @@ function plainBytes(response: unknown): number | null {
 
 /** The recorder: a global afterHandle hook, scoped to the GET export routes (src/app.ts hands it to the core). */
 export function exportUsageHook(ctx: AppContext) {
+  // Not awaited (the hook stays synchronous, below); a failure is logged: counting must never cost the operator the download itself.
   const record = (route: string, actor: Parameters<typeof actorLabel>[0], bytes: number) => {
-    try {
-      recordExportUsage(ctx, { actor: actorLabel(actor), export: route, bytes, source: "export" });
-    } catch (err) {
-      // Counting must never cost the operator the download itself.
-      ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) });
-    }
+    recordExportUsage(ctx, { actor: actorLabel(actor), export: route, bytes, source: "export" }).catch((err: unknown) =>
+      ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) }),
+    );
   };
   // Synchronous on purpose, and destructuring only what it reads: an async hook would make every later route's
   // handler await it, and a hook that takes the whole context makes Elysia prepare all of it for every request.

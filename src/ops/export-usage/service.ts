@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
+import { insertUsage, usageBetween } from "./store";
 
 // Export usage (ops_export_usage): one row per download of an operator-console export — who (the admin actor
 // label), which (the route template), when, how many bytes of body, and how: `export` for a direct download
@@ -19,12 +20,16 @@ export interface ExportUsageInput {
   at?: string;
 }
 
-/** Records one download. Cheap (one prepared INSERT): only export downloads call it, never ordinary routes. */
-export function recordExportUsage(ctx: AppContext, u: ExportUsageInput): void {
+/** Records one download. Cheap (one INSERT): only export downloads call it, never ordinary routes. */
+export async function recordExportUsage(ctx: Pick<AppContext, "store" | "clock">, u: ExportUsageInput): Promise<void> {
   const bytes = Number.isFinite(u.bytes) && u.bytes > 0 ? Math.floor(u.bytes) : 0;
-  ctx.db.sqlite
-    .prepare("INSERT INTO ops_export_usage (at, actor, export, bytes, source) VALUES (?, ?, ?, ?, ?)")
-    .run(u.at ?? ctx.clock.now().toISOString(), u.actor.slice(0, 200), u.export.slice(0, 300), bytes, u.source);
+  await insertUsage(ctx.store, {
+    at: u.at ?? ctx.clock.now().toISOString(),
+    actor: u.actor.slice(0, 200),
+    export: u.export.slice(0, 300),
+    bytes,
+    source: u.source,
+  });
 }
 
 export interface UsageRow {
@@ -61,14 +66,12 @@ const dayOf = (iso: string) => iso.slice(0, 10);
  * (day, export) with downloads, bytes and distinct actors, ordered by day then export; `series` has every day
  * of the window (zeros included) for the charts.
  */
-export function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter): UsageReport {
+export async function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter): Promise<UsageReport> {
   const now = ctx.clock.now();
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const from = new Date(today - (days - 1) * DAY_MS).toISOString();
   const to = now.toISOString();
-  const raw = ctx.db.sqlite
-    .prepare("SELECT at, actor, export, bytes, source FROM ops_export_usage WHERE at >= ?1 AND at <= ?2 AND (?3 = 'all' OR source = ?3) ORDER BY at")
-    .all(from, to, source) as Array<{ at: string; actor: string; export: string; bytes: number; source: string }>;
+  const raw = await usageBetween(ctx.store, from, to, source);
 
   const groups = new Map<string, UsageRow & { who: Set<string> }>();
   const series = new Map<string, UsageDay>();

@@ -117,14 +117,14 @@ export interface Surroundings {
 }
 
 /** Job failures, the first and last failed request and (full context) the other incidents, within the range. */
-export function surroundings(ctx: AppContext, range: TimeRange, o: Surroundings): TimelineEntry[] {
+export async function surroundings(ctx: AppContext, range: TimeRange, o: Surroundings): Promise<TimelineEntry[]> {
   const out: TimelineEntry[] = [];
   if (o.jobs) {
-    for (const f of jobFailures(ctx, range))
+    for (const f of await jobFailures(ctx, range))
       out.push({ at: f.started_at, kind: "job_failure", text: `Job ${f.job} failed (run ${f.run_id}): ${f.error ?? "no message"}` });
   }
   if (o.errors) {
-    const { first, last } = firstLastError(ctx, range, o.rowsLimit);
+    const { first, last } = await firstLastError(ctx, range, o.rowsLimit);
     if (first) out.push({ at: first.at, kind: "first_error", text: `First failed request: ${requestText(first)}` });
     if (last && last.request_id !== first?.request_id) out.push({ at: last.at, kind: "last_error", text: `Last failed request: ${requestText(last)}` });
   }
@@ -182,10 +182,10 @@ function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErr
   return parts.join(" ");
 }
 
-export type Draft = ReturnType<typeof buildDraft>;
+export type Draft = Awaited<ReturnType<typeof buildDraft>>;
 
 /** The draft of one incident of the window (index 0 = newest start), or of the window itself when it has none. */
-export function buildDraft(ctx: AppContext, query: DraftQuery) {
+export async function buildDraft(ctx: AppContext, query: DraftQuery) {
   const q = withDefaults(query);
   const now = ctx.clock.now();
   const w = resolveWindow(query, now, DRAFT_LIMITS.hours.fallback, DRAFT_LIMITS.hours.max);
@@ -195,7 +195,7 @@ export function buildDraft(ctx: AppContext, query: DraftQuery) {
     jobs: q.source === "all" || q.source === "jobs",
   };
   const listed = src.status
-    ? incidentsInWindow(ctx, { since: w.since, until: w.until, severity: q.severity === "all" ? undefined : q.severity, limit: q.limit, offset: 0 })
+    ? await incidentsInWindow(ctx, { since: w.since, until: w.until, severity: q.severity === "all" ? undefined : q.severity, limit: q.limit, offset: 0 })
     : { total: 0, items: [] };
   if (q.index >= Math.max(listed.items.length, 1))
     throw new AppError("not_found", `No incident at index ${q.index}: the window lists ${listed.items.length} (index 0 = the newest)`, {
@@ -209,15 +209,15 @@ export function buildDraft(ctx: AppContext, query: DraftQuery) {
   if (q.context !== "none") {
     const range = q.context === "full" || !incident ? w : paddedSpan(incident, w.until, w);
     const around = { errors: src.errors, jobs: src.jobs, rowsLimit: q.top_errors_limit, others: q.context === "full" ? others : null };
-    if (range.until > range.since) timeline.push(...surroundings(ctx, range, around));
+    if (range.until > range.since) timeline.push(...(await surroundings(ctx, range, around)));
   }
   timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
 
   // The top errors end where the incident ended (open: the window's end) and look top_errors_hours back.
   const anchor = Date.parse(incident?.ended_at ?? w.until);
   const topRange = { since: new Date(anchor - q.top_errors_hours * 3_600_000).toISOString(), until: new Date(anchor).toISOString() };
-  const top = v1 && src.errors ? topErrors(ctx, topRange, q.top_errors_limit, q.top_errors_top_n) : null;
-  const failures = v1 && src.jobs ? jobFailures(ctx, w) : null;
+  const top = v1 && src.errors ? await topErrors(ctx, topRange, q.top_errors_limit, q.top_errors_top_n) : null;
+  const failures = v1 && src.jobs ? await jobFailures(ctx, w) : null;
 
   const omitted: Partial<Record<SectionId, string>> = {};
   const sections: SectionId[] = ["summary", "impact", "timeline"];
@@ -253,7 +253,7 @@ export function buildDraft(ctx: AppContext, query: DraftQuery) {
     timeline_truncated: timeline.length > MAX_TIMELINE,
     top_errors: top,
     job_failures: failures,
-    preflight: v1 ? preflightSection(ctx, q.preflight_day_offset) : null,
+    preflight: v1 ? await preflightSection(ctx, q.preflight_day_offset) : null,
     next_steps: { placeholder: true as const, text: NEXT_STEPS_PLACEHOLDER },
     sections,
     omitted,
@@ -261,8 +261,8 @@ export function buildDraft(ctx: AppContext, query: DraftQuery) {
 }
 
 /** The draft's preflight section: the guards' delta against the snapshot of `dayOffset` days ago (src/ops/preflight/service.ts). */
-function preflightSection(ctx: AppContext, dayOffset: number) {
-  const d = preflightDelta(ctx, dayOffset, selectionOf(ctx, {}));
+async function preflightSection(ctx: AppContext, dayOffset: number) {
+  const d = await preflightDelta(ctx, dayOffset, await selectionOf(ctx, {}));
   const differing = d.counts.added + d.counts.removed + d.counts.changed;
   return {
     available: d.compare_available,

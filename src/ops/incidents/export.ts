@@ -20,11 +20,11 @@ export interface ListQuery {
   since?: string;
 }
 
-function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
+async function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
   const limit = q.limit ?? fallbackLimit;
   const offset = q.offset ?? 0;
   const since = q.since === undefined ? null : new Date(instantOrThrow("since", q.since)).toISOString();
-  const r = incidentsInWindow(ctx, { since, until: null, severity: q.severity, status: q.status, limit, offset });
+  const r = await incidentsInWindow(ctx, { since, until: null, severity: q.severity, status: q.status, limit, offset });
   const hasMore = offset + r.items.length < r.total;
   return {
     total: r.total,
@@ -35,8 +35,8 @@ function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
 }
 
 /** GET /admin/ops/incidents: incidents of both sources with their updates, newest start first. */
-export function listIncidentsPage(ctx: AppContext, q: ListQuery) {
-  const p = page(ctx, q, LIST_LIMITS.limit.fallback);
+export async function listIncidentsPage(ctx: AppContext, q: ListQuery) {
+  const p = await page(ctx, q, LIST_LIMITS.limit.fallback);
   return { count: p.items.length, total: p.total, incidents: p.items, query: p.query, pagination: p.pagination };
 }
 
@@ -88,8 +88,8 @@ function rowOf(i: IncidentView): ExportRow {
 }
 
 /** GET /admin/ops/incidents/export.json: the rows of the CSV, typed (null where the CSV cell is empty). */
-export function exportRows(ctx: AppContext, q: ListQuery) {
-  const p = page(ctx, q, LIST_LIMITS.exportLimit.fallback);
+export async function exportRows(ctx: AppContext, q: ListQuery) {
+  const p = await page(ctx, q, LIST_LIMITS.exportLimit.fallback);
   return { count: p.items.length, total: p.total, columns: [...EXPORT_COLUMNS], rows: p.items.map(rowOf), query: p.query, pagination: p.pagination };
 }
 
@@ -106,28 +106,28 @@ export interface DetailQuery {
 }
 
 /** GET /admin/ops/incidents/detail.json: one incident (by id, or index 0 = newest start) and what surrounds it. */
-export function incidentDetail(ctx: AppContext, q: DetailQuery) {
+export async function incidentDetail(ctx: AppContext, q: DetailQuery) {
   if (q.id !== undefined && q.index !== undefined) throw badQuery("index", "must not be given with id: give one of them");
   let incident: IncidentView;
-  if (q.id !== undefined) incident = getIncidentOrThrow(ctx, q.id);
+  if (q.id !== undefined) incident = await getIncidentOrThrow(ctx, q.id);
   else {
     const index = q.index ?? 0;
-    const found = incidentsInWindow(ctx, { since: null, until: null, limit: 1, offset: index }).items[0];
+    const found = (await incidentsInWindow(ctx, { since: null, until: null, limit: 1, offset: index })).items[0];
     if (!found) throw new AppError("not_found", `No incident at index ${index} (index 0 = the newest)`, { details: { index } });
     incident = found;
   }
   const now = ctx.clock.now().toISOString();
   // The incident's own span and 15 minutes each side, never past now: what led to it and what followed.
   const range = paddedSpan(incident, now, { since: "0000", until: now });
-  const around = surroundings(ctx, range, { errors: true, jobs: true, rowsLimit: DRAFT_LIMITS.topErrorsLimit.fallback, others: null });
+  const around = await surroundings(ctx, range, { errors: true, jobs: true, rowsLimit: DRAFT_LIMITS.topErrorsLimit.fallback, others: null });
   const timeline = [...incidentEvents(incident), ...around].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return {
     incident,
     window: range,
     timeline,
     related: {
-      errors: topErrors(ctx, range, DRAFT_LIMITS.topErrorsLimit.fallback, DRAFT_LIMITS.topErrorsTopN.fallback),
-      job_failures: jobFailures(ctx, range),
+      errors: await topErrors(ctx, range, DRAFT_LIMITS.topErrorsLimit.fallback, DRAFT_LIMITS.topErrorsTopN.fallback),
+      job_failures: await jobFailures(ctx, range),
     },
   };
 }

@@ -31,40 +31,48 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       .use(guards.admin.plugin)
       // Every route here is a read: it also opens with the operator session (the console's incidents page links them).
       .use(guards.operator.plugin)
-      .get("/admin/ops/incidents/draft.json", ({ query }) => ok(buildDraft(ctx, query)), {
+      .get("/admin/ops/incidents/draft.json", async ({ query }) => ok(await buildDraft(ctx, query)), {
         operator: "api",
         query: M.draftQuery,
         response: { 200: M.draft, ...errs, 404: ErrorBody },
         detail: { summary: "Incident report draft, structured: title, summary, impact, timeline, top errors, job failures, preflight, placeholder" },
       })
-      .get("/admin/ops/incidents/draft.md", ({ query }) => text(draftMarkdown(buildDraft(ctx, query)), "text/markdown; charset=utf-8", "incident-draft.md"), {
-        operator: "api",
-        query: M.draftQuery,
-        detail: rawDoc("Incident report draft as Markdown (CommonMark with GFM tables)", "text/markdown", "the draft.json content, in Markdown"),
-      })
-      .get("/admin/ops/incidents/draft.txt", ({ query }) => text(draftText(buildDraft(ctx, query)), "text/plain; charset=utf-8", "incident-draft.txt"), {
-        operator: "api",
-        query: M.draftQuery,
-        detail: rawDoc("Incident report draft as plain text, at most 80 columns", "text/plain", "the draft.json content, as text"),
-      })
-      .get("/admin/ops/incidents", ({ query }) => ok(listIncidentsPage(ctx, query)), {
+      .get(
+        "/admin/ops/incidents/draft.md",
+        async ({ query }) => text(draftMarkdown(await buildDraft(ctx, query)), "text/markdown; charset=utf-8", "incident-draft.md"),
+        {
+          operator: "api",
+          query: M.draftQuery,
+          detail: rawDoc("Incident report draft as Markdown (CommonMark with GFM tables)", "text/markdown", "the draft.json content, in Markdown"),
+        },
+      )
+      .get(
+        "/admin/ops/incidents/draft.txt",
+        async ({ query }) => text(draftText(await buildDraft(ctx, query)), "text/plain; charset=utf-8", "incident-draft.txt"),
+        {
+          operator: "api",
+          query: M.draftQuery,
+          detail: rawDoc("Incident report draft as plain text, at most 80 columns", "text/plain", "the draft.json content, as text"),
+        },
+      )
+      .get("/admin/ops/incidents", async ({ query }) => ok(await listIncidentsPage(ctx, query)), {
         operator: "api",
         query: M.listQuery,
         response: { 200: M.list, ...errs },
         detail: { summary: "Status incidents of both sources with their updates, newest first (filters: status, severity, since)" },
       })
-      .get("/admin/ops/incidents/export", ({ query }) => csvResponse(exportCsv(exportRows(ctx, query).rows), `${exportFilename(ctx)}.csv`), {
+      .get("/admin/ops/incidents/export", async ({ query }) => csvResponse(exportCsv((await exportRows(ctx, query)).rows), `${exportFilename(ctx)}.csv`), {
         operator: "api",
         query: M.exportQuery,
         detail: rawDoc("Incidents as CSV (RFC 4180), one row per incident, as an attachment", "text/csv", "the rows of export.json", false),
       })
-      .get("/admin/ops/incidents/export.json", ({ query }) => ok(exportRows(ctx, query)), {
+      .get("/admin/ops/incidents/export.json", async ({ query }) => ok(await exportRows(ctx, query)), {
         operator: "api",
         query: M.exportQuery,
         response: { 200: M.exportJson, ...errs },
         detail: { summary: "The JSON twin of the incidents CSV: the same columns and rows" },
       })
-      .get("/admin/ops/incidents/detail.json", ({ query }) => ok(incidentDetail(ctx, query)), {
+      .get("/admin/ops/incidents/detail.json", async ({ query }) => ok(await incidentDetail(ctx, query)), {
         operator: "api",
         query: M.detailQuery,
         response: { 200: M.detail, ...errs, 404: ErrorBody },

@@ -1,22 +1,16 @@
 import type { AppContext } from "../../context";
+import { type ErrorRow, failedJobRuns, failedOfNewest, holdsMoreThan, type JobFailure, rowsUpTo } from "./store";
 
-// What an incident draft reads besides the status incidents: request_log (the errors) and job_runs (the
-// failed runs). Every read is bounded twice: by time (the `at` / `started_at` indexes) and by a row count.
-// request_log may hold millions of rows (about 350,000 a day at 4 req/s), so its reads look at no more than
-// `rowsLimit` rows of the window — the newest ones — and say so with `truncated` when the window held more.
+// What an incident draft makes of request_log (the errors) and job_runs (the failed runs), read through
+// src/ops/incidents/store.ts. request_log may hold millions of rows (about 350,000 a day at 4 req/s), so its reads
+// look at no more than `rowsLimit` rows of the window — the newest ones — and say so with `truncated` when the
+// window held more.
+
+export type { ErrorRow, JobFailure };
 
 export interface TimeRange {
   since: string;
   until: string;
-}
-
-export interface ErrorRow {
-  at: string;
-  method: string;
-  route: string;
-  status: number;
-  error_code: string | null;
-  request_id: string;
 }
 
 export interface ErrorCodeCount {
@@ -49,32 +43,17 @@ export interface TopErrors {
   last_error: ErrorRow | null;
 }
 
-/** The newest `rowsLimit` rows of the range (the inner LIMIT bounds what SQLite reads), keeping the failed ones. */
-const ERRORS_OF_NEWEST = `SELECT at, method, route, status, error_code, request_id FROM (
-    SELECT at, method, route, status, error_code, request_id FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT ?
-  ) WHERE status >= 400 ORDER BY at`;
-
 const share = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 10_000) / 10_000);
 
 /** A failed request (status ≥ 400) names its code; one without a catalog code is named by its status. */
 export const codeOf = (r: { error_code: string | null; status: number }) => r.error_code ?? `http_${r.status}`;
 
 /** The failed requests (4xx and 5xx) of a range, by error code and by route, with the first and last one. */
-export function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, topN: number): TopErrors {
-  const sqlite = ctx.db.sqlite;
-  const errors = sqlite.query(ERRORS_OF_NEWEST).all(range.since, range.until, rowsLimit) as ErrorRow[];
+export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, topN: number): Promise<TopErrors> {
+  const errors = await failedOfNewest(ctx.store, range.since, range.until, rowsLimit);
   // rowsLimit + 1 rows of the range would mean more than we read: ask for exactly one row past the bound.
-  const beyond = sqlite
-    .query("SELECT 1 AS x FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT 1 OFFSET ?")
-    .get(range.since, range.until, rowsLimit);
-  const read = Math.min(
-    rowsLimit,
-    (
-      sqlite.query("SELECT COUNT(*) AS n FROM (SELECT 1 FROM request_log WHERE at >= ? AND at < ? LIMIT ?)").get(range.since, range.until, rowsLimit) as {
-        n: number;
-      }
-    ).n,
-  );
+  const beyond = await holdsMoreThan(ctx.store, range.since, range.until, rowsLimit);
+  const read = Math.min(rowsLimit, await rowsUpTo(ctx.store, range.since, range.until, rowsLimit));
   const codes = new Map<string, ErrorCodeCount>();
   const routes = new Map<string, RouteCount>();
   let serverErrors = 0;
@@ -101,7 +80,7 @@ export function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, 
     window: { ...range, hours: Math.round(((Date.parse(range.until) - Date.parse(range.since)) / 3_600_000) * 100) / 100 },
     rows_read: read,
     rows_limit: rowsLimit,
-    truncated: beyond !== null,
+    truncated: beyond,
     error_requests: errors.length,
     server_errors: serverErrors,
     codes: rank(codes, (c) => `${c.error_code} ${c.status}`),
@@ -112,28 +91,14 @@ export function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, 
 }
 
 /** The first and last failed request of a range, from at most `rowsLimit` of its newest rows. */
-export function firstLastError(ctx: AppContext, range: TimeRange, rowsLimit: number): { first: ErrorRow | null; last: ErrorRow | null } {
-  const errors = ctx.db.sqlite.query(ERRORS_OF_NEWEST).all(range.since, range.until, rowsLimit) as ErrorRow[];
+export async function firstLastError(ctx: AppContext, range: TimeRange, rowsLimit: number): Promise<{ first: ErrorRow | null; last: ErrorRow | null }> {
+  const errors = await failedOfNewest(ctx.store, range.since, range.until, rowsLimit);
   return { first: errors[0] ?? null, last: errors[errors.length - 1] ?? null };
-}
-
-export interface JobFailure {
-  job: string;
-  run_id: number;
-  started_at: string;
-  finished_at: string | null;
-  error: string | null;
-  trigger: string;
 }
 
 export const MAX_JOB_FAILURES = 50;
 
 /** Failed job runs that started in the range, newest first (job_runs_started_idx). */
-export function jobFailures(ctx: AppContext, range: TimeRange, limit = MAX_JOB_FAILURES): JobFailure[] {
-  return ctx.db.sqlite
-    .query(
-      `SELECT name AS job, id AS run_id, started_at, finished_at, error, trigger FROM job_runs
-       WHERE started_at >= ? AND started_at < ? AND ok = 0 ORDER BY started_at DESC, id DESC LIMIT ?`,
-    )
-    .all(range.since, range.until, limit) as JobFailure[];
+export function jobFailures(ctx: AppContext, range: TimeRange, limit = MAX_JOB_FAILURES): Promise<JobFailure[]> {
+  return failedJobRuns(ctx.store, range.since, range.until, limit);
 }

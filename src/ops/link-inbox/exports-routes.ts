@@ -43,14 +43,14 @@ function finalBody(text: string, flags: { compress: boolean; checksum: boolean }
   return bytes;
 }
 
-function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" | "csv", set: SetHeaders, request: Request) {
+async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" | "csv", set: SetHeaders, request: Request) {
   if (q.download_token === "1") {
     if (q.count_only === "1") throw badQuery("download_token", "cannot be combined with count_only=1");
     // Checked now, so a token never carries parameters the download would refuse.
     resolveFilters(q);
     resolveFields(q.fields);
     const params = filterParams(q);
-    const issued = issueDownloadToken(ctx, actor, EVENTS_EXPORT, params as Record<string, unknown>);
+    const issued = await issueDownloadToken(ctx, actor, EVENTS_EXPORT, params as Record<string, unknown>);
     return {
       success: true as const,
       download_token: issued.token,
@@ -61,7 +61,7 @@ function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" |
       params: params as Record<string, unknown>,
     };
   }
-  const r = queryEvents(ctx, q, q.count_only === "1");
+  const r = await queryEvents(ctx, q, q.count_only === "1");
   const flags = { compress: q.compress === "1", checksum: q.checksum === "1" };
   if (format === "json") {
     const value = eventsJson(ctx, r, q.debug === "1");
@@ -120,14 +120,14 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       `${BASE}/export-download.csv`,
-      ({ query, operator, set }) => {
+      async ({ query, operator, set }) => {
         const actor = actorLabel(operator.actor);
-        const { params } = redeemDownloadTokenOrThrow(ctx, actor, query.download_token);
+        const { params } = await redeemDownloadTokenOrThrow(ctx, actor, query.download_token);
         const { compress, ...filters } = params as EventFilterInput & { compress?: string };
-        const text = eventsCsv(queryEvents(ctx, filters, false));
+        const text = eventsCsv(await queryEvents(ctx, filters, false));
         Object.assign(set.headers, csvHeaders("herald-link-inbox-events.csv"));
         const bytes = finalBody(text, { compress: compress === "1", checksum: true }, set)!;
-        recordTokenDownload(ctx, actor, bytes.byteLength);
+        await recordTokenDownload(ctx, actor, bytes.byteLength);
         return bytes;
       },
       {

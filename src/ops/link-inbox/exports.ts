@@ -1,7 +1,9 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
 import { incidentsInWindow } from "../../status/incidents-service";
+import { warnStreakOf } from "../alerts/store";
 import { badQuery, instantOrThrow } from "../incidents/window";
+import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, targetTallies } from "./store-reads";
 import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES, WINDOW_PRESETS } from "./exports-model";
 
 // The link-inbox event exports: filters → one parameterised SELECT over ops_link_events, newest first. Every
@@ -96,30 +98,17 @@ export function resolveFilters(q: EventFilterInput): ResolvedFilters {
  * `warn` — as a span: from the first warn run of that streak (same alert name, no non-warn run in between) to the
  * first later run of that name that is not `warn` (exclusive), or now while it still warns.
  */
-function lastDigestWarn(ctx: AppContext): ExportWindow | null {
-  const db = ctx.db.sqlite;
-  const latest = db.query("SELECT at, name FROM ops_alert_runs WHERE source = 'digest' AND status = 'warn' ORDER BY at DESC, id DESC LIMIT 1").get() as {
-    at: string;
-    name: string;
-  } | null;
-  if (!latest) return null;
-  const prevOther = db
-    .query("SELECT MAX(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status <> 'warn' AND at < ?2")
-    .get(latest.name, latest.at) as { at: string | null };
-  const start = db
-    .query("SELECT MIN(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status = 'warn' AND at > ?2 AND at <= ?3")
-    .get(latest.name, prevOther.at ?? "", latest.at) as { at: string };
-  const end = db
-    .query("SELECT MIN(at) AS at FROM ops_alert_runs WHERE source = 'digest' AND name = ?1 AND status <> 'warn' AND at > ?2")
-    .get(latest.name, latest.at) as { at: string | null };
-  const to = end.at ?? ctx.clock.now().toISOString();
-  const note = `digest warning "${latest.name}" from ${start.at}${end.at ? ` until ${end.at}` : ", still warning"}`;
-  return { preset: "last_digest_warn", from: start.at, to, note };
+async function lastDigestWarn(ctx: AppContext): Promise<ExportWindow | null> {
+  const s = await warnStreakOf(ctx.store, "digest");
+  if (!s) return null;
+  const to = s.end ?? ctx.clock.now().toISOString();
+  const note = `digest warning "${s.name}" from ${s.start}${s.end ? ` until ${s.end}` : ", still warning"}`;
+  return { preset: "last_digest_warn", from: s.start, to, note };
 }
 
 /** last_outage: the latest resolved status incident (automatic or operator; newest start), [started_at, ended_at). */
-function lastOutage(ctx: AppContext): ExportWindow | null {
-  const { items } = incidentsInWindow(ctx, { since: null, until: null, status: "resolved", limit: 1, offset: 0 });
+async function lastOutage(ctx: AppContext): Promise<ExportWindow | null> {
+  const { items } = await incidentsInWindow(ctx, { since: null, until: null, status: "resolved", limit: 1, offset: 0 });
   const incident = items[0];
   if (!incident?.ended_at) return null;
   return { preset: "last_outage", from: incident.started_at, to: incident.ended_at, note: `status incident ${incident.id}: ${incident.title}` };
@@ -129,9 +118,9 @@ const later = (a: string | null, b: string | null) => (a === null ? b : b === nu
 const earlier = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : Date.parse(a) <= Date.parse(b) ? a : b);
 
 /** The window applied: at_from/at_to intersected with the preset's; `empty` when the preset has no window. */
-export function resolveWindow(ctx: AppContext, f: ResolvedFilters): { window: ExportWindow; empty: boolean } {
+export async function resolveWindow(ctx: AppContext, f: ResolvedFilters): Promise<{ window: ExportWindow; empty: boolean }> {
   if (f.window_preset === null) return { window: { preset: null, from: f.at_from, to: f.at_to, note: null }, empty: false };
-  const found = f.window_preset === "last_digest_warn" ? lastDigestWarn(ctx) : lastOutage(ctx);
+  const found = f.window_preset === "last_digest_warn" ? await lastDigestWarn(ctx) : await lastOutage(ctx);
   if (!found) {
     const what =
       f.window_preset === "last_digest_warn" ? "no 403-digest warning recorded (ops_alert_runs, source digest, status warn)" : "no resolved status incident";
@@ -143,44 +132,17 @@ export function resolveWindow(ctx: AppContext, f: ResolvedFilters): { window: Ex
   return { window: { ...found, from, to }, empty };
 }
 
-const COLUMNS: Record<EventField, string> = {
-  id: "id",
-  at: "at",
-  event: "event",
-  issue_id: "issue_id",
-  target: "target",
-  url: "url",
-  attempt: "attempt",
-  status_code: "status_code",
-  status_code_family: "status_code_family",
-  skip_reason: "skip_reason",
-  outbox_id: "outbox_id",
-  error: "error",
-};
-
-function whereOf(f: ResolvedFilters, w: ExportWindow): { sql: string; args: Array<string | number> } {
-  const parts: string[] = [];
-  const args: Array<string | number> = [];
-  const inList = (column: string, values: string[]) => {
-    if (!values.length) return;
-    parts.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-    args.push(...values);
-  };
-  inList("event", f.event);
-  if (f.event_prefix !== null) {
-    // substr, not LIKE: a prefix holding % or _ is taken literally.
-    parts.push("substr(event, 1, ?) = ?");
-    args.push(f.event_prefix.length, f.event_prefix);
-  }
-  // `at` is stored as toISOString() text, so text comparison is time order.
-  if (w.from !== null) parts.push("at >= ?"), args.push(new Date(w.from).toISOString());
-  if (w.to !== null) parts.push("at < ?"), args.push(new Date(w.to).toISOString());
-  inList("status_code_family", f.status_code_family);
-  inList("skip_reason", f.skip_reason);
-  if (f.issue_id !== null) parts.push("issue_id = ?"), args.push(f.issue_id);
-  if (f.url_contains !== null) parts.push("instr(url, ?) > 0"), args.push(f.url_contains);
-  return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", args };
-}
+/** The store's filter: the checked filters within the window. */
+const whereOf = (f: ResolvedFilters, w: ExportWindow): EventsWhere => ({
+  event: f.event,
+  eventPrefix: f.event_prefix,
+  from: w.from === null ? null : new Date(w.from).toISOString(),
+  to: w.to === null ? null : new Date(w.to).toISOString(),
+  statusCodeFamily: f.status_code_family,
+  skipReason: f.skip_reason,
+  issueId: f.issue_id,
+  urlContains: f.url_contains,
+});
 
 export interface EventsResult {
   filters: ResolvedFilters;
@@ -192,21 +154,17 @@ export interface EventsResult {
 }
 
 /** Runs an export: the matching total, and (unless countOnly) up to limit rows, newest first. */
-export function queryEvents(ctx: AppContext, q: EventFilterInput, countOnly: boolean): EventsResult {
+export async function queryEvents(ctx: AppContext, q: EventFilterInput, countOnly: boolean): Promise<EventsResult> {
   const t0 = performance.now();
   const filters = resolveFilters(q);
   const fields = resolveFields(q.fields);
-  const { window, empty } = resolveWindow(ctx, filters);
+  const { window, empty } = await resolveWindow(ctx, filters);
   const t1 = performance.now();
-  const db = ctx.db.sqlite;
-  const { sql, args } = whereOf(filters, window);
-  const total = empty ? 0 : (db.query(`SELECT COUNT(*) AS n FROM ops_link_events ${sql}`).get(...args) as { n: number }).n;
+  const where = whereOf(filters, window);
+  const total = empty ? 0 : await countEvents(ctx.store, where);
   const t2 = performance.now();
   let rows: EventRow[] | null = null;
-  if (!countOnly) {
-    const cols = fields.map((c) => COLUMNS[c]).join(", ");
-    rows = empty ? [] : (db.query(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`).all(...args, filters.limit) as EventRow[]);
-  }
+  if (!countOnly) rows = empty ? [] : await eventRows(ctx.store, where, fields, filters.limit);
   const t3 = performance.now();
   const ms = (a: number, b: number) => Math.round((b - a) * 1000) / 1000;
   return { filters, window, fields, total, rows, timingsMs: { resolve: ms(t0, t1), count: ms(t1, t2), rows: ms(t2, t3) } };
@@ -268,24 +226,8 @@ export interface TargetHealth {
  * Per chat target, from ops_link_events: attempts (rows without skip_reason), their 2xx and failures, skips, the
  * current failing streak and the last success and failure. The page's summary; at most 100 targets.
  */
-export function targetHealth(ctx: AppContext): TargetHealth[] {
-  return ctx.db.sqlite
-    .query(
-      `SELECT target,
-         SUM(skip_reason IS NULL) AS attempts,
-         SUM(skip_reason IS NULL AND status_code_family = '2xx') AS ok,
-         SUM(skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx') AS failed,
-         SUM(skip_reason IS NOT NULL) AS skipped,
-         MAX(CASE WHEN skip_reason IS NULL AND status_code_family = '2xx' THEN at END) AS last_success,
-         MAX(CASE WHEN skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' THEN at END) AS last_failure
-       FROM ops_link_events GROUP BY target ORDER BY target LIMIT 100`,
-    )
-    .all()
-    .map((row) => {
-      const r = row as Omit<TargetHealth, "streak">;
-      const { n } = ctx.db.sqlite
-        .query("SELECT COUNT(*) AS n FROM ops_link_events WHERE target = ? AND skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' AND at > ?")
-        .get(r.target, r.last_success ?? "") as { n: number };
-      return { ...r, streak: n };
-    });
+export async function targetHealth(ctx: AppContext): Promise<TargetHealth[]> {
+  const out: TargetHealth[] = [];
+  for (const r of await targetTallies(ctx.store)) out.push({ ...r, streak: await attemptFailuresAfter(ctx.store, r.target, r.last_success ?? "") });
+  return out;
 }

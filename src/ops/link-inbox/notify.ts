@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { type IncidentView, incidentListeners, type StatusEventType } from "../../status/service";
+import { insertMessage, insertSkip, recentMessage } from "./store";
 
 // The link inbox's producers: an incident change (a listener of the status domain, called in the incident's own
 // transaction) and an alert's state change (fired at its level, resolved; src/ops/alerts/state.ts turns the
 // ops_alert_runs rows into those). Each becomes one outbox row per configured chat target, or an event row saying
-// why it was not queued.
+// why it was not queued. Both are written on the caller's Queryable: the transaction of the change they report.
 
 export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
 export type LinkEvent = (typeof LINK_EVENTS)[number];
@@ -16,7 +18,7 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 /** Notices an operator must get even inside the cooldown: that something is over. */
 const RESOLUTIONS: ReadonlySet<LinkEvent> = new Set(["incident.resolved", "alert.resolved"]);
 
-type Deps = Pick<AppContext, "db" | "clock" | "config">;
+type Deps = Pick<AppContext, "clock" | "config">;
 
 /**
  * How a target is stored and shown: scheme-less host, the first path segment and `…`, then a short fingerprint
@@ -77,28 +79,27 @@ export interface LinkMessage {
 export const baseOf = (ctx: Pick<AppContext, "config">) => ctx.config.publicBaseUrl.replace(/\/+$/, "");
 
 /** An event row for a message that was not queued (attempt 0, no status): a skip with its reason. */
-export function recordLinkSkip(ctx: Deps, m: LinkMessage, target: string, reason: SkipReason, error: string | null): void {
-  ctx.db.sqlite
-    .query("INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, skip_reason, error) VALUES (?, ?, ?, ?, ?, 0, ?, ?)")
-    .run(ctx.clock.now().toISOString(), m.event, m.issueId, target, m.link, reason, error);
+export async function recordLinkSkip(q: Queryable, ctx: Deps, m: LinkMessage, target: string, reason: SkipReason, error: string | null): Promise<void> {
+  await insertSkip(q, { at: ctx.clock.now().toISOString(), event: m.event, issue_id: m.issueId, target, url: m.link, skip_reason: reason, error });
 }
 
 /**
- * Queues a message to every target (synchronous: call inside the transaction of the change it reports).
+ * Queues a message to every target, on `q`: the transaction of the change it reports.
  * Cooldown: a message for the same issue and target queued less than LINK_INBOX_COOLDOWN_SECONDS ago means this
  * one is not queued (an event with skip_reason cooldown). A resolution is exempt: the operator must hear that
  * it is over even when the incident opened a minute ago; so is an escalation (`bypassCooldown`). No target
- * configured → one no_url event.
+ * configured → one no_url event. With several instances the cooldown reads committed rows only: two changes of one
+ * issue committed at the same moment on two instances may both be queued (a duplicate notice, never a lost one);
+ * an alert's notices cannot race so, since its key is applied under a row lock (src/ops/alerts/state.ts).
  */
-export function enqueueLinkMessage(ctx: Deps, m: LinkMessage): { queued: number; skipped: number } {
-  const sqlite = ctx.db.sqlite;
+export async function enqueueLinkMessage(q: Queryable, ctx: Deps, m: LinkMessage): Promise<{ queued: number; skipped: number }> {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const payload = JSON.stringify({ text: m.text, content: m.text });
-  const skip = (target: string, reason: SkipReason, error: string | null) => recordLinkSkip(ctx, m, target, reason, error);
+  const skip = (target: string, reason: SkipReason, error: string | null) => recordLinkSkip(q, ctx, m, target, reason, error);
   const targets = linkTargets(ctx);
   if (targets.length === 0) {
-    skip("", "no_url", "LINK_INBOX_WEBHOOK_URLS is empty");
+    await skip("", "no_url", "LINK_INBOX_WEBHOOK_URLS is empty");
     return { queued: 0, skipped: 1 };
   }
   const cooldownStart = new Date(now.getTime() - ctx.config.linkInbox.cooldownSeconds * 1000).toISOString();
@@ -106,20 +107,14 @@ export function enqueueLinkMessage(ctx: Deps, m: LinkMessage): { queued: number;
   let skipped = 0;
   for (const t of targets) {
     if (!RESOLUTIONS.has(m.event) && !m.bypassCooldown && ctx.config.linkInbox.cooldownSeconds > 0) {
-      const recent = sqlite
-        .query("SELECT id, created_at FROM ops_link_outbox WHERE issue_id = ? AND target = ? AND created_at > ? ORDER BY id DESC LIMIT 1")
-        .get(m.issueId, t.label, cooldownStart) as { id: number; created_at: string } | null;
+      const recent = await recentMessage(q, m.issueId, t.label, cooldownStart);
       if (recent) {
-        skip(t.label, "cooldown", `message ${recent.id} for this issue and target was queued at ${recent.created_at}`);
+        await skip(t.label, "cooldown", `message ${recent.id} for this issue and target was queued at ${recent.created_at}`);
         skipped++;
         continue;
       }
     }
-    sqlite
-      .query(
-        "INSERT INTO ops_link_outbox (event, issue_id, target, payload, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
-      )
-      .run(m.event, m.issueId, t.label, payload, nowIso, nowIso);
+    await insertMessage(q, { event: m.event, issue_id: m.issueId, target: t.label, payload }, nowIso);
     queued++;
   }
   return { queued, skipped };
@@ -147,9 +142,9 @@ export function incidentMessage(ctx: Pick<AppContext, "config">, type: StatusEve
   return { event, issueId: `incident:${incident.id}`, text, link };
 }
 
-/** The status domain's listener: one message per incident change, queued in the change's transaction. */
-export function onIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView): void {
-  enqueueLinkMessage(ctx, incidentMessage(ctx, type, incident));
+/** The status domain's listener: one message per incident change, queued in the change's transaction `q`. */
+export async function onIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView, q: Queryable): Promise<void> {
+  await enqueueLinkMessage(q, ctx, incidentMessage(ctx, type, incident));
 }
 
 /** Subscribes the link inbox to this context's incident changes (idempotent: the listener set holds one function). */

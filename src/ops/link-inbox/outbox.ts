@@ -3,6 +3,7 @@ import { checkResolvedTarget } from "../../webhooks/service";
 import { applyAlertTransitions } from "../alerts/state";
 import { warnRefusedLinkTargets } from "./target-health";
 import { linkTargets, subscribeLinkInbox } from "./notify";
+import { dueMessages, insertAttempt, leaseMessage, markInterruptedDead, settleMessage } from "./store";
 
 // The link inbox's sender: leases due outbox rows in one short transaction (the attempt is counted before the
 // request leaves), POSTs each outside any transaction with LINK_INBOX_TIMEOUT_MS, and records every attempt as
@@ -10,6 +11,8 @@ import { linkTargets, subscribeLinkInbox } from "./notify";
 // hour, no jitter: a handful of chat targets cannot stampede) until LINK_INBOX_MAX_ATTEMPTS, then the row is dead.
 // Targets pass the partner webhooks' send-time SSRF check (every resolved address public unless
 // WEBHOOK_ALLOW_PRIVATE_TARGETS); a refused target is dead at once, since retrying cannot change the policy.
+// Several instances drain the one outbox (the job runs on every instance): on PostgreSQL the lease takes due rows
+// with FOR UPDATE SKIP LOCKED (store.ts), and an outcome is written only under the lease it was sent with.
 
 export const LINK_INBOX_JOB = "link-inbox";
 const BATCH = 16;
@@ -59,53 +62,42 @@ export class LinkInboxSender {
   runOnce(): Promise<number> {
     if (this.running) return this.running;
     const pass = (async () => {
-      applyAlertTransitions(this.ctx);
+      await applyAlertTransitions(this.ctx);
       let attempts = 0;
       for (let pass = 0; pass < MAX_PASSES; pass++) {
-        const batch = this.lease();
+        const batch = await this.lease();
         if (batch.length === 0) break;
         const outcomes = await Promise.all(batch.map((d) => this.send(d)));
-        batch.forEach((d, i) => this.record(d, outcomes[i]!));
+        for (const [i, d] of batch.entries()) await this.record(d, outcomes[i]!);
         attempts += batch.length;
       }
       return attempts;
     })();
-    // Cleared after the assignment (a pass with nothing due completes synchronously, before it would be set).
-    this.running = pass.finally(() => {
-      this.running = null;
+    const running = pass.finally(() => {
+      if (this.running === running) this.running = null;
     });
-    return this.running;
+    this.running = running;
+    return running;
   }
 
-  private lease(): Leased[] {
-    const sqlite = this.ctx.db.sqlite;
-    const now = this.ctx.clock.now();
+  private lease(): Promise<Leased[]> {
+    const { store, clock, config } = this.ctx;
+    const now = clock.now();
     const nowIso = now.toISOString();
-    const until = new Date(now.getTime() + this.ctx.config.linkInbox.timeoutMs + 30_000).toISOString();
-    return sqlite
-      .transaction(() => {
-        const due = sqlite
-          .query(
-            `SELECT id, event, issue_id, target, payload, attempts FROM ops_link_outbox
-             WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
-             ORDER BY next_attempt_at, id LIMIT ?2`,
-          )
-          .all(nowIso, BATCH) as Array<Omit<Leased, "lease_until" | "link">>;
-        const out: Leased[] = [];
-        for (const d of due) {
-          // A lease that expired after the last allowed attempt (the sender died mid-send): nothing more is sent.
-          if (d.attempts >= this.ctx.config.linkInbox.maxAttempts) {
-            sqlite
-              .query("UPDATE ops_link_outbox SET status = 'dead', lease_until = NULL, last_error = coalesce(last_error, 'interrupted') WHERE id = ?")
-              .run(d.id);
-            continue;
-          }
-          sqlite.query("UPDATE ops_link_outbox SET lease_until = ?, attempts = attempts + 1 WHERE id = ?").run(until, d.id);
-          out.push({ ...d, attempts: d.attempts + 1, lease_until: until, link: linkOf(d.payload) });
+    const until = new Date(now.getTime() + config.linkInbox.timeoutMs + 30_000).toISOString();
+    return store.tx(async (t) => {
+      const out: Leased[] = [];
+      for (const d of await dueMessages(t, store.dialect, nowIso, BATCH)) {
+        // A lease that expired after the last allowed attempt (the sender died mid-send): nothing more is sent.
+        if (d.attempts >= config.linkInbox.maxAttempts) {
+          await markInterruptedDead(t, d.id);
+          continue;
         }
-        return out;
-      })
-      .immediate();
+        await leaseMessage(t, d.id, until);
+        out.push({ ...d, attempts: d.attempts + 1, lease_until: until, link: linkOf(d.payload) });
+      }
+      return out;
+    });
   }
 
   private async send(d: Leased): Promise<Outcome> {
@@ -159,26 +151,30 @@ export class LinkInboxSender {
     }
   }
 
-  private record(d: Leased, r: Outcome): void {
+  private async record(d: Leased, r: Outcome): Promise<void> {
     const cfg = this.ctx.config.linkInbox;
-    const sqlite = this.ctx.db.sqlite;
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
     const status = r.ok ? "sent" : r.final || d.attempts >= cfg.maxAttempts ? "dead" : "pending";
     const delay = Math.min(MAX_RETRY_SECONDS, cfg.retryBaseSeconds * 2 ** (d.attempts - 1));
     const next = status === "pending" ? new Date(now.getTime() + delay * 1000).toISOString() : nowIso;
-    sqlite.transaction(() => {
-      const { changes } = sqlite
-        .query("UPDATE ops_link_outbox SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ? AND lease_until = ?")
-        .run(status, next, r.error, r.ok ? nowIso : null, d.id, d.lease_until);
-      if (!changes) return; // the lease was lost (expired and taken again): that sender records its own attempt
-      sqlite
-        .query(
-          `INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, outbox_id, error)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(nowIso, d.event, d.issue_id, d.target, d.link, d.attempts, r.statusCode, r.family, r.final ? "other" : null, d.id, r.error);
-    })();
+    await this.ctx.store.tx(async (t) => {
+      const settled = await settleMessage(t, { id: d.id, leaseUntil: d.lease_until, status, nextIso: next, error: r.error, sentAt: r.ok ? nowIso : null });
+      if (!settled) return; // the lease was lost (expired and taken again): that sender records its own attempt
+      await insertAttempt(t, {
+        at: nowIso,
+        event: d.event,
+        issue_id: d.issue_id,
+        target: d.target,
+        url: d.link,
+        attempt: d.attempts,
+        status_code: r.statusCode,
+        status_code_family: r.family,
+        skip_reason: r.final ? "other" : null,
+        outbox_id: d.id,
+        error: r.error,
+      });
+    });
     if (status === "dead")
       this.ctx.log.warn("link-inbox message dead", { outbox_id: d.id, event: d.event, issue_id: d.issue_id, target: d.target, error: r.error });
   }

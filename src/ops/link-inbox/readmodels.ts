@@ -2,6 +2,7 @@ import type { AppContext } from "../../context";
 import { listIncidents } from "../../status/service";
 import { checkTargetUrl } from "../../webhooks/service";
 import { LINK_EVENTS, linkTargets } from "./notify";
+import { eventsSince, outboxCountsSince, resolvedEventsOf, resolvedMessagesOf, type SummaryEvent } from "./store-reads";
 
 // The link inbox's read-models over ops_link_events and ops_link_outbox: delivery health per target and per
 // event kind, and whether each resolved incident's resolution notice reached every target. Targets appear only
@@ -12,15 +13,7 @@ export const SUMMARY_MAX_DAYS = 365;
 export const RESOLVED_DEFAULT_DAYS = 7;
 export const RESOLVED_MAX_DAYS = 90;
 
-interface EventRow {
-  id: number;
-  at: string;
-  event: string;
-  issue_id: string;
-  target: string;
-  status_code_family: string | null;
-  skip_reason: string | null;
-}
+type EventRow = SummaryEvent;
 
 const zeroFailures = () => ({ "4xx": 0, "5xx": 0, timeout: 0, other: 0 });
 const zeroSkips = () => ({ no_url: 0, cooldown: 0, silenced: 0, other: 0 });
@@ -44,22 +37,12 @@ function tally(events: EventRow[]) {
 }
 
 /** GET /admin/ops/link-inbox/verification-summary.json */
-export function verificationSummary(ctx: AppContext, input: { days?: number }) {
+export async function verificationSummary(ctx: AppContext, input: { days?: number }) {
   const days = input.days ?? SUMMARY_DEFAULT_DAYS;
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - days * 86_400_000).toISOString();
-  const sqlite = ctx.db.sqlite;
-  const events = sqlite
-    .query("SELECT id, at, event, issue_id, target, status_code_family, skip_reason FROM ops_link_events WHERE at >= ? ORDER BY id")
-    .all(since) as EventRow[];
-  const outbox = sqlite
-    .query("SELECT event, target, status, count(*) AS n FROM ops_link_outbox WHERE created_at >= ? GROUP BY event, target, status")
-    .all(since) as Array<{
-    event: string;
-    target: string;
-    status: string;
-    n: number;
-  }>;
+  const events = await eventsSince(ctx.store, since);
+  const outbox = await outboxCountsSince(ctx.store, since);
   const configured = linkTargets(ctx);
   const policy = { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
   const labels = [...new Set([...configured.map((t) => t.label), ...events.map((e) => e.target).filter(Boolean), ...outbox.map((o) => o.target)])];
@@ -110,22 +93,18 @@ export function verificationSummary(ctx: AppContext, input: { days?: number }) {
  * GET /admin/ops/digest/resolved-verification.json: the body holds no request time, so equal data gives equal
  * bytes (the strong ETag holds across requests); `last_modified` is the newest change it reflects.
  */
-export function resolvedVerification(ctx: AppContext, input: { days?: number }) {
+export async function resolvedVerification(ctx: AppContext, input: { days?: number }) {
   const days = input.days ?? RESOLVED_DEFAULT_DAYS;
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - days * 86_400_000).toISOString();
-  const resolved = listIncidents(ctx, days * 24, 500).incidents.filter((i) => i.ended_at !== null && i.ended_at >= since);
+  const resolved = (await listIncidents(ctx, days * 24, 500)).incidents.filter((i) => i.ended_at !== null && i.ended_at >= since);
   const configured = linkTargets(ctx).map((t) => t.label);
-  const sqlite = ctx.db.sqlite;
-  const eventsOf = sqlite.query(
-    "SELECT id, at, event, issue_id, target, status_code_family, skip_reason FROM ops_link_events WHERE issue_id = ? AND event = 'incident.resolved' ORDER BY id",
-  );
-  const outboxOf = sqlite.query("SELECT target, status FROM ops_link_outbox WHERE issue_id = ? AND event = 'incident.resolved' ORDER BY id");
   let lastModified = "";
-  const incidents = resolved.map((i) => {
+  const incidents = [];
+  for (const i of resolved) {
     const issueId = `incident:${i.id}`;
-    const events = eventsOf.all(issueId) as EventRow[];
-    const rows = outboxOf.all(issueId) as Array<{ target: string; status: string }>;
+    const events = await resolvedEventsOf(ctx.store, issueId);
+    const rows = await resolvedMessagesOf(ctx.store, issueId);
     const labels = [...new Set([...configured, ...rows.map((r) => r.target), ...events.map((e) => e.target).filter(Boolean)])];
     const targets = labels.map((label) => {
       const mine = events.filter((e) => e.target === label && isAttempt(e));
@@ -141,7 +120,7 @@ export function resolvedVerification(ctx: AppContext, input: { days?: number }) 
       };
     });
     for (const at of [i.ended_at!, i.updated_at, ...events.map((e) => e.at)]) if (at > lastModified) lastModified = at;
-    return {
+    incidents.push({
       incident_id: i.id,
       issue_id: issueId,
       title: i.title,
@@ -151,8 +130,8 @@ export function resolvedVerification(ctx: AppContext, input: { days?: number }) 
       targets,
       event_ids: events.map((e) => e.id),
       skip_reasons: [...new Set(events.map((e) => e.skip_reason).filter((r): r is string => r !== null))],
-    };
-  });
+    });
+  }
   return {
     body: {
       days,

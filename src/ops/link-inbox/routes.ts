@@ -100,7 +100,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
   subscribeLinkInbox(ctx);
   return new Elysia({ name: "herald:ops-link-inbox" })
     .use(guards.operator.plugin)
-    .get("/admin/ops/link-inbox/verification-summary.json", ({ query }) => ({ success: true as const, ...verificationSummary(ctx, query) }), {
+    .get("/admin/ops/link-inbox/verification-summary.json", async ({ query }) => ({ success: true as const, ...(await verificationSummary(ctx, query)) }), {
       operator: "api",
       query: t.Object({
         days: intQuery({ minimum: 1, maximum: SUMMARY_MAX_DAYS, defaultValue: SUMMARY_DEFAULT_DAYS, description: "events and messages of the last days" }),
@@ -111,8 +111,8 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/admin/ops/digest/resolved-verification.json",
-      ({ query, request, set }) => {
-        const { body, lastModified } = resolvedVerification(ctx, query);
+      async ({ query, request, set }) => {
+        const { body, lastModified } = await resolvedVerification(ctx, query);
         // include_meta makes the bytes (and so the ETag) per request; without it equal data gives equal bytes.
         const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
         const bytes = JSON.stringify({ success: true, ...body, ...(meta ? { meta } : {}) });

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { checkTargetUrl } from "../../webhooks/service";
 import { linkTargets } from "./notify";
+import { deadMessages, failuresAfter, lastSuccessAt, latestAttempt, newestMessage } from "./store-reads";
 
 // Is each configured link-inbox target able to reach a person? A target the SSRF policy refuses (loopback,
 // metadata, private or unique-local addresses, in any spelling the URL parser folds to one: 127.1, 0x7f000001,
@@ -55,31 +56,15 @@ export function warnRefusedLinkTargets(ctx: Pick<AppContext, "config" | "log">):
   }
 }
 
-interface AttemptRow {
-  at: string;
-  status_code_family: string;
-  error: string | null;
-}
-
 /** Every configured target's health, in configuration order. */
-export function linkTargetHealth(ctx: Pick<AppContext, "config" | "db">): LinkTargetHealth[] {
-  const sqlite = ctx.db.sqlite;
-  // An attempt is any event with an outcome family: a request made, or a send-time refusal (skip_reason other).
-  const latest = sqlite.query(
-    "SELECT at, status_code_family, error FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL ORDER BY at DESC, id DESC LIMIT 1",
-  );
-  const lastOk = sqlite.query("SELECT max(at) AS at FROM ops_link_events WHERE target = ? AND status_code_family = '2xx'");
-  const streak = sqlite.query(
-    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL AND status_code_family <> '2xx' AND at > ?",
-  );
-  const newestMessage = sqlite.query("SELECT status, last_error FROM ops_link_outbox WHERE target = ? ORDER BY id DESC LIMIT 1");
-  const deadCount = sqlite.query("SELECT count(*) AS n FROM ops_link_outbox WHERE target = ? AND status = 'dead'");
-  return linkTargets(ctx).map((t) => {
+export async function linkTargetHealth(ctx: Pick<AppContext, "config" | "store">): Promise<LinkTargetHealth[]> {
+  const out: LinkTargetHealth[] = [];
+  for (const t of linkTargets(ctx)) {
     const policy = policyProblemOf(ctx, t);
-    const last = latest.get(t.label) as AttemptRow | null;
-    const success = (lastOk.get(t.label) as { at: string | null }).at;
-    const failing = (streak.get(t.label, success ?? "") as { n: number }).n;
-    const message = newestMessage.get(t.label) as { status: string; last_error: string | null } | null;
+    const last = await latestAttempt(ctx.store, t.label);
+    const success = await lastSuccessAt(ctx.store, t.label);
+    const failing = await failuresAfter(ctx.store, t.label, success ?? "");
+    const message = await newestMessage(ctx.store, t.label);
     const failed = last !== null && last.status_code_family !== "2xx";
     const dead = policy !== null || message?.status === "dead";
     const reason = policy
@@ -89,7 +74,7 @@ export function linkTargetHealth(ctx: Pick<AppContext, "config" | "db">): LinkTa
         : message?.status === "dead"
           ? `newest message given up on: ${message.last_error ?? "dead"}`
           : null;
-    return {
+    out.push({
       target: t.label,
       state: policy !== null || failed ? "down" : "up",
       dead,
@@ -99,7 +84,8 @@ export function linkTargetHealth(ctx: Pick<AppContext, "config" | "db">): LinkTa
       last_success_at: success,
       last_error: failed ? last.error : null,
       failing_streak: failing,
-      dead_messages: (deadCount.get(t.label) as { n: number }).n,
-    };
-  });
+      dead_messages: await deadMessages(ctx.store, t.label),
+    });
+  }
+  return out;
 }

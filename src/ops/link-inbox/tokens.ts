@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { recordExportUsage } from "../export-usage/service";
+import { claimToken, insertToken, tokenOf, tokensByActor, usageByActor } from "../export-usage/store";
 
 // One-time download tokens of the link-inbox exports, and the export-usage rows they and the direct exports leave.
 // A token is 32 random bytes (base64url, prefix hdt_) shown once; only its sha256 is stored, with the operator who
@@ -25,32 +26,28 @@ export interface IssuedToken {
   expiresAt: string;
 }
 
-export function issueDownloadToken(ctx: AppContext, actor: string, exportName: string, params: Record<string, unknown>): IssuedToken {
+export async function issueDownloadToken(ctx: AppContext, actor: string, exportName: string, params: Record<string, unknown>): Promise<IssuedToken> {
   const token = `hdt_${Buffer.from(ctx.rng.bytes(32)).toString("base64url")}`;
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + DOWNLOAD_TOKEN_TTL_SECONDS * 1000).toISOString();
-  ctx.db.sqlite
-    .query("INSERT INTO ops_download_tokens (token_hash, actor, export, params, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, NULL)")
-    .run(sha256(token), actor, exportName, JSON.stringify(params), now.toISOString(), expiresAt);
+  await insertToken(ctx.store, {
+    token_hash: sha256(token),
+    actor,
+    export: exportName,
+    params: JSON.stringify(params),
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+  });
   return { token, expiresAt };
-}
-
-interface TokenRow {
-  actor: string;
-  export: string;
-  params: string;
-  expires_at: string;
-  used_at: string | null;
 }
 
 /**
  * The parameters of a token, which is now used up. Unknown → 404; another operator's → 403 (the token stays
  * usable for its owner); used → 410 download_token_used; past expires_at → 410 download_token_expired.
  */
-export function redeemDownloadTokenOrThrow(ctx: AppContext, actor: string, token: string): { export: string; params: Record<string, unknown> } {
+export async function redeemDownloadTokenOrThrow(ctx: AppContext, actor: string, token: string): Promise<{ export: string; params: Record<string, unknown> }> {
   const hash = sha256(token);
-  const db = ctx.db.sqlite;
-  const row = db.query("SELECT actor, export, params, expires_at, used_at FROM ops_download_tokens WHERE token_hash = ?").get(hash) as TokenRow | null;
+  const row = await tokenOf(ctx.store, hash);
   if (!row) throw new AppError("not_found", "No such download token: ask the export for one with download_token=1");
   if (row.actor !== actor) throw new AppError("forbidden", "This download token was issued to another operator");
   const now = ctx.clock.now().toISOString();
@@ -59,43 +56,15 @@ export function redeemDownloadTokenOrThrow(ctx: AppContext, actor: string, token
       ? new AppError("download_token_used", `This download token was used at ${used}; ask for a new one`)
       : new AppError("download_token_expired", `This download token expired at ${row.expires_at}; ask for a new one`);
   if (row.used_at !== null || row.expires_at <= now) throw gone(row.used_at);
-  const claimed = db.query("UPDATE ops_download_tokens SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1").run(now, hash);
-  if (claimed.changes !== 1) {
-    const again = db.query("SELECT used_at FROM ops_download_tokens WHERE token_hash = ?").get(hash) as { used_at: string | null };
-    throw gone(again.used_at);
-  }
+  if (!(await claimToken(ctx.store, hash, now))) throw gone((await tokenOf(ctx.store, hash))?.used_at ?? null);
   return { export: row.export, params: JSON.parse(row.params) as Record<string, unknown> };
 }
 
-interface UsageAgg {
-  actor: string;
-  source: string;
-  downloads: number;
-  bytes: number;
-}
-interface TokenAgg {
-  actor: string;
-  requested: number;
-  used: number;
-  expired: number;
-}
-
 /** Link-inbox export usage and download tokens, all time, optionally for one operator (requested_by). */
-export function exportTelemetry(ctx: AppContext, requestedBy: string | null) {
-  const db = ctx.db.sqlite;
+export async function exportTelemetry(ctx: AppContext, requestedBy: string | null) {
   const now = ctx.clock.now().toISOString();
-  const usage = db
-    .query(
-      `SELECT actor, source, COUNT(*) AS downloads, COALESCE(SUM(bytes), 0) AS bytes FROM ops_export_usage
-       WHERE substr(export, 1, ?1) = ?2 AND (?3 IS NULL OR actor = ?3) GROUP BY actor, source ORDER BY actor, source`,
-    )
-    .all(USAGE_PREFIX.length, USAGE_PREFIX, requestedBy) as UsageAgg[];
-  const tokens = db
-    .query(
-      `SELECT actor, COUNT(*) AS requested, SUM(used_at IS NOT NULL) AS used, SUM(used_at IS NULL AND expires_at <= ?1) AS expired
-       FROM ops_download_tokens WHERE substr(export, 1, ?2) = ?3 AND (?4 IS NULL OR actor = ?4) GROUP BY actor ORDER BY actor`,
-    )
-    .all(now, USAGE_PREFIX.length, USAGE_PREFIX, requestedBy) as TokenAgg[];
+  const usage = await usageByActor(ctx.store, USAGE_PREFIX, requestedBy);
+  const tokens = await tokensByActor(ctx.store, USAGE_PREFIX, requestedBy, now);
 
   const bySource: Record<string, { downloads: number; bytes: number }> = {};
   const actors = new Map<string, { actor: string; downloads: number; bytes: number; tokens_requested: number; tokens_used: number; tokens_expired: number }>();

@@ -1,55 +1,65 @@
 import type { AppContext } from "../../context";
 import type { JobDefinition } from "../../jobs/registry";
-import { addDays, dayOf, snapshotDue, takePreflightSnapshot } from "./service";
+import type { Queryable } from "../../db/port";
+import { insertRuns } from "../alerts/store";
+import { currentGuards } from "./guards";
+import { ALWAYS_DUE, addDays, dayOf, snapshotDue, snapshotDueBefore, takePreflightSnapshotIn } from "./service";
 import { ANOMALY_DEFAULTS, changeSeries, evaluate, type Evaluation } from "./anomalies";
-import { opsAlertRuns } from "../tables";
 
 export const PREFLIGHT_SNAPSHOT_JOB = "preflight-snapshot";
 
 /**
  * Records one evaluation of the anomaly detector per series for `day` in ops_alert_runs (source `preflight`,
- * name `preflight_anomaly:<series>`), which the alerts monitor reads. Defaults of the spec, every field.
+ * name `preflight_anomaly:<series>`), on `t` — the snapshot's own transaction, so the day's snapshot and its
+ * evaluation commit together, once. The link-inbox job applies the rows (src/ops/alerts/state.ts). Defaults of the
+ * spec, every field.
  */
-export function recordPreflightEvaluation(ctx: AppContext, day: string, runId: string): Evaluation[] {
+export async function recordPreflightEvaluation(t: Queryable, ctx: AppContext, day: string, runId: string): Promise<Evaluation[]> {
   const p = ANOMALY_DEFAULTS;
-  const series = changeSeries(ctx, addDays(day, -p.baselineDays), day, { section: "all", fields: null });
+  const series = await changeSeries(ctx, addDays(day, -p.baselineDays), day, { section: "all", fields: null }, t);
   const evaluations = [...series].map(([name, points]) => evaluate(points, day, name, p));
   const at = ctx.clock.now().toISOString();
-  if (evaluations.length) {
-    ctx.db.db
-      .insert(opsAlertRuns)
-      .values(
-        evaluations.map((e) => ({
-          runId,
-          at,
-          source: "preflight",
-          name: `preflight_anomaly:${e.series}`,
-          // The alert runs' vocabulary (ok | warn | fail): an anomaly fails, which is what the link inbox notifies;
-          // the detector's own verdict stays in the details.
-          status: e.status === "anomaly" ? "fail" : "ok",
-          value: String(e.count),
-          details: JSON.stringify({
-            day: e.day,
-            detector_status: e.status,
-            baseline_points: e.baseline_points,
-            baseline_mean: e.baseline_mean,
-            baseline_sd: e.baseline_sd,
-            z: e.z,
-          }),
-        })),
-      )
-      .run();
-  }
+  await insertRuns(
+    t,
+    evaluations.map((e) => ({
+      run_id: runId,
+      at,
+      source: "preflight",
+      name: `preflight_anomaly:${e.series}`,
+      // The alert runs' vocabulary (ok | warn | fail): an anomaly fails, which is what the link inbox notifies;
+      // the detector's own verdict stays in the details.
+      status: e.status === "anomaly" ? "fail" : "ok",
+      value: String(e.count),
+      details: JSON.stringify({
+        day: e.day,
+        detector_status: e.status,
+        baseline_points: e.baseline_points,
+        baseline_mean: e.baseline_mean,
+        baseline_sd: e.baseline_sd,
+        z: e.z,
+      }),
+    })),
+  );
   return evaluations;
 }
 
-/** Snapshot (when due, or always on a manual run), then one detector evaluation of today's changes. */
-export function runPreflightSnapshot(ctx: AppContext, force: boolean): { skipped: boolean; day: string; evaluations: Evaluation[] } {
+/**
+ * Snapshot (when due, or always on a manual run), then one detector evaluation of today's changes, in one
+ * transaction that first claims the day (src/ops/preflight/store.ts claimDay): with several instances, or a
+ * manual run beside the scheduled one, the day's snapshot and its evaluation are taken by one of them.
+ */
+export async function runPreflightSnapshot(ctx: AppContext, force: boolean): Promise<{ skipped: boolean; day: string; evaluations: Evaluation[] }> {
   const day = dayOf(ctx.clock.now());
-  if (!force && !snapshotDue(ctx)) return { skipped: true, day, evaluations: [] };
-  takePreflightSnapshot(ctx);
+  if (!force && !(await snapshotDue(ctx))) return { skipped: true, day, evaluations: [] };
+  // Everything the transaction writes is gathered first: its body awaits only the store.
+  const guards = await currentGuards(ctx);
   const runId = `preflight-${day}-${Buffer.from(ctx.rng.bytes(6)).toString("hex")}`;
-  return { skipped: false, day, evaluations: recordPreflightEvaluation(ctx, day, runId) };
+  const dueBefore = force ? ALWAYS_DUE : snapshotDueBefore(ctx);
+  const evaluations = await ctx.store.tx(async (t) => {
+    if (!(await takePreflightSnapshotIn(t, ctx, guards, dueBefore))) return null;
+    return recordPreflightEvaluation(t, ctx, day, runId);
+  });
+  return evaluations ? { skipped: false, day, evaluations } : { skipped: true, day, evaluations: [] };
 }
 
 /**
@@ -63,8 +73,8 @@ export function preflightSnapshotJob(ctx: AppContext): JobDefinition {
     pattern: "*/10 * * * *",
     quietWhenIdle: true,
     description: "Snapshots every preflight guard field for the UTC day (idempotent: replaces the day's rows) and records the anomaly detector's evaluation",
-    run: ({ trigger }) => {
-      const r = runPreflightSnapshot(ctx, trigger === "manual");
+    run: async ({ trigger }) => {
+      const r = await runPreflightSnapshot(ctx, trigger === "manual");
       if (r.skipped) return { idle: true };
       ctx.log.info("preflight snapshot taken", { day: r.day, anomalies: r.evaluations.filter((e) => e.status === "anomaly").map((e) => e.series) });
       return { idle: false };

@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { addDays, dayOf, type Selection, selects, snapshotRows } from "./service";
 
 // The preflight anomaly detector (docs/ops-preflight.md, "Anomaly detector"): a z-score of each day's number of
@@ -36,8 +37,14 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
  * Daily change counts per series: a day is a point only when it and the day before both have a snapshot;
  * a field counts as changed when its fingerprint differs between them or it is in only one of the two.
  */
-export function changeSeries(ctx: AppContext, from: string, to: string, sel: Selection): Map<string, Map<string, number>> {
-  const rows = snapshotRows(ctx, addDays(from, -1), to);
+export async function changeSeries(
+  ctx: AppContext,
+  from: string,
+  to: string,
+  sel: Selection,
+  q: Queryable = ctx.store,
+): Promise<Map<string, Map<string, number>>> {
+  const rows = await snapshotRows(ctx, addDays(from, -1), to, q);
   const byDay = new Map<string, Map<string, { section: string; fingerprint: string }>>();
   for (const r of rows) {
     if (!byDay.has(r.day)) byDay.set(r.day, new Map());
@@ -108,10 +115,10 @@ export interface AnomalyReport {
 }
 
 /** Every day of the last `days` days (today included) that is a point, per series; the anomalous ones listed. */
-export function preflightAnomalies(ctx: AppContext, p: AnomalyParams, sel: Selection): AnomalyReport {
+export async function preflightAnomalies(ctx: AppContext, p: AnomalyParams, sel: Selection): Promise<AnomalyReport> {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(p.days - 1));
-  const all = changeSeries(ctx, addDays(from, -p.baselineDays), to, sel);
+  const all = await changeSeries(ctx, addDays(from, -p.baselineDays), to, sel);
   const anomalies: Evaluation[] = [];
   let evaluated = 0;
   for (const [name, points] of all) {

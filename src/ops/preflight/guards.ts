@@ -2,9 +2,10 @@ import { createHash } from "node:crypto";
 import pkg from "../../../package.json";
 import journal from "../../../drizzle/meta/_journal.json";
 import type { AppContext } from "../../context";
-import { migrationStatus } from "../../db/migrate";
+import { postgresMigrationStatus } from "../../db/postgres-migrate";
 import { openApiDocumentEtag } from "../../http/openapi/routes";
 import { DIGEST_DEFAULTS, MAX_FINDINGS } from "../digest/service";
+import { lastPostgresMigration, sqliteMigrationsApplied } from "./store";
 
 // The preflight guards (docs/ops-preflight.md): named checks of the deployment's configuration and artifacts that
 // operators compare before and after a release. Each guard field has one text value; a secret is only ever
@@ -33,14 +34,26 @@ const plain = (section: PreflightSection, field: string, raw: string | number | 
 const secretRow = (section: PreflightSection, field: string, raw: string | undefined): GuardRow =>
   raw ? { section, field, value: "set", fingerprint: fingerprintOf(raw), secret: true } : { section, field, value: "unset", fingerprint: "", secret: true };
 
-/** The last migration this database has applied, by the journal's tag (the embedded list follows the journal). */
-function migrationRows(ctx: AppContext): GuardRow[] {
-  const status = migrationStatus(ctx.db);
-  const entries = (journal as { entries: Array<{ tag: string }> }).entries;
+/**
+ * The engine's migrations: on SQLite the last one applied by the journal's tag (the embedded list follows the
+ * journal, drizzle/); on PostgreSQL its own list (drizzle/postgres/, recorded in herald_migrations by name). The
+ * same three fields on both, so a delta across a move to PostgreSQL shows them changed, as they did.
+ */
+async function migrationRows(ctx: AppContext): Promise<GuardRow[]> {
+  let status: { applied: number; total: number };
+  let last: string;
+  if (ctx.store.dialect === "sqlite") {
+    const entries = (journal as { entries: Array<{ tag: string }> }).entries;
+    status = { applied: await sqliteMigrationsApplied(ctx.store), total: entries.length };
+    last = status.applied > 0 ? (entries[status.applied - 1]?.tag ?? "unknown") : "none";
+  } else {
+    status = await postgresMigrationStatus(ctx.store);
+    last = status.applied > 0 ? ((await lastPostgresMigration(ctx.store)) ?? "unknown") : "none";
+  }
   return [
     plain("artifact", "migrations_applied", status.applied),
     plain("artifact", "migrations_total", status.total),
-    plain("artifact", "migration_last_tag", status.applied > 0 ? (entries[status.applied - 1]?.tag ?? "unknown") : "none"),
+    plain("artifact", "migration_last_tag", last),
   ];
 }
 
@@ -55,7 +68,7 @@ function openApiHash(ctx: AppContext): string {
 }
 
 /** Every guard field of the running deployment, in catalog order. */
-export function currentGuards(ctx: AppContext): GuardRow[] {
+export async function currentGuards(ctx: AppContext): Promise<GuardRow[]> {
   const c = ctx.config;
   const w = c.webhooks;
   const r = c.readiness;
@@ -100,19 +113,29 @@ export function currentGuards(ctx: AppContext): GuardRow[] {
     secretRow("token", "MESSENGER_WEBHOOK_SECRET", c.messenger.webhookSecret),
     plain("artifact", "version", pkg.version),
     plain("artifact", "bun_version", typeof Bun === "undefined" ? "unknown" : Bun.version),
-    ...migrationRows(ctx),
+    // Which engine the deployment runs on (sqlite, postgres): a move between them is a change worth seeing.
+    plain("artifact", "database_engine", ctx.store.dialect),
+    ...(await migrationRows(ctx)),
     // The served /api/openapi.json's strong ETag (base64url SHA-256 of its bytes), built once per process.
     plain("artifact", "openapi_sha256", openApiHash(ctx)),
   ];
 }
 
 /**
+ * Variables about the SQLite file and Herald's own backups of it: on PostgreSQL they do not apply, and their row
+ * says so instead of showing a value that means nothing there.
+ */
+const SQLITE_ONLY_VARS: ReadonlySet<string> = new Set(["HERALD_DB_PATH", "BACKUP_KEEP"]);
+export const NOT_ON_POSTGRES = "n/a on PostgreSQL (the SQLite file and its backups are not used)";
+
+/**
  * The `env` rows of include_env_rows=1: every configuration variable as `herald config` shows it. Secrets are
  * "set"/"unset"; their fingerprint is of the masked text, since describeConfig never hands out the real value.
  */
 export function envGuards(ctx: AppContext): GuardRow[] {
+  const postgres = ctx.store.dialect === "postgres";
   return ctx.config.described.map((row) => {
-    const value = row.secret ? (row.value ? "set" : "unset") : row.value;
+    const value = postgres && SQLITE_ONLY_VARS.has(row.name) ? NOT_ON_POSTGRES : row.secret ? (row.value ? "set" : "unset") : row.value;
     return { section: "env", field: row.name, value, fingerprint: fingerprintOf(value), secret: row.secret };
   });
 }

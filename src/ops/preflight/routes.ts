@@ -41,13 +41,13 @@ const anomalyParams = (q: AnomalyQuery) => ({
  * snapshot, the per-day history and the anomaly detector. Bearer token or operator session (`operator: "api"`).
  */
 export function preflightRoutes(ctx: AppContext, guards: Guards) {
-  const guardRows = (envRows: boolean) => [...currentGuards(ctx), ...(envRows ? envGuards(ctx) : [])];
+  const guardRows = async (envRows: boolean) => [...(await currentGuards(ctx)), ...(envRows ? envGuards(ctx) : [])];
   return new Elysia({ name: "herald:ops-preflight" })
     .use(guards.operator.plugin)
     .get(
       `${BASE}.json`,
-      ({ query }) => {
-        const rows = guardRows(query.include_env_rows === "1");
+      async ({ query }) => {
+        const rows = await guardRows(query.include_env_rows === "1");
         const now = ctx.clock.now();
         return { success: true as const, generated_at: now.toISOString(), day: dayOf(now), count: rows.length, guards: rows };
       },
@@ -58,33 +58,37 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Every preflight guard field now (secrets as set/unset and a fingerprint)" },
       },
     )
-    .get(`${BASE}/export.csv`, ({ query }) => csvResponse(guardsCsv(guardRows(query.include_env_rows === "1")), "herald-preflight-guards.csv"), {
+    .get(`${BASE}/export.csv`, async ({ query }) => csvResponse(guardsCsv(await guardRows(query.include_env_rows === "1")), "herald-preflight-guards.csv"), {
       operator: "api",
       query: M.guardsQuery,
       detail: csv("The preflight guards as CSV: the same rows and columns as preflight-guards.json"),
     })
-    .get(`${BASE}/delta.json`, ({ query }) => ({ success: true as const, ...preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query)) }), {
-      operator: "api",
-      query: M.deltaQuery,
-      response: { 200: M.delta, ...errs },
-      detail: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
-    })
+    .get(
+      `${BASE}/delta.json`,
+      async ({ query }) => ({ success: true as const, ...(await preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query))) }),
+      {
+        operator: "api",
+        query: M.deltaQuery,
+        response: { 200: M.delta, ...errs },
+        detail: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
+      },
+    )
     .get(
       `${BASE}/delta.csv`,
-      ({ query }) => {
-        const d = preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query));
+      async ({ query }) => {
+        const d = await preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query));
         return csvResponse(deltaCsv(d.changes), `herald-preflight-delta-${d.compare_day}.csv`);
       },
       { operator: "api", query: M.deltaQuery, detail: csv("The delta's changes as CSV: the same rows and columns as delta.json's changes") },
     )
     .get(
       `${BASE}/delta.summary.json`,
-      ({ query, request, set }) => {
+      async ({ query, request, set }) => {
         // The echoes read the parameters as sent; the query itself already holds the clamped values.
         const sent = new URL(request.url).searchParams;
         const fieldsMax = fieldsMaxOf(sent.get("include_fields_max"));
         const bytesLimit = bytesLimitOf(sent.get("include_fields_bytes_limit"));
-        const d = preflightDelta(ctx, query.day_offset ?? 1, selectionOf(ctx, query));
+        const d = await preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query));
         const body = summaryBody(d, {
           includeTimestamps: query.include_compare_timestamps === "1",
           includeFields: query.include_fields === "1",
@@ -113,8 +117,8 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/history.json`,
-      ({ query }) => {
-        const h = preflightHistory(ctx, query.days ?? 30, selectionOf(ctx, query));
+      async ({ query }) => {
+        const h = await preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query));
         return { success: true as const, ...h, count: h.rows.length };
       },
       {
@@ -126,7 +130,8 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/history.csv`,
-      ({ query }) => csvResponse(historyCsv(preflightHistory(ctx, query.days ?? 30, selectionOf(ctx, query)).rows), "herald-preflight-history.csv"),
+      async ({ query }) =>
+        csvResponse(historyCsv((await preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query))).rows), "herald-preflight-history.csv"),
       {
         operator: "api",
         query: M.historyQuery,
@@ -135,9 +140,9 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/anomalies.json`,
-      ({ query }) => {
+      async ({ query }) => {
         const p = anomalyParams(query);
-        const r = preflightAnomalies(ctx, p, selectionOf(ctx, query));
+        const r = await preflightAnomalies(ctx, p, await selectionOf(ctx, query));
         const params = {
           days: p.days,
           baseline_days: p.baselineDays,
@@ -165,8 +170,11 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/anomalies.csv`,
-      ({ query }) =>
-        csvResponse(anomaliesCsv(preflightAnomalies(ctx, anomalyParams(query), selectionOf(ctx, query)).anomalies), "herald-preflight-anomalies.csv"),
+      async ({ query }) =>
+        csvResponse(
+          anomaliesCsv((await preflightAnomalies(ctx, anomalyParams(query), await selectionOf(ctx, query))).anomalies),
+          "herald-preflight-anomalies.csv",
+        ),
       {
         operator: "api",
         query: M.anomaliesQuery,

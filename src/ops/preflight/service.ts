@@ -1,8 +1,8 @@
-import { and, asc, eq, gte, lte, sql } from "drizzle-orm";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { currentGuards, type GuardRow, PREFLIGHT_PRESETS, type PreflightPreset, type PreflightSection } from "./guards";
-import { opsPreflightSnapshots } from "../tables";
+import { claimDay, dayTakenAt, replaceDayRest, snapshotRowsBetween } from "./store";
 
 // The preflight guards' store and read-models: the daily snapshot (one row per day and guard field), the delta
 // of the current values against a past day, and the per-day history. Days are UTC calendar days `YYYY-MM-DD`.
@@ -21,13 +21,16 @@ export interface Selection {
  * The section filter and the field filter (`fields` comma list united with the preset's list). A field name
  * that no guard has is refused as 400 invalid_query naming it: a typo would otherwise read as "no changes".
  */
-export function selectionOf(ctx: AppContext, q: { section?: PreflightSection | "all"; fields?: string; fields_preset?: PreflightPreset }): Selection {
+export async function selectionOf(
+  ctx: AppContext,
+  q: { section?: PreflightSection | "all"; fields?: string; fields_preset?: PreflightPreset },
+): Promise<Selection> {
   const listed = (q.fields ?? "")
     .split(",")
     .map((f) => f.trim())
     .filter(Boolean);
   const preset = q.fields_preset ? [...PREFLIGHT_PRESETS[q.fields_preset]] : [];
-  const known = new Set(currentGuards(ctx).map((g) => g.field));
+  const known = new Set((await currentGuards(ctx)).map((g) => g.field));
   const unknown = listed.filter((f) => !known.has(f));
   if (unknown.length) {
     throw new AppError("invalid_query", `Unknown preflight guard field: ${unknown.slice(0, 5).join(", ")}`, {
@@ -51,50 +54,58 @@ export interface SnapshotRow {
 }
 
 /** Snapshot rows of days from..to (inclusive), day then catalog-independent field order. */
-export function snapshotRows(ctx: AppContext, from: string, to: string): SnapshotRow[] {
-  const t = opsPreflightSnapshots;
-  return ctx.db.db
-    .select()
-    .from(t)
-    .where(and(gte(t.day, from), lte(t.day, to)))
-    .orderBy(asc(t.day), asc(t.section), asc(t.field))
-    .all();
+export async function snapshotRows(ctx: Pick<AppContext, "store">, from: string, to: string, q: Queryable = ctx.store): Promise<SnapshotRow[]> {
+  return (await snapshotRowsBetween(q, from, to)).map(({ taken_at, ...r }) => ({ ...r, takenAt: taken_at }));
 }
 
 /** The latest taken_at of a day's snapshot, or null when the day has none. */
-export function snapshotTakenAt(ctx: AppContext, day: string): string | null {
-  const t = opsPreflightSnapshots;
-  const row = ctx.db.db
-    .select({ at: sql<string | null>`max(${t.takenAt})` })
-    .from(t)
-    .where(eq(t.day, day))
-    .get();
-  return row?.at ?? null;
+export function snapshotTakenAt(ctx: Pick<AppContext, "store">, day: string): Promise<string | null> {
+  return dayTakenAt(ctx.store, day);
 }
 
 /**
- * Writes today's snapshot of every guard field: the day's rows are replaced in one transaction, so running it
- * twice on a day leaves one row per field with the later values (idempotent per day).
+ * Writes today's snapshot of every guard field in the caller's transaction `t`, if it is due: the day has no
+ * snapshot, or its snapshot was taken before `dueBefore`. The day's rows are replaced whole, so running it twice
+ * on a day leaves one row per field with the later values (idempotent per day). The claim (store.ts claimDay)
+ * comes first: of two instances taking it at once, one does. Null when it was not due.
  */
-export function takePreflightSnapshot(ctx: AppContext): { day: string; fields: number; taken_at: string } {
+export async function takePreflightSnapshotIn(
+  t: Queryable,
+  ctx: AppContext,
+  guards: GuardRow[],
+  dueBefore: string,
+): Promise<{ day: string; fields: number; taken_at: string } | null> {
   const now = ctx.clock.now();
   const day = dayOf(now);
   const takenAt = now.toISOString();
-  const rows = currentGuards(ctx).map((g) => ({ day, section: g.section, field: g.field, value: g.value, fingerprint: g.fingerprint, takenAt }));
-  ctx.db.db.transaction((tx) => {
-    tx.delete(opsPreflightSnapshots).where(eq(opsPreflightSnapshots.day, day)).run();
-    tx.insert(opsPreflightSnapshots).values(rows).run();
-  });
+  const rows = guards.map((g) => ({ day, section: g.section, field: g.field, value: g.value, fingerprint: g.fingerprint, taken_at: takenAt }));
+  const [lead, ...rest] = rows;
+  if (!lead || !(await claimDay(t, lead, dueBefore))) return null;
+  await replaceDayRest(t, lead, rest);
   return { day, fields: rows.length, taken_at: takenAt };
 }
 
+/** Writes today's snapshot now (replacing the day's rows), in a transaction of its own. */
+export async function takePreflightSnapshot(ctx: AppContext): Promise<{ day: string; fields: number; taken_at: string }> {
+  const guards = await currentGuards(ctx);
+  const now = ctx.clock.now().toISOString();
+  const taken = await ctx.store.tx((t) => takePreflightSnapshotIn(t, ctx, guards, ALWAYS_DUE));
+  return taken ?? { day: dayOf(ctx.clock.now()), fields: guards.length, taken_at: now };
+}
+
+/** A dueBefore no snapshot's taken_at reaches: the snapshot is replaced whatever its time (a manual run). */
+export const ALWAYS_DUE = "9999-12-31T23:59:59.999Z";
+
 /**
- * Whether the scheduled run has work: today has no snapshot yet, or this process started after it was taken
- * (configuration changes only with a restart, so a restart's values replace the day's).
+ * When the scheduled run has work: the day's snapshot is older than this process (configuration changes only with a
+ * restart, so a restart's values replace the day's), or missing. The threshold for takePreflightSnapshotIn.
  */
-export function snapshotDue(ctx: AppContext): boolean {
-  const at = snapshotTakenAt(ctx, dayOf(ctx.clock.now()));
-  return at === null || at < ctx.startedAt.toISOString();
+export const snapshotDueBefore = (ctx: Pick<AppContext, "startedAt">) => ctx.startedAt.toISOString();
+
+/** Whether the scheduled run has work now (the same rule as the claim; the claim decides). */
+export async function snapshotDue(ctx: AppContext): Promise<boolean> {
+  const at = await snapshotTakenAt(ctx, dayOf(ctx.clock.now()));
+  return at === null || at < snapshotDueBefore(ctx);
 }
 
 export type ChangeKind = "added" | "removed" | "changed";
@@ -124,14 +135,16 @@ export interface Delta {
 }
 
 /** The current guard values against the snapshot of `dayOffset` days ago, within the selection. */
-export function preflightDelta(ctx: AppContext, dayOffset: number, sel: Selection, current: GuardRow[] = currentGuards(ctx)): Delta {
+export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Selection, current?: GuardRow[]): Promise<Delta> {
   const today = dayOf(ctx.clock.now());
   const compareDay = addDays(today, -dayOffset);
-  const before = snapshotRows(ctx, compareDay, compareDay).filter((r) => selects(sel, r));
+  current ??= await currentGuards(ctx);
+  const before = (await snapshotRows(ctx, compareDay, compareDay)).filter((r) => selects(sel, r));
   const now = current.filter((g) => selects(sel, g));
   const counts = { added: 0, removed: 0, changed: 0, unchanged: 0 };
   const changes: DeltaEntry[] = [];
-  const available = before.length > 0 || snapshotTakenAt(ctx, compareDay) !== null;
+  const compareTakenAt = await snapshotTakenAt(ctx, compareDay);
+  const available = before.length > 0 || compareTakenAt !== null;
   if (available) {
     const old = new Map(before.map((r) => [`${r.section}.${r.field}`, r]));
     for (const g of now) {
@@ -179,7 +192,7 @@ export function preflightDelta(ctx: AppContext, dayOffset: number, sel: Selectio
     compare_day: compareDay,
     day_offset: dayOffset,
     compare_available: available,
-    compare_taken_at: snapshotTakenAt(ctx, compareDay),
+    compare_taken_at: compareTakenAt,
     current_at: ctx.startedAt.toISOString(),
     section: sel.section,
     fields: sel.fields,
@@ -199,10 +212,10 @@ export interface HistoryRow {
 }
 
 /** Every snapshot row of the last `days` days (today included) within the selection, oldest day first. */
-export function preflightHistory(ctx: AppContext, days: number, sel: Selection): { from: string; to: string; days: number; rows: HistoryRow[] } {
+export async function preflightHistory(ctx: AppContext, days: number, sel: Selection): Promise<{ from: string; to: string; days: number; rows: HistoryRow[] }> {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(days - 1));
-  const all = snapshotRows(ctx, addDays(from, -1), to);
+  const all = await snapshotRows(ctx, addDays(from, -1), to);
   const byDay = new Map<string, Map<string, string>>();
   for (const r of all) {
     if (!byDay.has(r.day)) byDay.set(r.day, new Map());

@@ -2,6 +2,7 @@ import type { AppContext } from "../../context";
 import type { JobSummary } from "../../jobs/registry";
 import { incidentsInWindow } from "../../status/incidents-service";
 import { type AlertView, deadLetterGrowthSince, firingAlerts } from "../alerts/views";
+import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
 import { type BackupEntry, listBackups } from "../backups/list";
 import { type LinkTargetHealth, linkTargetHealth } from "../link-inbox/target-health";
 import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
@@ -43,12 +44,26 @@ export interface AlertingOverview {
   dead_letters: { now: number | null; growth_24h: number };
 }
 
+/**
+ * The on-demand backups, where they apply (SQLite). On PostgreSQL `applies` is false, nothing is listed and `note`
+ * points at the database's own backups and PITR: no backup reason is raised there, since Herald cannot see them.
+ */
+export interface BackupsOverview {
+  applies: boolean;
+  newest: BackupEntry[];
+  total: number;
+  keep: number;
+  note: string | null;
+}
+
 export interface ReadinessOverview {
   generated_at: string;
+  /** The storage engine this instance runs on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"). */
+  database: { engine: "sqlite" | "postgres"; version: string };
   probes: { latest: ProbeLatest[]; problems: ProbeRunRow[] };
   noise: NoiseExport;
   jobs: JobLine[];
-  backups: { newest: BackupEntry[]; total: number; keep: number };
+  backups: BackupsOverview;
   alerting: AlertingOverview;
   summary: { ready: boolean; reasons: string[] };
 }
@@ -66,14 +81,15 @@ function probeState(run: ProbeRunRow | null, since: string): ProbeState {
  *   deployment without TOKEN_MINT public_stats and holder_cache_proof are empty by design);
  * - a 403 noise window (7, 14, 30 days) is over its threshold;
  * - an enabled job's latest run failed (failures that a later success recovered do not count);
- * - the backups folder has no backup, or the newest one's integrity is not "ok";
+ * - on SQLite, the backups folder has no backup, or the newest one's integrity is not "ok" (on PostgreSQL the
+ *   database's own backups apply, which Herald cannot see: nothing is said about them);
  * - a link-inbox target is dead (refused by the target policy, or its newest message was given up on): notices
  *   do not reach people;
  * - a status incident is open;
  * - an alert is firing (silenced or not: a silence holds back notices, it does not make the problem go away);
  * - the webhook dead-letter queue grew in the last 24 h.
  */
-export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generated_at">): { ready: boolean; reasons: string[] } {
+export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generated_at" | "database">): { ready: boolean; reasons: string[] } {
   const reasons: string[] = [];
   const named = (state: ProbeState) => o.probes.latest.filter((p) => p.state === state).map((p) => p.probe);
   const failed = named("failed");
@@ -88,7 +104,9 @@ export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generat
   const failing = o.jobs.filter((j) => j.enabled && j.last_run?.ok === false).map((j) => j.name);
   if (failing.length) reasons.push(`job latest run failed: ${failing.join(", ")}`);
   const newest = o.backups.newest[0];
-  if (!newest) reasons.push("no backup in the backups folder");
+  if (!o.backups.applies) {
+    // PostgreSQL: no reason; the page says where backups are.
+  } else if (!newest) reasons.push("no backup in the backups folder");
   else if (newest.integrity !== "ok") reasons.push(`newest backup ${newest.name} has integrity "${newest.integrity}"`);
   const a = o.alerting;
   for (const t of a.targets.filter((x) => x.dead)) reasons.push(`notification target dead: ${t.target} (${t.reason ?? "dead"})`);
@@ -101,24 +119,31 @@ export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generat
   return { ready: reasons.length === 0, reasons };
 }
 
+async function backupsOverview(ctx: AppContext): Promise<BackupsOverview> {
+  const keep = ctx.config.backupKeep;
+  if (!ownBackupsApply(ctx.store.dialect)) return { applies: false, newest: [], total: 0, keep, note: POSTGRES_BACKUP_HINT };
+  const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
+  return { applies: true, newest: page.items, total: page.total, keep, note: null };
+}
+
 /** Everything the readiness page shows, as of the context's clock. */
 export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverview> {
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - DAY_MS).toISOString();
-  const latest = latestProbeRuns(ctx).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
-  const problems = zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
-  const noise = noiseExport(ctx, { days: 30, compact: true });
+  const latest = (await latestProbeRuns(ctx)).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
+  const problems = await zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
+  const noise = await noiseExport(ctx, { days: 30, compact: true });
   const failures = await ctx.jobs.failuresSince(since);
   const jobs = (await ctx.jobs.list()).map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
-  const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
-  const open = incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 }).items;
-  const dead = deadLetterGrowthSince(ctx, since);
+  const open = (await incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 })).items;
+  const dead = await deadLetterGrowthSince(ctx, since);
   const alerting: AlertingOverview = {
-    firing: firingAlerts(ctx),
+    firing: await firingAlerts(ctx),
     open_incidents: open.map((i) => ({ id: i.id, title: i.title, severity: i.current_severity ?? i.severity, started_at: i.started_at })),
-    targets: linkTargetHealth(ctx),
+    targets: await linkTargetHealth(ctx),
     dead_letters: { now: dead.now, growth_24h: dead.growth },
   };
-  const parts = { probes: { latest, problems }, noise, jobs, backups: { newest: page.items, total: page.total, keep: ctx.config.backupKeep }, alerting };
-  return { generated_at: now.toISOString(), ...parts, summary: readinessSummary(parts) };
+  const parts = { probes: { latest, problems }, noise, jobs, backups: await backupsOverview(ctx), alerting };
+  const database = { engine: ctx.store.dialect, version: await ctx.store.version() };
+  return { generated_at: now.toISOString(), database, ...parts, summary: readinessSummary(parts) };
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import { deleteProbeRunsBefore, insertProbeRuns, newestProbeRun, type ProbeRead, probeProblemsSince } from "./store";
 
 // Synthetic probes: Herald calling its own public endpoints over real HTTP, the way a partner or a status
 // page would, so a broken route, a hung handler or an endpoint that answers 200 with nothing in it shows up
@@ -111,31 +112,31 @@ export async function runSyntheticProbes(ctx: AppContext, baseUrl: string, probe
   const runId = `pr_${Buffer.from(ctx.rng.bytes(8)).toString("hex")}`;
   const results: ProbeResult[] = [];
   for (const def of probes) results.push(await probeOnce(def, baseUrl, ctx.config.readiness.probeTimeoutMs));
-  const insert = ctx.db.sqlite.prepare(
-    "INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  ctx.db.sqlite.transaction(() => {
-    for (const r of results) insert.run(runId, at, r.probe, r.url, r.status, r.latency_ms, r.had_data ? 1 : 0, r.ok ? 1 : 0, r.error);
-  })();
+  // Written after every probe answered: the transaction holds no connection while the probes wait on the network.
+  const rows = results.map((r) => ({ run_id: runId, at, ...r, had_data: r.had_data ? 1 : 0, ok: r.ok ? 1 : 0 }));
+  await ctx.store.tx((t) => insertProbeRuns(t, rows));
   return { run_id: runId, at, base_url: baseUrl, results };
 }
 
 /** Deletes probe rows older than SYNTHETIC_PROBE_RETENTION_DAYS; returns how many. */
-export function pruneProbeRuns(ctx: AppContext): number {
+export async function pruneProbeRuns(ctx: AppContext): Promise<number> {
   const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.readiness.probeRetentionDays * 86_400_000).toISOString();
-  return ctx.db.sqlite.prepare("DELETE FROM ops_probe_runs WHERE at < ?").run(cutoff).changes;
+  return deleteProbeRunsBefore(ctx.store, cutoff);
 }
 
+const probeRow = (r: ProbeRead): ProbeRunRow => ({ ...r, had_data: r.had_data === 1, ok: r.ok === 1 });
+
 /** The newest row of each probe in PROBES (null for a probe that never ran), in PROBES order. */
-export function latestProbeRuns(ctx: AppContext, probes: readonly ProbeDefinition[] = PROBES): Array<{ probe: string; run: ProbeRunRow | null }> {
-  // ops_probe_runs_probe_idx (probe, at): one index seek per probe, however many runs are kept.
-  const latest = ctx.db.sqlite.prepare(
-    "SELECT at, run_id, probe, url, status, latency_ms, had_data, ok, error FROM ops_probe_runs WHERE probe = ? ORDER BY at DESC, id DESC LIMIT 1",
-  );
-  return probes.map((def) => {
-    const r = latest.get(def.name) as (Omit<ProbeRunRow, "had_data" | "ok"> & { had_data: number; ok: number }) | null;
-    return { probe: def.name, run: r ? { ...r, had_data: r.had_data === 1, ok: r.ok === 1 } : null };
-  });
+export async function latestProbeRuns(
+  ctx: AppContext,
+  probes: readonly ProbeDefinition[] = PROBES,
+): Promise<Array<{ probe: string; run: ProbeRunRow | null }>> {
+  const out: Array<{ probe: string; run: ProbeRunRow | null }> = [];
+  for (const def of probes) {
+    const r = await newestProbeRun(ctx.store, def.name);
+    out.push({ probe: def.name, run: r ? probeRow(r) : null });
+  }
+  return out;
 }
 
 export const ZERO_HISTORY_DEFAULT_LIMIT = 100;
@@ -144,16 +145,9 @@ export const ZERO_HISTORY_DEFAULT_DAYS = 7;
 export const ZERO_HISTORY_MAX_DAYS = 90;
 
 /** The probe rows of the last `days` days that failed or came back without data, newest first. */
-export function zeroHistory(ctx: AppContext, input: { limit?: number; days?: number }): ProbeRunRow[] {
+export async function zeroHistory(ctx: AppContext, input: { limit?: number; days?: number }): Promise<ProbeRunRow[]> {
   const limit = input.limit ?? ZERO_HISTORY_DEFAULT_LIMIT;
   const days = input.days ?? ZERO_HISTORY_DEFAULT_DAYS;
   const since = new Date(ctx.clock.now().getTime() - days * 86_400_000).toISOString();
-  // ops_probe_runs_at_idx: the range on `at`, read newest first; the filter is applied on those rows only.
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT at, run_id, probe, url, status, latency_ms, had_data, ok, error FROM ops_probe_runs
-        WHERE at >= ? AND (ok = 0 OR had_data = 0) ORDER BY at DESC, id DESC LIMIT ?`,
-    )
-    .all(since, limit) as Array<Omit<ProbeRunRow, "had_data" | "ok"> & { had_data: number; ok: number }>;
-  return rows.map((r) => ({ ...r, had_data: r.had_data === 1, ok: r.ok === 1 }));
+  return (await probeProblemsSince(ctx.store, since, limit)).map(probeRow);
 }

@@ -28,14 +28,14 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       "/admin/ops/readiness/403-noise/export.json",
-      ({ query }) => ({
+      async ({ query }) => ({
         success: true as const,
-        ...noiseExport(ctx, {
+        ...(await noiseExport(ctx, {
           days: query.days,
           windows: query.windows,
           compact: query.compact === "1",
           includeWindowsMeta: query.include_windows_meta === "1",
-        }),
+        })),
       }),
       {
         operator: "api",
@@ -46,16 +46,16 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/ops/readiness/403-noise/export.csv",
-      ({ query }) => {
+      async ({ query }) => {
         const mode = query.mode ?? "points";
-        const exp = noiseExport(ctx, { days: query.days, windows: query.windows, includeWindowsMeta: true });
+        const exp = await noiseExport(ctx, { days: query.days, windows: query.windows, includeWindowsMeta: true });
         return csvResponse(noiseCsv(exp, mode, query.include_points === "1"), `herald-403-noise-${exp.days}d-${mode}.csv`);
       },
       { operator: "api", query: M.noiseCsvQuery, detail: csv("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
     )
     .get(
       "/admin/ops/readiness/synthetic-zero-history.csv",
-      ({ query }) => csvResponse(probeHistoryCsv(zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
+      async ({ query }) => csvResponse(probeHistoryCsv(await zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
       { operator: "api", query: M.zeroHistoryQuery, detail: csv("Synthetic probe results that failed or came back without data, newest first") },
     );
 }

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
+import { dailyRollups } from "./store";
 
 // The 403 noise level behind the readiness exports: from request_log_hourly only (at most 30 × 24 rollup rows,
 // never a scan of request_log). Days are UTC calendar days and "today" is one of them, counted up to the
@@ -108,31 +109,13 @@ function figures(t: NoiseThreshold, requests: number, forbidden: number, hours: 
   };
 }
 
-interface DayRow {
-  day: string;
-  requests: number;
-  forbidden: number;
-  hours_with_data: number;
-}
-
-/** The per-day sums of the rollups from `fromHour` to `toHour` (inclusive), one row per day that has any. */
-function dailyRollups(ctx: AppContext, fromHour: string, toHour: string): Map<string, DayRow> {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT substr(hour, 1, 10) AS day, SUM(requests) AS requests, SUM(forbidden) AS forbidden, COUNT(*) AS hours_with_data
-         FROM request_log_hourly WHERE hour >= ? AND hour <= ? GROUP BY day`,
-    )
-    .all(fromHour, toHour) as DayRow[];
-  return new Map(rows.map((r) => [r.day, r]));
-}
-
 export function thresholdOf(ctx: AppContext): NoiseThreshold {
   const r = ctx.config.readiness;
   return { max_percent: r.noiseMaxPercent, max_per_hour: r.noiseMaxPerHour > 0 ? r.noiseMaxPerHour : null };
 }
 
 /** The 403 noise export: per-window figures against the threshold, and (unless compact) one point per day. */
-export function noiseExport(ctx: AppContext, input: NoiseInput): NoiseExport {
+export async function noiseExport(ctx: AppContext, input: NoiseInput): Promise<NoiseExport> {
   const days = noiseDaysOrThrow(input.days);
   const windows = noiseWindowsOrThrow(input.windows);
   // The days read: enough for the listed points and for the longest window.
@@ -142,7 +125,7 @@ export function noiseExport(ctx: AppContext, input: NoiseInput): NoiseExport {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const hoursToday = now.getUTCHours() + 1;
   const first = new Date(today - (span - 1) * DAY_MS);
-  const byDay = dailyRollups(ctx, hourKey(first), hourKey(now));
+  const byDay = new Map((await dailyRollups(ctx.store, hourKey(first), hourKey(now))).map((r) => [r.day, r]));
 
   // Oldest first; the last row is today.
   const dayRows = Array.from({ length: span }, (_, i) => {

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../../auth/actors";
 import { type Queryable, UniqueViolation } from "../../db/port";
 import type { RowOf } from "../../db/rows";
@@ -12,9 +11,6 @@ export type UserWithPrimary = UserRow & { primary_wallet: string | null };
 const BY_OWNER_ID = "SELECT * FROM partner_users WHERE id = ? AND partner = ? AND mode = ?";
 
 export const userOf = (q: Queryable, owner: Owner, id: number) => q.get<UserRow>(BY_OWNER_ID, [id, owner.partner, owner.mode]);
-
-/** userOf for a caller whose transaction is still synchronous (the messenger's operator link; SQLite only). */
-export const userOfSync = (sqlite: Database, owner: Owner, id: number) => sqlite.query(BY_OWNER_ID).get(id, owner.partner, owner.mode) as UserRow | null;
 
 export const SELECT_USER_WITH_PRIMARY = `SELECT u.*, (SELECT w.wallet_address FROM wallet_links w WHERE w.user_id = u.id AND w.is_primary = 1) AS primary_wallet FROM partner_users u`;
 

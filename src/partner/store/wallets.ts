@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../../auth/actors";
 import { placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
@@ -66,23 +65,26 @@ export const walletWithUser = (q: Queryable, owner: Owner, blockchain: string, a
     [owner.partner, owner.mode, blockchain, address],
   );
 
-// The messenger's wallet proofs and operator links still run in synchronous SQLite transactions (the messenger
-// moves to the storage port in part 2): these two read and write on that connection, with SQL of their own.
-
 /**
  * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallets/proof.ts):
- * every partner's live link holding this Solana address is stamped verified at `at`; how many links.
+ * every partner's live link holding this Solana address is stamped verified at `at`, in the proof's transaction
+ * `t`; how many links.
  */
-export function markSolanaWalletProvenSync(sqlite: Database, address: string, at: string): number {
-  return sqlite
-    .query("UPDATE wallet_links SET verified = 1, verified_at = ?, updated_at = ? WHERE blockchain = 'solana' AND wallet_address = ? AND mode = 'live'")
-    .run(at, at, address).changes;
+export async function markSolanaWalletProven(t: Queryable, address: string, at: string): Promise<number> {
+  return (
+    await t.run("UPDATE wallet_links SET verified = 1, verified_at = ?, updated_at = ? WHERE blockchain = 'solana' AND wallet_address = ? AND mode = 'live'", [
+      at,
+      at,
+      address,
+    ])
+  ).changes;
 }
 
 /** The live user of `partner` whose wallet links hold this Solana address, if any. */
-export function liveUserHoldingSolanaWalletSync(sqlite: Database, partner: string, address: string): number | null {
-  const row = sqlite
-    .query("SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?")
-    .get(partner, address) as { user_id: number } | null;
+export async function liveUserHoldingSolanaWallet(q: Queryable, partner: string, address: string): Promise<number | null> {
+  const row = await q.get<{ user_id: number }>(
+    "SELECT user_id FROM wallet_links WHERE partner = ? AND mode = 'live' AND blockchain = 'solana' AND wallet_address = ?",
+    [partner, address],
+  );
   return row?.user_id ?? null;
 }

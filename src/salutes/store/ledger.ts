@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Owner } from "../../auth/actors";
 import type { Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
@@ -73,18 +72,6 @@ export async function appendLedgerEntry(t: Queryable, owner: Owner, e: EntryRow,
   const { id } = (await t.get<{ id: number }>(INSERT_ENTRY, entryParams(owner, e, moved.balance_minor)))!;
   return { id, balanceAfterMinor: moved.balance_minor };
 }
-
-/** appendLedgerEntry inside a synchronous SQLite transaction (the messenger's rewards, until they are on the port). */
-export function appendLedgerEntrySync(sqlite: Database, owner: Owner, e: EntryRow, maxMinor: number): { id: number; balanceAfterMinor: number } | null {
-  const [sql, params] = balanceMove(owner, e, maxMinor);
-  const moved = sqlite.query(sql).get(...params) as { balance_minor: number } | null;
-  if (!moved) return null;
-  const { id } = sqlite.query(INSERT_ENTRY).get(...(entryParams(owner, e, moved.balance_minor) as Array<string | number | null>)) as { id: number };
-  return { id, balanceAfterMinor: moved.balance_minor };
-}
-
-export const balanceOfSync = (sqlite: Database, userId: number): number =>
-  (sqlite.query(BALANCE).get(userId) as { balance_minor: number } | null)?.balance_minor ?? 0;
 
 /** One user's entries, newest first unless ascending; keyset on id (salutes_ledger_user_idx). */
 export function ledgerPage(

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import type { CheckBase } from "./types";
 import type { StatusPolicy } from "./policy";
+import { latestCompleteAuditRun } from "../store/read-models";
 
 // audit_anomalies: the latest complete audit run (docs/transparency.md). warn when that run is warn or bad,
 // never bad: anomalies in published data are for people to look at, and the engine counts this warn in the
@@ -29,21 +30,18 @@ interface LatestRun {
 /**
  * The newest complete audit run: a read model over the transparency domain's audit_runs (the same row as its
  * latestAuditVerdict), read here rather than imported, because the transparency reports publish this
- * domain's uptime — importing transparency would tie the two domains in a cycle. Allow-listed with this reason
- * in test/conventions/layering.test.ts.
+ * domain's uptime — importing transparency would tie the two domains in a cycle (src/status/store/read-models.ts).
  */
-function latestCompleteRun(ctx: AppContext): LatestRun | null {
-  const row = ctx.db.sqlite
-    .query("SELECT id, label, overall, rows_total, signatures_with_anomalies FROM audit_runs WHERE is_complete = 1 ORDER BY id DESC LIMIT 1")
-    .get() as { id: number; label: string; overall: LatestRun["overall"] | null; rows_total: number; signatures_with_anomalies: number } | null;
+async function latestCompleteRun(ctx: AppContext): Promise<LatestRun | null> {
+  const row = await latestCompleteAuditRun(ctx.store);
   return row
     ? { run: row.id, label: row.label, overall: row.overall ?? "ok", rows_total: row.rows_total, signatures_with_anomalies: row.signatures_with_anomalies }
     : null;
 }
 
-export function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy): AuditAnomaliesCheck {
+export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy): Promise<AuditAnomaliesCheck> {
   const configured = ctx.chain.configured;
-  const run = latestCompleteRun(ctx);
+  const run = await latestCompleteRun(ctx);
   const base = {
     configured,
     latest_run: run?.run ?? null,

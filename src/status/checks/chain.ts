@@ -53,9 +53,9 @@ function hostLevel(h: { breaker: string; calls: number; error_rate_pct: number |
   return worst([byRate, h.breaker === "half_open" ? "warn" : "ok"]);
 }
 
-export function chainRpcCheck(ctx: AppContext, policy: StatusPolicy): ChainRpcCheck {
+export async function chainRpcCheck(ctx: AppContext, policy: StatusPolicy): Promise<ChainRpcCheck> {
   const p = policy.checks.chain_rpc;
-  const health = rpcHealth(ctx, p.window_minutes);
+  const health = await rpcHealth(ctx, p.window_minutes);
   const hosts = health.hosts.map((h) => ({
     host: h.host,
     breaker: h.breaker,
@@ -115,14 +115,14 @@ export const FRESHNESS_PROOFS = {
   freshness_mint_authorities: { label: "Mint authorities", path: "/api/public/token-mint-authorities", read: mintAuthoritiesProof },
   freshness_snapshot_jobs_rollup: { label: "Snapshot jobs rollup", path: "/api/public/token-snapshot-jobs-rollup", read: jobsRollupProof },
   freshness_transaction_sync: { label: "Transaction sync", path: "/api/public/transaction-sync-freshness", read: transactionSyncProof },
-} as const satisfies Record<string, { label: string; path: string; read: (ctx: AppContext) => ProofLike }>;
+} as const satisfies Record<string, { label: string; path: string; read: (ctx: AppContext) => Promise<ProofLike> }>;
 
 export type FreshnessCheckName = keyof typeof FRESHNESS_PROOFS;
 export const FRESHNESS_CHECK_NAMES = Object.keys(FRESHNESS_PROOFS) as FreshnessCheckName[];
 
-export function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name: FreshnessCheckName): FreshnessCheck {
+export async function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name: FreshnessCheckName): Promise<FreshnessCheck> {
   const def = FRESHNESS_PROOFS[name];
-  const proof = def.read(ctx) as ProofLike;
+  const proof: ProofLike = await def.read(ctx);
   const fs = proof.freshness_status;
   const status = policy.checks.freshness[fs];
   const age = proof.age_hours === null ? "" : ` (${proof.age_hours} h old, limit ${proof.stale_after_hours} h)`;
@@ -159,9 +159,9 @@ export interface MintAuthorityCheck extends CheckBase {
  * default): someone can mint or freeze who should not. No expectation configured is expectation_missing.
  * No snapshot yet is ok with a note: its freshness check already reports the missing snapshot.
  */
-export function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy): MintAuthorityCheck {
+export async function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy): Promise<MintAuthorityCheck> {
   const p = policy.checks.mint_authority;
-  const proof = mintAuthoritiesProof(ctx);
+  const proof = await mintAuthoritiesProof(ctx);
   const base = {
     configured: ctx.chain.configured,
     review_status: proof.review_status,

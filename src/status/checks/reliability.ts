@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { levelAtLeast, round2, worst, type CheckBase } from "./types";
 import type { StatusPolicy } from "./policy";
+import { finishedRunsSince } from "../store/read-models";
 
 // Jobs reliability from job_runs. Only finished runs (ok is not null) that started inside the window count;
 // a run still in progress (the status-snapshot run evaluating this very check) is not judged yet.
@@ -73,14 +74,12 @@ export function reliabilityOf(runs: readonly RunRow[], windowDays: number): Reli
 
 export type ReliabilityCheck = CheckBase & ReliabilityNumbers;
 
-export function reliabilityCheck(ctx: AppContext, policy: StatusPolicy): ReliabilityCheck {
+export async function reliabilityCheck(ctx: AppContext, policy: StatusPolicy): Promise<ReliabilityCheck> {
   const p = policy.checks.reliability;
   const since = new Date(ctx.clock.now().getTime() - p.window_days * 86_400_000).toISOString();
   // job_runs_started_idx serves the range; the sort is in memory over the window's runs.
-  const rows = ctx.db.sqlite
-    .query("SELECT name, finished_at, ok FROM job_runs WHERE started_at >= ? AND ok IS NOT NULL ORDER BY name, started_at, id")
-    .values(since) as Array<[string, string | null, number]>;
-  const runs = rows.map(([name, finished_at, ok]) => ({ name, finished_at: finished_at ?? since, ok: ok === 1 }));
+  const rows = await finishedRunsSince(ctx.store, since);
+  const runs = rows.map((r) => ({ name: r.name, finished_at: r.finished_at ?? since, ok: r.ok === 1 }));
   const n = reliabilityOf(runs, p.window_days);
   const failing = levelAtLeast(n.unresolved_failure_jobs, p.unresolved_failure_jobs_warn, p.unresolved_failure_jobs_bad);
   const slow = p.avg_mttr_minutes_warn > 0 && n.avg_mttr_minutes !== null && n.avg_mttr_minutes > p.avg_mttr_minutes_warn ? "warn" : "ok";

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
-import { migrationStatus } from "../../db/migrate";
+import { migrationStatusOn } from "../../db/migrate";
+import { requestOutcomesSince } from "../store/read-models";
 import { deliveryHealth } from "../../webhooks/service";
 import { levelAtLeast, round2, worst, type CheckBase } from "./types";
 import type { StatusPolicy } from "./policy";
@@ -12,14 +13,19 @@ export interface DatabaseCheck extends CheckBase {
   error: string | null;
 }
 
-/** The database answers and takes the write lock (BEGIN IMMEDIATE, rolled back: nothing is written). */
-export function databaseCheck(ctx: AppContext, policy: StatusPolicy): DatabaseCheck {
+/**
+ * The database answers and takes writes, on either engine and written once: the store's ping (on PostgreSQL: the
+ * server answers and is a primary, not a standby in recovery) and an empty transaction (on SQLite: BEGIN IMMEDIATE
+ * takes the write lock without writing, which proves the file writable and not wedged behind another writer).
+ */
+export async function databaseCheck(ctx: AppContext, policy: StatusPolicy): Promise<DatabaseCheck> {
   let writable = false;
   let error: string | null = null;
   try {
-    ctx.db.sqlite.query("SELECT 1").get();
-    ctx.db.sqlite.exec("BEGIN IMMEDIATE");
-    ctx.db.sqlite.exec("ROLLBACK");
+    await ctx.store.ping();
+    await ctx.store.tx(async (t) => {
+      await t.get("SELECT 1 AS one");
+    });
     writable = true;
   } catch (err) {
     // The engine's message (e.g. "database is locked"), never a path or SQL of ours.
@@ -27,7 +33,7 @@ export function databaseCheck(ctx: AppContext, policy: StatusPolicy): DatabaseCh
   }
   let m = { applied: 0, total: 0, current: false };
   try {
-    m = migrationStatus(ctx.db);
+    m = await migrationStatusOn(ctx.store);
   } catch (err) {
     error ??= (err as Error).message.slice(0, 200);
   }
@@ -71,11 +77,7 @@ export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy):
   const p = policy.checks.request_errors;
   await ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
   const since = new Date(ctx.clock.now().getTime() - p.window_minutes * 60_000).toISOString();
-  const row = ctx.db.sqlite
-    .query(
-      "SELECT count(*) AS total, coalesce(sum(status >= 500), 0) AS server, coalesce(sum(status >= 400 AND status < 500), 0) AS client FROM request_log WHERE at > ?",
-    )
-    .get(since) as { total: number; server: number; client: number };
+  const row = await requestOutcomesSince(ctx.store, since);
   const rate = row.total ? round2((row.server / row.total) * 100) : null;
   const judged = row.total >= Math.max(1, p.min_requests);
   const status = judged && rate !== null ? levelAtLeast(rate, p.error_rate_warn_pct, p.error_rate_bad_pct) : "ok";

@@ -1,7 +1,19 @@
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { isWorse, type Level } from "../checks/types";
 import { componentsOfChecks, type ComponentId } from "../components";
+import {
+  closeAutomaticIncident,
+  incidentById,
+  type IncidentRow,
+  incidentsSince,
+  openAutomatic,
+  openAutomaticIncident,
+  openIncidentRows,
+  type UpdateRow,
+  updateAutomatic,
+  updatesOfIncidents,
+} from "../store/incidents";
 
 // Incidents of both sources, in one table and one id space (src/status/tables.ts).
 //
@@ -15,34 +27,7 @@ import { componentsOfChecks, type ComponentId } from "../components";
 export type IncidentState = "investigating" | "identified" | "monitoring" | "resolved";
 export const INCIDENT_STATES: readonly IncidentState[] = ["investigating", "identified", "monitoring", "resolved"];
 
-export interface IncidentRow {
-  id: number;
-  source: "automatic" | "operator";
-  started_at: string;
-  ended_at: string | null;
-  severity: "warn" | "bad";
-  current_severity: "warn" | "bad";
-  checks: string;
-  summary: string;
-  opened_snapshot_id: number | null;
-  closed_snapshot_id: number | null;
-  updated_at: string;
-  title: string | null;
-  state: IncidentState | null;
-  components: string | null;
-  created_by: string | null;
-  idempotency_key: string | null;
-  request_hash: string | null;
-}
-
-export interface UpdateRow {
-  id: number;
-  incident_id: number;
-  state: IncidentState;
-  message: string;
-  severity: "warn" | "bad" | null;
-  created_at: string;
-}
+export type { IncidentRow, UpdateRow } from "../store/incidents";
 
 export interface TransitionInput {
   snapshotId: number;
@@ -55,23 +40,17 @@ export interface TransitionInput {
 /** `changed`: whether what a reader sees moved (an "updated" that only touched updated_at is not news). */
 export type Transition = { action: "none" | "opened" | "updated" | "closed"; incident_id: number | null; changed: boolean };
 
-const OPEN_AUTOMATIC = "SELECT * FROM status_incidents WHERE ended_at IS NULL AND source = 'automatic' ORDER BY id DESC LIMIT 1";
-
-/** Must run inside the snapshot's transaction. */
-export function applyIncidentTransition(sqlite: Database, s: TransitionInput): Transition {
-  const open = sqlite.query(OPEN_AUTOMATIC).get() as IncidentRow | null;
+/** Must run inside the snapshot's transaction (after serializeSnapshots: one at a time, on every engine). */
+export async function applyIncidentTransition(t: Queryable, s: TransitionInput): Promise<Transition> {
+  const open = await openAutomaticIncident(t);
   if (s.overall === "ok") {
     if (!open) return { action: "none", incident_id: null, changed: false };
-    sqlite.query("UPDATE status_incidents SET ended_at = ?, closed_snapshot_id = ?, updated_at = ? WHERE id = ?").run(s.at, s.snapshotId, s.at, open.id);
+    await closeAutomaticIncident(t, open.id, s.at, s.snapshotId);
     return { action: "closed", incident_id: open.id, changed: true };
   }
   const severity = s.overall;
   if (!open) {
-    const { id } = sqlite
-      .query(
-        "INSERT INTO status_incidents (source, started_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at) VALUES ('automatic', ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-      )
-      .get(s.at, severity, severity, JSON.stringify(s.degraded), JSON.stringify(s.reasons), s.snapshotId, s.at) as { id: number };
+    const id = await openAutomatic(t, { at: s.at, severity, checks: JSON.stringify(s.degraded), summary: JSON.stringify(s.reasons), snapshotId: s.snapshotId });
     return { action: "opened", incident_id: id, changed: true };
   }
   const before = JSON.parse(open.checks) as Record<string, Level>;
@@ -81,9 +60,7 @@ export function applyIncidentTransition(sqlite: Database, s: TransitionInput): T
   const summary = { ...s.reasons, ...(JSON.parse(open.summary) as Record<string, string>) };
   const peak = isWorse(severity, open.severity) ? severity : open.severity;
   const checksJson = JSON.stringify(checks);
-  sqlite
-    .query("UPDATE status_incidents SET severity = ?, current_severity = ?, checks = ?, summary = ?, updated_at = ? WHERE id = ?")
-    .run(peak, severity, checksJson, JSON.stringify(summary), s.at, open.id);
+  await updateAutomatic(t, open.id, { peak, current: severity, checks: checksJson, summary: JSON.stringify(summary), at: s.at });
   const changed = peak !== open.severity || severity !== open.current_severity || checksJson !== JSON.stringify(before);
   return { action: "updated", incident_id: open.id, changed };
 }
@@ -149,39 +126,33 @@ export function incidentView(r: IncidentRow, updates: readonly UpdateRow[], now:
 }
 
 /** The updates of these incidents (operator ones have any), read in one query. */
-export function updatesOf(sqlite: Database, rows: readonly IncidentRow[]): UpdateRow[] {
-  const ids = rows.filter((r) => r.source === "operator").map((r) => r.id);
-  if (ids.length === 0) return [];
-  return sqlite
-    .query(
-      `SELECT id, incident_id, state, message, severity, created_at FROM status_incident_updates WHERE incident_id IN (${ids.map(() => "?").join(",")}) ORDER BY id`,
-    )
-    .all(...ids) as UpdateRow[];
+export function updatesOf(q: Queryable, rows: readonly IncidentRow[]): Promise<UpdateRow[]> {
+  return updatesOfIncidents(
+    q,
+    rows.filter((r) => r.source === "operator").map((r) => r.id),
+  );
 }
 
-export const viewsOf = (sqlite: Database, rows: readonly IncidentRow[], now: Date): IncidentView[] => {
-  const updates = updatesOf(sqlite, rows);
+export const viewsOf = async (q: Queryable, rows: readonly IncidentRow[], now: Date): Promise<IncidentView[]> => {
+  const updates = await updatesOf(q, rows);
   return rows.map((r) => incidentView(r, updates, now));
 };
 
 /** Incidents of both sources that overlap the last `hours` (open ones always do), newest first. */
-export function listIncidents(ctx: AppContext, hours: number, limit: number) {
+export async function listIncidents(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - hours * 3_600_000).toISOString();
-  const rows = ctx.db.sqlite
-    .query("SELECT * FROM status_incidents WHERE ended_at IS NULL OR ended_at > ? ORDER BY started_at DESC, id DESC LIMIT ?")
-    .all(since, limit) as IncidentRow[];
-  return { hours, limit, window: { start_utc: since, end_utc: now.toISOString() }, count: rows.length, incidents: viewsOf(ctx.db.sqlite, rows, now) };
+  const rows = await incidentsSince(ctx.store, since, limit);
+  return { hours, limit, window: { start_utc: since, end_utc: now.toISOString() }, count: rows.length, incidents: await viewsOf(ctx.store, rows, now) };
 }
 
 /** Every open incident of both sources, newest first. */
-export function openIncidents(ctx: AppContext): IncidentView[] {
-  const rows = ctx.db.sqlite.query("SELECT * FROM status_incidents WHERE ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 50").all() as IncidentRow[];
-  return viewsOf(ctx.db.sqlite, rows, ctx.clock.now());
+export async function openIncidents(ctx: AppContext): Promise<IncidentView[]> {
+  return viewsOf(ctx.store, await openIncidentRows(ctx.store), ctx.clock.now());
 }
 
 /** One incident by id, or null. */
-export function findIncident(sqlite: Database, id: number, now: Date): IncidentView | null {
-  const row = sqlite.query("SELECT * FROM status_incidents WHERE id = ?").get(id) as IncidentRow | null;
-  return row ? viewsOf(sqlite, [row], now)[0]! : null;
+export async function findIncident(q: Queryable, id: number, now: Date): Promise<IncidentView | null> {
+  const row = await incidentById(q, id);
+  return row ? (await viewsOf(q, [row], now))[0]! : null;
 }

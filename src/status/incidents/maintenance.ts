@@ -1,9 +1,10 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
+import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";
 
 // Admin-defined maintenance windows. Time inside one is left out of uptime by default (policy
 // exclude_maintenance_default; ?exclude_maintenance= overrides per request). A window may not start more than
@@ -12,16 +13,6 @@ import { pageOf, type PageRequest } from "../../http/pagination";
 
 export const MAX_BACKDATE_MINUTES = 5;
 export const MAX_WINDOW_DAYS = 14;
-
-interface WindowRow {
-  id: number;
-  starts_at: string;
-  ends_at: string;
-  title: string;
-  description: string | null;
-  created_by: string;
-  created_at: string;
-}
 
 export interface Interval {
   start: number;
@@ -48,16 +39,18 @@ function isoOrThrow(field: string, v: string): string {
   return new Date(ms).toISOString();
 }
 
-export function listMaintenance(ctx: AppContext, page: PageRequest) {
-  const rows = ctx.db.sqlite
-    .query("SELECT * FROM status_maintenance_windows WHERE (?1 IS NULL OR id < ?1) ORDER BY id DESC LIMIT ?2 OFFSET ?3")
-    .all(page.after, page.limit + 1, page.offset) as WindowRow[];
+export async function listMaintenance(ctx: AppContext, page: PageRequest) {
+  const rows = await windowPage(ctx.store, page.after, page.limit + 1, page.offset);
   const p = pageOf(rows, page, (r) => r.id);
   const now = ctx.clock.now().toISOString();
   return { ...p, items: p.items.map((r) => adminWindowView(r, now)) };
 }
 
-export function createMaintenance(ctx: AppContext, admin: AdminRequest, input: { starts_at: string; ends_at: string; title: string; description?: string }) {
+export async function createMaintenance(
+  ctx: AppContext,
+  admin: AdminRequest,
+  input: { starts_at: string; ends_at: string; title: string; description?: string },
+) {
   const starts = isoOrThrow("starts_at", input.starts_at);
   const ends = isoOrThrow("ends_at", input.ends_at);
   const now = ctx.clock.now();
@@ -73,11 +66,16 @@ export function createMaintenance(ctx: AppContext, admin: AdminRequest, input: {
     ]);
   }
   const nowIso = now.toISOString();
-  return ctx.db.sqlite.transaction(() => {
-    const row = ctx.db.sqlite
-      .query("INSERT INTO status_maintenance_windows (starts_at, ends_at, title, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *")
-      .get(starts, ends, input.title, input.description ?? null, actorLabel(admin.actor), nowIso) as WindowRow;
-    writeAudit(ctx.db.sqlite, {
+  return ctx.store.tx(async (t) => {
+    const row = await insertWindow(t, {
+      starts_at: starts,
+      ends_at: ends,
+      title: input.title,
+      description: input.description ?? null,
+      created_by: actorLabel(admin.actor),
+      created_at: nowIso,
+    });
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.maintenance.create",
@@ -86,16 +84,16 @@ export function createMaintenance(ctx: AppContext, admin: AdminRequest, input: {
       requestId: admin.requestId,
     });
     return adminWindowView(row, nowIso);
-  })();
+  });
 }
 
-export function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: number) {
+export async function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: number) {
   const nowIso = ctx.clock.now().toISOString();
-  return ctx.db.sqlite.transaction(() => {
-    const row = ctx.db.sqlite.query("DELETE FROM status_maintenance_windows WHERE id = ? RETURNING *").get(id) as WindowRow | null;
+  return ctx.store.tx(async (t) => {
+    const row = await deleteWindow(t, id);
     if (!row) throw new NotFoundError("maintenance window", id);
     // The audit row keeps the whole window: the table forgets it, the record does not.
-    writeAudit(ctx.db.sqlite, {
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.maintenance.delete",
@@ -104,24 +102,22 @@ export function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: numb
       requestId: admin.requestId,
     });
     return adminWindowView(row, nowIso);
-  })();
+  });
 }
 
 /** Windows overlapping [startIso, endIso), oldest first (served by status_maintenance_starts_idx). */
-export function windowsOverlapping(ctx: AppContext, startIso: string, endIso: string): WindowRow[] {
-  return ctx.db.sqlite
-    .query("SELECT * FROM status_maintenance_windows WHERE starts_at < ? AND ends_at > ? ORDER BY starts_at, id")
-    .all(endIso, startIso) as WindowRow[];
+export function windowsOverlapping(ctx: AppContext, startIso: string, endIso: string): Promise<WindowRow[]> {
+  return windowsOverlappingRows(ctx.store, startIso, endIso);
 }
 
 export const intervalsOf = (rows: WindowRow[]): Interval[] => rows.map((r) => ({ start: Date.parse(r.starts_at), end: Date.parse(r.ends_at) }));
 
 /** What the public sees: the window in progress and those starting within the next 14 days. */
-export function maintenanceSummary(ctx: AppContext) {
+export async function maintenanceSummary(ctx: AppContext) {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const horizon = new Date(now.getTime() + 14 * 86_400_000).toISOString();
-  const rows = windowsOverlapping(ctx, nowIso, horizon);
+  const rows = await windowsOverlapping(ctx, nowIso, horizon);
   const views = rows.map((r) => publicWindowView(r, nowIso));
   return { active: views.some((v) => v.phase === "active"), windows: views };
 }

@@ -1,8 +1,10 @@
 import { type AppContext, slot, stateOf } from "../../context";
+import type { Queryable } from "../../db/port";
 import { errorFields } from "../../log";
 import { checkResolvedTarget, parseRetryAfter, retryDelaySeconds, sendDelivery, type SendResult } from "../../webhooks/service";
 import type { IncidentView } from "./incidents";
 import { openSubscriberSecret } from "./subscribers";
+import { deadLetterInterrupted, type DueDelivery, dueDeliveries, leaseDelivery, queueDeliveries, recordOutcome, subscriberTypes } from "../store/subscribers";
 
 // Incident events for status subscribers: a small transactional outbox of its own, sent with the partner
 // webhooks' own sender (src/webhooks/send.ts: the same envelope, signature headers and bounded read), their
@@ -20,7 +22,11 @@ const MAX_PASSES = 100;
 
 type Deps = AppContext;
 
-type IncidentListener = (ctx: Deps, type: StatusEventType, incident: IncidentView) => void;
+/**
+ * `t` is the incident change's transaction: a listener writes its rows through it (and awaits nothing else), so
+ * they commit or roll back with the change.
+ */
+type IncidentListener = (ctx: Deps, type: StatusEventType, incident: IncidentView, t: Queryable) => void | Promise<void>;
 
 /**
  * Other listeners of this context's incident events (the operators' link inbox, src/ops/link-inbox/notify.ts),
@@ -30,34 +36,21 @@ type IncidentListener = (ctx: Deps, type: StatusEventType, incident: IncidentVie
 const LISTENERS = slot("status incident listeners", () => new Set<IncidentListener>());
 export const incidentListeners = (ctx: AppContext): Set<IncidentListener> => stateOf(ctx, LISTENERS);
 
-/** Queues one event for every subscriber of its type. Call INSIDE the incident change's transaction. */
-export function enqueueIncidentEvent(ctx: Deps, type: StatusEventType, incident: IncidentView): number {
-  for (const listener of incidentListeners(ctx)) listener(ctx, type, incident);
-  const subscribers = ctx.db.sqlite.query("SELECT id, event_types FROM status_subscribers ORDER BY id").all() as Array<{ id: number; event_types: string }>;
-  const targets = subscribers.filter((s) => (JSON.parse(s.event_types) as string[]).includes(type));
+/** Queues one event for every subscriber of its type. Call INSIDE the incident change's transaction `t`. */
+export async function enqueueIncidentEvent(ctx: Deps, t: Queryable, type: StatusEventType, incident: IncidentView): Promise<number> {
+  for (const listener of incidentListeners(ctx)) await listener(ctx, type, incident, t);
+  const subscribers = await subscriberTypes(t);
+  const targets = subscribers.filter((s) => (JSON.parse(s.event_types) as string[]).includes(type)).map((s) => s.id);
   if (targets.length === 0) return 0;
   const now = ctx.clock.now().toISOString();
   // One event id for every receiver and every retry: receivers dedupe on it (X-Webhook-Id).
   const eventId = "evt_status_" + Buffer.from(ctx.rng.bytes(12)).toString("hex");
   const body = JSON.stringify({ event_id: eventId, event_type: type, created_at: now, data: { incident } });
-  const insert = ctx.db.sqlite.query(
-    "INSERT INTO status_subscriber_deliveries (subscriber_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?)",
-  );
-  for (const s of targets) insert.run(s.id, eventId, type, body, now, now, now);
+  await queueDeliveries(t, targets, { eventId, eventType: type, body, nowIso: now });
   return targets.length;
 }
 
-interface Leased {
-  id: number;
-  subscriber_id: number;
-  event_id: string;
-  event_type: string;
-  body: string;
-  attempts: number;
-  lease_token: string;
-  url: string;
-  secret_ciphertext: string;
-}
+type Leased = DueDelivery & { lease_token: string };
 
 /**
  * Leases due deliveries in one short transaction (counting the attempt before the request leaves), sends them
@@ -93,7 +86,7 @@ export class StatusNotifier {
       try {
         for (let pass = 0; pass < MAX_PASSES; pass++) {
           this.again = false;
-          const batch = this.lease();
+          const batch = await this.lease();
           await Promise.all(
             batch.map((d) => this.deliver(d).catch((err) => this.ctx.log.error("status delivery crashed", { delivery_id: d.id, ...errorFields(err) }))),
           );
@@ -106,6 +99,12 @@ export class StatusNotifier {
     return this.running;
   }
 
+  /** Resolves when no pass is running (shutdown and tests: nothing of this notifier still uses the store). */
+  async idle(): Promise<void> {
+    await Promise.resolve(); // a nudge queued just before starts its pass first
+    while (this.running) await this.running.catch(() => {});
+  }
+
   /** The job's entry: idle when nothing was due, so quiet ticks leave no job_runs row. */
   async runCounted(): Promise<{ idle: boolean }> {
     const before = this.sent;
@@ -113,42 +112,31 @@ export class StatusNotifier {
     return { idle: this.sent === before };
   }
 
-  private lease(): Leased[] {
-    const sqlite = this.ctx.db.sqlite;
+  /**
+   * Takes up to BATCH due deliveries in one short transaction. On PostgreSQL the rows are read with FOR UPDATE SKIP
+   * LOCKED (src/status/store/subscribers.ts), so instances leasing at once take disjoint rows; a row leased here
+   * is not due again until its lease expires.
+   */
+  private lease(): Promise<Leased[]> {
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
-    const until = new Date(now.getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
+    const untilIso = new Date(now.getTime() + (this.ctx.config.webhooks.timeoutSeconds * 2 + 10) * 1000).toISOString();
     const max = this.ctx.config.webhooks.maxAttempts;
-    return sqlite
-      .transaction(() => {
-        const due = sqlite
-          .query(
-            `SELECT d.id, d.subscriber_id, d.event_id, d.event_type, d.body, d.attempts, s.url, s.secret_ciphertext
-           FROM status_subscriber_deliveries d JOIN status_subscribers s ON s.id = d.subscriber_id
-           WHERE d.status IN ('queued', 'failed') AND d.next_attempt_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1)
-           ORDER BY d.next_attempt_at, d.id LIMIT ?2`,
-          )
-          .all(nowIso, BATCH) as Array<Omit<Leased, "lease_token">>;
-        const out: Leased[] = [];
-        for (const d of due) {
-          // A lease that expired after its last allowed attempt (the sender died): nothing more may be sent.
-          if (d.attempts >= max) {
-            sqlite
-              .query(
-                "UPDATE status_subscriber_deliveries SET status = 'dead_letter', lease_until = NULL, lease_token = NULL, last_error = coalesce(last_error, 'interrupted'), updated_at = ? WHERE id = ?",
-              )
-              .run(nowIso, d.id);
-            continue;
-          }
-          const token = Buffer.from(this.ctx.rng.bytes(12)).toString("hex");
-          sqlite
-            .query("UPDATE status_subscriber_deliveries SET lease_until = ?, lease_token = ?, attempts = attempts + 1, updated_at = ? WHERE id = ?")
-            .run(until, token, nowIso, d.id);
-          out.push({ ...d, attempts: d.attempts + 1, lease_token: token });
+    return this.ctx.store.tx(async (t) => {
+      const due = await dueDeliveries(t, this.ctx.store.dialect, nowIso, BATCH);
+      const out: Leased[] = [];
+      for (const d of due) {
+        // A lease that expired after its last allowed attempt (the sender died): nothing more may be sent.
+        if (d.attempts >= max) {
+          await deadLetterInterrupted(t, d.id, nowIso);
+          continue;
         }
-        return out;
-      })
-      .immediate();
+        const token = Buffer.from(this.ctx.rng.bytes(12)).toString("hex");
+        await leaseDelivery(t, d.id, { untilIso, token, nowIso });
+        out.push({ ...d, attempts: d.attempts + 1, lease_token: token });
+      }
+      return out;
+    });
   }
 
   private async deliver(d: Leased): Promise<void> {
@@ -168,10 +156,10 @@ export class StatusNotifier {
           previousSecret: null,
           timeoutMs: cfg.timeoutSeconds * 1000,
         });
-    this.record(d, result, startedAt);
+    await this.record(d, result, startedAt);
   }
 
-  private record(d: Leased, r: SendResult, startedAt: Date): void {
+  private async record(d: Leased, r: SendResult, startedAt: Date): Promise<void> {
     const cfg = this.ctx.config.webhooks;
     const now = this.ctx.clock.now();
     let status: "succeeded" | "failed" | "dead_letter" = "succeeded";
@@ -184,13 +172,12 @@ export class StatusNotifier {
         next = new Date(now.getTime() + delay * 1000).toISOString();
       }
     }
-    const { changes } = this.ctx.db.sqlite
-      .query(
-        `UPDATE status_subscriber_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?, last_status_code = ?,
-           last_attempt_at = ?, delivered_at = CASE WHEN ? = 'succeeded' THEN ? ELSE delivered_at END, updated_at = ? WHERE id = ? AND lease_token = ?`,
-      )
-      .run(status, next, r.error, r.statusCode, startedAt.toISOString(), status, now.toISOString(), now.toISOString(), d.id, d.lease_token);
-    if (changes) this.sent++;
+    const recorded = await recordOutcome(
+      this.ctx.store,
+      { id: d.id, token: d.lease_token },
+      { status, nextIso: next, error: r.error, statusCode: r.statusCode, startedAtIso: startedAt.toISOString(), nowIso: now.toISOString() },
+    );
+    if (recorded) this.sent++;
     if (status === "dead_letter")
       this.ctx.log.warn("status notification dead-lettered", { delivery_id: d.id, subscriber_id: d.subscriber_id, event_id: d.event_id, error: r.error });
   }

@@ -1,13 +1,25 @@
 import { createHash } from "node:crypto";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { isWorse } from "../checks/types";
 import type { ComponentId } from "../components";
 import { findIncident, viewsOf, type IncidentRow, type IncidentState, type IncidentView } from "./incidents";
+import {
+  adminIncidentPage,
+  incidentById,
+  incidentByKey,
+  insertOperatorIncident,
+  insertUpdate,
+  lockIncident,
+  setOperatorState,
+  setTitleAndComponents,
+  updateByKey,
+} from "../store/incidents";
 import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 
 // Operator-written incidents (Statuspage's model): a title, a severity (warn = degraded, bad = outage), the
@@ -73,49 +85,65 @@ const replayConflict = (key: string) =>
     details: { idempotency_key: key },
   });
 
-export function createOperatorIncident(ctx: AppContext, admin: AdminRequest, input: CreateInput, idempotencyKey: string | null, nudge: () => void): Outcome {
-  const sqlite = ctx.db.sqlite;
+/** The outcome of a request whose Idempotency-Key was used before: the first answer, or 409 for another body. */
+function replayOf(prior: { request_hash: string | null }, hash: string, key: string): void {
+  if (prior.request_hash !== hash) throw replayConflict(key);
+}
+
+export async function createOperatorIncident(
+  ctx: AppContext,
+  admin: AdminRequest,
+  input: CreateInput,
+  idempotencyKey: string | null,
+  nudge: () => void,
+): Promise<Outcome> {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const state = input.state ?? "investigating";
   const components = [...new Set(input.components ?? [])];
   const hash = hashOf([input.title, input.message, input.severity, state, components, input.started_at ?? null]);
   let queued = 0;
-  const outcome = sqlite.transaction((): Outcome => {
+  const outcome = await ctx.store.tx(async (t): Promise<Outcome> => {
+    const replay = async (id: number): Promise<Outcome> => ({ incident: (await findIncident(t, id, now))!, replayed: true });
     if (idempotencyKey) {
-      const prior = sqlite.query("SELECT id, request_hash FROM status_incidents WHERE idempotency_key = ?").get(idempotencyKey) as {
-        id: number;
-        request_hash: string;
-      } | null;
+      const prior = await incidentByKey(t, idempotencyKey);
       if (prior) {
-        if (prior.request_hash !== hash) throw replayConflict(idempotencyKey);
-        return { incident: findIncident(sqlite, prior.id, now)!, replayed: true };
+        replayOf(prior, hash, idempotencyKey);
+        return replay(prior.id);
       }
     }
     const startedAt = startedAtOrThrow(input.started_at, now);
     const by = actorLabel(admin.actor);
-    const { id } = sqlite
-      .query(
-        `INSERT INTO status_incidents (source, started_at, ended_at, severity, current_severity, checks, summary, updated_at, title, state, components, created_by, idempotency_key, request_hash)
-         VALUES ('operator', ?, ?, ?, ?, '{}', '{}', ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-      .get(
-        startedAt,
-        state === "resolved" ? nowIso : null,
-        input.severity,
-        input.severity,
-        nowIso,
-        input.title,
-        state,
-        JSON.stringify(components),
-        by,
-        idempotencyKey,
-        hash,
-      ) as { id: number };
-    sqlite
-      .query("INSERT INTO status_incident_updates (incident_id, state, message, severity, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(id, state, input.message, input.severity, nowIso, by);
-    writeAudit(sqlite, {
+    // The key is claimed by the INSERT itself: a request with the same key committed meanwhile (another instance)
+    // makes this one a replay of it.
+    const id = await insertOperatorIncident(t, {
+      started_at: startedAt,
+      ended_at: state === "resolved" ? nowIso : null,
+      severity: input.severity,
+      updated_at: nowIso,
+      title: input.title,
+      state,
+      components: JSON.stringify(components),
+      created_by: by,
+      idempotency_key: idempotencyKey,
+      request_hash: hash,
+    });
+    if (id === null) {
+      const prior = (await incidentByKey(t, idempotencyKey!))!;
+      replayOf(prior, hash, idempotencyKey!);
+      return replay(prior.id);
+    }
+    await insertUpdate(t, {
+      incident_id: id,
+      state,
+      message: input.message,
+      severity: input.severity,
+      created_at: nowIso,
+      created_by: by,
+      idempotency_key: null,
+      request_hash: null,
+    });
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.incident.create",
@@ -123,46 +151,46 @@ export function createOperatorIncident(ctx: AppContext, admin: AdminRequest, inp
       details: { title: input.title, severity: input.severity, state, components },
       requestId: admin.requestId,
     });
-    const incident = findIncident(sqlite, id, now)!;
-    queued = enqueueIncidentEvent(ctx, "status.incident.created", incident);
+    const incident = (await findIncident(t, id, now))!;
+    queued = await enqueueIncidentEvent(ctx, t, "status.incident.created", incident);
     return { incident, replayed: false };
-  })();
+  });
   if (queued > 0) nudge(); // after the commit: the rows it sends exist now
   return outcome;
 }
 
-/** The operator incident, or 404; an automatic one is a 409 (the checks open and close those). */
-function operatorRowOrThrow(ctx: AppContext, id: number): IncidentRow {
-  const row = ctx.db.sqlite.query("SELECT * FROM status_incidents WHERE id = ?").get(id) as IncidentRow | null;
-  if (!row) throw new NotFoundError("incident", id);
+/**
+ * The operator incident, locked for the rest of the transaction (two changes of one incident take turns), or 404;
+ * an automatic one is a 409 (the checks open and close those).
+ */
+async function lockedOperatorRowOrThrow(t: Queryable, id: number): Promise<IncidentRow> {
+  if (!(await lockIncident(t, id))) throw new NotFoundError("incident", id);
+  const row = (await incidentById(t, id))!;
   if (row.source !== "operator") {
     throw new AppError("conflict", `Incident ${id} was opened by the status checks and closes when they recover; write an operator incident to say more`);
   }
   return row;
 }
 
-export function postIncidentUpdate(
+export async function postIncidentUpdate(
   ctx: AppContext,
   admin: AdminRequest,
   id: number,
   input: UpdateInput,
   idempotencyKey: string | null,
   nudge: () => void,
-): Outcome {
-  const sqlite = ctx.db.sqlite;
+): Promise<Outcome> {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const hash = hashOf([input.state, input.message, input.severity ?? null]);
   let queued = 0;
-  const outcome = sqlite.transaction((): Outcome => {
-    const row = operatorRowOrThrow(ctx, id);
+  const outcome = await ctx.store.tx(async (t): Promise<Outcome> => {
+    const row = await lockedOperatorRowOrThrow(t, id);
     if (idempotencyKey) {
-      const prior = sqlite.query("SELECT request_hash FROM status_incident_updates WHERE incident_id = ? AND idempotency_key = ?").get(id, idempotencyKey) as {
-        request_hash: string;
-      } | null;
+      const prior = await updateByKey(t, id, idempotencyKey);
       if (prior) {
-        if (prior.request_hash !== hash) throw replayConflict(idempotencyKey);
-        return { incident: findIncident(sqlite, id, now)!, replayed: true };
+        replayOf(prior, hash, idempotencyKey);
+        return { incident: (await findIncident(t, id, now))!, replayed: true };
       }
     }
     if (row.ended_at)
@@ -171,15 +199,19 @@ export function postIncidentUpdate(
     const peak: Severity = isWorse(severity, row.severity) ? severity : row.severity;
     const resolved = input.state === "resolved";
     const by = actorLabel(admin.actor);
-    sqlite
-      .query(
-        "INSERT INTO status_incident_updates (incident_id, state, message, severity, created_at, created_by, idempotency_key, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(id, input.state, input.message, input.severity ?? null, nowIso, by, idempotencyKey, hash);
-    sqlite
-      .query("UPDATE status_incidents SET state = ?, severity = ?, current_severity = ?, ended_at = ?, updated_at = ? WHERE id = ?")
-      .run(input.state, peak, severity, resolved ? nowIso : null, nowIso, id);
-    writeAudit(sqlite, {
+    // Under the incident's lock no other update of it runs, so the key checked above is still free.
+    await insertUpdate(t, {
+      incident_id: id,
+      state: input.state,
+      message: input.message,
+      severity: input.severity ?? null,
+      created_at: nowIso,
+      created_by: by,
+      idempotency_key: idempotencyKey,
+      request_hash: hash,
+    });
+    await setOperatorState(t, id, { state: input.state, peak, current: severity, endedAt: resolved ? nowIso : null, at: nowIso });
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.incident.update",
@@ -187,30 +219,29 @@ export function postIncidentUpdate(
       details: { state: input.state, severity: input.severity ?? null },
       requestId: admin.requestId,
     });
-    const incident = findIncident(sqlite, id, now)!;
+    const incident = (await findIncident(t, id, now))!;
     const type: StatusEventType = resolved ? "status.incident.resolved" : "status.incident.updated";
-    queued = enqueueIncidentEvent(ctx, type, incident);
+    queued = await enqueueIncidentEvent(ctx, t, type, incident);
     return { incident, replayed: false };
-  })();
+  });
   if (queued > 0) nudge(); // after the commit: the rows it sends exist now
   return outcome;
 }
 
 /** Corrects the title or the components (not the history: updates are never edited). Idempotent by nature. */
-export function editOperatorIncident(ctx: AppContext, admin: AdminRequest, id: number, input: EditInput, nudge: () => void): IncidentView {
+export async function editOperatorIncident(ctx: AppContext, admin: AdminRequest, id: number, input: EditInput, nudge: () => void): Promise<IncidentView> {
   if (input.title === undefined && input.components === undefined)
     throw new ValidationError("give title or components to change", [{ field: "body", problem: "must change title or components" }]);
-  const sqlite = ctx.db.sqlite;
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   let queued = 0;
-  const incident = sqlite.transaction(() => {
-    const row = operatorRowOrThrow(ctx, id);
+  const incident = await ctx.store.tx(async (t) => {
+    const row = await lockedOperatorRowOrThrow(t, id);
     const title = input.title ?? row.title;
     const components = input.components ? JSON.stringify([...new Set(input.components)]) : row.components;
-    if (title === row.title && components === row.components) return findIncident(sqlite, id, now)!; // nothing changes: no event, no audit
-    sqlite.query("UPDATE status_incidents SET title = ?, components = ?, updated_at = ? WHERE id = ?").run(title, components, nowIso, id);
-    writeAudit(sqlite, {
+    if (title === row.title && components === row.components) return (await findIncident(t, id, now))!; // nothing changes: no event, no audit
+    await setTitleAndComponents(t, id, title, components, nowIso);
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.incident.edit",
@@ -218,10 +249,10 @@ export function editOperatorIncident(ctx: AppContext, admin: AdminRequest, id: n
       details: { before: { title: row.title, components: JSON.parse(row.components ?? "[]") }, after: { title, components: JSON.parse(components ?? "[]") } },
       requestId: admin.requestId,
     });
-    const v = findIncident(sqlite, id, now)!;
-    queued = enqueueIncidentEvent(ctx, "status.incident.updated", v);
+    const v = (await findIncident(t, id, now))!;
+    queued = await enqueueIncidentEvent(ctx, t, "status.incident.updated", v);
     return v;
-  })();
+  });
   if (queued > 0) nudge(); // after the commit: the rows it sends exist now
   return incident;
 }
@@ -232,20 +263,20 @@ export interface AdminListFilter {
 }
 
 /** Every incident (both sources, any age still kept), newest first, keyset-paged by id. */
-export function listAdminIncidents(ctx: AppContext, page: PageRequest, f: AdminListFilter) {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT * FROM status_incidents WHERE (?1 IS NULL OR id < ?1) AND (?2 IS NULL OR source = ?2)
-         AND (?3 IS NULL OR (?3 = 'open' AND ended_at IS NULL) OR (?3 = 'resolved' AND ended_at IS NOT NULL))
-       ORDER BY id DESC LIMIT ?4 OFFSET ?5`,
-    )
-    .all(page.after, f.source ?? null, f.status ?? null, page.limit + 1, page.offset) as IncidentRow[];
+export async function listAdminIncidents(ctx: AppContext, page: PageRequest, f: AdminListFilter) {
+  const rows = await adminIncidentPage(ctx.store, {
+    after: page.after,
+    source: f.source ?? null,
+    status: f.status ?? null,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
   const p = pageOf(rows, page, (r) => r.id);
-  return { ...p, items: viewsOf(ctx.db.sqlite, p.items, ctx.clock.now()) };
+  return { ...p, items: await viewsOf(ctx.store, p.items, ctx.clock.now()) };
 }
 
-export function getIncidentOrThrow(ctx: AppContext, id: number): IncidentView {
-  const v = findIncident(ctx.db.sqlite, id, ctx.clock.now());
+export async function getIncidentOrThrow(ctx: AppContext, id: number): Promise<IncidentView> {
+  const v = await findIncident(ctx.store, id, ctx.clock.now());
   if (!v) throw new NotFoundError("incident", id);
   return v;
 }

@@ -1,10 +1,22 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { writeAudit } from "../../auth/audit";
+import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { checkTargetUrl, WebhookSecrets } from "../../webhooks/service";
+import {
+  countSubscribers,
+  deleteSubscriberRows,
+  deliveryHealthOf,
+  insertSubscriber,
+  setSubscriberSecret,
+  subscriberById,
+  subscriberByUrl,
+  subscriberPage,
+  type SubscriberRow,
+} from "../store/subscribers";
 
 // Status subscribers: URLs that receive incident events (src/status/incidents/notify.ts), registered by operators.
 // Admin-only by choice: a public sign-up would need double opt-in, per-IP limits and abuse handling for a
@@ -16,16 +28,6 @@ import { checkTargetUrl, WebhookSecrets } from "../../webhooks/service";
 export const MAX_SUBSCRIBERS = 100;
 const AAD = (id: number) => `status-subscriber:${id}`;
 
-interface SubscriberRow {
-  id: number;
-  url: string;
-  description: string | null;
-  event_types: string;
-  secret_ciphertext: string;
-  created_by: string;
-  created_at: string;
-}
-
 interface Health {
   pending: number;
   succeeded: number;
@@ -35,16 +37,9 @@ interface Health {
   last_error: string | null;
 }
 
-const healthOf = (ctx: AppContext, id: number): Health => {
-  const counts = ctx.db.sqlite
-    .query("SELECT status, count(*) AS n FROM status_subscriber_deliveries WHERE subscriber_id = ? GROUP BY status")
-    .all(id) as Array<{ status: string; n: number }>;
+const healthOf = async (q: Queryable, id: number): Promise<Health> => {
+  const { counts, last } = await deliveryHealthOf(q, id);
   const n = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
-  const last = ctx.db.sqlite
-    .query(
-      "SELECT last_attempt_at, last_error FROM status_subscriber_deliveries WHERE subscriber_id = ? AND last_attempt_at IS NOT NULL ORDER BY last_attempt_at DESC, id DESC LIMIT 1",
-    )
-    .get(id) as { last_attempt_at: string; last_error: string | null } | null;
   return {
     pending: n("queued"),
     succeeded: n("succeeded"),
@@ -55,84 +50,96 @@ const healthOf = (ctx: AppContext, id: number): Health => {
   };
 };
 
-const view = (ctx: AppContext, r: SubscriberRow) => ({
+const view = async (q: Queryable, r: SubscriberRow) => ({
   id: r.id,
   url: r.url,
   description: r.description,
   event_types: JSON.parse(r.event_types) as string[],
   created_by: r.created_by,
   created_at: r.created_at,
-  deliveries: healthOf(ctx, r.id),
+  deliveries: await healthOf(q, r.id),
 });
 
-export type SubscriberView = ReturnType<typeof view>;
+export type SubscriberView = Awaited<ReturnType<typeof view>>;
 
 export function openSubscriberSecret(ctx: AppContext, id: number, ciphertext: string): string {
   return ctx.secrets.open(ciphertext, AAD(id));
 }
 
-export function createSubscriber(
+const otherTypes = (existing: SubscriberRow) =>
+  new AppError("conflict", "This URL is already subscribed with other event types; delete that subscriber first to change them", {
+    details: { subscriber_id: existing.id, event_types: JSON.parse(existing.event_types) },
+  });
+
+/**
+ * Registers a URL, or answers the subscriber it already is. The URL is claimed by the INSERT itself (ON CONFLICT
+ * DO NOTHING), so two instances registering it at once make one subscriber. The limit is counted first: on
+ * PostgreSQL two registrations at the very same time may pass it together by one, which bounds nothing that matters.
+ */
+export async function createSubscriber(
   ctx: AppContext,
   admin: AdminRequest,
   input: { url: string; description?: string; event_types?: string[] },
   allTypes: readonly string[],
-): { subscriber: SubscriberView; created: boolean; secret: string | null } {
+): Promise<{ subscriber: SubscriberView; created: boolean; secret: string | null }> {
   const policy = { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
   const problem = checkTargetUrl(input.url, policy);
   if (problem) throw new ValidationError(`url ${problem}`, [{ field: "url", problem }]);
-  const types = [...new Set(input.event_types ?? allTypes)].sort();
-  const sqlite = ctx.db.sqlite;
+  const types = JSON.stringify([...new Set(input.event_types ?? allTypes)].sort());
   const nowIso = ctx.clock.now().toISOString();
   // Same secret format as partner webhooks, so the same verifiers accept it.
   const secret = new WebhookSecrets(ctx).newSecret();
-  return sqlite.transaction(() => {
-    const existing = sqlite.query("SELECT * FROM status_subscribers WHERE url = ?").get(input.url) as SubscriberRow | null;
+  return ctx.store.tx(async (t) => {
+    const existing = await subscriberByUrl(t, input.url);
     if (existing) {
-      if (existing.event_types !== JSON.stringify(types)) {
-        throw new AppError("conflict", "This URL is already subscribed with other event types; delete that subscriber first to change them", {
-          details: { subscriber_id: existing.id, event_types: JSON.parse(existing.event_types) },
-        });
-      }
-      return { subscriber: view(ctx, existing), created: false, secret: null };
+      if (existing.event_types !== types) throw otherTypes(existing);
+      return { subscriber: await view(t, existing), created: false, secret: null };
     }
-    const { n } = sqlite.query("SELECT count(*) AS n FROM status_subscribers").get() as { n: number };
-    if (n >= MAX_SUBSCRIBERS) throw new AppError("conflict", `At most ${MAX_SUBSCRIBERS} status subscribers; delete one first`);
-    const row = sqlite
-      .query("INSERT INTO status_subscribers (url, description, event_types, secret_ciphertext, created_by, created_at) VALUES (?, ?, ?, '', ?, ?) RETURNING *")
-      .get(input.url, input.description ?? null, JSON.stringify(types), actorLabel(admin.actor), nowIso) as SubscriberRow;
+    if ((await countSubscribers(t)) >= MAX_SUBSCRIBERS) throw new AppError("conflict", `At most ${MAX_SUBSCRIBERS} status subscribers; delete one first`);
+    const row = await insertSubscriber(t, {
+      url: input.url,
+      description: input.description ?? null,
+      event_types: types,
+      created_by: actorLabel(admin.actor),
+      created_at: nowIso,
+    });
+    if (!row) {
+      // Registered meanwhile by another request: answered as if it had been there first.
+      const other = (await subscriberByUrl(t, input.url))!;
+      if (other.event_types !== types) throw otherTypes(other);
+      return { subscriber: await view(t, other), created: false, secret: null };
+    }
     // Sealed under its own id (known only after the insert), so a ciphertext cannot be moved to another row.
-    sqlite.query("UPDATE status_subscribers SET secret_ciphertext = ? WHERE id = ?").run(ctx.secrets.seal(secret, AAD(row.id)), row.id);
-    writeAudit(sqlite, {
+    await setSubscriberSecret(t, row.id, ctx.secrets.seal(secret, AAD(row.id)));
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.subscriber.create",
       target: String(row.id),
-      details: { url: input.url, event_types: types },
+      details: { url: input.url, event_types: JSON.parse(types) },
       requestId: admin.requestId,
     });
-    return { subscriber: view(ctx, row), created: true, secret };
-  })();
+    return { subscriber: await view(t, row), created: true, secret };
+  });
 }
 
-export function listSubscribers(ctx: AppContext, page: PageRequest) {
-  const rows = ctx.db.sqlite
-    .query("SELECT * FROM status_subscribers WHERE (?1 IS NULL OR id < ?1) ORDER BY id DESC LIMIT ?2 OFFSET ?3")
-    .all(page.after, page.limit + 1, page.offset) as SubscriberRow[];
+export async function listSubscribers(ctx: AppContext, page: PageRequest) {
+  const rows = await subscriberPage(ctx.store, page.after, page.limit + 1, page.offset);
   const p = pageOf(rows, page, (r) => r.id);
-  return { ...p, items: p.items.map((r) => view(ctx, r)) };
+  const items: SubscriberView[] = [];
+  for (const r of p.items) items.push(await view(ctx.store, r));
+  return { ...p, items };
 }
 
 /** Deletes a subscriber and its queued and past deliveries (the audit row keeps what it was). */
-export function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id: number): SubscriberView {
-  const sqlite = ctx.db.sqlite;
+export async function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id: number): Promise<SubscriberView> {
   const nowIso = ctx.clock.now().toISOString();
-  return sqlite.transaction(() => {
-    const row = sqlite.query("SELECT * FROM status_subscribers WHERE id = ?").get(id) as SubscriberRow | null;
+  return ctx.store.tx(async (t) => {
+    const row = await subscriberById(t, id);
     if (!row) throw new NotFoundError("status subscriber", id);
-    const v = view(ctx, row);
-    sqlite.query("DELETE FROM status_subscriber_deliveries WHERE subscriber_id = ?").run(id);
-    sqlite.query("DELETE FROM status_subscribers WHERE id = ?").run(id);
-    writeAudit(sqlite, {
+    const v = await view(t, row);
+    await deleteSubscriberRows(t, id);
+    await recordAudit(t, {
       at: nowIso,
       actor: admin.actor,
       action: "status.subscriber.delete",
@@ -141,5 +148,5 @@ export function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id: numbe
       requestId: admin.requestId,
     });
     return v;
-  })();
+  });
 }

@@ -53,10 +53,10 @@ export function parseBadgeName(file: string): string {
   return name;
 }
 
-export function uptimeBadge(ctx: AppContext, check: string, window: BadgeWindow, cache?: UptimeCache) {
+export async function uptimeBadge(ctx: AppContext, check: string, window: BadgeWindow, cache?: UptimeCache) {
   const hours = BADGE_WINDOWS[window];
   const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;
-  const r = uptimeFrom(uptimeSource(ctx, hours, cache), hours, exclude);
+  const r = uptimeFrom(await uptimeSource(ctx, hours, cache), hours, exclude);
   const totals = check === "overall" ? r.overall : r.checks[check]!;
   const message = totals.uptime_pct === null ? "no data" : formatPct(totals.uptime_pct);
   return { svg: badgeSvg(`${check === "overall" ? "uptime" : check} ${window}`, message, colorFor(totals.uptime_pct)), uptime_pct: totals.uptime_pct };

@@ -43,9 +43,9 @@ function rssItem(base: string, i: IncidentView): string {
 const DESCRIPTION =
   "Incidents of the Herald service: opened automatically when the overall status leaves ok and resolved when it returns, and written by the operators with their updates.";
 
-export function incidentsFeed(ctx: AppContext): string {
+export async function incidentsFeed(ctx: AppContext): Promise<string> {
   const base = ctx.config.publicBaseUrl;
-  const { incidents } = listIncidents(ctx, FEED_HOURS, FEED_LIMIT);
+  const { incidents } = await listIncidents(ctx, FEED_HOURS, FEED_LIMIT);
   const now = ctx.clock.now();
   return `<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">
@@ -85,9 +85,9 @@ export interface JsonFeed {
   }>;
 }
 
-export function incidentsJsonFeed(ctx: AppContext): string {
+export async function incidentsJsonFeed(ctx: AppContext): Promise<string> {
   const base = ctx.config.publicBaseUrl;
-  const { incidents } = listIncidents(ctx, FEED_HOURS, FEED_LIMIT);
+  const { incidents } = await listIncidents(ctx, FEED_HOURS, FEED_LIMIT);
   const feed: JsonFeed = {
     version: "https://jsonfeed.org/version/1.1",
     title: "Herald status: incidents",

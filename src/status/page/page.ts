@@ -158,8 +158,8 @@ function headlineOf(overall: Level, open: IncidentView[]): { level: Level; text:
 export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<SafeHtml> {
   const status = await systemStatus(ctx);
   const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;
-  const src = uptimeSource(ctx, 24 * BAR_DAYS, cache);
-  const since = observedSince(ctx);
+  const src = await uptimeSource(ctx, 24 * BAR_DAYS, cache);
+  const since = await observedSince(ctx);
   const overallBars = dailyBars(src, BAR_DAYS, exclude);
   const componentBars = dailyBars(componentSource(src), BAR_DAYS, exclude, COMPONENT_IDS);
   const all90 = uptimeFrom(src, 24 * BAR_DAYS, exclude);
@@ -169,7 +169,7 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
     since,
     windowStart: src.end - 24 * BAR_DAYS * 3_600_000,
   };
-  const incidents = listIncidents(ctx, RECENT_INCIDENT_HOURS, 50).incidents;
+  const incidents = (await listIncidents(ctx, RECENT_INCIDENT_HOURS, 50)).incidents;
   const open = incidents.filter((i) => i.status === "open");
   const past = incidents.filter((i) => i.status === "resolved");
   const latency = await latencyPercentiles(ctx, 24);

@@ -1,7 +1,9 @@
 import { formatUnits } from "../../chain/service";
 import type { AppContext } from "../../context";
 import { type AnomalyType, severityOfRank } from "../glossary";
-import { countRuns, listRunsPage, parseCounts, type RunRow } from "../runs";
+import { parseCounts, type RunRow } from "../runs";
+import { type AnomalyRow, anomalyRows, countRows } from "../store/rows";
+import { listRunsPage, runCounts } from "../store/runs";
 import { storedThresholds } from "../thresholds";
 
 // What the console's audit-runs page reads: the runs (newest first) with how each was started — the job run's
@@ -36,7 +38,7 @@ function verdictOf(r: RunRow, now: Date): Verdict {
 
 /** One page of runs, newest first, and the total. */
 export async function runLines(ctx: AppContext, offset: number, limit: number): Promise<{ lines: RunLine[]; hasMore: boolean; total: number }> {
-  const rows = listRunsPage(ctx, limit + 1, offset, null);
+  const rows = await listRunsPage(ctx.store, limit + 1, offset, null);
   const page = rows.slice(0, limit);
   const triggers = await ctx.jobs.triggersOf(page.flatMap((r) => (r.job_run_id === null ? [] : [r.job_run_id])));
   const now = ctx.clock.now();
@@ -57,14 +59,7 @@ export async function runLines(ctx: AppContext, offset: number, limit: number): 
       severities: { critical: s.critical ?? 0, high: s.high ?? 0, medium: s.medium ?? 0, low: s.low ?? 0 },
     };
   });
-  return { lines, hasMore: rows.length > limit, total: countRuns(ctx) };
-}
-
-/** The audit run a job run made (the form's "run audit now"), or null when the job found nothing to do. */
-export function runOfJob(ctx: AppContext, jobRunId: number): { id: number; overall: string | null; anomalous: number; error: string | null } | null {
-  return ctx.db.sqlite
-    .query("SELECT id, overall, signatures_with_anomalies AS anomalous, error FROM audit_runs WHERE job_run_id = ? ORDER BY id DESC LIMIT 1")
-    .get(jobRunId) as { id: number; overall: string | null; anomalous: number; error: string | null } | null;
+  return { lines, hasMore: rows.length > limit, total: (await runCounts(ctx.store)).total };
 }
 
 export interface AnomalyLine {
@@ -76,24 +71,6 @@ export interface AnomalyLine {
   expected: string;
   severity: string;
   triage: { status: string; owner: string; eta: string | null; note: string | null; by: string; at: string } | null;
-}
-
-interface AnomalyRow {
-  signature: string;
-  kind: string;
-  slot: number | null;
-  block_time: string | null;
-  delta_raw: string;
-  types: string;
-  severity_rank: number;
-  declaration_id: number | null;
-  detail: string | null;
-  t_status: string | null;
-  t_owner: string | null;
-  t_eta: string | null;
-  t_note: string | null;
-  t_by: string | null;
-  t_at: string | null;
 }
 
 /** 1234567.5 → 1,234,567.5 and -4321 → −4,321: amounts as a person reads them (the exports keep the plain decimal). */
@@ -167,19 +144,14 @@ function describe(r: AnomalyRow, run: RunRow): Pick<AnomalyLine, "subject" | "fo
 }
 
 /** One page of a run's anomalous rows, most severe first (audit_rows_top_idx), with their triage; and how many in all. */
-export function anomalyLines(ctx: AppContext, run: RunRow, offset: number, limit: number): { lines: AnomalyLine[]; hasMore: boolean; total: number } {
-  const rows = ctx.db.sqlite
-    .query(
-      `SELECT r.signature, r.kind, r.slot, r.block_time, r.delta_raw, r.types, r.severity_rank, r.declaration_id, r.detail,
-         t.status AS t_status, t.owner AS t_owner, t.eta_utc AS t_eta, t.note AS t_note, t.updated_by AS t_by, t.updated_at AS t_at
-       FROM audit_rows r LEFT JOIN audit_triage t ON t.signature = r.signature
-       WHERE r.run_id = ? AND r.severity_rank > 0 ORDER BY r.severity_rank DESC, r.abs_key DESC, r.id DESC LIMIT ? OFFSET ?`,
-    )
-    .all(run.id, limit + 1, offset) as AnomalyRow[];
-  const total =
-    run.is_complete === 1
-      ? run.signatures_with_anomalies
-      : (ctx.db.sqlite.query("SELECT count(*) AS n FROM audit_rows WHERE run_id = ? AND severity_rank > 0").get(run.id) as { n: number }).n;
+export async function anomalyLines(
+  ctx: AppContext,
+  run: RunRow,
+  offset: number,
+  limit: number,
+): Promise<{ lines: AnomalyLine[]; hasMore: boolean; total: number }> {
+  const rows = await anomalyRows(ctx.store, run.id, limit + 1, offset);
+  const total = run.is_complete === 1 ? run.signatures_with_anomalies : await countRows(ctx.store, run.id, true, { sql: "", params: [] });
   const lines = rows.slice(0, limit).map(
     (r): AnomalyLine => ({
       signature: r.signature,

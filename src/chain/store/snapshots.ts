@@ -1,0 +1,75 @@
+import type { Dialect, Param, Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { chainHolderGrowth, chainHolderSnapshots, chainMintAuthoritySnapshots, chainSyncRuns, chainTokenSnapshots } from "../tables";
+
+// The chain snapshot tables' SQL, on the storage port (the same statements on SQLite and PostgreSQL). Snapshot
+// rows are only ever inserted; every read is "the latest rows of this mint". "Latest" is the highest id: ids are
+// drawn when a row is inserted, and a job takes its time just before inserting, so the highest id is the newest
+// snapshot. That is no watermark (nothing reads "rows after id N"): a row committed late with a lower id is
+// simply not the latest one.
+
+export type TokenSnapshotRow = RowOf<typeof chainTokenSnapshots>;
+export type HolderSnapshotRow = RowOf<typeof chainHolderSnapshots>;
+export type MintAuthorityRow = RowOf<typeof chainMintAuthoritySnapshots>;
+export type HolderGrowthRow = RowOf<typeof chainHolderGrowth>;
+export type SyncRunRow = RowOf<typeof chainSyncRuns>;
+
+export type ChainSnapshotTable =
+  | "chain_token_snapshots"
+  | "chain_holder_snapshots"
+  | "chain_mint_authority_snapshots"
+  | "chain_holder_growth"
+  | "chain_sync_runs";
+
+const latestOf = (table: ChainSnapshotTable) => `SELECT * FROM ${table} WHERE mint = ? ORDER BY id DESC LIMIT 1`;
+
+export const latestToken = (q: Queryable, mint: string) => q.get<TokenSnapshotRow>(latestOf("chain_token_snapshots"), [mint]);
+export const latestHolders = (q: Queryable, mint: string) => q.get<HolderSnapshotRow>(latestOf("chain_holder_snapshots"), [mint]);
+export const latestAuthority = (q: Queryable, mint: string) => q.get<MintAuthorityRow>(latestOf("chain_mint_authority_snapshots"), [mint]);
+export const latestGrowth = (q: Queryable, mint: string) => q.get<HolderGrowthRow>(latestOf("chain_holder_growth"), [mint]);
+export const latestSync = (q: Queryable, mint: string) => q.get<SyncRunRow>(latestOf("chain_sync_runs"), [mint]);
+
+/** The latest row of any snapshot table, as the jobs rollup names it. */
+export function latestRef(q: Queryable, table: ChainSnapshotTable, mint: string) {
+  return q.get<Pick<TokenSnapshotRow, "id" | "taken_at" | "job_run_id">>(
+    `SELECT id, taken_at, job_run_id FROM ${table} WHERE mint = ? ORDER BY id DESC LIMIT 1`,
+    [mint],
+  );
+}
+
+/** The last holders snapshot of each UTC day (taken_at is ISO-8601 text: its first 10 characters are the day), newest 90. */
+export function dailyHolderSnapshots(q: Queryable, mint: string): Promise<HolderSnapshotRow[]> {
+  return q.all<HolderSnapshotRow>(
+    `SELECT * FROM chain_holder_snapshots WHERE id IN (SELECT max(id) FROM chain_holder_snapshots WHERE mint = ? GROUP BY substr(taken_at, 1, 10))
+     ORDER BY id DESC LIMIT 90`,
+    [mint],
+  );
+}
+
+export async function countGrowthPoints(q: Queryable, mint: string): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM chain_holder_growth WHERE mint = ?", [mint]))!.n;
+}
+
+/** Inserts one snapshot row (its columns as given; booleans as 0/1) and answers its id. */
+export async function insertSnapshot(q: Queryable, table: ChainSnapshotTable, row: Record<string, string | number | boolean | null>): Promise<number> {
+  const cols = Object.keys(row);
+  const values: Param[] = cols.map((c) => {
+    const v = row[c]!;
+    return typeof v === "boolean" ? (v ? 1 : 0) : v;
+  });
+  const inserted = await q.get<{ id: number }>(`INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, values);
+  return inserted!.id;
+}
+
+/**
+ * PostgreSQL: locks the holders snapshot a growth point is about to be computed from, for the rest of the
+ * transaction, so that two holder-growth runs that overlap (a manual run beside the scheduled one, or a run that
+ * outlived its lease) take turns: the second then reads the first's point as its previous one (delta 0) instead
+ * of both computing from the same previous point. SQLite needs nothing: its transactions hold the one write lock
+ * from BEGIN IMMEDIATE. SELECT … FOR UPDATE is PostgreSQL's; SQLite has no row locks, hence the fragment.
+ */
+const LOCK_HOLDERS_POSTGRES = "SELECT id FROM chain_holder_snapshots WHERE id = ? FOR UPDATE";
+
+export async function lockHoldersSnapshot(t: Queryable, dialect: Dialect, id: number): Promise<void> {
+  if (dialect === "postgres") await t.get(LOCK_HOLDERS_POSTGRES, [id]);
+}

@@ -1,0 +1,106 @@
+import { Database, type SQLQueryBindings } from "bun:sqlite";
+import type { Param, RunResult } from "./port";
+
+// The SQLite file operations that are not the service's own storage (DESIGN.md §8a: SQLite-only mechanisms live in
+// src/db behind small named functions): copying the live file (on-demand backups), checking and reading a copy
+// (restore, migrate-to-postgres), and taking the file for ourselves before a restore swaps it. Each opens the file
+// on a connection of its own, never the service's. PostgreSQL meaning: none — there is no file; backups there are
+// the database's own (pg_dump, pg_basebackup; docs/postgres.md).
+
+/**
+ * Synchronous statements on an SQLite file: for the checks that run before a context exists (the master key at a
+ * SQLite start, on the service's connection) and for reading a file that is not the service's database.
+ */
+export interface SyncQueryable {
+  get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): T | null;
+  all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): T[];
+  run(sql: string, params?: readonly Param[]): RunResult;
+}
+
+export function syncQueryable(db: Database): SyncQueryable {
+  const bind = (params: readonly Param[] = []) => params as SQLQueryBindings[];
+  return {
+    get: <T>(sql: string, params?: readonly Param[]) => (db.query(sql).get(...bind(params)) as T | null) ?? null,
+    all: <T>(sql: string, params?: readonly Param[]) => db.query(sql).all(...bind(params)) as T[],
+    run: (sql: string, params?: readonly Param[]) => ({ changes: db.query(sql).run(...bind(params)).changes }),
+  };
+}
+
+/** An SQLite file opened for reading (a backup, a copy, the source of a move), with its statements. */
+export interface SqliteFile extends SyncQueryable {
+  /** Rows one at a time, for a table too large to hold (the move to PostgreSQL). */
+  iterate(sql: string, params?: readonly Param[]): IterableIterator<Record<string, unknown>>;
+  close(): void;
+}
+
+export function openSqliteFile(path: string): SqliteFile {
+  const db = new Database(path, { readonly: true, strict: true });
+  return {
+    ...syncQueryable(db),
+    iterate: (sql: string, params: readonly Param[] = []) =>
+      db.query(sql).iterate(...(params as SQLQueryBindings[])) as IterableIterator<Record<string, unknown>>,
+    close: () => db.close(),
+  };
+}
+
+/**
+ * A transactionally consistent copy of the live database at `dbPath` into `file` (VACUUM INTO), on a connection of
+ * its own: in WAL mode it is a read transaction, so the server's writers carry on while it runs.
+ */
+export function sqliteSnapshotInto(dbPath: string, file: string): void {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    db.query("VACUUM INTO ?").run(file);
+  } finally {
+    db.close();
+  }
+}
+
+/** PRAGMA integrity_check on a copy, read-only; "ok" or the first problems SQLite reports. */
+export function integrityOf(path: string): string {
+  const copy = new Database(path, { readonly: true });
+  try {
+    const rows = copy.query("PRAGMA integrity_check(5)").all() as Array<{ integrity_check: string }>;
+    return rows.map((r) => r.integrity_check).join("; ");
+  } finally {
+    copy.close();
+  }
+}
+
+/** The file held exclusively: nobody else can open it until `release`. */
+export interface ExclusiveFile {
+  /** Folds the WAL into the file (one self-contained file); true when it did. */
+  foldWal(): boolean;
+  release(): void;
+}
+
+/**
+ * Takes an SQLite file for ourselves, or throws (the message says whether it is in use). In WAL mode every open
+ * connection (a serving herald, Litestream, a CLI command) keeps a shared lock on the file for as long as it is
+ * open, so an exclusive lock (locking_mode=EXCLUSIVE, then a read inside BEGIN EXCLUSIVE) is granted only when
+ * nothing else has it open — and, once granted, is held until release, so no server can start on it meanwhile.
+ */
+export function holdExclusively(path: string): ExclusiveFile {
+  const db = new Database(path, { readwrite: true, create: false });
+  try {
+    db.exec("PRAGMA busy_timeout = 1000");
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+    db.query("SELECT count(*) FROM sqlite_master").get();
+    db.exec("COMMIT");
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return {
+    foldWal() {
+      try {
+        const r = db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
+        return r?.busy === 0;
+      } catch {
+        return false;
+      }
+    },
+    release: () => db.close(),
+  };
+}

@@ -1,0 +1,92 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { messengerSeedCommitments, messengerSeeds, messengerSpins } from "../tables";
+
+// The spin wheel's provably-fair records (messenger_seeds, messenger_seed_commitments, messenger_spins): the only
+// SQL that touches them. Written inside a game action's transaction, after the player's row lock.
+
+export type SeedRow = Omit<RowOf<typeof messengerSeeds>, "status"> & { status: "active" | "revealed" };
+export type CommitmentRow = Pick<RowOf<typeof messengerSeedCommitments>, "server_seed" | "server_seed_hash" | "committed_at">;
+export type FairGame = RowOf<typeof messengerSeedCommitments>["game_key"];
+type SpinRow = RowOf<typeof messengerSpins>;
+
+export const activeSeed = (q: Queryable, telegramUserId: number) =>
+  q.get<SeedRow>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1", [telegramUserId]);
+
+export async function insertSeed(
+  t: Queryable,
+  s: { telegramUserId: number; serverSeed: string; serverSeedHash: string; clientSeed: string; committedAt: string; at: string },
+): Promise<SeedRow> {
+  return (await t.get<SeedRow>(
+    `INSERT INTO messenger_seeds (telegram_user_id, server_seed, server_seed_hash, client_seed, next_nonce, status, created_at, committed_at)
+     VALUES (?, ?, ?, ?, 0, 'active', ?, ?) RETURNING *`,
+    [s.telegramUserId, s.serverSeed, s.serverSeedHash, s.clientSeed, s.at, s.committedAt],
+  ))!;
+}
+
+export async function revealSeed(t: Queryable, id: number, at: string): Promise<void> {
+  await t.run("UPDATE messenger_seeds SET status = 'revealed', revealed_at = ? WHERE id = ?", [at, id]);
+}
+
+/** Takes the pair's next nonce: the value before the increment. */
+export async function takeNonce(t: Queryable, seedId: number): Promise<number> {
+  return (
+    (await t.get<Pick<SeedRow, "next_nonce">>("UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ? RETURNING next_nonce", [seedId]))!
+      .next_nonce - 1
+  );
+}
+
+/** Seeds revealed so far, newest first. */
+export const revealedSeedRows = (q: Queryable, telegramUserId: number, limit: number) =>
+  q.all<SeedRow>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'revealed' ORDER BY id DESC LIMIT ?", [telegramUserId, limit]);
+
+export const pendingCommitment = (q: Queryable, telegramUserId: number, game: FairGame) =>
+  q.get<CommitmentRow>("SELECT server_seed, server_seed_hash, committed_at FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [
+    telegramUserId,
+    game,
+  ]);
+
+export async function insertCommitment(t: Queryable, telegramUserId: number, game: FairGame, c: CommitmentRow): Promise<void> {
+  await t.run("INSERT INTO messenger_seed_commitments (telegram_user_id, game_key, server_seed, server_seed_hash, committed_at) VALUES (?, ?, ?, ?, ?)", [
+    telegramUserId,
+    game,
+    c.server_seed,
+    c.server_seed_hash,
+    c.committed_at,
+  ]);
+}
+
+export async function deleteCommitment(t: Queryable, telegramUserId: number, game: FairGame): Promise<void> {
+  await t.run("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [telegramUserId, game]);
+}
+
+export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">): Promise<number> {
+  return (await t.get<Pick<SpinRow, "id">>(
+    "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
+  ))!.id;
+}
+
+/** Whether any spin used the campaign (its segments are then fixed). */
+export async function campaignHasSpins(q: Queryable, campaignKey: string): Promise<boolean> {
+  return (await q.get("SELECT id FROM messenger_spins WHERE campaign_key = ? LIMIT 1", [campaignKey])) !== null;
+}
+
+export async function countSpinsOf(q: Queryable, telegramUserId: number): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
+}
+
+/** The min and max id (the window search's bounds); nulls when there are no spins. */
+export const spinIdBounds = (q: Queryable) => q.get<{ lo: number | null; hi: number | null }>("SELECT MIN(id) AS lo, MAX(id) AS hi FROM messenger_spins");
+
+/** The created_at of the first spin at or after `id`. */
+export const spinCreatedFrom = (q: Queryable, id: number) =>
+  q.get<Pick<SpinRow, "created_at">>("SELECT created_at FROM messenger_spins WHERE id >= ? ORDER BY id LIMIT 1", [id]);
+
+/** Spins of an id range, counted per campaign, segment and how they were paid. */
+export const spinCounts = (q: Queryable, fromId: number, toId: number) =>
+  q.all<Pick<SpinRow, "campaign_key" | "segment_index" | "paid_with"> & { n: number }>(
+    `SELECT campaign_key, segment_index, paid_with, COUNT(*) AS n FROM messenger_spins WHERE id >= ? AND id < ?
+     GROUP BY campaign_key, segment_index, paid_with`,
+    [fromId, toId],
+  );

@@ -1,0 +1,55 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { messengerGrids } from "../tables";
+
+// messenger_grids: the only SQL that touches it. Written inside a game action's transaction, after the player's
+// row lock, so one player's grid changes one request at a time.
+
+export type GridRow = Omit<RowOf<typeof messengerGrids>, "status"> & { status: "active" | "completed" | "abandoned" };
+
+export const activeGrid = (q: Queryable, telegramUserId: number) =>
+  q.get<GridRow>("SELECT * FROM messenger_grids WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1", [telegramUserId]);
+
+export const lastEndedGrid = (q: Queryable, telegramUserId: number) =>
+  q.get<GridRow>("SELECT * FROM messenger_grids WHERE telegram_user_id = ? AND status <> 'active' ORDER BY id DESC LIMIT 1", [telegramUserId]);
+
+export async function endGrid(t: Queryable, id: number, status: "abandoned", at: string): Promise<void> {
+  await t.run("UPDATE messenger_grids SET status = ?, ended_at = ? WHERE id = ?", [status, at, id]);
+}
+
+export async function insertGrid(
+  t: Queryable,
+  g: Pick<GridRow, "telegram_user_id" | "server_seed" | "server_seed_hash" | "client_seed" | "layout" | "created_at" | "committed_at">,
+): Promise<GridRow> {
+  return (await t.get<GridRow>(
+    `INSERT INTO messenger_grids (telegram_user_id, server_seed, server_seed_hash, client_seed, layout, revealed, status, created_at, committed_at)
+     VALUES (?, ?, ?, ?, ?, '[]', 'active', ?, ?) RETURNING *`,
+    [g.telegram_user_id, g.server_seed, g.server_seed_hash, g.client_seed, g.layout, g.created_at, g.committed_at],
+  ))!;
+}
+
+export async function setRevealed(t: Queryable, id: number, revealed: string, status: GridRow["status"], endedAt: string | null): Promise<void> {
+  await t.run("UPDATE messenger_grids SET revealed = ?, status = ?, ended_at = ? WHERE id = ?", [revealed, status, endedAt, id]);
+}
+
+export async function countGridsOf(q: Queryable, telegramUserId: number): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
+}
+
+export const gridIdBounds = (q: Queryable) => q.get<{ lo: number | null; hi: number | null }>("SELECT MIN(id) AS lo, MAX(id) AS hi FROM messenger_grids");
+
+export const gridCreatedFrom = (q: Queryable, id: number) =>
+  q.get<Pick<GridRow, "created_at">>("SELECT created_at FROM messenger_grids WHERE id >= ? ORDER BY id LIMIT 1", [id]);
+
+/**
+ * Grids of an id range per status, with their revealed cells summed. `revealed` is a JSON array of cell numbers
+ * as JSON.stringify writes it ("[]", "[3,7]"): its cells are its commas plus one, counted with length() and
+ * replace(), which both engines have (json_array_length is SQLite's alone).
+ */
+export const gridCounts = (q: Queryable, fromId: number, toId: number) =>
+  q.all<Pick<GridRow, "status"> & { n: number; reveals: number }>(
+    `SELECT status, COUNT(*) AS n,
+       COALESCE(SUM(CASE WHEN revealed = '[]' THEN 0 ELSE length(revealed) - length(replace(revealed, ',', '')) + 1 END), 0) AS reveals
+     FROM messenger_grids WHERE id >= ? AND id < ? GROUP BY status`,
+    [fromId, toId],
+  );

@@ -1,0 +1,105 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { messengerLedger } from "../tables";
+
+// messenger_ledger: the only SQL that touches it. A request id is claimed FIRST — the row is inserted (with its
+// deltas still zero) under the unique index (telegram_user_id, request_id) with ON CONFLICT DO NOTHING — and only
+// the transaction that inserted it applies the action; a second one, on any instance, gets no row back (on
+// PostgreSQL after waiting for the first to commit) and replays the stored answer.
+
+type LedgerRow = RowOf<typeof messengerLedger>;
+
+export type PriorAction = Pick<LedgerRow, "id" | "fingerprint" | "result">;
+
+export interface Claim {
+  telegramUserId: number;
+  requestId: string;
+  action: string;
+  fingerprint: string;
+  gameKey: string | null;
+  at: string;
+}
+
+/** The ledger row's id when this transaction claimed the request id; null when it was claimed before. */
+export async function claimRequest(t: Queryable, c: Claim): Promise<number | null> {
+  const row = await t.get<Pick<LedgerRow, "id">>(
+    `INSERT INTO messenger_ledger (telegram_user_id, request_id, action, fingerprint, free_spin_delta, missile_delta, points_delta,
+       free_spin_after, missile_after, points_after, game_key, result, created_at)
+     VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, 0, ?, '{}', ?)
+     ON CONFLICT (telegram_user_id, request_id) DO NOTHING RETURNING id`,
+    [c.telegramUserId, c.requestId, c.action, c.fingerprint, c.gameKey, c.at],
+  );
+  return row?.id ?? null;
+}
+
+export const priorAction = (q: Queryable, telegramUserId: number, requestId: string) =>
+  q.get<PriorAction>("SELECT id, fingerprint, result FROM messenger_ledger WHERE telegram_user_id = ? AND request_id = ?", [telegramUserId, requestId]);
+
+export interface Outcome {
+  deltas: { freeSpins: number; missiles: number; points: number };
+  after: { free_spin_balance: number; missile_balance: number; points_balance: number };
+  result: string;
+}
+
+/** Fills in the claimed row: the deltas, the balances they left and the stored answer. */
+export async function completeClaim(t: Queryable, id: number, o: Outcome): Promise<void> {
+  await t.run(
+    `UPDATE messenger_ledger SET free_spin_delta = ?, missile_delta = ?, points_delta = ?, free_spin_after = ?, missile_after = ?, points_after = ?, result = ?
+     WHERE id = ?`,
+    [o.deltas.freeSpins, o.deltas.missiles, o.deltas.points, o.after.free_spin_balance, o.after.missile_balance, o.after.points_balance, o.result, id],
+  );
+}
+
+export type LedgerEntry = Pick<
+  LedgerRow,
+  | "id"
+  | "request_id"
+  | "action"
+  | "game_key"
+  | "free_spin_delta"
+  | "missile_delta"
+  | "points_delta"
+  | "free_spin_after"
+  | "missile_after"
+  | "points_after"
+  | "created_at"
+>;
+
+const ENTRY_COLUMNS =
+  "id, request_id, action, game_key, free_spin_delta, missile_delta, points_delta, free_spin_after, missile_after, points_after, created_at";
+
+/**
+ * The player's entries, newest first, below `beforeId` (a keyset cursor; MAX_SAFE_INTEGER for the first page):
+ * messenger_ledger_player_idx (telegram_user_id, id) serves both.
+ */
+export const ledgerPage = (q: Queryable, telegramUserId: number, beforeId: number, limit: number, offset: number) =>
+  q.all<LedgerEntry>(`SELECT ${ENTRY_COLUMNS} FROM messenger_ledger WHERE telegram_user_id = ? AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?`, [
+    telegramUserId,
+    beforeId,
+    limit,
+    offset,
+  ]);
+
+export type UnfoldedRow = Pick<
+  LedgerRow,
+  "id" | "telegram_user_id" | "action" | "game_key" | "free_spin_delta" | "missile_delta" | "points_delta" | "created_at"
+>;
+
+/**
+ * Marks up to `limit` rows not yet counted as folded and returns them, in the fold's transaction. The outer
+ * `folded = 0` is checked again on the row as it is when the UPDATE reaches it (PostgreSQL re-evaluates it after a
+ * wait), so a row is marked — and counted — by exactly one fold. A row still uncommitted is not seen at all and
+ * waits for a later fold: nothing reads "ids after N", so ids committing out of order lose nothing.
+ */
+export const claimUnfolded = (t: Queryable, limit: number) =>
+  t.all<UnfoldedRow>(
+    `UPDATE messenger_ledger SET folded = 1
+     WHERE id IN (SELECT id FROM messenger_ledger WHERE folded = 0 ORDER BY id LIMIT ?) AND folded = 0
+     RETURNING id, telegram_user_id, action, game_key, free_spin_delta, missile_delta, points_delta, created_at`,
+    [limit],
+  );
+
+/** Whether any row waits to be folded (messenger_ledger_unfolded_idx holds only those). */
+export async function anyUnfolded(q: Queryable): Promise<boolean> {
+  return (await q.get("SELECT id FROM messenger_ledger WHERE folded = 0 LIMIT 1")) !== null;
+}

@@ -1,0 +1,169 @@
+import type { Param, Queryable } from "../../db/port";
+import type { LinkEventRow, OutboxRow } from "./store";
+
+// The link inbox's read models over ops_link_events and ops_link_outbox: target health, the verification
+// summaries, the events export and an issue's notices. Written once for both engines.
+
+// ---- target health (src/ops/link-inbox/target-health.ts)
+
+/** The newest attempt of a target: any event with an outcome family (a request made, or a send-time refusal). */
+export const latestAttempt = (q: Queryable, target: string) =>
+  q.get<Pick<LinkEventRow, "at" | "status_code_family" | "error">>(
+    "SELECT at, status_code_family, error FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL ORDER BY at DESC, id DESC LIMIT 1",
+    [target],
+  );
+
+export async function lastSuccessAt(q: Queryable, target: string): Promise<string | null> {
+  return (
+    (await q.get<{ at: string | null }>("SELECT max(at) AS at FROM ops_link_events WHERE target = ? AND status_code_family = '2xx'", [target]))?.at ?? null
+  );
+}
+
+/** Attempts of a target that failed after `after` (every failure when `after` is ""). */
+export async function failuresAfter(q: Queryable, target: string, after: string): Promise<number> {
+  const r = await q.get<{ n: number }>(
+    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL AND status_code_family <> '2xx' AND at > ?",
+    [target, after],
+  );
+  return r?.n ?? 0;
+}
+
+export const newestMessage = (q: Queryable, target: string) =>
+  q.get<Pick<OutboxRow, "status" | "last_error">>("SELECT status, last_error FROM ops_link_outbox WHERE target = ? ORDER BY id DESC LIMIT 1", [target]);
+
+export async function deadMessages(q: Queryable, target: string): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM ops_link_outbox WHERE target = ? AND status = 'dead'", [target]))?.n ?? 0;
+}
+
+// ---- verification summaries (src/ops/link-inbox/readmodels.ts)
+
+export type SummaryEvent = Pick<LinkEventRow, "id" | "at" | "event" | "issue_id" | "target" | "status_code_family" | "skip_reason">;
+const SUMMARY_COLUMNS = "id, at, event, issue_id, target, status_code_family, skip_reason";
+
+export const eventsSince = (q: Queryable, since: string) =>
+  q.all<SummaryEvent>(`SELECT ${SUMMARY_COLUMNS} FROM ops_link_events WHERE at >= ? ORDER BY id`, [since]);
+
+export const outboxCountsSince = (q: Queryable, since: string) =>
+  q.all<Pick<OutboxRow, "event" | "target" | "status"> & { n: number }>(
+    "SELECT event, target, status, count(*) AS n FROM ops_link_outbox WHERE created_at >= ? GROUP BY event, target, status",
+    [since],
+  );
+
+/** The resolution notice's events of one issue (attempts and skips), oldest first. */
+export const resolvedEventsOf = (q: Queryable, issueId: string) =>
+  q.all<SummaryEvent>(`SELECT ${SUMMARY_COLUMNS} FROM ops_link_events WHERE issue_id = ? AND event = 'incident.resolved' ORDER BY id`, [issueId]);
+
+export const resolvedMessagesOf = (q: Queryable, issueId: string) =>
+  q.all<Pick<OutboxRow, "target" | "status">>("SELECT target, status FROM ops_link_outbox WHERE issue_id = ? AND event = 'incident.resolved' ORDER BY id", [
+    issueId,
+  ]);
+
+// ---- an issue's notices (the alert page)
+
+export type NoticeRow = Pick<LinkEventRow, "at" | "event" | "target" | "attempt" | "status_code" | "status_code_family" | "skip_reason" | "error">;
+
+export const noticesOfIssue = (q: Queryable, issueId: string, limit: number) =>
+  q.all<NoticeRow>(
+    "SELECT at, event, target, attempt, status_code, status_code_family, skip_reason, error FROM ops_link_events WHERE issue_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+    [issueId, limit],
+  );
+
+// ---- the events export (src/ops/link-inbox/exports.ts)
+
+/** What the export filters by, already checked against their lists (exports.ts). */
+export interface EventsWhere {
+  event: string[];
+  eventPrefix: string | null;
+  from: string | null;
+  to: string | null;
+  statusCodeFamily: string[];
+  skipReason: string[];
+  issueId: string | null;
+  urlContains: string | null;
+}
+
+/** The exportable columns: a field name is only ever turned into SQL through this map. */
+const EVENT_COLUMNS = {
+  id: "id",
+  at: "at",
+  event: "event",
+  issue_id: "issue_id",
+  target: "target",
+  url: "url",
+  attempt: "attempt",
+  status_code: "status_code",
+  status_code_family: "status_code_family",
+  skip_reason: "skip_reason",
+  outbox_id: "outbox_id",
+  error: "error",
+} as const;
+export type EventColumn = keyof typeof EVENT_COLUMNS;
+
+function whereOf(f: EventsWhere): { sql: string; args: Param[] } {
+  const parts: string[] = [];
+  const args: Param[] = [];
+  const inList = (column: string, values: string[]) => {
+    if (!values.length) return;
+    parts.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+    args.push(...values);
+  };
+  inList("event", f.event);
+  if (f.eventPrefix !== null) {
+    // substr, not LIKE: a prefix holding % or _ is taken literally (and LIKE's case rules differ between engines).
+    parts.push("substr(event, 1, ?) = ?");
+    args.push(f.eventPrefix.length, f.eventPrefix);
+  }
+  // `at` is stored as toISOString() text, so text comparison is time order.
+  if (f.from !== null) parts.push("at >= ?"), args.push(f.from);
+  if (f.to !== null) parts.push("at < ?"), args.push(f.to);
+  inList("status_code_family", f.statusCodeFamily);
+  inList("skip_reason", f.skipReason);
+  if (f.issueId !== null) parts.push("issue_id = ?"), args.push(f.issueId);
+  // "Contains", case-sensitive on both engines without a per-engine function (SQLite's instr, PostgreSQL's strpos):
+  // removing a non-empty needle changes the text exactly when the text holds it. A NULL url never matches.
+  if (f.urlContains !== null) parts.push("replace(url, ?, '') <> url"), args.push(f.urlContains);
+  return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", args };
+}
+
+export async function countEvents(q: Queryable, f: EventsWhere): Promise<number> {
+  const { sql, args } = whereOf(f);
+  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_link_events ${sql}`, args))?.n ?? 0;
+}
+
+export function eventRows(q: Queryable, f: EventsWhere, fields: readonly EventColumn[], limit: number) {
+  const { sql, args } = whereOf(f);
+  const cols = fields.map((c) => EVENT_COLUMNS[c]).join(", ");
+  return q.all<Record<EventColumn, string | number | null>>(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`, [...args, limit]);
+}
+
+export interface TargetTally {
+  target: string;
+  attempts: number;
+  ok: number;
+  failed: number;
+  skipped: number;
+  last_success: string | null;
+  last_failure: string | null;
+}
+
+/** Per chat target (at most 100): attempts (rows without skip_reason), their 2xx and failures, skips, last success and failure. */
+export const targetTallies = (q: Queryable) =>
+  q.all<TargetTally>(
+    `SELECT target,
+       count(*) FILTER (WHERE skip_reason IS NULL) AS attempts,
+       count(*) FILTER (WHERE skip_reason IS NULL AND status_code_family = '2xx') AS ok,
+       count(*) FILTER (WHERE skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx') AS failed,
+       count(*) FILTER (WHERE skip_reason IS NOT NULL) AS skipped,
+       max(CASE WHEN skip_reason IS NULL AND status_code_family = '2xx' THEN at END) AS last_success,
+       max(CASE WHEN skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' THEN at END) AS last_failure
+     FROM ops_link_events GROUP BY target ORDER BY target LIMIT 100`,
+  );
+
+/** A target's failed attempts after `after` ("" for all): its current failing streak. */
+export async function attemptFailuresAfter(q: Queryable, target: string, after: string): Promise<number> {
+  const r = await q.get<{ n: number }>(
+    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' AND at > ?",
+    [target, after],
+  );
+  return r?.n ?? 0;
+}

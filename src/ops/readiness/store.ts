@@ -1,0 +1,48 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { opsProbeRuns } from "../tables";
+
+// The readiness area's SQL: the synthetic probes' rows (ops_probe_runs, its own table) and the 403 noise export's
+// read of the request log's hourly rollups (owned by the request log; test/conventions/layering.test.ts allows it).
+// Written once for both engines.
+
+export type ProbeRow = RowOf<typeof opsProbeRuns>;
+
+export async function insertProbeRuns(t: Queryable, rows: ReadonlyArray<Omit<ProbeRow, "id">>): Promise<void> {
+  for (const r of rows) {
+    await t.run("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+      r.run_id,
+      r.at,
+      r.probe,
+      r.url,
+      r.status,
+      r.latency_ms,
+      r.had_data,
+      r.ok,
+      r.error,
+    ]);
+  }
+}
+
+export async function deleteProbeRunsBefore(q: Queryable, cutoff: string): Promise<number> {
+  return (await q.run("DELETE FROM ops_probe_runs WHERE at < ?", [cutoff])).changes;
+}
+
+const PROBE_COLUMNS = "at, run_id, probe, url, status, latency_ms, had_data, ok, error";
+export type ProbeRead = Omit<ProbeRow, "id">;
+
+/** The newest row of one probe: ops_probe_runs_probe_idx (probe, at), one index seek however many runs are kept. */
+export const newestProbeRun = (q: Queryable, probe: string) =>
+  q.get<ProbeRead>(`SELECT ${PROBE_COLUMNS} FROM ops_probe_runs WHERE probe = ? ORDER BY at DESC, id DESC LIMIT 1`, [probe]);
+
+/** Rows since `since` that failed or came back without data, newest first: the range on ops_probe_runs_at_idx. */
+export const probeProblemsSince = (q: Queryable, since: string, limit: number) =>
+  q.all<ProbeRead>(`SELECT ${PROBE_COLUMNS} FROM ops_probe_runs WHERE at >= ? AND (ok = 0 OR had_data = 0) ORDER BY at DESC, id DESC LIMIT ?`, [since, limit]);
+
+/** The per-day sums of request_log_hourly from `fromHour` to `toHour` (inclusive), one row per day that has any. */
+export const dailyRollups = (q: Queryable, fromHour: string, toHour: string) =>
+  q.all<{ day: string; requests: number; forbidden: number; hours_with_data: number }>(
+    `SELECT substr(hour, 1, 10) AS day, sum(requests) AS requests, sum(forbidden) AS forbidden, count(*) AS hours_with_data
+       FROM request_log_hourly WHERE hour >= ? AND hour <= ? GROUP BY substr(hour, 1, 10)`,
+    [fromHour, toHour],
+  );

@@ -1,0 +1,110 @@
+import type { Dialect, Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { statusSnapshots } from "../tables";
+
+// status_snapshots' SQL, on the storage port (the same statements on SQLite and PostgreSQL). Written by the
+// status-snapshot job (one transaction per snapshot, with the incident change it causes), read by the uptime
+// maths, the trend and the page, pruned by age.
+
+export type SnapshotRow = RowOf<typeof statusSnapshots>;
+/** What the uptime maths reads of a snapshot. */
+export type PointRow = Pick<SnapshotRow, "generated_at" | "overall" | "degraded" | "checks" | "id">;
+
+/** The `checks` value of a snapshot whose check set is the previous snapshot's. */
+export const SAME_SET = "=";
+
+/** pg_advisory_xact_lock key of the snapshot transactions: any constant no other code uses ("status" in ASCII). */
+const SNAPSHOT_LOCK = 0x73_74_61_74_75_73;
+
+/**
+ * PostgreSQL: makes the snapshot transactions of every instance take turns (a transaction-scoped advisory lock,
+ * released at commit), so that two status-snapshot runs that overlap — a run that outlived its job lease, a manual
+ * run beside the scheduled one — never both open an automatic incident (at most one is open), nor both store "="
+ * against a set the other just changed. The lock has no row to hang on (no incident may be open yet), hence the
+ * advisory lock; SQLite needs nothing, as its transactions hold the one write lock from BEGIN IMMEDIATE.
+ */
+const SERIALIZE_SNAPSHOTS_POSTGRES = "SELECT pg_advisory_xact_lock(?)";
+
+export async function serializeSnapshots(t: Queryable, dialect: Dialect): Promise<void> {
+  if (dialect === "postgres") await t.get(SERIALIZE_SNAPSHOTS_POSTGRES, [SNAPSHOT_LOCK]);
+}
+
+/** The newest snapshot's id (the one stored last: inside serializeSnapshots, ids are drawn in commit order). */
+export async function newestSnapshotId(q: Queryable): Promise<number | null> {
+  return (await q.get<Pick<SnapshotRow, "id">>("SELECT id FROM status_snapshots ORDER BY id DESC LIMIT 1"))?.id ?? null;
+}
+
+/** The check set in force before snapshot `beforeId` (or after every snapshot): the latest list that is not "=". */
+export async function checksInForce(q: Queryable, beforeId: number | null): Promise<string | null> {
+  const row = await q.get<Pick<SnapshotRow, "checks">>(
+    "SELECT checks FROM status_snapshots WHERE (CAST(? AS bigint) IS NULL OR id < ?) AND checks <> ? ORDER BY id DESC LIMIT 1",
+    [beforeId, beforeId, SAME_SET],
+  );
+  return row?.checks ?? null;
+}
+
+export async function insertSnapshotRow(t: Queryable, r: Omit<SnapshotRow, "id">): Promise<number> {
+  const row = await t.get<Pick<SnapshotRow, "id">>(
+    "INSERT INTO status_snapshots (generated_at, overall, degraded, checks, policy_version, in_maintenance, job_run_id) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    [r.generated_at, r.overall, r.degraded, r.checks, r.policy_version, r.in_maintenance, r.job_run_id],
+  );
+  return row!.id;
+}
+
+/** The last snapshot before `startIso`, then every one up to `endIso`, in time order. */
+export async function pointRows(q: Queryable, startIso: string, endIso: string): Promise<PointRow[]> {
+  const cols = "generated_at, overall, degraded, checks, id";
+  const before = await q.get<PointRow>(`SELECT ${cols} FROM status_snapshots WHERE generated_at < ? ORDER BY generated_at DESC, id DESC LIMIT 1`, [startIso]);
+  const rows = await q.all<PointRow>(`SELECT ${cols} FROM status_snapshots WHERE generated_at >= ? AND generated_at <= ? ORDER BY generated_at, id`, [
+    startIso,
+    endIso,
+  ]);
+  return before ? [before, ...rows] : rows;
+}
+
+/** The latest `limit` snapshots, newest first. */
+export function latestSnapshots(q: Queryable, limit: number) {
+  return q.all<Pick<SnapshotRow, "generated_at" | "overall">>(
+    "SELECT generated_at, overall FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT ?",
+    [limit],
+  );
+}
+
+export async function newestSnapshotAt(q: Queryable): Promise<string | null> {
+  return (
+    (await q.get<Pick<SnapshotRow, "generated_at">>("SELECT generated_at FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT 1"))?.generated_at ??
+    null
+  );
+}
+
+export async function oldestSnapshotAt(q: Queryable): Promise<string | null> {
+  return (await q.get<Pick<SnapshotRow, "generated_at">>("SELECT generated_at FROM status_snapshots ORDER BY generated_at, id LIMIT 1"))?.generated_at ?? null;
+}
+
+/**
+ * What a cached uptime source was built from, besides the clock: the newest snapshot and the maintenance windows
+ * (their count, largest id and id sum change with any insert or delete). One round trip.
+ */
+export async function uptimeInputsKey(q: Queryable): Promise<string> {
+  const r = (await q.get<{ snap: number | null; n: number; max: number | null; sum: number | null }>(
+    `SELECT (SELECT max(id) FROM status_snapshots) AS snap, (SELECT count(*) FROM status_maintenance_windows) AS n,
+       (SELECT max(id) FROM status_maintenance_windows) AS max, (SELECT sum(id) FROM status_maintenance_windows) AS sum`,
+  ))!;
+  return `${r.snap ?? 0}|${r.n}:${r.max ?? 0}:${r.sum ?? 0}`;
+}
+
+/**
+ * Deletes the snapshots before `cutoffIso`. The oldest kept snapshot is first given the check set in force, so
+ * "=" never points at a deleted row. Inside the prune's transaction.
+ */
+export async function pruneSnapshots(t: Queryable, cutoffIso: string): Promise<number> {
+  const firstKept = await t.get<Pick<SnapshotRow, "id" | "checks">>(
+    "SELECT id, checks FROM status_snapshots WHERE generated_at >= ? ORDER BY generated_at, id LIMIT 1",
+    [cutoffIso],
+  );
+  if (firstKept?.checks === SAME_SET) {
+    const inForce = await checksInForce(t, firstKept.id);
+    if (inForce !== null) await t.run("UPDATE status_snapshots SET checks = ? WHERE id = ?", [inForce, firstKept.id]);
+  }
+  return (await t.run("DELETE FROM status_snapshots WHERE generated_at < ?", [cutoffIso])).changes;
+}

@@ -1,0 +1,114 @@
+import type { Queryable } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { auditThresholdHistory, auditTriage, declaredMovements } from "../tables";
+
+// What operators set: declared movements, thresholds (and their history), triage. Each write runs in the caller's
+// transaction, beside its admin_audit row and the audit_state bump.
+
+export type DeclarationRow = Omit<RowOf<typeof declaredMovements>, "direction"> & { direction: "outflow" | "inflow" };
+export type TriageRow = Omit<RowOf<typeof auditTriage>, "status"> & { status: "open" | "investigating" | "resolved" | "false_positive" };
+export type ThresholdHistoryRow = Omit<RowOf<typeof auditThresholdHistory>, "id">;
+
+// ---- declared movements
+
+export function declarations(q: Queryable, status?: "active" | "retracted"): Promise<DeclarationRow[]> {
+  const where = status === "active" ? "WHERE retracted_at IS NULL" : status === "retracted" ? "WHERE retracted_at IS NOT NULL" : "";
+  return q.all<DeclarationRow>(`SELECT * FROM declared_movements ${where} ORDER BY id`);
+}
+
+export function declarationById(q: Queryable, id: number): Promise<DeclarationRow | null> {
+  return q.get<DeclarationRow>("SELECT * FROM declared_movements WHERE id = ?", [id]);
+}
+
+export type NewDeclaration = Omit<DeclarationRow, "id" | "retracted_at" | "retracted_by" | "retract_reason">;
+
+export async function insertDeclaration(t: Queryable, d: NewDeclaration): Promise<number> {
+  const row = await t.get<{ id: number }>(
+    `INSERT INTO declared_movements (direction, amount_raw, decimals, counterparty, signature, window_start, window_end, max_transactions, reason, created_at, created_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [
+      d.direction,
+      d.amount_raw,
+      d.decimals,
+      d.counterparty,
+      d.signature,
+      d.window_start,
+      d.window_end,
+      d.max_transactions,
+      d.reason,
+      d.created_at,
+      d.created_by,
+    ],
+  );
+  return row!.id;
+}
+
+/** Retracts an active declaration; false when it was retracted already (by this request's race, or before). */
+export async function retract(t: Queryable, id: number, at: string, by: string, reason: string): Promise<boolean> {
+  const r = await t.run("UPDATE declared_movements SET retracted_at = ?, retracted_by = ?, retract_reason = ? WHERE id = ? AND retracted_at IS NULL", [
+    at,
+    by,
+    reason,
+    id,
+  ]);
+  return r.changes === 1;
+}
+
+// ---- thresholds
+
+export function storedThresholdValues(q: Queryable): Promise<Array<{ parameter: string; value: string }>> {
+  return q.all<{ parameter: string; value: string }>("SELECT parameter, value FROM audit_thresholds");
+}
+
+export async function setThreshold(t: Queryable, h: ThresholdHistoryRow): Promise<void> {
+  await t.run(
+    "INSERT INTO audit_thresholds (parameter, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (parameter) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    [h.parameter, h.new_value, h.changed_at],
+  );
+  await t.run("INSERT INTO audit_threshold_history (changed_at, parameter, previous_value, new_value, owner, reason) VALUES (?, ?, ?, ?, ?, ?)", [
+    h.changed_at,
+    h.parameter,
+    h.previous_value,
+    h.new_value,
+    h.owner,
+    h.reason,
+  ]);
+}
+
+/** threshold-history.json rows, newest first, and how many there are. */
+export async function thresholdHistoryPage(q: Queryable, limit: number): Promise<{ rows: ThresholdHistoryRow[]; total: number }> {
+  const rows = await q.all<ThresholdHistoryRow>(
+    "SELECT changed_at, parameter, previous_value, new_value, owner, reason FROM audit_threshold_history ORDER BY id DESC LIMIT ?",
+    [limit],
+  );
+  const total = (await q.get<{ n: number }>("SELECT count(*) AS n FROM audit_threshold_history"))!.n;
+  return { rows, total };
+}
+
+// ---- triage
+
+const TRIAGE_COLUMNS = "signature, status, owner, eta_utc, note, updated_at, updated_by";
+
+/** A page of triage rows by signature (a text key: pages by offset), optionally of one status. */
+export function triagePage(q: Queryable, status: string | undefined, limit: number, offset: number): Promise<TriageRow[]> {
+  return status
+    ? q.all<TriageRow>(`SELECT ${TRIAGE_COLUMNS} FROM audit_triage WHERE status = ? ORDER BY signature LIMIT ? OFFSET ?`, [status, limit, offset])
+    : q.all<TriageRow>(`SELECT ${TRIAGE_COLUMNS} FROM audit_triage ORDER BY signature LIMIT ? OFFSET ?`, [limit, offset]);
+}
+
+export function triageCounts(q: Queryable): Promise<Array<{ status: string; n: number }>> {
+  return q.all<{ status: string; n: number }>("SELECT status, count(*) AS n FROM audit_triage GROUP BY status");
+}
+
+export function triageOf(q: Queryable, signature: string): Promise<TriageRow | null> {
+  return q.get<TriageRow>(`SELECT ${TRIAGE_COLUMNS} FROM audit_triage WHERE signature = ?`, [signature]);
+}
+
+export async function upsertTriage(t: Queryable, r: TriageRow): Promise<void> {
+  await t.run(
+    `INSERT INTO audit_triage (signature, status, owner, eta_utc, note, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (signature) DO UPDATE SET status = excluded.status, owner = excluded.owner, eta_utc = excluded.eta_utc, note = excluded.note,
+       updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
+    [r.signature, r.status, r.owner, r.eta_utc, r.note, r.updated_at, r.updated_by],
+  );
+}
