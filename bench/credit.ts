@@ -168,7 +168,7 @@ const credit: Benchmark = {
       const n = engine === "postgres" ? (opts.instances ?? 1) : 1;
       pg = engine === "postgres" ? await postgresFor() : null;
       // Every instance needs the same master key (secrets are sealed with it) and a name of its own.
-      const env = pg ? { ...SERVER_ENV, DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", HERALD_MASTER_KEY: "ab".repeat(32) } : SERVER_ENV;
+      const env = pg ? { ...SERVER_ENV, DATABASE_URL: pg.url, HERALD_MASTER_KEY: "ab".repeat(32) } : SERVER_ENV;
       mkdirSync(heraldDir, { recursive: true });
       const key = await createKey(heraldDir, launch, env);
       const users = pg ? await seedUsersOn(pg.store) : seedUsers(join(heraldDir, "herald.db"));

@@ -74,7 +74,7 @@ async function openHeralds(engine: Engine, dir: string, extraEnv: Record<string,
   const url = await engine.database!();
   const ctxs: AppContext[] = [];
   for (let i = 0; i < engine.instances; i++) {
-    const config = loadConfig({ ...env, DATABASE_URL: url, HERALD_PG_PREVIEW: "1", HERALD_MASTER_KEY: "ab".repeat(32), HERALD_INSTANCE_ID: `bench-${i}` });
+    const config = loadConfig({ ...env, DATABASE_URL: url, HERALD_MASTER_KEY: "ab".repeat(32), HERALD_INSTANCE_ID: `bench-${i}` });
     ctxs.push(await openContextAsync(config, { clock: systemClock, log }));
   }
   return ctxs;

@@ -1,8 +1,6 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { assertValidationSurvivesBuild } from "./http/build-check";
 import type { AppContext } from "./context";
-import { type Group, runsOn } from "./engine-groups";
-import { AppError } from "./http/errors";
 import { httpCore, RequestStates } from "./http/core";
 import { applyHookScopes } from "./http/hook-scope";
 import { exportUsageHook } from "./ops/export-usage/recorder";
@@ -36,19 +34,6 @@ import { adminBotRoutes } from "./messenger/admin/bot-routes";
  * Composes the whole HTTP surface over a context. Pure: opens nothing, starts nothing — tests call
  * `buildApp(ctx).handle(request)` and main.ts calls `listen`.
  */
-/**
- * A group that is off on this engine (src/engine-groups.ts): its routes stay (the API document does not change with
- * the engine) but each answers 503 not_available_on_postgres before anything else runs — a local hook of this
- * wrapper, which reaches the wrapped plugin's routes.
- */
-function onEngine<T extends AnyElysia>(ctx: AppContext, group: Group, plugin: T): T {
-  if (runsOn(ctx.config, group)) return plugin;
-  const refuse = () => {
-    throw new AppError("not_available_on_postgres", `The ${group} routes do not run on PostgreSQL yet (preview); docs/postgres.md lists what does`);
-  };
-  return new Elysia({ name: `herald:off-on-postgres:${group}` }).onTransform(refuse).use(plugin) as unknown as T;
-}
-
 export function buildApp(ctx: AppContext) {
   assertValidationSurvivesBuild();
   const states = new RequestStates();
@@ -66,24 +51,24 @@ export function buildApp(ctx: AppContext) {
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
     // Every operator route and page (src/ops/routes.ts composes the areas).
-    .use(onEngine(ctx, "ops", opsRoutes(ctx, guards)))
+    .use(opsRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
     .use(partnerStatusRoutes(ctx, guards))
     .use(salutesRoutes(ctx, guards))
-    .use(onEngine(ctx, "chain", chainRoutes(ctx, guards)))
-    .use(onEngine(ctx, "audio-share", audioShareRoutes(ctx, guards)))
-    .use(onEngine(ctx, "status", statusRoutes(ctx, guards)))
-    .use(onEngine(ctx, "status", statusAdminRoutes(ctx, guards)))
-    .use(onEngine(ctx, "transparency", transparencyRoutes(ctx, guards)))
-    .use(onEngine(ctx, "transparency", transparencyAdminRoutes(ctx, guards)))
+    .use(chainRoutes(ctx, guards))
+    .use(audioShareRoutes(ctx, guards))
+    .use(statusRoutes(ctx, guards))
+    .use(statusAdminRoutes(ctx, guards))
+    .use(transparencyRoutes(ctx, guards))
+    .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
     .use(sandboxRoutes(ctx, guards))
-    .use(onEngine(ctx, "messenger", messengerRoutes(ctx, guards, states)))
-    .use(onEngine(ctx, "messenger", adminGamesConfigRoutes(ctx, guards)))
-    .use(onEngine(ctx, "messenger", adminAnalyticsRoutes(ctx, guards)))
-    .use(onEngine(ctx, "messenger", adminMissionsRoutes(ctx, guards)))
-    .use(onEngine(ctx, "messenger", adminBotRoutes(ctx, guards)))
+    .use(messengerRoutes(ctx, guards, states))
+    .use(adminGamesConfigRoutes(ctx, guards))
+    .use(adminAnalyticsRoutes(ctx, guards))
+    .use(adminMissionsRoutes(ctx, guards))
+    .use(adminBotRoutes(ctx, guards))
     .use(openApiRoutes(() => finished.app!, ctx));
   finished.app = app as unknown as AnyElysia;
   routes.load(app.routes);

@@ -2,7 +2,6 @@ import type { Config } from "./config";
 import { type AppContext, ContextState } from "./context";
 import { cryptoRng, systemClock, type Clock, type Rng } from "./clock";
 import { hostname } from "node:os";
-import { type Group, runsOn } from "./engine-groups";
 import { openDatabase } from "./db/client";
 import type { SyncQueryable } from "./db/sqlite-file";
 import { migrate } from "./db/migrate";
@@ -134,20 +133,18 @@ function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: Sy
     chain: createChainClient({ config, store, clock, rng, log }),
   };
   const ctx: AppContext = { ...core, dispatcher: new Dispatcher(core) };
-  // Each group's jobs, where the group runs (on PostgreSQL in preview, the ported groups only: src/engine-groups.ts).
-  const jobGroups: Array<[Group, (c: AppContext) => void]> = [
-    ["system", registerSystemJobs],
-    ["auth", registerAuthJobs],
-    ["webhooks", registerWebhookJobs],
-    ["chain", registerChainJobs],
-    ["audio-share", registerAudioShareJobs],
-    ["status", registerStatusJobs],
-    ["transparency", registerTransparencyJobs],
-    ["messenger", registerMessengerJobs],
-    ["ops", registerOpsJobs],
-  ];
-  for (const [group, register] of jobGroups) if (runsOn(config, group)) register(ctx);
-  // On PostgreSQL in preview the jobs of the groups that are off are not registered: a schedule for one is not a typo.
-  if (store.dialect === "sqlite") ctx.jobs.assertSchedulesKnown();
+  for (const register of [
+    registerSystemJobs,
+    registerAuthJobs,
+    registerWebhookJobs,
+    registerChainJobs,
+    registerAudioShareJobs,
+    registerStatusJobs,
+    registerTransparencyJobs,
+    registerMessengerJobs,
+    registerOpsJobs,
+  ])
+    register(ctx);
+  ctx.jobs.assertSchedulesKnown();
   return ctx;
 }

@@ -7,7 +7,7 @@ export const INSTANCE_VARS = {
   DATABASE_URL: {
     kind: { type: "string" as const, pattern: /^postgres(ql)?:\/\/\S+$/, allowed: "a postgres:// (or postgresql://) connection URL" },
     secret: true,
-    doc: "Run on PostgreSQL instead of the SQLite file (several instances on one database; docs/postgres.md). A preview until every domain is ported: it needs HERALD_PG_PREVIEW=1.",
+    doc: "Run on PostgreSQL instead of the SQLite file (several instances on one database; docs/postgres.md).",
   },
   DATABASE_POOL_MAX: {
     kind: int(1, 1000),
@@ -23,11 +23,6 @@ export const INSTANCE_VARS = {
     kind: int(100, 3_600_000),
     fallback: "60000",
     doc: "PostgreSQL idle_in_transaction_session_timeout: a transaction left open this long is ended by the server.",
-  },
-  HERALD_PG_PREVIEW: {
-    kind: { type: "bool" as const },
-    fallback: "0",
-    doc: "Accept DATABASE_URL while PostgreSQL mode is a preview: the ported groups run, the others answer 503 not_available_on_postgres.",
   },
   HERALD_INSTANCE_ID: {
     kind: { type: "string" as const, pattern: /^[\w.:-]{1,64}$/, allowed: "1-64 letters, digits, _ . : -" },

@@ -64,11 +64,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
     problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
   }
-  if (values.DATABASE_URL && values.HERALD_PG_PREVIEW !== true) {
-    problems.push(
-      "DATABASE_URL is set, but PostgreSQL mode is a preview until every domain runs on it: set HERALD_PG_PREVIEW=1 to run the ported groups (the others answer 503 not_available_on_postgres; docs/postgres.md), or unset DATABASE_URL to use the SQLite file",
-    );
-  }
   problems.push(...chainProblems(values));
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };

@@ -1,7 +1,6 @@
 import { buildApp } from "../app";
 import { warmOpenApiDocuments } from "../http/openapi/routes";
 import { closeContext, openContextAsync } from "../bootstrap";
-import { groupsOff, runsOn } from "../engine-groups";
 import type { Config } from "../config";
 import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
@@ -70,8 +69,7 @@ export async function serve(config: Config): Promise<void> {
   const firstStart = await prepareCredentials(ctx);
   const app = buildApp(ctx);
   // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).
-  // Not where the audio-share group is off (PostgreSQL in preview): its routes answer 503 through Elysia instead.
-  if (runsOn(config, "audio-share")) installNativeRedirects(app, ctx);
+  installNativeRedirects(app, ctx);
   try {
     app.listen({
       port: config.port,
@@ -103,7 +101,6 @@ export async function serve(config: Config): Promise<void> {
     public_base_url: config.publicBaseUrl,
     db: config.database.engine === "postgres" ? "postgres (DATABASE_URL)" : config.dbPath,
     engine: await ctx.store.version(),
-    ...(config.database.engine === "postgres" ? { preview: true, off_on_postgres: groupsOff(config) } : {}),
     jobs: config.jobsEnabled,
   });
   // The API documents are built now rather than by the first client that asks for them (~0.7 s).
@@ -128,7 +125,7 @@ export async function serve(config: Config): Promise<void> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
-      if (runsOn(config, "audio-share")) await flushAudioShareHits(ctx);
+      await flushAudioShareHits(ctx);
       await ctx.requestLog.stop();
       await ctx.chain.flushRecords(); // the RPC outcomes buffered off the call path (src/chain/rpc-log.ts)
       await closeContext(ctx);

@@ -44,13 +44,6 @@ export const ERROR_CATALOG = {
   db_unavailable: entry(503, "Database unavailable", "dependency", "retryable", "Retry with jittered backoff (1, 2, 4, 8 s, capped at 30 s).", {
     retry_after_seconds: 2,
   }),
-  not_available_on_postgres: entry(
-    503,
-    "Not available on PostgreSQL yet",
-    "dependency",
-    "fail_fast",
-    "This service runs on PostgreSQL in preview (HERALD_PG_PREVIEW=1), where this group of routes is not ported yet; retrying will not help until the operators run it on SQLite or upgrade. Operators: docs/postgres.md lists what runs on PostgreSQL.",
-  ),
   backup_not_on_postgres: entry(
     409,
     "Backups are the database's own on PostgreSQL",

@@ -30,8 +30,7 @@ export interface Instance {
 
 export async function anotherInstance(h: TestApp, opts: { env?: Record<string, string>; clock?: FakeClock; seed?: string } = {}): Promise<Instance> {
   const clock = opts.clock ?? new FakeClock(h.clock.now().toISOString());
-  const shared =
-    h.ctx.config.database.engine === "postgres" ? { DATABASE_URL: h.ctx.config.database.url!, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" } : {};
+  const shared = h.ctx.config.database.engine === "postgres" ? { DATABASE_URL: h.ctx.config.database.url!, DATABASE_POOL_MAX: "4" } : {};
   const config = loadConfig({
     NODE_ENV: "test",
     HERALD_DB_PATH: h.ctx.config.database.engine === "postgres" ? `${h.dir}/unused.db` : h.ctx.config.dbPath,

@@ -106,7 +106,7 @@ test("a disable by the CLI (another process) stops a running server's key within
       HERALD_DB_PATH: join(h.dir, "herald.db"),
       LOG_LEVEL: "silent",
       // On PostgreSQL the CLI opens the same database as the app.
-      ...(h.ctx.config.database.url ? { DATABASE_URL: h.ctx.config.database.url, HERALD_PG_PREVIEW: "1" } : {}),
+      ...(h.ctx.config.database.url ? { DATABASE_URL: h.ctx.config.database.url } : {}),
     },
     stdout: "pipe",
     stderr: "pipe",

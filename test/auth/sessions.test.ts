@@ -1,16 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { PORTED_GROUPS } from "../../src/engine-groups";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 
 // Operator sign-in, sessions and CSRF (docs/operations.md, "Operator sign-in and pages"), through the real app.
-//
-// The sign-in form, the sessions routes and the config page are mounted with the ops routes
-// (src/ops/console/config-page.ts), a group that answers 503 not_available_on_postgres until it is ported
-// (src/engine-groups.ts): on PostgreSQL these run once "ops" is in PORTED_GROUPS, skipped until then.
-// These pages and routes are the ops console's (config page, readiness …), off on PostgreSQL in preview.
-const opsOff = testEngine() === "postgres" && !PORTED_GROUPS.has("ops");
 
 let h: TestApp;
 let token: string;
@@ -69,7 +61,7 @@ async function session() {
 
 const audit = () => h.ctx.store.all<any>("SELECT actor, action, target, details FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id");
 
-describe.skipIf(opsOff)("sign-in", () => {
+describe("sign-in", () => {
   test("a real admin token gets a session cookie with exact attributes and a 303 to the config page", async () => {
     const res = await signIn();
     expect(res.status).toBe(303);
@@ -165,7 +157,7 @@ describe.skipIf(opsOff)("sign-in", () => {
   });
 });
 
-describe.skipIf(opsOff)("sessions on pages and routes", () => {
+describe("sessions on pages and routes", () => {
   test("every page and route without credentials: pages redirect, JSON routes 403", async () => {
     const page = await h.request("/admin/ops/config");
     expect(page.status).toBe(303);
@@ -269,7 +261,7 @@ describe.skipIf(opsOff)("sessions on pages and routes", () => {
   });
 });
 
-describe.skipIf(opsOff)("the config page", () => {
+describe("the config page", () => {
   test("shows every variable grouped, masks secrets, highlights what differs from the default", async () => {
     await h.close();
     const secret = "s".repeat(40);

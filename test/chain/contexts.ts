@@ -45,7 +45,7 @@ export async function sharedDatabase(): Promise<SharedDatabase> {
         JOBS_ENABLED: "0",
         PUBLIC_BASE_URL: "http://localhost:3000",
         WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
-        ...(pg ? { DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" } : {}),
+        ...(pg ? { DATABASE_URL: pg.url, DATABASE_POOL_MAX: "4" } : {}),
         ...env,
       });
       const ctx = await openContextAsync(config, { clock: clock as Clock, rng: seededRng(seed), log: createLogger("silent") });

@@ -126,7 +126,7 @@ test.skipIf(!pg)(
         LOG_LEVEL: "silent",
         JOBS_ENABLED: "0",
         DATABASE_URL: url,
-        HERALD_PG_PREVIEW: "1",
+
         HERALD_MASTER_KEY: MASTER_KEY,
         HERALD_DB_PATH: join(dir, "unused.db"),
         PUBLIC_BASE_URL: "http://localhost:3000",
@@ -189,6 +189,6 @@ test.skipIf(!pg)(
 );
 
 async function migrateOnly(url: string) {
-  const p = spawnHerald(["migrate"], { NODE_ENV: "test", LOG_LEVEL: "warn", DATABASE_URL: url, HERALD_PG_PREVIEW: "1", HERALD_DB_PATH: join(dir, "x.db") });
+  const p = spawnHerald(["migrate"], { NODE_ENV: "test", LOG_LEVEL: "warn", DATABASE_URL: url, HERALD_DB_PATH: join(dir, "x.db") });
   expect(await p.exited).toBe(0);
 }

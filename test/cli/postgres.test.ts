@@ -6,7 +6,7 @@ import { PostgresStore } from "../../src/db/postgres-engine";
 import { freshPostgresDatabase, testEngine, withDatabase } from "../support/engine";
 import { spawnHerald } from "../support/process";
 
-// `herald migrate` and `herald jobs list|run` against PostgreSQL (DATABASE_URL, HERALD_PG_PREVIEW=1), as real
+// `herald migrate` and `herald jobs list|run` against PostgreSQL (DATABASE_URL), as real
 // processes. Part of the PostgreSQL run (HERALD_TEST_ENGINE=postgres), which owns the throwaway cluster; the same
 // commands on the SQLite file are in cli.test.ts.
 
@@ -17,7 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), "herald-cli-pg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(args: string[], env: Record<string, string>) {
-  const p = spawnHerald(args, { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_PG_PREVIEW: "1", HERALD_DB_PATH: join(dir, "herald.db"), ...env });
+  const p = spawnHerald(args, { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_DB_PATH: join(dir, "herald.db"), ...env });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { stdout, stderr, code };
 }

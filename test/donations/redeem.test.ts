@@ -197,7 +197,7 @@ describe("concurrent redeems", () => {
         JOBS_ENABLED: "0",
         LOG_LEVEL: "silent",
         PUBLIC_BASE_URL: "http://localhost:3000",
-        ...(url ? { DATABASE_URL: url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" } : {}),
+        ...(url ? { DATABASE_URL: url, DATABASE_POOL_MAX: "4" } : {}),
       }),
       {
         clock: h.clock,

@@ -102,7 +102,7 @@ describe("herald backup and herald restore with DATABASE_URL", () => {
   const env = {
     NODE_ENV: "test",
     LOG_LEVEL: "warn",
-    HERALD_PG_PREVIEW: "1",
+
     DATABASE_URL: "postgres://herald@127.0.0.1:1/none",
     HERALD_DB_PATH: join(dir, "herald.db"),
   };

@@ -28,7 +28,7 @@ export async function openTwoInstances(env: Record<string, string> = {}, start =
     LOG_LEVEL: "silent",
     JOBS_ENABLED: "0",
     PUBLIC_BASE_URL: "http://localhost:3000",
-    ...(pg ? { DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" } : {}),
+    ...(pg ? { DATABASE_URL: pg.url, DATABASE_POOL_MAX: "4" } : {}),
     ...env,
   });
   const clock = new FakeClock(start);

@@ -122,7 +122,7 @@ test.skipIf(!pg)(
     const rx = receiver();
     const env = {
       DATABASE_URL: dbUrl,
-      HERALD_PG_PREVIEW: "1",
+
       HOST: "127.0.0.1",
       LOG_LEVEL: "error",
       NODE_ENV: "development",
@@ -176,6 +176,8 @@ test.skipIf(!pg)(
       doubled: i % 10 === 5,
     }));
     const final = new Map<string, Outcome>();
+    /** Every answer each request got, in order (instance, status, error): printed when a check fails. */
+    const history = new Map<string, string[]>();
     const statuses = new Map<number, number>();
     const seen = (s: number) => statuses.set(s, (statuses.get(s) ?? 0) + 1);
     const instances = { a, b: b as Instance | null };
@@ -195,8 +197,14 @@ test.skipIf(!pg)(
           results = [await call(target.url, key, op.path, op.body, op.idem, nonce)];
         }
         for (const r of results) seen(r.status);
+        const h = history.get(op.idem) ?? [];
+        h.push(results.map((r) => `${r.status} ${r.body.error ?? ""}${r.body.original_status ? ` (original ${r.body.original_status})` : ""}`).join(" | "));
+        history.set(op.idem, h);
         const outcomes = results.map(outcomeOf);
-        const done = outcomes.find((o) => o.kind !== "retry");
+        // Of two answers to a doubled request, an acceptance wins: a refusal (insufficient_balance) stores nothing and
+        // frees the key (test/salutes/credit-debit.test.ts), so the twin that ran after it — once a credit landed —
+        // may rightly succeed under the same key. One effect per key is what must hold, and check 3 counts it.
+        const done = outcomes.find((o) => o.kind === "accepted") ?? outcomes.find((o) => o.kind !== "retry");
         if (done) {
           final.set(op.idem, done);
           return;
@@ -270,8 +278,15 @@ test.skipIf(!pg)(
     // 3. One ledger row per accepted request, each under its own key, with the id the partner was answered.
     const accepted = [...final.entries()].filter(([, o]) => o.kind === "accepted") as Array<[string, { kind: "accepted"; entryId: number }]>;
     const rows = await db.all<{ id: number; idempotency_key: string }>("SELECT id, idempotency_key FROM salutes_ledger ORDER BY id");
-    expect(rows.length).toBe(accepted.length);
     const byKey = new Map(rows.map((r) => [r.idempotency_key, r.id]));
+    const acceptedKeys = new Set(accepted.map(([idem]) => idem));
+    const unexplained = rows.filter((r) => !acceptedKeys.has(r.idempotency_key) || byKey.get(r.idempotency_key) !== r.id);
+    for (const r of unexplained)
+      console.error(
+        `ledger row ${r.id} under ${r.idempotency_key}: final ${JSON.stringify(final.get(r.idempotency_key))}; answers ${JSON.stringify(history.get(r.idempotency_key))}`,
+      );
+    expect(unexplained).toEqual([]);
+    expect(rows.length).toBe(accepted.length);
     expect(byKey.size).toBe(rows.length);
     for (const [idem, o] of accepted) expect(byKey.get(idem)).toBe(o.entryId);
     expect(accepted.length).toBeGreaterThan(OPS / 2);

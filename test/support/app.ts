@@ -95,7 +95,7 @@ export async function openTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "herald-test-"));
   const pg = await freshPostgresDatabase();
   const clock = opts.clock ?? new FakeClock();
-  const config = testConfig(dir, opts, { DATABASE_URL: pg.url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "4" });
+  const config = testConfig(dir, opts, { DATABASE_URL: pg.url, DATABASE_POOL_MAX: "4" });
   const ctx = await openContextAsync(config, { clock: clock as Clock, rng: opts.rng ?? seededRng(), log: opts.log ?? createLogger("silent") });
   return testAppOf(ctx, clock, dir, async () => {
     await ctx.store.close();

@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { PORTED_GROUPS } from "../../src/engine-groups";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
@@ -55,11 +53,8 @@ const audits = () =>
     "SELECT actor, target, details FROM admin_audit WHERE action = 'webhook_event.replay' ORDER BY id",
   );
 
-const opsOff = testEngine() === "postgres" && !PORTED_GROUPS.has("ops");
-
 describe("GET /admin/console/dead-letters", () => {
-  // Its export links include the ops console's alert views, off on PostgreSQL in preview (src/engine-groups.ts).
-  test.skipIf(opsOff)("lists every partner's dead letters, filters them, escapes what it echoes; sign-in, bearer, exports", async () => {
+  test("lists every partner's dead letters, filters them, escapes what it echoes; sign-in, bearer, exports", async () => {
     h = await openTestApp({ env: ENV });
     rx = startReceiver({ status: 500 });
     const acme = await createKey(h, { partner: "Acme" });

@@ -108,7 +108,7 @@ describe("creating webhooks", () => {
     await signedJson(h, key, "POST", `/api/partner/webhooks/${w.body.webhook.id}/test`);
     // A second process over the same database (file, or PostgreSQL database), with the production-like policy.
     const url = h.ctx.config.database.url;
-    const same = url ? { DATABASE_URL: url, HERALD_PG_PREVIEW: "1", DATABASE_POOL_MAX: "2" } : {};
+    const same = url ? { DATABASE_URL: url, DATABASE_POOL_MAX: "2" } : {};
     const strict = await openContextAsync(loadConfig({ HERALD_DB_PATH: join(h.dir, "herald.db"), JOBS_ENABLED: "0", LOG_LEVEL: "silent", ...same }), {
       clock: h.clock,
       rng: seededRng("strict"),
