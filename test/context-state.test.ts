@@ -1,20 +1,20 @@
 import { afterEach, expect, test } from "bun:test";
 import { linkInboxSender } from "../src/ops/link-inbox/outbox";
 import { incidentListeners } from "../src/status/service";
-import { createTestApp, type TestApp } from "./support/app";
+import { openTestApp, type TestApp } from "./support/app";
 
 // Per-context state (AppContext.state): a module's sender, store or listener set is made on first use inside the
 // context it belongs to, is the same object for that context every time, and is never shared by two contexts in
 // one process (two test apps, or a CLI command beside a server). state.names() says what a context holds.
 
 const apps: TestApp[] = [];
-afterEach(() => {
-  while (apps.length) apps.pop()!.close();
+afterEach(async () => {
+  while (apps.length) await apps.pop()!.close();
 });
 
-test("one value per context, made on first use, never shared between two contexts", () => {
-  const a = createTestApp();
-  const b = createTestApp();
+test("one value per context, made on first use, never shared between two contexts", async () => {
+  const a = await openTestApp();
+  const b = await openTestApp();
   apps.push(a, b);
   expect(linkInboxSender(a.ctx)).toBe(linkInboxSender(a.ctx));
   expect(linkInboxSender(a.ctx)).not.toBe(linkInboxSender(b.ctx));

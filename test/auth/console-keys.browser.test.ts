@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, type TestKey } from "../support/partner";
@@ -25,7 +25,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
+  h = await openTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
   token = await createAdminToken(h, "on-call");
   acme = await createKey(h, { partner: "Acme Corp." });
   globex = await createKey(h, { partner: "Globex", mode: "sandbox", scopes: ["read", "webhooks"] });
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 test.skipIf(!present)(

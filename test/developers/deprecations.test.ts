@@ -8,15 +8,15 @@ import { developerRoutes } from "../../src/developers/routes";
 import { loadRegistry, parseRegistry, type Registry } from "../../src/developers/registry";
 import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 
 // The developer portal over one deprecation registry: the shipped (empty) one through the real app, and a
 // non-empty fixture through the same routes mounted on the real HTTP core.
 
 let h: TestApp | undefined;
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
 });
 
@@ -25,8 +25,8 @@ const NOW = "2026-04-24T12:00:00.000Z";
 const BASE = "http://localhost:3000";
 
 /** The developer routes over `registry`, on the real HTTP core (errors, validation, request ids). */
-function portal(registry: Registry) {
-  h = createTestApp({ clock: new FakeClock(NOW) });
+async function portal(registry: Registry) {
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   const states = new RequestStates();
   const routes = new RouteIndex();
   const app = new Elysia({ normalize: false }).use(httpCore(h.ctx, states, routes)).use(developerRoutes(h.ctx, buildGuards(h.ctx, states), registry));
@@ -80,7 +80,7 @@ describe("the registry file", () => {
 
 describe("with the shipped (empty) registry", () => {
   test("deprecations.json, .rss, the playbook and migration status say nothing is scheduled", async () => {
-    h = createTestApp({ clock: new FakeClock(NOW) });
+    h = await openTestApp({ clock: new FakeClock(NOW) });
     const cal = await h.json("/developers/deprecations.json");
     expect(cal.status).toBe(200);
     expect(cal.body).toMatchObject({ registry_version: 1, api_version: "v1", sunsets_scheduled: false, count: 0, deprecations: [] });
@@ -99,7 +99,7 @@ describe("with the shipped (empty) registry", () => {
 
 describe("with a non-empty registry (fixture)", () => {
   test("deprecations.json: announced entries only, soonest sunset first, phase, days, reminders and headers", async () => {
-    const { json } = portal(parseRegistry(FIXTURE));
+    const { json } = await portal(parseRegistry(FIXTURE));
     const r = await json("/developers/deprecations.json");
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ registry_version: 3, sunsets_scheduled: true, count: 2 });
@@ -131,7 +131,7 @@ describe("with a non-empty registry (fixture)", () => {
   });
 
   test("deprecations.rss is valid RSS 2.0 with one item per announced entry", async () => {
-    const { request } = portal(parseRegistry(FIXTURE));
+    const { request } = await portal(parseRegistry(FIXTURE));
     const res = await request("/developers/deprecations.rss");
     expect(res.headers.get("content-type")).toBe("application/rss+xml; charset=utf-8");
     const feed = await new Parser().parseString(await res.text());
@@ -143,7 +143,7 @@ describe("with a non-empty registry (fixture)", () => {
   });
 
   test("the playbook's Markdown and JSON agree", async () => {
-    const { request, json } = portal(parseRegistry(FIXTURE));
+    const { request, json } = await portal(parseRegistry(FIXTURE));
     const pb = (await json("/developers/deprecations-playbook.json")).body;
     const md = await (await request("/developers/deprecations-playbook.md")).text();
     expect(pb.steps.map((s: any) => s.title)).toEqual([
@@ -160,7 +160,7 @@ describe("with a non-empty registry (fixture)", () => {
   });
 
   test("migration-status.json: one entry by id, all without, unknown id 404, future ids hidden", async () => {
-    const { json } = portal(parseRegistry(FIXTURE));
+    const { json } = await portal(parseRegistry(FIXTURE));
     const one = await json("/developers/migration-status.json?id=legacy-user-lookup");
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({
@@ -178,7 +178,7 @@ describe("with a non-empty registry (fixture)", () => {
   });
 
   test("header simulator: by id, by endpoint (templates match), both; refusals", async () => {
-    const { json } = portal(parseRegistry(FIXTURE));
+    const { json } = await portal(parseRegistry(FIXTURE));
     const byId = await json("/api/public/deprecations/header-simulator?id=legacy-user-lookup");
     expect(byId.status).toBe(200);
     expect(byId.body).toMatchObject({ deprecated: true, id: "legacy-user-lookup", phase: "deprecated", note: null });

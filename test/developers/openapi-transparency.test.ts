@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import YAML from "yaml";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 // /api/openapi-transparency.yaml: exactly the public and transparency operations of the full document,
 // and itself a valid OpenAPI 3.1 document.
@@ -21,7 +21,7 @@ function operations(doc: any): Array<{ key: string; tags: string[] }> {
 }
 
 test("the subset holds every public/transparency operation of the full document and nothing else, and validates", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const res = await h.request("/api/openapi-transparency.yaml");
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toBe("application/yaml; charset=utf-8");

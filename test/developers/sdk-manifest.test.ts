@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -20,7 +20,7 @@ async function manifest() {
 
 describe("SDK manifest", () => {
   test("names the package, its API version and a download whose bytes have the sha256, integrity and size it states", async () => {
-    h = createTestApp({ env: { PUBLIC_BASE_URL: "https://herald.example.com" } });
+    h = await openTestApp({ env: { PUBLIC_BASE_URL: "https://herald.example.com" } });
     const m = await manifest();
     const pkg = JSON.parse(readFileSync(join(import.meta.dir, "..", "..", "sdk", "package.json"), "utf8"));
     expect(m).toMatchObject({
@@ -49,7 +49,7 @@ describe("SDK manifest", () => {
   });
 
   test("the download is an npm tarball (read by tar) of that package, ESM with type declarations", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const m = await manifest();
     const dir = mkdtempSync(join(tmpdir(), "herald-sdk-tar-"));
     try {
@@ -69,7 +69,7 @@ describe("SDK manifest", () => {
   });
 
   test("If-None-Match with the ETag answers 304 without a body; other file names are a JSON 404", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const m = await manifest();
     const etag = `"${m.sha256}"`;
     const again = await h.request(m.download_path, { headers: { "if-none-match": `"other", ${etag}` } });
@@ -83,7 +83,7 @@ describe("SDK manifest", () => {
   });
 
   test("both routes are in the OpenAPI document, the download's file parameter bounded", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = (await h.json("/api/openapi.json")).body as any;
     expect(doc.paths["/developers/sdk-manifest.json"]?.get).toBeDefined();
     const download = doc.paths["/developers/sdk/{file}"]?.get;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { CHROMIUM, chromiumPresent } from "../support/browser";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 // The API reference (/api/docs, Scalar) in real headless Chromium (Debian's /usr/bin/chromium driven by
 // playwright-core), from a real server on 127.0.0.1: it renders with no request leaving 127.0.0.1, and an
@@ -31,7 +31,7 @@ const dirs: string[] = [];
 afterEach(async () => {
   await browser?.close();
   browser = undefined;
-  h?.close();
+  await h?.close();
   h = undefined;
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
@@ -69,7 +69,7 @@ async function offlinePage(outside: string[]): Promise<Page> {
 test.skipIf(!present)(
   "the reference renders offline and shows an operation with its request, response example and code samples",
   async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
     const shots = shotsDir();
@@ -120,7 +120,7 @@ test.skipIf(!present)(
 test.skipIf(!present)(
   "old /api/docs links keep working: a Swagger tag link opens the tag, an operation link opens the Swagger UI",
   async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
     const outside: string[] = [];

@@ -4,10 +4,10 @@ import { expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
-import { createTestApp } from "../support/app";
+import { openTestApp } from "../support/app";
 
 test("array query values past their schema are a 400 invalid_query, never a 500", async () => {
-  const h = createTestApp();
+  const h = await openTestApp();
   try {
     const states = new RequestStates();
     const routes = new RouteIndex();
@@ -27,6 +27,6 @@ test("array query values past their schema are a 400 invalid_query, never a 500"
     }
     expect(await get("?x=a&x=b")).toEqual({ status: 200, body: { ok: ["a", "b"] } });
   } finally {
-    h.close();
+    await h.close();
   }
 });

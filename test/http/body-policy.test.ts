@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit, signedJson, type TestKey } from "../support/partner";
 import { JSON_LIMITS, scanJson } from "../../src/http/json-body";
 import { MAX_TARGET_CHARS } from "../../src/http/core";
@@ -8,7 +8,7 @@ import { MAX_TARGET_CHARS } from "../../src/http/core";
 let h: TestApp;
 let key: TestKey;
 beforeAll(async () => {
-  h = createTestApp();
+  h = await openTestApp();
   key = await createKey(h);
 });
 afterAll(() => h.close());

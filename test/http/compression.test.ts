@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliDecompressSync } from "node:zlib";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit } from "../support/partner";
 import { MIN_COMPRESS_BYTES, preferredEncoding } from "../../src/http/compression";
 import { compressesAnswers } from "../../src/http/core";
 
 let h: TestApp;
-beforeAll(() => {
-  h = createTestApp();
+beforeAll(async () => {
+  h = await openTestApp();
 });
 afterAll(() => h.close());
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { conditionalResponse, ifNoneMatchHits, representation, strongEtag } from "../../src/http/conditional";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 // Strong ETags over the exact bytes and 304 Not Modified (src/http/conditional.ts), for the API documents,
 // the docs pages and their embedded bundles.
@@ -50,7 +50,7 @@ describe("served documents", () => {
   ];
 
   test("each has a strong ETag over its bytes and Cache-Control, and answers 304 to If-None-Match", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     for (const path of DOCUMENTS) {
       const first = await h.request(path);
       expect(first.status, path).toBe(200);
@@ -70,7 +70,7 @@ describe("served documents", () => {
   });
 
   test("the documents are built once per app: the same bytes and tag on every request", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const a = await h.request("/api/openapi.yaml");
     const b = await h.request("/api/openapi.yaml");
     expect(a.headers.get("etag")).toBe(b.headers.get("etag")!);

@@ -4,14 +4,14 @@ import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
 import { Envelope } from "../../src/http/envelope";
 import { createLogger } from "../../src/log";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 
 let h: TestApp;
 afterEach(() => h?.close());
 
 describe("error envelope", () => {
   test("unknown path is a JSON 404 not_found with a request id", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const { status, body, headers } = await h.json("/nope");
     expect(status).toBe(404);
     expect(body).toMatchObject({ success: false, error: "not_found" });
@@ -20,7 +20,7 @@ describe("error envelope", () => {
   });
 
   test("wrong method on a known path is 405 method_not_allowed with Allow", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const { status, body, headers } = await h.json("/healthz", { method: "DELETE" });
     expect(status).toBe(405);
     expect(body.error).toBe("method_not_allowed");
@@ -30,7 +30,7 @@ describe("error envelope", () => {
 
 describe("request id", () => {
   test("echoes a sane client id and replaces an unsafe one", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const echoed = await h.request("/healthz", { headers: { "x-request-id": "client-id-123456" } });
     expect(echoed.headers.get("x-request-id")).toBe("client-id-123456");
     const unsafe = await h.request("/healthz", { headers: { "x-request-id": "bad id <script>" } });
@@ -42,7 +42,7 @@ describe("request id", () => {
 
 describe("include_meta", () => {
   test("adds meta with request id and generation time only when asked", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const plain = await h.json("/api/partner/errors.json");
     expect(plain.body.meta).toBeUndefined();
     for (const flag of ["1", "true"]) {
@@ -55,8 +55,8 @@ describe("include_meta", () => {
 });
 
 /** A scratch app over the real HTTP core, with routes that exercise body parsing and failures. */
-function coreApp(maxBodyBytes = 1024) {
-  h = createTestApp({ env: { MAX_BODY_BYTES: String(maxBodyBytes) } });
+async function coreApp(maxBodyBytes = 1024) {
+  h = await openTestApp({ env: { MAX_BODY_BYTES: String(maxBodyBytes) } });
   const states = new RequestStates();
   const routes = new RouteIndex();
   const app = new Elysia()
@@ -74,7 +74,7 @@ function coreApp(maxBodyBytes = 1024) {
 
 describe("bad input never 500s", () => {
   test("malformed JSON is 400 invalid_payload", async () => {
-    const call = coreApp();
+    const call = await coreApp();
     const res = await call("/echo", jsonInit("POST", "{not json"));
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
@@ -83,7 +83,7 @@ describe("bad input never 500s", () => {
   });
 
   test("wrong types and unknown enum values name each field", async () => {
-    const call = coreApp();
+    const call = await coreApp();
     const res = await call("/echo", jsonInit("POST", { amount: true, kind: "steal" }));
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
@@ -97,21 +97,21 @@ describe("bad input never 500s", () => {
   });
 
   test("missing body is 400 with the required fields", async () => {
-    const call = coreApp();
+    const call = await coreApp();
     const res = await call("/echo", { method: "POST", headers: { "content-type": "application/json" } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error).toBe("invalid_payload");
   });
 
   test("a body over MAX_BODY_BYTES by Content-Length is 413 payload_too_large", async () => {
-    const call = coreApp(1024);
+    const call = await coreApp(1024);
     const res = await call("/echo", jsonInit("POST", JSON.stringify({ amount: 1, kind: "credit", pad: "x".repeat(2000) })));
     expect(res.status).toBe(413);
     expect(((await res.json()) as any).error).toBe("payload_too_large");
   });
 
   test("a chunked body with no Content-Length is counted while read", async () => {
-    const call = coreApp(1024);
+    const call = await coreApp(1024);
     const chunk = new TextEncoder().encode("x".repeat(600));
     const stream = new ReadableStream<Uint8Array>({
       start(c) {
@@ -130,7 +130,7 @@ describe("bad input never 500s", () => {
   });
 
   test("the exact raw body bytes are kept for signature checks", async () => {
-    const call = coreApp();
+    const call = await coreApp();
     const raw = '{ "amount" : 12.5, "kind":"credit" }';
     const res = await call("/echo", jsonInit("POST", raw));
     expect(res.status).toBe(200);
@@ -138,7 +138,7 @@ describe("bad input never 500s", () => {
   });
 
   test("a non-JSON content type is 415", async () => {
-    const call = coreApp();
+    const call = await coreApp();
     const res = await call("/echo", { method: "POST", headers: { "content-type": "text/plain" }, body: "amount=1" });
     expect(res.status).toBe(415);
     expect(((await res.json()) as any).error).toBe("unsupported_media_type");
@@ -146,7 +146,7 @@ describe("bad input never 500s", () => {
 
   test("a thrown error is 500 server_error with nothing internal in the body", async () => {
     const lines: string[] = [];
-    const call = coreApp();
+    const call = await coreApp();
     (h.ctx as { log: unknown }).log = createLogger("error", (line) => lines.push(line));
     const res = await call("/boom");
     expect(res.status).toBe(500);

@@ -5,7 +5,7 @@ import { parse } from "csv-parse/sync";
 import { csvRecords, csvTable, neutralizeCell } from "../../src/http/csv";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { enqueueLinkMessage } from "../../src/ops/link-inbox/notify";
-import { createTestApp, jsonInit, type TestApp } from "../support/app";
+import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";
 import type { FuzzOperation } from "../support/fuzz-target";
@@ -35,7 +35,7 @@ let auth: Record<string, string>;
 let operations: FuzzOperation[];
 
 beforeAll(async () => {
-  h = createTestApp({ clock: new FakeClock(T0) });
+  h = await openTestApp({ clock: new FakeClock(T0) });
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const created = await h.json(
     "/admin/status/incidents",

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SPEC_GUIDE_STATUSES } from "../../src/http/error-entry";
 import { ERROR_CATALOG } from "../../src/http/errors";
 import type { TestApp } from "../support/app";
-import { createMessengerApp, initDataFor, tmaPost } from "../messenger/support";
+import { openMessengerApp, initDataFor, tmaPost } from "../messenger/support";
 
 let h: TestApp;
-beforeAll(() => {
-  h = createMessengerApp();
+beforeAll(async () => {
+  h = await openMessengerApp();
 });
 afterAll(() => h.close());
 

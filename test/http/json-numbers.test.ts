@@ -7,9 +7,9 @@ import { t } from "elysia";
 import { strictJsonNumbers } from "../../src/http/json-numbers";
 import { RouteIndex } from "../../src/http/route-index";
 import { formRequestBody } from "../../src/http/form-body";
-import { jsonInit, type TestApp, sqliteOf } from "../support/app";
+import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "../messenger/support";
+import { openMessengerApp, initDataFor, tmaPost } from "../messenger/support";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -18,7 +18,7 @@ const textProblem = "must be an integer written as a JSON number, not text";
 
 describe("JSON bodies: a number field takes JSON numbers only", () => {
   test('the messenger: {"quantity":"2"} and "0x2" are 400 invalid_payload naming quantity; nothing is bought', async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const post = (body: Record<string, unknown>) => h.json("/api/messenger/games/items/purchase", tmaPost(initDataFor(h, { id: 77 }), body));
     for (const quantity of ["2", "0x2", "1e0", " 2"]) {
       const r = await post({ request_id: `buy-${quantity.trim()}-0001`, item_key: "spin_play", quantity });
@@ -27,14 +27,14 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
       expect(r.body.details).toEqual([{ field: "quantity", problem: textProblem }]);
       expect(r.body.message).toContain("quantity");
     }
-    expect(sqliteOf(h).query("SELECT COUNT(*) AS n FROM messenger_ledger").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger")).toEqual({ n: 0 });
     // The same request with a JSON number reaches the verb (and is refused there for the balance, not the type).
     const real = await post({ request_id: "buy-real-0001", item_key: "spin_play", quantity: 2 });
     expect([real.status, real.body.error]).toEqual([409, "game_balance_insufficient"]);
   });
 
   test("messenger admin: target 1e1, reward.points 0x10 and reward.missiles 0x5 are refused by name, nested fields included", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const base = { mission_key: "m-1", title: "Spin", event_type: "spin_wheel.play", target: 3, reward: { points: 1 }, daily_cap: 10, per_minute_cap: 5 };
     const cases: Array<[Record<string, unknown>, string]> = [
@@ -48,14 +48,14 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
       expect([r.status, r.body.error]).toEqual([400, "invalid_payload"]);
       expect(r.body.details).toEqual([{ field, problem: textProblem }]);
     }
-    expect(sqliteOf(h).query("SELECT COUNT(*) AS n FROM messenger_missions").get()).toEqual({ n: 0 });
+    expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_missions")).toEqual({ n: 0 });
     const ok = await h.json("/api/messenger/admin/missions", jsonInit("POST", base, auth));
     expect(ok.status).toBe(200);
     expect(ok.body.mission).toMatchObject({ target: 3, reward: { points: 1 } });
   });
 
   test("the rest of the API: an admin body and a signed partner body refuse numbers as text alike", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const key = await createKey(h, { partner: "Acme", mode: "live" });
     const rotate = await h.json(`/admin/partners/keys/${key.keyId}/rotate`, jsonInit("POST", { overlap_hours: "1" }, auth));
@@ -66,7 +66,7 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
   });
 
   test("query and path parameters still arrive as text and are coerced within their bounds", async () => {
-    h = createMessengerApp();
+    h = await openMessengerApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
     const list = await h.json("/api/messenger/admin/missions?limit=2&offset=0", { headers: auth });
     expect([list.status, list.body.query.limit, list.body.query.offset]).toEqual([200, 2, 0]);

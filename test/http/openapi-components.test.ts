@@ -5,7 +5,7 @@ import { ERROR_CATALOG } from "../../src/http/errors";
 import { SchemaHoister } from "../../src/http/openapi/components";
 import { named, SCHEMA_NAME_KEY } from "../../src/http/openapi/names";
 import { RouteIndex } from "../../src/http/route-index";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 // Named component schemas (docs/api-reference.md): every resource once in components.schemas, a $ref wherever a
 // response carries it, ids typed as integers, and error bodies typed by the catalog.
@@ -65,7 +65,7 @@ const jsonSchemaOf = (doc: any, path: string, method: string, status: string) =>
 
 describe("the served document", () => {
   test("names every resource once and refers to it from the responses that carry it", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = (await h.json("/api/openapi.json")).body;
     const schemas = doc.components.schemas;
     for (const name of RESOURCES) expect(schemas[name]).toBeDefined();
@@ -83,7 +83,7 @@ describe("the served document", () => {
   });
 
   test("ids and counts are JSON integers, not `string | integer`", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = (await h.json("/api/openapi.json")).body;
     const s = doc.components.schemas;
     expect(s.User.properties.id).toEqual({ type: "integer" });
@@ -104,7 +104,7 @@ describe("the served document", () => {
   });
 
   test("errors: one Error body whose code is a catalog enum, and each declared status narrowed to its codes", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = (await h.json("/api/openapi.json")).body;
     const { schemas, responses } = doc.components;
     expect(schemas.ErrorCode.enum).toEqual(Object.keys(ERROR_CATALOG));
@@ -133,7 +133,7 @@ describe("the served document", () => {
   });
 
   test("the transparency subset carries exactly the components its operations reach", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const YAML = (await import("yaml")).default;
     const subset = YAML.parse(await (await h.request("/api/openapi-transparency.yaml")).text());
     const reached = new Set(refsIn(subset.paths));

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { EXAMPLE_SCHEMAS } from "../../src/http/openapi/examples";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 
 // The document tells the truth about real answers: bodies the app sends are validated with a JSON Schema 2020-12
@@ -31,7 +31,7 @@ function validatorFor(doc: Doc) {
 }
 
 test("real answers of users, salutes, capabilities, status and errors validate against the documented schemas", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const doc = (await h.json("/api/openapi.json")).body as Doc;
   const check = validatorFor(doc);
   const key = await createKey(h, { mode: "live" });
@@ -68,7 +68,7 @@ test("real answers of users, salutes, capabilities, status and errors validate a
 });
 
 test("the validator is not vacuous: a string id, an unknown code and a 409 code on a 404 are refused", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const doc = (await h.json("/api/openapi.json")).body as Doc;
   const check = validatorFor(doc);
   const user = {
@@ -91,7 +91,7 @@ test("the validator is not vacuous: a string id, an unknown code and a 409 code 
 });
 
 test("the example values the reference shows for named schemas are valid instances of them", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const doc = (await h.json("/api/openapi.json")).body as Doc;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { TSchema } from "@sinclair/typebox";
 import { EXAMPLE_BODIES, exampleKey, sampleBody } from "../../src/http/openapi/examples";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey } from "../support/partner";
 import { BUN, MAIN, REPO_ROOT } from "../support/process";
@@ -20,8 +20,8 @@ if (!PYTHON) console.warn("SKIPPED the Python signer tests in test/http/openapi-
 
 let h: TestApp | undefined;
 const dirs: string[] = [];
-afterEach(() => {
-  h?.close();
+afterEach(async () => {
+  await h?.close();
   h = undefined;
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
@@ -34,7 +34,7 @@ const samplesOf = (op: any) => Object.fromEntries((op["x-codeSamples"] as Array<
 
 describe("x-codeSamples", () => {
   test("every operation has curl, TypeScript and Python; signed ones use herald sign, HeraldClient and the signer", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = await documentOf(h);
     let signed = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
@@ -58,7 +58,7 @@ describe("x-codeSamples", () => {
   });
 
   test("every sample body is accepted by its route's body schema", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = await documentOf(h);
     const checked: string[] = [];
     for (const route of h.app.routes as Array<{ method: string; path: string; hooks?: { body?: TSchema } }>) {
@@ -83,7 +83,7 @@ describe("x-codeSamples", () => {
   });
 
   test("the curl sample's printed line has exactly the shape `herald sign` prints", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const doc = await documentOf(h);
     const shell = samplesOf(doc.paths["/api/salutes/credit"]!.post).shell!.source;
     // The sample wraps the printed line: "# curl …" then "#   -H …" lines.
@@ -127,7 +127,7 @@ describe.skipIf(!PYTHON)("the Python signer (docs/python/herald_sign.py)", () =>
 
   test("the Python samples of a signed read and a signed mutation, run as printed, are accepted by a real server", async () => {
     // The server's clock is now: the signer signs with the real time.
-    h = createTestApp({ clock: new FakeClock(new Date()) });
+    h = await openTestApp({ clock: new FakeClock(new Date()) });
     const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
@@ -160,7 +160,7 @@ describe.skipIf(!PYTHON)("the Python signer (docs/python/herald_sign.py)", () =>
 test.skipIf(!existsSync(join(REPO_ROOT, "src", "client", "index.ts")))(
   "the TypeScript sample of a signed route runs as printed against a real server",
   async () => {
-    h = createTestApp({ clock: new FakeClock(new Date()) });
+    h = await openTestApp({ clock: new FakeClock(new Date()) });
     const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const dir = mkdtempSync(join(tmpdir(), "herald-ts-sample-"));
@@ -192,7 +192,7 @@ const CURL = Bun.which("curl");
 test.skipIf(!CURL)(
   "the curl samples of a signed mutation and a signed read, run as printed with `herald` on PATH, are accepted by a real server",
   async () => {
-    h = createTestApp({ clock: new FakeClock(new Date()) });
+    h = await openTestApp({ clock: new FakeClock(new Date()) });
     const key = await createKey(h, { mode: "live" });
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;

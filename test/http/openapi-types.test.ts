@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { REPO_ROOT } from "../support/process";
 
 // What a partner's generator makes of the served documents: openapi-typescript (the real tool, pinned as a dev
@@ -13,8 +13,8 @@ import { REPO_ROOT } from "../support/process";
 const BIN = join(REPO_ROOT, "node_modules", ".bin");
 const dir = mkdtempSync(join(tmpdir(), "herald-openapi-types-"));
 let h: TestApp | undefined;
-afterAll(() => {
-  h?.close();
+afterAll(async () => {
+  await h?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -67,7 +67,7 @@ export const used = [id, textId, listed, webhookId, deliveryWebhook, entry, bala
 `;
 
 test("openapi-typescript makes named types of both served documents, and a program using them compiles under tsc --strict", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   writeFileSync(join(dir, "openapi.json"), await (await h.request("/api/openapi.json")).text());
   writeFileSync(join(dir, "openapi-transparency.yaml"), await (await h.request("/api/openapi-transparency.yaml")).text());
 

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import YAML from "yaml";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -11,7 +11,7 @@ const toOpenApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 const HIDDEN = /^\/api\/docs/;
 
 test("every registered route appears in /api/openapi.yaml, and the document validates", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const res = await h.request("/api/openapi.yaml");
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("yaml");
@@ -32,7 +32,7 @@ test("every registered route appears in /api/openapi.yaml, and the document vali
 });
 
 test("the docs pages work offline: the reference at /api/docs and the Swagger UI at /api/docs/swagger load only their own assets", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   for (const [page, title] of [
     ["/api/docs", "Herald API reference"],
     ["/api/docs/swagger", "Herald API (Swagger UI)"],

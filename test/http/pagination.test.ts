@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/http/errors";
-import { createTestApp } from "../support/app";
+import { openTestApp } from "../support/app";
 import { DEFAULT_LIMIT, MAX_LIMIT, pageOf, parsePage, type PageRequest } from "../../src/http/pagination";
 
 /** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */
@@ -39,7 +39,7 @@ describe("limit and offset", () => {
   test("defaults; the bounds are the schema's (PageQuery), checked over HTTP", async () => {
     expect(parsePage({})).toEqual({ limit: DEFAULT_LIMIT, offset: 0, after: null, cursor: null });
     expect(parsePage({ limit: MAX_LIMIT }).limit).toBe(MAX_LIMIT);
-    const h = createTestApp();
+    const h = await openTestApp();
     try {
       for (const good of ["1", String(MAX_LIMIT)]) expect((await h.json(`/api/transactions/latest?limit=${good}`)).status).toBe(200);
       for (const bad of ["0", String(MAX_LIMIT + 1), "-1", "abc", "1.5", "1e308", "Infinity"]) {
@@ -49,7 +49,7 @@ describe("limit and offset", () => {
         expect(r.body.details).toEqual([{ field: "query.limit", problem: `must be an integer from 1 to ${MAX_LIMIT}; got ${JSON.stringify(bad)}` }]);
       }
     } finally {
-      h.close();
+      await h.close();
     }
   });
 

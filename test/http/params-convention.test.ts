@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 
 /** The numeric-parameter rule of src/http/params.ts, on the cases an outside fuzzer found (the document-wide check is test/fuzz/openapi-coverage.test.ts). */
 let h: TestApp;
 let key: TestKey;
 beforeAll(async () => {
-  h = createTestApp();
+  h = await openTestApp();
   key = await createKey(h);
 });
 afterAll(() => h.close());

@@ -1,11 +1,11 @@
 import { afterEach, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 let h: TestApp;
 afterEach(() => h?.close());
 
 test("public routes carry rate-limit headers and answer 429 with an exact Retry-After past the limit", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "3" } });
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "3" } });
   h.clock.set("2026-01-01T00:00:15.000Z");
   const remaining: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -31,7 +31,7 @@ test("public routes carry rate-limit headers and answer 429 with an exact Retry-
 });
 
 test("no double burst across a window edge: the limit holds over any 60 s", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "10" } });
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "10" } });
   const burst = async () => {
     let ok = 0;
     for (let i = 0; i < 10; i++) if ((await h.request("/developers/api-errors.json")).status === 200) ok++;
@@ -48,7 +48,7 @@ test("no double burst across a window edge: the limit holds over any 60 s", asyn
 });
 
 test("limits are per client IP (X-Forwarded-For trusted only with TRUST_PROXY=1)", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "1", TRUST_PROXY: "1" } });
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "1", TRUST_PROXY: "1" } });
   const from = (ip: string) => h.request("/developers/api-errors.json", { headers: { "x-forwarded-for": ip } });
   expect((await from("203.0.113.1")).status).toBe(200);
   expect((await from("203.0.113.1")).status).toBe(429);
@@ -56,13 +56,13 @@ test("limits are per client IP (X-Forwarded-For trusted only with TRUST_PROXY=1)
 });
 
 test("untrusted X-Forwarded-For cannot dodge the limit", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "1" } });
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "1" } });
   expect((await h.request("/developers/api-errors.json", { headers: { "x-forwarded-for": "198.51.100.1" } })).status).toBe(200);
   expect((await h.request("/developers/api-errors.json", { headers: { "x-forwarded-for": "198.51.100.2" } })).status).toBe(429);
 });
 
 test("0 turns the limit off and non-public routes are not limited per IP", async () => {
-  h = createTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
   for (let i = 0; i < 5; i++) {
     const res = await h.request("/developers/api-errors.json");
     expect(res.status).toBe(200);

@@ -4,7 +4,7 @@ import { httpCore, RequestStates } from "../../src/http/core";
 import { AppError } from "../../src/http/errors";
 import { RouteIndex } from "../../src/http/route-index";
 import { createLogger } from "../../src/log";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 
 // A 5xx AppError is the server's fault, and its answer tells the caller to quote the request id or to see the
 // server log: so the HTTP core logs it — code, message, the `internal` text the caller never sees, the cause —
@@ -13,9 +13,9 @@ import { createTestApp, type TestApp } from "../support/app";
 let h: TestApp | undefined;
 afterEach(() => h?.close());
 
-function serve() {
+async function serve() {
   const lines: Array<Record<string, unknown>> = [];
-  h = createTestApp({ log: createLogger("debug", (l) => lines.push(JSON.parse(l))) });
+  h = await openTestApp({ log: createLogger("debug", (l) => lines.push(JSON.parse(l))) });
   const states = new RequestStates();
   const routes = new RouteIndex();
   const app = new Elysia({ normalize: false })
@@ -41,7 +41,7 @@ function serve() {
 
 describe("5xx AppErrors reach the server log", () => {
   test("a 500 with an internal text: logged at error under the request id; the caller sees only the message", async () => {
-    const { lines, get } = serve();
+    const { lines, get } = await serve();
     const r = await get("/boom");
     expect(r.status).toBe(500);
     expect(JSON.stringify(r.body)).not.toContain("btreeInitPage");
@@ -51,7 +51,7 @@ describe("5xx AppErrors reach the server log", () => {
   });
 
   test("a 503 with a cause: logged at warn with the cause's message", async () => {
-    const { lines, get } = serve();
+    const { lines, get } = await serve();
     const r = await get("/down");
     expect(r.status).toBe(503);
     expect(lines.find((l) => l.msg === "request failed")).toMatchObject({
@@ -63,7 +63,7 @@ describe("5xx AppErrors reach the server log", () => {
   });
 
   test("a 4xx is the caller's: not logged", async () => {
-    const { lines, get } = serve();
+    const { lines, get } = await serve();
     expect((await get("/gone")).status).toBe(404);
     expect(lines.filter((l) => l.msg === "request failed")).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { jsonInit, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
-import { createMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, tmaPost } from "./support";
 
 // The messenger console page in real headless Chromium (JavaScript off), as an operator meets it: sign in through
 // the form, click "Messenger" in the console header, read the chart and tables at 1280 px and 390 px without
@@ -67,7 +67,7 @@ async function seed(app: TestApp) {
 
 beforeAll(async () => {
   if (!present) return;
-  h = createMessengerApp({ clock: new FakeClock(NOW) });
+  h = await openMessengerApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "on-call");
   await seed(h);
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
@@ -77,7 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();

@@ -2,7 +2,7 @@
 // documented scheme (node:crypto directly, not the library the app uses), the app's env, and a second instance
 // over the same database.
 import { createHmac } from "node:crypto";
-import { createTestApp, jsonInit, openTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { jsonInit, openTestApp, type TestApp, type TestAppOptions } from "../support/app";
 import { seededRng } from "../support/clock";
 
 export const BOT_TOKEN = "7000000001:AAE_test-token_0123456789abcdefghijk";
@@ -13,11 +13,6 @@ export const messengerEnv = (extra: Record<string, string> = {}): Record<string,
   MESSENGER_WEBHOOK_SECRET: WEBHOOK_SECRET,
   ...extra,
 });
-
-/** A messenger app on SQLite only (the browser tests, which drive a real server). */
-export function createMessengerApp(opts: TestAppOptions = {}): TestApp {
-  return createTestApp({ ...opts, env: messengerEnv(opts.env) });
-}
 
 /** A messenger app on the engine HERALD_TEST_ENGINE names (SQLite by default, else a fresh PostgreSQL database). */
 export function openMessengerApp(opts: TestAppOptions = {}): Promise<TestApp> {

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { operator } from "../status/support";
+import { plantAlertRun } from "./support";
 
 // The pages a chat notice links to, in real headless Chromium (JavaScript off), as a person on call meets them:
 // the link from the message a real chat receiver got opens the sign-in form, which comes back to the incident;
@@ -31,7 +32,7 @@ const pathOf = (text: string) => new URL(text.split(" ").pop()!).pathname;
 beforeAll(async () => {
   if (!present) return;
   rx = startReceiver({ status: 200 });
-  h = createTestApp({ clock: new FakeClock(NOW), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
+  h = await openTestApp({ clock: new FakeClock(NOW), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: rx.url("/chat") } });
   token = await createAdminToken(h, "on-call");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   const admin = operator(h, token);
@@ -43,16 +44,19 @@ beforeAll(async () => {
   });
   h.clock.advance(5 * 60_000);
   await admin.post(`/admin/status/incidents/${created.body.incident.id}/updates`, { state: "identified", message: "One partner's receiver answers in 30 s." });
-  sqliteOf(h)
-    .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES ('ar_00aa', ?, 'digest', '403_spike', 'warn', '129', ?)")
-    .run(
-      h.clock.now().toISOString(),
-      JSON.stringify({
-        summary:
-          "route /api/partner/users/:id: 129 403s in 2 consecutive hours (2026-04-01T10 to 2026-04-01T11) against a rolling_24h baseline of 2 (ratio 64.5)",
-        findings_total: 1,
-      }),
-    );
+  await plantAlertRun(h.ctx.store, {
+    runId: "ar_00aa",
+    at: h.clock.now().toISOString(),
+    source: "digest",
+    name: "403_spike",
+    status: "warn",
+    value: "129",
+    details: JSON.stringify({
+      summary:
+        "route /api/partner/users/:id: 129 403s in 2 consecutive hours (2026-04-01T10 to 2026-04-01T11) against a rolling_24h baseline of 2 (ratio 64.5)",
+      findings_total: 1,
+    }),
+  });
   await linkInboxSender(h.ctx).runOnce();
   const texts = rx.received.map((r) => JSON.parse(r.rawBody).text as string);
   incidentPath = pathOf(texts.find((t) => t.includes("Incident opened"))!);
@@ -63,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
   rx?.stop();
 });
 

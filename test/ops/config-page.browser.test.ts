@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken } from "../support/partner";
+import { testEngine } from "../support/engine";
 
 // Operator sign-in and the config page in real headless Chromium (Debian's /usr/bin/chromium driven by
 // playwright-core, as test/status/page.browser.test.ts), from a real server on 127.0.0.1 with JavaScript off:
@@ -21,7 +22,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
+  h = await openTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
   token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
@@ -30,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
@@ -61,10 +62,13 @@ test.skipIf(!present)(
 
     const html = await page.content();
     expect(html).not.toContain(SECRET);
+    // DATABASE_URL is a secret too (it may carry a password): on PostgreSQL the page never shows it.
+    if (testEngine() === "postgres") expect(html).not.toContain(h!.ctx.config.database.url!);
     expect(await page.locator("#var-ADMIN_TOKEN").innerText()).toContain("****");
     expect(await page.locator("#var-WEBHOOK_MAX_ATTEMPTS").getAttribute("class")).toBe("changed");
-    // NODE_ENV, HERALD_DB_PATH, LOG_LEVEL and JOBS_ENABLED (set by the test app) and the two above.
-    expect(await page.locator("#changed-count").innerText()).toBe("6");
+    // NODE_ENV, HERALD_DB_PATH, LOG_LEVEL and JOBS_ENABLED (set by the test app) and the two above; on PostgreSQL
+    // also DATABASE_URL and DATABASE_POOL_MAX.
+    expect(await page.locator("#changed-count").innerText()).toBe(testEngine() === "postgres" ? "8" : "6");
     await noHorizontalOverflow(page);
     await screenshot(page, "config-1280.png");
 
@@ -80,8 +84,8 @@ test.skipIf(!present)(
     await page.goto(`${base()}/admin/ops/config`, { waitUntil: "load" });
     expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Fconfig`);
     await screenshot(page, "sign-in-390.png");
-    const row = sqliteOf(h!).query("SELECT revoked_at FROM admin_sessions").get() as { revoked_at: string | null };
-    expect(row.revoked_at).not.toBeNull();
+    const row = await h!.ctx.store.get<{ revoked_at: string | null }>("SELECT revoked_at FROM admin_sessions");
+    expect(row!.revoked_at).not.toBeNull();
   },
   120_000,
 );

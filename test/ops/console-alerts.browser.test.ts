@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { recordAlertRun } from "../../src/ops/alerts/service";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -24,7 +24,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "on-call");
   await recordAlertRun(h.ctx, {
     source: "digest",
@@ -56,7 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 test.skipIf(!present)(
@@ -135,8 +135,8 @@ test.skipIf(!present)(
       redirect: "manual",
     });
     expect(forged.status).toBe(403);
-    const active = sqliteOf(h!).query("SELECT count(*) AS n FROM ops_alert_silences WHERE expired_at IS NULL").get() as { n: number };
-    expect(active.n).toBe(1);
+    const active = await h!.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM ops_alert_silences WHERE expired_at IS NULL");
+    expect(active!.n).toBe(1);
 
     // End it with its button.
     await page.goto(`${base()}${PAGE}`, { waitUntil: "load" });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -12,9 +13,11 @@ import { operator } from "../status/support";
 // now" and see the result line and the new row, download the file by its link (with the session) and find the
 // sha256 the page shows; a second press in the same (fake) millisecond comes back as the page with the error.
 // A post without the CSRF token, with the browser's own session cookie, is refused. Screenshots: a temp dir, or
-// OPS_SCREENSHOT_DIR.
+// OPS_SCREENSHOT_DIR. On PostgreSQL Herald takes no backups of its own (VACUUM INTO copies are the SQLite file's):
+// there the page, read the same way, says where the database's own backups are.
 
 const present = chromiumPresent("test/ops/console-backups.browser.test.ts");
+const onSqlite = testEngine() === "sqlite";
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
@@ -24,7 +27,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z"), env: { BACKUP_KEEP: "3" } });
+  h = await openTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z"), env: { BACKUP_KEEP: "3" } });
   token = await createAdminToken(h, "on-call");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await browser.launch();
@@ -33,10 +36,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
-test.skipIf(!present)(
+// Taking and downloading a VACUUM INTO copy is about the SQLite file.
+test.skipIf(!present || !onSqlite)(
   "sign in, open Backups from the header, take a backup, download it, see a refusal; readable at 390 px",
   async () => {
     const page = await browser.page();
@@ -88,6 +92,32 @@ test.skipIf(!present)(
     });
     expect(forged.status).toBe(403);
     expect((await operator(h!, token).get("/admin/backups")).body.total).toBe(1);
+  },
+  120_000,
+);
+
+test.skipIf(!present || onSqlite)(
+  "on PostgreSQL: sign in, open Backups from the header, read where the database's own backups are at 1280 and 390 px",
+  async () => {
+    const page = await browser.page();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
+    expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
+    await signIn(page, base(), token);
+    await page.click('#console-nav a[href="/admin/console/backups"]');
+    expect(page.url()).toBe(`${base()}/admin/console/backups`);
+    expect(await page.locator("main h1").innerText()).toBe("Backups");
+    expect(await page.locator("#database-engine").innerText()).toMatch(/^PostgreSQL \d/);
+    expect(await page.locator("#backups-not-applicable").innerText()).toMatch(/pg_dump.*pg_basebackup/);
+    expect(await page.locator("#run").count()).toBe(0);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-backups-postgres-1280.png");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-backups-postgres-390.png");
+    const listed = await operator(h!, token).get("/admin/backups");
+    expect([listed.status, listed.body.error]).toEqual([409, "backup_not_on_postgres"]);
   },
   120_000,
 );

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { formPost } from "../support/console";
@@ -36,7 +36,7 @@ function record(app: TestApp, at: string, route: string, status: number, key: st
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock("2026-04-01T12:30:00.000Z") });
+  h = await openTestApp({ clock: new FakeClock("2026-04-01T12:30:00.000Z") });
   token = await createAdminToken(h, "digest-browser");
   const nowHour = Date.parse("2026-04-01T12:00:00.000Z");
   const at = (back: number) => new Date(nowHour - back * 3_600_000 + 300_000).toISOString();
@@ -54,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 test.skipIf(!present)(

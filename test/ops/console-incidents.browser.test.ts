@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { createTestApp, type TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -26,7 +26,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
+  h = await openTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
   token = await createAdminToken(h, "on-call");
   const admin = operator(h, token);
   const old = await admin.post("/admin/status/incidents", {
@@ -53,7 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 test.skipIf(!present)(

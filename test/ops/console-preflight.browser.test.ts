@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -21,19 +21,18 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
+  h = await openTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
   token = await createAdminToken(h, "preflight-browser");
   // Two days of snapshots by the real job; the first day's row of one field as a deploy would have left it.
   expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
-  const [row] = sqliteOf(h)
-    .query("SELECT section, field FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1")
-    .all() as Array<{ section: string; field: string }>;
+  const [row] = await h.ctx.store.all<{ section: string; field: string }>(
+    "SELECT section, field FROM ops_preflight_snapshots WHERE value NOT IN ('set', 'unset') ORDER BY section, field LIMIT 1",
+  );
   changed = `${row!.section}.${row!.field}`;
-  sqliteOf(h)
-    .query(
-      "UPDATE ops_preflight_snapshots SET value = 'before-<deploy>-with-a-rather-long-value-that-must-wrap-on-a-phone', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?",
-    )
-    .run(row!.section, row!.field);
+  await h.ctx.store.run(
+    "UPDATE ops_preflight_snapshots SET value = 'before-<deploy>-with-a-rather-long-value-that-must-wrap-on-a-phone', fingerprint = 'aaaaaaaaaaaa' WHERE section = ? AND field = ?",
+    [row!.section, row!.field],
+  );
   h.clock.advance(86_400_000);
   expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
@@ -43,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 test.skipIf(!present)(

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import type { Param } from "../../src/db/port";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -24,27 +25,29 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock(NOW) });
+  h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  plant(h);
+  await plant(h);
   await browser.launch();
 }, 120_000);
 
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
-function plant(t: TestApp): void {
-  const ins = sqliteOf(t).query(
-    "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  ins.run("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", "https://hooks.slack.com/services/T***", 1, 200, "2xx", null, null);
-  ins.run(
+async function plant(t: TestApp): Promise<void> {
+  const ins = (...row: Param[]) =>
+    t.ctx.store.run(
+      "INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, status_code, status_code_family, skip_reason, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      row,
+    );
+  await ins("2026-04-01T08:00:00.000Z", "incident.opened", "incident:1", "slack", "https://hooks.slack.com/services/T***", 1, 200, "2xx", null, null);
+  await ins(
     "2026-04-01T08:05:00.000Z",
     "incident.opened",
     "incident:1",
@@ -56,8 +59,8 @@ function plant(t: TestApp): void {
     null,
     "HTTP 500 <script>alert(1)</script>",
   );
-  ins.run("2026-04-01T08:10:00.000Z", "incident.updated", "incident:1", "slack", null, 0, null, null, "cooldown", null);
-  ins.run(
+  await ins("2026-04-01T08:10:00.000Z", "incident.updated", "incident:1", "slack", null, 0, null, null, "cooldown", null);
+  await ins(
     "2026-04-01T09:00:00.000Z",
     "alert.fired",
     "alert:a-very-long-issue-identifier-that-must-wrap-on-a-phone-screen",

@@ -2,21 +2,26 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { runBackup } from "../../src/ops/backups/backup";
 import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
-import { createTestApp, type TestApp, sqliteOf } from "../support/app";
+import { insertProbeRuns } from "../../src/ops/readiness/store";
+import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { FakeClock } from "../support/clock";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
+import { plantHour } from "./support";
 
 // The readiness page in real headless Chromium, exactly as test/ops/config-page.browser.test.ts does the config
 // page: a real server on 127.0.0.1, JavaScript off; sign in through the form, see the planted data in each section
 // at 1280 px and 390 px (no horizontal scroll), sign out, and the page then sends the browser back to the form.
 // The data: a real probe run against the listening server plus a planted failing one, hourly request-log rollups,
-// a job run that failed and one that succeeded, and a backup made by runBackup.
+// a job run that failed and one that succeeded, and two backups made by runBackup. On PostgreSQL Herald makes no
+// backups of its own: there the backups section says where the database's own backups are, and the rest is the same.
 // Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
 const present = chromiumPresent("test/ops/readiness-page.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
+const onSqlite = testEngine() === "sqlite";
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
@@ -26,7 +31,7 @@ const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 beforeAll(async () => {
   if (!present) return;
-  h = createTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "3" } });
+  h = await openTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "3" } });
   token = await createAdminToken(h, "browser-operator");
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await plant(h);
@@ -36,32 +41,32 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server?.stop(true);
-  h?.close();
+  await h?.close();
 });
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 /** The data each section must show. */
 async function plant(t: TestApp): Promise<void> {
-  const sqlite = sqliteOf(t);
   // A real run of every probe against this very server, then a later failing run of one of them.
   await runSyntheticProbes(t.ctx, base());
   t.clock.advance(60_000);
-  sqlite
-    .query("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)")
-    .run(
-      "pr_00000000000000ff",
-      t.clock.now().toISOString(),
-      "system_status",
-      `${base()}/api/public/system-status`,
-      503,
-      41,
-      "HTTP 503 <script>alert(1)</script>",
-    );
+  await insertProbeRuns(t.ctx.store, [
+    {
+      run_id: "pr_00000000000000ff",
+      at: t.clock.now().toISOString(),
+      probe: "system_status",
+      url: `${base()}/api/public/system-status`,
+      status: 503,
+      latency_ms: 41,
+      had_data: 0,
+      ok: 0,
+      error: "HTTP 503 <script>alert(1)</script>",
+    },
+  ]);
   // 403 noise: 2 % over the last week, and an attack-like day 10 days ago (over the 5 % threshold for 14 and 30 days).
-  const hour = sqlite.query("INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, ?, ?)");
-  for (let d = 0; d < 7; d++) hour.run(`${new Date(Date.parse(NOW) - d * 86_400_000).toISOString().slice(0, 10)}T09`, 1000, 20);
-  hour.run("2026-03-22T09", 1000, 900);
+  for (let d = 0; d < 7; d++) await plantHour(t.ctx.store, `${new Date(Date.parse(NOW) - d * 86_400_000).toISOString().slice(0, 10)}T09`, 1000, 20);
+  await plantHour(t.ctx.store, "2026-03-22T09", 1000, 900);
   t.ctx.jobs.register({
     name: "readiness-demo-failing",
     pattern: "0 */10 * * * *",
@@ -70,9 +75,9 @@ async function plant(t: TestApp): Promise<void> {
   });
   await t.ctx.jobs.runNow("readiness-demo-failing");
   await t.ctx.jobs.runNow("request-log-prune");
-  await runBackup(t.ctx, { actor: { kind: "cli", user: "test" } });
+  if (onSqlite) await runBackup(t.ctx, { actor: { kind: "cli", user: "test" } });
   t.clock.advance(60_000);
-  await runBackup(t.ctx, { actor: { kind: "cli", user: "test" } });
+  if (onSqlite) await runBackup(t.ctx, { actor: { kind: "cli", user: "test" } });
 }
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
@@ -124,12 +129,18 @@ test.skipIf(!present)(
     expect(job).toContain("2026-04-01 12:01:00 UTC");
     expect(await text(page, "#job-request-log-prune")).toContain("ok");
 
-    // (d) backups: both, newest first, and BACKUP_KEEP.
-    expect(await page.locator("#backups tbody tr").count()).toBe(2);
-    expect(await page.locator("#backups tbody tr").first().innerText()).toContain("herald-2026-04-01T12-02-00-000Z.db");
-    expect(await text(page, "#backups tbody tr:first-child")).toContain("ok");
-    expect(await text(page, "#backup-keep")).toBe("3");
-    expect(await page.locator("#exports a").count()).toBe(5);
+    // (d) backups: both, newest first, and BACKUP_KEEP; on PostgreSQL where the database's own backups are, and
+    // no link to the backups list (which answers 409 there).
+    if (onSqlite) {
+      expect(await page.locator("#backups tbody tr").count()).toBe(2);
+      expect(await page.locator("#backups tbody tr").first().innerText()).toContain("herald-2026-04-01T12-02-00-000Z.db");
+      expect(await text(page, "#backups tbody tr:first-child")).toContain("ok");
+      expect(await text(page, "#backup-keep")).toBe("3");
+    } else {
+      expect(await text(page, "#backups-not-applicable")).toMatch(/pg_dump.*pg_basebackup/);
+      expect(await page.locator("#backups tbody tr").count()).toBe(0);
+    }
+    expect(await page.locator("#exports a").count()).toBe(onSqlite ? 5 : 4);
 
     await noHorizontalOverflow(page);
     await screenshot(page, "readiness-1280.png");

@@ -1,9 +1,9 @@
-// The fuzz suite's view of Herald (test/fuzz): a real app over a fresh SQLite file, the credentials each route
-// needs, a few objects to aim path parameters at, and one `send` that signs and times a request exactly as a
-// partner's client would. Requests go to the suite's target (test/support/target.ts): the app in this process
-// through app.handle by default, or a served `herald serve` — the built binary in .ci/run — over a socket. The
-// app's own peer, the Solana RPC, is the deterministic fixture server on 127.0.0.1 (as in test/chain), so chain
-// routes answer from real data instead of "not configured".
+// The fuzz suite's view of Herald (test/fuzz): a real app over a fresh database (a SQLite file, or PostgreSQL under
+// HERALD_TEST_ENGINE=postgres), the credentials each route needs, a few objects to aim path parameters at, and one
+// `send` that signs and times a request exactly as a partner's client would. Requests go to the suite's target
+// (test/support/target.ts): the app in this process through app.handle by default, or a served `herald serve` — the
+// built binary in .ci/run — over a socket. The app's own peer, the Solana RPC, is the deterministic fixture server
+// on 127.0.0.1 (as in test/chain), so chain routes answer from real data instead of "not configured".
 import { createHmac } from "node:crypto";
 import bs58 from "bs58";
 import { signRequest, newNonce } from "../../src/client/sign";

@@ -6,22 +6,25 @@
 //   HERALD_TEST_TARGET=source    `bun src/main.ts serve` as a real process on 127.0.0.1, started as `npm start` does
 //   HERALD_TEST_TARGET=dist/herald (any path)   that built binary as a real process — what .ci/run does after the build
 //
-// A served target is a real `herald serve` over a SQLite file in a temp dir. The test keeps its own context
-// over the same file (WAL lets two processes share it) to make what an operator's CLI would make — partner keys,
-// admin tokens — and to read effects (ledger rows, outbox events). Its clock is the wall clock: a served process
-// cannot be moved by a fake one, so the suites that run against every target never move time.
+// Every target runs on the engine HERALD_TEST_ENGINE names (test/support/engine.ts). A served target is a real
+// `herald serve` over a SQLite file in a temp dir, or with HERALD_TEST_ENGINE=postgres over a fresh database on the
+// throwaway cluster (DATABASE_URL). The test keeps its own context over the same database (on SQLite, WAL lets two
+// processes share the file) to make what an operator's CLI would make — partner keys, admin tokens — and to read
+// effects (ledger rows, outbox events) through ctx.store. Its clock is the wall clock: a served process cannot be
+// moved by a fake one, so the suites that run against every target never move time.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json";
 import { buildApp } from "../../src/app";
-import { openContext } from "../../src/bootstrap";
+import { openContextAsync } from "../../src/bootstrap";
 import { cryptoRng } from "../../src/clock";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/log";
-import { createTestApp, type TestApp, type TestAppOptions } from "./app";
+import { openTestApp, type TestApp, type TestAppOptions } from "./app";
 import { FakeClock } from "./clock";
 import { BUN, exitWithin, freePort, MAIN, targetBinary } from "./process";
+import { servedDatabase } from "./served-database";
 
 export type TargetKind = "app" | "source" | "binary";
 
@@ -85,25 +88,27 @@ export interface TargetApp extends TestApp {
   baseUrl: string | null;
   /** What the served process printed (the last 64 KiB), for failure messages. */
   output(): string;
-  /** Stops the served process (SIGTERM, then SIGKILL after 15 s) and removes the temp dir. */
+  /** Stops the served process (SIGTERM, then SIGKILL after 15 s) and removes the temp dir and the database. */
   stop(): Promise<void>;
 }
 
 /**
- * A Herald to send HTTP requests to: the in-process app, or a served process (see the file's header). `env` is
- * the same for both; for a served target the test's context opens the same database with the same settings.
+ * A Herald to send HTTP requests to: the in-process app, or a served process (see the file's header), on the
+ * test run's engine. `env` is the same for both; for a served target the test's context opens the same database
+ * with the same settings.
  */
 export async function startTarget(opts: TestAppOptions & { target?: Target } = {}): Promise<TargetApp> {
   const target = opts.target ?? TARGET;
   if (target.kind === "app") {
-    const h = createTestApp(opts);
+    const h = await openTestApp(opts);
     return { ...h, target, baseUrl: null, output: () => "", stop: async () => h.close() };
   }
   const dir = mkdtempSync(join(tmpdir(), "herald-target-"));
+  const database = await servedDatabase(dir);
   const port = freePort();
   const env: Record<string, string> = {
     NODE_ENV: "test",
-    HERALD_DB_PATH: join(dir, "herald.db"),
+    ...database.env,
     HERALD_MASTER_KEY: SHARED_MASTER_KEY,
     LOG_LEVEL: "warn",
     JOBS_ENABLED: "0",
@@ -136,12 +141,16 @@ export async function startTarget(opts: TestAppOptions & { target?: Target } = {
     await waitReady(proc, `${baseUrl}/readyz`, () => output);
   } catch (err) {
     proc.kill("SIGKILL");
+    await proc.exited;
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const config = loadConfig(env);
+  // The test's own context: the served process has applied the migrations, and the shared master key passes its
+  // check on either engine. On PostgreSQL a small pool of its own (the served process keeps its default one).
+  const config = loadConfig({ ...env, ...(database.engine === "postgres" ? { DATABASE_POOL_MAX: "4" } : {}) });
   const clock = new WallClock();
-  const ctx = openContext(config, { clock, rng: opts.rng ?? cryptoRng, log: opts.log ?? createLogger("silent") });
+  const ctx = await openContextAsync(config, { clock, rng: opts.rng ?? cryptoRng, log: opts.log ?? createLogger("silent") });
   const app = buildApp(ctx);
   const request = (path: string, init?: RequestInit) => fetch(`${baseUrl}${path}`, { redirect: "manual", ...init, signal: AbortSignal.timeout(30_000) });
   let stopped = false;
@@ -153,6 +162,7 @@ export async function startTarget(opts: TestAppOptions & { target?: Target } = {
     await ctx.requestLog.stop();
     void ctx.jobs.stop();
     await ctx.store.close();
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   };
   return {

@@ -4,8 +4,8 @@ import { testEngine } from "../support/engine";
 import { startCluster } from "../support/postgres";
 import { Metrics } from "../../src/http/metrics";
 
-// /readyz runs on the engine HERALD_TEST_ENGINE names (the SQLite file, or PostgreSQL); the other cases here are
-// engine-neutral and stay on SQLite.
+// The app's cases run on the engine HERALD_TEST_ENGINE names (the SQLite file, or PostgreSQL); the write-lock case
+// is the SQLite file's, and the stopped cluster PostgreSQL's.
 
 let h: TestApp | undefined;
 afterEach(async () => {
@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 test("healthz says the process is up", async () => {
-  h = createTestApp();
+  h = await openTestApp();
   const { status, body } = await h.json("/healthz");
   expect(status).toBe(200);
   expect(body).toMatchObject({ success: true, status: "up", version: expect.any(String) });
@@ -68,6 +68,7 @@ test.if(testEngine() === "postgres")(
   120_000,
 );
 
+// A second connection holding the SQLite file's write lock: PostgreSQL has no file lock to hold.
 test.if(testEngine() === "sqlite")("readyz is 503 when the database cannot take a write lock", async () => {
   h = createTestApp();
   const { Database } = await import("bun:sqlite");
@@ -86,7 +87,7 @@ test.if(testEngine() === "sqlite")("readyz is 503 when the database cannot take 
 });
 
 test("metrics expose request counts by route template, latency histograms and DB size", async () => {
-  h = createTestApp({ env: { METRICS_PUBLIC: "1" } });
+  h = await openTestApp({ env: { METRICS_PUBLIC: "1" } });
   await h.request("/healthz");
   await h.request("/healthz");
   await Bun.sleep(0);

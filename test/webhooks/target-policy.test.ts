@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { checkResolvedTarget, checkTargetUrl, isPublicAddress, normaliseHost } from "../../src/webhooks/target-policy";
-import { createTestApp, openTestApp, type TestApp, sqliteOf } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
+import { plantAlertRun } from "../ops/support";
 
 // The webhook target policy sees a host in one canonical form (trailing dots, case, IDNA, every numeric IPv4
 // spelling), at creation and at delivery, for partner webhooks, status subscribers and the link inbox alike.
@@ -108,9 +109,8 @@ describe("where the policy is applied", () => {
     expect(await h.ctx.store.get("SELECT count(*) AS n FROM webhooks")).toEqual({ n: 0 });
   });
 
-  // The status subscribers and the link inbox are other domains' tables, read here on the SQLite file.
   test("status subscribers use the same policy", async () => {
-    h = createTestApp();
+    h = await openTestApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h)}`, "content-type": "application/json" };
     const r = await h.json("/admin/status/subscribers", { method: "POST", headers: auth, body: JSON.stringify({ url: "http://localhost.:38700/hook" }) });
     expect([r.status, r.body.details?.[0]?.problem]).toEqual([400, "points at a local host name (localhost)"]);
@@ -119,13 +119,11 @@ describe("where the policy is applied", () => {
   test("a link-inbox target spelled localhost. is refused at delivery and reported by the read-model, never called", async () => {
     rx = startReceiver();
     const port = new URL(rx.url("/x")).port;
-    h = createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0", LINK_INBOX_WEBHOOK_URLS: `http://localhost.:${port}/x` } });
-    sqliteOf(h)
-      .query("INSERT INTO ops_alert_runs (run_id, at, source, name, status, value) VALUES ('r1', ?, 'status', 'database', 'fail', '3')")
-      .run(h.ctx.clock.now().toISOString());
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "0", LINK_INBOX_WEBHOOK_URLS: `http://localhost.:${port}/x` } });
+    await plantAlertRun(h.ctx.store, { runId: "r1", at: h.ctx.clock.now().toISOString(), source: "status", name: "database", status: "fail", value: "3" });
     await linkInboxSender(h.ctx).runOnce();
     expect(rx.received).toHaveLength(0);
-    const events = sqliteOf(h).query("SELECT error FROM ops_link_events").all() as Array<{ error: string | null }>;
+    const events = await h.ctx.store.all<{ error: string | null }>("SELECT error FROM ops_link_events");
     expect(events.map((e) => e.error)).toEqual(["target refused: points at a local host name (localhost)"]);
     const s = await h.json("/admin/ops/link-inbox/verification-summary.json", { headers: { authorization: `Bearer ${await createAdminToken(h)}` } });
     expect(s.body.targets.map((t: { policy_problem: string | null }) => t.policy_problem)).toEqual(["points at a local host name (localhost)"]);
