@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "../config";
 import { AppError } from "../http/errors";
@@ -95,6 +95,8 @@ export function resolveMasterKey(config: Config, log: Logger): SecretBox {
   if (!dir) return new SecretBox(randomBytes(32));
   const file = join(dir, "master.key");
   if (!existsSync(file)) {
+    // On SQLite the folder exists (the database file was opened in it first); on PostgreSQL nothing has made it.
+    mkdirSync(dir, { recursive: true });
     writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
     chmodSync(file, 0o600);
     log.warn("HERALD_MASTER_KEY is not set: generated a development master key; set HERALD_MASTER_KEY in production", { file });

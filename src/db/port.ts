@@ -56,6 +56,17 @@ export class SerializationFailure extends Error {
   }
 }
 
+/**
+ * A text value the engine cannot store: PostgreSQL's text holds no U+0000 (NUL), which SQLite stores as given.
+ * Client input, refused as such (400), never a 500.
+ */
+export class UnstorableText extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "UnstorableText";
+  }
+}
+
 /** The engine cannot be reached or refuses work now (connection lost, server shutting down, in recovery). */
 export class StoreUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -1,5 +1,15 @@
 import { SQL } from "bun";
-import { type Param, type Queryable, type RunResult, safeInteger, SerializationFailure, type Store, StoreUnavailable, UniqueViolation } from "./port";
+import {
+  type Param,
+  type Queryable,
+  type RunResult,
+  safeInteger,
+  SerializationFailure,
+  type Store,
+  StoreUnavailable,
+  UniqueViolation,
+  UnstorableText,
+} from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
 // measured here; see issue 27). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per
@@ -71,6 +81,8 @@ function mapped(err: unknown): unknown {
     return new UniqueViolation(named ?? "unknown", { cause: err });
   }
   if (sqlstate === "40001" || sqlstate === "40P01") return new SerializationFailure(e.message ?? sqlstate, { cause: err });
+  // character_not_in_repertoire: a bound text value held U+0000, which PostgreSQL's UTF-8 text cannot.
+  if (sqlstate === "22021") return new UnstorableText(e.message ?? sqlstate, { cause: err });
   if (sqlstate.startsWith("08") || sqlstate === "57P01" || sqlstate === "57P02" || sqlstate === "57P03" || sqlstate === "53300") {
     return new StoreUnavailable(e.message ?? sqlstate, { cause: err });
   }

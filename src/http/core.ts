@@ -9,7 +9,7 @@ import { rateLimitHeaders } from "./rate-limit";
 import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors, type RequestPart } from "./validation";
-import { SerializationFailure, StoreUnavailable } from "../db/port";
+import { SerializationFailure, StoreUnavailable, UnstorableText } from "../db/port";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
 import { describeParamProblems } from "./params";
@@ -331,6 +331,23 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           );
         }
         return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
+      }
+      // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
+      // where it was (a %00 in the request target, else the body), never a 500.
+      if (error instanceof UnstorableText) {
+        const inTarget = /%00/i.test(request.url);
+        const field = inTarget ? "query" : "body";
+        return errorResponse(
+          new AppError(
+            inTarget ? "invalid_query" : "invalid_payload",
+            `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
+            {
+              details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
+              cause: error,
+            },
+          ),
+          state,
+        );
       }
       // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
       // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).

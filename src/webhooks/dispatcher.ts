@@ -271,7 +271,12 @@ export class Dispatcher implements DeliveryDispatcher {
         return held;
       }),
     );
-    if (recorded) this.completed++;
+    if (!recorded) return;
+    this.completed++;
+    // A failure may have queued events in the same transaction (webhook.delivery_failed, webhook.disabled), and
+    // nothing else announces them. A lease running beside this commit cannot see them (on PostgreSQL it does run
+    // beside it; SQLite queues the two), so the pass leases once more before it ends, as after a nudge.
+    if (!r.ok) this.again = true;
   }
 
   /** Webhook health bookkeeping, inside the outcome's transaction. */

@@ -17,12 +17,23 @@ export interface EmitDeps {
   rng: Rng;
 }
 
+/**
+ * Event data as JSON text, its unpaired surrogates as U+FFFD — as they are in every text column (stored as UTF-8):
+ * the event says what was stored, a receiver's strict JSON parser accepts it, and PostgreSQL's json type (the
+ * sandbox's user_id filter) can read it, which refuses a "\ud800" escape. JSON.stringify escapes only unpaired
+ * surrogates as \udXXX, so text without one is kept as it is (one scan, no second pass).
+ */
+function eventJson(data: Record<string, unknown>): string {
+  const text = JSON.stringify(data);
+  return text.includes("\\ud") ? JSON.stringify(data, (_key, value: unknown) => (typeof value === "string" ? value.toWellFormed() : value)) : text;
+}
+
 function eventRow(deps: EmitDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>): EventRow {
   return {
     publicId: "evt_" + Buffer.from(deps.rng.bytes(12)).toString("hex"),
     owner,
     eventType,
-    data: JSON.stringify(data),
+    data: eventJson(data),
     nowIso: deps.clock.now().toISOString(),
   };
 }

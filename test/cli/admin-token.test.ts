@@ -1,19 +1,24 @@
-import { Database } from "bun:sqlite";
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
+import { servedDatabase } from "../support/served-database";
 
 // `herald admin-token list` and `revoke --id N` as real processes, and a revocation made by the CLI while
 // `herald serve` runs on the same database: the token's bearer calls are refused and its browser session is
-// sent back to the sign-in page from the very next request (nothing is cached across processes).
+// sent back to the sign-in page from the very next request (nothing is cached across processes). On the test
+// run's engine: a SQLite file, or under HERALD_TEST_ENGINE=postgres a fresh PostgreSQL database.
 
 setDefaultTimeout(90_000);
 
 const dir = mkdtempSync(join(tmpdir(), "herald-admin-token-"));
-const env = { HERALD_DB_PATH: join(dir, "herald.db"), NODE_ENV: "test", LOG_LEVEL: "warn" };
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const database = await servedDatabase(dir);
+const env = { ...database.env, NODE_ENV: "test", LOG_LEVEL: "warn" };
+afterAll(async () => {
+  await database.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function run(args: string[]) {
   const p = spawnHerald(args, env);
@@ -48,15 +53,10 @@ test("list shows ids, names and times, never a token; revoke --id N revokes once
   expect(revoked).toMatchObject({ already_revoked: false, sessions_ended: 0, token: { id: a.id, name: "alice" } });
   expect(Date.parse(revoked.token.revoked_at)).toBeGreaterThan(Date.parse(revoked.token.created_at) - 1);
   expect((await json(["admin-token", "revoke", "--id", String(a.id)])).already_revoked).toBe(true);
-  const db = new Database(env.HERALD_DB_PATH, { readonly: true });
-  try {
-    const audit = db.query("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'").all() as Array<Record<string, string>>;
-    expect(audit).toEqual([
-      { actor: expect.stringMatching(/^cli:/), action: "admin_token.revoke", target: String(a.id), details: '{"name":"alice","sessions_ended":0}' },
-    ]);
-  } finally {
-    db.close();
-  }
+  const audit = await database.query((q) => q.all("SELECT actor, action, target, details FROM admin_audit WHERE action = 'admin_token.revoke'"));
+  expect(audit).toEqual([
+    { actor: expect.stringMatching(/^cli:/), action: "admin_token.revoke", target: String(a.id), details: '{"name":"alice","sessions_ended":0}' },
+  ]);
 
   const human = await run(["admin-token", "list"]);
   expect(human.stdout.split("\n")[0]).toMatch(/^id\s+name\s+created_at\s+last_used_at\s+revoked_at$/);

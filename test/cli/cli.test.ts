@@ -4,14 +4,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
+import { servedDatabase } from "../support/served-database";
 
 // Every test here spawns real processes (one per command, seconds each on a loaded machine); bun's default is
 // 5 s per test and bunfig.toml has no setting that changes it.
 setDefaultTimeout(60_000);
 
+// Every command runs against one database of the test run's engine: a SQLite file, or under
+// HERALD_TEST_ENGINE=postgres a fresh PostgreSQL database (DATABASE_URL; HERALD_DB_PATH is set as well, and unused).
 const dir = mkdtempSync(join(tmpdir(), "herald-cli-"));
-const env = { HERALD_DB_PATH: join(dir, "herald.db"), NODE_ENV: "test", LOG_LEVEL: "warn" };
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const database = await servedDatabase(dir);
+const env = { ...database.env, NODE_ENV: "test", LOG_LEVEL: "warn" };
+afterAll(async () => {
+  await database.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function run(args: string[], extraEnv: Record<string, string> = {}) {
   const p = spawnHerald(args, { ...env, ...extraEnv });
@@ -19,11 +26,13 @@ async function run(args: string[], extraEnv: Record<string, string> = {}) {
   return { stdout, stderr, code };
 }
 
+// On PostgreSQL the test cluster's database comes already migrated (from its template), so the first run here
+// applies nothing; migrating an empty PostgreSQL database is in postgres.test.ts.
 test("migrate creates the database and reports in JSON", async () => {
   const r = await run(["migrate", "--json"]);
   expect(r.code).toBe(0);
   const out = JSON.parse(r.stdout);
-  expect(out).toMatchObject({ success: true, db: env.HERALD_DB_PATH });
+  expect(out).toMatchObject({ success: true, db: database.engine === "sqlite" ? database.path : new URL(database.env.DATABASE_URL!).toString() });
   expect(out.total).toBeGreaterThanOrEqual(1);
   const again = JSON.parse((await run(["migrate", "--json"])).stdout);
   expect(again.applied).toBe(0);
@@ -32,7 +41,7 @@ test("migrate creates the database and reports in JSON", async () => {
 test("config prints the effective configuration, and a bad value stops with a clear message", async () => {
   const ok = await run(["config", "--json"], { PORT: "4321" });
   expect(ok.code).toBe(0);
-  expect(JSON.parse(ok.stdout).config).toMatchObject({ PORT: "4321", HERALD_DB_PATH: env.HERALD_DB_PATH });
+  expect(JSON.parse(ok.stdout).config).toMatchObject({ PORT: "4321", HERALD_DB_PATH: database.path });
   const human = await run(["config"]);
   expect(human.stdout).toContain("MAX_BODY_BYTES");
 

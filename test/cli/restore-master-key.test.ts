@@ -1,6 +1,7 @@
 // A restored database and its master key, with real processes: `herald restore` names the key a backup needs
 // and refuses one that does not fit; a server started on a restored database without its key says so (refuses
 // to start in production; elsewhere /readyz 503) and answers partners 503 master_key_mismatch, never 500.
+// SQLite only on either engine's run: it restores SQLite backups (PostgreSQL's are restored with its own tools).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

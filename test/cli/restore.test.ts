@@ -1,6 +1,7 @@
 // Backups operators can take away, end to end with real processes: backups taken, downloaded over HTTP from a
 // running `herald serve`, checked against their digests, and restored with `herald restore` into a fresh folder
 // that then serves the same balances; restore refuses a held database, a damaged file and a wrong sha256.
+// SQLite only on either engine's run: backups and restore are the SQLite file's (PostgreSQL: 409 backup_not_on_postgres).
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";

@@ -1,11 +1,12 @@
-// `herald serve` as a real child process: how it binds its port and how SIGTERM closes it (src/cli/serve.ts).
-import { Database } from "bun:sqlite";
+// `herald serve` as a real child process: how it binds its port and how SIGTERM closes it (src/cli/serve.ts). On
+// the test run's engine: a SQLite file each, or under HERALD_TEST_ENGINE=postgres a fresh PostgreSQL database each.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
+import { type ServedDatabase, servedDatabase } from "../support/served-database";
 
 // Real processes, seconds each on a loaded machine; bun's default is 5 s per test.
 setDefaultTimeout(60_000);
@@ -16,12 +17,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 type Herald = ReturnType<typeof spawnHerald>;
 
 /** A `herald serve` child on 127.0.0.1:port over its own database; stdout is collected as it arrives. */
-function startHerald(port: number, db: string, extra: Record<string, string> = {}) {
+function startHerald(port: number, db: ServedDatabase, extra: Record<string, string> = {}) {
   const proc = spawnHerald(["serve"], {
     NODE_ENV: "test",
     PORT: String(port),
     HOST: "127.0.0.1",
-    HERALD_DB_PATH: join(dir, db),
+    ...db.env,
     LOG_LEVEL: "info",
     JOBS_ENABLED: "0",
     BOOTSTRAP_CREDENTIALS: "0",
@@ -108,7 +109,8 @@ async function startInFlightRequest(port: number) {
 describe("herald serve: SIGTERM stops listening first, then drains", () => {
   test("after SIGTERM new connections are refused (never accepted then reset); the request in flight gets its 200", async () => {
     const port = freePort();
-    const h = startHerald(port, "drain.db");
+    const db = await servedDatabase(dir, "drain.db");
+    const h = startHerald(port, db);
     try {
       await waitForHttp(`http://127.0.0.1:${port}/readyz`);
       expect(await connectOnce(port)).toBe("accepted"); // the control: before the signal, connections are taken
@@ -142,15 +144,11 @@ describe("herald serve: SIGTERM stops listening first, then drains", () => {
       expect(msgs).toContain("stopped cleanly");
       expect(msgs).not.toContain("grace period over; closing remaining connections");
       // The drained request's write is in the database the process closed.
-      const db = new Database(join(dir, "drain.db"), { readonly: true });
-      try {
-        expect(db.query("SELECT client_event_id FROM audio_share_track_events").all()).toEqual([{ client_event_id: "drain-0001-aaaa" }]);
-      } finally {
-        db.close();
-      }
+      expect(await db.query((q) => q.all("SELECT client_event_id FROM audio_share_track_events"))).toEqual([{ client_event_id: "drain-0001-aaaa" }]);
     } finally {
       h.proc.kill("SIGKILL");
       await h.proc.exited;
+      await db.drop();
     }
   });
 });
@@ -158,11 +156,13 @@ describe("herald serve: SIGTERM stops listening first, then drains", () => {
 describe("herald serve: a port in use is a startup error", () => {
   test("a second herald on the same port exits 1 with a message naming the port; the first keeps serving alone", async () => {
     const port = freePort();
-    const first = startHerald(port, "first.db");
+    const firstDb = await servedDatabase(dir, "first.db");
+    const secondDb = await servedDatabase(dir, "second.db");
+    const first = startHerald(port, firstDb);
     try {
       await waitForHttp(`http://127.0.0.1:${port}/readyz`);
       // Jobs on in the second one: it must fail before starting them.
-      const second = startHerald(port, "second.db", { JOBS_ENABLED: "1" });
+      const second = startHerald(port, secondDb, { JOBS_ENABLED: "1" });
       const code = await exitWithin(second.proc, 30_000);
       await second.stdoutDone;
       const stderr = await second.stderr;
@@ -176,14 +176,10 @@ describe("herald serve: a port in use is a startup error", () => {
         .map((l) => JSON.parse(l))
         .find((l) => l.msg === "cannot listen");
       expect(failure).toMatchObject({ level: "error", host: "127.0.0.1", port, code: "EADDRINUSE" });
-      // Its database was opened (migrations) and closed cleanly: no WAL left behind, no job ever ran.
-      expect(existsSync(join(dir, "second.db-wal"))).toBe(false);
-      const db = new Database(join(dir, "second.db"), { readonly: true });
-      try {
-        expect(db.query("SELECT count(*) AS n FROM job_runs").get()).toEqual({ n: 0 });
-      } finally {
-        db.close();
-      }
+      // Its database was opened (migrations) and closed cleanly: no job ever ran, and on SQLite no WAL was left
+      // behind (PostgreSQL has no file of Herald's to leave).
+      if (secondDb.engine === "sqlite") expect(existsSync(join(dir, "second.db-wal"))).toBe(false);
+      expect(await secondDb.query((q) => q.get("SELECT count(*) AS n FROM job_runs"))).toEqual({ n: 0 });
 
       // Every connection still reaches the first process, which keeps running.
       for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
@@ -194,6 +190,8 @@ describe("herald serve: a port in use is a startup error", () => {
     } finally {
       first.proc.kill("SIGKILL");
       await first.proc.exited;
+      await firstDb.drop();
+      await secondDb.drop();
     }
   });
 });

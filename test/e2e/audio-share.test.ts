@@ -53,7 +53,7 @@ describe(`audio-share over HTTP (${TARGET.label})`, () => {
     expect(link.short_url).toBe(`${base}/s/audio/${link.short_code}`);
     expect(link.token).toStartWith(`${link.short_code}.`);
     expect(built.body.share_urls.telegram).toBe(`https://t.me/share/url?url=${encodeURIComponent(link.short_url)}&text=Listen`);
-    expect(row(e.h, "SELECT destination_url FROM audio_share_links WHERE code = ?", link.short_code)).toEqual({ destination_url: `${base}/tracks/42` });
+    expect(await row(e.h, "SELECT destination_url FROM audio_share_links WHERE code = ?", link.short_code)).toEqual({ destination_url: `${base}/tracks/42` });
 
     const denied = await e.h.json(`${API}?track_url=${encodeURIComponent("https://cdn.example.com@evil.test/")}`);
     expectRefusal(denied, 400, "destination_host_denied");
@@ -145,6 +145,6 @@ describe(`audio-share over HTTP (${TARGET.label})`, () => {
     expectRefusal(gone, 410, "short_link_revoked");
     expect(gone.body.details.revoked_at).toBe(revoked.body.revoked_at);
     expectRefusal(await e.h.json(`/s/audio/${link.short_code}/qr.png`), 410, "short_link_revoked");
-    expect(row(e.h, "SELECT count(*) AS n FROM admin_audit WHERE action = 'audio_share_link.revoke'")).toEqual({ n: 1 });
+    expect(await row(e.h, "SELECT count(*) AS n FROM admin_audit WHERE action = 'audio_share_link.revoke'")).toEqual({ n: 1 });
   });
 });

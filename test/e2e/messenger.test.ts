@@ -55,7 +55,7 @@ describe(`messenger over HTTP (${TARGET.label})`, () => {
       player: { telegram_user_id: PLAYER.id, first_name: "Ada", linked_user_id: null },
       balances: { free_spin_balance: 0, missile_balance: 0, points_balance: 0 },
     });
-    expect(row(e.h, "SELECT count(*) AS n FROM messenger_players WHERE telegram_user_id = ?", PLAYER.id)).toEqual({ n: 1 });
+    expect(await row(e.h, "SELECT count(*) AS n FROM messenger_players WHERE telegram_user_id = ?", PLAYER.id)).toEqual({ n: 1 });
 
     const tampered = initData().replace("ada_e2e", "eve_e2e");
     expectRefusal(await e.h.json("/api/messenger/init/verify", tma({}, tampered)), 401, "init_data_signature_invalid");
@@ -126,12 +126,12 @@ describe(`messenger over HTTP (${TARGET.label})`, () => {
     // 100 × 50 points: more than 31 spins of at most 100 points can have won.
     const too = await e.h.json("/api/messenger/games/items/purchase", tma({ request_id: "e2e-buy-0001", item_key: "spin_play", quantity: 100 }));
     expectRefusal(too, 409, "game_balance_insufficient");
-    const player = row<{ free_spin_balance: number; missile_balance: number; points_balance: number }>(
+    const player = await row<{ free_spin_balance: number; missile_balance: number; points_balance: number }>(
       e.h,
       "SELECT free_spin_balance, missile_balance, points_balance FROM messenger_players WHERE telegram_user_id = ?",
       PLAYER.id,
     );
-    const sums = row(
+    const sums = await row(
       e.h,
       "SELECT count(*) AS n, coalesce(sum(free_spin_delta), 0) AS free_spin_balance, coalesce(sum(missile_delta), 0) AS missile_balance, coalesce(sum(points_delta), 0) AS points_balance FROM messenger_ledger WHERE telegram_user_id = ?",
       PLAYER.id,
@@ -169,7 +169,7 @@ describe(`messenger over HTTP (${TARGET.label})`, () => {
     const group = { update_id: 990002, message: { ...update.message, chat: { id: -100123, title: "fans", type: "supergroup" } } };
     expect((await post(group, WEBHOOK_SECRET)).body).toMatchObject({ handled: false, ignored_reason: "not_private_chat", replies_queued: 0 });
 
-    expect(rows(e.h, "SELECT chat_id, method, status FROM messenger_bot_outbox WHERE update_id = 990001")).toEqual([
+    expect(await rows(e.h, "SELECT chat_id, method, status FROM messenger_bot_outbox WHERE update_id = 990001")).toEqual([
       { chat_id: PLAYER.id, method: "sendMessage", status: "pending" },
     ]);
     const run = await e.h.ctx.jobs.runNow("messenger-bot-outbox");
@@ -177,6 +177,6 @@ describe(`messenger over HTTP (${TARGET.label})`, () => {
     const call = await eventually("the reply at the Bot API", () => bot.calls.find((c) => c.body.chat_id === PLAYER.id));
     expect(call).toMatchObject({ token: BOT_TOKEN, method: "sendMessage" });
     expect(String(call.body.text)).toMatch(/spin|missile|point/i);
-    expect(row(e.h, "SELECT status FROM messenger_bot_outbox WHERE update_id = 990001")).toEqual({ status: "sent" });
+    expect(await row(e.h, "SELECT status FROM messenger_bot_outbox WHERE update_id = 990001")).toEqual({ status: "sent" });
   });
 });

@@ -106,7 +106,9 @@ describe(`operator console over HTTP (${TARGET.label})`, () => {
     expect(setCookies(out).get("herald_admin_session")).toBe("");
     expect((await e.h.request("/admin/ops/readiness", { headers: { cookie: session } })).status).toBe(303);
     expectRefusal(await e.h.json("/admin/ops/readiness/403-noise/export.json", { headers: { cookie: session } }), 403, "forbidden");
-    const actions = rows<{ action: string }>(e.h, "SELECT action FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id").map((r) => r.action);
+    const actions = (await rows<{ action: string }>(e.h, "SELECT action FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id")).map(
+      (r) => r.action,
+    );
     expect(actions).toEqual(["admin_session.sign_in_failed", "admin_session.sign_in_failed", "admin_session.sign_in", "admin_session.sign_out"]);
   });
 });

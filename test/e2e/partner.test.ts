@@ -3,7 +3,20 @@ import bs58 from "bs58";
 import { afterResponses } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
 import { TARGET } from "../support/target";
-import { expectRefusal, row, rows, startE2E, type E2E } from "./support";
+import { eventually, expectRefusal, row, rows, startE2E, type E2E } from "./support";
+
+/**
+ * Until `n` requests of the key are in the log: in process, a few turns of the event loop (the after-response hooks
+ * buffer them, and the routes under test flush the buffer); served, the rows its flush timer wrote (a bounded poll).
+ */
+async function requestsLogged(e: E2E, keyId: string, n: number): Promise<void> {
+  await afterResponses();
+  if (TARGET.kind === "app") return;
+  await eventually(`${n} logged requests of ${keyId}`, async () => {
+    const r = await row<{ n: number }>(e.h, "SELECT count(*) AS n FROM request_log l JOIN request_log_keys k ON k.ref = l.key_ref WHERE k.key_id = ?", keyId);
+    return r.n >= n ? true : undefined;
+  });
+}
 
 // A partner's first day, over HTTP (docs/partner-users.md, docs/partner-status.md): check what the key may do,
 // create a user, find and edit them, link wallets, check a wallet's verification, then read the key's own status
@@ -39,7 +52,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(created.status).toBe(201);
     const user = created.body.user;
     expect(user).toMatchObject({ external_id: "e2e-user-1", username: "alice_01", email: "alice@example.com", status: "active", wallets: [] });
-    expect(row(e.h, "SELECT partner, mode, external_id FROM partner_users WHERE id = ?", user.id)).toEqual({
+    expect(await row(e.h, "SELECT partner, mode, external_id FROM partner_users WHERE id = ?", user.id)).toEqual({
       partner: "Acme",
       mode: "live",
       external_id: "e2e-user-1",
@@ -67,7 +80,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(patched.status).toBe(200);
     expect(patched.body.user).toMatchObject({ display_name: "Alice B.", is_verified: true });
 
-    const events = rows<{ data: string }>(e.h, "SELECT data FROM events WHERE partner = 'Acme' AND event_type = 'users.updated' ORDER BY id").map((r) =>
+    const events = (await rows<{ data: string }>(e.h, "SELECT data FROM events WHERE partner = 'Acme' AND event_type = 'users.updated' ORDER BY id")).map((r) =>
       JSON.parse(r.data),
     );
     expect(events.map((d) => d.changes)).toEqual([["created"], expect.arrayContaining(["display_name", "is_verified"])]);
@@ -110,16 +123,17 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     const other = (await signedJson(e.h, e.live, "POST", "/api/partner/users", { body: { external_id: "e2e-wallets-2" } })).body.user;
     const taken = await signedJson(e.h, e.live, "POST", `/api/partner/users/${other.id}/wallets`, { body: { wallet_address: wallet(1) } });
     expectRefusal(taken, 409, "wallet_already_linked");
-    expect(row(e.h, "SELECT count(*) AS n FROM wallet_links WHERE wallet_address = ?", wallet(1))).toEqual({ n: 1 });
+    expect(await row(e.h, "SELECT count(*) AS n FROM wallet_links WHERE wallet_address = ?", wallet(1))).toEqual({ n: 1 });
   });
 
   test("status and usage count this key's own requests, and a sandbox key is refused", async () => {
     const key = await createKey(e.h, { partner: "Acme", mode: "live", scopes: ["read"] });
     for (let i = 0; i < 3; i++) expect((await signedJson(e.h, key, "GET", "/api/partner/users?limit=1")).status).toBe(200);
     expect((await signedJson(e.h, key, "GET", "/api/partner/users/999999")).status).toBe(404);
-    // A request is logged by the after-response hook; in process that runs on the next tick (served, before the
-    // next request arrives). Status and usage flush the buffer first, so each finished request counts.
-    await afterResponses();
+    // Status and usage flush the request-log buffer first, so each request already logged counts. A request is
+    // logged by the after-response hook, after its answer left: in process on the next tick; in a served process
+    // usually before the next request arrives, but not on a loaded machine — so wait until the rows are written.
+    await requestsLogged(e, key.keyId, 4);
 
     const status = await signedJson(e.h, key, "GET", "/api/partner/status");
     expect(status.status).toBe(200);
@@ -133,7 +147,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
       endpoint_percentiles_available: true,
       webhook_delivery_health: { dead_letter_events: 0 },
     });
-    await afterResponses();
+    await requestsLogged(e, key.keyId, 5);
     const usage = await signedJson(e.h, key, "GET", "/api/partner/analytics/usage?hours=24");
     expect(usage.status).toBe(200);
     // The status call itself is now in the log too.

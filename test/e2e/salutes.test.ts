@@ -28,8 +28,8 @@ const debit = (amount: number, idem?: string) =>
 /** Balance and ledger, read from the database the target writes. */
 const ledgerMinor = () =>
   row<{ n: number; sum: number | null }>(e.h, "SELECT count(*) AS n, sum(delta_minor) AS sum FROM salutes_ledger WHERE user_id = ?", userId);
-const balanceMinor = () =>
-  row<{ balance_minor: number } | null>(e.h, "SELECT balance_minor FROM salutes_balances WHERE user_id = ?", userId)?.balance_minor ?? 0;
+const balanceMinor = async () =>
+  (await row<{ balance_minor: number } | null>(e.h, "SELECT balance_minor FROM salutes_balances WHERE user_id = ?", userId))?.balance_minor ?? 0;
 
 describe(`salutes over HTTP (${TARGET.label})`, () => {
   test("a new user's balance is 0; credits and debits move it exactly and answer the entry", async () => {
@@ -47,12 +47,12 @@ describe(`salutes over HTTP (${TARGET.label})`, () => {
 
     const balance = await signedJson(e.h, e.live, "GET", `/api/salutes/balance?user_id=${userId}`);
     expect(balance.body.balance).toBe(9.04);
-    expect(balanceMinor()).toBe(904);
-    expect(ledgerMinor()).toEqual({ n: 3, sum: 904 });
+    expect(await balanceMinor()).toBe(904);
+    expect(await ledgerMinor()).toEqual({ n: 3, sum: 904 });
   });
 
   test("a retry with the same key and body is 409 idempotency_replay with the first answer, and credits nothing", async () => {
-    const before = ledgerMinor();
+    const before = await ledgerMinor();
     const first = await credit(5, { idem: "e2e-credit-retry" });
     expect(first.status).toBe(200);
     const replay = await credit(5, { idem: "e2e-credit-retry" });
@@ -61,26 +61,26 @@ describe(`salutes over HTTP (${TARGET.label})`, () => {
     expect(replay.body).toMatchObject({ original_status: 200, original_response: first.body });
     const reused = await credit(6, { idem: "e2e-credit-retry" });
     expectRefusal(reused, 422, "idempotency_key_reused");
-    expect(ledgerMinor()).toEqual({ n: before.n + 1, sum: (before.sum ?? 0) + 500 });
+    expect(await ledgerMinor()).toEqual({ n: before.n + 1, sum: (before.sum ?? 0) + 500 });
   });
 
   test("a debit past the balance is 409 insufficient_balance, writes nothing, and the same key works after a credit", async () => {
-    const before = ledgerMinor();
-    const current = balanceMinor() / 100;
+    const before = await ledgerMinor();
+    const current = (await balanceMinor()) / 100;
     const refused = await debit(current + 1, "e2e-debit-floor");
     expectRefusal(refused, 409, "insufficient_balance");
     expect(refused.body.details).toMatchObject({ balance: current, requested: current + 1 });
-    expect(ledgerMinor()).toEqual(before);
+    expect(await ledgerMinor()).toEqual(before);
     expect((await credit(1)).status).toBe(200);
     // Nothing was stored for the refused request, so its corrected retry may reuse the key.
     const retried = await debit(current + 1, "e2e-debit-floor");
     expect(retried.status).toBe(200);
     expect(retried.body.balance).toBe(0); // down to exactly 0 is allowed
-    expect(balanceMinor()).toBe(0);
+    expect(await balanceMinor()).toBe(0);
   });
 
   test("bad amounts are 400 and change nothing", async () => {
-    const before = ledgerMinor();
+    const before = await ledgerMinor();
     for (const amount of [0, -5, 12.345, 1e21]) expectRefusal(await credit(amount), 400, "invalid_payload");
     const asString = await signedJson(e.h, e.live, "POST", "/api/salutes/credit", { body: { user_id: userId, amount: "10", reason: "x", source: "y" } });
     expectRefusal(asString, 400, "invalid_payload");
@@ -90,7 +90,7 @@ describe(`salutes over HTTP (${TARGET.label})`, () => {
       404,
       "not_found",
     );
-    expect(ledgerMinor()).toEqual(before);
+    expect(await ledgerMinor()).toEqual(before);
   });
 
   test("the ledger pages newest first with filters; Σ ledger = balance; one outbox event per entry", async () => {
@@ -111,25 +111,25 @@ describe(`salutes over HTTP (${TARGET.label})`, () => {
     }
     const ids = all.map((r) => r.id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
-    expect(all).toHaveLength(ledgerMinor().n);
+    expect(all).toHaveLength((await ledgerMinor()).n);
     expect(all[0]).toMatchObject({ reason: "conversion", delta: -50 });
     // Σ ledger (over HTTP and in the database) = balance; balance_after of the newest entry = balance.
     const sum = all.reduce((s, r) => s + Math.round(r.delta * 100), 0);
-    expect(sum).toBe(balanceMinor());
-    expect(ledgerMinor().sum).toBe(balanceMinor());
-    expect(Math.round(all[0]!.balance_after * 100)).toBe(balanceMinor());
-    expect(page1.body.balance * 100).toBe(balanceMinor());
+    expect(sum).toBe(await balanceMinor());
+    expect((await ledgerMinor()).sum).toBe(await balanceMinor());
+    expect(Math.round(all[0]!.balance_after * 100)).toBe(await balanceMinor());
+    expect(page1.body.balance * 100).toBe(await balanceMinor());
 
     const filtered = await signedJson(e.h, e.live, "GET", `/api/salutes/ledger?user_id=${userId}&reason=bonus`);
     expect(filtered.body.ledger.map((r: { reason: string }) => r.reason)).toEqual(["bonus"]);
     expectRefusal(await signedJson(e.h, e.live, "GET", `/api/salutes/ledger?user_id=${userId}&order=sideways`), 400, "invalid_query");
 
-    const events = rows<{ event_type: string; n: number }>(
+    const events = await rows<{ event_type: string; n: number }>(
       e.h,
       "SELECT event_type, count(*) AS n FROM events WHERE event_type LIKE 'salutes.%' GROUP BY event_type ORDER BY event_type",
     );
-    const credits = row<{ n: number }>(e.h, "SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND delta_minor > 0", userId).n;
-    const debits = row<{ n: number }>(e.h, "SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND delta_minor < 0", userId).n;
+    const credits = (await row<{ n: number }>(e.h, "SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND delta_minor > 0", userId)).n;
+    const debits = (await row<{ n: number }>(e.h, "SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ? AND delta_minor < 0", userId)).n;
     expect(events).toEqual([
       { event_type: "salutes.credit", n: credits },
       { event_type: "salutes.debit", n: debits },

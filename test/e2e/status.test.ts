@@ -34,7 +34,9 @@ describe(`status over HTTP (${TARGET.label})`, () => {
     expect(snap.ok).toBe(true);
     const trend = await e.h.json("/api/public/system-status/trend?limit=5");
     expect(trend.status).toBe(200);
-    expect(JSON.stringify(trend.body)).toContain(row<{ generated_at: string }>(e.h, "SELECT generated_at FROM status_snapshots ORDER BY id DESC").generated_at);
+    expect(JSON.stringify(trend.body)).toContain(
+      (await row<{ generated_at: string }>(e.h, "SELECT generated_at FROM status_snapshots ORDER BY id DESC")).generated_at,
+    );
     expectRefusal(await e.h.json("/api/public/system-status/trend?limit=0"), 400, "invalid_query");
   });
 
@@ -49,7 +51,7 @@ describe(`status over HTTP (${TARGET.label})`, () => {
     expect(created.status).toBe(201);
     expect(created.body.window).toMatchObject({ starts_at: body.starts_at, ends_at: body.ends_at, title: "Database upgrade", phase: "scheduled" });
     const id = created.body.window.id as number;
-    expect(row(e.h, "SELECT action, target FROM admin_audit WHERE action = 'status.maintenance.create'")).toEqual({
+    expect(await row(e.h, "SELECT action, target FROM admin_audit WHERE action = 'status.maintenance.create'")).toEqual({
       action: "status.maintenance.create",
       target: String(id),
     });

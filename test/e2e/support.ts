@@ -1,4 +1,3 @@
-import { sqliteOf } from "../support/app";
 // Shared pieces of the end-to-end suites (test/e2e): one pass over each domain as its users drive it over HTTP,
 // against the suite's target (test/support/target.ts) — the in-process app, `bun src/main.ts serve`, or the built
 // binary. A served target runs on the wall clock, so nothing here moves time; waiting for something another process
@@ -37,15 +36,15 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
   return { h, live, adminToken, admin: { authorization: `Bearer ${adminToken}` }, stop: () => h.stop() };
 }
 
-/** One row, or every row, of a query over the target's database (the test's own connection to the same file). */
-export const row = <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>) =>
-  sqliteOf(h)
-    .query(sql)
-    .get(...params) as T;
-export const rows = <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>) =>
-  sqliteOf(h)
-    .query(sql)
-    .all(...params) as T[];
+/**
+ * One row (null when there is none), or every row, of a query over the target's database, through the test's own
+ * context on the same database (ctx.store): portable SQL with `?` placeholders, so the same read runs on SQLite and
+ * on PostgreSQL.
+ */
+export const row = async <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>): Promise<T> =>
+  (await h.ctx.store.get<T>(sql, params)) as T;
+export const rows = async <T = Record<string, any>>(h: TargetApp, sql: string, ...params: Array<string | number | null>): Promise<T[]> =>
+  h.ctx.store.all<T>(sql, params);
 
 /**
  * Polls `probe` until it returns something other than undefined; bounded in count. For effects another process

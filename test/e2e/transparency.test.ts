@@ -121,7 +121,7 @@ describe(`transparency over HTTP (${TARGET.label})`, () => {
     expect(changed.headers.get("etag")).not.toBe(etag);
     const top = ((await changed.json()) as { top_anomalies: Array<{ signature: string; triage_status: string | null }> }).top_anomalies;
     expect(top.find((a) => a.signature === flagged.signature)?.triage_status).toBe("investigating");
-    expect(row(e.h, "SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'transparency.triage%'")).toEqual({ n: 1 });
+    expect(await row(e.h, "SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'transparency.triage%'")).toEqual({ n: 1 });
 
     const trust = await e.h.request("/trust.json", { headers: identity });
     expect(trust.status).toBe(200);

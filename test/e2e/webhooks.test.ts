@@ -101,9 +101,13 @@ describe(`webhooks over HTTP (${TARGET.label})`, () => {
       event_type: "salutes.credit",
       data: { user_id: userId, delta: 12.5, balance: 12.5, ledger_entry_id: credit.body.ledger_entry_id, reason: "quest", source: "e2e" },
     });
-    const d = row<{ id: number }>(e.h, "SELECT d.id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.public_id = ?", envelope.event_id);
-    await eventually("the delivery recorded as succeeded", () => (deliveryStatus(d.id).status === "succeeded" ? true : undefined));
-    expect(deliveryStatus(d.id)).toEqual({ status: "succeeded", attempts: 1, last_status_code: 204 });
+    const d = await row<{ id: number }>(
+      e.h,
+      "SELECT d.id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.public_id = ?",
+      envelope.event_id,
+    );
+    await eventually("the delivery recorded as succeeded", async () => ((await deliveryStatus(d.id)).status === "succeeded" ? true : undefined));
+    expect(await deliveryStatus(d.id)).toEqual({ status: "succeeded", attempts: 1, last_status_code: 204 });
   });
 
   test("POST …/test queues a real signed webhook.test delivery to that webhook only", async () => {
@@ -126,14 +130,16 @@ describe(`webhooks over HTTP (${TARGET.label})`, () => {
 
     const [first] = await receivedAt(flaky, "/flaky");
     const eventId = expectSigned(first!, flakyHook.secret).event_id as string;
-    const deliveryId = row<{ id: number }>(
-      e.h,
-      "SELECT d.id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.public_id = ? AND d.webhook_id = ?",
-      eventId,
-      flakyHook.id,
+    const deliveryId = (
+      await row<{ id: number }>(
+        e.h,
+        "SELECT d.id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.public_id = ? AND d.webhook_id = ?",
+        eventId,
+        flakyHook.id,
+      )
     ).id;
-    await eventually("the dead letter", () => (deliveryStatus(deliveryId).status === "dead_letter" ? true : undefined));
-    expect(deliveryStatus(deliveryId)).toEqual({ status: "dead_letter", attempts: 1, last_status_code: 500 });
+    await eventually("the dead letter", async () => ((await deliveryStatus(deliveryId)).status === "dead_letter" ? true : undefined));
+    expect(await deliveryStatus(deliveryId)).toEqual({ status: "dead_letter", attempts: 1, last_status_code: 500 });
 
     const dlq = await signedJson(e.h, e.live, "GET", "/api/partner/webhooks/dlq?hours=24");
     expect(dlq.status).toBe(200);
@@ -158,7 +164,7 @@ describe(`webhooks over HTTP (${TARGET.label})`, () => {
     const both = await receivedAt(flaky, "/flaky", 2);
     expect(both[1]!.headers["x-webhook-id"]).toBe(eventId);
     expectSigned(both[1]!, flakyHook.secret);
-    await eventually("the replay delivered", () => (deliveryStatus(deliveryId).status === "succeeded" ? true : undefined));
+    await eventually("the replay delivered", async () => ((await deliveryStatus(deliveryId)).status === "succeeded" ? true : undefined));
     const after = await signedJson(e.h, e.live, "GET", "/api/partner/webhooks/dlq?hours=24");
     expect(after.body.dead_letter_count).toBe(0);
   });

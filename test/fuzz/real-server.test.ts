@@ -4,27 +4,31 @@
 // runtime flags of package.json's start script, read from it) on 127.0.0.1, port 0, and checks that a 20 KB
 // query string gets Herald's own JSON refusal on every kind of route (Elysia's, and the native short-link
 // door that bypasses Elysia), and that past the raised limit the answer is still a clean 431, not a 5xx, a
-// reset or a hang.
+// reset or a hang. The server runs on the test run's engine (a SQLite file, or PostgreSQL under
+// HERALD_TEST_ENGINE=postgres): the limits are the runtime's, whatever the database.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isErrorCode } from "../../src/http/errors";
 import { BUN, exitWithin, MAIN } from "../support/process";
+import { type ServedDatabase, servedDatabase } from "../support/served-database";
 import { startFlags } from "../support/target";
 
 let dir: string;
+let database: ServedDatabase | null = null;
 let proc: ReturnType<typeof Bun.spawn> | null = null;
 let base = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "herald-fuzz-server-"));
+  database = await servedDatabase(dir);
   proc = Bun.spawn([BUN, ...startFlags(), MAIN, "serve"], {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: dir,
       NODE_ENV: "test",
-      HERALD_DB_PATH: join(dir, "herald.db"),
+      ...database.env,
       HOST: "127.0.0.1",
       PORT: "0",
       LOG_LEVEL: "info",
@@ -57,6 +61,7 @@ afterAll(async () => {
     proc.kill("SIGTERM");
     await exitWithin(proc, 10_000);
   }
+  await database?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 

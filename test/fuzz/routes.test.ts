@@ -7,6 +7,7 @@
 //
 //   bun test test/fuzz                         default: ~6,000 requests
 //   HERALD_TEST_TARGET=dist/herald bun test test/fuzz/routes.test.ts    the same against the built binary
+//   HERALD_TEST_ENGINE=postgres HERALD_TEST_TARGET=dist/herald bun test test/fuzz/routes.test.ts    … over PostgreSQL
 //   FUZZ_RUNS=200 bun test test/fuzz           200 random variants per operation on top of the catalog
 //   FUZZ_SEED=7 bun test test/fuzz             another fast-check seed (each random variant names its seed)
 //   bun test test/fuzz -t "GET /api/partner/webhooks/dlq"    one operation

@@ -103,6 +103,22 @@ describe("sandbox webhooks", () => {
 });
 
 describe("sandbox webhook events and replay", () => {
+  // PostgreSQL's json type refuses a "\ud800" escape, and the user_id filter reads event data as json there: an
+  // event written with one made the list a 500 for every user_id (found by the OpenAPI fuzz on PostgreSQL).
+  test("an unpaired surrogate in an event's data is stored as U+FFFD, and the user_id filter reads past it", async () => {
+    h = await sandboxApp();
+    rx = startReceiver();
+    const key = await sandboxKey(h);
+    await hookOn(key);
+    const { alice } = await fixtureUsers(h, key);
+    const credit = await sb(h, key, "POST", "/salutes/credit", { body: { user_id: String(alice.id), amount: 1, reason: "quest", source: "t\ud800" } });
+    expect(credit.status).toBe(200);
+    const alices = await sb(h, key, "GET", `/webhook-events?user_id=${alice.id}`);
+    expect({ status: alices.status, count: alices.body.count }).toEqual({ status: 200, count: 1 });
+    const [event] = await rows<{ data: string }>(h, "SELECT data FROM events WHERE event_type = 'salutes.credit' ORDER BY id DESC LIMIT 1");
+    expect(JSON.parse(event!.data).source).toBe("t\ufffd");
+  });
+
   test("events list filters by user_id and event_type and orders both ways; replay re-sends with simulation headers", async () => {
     h = await sandboxApp();
     rx = startReceiver();

@@ -1,8 +1,9 @@
 // Crash safety with real processes (DESIGN.md §6): deliveries in flight when `herald serve` is SIGKILLed are
 // neither lost nor re-identified. A real receiver on 127.0.0.1 hangs every request while herald sends, herald is
 // killed mid-send, the receiver starts answering 200, and a second `herald serve` over the same database
-// delivers every event — each with the event id the API returned, as X-Webhook-Id and in the envelope.
-import { Database } from "bun:sqlite";
+// delivers every event — each with the event id the API returned, as X-Webhook-Id and in the envelope. On the
+// test run's engine: a SQLite file, or under HERALD_TEST_ENGINE=postgres a fresh PostgreSQL database, which both
+// processes (and the CLI commands before them) share as they would in production.
 import { afterAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
+import { type ServedDatabase, servedDatabase } from "../support/served-database";
 
 const N = 20;
 const TIMEOUT_SECONDS = 2; // lease = timeout × 2 + 10 s = 14 s
@@ -76,13 +78,23 @@ const procs = new Set<Proc>();
 const dir = mkdtempSync(join(tmpdir(), "herald-crash-"));
 let rx: ReturnType<typeof crashReceiver> | undefined;
 const stoppers: Array<() => void> = [];
+const databases: ServedDatabase[] = [];
 
-afterAll(() => {
+afterAll(async () => {
   for (const p of procs) if (p.exitCode === null) p.kill("SIGKILL");
+  await Promise.all([...procs].map((p) => p.exited));
   rx?.stop();
   for (const stop of stoppers) stop();
+  for (const db of databases) await db.drop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A database of the test run's engine for one test's processes, dropped after the file's tests. */
+async function databaseFor(name: string): Promise<ServedDatabase> {
+  const db = await servedDatabase(dir, name);
+  databases.push(db);
+  return db;
+}
 
 /** Drains a child's pipes as it runs (a full pipe would block it), keeping the text for diagnostics. */
 function collect(p: Proc) {
@@ -121,14 +133,14 @@ async function exitWithin(p: Proc, ms: number): Promise<number | null> {
 
 test("deliveries in flight when herald is SIGKILLed are delivered after a restart, each with the event id the API returned", async () => {
   rx = crashReceiver();
-  const dbPath = join(dir, "herald.db");
+  const database = await databaseFor("herald.db");
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
     NODE_ENV: "test",
     HOST: "127.0.0.1",
     PORT: String(port),
-    HERALD_DB_PATH: dbPath,
+    ...database.env,
     LOG_LEVEL: "warn",
     JOBS_ENABLED: "1",
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
@@ -182,19 +194,14 @@ test("deliveries in flight when herald is SIGKILLed are delivered after a restar
   // written, before its request left: attempts = 1 and one attempt row without an outcome; queued ones have 0.
   const cutOff = new Set<number>();
   {
-    const db = new Database(dbPath);
-    try {
-      const rows = db.query("SELECT id, status, attempts FROM webhook_deliveries").all() as Array<{ id: number; status: string; attempts: number }>;
-      expect(rows).toHaveLength(N);
-      expect(rows.filter((r) => r.status !== "processing" && r.status !== "queued")).toEqual([]);
-      expect(rows.filter((r) => r.attempts !== (r.status === "processing" ? 1 : 0))).toEqual([]);
-      for (const r of rows) if (r.status === "processing") cutOff.add(r.id);
-      expect(cutOff.size).toBeGreaterThanOrEqual(1);
-      const attempts = db.query("SELECT delivery_id, attempt_no, status_code, error FROM webhook_attempts ORDER BY delivery_id").all();
-      expect(attempts).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, status_code: null, error: null })));
-    } finally {
-      db.close();
-    }
+    const rows = await database.query((q) => q.all<{ id: number; status: string; attempts: number }>("SELECT id, status, attempts FROM webhook_deliveries"));
+    expect(rows).toHaveLength(N);
+    expect(rows.filter((r) => r.status !== "processing" && r.status !== "queued")).toEqual([]);
+    expect(rows.filter((r) => r.attempts !== (r.status === "processing" ? 1 : 0))).toEqual([]);
+    for (const r of rows) if (r.status === "processing") cutOff.add(r.id);
+    expect(cutOff.size).toBeGreaterThanOrEqual(1);
+    const attempts = await database.query((q) => q.all("SELECT delivery_id, attempt_no, status_code, error FROM webhook_attempts ORDER BY delivery_id"));
+    expect(attempts).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, status_code: null, error: null })));
   }
 
   // ---- the receiver recovers; a second process over the same database finishes the job
@@ -241,20 +248,19 @@ test("deliveries in flight when herald is SIGKILLed are delivered after a restar
   await secondOut.done;
   if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
 
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    const rows = db
-      .query("SELECT d.id, e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id")
-      .all() as Array<{ id: number; public_id: string; status: string; attempts: number }>;
-    expect(rows.map((r) => r.public_id).sort()).toEqual([...eventIds].sort());
-    expect(rows.filter((r) => r.status !== "succeeded")).toEqual([]);
-    // The attempts cut off by the crash count: two for those (interrupted, then delivered), one for the rest.
-    expect(rows.filter((r) => r.attempts !== (cutOff.has(r.id) ? 2 : 1))).toEqual([]);
-    const outcomes = db.query("SELECT delivery_id, attempt_no, reason_tag FROM webhook_attempts WHERE reason_tag IS NOT NULL ORDER BY delivery_id").all();
-    expect(outcomes).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, reason_tag: "interrupted" })));
-  } finally {
-    db.close();
-  }
+  const rows = await database.query((q) =>
+    q.all<{ id: number; public_id: string; status: string; attempts: number }>(
+      "SELECT d.id, e.public_id, d.status, d.attempts FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id",
+    ),
+  );
+  expect(rows.map((r) => r.public_id).sort()).toEqual([...eventIds].sort());
+  expect(rows.filter((r) => r.status !== "succeeded")).toEqual([]);
+  // The attempts cut off by the crash count: two for those (interrupted, then delivered), one for the rest.
+  expect(rows.filter((r) => r.attempts !== (cutOff.has(r.id) ? 2 : 1))).toEqual([]);
+  const outcomes = await database.query((q) =>
+    q.all("SELECT delivery_id, attempt_no, reason_tag FROM webhook_attempts WHERE reason_tag IS NOT NULL ORDER BY delivery_id"),
+  );
+  expect(outcomes).toEqual([...cutOff].sort((a, b) => a - b).map((id) => ({ delivery_id: id, attempt_no: 1, reason_tag: "interrupted" })));
 }, 120_000);
 
 /** A real receiver that answers its requests from a script — a status, or "hang" (no answer while the sender lives) — then 200. */
@@ -289,14 +295,14 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   // Attempt 1 is answered 500; attempt 2 hangs at the receiver and herald is killed during it. With
   // WEBHOOK_MAX_ATTEMPTS=2 the receiver has then seen every request it may see: the delivery is dead-lettered.
   const rx2 = scriptedReceiver([500, "hang"]);
-  const dbPath = join(dir, "bound.db");
+  const database = await databaseFor("bound.db");
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
     NODE_ENV: "test",
     HOST: "127.0.0.1",
     PORT: String(port),
-    HERALD_DB_PATH: dbPath,
+    ...database.env,
     LOG_LEVEL: "warn",
     JOBS_ENABLED: "1",
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
@@ -318,14 +324,6 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
     const res = await fetch(base + target, { method, headers, body: raw || undefined, signal: AbortSignal.timeout(10_000) });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
-  const readDb = <T>(read: (db: Database) => T): T => {
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      return read(db);
-    } finally {
-      db.close();
-    }
-  };
 
   const first = spawnHerald(["serve"], env);
   procs.add(first);
@@ -343,31 +341,31 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   await firstOut.done;
 
   // Both attempts counted — the second before its request left — and the second has no outcome.
-  readDb((db) => {
-    expect(db.query("SELECT status, attempts FROM webhook_deliveries WHERE id = ?").get(deliveryId)).toEqual({ status: "processing", attempts: 2 });
-    expect(db.query("SELECT attempt_no, status_code, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
-      { attempt_no: 1, status_code: 500, reason_tag: "http_error" },
-      { attempt_no: 2, status_code: null, reason_tag: null },
-    ]);
+  expect(await database.query((q) => q.get("SELECT status, attempts FROM webhook_deliveries WHERE id = ?", [deliveryId]))).toEqual({
+    status: "processing",
+    attempts: 2,
   });
+  expect(
+    await database.query((q) => q.all("SELECT attempt_no, status_code, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id", [deliveryId])),
+  ).toEqual([
+    { attempt_no: 1, status_code: 500, reason_tag: "http_error" },
+    { attempt_no: 2, status_code: null, reason_tag: null },
+  ]);
 
   // The dead sender's lease (2 × 30 s + 10 s) has to run out before anyone may take the delivery over. Rather
   // than wait 70 s, move its end into the past — what the passing of time would do, and nothing else.
-  {
-    const db = new Database(dbPath);
-    try {
-      db.query("UPDATE webhook_deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ? AND status = 'processing'").run(deliveryId);
-    } finally {
-      db.close();
-    }
-  }
+  const moved = await database.query((q) =>
+    q.run("UPDATE webhook_deliveries SET lease_until = '2000-01-01T00:00:00.000Z' WHERE id = ? AND status = 'processing'", [deliveryId]),
+  );
+  expect(moved.changes).toBe(1);
 
   const second = spawnHerald(["serve"], env);
   procs.add(second);
   const secondOut = collect(second);
   await waitForHttp(`${base}/readyz`);
-  const statusNow = () => readDb((db) => (db.query("SELECT status FROM webhook_deliveries WHERE id = ?").get(deliveryId) as { status: string }).status);
-  await until("the restarted herald to settle the delivery", () => statusNow() !== "processing", 30_000, 50);
+  const statusNow = async () =>
+    (await database.query((q) => q.get<{ status: string }>("SELECT status FROM webhook_deliveries WHERE id = ?", [deliveryId])))!.status;
+  await until("the restarted herald to settle the delivery", async () => (await statusNow()) !== "processing", 30_000, 50);
 
   const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
   expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "dead_letter", attempts: 2, reason_tag: "interrupted" }]);
@@ -378,10 +376,8 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   const code = await exitWithin(second, 20_000);
   await secondOut.done;
   if (code !== 0) throw new Error(`second herald exited ${code}:\n${secondOut.text().slice(-2000)}`);
-  readDb((db) => {
-    expect(db.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id").all(deliveryId)).toEqual([
-      { attempt_no: 1, reason_tag: "http_error" },
-      { attempt_no: 2, reason_tag: "interrupted" },
-    ]);
-  });
+  expect(await database.query((q) => q.all("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id", [deliveryId]))).toEqual([
+    { attempt_no: 1, reason_tag: "http_error" },
+    { attempt_no: 2, reason_tag: "interrupted" },
+  ]);
 }, 120_000);
