@@ -1,19 +1,19 @@
 // credit: signed salutes credits through the whole stack vs the same writes as a bare bun:sqlite loop, one run.
-//   (a) herald (`herald serve`, a child process): POST /api/salutes/credit, each request with its own nonce,
-//       Idempotency-Key and signature — signature check, nonce insert, idempotency check, user check, ledger row,
-//       balance upsert, outbox event and stored response, in one transaction — driven by bench/credit-load.ts
+//   (a) herald (`herald serve`, a child process; on PostgreSQL --instances of them over one database, the load
+//       generator's workers spread round-robin over them): POST /api/salutes/credit, each request with its own
+//       nonce, Idempotency-Key and signature — signature check, nonce insert, idempotency claim, user check, ledger
+//       row, balance upsert, outbox event and stored response, in one transaction — driven by bench/credit-load.ts
 //       (a child process; wrk cannot sign per request) with --connections requests in flight, all pre-signed;
-//   (b) bench/credit-sqlite.ts (a child process): the same transaction's statements in a loop, no HTTP.
-// The two run one after the other, never together (the load generator and the server already share the cores).
+//   (b) bench/credit-sqlite.ts (a child process): the same transaction's statements in a loop, no HTTP;
+//   (c) on PostgreSQL, bench/credit-postgres.ts (a child process): the same statements through Bun's SQL client,
+//       --connections transactions in flight over the instances' pool connections together — the bare-PostgreSQL floor.
+// The cases run one after the other, never together (the load generator and the server already share the cores).
 // Users are seeded straight into partner_users before herald starts: this measures credits, not user creation.
 // The partner rate limit is off (RATE_LIMIT_PARTNER_PER_MIN=0): 6000/min per key would throttle the run.
-import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { PostgresStore } from "../src/db/postgres-engine";
-import { withDatabase } from "../test/support/engine";
-import { startCluster, type TestCluster } from "../test/support/postgres";
+import type { Store } from "../src/db/port";
 import type { LoadResult } from "./credit-load";
+import { heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase } from "./engines";
 import {
   heraldLaunch,
   inspectDatabase,
@@ -21,8 +21,6 @@ import {
   progress,
   readMetric,
   ROOT,
-  runHeraldCli,
-  startHerald,
   summariseLog,
   tempDir,
   withRatios,
@@ -36,6 +34,7 @@ const WARMUP = 1_000;
 const TARGET_PER_SEC = 3_000;
 const HERALD = "herald POST /api/salutes/credit, signed";
 const SQLITE = "bare bun:sqlite loop, same writes";
+const POSTGRES = "bare PostgreSQL (Bun's SQL), same writes";
 const SERVER_ENV = { RATE_LIMIT_PARTNER_PER_MIN: "0", METRICS_PUBLIC: "1" };
 
 interface BenchKey {
@@ -43,26 +42,16 @@ interface BenchKey {
   secret: string;
 }
 
-/** A live key with the credit scope (`herald keys create`), which also creates and migrates `<dir>/herald.db`. */
-async function createKey(dir: string, launch: HeraldLaunch, env: Record<string, string>): Promise<BenchKey> {
-  const out = await runHeraldCli(dir, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "credit,read", "--json"], env);
+/** A live key with the credit scope (`herald keys create`), which also creates and migrates the database. */
+async function createKey(db: BenchDatabase, launch: HeraldLaunch): Promise<BenchKey> {
+  const out = await heraldCli(db, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "credit,read", "--json"], SERVER_ENV);
   const parsed = JSON.parse(out) as Partial<BenchKey>;
   if (typeof parsed.key_id !== "string" || typeof parsed.secret !== "string") throw new Error("herald keys create --json printed no key_id/secret");
   return { key_id: parsed.key_id, secret: parsed.secret };
 }
 
-function seedUsers(dbPath: string): string[] {
-  const db = new Database(dbPath, { strict: true });
-  const now = new Date().toISOString();
-  const insert = db.prepare(
-    "INSERT INTO partner_users (partner, mode, external_id, status, is_verified, created_at, updated_at) VALUES ('Bench', 'live', ?, 'active', 0, ?, ?) RETURNING id",
-  );
-  const ids = Array.from({ length: USERS }, (_, i) => String((insert.get(`bench-${i}`, now, now) as { id: number }).id));
-  db.close();
-  return ids;
-}
-
-async function seedUsersOn(store: PostgresStore): Promise<string[]> {
+/** The credited users, written through the storage port (either engine); their ids. */
+async function seedUsers(store: Store): Promise<string[]> {
   const now = new Date().toISOString();
   const ids: string[] = [];
   for (let i = 0; i < USERS; i++) {
@@ -84,25 +73,8 @@ async function runChild<T>(cmd: string[], env: Record<string, string>, timeoutMs
   return JSON.parse(out.trim().split("\n").pop()!) as T;
 }
 
-/** What the server left behind, read after it stopped: every accepted credit must be one row + one event. */
-function checkLedger(dbPath: string, expected: number): string[] {
-  const db = new Database(dbPath, { readonly: true });
-  const q = <T>(sql: string) => db.query(sql).get() as T;
-  const rows = q<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger").n;
-  const events = q<{ n: number }>("SELECT count(*) AS n FROM events WHERE event_type = 'salutes.credit'").n;
-  const mismatched = q<{ n: number }>(
-    "SELECT count(*) AS n FROM salutes_balances b WHERE balance_minor != (SELECT SUM(delta_minor) FROM salutes_ledger l WHERE l.user_id = b.user_id)",
-  ).n;
-  db.close();
-  const problems: string[] = [];
-  if (rows !== expected) problems.push(`salutes_ledger has ${rows} rows; ${expected} credits were answered 200`);
-  if (events !== rows) problems.push(`${events} salutes.credit events for ${rows} ledger rows`);
-  if (mismatched) problems.push(`${mismatched} balances differ from the sum of their ledger`);
-  return problems;
-}
-
-/** The same checks as checkLedger, on the PostgreSQL database the instances shared. */
-async function checkLedgerOn(store: PostgresStore, expected: number): Promise<string[]> {
+/** What the servers left behind, read after they stopped: every accepted credit must be one row + one event. */
+async function checkLedger(store: Store, expected: number): Promise<string[]> {
   const n = async (sql: string) => (await store.get<{ n: number }>(sql))!.n;
   const rows = await n("SELECT count(*) AS n FROM salutes_ledger");
   const events = await n("SELECT count(*) AS n FROM events WHERE event_type = 'salutes.credit'");
@@ -114,16 +86,6 @@ async function checkLedgerOn(store: PostgresStore, expected: number): Promise<st
   if (events !== rows) problems.push(`${events} salutes.credit events for ${rows} ledger rows`);
   if (mismatched) problems.push(`${mismatched} balances differ from the sum of their ledger`);
   return problems;
-}
-
-/** A throwaway PostgreSQL cluster (Debian's package, as the tests use) with an empty database for the instances. */
-async function postgresFor(): Promise<{ cluster: TestCluster; url: string; store: PostgresStore }> {
-  const cluster = await startCluster();
-  const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
-  await admin.run("CREATE DATABASE bench");
-  await admin.close();
-  const url = withDatabase(cluster.url, "bench");
-  return { cluster, url, store: new PostgresStore({ url, poolMax: 2 }) };
 }
 
 const caseOf = (
@@ -146,7 +108,8 @@ const caseOf = (
 
 const credit: Benchmark = {
   name: "credit",
-  description: "signed POST /api/salutes/credit through the full stack vs a bare bun:sqlite loop doing the same writes",
+  description:
+    "signed POST /api/salutes/credit through the full stack vs a bare bun:sqlite loop (on PostgreSQL also bare PostgreSQL transactions) doing the same writes",
   async run(opts) {
     const credits = opts.credits ?? 20_000;
     const launch = heraldLaunch(opts.herald);
@@ -159,31 +122,25 @@ const credit: Benchmark = {
     const errors: string[] = [];
     const results: CaseResult[] = [];
     const dir = tempDir("credit");
-    let pg: Awaited<ReturnType<typeof postgresFor>> | null = null;
-    const heraldDir = join(dir.path, "herald");
-    const sqliteDir = join(dir.path, "sqlite");
+    const engine = await openEngine(opts);
+    const databases: BenchDatabase[] = [];
+    const bareRun = async (script: string, args: string[]) =>
+      runChild<LoadResult>([process.execPath, join(ROOT, "bench", script), ...args, "--credits", String(credits), "--warmup", String(WARMUP)], {}, 280_000);
     try {
       progress("creating a live key (credit scope) and seeding users in each database");
-      const engine = opts.engine ?? "sqlite";
-      const n = engine === "postgres" ? (opts.instances ?? 1) : 1;
-      pg = engine === "postgres" ? await postgresFor() : null;
-      // Every instance needs the same master key (secrets are sealed with it) and a name of its own.
-      const env = pg ? { ...SERVER_ENV, DATABASE_URL: pg.url, HERALD_MASTER_KEY: "ab".repeat(32) } : SERVER_ENV;
-      mkdirSync(heraldDir, { recursive: true });
-      const key = await createKey(heraldDir, launch, env);
-      const users = pg ? await seedUsersOn(pg.store) : seedUsers(join(heraldDir, "herald.db"));
-      await createKey(sqliteDir, launch, SERVER_ENV);
-      const sqliteUsers = seedUsers(join(sqliteDir, "herald.db"));
-      if (pg) notes.push(`herald on PostgreSQL (a throwaway cluster on 127.0.0.1, fsync off as in the tests): ${n} instance(s), DATABASE_POOL_MAX 10 each`);
+      const db = await engine.database(join(dir.path, "herald"));
+      const floor = sqliteDatabase(join(dir.path, "sqlite"));
+      databases.push(db, floor);
+      const key = await createKey(db, launch);
+      const users = await seedUsers(await db.store());
+      await createKey(floor, launch);
+      const sqliteUsers = await seedUsers(await floor.store());
+      // The harness's own connections close before the servers start; they reopen for the checks after the run.
+      await db.close();
+      await floor.close();
 
-      progress(`starting ${n} herald instance(s) from ${launch.mode} on ${engine}`);
-      const heralds = [];
-      // On SQLite the one instance serves the file the key and users are in; on PostgreSQL each has a folder for its log.
-      for (let i = 0; i < n; i++) {
-        const home = pg ? join(heraldDir, `i${i}`) : heraldDir;
-        mkdirSync(home, { recursive: true });
-        heralds.push(await startHerald(home, launch, { ...env, HERALD_INSTANCE_ID: `bench-${i}` }));
-      }
+      progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
+      const heralds = await startHeralds(db, launch, engine.instances, SERVER_ENV);
       const herald = heralds[0]!;
       let load: LoadResult;
       try {
@@ -213,10 +170,7 @@ const credit: Benchmark = {
             `herald committed ${effects.toLocaleString("en-US")} transactions in ${commits.toLocaleString("en-US")} SQLite commits (mean ${(effects / commits).toFixed(1)} per commit)`,
           );
       } finally {
-        for (const h of heralds) {
-          const code = await h.stop();
-          notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
-        }
+        notes.push(...(await stopAll(heralds)));
       }
       const ok = load.statuses["200"] ?? 0;
       const non2xx = Object.entries(load.statuses)
@@ -225,43 +179,59 @@ const credit: Benchmark = {
       results.push(caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors));
       if (ok !== credits)
         errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
-      if (pg) {
-        errors.push(...(await checkLedgerOn(pg.store, ok + WARMUP)));
-      } else {
-        errors.push(...checkLedger(join(heraldDir, "herald.db"), ok + WARMUP));
-        const db = inspectDatabase(join(heraldDir, "herald.db"));
+      errors.push(...(await checkLedger(await db.store(), ok + WARMUP)));
+      if (db.kind === "sqlite") {
+        await db.close();
+        const file = inspectDatabase(join(db.dir, "herald.db"));
         notes.push(
-          `herald: database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows`,
+          `herald: database ${(file.bytes / 1024 / 1024).toFixed(1)} MiB after the run; request_log ${file.rows === null ? "?" : file.rows.toLocaleString("en-US")} rows`,
         );
       }
-      const logged = await logLines(herald.logPath);
-      if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      for (const h of heralds) {
+        const logged = await logLines(h.logPath);
+        if (logged.length) notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      }
 
       progress(`bare bun:sqlite loop: ${WARMUP} warmup + ${credits} measured credits`);
-      const bare = await runChild<LoadResult>(
-        [
-          process.execPath,
-          join(ROOT, "bench", "credit-sqlite.ts"),
-          "--db",
-          join(sqliteDir, "herald.db"),
-          "--users",
-          sqliteUsers.join(","),
-          "--credits",
-          String(credits),
-          "--warmup",
-          String(WARMUP),
-        ],
-        {},
-        280_000,
+      results.push(
+        caseOf(SQLITE, "(in-process, no HTTP)", await bareRun("credit-sqlite.ts", ["--db", join(floor.dir, "herald.db"), "--users", sqliteUsers.join(",")])),
       );
-      results.push(caseOf(SQLITE, "(in-process, no HTTP)", bare));
+
+      if (engine.kind === "postgres") {
+        const bare = await engine.database(join(dir.path, "postgres"));
+        databases.push(bare);
+        await heraldCli(bare, launch, ["migrate"]);
+        const bareUsers = await seedUsers(await bare.store());
+        const pool = 10 * engine.instances;
+        progress(`bare PostgreSQL: ${WARMUP} warmup + ${credits} measured credits, ${opts.connections} in flight over ${pool} connections`);
+        results.push(
+          caseOf(
+            POSTGRES,
+            "(in-process, no HTTP)",
+            await bareRun("credit-postgres.ts", [
+              "--url",
+              bare.url!,
+              "--users",
+              bareUsers.join(","),
+              "--connections",
+              String(opts.connections),
+              "--pool",
+              String(pool),
+            ]),
+          ),
+        );
+        notes.push(
+          `bare PostgreSQL: the same statements as the bun:sqlite loop, each transaction through Bun's SQL client, ${opts.connections} in flight over ${pool} connections (herald's pools together)`,
+        );
+      }
     } finally {
-      await pg?.store.close();
-      pg?.cluster.stop();
+      for (const d of databases) await d.close();
+      await engine.close();
       dir.remove();
     }
     const a = results.find((r) => r.case === HERALD);
     const b = results.find((r) => r.case === SQLITE);
+    const c = results.find((r) => r.case === POSTGRES);
     const summary: string[] = [];
     if (a)
       summary.push(
@@ -271,13 +241,26 @@ const credit: Benchmark = {
       summary.push(
         `the bare loop's per-credit time is ${((1000 / b.requests_per_sec) * 1000).toFixed(0)} µs; herald spends ${((1000 / a.requests_per_sec) * 1000).toFixed(0)} µs of wall time per credit at this concurrency`,
       );
+    if (a && c)
+      summary.push(
+        `herald ÷ bare PostgreSQL: ${(a.requests_per_sec / c.requests_per_sec).toFixed(2)}× (bare PostgreSQL ${Math.round(c.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${c.p50_ms.toFixed(2)} ms, p99 ${c.p99_ms.toFixed(2)} ms)`,
+      );
     return {
       benchmark: "credit",
       description: credit.description,
+      topology: engine.topology(
+        engine.instances === 1
+          ? "the load generator's workers all send to the one instance"
+          : `the load generator's workers spread round-robin over the ${engine.instances} instances (worker i → instance i mod ${engine.instances})`,
+      ),
       results: withRatios(results, SQLITE),
       notes,
       summary,
-      ratios: { herald_vs_bare_sqlite: a && b ? Number((a.requests_per_sec / b.requests_per_sec).toFixed(3)) : null, target_credits_per_sec: TARGET_PER_SEC },
+      ratios: {
+        herald_vs_bare_sqlite: a && b ? Number((a.requests_per_sec / b.requests_per_sec).toFixed(3)) : null,
+        herald_vs_bare_postgres: a && c ? Number((a.requests_per_sec / c.requests_per_sec).toFixed(3)) : null,
+        target_credits_per_sec: TARGET_PER_SEC,
+      },
       errors,
     };
   },

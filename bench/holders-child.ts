@@ -1,10 +1,11 @@
 // One measured run of the `holders` benchmark, in its own process so its peak RSS is its own:
 //   bun bench/holders-child.ts floor <rpc-url> <mint>            drain the getProgramAccounts reply, parse nothing
-//   bun bench/holders-child.ts snapshot <rpc-url> <mint> <dir>   herald's holders-snapshot job, end to end
+//   bun bench/holders-child.ts snapshot <rpc-url> <mint> <dir>   herald's holders-snapshot job, end to end, over
+//                                                                <dir>/herald.db, or DATABASE_URL when the harness sets it
 // Prints one JSON line: wall time, what was read, and VmHWM (peak resident set) from /proc/self/status.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { openContext } from "../src/bootstrap";
+import { openContextAsync } from "../src/bootstrap";
 import { scanBody } from "../src/solana/scan-call";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
@@ -35,8 +36,10 @@ async function snapshot(url: string, mint: string, dir: string) {
     TOKEN_MINT: mint,
     SOLANA_RPC_RETRIES: "0",
     SOLANA_RPC_SCAN_TIMEOUT_MS: "900000",
+    // On PostgreSQL (bench/engines.ts): the database and the master key its instances share.
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, HERALD_MASTER_KEY: process.env.HERALD_MASTER_KEY ?? "" } : {}),
   });
-  const ctx = openContext(config, { log: createLogger("warn", (line) => process.stderr.write(line + "\n")) });
+  const ctx = await openContextAsync(config, { log: createLogger("warn", (line) => process.stderr.write(line + "\n")) });
   const rssBeforeKb = kb("VmRSS");
   const t0 = performance.now();
   const run = await ctx.jobs.runNow("holders-snapshot");

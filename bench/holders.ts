@@ -2,9 +2,13 @@
 // floor — the time the fixture server alone needs to serve the same getProgramAccounts reply to a client that
 // reads and discards it. Each run is a separate child process (bench/holders-child.ts) so its peak RSS (VmHWM)
 // is its own. Targets (issue 6): snapshot within 2× of the floor, peak RSS under 300 MB at 1M.
+// --rows N measures one fixture of N accounts instead. On PostgreSQL (--engine postgres) each snapshot run writes into a fresh database of a throwaway cluster
+// (bench/engines.ts). The snapshot is a singleton job, run by one instance whatever their number: --instances
+// above 1 is refused.
 import { join } from "node:path";
 import { ChainFixture } from "../src/chain/fixture-data";
-import { freePort, progress, ROOT, startChild, tempDir, type BenchReport, type Benchmark, type CaseResult } from "./support";
+import { openEngine, topologyOf, type BenchEngine } from "./engines";
+import { freePort, progress, ROOT, startChild, tempDir, UsageError, type BenchReport, type Benchmark, type CaseResult } from "./support";
 
 const SIZES = [100_000, 1_000_000];
 const RUNS = 3;
@@ -28,12 +32,13 @@ interface ChildOut {
   scan_ms?: number;
 }
 
-async function child(args: string[]): Promise<ChildOut> {
+/** One run in its own process; `env` carries the database to write into (DATABASE_URL on PostgreSQL). */
+async function child(args: string[], env: Record<string, string> = {}): Promise<ChildOut> {
   const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "holders-child.ts"), ...args], {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
   });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const line = out.trim().split("\n").pop() ?? "";
@@ -70,7 +75,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const mb = (kb: number) => Math.round(kb / 1024);
 const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
 
-async function measureSize(n: number, report: { results: CaseResult[]; summary: string[]; errors: string[]; notes: string[] }) {
+async function measureSize(n: number, engine: BenchEngine, report: { results: CaseResult[]; summary: string[]; errors: string[]; notes: string[] }) {
   const dir = tempDir(`holders-${label(n)}`);
   const fixture = new ChainFixture({ seed: SEED, holders: n, transactions: 0 });
   const want = expected(fixture);
@@ -91,7 +96,8 @@ async function measureSize(n: number, report: { results: CaseResult[]; summary: 
     for (let r = 0; r < RUNS; r++) {
       progress(`${label(n)}: run ${r + 1}/${RUNS}`);
       floors.push(await child(["floor", rpc.baseUrl, fixture.mint]));
-      snaps.push(await child(["snapshot", rpc.baseUrl, fixture.mint, tempDir(`holders-db-${r}`).path]));
+      const db = await engine.database(tempDir(`holders-db-${r}`).path);
+      snaps.push(await child(["snapshot", rpc.baseUrl, fixture.mint, db.dir], db.env));
     }
   } finally {
     await rpc.stop();
@@ -134,13 +140,27 @@ async function measureSize(n: number, report: { results: CaseResult[]; summary: 
 const holders: Benchmark = {
   name: "holders",
   description: "holders-snapshot (streamed getProgramAccounts, amounts only) vs the fixture serving the same reply",
-  async run(): Promise<BenchReport> {
+  async run(opts): Promise<BenchReport> {
+    if (topologyOf(opts).instances > 1)
+      throw new UsageError("holders: the snapshot is a singleton job that one instance runs whatever their number; --instances does not apply");
     const report = { results: [] as CaseResult[], summary: [] as string[], errors: [] as string[], notes: [] as string[] };
-    for (const n of SIZES) await measureSize(n, report);
+    const engine = await openEngine(opts);
+    try {
+      for (const n of opts.rows ? [opts.rows] : SIZES) await measureSize(n, engine, report);
+    } finally {
+      await engine.close();
+    }
     report.notes.push(
       "req/s = accounts per second; p50 = median wall time of 3 runs, p99 = the slowest; vs baseline = floor time ÷ this time. --duration, --connections and wrk do not apply",
     );
-    return { benchmark: "holders", description: holders.description, ...report };
+    return {
+      benchmark: "holders",
+      description: holders.description,
+      topology: engine.topology(
+        "each snapshot run is `herald`'s job in a child process over a fresh database; the floor is a client that reads the reply and discards it",
+      ),
+      ...report,
+    };
   },
 };
 

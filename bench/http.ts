@@ -1,7 +1,14 @@
 // http: what Herald's HTTP stack (Elysia, request id, rate-limit lookup, metrics, batched request log) costs
-// over the least a Bun server can do. GET /healthz on herald against a raw Bun.serve JSON endpoint, both as
-// child processes, measured one after the other (never together: client and servers share the cores).
+// over the least a Bun server can do. Against a raw Bun.serve JSON endpoint (the baseline), herald answers:
+//   - GET /healthz, a probe route: the whole stack but no request-log row (probes are counted in /metrics only);
+//   - GET /api/public/system-status/policy, a public route that reads nothing from the database: the same stack
+//     plus one request-log row per request (buffered, written in batches of up to 1000), the write that differs
+//     between the engines.
+// All are child processes, measured one after the other (never together: client and servers share the cores).
+// On PostgreSQL (--engine postgres) --instances herald processes share one database and wrk's load is spread
+// over them (bench/engines.ts).
 import { join } from "node:path";
+import { measureOn, openEngine, spreadNote, startHeralds, stopAll } from "./engines";
 import {
   heraldLaunch,
   inspectDatabase,
@@ -10,24 +17,35 @@ import {
   progress,
   readMetric,
   startBaseline,
-  startHerald,
   summariseLog,
   tempDir,
   withRatios,
   type Benchmark,
   type CaseResult,
+  type RunningServer,
 } from "./support";
 
 const BASELINE = "raw Bun.serve JSON";
+const LOGGED_PATH = "/api/public/system-status/policy";
+
+/** A counter summed over every instance's /metrics (null when none answers). */
+async function metricSum(servers: RunningServer[], name: string, labels: string): Promise<number | null> {
+  const values = await Promise.all(servers.map((s) => readMetric(s, name, labels)));
+  return values.some((v) => v !== null) ? values.reduce<number>((sum, v) => sum + (v ?? 0), 0) : null;
+}
 
 const http: Benchmark = {
   name: "http",
-  description: "GET /healthz on herald vs a raw Bun.serve JSON endpoint",
+  description: `GET /healthz and GET ${LOGGED_PATH} (one request-log row each) on herald vs a raw Bun.serve JSON endpoint`,
   async run(opts) {
     const launch = heraldLaunch(opts.herald);
-    const notes: string[] = [`herald ran from ${launch.mode}`];
+    const notes: string[] = [
+      `herald ran from ${launch.mode}`,
+      "RATE_LIMIT_PUBLIC_API_PER_MIN=0 for herald (the per-IP limit would answer 429 to a one-IP load)",
+    ];
     if (launch.warning) notes.push(launch.warning);
     const dir = tempDir("http");
+    const engine = await openEngine(opts);
     const results: CaseResult[] = [];
     try {
       progress("starting the baseline server");
@@ -38,36 +56,48 @@ const http: Benchmark = {
         await baseline.stop();
       }
 
-      progress(`starting herald from ${launch.mode}`);
-      const herald = await startHerald(dir.path, launch, { METRICS_PUBLIC: "1" });
-      let sent = 0;
-      let exitCode: number | null = null;
+      const db = await engine.database(join(dir.path, "herald"));
+      progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
+      const heralds = await startHeralds(db, launch, engine.instances, { METRICS_PUBLIC: "1", RATE_LIMIT_PUBLIC_API_PER_MIN: "0" });
+      let logged = 0;
       try {
-        const warm = opts.warmupSeconds > 0;
-        const result = await measure("herald GET /healthz", `${herald.baseUrl}/healthz`, opts);
-        results.push(result);
-        sent = result.requests;
-        const pending = await readMetric(herald, "herald_request_log_pending");
+        const warm = opts.warmupSeconds > 0 ? "warmup + " : "";
+        const probe = await measureOn("herald GET /healthz", heralds, "/healthz", opts);
+        const policy = await measureOn(`herald GET ${LOGGED_PATH} (request-logged)`, heralds, LOGGED_PATH, opts);
+        results.push(probe, policy);
+        logged = policy.requests;
+        const pending = await metricSum(heralds, "herald_request_log_pending", "");
         if (pending !== null && pending > 0) notes.push(`request log: ${pending} rows still buffered right after the run`);
-        const counted = await readMetric(herald, "herald_http_requests_total", '{method="GET",route="/healthz",status="200"}');
-        if (counted !== null) notes.push(`herald counted ${counted.toLocaleString("en-US")} GET /healthz 200s (${warm ? "warmup + " : ""}measured run)`);
+        const healthz = await metricSum(heralds, "herald_http_requests_total", '{method="GET",route="/healthz",status="200"}');
+        if (healthz !== null) notes.push(`herald counted ${healthz.toLocaleString("en-US")} GET /healthz 200s (${warm}measured run)`);
       } finally {
-        const started = Date.now();
-        exitCode = await herald.stop();
-        notes.push(`herald stopped on SIGTERM in ${Date.now() - started} ms, exit ${exitCode === null ? "KILLED after grace" : exitCode}`);
+        notes.push(...(await stopAll(heralds)));
       }
-      const db = inspectDatabase(join(dir.path, "herald.db"));
+      // After shutdown every buffered row is written: the policy route's requests (warmup included) are all there.
+      const store = await db.store();
+      const rows = (await store.get<{ n: number }>("SELECT count(*) AS n FROM request_log"))!.n;
+      const bytes = db.kind === "sqlite" ? inspectDatabase(join(db.dir, "herald.db")).bytes : await store.sizeBytes();
+      await db.close();
       notes.push(
-        `request_log after shutdown: ${db.rows === null ? "unreadable" : db.rows.toLocaleString("en-US")} rows (the measured run alone completed ${sent.toLocaleString("en-US")}); database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`,
+        `request_log after shutdown: ${rows.toLocaleString("en-US")} rows (the measured ${LOGGED_PATH} run alone completed ${logged.toLocaleString("en-US")}); database ${(bytes / 1024 / 1024).toFixed(1)} MiB`,
       );
-      const logged = await logLines(herald.logPath);
-      if (logged.length)
-        notes.push(`herald wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      for (const h of heralds) {
+        const lines = await logLines(h.logPath);
+        if (lines.length)
+          notes.push(`herald wrote ${lines.length}${lines.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(lines)}`);
+      }
       for (const r of results) if (r.non_2xx > 0 || r.errors > 0) notes.push(`${r.case}: ${r.non_2xx} non-2xx responses, ${r.errors} socket errors`);
     } finally {
+      await engine.close();
       dir.remove();
     }
-    return { benchmark: "http", description: http.description, results: withRatios(results, BASELINE), notes };
+    return {
+      benchmark: "http",
+      description: http.description,
+      topology: engine.topology(`${spreadNote(engine.instances, opts)}; the baseline is one process`),
+      results: withRatios(results, BASELINE),
+      notes,
+    };
   },
 };
 

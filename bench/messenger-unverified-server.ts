@@ -8,10 +8,10 @@
 // verification alone (the header read, the cache lookup or parse + HMAC, the age check, the macro's hook).
 // Keep the handler in step with src/messenger/routes.ts.
 //
-//   HERALD_DB_PATH=… BENCH_PLAYER_ID=4242 PORT=… bun bench/messenger-unverified-server.ts   (the harness sets the rest)
+//   HERALD_DB_PATH=… (or DATABASE_URL=…) BENCH_PLAYER_ID=4242 PORT=… bun bench/messenger-unverified-server.ts   (the harness sets the rest)
 import type { AnyElysia } from "elysia";
 import { buildApp } from "../src/app";
-import { openContext } from "../src/bootstrap";
+import { openContextAsync } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { GamesModel, InitQuery } from "../src/messenger/model";
 import { getPlayer, getPlayerOrCreate } from "../src/messenger/players";
@@ -24,7 +24,7 @@ const UNVERIFIED_PATH = "/bench/messenger/games/catalog";
 
 const playerId = Number(process.env.BENCH_PLAYER_ID ?? "4242");
 const config = loadConfig();
-const ctx = openContext(config);
+const ctx = await openContextAsync(config);
 await getPlayerOrCreate(ctx.store, playerId, ctx.clock.now().toISOString());
 
 const app = buildApp(ctx).get(

@@ -11,27 +11,13 @@
 //       spin + seed + balances in one transaction), a fresh request_id per request (a wrk Lua
 //       script); target ≥ 2,000 plays/s.
 // The init data is signed here with node:crypto, as Telegram does; it stays valid for 24 h.
-import { Database } from "bun:sqlite";
+// On PostgreSQL (--engine postgres) the herald child and the comparison server each run as --instances processes
+// over a database of their own on one cluster, and wrk's load is spread over the instances (bench/engines.ts).
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import {
-  combine,
-  findWrk,
-  median,
-  heraldLaunch,
-  ROOT,
-  startHeraldLike,
-  measure,
-  parseWrk,
-  progress,
-  startHerald,
-  tempDir,
-  withRatios,
-  type Benchmark,
-  type BenchOptions,
-  type CaseResult,
-  type RunningServer,
-} from "./support";
+import type { Store } from "../src/db/port";
+import { measureOn, openEngine, spreadNote, startHeraldLikes, startHeralds, stopAll } from "./engines";
+import { combine, median, heraldLaunch, ROOT, progress, tempDir, withRatios, type Benchmark, type CaseResult, type RunningServer } from "./support";
 
 const BOT_TOKEN = "7000000042:AAE_bench-token_0123456789abcdefghijk";
 const PLAYER = 4242;
@@ -58,13 +44,14 @@ function initData(): string {
   return new URLSearchParams({ ...fields, hash: createHmac("sha256", secret).update(dcs).digest("hex") }).toString();
 }
 
-/** A wrk Lua script: POST with the init data header and a request_id unique per thread and request. */
+/**
+ * The wrk Lua for a play (after bench/engines.ts's `setup`, which names each thread `tid`): POST with the init data
+ * header and a request_id unique per thread and request.
+ */
 function playScript(init: string): string {
   return `
 local counter = 0
 local thread_id = 0
-local threads = 0
-function setup(thread) threads = threads + 1; thread:set("tid", threads) end
 function init(args) thread_id = tid or 0 end
 function request()
   counter = counter + 1
@@ -74,39 +61,9 @@ end
 `;
 }
 
-async function runScript(label: string, url: string, script: string, opts: BenchOptions, durationSeconds: number): Promise<CaseResult> {
-  const proc = Bun.spawn(
-    [
-      findWrk(),
-      "--latency",
-      "-t",
-      String(Math.max(1, Math.min(opts.threads, opts.connections))),
-      "-c",
-      String(opts.connections),
-      "-d",
-      `${durationSeconds}s`,
-      "-s",
-      script,
-      url,
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  const killer = setTimeout(() => proc.kill("SIGKILL"), (durationSeconds + 15) * 1000);
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(killer);
-  if (code !== 0) throw new Error(`wrk exited with ${code}: ${err || out}`);
-  return { case: label, url, ...parseWrk(out), ratio_vs_baseline: null };
-}
-
-/** Gives the bench player spins enough for the whole run, through SQLite directly (the server is idle then). */
-function grantSpins(dbPath: string, spins: number): void {
-  const db = new Database(dbPath);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query("UPDATE messenger_players SET free_spin_balance = ? WHERE telegram_user_id = ?").run(spins, PLAYER);
-  } finally {
-    db.close();
-  }
+/** Gives the bench player spins enough for the whole run, through the storage port (the servers are idle then). */
+async function grantSpins(store: Store, spins: number): Promise<void> {
+  await store.run("UPDATE messenger_players SET free_spin_balance = ? WHERE telegram_user_id = ?", [spins, PLAYER]);
 }
 
 const messenger: Benchmark = {
@@ -116,13 +73,14 @@ const messenger: Benchmark = {
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [
       `herald ran from ${launch.mode}`,
-      "one player: every play serialises on one SQLite writer and one balance row (the worst case for contention)",
+      "one player: every play serialises on one balance row (the worst case for contention; on SQLite also on its one writer)",
     ];
     if (launch.warning) notes.push(launch.warning);
     const errors: string[] = [];
     const dir = tempDir("messenger");
-    let server: RunningServer | undefined;
-    let unverified: RunningServer | undefined;
+    const engine = await openEngine(opts);
+    let servers: RunningServer[] = [];
+    let unverified: RunningServer[] = [];
     const results: CaseResult[] = [];
     const rounds = opts.rounds ?? 1;
     const verifiedRuns: CaseResult[] = [];
@@ -132,28 +90,42 @@ const messenger: Benchmark = {
         `${rounds} rounds of verified then unverified (each after its warmup); the table shows medians, the ratio is the median of the per-round ratios`,
       );
     try {
-      const heraldDir = join(dir.path, "herald");
-      const unverifiedDir = join(dir.path, "unverified");
-      await Bun.write(join(heraldDir, ".keep"), "");
-      await Bun.write(join(unverifiedDir, ".keep"), "");
+      const heraldDb = await engine.database(join(dir.path, "herald"));
+      const unverifiedDb = await engine.database(join(dir.path, "unverified"));
+      await Bun.write(join(heraldDb.dir, ".keep"), "");
+      await Bun.write(join(unverifiedDb.dir, ".keep"), "");
       // The messenger abuse limits off, as the public one: one player at full load would otherwise measure 429s.
       const limitsOff = { MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "0", MESSENGER_RATE_LIMIT_IP_PER_MIN: "0" };
-      server = await startHerald(heraldDir, launch, { MESSENGER_BOT_TOKEN: BOT_TOKEN, RATE_LIMIT_PUBLIC_API_PER_MIN: "0", ...limitsOff });
+      progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
+      servers = await startHeralds(heraldDb, launch, engine.instances, { MESSENGER_BOT_TOKEN: BOT_TOKEN, RATE_LIMIT_PUBLIC_API_PER_MIN: "0", ...limitsOff });
       const headers = () => ({ authorization: `tma ${initData()}` });
-      const probe = await fetch(`${server.baseUrl}/api/messenger/games/catalog`, { headers: headers() });
-      if (probe.status !== 200) throw new Error(`the verified probe answered ${probe.status}: ${(await probe.text()).slice(0, 200)}`);
-      grantSpins(join(heraldDir, "herald.db"), 1_000_000_000);
-      const verifiedBody = await probe.text();
-      results.push(await measure(PROBE, `${server.baseUrl}/healthz`, opts));
-      results.push(await measure(UNAUTH, `${server.baseUrl}/api/public/system-status/policy`, opts));
+      // The first verified request makes the player (on one instance; the others then find it).
+      let verifiedBody = "";
+      for (const server of servers) {
+        const probe = await fetch(`${server.baseUrl}/api/messenger/games/catalog`, { headers: headers() });
+        if (probe.status !== 200) throw new Error(`the verified probe answered ${probe.status}: ${(await probe.text()).slice(0, 200)}`);
+        const body = await probe.text();
+        verifiedBody ||= body;
+      }
+      await grantSpins(await heraldDb.store(), 1_000_000_000);
+      await heraldDb.close();
+      results.push(await measureOn(PROBE, servers, "/healthz", opts));
+      results.push(await measureOn(UNAUTH, servers, "/api/public/system-status/policy", opts));
       progress("starting the comparison server (bench/messenger-unverified-server.ts: herald plus one unverified route)");
-      unverified = await startHeraldLike("unverified", join(ROOT, "bench", "messenger-unverified-server.ts"), unverifiedDir, UNVERIFIED_PATH, {
-        MESSENGER_BOT_TOKEN: BOT_TOKEN,
-        BENCH_PLAYER_ID: String(PLAYER),
-        RATE_LIMIT_PUBLIC_API_PER_MIN: "0",
-        ...limitsOff,
-      });
-      const same = await (await fetch(`${unverified.baseUrl}${UNVERIFIED_PATH}`)).text();
+      unverified = await startHeraldLikes(
+        "unverified",
+        join(ROOT, "bench", "messenger-unverified-server.ts"),
+        unverifiedDb,
+        UNVERIFIED_PATH,
+        engine.instances,
+        {
+          MESSENGER_BOT_TOKEN: BOT_TOKEN,
+          BENCH_PLAYER_ID: String(PLAYER),
+          RATE_LIMIT_PUBLIC_API_PER_MIN: "0",
+          ...limitsOff,
+        },
+      );
+      const same = await (await fetch(`${unverified[0]!.baseUrl}${UNVERIFIED_PATH}`)).text();
       const shape = (t: string) => JSON.stringify(Object.keys(JSON.parse(t)).sort());
       if (shape(same) !== shape(verifiedBody))
         errors.push("the unverified route's catalog differs in shape from herald's: the two cases do not do the same work");
@@ -161,32 +133,25 @@ const messenger: Benchmark = {
       // log and jobs, so the difference between them is the verification alone.
       for (let round = 1; round <= rounds; round++) {
         if (rounds > 1) progress(`round ${round} of ${rounds}`);
-        verifiedRuns.push(await measure(VERIFIED, `${unverified.baseUrl}/api/messenger/games/catalog`, opts, headers));
-        unverifiedRuns.push(await measure(UNVERIFIED, `${unverified.baseUrl}${UNVERIFIED_PATH}`, opts, headers));
+        verifiedRuns.push(await measureOn(VERIFIED, unverified, "/api/messenger/games/catalog", opts, headers));
+        unverifiedRuns.push(await measureOn(UNVERIFIED, unverified, UNVERIFIED_PATH, opts, headers));
       }
       results.push(combine(VERIFIED, verifiedRuns), combine(UNVERIFIED, unverifiedRuns));
-      await unverified.stop();
-      unverified = undefined;
-      const script = join(dir.path, "play.lua");
-      await Bun.write(script, playScript(initData()));
-      if (opts.warmupSeconds > 0) {
-        progress(`${PLAY}: warmup ${opts.warmupSeconds}s`);
-        await runScript(PLAY, `${server.baseUrl}/api/messenger/games/spin-wheel/play`, script, opts, opts.warmupSeconds);
-      }
-      progress(`${PLAY}: measuring ${opts.durationSeconds}s`);
-      results.push(await runScript(PLAY, `${server.baseUrl}/api/messenger/games/spin-wheel/play`, script, opts, opts.durationSeconds));
+      notes.push(...(await stopAll(unverified, "comparison server")));
+      unverified = [];
+      results.push(await measureOn(PLAY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(initData())));
       for (const r of results) if (r.non_2xx > 0) errors.push(`${r.case}: ${r.non_2xx} answers were not 2xx`);
-      const db = new Database(join(heraldDir, "herald.db"), { readonly: true });
-      try {
-        const spins = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messenger_spins").get()!.n;
-        const ledger = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM messenger_ledger").get()!.n;
-        notes.push(`${spins} spins and ${ledger} ledger rows committed (warmup included)`);
-      } finally {
-        db.close();
-      }
+      notes.push(...(await stopAll(servers)));
+      servers = [];
+      const store = await heraldDb.store();
+      const spins = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n;
+      const ledger = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger"))!.n;
+      await heraldDb.close();
+      notes.push(`${spins} spins and ${ledger} ledger rows committed (warmup included)`);
     } finally {
-      await unverified?.stop();
-      await server?.stop();
+      await stopAll(unverified);
+      await stopAll(servers);
+      await engine.close();
       dir.remove();
     }
     const withRatio = withRatios(results, UNAUTH);
@@ -210,6 +175,9 @@ const messenger: Benchmark = {
     return {
       benchmark: "messenger",
       description: messenger.description,
+      topology: engine.topology(
+        `herald and the comparison server each over a database of their own, ${engine.instances === 1 ? "one process each" : `${engine.instances} processes each`}; ${spreadNote(engine.instances, opts)}`,
+      ),
       results: withRatio,
       notes,
       summary,

@@ -7,9 +7,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
-import { PostgresStore } from "../src/db/postgres-engine";
-import { withDatabase } from "../test/support/engine";
-import { startCluster } from "../test/support/postgres";
+import { openEngine } from "./engines";
 import { heraldLaunch, progress, ROOT, tempDir, type Benchmark, type CaseResult } from "./support";
 
 const USERS = 1_000;
@@ -71,7 +69,7 @@ const migrateBench: Benchmark = {
     ];
     const errors: string[] = [];
     const results: CaseResult[] = [];
-    const cluster = await startCluster();
+    const engine = await openEngine({ engine: "postgres", instances: 1 });
     try {
       const file = join(dir.path, "source.db");
       progress(`filling ${file}`);
@@ -85,10 +83,7 @@ const migrateBench: Benchmark = {
       const readSeconds = (performance.now() - t0) / 1000;
       src.close();
 
-      const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
-      await admin.run("CREATE DATABASE moved");
-      await admin.close();
-      const url = withDatabase(cluster.url, "moved");
+      const url = (await engine.database(join(dir.path, "moved"))).url!;
       progress("herald migrate-to-postgres");
       const proc = Bun.spawn([...launch.cmd, "migrate-to-postgres", "--from", file, "--to", url, "--json"], {
         cwd: ROOT,
@@ -128,7 +123,7 @@ const migrateBench: Benchmark = {
         `copied ${summary.rows.toLocaleString("en-US")} rows in ${summary.seconds} s; checks: ${summary.problems.length ? summary.problems.join("; ") : "row counts and balances equal"}`,
       );
     } finally {
-      cluster.stop();
+      await engine.close();
       dir.remove();
     }
     const [copy, floor] = results;

@@ -2,15 +2,17 @@
 // both as child processes, measured one after the other. The link is created first through the public API,
 // then wrk hammers that one code with a browser User-Agent, so every request takes the click path (hash of
 // IP + User-Agent, in-memory dedupe, buffered hit counters). After the run the link's stats must account for
-// every request herald answered.
+// every request herald answered. On PostgreSQL (--engine postgres) --instances herald processes share one database
+// (hits are buffered per instance and added up in the database; "seen" dedupe lives there too) and wrk's load is
+// spread over them (bench/engines.ts).
 import { join } from "node:path";
+import { measureOn, openEngine, spreadNote, startHeralds, stopAll } from "./engines";
 import {
   heraldLaunch,
   logLines,
   measure,
   progress,
   startChild,
-  startHerald,
   summariseLog,
   tempDir,
   freePort,
@@ -57,15 +59,17 @@ const redirect: Benchmark = {
     if (launch.warning) notes.push(launch.warning);
     const errors: string[] = [];
     const dir = tempDir("redirect");
+    const engine = await openEngine(opts);
     const heraldRuns: CaseResult[] = [];
     const rawRuns: CaseResult[] = [];
     try {
       // Both servers are started up front and measured in turn; the one not being measured sits idle.
-      progress(`starting herald from ${launch.mode}`);
-      const herald = await startHerald(dir.path, launch, { RATE_LIMIT_PUBLIC_API_PER_MIN: "0", METRICS_PUBLIC: "1" });
+      const db = await engine.database(join(dir.path, "herald"));
+      progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
+      const heralds = await startHeralds(db, launch, engine.instances, { RATE_LIMIT_PUBLIC_API_PER_MIN: "0", METRICS_PUBLIC: "1" });
       let baseline: RunningServer | undefined;
       try {
-        const link = await createLink(herald.baseUrl);
+        const link = await createLink(heralds[0]!.baseUrl);
         notes.push(`link ${link.code} (signed) → ${link.destination}`);
         progress("starting the baseline redirect server");
         const port = await freePort();
@@ -81,10 +85,13 @@ const redirect: Benchmark = {
         for (let round = 1; round <= rounds; round++) {
           if (rounds > 1) progress(`round ${round} of ${rounds}`);
           rawRuns.push(await measure(BASELINE, `${baseline.baseUrl}/s/audio/${link.code}`, opts, () => ({ "User-Agent": UA })));
-          heraldRuns.push(await measure(HERALD, `${herald.baseUrl}/s/audio/${link.code}`, opts, () => ({ "User-Agent": UA })));
+          heraldRuns.push(await measureOn(HERALD, heralds, `/s/audio/${link.code}`, opts, () => ({ "User-Agent": UA })));
         }
         const measured = heraldRuns.reduce((n, r) => n + r.requests, 0);
-        const totals = await stats(herald.baseUrl, link.code);
+        // Each instance writes only its own buffered hits, and the stats route flushes its own instance's buffer
+        // first: asked of every instance in turn, the last answer counts them all.
+        let totals: Awaited<ReturnType<typeof stats>> = null;
+        for (const h of heralds) totals = await stats(h.baseUrl, link.code);
         if (!totals) errors.push("the stats route did not answer after the run");
         else {
           notes.push(
@@ -94,15 +101,17 @@ const redirect: Benchmark = {
           if (totals.unique_clicks !== 1) errors.push(`one client should count as 1 unique click, got ${totals.unique_clicks}`);
         }
       } finally {
-        const exit = await herald.stop();
-        notes.push(`herald stopped on SIGTERM, exit ${exit === null ? "KILLED after grace" : exit}`);
+        notes.push(...(await stopAll(heralds)));
         await baseline?.stop();
       }
-      const logged = await logLines(herald.logPath);
-      if (logged.length) notes.push(`herald wrote ${logged.length} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      for (const h of heralds) {
+        const logged = await logLines(h.logPath);
+        if (logged.length) notes.push(`herald wrote ${logged.length} lines at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+      }
       for (const r of [...rawRuns, ...heraldRuns])
         if (r.non_2xx > 0 || r.errors > 0) errors.push(`${r.case}: ${r.non_2xx} responses ≥ 400, ${r.errors} socket errors`);
     } finally {
+      await engine.close();
       dir.remove();
     }
     const perRound = heraldRuns.map((r, i) => r.requests_per_sec / rawRuns[i]!.requests_per_sec);
@@ -112,7 +121,16 @@ const redirect: Benchmark = {
     if (rounds > 1 && ratio !== null) withR[1]!.ratio_vs_baseline = ratio;
     const spread = perRound.length > 1 ? ` (rounds: ${perRound.map((x) => x.toFixed(2)).join(", ")})` : "";
     const summary = ratio !== null ? [`herald redirect / raw redirect = ${ratio.toFixed(2)}×${spread} (target ≥ 0.70×)`] : [];
-    return { benchmark: "redirect", description: redirect.description, results: withR, notes, summary, ratios: { herald_vs_raw: ratio }, errors };
+    return {
+      benchmark: "redirect",
+      description: redirect.description,
+      topology: engine.topology(`${spreadNote(engine.instances, opts)}; the raw redirect is one process`),
+      results: withR,
+      notes,
+      summary,
+      ratios: { herald_vs_raw: ratio },
+      errors,
+    };
   },
 };
 

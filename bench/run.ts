@@ -1,6 +1,7 @@
 // Benchmark dispatcher: bun run bench/run.ts <name> [--duration 10] [--connections 50] [--json] …
 // (npm run bench -- <name> …). Each benchmark is a module in bench/ exporting a Benchmark as default.
 import { parseArgs } from "node:util";
+import { engineOption, topologyOf } from "./engines";
 import { busyCpuShare, findWrk, printReport, UsageError, type Benchmark, type BenchOptions } from "./support";
 
 // Add a benchmark: one line here, one module beside this file.
@@ -19,6 +20,20 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   migrate: () => import("./migrate"),
 };
 
+/** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
+const ENGINE_BENCHMARKS = new Set([
+  "http",
+  "signed",
+  "webhooks",
+  "credit",
+  "holders",
+  "redirect",
+  "transparency",
+  "messenger",
+  "messenger-admin",
+  "ops-digest",
+]);
+
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
 
 Benchmarks: ${Object.keys(BENCHMARKS).join(", ")}
@@ -36,9 +51,13 @@ Options:
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
   --rounds N        signed, redirect: alternate the compared cases N times and report medians (default 1)
   --starts N        build-flags: cold starts timed per variant, median reported (default 5)
-  --engine E        credit, webhooks: sqlite (default) or postgres (a throwaway cluster from Debian's package)
-  --instances N     credit, webhooks on postgres: herald instances sharing the database (1–4, default 1)
-  --rows N          migrate: request_log rows in the copied file (a tenth as many ledger rows; default 1000000)
+  --engine E        every benchmark but build-flags and migrate: sqlite (default) or postgres (a throwaway
+                    cluster from Debian's package, bench/engines.ts)
+  --instances N     with --engine postgres: herald instances sharing the database (1–4, default 1; holders: 1)
+  --rows N          the seeded history's size: migrate request_log rows (a tenth as many ledger rows; default
+                    1000000), transparency examined rows (default 1000000), messenger-admin plays (default
+                    1000000), ops-digest request_log rows (default 5000000), holders fixture accounts
+                    (one size instead of 100000 and 1000000)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -90,16 +109,11 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       credits: intOption(values.credits, "credits", 20_000, 100, 200_000),
       rounds: intOption(values.rounds, "rounds", 1, 1, 20),
       starts: intOption(values.starts, "starts", 5, 1, 20),
-      engine: engineOption(values.engine),
-      instances: intOption(values.instances, "instances", 1, 1, 4),
-      rows: intOption(values.rows, "rows", 1_000_000, 1_000, 10_000_000),
+      engine: values.engine === undefined ? undefined : engineOption(values.engine),
+      instances: values.instances === undefined ? undefined : intOption(values.instances, "instances", 1, 1, 4),
+      rows: values.rows === undefined ? undefined : intOption(values.rows, "rows", 1_000_000, 1_000, 10_000_000),
     },
   };
-}
-
-function engineOption(v: string | undefined): "sqlite" | "postgres" {
-  if (v === undefined || v === "sqlite" || v === "postgres") return v ?? "sqlite";
-  throw new UsageError(`--engine must be sqlite or postgres, got ${v}`);
 }
 
 async function main(): Promise<number> {
@@ -116,6 +130,14 @@ async function main(): Promise<number> {
     process.stderr.write(
       `${name === undefined ? "bench: name a benchmark" : `bench: unknown benchmark ${JSON.stringify(name)}`}; available: ${Object.keys(BENCHMARKS).join(", ")}\n\n${USAGE}`,
     );
+    return 2;
+  }
+  try {
+    if ((opts.engine !== undefined || opts.instances !== undefined) && !ENGINE_BENCHMARKS.has(name!))
+      throw new UsageError(`${name} does not take --engine or --instances`);
+    topologyOf(opts);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
     return 2;
   }
   findWrk(); // fail before starting any server

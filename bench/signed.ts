@@ -5,11 +5,14 @@
 //   (b) the same route's work without the partner-auth macro: bench/unsigned-server.ts (real openContext, real
 //       httpCore, a copy of the handler, a fixed actor), so a/b is the cost of verification;
 //   (c) the raw Bun.serve JSON baseline.
+// On PostgreSQL (--engine postgres) (a) and (b) each run as --instances processes over a database of their own on
+// one cluster, and wrk's load is spread over the instances (bench/engines.ts).
 // A GET needs no nonce, and a signature stays valid for ±SIGNATURE_SKEW_SECONDS (300 s), so one signature per wrk
 // run is enough as long as a run is well under 300 s. The partner rate limit is switched off
 // (RATE_LIMIT_PARTNER_PER_MIN=0) in both servers: 6000 requests per minute per key would throttle the run.
 import { join } from "node:path";
 import { signRequest } from "../src/client/sign";
+import { heraldCli, measureOn, openEngine, spreadNote, startHeraldLikes, startHeralds, stopAll, type BenchDatabase } from "./engines";
 import {
   combine,
   median,
@@ -20,10 +23,7 @@ import {
   progress,
   readMetric,
   ROOT,
-  runHeraldCli,
   startBaseline,
-  startHerald,
-  startHeraldLike,
   summariseLog,
   tempDir,
   UsageError,
@@ -52,9 +52,9 @@ interface BenchKey {
   secret: string;
 }
 
-/** `herald keys create --partner Bench --mode live --scopes read --json` over `<dir>/herald.db`. */
-async function createKey(dir: string, launch: HeraldLaunch): Promise<BenchKey> {
-  const out = await runHeraldCli(dir, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "read", "--json"], SERVER_ENV);
+/** `herald keys create --partner Bench --mode live --scopes read --json` over the database (which it migrates). */
+async function createKey(db: BenchDatabase, launch: HeraldLaunch): Promise<BenchKey> {
+  const out = await heraldCli(db, launch, ["keys", "create", "--partner", "Bench", "--mode", "live", "--scopes", "read", "--json"], SERVER_ENV);
   let parsed: Partial<BenchKey>;
   try {
     parsed = JSON.parse(out) as Partial<BenchKey>;
@@ -115,35 +115,42 @@ const signed: Benchmark = {
       notes.push("herald ran from the binary but the unsigned server from source: a/b mixes the two; pass --source for a like-for-like ratio");
     const errors: string[] = [];
     const dir = tempDir("signed");
-    const heraldDir = join(dir.path, "herald");
-    const unsignedDir = join(dir.path, "unsigned");
+    const engine = await openEngine(opts);
     const signedRuns: CaseResult[] = [];
     const unsignedRuns: CaseResult[] = [];
     let baselineResult: CaseResult | undefined;
     try {
+      const heraldDb = await engine.database(join(dir.path, "herald"));
+      const unsignedDb = await engine.database(join(dir.path, "unsigned"));
       progress("creating a live key (read scope) with `herald keys create` in each server's database");
-      const key = await createKey(heraldDir, launch);
-      const unsignedKey = await createKey(unsignedDir, launch);
+      const key = await createKey(heraldDb, launch);
+      const unsignedKey = await createKey(unsignedDb, launch);
       const headers = () => signedHeaders(key);
 
       // Both servers are started up front and measured in turn; the one not being measured sits idle.
-      progress(`starting herald from ${launch.mode}`);
-      const herald = await startHerald(heraldDir, launch, SERVER_ENV);
-      let unsigned: RunningServer | undefined;
+      progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
+      const heralds = await startHeralds(heraldDb, launch, engine.instances, SERVER_ENV);
+      const herald = heralds[0]!;
+      let unsigned: RunningServer[] = [];
       try {
-        const first = await probe(herald, headers());
-        if (first.status !== 200 || first.body?.success !== true) {
-          throw new Error(`herald rejected a correctly signed GET ${PATH} before the run: ${describeFailure(first)}. Nothing was measured.`);
+        // Every instance must accept the request before the run; the first one's answer is the reference body.
+        let first: Awaited<ReturnType<typeof probe>> | undefined;
+        for (const h of heralds) {
+          const answer = await probe(h, headers());
+          if (answer.status !== 200 || answer.body?.success !== true) {
+            throw new Error(`herald rejected a correctly signed GET ${PATH} before the run: ${describeFailure(answer)}. Nothing was measured.`);
+          }
+          first ??= answer;
         }
         progress("starting the unsigned server (bench/unsigned-server.ts)");
-        unsigned = await startHeraldLike("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDir, PATH, {
+        unsigned = await startHeraldLikes("unsigned", join(ROOT, "bench", "unsigned-server.ts"), unsignedDb, PATH, engine.instances, {
           ...SERVER_ENV,
           BENCH_KEY_ID: unsignedKey.key_id,
         });
-        const same = await probe(unsigned, headers());
+        const same = await probe(unsigned[0]!, headers());
         if (same.status !== 200 || same.body?.success !== true)
           throw new Error(`the unsigned server answered ${describeFailure(same)} before the run. Nothing was measured.`);
-        if (comparable(same.body) !== comparable(first.body)) {
+        if (comparable(same.body) !== comparable(first!.body)) {
           errors.push(
             "the unsigned server's capabilities body differs from herald's (beyond key_id): the two cases do not do the same work; check bench/unsigned-server.ts against src/partner/routes.ts",
           );
@@ -153,7 +160,7 @@ const signed: Benchmark = {
           if (rounds > 1) progress(`round ${round} of ${rounds}`);
           // (a) herald, signed
           let lastHeaders: Record<string, string> = {};
-          const a = await measure(SIGNED, herald.baseUrl + PATH, opts, () => (lastHeaders = headers()));
+          const a = await measureOn(SIGNED, heralds, PATH, opts, () => (lastHeaders = headers()));
           signedRuns.push(a);
           if (a.non_2xx > 0) {
             const again = await probe(herald, lastHeaders);
@@ -162,20 +169,16 @@ const signed: Benchmark = {
             );
           }
           // (b) the same route's work, unverified
-          unsignedRuns.push(await measure(UNSIGNED, unsigned.baseUrl + PATH, opts, headers));
+          unsignedRuns.push(await measureOn(UNSIGNED, unsigned, PATH, opts, headers));
         }
-        const counted = await readMetric(herald, "herald_http_requests_total", `{method="GET",route="${PATH}",status="200"}`);
-        if (counted !== null)
+        const counts = await Promise.all(heralds.map((h) => readMetric(h, "herald_http_requests_total", `{method="GET",route="${PATH}",status="200"}`)));
+        if (counts.some((c) => c !== null))
           notes.push(
-            `herald counted ${counted.toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run${rounds > 1 ? "s" : ""})`,
+            `herald counted ${counts.reduce<number>((n, c) => n + (c ?? 0), 0).toLocaleString("en-US")} signed GET ${PATH} 200s (probe${opts.warmupSeconds > 0 ? " + warmup" : ""} + measured run${rounds > 1 ? "s" : ""})`,
           );
       } finally {
-        const code = await herald.stop();
-        notes.push(`herald stopped on SIGTERM, exit ${code === null ? "KILLED after grace" : code}`);
-        if (unsigned) {
-          const uCode = await unsigned.stop();
-          notes.push(`unsigned server stopped on SIGTERM, exit ${uCode === null ? "KILLED after grace" : uCode}`);
-        }
+        notes.push(...(await stopAll(heralds)));
+        notes.push(...(await stopAll(unsigned, "unsigned server")));
       }
 
       // (c) the baseline
@@ -187,19 +190,23 @@ const signed: Benchmark = {
         await baseline.stop();
       }
 
-      for (const [name, d, server] of [
-        ["herald", heraldDir, herald],
-        ["unsigned server", unsignedDir, unsigned!],
+      for (const [name, db, servers] of [
+        ["herald", heraldDb, heralds],
+        ["unsigned server", unsignedDb, unsigned],
       ] as const) {
-        const db = inspectDatabase(join(d, "herald.db"));
-        notes.push(
-          `${name}: request_log has ${db.rows === null ? "?" : db.rows.toLocaleString("en-US")} rows after shutdown; database ${(db.bytes / 1024 / 1024).toFixed(1)} MiB`,
-        );
-        const logged = await logLines(server.logPath);
-        if (logged.length)
-          notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+        const store = await db.store();
+        const rows = (await store.get<{ n: number }>("SELECT count(*) AS n FROM request_log"))!.n;
+        const bytes = db.kind === "sqlite" ? inspectDatabase(join(db.dir, "herald.db")).bytes : await store.sizeBytes();
+        await db.close();
+        notes.push(`${name}: request_log has ${rows.toLocaleString("en-US")} rows after shutdown; database ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
+        for (const server of servers) {
+          const logged = await logLines(server.logPath);
+          if (logged.length)
+            notes.push(`${name} wrote ${logged.length}${logged.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(logged)}`);
+        }
       }
     } finally {
+      await engine.close();
       dir.remove();
     }
 
@@ -242,6 +249,9 @@ const signed: Benchmark = {
     return {
       benchmark: "signed",
       description: signed.description,
+      topology: engine.topology(
+        `herald and the unsigned server each over a database of their own, ${engine.instances === 1 ? "one process each" : `${engine.instances} processes each`}; ${spreadNote(engine.instances, opts)}; the baseline is one process`,
+      ),
       results: withRatios(results, BASELINE),
       notes,
       summary,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
-import { children } from "./children";
+import { children, serverPids } from "./children";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const HOST = "127.0.0.1";
@@ -24,11 +24,11 @@ export interface BenchOptions {
   credits?: number;
   /** `build-flags`: cold starts timed per variant (--starts, default 5); the table shows their median. */
   starts?: number;
-  /** `credit`, `webhooks`: the storage engine herald runs on (--engine, default sqlite; postgres = a throwaway cluster). */
+  /** The storage engine herald runs on (--engine, default sqlite; postgres = a throwaway cluster, bench/engines.ts). */
   engine?: "sqlite" | "postgres";
-  /** `credit`, `webhooks` on postgres: herald instances on the one database (--instances, default 1). */
+  /** On postgres: herald instances on the one database (--instances, default 1). */
   instances?: number;
-  /** `migrate`: request_log rows in the copied file (--rows, default 1,000,000). */
+  /** The size of a benchmark's seeded history (--rows); each benchmark has its own default and meaning. */
   rows?: number;
 }
 
@@ -58,6 +58,8 @@ export interface CaseResult {
 export interface BenchReport {
   benchmark: string;
   description: string;
+  /** Where herald ran: the engine, how many instances, how the load reached them (bench/engines.ts); printed under the header. */
+  topology?: string;
   results: CaseResult[];
   /** Things seen along the way worth a human's eye (dropped log rows, non-2xx, unclean exits …). */
   notes: string[];
@@ -119,7 +121,9 @@ function processJiffies(pid: number): number {
     return 0;
   }
 }
-const ourJiffies = () => [...children].reduce((sum, c) => sum + processJiffies(c.pid), processJiffies(process.pid));
+/** The pids serving the measured requests: the harness's children (servers, wrk) and the registered outside ones. */
+const servingPids = () => [...children].map((c) => c.pid).concat([...serverPids].flatMap((list) => list()));
+const ourJiffies = () => servingPids().reduce((sum, pid) => sum + processJiffies(pid), processJiffies(process.pid));
 
 export function findWrk(): string {
   const found = Bun.which("wrk");
@@ -160,18 +164,23 @@ export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share" | "serv
   return { requests_per_sec: rps, p50_ms: p50, p99_ms: p99, non_2xx: num(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0, errors, requests };
 }
 
-/** One wrk run, killed if it overruns its duration by more than 15 s. `headers` go on every request (wrk -H). */
+/**
+ * One wrk run, killed if it overruns its duration by more than 15 s. `headers` go on every request (wrk -H);
+ * `script` is a Lua file for wrk -s (a request generator, or the spread over instances of bench/engines.ts).
+ */
 export async function runWrk(
   url: string,
   o: { durationSeconds: number; connections: number; threads: number },
   headers: Record<string, string> = {},
+  script?: string,
 ): Promise<WrkResult> {
   const threads = Math.max(1, Math.min(o.threads, o.connections));
   const headerArgs = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
-  const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, ...headerArgs, url];
+  const scriptArgs = script ? ["-s", script] : [];
+  const args = [findWrk(), "--latency", "-t", String(threads), "-c", String(o.connections), "-d", `${o.durationSeconds}s`, ...headerArgs, ...scriptArgs, url];
   const machineBefore = machineJiffies();
   const oursBefore = ourJiffies();
-  const serversBefore = new Map([...children].map((c) => [c.pid, processJiffies(c.pid)]));
+  const serversBefore = new Map(servingPids().map((pid) => [pid, processJiffies(pid)]));
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
   children.add(proc);
   const killer = setTimeout(() => proc.kill("SIGKILL"), (o.durationSeconds + 15) * 1000);
@@ -187,7 +196,10 @@ export async function runWrk(
     const others = machineAfter.busy - machineBefore.busy - (ourJiffies() - oursBefore) - wrkJiffies;
     other = Number(Math.max(0, others / (machineAfter.total - machineBefore.total)).toFixed(3));
   }
-  const serverJiffies = [...serversBefore].reduce((sum, [pid, before]) => sum + Math.max(0, processJiffies(pid) - before), 0);
+  // Servers that started during the run (a PostgreSQL backend for a new pool connection) count from zero.
+  const serverJiffies = servingPids()
+    .filter((pid) => pid !== proc.pid)
+    .reduce((sum, pid) => sum + Math.max(0, processJiffies(pid) - (serversBefore.get(pid) ?? 0)), 0);
   const parsed = parseWrk(out);
   const perRequest = machineBefore && parsed.requests > 0 ? Number(((serverJiffies * 10_000) / parsed.requests).toFixed(2)) : null;
   return { ...parsed, other_cpu_share: other, server_cpu_us_per_request: perRequest };
@@ -197,13 +209,13 @@ export async function runWrk(
  * Warm up (results discarded), then measure. `headers`, when given, is called right before each wrk run (the
  * warmup and the measurement), so that time-limited headers such as a request signature are fresh for each.
  */
-export async function measure(label: string, url: string, opts: BenchOptions, headers?: () => Record<string, string>): Promise<CaseResult> {
+export async function measure(label: string, url: string, opts: BenchOptions, headers?: () => Record<string, string>, script?: string): Promise<CaseResult> {
   if (opts.warmupSeconds > 0) {
     progress(`${label}: warmup ${opts.warmupSeconds}s`);
-    await runWrk(url, { ...opts, durationSeconds: opts.warmupSeconds }, headers?.());
+    await runWrk(url, { ...opts, durationSeconds: opts.warmupSeconds }, headers?.(), script);
   }
   progress(`${label}: measuring ${opts.durationSeconds}s, ${opts.connections} connections, ${opts.threads} wrk threads`);
-  const r = await runWrk(url, opts, headers?.());
+  const r = await runWrk(url, opts, headers?.(), script);
   return { case: label, url, ...r, ratio_vs_baseline: null };
 }
 
@@ -314,6 +326,7 @@ export function printReport(report: BenchReport, opts: BenchOptions, command: st
     line(widths.map((w) => "-".repeat(w))),
     ...rows.map(line),
   ];
+  if (report.topology) out.splice(2, 0, `topology: ${report.topology}`);
   if (report.summary?.length) out.push("", ...report.summary);
   if (notes.length) out.push("", ...notes.map((n) => `note: ${n}`));
   if (report.errors?.length) out.push("", ...report.errors.map((e) => `ERROR: ${e}`));

@@ -7,12 +7,12 @@
 // lookup, secret decryption (cached), HMAC verification, status/IP/mode/scope checks, the nonce branch,
 // last_used_at and the key's ref in the request_log row. Keep the handler in step with src/partner/routes.ts.
 //
-//   HERALD_DB_PATH=… BENCH_KEY_ID=hk_live_… PORT=… bun bench/unsigned-server.ts   (the harness sets the rest)
+//   HERALD_DB_PATH=… (or DATABASE_URL=…) BENCH_KEY_ID=hk_live_… PORT=… bun bench/unsigned-server.ts   (the harness sets the rest)
 import { Elysia } from "elysia";
 import type { PartnerActor } from "../src/auth/actors";
 import { PartnerKeys } from "../src/auth/keys";
 import type { Scope } from "../src/auth/scopes";
-import { openContext } from "../src/bootstrap";
+import { openContextAsync } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { httpCore, RequestStates } from "../src/http/core";
 import { ErrorBody } from "../src/http/envelope";
@@ -29,7 +29,7 @@ if (!keyId) {
 }
 
 const config = loadConfig();
-const ctx = openContext(config);
+const ctx = await openContextAsync(config);
 const keys = new PartnerKeys(ctx);
 const row = await keys.find(keyId);
 if (!row) {

@@ -16,9 +16,6 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { openContext, openContextAsync } from "../src/bootstrap";
-import { PostgresStore } from "../src/db/postgres-engine";
-import { withDatabase } from "../test/support/engine";
-import { startCluster } from "../test/support/postgres";
 import { loadConfig } from "../src/config";
 import type { AppContext } from "../src/context";
 import { systemClock } from "../src/clock";
@@ -26,6 +23,7 @@ import { createLogger } from "../src/log";
 import { webhookSignature } from "../src/client/sign";
 import { emitEvent, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
+import { openEngine, type BenchDatabase, type BenchEngine } from "./engines";
 import { freePort, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
 
 const OWNER: Owner = { partner: "Bench", mode: "live" };
@@ -48,19 +46,13 @@ function percentile(sorted: number[], p: number): number {
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 /**
- * Where the cases run: the SQLite file (one context), or a fresh database on a PostgreSQL cluster shared by
- * `instances` contexts — each with its own pool and dispatcher, in this process (so they share its event loop and
- * cores; what they contend for is the database's rows, which is what two dispatching instances contend for).
+ * Herald's contexts over a fresh database (bench/engines.ts): the SQLite file (one context), or a database on the
+ * PostgreSQL cluster shared by `engine.instances` contexts — each with its own pool and dispatcher, in this process
+ * (so they share its event loop and cores; what they contend for is the database's rows, which is what two
+ * dispatching instances contend for). Private targets allowed (the receiver is on 127.0.0.1), jobs off.
  */
-interface Engine {
-  kind: "sqlite" | "postgres";
-  instances: number;
-  /** A new empty database for one case (postgres). */
-  database?: () => Promise<string>;
-}
-
-/** Herald's contexts over a fresh database: private targets allowed (the receiver is on 127.0.0.1), jobs off. */
-async function openHeralds(engine: Engine, dir: string, extraEnv: Record<string, string>): Promise<AppContext[]> {
+async function openHeralds(engine: BenchEngine, dir: string, extraEnv: Record<string, string>): Promise<AppContext[]> {
+  const db: BenchDatabase = await engine.database(dir);
   const env = {
     NODE_ENV: "test",
     HERALD_DB_PATH: join(dir, "herald.db"),
@@ -70,11 +62,10 @@ async function openHeralds(engine: Engine, dir: string, extraEnv: Record<string,
     ...extraEnv,
   };
   const log = createLogger("warn", (l) => process.stderr.write(l + "\n"));
-  if (engine.kind === "sqlite") return [openContext(loadConfig(env), { clock: systemClock, log })];
-  const url = await engine.database!();
+  if (db.kind === "sqlite") return [openContext(loadConfig(env), { clock: systemClock, log })];
   const ctxs: AppContext[] = [];
   for (let i = 0; i < engine.instances; i++) {
-    const config = loadConfig({ ...env, DATABASE_URL: url, HERALD_MASTER_KEY: "ab".repeat(32), HERALD_INSTANCE_ID: `bench-${i}` });
+    const config = loadConfig({ ...env, ...db.env, HERALD_INSTANCE_ID: `bench-${i}` });
     ctxs.push(await openContextAsync(config, { clock: systemClock, log }));
   }
   return ctxs;
@@ -247,7 +238,7 @@ function checkCase(label: string, m: Matched, statuses: Record<string, number>, 
 
 /** (b) Commit everything, then drain. */
 async function backlog(
-  engine: Engine,
+  engine: BenchEngine,
   label: string,
   dir: string,
   sink: RunningServer,
@@ -303,7 +294,7 @@ async function backlog(
 }
 
 /** (c) Paced single-event commits with a nudge after each, as producers do. */
-async function paced(engine: Engine, label: string, dir: string, sink: RunningServer): Promise<CaseOutcome> {
+async function paced(engine: BenchEngine, label: string, dir: string, sink: RunningServer): Promise<CaseOutcome> {
   const ctxs = await openHeralds(engine, dir, {});
   const ctx = ctxs[0]!;
   try {
@@ -360,23 +351,7 @@ const webhooks: Benchmark = {
     ];
     const errors: string[] = [];
     let sink: RunningServer | undefined;
-    const cluster = opts.engine === "postgres" ? await startCluster() : null;
-    let databases = 0;
-    const engine: Engine = {
-      kind: opts.engine ?? "sqlite",
-      instances: opts.engine === "postgres" ? (opts.instances ?? 1) : 1,
-      async database() {
-        const admin = new PostgresStore({ url: cluster!.url, poolMax: 1 });
-        const name = `bench_${++databases}`;
-        await admin.run(`CREATE DATABASE ${name}`);
-        await admin.close();
-        return withDatabase(cluster!.url, name);
-      },
-    };
-    if (cluster)
-      notes.push(
-        `on PostgreSQL (a throwaway cluster on 127.0.0.1, fsync off as in the tests): ${engine.instances} dispatching instance(s), each its own pool and dispatcher, in this process`,
-      );
+    const engine = await openEngine(opts);
     try {
       const port = await freePort();
       progress("starting the receiver (bench/webhook-sink.ts)");
@@ -422,7 +397,7 @@ const webhooks: Benchmark = {
         const code = await sink.stop();
         if (code !== 0) notes.push(`receiver exited ${code === null ? "KILLED after grace" : code}`);
       }
-      cluster?.stop();
+      await engine.close();
       dir.remove();
     }
 
@@ -439,6 +414,11 @@ const webhooks: Benchmark = {
     return {
       benchmark: "webhooks",
       description: webhooks.description,
+      topology: engine.topology(
+        engine.kind === "sqlite"
+          ? "herald's context runs in the benchmark's process, the receiver is a child process"
+          : `the ${engine.instances} dispatching instance(s) are contexts in the benchmark's process, each with its own pool and dispatcher; the receiver is a child process`,
+      ),
       results: withRatios,
       notes,
       summary,
