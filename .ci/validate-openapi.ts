@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import YAML from "yaml";
 import { buildApp } from "../src/app";
-import { openContext } from "../src/bootstrap";
+import { closeContext, openContext } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
 
@@ -21,6 +21,6 @@ try {
     console.log(`${path}: valid OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths`);
   }
 } finally {
-  ctx.db.close();
+  await closeContext(ctx);
   rmSync(dir, { recursive: true, force: true });
 }
