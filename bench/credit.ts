@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import type { Store } from "../src/db/port";
 import type { LoadResult } from "./credit-load";
-import { heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase } from "./engines";
+import { connectionsPerInstance, heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase } from "./engines";
 import {
   heraldLaunch,
   inspectDatabase,
@@ -145,7 +145,7 @@ const credit: Benchmark = {
       let load: LoadResult;
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
-        load = await runChild<LoadResult>(
+        const running = runChild<LoadResult>(
           [
             process.execPath,
             join(ROOT, "bench", "credit-load.ts"),
@@ -163,6 +163,9 @@ const credit: Benchmark = {
           { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
           280_000,
         );
+        const connections = await connectionsPerInstance(db, running);
+        load = await running;
+        if (connections) notes.push(connections);
         const commits = await readMetric(herald, "herald_group_commits");
         const effects = await readMetric(herald, "herald_grouped_effects");
         if (commits && effects !== null)

@@ -240,6 +240,37 @@ export async function stopAll(servers: RunningServer[], label = "herald"): Promi
 }
 
 /** A herald CLI command (migrate, keys create, admin-token create, jobs run …) against `db`; resolves to its stdout. */
+/**
+ * PostgreSQL connections each herald instance holds (pg_stat_activity by application_name, `herald <instance id>`):
+ * at rest before `during`, the most seen while it runs (sampled every 100 ms), and at rest after it. Null on SQLite.
+ */
+export async function connectionsPerInstance(db: BenchDatabase, during: Promise<unknown>): Promise<string | null> {
+  if (db.kind !== "postgres") return null;
+  const store = await db.store();
+  const count = async () =>
+    new Map(
+      (
+        await store.all<{ app: string; n: number }>(
+          "SELECT application_name AS app, count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'herald %' GROUP BY 1",
+        )
+      ).map((r) => [r.app, r.n]),
+    );
+  const before = await count();
+  const peak = new Map<string, number>();
+  let done = false;
+  during.finally(() => (done = true)).catch(() => {});
+  for (let i = 0; i < 6000 && !done; i++) {
+    for (const [app, n] of await count()) peak.set(app, Math.max(peak.get(app) ?? 0, n));
+    await Bun.sleep(100);
+  }
+  await during.catch(() => {});
+  const after = await count();
+  const apps = [...new Set([...before.keys(), ...peak.keys(), ...after.keys()])].sort();
+  return `PostgreSQL connections per instance (at rest before → most under load → at rest after): ${apps
+    .map((a) => `${a.replace(/^herald /, "")} ${before.get(a) ?? 0} → ${peak.get(a) ?? 0} → ${after.get(a) ?? 0}`)
+    .join("; ")}`;
+}
+
 export function heraldCli(db: BenchDatabase, launch: HeraldLaunch, args: string[], extraEnv: Record<string, string> = {}, timeoutMs?: number): Promise<string> {
   return runHeraldCli(db.dir, launch, args, { ...db.env, ...extraEnv }, timeoutMs);
 }
