@@ -120,7 +120,7 @@ const redirect: Benchmark = {
     const withR = withRatios(results, results[0]!.case);
     if (rounds > 1 && ratio !== null) withR[1]!.ratio_vs_baseline = ratio;
     const spread = perRound.length > 1 ? ` (rounds: ${perRound.map((x) => x.toFixed(2)).join(", ")})` : "";
-    const summary = ratio !== null ? [`herald redirect / raw redirect = ${ratio.toFixed(2)}×${spread} (target ≥ 0.70×)`] : [];
+    const summary = ratio !== null ? [`herald redirect / raw redirect = ${ratio.toFixed(2)}×${spread} (target ≥ 0.85×, issue 29)`] : [];
     return {
       benchmark: "redirect",
       description: redirect.description,

@@ -40,7 +40,8 @@ const SIGNED = `herald GET ${PATH}, signed`;
 const UNSIGNED = "same route, no verification";
 const BASELINE = "raw Bun.serve JSON";
 /** Verification must cost under 10% of throughput. */
-const TARGET_RATIO = 0.9;
+/** Issue 29: a signed partner GET at 0.95 of the same route unsigned or better. */
+const TARGET_RATIO = 0.95;
 /** Signatures are valid for ±300 s (the default SIGNATURE_SKEW_SECONDS, which the harness does not change). */
 const MAX_DURATION_S = 240;
 

@@ -50,25 +50,40 @@ function redirectTo(
   ip: string,
   requestId: string,
   nowMs: number,
+  extraHeaders: Record<string, string> | undefined,
 ) {
   const link = usableOrPageOf(ctx, known, code, request, requestId, nowMs);
-  if (link instanceof Response) return link;
+  if (link instanceof Response) {
+    // The error page of an unusable link (rare): its rate-limit headers are set on it.
+    if (extraHeaders) for (const [k, v] of Object.entries(extraHeaders)) link.headers.set(k, v);
+    return link;
+  }
   const ua = request.headers.get("user-agent");
   hits.record(link.row.id, classifyHit(request.method, ua), ip, ua, nowMs);
   // no-store: every click must reach us to be counted, and a revoked link must stop working at once. (Three
-  // headers, not four: each costs ~0.2 µs on the hottest path, and a 302 is never indexed on its own.)
-  return new Response(null, { status: 302, headers: { location: link.row.destination_url, "cache-control": "private, no-store", "x-request-id": requestId } });
+  // headers, not four: each costs ~0.2 µs on the hottest path, and a 302 is never indexed on its own.) The rate-limit
+  // headers go in the same object: set on the Response afterwards, one by one, they cost ~4 µs (bench "profile").
+  const headers = { location: link.row.destination_url, "cache-control": "private, no-store", "x-request-id": requestId };
+  return new Response(null, { status: 302, headers: extraHeaders ? { ...headers, ...extraHeaders } : headers });
 }
 
 /**
  * 302 to the destination of a usable link, counting the hit (HEAD and bots apart). Synchronous when the link is
  * in memory; a promise when it must be read. Either way an unusable link throws (or rejects with) its AppError.
  */
-export function followLink(ctx: AppContext, hits: HitRecorder, request: Request, code: string, ip: string, requestId: string): Response | Promise<Response> {
+export function followLink(
+  ctx: AppContext,
+  hits: HitRecorder,
+  request: Request,
+  code: string,
+  ip: string,
+  requestId: string,
+  extraHeaders?: Record<string, string>,
+): Response | Promise<Response> {
   const nowMs = epochMs(ctx.clock);
   const known = peekLink(ctx, code);
-  if (known !== undefined) return redirectTo(ctx, hits, request, known, code, ip, requestId, nowMs);
-  return findLink(ctx, code).then((link) => redirectTo(ctx, hits, request, link, code, ip, requestId, nowMs));
+  if (known !== undefined) return redirectTo(ctx, hits, request, known, code, ip, requestId, nowMs, extraHeaders);
+  return findLink(ctx, code).then((link) => redirectTo(ctx, hits, request, link, code, ip, requestId, nowMs, extraHeaders));
 }
 
 /** The error envelope of a failed redirect (its catalog error, or a 500 that names the request id). */
@@ -90,14 +105,10 @@ function answer(ctx: AppContext, hits: HitRecorder, request: Request & { params:
       );
     }
   }
-  const done = (res: Response) => {
-    if (limit > 0) for (const [k, v] of Object.entries(state.headers)) res.headers.set(k, v);
-    return res;
-  };
   try {
-    const res = followLink(ctx, hits, request, request.params.code, state.ip, state.id);
-    if (res instanceof Response) return done(res);
-    return res.then(done, (err) => failed(ctx, err, state));
+    const res = followLink(ctx, hits, request, request.params.code, state.ip, state.id, limit > 0 ? state.headers : undefined);
+    if (res instanceof Response) return res;
+    return res.catch((err) => failed(ctx, err, state));
   } catch (err) {
     return failed(ctx, err, state);
   }
@@ -118,7 +129,7 @@ export function nativeRedirectRoutes(ctx: AppContext) {
       observe(series, res.status, (Bun.nanoseconds() - startedNs) / 1e9);
       return res;
     };
-    return (request: Request & { params: { code: string } }, server: Server<unknown>): Response | Promise<Response> => {
+    return function nativeRedirect(request: Request & { params: { code: string } }, server: Server<unknown>): Response | Promise<Response> {
       const state = newRequestState(ctx, request, server);
       const res = answer(ctx, hits, request, state);
       return res instanceof Response ? observed(res, state.startedNs) : res.then((r) => observed(r, state.startedNs));

@@ -255,7 +255,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     keys,
     plugin: new Elysia({ name: "herald:partner-auth" }).macro({
       partner: (guard: PartnerGuard) => ({
-        async transform(context: {
+        transform: async function partnerVerified(context: {
           request: Request;
           url?: string;
           headers?: Record<string, string | undefined>;

@@ -14,16 +14,16 @@ import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
 import { describeParamProblems } from "./params";
 import { CompressedCache, compressedAnswer } from "./compression";
-import { isSignedRoute, type ScopedRoute, scopedHook } from "./hook-scope";
+import { isSignedRoute, onEveryRoute, type ScopedRoute, scopedHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 
 /** What Herald knows about one request while it runs; keyed by the Request object, dropped with it. */
 export interface RequestState {
-  id: string;
-  startedNs: number;
-  ip: string;
+  readonly id: string;
+  readonly startedNs: number;
+  readonly ip: string;
   /** Exact request body bytes, kept for signature verification. */
   rawBody: Uint8Array | null;
   partnerKeyId: string | null;
@@ -59,20 +59,55 @@ export function clientIp(ctx: AppContext, request: Request, server: Server<unkno
   return server?.requestIP(request)?.address ?? "127.0.0.1";
 }
 
-/** A request's state as it arrives: its id, start time and client address. */
-export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null): RequestState {
-  return {
-    id: requestIdFor(request.headers.get("x-request-id"), ctx.rng),
-    startedNs: Bun.nanoseconds(),
-    ip: clientIp(ctx, request, server),
-    rawBody: null,
-    partnerKeyId: null,
-    status: null,
-    errorCode: null,
-    headers: {},
-    parseError: null,
-    partner: null,
-  };
+/**
+ * A request's state as it arrives: its id, start time and client address. The address is read when first asked
+ * for: `server.requestIP` costs about 5 µs of a health probe's ~25 (bench/README.md, "profile"), and a probe never
+ * asks (no rate limit, no request-log row). A request that will be logged reads it at once (`ipNow`), while its
+ * connection is certainly open.
+ */
+class Incoming implements RequestState {
+  readonly id: string;
+  readonly startedNs = Bun.nanoseconds();
+  rawBody: Uint8Array | null = null;
+  partnerKeyId: string | null = null;
+  status: number | null = null;
+  errorCode: string | null = null;
+  headers: Record<string, string> = {};
+  parseError: AppError | null = null;
+  partner: object | null = null;
+  private address: string | null = null;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly request: Request,
+    private readonly server: Server<unknown> | null,
+    ipNow: boolean,
+  ) {
+    this.id = requestIdFor(request.headers.get("x-request-id"), ctx.rng);
+    if (ipNow) this.address = clientIp(ctx, request, server);
+  }
+
+  get ip(): string {
+    this.address ??= clientIp(this.ctx, this.request, this.server);
+    return this.address;
+  }
+}
+
+export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null, ipNow = true): RequestState {
+  return new Incoming(ctx, request, server, ipNow);
+}
+
+/**
+ * The path and the length of the request target (path and query) of a URL as Bun hands it to a handler: already
+ * normalised (dot segments resolved, percent-encoded), so slicing the string finds what `new URL` would, without
+ * building one for every request (about 1 µs, bench/README.md "profile").
+ */
+export function targetOf(url: string): { path: string; targetLength: number } {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return { path: "/", targetLength: 1 };
+  let end = url.indexOf("?", start);
+  if (end === -1) end = url.indexOf("#", start);
+  return { path: end === -1 ? url.slice(start) : url.slice(start, end), targetLength: url.length - start };
 }
 
 export function errorResponse(err: AppError, state: RequestState | undefined): Response {
@@ -126,6 +161,8 @@ function bodyProblems(check: TypeCheck<TSchema>, value: unknown): ProblemDetail[
  * would bury partner traffic and cost a write per probe. They still count in /metrics.
  */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+const isProbe = (route: ScopedRoute) => PROBE_ROUTES.has(route.path);
+const notProbe = (route: ScopedRoute) => !isProbe(route);
 
 /**
  * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
@@ -134,6 +171,13 @@ const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
  * gets Herald's JSON 414 instead. Past 64 KiB the bare 431 remains (docs/http-conventions.md).
  */
 export const MAX_TARGET_CHARS = 8192;
+
+/**
+ * The routes whose requests can carry a body. Elysia never parses a GET or HEAD body, but a parse hook on a route
+ * still compiles its handler as async (pinned elysia 1.4.30: any parse hook makes it "maybe async"), which cost the
+ * GET routes — /healthz among them — a promise per request; so the body hooks are kept off GET and HEAD routes.
+ */
+const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
 
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
@@ -198,7 +242,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   // The hook is off the signed partner routes (small JSON on the hottest paths; the partners' SDK sends
   // Accept-Encoding) and the health probes altogether (src/http/hook-scope.ts).
   const compressionHook: MapResponseHook = scopedHook(
-    ({ request, response, set }) => {
+    function compressionMapped({ request, response, set }) {
       const acceptEncoding = request.headers.get("accept-encoding");
       if (!acceptEncoding) return;
       return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
@@ -229,170 +273,227 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     return error;
   };
 
-  const core = new Elysia({ name: "herald:http-core" })
-    .onRequest(({ request, server, set }) => {
-      const state = newRequestState(ctx, request, server);
-      states.set(request, state);
-      set.headers["x-request-id"] = state.id;
+  /** What every request gets before routing; a Response refuses it (413, 414, 429). */
+  const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | undefined => {
+    const { path, targetLength } = targetOf(request.url);
+    // A probe (PROBE_ROUTES) has no request-log row and no rate limit: its client address is never read.
+    const state = newRequestState(ctx, request, server, !PROBE_ROUTES.has(path));
+    states.set(request, state);
+    headers["x-request-id"] = state.id;
+    // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
+    // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
+    if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
+    const length = request.headers.get("content-length");
+    if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
+    if (targetLength > MAX_TARGET_CHARS) {
+      return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
+    }
+    const group = publicRateGroup(path);
+    if (group && config.rateLimits.publicPerMin > 0) {
+      const decision = ctx.rateLimiter.hit(group, state.ip, config.rateLimits.publicPerMin);
+      Object.assign(state.headers, rateLimitHeaders(decision));
+      Object.assign(headers, state.headers);
+      if (!decision.allowed) {
+        return errorResponse(
+          new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
+          state,
+        );
+      }
+    }
+    return undefined;
+  };
+
+  /** What the error hook reads of Elysia's context. */
+  interface ErrorHookContext {
+    code: string | number;
+    error: unknown;
+    request: Request;
+    path: string;
+    route: string;
+    params?: unknown;
+  }
+  /** The answer to anything thrown while serving a request: a catalog error in the JSON envelope, never a stack. */
+  const refusal = ({ code, error, request, path, route, params }: ErrorHookContext): Response => {
+    const state = states.get(request);
+    if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
+    // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
+    const cause = (error as { cause?: unknown }).cause;
+    if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
+    if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
+    if (code === "VALIDATION") {
+      const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
+      if (v.type === "response") {
+        ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
+        return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
+      }
+      // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
+      // parameter's name; the route's own schemas name it, with the allowed range.
+      const named =
+        v.type === "body"
+          ? []
+          : describeParamProblems(
+              routes.schemasOf(request.method, route),
+              new URL(request.url).searchParams,
+              (params ?? {}) as Record<string, string | undefined>,
+            );
+      // A query value that fails while being decoded (an array item past its schema) arrives as TypeBox's
+      // decode error: no `type`, no `all`, one inner ValueError. It is described like the others, never a 500.
+      const inner = (error as unknown as { error?: { path?: unknown } }).error;
+      const all = Array.isArray(v.all)
+        ? v.all
+        : inner && typeof inner.path === "string"
+          ? [inner as Parameters<typeof describeValidationErrors>[1][number]]
+          : [];
+      const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
+      const described = named.length ? named : describeValidationErrors(part, all);
+      const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
+      const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
+      const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
+      return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
+    }
+    if (code === "PARSE") {
+      return errorResponse(
+        new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
+        state,
+      );
+    }
+    if (code === "NOT_FOUND") {
       const url = new URL(request.url);
-      // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
-      // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
-      if (isOperatorPath(url.pathname)) set.headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
-      const length = request.headers.get("content-length");
-      if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
-      if (url.pathname.length + url.search.length > MAX_TARGET_CHARS) {
-        return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
-      }
-      const group = publicRateGroup(url.pathname);
-      if (group && config.rateLimits.publicPerMin > 0) {
-        const decision = ctx.rateLimiter.hit(group, state.ip, config.rateLimits.publicPerMin);
-        Object.assign(state.headers, rateLimitHeaders(decision));
-        Object.assign(set.headers, state.headers);
-        if (!decision.allowed) {
-          return errorResponse(
-            new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
-            state,
-          );
-        }
-      }
-    })
-    .onParse({ as: "global" }, async ({ request, route }) => {
-      const state = states.get(request);
-      const raw = await readBodyBytes(request, config.maxBodyBytes);
-      if (state) state.rawBody = raw;
-      const { value, error } = parseBody(raw, request, route);
-      if (!error) return value;
-      // Problems are kept on the request state and reported after authentication (in validation or
-      // beforeHandle): a request with a bad signature gets 401 whatever its body looks like. The placeholder
-      // `{}` keeps Elysia's own parser and validator away from the bytes: its validation error stringifies the
-      // value it refuses, which for a hostile body is the denial of service this policy exists to stop.
-      if (!state) throw error;
-      state.parseError = error;
-      return {};
-    })
-    .onBeforeHandle({ as: "global" }, ({ request }) => {
-      // Routes without a body schema: validation did not catch the malformed body, so report it here.
-      const parseError = states.get(request)?.parseError;
-      if (parseError) throw parseError;
-    })
-    .onError({ as: "global" }, ({ code, error, request, path, route, params }) => {
-      const state = states.get(request);
-      if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
-      // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
-      const cause = (error as { cause?: unknown }).cause;
-      if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
-      if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
-      if (code === "VALIDATION") {
-        const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
-        if (v.type === "response") {
-          ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
-          return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
-        }
-        // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
-        // parameter's name; the route's own schemas name it, with the allowed range.
-        const named =
-          v.type === "body"
-            ? []
-            : describeParamProblems(
-                routes.schemasOf(request.method, route),
-                new URL(request.url).searchParams,
-                (params ?? {}) as Record<string, string | undefined>,
-              );
-        // A query value that fails while being decoded (an array item past its schema) arrives as TypeBox's
-        // decode error: no `type`, no `all`, one inner ValueError. It is described like the others, never a 500.
-        const inner = (error as unknown as { error?: { path?: unknown } }).error;
-        const all = Array.isArray(v.all)
-          ? v.all
-          : inner && typeof inner.path === "string"
-            ? [inner as Parameters<typeof describeValidationErrors>[1][number]]
-            : [];
-        const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
-        const described = named.length ? named : describeValidationErrors(part, all);
-        const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
-        const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
-        const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-        return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
-      }
-      if (code === "PARSE") {
+      const allowed = routes.methodsFor(url.pathname);
+      if (allowed.length && !allowed.includes(request.method)) {
         return errorResponse(
-          new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
+          new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
+            headers: { allow: allowed.join(", ") },
+          }),
           state,
         );
       }
-      if (code === "NOT_FOUND") {
-        const url = new URL(request.url);
-        const allowed = routes.methodsFor(url.pathname);
-        if (allowed.length && !allowed.includes(request.method)) {
-          return errorResponse(
-            new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
-              headers: { allow: allowed.join(", ") },
-            }),
-            state,
-          );
+      return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
+    }
+    // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
+    // where it was (a %00 in the request target, else the body), never a 500.
+    if (error instanceof UnstorableText) {
+      const inTarget = /%00/i.test(request.url);
+      const field = inTarget ? "query" : "body";
+      return errorResponse(
+        new AppError(
+          inTarget ? "invalid_query" : "invalid_payload",
+          `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
+          {
+            details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
+            cause: error,
+          },
+        ),
+        state,
+      );
+    }
+    // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
+    // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
+    if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
+      ctx.log.warn("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
+      return errorResponse(
+        new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
+        state,
+      );
+    }
+    ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
+    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+  };
+
+  const core = new Elysia({ name: "herald:http-core" })
+    .onRequest(
+      // The hook only calls `started`: Elysia decides from a hook's source text whether to await it (pinned elysia
+      // 1.4.30 reads "return f(" as async), and an awaited onRequest made every request's handler a promise.
+      onEveryRoute(function requestStarted({ request, server, set }) {
+        const early = started(request, server, set.headers);
+        if (early) return early;
+      }, "every request gets its id, client address and public rate limit, and the size guards, before routing"),
+    )
+    .onParse(
+      { as: "global" },
+      scopedHook(async function bodyParsed({ request, route }) {
+        const state = states.get(request);
+        const raw = await readBodyBytes(request, config.maxBodyBytes);
+        if (state) state.rawBody = raw;
+        const { value, error } = parseBody(raw, request, route);
+        if (!error) return value;
+        // Problems are kept on the request state and reported after authentication (in validation or
+        // beforeHandle): a request with a bad signature gets 401 whatever its body looks like. The placeholder
+        // `{}` keeps Elysia's own parser and validator away from the bytes: its validation error stringifies the
+        // value it refuses, which for a hostile body is the denial of service this policy exists to stop.
+        if (!state) throw error;
+        state.parseError = error;
+        return {};
+      }, takesBody),
+    )
+    .onBeforeHandle(
+      { as: "global" },
+      scopedHook(function parseErrorReported({ request }) {
+        // Routes without a body schema: validation did not catch the malformed body, so report it here.
+        const parseError = states.get(request)?.parseError;
+        if (parseError) throw parseError;
+      }, takesBody),
+    )
+    .onError(
+      { as: "global" },
+      onEveryRoute(function errorAnswered(c) {
+        const answer = refusal(c);
+        // A refused probe: counted here, since its after-handle hook (probeCounted) does not run.
+        if (PROBE_ROUTES.has(c.route)) {
+          const state = states.get(c.request);
+          ctx.metrics.observeRequest(c.request.method, c.route, answer.status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
         }
-        return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
-      }
-      // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
-      // where it was (a %00 in the request target, else the body), never a 500.
-      if (error instanceof UnstorableText) {
-        const inTarget = /%00/i.test(request.url);
-        const field = inTarget ? "query" : "body";
-        return errorResponse(
-          new AppError(
-            inTarget ? "invalid_query" : "invalid_payload",
-            `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
-            {
-              details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
-              cause: error,
-            },
-          ),
-          state,
-        );
-      }
-      // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
-      // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
-      if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
-        ctx.log.warn("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
-        return errorResponse(
-          new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
-          state,
-        );
-      }
-      ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
-      return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
-    })
-    .onAfterHandle({ as: "global" }, ({ request, response }) => {
-      if (!response || typeof response !== "object" || response instanceof Response || Array.isArray(response)) return;
-      const url = request.url;
-      const q = url.indexOf("include_meta=");
-      if (q === -1) return;
-      const flag = new URL(url).searchParams.get("include_meta");
-      if (!isTruthyFlag(flag)) return;
-      const state = states.get(request);
-      return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
-    })
+        return answer;
+      }, "every refusal and failure answers in the one JSON envelope"),
+    )
+    .onAfterHandle(
+      { as: "global" },
+      onEveryRoute(function includeMetaAdded({ request, response }) {
+        if (!response || typeof response !== "object" || response instanceof Response || Array.isArray(response)) return;
+        const url = request.url;
+        const q = url.indexOf("include_meta=");
+        if (q === -1) return;
+        const flag = new URL(url).searchParams.get("include_meta");
+        if (!isTruthyFlag(flag)) return;
+        const state = states.get(request);
+        return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
+      }, "include_meta=1 works on every route (DESIGN.md §2)"),
+    )
     .mapResponse({ as: "global" }, compressionHook)
-    .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
-      const state = states.get(request);
-      if (!state) return;
-      const status = state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
-      const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
-      const routeName = route || "(unmatched)";
-      ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
-      if (PROBE_ROUTES.has(routeName)) return; // load-balancer probes: counted in metrics, not logged per request
-      ctx.requestLog.record({
-        at: ctx.clock.now().toISOString(),
-        method: request.method,
-        route: routeName,
-        status,
-        latencyUs,
-        partnerKeyId: state.partnerKeyId,
-        clientIp: state.ip,
-        requestId: state.id,
-        errorCode: state.errorCode,
-      });
-      if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
-    });
+    .onAfterResponse(
+      { as: "global" },
+      scopedHook(function requestFinished({ request, route, set, responseValue }) {
+        const state = states.get(request);
+        if (!state) return;
+        const status = state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
+        const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
+        const routeName = route || "(unmatched)";
+        ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
+        ctx.requestLog.record({
+          at: ctx.clock.now().toISOString(),
+          method: request.method,
+          route: routeName,
+          status,
+          latencyUs,
+          partnerKeyId: state.partnerKeyId,
+          clientIp: state.ip,
+          requestId: state.id,
+          errorCode: state.errorCode,
+        });
+        if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
+      }, notProbe),
+    )
+    .onAfterHandle(
+      { as: "global" },
+      // A probe is counted in the metrics when its answer is made, not after it is sent: an after-response hook costs
+      // a setImmediate per request (about 2 µs of a probe's ~25, bench/README.md "profile"), and a probe writes no
+      // request-log row. A refused probe is counted by the error hook.
+      scopedHook(function probeCounted({ request, route, response, set }) {
+        const state = states.get(request);
+        const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
+        ctx.metrics.observeRequest(request.method, route, status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
+      }, isProbe),
+    );
   for (const hook of globalAfterHandle) core.onAfterHandle({ as: "global" }, hook as never);
   return core;
 }

@@ -23,6 +23,34 @@ export function scopedHook<F extends object>(fn: F, keep: Keep): F {
   return fn;
 }
 
+const everyRoute = new WeakMap<object, string>();
+
+/**
+ * Marks a global hook as needed on every route (or run before routing, where no route is known yet), saying why;
+ * returns the hook. The other decision is `scopedHook`: every global hook takes one (see undecidedGlobalHooks).
+ */
+export function onEveryRoute<F extends object>(fn: F, reason: string): F {
+  everyRoute.set(fn, reason);
+  return fn;
+}
+
+/**
+ * The composed app's global hooks that carry no decision — neither `scopedHook` nor `onEveryRoute` — as
+ * "event: name". A hook added to every route without a thought costs every request (#29: the redirect lost a tenth
+ * of its speed that way); test/http/hook-scope.test.ts keeps this list empty.
+ */
+export function undecidedGlobalHooks(event: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  for (const [name, list] of Object.entries(event)) {
+    if (!Array.isArray(list)) continue;
+    for (const h of list as Array<{ fn?: object }>) {
+      const fn = h?.fn;
+      if (fn && !scopes.has(fn) && !everyRoute.has(fn)) found.push(`${name}: ${(fn as { name?: string }).name || "(anonymous)"}`);
+    }
+  }
+  return found;
+}
+
 /** Takes every scoped hook off the routes it does not serve. Run once, after the app is composed. */
 export function applyHookScopes(history: readonly ScopedRoute[]): void {
   for (const route of history) {
