@@ -9,6 +9,7 @@ export function listenUntilSignal(app: AnyElysia, ctx: AppContext, config: Confi
   ctx.requestLog.start(config.requestLogFlushMs);
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 65_536 });
   const server = app.server!;
+  ctx.server = server;
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;

@@ -1,3 +1,4 @@
+import type { Server } from "bun";
 import type { Config } from "./config";
 import type { Store } from "./db/port";
 import type { JobRegistry } from "./jobs/registry";
@@ -45,6 +46,11 @@ export interface AppContext {
    * unset when not serving (tests, CLI commands). The synthetic probes call Herald's own endpoints here.
    */
   listenUrl?: string;
+  /**
+   * The listening server, set by `serve` with listenUrl: the HTTP core asks it for a request's client address. Read
+   * from here rather than from each request's context, where Elysia would then define it on every request.
+   */
+  server?: Server<unknown>;
 }
 
 /** A named piece of per-context state, made from the context on first use (see AppContext.state). */

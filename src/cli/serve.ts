@@ -92,6 +92,7 @@ export async function serve(config: Config): Promise<void> {
   }
   const server = app.server!;
   ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
+  ctx.server = server;
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);

@@ -404,8 +404,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     .onRequest(
       // The hook only calls `started`: Elysia decides from a hook's source text whether to await it (pinned elysia
       // 1.4.30 reads "return f(" as async), and an awaited onRequest made every request's handler a promise.
-      onEveryRoute(function requestStarted({ request, server, set }) {
-        const early = started(request, server, set.headers);
+      // Nor does it take `server` from the context (Elysia would define it on every request): ctx.server is the same.
+      onEveryRoute(function requestStarted({ request, set }) {
+        const early = started(request, ctx.server ?? null, set.headers);
         if (early) return early;
       }, "every request gets its id, client address and public rate limit, and the size guards, before routing"),
     )
@@ -436,12 +437,14 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     )
     .onError(
       { as: "global" },
-      onEveryRoute(function errorAnswered(c) {
-        const answer = refusal(c);
+      // Destructured, never taken whole: Elysia reads from a hook's source which parts of the context it uses, and a
+      // hook that takes the whole context makes every route parse the headers, query and cookies it never reads.
+      onEveryRoute(function errorAnswered({ code, error, request, path, route, params }) {
+        const answer = refusal({ code, error, request, path, route, params });
         // A refused probe: counted here, since its after-handle hook (probeCounted) does not run.
-        if (PROBE_ROUTES.has(c.route)) {
-          const state = states.get(c.request);
-          ctx.metrics.observeRequest(c.request.method, c.route, answer.status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
+        if (PROBE_ROUTES.has(route)) {
+          const state = states.get(request);
+          ctx.metrics.observeRequest(request.method, route, answer.status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
         }
         return answer;
       }, "every refusal and failure answers in the one JSON envelope"),
