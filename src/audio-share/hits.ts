@@ -70,6 +70,9 @@ const BOT_RE = new RegExp(BOT_USER_AGENTS.map((s) => s.replace(/[.*+?^${}()|[\]\
 
 export type HitKind = "click" | "bot" | "head";
 
+/** User agents remembered by HitRecorder.classify before it starts again. */
+const MAX_AGENT_KINDS = 1000;
+
 /** A missing User-Agent is never a person's browser, so it counts as a bot. */
 export function classifyHit(method: string, userAgent: string | null): HitKind {
   if (method === "HEAD") return "head";
@@ -111,11 +114,25 @@ export class HitRecorder {
   /** The flush in progress: the next one waits for it, so that awaiting flush() covers every hit recorded before. */
   private flushing: Promise<number> | null = null;
   private failures = 0;
+  /** User agents already classified (browsers repeat a few strings): the bot pattern is ~0.25 µs a test. Bounded. */
+  private readonly agentKinds = new Map<string, HitKind>();
   dropped = 0;
 
   constructor(private readonly ctx: AppContext) {}
 
   /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
+  /** classifyHit, remembered per user agent. */
+  classify(method: string, userAgent: string | null): HitKind {
+    if (method === "HEAD" || !userAgent) return classifyHit(method, userAgent);
+    let kind = this.agentKinds.get(userAgent);
+    if (kind === undefined) {
+      kind = classifyHit(method, userAgent);
+      if (this.agentKinds.size >= MAX_AGENT_KINDS) this.agentKinds.clear();
+      this.agentKinds.set(userAgent, kind);
+    }
+    return kind;
+  }
+
   record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = epochMs(this.ctx.clock)): void {
     const { hour, salt, index } = this.clockFor(nowMs);
     const key = bucketKey(linkId, index);

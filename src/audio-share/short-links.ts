@@ -130,8 +130,12 @@ const normalizedCode = (code: string): string | null => {
  * undefined when the database must be asked (findLink). The redirect's fast path.
  */
 export function peekLink(ctx: AppContext, code: string): ResolvedLink | null | undefined {
+  // A code found as given is a valid one: its normalising (a lower-casing and a pattern test) is spared.
+  const store = linkStore(ctx);
+  const asGiven = store.cached(code);
+  if (asGiven) return asGiven;
   const normalized = normalizedCode(code);
-  return normalized === null ? null : linkStore(ctx).cached(normalized);
+  return normalized === null ? null : store.cached(normalized);
 }
 
 export async function findLink(ctx: AppContext, code: string): Promise<ResolvedLink | null> {
