@@ -1,132 +1,23 @@
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
-import { errorFields } from "../log";
 import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
 import { isTruthyFlag } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
 import { rateLimitHeaders } from "./rate-limit";
-import { requestIdFor } from "./request-id";
 import { publicRateGroup } from "./route-groups";
-import { describeValidationErrors, type RequestPart } from "./validation";
-import { SerializationFailure, StoreUnavailable, UnstorableText } from "../db/port";
+import { describeValidationErrors } from "./validation";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
-import { describeParamProblems } from "./params";
 import { CompressedCache, compressedAnswer } from "./compression";
 import { isSignedRoute, onEveryRoute, type ScopedRoute, scopedHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
+import { errorAnswers } from "./error-answers";
+import { errorResponse, newRequestState, type RequestStates, targetOf } from "./request-state";
 
-/** What Herald knows about one request while it runs; keyed by the Request object, dropped with it. */
-export interface RequestState {
-  readonly id: string;
-  readonly startedNs: number;
-  readonly ip: string;
-  /** Exact request body bytes, kept for signature verification. */
-  rawBody: Uint8Array | null;
-  partnerKeyId: string | null;
-  status: number | null;
-  errorCode: string | null;
-  headers: Record<string, string>;
-  /**
-   * A malformed JSON body is reported after authentication, not before: a request with a bad signature gets 401
-   * whatever its body looks like, so the body is never parsed into an answer for an unauthenticated caller.
-   */
-  parseError: AppError | null;
-  /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
-  partner: object | null;
-}
-
-export class RequestStates {
-  private readonly map = new WeakMap<Request, RequestState>();
-  get(request: Request): RequestState | undefined {
-    return this.map.get(request);
-  }
-  set(request: Request, state: RequestState): void {
-    this.map.set(request, state);
-  }
-}
-
-export function clientIp(ctx: AppContext, request: Request, server: Server<unknown> | null): string {
-  if (ctx.config.trustProxy) {
-    // The RIGHTMOST entry is the one our proxy appended; everything left of it is whatever the client sent.
-    const xff = request.headers.get("x-forwarded-for");
-    const last = xff?.split(",").pop()?.trim();
-    if (last) return last;
-  }
-  return server?.requestIP(request)?.address ?? "127.0.0.1";
-}
-
-/**
- * A request's state as it arrives: its id, start time and client address. The address is read when first asked
- * for: `server.requestIP` costs about 5 µs of a health probe's ~25 (bench/README.md, "profile"), and a probe never
- * asks (no rate limit, no request-log row). A request that will be logged reads it at once (`ipNow`), while its
- * connection is certainly open.
- */
-class Incoming implements RequestState {
-  readonly id: string;
-  readonly startedNs = Bun.nanoseconds();
-  rawBody: Uint8Array | null = null;
-  partnerKeyId: string | null = null;
-  status: number | null = null;
-  errorCode: string | null = null;
-  headers: Record<string, string> = {};
-  parseError: AppError | null = null;
-  partner: object | null = null;
-  private address: string | null = null;
-
-  constructor(
-    private readonly ctx: AppContext,
-    private readonly request: Request,
-    private readonly server: Server<unknown> | null,
-    ipNow: boolean,
-  ) {
-    this.id = requestIdFor(request.headers.get("x-request-id"), ctx.rng);
-    if (ipNow) this.address = clientIp(ctx, request, server);
-  }
-
-  get ip(): string {
-    this.address ??= clientIp(this.ctx, this.request, this.server);
-    return this.address;
-  }
-}
-
-export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null, ipNow = true): RequestState {
-  return new Incoming(ctx, request, server, ipNow);
-}
-
-/**
- * The path and the length of the request target (path and query) of a URL as Bun hands it to a handler: already
- * normalised (dot segments resolved, percent-encoded), so slicing the string finds what `new URL` would, without
- * building one for every request (about 1 µs, bench/README.md "profile").
- */
-export function targetOf(url: string): { path: string; targetLength: number } {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return { path: "/", targetLength: 1 };
-  let end = url.indexOf("?", start);
-  if (end === -1) end = url.indexOf("#", start);
-  return { path: end === -1 ? url.slice(start) : url.slice(start, end), targetLength: url.length - start };
-}
-
-export function errorResponse(err: AppError, state: RequestState | undefined): Response {
-  const body: Record<string, unknown> = {
-    success: false,
-    error: err.code,
-    message: err.message,
-    request_id: state?.id ?? "unknown",
-    ...err.extra,
-  };
-  if (err.details !== undefined) body.details = err.details;
-  const headers: Record<string, string> = { "content-type": "application/json", ...state?.headers, ...err.headers };
-  if (state) headers["x-request-id"] = state.id;
-  if (state) {
-    state.status = err.status;
-    state.errorCode = err.code;
-  }
-  return new Response(JSON.stringify(body), { status: err.status, headers });
-}
+export { clientIp, errorResponse, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
 async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   // With a Content-Length (already checked against the limit in onRequest, and enforced by Bun) the body is read
@@ -251,27 +142,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   );
   COMPRESSION_HOOKS.add(compressionHook);
 
-  /**
-   * A 5xx AppError is the server's fault: the log gets its code, message, `internal` (what the caller must not
-   * see) and cause, under the request id the caller was told to quote. 500 at level error; 502–504 (a
-   * dependency or state the operator must fix: database, master key, backups) at warn. 4xx are the caller's
-   * and are counted in the request log, not logged here.
-   */
-  const logged = (error: AppError, state: RequestState | undefined, path: string): AppError => {
-    if (error.status < 500) return error;
-    const fields = {
-      request_id: state?.id,
-      path,
-      error_code: error.code,
-      status: error.status,
-      message: error.message,
-      ...(error.internal === undefined ? {} : { internal: error.internal }),
-      ...(error.cause === undefined ? {} : { cause: errorFields(error.cause).error }),
-    };
-    if (error.status === 500) ctx.log.error("request failed", fields);
-    else ctx.log.warn("request failed", fields);
-    return error;
-  };
+  const refusal = errorAnswers(ctx, states, routes);
 
   /** What every request gets before routing; a Response refuses it (413, 414, 429). */
   const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | undefined => {
@@ -301,103 +172,6 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       }
     }
     return undefined;
-  };
-
-  /** What the error hook reads of Elysia's context. */
-  interface ErrorHookContext {
-    code: string | number;
-    error: unknown;
-    request: Request;
-    path: string;
-    route: string;
-    params?: unknown;
-  }
-  /** The answer to anything thrown while serving a request: a catalog error in the JSON envelope, never a stack. */
-  const refusal = ({ code, error, request, path, route, params }: ErrorHookContext): Response => {
-    const state = states.get(request);
-    if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
-    // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
-    const cause = (error as { cause?: unknown }).cause;
-    if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
-    if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
-    if (code === "VALIDATION") {
-      const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
-      if (v.type === "response") {
-        ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
-        return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
-      }
-      // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
-      // parameter's name; the route's own schemas name it, with the allowed range.
-      const named =
-        v.type === "body"
-          ? []
-          : describeParamProblems(
-              routes.schemasOf(request.method, route),
-              new URL(request.url).searchParams,
-              (params ?? {}) as Record<string, string | undefined>,
-            );
-      // A query value that fails while being decoded (an array item past its schema) arrives as TypeBox's
-      // decode error: no `type`, no `all`, one inner ValueError. It is described like the others, never a 500.
-      const inner = (error as unknown as { error?: { path?: unknown } }).error;
-      const all = Array.isArray(v.all)
-        ? v.all
-        : inner && typeof inner.path === "string"
-          ? [inner as Parameters<typeof describeValidationErrors>[1][number]]
-          : [];
-      const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
-      const described = named.length ? named : describeValidationErrors(part, all);
-      const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
-      const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
-      const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-      return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
-    }
-    if (code === "PARSE") {
-      return errorResponse(
-        new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
-        state,
-      );
-    }
-    if (code === "NOT_FOUND") {
-      const url = new URL(request.url);
-      const allowed = routes.methodsFor(url.pathname);
-      if (allowed.length && !allowed.includes(request.method)) {
-        return errorResponse(
-          new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
-            headers: { allow: allowed.join(", ") },
-          }),
-          state,
-        );
-      }
-      return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
-    }
-    // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
-    // where it was (a %00 in the request target, else the body), never a 500.
-    if (error instanceof UnstorableText) {
-      const inTarget = /%00/i.test(request.url);
-      const field = inTarget ? "query" : "body";
-      return errorResponse(
-        new AppError(
-          inTarget ? "invalid_query" : "invalid_payload",
-          `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
-          {
-            details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
-            cause: error,
-          },
-        ),
-        state,
-      );
-    }
-    // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
-    // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
-    if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
-      ctx.log.warn("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
-      return errorResponse(
-        new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
-        state,
-      );
-    }
-    ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
-    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
   };
 
   const core = new Elysia({ name: "herald:http-core" })

@@ -1,0 +1,134 @@
+import type { AppContext } from "../context";
+import { SerializationFailure, StoreUnavailable, UnstorableText } from "../db/port";
+import { errorFields } from "../log";
+import { AppError, type ErrorCode } from "./errors";
+import { describeParamProblems } from "./params";
+import { errorResponse, type RequestState, type RequestStates } from "./request-state";
+import type { RouteIndex } from "./route-index";
+import { describeValidationErrors, type RequestPart } from "./validation";
+
+// The answer to anything thrown while serving a request (the HTTP core's error hook, src/http/core.ts): a catalog
+// error in the JSON envelope — validation problems named by field, a lost database a 503, never a stack or SQL.
+
+/** The refusal for one thrown error, and the server-side log of a 5xx. */
+export function errorAnswers(ctx: AppContext, states: RequestStates, routes: RouteIndex) {
+  /**
+   * A 5xx AppError is the server's fault: the log gets its code, message, `internal` (what the caller must not
+   * see) and cause, under the request id the caller was told to quote. 500 at level error; 502–504 (a
+   * dependency or state the operator must fix: database, master key, backups) at warn. 4xx are the caller's
+   * and are counted in the request log, not logged here.
+   */
+  const logged = (error: AppError, state: RequestState | undefined, path: string): AppError => {
+    if (error.status < 500) return error;
+    const fields = {
+      request_id: state?.id,
+      path,
+      error_code: error.code,
+      status: error.status,
+      message: error.message,
+      ...(error.internal === undefined ? {} : { internal: error.internal }),
+      ...(error.cause === undefined ? {} : { cause: errorFields(error.cause).error }),
+    };
+    if (error.status === 500) ctx.log.error("request failed", fields);
+    else ctx.log.warn("request failed", fields);
+    return error;
+  };
+
+  /** What the error hook reads of Elysia's context. */
+  interface ErrorHookContext {
+    code: string | number;
+    error: unknown;
+    request: Request;
+    path: string;
+    route: string;
+    params?: unknown;
+  }
+  /** The answer to anything thrown while serving a request: a catalog error in the JSON envelope, never a stack. */
+  const refusal = ({ code, error, request, path, route, params }: ErrorHookContext): Response => {
+    const state = states.get(request);
+    if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
+    // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
+    const cause = (error as { cause?: unknown }).cause;
+    if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
+    if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
+    if (code === "VALIDATION") {
+      const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
+      if (v.type === "response") {
+        ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
+        return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
+      }
+      // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
+      // parameter's name; the route's own schemas name it, with the allowed range.
+      const named =
+        v.type === "body"
+          ? []
+          : describeParamProblems(
+              routes.schemasOf(request.method, route),
+              new URL(request.url).searchParams,
+              (params ?? {}) as Record<string, string | undefined>,
+            );
+      // A query value that fails while being decoded (an array item past its schema) arrives as TypeBox's
+      // decode error: no `type`, no `all`, one inner ValueError. It is described like the others, never a 500.
+      const inner = (error as unknown as { error?: { path?: unknown } }).error;
+      const all = Array.isArray(v.all)
+        ? v.all
+        : inner && typeof inner.path === "string"
+          ? [inner as Parameters<typeof describeValidationErrors>[1][number]]
+          : [];
+      const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
+      const described = named.length ? named : describeValidationErrors(part, all);
+      const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
+      const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
+      const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
+      return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
+    }
+    if (code === "PARSE") {
+      return errorResponse(
+        new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
+        state,
+      );
+    }
+    if (code === "NOT_FOUND") {
+      const url = new URL(request.url);
+      const allowed = routes.methodsFor(url.pathname);
+      if (allowed.length && !allowed.includes(request.method)) {
+        return errorResponse(
+          new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
+            headers: { allow: allowed.join(", ") },
+          }),
+          state,
+        );
+      }
+      return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
+    }
+    // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
+    // where it was (a %00 in the request target, else the body), never a 500.
+    if (error instanceof UnstorableText) {
+      const inTarget = /%00/i.test(request.url);
+      const field = inTarget ? "query" : "body";
+      return errorResponse(
+        new AppError(
+          inTarget ? "invalid_query" : "invalid_payload",
+          `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
+          {
+            details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
+            cause: error,
+          },
+        ),
+        state,
+      );
+    }
+    // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
+    // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
+    if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
+      ctx.log.warn("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
+      return errorResponse(
+        new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
+        state,
+      );
+    }
+    ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
+    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+  };
+  return refusal;
+}
