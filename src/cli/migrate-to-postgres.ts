@@ -19,7 +19,9 @@ Usage: herald migrate-to-postgres [--from FILE] [--to postgres://…] [--batch N
 Tables are copied in foreign-key order, in batches, with a progress line (rows/s, ETA) on stderr. An interrupted
 copy (a crash, Ctrl-C) resumes where it stopped when run again with the same --from; a finished one changes
 nothing. Afterwards it checks that every table has the source's row count and that every salutes balance equals
-the sum of its ledger on both sides and agrees between them, and exits 1 if not. docs/postgres.md, "Moving".`;
+the sum of its ledger on both sides and agrees between them, and exits 1 if not. A text value holding U+0000 (NUL),
+which SQLite stores and PostgreSQL's text cannot, is copied with U+FFFD in its place; the summary counts them by
+table and column (nul_replaced). docs/postgres.md, "Moving".`;
 
 const BALANCE_CHECK = `SELECT b.user_id, b.balance_minor, (SELECT COALESCE(SUM(l.delta_minor), 0) FROM salutes_ledger l WHERE l.user_id = b.user_id) AS total
   FROM salutes_balances b ORDER BY b.user_id`;
@@ -108,9 +110,10 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
     const report = progressReporter(json);
     const started = performance.now();
     const copied: Record<string, number> = {};
+    const replaced = new Map<string, number>();
     for (const plan of plans) {
       report.table(plan, 0);
-      copied[plan.name] = await copyTable(source, target, plan, sourceId, batch, (p) => report.batch(p));
+      copied[plan.name] = await copyTable(source, target, plan, sourceId, batch, (p) => report.batch(p), replaced);
       report.done();
     }
     await resetSequences(target);
@@ -133,11 +136,18 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
       seconds: Number(seconds.toFixed(2)),
       rows_per_second: Math.round(total / Math.max(seconds, 0.001)),
       per_table: Object.fromEntries(plans.map((p) => [p.name, p.rows])),
+      // Text values copied with U+FFFD in place of U+0000 (PostgreSQL's text cannot hold NUL), by table.column.
+      nul_replaced: Object.fromEntries(replaced),
       problems,
     };
     emit(json, summary, () =>
       [
         `copied ${total.toLocaleString("en-US")} rows of ${plans.length} tables in ${seconds.toFixed(1)} s (${summary.rows_per_second.toLocaleString("en-US")} rows/s)`,
+        ...(replaced.size
+          ? [
+              `replaced U+0000 (NUL, which PostgreSQL's text cannot hold) with U+FFFD in ${[...replaced.values()].reduce((a, b) => a + b, 0).toLocaleString("en-US")} text values: ${[...replaced].map(([at, n]) => `${at} ${n}`).join(", ")}`,
+            ]
+          : []),
         problems.length
           ? `CHECK FAILED:\n  ${problems.join("\n  ")}`
           : "checked: every table's row count, and every salutes balance = Σ its ledger on both sides",

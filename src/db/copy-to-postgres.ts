@@ -87,12 +87,14 @@ export interface Progress {
   total: number;
 }
 
-/** SQLite values as PostgreSQL takes them: BLOBs as bytes, everything else as is (integers stay numbers). */
-const param = (v: unknown): Param => (v instanceof Uint8Array ? v : (v as Param));
+/** Stands for U+0000 (NUL) in copied text: PostgreSQL's text cannot hold NUL, SQLite's can. */
+export const NUL_REPLACEMENT = "\uFFFD";
 
 /**
  * Copies `plan.name` from rowid `after` on, `batch` rows a transaction; calls `onBatch` after each. Rows the target
- * has already (same primary key) are left alone, so a resumed copy never doubles one.
+ * has already (same primary key) are left alone, so a resumed copy never doubles one. A text value holding U+0000
+ * (which SQLite stores and PostgreSQL refuses) is copied with U+FFFD in its place — as Herald stores unpaired
+ * surrogates — and counted in `replaced` by "table.column", for the command to report.
  */
 export async function copyTable(
   source: Database,
@@ -101,6 +103,7 @@ export async function copyTable(
   sourceId: string,
   batch: number,
   onBatch: (p: Progress) => void,
+  replaced: Map<string, number> = new Map(),
 ): Promise<number> {
   const state = await target.get<{ last_rowid: number; copied: number; done: number }>(
     "SELECT last_rowid, copied, done FROM herald_copy_progress WHERE table_name = ?",
@@ -117,7 +120,17 @@ export async function copyTable(
     const rows = read.all(after, batch) as Array<Record<string, unknown>>;
     if (rows.length === 0) break;
     const values = rows.map(() => `(${plan.columns.map(() => "?").join(", ")})`).join(", ");
-    const params = rows.flatMap((r) => plan.columns.map((c) => param(r[c])));
+    const params: Param[] = [];
+    for (const r of rows) {
+      for (const c of plan.columns) {
+        const v = r[c];
+        if (typeof v === "string" && v.includes("\u0000")) {
+          params.push(v.replaceAll("\u0000", NUL_REPLACEMENT));
+          const at = `${plan.name}.${c}`;
+          replaced.set(at, (replaced.get(at) ?? 0) + 1);
+        } else params.push(v as Param);
+      }
+    }
     const last = rows[rows.length - 1]!.herald_rowid as number;
     await target.tx(async (t) => {
       await t.run(`INSERT INTO "${plan.name}" (${cols}) VALUES ${values} ON CONFLICT DO NOTHING`, params);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import bs58 from "bs58";
-import { mkdtempSync, rmSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/app";
@@ -44,8 +45,8 @@ function comparable(body: unknown): unknown {
   return JSON.parse(JSON.stringify(body), (k, v) => (k === "request_id" || k === "generated_at_utc" || k === "meta" ? undefined : v));
 }
 
-async function migrate(args: string[]) {
-  const p = spawnHerald(["migrate-to-postgres", "--from", dbPath, ...args, "--json"], { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_MASTER_KEY: MASTER_KEY });
+async function migrate(args: string[], from = dbPath) {
+  const p = spawnHerald(["migrate-to-postgres", "--from", from, ...args, "--json"], { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_MASTER_KEY: MASTER_KEY });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { stdout, stderr, code };
 }
@@ -184,6 +185,43 @@ test.skipIf(!pg)(
     expect(forced.code).toBe(0);
     await occupied.close();
     await target.close();
+  },
+  180_000,
+);
+
+test.skipIf(!pg)(
+  "text holding U+0000, which SQLite stores and PostgreSQL cannot, is copied with U+FFFD and counted",
+  async () => {
+    const from = join(dir, "with-nul.db");
+    copyFileSync(dbPath, from);
+    const file = new Database(from, { strict: true });
+    const ids = file.query("SELECT id FROM partner_users ORDER BY id LIMIT 2").all() as Array<{ id: number }>;
+    file.query("UPDATE partner_users SET username = ? WHERE id = ?").run("nul\u0000in\u0000name", ids[0]!.id);
+    file.query("UPDATE partner_users SET username = ? WHERE id = ?").run("\u0000", ids[1]!.id);
+    file.close();
+    const url = await database("with_nul");
+    const run = await migrate(["--to", url], from);
+    expect(run.code).toBe(0);
+    const summary = JSON.parse(run.stdout);
+    expect(summary).toMatchObject({ success: true, problems: [], nul_replaced: { "partner_users.username": 2 } });
+    const target = new PostgresStore({ url, poolMax: 1 });
+    try {
+      expect(await target.all("SELECT username FROM partner_users WHERE id IN (?, ?) ORDER BY id", [ids[0]!.id, ids[1]!.id])).toEqual([
+        { username: "nul\uFFFDin\uFFFDname" },
+        { username: "\uFFFD" },
+      ]);
+    } finally {
+      await target.close();
+    }
+    // Without --json the count is a line of the report.
+    const again = spawnHerald(["migrate-to-postgres", "--from", from, "--to", await database("with_nul_text")], {
+      NODE_ENV: "test",
+      LOG_LEVEL: "warn",
+      HERALD_MASTER_KEY: MASTER_KEY,
+    });
+    const [out, code] = await Promise.all([new Response(again.stdout).text(), again.exited]);
+    expect(code).toBe(0);
+    expect(out).toContain("replaced U+0000 (NUL, which PostgreSQL's text cannot hold) with U+FFFD in 2 text values: partner_users.username 2");
   },
   180_000,
 );
