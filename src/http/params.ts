@@ -1,6 +1,20 @@
+import { FormatRegistry } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import type { ProblemDetail } from "./errors";
 import type { RouteSchemas } from "./route-index";
+
+/** How an integer in a query or path is written: decimal digits, an optional leading minus, nothing else. */
+const DECIMAL_INTEGER = /^-?\d+$/;
+/** How a number in a query or path is written: decimal digits with an optional fraction and leading minus. */
+const DECIMAL_NUMBER = /^-?\d+(?:\.\d+)?$/;
+
+// Elysia turns query and path text into numbers with `+value`, and its "integer" and "numeric" string formats decide
+// which text may be turned: by default anything `+value` reads, so `0x10` was 16, `1e1` 10, ` 5`, `+5` and `5.0` 5.
+// Herald's formats take decimal digits only; the rest is refused like any other value outside the schema (400
+// invalid_query naming the parameter). Set when this module loads, before any route is compiled; the formats are
+// looked up when a value is checked, so the compiled checks use these.
+FormatRegistry.Set("integer", (value) => DECIMAL_INTEGER.test(value));
+FormatRegistry.Set("numeric", (value) => DECIMAL_NUMBER.test(value));
 
 /**
  * Numeric query and path parameters. Query values arrive as text; these schemas make Elysia coerce them ONCE,
@@ -50,7 +64,7 @@ export function numericSpecOf(schema: TSchema | undefined): NumericSpec | null {
 const quote = (raw: string) => JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
 
 function numericProblem(spec: NumericSpec, raw: string): string | null {
-  const n = raw.trim() === "" ? NaN : Number(raw);
+  const n = (spec.integer ? DECIMAL_INTEGER : DECIMAL_NUMBER).test(raw) ? Number(raw) : NaN;
   const ok =
     Number.isFinite(n) &&
     (!spec.integer || Number.isInteger(n)) &&

@@ -41,6 +41,26 @@ describe("numeric parameters", () => {
     }
   });
 
+  test("an integer is written in decimal digits: hex, binary, exponents, signs, spaces and fractions are refused, not converted", async () => {
+    for (const v of ["0x10", "0X10", "0b11", "0o7", "1e1", "1E1", "+10", " 10", "10 ", "10.0", "1_000", "١٠", "10abc"]) {
+      const r = await signedJson(h, key, "GET", `/api/partner/users?limit=${encodeURIComponent(v)}`);
+      expect({ v, status: r.status, error: r.body.error }).toEqual({ v, status: 400, error: "invalid_query" });
+      expect(r.body.details).toEqual([{ field: "query.limit", problem: `must be an integer from 1 to 200; got ${JSON.stringify(v)}` }]);
+    }
+    for (const v of ["0x1", "1e0", "+1", "1.0"]) {
+      const r = await signedJson(h, key, "POST", `/api/partner/webhooks/${encodeURIComponent(v)}/recover`);
+      expect({ v, status: r.status, field: r.body.details?.[0]?.field }).toEqual({ v, status: 400, field: "path.webhook_id" });
+    }
+    // Public routes, and an unsigned caller, get the same refusal.
+    const r = await h.json("/api/public/system-status/incidents?hours=0x18");
+    expect(r.status).toBe(400);
+    expect(r.body.details).toEqual([{ field: "query.hours", problem: 'must be an integer from 1 to 2160; got "0x18"' }]);
+    // Plain digits (a leading zero included) and a minus where the range allows one still read as numbers.
+    const ok = await signedJson(h, key, "GET", "/api/partner/users?limit=007&offset=0");
+    expect(ok.status).toBe(200);
+    expect(ok.body.query).toMatchObject({ limit: 7, offset: 0 });
+  });
+
   test("a path id that is not an integer in range is 400 naming the path parameter", async () => {
     for (const v of ["abc", "0", "1.5", "1e400"]) {
       const r = await signedJson(h, key, "POST", `/api/partner/webhooks/${v}/recover`);
