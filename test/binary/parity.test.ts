@@ -38,6 +38,8 @@ test("the built binary gives the source's status and error code to every probe",
   expect(bySource["live route with a sandbox key"]).toBe("403 forbidden");
   expect(bySource["replayed nonce"]).toBe("409 replay_detected");
   expect(bySource["403 digest hours=1e308"]).toBe("400 invalid_query");
+  // Integers are decimal digits: the strict formats (src/http/params.ts) hold in the binary too.
+  expect(bySource["audit top_limit=0x10"]).toBe("400 invalid_query");
   expect(bySource["webhook id=abc"]).toBe("400 invalid_query");
   expect(bySource["admin route no token"]).toBe("403 forbidden");
 }, 180_000);
