@@ -120,7 +120,6 @@ export class HitRecorder {
 
   constructor(private readonly ctx: AppContext) {}
 
-  /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
   /** classifyHit, remembered per user agent. */
   classify(method: string, userAgent: string | null): HitKind {
     if (method === "HEAD" || !userAgent) return classifyHit(method, userAgent);
@@ -133,6 +132,7 @@ export class HitRecorder {
     return kind;
   }
 
+  /** Called on the redirect path: a few map operations and, for a client's first click in the hour, one SHA-256. */
   record(linkId: number, kind: HitKind, ip: string, userAgent: string | null, nowMs: number = epochMs(this.ctx.clock)): void {
     const { hour, salt, index } = this.clockFor(nowMs);
     const key = bucketKey(linkId, index);

@@ -83,8 +83,6 @@ export const compressesAnswers = (route: ScopedRoute) =>
 /**
  * The conventions every route gets: request id, body guardrail, JSON parsing, public rate limits, the error
  * envelope, include_meta, and the request log / metrics. Registered first so its onError covers every route.
- */
-/**
  * `globalAfterHandle`: a domain's global afterHandle hooks (the export-usage recorder), registered here so they
  * precede every route; mark them with `scopedHook` (src/http/hook-scope.ts) to keep them off other routes.
  */
@@ -143,6 +141,12 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   COMPRESSION_HOOKS.add(compressionHook);
 
   const refusal = errorAnswers(ctx, states, routes);
+
+  /** A probe's answer in the metrics (probes write no request-log row, so no after-response hook counts them). */
+  const probeObserved = (request: Request, route: string, status: number) => {
+    const state = states.get(request);
+    ctx.metrics.observeRequest(request.method, route, status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
+  };
 
   /** What every request gets before routing; a Response refuses it (413, 414, 429). */
   const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | undefined => {
@@ -216,10 +220,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       onEveryRoute(function errorAnswered({ code, error, request, path, route, params }) {
         const answer = refusal({ code, error, request, path, route, params });
         // A refused probe: counted here, since its after-handle hook (probeCounted) does not run.
-        if (PROBE_ROUTES.has(route)) {
-          const state = states.get(request);
-          ctx.metrics.observeRequest(request.method, route, answer.status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
-        }
+        if (PROBE_ROUTES.has(route)) probeObserved(request, route, answer.status);
         return answer;
       }, "every refusal and failure answers in the one JSON envelope"),
     )
@@ -266,9 +267,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // a setImmediate per request (about 2 µs of a probe's ~25, bench/README.md "profile"), and a probe writes no
       // request-log row. A refused probe is counted by the error hook.
       scopedHook(function probeCounted({ request, route, response, set }) {
-        const state = states.get(request);
-        const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
-        ctx.metrics.observeRequest(request.method, route, status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
+        probeObserved(request, route, response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200);
       }, isProbe),
     );
   for (const hook of globalAfterHandle) core.onAfterHandle({ as: "global" }, hook as never);
