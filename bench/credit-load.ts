@@ -9,6 +9,7 @@
 // request at a time over fetch's keep-alive pool. Prints one JSON object on stdout.
 import { parseArgs } from "node:util";
 import { newNonce, signRequest } from "../src/client/sign";
+import { percentile } from "./percentiles";
 
 const PATH = "/api/salutes/credit";
 
@@ -40,8 +41,6 @@ function sign(keyId: string, secret: string, users: string[], count: number, run
   return out;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
-
 /** `urls`: the instances to spread the load over (worker i sends to urls[i % n]). */
 async function fire(urls: string[], requests: Signed[], connections: number) {
   const latencies = new Float64Array(requests.length);
@@ -71,7 +70,7 @@ async function fire(urls: string[], requests: Signed[], connections: number) {
   const started = performance.now();
   await Promise.all(Array.from({ length: Math.min(connections, requests.length) }, (_, w) => worker(w)));
   const seconds = (performance.now() - started) / 1000;
-  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  const sorted = latencies.slice().sort();
   return { seconds, statuses, socketErrors, firstFailure, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
 }
 

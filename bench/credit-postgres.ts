@@ -13,8 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { SQL } from "bun";
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
+import { floorResultLine } from "./percentiles";
 
 const IDEM_SELECT = "SELECT fingerprint, state FROM idempotency_records WHERE key_id = $1 AND idempotency_key = $2";
 const USER = "SELECT * FROM partner_users WHERE id = $1 AND partner = $2 AND mode = $3";
@@ -104,17 +103,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   await fire(sql, users, credits, connections, "m", latencies);
   const seconds = (performance.now() - started) / 1000;
-  const sorted = Array.from(latencies).sort((a, b) => a - b);
   await sql.close();
-  process.stdout.write(
-    JSON.stringify({
-      credits,
-      seconds: Number(seconds.toFixed(3)),
-      credits_per_sec: Number((credits / seconds).toFixed(1)),
-      p50_ms: Number(percentile(sorted, 0.5).toFixed(4)),
-      p99_ms: Number(percentile(sorted, 0.99).toFixed(4)),
-    }) + "\n",
-  );
+  process.stdout.write(floorResultLine(credits, seconds, latencies));
 }
 
 if (import.meta.main) await main();

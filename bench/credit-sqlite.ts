@@ -11,8 +11,7 @@
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
+import { floorResultLine } from "./percentiles";
 
 function open(path: string) {
   const db = new Database(path, { strict: true });
@@ -89,17 +88,8 @@ function main(): void {
     latencies[i] = performance.now() - t0;
   }
   const seconds = (performance.now() - started) / 1000;
-  const sorted = Array.from(latencies).sort((a, b) => a - b);
   s.db.close();
-  process.stdout.write(
-    JSON.stringify({
-      credits,
-      seconds: Number(seconds.toFixed(3)),
-      credits_per_sec: Number((credits / seconds).toFixed(1)),
-      p50_ms: Number(percentile(sorted, 0.5).toFixed(4)),
-      p99_ms: Number(percentile(sorted, 0.99).toFixed(4)),
-    }) + "\n",
-  );
+  process.stdout.write(floorResultLine(credits, seconds, latencies));
 }
 
 if (import.meta.main) main();

@@ -24,6 +24,7 @@ import { webhookSignature } from "../src/client/sign";
 import { emitEvent, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
 import { openEngine, type BenchDatabase, type BenchEngine } from "./engines";
+import { percentile } from "./percentiles";
 import { freePort, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
 
 const OWNER: Owner = { partner: "Bench", mode: "live" };
@@ -37,11 +38,6 @@ const TARGET_P99_MS = 1000;
 const BASELINE = "receiver raw capacity: fetch POST ×16";
 
 const wallMs = () => performance.timeOrigin + performance.now();
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
