@@ -39,18 +39,24 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Signs in at 1280 px (the page first sends a stranger to the sign-in form), then opens Backups from the header. */
+async function openBackups() {
+  const page = await browser.page();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
+  expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
+  await signIn(page, base(), token);
+  await page.click('#console-nav a[href="/admin/console/backups"]');
+  expect(page.url()).toBe(`${base()}/admin/console/backups`);
+  expect(await page.locator("main h1").innerText()).toBe("Backups");
+  return page;
+}
+
 // Taking and downloading a VACUUM INTO copy is about the SQLite file.
 test.skipIf(!present || !onSqlite)(
   "sign in, open Backups from the header, take a backup, download it, see a refusal; readable at 390 px",
   async () => {
-    const page = await browser.page();
-    await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
-    expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
-    await signIn(page, base(), token);
-    await page.click('#console-nav a[href="/admin/console/backups"]');
-    expect(page.url()).toBe(`${base()}/admin/console/backups`);
-    expect(await page.locator("main h1").innerText()).toBe("Backups");
+    const page = await openBackups();
     expect(await page.locator("#backups-none").innerText()).toBe("None.");
     expect(await page.locator("#backup-age").innerText()).toContain("No backup yet");
     await noHorizontalOverflow(page);
@@ -99,14 +105,7 @@ test.skipIf(!present || !onSqlite)(
 test.skipIf(!present || onSqlite)(
   "on PostgreSQL: sign in, open Backups from the header, read where the database's own backups are at 1280 and 390 px",
   async () => {
-    const page = await browser.page();
-    await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
-    expect(new URL(page.url()).pathname).toBe("/admin/sign-in");
-    await signIn(page, base(), token);
-    await page.click('#console-nav a[href="/admin/console/backups"]');
-    expect(page.url()).toBe(`${base()}/admin/console/backups`);
-    expect(await page.locator("main h1").innerText()).toBe("Backups");
+    const page = await openBackups();
     expect(await page.locator("#database-engine").innerText()).toMatch(/^PostgreSQL \d/);
     expect(await page.locator("#backups-not-applicable").innerText()).toMatch(/pg_dump.*pg_basebackup/);
     expect(await page.locator("#run").count()).toBe(0);
