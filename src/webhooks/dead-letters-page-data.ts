@@ -1,4 +1,5 @@
 import { refusal } from "../auth/console-kit";
+import { ValidationError } from "../http/errors";
 import type { OperatorRequest } from "../auth/session-plugin";
 import { adminReplayIn, deadLettersForOperator } from "./deliveries";
 import { countOperatorDeadLetters, deadLetterNames, deliveriesOfEvent, deliveryStatusOf } from "./deliveries-store";
@@ -24,11 +25,15 @@ export interface DeadLetterFilter {
 export function filterOrThrow(raw: { partner?: string; event_type?: string }): DeadLetterFilter {
   const partner = (raw.partner ?? "").trim();
   const event_type = (raw.event_type ?? "").trim();
-  for (const [name, v] of [
-    ["Partner", partner],
-    ["Event type", event_type],
+  for (const [name, field, v] of [
+    ["Partner", "partner", partner],
+    ["Event type", "event_type", event_type],
   ] as const) {
-    if (v.length > FILTER_MAX) throw refusal(400, `${name} is ${v.length} characters long; a filter is at most ${FILTER_MAX}. Showing every dead letter.`);
+    if (v.length > FILTER_MAX) {
+      throw new ValidationError(`${name} is ${v.length} characters long; a filter is at most ${FILTER_MAX}. Showing every dead letter.`, [
+        { field: `query.${field}`, problem: `is ${v.length} characters long; at most ${FILTER_MAX}` },
+      ]);
+    }
   }
   return { partner, event_type };
 }

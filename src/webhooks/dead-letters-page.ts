@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc } from "../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, wantsHtml } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -135,9 +135,13 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       PATH,
-      ({ operator, query }) => {
+      ({ operator, query, request }) => {
         const { filter, error } = filterOf(query);
-        if (error) return render(ctx, operator, filter, 0, { done: null, error: error.message }, error.status);
+        if (error) {
+          // A browser gets the page again with the refusal above its form; a script the JSON envelope (pageDoc).
+          if (!wantsHtml(request)) throw new AppError("invalid_query", error.message, { details: error.details });
+          return render(ctx, operator, filter, 0, { done: null, error: error.message }, error.status);
+        }
         return render(ctx, operator, filter, query.offset ?? 0, { ...NO_NOTICE, done: doneSentence(query.done) });
       },
       {

@@ -108,6 +108,15 @@ describe("GET /admin/console/dead-letters", () => {
     expect(long.html).toContain('class="error"');
     expect(long.html).toContain("a filter is at most 64");
     expect(long.html).toContain(`id="delivery-${a}"`);
+    // The same from a script (no text/html in Accept): the JSON envelope the page's OpenAPI entry names.
+    const longJson = await h.request(`${PAGE}?event_type=${"y".repeat(70)}`, { headers: { cookie } });
+    expect(longJson.status).toBe(400);
+    expect(longJson.headers.get("content-type")).toContain("application/json");
+    expect(await longJson.json()).toMatchObject({
+      success: false,
+      error: "invalid_query",
+      details: [{ field: "query.event_type", problem: "is 70 characters long; at most 64" }],
+    });
 
     // The bearer token opens it too (no session: no CSRF field in the forms).
     const bearer = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });
