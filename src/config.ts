@@ -1,6 +1,6 @@
 // Every environment variable Herald reads, with its default, type and check. Nothing else in src/
 // reads the environment: the Config built here is frozen and passed in through the AppContext.
-import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type VarSpec } from "./config-vars";
+import { CONFIG_VARS, BASE58_ADDRESS, RETIRED_VARS, unsetIfEmpty, type VarSpec } from "./config-vars";
 import { parseOne } from "./config-parse";
 
 export { CONFIG_VARS };
@@ -111,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: v.ADMIN_TOKEN,
     adminSessionTtlSeconds: v.ADMIN_SESSION_TTL_SECONDS,
     described: Object.freeze(describeConfig(env)),
+    retired: Object.freeze(retiredVarsSet(env)),
     idempotencyRequired: v.IDEMPOTENCY_REQUIRED,
     idempotencyTtlHours: v.IDEMPOTENCY_TTL_HOURS,
     signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
@@ -226,6 +227,13 @@ export function loadConfig(env: Env = process.env): Config {
 
 /** The effective configuration by variable name, secrets masked: what `herald config` prints. */
 // A type alias, not an interface: the CLI prints rows as plain records.
+
+/** The retired variables this environment still sets, each with what to do instead (src/config-vars.ts RETIRED_VARS). */
+export function retiredVarsSet(env: Env = process.env): Array<{ name: string; note: string }> {
+  return Object.entries(RETIRED_VARS)
+    .filter(([name]) => env[name] !== undefined)
+    .map(([name, note]) => ({ name, note }));
+}
 
 export function describeConfig(env: Env = process.env): ConfigRow[] {
   return (Object.entries(CONFIG_VARS) as [string, VarSpec][]).map(([name, spec]) => {

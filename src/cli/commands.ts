@@ -102,8 +102,10 @@ export const COMMANDS: Record<string, Command> = {
     return 0;
   },
   config(_args, json) {
-    loadConfig(); // fail loudly on a bad value before printing
+    const config = loadConfig(); // fail loudly on a bad value before printing
     const rows = describeConfig();
+    // On stderr, so `herald config --json` stays one JSON document.
+    for (const r of config.retired) process.stderr.write(`note: ${r.name} is set but no longer read: ${r.note}\n`);
     emit(json, { success: true, config: Object.fromEntries(rows.map((r) => [r.name, r.value])) }, () => table(rows, ["name", "value", "source"]));
     return 0;
   },

@@ -104,6 +104,7 @@ export async function serve(config: Config): Promise<void> {
     engine: await ctx.store.version(),
     jobs: config.jobsEnabled,
   });
+  for (const r of config.retired) ctx.log.warn("environment variable no longer read", { name: r.name, note: r.note });
   // The API documents are built now rather than by the first client that asks for them (~0.7 s).
   warmOpenApiDocuments(ctx);
 

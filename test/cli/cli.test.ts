@@ -45,6 +45,13 @@ test("config prints the effective configuration, and a bad value stops with a cl
   const human = await run(["config"]);
   expect(human.stdout).toContain("MAX_BODY_BYTES");
 
+  // A variable Herald no longer reads is named on stderr, with what to do; stdout stays one JSON document.
+  expect(ok.stderr).not.toContain("no longer read");
+  const retired = await run(["config", "--json"], { HERALD_PG_PREVIEW: "1" });
+  expect(retired.code).toBe(0);
+  expect(JSON.parse(retired.stdout).success).toBe(true);
+  expect(retired.stderr).toContain("note: HERALD_PG_PREVIEW is set but no longer read: PostgreSQL serves every operation now");
+
   const bad = await run(["config"], { PORT: "not-a-port" });
   expect(bad.code).toBe(78);
   expect(bad.stderr).toContain('PORT="not-a-port" is not valid: expected an integer from 0 to 65535');

@@ -195,3 +195,30 @@ describe("herald serve: a port in use is a startup error", () => {
     }
   });
 });
+
+describe("herald serve: a retired variable is named at start", () => {
+  test("HERALD_PG_PREVIEW still set: one warning line naming it and what to do; the server serves as usual", async () => {
+    const port = freePort();
+    const db = await servedDatabase(dir, "retired.db");
+    const h = startHerald(port, db, { HERALD_PG_PREVIEW: "1" });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      expect(await until(() => h.out.stdout.includes('"msg":"environment variable no longer read"'), 10_000)).toBe(true);
+      h.proc.kill("SIGTERM");
+      await stopped(h);
+      await h.stdoutDone;
+      const lines = h.out.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l));
+      const warned = lines.filter((l) => l.msg === "environment variable no longer read");
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: "warn", name: "HERALD_PG_PREVIEW" });
+      expect(warned[0].note).toContain("DATABASE_URL alone selects it");
+    } finally {
+      h.proc.kill("SIGKILL");
+      await h.proc.exited;
+      await db.drop();
+    }
+  });
+});
