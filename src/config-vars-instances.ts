@@ -38,3 +38,12 @@ export const INSTANCE_VARS = {
     doc: "Another schedule for named jobs (Croner patterns, seconds first), e.g. `auth-prune=0 */5 * * * *`; a name Herald does not have is refused at start.",
   },
 };
+
+/**
+ * Variables Herald once read and no longer does, with what to do instead. A deployment that still sets one is told
+ * so at start (a warning line from `herald serve`, a note from `herald config`) instead of being left to believe it
+ * still has an effect.
+ */
+export const RETIRED_VARS: Readonly<Record<string, string>> = {
+  HERALD_PG_PREVIEW: "PostgreSQL serves every operation now (DATABASE_URL alone selects it); HERALD_PG_PREVIEW has no effect: remove it",
+};

@@ -394,12 +394,3 @@ export const CONFIG_VARS = {
   },
   SHUTDOWN_GRACE_MS: { kind: int(0, 600_000), fallback: "10000", doc: "How long SIGTERM waits for in-flight requests before closing them." },
 } as const satisfies Record<string, VarSpec>;
-
-/**
- * Variables Herald once read and no longer does, with what to do instead. A deployment that still sets one is told
- * so at start (a warning line from `herald serve`, a note from `herald config`) instead of being left to believe it
- * still has an effect.
- */
-export const RETIRED_VARS: Readonly<Record<string, string>> = {
-  HERALD_PG_PREVIEW: "PostgreSQL serves every operation now (DATABASE_URL alone selects it); HERALD_PG_PREVIEW has no effect: remove it",
-};

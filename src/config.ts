@@ -1,6 +1,7 @@
 // Every environment variable Herald reads, with its default, type and check. Nothing else in src/
 // reads the environment: the Config built here is frozen and passed in through the AppContext.
-import { CONFIG_VARS, BASE58_ADDRESS, RETIRED_VARS, unsetIfEmpty, type VarSpec } from "./config-vars";
+import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type VarSpec } from "./config-vars";
+import { RETIRED_VARS } from "./config-vars-instances";
 import { parseOne } from "./config-parse";
 
 export { CONFIG_VARS };
