@@ -16,6 +16,7 @@ import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
 import { errorResponse, newRequestState, type RequestStates, targetOf } from "./request-state";
+import { repeatableKeysOf, repeatedQueryKey, repeatedScalarKey } from "./query-once";
 
 export { clientIp, errorResponse, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
@@ -69,6 +70,14 @@ export const MAX_TARGET_CHARS = 8192;
  * GET routes — /healthz among them — a promise per request; so the body hooks are kept off GET and HEAD routes.
  */
 const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
+
+/** A route with a query parameter that is not a list: it is given once (src/http/query-once.ts). */
+const hasScalarQuery = (route: ScopedRoute) => {
+  const query = (route.hooks.query ?? null) as TSchema | null;
+  const properties = Object.keys((query as { properties?: object } | null)?.properties ?? {});
+  const repeatable = repeatableKeysOf(query);
+  return properties.some((name) => !repeatable.has(name));
+};
 
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
@@ -212,6 +221,22 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         const parseError = states.get(request)?.parseError;
         if (parseError) throw parseError;
       }, takesBody),
+    )
+    .onBeforeHandle(
+      { as: "global" },
+      // After authentication and validation; only on routes with a scalar query parameter, and it reads nothing when
+      // the query has no "&". Not on signed routes: the partner guard makes the same check after the signature (this
+      // hook on GET /api/partner/capabilities cost ~3 µs of CPU a request, signed ÷ unsigned 0.86 → 0.81).
+      scopedHook(
+        function queryGivenOnce({ request, route }) {
+          const url = request.url;
+          const qi = url.indexOf("?");
+          if (qi === -1 || url.indexOf("&", qi) === -1) return;
+          const repeated = repeatedScalarKey(url.slice(qi + 1), routes.repeatableQueryKeys(request.method, route));
+          if (repeated !== null) throw repeatedQueryKey(repeated);
+        },
+        (route) => hasScalarQuery(route) && !isSignedRoute(route),
+      ),
     )
     .onError(
       { as: "global" },

@@ -2,6 +2,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { declaresFormBody } from "./form-body";
 import { strictJsonNumbers } from "./json-numbers";
+import { repeatableKeysOf } from "./query-once";
 
 interface RouteRow {
   method: string;
@@ -29,6 +30,7 @@ export class RouteIndex {
   private schemas = new Map<string, RouteSchemas>();
   private bodyChecks = new Map<string, TypeCheck<TSchema>>();
   private forms = new Set<string>();
+  private repeatable = new Map<string, ReadonlySet<string>>();
 
   load(routes: ReadonlyArray<RouteRow>): void {
     this.patterns = routes
@@ -68,6 +70,22 @@ export class RouteIndex {
   /** The request schemas of the route `route` (Elysia's path pattern, e.g. `/api/partner/users/:user_id`). */
   schemasOf(method: string, route: string): RouteSchemas {
     return this.schemas.get(`${method} ${route}`) ?? NONE;
+  }
+
+  /** Whether the route declares a query schema (its parameters are then checked, one value each). */
+  takesQuery(method: string, route: string): boolean {
+    return this.schemas.get(`${method} ${route}`)?.query != null;
+  }
+
+  /** The route's query parameters that may be given more than once (its list parameters), worked out once. */
+  repeatableQueryKeys(method: string, route: string): ReadonlySet<string> {
+    const key = `${method} ${route}`;
+    let keys = this.repeatable.get(key);
+    if (!keys) {
+      keys = repeatableKeysOf(this.schemas.get(key)?.query ?? null);
+      this.repeatable.set(key, keys);
+    }
+    return keys;
   }
 
   /**

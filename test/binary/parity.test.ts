@@ -41,5 +41,8 @@ test("the built binary gives the source's status and error code to every probe",
   // Integers are decimal digits: the strict formats (src/http/params.ts) hold in the binary too.
   expect(bySource["audit top_limit=0x10"]).toBe("400 invalid_query");
   expect(bySource["webhook id=abc"]).toBe("400 invalid_query");
+  // A scalar query parameter is given once (src/http/query-once.ts), signed or not.
+  expect(bySource["status trend limit given twice"]).toBe("400 invalid_query");
+  expect(bySource["users limit given twice (signed)"]).toBe("400 invalid_query");
   expect(bySource["admin route no token"]).toBe("403 forbidden");
 }, 180_000);

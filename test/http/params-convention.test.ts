@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
-import { createKey, signedJson, type TestKey } from "../support/partner";
+import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 
 /** The numeric-parameter rule of src/http/params.ts, on the cases an outside fuzzer found (the document-wide check is test/fuzz/openapi-coverage.test.ts). */
 let h: TestApp;
@@ -87,5 +87,58 @@ describe("numeric parameters", () => {
     const expiries = [...text.matchAll(/"expires_at(?:_utc)?":"([^"]+)"/g)].map((m) => Date.parse(m[1]!));
     expect(expiries.length).toBeGreaterThan(0);
     for (const at of expiries) expect(at - h.clock.now().getTime()).toBe(60_000);
+  });
+});
+
+describe("a query parameter is given once", () => {
+  test("a scalar parameter given twice is 400 invalid_query naming it, whichever of its values is valid", async () => {
+    for (const q of ["limit=2&limit=3", "limit=5&limit=abc", "limit=abc&limit=5", "limit=5&limit=99999", "lim%69t=2&limit=3", "limit=2&offset=0&limit=2"]) {
+      const r = await h.json(`/api/public/system-status/trend?${q}`);
+      expect({ q, status: r.status, error: r.body.error }).toEqual({ q, status: 400, error: "invalid_query" });
+      expect(r.body.details).toEqual([{ field: "query.limit", problem: "is given more than once; give it once" }]);
+      expect(r.body.message).toBe("Invalid request parameters: query.limit is given more than once; give it once");
+    }
+    // Signed: the signature is judged first (an unsigned request is 401 whatever its query), then the repetition.
+    const signed = await signedJson(h, key, "GET", "/api/partner/users?limit=5&limit=6");
+    expect(signed.status).toBe(400);
+    expect(signed.body.details).toEqual([{ field: "query.limit", problem: "is given more than once; give it once" }]);
+    expect((await h.json("/api/partner/users?limit=5&limit=6")).status).toBe(401);
+    // Different parameters, an empty pair, or one parameter: as before.
+    for (const q of ["limit=2&include_meta=1", "limit=2&&include_meta=1", "limit=2"])
+      expect((await h.json(`/api/public/system-status/trend?${q}`)).status).toBe(200);
+  });
+
+  test("signed routes declare no list query parameter (the partner guard lets none repeat)", async () => {
+    const doc = (await h.json("/api/openapi.json")).body as {
+      paths: Record<
+        string,
+        Record<string, { security?: Array<Record<string, unknown>>; parameters?: Array<{ in: string; name: string; schema?: { type?: string } }> }>
+      >;
+    };
+    const lists: string[] = [];
+    let signed = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (!(op.security ?? []).some((s) => "PartnerSignature" in s)) continue;
+        signed++;
+        for (const p of op.parameters ?? []) if (p.in === "query" && p.schema?.type === "array") lists.push(`${method.toUpperCase()} ${path} ${p.name}`);
+      }
+    }
+    expect(signed).toBeGreaterThan(50);
+    expect(lists).toEqual([]);
+  });
+
+  test("a list parameter may repeat (the link inbox's event filter: repeated or comma-separated)", async () => {
+    const token = await createAdminToken(h);
+    const auth = { authorization: `Bearer ${token}` };
+    const repeated = await h.json("/admin/ops/link-inbox/events/export.json?event=alert.fired&event=alert.resolved", { headers: auth });
+    expect(repeated.status).toBe(200);
+    const commas = await h.json("/admin/ops/link-inbox/events/export.json?event=alert.fired,alert.resolved", { headers: auth });
+    expect(commas.status).toBe(200);
+    expect(repeated.body.query.event).toEqual(commas.body.query.event);
+    // …but a scalar beside it may not.
+    const twice = await h.json("/admin/ops/link-inbox/events/export.json?event=alert.fired&event=alert.resolved&limit=1&limit=2", { headers: auth });
+    expect(twice.status).toBe(400);
+    expect(twice.body.details).toEqual([{ field: "query.limit", problem: "is given more than once; give it once" }]);
   });
 });

@@ -39,6 +39,8 @@ export const PROBES: readonly Probe[] = [
   { label: "QR size=1e308", method: "GET", path: "/s/audio/abcdefgh/qr.png?size=1e308", credential: "none" },
   { label: "status trend limit=-5", method: "GET", path: "/api/public/system-status/trend?limit=-5", credential: "none" },
   { label: "audit top_limit=0x10", method: "GET", path: "/transparency/audit-anomalies/summary.json?top_limit=0x10", credential: "none" },
+  { label: "status trend limit given twice", method: "GET", path: "/api/public/system-status/trend?limit=2&limit=3", credential: "none" },
+  { label: "users limit given twice (signed)", method: "GET", path: "/api/partner/users?limit=2&limit=3", credential: "live" },
   { label: "403 digest hours=1e308", method: "GET", path: "/admin/ops/403-digest?hours=1e308", credential: "admin" },
   // Enums and path parameters.
   { label: "webhooks is_active=maybe", method: "GET", path: "/api/partner/webhooks?is_active=maybe", credential: "live" },

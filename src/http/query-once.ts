@@ -1,0 +1,53 @@
+// A scalar query parameter is given once. Elysia reads `limit=2&limit=3` as 3 and says nothing, so a client that
+// builds its query by appending (or a proxy that adds a parameter again) never learns that one of its values was
+// dropped; and a refusal of the last value was described from the first one. Herald refuses the repetition
+// instead, naming the parameter (400 invalid_query). Parameters declared as lists (`t.Array`, "repeated or
+// comma-separated") may repeat.
+import type { TSchema } from "elysia";
+import { AppError } from "./errors";
+
+/** The properties of a query schema that may be given more than once: its list parameters. */
+export function repeatableKeysOf(query: TSchema | null): ReadonlySet<string> {
+  const properties = (query as { properties?: Record<string, TSchema> } | null)?.properties ?? {};
+  const keys = new Set<string>();
+  for (const [name, schema] of Object.entries(properties)) {
+    const s = schema as { type?: string; anyOf?: Array<{ type?: string }> };
+    if (s.type === "array" || s.anyOf?.some((b) => b.type === "array")) keys.add(name);
+  }
+  return keys;
+}
+
+/** A parameter's name as Elysia reads it: `+` is a space, then percent-decoding (the text as is if that fails). */
+function keyName(raw: string): string {
+  const spaced = raw.includes("+") ? raw.replaceAll("+", " ") : raw;
+  if (!spaced.includes("%")) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
+/**
+ * The first parameter of `query` (the text after `?`) given more than once that is not in `repeatable`, or null.
+ * Called only for a query with an `&` in it: one parameter cannot repeat.
+ */
+export function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>): string | null {
+  const seen = new Set<string>();
+  for (const pair of query.split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const name = keyName(eq === -1 ? pair : pair.slice(0, eq));
+    if (name === "" || repeatable.has(name)) continue;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return null;
+}
+
+/** The refusal of a repeated parameter, in the words of the other query refusals (src/http/error-answers.ts). */
+export function repeatedQueryKey(name: string): AppError {
+  const field = `query.${name.length > 40 ? `${name.slice(0, 40)}…` : name}`;
+  const problem = "is given more than once; give it once";
+  return new AppError("invalid_query", `Invalid request parameters: ${field} ${problem}`, { details: [{ field, problem }] });
+}
