@@ -28,10 +28,15 @@ export function describeValidationErrors(part: RequestPart, errors: ValueErrorLi
   const out: ProblemDetail[] = [];
   for (const e of errors) {
     const path = e.path.replace(/^\//, "").replace(/\//g, ".");
-    const field = part === "body" ? path || "body" : `${part}.${path || "?"}`;
+    const field = part === "body" ? path || "body" : path ? `${part}.${path}` : part;
     if (seen.has(field)) continue;
     seen.add(field);
-    out.push({ field, problem: part === "body" ? (numberAsTextProblem(e) ?? problemOf(e)) : problemOf(e) });
+    // `?=5`: a parameter whose name is empty (its path is "/", read as the part itself).
+    const unnamed = part !== "body" && !path && e.path === "/" && /^Unexpected property/.test(e.message);
+    out.push({
+      field,
+      problem: unnamed ? 'has a parameter with no name (nothing before its "=")' : part === "body" ? (numberAsTextProblem(e) ?? problemOf(e)) : problemOf(e),
+    });
   }
   return out;
 }

@@ -108,6 +108,16 @@ describe("a query parameter is given once", () => {
       expect((await h.json(`/api/public/system-status/trend?${q}`)).status).toBe(200);
   });
 
+  test("a parameter with no name (`?=5`) is named as such, not as query.?", async () => {
+    for (const q of ["=5", "="]) {
+      const r = await h.json(`/api/public/system-status/trend?${q}`);
+      expect(r.status).toBe(400);
+      expect(r.body.details).toEqual([{ field: "query", problem: 'has a parameter with no name (nothing before its "=")' }]);
+    }
+    const unknown = await h.json("/api/public/system-status/trend?x=1");
+    expect(unknown.body.details).toEqual([{ field: "query.x", problem: "is not a known field" }]);
+  });
+
   test("signed routes declare no list query parameter (the partner guard lets none repeat)", async () => {
     const doc = (await h.json("/api/openapi.json")).body as {
       paths: Record<
