@@ -15,6 +15,7 @@ import type { Scope } from "../src/auth/scopes";
 import { openContextAsync } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
 import { httpCore, RequestStates } from "../src/http/core";
+import { applyHookScopes } from "../src/http/hook-scope";
 import { ErrorBody } from "../src/http/envelope";
 import { RouteIndex } from "../src/http/route-index";
 import { capabilitiesFor } from "../src/partner/capabilities";
@@ -57,8 +58,16 @@ const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encode
     if (!Number.isNaN(since) && since >= lastModified) return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
     return { success: true as const, ...capabilitiesFor(partner.actor) };
   },
-  { query: PartnerModel.metaQuery, response: { 200: PartnerModel.capabilities, ...authErrors } },
+  {
+    query: PartnerModel.metaQuery,
+    response: { 200: PartnerModel.capabilities, ...authErrors },
+    // The signed route's OpenAPI security, which decides its global hooks (src/http/hook-scope.ts: no compression,
+    // no core query check); without it this route carried hooks herald's signed route does not.
+    detail: { security: [{ PartnerKey: [], PartnerTimestamp: [], PartnerSignature: [] }] },
+  },
 );
 routes.load(app.routes);
+// As buildApp (src/app.ts) does: each global hook only on the routes it serves (probes' and bodies' hooks off).
+applyHookScopes(app.router.history as never);
 
 listenUntilSignal(app as unknown as AnyElysia, ctx, config);
