@@ -13,6 +13,7 @@ import type { AnyElysia } from "elysia";
 import { buildApp } from "../src/app";
 import { openContextAsync } from "../src/bootstrap";
 import { loadConfig } from "../src/config";
+import { applyHookScopes } from "../src/http/hook-scope";
 import { GamesModel, InitQuery } from "../src/messenger/model";
 import { getPlayer, getPlayerOrCreate } from "../src/messenger/players";
 import { messengerErrors } from "../src/messenger/route-common";
@@ -35,5 +36,8 @@ const app = buildApp(ctx).get(
   },
   { query: InitQuery, response: { 200: GamesModel.catalog, ...messengerErrors } },
 );
+// buildApp scoped the global hooks before this route existed: scope them again, so that it carries what the
+// verified catalog route carries and no more (the probes' and bodies' hooks off; src/http/hook-scope.ts).
+applyHookScopes(app.router.history as never);
 if (config.jobsEnabled) ctx.jobs.start();
 listenUntilSignal(app as unknown as AnyElysia, ctx, config);
