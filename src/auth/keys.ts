@@ -123,6 +123,23 @@ export class PartnerKeys {
     return row;
   }
 
+  /**
+   * `find` without a promise when it would answer from memory (the cache checked within KEY_CHANGE_POLL_MS and
+   * holding the row); undefined when `find` has a read to make. The partner guard's every request: an await it
+   * need not make.
+   */
+  cached(keyId: string, nowMs: number): Readonly<KeyRow> | undefined {
+    const c = this.cache;
+    return Math.abs(nowMs - c.checkedAtMs) < KEY_CHANGE_POLL_MS ? c.rows.get(keyId) : undefined;
+  }
+
+  /** Whether markUsed would write (last_used_at is written at most once a minute per key). */
+  usedWithinMinute(row: Readonly<KeyRow>, nowMs: number): boolean {
+    let last = this.lastUsedMs.get(row.key_id);
+    if (last === undefined) last = row.last_used_at ? Date.parse(row.last_used_at) : -Infinity;
+    return nowMs - last < 60_000;
+  }
+
   /** After a write through this class: the next find reads the database again. */
   private changed(): void {
     this.cache.rows = new Map();
@@ -134,9 +151,7 @@ export class PartnerKeys {
    * time of this process's last write per key is kept in memory, so the check costs no date parsing.
    */
   async markUsed(row: Readonly<KeyRow>, nowMs: number): Promise<void> {
-    let last = this.lastUsedMs.get(row.key_id);
-    if (last === undefined) last = row.last_used_at ? Date.parse(row.last_used_at) : -Infinity;
-    if (nowMs - last < 60_000) return;
+    if (this.usedWithinMinute(row, nowMs)) return;
     if (this.lastUsedMs.size >= ROW_CACHE_MAX) this.lastUsedMs.clear();
     this.lastUsedMs.set(row.key_id, nowMs);
     await store.touchKey(this.ctx.store, row.key_id, new Date(nowMs).toISOString());

@@ -183,7 +183,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
 
     const nonce = headers["x-partner-nonce"] ?? null;
-    const row = keyId.length <= 128 ? await keys.find(keyId, nowMs) : null;
+    const row = keyId.length <= 128 ? (keys.cached(keyId, nowMs) ?? (await keys.find(keyId, nowMs))) : null;
     const key = row ? prepare(row) : null;
     const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
     const target = requestTarget(url);
@@ -241,7 +241,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         claim = { keyId: row.key_id, key: idemKey, fingerprint: requestFingerprint(request.method, target, state.rawBody) };
       }
     }
-    await keys.markUsed(row, nowMs);
+    if (!keys.usedWithinMinute(row, nowMs)) await keys.markUsed(row, nowMs);
     return {
       actor: key.actor,
       idempotency: claim,
