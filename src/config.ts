@@ -229,7 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
 /** The effective configuration by variable name, secrets masked: what `herald config` prints. */
 // A type alias, not an interface: the CLI prints rows as plain records.
 
-/** The retired variables this environment still sets, each with what to do instead (src/config-vars.ts RETIRED_VARS). */
+/** The retired variables this environment still sets, each with what to do instead (src/config-vars-instances.ts RETIRED_VARS). */
 export function retiredVarsSet(env: Env = process.env): Array<{ name: string; note: string }> {
   return Object.entries(RETIRED_VARS)
     .filter(([name]) => env[name] !== undefined)

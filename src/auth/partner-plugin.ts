@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { epochMs } from "../clock";
 import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
-import { repeatedQueryKey, repeatedScalarKey } from "../http/query-once";
+import { repeatedQueryKey, repeatedScalarIn } from "../http/query-once";
 import { rateLimitHeaders } from "../http/rate-limit";
 import type { PartnerActor } from "./actors";
 import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type DeferredNonce, type IdempotencyClaim } from "./idempotency";
@@ -208,11 +208,8 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     // A scalar query parameter is given once (src/http/query-once.ts), judged here for signed routes — after the
     // signature — where the core's own check (a before-handle hook) would cost every signed request ~3 µs (bench/README).
     // Signed routes declare no list parameters (test/http/params-convention.test.ts), so none may repeat.
-    const qi = target.indexOf("?");
-    if (qi !== -1 && target.indexOf("&", qi) !== -1) {
-      const repeated = repeatedScalarKey(target.slice(qi + 1), NO_LIST_PARAMETERS);
-      if (repeated !== null) throw repeatedQueryKey(repeated);
-    }
+    const repeated = repeatedScalarIn(target, NO_LIST_PARAMETERS);
+    if (repeated !== null) throw repeatedQueryKey(repeated);
 
     const isMutation = guard.mutation ?? false;
     const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);

@@ -16,7 +16,7 @@ import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
 import { errorResponse, newRequestState, type RequestStates, targetOf } from "./request-state";
-import { repeatableKeysOf, repeatedQueryKey, repeatedScalarKey } from "./query-once";
+import { repeatableKeysOf, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 
 export { clientIp, errorResponse, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
@@ -229,10 +229,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // hook on GET /api/partner/capabilities cost ~3 µs of CPU a request, signed ÷ unsigned 0.86 → 0.81).
       scopedHook(
         function queryGivenOnce({ request, route }) {
-          const url = request.url;
-          const qi = url.indexOf("?");
-          if (qi === -1 || url.indexOf("&", qi) === -1) return;
-          const repeated = repeatedScalarKey(url.slice(qi + 1), routes.repeatableQueryKeys(request.method, route));
+          const repeated = repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
           if (repeated !== null) throw repeatedQueryKey(repeated);
         },
         (route) => hasScalarQuery(route) && !isSignedRoute(route),

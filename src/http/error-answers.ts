@@ -6,7 +6,7 @@ import { describeParamProblems } from "./params";
 import { errorResponse, type RequestState, type RequestStates } from "./request-state";
 import type { RouteIndex } from "./route-index";
 import { describeValidationErrors, type RequestPart } from "./validation";
-import { repeatedQueryKey, repeatedScalarKey } from "./query-once";
+import { repeatedQueryKey, repeatedScalarIn } from "./query-once";
 
 // The answer to anything thrown while serving a request (the HTTP core's error hook, src/http/core.ts): a catalog
 // error in the JSON envelope — validation problems named by field, a lost database a 503, never a stack or SQL.
@@ -59,12 +59,8 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
         return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
       }
       // A parameter given twice whose last value (the one Elysia read) fails: the repetition is the problem to name.
-      if (v.type !== "body") {
-        const url = request.url;
-        const qi = url.indexOf("?");
-        const repeated = qi === -1 ? null : repeatedScalarKey(url.slice(qi + 1), routes.repeatableQueryKeys(request.method, route));
-        if (repeated !== null) return errorResponse(repeatedQueryKey(repeated), state);
-      }
+      const repeated = v.type === "body" ? null : repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
+      if (repeated !== null) return errorResponse(repeatedQueryKey(repeated), state);
       // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
       // parameter's name; the route's own schemas name it, with the allowed range.
       const named =

@@ -28,11 +28,8 @@ function keyName(raw: string): string {
   }
 }
 
-/**
- * The first parameter of `query` (the text after `?`) given more than once that is not in `repeatable`, or null.
- * Called only for a query with an `&` in it: one parameter cannot repeat.
- */
-export function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>): string | null {
+/** The first parameter of `query` (the text after `?`) given more than once that is not in `repeatable`, or null. */
+function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>): string | null {
   const seen = new Set<string>();
   for (const pair of query.split("&")) {
     if (pair === "") continue;
@@ -43,6 +40,13 @@ export function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>
     seen.add(name);
   }
   return null;
+}
+
+/** The repeated scalar parameter of a URL or request target, or null; it reads nothing more when no "&" follows its "?". */
+export function repeatedScalarIn(urlOrTarget: string, repeatable: ReadonlySet<string>): string | null {
+  const qi = urlOrTarget.indexOf("?");
+  if (qi === -1 || urlOrTarget.indexOf("&", qi) === -1) return null;
+  return repeatedScalarKey(urlOrTarget.slice(qi + 1), repeatable);
 }
 
 /** The refusal of a repeated parameter, in the words of the other query refusals (src/http/error-answers.ts). */
