@@ -57,8 +57,8 @@ export class SerializationFailure extends Error {
 }
 
 /**
- * A text value the engine cannot store: PostgreSQL's text holds no U+0000 (NUL), which SQLite stores as given.
- * Client input, refused as such (400), never a 500.
+ * A text value Herald does not store: PostgreSQL's text holds no U+0000 (NUL), and the SQLite engine refuses one
+ * too (it could store it), so both engines answer alike. Client input, refused as such (400), never a 500.
  */
 export class UnstorableText extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

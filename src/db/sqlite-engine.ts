@@ -1,6 +1,6 @@
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, UniqueViolation } from "./port";
+import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, UniqueViolation, UnstorableText } from "./port";
 
 // The SQLite engine of the storage port, over bun:sqlite (never Bun's SQL SQLite adapter: a query issued while
 // another request's transaction is open runs inside it). One writer connection; async transactions are queued on
@@ -38,12 +38,26 @@ function mapped(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Text holding U+0000 (NUL) is refused as PostgreSQL refuses it (its text cannot hold one), written or read, so a
+ * request gets the same answer on either engine (400, src/http/error-answers.ts) and a SQLite database never holds
+ * what a move to PostgreSQL could not copy. One `includes` per text parameter: 0.15–0.3 µs for the eight statements
+ * of a credit (a loop), against ~130 µs for the credit.
+ */
+function refuseNul(params: readonly Param[]): void {
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (typeof p === "string" && p.includes("\u0000")) throw new UnstorableText("a text parameter contains U+0000 (NUL)");
+  }
+}
+
 /** Statements run at once on the connection; each answer is an already-settled promise (no closure per call). */
 class Handle implements Queryable {
   constructor(private readonly statements: Statements) {}
 
   all<T>(sql: string, params: readonly Param[] = []): Promise<T[]> {
     try {
+      refuseNul(params);
       return Promise.resolve(this.statements.of(sql).all(...(params as Binding[])) as T[]);
     } catch (err) {
       return Promise.reject(mapped(err));
@@ -52,6 +66,7 @@ class Handle implements Queryable {
 
   get<T>(sql: string, params: readonly Param[] = []): Promise<T | null> {
     try {
+      refuseNul(params);
       return Promise.resolve((this.statements.of(sql).get(...(params as Binding[])) as T | null) ?? null);
     } catch (err) {
       return Promise.reject(mapped(err));
@@ -60,6 +75,7 @@ class Handle implements Queryable {
 
   run(sql: string, params: readonly Param[] = []): Promise<RunResult> {
     try {
+      refuseNul(params);
       return Promise.resolve({ changes: this.statements.of(sql).run(...(params as Binding[])).changes });
     } catch (err) {
       return Promise.reject(mapped(err));

@@ -105,8 +105,8 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
       }
       return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
     }
-    // A text value held U+0000, which PostgreSQL cannot store (SQLite can): the client's input, so a 400 naming
-    // where it was (a %00 in the request target, else the body), never a 500.
+    // A text value held U+0000, which PostgreSQL cannot store and the SQLite engine refuses alike: the client's
+    // input, so a 400 naming where it was (a %00 in the request target, else the body), never a 500.
     if (error instanceof UnstorableText) {
       const inTarget = /%00/i.test(request.url);
       const field = inTarget ? "query" : "body";

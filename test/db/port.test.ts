@@ -94,16 +94,21 @@ for (const [name, make] of engines) {
 
     // The HTTP layer answers an UnstorableText with 400 (src/http/core.ts): the OpenAPI fuzz's control-character
     // variants, run on PostgreSQL, are 500s without it.
-    test("text holding U+0000: SQLite stores it, PostgreSQL refuses it as UnstorableText (client input, not a 500)", async () => {
+    test("text holding U+0000 is refused as UnstorableText on both engines, written or read (client input, not a 500)", async () => {
       const s = await fresh();
-      const write = s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "a\u0000b"]);
-      if (name === "sqlite") {
-        await write;
-        expect(await s.get("SELECT owner FROM port_accounts WHERE id = ?", [1])).toEqual({ owner: "a\u0000b" });
-      } else {
-        expect(await write.catch((e) => e)).toBeInstanceOf(UnstorableText);
-        expect(await s.get("SELECT count(*) AS n FROM port_accounts WHERE owner = ?", ["a\u0000b"]).catch((e) => e)).toBeInstanceOf(UnstorableText);
-      }
+      expect(await s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "a\u0000b"]).catch((e) => e)).toBeInstanceOf(UnstorableText);
+      expect(await s.get("SELECT count(*) AS n FROM port_accounts WHERE owner = ?", ["a\u0000b"]).catch((e) => e)).toBeInstanceOf(UnstorableText);
+      expect(await s.all("SELECT id FROM port_accounts WHERE owner = ?", ["\u0000"]).catch((e) => e)).toBeInstanceOf(UnstorableText);
+      // In a transaction: the statement fails, the transaction with it, nothing was written.
+      const tx = s.tx(async (t) => {
+        await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [2, "fine"]);
+        await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [3, "x\u0000"]);
+      });
+      expect(await tx.catch((e) => e)).toBeInstanceOf(UnstorableText);
+      expect(await s.get("SELECT count(*) AS n FROM port_accounts")).toEqual({ n: 0 });
+      // U+FFFD and other control characters are text like any other.
+      await s.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [4, "a\ufffd\u0001b"]);
+      expect(await s.get("SELECT owner FROM port_accounts WHERE id = ?", [4])).toEqual({ owner: "a\ufffd\u0001b" });
       await s.close();
     });
 
