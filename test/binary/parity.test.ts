@@ -44,5 +44,7 @@ test("the built binary gives the source's status and error code to every probe",
   // A scalar query parameter is given once (src/http/query-once.ts), signed or not.
   expect(bySource["status trend limit given twice"]).toBe("400 invalid_query");
   expect(bySource["users limit given twice (signed)"]).toBe("400 invalid_query");
+  // Text holding U+0000 is refused by the SQLite engine as by PostgreSQL (src/db/sqlite-engine.ts).
+  expect(bySource["webhook description holding U+0000"]).toBe("400 invalid_payload");
   expect(bySource["admin route no token"]).toBe("403 forbidden");
 }, 180_000);

@@ -64,6 +64,13 @@ export const PROBES: readonly Probe[] = [
     credential: "live",
     body: json({ user_id: "1", amount: 1, reason: "p", extra: 1 }),
   },
+  {
+    label: "webhook description holding U+0000",
+    method: "POST",
+    path: "/api/partner/webhooks",
+    credential: "live",
+    body: json({ event_type: "webhook.test", target_url: "https://hooks.example.com/x", description: "a\u0000b" }),
+  },
   { label: "credit body is an array", method: "POST", path: "/api/salutes/credit", credential: "live", body: "[]" },
   { label: "credit as text/plain", method: "POST", path: "/api/salutes/credit", credential: "live", body: "amount=1", contentType: "text/plain" },
   { label: "user create missing external_id", method: "POST", path: "/api/partner/users", credential: "live", body: json({ username: "x" }) },
