@@ -135,7 +135,7 @@ export async function publicStats(ctx: AppContext) {
 export async function walletInfo(ctx: AppContext, wallet: string) {
   if (!isAddress(wallet)) {
     throw new AppError("invalid_query", "wallet_address must be a Solana address: base58 of 32 bytes", {
-      details: [{ field: "wallet_address", problem: "must be a Solana address: base58 of 32 bytes" }],
+      details: [{ field: "path.wallet_address", problem: "must be a Solana address: base58 of 32 bytes" }],
     });
   }
   const mint = requireConfigured(ctx);

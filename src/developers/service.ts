@@ -123,7 +123,7 @@ function parseEndpoint(raw: string): { method: string | null; path: string } {
   if (m) return { method: m[1]!.toUpperCase(), path: m[2]! };
   if (raw.startsWith("/")) return { method: null, path: raw.split("?")[0]! };
   throw new AppError("invalid_query", 'endpoint must be a path such as /api/partner/users or "GET /api/partner/users"', {
-    details: [{ field: "endpoint", problem: "must be a path, optionally preceded by a method" }],
+    details: [{ field: "query.endpoint", problem: "must be a path, optionally preceded by a method" }],
   });
 }
 
@@ -137,7 +137,7 @@ const covers = (d: Deprecation, e: { method: string | null; path: string }) =>
 export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string; endpoint?: string }) {
   if (!q.id && !q.endpoint) {
     throw new AppError("invalid_query", "Give id (a deprecation id) or endpoint (a path), or both", {
-      details: [{ field: "id", problem: "id or endpoint is required" }],
+      details: [{ field: "query.id", problem: "id or endpoint is required" }],
     });
   }
   const endpoint = q.endpoint ? parseEndpoint(q.endpoint) : null;
@@ -149,7 +149,7 @@ export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string
         "invalid_query",
         `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ")}`,
         {
-          details: [{ field: "endpoint", problem: "is not one of the deprecation's endpoints" }],
+          details: [{ field: "query.endpoint", problem: "is not one of the deprecation's endpoints" }],
         },
       );
     }

@@ -310,3 +310,10 @@ export class ValidationError extends AppError {
     super("invalid_payload", message, { details });
   }
 }
+
+/**
+ * A query parameter a route refuses by its own check (after the schema's): 400 invalid_query named and worded as
+ * the schema's refusals are (`query.<name> <problem>`), so a client reads one shape whichever check refused it.
+ */
+export const queryProblem = (name: string, problem: string) =>
+  new AppError("invalid_query", `Invalid request parameters: query.${name} ${problem}`, { details: [{ field: `query.${name}`, problem }] });

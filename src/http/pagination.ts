@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError } from "./errors";
+import { queryProblem } from "./errors";
 import { intQuery } from "./params";
 import { named } from "./openapi/names";
 
@@ -36,7 +36,7 @@ export interface PageRequest {
   cursor: string | null;
 }
 
-const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
+const badQuery = queryProblem;
 
 /** The 400 for a cursor Herald did not issue (or one that names a position the list no longer has). */
 export const badCursor = () => badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");

@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { queryProblem } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { listUserRows } from "./store/users";
 import { userView } from "./users-service";
@@ -28,9 +28,7 @@ const blankToNull = (s: string | undefined) => (s === undefined || s.trim() === 
  */
 export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilter, page: PageRequest) {
   if (page.after !== null && typeof page.after !== "number") {
-    throw new AppError("invalid_query", "cursor is not a cursor of this list", {
-      details: [{ field: "cursor", problem: "use pagination.next_cursor from a previous page" }],
-    });
+    throw queryProblem("cursor", "is not a cursor of this list; use pagination.next_cursor from a previous page");
   }
   const q = blankToNull(filter.q);
   const email = blankToNull(filter.email)?.toLowerCase() ?? null;

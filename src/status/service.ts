@@ -1,6 +1,6 @@
 import type { Static } from "elysia";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { queryProblem } from "../http/errors";
 import { evaluateChecks } from "./checks/engine";
 import { componentViews } from "./components";
 import { listIncidents, openIncidents } from "./incidents/incidents";
@@ -21,7 +21,7 @@ export { CHECK_NAMES } from "./checks/engine";
 export { FRESHNESS_PROOFS } from "./checks/chain";
 export type { Level } from "./checks/types";
 
-const badQuery = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
+const badQuery = queryProblem;
 
 export function flagQuery(field: string, raw: string | undefined): boolean | undefined {
   if (raw === undefined || raw === "") return undefined;

@@ -1,6 +1,6 @@
 import { type AuditEntry, recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import {
   type DeliveryRow,
@@ -43,13 +43,14 @@ export const deliveryView = (r: DeliveryRow) => ({
   delivered_at: r.delivered_at,
 });
 
-function isoOrThrow(field: string, v: string | undefined): string | null {
+/** A time filter as ISO text, or null when absent; refused as the part it came in (a list's query, recover's body). */
+function isoOrThrow(field: string, v: string | undefined, part: "query" | "body"): string | null {
   if (v === undefined || v === "") return null;
   const t = Date.parse(v);
-  if (Number.isNaN(t))
-    throw new AppError("invalid_query", `${field} must be an ISO 8601 time such as 2026-01-01T00:00:00Z`, {
-      details: [{ field, problem: "must be an ISO 8601 time" }],
-    });
+  if (Number.isNaN(t)) {
+    const problem = "must be an ISO 8601 time such as 2026-01-01T00:00:00Z";
+    throw part === "query" ? queryProblem(field, problem) : new ValidationError(`Invalid request body: ${field} ${problem}`, [{ field, problem }]);
+  }
   return new Date(t).toISOString();
 }
 
@@ -78,8 +79,8 @@ export async function listDeliveries(
   f: { status?: DeliveryStatus; reason_tag?: string; from?: string; to?: string; webhook_id?: number; event_type?: string },
   page: PageRequest,
 ) {
-  const from = isoOrThrow("from", f.from);
-  const to = isoOrThrow("to", f.to);
+  const from = isoOrThrow("from", f.from, "query");
+  const to = isoOrThrow("to", f.to, "query");
   const rows = await listDeliveryRows(ctx.store, owner, {
     status: f.status,
     reason_tag: f.reason_tag,
@@ -179,9 +180,9 @@ export async function recoverIds(
   until: string | undefined,
 ): Promise<number[]> {
   if (!(await webhookOf(q, owner, webhookId))) throw new NotFoundError("webhook", webhookId);
-  const from = isoOrThrow("since", since)!;
+  const from = isoOrThrow("since", since, "body")!;
   // Without `until`, everything up to and including now.
-  const to = isoOrThrow("until", until) ?? new Date(ctx.clock.now().getTime() + 1).toISOString();
+  const to = isoOrThrow("until", until, "body") ?? new Date(ctx.clock.now().getTime() + 1).toISOString();
   if (from >= to) throw new ValidationError("since must be before until", [{ field: "since", problem: "must be before until" }]);
   const ids = await recoverableIds(q, webhookId, from, to, MAX_RECOVER + 1);
   if (ids.length > MAX_RECOVER) {

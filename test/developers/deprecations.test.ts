@@ -195,7 +195,7 @@ describe("with a non-empty registry (fixture)", () => {
 
     const mismatch = await json("/api/public/deprecations/header-simulator?id=legacy-user-lookup&endpoint=/api/partner/capabilities");
     expect(mismatch.status).toBe(400);
-    expect(mismatch.body.details).toEqual([{ field: "endpoint", problem: "is not one of the deprecation's endpoints" }]);
+    expect(mismatch.body.details).toEqual([{ field: "query.endpoint", problem: "is not one of the deprecation's endpoints" }]);
     expect((await json("/api/public/deprecations/header-simulator")).status).toBe(400);
     expect((await json("/api/public/deprecations/header-simulator?endpoint=users")).status).toBe(400);
     expect((await json("/api/public/deprecations/header-simulator?id=unknown-id")).status).toBe(404);

@@ -84,10 +84,10 @@ describe("cursor", () => {
   });
 
   test("a forged or garbled cursor is 400, and cursor with offset is refused", () => {
-    expectQueryError(() => parsePage({ cursor: "not-a-cursor!!" }), "cursor");
-    expectQueryError(() => parsePage({ cursor: Buffer.from('{"x":1}').toString("base64url") }), "cursor");
+    expectQueryError(() => parsePage({ cursor: "not-a-cursor!!" }), "query.cursor");
+    expectQueryError(() => parsePage({ cursor: Buffer.from('{"x":1}').toString("base64url") }), "query.cursor");
     const good = Buffer.from('{"a":5}').toString("base64url");
     expect(parsePage({ cursor: good }).after).toBe(5);
-    expectQueryError(() => parsePage({ cursor: good, offset: 3 }), "offset");
+    expectQueryError(() => parsePage({ cursor: good, offset: 3 }), "query.offset");
   });
 });

@@ -108,6 +108,18 @@ describe("a query parameter is given once", () => {
       expect((await h.json(`/api/public/system-status/trend?${q}`)).status).toBe(200);
   });
 
+  test("a route's own query checks name the parameter as the schema's checks do (query.<name>)", async () => {
+    const forged = await signedJson(h, key, "GET", "/api/partner/users?cursor=not-a-cursor");
+    expect(forged.status).toBe(400);
+    expect(forged.body.details).toEqual([
+      { field: "query.cursor", problem: "is not a cursor this service issued; use pagination.next_cursor from a previous page" },
+    ]);
+    expect(forged.body.message).toBe(`Invalid request parameters: query.cursor ${forged.body.details[0].problem}`);
+    const flag = await h.json("/api/public/system-status/uptime?exclude_maintenance=maybe");
+    expect(flag.status).toBe(400);
+    expect(flag.body.details).toEqual([{ field: "query.exclude_maintenance", problem: "must be one of: 1, true, 0, false" }]);
+  });
+
   test("a parameter with no name (`?=5`) is named as such, not as query.?", async () => {
     for (const q of ["=5", "="]) {
       const r = await h.json(`/api/public/system-status/trend?${q}`);

@@ -248,9 +248,9 @@ describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
       ["limit=1.5", "query.limit"],
       ["offset=-1", "query.offset"],
       [`cursor=${"A".repeat(513)}`, "query.cursor"],
-      ["cursor=not-a-cursor", "cursor"],
-      [`cursor=${Buffer.from(JSON.stringify({ a: 5 })).toString("base64url")}`, "cursor"],
-      [`cursor=${Buffer.from(JSON.stringify({ k: [1, 2, 3] })).toString("base64url")}`, "cursor"],
+      ["cursor=not-a-cursor", "query.cursor"],
+      [`cursor=${Buffer.from(JSON.stringify({ a: 5 })).toString("base64url")}`, "query.cursor"],
+      [`cursor=${Buffer.from(JSON.stringify({ k: [1, 2, 3] })).toString("base64url")}`, "query.cursor"],
     ] as const) {
       const r = await get(join(c.path, query));
       expect([query, r.status, r.body.error]).toEqual([query, 400, "invalid_query"]);
@@ -258,7 +258,7 @@ describe.each(CASES)("GET /api/messenger/admin$path", (c) => {
     }
     const first = await get(join(c.path, "limit=2"));
     const both = await get(join(c.path, `limit=2&offset=2&cursor=${first.body.pagination.next_cursor}`));
-    expect([both.status, both.body.details[0].field]).toEqual([400, "offset"]);
+    expect([both.status, both.body.details[0].field]).toEqual([400, "query.offset"]);
   });
 });
 
@@ -277,6 +277,6 @@ test("a cursor of one list is refused by a list with another sort key", async ()
   const cursor = campaigns.body.pagination.next_cursor;
   for (const path of ["/games/promos", "/games/audience-groups", "/missions"]) {
     const r = await get(`${path}?cursor=${cursor}`);
-    expect([path, r.status, r.body.details?.[0]?.field]).toEqual([path, 400, "cursor"]);
+    expect([path, r.status, r.body.details?.[0]?.field]).toEqual([path, 400, "query.cursor"]);
   }
 });

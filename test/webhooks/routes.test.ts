@@ -66,6 +66,24 @@ describe("creating webhooks", () => {
     expect(await h.ctx.store.get("SELECT count(*) AS n FROM webhooks")).toEqual({ n: 0 });
   });
 
+  test("a time that is not ISO 8601 is refused as the part it came in: recover's body, the event list's query", async () => {
+    h = await openTestApp();
+    const key = await createKey(h);
+    const id = (await create(key, { event_type: "webhook.test", target_url: "https://hooks.example.com/x" })).body.webhook.id;
+    const recover = await signedJson(h, key, "POST", `/api/partner/webhooks/${id}/recover`, { body: { since: "yesterday" } });
+    expect({ status: recover.status, error: recover.body.error, details: recover.body.details }).toEqual({
+      status: 400,
+      error: "invalid_payload",
+      details: [{ field: "since", problem: "must be an ISO 8601 time such as 2026-01-01T00:00:00Z" }],
+    });
+    const list = await signedJson(h, key, "GET", "/api/partner/webhook-events?from=yesterday");
+    expect({ status: list.status, error: list.body.error, details: list.body.details }).toEqual({
+      status: 400,
+      error: "invalid_query",
+      details: [{ field: "query.from", problem: "must be an ISO 8601 time such as 2026-01-01T00:00:00Z" }],
+    });
+  });
+
   test.each([
     ["http://127.0.0.1:9/x", "non-public address"],
     ["http://169.254.169.254/latest/meta-data", "non-public address"],

@@ -1,4 +1,4 @@
-import { AppError } from "../../http/errors";
+import { queryProblem } from "../../http/errors";
 import type { TimeRange } from "./sources";
 
 // The time window of the incident routes: `hours` back from now, or `since`/`until` (ISO 8601 instants), which
@@ -6,8 +6,7 @@ import type { TimeRange } from "./sources";
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-export const badQuery = (name: string, problem: string) =>
-  new AppError("invalid_query", `Invalid request parameters: query.${name} ${problem}`, { details: [{ field: `query.${name}`, problem }] });
+export const badQuery = queryProblem;
 
 /** An ISO 8601 instant with a zone (`Z` or `±hh:mm`) as epoch ms, or a 400 naming the parameter. */
 export function instantOrThrow(name: string, raw: string): number {
