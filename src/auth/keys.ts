@@ -105,7 +105,7 @@ export class PartnerKeys {
    */
   async find(keyId: string, nowMs: number = epochMs(this.ctx.clock)): Promise<Readonly<KeyRow> | null> {
     const c = this.cache;
-    if (Math.abs(nowMs - c.checkedAtMs) >= KEY_CHANGE_POLL_MS) {
+    if (!this.checkedRecently(nowMs)) {
       // Marked checked before the read: requests arriving meanwhile use the rows they have, not a read each.
       c.checkedAtMs = nowMs;
       const version = (await store.keysVersion(this.ctx.store)) ?? -2;
@@ -129,8 +129,12 @@ export class PartnerKeys {
    * need not make.
    */
   cached(keyId: string, nowMs: number): Readonly<KeyRow> | undefined {
-    const c = this.cache;
-    return Math.abs(nowMs - c.checkedAtMs) < KEY_CHANGE_POLL_MS ? c.rows.get(keyId) : undefined;
+    return this.checkedRecently(nowMs) ? this.cache.rows.get(keyId) : undefined;
+  }
+
+  /** Whether the keys' version was checked within KEY_CHANGE_POLL_MS (else find reads it before answering). */
+  private checkedRecently(nowMs: number): boolean {
+    return Math.abs(nowMs - this.cache.checkedAtMs) < KEY_CHANGE_POLL_MS;
   }
 
   /** Whether markUsed would write (last_used_at is written at most once a minute per key). */

@@ -16,7 +16,7 @@ import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
 import { errorResponse, newRequestState, type RequestStates, targetOf } from "./request-state";
-import { repeatableKeysOf, repeatedQueryKey, repeatedScalarIn } from "./query-once";
+import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 
 export { clientIp, errorResponse, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
@@ -70,14 +70,6 @@ export const MAX_TARGET_CHARS = 8192;
  * GET routes — /healthz among them — a promise per request; so the body hooks are kept off GET and HEAD routes.
  */
 const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
-
-/** A route with a query parameter that is not a list: it is given once (src/http/query-once.ts). */
-const hasScalarQuery = (route: ScopedRoute) => {
-  const query = (route.hooks.query ?? null) as TSchema | null;
-  const properties = Object.keys((query as { properties?: object } | null)?.properties ?? {});
-  const repeatable = repeatableKeysOf(query);
-  return properties.some((name) => !repeatable.has(name));
-};
 
 const tooLarge = (maxBytes: number) =>
   new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
@@ -232,7 +224,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           const repeated = repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
           if (repeated !== null) throw repeatedQueryKey(repeated);
         },
-        (route) => hasScalarQuery(route) && !isSignedRoute(route),
+        (route) => hasScalarParameter((route.hooks.query ?? null) as TSchema | null) && !isSignedRoute(route),
       ),
     )
     .onError(

@@ -36,10 +36,8 @@ export interface PageRequest {
   cursor: string | null;
 }
 
-const badQuery = queryProblem;
-
 /** The 400 for a cursor Herald did not issue (or one that names a position the list no longer has). */
-export const badCursor = () => badQuery("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
+export const badCursor = () => queryProblem("cursor", "is not a cursor this service issued; use pagination.next_cursor from a previous page");
 
 /**
  * Cursors are keyset positions (the last row's sort key), so a page boundary never shifts when rows are
@@ -66,7 +64,7 @@ function cursorPosition<P>(query: PageQueryValues, cursor: string, read: (decode
   }
   if (position === null) throw badCursor();
   if (query.offset !== undefined && query.offset !== 0) {
-    throw badQuery("offset", "cannot be combined with cursor; a cursor already marks the position");
+    throw queryProblem("offset", "cannot be combined with cursor; a cursor already marks the position");
   }
   return position;
 }

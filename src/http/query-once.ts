@@ -4,7 +4,7 @@
 // instead, naming the parameter (400 invalid_query). Parameters declared as lists (`t.Array`, "repeated or
 // comma-separated") may repeat.
 import type { TSchema } from "elysia";
-import { AppError } from "./errors";
+import { type AppError, queryProblem } from "./errors";
 
 /** The properties of a query schema that may be given more than once: its list parameters. */
 export function repeatableKeysOf(query: TSchema | null): ReadonlySet<string> {
@@ -15,6 +15,13 @@ export function repeatableKeysOf(query: TSchema | null): ReadonlySet<string> {
     if (s.type === "array" || s.anyOf?.some((b) => b.type === "array")) keys.add(name);
   }
   return keys;
+}
+
+/** Whether a query schema has a parameter that is not a list (one that may be given only once). */
+export function hasScalarParameter(query: TSchema | null): boolean {
+  const properties = Object.keys((query as { properties?: object } | null)?.properties ?? {});
+  const repeatable = repeatableKeysOf(query);
+  return properties.some((name) => !repeatable.has(name));
 }
 
 /** A parameter's name as Elysia reads it: `+` is a space, then percent-decoding (the text as is if that fails). */
@@ -49,9 +56,6 @@ export function repeatedScalarIn(urlOrTarget: string, repeatable: ReadonlySet<st
   return repeatedScalarKey(urlOrTarget.slice(qi + 1), repeatable);
 }
 
-/** The refusal of a repeated parameter, in the words of the other query refusals (src/http/error-answers.ts). */
-export function repeatedQueryKey(name: string): AppError {
-  const field = `query.${name.length > 40 ? `${name.slice(0, 40)}…` : name}`;
-  const problem = "is given more than once; give it once";
-  return new AppError("invalid_query", `Invalid request parameters: ${field} ${problem}`, { details: [{ field, problem }] });
-}
+/** The refusal of a repeated parameter (its name cut to 40 characters: it is the client's text). */
+export const repeatedQueryKey = (name: string): AppError =>
+  queryProblem(name.length > 40 ? `${name.slice(0, 40)}…` : name, "is given more than once; give it once");

@@ -72,11 +72,6 @@ export class RouteIndex {
     return this.schemas.get(`${method} ${route}`) ?? NONE;
   }
 
-  /** Whether the route declares a query schema (its parameters are then checked, one value each). */
-  takesQuery(method: string, route: string): boolean {
-    return this.schemas.get(`${method} ${route}`)?.query != null;
-  }
-
   /** The route's query parameters that may be given more than once (its list parameters), worked out once. */
   repeatableQueryKeys(method: string, route: string): ReadonlySet<string> {
     const key = `${method} ${route}`;

@@ -21,13 +21,11 @@ export { CHECK_NAMES } from "./checks/engine";
 export { FRESHNESS_PROOFS } from "./checks/chain";
 export type { Level } from "./checks/types";
 
-const badQuery = queryProblem;
-
 export function flagQuery(field: string, raw: string | undefined): boolean | undefined {
   if (raw === undefined || raw === "") return undefined;
   if (raw === "1" || raw === "true") return true;
   if (raw === "0" || raw === "false") return false;
-  throw badQuery(field, "must be one of: 1, true, 0, false");
+  throw queryProblem(field, "must be one of: 1, true, 0, false");
 }
 
 export const LIMITS = {

@@ -1,5 +1,5 @@
 import { refusal } from "../auth/console-kit";
-import { ValidationError } from "../http/errors";
+import { AppError } from "../http/errors";
 import type { OperatorRequest } from "../auth/session-plugin";
 import { adminReplayIn, deadLettersForOperator } from "./deliveries";
 import { countOperatorDeadLetters, deadLetterNames, deliveriesOfEvent, deliveryStatusOf } from "./deliveries-store";
@@ -30,9 +30,9 @@ export function filterOrThrow(raw: { partner?: string; event_type?: string }): D
     ["Event type", "event_type", event_type],
   ] as const) {
     if (v.length > FILTER_MAX) {
-      throw new ValidationError(`${name} is ${v.length} characters long; a filter is at most ${FILTER_MAX}. Showing every dead letter.`, [
-        { field: `query.${field}`, problem: `is ${v.length} characters long; at most ${FILTER_MAX}` },
-      ]);
+      throw new AppError("invalid_query", `${name} is ${v.length} characters long; a filter is at most ${FILTER_MAX}. Showing every dead letter.`, {
+        details: [{ field: `query.${field}`, problem: `is ${v.length} characters long; at most ${FILTER_MAX}` }],
+      });
     }
   }
   return { partner, event_type };

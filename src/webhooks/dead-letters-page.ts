@@ -139,7 +139,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
         const { filter, error } = filterOf(query);
         if (error) {
           // A browser gets the page again with the refusal above its form; a script the JSON envelope (pageDoc).
-          if (!wantsHtml(request)) throw new AppError("invalid_query", error.message, { details: error.details });
+          if (!wantsHtml(request)) throw error;
           return render(ctx, operator, filter, 0, { done: null, error: error.message }, error.status);
         }
         return render(ctx, operator, filter, query.offset ?? 0, { ...NO_NOTICE, done: doneSentence(query.done) });

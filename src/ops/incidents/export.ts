@@ -1,11 +1,11 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
-import { AppError } from "../../http/errors";
+import { AppError, queryProblem } from "../../http/errors";
 import { getIncidentOrThrow } from "../../status/service";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
 import { DRAFT_LIMITS, incidentEvents, paddedSpan, surroundings } from "./draft";
 import { jobFailures, topErrors } from "./sources";
-import { badQuery, instantOrThrow } from "./window";
+import { instantOrThrow } from "./window";
 
 // The operators' incident list, its CSV export with a JSON twin, and one incident with everything around it.
 // Status incidents come from the status domain's service; errors and job failures from incidents-sources.ts.
@@ -107,7 +107,7 @@ export interface DetailQuery {
 
 /** GET /admin/ops/incidents/detail.json: one incident (by id, or index 0 = newest start) and what surrounds it. */
 export async function incidentDetail(ctx: AppContext, q: DetailQuery) {
-  if (q.id !== undefined && q.index !== undefined) throw badQuery("index", "must not be given with id: give one of them");
+  if (q.id !== undefined && q.index !== undefined) throw queryProblem("index", "must not be given with id: give one of them");
   let incident: IncidentView;
   if (q.id !== undefined) incident = await getIncidentOrThrow(ctx, q.id);
   else {

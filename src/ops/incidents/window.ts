@@ -6,12 +6,10 @@ import type { TimeRange } from "./sources";
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-export const badQuery = queryProblem;
-
 /** An ISO 8601 instant with a zone (`Z` or `±hh:mm`) as epoch ms, or a 400 naming the parameter. */
 export function instantOrThrow(name: string, raw: string): number {
   const ms = Date.parse(raw);
-  if (!ISO_INSTANT.test(raw) || Number.isNaN(ms)) throw badQuery(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
+  if (!ISO_INSTANT.test(raw) || Number.isNaN(ms)) throw queryProblem(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
   return ms;
 }
 
@@ -39,7 +37,8 @@ export function resolveWindow(q: WindowQuery, now: Date, defaultHours: number, m
   const given = q.since !== undefined || q.until !== undefined;
   const until = q.until !== undefined ? instantOrThrow("until", q.until) : now.getTime();
   const since = q.since !== undefined ? instantOrThrow("since", q.since) : until - hours * 3_600_000;
-  if (until <= since) throw badQuery("until", "must be after since");
-  if (until - since > maxHours * 3_600_000) throw badQuery(q.since !== undefined ? "since" : "until", `must be at most ${maxHours} hours from the other bound`);
+  if (until <= since) throw queryProblem("until", "must be after since");
+  if (until - since > maxHours * 3_600_000)
+    throw queryProblem(q.since !== undefined ? "since" : "until", `must be at most ${maxHours} hours from the other bound`);
   return { since: iso(since), until: iso(until), hours: given ? hoursBetween(since, until) : hours, basis: given ? "since_until" : "hours" };
 }

@@ -6,7 +6,7 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvHeaders } from "../../http/csv";
 import { ErrorBody, requestedMeta } from "../../http/envelope";
-import { badQuery } from "../incidents/window";
+import { queryProblem } from "../../http/errors";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./exports";
 import { LinkExportsModel as M } from "./exports-model";
 import { linkInboxPageRoutes } from "../console/link-page";
@@ -45,7 +45,7 @@ function finalBody(text: string, flags: { compress: boolean; checksum: boolean }
 
 async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "json" | "csv", set: SetHeaders, request: Request) {
   if (q.download_token === "1") {
-    if (q.count_only === "1") throw badQuery("download_token", "cannot be combined with count_only=1");
+    if (q.count_only === "1") throw queryProblem("download_token", "cannot be combined with count_only=1");
     // Checked now, so a token never carries parameters the download would refuse.
     resolveFilters(q);
     resolveFields(q.fields);

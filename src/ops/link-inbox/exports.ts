@@ -1,8 +1,9 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
+import { queryProblem } from "../../http/errors";
 import { incidentsInWindow } from "../../status/incidents-service";
 import { warnStreakOf } from "../alerts/store";
-import { badQuery, instantOrThrow } from "../incidents/window";
+import { instantOrThrow } from "../incidents/window";
 import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, targetTallies } from "./store-reads";
 import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES, WINDOW_PRESETS } from "./exports-model";
 
@@ -57,7 +58,7 @@ function oneOf(name: string, raw: string[] | undefined, allowed: readonly string
     ),
   ];
   for (const v of values) {
-    if (!allowed.includes(v)) throw badQuery(name, `must be one of: ${allowed.join(", ")}; got "${v.slice(0, 40)}"`);
+    if (!allowed.includes(v)) throw queryProblem(name, `must be one of: ${allowed.join(", ")}; got "${v.slice(0, 40)}"`);
   }
   return values;
 }
@@ -73,10 +74,10 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function resolveFilters(q: EventFilterInput): ResolvedFilters {
   const from = q.at_from !== undefined ? instantOrThrow("at_from", q.at_from) : null;
   const to = q.at_to !== undefined ? instantOrThrow("at_to", q.at_to) : null;
-  if (from !== null && to !== null && to <= from) throw badQuery("at_to", "must be after at_from");
+  if (from !== null && to !== null && to <= from) throw queryProblem("at_to", "must be after at_from");
   const preset = q.window_preset === undefined || q.window_preset === "" ? null : q.window_preset;
   if (preset !== null && !WINDOW_PRESETS.includes(preset as never)) {
-    throw badQuery("window_preset", `must be one of: ${WINDOW_PRESETS.join(", ")}; got "${preset.slice(0, 40)}"`);
+    throw queryProblem("window_preset", `must be one of: ${WINDOW_PRESETS.join(", ")}; got "${preset.slice(0, 40)}"`);
   }
   const prefix = q.event_prefix ?? "";
   return {
