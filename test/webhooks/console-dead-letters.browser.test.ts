@@ -82,6 +82,14 @@ test.skipIf(!present)(
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "console-dead-letters-390.png");
 
+    // A filter past its bound, in a browser: the page again, the refusal above its form, every dead letter listed.
+    const long = await page.goto(`${base()}${PAGE}?partner=${"x".repeat(70)}`, { waitUntil: "load" });
+    expect(long?.status()).toBe(400);
+    expect(await page.locator(".error").first().innerText()).toContain("a filter is at most 64");
+    expect(await page.locator("#dead-rows tbody tr").count()).toBe(2);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "console-dead-letters-long-filter-390.png");
+
     // The GET filter form.
     await page.fill("input[name=partner]", "Acme Corp.");
     await page.click("#apply");
