@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ContentDates, conditionalJson } from "../http/conditional";
+import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
+import { CSV_CONTENT_TYPE } from "../http/csv";
 import { ErrorBody, isTruthyFlag } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
@@ -71,7 +72,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/holder-cache-freshness.csv",
-      async () => csvResponse(objectCsv(await holderCacheProof(ctx)), "holder-cache-freshness.csv"),
+      async () => csvResponse(objectCsv(await holderCacheProof(ctx), M.holderCache), "holder-cache-freshness.csv"),
       csv("Holder count snapshot freshness proof"),
     )
     .get("/api/public/holder-growth-freshness.json", async () => ok(await holderGrowthProof(ctx)), {
@@ -81,7 +82,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/holder-growth-freshness.csv",
-      async () => csvResponse(objectCsv(await holderGrowthProof(ctx)), "holder-growth-freshness.csv"),
+      async () => csvResponse(objectCsv(await holderGrowthProof(ctx), M.holderGrowth), "holder-growth-freshness.csv"),
       csv("Holder growth freshness proof"),
     )
     .get("/api/public/public-stats-cache-freshness.json", async () => ok(await publicStatsCacheProof(ctx)), {
@@ -91,7 +92,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/public-stats-cache-freshness.csv",
-      async () => csvResponse(objectCsv(await publicStatsCacheProof(ctx)), "public-stats-cache-freshness.csv"),
+      async () => csvResponse(objectCsv(await publicStatsCacheProof(ctx), M.publicStatsCache), "public-stats-cache-freshness.csv"),
       csv("Public-stats cache freshness proof"),
     )
     .get("/api/public/token-distribution-freshness.json", async () => ok(await tokenDistributionProof(ctx)), {
@@ -101,7 +102,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/token-distribution-freshness.csv",
-      async () => csvResponse(objectCsv(await tokenDistributionProof(ctx)), "token-distribution-freshness.csv"),
+      async () => csvResponse(objectCsv(await tokenDistributionProof(ctx), M.tokenDistribution), "token-distribution-freshness.csv"),
       csv("Token distribution freshness proof"),
     )
     .get("/api/public/token-mint-authorities.json", async () => ok(await mintAuthoritiesProof(ctx)), {
@@ -111,7 +112,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/token-mint-authorities.csv",
-      async () => csvResponse(objectCsv(await mintAuthoritiesProof(ctx)), "token-mint-authorities.csv"),
+      async () => csvResponse(objectCsv(await mintAuthoritiesProof(ctx), M.mintAuthorities), "token-mint-authorities.csv"),
       csv("Mint and freeze authority proof"),
     )
     .get("/api/public/token-snapshot-jobs-rollup.json", async () => ok(await jobsRollupProof(ctx)), {
@@ -124,7 +125,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       async () => {
         const { jobs, trust_context, ...top } = await jobsRollupProof(ctx);
         return csvResponse(
-          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, []),
+          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, M.jobsRollup.properties.jobs.items),
           "token-snapshot-jobs-rollup.csv",
         );
       },
@@ -137,7 +138,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/api/public/transaction-sync-freshness.csv",
-      async () => csvResponse(objectCsv(await transactionSyncProof(ctx)), "transaction-sync-freshness.csv"),
+      async () => csvResponse(objectCsv(await transactionSyncProof(ctx), M.transactionSync), "transaction-sync-freshness.csv"),
       csv("Transaction sync freshness proof"),
     )
     .get(
@@ -161,20 +162,22 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/transparency/wallet-concentration.csv",
-      async () => {
-        // Dated like the JSON (ContentDates), so both say the same generated_at_utc for the same data.
+      async ({ request, set }) => {
+        // Dated like the JSON (ContentDates), so both say the same generated_at_utc for the same data; validators
+        // and 304 as the JSON's.
         const w = dates.stamp("wallet-concentration", await walletConcentration(ctx));
-        return csvResponse(
-          listCsv({ generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint }, w.trend_points, [
-            "snapshot_id",
-            "taken_at_utc",
-            "holders",
-            "top1_pct",
-            "top5_pct",
-            "top10_pct",
-          ]),
-          "wallet-concentration.csv",
+        const body = listCsv(
+          { generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint },
+          w.trend_points,
+          M.walletConcentration.properties.trend_points.items,
         );
+        return conditionalBytes(request, body, {
+          lastModified: w.generated_at_utc,
+          cacheControl: CACHE,
+          contentType: CSV_CONTENT_TYPE,
+          headers: set.headers,
+          extra: { "content-disposition": 'inline; filename="wallet-concentration.csv"' },
+        });
       },
       csv("Wallet concentration trend, one row per daily point"),
     );

@@ -86,13 +86,22 @@ export function conditionalJson(
   body: object,
   opts: { lastModified: string; cacheControl: string; headers?: Record<string, unknown> },
 ): Response {
-  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  return conditionalBytes(request, JSON.stringify(body), { ...opts, contentType: "application/json;charset=utf-8" });
+}
+
+/** conditionalJson for any body already written (a CSV twin): its content type and any extra headers (a filename). */
+export function conditionalBytes(
+  request: Request,
+  body: string | Uint8Array,
+  opts: { lastModified: string; cacheControl: string; contentType: string; headers?: Record<string, unknown>; extra?: Record<string, string> },
+): Response {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const etag = strongEtag(bytes);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
   Object.assign(headers, { etag, "last-modified": httpDate(opts.lastModified), "cache-control": opts.cacheControl });
   if (notModifiedSince(request, etag, opts.lastModified)) return new Response(null, { status: 304, headers });
-  return new Response(bytes, { headers: { ...headers, "content-type": "application/json;charset=utf-8" } });
+  return new Response(bytes, { headers: { ...headers, "content-type": opts.contentType, ...opts.extra } });
 }
 
 /**

@@ -19,8 +19,7 @@ export interface UsageWindow {
 }
 
 /** The last `hours` hours up to and including now: (start, end]. A row exactly `hours` old is outside. */
-export function usageWindow(ctx: { clock: Clock }, hours: number): UsageWindow {
-  const end = ctx.clock.now();
+export function usageWindow(ctx: { clock: Clock }, hours: number, end: Date = ctx.clock.now()): UsageWindow {
   return { hours, startIso: new Date(end.getTime() - hours * 3_600_000).toISOString(), endIso: end.toISOString() };
 }
 

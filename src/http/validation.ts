@@ -13,8 +13,14 @@ interface ValueErrorLike {
     maximum?: number;
     maxLength?: number;
     minLength?: number;
+    pattern?: string;
   };
 }
+
+const ARTICLE_AN = new Set(["integer", "object", "array"]);
+/** "a string", "an integer", "null", or a literal's JSON: one branch of a union, in words. */
+const branchInWords = (b: { const?: unknown; type?: string }): string | null =>
+  b.const !== undefined ? JSON.stringify(b.const) : b.type === "null" ? "null" : b.type ? `${ARTICLE_AN.has(b.type) ? "an" : "a"} ${b.type}` : null;
 
 /** Which part of the request a validation error came from, as Elysia reports it. */
 export type RequestPart = "body" | "query" | "params" | "headers" | "cookie" | "response" | "property";
@@ -62,7 +68,15 @@ function problemOf(e: ValueErrorLike): string {
     return "must be a number";
   }
   if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "boolean")) return "must be a boolean";
+  if (e.message === "Expected union value" && e.schema?.anyOf?.length) {
+    // Not "must be union value": the kinds the field takes, e.g. "must be a string or an integer".
+    const kinds = [...new Set(e.schema.anyOf.map(branchInWords))];
+    if (kinds.every((k) => k !== null)) return `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}`;
+  }
   const s = e.schema;
+  if (s?.pattern !== undefined && typeof e.value === "string" && / to match /.test(e.message)) {
+    return `must match ${s.pattern}${s.description ? ` (${s.description})` : ""}`;
+  }
   if (/(greater|less) (or equal|than)/.test(e.message) && (s?.minimum !== undefined || s?.maximum !== undefined)) {
     const kind = s?.type === "integer" ? "an integer" : "a number";
     if (s?.minimum !== undefined && s?.maximum !== undefined) return `must be ${kind} from ${s.minimum} to ${s.maximum}`;
@@ -70,7 +84,7 @@ function problemOf(e: ValueErrorLike): string {
   }
   if (/length/.test(e.message) && s?.maxLength !== undefined && !e.message.includes("greater")) return `must be at most ${s.maxLength} characters`;
   const type = /^Expected (string|number|integer|boolean|object|array)$/.exec(e.message)?.[1];
-  if (type) return `must be ${type === "integer" || type === "object" || type === "array" ? "an" : "a"} ${type}`;
+  if (type) return `must be ${ARTICLE_AN.has(type) ? "an" : "a"} ${type}`;
   const text = e.summary && !e.summary.startsWith("Property ") ? e.summary : e.message;
   return text.replace(/^Expected /, "must be ").replace(/^Unexpected property/, "is not a known field");
 }

@@ -1,7 +1,7 @@
 import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import { queryProblem } from "../http/errors";
-import { evaluateChecks } from "./checks/engine";
+import { evaluateChecks, type EvaluationOptions } from "./checks/engine";
 import { componentViews } from "./components";
 import { listIncidents, openIncidents } from "./incidents/incidents";
 import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
@@ -37,9 +37,9 @@ export const LIMITS = {
 } as const;
 
 /** GET /api/public/system-status: every check evaluated now (not the last snapshot), under the policy in force. */
-export async function systemStatus(ctx: AppContext) {
+export async function systemStatus(ctx: AppContext, options: EvaluationOptions = {}) {
   const { policy } = loadPolicy(ctx);
-  const e = await evaluateChecks(ctx, policy);
+  const e = await evaluateChecks(ctx, policy, options);
   const open = await openIncidents(ctx);
   return {
     ...e,

@@ -30,7 +30,16 @@ const selector = (description: string) =>
 const rowFilters = {
   severity: t.Optional(t.String({ maxLength: 64, description: `comma list of severities (any of): ${SEVERITIES.join(", ")}` })),
   types: t.Optional(t.String({ maxLength: 256, description: `comma list of anomaly types (any of): ${ANOMALY_TYPES.join(", ")}` })),
-  signature: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "exact signature (or snapshot reference such as token-snapshot:12)" })),
+  // No control characters: the export routes stream their rows, so a value the database would refuse (U+0000) must
+  // be refused here, before the answer's headers go out.
+  signature: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: "^[^\\x00-\\x1f\\x7f]+$",
+      description: "exact signature (or snapshot reference such as token-snapshot:12)",
+    }),
+  ),
   min_abs_delta: t.Optional(
     t.String({ maxLength: 48, description: "rows whose |delta| is at least this decimal token amount, e.g. 1000 or 0.5 (not negative)" }),
   ),

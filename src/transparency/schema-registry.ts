@@ -56,6 +56,13 @@ function entries(baseUrl: string): Entry[] {
     csv(`${BASE}diff/compare.csv`, COMPARE_CSV_COLUMNS),
     csv(`${BASE}diff/export`, DIFF_CSV_COLUMNS),
     csv(`${BASE}export`, EXPORT_COLUMNS),
+    // The trend points are flat: their columns are their fields (test/transparency/schema-registry.test.ts reads the header).
+    csv("/transparency/wallet-concentration.csv", [
+      "generated_at_utc",
+      "status",
+      "mint",
+      ...Object.keys(ChainModel.walletConcentration.properties.trend_points.items.properties),
+    ]),
     { path: "(every error answer)", media_type: "application/json", columns: null, schema: plain(ErrorBody) },
   ];
   return all.map((e) => ({

@@ -138,12 +138,20 @@ export async function trustDocument(ctx: AppContext) {
   };
 }
 
-/** GET /transparency/trust-dashboard.json: the numbers a holder looks at, on one page. */
+/**
+ * GET /transparency/trust-dashboard.json: the numbers a holder looks at, on one page. Its request figures (the
+ * request_errors check, latency_ms_24h) count the requests made before the current minute: counted up to now, each
+ * request for the page would change the next answer's bytes (it is one more request, one more latency sample), so
+ * its ETag would never match and no revalidation could be a 304. They move once a minute at most, in step with the
+ * page's max-age=60; everything else on it is as of now.
+ */
 export async function trustDashboard(ctx: AppContext, cache?: UptimeCache) {
-  const status = await systemStatus(ctx);
+  const now = ctx.clock.now().getTime();
+  const requestsBefore = new Date(now - (now % 60_000));
+  const status = await systemStatus(ctx, { requestsBefore });
   const checks = status.checks as unknown as Record<string, LooseCheck>;
   const incidents = (await listIncidents(ctx, 24 * 30, 200)).incidents;
-  const latency = await latencyPercentiles(ctx, 24);
+  const latency = await latencyPercentiles(ctx, 24, requestsBefore);
   return {
     generated_at_utc: ctx.clock.now().toISOString(),
     overall: status.overall,

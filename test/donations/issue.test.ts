@@ -212,6 +212,13 @@ describe("bad input", () => {
     expect(await count(h, "donation_claims")).toBe(0);
   });
 
+  test("a field of two kinds names both when given a third: user_id true → 'must be a string or an integer'", async () => {
+    h = await openTestApp();
+    const r = await issue(h, await createKey(h), { ...valid, user_id: true });
+    expect([r.status, r.body.error]).toEqual([400, "invalid_payload"]);
+    expect(r.body.details).toContainEqual({ field: "user_id", problem: expect.stringMatching(/^must be (a string or an integer|an integer or a string)$/) });
+  });
+
   test("malformed JSON is 400; an oversize body is 413", async () => {
     h = await openTestApp({ env: { MAX_BODY_BYTES: "2048" } });
     const key = await createKey(h);

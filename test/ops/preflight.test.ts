@@ -225,8 +225,19 @@ describe("delta.summary.json", () => {
     expect(cut.changes).toEqual(all.slice(0, 2));
     const bad = await get(`${BASE}/delta.summary.json?include_fields_bytes_limit=abc`);
     expect(bad.status).toBe(400);
-    expect(bad.body.details[0].field).toBe("query.include_fields_bytes_limit");
-    expect((await get(`${BASE}/delta.summary.json?include_fields_bytes_limit=-1`)).status).toBe(400);
+    expect(bad.body.details[0]).toEqual({
+      field: "query.include_fields_bytes_limit",
+      problem: "must be a whole number of bytes, 0 or more (0 = no bound; above 250000 is clamped to 250000)",
+    });
+    expect((await get(`${BASE}/delta.summary.json?include_fields_bytes_limit=99999999999999999999`)).body.include_fields_bytes_limit).toEqual({
+      requested: "99999999999999999999",
+      value: 250000,
+      clamped: true,
+    });
+    for (const q of ["-1", "1.5", "1e3", "0x10"]) {
+      const r = await get(`${BASE}/delta.summary.json?include_fields_bytes_limit=${q}`);
+      expect([q, r.status, r.body.error, r.body.details[0].field]).toEqual([q, 400, "invalid_query", "query.include_fields_bytes_limit"]);
+    }
   });
 
   test("counts without changes by default; timestamps on request", async () => {

@@ -74,9 +74,15 @@ describe("export.json and export (CSV)", () => {
       ["to=2026-01-01T25:00:00Z", "query.to"],
       ["severity=urgent", "query.severity"],
       ["min_abs_delta=-0.5", "query.min_abs_delta"],
+      // Refused before the stream starts: a value the database refuses mid-stream could only cut the connection.
+      ["signature=%00", "query.signature"],
+      ["signature=abc%00def&from=2026-01-01", "query.signature"],
+      ["signature=abc%0Adef", "query.signature"],
     ]) {
-      const r = await c.h.json(`${P}/export.json?${q}`);
-      expect([q, r.status, r.body.error, r.body.details[0].field]).toEqual([q, 400, "invalid_query", field]);
+      for (const path of [`${P}/export.json`, `${P}/export`]) {
+        const r = await c.h.json(`${path}?${q}`);
+        expect([path, q, r.status, r.body.error, r.body.details[0].field]).toEqual([path, q, 400, "invalid_query", field]);
+      }
     }
   });
 

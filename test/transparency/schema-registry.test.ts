@@ -114,6 +114,10 @@ describe("schema-registry.json", () => {
       expect([file, header]).toEqual([file, entry(`${P}/${file}`).columns]);
       expectValid(`${P}/${file}`, parse(text, { columns: true }));
     }
+    // wallet-concentration.csv without a holders snapshot: no rows, the registry's header all the same.
+    const text = await (await w.h.request("/transparency/wallet-concentration.csv")).text();
+    expect(parse(text, { to: 1 })[0]).toEqual(entry("/transparency/wallet-concentration.csv").columns);
+    expectValid("/transparency/wallet-concentration.csv", parse(text, { columns: true }));
   });
 
   test("a registry without any run validates too (fresh deployment)", async () => {

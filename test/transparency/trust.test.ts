@@ -162,4 +162,34 @@ describe("validators of the two live documents", () => {
     expect(changed.headers.get("etag")).not.toBe(before);
     expect(((await changed.json()) as { generated_at_utc: string }).generated_at_utc).toBe(h.clock.now().toISOString());
   });
+
+  test("with its own requests logged, the dashboard revalidates to 304 within the minute; its request figures count the requests before it", async () => {
+    h = await openTestApp({ clock: new FakeClock("2026-01-01T00:00:10.000Z") });
+    const path = "/transparency/trust-dashboard.json";
+    const first = await h.request(path);
+    const etag = first.headers.get("etag")!;
+    const body = (await first.json()) as { checks: { request_errors: { summary: string } }; latency_ms_24h: { samples: number } };
+    expect([body.checks.request_errors.summary, body.latency_ms_24h.samples]).toEqual([
+      "0 of 0 requests failed with 5xx in 15 min (not judged below 20 requests)",
+      0,
+    ]);
+    h.clock.advanceSeconds(20);
+    // The first request is in the log now, as a partner's would be; it is not counted before the minute is over.
+    for (let i = 0; i < 200 && h.ctx.requestLog.pending < 1; i++) await Bun.sleep(0); // recorded after the response
+    await h.ctx.requestLog.flush();
+    expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM request_log WHERE route = ?", ["/transparency/trust-dashboard.json"]))!.n).toBe(1);
+    expect((await h.request(path, { headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await h.request(path)).headers.get("etag")).toBe(etag);
+    for (let i = 0; i < 200 && h.ctx.requestLog.pending < 2; i++) await Bun.sleep(0);
+    // The next minute counts the three requests of the one before: new bytes, a new ETag.
+    h.clock.advanceSeconds(60);
+    const next = await h.request(path, { headers: { "if-none-match": etag } });
+    expect(next.status).toBe(200);
+    expect(next.headers.get("etag")).not.toBe(etag);
+    const counted = (await next.json()) as typeof body;
+    expect([counted.checks.request_errors.summary, counted.latency_ms_24h.samples]).toEqual([
+      "0 of 3 requests failed with 5xx in 15 min (not judged below 20 requests)",
+      3,
+    ]);
+  });
 });

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { OPERATOR_REVALIDATE } from "../../http/cache-control";
 import { notModifiedSince, strongEtag } from "../../http/conditional";
+import { queryProblem } from "../../http/errors";
 import type { Delta, DeltaEntry } from "./service";
 
 // delta.summary.json: the delta's counts, optionally its timestamps and (a bounded part of) its changes, served
@@ -16,6 +17,8 @@ export interface ClampEcho {
 }
 
 const INTEGER = /^-?\d{1,15}$/;
+/** A byte bound: any whole number up to 64 digits (past 250000 it is clamped anyway). */
+const BYTES = /^\d{1,64}$/;
 
 /** include_fields_max: an integer is clamped to 10..500 (clamped=true when it moved); anything else is 200, clamped=false (the spec). */
 export function fieldsMaxOf(raw: string | null): ClampEcho {
@@ -27,7 +30,7 @@ export function fieldsMaxOf(raw: string | null): ClampEcho {
 
 /** include_fields_bytes_limit: 0 or unset disables (value 0); above 250000 is clamped. Other text is refused by the schema. */
 export function bytesLimitOf(raw: string | null): ClampEcho {
-  if (raw === null || raw === "" || !INTEGER.test(raw.trim())) return { requested: raw || null, value: 0, clamped: false };
+  if (raw === null || raw === "" || !BYTES.test(raw.trim())) return { requested: raw || null, value: 0, clamped: false };
   const n = Number(raw.trim());
   return { requested: raw, value: Math.min(n, FIELDS_BYTES_MAX), clamped: n > FIELDS_BYTES_MAX };
 }
@@ -35,13 +38,18 @@ export function bytesLimitOf(raw: string | null): ClampEcho {
 /**
  * Runs before the query is validated (the route's transform): applies the spec's clamps and fallback, so the
  * schema (the integers actually used) accepts "9", "501" and "abc" for include_fields_max. A negative or
- * non-integer include_fields_bytes_limit is left alone and refused by the schema as 400 invalid_query.
+ * non-integer include_fields_bytes_limit is 400 invalid_query, worded for what is accepted (any whole number: above
+ * 250000 is clamped), not the schema's 0..250000 of the value used.
  */
 export function normalizeSummaryQuery(query: Record<string, unknown>): void {
   const max = query.include_fields_max;
   if (max !== undefined) query.include_fields_max = String(fieldsMaxOf(Array.isArray(max) ? String(max[0]) : String(max)).value);
   const bytes = query.include_fields_bytes_limit;
-  if (typeof bytes === "string" && /^\d{1,15}$/.test(bytes.trim())) query.include_fields_bytes_limit = String(bytesLimitOf(bytes).value);
+  if (typeof bytes !== "string" || bytes === "") return;
+  if (!BYTES.test(bytes.trim())) {
+    throw queryProblem("include_fields_bytes_limit", "must be a whole number of bytes, 0 or more (0 = no bound; above 250000 is clamped to 250000)");
+  }
+  query.include_fields_bytes_limit = String(bytesLimitOf(bytes).value);
 }
 
 export interface SummaryOptions {

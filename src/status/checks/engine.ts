@@ -10,7 +10,12 @@ import { auditAnomaliesCheck } from "./audit";
 
 // The status engine: every named check, evaluated against the policy in force, and the overall verdict.
 
-type CheckFn = (ctx: AppContext, policy: StatusPolicy) => CheckBase | Promise<CheckBase>;
+/** What an evaluation may be asked to hold still: `requestsBefore` ends the request-derived windows there. */
+export interface EvaluationOptions {
+  requestsBefore?: Date;
+}
+
+type CheckFn = (ctx: AppContext, policy: StatusPolicy, options: EvaluationOptions) => CheckBase | Promise<CheckBase>;
 
 /** Every check in display order. Names are stable: snapshots, badges and uptime are keyed by them. */
 export const CHECKS: ReadonlyArray<readonly [string, CheckFn]> = [
@@ -22,7 +27,7 @@ export const CHECKS: ReadonlyArray<readonly [string, CheckFn]> = [
   ["mint_authority", mintAuthorityCheck],
   ["audit_anomalies", auditAnomaliesCheck],
   ["webhooks", webhooksCheck],
-  ["request_errors", requestErrorsCheck],
+  ["request_errors", (ctx, p, o) => requestErrorsCheck(ctx, p, o.requestsBefore)],
 ];
 
 export const CHECK_NAMES: readonly string[] = CHECKS.map(([name]) => name);
@@ -60,11 +65,11 @@ export function overallOf(checks: Record<string, Pick<CheckBase, "status" | "con
   );
 }
 
-export async function evaluateChecks(ctx: AppContext, policy: StatusPolicy): Promise<StatusEvaluation> {
+export async function evaluateChecks(ctx: AppContext, policy: StatusPolicy, options: EvaluationOptions = {}): Promise<StatusEvaluation> {
   const checks: Record<string, CheckBase> = {};
   for (const [name, fn] of CHECKS) {
     try {
-      const c = await fn(ctx, policy);
+      const c = await fn(ctx, policy, options);
       checks[name] = { ...c, configured: !isNotConfigured(c) };
     } catch (err) {
       ctx.log.error("status check failed", { check: name, ...errorFields(err) });

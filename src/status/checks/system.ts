@@ -70,14 +70,16 @@ export interface RequestErrorsCheck extends CheckBase {
 }
 
 /**
- * Share of requests answered 5xx over the last window_minutes of the request log. 4xx are the caller's
- * mistakes (counted, not judged); health probes are not in the log.
+ * Share of requests answered 5xx over the last window_minutes of the request log (ending at `requestsBefore` when
+ * given: the trust dashboard counts the requests before the current minute, see trustDashboard). 4xx are the
+ * caller's mistakes (counted, not judged); health probes are not in the log.
  */
-export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy): Promise<RequestErrorsCheck> {
+export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy, requestsBefore?: Date): Promise<RequestErrorsCheck> {
   const p = policy.checks.request_errors;
   await ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
-  const since = new Date(ctx.clock.now().getTime() - p.window_minutes * 60_000).toISOString();
-  const row = await requestOutcomesSince(ctx.store, since);
+  const end = requestsBefore ?? ctx.clock.now();
+  const since = new Date(end.getTime() - p.window_minutes * 60_000).toISOString();
+  const row = await requestOutcomesSince(ctx.store, since, requestsBefore?.toISOString());
   const rate = row.total ? round2((row.server / row.total) * 100) : null;
   const judged = row.total >= Math.max(1, p.min_requests);
   const status = judged && rate !== null ? levelAtLeast(rate, p.error_rate_warn_pct, p.error_rate_bad_pct) : "ok";

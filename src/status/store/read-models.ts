@@ -5,12 +5,12 @@ import type { jobRuns } from "../../jobs/tables";
 // The status checks' reads of other domains' tables: read models on purpose, each allow-listed with its reason in
 // test/conventions/layering.test.ts. Written once for both engines.
 
-/** Requests logged after `sinceIso`: all of them, those answered 5xx and those answered 4xx. */
-export async function requestOutcomesSince(q: Queryable, sinceIso: string): Promise<{ total: number; server: number; client: number }> {
+/** Requests logged after `sinceIso` (and before `beforeIso` when given): all of them, those answered 5xx and those answered 4xx. */
+export async function requestOutcomesSince(q: Queryable, sinceIso: string, beforeIso?: string): Promise<{ total: number; server: number; client: number }> {
   return (await q.get<{ total: number; server: number; client: number }>(
     `SELECT count(*) AS total, count(*) FILTER (WHERE status >= 500) AS server, count(*) FILTER (WHERE status >= 400 AND status < 500) AS client
-     FROM request_log WHERE at > ?`,
-    [sinceIso],
+     FROM request_log WHERE at > ?${beforeIso === undefined ? "" : " AND at < ?"}`,
+    beforeIso === undefined ? [sinceIso] : [sinceIso, beforeIso],
   ))!;
 }
 
