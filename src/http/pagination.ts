@@ -74,8 +74,8 @@ export function parsePage(query: PageQueryValues): PageRequest {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const offset = query.offset ?? 0;
   const cursor = query.cursor || null;
-  // Lists paged by integer id; anything else is not a cursor we issued.
-  const after = cursor ? cursorPosition(query, cursor, (d) => (typeof d.a === "number" && Number.isSafeInteger(d.a) ? d.a : null)) : null;
+  // Lists paged by integer id (never negative); anything else is not a cursor we issued.
+  const after = cursor ? cursorPosition(query, cursor, (d) => (Number.isSafeInteger(d.a) && (d.a as number) >= 0 ? (d.a as number) : null)) : null;
   return { limit, offset: after === null ? offset : 0, after, cursor };
 }
 

@@ -115,6 +115,12 @@ describe("a query parameter is given once", () => {
       { field: "query.cursor", problem: "is not a cursor this service issued; use pagination.next_cursor from a previous page" },
     ]);
     expect(forged.body.message).toBe(`Invalid request parameters: query.cursor ${forged.body.details[0].problem}`);
+    // Well-formed but never issued: a negative id (ids start at 1), a fraction.
+    for (const position of [-5, 1.5]) {
+      const cursor = Buffer.from(JSON.stringify({ a: position })).toString("base64url");
+      const r = await signedJson(h, key, "GET", `/api/partner/users?cursor=${cursor}`);
+      expect([position, r.status, r.body.details?.[0]?.field]).toEqual([position, 400, "query.cursor"]);
+    }
     const flag = await h.json("/api/public/system-status/uptime?exclude_maintenance=maybe");
     expect(flag.status).toBe(400);
     expect(flag.body.details).toEqual([{ field: "query.exclude_maintenance", problem: "must be one of: 1, true, 0, false" }]);
