@@ -298,7 +298,12 @@ export const AuditResponses = {
       counts: Counts(TRIAGE_STATUSES),
       count: t.Integer(),
       rows: t.Array(TriageRowSchema),
-      query: t.Object({ limit: t.Integer(), offset: t.Integer() }),
+      query: t.Object({
+        limit: t.Integer(),
+        offset: t.Integer(),
+        cursor: t.Null({ description: "always null: triage pages by offset" }),
+        status: N(TriageStatusSchema),
+      }),
       pagination: PaginationSchema,
     }),
   ),

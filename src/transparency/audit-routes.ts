@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import { CSV_CONTENT_TYPE } from "../http/csv";
 import { ErrorBody, requestedMeta } from "../http/envelope";
-import { AppError } from "../http/errors";
+import { AppError, queryProblem } from "../http/errors";
 import { parsePage } from "../http/pagination";
 import { alerts } from "./alerts";
 import { AuditResponses as R } from "./audit-model";
@@ -226,10 +226,7 @@ export function auditRoutes(ctx: AppContext) {
       ({ query, request, set }) =>
         json(request, set.headers, async () => {
           const page = parsePage(query);
-          if (page.cursor)
-            throw new AppError("invalid_query", "query.cursor is not used by triage.json; page with offset", {
-              details: [{ field: "query.cursor", problem: "not used here; use offset" }],
-            });
+          if (page.cursor) throw queryProblem("cursor", "is not used by triage.json; page with offset (pagination.next_offset)");
           return { generated_at_utc: await dataTime(ctx), ...(await listTriage(ctx, query.status, page)) };
         }),
       {

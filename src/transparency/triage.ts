@@ -27,7 +27,8 @@ export async function listTriage(ctx: AppContext, status: TriageStatus | undefin
     counts: Object.fromEntries(TRIAGE_STATUSES.map((s) => [s, counts.find((c) => c.status === s)?.n ?? 0])) as Record<TriageStatus, number>,
     count: p.count,
     rows: p.items,
-    query: { limit: page.limit, offset: page.offset },
+    // The applied filters, as every list echoes them (the status is also at the top, where it always was).
+    query: { limit: page.limit, offset: page.offset, cursor: null, status: status ?? null },
     pagination: { has_more: p.pagination.has_more, next_offset: p.pagination.next_offset, next_cursor: null },
   };
 }

@@ -137,6 +137,14 @@ describe("operator routes", () => {
       [outflow, "resolved", "ops-1"],
     ]);
     expect((await w.h.json(`${P}/triage.json?status=done`)).body).toMatchObject({ error: "invalid_query", details: [{ field: "query.status" }] });
+    // The list echoes what it applied, as every list does; it pages by offset, so a cursor is refused by name.
+    const resolved = (await w.h.json(`${P}/triage.json?status=resolved&limit=1`)).body;
+    expect([resolved.query, resolved.pagination]).toEqual([
+      { limit: 1, offset: 0, cursor: null, status: "resolved" },
+      { has_more: false, next_offset: null, next_cursor: null },
+    ]);
+    const cursor = Buffer.from(JSON.stringify({ a: 1 })).toString("base64url");
+    expect((await w.h.json(`${P}/triage.json?cursor=${cursor}`)).body).toMatchObject({ error: "invalid_query", details: [{ field: "query.cursor" }] });
     expect((await w.h.json(`${P}/summary.json`)).body.top_anomalies.map((a: any) => [a.signature, a.triage_status]).sort()).toEqual(
       [
         [inflow, "false_positive"],
