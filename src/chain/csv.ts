@@ -51,6 +51,9 @@ export function objectCsv(proof: Record<string, unknown>, schema: TSchema): stri
   return csvTable([row], Object.keys(row));
 }
 
+/** The columns of a list CSV's items, in order (the schema's leaves, dotted). */
+const columnsOf = (itemSchema: TSchema): string[] => Object.keys(flatten(null, "", {}, itemSchema as ColumnSchema));
+
 /** Items of a list → one row each (columns from the item schema), the given top-level fields repeated on every row for context. */
 export function listCsv(context: Record<string, unknown>, items: Array<Record<string, unknown>>, itemSchema: TSchema): string {
   const ctx = flatten(context);
@@ -58,9 +61,6 @@ export function listCsv(context: Record<string, unknown>, items: Array<Record<st
   const columns = rows[0] ? Object.keys(rows[0]) : [...Object.keys(ctx), ...columnsOf(itemSchema)];
   return csvTable(rows, columns);
 }
-
-/** The columns of a list CSV's items, in order (the schema's leaves, dotted). */
-const columnsOf = (itemSchema: TSchema): string[] => Object.keys(flatten(null, "", {}, itemSchema as ColumnSchema));
 
 /** Public proofs: inline, cacheable for a minute like their JSON twins. */
 export const csvResponse = (body: string, filename: string): Response =>

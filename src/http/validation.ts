@@ -63,13 +63,11 @@ function problemOf(e: ValueErrorLike): string {
     return `must be one of: ${literals.map((v) => String(v)).join(", ")}`;
   }
   if (e.message === "Expected required property") return "is required";
-  if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "integer")) return "must be an integer";
   if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "number" || s.type === "integer")) {
     return "must be a number";
   }
-  if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "boolean")) return "must be a boolean";
   if (e.message === "Expected union value" && e.schema?.anyOf?.length) {
-    // Not "must be union value": the kinds the field takes, e.g. "must be a string or an integer".
+    // Not "must be union value": the kinds the field takes, e.g. "must be an integer", "must be a string or an integer".
     const kinds = [...new Set(e.schema.anyOf.map(branchInWords))];
     if (kinds.every((k) => k !== null)) return `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}`;
   }

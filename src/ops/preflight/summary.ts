@@ -28,7 +28,7 @@ export function fieldsMaxOf(raw: string | null): ClampEcho {
   return { requested: raw, value, clamped: value !== n };
 }
 
-/** include_fields_bytes_limit: 0 or unset disables (value 0); above 250000 is clamped. Other text is refused by the schema. */
+/** include_fields_bytes_limit: 0 or unset disables (value 0); above 250000 is clamped. Other text is refused by normalizeSummaryQuery. */
 export function bytesLimitOf(raw: string | null): ClampEcho {
   if (raw === null || raw === "" || !BYTES.test(raw.trim())) return { requested: raw || null, value: 0, clamped: false };
   const n = Number(raw.trim());
