@@ -5,7 +5,7 @@ import { formRequestBody } from "../http/form-body";
 import { compileHtml, type SafeHtml } from "../http/html";
 import { actorLabel } from "./actors";
 import { operatorPage, operatorPageResponse } from "./operator-page";
-import { type OperatorRequest, redirect } from "./session-plugin";
+import { type OperatorRequest, redirect, wantsHtml } from "./session-plugin";
 
 // What every console page shares (src/ops/console/, src/auth/keys-page.ts, src/webhooks/dead-letters-page.ts,
 // src/transparency/audit-runs-page.ts, src/messenger/admin/console-page.ts): the frame with the header marked,
@@ -52,8 +52,7 @@ export function consolePage(operator: OperatorRequest, title: string, current: s
 /** After a form did its work: back to the page with a result code the page turns into its own sentence. */
 export const backTo = (path: string, params: Record<string, string>) => redirect(`${path}?${new URLSearchParams(params).toString()}`);
 
-/** A browser's request (its Accept names text/html): it gets pages; a script gets the JSON envelope. */
-export const wantsHtml = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
+export { wantsHtml };
 
 /**
  * Runs a form's action. A refusal the caller can act on (an AppError below 500: a bad field, an unknown id, a
@@ -84,6 +83,20 @@ export function refusal(status: 400 | 404 | 409, message: string): AppError {
 const htmlContent = { "text/html": { schema: { type: "string" as const } } };
 const jsonContent = { "application/json": { schema: ErrorBody } };
 
+/**
+ * OpenAPI for a page's answer without credentials (session-plugin.ts): a browser (Accept names text/html) is sent to
+ * the sign-in form, which comes back to `path`; any other client is refused with the JSON envelope.
+ */
+export function notSignedInDoc(path: string) {
+  return {
+    303: { description: `Not signed in, from a browser (Accept names text/html): Location is /admin/sign-in?next=${path}` },
+    403: {
+      description: "forbidden (JSON envelope): not signed in and not a browser (no text/html in Accept), or a wrong bearer token",
+      content: jsonContent,
+    },
+  };
+}
+
 /** OpenAPI for a console page (GET). */
 export function pageDoc(summary: string, path: string, tags: string[] = ["admin"]) {
   return {
@@ -91,7 +104,7 @@ export function pageDoc(summary: string, path: string, tags: string[] = ["admin"
     summary,
     responses: {
       200: { description: "text/html", content: htmlContent },
-      303: { description: `Not signed in: Location is /admin/sign-in?next=${path}` },
+      ...notSignedInDoc(path),
       400: { description: "invalid_query: a parameter out of range (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
     },
   };
@@ -101,8 +114,8 @@ export function pageDoc(summary: string, path: string, tags: string[] = ["admin"
 export function formDoc(summary: string, fields: string, refusals: Record<number, string>, tags: string[] = ["admin"]) {
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI media type objects of both contents
   const responses: Record<number, { description: string; content?: Record<string, { schema: any }> }> = {
-    303: { description: "Done: back to the page with the result shown; or not signed in: to /admin/sign-in" },
-    403: { description: "Missing or wrong CSRF token (or a wrong bearer token)" },
+    303: { description: "Done: back to the page with the result shown; or not signed in, from a browser: to /admin/sign-in" },
+    403: { description: "Missing or wrong CSRF token, a wrong bearer token, or not signed in and not a browser (JSON envelope for a script)" },
   };
   for (const [status, what] of Object.entries(refusals)) {
     responses[Number(status)] = {

@@ -185,8 +185,8 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
               description:
                 "text/html: the new secret, shown this once (private, no-store); a repeated post of the same form_id within 5 minutes answers the same page without rotating again",
             },
-            303: { description: "Not signed in: to /admin/sign-in" },
-            403: { description: "Missing or wrong CSRF token (or a wrong bearer token)" },
+            303: { description: "Not signed in, from a browser: to /admin/sign-in" },
+            403: { description: "Missing or wrong CSRF token, a wrong bearer token, or not signed in and not a browser (JSON envelope for a script)" },
             400: { description: "text/html: the page with the error (overlap_hours out of 0–24); the JSON envelope for a script" },
             404: { description: "text/html: the page with the error (no such key); the JSON envelope for a script" },
             409: { description: "text/html: the page with the error (the key is disabled, or the form was already used); the JSON envelope for a script" },

@@ -28,9 +28,12 @@ export interface OperatorRequest {
 }
 
 /**
- * page: a GET page; without credentials → 303 to the sign-in page with `next` set to this page.
+ * page: a GET page; without credentials → a browser (Accept names text/html) is sent 303 to the sign-in page with
+ *   `next` set to this page, any other client gets 403 with the JSON envelope (the spec: admin endpoints "answer
+ *   403 to others"; a script has no use for a form).
  * api: a JSON route; without credentials → 403; with the cookie on anything but GET, X-CSRF-Token is required.
- * form: a form POST; without credentials → 303 to the sign-in page; with the cookie, the form's csrf_token.
+ * form: a form POST; without credentials → 303 to the sign-in page for a browser, 403 otherwise, as a page; with
+ *   the cookie, the form's csrf_token.
  */
 export type OperatorMode = "page" | "api" | "form";
 
@@ -42,6 +45,11 @@ export function safeNext(next: string | null | undefined): string | null {
   if (next.startsWith(SIGN_IN_PATH)) return null;
   return next;
 }
+
+/** A browser's request (its Accept names text/html): it gets pages; a script (fetch's default Accept is any type) gets the JSON envelope. */
+export const wantsHtml = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
+
+const notSignedIn = () => new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>, or sign in at /admin/sign-in");
 
 export const signInLocation = (next: string | null) => (next ? `${SIGN_IN_PATH}?next=${encodeURIComponent(next)}` : SIGN_IN_PATH);
 
@@ -104,10 +112,9 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
       operator: (mode: OperatorMode) => ({
         async transform({ request }: { request: Request }) {
           const who = await identify(request);
-          // JSON routes refuse at once (before any body is looked at), as the bearer guard does.
-          if (!who && mode === "api") {
-            throw new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>, or sign in at /admin/sign-in");
-          }
+          // JSON routes, and pages and forms asked for by anything but a browser, refuse at once (before any body is
+          // looked at), as the bearer guard does. A browser is sent to the sign-in form (beforeHandle).
+          if (!who && (mode === "api" || !wantsHtml(request))) throw notSignedIn();
           if (who?.session && mode === "api" && request.method !== "GET" && request.method !== "HEAD") {
             if (!sessions.csrfMatches(who.session, request.headers.get("x-csrf-token"))) throw csrfRefused();
           }

@@ -10,7 +10,7 @@ import { sha256Hex } from "./admin";
 import { recordAudit } from "./audit";
 import type { Guards } from "./guards";
 import { operatorPage, operatorPageResponse, signInBodyHtml } from "./operator-page";
-import { redirect, SIGN_IN_PATH, safeNext } from "./session-plugin";
+import { redirect, SIGN_IN_PATH, safeNext, wantsHtml } from "./session-plugin";
 import { sameDigest } from "./sessions";
 
 // Operator sign-in (docs/operations.md, "Operator sign-in and pages"). The sign-in form protects itself against
@@ -71,7 +71,6 @@ const html = (summary: string, extra: Record<string, unknown> = {}) => ({
 const seeOther = { 303: { description: "See Other: Location is the next page" } };
 
 /** A browser's form post wants the form back with the problem; a script (curl, the fuzz suite) wants the JSON envelope. */
-const wantsHtml = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
 
 /** GET/POST /admin/sign-in, POST /admin/sign-out, GET /admin/sessions, POST /admin/sessions/{id}/revoke. */
 export function signInRoutes(ctx: AppContext, guards: Guards) {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/log";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken, createKey, signedInit, type TestKey } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -31,11 +31,14 @@ describe("GET /admin/console/partners", () => {
   test("303 without credentials; the bearer token opens it (no CSRF field) and rotates with it", async () => {
     h = await openTestApp({ clock: new FakeClock(NOW) });
     const acme = await createKey(h, { partner: "Acme" });
-    const anon = await h.request(`${PAGE}?mode=live`);
+    const anon = await h.request(`${PAGE}?mode=live`, { headers: { accept: BROWSER_ACCEPT } });
+    expect((await h.request(`${PAGE}?mode=live`)).status).toBe(403); // a script: the JSON envelope, not a form
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?mode=live`)}`);
     const form = { "content-type": "application/x-www-form-urlencoded" };
-    expect((await h.request(`${PAGE}/keys/${acme.keyId}/rotate`, { method: "POST", headers: form, body: "overlap_hours=1" })).status).toBe(303);
+    const rotate = (headers: Record<string, string>) => h.request(`${PAGE}/keys/${acme.keyId}/rotate`, { method: "POST", headers, body: "overlap_hours=1" });
+    expect((await rotate({ ...form, accept: BROWSER_ACCEPT })).status).toBe(303);
+    expect((await rotate(form)).status).toBe(403);
     const token = await createAdminToken(h, "script");
     const bearer = { authorization: `Bearer ${token}` };
     const page = await h.request(PAGE, { headers: bearer });

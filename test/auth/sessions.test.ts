@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
+import { BROWSER_ACCEPT } from "../support/console";
 
 // Operator sign-in, sessions and CSRF (docs/operations.md, "Operator sign-in and pages"), through the real app.
 
@@ -159,16 +160,30 @@ describe("sign-in", () => {
 
 describe("sessions on pages and routes", () => {
   test("every page and route without credentials: pages redirect, JSON routes 403", async () => {
-    const page = await h.request("/admin/ops/config");
+    const page = await h.request("/admin/ops/config", { headers: { accept: BROWSER_ACCEPT } });
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Fconfig");
-    expect((await h.request("/admin/sign-out", { method: "POST", headers: { "content-type": FORM }, body: "csrf_token=x" })).status).toBe(303);
+    expect(
+      (await h.request("/admin/sign-out", { method: "POST", headers: { "content-type": FORM, accept: BROWSER_ACCEPT }, body: "csrf_token=x" })).status,
+    ).toBe(303);
     expect((await h.json("/admin/sessions")).status).toBe(403);
     expect((await h.json("/admin/sessions/0123456789abcdef/revoke", { method: "POST" })).status).toBe(403);
     // A wrong bearer token is 403 everywhere, pages included (no fallback to the sign-in page).
     expect((await h.json("/admin/ops/config", { headers: { authorization: "Bearer hat_wrong-token-wrong-token" } })).status).toBe(403);
     // A made-up cookie is no session.
-    expect((await h.request("/admin/ops/config", { headers: { cookie: `herald_admin_session=${"A".repeat(43)}` } })).status).toBe(303);
+    expect((await h.request("/admin/ops/config", { headers: { cookie: `herald_admin_session=${"A".repeat(43)}`, accept: BROWSER_ACCEPT } })).status).toBe(303);
+    // A script (no Accept naming text/html) has no use for a sign-in form: pages and forms answer it 403 with the
+    // JSON envelope, as the spec has every admin endpoint answer others.
+    for (const [path, init] of [
+      ["/admin/ops/config", {}],
+      ["/admin/ops/readiness", { headers: { accept: "application/json" } }],
+      ["/admin/ops/link-inbox", { headers: { cookie: `herald_admin_session=${"A".repeat(43)}` } }],
+      ["/admin/console/backups/run", { method: "POST", headers: { "content-type": FORM }, body: "csrf_token=x" }],
+    ] as const) {
+      const res = await h.json(path, init);
+      expect({ path, status: res.status, error: (res.body as { error?: string }).error }).toEqual({ path, status: 403, error: "forbidden" });
+      expect(res.headers.get("location")).toBeNull();
+    }
   });
 
   test("a bearer token opens the pages and routes too (curl)", async () => {
@@ -194,7 +209,7 @@ describe("sessions on pages and routes", () => {
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/admin/sign-in");
     expect(setCookies(ok).get("herald_admin_session")).toMatch(/^herald_admin_session=; Max-Age=0; Path=\/admin; HttpOnly; SameSite=Strict$/);
-    expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(303);
+    expect((await h.request("/admin/ops/config", { headers: { cookie, accept: BROWSER_ACCEPT } })).status).toBe(303);
     expect((await audit()).map((r) => r.action)).toEqual(["admin_session.sign_in", "admin_session.sign_out"]);
   });
 
@@ -203,7 +218,7 @@ describe("sessions on pages and routes", () => {
     h.clock.advanceSeconds(28_799);
     expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(200);
     h.clock.advanceSeconds(1);
-    const res = await h.request("/admin/ops/config", { headers: { cookie } });
+    const res = await h.request("/admin/ops/config", { headers: { cookie, accept: BROWSER_ACCEPT } });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith("/admin/sign-in?next=");
     await h.ctx.jobs.runNow("auth-prune");
@@ -245,7 +260,7 @@ describe("sessions on pages and routes", () => {
     expect(revoked.status).toBe(200);
     expect(revoked.body.session).toMatchObject({ id: target, active: false });
     // b is out, a still in.
-    expect((await h.request("/admin/ops/config", { headers: { cookie: b.cookie } })).status).toBe(303);
+    expect((await h.request("/admin/ops/config", { headers: { cookie: b.cookie, accept: BROWSER_ACCEPT } })).status).toBe(303);
     expect((await h.request("/admin/ops/config", { headers: { cookie: a.cookie } })).status).toBe(200);
     const unknown = await h.json("/admin/sessions/ffffffffffffffff/revoke", { method: "POST", headers: { authorization: `Bearer ${token}` } });
     expect(unknown.status).toBe(404);
@@ -256,7 +271,8 @@ describe("sessions on pages and routes", () => {
   test("revoking the admin token kills its sessions", async () => {
     const { cookie } = await session();
     expect((await h.ctx.store.run("UPDATE admin_tokens SET revoked_at = ?", [h.clock.now().toISOString()])).changes).toBe(1);
-    expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(303);
+    expect((await h.request("/admin/ops/config", { headers: { cookie, accept: BROWSER_ACCEPT } })).status).toBe(303);
+    expect((await h.request("/admin/ops/config", { headers: { cookie } })).status).toBe(403);
     expect((await h.json("/admin/sessions", { headers: { cookie } })).status).toBe(403);
   });
 });

@@ -105,8 +105,9 @@ test("a token revoked by the CLI while serve runs: its bearer calls get 403 and 
     const bearer = await fetch(`${base}/admin/backups`, { headers: { authorization: `Bearer ${token}` } });
     expect(bearer.status).toBe(403);
     expect(((await bearer.json()) as { error: string }).error).toBe("forbidden");
-    const session = await page({ headers: { cookie } });
+    const session = await page({ headers: { cookie, accept: "text/html" } });
     expect(session.status).toBe(303);
+    expect((await page({ headers: { cookie } })).status).toBe(403);
     expect(session.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
   } finally {
     server.kill("SIGTERM");

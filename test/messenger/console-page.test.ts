@@ -3,6 +3,7 @@ import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { openMessengerApp, initDataFor, tmaPost } from "./support";
+import { BROWSER_ACCEPT } from "../support/console";
 
 // GET /admin/console/messenger and its mission form without a browser: who may see it, that its figures are the
 // overview route's (seeded by real plays through the mini-app routes), that planted titles are escaped, the
@@ -115,7 +116,7 @@ async function seedConfig() {
 
 describe("GET /admin/console/messenger", () => {
   test("unsigned → 303 to the sign-in page; a wrong bearer token → 403; the admin token → 200 HTML", async () => {
-    const unsigned = await h.request(PAGE);
+    const unsigned = await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } });
     expect(unsigned.status).toBe(303);
     expect(unsigned.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fconsole%2Fmessenger");
     expect((await h.request(PAGE, { headers: { authorization: "Bearer hat_wrong-wrong-wrong-wrong" } })).status).toBe(403);

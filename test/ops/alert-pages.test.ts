@@ -6,6 +6,7 @@ import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { operator } from "../status/support";
 import { plantAlertRun } from "./support";
+import { BROWSER_ACCEPT } from "../support/console";
 
 // Item 4 of issue 31: every link a person is sent opens a page with that incident or alert for a signed-in
 // operator (the session cookie), where the incident link used to point at a bearer-only JSON route and the alert
@@ -77,7 +78,7 @@ describe("incident links", () => {
 
     // With the bearer token too; without anything, the sign-in form, which comes back here.
     expect((await h.request(path, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-    const anon = await h.request(path);
+    const anon = await h.request(path, { headers: { accept: BROWSER_ACCEPT } });
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(path)}`);
     expect((await h.request("/admin/ops/incidents/999", { headers: { cookie } })).status).toBe(404);
@@ -125,7 +126,7 @@ describe("alert links", () => {
     expect(after).toContain('id="alert-state">resolved');
     expect(after).toContain("alert.resolved");
     expect((await h.request("/admin/ops/alerts-monitor/alerts/42", { headers: { cookie } })).status).toBe(404);
-    expect((await h.request(path)).status).toBe(303);
+    expect((await h.request(path, { headers: { accept: BROWSER_ACCEPT } })).status).toBe(303);
   });
 });
 

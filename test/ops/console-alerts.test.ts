@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
@@ -47,7 +47,7 @@ describe("GET /admin/console/alerts", () => {
     for (const link of exportLinksOf(html)) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
     const alertPage = /href="(\/admin\/ops\/alerts-monitor\/alerts\/\d+)"/.exec(html)![1]!;
     expect((await h.request(alertPage, { headers: { cookie } })).status).toBe(200);
-    expect((await h.request(PAGE)).status).toBe(303);
+    expect((await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } })).status).toBe(303);
   });
 
   test("a silence from the form: audited, shown with who, why and until when, holds the alert; ended once; CSRF required", async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -29,10 +29,11 @@ const backupsJson = async (token: string) =>
 describe.skipIf(testEngine() === "postgres")("GET /admin/console/backups", () => {
   test("without credentials: 303 to the sign-in form; with a bearer token: the page, and its form works without a CSRF field", async () => {
     h = await openTestApp({ clock: new FakeClock(NOW) });
-    const anon = await h.request(`${PAGE}?offset=0`);
+    const anon = await h.request(`${PAGE}?offset=0`, { headers: { accept: BROWSER_ACCEPT } });
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?offset=0`)}`);
-    expect((await h.request(`${PAGE}/run`, { method: "POST" })).status).toBe(303);
+    expect((await h.request(`${PAGE}/run`, { method: "POST", headers: { accept: BROWSER_ACCEPT } })).status).toBe(303);
+    expect((await h.request(`${PAGE}/run`, { method: "POST" })).status).toBe(403);
 
     const token = await createAdminToken(h, "bearer-ops");
     const page = await h.request(PAGE, { headers: { authorization: `Bearer ${token}` } });

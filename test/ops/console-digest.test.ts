@@ -3,7 +3,7 @@ import { PNG } from "pngjs";
 import type { RequestLogEntry } from "../../src/http/request-log/log";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 
 // The console's 403 digest page over real traffic written through the request log: the spike is a finding
@@ -53,7 +53,7 @@ async function seed() {
 describe("GET /admin/console/403-digest", () => {
   test("findings with their reasons, the chart, the exports — all with the session; 303 without it", async () => {
     await seed();
-    expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
+    expect((await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } })).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { exportLinksOf, pageAs, signedInCookie } from "../support/console";
+import { exportLinksOf, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -157,7 +157,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     const page = await h.request(PAGE, { headers: bearer });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`href="/admin/ops/incidents/${made.body.incident.id}"`);
-    const none = await h.request(PAGE);
+    const none = await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } });
     expect(none.status).toBe(303);
     expect(none.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const detail = await pageAs(h, `/admin/ops/incidents/${made.body.incident.id}`, cookie);

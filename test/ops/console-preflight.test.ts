@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { exportLinksOf, pageAs, signedInCookie } from "../support/console";
+import { exportLinksOf, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 
 // The console's preflight page: yesterday's snapshot taken by the real job, one field of it as it was before a
@@ -28,7 +28,7 @@ describe("GET /admin/console/preflight", () => {
       field!.field,
     ]);
     h.clock.advance(86_400_000);
-    expect((await h.request(PAGE)).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
+    expect((await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } })).headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);

@@ -6,6 +6,7 @@ import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { plantAlertRun } from "./support";
+import { BROWSER_ACCEPT } from "../support/console";
 
 // The link-inbox event exports over planted ops_link_events rows (the notifier is not involved): every filter,
 // the CSV twin, checksum, compress, count_only, fields, the window presets, the download-token flow and telemetry.
@@ -250,7 +251,7 @@ describe("bad input", () => {
       const res = await h.request(p);
       expect({ p, status: res.status }).toEqual({ p, status: 403 });
     }
-    const page = await h.request("/admin/ops/link-inbox");
+    const page = await h.request("/admin/ops/link-inbox", { headers: { accept: BROWSER_ACCEPT } });
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Flink-inbox");
   });

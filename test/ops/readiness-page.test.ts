@@ -8,6 +8,7 @@ import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { plantHour as plantRollupHour } from "./support";
+import { BROWSER_ACCEPT } from "../support/console";
 
 // GET /admin/ops/readiness without a browser: who may see it, that planted values are escaped, and the
 // ready/attention rule (docs/operations.md, "GET /admin/ops/readiness"). The browser test is
@@ -69,7 +70,7 @@ async function signedInCookie(): Promise<string> {
 
 describe("GET /admin/ops/readiness", () => {
   test("unsigned → 303 to the sign-in page; a wrong bearer token → 403; the admin token → 200 HTML", async () => {
-    const unsigned = await h.request(PAGE);
+    const unsigned = await h.request(PAGE, { headers: { accept: BROWSER_ACCEPT } });
     expect(unsigned.status).toBe(303);
     expect(unsigned.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
     expect((await h.request(PAGE, { headers: { authorization: "Bearer hat_wrong-wrong-wrong-wrong" } })).status).toBe(403);
@@ -183,7 +184,7 @@ describe("revoking an admin token", () => {
 
     expect((await h.request(PAGE, bearer())).status).toBe(403);
     expect((await h.request("/admin/backups", bearer())).status).toBe(403);
-    const page = await h.request(PAGE, { headers: { cookie } });
+    const page = await h.request(PAGE, { headers: { cookie, accept: BROWSER_ACCEPT } });
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
     expect(await h.ctx.store.all("SELECT revoked_at FROM admin_sessions")).toEqual([{ revoked_at: NOW }]);

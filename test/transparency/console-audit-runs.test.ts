@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { PLANTED_AMOUNTS } from "../../src/chain/fixture-anomalies";
 import { openTestApp, type TestApp } from "../support/app";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { type AuditWorld, chainRound, job, P, plantedRun, plantedWorld, rows } from "./support";
 
@@ -40,7 +40,7 @@ describe("GET /admin/console/audit-runs", () => {
     await h.ctx.store.run("UPDATE job_runs SET trigger = 'schedule' WHERE id = (SELECT job_run_id FROM audit_runs WHERE id = 1)");
     await job(h, "audit-anomalies"); // run 2: nothing new, ok
 
-    const anon = await h.request(`${PAGE}?run=1`);
+    const anon = await h.request(`${PAGE}?run=1`, { headers: { accept: BROWSER_ACCEPT } });
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?run=1`)}`);
 

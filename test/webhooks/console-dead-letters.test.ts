@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie } from "../support/console";
+import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 
@@ -65,7 +65,7 @@ describe("GET /admin/console/dead-letters", () => {
     expect([await statusOf(a), await statusOf(g)]).toEqual(["dead_letter", "dead_letter"]);
 
     // No credentials: to the sign-in page, back here after.
-    const anon = await h.request(`${PAGE}?partner=Acme`);
+    const anon = await h.request(`${PAGE}?partner=Acme`, { headers: { accept: BROWSER_ACCEPT } });
     expect(anon.status).toBe(303);
     expect(anon.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(`${PAGE}?partner=Acme`)}`);
 
@@ -204,7 +204,7 @@ describe("POST /admin/console/dead-letters/:event_id/replay", () => {
     // Refused before anything changes: no credentials, no token, a wrong token.
     const anon = await h.request(url, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
+      headers: { "content-type": "application/x-www-form-urlencoded", accept: BROWSER_ACCEPT },
       body: new URLSearchParams({ reason: "x" }).toString(),
     });
     expect(anon.status).toBe(303);

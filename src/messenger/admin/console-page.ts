@@ -4,7 +4,7 @@ import type { Guards } from "../../auth/guards";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { OperatorRequest } from "../../auth/session-plugin";
 import { redirect } from "../../auth/session-plugin";
-import { refusal, wantsHtml } from "../../auth/console-kit";
+import { refusal, wantsHtml, notSignedInDoc } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
 import { AppError } from "../../http/errors";
@@ -76,7 +76,7 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
           "Messenger (HTML page): plays, players and credits per day (inline SVG chart and table), totals per game, running and scheduled campaigns, missions, links to every messenger admin export; says so when the bot is not configured",
         responses: {
           200: htmlDoc,
-          303: { description: `Not signed in: Location is /admin/sign-in?next=${PAGE_PATH}` },
+          ...notSignedInDoc(PAGE_PATH),
           400: {
             description: `invalid_query: days is not a whole number 1–${PAGE_MAX_DAYS} (JSON envelope)`,
             content: { "application/json": { schema: ErrorBody } },

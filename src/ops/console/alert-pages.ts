@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
-import { when } from "../../auth/console-kit";
+import { when, notSignedInDoc } from "../../auth/console-kit";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
@@ -13,7 +13,7 @@ import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "../alerts/vi
 
 // The pages every notice links to: one alert (/admin/ops/alerts-monitor/alerts/<id>) and one incident
 // (/admin/ops/incidents/<id>). A person follows the link from a chat on a phone, so they open with the operator
-// session cookie as well as the bearer token (without either: 303 to the sign-in form, which comes back here),
+// session cookie as well as the bearer token (without either: a browser is sent 303 to the sign-in form, which comes back here; a script gets 403),
 // render on the server (Eta, every value escaped), send no JavaScript and read from 390 px up.
 
 const STYLE = `<style>dl.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:4px 16px; margin:12px 0; } dl.facts dt { color:var(--muted); font-size:13px; } dl.facts dd { margin:0; overflow-wrap:anywhere; } pre.details { white-space:pre-wrap; overflow-wrap:anywhere; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; margin:0; }</style>`;
@@ -197,7 +197,7 @@ const html = (summary: string, path: string) => ({
   summary,
   responses: {
     200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-    303: { description: `Not signed in: Location is /admin/sign-in?next=${path}` },
+    ...notSignedInDoc(path),
     400: { description: "invalid_query: the id is not a positive integer (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
     404: { description: "not_found: no such id (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
   },

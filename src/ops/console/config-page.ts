@@ -14,6 +14,7 @@ import { compileHtml, joinHtml } from "../../http/html";
 import { alertPagesRoutes } from "./alert-pages";
 import { alertsFiringRoutes } from "../alerts/firing-routes";
 import { readinessPageRoutes } from "./readiness-page";
+import { notSignedInDoc } from "../../auth/console-kit";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
 // secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
@@ -100,8 +101,12 @@ export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
       .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
         operator: "page",
         detail: {
-          summary: "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials 303 to /admin/sign-in",
-          responses: { 303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when not signed in" } },
+          summary:
+            "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials a browser is sent to /admin/sign-in, a script gets 403",
+          responses: {
+            303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when a browser is not signed in" },
+            403: notSignedInDoc("/admin/console")[403],
+          },
         },
       })
       .get(
@@ -119,10 +124,11 @@ export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
         {
           operator: "page",
           detail: {
-            summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials 303 to /admin/sign-in",
+            summary:
+              "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials a browser is sent to /admin/sign-in, a script gets 403",
             responses: {
               200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-              303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/config" },
+              ...notSignedInDoc("/admin/ops/config"),
             },
           },
         },

@@ -9,6 +9,7 @@ import { compileHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
 import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/exports-model";
 import { linkTargetHealth } from "../link-inbox/target-health";
+import { notSignedInDoc } from "../../auth/console-kit";
 
 // GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
 // events, and the events themselves filtered by a GET form whose fields are the export's own parameters (so the
@@ -128,10 +129,11 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
       operator: "page",
       query: pageQuery,
       detail: {
-        summary: "Link inbox (HTML page): chat targets' delivery health and the events, filtered by a GET form; without credentials 303 to /admin/sign-in",
+        summary:
+          "Link inbox (HTML page): chat targets' delivery health and the events, filtered by a GET form; without credentials a browser is sent to /admin/sign-in, a script gets 403",
         responses: {
           200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-          303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/link-inbox" },
+          ...notSignedInDoc("/admin/ops/link-inbox"),
           400: {
             description:
               "A filter the export refuses: this page again (text/html) with the message above the form; a malformed parameter the schema refuses (limit=abc) is the JSON invalid_query envelope",

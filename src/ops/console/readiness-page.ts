@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
-import { byteSize, when } from "../../auth/console-kit";
+import { byteSize, when, notSignedInDoc } from "../../auth/console-kit";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { compileHtml } from "../../http/html";
@@ -210,10 +210,10 @@ export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
       operator: "page",
       detail: {
         summary:
-          "Readiness (HTML page): synthetic probes, 403 noise per window, jobs, backups and a ready/attention summary; without credentials 303 to /admin/sign-in",
+          "Readiness (HTML page): synthetic probes, 403 noise per window, jobs, backups and a ready/attention summary; without credentials a browser is sent to /admin/sign-in, a script gets 403",
         responses: {
           200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-          303: { description: "Not signed in: Location is /admin/sign-in?next=/admin/ops/readiness" },
+          ...notSignedInDoc("/admin/ops/readiness"),
         },
       },
     },
