@@ -571,7 +571,7 @@ export interface Operations {
       meta?: Meta;
     };
   };
-  /** Error catalog: every error code, its status and retry class */
+  /** Error catalog: every error code, its status and retry class, as a list (entries) and keyed by code (by_code) */
   "GET /api/partner/errors.json": {
     input: {
       query?: {
@@ -582,6 +582,7 @@ export interface Operations {
       success: true;
       count: number;
       entries: Array<ErrorCatalogEntry>;
+      by_code: Record<string, ErrorCatalogEntry>;
       meta?: Meta;
     };
   };

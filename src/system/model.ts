@@ -34,7 +34,6 @@ export const SystemModel = {
       checks: t.Record(t.String(), Check),
     }),
   ),
-  errors: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry) }),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
   jobs: Envelope({
     jobs: t.Array(

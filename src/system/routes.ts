@@ -64,18 +64,14 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Run a job now (recorded in job_runs)" },
       },
     )
-    .get(
-      "/api/partner/errors.json",
-      () => {
-        const { count, entries } = errorCatalog();
-        return { success: true as const, count, entries };
+    .get("/api/partner/errors.json", () => ({ success: true as const, ...errorCatalog() }), {
+      query: SystemModel.includeMeta,
+      response: { 200: SystemModel.errorsByCode, 400: ErrorBody },
+      detail: {
+        tags: ["partner"],
+        summary: "Error catalog: every error code, its status and retry class, as a list (entries) and keyed by code (by_code)",
       },
-      {
-        query: SystemModel.includeMeta,
-        response: { 200: SystemModel.errors, 400: ErrorBody },
-        detail: { tags: ["partner"], summary: "Error catalog: every error code, its status and retry class" },
-      },
-    )
+    })
     .get("/developers/api-errors.json", () => ({ success: true as const, ...errorCatalog() }), {
       query: SystemModel.includeMeta,
       response: { 200: SystemModel.errorsByCode, 400: ErrorBody },

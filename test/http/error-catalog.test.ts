@@ -48,6 +48,16 @@ describe("status_rationale", () => {
     expect(developers.body.by_code.invalid_payload.status_rationale).toBeNull();
   });
 
+  test("both documents are the same catalog: count, entries, and keyed by_code with recovery_links (spec: Errors)", async () => {
+    const partner = await h.json("/api/partner/errors.json");
+    const developers = await h.json("/developers/api-errors.json");
+    expect(partner.body).toEqual(developers.body);
+    expect(Object.keys(partner.body).sort()).toEqual(["by_code", "count", "entries", "success"]);
+    expect(Object.keys(partner.body.by_code).sort()).toEqual(partner.body.entries.map((e: { error_code: string }) => e.error_code).sort());
+    expect(partner.body.count).toBe(partner.body.entries.length);
+    expect(partner.body.by_code.rate_limited).toMatchObject({ error_code: "rate_limited", http_status: 429, recovery_links: expect.any(Object) });
+  });
+
   test("the OpenAPI document declares the field", async () => {
     const doc = (await h.json("/api/openapi.json")).body;
     const entry = doc.components.schemas.ErrorCatalogEntry;
