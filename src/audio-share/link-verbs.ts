@@ -40,7 +40,8 @@ export async function expandShortUrl(ctx: AppContext, shortUrl: string) {
  */
 export async function resolveCode(ctx: AppContext, value: string) {
   const parsed = parseCodeOrToken(value);
-  if (!parsed)
+  // A code is 16 base32 characters (any case): anything else is not a code at all (400), not an unknown one (404).
+  if (!parsed || !CODE_PATTERN.test(parsed.code.toLowerCase()))
     throw new AppError("invalid_payload", "code must be a short code or a token code.expires.signature", {
       details: [{ field: "code", problem: "is not a code or token" }],
     });

@@ -83,10 +83,14 @@ async function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): 
  */
 export async function recordTrackEvent(ctx: AppContext, policy: HostPolicy, input: TrackInput, auth: TrackAuth) {
   const check = checkDestination(policy, input.destination_url, "destination_url");
-  if (!check.ok)
-    throw new AppError(check.error.code, check.error.message, {
-      details: { host: check.error.host ?? null, reason: check.error.reason, field: "destination_url" },
+  if (!check.ok) {
+    // The denied host at the top level beside request_id, as the build route answers it (docs/audio-share.md).
+    const { code, message, host, reason } = check.error;
+    throw new AppError(code, message, {
+      extra: code === "destination_host_denied" ? { host: host ?? null, reason } : undefined,
+      details: { host: host ?? null, reason, field: "destination_url" },
     });
+  }
   const linkId = await linkIdFor(ctx, input, check.url);
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - ctx.config.audioShare.trackDedupeSeconds * 1000).toISOString();

@@ -132,6 +132,16 @@ describe("over HTTP", () => {
     expect(r.body.details).toMatchObject({ field: "track_url", host: "evil.test" });
     expect(r.body.message).toContain("evil.test");
     expect(await h.ctx.store.get("SELECT count(*) AS n FROM audio_share_links")).toEqual({ n: 0 });
+    // /track names it the same way: at the top level, beside request_id.
+    const tracked = await h.json(`${API}/track`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ event_type: "click", destination_url: "https://evil.test/", client_event_id: "evt-000002" }),
+    });
+    expect(tracked.status).toBe(400);
+    expect(tracked.body).toMatchObject({ success: false, error: "destination_host_denied", host: "evil.test", reason: expect.any(String) });
+    expect(tracked.body.details).toMatchObject({ field: "destination_url", host: "evil.test" });
+    expect(tracked.body.request_id).toBe(tracked.headers.get("x-request-id")!);
   });
 
   test.each(["javascript:alert(1)", "data:audio/mp3;base64,AAAA", "//evil.test/x", "https://evil.test#allowed.example", "http://[::1]:3000/"])(

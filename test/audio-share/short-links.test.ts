@@ -225,5 +225,18 @@ describe("POST /short/resolve: signature and expiry", () => {
     for (const body of [{}, { code: 7 }, { code: "x", extra: true }, { code: "" }]) {
       expect((await h.json(`${API}/short/resolve`, jsonPost(body))).body.error).toBe("invalid_payload");
     }
+    // Not a code at all (docs: "400 invalid_payload (not a code or token)"), as against a well-formed unknown one (404).
+    for (const code of ["not a code!", "abc", "a".repeat(17), "aaaaaaaaaaaaaaa1", "aaaaaaaaaaaaaaa1.1767226500.abc"]) {
+      const res = await h.json(`${API}/short/resolve`, jsonPost({ code }));
+      expect({ code, status: res.status, error: res.body.error, field: res.body.details?.[0]?.field }).toEqual({
+        code,
+        status: 400,
+        error: "invalid_payload",
+        field: "code",
+      });
+    }
+    for (const code of ["aaaaaaaaaaaaaaaa", "AAAAAAAAAAAAAAAA", "aaaaaaaaaaaaaaaa.1767226500.abc"]) {
+      expect({ code, status: (await h.json(`${API}/short/resolve`, jsonPost({ code }))).status }).toEqual({ code, status: 404 });
+    }
   });
 });
