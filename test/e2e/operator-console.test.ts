@@ -9,6 +9,8 @@ import { csrfField, expectRefusal, rows, setCookies, startE2E, type E2E } from "
 // carried by hand, as a browser would send them (Path=/admin).
 
 const FORM = "application/x-www-form-urlencoded";
+/** What a browser's navigation says it accepts: pages are sent to sign-in only for a browser, a script gets 403. */
+const BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 let e: E2E;
 beforeAll(async () => {
   e = await startE2E();
@@ -32,9 +34,10 @@ describe(`operator console over HTTP (${TARGET.label})`, () => {
   let session = "";
 
   test("without a session the page sends to sign-in; a wrong token or a missing CSRF cookie is refused", async () => {
-    const page = await e.h.request("/admin/ops/readiness");
+    const page = await e.h.request("/admin/ops/readiness", { headers: { accept: BROWSER } });
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness");
+    expectRefusal(await e.h.json("/admin/ops/readiness"), 403, "forbidden");
     expectRefusal(await e.h.json("/admin/ops/readiness/403-noise/export.json"), 403, "forbidden");
 
     const form = await signInForm("/admin/ops/readiness");
@@ -104,7 +107,8 @@ describe(`operator console over HTTP (${TARGET.label})`, () => {
     expect(out.status).toBe(303);
     expect(out.headers.get("location")).toBe("/admin/sign-in");
     expect(setCookies(out).get("herald_admin_session")).toBe("");
-    expect((await e.h.request("/admin/ops/readiness", { headers: { cookie: session } })).status).toBe(303);
+    expect((await e.h.request("/admin/ops/readiness", { headers: { cookie: session, accept: BROWSER } })).status).toBe(303);
+    expectRefusal(await e.h.json("/admin/ops/readiness", { headers: { cookie: session } }), 403, "forbidden");
     expectRefusal(await e.h.json("/admin/ops/readiness/403-noise/export.json", { headers: { cookie: session } }), 403, "forbidden");
     const actions = (await rows<{ action: string }>(e.h, "SELECT action FROM admin_audit WHERE action LIKE 'admin_session.%' ORDER BY id")).map(
       (r) => r.action,
