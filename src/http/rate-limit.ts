@@ -4,86 +4,102 @@ export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Unix seconds when every request counted so far has left the window (Remaining is back to Limit). */
+  /**
+   * Unix seconds when the oldest request still counted leaves the window, so Remaining goes up. On a refusal this is
+   * the moment a retry is admitted: the same moment as Retry-After.
+   */
   resetAt: number;
   /** On a refusal: seconds until one more request would be allowed. */
   retryAfterSeconds: number;
 }
 
-interface Window {
-  /** Start of the current fixed minute (ms). */
-  start: number;
-  /** Requests counted in the previous minute and in this one. */
-  prev: number;
-  cur: number;
+/** The requests counted for one (group, subject), by the second they were admitted in; oldest first. */
+interface Log {
+  seconds: number[];
+  counts: number[];
+  total: number;
 }
 
 /**
- * Sliding-window counters per (group, subject): the count is this minute's requests plus the previous minute's,
- * weighted by how much of that minute still lies inside the last 60 s. Unlike fixed windows, a client cannot send
- * the limit at 0:59 and again at 1:00: right after the edge the previous minute still weighs almost fully.
+ * A sliding window of 60 s, exact to the second and never generous: a request is admitted when the requests already
+ * admitted in the current second and the 60 before it, plus this one, are at most the limit. Any 60 s span then holds
+ * at most `limit` admitted requests (the last one admitted in a span saw every other one in it counted), which the
+ * weighted two-counter estimate this replaces did not promise (a burst at the end of one minute and another half a
+ * minute later got 1.5× the limit through). A refused request is not counted. The price of counting whole seconds is
+ * that a request may wait up to one second longer than a log of exact times would make it; the memory is at most 61
+ * (second, count) pairs per client, fewer for a client that sends little, whatever the limit.
  *
  * Hand-written rather than rate-limiter-flexible: its memory limiter answers through a Promise (an await in the
- * partner guard and the HTTP core's onRequest, both synchronous today) and counts fixed windows from the first hit,
- * which keeps the edge burst this replaces. This is two counters and a multiplication per request.
+ * partner guard and the HTTP core's onRequest, both synchronous) and counts fixed windows from the first hit, which
+ * lets twice the limit through across a window's edge.
  *
  * Per-process memory is fine here: rate-limit windows are a cache, not coordination state (behind several
  * instances each enforces its own share).
  */
 export class RateLimiter {
-  private windows = new Map<string, Window>();
+  private logs = new Map<string, Log>();
   private lastSweep = 0;
+  /** A second counts while it is at most this many seconds before the current one. */
+  private readonly span: number;
 
   constructor(
     private readonly clock: Clock,
-    private readonly windowMs = 60_000,
-  ) {}
+    windowMs = 60_000,
+  ) {
+    this.span = Math.round(windowMs / 1000);
+  }
 
   hit(group: string, subject: string, limit: number): RateDecision {
-    const W = this.windowMs;
     const now = epochMs(this.clock);
-    const start = now - (now % W);
-    this.sweep(start);
+    const second = Math.floor(now / 1000);
+    this.sweep(second);
     const key = `${group}\u0000${subject}`;
-    let w = this.windows.get(key);
-    if (!w) {
-      w = { start, prev: 0, cur: 0 };
-      this.windows.set(key, w);
-    } else if (w.start !== start) {
-      w.prev = start - w.start === W ? w.cur : 0;
-      w.cur = 0;
-      w.start = start;
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { seconds: [], counts: [], total: 0 };
+      this.logs.set(key, log);
     }
-    const elapsed = now - start;
-    const weight = (W - elapsed) / W;
-    const allowed = w.prev * weight + w.cur + 1 <= limit;
-    if (allowed) w.cur++;
-    const used = w.prev * weight + w.cur;
+    const { seconds, counts } = log;
+    while (seconds.length > 0 && seconds[0]! < second - this.span) {
+      log.total -= counts[0]!;
+      seconds.shift();
+      counts.shift();
+    }
+    const allowed = log.total + 1 <= limit;
+    if (allowed) {
+      const last = seconds.length - 1;
+      if (last >= 0 && seconds[last] === second) counts[last]!++;
+      else {
+        seconds.push(second);
+        counts.push(1);
+      }
+      log.total++;
+    }
     return {
       allowed,
       limit,
-      remaining: Math.max(0, Math.floor(limit - used)),
-      resetAt: Math.ceil((w.cur > 0 ? start + 2 * W : start + W) / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(this.waitMs(w, elapsed, limit) / 1000)),
+      remaining: Math.max(0, limit - log.total),
+      resetAt: (seconds[0] ?? second) + this.span + 1,
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((this.admittedAt(log, limit) - now) / 1000)),
     };
   }
 
-  /** How long until prev·weight + cur + 1 ≤ limit, given that nothing else is counted meanwhile. */
-  private waitMs(w: Window, elapsed: number, limit: number): number {
-    const W = this.windowMs;
-    if (w.cur + 1 <= limit) {
-      // Still this minute: wait for the previous minute's weight to fall far enough.
-      return Math.max(0, W - elapsed - (W * (limit - 1 - w.cur)) / w.prev);
+  /** When (ms) enough of the oldest seconds have left for one more request, given that nothing else is counted. */
+  private admittedAt(log: Log, limit: number): number {
+    let freed = 0;
+    for (let i = 0; i < log.seconds.length; i++) {
+      freed += log.counts[i]!;
+      if (log.total - freed + 1 <= limit) return (log.seconds[i]! + this.span + 1) * 1000;
     }
-    // Only next minute, when this minute's count is the weighted one.
-    return W - elapsed + Math.max(0, W * (1 - (limit - 1) / w.cur));
+    // A limit below 1 admits nothing; callers treat 0 as "off" and never ask.
+    return ((log.seconds.at(-1) ?? 0) + this.span + 1) * 1000;
   }
 
-  private sweep(currentStart: number): void {
-    if (currentStart === this.lastSweep) return;
-    this.lastSweep = currentStart;
-    // A window whose current minute ended before the previous minute began no longer weighs anything.
-    for (const [k, w] of this.windows) if (w.start < currentStart - this.windowMs) this.windows.delete(k);
+  private sweep(second: number): void {
+    if (second - this.lastSweep < this.span) return;
+    this.lastSweep = second;
+    // A client whose newest counted second has left the window no longer weighs anything.
+    for (const [k, log] of this.logs) if ((log.seconds.at(-1) ?? 0) < second - this.span) this.logs.delete(k);
   }
 }
 
