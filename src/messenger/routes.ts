@@ -8,7 +8,7 @@ import { WEBHOOK_SECRET_HEADER, WEBHOOK_SECRET_HEADER_SPEC } from "./bot/webhook
 import { messengerIdentity } from "./identity-plugin";
 import { EngagementModel as EM, PlayerLinkModel, GamesModel as G, GridModel, WalletModel, InitOnlyBody, InitQuery, MessengerModel as M } from "./model";
 import { WebhookModel } from "./bot/webhook-model";
-import { MissionModel as MM, PromoModel } from "./games/promos-model";
+import { MAX_ENROLLMENTS_PAGE, MissionModel as MM, PromoModel } from "./games/promos-model";
 import {
   activityPreview,
   linkPlayer,
@@ -223,7 +223,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         "/api/messenger/missions/history",
         async ({ messenger: m, body }) => ({
           success: true as const,
-          ...(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50)),
+          ...(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50, body.offset ?? 0)),
         }),
         {
           messenger: true,
@@ -234,10 +234,13 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       )
       .post(
         "/api/messenger/missions/list",
-        async ({ messenger: m }) => ({ success: true as const, ...(await listEnrollments(ctx, m.player.telegram_user_id)) }),
+        async ({ messenger: m, body }) => ({
+          success: true as const,
+          ...(await listEnrollments(ctx, m.player.telegram_user_id, body.limit ?? MAX_ENROLLMENTS_PAGE, body.offset ?? 0)),
+        }),
         {
           messenger: true,
-          body: InitOnlyBody,
+          body: MM.listBody,
           response: { 200: MM.listResult, ...messengerErrors },
           detail: messengerTag("This player's enrollments and their progress"),
         },

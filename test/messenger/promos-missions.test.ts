@@ -322,8 +322,30 @@ describe("missions", () => {
       ["evt-00007", true, null],
       ["evt-00006", true, null],
     ]);
+    // A list like every other (spec, "Common conventions"): count, the query it applied, and pagination by offset.
+    expect(history.body).toMatchObject({
+      count: 3,
+      query: { limit: 3, offset: 0, cursor: null, mission_key: "quiz-5" },
+      pagination: { has_more: true, next_offset: 3, next_cursor: null },
+    });
+    const rest = await as(P, "/api/messenger/missions/history", { mission_key: "quiz-5", limit: 3, offset: history.body.pagination.next_offset });
+    const all = await as(P, "/api/messenger/missions/history", { mission_key: "quiz-5", limit: 200 });
+    expect([...history.body.events, ...rest.body.events]).toEqual(all.body.events.slice(0, 3 + rest.body.count));
+    expect(all.body).toMatchObject({ count: 8, pagination: { has_more: false, next_offset: null, next_cursor: null } });
+    expect(rest.body.query).toEqual({ limit: 3, offset: 3, cursor: null, mission_key: "quiz-5" });
+    for (const bad of [{ offset: -1 }, { offset: 1.5 }, { offset: 100_001 }, { limit: 0 }, { cursor: "x" }]) {
+      expect((await as(P, "/api/messenger/missions/history", bad)).status).toBe(400);
+    }
     const list = await as(P, "/api/messenger/missions/list");
     expect(list.body.enrollments).toEqual([expect.objectContaining({ mission_key: "quiz-5", progress: 5, completed: true, title: "Answer five quizzes" })]);
+    expect(list.body).toMatchObject({
+      count: 1,
+      query: { limit: 500, offset: 0, cursor: null },
+      pagination: { has_more: false, next_offset: null, next_cursor: null },
+    });
+    const skipped = await as(P, "/api/messenger/missions/list", { limit: 1, offset: 1 });
+    expect(skipped.body).toMatchObject({ enrollments: [], count: 0, query: { limit: 1, offset: 1, cursor: null }, pagination: { has_more: false } });
+    expect((await as(P, "/api/messenger/missions/list", { limit: 501 })).status).toBe(400);
     expect((await as(P, "/api/messenger/missions/enroll", { mission_key: "nope" })).body.error).toBe("mission_not_found");
   });
 

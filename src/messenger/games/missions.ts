@@ -146,10 +146,22 @@ export async function missionCatalog(ctx: AppContext, telegramUserId: number) {
   return { missions: missions.map((m) => ({ ...missionView(m), enrollment: mine.has(m.mission_key) ? enrollmentView(mine.get(m.mission_key)!, m) : null })) };
 }
 
-/** The player's enrollments (active and completed). */
-export async function listEnrollments(ctx: AppContext, telegramUserId: number) {
-  const rows = await enrollmentsWithMissions(ctx.store, telegramUserId, 500);
-  return { enrollments: rows.map((r) => ({ ...enrollmentView(r, r), title: r.title })) };
+/** A page of a player's own list, fetched with LIMIT limit+1 (the extra row says whether more exist); by offset only. */
+function offsetPage<R>(rows: R[], limit: number, offset: number) {
+  const hasMore = rows.length > limit;
+  const items = hasMore ? rows.slice(0, limit) : rows;
+  return {
+    items,
+    count: items.length,
+    query: { limit, offset, cursor: null },
+    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
+  };
+}
+
+/** The player's enrollments (active and completed), oldest first. */
+export async function listEnrollments(ctx: AppContext, telegramUserId: number, limit: number, offset: number) {
+  const { items, ...page } = offsetPage(await enrollmentsWithMissions(ctx.store, telegramUserId, limit + 1, offset), limit, offset);
+  return { enrollments: items.map((r) => ({ ...enrollmentView(r, r), title: r.title })), ...page };
 }
 
 /** Enrolls; enrolling again answers the same enrollment with already_enrolled=true. */
@@ -325,7 +337,7 @@ async function progressIn(
 }
 
 /** The player's progress events, newest first. */
-export async function missionHistory(ctx: AppContext, telegramUserId: number, missionKey: string | undefined, limit: number) {
-  const rows = await eventsOf(ctx.store, telegramUserId, missionKey ?? null, limit);
-  return { events: rows.map((r) => ({ ...r, accepted: r.accepted === 1 })), count: rows.length };
+export async function missionHistory(ctx: AppContext, telegramUserId: number, missionKey: string | undefined, limit: number, offset: number) {
+  const { items, query, ...page } = offsetPage(await eventsOf(ctx.store, telegramUserId, missionKey ?? null, limit + 1, offset), limit, offset);
+  return { events: items.map((r) => ({ ...r, accepted: r.accepted === 1 })), ...page, query: { ...query, mission_key: missionKey ?? null } };
 }

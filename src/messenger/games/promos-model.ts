@@ -1,9 +1,14 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
+import { PaginationSchema } from "../../http/pagination";
 import { AdminPage, AdminPageQuery, audienceKey, listQueryEcho } from "../config/model";
 import { initData, nullable, Replayed, Reward, requestId } from "../model";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
+
+/** A player's own lists page by offset: their events and enrollments are few, so no cursor is issued. */
+const MAX_LIST_OFFSET = 100_000;
+export const MAX_ENROLLMENTS_PAGE = 500;
 
 // Promo codes and missions: the request and response schemas of their player routes and operator routes.
 
@@ -183,6 +188,17 @@ export const MissionModel = {
       init_data: initData,
       mission_key: t.Optional(missionKey),
       limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, description: "integer 1–200, default 50" })),
+      offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `events to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
+    },
+    { additionalProperties: false },
+  ),
+  listBody: t.Object(
+    {
+      init_data: initData,
+      limit: t.Optional(
+        t.Integer({ minimum: 1, maximum: MAX_ENROLLMENTS_PAGE, description: `integer 1–${MAX_ENROLLMENTS_PAGE}, default ${MAX_ENROLLMENTS_PAGE}` }),
+      ),
+      offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `enrollments to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
     },
     { additionalProperties: false },
   ),
@@ -200,7 +216,17 @@ export const MissionModel = {
         }),
       ),
       count: t.Integer(),
+      query: listQueryEcho({ mission_key: nullable(t.String()) }),
+      pagination: PaginationSchema,
     }),
   ),
-  listResult: named("MessengerMissionEnrollments", Envelope({ enrollments: t.Array(t.Object({ ...Enrollment.properties, title: t.String() })) })),
+  listResult: named(
+    "MessengerMissionEnrollments",
+    Envelope({
+      enrollments: t.Array(t.Object({ ...Enrollment.properties, title: t.String() })),
+      count: t.Integer(),
+      query: listQueryEcho({}),
+      pagination: PaginationSchema,
+    }),
+  ),
 };

@@ -92,11 +92,11 @@ export function updateMissionIfRevision(
 export const enrollmentsOf = (q: Queryable, telegramUserId: number) =>
   q.all<EnrollmentRow>("SELECT * FROM messenger_mission_enrollments WHERE telegram_user_id = ?", [telegramUserId]);
 
-export const enrollmentsWithMissions = (q: Queryable, telegramUserId: number, limit: number) =>
+export const enrollmentsWithMissions = (q: Queryable, telegramUserId: number, limit: number, offset: number) =>
   q.all<EnrollmentRow & Pick<MissionRow, "title" | "target" | "progress_source">>(
     `SELECT e.*, m.title, m.target, m.progress_source FROM messenger_mission_enrollments e JOIN messenger_missions m ON m.mission_key = e.mission_key
-     WHERE e.telegram_user_id = ? ORDER BY e.enrolled_at, e.mission_key LIMIT ?`,
-    [telegramUserId, limit],
+     WHERE e.telegram_user_id = ? ORDER BY e.enrolled_at, e.mission_key LIMIT ? OFFSET ?`,
+    [telegramUserId, limit, offset],
   );
 
 /** True when this call enrolled the player (false: already enrolled). */
@@ -199,9 +199,9 @@ export async function insertEvent(t: Queryable, e: Omit<EventRow, "id">): Promis
 }
 
 /** The player's events, newest first; a null mission key lists every mission's. */
-export const eventsOf = (q: Queryable, telegramUserId: number, key: string | null, limit: number) =>
+export const eventsOf = (q: Queryable, telegramUserId: number, key: string | null, limit: number, offset: number) =>
   q.all<Pick<EventRow, "mission_key" | "client_event_id" | "value" | "accepted" | "reason" | "created_at">>(
     `SELECT mission_key, client_event_id, value, accepted, reason, created_at FROM messenger_mission_events
-     WHERE telegram_user_id = ? AND (CAST(? AS text) IS NULL OR mission_key = ?) ORDER BY id DESC LIMIT ?`,
-    [telegramUserId, key, key, limit],
+     WHERE telegram_user_id = ? AND (CAST(? AS text) IS NULL OR mission_key = ?) ORDER BY id DESC LIMIT ? OFFSET ?`,
+    [telegramUserId, key, key, limit, offset],
   );
