@@ -3,7 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
 import { CSV_CONTENT_TYPE } from "../http/csv";
-import { ErrorBody, isTruthyFlag } from "../http/envelope";
+import { ErrorBody, metaRequested } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
 import { ChainModel as M } from "./model";
@@ -146,7 +146,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       async ({ request, set }) => {
         const body = ok(dates.stamp("wallet-concentration", await walletConcentration(ctx)));
         // An include_meta answer carries its request id: nothing to revalidate, so the core serialises it as usual.
-        if (isTruthyFlag(new URL(request.url).searchParams.get("include_meta"))) return body;
+        if (metaRequested(request.url)) return body;
         // Typed as the body: Elysia types an async handler's answer as one promise of either, not a union of
         // promises; a Response is sent as it is (neither validated nor serialised) either way.
         return conditionalJson(request, body, { lastModified: body.generated_at_utc, cacheControl: CACHE, headers: set.headers }) as unknown as typeof body;

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
-import { isTruthyFlag } from "./envelope";
+import { metaRequested } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
 import { rateLimitHeaders } from "./rate-limit";
 import { publicRateGroup } from "./route-groups";
@@ -242,11 +242,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       { as: "global" },
       onEveryRoute(function includeMetaAdded({ request, response }) {
         if (!response || typeof response !== "object" || response instanceof Response || Array.isArray(response)) return;
-        const url = request.url;
-        const q = url.indexOf("include_meta=");
-        if (q === -1) return;
-        const flag = new URL(url).searchParams.get("include_meta");
-        if (!isTruthyFlag(flag)) return;
+        if (!metaRequested(request.url)) return;
         const state = states.get(request);
         return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
       }, "include_meta=1 works on every route (DESIGN.md §2)"),

@@ -24,9 +24,19 @@ export const ErrorBody = named(
 
 export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1" || v === "true";
 
+/**
+ * Whether a request asks for the meta block: `include_meta=1`, `=true`, or the bare flag (`?include_meta`, as the spec
+ * calls it a boolean flag). `0`, `false` and any other value leave it out.
+ */
+export function metaRequested(url: string): boolean {
+  if (!url.includes("include_meta")) return false;
+  const v = new URL(url).searchParams.get("include_meta");
+  return v === "" || isTruthyFlag(v);
+}
+
 /** The query parameter every JSON route declares (DESIGN.md §2); spread it into the route's query object. */
 export const includeMetaQuery = {
-  include_meta: t.Optional(t.String({ description: "1 or true: add meta {request_id, generated_at_utc} to the answer" })),
+  include_meta: t.Optional(t.String({ description: "1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer" })),
 };
 
 /**
@@ -34,7 +44,6 @@ export const includeMetaQuery = {
  * block when the request asks for it, else undefined. The core adds the block to every plain-object answer.
  */
 export function requestedMeta(request: Request, requestId: unknown, now: Date): { request_id: string; generated_at_utc: string } | undefined {
-  if (!request.url.includes("include_meta=")) return undefined;
-  if (!isTruthyFlag(new URL(request.url).searchParams.get("include_meta"))) return undefined;
+  if (!metaRequested(request.url)) return undefined;
   return { request_id: typeof requestId === "string" ? requestId : "unknown", generated_at_utc: now.toISOString() };
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import { CSV_CONTENT_TYPE } from "../http/csv";
-import { ErrorBody, requestedMeta } from "../http/envelope";
+import { ErrorBody, metaRequested, requestedMeta } from "../http/envelope";
 import { AppError, queryProblem } from "../http/errors";
 import { parsePage } from "../http/pagination";
 import { alerts } from "./alerts";
@@ -51,7 +51,7 @@ export function auditRoutes(ctx: AppContext) {
   const json = async (request: Request, headers: Record<string, unknown>, build: () => Promise<Record<string, unknown>>): Promise<Response> => {
     const state = await auditState(ctx);
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
-    if (request.url.includes("include_meta=")) return answerJson(a, await build(), now);
+    if (metaRequested(request.url)) return answerJson(a, await build(), now);
     return cache.answer(a, state.version, "application/json;charset=utf-8", async () => JSON.stringify({ success: true, ...(await build()) }));
   };
   const csv = async (request: Request, headers: Record<string, unknown>, build: () => Promise<readonly [string, string]>): Promise<Response> => {

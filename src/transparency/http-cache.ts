@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { httpDate, notModifiedSince, strongEtag } from "../http/conditional";
 import { CSV_CONTENT_TYPE } from "../http/csv";
-import { isTruthyFlag } from "../http/envelope";
+import { metaRequested } from "../http/envelope";
 
 // Validators for every transparency GET: Cache-Control public, max-age=60 (the spec: cache snapshots ≥ 60 s),
 // a strong ETag and Last-Modified, and 304 on If-None-Match (which wins, RFC 9110 §13.2.2) or, without it,
@@ -46,8 +46,7 @@ export function answerBytes(
 /** JSON: `{ success: true, ...body }`, with include_meta's block when asked for (that answer's ETag is its own). */
 export function answerJson(a: AnswerContext, body: Record<string, unknown>, now: () => Date): Response {
   const full: Record<string, unknown> = { success: true, ...body };
-  const flag = a.request.url.includes("include_meta=") ? new URL(a.request.url).searchParams.get("include_meta") : null;
-  if (isTruthyFlag(flag)) full.meta = { request_id: String(a.headers["x-request-id"] ?? "unknown"), generated_at_utc: now().toISOString() };
+  if (metaRequested(a.request.url)) full.meta = { request_id: String(a.headers["x-request-id"] ?? "unknown"), generated_at_utc: now().toISOString() };
   return answerBytes(a, JSON.stringify(full), "application/json;charset=utf-8");
 }
 

@@ -78,7 +78,7 @@ async function requiredQuery(op: FuzzOperation): Promise<string> {
 }
 
 describe("include_meta on every JSON GET under /admin and /transparency", () => {
-  test("declared in the OpenAPI document and honoured with 1 and true", async () => {
+  test("declared in the OpenAPI document and honoured with 1, true and the bare flag; 0 leaves it out", async () => {
     const routes = operations.filter((op) => (under("/admin")(op) || under("/transparency")(op)) && isJson(op));
     expect(routes.length).toBeGreaterThan(40);
     const problems: string[] = [];
@@ -86,23 +86,26 @@ describe("include_meta on every JSON GET under /admin and /transparency", () => 
       if (!op.parameters.some((p) => p.name === "include_meta" && p.in === "query")) problems.push(`${op.id}: include_meta not declared`);
       const headers = op.credential === "admin" ? auth : {};
       const extra = await requiredQuery(op);
-      for (const flag of ["1", "true"]) {
-        const res = await h.request(`${pathOf(op)}?${extra ? `${extra}&` : ""}include_meta=${flag}`, { headers });
+      for (const flag of ["1", "true", null]) {
+        const asked = flag === null ? "include_meta" : `include_meta=${flag}`;
+        const res = await h.request(`${pathOf(op)}?${extra ? `${extra}&` : ""}${asked}`, { headers });
         const text = await res.text();
         if (backupsRefused(op)) {
-          if (!isBackupRefusal(res, text)) problems.push(`${op.id} include_meta=${flag}: ${res.status} ${text.slice(0, 160)}`);
+          if (!isBackupRefusal(res, text)) problems.push(`${op.id} ${asked}: ${res.status} ${text.slice(0, 160)}`);
           continue;
         }
         if (res.status !== 200) {
-          problems.push(`${op.id} include_meta=${flag}: ${res.status} ${text.slice(0, 160)}`);
+          problems.push(`${op.id} ${asked}: ${res.status} ${text.slice(0, 160)}`);
           continue;
         }
         const meta = JSON.parse(text).meta;
         if (meta?.request_id !== res.headers.get("x-request-id") || meta?.generated_at_utc !== T0)
-          problems.push(`${op.id} include_meta=${flag}: meta ${JSON.stringify(meta)}`);
+          problems.push(`${op.id} ${asked}: meta ${JSON.stringify(meta)}`);
       }
       const without = await h.request(`${pathOf(op)}${extra ? `?${extra}` : ""}`, { headers });
       if (without.status === 200 && "meta" in JSON.parse(await without.text())) problems.push(`${op.id}: meta without include_meta`);
+      const off = await h.request(`${pathOf(op)}?${extra ? `${extra}&` : ""}include_meta=0`, { headers });
+      if (off.status === 200 && "meta" in JSON.parse(await off.text())) problems.push(`${op.id}: meta with include_meta=0`);
     }
     expect(problems).toEqual([]);
   });
