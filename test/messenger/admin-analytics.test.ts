@@ -279,6 +279,7 @@ describe("players and the manual grant", () => {
     const earned = res.body.players.map((p: any) => p.points_earned);
     expect(earned[0]).toBeGreaterThanOrEqual(earned[1]);
     expect(res.body.pagination).toEqual({ has_more: true, next_offset: 2, next_cursor: null });
+    expect(res.body.query).toEqual({ limit: 2, offset: 0, cursor: null, sort: "points_earned", linked: null });
     const all = await get("/api/messenger/admin/games/user-profiles?sort=telegram_user_id");
     expect(all.body.players.map((p: any) => p.telegram_user_id)).toEqual([1, 2, 3]);
     expect(all.body.players[2].activity).toMatchObject({ ledger_entries: 6, entries_by_game: { recon_grid: 6 } });

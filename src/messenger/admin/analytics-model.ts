@@ -243,7 +243,13 @@ export const PlayersModel = {
       count: t.Integer(),
       total: t.Integer(),
       pagination: PaginationSchema,
-      query: t.Object({ limit: t.Integer(), offset: t.Integer(), sort: t.String(), linked: nullable(t.String()) }),
+      query: t.Object({
+        limit: t.Integer(),
+        offset: t.Integer(),
+        cursor: t.Null({ description: "paged by offset: never a cursor" }),
+        sort: t.String(),
+        linked: nullable(t.String()),
+      }),
     }),
   ),
   granted: named(

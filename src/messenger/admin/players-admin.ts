@@ -100,6 +100,6 @@ export async function userProfiles(ctx: AppContext, query: { limit?: number; off
     count: players.length,
     total,
     pagination: { has_more: hasMore, next_offset: hasMore ? offset + players.length : null, next_cursor: null },
-    query: { limit, offset, sort, linked: query.linked ?? null },
+    query: { limit, offset, cursor: null, sort, linked: query.linked ?? null },
   };
 }
