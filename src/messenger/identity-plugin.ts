@@ -1,12 +1,13 @@
 // `messenger: true` on a route: the caller proves who they are with Telegram init data, sent as
 // `Authorization: tma <init data>` (Telegram's documented form), the `init_data` query parameter, or the
-// `init_data` body field — first found in that order. The player row is resolved (created on first contact).
+// `init_data` body field — first found in that order. The player row is resolved (created on first contact), except
+// on a read-only route (`messenger: "read-only"`, the previews), which writes nothing (players.ts, playerToRead).
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import type { MessengerLimits } from "./abuse-limits";
 import { bump } from "./counters";
 import { InitDataError, InitDataVerifier, initDataFromHeader, type InitDataIdentity } from "./init-data";
-import { ensurePlayer, type PlayerRow } from "./players";
+import { ensurePlayer, type PlayerRow, playerToRead } from "./players";
 
 export interface MessengerRequest {
   identity: InitDataIdentity;
@@ -24,7 +25,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
    * the store's. Order: the address limit, the init data, the refused-check limit (a refusal past it is 429 and
    * writes no counter row), the player's limit, then the player row (src/messenger/abuse-limits.ts).
    */
-  async function authenticate(request: Request, query: unknown, body: unknown): Promise<MessengerRequest> {
+  async function authenticate(request: Request, query: unknown, body: unknown, readOnly = false): Promise<MessengerRequest> {
     limits.address(request);
     const raw =
       initDataFromHeader(request.headers.get("authorization")) ??
@@ -42,7 +43,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
       throw err;
     }
     limits.player(request, identity.telegramUserId);
-    return { identity, player: await ensurePlayer(ctx, identity, now) };
+    return { identity, player: await (readOnly ? playerToRead : ensurePlayer)(ctx, identity, now) };
   }
 
   /**
@@ -55,7 +56,8 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
     verifier,
     authenticate,
     plugin: new Elysia({ name: "herald:messenger-identity" }).macro({
-      messenger: (_enabled: true) => ({
+      /** true: the player row is made or refreshed; "read-only": read as it stands, never written. */
+      messenger: (mode: true | "read-only") => ({
         async transform(context: {
           request: Request;
           query?: unknown;
@@ -64,7 +66,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
           set: { headers: Record<string, string | number> };
         }) {
           try {
-            context.messenger = await authenticate(context.request, context.query, context.body);
+            context.messenger = await authenticate(context.request, context.query, context.body, mode === "read-only");
           } finally {
             // The X-RateLimit-* headers on a successful answer too (a refusal takes them from the request state).
             Object.assign(context.set.headers, limits.headersOf(context.request));

@@ -52,6 +52,35 @@ export async function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: D
   return row;
 }
 
+/**
+ * The player behind verified init data for a read-only route (the previews): the stored row as it stands, or, for
+ * someone who never used the mini-app, a blank one that is not stored. Nothing is written: no player is made and no
+ * profile or last_seen_at refreshed.
+ */
+export async function playerToRead(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): Promise<PlayerRow> {
+  const row = await playerById(ctx.store, id.telegramUserId);
+  if (row) return row;
+  const p = profileOf(id);
+  const iso = now.toISOString();
+  return {
+    telegram_user_id: p.telegramUserId,
+    username: p.username,
+    first_name: p.firstName,
+    language_code: p.languageCode,
+    is_premium: p.isPremium,
+    linked_user_id: null,
+    linked_by: null,
+    referred_by: null,
+    free_spin_balance: 0,
+    missile_balance: 0,
+    points_balance: 0,
+    points_earned: 0,
+    last_free_spin_at: null,
+    created_at: iso,
+    last_seen_at: iso,
+  };
+}
+
 export const balancesOf = (p: Pick<PlayerRow, "free_spin_balance" | "missile_balance" | "points_balance">) => ({
   free_spin_balance: p.free_spin_balance,
   missile_balance: p.missile_balance,

@@ -273,7 +273,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
           balances: balancesOf(m.player),
         }),
         {
-          messenger: true,
+          messenger: "read-only",
           query: EM.activityQuery,
           response: { 200: EM.activity, ...messengerErrors },
           detail: messengerTag("This player's totals and recent ledger activity (read-only)"),
@@ -283,7 +283,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         "/api/messenger/engagement/leaderboard-preview",
         async ({ messenger: m, query }) => ({ success: true as const, ...(await leaderboardPreview(ctx, m.player, query.limit ?? 10)) }),
         {
-          messenger: true,
+          messenger: "read-only",
           query: EM.leaderboardQuery,
           response: { 200: EM.leaderboard, ...messengerErrors },
           detail: messengerTag("Top players by points earned and this player's rank (read-only)"),

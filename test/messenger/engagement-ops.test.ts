@@ -47,6 +47,33 @@ describe("engagement previews", () => {
     await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${init}` } });
     expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger")).toEqual(rows);
   });
+
+  test("a newcomer's previews write nothing: no player row is made, zeros are answered", async () => {
+    h = await openMessengerApp();
+    await earn(1, 40);
+    const players = () => h.ctx.store.all("SELECT telegram_user_id, username, last_seen_at FROM messenger_players ORDER BY telegram_user_id");
+    const before = await players();
+    const init = initDataFor(h, { id: 14001, username: "newcomer" });
+    const activity = await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${init}` } });
+    expect(activity.status).toBe(200);
+    expect(activity.body).toMatchObject({
+      totals: { spins: 0, grids: 0, missions_completed: 0, promos_claimed: 0, points_earned: 0 },
+      recent: [],
+      balances: { free_spin_balance: 0, missile_balance: 0, points_balance: 0 },
+    });
+    const board = await h.json(`/api/messenger/engagement/leaderboard-preview?init_data=${encodeURIComponent(init)}`);
+    expect(board.status).toBe(200);
+    expect(board.body.you).toEqual({ rank: null, points_earned: 0 });
+    expect(board.body.leaders.map((l: any) => l.is_you)).toEqual([false]);
+    // A known player's profile is not refreshed by a preview either (a changed username, a day later).
+    h.clock.advanceSeconds(86_400);
+    const known = initDataFor(h, { id: 1, username: "renamed" });
+    expect((await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${known}` } })).status).toBe(200);
+    expect(await players()).toEqual(before);
+    // Any other mini-app route makes the player as before.
+    expect((await h.json("/api/messenger/games/spin-wheel/status", tmaPost(init, {}))).status).toBe(200);
+    expect((await players()).map((p: any) => p.telegram_user_id)).toEqual([1, 14001]);
+  });
 });
 
 describe("GET /api/messenger/ops/health", () => {
