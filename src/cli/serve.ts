@@ -54,6 +54,9 @@ export class MasterKeyRefused extends Error {
   }
 }
 
+/** Bodies up to this size reach Herald's own 413 (the JSON envelope with a request id) rather than Bun's bare one. */
+const BUN_BODY_CAP_FLOOR = 64 * 1024 * 1024;
+
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContextAsync(config);
   const mismatch = ctx.secrets.mismatch;
@@ -78,8 +81,10 @@ export async function serve(config: Config): Promise<void> {
       // the kernel would split connections between two processes (each with its own database). Off, a port in
       // use is a startup error.
       reusePort: false,
-      // Bun's own cap answers 413 with an empty body; keep it above ours so the JSON 413 wins.
-      maxRequestBodySize: config.maxBodyBytes * 2 + 65_536,
+      // Bun's own cap answers 413 with an empty body and no request id; keep it well above ours so that the JSON 413
+      // wins for any body a client plausibly sends (the core refuses a Content-Length over the limit before reading
+      // a byte, and counts a chunked body as it reads it). Past this floor Bun's bare 413 stays the last guard.
+      maxRequestBodySize: Math.max(config.maxBodyBytes * 2 + 65_536, BUN_BODY_CAP_FLOOR),
     });
   } catch (err) {
     const failure = listenErrorOf(err, config.host, config.port);

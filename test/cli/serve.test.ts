@@ -222,3 +222,41 @@ describe("herald serve: a retired variable is named at start", () => {
     }
   });
 });
+
+describe("herald serve: an oversized body gets the JSON 413, not the runtime's bare one", () => {
+  test("3 MB and 40 MB with Content-Length, and 3 MB chunked: 413 payload_too_large with a request id; the server serves on", async () => {
+    const port = freePort();
+    const db = await servedDatabase(dir, "body-cap.db");
+    const h = startHerald(port, db);
+    const url = `http://127.0.0.1:${port}/api/public/audio-share-links/short/resolve`;
+    const refused = async (res: Response) => {
+      const text = await res.text();
+      const body = JSON.parse(text) as { success: boolean; error: string; request_id: string };
+      return { status: res.status, success: body.success, error: body.error, idMatches: body.request_id === res.headers.get("x-request-id") };
+    };
+    const expected = { status: 413, success: false, error: "payload_too_large", idMatches: true };
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      for (const size of [3_000_000, 40_000_000]) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(size).fill(0x20) });
+        expect({ size, ...(await refused(res)) }).toEqual({ size, ...expected });
+      }
+      const chunk = new Uint8Array(64 * 1024).fill(0x20);
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent >= 3_000_000) return controller.close();
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      });
+      const chunked = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: stream });
+      expect(await refused(chunked)).toEqual(expected);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      h.proc.kill("SIGKILL");
+      await h.proc.exited;
+      await db.drop();
+    }
+  });
+});
