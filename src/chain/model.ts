@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
+import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 
@@ -149,7 +150,8 @@ export const ChainModel = {
       status: Freshness,
       reason: N(t.String()),
       count: t.Integer(),
-      query: t.Object({ limit: t.Integer() }),
+      query: LatestQueryEcho(),
+      pagination: PaginationSchema,
       decimals: N(t.Integer()),
       rows: t.Array(
         t.Object({

@@ -1,3 +1,4 @@
+import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { formatUnits, percentOf } from "./amounts";
@@ -183,12 +184,13 @@ export async function latestTransactions(ctx: AppContext, limit: number) {
   const sync = configured ? await latestSync(ctx.store, mint!) : null;
   const fresh = freshnessOf(ctx, sync?.taken_at ?? null, ctx.config.chain.staleAfterHours.transactionSync);
   const decimals = await knownDecimals(ctx);
-  const rows = configured ? await latestTransactionRows(ctx.store, mint!, limit) : [];
+  const { items: rows, query, pagination } = latestPage(configured ? await latestTransactionRows(ctx.store, mint!, limit + 1) : [], limit);
   return {
     status: fresh.status,
     reason: configured ? null : NOT_CONFIGURED_REASON,
     count: rows.length,
-    query: { limit },
+    query,
+    pagination,
     decimals,
     rows: rows.map((r) => ({
       signature: r.signature,

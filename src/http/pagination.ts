@@ -1,3 +1,4 @@
+import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { queryProblem } from "./errors";
 import { intQuery } from "./params";
@@ -138,5 +139,25 @@ function shapePage<R>(rows: R[], page: { limit: number; offset: number; after: u
       next_cursor: hasMore && last !== undefined ? cursorOf(last) : null,
     },
     query: { limit: page.limit, offset: page.offset, cursor: page.cursor },
+  };
+}
+
+/**
+ * The `query` echo of a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor
+ * (the status trend and incidents, the latest transactions, the threshold history). `filters` are its own.
+ */
+export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
+  t.Object({ limit: t.Integer(), offset: t.Literal(0), cursor: t.Null(), ...filters });
+
+/**
+ * `query` and `pagination` of a "latest N" view, from rows fetched with LIMIT limit+1: `has_more` says older rows
+ * exist beyond these; such a view has no next page to ask for (next_offset and next_cursor are null).
+ */
+export function latestPage<R, F extends Record<string, unknown>>(rows: R[], limit: number, filters: F = {} as F) {
+  const hasMore = rows.length > limit;
+  return {
+    items: hasMore ? rows.slice(0, limit) : rows,
+    query: { limit, offset: 0 as const, cursor: null, ...filters },
+    pagination: { has_more: hasMore, next_offset: null, next_cursor: null },
   };
 }

@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
+import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
@@ -292,6 +293,8 @@ export const StatusModel = {
       count: t.Integer(),
       counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
       points: t.Array(t.Object({ generated_at: t.String(), overall: Level })),
+      query: LatestQueryEcho(),
+      pagination: PaginationSchema,
     }),
   ),
   uptime: named(
@@ -310,7 +313,15 @@ export const StatusModel = {
       components: t.Record(t.String(), UptimeTotals),
     }),
   ),
-  incidents: Envelope({ hours: t.Integer(), limit: t.Integer(), window: Window, count: t.Integer(), incidents: t.Array(Incident) }),
+  incidents: Envelope({
+    hours: t.Integer(),
+    limit: t.Integer(),
+    window: Window,
+    count: t.Integer(),
+    incidents: t.Array(Incident),
+    query: LatestQueryEcho({ hours: t.Integer() }),
+    pagination: PaginationSchema,
+  }),
   incidentOne: Envelope({ incident: Incident }),
   incidentParams: t.Object({ incident_id: intPath() }),
   policy: Envelope({

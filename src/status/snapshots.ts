@@ -1,3 +1,4 @@
+import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
 import type { CheckBase, Level } from "./checks/types";
 import { evaluateChecks, type StatusEvaluation } from "./checks/engine";
@@ -138,10 +139,11 @@ export async function loadPoints(ctx: Pick<AppContext, "store">, startIso: strin
 
 /** The latest `limit` snapshots, oldest first (the order a chart draws them). */
 export async function trend(ctx: AppContext, limit: number) {
-  const points = (await latestSnapshots(ctx.store, limit)).reverse();
+  const { items, query, pagination } = latestPage(await latestSnapshots(ctx.store, limit + 1), limit);
+  const points = items.reverse();
   const counts = { ok: 0, warn: 0, bad: 0 };
   for (const p of points) counts[p.overall]++;
-  return { limit, count: points.length, counts, points };
+  return { limit, count: points.length, counts, points, query, pagination };
 }
 
 export function latestSnapshotAt(ctx: AppContext): Promise<string | null> {

@@ -1,7 +1,7 @@
 import { t, type TSchema } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
-import { PaginationSchema } from "../http/pagination";
+import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
 import { THRESHOLD_NAMES } from "./thresholds";
 import { TRIAGE_STATUSES } from "./triage";
@@ -288,6 +288,8 @@ export const AuditResponses = {
       rows: t.Array(
         t.Object({ changed_at: t.String(), parameter: t.String(), previous_value: t.String(), new_value: t.String(), owner: t.String(), reason: t.String() }),
       ),
+      query: LatestQueryEcho(),
+      pagination: PaginationSchema,
     }),
   ),
   "triage.json": named(

@@ -213,6 +213,8 @@ export function auditRoutes(ctx: AppContext) {
             count: h.rows.length,
             current: await currentThresholds(ctx.store),
             rows: h.rows,
+            query: { limit, offset: 0 as const, cursor: null },
+            pagination: { has_more: h.total > h.rows.length, next_offset: null, next_cursor: null },
           };
         }),
       {

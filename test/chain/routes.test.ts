@@ -243,11 +243,13 @@ describe("GET /api/transactions/latest", () => {
     await h.ctx.jobs.runNow("transaction-sync");
     const all = await h.json("/api/transactions/latest");
     expect(all.status).toBe(200);
-    expect(all.body).toMatchObject({ status: "fresh", count: 30, query: { limit: 50 }, decimals: 6 });
+    expect(all.body).toMatchObject({ status: "fresh", count: 30, query: { limit: 50, offset: 0, cursor: null }, decimals: 6 });
+    expect(all.body.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
     const newest = [...f.transactions].reverse();
     expect(all.body.rows.map((r: { signature: string }) => r.signature)).toEqual(newest.map((t) => t.signature));
     const top = (await h.json("/api/transactions/latest?limit=3")).body;
     expect(top.rows).toHaveLength(3);
+    expect(top).toMatchObject({ count: 3, query: { limit: 3, offset: 0, cursor: null }, pagination: { has_more: true, next_offset: null, next_cursor: null } });
     const tracked = new Set(f.wallets().map((w) => w.owner));
     top.rows.forEach((row: Record<string, unknown>, k: number) => {
       const tx = newest[k]!;

@@ -124,6 +124,13 @@ describe("incident transitions", () => {
     expect(await ids("?hours=4")).toEqual([3]); // 06:00–10:00: incident 2 ended exactly at the start: outside
     expect(await ids("?hours=10")).toEqual([3, 2, 1]);
     expect(await ids("?hours=10&limit=2")).toEqual([3, 2]);
+    const capped = (await h.json("/api/public/system-status/incidents?hours=10&limit=2")).body;
+    expect(capped).toMatchObject({
+      count: 2,
+      query: { limit: 2, offset: 0, cursor: null, hours: 10 },
+      pagination: { has_more: true, next_offset: null, next_cursor: null },
+    });
+    expect((await h.json("/api/public/system-status/incidents?hours=10&limit=3")).body.pagination.has_more).toBe(false);
   });
 
   test("bad hours and limit are 400 invalid_query naming the field", async () => {
@@ -179,6 +186,9 @@ describe("the status-snapshot job", () => {
         { generated_at: iso(T0, 1), overall: "bad" },
         { generated_at: iso(T0, 2), overall: "ok" },
       ],
+      // A "latest N" view: the query it applied, and whether older snapshots exist beyond these (no next page).
+      query: { limit: 2, offset: 0, cursor: null },
+      pagination: { has_more: true, next_offset: null, next_cursor: null },
     });
   });
 
@@ -190,7 +200,8 @@ describe("the status-snapshot job", () => {
     expect(t.points[0].generated_at).toBe(iso(T0, 10));
     expect(t.points[59].generated_at).toBe(iso(T0, 69));
     for (const q of ["limit=0", "limit=1441", "limit=x"]) expect((await h.json(`/api/public/system-status/trend?${q}`)).status).toBe(400);
-    expect((await h.json("/api/public/system-status/trend?limit=1440")).body.count).toBe(70);
+    expect((await h.json("/api/public/system-status/trend?limit=1440")).body).toMatchObject({ count: 70, pagination: { has_more: false } });
+    expect(t.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: null });
   });
 
   test("status-prune deletes history past the retention and keeps the check set readable", async () => {

@@ -91,7 +91,13 @@ describe("operator routes", () => {
       ].reverse(),
     );
     expect(hist.current).toMatchObject({ large_transfer_amount: "10000", sigs_increase_threshold_pct: "12.5" });
-    expect((await w.h.json(`${P}/threshold-history.json?limit=1`)).body).toMatchObject({ count: 1, total: 2 });
+    expect((await w.h.json(`${P}/threshold-history.json?limit=1`)).body).toMatchObject({
+      count: 1,
+      total: 2,
+      query: { limit: 1, offset: 0, cursor: null },
+      pagination: { has_more: true, next_offset: null, next_cursor: null },
+    });
+    expect((await w.h.json(`${P}/threshold-history.json?limit=2`)).body.pagination.has_more).toBe(false);
     expect((await w.h.json(`${P}/threshold-history.json?limit=501`)).status).toBe(400);
     const a = await audits(w);
     expect(a).toHaveLength(1);
