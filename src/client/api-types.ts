@@ -100,6 +100,7 @@ export type DeadLetterSummary = {
 export type DonationClaim = {
   claim_id: number;
   claim_code: string;
+  status: "issued" | "redeemed" | "cancelled";
   claim_status: "issued" | "redeemed" | "cancelled";
   campaign_id: string;
   /** Exact decimal string */

@@ -14,6 +14,8 @@ const Claim = named(
   t.Object({
     claim_id: t.Integer(),
     claim_code: t.String(),
+    /** The claim's state: the same value as claim_status (the spec names both). */
+    status: ClaimStatus,
     claim_status: ClaimStatus,
     campaign_id: t.String(),
     amount: t.String({ description: "Exact decimal string" }),

@@ -93,6 +93,7 @@ export function claimView(ctx: Pick<AppContext, "config">, r: ClaimRow) {
   return {
     claim_id: r.id,
     claim_code: r.claim_code,
+    status: r.status,
     claim_status: r.status,
     campaign_id: r.campaign_id,
     amount: r.amount,

@@ -34,6 +34,7 @@ describe("reading a claim", () => {
     expect(r.body.claim).toEqual({
       claim_id: expect.any(Number),
       claim_code: code,
+      status: "issued",
       claim_status: "issued",
       campaign_id: "spring-2026",
       amount: "5",
@@ -84,6 +85,7 @@ describe("redeeming a claim", () => {
     expect(r.status).toBe(200);
     expect(r.body.claim).toMatchObject({
       claim_code: code,
+      status: "redeemed",
       claim_status: "redeemed",
       redeemed_at: "2026-01-01T00:01:30.000Z",
       redeemed_by: "wallet-app:user-7",
