@@ -167,12 +167,14 @@ export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
 /**
  * Every value of X-Audio-Share-Track-Auth: the mode (AUDIO_SHARE_TRACK_AUTH), then what the request's bearer
  * turned out to be: missing, invalid (unknown, revoked or not `Bearer <token>`) or valid. `off` stands alone
- * because nothing is checked. The spec's required_* names are kept as they are; its bare `optional` is split
- * three ways, because one value for "accepted anonymously" and "refused with 401" told the client nothing.
+ * because nothing is checked. The spec's four values are sent as the spec names them: `optional` is what the
+ * default mode answers a request without a bearer (accepted, anonymous). Optional mode with a bearer says what the
+ * bearer was (optional_invalid_bearer, optional_valid_bearer), because one value for "accepted anonymously" and
+ * "refused with 401" told the client nothing.
  */
 export const TRACK_AUTH_VALUES = {
   off: "mode off: Authorization is ignored, whatever it holds; the event is anonymous",
-  optional_missing_bearer: "mode optional, no Authorization sent: accepted, anonymous",
+  optional: "mode optional, no Authorization sent: accepted, anonymous",
   optional_invalid_bearer: "mode optional, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid (never counted as anonymous)",
   optional_valid_bearer: "mode optional, a valid bearer: accepted, attributed to the token",
   required_missing_bearer: "mode required, no Authorization sent: 401 track_auth_required",

@@ -40,7 +40,7 @@ export async function authenticateTrack(ctx: AppContext, authorization: string |
   const mode = ctx.config.audioShare.trackAuth;
   if (mode === "off") return { header: "off", tokenId: null };
   if (!authorization) {
-    if (mode === "optional") return { header: "optional_missing_bearer", tokenId: null };
+    if (mode === "optional") return { header: "optional", tokenId: null };
     throw new AppError("track_auth_required", "This service requires Authorization: Bearer <track token> on /track", {
       headers: { [TRACK_AUTH_HEADER]: "required_missing_bearer" },
     });

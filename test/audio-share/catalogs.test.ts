@@ -72,7 +72,7 @@ describe("catalogs are the one source", () => {
     });
     expect(Object.keys(g.track_auth.header_values)).toEqual([
       "off",
-      "optional_missing_bearer",
+      "optional",
       "optional_invalid_bearer",
       "optional_valid_bearer",
       "required_missing_bearer",

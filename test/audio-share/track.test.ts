@@ -39,7 +39,7 @@ describe("POST /track: dedupe on client_event_id", () => {
       client_event_id: "evt-0001-aaaa",
       authenticated: false,
     });
-    expect(res.headers.get("x-audio-share-track-auth")).toBe("optional_missing_bearer");
+    expect(res.headers.get("x-audio-share-track-auth")).toBe("optional");
     h.clock.advanceSeconds(3599);
     const again = await track(event({ event_type: "share" }));
     expect(again.body).toMatchObject({
@@ -146,7 +146,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     ["off", "unknown", 200, null, "off", false],
     ["off", "revoked", 200, null, "off", false],
     ["off", "malformed", 200, null, "off", false],
-    ["optional", "none", 200, null, "optional_missing_bearer", false],
+    ["optional", "none", 200, null, "optional", false],
     ["optional", "valid", 200, null, "optional_valid_bearer", true],
     ["optional", "unknown", 401, "track_auth_invalid", "optional_invalid_bearer", null],
     ["optional", "revoked", 401, "track_auth_invalid", "optional_invalid_bearer", null],
@@ -180,7 +180,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
   test.each([
     ["off", "none", "off"],
     ["off", "valid", "off"],
-    ["optional", "none", "optional_missing_bearer"],
+    ["optional", "none", "optional"],
     ["optional", "valid", "optional_valid_bearer"],
     ["required", "valid", "required_valid_bearer"],
   ] as Array<[Mode, Bearer, string]>)("mode %s, bearer %s: refusals after auth say %s too", async (mode, bearer, header) => {
