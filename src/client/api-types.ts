@@ -410,7 +410,8 @@ export type WalletInfo = {
 export type WalletLink = {
   blockchain: string;
   wallet_address: string;
-  label: string | null;
+  /** The partner's name for the wallet (1–64 characters); "" when none was given */
+  label: string;
   /** 1 for the user's primary wallet, else 0 */
   is_primary: number;
   /** 1 when the partner marked the wallet verified */

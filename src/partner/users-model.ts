@@ -21,7 +21,7 @@ export const WalletLink = named(
   t.Object({
     blockchain: t.String(),
     wallet_address: t.String(),
-    label: nullable(t.String()),
+    label: t.String({ description: 'The partner\'s name for the wallet (1–64 characters); "" when none was given' }),
     is_primary: t.Integer({ description: "1 for the user's primary wallet, else 0" }),
     verified: t.Integer({ description: "1 when the partner marked the wallet verified" }),
     verified_at: nullable(t.String({ description: "When it was last verified (ISO 8601 UTC)" })),

@@ -16,7 +16,8 @@ export type WalletView = ReturnType<typeof walletView>;
 export const walletView = (w: WalletRow) => ({
   blockchain: w.blockchain,
   wallet_address: w.wallet_address,
-  label: w.label,
+  // The spec types label as a string: a wallet linked without one answers "" (a label set is 1–64 characters).
+  label: w.label ?? "",
   is_primary: w.is_primary,
   verified: w.verified,
   verified_at: w.verified_at,

@@ -33,7 +33,7 @@ describe("POST /api/partner/users", () => {
         status: "active",
         is_verified: false,
         wallet_address: sol(1),
-        wallets: [{ blockchain: "solana", wallet_address: sol(1), label: null, is_primary: 1, verified: 0, verified_at: null }],
+        wallets: [{ blockchain: "solana", wallet_address: sol(1), label: "", is_primary: 1, verified: 0, verified_at: null }],
         created_at: "2026-01-01T00:00:00.000Z",
         updated_at: "2026-01-01T00:00:00.000Z",
       },
