@@ -1,6 +1,7 @@
 // Read-only previews for the mini-app. The leaderboard reads messenger_players.points_earned, an aggregate kept
 // by the ledger at write time, through its index: top N is an index walk, never a scan of ledger rows.
 import type { AppContext } from "../context";
+import { latestPage } from "../http/pagination";
 import type { PlayerRow } from "./players";
 import { countSpinsOf } from "./store/fair";
 import { countGridsOf } from "./store/grids";
@@ -17,11 +18,16 @@ export async function activityPreview(ctx: AppContext, player: PlayerRow, limit:
     countGridsOf(q, id),
     countCompletedOf(q, id),
     countClaimsOf(q, id),
-    ledgerPage(q, id, Number.MAX_SAFE_INTEGER, limit, 0),
+    ledgerPage(q, id, Number.MAX_SAFE_INTEGER, limit + 1, 0),
   ]);
+  // Both previews are "latest N" lists (docs/http-conventions.md, "Lists"): has_more, no next page.
+  const { items, query, pagination } = latestPage(recent, limit);
   return {
+    count: items.length,
+    query,
+    pagination,
     totals: { spins, grids, missions_completed: missionsCompleted, promos_claimed: promosClaimed, points_earned: player.points_earned },
-    recent: recent.map((r) => ({
+    recent: items.map((r) => ({
       id: r.id,
       action: r.action,
       game_key: r.game_key ?? null,
@@ -32,7 +38,7 @@ export async function activityPreview(ctx: AppContext, player: PlayerRow, limit:
 }
 
 export async function leaderboardPreview(ctx: AppContext, player: PlayerRow, limit: number) {
-  const top = await topByPointsEarned(ctx.store, limit);
+  const { items: top, query, pagination } = latestPage(await topByPointsEarned(ctx.store, limit + 1), limit);
   // The player's rank: players strictly ahead (a range of the same index) plus one.
   const ahead = await playersAhead(ctx.store, player.points_earned, player.telegram_user_id);
   return {
@@ -43,5 +49,8 @@ export async function leaderboardPreview(ctx: AppContext, player: PlayerRow, lim
       is_you: r.telegram_user_id === player.telegram_user_id,
     })),
     you: { rank: player.points_earned > 0 ? ahead + 1 : null, points_earned: player.points_earned },
+    count: top.length,
+    query,
+    pagination,
   };
 }

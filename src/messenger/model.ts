@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
+import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { intPath, intQuery } from "../http/params";
 import { INIT_DATA_MAX_LENGTH } from "./init-data";
 
@@ -311,6 +312,9 @@ export const EngagementModel = {
         }),
       ),
       balances: Balances,
+      count: t.Integer({ description: "rows in recent" }),
+      query: LatestQueryEcho(),
+      pagination: PaginationSchema,
     }),
   ),
   leaderboardQuery: t.Object({
@@ -323,6 +327,9 @@ export const EngagementModel = {
     Envelope({
       leaders: t.Array(t.Object({ rank: t.Integer(), display_name: t.String(), points_earned: t.Integer(), is_you: t.Boolean() })),
       you: t.Object({ rank: nullable(t.Integer()), points_earned: t.Integer() }),
+      count: t.Integer({ description: "leaders listed" }),
+      query: LatestQueryEcho(),
+      pagination: PaginationSchema,
     }),
   ),
   healthQuery: t.Object({

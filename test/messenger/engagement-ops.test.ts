@@ -30,6 +30,14 @@ describe("engagement previews", () => {
       [2, 120, true],
     ]);
     expect(res.body.you).toEqual({ rank: 2, points_earned: 120 });
+    // A "latest N" list: count, the query applied, and whether more players are ranked (no next page).
+    expect(res.body).toMatchObject({
+      count: 2,
+      query: { limit: 2, offset: 0, cursor: null },
+      pagination: { has_more: true, next_offset: null, next_cursor: null },
+    });
+    const all = await h.json(`/api/messenger/engagement/leaderboard-preview?limit=3&init_data=${encodeURIComponent(init)}`);
+    expect(all.body).toMatchObject({ count: 3, pagination: { has_more: false } });
     const bad = await h.json(`/api/messenger/engagement/leaderboard-preview?limit=51&init_data=${encodeURIComponent(init)}`);
     expect([bad.status, bad.body.error]).toEqual([400, "invalid_query"]);
   });
@@ -43,6 +51,11 @@ describe("engagement previews", () => {
     expect(res.body.totals).toMatchObject({ spins: 1, grids: 0 });
     expect(res.body.recent).toHaveLength(1);
     expect(res.body.recent[0].action).toBe("spin_wheel.play");
+    expect(res.body).toMatchObject({
+      count: 1,
+      query: { limit: 5, offset: 0, cursor: null },
+      pagination: { has_more: false, next_offset: null, next_cursor: null },
+    });
     const rows = await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger");
     await h.json("/api/messenger/engagement/activity-preview", { headers: { authorization: `tma ${init}` } });
     expect(await h.ctx.store.get("SELECT COUNT(*) AS n FROM messenger_ledger")).toEqual(rows);
