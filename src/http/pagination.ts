@@ -143,6 +143,21 @@ function shapePage<R>(rows: R[], page: { limit: number; offset: number; after: u
 }
 
 /**
+ * A page of a list paged by offset only (no cursor is issued), from rows fetched with LIMIT limit+1 OFFSET offset:
+ * the extra row only says whether more exist.
+ */
+export function offsetPage<R>(rows: R[], limit: number, offset: number) {
+  const hasMore = rows.length > limit;
+  const items = hasMore ? rows.slice(0, limit) : rows;
+  return {
+    items,
+    count: items.length,
+    query: { limit, offset, cursor: null },
+    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
+  };
+}
+
+/**
  * The `query` echo of a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor
  * (the status trend and incidents, the latest transactions, the threshold history). `filters` are its own.
  */
@@ -154,10 +169,6 @@ export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
  * exist beyond these; such a view has no next page to ask for (next_offset and next_cursor are null).
  */
 export function latestPage<R, F extends Record<string, unknown>>(rows: R[], limit: number, filters: F = {} as F) {
-  const hasMore = rows.length > limit;
-  return {
-    items: hasMore ? rows.slice(0, limit) : rows,
-    query: { limit, offset: 0 as const, cursor: null, ...filters },
-    pagination: { has_more: hasMore, next_offset: null, next_cursor: null },
-  };
+  const { items, query, pagination } = offsetPage(rows, limit, 0);
+  return { items, query: { ...query, offset: 0 as const, ...filters }, pagination: { ...pagination, next_offset: null } };
 }

@@ -58,16 +58,17 @@ export async function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: D
  * profile or last_seen_at refreshed.
  */
 export async function playerToRead(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): Promise<PlayerRow> {
-  const row = await playerById(ctx.store, id.telegramUserId);
-  if (row) return row;
-  const p = profileOf(id);
-  const iso = now.toISOString();
+  return (await playerById(ctx.store, id.telegramUserId)) ?? blankPlayer(profileOf(id), now.toISOString());
+}
+
+/** A player as the first contact would make it (nothing earned, nothing linked), never stored. */
+export function blankPlayer(p: Partial<Profile> & Pick<Profile, "telegramUserId">, now: string): PlayerRow {
   return {
     telegram_user_id: p.telegramUserId,
-    username: p.username,
-    first_name: p.firstName,
-    language_code: p.languageCode,
-    is_premium: p.isPremium,
+    username: p.username ?? null,
+    first_name: p.firstName ?? null,
+    language_code: p.languageCode ?? null,
+    is_premium: p.isPremium ?? 0,
     linked_user_id: null,
     linked_by: null,
     referred_by: null,
@@ -76,8 +77,8 @@ export async function playerToRead(ctx: AppContext, id: InitDataIdentity, now: D
     points_balance: 0,
     points_earned: 0,
     last_free_spin_at: null,
-    created_at: iso,
-    last_seen_at: iso,
+    created_at: now,
+    last_seen_at: now,
   };
 }
 

@@ -8,7 +8,7 @@ import { type CatalogCampaignRow, gamesConfig, inWindow, type WheelCampaignRow }
 import { catalogAccess } from "../config/campaigns";
 import { activeWheel, expectedValue } from "../config/wheel-campaigns";
 import { catalogOf } from "../games/games";
-import { getPlayer, type PlayerRow } from "../players";
+import { blankPlayer, getPlayer } from "../players";
 import { catalogCampaignsOfGame, newestWheelCampaigns } from "../store/config";
 
 /** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
@@ -20,31 +20,11 @@ export interface PreviewQuery {
   admin_view: boolean;
 }
 
-function hypotheticalPlayer(telegramUserId: number | undefined, now: string): PlayerRow {
-  return {
-    telegram_user_id: telegramUserId ?? 0,
-    username: null,
-    first_name: null,
-    language_code: null,
-    is_premium: 0,
-    linked_user_id: null,
-    linked_by: null,
-    referred_by: null,
-    free_spin_balance: 0,
-    missile_balance: 0,
-    points_balance: 0,
-    points_earned: 0,
-    last_free_spin_at: null,
-    created_at: now,
-    last_seen_at: now,
-  };
-}
-
 export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
   const nowDate = ctx.clock.now();
   const now = nowDate.toISOString();
   const stored = q.telegram_user_id === undefined ? null : await getPlayer(ctx.store, q.telegram_user_id);
-  let player = stored ?? hypotheticalPlayer(q.telegram_user_id, now);
+  let player = stored ?? blankPlayer({ telegramUserId: q.telegram_user_id ?? 0 }, now);
   if (q.linked_user_id !== undefined) player = { ...player, linked_user_id: q.linked_user_id === 0 ? null : q.linked_user_id };
   const config = await gamesConfig(ctx);
   const member = (group: string) => inAudience(player, group, config);

@@ -14,7 +14,7 @@ import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
-import { keyPageOf, parseKeyPage } from "../../http/pagination";
+import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { lockedPlayer } from "../players";
 import {
@@ -144,18 +144,6 @@ export async function missionCatalog(ctx: AppContext, telegramUserId: number) {
   const missions = await activeMissions(ctx.store, 500);
   const mine = new Map((await enrollmentsOf(ctx.store, telegramUserId)).map((e) => [e.mission_key, e]));
   return { missions: missions.map((m) => ({ ...missionView(m), enrollment: mine.has(m.mission_key) ? enrollmentView(mine.get(m.mission_key)!, m) : null })) };
-}
-
-/** A page of a player's own list, fetched with LIMIT limit+1 (the extra row says whether more exist); by offset only. */
-function offsetPage<R>(rows: R[], limit: number, offset: number) {
-  const hasMore = rows.length > limit;
-  const items = hasMore ? rows.slice(0, limit) : rows;
-  return {
-    items,
-    count: items.length,
-    query: { limit, offset, cursor: null },
-    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
-  };
 }
 
 /** The player's enrollments (active and completed), oldest first. */
