@@ -786,7 +786,14 @@ export interface Operations {
       success: true;
       count: number;
       users: Array<User>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        status: string | null;
+        q: string | null;
+        include_wallets: boolean;
+      };
       pagination: Pagination;
       /** Relative paths; USER_ID and WALLET_ADDRESS are template tokens */
       docs_links: Record<string, string>;
@@ -893,7 +900,14 @@ export interface Operations {
       success: true;
       count: number;
       events: Array<WebhookEvent>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        order: "asc" | "desc";
+        user_id: string | null;
+        event_type: string | null;
+      };
       pagination: Pagination;
       meta?: Meta;
       mode: "sandbox";
@@ -965,7 +979,13 @@ export interface Operations {
       success: true;
       count: number;
       webhooks: Array<Webhook>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        event_type: string | null;
+        is_active: boolean | null;
+      };
       pagination: Pagination;
       meta?: Meta;
       mode: "sandbox";
@@ -1019,7 +1039,18 @@ export interface Operations {
       success: true;
       count: number;
       users: Array<User>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        status: string | null;
+        q: string | null;
+        include_wallets: boolean;
+        email: string | null;
+        /** as applied: lower case */
+        username: string | null;
+        wallet: string | null;
+      };
       pagination: Pagination;
       /** Relative paths; USER_ID and WALLET_ADDRESS are template tokens */
       docs_links: Record<string, string>;
@@ -1049,7 +1080,14 @@ export interface Operations {
       success: true;
       count: number;
       users: Array<User>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        status: string | null;
+        q: string | null;
+        include_wallets: boolean;
+      };
       pagination: Pagination;
       /** Relative paths; USER_ID and WALLET_ADDRESS are template tokens */
       docs_links: Record<string, string>;
@@ -1130,7 +1168,19 @@ export interface Operations {
       success: true;
       count: number;
       events: Array<WebhookEvent>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        status: string | null;
+        reason_tag: string | null;
+        /** as applied: ISO 8601 UTC */
+        from: string | null;
+        /** as applied: ISO 8601 UTC */
+        to: string | null;
+        webhook_id: number | null;
+        event_type: string | null;
+      };
       pagination: Pagination;
       meta?: Meta;
     };
@@ -1154,7 +1204,13 @@ export interface Operations {
       success: true;
       count: number;
       webhooks: Array<Webhook>;
-      query: Record<string, unknown>;
+      query: {
+        limit: number;
+        offset: number;
+        cursor: string | null;
+        event_type: string | null;
+        is_active: boolean | null;
+      };
       pagination: Pagination;
       meta?: Meta;
     };

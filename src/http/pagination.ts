@@ -158,6 +158,27 @@ export function offsetPage<R>(rows: R[], limit: number, offset: number) {
 }
 
 /**
+ * A page of a list paged by offset only whose total is counted anyway (the operators' lists show it): `has_more`
+ * comes from the total instead of an extra row.
+ */
+export function totalPage<R>(items: R[], total: number, limit: number, offset: number) {
+  const hasMore = offset + items.length < total;
+  return {
+    count: items.length,
+    query: { limit, offset, cursor: null },
+    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
+  };
+}
+
+/** The `query` echo of a list paged by cursor or offset (`pageOf`, `keyPageOf`), with the route's own filters. */
+export const PageQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
+  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]), ...filters });
+
+/** The `query` echo of a list paged by offset only: `cursor` is always null (none is issued). */
+export const OffsetQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
+  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: t.Null(), ...filters });
+
+/**
  * The `query` echo of a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor
  * (the status trend and incidents, the latest transactions, the threshold history). `filters` are its own.
  */

@@ -10,6 +10,9 @@ const PUBLIC_PREFIXES = [
   "/status.json",
   // The human status page, its RSS feed and badges (/status, /status/feed.rss, /status/badge/…).
   "/status",
+  // The published API documents (the spec lists both YAML documents among the public operations; the JSON twin too).
+  "/api/openapi.json",
+  "/api/openapi.yaml",
   "/api/openapi-transparency.yaml",
   "/s/audio/",
 ] as const;

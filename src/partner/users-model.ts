@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PaginationSchema } from "../http/pagination";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { named } from "../http/openapi/names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
@@ -47,13 +47,23 @@ export const User = named(
 
 const Links = t.Record(t.String(), t.String(), { description: "Relative paths; USER_ID and WALLET_ADDRESS are template tokens" });
 
-const List = Envelope({
-  count: t.Integer(),
-  users: t.Array(User),
-  query: t.Record(t.String(), t.Any()),
-  pagination: PaginationSchema,
-  docs_links: Links,
-  links: Links,
+const listOf = (filters: Parameters<typeof PageQueryEcho>[0]) =>
+  Envelope({
+    count: t.Integer(),
+    users: t.Array(User),
+    query: PageQueryEcho(filters),
+    pagination: PaginationSchema,
+    docs_links: Links,
+    links: Links,
+  });
+/** The filters every user list echoes as applied (q trimmed, null when absent). */
+const userFilters = { status: nullable(t.String()), q: nullable(t.String()), include_wallets: t.Boolean() };
+const List = listOf(userFilters);
+const LookupList = listOf({
+  ...userFilters,
+  email: nullable(t.String()),
+  username: nullable(t.String({ description: "as applied: lower case" })),
+  wallet: nullable(t.String()),
 });
 
 export const UsersModel = {
@@ -99,6 +109,7 @@ export const UsersModel = {
     include_wallets: flag,
   }),
   list: List,
+  lookupList: LookupList,
   linkBody: t.Object(
     {
       wallet_address: walletAddress,

@@ -76,7 +76,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
         const r = await listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
         return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...links };
       },
-      { partner: read, query: M.lookupQuery, response: { 200: M.list, ...readErrs }, detail: tag("Find users by text, email, username or wallet") },
+      { partner: read, query: M.lookupQuery, response: { 200: M.lookupList, ...readErrs }, detail: tag("Find users by text, email, username or wallet") },
     )
     .get(
       "/api/partner/users/:user_id",

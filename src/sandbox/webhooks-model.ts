@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { PageQuery } from "../http/pagination";
+import { PageQuery, PageQueryEcho } from "../http/pagination";
 import { WebhooksModel } from "../webhooks/model";
 import { readOf, SandboxModel, SandboxRead, SandboxWrite, writeOf } from "./model";
 
@@ -32,7 +32,12 @@ export const SandboxWebhooksModel = {
     order: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")], { description: "by delivery id; default desc" })),
     event_type: t.Optional(t.String({ maxLength: 64 })),
   }),
-  events: readOf(WebhooksModel.events),
+  events: readOf(
+    t.Object({
+      ...WebhooksModel.events.properties,
+      query: PageQueryEcho({ order: t.Union([t.Literal("asc"), t.Literal("desc")]), user_id: nullable(t.String()), event_type: nullable(t.String()) }),
+    }),
+  ),
   replayBody: WebhooksModel.replayBody,
   replay: SandboxWrite({ ...replayRest, results: t.Array(ReplayItem) }),
   scenarios: SandboxRead({

@@ -7,7 +7,7 @@ import { csvRecords, csvResponse } from "../http/csv";
 import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { intQuery } from "../http/params";
-import { PaginationSchema } from "../http/pagination";
+import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 import {
   type DeadLetterFilter,
   deadLetterPage,
@@ -60,7 +60,7 @@ const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Un
 const ExportAnswer = Envelope({
   total: t.Integer({ description: "dead letters matching the filter" }),
   count: t.Integer(),
-  query: t.Object({ partner: nullable(t.String()), event_type: nullable(t.String()), limit: t.Integer(), offset: t.Integer() }),
+  query: OffsetQueryEcho({ partner: nullable(t.String()), event_type: nullable(t.String()) }),
   dead_letters: t.Array(
     t.Object({
       delivery_id: t.Integer(),
@@ -198,7 +198,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
           success: true as const,
           total: r.total,
           count: r.rows.length,
-          query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset },
+          query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset, cursor: null },
           dead_letters: r.rows,
           pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + r.rows.length : null, next_cursor: null },
         };

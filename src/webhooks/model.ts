@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PaginationSchema } from "../http/pagination";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { DELIVERY_STATUSES } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
@@ -79,7 +79,12 @@ export const WebhooksModel = {
     event_type: t.Optional(t.String()),
     is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])),
   }),
-  list: Envelope({ count: t.Integer(), webhooks: t.Array(Webhook), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
+  list: Envelope({
+    count: t.Integer(),
+    webhooks: t.Array(Webhook),
+    query: PageQueryEcho({ event_type: nullable(t.String()), is_active: nullable(t.Boolean()) }),
+    pagination: PaginationSchema,
+  }),
   idParams: t.Object({ webhook_id: intPath() }),
   deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
   tested: Envelope({ queued: t.Boolean(), event_id: t.String(), webhook_id: t.Integer(), event_type: t.String(), delivery_id: t.Integer() }),
@@ -119,7 +124,19 @@ export const WebhooksModel = {
     to: t.Optional(t.String()),
     webhook_id: intQuery({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   }),
-  events: Envelope({ count: t.Integer(), events: t.Array(Delivery), query: t.Record(t.String(), t.Any()), pagination: PaginationSchema }),
+  events: Envelope({
+    count: t.Integer(),
+    events: t.Array(Delivery),
+    query: PageQueryEcho({
+      status: nullable(t.String()),
+      reason_tag: nullable(t.String()),
+      from: nullable(t.String({ description: "as applied: ISO 8601 UTC" })),
+      to: nullable(t.String({ description: "as applied: ISO 8601 UTC" })),
+      webhook_id: nullable(t.Integer()),
+      event_type: nullable(t.String()),
+    }),
+    pagination: PaginationSchema,
+  }),
   replayBody: t.Object(
     {
       event_ids: t.Array(t.Integer({ minimum: 1 }), { minItems: 1, maxItems: 100 }),

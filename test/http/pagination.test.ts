@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/http/errors";
 import { openTestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
 import { DEFAULT_LIMIT, MAX_LIMIT, pageOf, parsePage, type PageRequest } from "../../src/http/pagination";
 
 /** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */
@@ -89,5 +90,73 @@ describe("cursor", () => {
     const good = Buffer.from('{"a":5}').toString("base64url");
     expect(parsePage({ cursor: good }).after).toBe(5);
     expectQueryError(() => parsePage({ cursor: good, offset: 3 }), "query.offset");
+  });
+});
+
+describe("every list answers in one shape", () => {
+  type Schema = { $ref?: string; properties?: Record<string, Schema> };
+  test("each documented answer with pagination has count, a query echo with limit, offset and cursor, and the three pagination fields", async () => {
+    const h = await openTestApp();
+    try {
+      const doc = (await h.json("/api/openapi.json")).body as {
+        paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: Schema }> }> }>>;
+        components: { schemas: Record<string, Schema> };
+      };
+      const deref = (s: Schema | undefined): Schema | undefined => (s?.$ref ? deref(doc.components.schemas[s.$ref.split("/").pop()!]) : s);
+      const lists: string[] = [];
+      const problems: string[] = [];
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          for (const [status, response] of Object.entries(op.responses ?? {})) {
+            const body = deref(response.content?.["application/json"]?.schema);
+            if (!status.startsWith("2") || !body?.properties?.pagination) continue;
+            const name = `${method.toUpperCase()} ${path}`;
+            lists.push(name);
+            const fields = (s: Schema | undefined) => Object.keys(deref(s)?.properties ?? {});
+            const missing = [
+              ...["count", "query"].filter((f) => !body.properties![f]),
+              ...["limit", "offset", "cursor"].filter((f) => !fields(body.properties!.query).includes(f)).map((f) => `query.${f}`),
+              ...["has_more", "next_offset", "next_cursor"].filter((f) => !fields(body.properties!.pagination).includes(f)).map((f) => `pagination.${f}`),
+            ];
+            if (missing.length) problems.push(`${name}: ${missing.join(", ")}`);
+          }
+        }
+      }
+      // The operators' offset-paged lists are among them (they once echoed no cursor).
+      expect(lists).toEqual(
+        expect.arrayContaining([
+          "GET /admin/backups",
+          "GET /admin/ops/incidents",
+          "GET /admin/ops/alerts-monitor/export.json",
+          "GET /admin/console/dead-letters.json",
+        ]),
+      );
+      expect(problems).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("an operators' list paged by offset echoes cursor null and pages by its total", async () => {
+    const h = await openTestApp();
+    try {
+      const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
+      const incidents = await h.json("/admin/ops/incidents?limit=1&offset=3", { headers: auth });
+      expect(incidents.status).toBe(200);
+      expect(incidents.body).toMatchObject({
+        count: 0,
+        total: 0,
+        query: { limit: 1, offset: 3, cursor: null, status: null, severity: null, since: null },
+        pagination: { has_more: false, next_offset: null, next_cursor: null },
+      });
+      const alerts = await h.json("/admin/ops/alerts-monitor/export.json?limit=2", { headers: auth });
+      expect(alerts.status).toBe(200);
+      expect(alerts.body.query).toMatchObject({ limit: 2, offset: 0, cursor: null });
+      const dead = await h.json("/admin/console/dead-letters.json?limit=2", { headers: auth });
+      expect(dead.status).toBe(200);
+      expect(dead.body.query).toEqual({ partner: null, event_type: null, limit: 2, offset: 0, cursor: null });
+    } finally {
+      await h.close();
+    }
   });
 });

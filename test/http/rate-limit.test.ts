@@ -89,3 +89,18 @@ test("0 turns the limit off and non-public routes are not limited per IP", async
   }
   expect((await h.request("/healthz")).headers.get("x-ratelimit-limit")).toBeNull();
 });
+
+test("the published API documents are public routes: limited per IP like the rest", async () => {
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "2" } });
+  h.clock.set("2026-01-01T00:00:00.000Z");
+  for (const path of ["/api/openapi.yaml", "/api/openapi.json", "/api/openapi-transparency.yaml"]) {
+    // One limit per IP across every public route: the third public request of the minute is refused.
+    const first = await h.request(path);
+    expect([path, first.status, first.headers.get("x-ratelimit-limit"), first.headers.get("x-ratelimit-remaining")]).toEqual([path, 200, "2", "1"]);
+    expect((await h.request(path)).status).toBe(200);
+    const refused = await h.json(path);
+    expect([path, refused.status, refused.body.error]).toEqual([path, 429, "rate_limited"]);
+    expect(refused.headers.get("retry-after")).toBe("61");
+    h.clock.set(new Date(h.clock.now().getTime() + 61_000).toISOString());
+  }
+});

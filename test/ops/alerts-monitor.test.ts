@@ -55,7 +55,7 @@ describe("alerts monitor: export.json", () => {
     const r = await h.json(`${B}/export.json`, { headers: auth });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-disposition")).toContain("attachment");
-    expect(r.body.query).toEqual({ days: 7, source: "all", status: "all", limit: 50, offset: 0 });
+    expect(r.body.query).toEqual({ days: 7, source: "all", status: "all", limit: 50, offset: 0, cursor: null });
     expect(r.body.total).toBe(3); // the 2026-03-01 run is outside the 7 days
     expect(r.body.alerts.map((a: any) => a.name)).toEqual(["overall", "digest.hours", "token.mint"]);
     expect(r.body.alerts[2].details).toEqual({ z: 2.5 });

@@ -169,6 +169,8 @@ describe("rate limits", () => {
       "/transparency/trust-dashboard.json",
       "/developers/deprecations.rss",
       "/api/openapi-transparency.yaml",
+      "/api/openapi.yaml",
+      "/api/openapi.json",
     ]) {
       expect(publicRateGroup(p)).toBe("public");
     }

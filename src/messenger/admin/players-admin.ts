@@ -4,7 +4,7 @@
 // (telegram_user_id, day) index for the page's players only.
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { pageOf, parsePage } from "../../http/pagination";
+import { offsetPage, pageOf, parsePage } from "../../http/pagination";
 import { balancesOf, getPlayer, type PlayerRow, playerView } from "../players";
 import { countSpinsOf } from "../store/fair";
 import { countGridsOf } from "../store/grids";
@@ -87,9 +87,8 @@ export async function userProfiles(ctx: AppContext, query: { limit?: number; off
   const offset = query.offset ?? 0;
   const sort = query.sort ?? "points_earned";
   const linked = query.linked === undefined ? null : query.linked === "true";
-  const rows = await playersPage(ctx.store, { sort, linked, limit: limit + 1, offset });
-  const hasMore = rows.length > limit;
-  const players = rows.slice(0, limit);
+  const page = offsetPage(await playersPage(ctx.store, { sort, linked, limit: limit + 1, offset }), limit, offset);
+  const players = page.items;
   const activity = await activityOf(
     ctx,
     players.map((p) => p.telegram_user_id),
@@ -97,9 +96,9 @@ export async function userProfiles(ctx: AppContext, query: { limit?: number; off
   const total = await countPlayers(ctx.store, linked);
   return {
     players: players.map((p) => ({ ...profileOf(p), activity: activity.get(p.telegram_user_id)! })),
-    count: players.length,
+    count: page.count,
     total,
-    pagination: { has_more: hasMore, next_offset: hasMore ? offset + players.length : null, next_cursor: null },
-    query: { limit, offset, cursor: null, sort, linked: query.linked ?? null },
+    pagination: page.pagination,
+    query: { ...page.query, sort, linked: query.linked ?? null },
   };
 }

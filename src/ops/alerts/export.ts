@@ -29,7 +29,7 @@ export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {
   return {
     generated_at: ctx.clock.now().toISOString(),
     window: { ...page.window, days: f.days },
-    query: { days: f.days, source: f.source, status: f.status, limit: f.limit, offset: f.offset },
+    query: { days: f.days, source: f.source, status: f.status, limit: f.limit, offset: f.offset, cursor: null },
     count: page.rows.length,
     total: page.total,
     alerts: page.rows,

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PaginationSchema } from "../../http/pagination";
+import { OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { USAGE_CHART_BOUNDS } from "../export-usage/chart";
 
@@ -84,7 +84,7 @@ export const AlertsModel = {
     {
       generated_at: t.String({ format: "date-time" }),
       window: Window,
-      query: t.Object({ days: t.Integer(), source: t.String(), status: t.String(), limit: t.Integer(), offset: t.Integer() }),
+      query: OffsetQueryEcho({ days: t.Integer(), source: t.String(), status: t.String() }),
       count: t.Integer(),
       total: t.Integer(),
       alerts: t.Array(AlertRow),

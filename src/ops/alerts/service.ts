@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import { totalPage } from "../../http/pagination";
 import { applyAlertTransitions } from "./state";
 import { countRuns, insertRuns, newestRun, type RunRow, runsPage } from "./store";
 
@@ -90,13 +91,7 @@ export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const filter = { from: w.from, to: w.to, source: f.source, status: f.status };
   const total = await countRuns(ctx.store, filter);
   const rows = await runsPage(ctx.store, filter, f.limit, f.offset);
-  const hasMore = f.offset + rows.length < total;
-  return {
-    window: w,
-    total,
-    rows: rows.map(toRow),
-    pagination: { has_more: hasMore, next_offset: hasMore ? f.offset + rows.length : null, next_cursor: null },
-  };
+  return { window: w, total, rows: rows.map(toRow), pagination: totalPage(rows, total, f.limit, f.offset).pagination };
 }
 
 export interface RunSummary {

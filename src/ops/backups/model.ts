@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PaginationSchema } from "../../http/pagination";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { BACKUP_NAME_PATTERN } from "./list";
 
@@ -50,7 +50,7 @@ export const OpsModel = {
     total: t.Integer({ description: "backups in the folder" }),
     keep: t.Integer({ description: "BACKUP_KEEP: how many a successful run leaves" }),
     backups: t.Array(BackupListItem, { description: "Newest first" }),
-    query: t.Object({ limit: t.Integer(), offset: t.Integer() }),
+    query: OffsetQueryEcho(),
     pagination: PaginationSchema,
   }),
   nameParams: t.Object({

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
-import { DEFAULT_LIMIT } from "../../http/pagination";
+import { DEFAULT_LIMIT, totalPage } from "../../http/pagination";
 import { runBackup } from "./backup";
 import { backupOrThrow, listBackups, type BackupEntry } from "./list";
 import { OpsModel } from "./model";
@@ -53,15 +53,15 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const offset = query.offset ?? 0;
         const page = await listBackups(ctx, { limit, offset });
-        const hasMore = offset + page.items.length < page.total;
+        const { count, query: echo, pagination } = totalPage(page.items, page.total, limit, offset);
         return {
           success: true as const,
-          count: page.items.length,
+          count,
           total: page.total,
           keep: ctx.config.backupKeep,
           backups: page.items.map(({ path: _path, ...b }) => b),
-          query: { limit, offset },
-          pagination: { has_more: hasMore, next_offset: hasMore ? offset + page.items.length : null, next_cursor: null },
+          query: echo,
+          pagination,
         };
       },
       {

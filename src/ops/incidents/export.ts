@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
 import { AppError, queryProblem } from "../../http/errors";
+import { totalPage } from "../../http/pagination";
 import { getIncidentOrThrow } from "../../status/service";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
 import { DRAFT_LIMITS, incidentEvents, paddedSpan, surroundings } from "./draft";
@@ -25,12 +26,12 @@ async function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
   const offset = q.offset ?? 0;
   const since = q.since === undefined ? null : new Date(instantOrThrow("since", q.since)).toISOString();
   const r = await incidentsInWindow(ctx, { since, until: null, severity: q.severity, status: q.status, limit, offset });
-  const hasMore = offset + r.items.length < r.total;
+  const p = totalPage(r.items, r.total, limit, offset);
   return {
     total: r.total,
     items: r.items,
-    query: { limit, offset, status: q.status ?? null, severity: q.severity ?? null, since },
-    pagination: { has_more: hasMore, next_offset: hasMore ? offset + r.items.length : null, next_cursor: null },
+    query: { ...p.query, status: q.status ?? null, severity: q.severity ?? null, since },
+    pagination: p.pagination,
   };
 }
 

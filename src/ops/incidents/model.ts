@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { MAX_OFFSET, PaginationSchema } from "../../http/pagination";
+import { MAX_OFFSET, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { Incident } from "../../status/model";
 import { DRAFT_LIMITS } from "./draft";
@@ -180,7 +180,7 @@ const listFilters = {
   include_meta: t.Optional(t.String()),
 };
 const offset = intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "rows to skip" });
-const ListEcho = t.Object({ limit: t.Integer(), offset: t.Integer(), status: N(t.String()), severity: N(t.String()), since: N(t.String()) });
+const ListEcho = OffsetQueryEcho({ status: N(t.String()), severity: N(t.String()), since: N(t.String()) });
 
 export const listQuery = t.Object({
   limit: intQuery({ minimum: 1, maximum: LIST_LIMITS.limit.max, defaultValue: LIST_LIMITS.limit.fallback, description: "incidents per page" }),
