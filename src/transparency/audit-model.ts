@@ -181,6 +181,8 @@ export const AuditResponses = {
           metric_delta_pct: N(t.Number()),
         }),
       ),
+      query: LatestQueryEcho({ metric: lit(["rows", "sigs"]), include_status_counts: t.Boolean() }),
+      pagination: PaginationSchema,
     }),
   ),
   "alerts.json": named(
@@ -236,6 +238,8 @@ export const AuditResponses = {
       selector: t.String(),
       run: CompareSide,
       baseline_run: CompareSide,
+      run_a: t.Object(CompareSide.properties, { description: "baseline_run, named as compare.json names its earlier run" }),
+      run_b: t.Object(CompareSide.properties, { description: "run, named as compare.json names its later run" }),
       total_delta: t.Integer(),
       total_pct_delta: N(t.Number()),
       include_rows: t.Boolean(),

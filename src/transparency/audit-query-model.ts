@@ -59,7 +59,7 @@ export const AuditQuery = {
   trend: t.Object({
     run: selector("the last point's run, default latest"),
     metric: t.Optional(litQ(["rows", "sigs"], "rows: rows examined; sigs: signatures with anomalies (default)")),
-    include_status_counts: Flag("add status_counts over the points (default 0)"),
+    include_status_counts: Flag("status_counts over the points (default 1; 0 leaves it null)"),
     ...rowFilters,
     limit: intQuery({ minimum: 1, maximum: 1000, defaultValue: 30, description: "points (runs)" }),
     include_meta: t.Optional(t.String()),
@@ -75,6 +75,7 @@ export const AuditQuery = {
     run: selector("the run to evaluate, default latest"),
     sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
     rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
+    include_meta: t.Optional(t.String({ description: "accepted as on every route; a CSV has no meta" })),
   }),
   compare: t.Object({
     run_a: selector("the earlier run, default previous"),

@@ -93,7 +93,7 @@ export function auditRoutes(ctx: AppContext) {
           const input = {
             metric: query.metric === "rows" ? ("rows" as const) : ("sigs" as const),
             limit: query.limit ?? 30,
-            includeStatusCounts: flag(query.include_status_counts, false),
+            includeStatusCounts: flag(query.include_status_counts, true),
             filters,
           };
           return trend(ctx, sel, input);

@@ -76,6 +76,9 @@ export async function diffExport(ctx: AppContext, sel: { selector: string; run: 
     selector: sel.selector,
     run: side(sel.selector, run),
     baseline_run: side("previous complete run", baseline),
+    // The same two runs under compare.json's names: this export is compare.json of (baseline, run) plus pct_delta.
+    run_a: side("previous complete run", baseline),
+    run_b: side(sel.selector, run),
     total_delta: r.totalDelta,
     total_pct_delta: pctDelta(base, run && run.is_complete === 1 ? run.signatures_with_anomalies : 0),
     include_rows: includeRows,

@@ -138,5 +138,8 @@ export async function trend(ctx: AppContext, sel: { selector: string; run: RunRo
     count: points.length,
     status_counts: statusCounts,
     points,
+    // A latest-N view (docs/http-conventions.md, "Lists"): older complete runs exist when one more was found.
+    query: { limit: input.limit, offset: 0 as const, cursor: null, metric: input.metric, include_status_counts: input.includeStatusCounts },
+    pagination: { has_more: first === 1, next_offset: null, next_cursor: null },
   };
 }

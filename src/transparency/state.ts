@@ -1,6 +1,6 @@
 import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
-import { type AuditState, readState } from "./store/state";
+import { type AuditState, readState, startState } from "./store/state";
 
 // The audit data's version and time (audit_state, src/transparency/store/state.ts) as every transparency answer
 // reads it: from memory, re-read from the database at most every STATE_POLL_MS. A change made through this
@@ -29,7 +29,7 @@ export async function auditState(ctx: AppContext): Promise<AuditState> {
   const nowMs = epochMs(ctx.clock);
   if (c.state && Math.abs(nowMs - c.checkedAtMs) < STATE_POLL_MS) return c.state;
   const generation = c.generation;
-  const state = await readState(ctx.store);
+  const state = (await readState(ctx.store)) ?? (await startState(ctx.store, new Date(nowMs).toISOString()));
   if (generation === c.generation) {
     c.state = state;
     c.checkedAtMs = nowMs;

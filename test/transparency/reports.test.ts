@@ -68,12 +68,19 @@ describe("trend.json", () => {
       [3, 5, 5, null],
     ]);
     expect(t.status_counts).toEqual({ ok: 1, warn: 2, bad: 0, other: 0 });
+    expect(t.query).toEqual({ limit: 30, offset: 0, cursor: null, metric: "rows", include_status_counts: true });
+    expect(t.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
     const sigs = (await w.h.json(`${P}/trend.json?limit=2`)).body;
     expect(sigs.points.map((p: any) => [p.run_id, p.metric, p.metric_value, p.metric_delta])).toEqual([
       [2, "sigs", 0, -2],
       [3, "sigs", 3, 3],
     ]);
-    expect(sigs.status_counts).toBeNull();
+    // status_counts by default (the spec names it as part of the trend), over the two points' runs; a third,
+    // older complete run exists beyond the limit.
+    expect(sigs.status_counts).toEqual({ ok: 1, warn: 1, bad: 0, other: 0 });
+    expect(sigs.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: null });
+    const without = (await w.h.json(`${P}/trend.json?limit=2&include_status_counts=0`)).body;
+    expect([without.status_counts, without.include_status_counts, without.query.include_status_counts]).toEqual([null, false, false]);
     const filtered = (await w.h.json(`${P}/trend.json?metric=rows&min_abs_delta=10000&types=untracked_outflow`)).body;
     expect(filtered.points.map((p: any) => p.metric_value)).toEqual([0, 0, 3]);
     expect(filtered.filters).toEqual({ severity: null, types: ["untracked_outflow"], signature: null, min_abs_delta: "10000" });
@@ -154,6 +161,8 @@ describe("alerts at and around the thresholds", () => {
     const json = (await w.h.json(`${P}/alerts.json?sigs_increase_threshold_pct=12.5`)).body;
     const [record, ...more] = await csv(`${P}/alerts.csv?sigs_increase_threshold_pct=12.5`);
     expect(more).toEqual([]);
+    // include_meta is accepted on every route; a CSV has nowhere to put meta, so the same record comes back.
+    expect(await csv(`${P}/alerts.csv?sigs_increase_threshold_pct=12.5&include_meta=1`)).toEqual([record!]);
     const s = json.snapshot;
     expect(record).toEqual({
       selected_run: cell(json.selected_run),
@@ -190,6 +199,8 @@ describe("compare and diff", () => {
 
     const d = (await w.h.json(`${P}/diff/export.json`)).body;
     expect(d).toMatchObject({ run: { resolved_run: 2 }, baseline_run: { resolved_run: 1 }, total_delta: 2, total_pct_delta: 50 });
+    // The same two runs under compare.json's names (the export is compare.json of baseline and run, plus pct_delta).
+    expect([d.run_a, d.run_b]).toEqual([d.baseline_run, d.run]);
     const drow = (type: string) => d.rows.find((r: any) => r.type === type);
     expect(drow("untracked_outflow").pct_delta).toBe(50);
     expect(drow("rows_total").pct_delta).toBe(80);

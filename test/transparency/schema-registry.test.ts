@@ -123,10 +123,13 @@ describe("schema-registry.json", () => {
   test("a registry without any run validates too (fresh deployment)", async () => {
     const fresh = await plantedWorld([], { seed: "fresh" });
     try {
+      const started = fresh.h.clock.now().toISOString();
       for (const file of ["summary.json", "runs.json", "trend.json", "alerts.json", "diff/compare.json", "diff/export.json", "export.json"]) {
         const r = await fresh.h.json(`${P}/${file}`);
         expect([file, r.status]).toEqual([file, 200]);
         expectValid(`${P}/${file}`, r.body);
+        // No audit data yet: the time it began is the first answer's time (recorded once), never 1970.
+        expect([file, r.body.generated_at_utc, r.headers.get("last-modified")]).toEqual([file, started, new Date(started).toUTCString()]);
       }
     } finally {
       await fresh.close();

@@ -13,8 +13,6 @@ export interface AuditState {
 
 type StateRow = Pick<RowOf<typeof auditState>, "version" | "changed_at">;
 
-const EPOCH = "1970-01-01T00:00:00.000Z";
-
 /**
  * Bumps the version: call inside the transaction of the change. On PostgreSQL the upsert takes the row's lock until
  * that transaction ends, so transactions that bump FIRST are serialised across instances — the audit run's start
@@ -27,7 +25,18 @@ export async function bumpState(t: Queryable, now: string): Promise<void> {
   );
 }
 
-export async function readState(q: Queryable): Promise<AuditState> {
+/** The state; null before the first answer or change recorded one (startState). */
+export async function readState(q: Queryable): Promise<AuditState | null> {
   const row = await q.get<StateRow>("SELECT version, changed_at FROM audit_state WHERE id = 1");
-  return row ? { version: row.version, changedAt: row.changed_at } : { version: 0, changedAt: EPOCH };
+  return row ? { version: row.version, changedAt: row.changed_at } : null;
+}
+
+/**
+ * Before any audit data exists: records `now` as the time the (empty) audit data began, version 0, so answers carry
+ * a real generated_at_utc and Last-Modified rather than 1970. Written once per database; an instance that loses
+ * the race reads the winner's time. The first change moves the version to 1 as bumpState always does.
+ */
+export async function startState(q: Queryable, now: string): Promise<AuditState> {
+  await q.run("INSERT INTO audit_state (id, version, changed_at) VALUES (1, 0, ?) ON CONFLICT (id) DO NOTHING", [now]);
+  return (await readState(q)) ?? { version: 0, changedAt: now };
 }
