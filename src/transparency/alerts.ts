@@ -70,6 +70,23 @@ function recommendations(run: RunRow, baseline: RunRow | null, level: string): s
   return out;
 }
 
+/** One side of the alert: a run's aggregates and their change since the complete run before it (null without one). */
+function alertSide(run: RunRow, before: RunRow | null) {
+  const sigDelta = before ? run.signatures_with_anomalies - before.signatures_with_anomalies : null;
+  const rowsDelta = before ? run.rows_total - before.rows_total : null;
+  return {
+    run_id: run.id,
+    label: run.label,
+    overall: run.overall,
+    signatures_with_anomalies: run.signatures_with_anomalies,
+    rows_total: run.rows_total,
+    sig_delta: sigDelta,
+    sig_delta_pct: sigDelta === null ? null : pctOf(sigDelta, before!.signatures_with_anomalies),
+    rows_delta: rowsDelta,
+    rows_delta_pct: rowsDelta === null ? null : pctOf(rowsDelta, before!.rows_total),
+  };
+}
+
 export async function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
   const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? await completeRunBefore(ctx.store, sel.run.id) : null;
   const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
@@ -77,8 +94,6 @@ export async function alerts(ctx: AppContext, sel: { selector: string; run: RunR
   // run's answer does not change when an operator changes the thresholds today; a query value overrides. With no
   // run there is nothing to judge, and the thresholds in force are shown.
   const t = alertThresholds(run ? storedThresholds(run.thresholds) : await currentThresholds(ctx.store), overrides.sigs, overrides.rows);
-  const sigDelta = run && baseline ? run.signatures_with_anomalies - baseline.signatures_with_anomalies : null;
-  const rowsDelta = run && baseline ? run.rows_total - baseline.rows_total : null;
   const sigTrip = !!(run && baseline && tripped(run.signatures_with_anomalies, baseline.signatures_with_anomalies, t.sigs));
   const rowsTrip = !!(run && baseline && tripped(run.rows_total, baseline.rows_total, t.rows));
   const bad = run?.overall === "bad";
@@ -103,28 +118,9 @@ export async function alerts(ctx: AppContext, sel: { selector: string; run: RunR
       thresholds: { sigs_increase_threshold_pct: pctNumber(t.sigs), rows_increase_threshold_pct: pctNumber(t.rows) },
       thresholds_source: { sigs_increase_threshold_pct: t.source.sigs, rows_increase_threshold_pct: t.source.rows },
       points_available: run ? await countCompleteUpTo(ctx.store, run.id) : 0,
-      current: run
-        ? {
-            run_id: run.id,
-            label: run.label,
-            overall: run.overall,
-            signatures_with_anomalies: run.signatures_with_anomalies,
-            rows_total: run.rows_total,
-            sig_delta: sigDelta,
-            sig_delta_pct: sigDelta === null ? null : pctOf(sigDelta, baseline!.signatures_with_anomalies),
-            rows_delta: rowsDelta,
-            rows_delta_pct: rowsDelta === null ? null : pctOf(rowsDelta, baseline!.rows_total),
-          }
-        : null,
-      baseline: baseline
-        ? {
-            run_id: baseline.id,
-            label: baseline.label,
-            overall: baseline.overall,
-            signatures_with_anomalies: baseline.signatures_with_anomalies,
-            rows_total: baseline.rows_total,
-          }
-        : null,
+      current: run ? alertSide(run, baseline) : null,
+      // The baseline in the same shape, its deltas against the complete run before it.
+      baseline: baseline ? alertSide(baseline, await completeRunBefore(ctx.store, baseline.id)) : null,
     },
     include_recommendations: includeRecommendations,
     recommendations: includeRecommendations && run ? recommendations(run, baseline, level) : [],
@@ -159,5 +155,9 @@ export function alertsRow(a: AlertsAnswer): Record<string, string | number | boo
     "baseline.overall": s.baseline?.overall ?? null,
     "baseline.signatures_with_anomalies": s.baseline?.signatures_with_anomalies ?? null,
     "baseline.rows_total": s.baseline?.rows_total ?? null,
+    "baseline.sig_delta": s.baseline?.sig_delta ?? null,
+    "baseline.sig_delta_pct": s.baseline?.sig_delta_pct ?? null,
+    "baseline.rows_delta": s.baseline?.rows_delta ?? null,
+    "baseline.rows_delta_pct": s.baseline?.rows_delta_pct ?? null,
   };
 }

@@ -73,6 +73,19 @@ const FiltersEcho = t.Object({
   min_abs_delta: N(t.String()),
 });
 const CompareRow = t.Object({ type: t.String(), selected: t.Integer(), latest: t.Integer(), delta: t.Integer() });
+/** current and baseline of alerts.json: a run's aggregates and their change since the complete run before it. */
+const AlertSide = t.Object({
+  run_id: t.Integer(),
+  label: t.String(),
+  overall: N(Level),
+  signatures_with_anomalies: t.Integer(),
+  rows_total: t.Integer(),
+  sig_delta: N(t.Integer()),
+  sig_delta_pct: N(t.Number()),
+  rows_delta: N(t.Integer()),
+  rows_delta_pct: N(t.Number()),
+});
+
 const CompareSide = t.Object({ selector: t.String(), resolved_run: N(t.Integer()), label: N(t.String()), is_complete: N(t.Boolean()) });
 
 export const ExportRowSchema = named(
@@ -199,20 +212,8 @@ export const AuditResponses = {
         thresholds: t.Object({ sigs_increase_threshold_pct: t.Number(), rows_increase_threshold_pct: t.Number() }),
         thresholds_source: t.Object({ sigs_increase_threshold_pct: lit(["query", "stored"]), rows_increase_threshold_pct: lit(["query", "stored"]) }),
         points_available: t.Integer(),
-        current: N(
-          t.Object({
-            run_id: t.Integer(),
-            label: t.String(),
-            overall: N(Level),
-            signatures_with_anomalies: t.Integer(),
-            rows_total: t.Integer(),
-            sig_delta: N(t.Integer()),
-            sig_delta_pct: N(t.Number()),
-            rows_delta: N(t.Integer()),
-            rows_delta_pct: N(t.Number()),
-          }),
-        ),
-        baseline: N(t.Object({ run_id: t.Integer(), label: t.String(), overall: N(Level), signatures_with_anomalies: t.Integer(), rows_total: t.Integer() })),
+        current: N(AlertSide),
+        baseline: N(AlertSide),
       }),
       include_recommendations: t.Boolean(),
       recommendations: t.Array(t.String()),

@@ -32,6 +32,10 @@ export const ALERTS_CSV_COLUMNS = [
   "baseline.overall",
   "baseline.signatures_with_anomalies",
   "baseline.rows_total",
+  "baseline.sig_delta",
+  "baseline.sig_delta_pct",
+  "baseline.rows_delta",
+  "baseline.rows_delta_pct",
 ] as const;
 export const COMPARE_CSV_COLUMNS = ["run_a", "run_b", "type", "selected", "latest", "delta"] as const;
 export const DIFF_CSV_COLUMNS = ["run", "baseline_run", "type", "selected", "latest", "delta", "pct_delta"] as const;

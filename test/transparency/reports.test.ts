@@ -143,9 +143,13 @@ describe("alerts at and around the thresholds", () => {
     await w.round(1, 2);
     const fromZero = (await w.h.json(`${P}/alerts.json?sigs_increase_threshold_pct=10000`)).body.snapshot;
     expect(fromZero).toMatchObject({ alert_level: "warn", current: { sig_delta: 1, sig_delta_pct: null } });
+    // The baseline has current's shape; the first run has no run before it, so its deltas are null.
+    expect(fromZero.baseline).toEqual({ ...first.current, sig_delta: null, sig_delta_pct: null, rows_delta: null, rows_delta_pct: null });
     await w.round(2, 2, 2_000_000_000_000n); // 2,000,000 tokens: large_transfer, critical → overall bad
     const bad = (await w.h.json(`${P}/alerts.json?include_recommendations=1`)).body;
     expect(bad.snapshot).toMatchObject({ alert_level: "bad", current: { overall: "bad", sig_delta_pct: 100 } });
+    // Run 3's baseline is run 2, against run 1: 0 → 1 signatures (pct null from zero), rows 2 → 3.
+    expect(bad.snapshot.baseline).toMatchObject({ run_id: 2, sig_delta: 1, sig_delta_pct: null, rows_delta: 1, rows_delta_pct: 50 });
     expect(bad.recommendations.length).toBeGreaterThan(2);
     await w.round(2, 2, 2_000_000_000_000n);
     expect((await w.h.json(`${P}/alerts.json`)).body.snapshot).toMatchObject({
