@@ -93,7 +93,9 @@ export function getDeprecationOrThrow(ctx: AppContext, reg: Registry, id: string
 }
 
 /** GET /developers/migration-status.json: one entry's phase and checklist, or every entry's phase. */
-export function migrationStatus(ctx: AppContext, reg: Registry, id: string | undefined) {
+export function migrationStatus(ctx: AppContext, reg: Registry, given: string | undefined) {
+  // An empty id (a form or template left blank) asks for no particular one: every published migration.
+  const id = given?.trim() ? given : undefined;
   const list = id === undefined ? published(ctx, reg) : [getDeprecationOrThrow(ctx, reg, id)];
   const now = ctx.clock.now();
   return {

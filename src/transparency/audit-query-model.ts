@@ -28,8 +28,12 @@ const selector = (description: string) =>
   );
 
 const rowFilters = {
-  severity: t.Optional(t.String({ maxLength: 64, description: `comma list of severities (any of): ${SEVERITIES.join(", ")}` })),
-  types: t.Optional(t.String({ maxLength: 256, description: `comma list of anomaly types (any of): ${ANOMALY_TYPES.join(", ")}` })),
+  severity: t.Optional(
+    t.Array(t.String({ maxLength: 64 }), { maxItems: 20, description: `severities, repeated or comma-separated (any of): ${SEVERITIES.join(", ")}` }),
+  ),
+  types: t.Optional(
+    t.Array(t.String({ maxLength: 256 }), { maxItems: 20, description: `anomaly types, repeated or comma-separated (any of): ${ANOMALY_TYPES.join(", ")}` }),
+  ),
   // No control characters: the export routes stream their rows, so a value the database would refuse (U+0000) must
   // be refused here, before the answer's headers go out.
   signature: t.Optional(

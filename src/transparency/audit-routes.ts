@@ -11,7 +11,7 @@ import { alertsCsv, compareCsv, diffCsv } from "./csv";
 import { listDeclarations } from "./declarations";
 import { compare, diffExport } from "./diffs";
 import { exportCsvStream, exportJsonStream } from "./exports";
-import { filtersEcho, parseRange, parseRowFilters } from "./filters";
+import { filtersEcho, parseRange, parseRowFilters, type RowFilterQuery } from "./filters";
 import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE, TRANSACTION_DELTA_RULE } from "./glossary";
 import { AnswerCache, answerJson, answerStream, type AnswerContext } from "./http-cache";
 import { runsList, summary, trend } from "./reports";
@@ -270,7 +270,7 @@ async function exportAnswer(
   ctx: AppContext,
   request: Request,
   headers: Record<string, unknown>,
-  query: Record<string, string | undefined>,
+  query: RowFilterQuery & { run?: string; from?: string; to?: string },
   format: "json" | "csv",
 ): Promise<Response> {
   const range = parseRange(query.from, query.to);

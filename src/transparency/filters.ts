@@ -3,13 +3,14 @@ import { absKey } from "./amounts";
 import { parseUnitsOrThrow } from "./amounts";
 import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "./glossary";
 
-// Row filters shared by trend.json and the exports: severity and types (comma lists, any of), signature (exact),
+// Row filters shared by trend.json and the exports: severity and types (lists, repeated or comma-separated; any of), signature (exact),
 // min_abs_delta (a decimal token amount, compared exactly through audit_rows.abs_key). Each builds a SQL
 // fragment with its own placeholders, so a filter never becomes SQL text.
 
 export interface RowFilterQuery {
-  severity?: string;
-  types?: string;
+  /** Repeated or comma-separated (`severity=low&severity=high` or `severity=low,high`). */
+  severity?: string | string[];
+  types?: string | string[];
   signature?: string;
   min_abs_delta?: string;
 }
@@ -24,8 +25,9 @@ export interface RowFilters {
 
 const bad = (field: string, problem: string) => new AppError("invalid_query", `${field} ${problem}`, { details: [{ field, problem }] });
 
-function list<T extends string>(raw: string | undefined, field: string, allowed: readonly T[], ok: (v: string) => v is T): T[] | null {
-  if (raw === undefined || raw.trim() === "") return null;
+function list<T extends string>(given: string | string[] | undefined, field: string, allowed: readonly T[], ok: (v: string) => v is T): T[] | null {
+  const raw = Array.isArray(given) ? given.join(",") : given;
+  if (raw === undefined || raw.replaceAll(",", "").trim() === "") return null;
   const values = raw
     .split(",")
     .map((v) => v.trim())

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { formatUnits } from "../chain/service";
-import type { AnomalyType, Severity } from "./glossary";
+import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "./glossary";
 import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "./store/runs";
 import { storedThresholds, thresholdsView } from "./thresholds";
 
@@ -70,6 +70,9 @@ export async function selectRun(
 
 export const parseCounts = <K extends string>(text: string) => JSON.parse(text) as Record<K, number>;
 
+const everyKey = <K extends string>(keys: readonly K[], counts: Partial<Record<K, number>>): Record<K, number> =>
+  Object.fromEntries(keys.map((k) => [k, counts[k] ?? 0])) as Record<K, number>;
+
 /** A run as runs.json and summary.json show it. */
 export function runView(r: RunRow, selectedId: number | null) {
   return {
@@ -81,8 +84,9 @@ export function runView(r: RunRow, selectedId: number | null) {
     rows_total: r.rows_total,
     signatures_with_anomalies: r.signatures_with_anomalies,
     max_abs_delta: formatUnits(BigInt(r.max_abs_delta_raw), r.decimals),
-    severity_counts: parseCounts<Severity>(r.severity_counts) as Record<Severity, number>,
-    type_counts: parseCounts<AnomalyType>(r.type_counts) as Record<AnomalyType, number>,
+    // Every key, zero when absent: a run that crashed or is still running has stored none.
+    severity_counts: everyKey(SEVERITIES, parseCounts<Severity>(r.severity_counts)),
+    type_counts: everyKey(ANOMALY_TYPES, parseCounts<AnomalyType>(r.type_counts)),
     thresholds: thresholdsView(storedThresholds(r.thresholds)),
     job_run_id: r.job_run_id,
     started_at: r.started_at,

@@ -169,6 +169,8 @@ describe("with a non-empty registry (fixture)", () => {
       migrations: [{ id: "legacy-user-lookup", phase: "deprecated", days_until_sunset: 7, action_required: "migrate before sunset_at" }],
     });
     expect((await json("/developers/migration-status.json")).body.count).toBe(2);
+    // A blank id (a form left empty) is no id: every published migration.
+    expect((await json("/developers/migration-status.json?id=")).body).toMatchObject({ id: null, count: 2 });
     for (const id of ["nope", "future-change"]) {
       const r = await json(`/developers/migration-status.json?id=${id}`);
       expect(r.status).toBe(404);

@@ -285,7 +285,12 @@ describe("a crashed run", () => {
       summary_available: false,
       run: { is_complete: false, overall: null },
     });
-    expect((await w.h.json(`${P}/runs.json`)).body.runs).toMatchObject([{ run: 1, is_complete: false, is_selected: false }]);
+    const crashedView = (await w.h.json(`${P}/runs.json`)).body.runs;
+    expect(crashedView).toMatchObject([{ run: 1, is_complete: false, is_selected: false }]);
+    // No aggregates were stored, yet every key is there, at zero, as on a complete run.
+    expect(crashedView[0].severity_counts).toEqual({ low: 0, medium: 0, high: 0, critical: 0 });
+    expect(Object.values(crashedView[0].type_counts).every((n) => n === 0)).toBe(true);
+    expect(Object.keys(crashedView[0].type_counts)).toContain("untracked_outflow");
 
     await w.h.ctx.store.run("DELETE FROM chain_transactions WHERE signature = 'zzzz'");
     w.h.clock.advanceSeconds(60);

@@ -84,10 +84,19 @@ describe("trend.json", () => {
     const filtered = (await w.h.json(`${P}/trend.json?metric=rows&min_abs_delta=10000&types=untracked_outflow`)).body;
     expect(filtered.points.map((p: any) => p.metric_value)).toEqual([0, 0, 3]);
     expect(filtered.filters).toEqual({ severity: null, types: ["untracked_outflow"], signature: null, min_abs_delta: "10000" });
+    // A list parameter may repeat or take a comma list: the same filter either way.
+    const commas = (await w.h.json(`${P}/trend.json?metric=rows&types=untracked_outflow,large_transfer&severity=low,medium`)).body;
+    const repeated = (await w.h.json(`${P}/trend.json?metric=rows&types=untracked_outflow&types=large_transfer&severity=low&severity=medium`)).body;
+    expect(repeated.filters).toEqual({ severity: ["low", "medium"], types: ["untracked_outflow", "large_transfer"], signature: null, min_abs_delta: null });
+    expect(repeated.points).toEqual(commas.points);
+    const exported = (await w.h.json(`${P}/export.json?types=untracked_outflow&types=large_transfer`)).body;
+    expect(exported.query.types).toEqual(["untracked_outflow", "large_transfer"]);
     for (const [q, field] of [
       ["metric=both", "query.metric"],
       ["severity=low,severe", "query.severity"],
       ["types=theft", "query.types"],
+      ["types=untracked_outflow&types=theft", "query.types"],
+      ["limit=2&limit=3", "query.limit"],
       ["min_abs_delta=-5", "query.min_abs_delta"],
       ["min_abs_delta=1.1234567", "query.min_abs_delta"],
       ["limit=0", "query.limit"],
