@@ -165,10 +165,13 @@ export async function walletInfo(ctx: AppContext, wallet: string) {
       token_balance_exact: tokenExact,
       token_balance_raw: token.amount.toString(),
       token_accounts: token.accounts,
-      lp_mint: lpMint ?? null,
-      lp_amount: lpExact === null ? null : Number(lpExact),
-      lp_amount_exact: lpExact,
-      lp_amount_raw: lp ? lp.amount.toString() : null,
+      // The spec types lp_mint as a string and lp_amount as a number: without LP_MINT they are "" and 0, and
+      // lp_configured says there is no LP token to hold.
+      lp_configured: lpMint !== undefined,
+      lp_mint: lpMint ?? "",
+      lp_amount: lpExact === null ? 0 : Number(lpExact),
+      lp_amount_exact: lpExact ?? "0",
+      lp_amount_raw: lp ? lp.amount.toString() : "0",
       rpc_host: token.host,
       fetched_at_utc: ctx.clock.now().toISOString(),
     };

@@ -396,12 +396,15 @@ export type WalletInfo = {
   token_balance_exact: string;
   token_balance_raw: string;
   token_accounts: number;
-  lp_mint: string | null;
-  /** LP tokens of LP_MINT held by the wallet; null without LP_MINT (JSON number, the nearest double: may be rounded; the exact value is lp_amount_exact) */
-  lp_amount: number | null;
-  /** LP tokens of LP_MINT held by the wallet; null without LP_MINT (exact decimal string) */
-  lp_amount_exact: string | null;
-  lp_amount_raw: string | null;
+  /** whether LP_MINT is set; without it lp_mint is "" and the lp amounts 0 */
+  lp_configured: boolean;
+  /** LP_MINT, or "" without it */
+  lp_mint: string;
+  /** LP tokens of LP_MINT held by the wallet; 0 without LP_MINT (JSON number, the nearest double: may be rounded; the exact value is lp_amount_exact) */
+  lp_amount: number;
+  /** LP tokens of LP_MINT held by the wallet; "0" without LP_MINT (exact decimal string) */
+  lp_amount_exact: string;
+  lp_amount_raw: string;
   rpc_host: string;
   fetched_at_utc: string;
   meta?: Meta;
@@ -434,7 +437,8 @@ export type WalletVerification = {
   verification: {
     verified: boolean;
     verified_at_utc: string | null;
-    verification_age_days: number | null;
+    /** whole days since verified_at_utc; 0 when unverified */
+    verification_age_days: number;
     freshness: "fresh" | "stale" | "unverified";
     status_text: string;
     reverify_days: number;

@@ -138,7 +138,7 @@ export const UsersModel = {
       verification: t.Object({
         verified: t.Boolean(),
         verified_at_utc: nullable(t.String()),
-        verification_age_days: nullable(t.Integer()),
+        verification_age_days: t.Integer({ description: "whole days since verified_at_utc; 0 when unverified" }),
         freshness: t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("unverified")]),
         status_text: t.String(),
         reverify_days: t.Integer(),

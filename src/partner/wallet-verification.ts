@@ -18,7 +18,8 @@ export function verificationOf(verifiedAt: string | null, now: Date, reverifyDay
     return {
       verified: false,
       verified_at_utc: null,
-      verification_age_days: null,
+      // The spec types the age as an integer: 0 with no verification (verified false, freshness "unverified").
+      verification_age_days: 0,
       freshness: "unverified" as const,
       status_text: "Not verified",
       reverify_days: reverifyDays,

@@ -94,10 +94,12 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
       token_balance_exact: token,
       token_balance_raw: String(f.holderAmount(i)),
       token_accounts: 1,
-      lp_mint: null,
-      lp_amount: null,
-      lp_amount_exact: null,
-      lp_amount_raw: null,
+      // No LP_MINT: the spec's string and number, empty and zero, and lp_configured says why.
+      lp_configured: false,
+      lp_mint: "",
+      lp_amount: 0,
+      lp_amount_exact: "0",
+      lp_amount_raw: "0",
       rpc_host: new URL(rpc!.url).host,
       fetched_at_utc: "2026-01-01T00:00:00.000Z",
       meta: { request_id: expect.any(String), generated_at_utc: expect.any(String) },
@@ -142,7 +144,13 @@ describe("GET /api/partner/wallet-info/{wallet_address}", () => {
     const f = rpc.fixture;
     const withLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(7)}`);
     const lp = decimalString(f.holderLpAmount(7), 9);
-    expect(withLp.body).toMatchObject({ lp_mint: f.lpMint, lp_amount: Number(lp), lp_amount_exact: lp, lp_amount_raw: f.holderLpAmount(7).toString() });
+    expect(withLp.body).toMatchObject({
+      lp_configured: true,
+      lp_mint: f.lpMint,
+      lp_amount: Number(lp),
+      lp_amount_exact: lp,
+      lp_amount_raw: f.holderLpAmount(7).toString(),
+    });
     expect(typeof withLp.body.lp_amount).toBe("number");
     const withoutLp = await signedJson(h, key, "GET", `/api/partner/wallet-info/${f.holderOwner(8)}`);
     expect(withoutLp.body).toMatchObject({ lp_amount: 0, lp_amount_exact: "0", lp_amount_raw: "0" });

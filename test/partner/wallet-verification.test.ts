@@ -28,7 +28,8 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
       verification: {
         verified: false,
         verified_at_utc: null,
-        verification_age_days: null,
+        // An integer, as the spec types it: 0 with no verification.
+        verification_age_days: 0,
         freshness: "unverified",
         status_text: "Not verified",
         reverify_days: 30,
