@@ -336,7 +336,7 @@ export const CONFIG_VARS = {
   MESSENGER_BOT_TOKEN: {
     kind: { type: "string", pattern: /^(\d{1,20}:[A-Za-z0-9_-]{20,100})?$/, allowed: "a bot token from @BotFather (<bot id>:<secret>)" },
     secret: true,
-    doc: "The bot's token: keys the init-data HMAC and the Bot API calls. Unset: every /api/messenger route answers 503 messenger_not_configured.",
+    doc: "The bot's token: keys the init-data HMAC and the Bot API calls. Unset: every /api/messenger route answers 503 messenger_not_configured (after its credential check: 403, or 401 without init data or the webhook secret).",
   },
   MESSENGER_WEBHOOK_SECRET: {
     kind: { type: "string", pattern: /^([A-Za-z0-9_-]{1,256})?$/, allowed: "1–256 characters A-Z, a-z, 0-9, _ and -" },

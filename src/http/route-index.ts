@@ -29,6 +29,7 @@ export class RouteIndex {
   private patterns: Array<{ re: RegExp; method: string }> = [];
   private schemas = new Map<string, RouteSchemas>();
   private bodyChecks = new Map<string, TypeCheck<TSchema>>();
+  private emptyBodies = new Map<string, boolean>();
   private forms = new Set<string>();
   private repeatable = new Map<string, ReadonlySet<string>>();
 
@@ -88,6 +89,22 @@ export class RouteIndex {
    * body is checked with numbers as JSON numbers only (src/http/json-numbers.ts); a form body, whose fields are
    * text, against the schema as declared.
    */
+  /**
+   * Whether an absent body means `{}` on this route: its body is a JSON object. A route whose fields are all
+   * optional then takes no body at all (a mini-app call with its init data in a header), and one with required
+   * fields names them ("request_id is required") rather than "body must be an object". Worked out once per route.
+   */
+  absentBodyIsEmpty(method: string, route: string): boolean {
+    const key = `${method} ${route}`;
+    let empty = this.emptyBodies.get(key);
+    if (empty === undefined) {
+      const schema = this.schemas.get(key)?.body as { type?: string } | undefined;
+      empty = schema?.type === "object";
+      this.emptyBodies.set(key, empty);
+    }
+    return empty;
+  }
+
   bodyCheckOf(method: string, route: string): TypeCheck<TSchema> | null {
     const key = `${method} ${route}`;
     const cached = this.bodyChecks.get(key);

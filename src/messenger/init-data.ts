@@ -171,13 +171,15 @@ export class InitDataVerifier {
 
   /** Checks init data at `nowMs`; throws the InitDataError naming the first failure. */
   verify(raw: string | null | undefined, nowMs: number): InitDataIdentity {
-    if (!this.configured) throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+    // No credential at all is 401 whatever the configuration; init data that is there cannot be checked without
+    // the bot's token (503).
     if (raw === null || raw === undefined || raw.trim() === "") {
       throw new InitDataError(
         "init_data_missing",
         "Send the mini-app's init data as `Authorization: tma <init data>`, the init_data query parameter or the init_data body field",
       );
     }
+    if (!this.configured) throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
     if (raw.length > INIT_DATA_MAX_LENGTH) throw new InitDataError("init_data_malformed", `init data is longer than ${INIT_DATA_MAX_LENGTH} characters`);
     const hit = this.verified.get(raw);
     if (hit) return this.accept(hit.parsed, hit.scheme, nowMs);

@@ -27,6 +27,7 @@ import {
   handleUpdate,
   identityStatus,
   webhookSecretInvalid,
+  requireBotForUpdates,
   webhookSecretMatches,
   playWheel,
   gridStatus,
@@ -59,9 +60,12 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       // Only posts without the secret are rate limited (src/messenger/abuse-limits.ts): Telegram's never are.
       .post("/api/messenger/webhook", async ({ body }) => ({ success: true as const, ...(await handleUpdate(ctx, botUsername, body as TelegramUpdate)) }), {
         transform: ({ request }) => {
-          if (webhookSecretMatches(ctx, request.headers)) return;
-          limits.webhookRefused(request);
-          throw webhookSecretInvalid();
+          // The credential first: a post without the secret is 401 even on a service without a bot token.
+          if (!webhookSecretMatches(ctx, request.headers)) {
+            limits.webhookRefused(request);
+            throw webhookSecretInvalid();
+          }
+          requireBotForUpdates(ctx);
         },
         headers: WebhookModel.headers,
         body: WebhookModel.update,

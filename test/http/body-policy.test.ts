@@ -103,6 +103,19 @@ describe("bodies of the wrong shape", () => {
     }
   });
 
+  test("no body at all on a route that takes an object is {}: required fields are named, optional ones default", async () => {
+    // canary/echo requires message and request_id: each is named, not "body must be an object".
+    const echoed = await h.json("/api/canary/echo", { method: "POST" });
+    expect([echoed.status, echoed.body.error, echoed.body.message]).toEqual([
+      400,
+      "invalid_payload",
+      "Invalid request body: message is required; request_id is required",
+    ]);
+    // rotate-secret's only field (overlap_hours) is optional: no body reaches the handler (no such webhook).
+    const rotate = await signedJson(h, key, "POST", "/api/partner/webhooks/987654/rotate-secret", { body: "" });
+    expect([rotate.status, rotate.body.error]).toEqual([404, "not_found"]);
+  });
+
   test("a route that takes no body refuses one (an empty object is tolerated)", async () => {
     const refused = await signedJson(h, key, "POST", "/api/partner/webhooks/1/test", { body: { replay: true } });
     expect(refused.status).toBe(400);

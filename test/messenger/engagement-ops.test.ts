@@ -121,12 +121,21 @@ describe("GET /api/messenger/ops/health", () => {
   });
 
   test("answers 503 messenger_not_configured without a bot token", async () => {
-    h = await openTestApp();
+    h = await openTestApp({ env: { MESSENGER_WEBHOOK_SECRET: "hook-secret-0123456789" } });
     const admin = await createAdminToken(h);
     const res = await h.json("/api/messenger/ops/health", { headers: { authorization: `Bearer ${admin}` } });
     expect([res.status, res.body.error]).toEqual([503, "messenger_not_configured"]);
+    // A caller without its credential learns nothing of the configuration: the webhook without the secret and a
+    // player route without init data are 401 as on a configured service; with them, 503.
     const hook = await h.json("/api/messenger/webhook", jsonInit("POST", { update_id: 1 }));
-    expect([hook.status, hook.body.error]).toEqual([503, "messenger_not_configured"]);
+    expect([hook.status, hook.body.error]).toEqual([401, "webhook_secret_invalid"]);
+    const noInit = await h.json("/api/messenger/init/verify", jsonInit("POST", {}));
+    expect([noInit.status, noInit.body.error]).toEqual([401, "init_data_missing"]);
+    const withInit = await h.json("/api/messenger/init/verify", jsonInit("POST", {}, { authorization: "tma user=%7B%22id%22%3A1%7D&auth_date=1&hash=00" }));
+    expect([withInit.status, withInit.body.error]).toEqual([503, "messenger_not_configured"]);
+    const secret = { "x-telegram-bot-api-secret-token": "hook-secret-0123456789" };
+    const withSecret = await h.json("/api/messenger/webhook", jsonInit("POST", { update_id: 1 }, secret));
+    expect([withSecret.status, withSecret.body.error]).toEqual([503, "messenger_not_configured"]);
     const promos = await h.json("/api/messenger/admin/games/promos", { headers: { authorization: `Bearer ${admin}` } });
     expect([promos.status, promos.body.error]).toEqual([503, "messenger_not_configured"]);
     expect((await h.json("/api/messenger/admin/missions")).status).toBe(403); // the admin check still comes first

@@ -34,6 +34,11 @@ describe("POST /api/messenger/init/verify", () => {
     expect(viaBody.status).toBe(200);
     const viaQuery = await h.json(`/api/messenger/init/verify?init_data=${encodeURIComponent(init)}`, jsonInit("POST", {}));
     expect(viaQuery.status).toBe(200);
+    // The init data in the header or the query and no body at all: the route's fields are optional.
+    const noBody = await verify({ method: "POST", headers: { authorization: `tma ${init}` } });
+    expect([noBody.status, noBody.body.identity?.telegram_user_id]).toEqual([200, 4242]);
+    const queryNoBody = await h.json(`/api/messenger/init/verify?init_data=${encodeURIComponent(init)}`, { method: "POST" });
+    expect(queryNoBody.status).toBe(200);
     const row = await h.ctx.store.get("SELECT username, is_premium FROM messenger_players WHERE telegram_user_id = 4242");
     expect(row).toEqual({ username: "ada", is_premium: 1 });
   });
@@ -196,11 +201,13 @@ describe("POST /api/messenger/init/verify", () => {
     for (const none of [null, "", "tma", "tma   ", "tmaa=1", "Bearer a=1", "tm a=1"]) expect(initDataFromHeader(none)).toBeNull();
   });
 
-  test("without MESSENGER_BOT_TOKEN the route answers 503 messenger_not_configured", async () => {
+  test("without MESSENGER_BOT_TOKEN init data cannot be checked: 503 messenger_not_configured; no init data is still 401", async () => {
     h = await openTestApp();
-    const res = await verify(jsonInit("POST", {}));
+    const res = await verify(tmaPost(signInitData({ auth_date: "1700000000", user: JSON.stringify({ id: 5 }) })));
     expect(res.status).toBe(503);
     expect(res.body.error).toBe("messenger_not_configured");
+    const none = await verify(jsonInit("POST", {}));
+    expect([none.status, none.body.error]).toEqual([401, "init_data_missing"]);
   });
 
   test("unknown body fields are refused", async () => {
