@@ -47,7 +47,7 @@ export const AUDIO_SHARE_ERRORS = {
     routes: [`${BASE}/track`],
   },
   invalid_query: {
-    when: "A query parameter has the wrong type or range (expires_in outside 60 … 2592000, use_short not 0/1, a missing track_url …).",
+    when: "A query parameter has the wrong type or range (expires_in outside 60 … 2592000, use_short not a flag (1, true, 0, false or bare), a missing track_url …).",
     routes: ALL,
   },
   invalid_payload: { when: "A JSON body is malformed, misses a field, has a wrong type or an unknown field.", routes: ALL },

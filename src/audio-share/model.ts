@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope } from "../http/envelope";
+import { Envelope, FLAG_VALUES } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
@@ -107,7 +107,12 @@ export const AudioShareModel = {
     text: t.Optional(t.String({ maxLength: 1000 })),
     channels: t.Optional(channels),
     token_mode: t.Optional(t.Literal("signed")),
-    use_short: t.Optional(t.Union([t.Literal("0"), t.Literal("1")])),
+    use_short: t.Optional(
+      t.Union(
+        FLAG_VALUES.map((v) => t.Literal(v)),
+        { description: "1, true or the bare flag: also issue a short link; 0 or false: none" },
+      ),
+    ),
     expires_in: intQuery({ minimum: EXPIRES_IN_MIN_SECONDS, maximum: EXPIRES_IN_MAX_SECONDS, description: "seconds until a short link expires" }),
     ...includeMeta,
   }),

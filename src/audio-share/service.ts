@@ -1,3 +1,4 @@
+import { type FlagValue, flagOn } from "../http/envelope";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { warningOf, type Finding } from "./catalogs";
@@ -24,7 +25,7 @@ export interface ShareInput extends DestinationInput {
 
 export interface BuildInput extends ShareInput {
   token_mode?: "signed";
-  use_short?: "0" | "1";
+  use_short?: FlagValue;
   expires_in?: number;
 }
 
@@ -141,8 +142,9 @@ export async function buildShare(ctx: AppContext, policy: HostPolicy, input: Bui
   if (!e.valid) throwFirstError(e);
   const warnings = [...e.warnings];
   const signed = input.token_mode === "signed";
-  const short = input.use_short === "1" || signed;
-  if (signed && input.use_short !== "1")
+  const asked = flagOn(input.use_short);
+  const short = asked || signed;
+  if (signed && !asked)
     warnings.push(warningOf("signed_implies_short", "token_mode=signed builds a short link; send use_short=1 with it", { field: "use_short" }));
   if (!short && input.expires_in !== undefined)
     warnings.push(warningOf("expires_in_ignored", "expires_in applies to short links only (use_short=1)", { field: "expires_in" }));

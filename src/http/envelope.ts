@@ -24,6 +24,11 @@ export const ErrorBody = named(
 
 export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1" || v === "true";
 
+/** A boolean flag's query values: 1 / true / the bare flag (`?use_short`, read as "") are on; 0 / false are off. */
+export const FLAG_VALUES = ["1", "true", "", "0", "false"] as const;
+export type FlagValue = (typeof FLAG_VALUES)[number];
+export const flagOn = (v: string | null | undefined): boolean => v === "" || isTruthyFlag(v);
+
 /**
  * Whether a request asks for the meta block: `include_meta=1`, `=true`, or the bare flag (`?include_meta`, as the spec
  * calls it a boolean flag). `0`, `false` and any other value leave it out.

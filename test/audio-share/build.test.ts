@@ -82,6 +82,24 @@ describe("GET (root): build", () => {
     ]);
   });
 
+  test("use_short is a boolean flag: 1, true and the bare flag issue a short link; 0 and false do not", async () => {
+    h = await audioApp();
+    const made: Array<[string, boolean]> = [];
+    for (const flag of ["use_short=1", "use_short=true", "use_short", "use_short=0", "use_short=false"]) {
+      const r = await h.json(`/api/public/audio-share-links?track_url=/t/1&${flag}`);
+      expect([flag, r.status]).toEqual([flag, 200]);
+      made.push([flag, typeof r.body.short_code === "string"]);
+    }
+    expect(made).toEqual([
+      ["use_short=1", true],
+      ["use_short=true", true],
+      ["use_short", true],
+      ["use_short=0", false],
+      ["use_short=false", false],
+    ]);
+    expect(await links()).toHaveLength(3);
+  });
+
   test("token_mode=signed signs code + expiry + destination; each build gets a new unguessable code", async () => {
     h = await audioApp();
     const a = await build(h, { track_url: "/tracks/1", token_mode: "signed", use_short: 1, expires_in: 900 });

@@ -126,6 +126,22 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     expect(c.updates_recent.status).toBe("warn");
   });
 
+  test("live is a boolean flag: 1, true and the bare flag ask the Bot API; 0 and false do not; other values are 400", async () => {
+    const { get, tg } = await start();
+    for (const [flag, asks] of [
+      ["live=1", true],
+      ["live=true", true],
+      ["live", true],
+      ["live=0", false],
+      ["live=false", false],
+    ] as const) {
+      const before = tg.calls.length;
+      const res = await get(`/api/messenger/admin/bot/bootstrap-readiness?${flag}`);
+      expect([flag, res.status, tg.calls.length > before]).toEqual([flag, 200, asks]);
+    }
+    expect((await get("/api/messenger/admin/bot/bootstrap-readiness?live=yes")).status).toBe(400);
+  });
+
   test("live: a wrong webhook URL fails with the setWebhook fix, then the right one passes", async () => {
     const { h, get, tg } = await start();
     tg.state.webhook = {
@@ -311,7 +327,7 @@ describe("admin bot routes: authentication and bad input", () => {
     }
     for (const [path, field] of [
       ["bootstrap-readiness?live=2", "query.live"],
-      ["preview?live=true", "query.live"],
+      ["preview?live=yes", "query.live"],
       ["preview?hours=0", "query.hours"],
       ["preview?hours=169", "query.hours"],
       ["preview?hours=1.5", "query.hours"],

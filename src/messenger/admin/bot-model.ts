@@ -1,12 +1,15 @@
 // Schemas of the operators' bot routes (docs/messenger-admin-bot.md).
 import { t } from "elysia";
-import { Envelope } from "../../http/envelope";
+import { Envelope, FLAG_VALUES } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 
 const counts = t.Record(t.String(), t.Integer());
 const liveFlag = t.Optional(
-  t.Union([t.Literal("0"), t.Literal("1")], { description: "1: also ask the Bot API (getMe, getWebhookInfo; 5 s timeout each); default 0" }),
+  t.Union(
+    FLAG_VALUES.map((v) => t.Literal(v)),
+    { description: "1, true or the bare flag: also ask the Bot API (getMe, getWebhookInfo; 5 s timeout each); default off" },
+  ),
 );
 
 const ReadinessCheck = named(

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
+import { flagOn } from "../../http/envelope";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
 import { botCommandHelper } from "./bot-command-helper";
 import { BotAdminModel as B } from "./bot-model";
@@ -16,7 +17,7 @@ export function adminBotRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ({ success: true as const, ...(await botReadiness(ctx, query.live === "1")) }), {
+    .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ({ success: true as const, ...(await botReadiness(ctx, flagOn(query.live))) }), {
       operator: "api",
       query: B.readinessQuery,
       response: { 200: B.readiness, ...messengerErrors },
@@ -32,7 +33,7 @@ export function adminBotRoutes(ctx: AppContext, guards: Guards) {
       "/api/messenger/admin/bot/preview",
       async ({ query }) => ({
         success: true as const,
-        ...(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: query.live === "1" })),
+        ...(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: flagOn(query.live) })),
       }),
       {
         operator: "api",
