@@ -132,7 +132,7 @@ export const AudioShareModel = {
     warnings: t.Array(Finding),
   }),
   validateQuery: t.Object({ ...itemFields, channels: t.Optional(channels), ...includeMeta }),
-  validated: Envelope(Validation),
+  validated: Envelope({ ...Validation, request_id: t.String({ description: "this request's id (also X-Request-ID)" }) }),
   batchBody: t.Object(
     {
       defaults: t.Optional(t.Object({ channels: t.Optional(channels), prefer: t.Optional(prefer) }, { additionalProperties: false })),
@@ -148,6 +148,7 @@ export const AudioShareModel = {
     valid_count: t.Integer(),
     invalid_count: t.Integer(),
     results: t.Array(t.Object({ index: t.Integer(), ...Validation })),
+    request_id: t.String({ description: "this request's id (also X-Request-ID)" }),
   }),
   previewQuery: t.Object({
     ...itemFields,

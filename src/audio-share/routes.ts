@@ -41,117 +41,128 @@ function withChecksum({ responseValue, set }: { responseValue: unknown; set: { s
   return new Response(body, { status: typeof set.status === "number" ? set.status : 200, headers });
 }
 
+/** The request id the HTTP core put on the answer's headers (src/http/core.ts). */
+const requestIdOf = (headers: Record<string, unknown>): string => String(headers["x-request-id"] ?? "unknown");
+
 function publicRoutes(ctx: AppContext, policy: HostPolicy) {
   // Track auth is decided before the body is validated, so an unauthenticated caller learns nothing from it. Its
   // header is set there too, so every answer after that point (200, 400, 401, 404) says what auth found.
   const trackAuth = new WeakMap<Request, TrackAuth>();
-  return new Elysia({ name: "herald:audio-share-api" })
-    .onAfterHandle(withChecksum)
-    .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildShare(ctx, policy, query)) }), {
-      query: M.buildQuery,
-      response: { 200: M.built, ...errs },
-      detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
-    })
-    .get(`${BASE}/validate`, ({ query }) => ({ success: true as const, ...validateShare(policy, query) }), {
-      query: M.validateQuery,
-      response: { 200: M.validated, ...errs },
-      detail: tag("Check a destination and channels against the host policy; findings, never a failure status"),
-    })
-    .post(`${BASE}/validate/batch`, ({ body }) => ({ success: true as const, ...validateBatch(policy, body) }), {
-      body: M.batchBody,
-      response: { 200: M.batch, ...errs },
-      detail: tag("Validate up to 100 items; each is reported on its own"),
-    })
-    .get(`${BASE}/preview`, ({ query }) => ({ success: true as const, ...previewShare(policy, query) }), {
-      query: M.previewQuery,
-      response: { 200: M.preview, ...errs },
-      detail: tag("What each channel would show (message, length, truncation); issues nothing"),
-    })
-    .get(`${BASE}/expand`, async ({ query }) => ({ success: true as const, ...(await expandShortUrl(ctx, query.short_url)) }), {
-      query: M.expandQuery,
-      response: { 200: M.link, ...errs },
-      detail: tag("Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
-    })
-    .post(`${BASE}/expand`, async ({ body }) => ({ success: true as const, ...(await expandShortUrl(ctx, body.short_url)) }), {
-      body: M.expandBody,
-      response: { 200: M.link, ...errs },
-      detail: tag("Metadata of a short URL (JSON body)"),
-    })
-    .post(`${BASE}/short/resolve`, async ({ body }) => ({ success: true as const, ...(await resolveCode(ctx, body.code)) }), {
-      body: M.resolveBody,
-      response: { 200: M.resolved, 403: ErrorBody, ...errs },
-      detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
-    })
-    .post(
-      `${BASE}/track`,
-      async ({ body, request }) => {
-        const auth = trackAuth.get(request);
-        if (!auth) throw new Error("track auth was not decided before the handler"); // transform always runs first
-        if (body.channel !== undefined && !channelById(body.channel)) {
-          throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, {
-            details: [{ field: "channel", problem: "is not a known channel" }],
-          });
-        }
-        const out = await recordTrackEvent(ctx, policy, body, auth);
-        return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
-      },
-      {
-        async transform({ request, set }) {
-          // A refusal throws with the header on the error; an acceptance sets it for whatever answer follows.
-          const auth = await authenticateTrack(ctx, request.headers.get("authorization"));
-          set.headers[TRACK_AUTH_HEADER] = auth.header;
-          trackAuth.set(request, auth);
+  return (
+    new Elysia({ name: "herald:audio-share-api" })
+      .onAfterHandle(withChecksum)
+      .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildShare(ctx, policy, query)) }), {
+        query: M.buildQuery,
+        response: { 200: M.built, ...errs },
+        detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
+      })
+      // A denied destination is a finding here (200), not a refusal; the answer still carries its request_id, as the spec
+      // says of a destination_host_denied payload.
+      .get(`${BASE}/validate`, ({ query, set }) => ({ success: true as const, ...validateShare(policy, query), request_id: requestIdOf(set.headers) }), {
+        query: M.validateQuery,
+        response: { 200: M.validated, ...errs },
+        detail: tag("Check a destination and channels against the host policy; findings, never a failure status"),
+      })
+      .post(`${BASE}/validate/batch`, ({ body, set }) => ({ success: true as const, ...validateBatch(policy, body), request_id: requestIdOf(set.headers) }), {
+        body: M.batchBody,
+        response: { 200: M.batch, ...errs },
+        detail: tag("Validate up to 100 items; each is reported on its own"),
+      })
+      .get(`${BASE}/preview`, ({ query }) => ({ success: true as const, ...previewShare(policy, query) }), {
+        query: M.previewQuery,
+        response: { 200: M.preview, ...errs },
+        detail: tag("What each channel would show (message, length, truncation); issues nothing"),
+      })
+      .get(`${BASE}/expand`, async ({ query }) => ({ success: true as const, ...(await expandShortUrl(ctx, query.short_url)) }), {
+        query: M.expandQuery,
+        response: { 200: M.link, ...errs },
+        detail: tag("Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
+      })
+      .post(`${BASE}/expand`, async ({ body }) => ({ success: true as const, ...(await expandShortUrl(ctx, body.short_url)) }), {
+        body: M.expandBody,
+        response: { 200: M.link, ...errs },
+        detail: tag("Metadata of a short URL (JSON body)"),
+      })
+      .post(`${BASE}/short/resolve`, async ({ body }) => ({ success: true as const, ...(await resolveCode(ctx, body.code)) }), {
+        body: M.resolveBody,
+        response: { 200: M.resolved, 403: ErrorBody, ...errs },
+        detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
+      })
+      .post(
+        `${BASE}/track`,
+        async ({ body, request }) => {
+          const auth = trackAuth.get(request);
+          if (!auth) throw new Error("track auth was not decided before the handler"); // transform always runs first
+          if (body.channel !== undefined && !channelById(body.channel)) {
+            throw new AppError("channel_unknown", `Unknown channel ${JSON.stringify(body.channel)}; see channels.json`, {
+              details: [{ field: "channel", problem: "is not a known channel" }],
+            });
+          }
+          const out = await recordTrackEvent(ctx, policy, body, auth);
+          return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
         },
-        body: M.trackBody,
-        response: { 200: M.tracked, 401: ErrorBody, ...errs },
-        detail: tag(
-          "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
-        ),
-      },
-    )
-    .get(`${BASE}/stats`, async ({ query }) => ({ success: true as const, ...(await linkStats(ctx, query.code, query.hours ?? 48)) }), {
-      query: M.statsQuery,
-      response: { 200: M.stats, ...errs },
-      detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
-    })
-    .get(
-      `${BASE}/channels.json`,
-      () => {
-        const channels = describeChannels();
-        return { success: true as const, count: channels.length, channels };
-      },
-      { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
-    )
-    .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), {
-      response: { 200: M.errors },
-      detail: tag("Audio-share error catalog"),
-    })
-    .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), {
-      response: { 200: M.warnings },
-      detail: tag("Audio-share warning catalog"),
-    })
-    .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), {
-      response: { 200: M.guidance },
-      detail: tag("Recommended call order, flows and limits"),
-    })
-    .get(
-      `${BASE}/policy.json`,
-      () => ({
-        success: true as const,
-        ...describePolicy(policy),
-        expires_in: { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: ctx.config.audioShare.defaultExpiresSeconds },
-      }),
-      { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
-    )
-    .get(
-      `${BASE}/health`,
-      async ({ set }) => {
-        const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
-        if (health.status !== "ok") set.status = 503;
-        return { success: true as const, ...health };
-      },
-      { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
-    );
+        {
+          async transform({ request, set }) {
+            // A refusal throws with the header on the error; an acceptance sets it for whatever answer follows.
+            const auth = await authenticateTrack(ctx, request.headers.get("authorization"));
+            set.headers[TRACK_AUTH_HEADER] = auth.header;
+            trackAuth.set(request, auth);
+          },
+          body: M.trackBody,
+          response: { 200: M.tracked, 401: ErrorBody, ...errs },
+          detail: tag(
+            "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
+          ),
+        },
+      )
+      .get(`${BASE}/stats`, async ({ query }) => ({ success: true as const, ...(await linkStats(ctx, query.code, query.hours ?? 48)) }), {
+        query: M.statsQuery,
+        response: { 200: M.stats, ...errs },
+        detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
+      })
+      .get(
+        `${BASE}/channels.json`,
+        () => {
+          const channels = describeChannels();
+          return { success: true as const, count: channels.length, channels };
+        },
+        { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
+      )
+      .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), {
+        response: { 200: M.errors },
+        detail: tag("Audio-share error catalog"),
+      })
+      .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), {
+        response: { 200: M.warnings },
+        detail: tag("Audio-share warning catalog"),
+      })
+      .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), {
+        response: { 200: M.guidance },
+        detail: tag("Recommended call order, flows and limits"),
+      })
+      .get(
+        `${BASE}/policy.json`,
+        () => ({
+          success: true as const,
+          ...describePolicy(policy),
+          expires_in: {
+            min_seconds: EXPIRES_IN_MIN_SECONDS,
+            max_seconds: EXPIRES_IN_MAX_SECONDS,
+            default_seconds: ctx.config.audioShare.defaultExpiresSeconds,
+          },
+        }),
+        { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
+      )
+      .get(
+        `${BASE}/health`,
+        async ({ set }) => {
+          const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
+          if (health.status !== "ok") set.status = 503;
+          return { success: true as const, ...health };
+        },
+        { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
+      )
+  );
 }
 
 /** The audio-share API, the /s/audio redirects and QR codes, and the operator routes. */

@@ -220,6 +220,7 @@ describe("GET /validate and POST /validate/batch", () => {
           param: "next",
         },
       ],
+      request_id: res.headers.get("x-request-id"),
     });
   });
 
@@ -229,7 +230,10 @@ describe("GET /validate and POST /validate/batch", () => {
     expect(r.status).toBe(200);
     expect(r.body.valid).toBe(false);
     expect(r.body.errors.map((e: any) => e.code)).toEqual(["channel_unknown", "destination_host_denied"]);
+    // The denied host is named, and the payload carries its request_id (as the spec says of destination_host_denied).
     expect(r.body.host).toBe("evil.test");
+    expect(r.body.request_id).toBe(r.headers.get("x-request-id"));
+    expect(r.body.request_id).toMatch(/^req_/);
     const missing = await h.json(`${API}/validate`);
     expect(missing.body.errors.map((e: any) => e.code)).toEqual(["destination_invalid"]);
   });
