@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { actorLabel, type Actor } from "../auth/actors";
-import { sha256Hex } from "../auth/admin";
+import { BEARER, sha256Hex } from "../auth/admin";
 import { recordAudit } from "../auth/audit";
 import { AppError, NotFoundError } from "../http/errors";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
@@ -27,8 +27,6 @@ export interface TrackAuth {
   header: TrackAuthHeader;
   tokenId: number | null;
 }
-
-const BEARER = /^Bearer ([\x21-\x7e]{16,512})$/;
 
 /**
  * Decides the track request's authentication. Throws 401 (with the header already set on the error) when the

@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
 import type { Actor } from "./actors";
-import { AdminTokens } from "./admin";
+import { AdminTokens, BEARER } from "./admin";
 
 export interface AdminRequest {
   actor: Extract<Actor, { kind: "admin" }>;
@@ -20,7 +20,8 @@ export function adminAuth(ctx: AppContext, states: RequestStates) {
 
   async function authenticate(request: Request): Promise<AdminRequest> {
     const header = request.headers.get("authorization") ?? "";
-    const match = /^Bearer ([\x21-\x7e]{16,512})$/.exec(header);
+    // The scheme is case-insensitive (RFC 9110 §11.1): "Bearer", "bearer" and "BEARER" are the same.
+    const match = BEARER.exec(header);
     const actor = match ? await tokens.verify(match[1]!) : null;
     if (!actor) throw new AppError("forbidden", "This route is for operators: send Authorization: Bearer <admin token>");
     return { actor, requestId: states.get(request)?.id ?? "unknown" };

@@ -6,6 +6,12 @@ import * as store from "./store/tokens";
 import { revokeSessionsOfToken } from "./store/sessions";
 import { NotFoundError, ValidationError } from "../http/errors";
 
+/**
+ * `Authorization: Bearer <token>` (admin tokens, audio-share track tokens): the scheme in any case (RFC 9110 §11.1),
+ * one or more spaces, then 16–512 visible ASCII characters.
+ */
+export const BEARER = /^bearer +([\x21-\x7e]{16,512})$/i;
+
 export const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** An admin token as `herald admin-token list` shows it: never the token, never its hash. */

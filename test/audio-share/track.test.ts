@@ -130,7 +130,8 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     );
     return {
       none: null,
-      valid: `Bearer ${live.token}`,
+      // The scheme in lower case: it is case-insensitive (RFC 9110), as for every bearer Herald reads.
+      valid: `bearer ${live.token}`,
       unknown: "Bearer ast_not-a-token-000000000000",
       revoked: `Bearer ${gone.token}`,
       malformed: "Basic dXNlcjpwdw==",

@@ -162,6 +162,18 @@ describe("operator routes of the foundation", () => {
     expect((await h.json("/admin/jobs/nope/run", bearer(token, { method: "POST" }))).status).toBe(404);
     expect((await h.json("/admin/jobs/auth-prune/run", { method: "POST" })).status).toBe(403);
   });
+
+  test("the Bearer scheme is read in any case (RFC 9110); another scheme or a missing space is 403", async () => {
+    h = await openTestApp();
+    const token = await createAdminToken(h);
+    for (const scheme of ["Bearer ", "bearer ", "BEARER ", "Bearer  "]) {
+      const r = await h.request("/admin/jobs", { headers: { authorization: `${scheme}${token}` } });
+      expect([scheme, r.status]).toEqual([scheme, 200]);
+    }
+    for (const value of [`Basic ${token}`, `Bearer${token}`, `Bearer ${token}x`]) {
+      expect((await h.request("/admin/jobs", { headers: { authorization: value } })).status).toBe(403);
+    }
+  });
 });
 
 describe("first start", () => {
