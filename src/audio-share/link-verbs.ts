@@ -13,6 +13,15 @@ import { eventCountsOf } from "./store/track";
 // (operators), stats.
 
 /** `{base_url}/s/audio/<code>` (or the bare path) → code; anything else is short_url_invalid. */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * A loopback base (a development or test deployment without PUBLIC_BASE_URL) is reached as localhost, 127.0.0.1 or
+ * [::1] alike: the same scheme and port on any of them is this service.
+ */
+const sameLoopback = (url: URL, base: URL): boolean =>
+  LOOPBACK_HOSTS.has(base.hostname) && LOOPBACK_HOSTS.has(url.hostname) && url.protocol === base.protocol && url.port === base.port;
+
 export function codeFromShortUrl(ctx: AppContext, shortUrl: string): string {
   const base = new URL(ctx.config.publicBaseUrl);
   let url: URL | null = null;
@@ -21,7 +30,9 @@ export function codeFromShortUrl(ctx: AppContext, shortUrl: string): string {
   } catch {
     url = null;
   }
-  const code = url && url.origin === base.origin && !url.username ? /^\/s\/audio\/([^/]+)\/?$/.exec(url.pathname)?.[1] : undefined;
+  const ours = url !== null && !url.username && (url.origin === base.origin || sameLoopback(url, base));
+  // Codes are lower-case base32; an upper-cased copy is the same code, as the redirect reads it.
+  const code = ours ? /^\/s\/audio\/([^/]+)\/?$/.exec(url!.pathname)?.[1]?.toLowerCase() : undefined;
   if (!code || !CODE_PATTERN.test(code)) {
     throw new AppError("short_url_invalid", `short_url must look like ${shortUrlOf(ctx, "<code>")}`, {
       details: [{ field: "short_url", problem: "is not a short link of this service" }],

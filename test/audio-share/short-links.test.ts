@@ -133,6 +133,11 @@ describe("expand", () => {
     expect(await expectChecksum(res)).toEqual(expected);
     expect((await h.json(`${API}/expand`, jsonPost({ short_url: link.short_url }))).body).toEqual(expected);
     expect((await h.json(`${API}/expand`, jsonPost({ short_url: `/s/audio/${link.short_code}` }))).body).toEqual(expected);
+    // Upper-cased (retyped from print), as the redirect reads it; and a loopback base reached by another loopback name.
+    expect((await h.json(`${API}/expand`, jsonPost({ short_url: link.short_url.replace(link.short_code, link.short_code.toUpperCase()) }))).body).toEqual(
+      expected,
+    );
+    expect((await h.json(`${API}/expand`, jsonPost({ short_url: link.short_url.replace("localhost", "127.0.0.1") }))).body).toEqual(expected);
     h.clock.advanceSeconds(901);
     expect((await h.json(`${API}/expand?${q({ short_url: link.short_url })}`)).body.state).toBe("expired");
   });
@@ -142,6 +147,9 @@ describe("expand", () => {
     ["http://localhost:3000/s/other/aaaaaaaaaaaaaaaa", 400, "short_url_invalid"],
     ["http://user@localhost:3000/s/audio/aaaaaaaaaaaaaaaa", 400, "short_url_invalid"],
     ["http://localhost:3000/s/audio/short", 400, "short_url_invalid"],
+    ["http://127.0.0.1:3001/s/audio/aaaaaaaaaaaaaaaa", 400, "short_url_invalid"],
+    ["https://127.0.0.1:3000/s/audio/aaaaaaaaaaaaaaaa", 400, "short_url_invalid"],
+    ["http://127.0.0.1:3000/s/audio/aaaaaaaaaaaaaaaa", 404, "short_link_not_found"],
     ["http://localhost:3000/s/audio/aaaaaaaaaaaaaaaa", 404, "short_link_not_found"],
   ])("%s → %i %s", async (shortUrl, status, code) => {
     h = await audioApp();
