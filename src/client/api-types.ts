@@ -1554,6 +1554,9 @@ export interface Operations {
         wallet_address?: string;
         /** Chain name, default solana; 2–32 of a–z 0–9 - */
         blockchain?: string;
+        status?: "active" | "suspended";
+        /** default false */
+        is_verified?: boolean;
       };
     };
     response: {
@@ -1582,10 +1585,10 @@ export interface Operations {
         /** Chain name, default solana; 2–32 of a–z 0–9 - */
         blockchain?: string;
         label?: string | null;
-        /** true makes it the primary (the old one is demoted); false never demotes */
-        is_primary?: boolean;
-        /** true records a verification now; false clears it */
-        verified?: boolean;
+        /** true (or 1, as wallet links show it) makes it the primary (the old one is demoted); false (0) never demotes */
+        is_primary?: boolean | 1 | 0;
+        /** true (or 1) records a verification now; false (0) clears it */
+        verified?: boolean | 1 | 0;
       };
     };
     response: {
@@ -1769,6 +1772,9 @@ export interface Operations {
         wallet_address?: string;
         /** Chain name, default solana; 2–32 of a–z 0–9 - */
         blockchain?: string;
+        status?: "active" | "suspended";
+        /** default false */
+        is_verified?: boolean;
       };
     };
     response: {
@@ -1791,10 +1797,10 @@ export interface Operations {
         /** Chain name, default solana; 2–32 of a–z 0–9 - */
         blockchain?: string;
         label?: string | null;
-        /** true makes it the primary (the old one is demoted); false never demotes */
-        is_primary?: boolean;
-        /** true records a verification now; false clears it */
-        verified?: boolean;
+        /** true (or 1, as wallet links show it) makes it the primary (the old one is demoted); false (0) never demotes */
+        is_primary?: boolean | 1 | 0;
+        /** true (or 1) records a verification now; false (0) clears it */
+        verified?: boolean | 1 | 0;
       };
     };
     response: {

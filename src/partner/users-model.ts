@@ -75,6 +75,8 @@ export const UsersModel = {
       email: t.Optional(email),
       wallet_address: t.Optional(walletAddress),
       blockchain: t.Optional(blockchain),
+      status: t.Optional(statusEnum),
+      is_verified: t.Optional(t.Boolean({ description: "default false" })),
     },
     { additionalProperties: false },
   ),
@@ -115,8 +117,12 @@ export const UsersModel = {
       wallet_address: walletAddress,
       blockchain: t.Optional(blockchain),
       label: t.Optional(nullable(t.String({ maxLength: 64 }))),
-      is_primary: t.Optional(t.Boolean({ description: "true makes it the primary (the old one is demoted); false never demotes" })),
-      verified: t.Optional(t.Boolean({ description: "true records a verification now; false clears it" })),
+      is_primary: t.Optional(
+        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], {
+          description: "true (or 1, as wallet links show it) makes it the primary (the old one is demoted); false (0) never demotes",
+        }),
+      ),
+      verified: t.Optional(t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description: "true (or 1) records a verification now; false (0) clears it" })),
     },
     { additionalProperties: false },
   ),

@@ -54,6 +54,8 @@ export interface CreateUserInput {
   email?: string;
   wallet_address?: string;
   blockchain?: string;
+  status?: "active" | "suspended";
+  is_verified?: boolean;
 }
 
 /**
@@ -77,7 +79,15 @@ export async function createUser(t: Queryable, ctx: Pick<AppContext, "clock" | "
   if (address) await assertWalletFree(t, owner, chain!, address, null);
   let user: UserRow;
   try {
-    user = await insertUser(t, owner, { externalId: externalId!, username: username ?? null, displayName: displayName ?? null, email: email ?? null, at: now });
+    user = await insertUser(t, owner, {
+      externalId: externalId!,
+      username: username ?? null,
+      displayName: displayName ?? null,
+      email: email ?? null,
+      status: input.status ?? "active",
+      isVerified: input.is_verified === true,
+      at: now,
+    });
   } catch (err) {
     rethrowUniqueViolation(err, { external_id: externalId, username });
   }

@@ -99,9 +99,13 @@ export interface LinkWalletInput {
   wallet_address: string;
   blockchain?: string;
   label?: string | null;
-  is_primary?: boolean;
-  verified?: boolean;
+  /** A boolean, or 0/1 as a wallet link shows it. */
+  is_primary?: boolean | 0 | 1;
+  verified?: boolean | 0 | 1;
 }
+
+/** true/false, or the 0/1 of a wallet link's own fields; undefined stays undefined. */
+const boolOf = (v: boolean | 0 | 1 | undefined): boolean | undefined => (v === undefined ? undefined : v === true || v === 1);
 
 /**
  * POST /users/{id}/wallets. Idempotent by address: linking an address the user already has updates its label,
@@ -126,7 +130,7 @@ export async function linkWallet(
     t,
     owner,
     user.id,
-    { blockchain: blockchain!, wallet_address: address!, label, is_primary: input.is_primary, verified: input.verified },
+    { blockchain: blockchain!, wallet_address: address!, label, is_primary: boolOf(input.is_primary), verified: boolOf(input.verified) },
     now,
   );
   if (changes.length) {

@@ -56,6 +56,21 @@ describe("POST /api/partner/users", () => {
     expect(await userEvents(h)).toHaveLength(1);
   });
 
+  test("status and is_verified may be set at creation, as PATCH sets them; defaults active and false", async () => {
+    h = await openTestApp();
+    const key = await createKey(h);
+    const made = await createUser(h, key, { external_id: "vip", status: "suspended", is_verified: true });
+    expect(made.status).toBe(201);
+    expect(made.body.user).toMatchObject({ external_id: "vip", status: "suspended", is_verified: true });
+    expect((await createUser(h, key, { external_id: "plain" })).body.user).toMatchObject({ status: "active", is_verified: false });
+    for (const body of [
+      { external_id: "x1", status: "banned" },
+      { external_id: "x2", is_verified: 1 },
+    ]) {
+      expect((await createUser(h, key, body)).status).toBe(400);
+    }
+  });
+
   test.each([
     [{}, "external_id"],
     [{ external_id: "" }, "external_id"],

@@ -100,6 +100,22 @@ describe("POST /api/partner/users/{user_id}/wallets", () => {
     expect(u.body.wallets[0]).toMatchObject({ verified: 0, verified_at: null });
   });
 
+  test("is_primary and verified also take 1 and 0, the values a wallet link shows; text and other numbers are 400", async () => {
+    h = await openTestApp();
+    const key = await createKey(h);
+    const id = await newUser(key, "u1", { wallet_address: sol(1) });
+    h.clock.set("2026-02-03T04:05:06.000Z");
+    const one = await linkWallet(h, key, id, { wallet_address: sol(2), is_primary: 1, verified: 1 });
+    expect(one.status).toBe(200);
+    expect(one.body.wallets[0]).toMatchObject({ wallet_address: sol(2), is_primary: 1, verified: 1, verified_at: "2026-02-03T04:05:06.000Z" });
+    const zero = await linkWallet(h, key, id, { wallet_address: sol(2), verified: 0 });
+    expect(zero.body.wallets[0]).toMatchObject({ wallet_address: sol(2), is_primary: 1, verified: 0, verified_at: null });
+    for (const bad of [{ is_primary: 2 }, { is_primary: "1" }, { verified: "true" }, { verified: -1 }]) {
+      const r = await linkWallet(h, key, id, { wallet_address: sol(3), ...bad });
+      expect([JSON.stringify(bad), r.status, r.body.error]).toEqual([JSON.stringify(bad), 400, "invalid_payload"]);
+    }
+  });
+
   test("one address belongs to one user of a partner; two partners may both link it", async () => {
     h = await openTestApp();
     const alpha = await createKey(h, { partner: "Alpha" });
@@ -139,7 +155,7 @@ describe("POST /api/partner/users/{user_id}/wallets", () => {
     [{ wallet_address: sol(1), label: "x".repeat(65) }, "label"],
     [{ wallet_address: sol(1), label: "a\nb" }, "label"],
     [{ wallet_address: sol(1), is_primary: "yes" }, "is_primary"],
-    [{ wallet_address: sol(1), verified: 1 }, "verified"],
+    [{ wallet_address: sol(1), verified: 2 }, "verified"],
     [{ wallet_address: sol(1), primary: true }, "primary"],
   ])("bad body %j is 400 naming %s; nothing is written", async (body, field) => {
     h = await openTestApp();
