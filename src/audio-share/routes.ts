@@ -51,7 +51,8 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
   return (
     new Elysia({ name: "herald:audio-share-api" })
       .onAfterHandle(withChecksum)
-      .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildShare(ctx, policy, query)) }), {
+      // HEAD is safe (RFC 9110 §9.2.1): it runs every check but issues no short link.
+      .get(BASE, async ({ query, request }) => ({ success: true as const, ...(await buildShare(ctx, policy, query, request.method !== "HEAD")) }), {
         query: M.buildQuery,
         response: { 200: M.built, ...errs },
         detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),

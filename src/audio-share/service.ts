@@ -136,8 +136,11 @@ export function previewShare(policy: HostPolicy, input: ShareInput) {
   };
 }
 
-/** GET (root): the share URLs, and with use_short=1 or token_mode=signed a short link (a write). */
-export async function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInput) {
+/**
+ * GET (root): the share URLs, and with use_short=1 or token_mode=signed a short link (a write). `issue` false (a
+ * HEAD, which must not change anything) checks and renders everything but issues no link.
+ */
+export async function buildShare(ctx: AppContext, policy: HostPolicy, input: BuildInput, issue = true) {
   const e = evaluate(policy, input);
   if (!e.valid) throwFirstError(e);
   const warnings = [...e.warnings];
@@ -149,16 +152,17 @@ export async function buildShare(ctx: AppContext, policy: HostPolicy, input: Bui
   if (!short && input.expires_in !== undefined)
     warnings.push(warningOf("expires_in_ignored", "expires_in applies to short links only (use_short=1)", { field: "expires_in" }));
   const destination = e.destination_url!;
-  const link = short
-    ? await linkStore(ctx).create({
-        destination,
-        source: e.source,
-        channel: e.channels.length === 1 ? e.channels[0]!.id : null,
-        title: input.title ?? null,
-        signed,
-        expiresInSeconds: input.expires_in ?? ctx.config.audioShare.defaultExpiresSeconds,
-      })
-    : null;
+  const link =
+    short && issue
+      ? await linkStore(ctx).create({
+          destination,
+          source: e.source,
+          channel: e.channels.length === 1 ? e.channels[0]!.id : null,
+          title: input.title ?? null,
+          signed,
+          expiresInSeconds: input.expires_in ?? ctx.config.audioShare.defaultExpiresSeconds,
+        })
+      : null;
   const shared = link ? shortUrlOf(ctx, link.code) : destination;
   const shares = renderAll(e.channels, shared, input.title ?? "", input.text ?? "", warnings);
   return {

@@ -82,6 +82,15 @@ describe("GET (root): build", () => {
     ]);
   });
 
+  test("HEAD is safe: it answers as GET does but issues no short link", async () => {
+    h = await audioApp();
+    const head = await h.request("/api/public/audio-share-links?track_url=/t/1&use_short=1", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await links()).toEqual([]);
+    expect((await build(h, { track_url: "/t/1", use_short: 1 })).status).toBe(200);
+    expect(await links()).toHaveLength(1);
+  });
+
   test("use_short is a boolean flag: 1, true and the bare flag issue a short link; 0 and false do not", async () => {
     h = await audioApp();
     const made: Array<[string, boolean]> = [];
