@@ -367,13 +367,16 @@ export type UsageAnalytics = {
 export type User = {
   id: number;
   external_id: string;
-  username: string | null;
-  display_name: string | null;
-  email: string | null;
+  /** "" when not set */
+  username: string;
+  /** "" when not set */
+  display_name: string;
+  /** "" when not set */
+  email: string;
   status: "active" | "suspended";
   is_verified: boolean;
-  /** The primary wallet's address */
-  wallet_address: string | null;
+  /** The primary wallet's address; "" while the user has no wallet */
+  wallet_address: string;
   /** Present when include_wallets=1 (always on create and update) */
   wallets?: Array<WalletLink>;
   created_at: string;

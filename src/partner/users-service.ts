@@ -21,15 +21,16 @@ export const USER_LINKS = {
 export const USER_DOCS_LINKS = { users: "/api/docs#/partner", errors: "/api/partner/errors.json" };
 
 export function userView(u: UserWithPrimary, wallets?: WalletView[]) {
+  // The spec types these as strings: a field never set (or cleared with null) answers "", as a wallet's label does.
   return {
     id: u.id,
     external_id: u.external_id,
-    username: u.username,
-    display_name: u.display_name,
-    email: u.email,
+    username: u.username ?? "",
+    display_name: u.display_name ?? "",
+    email: u.email ?? "",
     status: u.status,
     is_verified: u.is_verified === 1,
-    wallet_address: u.primary_wallet,
+    wallet_address: u.primary_wallet ?? "",
     ...(wallets ? { wallets } : {}),
     created_at: u.created_at,
     updated_at: u.updated_at,

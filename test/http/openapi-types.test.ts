@@ -30,8 +30,8 @@ import type { components as publicComponents, paths as publicPaths } from "./her
 type Schemas = components["schemas"];
 type User = Schemas["User"];
 const user: User = {
-  id: 42, external_id: "player-1001", username: "ada", display_name: null, email: null, status: "active",
-  is_verified: false, wallet_address: null, created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
+  id: 42, external_id: "player-1001", username: "ada", display_name: "", email: "", status: "active",
+  is_verified: false, wallet_address: "", created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
   wallets: [{ blockchain: "solana", wallet_address: "4Nd1", label: "", is_primary: 1, verified: 0, verified_at: null }],
 };
 const id: number = user.id;

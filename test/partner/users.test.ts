@@ -48,7 +48,8 @@ describe("POST /api/partner/users", () => {
     const key = await createKey(h);
     const first = await createUser(h, key, { external_id: "only" }, { idempotencyKey: "create-only" });
     expect(first.status).toBe(201);
-    expect(first.body.user).toMatchObject({ username: null, display_name: null, email: null, wallet_address: null, wallets: [] });
+    // Text fields never set answer "" (the spec types them as strings), never null.
+    expect(first.body.user).toMatchObject({ username: "", display_name: "", email: "", wallet_address: "", wallets: [] });
     const again = await createUser(h, key, { external_id: "only" }, { idempotencyKey: "create-only" });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: "idempotency_replay", original_status: 201, original_response: { external_id: "only" } });
@@ -294,7 +295,7 @@ describe("PATCH /api/partner/users/{user_id}", () => {
     expect(r.body.user).toMatchObject({
       id: a,
       display_name: "Ann B.",
-      email: null,
+      email: "", // cleared with null; read back as the empty string
       is_verified: true,
       username: "ann",
       status: "active",
