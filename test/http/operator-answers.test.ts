@@ -6,6 +6,7 @@ import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";
 import type { FuzzOperation } from "../support/fuzz-target";
 import { createAdminToken } from "../support/partner";
+import { BOT_TOKEN, initDataFor, tmaPost } from "../messenger/support";
 
 // Two conventions of operator (and transparency) answers, walked over the served OpenAPI document so a new route
 // is checked without anyone listing it (docs/http-conventions.md):
@@ -26,7 +27,8 @@ let operations: FuzzOperation[];
 const pathValues: Record<string, string> = {};
 
 beforeAll(async () => {
-  h = await openTestApp({ clock: new FakeClock(T0) });
+  // A bot token, so that the messenger's operator routes answer rather than 503 messenger_not_configured.
+  h = await openTestApp({ clock: new FakeClock(T0), env: { MESSENGER_BOT_TOKEN: BOT_TOKEN } });
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const incident = await h.json(
     "/admin/status/incidents",
@@ -43,6 +45,21 @@ beforeAll(async () => {
     pathValues.name = backupNameAt(h.clock.now());
   }
   await recordAlertRun(h.ctx, { source: "preflight", alerts: [{ name: "token.mint", status: "warn", value: "3" }] });
+  // A player (through the mini-app's own sign-in) and a mission, for the messenger operator routes that name one.
+  expect((await h.json("/api/messenger/init/verify", tmaPost(initDataFor(h, { id: 4242, first_name: "Ada" })))).status).toBe(200);
+  pathValues.telegram_user_id = "4242";
+  const mission = {
+    mission_key: "quiz-3",
+    title: "Answer three quizzes",
+    event_type: "quiz.answer",
+    progress_source: "self_reported",
+    target: 3,
+    reward: { points: 10, missiles: 1 },
+    daily_cap: 10,
+    per_minute_cap: 5,
+  };
+  expect((await h.json("/api/messenger/admin/missions", jsonInit("POST", mission, auth))).status).toBeLessThan(300);
+  pathValues.mission_key = "quiz-3";
   pathValues.alert_id = String((await h.ctx.store.get<{ id: number }>("SELECT max(id) AS id FROM ops_alert_runs"))!.id);
   operations = operationsOf(await (await h.request("/api/openapi.json")).json());
 });
@@ -77,15 +94,16 @@ async function requiredQuery(op: FuzzOperation): Promise<string> {
   throw new Error(`${op.id}: required query parameters ${required.join(", ")} have no value in this test`);
 }
 
-describe("include_meta on every JSON GET under /admin and /transparency", () => {
+describe("include_meta on every JSON GET under /admin, /api/messenger/admin and /transparency", () => {
   test("declared in the OpenAPI document and honoured with 1, true and the bare flag; 0 leaves it out", async () => {
-    const routes = operations.filter((op) => (under("/admin")(op) || under("/transparency")(op)) && isJson(op));
+    const routes = operations.filter((op) => (under("/admin")(op) || under("/api/messenger/admin")(op) || under("/transparency")(op)) && isJson(op));
     expect(routes.length).toBeGreaterThan(40);
     const problems: string[] = [];
     for (const op of routes) {
       if (!op.parameters.some((p) => p.name === "include_meta" && p.in === "query")) problems.push(`${op.id}: include_meta not declared`);
       const headers = op.credential === "admin" ? auth : {};
-      const extra = await requiredQuery(op);
+      // The games overview export is CSV by default; its documented JSON twin is format=json.
+      const extra = [await requiredQuery(op), op.path === "/api/messenger/admin/games/overview/export" ? "format=json" : ""].filter(Boolean).join("&");
       for (const flag of ["1", "true", null]) {
         const asked = flag === null ? "include_meta" : `include_meta=${flag}`;
         const res = await h.request(`${pathOf(op)}?${extra ? `${extra}&` : ""}${asked}`, { headers });

@@ -1,6 +1,6 @@
 // Request and response schemas of the operators' games analytics (analytics-routes.ts).
 import { t } from "elysia";
-import { Envelope } from "../../http/envelope";
+import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQuery, PaginationSchema } from "../../http/pagination";
 import { intPath, intQuery } from "../../http/params";
@@ -51,17 +51,18 @@ const GameFigures = named(
   }),
 );
 
-const windowQuery = t.Object({ ...windowQueryFields(30) });
+const windowQuery = t.Object({ ...windowQueryFields(30), ...includeMetaQuery });
 
 export const AnalyticsModel = {
-  overviewQuery: t.Object({ ...windowQueryFields(30), games: gamesParam }),
+  overviewQuery: t.Object({ ...windowQueryFields(30), games: gamesParam, ...includeMetaQuery }),
   exportQuery: t.Object({
     ...windowQueryFields(30),
     games: gamesParam,
     format: t.Optional(t.Union([t.Literal("csv"), t.Literal("json")], { description: "csv (default) or json: the same rows" })),
+    ...includeMetaQuery,
   }),
-  checklistQuery: t.Object({ ...windowQueryFields(7), games: gamesParam }),
-  gameQuery: t.Object({ ...windowQueryFields(7) }),
+  checklistQuery: t.Object({ ...windowQueryFields(7), games: gamesParam, ...includeMetaQuery }),
+  gameQuery: t.Object({ ...windowQueryFields(7), ...includeMetaQuery }),
   windowQuery,
   overview: named(
     "MessengerGamesOverview",

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
+import { requestedMeta } from "../../http/envelope";
 import { foldLedger } from "../daily-stats";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
 import { AnalyticsModel as A, PlayersModel as P } from "./analytics-model";
@@ -37,10 +38,12 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
       })
       .get(
         "/api/messenger/admin/games/overview/export",
-        async ({ query }) => {
+        async ({ query, request, set }) => {
           const { filename, ...out } = await overviewExport(ctx, query);
           if (query.format === "json") {
-            return new Response(JSON.stringify(ok(out)), {
+            // An attachment built here, so include_meta is honoured here (the core hook adds meta to returned objects).
+            const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
+            return new Response(JSON.stringify({ ...ok(out), ...(meta ? { meta } : {}) }), {
               headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
             });
           }

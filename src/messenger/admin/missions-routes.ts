@@ -1,7 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../../http/envelope";
 import { createMission, listMissions } from "../games/missions";
 import { MissionModel } from "../games/promos-model";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
@@ -99,6 +99,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         params: M.params,
+        query: t.Object({ ...includeMetaQuery }),
         response: { 200: M.stats, ...messengerErrors },
         detail: messengerTag("One mission all-time: funnel, median progress, events, rewards, revision and state (operator)"),
       },
