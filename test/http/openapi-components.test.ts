@@ -98,6 +98,18 @@ describe("the served document", () => {
     // A nullable enum allows null; a record is `additionalProperties`, which generators turn into an index type.
     expect(s.Incident.properties.current_severity).toEqual({ type: ["string", "null"], enum: ["warn", "bad", null] });
     expect(s.Capabilities.properties.docs).toEqual({ type: "object", additionalProperties: { type: "string" } });
+    // A nullable constant is a one-value enum with null: `const` beside a nullable type would refuse null. No node of
+    // either document carries both.
+    const nullableConsts: string[] = [];
+    const walk = (node: unknown, where: string) => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${where}/${i}`));
+      if (!node || typeof node !== "object") return;
+      const o = node as Record<string, unknown>;
+      if ("const" in o && Array.isArray(o.type) && o.type.includes("null")) nullableConsts.push(where);
+      for (const [k, v] of Object.entries(o)) walk(v, `${where}/${k}`);
+    };
+    walk(doc, "#");
+    expect(nullableConsts).toEqual([]);
     // Request bodies stay inline (and typed the same way).
     const replay = doc.paths["/api/partner/webhook-events/replay"].post.requestBody.content["application/json"].schema;
     expect(replay.properties.event_ids.items).toEqual({ minimum: 1, type: "integer" });

@@ -84,8 +84,18 @@ export function nullableEnums(node: Json): Json {
   return { ...node, enum: [...node.enum, null] };
 }
 
+/**
+ * Likewise `anyOf [{const: a}, {type: null}]` becomes `{const: a, type: [string, null]}`, and `const` refuses null:
+ * it is written as the enum `[a, null]`.
+ */
+export function nullableConsts(node: Json): Json {
+  if (node.const === undefined || !Array.isArray(node.type) || !node.type.includes("null")) return node;
+  const { const: constant, ...rest } = node;
+  return { ...rest, enum: [constant, null] };
+}
+
 /** The rewrites for JSON bodies and responses. */
-export const jsonShapes = (node: Json): Json => nullableEnums(plainRecords(jsonNumbers(node)));
+export const jsonShapes = (node: Json): Json => nullableConsts(nullableEnums(plainRecords(jsonNumbers(node))));
 
 const stripName = (node: Json): Json => {
   if (!(SCHEMA_NAME_KEY in node)) return node;
