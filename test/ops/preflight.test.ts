@@ -198,6 +198,10 @@ describe("delta.summary.json", () => {
       ["501", 500, true],
       ["abc", 200, false],
       ["0", 10, true],
+      // Any whole number is an integer to clamp, however many digits.
+      ["9007199254740993", 500, true],
+      ["100000000000000000000", 500, true],
+      ["-100000000000000000000", 10, true],
     ];
     for (const [q, value, clamped] of cases) {
       const r = await get(`${BASE}/delta.summary.json?include_fields=1&include_fields_max=${q}`);
@@ -234,6 +238,11 @@ describe("delta.summary.json", () => {
       value: 250000,
       clamped: true,
     });
+    // Empty or blank (a form field left empty) is unset: no bound.
+    for (const q of ["", "%20"]) {
+      const r = await get(`${BASE}/delta.summary.json?include_fields=1&include_fields_bytes_limit=${q}`);
+      expect([q, r.status, r.body.include_fields_bytes_limit?.value, r.body.changes_truncated]).toEqual([q, 200, 0, false]);
+    }
     for (const q of ["-1", "1.5", "1e3", "0x10"]) {
       const r = await get(`${BASE}/delta.summary.json?include_fields_bytes_limit=${q}`);
       expect([q, r.status, r.body.error, r.body.details[0].field]).toEqual([q, 400, "invalid_query", "query.include_fields_bytes_limit"]);

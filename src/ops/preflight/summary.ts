@@ -16,7 +16,8 @@ export interface ClampEcho {
   clamped: boolean;
 }
 
-const INTEGER = /^-?\d{1,15}$/;
+/** Any whole number, however long (the request target's own limit bounds it): 10^20 is clamped to 500 like 1000. */
+const INTEGER = /^-?\d+$/;
 /** A byte bound: any whole number up to 64 digits (past 250000 it is clamped anyway). */
 const BYTES = /^\d{1,64}$/;
 
@@ -45,7 +46,12 @@ export function normalizeSummaryQuery(query: Record<string, unknown>): void {
   const max = query.include_fields_max;
   if (max !== undefined) query.include_fields_max = String(fieldsMaxOf(Array.isArray(max) ? String(max[0]) : String(max)).value);
   const bytes = query.include_fields_bytes_limit;
-  if (typeof bytes !== "string" || bytes === "") return;
+  if (typeof bytes !== "string") return;
+  // An empty or blank value (a form field left empty) is unset: no bound, as the spec says of unset.
+  if (bytes.trim() === "") {
+    delete query.include_fields_bytes_limit;
+    return;
+  }
   if (!BYTES.test(bytes.trim())) {
     throw queryProblem("include_fields_bytes_limit", "must be a whole number of bytes, 0 or more (0 = no bound; above 250000 is clamped to 250000)");
   }
