@@ -51,7 +51,12 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       "/admin/status/incidents",
       async ({ query }) => {
         const r = await listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
-        return ok({ count: r.count, incidents: r.items, query: r.query, pagination: r.pagination });
+        return ok({
+          count: r.count,
+          incidents: r.items,
+          query: { ...r.query, source: query.source ?? null, status: query.status ?? null },
+          pagination: r.pagination,
+        });
       },
       {
         admin: true,

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PaginationSchema } from "../http/pagination";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { intPath } from "../http/params";
 import { ComponentIdSchema, Incident, IncidentStateSchema, MaintenanceWindow } from "./model";
 import { named } from "../http/openapi/names";
@@ -71,7 +71,12 @@ export const StatusAdminModel = {
     source: t.Optional(t.Union([t.Literal("automatic"), t.Literal("operator")])),
     status: t.Optional(t.Union([t.Literal("open"), t.Literal("resolved")])),
   }),
-  incidentList: Envelope({ count: t.Integer(), incidents: t.Array(Incident), ...ListShape }),
+  incidentList: Envelope({
+    count: t.Integer(),
+    incidents: t.Array(Incident),
+    query: PageQueryEcho({ source: t.Union([t.String(), t.Null()]), status: t.Union([t.String(), t.Null()]) }),
+    pagination: PaginationSchema,
+  }),
   incidentParams: t.Object({ incident_id: intPath() }),
   incidentCreateBody: t.Object(
     {

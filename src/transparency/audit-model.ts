@@ -260,6 +260,25 @@ export const AuditResponses = {
       count: t.Integer(),
     }),
   ),
+  "schema-registry.json": named(
+    "TransparencySchemaRegistry",
+    Envelope({
+      generated_at_utc: t.String(),
+      registry_version: t.String({ description: "changes when a schema does" }),
+      dialect: t.String({ description: "the JSON Schema dialect of every schema: draft 2020-12" }),
+      count: t.Integer(),
+      schemas: t.Array(
+        t.Object({
+          path: t.String({ description: "the answer's path (or a description such as every error answer)" }),
+          media_type: t.String(),
+          columns: t.Union([t.Array(t.String()), t.Null()], { description: "a CSV answer's header, in order; null for JSON" }),
+          schema: t.Record(t.String(), t.Unknown(), { description: "the JSON Schema the answer validates against" }),
+          sha256: t.String({ description: "of the schema as JSON" }),
+        }),
+      ),
+      row_schema: t.Record(t.String(), t.Unknown(), { description: "one audit row as the exports carry it" }),
+    }),
+  ),
   "glossary.json": named(
     "AuditGlossary",
     Envelope({

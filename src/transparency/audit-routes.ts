@@ -255,6 +255,7 @@ export function auditRoutes(ctx: AppContext) {
       ({ request, set }) => json(request, set.headers, async () => schemaRegistry(ctx.config.publicBaseUrl, await dataTime(ctx))),
       {
         query: Q.plain,
+        response: { 200: R["schema-registry.json"], ...errs },
         detail: doc("A versioned JSON Schema (draft 2020-12) for every transparency answer"),
       },
     );

@@ -60,6 +60,14 @@ test("real answers of users, salutes, capabilities, status and errors validate a
   expectValid("/api/partner/capabilities", "get", await signedJson(h, key, "GET", "/api/partner/capabilities"), 200);
   expectValid("/api/partner/webhooks", "get", await signedJson(h, key, "GET", "/api/partner/webhooks"), 200);
   expectValid("/api/public/system-status", "get", await h.json("/api/public/system-status"), 200);
+  expectValid("/transparency/audit-anomalies/schema-registry.json", "get", await h.json("/transparency/audit-anomalies/schema-registry.json"), 200);
+  // A first track event: replay_reason is null, which the document allows (a nullable constant is an enum with null).
+  const track = await h.json("/api/public/audio-share-links/track", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ event_type: "copy", channel: "x", destination_url: "/tracks/1", client_event_id: "evt-0001-abcd" }),
+  });
+  expectValid("/api/public/audio-share-links/track", "post", track, 200);
   // Failures: the Error body, its code within the status's narrowed enum.
   expectValid("/api/partner/users/{user_id}", "get", await signedJson(h, key, "GET", "/api/partner/users/999999"), 404);
   expectValid("/api/partner/users", "post", await signedJson(h, key, "POST", "/api/partner/users", { body: { external_id: "player-1" } }), 409);

@@ -114,6 +114,8 @@ describe("POST /admin/status/incidents and its updates", () => {
     const list = await admin.get(`${BASE}?source=operator`);
     expect(list.status).toBe(200);
     expect(list.body.incidents.map((i: any) => i.id)).toEqual([2]);
+    // The filters applied are echoed beside the page.
+    expect(list.body.query).toEqual({ limit: 50, offset: 0, cursor: null, source: "operator", status: null });
     expect((await admin.get(`${BASE}?status=open&limit=1`)).body).toMatchObject({ count: 1, pagination: { has_more: true } });
     expect((await admin.get(`${BASE}/1`)).body.incident.source).toBe("automatic");
     // An automatic incident is the checks' to close: updates are refused with a pointer.
