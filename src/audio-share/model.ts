@@ -13,6 +13,8 @@ const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
 const destination = (description: string) => t.String({ maxLength: 8192, description });
 const prefer = source();
 const channels = t.String({ maxLength: 500, description: "Comma-separated channel ids or aliases from channels.json; default every channel" });
+/** In a JSON body the channels may also be an array of the same names. */
+const bodyChannels = t.Union([channels, t.Array(t.String({ maxLength: 64 }), { maxItems: 50, description: "channel ids or aliases" })]);
 const includeMeta = { include_meta: t.Optional(t.String()) };
 
 const Finding = named(
@@ -135,9 +137,9 @@ export const AudioShareModel = {
   validated: Envelope({ ...Validation, request_id: t.String({ description: "this request's id (also X-Request-ID)" }) }),
   batchBody: t.Object(
     {
-      defaults: t.Optional(t.Object({ channels: t.Optional(channels), prefer: t.Optional(prefer) }, { additionalProperties: false })),
+      defaults: t.Optional(t.Object({ channels: t.Optional(bodyChannels), prefer: t.Optional(prefer) }, { additionalProperties: false })),
       items: t.Array(
-        t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), channels: t.Optional(channels) }, { additionalProperties: false }),
+        t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), channels: t.Optional(bodyChannels) }, { additionalProperties: false }),
         { minItems: 1, maxItems: BATCH_MAX_ITEMS },
       ),
     },

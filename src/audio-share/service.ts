@@ -196,16 +196,20 @@ export function validateShare(policy: HostPolicy, input: DestinationInput & { ch
   };
 }
 
+/** Channels in a JSON body: the query's comma list, or the same names as an array. */
+type BodyChannels = string | string[];
+const channelList = (c: BodyChannels | undefined): string | undefined => (Array.isArray(c) ? c.join(",") : c);
+
 export interface BatchInput {
-  defaults?: { channels?: string; prefer?: string };
-  items: Array<DestinationInput & { title?: string; channels?: string }>;
+  defaults?: { channels?: BodyChannels; prefer?: string };
+  items: Array<DestinationInput & { title?: string; channels?: BodyChannels }>;
 }
 
 /** POST /validate/batch: each item on its own; one bad item never fails the others. */
 export function validateBatch(policy: HostPolicy, input: BatchInput) {
   const results = input.items.map((item, index) => ({
     index,
-    ...validateShare(policy, { ...item, prefer: item.prefer ?? input.defaults?.prefer, channels: item.channels ?? input.defaults?.channels }),
+    ...validateShare(policy, { ...item, prefer: item.prefer ?? input.defaults?.prefer, channels: channelList(item.channels ?? input.defaults?.channels) }),
   }));
   const valid = results.filter((r) => r.valid).length;
   return { count: results.length, valid_count: valid, invalid_count: results.length - valid, results };

@@ -278,6 +278,21 @@ describe("GET /validate and POST /validate/batch", () => {
     expect(body.results[1].errors[0]).toMatchObject({ host: "evil.test", reason: "userinfo" });
   });
 
+  test("in a batch body, channels may also be an array of the same names", async () => {
+    h = await audioApp();
+    const r = await h.json(
+      `${API}/validate/batch`,
+      jsonPost({ defaults: { channels: ["x", "telegram"] }, items: [{ track_url: "/tracks/1" }, { track_url: "/tracks/2", channels: ["email", "myspace"] }] }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x: any) => [x.channels, x.errors.map((e: any) => e.code)])).toEqual([
+      [["x", "telegram"], []],
+      [["email"], ["channel_unknown"]],
+    ]);
+    const tooMany = await h.json(`${API}/validate/batch`, jsonPost({ items: [{ track_url: "/t/1", channels: Array.from({ length: 51 }, () => "x") }] }));
+    expect([tooMany.status, tooMany.body.error]).toEqual([400, "invalid_payload"]);
+  });
+
   test.each([
     [{ items: [] }, "items"],
     [{ items: Array.from({ length: 101 }, () => ({ track_url: "/t/1" })) }, "items"],
