@@ -96,8 +96,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     // The one exception to JSON: routes that declare a form body (the operator sign-in forms; form-body.ts).
     const form = routes.takesForm(request.method, route);
     // An HTML form with no fields posts an empty body: that is the empty form, so a missing field is judged by
-    // the route (a missing csrf_token is the CSRF refusal, 403), not refused as an absent body. Likewise a JSON
-    // route whose fields are all optional takes no body as `{}`.
+    // the route (a missing csrf_token is the CSRF refusal, 403), not refused as an absent body. Likewise a route that
+    // takes a JSON object reads no body as `{}` (RouteIndex.absentBodyIsEmpty).
     if (raw.byteLength === 0) return { value: form || routes.absentBodyIsEmpty(request.method, route) ? {} : undefined, error: null };
     const parsed = form ? parseFormBytes(raw, request.headers.get("content-type")) : null;
     if (parsed?.error) return parsed;

@@ -85,11 +85,6 @@ export class RouteIndex {
   }
 
   /**
-   * A compiled checker of the route's body schema (compiled on first use), or null when it takes no body. A JSON
-   * body is checked with numbers as JSON numbers only (src/http/json-numbers.ts); a form body, whose fields are
-   * text, against the schema as declared.
-   */
-  /**
    * Whether an absent body means `{}` on this route: its body is a JSON object. A route whose fields are all
    * optional then takes no body at all (a mini-app call with its init data in a header), and one with required
    * fields names them ("request_id is required") rather than "body must be an object". Worked out once per route.
@@ -105,6 +100,11 @@ export class RouteIndex {
     return empty;
   }
 
+  /**
+   * A compiled checker of the route's body schema (compiled on first use), or null when it takes no body. A JSON
+   * body is checked with numbers as JSON numbers only (src/http/json-numbers.ts); a form body, whose fields are
+   * text, against the schema as declared.
+   */
   bodyCheckOf(method: string, route: string): TypeCheck<TSchema> | null {
     const key = `${method} ${route}`;
     const cached = this.bodyChecks.get(key);
