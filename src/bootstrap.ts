@@ -16,6 +16,7 @@ import { createLogger, type Logger } from "./log";
 import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./http/metrics";
 import { verifyMasterKey, verifyMasterKeyOnStore } from "./auth/master-key-check";
+import { checkSalutesDecimals, checkSalutesDecimalsSync } from "./salutes/decimals-check";
 import { resolveMasterKey } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
@@ -44,8 +45,15 @@ export function openContext(config: Config, opts: ContextOptions = {}): AppConte
   const db = openDatabase(config.dbPath);
   migrate(db);
   // The store owns the connection from here (its close() checkpoints and closes it); the synchronous handle is
-  // used once more, for the master-key check below, before the context exists.
-  return wire(config, opts, new SqliteStore(db.sqlite, db), db.sync);
+  // used once more, for the master-key and salutes-decimals checks below, before the context exists.
+  const store = new SqliteStore(db.sqlite, db);
+  try {
+    return wire(config, opts, store, db.sync);
+  } catch (err) {
+    // A refused start (another SALUTES_DECIMALS) leaves no open file behind.
+    void store.close().catch(() => {});
+    throw err;
+  }
 }
 
 /**
@@ -74,6 +82,12 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
   }
   const ctx = wire(config, opts, store, null, instanceId);
   await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
+  try {
+    await checkSalutesDecimals(store, config.salutes.decimals, ctx.clock.now().toISOString());
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
   return ctx;
 }
 
@@ -103,6 +117,8 @@ function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: Sy
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
   if (sqliteSync) verifyMasterKey(sqliteSync, secrets, clock.now().toISOString(), log);
+  // Were the stored salutes amounts written with this SALUTES_DECIMALS? Another setting is refused (ConfigError).
+  if (sqliteSync) checkSalutesDecimalsSync(sqliteSync, config.salutes.decimals, clock.now().toISOString());
   // On PostgreSQL the same check runs in openContextAsync, before the context is handed out.
   const rng = opts.rng ?? cryptoRng;
   // Built in dependency order, so that no field is ever missing: the chain client needs only the basics, the

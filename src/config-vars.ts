@@ -129,7 +129,11 @@ export const CONFIG_VARS = {
     fallback: "30",
     doc: "Succeeded deliveries and their attempts are pruned after this; dead letters after 90 days.",
   },
-  SALUTES_DECIMALS: { kind: int(0, 6), fallback: "2", doc: "Decimal places of salutes amounts; stored exactly as integer minor units." },
+  SALUTES_DECIMALS: {
+    kind: int(0, 6),
+    fallback: "2",
+    doc: "Decimal places of salutes amounts; stored exactly as integer minor units. Recorded at the first start: a start with another value is refused.",
+  },
   SALUTES_MAX_AMOUNT: { kind: int(1, 1_000_000_000_000), fallback: "1000000000", doc: "Largest single credit, debit or conversion, in whole salutes." },
   SALUTES_CONVERSION_ENABLED: { kind: { type: "bool" }, fallback: "0", doc: "Whether POST /api/salutes/convert is open." },
   SALUTES_CONVERSION_RATE: { kind: decimal, fallback: "0.01", doc: "Target units per salute (exact decimal)." },

@@ -59,3 +59,14 @@ export const salutesConversions = sqliteTable(
   // The daily cap: SUM(amount_minor) WHERE user_id = ? AND created_at >= start of day.
   (t) => [index("salutes_conversions_user_idx").on(t.userId, t.createdAt)],
 );
+
+/**
+ * The SALUTES_DECIMALS the stored minor units were written with (one row, id 1, written at the first start). The
+ * amounts are integers in minor units and the number of decimals lives in configuration, so a start with another
+ * setting would silently rescale every balance (764.20 read as 76420 with 0 decimals): it is refused instead.
+ */
+export const salutesSettings = sqliteTable("salutes_settings", {
+  id: integer("id").primaryKey(),
+  decimals: integer("decimals").notNull(),
+  recordedAt: text("recorded_at").notNull(),
+});
