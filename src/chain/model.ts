@@ -257,8 +257,9 @@ export const ChainModel = {
       generated_at_utc: t.String({ format: "date-time" }),
       status: Freshness,
       freshness_status: Freshness,
-      age_hours: N(t.Number()),
-      stale_after_hours: t.Number(),
+      subject_job: t.String({ description: "the job age_hours and stale_after_hours are of: the worst, then the nearest its limit" }),
+      age_hours: N(t.Number({ description: "subject_job's snapshot age; null without one" })),
+      stale_after_hours: t.Number({ description: "subject_job's own limit" }),
       reason: N(t.String()),
       window_hours: t.Integer(),
       jobs: t.Array(

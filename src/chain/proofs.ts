@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { formatUnits, percentOf } from "./amounts";
-import { ageHours, freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
+import { freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
 import { CHAIN_JOBS, type ChainJob } from "./jobs";
 import { SCAN_METHOD } from "../solana/scan-call";
 import { runStats } from "./store/job-runs";
@@ -159,17 +159,24 @@ export async function jobsRollupProof(ctx: AppContext) {
   const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
   const jobs: Array<Awaited<ReturnType<typeof jobEntry>>> = [];
   for (const job of CHAIN_JOBS) jobs.push(await jobEntry(ctx, job, since));
-  const worst = jobs.reduce((w, j) => (SEVERITY[j.freshness_status] > SEVERITY[w.freshness_status] ? j : w), jobs[0]!);
-  const oldest = jobs.filter((j) => j.snapshot_at_utc).sort((a, b) => (a.snapshot_at_utc! < b.snapshot_at_utc! ? -1 : 1))[0];
-  const status = worst.freshness_status;
+  // The job the headline speaks for: the worst status, and among jobs of that status the one nearest its own limit
+  // (age ÷ limit; no snapshot counts as past it). Its age and ITS limit are reported together, so "age over the
+  // limit means stale" holds of the headline as of each job (they once came from two different jobs).
+  const nearness = (j: (typeof jobs)[number]) => (j.age_hours === null ? Number.POSITIVE_INFINITY : j.age_hours / j.stale_after_hours);
+  const subject = jobs.reduce((w, j) => {
+    const order = SEVERITY[j.freshness_status] - SEVERITY[w.freshness_status];
+    return order > 0 || (order === 0 && nearness(j) > nearness(w)) ? j : w;
+  }, jobs[0]!);
+  const status = subject.freshness_status;
   return {
     proof: "token_snapshot_jobs_rollup" as const,
     generated_at_utc: ctx.clock.now().toISOString(),
     status,
     freshness_status: status,
-    age_hours: oldest ? ageHours(ctx, oldest.snapshot_at_utc!) : null,
-    stale_after_hours: worst.stale_after_hours,
-    reason: status === "fresh" ? null : status === "not_configured" ? NOT_CONFIGURED_REASON : `${worst.job} is ${status}`,
+    subject_job: subject.job,
+    age_hours: subject.age_hours,
+    stale_after_hours: subject.stale_after_hours,
+    reason: status === "fresh" ? null : status === "not_configured" ? NOT_CONFIGURED_REASON : `${subject.job} is ${status}`,
     window_hours: 24,
     jobs,
     trust_context: {

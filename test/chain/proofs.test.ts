@@ -221,6 +221,13 @@ describe("token-snapshot-jobs-rollup", () => {
     await h.ctx.jobs.runNow("transaction-sync");
     const body = (await h.json("/api/public/token-snapshot-jobs-rollup.json")).body;
     expect(body.status).toBe("fresh");
+    // The headline's age and limit are one job's (subject_job, the nearest its own limit), never two jobs' mixed.
+    const sameJob = (b: any) => {
+      const subject = b.jobs.find((j: { job: string }) => j.job === b.subject_job);
+      expect([b.age_hours, b.stale_after_hours]).toEqual([subject.age_hours, subject.stale_after_hours]);
+      for (const j of b.jobs) if (j.age_hours !== null) expect(j.age_hours / j.stale_after_hours).toBeLessThanOrEqual(b.age_hours / b.stale_after_hours);
+    };
+    sameJob(body);
     expect(body.jobs.find((j: { job: string }) => j.job === "transaction-sync")).toMatchObject({
       runs_24h: 3,
       failures_24h: 2,
@@ -230,6 +237,8 @@ describe("token-snapshot-jobs-rollup", () => {
     h.clock.advanceSeconds(2 * HOUR);
     const later = (await h.json("/api/public/token-snapshot-jobs-rollup.json")).body;
     expect(later).toMatchObject({ status: "stale", age_hours: 2 });
+    sameJob(later);
+    expect(later.age_hours).toBeGreaterThan(later.stale_after_hours);
     const rows = await csvRows(h, "/api/public/token-snapshot-jobs-rollup.csv");
     expect(rows).toEqual(
       later.jobs.map((j: Record<string, unknown>) => ({
@@ -239,6 +248,9 @@ describe("token-snapshot-jobs-rollup", () => {
         ...flat(j),
       })),
     );
+    // A day on, jobs with longer limits have aged too: the headline is still one job's age with that job's limit.
+    h.clock.advanceSeconds(20 * HOUR);
+    sameJob((await h.json("/api/public/token-snapshot-jobs-rollup.json")).body);
   });
 });
 
