@@ -15,7 +15,7 @@ import {
   latestToken,
 } from "./store/snapshots";
 import { countTransactions, cursorsOf } from "./store/transactions";
-import { MINT_AUTHORITY_METHOD, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
+import { MINT_AUTHORITY_METHOD, reviewAuthorities, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
 import { TX_SYNC_METHOD } from "./tx-sync";
 
 // The seven public freshness proofs. Each is the latest immutable snapshot of one job, with its age against a
@@ -88,6 +88,10 @@ export async function tokenDistributionProof(ctx: AppContext) {
 export async function mintAuthoritiesProof(ctx: AppContext) {
   const row = ctx.chain.configured ? await latestAuthority(ctx.store, mintOf(ctx)) : null;
   const chain = ctx.config.chain;
+  // The authorities seen in the latest snapshot, reviewed against the expectation configured NOW: every field of
+  // the review comes from one source, so a changed (or removed) expectation never shows as "not configured" beside
+  // a mismatch found under the old one. The snapshot row keeps the review made when it was taken.
+  const review = row ? reviewAuthorities(row.mint_authority, row.freeze_authority, chain.expectedMintAuthority, chain.expectedFreezeAuthority) : null;
   return {
     proof: "token_mint_authorities" as const,
     ...(await proofHeader(ctx, "mint-authority-snapshot", "chain_mint_authority_snapshots", MINT_AUTHORITY_METHOD, row, limits(ctx).mintAuthorities)),
@@ -98,10 +102,10 @@ export async function mintAuthoritiesProof(ctx: AppContext) {
     expected_mint_authority: chain.expectedMintAuthority ?? null,
     expected_freeze_authority: chain.expectedFreezeAuthority ?? null,
     expectation_configured: chain.expectedMintAuthority !== undefined || chain.expectedFreezeAuthority !== undefined,
-    review_status: row?.review_status ?? null,
-    expected_review_status: row?.expected_review_status ?? null,
-    mismatch: row ? row.mismatch === 1 : null,
-    mismatch_fields: row ? (JSON.parse(row.mismatch_fields) as string[]) : [],
+    review_status: review?.review_status ?? null,
+    expected_review_status: review?.expected_review_status ?? null,
+    mismatch: review ? review.mismatch : null,
+    mismatch_fields: review?.mismatch_fields ?? [],
   };
 }
 

@@ -203,6 +203,19 @@ describe("freshness proofs", () => {
       mismatch: false,
       mismatch_fields: [],
     });
+    // A snapshot reviewed under another expectation (as if the configuration changed since it was taken): the proof
+    // reviews the authorities it saw against the expectation in force now, every field from that one review.
+    await h.ctx.store.run(
+      "UPDATE chain_mint_authority_snapshots SET expected_mint_authority = ?, mismatch = 1, mismatch_fields = ?, expected_review_status = ?",
+      ["SomeOtherAuthority1111111111111111111111111", '["mint_authority"]', "both_retained"],
+    );
+    expect((await h.json("/api/public/token-mint-authorities.json")).body).toMatchObject({
+      expected_mint_authority: "none",
+      expectation_configured: true,
+      expected_review_status: "freeze_authority_retained",
+      mismatch: false,
+      mismatch_fields: [],
+    });
     const sync = (await h.json("/api/public/transaction-sync-freshness.json")).body;
     expect(sync).toMatchObject({ stored: 12, transactions_stored: 12, gap_detected: false, newest_signature: f.transactions.at(-1)!.signature });
     expect(sync.cursors.map((c: { address: string }) => c.address).sort()).toEqual([f.mint, ...f.wallets().map((w) => w.owner)].sort());
