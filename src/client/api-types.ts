@@ -1380,11 +1380,11 @@ export interface Operations {
       };
       body: {
         /** 1–64 characters of A-Z a-z 0-9 . _ - */
-        campaign_id: string;
+        campaign_id?: string;
         /** Greater than 0; a JSON number (≤ 15 significant digits) or a decimal string; ≤ 18 digits, ≤ 9 decimals */
-        amount: number | string;
+        amount?: number | string;
         /** At least one of email and wallet_address */
-        recipient: {
+        recipient?: {
           email?: string;
           /** Solana address (base58, 32 bytes) */
           wallet_address?: string;
@@ -1471,7 +1471,7 @@ export interface Operations {
       meta?: Meta;
     };
   };
-  /** Sandbox: credit salutes to a sandbox user */
+  /** Sandbox: credit salutes to a sandbox user (fields left out: fx-alice, 1, sandbox_test, sandbox) */
   "POST /api/partner/sandbox/salutes/credit": {
     input: {
       query?: {
@@ -1479,13 +1479,13 @@ export interface Operations {
       };
       body: {
         /** Herald user id (as a string) of one of your users */
-        user_id: string;
+        user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
-        amount: number;
+        amount?: number;
         /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
-        reason: string;
+        reason?: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
-        source: string;
+        source?: string;
       };
     };
     response: {
@@ -1506,7 +1506,7 @@ export interface Operations {
       live_side_effects_performed: false;
     };
   };
-  /** Sandbox: debit salutes from a sandbox user (never below zero) */
+  /** Sandbox: debit salutes from a sandbox user, never below zero (fields left out: fx-alice, 1, sandbox_test, sandbox) */
   "POST /api/partner/sandbox/salutes/debit": {
     input: {
       query?: {
@@ -1514,13 +1514,13 @@ export interface Operations {
       };
       body: {
         /** Herald user id (as a string) of one of your users */
-        user_id: string;
+        user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
-        amount: number;
+        amount?: number;
         /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
-        reason: string;
+        reason?: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
-        source: string;
+        source?: string;
       };
     };
     response: {

@@ -137,7 +137,9 @@ export const SandboxModel = {
     include_meta: t.Optional(t.String()),
   }),
   report: SandboxRead(reportFields),
-  claimBody: DonationsModel.issueBody,
+  // Every field optional in the sandbox: what is left out comes from the fixture (src/sandbox/defaults.ts), so a
+  // first call needs only the headers.
+  claimBody: t.Partial(DonationsModel.issueBody),
   claim: SandboxWrite({
     status: t.Literal("sandbox_preview"),
     claim_status: t.Literal("sandbox_preview"),
@@ -152,6 +154,7 @@ export const SandboxModel = {
     created_at: t.String(),
   }),
   balance: readOf(t.Object({ ...SalutesModel.balance.properties, currency: t.Literal("salutes") })),
+  entryBody: t.Partial(SalutesModel.mutationBody),
   entryResult: writeOf(SalutesModel.mutationResult),
   ledger: readOf(SalutesModel.ledger),
   resetBody: t.Optional(t.Object({}, { additionalProperties: false })),

@@ -4,6 +4,7 @@ import type { AppContext } from "../context";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ErrorBody } from "../http/envelope";
+import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
@@ -102,8 +103,10 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner, body }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
         const keyId = partner.actor.keyId;
+        // Fields left out come from the fixture (src/sandbox/defaults.ts): a first call needs only the headers.
+        const claimInput = { ...SANDBOX_CLAIM_DEFAULTS, ...body, recipient: body?.recipient ?? SANDBOX_CLAIM_DEFAULTS.recipient };
         const out = await idem.run(partner.idempotency, async (t) => {
-          const r = await issueClaim(t, ctx, owner, keyId, body, noEmail);
+          const r = await issueClaim(t, ctx, owner, keyId, claimInput, noEmail);
           const claim = await getClaim(t, ctx, owner, r.claim_code);
           return {
             success: true as const,

@@ -6,6 +6,7 @@ import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { SalutesModel } from "../salutes/model";
 import { getBalance, listLedger, postEntry } from "../salutes/service";
+import { entryWithDefaults } from "./defaults";
 import { openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxRead, sandboxWrite } from "./profile";
@@ -21,11 +22,13 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   const entry =
     (kind: "credit" | "debit") =>
-    async ({ partner, body }: { partner: PartnerRequest; body: typeof SalutesModel.mutationBody.static }) => {
-      const { owner } = await openSandbox(ctx, partner.actor);
+    async ({ partner, body }: { partner: PartnerRequest; body: typeof M.entryBody.static }) => {
+      const { owner, fixtures } = await openSandbox(ctx, partner.actor);
+      // Fields left out come from the fixture (fx-alice, 1 salute, sandbox_test, sandbox): src/sandbox/defaults.ts.
+      const entry = entryWithDefaults(body, fixtures);
       let deliveries = 0;
       const out = await idem.run(partner.idempotency, async (t) => {
-        const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, body);
+        const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, entry);
         deliveries = r.deliveries;
         return { success: true as const, ...sandboxWrite(), ...r.answer };
       });
@@ -55,16 +58,16 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
     .post("/api/partner/sandbox/salutes/credit", entry("credit"), {
       partner: { scope: "credit", mutation: true, mode: "sandbox" },
       query: SalutesModel.mutationQuery,
-      body: SalutesModel.mutationBody,
+      body: M.entryBody,
       response: { 200: M.entryResult, ...errs },
-      detail: tag("credit salutes to a sandbox user"),
+      detail: tag("credit salutes to a sandbox user (fields left out: fx-alice, 1, sandbox_test, sandbox)"),
     })
     .post("/api/partner/sandbox/salutes/debit", entry("debit"), {
       partner: { scope: "debit", mutation: true, mode: "sandbox" },
       query: SalutesModel.mutationQuery,
-      body: SalutesModel.mutationBody,
+      body: M.entryBody,
       response: { 200: M.entryResult, ...errs },
-      detail: tag("debit salutes from a sandbox user (never below zero)"),
+      detail: tag("debit salutes from a sandbox user, never below zero (fields left out: fx-alice, 1, sandbox_test, sandbox)"),
     })
     .get(
       "/api/partner/sandbox/salutes/ledger",

@@ -111,3 +111,36 @@ describe("POST /api/partner/sandbox/salutes/credit and /debit", () => {
     expect((await sb(h, key, "GET", "/salutes/ledger?user_id=1")).status).toBe(403);
   });
 });
+
+describe("sandbox mutations with only the headers the spec names", () => {
+  test("credit, debit and donation-claim without a body use the fixture's defaults; given fields are validated as live", async () => {
+    h = await sandboxApp();
+    const key = await sandboxKey(h);
+    const { alice } = await fixtureUsers(h, key);
+    const before = (await sb(h, key, "GET", `/salutes/balance?user_id=${alice.id}`)).body.balance;
+    const credit = await sb(h, key, "POST", "/salutes/credit", { body: "" });
+    expect(credit.status).toBe(200);
+    expectSandboxFields(credit.body, "sandbox_state", true);
+    expect(credit.body).toMatchObject({ user_id: String(alice.id), delta: 1, balance: before + 1 });
+    const debit = await sb(h, key, "POST", "/salutes/debit", { body: {} });
+    expect(debit.body).toMatchObject({ user_id: String(alice.id), delta: -1, balance: before });
+    const ledger = await sb(h, key, "GET", `/salutes/ledger?user_id=${alice.id}&limit=2`);
+    expect(ledger.body.ledger.map((e: { reason: string; source: string }) => [e.reason, e.source])).toEqual([
+      ["sandbox_test", "sandbox"],
+      ["sandbox_test", "sandbox"],
+    ]);
+    const claim = await sb(h, key, "POST", "/donation-claim", { body: "" });
+    expect(claim.status).toBe(200);
+    expect(claim.body).toMatchObject({
+      status: "sandbox_preview",
+      claim_status: "sandbox_preview",
+      claim_campaign_id: "sandbox-campaign",
+      requested_claim: { campaign_id: "sandbox-campaign", recipient: { email: "recipient@sandbox.example.com" } },
+    });
+    // A field that is given is judged as on the live route; unknown fields are still refused.
+    for (const body of [{ amount: -5 }, { reason: "Not A Reason" }, { colour: "red" }]) {
+      const r = await sb(h, key, "POST", "/salutes/credit", { body });
+      expect([JSON.stringify(body), r.status, r.body.error]).toEqual([JSON.stringify(body), 400, "invalid_payload"]);
+    }
+  });
+});
