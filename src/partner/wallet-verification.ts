@@ -30,7 +30,7 @@ export function verificationOf(verifiedAt: string | null, now: Date, reverifyDay
   const status_text = stale
     ? `Verification is ${days(age)} old; re-verify (policy ${days(reverifyDays)})`
     : age === 0
-      ? "Verified today"
+      ? "Verified today (0 days ago)"
       : `Verified ${days(age)} ago`;
   return {
     verified: true,

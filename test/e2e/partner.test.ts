@@ -112,7 +112,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
       wallet: wallet(2),
       blockchain: "solana",
       wallet_states: { linked: true, verified: true, stale_verification: false },
-      verification: { verified: true, freshness: "fresh", verification_age_days: 0, status_text: "Verified today" },
+      verification: { verified: true, freshness: "fresh", verification_age_days: 0, status_text: "Verified today (0 days ago)" },
       owner: { user_id: u.id, is_primary: true },
     });
     const unverified = await signedJson(e.h, e.live, "GET", `/api/partner/wallet-verification/${wallet(1)}`);

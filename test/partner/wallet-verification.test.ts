@@ -53,7 +53,7 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
       verified_at_utc: at,
       verification_age_days: 0,
       freshness: "fresh",
-      status_text: "Verified today",
+      status_text: "Verified today (0 days ago)",
       reverify_days: 7,
     });
     expect(today.wallet_states).toMatchObject({ verified: true, stale_verification: false });
