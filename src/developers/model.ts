@@ -46,6 +46,7 @@ export const DevelopersModel = {
       api_version: t.String(),
       policy: Policy,
       sunsets_scheduled: t.Boolean(),
+      summary: t.String({ description: 'a sentence: "No endpoint sunsets are currently scheduled." or the scheduled ones' }),
       count: t.Integer(),
       deprecations: t.Array(Entry),
       links: t.Record(t.String(), t.String()),

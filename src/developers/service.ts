@@ -75,6 +75,11 @@ export function calendar(ctx: AppContext, reg: Registry) {
     api_version: "v1",
     policy: reg.policy,
     sunsets_scheduled: upcoming.length > 0,
+    // The spec's sentence, in the calendar itself (the playbook says the same).
+    summary:
+      upcoming.length === 0
+        ? "No endpoint sunsets are currently scheduled."
+        : `${upcoming.length} deprecation${upcoming.length === 1 ? "" : "s"} with a scheduled sunset: ${upcoming.map((e) => `${e.id} (${e.sunset_at})`).join(", ")}.`,
     count: entries.length,
     deprecations: entries,
     links: {

@@ -83,7 +83,14 @@ describe("with the shipped (empty) registry", () => {
     h = await openTestApp({ clock: new FakeClock(NOW) });
     const cal = await h.json("/developers/deprecations.json");
     expect(cal.status).toBe(200);
-    expect(cal.body).toMatchObject({ registry_version: 1, api_version: "v1", sunsets_scheduled: false, count: 0, deprecations: [] });
+    expect(cal.body).toMatchObject({
+      registry_version: 1,
+      api_version: "v1",
+      sunsets_scheduled: false,
+      summary: "No endpoint sunsets are currently scheduled.",
+      count: 0,
+      deprecations: [],
+    });
     expect(cal.headers.get("cache-control")).toBe("public, max-age=300");
     const feed = await new Parser().parseString(await (await h.request("/developers/deprecations.rss")).text());
     expect(feed.title).toBe("Herald API deprecations");
@@ -103,6 +110,7 @@ describe("with a non-empty registry (fixture)", () => {
     const r = await json("/developers/deprecations.json");
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ registry_version: 3, sunsets_scheduled: true, count: 2 });
+    expect(r.body.summary).toMatch(/^\d+ deprecations? with a scheduled sunset: /);
     const [wallet, lookup] = r.body.deprecations;
     expect(wallet).toMatchObject({ id: "wallet-info-v1", phase: "sunset", days_until_sunset: -68 }); // ⌈(Feb 15 − Apr 24 12:00) / 1 d⌉ = ⌈−68.5⌉
     expect(lookup).toEqual({
