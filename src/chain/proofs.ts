@@ -14,7 +14,7 @@ import {
   latestSync,
   latestToken,
 } from "./store/snapshots";
-import { countTransactions, cursorsOf } from "./store/transactions";
+import { countTransactions, cursorsOf, latestTransactionRows } from "./store/transactions";
 import { MINT_AUTHORITY_METHOD, reviewAuthorities, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
 import { TX_SYNC_METHOD } from "./tx-sync";
 
@@ -114,6 +114,8 @@ export async function transactionSyncProof(ctx: AppContext) {
   const row = ctx.chain.configured ? await latestSync(ctx.store, mint) : null;
   const stored = ctx.chain.configured ? await countTransactions(ctx.store, mint) : null;
   const cursors = ctx.chain.configured ? await cursorsOf(ctx.store, mint) : [];
+  // The newest transaction stored, whichever run stored it (a run that found nothing new has no newest of its own).
+  const newest = ctx.chain.configured ? (await latestTransactionRows(ctx.store, mint, 1))[0] : undefined;
   return {
     proof: "transaction_sync_freshness" as const,
     ...(await proofHeader(ctx, "transaction-sync", "chain_sync_runs", TX_SYNC_METHOD, row, limits(ctx).transactionSync)),
@@ -121,8 +123,8 @@ export async function transactionSyncProof(ctx: AppContext) {
     stored: row?.stored ?? null,
     already_stored: row?.already_stored ?? null,
     gap_detected: row ? row.gap_detected === 1 : null,
-    newest_signature: row?.newest_signature ?? null,
-    newest_slot: row?.newest_slot ?? null,
+    newest_signature: newest?.signature ?? null,
+    newest_slot: newest?.slot ?? null,
     transactions_stored: stored,
     cursors,
   };

@@ -218,6 +218,10 @@ describe("freshness proofs", () => {
     });
     const sync = (await h.json("/api/public/transaction-sync-freshness.json")).body;
     expect(sync).toMatchObject({ stored: 12, transactions_stored: 12, gap_detected: false, newest_signature: f.transactions.at(-1)!.signature });
+    // A later run that finds nothing new: the newest stored transaction is still named (it once went null).
+    expect((await h.ctx.jobs.runNow("transaction-sync")).ok).toBe(true);
+    const again = (await h.json("/api/public/transaction-sync-freshness.json")).body;
+    expect(again).toMatchObject({ new_signatures: 0, transactions_stored: 12, newest_signature: sync.newest_signature, newest_slot: sync.newest_slot });
     expect(sync.cursors.map((c: { address: string }) => c.address).sort()).toEqual([f.mint, ...f.wallets().map((w) => w.owner)].sort());
   });
 });
