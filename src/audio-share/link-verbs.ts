@@ -12,7 +12,6 @@ import { eventCountsOf } from "./store/track";
 // The verbs on an existing short link: expand (metadata, any state), resolve (may it be followed?), revoke
 // (operators), stats.
 
-/** `{base_url}/s/audio/<code>` (or the bare path) → code; anything else is short_url_invalid. */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
@@ -22,6 +21,7 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const sameLoopback = (url: URL, base: URL): boolean =>
   LOOPBACK_HOSTS.has(base.hostname) && LOOPBACK_HOSTS.has(url.hostname) && url.protocol === base.protocol && url.port === base.port;
 
+/** `{base_url}/s/audio/<code>` (or the bare path) → code; anything else is short_url_invalid. */
 export function codeFromShortUrl(ctx: AppContext, shortUrl: string): string {
   const base = new URL(ctx.config.publicBaseUrl);
   let url: URL | null = null;

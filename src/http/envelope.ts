@@ -35,8 +35,7 @@ export const flagOn = (v: string | null | undefined): boolean => v === "" || isT
  */
 export function metaRequested(url: string): boolean {
   if (!url.includes("include_meta")) return false;
-  const v = new URL(url).searchParams.get("include_meta");
-  return v === "" || isTruthyFlag(v);
+  return flagOn(new URL(url).searchParams.get("include_meta"));
 }
 
 /** The query parameter every JSON route declares (DESIGN.md §2); spread it into the route's query object. */

@@ -149,12 +149,7 @@ function shapePage<R>(rows: R[], page: { limit: number; offset: number; after: u
 export function offsetPage<R>(rows: R[], limit: number, offset: number) {
   const hasMore = rows.length > limit;
   const items = hasMore ? rows.slice(0, limit) : rows;
-  return {
-    items,
-    count: items.length,
-    query: { limit, offset, cursor: null },
-    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
-  };
+  return { items, ...offsetShape(items.length, hasMore, limit, offset) };
 }
 
 /**
@@ -162,11 +157,15 @@ export function offsetPage<R>(rows: R[], limit: number, offset: number) {
  * comes from the total instead of an extra row.
  */
 export function totalPage<R>(items: R[], total: number, limit: number, offset: number) {
-  const hasMore = offset + items.length < total;
+  return offsetShape(items.length, offset + items.length < total, limit, offset);
+}
+
+/** `count`, `query` and `pagination` of an offset-only page of `count` items. */
+function offsetShape(count: number, hasMore: boolean, limit: number, offset: number) {
   return {
-    count: items.length,
+    count,
     query: { limit, offset, cursor: null },
-    pagination: { has_more: hasMore, next_offset: hasMore ? offset + items.length : null, next_cursor: null },
+    pagination: { has_more: hasMore, next_offset: hasMore ? offset + count : null, next_cursor: null },
   };
 }
 

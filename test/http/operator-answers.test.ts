@@ -6,7 +6,7 @@ import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";
 import type { FuzzOperation } from "../support/fuzz-target";
 import { createAdminToken } from "../support/partner";
-import { BOT_TOKEN, initDataFor, tmaPost } from "../messenger/support";
+import { BOT_TOKEN, initDataFor, QUIZ3_MISSION, tmaPost } from "../messenger/support";
 
 // Two conventions of operator (and transparency) answers, walked over the served OpenAPI document so a new route
 // is checked without anyone listing it (docs/http-conventions.md):
@@ -48,18 +48,8 @@ beforeAll(async () => {
   // A player (through the mini-app's own sign-in) and a mission, for the messenger operator routes that name one.
   expect((await h.json("/api/messenger/init/verify", tmaPost(initDataFor(h, { id: 4242, first_name: "Ada" })))).status).toBe(200);
   pathValues.telegram_user_id = "4242";
-  const mission = {
-    mission_key: "quiz-3",
-    title: "Answer three quizzes",
-    event_type: "quiz.answer",
-    progress_source: "self_reported",
-    target: 3,
-    reward: { points: 10, missiles: 1 },
-    daily_cap: 10,
-    per_minute_cap: 5,
-  };
-  expect((await h.json("/api/messenger/admin/missions", jsonInit("POST", mission, auth))).status).toBeLessThan(300);
-  pathValues.mission_key = "quiz-3";
+  expect((await h.json("/api/messenger/admin/missions", jsonInit("POST", QUIZ3_MISSION, auth))).status).toBeLessThan(300);
+  pathValues.mission_key = QUIZ3_MISSION.mission_key;
   pathValues.alert_id = String((await h.ctx.store.get<{ id: number }>("SELECT max(id) AS id FROM ops_alert_runs"))!.id);
   operations = operationsOf(await (await h.request("/api/openapi.json")).json());
 });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Param } from "../../src/db/port";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
-import { openMessengerApp, initDataFor, tmaPost } from "./support";
+import { openMessengerApp, initDataFor, QUIZ3_MISSION, tmaPost } from "./support";
 
 let h: TestApp;
 let admin: string;
@@ -36,16 +36,7 @@ const audit = () =>
     "SELECT action, target, details FROM admin_audit WHERE action LIKE 'messenger.mission.%' ORDER BY id",
   );
 
-const quiz3 = {
-  mission_key: "quiz-3",
-  title: "Answer three quizzes",
-  event_type: "quiz.answer",
-  progress_source: "self_reported",
-  target: 3,
-  reward: { points: 10, missiles: 1 },
-  daily_cap: 10,
-  per_minute_cap: 5,
-};
+const quiz3 = QUIZ3_MISSION;
 const play2 = {
   mission_key: "play-2",
   title: "Play twice",

@@ -132,3 +132,15 @@ export function textUpdate(text: string, from: InitUser = { id: 4242, first_name
 /** A webhook POST with the secret in the header Telegram sends (X-Telegram-Bot-Api-Secret-Token). */
 export const webhookPost = (update: unknown, secret: string | null = WEBHOOK_SECRET, headers: Record<string, string> = {}) =>
   jsonInit("POST", update, { ...(secret === null ? {} : { "x-telegram-bot-api-secret-token": secret }), ...headers });
+
+/** A self-reported mission an operator creates (POST /api/messenger/admin/missions): three quiz answers. */
+export const QUIZ3_MISSION = {
+  mission_key: "quiz-3",
+  title: "Answer three quizzes",
+  event_type: "quiz.answer",
+  progress_source: "self_reported",
+  target: 3,
+  reward: { points: 10, missiles: 1 },
+  daily_cap: 10,
+  per_minute_cap: 5,
+};
