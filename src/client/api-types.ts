@@ -476,7 +476,8 @@ export type WebhookEvent = {
   event_id: string;
   webhook_id: number;
   event_type: string;
-  status: string;
+  /** A dead letter is `failed` with is_dead_letter true (its attempts are spent); `failed` alone will be retried */
+  status: "queued" | "processing" | "succeeded" | "failed" | "cancelled";
   /** Requests sent since the event or the latest replay, each counted before it leaves */
   attempts: number;
   is_dead_letter: boolean;
@@ -1151,7 +1152,7 @@ export interface Operations {
     };
     response: WalletVerification;
   };
-  /** Delivery records (status dead_letter for the DLQ) */
+  /** Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone) */
   "GET /api/partner/webhook-events": {
     input: {
       query?: {

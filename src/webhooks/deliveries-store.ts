@@ -72,10 +72,11 @@ export interface DeliveryFilter {
  * history.
  */
 export function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter): Promise<DeliveryRow[]> {
-  const w = new Where()
-    .add("d.partner = ? AND d.mode = ?", owner.partner, owner.mode)
-    .when(f.status, "d.status = ?")
-    .when(f.reason_tag, "(d.reason_tag = ? OR EXISTS (SELECT 1 FROM webhook_replays r WHERE r.delivery_id = d.id AND r.reason_tag = ?))", 2)
+  const w = new Where().add("d.partner = ? AND d.mode = ?", owner.partner, owner.mode);
+  // `failed` takes in the dead letters: the record shows them as failed with is_dead_letter (deliveryView).
+  if (f.status === "failed") w.add("d.status IN ('failed', 'dead_letter')");
+  else w.when(f.status, "d.status = ?");
+  w.when(f.reason_tag, "(d.reason_tag = ? OR EXISTS (SELECT 1 FROM webhook_replays r WHERE r.delivery_id = d.id AND r.reason_tag = ?))", 2)
     .when(f.fromIso, "d.created_at >= ?")
     .when(f.toIso, "d.created_at < ?")
     .when(f.webhook_id, "d.webhook_id = ?")

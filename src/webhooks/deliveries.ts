@@ -25,12 +25,21 @@ export const MAX_RECOVER = 1000;
 
 type Ctx = Pick<WebhookContext, "store" | "clock" | "config">;
 
+/** The statuses a delivery record shows: a dead letter is a `failed` record with `is_dead_letter: true`. */
+export const DELIVERY_VIEW_STATUSES = ["queued", "processing", "succeeded", "failed", "cancelled"] as const;
+type DeliveryViewStatus = (typeof DELIVERY_VIEW_STATUSES)[number];
+
+/**
+ * A delivery record as partners and operators read it. The spec's record model has a dead letter as status `failed`
+ * with `is_dead_letter: true` (its state table: failed → failed_dead_letter); the stored state keeps `dead_letter`,
+ * which the dispatcher, retention and the alerts read.
+ */
 export const deliveryView = (r: DeliveryRow) => ({
   id: r.id,
   event_id: r.event_public_id,
   webhook_id: r.webhook_id,
   event_type: r.event_type,
-  status: r.status,
+  status: (r.status === "dead_letter" ? "failed" : r.status) as DeliveryViewStatus,
   attempts: r.attempts,
   is_dead_letter: r.status === "dead_letter",
   reason_tag: r.reason_tag,

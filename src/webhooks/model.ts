@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
-import { DELIVERY_STATUSES } from "./deliveries";
+import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 
@@ -30,7 +30,9 @@ const Delivery = named(
     event_id: t.String({ description: "The envelope's event_id (X-Webhook-Id), stable across retries and replays" }),
     webhook_id: t.Integer(),
     event_type: t.String(),
-    status: t.String(),
+    status: t.UnionEnum(DELIVERY_VIEW_STATUSES, {
+      description: "A dead letter is `failed` with is_dead_letter true (its attempts are spent); `failed` alone will be retried",
+    }),
     attempts: t.Integer({ description: "Requests sent since the event or the latest replay, each counted before it leaves" }),
     is_dead_letter: t.Boolean(),
     reason_tag: nullable(t.String({ description: "Why the last attempt failed; once delivered, the latest replay's reason (null if never replayed)" })),

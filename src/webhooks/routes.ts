@@ -142,7 +142,12 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
             pagination: r.pagination,
           };
         },
-        { partner: read, query: M.eventsQuery, response: { 200: M.events, ...errs }, detail: tag("Delivery records (status dead_letter for the DLQ)") },
+        {
+          partner: read,
+          query: M.eventsQuery,
+          response: { 200: M.events, ...errs },
+          detail: tag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
+        },
       )
       .post(
         "/api/partner/webhook-events/replay",

@@ -368,7 +368,7 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   await until("the restarted herald to settle the delivery", async () => (await statusNow()) !== "processing", 30_000, 50);
 
   const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
-  expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "dead_letter", attempts: 2, reason_tag: "interrupted" }]);
+  expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "failed", is_dead_letter: true, attempts: 2, reason_tag: "interrupted" }]);
   // The receiver saw exactly max_attempts requests for the event; the settled delivery is never sent again.
   expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id]);
 

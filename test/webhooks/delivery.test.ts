@@ -154,7 +154,21 @@ describe("signed delivery", () => {
       expect(dlq.body.events[0]).toMatchObject({ event_id: t.delivery_id, webhook_id: webhook.id, attempts: 4 });
       const list = await signedJson(h, key, "GET", "/api/partner/webhook-events?status=dead_letter");
       expect(list.body.count).toBe(1);
-      expect(list.body.events[0]).toMatchObject({ id: t.delivery_id, is_dead_letter: true, status: "dead_letter" });
+      // The record model's dead letter: status failed, is_dead_letter true; `failed` lists it too, and a
+      // delivery still retrying is failed with is_dead_letter false.
+      expect(list.body.events[0]).toMatchObject({ id: t.delivery_id, is_dead_letter: true, status: "failed" });
+      rx.then({ status: 500 });
+      const retrying = await test_(key, webhook.id);
+      await h.ctx.dispatcher.runOnce();
+      expect(await delivery(retrying.delivery_id)).toMatchObject({ status: "failed", attempts: 1 });
+      const failed = await signedJson(h, key, "GET", "/api/partner/webhook-events?status=failed");
+      expect(failed.body.events.map((e: { id: number; status: string; is_dead_letter: boolean }) => [e.id, e.status, e.is_dead_letter])).toEqual([
+        [retrying.delivery_id, "failed", false],
+        [t.delivery_id, "failed", true],
+      ]);
+      expect((await signedJson(h, key, "GET", "/api/partner/webhook-events?status=dead_letter")).body.events.map((e: { id: number }) => e.id)).toEqual([
+        t.delivery_id,
+      ]);
     } finally {
       watcher.stop();
     }
