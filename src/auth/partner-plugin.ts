@@ -3,6 +3,7 @@ import type { AppContext } from "../context";
 import { epochMs } from "../clock";
 import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
+import { SIGNED_MUTATION, type SignedMutationMark } from "../http/openapi/headers";
 import { repeatedQueryKey, repeatedScalarIn } from "../http/query-once";
 import { rateLimitHeaders } from "../http/rate-limit";
 import type { PartnerActor } from "./actors";
@@ -309,6 +310,9 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
             `Signed partner route (${guard.mode ?? "live"} keys${guard.scope ? `, scope \`${guard.scope}\`` : ""}).`,
             guard.mutation ? "Mutation: send X-Partner-Nonce and Idempotency-Key." : "",
           ].join(" "),
+          ...(guard.mutation && {
+            [SIGNED_MUTATION]: { nonceRequired: (guard.mode ?? "live") === "live" || ctx.config.sandboxNonceRequired } satisfies SignedMutationMark,
+          }),
         },
       }),
     }),

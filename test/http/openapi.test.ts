@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import YAML from "yaml";
 import { openTestApp, type TestApp } from "../support/app";
+import { createKey, signedJson } from "../support/partner";
 
 let h: TestApp;
 afterEach(() => h?.close());
@@ -60,4 +61,48 @@ test("the docs pages work offline: the reference at /api/docs and the Swagger UI
   expect(reference).not.toMatch(/https?:\/\//);
   const json = await h.json("/api/openapi.json");
   expect(json.body.info.title).toBe("Herald API");
+});
+
+test("signed mutations list X-Partner-Nonce and Idempotency-Key as header parameters, exactly where the guard asks for them", async () => {
+  h = await openTestApp({ env: { SANDBOX_NONCE_REQUIRED: "0", IDEMPOTENCY_REQUIRED: "1" } });
+  const doc = await h.json("/api/openapi.json");
+  const live = await createKey(h, { mode: "live" });
+  const sandbox = await createKey(h, { mode: "sandbox" });
+  type Param = { in: string; name: string; required: boolean; schema: { pattern: string } };
+  const signed: Array<{ method: string; path: string; headers: Param[] }> = [];
+  for (const [path, ops] of Object.entries(doc.body.paths as Record<string, Record<string, { security?: object[]; parameters?: Param[] }>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!(op.security ?? []).some((s) => "PartnerSignature" in s)) continue;
+      signed.push({ method: method.toUpperCase(), path, headers: (op.parameters ?? []).filter((p) => p.in === "header") });
+    }
+  }
+  const mutations = signed.filter((s) => s.headers.length > 0);
+  expect(mutations.length).toBeGreaterThan(20);
+  expect(mutations.every((s) => s.method !== "GET")).toBe(true);
+  expect(JSON.stringify(doc.body)).not.toContain("x-herald-");
+
+  for (const { method, path, headers } of signed) {
+    const isSandbox = path.startsWith("/api/partner/sandbox/");
+    const key = isSandbox ? sandbox : live;
+    const target = path.replace(/\{[^}]+\}/g, "1");
+    // The guard runs before the body is read: no Idempotency-Key is refused on every route that documents it.
+    const res = await signedJson(h, key, method, target, { body: method === "GET" ? undefined : {}, idempotencyKey: null });
+    const idem = headers.find((p) => p.name === "Idempotency-Key");
+    const nonce = headers.find((p) => p.name === "X-Partner-Nonce");
+    if (idem) {
+      expect([`${method} ${path}`, res.status, res.body.error]).toEqual([`${method} ${path}`, 400, "idempotency_key_required"]);
+      expect([`${method} ${path}`, idem.required, nonce?.required]).toEqual([`${method} ${path}`, true, !isSandbox]);
+      expect(new RegExp(nonce!.schema.pattern).test("0123456789abcdef")).toBe(true);
+    } else {
+      expect([`${method} ${path}`, res.body.error]).not.toEqual([`${method} ${path}`, "idempotency_key_required"]);
+    }
+  }
+  // The sandbox nonce is documented as this deployment requires it.
+  await h.close();
+  h = await openTestApp({ env: { SANDBOX_NONCE_REQUIRED: "1", IDEMPOTENCY_REQUIRED: "0" } });
+  const strict = (await h.json("/api/openapi.json")).body.paths["/api/partner/sandbox/salutes/credit"].post.parameters as Param[];
+  expect(strict.filter((p) => p.in === "header").map((p) => [p.name, p.required])).toEqual([
+    ["X-Partner-Nonce", true],
+    ["Idempotency-Key", false],
+  ]);
 });

@@ -9,6 +9,7 @@ import { jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } 
 import { errorCodeSchema, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";
 import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
+import { signedMutationHeaders } from "./headers";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../form-body";
@@ -37,6 +38,7 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   // JSON round trip: typebox's symbol keys go, and no two operations share a schema object any more.
   const paths = JSON.parse(JSON.stringify(generated.paths)) as OpenApiDocument["paths"];
   addJsonRequestBodies(app, paths);
+  signedMutationHeaders(paths, ctx.config.idempotencyRequired);
   typeNumericParameters(paths);
   const hoister = new SchemaHoister();
   for (const item of Object.values(paths)) {

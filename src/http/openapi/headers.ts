@@ -1,0 +1,49 @@
+import type { OpenApiDocument } from "./components";
+
+/**
+ * The key a signed mutation's `detail` carries (src/auth/partner-plugin.ts) until the document is built: whether
+ * its callers must send X-Partner-Nonce. `signedMutationHeaders` turns it into header parameters and removes it.
+ */
+export const SIGNED_MUTATION = "x-herald-signed-mutation";
+
+export interface SignedMutationMark {
+  nonceRequired: boolean;
+}
+
+type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: unknown };
+
+/**
+ * A signed mutation lists X-Partner-Nonce and Idempotency-Key as header parameters, with the formats the partner
+ * guard accepts (src/auth/nonces.ts, src/auth/idempotency.ts) and whether this deployment requires them. The
+ * signature headers themselves are the security schemes.
+ */
+export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempotencyRequired: boolean): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops) as Array<Record<string, unknown> & { parameters?: Parameter[] }>) {
+      const mark = op[SIGNED_MUTATION] as SignedMutationMark | undefined;
+      if (!mark) continue;
+      delete op[SIGNED_MUTATION];
+      op.parameters = [
+        ...(op.parameters ?? []),
+        {
+          in: "header",
+          name: "X-Partner-Nonce",
+          required: mark.nonceRequired,
+          description:
+            "A fresh nonce for each request, part of the signed string; a nonce used before is refused with 409 replay_detected" +
+            (mark.nonceRequired ? "" : " (optional for sandbox keys unless SANDBOX_NONCE_REQUIRED=1)"),
+          schema: { type: "string", pattern: "^[0-9a-fA-F]{16,128}$" },
+        },
+        {
+          in: "header",
+          name: "Idempotency-Key",
+          required: idempotencyRequired,
+          description:
+            "A unique key per logical request (a UUID works). A retry with the same key and the same body answers the stored response " +
+            "with Idempotent-Replayed: true; the same key with another body is 422 idempotency_key_reused",
+          schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" },
+        },
+      ];
+    }
+  }
+}
