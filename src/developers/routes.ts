@@ -56,7 +56,10 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
         .get("/api/public/deprecations/header-simulator", ({ query }) => ok(simulateHeaders(ctx, registry, query)), {
           query: M.simulatorQuery,
           response: { 200: M.simulator, 404: ErrorBody, ...errs },
-          detail: { tags: ["public"], summary: "The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint)" },
+          detail: {
+            tags: ["public"],
+            summary: "The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint; neither: the soonest sunset)",
+          },
         }),
     );
   };

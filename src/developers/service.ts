@@ -140,13 +140,11 @@ const templateMatches = (template: string, path: string) =>
 const covers = (d: Deprecation, e: { method: string | null; path: string }) =>
   d.endpoints.some((x) => (e.method === null || x.method === e.method) && (x.path === e.path || templateMatches(x.path, e.path)));
 
-/** GET /api/public/deprecations/header-simulator */
+/**
+ * GET /api/public/deprecations/header-simulator. With neither id nor endpoint it shows the soonest-ending published
+ * deprecation's headers (or says that none is scheduled), so a bare call is an answer, not a 400.
+ */
 export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string; endpoint?: string }) {
-  if (!q.id && !q.endpoint) {
-    throw new AppError("invalid_query", "Give id (a deprecation id) or endpoint (a path), or both", {
-      details: [{ field: "query.id", problem: "id or endpoint is required" }],
-    });
-  }
   const endpoint = q.endpoint ? parseEndpoint(q.endpoint) : null;
   let matches: Deprecation[];
   if (q.id) {
@@ -161,11 +159,22 @@ export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string
       );
     }
     matches = [d];
+  } else if (endpoint) {
+    matches = published(ctx, reg).filter((d) => covers(d, endpoint));
   } else {
-    matches = published(ctx, reg).filter((d) => covers(d, endpoint!));
+    const first = published(ctx, reg)[0];
+    return { ...simulation(ctx, q, first), note: bareNote(first) };
   }
+  return simulation(ctx, q, matches[0]);
+}
+
+const bareNote = (d: Deprecation | undefined) =>
+  d
+    ? `No id or endpoint given: these are the headers of ${d.id}, the deprecation whose sunset comes first. Give id or endpoint for another.`
+    : "No endpoint sunsets are currently scheduled, so no endpoint sends Deprecation, Sunset or deprecation Link headers. Give id or endpoint to check one.";
+
+function simulation(ctx: AppContext, q: { id?: string; endpoint?: string }, first: Deprecation | undefined) {
   const now = ctx.clock.now();
-  const first = matches[0];
   return {
     query: { id: q.id ?? null, endpoint: q.endpoint ?? null },
     deprecated: first !== undefined,

@@ -101,6 +101,14 @@ describe("with the shipped (empty) registry", () => {
     expect((await h.json("/developers/migration-status.json?id=anything")).status).toBe(404);
     const sim = await h.json("/api/public/deprecations/header-simulator?endpoint=/api/partner/users");
     expect(sim.body).toMatchObject({ deprecated: false, headers: {}, id: null });
+    // A bare call is an answer: nothing is scheduled.
+    const bare = await h.json("/api/public/deprecations/header-simulator");
+    expect([bare.status, bare.body.deprecated, bare.body.headers, bare.body.note]).toEqual([
+      200,
+      false,
+      {},
+      "No endpoint sunsets are currently scheduled, so no endpoint sends Deprecation, Sunset or deprecation Link headers. Give id or endpoint to check one.",
+    ]);
   });
 });
 
@@ -206,7 +214,13 @@ describe("with a non-empty registry (fixture)", () => {
     const mismatch = await json("/api/public/deprecations/header-simulator?id=legacy-user-lookup&endpoint=/api/partner/capabilities");
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.details).toEqual([{ field: "query.endpoint", problem: "is not one of the deprecation's endpoints" }]);
-    expect((await json("/api/public/deprecations/header-simulator")).status).toBe(400);
+    // A bare call shows the deprecation whose sunset comes first, as deprecations.json lists it first.
+    const soonest = (await json("/developers/deprecations.json")).body.deprecations[0];
+    const bare = await json("/api/public/deprecations/header-simulator");
+    expect(bare.status).toBe(200);
+    expect(bare.body).toMatchObject({ deprecated: true, id: soonest.id, query: { id: null, endpoint: null } });
+    expect(bare.body.headers).toEqual((await json(`/api/public/deprecations/header-simulator?id=${soonest.id}`)).body.headers);
+    expect(bare.body.note).toContain(`these are the headers of ${soonest.id}`);
     expect((await json("/api/public/deprecations/header-simulator?endpoint=users")).status).toBe(400);
     expect((await json("/api/public/deprecations/header-simulator?id=unknown-id")).status).toBe(404);
     expect((await json("/api/public/deprecations/header-simulator?id=future-change")).status).toBe(404);
