@@ -14,6 +14,7 @@ import { webhookRoutes } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
 import { userRoutes } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
+import { claimPageRoutes } from "./donations/claim-page";
 import { partnerStatusRoutes } from "./partner/status-routes";
 import { salutesRoutes } from "./salutes/routes";
 import { chainRoutes } from "./chain/routes";
@@ -54,6 +55,7 @@ export function buildApp(ctx: AppContext) {
     .use(opsRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
+    .use(claimPageRoutes(ctx))
     .use(partnerStatusRoutes(ctx, guards))
     .use(salutesRoutes(ctx, guards))
     .use(chainRoutes(ctx, guards))

@@ -1401,7 +1401,7 @@ export interface Operations {
       claim_code: string;
       claim_id: number;
       partner_key_id: string;
-      /** A preview link: no claim page redeems sandbox codes */
+      /** The claim page as a preview (/claim/{code}?sandbox=1): it says the code cannot be claimed */
       claim_url: string;
       email_sent: false;
       email_status: "not_sent_sandbox";

@@ -15,7 +15,7 @@ export const MAX_AMOUNT_DECIMALS = 9;
 /** A double holds 15 significant decimal digits exactly; past that a JSON number may already be rounded. */
 const MAX_NUMBER_SIGNIFICANT_DIGITS = 15;
 const CODE_BYTES = 20; // 160 bits: guessing one live code is hopeless even at millions of tries a second
-const CODE_PATTERN = /^dc_[a-z2-7]{32}$/;
+export const CLAIM_CODE_PATTERN = /^dc_[a-z2-7]{32}$/;
 const EMAIL_PATTERN = /^[^\s@<>()",;:\\[\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export interface IssueInput {
@@ -167,7 +167,7 @@ export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, k
  * exactly like an unknown one, so a code never reveals who issued it.
  */
 async function getClaimOrThrow(q: Queryable, owner: Owner, code: string): Promise<ClaimRow> {
-  const row = CODE_PATTERN.test(code) ? await claimByCode(q, owner, code) : null;
+  const row = CLAIM_CODE_PATTERN.test(code) ? await claimByCode(q, owner, code) : null;
   if (!row) throw new NotFoundError("donation claim", code);
   return row;
 }

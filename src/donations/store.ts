@@ -32,6 +32,12 @@ export async function insertClaim(
 export const claimByCode = (q: Queryable, owner: Owner, code: string) =>
   q.get<ClaimRow>("SELECT * FROM donation_claims WHERE claim_code = ? AND partner = ? AND mode = ?", [code, owner.partner, owner.mode]);
 
+export type ClaimPageRow = Pick<ClaimRow, "mode" | "campaign_id" | "amount" | "status" | "created_at" | "redeemed_at">;
+
+/** A claim by its code alone, whoever issued it: its recipient's page (claim-page.ts) shows no owner. */
+export const claimForPage = (q: Queryable, code: string) =>
+  q.get<ClaimPageRow>("SELECT mode, campaign_id, amount, status, created_at, redeemed_at FROM donation_claims WHERE claim_code = ?", [code]);
+
 /** issued → redeemed; null when the claim was not issued any more (another redeem won). */
 export const redeemIssuedClaim = (t: Queryable, id: number, at: string, by: string | null) =>
   t.get<ClaimRow>("UPDATE donation_claims SET status = 'redeemed', redeemed_at = ?, redeemed_by = ? WHERE id = ? AND status = 'issued' RETURNING *", [

@@ -15,6 +15,8 @@ const PUBLIC_PREFIXES = [
   "/api/openapi.yaml",
   "/api/openapi-transparency.yaml",
   "/s/audio/",
+  // A donation claim's recipient page (src/donations/claim-page.ts).
+  "/claim/",
 ] as const;
 
 export function publicRateGroup(pathname: string): "public" | null {

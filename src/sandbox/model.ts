@@ -146,7 +146,7 @@ export const SandboxModel = {
     claim_code: t.String(),
     claim_id: t.Integer(),
     partner_key_id: t.String(),
-    claim_url: t.String({ description: "A preview link: no claim page redeems sandbox codes" }),
+    claim_url: t.String({ description: "The claim page as a preview (/claim/{code}?sandbox=1): it says the code cannot be claimed" }),
     email_sent: t.Literal(false),
     email_status: t.Literal("not_sent_sandbox"),
     claim_campaign_id: t.String(),
