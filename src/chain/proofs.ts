@@ -31,7 +31,7 @@ export async function holderCacheProof(ctx: AppContext) {
     ...(await proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).holderCache)),
     holders: row?.holders ?? null,
     accounts_scanned: row?.accounts_scanned ?? null,
-    holders_source: row ? ("onchain_scan" as const) : null,
+    holders_source: row ? ("onchain_scan" as const) : ("unavailable" as const),
     scan_duration_ms: row?.duration_ms ?? null,
   };
 }

@@ -109,10 +109,11 @@ export async function publicStats(ctx: AppContext) {
       holders_cached: holders?.holders ?? null,
       // The scan is exhaustive, so its count is also the on-chain lower bound (non-zero token accounts).
       holders_onchain_lower_bound: holders?.holders ?? null,
-      holders_source: holders ? ("onchain_scan" as const) : null,
+      // A source is always named, as token-status names it: "unavailable" until the first snapshot.
+      holders_source: holders ? ("onchain_scan" as const) : ("unavailable" as const),
       holders_snapshot_at_utc: holders?.taken_at ?? null,
       volume_24h: volume,
-      volume_24h_source: synced ? ("synced_transactions" as const) : null,
+      volume_24h_source: synced ? ("synced_transactions" as const) : ("unavailable" as const),
     },
     cache: {
       source: "chain_token_snapshots",

@@ -44,12 +44,16 @@ describe("no TOKEN_MINT", () => {
     }
   });
 
-  test("public stats: status not_configured, cache disabled, every stat null", async () => {
+  test("public stats: status not_configured, cache disabled, every stat null and each source unavailable", async () => {
     h = await openTestApp();
     const r = await h.json("/api/public-stats");
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("not_configured");
-    expect(Object.values(r.body.stats).every((v) => v === null)).toBe(true);
+    const { holders_source, volume_24h_source, ...stats } = r.body.stats;
+    expect(Object.values(stats).every((v) => v === null)).toBe(true);
+    // The sources are named as token-status names them: "unavailable", not null.
+    expect([holders_source, volume_24h_source]).toEqual(["unavailable", "unavailable"]);
+    expect((await h.json("/api/public/holder-cache-freshness.json")).body).toMatchObject({ holders: null, holders_source: "unavailable" });
     expect(r.body.cache).toMatchObject({ available: false, enabled: false, cached_at_utc: null });
     expect(r.body.cache.reason).toContain("TOKEN_MINT is not set");
   });
