@@ -247,7 +247,10 @@ export type ReplayResult = {
   reason_tag: string;
   note: string | null;
   results: Array<{
-    event_id: number;
+    /** As given: a delivery id, or an evt_… event id */
+    event_id: number | string;
+    /** The delivery replayed or refused; null when none of yours was found */
+    delivery_id: number | null;
     replayed: boolean;
     error: string | null;
     reason_tag: string;
@@ -1611,7 +1614,7 @@ export interface Operations {
   "POST /api/partner/sandbox/webhook-events/replay": {
     input: {
       body: {
-        event_ids: Array<number>;
+        event_ids: Array<number | string>;
         /** why you replay, e.g. receiver_fix */
         reason_tag?: string;
         note?: string;
@@ -1626,7 +1629,10 @@ export interface Operations {
       note: string | null;
       meta?: Meta;
       results: Array<{
-        event_id: number;
+        /** As given: a delivery id, or an evt_… event id */
+        event_id: number | string;
+        /** The delivery replayed or refused; null when none of yours was found */
+        delivery_id: number | null;
         replayed: boolean;
         error: string | null;
         reason_tag: string;
@@ -1813,11 +1819,11 @@ export interface Operations {
       meta?: Meta;
     };
   };
-  /** Re-queue deliveries by id; ids that are not yours answer not_found */
+  /** Re-queue deliveries by delivery id or evt_ event id; ids that are not yours answer not_found */
   "POST /api/partner/webhook-events/replay": {
     input: {
       body: {
-        event_ids: Array<number>;
+        event_ids: Array<number | string>;
         /** why you replay, e.g. receiver_fix */
         reason_tag?: string;
         note?: string;

@@ -1,12 +1,15 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
+import { wantsHtml } from "../auth/session-plugin";
+import { AppError } from "../http/errors";
 import { compileHtml, htmlResponse, type SafeHtml } from "../http/html";
 import { CLAIM_CODE_PATTERN } from "./service";
 import { type ClaimPageRow, claimForPage } from "./store";
 
 // GET /claim/{code}: the page a claim's recipient reaches from the claim email (claim_url). It shows what the
 // code stands for and where it stands — campaign, amount, issued, claimed — and nothing about the recipient or
-// the partner. The code is the only key (160 random bits), so every unknown or malformed code gets the same 404.
+// the partner. The code is the only key (160 random bits), so every unknown or malformed code gets the same 404:
+// a page for a browser (Accept: text/html), the JSON envelope's not_found for anything else, as the console does.
 // Redeeming stays the partner's signed call (POST /api/partner/donation-claims/{code}/redeem): the page says so.
 
 const PAGE_HEADERS = {
@@ -113,20 +116,24 @@ export function claimPageRoutes(ctx: AppContext) {
     return res;
   };
   return new Elysia({ name: "herald:donation-claim-page" }).get(
-    "/claim/:code",
-    async ({ params }) => {
-      const code = params.code.toLowerCase();
+    "/claim/:claim_code",
+    async ({ params, request }) => {
+      const code = params.claim_code.toLowerCase();
       const row = CLAIM_CODE_PATTERN.test(code) ? await claimForPage(ctx.store, code) : null;
+      if (!row && !wantsHtml(request)) throw new AppError("not_found", "No donation claim has this code");
       return render(claimPageData(row, code), row ? 200 : 404);
     },
     {
-      params: t.Object({ code: t.String({ maxLength: 200, description: "The claim code from the claim email (dc_…)" }) }),
+      params: t.Object({ claim_code: t.String({ maxLength: 200, description: "The claim code from the claim email (dc_…)" }) }),
       detail: {
         tags: ["public"],
         summary: "A donation claim's page for its recipient (HTML): campaign, amount and status; the claim_url of a claim",
         responses: {
           200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-          404: { description: "No claim has this code (text/html)", content: { "text/html": { schema: { type: "string" as const } } } },
+          404: {
+            description: "No claim has this code: a page for a browser (Accept: text/html), else the JSON error not_found",
+            content: { "text/html": { schema: { type: "string" as const } }, "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+          },
         },
       },
     },

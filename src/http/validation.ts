@@ -6,7 +6,7 @@ interface ValueErrorLike {
   summary?: string;
   value?: unknown;
   schema?: {
-    anyOf?: Array<{ const?: unknown; type?: string }>;
+    anyOf?: Array<{ const?: unknown; type?: string; pattern?: string; description?: string }>;
     type?: string;
     description?: string;
     minimum?: number;
@@ -65,6 +65,12 @@ function problemOf(e: ValueErrorLike): string {
   if (e.message === "Expected required property") return "is required";
   if (e.message === "Expected union value" && e.schema?.anyOf?.every((s) => s.type === "number" || s.type === "integer")) {
     return "must be a number";
+  }
+  const branches = e.schema?.anyOf ?? [];
+  if (e.message === "Expected union value" && branches.length && branches.every((b) => b.description && b.type)) {
+    // Each branch says what it stands for: "must be an integer (a delivery id) or a string matching ^evt_… (an event id)".
+    const each = branches.map((b) => `${branchInWords(b)}${b.pattern ? ` matching ${b.pattern}` : ""} (${b.description})`);
+    return `must be ${each.join(" or ")}`;
   }
   if (e.message === "Expected union value" && e.schema?.anyOf?.length) {
     // Not "must be union value": the kinds the field takes, e.g. "must be an integer", "must be a string or an integer".

@@ -1,18 +1,12 @@
 import { t } from "elysia";
 import { PageQuery, PageQueryEcho } from "../http/pagination";
-import { WebhooksModel } from "../webhooks/model";
+import { ReplayResultItem, WebhooksModel } from "../webhooks/model";
 import { readOf, SandboxModel, SandboxRead, SandboxWrite, writeOf } from "./model";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const Simulation = SandboxModel.simulation;
 
-const ReplayItem = t.Object({
-  event_id: t.Integer(),
-  replayed: t.Boolean(),
-  error: nullable(t.String()),
-  reason_tag: t.String(),
-  simulation: nullable(Simulation),
-});
+const ReplayItem = t.Object({ ...ReplayResultItem.properties, simulation: nullable(Simulation) });
 
 const { results: _results, ...replayRest } = WebhooksModel.replay.properties;
 

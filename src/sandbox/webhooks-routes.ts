@@ -3,7 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
-import { replaySummary, requeue } from "../webhooks/service";
+import { replaySummary, requeueRefs } from "../webhooks/service";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../webhooks/service";
 import { openSandbox } from "./fixtures";
 import { sandboxRead, sandboxWrite } from "./profile";
@@ -112,10 +112,10 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         const reasonTag = body.reason_tag ?? "manual_replay";
         const out = await idem.run(partner.idempotency, async (t) => {
           // The note is kept in each delivery's replay history, as on the live route.
-          const results = await requeue(t, ctx, owner, [...new Set(body.event_ids)], reasonTag, body.note ?? null);
+          const results = await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, body.note ?? null);
           const summary = replaySummary(results, reasonTag, body.note ?? null);
           const simulated = [];
-          for (const r of results) simulated.push({ ...r, simulation: r.replayed ? await simulateDelivery(t, ctx, owner, r.event_id) : null });
+          for (const r of results) simulated.push({ ...r, simulation: r.replayed ? await simulateDelivery(t, ctx, owner, r.delivery_id!) : null });
           return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
         });
         ctx.dispatcher.nudge();

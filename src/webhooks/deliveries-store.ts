@@ -176,6 +176,15 @@ export const deliveriesOfEvent = (q: Queryable, publicId: string) =>
     publicId,
   ]);
 
+/** The owner's deliveries of one `evt_…` event, oldest first. */
+export const ownedDeliveriesOfEvent = async (q: Queryable, owner: Owner, publicId: string): Promise<number[]> =>
+  (
+    await q.all<{ id: number }>(
+      "SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? AND d.partner = ? AND d.mode = ? ORDER BY d.id",
+      [publicId, owner.partner, owner.mode],
+    )
+  ).map((r) => r.id);
+
 export const deliveryStatusOf = (q: Queryable, id: number) => q.get<Pick<D, "id" | "status">>("SELECT id, status FROM webhook_deliveries WHERE id = ?", [id]);
 
 /** Failed or dead-lettered deliveries of one webhook created in [fromIso, toIso), oldest first, at most `limit`. */

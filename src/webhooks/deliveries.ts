@@ -7,6 +7,7 @@ import {
   deadLetterRows,
   deliveriesOfEvent,
   listDeliveryRows,
+  ownedDeliveriesOfEvent,
   operatorDeadLetterRows,
   recoverableIds,
   replayRows,
@@ -138,11 +139,17 @@ export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
 }
 
 export interface ReplayResult {
-  event_id: number;
+  /** As the caller named it: a delivery id, or an `evt_…` event id. */
+  event_id: number | string;
+  /** The delivery this result is about; null when nothing of the caller's was found. */
+  delivery_id: number | null;
   replayed: boolean;
   error: string | null;
   reason_tag: string;
 }
+
+/** An `evt_…` event id as the envelope carries it (X-Webhook-Id). */
+export const EVENT_PUBLIC_ID = /^evt_[0-9a-f]{24}$/;
 
 /**
  * Re-queues deliveries (same event id, fresh attempt budget) and adds each to its replay history with the reason
@@ -161,15 +168,43 @@ export async function requeue(
   const results: ReplayResult[] = [];
   for (const id of ids) {
     const row = await replayTargetOf(t, id);
-    const fail = (error: string) => results.push({ event_id: id, replayed: false, error, reason_tag: reasonTag });
-    if (!row || (owner && (row.partner !== owner.partner || row.mode !== owner.mode))) fail("not_found");
+    const fail = (error: string, deliveryId: number | null = id) =>
+      results.push({ event_id: id, delivery_id: deliveryId, replayed: false, error, reason_tag: reasonTag });
+    if (!row || (owner && (row.partner !== owner.partner || row.mode !== owner.mode))) fail("not_found", null);
     else if (row.deleted_at) fail("webhook_deleted");
     else if (!row.is_active) fail("webhook_disabled");
     else if (row.status === "queued" || row.status === "processing") fail("already_pending");
     else {
       await requeueDelivery(t, row, reasonTag, note, now);
-      results.push({ event_id: id, replayed: true, error: null, reason_tag: reasonTag });
+      results.push({ event_id: id, delivery_id: id, replayed: true, error: null, reason_tag: reasonTag });
     }
+  }
+  return results;
+}
+
+/**
+ * The partner replay's ids: a delivery id (an integer, as the records and the dead-letter summary show it) or the
+ * `evt_…` event id that `POST /webhooks/{id}/test` answers and every envelope carries. An event id replays each of
+ * the owner's deliveries of that event (one per subscribed webhook), each result naming the event id as given and
+ * its delivery; an event id with none of the owner's deliveries is one `not_found`, as an unknown one is.
+ */
+export async function requeueRefs(
+  t: Queryable,
+  ctx: Pick<Ctx, "clock">,
+  owner: Owner,
+  refs: Array<number | string>,
+  reasonTag: string,
+  note: string | null,
+): Promise<ReplayResult[]> {
+  const results: ReplayResult[] = [];
+  for (const ref of new Set(refs)) {
+    if (typeof ref === "number") {
+      results.push(...(await requeue(t, ctx, owner, [ref], reasonTag, note)));
+      continue;
+    }
+    const ids = await ownedDeliveriesOfEvent(t, owner, ref);
+    if (ids.length === 0) results.push({ event_id: ref, delivery_id: null, replayed: false, error: "not_found", reason_tag: reasonTag });
+    for (const r of await requeue(t, ctx, owner, ids, reasonTag, note)) results.push({ ...r, event_id: ref });
   }
   return results;
 }

@@ -51,6 +51,15 @@ const Delivery = named(
   }),
 );
 
+/** One replay result (the sandbox's adds its simulation). */
+export const ReplayResultItem = t.Object({
+  event_id: t.Union([t.Integer(), t.String()], { description: "As given: a delivery id, or an evt_… event id" }),
+  delivery_id: nullable(t.Integer({ description: "The delivery replayed or refused; null when none of yours was found" })),
+  replayed: t.Boolean(),
+  error: nullable(t.String()),
+  reason_tag: t.String(),
+});
+
 const ReplayResult = named(
   "ReplayResult",
   Envelope({
@@ -59,7 +68,7 @@ const ReplayResult = named(
     failed_count: t.Integer(),
     reason_tag: t.String(),
     note: nullable(t.String()),
-    results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
+    results: t.Array(ReplayResultItem),
   }),
 );
 
@@ -141,7 +150,13 @@ export const WebhooksModel = {
   }),
   replayBody: t.Object(
     {
-      event_ids: t.Array(t.Integer({ minimum: 1 }), { minItems: 1, maxItems: 100 }),
+      event_ids: t.Array(
+        t.Union([
+          t.Integer({ minimum: 1, description: "a delivery id: a record's id, the dead-letter summary's event_id" }),
+          t.String({ pattern: "^evt_[0-9a-f]{24}$", description: "an event id: the X-Webhook-Id, as the test route answers it" }),
+        ]),
+        { minItems: 1, maxItems: 100 },
+      ),
       reason_tag: t.Optional(reasonTag),
       note: t.Optional(t.String({ maxLength: 500 })),
     },
@@ -175,6 +190,6 @@ export const WebhooksModel = {
   adminReplayed: Envelope({
     event_id: t.String(),
     requeued: t.Integer(),
-    results: t.Array(t.Object({ event_id: t.Integer(), replayed: t.Boolean(), error: nullable(t.String()), reason_tag: t.String() })),
+    results: t.Array(ReplayResultItem),
   }),
 };

@@ -5,7 +5,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
-import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue } from "./deliveries";
+import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { WebhooksModel as M } from "./model";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
@@ -154,11 +154,10 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         async ({ partner, body }) => {
           const owner = ownerOf(partner.actor);
           const reasonTag = body.reason_tag ?? "manual_replay";
-          const unique = [...new Set(body.event_ids)];
           const note = body.note ?? null;
           const out = await idem.run(partner.idempotency, async (t) => ({
             success: true as const,
-            ...replaySummary(await requeue(t, ctx, owner, unique, reasonTag, note), reasonTag, note),
+            ...replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note),
           }));
           ctx.dispatcher.nudge();
           return out;
@@ -167,7 +166,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           partner: write,
           body: M.replayBody,
           response: { 200: M.replay, ...errs },
-          detail: tag("Re-queue deliveries by id; ids that are not yours answer not_found"),
+          detail: tag("Re-queue deliveries by delivery id or evt_ event id; ids that are not yours answer not_found"),
         },
       )
       .post(

@@ -136,7 +136,7 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
 
 // What other domains may use of the webhook domain besides the verbs above (STYLE.md: through its service).
 export { emitEvent, type Owner } from "./outbox";
-export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue } from "./deliveries";
+export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue, requeueRefs } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";
 export { WebhookSecrets } from "./secrets";

@@ -114,8 +114,12 @@ test("the claim page's answer: HTML, never cached, no referrer, not indexed, not
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
   }
+  // A browser gets the 404 page; any other client the JSON envelope, as every other 404.
+  const page = await fetch(`${base}/claim/nope`, { headers: { accept: "text/html,application/xhtml+xml" } });
+  expect([page.status, page.headers.get("content-type")]).toEqual([404, "text/html; charset=utf-8"]);
   const missing = await fetch(`${base}/claim/nope`);
-  expect([missing.status, missing.headers.get("content-type")]).toEqual([404, "text/html; charset=utf-8"]);
+  expect(missing.status).toBe(404);
+  expect(await missing.json()).toMatchObject({ success: false, error: "not_found", message: "No donation claim has this code" });
   // The page names no recipient: the email given at issue time is not on it.
   const withEmail = await issue(h, live, { campaign_id: "winter", amount: "1", recipient: { email: "fan@example.com" } });
   expect(await (await fetch(onServer(withEmail.body.claim_url))).text()).not.toContain("fan@example.com");

@@ -60,9 +60,14 @@ describe("JSON bodies: a number field takes JSON numbers only", () => {
     const key = await createKey(h, { partner: "Acme", mode: "live" });
     const rotate = await h.json(`/admin/partners/keys/${key.keyId}/rotate`, jsonInit("POST", { overlap_hours: "1" }, auth));
     expect([rotate.status, rotate.body.error, rotate.body.details]).toEqual([400, "invalid_payload", [{ field: "overlap_hours", problem: textProblem }]]);
+    // A replay id may be a delivery id or an evt_ event id, so "2" is named against both.
     const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [1, "2"] } });
     expect([replay.status, replay.body.error]).toEqual([400, "invalid_payload"]);
-    expect(replay.body.details[0]).toEqual({ field: "event_ids.1", problem: textProblem });
+    expect(replay.body.details[0]).toEqual({
+      field: "event_ids.1",
+      problem:
+        "must be an integer (a delivery id: a record's id, the dead-letter summary's event_id) or a string matching ^evt_[0-9a-f]{24}$ (an event id: the X-Webhook-Id, as the test route answers it)",
+    });
   });
 
   test("query and path parameters still arrive as text and are coerced within their bounds", async () => {

@@ -175,6 +175,20 @@ describe("sandbox webhook events and replay", () => {
       { attempts: 1, status: "succeeded" },
     ]);
     expect((await sb(h, key, "POST", "/webhook-events/replay", { body: { event_ids: [] } })).status).toBe(400);
+    // By the evt_ event id as well; the live test's event id is not the sandbox owner's.
+    const byEvent = await sb(h, key, "POST", "/webhook-events/replay", { body: { event_ids: [target.event_id, liveTest.body.event_id] } });
+    expect(
+      byEvent.body.results.map((r: { event_id: string; delivery_id: number | null; replayed: boolean; error: string | null }) => [
+        r.event_id,
+        r.delivery_id,
+        r.replayed,
+        r.error,
+      ]),
+    ).toEqual([
+      [target.event_id, target.id, true, null],
+      [liveTest.body.event_id, null, false, "not_found"],
+    ]);
+    expect(byEvent.body.results[0].simulation.headers["X-Webhook-Id"]).toBe(target.event_id);
   });
 });
 

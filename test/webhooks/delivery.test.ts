@@ -200,6 +200,37 @@ describe("signed delivery", () => {
     // A second replay with the same Idempotency-Key is an idempotent replay, not a second requeue.
   });
 
+  test("replay by the evt_ event id the test route answers: each of the owner's deliveries of it, named as given", async () => {
+    const { key, webhook } = await setup({ WEBHOOK_MAX_ATTEMPTS: "1" });
+    rx.then({ status: 500 });
+    const t = await test_(key, webhook.id);
+    expect(t.event_id).toMatch(/^evt_[0-9a-f]{24}$/);
+    await h.ctx.dispatcher.runOnce();
+    const other = await createKey(h, { partner: "Other", scopes: ["webhooks"] });
+    const unknown = `evt_${"0".repeat(24)}`;
+    const replay = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", {
+      body: { event_ids: [t.event_id, unknown], reason_tag: "receiver_fix" },
+    });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({
+      count: 2,
+      replayed_count: 1,
+      results: [
+        { event_id: t.event_id, delivery_id: t.delivery_id, replayed: true, error: null, reason_tag: "receiver_fix" },
+        { event_id: unknown, delivery_id: null, replayed: false, error: "not_found" },
+      ],
+    });
+    await h.ctx.dispatcher.runOnce();
+    expect((await delivery(t.delivery_id)).status).toBe("succeeded");
+    // Another partner's replay of the same event id finds nothing of its own: not_found, nothing requeued.
+    const foreign = await signedJson(h, other, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [t.event_id] } });
+    expect(foreign.body.results).toEqual([{ event_id: t.event_id, delivery_id: null, replayed: false, error: "not_found", reason_tag: "manual_replay" }]);
+    expect((await delivery(t.delivery_id)).status).toBe("succeeded");
+    // Anything else than an integer or an evt_ id is refused before any effect.
+    const bad = await signedJson(h, key, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: ["evt_nothex"] } });
+    expect([bad.status, bad.body.error]).toEqual([400, "invalid_payload"]);
+  });
+
   test("a 410 Gone dead-letters at once and disables the webhook", async () => {
     const { key, webhook } = await setup();
     rx.then({ status: 410 });
