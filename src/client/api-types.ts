@@ -1486,7 +1486,7 @@ export interface Operations {
         user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
         amount?: number;
-        /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
+        /** 1–64 characters, no control characters: why, e.g. quest_reward */
         reason?: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
         source?: string;
@@ -1521,7 +1521,7 @@ export interface Operations {
         user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
         amount?: number;
-        /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
+        /** 1–64 characters, no control characters: why, e.g. quest_reward */
         reason?: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
         source?: string;
@@ -1978,7 +1978,7 @@ export interface Operations {
         user_id: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
         amount: number;
-        /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
+        /** 1–64 characters, no control characters: why, e.g. quest_reward */
         reason: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
         source: string;
@@ -1997,7 +1997,7 @@ export interface Operations {
         user_id: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
         amount: number;
-        /** 1–64 of a-z 0-9 _ . : -, e.g. quest_reward */
+        /** 1–64 characters, no control characters: why, e.g. quest_reward */
         reason: string;
         /** 1–64 characters naming what caused it, e.g. game.arena */
         source: string;

@@ -5,10 +5,12 @@ import { named } from "../http/openapi/names";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-/** Ledger reasons are machine tags partners filter on, so they are kept to a small charset. */
-export const REASON_PATTERN = "^[a-z0-9_.:-]{1,64}$";
-/** Sources are free text for people (an app or job name) but never control characters. */
+/**
+ * Reasons and sources are text for people and filters alike (`quest_reward`, `Daily quest`, `game.arena`): 1–64
+ * characters, never control characters. The ledger filters on them by exact match.
+ */
 export const SOURCE_PATTERN = "^[^\\u0000-\\u001f\\u007f]{1,64}$";
+export const REASON_PATTERN = SOURCE_PATTERN;
 
 const userId = t.String({ minLength: 1, maxLength: 32, description: "Herald user id (as a string) of one of your users" });
 const amount = t.Number({ description: "Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT" });
@@ -46,7 +48,7 @@ export const SalutesModel = {
     {
       user_id: userId,
       amount,
-      reason: t.String({ pattern: REASON_PATTERN, description: "1–64 of a-z 0-9 _ . : -, e.g. quest_reward" }),
+      reason: t.String({ pattern: REASON_PATTERN, description: "1–64 characters, no control characters: why, e.g. quest_reward" }),
       source: t.String({ pattern: SOURCE_PATTERN, description: "1–64 characters naming what caused it, e.g. game.arena" }),
     },
     { additionalProperties: false },

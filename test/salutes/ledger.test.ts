@@ -111,6 +111,16 @@ describe("GET /api/salutes/ledger", () => {
     expect(none.body).toMatchObject({ count: 0, ledger: [], balance: 13 });
   });
 
+  test("a reason is text for people too: spaces, capitals and accents are kept and filtered on exactly", async () => {
+    const { key, user } = await seed();
+    const reason = "Daily quest: Level 3 — bonus";
+    const r = await credit(h, key, body(user, 1, { reason, source: "Game Arena" }));
+    expect(r.status).toBe(200);
+    const found = await get(key, `/api/salutes/ledger?user_id=${user}&reason=${encodeURIComponent(reason)}`);
+    expect(found.body.ledger).toEqual([expect.objectContaining({ id: r.body.ledger_entry_id, reason, source: "Game Arena" })]);
+    expect((await get(key, `/api/salutes/ledger?user_id=${user}&reason=${encodeURIComponent("daily quest: level 3 — bonus")}`)).body.count).toBe(0);
+  });
+
   test("offset pages and cursor pages both walk every entry once, in both orders", async () => {
     const { key, user, ids } = await seed();
     const first = await get(key, `/api/salutes/ledger?user_id=${user}&limit=2`);
@@ -135,7 +145,7 @@ describe("GET /api/salutes/ledger", () => {
     ["limit=0", "limit"],
     ["limit=201", "limit"],
     ["offset=-1", "offset"],
-    ["reason=Not%20A%20Tag", "query.reason"],
+    ["reason=bad%07tag", "query.reason"],
     ["cursor=%%%", "cursor"],
     [`cursor=${Buffer.from(JSON.stringify({ a: "not-an-id" })).toString("base64url")}`, "cursor"],
     [`cursor=${encodeCursor(3)}&offset=2`, "offset"],
