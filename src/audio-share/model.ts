@@ -181,7 +181,10 @@ export const AudioShareModel = {
         { description: TRACK_EVENT_TYPES.join(", ") },
       ),
       destination_url: destination("The URL that was shared (a short URL of this service counts for its link)"),
-      client_event_id: t.String({ pattern: "^[A-Za-z0-9._:-]{8,128}$", description: "Your id for this event (e.g. a UUID); retries reuse it" }),
+      client_event_id: t.String({
+        pattern: "^[\\x21-\\x7e]{1,128}$",
+        description: "Your id for this event: 1–128 visible ASCII characters (a UUID works); retries reuse it",
+      }),
       short_code: t.Optional(t.String({ maxLength: 64 })),
       channel: t.Optional(t.String({ maxLength: 32 })),
     },

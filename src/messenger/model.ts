@@ -12,10 +12,10 @@ export const initData = t.Optional(
 );
 /** A client-chosen id that makes a spending or rewarding call idempotent: the same id answers the stored result. */
 export const requestId = t.String({
-  minLength: 8,
+  minLength: 1,
   maxLength: 64,
-  pattern: "^[A-Za-z0-9_.:-]{8,64}$",
-  description: "Client request id (8–64 of A-Z a-z 0-9 _ . : -); a retry with the same id replays the first answer",
+  pattern: "^[A-Za-z0-9_.:-]{1,64}$",
+  description: "Client request id (1–64 of A-Z a-z 0-9 _ . : -; a UUID works); a retry with the same id replays the first answer",
 });
 
 export const Balances = named(

@@ -78,6 +78,9 @@ describe("POST /track: dedupe on client_event_id", () => {
     await track(event());
     expect((await track(event({ client_event_id: "evt-0002-bbbb" }))).body.recorded).toBe(true);
     expect(await rows()).toHaveLength(2);
+    // Any visible ASCII id of 1–128 characters: short ones and ones with other punctuation too.
+    for (const id of ["e1", "evt#3/{x}", "x".repeat(128)]) expect((await track(event({ client_event_id: id }))).body).toMatchObject({ recorded: true });
+    expect(await rows()).toHaveLength(5);
   });
 
   test("a short URL of this service (or short_code) attributes the event to its link, shown in stats", async () => {
@@ -93,7 +96,7 @@ describe("POST /track: dedupe on client_event_id", () => {
 
   test.each([
     [{ event_type: "like" }, "invalid_payload", "event_type"],
-    [{ client_event_id: "short" }, "invalid_payload", "client_event_id"],
+    [{ client_event_id: "has space" }, "invalid_payload", "client_event_id"],
     [{ client_event_id: "has spaces in it" }, "invalid_payload", "client_event_id"],
     [{ destination_url: 42 }, "invalid_payload", "destination_url"],
     [{ referrer: "x" }, "invalid_payload", "referrer"],

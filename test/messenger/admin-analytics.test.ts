@@ -329,7 +329,7 @@ describe("players and the manual grant", () => {
       { ...body, missiles: 1001 },
       { ...body, reason: "" },
       { ...body, reason: "   ", request_id: "grant-0002" },
-      { ...body, request_id: "x" },
+      { ...body, request_id: "has space" },
       { telegram_user_id: 7, missiles: 1, request_id: "grant-0003" },
     ]) {
       const r = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", bad);
@@ -338,6 +338,9 @@ describe("players and the manual grant", () => {
     const stranger = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", { ...body, telegram_user_id: 4040, request_id: "grant-0004" });
     expect([stranger.status, stranger.body.error]).toEqual([404, "player_not_found"]);
     expect(await db.get("SELECT COUNT(*) AS n FROM admin_audit WHERE action LIKE 'messenger.recon_grid%'")).toEqual({ n: 1 });
+    // A one-character request id is an id like any other.
+    const short = await adminPost("/api/messenger/admin/games/recon-grid/manual-grant", { ...body, missiles: 1, request_id: "g" });
+    expect([short.status, short.body.grant.request_id]).toEqual([200, "g"]);
   });
 });
 

@@ -150,9 +150,9 @@ export const MissionModel = {
       init_data: initData,
       mission_key: missionKey,
       client_event_id: t.String({
-        minLength: 8,
+        minLength: 1,
         maxLength: 64,
-        pattern: "^[A-Za-z0-9_.:-]{8,64}$",
+        pattern: "^[A-Za-z0-9_.:-]{1,64}$",
         description: "Unique per event; a repeat replays the first answer",
       }),
       progress: t.Optional(
