@@ -29,7 +29,8 @@ export const PROBES: readonly ProbeDefinition[] = [
   {
     name: "public_stats",
     path: "/api/public-stats",
-    hasData: (b) => isObject(b.stats) && Object.values(b.stats).some((v) => v !== null),
+    // The figures, not their sources: a source is named ("unavailable") even when its figure is null.
+    hasData: (b) => isObject(b.stats) && Object.entries(b.stats).some(([k, v]) => !k.endsWith("_source") && v !== null),
     hasDataRule: "stats has at least one non-null figure (all null while TOKEN_MINT is unset or before the first snapshot)",
   },
   {
