@@ -427,6 +427,10 @@ export type WalletLink = {
   verified: number;
   /** When it was last verified (ISO 8601 UTC) */
   verified_at: string | null;
+  /** 1 when the partner hid the wallet (wallet-verification's hidden state), else 0 */
+  is_hidden: number;
+  /** When the wallet was last reported connected in a live session: by the partner, or a mini-app wallet proof */
+  session_connected_at: string | null;
 };
 
 export type WalletVerification = {
@@ -1596,6 +1600,10 @@ export interface Operations {
         is_primary?: boolean | 1 | 0;
         /** true (or 1) records a verification now; false (0) clears it */
         verified?: boolean | 1 | 0;
+        /** true (or 1) hides the wallet from display; false (0) shows it */
+        is_hidden?: boolean | 1 | 0;
+        /** true (or 1) records that the wallet is connected in a live session now; false (0) clears it */
+        connected_session?: boolean | 1 | 0;
       };
     };
     response: {
@@ -1811,6 +1819,10 @@ export interface Operations {
         is_primary?: boolean | 1 | 0;
         /** true (or 1) records a verification now; false (0) clears it */
         verified?: boolean | 1 | 0;
+        /** true (or 1) hides the wallet from display; false (0) shows it */
+        is_hidden?: boolean | 1 | 0;
+        /** true (or 1) records that the wallet is connected in a live session now; false (0) clears it */
+        connected_session?: boolean | 1 | 0;
       };
     };
     response: {

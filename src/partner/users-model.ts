@@ -25,6 +25,10 @@ export const WalletLink = named(
     is_primary: t.Integer({ description: "1 for the user's primary wallet, else 0" }),
     verified: t.Integer({ description: "1 when the partner marked the wallet verified" }),
     verified_at: nullable(t.String({ description: "When it was last verified (ISO 8601 UTC)" })),
+    is_hidden: t.Integer({ description: "1 when the partner hid the wallet (wallet-verification's hidden state), else 0" }),
+    session_connected_at: nullable(
+      t.String({ description: "When the wallet was last reported connected in a live session: by the partner, or a mini-app wallet proof" }),
+    ),
   }),
 );
 
@@ -123,6 +127,14 @@ export const UsersModel = {
         }),
       ),
       verified: t.Optional(t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description: "true (or 1) records a verification now; false (0) clears it" })),
+      is_hidden: t.Optional(
+        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description: "true (or 1) hides the wallet from display; false (0) shows it" }),
+      ),
+      connected_session: t.Optional(
+        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], {
+          description: "true (or 1) records that the wallet is connected in a live session now; false (0) clears it",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

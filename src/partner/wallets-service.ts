@@ -21,6 +21,8 @@ export const walletView = (w: WalletRow) => ({
   is_primary: w.is_primary,
   verified: w.verified,
   verified_at: w.verified_at,
+  is_hidden: w.is_hidden,
+  session_connected_at: w.session_connected_at,
 });
 
 /** A user's wallets, the primary first, then in the order they were linked. */
@@ -42,6 +44,8 @@ export interface NewWallet {
   label?: string | null;
   is_primary?: boolean;
   verified?: boolean;
+  is_hidden?: boolean;
+  connected_session?: boolean;
 }
 
 /**
@@ -64,6 +68,9 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
 
   const verified = w.verified === undefined ? null : w.verified ? 1 : 0;
   const verifiedAt = w.verified ? now : null;
+  const hidden = w.is_hidden === undefined ? null : w.is_hidden ? 1 : 0;
+  // connected_session=true stamps now (a new session); false clears it; absent keeps what is there.
+  const session = w.connected_session === undefined ? undefined : w.connected_session ? now : null;
   try {
     if (!existing) {
       await store.insertWallet(t, owner, {
@@ -74,19 +81,28 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
         primary: promote,
         verified: verified ?? 0,
         verifiedAt,
+        hidden: hidden ?? 0,
+        sessionConnectedAt: session ?? null,
         at: now,
       });
       return ["wallets", ...changes];
     }
     const label = w.label === undefined ? existing.label : w.label;
     // verified=true always stamps a new verified_at: re-verifying is how a stale verification becomes fresh.
-    const changed = promote || label !== existing.label || (verified !== null && (verified !== existing.verified || w.verified === true));
+    const changed =
+      promote ||
+      label !== existing.label ||
+      (verified !== null && (verified !== existing.verified || w.verified === true)) ||
+      (hidden !== null && hidden !== existing.is_hidden) ||
+      (session !== undefined && (session !== null || existing.session_connected_at !== null));
     if (!changed) return [];
     await store.updateWallet(t, existing.id, {
       label,
       primary: promote ? 1 : existing.is_primary,
       verified: verified ?? existing.verified,
       verifiedAt: verified === null ? existing.verified_at : verifiedAt,
+      hidden: hidden ?? existing.is_hidden,
+      sessionConnectedAt: session === undefined ? existing.session_connected_at : session,
       at: now,
     });
     return ["wallets", ...changes];
@@ -102,6 +118,8 @@ export interface LinkWalletInput {
   /** A boolean, or 0/1 as a wallet link shows it. */
   is_primary?: boolean | 0 | 1;
   verified?: boolean | 0 | 1;
+  is_hidden?: boolean | 0 | 1;
+  connected_session?: boolean | 0 | 1;
 }
 
 /** true/false, or the 0/1 of a wallet link's own fields; undefined stays undefined. */
@@ -130,7 +148,15 @@ export async function linkWallet(
     t,
     owner,
     user.id,
-    { blockchain: blockchain!, wallet_address: address!, label, is_primary: boolOf(input.is_primary), verified: boolOf(input.verified) },
+    {
+      blockchain: blockchain!,
+      wallet_address: address!,
+      label,
+      is_primary: boolOf(input.is_primary),
+      verified: boolOf(input.verified),
+      is_hidden: boolOf(input.is_hidden),
+      connected_session: boolOf(input.connected_session),
+    },
     now,
   );
   if (changes.length) {

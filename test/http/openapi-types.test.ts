@@ -32,7 +32,7 @@ type User = Schemas["User"];
 const user: User = {
   id: 42, external_id: "player-1001", username: "ada", display_name: "", email: "", status: "active",
   is_verified: false, wallet_address: "", created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
-  wallets: [{ blockchain: "solana", wallet_address: "4Nd1", label: "", is_primary: 1, verified: 0, verified_at: null }],
+  wallets: [{ blockchain: "solana", wallet_address: "4Nd1", label: "", is_primary: 1, verified: 0, verified_at: null, is_hidden: 0, session_connected_at: null }],
 };
 const id: number = user.id;
 // @ts-expect-error user.id is an integer, never text

@@ -47,6 +47,9 @@ describe("wallet proof", () => {
 
     const after = await signedJson(h, key, "GET", `/api/partner/wallet-verification/${address}`);
     expect(after.body.verification).toMatchObject({ verified: true, verified_at_utc: h.clock.now().toISOString() });
+    // The proof came from the mini-app's wallet connection: a live session.
+    expect(before.body.wallet_states.connected_session).toBe(false);
+    expect(after.body.wallet_states).toMatchObject({ connected_session: true, verified: true });
     const identity = await as("/api/messenger/init/verify", {});
     expect(identity.body.linked_user_id).toBe(userId);
     expect(identity.body.player.linked_by).toBe("wallet_proof");

@@ -33,7 +33,9 @@ describe("POST /api/partner/users", () => {
         status: "active",
         is_verified: false,
         wallet_address: sol(1),
-        wallets: [{ blockchain: "solana", wallet_address: sol(1), label: "", is_primary: 1, verified: 0, verified_at: null }],
+        wallets: [
+          { blockchain: "solana", wallet_address: sol(1), label: "", is_primary: 1, verified: 0, verified_at: null, is_hidden: 0, session_connected_at: null },
+        ],
         created_at: "2026-01-01T00:00:00.000Z",
         updated_at: "2026-01-01T00:00:00.000Z",
       },

@@ -40,6 +40,31 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
     });
   });
 
+  test("hidden and connected_session come from the link: set, kept on a re-link that leaves them out, cleared", async () => {
+    h = await openTestApp();
+    const key = await createKey(h);
+    const id = (await createUser(h, key, { external_id: "ext-1" })).body.user.id;
+    const linked = await linkWallet(h, key, id, { wallet_address: sol(3), is_hidden: true, connected_session: 1 });
+    const at = h.clock.now().toISOString();
+    expect(linked.body.wallets[0]).toMatchObject({ wallet_address: sol(3), is_hidden: 1, session_connected_at: at });
+    const states = async () => {
+      const b = (await verify(key, sol(3))).body;
+      return [b.wallet_states.hidden, b.wallet_states.connected_session, b.owner.is_hidden];
+    };
+    expect(await states()).toEqual([true, true, true]);
+    h.clock.advanceSeconds(60);
+    await linkWallet(h, key, id, { wallet_address: sol(3), label: "cold" });
+    expect(await states()).toEqual([true, true, true]);
+    const cleared = await linkWallet(h, key, id, { wallet_address: sol(3), is_hidden: 0, connected_session: false });
+    expect(cleared.body.wallets[0]).toMatchObject({ label: "cold", is_hidden: 0, session_connected_at: null });
+    expect(await states()).toEqual([false, false, false]);
+    // Unchanged flags are no change: nothing is written, no users.updated event.
+    const events = async () => (await h.ctx.store.all("SELECT id FROM events WHERE event_type = 'users.updated'")).length;
+    const before = await events();
+    await linkWallet(h, key, id, { wallet_address: sol(3), is_hidden: false, connected_session: false });
+    expect(await events()).toBe(before);
+  });
+
   test("freshness follows WALLET_REVERIFY_DAYS on the clock: fresh through day N, stale from day N+1, fresh again after re-verifying", async () => {
     h = await openTestApp({ env: { WALLET_REVERIFY_DAYS: "7" } });
     const key = await createKey(h);

@@ -23,7 +23,18 @@ describe("POST /api/partner/users/{user_id}/wallets", () => {
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
       success: true,
-      wallets: [{ blockchain: "solana", wallet_address: sol(1), label: "main", is_primary: 1, verified: 0, verified_at: null }],
+      wallets: [
+        {
+          blockchain: "solana",
+          wallet_address: sol(1),
+          label: "main",
+          is_primary: 1,
+          verified: 0,
+          verified_at: null,
+          is_hidden: 0,
+          session_connected_at: null,
+        },
+      ],
     });
     const second = await linkWallet(h, key, id, { wallet_address: sol(2) });
     expect(second.body.wallets.map((w: { wallet_address: string; is_primary: number }) => [w.wallet_address, w.is_primary])).toEqual([

@@ -129,6 +129,8 @@ export const EXAMPLE_SCHEMAS: Record<string, unknown> = {
         is_primary: 1,
         verified: 1,
         verified_at: "2026-01-01T09:30:00.000Z",
+        is_hidden: 0,
+        session_connected_at: null,
       },
     ],
     created_at: "2026-01-01T09:00:00.000Z",
@@ -141,6 +143,8 @@ export const EXAMPLE_SCHEMAS: Record<string, unknown> = {
     is_primary: 1,
     verified: 0,
     verified_at: null,
+    is_hidden: 0,
+    session_connected_at: null,
   },
   Webhook: {
     id: 7,

@@ -33,28 +33,49 @@ export async function demoteWallet(q: Queryable, id: number, at: string): Promis
 export async function insertWallet(
   q: Queryable,
   owner: Owner,
-  w: { userId: number; blockchain: string; address: string; label: string | null; primary: boolean; verified: number; verifiedAt: string | null; at: string },
+  w: {
+    userId: number;
+    blockchain: string;
+    address: string;
+    label: string | null;
+    primary: boolean;
+    verified: number;
+    verifiedAt: string | null;
+    hidden: number;
+    sessionConnectedAt: string | null;
+    at: string;
+  },
 ): Promise<void> {
   await q.run(
-    `INSERT INTO wallet_links (user_id, partner, mode, blockchain, wallet_address, label, is_primary, verified, verified_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [w.userId, owner.partner, owner.mode, w.blockchain, w.address, w.label, w.primary ? 1 : 0, w.verified, w.verifiedAt, w.at, w.at],
+    `INSERT INTO wallet_links (user_id, partner, mode, blockchain, wallet_address, label, is_primary, verified, verified_at, is_hidden, session_connected_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      w.userId,
+      owner.partner,
+      owner.mode,
+      w.blockchain,
+      w.address,
+      w.label,
+      w.primary ? 1 : 0,
+      w.verified,
+      w.verifiedAt,
+      w.hidden,
+      w.sessionConnectedAt,
+      w.at,
+      w.at,
+    ],
   );
 }
 
 export async function updateWallet(
   q: Queryable,
   id: number,
-  w: { label: string | null; primary: number; verified: number; verifiedAt: string | null; at: string },
+  w: { label: string | null; primary: number; verified: number; verifiedAt: string | null; hidden: number; sessionConnectedAt: string | null; at: string },
 ) {
-  await q.run("UPDATE wallet_links SET label = ?, is_primary = ?, verified = ?, verified_at = ?, updated_at = ? WHERE id = ?", [
-    w.label,
-    w.primary,
-    w.verified,
-    w.verifiedAt,
-    w.at,
-    id,
-  ]);
+  await q.run(
+    "UPDATE wallet_links SET label = ?, is_primary = ?, verified = ?, verified_at = ?, is_hidden = ?, session_connected_at = ?, updated_at = ? WHERE id = ?",
+    [w.label, w.primary, w.verified, w.verifiedAt, w.hidden, w.sessionConnectedAt, w.at, id],
+  );
 }
 
 /** A link of this owner with its user's external id (GET /wallet-verification). */
@@ -67,16 +88,16 @@ export const walletWithUser = (q: Queryable, owner: Owner, blockchain: string, a
 
 /**
  * A wallet's owner proved control of it (a signed Sign-In-With-Solana message, src/messenger/wallets/proof.ts):
- * every partner's live link holding this Solana address is stamped verified at `at`, in the proof's transaction
- * `t`; how many links.
+ * every partner's live link holding this Solana address is stamped verified at `at` and connected in a live
+ * session at `at` (the proof came from the mini-app's wallet connection), in the proof's transaction `t`; how
+ * many links.
  */
 export async function markSolanaWalletProven(t: Queryable, address: string, at: string): Promise<number> {
   return (
-    await t.run("UPDATE wallet_links SET verified = 1, verified_at = ?, updated_at = ? WHERE blockchain = 'solana' AND wallet_address = ? AND mode = 'live'", [
-      at,
-      at,
-      address,
-    ])
+    await t.run(
+      "UPDATE wallet_links SET verified = 1, verified_at = ?, session_connected_at = ?, updated_at = ? WHERE blockchain = 'solana' AND wallet_address = ? AND mode = 'live'",
+      [at, at, at, address],
+    )
   ).changes;
 }
 
