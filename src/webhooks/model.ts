@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
-import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES } from "./deliveries";
+import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES, EVENT_PUBLIC_ID } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 
@@ -153,7 +153,7 @@ export const WebhooksModel = {
       event_ids: t.Array(
         t.Union([
           t.Integer({ minimum: 1, description: "a delivery id: a record's id, the dead-letter summary's event_id" }),
-          t.String({ pattern: "^evt_[0-9a-f]{24}$", description: "an event id: the X-Webhook-Id, as the test route answers it" }),
+          t.String({ pattern: EVENT_PUBLIC_ID.source, description: "an event id: the X-Webhook-Id, as the test route answers it" }),
         ]),
         { minItems: 1, maxItems: 100 },
       ),
