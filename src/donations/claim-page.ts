@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { wantsHtml } from "../auth/session-plugin";
 import { AppError } from "../http/errors";
-import { compileHtml, htmlResponse, type SafeHtml } from "../http/html";
+import { compileHtml, htmlResponse } from "../http/html";
 import { CLAIM_CODE_PATTERN } from "./service";
 import { type ClaimPageRow, claimForPage } from "./store";
 
@@ -111,7 +111,7 @@ export function claimPageData(row: ClaimPageRow | null, code: string): PageData 
 
 export function claimPageRoutes(ctx: AppContext) {
   const render = (data: PageData, status: number): Response => {
-    const res = htmlResponse(page(data) as SafeHtml, PAGE_HEADERS["cache-control"], status);
+    const res = htmlResponse(page(data), PAGE_HEADERS["cache-control"], status);
     for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
     return res;
   };
