@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { Envelope, ErrorBody } from "../http/envelope";
 import { NotFoundError } from "../http/errors";
+import { ifNoneMatchHits } from "../http/conditional";
 import { SDK_DOWNLOAD_PREFIX, SDK_MANIFEST_PATH, sdkManifest, sdkTarball } from "./sdk";
 
 const Manifest = Envelope(
@@ -50,7 +51,8 @@ export function sdkRoutes(ctx: AppContext) {
         // Only the one embedded tarball exists; any other name (an older version too) is a plain 404.
         if (params.file !== sdkTarball.file) throw new NotFoundError("SDK tarball", params.file);
         const common = { etag: sdkTarball.etag, "cache-control": CACHE };
-        if (headers["if-none-match"]?.split(",").some((v) => v.trim() === sdkTarball.etag)) return new Response(null, { status: 304, headers: common });
+        // The one If-None-Match rule (weak comparison, `*`): src/http/conditional.ts.
+        if (ifNoneMatchHits(headers["if-none-match"], sdkTarball.etag)) return new Response(null, { status: 304, headers: common });
         return new Response(sdkTarball.bytes, {
           headers: { ...common, "content-type": "application/gzip", "content-disposition": `attachment; filename="${sdkTarball.file}"` },
         });

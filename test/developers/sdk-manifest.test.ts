@@ -75,6 +75,8 @@ describe("SDK manifest", () => {
     const again = await h.request(m.download_path, { headers: { "if-none-match": `"other", ${etag}` } });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe("");
+    // The one If-None-Match rule of every validator-backed route: compared weakly, and `*` matches.
+    for (const inm of [`W/${etag}`, "*"]) expect((await h.request(m.download_path, { headers: { "if-none-match": inm } })).status).toBe(304);
     for (const name of ["herald-client-0.0.1.tgz", "..%2Fpackage.json", "x"]) {
       const r = await h.json(`/developers/sdk/${name}`);
       expect(r.status).toBe(404);
