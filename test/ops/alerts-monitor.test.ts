@@ -75,6 +75,10 @@ describe("alerts monitor: export.json", () => {
     const p2 = await h.json(`${B}/export.json?limit=2&offset=2`, { headers: auth });
     expect(p2.body.alerts.map((a: any) => a.name)).toEqual(["token.mint"]);
     expect(p2.body.pagination.has_more).toBe(false);
+    // ar_pre1's two rows fall on both pages; each page summarizes the run whole, as runs/export does.
+    const whole = r.body.runs.find((x: any) => x.run_id === "ar_pre1");
+    expect(p1.body.runs.find((x: any) => x.run_id === "ar_pre1")).toEqual(whole);
+    expect(p2.body.runs).toEqual([whole]);
   });
 
   test("bad input is a 400 invalid_query naming the parameter, never a 500", async () => {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { strToU8, zipSync } from "fflate";
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
-import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, summarizeRuns } from "./service";
+import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, runsOfPage, summarizeRuns } from "./service";
 
 // The alerts-monitor exports: export.json (alert rows of a window, paged), runs/export (one CSV line per run)
 // and export.zip (the whole window as alerts.json, alerts.csv and runs.csv, with manifest.json naming each
@@ -33,7 +33,8 @@ export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {
     count: page.rows.length,
     total: page.total,
     alerts: page.rows,
-    runs: summarizeRuns(page.rows),
+    // The page's runs, each whole (a run the page cuts is not relabelled by the part on this page).
+    runs: await runsOfPage(ctx, f, page.rows),
     pagination: page.pagination,
   };
 }

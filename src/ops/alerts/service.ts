@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { totalPage } from "../../http/pagination";
 import { applyAlertTransitions } from "./state";
-import { countRuns, insertRuns, newestRun, type RunRow, runsPage } from "./store";
+import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
 
 // The alert-run record (ops_alert_runs): every evaluation Herald makes, one row per alert per run. The
 // alerts-monitor job writes status, transparency, webhook and 403-digest rows (src/ops/alerts/monitor.ts); the
@@ -92,6 +92,16 @@ export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const total = await countRuns(ctx.store, filter);
   const rows = await runsPage(ctx.store, filter, f.limit, f.offset);
   return { window: w, total, rows: rows.map(toRow), pagination: totalPage(rows, total, f.limit, f.offset).pagination };
+}
+
+/**
+ * The runs a page of alert rows belongs to, each summarized from ALL its rows under the same filter: a run the page
+ * cuts in two is still labelled by every source and counted whole, as runs/export labels it.
+ */
+export async function runsOfPage(ctx: AppContext, f: AlertRunFilter, rows: AlertRunRow[]): Promise<RunSummary[]> {
+  const w = windowOf(ctx, f.days);
+  const ids = [...new Set(rows.map((r) => r.run_id))];
+  return summarizeRuns((await rowsOfRuns(ctx.store, { from: w.from, to: w.to, source: f.source, status: f.status }, ids)).map(toRow));
 }
 
 export interface RunSummary {

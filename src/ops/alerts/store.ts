@@ -45,6 +45,15 @@ export const runsPage = (q: Queryable, f: RunFilter, limit: number, offset: numb
     [...runFilterArgs(f), limit, offset],
   );
 
+/** Every row of the filter that belongs to one of `runIds` (a page's runs, whole), newest first. */
+export const rowsOfRuns = (q: Queryable, f: RunFilter, runIds: string[]) =>
+  runIds.length === 0
+    ? Promise.resolve([] as RunRow[])
+    : q.all<RunRow>(
+        `SELECT id, run_id, at, source, name, status, value, details FROM ops_alert_runs WHERE ${RUN_FILTER} AND run_id IN (${placeholders(runIds.length)}) ORDER BY at DESC, id DESC`,
+        [...runFilterArgs(f), ...runIds],
+      );
+
 /** The newest row of (source, name), or null before the first run. */
 export const newestRun = (q: Queryable, source: string, name: string) =>
   q.get<Pick<RunRow, "value" | "details">>("SELECT value, details FROM ops_alert_runs WHERE source = ? AND name = ? ORDER BY at DESC, id DESC LIMIT 1", [
