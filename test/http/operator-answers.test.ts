@@ -132,12 +132,14 @@ describe("include_meta on every JSON GET under /admin, /api/messenger/admin and 
   });
 });
 
-describe("Cache-Control of every /admin answer", () => {
+describe("Cache-Control of every operator answer (/admin, /api/messenger/admin, /metrics)", () => {
   const expected = (res: Response) => (res.headers.has("etag") || res.headers.has("last-modified") ? REVALIDATE : NO_STORE);
 
   test("every GET: private, no-store, or private, no-cache with validators — pages, exports and JSON alike", async () => {
-    const routes = operations.filter(under("/admin"));
-    expect(routes.length).toBeGreaterThan(40);
+    // The messenger operators' routes and /metrics are operator answers too.
+    const routes = operations.filter((op) => under("/admin")(op) || under("/api/messenger/admin")(op) || under("/metrics")(op));
+    expect(routes.filter(under("/api/messenger/admin")).length).toBeGreaterThan(10);
+    expect(routes.length).toBeGreaterThan(60);
     const problems: string[] = [];
     for (const op of routes) {
       const headers = op.credential === "admin" ? auth : {};
@@ -156,7 +158,7 @@ describe("Cache-Control of every /admin answer", () => {
 
   test("refusals and redirects too: no credentials, a wrong token, an unknown /admin path", async () => {
     const problems: string[] = [];
-    for (const op of operations.filter(under("/admin"))) {
+    for (const op of operations.filter((op) => under("/admin")(op) || under("/api/messenger/admin")(op))) {
       if (op.credential !== "admin") continue;
       for (const headers of [{}, { authorization: "Bearer hat_not-a-real-token-at-all" }] as Array<Record<string, string>>) {
         const res = await h.request(pathOf(op), { headers });
