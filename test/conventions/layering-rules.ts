@@ -105,8 +105,11 @@ const codeOnly = (text: string) =>
     .filter((l) => !/^\s*(\/\/|\/?\*)/.test(l))
     .join("\n");
 
-const WRITE = /\b(?:INSERT\s+(?:OR\s+[A-Z]+\s+)?INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+[A-Z]+)?|DELETE\s+FROM)\s+[`"]?([a-z_][a-z0-9_]*)/g;
-const READ = /\b(?:FROM|JOIN)\s+[`"]?([a-z_][a-z0-9_]*)/g;
+// Writes in any case (`delete from x`) and schema-qualified (`main.x`, `"public"."x"`): a write is never allowed, so
+// the net is wide. Reads stay upper case: "from" in an error message is prose, and a read has an allow-list anyway.
+const WRITE =
+  /\b(?:INSERT\s+(?:OR\s+[A-Z]+\s+)?INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+[A-Z]+)?|DELETE\s+FROM)\s+(?:[`"]?[a-z_][a-z0-9_]*[`"]?\.)?[`"]?([a-z_][a-z0-9_]*)/gi;
+const READ = /\b(?:FROM|JOIN)\s+(?:[`"]?[a-z_][a-z0-9_]*[`"]?\.)?[`"]?([a-z_][a-z0-9_]*)/g;
 
 function cyclesOf(nodes: Iterable<string>, edges: (n: string) => Iterable<string>): string[] {
   const cycles: string[] = [];
@@ -191,7 +194,7 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
     const code = codeOnly(texts.get(f)!);
     const writes = new Set<string>();
     for (const m of code.matchAll(WRITE)) {
-      const table = m[1]!;
+      const table = m[1]!.toLowerCase();
       const o = owner.get(table);
       if (o === undefined || o === mine) continue;
       writes.add(table);

@@ -182,9 +182,15 @@ describe("the checker sees each violation (planted trees)", () => {
           "export const q2 = `UPDATE beta_rows SET n = n + 1`;",
           'export const q3 = "DELETE FROM alpha_rows";',
         ].join("\n"),
+        "alpha/lower.ts": 'export const q = "delete from beta_rows where id = ?";\n',
+        "alpha/qualified.ts": 'export const q = `UPDATE main."beta_rows" SET n = 0`;\n',
       }),
     );
-    expect(r.foreignWrites).toEqual(["alpha/x.ts writes beta_rows (owned by beta)"]);
+    expect([...r.foreignWrites].sort()).toEqual([
+      "alpha/lower.ts writes beta_rows (owned by beta)",
+      "alpha/qualified.ts writes beta_rows (owned by beta)",
+      "alpha/x.ts writes beta_rows (owned by beta)",
+    ]);
     expect(r.foreignReads).toEqual([]);
   });
 
