@@ -194,6 +194,18 @@ describe("self-reported and server missions", () => {
     const stats = await get("/api/messenger/admin/missions/quiz-3/stats");
     expect(stats.body.mission.progress_source).toBe("self_reported");
   });
+
+  test("PATCH judges the whole mission: a self-reported one written outside its limits is refused until it is within them", async () => {
+    await setup();
+    await post("/api/messenger/admin/missions", quiz3);
+    // A row outside the limits, as no route writes it (an older database, a hand edit).
+    await h.ctx.store.tx((t) => t.run("UPDATE messenger_missions SET daily_cap = 500, reward_salutes = '5' WHERE mission_key = 'quiz-3'"));
+    const title = await patch("quiz-3", { title: "Quiz, renamed" }, 1);
+    expect([title.status, title.body.details.map((d: { field: string }) => d.field)]).toEqual([400, ["body.daily_cap"]]);
+    expect((await patch("quiz-3", { daily_cap: 20 }, 1)).body.details.map((d: { field: string }) => d.field)).toEqual(["body.reward.salutes"]);
+    const fixed = await patch("quiz-3", { title: "Quiz, renamed", daily_cap: 20, reward: { salutes: null } }, 1);
+    expect([fixed.status, fixed.body.mission.daily_cap, fixed.body.mission.reward_salutes]).toEqual([200, 20, null]);
+  });
 });
 
 describe("POST /api/messenger/admin/missions/{mission_key}/activate and /deactivate", () => {

@@ -112,8 +112,19 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
   return ctx.store.tx(async (t) => {
     const before = await lockedMissionOrThrow(t, key);
     if (before.revision !== expected) throw conflict(key, expected, before.revision);
-    // The source is fixed at creation; what changes must suit it (a self-reported mission keeps its tighter limits).
-    checkMissionLimitsOrThrow(before.progress_source, patch);
+    // The source is fixed at creation; the mission as it will be must suit it (a self-reported mission keeps its
+    // tighter limits), the fields this PATCH leaves as they are included.
+    checkMissionLimitsOrThrow(before.progress_source, {
+      event_type: patch.event_type ?? before.event_type,
+      daily_cap: patch.daily_cap ?? before.daily_cap,
+      per_minute_cap: patch.per_minute_cap ?? before.per_minute_cap,
+      reward: {
+        free_spins: patch.reward?.free_spins ?? before.reward_free_spins,
+        missiles: patch.reward?.missiles ?? before.reward_missiles,
+        points: patch.reward?.points ?? before.reward_points,
+        salutes: patch.reward?.salutes !== undefined ? patch.reward.salutes : before.reward_salutes,
+      },
+    });
     if (patch.target !== undefined && patch.target < before.target) await checkTarget(t, key, patch.target);
     // The compare-and-set itself: the revision in the WHERE clause is what makes a concurrent edit lose.
     const after = await updateMissionIfRevision(

@@ -61,7 +61,7 @@ export function progressSourceOrThrow(eventType: string, declared: ProgressSourc
   );
 }
 
-/** The fields a mission of this source may hold; only the fields present are checked (a PATCH checks what it changes). */
+/** The fields a mission of this source may hold; only the fields present are checked (a PATCH passes the whole mission). */
 export interface MissionLimitsInput {
   event_type?: string;
   daily_cap?: number;

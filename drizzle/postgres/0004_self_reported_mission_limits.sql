@@ -1,0 +1,16 @@
+-- Self-reported missions live under tighter limits (src/messenger/games/mission-sources.ts, SELF_REPORTED_LIMITS):
+-- daily_cap at most 20, per_minute_cap at most 5, a reward of at most 5 free spins, 20 missiles and 1,000 points,
+-- and no salutes. A database copied from SQLite before its migration 0028 may hold self-reported missions with
+-- looser values (SQLite migration 0021 declared them without tightening them); they are brought within the limits.
+UPDATE "messenger_missions" SET
+  "daily_cap" = LEAST("daily_cap", 20),
+  "per_minute_cap" = LEAST("per_minute_cap", 5),
+  "reward_free_spins" = LEAST("reward_free_spins", 5),
+  "reward_missiles" = LEAST("reward_missiles", 20),
+  "reward_points" = LEAST("reward_points", 1000),
+  "reward_salutes" = NULL,
+  "revision" = "revision" + 1
+WHERE "progress_source" = 'self_reported' AND (
+  "daily_cap" > 20 OR "per_minute_cap" > 5 OR "reward_free_spins" > 5 OR "reward_missiles" > 20 OR "reward_points" > 1000
+  OR ("reward_salutes" IS NOT NULL AND CAST("reward_salutes" AS numeric) <> 0)
+);
