@@ -126,14 +126,21 @@ describe("item 3: state changes reach people", () => {
     await send();
     const r = await get(`${B}/export.json?source=webhooks`);
     expect(r.body.alerts[0]).toMatchObject({ status: "warn", value: "3", details: { dead_letters: 3, previous: null, growth: 3 } });
-    expect(about(rx, "dead_letter_growth")).toEqual([expect.stringMatching(/^\[Herald\] Alert fired: webhooks\/dead_letter_growth \[warn\] \(3\)/)]);
+    // The notice says what the number counts.
+    expect(about(rx, "dead_letter_growth")).toEqual([
+      expect.stringMatching(
+        /^\[Herald\] Alert fired: webhooks\/dead_letter_growth \[warn\] \(3\) — 3 webhook dead letters kept, 3 new since monitoring began at /,
+      ),
+    ]);
 
     h.clock.advanceSeconds(15 * 60);
     await runAlertsMonitor(h.ctx);
     await send();
     const notices = about(rx, "dead_letter_growth");
     expect(notices).toHaveLength(2);
-    expect(notices[1]).toStartWith("[Herald] Alert resolved: webhooks/dead_letter_growth (was warn since 2026-04-01T10:05:00.000Z) (3)");
+    expect(notices[1]).toStartWith(
+      "[Herald] Alert resolved: webhooks/dead_letter_growth (was warn since 2026-04-01T10:05:00.000Z) (3) — 3 webhook dead letters kept, none new",
+    );
     expect((await events()).filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth").map((e) => e.event)).toEqual(["alert.fired", "alert.resolved"]);
   });
 

@@ -60,7 +60,15 @@ async function webhookAlerts(ctx: AppContext): Promise<AlertInput[]> {
   const prevRaw = await lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
   const growth = now - (previous ?? 0);
-  return [{ name: DEAD_LETTER_ALERT, status: growth > 0 ? "warn" : "ok", value: now, details: { dead_letters: now, previous, growth } }];
+  // The notice's words (docs/ops-alerts.md): what the value counts and how it moved since the last run.
+  const summary =
+    `${now} webhook dead letter${now === 1 ? "" : "s"} kept` +
+    (growth > 0
+      ? `, ${growth} new since ${previous === null ? "monitoring began" : "the last run"}`
+      : growth < 0
+        ? `, ${-growth} fewer than at the last run`
+        : ", none new");
+  return [{ name: DEAD_LETTER_ALERT, status: growth > 0 ? "warn" : "ok", value: now, details: { summary, dead_letters: now, previous, growth } }];
 }
 
 const EVALUATORS: ReadonlyArray<readonly [string, (ctx: AppContext) => AlertInput[] | Promise<AlertInput[]>]> = [

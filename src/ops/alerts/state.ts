@@ -69,7 +69,7 @@ function messageOf(ctx: Deps, s: AlertStateRow, r: RunRow, kind: "fired" | "reso
   let text: string;
   if (kind === "resolved") {
     event = "alert.resolved";
-    text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${value} ${link}`;
+    text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${value}${about} ${link}`;
   } else {
     event = preflight ? "preflight.anomaly" : "alert.fired";
     const what = preflight ? `Preflight anomaly: ${r.name}` : `Alert fired: ${r.source}/${r.name}`;
