@@ -277,7 +277,11 @@ export const WalletModel = {
       address,
       nonce: t.String({ minLength: 32, maxLength: 32, description: "The challenge's nonce (32 hex characters)" }),
       message: t.String({ minLength: 1, maxLength: 2000, description: "The challenge's message, unchanged" }),
-      signature: t.String({ minLength: 64, maxLength: 100, description: "Ed25519 signature of the message's UTF-8 bytes, base58 (64 bytes)" }),
+      signature: t.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "Ed25519 signature of the message's UTF-8 bytes, base58 (64 bytes); anything else is 401 wallet_signature_invalid",
+      }),
     },
     { additionalProperties: false },
   ),

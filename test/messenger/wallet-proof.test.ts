@@ -67,6 +67,11 @@ describe("wallet proof", () => {
     const { nonce, message } = (await as("/api/messenger/wallet-proof/challenge", { address })).body.challenge;
     const byOther = await as("/api/messenger/wallet-claim/verify", { address, nonce, message, signature: signWith(other, message) });
     expect([byOther.status, byOther.body.error]).toEqual([401, "wallet_signature_invalid"]);
+    // Not a 64-byte base58 signature at all (too short, too long, not base58): the same 401, and the nonce stays usable.
+    for (const signature of ["abc", "1".repeat(150), "0OIl".repeat(20)]) {
+      const r = await as("/api/messenger/wallet-claim/verify", { address, nonce, message, signature });
+      expect([signature.slice(0, 8), r.status, r.body.error]).toEqual([signature.slice(0, 8), 401, "wallet_signature_invalid"]);
+    }
     const mangled = message.replace("Version: 1", "Version: 2");
     const bad = await as("/api/messenger/wallet-claim/verify", { address, nonce, message: mangled, signature: signWith(kp, mangled) });
     expect([bad.status, bad.body.error]).toEqual([400, "wallet_message_mismatch"]);
