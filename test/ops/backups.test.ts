@@ -50,6 +50,7 @@ sqliteOnly("two runs are listed newest first with their streamed sha256, size an
     const path = join(backupsDir, b.name);
     expect(b.sha256).toBe(await streamedSha256(path));
     expect(b.size_bytes).toBe(readFileSync(path).byteLength);
+    expect(b.size).toBe(b.size_bytes); // the name the operators' list was asked with
     expect(b.integrity).toBe("ok");
     expect(b.path).toBeUndefined(); // the list names files; it does not reveal the server's layout
     // The manifest beside the file says the same.
@@ -89,6 +90,7 @@ sqliteOnly("a backup copied in without a manifest is listed as integrity unknown
   const listed = res.body.backups[1];
   expect(listed).toEqual({
     name: "herald-2025-06-01T12-00-00-000Z.db",
+    size: made.backup.size_bytes,
     size_bytes: made.backup.size_bytes,
     sha256: await streamedSha256(copy),
     created_at: "2025-06-01T12:00:00.000Z",

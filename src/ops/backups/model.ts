@@ -16,6 +16,7 @@ const BackupListItem = named(
   "Backup",
   t.Object({
     name: t.String({ description: "File name in <db dir>/backups; GET /admin/backups/{name} downloads it" }),
+    size: t.Integer({ description: "Bytes of the file (the same as size_bytes)" }),
     size_bytes: t.Integer(),
     sha256,
     created_at: t.String({ format: "date-time" }),

@@ -59,7 +59,8 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
           count,
           total: page.total,
           keep: ctx.config.backupKeep,
-          backups: page.items.map(({ path: _path, ...b }) => b),
+          // `size` as the issue's list names it; `size_bytes` as the manifest and the run answer do.
+          backups: page.items.map(({ path: _path, ...b }) => ({ ...b, size: b.size_bytes })),
           query: echo,
           pagination,
         };
