@@ -138,7 +138,7 @@ describe("filters", () => {
 });
 
 describe("window presets", () => {
-  test("last_outage is the latest resolved status incident; none → empty with a note", async () => {
+  test("last_outage is the latest resolved outage (a bad incident), else the latest resolved incident; none → empty with a note", async () => {
     const { get } = await setup();
     await plant();
     const none = await get(`${BASE}/export.json?window_preset=last_outage`);
@@ -157,6 +157,18 @@ describe("window presets", () => {
     expect(ids(w.body)).toEqual([4, 3, 2]);
     // Intersected with at_from.
     expect(ids((await get(`${BASE}/export.json?window_preset=last_outage&at_from=2026-04-01T08:30:00Z`)).body)).toEqual([4]);
+    // A later resolved incident that was only degraded (warn) is not an outage: the window stays on the bad one.
+    await h.ctx.store.run(
+      "INSERT INTO status_incidents (source, started_at, ended_at, severity, current_severity, checks, summary, updated_at) VALUES ('automatic', ?, ?, 'warn', 'warn', '{}', '{}', ?)",
+      ["2026-04-01T09:20:00.000Z", "2026-04-01T09:40:00.000Z", NOW],
+    );
+    expect((await get(`${BASE}/export.json?window_preset=last_outage`)).body.window).toMatchObject({ from: "2026-04-01T08:04:00.000Z" });
+    // With no bad incident at all, the latest resolved one of any severity.
+    await h.ctx.store.run("UPDATE status_incidents SET severity = 'warn', current_severity = 'warn'");
+    expect((await get(`${BASE}/export.json?window_preset=last_outage`)).body.window).toMatchObject({
+      from: "2026-04-01T09:20:00.000Z",
+      to: "2026-04-01T09:40:00.000Z",
+    });
   });
 
   test("last_digest_warn spans the latest digest warning streak until the run that cleared it", async () => {

@@ -107,10 +107,15 @@ async function lastDigestWarn(ctx: AppContext): Promise<ExportWindow | null> {
   return { preset: "last_digest_warn", from: s.start, to, note };
 }
 
-/** last_outage: the latest resolved status incident (automatic or operator; newest start), [started_at, ended_at). */
+/**
+ * last_outage: the latest resolved outage — a status incident of severity `bad`, which the drafts call "outage" —
+ * or, when none was ever `bad`, the latest resolved incident of any severity (automatic or operator; newest
+ * start); [started_at, ended_at).
+ */
 async function lastOutage(ctx: AppContext): Promise<ExportWindow | null> {
-  const { items } = await incidentsInWindow(ctx, { since: null, until: null, status: "resolved", limit: 1, offset: 0 });
-  const incident = items[0];
+  const resolved = (severity: "bad" | null) =>
+    incidentsInWindow(ctx, { since: null, until: null, severity: severity ?? undefined, status: "resolved", limit: 1, offset: 0 });
+  const incident = (await resolved("bad")).items[0] ?? (await resolved(null)).items[0];
   if (!incident?.ended_at) return null;
   return { preset: "last_outage", from: incident.started_at, to: incident.ended_at, note: `status incident ${incident.id}: ${incident.title}` };
 }
