@@ -155,15 +155,22 @@ describe("export usage: the recorder", () => {
 });
 
 describe("export usage: json and csv", () => {
-  test("per day and export: downloads, bytes, distinct actors; the CSV is the JSON's twin", async () => {
+  test("per day and export: downloads, bytes, distinct actors and who they were; the CSV is the JSON's twin", async () => {
     await setup();
     await plant();
     const r = await h.json(`${B}/export-usage.json`, { headers: auth });
     expect(r.status).toBe(200);
     expect(r.body.window).toEqual({ from: "2026-03-04T00:00:00.000Z", to: NOW, days: 7 });
     expect(r.body.rows).toEqual([
-      { day: "2026-03-08", export: "/admin/ops/403-digest/export.csv", downloads: 3, bytes: 300, actors: 2 },
-      { day: "2026-03-10", export: "/admin/ops/link-inbox/events/export-download.csv", downloads: 1, bytes: 700, actors: 1 },
+      {
+        day: "2026-03-08",
+        export: "/admin/ops/403-digest/export.csv",
+        downloads: 3,
+        bytes: 300,
+        actors: 2,
+        operators: ["admin:ops-alice#1", "admin:ops-bob#2"],
+      },
+      { day: "2026-03-10", export: "/admin/ops/link-inbox/events/export-download.csv", downloads: 1, bytes: 700, actors: 1, operators: ["admin:ops-alice#1"] },
     ]);
     expect(r.body.series).toHaveLength(7);
     expect(r.body.series.find((d: any) => d.day === "2026-03-10")).toEqual({
@@ -191,7 +198,9 @@ describe("export usage: json and csv", () => {
     const res = await h.request(`${B}/export-usage.csv?source=token&days=30`, { headers: auth });
     expect(res.headers.get("content-type")).toContain("text/csv");
     const csv = parse(await res.text(), { columns: true }) as Array<Record<string, string>>;
-    expect(csv.map((x) => ({ ...x, downloads: Number(x.downloads), bytes: Number(x.bytes), actors: Number(x.actors) }))).toEqual(tok.body.rows);
+    expect(
+      csv.map((x) => ({ ...x, downloads: Number(x.downloads), bytes: Number(x.bytes), actors: Number(x.actors), operators: x.operators!.split(" ") })),
+    ).toEqual(tok.body.rows);
     expect(csv).toHaveLength(1);
   });
 

@@ -61,7 +61,17 @@ const RunRow = named(
   }),
 );
 const Window = t.Object({ from: t.String({ format: "date-time" }), to: t.String({ format: "date-time" }), days: t.Integer() });
-const UsageRow = named("OpsExportUsageRow", t.Object({ day: t.String(), export: t.String(), downloads: t.Integer(), bytes: t.Integer(), actors: t.Integer() }));
+const UsageRow = named(
+  "OpsExportUsageRow",
+  t.Object({
+    day: t.String(),
+    export: t.String(),
+    downloads: t.Integer(),
+    bytes: t.Integer(),
+    actors: t.Integer(),
+    operators: t.Array(t.String(), { description: "Who: the admin actor labels that downloaded it that day, sorted" }),
+  }),
+);
 const UsageDay = named(
   "OpsExportUsageDay",
   t.Object({ day: t.String(), downloads: t.Integer(), export_downloads: t.Integer(), token_downloads: t.Integer(), bytes: t.Integer() }),

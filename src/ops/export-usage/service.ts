@@ -38,6 +38,8 @@ export interface UsageRow {
   downloads: number;
   bytes: number;
   actors: number;
+  /** Who: the admin actor labels that downloaded it that day, sorted (`actors` counts them). */
+  operators: string[];
 }
 
 export interface UsageDay {
@@ -88,7 +90,7 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
     const key = `${day}\u0000${r.export}`;
     let g = groups.get(key);
     if (!g) {
-      g = { day, export: r.export, downloads: 0, bytes: 0, actors: 0, who: new Set() };
+      g = { day, export: r.export, downloads: 0, bytes: 0, actors: 0, operators: [], who: new Set() };
       groups.set(key, g);
     }
     g.downloads++;
@@ -107,7 +109,7 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
     bytes += r.bytes;
   }
   const rows = [...groups.values()]
-    .map(({ who, ...g }) => ({ ...g, actors: who.size }))
+    .map(({ who, ...g }) => ({ ...g, actors: who.size, operators: [...who].sort() }))
     .sort((a, b) => (a.day === b.day ? (a.export < b.export ? -1 : 1) : a.day < b.day ? -1 : 1));
   return {
     generated_at: to,
@@ -120,7 +122,11 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
   };
 }
 
-export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors"] as const;
+export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors", "operators"] as const;
 
-/** export-usage.csv: the JSON's rows, the same columns, RFC 4180 by src/http/csv.ts. */
-export const usageCsv = (r: UsageReport) => csvTable(r.rows, USAGE_CSV_COLUMNS);
+/** export-usage.csv: the JSON's rows, the same columns (operators joined by a space), RFC 4180 by src/http/csv.ts. */
+export const usageCsv = (r: UsageReport) =>
+  csvTable(
+    r.rows.map((row) => ({ ...row, operators: row.operators.join(" ") })),
+    USAGE_CSV_COLUMNS,
+  );
