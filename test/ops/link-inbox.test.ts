@@ -2,8 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { describeConfig } from "../../src/config";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
-import { openTestApp, type TestApp } from "../support/app";
+import { createTestApp, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { iso, operator } from "../status/support";
@@ -349,6 +350,32 @@ describe("resolved-verification HTTP caching", () => {
     expect(await after.headers.get("etag")).not.toBe(etag);
     expect(await after.headers.get("last-modified")).toBe(new Date(Date.parse(T0) + 5000).toUTCString());
   });
+
+  test.skipIf(testEngine() === "postgres")(
+    "a restart with other targets: the body names them, so Last-Modified moves to the start and If-Modified-Since is no 304",
+    async () => {
+      const { token } = await setup(["http://127.0.0.1:9/one"]);
+      await resolvedIncident(operator(h, token), "X");
+      const auth = { authorization: `Bearer ${token}` };
+      const before = await h.request(RESOLVED, { headers: auth });
+      const since = before.headers.get("last-modified")!;
+      // The same database opened by a process started a minute later with another target list.
+      const later = new Date(Date.parse(T0) + 60_000).toISOString();
+      const restarted = createTestApp({
+        clock: new FakeClock(later),
+        env: { HERALD_DB_PATH: h.ctx.config.dbPath, WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", LINK_INBOX_WEBHOOK_URLS: "http://127.0.0.1:9/two" },
+      });
+      try {
+        const res = await restarted.request(RESOLVED, { headers: { ...auth, "if-modified-since": since } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("last-modified")).toBe(new Date(later).toUTCString());
+        expect(((await res.json()) as { configured_targets: string[] }).configured_targets).toHaveLength(1);
+        expect(res.headers.get("etag")).not.toBe(before.headers.get("etag"));
+      } finally {
+        await restarted.close();
+      }
+    },
+  );
 });
 
 describe("authentication and bad input", () => {

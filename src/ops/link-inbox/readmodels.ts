@@ -91,7 +91,8 @@ export async function verificationSummary(ctx: AppContext, input: { days?: numbe
 
 /**
  * GET /admin/ops/digest/resolved-verification.json: the body holds no request time, so equal data gives equal
- * bytes (the strong ETag holds across requests); `last_modified` is the newest change it reflects.
+ * bytes (the strong ETag holds across requests); `last_modified` is the newest change it reflects, the start of this
+ * process included (the configured targets are read from the configuration).
  */
 export async function resolvedVerification(ctx: AppContext, input: { days?: number }) {
   const days = input.days ?? RESOLVED_DEFAULT_DAYS;
@@ -140,7 +141,10 @@ export async function resolvedVerification(ctx: AppContext, input: { days?: numb
       delivered_to_all_count: incidents.filter((i) => i.delivered_to_all).length,
       incidents,
     },
-    // Nothing in the window: the data is as old as the window's start, to the hour (a stable validator).
-    lastModified: lastModified || new Date(Math.floor(Date.parse(since) / 3_600_000) * 3_600_000).toISOString(),
+    // Nothing in the window: the data is as old as the window's start, to the hour (a stable validator). The
+    // targets come from the configuration, which changes only when a process starts: never older than this start.
+    lastModified: [lastModified || new Date(Math.floor(Date.parse(since) / 3_600_000) * 3_600_000).toISOString(), ctx.startedAt.toISOString()].reduce((a, b) =>
+      a > b ? a : b,
+    ),
   };
 }
