@@ -143,8 +143,8 @@ export async function resolvedVerification(ctx: AppContext, input: { days?: numb
     },
     // Nothing in the window: the data is as old as the window's start, to the hour (a stable validator). The
     // targets come from the configuration, which changes only when a process starts: never older than this start.
-    lastModified: [lastModified || new Date(Math.floor(Date.parse(since) / 3_600_000) * 3_600_000).toISOString(), ctx.startedAt.toISOString()].reduce((a, b) =>
-      a > b ? a : b,
-    ),
+    lastModified: new Date(
+      Math.max(lastModified ? Date.parse(lastModified) : Math.floor(Date.parse(since) / 3_600_000) * 3_600_000, ctx.startedAt.getTime()),
+    ).toISOString(),
   };
 }
