@@ -149,6 +149,9 @@ describe("export usage: the recorder", () => {
     expect(isExportRoute("/admin/ops/incidents/export")).toBe(true);
     expect(isExportRoute("/admin/ops/readiness/403-noise/export.json")).toBe(true);
     expect(isExportRoute("/admin/ops/403-digest/probe-trend.png")).toBe(true);
+    // The incident drafts the console offers as files (their JSON twin is a read model).
+    expect([isExportRoute("/admin/ops/incidents/draft.md"), isExportRoute("/admin/ops/incidents/draft.txt")]).toEqual([true, true]);
+    expect(isExportRoute("/admin/ops/incidents/draft.json")).toBe(false);
     expect(isExportRoute("/admin/ops/preflight-guards/delta.json")).toBe(false);
     expect(isExportRoute("/admin/backups/:name")).toBe(false);
   });

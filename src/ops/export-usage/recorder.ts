@@ -6,7 +6,8 @@ import { recordExportUsage } from "./service";
 // Counting the operator console's export downloads (docs/ops-alerts.md, "Export usage"). One global
 // afterHandle hook rather than an opt-in per route, so an export added later is counted without anyone
 // remembering to: it records a successful GET whose path is under /admin/ops/ and whose route template ends
-// in .csv, .zip, .png, .svg, `/export`, or a last segment `export….json` (export.json, export-usage.json).
+// in .csv, .zip, .png, .svg, .md, .txt (the incident drafts), `/export`, or a last segment `export….json`
+// (export.json, export-usage.json).
 // A read-model such as preflight-guards.json or delta.json is not an export and is not counted, nor is a request
 // with download_token (the link inbox records token downloads itself, source `token`).
 //
@@ -15,7 +16,7 @@ import { recordExportUsage } from "./service";
 // handler produced (before any Content-Encoding): the export's own size, the same whatever the client accepts.
 
 const PREFIX = "/admin/ops/";
-const EXPORT_TEMPLATE = /(\.csv|\.zip|\.png|\.svg|\/export|\/export[^/]*\.json)$/;
+const EXPORT_TEMPLATE = /(\.csv|\.zip|\.png|\.svg|\.md|\.txt|\/export|\/export[^/]*\.json)$/;
 
 export const isExportRoute = (template: string) => template.startsWith(PREFIX) && EXPORT_TEMPLATE.test(template);
 
