@@ -60,7 +60,8 @@ async function migrationRows(ctx: AppContext): Promise<GuardRow[]> {
 /** The OpenAPI document's hash; a document that fails to build is itself a finding, not a failed guard list. */
 function openApiHash(ctx: AppContext): string {
   try {
-    return openApiDocumentEtag(ctx) ?? "unbuilt";
+    // The ETag's opaque value, without its quotes: the base64url SHA-256 the docs name.
+    return openApiDocumentEtag(ctx)?.replace(/^"|"$/g, "") ?? "unbuilt";
   } catch (e) {
     ctx.log.warn("preflight: the OpenAPI document did not build", { error: e instanceof Error ? e.message : String(e) });
     return "build_failed";
