@@ -349,7 +349,7 @@ export const CONFIG_VARS = {
   },
   MESSENGER_BOT_USERNAME: {
     kind: { type: "string", pattern: /^([A-Za-z][A-Za-z0-9_]{3,31})?$/, allowed: "the bot's @username without the @ (4–32 of A-Z a-z 0-9 _)" },
-    doc: "The bot's username, to tell /command@ThisBot from a command for another bot. Unset: learnt once per process from getMe, when the first addressed command arrives.",
+    doc: "The bot's username, to tell /command@ThisBot from a command for another bot. Unset: learnt once per process from getMe, asked in the background when herald serve starts listening (and, if that failed, when an addressed command arrives).",
   },
   MESSENGER_BOT_API_BASE: { kind: { type: "url" }, fallback: "https://api.telegram.org", doc: "Base URL of the Bot API the bot outbox sends to." },
   MESSENGER_INIT_DATA_MAX_AGE_SECONDS: {

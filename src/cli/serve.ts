@@ -6,6 +6,7 @@ import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
 import { installNativeRedirects } from "../audio-share/redirect";
+import { warmBotUsername } from "../messenger/bot/username";
 
 /** The server could not bind its address (port in use, no permission): a clear one-line reason, exit 1. */
 export class ListenError extends Error {
@@ -101,6 +102,7 @@ export async function serve(config: Config): Promise<void> {
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
+  warmBotUsername(ctx);
   if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
   ctx.log.info("herald listening", {
     url: `http://${config.host}:${server.port}`,

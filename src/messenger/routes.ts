@@ -3,7 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";
 import { messengerLimits } from "./abuse-limits";
-import { BotUsername } from "./bot/username";
+import { botUsernameOf } from "./bot/username";
 import { WEBHOOK_SECRET_HEADER, WEBHOOK_SECRET_HEADER_SPEC } from "./bot/webhook";
 import { messengerIdentity } from "./identity-plugin";
 import { EngagementModel as EM, PlayerLinkModel, GamesModel as G, GridModel, WalletModel, InitOnlyBody, InitQuery, MessengerModel as M } from "./model";
@@ -46,7 +46,7 @@ export { messengerErrors, messengerTag };
 export function messengerRoutes(ctx: AppContext, guards: Guards, states: RequestStates) {
   const limits = messengerLimits(ctx, states);
   const identity = messengerIdentity(ctx, limits);
-  const botUsername = new BotUsername(ctx);
+  const botUsername = botUsernameOf(ctx);
   return (
     new Elysia({ name: "herald:messenger" })
       .use(identity.plugin)

@@ -4,9 +4,13 @@
 // addressed to another bot (`/help@SomeOtherBot`) are ignored, with the bot's username configured or learnt
 // from getMe on the fake Bot API.
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { TestApp } from "../support/app";
+import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
 import { createAdminToken } from "../support/partner";
-import { BOT_USERNAME, openMessengerApp, startFakeBotApi, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
+import { BOT_TOKEN, BOT_USERNAME, openMessengerApp, startFakeBotApi, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
 
 let h: TestApp | undefined;
 let api: ReturnType<typeof startFakeBotApi> | undefined;
@@ -160,6 +164,37 @@ describe("chat policy: private chats only, commands for this bot only", () => {
     expect(await hook("/help@SomeOtherBot")).toMatchObject({ handled: false, ignored_reason: "for_another_bot" });
     expect(await hook(`/balance@${BOT_USERNAME}`)).toMatchObject({ handled: true, replies_queued: 1 });
     expect(api.me.calls).toBe(1);
+  });
+
+  test("herald serve asks getMe once it listens, so the first addressed command finds the username known", async () => {
+    api = startFakeBotApi();
+    const dir = mkdtempSync(join(tmpdir(), "herald-botname-"));
+    const port = freePort();
+    const proc = spawnHerald(["serve"], {
+      NODE_ENV: "test",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      HERALD_DB_PATH: join(dir, "herald.db"),
+      LOG_LEVEL: "warn",
+      JOBS_ENABLED: "0",
+      BOOTSTRAP_CREDENTIALS: "0",
+      MESSENGER_BOT_TOKEN: BOT_TOKEN,
+      MESSENGER_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      MESSENGER_BOT_API_BASE: api.url,
+    });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      // Asked in the background at start, before any update arrives (bounded wait).
+      for (let i = 0; i < 100 && api.me.calls === 0; i++) await Bun.sleep(20);
+      expect(api.me.calls).toBe(1);
+      const res = await fetch(`http://127.0.0.1:${port}/api/messenger/webhook`, webhookPost(textUpdate(`/help@${BOT_USERNAME}`)));
+      expect(((await res.json()) as { handled: boolean }).handled).toBe(true);
+      expect(api.me.calls).toBe(1);
+    } finally {
+      proc.kill("SIGTERM");
+      await exitWithin(proc, 10_000);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a getMe that fails leaves addressed commands unanswered, and is asked again only after a minute", async () => {
