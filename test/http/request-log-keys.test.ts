@@ -5,12 +5,12 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase, type DbHandle } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
 import { SqliteStore } from "../../src/db/sqlite-engine";
 import { RequestLog, type RequestLogEntry } from "../../src/http/request-log/log";
 import { createLogger } from "../../src/log";
+import { migrateFirst, sqliteMigrations } from "../support/migrations";
 
 const dirs: string[] = [];
 const handles: DbHandle[] = [];
@@ -105,17 +105,14 @@ test("two writers on one file (a server and a CLI) agree on every key's ref", as
 test("migration 0009 moves rows written before it onto refs, keeping each row's key (and no key)", async () => {
   const h = freshDb();
   // Bring the file to 0008, as a deployment before this change left it, and log some traffic the old way.
-  const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
-  const upTo0008 = all.slice(0, 9);
-  const db = h.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  db.dialect.migrate(upTo0008, db.session, { migrationsTable: "__drizzle_migrations" });
+  migrateFirst(h, 9); // 0000 … 0008
   const insert = h.sqlite.query(
     "INSERT INTO request_log (at, method, route, status, latency_us, partner_key_id, client_ip, request_id, error_code) VALUES (?, 'GET', '/r', 200, 1, ?, NULL, ?, NULL)",
   );
   const before = ["hk_test_b", null, "hk_live_a", "hk_test_b", "hk_live_a", null];
   before.forEach((k, i) => insert.run(`2026-11-01T00:00:0${i}.000Z`, k, `req_${i}`));
 
-  expect(migrate(h).applied).toBe(all.length - 9);
+  expect(migrate(h).applied).toBe(sqliteMigrations().length - 9);
   expect(keysOf(h.sqlite)).toEqual(before);
   const columns = (h.sqlite.query("PRAGMA table_info(request_log)").all() as { name: string }[]).map((c) => c.name);
   expect(columns).toContain("key_ref");

@@ -6,10 +6,10 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
 import { createTestApp, openTestApp, sqliteOf, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
+import { migrateFirst } from "../support/migrations";
 
 let h: TestApp | undefined;
 const dirs: string[] = [];
@@ -70,9 +70,7 @@ test.skipIf(testEngine() === "postgres")("SQLite 0028: a file migrated up to 002
   dirs.push(dir);
   const dbPath = join(dir, "herald.db");
   const old = openDatabase(dbPath);
-  const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
-  const db = old.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  db.dialect.migrate(all.slice(0, 28), db.session, { migrationsTable: "__drizzle_migrations" }); // 0000 … 0027
+  migrateFirst(old, 28); // 0000 … 0027
   for (const r of ROWS) old.sqlite.query(INSERT).run(...(values(r) as Array<string | number | null>));
   old.close();
 

@@ -5,13 +5,13 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { testEngine } from "../support/engine";
+import { migrateFirst, sqliteMigrations } from "../support/migrations";
 import { createAdminToken } from "../support/partner";
 import { operator } from "./support";
 
@@ -31,12 +31,10 @@ test.skipIf(testEngine() === "postgres")(
     const dir = mkdtempSync(join(tmpdir(), "herald-status-mig-"));
     dirs.push(dir);
     const dbPath = join(dir, "herald.db");
-    const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
-    const ours = all.findIndex((m) => m.sql.some((s) => s.includes("CREATE TABLE `status_incident_updates`")));
+    const ours = sqliteMigrations().findIndex((m) => m.sql.some((s) => s.includes("CREATE TABLE `status_incident_updates`")));
     expect(ours).toBeGreaterThan(0);
     const old = openDatabase(dbPath);
-    const db = old.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-    db.dialect.migrate(all.slice(0, ours), db.session, { migrationsTable: "__drizzle_migrations" });
+    migrateFirst(old, ours);
     const row = old.sqlite.query(
       "INSERT INTO status_incidents (started_at, ended_at, severity, current_severity, checks, summary, opened_snapshot_id, closed_snapshot_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );

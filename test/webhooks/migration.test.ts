@@ -8,12 +8,12 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openDatabase } from "../../src/db/client";
 import { UniqueViolation } from "../../src/db/port";
 import { WebhookSecrets } from "../../src/webhooks/secrets";
 import { createTestApp, type TestApp, sqliteOf } from "../support/app";
 import { FakeClock } from "../support/clock";
+import { migrateFirst } from "../support/migrations";
 
 const dirs: string[] = [];
 let h: TestApp | undefined;
@@ -29,9 +29,7 @@ function olderDatabase(count: number) {
   dirs.push(dir);
   const dbPath = join(dir, "herald.db");
   const old = openDatabase(dbPath);
-  const all = readMigrationFiles({ migrationsFolder: join(import.meta.dir, "..", "..", "drizzle") });
-  const db = old.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  db.dialect.migrate(all.slice(0, count), db.session, { migrationsTable: "__drizzle_migrations" });
+  migrateFirst(old, count);
   return { dbPath, old };
 }
 
