@@ -13,7 +13,7 @@ export interface DeferredNonce {
 }
 
 /** 1–255 visible ASCII characters (the IETF Idempotency-Key draft allows any string; we keep it printable). */
-const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+export const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyClaim {
   keyId: string;

@@ -3,7 +3,7 @@ import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { nonceLive, pruneNonces, useNonce } from "./store/nonces";
 
-const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;
+export const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;
 
 export function isValidNonce(nonce: string): boolean {
   return NONCE_FORMAT.test(nonce);

@@ -7,10 +7,10 @@ import { SIGNED_MUTATION, type SignedMutationMark } from "../http/openapi/header
 import { repeatedQueryKey, repeatedScalarIn } from "../http/query-once";
 import { rateLimitHeaders } from "../http/rate-limit";
 import type { PartnerActor } from "./actors";
-import { IdempotencyStore, isValidIdempotencyKey, requestFingerprint, type DeferredNonce, type IdempotencyClaim } from "./idempotency";
+import { IdempotencyStore, isValidIdempotencyKey, KEY_FORMAT, requestFingerprint, type DeferredNonce, type IdempotencyClaim } from "./idempotency";
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
-import { isValidNonce, NonceStore, replayDetected } from "./nonces";
+import { isValidNonce, NONCE_FORMAT, NonceStore, replayDetected } from "./nonces";
 import type { KeyMode, Scope } from "./scopes";
 import { requestTarget, verifySignature } from "./signature";
 
@@ -311,7 +311,11 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
             guard.mutation ? "Mutation: send X-Partner-Nonce and Idempotency-Key." : "",
           ].join(" "),
           ...(guard.mutation && {
-            [SIGNED_MUTATION]: { nonceRequired: (guard.mode ?? "live") === "live" || ctx.config.sandboxNonceRequired } satisfies SignedMutationMark,
+            [SIGNED_MUTATION]: {
+              nonceRequired: (guard.mode ?? "live") === "live" || ctx.config.sandboxNonceRequired,
+              noncePattern: NONCE_FORMAT.source,
+              keyPattern: KEY_FORMAT.source,
+            } satisfies SignedMutationMark,
           }),
         },
       }),

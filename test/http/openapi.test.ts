@@ -93,6 +93,7 @@ test("signed mutations list X-Partner-Nonce and Idempotency-Key as header parame
       expect([`${method} ${path}`, res.status, res.body.error]).toEqual([`${method} ${path}`, 400, "idempotency_key_required"]);
       expect([`${method} ${path}`, idem.required, nonce?.required]).toEqual([`${method} ${path}`, true, !isSandbox]);
       expect(new RegExp(nonce!.schema.pattern).test("0123456789abcdef")).toBe(true);
+      expect([new RegExp(idem.schema.pattern).test(crypto.randomUUID()), new RegExp(idem.schema.pattern).test("has space")]).toEqual([true, false]);
     } else {
       expect([`${method} ${path}`, res.body.error]).not.toEqual([`${method} ${path}`, "idempotency_key_required"]);
     }

@@ -2,19 +2,22 @@ import type { OpenApiDocument } from "./components";
 
 /**
  * The key a signed mutation's `detail` carries (src/auth/partner-plugin.ts) until the document is built: whether
- * its callers must send X-Partner-Nonce. `signedMutationHeaders` turns it into header parameters and removes it.
+ * its callers must send X-Partner-Nonce, and the formats the guard itself tests (its own regular expressions, so
+ * the document cannot drift from them). `signedMutationHeaders` turns it into header parameters and removes it.
  */
 export const SIGNED_MUTATION = "x-herald-signed-mutation";
 
 export interface SignedMutationMark {
   nonceRequired: boolean;
+  noncePattern: string;
+  keyPattern: string;
 }
 
 type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: unknown };
 
 /**
  * A signed mutation lists X-Partner-Nonce and Idempotency-Key as header parameters, with the formats the partner
- * guard accepts (src/auth/nonces.ts, src/auth/idempotency.ts) and whether this deployment requires them. The
+ * guard accepts (the mark's patterns) and whether this deployment requires them. The
  * signature headers themselves are the security schemes.
  */
 export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempotencyRequired: boolean): void {
@@ -32,7 +35,7 @@ export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempoten
           description:
             "A fresh nonce for each request, part of the signed string; a nonce used before is refused with 409 replay_detected" +
             (mark.nonceRequired ? "" : " (optional for sandbox keys unless SANDBOX_NONCE_REQUIRED=1)"),
-          schema: { type: "string", pattern: "^[0-9a-fA-F]{16,128}$" },
+          schema: { type: "string", pattern: mark.noncePattern },
         },
         {
           in: "header",
@@ -41,7 +44,7 @@ export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempoten
           description:
             "A unique key per logical request (a UUID works). A retry with the same key and the same body answers the stored response " +
             "with Idempotent-Replayed: true; the same key with another body is 422 idempotency_key_reused",
-          schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" },
+          schema: { type: "string", pattern: mark.keyPattern },
         },
       ];
     }
