@@ -34,7 +34,7 @@ export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {
     total: page.total,
     alerts: page.rows,
     // The page's runs, each whole (a run the page cuts is not relabelled by the part on this page).
-    runs: await runsOfPage(ctx, f, page.rows),
+    runs: await runsOfPage(ctx, page),
     pagination: page.pagination,
   };
 }
@@ -54,7 +54,7 @@ export async function alertsZip(ctx: AppContext, f: Omit<AlertRunFilter, "limit"
   const files: Array<[string, Uint8Array]> = [
     ["alerts.json", strToU8(`${JSON.stringify({ success: true, ...json }, null, 2)}\n`)],
     ["alerts.csv", strToU8(alertsCsv(json.alerts))],
-    ["runs.csv", strToU8(runsCsv(summarizeRuns(json.alerts)))],
+    ["runs.csv", strToU8(runsCsv(json.runs))],
   ];
   const manifest = {
     generated_at: json.generated_at,

@@ -91,17 +91,18 @@ export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const filter = { from: w.from, to: w.to, source: f.source, status: f.status };
   const total = await countRuns(ctx.store, filter);
   const rows = await runsPage(ctx.store, filter, f.limit, f.offset);
-  return { window: w, total, rows: rows.map(toRow), pagination: totalPage(rows, total, f.limit, f.offset).pagination };
+  return { window: w, filter, total, rows: rows.map(toRow), pagination: totalPage(rows, total, f.limit, f.offset).pagination };
 }
 
 /**
- * The runs a page of alert rows belongs to, each summarized from ALL its rows under the same filter: a run the page
- * cuts in two is still labelled by every source and counted whole, as runs/export labels it.
+ * The runs a page of alert rows belongs to, each summarized from ALL its rows under the page's filter: a run the page
+ * cuts in two is still labelled by every source and counted whole, as runs/export labels it. A page that holds
+ * every row of the filter (the ZIP's) is summarized as it is, without reading the rows again.
  */
-export async function runsOfPage(ctx: AppContext, f: AlertRunFilter, rows: AlertRunRow[]): Promise<RunSummary[]> {
-  const w = windowOf(ctx, f.days);
-  const ids = [...new Set(rows.map((r) => r.run_id))];
-  return summarizeRuns((await rowsOfRuns(ctx.store, { from: w.from, to: w.to, source: f.source, status: f.status }, ids)).map(toRow));
+export async function runsOfPage(ctx: AppContext, page: Awaited<ReturnType<typeof listAlertRuns>>): Promise<RunSummary[]> {
+  if (page.rows.length === page.total) return summarizeRuns(page.rows);
+  const ids = [...new Set(page.rows.map((r) => r.run_id))];
+  return summarizeRuns((await rowsOfRuns(ctx.store, page.filter, ids)).map(toRow));
 }
 
 export interface RunSummary {
