@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { wantsHtml } from "../auth/session-plugin";
 import { AppError } from "../http/errors";
-import { compileHtml, htmlResponse } from "../http/html";
+import { compileHtml, htmlResponse, minuteText } from "../http/html";
 import { CLAIM_CODE_PATTERN } from "./service";
 import { type ClaimPageRow, claimForPage } from "./store";
 
@@ -29,9 +29,7 @@ main { max-width: 560px; margin: 0 auto; padding: 16px; }
 h1 { font-size: 22px; margin: 0 0 8px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 12px 0; }
 dt { color: #59636e; } dd { margin: 0; overflow-wrap: anywhere; }
-.status { font-weight: 700; }
 .muted { color: #59636e; font-size: 14px; }
-code { font-size: 14px; overflow-wrap: anywhere; }
 `;
 
 interface PageData {
@@ -57,9 +55,6 @@ const page = compileHtml<PageData>(
 </div></main></body></html>
 `,
 );
-
-/** "2026-03-01 12:00 UTC". */
-const minuteText = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
 const STATUS_TEXT: Record<ClaimPageRow["status"], string> = {
   issued: "Waiting to be claimed",

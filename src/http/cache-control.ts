@@ -1,7 +1,7 @@
-// Cache-Control of operator answers (docs/http-conventions.md, "Caching"). Everything under /admin is private to
-// the operator who asked — preflight-guards.json carries secret fingerprints and is readable with the session
-// cookie — so no shared cache may keep it and no browser may store it: `private, no-store`, set by the HTTP core
-// on every operator request (/admin, /api/messenger/admin, /metrics) (success, error, redirect, page, export) before any route runs. A route overrides the
+// Cache-Control of operator answers (docs/http-conventions.md, "Caching"). An operator answer is private to the
+// operator who asked — preflight-guards.json carries secret fingerprints and is readable with the session cookie —
+// so no shared cache may keep it and no browser may store it: `private, no-store`, set by the HTTP core on every
+// operator request (isOperatorPath: success, error, redirect, page, export) before any route runs. A route overrides the
 // default only with validators: an answer with an ETag or Last-Modified is `private, no-cache` (kept by the
 // browser, revalidated on every use, which is what makes a 304 possible).
 

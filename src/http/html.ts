@@ -55,6 +55,9 @@ export function compileHtml<T extends object>(name: string, source: string): (da
 /** Joins rendered partials (for lists): the result is still safe. */
 export const joinHtml = (parts: readonly SafeHtml[], separator = "\n"): SafeHtml => new SafeHtml(parts.map((p) => p.value).join(separator));
 
+/** "2026-03-01 12:00 UTC": a time as people read it on a page, to the minute (a <time> element can keep the ISO value). */
+export const minuteText = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
 /** A complete HTML response. Pages are short-lived views of live data: callers choose the cache policy. */
 export function htmlResponse(page: SafeHtml, cacheControl: string, status = 200): Response {
   return new Response(page.value, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": cacheControl } });

@@ -74,6 +74,7 @@ describe.skipIf(!present)("donation claim page", () => {
     h.clock.advanceSeconds(3600);
     expect((await redeem(h, live, issued.body.claim_code, { redeemed_by: "wallet-app" })).status).toBe(200);
     const after = await facts(url, 1280);
+    await browser.screenshot(after.page, "claim-redeemed-1280.png");
     expect(after).toMatchObject({ status: 200, state: "Claimed", lead: "This donation of 12.5 from campaign spring-2026 has been claimed." });
     expect(after.claimed).toBe(`${h.clock.now().toISOString().slice(0, 10)} ${h.clock.now().toISOString().slice(11, 16)} UTC`);
   });
@@ -85,6 +86,7 @@ describe.skipIf(!present)("donation claim page", () => {
     expect(r.body.claim_url).toContain("?sandbox=1");
     const page = await facts(onServer(r.body.claim_url));
     expect(page).toMatchObject({ status: 200, heading: "Sandbox preview of a donation claim", state: "Sandbox preview (cannot be claimed)" });
+    await browser.screenshot(page.page, "claim-sandbox.png");
   });
 
   test("unknown, malformed and over-long codes are one 404 page; an upper-case link still opens its claim", async () => {
@@ -93,6 +95,7 @@ describe.skipIf(!present)("donation claim page", () => {
     for (const path of [`/claim/dc_${"a".repeat(32)}`, "/claim/not-a-code", `/claim/${"x".repeat(150)}`, `/claim/${code.slice(0, -1)}`]) {
       expect(await facts(`${base}${path}`)).toMatchObject({ status: 404, heading: "No donation claim has this code", campaign: null });
     }
+    await browser.screenshot(await browser.page(), "claim-not-found.png");
     expect(await facts(`${base}/claim/${code.toUpperCase()}`)).toMatchObject({ status: 200, campaign: "autumn", amount: "3" });
   });
 });
@@ -120,6 +123,9 @@ test("the claim page's answer: HTML, never cached, no referrer, not indexed, not
   const missing = await fetch(`${base}/claim/nope`);
   expect(missing.status).toBe(404);
   expect(await missing.json()).toMatchObject({ success: false, error: "not_found", message: "No donation claim has this code" });
+  // Past the parameter's bound (200 characters) it is no code at all: 400 naming the parameter.
+  const long = await fetch(`${base}/claim/${"x".repeat(201)}`);
+  expect([long.status, ((await long.json()) as { error: string }).error]).toEqual([400, "invalid_query"]);
   // The page names no recipient: the email given at issue time is not on it.
   const withEmail = await issue(h, live, { campaign_id: "winter", amount: "1", recipient: { email: "fan@example.com" } });
   expect(await (await fetch(onServer(withEmail.body.claim_url))).text()).not.toContain("fan@example.com");

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { joinHtml, type SafeHtml } from "../../http/html";
+import { joinHtml, minuteText, type SafeHtml } from "../../http/html";
 import { formatPct } from "./badge";
 import { worst, type CheckBase, type Level } from "../checks/types";
 import { FRESHNESS_PROOFS, type FreshnessCheck } from "../checks/chain";
@@ -45,8 +45,6 @@ const WINDOWS = [
 const tag = (level: TagLevel, text = level === "none" ? "NO DATA" : level.toUpperCase()) => tagHtml({ level, text });
 const notConfiguredTag = () => tag("none", "NOT CONFIGURED");
 const componentName = (id: string) => COMPONENTS.find((c) => c.id === id)?.name ?? id;
-/** "2026-03-01 12:00 UTC": times as people read them, to the minute (the <time> element keeps the ISO value). */
-const minuteText = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 const time = (iso: string): TimeData => ({ iso, text: minuteText(iso) });
 const durationText = (minutes: number) =>
   minutes < 120 ? `${Math.round(minutes)} min` : minutes < 2880 ? `${Math.round(minutes / 6) / 10} h` : `${Math.round(minutes / 144) / 10} days`;
