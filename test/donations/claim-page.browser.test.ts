@@ -130,3 +130,20 @@ test("the claim page's answer: HTML, never cached, no referrer, not indexed, not
   const withEmail = await issue(h, live, { campaign_id: "winter", amount: "1", recipient: { email: "fan@example.com" } });
   expect(await (await fetch(onServer(withEmail.body.claim_url))).text()).not.toContain("fan@example.com");
 });
+
+test("the claim page shares the public per-IP limit: past it, 429 rate_limited with Retry-After", async () => {
+  const limited = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "2" } });
+  try {
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 3; i++) {
+      last = await limited.request(`/claim/dc_${"a".repeat(32)}`);
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([404, 404, 429]);
+    expect(((await last!.json()) as { error: string }).error).toBe("rate_limited");
+    expect(last!.headers.get("retry-after")).not.toBeNull();
+  } finally {
+    await limited.close();
+  }
+});
