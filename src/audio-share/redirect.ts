@@ -5,6 +5,7 @@ import { errorResponse, newRequestState, type RequestState } from "../http/core"
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { observe } from "../http/metrics";
+import { installNativeRoutes, type NativeRoutesHost } from "../http/native-routes";
 import { hitRecorder, type HitRecorder } from "./hits";
 import { errorPage, prefersHtml } from "./pages";
 import { findLink, peekLink, type ResolvedLink, usableOrThrow } from "./short-links";
@@ -138,10 +139,7 @@ export function nativeRedirectRoutes(ctx: AppContext) {
   return { [REDIRECT_ROUTE]: { GET: door("GET"), HEAD: door("HEAD") } };
 }
 
-/**
- * Puts the native redirect in front of Elysia when the app listens: Elysia merges `config.serve.routes` into
- * the Bun.serve routes it builds (pinned elysia 1.4.30), and a native route wins over Elysia's own entry.
- */
-export function installNativeRedirects(app: { config: { serve?: object } }, ctx: AppContext): void {
-  app.config.serve = { ...app.config.serve, routes: nativeRedirectRoutes(ctx) };
+/** Puts the native redirect in front of Elysia when the app listens (src/http/native-routes.ts). */
+export function installNativeRedirects(app: NativeRoutesHost, ctx: AppContext): void {
+  installNativeRoutes(app, nativeRedirectRoutes(ctx));
 }

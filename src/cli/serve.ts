@@ -5,7 +5,9 @@ import type { Config } from "../config";
 import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
-import { installNativeRedirects } from "../audio-share/redirect";
+import { nativeRedirectRoutes } from "../audio-share/redirect";
+import { installNativeRoutes } from "../http/native-routes";
+import { nativeHealthRoutes } from "../system/health";
 import { warmBotUsername } from "../messenger/bot/username";
 
 /** The server could not bind its address (port in use, no permission): a clear one-line reason, exit 1. */
@@ -72,8 +74,9 @@ export async function serve(config: Config): Promise<void> {
   }
   const firstStart = await prepareCredentials(ctx);
   const app = buildApp(ctx);
-  // Short-link redirects skip Elysia's hooks: a native Bun route answers them (src/audio-share/redirect.ts).
-  installNativeRedirects(app, ctx);
+  // Short-link redirects and the liveness probe skip Elysia's hooks: native Bun routes answer them
+  // (src/http/native-routes.ts).
+  installNativeRoutes(app, { ...nativeRedirectRoutes(ctx), ...nativeHealthRoutes(ctx) });
   try {
     app.listen({
       port: config.port,

@@ -3,7 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { ErrorBody, includeMetaQuery } from "../http/envelope";
-import pkg from "../../package.json";
+import { HEALTH_ROUTE, health } from "./health";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
@@ -13,16 +13,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
   return new Elysia({ name: "herald:system" })
     .use(guards.admin.plugin)
-    .get(
-      "/healthz",
-      () => ({
-        success: true as const,
-        status: "up" as const,
-        version: pkg.version,
-        uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
-      }),
-      { response: SystemModel.health, detail: { tags: ["system"], summary: "Liveness: the process answers" } },
-    )
+    .get(HEALTH_ROUTE, () => health(ctx), { response: SystemModel.health, detail: { tags: ["system"], summary: "Liveness: the process answers" } })
     .get(
       "/readyz",
       async ({ set }) => {
