@@ -347,7 +347,8 @@ export const StatusModel = {
   }),
   canaryBody: t.Object(
     {
-      message: t.String({ minLength: 1, maxLength: 1000, description: "echoed back unchanged (1–1000 characters)" }),
+      // No U+0000: no text Herald takes may hold it (docs/http-conventions.md), echoed or stored.
+      message: t.String({ minLength: 1, maxLength: 1000, pattern: "^[^\\u0000]+$", description: "echoed back unchanged (1–1000 characters, no U+0000)" }),
       request_id: t.String({
         minLength: 1,
         maxLength: 128,

@@ -1,3 +1,4 @@
+import { parseCalendarStrict } from "../clock";
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
@@ -73,7 +74,7 @@ export interface DeclareInput {
 }
 
 const utc = (text: string, field: string): string => {
-  const ms = Date.parse(text);
+  const ms = parseCalendarStrict(text);
   if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/.test(text) || Number.isNaN(ms)) {
     throw new AppError("invalid_payload", `${field} must be a UTC date (2026-01-31) or date-time ending in Z`, {
       details: [{ field, problem: "must be a UTC date or date-time ending in Z" }],

@@ -1,3 +1,4 @@
+import { parseCalendarStrict } from "../clock";
 import { AppError } from "../http/errors";
 import { absKey } from "./amounts";
 import { parseUnitsOrThrow } from "./amounts";
@@ -86,7 +87,7 @@ export function parseRange(from: string | undefined, to: string | undefined): { 
   if (!from && !to) return null;
   const at = (raw: string, field: string, end: boolean) => {
     const day = /^\d{4}-\d{2}-\d{2}$/.test(raw);
-    const ms = Date.parse(day ? `${raw}T00:00:00Z` : raw);
+    const ms = parseCalendarStrict(day ? `${raw}T00:00:00Z` : raw);
     if (
       (!day && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z$/.test(raw)) ||
       Number.isNaN(ms) ||

@@ -1,3 +1,4 @@
+import { parseCalendarStrict } from "../clock";
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
@@ -44,7 +45,7 @@ export async function setTriage(ctx: AppContext, admin: AdminRequest, signature:
   if (!(await flaggedByCompleteRun(ctx.store, signature))) throw new NotFoundError("anomaly", signature);
   let eta: string | null = null;
   if (input.eta_utc) {
-    const ms = Date.parse(input.eta_utc);
+    const ms = parseCalendarStrict(input.eta_utc);
     if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/.test(input.eta_utc) || Number.isNaN(ms)) {
       throw new AppError("invalid_payload", "eta_utc must be a UTC date or date-time ending in Z", {
         details: [{ field: "eta_utc", problem: "must be a UTC date or date-time ending in Z" }],

@@ -1,3 +1,4 @@
+import { parseCalendarStrict } from "../clock";
 import { type AuditEntry, recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/errors";
@@ -56,7 +57,7 @@ export const deliveryView = (r: DeliveryRow) => ({
 /** A time filter as ISO text, or null when absent; refused as the part it came in (a list's query, recover's body). */
 function isoOrThrow(field: string, v: string | undefined, part: "query" | "body"): string | null {
   if (v === undefined || v === "") return null;
-  const t = Date.parse(v);
+  const t = parseCalendarStrict(v);
   if (Number.isNaN(t)) {
     const problem = "must be an ISO 8601 time such as 2026-01-01T00:00:00Z";
     throw part === "query" ? queryProblem(field, problem) : new ValidationError(`Invalid request body: ${field} ${problem}`, [{ field, problem }]);

@@ -140,3 +140,13 @@ describe("request target", () => {
     expect((await h.request(`/api/public/system-status?include_meta=${"x".repeat(MAX_TARGET_CHARS - 100)}`)).status).toBe(200);
   });
 });
+
+describe("U+0000 in text", () => {
+  test("the canary refuses a message holding NUL, as the routes that store text do, and echoes other control characters", async () => {
+    const r = await echo(JSON.stringify({ message: "a\u0000b", request_id: "probe-nul" }));
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ success: false, error: "invalid_payload", details: [{ field: "message" }] });
+    const ok = await echo(JSON.stringify({ message: "line one\nline two\ttab", request_id: "probe-ok" }));
+    expect([ok.status, ok.body.message]).toEqual([200, "line one\nline two\ttab"]);
+  });
+});

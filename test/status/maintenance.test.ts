@@ -61,6 +61,12 @@ describe("POST /admin/status/maintenance", () => {
     ["longer than 14 days", { starts_at: iso(T0, 60), ends_at: iso(T0, 60 + 14 * 1440 + 1), title: "x" }, "ends_at"],
     ["not a time", { starts_at: "tomorrow", ends_at: iso(T0, 60), title: "x" }, "starts_at"],
     ["a date without time", { starts_at: "2026-01-02", ends_at: iso(T0, 60 * 48), title: "x" }, "starts_at"],
+    // The runtime's Date.parse rolls these over to another instant (2 March, the next day); they are typos.
+    ["a day February does not have", { starts_at: "2026-02-30T02:00:00Z", ends_at: "2026-03-02T03:00:00Z", title: "x" }, "starts_at"],
+    ["hour 24", { starts_at: "2026-01-02T24:00:00Z", ends_at: "2026-01-03T01:00:00Z", title: "x" }, "starts_at"],
+    ["month 13", { starts_at: iso(T0, 60), ends_at: "2026-13-01T00:00:00Z", title: "x" }, "ends_at"],
+    // Without a zone the runtime would read the machine's local time: the zone is part of the instant.
+    ["no zone", { starts_at: "2026-01-02T02:00:00", ends_at: "2026-01-02T03:00:00Z", title: "x" }, "starts_at"],
     ["missing title", { starts_at: iso(T0, 60), ends_at: iso(T0, 120) }, "title"],
     ["empty title", { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "" }, "title"],
     ["oversize title", { starts_at: iso(T0, 60), ends_at: iso(T0, 120), title: "x".repeat(201) }, "title"],

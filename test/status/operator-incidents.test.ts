@@ -177,6 +177,8 @@ describe("POST /admin/status/incidents and its updates", () => {
     ["started in the future", { title: "t", message: "m", severity: "warn", started_at: iso(T0, 5) }],
     ["started 31 days ago", { title: "t", message: "m", severity: "warn", started_at: iso(T0, -31 * 1440) }],
     ["started_at not a time", { title: "t", message: "m", severity: "warn", started_at: "yesterday" }],
+    ["started_at a day November does not have", { title: "t", message: "m", severity: "warn", started_at: "2025-11-31T10:00:00Z" }],
+    ["started_at without a zone", { title: "t", message: "m", severity: "warn", started_at: "2025-12-31T10:00:00" }],
   ];
   for (const [name, body] of BAD) {
     test(`400 invalid_payload: ${name}; nothing written`, async () => {

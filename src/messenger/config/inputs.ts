@@ -1,5 +1,6 @@
 // What the games-configuration verbs share: the refusal that names a field, instants normalised to one ISO form
 // (so windows compare as text), and list pages.
+import { parseCalendarStrict } from "../../clock";
 import { AppError } from "../../http/errors";
 import { type KeyPageRequest, keyPageOf, parseKeyPage, type SortKey, type SortKeyShape } from "../../http/pagination";
 
@@ -10,7 +11,7 @@ export const badField = (field: string, problem: string) => new AppError("invali
  * keep its length for text comparison, and nothing earlier is a real campaign date.
  */
 export function isoOrThrow(raw: string, field: string): string {
-  const ms = Date.parse(raw);
+  const ms = parseCalendarStrict(raw);
   if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(ms)) throw badField(field, "must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z");
   const iso = new Date(ms).toISOString();
   if (iso < "2000-01-01" || iso >= "9999") throw badField(field, "must be between the years 2000 and 9998");

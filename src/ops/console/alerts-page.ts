@@ -1,3 +1,4 @@
+import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { Elysia, t } from "elysia";
 import { backTo, consolePage, csrfField, formAction, formDoc, type Notice, notice, pageDoc, refusal, wantsHtml, when } from "../../auth/console-kit";
 import { AppError } from "../../http/errors";
@@ -57,9 +58,8 @@ async function render(ctx: AppContext, operator: OperatorRequest, q: AlertsQuery
 
 /** A datetime-local value (read as UTC) or an ISO time with a zone, as epoch ms; NaN when it is neither. */
 function untilMs(raw: string): number {
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw)) return Date.parse(`${raw}Z`);
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw)) return Date.parse(raw);
-  return Number.NaN;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw)) return parseCalendarStrict(`${raw}Z`);
+  return zonedInstantMs(raw);
 }
 
 /** When the silence ends: `until` if given (it wins), else now + hours; bounded as the verb bounds it. */

@@ -1,3 +1,4 @@
+import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { t } from "elysia";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
@@ -55,8 +56,7 @@ export interface DraftResult {
 /** A datetime-local value (UTC) or an ISO 8601 instant with a zone, as an ISO time; null when it is neither. */
 function instant(raw: string): string | null {
   const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw);
-  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
-  const ms = local ? Date.parse(`${raw}Z`) : zoned ? Date.parse(raw) : Number.NaN;
+  const ms = local ? parseCalendarStrict(`${raw}Z`) : zonedInstantMs(raw);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 

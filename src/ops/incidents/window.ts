@@ -1,15 +1,14 @@
+import { zonedInstantMs } from "../../clock";
 import { queryProblem } from "../../http/errors";
 import type { TimeRange } from "./sources";
 
 // The time window of the incident routes: `hours` back from now, or `since`/`until` (ISO 8601 instants), which
 // override it. Refusals name the parameter (400 invalid_query), like the schema's own checks.
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /** An ISO 8601 instant with a zone (`Z` or `±hh:mm`) as epoch ms, or a 400 naming the parameter. */
 export function instantOrThrow(name: string, raw: string): number {
-  const ms = Date.parse(raw);
-  if (!ISO_INSTANT.test(raw) || Number.isNaN(ms)) throw queryProblem(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
+  const ms = zonedInstantMs(raw);
+  if (Number.isNaN(ms)) throw queryProblem(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
   return ms;
 }
 

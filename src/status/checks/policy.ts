@@ -160,7 +160,7 @@ export function parsePolicy(text: string): StatusPolicy {
   } catch (err) {
     throw new Error(`not valid YAML or JSON: ${(err as Error).message.split("\n")[0]}`);
   }
-  if (!isObject(raw)) throw new Error("must be a mapping (an object) at the top level");
+  if (!isObject(raw)) throw new Error("not a mapping (an object) at the top level");
   const merged = mergeOver(DEFAULT_POLICY, raw);
   if (!Value.Check(PolicySchema, merged)) throw new Error(`invalid: ${firstErrors(merged)}`);
   const p = merged as StatusPolicy;

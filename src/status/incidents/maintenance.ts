@@ -1,3 +1,4 @@
+import { zonedInstantMs } from "../../clock";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
@@ -33,9 +34,11 @@ export const publicWindowView = (r: WindowRow, nowIso: string) => ({
 const adminWindowView = (r: WindowRow, nowIso: string) => ({ ...publicWindowView(r, nowIso), created_by: r.created_by, created_at: r.created_at });
 
 function isoOrThrow(field: string, v: string): string {
-  const ms = Date.parse(v);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms))
-    throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z`, [{ field, problem: "must be an ISO 8601 time" }]);
+  const ms = zonedInstantMs(v);
+  if (Number.isNaN(ms))
+    throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z (a date that exists, with its zone)`, [
+      { field, problem: "must be an ISO 8601 time with a zone" },
+    ]);
   return new Date(ms).toISOString();
 }
 

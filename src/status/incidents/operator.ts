@@ -1,3 +1,4 @@
+import { zonedInstantMs } from "../../clock";
 import { createHash } from "node:crypto";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
@@ -65,10 +66,10 @@ const hashOf = (parts: unknown[]) => createHash("sha256").update(JSON.stringify(
 
 function startedAtOrThrow(raw: string | undefined, now: Date): string {
   if (raw === undefined) return now.toISOString();
-  const ms = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(ms))
-    throw new ValidationError("started_at must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z", [
-      { field: "started_at", problem: "must be an ISO 8601 time" },
+  const ms = zonedInstantMs(raw);
+  if (Number.isNaN(ms))
+    throw new ValidationError("started_at must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z (a date that exists, with its zone)", [
+      { field: "started_at", problem: "must be an ISO 8601 time with a zone" },
     ]);
   if (ms > now.getTime() + FUTURE_SKEW_MS)
     throw new ValidationError("started_at may not be in the future", [{ field: "started_at", problem: "must not be in the future" }]);
