@@ -54,13 +54,26 @@ export function objectCsv(proof: Record<string, unknown>, schema: TSchema): stri
 /** The columns of a list CSV's items, in order (the schema's leaves, dotted). */
 const columnsOf = (itemSchema: TSchema): string[] => Object.keys(flatten(null, "", {}, itemSchema as ColumnSchema));
 
-/** Items of a list → one row each (columns from the item schema), the given top-level fields repeated on every row for context. */
-export function listCsv(context: Record<string, unknown>, items: Array<Record<string, unknown>>, itemSchema: TSchema): string {
+/**
+ * Items of a list → one row each (columns from the item schema), the given top-level fields repeated on every row
+ * for context. `trailing` (a proof's trust_context) is repeated too, as dotted columns after the items' own, so the
+ * earlier columns keep their places.
+ */
+export function listCsv(
+  context: Record<string, unknown>,
+  items: Array<Record<string, unknown>>,
+  itemSchema: TSchema,
+  trailing?: { name: string; value: Record<string, unknown>; schema: TSchema },
+): string {
   const ctx = flatten(context);
-  const rows = items.map((item) => ({ ...ctx, ...flatten(item, "", {}, itemSchema as ColumnSchema) }));
-  const columns = rows[0] ? Object.keys(rows[0]) : [...Object.keys(ctx), ...columnsOf(itemSchema)];
+  const tail = trailing ? flatten(trailing.value, trailing.name, {}, trailing.schema as ColumnSchema) : {};
+  const rows = items.map((item) => ({ ...ctx, ...flatten(item, "", {}, itemSchema as ColumnSchema), ...tail }));
+  const columns = rows[0] ? Object.keys(rows[0]) : [...Object.keys(ctx), ...columnsOf(itemSchema), ...Object.keys(tail)];
   return csvTable(rows, columns);
 }
+
+/** The dotted column names of an object schema's leaves under `prefix` (a registry's header). */
+export const dottedColumns = (prefix: string, schema: TSchema): string[] => Object.keys(flatten(null, prefix, {}, schema as ColumnSchema));
 
 /** Public proofs: inline, cacheable for a minute like their JSON twins. */
 export const csvResponse = (body: string, filename: string): Response =>

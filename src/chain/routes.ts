@@ -125,7 +125,11 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       async () => {
         const { jobs, trust_context, ...top } = await jobsRollupProof(ctx);
         return csvResponse(
-          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, M.jobsRollup.properties.jobs.items),
+          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, M.jobsRollup.properties.jobs.items, {
+            name: "trust_context",
+            value: trust_context,
+            schema: M.jobsRollup.properties.trust_context,
+          }),
           "token-snapshot-jobs-rollup.csv",
         );
       },
@@ -170,6 +174,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
           { generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint },
           w.trend_points,
           M.walletConcentration.properties.trend_points.items,
+          { name: "trust_context", value: w.trust_context, schema: M.walletConcentration.properties.trust_context },
         );
         return conditionalBytes(request, body, {
           lastModified: w.generated_at_utc,

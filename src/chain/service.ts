@@ -25,6 +25,8 @@ export {
   transactionSyncProof,
 } from "./proofs";
 export { formatUnits } from "./amounts";
+/** The dotted CSV columns of a proof object (the transparency schema registry names the CSVs' headers). */
+export { dottedColumns } from "./csv";
 
 const unavailable = (reason: "not_configured" | "no_snapshot" | "rpc_unavailable", message: string) =>
   new AppError("service_unavailable", message, { details: { reason } });

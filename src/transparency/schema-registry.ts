@@ -4,6 +4,7 @@ import { ErrorBody } from "../http/envelope";
 import { SCHEMA_NAME_KEY } from "../http/openapi/names";
 import { jsonShapes, mapSchema } from "../http/openapi/components";
 import { ChainModel } from "../chain/model";
+import { dottedColumns } from "../chain/service";
 import { AuditResponses, ExportRowSchema } from "./audit-model";
 import { EXPORT_COLUMNS } from "./exports";
 import { ALERTS_CSV_COLUMNS, COMPARE_CSV_COLUMNS, DIFF_CSV_COLUMNS } from "./csv";
@@ -62,6 +63,7 @@ function entries(baseUrl: string): Entry[] {
       "status",
       "mint",
       ...Object.keys(ChainModel.walletConcentration.properties.trend_points.items.properties),
+      ...dottedColumns("trust_context", ChainModel.walletConcentration.properties.trust_context),
     ]),
     { path: "(every error answer)", media_type: "application/json", columns: null, schema: plain(ErrorBody) },
   ];

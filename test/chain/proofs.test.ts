@@ -263,6 +263,8 @@ describe("token-snapshot-jobs-rollup", () => {
         status: "stale",
         mint: later.trust_context.mint,
         ...flat(j),
+        // Every proof carries its trust context, the list CSVs on every row (after the items' own columns).
+        ...flat(later.trust_context, "trust_context"),
       })),
     );
     // A day on, jobs with longer limits have aged too: the headline is still one job's age with that job's limit.
@@ -294,7 +296,13 @@ describe("wallet concentration", () => {
     expect(r.body.trend_points.map((p: { snapshot_id: number }) => p.snapshot_id)).toEqual([2, 3]);
     const rows = await csvRows(h, "/transparency/wallet-concentration.csv");
     expect(rows).toEqual(
-      r.body.trend_points.map((p: Record<string, unknown>) => ({ generated_at_utc: r.body.generated_at_utc, status: "fresh", mint: f.mint, ...flat(p) })),
+      r.body.trend_points.map((p: Record<string, unknown>) => ({
+        generated_at_utc: r.body.generated_at_utc,
+        status: "fresh",
+        mint: f.mint,
+        ...flat(p),
+        ...flat(r.body.trust_context, "trust_context"),
+      })),
     );
   });
 });
