@@ -2,6 +2,7 @@ import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { epochMs } from "../clock";
 import { errorResponse, newRequestState, type RequestState } from "../http/core";
+import { MAX_TARGET_CHARS, sizeRefusal, targetOf } from "../http/request-state";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { observe } from "../http/metrics";
@@ -132,6 +133,13 @@ export function nativeRedirectRoutes(ctx: AppContext) {
     };
     return function nativeRedirect(request: Request & { params: { code: string } }, server: Server<unknown>): Response | Promise<Response> {
       const state = newRequestState(ctx, request, server);
+      // The size guards every request passes, as through Elysia (a 20 KB query is the JSON 414, not a redirect). Only
+      // a long URL or a declared body can fail them: the common click skips the target's slicing.
+      const url = request.url;
+      if (url.length > MAX_TARGET_CHARS || request.headers.get("content-length") !== null) {
+        const refused = sizeRefusal(ctx.config.maxBodyBytes, request, targetOf(url).targetLength, state);
+        if (refused) return observed(refused, state.startedNs);
+      }
       const res = answer(ctx, hits, request, state);
       return res instanceof Response ? observed(res, state.startedNs) : res.then((r) => observed(r, state.startedNs));
     };

@@ -15,10 +15,10 @@ import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
-import { errorResponse, newRequestState, type RequestStates, targetOf } from "./request-state";
+import { errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf, tooLarge } from "./request-state";
 import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 
-export { clientIp, errorResponse, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
+export { clientIp, errorResponse, MAX_TARGET_CHARS, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
 async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   // With a Content-Length (already checked against the limit in onRequest, and enforced by Bun) the body is read
@@ -57,22 +57,11 @@ const isProbe = (route: ScopedRoute) => PROBE_ROUTES.has(route.path);
 const notProbe = (route: ScopedRoute) => !isProbe(route);
 
 /**
- * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
- * exceeds its --max-http-header-size with a bare 431 before any code runs; `herald` and `npm start` raise that
- * to 64 KiB (package.json, the build's --compile-exec-argv) so that anything between this limit and 64 KiB
- * gets Herald's JSON 414 instead. Past 64 KiB the bare 431 remains (docs/http-conventions.md).
- */
-export const MAX_TARGET_CHARS = 8192;
-
-/**
  * The routes whose requests can carry a body. Elysia never parses a GET or HEAD body, but a parse hook on a route
  * still compiles its handler as async (pinned elysia 1.4.30: any parse hook makes it "maybe async"), which cost the
  * GET routes — /healthz among them — a promise per request; so the body hooks are kept off GET and HEAD routes.
  */
 const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
-
-const tooLarge = (maxBytes: number) =>
-  new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
 
 type MapResponseHook = (c: { request: Request; response: unknown; set: { status?: unknown } }) => Response | Promise<Response> | undefined;
 const COMPRESSION_HOOKS = new WeakSet<MapResponseHook>();
@@ -160,11 +149,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
     // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
-    const length = request.headers.get("content-length");
-    if (length && Number(length) > config.maxBodyBytes) return errorResponse(tooLarge(config.maxBodyBytes), state);
-    if (targetLength > MAX_TARGET_CHARS) {
-      return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
-    }
+    const refused = sizeRefusal(config.maxBodyBytes, request, targetLength, state);
+    if (refused) return refused;
     const group = publicRateGroup(path);
     if (group && config.rateLimits.publicPerMin > 0) {
       const decision = ctx.rateLimiter.hit(group, state.ip, config.rateLimits.publicPerMin);

@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import type { AppContext } from "../context";
-import type { AppError } from "./errors";
+import { AppError } from "./errors";
 import { requestIdFor } from "./request-id";
 
 // What Herald knows about one request while it runs (its id, start, client address, what the guards proved), the
@@ -113,4 +113,30 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
     state.errorCode = err.code;
   }
   return new Response(JSON.stringify(body), { status: err.status, headers });
+}
+
+/**
+ * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
+ * exceeds its --max-http-header-size with a bare 431 before any code runs; `herald` and `npm start` raise that
+ * to 64 KiB (package.json, the build's --compile-exec-argv) so that anything between this limit and 64 KiB
+ * gets Herald's JSON 414 instead. Past 64 KiB the bare 431 remains (docs/http-conventions.md).
+ */
+export const MAX_TARGET_CHARS = 8192;
+
+/** A body over the limit: refused before a byte is read when its Content-Length says so, or as it is read. */
+export const tooLarge = (maxBytes: number) =>
+  new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
+
+/**
+ * The size guards every request passes before routing, whichever door it came in by (the HTTP core's onRequest
+ * hook, the native routes of src/http/native-routes.ts): 413 for a Content-Length over the body limit, 414 for a
+ * request target over MAX_TARGET_CHARS. Undefined when the request may go on.
+ */
+export function sizeRefusal(maxBodyBytes: number, request: Request, targetLength: number, state: RequestState): Response | undefined {
+  const length = request.headers.get("content-length");
+  if (length && Number(length) > maxBodyBytes) return errorResponse(tooLarge(maxBodyBytes), state);
+  if (targetLength > MAX_TARGET_CHARS) {
+    return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
+  }
+  return undefined;
 }

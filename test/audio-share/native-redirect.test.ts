@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { installNativeRedirects } from "../../src/audio-share/redirect";
+import { MAX_TARGET_CHARS } from "../../src/http/core";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { API, audioApp, BROWSER_UA, jsonPost, shortLink } from "./support";
@@ -88,6 +89,17 @@ describe("the native redirect route", () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBeString();
     expect(((await limited.json()) as { error: string }).error).toBe("rate_limited");
+  });
+
+  test("the size guards hold at this door too: a request target over the limit is the JSON 414, not a redirect", async () => {
+    h = await audioApp();
+    const base = listen();
+    const link = await shortLink(h);
+    const res = await get(`${base}/s/audio/${link.short_code}?q=${"x".repeat(MAX_TARGET_CHARS)}`);
+    expect([res.status, res.headers.get("location")]).toEqual([414, null]);
+    expect(((await res.json()) as { error: string }).error).toBe("uri_too_long");
+    const stats = await h.json(`${API}/stats?code=${link.short_code}`);
+    expect(stats.body.totals.clicks).toBe(0);
   });
 
   test("QR codes and the API still go through Elysia on the same server", async () => {

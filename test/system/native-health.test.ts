@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { MAX_TARGET_CHARS } from "../../src/http/core";
 import { installNativeRoutes } from "../../src/http/native-routes";
 import { nativeHealthRoutes } from "../../src/system/health";
 import { openTestApp, type TestApp } from "../support/app";
@@ -59,6 +60,26 @@ describe("the native /healthz route", () => {
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
     expect(((await post.json()) as { error: string }).error).toBe("method_not_allowed");
+  });
+
+  test("the size guards hold at this door too: a 20 KB query is the JSON 414, a Content-Length over the limit 413", async () => {
+    const { h, base } = await listen();
+    const long = `/healthz?q=${"x".repeat(MAX_TARGET_CHARS)}`;
+    const native = await fetch(base + long, { headers: { "x-request-id": "probe-long-0001" } });
+    const elysia = await h.request(long, { headers: { "x-request-id": "probe-long-0001" } });
+    for (const res of [native, elysia]) {
+      expect([res.status, res.headers.get("x-request-id")]).toEqual([414, "probe-long-0001"]);
+      expect(await res.json()).toMatchObject({ success: false, error: "uri_too_long", request_id: "probe-long-0001" });
+    }
+    // A GET announcing a body over the limit (Bun reads no GET body; the header alone is refused, as in the core).
+    const big = await h.request("/healthz", { headers: { "content-length": String(h.ctx.config.maxBodyBytes + 1) } });
+    expect(big.status).toBe(413);
+    const nativeBig = nativeHealthRoutes(h.ctx)["/healthz"].GET(
+      new Request(`${base}/healthz`, { headers: { "content-length": String(h.ctx.config.maxBodyBytes + 1) } }),
+      h.app.server!,
+    );
+    expect([nativeBig.status, ((await nativeBig.json()) as { error: string }).error]).toEqual([413, "payload_too_large"]);
+    expect(await h.ctx.metrics.render()).toContain('herald_http_requests_total{method="GET",route="/healthz",status="414"} 1');
   });
 
   test("each probe counts in /metrics and writes no request_log row", async () => {
