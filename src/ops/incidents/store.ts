@@ -13,12 +13,16 @@ export interface ErrorRow {
   request_id: string;
 }
 
-/** The newest `rowsLimit` rows of [since, until) (the inner LIMIT bounds what is read), keeping the failed ones, oldest first. */
+/**
+ * The newest `rowsLimit` rows of [since, until) (the inner LIMIT bounds what is read), keeping the failed ones, oldest
+ * first. Rows of the same instant are in id order, so every read (the JSON, Markdown and text drafts each read) names
+ * the same first and last request: PostgreSQL returns ties in any order.
+ */
 export const failedOfNewest = (q: Queryable, since: string, until: string, rowsLimit: number) =>
   q.all<ErrorRow>(
     `SELECT at, method, route, status, error_code, request_id FROM (
-       SELECT at, method, route, status, error_code, request_id FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT ?
-     ) newest WHERE status >= 400 ORDER BY at`,
+       SELECT id, at, method, route, status, error_code, request_id FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC, id DESC LIMIT ?
+     ) newest WHERE status >= 400 ORDER BY at, id`,
     [since, until, rowsLimit],
   );
 
