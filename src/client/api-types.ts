@@ -453,12 +453,13 @@ export type WalletVerification = {
     status_text: string;
     reverify_days: number;
   };
+  /** Your user the wallet is linked to; null when it is linked to none of your users (wallet_states.linked false) */
   owner: {
     user_id: number;
     external_id: string;
     is_primary: boolean;
     is_hidden: boolean;
-  };
+  } | null;
   state_model: Array<string>;
   meta?: Meta;
 };
@@ -1145,7 +1146,7 @@ export interface Operations {
     };
     response: WalletInfo;
   };
-  /** A linked wallet's states, verification freshness and owner */
+  /** A wallet's states, verification freshness and owner (linked false, owner null when none of your users has it) */
   "GET /api/partner/wallet-verification/{wallet_address}": {
     input: {
       path: {

@@ -161,7 +161,9 @@ export const UsersModel = {
         status_text: t.String(),
         reverify_days: t.Integer(),
       }),
-      owner: t.Object({ user_id: t.Integer(), external_id: t.String(), is_primary: t.Boolean(), is_hidden: t.Boolean() }),
+      owner: t.Union([t.Object({ user_id: t.Integer(), external_id: t.String(), is_primary: t.Boolean(), is_hidden: t.Boolean() }), t.Null()], {
+        description: "Your user the wallet is linked to; null when it is linked to none of your users (wallet_states.linked false)",
+      }),
       state_model: t.Array(t.String()),
     }),
   ),

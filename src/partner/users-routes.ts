@@ -128,7 +128,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
         params: M.verificationParams,
         query: M.verificationQuery,
         response: { 200: M.verification, ...readErrs },
-        detail: tag("A linked wallet's states, verification freshness and owner"),
+        detail: tag("A wallet's states, verification freshness and owner (linked false, owner null when none of your users has it)"),
       },
     );
 }

@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError } from "../http/errors";
 import { FieldCheck } from "./user-fields";
 import { walletWithUser } from "./store/wallets";
 
@@ -44,7 +44,9 @@ export function verificationOf(verifiedAt: string | null, now: Date, reverifyDay
 
 /**
  * GET /wallet-verification/{address}: the link's states, its verification freshness and its owner. An address
- * not linked to one of THIS owner's users is a 404, even if another partner linked it.
+ * not linked to one of THIS owner's users answers 200 with `linked: false`, every other state false, "Not
+ * verified" and `owner: null` — the spec's state model has `linked` as a state a wallet may lack — and the same
+ * when another partner linked it, so no partner learns of another's links.
  */
 export async function walletVerification(ctx: AppContext, owner: Owner, address: string, blockchainParam: string | undefined) {
   const check = new FieldCheck();
@@ -54,7 +56,16 @@ export async function walletVerification(ctx: AppContext, owner: Owner, address:
     throw new AppError("invalid_query", `Invalid wallet: ${check.problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: check.problems });
   }
   const row = await walletWithUser(ctx.store, owner, blockchain!, address);
-  if (!row) throw new NotFoundError(`${blockchain} wallet`, address);
+  if (!row) {
+    return {
+      wallet: address,
+      blockchain: blockchain!,
+      wallet_states: { linked: false, connected_session: false, verified: false, stale_verification: false, hidden: false },
+      verification: verificationOf(null, ctx.clock.now(), ctx.config.walletReverifyDays),
+      owner: null,
+      state_model: [...WALLET_STATE_MODEL],
+    };
+  }
   // A verified flag without a timestamp (never written by Herald) counts as unverified: freshness needs an age.
   const verification = verificationOf(row.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);
   return {

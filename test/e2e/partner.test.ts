@@ -117,7 +117,8 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     });
     const unverified = await signedJson(e.h, e.live, "GET", `/api/partner/wallet-verification/${wallet(1)}`);
     expect(unverified.body.verification).toMatchObject({ verified: false, freshness: "unverified", status_text: "Not verified" });
-    expectRefusal(await signedJson(e.h, e.live, "GET", `/api/partner/wallet-verification/${wallet(3)}`), 404, "not_found");
+    const unlinked = await signedJson(e.h, e.live, "GET", `/api/partner/wallet-verification/${wallet(3)}`);
+    expect([unlinked.status, unlinked.body.wallet_states.linked, unlinked.body.owner]).toEqual([200, false, null]);
     expectRefusal(await signedJson(e.h, e.live, "GET", "/api/partner/wallet-verification/not-a-wallet"), 400, "invalid_query");
 
     const other = (await signedJson(e.h, e.live, "POST", "/api/partner/users", { body: { external_id: "e2e-wallets-2" } })).body.user;

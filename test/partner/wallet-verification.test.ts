@@ -135,7 +135,7 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
     expect(r.owner).toEqual({ user_id: id, external_id: "ext-1", is_primary: false, is_hidden: true });
   });
 
-  test("other chains take ?blockchain=; an invalid address is 400; an unknown one is 404", async () => {
+  test("other chains take ?blockchain=; an invalid address is 400; one linked to none of your users is linked: false", async () => {
     h = await openTestApp();
     const key = await createKey(h);
     const id = (await createUser(h, key, { external_id: "ext-1" })).body.user.id;
@@ -147,12 +147,28 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
       expect({ bad, status: r.status, error: r.body.error }).toEqual({ bad, status: 400, error: "invalid_query" });
     }
     expect((await verify(key, sol(1), "?blockchain=Bad!")).status).toBe(400);
-    const missing = await verify(key, sol(9));
-    expect(missing.status).toBe(404);
-    expect(missing.body.error).toBe("not_found");
-    // The chain is part of the link: the ethereum address is not found as a solana one, nor the reverse.
-    expect((await verify(key, sol(9), "?blockchain=ethereum")).status).toBe(404);
-    expect((await verify(key, eth, "?blockchain=polygon")).status).toBe(404);
+    const missing = await verify(key, sol(9), "?include_meta=1");
+    expect(missing.status).toBe(200);
+    expect(missing.body).toEqual({
+      success: true,
+      wallet: sol(9),
+      blockchain: "solana",
+      wallet_states: { linked: false, connected_session: false, verified: false, stale_verification: false, hidden: false },
+      verification: {
+        verified: false,
+        verified_at_utc: null,
+        verification_age_days: 0,
+        freshness: "unverified",
+        status_text: "Not verified",
+        reverify_days: 30,
+      },
+      owner: null,
+      state_model: ["linked", "connected_session", "verified", "stale_verification", "hidden"],
+      meta: expect.objectContaining({ request_id: expect.any(String) }),
+    });
+    // The chain is part of the link: the ethereum address is not linked as a polygon one.
+    const polygon = await verify(key, eth, "?blockchain=polygon");
+    expect([polygon.status, polygon.body.blockchain, polygon.body.wallet_states.linked, polygon.body.owner]).toEqual([200, "polygon", false, null]);
   });
 
   test("partner B never sees A's wallet; linking the same address itself shows B's own owner", async () => {
@@ -161,9 +177,12 @@ describe("GET /api/partner/wallet-verification/{wallet_address}", () => {
     const b = await createKey(h, { partner: "Beta" });
     await createUser(h, a, { external_id: "alpha-user", wallet_address: sol(5) });
     const foreign = await verify(b, sol(5));
-    expect(foreign.status).toBe(404);
+    expect(foreign.status).toBe(200);
+    expect(foreign.body.wallet_states.linked).toBe(false);
+    expect(foreign.body.owner).toBeNull();
+    // Word for word what an address nobody linked gets: nothing tells B that A has it.
     const never = await verify(b, sol(6));
-    expect(foreign.body.message.replace(sol(5), "W")).toBe(never.body.message.replace(sol(6), "W"));
+    expect(JSON.stringify(foreign.body).replaceAll(sol(5), "W")).toBe(JSON.stringify(never.body).replaceAll(sol(6), "W"));
     const mine = (await createUser(h, b, { external_id: "beta-user", wallet_address: sol(5) })).body.user;
     expect((await verify(b, sol(5))).body.owner).toMatchObject({ user_id: mine.id, external_id: "beta-user" });
     expect((await verify(a, sol(5))).body.owner.external_id).toBe("alpha-user");
