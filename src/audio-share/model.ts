@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope, FLAG_VALUES } from "../http/envelope";
+import { Envelope, FLAG_VALUES, ignoredMetaQuery } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
@@ -269,6 +269,7 @@ export const AudioShareModel = {
   ),
   codeParams: t.Object({ code: t.String({ description: "The short code (16 characters a-z, 2-7; case-insensitive)" }) }),
   qrQuery: t.Object({
+    ...ignoredMetaQuery,
     size: intQuery({ minimum: QR_PNG_MIN_SIZE, maximum: QR_PNG_MAX_SIZE, defaultValue: 256, description: "PNG width and height in pixels" }),
   }),
   revokeBody: t.Object(

@@ -9,6 +9,7 @@ import { MAX_ROTATION_OVERLAP_HOURS } from "./keys";
 import { RotationForms } from "./keys-page-replay";
 import { type KeyFilter, keysBody, NO_FILTER, PARTNERS_PATH, secretPage } from "./keys-page-view";
 import type { OperatorRequest } from "./session-plugin";
+import { ignoredMetaQuery } from "../http/envelope";
 
 // GET /admin/console/partners: the partners and their API keys (never a secret), filtered by a GET form and a page
 // at a time, with a form per key to disable it (a reason and a confirmation box) and to rotate its secret. A
@@ -20,6 +21,7 @@ const PARTNER = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 const FORM_ID = "^[0-9a-f]{32}$";
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   partner: t.Optional(t.String({ maxLength: 64, description: "one partner's keys (its exact name)" })),
   mode: t.Optional(t.String({ maxLength: 16, description: "sandbox or live keys only (empty: both)" })),
   status: t.Optional(t.String({ maxLength: 16, description: "active or disabled keys only (empty: both)" })),

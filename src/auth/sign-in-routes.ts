@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
+import { Envelope, ErrorBody, includeMetaQuery, ignoredMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/form-body";
 import { named } from "../http/openapi/names";
@@ -102,7 +102,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
         return formPage(request, next, null, 200);
       },
       {
-        query: t.Object({ next: t.Optional(t.String({ maxLength: 1024, description: "An /admin/ path to return to after signing in" })) }),
+        query: t.Object({ ...ignoredMetaQuery, next: t.Optional(t.String({ maxLength: 1024, description: "An /admin/ path to return to after signing in" })) }),
         detail: html("Operator sign-in form (HTML); sets the form's CSRF cookie herald_signin_csrf", {
           responses: {
             200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },

@@ -44,6 +44,14 @@ export const includeMetaQuery = {
 };
 
 /**
+ * include_meta on a route whose answer is not JSON (an HTML page, a CSV, an image): accepted as on every route, so a
+ * client that adds it to every call is not refused, and without effect, since such an answer has no place for meta.
+ */
+export const ignoredMetaQuery = {
+  include_meta: t.Optional(t.String({ description: "accepted as on every route; this answer is not JSON and carries no meta" })),
+};
+
+/**
  * include_meta for an answer a handler serialises itself (its ETag over the bytes, or gzip/checksum bytes): the
  * block when the request asks for it, else undefined. The core adds the block to every plain-object answer.
  */

@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { Envelope } from "../http/envelope";
+import { Envelope, ignoredMetaQuery } from "../http/envelope";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 import { intPath, intQuery } from "../http/params";
@@ -361,6 +361,7 @@ export const StatusModel = {
   canary: Envelope({ message: t.String(), request_id: t.String(), server_request_id: t.String(), received_at: t.String() }),
   badgeParams: t.Object({ badge: t.String({ pattern: "^[a-z0-9_]{1,64}\\.svg$", description: "<check>.svg, or overall.svg" }) }),
   badgeQuery: t.Object({
+    ...ignoredMetaQuery,
     window: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d"), t.Literal("30d"), t.Literal("90d")], { description: "default 24h" })),
   }),
 };

@@ -12,6 +12,7 @@ import { AUDIT_JOB } from "./jobs";
 import { type RunRow, selectRun } from "./runs";
 import { runOfJob } from "./store/runs";
 import { setTriage, TRIAGE_STATUSES, type TriageStatus } from "./triage";
+import { ignoredMetaQuery } from "../http/envelope";
 
 // GET /admin/console/audit-runs: the transparency audit's runs, newest first (when, manual or scheduled, verdict,
 // anomalies by severity), and one run's anomalies — the newest complete run, or ?run=<id|latest|previous|date> —
@@ -25,6 +26,7 @@ const RUNS_PAGE = 20;
 const ANOMALIES_PAGE = 50;
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   run: t.Optional(t.String({ maxLength: 40, description: "the run whose anomalies are shown: an id, latest, previous or a UTC date (default: latest)" })),
   runs_offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "runs to skip (the runs' Older/Newer links)" }),
   offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "anomalies of the run to skip" }),

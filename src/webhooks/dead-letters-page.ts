@@ -4,7 +4,7 @@ import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { csvRecords, csvResponse } from "../http/csv";
-import { Envelope, ErrorBody, includeMetaQuery } from "../http/envelope";
+import { Envelope, ErrorBody, includeMetaQuery, ignoredMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
@@ -36,6 +36,7 @@ const filterQuery = (bound: number) => ({
   event_type: t.Optional(t.String({ maxLength: bound, description: "one event type's dead letters, e.g. webhook.test" })),
 });
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   ...filterQuery(FILTER_BOUND),
   offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip (the page's Older/Newer links)" }),
   done: t.Optional(t.String({ maxLength: 80, description: "set by the replay form's redirect: replayed-<delivery id or evt_ id>" })),
@@ -55,7 +56,7 @@ const ExportQuery = t.Object({
   offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip" }),
   ...includeMetaQuery,
 });
-const CsvQuery = t.Object(filterQuery(FILTER_MAX));
+const CsvQuery = t.Object({ ...filterQuery(FILTER_MAX), ...ignoredMetaQuery });
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const ExportAnswer = Envelope({
   total: t.Integer({ description: "dead letters matching the filter" }),

@@ -6,7 +6,7 @@ import type { OperatorRequest } from "../../auth/session-plugin";
 import { redirect } from "../../auth/session-plugin";
 import { refusal, wantsHtml, notSignedInDoc } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
+import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import type { SafeHtml } from "../../http/html";
 import { formRequestBody } from "../../http/form-body";
@@ -26,6 +26,7 @@ const MISSION_KEY = /^[a-z0-9_-]{1,64}$/;
 const DONE = { activated: "activated", deactivated: "deactivated", unchanged: "already in that state; nothing changed" } as const;
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   // Out of range or not a whole number is the house's 400 invalid_query naming the parameter (src/http/params.ts);
   // the page's own form cannot send one (its number field has the same bounds).
   days: intQuery({ minimum: 1, maximum: PAGE_MAX_DAYS, defaultValue: PAGE_DEFAULT_DAYS, description: "the last N UTC days, today included" }),

@@ -11,6 +11,7 @@ import { createSilence, expireSilence, MAX_SILENCE_DAYS } from "../alerts/silenc
 import { firingAlerts } from "../alerts/views";
 import { type AlertsQuery, alertsPageData, EMPTY_FORM, parseAlertsQuery, type SilenceFormValues } from "./alerts-data";
 import { ALERTS_PATH as PATH, alertsBody } from "./alerts-view";
+import { ignoredMetaQuery } from "../../http/envelope";
 
 // GET /admin/console/alerts: what fires now (each alert links to its own page), the recent changes and the
 // evaluations (paged like export.json), and the silences — who, why, until when — with a form to add one and a
@@ -21,6 +22,7 @@ const MAX_HOURS = MAX_SILENCE_DAYS * 24;
 const str = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }));
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   done: str(16, "set by a form's redirect: silenced or ended"),
   silence: str(12, "set by a form's redirect: the silence's id"),
   matcher: str(200, "pre-fills the silence form (from a firing alert's Silence link)"),

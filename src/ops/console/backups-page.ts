@@ -9,6 +9,7 @@ import { intQuery } from "../../http/params";
 import { runBackup } from "../backups/backup";
 import { BACKUP_NAME_PATTERN } from "../backups/list";
 import { BACKUPS_PATH, backupsBody } from "./backups-view";
+import { ignoredMetaQuery } from "../../http/envelope";
 
 // GET /admin/console/backups: the on-demand backups (name, size, when, integrity, sha256), each downloadable
 // with the session (GET /admin/backups/{name} takes `operator: "api"`), the keep policy and the newest backup's
@@ -16,6 +17,7 @@ import { BACKUPS_PATH, backupsBody } from "./backups-view";
 // POST /admin/backup/run (a consistent VACUUM INTO copy, checked and hashed; audited with the operator's actor).
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   offset: intQuery({ minimum: 0, maximum: 100_000, defaultValue: 0, description: "backups to skip (pagination, newest first)" }),
   done: t.Optional(t.String({ maxLength: 80, description: "set by the form's redirect: the new backup's name" })),
   pruned: t.Optional(t.String({ maxLength: 4, description: "set by the form's redirect: how many old backups were deleted" })),

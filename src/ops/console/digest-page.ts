@@ -9,6 +9,7 @@ import { BASELINE_MODES, type BaselineMode } from "../digest/findings";
 import { paramsOf } from "../digest/routes";
 import { createSuppression, listSuppressions, revokeSuppression } from "../digest/suppressions";
 import { DIGEST_BASE, digestBody, digestExports, findingTables, PAGE_PATH, ruleRows } from "./digest-view";
+import { ignoredMetaQuery } from "../../http/envelope";
 
 // GET /admin/console/403-digest: the 403 digest for a person — the trend chart (the digest's own PNG), the
 // findings with why each was raised and its suppression state, what the suppression rules hid, and the rules
@@ -22,6 +23,7 @@ const RULES_SHOWN = 50;
 const ACTIVE_RULES_READ = 200;
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   hours: intQuery({ minimum: 1, maximum: 168, defaultValue: DIGEST_DEFAULTS.hours, description: "the window: this many UTC hours ending now" }),
   baseline_mode: t.Optional(
     t.Union([t.Literal("rolling_24h"), t.Literal("same_hour_yesterday"), t.Literal("same_weekday_hour_4w")], {

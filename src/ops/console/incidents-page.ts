@@ -7,6 +7,7 @@ import { intQuery } from "../../http/params";
 import { listIncidentsPage } from "../incidents/export";
 import { draftQueryFields, incidentDraft } from "./incidents-draft";
 import { INCIDENTS_PATH as PATH, type IncidentRowView, incidentsBody } from "./incidents-view";
+import { ignoredMetaQuery } from "../../http/envelope";
 
 // GET /admin/console/incidents: the status incidents, open ones first (each opens its own page), the resolved
 // ones paged, and the incident draft in Markdown in a read-only text area — select it and copy it into the
@@ -19,6 +20,7 @@ const OPEN_SHOWN = 100;
 const MAX_OFFSET = 100_000;
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   offset: intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "resolved incidents to skip (the Older link)" }),
   ...draftQueryFields,
 });

@@ -3,7 +3,7 @@ import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
+import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { compileHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
@@ -59,7 +59,7 @@ const bodyHtml = compileHtml<PageData>(
 <% } %></tbody></table><% } %></section>`,
 );
 
-const pageQuery = t.Object(filterQuery);
+const pageQuery = t.Object({ ...filterQuery, ...ignoredMetaQuery });
 
 /**
  * The targets table: every target seen in the events plus every configured one (a refused target may have no

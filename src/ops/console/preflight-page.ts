@@ -7,6 +7,7 @@ import { intQuery } from "../../http/params";
 import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
 import { currentGuards } from "../preflight/guards";
+import { ignoredMetaQuery } from "../../http/envelope";
 
 // GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
 // (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands
@@ -17,6 +18,7 @@ const PATH = "/admin/console/preflight";
 const BASE = "/admin/ops/preflight-guards";
 
 const PageQuery = t.Object({
+  ...ignoredMetaQuery,
   day_offset: intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare with the snapshot of this many days ago" }),
   days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies and history: the last N days" }),
 });

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { includeMetaQuery, MetaSchema } from "../../http/envelope";
+import { includeMetaQuery, MetaSchema, ignoredMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 
@@ -147,7 +147,7 @@ export const LinkExportsModel = {
       meta: t.Optional(MetaSchema),
     }),
   ),
-  downloadQuery: t.Object({ download_token: t.String({ minLength: 1, maxLength: 100, description: "the token from download_token=1" }) }),
+  downloadQuery: t.Object({ ...ignoredMetaQuery, download_token: t.String({ minLength: 1, maxLength: 100, description: "the token from download_token=1" }) }),
   telemetryQuery: t.Object({
     requested_by: t.Optional(t.String({ maxLength: 200, description: "only this operator (admin:<name>#<token id>)" })),
     ...includeMetaQuery,

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope, includeMetaQuery } from "../../http/envelope";
+import { Envelope, includeMetaQuery, ignoredMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 import { ZERO_HISTORY_DEFAULT_DAYS, ZERO_HISTORY_DEFAULT_LIMIT, ZERO_HISTORY_MAX_DAYS, ZERO_HISTORY_MAX_LIMIT } from "./probes";
@@ -77,11 +77,13 @@ export const ReadinessModel = {
     query: t.Object({ days: t.Integer(), windows: t.Array(t.Integer()), compact: t.Boolean(), include_windows_meta: t.Boolean() }),
   }),
   noiseCsvQuery: t.Object({
+    ...ignoredMetaQuery,
     ...noiseSpan,
     mode: t.Optional(t.Union([t.Literal("summary"), t.Literal("points")], { description: "summary: one row per window; points (default): one row per day" })),
     include_points: flag("1 with mode=summary: the per-day rows follow the window rows"),
   }),
   zeroHistoryQuery: t.Object({
+    ...ignoredMetaQuery,
     limit: intQuery({ minimum: 1, maximum: ZERO_HISTORY_MAX_LIMIT, defaultValue: ZERO_HISTORY_DEFAULT_LIMIT, description: "rows, newest first" }),
     days: intQuery({ minimum: 1, maximum: ZERO_HISTORY_MAX_DAYS, defaultValue: ZERO_HISTORY_DEFAULT_DAYS, description: "how far back" }),
   }),

@@ -1,0 +1,58 @@
+// include_meta is accepted on every GET route (docs/http-conventions.md): a client that adds it to every call is
+// never refused for it. JSON answers gain the meta block (test/http/operator-answers.test.ts and the domains' own
+// tests hold that); answers that are not JSON — console pages, CSV exports, images — take it and stay as they were.
+import { afterEach, describe, expect, test } from "bun:test";
+import { PNG } from "pngjs";
+import { audioApp, shortLink } from "../audio-share/support";
+import { openTestApp, type TestApp } from "../support/app";
+import { signedInCookie } from "../support/console";
+import { createAdminToken } from "../support/partner";
+
+let h: TestApp;
+afterEach(async () => {
+  await h?.close();
+});
+
+interface RouteEntry {
+  method: string;
+  path: string;
+  hooks: { query?: { properties?: Record<string, unknown> } };
+}
+
+describe("include_meta on every GET route", () => {
+  test("every GET route that declares a query schema declares include_meta in it", async () => {
+    h = await openTestApp();
+    const routes = (h.app as unknown as { routes: RouteEntry[] }).routes.filter((r) => r.method === "GET" && r.hooks.query);
+    expect(routes.length).toBeGreaterThan(100);
+    const missing = routes.filter((r) => !("include_meta" in (r.hooks.query!.properties ?? {}))).map((r) => r.path);
+    expect(missing).toEqual([]);
+  });
+
+  test("non-JSON answers take it and are unchanged: a console page, a CSV export, the QR PNG, the status badge", async () => {
+    h = await audioApp();
+    const token = await createAdminToken(h);
+    const cookie = await signedInCookie(h, token);
+    const bearer = { authorization: `Bearer ${token}` };
+    const link = await shortLink(h);
+    const cases: [string, Record<string, string>, string][] = [
+      ["/admin/console/backups", { cookie }, "text/html"],
+      ["/admin/ops/readiness/synthetic-zero-history.csv?days=7", bearer, "text/csv"],
+      [`/s/audio/${link.short_code}/qr.png?size=256`, {}, "image/png"],
+      ["/status/badge/overall.svg?window=30d", {}, "image/svg+xml"],
+    ];
+    for (const [path, headers, type] of cases) {
+      const plain = await h.request(path, { headers });
+      const withMeta = await h.request(`${path}${path.includes("?") ? "&" : "?"}include_meta=1`, { headers });
+      expect([path, plain.status, withMeta.status]).toEqual([path, 200, 200]);
+      expect(withMeta.headers.get("content-type")).toContain(type);
+      const [a, b] = [await plain.arrayBuffer(), await withMeta.arrayBuffer()];
+      if (type === "image/png") {
+        const [pa, pb] = [PNG.sync.read(Buffer.from(a)), PNG.sync.read(Buffer.from(b))];
+        expect([pb.width, Buffer.compare(pa.data, pb.data)]).toEqual([pa.width, 0]);
+      } else if (type !== "text/html") {
+        // A page prints its own CSRF token and time; the CSV and the badge are the same bytes.
+        expect(Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(0);
+      }
+    }
+  });
+});
