@@ -2,6 +2,7 @@ import { FormatRegistry } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import type { ProblemDetail } from "./errors";
 import type { RouteSchemas } from "./route-index";
+import { tooLong, tooShort } from "./validation";
 
 /** How an integer in a query or path is written: decimal digits, an optional leading minus, nothing else. */
 const DECIMAL_INTEGER = /^-?\d+$/;
@@ -123,7 +124,7 @@ export function describeParamProblems(schemas: RouteSchemas, query: URLSearchPar
 
 function lengthProblem(schema: TSchema, raw: string): string | null {
   const s = schema as { maxLength?: number; minLength?: number };
-  if (s.maxLength !== undefined && raw.length > s.maxLength) return `must be at most ${s.maxLength} characters`;
-  if (s.minLength !== undefined && raw.length < s.minLength) return `must be at least ${s.minLength} characters`;
+  if (s.maxLength !== undefined && raw.length > s.maxLength) return tooLong(s.maxLength);
+  if (s.minLength !== undefined && raw.length < s.minLength) return tooShort(s.minLength);
   return null;
 }

@@ -18,6 +18,10 @@ interface ValueErrorLike {
 }
 
 const ARTICLE_AN = new Set(["integer", "object", "array"]);
+
+/** A length bound as a person reads it: "must not be empty", "must be at most 1 character", "… at least 3 characters". */
+export const tooLong = (max: number) => `must be at most ${max} character${max === 1 ? "" : "s"}`;
+export const tooShort = (min: number) => (min === 1 ? "must not be empty" : `must be at least ${min} characters`);
 /** "a string", "an integer", "null", or a literal's JSON: one branch of a union, in words. */
 const branchInWords = (b: { const?: unknown; type?: string }): string | null =>
   b.const !== undefined ? JSON.stringify(b.const) : b.type === "null" ? "null" : b.type ? `${ARTICLE_AN.has(b.type) ? "an" : "a"} ${b.type}` : null;
@@ -86,7 +90,8 @@ function problemOf(e: ValueErrorLike): string {
     if (s?.minimum !== undefined && s?.maximum !== undefined) return `must be ${kind} from ${s.minimum} to ${s.maximum}`;
     return s?.minimum !== undefined ? `must be ${kind} ≥ ${s.minimum}` : `must be ${kind} ≤ ${s?.maximum}`;
   }
-  if (/length/.test(e.message) && s?.maxLength !== undefined && !e.message.includes("greater")) return `must be at most ${s.maxLength} characters`;
+  if (/length/.test(e.message) && s?.maxLength !== undefined && !e.message.includes("greater")) return tooLong(s.maxLength);
+  if (/length/.test(e.message) && s?.minLength !== undefined && e.message.includes("greater")) return tooShort(s.minLength);
   const type = /^Expected (string|number|integer|boolean|object|array)$/.exec(e.message)?.[1];
   if (type) return `must be ${ARTICLE_AN.has(type) ? "an" : "a"} ${type}`;
   const text = e.summary && !e.summary.startsWith("Property ") ? e.summary : e.message;

@@ -52,6 +52,9 @@ describe("run selectors", () => {
       expect(r.body.message).toContain(field);
     }
     expect((await w.h.json(`${P}/diff/compare.json?run_a=99`)).body.error).toBe("run_not_found");
+    // An empty selector: the problem reads as a person would say it.
+    const empty = await w.h.json(`${P}/summary.json?run=`);
+    expect([empty.status, empty.body.details[0]]).toEqual([400, { field: "query.run", problem: "must not be empty" }]);
   });
 });
 
