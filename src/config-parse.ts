@@ -12,7 +12,7 @@ function describe(kind: Kind): string {
     case "enum":
       return `one of ${kind.values.join(", ")}`;
     case "bool":
-      return "1, 0, true or false";
+      return "1, 0, true, false, yes, no, on or off";
     case "url":
       return "an absolute http(s) URL";
     case "list":
@@ -28,7 +28,13 @@ export function parseOne(name: string, spec: VarSpec, env: Env): { value?: unkno
   const raw = given ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback);
   if (raw === undefined) return { value: undefined };
   const value = raw.trim();
-  const bad = () => ({ problem: `${name}=${spec.secret ? "****" : JSON.stringify(raw)} is not valid: expected ${describe(spec.kind)}` });
+  const bad = () =>
+    given === undefined && typeof spec.fallback === "function"
+      ? // A default worked out from other variables (PUBLIC_BASE_URL from PORT) fails only when one of those does.
+        {
+          problem: `${name} is not set, and its default ${JSON.stringify(raw)}, worked out from other variables, is not ${describe(spec.kind)}: fix those, or set ${name}`,
+        }
+      : { problem: `${name}=${spec.secret ? "****" : JSON.stringify(raw)} is not valid: expected ${describe(spec.kind)}` };
   const kind = spec.kind;
   switch (kind.type) {
     case "int": {

@@ -27,9 +27,32 @@ describe("config", () => {
       const problems = (err as ConfigError).problems;
       expect(problems).toContain('PORT="70000" is not valid: expected an integer from 0 to 65535');
       expect(problems).toContain('LOG_LEVEL="loud" is not valid: expected one of debug, info, warn, error, silent');
-      expect(problems).toContain('TRUST_PROXY="maybe" is not valid: expected 1, 0, true or false');
+      expect(problems).toContain('TRUST_PROXY="maybe" is not valid: expected 1, 0, true, false, yes, no, on or off');
       expect(problems.find((p) => p.startsWith("PUBLIC_BASE_URL="))).toContain("absolute http(s) URL");
       expect(problems.find((p) => p.startsWith("MAX_BODY_BYTES="))).toContain("integer");
+    }
+  });
+
+  test("a default worked out from a bad variable is reported as following from it, not as a value the operator set", () => {
+    try {
+      loadConfig({ PORT: "70000" });
+      throw new Error("expected ConfigError");
+    } catch (err) {
+      expect((err as ConfigError).problems).toEqual([
+        'PORT="70000" is not valid: expected an integer from 0 to 65535',
+        'PUBLIC_BASE_URL is not set, and its default "http://localhost:70000", worked out from other variables, is not an absolute http(s) URL: fix those, or set PUBLIC_BASE_URL',
+      ]);
+    }
+    // Each accepted spelling of a flag, as the refusal lists them.
+    for (const [v, on] of [
+      ["yes", true],
+      ["on", true],
+      ["TRUE", true],
+      ["no", false],
+      ["off", false],
+      ["0", false],
+    ] as const) {
+      expect(loadConfig({ TRUST_PROXY: v }).trustProxy).toBe(on);
     }
   });
 
