@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { adminRoutes } from "./admin-routes";
 import {
@@ -127,17 +127,20 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
           const channels = describeChannels();
           return { success: true as const, count: channels.length, channels };
         },
-        { response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
       )
       .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), {
+        query: t.Object(includeMetaQuery),
         response: { 200: M.errors },
         detail: tag("Audio-share error catalog"),
       })
       .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), {
+        query: t.Object(includeMetaQuery),
         response: { 200: M.warnings },
         detail: tag("Audio-share warning catalog"),
       })
       .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), {
+        query: t.Object(includeMetaQuery),
         response: { 200: M.guidance },
         detail: tag("Recommended call order, flows and limits"),
       })
@@ -152,7 +155,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
             default_seconds: ctx.config.audioShare.defaultExpiresSeconds,
           },
         }),
-        { response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
       )
       .get(
         `${BASE}/health`,
@@ -161,7 +164,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
           if (health.status !== "ok") set.status = 503;
           return { success: true as const, ...health };
         },
-        { response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
       )
   );
 }

@@ -582,6 +582,10 @@ export interface Operations {
       path: {
         claim_code: string;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
     };
     response: {
       success: true;
@@ -1244,7 +1248,12 @@ export interface Operations {
   };
   /** Event types a webhook can subscribe to (public) */
   "GET /api/partner/webhooks/event-types": {
-    input: {};
+    input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
+    };
     response: WebhookEventTypes;
   };
   /** A user's salutes balance */

@@ -1,8 +1,8 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { outboxEmailSender } from "./email";
 import { DonationsModel as M } from "./model";
 import { getClaim, issueClaim, redeemClaim } from "./service";
@@ -45,6 +45,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
       {
         partner: read,
         params: M.codeParams,
+        query: t.Object(includeMetaQuery),
         response: { 200: M.claimResponse, ...errs },
         detail: tag("One of your donation claims; other partners' codes are 404"),
       },

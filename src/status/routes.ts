@@ -72,6 +72,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     )
     .get("/api/public/system-status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
       params: M.incidentParams,
+      query: M.metaQuery,
       response: { 200: M.incidentOne, ...publicErrs, 404: ErrorBody },
       detail: pub("One incident with every update (operator incidents), as long as it is kept"),
     })

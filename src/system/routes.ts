@@ -8,12 +8,22 @@ import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
 
+/**
+ * The probes declare include_meta and take any other parameter without refusing it: a load balancer or an uptime
+ * service may add its own, and a probe that answered 400 would take a healthy instance out of rotation.
+ */
+const PROBE_QUERY = t.Object(includeMetaQuery, { additionalProperties: true });
+
 export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => databaseSizeBytes(ctx));
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
   return new Elysia({ name: "herald:system" })
     .use(guards.admin.plugin)
-    .get(HEALTH_ROUTE, () => health(ctx), { response: SystemModel.health, detail: { tags: ["system"], summary: "Liveness: the process answers" } })
+    .get(HEALTH_ROUTE, () => health(ctx), {
+      query: PROBE_QUERY,
+      response: SystemModel.health,
+      detail: { tags: ["system"], summary: "Liveness: the process answers" },
+    })
     .get(
       "/readyz",
       async ({ set }) => {
@@ -22,6 +32,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         return { success: true as const, ...r };
       },
       {
+        query: PROBE_QUERY,
         response: { 200: SystemModel.ready, 503: SystemModel.ready },
         detail: { tags: ["system"], summary: "Readiness: database answers and takes writes, migrations current, jobs running; names the engine" },
       },
@@ -33,7 +44,17 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         if (!ctx.config.metricsPublic) await guards.admin.authenticate(request);
         return new Response(await ctx.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
       },
-      { detail: { tags: ["system"], summary: "Prometheus metrics (admin token unless METRICS_PUBLIC=1)", security: [{ AdminBearer: [] }] } },
+      {
+        detail: {
+          tags: ["system"],
+          summary: "Prometheus metrics (admin token unless METRICS_PUBLIC=1)",
+          security: [{ AdminBearer: [] }],
+          responses: {
+            200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } },
+            403: { description: "forbidden: no valid admin token (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
+          },
+        },
+      },
     )
     .get("/admin/jobs", async () => ({ success: true as const, jobs: await ctx.jobs.list() }), {
       admin: true,

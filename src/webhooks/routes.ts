@@ -1,9 +1,9 @@
 import { deadLettersPageRoutes } from "./dead-letters-page";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
@@ -30,7 +30,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           const types = eventTypeCatalog();
           return { success: true as const, count: types.length, event_types: types };
         },
-        { response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
       )
       .get(
         "/api/partner/webhooks",

@@ -28,6 +28,26 @@ describe("include_meta on every GET route", () => {
     expect(missing).toEqual([]);
   });
 
+  test("every JSON GET in the OpenAPI document lists include_meta (the document itself apart), and the probes take other parameters too", async () => {
+    h = await openTestApp();
+    const doc = (await (await h.request("/api/openapi.json")).json()) as {
+      paths: Record<string, { get?: { parameters?: { in: string; name: string }[]; responses: Record<string, { content?: Record<string, unknown> }> } }>;
+    };
+    const missing = Object.entries(doc.paths)
+      .filter(([path, item]) => item.get && path !== "/api/openapi.json")
+      .filter(([, item]) => Object.keys(item.get!.responses?.["200"]?.content ?? {}).includes("application/json"))
+      .filter(([, item]) => !(item.get!.parameters ?? []).some((p) => p.in === "query" && p.name === "include_meta"))
+      .map(([path]) => path);
+    expect(missing).toEqual([]);
+    const ready = await h.request("/readyz?include_meta=1&probe=lb-7");
+    expect([ready.status, "meta" in ((await ready.json()) as object)]).toEqual([200, true]);
+    expect((await h.request("/healthz?probe=lb-7")).status).toBe(200);
+    // A catalog route takes include_meta like every JSON GET, and refuses a parameter it does not know as they do.
+    const policy = await h.json("/api/public/audio-share-links/policy.json?include_meta=1");
+    expect([policy.status, typeof policy.body.meta?.request_id]).toEqual([200, "string"]);
+    expect((await h.json("/api/public/audio-share-links/policy.json?polcy=1")).body.error).toBe("invalid_query");
+  });
+
   test("non-JSON answers take it and are unchanged: a console page, a CSV export, the QR PNG, the status badge", async () => {
     h = await audioApp();
     const token = await createAdminToken(h);
