@@ -30,13 +30,16 @@ export interface IntParamOptions {
   /** What the handler uses when the parameter is absent; shown in the description, applied by the handler. */
   defaultValue?: number;
   description?: string;
+  /** The only values taken, when they are fewer than the range (export windows: 7, 14, 30); listed in a refusal. */
+  values?: readonly number[];
 }
 
 const describeRange = (o: IntParamOptions) =>
   `${o.description ? `${o.description}; ` : ""}integer ${o.minimum}–${o.maximum}${o.defaultValue !== undefined ? `, default ${o.defaultValue}` : ""}`;
 
 /** An optional integer query parameter with bounds. */
-export const intQuery = (o: IntParamOptions) => t.Optional(t.Integer({ minimum: o.minimum, maximum: o.maximum, description: describeRange(o) }));
+export const intQuery = (o: IntParamOptions) =>
+  t.Optional(t.Integer({ minimum: o.minimum, maximum: o.maximum, description: describeRange(o), ...(o.values ? { enum: [...o.values] } : {}) }));
 
 /** A required integer path parameter with bounds (row ids: 1 … 2^53-1). */
 export const intPath = (o: IntParamOptions = { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) =>
@@ -46,18 +49,20 @@ interface NumericSpec {
   integer: boolean;
   minimum?: number;
   maximum?: number;
+  values?: number[];
 }
 
 /** The numeric reading of a parameter schema (Elysia's coercing unions included), or null if it is not numeric. */
 export function numericSpecOf(schema: TSchema | undefined): NumericSpec | null {
   if (!schema) return null;
-  const s = schema as { type?: string; anyOf?: TSchema[]; minimum?: number; maximum?: number; multipleOf?: number };
+  const s = schema as { type?: string; anyOf?: TSchema[]; minimum?: number; maximum?: number; multipleOf?: number; enum?: number[] };
   const branch = s.type === "integer" || s.type === "number" ? s : (s.anyOf?.find((b) => b.type === "integer" || b.type === "number") as typeof s | undefined);
   if (!branch) return null;
   return {
     integer: branch.type === "integer" || branch.multipleOf === 1 || s.multipleOf === 1,
     minimum: branch.minimum ?? s.minimum,
     maximum: branch.maximum ?? s.maximum,
+    values: branch.enum ?? s.enum,
   };
 }
 
@@ -71,6 +76,7 @@ function numericProblem(spec: NumericSpec, raw: string): string | null {
     (!spec.integer || Number.isInteger(n)) &&
     (spec.minimum === undefined || n >= spec.minimum) &&
     (spec.maximum === undefined || n <= spec.maximum);
+  if (spec.values) return ok && spec.values.includes(n) ? null : `must be one of: ${spec.values.join(", ")}; got ${quote(raw)}`;
   if (ok) return null;
   const kind = spec.integer ? "an integer" : "a number";
   const range =

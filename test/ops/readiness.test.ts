@@ -185,6 +185,13 @@ describe("bad input is a 400 naming the parameter, never a 500", () => {
       expect(r.body.message, q).toContain(field);
     }
     expect((await get(`${JSON_URL}?days=10`)).body.details).toEqual([{ field: "query.days", problem: "must be one of: 7, 14, 30; got 10" }]);
+    // Text and values outside the range name the same three values, not the range 7–30 they fall outside.
+    for (const [q, got] of [
+      ["days=abc", '"abc"'],
+      ["days=31", '"31"'],
+    ]) {
+      expect((await get(`${CSV_URL}?${q}`)).body.details, q).toEqual([{ field: "query.days", problem: `must be one of: 7, 14, 30; got ${got}` }]);
+    }
     for (const [q, field] of [
       ["days=10", "query.days"],
       ["windows=7,abc", "query.windows"],

@@ -10,7 +10,7 @@ const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Lite
 // `days` is declared as an integer 7–30 (so every numeric check of the HTTP core applies) and then narrowed to
 // 7, 14 or 30 by the service, which names query.days in its 400.
 const noiseSpan = {
-  days: intQuery({ minimum: 7, maximum: 30, defaultValue: DEFAULT_NOISE_DAYS, description: "days of per-day points: only 7, 14 or 30" }),
+  days: intQuery({ minimum: 7, maximum: 30, values: [7, 14, 30], defaultValue: DEFAULT_NOISE_DAYS, description: "days of per-day points: 7, 14 or 30" }),
   windows: t.Optional(
     t.String({
       maxLength: 64,
