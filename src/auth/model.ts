@@ -35,7 +35,7 @@ export const AuthModel = {
     {
       partner: t.String({ minLength: 1, maxLength: 64 }),
       mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
-      scopes: t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1 }),
+      scopes: t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, maxItems: SCOPES.length }),
       allowed_ips: t.Optional(t.Array(t.String({ maxLength: 64 }), { maxItems: 100 })),
     },
     { additionalProperties: false },

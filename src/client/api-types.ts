@@ -1911,7 +1911,9 @@ export interface Operations {
         webhook_id: number;
       };
       body: {
+        /** ISO 8601 time such as 2026-01-01T00:00:00Z */
         since: string;
+        /** ISO 8601 time such as 2026-01-02T00:00:00Z; default now */
         until?: string;
         /** why you replay, e.g. receiver_fix */
         reason_tag?: string;

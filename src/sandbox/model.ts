@@ -180,7 +180,11 @@ export const SandboxModel = {
     t.Object(
       {
         scopes: t.Optional(
-          t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, description: "Default: the scopes of the partner's active sandbox keys" }),
+          t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), {
+            minItems: 1,
+            maxItems: SCOPES.length,
+            description: "Default: the scopes of the partner's active sandbox keys",
+          }),
         ),
         allowed_ips: t.Optional(t.Array(t.String({ maxLength: 64 }), { maxItems: 100 })),
         force: t.Optional(t.Boolean({ description: "Promote although the report does not pass; needs a reason" })),

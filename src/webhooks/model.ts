@@ -164,7 +164,12 @@ export const WebhooksModel = {
   ),
   replay: ReplayResult,
   recoverBody: t.Object(
-    { since: t.String(), until: t.Optional(t.String()), reason_tag: t.Optional(reasonTag), note: t.Optional(t.String({ maxLength: 500 })) },
+    {
+      since: t.String({ maxLength: 64, description: "ISO 8601 time such as 2026-01-01T00:00:00Z" }),
+      until: t.Optional(t.String({ maxLength: 64, description: "ISO 8601 time such as 2026-01-02T00:00:00Z; default now" })),
+      reason_tag: t.Optional(reasonTag),
+      note: t.Optional(t.String({ maxLength: 500 })),
+    },
     { additionalProperties: false },
   ),
   verifyBody: t.Object(
