@@ -38,7 +38,9 @@ export function describeValidationErrors(part: RequestPart, errors: ValueErrorLi
   const out: ProblemDetail[] = [];
   for (const e of errors) {
     const path = e.path.replace(/^\//, "").replace(/\//g, ".");
-    const field = part === "body" ? path || "body" : path ? `${part}.${path}` : part;
+    // Path parameters are `path.<name>` wherever they are named (Elysia calls the part "params").
+    const prefix = part === "params" ? "path" : part;
+    const field = part === "body" ? path || "body" : path ? `${prefix}.${path}` : prefix;
     if (seen.has(field)) continue;
     seen.add(field);
     // `?=5`: a parameter whose name is empty (its path is "/", read as the part itself).

@@ -317,5 +317,9 @@ describe("GET /status/badge/{check}.svg", () => {
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_query");
     }
+    // A path parameter is named path.<name>, as on every route.
+    const file = await h.json("/status/badge/overall.png");
+    expect(file.body.details.map((d: { field: string }) => d.field)).toEqual(["path.badge"]);
+    expect(file.body.message).toStartWith("Invalid request parameters: path.badge must match");
   });
 });
