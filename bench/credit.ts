@@ -18,6 +18,7 @@ import {
   heraldLaunch,
   inspectDatabase,
   logLines,
+  processJiffies,
   progress,
   readMetric,
   ROOT,
@@ -142,6 +143,10 @@ const credit: Benchmark = {
       progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
       const heralds = await startHeralds(db, launch, engine.instances, SERVER_ENV);
       const herald = heralds[0]!;
+      // Herald's own CPU over the credits (warmup included, start-up not): steadier than credits/s on a shared VM,
+      // where the load generator takes its part of the same two cores.
+      const cpuBefore = heralds.map((h) => processJiffies(h.proc.pid));
+      let serverCpuUs: number | null = null;
       let load: LoadResult;
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
@@ -165,6 +170,14 @@ const credit: Benchmark = {
         );
         const connections = await connectionsPerInstance(db, running);
         load = await running;
+        const jiffies = heralds.reduce((sum, h, i) => sum + processJiffies(h.proc.pid) - cpuBefore[i]!, 0);
+        const answered = Object.values(load.statuses).reduce((n, c) => n + c, 0) + WARMUP;
+        if (jiffies > 0 && answered > 0) {
+          serverCpuUs = Number(((jiffies * 10_000) / answered).toFixed(1));
+          notes.push(
+            `herald used ${serverCpuUs} µs of CPU per credit (utime + stime of the herald process(es) over the ${answered.toLocaleString("en-US")} credits, warmup included)`,
+          );
+        }
         if (connections) notes.push(connections);
         const commits = await readMetric(herald, "herald_group_commits");
         const effects = await readMetric(herald, "herald_grouped_effects");
@@ -179,7 +192,7 @@ const credit: Benchmark = {
       const non2xx = Object.entries(load.statuses)
         .filter(([s]) => s !== "200")
         .reduce((n, [, c]) => n + c, 0);
-      results.push(caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors));
+      results.push({ ...caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors), server_cpu_us_per_request: serverCpuUs });
       if (ok !== credits)
         errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
       errors.push(...(await checkLedger(await db.store(), ok + WARMUP)));

@@ -112,7 +112,8 @@ function machineJiffies(): { busy: number; total: number } | null {
     return null;
   }
 }
-function processJiffies(pid: number): number {
+/** A process's CPU time so far (utime + stime) in jiffies of 10 ms; 0 off Linux or once it is gone. */
+export function processJiffies(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -28,13 +28,25 @@ function eventJson(data: Record<string, unknown>): string {
   return text.includes("\\ud") ? JSON.stringify(data, (_key, value: unknown) => (typeof value === "string" ? value.toWellFormed() : value)) : text;
 }
 
+/**
+ * `evt_` and 24 hex digits: the event's time in milliseconds (12 digits, as UUIDv7 starts) then 48 random bits.
+ * Ids made one after another sort together, so each new row of events_public_id_idx lands on the index's last
+ * page, which the transactions of one commit share; a fully random id put every event on a page of its own
+ * (a credit's statements as a grouped loop: 67 → 56 µs, bench/README.md "Sub-journal in memory"). Unguessable
+ * still (48 random bits per millisecond), and an id reveals nothing the event's own created_at does not.
+ */
+export function eventPublicId(atMs: number, random: Uint8Array): string {
+  return `evt_${Math.max(0, Math.floor(atMs)).toString(16).padStart(12, "0").slice(-12)}${Buffer.from(random.subarray(0, 6)).toString("hex")}`;
+}
+
 function eventRow(deps: EmitDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>): EventRow {
+  const now = deps.clock.now();
   return {
-    publicId: "evt_" + Buffer.from(deps.rng.bytes(12)).toString("hex"),
+    publicId: eventPublicId(now.getTime(), deps.rng.bytes(6)),
     owner,
     eventType,
     data: eventJson(data),
-    nowIso: deps.clock.now().toISOString(),
+    nowIso: now.toISOString(),
   };
 }
 

@@ -184,6 +184,48 @@ describe("SQLite group commit", () => {
   });
 });
 
+describe("SQLite: where a grouped batch keeps its sub-journal", () => {
+  // A savepoint's sub-journal past 64 KiB goes to a temporary file unless temporary storage is in memory; a grouped
+  // batch (a savepoint per transaction) runs with temp_store=MEMORY and gives the connection its setting back, so
+  // reads outside a transaction (big sorts) keep their temporary files. A batch of one has no savepoint.
+  test("transactions sharing a batch see temp_store MEMORY; a lone one, and everything after, the connection's own", async () => {
+    const s = sqliteStore() as SqliteStore;
+    for (const sql of SCHEMA) await s.run(sql);
+    const tempStore = (q: { get: Store["get"] }) => q.get<{ temp_store: number }>("PRAGMA temp_store").then((r) => r!.temp_store);
+    const own = await tempStore(s);
+    expect(own).not.toBe(2);
+    const commits = s.commits;
+    const grouped = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        s.tx(async (t) => {
+          await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [i + 1, `g${i}`]);
+          return tempStore(t);
+        }),
+      ),
+    );
+    expect(s.commits - commits).toBe(1);
+    expect(grouped).toEqual([2, 2, 2, 2, 2]);
+    expect(await s.tx((t) => tempStore(t))).toBe(own);
+    expect(await tempStore(s)).toBe(own);
+    await s.close();
+  });
+
+  test("a lone transaction that throws leaves nothing behind, and the next one commits", async () => {
+    const s = sqliteStore();
+    for (const sql of SCHEMA) await s.run(sql);
+    const err = await s
+      .tx(async (t) => {
+        await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "ana"]);
+        throw new Error("refused");
+      })
+      .catch((e: Error) => e.message);
+    expect(err).toBe("refused");
+    await s.tx((t) => t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [2, "bo"]));
+    expect(await s.all("SELECT owner FROM port_accounts")).toEqual([{ owner: "bo" }]);
+    await s.close();
+  });
+});
+
 describe("SQLite: the writer is shared with synchronous writers", () => {
   test("a synchronous write by other code never lands inside a transaction that is rolled back", async () => {
     const path = join(dir, `shared-${++n}.db`);

@@ -42,6 +42,27 @@ const delivery = async (id: number) =>
 const attempts = (id: number) =>
   h.ctx.store.all<any>("SELECT attempt_no, status_code, reason_tag, response_excerpt FROM webhook_attempts WHERE delivery_id = ? ORDER BY id", [id]);
 
+describe("event ids", () => {
+  // evt_ + the event's time in ms (12 hex digits) + 48 random bits: ids made one after another sort together, so
+  // each lands on the last page of events_public_id_idx (src/webhooks/outbox.ts, eventPublicId).
+  test("an id names its event's time and sorts after the ids made before it; same-instant ids differ", async () => {
+    const { key, webhook } = await setup();
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      made.push((await test_(key, webhook.id)).event_id);
+      made.push((await test_(key, webhook.id)).event_id);
+      h.clock.advanceSeconds(1);
+    }
+    for (const id of made) expect(id).toMatch(/^evt_[0-9a-f]{24}$/);
+    expect(new Set(made).size).toBe(6);
+    const rows = await h.ctx.store.all<{ public_id: string; created_at: string }>("SELECT public_id, created_at FROM events ORDER BY id");
+    expect(rows.map((r) => r.public_id)).toEqual(made);
+    for (const r of rows) expect(Number.parseInt(r.public_id.slice(4, 16), 16)).toBe(Date.parse(r.created_at));
+    expect(made.filter((_, i) => i % 2 === 1).every((id, i) => id.slice(0, 16) === made[2 * i]!.slice(0, 16))).toBe(true);
+    expect([...made].sort((a, b) => a.slice(0, 16).localeCompare(b.slice(0, 16)))).toEqual(made);
+  });
+});
+
 describe("signed delivery", () => {
   test("the signature verifies byte for byte with an independent HMAC over the raw body", async () => {
     const { key, webhook } = await setup();
