@@ -16,13 +16,14 @@ export interface RunResult {
 
 /** What a statement runs on: the store itself (outside a transaction) or a transaction's handle. */
 export interface Queryable {
+  /** The engine behind it, for the few plans that differ by engine (never the SQL a caller writes). */
+  readonly dialect: Dialect;
   all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null>;
   run(sql: string, params?: readonly Param[]): Promise<RunResult>;
 }
 
 export interface Store extends Queryable {
-  readonly dialect: Dialect;
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (and the error
    * rethrown). Transactions never interleave with each other or with writes outside them on the same store.

@@ -125,6 +125,7 @@ function handleOf(sql: Runner, translate: (s: string) => string): Queryable {
     }
   };
   return {
+    dialect: "postgres",
     async all<T>(text: string, params: readonly Param[] = []) {
       const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
       const numeric = numericColumns(rows);

@@ -53,6 +53,7 @@ function refuseNul(params: readonly Param[]): void {
 
 /** Statements run at once on the connection; each answer is an already-settled promise (no closure per call). */
 class Handle implements Queryable {
+  readonly dialect = "sqlite" as const;
   constructor(private readonly statements: Statements) {}
 
   all<T>(sql: string, params: readonly Param[] = []): Promise<T[]> {

@@ -64,6 +64,7 @@ export async function servedDatabase(dir: string, name = "herald.db"): Promise<S
 function sqliteQueryable(db: Database): Queryable {
   const bound = (params: readonly Param[] = []) => params as Array<string | number | boolean | null | Uint8Array>;
   return {
+    dialect: "sqlite",
     all: async <T>(sql: string, params?: readonly Param[]) => db.query(sql).all(...bound(params)) as T[],
     get: async <T>(sql: string, params?: readonly Param[]) => (db.query(sql).get(...bound(params)) as T | null) ?? null,
     run: async (sql: string, params?: readonly Param[]) => ({ changes: db.query(sql).run(...bound(params)).changes }),

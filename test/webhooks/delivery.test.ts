@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { emitEvent } from "../../src/webhooks/outbox";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
@@ -60,6 +61,37 @@ describe("event ids", () => {
     for (const r of rows) expect(Number.parseInt(r.public_id.slice(4, 16), 16)).toBe(Date.parse(r.created_at));
     expect(made.filter((_, i) => i % 2 === 1).every((id, i) => id.slice(0, 16) === made[2 * i]!.slice(0, 16))).toBe(true);
     expect([...made].sort((a, b) => a.slice(0, 16).localeCompare(b.slice(0, 16)))).toEqual(made);
+  });
+});
+
+describe("the outbox's fan-out", () => {
+  // Each engine has its plan (SQLite reads for a subscriber first; PostgreSQL fans out in one statement): the same
+  // deliveries either way, exactly one per active, undeleted webhook of this owner subscribed to the event type.
+  test("an event reaches exactly its owner's active subscribers of its type, and no one when none subscribes", async () => {
+    h = await openTestApp({ env: ENV });
+    const now = h.clock.now().toISOString();
+    const hook = (partner: string, mode: string, type: string, active: number, deleted: string | null) =>
+      h.ctx.store.get<{ id: number }>(
+        "INSERT INTO webhooks (partner, mode, event_type, target_url, description, secret_ciphertext, is_active, deleted_at, created_at, updated_at) VALUES (?, ?, ?, 'https://hooks.example.com/x', NULL, '', ?, ?, ?, ?) RETURNING id",
+        [partner, mode, type, active, deleted, now, now],
+      );
+    const emit = (type: "salutes.credit" | "salutes.debit") =>
+      h.ctx.store.tx((t) => emitEvent(t, h.ctx, { partner: "Acme", mode: "live" }, type, { user_id: "1" }));
+    const none = await emit("salutes.credit");
+    expect(none.deliveryIds).toEqual([]);
+    const wanted = (await hook("Acme", "live", "salutes.credit", 1, null))!.id;
+    await hook("Acme", "live", "salutes.credit", 0, null);
+    await hook("Acme", "live", "salutes.credit", 1, now);
+    await hook("Acme", "live", "salutes.debit", 1, null);
+    await hook("Acme", "sandbox", "salutes.credit", 1, null);
+    await hook("Other", "live", "salutes.credit", 1, null);
+    const one = await emit("salutes.credit");
+    const rows = await h.ctx.store.all<{ id: number; event_id: number; webhook_id: number }>(
+      "SELECT id, event_id, webhook_id FROM webhook_deliveries ORDER BY id",
+    );
+    expect(rows).toEqual([{ id: one.deliveryIds[0]!, event_id: one.id, webhook_id: wanted }]);
+    expect((await emit("salutes.debit")).deliveryIds).toHaveLength(1);
+    expect(await h.ctx.store.get("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?", [none.id])).toEqual({ n: 0 });
   });
 });
 
