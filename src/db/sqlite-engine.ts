@@ -187,7 +187,7 @@ export class SqliteStore implements Store {
    * A savepoint keeps the pages its transaction changes in a sub-journal, to undo them if the body throws. SQLite
    * keeps a sub-journal in memory only up to 64 KiB unless temporary storage is in memory; a credit changes about
    * fifteen pages (60 KiB and more), so under load the journal went to a temporary file and every grouped credit
-   * paid ~30 extra pwrite calls: the credit's statements as a grouped loop took 78 µs against 67 µs with the
+   * paid ~30 extra pwrite calls: the credit's statements as a grouped loop took 75–78 µs against 64–66 µs with the
    * journal in memory (bench/README.md, "Sub-journal in memory"). So a grouped batch runs with temp_store=MEMORY,
    * restored after the batch: reads outside a transaction (big sorts of the exports) keep their temporary files,
    * and a sub-journal in memory is emptied at each RELEASE, so it holds one transaction's pages at most.

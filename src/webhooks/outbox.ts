@@ -32,7 +32,7 @@ function eventJson(data: Record<string, unknown>): string {
  * `evt_` and 24 hex digits: the event's time in milliseconds (12 digits, as UUIDv7 starts) then 48 random bits.
  * Ids made one after another sort together, so each new row of events_public_id_idx lands on the index's last
  * page, which the transactions of one commit share; a fully random id put every event on a page of its own
- * (a credit's statements as a grouped loop: 67 → 56 µs, bench/README.md "Sub-journal in memory"). Unguessable
+ * (a credit's statements as a grouped loop: 64–66 → 55–56 µs, bench/README.md "Sub-journal in memory"). Unguessable
  * still (48 random bits per millisecond), and an id reveals nothing the event's own created_at does not.
  */
 export function eventPublicId(atMs: number, random: Uint8Array): string {
