@@ -3,6 +3,7 @@ import type { AppContext } from "../context";
 import { epochMs } from "../clock";
 import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
+import { ResumeLater, synchronousHook } from "../http/hook-scope";
 import { SIGNED_MUTATION, type SignedMutationMark } from "../http/openapi/headers";
 import { repeatedQueryKey, repeatedScalarIn } from "../http/query-once";
 import { rateLimitHeaders } from "../http/rate-limit";
@@ -11,66 +12,23 @@ import { IdempotencyStore, isValidIdempotencyKey, KEY_FORMAT, requestFingerprint
 import { ipAllowed, parseAllowList } from "./ip-allow";
 import { PartnerKeys, type KeyRow } from "./keys";
 import { isValidNonce, NONCE_FORMAT, NonceStore, replayDetected } from "./nonces";
-import type { KeyMode, Scope } from "./scopes";
+import type { Scope } from "./scopes";
 import { requestTarget, verifySignature } from "./signature";
+import {
+  DECOY_SECRETS,
+  forbidden,
+  type PartnerGuard,
+  type PartnerHeaders,
+  partnerHeaders,
+  type PartnerRequest,
+  unauthorized,
+  unixSecondsOf,
+  wrongModeMessage,
+} from "./partner-request";
+
+export type { PartnerGuard, PartnerRequest } from "./partner-request";
 
 const NO_LIST_PARAMETERS: ReadonlySet<string> = new Set();
-
-export interface PartnerGuard {
-  /** The scope the route needs; omit for routes any valid key may call (capabilities, status). */
-  scope?: Scope;
-  /** Mutations need a nonce and (unless IDEMPOTENCY_REQUIRED=0) an Idempotency-Key. */
-  mutation?: boolean;
-  /** Which keys may call: live (default), sandbox, or any. */
-  mode?: KeyMode | "any";
-  /**
-   * The handler commits through `idempotency.run(…, nonce)`, which records the nonce in the effect's own
-   * transaction instead of a write of its own before the handler (the guard still refuses a nonce already
-   * used). If the handler never gets there (a 400 body, a thrown error), the nonce is recorded after the response.
-   */
-  nonceInEffect?: boolean;
-}
-
-/** What a signed route's handler receives as `partner`. */
-export interface PartnerRequest {
-  actor: PartnerActor;
-  idempotency: IdempotencyClaim | null;
-  /** Set on nonceInEffect routes: the nonce idempotency.run must record. */
-  pendingNonce: DeferredNonce | null;
-  requestId: string;
-  /** updated_at of the key row the signature was checked against (capabilities' Last-Modified). */
-  keyUpdatedAt: string;
-}
-
-/** 1–12 ASCII digits as a number; -1 for anything else. */
-function unixSecondsOf(raw: string): number {
-  if (raw.length > 12) return -1;
-  let n = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const d = raw.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-const unauthorized = (message: string) => new AppError("unauthorized", message);
-const forbidden = (message: string) => new AppError("forbidden", message);
-
-/**
- * A key of the wrong mode is the first wall a new partner hits (a sandbox key on the live routes), so the 403
- * says where this key does work and the exact command that makes the other kind, for this partner and scopes.
- * Partner names are letters, digits, spaces and `._-` (validated at creation), so single quotes are enough.
- */
-function wrongModeMessage(row: Readonly<KeyRow>, needed: KeyMode): string {
-  const create = `herald keys create --partner '${row.partner}' --mode ${needed} --scopes ${row.scopes}`;
-  return row.mode === "sandbox"
-    ? `This route needs a live key; ${row.key_id} is a sandbox key, which works only on the sandbox routes under /api/partner/sandbox/ (docs/sandbox.md lists them). An operator creates a live key with: ${create}`
-    : `This route needs a sandbox key; ${row.key_id} is a live key, which works on the live routes under /api/partner/ and /api/salutes/ outside /api/partner/sandbox/. An operator creates a sandbox key with: ${create}`;
-}
-
-// Verifies unknown key ids against a throwaway secret, so "no such key" costs the same as "wrong signature".
-const DECOY_SECRETS = ["hsk_decoy_secret_never_valid_0000000000000000"];
 
 /**
  * `partner: { scope, mutation, mode }` on a route runs, before body validation:
@@ -154,22 +112,13 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  /**
-   * `headers` is the request's headers as a plain object (lower-case names), which Elysia has already built for
-   * the route: reading it costs no call into the runtime, unlike `request.headers.get`.
-   */
-  async function authenticate(
-    request: Request,
-    url: string,
-    headers: Record<string, string | undefined>,
-    state: RequestState,
-    guard: PartnerGuard,
-  ): Promise<PartnerRequest> {
-    const keyId = headers["x-partner-key"];
+  /** The partner headers, checked before any key is looked up (after the per-IP flood guard). */
+  function headerChecks(headers: PartnerHeaders, state: RequestState) {
+    const keyId = headers.key;
     floodGuard(state.ip);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
 
-    const tsRaw = headers["x-partner-timestamp"];
+    const tsRaw = headers.timestamp;
     if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
     const ts = unixSecondsOf(tsRaw);
     if (ts < 0) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
@@ -180,19 +129,31 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         `X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`,
       );
     }
-    const signature = headers["x-partner-signature"];
+    const signature = headers.signature;
     if (!signature) throw unauthorized("Missing X-Partner-Signature header");
+    return { keyId, tsRaw, nowMs, signature, nonce: headers.nonce };
+  }
 
-    const nonce = headers["x-partner-nonce"] ?? null;
-    const row = keyId.length <= 128 ? (keys.cached(keyId, nowMs) ?? (await keys.find(keyId, nowMs))) : null;
+  /**
+   * The signature against the key row (null: no such key, checked against a decoy secret), then the per-key limit,
+   * status, IP, mode, scope and the query's repetitions. Throws the refusal; returns the proven key.
+   */
+  function keyChecks(
+    request: Request,
+    url: string,
+    state: RequestState,
+    guard: PartnerGuard,
+    sent: ReturnType<typeof headerChecks>,
+    row: Readonly<KeyRow> | null,
+  ): { row: Readonly<KeyRow>; key: PreparedKey; target: string } {
     const key = row ? prepare(row) : null;
-    const secrets = key ? (nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
+    const secrets = key ? (sent.nowMs < key.previousUntilMs ? key.withPrevious : key.current) : DECOY_SECRETS;
     const target = requestTarget(url);
-    const valid = verifySignature(secrets, signature, {
+    const valid = verifySignature(secrets, sent.signature, {
       method: request.method,
       target,
-      timestamp: tsRaw,
-      nonce,
+      timestamp: sent.tsRaw,
+      nonce: sent.nonce,
       body: state.rawBody,
     });
     if (!valid || !row || !key) {
@@ -211,6 +172,44 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     // Signed routes declare no list parameters (test/http/params-convention.test.ts), so none may repeat.
     const repeated = repeatedScalarIn(target, NO_LIST_PARAMETERS);
     if (repeated !== null) throw repeatedQueryKey(repeated);
+    return { row, key, target };
+  }
+
+  const proven = (
+    row: Readonly<KeyRow>,
+    key: PreparedKey,
+    state: RequestState,
+    claim: IdempotencyClaim | null,
+    pendingNonce: DeferredNonce | null,
+  ): PartnerRequest => ({
+    actor: key.actor,
+    idempotency: claim,
+    pendingNonce,
+    requestId: state.id,
+    keyUpdatedAt: row.updated_at,
+  });
+
+  /**
+   * The whole check, synchronously, for a request that needs no await: not a mutation, no nonce, its key row in
+   * memory (PartnerKeys.cached) and last_used_at written within the minute. Undefined, before anything is counted or
+   * refused, when the request needs `authenticate` instead; it then gets exactly the same checks and answers.
+   */
+  function authenticateNow(request: Request, url: string, headers: PartnerHeaders, state: RequestState, guard: PartnerGuard): PartnerRequest | undefined {
+    const keyId = headers.key;
+    if (guard.mutation || keyId === null || keyId.length > 128 || headers.nonce !== null) return undefined;
+    const nowMs = epochMs(ctx.clock);
+    const row = keys.cached(keyId, nowMs);
+    if (!row || !keys.usedWithinMinute(row, nowMs)) return undefined;
+    const sent = headerChecks(headers, state);
+    const { key } = keyChecks(request, url, state, guard, sent, row);
+    return proven(row, key, state, null, null);
+  }
+
+  async function authenticate(request: Request, url: string, headers: PartnerHeaders, state: RequestState, guard: PartnerGuard): Promise<PartnerRequest> {
+    const sent = headerChecks(headers, state);
+    const { keyId, nowMs, nonce } = sent;
+    const found = keyId.length <= 128 ? (keys.cached(keyId, nowMs) ?? (await keys.find(keyId, nowMs))) : null;
+    const { row, key, target } = keyChecks(request, url, state, guard, sent, found);
 
     const isMutation = guard.mutation ?? false;
     const nonceRequired = isMutation && (row.mode === "live" || ctx.config.sandboxNonceRequired);
@@ -226,7 +225,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
 
     let claim: IdempotencyClaim | null = null;
     if (isMutation) {
-      const idemKey = headers["idempotency-key"] ?? null;
+      const idemKey = request.headers.get("idempotency-key");
       const refuse = async (message: string) => {
         // A request refused here has still used its nonce; a deferred one is recorded now.
         if (pendingNonce) await nonces.use(pendingNonce.keyId, pendingNonce.nonce);
@@ -240,14 +239,20 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
       }
     }
     if (!keys.usedWithinMinute(row, nowMs)) await keys.markUsed(row, nowMs);
-    return {
-      actor: key.actor,
-      idempotency: claim,
-      pendingNonce,
-      requestId: state.id,
-      keyUpdatedAt: row.updated_at,
-    };
+    return proven(row, key, state, claim, pendingNonce);
   }
+
+  /** What the guard's transform reads of Elysia's context, and sets on it (`partner`, for the handler). */
+  interface TransformContext {
+    request: Request;
+    url?: string;
+    set: { headers: Record<string, string | number> };
+    partner?: PartnerRequest;
+  }
+  const resumeAfterAuthentication = (request: Request, url: string, headers: PartnerHeaders, state: RequestState, guard: PartnerGuard) =>
+    new ResumeLater(async () => {
+      state.partner = await authenticate(request, url, headers, state, guard);
+    });
 
   // The result rides on the request's existing state (a second WeakMap keyed by every request made the GC's work
   // per request measurably larger, bench/README.md, signed), and reaches the handler as `partner` on the context
@@ -264,28 +269,45 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     keys,
     plugin: new Elysia({ name: "herald:partner-auth" }).macro({
       partner: (guard: PartnerGuard) => ({
-        transform: async function partnerVerified(context: {
-          request: Request;
-          url?: string;
-          headers?: Record<string, string | undefined>;
-          set: { headers: Record<string, string | number> };
-          partner?: PartnerRequest;
-        }) {
-          const state = states.get(context.request)!;
-          try {
-            // Elysia puts the URL it has read (routes with a query schema or an onRequest hook: all of Herald's) and the
-            // headers as an object (routes whose hooks read them, as this one does) on the context; the fallbacks are
-            // for safety.
-            const url = context.url ?? context.request.url;
-            const headers = context.headers ?? (context.request.headers.toJSON() as Record<string, string>);
-            const partner = await authenticate(context.request, url, headers, state, guard);
-            state.partner = partner;
-            // The handler's context is this object: the handler reads `partner` from it.
-            context.partner = partner;
-          } finally {
-            Object.assign(context.set.headers, state.headers);
-          }
-        },
+        // A mutation always awaits (its nonce, its idempotency key): its transform is async. Every other signed route
+        // verifies synchronously when it can (authenticateNow) and otherwise throws ResumeLater: the route runs again
+        // once `authenticate` has proven the request, or answers its refusal (src/http/hook-scope.ts). So the compiled
+        // handler of a signed GET has no await of the guard's (bench/README.md, "signed"). Elysia reads each hook's
+        // source: passing the whole context to a call would make every such route parse its cookies and body too,
+        // hence the context given to ResumeLater by assignment and the URL and headers read in the hook itself.
+        transform: guard.mutation
+          ? async function partnerVerified(context: TransformContext) {
+              const state = states.get(context.request)!;
+              try {
+                const url = context.url ?? context.request.url;
+                const partner = await authenticate(context.request, url, partnerHeaders(context.request), state, guard);
+                state.partner = partner;
+                // The handler's context is this object: the handler reads `partner` from it.
+                context.partner = partner;
+              } finally {
+                Object.assign(context.set.headers, state.headers);
+              }
+            }
+          : synchronousHook(function partnerVerifiedNow(context: TransformContext) {
+              const state = states.get(context.request)!;
+              try {
+                let partner = state.partner as PartnerRequest | null;
+                if (partner === null) {
+                  const url = context.url ?? context.request.url;
+                  const headers = partnerHeaders(context.request);
+                  partner = authenticateNow(context.request, url, headers, state, guard) ?? null;
+                  if (partner === null) {
+                    const pause = resumeAfterAuthentication(context.request, url, headers, state, guard);
+                    pause.context = context;
+                    throw pause;
+                  }
+                  state.partner = partner;
+                }
+                context.partner = partner;
+              } finally {
+                Object.assign(context.set.headers, state.headers);
+              }
+            }),
         resolve: typedPartner,
         // A deferred nonce whose handler never recorded it (a refused body, an error before the effect): record
         // it now, so that request cannot be replayed either. Only routes that defer their nonce need the hook.

@@ -10,13 +10,19 @@ import { describeValidationErrors } from "./validation";
 import { contentTypeProblem, parseJsonBytes } from "./json-body";
 import { parseFormBytes } from "./form-body";
 import { CompressedCache, compressedAnswer } from "./compression";
-import { isSignedRoute, onEveryRoute, type ScopedRoute, scopedHook } from "./hook-scope";
+import { isSignedRoute, onEveryRoute, ResumeLater, type ScopedRoute, scopedHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
 import { errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf, tooLarge } from "./request-state";
 import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
+
+/** The code Elysia's catch gives a thrown error (its `code`, else UNKNOWN), for an error thrown outside its catch. */
+const codeOf = (error: unknown): string => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" || typeof code === "number" ? String(code) : "UNKNOWN";
+};
 
 export { clientIp, errorResponse, MAX_TARGET_CHARS, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
 
@@ -133,6 +139,27 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
 
   const refusal = errorAnswers(ctx, states, routes);
 
+  let resumedRuns = 0;
+  ctx.metrics.counter(
+    "herald_http_resumed_total",
+    "Requests whose route ran again after a synchronous hook had to await (a signed GET whose key was not in memory, or with a nonce).",
+    () => resumedRuns,
+  );
+
+  /**
+   * The route run again after its hook's await (src/http/hook-scope.ts), with the context the hook was given; if the
+   * await fails, that failure is the answer, as if the hook had thrown it.
+   */
+  const resumed = (pause: ResumeLater, at: { code: string | number; request: Request; path: string; route: string; params?: unknown }): Promise<unknown> => {
+    const handler = routes.handlerOf(at.request.method, at.route);
+    resumedRuns++;
+    return pause.prepare().then(
+      () =>
+        handler && pause.context ? handler(pause.context) : refusal({ ...at, error: new Error(`no compiled handler for ${at.request.method} ${at.route}`) }),
+      (error: unknown) => refusal({ ...at, code: codeOf(error), error }),
+    );
+  };
+
   /** A probe's answer in the metrics (probes write no request-log row, so no after-response hook counts them). */
   const probeObserved = (request: Request, route: string, status: number) => {
     const state = states.get(request);
@@ -180,7 +207,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       { as: "global" },
       scopedHook(async function bodyParsed({ request, route }) {
         const state = states.get(request);
-        const raw = await readBodyBytes(request, config.maxBodyBytes);
+        // A route run again after an await (ResumeLater, src/http/hook-scope.ts) has read its body already.
+        const raw = state?.rawBody ?? (await readBodyBytes(request, config.maxBodyBytes));
         if (state) state.rawBody = raw;
         const { value, error } = parseBody(raw, request, route);
         if (!error) return value;
@@ -219,6 +247,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // Destructured, never taken whole: Elysia reads from a hook's source which parts of the context it uses, and a
       // hook that takes the whole context makes every route parse the headers, query and cookies it never reads.
       onEveryRoute(function errorAnswered({ code, error, request, path, route, params }) {
+        // A synchronous hook that must await first (src/http/hook-scope.ts): once it has, the route runs again.
+        if (error instanceof ResumeLater) return resumed(error, { code, request, path, route, params });
         const answer = refusal({ code, error, request, path, route, params });
         // A refused probe: counted here, since its after-handle hook (probeCounted) does not run.
         if (PROBE_ROUTES.has(route)) probeObserved(request, route, answer.status);
@@ -239,7 +269,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       { as: "global" },
       scopedHook(function requestFinished({ request, route, set, responseValue }) {
         const state = states.get(request);
-        if (!state) return;
+        if (!state || state.finished) return;
+        state.finished = true;
         const status = state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
         const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
         const routeName = route || "(unmatched)";

@@ -51,17 +51,63 @@ export function undecidedGlobalHooks(event: Record<string, unknown>): string[] {
   return found;
 }
 
-/** Takes every scoped hook off the routes it does not serve. Run once, after the app is composed. */
+/**
+ * Takes every scoped hook off the routes it does not serve, and tells Elysia which hooks are synchronous
+ * (`synchronousHook`, below: Elysia caches its guess on the hook as `isAsync`). Run once, after the app is
+ * composed, before a route is compiled.
+ */
 export function applyHookScopes(history: readonly ScopedRoute[]): void {
   for (const route of history) {
     for (const event of EVENTS) {
-      const list = route.hooks[event] as Array<{ fn: object }> | undefined;
+      const list = route.hooks[event] as Array<{ fn: object; isAsync?: boolean }> | undefined;
       if (!list?.length) continue;
       const kept = list.filter((h) => scopes.get(h.fn)?.(route) ?? true);
       if (kept.length !== list.length) route.hooks[event] = kept;
+      for (const h of kept) if (synchronous.has(h.fn)) h.isAsync = false;
     }
   }
 }
 
 /** A route only a signed partner request reaches (its OpenAPI security names the partner signature). */
 export const isSignedRoute = (route: ScopedRoute) => (route.hooks.detail?.security ?? []).some((s) => "PartnerSignature" in s);
+
+// ResumeLater: a synchronous hook's way back to an await. Elysia compiles a route synchronous only when none of its
+// hooks is async, and ignores a promise that a synchronous transform returns (pinned elysia 1.4.30, compose.mjs:
+// `transformed=e.transform[i](c)`); an async route costs every request a promise and the handler's awaits (the
+// signed partner GETs, bench/README.md "signed"). So a hook whose common case needs no await runs synchronously, and
+// for the rare request that must wait (a key not yet in memory, a nonce to record) it throws `ResumeLater`: the HTTP
+// core's error hook awaits `prepare` and then runs the route again from its start with the same context (its
+// compiled handler, found by method and path in the RouteIndex; a route that takes a body reads it from the request
+// state, where the first run kept it), and the hook now finds its work done. The request gets one answer, one
+// request-log row and one metrics count (RequestState.finished).
+
+/** Thrown by a synchronous hook that must await before the route can go on; not an error the client sees. */
+export class ResumeLater extends Error {
+  /** Elysia's catch sets the status from a thrown error's: 200 keeps the re-run's own status untouched. */
+  readonly status = 200;
+  /**
+   * The handler's context, as the hook received it: the re-run is given the same object. Set by assignment, not
+   * passed to the constructor: Elysia reads a hook's source, and a hook that passes its whole context to a call
+   * is taken to read all of it (cookies and body parsed on every request of the route).
+   */
+  context: object | null = null;
+  constructor(
+    /** What the hook could not do synchronously; the route runs again once it settles, or is refused if it rejects. */
+    readonly prepare: () => Promise<void>,
+  ) {
+    super("a synchronous hook resumes after an await");
+    this.name = "ResumeLater";
+  }
+}
+
+const synchronous = new WeakSet<object>();
+
+/**
+ * Marks a hook as synchronous for Elysia, whatever its source looks like once built: Elysia guesses from a hook's
+ * text (`return f(`, the word "await"), and a guess of "async" compiles the whole route async. The mark is applied
+ * by applyHookScopes once the app is composed. Returns the hook.
+ */
+export function synchronousHook<F extends object>(fn: F): F {
+  synchronous.add(fn);
+  return fn;
+}

@@ -24,6 +24,11 @@ export interface RequestState {
   parseError: AppError | null;
   /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
   partner: object | null;
+  /**
+   * Set when the request's log row and metrics count are taken. A route run again after an await
+   * (ResumeLater, src/http/hook-scope.ts) reaches the after-response hook twice: the second time finds this set.
+   */
+  finished: boolean;
 }
 
 export class RequestStates {
@@ -62,6 +67,7 @@ class Incoming implements RequestState {
   headers: Record<string, string> = {};
   parseError: AppError | null = null;
   partner: object | null = null;
+  finished = false;
   private address: string | null = null;
 
   constructor(

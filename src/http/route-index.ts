@@ -7,6 +7,8 @@ import { repeatableKeysOf } from "./query-once";
 interface RouteRow {
   method: string;
   path: string;
+  /** Elysia's compiled handler of the route (compiled on its first call), given the request's context. */
+  composed?: unknown;
   hooks?: { body?: unknown; query?: unknown; params?: unknown; detail?: unknown };
 }
 
@@ -32,8 +34,10 @@ export class RouteIndex {
   private emptyBodies = new Map<string, boolean>();
   private forms = new Set<string>();
   private repeatable = new Map<string, ReadonlySet<string>>();
+  private rows = new Map<string, RouteRow>();
 
   load(routes: ReadonlyArray<RouteRow>): void {
+    this.rows = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
     this.patterns = routes
       .filter((r) => r.method !== "ALL")
       .map((r) => ({
@@ -54,6 +58,15 @@ export class RouteIndex {
       ]),
     );
     this.forms = new Set(routes.filter((r) => declaresFormBody(r.hooks?.detail)).map((r) => `${r.method} ${r.path}`));
+  }
+
+  /**
+   * The route's compiled handler, to run it again with a request's context (ResumeLater, src/http/hook-scope.ts). A HEAD request
+   * is served by its GET route. Read when called: Elysia replaces its lazy entry with the compiled one.
+   */
+  handlerOf(method: string, route: string): ((context: object) => unknown) | null {
+    const row = this.rows.get(`${method} ${route}`) ?? (method === "HEAD" ? this.rows.get(`GET ${route}`) : undefined);
+    return typeof row?.composed === "function" ? (row.composed as (context: object) => unknown) : null;
   }
 
   /** Whether the route takes an HTML form body instead of JSON (src/http/form-body.ts: the sign-in forms). */
