@@ -19,6 +19,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   "build-flags": () => import("./build-flags"),
   migrate: () => import("./migrate"),
   profile: () => import("./profile"),
+  floors: () => import("./floors"),
 };
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
@@ -50,7 +51,7 @@ Options:
   --json            print the report as JSON on stdout (progress stays on stderr)
   --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
-  --rounds N        http, signed, redirect: alternate the compared cases N times and report medians (default 1)
+  --rounds N        http, signed, redirect, floors: alternate the compared cases N times and report medians (default 1)
   --starts N        build-flags: cold starts timed per variant, median reported (default 5)
   --engine E        every benchmark but build-flags and migrate: sqlite (default) or postgres (a throwaway
                     cluster from Debian's package, bench/engines.ts)

@@ -1,0 +1,119 @@
+// The floors benchmark's server (bench/floors.ts): a bare Bun.serve that does one hot route's baseline work, and
+// optionally the least that Herald's features add to it, and nothing else: no herald heap, no Elysia, no database.
+// What a case adds is the floor under herald's figure for that route: no implementation of the feature can do less.
+//   PORT=<port> CASE=<case> [SECRET=<hsk_…>] bun bench/floors-server.ts
+// Cases (each one answers every path as its route would):
+//   json            the raw Bun.serve JSON baseline (as bench/baseline-server.ts)
+//   json-door       + what every herald answer carries: the URL read (size guard, include_meta), Content-Length and
+//                   X-Request-ID read, a request id made or echoed, and sent back as X-Request-ID
+//   json-signature  json-door + the partner signature: the four X-Partner-* headers read and herald's own HMAC
+//                   check (src/auth/signature.ts) of the canonical string; a wrong signature answers 401
+//   redirect        the raw redirect (as bench/redirect-baseline-server.ts: `new URL`, a Map lookup, a 302)
+//   redirect-ip     + the client address (server.requestIP), which unique clicks per client need
+//   redirect-door   + the click's other needs and the door's: User-Agent, X-Request-ID and Content-Length read, a
+//                   request id sent back, the click counted in a Map keyed by client address and User-Agent; the
+//                   code sliced off the URL string instead of the raw redirect's `new URL` (the cheapest way)
+import type { Server } from "bun";
+import { requestTarget, verifySignature } from "../src/auth/signature";
+
+const port = Number(process.env.PORT ?? "0");
+const which = process.env.CASE ?? "json";
+const secrets = [process.env.SECRET ?? ""];
+const LINK = new Map([["aaaaaaaaaaaaaaaa", "http://127.0.0.1/tracks/1"]]);
+const PREFIX = "/s/audio/";
+const SANE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+// Request ids as herald draws them (src/http/request-id.ts): 64 at a time, sliced off one string.
+let pool = "";
+let next = 64;
+function requestId(header: string | null): string {
+  if (header && SANE_ID.test(header)) return header;
+  if (next >= 64) {
+    const hex = Buffer.from(crypto.getRandomValues(new Uint8Array(64 * 12))).toString("hex");
+    pool = "";
+    for (let i = 0; i < 64; i++) pool += `req_${hex.slice(i * 24, (i + 1) * 24)}`;
+    next = 0;
+  }
+  const at = next++ * 28;
+  return pool.slice(at, at + 28);
+}
+
+/** Herald's size guards read these two; the floor reads them and refuses nothing the load sends. */
+function sizeGuarded(req: Request): boolean {
+  return req.url.length <= 8192 && req.headers.get("content-length") === null;
+}
+
+/** Clicks by client address, then User-Agent (herald keeps the same two levels, src/audio-share/hits.ts). */
+const clicks = new Map<string, Map<string, number>>();
+const destinationOf = (req: Request) => {
+  const path = new URL(req.url).pathname;
+  return path.startsWith(PREFIX) ? LINK.get(path.slice(PREFIX.length)) : undefined;
+};
+const notFound = () => new Response("not found", { status: 404 });
+
+const handlers: Record<string, (req: Request, server: Server<unknown>) => Response> = {
+  json: () => Response.json({ success: true, status: "up" }),
+  "json-door": (req) => {
+    if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
+    const id = requestId(req.headers.get("x-request-id"));
+    return new Response(JSON.stringify({ success: true, status: "up" }), { headers: { "content-type": "application/json", "x-request-id": id } });
+  },
+  "json-signature": (req) => {
+    if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
+    const h = req.headers;
+    const id = requestId(h.get("x-request-id"));
+    const key = h.get("x-partner-key");
+    const timestamp = h.get("x-partner-timestamp");
+    const signature = h.get("x-partner-signature");
+    const nonce = h.get("x-partner-nonce");
+    if (!key || !timestamp || !signature) return new Response("unsigned", { status: 401 });
+    if (!verifySignature(secrets, signature, { method: req.method, target: requestTarget(req.url), timestamp, nonce, body: null })) {
+      return new Response("bad signature", { status: 401 });
+    }
+    return new Response(JSON.stringify({ success: true, status: "up" }), { headers: { "content-type": "application/json", "x-request-id": id } });
+  },
+  redirect: (req) => {
+    const destination = destinationOf(req);
+    if (!destination) return notFound();
+    return new Response(null, { status: 302, headers: { location: destination, "cache-control": "private, no-store" } });
+  },
+  "redirect-ip": (req, server) => {
+    const destination = destinationOf(req);
+    if (!destination) return notFound();
+    const ip = server.requestIP(req)?.address ?? "";
+    if (ip === "") return new Response("no client address", { status: 500 });
+    return new Response(null, { status: 302, headers: { location: destination, "cache-control": "private, no-store" } });
+  },
+  "redirect-door": (req, server) => {
+    const url = req.url;
+    if (url.length > 8192 || req.headers.get("content-length") !== null) return new Response("refused", { status: 413 });
+    // The code sliced off the URL it had to read anyway: cheaper than the raw redirect's `new URL`, as herald's
+    // door (Bun's router hands it the code) is too.
+    const at = url.indexOf(PREFIX, 8);
+    const query = url.indexOf("?", at);
+    const destination = at === -1 ? undefined : LINK.get(url.slice(at + PREFIX.length, query === -1 ? undefined : query));
+    if (!destination) return notFound();
+    const ip = server.requestIP(req)?.address ?? "";
+    const ua = req.headers.get("user-agent") ?? "";
+    const id = requestId(req.headers.get("x-request-id"));
+    let agents = clicks.get(ip);
+    if (!agents) clicks.set(ip, (agents = new Map()));
+    agents.set(ua, (agents.get(ua) ?? 0) + 1);
+    return new Response(null, { status: 302, headers: { location: destination, "cache-control": "private, no-store", "x-request-id": id } });
+  },
+};
+
+const handler = handlers[which];
+if (!handler) {
+  console.error(`floors-server: unknown CASE ${which}; one of ${Object.keys(handlers).join(", ")}`);
+  process.exit(2);
+}
+
+// Every case has the same static readiness route (Bun answers it natively); the load never asks for it.
+const server = Bun.serve({ hostname: "127.0.0.1", port, routes: { "/floors-ready": new Response("ok") }, fetch: handler });
+
+const stop = () => {
+  void server.stop(true).then(() => process.exit(0));
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
