@@ -162,6 +162,32 @@ describe("a signed GET resumed after the guard awaits", () => {
     expect(cold.body).toEqual(warm.body);
   });
 
+  test("a GET with a query resumes with its query: the same window on both paths, and the same 400 for a bad value", async () => {
+    h = await openTestApp();
+    const token = await createAdminToken(h);
+    const usage = (key: TestKey, query: string) => signedJson(h, key, "GET", `/api/partner/analytics/usage?${query}`);
+    const cold = await createKey(h);
+    const before = resumedIn(await metricsText(token));
+    const resumed = await usage(cold, "hours=2");
+    expect(resumedIn(await metricsText(token))).toBe(before + 1);
+    for (let i = 0; i < 3; i++) await caps(cold);
+    const warmBefore = resumedIn(await metricsText(token));
+    const synchronous = await usage(cold, "hours=2");
+    expect(resumedIn(await metricsText(token))).toBe(warmBefore);
+    for (const res of [resumed, synchronous]) expect([res.status, (res.body.window as { hours: number }).hours]).toEqual([200, 2]);
+
+    const bad = await createKey(h);
+    const badBefore = resumedIn(await metricsText(token));
+    const badResumed = await usage(bad, "hours=abc");
+    expect(resumedIn(await metricsText(token))).toBe(badBefore + 1);
+    for (let i = 0; i < 3; i++) await caps(bad);
+    const badWarm = resumedIn(await metricsText(token));
+    const badSynchronous = await usage(bad, "hours=abc");
+    expect(resumedIn(await metricsText(token))).toBe(badWarm);
+    for (const res of [badResumed, badSynchronous]) expect([res.status, res.body.error]).toEqual([400, "invalid_query"]);
+    expect(badResumed.body.message).toBe(badSynchronous.body.message);
+  });
+
   test("HEAD on a signed GET route answers on both paths with the GET's headers and no body", async () => {
     h = await openTestApp();
     const key = await createKey(h);
