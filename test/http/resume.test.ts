@@ -188,6 +188,28 @@ describe("a signed GET resumed after the guard awaits", () => {
     expect(badResumed.body.message).toBe(badSynchronous.body.message);
   });
 
+  test("the partner limits count a resumed request once, and its answer carries the same headers as a synchronous one", async () => {
+    h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "100" } });
+    const token = await createAdminToken(h);
+    const key = await createKey(h);
+    const answers: Array<{ resumed: boolean; names: string[]; remaining: string | null }> = [];
+    for (let i = 0; i < 4; i++) {
+      const before = resumedIn(await metricsText(token));
+      const res = await h.request(CAPS, signedInit(h, key, "GET", CAPS));
+      expect(res.status).toBe(200);
+      answers.push({
+        resumed: resumedIn(await metricsText(token)) > before,
+        names: [...res.headers.keys()].sort(),
+        remaining: res.headers.get("x-ratelimit-remaining"),
+      });
+    }
+    // The first two resume (the key's first read, then the read after last_used_at was written); the rest do not.
+    expect(answers.map((a) => a.resumed)).toEqual([true, true, false, false]);
+    expect(answers.map((a) => a.remaining)).toEqual(["99", "98", "97", "96"]);
+    for (const a of answers) expect(a.names).toEqual(answers[3]!.names);
+    expect(answers[0]!.names).toContain("x-ratelimit-limit");
+  });
+
   test("HEAD on a signed GET route answers on both paths with the GET's headers and no body", async () => {
     h = await openTestApp();
     const key = await createKey(h);
