@@ -15,28 +15,17 @@
 //                   code sliced off the URL string instead of the raw redirect's `new URL` (the cheapest way)
 import type { Server } from "bun";
 import { requestTarget, verifySignature } from "../src/auth/signature";
+import { cryptoRng } from "../src/clock";
+import { requestIdFor } from "../src/http/request-id";
 
 const port = Number(process.env.PORT ?? "0");
 const which = process.env.CASE ?? "json";
 const secrets = [process.env.SECRET ?? ""];
 const LINK = new Map([["aaaaaaaaaaaaaaaa", "http://127.0.0.1/tracks/1"]]);
 const PREFIX = "/s/audio/";
-const SANE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-// Request ids as herald draws them (src/http/request-id.ts): 64 at a time, sliced off one string.
-let pool = "";
-let next = 64;
-function requestId(header: string | null): string {
-  if (header && SANE_ID.test(header)) return header;
-  if (next >= 64) {
-    const hex = Buffer.from(crypto.getRandomValues(new Uint8Array(64 * 12))).toString("hex");
-    pool = "";
-    for (let i = 0; i < 64; i++) pool += `req_${hex.slice(i * 24, (i + 1) * 24)}`;
-    next = 0;
-  }
-  const at = next++ * 28;
-  return pool.slice(at, at + 28);
-}
+/** A request id as herald makes one (src/http/request-id.ts): the client's when sane, else one from its pool. */
+const requestId = (header: string | null) => requestIdFor(header, cryptoRng);
 
 /** Herald's size guards read these two; the floor reads them and refuses nothing the load sends. */
 function sizeGuarded(req: Request): boolean {

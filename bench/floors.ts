@@ -43,6 +43,8 @@ const CASES: FloorCase[] = [
 const TARGETS: Record<string, number> = { "json-door": 0.7, "json-signature": 0.95, "redirect-ip": 0.85, "redirect-door": 0.85 };
 
 const fixed = (x: number | null | undefined, digits = 2) => (typeof x === "number" ? x.toFixed(digits) : "?");
+/** A difference with its sign: "+1.24", "−0.21". */
+const signed = (x: number | null) => (x === null ? "?" : `${x < 0 ? "−" : "+"}${Math.abs(x).toFixed(2)}`);
 
 const floors: Benchmark = {
   name: "floors",
@@ -99,13 +101,13 @@ const floors: Benchmark = {
           .map((x) => x.toFixed(2))
           .join(
             ", ",
-          )}); server CPU ${fixed(cpu)} vs ${fixed(baseCpu)} µs a request (+${fixed(delta)} µs)${target ? `; issue 29's target ${target.toFixed(2)}×` : ""}`,
+          )}); server CPU ${fixed(cpu)} vs ${fixed(baseCpu)} µs a request (${signed(delta)} µs)${target ? `; issue 29's target ${target.toFixed(2)}×` : ""}`,
       );
       if (c.id === "json-signature" && delta !== null && delta > 0) {
         // The same work added to a route of U µs: signed ÷ unsigned ≤ U / (U + delta).
         const needed = (0.95 * delta) / 0.05;
         summary.push(
-          `  the signature's +${fixed(delta)} µs on a route of 15 / 20 / 30 µs (unsigned) caps signed ÷ unsigned at ${[15, 20, 30]
+          `  the signature's ${signed(delta)} µs on a route of 15 / 20 / 30 µs (unsigned) caps signed ÷ unsigned at ${[15, 20, 30]
             .map((u) => (u / (u + delta)).toFixed(2))
             .join(" / ")}; 0.95 needs an unsigned route of ≥ ${needed.toFixed(1)} µs of server CPU (bench signed prints herald's)`,
         );

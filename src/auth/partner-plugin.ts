@@ -112,8 +112,8 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }
   }
 
-  /** The partner headers, checked before any key is looked up (after the per-IP flood guard). */
-  function headerChecks(headers: PartnerHeaders, state: RequestState) {
+  /** The partner headers, checked at `nowMs` before any key is looked up (after the per-IP flood guard). */
+  function headerChecks(headers: PartnerHeaders, state: RequestState, nowMs: number) {
     const keyId = headers.key;
     floodGuard(state.ip);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
@@ -122,7 +122,6 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
     const ts = unixSecondsOf(tsRaw);
     if (ts < 0) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
-    const nowMs = epochMs(ctx.clock);
     const drift = ts - Math.floor(nowMs / 1000);
     if (Math.abs(drift) > skew) {
       throw unauthorized(
@@ -200,13 +199,13 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     const nowMs = epochMs(ctx.clock);
     const row = keys.cached(keyId, nowMs);
     if (!row || !keys.usedWithinMinute(row, nowMs)) return undefined;
-    const sent = headerChecks(headers, state);
+    const sent = headerChecks(headers, state, nowMs);
     const { key } = keyChecks(request, url, state, guard, sent, row);
     return proven(row, key, state, null, null);
   }
 
   async function authenticate(request: Request, url: string, headers: PartnerHeaders, state: RequestState, guard: PartnerGuard): Promise<PartnerRequest> {
-    const sent = headerChecks(headers, state);
+    const sent = headerChecks(headers, state, epochMs(ctx.clock));
     const { keyId, nowMs, nonce } = sent;
     const found = keyId.length <= 128 ? (keys.cached(keyId, nowMs) ?? (await keys.find(keyId, nowMs))) : null;
     const { row, key, target } = keyChecks(request, url, state, guard, sent, found);
