@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import { openDatabase } from "./db/client";
 import type { SyncQueryable } from "./db/sqlite-file";
 import { migrate } from "./db/migrate";
+import type { StoreHealth } from "./db/health";
 import type { Store } from "./db/port";
 import { SqliteStore } from "./db/sqlite-engine";
 import { PostgresStore } from "./db/postgres-engine";
@@ -70,6 +71,10 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     poolMax: d.poolMax,
     statementTimeoutMs: d.statementTimeoutMs,
     idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+    connectTimeoutMs: d.connectTimeoutMs,
+    acquireTimeoutMs: d.acquireTimeoutMs,
+    queryTimeoutMs: d.queryTimeoutMs,
+    transactionTimeoutMs: d.transactionTimeoutMs,
     // Which instance a session belongs to, in pg_stat_activity (an operator ending one instance's sessions, the proof test).
     applicationName: `herald ${instanceId}`,
   });
@@ -108,11 +113,39 @@ function instanceIdOf(config: Config): string {
   return `${host}-${process.pid}-${Buffer.from(cryptoRng.bytes(3)).toString("hex")}`;
 }
 
+/** The storage port's availability in /metrics: outages, deadlines, retries, discarded connections, 503s. */
+function publishStoreHealth(metrics: Metrics, health: StoreHealth): void {
+  const c = health.counts;
+  metrics.gauge("herald_db_unavailable", "1 while the database is unavailable as this instance sees it (an outage in progress), else 0.", () =>
+    health.down ? 1 : 0,
+  );
+  metrics.counter("herald_db_outages_total", "Times the database became unavailable (one warning line each).", () => c.outages);
+  metrics.counter(
+    "herald_db_deadlines_total",
+    "PostgreSQL statements and transactions abandoned at Herald's deadline (DATABASE_*_TIMEOUT_MS).",
+    () => c.deadlines,
+  );
+  metrics.counter("herald_db_tx_retries_total", "PostgreSQL transactions run again after a deadlock or serialization failure.", () => c.retries);
+  metrics.counter(
+    "herald_db_connections_discarded_total",
+    "PostgreSQL connections closed instead of reused after a deadline (a transaction's, or a pool whose server stopped answering).",
+    () => c.discarded,
+  );
+  metrics.counter(
+    "herald_db_shed_total",
+    "PostgreSQL statements and transactions refused at once during an outage, while one other tried the server.",
+    () => c.shed,
+  );
+  metrics.counter("herald_db_unavailable_responses_total", "Requests answered 503 db_unavailable.", () => c.refused);
+}
+
 /** `sqliteSync`: the SQLite connection's synchronous statements, for the master-key check at start (null on PostgreSQL). */
 function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: SyncQueryable | null, instanceId = instanceIdOf(config)): AppContext {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
+  store.health.log = log;
+  publishStoreHealth(metrics, store.health);
   const secrets = resolveMasterKey(config, log);
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
@@ -139,6 +172,7 @@ function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: Sy
       instanceId,
       disabled: config.jobsDisabled,
       schedules: config.jobSchedules,
+      health: store.health,
       onRun: (name, ok) => metrics.observeJob(name, ok),
     }),
     // The rollup catch-up runs at start on either engine (src/http/request-log/catchup.ts).

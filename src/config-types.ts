@@ -14,11 +14,21 @@ export interface Config {
     readonly poolMax: number;
     readonly statementTimeoutMs: number;
     readonly idleInTransactionTimeoutMs: number;
+    /** Herald's own deadlines on PostgreSQL (docs/postgres.md "Deadlines"). */
+    readonly connectTimeoutMs: number;
+    readonly acquireTimeoutMs: number;
+    readonly queryTimeoutMs: number;
+    readonly transactionTimeoutMs: number;
   };
   readonly instanceId: string | undefined; // HERALD_INSTANCE_ID; undefined: made at start
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   readonly trustProxy: boolean;
   readonly maxBodyBytes: number;
+  /** How long a request body may take to arrive (src/http/body/body-deadline.ts): 408 request_timeout past it. */
+  readonly requestBody: {
+    readonly timeoutMs: number;
+    readonly minBytesPerSec: number;
+  };
   readonly rateLimits: {
     readonly publicPerMin: number;
     readonly webhookPerMin: number;
@@ -33,6 +43,7 @@ export interface Config {
   /** JOB_SCHEDULES: job name → Croner pattern replacing the job's own. */
   readonly jobSchedules: Readonly<Record<string, string>>;
   readonly metricsPublic: boolean;
+  readonly shutdownDrainDelayMs: number;
   readonly shutdownGraceMs: number;
   readonly masterKey: string | undefined;
   readonly adminToken: string | undefined;

@@ -1,5 +1,5 @@
 // What running several instances needs — the storage engine (DESIGN.md §8a, docs/postgres.md), the instance's
-// name, job schedules — spread into CONFIG_VARS (src/config-vars.ts).
+// name, job schedules, the drain behind a load balancer — spread into CONFIG_VARS (src/config-vars.ts).
 // (Kinds written out, not imported: src/config-vars.ts imports this file.)
 const int = (min: number, max: number) => ({ type: "int" as const, min, max });
 
@@ -14,10 +14,30 @@ export const INSTANCE_VARS = {
     fallback: "10",
     doc: "PostgreSQL connections per instance (the connection budget is instances × this; docs/postgres.md).",
   },
+  DATABASE_CONNECT_TIMEOUT_MS: {
+    kind: int(1000, 60_000),
+    fallback: "3000",
+    doc: "Deadline for opening a PostgreSQL connection (TCP, TLS, authentication), rounded up to whole seconds.",
+  },
+  DATABASE_ACQUIRE_TIMEOUT_MS: {
+    kind: int(100, 60_000),
+    fallback: "2000",
+    doc: "Deadline for a transaction to get a free pooled connection; past it the request answers 503 db_unavailable.",
+  },
+  DATABASE_QUERY_TIMEOUT_MS: {
+    kind: int(100, 3_600_000),
+    fallback: "5000",
+    doc: "Herald's deadline for one PostgreSQL statement outside a transaction (waiting for a connection included): past it the statement is cancelled on the server and the request answers 503 db_unavailable.",
+  },
+  DATABASE_TRANSACTION_TIMEOUT_MS: {
+    kind: int(100, 3_600_000),
+    fallback: "5000",
+    doc: "Herald's deadline for one PostgreSQL transaction from its start to its commit: past it the statement in flight is cancelled, the connection discarded and the request answers 503 db_unavailable.",
+  },
   DATABASE_STATEMENT_TIMEOUT_MS: {
     kind: int(100, 3_600_000),
     fallback: "30000",
-    doc: "PostgreSQL statement_timeout for every session: a statement running longer is cancelled.",
+    doc: "PostgreSQL statement_timeout for every session: the server's own backstop, for a statement whose cancellation did not reach it.",
   },
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: {
     kind: int(100, 3_600_000),
@@ -36,6 +56,13 @@ export const INSTANCE_VARS = {
     },
     fallback: "",
     doc: "Another schedule for named jobs (Croner patterns, seconds first), e.g. `auth-prune=0 */5 * * * *`; a name Herald does not have is refused at start.",
+  },
+  SHUTDOWN_DRAIN_DELAY_MS: {
+    kind: int(0, 600_000),
+    // Production runs behind a load balancer (deploy/haproxy.cfg marks a server down within 3 s): keep serving until
+    // it has stopped sending. Elsewhere a stop is immediate, as a developer at a terminal expects.
+    fallback: (env: Record<string, string | undefined>) => (env.NODE_ENV === "production" ? "5000" : "0"),
+    doc: "On SIGTERM, how long /readyz answers 503 while requests are still served, before the listening socket closes: at least the load balancer's time to mark the instance down. Default 5000 with NODE_ENV=production, else 0. SIGINT, or a second signal, skips it.",
   },
 };
 

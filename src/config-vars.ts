@@ -1,5 +1,6 @@
 // Every environment variable Herald reads: its type, default and meaning. Parsed only by src/config.ts.
 import { INSTANCE_VARS } from "./config-vars-instances";
+import { REQUEST_BODY_VARS } from "./config-vars-requests";
 
 export type Kind =
   | { type: "int"; min: number; max: number }
@@ -59,11 +60,7 @@ export const CONFIG_VARS = {
     fallback: "0",
     doc: "Take the client IP from the rightmost X-Forwarded-For entry (the one your proxy appends); only behind exactly one proxy you run.",
   },
-  MAX_BODY_BYTES: {
-    kind: int(1024, 64 * 1024 * 1024),
-    fallback: String(1024 * 1024),
-    doc: "Largest accepted request body; larger bodies get 413 payload_too_large.",
-  },
+  ...REQUEST_BODY_VARS,
   RATE_LIMIT_PUBLIC_API_PER_MIN: { kind: int(0, 1_000_000), fallback: "90", doc: "Public, transparency and audio-share requests per IP per minute (0 = off)." },
   RATE_LIMIT_WEBHOOK_PER_MIN: { kind: int(0, 1_000_000), fallback: "120", doc: "Partner webhook-route requests per key per minute (0 = off)." },
   PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: { kind: int(0, 1_000_000), fallback: "30", doc: "Requests per sandbox key per minute (0 = off)." },

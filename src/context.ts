@@ -51,6 +51,19 @@ export interface AppContext {
    * from here rather than from each request's context, where Elysia would then define it on every request.
    */
   server?: Server<unknown>;
+  /**
+   * Set by `serve` when SIGTERM arrives: from then on /readyz answers 503 (its `shutdown` check) while requests are
+   * still served, so a load balancer takes this instance out of rotation before it stops listening.
+   */
+  draining?: Draining;
+}
+
+/** A stop in progress (AppContext.draining). */
+export interface Draining {
+  signal: string;
+  since: Date;
+  /** When the listening socket closes (since + SHUTDOWN_DRAIN_DELAY_MS, or earlier on a second signal). */
+  stopsListeningAt: Date;
 }
 
 /** A named piece of per-context state, made from the context on first use (see AppContext.state). */

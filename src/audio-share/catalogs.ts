@@ -52,6 +52,10 @@ export const AUDIO_SHARE_ERRORS = {
   },
   invalid_payload: { when: "A JSON body is malformed, misses a field, has a wrong type or an unknown field.", routes: ALL },
   payload_too_large: { when: "The body exceeds MAX_BODY_BYTES.", routes: ALL },
+  request_timeout: {
+    when: "The body arrived slower than REQUEST_BODY_TIMEOUT_MS or REQUEST_BODY_MIN_BYTES_PER_SEC allow; the connection is closed.",
+    routes: ALL,
+  },
   unsupported_media_type: { when: "A POST body is not application/json.", routes: ALL },
   rate_limited: {
     when: "More than RATE_LIMIT_PUBLIC_API_PER_MIN requests per minute from one IP (audio-share routes and /s/audio share the public budget).",

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { ErrorBody } from "../http/envelope";
 import { AppError, ValidationError } from "../http/errors";
-import { formRequestBody } from "../http/form-body";
+import { formRequestBody } from "../http/body/form-body";
 import { compileHtml, type SafeHtml } from "../http/html";
 import { actorLabel } from "./actors";
 import { operatorPage, operatorPageResponse } from "./operator-page";

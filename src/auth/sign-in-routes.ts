@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { Envelope, ErrorBody, includeMetaQuery, ignoredMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
-import { formRequestBody } from "../http/form-body";
+import { formRequestBody } from "../http/body/form-body";
 import { named } from "../http/openapi/names";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";

@@ -83,6 +83,7 @@ export const COMMANDS: Record<string, Command> = {
         poolMax: 1,
         statementTimeoutMs: d.statementTimeoutMs,
         idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+        connectTimeoutMs: d.connectTimeoutMs,
       });
       try {
         await store.ping();

@@ -93,7 +93,8 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
   const sourceId = realpathSync(from);
 
   const source = openSource(from);
-  const target = new PostgresStore({ url: to, poolMax: 2, statementTimeoutMs: 300_000 });
+  // A one-off copy, not a request: its statements and batches get the server's five minutes, not the request deadlines.
+  const target = new PostgresStore({ url: to, poolMax: 2, statementTimeoutMs: 300_000, queryTimeoutMs: 300_000, transactionTimeoutMs: 300_000 });
   try {
     await target.ping();
     await migratePostgres(target, nowIso);

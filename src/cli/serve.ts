@@ -2,6 +2,7 @@ import { buildApp } from "../app";
 import { warmOpenApiDocuments } from "../http/openapi/routes";
 import { closeContext, openContextAsync } from "../bootstrap";
 import type { Config } from "../config";
+import type { Draining } from "../context";
 import { errorFields } from "../log";
 import { firstStartBanner, prepareCredentials } from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
@@ -9,6 +10,7 @@ import { nativeRedirectRoutes } from "../audio-share/redirect";
 import { installNativeRoutes } from "../http/native-routes";
 import { nativeHealthRoutes } from "../system/health";
 import { warmBotUsername } from "../messenger/bot/username";
+import type { Server } from "bun";
 
 /** The server could not bind its address (port in use, no permission): a clear one-line reason, exit 1. */
 export class ListenError extends Error {
@@ -44,11 +46,6 @@ export function ownUrl(host: string, port: number): string {
   return `http://${h}:${port}`;
 }
 
-/**
- * Runs the server until SIGTERM/SIGINT, then: stop listening (new connections are refused), let in-flight
- * requests finish (up to SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
- * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
- */
 /** The master key cannot open the database's secrets, in production: a clear one-line reason, exit 78. */
 export class MasterKeyRefused extends Error {
   constructor(message: string) {
@@ -60,6 +57,78 @@ export class MasterKeyRefused extends Error {
 /** Bodies up to this size reach Herald's own 413 (the JSON envelope with a request id) rather than Bun's bare one. */
 const BUN_BODY_CAP_FLOOR = 64 * 1024 * 1024;
 
+type ServeOptions = Parameters<Server<unknown>["reload"]>[0];
+
+/**
+ * Remembers what the server was last told to serve. Elysia (pinned 1.4.30) starts Bun.serve with a first route table
+ * and, once the app is compiled, hands the finished one to `server.reload` (a turn of the event loop after `listen`
+ * returns); the drain serves that same table with one header more.
+ */
+function keepServeOptions(server: Server<unknown>): () => ServeOptions | null {
+  let latest: ServeOptions | null = null;
+  const reload = server.reload.bind(server);
+  server.reload = ((options: ServeOptions) => {
+    latest = options;
+    return reload(options);
+  }) as typeof server.reload;
+  return () => latest;
+}
+
+/** The answer with `Connection: close`: Bun then closes the connection once it is sent. */
+function closing(res: Response): Response {
+  try {
+    res.headers.set("connection", "close");
+    return res;
+  } catch {
+    // Immutable headers: the same answer in a copy that can carry the header.
+    const copy = new Response(res.body, res);
+    copy.headers.set("connection", "close");
+    return copy;
+  }
+}
+
+type BunHandler = (request: Request, server: Server<unknown>) => Response | Promise<Response>;
+
+/** A route handler (or a static Response) whose answers carry `Connection: close`; anything else as it was. */
+function closingHandler(h: unknown): unknown {
+  if (h instanceof Response) return () => closing(h.clone() as Response);
+  if (typeof h !== "function") return h;
+  const handler = h as BunHandler;
+  return (request: Request, server: Server<unknown>) => {
+    const res = handler(request, server);
+    return res instanceof Promise ? res.then((r) => (r instanceof Response ? closing(r) : r)) : res instanceof Response ? closing(res) : res;
+  };
+}
+
+/**
+ * While the instance drains, every answer carries `Connection: close`, so a client or load balancer holding a
+ * keep-alive connection opens its next one afresh — and a balancer that has seen /readyz fail sends that one to
+ * another instance, instead of finding the connection closed under it when the instance stops listening. The same
+ * routes and handlers are served, each wrapped (a method map's handlers one by one); a request pays nothing for this
+ * while the instance is not stopping. Returns false when there was no route table to wrap.
+ */
+function closeEachConnection(server: Server<unknown>, options: ServeOptions | null): boolean {
+  if (!options) return false;
+  const isMethodMap = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !(v instanceof Response) && Object.keys(v).every((k) => /^[A-Z]+$/.test(k));
+  const routes = Object.fromEntries(
+    Object.entries((options as { routes?: Record<string, unknown> }).routes ?? {}).map(([path, v]) => [
+      path,
+      isMethodMap(v) ? Object.fromEntries(Object.entries(v).map(([method, h]) => [method, closingHandler(h)])) : closingHandler(v),
+    ]),
+  );
+  const fetch = (options as { fetch?: unknown }).fetch;
+  server.reload({ ...options, routes, ...(fetch ? { fetch: closingHandler(fetch) } : {}) } as ServeOptions);
+  return true;
+}
+
+/**
+ * Runs the server until SIGTERM/SIGINT, then: on SIGTERM, answer /readyz with 503 while still serving for
+ * SHUTDOWN_DRAIN_DELAY_MS (a load balancer takes the instance out of rotation meanwhile; SIGINT, or a second signal,
+ * ends the delay at once); stop listening (new connections are refused), let in-flight requests finish (up to
+ * SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
+ * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
+ */
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContextAsync(config);
   const mismatch = ctx.secrets.mismatch;
@@ -100,6 +169,7 @@ export async function serve(config: Config): Promise<void> {
     throw failure;
   }
   const server = app.server!;
+  const serveOptions = keepServeOptions(server);
   ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
   ctx.server = server;
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
@@ -119,15 +189,42 @@ export async function serve(config: Config): Promise<void> {
   warmOpenApiDocuments(ctx);
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  /** Ends the drain delay early; set while it runs. */
+  let endDelay: (() => void) | null = null;
+  const shutdown = async (signal: "SIGTERM" | "SIGINT") => {
     try {
+      // SIGTERM is how a platform stops a service (systemd, Docker, Kubernetes, a deploy script): stay in rotation
+      // until the balancer has noticed. SIGINT is a person at a terminal (Ctrl-C): stop now.
+      const delayMs = signal === "SIGTERM" ? config.shutdownDrainDelayMs : 0;
+      const since = Date.now();
+      const draining: Draining = { signal, since: new Date(since), stopsListeningAt: new Date(since + delayMs) };
+      if (delayMs > 0) {
+        // Without a delay there is nothing to announce: the listening socket closes now, and the requests already
+        // in flight (a readiness probe among them) are answered as if no signal had come.
+        ctx.draining = draining;
+        const closesConnections = closeEachConnection(server, serveOptions());
+        ctx.log.info("draining", { signal, drain_ms: delayMs, ready: false, listening: true, connection_close: closesConnections });
+        const cut = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), delayMs);
+          endDelay = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        endDelay = null;
+        if (cut) draining.stopsListeningAt = new Date();
+      }
       // Close the listening socket before anything else, even the log line: from here a new connection is
       // refused by the kernel (ECONNREFUSED), so a client retries elsewhere at once instead of being accepted
       // and then reset. stop(false) leaves requests in flight running; `drained` settles when they are done.
       const drained = server.stop(false);
-      ctx.log.info("shutting down", { signal, listening: false });
+      ctx.log.info("shutting down", {
+        signal,
+        listening: false,
+        ...(delayMs > 0
+          ? { drained_ms: draining.stopsListeningAt.getTime() - since, drain_cut_short: draining.stopsListeningAt.getTime() - since < delayMs }
+          : {}),
+      });
       const timedOut = await Promise.race([drained.then(() => false), Bun.sleep(config.shutdownGraceMs).then(() => true)]);
       if (timedOut) {
         ctx.log.warn("grace period over; closing remaining connections", { grace_ms: config.shutdownGraceMs });
@@ -148,6 +245,13 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }
   };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
+  const onSignal = (signal: "SIGTERM" | "SIGINT") => {
+    // A second signal (SIGTERM again, or Ctrl-C) while the drain delay runs: stop listening now. Later ones change
+    // nothing: requests in flight still get their grace period.
+    if (stopping) return endDelay?.();
+    stopping = true;
+    void shutdown(signal);
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
 }

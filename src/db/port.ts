@@ -4,6 +4,8 @@
 // portable subset; the engines differ in what they do around it (transactions, placeholders, error codes), never
 // in what a caller writes. Both engines pass test/db/port.test.ts, the same cases on each.
 
+import type { StoreHealth } from "./health";
+
 export type Dialect = "sqlite" | "postgres";
 
 /** A bound value. Integers stay JavaScript numbers; an integer past 2^53 is refused rather than rounded. */
@@ -23,14 +25,31 @@ export interface Queryable {
   run(sql: string, params?: readonly Param[]): Promise<RunResult>;
 }
 
+export interface TxOptions {
+  /**
+   * PostgreSQL: how long the whole transaction may take, waiting for a connection included, before it is abandoned
+   * (StoreUnavailable) and its connection discarded; the store's DATABASE_TRANSACTION_TIMEOUT_MS otherwise. For
+   * the few transactions that are allowed to be long (migrations at start). SQLite ignores it.
+   */
+  timeoutMs?: number;
+}
+
 export interface Store extends Queryable {
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws (and the error
    * rethrown). Transactions never interleave with each other or with writes outside them on the same store.
+   * On PostgreSQL a transaction that lost a race (deadlock, serialization failure) is run again, a bounded number
+   * of times with a random pause, before SerializationFailure reaches the caller; so `fn` may run more than once
+   * and must touch nothing but `t` (docs/storage-port.md).
    */
-  tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T>;
-  /** Readiness: the engine answers (and, on PostgreSQL, is not a standby in recovery); StoreUnavailable otherwise. */
-  ping(): Promise<void>;
+  tx<T>(fn: (t: Queryable) => Promise<T>, options?: TxOptions): Promise<T>;
+  /**
+   * Readiness: the engine answers (and, on PostgreSQL, is not a standby in recovery) within `timeoutMs` (default:
+   * the store's statement deadline); StoreUnavailable otherwise.
+   */
+  ping(options?: { timeoutMs?: number }): Promise<void>;
+  /** The database's availability as this process saw it: outage log lines, /metrics counters, jobs' back-off. */
+  readonly health: StoreHealth;
   /** The database's size on disk in bytes: the SQLite file and its WAL, or pg_database_size. */
   sizeBytes(): Promise<number>;
   /** The engine and its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"), for the startup line. */

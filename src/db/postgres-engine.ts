@@ -1,15 +1,6 @@
-import { SQL } from "bun";
-import {
-  type Param,
-  type Queryable,
-  type RunResult,
-  safeInteger,
-  SerializationFailure,
-  type Store,
-  StoreUnavailable,
-  UniqueViolation,
-  UnstorableText,
-} from "./port";
+import { type ReservedSQL, SQL } from "bun";
+import { StoreHealth } from "./health";
+import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, type TxOptions } from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
 // measured here; see issue 27). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per
@@ -17,6 +8,10 @@ import {
 // JavaScript numbers, and one past 2^53 is refused instead of rounded; SQLSTATEs become the port's typed errors.
 // Pool size DATABASE_POOL_MAX (default 10); every session runs with statement_timeout and
 // idle_in_transaction_session_timeout, so a stuck query or a forgotten transaction cannot hold a connection.
+// Those fire on the server, which cannot help when the server itself stops answering (a frozen host, a network
+// partition, a failover in progress): so every interaction also has a deadline on Herald's side — connecting,
+// waiting for a pooled connection, each statement, each transaction as a whole — and one that expires is a
+// StoreUnavailable (503 db_unavailable with Retry-After), never a hang. docs/postgres.md "Deadlines".
 
 export interface PostgresOptions {
   url: string;
@@ -25,105 +20,27 @@ export interface PostgresOptions {
   idleInTransactionTimeoutMs?: number;
   /** pg_stat_activity's application_name for this pool's sessions (which instance a connection belongs to). */
   applicationName?: string;
+  /** Opening a connection (TCP, TLS, authentication), rounded up to whole seconds. Default 3000. */
+  connectTimeoutMs?: number;
+  /** A transaction's wait for a free pooled connection. Default 2000. */
+  acquireTimeoutMs?: number;
+  /** One statement outside a transaction, its wait for a connection included. Default 5000. */
+  queryTimeoutMs?: number;
+  /** One transaction from its call to its commit, its wait for a connection included. Default 5000. */
+  transactionTimeoutMs?: number;
 }
 
-/** `?` → `$n`, outside '…' strings, "…" identifiers, -- and /* comments, and $tag$…$tag$ bodies. */
-export function toDollarPlaceholders(sql: string): string {
-  let out = "";
-  let n = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i]!;
-    if (c === "'" || c === '"') {
-      const end = sql.indexOf(c, i + 1);
-      const stop = end === -1 ? sql.length : end;
-      out += sql.slice(i, stop + 1);
-      i = stop;
-    } else if (c === "-" && sql[i + 1] === "-") {
-      const end = sql.indexOf("\n", i);
-      const stop = end === -1 ? sql.length : end;
-      out += sql.slice(i, stop);
-      i = stop - 1;
-    } else if (c === "/" && sql[i + 1] === "*") {
-      const end = sql.indexOf("*/", i + 2);
-      const stop = end === -1 ? sql.length : end + 2;
-      out += sql.slice(i, stop);
-      i = stop - 1;
-    } else if (c === "$" && /^\$[A-Za-z_]*\$/.test(sql.slice(i))) {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i))![0];
-      const end = sql.indexOf(tag, i + tag.length);
-      const stop = end === -1 ? sql.length : end + tag.length;
-      out += sql.slice(i, stop);
-      i = stop - 1;
-    } else if (c === "?") {
-      out += `$${++n}`;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+import { decoded, mapped, numericColumns, toDollarPlaceholders } from "./postgres-wire";
 
-const UNAVAILABLE_CODES = new Set([
-  "ERR_POSTGRES_CONNECTION_CLOSED",
-  "ERR_POSTGRES_CONNECTION_FAILED",
-  "ERR_POSTGRES_CONNECTION_REFUSED",
-  "ERR_POSTGRES_CONNECTION_TIMEOUT",
-  "ERR_POSTGRES_IDLE_TIMEOUT",
-  "ERR_POSTGRES_LIFETIME_TIMEOUT",
-]);
-
-/** Bun's SQL errors as the port's typed errors; anything else unchanged. */
-function mapped(err: unknown): unknown {
-  const e = err as { code?: unknown; errno?: unknown; message?: string; constraint?: unknown };
-  const sqlstate = typeof e?.errno === "string" ? e.errno : "";
-  if (sqlstate === "23505") {
-    const named = typeof e.constraint === "string" ? e.constraint : /unique constraint "([^"]+)"/.exec(e.message ?? "")?.[1];
-    return new UniqueViolation(named ?? "unknown", { cause: err });
-  }
-  if (sqlstate === "40001" || sqlstate === "40P01") return new SerializationFailure(e.message ?? sqlstate, { cause: err });
-  // character_not_in_repertoire: a bound text value held U+0000, which PostgreSQL's UTF-8 text cannot.
-  if (sqlstate === "22021") return new UnstorableText(e.message ?? sqlstate, { cause: err });
-  if (sqlstate.startsWith("08") || sqlstate === "57P01" || sqlstate === "57P02" || sqlstate === "57P03" || sqlstate === "53300") {
-    return new StoreUnavailable(e.message ?? sqlstate, { cause: err });
-  }
-  if (typeof e?.code === "string" && UNAVAILABLE_CODES.has(e.code)) return new StoreUnavailable(e.message ?? e.code, { cause: err });
-  return err;
-}
-
-/** PostgreSQL's numeric type (what SUM and AVG of bigint answer); Bun's client returns it as text. */
-const NUMERIC_OID = 1700;
+/** A statement Bun has started (its promise) that can be asked to stop: on the server if it is running there. */
+type Cancellable = Promise<unknown> & { cancel(): unknown };
 
 /**
- * A row with its int8 (BigInt) values as numbers, refusing those past 2^53, and its numeric values as numbers too
- * — an integral one exactly or refused the same way (SUM of amounts), a fractional one as the nearest double, as
- * SQLite answers AVG. Text that only looks like a number (an external id "42") is left alone: the column's type
- * decides, not the value.
+ * The port's handle over one runner (the pool, or a transaction). `exec` runs a statement: the pool's races it
+ * against the statement deadline; a transaction's notes the statement in flight, so that the transaction's
+ * deadline can cancel it on the server.
  */
-function decoded<T>(row: Record<string, unknown>, numeric: readonly string[]): T {
-  for (const [k, v] of Object.entries(row)) if (typeof v === "bigint") row[k] = safeInteger(v, k);
-  for (const k of numeric) {
-    const v = row[k];
-    if (typeof v === "string") row[k] = /^-?\d+$/.test(v) ? safeInteger(BigInt(v), k) : Number(v);
-  }
-  return row as T;
-}
-
-/** The names of a result's numeric columns (none for most statements). */
-function numericColumns(result: unknown): string[] {
-  const columns = (result as { columns?: Array<{ name: string; type: number }> }).columns;
-  return columns ? columns.filter((c) => c.type === NUMERIC_OID).map((c) => c.name) : [];
-}
-
-type Runner = Pick<SQL, "unsafe">;
-
-function handleOf(sql: Runner, translate: (s: string) => string): Queryable {
-  const exec = async (text: string, params: readonly Param[]) => {
-    try {
-      return await sql.unsafe(translate(text), params as Param[]);
-    } catch (err) {
-      throw mapped(err);
-    }
-  };
+function handleOf(exec: (text: string, params: readonly Param[]) => Promise<unknown>): Queryable {
   return {
     dialect: "postgres",
     async all<T>(text: string, params: readonly Param[] = []) {
@@ -142,26 +59,77 @@ function handleOf(sql: Runner, translate: (s: string) => string): Queryable {
   };
 }
 
+/** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
+const TX_ATTEMPTS = 4;
+/** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
+const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
+
+/** The deadline-expired error: the database is unavailable as far as this request is concerned. */
+function deadlineError(what: string, ms: number, setting: string): StoreUnavailable {
+  const e = new StoreUnavailable(`PostgreSQL did not answer ${what} within ${ms} ms (${setting})`);
+  DEADLINES.add(e);
+  return e;
+}
+
+/**
+ * Errors that are Herald's own deadlines. A slow statement on a live server ends at one as much as a server that
+ * is gone, so a deadline alone says nothing of the server: its cancellation tells (see watchCancelled).
+ */
+const DEADLINES = new WeakSet<Error>();
+
+/** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
+const CANCEL_ANSWER_MS = 1_000;
+
+/**
+ * While the server is unreachable, a new probe starts when none is in flight, or when the last one started this long
+ * ago (past any deadline of its own: a safety valve, never the rule). One at a time on purpose: each probe that
+ * cannot connect leaves a dead connection attempt in the server's queue, which it works through when it is back.
+ */
+const PROBE_EVERY_MS = 6_000;
+
+/** How an error ends an interaction, for the gate (see PostgresStore.reached). */
+function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
+  if (!(e instanceof StoreUnavailable)) return "answered";
+  return DEADLINES.has(e) ? "deadline" : "unreached";
+}
+
 export class PostgresStore implements Store {
   readonly dialect = "postgres" as const;
-  private readonly sql: SQL;
+  readonly health = new StoreHealth();
+  private sql: SQL;
   private readonly translated = new Map<string, string>();
   private readonly pool: Queryable;
+  private readonly queryTimeoutMs: number;
+  private readonly transactionTimeoutMs: number;
+  private readonly acquireTimeoutMs: number;
+  private readonly makeSql: () => SQL;
+  /** Date.now() since when the server has not been reached (see admit); null while it answers. */
+  private unreachableSince: number | null = null;
+  private probesInFlight = 0;
+  private lastProbeAt = 0;
 
   constructor(options: PostgresOptions) {
     const statementTimeout = options.statementTimeoutMs ?? 30_000;
     const idleInTx = options.idleInTransactionTimeoutMs ?? 60_000;
-    this.sql = new SQL({
-      url: options.url,
-      max: options.poolMax ?? 10,
-      bigint: true,
-      connection: {
-        statement_timeout: String(statementTimeout),
-        idle_in_transaction_session_timeout: String(idleInTx),
-        ...(options.applicationName ? { application_name: options.applicationName } : {}),
-      },
-    } as ConstructorParameters<typeof SQL>[0]);
-    this.pool = handleOf(this.sql, (s) => this.translate(s));
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 5_000;
+    this.transactionTimeoutMs = options.transactionTimeoutMs ?? 5_000;
+    this.acquireTimeoutMs = options.acquireTimeoutMs ?? 2_000;
+    // Bun's connection deadline is in whole seconds.
+    const connectSeconds = Math.max(1, Math.ceil((options.connectTimeoutMs ?? 3_000) / 1000));
+    this.makeSql = () =>
+      new SQL({
+        url: options.url,
+        max: options.poolMax ?? 10,
+        bigint: true,
+        connectionTimeout: connectSeconds,
+        connection: {
+          statement_timeout: String(statementTimeout),
+          idle_in_transaction_session_timeout: String(idleInTx),
+          ...(options.applicationName ? { application_name: options.applicationName } : {}),
+        },
+      } as ConstructorParameters<typeof SQL>[0]);
+    this.sql = this.makeSql();
+    this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
   }
 
   private translate(text: string): string {
@@ -172,6 +140,124 @@ export class PostgresStore implements Store {
       this.translated.set(text, t);
     }
     return t;
+  }
+
+  /**
+   * One statement on the pool, answered within `ms` (waiting for a connection included) or refused with
+   * StoreUnavailable. At the deadline Bun cancels it: one not yet sent never runs; one running is cancelled on the
+   * server (a CancelRequest on a second connection). A server that answers neither within another `ms` holds that
+   * connection for good (a frozen host, a partition), so the pool is replaced then: see `abandonPool`.
+   */
+  private async statement(text: string, params: readonly Param[], ms: number): Promise<unknown> {
+    const probe = this.admit();
+    const sql = this.sql;
+    const q = sql.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.health.counts.deadlines++;
+        reject(deadlineError("a statement", ms, "DATABASE_QUERY_TIMEOUT_MS"));
+        this.cancel(q);
+        this.watchCancelled(q, ms, () => this.abandonPool(sql, `a statement cancelled after ${ms} ms had no answer ${ms} ms later`));
+      }, ms);
+    });
+    try {
+      const result = await Promise.race([q, expired]);
+      this.reached(probe, "answered");
+      return result;
+    } catch (err) {
+      const e = mapped(err);
+      this.reached(probe, outcomeOf(e), (e as Error).message);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * After a deadline cancelled `q`: a server that has not settled it within CANCEL_ANSWER_MS is unreachable (the
+   * gate closes, the outage begins); one that has not settled it within `wedgedMs` holds its connection for good,
+   * and `wedged` runs.
+   */
+  private watchCancelled(q: Promise<unknown>, wedgedMs: number, wedged: () => void): void {
+    let settled = false;
+    q.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    setTimeout(() => {
+      if (!settled) this.unreachable(`PostgreSQL answered neither a statement nor its cancellation within ${CANCEL_ANSWER_MS} ms`);
+    }, CANCEL_ANSWER_MS).unref?.();
+    setTimeout(() => {
+      if (!settled) wedged();
+    }, wedgedMs).unref?.();
+  }
+
+  /**
+   * The gate in front of the server once it stopped answering: one interaction at a time tries it (a probe, with
+   * the usual deadlines) and the others are refused at once, until one gets an answer. So requests fail in
+   * microseconds instead of each waiting out its deadline, and a server coming back (a thawed host, a healed
+   * partition) does not first have to work through a backlog of connection attempts and cancellations that its
+   * clients gave up on long ago — in the test of a 15 s freeze, that backlog alone kept requests failing for
+   * 1.4–1.7 s after the server was back. Returns whether the caller is the probe.
+   */
+  private admit(): boolean {
+    if (this.unreachableSince === null) return false;
+    const t = performance.now();
+    if (this.probesInFlight > 0 && t - this.lastProbeAt < PROBE_EVERY_MS) {
+      this.health.counts.shed++;
+      throw new StoreUnavailable(
+        `PostgreSQL has not answered since ${new Date(this.unreachableSince).toISOString()}; one request at a time tries it until it does`,
+      );
+    }
+    this.probesInFlight++;
+    this.lastProbeAt = t;
+    return true;
+  }
+
+  /**
+   * The outcome of an interaction that went through the gate: the server answered (even with an error of its own),
+   * was not reached (a lost or refused connection), or a deadline ended the wait — then its cancellation tells
+   * (watchCancelled) and the gate stays as it is.
+   */
+  private reached(probe: boolean, outcome: "answered" | "unreached" | "deadline", reason = ""): void {
+    if (probe) this.probesInFlight--;
+    if (outcome === "answered") {
+      this.unreachableSince = null;
+      this.health.succeeded();
+    } else if (outcome === "unreached") {
+      this.unreachable(reason);
+    }
+  }
+
+  /**
+   * Asks the server to stop `q` (a CancelRequest on a connection of its own), unless the server is known to be
+   * unreachable: then the request could not arrive before the server is back, and every one sent meanwhile is a
+   * connection the server must accept and fork a process for before it serves anyone again (measured here: ~40 ms
+   * each on a busy 2-core VM, 20 of them delayed the first connection after a freeze by 0.9 s). The connection of
+   * `q` is closed instead (abandonPool), and the server's own statement_timeout ends what runs on.
+   */
+  private cancel(q: Cancellable): void {
+    if (this.unreachableSince === null) q.cancel();
+  }
+
+  /** The server is not reached: the gate admits one interaction at a time, and the outage is logged once. */
+  private unreachable(reason: string): void {
+    this.unreachableSince ??= Date.now();
+    this.health.failed(reason);
+  }
+
+  /**
+   * Replaces the pool: its connections are closed at once (their queries fail with StoreUnavailable) and new ones
+   * are opened on demand. Only when a connection is known to be wedged — the server answered neither a statement
+   * nor its cancellation — so a healthy pool is never torn down for one slow statement.
+   */
+  private abandonPool(sql: SQL, why: string): void {
+    if (this.sql !== sql) return;
+    this.sql = this.makeSql();
+    this.health.counts.discarded++;
+    this.health.log?.warn("database connections discarded", { reason: why });
+    sql.close({ timeout: 0 }).catch(() => {});
   }
 
   all<T = Record<string, unknown>>(text: string, params?: readonly Param[]): Promise<T[]> {
@@ -186,18 +272,101 @@ export class PostgresStore implements Store {
     return this.pool.run(text, params);
   }
 
-  async tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T> {
-    try {
-      return (await this.sql.begin((tx) => fn(handleOf(tx, (s) => this.translate(s))))) as T;
-    } catch (err) {
-      throw mapped(err);
+  async tx<T>(fn: (t: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
+    const ms = options?.timeoutMs ?? this.transactionTimeoutMs;
+    const deadline = performance.now() + ms;
+    const probe = this.admit();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.txOnce(fn, deadline, ms);
+        this.reached(probe, "answered");
+        return result;
+      } catch (err) {
+        const e = mapped(err);
+        // A lost race is run again while there is time; the body touched nothing but the rolled-back transaction.
+        const pause = retryPauseMs(attempt);
+        if (e instanceof SerializationFailure && attempt < TX_ATTEMPTS && performance.now() + pause < deadline - 50) {
+          this.health.counts.retries++;
+          await Bun.sleep(pause);
+          continue;
+        }
+        this.reached(probe, outcomeOf(e), (e as Error).message);
+        throw e;
+      }
     }
   }
 
-  async ping(): Promise<void> {
+  /**
+   * One run of a transaction on a connection of its own, whole within `deadline`: waiting for the connection,
+   * the body, the commit. At the deadline the statement in flight is cancelled on the server and the connection
+   * closed (never returned to the pool: it may be wedged, or mid-transaction); the caller gets StoreUnavailable.
+   * Whether a commit that was in flight took effect is then unknown to Herald — the partner's retry with its
+   * Idempotency-Key answers from what was stored, or does the work once.
+   */
+  private async txOnce<T>(fn: (t: Queryable) => Promise<T>, deadline: number, ms: number): Promise<T> {
+    const left = Math.max(1, Math.floor(deadline - performance.now()));
+    const waitMs = Math.min(this.acquireTimeoutMs, left);
+    let conn: ReservedSQL;
+    try {
+      conn = await this.sql.reserve({ signal: AbortSignal.timeout(waitMs) });
+    } catch (err) {
+      if ((err as { name?: string })?.name === "TimeoutError") {
+        this.health.counts.deadlines++;
+        throw waitMs === this.acquireTimeoutMs
+          ? deadlineError("with a free connection", waitMs, "DATABASE_ACQUIRE_TIMEOUT_MS; DATABASE_POOL_MAX connections were all busy")
+          : deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+      }
+      throw err;
+    }
+    const state = { inFlight: null as Cancellable | null, expired: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => {
+          state.expired = true;
+          this.health.counts.deadlines++;
+          this.health.counts.discarded++;
+          // The deadline's error first: closing the connection rejects the transaction too, with a vaguer one.
+          reject(deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS"));
+          const inFlight = state.inFlight;
+          if (inFlight) this.cancel(inFlight);
+          // Was the server there? The statement in flight answers its cancellation if it was (watchCancelled). The
+          // connection is closed either way: it may be mid-transaction, and a frozen one would never come back.
+          if (inFlight) this.watchCancelled(inFlight, CANCEL_ANSWER_MS, () => {});
+          conn.close({ timeout: 0 }).catch(() => {});
+        },
+        Math.max(1, deadline - performance.now()),
+      );
+    });
+    try {
+      return (await Promise.race([
+        conn.begin((t) =>
+          fn(
+            handleOf((text, params) => {
+              if (state.expired) throw deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+              const q = t.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
+              state.inFlight = q;
+              return q.then(undefined, (err: unknown) => {
+                throw mapped(err);
+              });
+            }),
+          ),
+        ),
+        expired,
+      ])) as T;
+    } finally {
+      clearTimeout(timer);
+      if (!state.expired) conn.release().catch(() => {});
+    }
+  }
+
+  async ping(options?: { timeoutMs?: number }): Promise<void> {
     let row: { recovering: boolean } | null;
     try {
-      row = await this.pool.get<{ recovering: boolean }>("SELECT pg_is_in_recovery() AS recovering");
+      const rows = (await this.statement("SELECT pg_is_in_recovery() AS recovering", [], options?.timeoutMs ?? this.queryTimeoutMs)) as Array<{
+        recovering: boolean;
+      }>;
+      row = rows[0] ?? null;
     } catch (err) {
       throw err instanceof StoreUnavailable ? err : new StoreUnavailable(`PostgreSQL does not answer: ${(err as Error).message}`, { cause: err });
     }

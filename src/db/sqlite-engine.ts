@@ -1,6 +1,17 @@
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, UniqueViolation, UnstorableText } from "./port";
+import { StoreHealth } from "./health";
+import {
+  type Param,
+  type Queryable,
+  type RunResult,
+  SerializationFailure,
+  type Store,
+  StoreUnavailable,
+  type TxOptions,
+  UniqueViolation,
+  UnstorableText,
+} from "./port";
 
 // The SQLite engine of the storage port, over bun:sqlite (never Bun's SQL SQLite adapter: a query issued while
 // another request's transaction is open runs inside it). One writer connection; async transactions are queued on
@@ -102,6 +113,8 @@ export class BodyAwaitedOutsideStore extends Error {
 
 export class SqliteStore implements Store {
   readonly dialect = "sqlite" as const;
+  /** SQLite is in this process: its outages are a full disk or a locked file, reported like PostgreSQL's. */
+  readonly health = new StoreHealth();
   private readonly writer: Queryable;
   /** Work waiting for the writer: transactions and lone writes, taken in batches, each batch in a turn of its own. */
   private pending: Pending[] = [];
@@ -305,11 +318,11 @@ export class SqliteStore implements Store {
     return this.queued((w) => w.run(sql, params));
   }
 
-  tx<T>(fn: (t: Queryable) => Promise<T>): Promise<T> {
+  tx<T>(fn: (t: Queryable) => Promise<T>, _options?: TxOptions): Promise<T> {
     return this.queued(fn);
   }
 
-  async ping(): Promise<void> {
+  async ping(_options?: { timeoutMs?: number }): Promise<void> {
     try {
       this.db.query("SELECT 1").get();
     } catch (err) {

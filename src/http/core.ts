@@ -7,16 +7,17 @@ import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
 import { rateLimitHeaders } from "./rate-limit";
 import { publicRateGroup } from "./route-groups";
 import { describeValidationErrors } from "./validation";
-import { contentTypeProblem, parseJsonBytes } from "./json-body";
-import { parseFormBytes } from "./form-body";
+import { contentTypeProblem, parseJsonBytes } from "./body/json-body";
+import { parseFormBytes } from "./body/form-body";
 import { CompressedCache, compressedAnswer } from "./compression";
 import { isSignedRoute, onEveryRoute, ResumeLater, type ScopedRoute, scopedHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
-import { errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf, tooLarge } from "./request-state";
+import { errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf } from "./request-state";
 import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
+import { BodyReads } from "./body/body-deadline";
 
 /** The code Elysia's catch gives a thrown error (its `code`, else UNKNOWN), for an error thrown outside its catch. */
 const codeOf = (error: unknown): string => {
@@ -25,24 +26,6 @@ const codeOf = (error: unknown): string => {
 };
 
 export { clientIp, errorResponse, MAX_TARGET_CHARS, newRequestState, type RequestState, RequestStates, targetOf } from "./request-state";
-
-async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
-  // With a Content-Length (already checked against the limit in onRequest, and enforced by Bun) the body is read
-  // in one go; without one (chunked) it is counted while read, so it cannot slip past the limit.
-  if (request.headers.get("content-length") !== null || !request.body) {
-    const raw = new Uint8Array(await request.arrayBuffer());
-    if (raw.byteLength > maxBytes) throw tooLarge(maxBytes);
-    return raw;
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
 /** The first problems of a body against its route's schema, as `[{ field, problem }]`; bounded in count. */
 function bodyProblems(check: TypeCheck<TSchema>, value: unknown): ProblemDetail[] {
@@ -85,8 +68,11 @@ export const compressesAnswers = (route: ScopedRoute) =>
 export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex, globalAfterHandle: readonly object[] = []) {
   const { config } = ctx;
   const compressed = new CompressedCache();
+  // Every body is read under MAX_BODY_BYTES and the body deadline (src/http/body/body-deadline.ts): 413 past the size,
+  // 408 with the connection closed for a body that trickles in.
+  const bodies = new BodyReads(config.requestBody, config.maxBodyBytes);
 
-  /** A body under the policy of src/http/json-body.ts, then checked against its route's schema. */
+  /** A body under the policy of src/http/body/json-body.ts, then checked against its route's schema. */
   const parseBody = (raw: Uint8Array, request: Request, route: string): { value: unknown; error: AppError | null } => {
     // The one exception to JSON: routes that declare a form body (the operator sign-in forms; form-body.ts).
     const form = routes.takesForm(request.method, route);
@@ -208,7 +194,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       scopedHook(async function bodyParsed({ request, route }) {
         const state = states.get(request);
         // A route run again after an await (ResumeLater, src/http/hook-scope.ts) has read its body already.
-        const raw = state?.rawBody ?? (await readBodyBytes(request, config.maxBodyBytes));
+        const raw = state?.rawBody ?? (await bodies.read(request));
         if (state) state.rawBody = raw;
         const { value, error } = parseBody(raw, request, route);
         if (!error) return value;

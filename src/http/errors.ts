@@ -20,6 +20,13 @@ export const ERROR_CATALOG = {
   ),
   not_found: entry(404, "Not found", "not_found", "fail_fast", "Check the path and the id; objects of other partners are reported as not found."),
   method_not_allowed: entry(405, "Method not allowed", "validation", "fail_fast", "Use one of the methods listed in the Allow header."),
+  request_timeout: entry(
+    408,
+    "Request body too slow",
+    "validation",
+    "retryable",
+    "The body did not arrive within the server's deadline (REQUEST_BODY_TIMEOUT_MS, default 10 s, and at least REQUEST_BODY_MIN_BYTES_PER_SEC, default 1,024 bytes per second, after its first 2 s). Nothing was done and the connection was closed: send the whole body at once, on a new connection; the same Idempotency-Key is fine.",
+  ),
   conflict: entry(409, "Conflict", "conflict", "fail_fast", "The request conflicts with the current state; fetch the latest state before deciding."),
   payload_too_large: entry(413, "Payload too large", "validation", "fix_and_retry", "Send a smaller body; the limit is in the message."),
   uri_too_long: entry(

@@ -7,7 +7,7 @@ import { Kind, TransformKind, type TSchema } from "@sinclair/typebox";
  * `{"quantity": "2"}`, `"0x10"` or `"1e1"` through and decoded them to numbers (16, 10). The HTTP core checks
  * every JSON body against `strictJsonNumbers(schema)` before Elysia's own validator runs, so the text branch
  * never applies to a JSON body; query and path schemas keep coercing, and form bodies (whose fields are text by
- * nature; src/http/form-body.ts) keep the route's schema as declared.
+ * nature; src/http/body/form-body.ts) keep the route's schema as declared.
  */
 export function strictJsonNumbers(schema: TSchema): TSchema {
   return rebuild(schema) as TSchema;

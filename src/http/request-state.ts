@@ -125,7 +125,8 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
  * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
  * exceeds its --max-http-header-size with a bare 431 before any code runs; `herald` and `npm start` raise that
  * to 64 KiB (package.json, the build's --compile-exec-argv) so that anything between this limit and 64 KiB
- * gets Herald's JSON 414 instead. Past 64 KiB the bare 431 remains (docs/http-conventions.md).
+ * gets Herald's JSON 414 instead. Past 64 KiB, or past 198 header fields (a fixed limit of Bun's parser), the bare
+ * 431 remains: Bun answers it with no hook for Herald (docs/http-conventions.md).
  */
 export const MAX_TARGET_CHARS = 8192;
 

@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import { declaresFormBody } from "./form-body";
+import { declaresFormBody } from "./body/form-body";
 import { strictJsonNumbers } from "./json-numbers";
 import { repeatableKeysOf } from "./query-once";
 
@@ -69,7 +69,7 @@ export class RouteIndex {
     return typeof row?.composed === "function" ? (row.composed as (context: object) => unknown) : null;
   }
 
-  /** Whether the route takes an HTML form body instead of JSON (src/http/form-body.ts: the sign-in forms). */
+  /** Whether the route takes an HTML form body instead of JSON (src/http/body/form-body.ts: the sign-in forms). */
   takesForm(method: string, route: string): boolean {
     return this.forms.size > 0 && this.forms.has(`${method} ${route}`);
   }

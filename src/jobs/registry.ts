@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { Clock } from "../clock";
-import type { Store } from "../db/port";
+import type { StoreHealth } from "../db/health";
+import { type Store, StoreUnavailable } from "../db/port";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
 import { JobLeases } from "./leases";
@@ -54,6 +55,8 @@ export interface JobRunResult {
 
 interface Deps {
   store: Store;
+  /** The database's availability: while it is down, scheduled ticks back off and say so once a minute. */
+  health?: StoreHealth;
   clock: Clock;
   log: Logger;
   /** Names this process in job_runs.instance_id and job_leases.holder. */
@@ -148,11 +151,13 @@ export class JobRegistry {
     for (const def of this.defs.values()) {
       if (!this.isEnabled(def.name) || this.crons.has(def.name)) continue;
       const cron = new Cron(def.pattern, { name: `herald:${def.name}`, protect: true, catch: false }, async () => {
+        if (this.deps.health && !this.deps.health.jobMayRun(def.name)) return;
         try {
           await this.tick(def.name);
         } catch (err) {
           // The run's own failure is recorded in job_runs; this is the store failing around it.
-          this.deps.log.error("job tick failed", { job: def.name, ...errorFields(err) });
+          if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(def.name, err.message);
+          else this.deps.log.error("job tick failed", { job: def.name, ...errorFields(err) });
         }
       });
       this.crons.set(def.name, cron);
@@ -210,7 +215,8 @@ export class JobRegistry {
       held = await this.leases.acquire(name, this.deps.instanceId, this.deps.clock.now().getTime(), ttlMs);
     } catch (err) {
       // Without the store nobody can tell who leads: skip rather than risk two runs.
-      this.deps.log.warn("job lease not taken; tick skipped", { job: name, ...errorFields(err) });
+      if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(name, err.message);
+      else this.deps.log.warn("job lease not taken; tick skipped", { job: name, ...errorFields(err) });
       return false;
     }
     if (held) this.held.add(name);
@@ -300,7 +306,9 @@ export class JobRegistry {
       idle = Boolean(out && typeof out === "object" && out.idle);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
-      this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
+      // A database outage is one warning (src/db/health.ts), not a stack trace per job run.
+      if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(def.name, err.message);
+      else this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
     }
     const durationMs = Math.round(performance.now() - t0);
     const finished = new Date(started.getTime() + durationMs);

@@ -1,6 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
+import { NotFoundError } from "../http/errors";
 import * as store from "./store/wallets";
 import { lockUser, touchUser } from "./store/users";
 import { assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
@@ -55,8 +56,9 @@ export interface NewWallet {
  */
 export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w: NewWallet, now: string): Promise<string[]> {
   // Two links of one user at once (on two instances) would both read the same primary and both promote: the
-  // user's row lock makes the second wait and read the first's result.
-  await lockUser(t, userId);
+  // user's row lock makes the second wait and read the first's result. A user deleted since the caller read it is
+  // unknown now, as it would be to a later call (the link would otherwise fail on its foreign key).
+  if (!(await lockUser(t, userId))) throw new NotFoundError("user", userId);
   await assertWalletFree(t, owner, w.blockchain, w.wallet_address, userId);
   const existing = await store.walletByAddress(t, owner, w.blockchain, w.wallet_address);
   const primary = await store.primaryWalletId(t, userId);

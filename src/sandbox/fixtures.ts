@@ -7,7 +7,7 @@ import { createUser, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { postEntry } from "../salutes/service";
 import { FIXTURE_PROFILE, sandboxOwnerOf } from "./profile";
-import { claimFixtureRow, type FixtureRecord, fixtureRecordOf, fixtureUserRows, setFixtureUserIds } from "./store";
+import { claimFixtureRow, type FixtureRecord, fixtureRecordOf, fixtureUserRows, holdFixtureRow, setFixtureUserIds, takeFixtureRowForReset } from "./store";
 
 /**
  * Deterministic bytes: sha256(seed:counter) blocks. Fixtures deliberately do NOT use ctx.rng: the app's rng is
@@ -143,27 +143,57 @@ async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: Fixt
 
 export type { FixtureRecord };
 
-/**
- * Seeds the owner's fixtures from `seedKeyId` and records them, with the transaction handle `t`; `resetCount`
- * carries over a reset. The record row is claimed FIRST (INSERT … ON CONFLICT DO NOTHING on its primary key,
- * src/sandbox/store.ts) and the plan written only by the transaction that inserted it: null means another
- * transaction holds the row, and the caller reads that one after this transaction ends.
- */
-export async function seedFixtures(t: Queryable, ctx: AppContext, owner: Owner, seedKeyId: string, resetCount = 0): Promise<FixtureRecord | null> {
-  const plan = fixturePlan(seedKeyId);
-  const rec: FixtureRecord = {
+/** The record of a plan about to be written; `user_ids` is filled in once the users exist. */
+function recordOf(ctx: AppContext, owner: Owner, plan: FixturePlan, resetCount: number): FixtureRecord {
+  return {
     partner: owner.partner,
     profile: plan.profile,
-    seed_key_id: seedKeyId,
+    seed_key_id: plan.seed_key_id,
     plan_digest: planDigest(plan),
     user_ids: "[]",
     seeded_at: ctx.clock.now().toISOString(),
     reset_count: resetCount,
   };
-  if (!(await claimFixtureRow(t, rec))) return null;
+}
+
+/** Writes the plan and records its users on the partner's row, which transaction `t` already holds. */
+async function writeRecordedPlan(t: Queryable, ctx: AppContext, owner: Owner, plan: FixturePlan, rec: FixtureRecord): Promise<FixtureRecord> {
   const userIds = JSON.stringify(await writePlan(t, ctx, owner, plan));
   await setFixtureUserIds(t, owner.partner, userIds);
   return { ...rec, user_ids: userIds };
+}
+
+/**
+ * Seeds the owner's fixtures from `seedKeyId` on first use and records them, with the transaction handle `t`.
+ * The record row is claimed FIRST (INSERT … ON CONFLICT DO NOTHING on its primary key, src/sandbox/store.ts) and
+ * the plan written only by the transaction that inserted it: null means another transaction holds the row, and
+ * the caller reads that one after this transaction ends.
+ */
+export async function seedFixtures(t: Queryable, ctx: AppContext, owner: Owner, seedKeyId: string): Promise<FixtureRecord | null> {
+  const plan = fixturePlan(seedKeyId);
+  const rec = recordOf(ctx, owner, plan, 0);
+  if (!(await claimFixtureRow(t, rec))) return null;
+  return await writeRecordedPlan(t, ctx, owner, plan, rec);
+}
+
+/**
+ * The reset's reseed, with its transaction handle `t`: takes the partner's fixture row (waiting for any other
+ * reset or sandbox write that holds it; src/sandbox/store.ts), lets `clear` delete the practice rows, then writes
+ * the plan of `seedKeyId` and records it on the same row. The row is updated, never deleted and inserted again,
+ * so every reset of the partner waits for the one before it, on one instance or several.
+ */
+export async function reseedFixtures<D>(
+  t: Queryable,
+  ctx: AppContext,
+  owner: Owner,
+  seedKeyId: string,
+  clear: () => Promise<D>,
+): Promise<{ deleted: D; rec: FixtureRecord }> {
+  const plan = fixturePlan(seedKeyId);
+  const rec = recordOf(ctx, owner, plan, 1);
+  rec.reset_count = await takeFixtureRowForReset(t, rec);
+  const deleted = await clear();
+  return { deleted, rec: await writeRecordedPlan(t, ctx, owner, plan, rec) };
 }
 
 /**
@@ -178,7 +208,7 @@ export async function ensureFixtures(ctx: AppContext, owner: Owner, keyId: strin
   const seeded = await ctx.store.tx((t) => seedFixtures(t, ctx, owner, keyId));
   if (seeded) return seeded;
   // The claim found the row committed (on PostgreSQL it waited for the claiming transaction to end). No committed
-  // state lacks it afterwards: the reset deletes and reseeds it in one transaction.
+  // state lacks it afterwards: nothing deletes it (a reset updates it in place).
   const winner = await fixtureRecordOf(ctx.store, owner.partner);
   if (!winner) throw new Error(`sandbox fixtures of ${owner.partner} were claimed by another transaction but are not recorded`);
   return winner;
@@ -205,4 +235,20 @@ export async function fixtureSummary(q: Queryable, rec: FixtureRecord) {
 export async function openSandbox(ctx: AppContext, actor: PartnerActor): Promise<{ owner: Owner; fixtures: FixtureRecord }> {
   const owner = sandboxOwnerOf(actor);
   return { owner, fixtures: await ensureFixtures(ctx, owner, actor.keyId) };
+}
+
+/**
+ * Wraps the effect of a sandbox write (any but the reset) so that its transaction first holds the partner's
+ * fixture row, shared (src/sandbox/store.ts), and hands the effect the fixture record as of then (which no reset
+ * changes before the effect commits): concurrent writes go on side by side, while a reset waits for them and they
+ * for a reset. Without it, on PostgreSQL a credit could add a ledger row to a user that a concurrent reset
+ * is deleting (a foreign-key failure in one of the two) or land after the reset's deletes and survive it. The
+ * handler opened the sandbox first (openSandbox), so the row exists; no row is a fault of the handler.
+ */
+export function holdingSandbox<T>(owner: Owner, effect: (t: Queryable, fixtures: FixtureRecord) => Promise<T>): (t: Queryable) => Promise<T> {
+  return async (t) => {
+    const fixtures = await holdFixtureRow(t, owner.partner);
+    if (!fixtures) throw new Error(`sandbox of ${owner.partner}: a write ran before the sandbox was opened`);
+    return await effect(t, fixtures);
+  };
 }

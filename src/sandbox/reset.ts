@@ -5,8 +5,7 @@ import { clearSandboxDonations } from "../donations/sandbox-service";
 import { clearSandboxUsers } from "../partner/sandbox-service";
 import { clearSandboxSalutes } from "../salutes/sandbox-service";
 import { clearSandboxWebhooks } from "../webhooks/sandbox-service";
-import { fixtureSummary, seedFixtures } from "./fixtures";
-import { deleteFixtureRow, fixtureRecordOf, lockFixtureRow } from "./store";
+import { fixtureSummary, reseedFixtures } from "./fixtures";
 
 /**
  * POST /api/partner/sandbox/reset: deletes the partner's whole sandbox practice state and seeds the fixtures
@@ -16,24 +15,16 @@ import { deleteFixtureRow, fixtureRecordOf, lockFixtureRow } from "./store";
  */
 export async function resetSandbox(t: Queryable, ctx: AppContext, owner: Owner, keyId: string) {
   if (owner.mode !== "sandbox") throw new Error("resetSandbox called with a live owner");
-  // Two resets of one partner at once (on PostgreSQL: several instances) take turns: the first statement locks
-  // the fixture row, so a second waits here until the first commits and then sees — and deletes — what the first
-  // seeded. Having waited, it finds the row replaced and locks the new one (the route seeded it before this
-  // transaction, so it exists).
-  if (!(await lockFixtureRow(t, owner.partner))) await lockFixtureRow(t, owner.partner);
-  const previous = await fixtureRecordOf(t, owner.partner);
+  // Two resets of one partner at once (on PostgreSQL: several instances) take turns on the partner's fixture row,
+  // which the reset updates in place and never deletes: the second waits until the first commits, then deletes
+  // what the first seeded. Sandbox writes hold the same row shared (holdingSandbox), so none lands in between.
   // Each owner clears its own rows, children before parents: webhooks, salutes and donations reference users.
-  const deleted = {
+  const { deleted, rec } = await reseedFixtures(t, ctx, owner, keyId, async () => ({
     ...(await clearSandboxWebhooks(t, owner.partner)),
     ...(await clearSandboxSalutes(t, owner.partner)),
     ...(await clearSandboxDonations(t, owner.partner)),
     ...(await clearSandboxUsers(t, owner.partner)),
-  };
-  // Deleted and claimed again in this transaction: a concurrent first call's claim waits for it and then finds
-  // the new row (src/sandbox/fixtures.ts), so no state in between is ever committed.
-  await deleteFixtureRow(t, owner.partner);
-  const rec = await seedFixtures(t, ctx, owner, keyId, (previous?.reset_count ?? 0) + 1);
-  if (!rec) throw new Error(`sandbox fixtures of ${owner.partner}: the row deleted in this transaction could not be claimed again`);
+  }));
   return {
     reset: true as const,
     deleted: {

@@ -5,7 +5,7 @@ import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ErrorBody } from "../http/envelope";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
-import { fixtureSummary, openSandbox } from "./fixtures";
+import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
 import { promotePartner } from "./promote";
@@ -105,25 +105,28 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         const keyId = partner.actor.keyId;
         // Fields left out come from the fixture (src/sandbox/defaults.ts): a first call needs only the headers.
         const claimInput = { ...SANDBOX_CLAIM_DEFAULTS, ...body, recipient: body?.recipient ?? SANDBOX_CLAIM_DEFAULTS.recipient };
-        const out = await idem.run(partner.idempotency, async (t) => {
-          const r = await issueClaim(t, ctx, owner, keyId, claimInput, noEmail);
-          const claim = await getClaim(t, ctx, owner, r.claim_code);
-          return {
-            success: true as const,
-            ...sandboxWrite(),
-            status: "sandbox_preview" as const,
-            claim_status: "sandbox_preview" as const,
-            claim_code: r.claim_code,
-            claim_id: r.claim_id,
-            partner_key_id: keyId,
-            claim_url: `${r.claim_url}?sandbox=1`,
-            email_sent: false as const,
-            email_status: "not_sent_sandbox" as const,
-            claim_campaign_id: r.campaign_id,
-            requested_claim: { campaign_id: r.campaign_id, amount: r.amount, recipient: claim.recipient, user_id: claim.user_id },
-            created_at: r.created_at,
-          };
-        });
+        const out = await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => {
+            const r = await issueClaim(t, ctx, owner, keyId, claimInput, noEmail);
+            const claim = await getClaim(t, ctx, owner, r.claim_code);
+            return {
+              success: true as const,
+              ...sandboxWrite(),
+              status: "sandbox_preview" as const,
+              claim_status: "sandbox_preview" as const,
+              claim_code: r.claim_code,
+              claim_id: r.claim_id,
+              partner_key_id: keyId,
+              claim_url: `${r.claim_url}?sandbox=1`,
+              email_sent: false as const,
+              email_status: "not_sent_sandbox" as const,
+              claim_campaign_id: r.campaign_id,
+              requested_claim: { campaign_id: r.campaign_id, amount: r.amount, recipient: claim.recipient, user_id: claim.user_id },
+              created_at: r.created_at,
+            };
+          }),
+        );
         ctx.dispatcher.nudge();
         return out;
       },
@@ -138,7 +141,8 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
     .post(
       "/api/partner/sandbox/reset",
       async ({ partner }) => {
-        // Seeded first (in its own transaction), so the reset always finds the fixture row to lock.
+        // Opened first like every sandbox route (a first call seeds, in its own transaction), so a reset is always
+        // a reseed: its reset_count counts resets, never the first seed.
         const { owner } = await openSandbox(ctx, partner.actor);
         return await idem.run(partner.idempotency, async (t) => ({
           success: true as const,

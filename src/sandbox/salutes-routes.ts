@@ -7,7 +7,7 @@ import { parsePage } from "../http/pagination";
 import { SalutesModel } from "../salutes/model";
 import { getBalance, listLedger, postEntry } from "../salutes/service";
 import { entryWithDefaults } from "./defaults";
-import { openSandbox } from "./fixtures";
+import { holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxRead, sandboxWrite } from "./profile";
 
@@ -23,15 +23,19 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
   const entry =
     (kind: "credit" | "debit") =>
     async ({ partner, body }: { partner: PartnerRequest; body: typeof M.entryBody.static }) => {
-      const { owner, fixtures } = await openSandbox(ctx, partner.actor);
-      // Fields left out come from the fixture (fx-alice, 1 salute, sandbox_test, sandbox): src/sandbox/defaults.ts.
-      const entry = entryWithDefaults(body, fixtures);
+      const { owner } = await openSandbox(ctx, partner.actor);
       let deliveries = 0;
-      const out = await idem.run(partner.idempotency, async (t) => {
-        const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, entry);
-        deliveries = r.deliveries;
-        return { success: true as const, ...sandboxWrite(), ...r.answer };
-      });
+      const out = await idem.run(
+        partner.idempotency,
+        holdingSandbox(owner, async (t, fixtures) => {
+          // Fields left out come from the fixture (fx-alice, 1 salute, sandbox_test, sandbox): src/sandbox/defaults.ts.
+          // The record is read under the held row, so the default user is the current fx-alice even right after a reset.
+          const entry = entryWithDefaults(body, fixtures);
+          const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, entry);
+          deliveries = r.deliveries;
+          return { success: true as const, ...sandboxWrite(), ...r.answer };
+        }),
+      );
       if (deliveries) ctx.dispatcher.nudge();
       return out;
     };

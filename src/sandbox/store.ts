@@ -69,14 +69,41 @@ export const setFixtureUserIds = (t: Queryable, partner: string, userIdsJson: st
   t.run("UPDATE sandbox_fixtures SET user_ids = ? WHERE partner = ?", [userIdsJson, partner]);
 
 /**
- * Locks the partner's fixture row for the rest of transaction `t` (a no-op UPDATE: portable, where SELECT … FOR
- * UPDATE is not): false when there is no row — or, on PostgreSQL, when the row this waited for was replaced by
- * the transaction that held it (a reset deletes and reinserts it).
+ * Takes the partner's fixture row for a reset and records the reset on it, in one statement that always ends
+ * holding the row for the rest of transaction `t`: an upsert inserts the row when there is none (a reset before
+ * any other sandbox call) and otherwise updates it in place, counting the reset. The row is never deleted, so the
+ * lock is on a row that stays: on PostgreSQL a second reset (or a sandbox write holding the row, below) makes
+ * this wait, and once the holder commits it updates the row the holder left — ON CONFLICT DO UPDATE settles on
+ * insert-or-update whatever ran before it. `user_ids` is emptied here and set again once the plan is written,
+ * in the same transaction. Returns the reset count now recorded.
  */
-export const lockFixtureRow = async (t: Queryable, partner: string): Promise<boolean> =>
-  (await t.run("UPDATE sandbox_fixtures SET reset_count = reset_count WHERE partner = ?", [partner])).changes === 1;
+export async function takeFixtureRowForReset(t: Queryable, rec: FixtureRecord): Promise<number> {
+  const row = await t.get<Pick<FixtureRecord, "reset_count">>(
+    `INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (partner) DO UPDATE SET profile = excluded.profile, seed_key_id = excluded.seed_key_id, plan_digest = excluded.plan_digest,
+       user_ids = excluded.user_ids, seeded_at = excluded.seeded_at, reset_count = sandbox_fixtures.reset_count + 1
+     RETURNING reset_count`,
+    [rec.partner, rec.profile, rec.seed_key_id, rec.plan_digest, rec.user_ids, rec.seeded_at, rec.reset_count],
+  );
+  if (!row) throw new Error(`sandbox fixtures of ${rec.partner}: the reset's upsert returned no row`);
+  return row.reset_count;
+}
 
-export const deleteFixtureRow = (t: Queryable, partner: string) => t.run("DELETE FROM sandbox_fixtures WHERE partner = ?", [partner]);
+/**
+ * The one per-engine fragment of the fixture row's locks: a shared row lock on PostgreSQL, which any number of
+ * sandbox writes hold at once and a reset's upsert waits for (and they for it). SQLite has no row locks and needs
+ * none: a transaction holds the one writer, so a reset never runs beside another write.
+ */
+const SHARED_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR SHARE", sqlite: "" };
+
+/**
+ * Holds the partner's fixture row, shared, for the rest of transaction `t`, and reads it: null when the partner
+ * has no row (its sandbox was never opened). A sandbox write takes this before it touches practice rows, so a
+ * reset never deletes the user, webhook or balance a concurrent write is adding to, the write never lands between
+ * the reset's deletes and its new fixtures, and the record read stays the current one until `t` ends.
+ */
+export const holdFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
+  t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${SHARED_ROW_LOCK[t.dialect]}`, [partner]);
 
 /** The fixture users that still exist, by id (a fixture user is never deleted except by the reset, but be exact). */
 export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): Promise<Array<{ id: number; external_id: string }>> {

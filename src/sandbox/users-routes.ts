@@ -7,7 +7,7 @@ import { parsePage } from "../http/pagination";
 import { listUsers } from "../partner/service";
 import { createUser, getUserView, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
-import { openSandbox } from "./fixtures";
+import { holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
 import { sandboxRead, sandboxWrite } from "./profile";
 
@@ -64,7 +64,7 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
         const { owner } = await openSandbox(ctx, partner.actor);
         const out = await idem.run(
           partner.idempotency,
-          async (t) => ({ success: true as const, ...sandboxWrite(), ...(await createUser(t, ctx, owner, body)) }),
+          holdingSandbox(owner, async (t) => ({ success: true as const, ...sandboxWrite(), ...(await createUser(t, ctx, owner, body)) })),
           201,
         );
         ctx.dispatcher.nudge();
@@ -95,11 +95,14 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/users/:user_id",
       async ({ partner, params, body }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        const out = await idem.run(partner.idempotency, async (t) => ({
-          success: true as const,
-          ...sandboxWrite(),
-          ...(await updateUser(t, ctx, owner, params.user_id, body)),
-        }));
+        const out = await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => ({
+            success: true as const,
+            ...sandboxWrite(),
+            ...(await updateUser(t, ctx, owner, params.user_id, body)),
+          })),
+        );
         ctx.dispatcher.nudge();
         return out;
       },
@@ -115,11 +118,14 @@ export function sandboxUserRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/users/:user_id/wallets",
       async ({ partner, params, body }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        const out = await idem.run(partner.idempotency, async (t) => ({
-          success: true as const,
-          ...sandboxWrite(),
-          ...(await linkWallet(t, ctx, owner, params.user_id, body)),
-        }));
+        const out = await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => ({
+            success: true as const,
+            ...sandboxWrite(),
+            ...(await linkWallet(t, ctx, owner, params.user_id, body)),
+          })),
+        );
         ctx.dispatcher.nudge();
         return out;
       },

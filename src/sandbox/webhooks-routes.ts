@@ -5,7 +5,7 @@ import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { replaySummary, requeueRefs } from "../webhooks/service";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../webhooks/service";
-import { openSandbox } from "./fixtures";
+import { holdingSandbox, openSandbox } from "./fixtures";
 import { sandboxRead, sandboxWrite } from "./profile";
 import { RUN_METADATA, runScenario, scenarioList, simulateDelivery } from "./simulator";
 import { listSandboxDeliveries } from "./webhook-events";
@@ -48,7 +48,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         const { owner } = await openSandbox(ctx, partner.actor);
         const out = await idem.run(
           partner.idempotency,
-          async (t) => ({ success: true as const, ...sandboxWrite(), webhook: await createWebhook(t, ctx, owner, body) }),
+          holdingSandbox(owner, async (t) => ({ success: true as const, ...sandboxWrite(), webhook: await createWebhook(t, ctx, owner, body) })),
           201,
         );
         set.status = 201;
@@ -60,11 +60,14 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/webhooks/:webhook_id",
       async ({ partner, params }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        return await idem.run(partner.idempotency, async (t) => ({
-          success: true as const,
-          ...sandboxWrite(),
-          ...(await deleteWebhook(t, ctx, owner, params.webhook_id)),
-        }));
+        return await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => ({
+            success: true as const,
+            ...sandboxWrite(),
+            ...(await deleteWebhook(t, ctx, owner, params.webhook_id)),
+          })),
+        );
       },
       { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("delete a sandbox webhook") },
     )
@@ -72,10 +75,13 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/webhooks/:webhook_id/test",
       async ({ partner, params }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        const out = await idem.run(partner.idempotency, async (t) => {
-          const r = await testWebhook(t, ctx, owner, params.webhook_id);
-          return { success: true as const, ...sandboxWrite(), ...r, simulation: await simulateDelivery(t, ctx, owner, r.delivery_id) };
-        });
+        const out = await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => {
+            const r = await testWebhook(t, ctx, owner, params.webhook_id);
+            return { success: true as const, ...sandboxWrite(), ...r, simulation: await simulateDelivery(t, ctx, owner, r.delivery_id) };
+          }),
+        );
         ctx.dispatcher.nudge();
         return out;
       },
@@ -110,14 +116,17 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner, body }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
         const reasonTag = body.reason_tag ?? "manual_replay";
-        const out = await idem.run(partner.idempotency, async (t) => {
-          // The note is kept in each delivery's replay history, as on the live route.
-          const results = await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, body.note ?? null);
-          const summary = replaySummary(results, reasonTag, body.note ?? null);
-          const simulated = [];
-          for (const r of results) simulated.push({ ...r, simulation: r.replayed ? await simulateDelivery(t, ctx, owner, r.delivery_id!) : null });
-          return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
-        });
+        const out = await idem.run(
+          partner.idempotency,
+          holdingSandbox(owner, async (t) => {
+            // The note is kept in each delivery's replay history, as on the live route.
+            const results = await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, body.note ?? null);
+            const summary = replaySummary(results, reasonTag, body.note ?? null);
+            const simulated = [];
+            for (const r of results) simulated.push({ ...r, simulation: r.replayed ? await simulateDelivery(t, ctx, owner, r.delivery_id!) : null });
+            return { success: true as const, ...sandboxWrite(), ...summary, results: simulated };
+          }),
+        );
         ctx.dispatcher.nudge();
         return out;
       },

@@ -34,7 +34,10 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       {
         query: PROBE_QUERY,
         response: { 200: SystemModel.ready, 503: SystemModel.ready },
-        detail: { tags: ["system"], summary: "Readiness: database answers and takes writes, migrations current, jobs running; names the engine" },
+        detail: {
+          tags: ["system"],
+          summary: "Readiness: database answers and takes writes, migrations current, jobs running, not shutting down; names the engine",
+        },
       },
     )
     .get(

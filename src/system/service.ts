@@ -22,6 +22,24 @@ export interface Readiness {
  */
 const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
 
+/** How long /readyz waits for the database's checks in all, so that the probe answers within a second. */
+const READINESS_DATABASE_MS = 700;
+
+/** `work`, or an error naming what did not answer within `ms` (the work itself is bounded by the store's deadlines). */
+async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the database did not answer the ${what} within ${Math.round(ms)} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Readiness: the database answers and takes writes (ctx.store.ping, and SQLite's write lock), its migrations are
  * current, the master key opens the stored secrets, and jobs run when they should. Never throws: a database that
@@ -30,8 +48,11 @@ const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
 export async function readiness(ctx: AppContext): Promise<Readiness> {
   const checks: Record<string, ReadinessCheck> = {};
   const engine = ctx.store.dialect;
+  // The probe answers within a second whatever the database does: a balancer's check must not time out on an
+  // instance whose database froze, it must see the 503 and the reason.
+  const deadline = performance.now() + READINESS_DATABASE_MS;
   try {
-    await ctx.store.ping();
+    await within(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
     if (engine === "sqlite") await takesWrites(ctx);
     checks.database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
   } catch (err) {
@@ -39,7 +60,7 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
   }
   if (checks.database.ok) {
     try {
-      const m = await migrationStatusOn(ctx.store);
+      const m = await within(migrationStatusOn(ctx.store), Math.max(1, deadline - performance.now()), "migrations read");
       checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
     } catch (err) {
       checks.migrations = { ok: false, detail: `not read: ${(err as Error).message}` };
@@ -55,6 +76,15 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
     : { ok: true, detail: `fingerprint ${ctx.secrets.fingerprint} opens the stored secrets` };
   if (!ctx.config.jobsEnabled) checks.jobs = { ok: true, detail: "disabled by JOBS_ENABLED=0" };
   else checks.jobs = ctx.jobs.started ? { ok: true, detail: "scheduled" } : { ok: false, detail: "not started" };
+  // A stop in progress (SIGTERM): not ready, while requests are still served, so a load balancer moves traffic away
+  // before the listening socket closes (SHUTDOWN_DRAIN_DELAY_MS, src/cli/serve.ts).
+  const draining = ctx.draining;
+  checks.shutdown = draining
+    ? {
+        ok: false,
+        detail: `draining: ${draining.signal} at ${draining.since.toISOString()}, stops listening at ${draining.stopsListeningAt.toISOString()}`,
+      }
+    : { ok: true, detail: "not requested" };
   return { ready: Object.values(checks).every((c) => c.ok), database: { engine }, checks };
 }
 

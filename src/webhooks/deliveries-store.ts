@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../db/port";
+import type { Dialect, Param, Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
@@ -210,10 +210,17 @@ export async function deadLetterCount(q: Queryable): Promise<number> {
   return (await q.get<{ n: number }>(DEAD_TOTAL))!.n;
 }
 
-/** Deletes succeeded and cancelled deliveries last changed before `settledBefore`, dead letters before `deadBefore`, with their attempts (replays cascade). */
+/**
+ * Deletes succeeded and cancelled deliveries last changed before `settledBefore`, dead letters before `deadBefore`,
+ * with their attempts (replays cascade); `q` a transaction's handle. On PostgreSQL the deliveries are locked first,
+ * in id order, as the sandbox reset locks its deliveries before their attempts (sandboxLocks below): two
+ * transactions that delete the same attempts and deliveries then queue on the deliveries instead of each holding
+ * what the other needs.
+ */
 export async function pruneDeliveries(q: Queryable, settledBefore: string, deadBefore: string): Promise<number> {
   const doomed =
     "SELECT id FROM webhook_deliveries WHERE (status IN ('succeeded', 'cancelled') AND updated_at < ?) OR (status = 'dead_letter' AND updated_at < ?)";
+  if (q.dialect === "postgres") await q.all(`${doomed} ORDER BY id FOR UPDATE`, [settledBefore, deadBefore]);
   await q.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${doomed})`, [settledBefore, deadBefore]);
   return (await q.run(`DELETE FROM webhook_deliveries WHERE id IN (${doomed})`, [settledBefore, deadBefore])).changes;
 }
@@ -222,6 +229,22 @@ export async function pruneDeliveries(q: Queryable, settledBefore: string, deadB
 // as a LITERAL, never a bound parameter: whatever partner this is handed, it cannot delete a live row.
 
 export type SandboxTable = "webhook_attempts" | "webhook_deliveries" | "events" | "webhooks";
+
+/**
+ * What the reset locks before its deletes, per engine: on PostgreSQL the partner's sandbox deliveries, then its
+ * sandbox webhooks, then the deliveries again, all FOR UPDATE in id order. Sandbox writes wait for the reset
+ * (they hold the sandbox's fixture row), but the dispatcher does not: it may add an attempt to a delivery, or a
+ * delivery (webhook.delivery_failed, webhook.disabled) to a webhook, between two of the reset's deletes, and the
+ * reset's next delete would fail on the foreign key. Locked deliveries take no attempt (the dispatcher skips them
+ * or waits); locked webhooks take no delivery; the second pass over the deliveries takes one added between the
+ * first two locks. Deliveries come first, as in the dispatcher's own transactions (a delivery, then its webhook), so
+ * neither holds what the other waits for. SQLite has no row locks and needs none: a transaction holds the writer.
+ */
+export function sandboxLocks(dialect: Dialect): readonly string[] {
+  if (dialect === "sqlite") return [];
+  const deliveries = "SELECT id FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' ORDER BY id FOR UPDATE";
+  return [deliveries, "SELECT id FROM webhooks WHERE partner = ? AND mode = 'sandbox' ORDER BY id FOR UPDATE", deliveries];
+}
 
 export const SANDBOX_DELETES: ReadonlyArray<readonly [table: SandboxTable, sql: string]> = [
   ["webhook_attempts", "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox')"],

@@ -47,10 +47,11 @@ class Slots {
 }
 
 /**
- * Leases due deliveries in one short transaction (which also counts each attempt, before its request leaves),
+ * Leases due deliveries in one short transaction (which also records each attempt, before its request leaves),
  * sends them outside any transaction, and records each outcome in another short transaction guarded by the
- * lease token. A process killed mid-send leaves leases that expire; the next dispatcher takes them again —
- * at-least-once, never lost, with the same event id — or dead-letters them when that was the last attempt.
+ * lease token. A process killed mid-send leaves leases that expire; the next dispatcher marks those attempts
+ * interrupted and takes the deliveries again — at-least-once, never lost, with the same event id. Only attempts
+ * with a recorded outcome use up WEBHOOK_MAX_ATTEMPTS; interrupted ones have a bound of their own (leases.ts).
  * Several instances may dispatch from one database: the lease keeps each delivery to one of them. What is kept
  * here in memory is per instance: WEBHOOK_CONCURRENCY and WEBHOOK_PER_TARGET_CONCURRENCY bound this instance's
  * sends (N instances may have N × that many requests at one receiver host), and the target-check cache.
@@ -250,7 +251,7 @@ export class Dispatcher implements DeliveryDispatcher {
     let status: "succeeded" | "failed" | "dead_letter";
     let next: string | null = null;
     if (r.ok) status = "succeeded";
-    else if (gone || d.attempts >= cfg.maxAttempts) status = "dead_letter";
+    else if (gone || d.final_attempt) status = "dead_letter";
     else {
       status = "failed";
       const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));

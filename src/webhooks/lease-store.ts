@@ -93,6 +93,25 @@ export async function interruptAttempts(q: Queryable, deliveryIds: number[], err
   );
 }
 
+/**
+ * How many attempts of each delivery's current budget were interrupted (their rows marked `interrupted`: no
+ * outcome recorded), for the deliveries that have any. The budget is the delivery's latest `attempts` attempt
+ * rows — its attempts since the event or its latest replay — because each attempt is counted and given the next
+ * attempt_no in one transaction (takeDeliveries), and a replay sets `attempts` back to 0 without removing rows.
+ * An interrupted row whose late outcome its sender wrote afterwards (recordAttempt) is no longer marked.
+ */
+export async function interruptedInBudget(q: Queryable, deliveryIds: number[]): Promise<Map<number, number>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await q.all<{ delivery_id: number; n: number }>(
+    `SELECT a.delivery_id, count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+     WHERE a.delivery_id IN (${list(deliveryIds.length)}) AND a.reason_tag = 'interrupted'
+       AND a.attempt_no > (SELECT max(b.attempt_no) FROM webhook_attempts b WHERE b.delivery_id = a.delivery_id) - d.attempts
+     GROUP BY a.delivery_id`,
+    deliveryIds,
+  );
+  return new Map(rows.map((r) => [r.delivery_id, r.n]));
+}
+
 /** Settles a delivery without sending it: cancelled (webhook gone) or dead-lettered (no attempt left). */
 export async function settleDelivery(q: Queryable, id: number, status: "cancelled" | "dead_letter", nowIso: string, interruptedError: string): Promise<void> {
   await q.run(

@@ -1,15 +1,25 @@
 import type { Queryable } from "../db/port";
 import type { DispatchContext } from "./deps";
-import { type DueRow, dueDeliveries, interruptAttempts, settleDelivery, takeDeliveries } from "./lease-store";
+import { type DueRow, dueDeliveries, interruptAttempts, interruptedInBudget, settleDelivery, takeDeliveries } from "./lease-store";
 import { type EmitDeps, emitEvent } from "./outbox";
 
 /** last_error of a delivery (and error of its attempt row) whose sender stopped while the attempt was out. */
 export const INTERRUPTED_ERROR =
   "the sender stopped during this attempt (process killed or lease lost): the receiver may have received the request; its outcome is unknown";
 
+/** last_error of a delivery dead-lettered because WEBHOOK_MAX_ATTEMPTS of its attempts were interrupted. */
+export const interruptedLimitError = (n: number) =>
+  `the sender stopped during ${n} attempts of this delivery (processes killed or leases lost), as many as WEBHOOK_MAX_ATTEMPTS allows: ` +
+  "the receiver may have received them; their outcome is unknown and no further attempt is made";
+
 /** A delivery leased for one attempt, already counted: `attempts` includes it and `attempt_id` is its row. */
 export type Leased = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due" | "reason_tag" | "last_error"> & {
   attempt_id: number;
+  /**
+   * This is the last attempt the budget allows: WEBHOOK_MAX_ATTEMPTS − 1 attempts of this budget have a recorded
+   * outcome, so a failure dead-letters the delivery. (Interrupted attempts are not among them.)
+   */
+  final_attempt: boolean;
   lease_token: string;
   /** When the lease runs out (epoch ms, this instance's clock). */
   lease_until_ms: number;
@@ -40,15 +50,19 @@ export async function notifyDeadLetter(
  * loses one: a lease that outlives its sender expires and is taken again. Taking a delivery counts its attempt
  * (attempts + 1, and an attempt row without an outcome) before the request leaves, so `attempts` counts every
  * request a receiver may have seen. A delivery whose previous lease expired lost that attempt's outcome: its row
- * is marked `interrupted`, and if the attempt was the last allowed one the delivery is dead-lettered here instead
- * of being sent again.
+ * is marked `interrupted`, and the delivery is sent again. The budget, WEBHOOK_MAX_ATTEMPTS, counts the attempts
+ * whose outcome was recorded; an interrupted one is not among them (it may or may not have reached the receiver,
+ * and was cut off at any point from its lease to its outcome's commit). Interrupted attempts have a bound of their
+ * own, the same number: a delivery whose sends keep being cut off is dead-lettered after WEBHOOK_MAX_ATTEMPTS of
+ * them, never retried forever. Per budget, a delivery is thus attempted at most 2 × WEBHOOK_MAX_ATTEMPTS − 1 times:
+ * each new attempt is taken with at most WEBHOOK_MAX_ATTEMPTS − 1 recorded and as many interrupted ones before it.
  */
 export class DeliveryLeases {
   constructor(private readonly ctx: DispatchContext) {}
 
   /**
    * Leases up to `limit` due deliveries until `leaseUntil`. Returns those to send, and how many were settled
-   * without a send: cancelled (webhook disabled or deleted) or dead-lettered (attempts already at max_attempts).
+   * without a send: cancelled (webhook disabled or deleted) or dead-lettered (no attempt left in the budget).
    */
   async take(limit: number, leaseUntil: Date): Promise<{ leased: Leased[]; settled: number }> {
     const { store, clock, rng } = this.ctx;
@@ -63,21 +77,31 @@ export class DeliveryLeases {
         due.filter((c) => c.status === "processing").map((c) => c.id),
         INTERRUPTED_ERROR,
       );
-      const send: DueRow[] = [];
+      // Interrupted attempts are looked up only where they can change what happens: a delivery just interrupted,
+      // or one whose next attempt may be its last (attempts + 1 ≥ max). Below that, neither count can reach max,
+      // and the lease of an ordinary delivery reads nothing more.
+      const uncounted = await interruptedInBudget(
+        t,
+        due.filter((c) => c.status === "processing" || c.attempts + 1 >= max).map((c) => c.id),
+      );
+      const send: Array<DueRow & { final_attempt: boolean }> = [];
       let settled = 0;
       for (const c of due) {
         const interrupted = c.status === "processing";
+        const lost = uncounted.get(c.id) ?? 0;
+        const recorded = c.attempts - lost;
         if (!c.is_active || c.deleted_at) {
           await settleDelivery(t, c.id, "cancelled", now, INTERRUPTED_ERROR);
           settled++;
-        } else if (c.attempts >= max) {
-          // Every allowed request may have reached the receiver already (the last one cut off by a crash, or
-          // max_attempts lowered since): sending again would exceed the bound.
-          await settleDelivery(t, c.id, "dead_letter", now, INTERRUPTED_ERROR);
-          await notifyDeadLetter(t, { clock, rng }, c, interrupted ? "interrupted" : c.reason_tag, interrupted ? INTERRUPTED_ERROR : c.last_error);
+        } else if (recorded >= max || lost >= max) {
+          // The budget is spent: max_attempts outcomes recorded (max_attempts lowered since, or a sender that had
+          // lost its lease recorded its late outcome), or max_attempts attempts interrupted.
+          const error = lost >= max ? interruptedLimitError(lost) : INTERRUPTED_ERROR;
+          await settleDelivery(t, c.id, "dead_letter", now, error);
+          await notifyDeadLetter(t, { clock, rng }, c, interrupted ? "interrupted" : c.reason_tag, interrupted ? error : c.last_error);
           settled++;
         } else {
-          send.push(c);
+          send.push({ ...c, final_attempt: recorded + 1 >= max });
         }
       }
       const taken = await takeDeliveries(

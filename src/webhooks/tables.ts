@@ -47,7 +47,8 @@ export const events = sqliteTable(
  * replay). `lease_until`/`lease_token` make a send exclusive: an expired lease (a crashed process) is taken
  * again, and a stale worker's result is ignored because its token no longer matches. `attempts` is raised in
  * the transaction that takes the lease, before the request leaves, so it counts every request a receiver may
- * have seen — a crash mid-attempt cannot make it undercount, and `max_attempts` bounds the requests.
+ * have seen — a crash mid-attempt cannot make it undercount. `max_attempts` bounds the attempts whose outcome
+ * was recorded, and separately those interrupted (src/webhooks/leases.ts): `attempts` ≤ 2 × max − 1 per budget.
  * `reason_tag`: why the last attempt failed; once an attempt succeeds, the latest replay's reason (or null).
  */
 export const webhookDeliveries = sqliteTable(

@@ -107,7 +107,8 @@ test("restore into an empty folder without the key, then serve: /readyz 503 name
 test("in production with the right key the restored database serves", async () => {
   const dir = join(root, "no-key");
   const port = freePort();
-  const proc = spawnHerald(["serve"], envFor(dir, { NODE_ENV: "production", HERALD_MASTER_KEY: KEY_A, PORT: String(port) }));
+  // No load balancer to wait for: stop at once rather than after production's drain delay.
+  const proc = spawnHerald(["serve"], envFor(dir, { NODE_ENV: "production", HERALD_MASTER_KEY: KEY_A, PORT: String(port), SHUTDOWN_DRAIN_DELAY_MS: "0" }));
   try {
     await waitForHttp(`http://127.0.0.1:${port}/readyz`);
   } finally {

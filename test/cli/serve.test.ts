@@ -153,6 +153,148 @@ describe("herald serve: SIGTERM stops listening first, then drains", () => {
   });
 });
 
+/**
+ * One GET on a fresh keep-alive connection (no `Connection: close` from the client): its status, whether the answer
+ * said `Connection: close`, and whether the server then closed the connection (waiting up to 1 s for that).
+ */
+async function keepAliveGet(port: number, path: string) {
+  const sock = net.connect(port, "127.0.0.1");
+  let received = "";
+  let closed = false;
+  sock.on("data", (chunk) => (received += chunk.toString("utf8")));
+  sock.on("close", () => (closed = true));
+  sock.on("error", () => {});
+  await new Promise<void>((resolve, reject) => {
+    sock.once("connect", () => resolve());
+    sock.once("error", reject);
+  });
+  sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  const complete = () => {
+    const sep = received.indexOf("\r\n\r\n");
+    if (sep === -1) return false;
+    const length = /\r\ncontent-length: (\d+)/i.exec(received.slice(0, sep))?.[1];
+    return length !== undefined && Buffer.byteLength(received.slice(sep + 4)) >= Number(length);
+  };
+  await until(() => complete() || closed, 10_000);
+  await until(() => closed, 1_000);
+  sock.destroy();
+  const head = received.slice(0, Math.max(0, received.indexOf("\r\n\r\n")));
+  return {
+    path,
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+    connectionClose: /\r\nconnection: close(\r\n|$)/i.test(head),
+    closedByServer: closed,
+  };
+}
+
+const logLines = (stdout: string) =>
+  stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+
+describe("herald serve: SIGTERM first drains for SHUTDOWN_DRAIN_DELAY_MS", () => {
+  test("/readyz answers 503 (its shutdown check) while every route still answers, each with Connection: close; then the port closes and the process exits 0", async () => {
+    const port = freePort();
+    const db = await servedDatabase(dir, "drain-delay.db");
+    const h = startHerald(port, db, { SHUTDOWN_DRAIN_DELAY_MS: "3000" });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHttp(`${base}/readyz`);
+      const before = (await (await fetch(`${base}/readyz`)).json()) as { checks: Record<string, unknown> };
+      expect(before.checks.shutdown).toEqual({ ok: true, detail: "not requested" });
+      // The control: before the signal a keep-alive connection stays open after its answer.
+      expect(await keepAliveGet(port, "/healthz")).toEqual({ path: "/healthz", status: 200, connectionClose: false, closedByServer: false });
+
+      const signalledAt = Date.now();
+      h.proc.kill("SIGTERM");
+      expect(await until(() => h.out.stdout.includes('"msg":"draining"'), 10_000)).toBe(true);
+      const ready = await fetch(`${base}/readyz`);
+      const body = (await ready.json()) as { ready: boolean; checks: Record<string, { ok: boolean; detail: string }> };
+      expect(ready.status).toBe(503);
+      expect(body.ready).toBe(false);
+      expect(body.checks.shutdown?.ok).toBe(false);
+      expect(body.checks.shutdown?.detail).toStartWith("draining: SIGTERM at ");
+      // Still listening and serving: the native probe, an Elysia route, a write, an unknown path — each answer
+      // closes its connection, so a balancer's pooled connection moves on.
+      const answers = [];
+      for (const path of ["/healthz", "/api/partner/errors.json", "/readyz", "/no-such-route"]) answers.push(await keepAliveGet(port, path));
+      expect(answers).toEqual([
+        { path: "/healthz", status: 200, connectionClose: true, closedByServer: true },
+        { path: "/api/partner/errors.json", status: 200, connectionClose: true, closedByServer: true },
+        { path: "/readyz", status: 503, connectionClose: true, closedByServer: true },
+        { path: "/no-such-route", status: 404, connectionClose: true, closedByServer: true },
+      ]);
+      const track = await fetch(`${base}/api/public/audio-share-links/track`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ event_type: "copy", destination_url: "/tracks/7", client_event_id: "drain-0002-bbbb" }),
+      });
+      expect(track.status).toBe(200);
+      expect(await connectOnce(port)).toBe("accepted");
+
+      // After the delay: the listening socket closes, and the process exits as before.
+      expect(await until(() => h.out.stdout.includes('"msg":"shutting down"'), 10_000)).toBe(true);
+      expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(2_900);
+      expect(await connectOnce(port)).toBe("refused");
+      expect(await exitWithin(h.proc, 30_000)).toBe(0);
+      await h.stdoutDone;
+      const lines = logLines(h.out.stdout);
+      expect(lines.find((l) => l.msg === "draining")).toMatchObject({
+        signal: "SIGTERM",
+        drain_ms: 3000,
+        ready: false,
+        listening: true,
+        connection_close: true,
+      });
+      expect(lines.find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", listening: false, drain_cut_short: false });
+      expect(lines.map((l) => l.msg)).toContain("stopped cleanly");
+      expect(await db.query((q) => q.all("SELECT client_event_id FROM audio_share_track_events"))).toEqual([{ client_event_id: "drain-0002-bbbb" }]);
+    } finally {
+      h.proc.kill("SIGKILL");
+      await h.proc.exited;
+      await db.drop();
+    }
+  });
+
+  test("a second signal ends the delay at once, and SIGINT (Ctrl-C) never waits for it", async () => {
+    const port = freePort();
+    const db = await servedDatabase(dir, "drain-cut.db");
+    const h = startHerald(port, db, { SHUTDOWN_DRAIN_DELAY_MS: "60000" });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      h.proc.kill("SIGTERM");
+      expect(await until(() => h.out.stdout.includes('"msg":"draining"'), 10_000)).toBe(true);
+      const secondAt = Date.now();
+      h.proc.kill("SIGTERM");
+      expect(await exitWithin(h.proc, 30_000)).toBe(0);
+      expect(Date.now() - secondAt).toBeLessThan(20_000);
+      await h.stdoutDone;
+      expect(logLines(h.out.stdout).find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", listening: false, drain_cut_short: true });
+    } finally {
+      h.proc.kill("SIGKILL");
+      await h.proc.exited;
+    }
+
+    const ctrlC = startHerald(port, db, { SHUTDOWN_DRAIN_DELAY_MS: "60000" });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+      const signalledAt = Date.now();
+      ctrlC.proc.kill("SIGINT");
+      expect(await exitWithin(ctrlC.proc, 30_000)).toBe(0);
+      expect(Date.now() - signalledAt).toBeLessThan(20_000);
+      await ctrlC.stdoutDone;
+      const msgs = logLines(ctrlC.out.stdout).map((l) => l.msg);
+      expect(msgs).not.toContain("draining");
+      expect(msgs).toContain("stopped cleanly");
+    } finally {
+      ctrlC.proc.kill("SIGKILL");
+      await ctrlC.proc.exited;
+      await db.drop();
+    }
+  });
+});
+
 describe("herald serve: a port in use is a startup error", () => {
   test("a second herald on the same port exits 1 with a message naming the port; the first keeps serving alone", async () => {
     const port = freePort();

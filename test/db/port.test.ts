@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Store, StoreUnavailable, UniqueViolation, UnstorableText } from "../../src/db/port";
-import { PostgresStore, toDollarPlaceholders } from "../../src/db/postgres-engine";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { toDollarPlaceholders } from "../../src/db/postgres-wire";
 import { BodyAwaitedOutsideStore, SqliteStore } from "../../src/db/sqlite-engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 

@@ -11,6 +11,7 @@
 //   FUZZ_RUNS=200 bun test test/fuzz           200 random variants per operation on top of the catalog
 //   FUZZ_SEED=7 bun test test/fuzz             another fast-check seed (each random variant names its seed)
 //   bun test test/fuzz -t "GET /api/partner/webhooks/dlq"    one operation
+//   HERALD_FUZZ_CLIENTS=8 HERALD_TEST_ENGINE=postgres bun test test/fuzz/routes.test.ts    8 requests in flight per operation
 //
 // One app is shared by all operations (building and seeding one per operation would cost more than the
 // fuzzing). No operation depends on another's: routes that destroy what they are aimed at get objects made
@@ -21,7 +22,7 @@ import { join } from "node:path";
 import { baselineFor } from "../support/fuzz-baseline";
 import { operationsOf } from "../support/fuzz-operations";
 import { checkAnswer, formatFailures, SLOW_MS, type Failure } from "../support/fuzz-report";
-import { createFuzzTarget, HANG_MS } from "../support/fuzz-target";
+import { createFuzzTarget, FUZZ_CLIENTS, HANG_MS } from "../support/fuzz-target";
 import { catalogVariants, DEEP_NESTING_EVERY_BODY_ROUTE, DEEP_NESTING_ROUTES, FUZZ_RUNS, FUZZ_SEED, randomVariants } from "../support/fuzz-variants";
 
 /**
@@ -73,23 +74,32 @@ for (const op of operations) {
       const variants = [...catalogVariants(op, base), ...randomVariants(op, base)];
       const mine: Failure[] = [];
       const deadline = performance.now() + OPERATION_BUDGET_MS;
-      for (const [i, variant] of variants.entries()) {
-        if (performance.now() > deadline) {
-          mine.push({
-            op: op.id,
-            variant: `${variants.length - i} variants from "${variant.variant}" on`,
-            cause: `not run: the operation's ${OPERATION_BUDGET_MS / 1000} s budget ran out`,
-            status: 0,
-            ms: 0,
-            excerpt: "",
-          });
-          break;
+      // FUZZ_CLIENTS clients take the variants in order, each sending its next one once its last is answered; a
+      // variant is sent once. With one client this is the variants one after another.
+      let next = 0;
+      const client = async () => {
+        while (next < variants.length) {
+          const i = next++;
+          const variant = variants[i]!;
+          if (performance.now() > deadline) {
+            mine.push({
+              op: op.id,
+              variant: `${variants.length - i} variants from "${variant.variant}" on`,
+              cause: `not run: the operation's ${OPERATION_BUDGET_MS / 1000} s budget ran out`,
+              status: 0,
+              ms: 0,
+              excerpt: "",
+            });
+            next = variants.length;
+            return;
+          }
+          const answer = await target.send(op, variant);
+          recordTime(op.id, variant.variant, answer.status, answer.ms);
+          if (i === 0) baselines.push({ op: op.id, status: answer.status, excerpt: answer.text.replace(/\s+/g, " ").slice(0, 140) });
+          mine.push(...checkAnswer(op, variant, answer));
         }
-        const answer = await target.send(op, variant);
-        recordTime(op.id, variant.variant, answer.status, answer.ms);
-        if (i === 0) baselines.push({ op: op.id, status: answer.status, excerpt: answer.text.replace(/\s+/g, " ").slice(0, 140) });
-        mine.push(...checkAnswer(op, variant, answer));
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(FUZZ_CLIENTS, variants.length) }, client));
       failures.push(...mine);
       if (mine.length)
         throw new Error(
@@ -108,7 +118,7 @@ afterAll(async () => {
   const lines = [
     "",
     `══ Herald OpenAPI fuzz (${target.h.target.label}) ══`,
-    `${operations.length} operations (${Object.keys(EXCLUDED).length} excluded), ${requests} requests in ${seconds} s; seed ${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}, slow > ${SLOW_MS} ms`,
+    `${operations.length} operations (${Object.keys(EXCLUDED).length} excluded), ${requests} requests in ${seconds} s; seed ${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}, ${FUZZ_CLIENTS} client${FUZZ_CLIENTS === 1 ? "" : "s"}, slow > ${SLOW_MS} ms`,
     `deep nesting on ${DEEP_NESTING_EVERY_BODY_ROUTE ? "every body route" : `${DEEP_NESTING_ROUTES.size} routes (DEEP_NESTING_EVERY_BODY_ROUTE = false)`}`,
     `answers by status: ${[...statusCounts.entries()]
       .sort((a, b) => a[0] - b[0])

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit, signedJson, type TestKey } from "../support/partner";
-import { JSON_LIMITS, scanJson } from "../../src/http/json-body";
+import { JSON_LIMITS, scanJson } from "../../src/http/body/json-body";
 import { MAX_TARGET_CHARS } from "../../src/http/core";
 
 /** The body and request-target policy of docs/http-conventions.md, over the real app. */

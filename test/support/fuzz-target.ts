@@ -70,6 +70,21 @@ const HEADER_LIMIT_BYTES = 65_536;
 /** Past this an unanswered request is recorded as a hang and the run moves on. */
 export const HANG_MS = 15_000;
 
+/**
+ * How many clients send each operation's variants, each request as soon as that client's previous one is
+ * answered: HERALD_FUZZ_CLIENTS=<n> (1–64), default 1 (one request in flight, in the variants' order). With
+ * several, requests to one route overlap as they do when many partners (or many instances' clients) call it at
+ * once — on PostgreSQL, concurrent transactions on separate connections.
+ */
+export const FUZZ_CLIENTS = fuzzClients(process.env.HERALD_FUZZ_CLIENTS);
+
+function fuzzClients(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 1;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 64) throw new Error(`HERALD_FUZZ_CLIENTS: expected an integer from 1 to 64, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
 export interface FuzzFixtures {
   liveUserId: string;
   sandboxUserId: string;

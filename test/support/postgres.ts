@@ -5,7 +5,7 @@
 // (PostgreSQL refuses root). When the package is absent the caller's test file is reported skipped
 // (test/support/skipped.ts); CI installs it.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +39,11 @@ async function freePort(): Promise<number> {
 export interface TestCluster {
   url: string;
   stop(): void;
+  /**
+   * Sends `signal` to the postmaster and every process it started (SIGSTOP freezes the whole server, as a stalled
+   * host or a network partition looks to a client; SIGCONT thaws it). Returns how many processes got it.
+   */
+  signalAll(signal: "SIGSTOP" | "SIGCONT"): number;
 }
 
 /**
@@ -83,6 +88,25 @@ export async function startCluster(): Promise<TestCluster> {
   watchOwner(root, data);
   return {
     url: `postgres://herald@127.0.0.1:${port}/postgres`,
+    signalAll(signal) {
+      // Every backend runs in a process group of its own (PostgreSQL's children call setsid), so each is signalled
+      // by pid: the postmaster first on SIGSTOP (no backend is forked meanwhile), last on SIGCONT.
+      const postmaster = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+      const children = spawnSync("pgrep", ["-P", String(postmaster)], { encoding: "utf8" })
+        .stdout.split("\n")
+        .filter(Boolean)
+        .map(Number);
+      let n = 0;
+      for (const pid of signal === "SIGSTOP" ? [postmaster, ...children] : [...children, postmaster]) {
+        try {
+          process.kill(pid, signal);
+          n++;
+        } catch {
+          // a backend that exited between the listing and the signal
+        }
+      }
+      return n;
+    },
     stop() {
       try {
         run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);

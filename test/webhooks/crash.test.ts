@@ -291,10 +291,11 @@ function scriptedReceiver(script: Array<number | "hang">) {
   return { url: `http://127.0.0.1:${server.port}/hooks/herald`, hits, stop };
 }
 
-test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted herald dead-letters the delivery instead of sending it again", async () => {
+test("an attempt cut off by SIGKILL does not use up the budget: during the last allowed one, the restarted herald sends the delivery again", async () => {
   // Attempt 1 is answered 500; attempt 2 hangs at the receiver and herald is killed during it. With
-  // WEBHOOK_MAX_ATTEMPTS=2 the receiver has then seen every request it may see: the delivery is dead-lettered.
-  const rx2 = scriptedReceiver([500, "hang"]);
+  // WEBHOOK_MAX_ATTEMPTS=2, attempt 2 has no recorded outcome, so it is not one of the two: the restarted herald
+  // sends attempt 3 (answered 500), and only then dead-letters the delivery.
+  const rx2 = scriptedReceiver([500, "hang", 500]);
   const database = await databaseFor("bound.db");
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -340,7 +341,7 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   expect(await exitWithin(first, 10_000)).not.toBe(0);
   await firstOut.done;
 
-  // Both attempts counted — the second before its request left — and the second has no outcome.
+  // Both attempts recorded — the second before its request left — and the second has no outcome.
   expect(await database.query((q) => q.get("SELECT status, attempts FROM webhook_deliveries WHERE id = ?", [deliveryId]))).toEqual({
     status: "processing",
     attempts: 2,
@@ -365,12 +366,15 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   await waitForHttp(`${base}/readyz`);
   const statusNow = async () =>
     (await database.query((q) => q.get<{ status: string }>("SELECT status FROM webhook_deliveries WHERE id = ?", [deliveryId])))!.status;
-  await until("the restarted herald to settle the delivery", async () => (await statusNow()) !== "processing", 30_000, 50);
+  await until("the restarted herald to dead-letter the delivery", async () => (await statusNow()) === "dead_letter", 30_000, 50);
 
   const listed = await call("GET", "/api/partner/webhook-events?status=dead_letter");
-  expect(listed.body.events).toMatchObject([{ id: deliveryId, status: "failed", is_dead_letter: true, attempts: 2, reason_tag: "interrupted" }]);
-  // The receiver saw exactly max_attempts requests for the event; the settled delivery is never sent again.
-  expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id]);
+  expect(listed.body.events).toMatchObject([
+    { id: deliveryId, status: "failed", is_dead_letter: true, attempts: 3, reason_tag: "http_error", last_status_code: 500 },
+  ]);
+  // The receiver saw max_attempts requests with an outcome and the interrupted one; the settled delivery is never
+  // sent again.
+  expect(rx2.hits.map((h) => h.id)).toEqual([queued.body.event_id, queued.body.event_id, queued.body.event_id]);
 
   second.kill("SIGTERM");
   const code = await exitWithin(second, 20_000);
@@ -379,5 +383,6 @@ test("an attempt cut off by SIGKILL is counted: at max_attempts, the restarted h
   expect(await database.query((q) => q.all("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = ? ORDER BY id", [deliveryId]))).toEqual([
     { attempt_no: 1, reason_tag: "http_error" },
     { attempt_no: 2, reason_tag: "interrupted" },
+    { attempt_no: 3, reason_tag: "http_error" },
   ]);
 }, 120_000);

@@ -80,16 +80,20 @@ test("migration 0010 counts the attempt in flight of deliveries leased before it
     { delivery_id: 2, partner: "Acme", mode: "live", reason_tag: "receiver_fix", note: null, replayed_at: "2026-01-01T00:05:00.000Z" },
   ]);
 
-  // The attempt cut off by the old process was its last allowed one: dead-lettered, not sent (port 9 would refuse).
+  // The attempt cut off by the old process has no recorded outcome: it is marked interrupted and does not use up
+  // the budget, so the delivery is sent again (port 9 refuses it) and that second outcome dead-letters it. (The old
+  // rows' placeholder secret is sealed properly first, so that the request is signed and sent.)
+  sqlite.query("UPDATE webhooks SET secret_ciphertext = ? WHERE id = 1").run(new WebhookSecrets(h.ctx).seal("whsec_migrated", 1));
   await h.ctx.dispatcher.runOnce();
   expect(sqlite.query("SELECT status, attempts, reason_tag FROM webhook_deliveries WHERE id = 1").get()).toEqual({
     status: "dead_letter",
-    attempts: 2,
-    reason_tag: "interrupted",
+    attempts: 3,
+    reason_tag: "connection_error",
   });
   expect(sqlite.query("SELECT attempt_no, reason_tag FROM webhook_attempts WHERE delivery_id = 1 ORDER BY id").all()).toEqual([
     { attempt_no: 1, reason_tag: "http_error" },
     { attempt_no: 2, reason_tag: "interrupted" },
+    { attempt_no: 3, reason_tag: "connection_error" },
   ]);
 });
 

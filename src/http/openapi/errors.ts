@@ -4,7 +4,7 @@ import { ERROR_CATALOG } from "../errors";
 // (src/http/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
 // carry are exactly the catalog's codes of status S. Each operation's declared error statuses point at one
 // shared response per status (`#/components/responses/NotFound`) whose schema narrows `error` to those codes, and
-// a `default` response covers the statuses any route may answer without declaring them (413, 415, 500, 503 …).
+// a `default` response covers the statuses any route may answer without declaring them (408, 413, 415, 500, 503 …).
 
 type Json = Record<string, unknown>;
 
@@ -14,6 +14,7 @@ const REASONS: Record<number, string> = {
   403: "Forbidden",
   404: "NotFound",
   405: "MethodNotAllowed",
+  408: "RequestTimeout",
   409: "Conflict",
   410: "Gone",
   413: "PayloadTooLarge",

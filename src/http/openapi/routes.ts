@@ -12,7 +12,7 @@ import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
-import { declaresFormBody, FORM_CONTENT_TYPE } from "../form-body";
+import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
 import pkg from "../../../package.json";
 
 export type { OpenApiDocument } from "./components";
@@ -108,7 +108,7 @@ function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): 
     if (!op) continue;
     // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
-    // The sign-in forms (src/http/form-body.ts) declare their form content type; the schema goes under it.
+    // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
     const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
     op.requestBody = { required: true, content: { [type]: { schema } } };
   }

@@ -1,10 +1,13 @@
-import type { Param, Queryable, Store } from "../../db/port";
+import { type Param, type Queryable, type Store, StoreUnavailable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { Logger } from "../../log";
 import { errorFields } from "../../log";
 import { RollupCatchUp } from "./catchup";
 import { applyRollups } from "./rollup";
 import type { requestLogKeys } from "./tables";
+
+/** A rollup catch-up step that met a database outage is tried again after this long. */
+const CATCH_UP_RETRY_MS = 5_000;
 
 export interface RequestLogEntry {
   at: string;
@@ -108,6 +111,12 @@ export class RequestLog {
           this.log.info("request-log rollups caught up", { ...p, ms: Math.round(performance.now() - started) });
         }
       } catch (err) {
+        // The database is away (its outage is logged once, src/db/health.ts): the step is tried again later.
+        if (err instanceof StoreUnavailable && this.timer) {
+          this.catchUpTimer = setTimeout(next, CATCH_UP_RETRY_MS);
+          this.catchUpTimer.unref?.();
+          return;
+        }
         this.log.warn("request-log rollup catch-up failed; it runs again at the next start", errorFields(err));
       }
     };
@@ -160,7 +169,8 @@ export class RequestLog {
       // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows
       // back (bounded) so a transient failure (busy, a lost connection) does not lose them.
       this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
-      this.log.warn("request log flush failed", errorFields(err));
+      // A database outage is logged once, when it begins (src/db/health.ts), not at every flush.
+      if (!(err instanceof StoreUnavailable)) this.log.warn("request log flush failed", errorFields(err));
       return 0;
     }
     if (this.refs.size + learnt.size > 10_000) this.refs.clear();

@@ -9,7 +9,7 @@ import type { AppContext } from "../../context";
 import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import type { SafeHtml } from "../../http/html";
-import { formRequestBody } from "../../http/form-body";
+import { formRequestBody } from "../../http/body/form-body";
 import { intQuery } from "../../http/params";
 import { overviewChart } from "./console-page-chart";
 import { consoleData, exportLinks, PAGE_DEFAULT_DAYS, PAGE_MAX_DAYS, PAGE_PATH, pageDays, when } from "./console-page-data";

@@ -23,7 +23,10 @@ import { notSignedInDoc } from "../../auth/console-kit";
 
 /** Groups in page order; the first pattern a name matches wins; the rest fall into "Other". */
 const GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
-  ["Server and HTTP", /^(NODE_ENV|PORT|HOST|PUBLIC_BASE_URL|HERALD_DB_PATH|LOG_LEVEL|TRUST_PROXY|MAX_BODY_BYTES|SHUTDOWN_GRACE_MS|METRICS_PUBLIC)$/],
+  [
+    "Server and HTTP",
+    /^(NODE_ENV|PORT|HOST|PUBLIC_BASE_URL|HERALD_DB_PATH|LOG_LEVEL|TRUST_PROXY|MAX_BODY_BYTES|REQUEST_BODY_[A-Z_]+|SHUTDOWN_DRAIN_DELAY_MS|SHUTDOWN_GRACE_MS|METRICS_PUBLIC)$/,
+  ],
   ["Operators and security", /^(HERALD_MASTER_KEY|ADMIN_|IDEMPOTENCY_|SIGNATURE_|SANDBOX_|BOOTSTRAP_)/],
   ["Rate limits", /^(RATE_LIMIT_|PARTNER_SANDBOX_RATE_LIMIT)/],
   ["Jobs, request log and backups", /^(JOBS_|REQUEST_LOG_|BACKUP_)/],

@@ -66,10 +66,11 @@ export async function updateUserFields(q: Queryable, id: number, fields: Patchab
 /**
  * Takes the user's row lock for the rest of the transaction `t`, so changes to one user's wallets (who is primary)
  * run one after another on every engine: a no-op UPDATE locks the row on PostgreSQL (SELECT … FOR UPDATE is not
- * SQLite), and SQLite's writer is single already.
+ * SQLite), and SQLite's writer is single already. False when the row is gone (a sandbox reset deleted the user
+ * after the caller read it): nothing is locked then.
  */
-export async function lockUser(t: Queryable, id: number): Promise<void> {
-  await t.run("UPDATE partner_users SET updated_at = updated_at WHERE id = ?", [id]);
+export async function lockUser(t: Queryable, id: number): Promise<boolean> {
+  return (await t.run("UPDATE partner_users SET updated_at = updated_at WHERE id = ?", [id])).changes === 1;
 }
 
 export async function touchUser(q: Queryable, id: number, at: string): Promise<void> {

@@ -1,0 +1,111 @@
+// What an operator sees of the database's availability: one warning when it stops answering, one info line when
+// it is back (how long it was gone and how many requests were answered 503 meanwhile), and the counters /metrics
+// publishes (deadlines hit, transactions retried, connections discarded). The engines report into it; the HTTP
+// core counts its 503s; jobs ask it whether to skip a tick. Nothing here touches the database itself.
+
+/** The few log calls this needs (src/log.ts's Logger has them); set once the context's logger exists. */
+export interface HealthLog {
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** While the database is unavailable, a job tick is tried again after this long at first, doubling up to the cap. */
+const JOB_PROBE_FIRST_MS = 1_000;
+const JOB_PROBE_MAX_MS = 30_000;
+/**
+ * An outage ends at the first success that comes this long after the last failure: while connections fail one by
+ * one (a pool half dead, a server stopping process by process) a lucky statement does not end it, to begin again
+ * a moment later with a second warning.
+ */
+const RECOVERY_QUIET_MS = 1_000;
+/** Jobs' "skipped" line is written at most this often. */
+const SKIP_LOG_EVERY_MS = 60_000;
+
+export class StoreHealth {
+  log: HealthLog | null = null;
+  /** Date.now() when the current outage began; null while the database answers. */
+  private downSince: number | null = null;
+  private lastFailure = 0;
+  private reason = "";
+  private refusedRequests = 0;
+  private skippedTicks = 0;
+  private lastSkipLog = 0;
+  private nextJobProbe = 0;
+  private probeGap = JOB_PROBE_FIRST_MS;
+  /** Counters for /metrics (monotonic over the process's life). */
+  readonly counts = { outages: 0, deadlines: 0, retries: 0, discarded: 0, refused: 0, shed: 0 };
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get down(): boolean {
+    return this.downSince !== null;
+  }
+
+  /** A statement or transaction could not reach the database (lost connection, deadline, refused). */
+  failed(reason: string): void {
+    this.lastFailure = this.now();
+    if (this.downSince !== null) return;
+    this.downSince = this.lastFailure;
+    this.reason = reason;
+    this.refusedRequests = 0;
+    this.skippedTicks = 0;
+    this.lastSkipLog = 0;
+    this.probeGap = JOB_PROBE_FIRST_MS;
+    this.nextJobProbe = this.downSince + this.probeGap;
+    this.counts.outages++;
+    this.log?.warn("database unavailable", { reason });
+  }
+
+  /** A statement or transaction completed: ends an outage, if one was on. Cheap enough for every statement. */
+  succeeded(): void {
+    if (this.downSince === null) return;
+    const t = this.now();
+    if (t - this.lastFailure < RECOVERY_QUIET_MS) return;
+    const downMs = t - this.downSince;
+    this.downSince = null;
+    this.log?.info("database available again", {
+      down_ms: downMs,
+      requests_refused: this.refusedRequests,
+      job_ticks_skipped: this.skippedTicks,
+      reason: this.reason,
+    });
+  }
+
+  /** The HTTP core answered a request 503 db_unavailable. */
+  refusedRequest(): void {
+    this.counts.refused++;
+    if (this.downSince !== null) this.refusedRequests++;
+  }
+
+  /**
+   * Whether a scheduled job tick should run now. While the database is unavailable, ticks are skipped except one
+   * now and then (after 1 s, 2 s, 4 s … up to 30 s), whose outcome ends the outage or extends the wait; the skip is
+   * logged at most once a minute.
+   */
+  jobMayRun(job: string): boolean {
+    if (this.downSince === null) return true;
+    const t = this.now();
+    if (t >= this.nextJobProbe) {
+      this.probeGap = Math.min(this.probeGap * 2, JOB_PROBE_MAX_MS);
+      this.nextJobProbe = t + this.probeGap;
+      return true;
+    }
+    this.skippedTicks++;
+    if (t - this.lastSkipLog >= SKIP_LOG_EVERY_MS) {
+      this.lastSkipLog = t;
+      this.log?.info("job skipped: database unavailable", { job, down_ms: t - this.downSince, reason: this.reason });
+    }
+    return false;
+  }
+
+  /** A job failed because the database did not answer: one line a minute at most, not a stack per run. */
+  jobFailedUnavailable(job: string, reason: string): void {
+    this.failed(reason);
+    this.skippedTicks++;
+    const t = this.now();
+    if (t - this.lastSkipLog >= SKIP_LOG_EVERY_MS) {
+      this.lastSkipLog = t;
+      this.log?.info("job skipped: database unavailable", { job, down_ms: t - (this.downSince ?? t), reason });
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import { SerializationFailure, safeInteger, StoreUnavailable, UniqueViolation, UnstorableText } from "./port";
+
+// What the PostgreSQL engine (src/db/postgres-engine.ts) translates between the port and Bun's SQL client: `?`
+// placeholders into `$n`, Bun's errors and SQLSTATEs into the port's typed errors, int8 and numeric values into
+// JavaScript numbers (refusing one past 2^53).
+
+/** `?` → `$n`, outside '…' strings, "…" identifiers, -- and /* comments, and $tag$…$tag$ bodies. */
+export function toDollarPlaceholders(sql: string): string {
+  let out = "";
+  let n = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop + 1);
+      i = stop;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "/" && sql[i + 1] === "*") {
+      const end = sql.indexOf("*/", i + 2);
+      const stop = end === -1 ? sql.length : end + 2;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "$" && /^\$[A-Za-z_]*\$/.test(sql.slice(i))) {
+      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i))![0];
+      const end = sql.indexOf(tag, i + tag.length);
+      const stop = end === -1 ? sql.length : end + tag.length;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "?") {
+      out += `$${++n}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const UNAVAILABLE_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_QUERY_CANCELLED",
+]);
+
+/** Bun's SQL errors as the port's typed errors; anything else unchanged. */
+export function mapped(err: unknown): unknown {
+  const e = err as { code?: unknown; errno?: unknown; message?: string; constraint?: unknown };
+  const sqlstate = typeof e?.errno === "string" ? e.errno : "";
+  if (sqlstate === "23505") {
+    const named = typeof e.constraint === "string" ? e.constraint : /unique constraint "([^"]+)"/.exec(e.message ?? "")?.[1];
+    return new UniqueViolation(named ?? "unknown", { cause: err });
+  }
+  if (sqlstate === "40001" || sqlstate === "40P01") return new SerializationFailure(e.message ?? sqlstate, { cause: err });
+  // character_not_in_repertoire: a bound text value held U+0000, which PostgreSQL's UTF-8 text cannot.
+  if (sqlstate === "22021") return new UnstorableText(e.message ?? sqlstate, { cause: err });
+  // query_canceled: the server's statement_timeout, or Herald's own deadline cancelling a statement it gave up on.
+  if (sqlstate === "57014") return new StoreUnavailable(`PostgreSQL cancelled a statement: ${e.message ?? sqlstate}`, { cause: err });
+  if (sqlstate.startsWith("08") || sqlstate === "57P01" || sqlstate === "57P02" || sqlstate === "57P03" || sqlstate === "53300") {
+    return new StoreUnavailable(e.message ?? sqlstate, { cause: err });
+  }
+  if (typeof e?.code === "string" && UNAVAILABLE_CODES.has(e.code)) return new StoreUnavailable(e.message ?? e.code, { cause: err });
+  return err;
+}
+
+/** PostgreSQL's numeric type (what SUM and AVG of bigint answer); Bun's client returns it as text. */
+const NUMERIC_OID = 1700;
+
+/**
+ * A row with its int8 (BigInt) values as numbers, refusing those past 2^53, and its numeric values as numbers too
+ * — an integral one exactly or refused the same way (SUM of amounts), a fractional one as the nearest double, as
+ * SQLite answers AVG. Text that only looks like a number (an external id "42") is left alone: the column's type
+ * decides, not the value.
+ */
+export function decoded<T>(row: Record<string, unknown>, numeric: readonly string[]): T {
+  for (const [k, v] of Object.entries(row)) if (typeof v === "bigint") row[k] = safeInteger(v, k);
+  for (const k of numeric) {
+    const v = row[k];
+    if (typeof v === "string") row[k] = /^-?\d+$/.test(v) ? safeInteger(BigInt(v), k) : Number(v);
+  }
+  return row as T;
+}
+
+/** The names of a result's numeric columns (none for most statements). */
+export function numericColumns(result: unknown): string[] {
+  const columns = (result as { columns?: Array<{ name: string; type: number }> }).columns;
+  return columns ? columns.filter((c) => c.type === NUMERIC_OID).map((c) => c.name) : [];
+}

@@ -1,0 +1,194 @@
+// Herald's own deadlines on PostgreSQL (src/db/postgres-engine.ts): a statement, a transaction and the wait for a
+// pooled connection each end at their deadline with StoreUnavailable; what was running is cancelled on the server
+// (no statement runs on after its caller gave up); a transaction's connection is discarded, not reused; deadlocks
+// are run again instead of reaching the caller; and after an outage one statement at a time tries the server.
+// The frozen-server case, with a real `herald serve`, is test/postgres/frozen-database.test.ts.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { SerializationFailure, StoreUnavailable } from "../../src/db/port";
+import { freshPostgresDatabase, testEngine } from "../support/engine";
+
+const pg = testEngine() === "postgres";
+let url = "";
+let drop: (() => Promise<void>) | null = null;
+let observer: PostgresStore | null = null;
+
+beforeAll(async () => {
+  if (!pg) return;
+  const db = await freshPostgresDatabase();
+  url = db.url;
+  drop = db.drop;
+  observer = new PostgresStore({ url, poolMax: 1 });
+  await observer.run("CREATE TABLE deadline_rows (id integer PRIMARY KEY, v integer NOT NULL)");
+  await observer.run("INSERT INTO deadline_rows (id, v) VALUES (1, 0), (2, 0)");
+});
+afterAll(async () => {
+  await observer?.close();
+  await drop?.();
+});
+
+/** Statements of this test's database still running pg_sleep (a cancelled one is gone within a moment). */
+async function sleepersLeft(): Promise<number> {
+  for (let i = 0; i < 40; i++) {
+    const row = await observer!.get<{ n: number }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
+    );
+    if (row!.n === 0) return 0;
+    await Bun.sleep(50);
+  }
+  return 1;
+}
+
+async function rejection(work: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const t0 = performance.now();
+  try {
+    await work;
+    return { error: null, ms: performance.now() - t0 };
+  } catch (error) {
+    return { error, ms: performance.now() - t0 };
+  }
+}
+
+test.skipIf(!pg)("a statement past DATABASE_QUERY_TIMEOUT_MS is StoreUnavailable at its deadline and cancelled on the server", async () => {
+  const store = new PostgresStore({ url, poolMax: 2, queryTimeoutMs: 300 });
+  try {
+    const r = await rejection(store.get("SELECT pg_sleep(5)"));
+    expect(r.error).toBeInstanceOf(StoreUnavailable);
+    expect(String((r.error as Error).message)).toContain("DATABASE_QUERY_TIMEOUT_MS");
+    expect(r.ms).toBeGreaterThanOrEqual(290);
+    expect(r.ms).toBeLessThan(1_300);
+    expect(await sleepersLeft()).toBe(0);
+    // The server answered the cancellation: the pool goes on as before, and no outage began.
+    expect(store.health.down).toBe(false);
+    expect(await store.get<{ x: number }>("SELECT 1 AS x")).toEqual({ x: 1 });
+    expect(store.health.counts.deadlines).toBe(1);
+    expect(store.health.counts.discarded).toBe(0);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a transaction past DATABASE_TRANSACTION_TIMEOUT_MS is StoreUnavailable, rolled back, cancelled, its connection discarded", async () => {
+  const store = new PostgresStore({ url, poolMax: 2, transactionTimeoutMs: 400 });
+  try {
+    const r = await rejection(
+      store.tx(async (t) => {
+        await t.run("UPDATE deadline_rows SET v = v + 1 WHERE id = 1");
+        await t.get("SELECT pg_sleep(5)");
+      }),
+    );
+    expect(r.error).toBeInstanceOf(StoreUnavailable);
+    expect(String((r.error as Error).message)).toContain("DATABASE_TRANSACTION_TIMEOUT_MS");
+    expect(r.ms).toBeLessThan(1_400);
+    expect(await sleepersLeft()).toBe(0);
+    expect((await observer!.get<{ v: number }>("SELECT v FROM deadline_rows WHERE id = 1"))!.v).toBe(0);
+    expect(store.health.counts.discarded).toBe(1);
+    // The row lock went with the discarded connection: the next transaction takes it at once.
+    await store.tx((t) => t.run("UPDATE deadline_rows SET v = v + 1 WHERE id = 1"));
+    expect((await observer!.get<{ v: number }>("SELECT v FROM deadline_rows WHERE id = 1"))!.v).toBe(1);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a transaction waits at most DATABASE_ACQUIRE_TIMEOUT_MS for a pooled connection", async () => {
+  const store = new PostgresStore({ url, poolMax: 1, acquireTimeoutMs: 200, transactionTimeoutMs: 3_000 });
+  try {
+    const holder = store.tx(async (t) => {
+      await t.get("SELECT pg_sleep(1)");
+    });
+    await Bun.sleep(100);
+    const r = await rejection(store.tx(async (t) => t.get("SELECT 1")));
+    expect(r.error).toBeInstanceOf(StoreUnavailable);
+    expect(String((r.error as Error).message)).toContain("DATABASE_ACQUIRE_TIMEOUT_MS");
+    expect(r.ms).toBeLessThan(900);
+    await holder;
+    // Having given up, the waiting transaction never runs later: only the holder's work happened.
+    expect(await store.tx(async (t) => (await t.get<{ x: number }>("SELECT 2 AS x"))!.x)).toBe(2);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a deadlock is run again inside the port: both transactions commit, the retry is counted", async () => {
+  const store = new PostgresStore({ url, poolMax: 4 });
+  try {
+    await observer!.run("UPDATE deadline_rows SET v = 0");
+    // Two transactions lock the two rows in opposite orders, each waiting for the other: PostgreSQL ends one with
+    // 40P01, which the port runs again once the other has committed.
+    const both = await Promise.allSettled(
+      [
+        [1, 2],
+        [2, 1],
+      ].map(([first, second]) =>
+        store.tx(async (t) => {
+          await t.run("UPDATE deadline_rows SET v = v + 1 WHERE id = ?", [first!]);
+          await t.get("SELECT pg_sleep(0.2)");
+          await t.run("UPDATE deadline_rows SET v = v + 1 WHERE id = ?", [second!]);
+        }),
+      ),
+    );
+    expect(both.map((b) => b.status)).toEqual(["fulfilled", "fulfilled"]);
+    expect((await observer!.all<{ v: number }>("SELECT v FROM deadline_rows ORDER BY id")).map((r) => r.v)).toEqual([2, 2]);
+    expect(store.health.counts.retries).toBeGreaterThanOrEqual(1);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a transaction that keeps losing its race reaches the caller as SerializationFailure after a bounded number of runs", async () => {
+  const store = new PostgresStore({ url, poolMax: 2 });
+  try {
+    let runs = 0;
+    const r = await rejection(
+      store.tx(async (t) => {
+        runs++;
+        // A serialization failure raised by the server itself, every time.
+        await t.run("DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001', MESSAGE = 'could not serialize access'; END $$");
+      }),
+    );
+    expect(r.error).toBeInstanceOf(SerializationFailure);
+    expect(runs).toBe(4);
+    expect(store.health.counts.retries).toBe(3);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a slow statement on a live server ends at its deadline without starting an outage", async () => {
+  const store = new PostgresStore({ url, poolMax: 2, queryTimeoutMs: 300 });
+  try {
+    expect((await rejection(store.get("SELECT pg_sleep(5)"))).error).toBeInstanceOf(StoreUnavailable);
+    // The server answered the cancellation: it is there, so nothing is refused at once and no outage is logged.
+    await Bun.sleep(1_200);
+    expect(store.health.down).toBe(false);
+    expect(await Promise.all([store.get<{ x: number }>("SELECT 1 AS x"), store.get<{ x: number }>("SELECT 2 AS x")])).toEqual([{ x: 1 }, { x: 2 }]);
+    expect(store.health.counts.shed).toBe(0);
+  } finally {
+    await store.close();
+  }
+});
+
+test.skipIf(!pg)("a server that accepts connections but never answers: one interaction at a time tries it, the others are refused at once", async () => {
+  // A listener that takes the connection and says nothing, as a frozen host or a black-holed route looks.
+  const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const store = new PostgresStore({ url: `postgres://herald@127.0.0.1:${silent.port}/none`, poolMax: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 3_000 });
+  try {
+    const first = await rejection(store.get("SELECT 1"));
+    expect(first.error).toBeInstanceOf(StoreUnavailable);
+    expect(first.ms).toBeLessThan(2_500);
+    expect(store.health.down).toBe(true);
+    // The next one is the probe; while it waits, the others fail without waiting at all.
+    const probe = rejection(store.get("SELECT 1"));
+    const shed = await rejection(store.get("SELECT 1"));
+    expect(shed.error).toBeInstanceOf(StoreUnavailable);
+    expect(String((shed.error as Error).message)).toContain("one request at a time tries it");
+    expect(shed.ms).toBeLessThan(50);
+    expect((await probe).error).toBeInstanceOf(StoreUnavailable);
+    expect(store.health.counts.shed).toBe(1);
+    expect(store.health.counts.outages).toBe(1);
+  } finally {
+    await store.close().catch(() => {});
+    silent.stop(true);
+  }
+});
