@@ -1,4 +1,18 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { StoreUnavailable } from "../db/port";
+
+/**
+ * A value read from the database at scrape time, or NaN while the database is unavailable: /metrics keeps answering
+ * during an outage (herald_db_unavailable is what an operator wants to see then), the gauges it cannot read are NaN.
+ */
+async function orNaN(read: () => number | Promise<number>): Promise<number> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof StoreUnavailable) return Number.NaN;
+    throw err;
+  }
+}
 
 /**
  * Prometheus metrics. Per-instance memory is right for metrics: each instance is scraped alone.
@@ -88,7 +102,7 @@ export class Metrics {
       help,
       registers: [this.registry],
       async collect() {
-        this.set(await read());
+        this.set(await orNaN(read));
       },
     });
   }
@@ -111,7 +125,15 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const s of await read()) this.set(s.labels as Partial<Record<L, string>>, s.value);
+        let series: Array<{ labels: Record<L, string>; value: number }>;
+        try {
+          series = await read();
+        } catch (err) {
+          // The database is away: no series this scrape (see orNaN).
+          if (err instanceof StoreUnavailable) return;
+          throw err;
+        }
+        for (const s of series) this.set(s.labels as Partial<Record<L, string>>, s.value);
       },
     });
   }
@@ -124,7 +146,7 @@ export class Metrics {
       help,
       registers: [this.registry],
       async collect() {
-        this.set(await read());
+        this.set(await orNaN(read));
       },
     });
   }
