@@ -30,62 +30,18 @@ export interface PostgresOptions {
   transactionTimeoutMs?: number;
 }
 
-import { decoded, mapped, numericColumns, toDollarPlaceholders } from "./postgres-wire";
-
-/** A statement Bun has started (its promise) that can be asked to stop: on the server if it is running there. */
-type Cancellable = Promise<unknown> & { cancel(): unknown };
-
-/**
- * The port's handle over one runner (the pool, or a transaction). `exec` runs a statement: the pool's races it
- * against the statement deadline; a transaction's notes the statement in flight, so that the transaction's
- * deadline can cancel it on the server.
- */
-function handleOf(exec: (text: string, params: readonly Param[]) => Promise<unknown>): Queryable {
-  return {
-    dialect: "postgres",
-    async all<T>(text: string, params: readonly Param[] = []) {
-      const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
-      const numeric = numericColumns(rows);
-      return rows.map((r) => decoded<T>(r, numeric));
-    },
-    async get<T>(text: string, params: readonly Param[] = []) {
-      const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
-      return rows.length ? decoded<T>(rows[0]!, numericColumns(rows)) : null;
-    },
-    async run(text: string, params: readonly Param[] = []): Promise<RunResult> {
-      const result = (await exec(text, params)) as { count?: number };
-      return { changes: result.count ?? 0 };
-    },
-  };
-}
+import { type Cancellable, DEADLINES, deadlineError, handleOf, mapped, toDollarPlaceholders } from "./postgres-wire";
 
 /** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
 const TX_ATTEMPTS = 4;
 /** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
 const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
 
-/** The deadline-expired error: the database is unavailable as far as this request is concerned. */
-function deadlineError(what: string, ms: number, setting: string): StoreUnavailable {
-  const e = new StoreUnavailable(`PostgreSQL did not answer ${what} within ${ms} ms (${setting})`);
-  DEADLINES.add(e);
-  return e;
-}
-
-/**
- * Errors that are Herald's own deadlines. A slow statement on a live server ends at one as much as a server that
- * is gone, so a deadline alone says nothing of the server: its cancellation tells (see watchCancelled).
- */
-const DEADLINES = new WeakSet<Error>();
-
 /** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
 const CANCEL_ANSWER_MS = 1_000;
 
-/**
- * While the server is unreachable, a new probe starts when none is in flight, or when the last one started this long
- * ago (past any deadline of its own: a safety valve, never the rule). One at a time on purpose: each probe that
- * cannot connect leaves a dead connection attempt in the server's queue, which it works through when it is back.
- */
-const PROBE_EVERY_MS = 6_000;
+/** While the server is unreachable, the background probe tries it again this long after a failed try. */
+const PROBE_PAUSE_MS = 250;
 
 /** How an error ends an interaction, for the gate (see PostgresStore.reached). */
 function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
@@ -105,8 +61,10 @@ export class PostgresStore implements Store {
   private readonly makeSql: () => SQL;
   /** Date.now() since when the server has not been reached (see admit); null while it answers. */
   private unreachableSince: number | null = null;
-  private probesInFlight = 0;
-  private lastProbeAt = 0;
+  /** The background probe while the server is unreachable (see probe). */
+  private prober: Promise<void> | null = null;
+  private closed = false;
+  private readonly makeProbeSql: () => SQL;
 
   constructor(options: PostgresOptions) {
     const statementTimeout = options.statementTimeoutMs ?? 30_000;
@@ -127,6 +85,13 @@ export class PostgresStore implements Store {
           idle_in_transaction_session_timeout: String(idleInTx),
           ...(options.applicationName ? { application_name: options.applicationName } : {}),
         },
+      } as ConstructorParameters<typeof SQL>[0]);
+    this.makeProbeSql = () =>
+      new SQL({
+        url: options.url,
+        max: 1,
+        connectionTimeout: connectSeconds,
+        connection: { statement_timeout: String(this.queryTimeoutMs) },
       } as ConstructorParameters<typeof SQL>[0]);
     this.sql = this.makeSql();
     this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
@@ -149,7 +114,7 @@ export class PostgresStore implements Store {
    * connection for good (a frozen host, a partition), so the pool is replaced then: see `abandonPool`.
    */
   private async statement(text: string, params: readonly Param[], ms: number): Promise<unknown> {
-    const probe = this.admit();
+    this.admit();
     const sql = this.sql;
     const q = sql.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -163,11 +128,11 @@ export class PostgresStore implements Store {
     });
     try {
       const result = await Promise.race([q, expired]);
-      this.reached(probe, "answered");
+      this.reached("answered");
       return result;
     } catch (err) {
       const e = mapped(err);
-      this.reached(probe, outcomeOf(e), (e as Error).message);
+      this.reached(outcomeOf(e), (e as Error).message);
       throw e;
     } finally {
       clearTimeout(timer);
@@ -194,39 +159,64 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The gate in front of the server once it stopped answering: one interaction at a time tries it (a probe, with
-   * the usual deadlines) and the others are refused at once, until one gets an answer. So requests fail in
+   * The gate in front of the server once it stopped answering: every interaction is refused at once (503) while a
+   * background probe tries the server, and all go through again as soon as it answers. So requests fail in
    * microseconds instead of each waiting out its deadline, and a server coming back (a thawed host, a healed
-   * partition) does not first have to work through a backlog of connection attempts and cancellations that its
-   * clients gave up on long ago — in the test of a 15 s freeze, that backlog alone kept requests failing for
-   * 1.4–1.7 s after the server was back. Returns whether the caller is the probe.
+   * partition) does not first have to work through a backlog of connection attempts its clients gave up on long
+   * ago: Bun's pool opens all of its DATABASE_POOL_MAX connections for a single statement, so each try through the
+   * pool left ten dead attempts in the server's queue (~40 ms each to work through on this 2-core VM), and in the
+   * test of a 15 s freeze requests kept failing for 1.4–2.2 s after the server was back.
    */
-  private admit(): boolean {
-    if (this.unreachableSince === null) return false;
-    const t = performance.now();
-    if (this.probesInFlight > 0 && t - this.lastProbeAt < PROBE_EVERY_MS) {
-      this.health.counts.shed++;
-      throw new StoreUnavailable(
-        `PostgreSQL has not answered since ${new Date(this.unreachableSince).toISOString()}; one request at a time tries it until it does`,
-      );
-    }
-    this.probesInFlight++;
-    this.lastProbeAt = t;
-    return true;
+  private admit(): void {
+    if (this.unreachableSince === null) return;
+    this.health.counts.shed++;
+    throw new StoreUnavailable(
+      `PostgreSQL has not answered since ${new Date(this.unreachableSince).toISOString()}; Herald tries it in the background and serves again as soon as it answers`,
+    );
   }
 
   /**
-   * The outcome of an interaction that went through the gate: the server answered (even with an error of its own),
-   * was not reached (a lost or refused connection), or a deadline ended the wait — then its cancellation tells
-   * (watchCancelled) and the gate stays as it is.
+   * The outcome of an interaction: the server answered (even with an error of its own), was not reached (a lost or
+   * refused connection), or a deadline ended the wait — then its cancellation tells (watchCancelled).
    */
-  private reached(probe: boolean, outcome: "answered" | "unreached" | "deadline", reason = ""): void {
-    if (probe) this.probesInFlight--;
+  private reached(outcome: "answered" | "unreached" | "deadline", reason = ""): void {
     if (outcome === "answered") {
       this.unreachableSince = null;
       this.health.succeeded();
     } else if (outcome === "unreached") {
       this.unreachable(reason);
+    }
+  }
+
+  /**
+   * Tries the server while it is unreachable, one `SELECT 1` at a time, each on a connection of its own (a pool of
+   * one, closed after the try), with the statement deadline; the first answer opens the gate.
+   */
+  private async probe(): Promise<void> {
+    try {
+      while (this.unreachableSince !== null && !this.closed) {
+        const sql = this.makeProbeSql();
+        const q = sql.unsafe("SELECT 1") as unknown as Cancellable;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        try {
+          await Promise.race([
+            q,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(deadlineError("a probe", this.queryTimeoutMs, "DATABASE_QUERY_TIMEOUT_MS")), this.queryTimeoutMs);
+            }),
+          ]);
+          this.unreachableSince = null;
+          this.health.succeeded();
+        } catch (err) {
+          this.health.failed((mapped(err) as Error).message);
+          await Bun.sleep(PROBE_PAUSE_MS);
+        } finally {
+          clearTimeout(timer);
+          sql.close({ timeout: 0 }).catch(() => {});
+        }
+      }
+    } finally {
+      this.prober = null;
     }
   }
 
@@ -241,10 +231,11 @@ export class PostgresStore implements Store {
     if (this.unreachableSince === null) q.cancel();
   }
 
-  /** The server is not reached: the gate admits one interaction at a time, and the outage is logged once. */
+  /** The server is not reached: the gate closes, the background probe starts, and the outage is logged once. */
   private unreachable(reason: string): void {
     this.unreachableSince ??= Date.now();
     this.health.failed(reason);
+    if (!this.closed) this.prober ??= this.probe();
   }
 
   /**
@@ -275,11 +266,11 @@ export class PostgresStore implements Store {
   async tx<T>(fn: (t: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
     const ms = options?.timeoutMs ?? this.transactionTimeoutMs;
     const deadline = performance.now() + ms;
-    const probe = this.admit();
+    this.admit();
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.txOnce(fn, deadline, ms);
-        this.reached(probe, "answered");
+        this.reached("answered");
         return result;
       } catch (err) {
         const e = mapped(err);
@@ -290,7 +281,7 @@ export class PostgresStore implements Store {
           await Bun.sleep(pause);
           continue;
         }
-        this.reached(probe, outcomeOf(e), (e as Error).message);
+        this.reached(outcomeOf(e), (e as Error).message);
         throw e;
       }
     }
@@ -383,6 +374,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.sql.close();
   }
 }

@@ -1,8 +1,9 @@
-import { SerializationFailure, safeInteger, StoreUnavailable, UniqueViolation, UnstorableText } from "./port";
+import { type Param, type Queryable, type RunResult, SerializationFailure, safeInteger, StoreUnavailable, UniqueViolation, UnstorableText } from "./port";
 
 // What the PostgreSQL engine (src/db/postgres-engine.ts) translates between the port and Bun's SQL client: `?`
-// placeholders into `$n`, Bun's errors and SQLSTATEs into the port's typed errors, int8 and numeric values into
-// JavaScript numbers (refusing one past 2^53).
+// placeholders into `$n`, Bun's errors and SQLSTATEs into the port's typed errors (and Herald's own deadlines into
+// StoreUnavailable), int8 and numeric values into JavaScript numbers (refusing one past 2^53), rows into the
+// port's handle.
 
 /** `?` → `$n`, outside '…' strings, "…" identifiers, -- and /* comments, and $tag$…$tag$ bodies. */
 export function toDollarPlaceholders(sql: string): string {
@@ -93,3 +94,43 @@ export function numericColumns(result: unknown): string[] {
   const columns = (result as { columns?: Array<{ name: string; type: number }> }).columns;
   return columns ? columns.filter((c) => c.type === NUMERIC_OID).map((c) => c.name) : [];
 }
+
+/** A statement Bun has started (its promise) that can be asked to stop: on the server if it is running there. */
+export type Cancellable = Promise<unknown> & { cancel(): unknown };
+
+/**
+ * The port's handle over one runner (the pool, or a transaction). `exec` runs a statement: the pool's races it
+ * against the statement deadline; a transaction's notes the statement in flight, so that the transaction's
+ * deadline can cancel it on the server.
+ */
+export function handleOf(exec: (text: string, params: readonly Param[]) => Promise<unknown>): Queryable {
+  return {
+    dialect: "postgres",
+    async all<T>(text: string, params: readonly Param[] = []) {
+      const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
+      const numeric = numericColumns(rows);
+      return rows.map((r) => decoded<T>(r, numeric));
+    },
+    async get<T>(text: string, params: readonly Param[] = []) {
+      const rows = (await exec(text, params)) as Array<Record<string, unknown>>;
+      return rows.length ? decoded<T>(rows[0]!, numericColumns(rows)) : null;
+    },
+    async run(text: string, params: readonly Param[] = []): Promise<RunResult> {
+      const result = (await exec(text, params)) as { count?: number };
+      return { changes: result.count ?? 0 };
+    },
+  };
+}
+
+/** The deadline-expired error: the database is unavailable as far as this request is concerned. */
+export function deadlineError(what: string, ms: number, setting: string): StoreUnavailable {
+  const e = new StoreUnavailable(`PostgreSQL did not answer ${what} within ${ms} ms (${setting})`);
+  DEADLINES.add(e);
+  return e;
+}
+
+/**
+ * Errors that are Herald's own deadlines. A slow statement on a live server ends at one as much as a server that
+ * is gone, so a deadline alone says nothing of the server: its cancellation tells (see watchCancelled).
+ */
+export const DEADLINES = new WeakSet<Error>();

@@ -169,7 +169,7 @@ test.skipIf(!pg)("a slow statement on a live server ends at its deadline without
   }
 });
 
-test.skipIf(!pg)("a server that accepts connections but never answers: one interaction at a time tries it, the others are refused at once", async () => {
+test.skipIf(!pg)("a server that accepts connections but never answers: every interaction is refused at once while a probe tries it", async () => {
   // A listener that takes the connection and says nothing, as a frozen host or a black-holed route looks.
   const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const store = new PostgresStore({ url: `postgres://herald@127.0.0.1:${silent.port}/none`, poolMax: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 3_000 });
@@ -178,17 +178,69 @@ test.skipIf(!pg)("a server that accepts connections but never answers: one inter
     expect(first.error).toBeInstanceOf(StoreUnavailable);
     expect(first.ms).toBeLessThan(2_500);
     expect(store.health.down).toBe(true);
-    // The next one is the probe; while it waits, the others fail without waiting at all.
-    const probe = rejection(store.get("SELECT 1"));
-    const shed = await rejection(store.get("SELECT 1"));
-    expect(shed.error).toBeInstanceOf(StoreUnavailable);
-    expect(String((shed.error as Error).message)).toContain("one request at a time tries it");
-    expect(shed.ms).toBeLessThan(50);
-    expect((await probe).error).toBeInstanceOf(StoreUnavailable);
-    expect(store.health.counts.shed).toBe(1);
+    // From now on nothing waits: statements and transactions alike are refused while the probe runs.
+    for (const work of [store.get("SELECT 1"), store.tx(async (t) => t.get("SELECT 1")), store.ping({ timeoutMs: 700 })]) {
+      const shed = await rejection(work);
+      expect(shed.error).toBeInstanceOf(StoreUnavailable);
+      expect(String((shed.error as Error).message)).toContain("tries it in the background");
+      expect(shed.ms).toBeLessThan(50);
+    }
+    expect(store.health.counts.shed).toBe(3);
     expect(store.health.counts.outages).toBe(1);
   } finally {
     await store.close().catch(() => {});
     silent.stop(true);
+  }
+});
+
+test.skipIf(!pg)("the probe opens the gate as soon as the server answers again", async () => {
+  // A proxy to the test database that holds every connection (accepts, forwards nothing) while `blocked`.
+  const target = new URL(url);
+  let blocked = true;
+  const proxy = Bun.listen<{ upstream: Promise<import("bun").Socket<unknown>> | null; pending: Uint8Array[] }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = { upstream: null, pending: [] };
+        if (blocked) return;
+        client.data.upstream = Bun.connect({
+          hostname: target.hostname,
+          port: Number(target.port),
+          socket: {
+            data: (_s, chunk) => void client.write(chunk),
+            close: () => void client.end(),
+            error: () => void client.end(),
+          },
+        });
+      },
+      data(client, chunk) {
+        if (client.data.upstream) void client.data.upstream.then((u) => u.write(chunk));
+      },
+      close(client) {
+        void client.data.upstream?.then((u) => u.end());
+      },
+    },
+  });
+  const viaProxy = url.replace(`${target.hostname}:${target.port}`, `127.0.0.1:${proxy.port}`);
+  const store = new PostgresStore({ url: viaProxy, poolMax: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 2_000 });
+  try {
+    expect((await rejection(store.get("SELECT 1"))).error).toBeInstanceOf(StoreUnavailable);
+    expect((await rejection(store.get("SELECT 1"))).error).toBeInstanceOf(StoreUnavailable);
+    blocked = false;
+    const opened = performance.now();
+    let answered: number | null = null;
+    for (let i = 0; i < 60 && answered === null; i++) {
+      const r = await rejection(store.get<{ x: number }>("SELECT 1 AS x"));
+      if (r.error === null) answered = performance.now() - opened;
+      else await Bun.sleep(50);
+    }
+    // The probe's try in flight waits out its 1 s connection deadline, then the next one gets through.
+    expect(answered).not.toBeNull();
+    expect(answered!).toBeLessThan(2_500);
+    expect(store.health.counts.shed).toBeGreaterThan(0);
+  } finally {
+    await store.close().catch(() => {});
+    proxy.stop(true);
   }
 });

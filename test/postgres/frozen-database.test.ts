@@ -2,7 +2,7 @@
 // network partition or a failover in progress looks to a client — under light load on a `herald serve` process
 // (dist/herald with HERALD_TEST_TARGET). While it is frozen every request answers within its deadline
 // (DATABASE_*_TIMEOUT_MS, 5 s by default) + 1 s with 503 db_unavailable and Retry-After, and /readyz within 1 s
-// with 503 and the reason. After SIGCONT the service answers again within seconds with nothing from the operator; the
+// with 503 and the reason. After SIGCONT the service answers again within 2 s with nothing from the operator; the
 // pool is not wedged (a burst of credits all succeed); every credit refused during the freeze, retried with its
 // Idempotency-Key, has exactly one effect; the outage is one warning and one "available again" line in the log.
 import { afterAll, expect, test } from "bun:test";
@@ -20,7 +20,7 @@ const FREEZE_MS = 15_000;
 /** The default request-path deadline (DATABASE_QUERY_TIMEOUT_MS and DATABASE_TRANSACTION_TIMEOUT_MS). */
 const DEADLINE_MS = 5_000;
 /** How soon after SIGCONT a credit succeeds again (docs/postgres.md quotes the figures). */
-const RECOVERY_BOUND_MS = 3_000;
+const RECOVERY_BOUND_MS = 2_000;
 
 let cluster: TestCluster | undefined;
 let frozen = false;
@@ -41,7 +41,7 @@ interface Answer {
 }
 
 test.skipIf(!pg)(
-  "a frozen PostgreSQL: 503 within the deadline, /readyz within 1 s, recovery within seconds of SIGCONT, nothing lost or doubled",
+  "a frozen PostgreSQL: 503 within the deadline, /readyz within 1 s, recovery within 2 s of SIGCONT, nothing lost or doubled",
   async () => {
     cluster = await startCluster();
     const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
@@ -197,8 +197,8 @@ test.skipIf(!pg)(
           .join("\n"),
       );
     }
-    // Measured 1.45–2.17 s here, on a 2-core VM shared with another test run (the cluster first works through the
-    // connection attempts queued while it was frozen); the bound leaves room for a busier machine.
+    // Measured 0.5–0.8 s here, on a 2-core VM shared with a CI run (the probe's try in flight at the thaw is
+    // answered once the cluster has worked through the few connection attempts queued while it was frozen).
     expect(recoveredMs, polls.join("\n")).toBeLessThan(RECOVERY_BOUND_MS);
 
     // Not wedged: a burst wider than the pool goes through at once.
