@@ -98,14 +98,17 @@ export class StoreHealth {
     return false;
   }
 
-  /** A job failed because the database did not answer: one line a minute at most, not a stack per run. */
+  /**
+   * A job failed because the database did not answer: one line a minute at most, not a stack per run. Whether an
+   * outage began is the engine's to say (failed/succeeded): a job's deadline on a live server is not one, and on
+   * SQLite nothing would ever end it.
+   */
   jobFailedUnavailable(job: string, reason: string): void {
-    this.failed(reason);
     this.skippedTicks++;
     const t = this.now();
     if (t - this.lastSkipLog >= SKIP_LOG_EVERY_MS) {
       this.lastSkipLog = t;
-      this.log?.info("job skipped: database unavailable", { job, down_ms: t - (this.downSince ?? t), reason });
+      this.log?.info("job skipped: database unavailable", { job, down_ms: this.downSince === null ? 0 : t - this.downSince, reason });
     }
   }
 }
