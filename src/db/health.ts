@@ -29,6 +29,7 @@ export class StoreHealth {
   private reason = "";
   private refusedRequests = 0;
   private skippedTicks = 0;
+  /** Kept across outages: a job that met a deadline just before the engine declared the outage has logged already. */
   private lastSkipLog = 0;
   private nextJobProbe = 0;
   private probeGap = JOB_PROBE_FIRST_MS;
@@ -49,7 +50,6 @@ export class StoreHealth {
     this.reason = reason;
     this.refusedRequests = 0;
     this.skippedTicks = 0;
-    this.lastSkipLog = 0;
     this.probeGap = JOB_PROBE_FIRST_MS;
     this.nextJobProbe = this.downSince + this.probeGap;
     this.counts.outages++;

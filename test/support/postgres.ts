@@ -1,11 +1,11 @@
 // A throwaway PostgreSQL cluster for tests, from Debian's `postgresql` package (initdb and pg_ctl on PATH, or
 // under /usr/lib/postgresql/<v>/bin): a fresh data directory in a temp dir, listening on 127.0.0.1 only, trust
-// authentication, no fsync (a test cluster is thrown away), its files in /dev/shm where there is one (creating and
-// dropping a database checkpoints: on tmpfs ~30 ms, on this VM's disk 150–300 ms). As root, the cluster runs as the `postgres` user
+// authentication, no fsync (a test cluster is thrown away), its files in /dev/shm where it has room (creating and
+// dropping a database checkpoints: on tmpfs ~30 ms, on this VM's disk 150–300 ms), else in the temp dir. As root, the cluster runs as the `postgres` user
 // (PostgreSQL refuses root). When the package is absent the caller's test file is reported skipped
 // (test/support/skipped.ts); CI installs it.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,19 @@ export function postgresPresent(testFile: string): boolean {
   const present = binDir() !== null;
   if (!present) reportSkipped(testFile, "PostgreSQL's initdb/pg_ctl are absent (apt-get install -y postgresql)");
   return present;
+}
+
+/**
+ * Whether /dev/shm can hold test clusters: at least 2 GiB free. A container's is often 64 MB, which a cluster and its
+ * WAL outgrow within minutes — PostgreSQL then stops with "No space left on device" and every later test fails.
+ */
+function roomyShm(): boolean {
+  try {
+    const fs = statfsSync("/dev/shm");
+    return fs.bavail * fs.bsize >= 2 * 1024 ** 3;
+  } catch {
+    return false;
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -61,7 +74,8 @@ sleep 2; rm -rf '${root}'`;
 export async function startCluster(): Promise<TestCluster> {
   const bin = binDir();
   if (!bin) throw new Error("PostgreSQL is not installed");
-  const root = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "herald-pg-"));
+  const shm = roomyShm();
+  const root = mkdtempSync(join(shm ? "/dev/shm" : tmpdir(), "herald-pg-"));
   chmodSync(root, 0o777);
   const data = join(root, "data");
   const asRoot = process.getuid?.() === 0;
@@ -82,7 +96,9 @@ export async function startCluster(): Promise<TestCluster> {
     "-l",
     join(root, "log"),
     "-o",
-    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB` +
+      // Without room in /dev/shm (a container's is 64 MB) PostgreSQL's dynamic shared memory goes to files too.
+      (shm ? "" : " -c dynamic_shared_memory_type=mmap"),
     "start",
   ]);
   watchOwner(root, data);
