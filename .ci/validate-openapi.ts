@@ -1,8 +1,10 @@
-// Validates the served OpenAPI document with a real validator (swagger-parser), as CI does.
+// Validates the served OpenAPI document with a real validator (swagger-parser), as CI does; with a path argument it
+// also writes the served JSON document there (for Redocly's lint in .ci/run).
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import YAML from "yaml";
 import { buildApp } from "../src/app";
 import { closeContext, openContext } from "../src/bootstrap";
@@ -20,6 +22,8 @@ try {
     await SwaggerParser.validate(doc);
     console.log(`${path}: valid OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths`);
   }
+  const out = process.argv[2];
+  if (out) writeFileSync(out, await (await app.handle(new Request("http://localhost/api/openapi.json"))).text());
 } finally {
   await closeContext(ctx);
   rmSync(dir, { recursive: true, force: true });

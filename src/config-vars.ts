@@ -35,7 +35,7 @@ export const CONFIG_VARS = {
   NODE_ENV: {
     kind: { type: "enum", values: ["development", "test", "production"] },
     fallback: "development",
-    doc: "Runtime mode; production refuses unsafe defaults.",
+    doc: "Runtime mode; production refuses unsafe defaults and marks the operator session cookies Secure.",
   },
   PORT: { kind: int(0, 65535), fallback: "3000", doc: "TCP port to listen on (0 = any free port)." },
   HOST: { kind: { type: "string", pattern: /^[\w.:-]+$/, allowed: "a hostname or IP address" }, fallback: "0.0.0.0", doc: "Address to bind." },

@@ -1,7 +1,8 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { ErrorBody } from "../http/envelope";
+import { parsePage } from "../http/pagination";
 import { revokeLink } from "./link-verbs";
 import { AudioShareModel as M } from "./model";
 import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
@@ -38,15 +39,15 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/audio-share/track-tokens",
-      async () => {
-        const tokens = await listTrackTokens(ctx);
-        return { success: true as const, count: tokens.length, track_tokens: tokens };
+      async ({ query }) => {
+        const page = await listTrackTokens(ctx, parsePage(query));
+        return { success: true as const, count: page.count, track_tokens: page.items, query: page.query, pagination: page.pagination };
       },
       {
         admin: true,
-        query: t.Object(includeMetaQuery),
+        query: M.tokenListQuery,
         response: { 200: M.tokenList, ...errs },
-        detail: { summary: "List track bearer tokens (never the tokens themselves)" },
+        detail: { summary: "List track bearer tokens (never the tokens themselves), newest first, paged by limit and offset or cursor" },
       },
     )
     .post(

@@ -1,4 +1,5 @@
 import type { AppError } from "../http/errors";
+import { pageSecurityHeaders } from "../http/security-headers";
 
 // The page a person's browser sees when a short link cannot be followed: the same status and code as the
 // JSON answer, in words, with the request id to quote.
@@ -11,6 +12,9 @@ const HEADLINES: Record<string, string> = {
   short_link_revoked: "This link was withdrawn",
   short_link_signature_invalid: "This link is no longer valid",
 };
+
+/** The short code is in the URL: the page sends no referrer; it has no forms, images or script. */
+const PAGE_HEADERS = pageSecurityHeaders({ referrer: "no-referrer" });
 
 /** True when the client would rather read a page than JSON (a browser's Accept lists text/html). */
 export const prefersHtml = (accept: string | null) => accept?.includes("text/html");
@@ -29,6 +33,6 @@ export function errorPage(err: AppError, requestId: string): Response {
 `;
   return new Response(body, {
     status: err.status,
-    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-request-id": requestId, ...err.headers },
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...PAGE_HEADERS, "x-request-id": requestId, ...err.headers },
   });
 }

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { answersPages } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { clientIp } from "../http/core";
 import { ErrorBody } from "../http/envelope";
@@ -8,7 +9,11 @@ import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "./qr";
 import { followLink, REDIRECT_ROUTE, usableOrPage } from "./redirect";
 import { shortUrlOf } from "./short-links";
 
-const detail = (summary: string) => ({ tags: ["audio-share"], summary });
+// A browser that follows a link gone or unknown gets a page saying so (redirect.ts usableOrPage).
+const detail = (summary: string) => ({ tags: ["audio-share"], summary, ...answersPages() });
+const image = (type: string) => ({
+  200: { description: `The QR code (${type})`, content: { [type]: { schema: { type: "string" as const, contentMediaType: type } } } },
+});
 const errs = { 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
 
 /**
@@ -24,7 +29,10 @@ export function redirectRoutes(ctx: AppContext) {
       {
         params: M.codeParams,
         response: errs,
-        detail: detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)"),
+        detail: {
+          ...detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)"),
+          responses: { 302: { description: "To the link's destination (Location)" } },
+        },
       },
     )
     .get(
@@ -36,7 +44,7 @@ export function redirectRoutes(ctx: AppContext) {
           headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" },
         });
       },
-      { params: M.codeParams, response: errs, detail: detail("QR code (SVG) of the short URL") },
+      { params: M.codeParams, response: errs, detail: { ...detail("QR code (SVG) of the short URL"), responses: image("image/svg+xml") } },
     )
     .get(
       "/s/audio/:code/qr.png",
@@ -50,7 +58,7 @@ export function redirectRoutes(ctx: AppContext) {
         params: M.codeParams,
         query: M.qrQuery,
         response: { 400: ErrorBody, ...errs },
-        detail: detail("QR code (PNG, size 64…1024 px, default 256) of the short URL"),
+        detail: { ...detail("QR code (PNG, size 64…1024 px, default 256) of the short URL"), responses: image("image/png") },
       },
     );
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { sendsHeaders } from "../http/openapi/contract";
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
@@ -25,7 +26,11 @@ import { authenticateTrack, recordTrackEvent, type TrackAuth } from "./track";
 
 const BASE = "/api/public/audio-share-links";
 const errs = { 400: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
-const tag = (summary: string) => ({ tags: ["audio-share"], summary });
+const tag = (summary: string) => ({
+  tags: ["audio-share"],
+  summary,
+  ...sendsHeaders({ [CHECKSUM_HEADER]: "SHA-256 (hex) of the exact body bytes of a JSON success" }),
+});
 
 /**
  * Every JSON success of the audio-share API leaves as the exact bytes whose SHA-256 is in
@@ -111,9 +116,20 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
           },
           body: M.trackBody,
           response: { 200: M.tracked, 401: ErrorBody, ...errs },
-          detail: tag(
-            "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
-          ),
+          detail: {
+            ...tag(
+              "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
+            ),
+            ...sendsHeaders(
+              {
+                [CHECKSUM_HEADER]: "SHA-256 (hex) of the exact body bytes of a JSON success",
+                [TRACK_AUTH_HEADER]: "Track auth's mode and outcome (guidance.json track_auth.header_values), on refusals too",
+              },
+              { refusals: true },
+            ),
+            // The token is required, optional (a bearer that is sent must be valid) or not read, per this deployment.
+            security: { required: [{ TrackBearer: [] }], optional: [{ TrackBearer: [] }, {}], off: [] }[ctx.config.audioShare.trackAuth],
+          },
         },
       )
       .get(`${BASE}/stats`, async ({ query }) => ({ success: true as const, ...(await linkStats(ctx, query.code, query.hours ?? 48)) }), {

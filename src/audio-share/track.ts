@@ -3,6 +3,7 @@ import { actorLabel, type Actor } from "../auth/actors";
 import { BEARER, sha256Hex } from "../auth/admin";
 import { recordAudit } from "../auth/audit";
 import { AppError, NotFoundError } from "../http/errors";
+import { type PageRequest, pageOf } from "../http/pagination";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";
 import { CODE_PATTERN, linkStore } from "./short-links";
@@ -14,7 +15,7 @@ import {
   revokeToken,
   serializeEventId,
   tokenById,
-  tokens,
+  tokensPage,
   touchToken,
   type TrackTokenView,
 } from "./store/track";
@@ -126,8 +127,9 @@ export async function issueTrackToken(ctx: AppContext, name: string, actor: Acto
   return { ...view, token };
 }
 
-export function listTrackTokens(ctx: AppContext): Promise<TrackTokenView[]> {
-  return tokens(ctx.store);
+/** A page of the tokens, newest first (never the tokens themselves), by offset or by cursor (the last id). */
+export async function listTrackTokens(ctx: AppContext, page: PageRequest) {
+  return pageOf(await tokensPage(ctx.store, { before: page.after, limit: page.limit + 1, offset: page.offset }), page, (r) => r.id);
 }
 
 export async function revokeTrackToken(ctx: AppContext, id: number, actor: Actor, requestId: string): Promise<TrackTokenView & { already_revoked: boolean }> {

@@ -5,7 +5,7 @@ import { formRequestBody } from "../http/body/form-body";
 import { compileHtml, type SafeHtml } from "../http/html";
 import { actorLabel } from "./actors";
 import { operatorPage, operatorPageResponse } from "./operator-page";
-import { type OperatorRequest, redirect, wantsHtml } from "./session-plugin";
+import { type OperatorRequest, type RefusingPage, redirect, wantsHtml } from "./session-plugin";
 
 // What every console page shares (src/ops/console/, src/auth/keys-page.ts, src/webhooks/dead-letters-page.ts,
 // src/transparency/audit-runs-page.ts, src/messenger/admin/console-page.ts): the frame with the header marked,
@@ -74,6 +74,15 @@ export async function formAction(
   }
 }
 
+/**
+ * The `operator` option of a console page whose query the schema bounds (`{ operator: refusingPage(refuseWith) }`
+ * instead of `"page"`): a browser asking with a value out of range (`?hours=999`) gets the page drawn by
+ * `refuse(operator)(400, message)` — its defaults, the message above them — as a refused form does, never a JSON
+ * answer in a browser tab; a script (no text/html in Accept) gets the 400 invalid_query envelope naming the
+ * parameter. `refuse` is the page's own, the one its forms' refusals use.
+ */
+export const refusingPage = (refuse: RefusingPage["refuse"]): RefusingPage => ({ refuse });
+
 /** A form refused by the page's own check: 400 invalid_payload, 404 not_found or 409 conflict, with a message a person can act on. */
 export function refusal(status: 400 | 404 | 409, message: string): AppError {
   if (status === 400) return new ValidationError(message);
@@ -105,7 +114,11 @@ export function pageDoc(summary: string, path: string, tags: string[] = ["admin"
     responses: {
       200: { description: "text/html", content: htmlContent },
       ...notSignedInDoc(path),
-      400: { description: "invalid_query: a parameter out of range (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
+      400: {
+        description:
+          "invalid_query: a parameter out of range — for a browser (Accept names text/html) the page again with the message, for a script the JSON envelope",
+        content: { ...htmlContent, ...jsonContent },
+      },
     },
   };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { intQuery } from "../http/params";
 import { actorLabel } from "./actors";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, wantsHtml, when } from "./console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, refusingPage, wantsHtml, when } from "./console-kit";
 import type { Guards } from "./guards";
 import { MAX_ROTATION_OVERLAP_HOURS } from "./keys";
 import { RotationForms } from "./keys-page-replay";
@@ -94,7 +94,7 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
         return render(operator, filter, error, { ...NO_NOTICE, done }, error === null ? 200 : 400);
       },
       {
-        operator: "page",
+        operator: refusingPage(refuseWith),
         query: PageQuery,
         detail: pageDoc(
           "Partners and keys (HTML page): every partner key by partner with its mode, state, scopes and use; forms to disable or rotate one",

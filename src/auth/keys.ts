@@ -2,6 +2,7 @@ import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import type { Actor } from "./actors";
 import { recordAudit } from "./audit";
 import { parseAllowList } from "./ip-allow";
@@ -9,6 +10,8 @@ import { KEY_PREFIX, parseScopes, SCOPES, type KeyMode, type Scope } from "./sco
 import * as store from "./store/keys";
 
 export const MAX_ROTATION_OVERLAP_HOURS = 24;
+/** The cursor of GET /admin/partners/keys: the last key's created_at and key_id. */
+export const KEY_LIST_CURSOR = ["text", "text"] as const;
 
 export interface PartnerKeyView {
   key_id: string;
@@ -217,6 +220,19 @@ export class PartnerKeys {
   async list(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" } = {}): Promise<PartnerKeyView[]> {
     const rows = await store.listKeys(this.ctx.store, { partner: filter.partner ?? null, mode: filter.mode ?? null, status: filter.status ?? null });
     return (rows as KeyRow[]).map(toKeyView);
+  }
+
+  /** A page of GET /admin/partners/keys (oldest first, then by id), paged by offset or by a KEY_LIST_CURSOR cursor. */
+  async page(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" }, page: KeyPageRequest) {
+    const [createdAt, keyId] = page.after ?? [];
+    const after = typeof createdAt === "string" && typeof keyId === "string" ? { createdAt, keyId } : null;
+    const rows = await store.keysPage(
+      this.ctx.store,
+      { partner: filter.partner ?? null, mode: filter.mode ?? null, status: filter.status ?? null },
+      { after, limit: page.limit + 1, offset: page.offset },
+    );
+    const p = keyPageOf(rows, page, (r) => [r.created_at, r.key_id]);
+    return { ...p, items: p.items.map(toKeyView) };
   }
 
   async getOrThrow(keyId: string): Promise<Readonly<KeyRow>> {

@@ -1,5 +1,6 @@
 import { t } from "elysia";
-import { Envelope, includeMetaQuery } from "../http/envelope";
+import { Envelope } from "../http/envelope";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { SCOPES } from "./scopes";
 import { named } from "../http/openapi/names";
 
@@ -22,14 +23,19 @@ const Key = named(
 
 export const AuthModel = {
   key: Key,
-  keyList: Envelope({ count: t.Integer(), keys: t.Array(Key) }),
+  keyList: Envelope({
+    count: t.Integer(),
+    keys: t.Array(Key, { description: "oldest first, then by key_id" }),
+    query: PageQueryEcho({ partner: t.Union([t.String(), t.Null()]), mode: t.Union([t.String(), t.Null()]), status: t.Union([t.String(), t.Null()]) }),
+    pagination: PaginationSchema,
+  }),
   keyWithSecret: Envelope({ key: Key, secret: t.String({ description: "Shown once; store it now." }) }),
   keyOnly: Envelope({ key: Key }),
   keyListQuery: t.Object({
     partner: t.Optional(t.String()),
     mode: t.Optional(t.Union([t.Literal("sandbox"), t.Literal("live")])),
     status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")])),
-    ...includeMetaQuery,
+    ...PageQuery,
   }),
   createKeyBody: t.Object(
     {

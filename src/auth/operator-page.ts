@@ -1,5 +1,6 @@
 import { OPERATOR_NO_STORE } from "../http/cache-control";
 import { compileHtml, htmlResponse, type SafeHtml } from "../http/html";
+import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
 // The frame of every operator page (the config page, the sign-in form; later the readiness page): one column,
 // inline CSS, no JavaScript, readable from 390 px (a phone) up. Templates are Eta with auto-escaping
@@ -33,7 +34,9 @@ form.inline { display:inline; margin:0; }
 .badge { display:inline-block; font-size:12px; padding:0 6px; border-radius:10px; border:1px solid var(--line); color:var(--muted); white-space:nowrap; }
 .badge.changed { background:var(--warn-bg); border-color:#d4a72c; color:var(--warn); font-weight:600; }
 table.vars { width:100%; border-collapse:collapse; table-layout:fixed; }
-table.vars th, table.vars td { text-align:left; vertical-align:top; padding:6px 8px; border-bottom:1px solid var(--line); overflow-wrap:anywhere; }
+/* A fixed-layout table: a word breaks only when longer than its whole column; a variable's value may break anywhere. */
+table.vars th, table.vars td { text-align:left; vertical-align:top; padding:6px 8px; border-bottom:1px solid var(--line); overflow-wrap:break-word; }
+table.vars td code { overflow-wrap:anywhere; }
 table.vars th { font-size:13px; color:var(--muted); font-weight:600; }
 table.vars col.name { width:28%; } table.vars col.value { width:24%; } table.vars col.source { width:11%; }
 table.vars tr.changed td { background:var(--warn-bg); }
@@ -49,6 +52,16 @@ h3 { font-size:15px; margin:18px 0 6px; }
 .summary.attention { background:var(--warn-bg); border-color:#d4a72c; }
 table.data { width:100%; border-collapse:collapse; }
 table.data th, table.data td { text-align:left; vertical-align:top; padding:6px 8px; border-bottom:1px solid var(--line); overflow-wrap:anywhere; }
+/*
+ * A data table's cells may break anywhere, so that a long name, URL or error wraps inside its column instead of pushing
+ * the table past the page. A narrow column would then squeeze a short word too ("sandbo x"): a cell of short words (a
+ * mode, a list of scopes) is marked .short and wraps only between its words. A key id (code.key-id) never breaks either: one line, whole for reading and
+ * copying, scrolling sideways in a column narrower than it (its grid track may shrink to nothing, so it cannot widen
+ * the table); from 900 px up its column keeps room for all 32 characters.
+ */
+table.data .short { overflow-wrap:normal; }
+table.data code.key-id { display:inline-grid; grid-template-columns:minmax(0, max-content); max-width:100%; overflow-x:auto; overflow-wrap:normal; white-space:nowrap; vertical-align:bottom; }
+@media (min-width: 900px) { table.data code.key-id { min-width:32ch; } }
 table.data th { font-size:13px; color:var(--muted); font-weight:600; white-space:nowrap; }
 table.data code { font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; }
 table.data td.err { color:var(--bad); font-size:13px; }
@@ -142,19 +155,13 @@ export const signInBodyHtml = compileHtml<SignInData>(
 );
 
 /**
- * Operator pages are never cached, never framed (clickjacking a sign-out button), load nothing from elsewhere and
- * post their forms only to us.
+ * Operator pages are never cached, never framed (clickjacking a sign-out button), load nothing from elsewhere (their
+ * images are Herald's own charts) and post their forms only to us.
  */
-const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-frame-options": "DENY",
-  "referrer-policy": "same-origin",
-  "x-content-type-options": "nosniff",
-};
+const PAGE_HEADERS = pageSecurityHeaders({ images: ["'self'"], formAction: "'self'" });
 
 export function operatorPageResponse(page: SafeHtml, status = 200, setCookies: string[] = []): Response {
-  const res = htmlResponse(page, OPERATOR_NO_STORE, status);
-  for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
+  const res = withPageSecurity(htmlResponse(page, OPERATOR_NO_STORE, status), PAGE_HEADERS);
   for (const c of setCookies) res.headers.append("set-cookie", c);
   return res;
 }

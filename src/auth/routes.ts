@@ -5,6 +5,8 @@ import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import type { Guards } from "./guards";
 import { AuthModel } from "./model";
+import { parseKeyPage } from "../http/pagination";
+import { KEY_LIST_CURSOR } from "./keys";
 import { verifyKeyPreview } from "./service";
 
 const errors = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
@@ -23,15 +25,22 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       .get(
         "/admin/partners/keys",
         async ({ query }) => {
-          const list = await keys.list(query);
-          return { success: true as const, count: list.length, keys: list };
+          const { partner, mode, status } = query;
+          const page = await keys.page({ partner, mode, status }, parseKeyPage(query, KEY_LIST_CURSOR));
+          return {
+            success: true as const,
+            count: page.count,
+            keys: page.items,
+            query: { ...page.query, partner: partner ?? null, mode: mode ?? null, status: status ?? null },
+            pagination: page.pagination,
+          };
         },
         {
           // Also the operator session (a GET): the console's partners page links it.
           operator: "api",
           query: AuthModel.keyListQuery,
           response: { 200: AuthModel.keyList, ...errors },
-          detail: { summary: "List partner keys (never secrets)" },
+          detail: { summary: "List partner keys (never secrets), oldest first, paged by limit and offset or cursor" },
         },
       )
       .post(

@@ -35,7 +35,16 @@ export interface OperatorRequest {
  * form: a form POST; without credentials → 303 to the sign-in page for a browser, 403 otherwise, as a page; with
  *   the cookie, the form's csrf_token.
  */
-export type OperatorMode = "page" | "api" | "form";
+export type OperatorMode = "page" | "api" | "form" | RefusingPage;
+
+/**
+ * A page (as "page") that answers a browser's refused query parameter (400 invalid_query: out of range, not a
+ * number, given twice) with itself again, the message on top, through `refuse` — console-kit.ts `refusingPage`.
+ * Without a session the browser is sent to sign in, as for the page; a script still gets the JSON envelope.
+ */
+export interface RefusingPage {
+  refuse: (operator: OperatorRequest) => (status: number, message: string) => Response | Promise<Response>;
+}
 
 /** Only our own operator paths may be a `next` target: a relative /admin/ path, nothing that leaves the origin. */
 export function safeNext(next: string | null | undefined): string | null {
@@ -86,11 +95,30 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
     return { actor: session.actor, ...stateOf(request), session, csrfToken: csrfTokenOf(sessionId) };
   }
 
+  /**
+   * Before the query is checked: a browser's refusal on a RefusingPage becomes the page with the message (a signed-in
+   * operator) or the way to sign in (none yet; `next` keeps the query, so the page shows the message after it).
+   */
+  function pageRefusalFor(request: Request, who: OperatorRequest | null, page: RefusingPage): void {
+    const state = states.get(request);
+    if (!state || !wantsHtml(request)) return;
+    state.pageRefusal = async (error) => {
+      if (who) return page.refuse(who)(error.status, error.message);
+      const url = new URL(request.url);
+      return redirect(signInLocation(safeNext(url.pathname + url.search)));
+    };
+  }
+
   const csrfRefused = () => new AppError("forbidden", "Missing or wrong CSRF token: reload the page and submit its form again (or send Authorization: Bearer)");
 
-  /** Whether the cookie should carry Secure: the public address is https, or this request came over https. */
+  /**
+   * Whether the cookie should carry Secure: always in production (a production Herald is reached over https, if only
+   * through its proxy, and a session cookie must never travel in clear), when the public address is https, or when
+   * this request came over https. Development over http keeps it off, or the browser would drop the cookie and
+   * sign-in on http://localhost would never stick.
+   */
   function secure(request: Request): boolean {
-    if (ctx.config.publicBaseUrl.startsWith("https:")) return true;
+    if (ctx.config.isProduction || ctx.config.publicBaseUrl.startsWith("https:")) return true;
     if (new URL(request.url).protocol === "https:") return true;
     return ctx.config.trustProxy && request.headers.get("x-forwarded-proto")?.split(",").pop()?.trim() === "https";
   }
@@ -112,6 +140,7 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
       operator: (mode: OperatorMode) => ({
         async transform({ request }: { request: Request }) {
           const who = await identify(request);
+          if (typeof mode === "object") pageRefusalFor(request, who, mode);
           // JSON routes, and pages and forms asked for by anything but a browser, refuse at once (before any body is
           // looked at), as the bearer guard does. A browser is sent to the sign-in form (beforeHandle).
           if (!who && (mode === "api" || !wantsHtml(request))) throw notSignedIn();
@@ -124,7 +153,7 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
           const who = resolved.get(request);
           if (!who) {
             const url = new URL(request.url);
-            return redirect(signInLocation(mode === "page" ? safeNext(url.pathname + url.search) : null));
+            return redirect(signInLocation(mode !== "form" ? safeNext(url.pathname + url.search) : null));
           }
           if (who.session && mode === "form") {
             const token = (body as { csrf_token?: unknown } | undefined)?.csrf_token;

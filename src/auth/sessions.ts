@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context";
 import { NotFoundError } from "../http/errors";
+import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import type { Actor } from "./actors";
 import { sha256Hex } from "./admin";
 import { recordAudit } from "./audit";
@@ -44,7 +45,8 @@ const HANDLE_CHARS = 16;
 const TOUCH_EVERY_MS = 60_000;
 /** Revoked sessions stay listed this long (who signed out when), then the prune job deletes them. */
 const KEEP_REVOKED_MS = 24 * 3600_000;
-const LIST_LIMIT = 200;
+/** The cursor of GET /admin/sessions: the last row's created_at and public handle. */
+export const SESSION_CURSOR = ["text", "text"] as const;
 
 export const sessionHandle = (sessionHash: string) => sessionHash.slice(0, HANDLE_CHARS);
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -128,11 +130,14 @@ export class AdminSessions {
     return view((await store.sessionByHash(this.ctx.store, row.session_hash))!, this.now());
   }
 
-  /** Sessions newest first: the live ones and those ended within the last day. */
-  async list(): Promise<SessionView[]> {
-    const rows = await store.listSessions(this.ctx.store, LIST_LIMIT);
+  /** A page of sessions, newest first: the live ones and those ended within the last day (the prune job ends the rest). */
+  async list(page: KeyPageRequest) {
+    const [createdAt, handle] = page.after ?? [];
+    const after = typeof createdAt === "string" && typeof handle === "string" ? { createdAt, handle } : null;
+    const rows = await store.sessionsPage(this.ctx.store, { after, limit: page.limit + 1, offset: page.offset });
+    const p = keyPageOf(rows, page, (r) => [r.created_at, sessionHandle(r.session_hash)]);
     const now = this.now();
-    return rows.map((r) => view(r, now));
+    return { ...p, items: p.items.map((r) => view(r, now)) };
   }
 
   /** Deletes expired sessions and those revoked more than a day ago (the auth-prune job). */

@@ -1,9 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody, includeMetaQuery, ignoredMetaQuery } from "../http/envelope";
+import { Envelope, ErrorBody, ignoredMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/body/form-body";
 import { named } from "../http/openapi/names";
+import { PageQuery, PageQueryEcho, PaginationSchema, parseKeyPage } from "../http/pagination";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";
 import { sha256Hex } from "./admin";
@@ -11,7 +12,7 @@ import { recordAudit } from "./audit";
 import type { Guards } from "./guards";
 import { operatorPage, operatorPageResponse, signInBodyHtml } from "./operator-page";
 import { redirect, SIGN_IN_PATH, safeNext, wantsHtml } from "./session-plugin";
-import { sameDigest } from "./sessions";
+import { SESSION_CURSOR, sameDigest } from "./sessions";
 
 // Operator sign-in (docs/operations.md, "Operator sign-in and pages"). The sign-in form protects itself against
 // login CSRF (a foreign page signing the operator into the attacker's session) with a double-submit token: GET
@@ -168,15 +169,21 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/sessions",
-      async () => {
-        const list = await sessions.list();
-        return { success: true as const, count: list.length, sessions: list };
+      async ({ query }) => {
+        const page = await sessions.list(parseKeyPage(query, SESSION_CURSOR));
+        return { success: true as const, count: page.count, sessions: page.items, query: page.query, pagination: page.pagination };
       },
       {
         operator: "api",
-        query: t.Object(includeMetaQuery),
-        response: { 200: Envelope({ count: t.Integer(), sessions: t.Array(AdminSessionView) }), 403: ErrorBody },
-        detail: { summary: "Operator browser sessions, newest first (at most 200; live ones and those ended in the last day); no secrets" },
+        query: t.Object(PageQuery),
+        response: {
+          200: Envelope({ count: t.Integer(), sessions: t.Array(AdminSessionView), query: PageQueryEcho(), pagination: PaginationSchema }),
+          400: ErrorBody,
+          403: ErrorBody,
+        },
+        detail: {
+          summary: "Operator browser sessions, newest first (live ones and those ended in the last day), paged by limit and offset or cursor; no secrets",
+        },
       },
     )
     .post(

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
@@ -161,6 +162,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
         detail: {
           tags: ["public"],
           summary: "Top-1/5/10 concentration, latest and a daily trend; ETag, Last-Modified and 304 on If-None-Match / If-Modified-Since",
+          ...conditionalGet("etag", "last-modified"),
         },
       },
     )
@@ -184,6 +186,6 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
           extra: { "content-disposition": 'inline; filename="wallet-concentration.csv"' },
         });
       },
-      csv("Wallet concentration trend, one row per daily point"),
+      { detail: { ...csv("Wallet concentration trend, one row per daily point").detail, ...conditionalGet("etag", "last-modified") } },
     );
 }

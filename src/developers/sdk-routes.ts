@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { Envelope, ErrorBody } from "../http/envelope";
 import { NotFoundError } from "../http/errors";
@@ -62,6 +63,7 @@ export function sdkRoutes(ctx: AppContext) {
         detail: {
           tags: ["transparency"],
           summary: "The @herald/client tarball (npm pack output) named by the SDK manifest",
+          ...conditionalGet("etag"),
           responses: {
             200: { description: "application/gzip", content: { "application/gzip": { schema: { type: "string" as const, format: "binary" } } } },
             304: { description: "Not modified (If-None-Match matched the ETag, the tarball's sha256)" },

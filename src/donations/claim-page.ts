@@ -1,8 +1,10 @@
 import { Elysia, t } from "elysia";
+import { answersPages, sendsHeaders } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { wantsHtml } from "../auth/session-plugin";
 import { AppError } from "../http/errors";
 import { compileHtml, htmlResponse, minuteText } from "../http/html";
+import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { CLAIM_CODE_PATTERN } from "./service";
 import { type ClaimPageRow, claimForPage } from "./store";
 
@@ -12,15 +14,10 @@ import { type ClaimPageRow, claimForPage } from "./store";
 // a page for a browser (Accept: text/html), the JSON envelope's not_found for anything else, as the console does.
 // Redeeming stays the partner's signed call (POST /api/partner/donation-claims/{code}/redeem): the page says so.
 
-const PAGE_HEADERS = {
-  "cache-control": "no-store",
-  // The code is in the URL: no referrer carries it to another site, no crawler keeps it.
-  "referrer-policy": "no-referrer",
-  "x-robots-tag": "noindex, nofollow",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-};
+// The code is in the URL: no referrer carries it to another site, no crawler keeps it. The page has no forms, no
+// images and no script (src/http/security-headers.ts).
+const PAGE_HEADERS = { ...pageSecurityHeaders({ referrer: "no-referrer" }), "x-robots-tag": "noindex, nofollow" };
+const PAGE_CACHE = "no-store";
 
 const CSS = `
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; background: #f6f8fa; }
@@ -105,11 +102,7 @@ export function claimPageData(row: ClaimPageRow | null, code: string): PageData 
 }
 
 export function claimPageRoutes(ctx: AppContext) {
-  const render = (data: PageData, status: number): Response => {
-    const res = htmlResponse(page(data), PAGE_HEADERS["cache-control"], status);
-    for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
-    return res;
-  };
+  const render = (data: PageData, status: number): Response => withPageSecurity(htmlResponse(page(data), PAGE_CACHE, status), PAGE_HEADERS);
   return new Elysia({ name: "herald:donation-claim-page" }).get(
     "/claim/:claim_code",
     async ({ params, request }) => {
@@ -123,6 +116,8 @@ export function claimPageRoutes(ctx: AppContext) {
       detail: {
         tags: ["public"],
         summary: "A donation claim's page for its recipient (HTML): campaign, amount and status; the claim_url of a claim",
+        ...answersPages(),
+        ...sendsHeaders({ "X-Robots-Tag": "noindex, nofollow: a claim page is for its recipient, not for search engines" }, { refusals: true }),
         responses: {
           200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
           404: {

@@ -15,9 +15,10 @@ import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
-import { errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf } from "./request-state";
+import { declaredTooLarge, errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf } from "./request-state";
 import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 import { BodyReads } from "./body/body-deadline";
+import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
 
 /** The code Elysia's catch gives a thrown error (its `code`, else UNKNOWN), for an error thrown outside its catch. */
 const codeOf = (error: unknown): string => {
@@ -68,8 +69,8 @@ export const compressesAnswers = (route: ScopedRoute) =>
 export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex, globalAfterHandle: readonly object[] = []) {
   const { config } = ctx;
   const compressed = new CompressedCache();
-  // Every body is read under MAX_BODY_BYTES and the body deadline (src/http/body/body-deadline.ts): 413 past the size,
-  // 408 with the connection closed for a body that trickles in.
+  // Every body is read under MAX_BODY_BYTES and the body deadline (src/http/body/body-deadline.ts): 413 past the size
+  // (once the rest is read and dropped, up to a bound), 408 with the connection closed for a body that trickles in.
   const bodies = new BodyReads(config.requestBody, config.maxBodyBytes);
 
   /** A body under the policy of src/http/body/json-body.ts, then checked against its route's schema. */
@@ -153,15 +154,20 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   };
 
   /** What every request gets before routing; a Response refuses it (413, 414, 429). */
-  const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | undefined => {
+  const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | Promise<Response> | undefined => {
     const { path, targetLength } = targetOf(request.url);
     // A probe (PROBE_ROUTES) has no request-log row and no rate limit: its client address is never read.
     const state = newRequestState(ctx, request, server, !PROBE_ROUTES.has(path));
     states.set(request, state);
     headers["x-request-id"] = state.id;
+    // On every answer, whatever its type or status (src/http/security-headers.ts); Elysia copies these headers onto a
+    // Response a route returns as well as onto the answers it serialises.
+    headers[CONTENT_TYPE_OPTIONS] = NOSNIFF;
     // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
     // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
+    // A Content-Length over the limit: the 413 once the body is read and dropped (a promise, on this rare path only).
+    if (declaredTooLarge(config.maxBodyBytes, request)) return bodies.refuseDeclared(request, state);
     const refused = sizeRefusal(config.maxBodyBytes, request, targetLength, state);
     if (refused) return refused;
     const group = publicRateGroup(path);
@@ -236,8 +242,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         // A synchronous hook that must await first (src/http/hook-scope.ts): once it has, the route runs again.
         if (error instanceof ResumeLater) return resumed(error, { code, request, path, route, params });
         const answer = refusal({ code, error, request, path, route, params });
-        // A refused probe: counted here, since its after-handle hook (probeCounted) does not run.
-        if (PROBE_ROUTES.has(route)) probeObserved(request, route, answer.status);
+        // A refused probe: counted here, since its after-handle hook (probeCounted) does not run (a probe is no
+        // console page, so its answer is never a promise).
+        if (PROBE_ROUTES.has(route) && answer instanceof Response) probeObserved(request, route, answer.status);
         return answer;
       }, "every refusal and failure answers in the one JSON envelope"),
     )

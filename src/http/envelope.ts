@@ -17,8 +17,14 @@ export const ErrorBody = named(
       message: t.String({ description: "For people and logs; may change." }),
       request_id: t.String(),
       details: t.Optional(t.Any()),
+      // The few codes that say more (AppError's `extra`): an idempotency key reused with another body, and a
+      // destination host the audio-share policy denies.
+      original_status: t.Optional(t.Any({ description: "idempotency_key_reused: the HTTP status (an integer) the key's first request got" })),
+      original_response: t.Optional(t.Any({ description: "idempotency_key_reused: the body the key's first request got" })),
+      host: t.Optional(t.Any({ description: "destination_host_denied: the host refused (a string, or null when there was none)" })),
+      reason: t.Optional(t.String({ description: "destination_host_denied: why" })),
     },
-    { additionalProperties: true, description: "Every failure" },
+    { additionalProperties: false, description: "Every failure" },
   ),
 );
 

@@ -44,23 +44,22 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
     route: string;
     params?: unknown;
   }
-  /** The answer to anything thrown while serving a request: a catalog error in the JSON envelope, never a stack. */
-  const refusal = ({ code, error, request, path, route, params }: ErrorHookContext): Response => {
-    const state = states.get(request);
-    if (error instanceof AppError) return errorResponse(logged(error, state, path), state);
+  /** The catalog error for anything thrown while serving a request, never a stack. */
+  const problemOf = ({ code, error, request, path, route, params }: ErrorHookContext, state: RequestState | undefined): AppError => {
+    if (error instanceof AppError) return logged(error, state, path);
     // Elysia wraps anything thrown by a parser in ParseError; our own parser throws AppErrors.
     const cause = (error as { cause?: unknown }).cause;
-    if (code === "PARSE" && cause instanceof AppError) return errorResponse(logged(cause, state, path), state);
-    if (code === "VALIDATION" && state?.parseError) return errorResponse(state.parseError, state);
+    if (code === "PARSE" && cause instanceof AppError) return logged(cause, state, path);
+    if (code === "VALIDATION" && state?.parseError) return state.parseError;
     if (code === "VALIDATION") {
       const v = error as unknown as { type: RequestPart; all: Parameters<typeof describeValidationErrors>[1] };
       if (v.type === "response") {
         ctx.log.error("response failed its schema", { request_id: state?.id, path, errors: Array.isArray(v.all) ? v.all.slice(0, 5) : [] });
-        return errorResponse(new AppError("server_error", "The server produced an invalid response; quote the request_id"), state);
+        return new AppError("server_error", "The server produced an invalid response; quote the request_id");
       }
       // A parameter given twice whose last value (the one Elysia read) fails: the repetition is the problem to name.
       const repeated = v.type === "body" ? null : repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
-      if (repeated !== null) return errorResponse(repeatedQueryKey(repeated), state);
+      if (repeated !== null) return repeatedQueryKey(repeated);
       // Elysia reports a refused coercion (a query "1.5" for an integer) as type "property" without the
       // parameter's name; the route's own schemas name it, with the allowed range.
       const named =
@@ -84,42 +83,33 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
       const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
       const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
       const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-      return errorResponse(new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details }), state);
+      return new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details });
     }
     if (code === "PARSE") {
-      return errorResponse(
-        new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] }),
-        state,
-      );
+      return new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] });
     }
     if (code === "NOT_FOUND") {
       const url = new URL(request.url);
       const allowed = routes.methodsFor(url.pathname);
       if (allowed.length && !allowed.includes(request.method)) {
-        return errorResponse(
-          new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
-            headers: { allow: allowed.join(", ") },
-          }),
-          state,
-        );
+        return new AppError("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}`, {
+          headers: { allow: allowed.join(", ") },
+        });
       }
-      return errorResponse(new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`), state);
+      return new AppError("not_found", `No route ${request.method} ${url.pathname}; see /api/docs`);
     }
     // A text value held U+0000, which PostgreSQL cannot store and the SQLite engine refuses alike: the client's
     // input, so a 400 naming where it was (a %00 in the request target, else the body), never a 500.
     if (error instanceof UnstorableText) {
       const inTarget = /%00/i.test(request.url);
       const field = inTarget ? "query" : "body";
-      return errorResponse(
-        new AppError(
-          inTarget ? "invalid_query" : "invalid_payload",
-          `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
-          {
-            details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
-            cause: error,
-          },
-        ),
-        state,
+      return new AppError(
+        inTarget ? "invalid_query" : "invalid_payload",
+        `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
+        {
+          details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
+          cause: error,
+        },
       );
     }
     // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
@@ -129,13 +119,28 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
       // requests refused meanwhile; each refusal is a debug line and a request-log row.
       ctx.store.health.refusedRequest();
       ctx.log.debug("database unavailable", { request_id: state?.id, path, ...errorFields(error) });
-      return errorResponse(
-        new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error }),
-        state,
-      );
+      return new AppError("db_unavailable", "The database did not answer or was busy; retry with backoff", { headers: { "retry-after": "2" }, cause: error });
     }
     ctx.log.error("unhandled error", { request_id: state?.id, path, code: String(code), ...errorFields(error) });
-    return errorResponse(new AppError("server_error", "Unexpected server error; quote the request_id when reporting it"), state);
+    return new AppError("server_error", "Unexpected server error; quote the request_id when reporting it");
+  };
+
+  /**
+   * The answer to anything thrown while serving a request: a catalog error in the JSON envelope — or, for a browser
+   * on a console page, a query parameter the page refuses shown as the page again with the message (400), never a
+   * JSON answer in a browser tab (RequestState.pageRefusal). A page that cannot be drawn falls back to the envelope.
+   */
+  const refusal = (hook: ErrorHookContext): Response | Promise<Response> => {
+    const state = states.get(hook.request);
+    const error = problemOf(hook, state);
+    const page = state?.pageRefusal;
+    if (!page || error.code !== "invalid_query") return errorResponse(error, state);
+    state.status = error.status;
+    state.errorCode = error.code;
+    return page(error).catch((cause: unknown) => {
+      ctx.log.warn("console page could not show its refusal", { request_id: state.id, path: hook.path, ...errorFields(cause) });
+      return errorResponse(error, state);
+    });
   };
   return refusal;
 }

@@ -1,7 +1,7 @@
 // Bun.serve routes in front of Elysia, for the two paths where Elysia's hooks cost most of the answer: the
 // short-link redirect (src/audio-share/redirect.ts) and the liveness probe (src/system/health.ts). Each repeats,
-// for its path, what the HTTP core gives every request that it needs (request id, metrics, and for the redirect
-// the public rate limit and the error envelope), and has an Elysia twin that tests hold it to.
+// for its path, what the HTTP core gives every request that it needs (request id, X-Content-Type-Options, metrics, and
+// for the redirect the public rate limit and the error envelope), and has an Elysia twin that tests hold it to.
 
 /** What `herald serve` listens with: an Elysia app, whose `config.serve` is merged into Bun.serve's options. */
 export interface NativeRoutesHost {

@@ -160,6 +160,21 @@ export function totalPage<R>(items: R[], total: number, limit: number, offset: n
   return offsetShape(items.length, offset + items.length < total, limit, offset);
 }
 
+/** Query fields of a list paged by offset only (no cursor is issued); domains spread these into their own query schema. */
+export const OffsetPageQuery = { limit: PageQuery.limit, offset: PageQuery.offset, include_meta: PageQuery.include_meta };
+
+/**
+ * A page of a list that is read whole and is short (the jobs, what fires now, the link targets: a few dozen rows,
+ * in an order of their own rather than by a key a cursor could hold), paged by offset: the rows of the page, `total`
+ * (all of them), `count`, the `query` echo and `pagination`.
+ */
+export function slicePage<R>(all: readonly R[], query: { limit?: number; offset?: number }) {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const offset = query.offset ?? 0;
+  const items = all.slice(offset, offset + limit);
+  return { items, total: all.length, ...totalPage(items, all.length, limit, offset) };
+}
+
 /** `count`, `query` and `pagination` of an offset-only page of `count` items. */
 function offsetShape(count: number, hasMore: boolean, limit: number, offset: number) {
   return {

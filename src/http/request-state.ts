@@ -2,6 +2,7 @@ import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { AppError } from "./errors";
 import { requestIdFor } from "./request-id";
+import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
 
 // What Herald knows about one request while it runs (its id, start, client address, what the guards proved), the
 // map that keeps it beside the Request, and the JSON envelope of a refusal that names its request id.
@@ -29,6 +30,11 @@ export interface RequestState {
    * (ResumeLater, src/http/hook-scope.ts) reaches the after-response hook twice: the second time finds this set.
    */
   finished: boolean;
+  /**
+   * Set by a console page for a browser (src/auth/session-plugin.ts, a `RefusingPage`): a query parameter the page
+   * refuses (400 invalid_query) is answered with the page again, the message on top, instead of the JSON envelope.
+   */
+  pageRefusal: ((error: AppError) => Promise<Response>) | null;
 }
 
 export class RequestStates {
@@ -68,6 +74,7 @@ class Incoming implements RequestState {
   parseError: AppError | null = null;
   partner: object | null = null;
   finished = false;
+  pageRefusal: ((error: AppError) => Promise<Response>) | null = null;
   private address: string | null = null;
 
   constructor(
@@ -112,7 +119,7 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
     ...err.extra,
   };
   if (err.details !== undefined) body.details = err.details;
-  const headers: Record<string, string> = { "content-type": "application/json", ...state?.headers, ...err.headers };
+  const headers: Record<string, string> = { "content-type": "application/json", [CONTENT_TYPE_OPTIONS]: NOSNIFF, ...state?.headers, ...err.headers };
   if (state) headers["x-request-id"] = state.id;
   if (state) {
     state.status = err.status;
@@ -130,18 +137,31 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
  */
 export const MAX_TARGET_CHARS = 8192;
 
-/** A body over the limit: refused before a byte is read when its Content-Length says so, or as it is read. */
-export const tooLarge = (maxBytes: number) =>
-  new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, { details: { max_bytes: maxBytes } });
+/**
+ * A body over the limit (src/http/body/body-deadline.ts reads and drops the rest of it first). `close`: the rest was
+ * not read — past the drain limit, or not in time — so the connection closes after the answer.
+ */
+export const tooLarge = (maxBytes: number, close = false) =>
+  new AppError("payload_too_large", `Request body exceeds the ${maxBytes}-byte limit`, {
+    details: { max_bytes: maxBytes },
+    ...(close ? { headers: { connection: "close" } } : {}),
+  });
+
+/** Whether the request's Content-Length declares a body over the limit (refused with 413 before routing). */
+export function declaredTooLarge(maxBodyBytes: number, request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return length !== null && length !== "" && Number(length) > maxBodyBytes;
+}
 
 /**
  * The size guards every request passes before routing, whichever door it came in by (the HTTP core's onRequest
  * hook, the native routes of src/http/native-routes.ts): 413 for a Content-Length over the body limit, 414 for a
- * request target over MAX_TARGET_CHARS. Undefined when the request may go on.
+ * request target over MAX_TARGET_CHARS. Undefined when the request may go on. The HTTP core reads and drops the body
+ * of its 413 before sending it (BodyReads.refuseDeclared); the native routes, GET and HEAD only, leave the rest of
+ * such a body to Bun, which drops it after the answer.
  */
 export function sizeRefusal(maxBodyBytes: number, request: Request, targetLength: number, state: RequestState): Response | undefined {
-  const length = request.headers.get("content-length");
-  if (length && Number(length) > maxBodyBytes) return errorResponse(tooLarge(maxBodyBytes), state);
+  if (declaredTooLarge(maxBodyBytes, request)) return errorResponse(tooLarge(maxBodyBytes), state);
   if (targetLength > MAX_TARGET_CHARS) {
     return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
   }

@@ -73,7 +73,7 @@ export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
           }
         },
         resolve: typed,
-        detail: { tags: ["messenger"], description: MESSENGER_AUTH_DESCRIPTION },
+        detail: { tags: ["messenger"], description: MESSENGER_AUTH_DESCRIPTION, security: [{ MiniAppInitData: [] }, { MiniAppInitDataQuery: [] }] },
       }),
     }),
   };

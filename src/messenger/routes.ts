@@ -72,6 +72,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         response: { 200: WebhookModel.ack, ...messengerErrors },
         detail: {
           ...messengerTag(`Bot webhook: Telegram updates; ${WEBHOOK_SECRET_HEADER}; update_id replay suppression; private-chat commands only`),
+          security: [{ BotWebhookSecret: [] }],
           description:
             `Telegram POSTs each Update as JSON with the secret_token given to setWebhook in ${WEBHOOK_SECRET_HEADER} (${WEBHOOK_SECRET_HEADER_SPEC}, ` +
             "the spec's name, is read too). Commands in private chats are answered; group, supergroup and channel updates and commands for " +

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { notModifiedSince } from "../http/conditional";
@@ -26,7 +27,7 @@ export function partnerRoutes(ctx: AppContext, guards: Guards) {
       partner: { mode: "any" },
       query: PartnerModel.metaQuery,
       response: { 200: PartnerModel.capabilities, ...authErrors },
-      detail: { tags: ["partner"], summary: "What this key may do; supports If-Modified-Since" },
+      detail: { tags: ["partner"], summary: "What this key may do; supports If-Modified-Since", ...conditionalGet("last-modified") },
     },
   );
 }

@@ -3,6 +3,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import { htmlResponse } from "../http/html";
+import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./page/badge";
 import { incidentsFeed, incidentsJsonFeed } from "./page/feed";
 import { StatusModel as M } from "./model";
@@ -23,12 +24,46 @@ import {
 
 const publicErrs = { 400: ErrorBody, 429: ErrorBody };
 const pub = (summary: string) => ({ tags: ["public"], summary });
-const raw = (summary: string, type: string) => ({
+const raw = (summary: string, type: string, schema: Record<string, unknown> = { type: "string" }) => ({
   ...pub(summary),
-  responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+  responses: { 200: { description: type, content: { [type]: { schema } } } },
 });
+/** The JSON Feed 1.1 document (https://jsonfeed.org/version/1.1) src/status/page/feed.ts writes, field by field. */
+const str = { type: "string" };
+const JSON_FEED = {
+  type: "object",
+  required: ["version", "title", "items"],
+  properties: {
+    version: { const: "https://jsonfeed.org/version/1.1" },
+    title: str,
+    home_page_url: str,
+    feed_url: str,
+    description: str,
+    language: str,
+    authors: { type: "array", items: { type: "object", properties: { name: str, url: str } } },
+    items: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["id"],
+        properties: {
+          id: str,
+          url: str,
+          title: str,
+          content_text: str,
+          date_published: str,
+          date_modified: str,
+          tags: { type: "array", items: str },
+          _herald: { type: "object", description: "Herald's extension: the incident's source, status, state, severity, components and times" },
+        },
+      },
+    },
+  },
+};
 // Status answers may be cached briefly: a minute-old status is what the snapshot job produces anyway.
 const CACHE = "public, max-age=30";
+/** The status page shows one image, its own uptime badge; it has no forms and no script. */
+const PAGE_HEADERS = pageSecurityHeaders({ images: ["'self'"] });
 
 /** Public status API, the human page, its feeds and badges, and the canary. Operator routes: admin-routes.ts. */
 export function statusRoutes(ctx: AppContext, _guards: Guards) {
@@ -98,12 +133,14 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
         detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
       },
     )
-    .get("/status", async () => htmlResponse(await statusPage(ctx, cache), CACHE), { detail: raw("Human status page (HTML, no JavaScript)", "text/html") })
+    .get("/status", async () => withPageSecurity(htmlResponse(await statusPage(ctx, cache), CACHE), PAGE_HEADERS), {
+      detail: raw("Human status page (HTML, no JavaScript)", "text/html"),
+    })
     .get("/status/feed.rss", async () => doc(await incidentsFeed(ctx), "application/rss+xml; charset=utf-8"), {
       detail: raw("Incidents as RSS 2.0", "application/rss+xml"),
     })
     .get("/status/feed.json", async () => doc(await incidentsJsonFeed(ctx), "application/feed+json; charset=utf-8"), {
-      detail: raw("Incidents as JSON Feed 1.1", "application/feed+json"),
+      detail: raw("Incidents as JSON Feed 1.1", "application/feed+json", JSON_FEED),
     })
     .get(
       "/status/badge/:badge",

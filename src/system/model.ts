@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
+import { OffsetPageQuery, OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
@@ -35,7 +36,12 @@ export const SystemModel = {
     }),
   ),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
+  jobsQuery: t.Object(OffsetPageQuery),
   jobs: Envelope({
+    count: t.Integer(),
+    total: t.Integer({ description: "jobs this server has" }),
+    query: OffsetQueryEcho(),
+    pagination: PaginationSchema,
     jobs: t.Array(
       t.Object({
         name: t.String(),
@@ -56,6 +62,7 @@ export const SystemModel = {
           t.Null(),
         ]),
       }),
+      { description: "in the order the server registers them" },
     ),
   }),
   jobRun: Envelope({

@@ -7,6 +7,7 @@ import { HEALTH_ROUTE, health } from "./health";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
+import { slicePage } from "../http/pagination";
 
 /**
  * The probes declare include_meta and take any other parameter without refusing it: a load balancer or an uptime
@@ -59,12 +60,19 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     )
-    .get("/admin/jobs", async () => ({ success: true as const, jobs: await ctx.jobs.list() }), {
-      admin: true,
-      query: t.Object(includeMetaQuery),
-      response: { 200: SystemModel.jobs, 403: ErrorBody },
-      detail: { summary: "Jobs, their schedule and last run" },
-    })
+    .get(
+      "/admin/jobs",
+      async ({ query }) => {
+        const { items, total, count, query: echo, pagination } = slicePage(await ctx.jobs.list(), query);
+        return { success: true as const, count, total, query: echo, pagination, jobs: items };
+      },
+      {
+        admin: true,
+        query: SystemModel.jobsQuery,
+        response: { 200: SystemModel.jobs, 400: ErrorBody, 403: ErrorBody },
+        detail: { summary: "Jobs, their schedule and last run, in the order the server registers them, paged by limit and offset" },
+      },
+    )
     .post(
       "/admin/jobs/:name/run",
       async ({ params }) => {
@@ -85,6 +93,10 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       detail: {
         tags: ["partner"],
         summary: "Error catalog: every error code, its status and retry class, as a list (entries) and keyed by code (by_code)",
+        description:
+          "Public, though the spec lists it among the signed partner operations: the catalog holds no secret and no partner's data, and a " +
+          "client needs it before it can sign (to read the errors of its first signed call) — docs/partner-auth.md, 'The error catalog'. A signed request is answered the same.",
+        security: [],
       },
     })
     .get("/developers/api-errors.json", () => ({ success: true as const, ...errorCatalog() }), {

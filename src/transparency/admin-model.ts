@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { intPath } from "../http/params";
 import { DeclarationSchema, TriageRowSchema, TriageStatusSchema } from "./audit-model";
 import { THRESHOLD_NAMES } from "./thresholds";
@@ -75,5 +76,11 @@ export const AdminAuditModel = {
   declarationOne: Envelope({ movement: DeclarationSchema }),
   thresholdsAnswer: Envelope({ thresholds: t.Record(t.String(), t.String()), changed: t.Array(t.String()) }),
   triageOne: Envelope({ triage: TriageRowSchema }),
-  declarationList: Envelope({ count: t.Integer(), movements: t.Array(DeclarationSchema) }),
+  declarationListQuery: t.Object(PageQuery),
+  declarationList: Envelope({
+    count: t.Integer(),
+    movements: t.Array(DeclarationSchema, { description: "oldest first" }),
+    query: PageQueryEcho(),
+    pagination: PaginationSchema,
+  }),
 };

@@ -1,10 +1,11 @@
 import { auditRunsPageRoutes } from "./audit-runs-page";
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { ErrorBody } from "../http/envelope";
+import { parsePage } from "../http/pagination";
 import { AdminAuditModel as M } from "./admin-model";
-import { declareMovement, listDeclarations, retractDeclaration } from "./declarations";
+import { declarationsPageOf, declareMovement, retractDeclaration } from "./declarations";
 import { decimalsForInput } from "./audit-service";
 import { changeThresholds, type ThresholdName } from "./thresholds";
 import { setTriage } from "./triage";
@@ -26,16 +27,16 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       .use(auditRunsPageRoutes(ctx, guards))
       .get(
         `${P}/declared-movements`,
-        async () => {
-          const movements = await listDeclarations(ctx);
-          return ok({ count: movements.length, movements });
+        async ({ query }) => {
+          const page = await declarationsPageOf(ctx, parsePage(query));
+          return ok({ count: page.count, movements: page.items, query: page.query, pagination: page.pagination });
         },
         {
           // The bearer token or the operator session: the console's audit-runs page links it.
           operator: "api",
-          query: t.Object(includeMetaQuery),
+          query: M.declarationListQuery,
           response: { 200: M.declarationList, ...errs },
-          detail: summary("Declared movements, active and retracted"),
+          detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
         },
       )
       .post(

@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { Envelope } from "../http/envelope";
+import { MetaSchema, Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
@@ -258,6 +258,7 @@ export const AuditResponses = {
       runs: t.Array(t.Integer()),
       rows: t.Array(ExportRowSchema),
       count: t.Integer(),
+      meta: t.Optional(MetaSchema),
     }),
   ),
   "schema-registry.json": named(

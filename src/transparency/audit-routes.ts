@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { CSV_CONTENT_TYPE } from "../http/csv";
 import { ErrorBody, metaRequested, requestedMeta } from "../http/envelope";
@@ -27,7 +28,7 @@ import { listTriage } from "./triage";
 
 const P = "/transparency/audit-anomalies";
 const errs = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
-const doc = (summary: string) => ({ tags: ["transparency"], summary });
+const doc = (summary: string) => ({ tags: ["transparency"], summary, ...conditionalGet("etag", "last-modified") });
 const csvDoc = (summary: string) => ({
   ...doc(`${summary} (CSV, RFC 4180)`),
   responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } },

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { recordAudit } from "../auth/audit";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, wantsHtml } from "../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, refusingPage, wantsHtml } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -137,7 +137,8 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
         );
       },
       {
-        operator: "page",
+        // An offset past its bound: for a browser, the newest runs and complete run, with the message.
+        operator: refusingPage((operator) => (status, error) => render(ctx, operator, { runsOffset: 0, offset: 0 }, { done: null, error }, status)),
         query: PageQuery,
         detail: pageDoc(
           "Audit runs (HTML page): the transparency audit's runs (trigger, verdict, anomalies by severity) and one run's anomalies with a triage form each",

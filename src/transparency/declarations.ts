@@ -5,11 +5,12 @@ import { actorLabel } from "../auth/actors";
 import { recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
+import { type PageRequest, pageOf } from "../http/pagination";
 import { formatUnits } from "../chain/service";
 import { parseUnitsOrThrow } from "./amounts";
 import type { ActiveDeclaration } from "./detector";
 import { auditStateChanged } from "./state";
-import { declarationById, declarations, insertDeclaration, retract, type DeclarationRow } from "./store/operators";
+import { declarationById, declarations, declarationsPage, insertDeclaration, retract, type DeclarationRow } from "./store/operators";
 import { declarationMatches } from "./store/rows";
 import { bumpState } from "./store/state";
 
@@ -45,6 +46,13 @@ export async function listDeclarations(ctx: AppContext, status?: "active" | "ret
   const rows = await declarations(ctx.store, status);
   const matched = await declarationMatches(ctx.store);
   return rows.map((r) => view(r, matched.get(r.id) ?? 0));
+}
+
+/** A page of every declaration (active and retracted), oldest first: the operators' list, by offset or by cursor (the last id). */
+export async function declarationsPageOf(ctx: AppContext, page: PageRequest) {
+  const p = pageOf(await declarationsPage(ctx.store, { after: page.after, limit: page.limit + 1, offset: page.offset }), page, (r) => r.id);
+  const matched = await declarationMatches(ctx.store);
+  return { ...p, items: p.items.map((r) => view(r, matched.get(r.id) ?? 0)) };
 }
 
 /** What the detector matches against: active declarations with the matches they have left. */

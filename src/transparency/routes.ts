@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates } from "../http/conditional";
@@ -28,12 +29,20 @@ export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
     .get("/trust.json", async ({ request, set }) => live(request, set.headers, "trust", await trustDocument(ctx)), {
       query: M.metaQuery,
       response: { 200: M.trust, 400: ErrorBody, 429: ErrorBody },
-      detail: { tags: ["public"], summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes" },
+      detail: {
+        tags: ["public"],
+        summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes",
+        ...conditionalGet("etag", "last-modified"),
+      },
     })
     .get("/transparency/trust-dashboard.json", async ({ request, set }) => live(request, set.headers, "dashboard", await trustDashboard(ctx, cache)), {
       query: M.metaQuery,
       response: { 200: M.dashboard, 400: ErrorBody, 429: ErrorBody },
-      detail: { tags: ["transparency"], summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page" },
+      detail: {
+        tags: ["transparency"],
+        summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page",
+        ...conditionalGet("etag", "last-modified"),
+      },
     })
     .use(auditRoutes(ctx));
 }

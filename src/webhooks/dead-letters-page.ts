@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, wantsHtml } from "../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusingPage, wantsHtml } from "../auth/console-kit";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -21,7 +21,7 @@ import {
 } from "./dead-letters-page-data";
 import { deadLettersBody, PATH } from "./dead-letters-page-view";
 
-// GET /admin/console/dead-letters: every partner's webhook deliveries that used up their attempts (dead letters),
+// GET /admin/console/dead-letters: every partner's webhook deliveries that Herald stopped retrying (dead letters),
 // newest first, filtered by partner and event type, 50 a page, each with a replay form that requires a reason.
 // The replay is the verb of POST /admin/partners/webhook-events/{event_id}/replay (re-queued at once, attempts
 // reset, audited as webhook_event.replay); the page adds the reason — kept in the delivery's replay history and
@@ -146,7 +146,8 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
         return render(ctx, operator, filter, query.offset ?? 0, { ...NO_NOTICE, done: doneSentence(query.done) });
       },
       {
-        operator: "page",
+        // offset past its bound: for a browser, every dead letter from the first, with the message.
+        operator: refusingPage((operator) => (status, error) => render(ctx, operator, { partner: "", event_type: "" }, 0, { done: null, error }, status)),
         query: PageQuery,
         detail: pageDoc(
           "Webhook dead letters (HTML page): every partner's dead-lettered deliveries, filtered by partner and event type, each with a replay form that requires a reason",

@@ -111,3 +111,52 @@ test.skipIf(!present)(
   },
   120_000,
 );
+
+/**
+ * Words of the page's tables drawn across two lines: a word broken inside itself, as "sandbo x". A break after a
+ * hyphen ("2026-04-" / "01") is the language's own and not counted: each part between hyphens is a word here.
+ */
+const BROKEN_WORDS = `(() => {
+  const broken = [];
+  for (const table of document.querySelectorAll("table.data")) {
+    const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.parentElement.checkVisibility()) continue; // inside a closed <details>
+      for (const m of node.textContent.matchAll(/[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+})()`;
+
+/** Each key id: whether it is on one line, and whether all of it shows without scrolling its cell. */
+const KEY_IDS = `[...document.querySelectorAll("code.key-id")].map((c) => ({
+  id: c.textContent,
+  oneLine: c.getClientRects().length === 1 && c.getBoundingClientRect().height < 30,
+  whole: c.scrollWidth <= c.clientWidth,
+}))`;
+
+test.skipIf(!present)(
+  "long key ids and words stay whole: 'sandbox' never breaks inside itself; a key id is one line, all of it shown from 900 px, scrolling in a narrower column",
+  async () => {
+    const page = await browser.page();
+    await page.goto(`${base()}/admin/console/partners`);
+    for (const width of [760, 900, 1024, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      await noHorizontalOverflow(page);
+      expect({ width, broken: await page.evaluate(BROKEN_WORDS) }).toEqual({ width, broken: [] });
+      const ids = (await page.evaluate(KEY_IDS)) as Array<{ id: string; oneLine: boolean; whole: boolean }>;
+      expect(ids.map((k) => k.id).sort()).toEqual([acme.keyId, globex.keyId, longName.keyId].sort());
+      expect({ width, oneLine: ids.every((k) => k.oneLine) }).toEqual({ width, oneLine: true });
+      if (width >= 900) expect({ width, whole: ids.every((k) => k.whole) }).toEqual({ width, whole: true });
+    }
+    expect(await page.locator(`#key-${globex.keyId} td[data-label=Mode]`).innerText()).toBe("sandbox");
+    await browser.screenshot(page, "console-partners-keys-1280.png");
+  },
+  60_000,
+);

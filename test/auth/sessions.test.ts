@@ -95,6 +95,37 @@ describe("sign-in", () => {
     expect(setCookies(res).get("herald_admin_session")).toMatch(/; Max-Age=600; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
   });
 
+  test("NODE_ENV=production sets Secure on every cookie even with an http PUBLIC_BASE_URL", async () => {
+    await h.close();
+    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), PUBLIC_BASE_URL: "http://herald.internal:3000" } });
+    token = await createAdminToken(h, "ops");
+    const form = await h.request("/admin/sign-in");
+    expect(setCookies(form).get("herald_signin_csrf")).toMatch(/; HttpOnly; Secure; SameSite=Strict$/);
+    const res = await signIn();
+    expect(res.status).toBe(303);
+    expect(setCookies(res).get("herald_admin_session")).toMatch(/; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
+    expect(setCookies(res).get("herald_signin_csrf")).toMatch(/^herald_signin_csrf=; Max-Age=0; .*; Secure; SameSite=Strict$/);
+    const { cookie, csrf } = await session();
+    const out = await h.request("/admin/sign-out", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf_token: csrf }).toString(),
+    });
+    expect(setCookies(out).get("herald_admin_session")).toMatch(/^herald_admin_session=; Max-Age=0; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
+  });
+
+  test("development over http keeps the cookies without Secure, so sign-in on http://localhost works", async () => {
+    await h.close();
+    h = await openTestApp({ env: { NODE_ENV: "development", PUBLIC_BASE_URL: "http://localhost:3000" } });
+    token = await createAdminToken(h, "ops");
+    const res = await signIn();
+    expect(res.status).toBe(303);
+    const line = setCookies(res).get("herald_admin_session")!;
+    expect(line).toMatch(/^herald_admin_session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/admin; HttpOnly; SameSite=Strict$/);
+    // The browser sends it back over http: the session opens the console.
+    await session();
+  });
+
   test("a wrong token: the form again with 401 for a browser, the envelope otherwise; audited as a failure", async () => {
     const page = await signIn({ token: "hat_wrong-token-wrong-token-wrong", accept: HTML_ACCEPT });
     expect(page.status).toBe(401);
@@ -190,7 +221,7 @@ describe("sessions on pages and routes", () => {
     const page = await h.request("/admin/ops/config", { headers: { authorization: `Bearer ${token}` } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("bearer token: no session to sign out of");
-    expect((await h.json("/admin/sessions", { headers: { authorization: `Bearer ${token}` } })).body).toEqual({ success: true, count: 0, sessions: [] });
+    expect((await h.json("/admin/sessions", { headers: { authorization: `Bearer ${token}` } })).body).toMatchObject({ success: true, count: 0, sessions: [] });
   });
 
   test("sign-out needs the session's CSRF token: missing or wrong → 403; right → revoked, cookie cleared, 303", async () => {
@@ -291,7 +322,9 @@ describe("the config page", () => {
     expect(html).not.toContain(secret);
     expect(html).not.toContain(token);
     expect(html).toMatch(/<tr id="var-ADMIN_TOKEN" class="changed">.*<code>\*\*\*\*<\/code>/);
-    expect(html).toMatch(/<tr id="var-WEBHOOK_MAX_ATTEMPTS" class="changed"><td><code>WEBHOOK_MAX_ATTEMPTS<\/code><\/td><td><code>7<\/code>/);
+    // A long name may break only after an underscore (<wbr>), never mid-word.
+    expect(html).toMatch(/<tr id="var-WEBHOOK_MAX_ATTEMPTS" class="changed"><td><code>WEBHOOK_<wbr>MAX_<wbr>ATTEMPTS<\/code><\/td><td><code>7<\/code>/);
+    expect(html).toContain("<code>PARTNER_<wbr>SANDBOX_<wbr>RATE_<wbr>LIMIT_<wbr>PER_<wbr>MINUTE</code>");
     // Set, but to its default: not highlighted.
     expect(html).toMatch(/<tr id="var-RATE_LIMIT_PUBLIC_API_PER_MIN">/);
     expect(html).toContain('id="group-webhooks"');

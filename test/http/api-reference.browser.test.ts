@@ -53,8 +53,12 @@ async function screenshot(page: Page, file: string): Promise<void> {
   expect(readFileSync(file).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 }
 
-/** A page whose every request is checked: only 127.0.0.1 (and in-page data: and blob: URLs) may be fetched. */
-async function offlinePage(outside: string[]): Promise<Page> {
+/**
+ * A page whose every request is checked: only 127.0.0.1 (and in-page data: and blob: URLs) may be fetched. Whatever
+ * the page's Content-Security-Policy refused (Chromium reports it on the console) goes to `refused`: the pages must
+ * work under their own policy (src/http/openapi/ui.ts), so a test expects none.
+ */
+async function offlinePage(outside: string[], refused: string[] = []): Promise<Page> {
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.route("**/*", (route) => {
@@ -62,6 +66,9 @@ async function offlinePage(outside: string[]): Promise<Page> {
     if (url.hostname === "127.0.0.1" || url.protocol === "data:" || url.protocol === "blob:") return route.continue();
     outside.push(url.href);
     return route.abort();
+  });
+  context.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) refused.push(m.text());
   });
   return context.newPage();
 }
@@ -74,8 +81,9 @@ test.skipIf(!present)(
     const base = `http://127.0.0.1:${server.server!.port}`;
     const shots = shotsDir();
     const outside: string[] = [];
+    const refused: string[] = [];
     try {
-      const page = await offlinePage(outside);
+      const page = await offlinePage(outside, refused);
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));
 
@@ -110,6 +118,7 @@ test.skipIf(!present)(
 
       expect(errors).toEqual([]);
       expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
     } finally {
       await server.stop(true);
     }
@@ -124,8 +133,9 @@ test.skipIf(!present)(
     const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
     const base = `http://127.0.0.1:${server.server!.port}`;
     const outside: string[] = [];
+    const refused: string[] = [];
     try {
-      const page = await offlinePage(outside);
+      const page = await offlinePage(outside, refused);
       await page.goto(`${base}/api/docs#/partner`, { waitUntil: "load" });
       expect(new URL(page.url()).hash).toMatch(/^#tag\/partner/);
       // An old operation link arrives as a fresh page load (a bookmark, a link in a doc). A same-document hash change
@@ -135,7 +145,11 @@ test.skipIf(!present)(
       await fresh.waitForURL(`${base}/api/docs/swagger#/partner/post_api_partner_users`, { timeout: 30_000 });
       await fresh.locator(".swagger-ui .info .title").first().waitFor({ timeout: 30_000 });
       expect(await fresh.locator(".swagger-ui .info .title").first().innerText()).toContain("Herald API");
+      // The Swagger UI draws its operations, and an opened one, under its policy.
+      await fresh.locator(".opblock-summary").first().click();
+      await fresh.locator(".opblock-body").first().waitFor({ timeout: 30_000 });
       expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
     } finally {
       await server.stop(true);
     }

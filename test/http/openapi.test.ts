@@ -73,7 +73,8 @@ test("signed mutations list X-Partner-Nonce and Idempotency-Key as header parame
   for (const [path, ops] of Object.entries(doc.body.paths as Record<string, Record<string, { security?: object[]; parameters?: Param[] }>>)) {
     for (const [method, op] of Object.entries(ops)) {
       if (!(op.security ?? []).some((s) => "PartnerSignature" in s)) continue;
-      signed.push({ method: method.toUpperCase(), path, headers: (op.parameters ?? []).filter((p) => p.in === "header") });
+      // A conditional read's If-None-Match / If-Modified-Since are not the guard's.
+      signed.push({ method: method.toUpperCase(), path, headers: (op.parameters ?? []).filter((p) => p.in === "header" && !p.name.startsWith("If-")) });
     }
   }
   const mutations = signed.filter((s) => s.headers.length > 0);

@@ -61,8 +61,9 @@ const backupsRefused = (op: FuzzOperation) => h.ctx.store.dialect === "postgres"
 const isBackupRefusal = (res: Response, body: string | null) => res.status === 409 && (body === null || JSON.parse(body).error === "backup_not_on_postgres");
 const under = (prefix: string) => (op: FuzzOperation) => op.method === "GET" && (op.path === prefix || op.path.startsWith(`${prefix}/`));
 const contentTypes = (op: FuzzOperation) => Object.keys(op.raw.responses?.["200"]?.content ?? {});
+// A .csv route's JSON twin is its download token (download_token=1), not a read of its rows.
 const isJson = (op: FuzzOperation) =>
-  contentTypes(op).some((t) => t.startsWith("application/json")) || (contentTypes(op).length === 0 && op.path.endsWith(".json"));
+  !op.path.endsWith(".csv") && (contentTypes(op).some((t) => t.startsWith("application/json")) || (contentTypes(op).length === 0 && op.path.endsWith(".json")));
 
 /** The operation's path with its parameters filled from this app's data. */
 function pathOf(op: FuzzOperation): string {

@@ -6,7 +6,7 @@
 // Herald code runs: docs/http-conventions.md documents the figures this file measures.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
-import { BODY_RATE_GRACE_MS } from "../../src/http/body/body-deadline";
+import { BODY_RATE_GRACE_MS, drainLimitBytes } from "../../src/http/body/body-deadline";
 import { startTarget, TARGET, type TargetApp, targetFromEnv } from "../support/target";
 
 /** The body deadline the served Herald runs with: small, so each case takes a few seconds. */
@@ -49,6 +49,10 @@ class Conn {
   private data = "";
   readonly opened = performance.now();
   closedAt: number | null = null;
+  /** The socket's errors (EPIPE, ECONNRESET), in order. */
+  readonly errors: string[] = [];
+  /** When `writeEvery` wrote its last chunk (ms since opened), once it is done; null while it is writing. */
+  lastWriteAt: number | null = null;
   private readonly closed: Promise<void>;
   private timers: ReturnType<typeof setInterval>[] = [];
 
@@ -58,8 +62,9 @@ class Conn {
     this.socket.on("data", (d) => {
       this.data += d.toString("latin1");
     });
-    // Writing into a connection the server closed fails: that is the point of some cases, not an error.
-    this.socket.on("error", () => {});
+    // Writing into a connection the server closed fails: that is the point of some cases, not an error; the cases
+    // where it must not happen look at `errors`.
+    this.socket.on("error", (e: NodeJS.ErrnoException) => this.errors.push(e.code ?? e.message));
     this.closed = new Promise((resolve) =>
       this.socket.on("close", () => {
         this.closedAt = performance.now();
@@ -75,10 +80,16 @@ class Conn {
 
   /** Writes `next()` every `everyMs` until it returns null or the connection closes. */
   writeEvery(everyMs: number, next: () => string | null): void {
+    let last = 0;
     const t = setInterval(() => {
       const chunk = next();
-      if (chunk === null) clearInterval(t);
-      else this.write(chunk);
+      if (chunk === null) {
+        clearInterval(t);
+        this.lastWriteAt = last;
+      } else {
+        this.write(chunk);
+        last = performance.now() - this.opened;
+      }
     }, everyMs);
     this.timers.push(t);
   }
@@ -245,6 +256,84 @@ describe(`slow request bodies (${TARGET.kind === "app" ? "bun src/main.ts serve"
       for (const c of conns) c.destroy();
     }
   }, 20_000);
+});
+
+describe("bodies over MAX_BODY_BYTES", () => {
+  const PIECE = 128 * 1024;
+
+  /** `total` bytes of JSON whitespace, PIECE bytes every 10 ms, with a Content-Length or chunked; `declared` overrides the length. */
+  function upload(framing: "content-length" | "chunked", total: number, requestId: string, declared = total): Conn {
+    const c = new Conn();
+    const framingHeader: Record<string, string> = framing === "chunked" ? { "transfer-encoding": "chunked" } : { "content-length": String(declared) };
+    c.write(head(ROUTE, { "content-type": "application/json", "x-request-id": requestId, ...framingHeader }));
+    const piece = " ".repeat(PIECE);
+    let sent = 0;
+    let ended = framing !== "chunked";
+    c.writeEvery(10, () => {
+      if (sent >= total) {
+        if (ended) return null;
+        ended = true;
+        return "0\r\n\r\n";
+      }
+      const n = Math.min(PIECE, total - sent);
+      sent += n;
+      return framing === "chunked" ? `${n.toString(16)}\r\n${piece.slice(0, n)}\r\n` : piece.slice(0, n);
+    });
+    return c;
+  }
+
+  function expectTooLarge(a: Answer, requestId: string, max: number) {
+    expect([a.status, a.headers["x-request-id"], a.headers["content-type"]]).toEqual([413, requestId, expect.stringContaining("application/json")]);
+    expect(JSON.parse(a.body)).toMatchObject({ success: false, error: "payload_too_large", request_id: requestId, details: { max_bytes: max } });
+  }
+
+  test("a client uploading twice the limit in chunks, with a Content-Length or chunked, reads the 413 after its last byte, without a reset; the connection serves on", async () => {
+    const max = h.ctx.config.maxBodyBytes;
+    const ids = ["over-length-0001", "over-chunked-0001"];
+    const conns = [upload("content-length", 2 * max, ids[0]!), upload("chunked", 2 * max, ids[1]!)];
+    try {
+      const answers = await Promise.all(conns.map((c) => c.answer(TIMEOUT_MS + SLACK_MS)));
+      for (const [i, c] of conns.entries()) {
+        expectTooLarge(answers[i]!, ids[i]!, max);
+        // Herald read the whole body before answering: the answer comes after the client's last byte, on a connection
+        // that stays open (no Connection: close), and no write of the client failed.
+        expect(answers[i]!.headers.connection?.toLowerCase()).not.toBe("close");
+        for (let n = 0; n < 100 && c.lastWriteAt === null; n++) await Bun.sleep(10);
+        expect(answers[i]!.at).toBeGreaterThanOrEqual(c.lastWriteAt!);
+        expect(c.errors).toEqual([]);
+        // Keep-alive: the next request on the same connection is answered.
+        c.write(
+          head(ROUTE, { "content-type": "application/json", "x-request-id": `${ids[i]}-next`, "content-length": String(VALID_BODY.length) }) + VALID_BODY,
+        );
+        const next = await c.answer(5000, 2);
+        expect([next.status, next.headers["x-request-id"]]).toEqual([200, `${ids[i]}-next`]);
+        expect([c.closedAt, c.errors]).toEqual([null, []]);
+      }
+    } finally {
+      for (const c of conns) c.destroy();
+    }
+  }, 15_000);
+
+  test("past the drain limit (4 × MAX_BODY_BYTES, at most 8 MiB) Herald stops reading: 413 with Connection: close, and the connection is closed", async () => {
+    const max = h.ctx.config.maxBodyBytes;
+    const limit = drainLimitBytes(max);
+    // Declared past the limit: refused at once, before the client has sent it.
+    const declared = upload("content-length", 2 * PIECE, "past-drain-length-0001", 4 * limit);
+    // Chunked, with no end in sight: refused once the limit is read.
+    const chunked = upload("chunked", 4 * limit, "past-drain-chunked-0001");
+    try {
+      const [a, b] = await Promise.all([declared.answer(TIMEOUT_MS + SLACK_MS), chunked.answer(TIMEOUT_MS + SLACK_MS)]);
+      expectTooLarge(a, "past-drain-length-0001", max);
+      expectTooLarge(b, "past-drain-chunked-0001", max);
+      expect([a.headers.connection?.toLowerCase(), b.headers.connection?.toLowerCase()]).toEqual(["close", "close"]);
+      expect(await declared.closedWithin(1000)).toBe(true);
+      expect(await chunked.closedWithin(1000)).toBe(true);
+      expect((await h.request("/healthz")).status).toBe(200);
+    } finally {
+      declared.destroy();
+      chunked.destroy();
+    }
+  }, 15_000);
 });
 
 describe("header sections Bun's parser refuses (431)", () => {

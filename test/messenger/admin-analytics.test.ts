@@ -207,7 +207,7 @@ describe("per-game routes and the rollout checklist", () => {
 
   test("the checklist names every check with status, figure, threshold and a fix when not passing", async () => {
     await setup();
-    await playSome();
+    const played = await playSome();
     const refused = await as(1, "/api/messenger/games/spin-wheel/play", { request_id: rid() });
     expect([refused.status, refused.body.error]).toEqual([409, "game_cooldown"]);
     // The request log records a request after its response is sent: wait (bounded) until the refusal is written.
@@ -238,6 +238,12 @@ describe("per-game routes and the rollout checklist", () => {
     expect([by.refusal_share.status, by.refusal_share.figure]).toEqual(["pass", 6.25]);
     expect([by.bot_outbox_dead.status, by.bot_outbox_dead.figure, by.bot_outbox_dead.fix]).toEqual(["pass", 0, null]);
     expect(by["wheel_segment_drift:spin_wheel"].status).toBe("warn"); // 8 spins: too few to judge
+    // Messages count in words, the singular for one.
+    expect(by["wheel_segment_drift:spin_wheel"].message).toMatch(/ over 8 spins \(GET /);
+    expect(by["rtp_band:recon_grid"].message).toMatch(/^paid [\d,]+ points? of value for [\d,]+ spent over \d+ plays?$/);
+    expect(by["rtp_band:recon_grid"].message).toEndWith(` over ${played.grid.plays} ${played.grid.plays === 1 ? "play" : "plays"}`);
+    expect(by.init_data_failure_rate.message).toStartWith("0 init-data verifications failed against ");
+    for (const c of res.body.checks) expect(c.message).not.toMatch(/\b1 (plays|points|spins|init-data verifications)\b/);
     expect(res.body.overall).toBe("fail");
     expect(res.body.counts.pass + res.body.counts.warn + res.body.counts.fail).toBe(9);
     const grid = await get("/api/messenger/admin/games/rollout-checklist?games=recon_grid");

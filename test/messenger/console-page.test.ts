@@ -224,6 +224,16 @@ describe("GET /admin/console/messenger", () => {
     expect(quiz).toContain('<td data-label="Caps">3 a day, 1 a minute</td>');
   });
 
+  test("amounts read as words: a mission paying one of each says 1 point, 1 free spin, 1 missile (never 1 points)", async () => {
+    const mission = { mission_key: "first-play", title: "First play", event_type: "spin_wheel.play", target: 1, daily_cap: 1, per_minute_cap: 1 };
+    expect((await adminPost("/api/messenger/admin/missions", { ...mission, reward: { points: 1, free_spins: 1, missiles: 1 } })).status).toBe(200);
+    const html = await (await h.request(PAGE, { headers: bearer() })).text();
+    const row = /<tr id="mission-first-play">[\s\S]*?<\/tr>/.exec(html)![0];
+    expect(row).toContain('<td data-label="Reward">1 point, 1 free spin, 1 missile</td>');
+    expect(html).not.toMatch(/\b1 (points|free spins|missiles)\b/);
+    expect(textOf(html, "total-purchases")).toBe("0 (0 points spent)");
+  });
+
   test("every export link answers 200 with the session cookie (and still with the bearer token); without either 403", async () => {
     await seedPlays();
     await seedConfig();

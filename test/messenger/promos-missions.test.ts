@@ -85,6 +85,13 @@ describe("promos", () => {
       expect(texts.filter((t) => t.startsWith("Promo BOTPROMO applied: +0 free spins, +0 missiles, +7 points."))).toHaveLength(1);
       expect(texts.filter((t) => t.startsWith("Promo BOTPROMO was already applied"))).toHaveLength(1);
       expect(await h.ctx.store.get("SELECT points_balance FROM messenger_players WHERE telegram_user_id = 55")).toEqual({ points_balance: 7 });
+      // One of each reads as one: "+1 free spin, +1 missile, +1 point", never "+1 points".
+      await adminPost("/api/messenger/admin/games/promos", { code: "ONEEACH", reward: { free_spins: 1, missiles: 1, points: 1 }, max_claims: 5 });
+      await h.json("/api/messenger/webhook", webhookPost(textUpdate("/start promo_ONEEACH", { id: 55, first_name: "Bo" })));
+      await h.ctx.jobs.runNow("messenger-bot-outbox");
+      expect(api.calls.map((c) => c.body.text as string).filter((t) => t.startsWith("Promo ONEEACH"))).toEqual([
+        "Promo ONEEACH applied: +1 free spin, +1 missile, +1 point.",
+      ]);
     } finally {
       api.stop();
     }

@@ -94,7 +94,13 @@ describe("item 2: the 403 digest raises alerts", () => {
     await send();
     const all = about(rx, "digest/403_spike");
     expect(all).toHaveLength(2);
-    expect(all[1]).toStartWith("[Herald] Alert resolved: digest/403_spike (was warn since 2026-04-01T10:15:00.000Z) (0)");
+    // It says what resolved, in words: the finding now gone and the last one while it fired — not a bare "(0)".
+    expect(all[1]).toStartWith(
+      "[Herald] Alert resolved: digest/403_spike (was warn since 2026-04-01T10:15:00.000Z) — now: no 403 spike in the last 2 hours; " +
+        "while firing: all routes: 100 403s in 2 consecutive hours (2026-04-01T10 to 2026-04-01T11)",
+    );
+    expect(all[1]).not.toContain("(0)");
+    expect(all[1]).toMatch(/\w… http:\/\/localhost:3000\/admin\/ops\/alerts-monitor\/alerts\/\d+$/);
     expect((await get(`${B}/firing.json?source=digest`)).body.count).toBe(0);
     const window = await get("/admin/ops/link-inbox/events/export.json?window_preset=last_digest_warn");
     expect(window.body.window).toMatchObject({ from: "2026-04-01T10:15:00.000Z", to: "2026-04-01T13:15:00.000Z" });
@@ -113,7 +119,10 @@ describe("item 2: the 403 digest raises alerts", () => {
     await send();
     const rows = await h.json(`${B}/export.json?source=digest`, { headers: auth });
     // The four findings the spike would have made (all routes, the route, the key "", the client prefix) are suppressed.
-    expect(rows.body.alerts.find((a: any) => a.name === "403_spike")).toMatchObject({ status: "ok", details: { findings_total: 0, suppressed: 4 } });
+    expect(rows.body.alerts.find((a: any) => a.name === "403_spike")).toMatchObject({
+      status: "ok",
+      details: { findings_total: 0, suppressed: 4, summary: "no 403 spike in the last 2 hours; 4 findings held back by suppression rules" },
+    });
     expect(about(rx, "digest/")).toEqual([]);
   });
 });
@@ -139,7 +148,8 @@ describe("item 3: state changes reach people", () => {
     const notices = about(rx, "dead_letter_growth");
     expect(notices).toHaveLength(2);
     expect(notices[1]).toStartWith(
-      "[Herald] Alert resolved: webhooks/dead_letter_growth (was warn since 2026-04-01T10:05:00.000Z) (3) — 3 webhook dead letters kept, none new",
+      "[Herald] Alert resolved: webhooks/dead_letter_growth (was warn since 2026-04-01T10:05:00.000Z) — now: 3 webhook dead letters kept, none new; " +
+        "while firing: 3 webhook dead letters kept, 3 new since monitoring began",
     );
     expect((await events()).filter((e) => e.issue_id === "alert:webhooks:dead_letter_growth").map((e) => e.event)).toEqual(["alert.fired", "alert.resolved"]);
   });

@@ -125,6 +125,18 @@ describe("alert links", () => {
     const after = await (await h.request(path, { headers: { cookie } })).text();
     expect(after).toContain('id="alert-state">resolved');
     expect(after).toContain("alert.resolved");
+    // When it fired stays on the page beside when it resolved (it used to read "Fired at –" once resolved).
+    expect(after).toContain('id="alert-headline">Resolved at 2026-04-01 10:01:00 UTC; it had fired at 2026-04-01 10:00:00 UTC.');
+    expect(after).toContain('<dd id="fact-fired">2026-04-01 10:00:00 UTC</dd>');
+    expect(after).toContain('<dd id="fact-resolved">2026-04-01 10:01:00 UTC</dd>');
+    // The resolved notice says what resolved, in words.
+    const resolved = JSON.parse(rx!.received[1]!.rawBody).text as string;
+    expect(resolved).toStartWith(
+      "[Herald] Alert resolved: status/database (was fail since 2026-04-01T10:00:00.000Z) — now: value ok; while firing: disk <full> & read-only http://localhost:3000/",
+    );
+    // The console's list of recent changes keeps both times too.
+    const changes = await (await h.request("/admin/console/alerts", { headers: { cookie } })).text();
+    expect(changes).toContain("resolved 2026-04-01 10:01:00 UTC (fired 2026-04-01 10:00:00 UTC)");
     expect((await h.request("/admin/ops/alerts-monitor/alerts/42", { headers: { cookie } })).status).toBe(404);
     expect((await h.request(path, { headers: { accept: BROWSER_ACCEPT } })).status).toBe(303);
   });

@@ -90,6 +90,11 @@ export function sampleFromSchema(schema: JsonSchema | undefined, depth = 0): unk
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
   if (schema.default !== undefined && typeof schema.default !== "object" && !schema.anyOf) return schema.default;
+  // A create/update body (src/http/openapi/contract.ts createOrUpdate): the object with the create shape's required.
+  if (Array.isArray(schema.oneOf) && schema.properties) {
+    const { oneOf, ...object } = schema;
+    return sampleFromSchema({ ...object, required: [...new Set([...(schema.required ?? []), ...(oneOf[0].required ?? [])])] }, depth + 1);
+  }
   const union = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(union) && union.length) {
     const pick = union.find((s: JsonSchema) => s.type !== "null" && s.format !== "numeric" && s.format !== "integer") ?? union[0];

@@ -23,6 +23,7 @@ import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/log";
 import { openTestApp, type TestApp, type TestAppOptions } from "./app";
 import { FakeClock } from "./clock";
+import { contractLogging, recordExchange } from "./contract-log";
 import { BUN, exitWithin, freePort, MAIN, targetBinary } from "./process";
 import { servedDatabase } from "./served-database";
 
@@ -152,7 +153,11 @@ export async function startTarget(opts: TestAppOptions & { target?: Target } = {
   const clock = new WallClock();
   const ctx = await openContextAsync(config, { clock, rng: opts.rng ?? cryptoRng, log: opts.log ?? createLogger("silent") });
   const app = buildApp(ctx);
-  const request = (path: string, init?: RequestInit) => fetch(`${baseUrl}${path}`, { redirect: "manual", ...init, signal: AbortSignal.timeout(30_000) });
+  const request = async (path: string, init?: RequestInit) => {
+    const res = await fetch(`${baseUrl}${path}`, { redirect: "manual", ...init, signal: AbortSignal.timeout(30_000) });
+    if (!contractLogging) return res;
+    return recordExchange({ method: init?.method ?? "GET", url: `${baseUrl}${path}`, headers: new Headers(init?.headers) }, res);
+  };
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

@@ -80,7 +80,7 @@ describe("GET /admin/console/dead-letters", () => {
     expect(html).toMatch(/id="dead-count"><strong>2<\/strong> dead letters\./);
     for (const id of [a, g]) expect(html).toContain(`id="delivery-${id}"`);
     const row = /<tr id="delivery-(\d+)">([\s\S]*?)<\/tr>/.exec(html.slice(html.indexOf(`id="delivery-${g}"`) - 8))![2]!;
-    expect(row).toContain('data-label="Partner">Globex <span class="muted">(live)</span>');
+    expect(row).toContain('data-label="Partner">Globex <span class="muted short">(live)</span>');
     expect(row).toMatch(/data-label="Event"><code>webhook.test<\/code><br><code class="muted">evt_[0-9a-f]{24}<\/code>/);
     expect(row).toContain('data-label="Attempts">2<');
     expect(row).toContain('data-label="Last answer" class="err">receiver answered HTTP 500<');
@@ -178,6 +178,22 @@ describe("GET /admin/console/dead-letters", () => {
     expect(past).toContain('<a id="newer" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
     expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
   }, 30_000);
+
+  test("a delivery given up on before WEBHOOK_MAX_ATTEMPTS (410 Gone at its first of 3): the page claims no attempts it did not make", async () => {
+    h = await openTestApp({ env: { ...ENV, WEBHOOK_MAX_ATTEMPTS: "3" } });
+    rx = startReceiver({ status: 410 });
+    const acme = await createKey(h, { partner: "Acme" });
+    const id = await testDelivery(acme, await hookFor(acme));
+    await h.ctx.dispatcher.runOnce();
+    expect(await statusOf(id)).toBe("dead_letter");
+    const { html } = await pageAs(h, PAGE, await signedInCookie(h, await createAdminToken(h)));
+    expect(html).not.toContain("used up");
+    expect(html).toContain(
+      "that Herald stopped retrying, newest first: after their last attempt failed (WEBHOOK_MAX_ATTEMPTS is 3 now), or sooner when the receiver answered 410 Gone. The Attempts column says how many each had.",
+    );
+    expect(html).toContain(`<tr id="delivery-${id}"><td data-label="Delivery">#${id}</td>`);
+    expect(/<td data-label="Attempts">(\d+)<\/td>/.exec(html)?.[1]).toBe("1");
+  });
 });
 
 describe("POST /admin/console/dead-letters/:event_id/replay", () => {
@@ -280,7 +296,7 @@ describe("POST /admin/console/dead-letters/:event_id/replay", () => {
     expect(await statusOf(other)).toBe("succeeded");
     expect((await audits()).map((a) => JSON.parse(a.details).note)).toEqual(["receiver fixed <ticket 42>", "batch after the outage"]);
     expect(rx.received.filter((r) => r.method === "POST")).toHaveLength(2 * 2 + 1 + 2); // two dead twice, one delivered, two replays
-    expect((await pageAs(h, PAGE, cookie)).html).toContain("None: no delivery has used up its attempts.");
+    expect((await pageAs(h, PAGE, cookie)).html).toContain("None: no delivery was given up on.");
   });
 
   test("a dead letter whose webhook was deleted is refused (409), nothing changed", async () => {

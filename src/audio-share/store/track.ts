@@ -27,8 +27,11 @@ export async function insertToken(t: Queryable, name: string, tokenHash: string,
   return row!;
 }
 
-export function tokens(q: Queryable): Promise<TrackTokenView[]> {
-  return q.all<TrackTokenView>(`SELECT ${TOKEN_COLUMNS} FROM audio_share_track_tokens ORDER BY id DESC`);
+/** A page of tokens, newest first, LIMIT `limit`: below id `before` (the previous page's last token) or from `offset`. */
+export function tokensPage(q: Queryable, p: { before: number | null; limit: number; offset: number }): Promise<TrackTokenView[]> {
+  if (p.before === null)
+    return q.all<TrackTokenView>(`SELECT ${TOKEN_COLUMNS} FROM audio_share_track_tokens ORDER BY id DESC LIMIT ? OFFSET ?`, [p.limit, p.offset]);
+  return q.all<TrackTokenView>(`SELECT ${TOKEN_COLUMNS} FROM audio_share_track_tokens WHERE id < ? ORDER BY id DESC LIMIT ?`, [p.before, p.limit]);
 }
 
 export function tokenById(q: Queryable, id: number): Promise<TrackTokenView | null> {

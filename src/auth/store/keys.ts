@@ -36,6 +36,25 @@ export function listKeys(q: Queryable, f: { partner: string | null; mode: string
   );
 }
 
+/**
+ * A page of keys in the list's order (oldest first, then by id), LIMIT `limit`: after `after` (the previous page's
+ * last key: its created_at and key_id) or from `offset`.
+ */
+export function keysPage(
+  q: Queryable,
+  f: { partner: string | null; mode: string | null; status: string | null },
+  p: { after: { createdAt: string; keyId: string } | null; limit: number; offset: number },
+) {
+  const filters = "(CAST(? AS text) IS NULL OR partner = ?) AND (CAST(? AS text) IS NULL OR mode = ?) AND (CAST(? AS text) IS NULL OR status = ?)";
+  const args = [f.partner, f.partner, f.mode, f.mode, f.status, f.status];
+  if (p.after === null)
+    return q.all<KeyRow>(`SELECT * FROM partner_keys WHERE ${filters} ORDER BY created_at, key_id LIMIT ? OFFSET ?`, [...args, p.limit, p.offset]);
+  return q.all<KeyRow>(
+    `SELECT * FROM partner_keys WHERE ${filters} AND (created_at > ? OR (created_at = ? AND key_id > ?)) ORDER BY created_at, key_id LIMIT ?`,
+    [...args, p.after.createdAt, p.after.createdAt, p.after.keyId, p.limit],
+  );
+}
+
 /** Disables an active key; false when it was disabled already (by another request or instance). */
 export async function disableKey(q: Queryable, keyId: string, reason: string, atIso: string): Promise<boolean> {
   const r = await q.run("UPDATE partner_keys SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE key_id = ? AND status = 'active'", [

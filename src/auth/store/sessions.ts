@@ -26,7 +26,22 @@ export const sessionByHash = (q: Queryable, hash: string) => q.get<SessionRow>(`
 export const sessionByHandle = (q: Queryable, handle: string) =>
   q.get<SessionRow>(`${SELECT} WHERE s.session_hash >= ? AND s.session_hash < ? ORDER BY s.session_hash LIMIT 1`, [handle, `${handle}g`]);
 
-export const listSessions = (q: Queryable, limit: number) => q.all<SessionRow>(`${SELECT} ORDER BY s.created_at DESC, s.session_hash LIMIT ?`, [limit]);
+/**
+ * A page of sessions, newest first (then by hash), LIMIT `limit`: after `after` (the previous page's last row: its
+ * created_at and public handle) or from `offset`. The handle is the hash's first 16 hex digits, so `handle || 'g'`
+ * sorts after every hash that starts with it and before every later one: the cursor never holds the whole hash.
+ */
+export function sessionsPage(q: Queryable, p: { after: { createdAt: string; handle: string } | null; limit: number; offset: number }) {
+  const order = "ORDER BY s.created_at DESC, s.session_hash";
+  if (p.after === null) return q.all<SessionRow>(`${SELECT} ${order} LIMIT ? OFFSET ?`, [p.limit, p.offset]);
+  const { createdAt, handle } = p.after;
+  return q.all<SessionRow>(`${SELECT} WHERE s.created_at < ? OR (s.created_at = ? AND s.session_hash > ?) ${order} LIMIT ?`, [
+    createdAt,
+    createdAt,
+    `${handle}g`,
+    p.limit,
+  ]);
+}
 
 export async function insertSession(
   q: Queryable,

@@ -1,5 +1,5 @@
 import { AppError } from "../errors";
-import { tooLarge } from "../request-state";
+import { errorResponse, type RequestState, tooLarge } from "../request-state";
 
 // Reading a request body under a deadline. A client that sends its headers and then trickles the body (a byte a
 // second) would otherwise hold its connection, and the memory of its half-read request, until Bun's idle timeout
@@ -7,6 +7,16 @@ import { tooLarge } from "../request-state";
 // Every body is read through `BodyReads.read`: it is refused with 408 `request_timeout` and `Connection: close`
 // when it has not arrived within REQUEST_BODY_TIMEOUT_MS, or when, after the grace period, it arrives slower than
 // REQUEST_BODY_MIN_BYTES_PER_SEC on average. Bun then closes the connection once the answer is written.
+//
+// A body over MAX_BODY_BYTES is refused with 413, but only once it has been read and dropped: a client that is still
+// uploading when the answer comes (most HTTP clients read nothing until they have sent the whole body) would otherwise
+// be writing into a connection about to close, and see a broken pipe or a reset instead of the 413. Herald reads at
+// most `drainLimitBytes` of such a body in all, under the same deadline as any body; past either, it answers the 413
+// at once with `Connection: close`, and the client's remaining bytes go nowhere.
+
+/** The most of a refused body Herald reads and drops: 4 × MAX_BODY_BYTES, at most 8 MiB (never less than the limit). */
+export const REFUSED_BODY_MAX_BYTES = 8 * 1024 * 1024;
+export const drainLimitBytes = (maxBytes: number) => Math.max(maxBytes, Math.min(4 * maxBytes, REFUSED_BODY_MAX_BYTES));
 
 /** The limits a request body is read under (REQUEST_BODY_TIMEOUT_MS, REQUEST_BODY_MIN_BYTES_PER_SEC). */
 export interface BodyDeadline {
@@ -71,23 +81,27 @@ export class BodyReads {
   private readonly reading = new Set<Reading>();
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private lastSweepNs = 0;
+  private readonly drainBytes: number;
 
   constructor(
     private readonly policy: BodyDeadline,
     private readonly maxBytes: number,
-  ) {}
+  ) {
+    this.drainBytes = drainLimitBytes(maxBytes);
+  }
 
   /**
    * The whole body of `request`, at most `maxBytes` (413 `payload_too_large` past it, counted as read, with or
-   * without Content-Length), within the deadline (408 `request_timeout`, with `Connection: close`).
+   * without Content-Length, once the rest is read and dropped), within the deadline (408 `request_timeout`, with
+   * `Connection: close`).
    */
   async read(request: Request): Promise<Uint8Array> {
     const body = request.body;
     if (!body) return NO_BODY;
-    const reading: Reading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: body.getReader() };
-    this.watch(reading);
+    const reading = this.begin(body);
     const chunks: Uint8Array[] = [];
     try {
+      // The loop of `next`, inline: every request with a body passes here, and an async call per chunk is a promise.
       for (;;) {
         let next: Awaited<ReturnType<BodyReader["read"]>>;
         try {
@@ -101,16 +115,68 @@ export class BodyReads {
         const { done, value } = next;
         if (done) break;
         reading.received += value.byteLength;
-        if (reading.received > this.maxBytes) {
-          reading.reader.cancel().catch(() => {});
-          throw tooLarge(this.maxBytes);
-        }
+        if (reading.received > this.maxBytes) throw tooLarge(this.maxBytes, !(await this.drained(reading)));
         chunks.push(value);
       }
     } finally {
       this.reading.delete(reading);
     }
     return chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? NO_BODY : Buffer.concat(chunks);
+  }
+
+  /**
+   * The 413 of a request whose Content-Length is over the limit, refused before routing: sent once its body has been
+   * read and dropped, or at once with `Connection: close` when it declares more than the drain limit; with
+   * `Connection: close` too when the body does not arrive within the deadline.
+   */
+  async refuseDeclared(request: Request, state: RequestState): Promise<Response> {
+    const body = request.body;
+    if (!body || Number(request.headers.get("content-length")) > this.drainBytes) return errorResponse(tooLarge(this.maxBytes, body !== null), state);
+    const reading = this.begin(body);
+    try {
+      return errorResponse(tooLarge(this.maxBytes, !(await this.drained(reading))), state);
+    } finally {
+      this.reading.delete(reading);
+    }
+  }
+
+  private begin(body: NonNullable<Request["body"]>): Reading {
+    const reading: Reading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: body.getReader() };
+    this.watch(reading);
+    return reading;
+  }
+
+  /** The next chunk (counted), or null at the end; a late body is the deadline's refusal (408), as in `read`. */
+  private async next(reading: Reading): Promise<Uint8Array | null> {
+    let next: Awaited<ReturnType<BodyReader["read"]>>;
+    try {
+      next = await reading.reader.read();
+    } catch (err) {
+      // A cancelled read may reject rather than end: it is still the deadline's refusal.
+      if (reading.late) throw this.timedOut(reading);
+      throw err;
+    }
+    if (reading.late) throw this.timedOut(reading);
+    if (next.done) return null;
+    reading.received += next.value.byteLength;
+    return next.value;
+  }
+
+  /**
+   * Reads and drops the rest of a body refused for its size, up to the drain limit in all and within the deadline.
+   * True when the whole body was read (the connection can serve the next request); false when it was given up on, its
+   * reader cancelled.
+   */
+  private async drained(reading: Reading): Promise<boolean> {
+    try {
+      while (reading.received <= this.drainBytes) {
+        if ((await this.next(reading)) === null) return true;
+      }
+    } catch {
+      // Late, or the client went away: either way the rest is not read.
+    }
+    reading.reader.cancel().catch(() => {});
+    return false;
   }
 
   private timedOut(reading: Reading): AppError {

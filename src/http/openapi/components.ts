@@ -43,6 +43,18 @@ export function mapSchema(schema: unknown, visit: (node: Json) => Json): unknown
   return visit(out);
 }
 
+/**
+ * A response object with declared fields is closed (`additionalProperties: false`): a validator then catches a
+ * field the document does not name. One that says otherwise (a map, `additionalProperties: true`) or names no
+ * field at all (a free-form object) stays open.
+ */
+export function closedObject(node: Json): Json {
+  const isObjectType = node.type === "object" || (Array.isArray(node.type) && node.type.includes("object"));
+  if (!isObjectType || node.additionalProperties !== undefined || node.patternProperties !== undefined) return node;
+  if (!isObject(node.properties) || Object.keys(node.properties).length === 0) return node;
+  return { ...node, additionalProperties: false };
+}
+
 /** The text branch of Elysia's coercing number types: `{ type: "string", format: "integer" | "numeric" }`. */
 const isNumericText = (s: unknown) => isObject(s) && s.type === "string" && (s.format === "integer" || s.format === "numeric");
 

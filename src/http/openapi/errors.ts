@@ -1,4 +1,5 @@
 import { ERROR_CATALOG } from "../errors";
+import { errorResponseHeaders, PAGES } from "./contract";
 
 // Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
 // (src/http/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
@@ -45,14 +46,10 @@ export function errorCodeSchema(): Json {
   };
 }
 
-const rateHeaders = {
-  "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer", minimum: 0 } },
-  "X-RateLimit-Limit": { schema: { type: "integer", minimum: 0 } },
-  "X-RateLimit-Remaining": { schema: { type: "integer", minimum: 0 } },
-  "X-RateLimit-Reset": { description: "Unix seconds when the window resets", schema: { type: "integer", minimum: 0 } },
-};
+/** An operator page's refusal, as a browser gets it: the page again with the message (src/auth/console-kit.ts). */
+const PAGE_ERROR = { "text/html": { schema: { type: "string", description: "The page, re-rendered with the refusal's message" } } };
 
-function errorResponse(status: number | null): Json {
+function errorResponse(status: number | null, page = false): Json {
   const codes = status === null ? [] : codesOf(status);
   const schema: Json = codes.length
     ? { allOf: [{ $ref: ERROR_REF }, { type: "object", properties: { error: { type: "string", enum: codes } } }] }
@@ -61,14 +58,16 @@ function errorResponse(status: number | null): Json {
   const description =
     status === null
       ? "Any failure: the Error body with one of the catalog's codes"
-      : `${reason}: error is ${codes.length ? codes.map((c) => `\`${c}\``).join(" or ") : "a catalog code"}`;
+      : `${reason}: error is ${codes.length ? codes.map((c) => `\`${c}\``).join(" or ") : "a catalog code"}${page ? "; a browser gets the page with the message" : ""}`;
   return {
     description,
-    ...(status === 429 && { headers: rateHeaders }),
-    ...(status === 503 && { headers: { "Retry-After": rateHeaders["Retry-After"] } }),
-    content: { "application/json": { schema } },
+    headers: errorResponseHeaders(status, page),
+    content: { "application/json": { schema }, ...(page && PAGE_ERROR) },
   };
 }
+
+/** A page's error declared without a body (its generator wrote only a description). */
+const isBareError = (r: unknown) => !!r && typeof r === "object" && !("content" in r) && !("$ref" in r);
 
 const isErrorSchemaRef = (r: unknown) => {
   const schema = (r as { content?: Record<string, { schema?: Json }> })?.content?.["application/json"]?.schema;
@@ -76,19 +75,39 @@ const isErrorSchemaRef = (r: unknown) => {
 };
 
 /**
+ * Whether the operation answers a browser's refusal with a page (HTML): an operator page or form, or a route that
+ * says so (`answersPages()`, whose mark is removed here).
+ */
+function answersPages(path: string, op: Record<string, unknown> & { security?: Array<Record<string, unknown>> }): boolean {
+  const marked = op[PAGES] === true;
+  delete op[PAGES];
+  return marked || path.startsWith("/admin/sign-") || (op.security ?? []).some((s) => "AdminSession" in s);
+}
+
+/** A refusal declared as the page only (text/html): the page twin of the shared response replaces it. */
+const isPageOnly = (r: unknown) => {
+  const content = (r as { content?: Record<string, unknown> })?.content;
+  return !!content && Object.keys(content).every((m) => m.startsWith("text/html"));
+};
+
+/**
  * Points each operation's error responses (declared with the Error body) at the shared typed response of their
- * status, adds `default`, and returns components.responses for every status used.
+ * status (an operator page's at its HTML-or-JSON twin), adds `default`, and returns components.responses for
+ * every status used.
  */
 export function typeErrorResponses(paths: Record<string, Record<string, unknown>>): Record<string, Json> {
   const responses: Record<string, Json> = { Error: errorResponse(null) };
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item) as Array<{ responses?: Record<string, unknown> }>) {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const op of Object.values(item) as Array<
+      Record<string, unknown> & { responses?: Record<string, unknown>; security?: Array<Record<string, unknown>> }
+    >) {
       if (!op?.responses) continue;
+      const page = answersPages(path, op);
       for (const [key, res] of Object.entries(op.responses)) {
         const status = Number(key);
-        if (!Number.isInteger(status) || status < 400 || !isErrorSchemaRef(res)) continue;
-        const name = responseName(status);
-        responses[name] ??= errorResponse(status);
+        if (!Number.isInteger(status) || status < 400 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res))))) continue;
+        const name = `${responseName(status)}${page ? "OrPage" : ""}`;
+        responses[name] ??= errorResponse(status, page);
         op.responses[key] = { $ref: `#/components/responses/${name}` };
       }
       op.responses.default ??= { $ref: "#/components/responses/Error" };

@@ -64,6 +64,12 @@ export function sampleBody(schema: unknown, depth = 0): unknown {
   if (depth > 6) return null;
   if ("const" in s) return s.const;
   if (Array.isArray(s.enum)) return s.enum[0];
+  // A create/update body (contract.ts createOrUpdate): the object's fields, with the first shape's (create) required.
+  if (Array.isArray(s.oneOf) && s.properties) {
+    const { oneOf, ...object } = s;
+    const required = [...((s.required ?? []) as string[]), ...(((oneOf[0] as Json).required ?? []) as string[])];
+    return sampleBody({ ...object, required: [...new Set(required)] }, depth + 1);
+  }
   const branches = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
   if (branches?.length) return sampleBody(branches[0], depth + 1);
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;

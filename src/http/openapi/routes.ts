@@ -5,11 +5,12 @@ import { type AppContext, slot, stateOf } from "../../context";
 import type { TSchema } from "@sinclair/typebox";
 import { transparencySubset } from "./subset";
 import { conditionalResponse, representation, type Representation } from "../conditional";
-import { jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
+import { closedObject, jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
 import { errorCodeSchema, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";
 import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
+import { addRouteHeaders, completeOperations, conditionalGet, HEADERS } from "./contract";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
@@ -38,6 +39,7 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   // JSON round trip: typebox's symbol keys go, and no two operations share a schema object any more.
   const paths = JSON.parse(JSON.stringify(generated.paths)) as OpenApiDocument["paths"];
   addJsonRequestBodies(app, paths);
+  addDetailResponses(app, paths);
   signedMutationHeaders(paths, ctx.config.idempotencyRequired);
   typeNumericParameters(paths);
   const hoister = new SchemaHoister();
@@ -46,11 +48,13 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
       for (const param of op.parameters ?? []) param.schema = unmarked(param.schema);
       for (const media of Object.values(op.requestBody?.content ?? {})) media.schema = unmarked(mapSchema(media.schema, jsonShapes));
       for (const res of Object.values(op.responses ?? {})) {
-        for (const media of Object.values(res.content ?? {})) media.schema = hoister.hoist(mapSchema(media.schema, jsonShapes));
+        for (const media of Object.values(res.content ?? {})) media.schema = hoister.hoist(mapSchema(media.schema, (n) => closedObject(jsonShapes(n))));
       }
     }
   }
+  completeOperations(paths);
   const responses = typeErrorResponses(paths);
+  addRouteHeaders(paths, responses);
   const schemas: Record<string, Record<string, unknown>> = { ...hoister.schemas, ErrorCode: errorCodeSchema() };
   const error = schemas.Error as { properties?: Record<string, unknown> } | undefined;
   if (error?.properties) error.properties.error = { $ref: "#/components/schemas/ErrorCode" };
@@ -74,6 +78,7 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
     components: {
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
       responses,
+      headers: HEADERS,
       securitySchemes: {
         PartnerKey: { type: "apiKey", in: "header", name: "X-Partner-Key", description: "Partner key id (hk_live_… or hk_test_…)" },
         PartnerTimestamp: { type: "apiKey", in: "header", name: "X-Partner-Timestamp", description: "Unix seconds; ±300 s of server time" },
@@ -91,6 +96,21 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
           name: "herald_admin_session",
           description: "Operator browser session from POST /admin/sign-in (docs/operations.md); form posts also carry csrf_token",
         },
+        MiniAppInitData: {
+          type: "apiKey",
+          in: "header",
+          name: "Authorization",
+          description:
+            "Telegram mini-app init data as `Authorization: tma <init data>` (window.Telegram.WebApp.initData); the init_data body field is accepted too",
+        },
+        MiniAppInitDataQuery: { type: "apiKey", in: "query", name: "init_data", description: "The same init data as the init_data query parameter" },
+        BotWebhookSecret: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Telegram-Bot-Api-Secret-Token",
+          description: "The secret_token given to Telegram's setWebhook (MESSENGER_WEBHOOK_SECRET); X-Messenger-Bot-Api-Secret-Token is accepted too",
+        },
+        TrackBearer: { type: "http", scheme: "bearer", description: "A track token (POST /admin/audio-share/track-tokens), per AUDIO_SHARE_TRACK_AUTH" },
       },
     },
   };
@@ -110,7 +130,30 @@ function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): 
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
     // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
     const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
-    op.requestBody = { required: true, content: { [type]: { schema } } };
+    // An absent body is `{}` on an object route (RouteIndex.absentBodyIsEmpty): one with no required field takes none.
+    const required = schema.type !== "object" || (Array.isArray(schema.required) && schema.required.length > 0);
+    op.requestBody = { required, content: { [type]: { schema } } };
+  }
+}
+
+/**
+ * Responses a route declares in its detail (a redirect, an image, a feed, a CSV twin: answers with no typebox
+ * schema) beside the ones of its `response` schemas: the generator keeps only the latter when both are given.
+ */
+function addDetailResponses(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
+  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { detail?: { responses?: Record<string, unknown> } } }>) {
+    const declared = route.hooks?.detail?.responses;
+    if (!declared) continue;
+    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { responses?: Record<string, unknown> } | undefined;
+    if (!op) continue;
+    op.responses ??= {};
+    for (const [status, res] of Object.entries(declared) as Array<[string, { content?: Record<string, unknown> }]>) {
+      const copy = JSON.parse(JSON.stringify(res)) as { content?: Record<string, unknown> };
+      const existing = op.responses[status] as { content?: Record<string, unknown> } | undefined;
+      // A status both declare: the detail's media types join the schema's (a CSV twin of a JSON answer).
+      if (existing) existing.content = { ...copy.content, ...existing.content };
+      else op.responses[status] = copy;
+    }
   }
 }
 
@@ -199,7 +242,24 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
   const raw = (summary: string, type: string, tags = ["system"]) => ({
     tags,
     summary,
-    responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
+    ...conditionalGet("etag"),
+    // The JSON document is an object (an OpenAPI 3.1 document); the YAML ones are its text.
+    responses: {
+      200: {
+        description: type,
+        content: {
+          [type]: {
+            schema: type.endsWith("json")
+              ? {
+                  type: "object" as const,
+                  required: ["openapi", "paths"],
+                  properties: { openapi: { type: "string" as const }, paths: { type: "object" as const } },
+                }
+              : { type: "string" as const },
+          },
+        },
+      },
+    },
   });
   return new Elysia({ name: "herald:openapi" })
     .get("/api/openapi.json", ({ request }) => conditionalResponse(request, docs.get().json), {

@@ -17,8 +17,8 @@ export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
     }
     if (Object.keys(kept).length) paths[path] = kept;
   }
-  // Only the named schemas and responses the kept operations reach; the credentials schemes describe routes
-  // this document leaves out.
+  // Only the named schemas, responses and headers the kept operations reach, and the credential schemes they name
+  // (a public route may take an optional one: the audio-share track bearer).
   const all = doc.components as Record<string, Record<string, unknown> | undefined>;
   const used = referencedComponents(paths, all);
   const pick = (kind: string) => Object.fromEntries(Object.entries(all[kind] ?? {}).filter(([name]) => used.has(`#/components/${kind}/${name}`)));
@@ -32,6 +32,19 @@ export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
     },
     tags: (doc.tags ?? []).filter((t) => (SUBSET_TAGS as readonly string[]).includes(t.name)),
     paths,
-    components: { schemas: pick("schemas"), responses: pick("responses") },
+    components: {
+      schemas: pick("schemas"),
+      responses: pick("responses"),
+      headers: pick("headers"),
+      securitySchemes: schemesOf(paths, all.securitySchemes ?? {}),
+    },
   };
+}
+
+function schemesOf(paths: OpenApiDocument["paths"], all: Record<string, unknown>): Record<string, unknown> {
+  const names = new Set<string>();
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item) as Array<{ security?: Array<Record<string, unknown>> }>)
+      for (const s of op.security ?? []) for (const n of Object.keys(s)) names.add(n);
+  return Object.fromEntries(Object.entries(all).filter(([name]) => names.has(name)));
 }

@@ -3,6 +3,7 @@ import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/b
 import swaggerBundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { conditionalResponse, fileRepresentation, representation, type Representation } from "../conditional";
+import { inlineScriptSources, type PagePolicy, pageSecurityHeaders } from "../security-headers";
 
 // The two documentation pages, served offline: their scripts are npm packages embedded in the binary at build
 // time, never a CDN (the machines that run Herald may have no outside network).
@@ -62,6 +63,23 @@ const SWAGGER_HTML = `<!doctype html>
 const PAGE_CACHE = "public, no-cache";
 const ASSET_CACHE = "public, max-age=86400";
 
+/**
+ * The two pages run scripts, unlike every other page (src/http/security-headers.ts): only Herald's own bundles and
+ * each page's inline scripts, named by their hashes, which fetch the document from Herald. Nothing may come from
+ * elsewhere. Beyond that, each page is allowed what its bundle needs to draw, and no more (the browser test,
+ * test/http/api-reference.browser.test.ts, fails on anything the policy refuses).
+ */
+const docsPageHeaders = (html: string, draws: Pick<PagePolicy, "styles" | "images">) =>
+  pageSecurityHeaders({ scripts: ["'self'", ...inlineScriptSources(html)], connect: ["'self'"], ...draws });
+/** Scalar adds its styles at run time (inline <style> elements). */
+const REFERENCE_DRAWS = { styles: ["'unsafe-inline'"] };
+/** The Swagger UI's stylesheet is Herald's own file; its icons are data: URLs. */
+const SWAGGER_DRAWS = { styles: ["'self'"], images: ["data:"] };
+const docsPage = (html: string, draws: Pick<PagePolicy, "styles" | "images">): Representation => {
+  const rep = representation(html, "text/html; charset=utf-8", PAGE_CACHE);
+  return { ...rep, headers: { ...rep.headers, ...docsPageHeaders(html, draws) } };
+};
+
 /** An embedded file served with a strong ETag, hashed on first request (4 MB: not at start, not per request). */
 function assetRoute(file: string, contentType: string) {
   let rep: Promise<Representation> | null = null;
@@ -71,8 +89,8 @@ function assetRoute(file: string, contentType: string) {
 
 export function docsUiRoutes() {
   const hide = { detail: { hide: true } };
-  const reference = representation(REFERENCE_HTML, "text/html; charset=utf-8", PAGE_CACHE);
-  const swagger = representation(SWAGGER_HTML, "text/html; charset=utf-8", PAGE_CACHE);
+  const reference = docsPage(REFERENCE_HTML, REFERENCE_DRAWS);
+  const swagger = docsPage(SWAGGER_HTML, SWAGGER_DRAWS);
   return new Elysia({ name: "herald:docs-ui" })
     .get("/api/docs", ({ request }) => conditionalResponse(request, reference), hide)
     .get("/api/docs/swagger", ({ request }) => conditionalResponse(request, swagger), hide)

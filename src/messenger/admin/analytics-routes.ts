@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { csvTwin } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
@@ -53,7 +54,10 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           query: A.exportQuery,
           response: { 200: A.exportJson, ...messengerErrors },
-          detail: messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or the JSON twin below"),
+          detail: {
+            ...messengerTag("The overview's figures as rows, as an attachment: CSV (text/csv, RFC 4180; default) or with format=json the JSON twin"),
+            ...csvTwin("The rows as CSV (the default; RFC 4180, header row)"),
+          },
         },
       )
       .get("/api/messenger/admin/games/spin-wheel", async ({ query }) => ok(await spinWheelStats(ctx, query)), {

@@ -4,6 +4,7 @@
 import type { AppContext } from "../../context";
 import { outboxBacklog } from "../bot/outbox";
 import { countersSince } from "../counters";
+import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
 import { gameFigures, parseGames } from "./overview";
@@ -94,7 +95,7 @@ async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]>
         figure: initRate,
         unit: "%",
         threshold: `failures ÷ (failures + plays): pass < ${ti.pass} %, warn < ${ti.warn} %, else fail; no traffic: warn`,
-        message: `${failures} init-data verifications failed against ${n("plays")} plays (messenger_counters since ${w.since})`,
+        message: `${counted(failures, "init-data verification")} failed against ${playsText(n("plays"))} (messenger_counters since ${w.since})`,
       },
       "Check MESSENGER_BOT_TOKEN matches the bot that opens the mini-app, the clients' clocks (auth_date age) and GET /api/messenger/ops/health's by_reason",
     ),
@@ -165,8 +166,8 @@ export async function rolloutChecklist(ctx: AppContext, query: { days?: number; 
           threshold: `pass ${tr.pass[0]}–${tr.pass[1]} %, warn ${tr.warn[0]}–${tr.warn[1]} %, else fail; nothing spent: warn`,
           message:
             rtp === null
-              ? `${g.plays} plays and nothing spent: the return to player is undefined`
-              : `paid ${g.payout_points_value} points of value for ${g.cost_points_value} spent over ${g.plays} plays`,
+              ? `${playsText(g.plays)} and nothing spent: the return to player is undefined`
+              : `paid ${counted(g.payout_points_value, "point of value", "points of value")} for ${g.cost_points_value.toLocaleString("en-US")} spent over ${playsText(g.plays)}`,
         },
         "Rebalance the rewards (wheel segment weights, grid prizes) or the item prices so the game neither drains nor floods balances",
       ),
@@ -215,8 +216,8 @@ async function wheelDrift(ctx: AppContext, w: ReportWindow): Promise<Check> {
       threshold: `largest |z| of a segment's observed share against its weight: pass < ${tz.pass}, warn < ${tz.warn}, else fail; fewer than ${tz.minSpins} spins: warn`,
       message:
         worst === null
-          ? `${spins} spins of known campaigns in the window`
-          : `largest drift |z| = ${worst.z} in campaign ${worst.key} over ${spins} spins (GET /api/messenger/admin/games/spin-wheel lists every segment)`,
+          ? `${counted(spins, "spin")} of known campaigns in the window`
+          : `largest drift |z| = ${worst.z} in campaign ${worst.key} over ${counted(spins, "spin")} (GET /api/messenger/admin/games/spin-wheel lists every segment)`,
     },
     "A segment lands far more or less often than its weight says: check the campaign's weights and the fairness draw before widening",
   );

@@ -4,6 +4,7 @@
 // the SVG is role="img" with a <title> and a <desc> that states the totals and peaks, each bar carries its own
 // <title> (the number on hover), and the page prints the same numbers in a table below it.
 import { compileHtml, type SafeHtml } from "../../http/html";
+import { counted as count } from "../count-words";
 import type { DayPoint } from "./console-page-data";
 
 const WIDTH = 560;
@@ -15,7 +16,6 @@ const PANEL_HEIGHT = PANEL_TOP + PLOT_HEIGHT + 22;
 const AXIS_HEIGHT = 22;
 
 type Metric = "plays" | "players" | "credits";
-const count = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 const PANELS: ReadonlyArray<{ metric: Metric; label: string; name: string; colour: string; amount: (n: number) => string }> = [
   { metric: "plays", label: "Plays per day", name: "Plays", colour: "#0969da", amount: (n) => count(n, "play", "plays") },
   { metric: "players", label: "Players per day", name: "Players", colour: "#1a7f37", amount: (n) => count(n, "player", "players") },

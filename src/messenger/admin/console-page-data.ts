@@ -9,6 +9,7 @@ import { foldLedger } from "../daily-stats";
 import { listCatalogCampaigns } from "../config/campaigns";
 import { gamesOverview, OVERVIEW_DEFAULT_DAYS } from "./overview";
 import { listWheelCampaigns } from "../config/wheel-campaigns";
+import { freeSpinsText, missilesText, pointsText } from "../count-words";
 
 export const PAGE_PATH = "/admin/console/messenger";
 /** The page's day range: a chart of more than a quarter is unreadable; the exports take up to 366 days. */
@@ -76,10 +77,10 @@ const rtp = (p: number | null) => (p === null ? "– (nothing spent)" : `${p} %`
 
 function rewardText(r: { free_spins: number; missiles: number; points: number }, salutes: string | null): string {
   const parts = [
-    r.points ? `${num(r.points)} points` : "",
-    r.free_spins ? `${num(r.free_spins)} free spins` : "",
-    r.missiles ? `${num(r.missiles)} missiles` : "",
-    salutes ? `${salutes} salutes` : "",
+    r.points ? pointsText(r.points) : "",
+    r.free_spins ? freeSpinsText(r.free_spins) : "",
+    r.missiles ? missilesText(r.missiles) : "",
+    salutes ? `${salutes} ${Number(salutes) === 1 ? "salute" : "salutes"}` : "",
   ].filter(Boolean);
   return parts.join(", ") || "nothing";
 }
@@ -163,8 +164,8 @@ export async function consoleData(ctx: AppContext, days: number): Promise<Consol
       { id: "total-credits", label: "Credits paid (points value)", value: num(t.payout_points_value) },
       { id: "total-cost", label: "Cost to players (points value)", value: num(t.cost_points_value) },
       { id: "total-rtp", label: "Return to player", value: rtp(t.rtp_percent) },
-      { id: "total-purchases", label: "Item purchases", value: `${num(t.purchases.entries)} (${num(t.purchases.points_spent)} points spent)` },
-      { id: "total-grants", label: "Operator grants", value: `${num(t.manual_grants.entries)} (${num(t.manual_grants.missiles)} missiles)` },
+      { id: "total-purchases", label: "Item purchases", value: `${num(t.purchases.entries)} (${pointsText(t.purchases.points_spent)} spent)` },
+      { id: "total-grants", label: "Operator grants", value: `${num(t.manual_grants.entries)} (${missilesText(t.manual_grants.missiles)})` },
     ],
     games: o.games.map((g) => ({
       game: g.game_key,

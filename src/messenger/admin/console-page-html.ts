@@ -15,7 +15,7 @@ dl.totals dt { color:var(--muted); font-size:13px; } dl.totals dd { margin:0; fo
 details summary { cursor:pointer; color:var(--accent); margin:8px 0; }
 table.data button { white-space:nowrap; padding:2px 10px; }
 /* Short identifiers break only where they must: whole in the wide table, wrapped in the narrow one. */
-@media (min-width: 701px) { table.data td.key { overflow-wrap:normal; } }
+@media (min-width: 701px) { table.data td.key, table.data td.key code { overflow-wrap:normal; } }
 </style>`;
 
 interface Missions {

@@ -4,7 +4,7 @@ import type { Guards } from "../../auth/guards";
 import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { OperatorRequest } from "../../auth/session-plugin";
 import { redirect } from "../../auth/session-plugin";
-import { refusal, wantsHtml, notSignedInDoc } from "../../auth/console-kit";
+import { refusal, refusingPage, wantsHtml, notSignedInDoc } from "../../auth/console-kit";
 import type { AppContext } from "../../context";
 import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
@@ -27,8 +27,8 @@ const DONE = { activated: "activated", deactivated: "deactivated", unchanged: "a
 
 const PageQuery = t.Object({
   ...ignoredMetaQuery,
-  // Out of range or not a whole number is the house's 400 invalid_query naming the parameter (src/http/params.ts);
-  // the page's own form cannot send one (its number field has the same bounds).
+  // Out of range or not a whole number is the house's 400 invalid_query naming the parameter (src/http/params.ts),
+  // shown on the page to a browser; the page's own form cannot send one (its number field has the same bounds).
   days: intQuery({ minimum: 1, maximum: PAGE_MAX_DAYS, defaultValue: PAGE_DEFAULT_DAYS, description: "the last N UTC days, today included" }),
   done: t.Optional(t.String({ maxLength: 16, description: "set by the mission form's redirect: activated, deactivated or unchanged" })),
   mission: t.Optional(t.String({ maxLength: 64, description: "set by the mission form's redirect: the mission it changed" })),
@@ -69,7 +69,8 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:console-messenger" })
     .use(guards.operator.plugin)
     .get(PAGE_PATH, ({ operator, query }) => render(ctx, operator, query.days ?? PAGE_DEFAULT_DAYS, { done: doneText(query.done, query.mission) }), {
-      operator: "page",
+      // days out of range: the page over the default days with the message (a script: the JSON envelope).
+      operator: refusingPage((operator) => (status, error) => render(ctx, operator, PAGE_DEFAULT_DAYS, { error }, status)),
       query: PageQuery,
       detail: {
         tags: ["messenger"],
@@ -79,8 +80,8 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
           200: htmlDoc,
           ...notSignedInDoc(PAGE_PATH),
           400: {
-            description: `invalid_query: days is not a whole number 1–${PAGE_MAX_DAYS} (JSON envelope)`,
-            content: { "application/json": { schema: ErrorBody } },
+            description: `invalid_query: days is not a whole number 1–${PAGE_MAX_DAYS}: the page over the default days with the message (text/html) for a browser, the JSON envelope for a script`,
+            content: { ...htmlDoc.content, "application/json": { schema: ErrorBody } },
           },
         },
       },

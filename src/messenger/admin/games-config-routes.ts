@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { createOrUpdate } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { isTruthyFlag } from "../../http/envelope";
@@ -38,7 +39,10 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.groupBody,
         response: { 200: M.groupSaved, ...messengerErrors },
-        detail: messengerTag("Create an audience group, or change one with update: true (operator; audited)"),
+        detail: {
+          ...messengerTag("Create an audience group, or change one with update: true (operator; audited)"),
+          ...createOrUpdate("update", ["group_key", "title", "rule"]),
+        },
       },
     )
     .get(
@@ -61,7 +65,10 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.campaignBody,
         response: { 200: M.campaignSaved, ...messengerErrors },
-        detail: messengerTag("Create a catalog campaign, or update/disable one by id (operator; audited; overlaps are 409)"),
+        detail: {
+          ...messengerTag("Create a catalog campaign, or update/disable one by id (operator; audited; overlaps are 409)"),
+          ...createOrUpdate("id", ["game_key", "audience_group", "title"]),
+        },
       },
     )
     .get(
@@ -81,7 +88,10 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.wheelBody,
         response: { 200: M.wheelSaved, ...messengerErrors },
-        detail: messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
+        detail: {
+          ...messengerTag("Create a wheel campaign, or change one with update: true (operator; audited; weights validated, overlaps are 409)"),
+          ...createOrUpdate("update", ["campaign_key", "title", "audience_group", "segments", "cooldown_seconds"]),
+        },
       },
     )
     .get(

@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
+import { requiresHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody, includeMetaQuery } from "../../http/envelope";
 import { createMission, listMissions } from "../games/missions";
 import { MissionModel } from "../games/promos-model";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
-import { expectedRevisionOrThrow, patchMission, setMissionActive } from "./missions-admin";
+import { expectedRevisionOrThrow, patchMission, setMissionActive, REVISION_HEADER } from "./missions-admin";
 import { compareMissions, missionAnalytics, missionStats } from "./missions-analytics";
 import { MissionAdminModel as M } from "./missions-model";
 
@@ -51,7 +52,10 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
         headers: M.revisionHeaders,
         body: M.patchBody,
         response: { 200: M.patched, ...revisionErrors },
-        detail: messengerTag("Edit a mission at the revision in X-Expected-Revision (operator; audited; 428 without it, 409 if stale)"),
+        detail: {
+          ...messengerTag("Edit a mission at the revision in X-Expected-Revision (operator; audited; 428 without it, 409 if stale)"),
+          ...requiresHeaders(REVISION_HEADER),
+        },
       },
     )
     .post(

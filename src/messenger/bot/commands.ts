@@ -3,6 +3,7 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { GAMES } from "../catalog";
+import { counted, freeSpinsText, missilesText, pointsText } from "../count-words";
 import type { GamesConfig } from "../config/cache";
 import { activeWheel } from "../config/wheel-campaigns";
 import { claimPromoIn } from "../games/promos";
@@ -68,7 +69,7 @@ export async function botReplies(
       const spin = freeSpinState(p, new Date(now), activeWheel(config, p, now).cooldown_seconds);
       const wheel = spin.free_spin_available ? "free spin available now" : `next free spin at ${spin.next_free_spin_at} (UTC)`;
       const lines = GAMES.map(
-        (g) => `${g.title}: ${g.game_key === "spin_wheel" ? `${wheel}; ${p.free_spin_balance} spins in hand` : `${p.missile_balance} missiles`}`,
+        (g) => `${g.title}: ${g.game_key === "spin_wheel" ? `${wheel}; ${counted(p.free_spin_balance, "spin")} in hand` : missilesText(p.missile_balance)}`,
       );
       return [{ text: ["Open the mini-app to play:", ...lines].join("\n") }];
     }
@@ -96,7 +97,7 @@ async function startParamReply(ctx: AppContext, config: GamesConfig, s: ActionSc
   try {
     const r = await inSavepoint(s.t, () => claimPromoIn(ctx, config, s, telegramUserId, { request_id: `start-promo:${promo[1]}`, code: promo[1]! }));
     const g = r.promo.reward;
-    return `Promo ${r.promo.code} ${r.replayed ? "was already applied" : "applied"}: +${g.free_spins} free spins, +${g.missiles} missiles, +${g.points} points.`;
+    return `Promo ${r.promo.code} ${r.replayed ? "was already applied" : "applied"}: +${freeSpinsText(g.free_spins)}, +${missilesText(g.missiles)}, +${pointsText(g.points)}.`;
   } catch (err) {
     return err instanceof AppError ? `Promo ${promo[1]} could not be applied: ${err.message}.` : null;
   }

@@ -14,10 +14,20 @@ export const DIGEST_ALERT_HOURS = 2;
 const FINDINGS_KEPT = 10;
 
 export const DIGEST_ALERTS = [
-  { name: "403_spike", kinds: ["sustained_spike", "spike"] },
-  { name: "403_new_path", kinds: ["new_path"] },
-  { name: "403_new_client", kinds: ["new_client"] },
+  { name: "403_spike", kinds: ["sustained_spike", "spike"], what: "403 spike" },
+  { name: "403_new_path", kinds: ["new_path"], what: "route newly answering 403" },
+  { name: "403_new_client", kinds: ["new_client"], what: "client newly answered 403" },
 ] as const;
+
+/**
+ * An ok row's summary in words — what is no longer found, and what the rules held back — so that a resolved notice
+ * says what resolved rather than a bare 0 (src/ops/alerts/state.ts).
+ */
+function quietSummary(what: string, judged: boolean, suppressed: number): string {
+  if (!judged) return `${what}: not judged yet (the request-log rollups do not reach back over the lookback)`;
+  const held = suppressed === 0 ? "" : `; ${suppressed} ${suppressed === 1 ? "finding" : "findings"} held back by suppression rules`;
+  return `no ${what} in the last ${DIGEST_ALERT_HOURS} hours${held}`;
+}
 
 const brief = (f: PublicFinding) => ({
   kind: f.kind,
@@ -40,7 +50,7 @@ const brief = (f: PublicFinding) => ({
 export async function digestAlerts(ctx: AppContext): Promise<AlertInput[]> {
   const d = await buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, groupLimit: 1 });
   const window = { from_hour: d.window.from_hour, to_hour: d.window.to_hour };
-  return DIGEST_ALERTS.map(({ name, kinds }) => {
+  return DIGEST_ALERTS.map(({ name, kinds, what }) => {
     const novelty = name !== "403_spike";
     const judged = !novelty || d.coverage.lookback_complete;
     const found = judged ? d.findings.filter((f) => (kinds as readonly string[]).includes(f.kind)) : [];
@@ -51,7 +61,7 @@ export async function digestAlerts(ctx: AppContext): Promise<AlertInput[]> {
       status: top ? "warn" : "ok",
       value: top ? top.observed : 0,
       details: {
-        summary: top ? top.why : null,
+        summary: top ? top.why : quietSummary(what, judged, suppressed),
         findings_total: found.length,
         findings: found.slice(0, FINDINGS_KEPT).map(brief),
         suppressed,

@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { Envelope, includeMetaQuery } from "../../http/envelope";
+import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { OffsetPageQuery, OffsetQueryEcho, PageQuery, PaginationSchema } from "../../http/pagination";
 import { intPath } from "../../http/params";
 import { MAX_SILENCE_DAYS } from "./silences";
 
@@ -79,13 +79,16 @@ export const AlertsFiringModel = {
       }),
     ),
     level: t.Optional(t.Union([t.Literal("warn"), t.Literal("fail")], { description: "only alerts firing at this level" })),
-    ...includeMetaQuery,
+    ...OffsetPageQuery,
   }),
   firing: Envelope({
     generated_at: Time,
-    count: t.Integer(),
-    silenced: t.Integer({ description: "how many of them a silence holds back" }),
+    count: t.Integer({ description: "alerts in this answer" }),
+    total: t.Integer({ description: "alerts firing now (of this source and level)" }),
+    silenced: t.Integer({ description: "how many of the alerts firing now a silence holds back (all of them, not only this page's)" }),
     alerts: t.Array(FiringAlert, { description: "fail first, then the longest firing first" }),
+    query: OffsetQueryEcho({ source: Nullable(t.String()), level: Nullable(t.String()) }),
+    pagination: PaginationSchema,
   }),
   silenceListQuery: t.Object({
     ...PageQuery,
@@ -107,6 +110,15 @@ export const AlertsFiringModel = {
   ),
   silenceParams: t.Object({ silence_id: intPath() }),
   silenceOne: Envelope({ silence: Silence }),
-  targetsQuery: t.Object({ ...includeMetaQuery }),
-  targets: Envelope({ generated_at: Time, count: t.Integer(), down: t.Integer(), dead: t.Integer(), targets: t.Array(TargetHealth) }),
+  targetsQuery: t.Object(OffsetPageQuery),
+  targets: Envelope({
+    generated_at: Time,
+    count: t.Integer({ description: "targets in this answer" }),
+    total: t.Integer({ description: "configured targets" }),
+    down: t.Integer({ description: "of all the targets" }),
+    dead: t.Integer({ description: "of all the targets" }),
+    targets: t.Array(TargetHealth, { description: "in the order of LINK_INBOX_WEBHOOK_URLS" }),
+    query: OffsetQueryEcho(),
+    pagination: PaginationSchema,
+  }),
 };

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
-import { parsePage } from "../../http/pagination";
+import { parsePage, slicePage } from "../../http/pagination";
 import { createSilence, expireSilence, listSilences } from "./silences";
 import { firingAlerts } from "./views";
 import { AlertsFiringModel as M } from "./firing-model";
@@ -21,20 +21,28 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     .get(
       `${BASE}/firing.json`,
       async ({ query }) => {
+        // A few dozen rows at most (one per alert key), in an order that moves as alerts change level: paged by offset.
         const alerts = await firingAlerts(ctx, { source: query.source, level: query.level });
+        const page = slicePage(alerts, query);
         return {
           success: true as const,
           generated_at: ctx.clock.now().toISOString(),
-          count: alerts.length,
+          count: page.count,
+          total: page.total,
           silenced: alerts.filter((a) => a.silenced_by !== null).length,
-          alerts,
+          alerts: page.items,
+          query: { ...page.query, source: query.source ?? null, level: query.level ?? null },
+          pagination: page.pagination,
         };
       },
       {
         operator: "api",
         query: M.firingQuery,
         response: { 200: M.firing, ...errs },
-        detail: { summary: "Alerts firing now (warn or fail), with since when, the latest evaluation, the silence holding them back and what was sent" },
+        detail: {
+          summary:
+            "Alerts firing now (warn or fail), with since when, the latest evaluation, the silence holding them back and what was sent; paged by limit and offset",
+        },
       },
     )
     .get(
@@ -85,22 +93,29 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/ops/link-inbox/targets.json",
-      async () => {
+      async ({ query }) => {
         const targets = await linkTargetHealth(ctx);
+        const page = slicePage(targets, query);
         return {
           success: true as const,
           generated_at: ctx.clock.now().toISOString(),
-          count: targets.length,
+          count: page.count,
+          total: page.total,
           down: targets.filter((t) => t.state === "down").length,
           dead: targets.filter((t) => t.dead).length,
-          targets,
+          targets: page.items,
+          query: page.query,
+          pagination: page.pagination,
         };
       },
       {
         operator: "api",
         query: M.targetsQuery,
         response: { 200: M.targets, ...errs },
-        detail: { summary: "Each configured link-inbox target: up or down, dead or not, and why (the target policy's refusal, the newest failure)" },
+        detail: {
+          summary:
+            "Each configured link-inbox target: up or down, dead or not, and why (the target policy's refusal, the newest failure); paged by limit and offset",
+        },
       },
     );
 }

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
@@ -11,6 +12,7 @@ import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from 
 const BASE = "/admin/ops/alerts-monitor";
 const errs = { 400: ErrorBody, 403: ErrorBody };
 const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+const LEGEND = sendsHeaders({ "X-Usage-Legend": "The chart's series and their colours (JSON)" });
 const fileDoc = (summary: string, type: string, description: string, binary = false) => ({
   summary,
   responses: {
@@ -109,7 +111,10 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.chartQuery,
-        detail: fileDoc("Downloads per day as stacked bars by source, w×h pixels; X-Usage-Legend names the series (JSON)", "image/png", "The chart", true),
+        detail: {
+          ...fileDoc("Downloads per day as stacked bars by source, w×h pixels; X-Usage-Legend names the series (JSON)", "image/png", "The chart", true),
+          ...LEGEND,
+        },
       },
     )
     .get(
@@ -124,7 +129,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.chartQuery,
-        detail: fileDoc("The same chart as SVG; X-Usage-Legend names the series (JSON)", "image/svg+xml", "The chart"),
+        detail: { ...fileDoc("The same chart as SVG; X-Usage-Legend names the series (JSON)", "image/svg+xml", "The chart"), ...LEGEND },
       },
     );
 }

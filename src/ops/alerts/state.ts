@@ -59,17 +59,37 @@ export function summaryOf(details: string | Record<string, unknown> | null): str
   return null;
 }
 
-function messageOf(ctx: Deps, s: AlertStateRow, r: RunRow, kind: "fired" | "resolved", previous: AlertLevel): LinkMessage {
+/** At most `max` characters of a summary for a chat message, cut after a whole word with "…" when longer. */
+function clipped(text: string | null, max: number): string | null {
+  if (text === null || text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
+}
+
+/**
+ * What a resolved notice says of the evaluation that ended the firing ("now") and of the last one while it fired, in
+ * words: each one's summary (a digest alert's ok row says which finding is gone, the dead-letter alert counts the
+ * letters), else its bare value named as one. A resolution's value alone ("(0)") would not say what resolved.
+ */
+function resolvedWords(r: RunRow, firing: RunRow | null): string {
+  const words = (run: RunRow) => clipped(summaryOf(run.details), 200) ?? (run.value ? `value ${run.value.slice(0, 100)}` : null);
+  const now = words(r) ?? "ok";
+  const before = firing ? words(firing) : null;
+  return ` — now: ${now}${before ? `; while firing: ${before}` : ""}`;
+}
+
+function messageOf(ctx: Deps, s: AlertStateRow, r: RunRow, kind: "fired" | "resolved", previous: AlertLevel, firing: RunRow | null = null): LinkMessage {
   const link = `${baseOf(ctx)}${alertPagePath(s.id)}`;
   const preflight = r.source === "preflight";
   const value = r.value ? ` (${r.value.slice(0, 100)})` : "";
   const summary = summaryOf(r.details);
-  const about = summary ? ` — ${summary.slice(0, 200)}` : "";
+  const about = summary ? ` — ${clipped(summary, 200)}` : "";
   let event: LinkEvent;
   let text: string;
   if (kind === "resolved") {
     event = "alert.resolved";
-    text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${value}${about} ${link}`;
+    text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${resolvedWords(r, firing)} ${link}`;
   } else {
     event = preflight ? "preflight.anomaly" : "alert.fired";
     const what = preflight ? `Preflight anomaly: ${r.name}` : `Alert fired: ${r.source}/${r.name}`;
@@ -127,7 +147,9 @@ async function nextState(t: Queryable, ctx: Deps, silences: ActiveSilences, key:
     next.resolved_at = r.at;
     // The resolution of a firing nobody was told about (silenced, cooled down, no target) would be noise.
     if (s.notified_level === "warn" || s.notified_level === "fail") {
-      if (await notify(t, ctx, silences, messageOf(ctx, next, r, "resolved", previous), key)) Object.assign(next, notified(ctx, "ok"));
+      // The row before this one is the last evaluation while it fired: the notice says what it was.
+      const [firing] = await runsByIds(t, [s.last_row_id]);
+      if (await notify(t, ctx, silences, messageOf(ctx, next, r, "resolved", previous, firing ?? null), key)) Object.assign(next, notified(ctx, "ok"));
       else next.notified_level = null;
     }
     return next;

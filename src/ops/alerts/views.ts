@@ -50,7 +50,8 @@ function viewOf(j: Joined, silence: Silence | null): AlertView {
     name: j.name,
     level: j.level,
     since: j.since,
-    fired_at: j.level === "ok" ? null : j.fired_at,
+    // When it last fired: kept once it resolves, so a resolved alert says both when it fired and when it ended.
+    fired_at: j.fired_at,
     resolved_at: j.resolved_at,
     last_evaluated_at: j.last_seen_at,
     value: j.value,

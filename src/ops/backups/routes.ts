@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
@@ -86,6 +87,12 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         params: OpsModel.nameParams,
         detail: {
           summary: "Download one backup (streamed), with X-Backup-SHA256, Digest and Repr-Digest",
+          ...sendsHeaders({
+            "X-Backup-SHA256": "SHA-256 (hex) of the file",
+            Digest: "sha-256=<base64> (RFC 3230)",
+            "Repr-Digest": "sha-256=:<base64>: (RFC 9530)",
+            "X-Backup-Integrity": "Whether the file's hash was checked against its manifest (verified, unknown …)",
+          }),
           responses: {
             200: binary("The SQLite file, as Content-Disposition: attachment"),
             400: errorResponse("invalid_query: the name is not a backup name (no paths)"),

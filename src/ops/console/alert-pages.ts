@@ -88,7 +88,7 @@ export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHt
   const headline = firing
     ? `Firing at ${a.level} since ${when(a.fired_at ?? a.since)}${a.silenced_by ? ` — silenced until ${when(a.silenced_by.ends_at)}` : ""}.`
     : a.resolved_at
-      ? `Resolved at ${when(a.resolved_at)}.`
+      ? `Resolved at ${when(a.resolved_at)}${a.fired_at ? `; it had fired at ${when(a.fired_at)}` : ""}.`
       : `Not firing (ok since ${when(a.since)}).`;
   const silence = a.silenced_by
     ? `#${a.silenced_by.id} ${a.silenced_by.matcher} by ${a.silenced_by.created_by} until ${when(a.silenced_by.ends_at)}: ${a.silenced_by.reason}`
@@ -106,7 +106,7 @@ export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHt
         { id: "fact-name", label: "Name", value: a.name },
         { id: "fact-level", label: "Level", value: a.level },
         { id: "fact-since", label: "Level since", value: when(a.since) },
-        { id: "fact-fired", label: "Fired at", value: when(a.fired_at) },
+        { id: "fact-fired", label: "Fired at", value: when(a.fired_at) ?? "never" },
         { id: "fact-resolved", label: "Resolved at", value: when(a.resolved_at) },
         { id: "fact-evaluated", label: "Last evaluated", value: when(a.last_evaluated_at) },
         { id: "fact-value", label: "Value", value: a.value },

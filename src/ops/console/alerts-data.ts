@@ -123,7 +123,11 @@ export const alertRow = (a: AlertView): AlertRowView => ({
 });
 
 const changeOf = (a: AlertView) =>
-  a.level === "ok" ? (a.resolved_at ? `resolved ${when(a.resolved_at)}` : `ok since ${when(a.since)}`) : `${a.level} since ${when(a.since)}`;
+  a.level === "ok"
+    ? a.resolved_at
+      ? `resolved ${when(a.resolved_at)}${a.fired_at ? ` (fired ${when(a.fired_at)})` : ""}`
+      : `ok since ${when(a.since)}`
+    : `${a.level} since ${when(a.since)}`;
 
 const silenceRow = (s: Silence): SilenceRowView => ({
   id: s.id,

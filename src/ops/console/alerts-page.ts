@@ -1,6 +1,19 @@
 import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, type Notice, notice, pageDoc, refusal, wantsHtml, when } from "../../auth/console-kit";
+import {
+  backTo,
+  consolePage,
+  csrfField,
+  formAction,
+  formDoc,
+  type Notice,
+  notice,
+  pageDoc,
+  refusal,
+  refusingPage,
+  wantsHtml,
+  when,
+} from "../../auth/console-kit";
 import { AppError } from "../../http/errors";
 import type { Guards } from "../../auth/guards";
 import type { OperatorRequest } from "../../auth/session-plugin";
@@ -100,7 +113,8 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
         return render(ctx, operator, q, n, { ...EMPTY_FORM, matcher: query.matcher ?? "" }, error ? 400 : 200);
       },
       {
-        operator: "page",
+        // days out of 1–90 is refused by the schema: for a browser, the page with defaults and the message too.
+        operator: refusingPage((operator) => refuseWith(operator)),
         query: PageQuery,
         detail: {
           ...pageDoc(

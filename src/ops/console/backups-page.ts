@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
-import { backTo, consolePage, csrfField, formAction, formDoc, type Notice, NO_NOTICE, pageDoc, wantsHtml } from "../../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, type Notice, NO_NOTICE, pageDoc, refusingPage, wantsHtml } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
 import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
@@ -42,7 +42,7 @@ export function backupsPageRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:console-backups" })
     .use(guards.operator.plugin)
     .get(BACKUPS_PATH, ({ operator, query }) => render(ctx, operator, query.offset ?? 0, { ...NO_NOTICE, done: doneOf(query.done, query.pruned) }), {
-      operator: "page",
+      operator: refusingPage((operator) => (status, error) => render(ctx, operator, 0, { done: null, error }, status)),
       query: PageQuery,
       detail: pageDoc(
         "Backups (HTML page): the on-demand backups with their downloads, sha256 and integrity, the newest one's age, BACKUP_KEEP, Litestream, and a form to take one now",

@@ -52,7 +52,7 @@ const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows
   `<section class="group" id="<%= it.id %>"><h2><%= it.title %> <span class="badge"><%= it.rows.length %> variables<% if (it.changed) { %>, <%= it.changed %> changed<% } %></span></h2>
 <table class="vars"><colgroup><col class="name"><col class="value"><col class="source"><col></colgroup>
 <thead><tr><th>Variable</th><th>Value</th><th>Source</th><th>Meaning</th></tr></thead><tbody>
-<% for (const r of it.rows) { %><tr id="var-<%= r.name %>"<% if (r.changed) { %> class="changed"<% } %>><td><code><%= r.name %></code></td><td><% if (r.value === "") { %><span class="muted">(unset)</span><% } else { %><code><%= r.value %></code><% } %><% if (r.secret) { %> <span class="badge">secret</span><% } %></td><td><% if (r.changed) { %><span class="badge changed">changed</span><% } else { %><span class="badge"><%= r.source %></span><% } %></td><td class="doc"><%= r.doc %></td></tr>
+<% for (const r of it.rows) { %><tr id="var-<%= r.name %>"<% if (r.changed) { %> class="changed"<% } %>><td><code><% r.name.split(/(?<=_)/).forEach((part, i) => { %><% if (i) { %><wbr><% } %><%= part %><% }) %></code></td><td><% if (r.value === "") { %><span class="muted">(unset)</span><% } else { %><code><%= r.value %></code><% } %><% if (r.secret) { %> <span class="badge">secret</span><% } %></td><td><% if (r.changed) { %><span class="badge changed">changed</span><% } else { %><span class="badge"><%= r.source %></span><% } %></td><td class="doc"><%= r.doc %></td></tr>
 <% } %></tbody></table></section>`,
 );
 

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, when } from "../../auth/console-kit";
+import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusal, refusingPage, when } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
 import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
@@ -102,7 +102,7 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
           done: doneOf(query.done, query.rule),
         }),
       {
-        operator: "page",
+        operator: refusingPage(refuseWith),
         query: PageQuery,
         detail: pageDoc(
           "403 digest (HTML page): trend chart, findings with their reasons and suppression state, what suppression rules hid, the rules with add/end forms, exports",

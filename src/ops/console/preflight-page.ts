@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
-import { consolePage, pageDoc, when } from "../../auth/console-kit";
+import { consolePage, NO_NOTICE, notice, pageDoc, refusingPage, when } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
+import type { OperatorRequest } from "../../auth/session-plugin";
 import type { AppContext } from "../../context";
-import { compileHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
 import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
@@ -25,6 +26,8 @@ const PageQuery = t.Object({
 
 interface PageData {
   generatedAt: string;
+  /** The refusal of a parameter out of range (the page then shows its defaults), or none. */
+  notice: SafeHtml;
   dayOffset: number;
   days: number;
   compareDay: string;
@@ -43,6 +46,7 @@ const body = compileHtml<PageData>(
   "console-preflight",
   `<h1>Preflight guards</h1>
 <p class="lead">As of <%= it.generatedAt %>; all times UTC. The configuration and artifacts that decide how Herald behaves, snapshotted daily: what changed, and when the changes were unusual.</p>
+<%= it.notice %>
 <form method="get" action="${PATH}" id="compare" class="filters">
 <p><label>Compare with the snapshot of <input type="number" name="day_offset" min="1" max="30" step="1" value="<%= it.dayOffset %>" required> days ago (1–30)</label></p>
 <p><label>Unusual days and history over the last <input type="number" name="days" min="1" max="90" step="1" value="<%= it.days %>" required> days (1–90)</label></p>
@@ -95,68 +99,70 @@ function historyDays(rows: Awaited<ReturnType<typeof preflightHistory>>["rows"])
 
 const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", removed: "bad" };
 
-export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:console-preflight" }).use(guards.operator.plugin).get(
+/** The page comparing with `dayOffset` days ago over the last `days`; `error` above it (a refused parameter), or none. */
+async function render(ctx: AppContext, operator: OperatorRequest, dayOffset: number, days: number, error: string | null = null, status = 200) {
+  const sel = await selectionOf(ctx, {});
+  const guardsNow = await currentGuards(ctx);
+  const d = await preflightDelta(ctx, dayOffset, sel, guardsNow);
+  const a = await preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
+  const h = await preflightHistory(ctx, days, sel);
+  const q = `day_offset=${dayOffset}`;
+  return consolePage(
+    operator,
+    "Preflight guards",
     PATH,
-    async ({ operator, query }) => {
-      const dayOffset = query.day_offset ?? 1;
-      const days = query.days ?? ANOMALY_DEFAULTS.days;
-      const sel = await selectionOf(ctx, {});
-      const guardsNow = await currentGuards(ctx);
-      const d = await preflightDelta(ctx, dayOffset, sel, guardsNow);
-      const a = await preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
-      const h = await preflightHistory(ctx, days, sel);
-      const q = `day_offset=${dayOffset}`;
-      return consolePage(
-        operator,
-        "Preflight guards",
-        PATH,
-        body({
-          generatedAt: when(ctx.clock.now().toISOString())!,
-          dayOffset,
-          days,
-          compareDay: d.compare_day,
-          compareAvailable: d.compare_available,
-          compareTakenAt: when(d.compare_taken_at),
-          counts: d.counts,
-          changes: d.changes.map((c) => ({
-            field: `${c.section}.${c.field}`,
-            change: c.change,
-            badge: CHANGE_BADGE[c.change] ?? "",
-            before: c.before ?? "–",
-            after: c.after ?? "–",
-          })),
-          evaluated: a.evaluated,
-          anomalies: a.anomalies.map((e) => ({
-            day: e.day,
-            series: e.series,
-            count: e.count,
-            mean: e.baseline_mean === null ? "–" : String(e.baseline_mean),
-            z: e.z === null ? "∞" : String(e.z),
-          })),
-          history: historyDays(h.rows),
-          guards: guardsNow.map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
-          exports: [
-            ["Guards now (JSON)", `${BASE}.json`],
-            ["Guards now (CSV)", `${BASE}/export.csv`],
-            ["Delta (JSON)", `${BASE}/delta.json?${q}`],
-            ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
-            ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
-            ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
-            ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
-            ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
-            ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
-          ],
-        }),
-      );
-    },
-    {
-      operator: "page",
+    body({
+      generatedAt: when(ctx.clock.now().toISOString())!,
+      notice: notice({ ...NO_NOTICE, error }),
+      dayOffset,
+      days,
+      compareDay: d.compare_day,
+      compareAvailable: d.compare_available,
+      compareTakenAt: when(d.compare_taken_at),
+      counts: d.counts,
+      changes: d.changes.map((c) => ({
+        field: `${c.section}.${c.field}`,
+        change: c.change,
+        badge: CHANGE_BADGE[c.change] ?? "",
+        before: c.before ?? "–",
+        after: c.after ?? "–",
+      })),
+      evaluated: a.evaluated,
+      anomalies: a.anomalies.map((e) => ({
+        day: e.day,
+        series: e.series,
+        count: e.count,
+        mean: e.baseline_mean === null ? "–" : String(e.baseline_mean),
+        z: e.z === null ? "∞" : String(e.z),
+      })),
+      history: historyDays(h.rows),
+      guards: guardsNow.map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
+      exports: [
+        ["Guards now (JSON)", `${BASE}.json`],
+        ["Guards now (CSV)", `${BASE}/export.csv`],
+        ["Delta (JSON)", `${BASE}/delta.json?${q}`],
+        ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
+        ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
+        ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
+        ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
+        ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
+        ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
+      ],
+    }),
+    status,
+  );
+}
+
+export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
+  return new Elysia({ name: "herald:console-preflight" })
+    .use(guards.operator.plugin)
+    .get(PATH, ({ operator, query }) => render(ctx, operator, query.day_offset ?? 1, query.days ?? ANOMALY_DEFAULTS.days), {
+      // A parameter out of range: for a browser, the page with the defaults and the message (a script: the envelope).
+      operator: refusingPage((operator) => (status, error) => render(ctx, operator, 1, ANOMALY_DEFAULTS.days, error, status)),
       query: PageQuery,
       detail: pageDoc(
         "Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), the daily history, every guard value now, exports",
         PATH,
       ),
-    },
-  );
+    });
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { sendsHeaders } from "../../http/openapi/contract";
 import { gzipSync } from "node:zlib";
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
@@ -80,12 +81,16 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
   return finalBody(text, flags, set) ?? new Response(text, { headers: set.headers as Record<string, string> });
 }
 
+/** With checksum=1 an export says the SHA-256 of its bytes. */
+const CHECKSUM = sendsHeaders({ "X-Export-SHA256": "SHA-256 (hex) of the body bytes, with checksum=1" });
+
 const csvDoc = (summary: string) => ({
   summary,
+  ...CHECKSUM,
   responses: {
     200: {
       description: "text/csv (RFC 4180, header row), as an attachment; download_token=1: the LinkInboxDownloadToken JSON",
-      content: { "text/csv": { schema: { type: "string" as const } } },
+      content: { "text/csv": { schema: { type: "string" as const } }, "application/json": { schema: M.tokenIssued as unknown as typeof ErrorBody } },
     },
     400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
     403: { description: "forbidden: no admin token or operator session", content: { "application/json": { schema: ErrorBody } } },
@@ -103,6 +108,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
       // No `response` validator: with checksum=1 or compress=1 the handler returns the final bytes (see above).
       detail: {
         summary: "Link-inbox events (delivery attempts and skips), filtered, newest first; or their count, or a one-time download token",
+        ...CHECKSUM,
         responses: {
           200: {
             description: "the export (gzip with compress=1), or with download_token=1 the token",

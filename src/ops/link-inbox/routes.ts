@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { conditionalGet } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { OPERATOR_REVALIDATE } from "../../http/cache-control";
@@ -131,6 +132,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
         }),
         response: { 200: Resolved, 400: ErrorBody, 403: ErrorBody },
         detail: {
+          ...conditionalGet("etag", "last-modified"),
           summary:
             "Resolved incidents of the window and whether their resolution notice reached every link-inbox target, with the event ids; strong ETag, Last-Modified, 304",
         },

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { conditionalGet } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
@@ -106,6 +107,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         detail: {
           summary:
             "The delta's counts (and optionally timestamps and a bounded changes list); strong ETag, Last-Modified, 304 on If-None-Match / If-Modified-Since",
+          ...conditionalGet("etag", "last-modified"),
           responses: {
             200: { description: "The summary", content: { "application/json": { schema: M.summary as unknown as { type: "object" } } } },
             304: { description: "Not modified (ETag, Last-Modified and Cache-Control repeated)" },

@@ -16,6 +16,12 @@ export function declarations(q: Queryable, status?: "active" | "retracted"): Pro
   return q.all<DeclarationRow>(`SELECT * FROM declared_movements ${where} ORDER BY id`);
 }
 
+/** A page of declarations, oldest first, LIMIT `limit`: above id `after` (the previous page's last one) or from `offset`. */
+export function declarationsPage(q: Queryable, p: { after: number | null; limit: number; offset: number }): Promise<DeclarationRow[]> {
+  if (p.after === null) return q.all<DeclarationRow>("SELECT * FROM declared_movements ORDER BY id LIMIT ? OFFSET ?", [p.limit, p.offset]);
+  return q.all<DeclarationRow>("SELECT * FROM declared_movements WHERE id > ? ORDER BY id LIMIT ?", [p.after, p.limit]);
+}
+
 export function declarationById(q: Queryable, id: number): Promise<DeclarationRow | null> {
   return q.get<DeclarationRow>("SELECT * FROM declared_movements WHERE id = ?", [id]);
 }

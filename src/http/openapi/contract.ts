@@ -1,0 +1,247 @@
+import { publicRateGroup } from "../route-groups";
+import type { OpenApiDocument } from "./components";
+
+// What every operation's entry says beyond its own declaration, derived from how the route is served (the HTTP
+// core, its guard, its group), so a new route cannot forget it (test/http/openapi-contract.test.ts holds the
+// document to what the server answers):
+// - `security: []` on an operation without a guard: public, said explicitly;
+// - every response declares X-Request-ID and X-Content-Type-Options (the core sets them on every answer), an
+//   HTML one also its page policies (Content-Security-Policy, X-Frame-Options, Referrer-Policy);
+// - 400 where a parameter or a body is read; 408, 413 and 415 where a body is read; 414 (the core refuses a
+//   request line over its bound before routing) and 503 (db_unavailable, draining) on every operation;
+// - 429 and the X-RateLimit-* headers on every response of an operation behind a limit (the public per-address
+//   limit of src/http/route-groups.ts, the per-key limit of a signed partner route, the mini-app's limits);
+// - 304 with its validators where the route answers conditional GETs (`conditionalGet()` in its detail);
+// - Location on every redirect.
+
+// biome-ignore lint/suspicious/noExplicitAny: OpenAPI objects of every shape, read and written by key
+type Json = Record<string, any>;
+type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; requestBody?: Json; security?: Json[] };
+
+/** The detail key a route's `conditionalGet()` sets; the pass below turns it into 304 and the validators' headers. */
+export const CONDITIONAL = "x-herald-conditional";
+
+export type Validator = "etag" | "last-modified";
+
+/** The detail key of `requiresHeaders()`. */
+export const REQUIRED_HEADERS = "x-herald-required-headers";
+
+/**
+ * Spread into a route's detail: request headers it refuses to go without, though its schema lets them be absent
+ * (the route answers their absence itself, with a status of its own: 428 for a missing X-Expected-Revision).
+ */
+export const requiresHeaders = (...names: string[]) => ({ [REQUIRED_HEADERS]: names.map((n) => n.toLowerCase()) });
+
+/** Spread into the detail of a route whose 200 is CSV (by default or with format=csv) beside its JSON schema. */
+export const csvTwin = (description = "RFC 4180 CSV with a header row") => ({
+  responses: { 200: { description, content: { "text/csv": { schema: { type: "string" as const } } } } },
+});
+
+/** The detail key of `answersPages()`; read by typeErrorResponses (errors.ts). */
+export const PAGES = "x-herald-pages";
+
+/** Spread into the detail of a route that answers a browser's refusal with an HTML page (a short link's 404 and 410). */
+export const answersPages = () => ({ [PAGES]: true });
+
+/** The detail key of `createOrUpdate()`. */
+export const CREATE_OR_UPDATE = "x-herald-create-or-update";
+
+/**
+ * Spread into the detail of a route that creates or, when `by` says so (an `id`, or `update: true`), updates:
+ * the document's body becomes a oneOf of the two shapes, the fields a creation needs required in the first.
+ */
+export const createOrUpdate = (by: "id" | "update", requiredOnCreate: string[]) => ({ [CREATE_OR_UPDATE]: { by, required: requiredOnCreate } });
+
+function createOrUpdateShapes(schema: Json, by: "id" | "update", required: string[]): Json {
+  const updating =
+    by === "id" ? { required: ["id"], properties: { id: { type: "integer" } } } : { required: ["update"], properties: { update: { const: true } } };
+  return {
+    ...schema,
+    oneOf: [
+      { title: "create", description: `Creates: ${required.join(", ")} required`, required, not: updating },
+      {
+        title: "update",
+        description:
+          by === "id"
+            ? "Updates the one with this id; omitted fields keep their value"
+            : "update: true changes the existing one; omitted fields keep their value",
+        ...updating,
+      },
+    ],
+  };
+}
+
+/** The detail key of `sendsHeaders()`: headers of the route's own, on every answer it gives. */
+export const ROUTE_HEADERS = "x-herald-response-headers";
+
+/**
+ * Spread into a route's detail: the headers it sets itself (name → description), declared on its successful
+ * answers, or with `{ refusals: true }` on every answer (a header set before the route can refuse).
+ */
+export const sendsHeaders = (headers: Record<string, string>, opts: { refusals?: boolean } = {}) => ({
+  [ROUTE_HEADERS]: {
+    refusals: opts.refusals ?? false,
+    headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "string" } }])),
+  },
+});
+
+/**
+ * Spread into a GET route's detail when the route answers If-None-Match (and If-Modified-Since, with
+ * "last-modified") with 304: the document then lists 304, the request headers and the validators it sends.
+ */
+export const conditionalGet = (...validators: Validator[]) => ({ [CONDITIONAL]: validators.length ? validators : ["etag"] });
+
+const ERROR_REF = "#/components/schemas/Error";
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** components.headers: each header Herald sends, described once. */
+export const HEADERS: Record<string, Json> = {
+  XRequestId: { description: "This request's id (also in error bodies' request_id and in the request log); quote it to operators", schema: { type: "string" } },
+  XContentTypeOptions: { description: "Always nosniff: the body is only what Content-Type says", schema: { type: "string", const: "nosniff" } },
+  ContentSecurityPolicy: { description: "The page's content security policy (no script or style from elsewhere)", schema: { type: "string" } },
+  XFrameOptions: { description: "DENY: no page is framed", schema: { type: "string" } },
+  ReferrerPolicy: { description: "What the browser sends as Referer from this page", schema: { type: "string" } },
+  XRateLimitLimit: { description: "Requests allowed in the window", schema: { type: "integer", minimum: 0 } },
+  XRateLimitRemaining: { description: "Requests left in the window", schema: { type: "integer", minimum: 0 } },
+  XRateLimitReset: { description: "Unix seconds when the window resets", schema: { type: "integer", minimum: 0 } },
+  RetryAfter: { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
+  ETag: { description: "Strong validator of this representation; send it back as If-None-Match", schema: { type: "string" } },
+  LastModified: { description: "When the data behind this answer last changed; send it back as If-Modified-Since", schema: { type: "string" } },
+  Location: { description: "Where the redirect goes", schema: { type: "string" } },
+  IdempotentReplayed: {
+    description: "true when this is the stored answer of an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
+  ContentDisposition: { description: "The file name to save the body under", schema: { type: "string" } },
+  SetCookie: { description: "The operator session cookie (HttpOnly, SameSite=Strict; Secure over https)", schema: { type: "string" } },
+};
+
+const COMMON = { "X-Request-ID": ref("XRequestId"), "X-Content-Type-Options": ref("XContentTypeOptions") };
+const PAGE = { "Content-Security-Policy": ref("ContentSecurityPolicy"), "X-Frame-Options": ref("XFrameOptions"), "Referrer-Policy": ref("ReferrerPolicy") };
+export const RATE = {
+  "X-RateLimit-Limit": ref("XRateLimitLimit"),
+  "X-RateLimit-Remaining": ref("XRateLimitRemaining"),
+  "X-RateLimit-Reset": ref("XRateLimitReset"),
+};
+const VALIDATORS: Record<Validator, [string, Json]> = { etag: ["ETag", ref("ETag")], "last-modified": ["Last-Modified", ref("LastModified")] };
+
+const errorEntry = (status: number) => ({ description: `HTTP ${status}`, content: { "application/json": { schema: { $ref: ERROR_REF } } } });
+const credentialNames = (op: Operation) => new Set((op.security ?? []).flatMap((s) => Object.keys(s)));
+
+/** Adds what each operation's serving implies (see the file's head); runs on paths before the error responses are typed. */
+export function completeOperations(paths: OpenApiDocument["paths"]): void {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item) as Array<[string, Operation]>) {
+      op.security ??= [];
+      const shapes = op[CREATE_OR_UPDATE] as { by: "id" | "update"; required: string[] } | undefined;
+      delete op[CREATE_OR_UPDATE];
+      if (shapes)
+        for (const media of Object.values(op.requestBody?.content ?? {}) as Json[])
+          media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
+      const required = op[REQUIRED_HEADERS] as string[] | undefined;
+      delete op[REQUIRED_HEADERS];
+      for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
+      const responses = (op.responses ??= {});
+      const add = (status: number) => {
+        responses[String(status)] ??= errorEntry(status);
+      };
+      const credentials = credentialNames(op);
+      // The core reads and checks a body on every method that may carry one, whether the route takes one or not.
+      if (op.requestBody) for (const s of [400, 408, 413, 415]) add(s);
+      else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
+      if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || p.in === "header")) add(400);
+      // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
+      // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
+      add(413);
+      add(414);
+      add(503);
+      const limited = publicRateGroup(path) !== null || credentials.has("PartnerKey") || credentials.has("MiniAppInitData");
+      if (limited) add(429);
+      if (credentials.has("PartnerKey") || credentials.has("MiniAppInitData") || credentials.has("BotWebhookSecret")) add(401);
+      if (credentials.has("AdminBearer") || credentials.has("AdminSession")) add(403);
+      // A signed request whose nonce was seen before is 409 replay_detected, a read as well as a write.
+      if (credentials.has("PartnerKey")) add(409);
+      // An operator page refuses what it cannot show with the page and the message, a missing one too.
+      if (credentials.has("AdminSession") && method === "get") add(404);
+      const validators = op[CONDITIONAL] as Validator[] | undefined;
+      delete op[CONDITIONAL];
+      if (validators && method === "get") {
+        const sent = Object.fromEntries(validators.map((v) => VALIDATORS[v]));
+        responses["304"] ??= { description: "Not modified: the validator sent matches; no body" };
+        responses["304"].headers = { ...sent, ...responses["304"].headers };
+        if (responses["200"]) responses["200"].headers = { ...sent, ...responses["200"].headers };
+        const params = (op.parameters ??= []);
+        if (validators.includes("etag"))
+          params.push({
+            in: "header",
+            name: "If-None-Match",
+            required: false,
+            description: "An ETag of an earlier answer: 304 when it still matches",
+            schema: { type: "string" },
+          });
+        if (validators.includes("last-modified"))
+          params.push({
+            in: "header",
+            name: "If-Modified-Since",
+            required: false,
+            description: "Last-Modified of an earlier answer (If-None-Match wins when both are sent)",
+            schema: { type: "string" },
+          });
+      }
+      const replays = (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
+      const session = path.startsWith("/admin/sign-") || credentials.has("AdminSession");
+      for (const [status, res] of Object.entries(responses)) {
+        if (typeof res.$ref === "string") continue;
+        // An operator form's success without a declared body is a page (a result shown once, like a new secret).
+        if (session && /^2/.test(status) && !Object.keys(res.content ?? {}).length) res.content = { "text/html": { schema: { type: "string" } } };
+        const types = Object.keys(res.content ?? {});
+        const html = types.some((m) => m.startsWith("text/html"));
+        const file = types.some((m) => !m.startsWith("text/html") && !m.startsWith("application/json")) || /export/.test(path);
+        res.headers = {
+          ...COMMON,
+          ...(html && PAGE),
+          ...(limited && RATE),
+          ...(/^30[1-8]$/.test(status) && { Location: ref("Location") }),
+          ...(replays && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
+          ...(file && status === "200" && { "Content-Disposition": ref("ContentDisposition") }),
+          ...(session && { "Set-Cookie": ref("SetCookie") }),
+          ...res.headers,
+        };
+      }
+    }
+  }
+}
+
+/** The shared error responses' headers (components.responses): every answer's, the limits', Retry-After on 429 and 503. */
+export function errorResponseHeaders(status: number | null, page = false): Json {
+  return {
+    ...COMMON,
+    ...(page && { ...PAGE, "Set-Cookie": ref("SetCookie") }),
+    // A signed mutation's stored refusal replays with the header, like its success.
+    "Idempotent-Replayed": ref("IdempotentReplayed"),
+    // A refusal of a limited route carries the limit's headers too; on 429 with Retry-After.
+    ...RATE,
+    // On 429 and 503 when to try again; on a 409 of a cooldown (a spin too soon) when it ends.
+    ...(status !== 400 && { "Retry-After": ref("RetryAfter") }),
+  };
+}
+
+/**
+ * The headers routes declared with `sendsHeaders()`, on each of their answers: a shared error response the route
+ * points at becomes its own copy with them (components.responses are shared by every route).
+ */
+export function addRouteHeaders(paths: OpenApiDocument["paths"], shared: Record<string, Json>): void {
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as Operation[]) {
+      const mark = op[ROUTE_HEADERS] as { refusals: boolean; headers: Json } | undefined;
+      if (!mark) continue;
+      delete op[ROUTE_HEADERS];
+      const own = mark.headers;
+      for (const [status, res] of Object.entries(op.responses ?? {})) {
+        if (status === "default" || (!mark.refusals && Number(status) >= 400)) continue;
+        const base = typeof res.$ref === "string" ? shared[String(res.$ref).split("/").pop()!] : res;
+        if (base) op.responses![status] = { ...base, headers: { ...base.headers, ...own } };
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { createHash } from "node:crypto";
+
+// The security headers of Herald's answers (docs/http-conventions.md, "Security headers").
+//
+// Every answer carries `X-Content-Type-Options: nosniff`, whatever its type and status: a browser then takes a JSON
+// error, a CSV export or an SVG badge for what its Content-Type says, never sniffs one into HTML or script. The HTTP
+// core puts it on every answer made through Elysia (src/http/core.ts), errorResponse on every refusal, and the native
+// routes (src/http/native-routes.ts) on theirs.
+//
+// Every HTML page — the console, the sign-in form, the public status page, a donation claim, a short link that cannot
+// be followed, the API reference and the Swagger UI — also carries the headers of `pageSecurityHeaders`: a Content
+// Security Policy that starts from `default-src 'none'` and allows only what that page uses, never a script from
+// elsewhere (no page loads anything from another origin), `frame-ancestors 'none'` with `X-Frame-Options: DENY`
+// (clickjacking a sign-out or a replay button), `base-uri 'none'`, and a Referrer-Policy.
+
+export const CONTENT_TYPE_OPTIONS = "x-content-type-options";
+export const NOSNIFF = "nosniff";
+
+/** What one kind of page may load or do beyond its own inline styles; everything else stays at `'none'`. */
+export interface PagePolicy {
+  /** Sources of scripts: the API reference's own bundle and its inline hashes; none on every other page. */
+  readonly scripts?: readonly string[];
+  /** Sources of styles; default `'unsafe-inline'` (the pages' inline <style>, no stylesheet from elsewhere). */
+  readonly styles?: readonly string[];
+  /** Sources of images: `'self'` where a page shows one of Herald's own (the status badge, the 403 trend chart). */
+  readonly images?: readonly string[];
+  readonly fonts?: readonly string[];
+  /** What scripts may fetch (the API reference reads /api/openapi.json). */
+  readonly connect?: readonly string[];
+  /** `'self'` for pages whose forms post to Herald (the console); a page without forms posts nowhere. */
+  readonly formAction?: "'self'";
+  /**
+   * `same-origin` (the console's default: Herald's own pages may see which page linked them, no other site may),
+   * or `no-referrer` where the URL itself is a secret (a donation claim's code, a short link).
+   */
+  readonly referrer?: "same-origin" | "no-referrer";
+}
+
+/** The CSP source of an inline script: its SHA-256, so that exact script runs and no injected one does. */
+export const inlineScriptSource = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`;
+
+/** The CSP sources of every inline `<script>` of a page Herald wrote (those with a src are covered by `'self'`). */
+export const inlineScriptSources = (html: string): string[] => [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => inlineScriptSource(m[1]!));
+
+/** The Content-Security-Policy of a page under `policy`. */
+export function contentSecurityPolicy(policy: PagePolicy): string {
+  const directives: string[] = ["default-src 'none'"];
+  const add = (name: string, sources: readonly string[] | undefined) => {
+    if (sources?.length) directives.push(`${name} ${sources.join(" ")}`);
+  };
+  add("script-src", policy.scripts);
+  add("style-src", policy.styles ?? ["'unsafe-inline'"]);
+  add("img-src", policy.images);
+  add("font-src", policy.fonts);
+  add("connect-src", policy.connect);
+  directives.push(`form-action ${policy.formAction ?? "'none'"}`, "frame-ancestors 'none'", "base-uri 'none'");
+  return directives.join("; ");
+}
+
+/** The headers every HTML page sends; build once per kind of page (at module load), not per request. */
+export function pageSecurityHeaders(policy: PagePolicy = {}): Readonly<Record<string, string>> {
+  return Object.freeze({
+    "content-security-policy": contentSecurityPolicy(policy),
+    "x-frame-options": "DENY",
+    "referrer-policy": policy.referrer ?? "same-origin",
+    [CONTENT_TYPE_OPTIONS]: NOSNIFF,
+  });
+}
+
+/** Sets a page's security headers on its response (a page built by `htmlResponse`). */
+export function withPageSecurity(res: Response, headers: Readonly<Record<string, string>>): Response {
+  for (const k in headers) res.headers.set(k, headers[k]!);
+  return res;
+}

@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { nativeRedirectRoutes } from "../../src/audio-share/redirect";
+import { installNativeRoutes } from "../../src/http/native-routes";
+import { nativeHealthRoutes } from "../../src/system/health";
+import { openTestApp, type TestApp } from "../support/app";
+import { BROWSER_ACCEPT } from "../support/console";
+import { createAdminToken } from "../support/partner";
+
+// Security headers (docs/http-conventions.md, "Security headers"), over real HTTP on 127.0.0.1 as `herald serve`
+// listens (the native /healthz and short-link routes in front of Elysia): a crawl of one URL of every kind of answer —
+// JSON, CSV, text, Markdown, SVG, PNG, a redirect, refusals of every kind, 304s, and every kind of HTML page — each
+// must carry `X-Content-Type-Options: nosniff`; every HTML page also its Content-Security-Policy, `X-Frame-Options:
+// DENY` and a Referrer-Policy, with no page allowed a script from elsewhere.
+
+let h: TestApp | undefined;
+afterEach(async () => {
+  h?.app.server?.stop(true);
+  await h?.close();
+  h = undefined;
+});
+
+async function serve(): Promise<{ base: string; auth: Record<string, string> }> {
+  h = await openTestApp();
+  installNativeRoutes(h.app, { ...nativeRedirectRoutes(h.ctx), ...nativeHealthRoutes(h.ctx) });
+  h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  return { base: `http://127.0.0.1:${h.app.server!.port}`, auth: { authorization: `Bearer ${await createAdminToken(h)}` } };
+}
+
+interface Probe {
+  what: string;
+  path: string;
+  init?: RequestInit;
+  status: number;
+  type: string | null;
+}
+
+const html = (what: string, path: string, status = 200, headers: Record<string, string> = {}): Probe => ({
+  what,
+  path,
+  init: { headers: { accept: BROWSER_ACCEPT, ...headers } },
+  status,
+  type: "text/html",
+});
+
+/** Every HTML page's CSP: nothing by default, no framing, no <base>, and scripts only from Herald itself. */
+function expectPageHeaders(what: string, res: Response) {
+  const csp = res.headers.get("content-security-policy") ?? "";
+  const directives = new Map(csp.split(/;\s*/).map((d) => [d.split(" ")[0]!, d.split(" ").slice(1)] as const));
+  expect({ what, default: directives.get("default-src") }).toEqual({ what, default: ["'none'"] });
+  expect({ what, frames: directives.get("frame-ancestors"), base: directives.get("base-uri") }).toEqual({ what, frames: ["'none'"], base: ["'none'"] });
+  // No source names another origin, and no inline script runs unless named by its hash.
+  for (const [name, sources] of directives) {
+    for (const s of sources)
+      expect({ what, name, source: s }).toEqual({
+        what,
+        name,
+        source: expect.stringMatching(/^('self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/=]+'|data:|blob:)$/),
+      });
+  }
+  expect({ what, inlineScripts: (directives.get("script-src") ?? []).includes("'unsafe-inline'") }).toEqual({ what, inlineScripts: false });
+  expect({ what, frame: res.headers.get("x-frame-options"), referrer: res.headers.get("referrer-policy") }).toEqual({
+    what,
+    frame: "DENY",
+    referrer: expect.stringMatching(/^(same-origin|no-referrer)$/),
+  });
+}
+
+describe("security headers", () => {
+  test("every kind of answer carries X-Content-Type-Options: nosniff; every HTML page its CSP, X-Frame-Options and Referrer-Policy", async () => {
+    const { base, auth } = await serve();
+    const docs = await fetch(`${base}/api/docs`);
+    const openapi = await fetch(`${base}/api/openapi.json`);
+    const tooBig = { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(h!.ctx.config.maxBodyBytes + 1) };
+    const probes: Probe[] = [
+      // JSON and other documents, through the native door and through Elysia.
+      { what: "native /healthz", path: "/healthz", status: 200, type: "application/json" },
+      { what: "JSON", path: "/api/public/system-status", status: 200, type: "application/json" },
+      { what: "JSON with include_meta", path: "/developers/deprecations.json?include_meta=1", status: 200, type: "application/json" },
+      { what: "CSV", path: "/transparency/wallet-concentration.csv", status: 200, type: "text/csv" },
+      { what: "Markdown", path: "/developers/deprecations-playbook.md", status: 200, type: "text/markdown" },
+      { what: "RSS", path: "/status/feed.rss", status: 200, type: "application/rss+xml" },
+      { what: "YAML", path: "/api/openapi.yaml", status: 200, type: null },
+      { what: "metrics text", path: "/metrics", init: { headers: auth }, status: 200, type: "text/plain" },
+      { what: "SVG", path: "/status/badge/overall.svg", status: 200, type: "image/svg+xml" },
+      { what: "PNG", path: "/admin/ops/403-digest/probe-trend.png", init: { headers: auth }, status: 200, type: "image/png" },
+      { what: "script bundle", path: "/api/docs/assets/swagger-ui-bundle.js", status: 200, type: "text/javascript" },
+      // 304s: a page's and a document's validator sent back.
+      { what: "304 of a page", path: "/api/docs", init: { headers: { "if-none-match": docs.headers.get("etag")! } }, status: 304, type: null },
+      { what: "304 of a document", path: "/api/openapi.json", init: { headers: { "if-none-match": openapi.headers.get("etag")! } }, status: 304, type: null },
+      // Refusals: before routing (413, 414), in routing (404, 405), validation (400), authentication (403), the native door's 404.
+      { what: "404", path: "/no-such-route", status: 404, type: "application/json" },
+      { what: "405", path: "/healthz", init: { method: "DELETE" }, status: 405, type: "application/json" },
+      { what: "400", path: "/status/badge/overall.svg?window=9y", status: 400, type: "application/json" },
+      { what: "403", path: "/admin/backups", status: 403, type: "application/json" },
+      { what: "413", path: "/api/canary/echo", init: tooBig, status: 413, type: "application/json" },
+      { what: "414", path: `/api/public/system-status?x=${"a".repeat(9000)}`, status: 414, type: "application/json" },
+      { what: "native short link 404 (JSON)", path: "/s/audio/aaaaaaaaaaaaaaaa", status: 404, type: "application/json" },
+      { what: "303 to sign-in", path: "/admin/ops/config", init: { headers: { accept: BROWSER_ACCEPT }, redirect: "manual" }, status: 303, type: null },
+      // Every kind of HTML page.
+      html("status page", "/status"),
+      html("API reference", "/api/docs"),
+      html("Swagger UI", "/api/docs/swagger"),
+      html("sign-in form", "/admin/sign-in"),
+      html("console page", "/admin/ops/config", 200, auth),
+      html("console page with the bearer token", "/admin/console/partners", 200, auth),
+      html("donation claim page", `/claim/dc_${"a".repeat(32)}`, 404),
+      html("short link error page (native)", "/s/audio/aaaaaaaaaaaaaaaa", 404),
+    ];
+    const missing: string[] = [];
+    for (const p of probes) {
+      const res = await fetch(base + p.path, { redirect: "manual", ...p.init });
+      await res.arrayBuffer();
+      expect({ what: p.what, status: res.status }).toEqual({ what: p.what, status: p.status });
+      if (p.type) expect({ what: p.what, type: res.headers.get("content-type") }).toEqual({ what: p.what, type: expect.stringContaining(p.type) });
+      if (res.headers.get("x-content-type-options") !== "nosniff") missing.push(p.what);
+      if (res.headers.get("content-type")?.startsWith("text/html")) expectPageHeaders(p.what, res);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test("the console, the public pages and a claim page are held to the same strict policy; the API reference allows only its own scripts", async () => {
+    const { base, auth } = await serve();
+    const csp = async (path: string, headers: Record<string, string> = {}) =>
+      (await fetch(base + path, { headers: { accept: BROWSER_ACCEPT, ...headers } })).headers.get("content-security-policy");
+    const strict = "default-src 'none'; style-src 'unsafe-inline'";
+    const tail = "frame-ancestors 'none'; base-uri 'none'";
+    expect(await csp("/admin/ops/config", auth)).toBe(`${strict}; img-src 'self'; form-action 'self'; ${tail}`);
+    expect(await csp("/admin/sign-in")).toBe(`${strict}; img-src 'self'; form-action 'self'; ${tail}`);
+    expect(await csp("/status")).toBe(`${strict}; img-src 'self'; form-action 'none'; ${tail}`);
+    expect(await csp(`/claim/dc_${"a".repeat(32)}`)).toBe(`${strict}; form-action 'none'; ${tail}`);
+    expect(await csp("/s/audio/aaaaaaaaaaaaaaaa")).toBe(`${strict}; form-action 'none'; ${tail}`);
+    for (const page of ["/api/docs", "/api/docs/swagger"]) {
+      const policy = (await csp(page))!;
+      expect(policy).toMatch(/^default-src 'none'; script-src 'self'( 'sha256-[A-Za-z0-9+/=]+')+; /);
+      expect(policy).toContain("connect-src 'self'");
+      expect(policy).toEndWith(`form-action 'none'; ${tail}`);
+    }
+    // The pages whose URL is a secret send no referrer at all; the others only to Herald itself.
+    const referrer = async (path: string) => (await fetch(base + path, { headers: { accept: BROWSER_ACCEPT } })).headers.get("referrer-policy");
+    expect(await referrer(`/claim/dc_${"a".repeat(32)}`)).toBe("no-referrer");
+    expect(await referrer("/s/audio/aaaaaaaaaaaaaaaa")).toBe("no-referrer");
+    expect(await referrer("/status")).toBe("same-origin");
+    expect(await referrer("/api/docs")).toBe("same-origin");
+  });
+});
