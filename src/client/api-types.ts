@@ -1307,7 +1307,7 @@ export interface Operations {
         /** The Herald user id */
         user_id: string;
       };
-      body: {
+      body?: {
         /** 3–32 of a–z 0–9 _ . (stored lower-cased; unique per partner, case-insensitively) */
         username?: string | null;
         /** ≤ 100 characters, no control characters */
@@ -1337,7 +1337,7 @@ export interface Operations {
         /** The Herald user id */
         user_id: string;
       };
-      body: {
+      body?: {
         /** 3–32 of a–z 0–9 _ . (stored lower-cased; unique per partner, case-insensitively) */
         username?: string | null;
         /** ≤ 100 characters, no control characters */
@@ -1380,7 +1380,7 @@ export interface Operations {
       path: {
         claim_code: string;
       };
-      body: {
+      body?: {
         redeemed_by?: string;
       };
     };
@@ -1396,7 +1396,7 @@ export interface Operations {
       query?: {
         include_meta?: string;
       };
-      body: {
+      body?: {
         /** 1–64 characters of A-Z a-z 0-9 . _ - */
         campaign_id?: string;
         /** Greater than 0; a JSON number (≤ 15 significant digits) or a decimal string; ≤ 18 digits, ≤ 9 decimals */
@@ -1449,7 +1449,7 @@ export interface Operations {
       query?: {
         include_meta?: string;
       };
-      body: Record<string, unknown>;
+      body?: Record<string, unknown>;
     };
     response: {
       success: true;
@@ -1495,7 +1495,7 @@ export interface Operations {
       query?: {
         include_meta?: string;
       };
-      body: {
+      body?: {
         /** Herald user id (as a string) of one of your users */
         user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
@@ -1530,7 +1530,7 @@ export interface Operations {
       query?: {
         include_meta?: string;
       };
-      body: {
+      body?: {
         /** Herald user id (as a string) of one of your users */
         user_id?: string;
         /** Positive JSON number with at most SALUTES_DECIMALS decimal places, ≤ SALUTES_MAX_AMOUNT */
@@ -1929,7 +1929,7 @@ export interface Operations {
         /** integer 1–9007199254740991 */
         webhook_id: number;
       };
-      body: {
+      body?: {
         overlap_hours?: number;
       };
     };

@@ -44,7 +44,7 @@ describe("GET /admin/console/partners", () => {
     const page = await h.request(PAGE, { headers: bearer });
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain(`<code>${acme.keyId}</code>`);
+    expect(html).toContain(`<code class="key-id">${acme.keyId}</code>`);
     expect(html).not.toContain('name="csrf_token"');
     const rotated = await h.request(`${PAGE}/keys/${acme.keyId}/rotate`, {
       method: "POST",
@@ -77,9 +77,9 @@ describe("GET /admin/console/partners", () => {
     expect(page.html).toContain('<section class="partner" id="partner-globex"><h2>Globex</h2><p class="muted">2 keys, 1 active</p>');
     expect(page.html).toMatch(/id="key-count">3 keys \(2 active\)\./);
     const acmeRow = /<tr id="key-hk_live_[^"]+">[\s\S]*?<\/tr>/.exec(page.html.slice(page.html.indexOf(`<tr id="key-${acme.keyId}"`)))![0];
-    expect(acmeRow).toContain('<td data-label="Mode">live</td>');
+    expect(acmeRow).toContain('<td data-label="Mode" class="short">live</td>');
     expect(acmeRow).toContain('<span class="badge ok">active</span>');
-    expect(acmeRow).toContain('<td data-label="Scopes">read</td>');
+    expect(acmeRow).toContain('<td data-label="Scopes" class="short">read</td>');
     expect(acmeRow).toContain('<td data-label="Created">2026-04-01 12:00:00 UTC</td>');
     expect(acmeRow).toContain('<td data-label="Last used">2026-04-01 12:01:00 UTC</td>');
     expect(page.html).toContain('<span class="reason">&lt;script&gt;alert(1)&lt;/script&gt; leaked</span>');

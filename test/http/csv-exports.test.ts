@@ -6,6 +6,7 @@ import { csvRecords, csvTable, neutralizeCell } from "../../src/http/csv";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { enqueueLinkMessage } from "../../src/ops/link-inbox/notify";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";
+import { messengerEnv } from "../messenger/support";
 import { FakeClock } from "../support/clock";
 import { operationsOf } from "../support/fuzz-operations";
 import type { FuzzOperation } from "../support/fuzz-target";
@@ -35,7 +36,8 @@ let auth: Record<string, string>;
 let operations: FuzzOperation[];
 
 beforeAll(async () => {
-  h = await openTestApp({ clock: new FakeClock(T0) });
+  // With a bot configured: the games overview export is a CSV route too.
+  h = await openTestApp({ clock: new FakeClock(T0), env: messengerEnv() });
   auth = { authorization: `Bearer ${await createAdminToken(h)}` };
   const created = await h.json(
     "/admin/status/incidents",
