@@ -155,6 +155,9 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       add(413);
       add(414);
       add(503);
+      // Bun's own refusal, before Herald reads the request: more than 198 header fields, or a header section over
+      // --max-http-header-size (64 KiB under herald and npm start). No body; the connection is closed.
+      responses["431"] ??= { description: "Request header fields too large (Bun's answer before any Herald code runs: over 198 fields or 64 KiB); no body" };
       const limited = publicRateGroup(path) !== null || credentials.has("PartnerKey") || credentials.has("MiniAppInitData");
       if (limited) add(429);
       if (credentials.has("PartnerKey") || credentials.has("MiniAppInitData") || credentials.has("BotWebhookSecret")) add(401);

@@ -105,7 +105,8 @@ export function typeErrorResponses(paths: Record<string, Record<string, unknown>
       const page = answersPages(path, op);
       for (const [key, res] of Object.entries(op.responses)) {
         const status = Number(key);
-        if (!Number.isInteger(status) || status < 400 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res))))) continue;
+        // 431 is Bun's bare refusal (contract.ts): no body, on pages too.
+        if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res))))) continue;
         const name = `${responseName(status)}${page ? "OrPage" : ""}`;
         responses[name] ??= errorResponse(status, page);
         op.responses[key] = { $ref: `#/components/responses/${name}` };
