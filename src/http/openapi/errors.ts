@@ -106,7 +106,8 @@ export function typeErrorResponses(paths: Record<string, Record<string, unknown>
       for (const [key, res] of Object.entries(op.responses)) {
         const status = Number(key);
         // 431 is Bun's bare refusal (contract.ts): no body, on pages too.
-        if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res))))) continue;
+        if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res)))))
+          continue;
         const name = `${responseName(status)}${page ? "OrPage" : ""}`;
         responses[name] ??= errorResponse(status, page);
         op.responses[key] = { $ref: `#/components/responses/${name}` };
