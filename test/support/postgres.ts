@@ -51,6 +51,8 @@ async function freePort(): Promise<number> {
 
 export interface TestCluster {
   url: string;
+  /** The server's log file (removed with the cluster). */
+  log: string;
   stop(): void;
   /**
    * Sends `signal` to the postmaster and every process it started (SIGSTOP freezes the whole server, as a stalled
@@ -104,6 +106,7 @@ export async function startCluster(): Promise<TestCluster> {
   watchOwner(root, data);
   return {
     url: `postgres://herald@127.0.0.1:${port}/postgres`,
+    log: join(root, "log"),
     signalAll(signal) {
       // Every backend runs in a process group of its own (PostgreSQL's children call setsid), so each is signalled
       // by pid: the postmaster first on SIGSTOP (no backend is forked meanwhile), last on SIGCONT.
