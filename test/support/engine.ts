@@ -53,7 +53,7 @@ async function sharedCluster(): Promise<Shared> {
 }
 
 /** Databases made ahead of their test (one at a time), and the drops still running. */
-let ahead: Promise<string> | null = null;
+let ahead: Promise<{ url: string; name: string; admin: PostgresStore }> | null = null;
 let drops: Promise<unknown> = Promise.resolve();
 
 /** Prints why the harness could not make a database, with the end of the cluster's own log, to the test output. */
@@ -67,19 +67,35 @@ function reportHarnessFailure(cluster: TestCluster, err: unknown): void {
   console.error(`[test cluster] creating a test database failed: ${(err as Error)?.stack ?? err}\n[test cluster] the server's log ends:\n${log}`);
 }
 
-/** Creates a test database from the template, trying again (up to 5 times in ~15 s) when the cluster is busy. */
-async function createDatabase(): Promise<string> {
-  const { cluster, admin } = await sharedCluster();
-  const name = `herald_t${process.pid}_${++made}`;
+/** Tests in a row that got no database: past 3, each tries once (a cluster that cannot make one fails fast). */
+let failedInARow = 0;
+
+/**
+ * Creates a test database from the template, trying again (up to 5 times in ~15 s) when the cluster is busy. A
+ * shared cluster whose postmaster is gone is started afresh (with its template) for the next try.
+ */
+async function createDatabase(): Promise<{ url: string; name: string; admin: PostgresStore }> {
   for (let attempt = 1; ; attempt++) {
+    const { cluster, admin } = await sharedCluster();
+    const name = `herald_t${process.pid}_${++made}`;
     try {
       await admin.run(`CREATE DATABASE ${name} TEMPLATE herald_template`);
-      return name;
+      failedInARow = 0;
+      return { url: withDatabase(cluster.url, name), name, admin };
     } catch (err) {
       reportHarnessFailure(cluster, err);
-      if (attempt >= 5) throw err;
-      // A CREATE that the deadline cancelled may still have committed.
-      if (await admin.get("SELECT 1 AS ok FROM pg_database WHERE datname = ?", [name]).catch(() => null)) return name;
+      if (!cluster.alive()) {
+        console.error("[test cluster] the shared cluster's postmaster is gone: a new cluster is started");
+        shared = null;
+      } else if (await admin.get("SELECT 1 AS ok FROM pg_database WHERE datname = ?", [name]).catch(() => null)) {
+        // A CREATE that the deadline cancelled may still have committed.
+        failedInARow = 0;
+        return { url: withDatabase(cluster.url, name), name, admin };
+      }
+      if (attempt >= (failedInARow >= 3 ? 1 : 5)) {
+        failedInARow++;
+        throw err;
+      }
       await Bun.sleep(1_000 * attempt);
     }
   }
@@ -93,14 +109,13 @@ async function createDatabase(): Promise<string> {
  * failed is made again for this test, never handed on as a failure to every later one.
  */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const { cluster, admin } = await sharedCluster();
   const premade = ahead;
   ahead = null;
-  const name = (premade ? await premade.catch(() => null) : null) ?? (await createDatabase());
+  const { url, name, admin } = (premade ? await premade.catch(() => null) : null) ?? (await createDatabase());
   ahead = createDatabase();
   ahead.catch(() => {});
   return {
-    url: withDatabase(cluster.url, name),
+    url,
     async drop() {
       drops = drops.then(() => admin.run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
     },

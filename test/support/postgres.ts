@@ -59,6 +59,8 @@ export interface TestCluster {
    * host or a network partition looks to a client; SIGCONT thaws it). Returns how many processes got it.
    */
   signalAll(signal: "SIGSTOP" | "SIGCONT"): number;
+  /** Whether the postmaster is still running. */
+  alive(): boolean;
 }
 
 /**
@@ -125,6 +127,14 @@ export async function startCluster(): Promise<TestCluster> {
         }
       }
       return n;
+    },
+    alive() {
+      try {
+        process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), 0);
+        return true;
+      } catch {
+        return false;
+      }
     },
     stop() {
       try {
