@@ -34,7 +34,12 @@ export class StoreHealth {
   private nextJobProbe = 0;
   private probeGap = JOB_PROBE_FIRST_MS;
   /** Counters for /metrics (monotonic over the process's life). */
-  readonly counts = { outages: 0, deadlines: 0, retries: 0, discarded: 0, refused: 0, shed: 0 };
+  readonly counts = { outages: 0, deadlines: 0, retries: 0, discarded: 0, refused: 0, shed: 0, exhausted: 0 };
+  /**
+   * The PostgreSQL pool as /metrics shows it (null on SQLite, which has no pool): its size and the statements and
+   * transactions holding or waiting for one of its connections now. Kept by the engine, read at scrape time.
+   */
+  pool: { max: number; busy: number } | null = null;
 
   constructor(private readonly now: () => number = Date.now) {}
 

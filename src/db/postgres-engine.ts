@@ -94,6 +94,7 @@ export class PostgresStore implements Store {
         connection: { statement_timeout: String(this.queryTimeoutMs) },
       } as ConstructorParameters<typeof SQL>[0]);
     this.sql = this.makeSql();
+    this.health.pool = { max: options.poolMax ?? 10, busy: 0 };
     this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
   }
 
@@ -117,6 +118,8 @@ export class PostgresStore implements Store {
     this.admit();
     const sql = this.sql;
     const q = sql.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
+    const pool = this.health.pool!;
+    pool.busy++;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -136,6 +139,9 @@ export class PostgresStore implements Store {
       throw e;
     } finally {
       clearTimeout(timer);
+      // Counted until Herald stops waiting: a statement cancelled at its deadline leaves the count then, even if the
+      // server takes a moment longer to let its connection go (the gauge may briefly read low, never stay high).
+      pool.busy--;
     }
   }
 
@@ -298,14 +304,17 @@ export class PostgresStore implements Store {
     const left = Math.max(1, Math.floor(deadline - performance.now()));
     const waitMs = Math.min(this.acquireTimeoutMs, left);
     let conn: ReservedSQL;
+    const pool = this.health.pool!;
+    pool.busy++;
     try {
       conn = await this.sql.reserve({ signal: AbortSignal.timeout(waitMs) });
     } catch (err) {
+      pool.busy--;
       if ((err as { name?: string })?.name === "TimeoutError") {
         this.health.counts.deadlines++;
-        throw waitMs === this.acquireTimeoutMs
-          ? deadlineError("with a free connection", waitMs, "DATABASE_ACQUIRE_TIMEOUT_MS; DATABASE_POOL_MAX connections were all busy")
-          : deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+        if (waitMs !== this.acquireTimeoutMs) throw deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+        this.health.counts.exhausted++;
+        throw deadlineError("with a free connection", waitMs, "DATABASE_ACQUIRE_TIMEOUT_MS; DATABASE_POOL_MAX connections were all busy");
       }
       throw err;
     }
@@ -347,6 +356,7 @@ export class PostgresStore implements Store {
       ])) as T;
     } finally {
       clearTimeout(timer);
+      pool.busy--;
       if (!state.expired) conn.release().catch(() => {});
     }
   }

@@ -43,6 +43,8 @@ function bodyProblems(check: TypeCheck<TSchema>, value: unknown): ProblemDetail[
  * would bury partner traffic and cost a write per probe. They still count in /metrics.
  */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+/** The `route` label of requests the public per-IP limit refused, before any route was matched. */
+const PUBLIC_LIMIT_ROUTE = "(public rate limit)";
 const isProbe = (route: ScopedRoute) => PROBE_ROUTES.has(route.path);
 const notProbe = (route: ScopedRoute) => !isProbe(route);
 
@@ -176,6 +178,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       Object.assign(state.headers, rateLimitHeaders(decision));
       Object.assign(headers, state.headers);
       if (!decision.allowed) {
+        // Refused before routing, so no after-response hook counts it: /metrics counts it here, under this name in
+        // place of a route template (the HeraldRateLimitRefusalsHigh alert reads it; docs/monitoring.md).
+        ctx.metrics.observeRequest(request.method, PUBLIC_LIMIT_ROUTE, 429, (Bun.nanoseconds() - state.startedNs) / 1e9);
         return errorResponse(
           new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
           state,

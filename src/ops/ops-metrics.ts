@@ -1,12 +1,14 @@
 import type { AppContext } from "../context";
+import { jobStaleLimits } from "../status/service";
 import { alertLevels } from "./alerts/views";
 import { ownBackupsApply } from "./backups/engine";
 import { listBackups } from "./backups/list";
 import { linkTargetHealth } from "./link-inbox/target-health";
 
-// What an external Prometheus needs to alert on Herald without reading its pages: when each job last succeeded,
-// which alerts fire, whether the link inbox can reach anyone, and how old the newest backup is. All read at
-// scrape time from the same functions the pages and the readiness verdict use (nothing kept in memory here).
+// What an external Prometheus needs to alert on Herald without reading its pages (deploy/prometheus/herald-rules.yml,
+// docs/monitoring.md): when each job last succeeded and how long it may go without a run, which alerts fire, whether
+// the link inbox can reach anyone, and how old the newest backup is. All read at scrape time from the same functions
+// the pages and the readiness verdict use (nothing kept in memory here).
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -17,6 +19,12 @@ export function registerOpsMetrics(ctx: AppContext): void {
     "When each job last finished successfully (unix seconds); a job that never succeeded has no series.",
     ["job"],
     async () => (await ctx.jobs.lastSuccesses()).flatMap((j) => (j.at === null ? [] : [{ labels: { job: j.name }, value: seconds(j.at) }])),
+  );
+  m.labelledGauge(
+    "herald_job_stale_after_seconds",
+    "How long each job may go without a run before the status page calls it stale (the status policy's stale_factor × its interval, at least min_stale_minutes); only jobs expected to run here.",
+    ["job"],
+    async () => (await jobStaleLimits(ctx)).map((j) => ({ labels: { job: j.name }, value: j.seconds })),
   );
   m.labelledGauge(
     "herald_alert_firing",

@@ -2,6 +2,7 @@ import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import { queryProblem } from "../http/errors";
 import { evaluateChecks, type EvaluationOptions } from "./checks/engine";
+import { staleAfterMs } from "./checks/jobs";
 import { componentViews } from "./components";
 import { listIncidents, openIncidents } from "./incidents/incidents";
 import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
@@ -35,6 +36,19 @@ export const LIMITS = {
   incidentLimit: { fallback: 50, max: 200 },
   latencyHours: { fallback: 24, max: MAX_LATENCY_HOURS },
 } as const;
+
+/**
+ * Each job's stale limit in seconds under the policy in force, for the jobs expected to run here (the jobs check's
+ * rule, checks/jobs.ts): what /metrics publishes for Prometheus to judge job ages the same way.
+ */
+export async function jobStaleLimits(ctx: AppContext): Promise<Array<{ name: string; seconds: number }>> {
+  const { policy } = loadPolicy(ctx);
+  const now = ctx.clock.now();
+  return (await ctx.jobs.list()).flatMap((j) => {
+    const ms = staleAfterMs(ctx, policy, j, now);
+    return ms === null ? [] : [{ name: j.name, seconds: ms / 1000 }];
+  });
+}
 
 /** GET /api/public/system-status: every check evaluated now (not the last snapshot), under the policy in force. */
 export async function systemStatus(ctx: AppContext, options: EvaluationOptions = {}) {

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { evaluateChecks, overallOf } from "../../src/status/checks/engine";
 import { DEFAULT_POLICY, loadPolicy } from "../../src/status/checks/policy";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { insertRequest, insertRun, iso, policyFile } from "./support";
+import { testOn } from "../support/skipped";
 
 // Each check against crafted states, at each threshold's edge. The states are real rows in a real database
 // (and a real second SQLite connection for the lock), never mocks. On either engine (HERALD_TEST_ENGINE).
@@ -67,7 +67,7 @@ describe("database", () => {
 
   // SQLite's meaning of "not writable": another process holds the file's one write lock. PostgreSQL has no such
   // lock (its meaning, a standby in recovery or a server gone, is the store's ping: test/db covers it).
-  test.skipIf(testEngine() === "postgres")(
+  testOn("sqlite", "test/status/checks.test.ts")(
     "another connection holding the write lock → not writable, bad (after busy_timeout)",
     async () => {
       const h = await app();

@@ -35,20 +35,30 @@ export function intervalSeconds(pattern: string, from: Date): number | null {
 }
 
 /**
+ * How long `job` may go without a run before it is stale: stale_factor × its interval, never less than
+ * min_stale_minutes; null when it is not expected to run here (see entryOf), so it is never stale. /metrics publishes
+ * it (herald_job_stale_after_seconds) for Prometheus rules to judge the same way.
+ */
+export function staleAfterMs(ctx: AppContext, policy: StatusPolicy, job: Pick<JobSummary, "name" | "pattern" | "enabled">, now: Date): number | null {
+  const p = policy.checks.jobs;
+  const interval = intervalSeconds(job.pattern, now);
+  const expected = ctx.config.jobsEnabled && job.enabled && !ctx.jobs.isQuietWhenIdle(job.name) && interval !== null;
+  return expected ? Math.max(interval * 1000 * p.stale_factor, p.min_stale_minutes * 60_000) : null;
+}
+
+/**
  * A job is stale when it should be running (jobs enabled in config, the job not disabled, not a quiet job)
  * and neither its latest run nor this process's start is within stale_factor × its interval (never less
  * than min_stale_minutes). Counting from the start means a fresh deploy is not "stale" before a job's first
  * tick. With JOBS_ENABLED=0 no job is expected to run, so none is stale.
  */
 function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary): JobEntry {
-  const p = policy.checks.jobs;
   const now = ctx.clock.now();
   const quiet = ctx.jobs.isQuietWhenIdle(job.name);
   const interval = intervalSeconds(job.pattern, now);
-  const expected = ctx.config.jobsEnabled && job.enabled && !quiet && interval !== null;
+  const limitMs = staleAfterMs(ctx, policy, job, now);
   const lastStart = job.last_run ? Date.parse(job.last_run.started_at) : 0;
   const since = Math.max(lastStart, ctx.startedAt.getTime());
-  const limitMs = Math.max((interval ?? 0) * 1000 * p.stale_factor, p.min_stale_minutes * 60_000);
   const last = job.last_run;
   return {
     name: job.name,
@@ -58,7 +68,7 @@ function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary): JobEnt
     // Public: the error's first 200 characters are enough to recognise it (chain errors are URL-redacted at source).
     last_run: last ? { started_at: last.started_at, finished_at: last.finished_at, ok: last.ok, error: last.error?.slice(0, 200) ?? null } : null,
     ok: last?.ok ?? null,
-    stale: expected && now.getTime() - since > limitMs,
+    stale: limitMs !== null && now.getTime() - since > limitMs,
   };
 }
 
