@@ -18,7 +18,7 @@ import { registerSystemJobs } from "./system/jobs";
 import { Metrics } from "./http/metrics";
 import { verifyMasterKey, verifyMasterKeyOnStore } from "./auth/master-key-check";
 import { checkSalutesDecimals, checkSalutesDecimalsSync } from "./salutes/decimals-check";
-import { resolveMasterKey } from "./auth/secret-box";
+import { resolveMasterKey, type SecretBox } from "./auth/secret-box";
 import { registerAuthJobs } from "./auth/jobs";
 import { Dispatcher } from "./webhooks/dispatcher";
 import { registerWebhookJobs } from "./webhooks/jobs";
@@ -34,6 +34,13 @@ export interface ContextOptions {
   clock?: Clock;
   rng?: Rng;
   log?: Logger;
+  /**
+   * The master key, found and judged by the caller (the CLI's commands, src/cli/master-key.ts, which never generate
+   * one for a database that expects another). Without it the key is HERALD_MASTER_KEY or the development key file,
+   * generated when missing. One already refused (a read-only command without the database's key) is not checked
+   * again at start: nothing is recorded for it and no mismatch is logged; it seals and opens nothing.
+   */
+  secrets?: SecretBox;
 }
 
 /**
@@ -86,7 +93,7 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     throw err;
   }
   const ctx = wire(config, opts, store, null, instanceId);
-  await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
+  if (!ctx.secrets.mismatch) await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
   try {
     await checkSalutesDecimals(store, config.salutes.decimals, ctx.clock.now().toISOString());
   } catch (err) {
@@ -137,6 +144,20 @@ function publishStoreHealth(metrics: Metrics, health: StoreHealth): void {
     () => c.shed,
   );
   metrics.counter("herald_db_unavailable_responses_total", "Requests answered 503 db_unavailable.", () => c.refused);
+  metrics.counter(
+    "herald_db_pool_exhausted_total",
+    "PostgreSQL transactions refused (503) because every pooled connection stayed busy for DATABASE_ACQUIRE_TIMEOUT_MS.",
+    () => c.exhausted,
+  );
+  // The pool's gauges only where there is a pool (PostgreSQL): SQLite has one file and no connections to run out of.
+  const pool = health.pool;
+  if (!pool) return;
+  metrics.gauge("herald_db_pool_max", "PostgreSQL connections this instance may open (DATABASE_POOL_MAX).", () => pool.max);
+  metrics.gauge(
+    "herald_db_pool_busy",
+    "PostgreSQL statements and transactions holding or waiting for a pooled connection now; at herald_db_pool_max and above, work waits.",
+    () => pool.busy,
+  );
 }
 
 /** `sqliteSync`: the SQLite connection's synchronous statements, for the master-key check at start (null on PostgreSQL). */
@@ -146,10 +167,10 @@ function wire(config: Config, opts: ContextOptions, store: Store, sqliteSync: Sy
   const metrics = new Metrics({ processMetrics: config.nodeEnv !== "test" });
   store.health.log = log;
   publishStoreHealth(metrics, store.health);
-  const secrets = resolveMasterKey(config, log);
+  const secrets = opts.secrets ?? resolveMasterKey(config, log);
   // Is this the key the database was made with? A mismatch refuses sealing and makes /readyz 503; `serve`
   // refuses to start with it in production (src/auth/master-key-check.ts).
-  if (sqliteSync) verifyMasterKey(sqliteSync, secrets, clock.now().toISOString(), log);
+  if (sqliteSync && !secrets.mismatch) verifyMasterKey(sqliteSync, secrets, clock.now().toISOString(), log);
   // Were the stored salutes amounts written with this SALUTES_DECIMALS? Another setting is refused (ConfigError).
   if (sqliteSync) checkSalutesDecimalsSync(sqliteSync, config.salutes.decimals, clock.now().toISOString());
   // On PostgreSQL the same check runs in openContextAsync, before the context is handed out.

@@ -52,8 +52,13 @@ async function runOnStore<T>(q: Queryable, steps: Steps<T>): Promise<T> {
   while (!next.done) {
     const { sql, params, write } = next.value;
     let row: Record<string, unknown> | null = null;
-    if (write) await q.run(sql, params);
-    else row = await q.get(sql, params);
+    try {
+      if (write) await q.run(sql, params);
+      else row = await q.get(sql, params);
+    } catch (err) {
+      // A read of a table the database does not have yet (a CLI command looking before it migrates) answers null.
+      if (write || !missingTable(err)) throw err;
+    }
     next = steps.next(row);
   }
   return next.value;
@@ -138,6 +143,26 @@ function* judgeSteps(box: SecretBox): Steps<KeyVerdict> {
   }
   return { opens: true, by: samples.length ? "secrets" : "empty" };
 }
+
+/** Whether the database expects a particular master key: the one it records, or (before key checks) a sealed secret. */
+export interface ExpectedKey {
+  recorded: RecordedKey | null;
+  /** What kind of sealed secret it holds when it records no key ("a partner key secret"), or null. */
+  sealed: string | null;
+}
+
+function* expectedKeySteps(): Steps<ExpectedKey> {
+  const recorded = yield* recordedKeySteps();
+  if (recorded) return { recorded, sealed: null };
+  const samples = yield* sampleSecrets();
+  return { recorded: null, sealed: samples[0]?.what ?? null };
+}
+
+/** Which key the database expects, if any. Reads only; a database without Herald's tables expects none. */
+export const expectedKey = (sqlite: SyncQueryable): ExpectedKey => runOnSqlite(sqlite, expectedKeySteps());
+export const expectedKeyOnStore = (q: Queryable): Promise<ExpectedKey> => runOnStore(q, expectedKeySteps());
+/** judgeKey through the storage port. Reads only. */
+export const judgeKeyOnStore = (q: Queryable, box: SecretBox): Promise<KeyVerdict> => runOnStore(q, judgeSteps(box));
 
 /** What to do about a key that does not open the database: said by the start refusal, /readyz and the logs. */
 export const MASTER_KEY_ADVICE =

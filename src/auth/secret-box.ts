@@ -85,21 +85,42 @@ export function decodeMasterKey(text: string): Buffer {
   return /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, "hex") : Buffer.from(t, "base64");
 }
 
+/** Where a development master key lives: `master.key` beside the SQLite file (null for an in-memory database). */
+export function devKeyFile(config: Config): string | null {
+  return config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), "master.key");
+}
+
+/** A master key found where Herald looks for one, and where it was found (for what an operator is told). */
+export interface FoundKey {
+  box: SecretBox;
+  /** `HERALD_MASTER_KEY`, or the development key file's path. */
+  source: string;
+}
+
+/**
+ * The master key, if there is one, without making one: HERALD_MASTER_KEY when set, else the development key file
+ * beside the SQLite file when it exists. Writes nothing (the CLI's commands look before they decide to generate).
+ */
+export function findMasterKey(config: Config): FoundKey | null {
+  if (config.masterKey) return { box: new SecretBox(decodeMasterKey(config.masterKey)), source: "HERALD_MASTER_KEY" };
+  const file = devKeyFile(config);
+  if (!file || !existsSync(file)) return null;
+  return { box: new SecretBox(decodeMasterKey(readFileSync(file, "utf8"))), source: file };
+}
+
 /**
  * HERALD_MASTER_KEY when set (required in production, enforced by config). Elsewhere a key is generated once
  * into `<db dir>/master.key` with mode 0600 — convenient for development, and loudly warned about.
  */
 export function resolveMasterKey(config: Config, log: Logger): SecretBox {
-  if (config.masterKey) return new SecretBox(decodeMasterKey(config.masterKey));
-  const dir = config.dbPath === ":memory:" ? null : dirname(config.dbPath);
-  if (!dir) return new SecretBox(randomBytes(32));
-  const file = join(dir, "master.key");
-  if (!existsSync(file)) {
-    // On SQLite the folder exists (the database file was opened in it first); on PostgreSQL nothing has made it.
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
-    chmodSync(file, 0o600);
-    log.warn("HERALD_MASTER_KEY is not set: generated a development master key; set HERALD_MASTER_KEY in production", { file });
-  }
+  const found = findMasterKey(config);
+  if (found) return found.box;
+  const file = devKeyFile(config);
+  if (!file) return new SecretBox(randomBytes(32));
+  // On SQLite the folder exists (the database file was opened in it first); on PostgreSQL nothing has made it.
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600 });
+  chmodSync(file, 0o600);
+  log.warn("HERALD_MASTER_KEY is not set: generated a development master key; set HERALD_MASTER_KEY in production", { file });
   return new SecretBox(decodeMasterKey(readFileSync(file, "utf8")));
 }

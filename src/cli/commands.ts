@@ -3,6 +3,7 @@ import { ConfigError, describeConfig, loadConfig, type Config } from "../config"
 import type { AppContext } from "../context";
 import pkg from "../../package.json";
 import { flagString, parseArgs, UsageError, type ParsedArgs } from "./args";
+import type { KeyNeed } from "./master-key";
 import { emit, table } from "./output";
 import { signCommand } from "./sign";
 
@@ -44,16 +45,28 @@ Options:
   --json                print one JSON document (every command that prints data)
 
 Any other option, or an option a command does not take, is refused (exit 2). Configuration comes from
-environment variables; see README.md.`;
+environment variables; see README.md. A setting that is refused, or a database whose master key this command does
+not have (HERALD_MASTER_KEY, else master.key beside HERALD_DB_PATH), exits 78 and changes nothing; the list
+commands and backup run without the key and say so.`;
 
 type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 
 // CLI commands log only warnings, so their stdout stays clean for --json consumers.
 // Their logs go to stderr so stdout carries only the command's output (one JSON document with --json).
-async function quiet(config: Config): Promise<AppContext> {
-  const [{ openContextAsync }, { createLogger }] = await Promise.all([import("../bootstrap"), import("../log")]);
-  return openContextAsync(config, { log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")) });
+// The master key is looked for, never made, where the database expects another (src/cli/master-key.ts): a command
+// that needs it exits 78 and writes nothing; a read-only one runs without it and says so on stderr.
+async function quiet(config: Config, need: KeyNeed): Promise<AppContext> {
+  const [{ openContextAsync }, { createLogger }, { cliSecrets }] = await Promise.all([import("../bootstrap"), import("../log"), import("./master-key")]);
+  const { secrets, note } = await cliSecrets(config, need);
+  if (note) process.stderr.write(`${note}\n`);
+  return openContextAsync(config, {
+    secrets,
+    log: createLogger(config.logLevel === "silent" ? "silent" : "warn", (line) => process.stderr.write(line + "\n")),
+  });
 }
+
+/** Whether a subcommand only lists (runs without the master key) or needs it. */
+const needOf = (sub: string | undefined, readOnly: string[]): KeyNeed => (readOnly.includes(sub ?? "") ? "read-only" : "needs-key");
 
 /** A database URL as the CLI prints it: the password replaced, so that output can be pasted into a ticket. */
 function withoutPassword(url: string): string {
@@ -112,7 +125,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   async jobs(args, json) {
     const sub = args.positionals[0] ?? "list";
-    const ctx = await quiet(loadConfig());
+    const ctx = await quiet(loadConfig(), needOf(sub, ["list"]));
     try {
       if (sub === "list") {
         const jobs = await ctx.jobs.list();
@@ -151,7 +164,7 @@ export const COMMANDS: Record<string, Command> = {
     }
   },
   async keys(args, json) {
-    const ctx = await quiet(loadConfig());
+    const ctx = await quiet(loadConfig(), needOf(args.positionals[0] ?? "list", ["list"]));
     try {
       const { keysCommand } = await import("./keys");
       return await keysCommand(ctx, args, json);
@@ -160,7 +173,7 @@ export const COMMANDS: Record<string, Command> = {
     }
   },
   async "admin-token"(args, json) {
-    const ctx = await quiet(loadConfig());
+    const ctx = await quiet(loadConfig(), needOf(args.positionals[0], ["list"]));
     try {
       const { adminTokenCommand } = await import("./keys");
       return await adminTokenCommand(ctx, args, json);
@@ -173,7 +186,7 @@ export const COMMANDS: Record<string, Command> = {
     // Refused before anything opens: on PostgreSQL the database's own backups apply (exit 2, src/ops/backups/engine.ts).
     const { ownBackupsApply, POSTGRES_BACKUP_HINT } = await import("../ops/backups/engine");
     if (!ownBackupsApply(config.database.engine)) throw new UsageError(`backup: DATABASE_URL points at PostgreSQL. ${POSTGRES_BACKUP_HINT}`);
-    const ctx = await quiet(config);
+    const ctx = await quiet(config, "read-only");
     try {
       const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backups/backup"), import("./keys")]);
       const { backup: b, pruned } = await runBackup(ctx, { actor: cliActor() });
@@ -247,8 +260,9 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`herald: ${err.message}\n`);
       return 1;
     }
-    // serve.ts's MasterKeyRefused (production, wrong master key): a configuration error.
-    if (err instanceof Error && err.name === "MasterKeyRefused") {
+    // serve.ts's MasterKeyRefused (production, wrong master key), and a command without the database's master key
+    // (src/cli/master-key.ts, which wrote nothing): configuration errors.
+    if (err instanceof Error && (err.name === "MasterKeyRefused" || err.name === "MasterKeyUnavailable")) {
       process.stderr.write(`herald: ${err.message}\n`);
       return 78;
     }

@@ -6,8 +6,9 @@ import type { PostgresStore } from "./postgres-engine";
 // `herald migrate-to-postgres`). Generic over the tables the file has — no domain's knowledge: every table in
 // foreign-key order (parents before children), in batches by rowid, each batch one INSERT … ON CONFLICT DO
 // NOTHING in one transaction. A table's progress is recorded in the target (herald_copy_progress) in the same
-// transaction as its batch, so a copy interrupted by a crash resumes where it stopped, and re-running a finished
-// copy changes nothing. Identity sequences are moved past the copied ids at the end.
+// transaction as its batch, so a copy interrupted by a crash resumes where it stopped. Identity sequences are moved
+// past the copied ids at the end. A copy made and checked is recorded as finished (herald_copy_completed): running
+// the command again copies nothing and says so, whatever the instances have written since.
 
 /** The SQLite tables that are the file's own bookkeeping, never copied. */
 const SKIPPED = new Set(["__drizzle_migrations", "sqlite_sequence", "sqlite_stat1"]);
@@ -61,24 +62,84 @@ export async function copyPlan(source: Database, target: PostgresStore): Promise
 const PROGRESS_DDL = `CREATE TABLE IF NOT EXISTS herald_copy_progress (
   table_name text PRIMARY KEY, last_rowid bigint NOT NULL, copied bigint NOT NULL, done integer NOT NULL, source text NOT NULL)`;
 
+// Written once a copy has been made and checked: which file, when, and how many rows each table held then. A later
+// run compares the tables with it to tell a finished move (nothing to do) from one the instances have moved on from
+// (rows written since: nothing to copy, and the source no longer the measure of the target).
+const COMPLETED_DDL = `CREATE TABLE IF NOT EXISTS herald_copy_completed (
+  source text PRIMARY KEY, completed_at text NOT NULL, source_rows bigint NOT NULL, target_rows text NOT NULL)`;
+
+/** A finished copy into the target. */
+export interface CompletedCopy {
+  source: string;
+  /** When its check passed; null for a copy finished before this was recorded (every table's progress done). */
+  completedAt: string | null;
+  sourceRows: number;
+  /** Each table's row count in the target when the copy was finished. */
+  targetRows: Record<string, number>;
+}
+
 export interface CopyState {
   /** The source recorded by an earlier (interrupted or finished) copy into this target, or null. */
   source: string | null;
   /** Rows in the target's tables outside the copy's own bookkeeping. */
   rowsPresent: number;
+  /** Each planned table's row count in the target now. */
+  counts: Record<string, number>;
+  /** A finished copy, if the target holds one. */
+  completed: CompletedCopy | null;
 }
 
-/** What the target holds already: an earlier copy's progress, and any rows. */
+/** What the target holds already: an earlier copy's progress or completion, and its rows. */
 export async function copyState(target: PostgresStore, plans: TablePlan[]): Promise<CopyState> {
   await target.run(PROGRESS_DDL);
+  await target.run(COMPLETED_DDL);
   const source = (await target.get<{ source: string }>("SELECT source FROM herald_copy_progress LIMIT 1"))?.source ?? null;
+  const counts: Record<string, number> = {};
   let rowsPresent = 0;
-  // The one row migrations write themselves (the key-version counter) is not data.
   for (const p of plans) {
-    if (p.name === "partner_keys_version") continue;
-    rowsPresent += (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${p.name}"`))!.n;
+    counts[p.name] = (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${p.name}"`))!.n;
+    // The one row migrations write themselves (the key-version counter) is not data.
+    if (p.name !== "partner_keys_version") rowsPresent += counts[p.name]!;
   }
-  return { source, rowsPresent };
+  return { source, rowsPresent, counts, completed: await completedCopy(target, plans) };
+}
+
+async function completedCopy(target: PostgresStore, plans: TablePlan[]): Promise<CompletedCopy | null> {
+  const row = await target.get<{ source: string; completed_at: string; source_rows: number; target_rows: string }>(
+    "SELECT source, completed_at, source_rows, target_rows FROM herald_copy_completed ORDER BY completed_at DESC LIMIT 1",
+  );
+  if (row) return { source: row.source, completedAt: row.completed_at, sourceRows: row.source_rows, targetRows: JSON.parse(row.target_rows) };
+  // A copy finished by an earlier Herald, which recorded only each table's progress: finished when every table is.
+  const progress = await target.all<{ table_name: string; copied: number; done: number; source: string }>(
+    "SELECT table_name, copied, done, source FROM herald_copy_progress",
+  );
+  const byTable = new Map(progress.map((r) => [r.table_name, r]));
+  if (!progress.length || !plans.every((p) => byTable.get(p.name)?.done === 1)) return null;
+  const targetRows = Object.fromEntries(plans.map((p) => [p.name, byTable.get(p.name)!.copied]));
+  return { source: progress[0]!.source, completedAt: null, sourceRows: progress.reduce((n, r) => n + r.copied, 0), targetRows };
+}
+
+/** Records a copy as finished and checked (see COMPLETED_DDL). */
+export async function recordCompletion(target: PostgresStore, sourceId: string, nowIso: string, sourceRows: number, counts: Record<string, number>) {
+  await target.run(
+    `INSERT INTO herald_copy_completed (source, completed_at, source_rows, target_rows) VALUES (?, ?, ?, ?)
+     ON CONFLICT (source) DO UPDATE SET completed_at = excluded.completed_at, source_rows = excluded.source_rows, target_rows = excluded.target_rows`,
+    [sourceId, nowIso, sourceRows, JSON.stringify(counts)],
+  );
+}
+
+/** Rows the target gained and lost since a finished copy, table by table (the instances' writes, the prune jobs). */
+export function changesSince(done: CompletedCopy, counts: Record<string, number>): { newer: number; fewer: number; tables: string[] } {
+  let newer = 0;
+  let fewer = 0;
+  const tables: string[] = [];
+  for (const [name, now] of Object.entries(counts)) {
+    const then = done.targetRows[name] ?? 0;
+    if (now > then) newer += now - then;
+    if (now < then) fewer += then - now;
+    if (now !== then) tables.push(name);
+  }
+  return { newer, fewer, tables };
 }
 
 export interface Progress {
@@ -104,14 +165,16 @@ export async function copyTable(
   batch: number,
   onBatch: (p: Progress) => void,
   replaced: Map<string, number> = new Map(),
-): Promise<number> {
+): Promise<{ copied: number; now: number }> {
   const state = await target.get<{ last_rowid: number; copied: number; done: number }>(
     "SELECT last_rowid, copied, done FROM herald_copy_progress WHERE table_name = ?",
     [plan.name],
   );
-  if (state?.done) return state.copied;
+  if (state?.done) return { copied: state.copied, now: 0 };
   let after = state?.last_rowid ?? 0;
   let copied = state?.copied ?? 0;
+  // Rows this run copied (a resumed copy starts after the rows an earlier run copied).
+  let now = 0;
   const cols = plan.columns.map((c) => `"${c}"`).join(", ");
   // PostgreSQL takes at most 65,535 parameters in a statement: a wide table gets smaller batches.
   batch = Math.max(1, Math.min(batch, Math.floor(60_000 / plan.columns.length)));
@@ -142,6 +205,7 @@ export async function copyTable(
     });
     after = last;
     copied += rows.length;
+    now += rows.length;
     onBatch({ table: plan.name, copied, total: plan.rows });
   }
   await target.run(
@@ -149,7 +213,7 @@ export async function copyTable(
      ON CONFLICT (table_name) DO UPDATE SET done = 1, copied = excluded.copied`,
     [plan.name, after, copied, sourceId],
   );
-  return copied;
+  return { copied, now };
 }
 
 /** Moves every identity sequence past the largest id copied, so the next row the service writes gets a new id. */

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { createLogger } from "../../src/log";
 import { FakeClock, seededRng } from "../support/clock";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import type { TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
+import { describeOn } from "../support/skipped";
 
 // The database remembers which master key it was made with (a check value and a public fingerprint), so a
 // server started with another key — a restore without its key — says so at start instead of answering every
@@ -87,7 +87,7 @@ async function databaseUnderKeyA(): Promise<{ dir: string; key: TestKey }> {
   return { dir, key };
 }
 
-describe.skipIf(testEngine() === "postgres")("the check value", () => {
+describeOn("sqlite", "test/auth/master-key.test.ts")("the check value", () => {
   test("a new database records its key's check value and fingerprint; /readyz names the fingerprint", async () => {
     const h = appOver(freshDir(), KEY_A);
     const box = new SecretBox(Buffer.from(KEY_A, "hex"));

@@ -20,7 +20,8 @@ import { spawnHerald } from "../support/process";
 // `herald migrate-to-postgres` moves a database the test fixtures made (keys, users and wallets, salutes credits and
 // debits, a webhook and its deliveries, donation claims, sandbox practice, the request log) into PostgreSQL: every
 // table's rows copied and checked, and the API answers a set of reads the same before and after. A second run
-// changes nothing; a copy cut off halfway resumes; a non-empty target is refused unless told.
+// copies nothing and says the move is done — also after the target took traffic (never "CHECK FAILED" over intact
+// data); a copy cut off halfway resumes; a non-empty target is refused, and --force is never suggested.
 
 setDefaultTimeout(180_000);
 const pg = postgresPresent("test/cli/migrate-to-postgres.test.ts");
@@ -114,10 +115,18 @@ test.skipIf(!pg)(
     expect(summary.per_table.salutes_ledger).toBe(ledgerRows);
     expect(ledgerRows).toBeGreaterThan(20);
     expect(summary.rows).toBeGreaterThan(50);
-    // Run again: nothing to do, nothing doubled.
+    expect(summary.copied_now).toBe(summary.rows);
+    // Run again: nothing to do, nothing doubled, and checked again.
     const again = await migrate(["--to", url]);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ success: true, rows: summary.rows, problems: [] });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      success: true,
+      already_migrated: true,
+      rows: summary.rows,
+      copied_now: 0,
+      target_changes: { newer: 0, fewer: 0, tables: [] },
+      problems: [],
+    });
 
     // The same reads, against a Herald on the copy (same master key: the sealed secrets must open there).
     const clock = new FakeClock(source.clock.now());
@@ -152,8 +161,47 @@ test.skipIf(!pg)(
       expect(credited.status).toBe(200);
       expect(credited.body.ledger_entry_id).toBe(ledgerRows + 1);
     } finally {
+      await ctx.requestLog.stop();
       await ctx.store.close();
     }
+
+    // The instances took traffic: a run again says the move is done and how far the target has moved on, copies
+    // nothing, checks the target's own balances, exits 0 — and never offers --force.
+    const rerun = await migrate(["--to", url]);
+    expect(rerun.code).toBe(0);
+    const report = JSON.parse(rerun.stdout);
+    expect(report).toMatchObject({ success: true, already_migrated: true, copied_now: 0, problems: [] });
+    expect(report.completed_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(report.target_changes.newer).toBeGreaterThanOrEqual(2);
+    expect(report.target_changes.tables).toEqual(expect.arrayContaining(["partner_users", "salutes_ledger"]));
+    const text = spawnHerald(["migrate-to-postgres", "--from", dbPath, "--to", url], { NODE_ENV: "test", LOG_LEVEL: "warn", HERALD_MASTER_KEY: MASTER_KEY });
+    const [out, err, code] = await Promise.all([new Response(text.stdout).text(), new Response(text.stderr).text(), text.exited]);
+    expect(code).toBe(0);
+    expect(out).toStartWith(`already migrated: ${report.from} was copied into this database on ${report.completed_at}`);
+    expect(out).toContain("nothing copied");
+    expect(out).toContain("the target has moved on since (it is in use)");
+    expect(out).toContain("checked: every salutes balance = Σ its ledger in the target");
+    expect(out).not.toMatch(/copied \d|CHECK FAILED/);
+    expect(out + err).not.toContain("--force");
+
+    // Another file (the default HERALD_DB_PATH of a run without --from, here a copy of the source): nothing copied,
+    // exit 3, the way to check the move that was made — no --force.
+    const other = join(dir, "other.db");
+    copyFileSync(dbPath, other);
+    const elsewhere = await migrate(["--to", url], other);
+    expect(elsewhere.code).toBe(3);
+    expect(JSON.parse(elsewhere.stdout)).toMatchObject({ success: false, error: "migrated_from_another_file", copied_now: 0 });
+    expect(elsewhere.stderr).toContain(`this database was migrated from ${report.from} on ${report.completed_at} and has`);
+    expect(elsewhere.stderr).toContain(`To check that migration, run again with --from ${report.from}`);
+    expect(elsewhere.stderr).not.toContain("--force");
+
+    // A move finished by an earlier Herald (which recorded each table's progress, not the move): recognised too.
+    const target = new PostgresStore({ url, poolMax: 1 });
+    await target.run("DELETE FROM herald_copy_completed");
+    await target.close();
+    const legacy = await migrate(["--to", url]);
+    expect(legacy.code).toBe(0);
+    expect(JSON.parse(legacy.stdout)).toMatchObject({ success: true, already_migrated: true, completed_at: null, copied_now: 0, problems: [] });
   },
   180_000,
 );
@@ -168,9 +216,12 @@ test.skipIf(!pg)(
     await target.tx(async (t) => {
       await t.run("DELETE FROM salutes_ledger WHERE id > 10");
       await t.run("UPDATE herald_copy_progress SET done = 0, last_rowid = 10, copied = 10 WHERE table_name = 'salutes_ledger'");
+      // A copy cut off never got as far as its checks, so it was never recorded as finished.
+      await t.run("DELETE FROM herald_copy_completed");
     });
     const resumed = await migrate(["--to", url]);
     expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ success: true, copied_now: ledgerRows - 10 });
     expect((await target.get<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger"))?.n).toBe(ledgerRows);
 
     // A database with rows of its own and no copy in it.
@@ -180,7 +231,8 @@ test.skipIf(!pg)(
     await occupied.run("INSERT INTO admin_tokens (name, token_hash, created_at) VALUES ('someone', 'h', '2026-01-01T00:00:00.000Z')");
     const refused = await migrate(["--to", other]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("already holds 1 rows");
+    expect(refused.stderr).toContain("already holds 1 rows that no copy of this file put there (admin_tokens 1); nothing copied");
+    expect(refused.stderr).not.toContain("--force");
     const forced = await migrate(["--to", other, "--force"]);
     expect(forced.code).toBe(0);
     await occupied.close();
