@@ -20,7 +20,11 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   migrate: () => import("./migrate"),
   profile: () => import("./profile"),
   floors: () => import("./floors"),
+  startup: () => import("./startup"),
 };
+
+/** The benchmarks that time something other than wrk's load, and so run without it. */
+const WITHOUT_WRK = new Set(["startup"]);
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
 const ENGINE_BENCHMARKS = new Set([
@@ -58,7 +62,8 @@ Options:
   --instances N     with --engine postgres: herald instances sharing the database (1–4, default 1; holders: 1)
   --rows N          the seeded history's size: migrate request_log rows (a tenth as many ledger rows; default
                     1000000), transparency examined rows (default 1000000), messenger-admin plays (default
-                    1000000), ops-digest request_log rows (default 5000000), holders fixture accounts
+                    1000000), ops-digest request_log rows (default 5000000), startup request_log rows
+                    (default 1000000), holders fixture accounts
                     (one size instead of 100000 and 1000000)
 `;
 
@@ -142,7 +147,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${(err as Error).message}\n`);
     return 2;
   }
-  findWrk(); // fail before starting any server
+  if (!WITHOUT_WRK.has(name!)) findWrk(); // fail before starting any server
   const bench = (await load()).default;
   const startedAt = new Date();
   const busyBefore = await busyCpuShare(1000);

@@ -50,13 +50,26 @@ function chainProblems(values: Record<string, unknown>): string[] {
   return problems;
 }
 
+/**
+ * Whether `name` is unset and its default, worked out from other variables (PUBLIC_BASE_URL from PORT), fails only
+ * because one of those was refused already: that refusal says it, and a second line about the same bad value
+ * (PORT=abc) would read as two problems. The default is tried again without the refused variables to tell.
+ */
+function followsFromRefused(name: string, spec: VarSpec, env: Env, refused: ReadonlySet<string>): boolean {
+  if (env[name] !== undefined || typeof spec.fallback !== "function" || refused.size === 0) return false;
+  const without = Object.fromEntries(Object.entries(env).filter(([k]) => !refused.has(k)));
+  return parseOne(name, spec, without).problem === undefined;
+}
+
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
+  const refused = new Set<string>();
   for (const [name, spec] of Object.entries(CONFIG_VARS) as [string, VarSpec][]) {
     const { value, problem } = parseOne(name, spec, env);
-    if (problem) problems.push(problem);
+    if (problem && !followsFromRefused(name, spec, env, refused)) problems.push(problem);
+    if (problem) refused.add(name);
     values[name] = value;
   }
   if (values.NODE_ENV === "production" && values.WEBHOOK_ALLOW_PRIVATE_TARGETS === true) {

@@ -33,14 +33,23 @@ describe("config", () => {
     }
   });
 
-  test("a default worked out from a bad variable is reported as following from it, not as a value the operator set", () => {
+  test("a bad variable is refused once, not again through a default worked out from it; a default that fails on its own says it follows from other variables", () => {
+    for (const port of ["70000", "abc"]) {
+      try {
+        loadConfig({ PORT: port });
+        throw new Error("expected ConfigError");
+      } catch (err) {
+        // PUBLIC_BASE_URL's default (http://localhost:$PORT) fails only because PORT does: one line, PORT's.
+        expect((err as ConfigError).problems).toEqual([`PORT="${port}" is not valid: expected an integer from 0 to 65535`]);
+      }
+    }
     try {
-      loadConfig({ PORT: "70000" });
+      // PORT itself is accepted (trimmed), but the default made from its raw text is not a URL.
+      loadConfig({ PORT: " 80" });
       throw new Error("expected ConfigError");
     } catch (err) {
       expect((err as ConfigError).problems).toEqual([
-        'PORT="70000" is not valid: expected an integer from 0 to 65535',
-        'PUBLIC_BASE_URL is not set, and its default "http://localhost:70000", worked out from other variables, is not an absolute http(s) URL: fix those, or set PUBLIC_BASE_URL',
+        'PUBLIC_BASE_URL is not set, and its default "http://localhost: 80", worked out from other variables, is not an absolute http(s) URL: fix those, or set PUBLIC_BASE_URL',
       ]);
     }
     // Each accepted spelling of a flag, as the refusal lists them.

@@ -4,6 +4,8 @@ import type { AppContext } from "../context";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
 import { SCOPES } from "./scopes";
+import { anyKeyUsed } from "./store/keys";
+import { anyTokenUsed } from "./store/tokens";
 
 export interface KeyCredentials {
   keyId: string;
@@ -18,32 +20,67 @@ export interface FirstStartCredentials {
   adminToken: string;
 }
 
+/** The operator console's address (src/ops/console); a browser without a session is sent on to the sign-in form. */
+export const CONSOLE_PATH = "/admin/console";
+
 /** Both first-start keys belong to one partner, so the sandbox-then-live story of docs/sandbox.md holds locally. */
 export const FIRST_START_PARTNER = "Local Dev";
 
 /**
- * Start-up credential work, run by `serve` (never by buildApp): registers ADMIN_TOKEN from the environment,
- * and on an EMPTY database outside production creates a live key and a sandbox key (every scope, one partner)
- * and one admin token, returned once so the caller can print them. A live key is made too because most routes a
- * newcomer tries first (users, salutes, status) refuse sandbox keys. A database that already has keys or
- * tokens gets nothing new.
+ * Start-up credential work before listening, run by `serve` (never by buildApp): registers ADMIN_TOKEN from the
+ * environment, so that it works from the first request. Resolves with whether the database held no key and no
+ * token before that (createFirstStartCredentials' question).
  */
-export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCredentials | null> {
-  const keys = new PartnerKeys(ctx);
+export async function registerConfiguredToken(ctx: AppContext): Promise<{ empty: boolean }> {
   const tokens = new AdminTokens(ctx);
-  const empty = (await keys.count()) === 0 && (await tokens.count()) === 0;
+  const empty = (await new PartnerKeys(ctx).count()) === 0 && (await tokens.count()) === 0;
   if (ctx.config.adminToken) await tokens.ensureBootstrap(ctx.config.adminToken);
+  return { empty };
+}
+
+/**
+ * On a database that was EMPTY, outside production, creates a live key and a sandbox key (every scope, one
+ * partner) and one admin token, returned once so the caller can print them. A live key is made too because most
+ * routes a newcomer tries first (users, salutes, status) refuse sandbox keys. A database that already had keys or
+ * tokens gets nothing new. `serve` calls this only once its port is bound: a start that cannot listen must not
+ * make credentials that nobody will see.
+ */
+export async function createFirstStartCredentials(ctx: AppContext, { empty }: { empty: boolean }): Promise<FirstStartCredentials | null> {
   // A key that cannot open this database's secrets seals nothing (and a restored database is not new anyway).
   if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials || ctx.secrets.mismatch) return null;
+  const keys = new PartnerKeys(ctx);
   const actor = { kind: "cli", user: "first-start" } as const;
   const live = await keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
   const sandbox = await keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);
-  const admin = await tokens.create("first-start", actor);
+  const admin = await new AdminTokens(ctx).create("first-start", actor);
   return {
     live: { keyId: live.key_id, secret: live.secret },
     sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },
     adminToken: admin.token,
   };
+}
+
+/** Both steps at once (registerConfiguredToken, then createFirstStartCredentials), for a context that is not serving. */
+export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCredentials | null> {
+  return createFirstStartCredentials(ctx, await registerConfiguredToken(ctx));
+}
+
+/** The commands that make new credentials, as a start-up line names them (each prints what it makes once). */
+export const NEW_CREDENTIAL_COMMANDS = {
+  admin_token: "herald admin-token create --name local",
+  partner_key: `herald keys create --partner '${FIRST_START_PARTNER}' --mode live --scopes ${[...SCOPES].sort().join(",")}`,
+} as const;
+
+/**
+ * Whether a start should say how to make new credentials: outside production, the database has keys or tokens
+ * (the first start's, printed once) and none of them was ever used — no signed call, no bearer call and no
+ * console sign-in (each writes last_used_at on its first use) — so their holder may well have lost them with the
+ * first start's output. Not when ADMIN_TOKEN is set: its holder knows it and can reach everything with it.
+ */
+export async function credentialsNeverUsed(ctx: AppContext): Promise<boolean> {
+  if (ctx.config.isProduction || ctx.config.adminToken) return false;
+  if ((await new PartnerKeys(ctx).count()) === 0 && (await new AdminTokens(ctx).count()) === 0) return false;
+  return !(await anyKeyUsed(ctx.store)) && !(await anyTokenUsed(ctx.store));
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -80,6 +117,7 @@ export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, hera
     `    secret : ${c.sandbox.secret}`,
     "  ADMIN token           for /admin/* as Authorization: Bearer",
     `    token  : ${c.adminToken}`,
+    `    console: ${baseUrl}${CONSOLE_PATH} (a browser signs in with this token)`,
     "",
     "Paste these lines into another shell (bash or zsh); README.md's examples use them:",
     `  herald() { ${herald} "$@"; }`,
@@ -89,9 +127,9 @@ export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, hera
     `  export HERALD_ADMIN_TOKEN=${shellQuote(c.adminToken)}`,
     "",
     "Then try (`herald sign` prints a signed curl command; `| sh` runs it):",
-    `  herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" GET "$HERALD/api/partner/status" | sh`,
-    `  herald sign --key "$HERALD_SANDBOX_KEY_ID" --secret "$HERALD_SANDBOX_SECRET" GET "$HERALD/api/partner/sandbox/verify" | sh`,
-    `  curl -sS -H "Authorization: Bearer $HERALD_ADMIN_TOKEN" "$HERALD/admin/partners/keys"`,
+    `  herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" GET "$HERALD/api/partner/status" | sh; echo`,
+    `  herald sign --key "$HERALD_SANDBOX_KEY_ID" --secret "$HERALD_SANDBOX_SECRET" GET "$HERALD/api/partner/sandbox/verify" | sh; echo`,
+    `  curl -sS -w '\\n' -H "Authorization: Bearer $HERALD_ADMIN_TOKEN" "$HERALD/admin/partners/keys"`,
     "===================================================================",
     "",
   ].join("\n");

@@ -1,10 +1,16 @@
 import { buildApp } from "../app";
-import { warmOpenApiDocuments } from "../http/openapi/routes";
 import { closeContext, openContextAsync } from "../bootstrap";
 import type { Config } from "../config";
 import type { Draining } from "../context";
 import { errorFields } from "../log";
-import { firstStartBanner, prepareCredentials } from "../auth/first-start";
+import {
+  CONSOLE_PATH,
+  createFirstStartCredentials,
+  credentialsNeverUsed,
+  firstStartBanner,
+  NEW_CREDENTIAL_COMMANDS,
+  registerConfiguredToken,
+} from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
 import { nativeRedirectRoutes } from "../audio-share/redirect";
 import { installNativeRoutes } from "../http/native-routes";
@@ -31,6 +37,26 @@ function listenErrorOf(err: unknown, host: string, port: number): ListenError {
   }
   const reason = err instanceof Error ? err.message : String(err);
   return new ListenError(`cannot listen on ${where} (port ${port}): ${reason}${code ? ` (${code})` : ""}`, code);
+}
+
+/**
+ * Throws ListenError when host:port cannot be bound, by binding it exclusively for a moment (no SO_REUSEPORT, as the
+ * server itself binds). `serve` asks before it creates anything, so that a start on a port in use leaves no data
+ * folder, database or master key behind and prints no credentials. Binding the server itself first is not possible:
+ * the app it serves is built over the opened database. The port can still be taken between this check and the
+ * server's bind (another process starting at the same moment); that start then fails as before, with its database
+ * opened but no credentials made (serve makes them only once it listens). Port 0 (any free port) cannot be in use.
+ */
+export function assertPortFree(host: string, port: number): void {
+  if (port === 0) return;
+  let probe: { stop(closeActiveConnections?: boolean): void } | null = null;
+  try {
+    probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+  } catch (err) {
+    throw listenErrorOf(err, host, port);
+  } finally {
+    probe?.stop(true);
+  }
 }
 
 /** The address this process reaches itself on: the loopback for a wildcard bind, else the bound host. */
@@ -130,6 +156,9 @@ function closeEachConnection(server: Server<unknown>, options: ServeOptions | nu
  * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
  */
 export async function serve(config: Config): Promise<void> {
+  // Before anything is created (the data folder, the database, a development master key, first-start credentials):
+  // a start on a port in use leaves nothing behind and prints nothing but the reason.
+  assertPortFree(config.host, config.port);
   const ctx = await openContextAsync(config);
   const mismatch = ctx.secrets.mismatch;
   if (mismatch && config.isProduction) {
@@ -141,7 +170,7 @@ export async function serve(config: Config): Promise<void> {
       `refusing to start: ${mismatch.detail}. This database expects the master key with fingerprint ${mismatch.expected ?? "(not recorded: the key it was made with)"}.`,
     );
   }
-  const firstStart = await prepareCredentials(ctx);
+  const credentials = await registerConfiguredToken(ctx);
   const app = buildApp(ctx);
   // Short-link redirects and the liveness probe skip Elysia's hooks: native Bun routes answer them
   // (src/http/native-routes.ts).
@@ -160,10 +189,9 @@ export async function serve(config: Config): Promise<void> {
       maxRequestBodySize: Math.max(config.maxBodyBytes * 2 + 65_536, BUN_BODY_CAP_FLOOR),
     });
   } catch (err) {
+    // Taken since assertPortFree looked (another process bound it meanwhile): no credentials were made yet.
     const failure = listenErrorOf(err, config.host, config.port);
     ctx.log.error("cannot listen", { host: config.host, port: config.port, code: failure.code, error: failure.message });
-    // Credentials made on this first start exist in the database; show them now, since they are shown only once.
-    if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
     await ctx.requestLog.stop();
     await closeContext(ctx);
     throw failure;
@@ -176,17 +204,28 @@ export async function serve(config: Config): Promise<void> {
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
   warmBotUsername(ctx);
+  // Made only now that the port is ours, so a failed start never made credentials it could not show.
+  const firstStart = await createFirstStartCredentials(ctx, credentials);
   if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
+  else if (await credentialsNeverUsed(ctx)) {
+    ctx.log.info("no credential of this database has been used yet", {
+      note: "the first start printed its credentials once; if they are lost, make new ones (each printed once) from this folder, with this environment",
+      ...NEW_CREDENTIAL_COMMANDS,
+    });
+  }
+  // Said once everything the first requests need is in place: a deploy script or a load balancer that waits for this
+  // line, or for /readyz, meets a process that answers at once. The API documents are not among those things: each
+  // is built when first asked for (src/http/openapi/routes.ts), since building them takes the event loop for a second
+  // or more, during which no request at all would be answered.
   ctx.log.info("herald listening", {
     url: `http://${config.host}:${server.port}`,
     public_base_url: config.publicBaseUrl,
+    console: `${config.publicBaseUrl}${CONSOLE_PATH}`,
     db: config.database.engine === "postgres" ? "postgres (DATABASE_URL)" : config.dbPath,
     engine: await ctx.store.version(),
     jobs: config.jobsEnabled,
   });
   for (const r of config.retired) ctx.log.warn("environment variable no longer read", { name: r.name, note: r.note });
-  // The API documents are built now rather than by the first client that asks for them (~0.7 s).
-  warmOpenApiDocuments(ctx);
 
   let stopping = false;
   /** Ends the drain delay early; set while it runs. */

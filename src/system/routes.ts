@@ -4,6 +4,7 @@ import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { HEALTH_ROUTE, health } from "./health";
+import { homeRoutes } from "./home";
 import { SystemModel } from "./model";
 import { databaseSizeBytes, errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
@@ -18,8 +19,10 @@ const PROBE_QUERY = t.Object(includeMetaQuery, { additionalProperties: true });
 export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => databaseSizeBytes(ctx));
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
+  // With the probes: the front door (/) and the console's short address (/admin), src/system/home.ts.
   return new Elysia({ name: "herald:system" })
     .use(guards.admin.plugin)
+    .use(homeRoutes(ctx))
     .get(HEALTH_ROUTE, () => health(ctx), {
       query: PROBE_QUERY,
       response: SystemModel.health,

@@ -19,6 +19,7 @@ import { httpCore, RequestStates } from "../../src/http/core";
 import { RouteIndex } from "../../src/http/route-index";
 import { openTestApp, type TestApp } from "../support/app";
 import { REPO_ROOT } from "../support/process";
+import { reportOptional } from "../support/skipped";
 
 // Two tests spawn bash/bun; bun's default per-test timeout (5 s) is tight on a loaded machine.
 setDefaultTimeout(30_000);
@@ -104,7 +105,7 @@ describe("docs/partner-auth.md worked example", () => {
 });
 
 const openssl = Bun.which("openssl");
-if (!openssl) console.warn("docs-example.test.ts: openssl is not on PATH; the openssl recipe check is SKIPPED");
+if (!openssl) reportOptional("test/auth/docs-example.test.ts", "openssl recipe", "openssl is not on PATH");
 
 async function bash(script: string): Promise<{ stdout: string; stderr: string; code: number }> {
   const p = Bun.spawn(["bash", "-c", script], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });

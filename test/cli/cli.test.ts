@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
 import { servedDatabase } from "../support/served-database";
+import { reportOptional } from "../support/skipped";
 
 // Every test here spawns real processes (one per command, seconds each on a loaded machine); bun's default is
 // 5 s per test and bunfig.toml has no setting that changes it.
@@ -283,6 +284,7 @@ describe("sign", () => {
     expect(relative.stderr).toContain("not an absolute URL");
   });
 
+  if (!Bun.which("curl")) reportOptional("test/cli/cli.test.ts", "the printed curl command works against a running server", "curl is not on PATH");
   test.skipIf(!Bun.which("curl"))("the printed curl command works against a running server (skipped without curl)", async () => {
     const key = oneJson((await run(["keys", "create", "--partner", "Curl Test", "--mode", "live", "--scopes", "read", "--json"])).stdout);
     const token = oneJson((await run(["admin-token", "create", "--name", "curl-test", "--json"])).stdout).token as string;

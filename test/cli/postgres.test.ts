@@ -1,10 +1,11 @@
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresStore } from "../../src/db/postgres-engine";
-import { freshPostgresDatabase, testEngine, withDatabase } from "../support/engine";
+import { freshPostgresDatabase, withDatabase } from "../support/engine";
 import { spawnHerald } from "../support/process";
+import { describeOn } from "../support/skipped";
 
 // `herald migrate` and `herald jobs list|run` against PostgreSQL (DATABASE_URL), as real
 // processes. Part of the PostgreSQL run (HERALD_TEST_ENGINE=postgres), which owns the throwaway cluster; the same
@@ -22,7 +23,7 @@ async function run(args: string[], env: Record<string, string>) {
   return { stdout, stderr, code };
 }
 
-describe.if(testEngine() === "postgres")("the CLI on PostgreSQL", () => {
+describeOn("postgres", "test/cli/postgres.test.ts")("the CLI on PostgreSQL", () => {
   test("migrate applies every PostgreSQL migration to an empty database, once, and never prints the password", async () => {
     const template = await freshPostgresDatabase();
     const admin = new PostgresStore({ url: withDatabase(template.url, "postgres"), poolMax: 1 });

@@ -3,12 +3,14 @@
 // (no statement runs on after its caller gave up); a transaction's connection is discarded, not reused; deadlocks
 // are run again instead of reaching the caller; and after an outage one statement at a time tries the server.
 // The frozen-server case, with a real `herald serve`, is test/postgres/frozen-database.test.ts.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { SerializationFailure, StoreUnavailable } from "../../src/db/port";
 import { freshPostgresDatabase, testEngine } from "../support/engine";
+import { testOn } from "../support/skipped";
 
 const pg = testEngine() === "postgres";
+const onPostgres = testOn("postgres", "test/db/deadlines.test.ts");
 let url = "";
 let drop: (() => Promise<void>) | null = null;
 let observer: PostgresStore | null = null;
@@ -49,7 +51,7 @@ async function rejection(work: Promise<unknown>): Promise<{ error: unknown; ms: 
   }
 }
 
-test.skipIf(!pg)("a statement past DATABASE_QUERY_TIMEOUT_MS is StoreUnavailable at its deadline and cancelled on the server", async () => {
+onPostgres("a statement past DATABASE_QUERY_TIMEOUT_MS is StoreUnavailable at its deadline and cancelled on the server", async () => {
   const store = new PostgresStore({ url, poolMax: 2, queryTimeoutMs: 300 });
   try {
     const r = await rejection(store.get("SELECT pg_sleep(5)"));
@@ -68,7 +70,7 @@ test.skipIf(!pg)("a statement past DATABASE_QUERY_TIMEOUT_MS is StoreUnavailable
   }
 });
 
-test.skipIf(!pg)("a transaction past DATABASE_TRANSACTION_TIMEOUT_MS is StoreUnavailable, rolled back, cancelled, its connection discarded", async () => {
+onPostgres("a transaction past DATABASE_TRANSACTION_TIMEOUT_MS is StoreUnavailable, rolled back, cancelled, its connection discarded", async () => {
   const store = new PostgresStore({ url, poolMax: 2, transactionTimeoutMs: 400 });
   try {
     const r = await rejection(
@@ -91,7 +93,7 @@ test.skipIf(!pg)("a transaction past DATABASE_TRANSACTION_TIMEOUT_MS is StoreUna
   }
 });
 
-test.skipIf(!pg)("a transaction waits at most DATABASE_ACQUIRE_TIMEOUT_MS for a pooled connection", async () => {
+onPostgres("a transaction waits at most DATABASE_ACQUIRE_TIMEOUT_MS for a pooled connection", async () => {
   const store = new PostgresStore({ url, poolMax: 1, acquireTimeoutMs: 200, transactionTimeoutMs: 3_000 });
   try {
     const holder = store.tx(async (t) => {
@@ -110,7 +112,7 @@ test.skipIf(!pg)("a transaction waits at most DATABASE_ACQUIRE_TIMEOUT_MS for a 
   }
 });
 
-test.skipIf(!pg)("a deadlock is run again inside the port: both transactions commit, the retry is counted", async () => {
+onPostgres("a deadlock is run again inside the port: both transactions commit, the retry is counted", async () => {
   const store = new PostgresStore({ url, poolMax: 4 });
   try {
     await observer!.run("UPDATE deadline_rows SET v = 0");
@@ -136,7 +138,7 @@ test.skipIf(!pg)("a deadlock is run again inside the port: both transactions com
   }
 });
 
-test.skipIf(!pg)("a transaction that keeps losing its race reaches the caller as SerializationFailure after a bounded number of runs", async () => {
+onPostgres("a transaction that keeps losing its race reaches the caller as SerializationFailure after a bounded number of runs", async () => {
   const store = new PostgresStore({ url, poolMax: 2 });
   try {
     let runs = 0;
@@ -155,7 +157,7 @@ test.skipIf(!pg)("a transaction that keeps losing its race reaches the caller as
   }
 });
 
-test.skipIf(!pg)("a slow statement on a live server ends at its deadline without starting an outage", async () => {
+onPostgres("a slow statement on a live server ends at its deadline without starting an outage", async () => {
   const store = new PostgresStore({ url, poolMax: 2, queryTimeoutMs: 300 });
   try {
     expect((await rejection(store.get("SELECT pg_sleep(5)"))).error).toBeInstanceOf(StoreUnavailable);
@@ -169,7 +171,7 @@ test.skipIf(!pg)("a slow statement on a live server ends at its deadline without
   }
 });
 
-test.skipIf(!pg)("a server that accepts connections but never answers: every interaction is refused at once while a probe tries it", async () => {
+onPostgres("a server that accepts connections but never answers: every interaction is refused at once while a probe tries it", async () => {
   // A listener that takes the connection and says nothing, as a frozen host or a black-holed route looks.
   const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const store = new PostgresStore({ url: `postgres://herald@127.0.0.1:${silent.port}/none`, poolMax: 2, connectTimeoutMs: 1_000, queryTimeoutMs: 3_000 });
@@ -193,7 +195,7 @@ test.skipIf(!pg)("a server that accepts connections but never answers: every int
   }
 });
 
-test.skipIf(!pg)("the probe opens the gate as soon as the server answers again", async () => {
+onPostgres("the probe opens the gate as soon as the server answers again", async () => {
   // A proxy to the test database that holds every connection (accepts, forwards nothing) while `blocked`.
   const target = new URL(url);
   let blocked = true;

@@ -9,6 +9,7 @@ import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createKey } from "../support/partner";
 import { BUN, MAIN, REPO_ROOT } from "../support/process";
+import { reportOptional } from "../support/skipped";
 
 // The code samples of the API reference (x-codeSamples, src/http/openapi/samples.ts): present on every
 // operation, with bodies the routes accept, a curl line shaped exactly like `herald sign`'s output, and a Python
@@ -16,7 +17,7 @@ import { BUN, MAIN, REPO_ROOT } from "../support/process";
 
 const SIGNER = join(REPO_ROOT, "docs", "python", "herald_sign.py");
 const PYTHON = Bun.which("python3");
-if (!PYTHON) console.warn("SKIPPED the Python signer tests in test/http/openapi-samples.test.ts: python3 is not on PATH");
+if (!PYTHON) reportOptional("test/http/openapi-samples.test.ts", "the Python signer (docs/python/herald_sign.py)", "python3 is not on PATH");
 
 let h: TestApp | undefined;
 const dirs: string[] = [];
@@ -189,6 +190,7 @@ test.skipIf(!existsSync(join(REPO_ROOT, "src", "client", "index.ts")))(
 );
 
 const CURL = Bun.which("curl");
+if (!CURL) reportOptional("test/http/openapi-samples.test.ts", "the curl samples run as printed", "curl is not on PATH");
 test.skipIf(!CURL)(
   "the curl samples of a signed mutation and a signed read, run as printed with `herald` on PATH, are accepted by a real server",
   async () => {

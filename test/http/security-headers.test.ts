@@ -97,6 +97,7 @@ describe("security headers", () => {
       { what: "native short link 404 (JSON)", path: "/s/audio/aaaaaaaaaaaaaaaa", status: 404, type: "application/json" },
       { what: "303 to sign-in", path: "/admin/ops/config", init: { headers: { accept: BROWSER_ACCEPT }, redirect: "manual" }, status: 303, type: null },
       // Every kind of HTML page.
+      html("front door", "/"),
       html("status page", "/status"),
       html("API reference", "/api/docs"),
       html("Swagger UI", "/api/docs/swagger"),

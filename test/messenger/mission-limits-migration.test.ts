@@ -2,14 +2,14 @@
 // caps and rewards they had, so they paid more on the client's word than a new self-reported mission may.
 // SQLite migration 0028 and PostgreSQL migration 0004 bring them within SELF_REPORTED_LIMITS; server-counted
 // missions and self-reported ones already within the limits are left as they are.
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/db/client";
 import { createTestApp, openTestApp, sqliteOf, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { migrateFirst } from "../support/migrations";
+import { testOn } from "../support/skipped";
 
 let h: TestApp | undefined;
 const dirs: string[] = [];
@@ -65,20 +65,23 @@ const EXPECTED = [
 ];
 const values = (r: (typeof ROWS)[number]) => [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]];
 
-test.skipIf(testEngine() === "postgres")("SQLite 0028: a file migrated up to 0027 has its loose self-reported missions brought within the limits", () => {
-  const dir = mkdtempSync(join(tmpdir(), "herald-migration-"));
-  dirs.push(dir);
-  const dbPath = join(dir, "herald.db");
-  const old = openDatabase(dbPath);
-  migrateFirst(old, 28); // 0000 … 0027
-  for (const r of ROWS) old.sqlite.query(INSERT).run(...(values(r) as Array<string | number | null>));
-  old.close();
+testOn("sqlite", "test/messenger/mission-limits-migration.test.ts")(
+  "SQLite 0028: a file migrated up to 0027 has its loose self-reported missions brought within the limits",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-migration-"));
+    dirs.push(dir);
+    const dbPath = join(dir, "herald.db");
+    const old = openDatabase(dbPath);
+    migrateFirst(old, 28); // 0000 … 0027
+    for (const r of ROWS) old.sqlite.query(INSERT).run(...(values(r) as Array<string | number | null>));
+    old.close();
 
-  h = createTestApp({ env: { HERALD_DB_PATH: dbPath } });
-  expect(sqliteOf(h).query(`SELECT ${COLUMNS} FROM messenger_missions ORDER BY mission_key`).all()).toEqual(EXPECTED);
-});
+    h = createTestApp({ env: { HERALD_DB_PATH: dbPath } });
+    expect(sqliteOf(h).query(`SELECT ${COLUMNS} FROM messenger_missions ORDER BY mission_key`).all()).toEqual(EXPECTED);
+  },
+);
 
-test.skipIf(testEngine() !== "postgres")("PostgreSQL 0004: the same rows, the same outcome", async () => {
+testOn("postgres", "test/messenger/mission-limits-migration.test.ts")("PostgreSQL 0004: the same rows, the same outcome", async () => {
   h = await openTestApp();
   const sql = readFileSync(join(import.meta.dir, "..", "..", "drizzle", "postgres", "0004_self_reported_mission_limits.sql"), "utf8");
   await h.ctx.store.tx(async (t) => {

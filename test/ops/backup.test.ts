@@ -3,8 +3,8 @@ import { afterEach, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { createAdminToken, createKey } from "../support/partner";
+import { testOn } from "../support/skipped";
 
 let h: TestApp;
 afterEach(async () => {
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 // VACUUM INTO copies of the SQLite file: on PostgreSQL the routes answer 409 backup_not_on_postgres instead
 // (test/ops/backups-postgres.test.ts).
-const sqliteOnly = test.skipIf(testEngine() === "postgres");
+const sqliteOnly = testOn("sqlite", "test/ops/backup.test.ts");
 
 sqliteOnly("POST /admin/backup/run writes a consistent snapshot and reports its path, size and sha256", async () => {
   h = await openTestApp();

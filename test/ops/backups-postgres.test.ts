@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { csrfOf, formPost, pageAs, signedInCookie } from "../support/console";
-import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 import { spawnHerald } from "../support/process";
+import { describeOn } from "../support/skipped";
 
 setDefaultTimeout(60_000);
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 
 const HINT = /pg_dump.*pg_basebackup.*docs\/postgres\.md/;
 
-describe.if(testEngine() === "postgres")("backups over HTTP on PostgreSQL", () => {
+describeOn("postgres", "test/ops/backups-postgres.test.ts")("backups over HTTP on PostgreSQL", () => {
   test("run, list and download answer 409 backup_not_on_postgres with the way to back up; 403 and 400 come first", async () => {
     h = await openTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
     const auth = { authorization: `Bearer ${await createAdminToken(h, "ops")}` };
@@ -83,7 +83,7 @@ describe.if(testEngine() === "postgres")("backups over HTTP on PostgreSQL", () =
   });
 });
 
-describe.if(testEngine() === "sqlite")("the engine on SQLite", () => {
+describeOn("sqlite", "test/ops/backups-postgres.test.ts")("the engine on SQLite", () => {
   test("the preflight guards name it, and its variables keep their values", async () => {
     h = await openTestApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h, "ops")}` };

@@ -4,8 +4,8 @@ import { copyFileSync, createReadStream, existsSync, readdirSync, readFileSync, 
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
+import { testOn } from "../support/skipped";
 
 let h: TestApp;
 afterEach(async () => {
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 // Herald's own backups of the SQLite file: on PostgreSQL every route here answers 409 backup_not_on_postgres after
 // its authentication and validation (test/ops/backups-postgres.test.ts).
-const sqliteOnly = test.skipIf(testEngine() === "postgres");
+const sqliteOnly = testOn("sqlite", "test/ops/backups.test.ts");
 
 /** sha256 of a file read as a stream, independently of the code under test. */
 async function streamedSha256(path: string): Promise<string> {
@@ -138,7 +138,6 @@ sqliteOnly("path traversal and names that are not backups are refused; symlinks 
     ["herald-2026-01-01T00-00-00-000Z.db.json", 400, "invalid_query"],
     ["herald-2026-01-01T00-00-00-000Z.db%00", 400, "invalid_query"],
     ["herald-2026-01-01T00-00-00-000Z.db%2F..%2F..%2Fherald.db", 400, "invalid_query"],
-    ["%2e%2e", 404, "not_found"], // normalised by the URL parser to /admin/: no such route
     [planted, 404, "not_found"],
     ["herald-2030-01-01T00-00-00-000Z.db", 404, "not_found"],
   ];
@@ -149,6 +148,10 @@ sqliteOnly("path traversal and names that are not backups are refused; symlinks 
     expect(JSON.parse(text)).toMatchObject({ success: false, error: code });
     expect(text).not.toContain("SQLite format 3");
   }
+  // Normalised by the URL parser to /admin/, which only points at the console: no file, no backup.
+  const dots = await h.request("/admin/backups/%2e%2e", { headers: auth });
+  expect({ status: dots.status, location: dots.headers.get("location") }).toEqual({ status: 303, location: "/admin/console" });
+  expect(await dots.text()).not.toContain("SQLite format 3");
   const list = await h.json("/admin/backups", { headers: auth });
   expect(list.body.backups.map((b: { name: string }) => b.name)).not.toContain(planted);
 });

@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import { openTestApp, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
-import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
+import { testOn } from "../support/skipped";
 
 // The backups page in real headless Chromium (JavaScript off), as an operator uses it: sign in through the form,
 // open Backups from the header, read it at 1280 px and 390 px without horizontal scrolling, press "Take a backup
@@ -17,7 +17,6 @@ import { operator } from "../status/support";
 // there the page, read the same way, says where the database's own backups are.
 
 const present = chromiumPresent("test/ops/console-backups.browser.test.ts");
-const onSqlite = testEngine() === "sqlite";
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
@@ -53,7 +52,7 @@ async function openBackups() {
 }
 
 // Taking and downloading a VACUUM INTO copy is about the SQLite file.
-test.skipIf(!present || !onSqlite)(
+testOn("sqlite", "test/ops/console-backups.browser.test.ts", test.skipIf(!present))(
   "sign in, open Backups from the header, take a backup, download it, see a refusal; readable at 390 px",
   async () => {
     const page = await openBackups();
@@ -102,7 +101,7 @@ test.skipIf(!present || !onSqlite)(
   120_000,
 );
 
-test.skipIf(!present || onSqlite)(
+testOn("postgres", "test/ops/console-backups.browser.test.ts", test.skipIf(!present))(
   "on PostgreSQL: sign in, open Backups from the header, read where the database's own backups are at 1280 and 390 px",
   async () => {
     const page = await openBackups();

@@ -1,13 +1,13 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
+import { describeOn } from "../support/skipped";
 
 // The console's backups page over real files: "Take a backup now" (a CSRF-checked form) makes a real VACUUM INTO
 // copy through the same verb as POST /admin/backup/run (audited with the operator's actor); the list shows it
@@ -26,7 +26,7 @@ const backupsJson = async (token: string) =>
   (await operator(h, token).get("/admin/backups?limit=200")).body as { total: number; backups: Array<{ name: string; sha256: string }> };
 
 // The SQLite file's backups; on PostgreSQL the page says where backups are instead (test/ops/backups-postgres.test.ts).
-describe.skipIf(testEngine() === "postgres")("GET /admin/console/backups", () => {
+describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/backups", () => {
   test("without credentials: 303 to the sign-in form; with a bearer token: the page, and its form works without a CSRF field", async () => {
     h = await openTestApp({ clock: new FakeClock(NOW) });
     const anon = await h.request(`${PAGE}?offset=0`, { headers: { accept: BROWSER_ACCEPT } });

@@ -11,10 +11,10 @@ import { enqueueLinkMessage } from "../../src/ops/link-inbox/notify";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { issueDownloadToken, redeemDownloadTokenOrThrow } from "../../src/ops/link-inbox/tokens";
 import { runPreflightSnapshot } from "../../src/ops/preflight/alerts";
-import { testEngine } from "../support/engine";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { openTwoInstances, type TwoInstances } from "./instances";
 import { plantAlertRun } from "./support";
+import { testOn } from "../support/skipped";
 
 const T0 = "2026-04-01T10:00:00.000Z";
 let two: TwoInstances | undefined;
@@ -98,7 +98,7 @@ describe("alert state with two instances", () => {
     expect(await t.a.store.get("SELECT level, last_row_id FROM ops_alert_state WHERE alert_key = 'status:jobs'")).toEqual({ level: "fail", last_row_id: 500 });
   });
 
-  test.if(testEngine() === "postgres")(
+  testOn("postgres", "test/ops/instances.test.ts")(
     "PostgreSQL: a row whose transaction commits after another instance recorded (and applied) a higher id is applied by the next sweep",
     async () => {
       const t = await setup();

@@ -4,11 +4,11 @@ import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
 import { createTestApp, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { iso, operator } from "../status/support";
 import { plantAlertRun } from "./support";
+import { testOn } from "../support/skipped";
 
 // The link inbox end to end: messages queued by real producers (the admin status routes, ops_alert_runs rows),
 // sent by the sender to a real receiver on 127.0.0.1, every attempt and skip read back from ops_link_events and
@@ -351,7 +351,7 @@ describe("resolved-verification HTTP caching", () => {
     expect(await after.headers.get("last-modified")).toBe(new Date(Date.parse(T0) + 5000).toUTCString());
   });
 
-  test.skipIf(testEngine() === "postgres")(
+  testOn("sqlite", "test/ops/link-inbox.test.ts")(
     "a restart with other targets: the body names them, so Last-Modified moves to the start and If-Modified-Since is no 304",
     async () => {
       const { token } = await setup(["http://127.0.0.1:9/one"]);

@@ -6,15 +6,13 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testEngine } from "../support/engine";
 import { BUN, MAIN, REPO_ROOT, freePort, spawnHerald, waitForHttp, exitWithin } from "../support/process";
+import { reportOptional, testOn } from "../support/skipped";
 
 const LITESTREAM = join(REPO_ROOT, "node_modules", "@flydotio", "litestream-linux-x64", "litestream");
 const CONFIG = join(REPO_ROOT, "litestream.yml");
 const hasLitestream = existsSync(LITESTREAM);
-if (!hasLitestream) {
-  console.warn(`skipping the Litestream drill: ${LITESTREAM} is absent (npm install on linux-x64 provides it)`);
-}
+if (!hasLitestream) reportOptional("test/ops/litestream.test.ts", "litestream drill", `${LITESTREAM} is absent (npm install on linux-x64 provides it)`);
 
 const REQUESTS = 50;
 /** Health probes are kept out of request_log; this cheap public route is logged (and not rate-limited). */
@@ -110,7 +108,7 @@ function committedRequestLogRows(path: string): number {
 }
 
 // Litestream replicates the SQLite file: nothing of it runs on PostgreSQL (its own WAL archiving is the database's).
-test.skipIf(!hasLitestream || testEngine() === "postgres")(
+testOn("sqlite", "test/ops/litestream.test.ts", test.skipIf(!hasLitestream))(
   "litestream drill: replicate under -exec, SIGTERM, restore, identical rows",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-litestream-"));

@@ -11,6 +11,7 @@ import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { freePort, spawnHerald, targetBinary, waitForHttp } from "../support/process";
+import { testOn } from "../support/skipped";
 
 // Its own cluster, whatever the suite's engine: run once, in the PostgreSQL pass (and against dist/herald in CI).
 const pg = testEngine() === "postgres" && postgresPresent("test/postgres/frozen-database.test.ts");
@@ -40,7 +41,7 @@ interface Answer {
   startedAt: number;
 }
 
-test.skipIf(!pg)(
+testOn("postgres", "test/postgres/frozen-database.test.ts", test.skipIf(!pg))(
   "a frozen PostgreSQL: 503 within the deadline, /readyz within 1 s, recovery within 2 s of SIGCONT, nothing lost or doubled",
   async () => {
     cluster = await startCluster();

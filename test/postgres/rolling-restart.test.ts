@@ -20,7 +20,7 @@ import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { exitWithin, freePort, REPO_ROOT, spawnHerald, targetBinary, waitForHttp } from "../support/process";
-import { reportSkipped } from "../support/skipped";
+import { reportSkipped, testOn } from "../support/skipped";
 
 const FILE = "test/postgres/rolling-restart.test.ts";
 const ADMIN = "hat_rolling_admin_token_0123456789abcdefghijklmn";
@@ -153,7 +153,7 @@ test("docs/postgres.md quotes deploy/haproxy.cfg as it is", () => {
   expect(lines.filter((l) => !cfg.includes(l))).toEqual([]);
 });
 
-test.skipIf(!pg || !HAPROXY)(
+testOn("postgres", FILE, test.skipIf(!pg || !HAPROXY))(
   "rolling restarts through HAProxy fail no request; a SIGKILL fails only the requests in flight, each retried to one effect",
   async () => {
     const began = Date.now();

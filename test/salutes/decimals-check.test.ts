@@ -8,7 +8,7 @@ import { createLogger } from "../../src/log";
 import { checkSalutesDecimals } from "../../src/salutes/decimals-check";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock, seededRng } from "../support/clock";
-import { testEngine } from "../support/engine";
+import { testOn } from "../support/skipped";
 
 // Salutes amounts are integer minor units and SALUTES_DECIMALS says how many decimals a unit has. The database
 // records the setting at its first start; a start with another one is refused (it would rescale every balance
@@ -37,7 +37,7 @@ test("the first start records SALUTES_DECIMALS; the same setting passes, another
   expect(await h.ctx.store.get("SELECT decimals FROM salutes_settings WHERE id = 1")).toEqual({ decimals: 2 });
 });
 
-test.skipIf(testEngine() === "postgres")("a SQLite file made with 2 decimals refuses to open with 0, and opens again with 2", async () => {
+testOn("sqlite", "test/salutes/decimals-check.test.ts")("a SQLite file made with 2 decimals refuses to open with 0, and opens again with 2", async () => {
   const dir = mkdtempSync(join(tmpdir(), "herald-decimals-"));
   dirs.push(dir);
   const open = (decimals: string) =>

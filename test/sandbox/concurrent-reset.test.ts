@@ -9,8 +9,8 @@ import { fixturePlan } from "../../src/sandbox/fixtures";
 import { createLogger } from "../../src/log";
 import type { TestApp } from "../support/app";
 import { signedInit, type TestKey } from "../support/partner";
-import { testEngine } from "../support/engine";
 import { countWhere, drain, rows, SANDBOX, sandboxApp, sandboxKey, sb } from "./support";
+import { testOn } from "../support/skipped";
 
 let h = undefined as unknown as TestApp;
 /** What the app logged at level error (a 500's cause, a dispatcher's failed transaction): none is expected. */
@@ -203,7 +203,7 @@ test("resets racing the partner's own sandbox writes: no 5xx, and every balance 
   }
 });
 
-test.skipIf(testEngine() !== "postgres")(
+testOn("postgres", "test/sandbox/concurrent-reset.test.ts")(
   "PostgreSQL: an attempt the dispatcher records while a reset waits for its delivery is deleted by that reset, not left to fail it",
   async () => {
     h = await loggingApp();

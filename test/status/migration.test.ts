@@ -1,7 +1,7 @@
 // The status migration that adds operator incidents (status_incidents rebuilt so an incident may have no
 // snapshot, plus updates, subscribers and their deliveries) on a database written before it: existing
 // incidents keep every field and become `automatic`; the open one is still closed by the next ok snapshot.
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,10 +10,10 @@ import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { storeSnapshot } from "../../src/status/snapshots";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { testEngine } from "../support/engine";
 import { migrateFirst, sqliteMigrations } from "../support/migrations";
 import { createAdminToken } from "../support/partner";
 import { operator } from "./support";
+import { testOn } from "../support/skipped";
 
 const dirs: string[] = [];
 let h: TestApp | undefined;
@@ -25,7 +25,7 @@ afterEach(async () => {
 
 // The upgrade of a SQLite file written by an older release: PostgreSQL databases begin at the port's own first
 // migration (drizzle/postgres/), which has every table already, so there is nothing of this kind to upgrade there.
-test.skipIf(testEngine() === "postgres")(
+testOn("sqlite", "test/status/migration.test.ts")(
   "existing incidents survive the rebuild as automatic ones; operator incidents and the automatic logic work on the upgraded file",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-status-mig-"));

@@ -3,6 +3,7 @@ import { createTestApp, openTestApp, type TestApp, sqliteOf } from "../support/a
 import { testEngine } from "../support/engine";
 import { startCluster } from "../support/postgres";
 import { Metrics } from "../../src/http/metrics";
+import { testOn } from "../support/skipped";
 
 // The app's cases run on the engine HERALD_TEST_ENGINE names (the SQLite file, or PostgreSQL); the write-lock case
 // is the SQLite file's, and the stopped cluster PostgreSQL's.
@@ -44,7 +45,7 @@ test("readyz is 503 when jobs should run but are not scheduled", async () => {
   await h.ctx.jobs.stop();
 });
 
-test.if(testEngine() === "postgres")(
+testOn("postgres", "test/system/health.test.ts")(
   "readyz is 503 with the JSON body, never a 500, when PostgreSQL is gone",
   async () => {
     // A cluster of its own, stopped under the running app (the shared test cluster serves the other suites).
@@ -69,7 +70,7 @@ test.if(testEngine() === "postgres")(
 );
 
 // A second connection holding the SQLite file's write lock: PostgreSQL has no file lock to hold.
-test.if(testEngine() === "sqlite")("readyz is 503 when the database cannot take a write lock", async () => {
+testOn("sqlite", "test/system/health.test.ts")("readyz is 503 when the database cannot take a write lock", async () => {
   h = createTestApp();
   const { Database } = await import("bun:sqlite");
   const other = new Database(h.ctx.config.dbPath);

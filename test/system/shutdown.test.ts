@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testEngine } from "../support/engine";
 import { freePort, spawnHerald, waitForHttp, exitWithin } from "../support/process";
 import { type ServedDatabase, servedDatabase } from "../support/served-database";
+import { testOn } from "../support/skipped";
 
 const LOAD = 200;
 /** Health probes are kept out of request_log (they only count in /metrics); this route is logged. */
@@ -240,7 +240,7 @@ describe("herald serve: SIGTERM under load", () => {
   });
 
   // SQLite only: the WAL and the file are SQLite's; PostgreSQL keeps its own log and files (and checks them).
-  test.skipIf(testEngine() === "postgres")("the WAL is checkpointed and the file is intact", () => {
+  testOn("sqlite", "test/system/shutdown.test.ts")("the WAL is checkpointed and the file is intact", () => {
     // wal_checkpoint(TRUNCATE) on close, then SQLite removes the WAL as the last connection closes.
     expect(run.walEmptyAfterExit, run.diag).toBe(true);
     const db = new Database(run.dbPath, { readonly: true });

@@ -84,3 +84,8 @@ export async function rotateKey(
 export async function countKeys(q: Queryable): Promise<number> {
   return (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys"))?.n ?? 0;
 }
+
+/** Whether any key has ever made a signed call (its first one writes last_used_at at once). */
+export async function anyKeyUsed(q: Queryable): Promise<boolean> {
+  return (await q.get("SELECT 1 AS one FROM partner_keys WHERE last_used_at IS NOT NULL LIMIT 1")) !== null;
+}

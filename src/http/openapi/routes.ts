@@ -191,8 +191,9 @@ export interface OpenApiRepresentations {
 const DOCUMENT_CACHE = "public, no-cache";
 
 /**
- * The three documents, built together once per app: on first request (so building an app stays cheap for
- * tests), or by `herald serve` right after it starts listening (warmOpenApiDocuments).
+ * The three documents, built once per app when first asked for (the YAML texts when first asked for in turn). `herald serve` does not build them at
+ * start: the build holds the event loop for a second or more (more on a busy machine), and at start that stalled
+ * every first request, probes included, behind a process that had already said it was listening.
  */
 export class OpenApiDocuments {
   private built: OpenApiRepresentations | null = null;
@@ -205,29 +206,37 @@ export class OpenApiDocuments {
     if (this.built) return this.built;
     const started = performance.now();
     const doc = buildOpenApi(this.getApp(), this.ctx);
-    const yamlOf = (d: unknown) => YAML.stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 });
+    const json = representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
+    const buildMs = Math.round(performance.now() - started);
+    // The YAML texts are written when first asked for: the `yaml` library takes longer over the document than building
+    // it did, and the docs pages and the ETag need only the JSON.
+    const yamlOf = (d: unknown) =>
+      representation(YAML.stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 }), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
+    let yaml: Representation | null = null;
+    let transparencyYaml: Representation | null = null;
     this.built = {
-      json: representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE),
-      yaml: representation(yamlOf(doc), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
-      transparencyYaml: representation(yamlOf(transparencySubset(doc)), "application/yaml; charset=utf-8", DOCUMENT_CACHE),
-      buildMs: Math.round(performance.now() - started),
+      json,
+      get yaml() {
+        yaml ??= yamlOf(doc);
+        return yaml;
+      },
+      get transparencyYaml() {
+        transparencyYaml ??= yamlOf(transparencySubset(doc));
+        return transparencyYaml;
+      },
+      buildMs,
     };
+    this.ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size });
     return this.built;
   }
 }
 
-// The documents of the app built over a context, for `herald serve` to build them at start.
+// The documents of the app built over a context, for whoever needs them outside its routes (the preflight guards).
 const DOCUMENTS = slot("openapi documents", () => ({ docs: null as OpenApiDocuments | null }));
 
-/**
- * Builds the documents now (src/cli/serve.ts calls this once listening), so no partner waits for the build;
- * tests never call it, which keeps building an app cheap.
- */
+/** Builds the documents now, if they are not built yet (a tool or a test that wants them built ahead). */
 export function warmOpenApiDocuments(ctx: AppContext): void {
-  const docs = stateOf(ctx, DOCUMENTS).docs;
-  if (!docs) return;
-  const { buildMs, json, yaml } = docs.get();
-  ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size, yaml_bytes: yaml.size });
+  stateOf(ctx, DOCUMENTS).docs?.get();
 }
 
 /** The strong ETag of the served /api/openapi.json of the app built over `ctx` (built now if needed); null without one. */
