@@ -45,6 +45,9 @@ async function inspect(config: Config, found: FoundKey | null): Promise<{ expect
     // files behind, while the last connection that can write removes them when it closes.
     const db = new Database(config.dbPath, { readwrite: true, create: false, strict: true });
     try {
+      // Other commands may be opening or closing the same file at this moment (a WAL being recovered or removed):
+      // wait for them as the service's own connection does, instead of failing with SQLITE_BUSY.
+      db.exec("PRAGMA busy_timeout = 5000");
       const q = syncQueryable(db);
       return { expected: expectedKey(q), verdict: found ? judgeKey(q, found.box) : null };
     } finally {

@@ -170,7 +170,8 @@ describe("keys and admin-token", () => {
     const results = await Promise.all(cases.map(([args]) => run(args)));
     cases.forEach(([args, message], i) => {
       const r = results[i]!;
-      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      // What the command said when it exited otherwise, so a failure here names its cause.
+      expect({ args, code: r.code, said: r.code === 2 ? null : r.stderr }).toEqual({ args, code: 2, said: null });
       expect(r.stderr).toContain(message);
       expect(r.stdout).toBe("");
     });
