@@ -149,9 +149,21 @@ function publishStoreHealth(metrics: Metrics, health: StoreHealth): void {
     "PostgreSQL transactions refused (503) because every pooled connection stayed busy for DATABASE_ACQUIRE_TIMEOUT_MS.",
     () => c.exhausted,
   );
+  metrics.counter(
+    "herald_db_commits_total",
+    "Commits: PostgreSQL COMMITs, SQLite write batches. Fewer than herald_db_transactions_total when transactions share one (group commit).",
+    () => c.commits,
+  );
+  metrics.counter("herald_db_transactions_total", "Transactions committed (each in a commit of its own or in a group).", () => c.transactions);
   // The pool's gauges only where there is a pool (PostgreSQL): SQLite has one file and no connections to run out of.
   const pool = health.pool;
   if (!pool) return;
+  metrics.counter("herald_db_statements_total", "PostgreSQL statements sent, BEGIN, SAVEPOINT and COMMIT included.", () => c.statements);
+  metrics.counter(
+    "herald_db_round_trips_total",
+    "PostgreSQL round trips: waits for the server. Statements sent together (pipelined on one connection) share one.",
+    () => c.roundTrips,
+  );
   metrics.gauge("herald_db_pool_max", "PostgreSQL connections this instance may open (DATABASE_POOL_MAX).", () => pool.max);
   metrics.gauge(
     "herald_db_pool_busy",

@@ -102,22 +102,44 @@ export class IdempotencyStore {
    * transaction's handle and may await only it; a synchronous effect of a group not yet on the port runs on the
    * SQLite writer inside the same transaction. When the effect fails, its nonce is recorded on its own, so a
    * refused request cannot be replayed either.
+   *
+   * Round trips (PostgreSQL): the nonce, the claim and the effect's first statements are sent together, without
+   * waiting for the nonce and the claim to answer; their answers decide before the effect's: a replay or a reused
+   * key is answered as such, and whatever the effect wrote meanwhile is rolled back with the transaction. The
+   * effect may hand over statements it sent and did not wait for (`pending`, e.g. its outbox event): they ride with
+   * the stored response, and the transaction waits for them. The transaction may share its commit with others
+   * arriving together (group commit on either engine).
    */
   async run<T extends object>(
     claim: IdempotencyClaim | null,
-    effect: (t: Queryable) => T | Promise<T>,
+    effect: (t: Queryable, pending: (work: Promise<unknown>) => void) => T | Promise<T>,
     status = 200,
     nonce: DeferredNonce | null = null,
+    /** The contended row the effect changes (TxOptions.group), for a commit shared with others; none: alone. */
+    group?: string,
   ): Promise<T> {
     if (nonce && !this.nonces) throw new Error("IdempotencyStore.run: a deferred nonce needs the NonceStore");
     try {
-      const result = await this.ctx.store.tx(async (t) => {
-        if (nonce && !(await this.nonces!.use(nonce.keyId, nonce.nonce, t))) throw replayDetected();
-        if (claim) await this.claimIn(t, claim, this.ctx.clock.now(), null);
-        const value = await effect(t);
-        if (claim) await this.complete(t, claim, status, value);
-        return value;
-      });
+      const result = await this.ctx.store.tx(
+        async (t): Promise<T> => {
+          const checks: Array<Promise<unknown>> = [];
+          if (nonce) checks.push(this.nonces!.use(nonce.keyId, nonce.nonce, t).then((fresh) => fresh || Promise.reject(replayDetected())));
+          if (claim) checks.push(this.claimIn(t, claim, this.ctx.clock.now(), null));
+          const tail: Array<Promise<unknown>> = [];
+          const effected = (async () => effect(t, (work) => void tail.push(work)))();
+          // The checks decide first, in their order: a replay is answered as one even if the effect would fail now.
+          const settled = await Promise.allSettled([...checks, effected]);
+          const failed = settled.find((r) => r.status === "rejected");
+          if (failed) {
+            await Promise.allSettled(tail);
+            throw failed.reason;
+          }
+          const value = (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
+          await Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]);
+          return value;
+        },
+        group === undefined ? undefined : { group },
+      );
       if (nonce) nonce.recorded = true;
       return result;
     } catch (err) {

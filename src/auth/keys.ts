@@ -93,6 +93,8 @@ const ROW_CACHE = slot("partner key rows", (): KeyRowCache => ({ rows: new Map()
 export class PartnerKeys {
   private readonly plainCache = new Map<string, string>();
   private readonly cache: KeyRowCache;
+  /** Key rows being read now, with the keys version they were asked under (see find). */
+  private readonly reading = new Map<string, { version: number; row: Promise<Readonly<KeyRow> | null> }>();
   private readonly lastUsedMs = new Map<string, number>();
 
   constructor(private readonly ctx: AppContext) {
@@ -119,8 +121,24 @@ export class PartnerKeys {
     }
     const cached = c.rows.get(keyId);
     if (cached) return cached;
+    // One read per key at a time: requests arriving together after a key change (or a start) share it.
+    // A read begun before the version last changed is not joined: it may have read the row before the change.
+    const joined = this.reading.get(keyId);
+    if (joined && joined.version === c.version) return joined.row;
+    const reading = { version: c.version, row: this.readRow(keyId) };
+    this.reading.set(keyId, reading);
+    void reading.row
+      .finally(() => {
+        if (this.reading.get(keyId) === reading) this.reading.delete(keyId);
+      })
+      .catch(() => {});
+    return reading.row;
+  }
+
+  private async readRow(keyId: string): Promise<Readonly<KeyRow> | null> {
     const row = (await store.keyById(this.ctx.store, keyId)) as KeyRow | null;
     if (!row) return null;
+    const c = this.cache;
     if (c.rows.size >= ROW_CACHE_MAX) c.rows.clear();
     c.rows.set(keyId, Object.freeze(row));
     return row;

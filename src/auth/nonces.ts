@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
-import { nonceLive, pruneNonces, useNonce } from "./store/nonces";
+import { pruneNonces, useNonce } from "./store/nonces";
 
 export const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;
 
@@ -19,11 +19,6 @@ export const replayDetected = () => new AppError("replay_detected", "This X-Part
  */
 export class NonceStore {
   constructor(private readonly ctx: AppContext) {}
-
-  /** True when the nonce was already used inside its window (a read: `use` is what records it). */
-  used(keyId: string, nonce: string): Promise<boolean> {
-    return nonceLive(this.ctx.store, keyId, nonce.toLowerCase(), this.ctx.clock.now().toISOString());
-  }
 
   /** Records the nonce (in `q`, a transaction, when given); false when it was already used inside its window (a replay). */
   use(keyId: string, nonce: string, q: Queryable = this.ctx.store): Promise<boolean> {

@@ -215,9 +215,11 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     let pendingNonce: DeferredNonce | null = null;
     if (nonce !== null) {
       if (!isValidNonce(nonce)) throw unauthorized("X-Partner-Nonce must be 16–128 hex characters");
-      const replayed = isMutation && guard.nonceInEffect ? await nonces.used(row.key_id, nonce) : !(await nonces.use(row.key_id, nonce));
-      if (replayed) throw replayDetected();
+      // A nonce left to the effect is not read here: its insert, the transaction's first statement, refuses a replay
+      // (a round trip saved on every credit), and a request refused before the effect records it then (refuse below,
+      // or after the response).
       if (isMutation && guard.nonceInEffect) pendingNonce = { keyId: row.key_id, nonce, recorded: false };
+      else if (!(await nonces.use(row.key_id, nonce))) throw replayDetected();
     } else if (nonceRequired) {
       throw unauthorized("Missing X-Partner-Nonce header: mutations need a fresh 16–128 hex character nonce");
     }
@@ -226,8 +228,8 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     if (isMutation) {
       const idemKey = request.headers.get("idempotency-key");
       const refuse = async (message: string) => {
-        // A request refused here has still used its nonce; a deferred one is recorded now.
-        if (pendingNonce) await nonces.use(pendingNonce.keyId, pendingNonce.nonce);
+        // A request refused here has still used its nonce; a deferred one is recorded now (a replay is one first).
+        if (pendingNonce && !(await nonces.use(pendingNonce.keyId, pendingNonce.nonce))) return replayDetected();
         return new AppError("idempotency_key_required", message);
       };
       if (idemKey === null) {

@@ -16,8 +16,9 @@ export interface PartnerGuard {
   mode?: KeyMode | "any";
   /**
    * The handler commits through `idempotency.run(…, nonce)`, which records the nonce in the effect's own
-   * transaction instead of a write of its own before the handler (the guard still refuses a nonce already
-   * used). If the handler never gets there (a 400 body, a thrown error), the nonce is recorded after the response.
+   * transaction instead of a write of its own before the handler: that insert, the transaction's first statement,
+   * refuses a nonce already used. If the handler never gets there (a 400 body, a thrown error), the nonce is
+   * recorded after the response.
    */
   nonceInEffect?: boolean;
 }

@@ -34,7 +34,25 @@ export class StoreHealth {
   private nextJobProbe = 0;
   private probeGap = JOB_PROBE_FIRST_MS;
   /** Counters for /metrics (monotonic over the process's life). */
-  readonly counts = { outages: 0, deadlines: 0, retries: 0, discarded: 0, refused: 0, shed: 0, exhausted: 0 };
+  readonly counts = {
+    outages: 0,
+    deadlines: 0,
+    retries: 0,
+    discarded: 0,
+    refused: 0,
+    shed: 0,
+    exhausted: 0,
+    /** PostgreSQL: statements sent, BEGIN/SAVEPOINT/COMMIT included. */
+    statements: 0,
+    /**
+     * PostgreSQL: waits for the server. A statement sent while another of the same transaction is still unanswered
+     * rides in that one's round trip (Bun's client pipelines them); every statement outside a transaction is one.
+     */
+    roundTrips: 0,
+    /** Commits (PostgreSQL COMMITs, SQLite batches), and the transactions they carried (more than one: a group). */
+    commits: 0,
+    transactions: 0,
+  };
   /**
    * The PostgreSQL pool as /metrics shows it (null on SQLite, which has no pool): its size and the statements and
    * transactions holding or waiting for one of its connections now. Kept by the engine, read at scrape time.

@@ -1,6 +1,6 @@
-import { type ReservedSQL, SQL } from "bun";
+import { SQL } from "bun";
 import { StoreHealth } from "./health";
-import { type Param, type Queryable, type RunResult, SerializationFailure, type Store, StoreUnavailable, type TxOptions } from "./port";
+import { type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
 // measured here; see issue 27). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per
@@ -12,6 +12,8 @@ import { type Param, type Queryable, type RunResult, SerializationFailure, type 
 // partition, a failover in progress): so every interaction also has a deadline on Herald's side — connecting,
 // waiting for a pooled connection, each statement, each transaction as a whole — and one that expires is a
 // StoreUnavailable (503 db_unavailable with Retry-After), never a hang. docs/postgres.md "Deadlines".
+// Transactions run in src/db/postgres-batches.ts: their statements pipelined, and short request transactions with
+// a group key sharing a COMMIT (group commit). docs/postgres.md "Speed".
 
 export interface PostgresOptions {
   url: string;
@@ -30,24 +32,11 @@ export interface PostgresOptions {
   transactionTimeoutMs?: number;
 }
 
-import { type Cancellable, DEADLINES, deadlineError, handleOf, mapped, toDollarPlaceholders } from "./postgres-wire";
-
-/** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
-const TX_ATTEMPTS = 4;
-/** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
-const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
-
-/** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
-const CANCEL_ANSWER_MS = 1_000;
+import { BatchRunner, CANCEL_ANSWER_MS, type Member, outcomeOf } from "./postgres-batches";
+import { type Cancellable, deadlineError, handleOf, mapped, toDollarPlaceholders } from "./postgres-wire";
 
 /** While the server is unreachable, the background probe tries it again this long after a failed try. */
 const PROBE_PAUSE_MS = 250;
-
-/** How an error ends an interaction, for the gate (see PostgresStore.reached). */
-function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
-  if (!(e instanceof StoreUnavailable)) return "answered";
-  return DEADLINES.has(e) ? "deadline" : "unreached";
-}
 
 export class PostgresStore implements Store {
   readonly dialect = "postgres" as const;
@@ -64,6 +53,7 @@ export class PostgresStore implements Store {
   /** The background probe while the server is unreachable (see probe). */
   private prober: Promise<void> | null = null;
   private closed = false;
+  private readonly batches: BatchRunner;
   private readonly makeProbeSql: () => SQL;
 
   constructor(options: PostgresOptions) {
@@ -95,6 +85,19 @@ export class PostgresStore implements Store {
       } as ConstructorParameters<typeof SQL>[0]);
     this.sql = this.makeSql();
     this.health.pool = { max: options.poolMax ?? 10, busy: 0 };
+    this.batches = new BatchRunner(
+      {
+        health: this.health,
+        acquireTimeoutMs: this.acquireTimeoutMs,
+        sql: () => this.sql,
+        translate: (text) => this.translate(text),
+        cancel: (q) => this.cancel(q),
+        watchCancelled: (q, wedgedMs, wedged) => this.watchCancelled(q, wedgedMs, wedged),
+        reached: (outcome, reason) => this.reached(outcome, reason),
+        closed: () => this.closed,
+      },
+      options.poolMax ?? 10,
+    );
     this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
   }
 
@@ -116,6 +119,8 @@ export class PostgresStore implements Store {
    */
   private async statement(text: string, params: readonly Param[], ms: number): Promise<unknown> {
     this.admit();
+    this.health.counts.statements++;
+    this.health.counts.roundTrips++;
     const sql = this.sql;
     const q = sql.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
     const pool = this.health.pool!;
@@ -269,96 +274,25 @@ export class PostgresStore implements Store {
     return this.pool.run(text, params);
   }
 
-  async tx<T>(fn: (t: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
+  tx<T>(fn: (t: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
     const ms = options?.timeoutMs ?? this.transactionTimeoutMs;
-    const deadline = performance.now() + ms;
-    this.admit();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await this.txOnce(fn, deadline, ms);
-        this.reached("answered");
-        return result;
-      } catch (err) {
-        const e = mapped(err);
-        // A lost race is run again while there is time; the body touched nothing but the rolled-back transaction.
-        const pause = retryPauseMs(attempt);
-        if (e instanceof SerializationFailure && attempt < TX_ATTEMPTS && performance.now() + pause < deadline - 50) {
-          this.health.counts.retries++;
-          await Bun.sleep(pause);
-          continue;
-        }
-        this.reached(outcomeOf(e), (e as Error).message);
-        throw e;
-      }
-    }
-  }
-
-  /**
-   * One run of a transaction on a connection of its own, whole within `deadline`: waiting for the connection,
-   * the body, the commit. At the deadline the statement in flight is cancelled on the server and the connection
-   * closed (never returned to the pool: it may be wedged, or mid-transaction); the caller gets StoreUnavailable.
-   * Whether a commit that was in flight took effect is then unknown to Herald — the partner's retry with its
-   * Idempotency-Key answers from what was stored, or does the work once.
-   */
-  private async txOnce<T>(fn: (t: Queryable) => Promise<T>, deadline: number, ms: number): Promise<T> {
-    const left = Math.max(1, Math.floor(deadline - performance.now()));
-    const waitMs = Math.min(this.acquireTimeoutMs, left);
-    let conn: ReservedSQL;
-    const pool = this.health.pool!;
-    pool.busy++;
     try {
-      conn = await this.sql.reserve({ signal: AbortSignal.timeout(waitMs) });
+      this.admit();
     } catch (err) {
-      pool.busy--;
-      if ((err as { name?: string })?.name === "TimeoutError") {
-        this.health.counts.deadlines++;
-        if (waitMs !== this.acquireTimeoutMs) throw deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
-        this.health.counts.exhausted++;
-        throw deadlineError("with a free connection", waitMs, "DATABASE_ACQUIRE_TIMEOUT_MS; DATABASE_POOL_MAX connections were all busy");
-      }
-      throw err;
+      return Promise.reject(err);
     }
-    const state = { inFlight: null as Cancellable | null, expired: false };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => {
-          state.expired = true;
-          this.health.counts.deadlines++;
-          this.health.counts.discarded++;
-          // The deadline's error first: closing the connection rejects the transaction too, with a vaguer one.
-          reject(deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS"));
-          const inFlight = state.inFlight;
-          if (inFlight) this.cancel(inFlight);
-          // Was the server there? The statement in flight answers its cancellation if it was (watchCancelled). The
-          // connection is closed either way: it may be mid-transaction, and a frozen one would never come back.
-          if (inFlight) this.watchCancelled(inFlight, CANCEL_ANSWER_MS, () => {});
-          conn.close({ timeout: 0 }).catch(() => {});
-        },
-        Math.max(1, deadline - performance.now()),
-      );
+    return new Promise<T>((resolve, reject) => {
+      const member: Member = {
+        fn: fn as Member["fn"],
+        resolve: resolve as Member["resolve"],
+        reject,
+        deadline: performance.now() + ms,
+        ms,
+        attempt: 1,
+        group: options?.group ?? null,
+      };
+      this.batches.start(member);
     });
-    try {
-      return (await Promise.race([
-        conn.begin((t) =>
-          fn(
-            handleOf((text, params) => {
-              if (state.expired) throw deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
-              const q = t.unsafe(this.translate(text), params as Param[]) as unknown as Cancellable;
-              state.inFlight = q;
-              return q.then(undefined, (err: unknown) => {
-                throw mapped(err);
-              });
-            }),
-          ),
-        ),
-        expired,
-      ])) as T;
-    } finally {
-      clearTimeout(timer);
-      pool.busy--;
-      if (!state.expired) conn.release().catch(() => {});
-    }
   }
 
   async ping(options?: { timeoutMs?: number }): Promise<void> {
@@ -385,6 +319,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.batches.refuseWaiting(new StoreUnavailable("the database connection is closing"));
     await this.sql.close();
   }
 }

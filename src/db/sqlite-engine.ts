@@ -284,6 +284,8 @@ export class SqliteStore implements Store {
     }
     this.commits += 1;
     this.transactions += batch.length;
+    this.health.counts.commits++;
+    this.health.counts.transactions += batch.length;
     batch.forEach((p, i) => {
       const o = outcomes[i]!;
       if (o.ok) p.resolve(o.value);

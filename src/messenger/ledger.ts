@@ -2,13 +2,16 @@
 // in ONE transaction (1) claims the client's request id (a repeat answers the stored answer), (2) takes the
 // player's row lock, (3) runs the action's game-state changes, (4) moves the balances by one conditional
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
-// back. Nothing in it awaits anything but the transaction's own statements (DESIGN.md §8a).
+// back. Nothing in it awaits anything but the transaction's own statements (DESIGN.md §8a). Statements that do not
+// depend on each other's results are issued together (one round trip on PostgreSQL, issue 49; in-order.ts): the
+// lock with the claim, the balances with the effect's last statements, the ledger row with the hourly counter.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { bump, type CounterMetric } from "./counters";
+import { inOrder } from "../db/in-order";
 import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
 import { claimRequest, completeClaim, priorAction } from "./store/ledger";
 import { moveBalances } from "./store/players";
@@ -33,8 +36,12 @@ export interface ActionEffect<R> {
   deltas: Deltas;
   /** Points earned (counted on the leaderboard); spending never lowers it. */
   earnedPoints?: number;
-  /** The answer, stored with the ledger row and returned again for a replay. balances are added here. */
-  result: R;
+  /**
+   * The answer, stored with the ledger row and returned again for a replay. balances are added here. A promise when
+   * it waits on the effect's last statements, left in flight: the balances' statement is then issued beside them (one
+   * round trip on PostgreSQL). Statements issued so must not depend on each other's results.
+   */
+  result: R | Promise<R>;
   /**
    * An hourly counter to add one to (a play), written as the transaction's last statement: the counter's row is
    * shared by every player, and on PostgreSQL its lock is then held only until the commit that follows.
@@ -90,15 +97,18 @@ export async function applyActionIn<R extends object>(s: ActionScope, input: Act
   const uid = input.telegramUserId;
   const fingerprint = fingerprintOf(input.action, input.inputs);
   // The player's row first: every transaction that changes a player takes that lock before any other (one order).
-  const player = await lockedPlayer(t, uid, now);
-  const ledgerId = await claimRequest(t, {
-    telegramUserId: uid,
-    requestId: input.requestId,
-    action: input.action,
-    fingerprint,
-    gameKey: input.gameKey,
-    at: now,
-  });
+  // The claim is issued right behind it (the server runs them in that order) and does not need its answer.
+  const [player, ledgerId] = await inOrder(
+    lockedPlayer(t, uid, now),
+    claimRequest(t, {
+      telegramUserId: uid,
+      requestId: input.requestId,
+      action: input.action,
+      fingerprint,
+      gameKey: input.gameKey,
+      at: now,
+    }),
+  );
   if (ledgerId === null) {
     const prior = await priorAction(t, uid, input.requestId);
     if (!prior) throw new AppError("conflict", `request_id ${JSON.stringify(input.requestId)} is being applied by another request; retry`);
@@ -108,21 +118,35 @@ export async function applyActionIn<R extends object>(s: ActionScope, input: Act
     return { ...(JSON.parse(prior.result) as R & { balances: Balances }), replayed: true, ledger_entry_id: prior.id };
   }
   const out = await effect(player, s);
+  try {
+    checkBalances(player, out.deltas);
+  } catch (err) {
+    // A statement the effect left in flight came first: its error, if it failed, is the answer (as when awaited).
+    await inOrder(out.result);
+    throw err;
+  }
+  // The statement holds the check itself (the row lock above makes it agree with the one just made).
+  const [result, moved] = await inOrder(out.result, moveBalances(t, uid, { ...out.deltas, earned: Math.max(0, out.earnedPoints ?? 0) }));
+  if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
+  const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
+  const stored = { ...result, balances };
+  // The counter last, issued with the ledger row: its row is every player's (see ActionEffect.count).
+  await inOrder(
+    completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) }),
+    out.count ? bump(t, s.clock, out.count.metric, out.count.label) : undefined,
+  );
+  return { ...stored, replayed: false, ledger_entry_id: ledgerId };
+}
+
+/** Refuses deltas that would take a balance below zero or out of the exact integer range. */
+function checkBalances(player: PlayerRow, deltas: Deltas): void {
   const expected: Balances = {
-    free_spin_balance: player.free_spin_balance + out.deltas.freeSpins,
-    missile_balance: player.missile_balance + out.deltas.missiles,
-    points_balance: player.points_balance + out.deltas.points,
+    free_spin_balance: player.free_spin_balance + deltas.freeSpins,
+    missile_balance: player.missile_balance + deltas.missiles,
+    points_balance: player.points_balance + deltas.points,
   };
   for (const [name, value] of Object.entries(expected) as Array<[keyof Balances, number]>) {
     if (!Number.isSafeInteger(value)) throw new AppError("invalid_payload", `the ${name} would leave the exact integer range`);
     if (value < 0) throw insufficient(name, player[name], player[name] - value);
   }
-  // The statement holds the check itself (the row lock above makes it agree with the one just made).
-  const moved = await moveBalances(t, uid, { ...out.deltas, earned: Math.max(0, out.earnedPoints ?? 0) });
-  if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
-  const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
-  const stored = { ...out.result, balances };
-  await completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
-  if (out.count) await bump(t, s.clock, out.count.metric, out.count.label);
-  return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }

@@ -3,7 +3,7 @@
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import type { InitDataIdentity } from "./init-data";
-import { createPlayerIfMissing, insertPlayerProfile, lockPlayer, type PlayerRow, playerById, type Profile, refreshProfile } from "./store/players";
+import { createPlayerIfMissing, insertPlayerProfile, lockOrCreatePlayer, type PlayerRow, playerById, type Profile, refreshProfile } from "./store/players";
 
 export type { PlayerRow };
 
@@ -23,8 +23,8 @@ export async function getPlayerOrCreate(q: Queryable, telegramUserId: number, no
  * actions run one after another on every engine and instance.
  */
 export async function lockedPlayer(t: Queryable, telegramUserId: number, now: string): Promise<PlayerRow> {
-  await createPlayerIfMissing(t, telegramUserId, now);
-  return (await lockPlayer(t, telegramUserId))!;
+  // One statement, issued at the call (the ledger issues its claim right behind it, and the lock must come first).
+  return (await lockOrCreatePlayer(t, telegramUserId, now))!;
 }
 
 const profileOf = (id: InitDataIdentity): Profile => ({

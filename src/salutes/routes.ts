@@ -8,7 +8,7 @@ import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { conversionPolicy, convert } from "./conversion";
 import { SalutesModel as M } from "./model";
-import { getBalance, listLedger, postEntry, type EntryAuthor } from "./service";
+import { balanceGroup, getBalance, listLedger, postEntry, type EntryAuthor } from "./service";
 
 const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 const tag = (summary: string) => ({ tags: ["partner"], summary });
@@ -20,25 +20,30 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   // Credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in them,
   // share commits on SQLite (the engine's group commit).
-  const commit = async <A extends object>(partner: PartnerRequest, effect: (t: Queryable) => Promise<{ answer: A; deliveries: number }>) => {
-    let deliveries = 0;
+  const commit = async <A extends object>(
+    partner: PartnerRequest,
+    userId: string,
+    effect: (t: Queryable, pending: (work: Promise<unknown>) => void) => Promise<{ answer: A; deliveries: Promise<number> }>,
+  ) => {
+    let deliveries: Promise<number> | null = null;
     const out = await idem.run(
       partner.idempotency,
-      async (t) => {
-        const r = await effect(t);
+      async (t, pending) => {
+        const r = await effect(t, pending);
         deliveries = r.deliveries;
         return { success: true as const, ...r.answer };
       },
       200,
       partner.pendingNonce,
+      balanceGroup(userId),
     );
-    if (deliveries) ctx.dispatcher.nudge();
+    if (await deliveries) ctx.dispatcher.nudge();
     return out;
   };
   const entry =
     (kind: "credit" | "debit") =>
     ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
-      commit(partner, (t) => postEntry(t, ctx, ownerOf(partner.actor), authorOf(partner), kind, body));
+      commit(partner, body.user_id, (t, pending) => postEntry(t, ctx, ownerOf(partner.actor), authorOf(partner), kind, body, pending));
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
     .get(
@@ -79,11 +84,19 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.policy, ...errs },
       detail: tag("The conversion policy: rate, bounds and daily cap"),
     })
-    .post("/api/salutes/convert", ({ partner, body }) => commit(partner, (t) => convert(t, ctx, ownerOf(partner.actor), authorOf(partner), body)), {
-      partner: { scope: "debit", mutation: true, nonceInEffect: true },
-      query: M.mutationQuery,
-      body: M.convertBody,
-      response: { 200: M.converted, ...errs },
-      detail: tag("Convert salutes under the policy: debits the ledger and records the conversion"),
-    });
+    .post(
+      "/api/salutes/convert",
+      ({ partner, body }) =>
+        commit(partner, body.user_id, async (t) => {
+          const r = await convert(t, ctx, ownerOf(partner.actor), authorOf(partner), body);
+          return { answer: r.answer, deliveries: Promise.resolve(r.deliveries) };
+        }),
+      {
+        partner: { scope: "debit", mutation: true, nonceInEffect: true },
+        query: M.mutationQuery,
+        body: M.convertBody,
+        response: { 200: M.converted, ...errs },
+        detail: tag("Convert salutes under the policy: debits the ledger and records the conversion"),
+      },
+    );
 }

@@ -44,18 +44,33 @@ function answerOf(ctx: SalutesCtx, user: UserRow, deltaMinor: number, entry: App
 /**
  * A credit or a debit, in the idempotency transaction `t`: the user check, the conditional balance move, the
  * entry and the outbox event commit together or not at all. `answer` is the response body; `deliveries` says
- * whether the dispatcher has anything to send.
+ * how many deliveries the event queued (whether the dispatcher has anything to send). Given `pending`, the event
+ * is sent and handed over instead of waited for (IdempotencyStore.run sends the stored answer with it: one round
+ * trip for both on PostgreSQL); without it, `deliveries` has settled when this returns.
  */
-export async function postEntry(t: Queryable, ctx: SalutesCtx, owner: Owner, author: EntryAuthor, kind: "credit" | "debit", body: EntryBody) {
+export async function postEntry(
+  t: Queryable,
+  ctx: SalutesCtx,
+  owner: Owner,
+  author: EntryAuthor,
+  kind: "credit" | "debit",
+  body: EntryBody,
+  pending?: (work: Promise<unknown>) => void,
+): Promise<{ answer: ReturnType<typeof answerOf>; deliveries: Promise<number> }> {
   const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
   const user = await getUserOrThrow(t, owner, body.user_id);
   requireActiveUser(user);
   const deltaMinor = kind === "credit" ? amountMinor : -amountMinor;
   const entry = await appendEntry(t, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
   const answer = answerOf(ctx, user, deltaMinor, entry, author);
-  const deliveries = await emitLedgerEvent(t, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
+  const deliveries = emitLedgerEvent(t, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
+  if (pending) pending(deliveries);
+  else await deliveries;
   return { answer, deliveries };
 }
+
+/** The group key of a transaction that moves this user's balance (TxOptions.group). */
+export const balanceGroup = (userId: string): string => `salutes:${userId}`;
 
 export interface LedgerFilters {
   user_id: string;

@@ -32,7 +32,7 @@ export function sandboxSalutesRoutes(ctx: AppContext, guards: Guards) {
           // The record is read under the held row, so the default user is the current fx-alice even right after a reset.
           const entry = entryWithDefaults(body, fixtures);
           const r = await postEntry(t, ctx, owner, { keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null }, kind, entry);
-          deliveries = r.deliveries;
+          deliveries = await r.deliveries;
           return { success: true as const, ...sandboxWrite(), ...r.answer };
         }),
       );

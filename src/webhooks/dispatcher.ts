@@ -3,6 +3,7 @@ import { type Queryable, SerializationFailure } from "../db/port";
 import { errorFields } from "../log";
 import type { DispatchContext } from "./deps";
 import { DeliveryLeases, type Leased, notifyDeadLetter } from "./leases";
+import { inOrder } from "../db/in-order";
 import { recordAttempt, recordDelivery, renewLease } from "./lease-store";
 import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
@@ -263,11 +264,14 @@ export class Dispatcher implements DeliveryDispatcher {
     const recorded = await retried(() =>
       this.ctx.store.tx(async (t) => {
         // The delivery's row first, then its attempt's: the order the lease transaction locks them in, so that a
-        // stale sender finishing while another instance takes the delivery over cannot deadlock with it.
-        const held = await recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, startedAtIso, nowIso);
-        // Written even when the lease was lost meanwhile: the row is this request's history, and its answer is
-        // the truth about it (the delivery record is left to the instance that holds it now).
-        await recordAttempt(t, d.attempt_id, attempt);
+        // stale sender finishing while another instance takes the delivery over cannot deadlock with it. Issued
+        // together (one round trip on PostgreSQL, which runs them in this order): neither needs the other's answer.
+        // The attempt is written even when the lease was lost meanwhile: the row is this request's history, and its
+        // answer is the truth about it (the delivery record is left to the instance that holds it now).
+        const [held] = await inOrder(
+          recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, startedAtIso, nowIso),
+          recordAttempt(t, d.attempt_id, attempt),
+        );
         if (held) await this.afterOutcome(t, d, r.ok, status, r.reasonTag, r.error, gone, now);
         return held;
       }),

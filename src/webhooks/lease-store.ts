@@ -1,9 +1,12 @@
+import { inOrder } from "../db/in-order";
 import type { Dialect, Param, Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { events, webhookAttempts, webhookDeliveries, webhooks } from "./tables";
 
 // The dispatcher's SQL (src/webhooks/leases.ts, dispatcher.ts): taking due deliveries, counting their attempts,
 // and writing outcomes. Written once for both engines; the one per-engine fragment is the row lock below.
+// Statements of one transaction that do not depend on each other's results are issued together (inOrder): on
+// PostgreSQL every statement is a round trip, and statements issued together share one (issue 49).
 
 type DeliveryRow = RowOf<typeof webhookDeliveries>;
 type EventRow = RowOf<typeof events>;
@@ -52,7 +55,8 @@ const DUE_SQLITE = `SELECT ${DUE_COLUMNS}, c.due FROM (
  * PostgreSQL: one SELECT per state, each locking the rows it returns and skipping rows another instance holds
  * (FOR UPDATE … SKIP LOCKED, which PostgreSQL refuses over a UNION), so two dispatchers leasing at once never take
  * the same delivery and never wait for each other: the second reads past the first's rows to the next due ones. A
- * row committed as `processing` meanwhile fails the WHERE, which PostgreSQL checks again on the locked row.
+ * row committed as `processing` meanwhile fails the WHERE, which PostgreSQL checks again on the locked row. The
+ * three are issued together (one round trip; they run in this order): none needs another's answer.
  */
 const duePostgres = (state: "queued" | "failed" | "processing") => {
   const col = state === "processing" ? "lease_until" : "next_attempt_at";
@@ -68,8 +72,7 @@ const DUE_POSTGRES = [duePostgres("queued"), duePostgres("failed"), duePostgres(
  */
 export async function dueDeliveries(q: Queryable, dialect: Dialect, nowIso: string, limit: number): Promise<DueRow[]> {
   if (dialect === "sqlite") return q.all<DueRow>(DUE_SQLITE, [nowIso, limit, nowIso, limit, nowIso, limit, limit]);
-  const found: DueRow[] = [];
-  for (const sql of DUE_POSTGRES) found.push(...(await q.all<DueRow>(sql, [nowIso, limit])));
+  const found = (await inOrder(...DUE_POSTGRES.map((sql) => q.all<DueRow>(sql, [nowIso, limit])))).flat();
   found.sort((a, b) => (a.due < b.due ? -1 : a.due > b.due ? 1 : a.id - b.id));
   return found.slice(0, limit);
 }
@@ -125,6 +128,8 @@ export async function settleDelivery(q: Queryable, id: number, status: "cancelle
  * (no outcome yet) — both before any request leaves. attempt_no is the delivery's request number across replays
  * (attempts restarts at 0 on a replay), unique per delivery (attempts_delivery_no_idx): an attempt doubled by two
  * senders fails on that index instead of being recorded twice. Returns, per delivery id, its attempts and attempt row.
+ * The two statements are issued together (one round trip on PostgreSQL, in this order): the attempt rows read the
+ * deliveries' ids only, and the attempts of earlier requests, none of which the lease's UPDATE changes.
  */
 export async function takeDeliveries(
   q: Queryable,
@@ -133,17 +138,19 @@ export async function takeDeliveries(
 ): Promise<Map<number, { attempts: number; attemptId: number }>> {
   const out = new Map<number, { attempts: number; attemptId: number }>();
   if (ids.length === 0) return out;
-  const taken = await q.all<Pick<DeliveryRow, "id" | "attempts">>(
-    `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?,
-       ${INTERRUPTED_FIELDS}
-     WHERE id IN (${list(ids.length)}) RETURNING id, attempts`,
-    [lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.interruptedError, ...ids],
-  );
-  const rows = await q.all<Pick<AttemptRow, "id" | "delivery_id">>(
-    `INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
-     SELECT d.id, (SELECT coalesce(max(a.attempt_no), 0) + 1 FROM webhook_attempts a WHERE a.delivery_id = d.id), CAST(? AS text), 0
-     FROM webhook_deliveries d WHERE d.id IN (${list(ids.length)}) RETURNING id, delivery_id`,
-    [lease.nowIso, ...ids],
+  const [taken, rows] = await inOrder(
+    q.all<Pick<DeliveryRow, "id" | "attempts">>(
+      `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?,
+         ${INTERRUPTED_FIELDS}
+       WHERE id IN (${list(ids.length)}) RETURNING id, attempts`,
+      [lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.interruptedError, ...ids],
+    ),
+    q.all<Pick<AttemptRow, "id" | "delivery_id">>(
+      `INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
+       SELECT d.id, (SELECT coalesce(max(a.attempt_no), 0) + 1 FROM webhook_attempts a WHERE a.delivery_id = d.id), CAST(? AS text), 0
+       FROM webhook_deliveries d WHERE d.id IN (${list(ids.length)}) RETURNING id, delivery_id`,
+      [lease.nowIso, ...ids],
+    ),
   );
   const attemptOf = new Map(rows.map((r) => [r.delivery_id, r.id]));
   for (const t of taken) out.set(t.id, { attempts: t.attempts, attemptId: attemptOf.get(t.id)! });

@@ -13,10 +13,6 @@ export async function useNonce(q: Queryable, keyId: string, nonce: string, expir
   return r.changes === 1;
 }
 
-export async function nonceLive(q: Queryable, keyId: string, nonce: string, nowIso: string): Promise<boolean> {
-  return (await q.get("SELECT 1 AS one FROM partner_nonces WHERE key_id = ? AND nonce = ? AND expires_at > ?", [keyId, nonce, nowIso])) !== null;
-}
-
 export async function pruneNonces(q: Queryable, nowIso: string): Promise<number> {
   return (await q.run("DELETE FROM partner_nonces WHERE expires_at <= ?", [nowIso])).changes;
 }

@@ -162,8 +162,7 @@ export class RequestLog {
       await this.store.tx(async (t) => {
         learnt.clear();
         await this.learnRefs(t, rows, learnt);
-        await insertRows(t, rows, (keyId) => this.refs.get(keyId) ?? learnt.get(keyId)!);
-        await applyRollups(t, rows);
+        await Promise.all([insertRows(t, rows, (keyId) => this.refs.get(keyId) ?? learnt.get(keyId)!), applyRollups(t, rows)]);
       });
     } catch (err) {
       // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows
@@ -200,8 +199,12 @@ export class RequestLog {
   }
 }
 
-/** The batch as a few multi-row INSERTs (100 rows, then 10, then 1 at a time), in the order the requests ended. */
+/**
+ * The batch as a few multi-row INSERTs (100 rows, then 10, then 1 at a time), in the order the requests ended,
+ * sent together: on PostgreSQL they ride in one round trip.
+ */
 async function insertRows(t: Queryable, rows: readonly RequestLogEntry[], refOf: (keyId: string) => number): Promise<void> {
+  const sent: Array<Promise<unknown>> = [];
   let i = 0;
   for (const size of INSERT_SIZES) {
     const sql = INSERT_OF.get(size)!;
@@ -220,8 +223,9 @@ async function insertRows(t: Queryable, rows: readonly RequestLogEntry[], refOf:
           r.errorCode,
         );
       }
-      await t.run(sql, params);
+      sent.push(t.run(sql, params));
       i += size;
     }
   }
+  await Promise.all(sent);
 }

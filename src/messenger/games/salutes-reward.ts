@@ -77,7 +77,7 @@ export async function paySalutes(ctx: AppContext, s: ActionScope, player: Player
     if (paid === null)
       return unpaid(`partner user ${userId} already received the salutes of ${rewardKey} (through another claim); they are paid once per partner user`);
     const { answer, deliveries } = paid;
-    if (deliveries) s.after.nudge = true;
+    if (await deliveries) s.after.nudge = true;
     return { amount, paid: true, partner_user_id: answer.user_id, salutes_ledger_entry_id: answer.ledger_entry_id, reason: null };
   } catch (err) {
     if (err instanceof AppError) return unpaid(`the salutes service refused: ${err.code}: ${err.message}`);

@@ -6,9 +6,10 @@ import { WHEEL_CAMPAIGN } from "../catalog";
 import { catalogAccess, requireCatalogAccess } from "../config/campaigns";
 import { gamesConfig } from "../config/cache";
 import { activeWheel } from "../config/wheel-campaigns";
+import { inOrder } from "../../db/in-order";
 import { applyAction } from "../ledger";
 import { lockedPlayer, type PlayerRow } from "../players";
-import { activeSeed, insertSeed, insertSpin, revealedSeedRows, revealSeed, type SeedRow, takeNonce } from "../store/fair";
+import { activeSeed, insertSeed, insertSpin, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
 import { setLastFreeSpin } from "../store/players";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
 import { observeEvent } from "./mission-sources";
@@ -114,21 +115,26 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
     const wheel = activeWheel(config, player, now);
     const free = freeSpinState(player, new Date(now), wheel.cooldown_seconds);
     let paidWith: "daily_free_spin" | "free_spin_balance";
-    if (free.free_spin_available) {
-      paidWith = "daily_free_spin";
-      await setLastFreeSpin(t, telegramUserId, now);
-    } else if (player.free_spin_balance > 0) {
-      paidWith = "free_spin_balance";
-    } else {
+    if (free.free_spin_available) paidWith = "daily_free_spin";
+    else if (player.free_spin_balance > 0) paidWith = "free_spin_balance";
+    else {
       throw new AppError("game_cooldown", `No spin available: the next daily free spin is at ${free.next_free_spin_at}; buy a spin_play to play now`, {
         details: { available_at: free.next_free_spin_at, free_spin_balance: 0 },
         headers: { "retry-after": String(free.cooldown_seconds_remaining) },
       });
     }
-    // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
-    // a client seed of the player's own is only ever set through the status route's pre-committed seed.
-    const seed = (await activeSeed(t, telegramUserId)) ?? (await createSeed(ctx, t, telegramUserId, now));
-    const nonce = await takeNonce(t, seed.id);
+    // Issued together (one round trip on PostgreSQL; in-order.ts): the daily spin's time, and the active pair's next
+    // nonce (its read and its increment are one statement).
+    const [, taken] = await inOrder(paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined, takeActiveNonce(t, telegramUserId));
+    let seed: SeedRow;
+    let nonce: number;
+    if (taken) ({ seed, nonce } = taken);
+    else {
+      // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
+      // a client seed of the player's own is only ever set through the status route's pre-committed seed.
+      seed = await createSeed(ctx, t, telegramUserId, now);
+      nonce = await takeNonce(t, seed.id);
+    }
     const segments = wheel.segments;
     const index = pickWeighted(
       segments.map((s) => s.weight),
@@ -137,7 +143,9 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
       nonce,
     );
     const segment = segments[index]!;
-    const spinId = await insertSpin(t, {
+    // The spin's row and the mission progress are left in flight (nothing here needs their answers before the
+    // ledger does): the ledger issues the balances' statement beside them, and awaits all three together.
+    const spinId = insertSpin(t, {
       telegram_user_id: telegramUserId,
       seed_id: seed.id,
       nonce,
@@ -146,7 +154,7 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
       paid_with: paidWith,
       created_at: now,
     });
-    await observeEvent(t, telegramUserId, "spin_wheel.play");
+    const observed = observeEvent(t, telegramUserId, "spin_wheel.play");
     return {
       deltas: {
         freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
@@ -155,9 +163,9 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
       },
       earnedPoints: segment.reward.points,
       count: { metric: "plays", label: "spin_wheel" },
-      result: {
+      result: inOrder(spinId, observed).then(([id]) => ({
         spin: {
-          id: spinId,
+          id,
           campaign_key: wheel.campaign_key,
           segment_index: index,
           segment_label: segment.label,
@@ -166,7 +174,7 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
           fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
           created_at: now,
         },
-      },
+      })),
     };
   });
 }

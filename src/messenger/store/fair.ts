@@ -36,6 +36,21 @@ export async function takeNonce(t: Queryable, seedId: number): Promise<number> {
   );
 }
 
+/**
+ * Takes the next nonce of the player's active pair: activeSeed and takeNonce in ONE statement, on both engines
+ * (issue 49: on PostgreSQL each statement is a round trip, and every spin takes a nonce). The pair comes back as it
+ * is after the increment, with the nonce taken (the value before it); null, and nothing written, when the player
+ * has no active pair. Under the player's row lock, as every spin and rotation of the pair.
+ */
+export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<{ seed: SeedRow; nonce: number } | null> {
+  const seed = await t.get<SeedRow>(
+    `UPDATE messenger_seeds SET next_nonce = next_nonce + 1
+     WHERE id = (SELECT id FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1) RETURNING *`,
+    [telegramUserId],
+  );
+  return seed ? { seed, nonce: seed.next_nonce - 1 } : null;
+}
+
 /** Seeds revealed so far, newest first. */
 export const revealedSeedRows = (q: Queryable, telegramUserId: number, limit: number) =>
   q.all<SeedRow>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'revealed' ORDER BY id DESC LIMIT ?", [telegramUserId, limit]);

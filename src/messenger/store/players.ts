@@ -70,6 +70,19 @@ export async function mergeBotProfile(
 export const lockPlayer = (t: Queryable, telegramUserId: number) =>
   t.get<PlayerRow>("UPDATE messenger_players SET last_seen_at = last_seen_at WHERE telegram_user_id = ? RETURNING *", [telegramUserId]);
 
+/**
+ * createPlayerIfMissing then lockPlayer in ONE statement, on both engines (issue 49: on PostgreSQL each statement is
+ * a round trip, and every game action starts here): a missing row is inserted (and so held by this transaction), an
+ * existing one takes the same no-op update as lockPlayer — ON CONFLICT DO UPDATE locks the row on PostgreSQL, also
+ * one committed by another transaction after this one began — and either way the row as it is now comes back.
+ */
+export const lockOrCreatePlayer = (t: Queryable, telegramUserId: number, at: string) =>
+  t.get<PlayerRow>(
+    `INSERT INTO messenger_players (telegram_user_id, created_at, last_seen_at) VALUES (?, ?, ?)
+     ON CONFLICT (telegram_user_id) DO UPDATE SET last_seen_at = messenger_players.last_seen_at RETURNING *`,
+    [telegramUserId, at, at],
+  );
+
 export interface BalanceMove {
   freeSpins: number;
   missiles: number;

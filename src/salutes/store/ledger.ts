@@ -62,11 +62,29 @@ export async function balanceOf(q: Queryable, userId: number): Promise<number> {
 }
 
 /**
+ * PostgreSQL: the move and the entry in one statement (one round trip instead of two), the entry written only if
+ * the move returned its row. SQLite has no data-modifying CTEs; there the two statements run in turn, in process.
+ */
+const MOVED = "moved AS (%MOVE%)";
+const ENTRY_AFTER_MOVE = `INSERT INTO salutes_ledger (user_id, partner, mode, delta_minor, balance_after_minor, reason, source, key_id, idempotency_key, created_at)
+  SELECT CAST(? AS bigint), CAST(? AS text), CAST(? AS text), CAST(? AS bigint), moved.balance_minor, CAST(? AS text), CAST(? AS text), CAST(? AS text), CAST(? AS text), CAST(? AS text)
+  FROM moved RETURNING id, balance_after_minor`;
+const POSTGRES_CREDIT_ENTRY = `WITH ${MOVED.replace("%MOVE%", CREDIT)} ${ENTRY_AFTER_MOVE}`;
+const POSTGRES_DEBIT_ENTRY = `WITH ${MOVED.replace("%MOVE%", DEBIT)} ${ENTRY_AFTER_MOVE}`;
+
+/**
  * Moves the balance and appends the entry, in the caller's transaction `t`; null when the condition refused the
  * move (a debit past zero, a credit past `maxMinor`): nothing was written.
  */
 export async function appendLedgerEntry(t: Queryable, owner: Owner, e: EntryRow, maxMinor: number): Promise<{ id: number; balanceAfterMinor: number } | null> {
   const [sql, params] = balanceMove(owner, e, maxMinor);
+  if (t.dialect === "postgres") {
+    const entry = e.deltaMinor >= 0 ? POSTGRES_CREDIT_ENTRY : POSTGRES_DEBIT_ENTRY;
+    // The entry's parameters but balance_after_minor, which the move returns.
+    const entryOwn = entryParams(owner, e, 0).filter((_, i) => i !== 4);
+    const row = await t.get<{ id: number; balance_after_minor: number }>(entry, [...params, ...entryOwn]);
+    return row ? { id: row.id, balanceAfterMinor: row.balance_after_minor } : null;
+  }
   const moved = await t.get<{ balance_minor: number }>(sql, params);
   if (!moved) return null;
   const { id } = (await t.get<{ id: number }>(INSERT_ENTRY, entryParams(owner, e, moved.balance_minor)))!;

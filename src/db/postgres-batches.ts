@@ -1,0 +1,299 @@
+import type { ReservedSQL, SQL } from "bun";
+import type { StoreHealth } from "./health";
+import { type Param, type Queryable, SerializationFailure, StoreUnavailable } from "./port";
+import { type Cancellable, DEADLINES, deadlineError, handleOf, mapped } from "./postgres-wire";
+
+// How the PostgreSQL engine runs transactions (src/db/postgres-engine.ts holds the pool, the deadlines of single
+// statements and the outage gate): each on a connection of its own, its statements sent without waiting for the
+// answers before them (pipelined), and — for short request transactions given a group key — several in one
+// COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed".
+
+/** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
+const TX_ATTEMPTS = 4;
+/** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
+const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
+
+/** Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). */
+const MAX_GROUP = 16;
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A transaction waiting for its run (see PostgresStore.runBatch). */
+export interface Member {
+  fn: (t: Queryable) => Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** performance.now() by which it is answered, and its length for the message. */
+  deadline: number;
+  ms: number;
+  attempt: number;
+  /** TxOptions.group: the key of the contended row it changes; null runs it alone. */
+  group: string | null;
+}
+
+interface Slot {
+  waiting: Member[];
+  running: boolean;
+}
+
+/** A group key's slot (FNV-1a over its UTF-16 code units): the same key, the same slot. */
+function slotOf(key: string, slots: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % slots;
+}
+
+/** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
+export const CANCEL_ANSWER_MS = 1_000;
+
+/** How an error ends an interaction, for the store's outage gate. */
+export function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
+  if (!(e instanceof StoreUnavailable)) return "answered";
+  return DEADLINES.has(e) ? "deadline" : "unreached";
+}
+
+/** What the runner needs of its store. */
+export interface BatchHost {
+  readonly health: StoreHealth;
+  readonly acquireTimeoutMs: number;
+  /** The pool now (it is replaced when a connection is found wedged). */
+  sql(): SQL;
+  translate(text: string): string;
+  cancel(q: Cancellable): void;
+  watchCancelled(q: Promise<unknown>, wedgedMs: number, wedged: () => void): void;
+  reached(outcome: "answered" | "unreached" | "deadline", reason?: string): void;
+  closed(): boolean;
+}
+
+export class BatchRunner {
+  /** Where grouped transactions wait for their batch: one batch runs per slot at a time (see pump). */
+  private readonly slots: Slot[];
+
+  constructor(
+    private readonly host: BatchHost,
+    poolMax: number,
+  ) {
+    // Grouped batches leave a connection for lone transactions and statements outside one (reads, the jobs).
+    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({ waiting: [], running: false }));
+  }
+
+  /** Refuses every grouped transaction still waiting (the store is closing). */
+  refuseWaiting(error: Error): void {
+    for (const m of this.slots.flatMap((slot) => slot.waiting.splice(0))) m.reject(error);
+  }
+
+  /**
+   * A transaction to run: alone at once, or (with a group key) in the batch slot its key maps to — at once if the
+   * slot is idle, else in the slot's next batch.
+   */
+  start(m: Member): void {
+    if (m.group === null) {
+      void this.runBatch([m]);
+      return;
+    }
+    const slot = this.slots[slotOf(m.group, this.slots.length)]!;
+    slot.waiting.push(m);
+    if (!slot.running) this.pump(slot);
+  }
+
+  /**
+   * Runs a slot's waiting transactions as one batch, then the ones that arrived meanwhile, and so on; no wait is
+   * ever added to gather a group, so under light load each runs at once alone. Transactions with the same key
+   * always share a slot and so never wait on each other's row locks from another batch; within a batch they run
+   * in key order, so two batches (of this instance or another) that lock rows of several keys take them in one
+   * order and never deadlock (PostgreSQL would break a deadlock only after deadlock_timeout, 1 s by default).
+   */
+  private pump(slot: Slot): void {
+    const batch = slot.waiting.splice(0, MAX_GROUP);
+    if (!batch.length) return;
+    if (batch.length > 1) batch.sort((a, b) => (a.group! < b.group! ? -1 : a.group! > b.group! ? 1 : 0));
+    slot.running = true;
+    void this.runBatch(batch).finally(() => {
+      slot.running = false;
+      this.pump(slot);
+    });
+  }
+
+  /**
+   * One run of transactions on a connection of their own: BEGIN, each body (in a SAVEPOINT when there are several:
+   * one that throws is rolled back to it alone), one COMMIT; none is answered before that COMMIT. Statements are
+   * sent as soon as a body asks, without waiting for the answers before them (Bun's client pipelines them on the
+   * connection), so BEGIN, SAVEPOINT and RELEASE ride with a body's first statements and cost no round trip of
+   * their own; a body that sends independent statements together (Promise.all) pays one round trip for them.
+   *
+   * Whole within the earliest deadline of its members: waiting for the connection, the bodies, the COMMIT. At the
+   * deadline the statement in flight is cancelled on the server and the connection closed (never returned to the
+   * pool: it may be wedged, or mid-transaction); the members get StoreUnavailable. Whether a commit that was in
+   * flight took effect is then unknown to Herald — the partner's retry with its Idempotency-Key answers from what
+   * was stored, or does the work once. A member that lost a race (deadlock, serialization failure) runs again.
+   */
+  private async runBatch(members: Member[]): Promise<void> {
+    const grouped = members.length > 1;
+    const now = performance.now();
+    const live = members.filter((m) => {
+      if (m.deadline > now) return true;
+      this.host.health.counts.deadlines++;
+      this.settle(m, { ok: false, error: deadlineError("a transaction", m.ms, "DATABASE_TRANSACTION_TIMEOUT_MS") });
+      return false;
+    });
+    if (!live.length) return;
+    const first = live.reduce((a, b) => (b.deadline < a.deadline ? b : a));
+    const deadline = first.deadline;
+    const conn = await this.reserve(live, deadline, first.ms);
+    if (!conn) return;
+    const pool = this.host.health.pool!;
+    const counts = this.host.health.counts;
+    const state = { inFlight: null as Cancellable | null, expired: false, unanswered: 0, ended: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => {
+          state.expired = true;
+          counts.deadlines++;
+          counts.discarded++;
+          // The deadline's error first: closing the connection rejects the statements too, with a vaguer one.
+          reject(deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS"));
+          const inFlight = state.inFlight;
+          if (inFlight) this.host.cancel(inFlight);
+          // Was the server there? The statement in flight answers its cancellation if it was (watchCancelled). The
+          // connection is closed either way: it may be mid-transaction, and a frozen one would never come back.
+          if (inFlight) this.host.watchCancelled(inFlight, CANCEL_ANSWER_MS, () => {});
+          conn.close({ timeout: 0 }).catch(() => {});
+        },
+        Math.max(1, deadline - performance.now()),
+      );
+    });
+    expired.catch(() => {});
+    const send = (text: string, params: readonly Param[]): Promise<unknown> => {
+      if (state.expired) throw deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+      counts.statements++;
+      if (state.unanswered++ === 0) counts.roundTrips++;
+      const q = conn.unsafe(this.host.translate(text), params as Param[]) as unknown as Cancellable;
+      state.inFlight = q;
+      return q.then(
+        (r) => {
+          state.unanswered--;
+          return r;
+        },
+        (err: unknown) => {
+          state.unanswered--;
+          throw mapped(err);
+        },
+      );
+    };
+    // BEGIN, SAVEPOINT, RELEASE: sent, not waited for; one that failed fails the statements after it and the COMMIT.
+    const control = (text: string) => send(text, []).catch(() => {});
+    const outcomes: Outcome[] = [];
+    try {
+      void control("BEGIN");
+      for (const m of live) {
+        if (grouped) void control("SAVEPOINT herald_tx");
+        outcomes.push(await this.runBody(m, send, expired));
+        const o = outcomes[outcomes.length - 1]!;
+        if (grouped) {
+          if (!o.ok) void control("ROLLBACK TO SAVEPOINT herald_tx");
+          void control("RELEASE SAVEPOINT herald_tx");
+        }
+      }
+      if (!grouped && !outcomes[0]!.ok) {
+        await Promise.race([send("ROLLBACK", []), expired]);
+        state.ended = true;
+        this.finish(live, outcomes);
+        return;
+      }
+      const commit = (await Promise.race([send("COMMIT", []), expired])) as { command?: string };
+      state.ended = true;
+      // A transaction the server had aborted (a statement failed that no body reported) answers COMMIT with ROLLBACK.
+      if (commit?.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT: one of its statements had failed");
+      counts.commits++;
+      counts.transactions += outcomes.filter((o) => o.ok).length;
+      this.finish(live, outcomes);
+    } catch (err) {
+      const e = state.expired ? deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS") : mapped(err);
+      for (const m of live) this.settle(m, { ok: false, error: e });
+    } finally {
+      clearTimeout(timer);
+      pool.busy--;
+      if (state.expired) {
+        // closed by the deadline
+      } else if (state.ended) {
+        conn.release().catch(() => {});
+      } else {
+        // Left mid-transaction by an error of its own: never handed to someone else like that.
+        counts.discarded++;
+        conn.close({ timeout: 0 }).catch(() => {});
+      }
+    }
+  }
+
+  /**
+   * A body on the batch's connection; its outcome once every statement it sent has answered (one it did not wait
+   * for, or whose failure it caught, still decides: on PostgreSQL a failed statement has aborted the transaction).
+   */
+  private async runBody(m: Member, send: (text: string, params: readonly Param[]) => Promise<unknown>, expired: Promise<never>): Promise<Outcome> {
+    const sent: Array<Promise<unknown>> = [];
+    let failure: { error: unknown } | null = null;
+    const handle = handleOf((text, params) => {
+      const p = send(text, params);
+      p.catch((error: unknown) => (failure ??= { error }));
+      sent.push(p);
+      return p;
+    });
+    try {
+      const value = await Promise.race([m.fn(handle), expired]);
+      if (sent.length) await Promise.race([Promise.allSettled(sent), expired]);
+      return failure ? { ok: false, error: (failure as { error: unknown }).error } : { ok: true, value };
+    } catch (err) {
+      if (sent.length) await Promise.race([Promise.allSettled(sent), expired]);
+      return { ok: false, error: mapped(err) };
+    }
+  }
+
+  /** A pooled connection for a batch, within its deadline; null when none came (its members are answered). */
+  private async reserve(members: Member[], deadline: number, ms: number): Promise<ReservedSQL | null> {
+    const left = Math.max(1, Math.floor(deadline - performance.now()));
+    const waitMs = Math.min(this.host.acquireTimeoutMs, left);
+    const pool = this.host.health.pool!;
+    pool.busy++;
+    try {
+      return await this.host.sql().reserve({ signal: AbortSignal.timeout(waitMs) });
+    } catch (err) {
+      pool.busy--;
+      let e = mapped(err);
+      if ((err as { name?: string })?.name === "TimeoutError") {
+        this.host.health.counts.deadlines++;
+        if (waitMs !== this.host.acquireTimeoutMs) e = deadlineError("a transaction", ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+        else {
+          this.host.health.counts.exhausted++;
+          e = deadlineError("with a free connection", waitMs, "DATABASE_ACQUIRE_TIMEOUT_MS; DATABASE_POOL_MAX connections were all busy");
+        }
+      }
+      for (const m of members) this.settle(m, { ok: false, error: e });
+      return null;
+    }
+  }
+
+  /** Answers the members of a committed batch (or of a lone one rolled back). */
+  private finish(members: Member[], outcomes: Outcome[]): void {
+    members.forEach((m, i) => this.settle(m, outcomes[i]!));
+  }
+
+  /** A member's answer, or another run after a lost race while its deadline leaves time. */
+  private settle(m: Member, o: Outcome): void {
+    if (o.ok) {
+      this.host.reached("answered");
+      m.resolve(o.value);
+      return;
+    }
+    const e = o.error;
+    const pause = retryPauseMs(m.attempt);
+    if (e instanceof SerializationFailure && m.attempt < TX_ATTEMPTS && performance.now() + pause < m.deadline - 50 && !this.host.closed()) {
+      this.host.health.counts.retries++;
+      m.attempt++;
+      setTimeout(() => this.start(m), pause);
+      return;
+    }
+    this.host.reached(outcomeOf(e), (e as Error).message);
+    m.reject(e);
+  }
+}

@@ -1,0 +1,177 @@
+// Issue 49, "PostgreSQL at speed": what one spin-wheel play costs the database — its statements (both engines), and
+// the round trips they take on PostgreSQL, where statements issued together in a transaction share one: counted
+// here at the transaction's handle (round-trip-counter.ts) and by the engine itself (store.health.counts). The
+// play's transaction is issued in four dependent steps (the ledger, src/messenger/ledger.ts, and the wheel's effect):
+//   1. the player's row lock (the row made if missing: one upsert) | the request id's claim
+//   2. the last free spin's time (when the daily one pays) | the active seed's next nonce (read and taken: one UPDATE)
+//   3. the spin | mission progress | the balances
+//   4. the ledger row's outcome | the hourly counter
+// Before, each statement waited for the one before it: 11 statements in 11 round trips (10 with a spin in hand),
+// plus BEGIN and COMMIT. Outside the transaction the request reads the player (identity): one statement.
+import { afterEach, describe, expect, test } from "bun:test";
+import { inOrder } from "../../src/db/in-order";
+import { applyAction } from "../../src/messenger/ledger";
+import type { TestApp } from "../support/app";
+import { describeOn } from "../support/skipped";
+import { countStatements, type StatementCounter } from "./round-trip-counter";
+import { initDataFor, openMessengerApp, tmaPost } from "./support";
+
+const FILE = "test/messenger/round-trips.test.ts";
+
+let h: TestApp;
+let counter: StatementCounter | undefined;
+afterEach(async () => {
+  counter?.restore();
+  counter = undefined;
+  await h?.close();
+});
+
+const PLAYER = 4949;
+let seq = 0;
+const rid = () => `rt-${++seq}`;
+const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER, username: "ada" }), body));
+const play = (requestId: string) => post("/api/messenger/games/spin-wheel/play", { request_id: requestId });
+
+/** The engine's own counters (PostgreSQL counts; SQLite leaves them at 0). */
+const engineCounts = () => ({ statements: h.ctx.store.health.counts.statements, roundTrips: h.ctx.store.health.counts.roundTrips });
+
+/** Runs `act` with both counts on: the handle's, per transaction, and the engine's difference over it. */
+async function counted(act: () => Promise<void>) {
+  counter = countStatements(h.ctx.store);
+  const before = engineCounts();
+  await act();
+  const after = engineCounts();
+  const c = counter;
+  counter.restore();
+  counter = undefined;
+  return {
+    transactions: c.transactions,
+    outside: c.outside,
+    engine: { statements: after.statements - before.statements, roundTrips: after.roundTrips - before.roundTrips },
+  };
+}
+
+/** A steady play: the player, the seed and the games configuration exist (the status read makes them). */
+async function steadyPlay(paidWith: "daily_free_spin" | "free_spin_balance") {
+  h = await openMessengerApp();
+  expect((await post("/api/messenger/games/spin-wheel/status")).status).toBe(200);
+  if (paidWith === "free_spin_balance") {
+    expect((await play(rid())).status).toBe(200);
+    await applyAction(h.ctx, { telegramUserId: PLAYER, requestId: rid(), action: "test.credit", inputs: {}, gameKey: null }, async () => ({
+      deltas: { freeSpins: 3, missiles: 0, points: 0 },
+      result: {},
+    }));
+  }
+  return counted(async () => {
+    const r = await play(rid());
+    expect(r.status).toBe(200);
+    expect(r.body.spin.paid_with).toBe(paidWith);
+  });
+}
+
+async function replayedPlay() {
+  h = await openMessengerApp();
+  const id = rid();
+  const first = await play(id);
+  expect(first.status).toBe(200);
+  return counted(async () => {
+    expect((await play(id)).body).toEqual({ ...first.body, replayed: true });
+  });
+}
+
+/** A first play of a player who never read the status: the play makes the seed pair. */
+async function firstPlay() {
+  h = await openMessengerApp();
+  return counted(async () => {
+    const r = await play(rid());
+    expect(r.status).toBe(200);
+    expect(r.body.spin.fairness.nonce).toBe(0);
+  });
+}
+
+/** A play with no spin available (the daily one taken, none in hand): refused after the lock and the claim. */
+async function refusedPlay() {
+  h = await openMessengerApp();
+  expect((await post("/api/messenger/games/spin-wheel/status")).status).toBe(200);
+  // The first spin pays the daily free spin; credit nothing, and take back any spin it won, so none is left.
+  const first = await play(rid());
+  expect(first.status).toBe(200);
+  const won = first.body.balances.free_spin_balance as number;
+  if (won > 0) await h.ctx.store.run("UPDATE messenger_players SET free_spin_balance = 0 WHERE telegram_user_id = ?", [PLAYER]);
+  return counted(async () => {
+    const r = await play(rid());
+    expect([r.status, r.body.error]).toEqual([409, "game_cooldown"]);
+  });
+}
+
+const statementsOf = (c: { transactions: Array<{ statements: number }> }) => c.transactions.map((t) => t.statements);
+
+describe("statements of a spin-wheel play", () => {
+  test("paid with the daily free spin: 9 in its transaction (11 before issue 49), 1 outside", async () => {
+    const c = await steadyPlay("daily_free_spin");
+    expect(statementsOf(c)).toEqual([9]);
+    expect(c.outside).toBe(1);
+  });
+
+  test("paid with a spin in hand: 8 (10 before)", async () => {
+    expect(statementsOf(await steadyPlay("free_spin_balance"))).toEqual([8]);
+  });
+
+  test("a replayed request id: the lock, the claim, the stored answer — 3 (4 before)", async () => {
+    expect(statementsOf(await replayedPlay())).toEqual([3]);
+  });
+
+  test("a first play that makes the player's seed pair: 11 (12 before)", async () => {
+    expect(statementsOf(await firstPlay())).toEqual([11]);
+  });
+
+  test("a refused play: the lock and the claim, rolled back — 2 (3 before)", async () => {
+    expect(statementsOf(await refusedPlay())).toEqual([2]);
+  });
+});
+
+describeOn("postgres", FILE)("round trips of a spin-wheel play on PostgreSQL", () => {
+  const roundTripsOf = (c: { transactions: Array<{ roundTrips: number }> }) => c.transactions.map((t) => t.roundTrips);
+
+  test("paid with the daily free spin: 4 round trips in its transaction (11 before issue 49); 6 in all by the engine's count", async () => {
+    const c = await steadyPlay("daily_free_spin");
+    expect(roundTripsOf(c)).toEqual([4]);
+    // The identity's read; the transaction's statements, BEGIN riding with the first; its COMMIT.
+    expect(c.engine).toEqual({ statements: 1 + (1 + 9 + 1), roundTrips: 1 + 4 + 1 });
+  });
+
+  test("paid with a spin in hand: 4 round trips (10 before)", async () => {
+    const c = await steadyPlay("free_spin_balance");
+    expect(roundTripsOf(c)).toEqual([4]);
+    expect(c.engine).toEqual({ statements: 1 + (1 + 8 + 1), roundTrips: 1 + 4 + 1 });
+  });
+
+  test("a replayed request id: 2 round trips (4 before)", async () => {
+    expect(roundTripsOf(await replayedPlay())).toEqual([2]);
+  });
+
+  test("a first play that makes the seed pair: 6 round trips (12 before)", async () => {
+    expect(roundTripsOf(await firstPlay())).toEqual([6]);
+  });
+
+  test("a refused play: 1 round trip (3 before)", async () => {
+    expect(roundTripsOf(await refusedPlay())).toEqual([1]);
+  });
+});
+
+describe("inOrder (statements issued together)", () => {
+  const later = <T>(ms: number, v: T, fail = false) =>
+    new Promise<T>((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(v))) : resolve(v)), ms));
+
+  test("answers in call order, whatever settles first; a value or undefined stands for a statement not issued", async () => {
+    expect(await inOrder(later(20, "a"), later(1, "b"), undefined, 3)).toEqual(["a", "b", undefined, 3]);
+  });
+
+  test("the first failure in call order wins, even when a later one fails first; nothing is left unsettled", async () => {
+    const last = later(30, "c");
+    let settled = false;
+    void last.then(() => (settled = true));
+    await expect(inOrder(later(20, "a", true), later(1, "b", true), last)).rejects.toThrow("a");
+    expect(settled).toBe(true);
+  });
+});
