@@ -27,6 +27,14 @@ const HOOKS = "SELECT id FROM webhooks WHERE partner = $1 AND mode = $2 AND even
 const IDEM_STORE = `INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, response_status, response_body, created_at, locked_until, expires_at)
   VALUES ($1, $2, $3, 'completed', 200, $4, $5, NULL, $6)`;
 
+/** The statements of one credit, in the order credit() sends them inside its transaction: one after another, each awaited. */
+export const CREDIT_STATEMENTS = [IDEM_SELECT, USER, UPSERT, LEDGER, EVENT, HOOKS, IDEM_STORE] as const;
+/**
+ * PostgreSQL round trips per credit: BEGIN (Bun's `sql.begin` sends it and waits for it), each statement in turn,
+ * COMMIT. Bench/credit.ts prints it beside herald's measured round trips.
+ */
+export const ROUND_TRIPS_PER_CREDIT = 1 + CREDIT_STATEMENTS.length + 1;
+
 async function credit(sql: SQL, userId: number, idemKey: string): Promise<void> {
   const now = new Date();
   const at = now.toISOString();

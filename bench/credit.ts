@@ -10,10 +10,20 @@
 // The cases run one after the other, never together (the load generator and the server already share the cores).
 // Users are seeded straight into partner_users before herald starts: this measures credits, not user creation.
 // The partner rate limit is off (RATE_LIMIT_PARTNER_PER_MIN=0): 6000/min per key would throttle the run.
+// Per case also (issue 49): database round trips and statements per credit and commits per second. Herald's come from
+// its /metrics (herald_db_round_trips_total, herald_db_statements_total, herald_db_commits_total; summed over the
+// instances) read just before and just after the measured credits — the warmup credits run as a load generator
+// process of their own first, so the deltas hold the measured credits only (plus whatever herald's background jobs
+// did meanwhile); a metric herald does not publish prints n/a. The bare PostgreSQL floor's are what its code sends
+// (bench/credit-postgres.ts ROUND_TRIPS_PER_CREDIT: BEGIN, 7 statements, COMMIT, one after another), one commit
+// per credit. On PostgreSQL --fsync, --latency-ms and --pool apply (bench/engines.ts); with --latency-ms the delay
+// proxy's chunks during each measured run are a second, rougher count (at least one chunk each way per round trip).
 import { join } from "node:path";
 import type { Store } from "../src/db/port";
 import type { LoadResult } from "./credit-load";
-import { connectionsPerInstance, heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase } from "./engines";
+import { CREDIT_STATEMENTS, ROUND_TRIPS_PER_CREDIT } from "./credit-postgres";
+import type { ProxyStats } from "./delay-proxy";
+import { connectionsPerInstance, heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase, type EngineOptions } from "./engines";
 import {
   heraldLaunch,
   inspectDatabase,
@@ -28,6 +38,7 @@ import {
   type Benchmark,
   type CaseResult,
   type HeraldLaunch,
+  type RunningServer,
 } from "./support";
 
 const USERS = 5;
@@ -37,6 +48,51 @@ const HERALD = "herald POST /api/salutes/credit, signed";
 const SQLITE = "bare bun:sqlite loop, same writes";
 const POSTGRES = "bare PostgreSQL (Bun's SQL), same writes";
 const SERVER_ENV = { RATE_LIMIT_PARTNER_PER_MIN: "0", METRICS_PUBLIC: "1" };
+
+/** Herald's database counters (bench/credit.ts reads their deltas over the measured credits). */
+const DB_METRICS = {
+  roundTrips: "herald_db_round_trips_total",
+  statements: "herald_db_statements_total",
+  commits: "herald_db_commits_total",
+} as const;
+type DbCounters = Record<keyof typeof DB_METRICS, number | null>;
+
+/** Each counter summed over the instances; null where any instance does not publish it. */
+async function dbCounters(servers: RunningServer[]): Promise<DbCounters> {
+  const out = {} as DbCounters;
+  for (const [field, name] of Object.entries(DB_METRICS) as [keyof typeof DB_METRICS, string][]) {
+    let sum: number | null = 0;
+    for (const s of servers) {
+      const v = await readMetric(s, name);
+      sum = v === null || sum === null ? null : sum + v;
+    }
+    out[field] = sum;
+  }
+  return out;
+}
+
+/** A credit case's row, with its database work (null = n/a). */
+interface CreditCase extends CaseResult {
+  /** PostgreSQL round trips per measured credit. */
+  db_round_trips_per_credit: number | null;
+  /** Statements per measured credit (as herald counts them: BEGIN and COMMIT included). */
+  db_statements_per_credit: number | null;
+  /** Commits per second over the measured credits. */
+  db_commits_per_sec: number | null;
+  /** Where those three come from. */
+  db_work_source: string;
+}
+
+const perCredit = (delta: number | null, n: number) => (delta === null || n <= 0 ? null : Number((delta / n).toFixed(2)));
+const fmtWork = (v: number | null, digits: number) =>
+  v === null ? "n/a" : v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The proxy's holds and chunks over one measured run, for a note. */
+function proxyNote(who: string, stats: ProxyStats | null, credits: number): string | null {
+  if (!stats) return null;
+  const hold = (v: number | null) => (v === null ? "?" : `${v} ms`);
+  return `delay proxy during ${who}: ${stats.chunks.toLocaleString("en-US")} chunks, ${(stats.chunks / 2 / credits).toFixed(2)} each way per credit (at least one each way per round trip; the replies to pipelined statements may come in several), each held mean ${hold(stats.hold_mean_ms)}, p50 ${hold(stats.hold_p50_ms)}, p99 ${hold(stats.hold_p99_ms)} (10 µs buckets)`;
+}
 
 interface BenchKey {
   key_id: string;
@@ -111,7 +167,9 @@ const credit: Benchmark = {
   name: "credit",
   description:
     "signed POST /api/salutes/credit through the full stack vs a bare bun:sqlite loop (on PostgreSQL also bare PostgreSQL transactions) doing the same writes",
-  async run(opts) {
+  async run(options) {
+    // --fsync, --latency-ms and --pool ride beside BenchOptions (bench/run.ts, bench/engines.ts).
+    const opts = options as typeof options & EngineOptions;
     const credits = opts.credits ?? 20_000;
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [
@@ -121,7 +179,7 @@ const credit: Benchmark = {
     ];
     if (launch.warning) notes.push(launch.warning);
     const errors: string[] = [];
-    const results: CaseResult[] = [];
+    const results: CreditCase[] = [];
     const dir = tempDir("credit");
     const engine = await openEngine(opts);
     const databases: BenchDatabase[] = [];
@@ -148,28 +206,49 @@ const credit: Benchmark = {
       const cpuBefore = heralds.map((h) => processJiffies(h.proc.pid));
       let serverCpuUs: number | null = null;
       let load: LoadResult;
+      let work: { before: DbCounters; after: DbCounters; proxy: ProxyStats | null; proxyJiffies: number } | null = null;
+      const proxy = engine.latency?.proxy ?? null;
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
-        const running = runChild<LoadResult>(
-          [
-            process.execPath,
-            join(ROOT, "bench", "credit-load.ts"),
-            "--url",
-            heralds.map((h) => h.baseUrl).join(","),
-            "--users",
-            users.join(","),
-            "--credits",
-            String(credits),
-            "--warmup",
-            String(WARMUP),
-            "--connections",
-            String(opts.connections),
-          ],
-          { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
-          280_000,
-        );
+        const loadRun = (count: number) =>
+          runChild<LoadResult>(
+            [
+              process.execPath,
+              join(ROOT, "bench", "credit-load.ts"),
+              "--url",
+              heralds.map((h) => h.baseUrl).join(","),
+              "--users",
+              users.join(","),
+              "--credits",
+              String(count),
+              "--warmup",
+              "0",
+              "--connections",
+              String(opts.connections),
+            ],
+            { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
+            280_000,
+          );
+        // The warmup, then herald's counters, then the measured credits, then the counters again.
+        const running = (async () => {
+          const warm = await loadRun(WARMUP);
+          const before = await dbCounters(heralds);
+          proxy?.reset();
+          const proxyJiffies = proxy ? processJiffies(proxy.proc.pid) : 0;
+          const measured = await loadRun(credits);
+          const after = await dbCounters(heralds);
+          const proxyStats = proxy ? await proxy.stats() : null;
+          work = { before, after, proxy: proxyStats, proxyJiffies: proxy ? processJiffies(proxy.proc.pid) - proxyJiffies : 0 };
+          return { warm, measured };
+        })();
         const connections = await connectionsPerInstance(db, running);
-        load = await running;
+        const phases = await running;
+        load = phases.measured;
+        const warmFailed = Object.entries(phases.warm.statuses).filter(([st]) => st !== "200");
+        if (warmFailed.length || phases.warm.socket_errors)
+          errors.push(
+            `warmup credits not answered 200: ${JSON.stringify(phases.warm.statuses)}, ${phases.warm.socket_errors} socket errors; first: ${phases.warm.first_failure}`,
+          );
         const jiffies = heralds.reduce((sum, h, i) => sum + processJiffies(h.proc.pid) - cpuBefore[i]!, 0);
         const answered = Object.values(load.statuses).reduce((n, c) => n + c, 0) + WARMUP;
         if (jiffies > 0 && answered > 0) {
@@ -192,7 +271,23 @@ const credit: Benchmark = {
       const non2xx = Object.entries(load.statuses)
         .filter(([s]) => s !== "200")
         .reduce((n, [, c]) => n + c, 0);
-      results.push({ ...caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors), server_cpu_us_per_request: serverCpuUs });
+      const answered = Object.values(load.statuses).reduce((n, c) => n + c, 0);
+      const w = work as { before: DbCounters; after: DbCounters; proxy: ProxyStats | null; proxyJiffies: number } | null;
+      const delta = (k: keyof DbCounters) => (w && w.before[k] !== null && w.after[k] !== null ? w.after[k]! - w.before[k]! : null);
+      const commits = delta("commits");
+      results.push({
+        ...caseOf(HERALD, `${herald.baseUrl}/api/salutes/credit`, load, non2xx, load.socket_errors),
+        server_cpu_us_per_request: serverCpuUs,
+        db_round_trips_per_credit: perCredit(delta("roundTrips"), answered),
+        db_statements_per_credit: perCredit(delta("statements"), answered),
+        db_commits_per_sec: commits === null || load.seconds <= 0 ? null : Number((commits / load.seconds).toFixed(1)),
+        db_work_source: `herald's /metrics, deltas over the ${answered.toLocaleString("en-US")} measured credits (${Object.values(DB_METRICS).join(", ")}; summed over the instances)`,
+      });
+      if (w?.proxy) {
+        notes.push(proxyNote("herald's measured credits", w.proxy, answered)!);
+        if (w.proxyJiffies > 0)
+          notes.push(`the delay proxy used ${((w.proxyJiffies * 10_000) / answered).toFixed(1)} µs of CPU per credit during herald's measured credits`);
+      }
       if (ok !== credits)
         errors.push(`${credits - ok} of ${credits} credits were not answered 200 (${JSON.stringify(load.statuses)}; first: ${load.first_failure})`);
       errors.push(...(await checkLedger(await db.store(), ok + WARMUP)));
@@ -209,36 +304,48 @@ const credit: Benchmark = {
       }
 
       progress(`bare bun:sqlite loop: ${WARMUP} warmup + ${credits} measured credits`);
-      results.push(
-        caseOf(SQLITE, "(in-process, no HTTP)", await bareRun("credit-sqlite.ts", ["--db", join(floor.dir, "herald.db"), "--users", sqliteUsers.join(",")])),
-      );
+      const sqliteRun = await bareRun("credit-sqlite.ts", ["--db", join(floor.dir, "herald.db"), "--users", sqliteUsers.join(",")]);
+      results.push({
+        ...caseOf(SQLITE, "(in-process, no HTTP)", sqliteRun),
+        db_round_trips_per_credit: null,
+        db_statements_per_credit: null,
+        db_commits_per_sec: sqliteRun.credits_per_sec,
+        db_work_source: "in-process SQLite: no round trips; one transaction (one commit) per credit",
+      });
 
       if (engine.kind === "postgres") {
         const bare = await engine.database(join(dir.path, "postgres"));
         databases.push(bare);
         await heraldCli(bare, launch, ["migrate"]);
         const bareUsers = await seedUsers(await bare.store());
-        const pool = 10 * engine.instances;
-        progress(`bare PostgreSQL: ${WARMUP} warmup + ${credits} measured credits, ${opts.connections} in flight over ${pool} connections`);
-        results.push(
-          caseOf(
-            POSTGRES,
-            "(in-process, no HTTP)",
-            await bareRun("credit-postgres.ts", [
-              "--url",
-              bare.url!,
-              "--users",
-              bareUsers.join(","),
-              "--connections",
-              String(opts.connections),
-              "--pool",
-              String(pool),
-            ]),
-          ),
+        const pool = (engine.poolMax ?? 10) * engine.instances;
+        progress(
+          `bare PostgreSQL: ${WARMUP} warmup + ${credits} measured credits, ${opts.connections} in flight over ${pool} connections${engine.latency ? " through the delay proxy" : ""}`,
         );
+        // The proxy's counts start with the warmup here (the floor is one process): they cover warmup and measured credits.
+        proxy?.reset();
+        const floorRun = await bareRun("credit-postgres.ts", [
+          "--url",
+          bare.serviceUrl!,
+          "--users",
+          bareUsers.join(","),
+          "--connections",
+          String(opts.connections),
+          "--pool",
+          String(pool),
+        ]);
+        const floorProxy = proxy ? await proxy.stats() : null;
+        results.push({
+          ...caseOf(POSTGRES, "(in-process, no HTTP)", floorRun),
+          db_round_trips_per_credit: ROUND_TRIPS_PER_CREDIT,
+          db_statements_per_credit: ROUND_TRIPS_PER_CREDIT,
+          db_commits_per_sec: floorRun.credits_per_sec,
+          db_work_source: `bench/credit-postgres.ts's code: BEGIN, ${CREDIT_STATEMENTS.length} statements, COMMIT, each awaited before the next (statements counted as herald counts them, BEGIN and COMMIT included); one commit per credit`,
+        });
         notes.push(
-          `bare PostgreSQL: the same statements as the bun:sqlite loop, each transaction through Bun's SQL client, ${opts.connections} in flight over ${pool} connections (herald's pools together)`,
+          `bare PostgreSQL: the same statements as the bun:sqlite loop, each transaction through Bun's SQL client, ${opts.connections} in flight over ${pool} connections (herald's pools together)${engine.latency ? ", through the same delay proxy as herald" : ""}`,
         );
+        if (floorProxy) notes.push(proxyNote("bare PostgreSQL's credits (warmup included)", floorProxy, credits + WARMUP)!);
       }
     } finally {
       for (const d of databases) await d.close();
@@ -261,6 +368,20 @@ const credit: Benchmark = {
       summary.push(
         `herald ÷ bare PostgreSQL: ${(a.requests_per_sec / c.requests_per_sec).toFixed(2)}× (bare PostgreSQL ${Math.round(c.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${c.p50_ms.toFixed(2)} ms, p99 ${c.p99_ms.toFixed(2)} ms)`,
       );
+    if (results.length) {
+      // The database work per case, as a small table of its own (the report's main table has fixed columns).
+      const head = ["database work per case", "round trips/credit", "statements/credit", "commits/s"];
+      const rows = results.map((r) => [
+        r.case,
+        fmtWork(r.db_round_trips_per_credit, 2),
+        fmtWork(r.db_statements_per_credit, 2),
+        fmtWork(r.db_commits_per_sec, 0),
+      ]);
+      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+      const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
+      summary.push("", line(head), ...rows.map(line));
+      for (const r of results) summary.push(`  ${r.case}: ${r.db_work_source}`);
+    }
     return {
       benchmark: "credit",
       description: credit.description,

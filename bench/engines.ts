@@ -5,6 +5,13 @@
 // instances, spreading wrk's load over them, seeding large tables the fast way on each engine, and the topology
 // line the report prints.
 //
+// On PostgreSQL (issue 49) the cluster is durable by default — on disk with PostgreSQL's own durability settings, as
+// production commits (`--fsync on`); `--fsync off` is the tests' cluster (tmpfs, fsync off). `--latency-ms X` puts
+// the database X ms of round trip away: every service under test (herald, a benchmark's bare floor) reaches it
+// through bench/delay-proxy.ts (a child process holding each chunk X/2 ms each way), whose real added round trip is
+// measured once the cluster is up and printed in the topology line; the harness's own loading and checks go direct.
+// `--pool N` sets DATABASE_POOL_MAX for every instance (herald's default 10).
+//
 // The spread: ONE wrk whose threads connect round-robin to the instances (wrk's Lua `setup(thread)` sets
 // `thread.addr`: thread i → instance i mod N), so the latency figures come from one histogram over every request
 // and no proxy process sits between client and servers on the same cores. wrk's threads are raised to a multiple
@@ -19,9 +26,11 @@ import type { Store } from "../src/db/port";
 import { SqliteStore } from "../src/db/sqlite-engine";
 import { withDatabase } from "../test/support/engine";
 import { startCluster, type TestCluster } from "../test/support/postgres";
-import { serverPids } from "./children";
+import { children, serverPids } from "./children";
+import { measureAddedRtt, startDelayProxy, type AddedRtt, type DelayProxy, type ProxyStats } from "./delay-proxy";
 import {
   measure,
+  progress,
   runHeraldCli,
   startHerald,
   startHeraldLike,
@@ -46,11 +55,49 @@ export function engineOption(v: string | undefined): EngineName {
   throw new UsageError(`--engine must be sqlite or postgres, got ${v}`);
 }
 
+/**
+ * The PostgreSQL engine's own options (bench/run.ts `--fsync`, `--latency-ms`, `--pool`). They ride on the options
+ * object a benchmark gets, beside BenchOptions' fields, and reach openEngine() with it.
+ */
+export interface PostgresEngineOptions {
+  /** on (default): a durable cluster on disk; off: the tests' cluster (tmpfs, fsync off). */
+  fsync?: "on" | "off";
+  /** Added round trip between every service under test and PostgreSQL, through bench/delay-proxy.ts (default 0: direct). */
+  latencyMs?: number;
+  /** DATABASE_POOL_MAX of each herald instance (default herald's own, 10); a bare floor gets instances × this. */
+  pool?: number;
+}
+export type EngineOptions = Pick<BenchOptions, "engine" | "instances"> & PostgresEngineOptions;
+
+/** `--fsync`: on or off. */
+export function fsyncOption(v: string): "on" | "off" {
+  if (v === "on" || v === "off") return v;
+  throw new UsageError(`--fsync must be on or off, got ${JSON.stringify(v)}`);
+}
+
+/** The most `--latency-ms` takes: 20 ms of added round trip. */
+export const MAX_LATENCY_MS = 20;
+
+/** `--latency-ms`: a number of milliseconds from 0 to 20 (fractions allowed, e.g. 0.5). */
+export function latencyOption(v: string): number {
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v) || n > MAX_LATENCY_MS)
+    throw new UsageError(`--latency-ms must be a number of milliseconds from 0 to ${MAX_LATENCY_MS}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 /** The engine and instance count a run asked for; SQLite has one writer process, so one instance. */
-export function topologyOf(opts: Pick<BenchOptions, "engine" | "instances">): { engine: EngineName; instances: number } {
+export function topologyOf(opts: EngineOptions): { engine: EngineName; instances: number } {
   const engine = opts.engine ?? "sqlite";
   const instances = opts.instances ?? 1;
   if (engine === "sqlite" && instances !== 1) throw new UsageError("--instances applies to --engine postgres only: SQLite is one herald process over one file");
+  if (engine === "sqlite") {
+    const given = [opts.fsync !== undefined && "--fsync", opts.latencyMs !== undefined && "--latency-ms", opts.pool !== undefined && "--pool"].filter(Boolean);
+    if (given.length)
+      throw new UsageError(
+        `${given.join(", ")} appl${given.length === 1 ? "ies" : "y"} to --engine postgres only (SQLite is one file in herald's own process)`,
+      );
+  }
   return { engine, instances };
 }
 
@@ -59,8 +106,13 @@ export interface BenchDatabase {
   readonly kind: EngineName;
   /** Herald's folder: the SQLite file `herald.db` (HERALD_DB_PATH) or, on PostgreSQL, one folder per instance's log. */
   readonly dir: string;
-  /** The PostgreSQL database URL (null on SQLite). */
+  /** The PostgreSQL database URL (null on SQLite), direct: for the harness's own loading and checks. */
   readonly url: string | null;
+  /**
+   * The URL a service under test uses (herald's DATABASE_URL, a bare floor's): through the delay proxy when the run
+   * has --latency-ms, else `url`.
+   */
+  readonly serviceUrl: string | null;
   /** What herald needs on top of the harness's environment (bench/processes.ts heraldEnv) to reach this database. */
   readonly env: Record<string, string>;
   /** The harness's own connection through the storage port (checks after a run, small seeds); opened on first use. */
@@ -74,6 +126,21 @@ export interface BenchEngine {
   readonly kind: EngineName;
   /** Herald instances per deployment (1 on SQLite). */
   readonly instances: number;
+  /** PostgreSQL: each instance's DATABASE_POOL_MAX (null on SQLite). */
+  readonly poolMax: number | null;
+  /** PostgreSQL: whether the cluster commits durably (fsync on, on disk); null on SQLite. */
+  readonly durable: boolean | null;
+  /** PostgreSQL with --latency-ms: the delay proxy and what it was measured to add; null otherwise. */
+  readonly latency: {
+    readonly proxy: DelayProxy;
+    /** What it adds per round trip holding requestedMs / 2 each way. */
+    readonly added: AddedRtt;
+    /** What its hop alone adds (no hold). */
+    readonly hop: AddedRtt;
+    /** Its holds during the `added` measurement (null if it did not answer). */
+    readonly holds: ProxyStats | null;
+    readonly requestedMs: number;
+  } | null;
   /** A fresh, empty database whose herald files go in `dir`. */
   database(dir: string): Promise<BenchDatabase>;
   /** The topology line for the report: the engine, the instances, and `how` the load reached them. */
@@ -89,6 +156,7 @@ export function sqliteDatabase(dir: string): BenchDatabase {
     kind: "sqlite",
     dir,
     url: null,
+    serviceUrl: null,
     env: {},
     async store() {
       if (!store) {
@@ -133,26 +201,72 @@ function postgresPidsOn(port: string): () => number[] {
   };
 }
 
-async function postgresEngine(instances: number): Promise<BenchEngine> {
-  const cluster: TestCluster = await startCluster();
+/**
+ * The delay proxy in front of `cluster` for `latencyMs` of added round trip (latencyMs / 2 held each way), and what it
+ * really adds, measured: first with no hold (the proxy's own hop: two more socket hand-offs), then with the holds.
+ */
+async function startLatency(cluster: TestCluster, latencyMs: number): Promise<NonNullable<BenchEngine["latency"]>> {
+  const proxy = await startDelayProxy(Number(new URL(cluster.url).port), 0, (proc) => children.add(proc));
+  try {
+    const via = proxy.via(cluster.url);
+    progress("measuring the delay proxy's own hop: 1,000 sequential SELECT 1 direct and through it, no hold");
+    const hop = await measureAddedRtt(cluster.url, via, 1000);
+    proxy.setDelay(latencyMs / 2);
+    await proxy.stats(); // answered after the delay command, which the proxy reads first
+    proxy.reset();
+    progress(`measuring the delay proxy holding ${latencyMs / 2} ms each way: 2,000 sequential SELECT 1 direct and through it`);
+    const added = await measureAddedRtt(cluster.url, via, 2000);
+    const holds = await proxy.stats();
+    return { proxy, added, hop, holds, requestedMs: latencyMs };
+  } catch (err) {
+    await proxy.stop();
+    children.delete(proxy.proc);
+    throw err;
+  }
+}
+
+async function postgresEngine(instances: number, opts: PostgresEngineOptions): Promise<BenchEngine> {
+  const durable = (opts.fsync ?? "on") === "on";
+  const poolMax = opts.pool ?? POOL_MAX;
+  const cluster: TestCluster = await startCluster({ durable });
+  let latency: BenchEngine["latency"] = null;
   const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
-  const version = await admin.version();
+  let version: string;
+  try {
+    version = await admin.version();
+    if (opts.latencyMs) latency = await startLatency(cluster, opts.latencyMs);
+  } catch (err) {
+    await admin.close();
+    cluster.stop();
+    throw err;
+  }
   const pids = postgresPidsOn(new URL(cluster.url).port);
   serverPids.add(pids);
   let made = 0;
+  const clusterText = durable
+    ? "on disk in the temp dir, fsync on: PostgreSQL's default durability, each commit waits for its WAL flush"
+    : "on tmpfs, fsync off, as the tests run it";
+  const latencyText = latency
+    ? `; herald and the bare floor reach it through bench/delay-proxy.ts (--latency-ms ${latency.requestedMs}: each chunk held ${latency.proxy.delayMs} ms each way), measured to add ${latency.added.added_p50_ms} ms per round trip (median of ${latency.added.queries.toLocaleString("en-US")} sequential SELECT 1: ${latency.added.direct_p50_ms} ms direct, ${latency.added.proxied_p50_ms} ms through it; mean +${latency.added.added_mean_ms} ms; holds meanwhile p50 ${latency.holds?.hold_p50_ms ?? "?"} ms, mean ${latency.holds?.hold_mean_ms ?? "?"} ms each way; the proxy's own hop, with no hold, adds ${latency.hop.added_p50_ms} ms; the rest is wake-ups of processes idle during the holds)`
+    : "";
   return {
     kind: "postgres",
     instances,
+    poolMax,
+    durable,
+    latency,
     async database(dir) {
       const name = `bench_${++made}`;
       await admin.run(`CREATE DATABASE ${name}`);
       const url = withDatabase(cluster.url, name);
+      const serviceUrl = latency ? latency.proxy.via(url) : url;
       let store: PostgresStore | null = null;
       return {
         kind: "postgres",
         dir,
         url,
-        env: { DATABASE_URL: url, HERALD_MASTER_KEY: MASTER_KEY },
+        serviceUrl,
+        env: { DATABASE_URL: serviceUrl, HERALD_MASTER_KEY: MASTER_KEY, ...(opts.pool === undefined ? {} : { DATABASE_POOL_MAX: String(poolMax) }) },
         async store() {
           store ??= new PostgresStore({ url, poolMax: 2, statementTimeoutMs: 600_000 });
           return store;
@@ -164,22 +278,32 @@ async function postgresEngine(instances: number): Promise<BenchEngine> {
       };
     },
     topology: (how) =>
-      `${version} (a throwaway cluster on 127.0.0.1 from Debian's package, on tmpfs, fsync off, as the tests run it), ${instances} herald instance${instances === 1 ? "" : "s"} on one database (DATABASE_POOL_MAX ${POOL_MAX} each); ${how}; herald, PostgreSQL and the load generator share ${cpus().length} cores (PostgreSQL's processes count in the server CPU per request)`,
+      `${version} (a throwaway cluster on 127.0.0.1 from Debian's package, ${clusterText})${latencyText}, ${instances} herald instance${instances === 1 ? "" : "s"} on one database (DATABASE_POOL_MAX ${poolMax} each); ${how}; herald, PostgreSQL${latency ? ", the delay proxy" : ""} and the load generator share ${cpus().length} cores (PostgreSQL's processes${latency ? " and the proxy's" : ""} count in the server CPU per request)`,
     async close() {
       serverPids.delete(pids);
-      await admin.close();
-      cluster.stop();
+      try {
+        if (latency) {
+          await latency.proxy.stop();
+          children.delete(latency.proxy.proc);
+        }
+        await admin.close();
+      } finally {
+        cluster.stop();
+      }
     },
   };
 }
 
 /** The engine `opts` ask for (see topologyOf); close() it when the benchmark ends. */
-export async function openEngine(opts: Pick<BenchOptions, "engine" | "instances">): Promise<BenchEngine> {
+export async function openEngine(opts: EngineOptions): Promise<BenchEngine> {
   const { engine, instances } = topologyOf(opts);
-  if (engine === "postgres") return postgresEngine(instances);
+  if (engine === "postgres") return postgresEngine(instances, opts);
   return {
     kind: "sqlite",
     instances: 1,
+    poolMax: null,
+    durable: null,
+    latency: null,
     database: async (dir) => sqliteDatabase(dir),
     topology: (how) => `SQLite (one file, WAL), one herald instance; ${how}; herald and the load generator share ${cpus().length} cores`,
     async close() {},

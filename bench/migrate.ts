@@ -69,7 +69,7 @@ const migrateBench: Benchmark = {
     ];
     const errors: string[] = [];
     const results: CaseResult[] = [];
-    const engine = await openEngine({ engine: "postgres", instances: 1 });
+    const engine = await openEngine({ engine: "postgres", instances: 1, fsync: "off" });
     try {
       const file = join(dir.path, "source.db");
       progress(`filling ${file}`);

@@ -1,7 +1,7 @@
 // Benchmark dispatcher: bun run bench/run.ts <name> [--duration 10] [--connections 50] [--json] …
 // (npm run bench -- <name> …). Each benchmark is a module in bench/ exporting a Benchmark as default.
 import { parseArgs } from "node:util";
-import { engineOption, topologyOf } from "./engines";
+import { engineOption, fsyncOption, latencyOption, MAX_LATENCY_MS, topologyOf, type PostgresEngineOptions } from "./engines";
 import { busyCpuShare, findWrk, printReport, UsageError, type Benchmark, type BenchOptions } from "./support";
 
 // Add a benchmark: one line here, one module beside this file.
@@ -24,7 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
 };
 
 /** The benchmarks that time something other than wrk's load, and so run without it. */
-const WITHOUT_WRK = new Set(["startup"]);
+const WITHOUT_WRK = new Set(["startup", "credit"]);
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
 const ENGINE_BENCHMARKS = new Set([
@@ -60,6 +60,13 @@ Options:
   --engine E        every benchmark but build-flags and migrate: sqlite (default) or postgres (a throwaway
                     cluster from Debian's package, bench/engines.ts)
   --instances N     with --engine postgres: herald instances sharing the database (1–4, default 1; holders: 1)
+  --fsync on|off    with --engine postgres: on (default) = a durable cluster on disk with PostgreSQL's default
+                    durability (each commit waits for its WAL flush); off = the tests' cluster (tmpfs, fsync off)
+  --latency-ms X    with --engine postgres: herald (and a bare floor) reach PostgreSQL through bench/delay-proxy.ts,
+                    which holds each chunk X/2 ms each way (0–${MAX_LATENCY_MS}, default 0 = direct); the added round
+                    trip it really makes is measured and printed
+  --pool N          with --engine postgres: DATABASE_POOL_MAX of each herald instance (1–100, default herald's 10);
+                    credit's bare floor gets instances × N connections
   --rows N          the seeded history's size: migrate request_log rows (a tenth as many ledger rows; default
                     1000000), transparency examined rows (default 1000000), messenger-admin plays (default
                     1000000), ops-digest request_log rows (default 5000000), startup request_log rows
@@ -74,7 +81,7 @@ function intOption(value: string | undefined, name: string, fallback: number, mi
   return n;
 }
 
-function parse(argv: string[]): { name: string | undefined; opts: BenchOptions } {
+function parse(argv: string[]): { name: string | undefined; opts: BenchOptions & PostgresEngineOptions } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -94,6 +101,9 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       engine: { type: "string" },
       rows: { type: "string" },
       instances: { type: "string" },
+      fsync: { type: "string" },
+      "latency-ms": { type: "string" },
+      pool: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -119,6 +129,10 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions }
       engine: values.engine === undefined ? undefined : engineOption(values.engine),
       instances: values.instances === undefined ? undefined : intOption(values.instances, "instances", 1, 1, 4),
       rows: values.rows === undefined ? undefined : intOption(values.rows, "rows", 1_000_000, 1_000, 10_000_000),
+      // The PostgreSQL engine's options ride beside BenchOptions to openEngine() (bench/engines.ts).
+      fsync: values.fsync === undefined ? undefined : fsyncOption(values.fsync),
+      latencyMs: values["latency-ms"] === undefined ? undefined : latencyOption(values["latency-ms"]),
+      pool: values.pool === undefined ? undefined : intOption(values.pool, "pool", 10, 1, 100),
     },
   };
 }
@@ -140,8 +154,9 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
-    if ((opts.engine !== undefined || opts.instances !== undefined) && !ENGINE_BENCHMARKS.has(name!))
-      throw new UsageError(`${name} does not take --engine or --instances`);
+    const engineFlags =
+      opts.engine !== undefined || opts.instances !== undefined || opts.fsync !== undefined || opts.latencyMs !== undefined || opts.pool !== undefined;
+    if (engineFlags && !ENGINE_BENCHMARKS.has(name!)) throw new UsageError(`${name} does not take --engine, --instances, --fsync, --latency-ms or --pool`);
     topologyOf(opts);
   } catch (err) {
     process.stderr.write(`bench: ${(err as Error).message}\n`);

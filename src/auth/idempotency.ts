@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
-import type { Queryable } from "../db/port";
+import { type Queryable, StoreUnavailable } from "../db/port";
 import { AppError } from "../http/errors";
 import { replayDetected, type NonceStore } from "./nonces";
 import * as store from "./store/idempotency";
@@ -143,7 +143,8 @@ export class IdempotencyStore {
       if (nonce) nonce.recorded = true;
       return result;
     } catch (err) {
-      if (nonce && !nonce.recorded) {
+      // Not while the database is away: that write would fail too (the request is answered 503, with no effect).
+      if (nonce && !nonce.recorded && !(err instanceof StoreUnavailable)) {
         await this.nonces!.use(nonce.keyId, nonce.nonce);
         nonce.recorded = true;
       }

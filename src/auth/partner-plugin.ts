@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
+import { StoreUnavailable } from "../db/port";
 import { epochMs } from "../clock";
 import type { RequestState, RequestStates } from "../http/core";
 import { AppError } from "../http/errors";
@@ -321,6 +322,9 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
                     pending.recorded = true;
                     await nonces.use(pending.keyId, pending.nonce);
                   } catch (err) {
+                    // The database is away (its outage is logged once, src/db/health.ts): the request had no effect
+                    // either (it was answered 503), so there is nothing a replay could repeat twice.
+                    if (err instanceof StoreUnavailable) return;
                     ctx.log.error("recording a nonce after the response failed", { key_id: pending.keyId, error: (err as Error).message });
                   }
                 }

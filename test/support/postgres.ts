@@ -2,8 +2,10 @@
 // under /usr/lib/postgresql/<v>/bin): a fresh data directory in a temp dir, listening on 127.0.0.1 only, trust
 // authentication, no fsync (a test cluster is thrown away), its files in /dev/shm where it has room (creating and
 // dropping a database checkpoints: on tmpfs ~30 ms, on this VM's disk 150–300 ms), else in the temp dir. As root, the cluster runs as the `postgres` user
-// (PostgreSQL refuses root). When the package is absent the caller's test file is reported skipped
-// (test/support/skipped.ts); CI installs it.
+// (PostgreSQL refuses root). `startCluster({ durable: true })` (the benchmarks' default, bench/engines.ts) is a
+// cluster that commits as a production one does: its files on disk (os.tmpdir(), never tmpfs, where fsync costs
+// nothing) and PostgreSQL's own durability settings (fsync, synchronous_commit and full_page_writes on). When the
+// package is absent the caller's test file is reported skipped (test/support/skipped.ts); CI installs it.
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
@@ -75,11 +77,21 @@ sleep 2; rm -rf '${root}'`;
   spawn("sh", ["-c", script], { detached: true, stdio: "ignore" }).unref();
 }
 
-export async function startCluster(): Promise<TestCluster> {
+export interface ClusterOptions {
+  /**
+   * On disk (os.tmpdir()) with PostgreSQL's default durability: every commit waits for its WAL flush, as in
+   * production. Default false: a test cluster, on tmpfs where it has room, with fsync, synchronous_commit and
+   * full_page_writes off.
+   */
+  durable?: boolean;
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
   const bin = binDir();
   if (!bin) throw new Error("PostgreSQL is not installed");
+  const durable = options.durable === true;
   const shm = roomyShm();
-  const root = mkdtempSync(join(shm ? "/dev/shm" : tmpdir(), "herald-pg-"));
+  const root = mkdtempSync(join(shm && !durable ? "/dev/shm" : tmpdir(), "herald-pg-"));
   chmodSync(root, 0o777);
   const data = join(root, "data");
   const asRoot = process.getuid?.() === 0;
@@ -100,7 +112,8 @@ export async function startCluster(): Promise<TestCluster> {
     "-l",
     join(root, "log"),
     "-o",
-    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB` +
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1` +
+      (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB") +
       // Without room in /dev/shm (a container's is 64 MB) PostgreSQL's dynamic shared memory goes to files too.
       (shm ? "" : " -c dynamic_shared_memory_type=mmap"),
     "start",
