@@ -35,7 +35,7 @@ export const CREDIT_STATEMENTS = [IDEM_SELECT, USER, UPSERT, LEDGER, EVENT, HOOK
  */
 export const ROUND_TRIPS_PER_CREDIT = 1 + CREDIT_STATEMENTS.length + 1;
 
-async function credit(sql: SQL, userId: number, idemKey: string): Promise<void> {
+export async function credit(sql: SQL, userId: number, idemKey: string): Promise<void> {
   const now = new Date();
   const at = now.toISOString();
   await sql.begin(async (tx) => {

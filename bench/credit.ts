@@ -22,6 +22,7 @@ import { join } from "node:path";
 import type { Store } from "../src/db/port";
 import type { LoadResult } from "./credit-load";
 import { CREDIT_STATEMENTS, ROUND_TRIPS_PER_CREDIT } from "./credit-postgres";
+import { freePort, startChild } from "./processes";
 import type { ProxyStats } from "./delay-proxy";
 import { connectionsPerInstance, heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase, type EngineOptions } from "./engines";
 import {
@@ -47,6 +48,7 @@ const TARGET_PER_SEC = 3_000;
 const HERALD = "herald POST /api/salutes/credit, signed";
 const SQLITE = "bare bun:sqlite loop, same writes";
 const POSTGRES = "bare PostgreSQL (Bun's SQL), same writes";
+const SERVER = "naive bare server: Bun.serve + Bun's SQL, same writes";
 const SERVER_ENV = { RATE_LIMIT_PARTNER_PER_MIN: "0", METRICS_PUBLIC: "1" };
 
 /** Herald's database counters (bench/credit.ts reads their deltas over the measured credits). */
@@ -346,6 +348,63 @@ const credit: Benchmark = {
           `bare PostgreSQL: the same statements as the bun:sqlite loop, each transaction through Bun's SQL client, ${opts.connections} in flight over ${pool} connections (herald's pools together)${engine.latency ? ", through the same delay proxy as herald" : ""}`,
         );
         if (floorProxy) notes.push(proxyNote("bare PostgreSQL's credits (warmup included)", floorProxy, credits + WARMUP)!);
+
+        // The naive bare server: the same transaction behind Bun.serve, driven by the same load generator (HTTP on
+        // both sides), over a database of its own.
+        const served = await engine.database(join(dir.path, "bare-server"));
+        databases.push(served);
+        await heraldCli(served, launch, ["migrate"]);
+        const servedUsers = await seedUsers(await served.store());
+        await served.close();
+        const port = await freePort();
+        progress(`naive bare server: ${WARMUP} warmup + ${credits} measured credits over HTTP, ${opts.connections} in flight, ${pool} connections`);
+        const server = await startChild(
+          "bare-server",
+          [process.execPath, join(ROOT, "bench", "credit-postgres-server.ts"), "--url", served.serviceUrl!, "--port", String(port), "--pool", String(pool)],
+          { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+          "/",
+          join(dir.path, "bare-server.log"),
+          port,
+        );
+        try {
+          const serverLoad = (count: number) =>
+            runChild<LoadResult>(
+              [
+                process.execPath,
+                join(ROOT, "bench", "credit-load.ts"),
+                "--url",
+                server.baseUrl,
+                "--users",
+                servedUsers.join(","),
+                "--credits",
+                String(count),
+                "--warmup",
+                "0",
+                "--connections",
+                String(opts.connections),
+              ],
+              { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
+              280_000,
+            );
+          const serverCpu = processJiffies(server.proc.pid);
+          await serverLoad(WARMUP);
+          const run = await serverLoad(credits);
+          const serverJiffies = processJiffies(server.proc.pid) - serverCpu;
+          if (serverJiffies > 0)
+            notes.push(`the naive bare server used ${((serverJiffies * 10_000) / (credits + WARMUP)).toFixed(1)} µs of CPU per credit (warmup included)`);
+          const failed = Object.entries(run.statuses).filter(([st]) => st !== "200");
+          if (failed.length) errors.push(`naive bare server: not every credit answered 200: ${JSON.stringify(run.statuses)}; first: ${run.first_failure}`);
+          results.push({
+            ...caseOf(SERVER, `${server.baseUrl}/api/salutes/credit`, run),
+            server_cpu_us_per_request: serverJiffies > 0 ? Number(((serverJiffies * 10_000) / (credits + WARMUP)).toFixed(1)) : null,
+            db_round_trips_per_credit: ROUND_TRIPS_PER_CREDIT,
+            db_statements_per_credit: ROUND_TRIPS_PER_CREDIT,
+            db_commits_per_sec: run.credits_per_sec,
+            db_work_source: "bench/credit-postgres-server.ts: bench/credit-postgres.ts's transaction behind Bun.serve",
+          });
+        } finally {
+          await server.stop();
+        }
       }
     } finally {
       for (const d of databases) await d.close();
@@ -367,6 +426,11 @@ const credit: Benchmark = {
     if (a && c)
       summary.push(
         `herald ÷ bare PostgreSQL: ${(a.requests_per_sec / c.requests_per_sec).toFixed(2)}× (bare PostgreSQL ${Math.round(c.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${c.p50_ms.toFixed(2)} ms, p99 ${c.p99_ms.toFixed(2)} ms)`,
+      );
+    const d = results.find((r) => r.case === SERVER);
+    if (a && d)
+      summary.push(
+        `herald ÷ naive bare server (Bun.serve + Bun's SQL, HTTP on both sides): ${(a.requests_per_sec / d.requests_per_sec).toFixed(2)}× (${Math.round(d.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${d.p50_ms.toFixed(2)} ms, p99 ${d.p99_ms.toFixed(2)} ms); target ≥ 1.0× with fsync on`,
       );
     if (results.length) {
       // The database work per case, as a small table of its own (the report's main table has fixed columns).

@@ -33,8 +33,8 @@ export interface TxOptions {
    */
   timeoutMs?: number;
   /**
-   * PostgreSQL: the transaction may share one COMMIT with others that arrive while the connection its key maps to
-   * is busy, each in a SAVEPOINT of its own (group commit; SQLite groups every transaction). The key names the
+   * PostgreSQL: the transaction may share one COMMIT with others that arrive while its key's batch slot (or every
+   * slot) is busy, each in a SAVEPOINT of its own (group commit; SQLite groups every transaction). The key names the
    * contended row it changes (a user's balance: `salutes:<user id>`): transactions with one key run one after the
    * other in one batch stream, never against each other from two batches. For short request transactions on hot
    * paths that change one such row; without a key a transaction runs alone. SQLite ignores it.

@@ -34,13 +34,8 @@ export interface Member {
 interface Slot {
   waiting: Member[];
   running: boolean;
-}
-
-/** A group key's slot (FNV-1a over its UTF-16 code units): the same key, the same slot. */
-function slotOf(key: string, slots: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % slots;
+  /** The keys of its waiting and running transactions, with how many of each. */
+  keys: Map<string, number>;
 }
 
 /** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
@@ -68,13 +63,15 @@ export interface BatchHost {
 export class BatchRunner {
   /** Where grouped transactions wait for their batch: one batch runs per slot at a time (see pump). */
   private readonly slots: Slot[];
+  /** Which slot each key's transactions go to while one of them waits or runs there. */
+  private readonly keyed = new Map<string, Slot>();
 
   constructor(
     private readonly host: BatchHost,
     poolMax: number,
   ) {
     // Grouped batches leave a connection for lone transactions and statements outside one (reads, the jobs).
-    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({ waiting: [], running: false }));
+    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({ waiting: [], running: false, keys: new Map<string, number>() }));
   }
 
   /** Refuses every grouped transaction still waiting (the store is closing). */
@@ -87,21 +84,35 @@ export class BatchRunner {
    * slot is idle, else in the slot's next batch.
    */
   start(m: Member): void {
-    if (m.group === null) {
+    const key = m.group;
+    if (key === null) {
       void this.runBatch([m]);
       return;
     }
-    const slot = this.slots[slotOf(m.group, this.slots.length)]!;
+    const slot = this.keyed.get(key) ?? this.freestSlot();
+    this.keyed.set(key, slot);
+    slot.keys.set(key, (slot.keys.get(key) ?? 0) + 1);
     slot.waiting.push(m);
     if (!slot.running) this.pump(slot);
   }
 
+  /** An idle slot if there is one, else the one with the fewest transactions waiting. */
+  private freestSlot(): Slot {
+    let best = this.slots[0]!;
+    for (const slot of this.slots) {
+      if (!slot.running && slot.waiting.length === 0) return slot;
+      if (slot.waiting.length < best.waiting.length) best = slot;
+    }
+    return best;
+  }
+
   /**
    * Runs a slot's waiting transactions as one batch, then the ones that arrived meanwhile, and so on; no wait is
-   * ever added to gather a group, so under light load each runs at once alone. Transactions with the same key
-   * always share a slot and so never wait on each other's row locks from another batch; within a batch they run
-   * in key order, so two batches (of this instance or another) that lock rows of several keys take them in one
-   * order and never deadlock (PostgreSQL would break a deadlock only after deadlock_timeout, 1 s by default).
+   * ever added to gather a group, so under light load each runs at once alone. A key stays with the slot that has
+   * a transaction of it waiting or running (else it goes to an idle slot): transactions with one key never run in
+   * two batches at once, so a hot row never holds one batch behind another's lock; within a batch they run in key
+   * order, so two batches (of this instance or another) that lock rows of several keys take them in one order and
+   * never deadlock (PostgreSQL would break a deadlock only after deadlock_timeout, 1 s by default).
    */
   private pump(slot: Slot): void {
     const batch = slot.waiting.splice(0, MAX_GROUP);
@@ -109,6 +120,14 @@ export class BatchRunner {
     if (batch.length > 1) batch.sort((a, b) => (a.group! < b.group! ? -1 : a.group! > b.group! ? 1 : 0));
     slot.running = true;
     void this.runBatch(batch).finally(() => {
+      for (const m of batch) {
+        const left = (slot.keys.get(m.group!) ?? 1) - 1;
+        if (left > 0) slot.keys.set(m.group!, left);
+        else {
+          slot.keys.delete(m.group!);
+          if (this.keyed.get(m.group!) === slot) this.keyed.delete(m.group!);
+        }
+      }
       slot.running = false;
       this.pump(slot);
     });
