@@ -132,6 +132,27 @@ async function runChild<T>(cmd: string[], env: Record<string, string>, timeoutMs
   return JSON.parse(out.trim().split("\n").pop()!) as T;
 }
 
+/** `count` signed credits from bench/credit-load.ts (its own process) against `url`, spread over `users`. */
+const creditLoad = (url: string, users: string[], count: number, connections: number, key: BenchKey) =>
+  runChild<LoadResult>(
+    [
+      process.execPath,
+      join(ROOT, "bench", "credit-load.ts"),
+      "--url",
+      url,
+      "--users",
+      users.join(","),
+      "--credits",
+      String(count),
+      "--warmup",
+      "0",
+      "--connections",
+      String(connections),
+    ],
+    { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
+    280_000,
+  );
+
 /** What the servers left behind, read after they stopped: every accepted credit must be one row + one event. */
 async function checkLedger(store: Store, expected: number): Promise<string[]> {
   const n = async (sql: string) => (await store.get<{ n: number }>(sql))!.n;
@@ -212,25 +233,7 @@ const credit: Benchmark = {
       const proxy = engine.latency?.proxy ?? null;
       try {
         progress(`herald: ${WARMUP} warmup + ${credits} measured signed credits, ${opts.connections} in flight`);
-        const loadRun = (count: number) =>
-          runChild<LoadResult>(
-            [
-              process.execPath,
-              join(ROOT, "bench", "credit-load.ts"),
-              "--url",
-              heralds.map((h) => h.baseUrl).join(","),
-              "--users",
-              users.join(","),
-              "--credits",
-              String(count),
-              "--warmup",
-              "0",
-              "--connections",
-              String(opts.connections),
-            ],
-            { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
-            280_000,
-          );
+        const loadRun = (count: number) => creditLoad(heralds.map((h) => h.baseUrl).join(","), users, count, opts.connections, key);
         // The warmup, then herald's counters, then the measured credits, then the counters again.
         const running = (async () => {
           const warm = await loadRun(WARMUP);
@@ -367,25 +370,7 @@ const credit: Benchmark = {
           port,
         );
         try {
-          const serverLoad = (count: number) =>
-            runChild<LoadResult>(
-              [
-                process.execPath,
-                join(ROOT, "bench", "credit-load.ts"),
-                "--url",
-                server.baseUrl,
-                "--users",
-                servedUsers.join(","),
-                "--credits",
-                String(count),
-                "--warmup",
-                "0",
-                "--connections",
-                String(opts.connections),
-              ],
-              { BENCH_KEY_ID: key.key_id, BENCH_SECRET: key.secret },
-              280_000,
-            );
+          const serverLoad = (count: number) => creditLoad(server.baseUrl, servedUsers, count, opts.connections, key);
           const serverCpu = processJiffies(server.proc.pid);
           await serverLoad(WARMUP);
           const run = await serverLoad(credits);
