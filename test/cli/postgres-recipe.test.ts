@@ -56,6 +56,8 @@ test.skipIf(!pg)(
     for (let run = 1; run <= 2; run++) {
       const r = await runBlock(blocks[0]!.text);
       const context = `run ${run}\n--- stdout\n${r.stdout.slice(0, 3000)}\n--- stderr\n${r.stderr.slice(0, 3000)}`;
+      // The diff of a failed toEqual elides the unchanged context, so a failure prints it whole.
+      if (r.code !== 0) console.error(`the recipe failed (exit ${r.code}), ${context}`);
       expect({ code: r.code, context }).toEqual({ code: 0, context });
       const answers = r.stdout
         .split("\n")
