@@ -26,15 +26,18 @@ const UNAUTH = "unauthenticated GET /api/public/system-status/policy";
 const VERIFIED = "init data + GET /api/messenger/games/catalog";
 const UNVERIFIED = "same catalog route, no verification";
 const PLAY = "init data + POST /api/messenger/games/spin-wheel/play";
+const PLAY_MANY = "the same play, 50 players in turn";
+/** The many-players case's players (PLAYER is the one-player case's). */
+const MANY = Array.from({ length: 50 }, (_, i) => 5000 + i);
 const TARGET_RATIO = 0.9;
 /** The comparison server's unverified copy of the catalog route (bench/messenger-unverified-server.ts). */
 const UNVERIFIED_PATH = "/bench/messenger/games/catalog";
 const TARGET_PLAYS = 2000;
 
-function initData(): string {
+function initData(player = PLAYER): string {
   const fields: Record<string, string> = {
     auth_date: String(Math.floor(Date.now() / 1000)),
-    user: JSON.stringify({ id: PLAYER, first_name: "Bench", username: "bench" }),
+    user: JSON.stringify({ id: player, first_name: "Bench", username: `bench${player}` }),
   };
   const dcs = Object.keys(fields)
     .sort()
@@ -46,24 +49,26 @@ function initData(): string {
 
 /**
  * The wrk Lua for a play (after bench/engines.ts's `setup`, which names each thread `tid`): POST with the init data
- * header and a request_id unique per thread and request.
+ * header and a request_id unique per thread and request; with several players' init data, each request is the next
+ * player's in turn.
  */
-function playScript(init: string): string {
+function playScript(inits: string[]): string {
   return `
+local inits = { ${inits.map((i) => JSON.stringify(`tma ${i}`)).join(", ")} }
 local counter = 0
 local thread_id = 0
 function init(args) thread_id = tid or 0 end
 function request()
   counter = counter + 1
   local body = '{"request_id":"bench-' .. thread_id .. '-' .. os.time() .. '-' .. counter .. '"}'
-  return wrk.format("POST", "/api/messenger/games/spin-wheel/play", { ["Content-Type"] = "application/json", ["Authorization"] = "tma ${init}" }, body)
+  return wrk.format("POST", "/api/messenger/games/spin-wheel/play", { ["Content-Type"] = "application/json", ["Authorization"] = inits[(counter % #inits) + 1] }, body)
 end
 `;
 }
 
-/** Gives the bench player spins enough for the whole run, through the storage port (the servers are idle then). */
+/** Gives every bench player spins enough for the whole run, through the storage port (the servers are idle then). */
 async function grantSpins(store: Store, spins: number): Promise<void> {
-  await store.run("UPDATE messenger_players SET free_spin_balance = ? WHERE telegram_user_id = ?", [spins, PLAYER]);
+  await store.run("UPDATE messenger_players SET free_spin_balance = ?", [spins]);
 }
 
 const messenger: Benchmark = {
@@ -73,7 +78,7 @@ const messenger: Benchmark = {
     const launch = heraldLaunch(opts.herald);
     const notes: string[] = [
       `herald ran from ${launch.mode}`,
-      "one player: every play serialises on one balance row (the worst case for contention; on SQLite also on its one writer)",
+      "one player: every play serialises on one balance row (the worst case for contention; on SQLite also on its one writer); 50 players: each request the next player's in turn",
     ];
     if (launch.warning) notes.push(launch.warning);
     const errors: string[] = [];
@@ -107,6 +112,11 @@ const messenger: Benchmark = {
         const body = await probe.text();
         verifiedBody ||= body;
       }
+      for (const player of MANY) {
+        const made = await fetch(`${servers[0]!.baseUrl}/api/messenger/games/catalog`, { headers: { authorization: `tma ${initData(player)}` } });
+        if (made.status !== 200) throw new Error(`making bench player ${player} answered ${made.status}`);
+        await made.arrayBuffer();
+      }
       await grantSpins(await heraldDb.store(), 1_000_000_000);
       await heraldDb.close();
       results.push(await measureOn(PROBE, servers, "/healthz", opts));
@@ -139,7 +149,8 @@ const messenger: Benchmark = {
       results.push(combine(VERIFIED, verifiedRuns), combine(UNVERIFIED, unverifiedRuns));
       notes.push(...(await stopAll(unverified, "comparison server")));
       unverified = [];
-      results.push(await measureOn(PLAY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(initData())));
+      results.push(await measureOn(PLAY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript([initData()])));
+      results.push(await measureOn(PLAY_MANY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(MANY.map((p) => initData(p)))));
       for (const r of results) if (r.non_2xx > 0) errors.push(`${r.case}: ${r.non_2xx} answers were not 2xx`);
       notes.push(...(await stopAll(servers)));
       servers = [];
@@ -167,10 +178,11 @@ const messenger: Benchmark = {
         `server CPU per request: verified ${median(cpuPairs.map((p) => p.v.server_cpu_us_per_request!)).toFixed(1)} µs, unverified ${median(cpuPairs.map((p) => p.u.server_cpu_us_per_request!)).toFixed(1)} µs → unverified ÷ verified CPU = ${aloneByCpu} (less sensitive than req/s to other work on the cores)`,
       );
     const play = withRatio.find((r) => r.case === PLAY);
+    const playMany = withRatio.find((r) => r.case === PLAY_MANY);
     const summary = [
       `verified / same route unverified = ${alone ?? "n/a"} (verification alone, req/s; target ≥ ${TARGET_RATIO}); by server CPU per request: ${aloneByCpu ?? "n/a"}`,
       `verified / unauthenticated policy route = ${verified?.ratio_vs_baseline ?? "n/a"}`,
-      `plays/s = ${play ? Math.round(play.requests_per_sec) : "n/a"} (target ≥ ${TARGET_PLAYS})`,
+      `plays/s = ${play ? Math.round(play.requests_per_sec) : "n/a"} one player (target ≥ ${TARGET_PLAYS}), ${playMany ? Math.round(playMany.requests_per_sec) : "n/a"} for ${MANY.length} players in turn`,
     ];
     return {
       benchmark: "messenger",
@@ -186,6 +198,7 @@ const messenger: Benchmark = {
         verified_vs_unverified_by_cpu: aloneByCpu,
         verified_vs_unauthenticated: verified?.ratio_vs_baseline ?? null,
         plays_per_sec: play ? Math.round(play.requests_per_sec) : null,
+        plays_per_sec_many_players: playMany ? Math.round(playMany.requests_per_sec) : null,
       },
       errors,
     };

@@ -12,6 +12,7 @@ import {
   registerConfiguredToken,
 } from "../auth/first-start";
 import { flushAudioShareHits } from "../audio-share/hits";
+import { flushCounts } from "../messenger/counters";
 import { nativeRedirectRoutes } from "../audio-share/redirect";
 import { installNativeRoutes } from "../http/native-routes";
 import { nativeHealthRoutes } from "../system/health";
@@ -274,6 +275,7 @@ export async function serve(config: Config): Promise<void> {
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();
       await flushAudioShareHits(ctx);
+      await flushCounts(ctx);
       await ctx.requestLog.stop();
       await ctx.chain.flushRecords(); // the RPC outcomes buffered off the call path (src/chain/rpc-log.ts)
       await closeContext(ctx);

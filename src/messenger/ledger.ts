@@ -4,13 +4,14 @@
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
 // back. Nothing in it awaits anything but the transaction's own statements (DESIGN.md §8a). Statements that do not
 // depend on each other's results are issued together (one round trip on PostgreSQL, issue 49; in-order.ts): the
-// lock with the claim, the balances with the effect's last statements, the ledger row with the hourly counter.
+// lock with the claim, the balances with the effect's last statements. A play's hourly counter is written just
+// after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
-import { bump, type CounterMetric } from "./counters";
+import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder } from "../db/in-order";
 import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
 import { claimRequest, completeClaim, priorAction } from "./store/ledger";
@@ -43,8 +44,8 @@ export interface ActionEffect<R> {
    */
   result: R | Promise<R>;
   /**
-   * An hourly counter to add one to (a play), written as the transaction's last statement: the counter's row is
-   * shared by every player, and on PostgreSQL its lock is then held only until the commit that follows.
+   * An hourly counter to add one to (a play), once the transaction has committed (AfterCommit.count): the counter's
+   * row is every player's, and in the transaction its lock would be held to the commit (counters.ts, CountsBehind).
    */
   count?: { metric: CounterMetric; label: string };
 }
@@ -53,6 +54,8 @@ export interface ActionEffect<R> {
 export interface AfterCommit {
   /** A salutes payout queued webhook deliveries: the dispatcher is nudged. */
   nudge: boolean;
+  /** The action's hourly counter (ActionEffect.count), counted once the transaction has committed. */
+  count?: { metric: CounterMetric; label: string };
 }
 
 /** What an action's effect runs with: the transaction, its time (and clock), and what to do after the commit. */
@@ -83,15 +86,27 @@ export function insufficient(balance: keyof Balances, has: number, required: num
   );
 }
 
-/** Runs the action in a transaction of its own; the dispatcher is nudged after the commit if a payout asked. */
+/** The group-commit key of a player's balances (TxOptions.group): one player's actions share a commit on PostgreSQL. */
+export const playerGroup = (telegramUserId: number): string => `messenger:${telegramUserId}`;
+
+/**
+ * Runs the action in a transaction of its own; the dispatcher is nudged after the commit if a payout asked. On
+ * PostgreSQL it may share a commit with other players' actions (group commit, keyed by the player's row).
+ */
 export async function applyAction<R extends object>(ctx: AppContext, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
   const after: AfterCommit = { nudge: false };
-  const applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect));
+  const applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect), {
+    group: playerGroup(input.telegramUserId),
+  });
   if (after.nudge) ctx.dispatcher.nudge();
+  if (after.count) countAfterCommit(ctx, after.count.metric, after.count.label);
   return applied;
 }
 
-/** The action inside the caller's transaction (a mission's reward inside its progress event, a bot /start promo). */
+/**
+ * The action inside the caller's transaction (a mission's reward inside its progress event, a bot /start promo). What
+ * it leaves in `s.after` (a nudge, a count) is the caller's to do once its transaction has committed.
+ */
 export async function applyActionIn<R extends object>(s: ActionScope, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
   const { t, now } = s;
   const uid = input.telegramUserId;
@@ -130,11 +145,8 @@ export async function applyActionIn<R extends object>(s: ActionScope, input: Act
   if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
   const stored = { ...result, balances };
-  // The counter last, issued with the ledger row: its row is every player's (see ActionEffect.count).
-  await inOrder(
-    completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) }),
-    out.count ? bump(t, s.clock, out.count.metric, out.count.label) : undefined,
-  );
+  await completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
+  if (out.count) s.after.count = out.count;
   return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }
 

@@ -120,6 +120,26 @@ describe("GET /api/messenger/ops/health", () => {
     }
   });
 
+  test("plays are counted once each, after their commits: concurrent plays, their replays and refused plays", async () => {
+    h = await openMessengerApp();
+    const admin = await createAdminToken(h);
+    const players = Array.from({ length: 12 }, (_, i) => 700 + i);
+    const play = (id: number, requestId: string) => h.json("/api/messenger/games/spin-wheel/play", tmaPost(initDataFor(h, { id }), { request_id: requestId }));
+    // Every player's daily free spin at once (on PostgreSQL several share a commit), each request sent twice.
+    const first = await Promise.all(players.flatMap((id) => [play(id, `count-${id}`), play(id, `count-${id}`)]));
+    expect(first.map((r) => r.status)).toEqual(first.map(() => 200));
+    expect(first.filter((r) => r.body.replayed).length).toBe(players.length);
+    // A second play each: no spin left (a segment may have paid spins: taken away), refused, not counted.
+    await h.ctx.store.run("UPDATE messenger_players SET free_spin_balance = 0");
+    const refused = await Promise.all(players.map((id) => play(id, `again-${id}`)));
+    expect(refused.map((r) => r.body.error)).toEqual(players.map(() => "game_cooldown"));
+    const res = await h.json("/api/messenger/ops/health?hours=1", { headers: { authorization: `Bearer ${admin}` } });
+    expect(res.body.plays).toEqual({ total: players.length, by_game: { spin_wheel: players.length } });
+    // All written: the stored rows say the same without this instance's help.
+    const rows = await h.ctx.store.all<{ count: number }>("SELECT count FROM messenger_counters WHERE metric = 'plays'");
+    expect(rows.reduce((a, r) => a + Number(r.count), 0)).toBe(players.length);
+  });
+
   test("answers 503 messenger_not_configured without a bot token", async () => {
     h = await openTestApp({ env: { MESSENGER_WEBHOOK_SECRET: "hook-secret-0123456789" } });
     const admin = await createAdminToken(h);

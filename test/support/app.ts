@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config";
 import type { AppContext } from "../../src/context";
 import type { Clock, Rng } from "../../src/clock";
 import { createLogger, type Logger } from "../../src/log";
+import { flushCounts } from "../../src/messenger/counters";
 import { FakeClock, seededRng } from "./clock";
 import { contractLogging, recordExchange } from "./contract-log";
 import { freshPostgresDatabase, testEngine } from "./engine";
@@ -73,6 +74,7 @@ function testAppOf(ctx: AppContext, clock: FakeClock, dir: string, dispose: () =
       // call close() without awaiting it: nothing after it needs this app).
       return (async () => {
         await ctx.requestLog.stop();
+        await flushCounts(ctx);
         await ctx.jobs.stop();
         closeTestSqlite(ctx);
         await ctx.store.close();

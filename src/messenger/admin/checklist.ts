@@ -3,7 +3,7 @@
 // in docs/messenger-admin-analytics.md; "worst wins" for the overall status.
 import type { AppContext } from "../../context";
 import { outboxBacklog } from "../bot/outbox";
-import { countersSince } from "../counters";
+import { countersSince, flushCounts } from "../counters";
 import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
@@ -78,6 +78,7 @@ async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
 
 async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]> {
   const totals = new Map<string, number>();
+  await flushCounts(ctx); // this instance's plays counted after their commits (counters.ts)
   for (const r of await countersSince(ctx.store, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
   const n = (m: string) => totals.get(m) ?? 0;
   const failures = n("init_data_failures");
