@@ -13,6 +13,12 @@ import { checkResolvedTarget } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
 
 /**
+ * The group-commit key of a delivery's outcome (TxOptions.group): its webhook's row, the one row the outcomes of
+ * several deliveries may change (failing_since, disabled). On PostgreSQL a webhook's outcomes share commits.
+ */
+const webhookGroup = (webhookId: string | number): string => `webhook:${webhookId}`;
+
+/**
  * Runs a transaction again, whole, when it lost a race the engine detected — a deadlock or serialization failure
  * on PostgreSQL, a database busy past its timeout on SQLite (SerializationFailure) — a few times at most.
  */
@@ -25,6 +31,9 @@ async function retried<T>(run: () => Promise<T>, times = 3): Promise<T> {
     }
   }
 }
+
+/** Outcomes being written at most, per send slot (WEBHOOK_CONCURRENCY), on PostgreSQL: past it the pass leases no more. */
+const RECORDING_PER_SLOT = 4;
 
 /** A counting semaphore: bounds work in flight, globally and per receiver host. */
 class Slots {
@@ -130,11 +139,30 @@ export class Dispatcher implements DeliveryDispatcher {
   private async drainDue(): Promise<void> {
     const cfg = this.ctx.config.webhooks;
     const inFlight = new Set<Promise<void>>();
+    // Outcomes being written. On PostgreSQL a send's slot is free once its answer is in, not once its outcome has
+    // committed: a commit waits for the disk, and 16 slots held through it capped deliveries near 1,000/s (fsync
+    // on; 1,146–1,332/s with the slots freed, bench/README.md "Webhook outcomes behind the sends"). Bounded, so a
+    // slow database slows the leasing instead. On SQLite a commit takes microseconds and the outcomes queue for
+    // the one writer ahead of the next lease: there the send waits for its outcome, as before (freed, the backlog
+    // drained 10–20 % slower).
+    const behind = this.ctx.store.dialect === "postgres";
+    const recording = new Set<Promise<void>>();
+    const maxRecording = cfg.concurrency * RECORDING_PER_SLOT;
+    const record = (d: Leased, written: Promise<void>): Promise<void> => {
+      const tracked = written
+        .catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }))
+        .finally(() => recording.delete(tracked));
+      recording.add(tracked);
+      return behind ? Promise.resolve() : tracked;
+    };
     const refillAt = Math.max(1, Math.floor(cfg.concurrency / 2));
     // Bounded: each round either leases, or waits for a completion or a wake-up.
     for (let round = 0; round < 1_000_000; round++) {
       const free = cfg.concurrency - inFlight.size;
       let settled = 0;
+      if (recording.size >= maxRecording) await Promise.race(recording);
+      // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
+      if (inFlight.size === 0 && recording.size > 0) await Promise.all(recording);
       // Lease when half the slots are free (batches), when idle, or when new work was announced.
       if (free > 0 && (free >= refillAt || inFlight.size === 0 || this.again)) {
         this.again = false;
@@ -142,15 +170,17 @@ export class Dispatcher implements DeliveryDispatcher {
         settled = batch.settled;
         this.completed += settled;
         for (const d of batch.leased) {
-          const p = this.deliver(d).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
+          const p = this.deliver(d, record).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
           const tracked = p.finally(() => inFlight.delete(tracked));
           inFlight.add(tracked);
         }
       }
       // Nothing in flight: lease again at once if the last batch settled deliveries without sending (more may
-      // be due, and a dead letter queues a webhook.delivery_failed event), else the pass is done.
+      // be due, and a dead letter queues a webhook.delivery_failed event), else the pass is done once every
+      // outcome is written (a failure's may have queued events: `again` runs another pass).
       if (inFlight.size === 0) {
         if (settled > 0) continue;
+        await Promise.all(recording);
         break;
       }
       await new Promise<void>((resolve) => {
@@ -202,7 +232,8 @@ export class Dispatcher implements DeliveryDispatcher {
     return s;
   }
 
-  private async deliver(d: Leased): Promise<void> {
+  /** Sends one delivery; its outcome's write is handed to `record`, which says how long to wait for it (drainDue). */
+  private async deliver(d: Leased, record: (d: Leased, written: Promise<void>) => Promise<void>): Promise<void> {
     const cfg = this.ctx.config.webhooks;
     const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
     const blocked = await this.checkTarget(d.target_url, policy);
@@ -240,7 +271,7 @@ export class Dispatcher implements DeliveryDispatcher {
         slots.give();
       }
     }
-    await this.finish(d, result, startedAt);
+    await record(d, this.finish(d, result, startedAt));
   }
 
   /** Records the outcome; the delivery is left alone when our lease was lost (another worker owns it now). */
@@ -262,19 +293,22 @@ export class Dispatcher implements DeliveryDispatcher {
     const outcome = { status, nextIso: next, reasonTag: r.reasonTag, error: r.error, statusCode: r.statusCode };
     const attempt = { startedAtIso, durationMs: r.durationMs, statusCode: r.statusCode, error: r.error, reasonTag: r.reasonTag, excerpt: r.excerpt };
     const recorded = await retried(() =>
-      this.ctx.store.tx(async (t) => {
-        // The delivery's row first, then its attempt's: the order the lease transaction locks them in, so that a
-        // stale sender finishing while another instance takes the delivery over cannot deadlock with it. Issued
-        // together (one round trip on PostgreSQL, which runs them in this order): neither needs the other's answer.
-        // The attempt is written even when the lease was lost meanwhile: the row is this request's history, and its
-        // answer is the truth about it (the delivery record is left to the instance that holds it now).
-        const [held] = await inOrder(
-          recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, startedAtIso, nowIso),
-          recordAttempt(t, d.attempt_id, attempt),
-        );
-        if (held) await this.afterOutcome(t, d, r.ok, status, r.reasonTag, r.error, gone, now);
-        return held;
-      }),
+      this.ctx.store.tx(
+        async (t) => {
+          // The delivery's row first, then its attempt's: the order the lease transaction locks them in, so that a
+          // stale sender finishing while another instance takes the delivery over cannot deadlock with it. Issued
+          // together (one round trip on PostgreSQL, which runs them in this order): neither needs the other's answer.
+          // The attempt is written even when the lease was lost meanwhile: the row is this request's history, and its
+          // answer is the truth about it (the delivery record is left to the instance that holds it now).
+          const [held] = await inOrder(
+            recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, startedAtIso, nowIso),
+            recordAttempt(t, d.attempt_id, attempt),
+          );
+          if (held) await this.afterOutcome(t, d, r.ok, status, r.reasonTag, r.error, gone, now);
+          return held;
+        },
+        { group: webhookGroup(d.webhook_id) },
+      ),
     );
     if (!recorded) return;
     this.completed++;
