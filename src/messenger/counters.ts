@@ -37,10 +37,7 @@ class CountsBehind {
   constructor(private readonly ctx: AppContext) {}
 
   add(metric: CounterMetric, label: string, n = 1): void {
-    const hour = hourOf(this.ctx.clock.now().getTime());
-    const row = this.pending.get(`${hour} ${metric} ${label}`);
-    if (row) row.n += n;
-    else this.pending.set(`${hour} ${metric} ${label}`, { hour, metric, label, n });
+    this.keep([{ hour: hourOf(this.ctx.clock.now().getTime()), metric, label, n }]);
     void this.write();
   }
 
@@ -77,6 +74,7 @@ class CountsBehind {
     return written;
   }
 
+  /** Adds rows to the pending ones, one per (hour, metric, label). */
   private keep(rows: Array<{ hour: string; metric: CounterMetric; label: string; n: number }>): void {
     for (const r of rows) {
       const newer = this.pending.get(`${r.hour} ${r.metric} ${r.label}`);
