@@ -26,6 +26,8 @@ import { freePort, startChild } from "./processes";
 import type { ProxyStats } from "./delay-proxy";
 import { connectionsPerInstance, heraldCli, openEngine, sqliteDatabase, startHeralds, stopAll, type BenchDatabase, type EngineOptions } from "./engines";
 import {
+  databaseCpu,
+  databaseJiffiesSince,
   heraldLaunch,
   inspectDatabase,
   logLines,
@@ -43,6 +45,19 @@ import {
 } from "./support";
 
 const USERS = 5;
+
+/**
+ * PostgreSQL's own CPU per credit over a run (its processes: postmaster, backends, writers), and the ceiling it sets
+ * on the machine's cores: no server in front of that database passes cores ÷ it, even one that costs nothing.
+ */
+function databaseCpuNote(whose: string, jiffies: number, credits: number): string[] {
+  if (jiffies <= 0 || credits <= 0) return [];
+  const us = (jiffies * 10_000) / credits;
+  const cores = navigator.hardwareConcurrency;
+  return [
+    `PostgreSQL used ${us.toFixed(1)} µs of CPU per credit during ${whose} credits (warmup included): on ${cores} cores, a ceiling of ${Math.round((cores * 1_000_000) / us).toLocaleString("en-US")} credits/s for its statements, before any CPU of the server in front of it`,
+  ];
+}
 const WARMUP = 1_000;
 const TARGET_PER_SEC = 3_000;
 const HERALD = "herald POST /api/salutes/credit, signed";
@@ -227,6 +242,7 @@ const credit: Benchmark = {
       // Herald's own CPU over the credits (warmup included, start-up not): steadier than credits/s on a shared VM,
       // where the load generator takes its part of the same two cores.
       const cpuBefore = heralds.map((h) => processJiffies(h.proc.pid));
+      const databaseBefore = databaseCpu();
       let serverCpuUs: number | null = null;
       let load: LoadResult;
       let work: { before: DbCounters; after: DbCounters; proxy: ProxyStats | null; proxyJiffies: number } | null = null;
@@ -256,6 +272,7 @@ const credit: Benchmark = {
           );
         const jiffies = heralds.reduce((sum, h, i) => sum + processJiffies(h.proc.pid) - cpuBefore[i]!, 0);
         const answered = Object.values(load.statuses).reduce((n, c) => n + c, 0) + WARMUP;
+        notes.push(...databaseCpuNote("herald's", databaseJiffiesSince(databaseBefore), answered));
         if (jiffies > 0 && answered > 0) {
           serverCpuUs = Number(((jiffies * 10_000) / answered).toFixed(1));
           notes.push(
@@ -372,9 +389,11 @@ const credit: Benchmark = {
         try {
           const serverLoad = (count: number) => creditLoad(server.baseUrl, servedUsers, count, opts.connections, key);
           const serverCpu = processJiffies(server.proc.pid);
+          const databaseBefore = databaseCpu();
           await serverLoad(WARMUP);
           const run = await serverLoad(credits);
           const serverJiffies = processJiffies(server.proc.pid) - serverCpu;
+          notes.push(...databaseCpuNote("the naive bare server's", databaseJiffiesSince(databaseBefore), credits + WARMUP));
           if (serverJiffies > 0)
             notes.push(`the naive bare server used ${((serverJiffies * 10_000) / (credits + WARMUP)).toFixed(1)} µs of CPU per credit (warmup included)`);
           const failed = Object.entries(run.statuses).filter(([st]) => st !== "200");

@@ -9,7 +9,11 @@
 //       in rounds: b/b' is the cost of verification alone, the issue's target (≥ 0.9); b/a is shown too;
 //   (c) on the herald child: POST /api/messenger/games/spin-wheel/play — verification plus a play (ledger row +
 //       spin + seed + balances in one transaction), a fresh request_id per request (a wrk Lua
-//       script); target ≥ 2,000 plays/s.
+//       script); target ≥ 2,000 plays/s;
+//   (d) on PostgreSQL only: the same plays, with the same wrk scripts, on the naive bare server
+//       (bench/messenger-postgres-server.ts: Bun.serve + Bun's SQL client, one transaction per play with herald's
+//       statements awaited one after another, no verification), over herald's database once herald has stopped —
+//       what any implementation reaches on these cores, as the `credit` benchmark's naive bare server.
 // The init data is signed here with node:crypto, as Telegram does; it stays valid for 24 h.
 // On PostgreSQL (--engine postgres) the herald child and the comparison server each run as --instances processes
 // over a database of their own on one cluster, and wrk's load is spread over the instances (bench/engines.ts).
@@ -17,7 +21,21 @@ import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import type { Store } from "../src/db/port";
 import { measureOn, openEngine, spreadNote, startHeraldLikes, startHeralds, stopAll } from "./engines";
-import { combine, median, heraldLaunch, ROOT, progress, tempDir, withRatios, type Benchmark, type CaseResult, type RunningServer } from "./support";
+import { PLAY_STATEMENTS, ROUND_TRIPS_PER_PLAY } from "./messenger-postgres-server";
+import {
+  combine,
+  freePort,
+  median,
+  heraldLaunch,
+  ROOT,
+  progress,
+  startChild,
+  tempDir,
+  withRatios,
+  type Benchmark,
+  type CaseResult,
+  type RunningServer,
+} from "./support";
 
 const BOT_TOKEN = "7000000042:AAE_bench-token_0123456789abcdefghijk";
 const PLAYER = 4242;
@@ -27,6 +45,8 @@ const VERIFIED = "init data + GET /api/messenger/games/catalog";
 const UNVERIFIED = "same catalog route, no verification";
 const PLAY = "init data + POST /api/messenger/games/spin-wheel/play";
 const PLAY_MANY = "the same play, 50 players in turn";
+const BARE_PLAY = "naive bare server: the play, one player";
+const BARE_PLAY_MANY = "naive bare server: the play, 50 players in turn";
 /** The many-players case's players (PLAYER is the one-player case's). */
 const MANY = Array.from({ length: 50 }, (_, i) => 5000 + i);
 const TARGET_RATIO = 0.9;
@@ -66,6 +86,27 @@ end
 `;
 }
 
+/** One play of PLAYER's on `server` (the init data valid); its answer, or an error with the server's. */
+async function playOnce(server: RunningServer, requestId: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.baseUrl}/api/messenger/games/spin-wheel/play`, {
+    method: "POST",
+    headers: { authorization: `tma ${initData()}`, "content-type": "application/json" },
+    body: JSON.stringify({ request_id: requestId }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${server.name}'s play answered ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** A play answer's keys, nested ones included (spin, its fairness and reward, balances), sorted: what must agree. */
+function playShape(answer: unknown, prefix = ""): string {
+  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) return "";
+  return Object.entries(answer)
+    .map(([k, v]) => [`${prefix}${k}`, playShape(v, `${prefix}${k}.`)].filter(Boolean).join(","))
+    .sort()
+    .join(",");
+}
+
 /** Gives every bench player spins enough for the whole run, through the storage port (the servers are idle then). */
 async function grantSpins(store: Store, spins: number): Promise<void> {
   await store.run("UPDATE messenger_players SET free_spin_balance = ?", [spins]);
@@ -86,6 +127,7 @@ const messenger: Benchmark = {
     const engine = await openEngine(opts);
     let servers: RunningServer[] = [];
     let unverified: RunningServer[] = [];
+    let bare: RunningServer | null = null;
     const results: CaseResult[] = [];
     const rounds = opts.rounds ?? 1;
     const verifiedRuns: CaseResult[] = [];
@@ -152,14 +194,80 @@ const messenger: Benchmark = {
       results.push(await measureOn(PLAY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript([initData()])));
       results.push(await measureOn(PLAY_MANY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(MANY.map((p) => initData(p)))));
       for (const r of results) if (r.non_2xx > 0) errors.push(`${r.case}: ${r.non_2xx} answers were not 2xx`);
+      // One play of herald's own, on PostgreSQL: the naive bare server's answer is checked against its shape.
+      const heraldPlay = engine.kind === "postgres" ? await playOnce(servers[0]!, "bench-herald-shape") : null;
       notes.push(...(await stopAll(servers)));
       servers = [];
-      const store = await heraldDb.store();
-      const spins = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n;
-      const ledger = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger"))!.n;
-      await heraldDb.close();
-      notes.push(`${spins} spins and ${ledger} ledger rows committed (warmup included)`);
+      const counts = async () => {
+        const store = await heraldDb.store();
+        const spins = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n;
+        const ledger = (await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger"))!.n;
+        await heraldDb.close();
+        return { spins, ledger };
+      };
+      const herald = await counts();
+      notes.push(`${herald.spins} spins and ${herald.ledger} ledger rows committed (warmup included)`);
+      if (engine.kind === "postgres") {
+        // The naive bare server over herald's own database, herald stopped: its players, their pairs and their spins in
+        // hand are the ones herald's plays left.
+        const pool = (engine.poolMax ?? 10) * engine.instances;
+        const port = await freePort();
+        progress(`starting the naive bare server (bench/messenger-postgres-server.ts) over herald's database, ${pool} connections`);
+        bare = await startChild(
+          "bare-server",
+          [
+            process.execPath,
+            join(ROOT, "bench", "messenger-postgres-server.ts"),
+            "--url",
+            heraldDb.serviceUrl!,
+            "--port",
+            String(port),
+            "--pool",
+            String(pool),
+          ],
+          { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+          "/",
+          join(dir.path, "bare-server.log"),
+          port,
+        );
+        // One play first, to fail with the bare server's own message rather than a count of non-2xx, and to see that
+        // it answers what herald answers.
+        const barePlayed = await playOnce(bare, "bench-bare-probe");
+        if (heraldPlay && playShape(barePlayed) !== playShape(heraldPlay))
+          errors.push(`the naive bare server's play answer differs in shape from herald's: ${playShape(barePlayed)} vs ${playShape(heraldPlay)}`);
+        const bareResults = [
+          await measureOn(BARE_PLAY, [bare], "/api/messenger/games/spin-wheel/play", opts, undefined, playScript([initData()])),
+          await measureOn(BARE_PLAY_MANY, [bare], "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(MANY.map((p) => initData(p)))),
+        ];
+        notes.push(...(await stopAll([bare], "naive bare server")));
+        bare = null;
+        for (const r of bareResults) if (r.non_2xx > 0) errors.push(`${r.case}: ${r.non_2xx} answers were not 2xx`);
+        results.push(...bareResults);
+        const after = await counts();
+        const plays = bareResults.reduce((n, r) => n + r.requests, 0);
+        notes.push(
+          `naive bare server (bench/messenger-postgres-server.ts: Bun.serve + Bun's SQL client over ${pool} connections, herald's pools together): per play ONE transaction — BEGIN, ${PLAY_STATEMENTS.length} statements (player lock, ledger claim, nonce, spin, mission progress, balances, ledger completion; +1 when the daily free spin is due, +2 when the player has no pair) each awaited before the next, COMMIT: ${ROUND_TRIPS_PER_PLAY} round trips, one commit per play; init data not verified, no hourly play counter, no request log`,
+          `naive bare server committed ${after.spins - herald.spins} spins and ${after.ledger - herald.ledger} ledger rows (warmup included; wrk counted ${plays} measured answers)`,
+        );
+        const heraldPlays = [PLAY, PLAY_MANY].map((name) => results.find((r) => r.case === name));
+        const cpu = (r: CaseResult | undefined) =>
+          r?.server_cpu_us_per_request == null
+            ? "n/a"
+            : `${r.server_cpu_us_per_request} µs${r.database_cpu_us_per_request == null ? "" : ` (PostgreSQL's ${r.database_cpu_us_per_request} µs)`}`;
+        notes.push(
+          `server CPU per play (the server process(es) and PostgreSQL's, warmup excluded): one player herald ${cpu(heraldPlays[0])}, naive bare server ${cpu(bareResults[0])}; ${MANY.length} players herald ${cpu(heraldPlays[1])}, naive bare server ${cpu(bareResults[1])}`,
+        );
+        // The ceiling of the cores: PostgreSQL's CPU for a play, on the cores every process here shares. No server in
+        // front of this database passes cores ÷ that, even one that costs nothing itself.
+        const cores = navigator.hardwareConcurrency;
+        const ceiling = (r: CaseResult | undefined) =>
+          r?.database_cpu_us_per_request ? Math.round((cores * 1_000_000) / r.database_cpu_us_per_request).toLocaleString("en-US") : "n/a";
+        notes.push(
+          `PostgreSQL's CPU alone caps plays at ${cores} cores ÷ its CPU per play: one player ${ceiling(heraldPlays[0])}/s with herald's statements (${ceiling(bareResults[0])}/s with the bare server's), ${MANY.length} players ${ceiling(heraldPlays[1])}/s (${ceiling(bareResults[1])}/s) — before any CPU of the server in front of it or the load generator`,
+        );
+      }
     } finally {
+      await bare?.stop();
       await stopAll(unverified);
       await stopAll(servers);
       await engine.close();
@@ -179,11 +287,21 @@ const messenger: Benchmark = {
       );
     const play = withRatio.find((r) => r.case === PLAY);
     const playMany = withRatio.find((r) => r.case === PLAY_MANY);
+    const barePlay = withRatio.find((r) => r.case === BARE_PLAY);
+    const barePlayMany = withRatio.find((r) => r.case === BARE_PLAY_MANY);
+    const vsBare = (h: CaseResult | undefined, b: CaseResult | undefined) =>
+      h && b && b.requests_per_sec > 0 ? Number((h.requests_per_sec / b.requests_per_sec).toFixed(3)) : null;
+    const playsVsBare = vsBare(play, barePlay);
+    const playsManyVsBare = vsBare(playMany, barePlayMany);
     const summary = [
       `verified / same route unverified = ${alone ?? "n/a"} (verification alone, req/s; target ≥ ${TARGET_RATIO}); by server CPU per request: ${aloneByCpu ?? "n/a"}`,
       `verified / unauthenticated policy route = ${verified?.ratio_vs_baseline ?? "n/a"}`,
       `plays/s = ${play ? Math.round(play.requests_per_sec) : "n/a"} one player (target ≥ ${TARGET_PLAYS}), ${playMany ? Math.round(playMany.requests_per_sec) : "n/a"} for ${MANY.length} players in turn`,
     ];
+    if (barePlay || barePlayMany)
+      summary.push(
+        `herald ÷ naive bare server: one player ${playsVsBare?.toFixed(2) ?? "n/a"}×, ${MANY.length} players ${playsManyVsBare?.toFixed(2) ?? "n/a"}× (bare ${barePlay ? Math.round(barePlay.requests_per_sec) : "n/a"} and ${barePlayMany ? Math.round(barePlayMany.requests_per_sec) : "n/a"} plays/s)`,
+      );
     return {
       benchmark: "messenger",
       description: messenger.description,
@@ -199,6 +317,8 @@ const messenger: Benchmark = {
         verified_vs_unauthenticated: verified?.ratio_vs_baseline ?? null,
         plays_per_sec: play ? Math.round(play.requests_per_sec) : null,
         plays_per_sec_many_players: playMany ? Math.round(playMany.requests_per_sec) : null,
+        plays_vs_naive_bare: playsVsBare,
+        plays_many_vs_naive_bare: playsManyVsBare,
       },
       errors,
     };

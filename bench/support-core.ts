@@ -51,6 +51,8 @@ export interface CaseResult {
   other_cpu_share?: number | null;
   /** Server CPU µs per request during the measured run (see WrkResult); null/absent if unknown. */
   server_cpu_us_per_request?: number | null;
+  /** Of server_cpu_us_per_request, PostgreSQL's processes' share (see WrkResult); null/absent on SQLite. */
+  database_cpu_us_per_request?: number | null;
   /** This case's req/s over the baseline's, measured in the same run; 1 for the baseline itself. */
   ratio_vs_baseline: number | null;
 }
@@ -100,6 +102,11 @@ export interface WrkResult {
    * other work shares the cores (that work still slows each instruction through shared caches and cores).
    */
   server_cpu_us_per_request: number | null;
+  /**
+   * Of server_cpu_us_per_request, the part PostgreSQL's processes used (postmaster, backends, writers); null when no
+   * cluster runs. On 2 shared cores, 2,000,000 ÷ this is a ceiling no server in front of that database can pass.
+   */
+  database_cpu_us_per_request: number | null;
 }
 
 // Jiffies (USER_HZ, 100/s on Linux) of the whole machine and of one process, to tell our CPU from everyone else's.
@@ -123,7 +130,15 @@ export function processJiffies(pid: number): number {
   }
 }
 /** The pids serving the measured requests: the harness's children (servers, wrk) and the registered outside ones. */
-const servingPids = () => [...children].map((c) => c.pid).concat([...serverPids].flatMap((list) => list()));
+const databasePids = () => [...serverPids].flatMap((list) => list());
+
+/** PostgreSQL's processes' CPU so far (jiffies by pid), for databaseJiffiesSince; empty when no cluster runs. */
+export const databaseCpu = (): Map<number, number> => new Map(databasePids().map((pid) => [pid, processJiffies(pid)]));
+
+/** PostgreSQL's CPU since `before` (databaseCpu), in jiffies; a backend started meanwhile counts from zero. */
+export const databaseJiffiesSince = (before: Map<number, number>): number =>
+  databasePids().reduce((sum, pid) => sum + Math.max(0, processJiffies(pid) - (before.get(pid) ?? 0)), 0);
+const servingPids = () => [...children].map((c) => c.pid).concat(databasePids());
 const ourJiffies = () => servingPids().reduce((sum, pid) => sum + processJiffies(pid), processJiffies(process.pid));
 
 export function findWrk(): string {
@@ -144,7 +159,7 @@ export function parseDurationMs(text: string): number {
 }
 
 /** Parses `wrk --latency` output. Throws if a figure the report needs is missing. */
-export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share" | "server_cpu_us_per_request"> {
+export function parseWrk(out: string): Omit<WrkResult, "other_cpu_share" | "server_cpu_us_per_request" | "database_cpu_us_per_request"> {
   const num = (re: RegExp) => {
     const m = re.exec(out);
     return m ? Number(m[1]) : null;
@@ -201,9 +216,16 @@ export async function runWrk(
   const serverJiffies = servingPids()
     .filter((pid) => pid !== proc.pid)
     .reduce((sum, pid) => sum + Math.max(0, processJiffies(pid) - (serversBefore.get(pid) ?? 0)), 0);
+  const database = databasePids();
+  const databaseJiffies = database.reduce((sum, pid) => sum + Math.max(0, processJiffies(pid) - (serversBefore.get(pid) ?? 0)), 0);
   const parsed = parseWrk(out);
-  const perRequest = machineBefore && parsed.requests > 0 ? Number(((serverJiffies * 10_000) / parsed.requests).toFixed(2)) : null;
-  return { ...parsed, other_cpu_share: other, server_cpu_us_per_request: perRequest };
+  const usPer = (jiffies: number) => (machineBefore && parsed.requests > 0 ? Number(((jiffies * 10_000) / parsed.requests).toFixed(2)) : null);
+  return {
+    ...parsed,
+    other_cpu_share: other,
+    server_cpu_us_per_request: usPer(serverJiffies),
+    database_cpu_us_per_request: database.length ? usPer(databaseJiffies) : null,
+  };
 }
 
 /**
@@ -246,6 +268,7 @@ export function combine(label: string, runs: CaseResult[]): CaseResult {
     ratio_vs_baseline: null,
     other_cpu_share: runs.reduce<number | null>((m, r) => (typeof r.other_cpu_share === "number" ? Math.max(m ?? 0, r.other_cpu_share) : m), null),
     server_cpu_us_per_request: med((r) => r.server_cpu_us_per_request),
+    database_cpu_us_per_request: med((r) => r.database_cpu_us_per_request),
   };
 }
 

@@ -68,7 +68,24 @@ export interface ActionScope {
 
 export type Balances = ReturnType<typeof balancesOf>;
 export type Applied<R> = R & { balances: Balances; replayed: boolean; ledger_entry_id: number };
-export type Effect<R> = (player: PlayerRow, s: ActionScope) => Promise<ActionEffect<R>>;
+export type Effect<R, E = undefined> = (player: PlayerRow, s: ActionScope, early: E) => Promise<ActionEffect<R>>;
+
+/**
+ * Statements an action issues beside the player's lock and the request's claim, before its effect runs (one round
+ * trip on PostgreSQL instead of one more), their answer handed to the effect: a wheel play takes its nonce so.
+ * They may write: a replay rolls them back (ReplayOf), as does any error of the effect.
+ */
+export type Early<E> = (t: Queryable, telegramUserId: number, now: string) => Promise<E>;
+
+/**
+ * A replay found by an action with early statements: thrown so that the transaction (or the action's savepoint in
+ * a shared commit) is rolled back with what those statements wrote, then answered by applyAction as the replay.
+ */
+class ReplayOf extends Error {
+  constructor(readonly answer: unknown) {
+    super("a replayed game action (answered from its ledger row)");
+  }
+}
 
 const fingerprintOf = (action: string, inputs: unknown) =>
   createHash("sha256")
@@ -93,11 +110,22 @@ export const playerGroup = (telegramUserId: number): string => `messenger:${tele
  * Runs the action in a transaction of its own; the dispatcher is nudged after the commit if a payout asked. On
  * PostgreSQL it may share a commit with other players' actions (group commit, keyed by the player's row).
  */
-export async function applyAction<R extends object>(ctx: AppContext, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
+export async function applyAction<R extends object, E = undefined>(
+  ctx: AppContext,
+  input: ActionInput,
+  effect: Effect<R, E>,
+  early?: Early<E>,
+): Promise<Applied<R>> {
   const after: AfterCommit = { nudge: false };
-  const applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect), {
-    group: playerGroup(input.telegramUserId),
-  });
+  let applied: Applied<R>;
+  try {
+    applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect, early), {
+      group: playerGroup(input.telegramUserId),
+    });
+  } catch (err) {
+    if (err instanceof ReplayOf) return err.answer as Applied<R>;
+    throw err;
+  }
   if (after.nudge) ctx.dispatcher.nudge();
   if (after.count) countAfterCommit(ctx, after.count.metric, after.count.label);
   return applied;
@@ -107,13 +135,19 @@ export async function applyAction<R extends object>(ctx: AppContext, input: Acti
  * The action inside the caller's transaction (a mission's reward inside its progress event, a bot /start promo). What
  * it leaves in `s.after` (a nudge, a count) is the caller's to do once its transaction has committed.
  */
-export async function applyActionIn<R extends object>(s: ActionScope, input: ActionInput, effect: Effect<R>): Promise<Applied<R>> {
+export async function applyActionIn<R extends object, E = undefined>(
+  s: ActionScope,
+  input: ActionInput,
+  effect: Effect<R, E>,
+  early?: Early<E>,
+): Promise<Applied<R>> {
   const { t, now } = s;
   const uid = input.telegramUserId;
   const fingerprint = fingerprintOf(input.action, input.inputs);
   // The player's row first: every transaction that changes a player takes that lock before any other (one order).
-  // The claim is issued right behind it (the server runs them in that order) and does not need its answer.
-  const [player, ledgerId] = await inOrder(
+  // The claim is issued right behind it (the server runs them in that order) and does not need its answer; so are
+  // the action's early statements.
+  const [player, ledgerId, earlyAnswer] = await inOrder(
     lockedPlayer(t, uid, now),
     claimRequest(t, {
       telegramUserId: uid,
@@ -123,6 +157,7 @@ export async function applyActionIn<R extends object>(s: ActionScope, input: Act
       gameKey: input.gameKey,
       at: now,
     }),
+    early?.(t, uid, now),
   );
   if (ledgerId === null) {
     const prior = await priorAction(t, uid, input.requestId);
@@ -130,9 +165,11 @@ export async function applyActionIn<R extends object>(s: ActionScope, input: Act
     if (prior.fingerprint !== fingerprint) {
       throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.requestId)} was already used for another action or payload`);
     }
-    return { ...(JSON.parse(prior.result) as R & { balances: Balances }), replayed: true, ledger_entry_id: prior.id };
+    const answer = { ...(JSON.parse(prior.result) as R & { balances: Balances }), replayed: true, ledger_entry_id: prior.id };
+    if (early) throw new ReplayOf(answer);
+    return answer;
   }
-  const out = await effect(player, s);
+  const out = await effect(player, s, earlyAnswer as E);
   try {
     checkBalances(player, out.deltas);
   } catch (err) {

@@ -246,3 +246,52 @@ onPostgres("the probe opens the gate as soon as the server answers again", async
     proxy.stop(true);
   }
 });
+
+onPostgres(
+  "back-to-back grouped batches keep their connection, and give it back: the pool is whole after a burst, a batch closed at its deadline takes its connection along",
+  async () => {
+    const store = new PostgresStore({ url, poolMax: 3 });
+    try {
+      await observer!.run("UPDATE deadline_rows SET v = 0");
+      // 120 transactions on two keys at once: two slots, each runs batches of up to 16 one after another.
+      const pids = await Promise.all(
+        Array.from({ length: 120 }, (_, i) =>
+          store.tx(
+            async (t) => {
+              await t.run("UPDATE deadline_rows SET v = v + 1 WHERE id = ?", [1 + (i % 2)]);
+              return (await t.get<{ pid: number }>("SELECT pg_backend_pid() AS pid"))!.pid;
+            },
+            { group: `row:${1 + (i % 2)}` },
+          ),
+        ),
+      );
+      expect((await observer!.all<{ v: number }>("SELECT v FROM deadline_rows ORDER BY id")).map((r) => r.v)).toEqual([60, 60]);
+      // Each key's batches ran on its slot's one connection, kept from batch to batch.
+      expect(new Set(pids.filter((_, i) => i % 2 === 0)).size).toBe(1);
+      expect(new Set(pids.filter((_, i) => i % 2 === 1)).size).toBe(1);
+      expect(store.health.pool!.busy).toBe(0);
+      // A batch closed at its deadline takes its connection with it: the batch waiting behind it gets another.
+      let slowPid = 0;
+      const slow = rejection(
+        store.tx(
+          async (t) => {
+            slowPid = (await t.get<{ pid: number }>("SELECT pg_backend_pid() AS pid"))!.pid;
+            await t.get("SELECT pg_sleep(5)");
+          },
+          { group: "row:1", timeoutMs: 300 },
+        ),
+      );
+      await Bun.sleep(50);
+      const next = store.tx(async (t) => (await t.get<{ pid: number }>("SELECT pg_backend_pid() AS pid"))!.pid, { group: "row:1" });
+      expect(((await slow).error as Error).message).toContain("DATABASE_TRANSACTION_TIMEOUT_MS");
+      expect(slowPid).toBeGreaterThan(0);
+      expect(await next).not.toBe(slowPid);
+      expect(store.health.pool!.busy).toBe(0);
+    } finally {
+      const t0 = performance.now();
+      await store.close();
+      // Nothing held back the close: no connection was left reserved.
+      expect(performance.now() - t0).toBeLessThan(2_000);
+    }
+  },
+);

@@ -1,11 +1,11 @@
 // Issue 49, "PostgreSQL at speed": what one spin-wheel play costs the database — its statements (both engines), and
 // the round trips they take on PostgreSQL, where statements issued together in a transaction share one: counted
 // here at the transaction's handle (round-trip-counter.ts) and by the engine itself (store.health.counts). The
-// play's transaction is issued in four dependent steps (the ledger, src/messenger/ledger.ts, and the wheel's effect):
-//   1. the player's row lock (the row made if missing: one upsert) | the request id's claim
-//   2. the last free spin's time (when the daily one pays) | the active seed's next nonce (read and taken: one UPDATE)
-//   3. the spin | mission progress | the balances
-//   4. the ledger row's outcome
+// play's transaction is issued in three dependent steps (the ledger, src/messenger/ledger.ts, and the wheel's effect):
+//   1. the player's row lock (the row made if missing: one upsert) | the request id's claim | the active seed's next
+//      nonce (read and taken: one UPDATE; the wheel's early statement, rolled back with a replay or a refusal)
+//   2. the last free spin's time (when the daily one pays) | the spin | mission progress | the balances
+//   3. the ledger row's outcome
 // Before, each statement waited for the one before it: 11 statements in 11 round trips (10 with a spin in hand),
 // plus BEGIN and COMMIT, the hourly counter among them. Outside the transaction the request reads the player
 // (identity), and the hourly counter is written just after the commit (src/messenger/counters.ts): two statements.
@@ -120,41 +120,41 @@ describe("statements of a spin-wheel play", () => {
     expect(statementsOf(await steadyPlay("free_spin_balance"))).toEqual([7]);
   });
 
-  test("a replayed request id: the lock, the claim, the stored answer — 3 (4 before)", async () => {
-    expect(statementsOf(await replayedPlay())).toEqual([3]);
+  test("a replayed request id: the lock, the claim, the nonce (rolled back), the stored answer — 4 (4 before)", async () => {
+    expect(statementsOf(await replayedPlay())).toEqual([4]);
   });
 
   test("a first play that makes the player's seed pair: 10 (12 before)", async () => {
     expect(statementsOf(await firstPlay())).toEqual([10]);
   });
 
-  test("a refused play: the lock and the claim, rolled back — 2 (3 before)", async () => {
-    expect(statementsOf(await refusedPlay())).toEqual([2]);
+  test("a refused play: the lock, the claim and the nonce, rolled back — 3 (3 before)", async () => {
+    expect(statementsOf(await refusedPlay())).toEqual([3]);
   });
 });
 
 describeOn("postgres", FILE)("round trips of a spin-wheel play on PostgreSQL", () => {
   const roundTripsOf = (c: { transactions: Array<{ roundTrips: number }> }) => c.transactions.map((t) => t.roundTrips);
 
-  test("paid with the daily free spin: 4 round trips in its transaction (11 before issue 49); 7 in all by the engine's count", async () => {
+  test("paid with the daily free spin: 3 round trips in its transaction (11 before issue 49); 6 in all by the engine's count", async () => {
     const c = await steadyPlay("daily_free_spin");
-    expect(roundTripsOf(c)).toEqual([4]);
+    expect(roundTripsOf(c)).toEqual([3]);
     // The identity's read; the transaction's statements, BEGIN riding with the first; its COMMIT; the counter.
-    expect(c.engine).toEqual({ statements: 1 + (1 + 8 + 1) + 1, roundTrips: 1 + 4 + 1 + 1 });
+    expect(c.engine).toEqual({ statements: 1 + (1 + 8 + 1) + 1, roundTrips: 1 + 3 + 1 + 1 });
   });
 
-  test("paid with a spin in hand: 4 round trips (10 before)", async () => {
+  test("paid with a spin in hand: 3 round trips (10 before)", async () => {
     const c = await steadyPlay("free_spin_balance");
-    expect(roundTripsOf(c)).toEqual([4]);
-    expect(c.engine).toEqual({ statements: 1 + (1 + 7 + 1) + 1, roundTrips: 1 + 4 + 1 + 1 });
+    expect(roundTripsOf(c)).toEqual([3]);
+    expect(c.engine).toEqual({ statements: 1 + (1 + 7 + 1) + 1, roundTrips: 1 + 3 + 1 + 1 });
   });
 
   test("a replayed request id: 2 round trips (4 before)", async () => {
     expect(roundTripsOf(await replayedPlay())).toEqual([2]);
   });
 
-  test("a first play that makes the seed pair: 6 round trips (12 before)", async () => {
-    expect(roundTripsOf(await firstPlay())).toEqual([6]);
+  test("a first play that makes the seed pair: 5 round trips (12 before)", async () => {
+    expect(roundTripsOf(await firstPlay())).toEqual([5]);
   });
 
   test("a refused play: 1 round trip (3 before)", async () => {

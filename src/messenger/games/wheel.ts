@@ -110,71 +110,76 @@ export async function revealedSeeds(ctx: AppContext, telegramUserId: number, lim
  */
 export async function playWheel(ctx: AppContext, telegramUserId: number, requestId: string) {
   const config = await gamesConfig(ctx);
-  return applyAction(ctx, { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel" }, async (player, { t, now }) => {
-    requireCatalogAccess(config, player, "spin_wheel", now);
-    const wheel = activeWheel(config, player, now);
-    const free = freeSpinState(player, new Date(now), wheel.cooldown_seconds);
-    let paidWith: "daily_free_spin" | "free_spin_balance";
-    if (free.free_spin_available) paidWith = "daily_free_spin";
-    else if (player.free_spin_balance > 0) paidWith = "free_spin_balance";
-    else {
-      throw new AppError("game_cooldown", `No spin available: the next daily free spin is at ${free.next_free_spin_at}; buy a spin_play to play now`, {
-        details: { available_at: free.next_free_spin_at, free_spin_balance: 0 },
-        headers: { "retry-after": String(free.cooldown_seconds_remaining) },
+  return applyAction(
+    ctx,
+    { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel" },
+    async (player, { t, now }, taken) => {
+      requireCatalogAccess(config, player, "spin_wheel", now);
+      const wheel = activeWheel(config, player, now);
+      const free = freeSpinState(player, new Date(now), wheel.cooldown_seconds);
+      let paidWith: "daily_free_spin" | "free_spin_balance";
+      if (free.free_spin_available) paidWith = "daily_free_spin";
+      else if (player.free_spin_balance > 0) paidWith = "free_spin_balance";
+      else {
+        throw new AppError("game_cooldown", `No spin available: the next daily free spin is at ${free.next_free_spin_at}; buy a spin_play to play now`, {
+          details: { available_at: free.next_free_spin_at, free_spin_balance: 0 },
+          headers: { "retry-after": String(free.cooldown_seconds_remaining) },
+        });
+      }
+      // The active pair's next nonce was taken beside the lock and the claim (its read and its increment are one
+      // statement; the early statements of applyAction): a refusal above or a replay rolls it back.
+      let seed: SeedRow;
+      let nonce: number;
+      if (taken) ({ seed, nonce } = taken);
+      else {
+        // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
+        // a client seed of the player's own is only ever set through the status route's pre-committed seed.
+        seed = await createSeed(ctx, t, telegramUserId, now);
+        nonce = await takeNonce(t, seed.id);
+      }
+      const segments = wheel.segments;
+      const index = pickWeighted(
+        segments.map((s) => s.weight),
+        seed.server_seed,
+        seed.client_seed,
+        nonce,
+      );
+      const segment = segments[index]!;
+      // The daily spin's time, the spin's row and the mission progress are left in flight (nothing here needs their
+      // answers before the ledger does): the ledger issues the balances' statement beside them, and awaits them together.
+      const lastFree = paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined;
+      const spinId = insertSpin(t, {
+        telegram_user_id: telegramUserId,
+        seed_id: seed.id,
+        nonce,
+        campaign_key: wheel.campaign_key,
+        segment_index: index,
+        paid_with: paidWith,
+        created_at: now,
       });
-    }
-    // Issued together (one round trip on PostgreSQL; in-order.ts): the daily spin's time, and the active pair's next
-    // nonce (its read and its increment are one statement).
-    const [, taken] = await inOrder(paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined, takeActiveNonce(t, telegramUserId));
-    let seed: SeedRow;
-    let nonce: number;
-    if (taken) ({ seed, nonce } = taken);
-    else {
-      // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
-      // a client seed of the player's own is only ever set through the status route's pre-committed seed.
-      seed = await createSeed(ctx, t, telegramUserId, now);
-      nonce = await takeNonce(t, seed.id);
-    }
-    const segments = wheel.segments;
-    const index = pickWeighted(
-      segments.map((s) => s.weight),
-      seed.server_seed,
-      seed.client_seed,
-      nonce,
-    );
-    const segment = segments[index]!;
-    // The spin's row and the mission progress are left in flight (nothing here needs their answers before the
-    // ledger does): the ledger issues the balances' statement beside them, and awaits all three together.
-    const spinId = insertSpin(t, {
-      telegram_user_id: telegramUserId,
-      seed_id: seed.id,
-      nonce,
-      campaign_key: wheel.campaign_key,
-      segment_index: index,
-      paid_with: paidWith,
-      created_at: now,
-    });
-    const observed = observeEvent(t, telegramUserId, "spin_wheel.play");
-    return {
-      deltas: {
-        freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
-        missiles: segment.reward.missiles,
-        points: segment.reward.points,
-      },
-      earnedPoints: segment.reward.points,
-      count: { metric: "plays", label: "spin_wheel" },
-      result: inOrder(spinId, observed).then(([id]) => ({
-        spin: {
-          id,
-          campaign_key: wheel.campaign_key,
-          segment_index: index,
-          segment_label: segment.label,
-          reward: segment.reward,
-          paid_with: paidWith,
-          fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
-          created_at: now,
+      const observed = observeEvent(t, telegramUserId, "spin_wheel.play");
+      return {
+        deltas: {
+          freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
+          missiles: segment.reward.missiles,
+          points: segment.reward.points,
         },
-      })),
-    };
-  });
+        earnedPoints: segment.reward.points,
+        count: { metric: "plays", label: "spin_wheel" },
+        result: inOrder(lastFree, spinId, observed).then(([, id]) => ({
+          spin: {
+            id,
+            campaign_key: wheel.campaign_key,
+            segment_index: index,
+            segment_label: segment.label,
+            reward: segment.reward,
+            paid_with: paidWith,
+            fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
+            created_at: now,
+          },
+        })),
+      };
+    },
+    takeActiveNonce,
+  );
 }
