@@ -25,7 +25,18 @@ import { emitEvent, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
 import { openEngine, type BenchDatabase, type BenchEngine } from "./engines";
 import { percentile } from "./percentiles";
-import { freePort, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
+import {
+  databaseCpu,
+  databaseJiffiesSince,
+  freePort,
+  progress,
+  ROOT,
+  startChild,
+  tempDir,
+  type Benchmark,
+  type CaseResult,
+  type RunningServer,
+} from "./support";
 
 const OWNER: Owner = { partner: "Bench", mode: "live" };
 const WEBHOOKS = 4;
@@ -265,8 +276,14 @@ async function backlog(
 
     progress(`${label}: draining with dispatcher.runOnce() on ${ctxs.length} instance(s)`);
     const started = performance.now();
+    const databaseBefore = databaseCpu();
+    const ownBefore = process.cpuUsage();
+    const countsBefore = ctxs.map((c) => ({ ...c.store.health.counts }));
     for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await dispatchAll(ctxs);
     const drainSeconds = (performance.now() - started) / 1000;
+    const own = process.cpuUsage(ownBefore);
+    const databaseJiffies = databaseJiffiesSince(databaseBefore);
+    const work = (k: "statements" | "roundTrips" | "commits") => ctxs.reduce((n, c, i) => n + c.store.health.counts[k] - countsBefore[i]![k], 0);
     await waitForHooks(sink, events * WEBHOOKS, 30_000);
     const m = await collect(sink, commits);
     const statuses = await statusCounts(ctx);
@@ -281,12 +298,32 @@ async function backlog(
           `committed ${events.toLocaleString("en-US")} events in ${emitSeconds.toFixed(2)} s (${Math.round(events / emitSeconds).toLocaleString("en-US")} events/s, ` +
           `${Math.round(expected / emitSeconds).toLocaleString("en-US")} deliveries queued/s); drained ${expected.toLocaleString("en-US")} deliveries in ${drainSeconds.toFixed(2)} s; ` +
           `end to end (first commit → last receipt) ${Math.round(endToEnd).toLocaleString("en-US")} deliveries/s; ${m.duplicates} duplicate receipts`,
+        ...drainCpuNote(label, own.user + own.system, databaseJiffies, expected),
+        ...(ctx.store.dialect === "postgres"
+          ? [
+              `${label}: per delivery while draining: ${(work("statements") / expected).toFixed(2)} statements, ${(work("roundTrips") / expected).toFixed(2)} round trips; ${(expected / Math.max(1, work("commits"))).toFixed(1)} deliveries a commit`,
+            ]
+          : []),
       ],
       errors: checkCase(label, m, statuses, expected),
     };
   } finally {
     for (const c of ctxs) await closeHerald(c);
   }
+}
+
+/**
+ * CPU per delivery over a drain: herald's dispatcher (this process: the instances run in it) and, on PostgreSQL, the
+ * database's own processes, with the ceiling the latter sets on the machine's cores for any dispatcher.
+ */
+function drainCpuNote(label: string, ownUs: number, databaseJiffies: number, deliveries: number): string[] {
+  const per = (us: number) => (us / deliveries).toFixed(1);
+  const cores = navigator.hardwareConcurrency;
+  const database =
+    databaseJiffies > 0
+      ? `; PostgreSQL ${per(databaseJiffies * 10_000)} µs (on ${cores} cores, a ceiling of ${Math.round((cores * 1_000_000 * deliveries) / (databaseJiffies * 10_000)).toLocaleString("en-US")} deliveries/s for its statements alone)`
+      : "";
+  return [`${label}: CPU per delivery while draining: herald's dispatcher (this process) ${per(ownUs)} µs${database}`];
 }
 
 /** (c) Paced single-event commits with a nudge after each, as producers do. */
