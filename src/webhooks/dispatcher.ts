@@ -132,9 +132,12 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /**
-   * Keeps up to WEBHOOK_CONCURRENCY sends in flight. It leases in batches (when at least half the slots are
-   * free), and when nothing is due it waits for a send to finish OR new work (nudge) — never for the slowest
-   * receiver — so one hanging receiver cannot delay other partners' deliveries.
+   * Keeps up to WEBHOOK_CONCURRENCY sends in flight, and up to as many more leased and waiting for a slot. It
+   * leases in batches (when at least half of that room is free, the last lease found all it asked for, and no
+   * lease runs), beside the sends in flight; when nothing is due it waits for a send to finish OR new work (nudge)
+   * — never for the slowest receiver — so one hanging receiver cannot delay other partners' deliveries. Leasing
+   * ahead drained a backlog 35–50 % faster on PostgreSQL (a lease's commit no longer leaves the slots empty while it
+   * waits for the disk) and no slower on SQLite (bench/README.md "Leases ahead of the sends").
    */
   private async drainDue(): Promise<void> {
     const cfg = this.ctx.config.webhooks;
@@ -156,39 +159,78 @@ export class Dispatcher implements DeliveryDispatcher {
       return behind ? Promise.resolve() : tracked;
     };
     const refillAt = Math.max(1, Math.floor(cfg.concurrency / 2));
-    // Bounded: each round either leases, or waits for a completion or a wake-up.
+    // Leased ahead: up to WEBHOOK_CONCURRENCY deliveries wait here for a send slot, and the next lease runs while
+    // sends are in flight, so a slot that frees up starts its next send at once instead of after a lease's commit
+    // (which waits for the disk on PostgreSQL). A delivery that waits here keeps its lease (keepLease, before it
+    // is sent).
+    const ready: Leased[] = [];
+    let leasing: Promise<number> | null = null;
+    // A lease that failed in the background: thrown at the next round, as one awaited would have been.
+    let leaseFailure: { error: unknown } | null = null;
+    const start = (d: Leased) => {
+      const p = this.deliver(d, record).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
+      const tracked = p.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+    };
+    // Whether the last lease found fewer than it asked for: then nothing more is due now, and no lease runs ahead
+    // of the sends until one is announced (`again`) or the pass runs dry.
+    let drained = false;
+    const lease = (limit: number): Promise<number> =>
+      retried(() => this.leases.take(limit, this.leaseUntil())).then((batch) => {
+        this.completed += batch.settled;
+        ready.push(...batch.leased);
+        const found = batch.leased.length + batch.settled;
+        drained = found < limit;
+        return found;
+      });
+    // Bounded: each round either leases, or waits for a completion, a lease or a wake-up.
     for (let round = 0; round < 1_000_000; round++) {
-      const free = cfg.concurrency - inFlight.size;
-      let settled = 0;
+      if (leaseFailure) throw (leaseFailure as { error: unknown }).error;
       if (recording.size >= maxRecording) await Promise.race(recording);
-      // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
-      if (inFlight.size === 0 && recording.size > 0) await Promise.all(recording);
-      // Lease when half the slots are free (batches), when idle, or when new work was announced.
-      if (free > 0 && (free >= refillAt || inFlight.size === 0 || this.again)) {
+      while (inFlight.size < cfg.concurrency && ready.length) start(ready.shift()!);
+      const room = 2 * cfg.concurrency - inFlight.size - ready.length;
+      const idle = inFlight.size === 0 && ready.length === 0;
+      if (!leasing && room > 0 && (idle || this.again || (room >= refillAt && !drained))) {
+        // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
+        if (inFlight.size === 0 && recording.size > 0) await Promise.all(recording);
         this.again = false;
-        const batch = await retried(() => this.leases.take(free, this.leaseUntil()));
-        settled = batch.settled;
-        this.completed += settled;
-        for (const d of batch.leased) {
-          const p = this.deliver(d, record).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
-          const tracked = p.finally(() => inFlight.delete(tracked));
-          inFlight.add(tracked);
+        const taken = lease(room);
+        leasing = taken;
+        // Nothing to send meanwhile: wait for it here, and stop once it found nothing (then every outcome is
+        // written before the pass ends: a failure's may have queued events, and `again` runs another pass).
+        if (idle) {
+          const found = await taken;
+          leasing = null;
+          if (found > 0) continue;
+          await Promise.all(recording);
+          break;
         }
+        void taken.then(
+          () => (leasing = null),
+          (error: unknown) => {
+            leasing = null;
+            leaseFailure = { error };
+          },
+        );
       }
-      // Nothing in flight: lease again at once if the last batch settled deliveries without sending (more may
-      // be due, and a dead letter queues a webhook.delivery_failed event), else the pass is done once every
-      // outcome is written (a failure's may have queued events: `again` runs another pass).
-      if (inFlight.size === 0) {
-        if (settled > 0) continue;
-        await Promise.all(recording);
-        break;
-      }
+      // Here a send is in flight or a lease runs (an idle round leased above and went on or ended the pass).
+      const pending: Array<Promise<unknown>> = [...inFlight, ...(leasing ? [leasing] : [])];
+      if (!pending.length) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        void Promise.race(inFlight).then(() => resolve());
+        void Promise.race(pending).then(
+          () => resolve(),
+          () => resolve(),
+        );
       });
       this.wake = null;
     }
+    // A lease still running when the loop ends (an error above): its deliveries are sent by the next pass once
+    // their leases lapse; nothing is lost.
+    await leasing?.catch(() => {});
+    while (ready.length) start(ready.shift()!);
+    await Promise.all(inFlight);
+    await Promise.all(recording);
   }
 
   /** Long enough for one send (timeout) with margin; a lease that outlives a crash is retaken. */
@@ -256,7 +298,7 @@ export class Dispatcher implements DeliveryDispatcher {
       const slots = this.slotsFor(d.target_url);
       const waited = await slots.take();
       try {
-        if (waited && !(await this.keepLease(d))) return;
+        if (!(await this.keepLease(d))) return;
         result = await sendDelivery({
           url: d.target_url,
           eventPublicId: d.event_public_id,

@@ -372,3 +372,24 @@ describe("signed delivery", () => {
     expect((await delivery(t.delivery_id)).status).toBe("succeeded");
   });
 });
+
+describe("a backlog", () => {
+  for (const concurrency of ["1", "3"]) {
+    test(`drains whole in one pass with WEBHOOK_CONCURRENCY=${concurrency}: leases run ahead of the sends, each delivery sent once`, async () => {
+      const { webhook } = await setup({ WEBHOOK_CONCURRENCY: concurrency });
+      const N = 60;
+      await h.ctx.store.tx(async (t) => {
+        for (let i = 0; i < N; i++)
+          await emitEvent(t, h.ctx, { partner: "Acme", mode: "live" }, "webhook.test", { webhook_id: webhook.id }, { webhookId: webhook.id });
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("stalled"), 20_000)));
+      expect(await Promise.race([h.ctx.dispatcher.runOnce().then(() => "drained"), stalled])).toBe("drained");
+      clearTimeout(timer);
+      expect(rx.received).toHaveLength(N);
+      expect(new Set(rx.received.map((r) => r.headers["x-webhook-id"])).size).toBe(N);
+      const statuses = await h.ctx.store.all<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status");
+      expect(statuses).toEqual([{ status: "succeeded", n: N }]);
+    });
+  }
+});
