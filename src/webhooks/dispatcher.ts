@@ -40,14 +40,13 @@ class Slots {
   private waiting: Array<() => void> = [];
   private used = 0;
   constructor(private readonly size: number) {}
-  /** Resolves with true when it had to wait for a slot. */
-  async take(): Promise<boolean> {
+  /** Resolves once a slot is this caller's. */
+  async take(): Promise<void> {
     if (this.used < this.size) {
       this.used++;
-      return false;
+      return;
     }
     await new Promise<void>((resolve) => this.waiting.push(resolve));
-    return true;
   }
   give(): void {
     const next = this.waiting.shift();
@@ -239,7 +238,7 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /**
-   * After waiting for a per-host slot: a lease that still covers a whole send (the timeout) and the outcome's
+   * Before a send (it may have waited for its per-host slot, or leased ahead): a lease that still covers a whole send (the timeout) and the outcome's
    * write is kept as it is; a shorter one is extended, guarded by its token, so no other instance takes the
    * delivery over while it is out. False when the lease was lost meanwhile (another instance owns the delivery
    * now, and has marked this attempt interrupted). Renewing only when needed keeps a write off the hot path.
@@ -296,7 +295,7 @@ export class Dispatcher implements DeliveryDispatcher {
       const envelope: Record<string, unknown> = { event_id: d.event_public_id, event_type: d.event_type, data: JSON.parse(d.event_data) };
       if (d.mode === "sandbox") envelope.sandbox = true;
       const slots = this.slotsFor(d.target_url);
-      const waited = await slots.take();
+      await slots.take();
       try {
         if (!(await this.keepLease(d))) return;
         result = await sendDelivery({
