@@ -1,5 +1,5 @@
-// A delaying TCP proxy: "PostgreSQL 0.5 ms away" for the benchmarks (issue 49). This kernel has no netem (see
-// /work/shared/STACK-NOTES.md), so the delay is added in user space: the proxy listens on 127.0.0.1:<free port>,
+// A delaying TCP proxy: "PostgreSQL 0.5 ms away" for the benchmarks. This kernel has no netem (no
+// sch_netem module), so the delay is added in user space: the proxy listens on 127.0.0.1:<free port>,
 // forwards every connection to --target, and holds each chunk it reads for --delay-ms before writing it on, in each
 // direction (0.25 ms each way = 0.5 ms more per round trip). It runs as its own process (bench/engines.ts spawns it)
 // so that it shares no event loop with herald or the load generator.

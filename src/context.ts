@@ -14,7 +14,7 @@ import type { Clock, Rng } from "./clock";
 export interface AppContext {
   config: Config;
   /**
-   * The storage port (DESIGN.md §8a): SQLite over the file, or PostgreSQL (DATABASE_URL). Every domain reaches
+   * The storage port (docs/design.md §8a): SQLite over the file, or PostgreSQL (DATABASE_URL). Every domain reaches
    * the database only through it.
    */
   store: Store;

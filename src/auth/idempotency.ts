@@ -33,7 +33,7 @@ export function requestFingerprint(method: string, target: string, rawBody: Uint
 /** A lock on an in-progress async request; after it lapses (a crashed process) another attempt may take over. */
 const IN_PROGRESS_LOCK_MS = 60_000;
 
-/** The DESIGN.md §4 answer for a key whose row binds it (another request has it, or had it). */
+/** The docs/design.md §4 answer for a key whose row binds it (another request has it, or had it). */
 function answerFor(row: store.IdempotencyRow, claim: IdempotencyClaim, nowMs: number): AppError {
   if (row.fingerprint !== claim.fingerprint) {
     return new AppError(
@@ -56,7 +56,7 @@ function answerFor(row: store.IdempotencyRow, claim: IdempotencyClaim, nowMs: nu
 }
 
 /**
- * DESIGN.md §4 over the storage port. The key is claimed FIRST, in the effect's own transaction: an INSERT … ON
+ * docs/design.md §4 over the storage port. The key is claimed FIRST, in the effect's own transaction: an INSERT … ON
  * CONFLICT DO NOTHING that only one of two concurrent requests can win, on one instance or several (PostgreSQL
  * makes the second wait for the first's transaction, then it answers from the row). The effect and the stored
  * response commit in that same transaction, so "a response is stored" and "the effect happened" are one fact;

@@ -1,5 +1,5 @@
 /**
- * HeraldClient: a small partner client that signs every request (DESIGN.md §3), sends a nonce and an
+ * HeraldClient: a small partner client that signs every request (docs/design.md §3), sends a nonce and an
  * Idempotency-Key on mutations (§4), and retries only what is safe to retry.
  *
  * Retry policy (spec "Limits"): only 429, 503, timeouts and network errors; capped exponential backoff with

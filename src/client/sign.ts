@@ -1,5 +1,5 @@
 /**
- * Herald partner signing primitives (DESIGN.md §3) and outgoing-webhook verification (§6).
+ * Herald partner signing primitives (docs/design.md §3) and outgoing-webhook verification (§6).
  *
  * Standalone on purpose: this folder is published as the `@herald/client` package (sdk/, docs/sdk.md), so it
  * imports nothing from the server code — only node:crypto (available in Node ≥ 20, Bun and Deno).
@@ -68,7 +68,7 @@ export function hmacSha256Hex(secret: string | Uint8Array, message: RawBody): st
   return createHmac("sha256", secret).update(message).digest("hex");
 }
 
-/** DESIGN.md §3 canonical string. */
+/** docs/design.md §3 canonical string. */
 export function canonicalString(input: CanonicalInput): string {
   return `${input.method.toUpperCase()}\n${input.target}\n${input.timestamp}\n${input.nonce ?? ""}\n${sha256Hex(input.body)}`;
 }

@@ -7,7 +7,7 @@
  *
  * The key: the standard writes secrets as `whsec_` + base64(key bytes), and its libraries base64-decode what
  * they are given. Herald's secrets are opaque strings (`whsec_…`, used as-is as the HMAC key of
- * X-Webhook-Signature, DESIGN.md §6), so the Standard Webhooks key is the SAME bytes: the secret's UTF-8
+ * X-Webhook-Signature, docs/design.md §6), so the Standard Webhooks key is the SAME bytes: the secret's UTF-8
  * bytes. One secret, one key, both schemes. A standard library therefore takes either the secret in "raw"
  * form (`new Webhook(secret, { format: "raw" })` in JS) or `standardWebhooksSecret(secret)` = base64 of it.
  *

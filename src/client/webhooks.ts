@@ -1,7 +1,7 @@
 /**
  * One call for a webhook receiver: verify a Herald delivery by either of the two signatures it carries and
  * return the parsed envelope. Herald signs every delivery twice over the same raw bytes with the same secret:
- * X-Webhook-Signature (DESIGN.md §6) and Standard Webhooks' webhook-signature (./standard-webhooks.ts).
+ * X-Webhook-Signature (docs/design.md §6) and Standard Webhooks' webhook-signature (./standard-webhooks.ts).
  */
 import { type RawBody, verifyWebhookSignature } from "./sign.js";
 import { headerValue, type HeadersLike, verifyStandardWebhook } from "./standard-webhooks.js";

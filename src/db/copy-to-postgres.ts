@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import type { Param } from "./port";
 import type { PostgresStore } from "./postgres-engine";
 
-// Copies an SQLite database (Herald's file) into a PostgreSQL database migrated to the same schema (issue 28,
-// `herald migrate-to-postgres`). Generic over the tables the file has — no domain's knowledge: every table in
+// Copies an SQLite database (Herald's file) into a PostgreSQL database migrated to the same schema
+// (`herald migrate-to-postgres`). Generic over the tables the file has — no domain's knowledge: every table in
 // foreign-key order (parents before children), in batches by rowid, each batch one INSERT … ON CONFLICT DO
 // NOTHING in one transaction. A table's progress is recorded in the target (herald_copy_progress) in the same
 // transaction as its batch, so a copy interrupted by a crash resumes where it stopped. Identity sequences are moved

@@ -1,5 +1,5 @@
 // Statements of one transaction that do not depend on each other's results are issued together and awaited
-// together (issue 49): Bun's PostgreSQL client pipelines statements issued at once on a transaction's connection,
+// together: Bun's PostgreSQL client pipelines statements issued at once on a transaction's connection,
 // so they cost one round trip instead of one each, and the server still runs them in the order they were issued.
 // SQLite runs each at its call, in call order — the same order as before. Part of the storage port: every domain
 // may use it (docs/storage-port.md).

@@ -1,4 +1,4 @@
-// The storage port (DESIGN.md §8a; issue 27): one async interface every domain will use, with two engines behind
+// The storage port (docs/design.md §8a): one async interface every domain will use, with two engines behind
 // it — SQLite over bun:sqlite (src/db/sqlite-engine.ts, the embedded default) and PostgreSQL over Bun's SQL client
 // (src/db/postgres-engine.ts, DATABASE_URL=postgres://…). SQL is written once, with `?` placeholders, in the
 // portable subset; the engines differ in what they do around it (transactions, placeholders, error codes), never

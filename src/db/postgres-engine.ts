@@ -3,7 +3,7 @@ import { StoreHealth } from "./health";
 import { type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
-// measured here; see issue 27). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per
+// measured here: docs/postgres.md). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per
 // statement text (placeholders inside quotes, identifiers and comments are left alone); int8 values come back as
 // JavaScript numbers, and one past 2^53 is refused instead of rounded; SQLSTATEs become the port's typed errors.
 // Pool size DATABASE_POOL_MAX (default 10); every session runs with statement_timeout and

@@ -1,7 +1,7 @@
 import { Database, type SQLQueryBindings } from "bun:sqlite";
 import type { Param, RunResult } from "./port";
 
-// The SQLite file operations that are not the service's own storage (DESIGN.md §8a: SQLite-only mechanisms live in
+// The SQLite file operations that are not the service's own storage (docs/design.md §8a: SQLite-only mechanisms live in
 // src/db behind small named functions): copying the live file (on-demand backups), checking and reading a copy
 // (restore, migrate-to-postgres), and taking the file for ourselves before a restore swaps it. Each opens the file
 // on a connection of its own, never the service's. PostgreSQL meaning: none — there is no file; backups there are

@@ -110,7 +110,7 @@ export function conditionalBytes(
  * request time, every answer would have new bytes, a new ETag and a new Last-Modified, and no client would ever
  * get a 304. Here it is the time this process first produced the same content (everything but generated_at_utc),
  * so the bytes, the strong ETag and Last-Modified change exactly when the data does. Per-process memory (a cache,
- * DESIGN.md §8): another instance may date the same content a little differently, so its ETag differs.
+ * docs/design.md §8): another instance may date the same content a little differently, so its ETag differs.
  */
 export class ContentDates {
   private readonly seen = new Map<string, { fingerprint: string; at: string }>();

@@ -260,7 +260,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         if (!metaRequested(request.url)) return;
         const state = states.get(request);
         return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
-      }, "include_meta=1 works on every route (DESIGN.md §2)"),
+      }, "include_meta=1 works on every route (docs/design.md §2)"),
     )
     .mapResponse({ as: "global" }, compressionHook)
     .onAfterResponse(

@@ -10,7 +10,7 @@ import { stringify } from "csv-stringify/sync";
 // - a string cell that starts with one of those characters gets a leading single quote (`'=HYPERLINK(…)`), which
 //   a spreadsheet shows as text and never evaluates;
 // - except a string that is exactly a decimal number (`-5`, `-1500.25`): token amounts and deltas are decimal
-//   strings on the wire (DESIGN.md §2), they cannot carry a formula, and a script reading the file must get the
+//   strings on the wire (docs/design.md §2), they cannot carry a formula, and a script reading the file must get the
 //   number back unchanged.
 // A reader that needs the original text of a neutralised cell drops the one leading quote.
 

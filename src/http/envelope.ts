@@ -44,7 +44,7 @@ export function metaRequested(url: string): boolean {
   return flagOn(new URL(url).searchParams.get("include_meta"));
 }
 
-/** The query parameter every JSON route declares (DESIGN.md §2); spread it into the route's query object. */
+/** The query parameter every JSON route declares (docs/design.md §2); spread it into the route's query object. */
 export const includeMetaQuery = {
   include_meta: t.Optional(t.String({ description: "1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer" })),
 };

@@ -113,7 +113,7 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
       );
     }
     // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
-    // cannot win by waiting: a 503 the client retries, never a 500 (DESIGN.md §8a).
+    // cannot win by waiting: a 503 the client retries, never a 500 (docs/design.md §8a).
     if (error instanceof StoreUnavailable || error instanceof SerializationFailure) {
       // An outage is one warning when it begins and one line when it ends (src/db/health.ts), with the count of
       // requests refused meanwhile; each refusal is a debug line and a request-log row.

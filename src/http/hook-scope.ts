@@ -36,7 +36,7 @@ export function onEveryRoute<F extends object>(fn: F, reason: string): F {
 
 /**
  * The composed app's global hooks that carry no decision — neither `scopedHook` nor `onEveryRoute` — as
- * "event: name". A hook added to every route without a thought costs every request (#29: the redirect lost a tenth
+ * "event: name". A hook added to every route without a thought costs every request (the redirect once lost a tenth
  * of its speed that way); test/http/hook-scope.test.ts keeps this list empty.
  */
 export function undecidedGlobalHooks(event: Record<string, unknown>): string[] {

@@ -87,7 +87,7 @@ function periodMs(pattern: string, from: Date): number | null {
  * The Croner registry. Every run — scheduled or on demand — is recorded in job_runs (with the instance that ran
  * it) so the status engine can compute streaks and MTTR. `protect: true` stops a slow run overlapping the next tick.
  *
- * Leadership, the rule for several instances on one database (DESIGN.md §8a): a job is a singleton unless its
+ * Leadership, the rule for several instances on one database (docs/design.md §8a): a job is a singleton unless its
  * definition says `everyInstance`. At each scheduled tick a singleton's instance takes or renews the job's lease
  * (job_leases, src/jobs/leases.ts: compare-and-swap with expiry) for max(2 × the job's period, 30 s), and runs the
  * job only if it holds the lease; otherwise the tick is skipped and leaves no job_runs row. The holder renews at

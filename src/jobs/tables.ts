@@ -23,7 +23,7 @@ export const jobRuns = sqliteTable(
 );
 
 /**
- * Job leadership (issue 27): a singleton job (snapshots, proofs, retention) runs on the one instance that holds its
+ * Job leadership: a singleton job (snapshots, proofs, retention) runs on the one instance that holds its
  * lease; the holder renews it each period, and another instance takes it over only once `until_ms` has passed
  * (compare-and-swap with expiry, as Grafana's server_lock). Works the same on SQLite, where there is one instance.
  */

@@ -1,5 +1,5 @@
 // Abuse limits of the messenger routes (docs/messenger.md, "Abuse limits"), in the sliding-window limiter the
-// partner and public routes use (ctx.rateLimiter; per-process windows, DESIGN.md §8a). Four counters, each 0 = off:
+// partner and public routes use (ctx.rateLimiter; per-process windows, docs/design.md §8a). Four counters, each 0 = off:
 // - per address, before init data is checked: bounds the verification work (and player rows) one address can cause.
 //   Generous by default, because many players share one mobile-carrier address.
 // - per address, refused init-data checks: past the limit the refusal is 429, and no failure counter row is written

@@ -1,5 +1,5 @@
 // Hourly counters behind GET /api/messenger/ops/health. Stored, not kept in memory, so several instances and a
-// restart still report the same numbers (DESIGN.md §8).
+// restart still report the same numbers (docs/design.md §8).
 import type { Clock } from "../clock";
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";

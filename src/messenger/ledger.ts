@@ -2,8 +2,8 @@
 // in ONE transaction (1) claims the client's request id (a repeat answers the stored answer), (2) takes the
 // player's row lock, (3) runs the action's game-state changes, (4) moves the balances by one conditional
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
-// back. Nothing in it awaits anything but the transaction's own statements (DESIGN.md §8a). Statements that do not
-// depend on each other's results are issued together (one round trip on PostgreSQL, issue 49; in-order.ts): the
+// back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Statements that do not
+// depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
 // lock with the claim, the balances with the effect's last statements. A play's hourly counter is written just
 // after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";

@@ -1,4 +1,4 @@
-// Salutes amounts (DESIGN.md §5): JSON numbers on the wire, integer minor units (10^-SALUTES_DECIMALS) inside.
+// Salutes amounts (docs/design.md §5): JSON numbers on the wire, integer minor units (10^-SALUTES_DECIMALS) inside.
 // Nothing here multiplies floats: a number is judged and converted through its exact decimal digits, so
 // 0.29 becomes 29 minor units, never 28.999999999999996.
 import { ValidationError } from "../http/errors";

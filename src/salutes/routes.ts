@@ -15,7 +15,7 @@ const tag = (summary: string) => ({ tags: ["partner"], summary });
 
 const authorOf = (partner: PartnerRequest): EntryAuthor => ({ keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null });
 
-/** The salutes ledger (DESIGN.md §5): live keys; `user_id` is always one of the caller's users. */
+/** The salutes ledger (docs/design.md §5): live keys; `user_id` is always one of the caller's users. */
 export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const idem = guards.partner.idempotency;
   // Credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in them,

@@ -16,7 +16,7 @@ export const sandboxWrite = (source: SandboxSource = "sandbox_state") => ({ ...s
 
 /**
  * The owner a sandbox route works on. The partner guard already refuses live keys on sandbox routes; this second
- * check makes it impossible for a sandbox code path to be handed a live owner by mistake (DESIGN.md §7).
+ * check makes it impossible for a sandbox code path to be handed a live owner by mistake (docs/design.md §7).
  */
 export function sandboxOwnerOf(actor: PartnerActor): Owner {
   if (actor.mode !== "sandbox") throw new Error(`sandbox code path called with a ${actor.mode} key`);

@@ -32,7 +32,7 @@ interface EventColumns {
   data: string;
 }
 
-// The sandbox's own SQL, written once for both engines (DESIGN.md §8a): its fixture record, and the reads of
+// The sandbox's own SQL, written once for both engines (docs/design.md §8a): its fixture record, and the reads of
 // other domains' sandbox rows that no domain verb answers (the sandbox delivery list with its user filter, the
 // simulator's delivery source, the promotion report). Every read of practice rows names mode = 'sandbox' as a
 // LITERAL, never a parameter: whatever partner it is handed, it cannot read a live row.
@@ -138,7 +138,7 @@ export type SandboxDeliveryRow = Pick<
 
 /**
  * The one per-engine fragment of the sandbox: `data.user_id` of an event, as text. Event data is JSON text
- * (DESIGN.md §8a) and the two engines share no JSON accessor — SQLite has json_extract, PostgreSQL the ->>
+ * (docs/design.md §8a) and the two engines share no JSON accessor — SQLite has json_extract, PostgreSQL the ->>
  * operator on a json cast. Both give the string "42" for the "42" every event writes. Tested on both engines by
  * test/sandbox/webhooks.test.ts (the user_id filter).
  */

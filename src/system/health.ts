@@ -24,7 +24,7 @@ export const health = (ctx: AppContext) => ({
   uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
 });
 
-/** include_meta works here as on every route (the core's includeMetaAdded hook, DESIGN.md §2). */
+/** include_meta works here as on every route (the core's includeMetaAdded hook, docs/design.md §2). */
 function withMeta(body: ReturnType<typeof health>, url: string, requestId: string, ctx: AppContext) {
   return metaRequested(url) ? { ...body, meta: { request_id: requestId, generated_at_utc: ctx.clock.now().toISOString() } } : body;
 }

@@ -59,7 +59,7 @@ const pctNumber = (text: string, fallback: string) => (pctHundredths(text) ?? pc
 /**
  * Thresholds as answers show them (runs.json, summary.json; alerts.json shows the two percentages the same way):
  * percentages as numbers (12.5), amounts as decimal strings — token amounts are decimal strings on the wire
- * (DESIGN.md §2), and a threshold with 18 fractional digits would not survive a float.
+ * (docs/design.md §2), and a threshold with 18 fractional digits would not survive a float.
  */
 export function thresholdsView(t: Thresholds) {
   return {

@@ -6,7 +6,7 @@ import type { events, webhookAttempts, webhookDeliveries, webhooks } from "./tab
 // The dispatcher's SQL (src/webhooks/leases.ts, dispatcher.ts): taking due deliveries, counting their attempts,
 // and writing outcomes. Written once for both engines; the one per-engine fragment is the row lock below.
 // Statements of one transaction that do not depend on each other's results are issued together (inOrder): on
-// PostgreSQL every statement is a round trip, and statements issued together share one (issue 49).
+// PostgreSQL every statement is a round trip, and statements issued together share one.
 
 type DeliveryRow = RowOf<typeof webhookDeliveries>;
 type EventRow = RowOf<typeof events>;

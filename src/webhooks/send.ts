@@ -30,7 +30,7 @@ export interface SendResult {
 
 /**
  * Every delivery carries two signatures over the same raw body, keyed by the same secret bytes: Herald's own
- * X-Webhook-* headers (DESIGN.md §6) and the Standard Webhooks headers (webhook-id = the event id, stable across
+ * X-Webhook-* headers (docs/design.md §6) and the Standard Webhooks headers (webhook-id = the event id, stable across
  * retries and replays; webhook-timestamp = this attempt's time; webhook-signature = "v1,<base64>"), so a
  * partner can verify with the standard libraries (docs/webhooks.md, src/client/standard-webhooks.ts).
  */

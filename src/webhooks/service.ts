@@ -33,7 +33,7 @@ function policyOf(ctx: Pick<WebhookContext, "config">) {
   return { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
 }
 
-// The write verbs run in the caller's transaction `t` (the request's idempotency transaction, DESIGN.md §4), so
+// The write verbs run in the caller's transaction `t` (the request's idempotency transaction, docs/design.md §4), so
 // the change and its stored response commit together; they await only `t`.
 
 /** Registers a webhook; its secret is in the answer, once. */
@@ -134,7 +134,7 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
   };
 }
 
-// What other domains may use of the webhook domain besides the verbs above (STYLE.md: through its service).
+// What other domains may use of the webhook domain besides the verbs above (docs/design.md §1: through its service).
 export { emitEvent, type Owner } from "./outbox";
 export { deliveryView, deliveryHealth, deliverySloControls, replaysOf, replaySummary, requeue, requeueRefs } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";

@@ -4,7 +4,7 @@ import type { Owner } from "../auth/actors";
 import type { webhooks } from "./tables";
 
 // The SQL of the webhooks and events tables (the outbox's event rows, the partner's receivers), written once for
-// both engines (DESIGN.md §8a). Deliveries, attempts and replays are in deliveries-store.ts and lease-store.ts.
+// both engines (docs/design.md §8a). Deliveries, attempts and replays are in deliveries-store.ts and lease-store.ts.
 
 export type WebhookRow = RowOf<typeof webhooks>;
 

@@ -3,7 +3,7 @@ import { newNonce } from "../../src/client/sign";
 import { createAdminToken, createKey, signedInit, signedJson, type SignOptions, type TestKey } from "../support/partner";
 import { startTarget, TARGET, type TargetApp } from "../support/target";
 
-// Attacks on partner authentication (docs/partner-auth.md §2–§9, DESIGN.md §3–§4) against the REAL signed routes —
+// Attacks on partner authentication (docs/partner-auth.md §2–§9, docs/design.md §3–§4) against the REAL signed routes —
 // POST /api/salutes/credit (an effect we can count: ledger rows), GET /api/salutes/balance, GET
 // /api/partner/sandbox/verify, GET /admin/partners/keys — over the suite's target: the in-process app, `bun
 // src/main.ts serve` or the built binary (HERALD_TEST_TARGET). Served targets run on the wall clock: nothing here

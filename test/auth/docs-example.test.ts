@@ -38,7 +38,7 @@ function block(marker: string): string {
   return lines.slice(start + 1, end).join("\n");
 }
 
-// DESIGN.md §3's vector: the inputs are fixed here, so the page cannot drift from them unnoticed.
+// docs/design.md §3's vector: the inputs are fixed here, so the page cannot drift from them unnoticed.
 const KEY_ID = "hk_test_0123456789abcdef01234567";
 const SECRET = "hsk_test_secret_0123456789abcdef";
 const TIMESTAMP = "1767225600";
@@ -60,7 +60,7 @@ const documented = {
 };
 
 describe("docs/partner-auth.md worked example", () => {
-  test("the page shows DESIGN.md's vector: its body, the body's sha256 and both signatures", () => {
+  test("the page shows docs/design.md's vector: its body, the body's sha256 and both signatures", () => {
     expect(documented.body).toBe(BODY);
     expect(documented.bodySha256).toMatch(HEX64);
     expect(documented.bodySha256).toBe(sha256Hex(BODY));

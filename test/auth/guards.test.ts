@@ -141,7 +141,7 @@ describe("nonces", () => {
   });
 });
 
-describe("idempotency (DESIGN.md §4)", () => {
+describe("idempotency (docs/design.md §4)", () => {
   test("missing or malformed Idempotency-Key on a mutation is 400 idempotency_key_required", async () => {
     g = await guardedApp();
     const key = await createKey(g.h);

@@ -35,7 +35,7 @@ describe("the server's HMAC-SHA256 (one-shot SHA-256 over prepared pads)", () =>
   });
 });
 
-describe("DESIGN.md §3 vectors, verified by the server's own check", () => {
+describe("docs/design.md §3 vectors, verified by the server's own check", () => {
   const secret = "hsk_test_secret_0123456789abcdef";
   test("signed POST", () => {
     const body = new TextEncoder().encode('{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}');

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { canonicalString, EMPTY_BODY_SHA256, newIdempotencyKey, newNonce, signRequest, verifyWebhookSignature, webhookSignature } from "../../src/client";
 
-// DESIGN.md §3 vectors, hard-coded (computed independently of this code).
+// docs/design.md §3 vectors, hard-coded (computed independently of this code).
 const SECRET = "hsk_test_secret_0123456789abcdef";
 const TS = 1767225600;
 const CREDIT_BODY = `{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}`;
@@ -13,7 +13,7 @@ const WH_SECRET = "whsec_test_0123456789";
 const WH_BODY = `{"event_id":"evt_01","event_type":"salutes.credit","data":{"user_id":"42","delta":12.5}}`;
 const WH_SIG = "63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81";
 
-describe("partner signing vectors (DESIGN.md §3)", () => {
+describe("partner signing vectors (docs/design.md §3)", () => {
   test("POST /api/salutes/credit with nonce and body", () => {
     const signed = signRequest({
       keyId: "hpk_test",
@@ -129,7 +129,7 @@ describe("nonces and idempotency keys", () => {
 });
 
 describe("outgoing webhook signature", () => {
-  test("reproduces the DESIGN.md vector (string and bytes)", () => {
+  test("reproduces the docs/design.md §3 vector (string and bytes)", () => {
     expect(webhookSignature(WH_SECRET, TS, WH_BODY)).toBe(WH_SIG);
     expect(webhookSignature(WH_SECRET, "1767225600", new TextEncoder().encode(WH_BODY))).toBe(WH_SIG);
   });

@@ -11,7 +11,7 @@ import {
   webhookSignature,
 } from "../../src/client";
 
-// DESIGN.md §6's outgoing vector, plus the Standard Webhooks signature of the same delivery with id evt_01:
+// docs/design.md §6's outgoing vector, plus the Standard Webhooks signature of the same delivery with id evt_01:
 //   printf '%s' 'evt_01.1767225600.<body>' | openssl dgst -sha256 -hmac 'whsec_test_0123456789' -binary | base64
 const SECRET = "whsec_test_0123456789";
 const TS = 1767225600;

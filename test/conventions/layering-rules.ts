@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 /**
- * STYLE.md's layering as a function over a source tree, so that test/conventions/layering.test.ts can run it on
+ * The layering of docs/design.md §1 as a function over a source tree, so that test/conventions/layering.test.ts can run it on
  * src/ and on planted trees (a test of the test). What it sees:
  * - import cycles between files, and between domains (a domain is a top folder of src/ that is not a shared layer);
  * - route files — every file that builds `new Elysia(`, whatever its name — importing drizzle or a tables.ts;

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { checkLayering, type ReadAllowance } from "./layering-rules";
 
 /**
- * STYLE.md's layering, checked on src/ by test/conventions/layering-rules.ts (what it sees is listed there), and
+ * The layering of docs/design.md §1, checked on src/ by test/conventions/layering-rules.ts (what it sees is listed there), and
  * the checker itself checked on planted trees: each kind of violation, planted once, must be reported.
  */
 const SRC = resolve(import.meta.dir, "../../src");

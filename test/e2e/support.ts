@@ -94,7 +94,7 @@ export function csrfField(html: string): string {
   return m![1]!;
 }
 
-/** Every JSON refusal has the envelope of DESIGN.md §2. */
+/** Every JSON refusal has the envelope of docs/design.md §2. */
 export function expectRefusal(r: { status: number; body: any }, status: number, error: string) {
   expect({ status: r.status, error: r.body.error, success: r.body.success }).toEqual({ status, error, success: false });
   expect(typeof r.body.message).toBe("string");

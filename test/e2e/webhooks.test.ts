@@ -6,7 +6,7 @@ import { TARGET } from "../support/target";
 import { eventually, expectRefusal, row, startE2E, type E2E } from "./support";
 
 // Webhooks end to end (docs/webhooks.md): register webhooks aimed at real receivers on 127.0.0.1, cause events,
-// and check what the receivers got — signed per DESIGN.md §6 — then the dead-letter queue and a replay.
+// and check what the receivers got — signed per docs/design.md §6 — then the dead-letter queue and a replay.
 //
 // How delivery happens in a served process: every producer commits its event, then nudges the dispatcher
 // (src/webhooks/dispatcher.ts, created for every context in src/bootstrap.ts), which sends at once in that

@@ -1,4 +1,4 @@
-// The fuzz suite is only as good as the document it is generated from (DESIGN.md §9): a parameter without a
+// The fuzz suite is only as good as the document it is generated from (docs/design.md §9): a parameter without a
 // type cannot be checked by the server before the handler runs, and a numeric one without bounds lets
 // "1e308", "Infinity" or "1.5" through to code that expects a small integer. These checks walk the served
 // /api/openapi.json and list every operation that falls short, all at once.

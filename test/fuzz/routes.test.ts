@@ -1,4 +1,4 @@
-// The OpenAPI-driven fuzz suite (DESIGN.md §9): every operation of the served /api/openapi.json gets its valid
+// The OpenAPI-driven fuzz suite (docs/design.md §9): every operation of the served /api/openapi.json gets its valid
 // request and then malformed variants of every query parameter, path parameter and body field, bad body
 // shapes and content types, with the credentials the route needs, sent to the suite's target (in-process by
 // default; HERALD_TEST_TARGET=dist/herald for the built binary, see test/support/target.ts). Every answer must be

@@ -13,7 +13,7 @@ import { reportOptional } from "../support/skipped";
 
 // The code samples of the API reference (x-codeSamples, src/http/openapi/samples.ts): present on every
 // operation, with bodies the routes accept, a curl line shaped exactly like `herald sign`'s output, and a Python
-// signer that reproduces DESIGN.md §3's vectors and signs real requests that a real server accepts.
+// signer that reproduces docs/design.md §3's vectors and signs real requests that a real server accepts.
 
 const SIGNER = join(REPO_ROOT, "docs", "python", "herald_sign.py");
 const PYTHON = Bun.which("python3");
@@ -106,7 +106,7 @@ describe("x-codeSamples", () => {
 });
 
 describe.skipIf(!PYTHON)("the Python signer (docs/python/herald_sign.py)", () => {
-  test("reproduces the DESIGN.md §3 test vectors", () => {
+  test("reproduces the docs/design.md §3 test vectors", () => {
     const script = [
       "import sys",
       `sys.path.insert(0, ${JSON.stringify(join(REPO_ROOT, "docs", "python"))})`,

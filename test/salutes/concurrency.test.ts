@@ -1,4 +1,4 @@
-// The concurrency proof (issue 5, DESIGN.md §5): 2,000 signed credits and debits through the real HTTP server,
+// The concurrency proof (issue 5, docs/design.md §5): 2,000 signed credits and debits through the real HTTP server,
 // 64 in flight, over five users, with duplicated Idempotency-Keys and replayed nonces mixed in. Afterwards the
 // ledger must balance, never have gone negative, and hold exactly one effect and one outbox event per accepted
 // request. Requests are signed at the test clock's time, which the server also reads.

@@ -1,4 +1,4 @@
-// What every answer must look like (DESIGN.md §2), and the grouped report of the answers that did not
+// What every answer must look like (docs/design.md §2), and the grouped report of the answers that did not
 // (test/fuzz): one run lists every failing operation, grouped by cause, one line per variant.
 import { ERROR_CATALOG, isErrorCode } from "../../src/http/errors";
 import { FUZZ_CLIENTS, type FuzzAnswer, type FuzzOperation, type FuzzRequest } from "./fuzz-target";

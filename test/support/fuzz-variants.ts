@@ -13,7 +13,7 @@ export const FUZZ_SEED = positiveInt(process.env.FUZZ_SEED, 20260101);
 
 /**
  * A deeply nested body (`[`×100,000, `{"a":`×20,000) currently costs seconds per request (a 500 from the validation
- * error's JSON.stringify, STACK-NOTES.md), so by default only these routes get it. Once the body parser limits
+ * error's JSON.stringify in Elysia's validation path), so by default only these routes get it. Once the body parser limits
  * nesting, set DEEP_NESTING_EVERY_BODY_ROUTE = true to send it to every route that takes a body (FUZZ_DEEP_NESTING=all
  * does the same for one run).
  */

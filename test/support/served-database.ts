@@ -1,7 +1,7 @@
 // The database of a Herald that runs as a child process (`herald serve`, the CLI's commands), on the engine the
 // test run chose (test/support/engine.ts): a SQLite file in the test's temp dir, or with HERALD_TEST_ENGINE=postgres
 // a fresh migrated database on the throwaway cluster. `env` is what the child needs to find it; `query` gives the
-// test a connection of its own, through the port's interface and its portable SQL (DESIGN.md §8a), to read what
+// test a connection of its own, through the port's interface and its portable SQL (docs/design.md §8a), to read what
 // the child did — the same assertions on either engine.
 import { Database } from "bun:sqlite";
 import { join } from "node:path";

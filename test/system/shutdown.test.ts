@@ -1,5 +1,5 @@
 // SIGTERM under load against a real `herald serve` child: stop accepting, drain in-flight requests, stop jobs,
-// flush the request log, checkpoint the WAL, exit 0 (DESIGN.md §8). On the test run's engine (a SQLite file, or
+// flush the request log, checkpoint the WAL, exit 0 (docs/design.md §8). On the test run's engine (a SQLite file, or
 // PostgreSQL under HERALD_TEST_ENGINE=postgres); the WAL and the file's integrity are checked on SQLite only, the
 // one engine where they are Herald's to keep.
 import { Database } from "bun:sqlite";

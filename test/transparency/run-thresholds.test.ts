@@ -7,7 +7,7 @@ import { countsWorld, type CountsWorld } from "./world";
 
 // Each audit run is judged under the thresholds it ran with. runs.json shows a run's stored thresholds and
 // alerts.json evaluates the run under those same ones (not under today's), and both show the percentages as
-// numbers; amounts stay decimal strings (DESIGN.md §2).
+// numbers; amounts stay decimal strings (docs/design.md §2).
 
 let w: CountsWorld;
 const runs: number[] = [];

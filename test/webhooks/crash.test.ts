@@ -1,4 +1,4 @@
-// Crash safety with real processes (DESIGN.md §6): deliveries in flight when `herald serve` is SIGKILLed are
+// Crash safety with real processes (docs/design.md §6): deliveries in flight when `herald serve` is SIGKILLed are
 // neither lost nor re-identified. A real receiver on 127.0.0.1 hangs every request while herald sends, herald is
 // killed mid-send, the receiver starts answering 200, and a second `herald serve` over the same database
 // delivers every event — each with the event id the API returned, as X-Webhook-Id and in the envelope. On the

@@ -1,4 +1,4 @@
-// Several instances on one database (DESIGN.md §8a), on each engine present: SQLite always, PostgreSQL when
+// Several instances on one database (docs/design.md §8a), on each engine present: SQLite always, PostgreSQL when
 // installed. Each instance has its own store and dispatcher (test/webhooks/instances.ts), as separate processes
 // would. What must hold: two dispatchers draining one queue at once send every delivery exactly once; leases taken
 // at the same moment are disjoint; a lease in progress never blocks another instance (PostgreSQL: SKIP LOCKED); an

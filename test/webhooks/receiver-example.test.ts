@@ -1,5 +1,5 @@
 // The partner-facing example receiver (docs/examples/webhook-receiver.ts, shown in docs/webhooks.md) against the
-// DESIGN.md §3 outgoing vector and against a real signed delivery from Herald's dispatcher.
+// docs/design.md §3 outgoing vector and against a real signed delivery from Herald's dispatcher.
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ const VECTOR = {
 const NOW = 1767225600;
 
 describe("verifyWebhook", () => {
-  test("accepts the DESIGN.md §3 outgoing vector, as a string and as bytes, in any hex case", () => {
+  test("accepts the docs/design.md §3 outgoing vector, as a string and as bytes, in any hex case", () => {
     const base = { timestamp: VECTOR.timestamp, signature: VECTOR.signature, secrets: [VECTOR.secret], nowSeconds: NOW };
     expect(verifyWebhook({ ...base, rawBody: VECTOR.body })).toEqual({ ok: true, matched: "signature", secretIndex: 0 });
     expect(verifyWebhook({ ...base, rawBody: new TextEncoder().encode(VECTOR.body) }).ok).toBe(true);

@@ -56,7 +56,7 @@ describe("Standard Webhooks headers on real deliveries", () => {
     expect(got.headers["webhook-id"]).toBe(t.event_id);
     expect(got.headers["webhook-timestamp"]).toBe(got.headers["x-webhook-timestamp"]!);
     expect(got.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-    // Herald's own signature (DESIGN.md §6) is unchanged beside it.
+    // Herald's own signature (docs/design.md §6) is unchanged beside it.
     expect(got.headers["x-webhook-id"]).toBe(t.event_id);
     expect(got.headers["x-webhook-signature"]).toBe(
       createHmac("sha256", webhook.secret).update(`${got.headers["x-webhook-timestamp"]}.${got.rawBody}`).digest("hex"),

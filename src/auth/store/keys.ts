@@ -2,7 +2,7 @@ import type { Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerKeys } from "../tables";
 
-// partner_keys and partner_keys_version: the only SQL that touches them (DESIGN.md §8a). Every change to
+// partner_keys and partner_keys_version: the only SQL that touches them (docs/design.md §8a). Every change to
 // partner_keys bumps partner_keys_version by trigger, on both engines (drizzle/0008, drizzle/postgres/0001).
 
 export type KeyRow = RowOf<typeof partnerKeys>;

@@ -6,7 +6,7 @@ import { EXAMPLE_BODIES, EXAMPLE_PARAMS, exampleKey, sampleBody } from "./exampl
 // response examples: curl (for a signed route, what `herald sign` prints), TypeScript with the HeraldClient of
 // src/client, and Python — for signed routes with the signer of docs/python/herald_sign.py, which the document's
 // introduction shows once (PYTHON_SIGNER_MARKDOWN), verbatim: docs/api-reference.md shows the same file and
-// test/http/openapi-samples.test.ts runs it against the DESIGN.md §3 test vectors.
+// test/http/openapi-samples.test.ts runs it against the docs/design.md §3 test vectors.
 
 type Json = Record<string, any>;
 export interface CodeSample {
@@ -18,7 +18,7 @@ export interface CodeSample {
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-// Fixed illustration values (DESIGN.md §3's test vector) so the document is the same bytes on every build.
+// Fixed illustration values (docs/design.md §3's test vector) so the document is the same bytes on every build.
 const ILLUSTRATION = {
   keyId: "hk_live_KEY_ID",
   secret: "hsk_test_secret_0123456789abcdef",
@@ -84,7 +84,7 @@ function curlSample(access: Access, method: string, url: string, target: string,
       `herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" \\`,
       `  ${method} ${shellQuote(url)}${body ? ` \\\n  ${shellQuote(body)}` : ""} | sh`,
       "",
-      "# It prints one line (wrapped here), e.g. with the DESIGN.md §3 test secret and time:",
+      "# It prints one line (wrapped here), e.g. with the docs/design.md §3 test secret and time:",
       `# ${first}`,
       ...rest.map((word) => `#   ${word}`),
     ].join("\n");
@@ -125,7 +125,7 @@ function typescriptSample(
     return [
       `import { HeraldClient } from "@herald/client";`,
       "",
-      "// Signs every request (DESIGN.md §3), adds a nonce and an Idempotency-Key to mutations, retries 429/503.",
+      "// Signs every request (docs/design.md §3), adds a nonce and an Idempotency-Key to mutations, retries 429/503.",
       "const herald = new HeraldClient({",
       `  baseUrl: ${JSON.stringify(baseUrl)},`,
       "  keyId: process.env.HERALD_KEY_ID!,",

@@ -5,7 +5,7 @@
 // Unset, the username is asked of Telegram (getMe) when `herald serve` starts listening (warmBotUsername, in the
 // background) and, if that has not answered, the first time an addressed command needs it; then kept for the
 // process's life (a bot's username practically never changes; a restart picks up a change). It is
-// a cache, not coordination state: each instance learns it on its own (DESIGN.md §8). A failed getMe is not
+// a cache, not coordination state: each instance learns it on its own (docs/design.md §8). A failed getMe is not
 // retried for a minute, so an unreachable Bot API costs one timeout a minute, not one per update; meanwhile an
 // addressed command is recorded and left unanswered (answering a command meant for another bot is the worse error).
 import { type AppContext, slot, stateOf } from "../../context";

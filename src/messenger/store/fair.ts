@@ -38,7 +38,7 @@ export async function takeNonce(t: Queryable, seedId: number): Promise<number> {
 
 /**
  * Takes the next nonce of the player's active pair: activeSeed and takeNonce in ONE statement, on both engines
- * (issue 49: on PostgreSQL each statement is a round trip, and every spin takes a nonce). The pair comes back as it
+ * (on PostgreSQL each statement is a round trip, and every spin takes a nonce). The pair comes back as it
  * is after the increment, with the nonce taken (the value before it); null, and nothing written, when the player
  * has no active pair. Under the player's row lock, as every spin and rotation of the pair.
  */

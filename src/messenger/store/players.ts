@@ -2,7 +2,7 @@ import type { Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPlayers } from "../tables";
 
-// messenger_players: the only SQL that touches it (DESIGN.md §8a). Balances move by ONE conditional statement
+// messenger_players: the only SQL that touches it (docs/design.md §8a). Balances move by ONE conditional statement
 // (moveBalances), never a read, a check in TypeScript and a write: two instances spending one player's balance at
 // once cannot take it below zero. Game actions also take the player's row lock first (lockPlayer), so a player's
 // game state (seeds, grids, missions) changes one action at a time on every engine.
@@ -71,7 +71,7 @@ export const lockPlayer = (t: Queryable, telegramUserId: number) =>
   t.get<PlayerRow>("UPDATE messenger_players SET last_seen_at = last_seen_at WHERE telegram_user_id = ? RETURNING *", [telegramUserId]);
 
 /**
- * createPlayerIfMissing then lockPlayer in ONE statement, on both engines (issue 49: on PostgreSQL each statement is
+ * createPlayerIfMissing then lockPlayer in ONE statement, on both engines (on PostgreSQL each statement is
  * a round trip, and every game action starts here): a missing row is inserted (and so held by this transaction), an
  * existing one takes the same no-op update as lockPlayer — ON CONFLICT DO UPDATE locks the row on PostgreSQL, also
  * one committed by another transaction after this one began — and either way the row as it is now comes back.

@@ -3,7 +3,7 @@ import type { RowOf } from "../../db/rows";
 import type { opsAlertRuns, opsAlertSilences, opsAlertState } from "../tables";
 
 // ops_alert_runs, ops_alert_state and ops_alert_silences: the only SQL that touches them, written once for both
-// engines (DESIGN.md §8a).
+// engines (docs/design.md §8a).
 
 export type RunRow = RowOf<typeof opsAlertRuns>;
 export type StateRow = RowOf<typeof opsAlertState>;

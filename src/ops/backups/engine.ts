@@ -1,7 +1,7 @@
 import type { Dialect } from "../../db/port";
 import { AppError } from "../../http/errors";
 
-// Which backups apply on which engine (DESIGN.md §8a: SQLite-only mechanisms live behind small named functions with
+// Which backups apply on which engine (docs/design.md §8a: SQLite-only mechanisms live behind small named functions with
 // their PostgreSQL meaning stated). On SQLite, Herald's own: Litestream's continuous replica and the on-demand
 // VACUUM INTO copies in <db dir>/backups. On PostgreSQL there is no file to copy and no WAL of Herald's to replicate:
 // the database's own backups and point-in-time recovery are the way (pg_dump / pg_restore, pg_basebackup with WAL

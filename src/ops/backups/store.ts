@@ -1,7 +1,7 @@
 import type { Queryable, Store } from "../../db/port";
 
 // The one database read of the backups area: the journal mode the Litestream section shows. A PRAGMA, so SQLite
-// only (DESIGN.md §8a); PostgreSQL has no journal mode of Herald's and no Litestream — its own WAL and archiving
+// only (docs/design.md §8a); PostgreSQL has no journal mode of Herald's and no Litestream — its own WAL and archiving
 // are the database's business — so the answer there is "n/a".
 
 /** SQLite's journal mode ("wal" is what Litestream needs), read through the port. */

@@ -3,7 +3,7 @@ import { type Queryable, UniqueViolation } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
-// partner_users: the only SQL that touches it (DESIGN.md §8a). Every query names the owner (partner + mode).
+// partner_users: the only SQL that touches it (docs/design.md §8a). Every query names the owner (partner + mode).
 
 export type UserRow = Omit<RowOf<typeof partnerUsers>, "mode" | "status"> & { mode: "sandbox" | "live"; status: "active" | "suspended" };
 export type UserWithPrimary = UserRow & { primary_wallet: string | null };
