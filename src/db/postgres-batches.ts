@@ -13,6 +13,18 @@ const TX_ATTEMPTS = 4;
 /** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
 const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
 
+/**
+ * A statement without parameters as a template object, so that Bun's client prepares it on the connection like any
+ * other: given to `unsafe` it goes by the simple protocol, which Bun 1.4.5 does not pipeline — BEGIN, SAVEPOINT,
+ * RELEASE and COMMIT each waited for every answer before them and held back the statements after them (a round trip
+ * each). Prepared, they ride with the statements around them (test/conventions/internals.test.ts holds both).
+ */
+function prepared(text: string): TemplateStringsArray {
+  const strings = [text];
+  Object.defineProperty(strings, "raw", { value: strings });
+  return strings as unknown as TemplateStringsArray;
+}
+
 /** Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). */
 const MAX_GROUP = 16;
 
@@ -155,9 +167,9 @@ export class BatchRunner {
   /**
    * One run of transactions on a connection of their own: BEGIN, each body (in a SAVEPOINT when there are several:
    * one that throws is rolled back to it alone), one COMMIT; none is answered before that COMMIT. Statements are
-   * sent as soon as a body asks, without waiting for the answers before them (Bun's client pipelines them on the
-   * connection), so BEGIN, SAVEPOINT and RELEASE ride with a body's first statements and cost no round trip of
-   * their own; a body that sends independent statements together (Promise.all) pays one round trip for them.
+   * sent as soon as a body asks, without waiting for the answers before them (Bun's client pipelines prepared
+   * statements on the connection; those without parameters are sent prepared too: `prepared`), so BEGIN, SAVEPOINT
+   * and RELEASE ride with a body's first statements and cost no round trip of their own; a body that sends independent statements together (Promise.all) pays one round trip for them.
    *
    * Whole within the earliest deadline of its members: waiting for the connection, the bodies, the COMMIT. At the
    * deadline the statement in flight is cancelled on the server and the connection closed (never returned to the
@@ -207,7 +219,8 @@ export class BatchRunner {
       if (state.expired) throw deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
       counts.statements++;
       if (state.unanswered++ === 0) counts.roundTrips++;
-      const q = conn.unsafe(this.host.translate(text), params as Param[]) as unknown as Cancellable;
+      const sql = this.host.translate(text);
+      const q = (params.length ? conn.unsafe(sql, params as Param[]) : conn(prepared(sql))) as unknown as Cancellable;
       state.inFlight = q;
       return q.then(
         (r) => {

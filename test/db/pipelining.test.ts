@@ -1,0 +1,90 @@
+// What a transaction costs in round trips on the wire (src/db/postgres-batches.ts): BEGIN, SAVEPOINT, RELEASE and
+// COMMIT are sent with the statements around them, not each after the answers before it. Counted by a proxy between
+// the store and PostgreSQL that holds every answer 20 ms: a "flight" is the client writing again after an answer
+// reached it, so a transaction's flights are the times it waited for the server.
+import { afterAll, beforeAll, expect } from "bun:test";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { freshPostgresDatabase, testEngine } from "../support/engine";
+import { testOn } from "../support/skipped";
+
+const pg = testEngine() === "postgres";
+const onPostgres = testOn("postgres", "test/db/pipelining.test.ts");
+const HOLD_MS = 20;
+let url = "";
+let drop: (() => Promise<void>) | null = null;
+
+beforeAll(async () => {
+  if (!pg) return;
+  const db = await freshPostgresDatabase();
+  url = db.url;
+  drop = db.drop;
+  const setup = new PostgresStore({ url, poolMax: 1 });
+  await setup.run("CREATE TABLE pipelined_rows (id serial PRIMARY KEY, v text NOT NULL)");
+  await setup.close();
+});
+afterAll(async () => {
+  await drop?.();
+});
+
+/** A TCP proxy to PostgreSQL that holds each answer HOLD_MS and counts the client's flights. */
+function countingProxy(target: URL) {
+  type Pair = { upstream: Promise<import("bun").Socket<undefined>> };
+  const state = { flights: 0, answered: true, port: 0, stop: () => listener.stop(true) };
+  const listener = Bun.listen<Pair>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = {
+          upstream: Bun.connect({
+            hostname: target.hostname,
+            port: Number(target.port),
+            socket: {
+              data(_up, data) {
+                const copy = new Uint8Array(data);
+                setTimeout(() => {
+                  state.answered = true;
+                  client.write(copy);
+                }, HOLD_MS);
+              },
+              close: () => void client.end(),
+            },
+          }),
+        };
+      },
+      data(client, data) {
+        if (state.answered) state.flights++;
+        state.answered = false;
+        const copy = new Uint8Array(data);
+        void client.data.upstream.then((up) => up.write(copy));
+      },
+      close: (client) => void client.data?.upstream.then((up) => up.end()),
+    },
+  });
+  state.port = listener.port;
+  return state;
+}
+
+onPostgres("a transaction waits for the server twice, and a grouped batch of two once more than one alone: control statements are pipelined", async () => {
+  const proxy = countingProxy(new URL(url));
+  const via = new URL(url);
+  via.port = String(proxy.port);
+  const store = new PostgresStore({ url: via.toString(), poolMax: 1, transactionTimeoutMs: 10_000 });
+  const insert = (v: string) => store.tx((t) => t.run("INSERT INTO pipelined_rows (v) VALUES (?)", [v]), { group: "pipelined" });
+  // One alone, then two that arrive while it runs: they share a batch (BEGIN, a SAVEPOINT each, one COMMIT).
+  const scene = () => Promise.all([insert("alone"), insert("first of two"), insert("second of two")]);
+  try {
+    await scene(); // prepares every statement on the store's one connection
+    proxy.flights = 0;
+    store.health.counts.commits = 0;
+    await scene();
+    const commits = store.health.counts.commits;
+    // Alone: [BEGIN, INSERT] then [COMMIT] = 2. The batch: [BEGIN, SAVEPOINT, INSERT], [RELEASE, SAVEPOINT,
+    // INSERT], [RELEASE, COMMIT] = 3. Sent one at a time they were 3 and 8.
+    expect(proxy.flights).toBe(5);
+    expect(commits).toBe(2);
+  } finally {
+    await store.close();
+    proxy.stop();
+  }
+});
