@@ -10,13 +10,13 @@ import { systemRoutes } from "./system/routes";
 import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";
 import { partnerRoutes } from "./partner/routes";
-import { webhookRoutes } from "./webhooks/routes";
+import { webhookRoutes, webhookRoutesFor } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
-import { userRoutes } from "./partner/users-routes";
+import { userRoutes, userRoutesFor } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
 import { claimPageRoutes } from "./donations/claim-page";
 import { partnerStatusRoutes } from "./partner/status-routes";
-import { salutesRoutes } from "./salutes/routes";
+import { salutesRoutes, salutesRoutesFor } from "./salutes/routes";
 import { chainRoutes } from "./chain/routes";
 import { audioShareRoutes } from "./audio-share/routes";
 import { statusRoutes } from "./status/routes";
@@ -24,6 +24,7 @@ import { statusAdminRoutes } from "./status/admin-routes";
 import { transparencyRoutes } from "./transparency/routes";
 import { transparencyAdminRoutes } from "./transparency/admin-routes";
 import { developerRoutes } from "./developers/routes";
+import { sandboxMount } from "./sandbox/mount";
 import { sandboxRoutes } from "./sandbox/routes";
 import { messengerRoutes } from "./messenger/routes";
 import { adminGamesConfigRoutes } from "./messenger/admin/games-config-routes";
@@ -42,6 +43,7 @@ export function buildApp(ctx: AppContext) {
   // The OpenAPI routes describe the finished app, which exists only after they are added.
   const finished: { app?: AnyElysia } = {};
   const guards = buildGuards(ctx, states);
+  const sandbox = sandboxMount(ctx);
   // normalize: false — unknown body fields are REFUSED (400) where a schema says additionalProperties: false,
   // instead of silently stripped (a typo like `descripton` must not be a quiet no-op).
   const app = new Elysia({ name: "herald", normalize: false, encodeSchema: false })
@@ -65,7 +67,14 @@ export function buildApp(ctx: AppContext) {
     .use(transparencyRoutes(ctx, guards))
     .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
-    .use(sandboxRoutes(ctx, guards))
+    // The sandbox's own routes, and the partner's users, salutes and webhooks once more, for sandbox keys on their
+    // sandbox rows: declared once by their rooms, mounted live above and sandbox here (src/http/routes/partner-mount.ts).
+    .use(
+      sandboxRoutes(ctx, guards)
+        .use(userRoutesFor(ctx, guards, sandbox))
+        .use(salutesRoutesFor(ctx, guards, sandbox))
+        .use(webhookRoutesFor(ctx, guards, sandbox)),
+    )
     .use(messengerRoutes(ctx, guards, states))
     .use(adminGamesConfigRoutes(ctx, guards))
     .use(adminAnalyticsRoutes(ctx, guards))

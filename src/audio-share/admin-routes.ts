@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
-import { parsePage } from "../http/pagination";
+import { listAnswer, parsePage } from "../http/pagination";
 import { revokeLink } from "./link-verbs";
 import { AudioShareModel as M } from "./model";
 import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
@@ -39,10 +39,7 @@ export function adminRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/audio-share/track-tokens",
-      async ({ query }) => {
-        const page = await listTrackTokens(ctx, parsePage(query));
-        return { success: true as const, count: page.count, track_tokens: page.items, query: page.query, pagination: page.pagination };
-      },
+      async ({ query }) => ({ success: true as const, ...listAnswer("track_tokens", await listTrackTokens(ctx, parsePage(query))) }),
       {
         admin: true,
         query: M.tokenListQuery,

@@ -4,7 +4,7 @@ import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
@@ -288,12 +288,7 @@ export const AudioShareModel = {
   tokenBody: t.Object({ name: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$" }) }, { additionalProperties: false }),
   tokenCreated: Envelope({ track_token: TrackToken, token: t.String({ description: "Shown once; send as Authorization: Bearer <token> on /track" }) }),
   tokenListQuery: t.Object(PageQuery),
-  tokenList: Envelope({
-    count: t.Integer(),
-    track_tokens: t.Array(TrackToken, { description: "newest first" }),
-    query: PageQueryEcho(),
-    pagination: PaginationSchema,
-  }),
+  tokenList: Envelope(ListAnswer("track_tokens", t.Array(TrackToken, { description: "newest first" }))),
   tokenParams: t.Object({ token_id: intPath() }),
   tokenRevoked: Envelope({ track_token: TrackToken, already_revoked: t.Boolean() }),
 };

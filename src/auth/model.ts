@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 import { SCOPES } from "./scopes";
 import { named } from "../http/openapi/names";
 
@@ -23,12 +23,13 @@ const Key = named(
 
 export const AuthModel = {
   key: Key,
-  keyList: Envelope({
-    count: t.Integer(),
-    keys: t.Array(Key, { description: "oldest first, then by key_id" }),
-    query: PageQueryEcho({ partner: t.Union([t.String(), t.Null()]), mode: t.Union([t.String(), t.Null()]), status: t.Union([t.String(), t.Null()]) }),
-    pagination: PaginationSchema,
-  }),
+  keyList: Envelope(
+    ListAnswer("keys", t.Array(Key, { description: "oldest first, then by key_id" }), {
+      partner: t.Union([t.String(), t.Null()]),
+      mode: t.Union([t.String(), t.Null()]),
+      status: t.Union([t.String(), t.Null()]),
+    }),
+  ),
   keyWithSecret: Envelope({ key: Key, secret: t.String({ description: "Shown once; store it now." }) }),
   keyOnly: Envelope({ key: Key }),
   keyListQuery: t.Object({

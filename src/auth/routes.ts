@@ -5,7 +5,7 @@ import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
 import type { Guards } from "./guards";
 import { AuthModel } from "./model";
-import { parseKeyPage } from "../http/pagination";
+import { listAnswer, parseKeyPage } from "../http/pagination";
 import { KEY_LIST_CURSOR } from "./keys";
 import { verifyKeyPreview } from "./service";
 
@@ -27,13 +27,7 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
         async ({ query }) => {
           const { partner, mode, status } = query;
           const page = await keys.page({ partner, mode, status }, parseKeyPage(query, KEY_LIST_CURSOR));
-          return {
-            success: true as const,
-            count: page.count,
-            keys: page.items,
-            query: { ...page.query, partner: partner ?? null, mode: mode ?? null, status: status ?? null },
-            pagination: page.pagination,
-          };
+          return { success: true as const, ...listAnswer("keys", page, { partner: partner ?? null, mode: mode ?? null, status: status ?? null }) };
         },
         {
           // Also the operator session (a GET): the console's partners page links it.

@@ -4,7 +4,7 @@ import { Envelope, ErrorBody, ignoredMetaQuery } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/body/form-body";
 import { named } from "../http/openapi/names";
-import { PageQuery, PageQueryEcho, PaginationSchema, parseKeyPage } from "../http/pagination";
+import { ListAnswer, listAnswer, PageQuery, parseKeyPage } from "../http/pagination";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";
 import { sha256Hex } from "./admin";
@@ -169,15 +169,12 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/admin/sessions",
-      async ({ query }) => {
-        const page = await sessions.list(parseKeyPage(query, SESSION_CURSOR));
-        return { success: true as const, count: page.count, sessions: page.items, query: page.query, pagination: page.pagination };
-      },
+      async ({ query }) => ({ success: true as const, ...listAnswer("sessions", await sessions.list(parseKeyPage(query, SESSION_CURSOR))) }),
       {
         operator: "api",
         query: t.Object(PageQuery),
         response: {
-          200: Envelope({ count: t.Integer(), sessions: t.Array(AdminSessionView), query: PageQueryEcho(), pagination: PaginationSchema }),
+          200: Envelope(ListAnswer("sessions", t.Array(AdminSessionView))),
           400: ErrorBody,
           403: ErrorBody,
         },

@@ -1,9 +1,10 @@
-import { Elysia } from "elysia";
+import { Elysia, type TSchema } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
-import { CSV_CONTENT_TYPE } from "../http/csv";
+import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
+import { exportPair } from "../http/exports/pair";
 import { ErrorBody, metaRequested } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
@@ -22,14 +23,27 @@ import { latestTransactions, publicStats, tokenStatus, walletConcentration, wall
 const partnerErrs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody };
 const publicErrs = { 400: ErrorBody, 429: ErrorBody };
 const pub = (summary: string) => ({ tags: ["public"], summary });
-const csv = (summary: string) => ({
-  detail: {
-    ...pub(`${summary} (CSV, RFC 4180)`),
-    responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } },
-  },
-});
+const csvDetail = (summary: string) => ({ tags: ["public"], ...csvDoc(`${summary} (CSV, RFC 4180)`) });
 // Transparency snapshots may be cached for a minute (spec: "cache at least 60 seconds").
 const CACHE = "public, max-age=60";
+
+/** A public proof at /api/public/<name>.json and its CSV twin (one record unless `csv` says otherwise). */
+const proofPair = <R extends Record<string, unknown>>(
+  name: string,
+  build: () => Promise<R>,
+  schema: TSchema,
+  [summary, csvSummary = summary]: [json: string, csv?: string],
+  csv = (r: R) => objectCsv(r, schema),
+) =>
+  exportPair({
+    paths: [`/api/public/${name}.json`, `/api/public/${name}.csv`],
+    query: M.metaQuery,
+    csvQuery: null,
+    build,
+    response: { 200: schema, ...publicErrs },
+    csv: (r) => csvResponse(csv(r), `${name}.csv`),
+    detail: { json: pub(summary), csv: csvDetail(csvSummary) },
+  });
 
 /** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
 export function chainRoutes(ctx: AppContext, guards: Guards) {
@@ -66,86 +80,41 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       response: { 200: M.latestTransactions, ...publicErrs },
       detail: pub("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
     })
-    .get("/api/public/holder-cache-freshness.json", async () => ok(await holderCacheProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.holderCache, ...publicErrs },
-      detail: pub("Holder count snapshot freshness proof"),
-    })
-    .get(
-      "/api/public/holder-cache-freshness.csv",
-      async () => csvResponse(objectCsv(await holderCacheProof(ctx), M.holderCache), "holder-cache-freshness.csv"),
-      csv("Holder count snapshot freshness proof"),
+    .use(proofPair("holder-cache-freshness", () => holderCacheProof(ctx), M.holderCache, ["Holder count snapshot freshness proof"]))
+    .use(proofPair("holder-growth-freshness", () => holderGrowthProof(ctx), M.holderGrowth, ["Holder growth freshness proof"]))
+    .use(
+      proofPair("public-stats-cache-freshness", () => publicStatsCacheProof(ctx), M.publicStatsCache, [
+        "Public-stats cache (token snapshot) freshness proof",
+        "Public-stats cache freshness proof",
+      ]),
     )
-    .get("/api/public/holder-growth-freshness.json", async () => ok(await holderGrowthProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.holderGrowth, ...publicErrs },
-      detail: pub("Holder growth freshness proof"),
-    })
-    .get(
-      "/api/public/holder-growth-freshness.csv",
-      async () => csvResponse(objectCsv(await holderGrowthProof(ctx), M.holderGrowth), "holder-growth-freshness.csv"),
-      csv("Holder growth freshness proof"),
+    .use(
+      proofPair("token-distribution-freshness", () => tokenDistributionProof(ctx), M.tokenDistribution, [
+        "Token distribution (top-1/5/10 concentration) freshness proof",
+        "Token distribution freshness proof",
+      ]),
     )
-    .get("/api/public/public-stats-cache-freshness.json", async () => ok(await publicStatsCacheProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.publicStatsCache, ...publicErrs },
-      detail: pub("Public-stats cache (token snapshot) freshness proof"),
-    })
-    .get(
-      "/api/public/public-stats-cache-freshness.csv",
-      async () => csvResponse(objectCsv(await publicStatsCacheProof(ctx), M.publicStatsCache), "public-stats-cache-freshness.csv"),
-      csv("Public-stats cache freshness proof"),
+    .use(
+      proofPair("token-mint-authorities", () => mintAuthoritiesProof(ctx), M.mintAuthorities, [
+        "Mint and freeze authority proof against the configured expectation",
+        "Mint and freeze authority proof",
+      ]),
     )
-    .get("/api/public/token-distribution-freshness.json", async () => ok(await tokenDistributionProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.tokenDistribution, ...publicErrs },
-      detail: pub("Token distribution (top-1/5/10 concentration) freshness proof"),
-    })
-    .get(
-      "/api/public/token-distribution-freshness.csv",
-      async () => csvResponse(objectCsv(await tokenDistributionProof(ctx), M.tokenDistribution), "token-distribution-freshness.csv"),
-      csv("Token distribution freshness proof"),
-    )
-    .get("/api/public/token-mint-authorities.json", async () => ok(await mintAuthoritiesProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.mintAuthorities, ...publicErrs },
-      detail: pub("Mint and freeze authority proof against the configured expectation"),
-    })
-    .get(
-      "/api/public/token-mint-authorities.csv",
-      async () => csvResponse(objectCsv(await mintAuthoritiesProof(ctx), M.mintAuthorities), "token-mint-authorities.csv"),
-      csv("Mint and freeze authority proof"),
-    )
-    .get("/api/public/token-snapshot-jobs-rollup.json", async () => ok(await jobsRollupProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.jobsRollup, ...publicErrs },
-      detail: pub("Every chain job's latest snapshot and last 24 h of runs"),
-    })
-    .get(
-      "/api/public/token-snapshot-jobs-rollup.csv",
-      async () => {
-        const { jobs, trust_context, ...top } = await jobsRollupProof(ctx);
-        return csvResponse(
+    .use(
+      proofPair(
+        "token-snapshot-jobs-rollup",
+        () => jobsRollupProof(ctx),
+        M.jobsRollup,
+        ["Every chain job's latest snapshot and last 24 h of runs", "Chain jobs rollup, one row per job"],
+        ({ jobs, trust_context, ...top }) =>
           listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, M.jobsRollup.properties.jobs.items, {
             name: "trust_context",
             value: trust_context,
             schema: M.jobsRollup.properties.trust_context,
           }),
-          "token-snapshot-jobs-rollup.csv",
-        );
-      },
-      csv("Chain jobs rollup, one row per job"),
+      ),
     )
-    .get("/api/public/transaction-sync-freshness.json", async () => ok(await transactionSyncProof(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.transactionSync, ...publicErrs },
-      detail: pub("Transaction sync freshness proof"),
-    })
-    .get(
-      "/api/public/transaction-sync-freshness.csv",
-      async () => csvResponse(objectCsv(await transactionSyncProof(ctx), M.transactionSync), "transaction-sync-freshness.csv"),
-      csv("Transaction sync freshness proof"),
-    )
+    .use(proofPair("transaction-sync-freshness", () => transactionSyncProof(ctx), M.transactionSync, ["Transaction sync freshness proof"]))
     .get(
       "/transparency/wallet-concentration.json",
       async ({ request, set }) => {
@@ -186,6 +155,6 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
           extra: { "content-disposition": 'inline; filename="wallet-concentration.csv"' },
         });
       },
-      { detail: { ...csv("Wallet concentration trend, one row per daily point").detail, ...conditionalGet("etag", "last-modified") } },
+      { detail: { ...csvDetail("Wallet concentration trend, one row per daily point"), ...conditionalGet("etag", "last-modified") } },
     );
 }

@@ -1,4 +1,4 @@
-import type { TProperties } from "@sinclair/typebox";
+import type { TInteger, TProperties, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { queryProblem } from "./errors";
 import { intQuery } from "./params";
@@ -206,4 +206,28 @@ export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
 export function latestPage<R, F extends Record<string, unknown>>(rows: R[], limit: number, filters: F = {} as F) {
   const { items, query, pagination } = offsetPage(rows, limit, 0);
   return { items, query: { ...query, offset: 0 as const, ...filters }, pagination: { ...pagination, next_offset: null } };
+}
+
+/**
+ * The fields of a list answer paged by cursor or offset, declared once: `count`, the items under the route's own
+ * name, the `query` echo with the route's filters and `pagination` (spread into the route's Envelope).
+ */
+export const ListAnswer = <K extends string, I extends TSchema, F extends TProperties = Record<never, never>>(key: K, items: I, filters?: F) =>
+  ({ count: t.Integer(), [key]: items, query: PageQueryEcho(filters), pagination: PaginationSchema }) as {
+    count: TInteger;
+    query: ReturnType<typeof PageQueryEcho<F>>;
+    pagination: typeof PaginationSchema;
+  } & { [P in K]: I };
+
+/** The value of a ListAnswer from a page (`pageOf`, `keyPageOf`): its items under `key`, `filters` echoed after the page's. */
+export function listAnswer<K extends string, T, Q extends object, P, F extends object = Record<never, never>>(
+  key: K,
+  page: { count: number; items: T[]; query: Q; pagination: P },
+  filters?: F,
+) {
+  return { count: page.count, [key]: page.items, query: { ...page.query, ...filters }, pagination: page.pagination } as {
+    count: number;
+    query: Q & F;
+    pagination: P;
+  } & { [X in K]: T[] };
 }

@@ -41,18 +41,24 @@ const Policy = named(
   }),
 );
 
+const mutationBody = t.Object(
+  {
+    user_id: userId,
+    amount,
+    reason: t.String({ pattern: REASON_PATTERN, description: "1–64 characters, no control characters: why, e.g. quest_reward" }),
+    source: t.String({ pattern: SOURCE_PATTERN, description: "1–64 characters naming what caused it, e.g. game.arena" }),
+  },
+  { additionalProperties: false },
+);
+
 export const SalutesModel = {
   balanceQuery: t.Object({ user_id: userId, include_meta: t.Optional(t.String()) }),
   balance: named("Balance", Envelope({ user_id: t.String(), balance: t.Number(), partner_key_id: t.String() })),
-  mutationBody: t.Object(
-    {
-      user_id: userId,
-      amount,
-      reason: t.String({ pattern: REASON_PATTERN, description: "1–64 characters, no control characters: why, e.g. quest_reward" }),
-      source: t.String({ pattern: SOURCE_PATTERN, description: "1–64 characters naming what caused it, e.g. game.arena" }),
-    },
-    { additionalProperties: false },
-  ),
+  mutationBody,
+  // On the sandbox mount every field is optional: what is left out comes from the fixture (src/sandbox/defaults.ts).
+  sandboxMutationBody: t.Partial(mutationBody),
+  /** What the sandbox's balance adds to the live answer. */
+  sandboxBalance: { currency: t.Literal("salutes") },
   mutationQuery: t.Object({ include_meta: t.Optional(t.String()) }),
   mutationResult: named(
     "SalutesEntryResult",

@@ -4,98 +4,128 @@ import type { Guards } from "../auth/guards";
 import type { PartnerRequest } from "../auth/partner-plugin";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { ErrorBody } from "../http/envelope";
 import { parsePage } from "../http/pagination";
+import { partnerMutation } from "../http/routes/mutation";
+import { readErrors, writeErrors } from "../http/routes/partner-errors";
+import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { conversionPolicy, convert } from "./conversion";
 import { SalutesModel as M } from "./model";
-import { balanceGroup, getBalance, listLedger, postEntry, type EntryAuthor } from "./service";
+import { balanceGroup, type EntryAuthor, type EntryBody, getBalance, listLedger, postEntry } from "./service";
 
-const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 const tag = (summary: string) => ({ tags: ["partner"], summary });
 
 const authorOf = (partner: PartnerRequest): EntryAuthor => ({ keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null });
 
-/** The salutes ledger (docs/design.md §5): live keys; `user_id` is always one of the caller's users. */
-export function salutesRoutes(ctx: AppContext, guards: Guards) {
-  const idem = guards.partner.idempotency;
-  // Credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in them,
-  // share commits on SQLite (the engine's group commit).
-  const commit = async <A extends object>(
-    partner: PartnerRequest,
-    userId: string,
-    effect: (t: Queryable, pending: (work: Promise<unknown>) => void) => Promise<{ answer: A; deliveries: Promise<number> }>,
-  ) => {
-    let deliveries: Promise<number> | null = null;
-    const out = await idem.run(
-      partner.idempotency,
-      async (t, pending) => {
-        const r = await effect(t, pending);
-        deliveries = r.deliveries;
-        return { success: true as const, ...r.answer };
-      },
-      200,
-      partner.pendingNonce,
-      balanceGroup(userId),
-    );
-    if (await deliveries) ctx.dispatcher.nudge();
-    return out;
-  };
+/**
+ * The salutes ledger (docs/design.md §5) on a mount: live keys at /api/salutes, sandbox keys at
+ * /api/partner/sandbox/salutes — the same exact amounts, the never-below-zero rule and the salutes.credit/debit
+ * events, on the key's own rows; `user_id` is always one of the caller's users.
+ */
+export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) {
+  const mutation = partnerMutation(ctx, guards.partner.idempotency);
+  const base = m.sandbox ? `${m.prefix}/salutes` : "/api/salutes";
   const entry =
     (kind: "credit" | "debit") =>
-    ({ partner, body }: { partner: PartnerRequest; body: typeof M.mutationBody.static }) =>
-      commit(partner, body.user_id, (t, pending) => postEntry(t, ctx, ownerOf(partner.actor), authorOf(partner), kind, body, pending));
-  return new Elysia({ name: "herald:salutes" })
+    async ({ partner, body }: { partner: PartnerRequest; body: typeof M.sandboxMutationBody.static }) => {
+      const { owner, hold } = await m.open(partner.actor);
+      let deliveries: Promise<number> | undefined;
+      const effect = hold(async (t, pending, fixtures) => {
+        // The sandbox fills the fields a call leaves out from its fixtures (fx-alice, 1 salute, sandbox_test, sandbox);
+        // the live schema requires every field.
+        const input = fixtures ? fixtures.entry(body) : (body as EntryBody);
+        const r = await postEntry(t, ctx, owner, authorOf(partner), kind, input, pending);
+        deliveries = r.deliveries;
+        return { success: true as const, ...m.write, ...r.answer };
+      });
+      // Live credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in
+      // them, share commits (the user's balance row is the group). A sandbox write holds its partner's fixture row
+      // instead, and runs alone.
+      return mutation(partner, effect, { nudge: () => deliveries, group: m.sandbox ? undefined : balanceGroup(body.user_id!) });
+    };
+  const entryGuard = (scope: "credit" | "debit") => ({ scope, mutation: true, mode: m.mode, nonceInEffect: !m.sandbox });
+  return new Elysia({ name: m.plugin("salutes") })
     .use(guards.partner.plugin)
     .get(
-      "/api/salutes/balance",
-      async ({ partner, query }) => ({ success: true as const, ...(await getBalance(ctx, ownerOf(partner.actor), partner.actor.keyId, query.user_id)) }),
-      { partner: { scope: "read" }, query: M.balanceQuery, response: { 200: M.balance, ...errs }, detail: tag("A user's salutes balance") },
-    )
-    .post("/api/salutes/credit", entry("credit"), {
-      partner: { scope: "credit", mutation: true, nonceInEffect: true },
-      query: M.mutationQuery,
-      body: M.mutationBody,
-      response: { 200: M.mutationResult, ...errs },
-      detail: tag("Credit salutes: one ledger entry and a salutes.credit event"),
-    })
-    .post("/api/salutes/debit", entry("debit"), {
-      partner: { scope: "debit", mutation: true, nonceInEffect: true },
-      query: M.mutationQuery,
-      body: M.mutationBody,
-      response: { 200: M.mutationResult, ...errs },
-      detail: tag("Debit salutes (never below zero): one ledger entry and a salutes.debit event"),
-    })
-    .get(
-      "/api/salutes/ledger",
+      `${base}/balance`,
       async ({ partner, query }) => {
-        const page = parsePage(query);
-        return { success: true as const, ...(await listLedger(ctx, ownerOf(partner.actor), query, page)) };
+        const { owner } = await m.open(partner.actor);
+        return {
+          success: true as const,
+          ...m.read,
+          ...(await getBalance(ctx, owner, partner.actor.keyId, query.user_id)),
+          ...(m.sandbox && { currency: "salutes" as const }),
+        };
       },
       {
-        partner: { scope: "ledger" },
-        query: M.ledgerQuery,
-        response: { 200: M.ledger, ...errs },
-        detail: tag("A user's ledger entries, newest first by default"),
+        partner: { scope: "read", mode: m.mode },
+        query: M.balanceQuery,
+        response: { 200: m.readOf(M.balance, M.sandboxBalance), ...readErrors },
+        detail: m.detail("A user's salutes balance", "a sandbox user's salutes balance"),
       },
     )
+    .post(`${base}/credit`, entry("credit"), {
+      partner: entryGuard("credit"),
+      query: M.mutationQuery,
+      body: m.sandbox ? M.sandboxMutationBody : M.mutationBody,
+      response: { 200: m.writeOf(M.mutationResult), ...writeErrors },
+      detail: m.detail(
+        "Credit salutes: one ledger entry and a salutes.credit event",
+        "credit salutes to a sandbox user (fields left out: fx-alice, 1, sandbox_test, sandbox)",
+      ),
+    })
+    .post(`${base}/debit`, entry("debit"), {
+      partner: entryGuard("debit"),
+      query: M.mutationQuery,
+      body: m.sandbox ? M.sandboxMutationBody : M.mutationBody,
+      response: { 200: m.writeOf(M.mutationResult), ...writeErrors },
+      detail: m.detail(
+        "Debit salutes (never below zero): one ledger entry and a salutes.debit event",
+        "debit salutes from a sandbox user, never below zero (fields left out: fx-alice, 1, sandbox_test, sandbox)",
+      ),
+    })
+    .get(
+      `${base}/ledger`,
+      async ({ partner, query }) => {
+        const { owner } = await m.open(partner.actor);
+        return { success: true as const, ...m.read, ...(await listLedger(ctx, owner, query, parsePage(query))) };
+      },
+      {
+        partner: { scope: "ledger", mode: m.mode },
+        query: M.ledgerQuery,
+        response: { 200: m.readOf(M.ledger), ...readErrors },
+        detail: m.detail("A user's ledger entries, newest first by default", "a sandbox user's ledger entries"),
+      },
+    );
+}
+
+/** The live salutes routes, with the conversion the sandbox has not. */
+export function salutesRoutes(ctx: AppContext, guards: Guards) {
+  const mutation = partnerMutation(ctx, guards.partner.idempotency);
+  return new Elysia({ name: "herald:salutes" })
+    .use(guards.partner.plugin)
+    .use(salutesRoutesFor(ctx, guards, LIVE))
     .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }), {
       partner: { scope: "read" },
       query: M.policyQuery,
-      response: { 200: M.policy, ...errs },
+      response: { 200: M.policy, ...readErrors },
       detail: tag("The conversion policy: rate, bounds and daily cap"),
     })
     .post(
       "/api/salutes/convert",
-      ({ partner, body }) =>
-        commit(partner, body.user_id, async (t) => {
+      async ({ partner, body }) => {
+        let deliveries = 0;
+        const effect = async (t: Queryable) => {
           const r = await convert(t, ctx, ownerOf(partner.actor), authorOf(partner), body);
-          return { answer: r.answer, deliveries: Promise.resolve(r.deliveries) };
-        }),
+          deliveries = r.deliveries;
+          return { success: true as const, ...r.answer };
+        };
+        return mutation(partner, effect, { nudge: () => deliveries, group: balanceGroup(body.user_id) });
+      },
       {
         partner: { scope: "debit", mutation: true, nonceInEffect: true },
         query: M.mutationQuery,
         body: M.convertBody,
-        response: { 200: M.converted, ...errs },
+        response: { 200: M.converted, ...writeErrors },
         detail: tag("Convert salutes under the policy: debits the ledger and records the conversion"),
       },
     );

@@ -4,8 +4,6 @@ import { AuthModel } from "../auth/model";
 import { SCOPES } from "../auth/scopes";
 import { DonationsModel } from "../donations/model";
 import { Envelope } from "../http/envelope";
-import { UsersModel } from "../partner/users-model";
-import { SalutesModel } from "../salutes/model";
 import { intQuery } from "../http/params";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
@@ -20,9 +18,17 @@ const writeFields = { ...readFields, live_side_effects_performed: t.Literal(fals
 export const SandboxRead = <P extends TProperties>(fields: P) => Envelope({ ...fields, ...readFields });
 /** A sandbox mutation's answer: also live_side_effects_performed=false. */
 export const SandboxWrite = <P extends TProperties>(fields: P) => Envelope({ ...fields, ...writeFields });
-/** The live route's answer schema with the sandbox fields added, so both stay one shape. */
-const readOf = <T extends TObject>(live: T) => t.Object({ ...live.properties, ...readFields });
-const writeOf = <T extends TObject>(live: T) => t.Object({ ...live.properties, ...writeFields });
+/**
+ * The live route's answer schema with the sandbox fields added, so both stay one shape; `extra` adds fields of the
+ * sandbox's own after the live ones (one named like a live field replaces it, after them).
+ */
+const widen = (live: TObject, extra: TProperties, fields: TProperties) => {
+  const props: TProperties = { ...live.properties };
+  for (const name of Object.keys(extra)) delete props[name];
+  return t.Object({ ...props, ...extra, ...fields });
+};
+const readOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(live, extra, readFields) as TObject<T["properties"] & typeof readFields>;
+const writeOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(live, extra, writeFields) as TObject<T["properties"] & typeof writeFields>;
 
 const metaQuery = t.Object({ include_meta: t.Optional(t.String()) });
 
@@ -153,10 +159,6 @@ export const SandboxModel = {
     requested_claim: RequestedClaim,
     created_at: t.String(),
   }),
-  balance: readOf(t.Object({ ...SalutesModel.balance.properties, currency: t.Literal("salutes") })),
-  entryBody: t.Partial(SalutesModel.mutationBody),
-  entryResult: writeOf(SalutesModel.mutationResult),
-  ledger: readOf(SalutesModel.ledger),
   resetBody: t.Optional(t.Object({}, { additionalProperties: false })),
   reset: SandboxWrite({
     reset: t.Literal(true),
@@ -207,21 +209,6 @@ export const SandboxModel = {
       checklist: t.Array(t.Object({ id: t.String(), required: t.Boolean(), status: t.Union([t.Literal("pass"), t.Literal("fail")]) })),
     }),
   }),
-  // Users: the live bodies and answers, plus the sandbox fields (src/partner/users-model.ts).
-  userListQuery: UsersModel.listQuery,
-  userList: readOf(UsersModel.list),
-  userCreateBody: UsersModel.createBody,
-  userCreated: writeOf(UsersModel.created),
-  userIdParams: UsersModel.idParams,
-  userGetQuery: t.Object({
-    ...UsersModel.getQuery.properties,
-    external_id: t.Optional(t.String({ maxLength: 128, description: "If given, the user must also have this external_id (else 404)" })),
-  }),
-  userOne: readOf(UsersModel.one),
-  userPatchBody: UsersModel.patchBody,
-  userUpdated: writeOf(UsersModel.updated),
-  walletBody: UsersModel.linkBody,
-  wallets: writeOf(UsersModel.wallets),
 };
 
 export { readOf, writeOf };

@@ -1,22 +1,21 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ErrorBody } from "../http/envelope";
+import { partnerMutation } from "../http/routes/mutation";
+import { readErrors, writeErrors } from "../http/routes/partner-errors";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
+import { sandboxDetail as tag } from "./mount";
 import { sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
 import { promotePartner } from "./promote";
 import { promotionReport } from "./promotion";
 import { resetSandbox } from "./reset";
-import { sandboxSalutesRoutes } from "./salutes-routes";
-import { sandboxUserRoutes } from "./users-routes";
 import { sandboxWebhookRoutes } from "./webhooks-routes";
-
-const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
-const tag = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summary}` });
 
 /**
  * Sandbox claims store their row (mode sandbox) and emit donation.claim to sandbox webhooks, but never email:
@@ -31,9 +30,12 @@ const NEXT_STEPS = [
   "GET /api/partner/sandbox/promotion-report",
 ];
 
-/** Everything under /api/partner/sandbox (sandbox keys only) and the operator's promotion route. */
+/**
+ * The sandbox's own routes under /api/partner/sandbox (sandbox keys only) and the operator's promotion route. Its
+ * users, salutes and webhooks are the live routes on the sandbox mount (src/sandbox/mount.ts; src/app.ts).
+ */
 export function sandboxRoutes(ctx: AppContext, guards: Guards) {
-  const idem = guards.partner.idempotency;
+  const mutation = partnerMutation(ctx, guards.partner.idempotency);
   return new Elysia({ name: "herald:sandbox" })
     .use(guards.partner.plugin)
     .use(guards.admin.plugin)
@@ -63,7 +65,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       {
         partner: { mode: "sandbox" },
         query: M.metaQuery,
-        response: { 200: M.verify, ...errs },
+        response: { 200: M.verify, ...readErrors },
         detail: tag("a signed round trip; shows the key, the sandbox policy and the fixtures"),
       },
     )
@@ -76,7 +78,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       {
         partner: { scope: "read", mode: "sandbox" },
         query: M.metaQuery,
-        response: { 200: M.tokenStatus, ...errs },
+        response: { 200: M.tokenStatus, ...readErrors },
         detail: tag("fixed fixture token status; placeholder rpc_url"),
       },
     )
@@ -94,7 +96,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       {
         partner: { mode: "sandbox" },
         query: M.reportQuery,
-        response: { 200: M.report, ...errs },
+        response: { 200: M.report, ...readErrors },
         detail: tag("readiness for a live key (policy sandbox_to_live_manual_approval)"),
       },
     )
@@ -105,8 +107,8 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         const keyId = partner.actor.keyId;
         // Fields left out come from the fixture (src/sandbox/defaults.ts): a first call needs only the headers.
         const claimInput = { ...SANDBOX_CLAIM_DEFAULTS, ...body, recipient: body?.recipient ?? SANDBOX_CLAIM_DEFAULTS.recipient };
-        const out = await idem.run(
-          partner.idempotency,
+        return mutation(
+          partner,
           holdingSandbox(owner, async (t) => {
             const r = await issueClaim(t, ctx, owner, keyId, claimInput, noEmail);
             const claim = await getClaim(t, ctx, owner, r.claim_code);
@@ -127,14 +129,12 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
             };
           }),
         );
-        ctx.dispatcher.nudge();
-        return out;
       },
       {
         partner: { scope: "donation", mutation: true, mode: "sandbox" },
         query: M.metaQuery,
         body: M.claimBody,
-        response: { 200: M.claim, ...errs },
+        response: { 200: M.claim, ...writeErrors },
         detail: tag("a donation claim preview: stored in the sandbox, never emailed"),
       },
     )
@@ -144,17 +144,18 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         // Opened first like every sandbox route (a first call seeds, in its own transaction), so a reset is always
         // a reseed: its reset_count counts resets, never the first seed.
         const { owner } = await openSandbox(ctx, partner.actor);
-        return await idem.run(partner.idempotency, async (t) => ({
+        const effect = async (t: Queryable) => ({
           success: true as const,
           ...sandboxWrite("sandbox_fixture"),
           ...(await resetSandbox(t, ctx, owner, partner.actor.keyId)),
-        }));
+        });
+        return mutation(partner, effect, { nudge: false });
       },
       {
         partner: { mutation: true, mode: "sandbox" },
         query: M.metaQuery,
         body: M.resetBody,
-        response: { 200: M.reset, ...errs },
+        response: { 200: M.reset, ...writeErrors },
         detail: tag("delete all sandbox state of your partner and seed the fixtures again"),
       },
     )
@@ -173,7 +174,5 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Promote a partner to live: issues the live key (secret shown once) when the promotion report passes, or with force and a reason" },
       },
     )
-    .use(sandboxUserRoutes(ctx, guards))
-    .use(sandboxSalutesRoutes(ctx, guards))
     .use(sandboxWebhookRoutes(ctx, guards));
 }

@@ -1,25 +1,16 @@
 import { t } from "elysia";
 import { PageQuery, PageQueryEcho } from "../http/pagination";
-import { ReplayResultItem, WebhooksModel } from "../webhooks/model";
-import { readOf, SandboxModel, SandboxRead, SandboxWrite, writeOf } from "./model";
+import { WebhooksModel } from "../webhooks/model";
+import { readOf, SandboxModel, SandboxRead, SandboxWrite } from "./model";
 
 const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
-const Simulation = SandboxModel.simulation;
 
-const ReplayItem = t.Object({ ...ReplayResultItem.properties, simulation: nullable(Simulation) });
-
-const { results: _results, ...replayRest } = WebhooksModel.replay.properties;
-
-/** Sandbox webhooks, delivery records and the simulator: the live schemas plus the sandbox fields. */
+/**
+ * The sandbox's own webhook routes: its delivery records (filtered by user) and the simulator. Its webhooks and
+ * their replay are the live routes on the sandbox mount (src/webhooks/routes.ts), with the simulation added.
+ */
 export const SandboxWebhooksModel = {
   metaQuery: SandboxModel.metaQuery,
-  listQuery: WebhooksModel.listQuery,
-  list: readOf(WebhooksModel.list),
-  createBody: WebhooksModel.createBody,
-  created: writeOf(WebhooksModel.created),
-  idParams: WebhooksModel.idParams,
-  deleted: writeOf(WebhooksModel.deleted),
-  tested: writeOf(t.Object({ ...WebhooksModel.tested.properties, simulation: Simulation })),
   eventsQuery: t.Object({
     ...PageQuery,
     user_id: t.Optional(t.String({ maxLength: 32, description: "Only events whose data names this user id" })),
@@ -32,8 +23,6 @@ export const SandboxWebhooksModel = {
       query: PageQueryEcho({ order: t.Union([t.Literal("asc"), t.Literal("desc")]), user_id: nullable(t.String()), event_type: nullable(t.String()) }),
     }),
   ),
-  replayBody: WebhooksModel.replayBody,
-  replay: SandboxWrite({ ...replayRest, results: t.Array(ReplayItem) }),
   scenarios: SandboxRead({
     scenarios_count: t.Integer(),
     scenarios: t.Array(t.Object({ id: t.String(), title: t.String(), event_type: t.String(), description: t.String() })),

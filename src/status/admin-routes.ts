@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody, includeMetaQuery } from "../http/envelope";
-import { parsePage } from "../http/pagination";
+import { listAnswer, parsePage } from "../http/pagination";
 import { createMaintenance, deleteMaintenance, listMaintenance } from "./incidents/maintenance";
 import { StatusAdminModel as M, IdempotencyHeaders } from "./model-admin";
 import { statusNotifier, STATUS_EVENT_TYPES } from "./incidents/notify";
@@ -20,14 +20,12 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
   const keyOf = (headers: Record<string, string | undefined>) => headers["idempotency-key"] ?? null;
   return new Elysia({ name: "herald:status-admin" })
     .use(guards.admin.plugin)
-    .get(
-      "/admin/status/maintenance",
-      async ({ query }) => {
-        const r = await listMaintenance(ctx, parsePage(query));
-        return ok({ count: r.count, windows: r.items, query: r.query, pagination: r.pagination });
-      },
-      { admin: true, query: M.maintenanceListQuery, response: { 200: M.maintenanceList, ...errs }, detail: summary("Maintenance windows, newest first") },
-    )
+    .get("/admin/status/maintenance", async ({ query }) => ok(listAnswer("windows", await listMaintenance(ctx, parsePage(query)))), {
+      admin: true,
+      query: M.maintenanceListQuery,
+      response: { 200: M.maintenanceList, ...errs },
+      detail: summary("Maintenance windows, newest first"),
+    })
     .post(
       "/admin/status/maintenance",
       async ({ body, admin, set }) => {
@@ -51,12 +49,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       "/admin/status/incidents",
       async ({ query }) => {
         const r = await listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
-        return ok({
-          count: r.count,
-          incidents: r.items,
-          query: { ...r.query, source: query.source ?? null, status: query.status ?? null },
-          pagination: r.pagination,
-        });
+        return ok(listAnswer("incidents", r, { source: query.source ?? null, status: query.status ?? null }));
       },
       {
         admin: true,
@@ -116,19 +109,12 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         detail: summary("Correct an operator incident's title or components (updates are never edited; audited)"),
       },
     )
-    .get(
-      "/admin/status/subscribers",
-      async ({ query }) => {
-        const r = await listSubscribers(ctx, parsePage(query));
-        return ok({ count: r.count, subscribers: r.items, query: r.query, pagination: r.pagination });
-      },
-      {
-        admin: true,
-        query: M.subscriberListQuery,
-        response: { 200: M.subscriberList, ...errs },
-        detail: summary("Status subscribers with their delivery health, newest first"),
-      },
-    )
+    .get("/admin/status/subscribers", async ({ query }) => ok(listAnswer("subscribers", await listSubscribers(ctx, parsePage(query)))), {
+      admin: true,
+      query: M.subscriberListQuery,
+      response: { 200: M.subscriberList, ...errs },
+      detail: summary("Status subscribers with their delivery health, newest first"),
+    })
     .post(
       "/admin/status/subscribers",
       async ({ body, admin, set }) => {

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 import { intPath } from "../http/params";
 import { ComponentIdSchema, Incident, IncidentStateSchema, MaintenanceWindow } from "./model";
 import { named } from "../http/openapi/names";
@@ -14,7 +14,6 @@ const Components = t.Array(ComponentIdSchema, { maxItems: 10, description: "ids 
 const Title = t.String({ minLength: 1, maxLength: 200 });
 const Message = t.String({ minLength: 1, maxLength: 5000, description: "plain text shown to the public; 1–5000 characters" });
 const ListQuery = t.Object(PageQuery);
-const ListShape = { query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]) }), pagination: PaginationSchema };
 
 export const IdempotencyHeaders = t.Object({
   "idempotency-key": t.Optional(
@@ -52,7 +51,7 @@ const Subscriber = named(
 );
 
 export const StatusAdminModel = {
-  maintenanceList: Envelope({ count: t.Integer(), windows: t.Array(AdminMaintenanceWindow), ...ListShape }),
+  maintenanceList: Envelope(ListAnswer("windows", t.Array(AdminMaintenanceWindow))),
   maintenanceListQuery: ListQuery,
   maintenanceBody: t.Object(
     {
@@ -71,12 +70,7 @@ export const StatusAdminModel = {
     source: t.Optional(t.Union([t.Literal("automatic"), t.Literal("operator")])),
     status: t.Optional(t.Union([t.Literal("open"), t.Literal("resolved")])),
   }),
-  incidentList: Envelope({
-    count: t.Integer(),
-    incidents: t.Array(Incident),
-    query: PageQueryEcho({ source: t.Union([t.String(), t.Null()]), status: t.Union([t.String(), t.Null()]) }),
-    pagination: PaginationSchema,
-  }),
+  incidentList: Envelope(ListAnswer("incidents", t.Array(Incident), { source: t.Union([t.String(), t.Null()]), status: t.Union([t.String(), t.Null()]) })),
   incidentParams: t.Object({ incident_id: intPath() }),
   incidentCreateBody: t.Object(
     {
@@ -98,7 +92,7 @@ export const StatusAdminModel = {
   incidentOne: Envelope({ incident: Incident }),
 
   subscriberListQuery: ListQuery,
-  subscriberList: Envelope({ count: t.Integer(), subscribers: t.Array(Subscriber), ...ListShape }),
+  subscriberList: Envelope(ListAnswer("subscribers", t.Array(Subscriber))),
   subscriberParams: t.Object({ subscriber_id: intPath() }),
   subscriberBody: t.Object(
     {

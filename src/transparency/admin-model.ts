@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 import { intPath } from "../http/params";
 import { DeclarationSchema, TriageRowSchema, TriageStatusSchema } from "./audit-model";
 import { THRESHOLD_NAMES } from "./thresholds";
@@ -77,10 +77,5 @@ export const AdminAuditModel = {
   thresholdsAnswer: Envelope({ thresholds: t.Record(t.String(), t.String()), changed: t.Array(t.String()) }),
   triageOne: Envelope({ triage: TriageRowSchema }),
   declarationListQuery: t.Object(PageQuery),
-  declarationList: Envelope({
-    count: t.Integer(),
-    movements: t.Array(DeclarationSchema, { description: "oldest first" }),
-    query: PageQueryEcho(),
-    pagination: PaginationSchema,
-  }),
+  declarationList: Envelope(ListAnswer("movements", t.Array(DeclarationSchema, { description: "oldest first" }))),
 };

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody } from "../http/envelope";
-import { parsePage } from "../http/pagination";
+import { listAnswer, parsePage } from "../http/pagination";
 import { AdminAuditModel as M } from "./admin-model";
 import { declarationsPageOf, declareMovement, retractDeclaration } from "./declarations";
 import { decimalsForInput } from "./audit-service";
@@ -25,20 +25,13 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
       .use(guards.operator.plugin)
       // The console page over the audit runs (triage from the browser).
       .use(auditRunsPageRoutes(ctx, guards))
-      .get(
-        `${P}/declared-movements`,
-        async ({ query }) => {
-          const page = await declarationsPageOf(ctx, parsePage(query));
-          return ok({ count: page.count, movements: page.items, query: page.query, pagination: page.pagination });
-        },
-        {
-          // The bearer token or the operator session: the console's audit-runs page links it.
-          operator: "api",
-          query: M.declarationListQuery,
-          response: { 200: M.declarationList, ...errs },
-          detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
-        },
-      )
+      .get(`${P}/declared-movements`, async ({ query }) => ok(listAnswer("movements", await declarationsPageOf(ctx, parsePage(query)))), {
+        // The bearer token or the operator session: the console's audit-runs page links it.
+        operator: "api",
+        query: M.declarationListQuery,
+        response: { 200: M.declarationList, ...errs },
+        detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
+      })
       .post(
         `${P}/declared-movements`,
         async ({ body, admin, set }) => {

@@ -1,7 +1,7 @@
 import { t, type TSchema } from "elysia";
 import { MetaSchema, Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
-import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
+import { LatestQueryEcho, ListAnswer, PaginationSchema } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
 import { THRESHOLD_NAMES } from "./thresholds";
 import { TRIAGE_STATUSES } from "./triage";
@@ -165,10 +165,7 @@ export const AuditResponses = {
       generated_at_utc: t.String(),
       ...Selected,
       total_runs: t.Integer(),
-      count: t.Integer(),
-      runs: t.Array(AuditRunSchema),
-      query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: N(t.String()) }),
-      pagination: PaginationSchema,
+      ...ListAnswer("runs", t.Array(AuditRunSchema)),
     }),
   ),
   "trend.json": named(

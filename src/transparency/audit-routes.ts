@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
-import { CSV_CONTENT_TYPE } from "../http/csv";
+import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
 import { ErrorBody, metaRequested, requestedMeta } from "../http/envelope";
 import { AppError, queryProblem } from "../http/errors";
 import { parsePage } from "../http/pagination";
@@ -29,15 +29,7 @@ import { listTriage } from "./triage";
 const P = "/transparency/audit-anomalies";
 const errs = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
 const doc = (summary: string) => ({ tags: ["transparency"], summary, ...conditionalGet("etag", "last-modified") });
-const csvDoc = (summary: string) => ({
-  ...doc(`${summary} (CSV, RFC 4180)`),
-  responses: { 200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } } },
-});
-const CSV_NAMES: Record<string, string> = {
-  [`${P}/alerts.csv`]: "audit-anomalies-alerts.csv",
-  [`${P}/diff/compare.csv`]: "audit-anomalies-compare.csv",
-  [`${P}/diff/export`]: "audit-anomalies-diff.csv",
-};
+const csvDetail = (summary: string) => ({ ...doc(summary), ...csvDoc(`${summary} (CSV, RFC 4180)`) });
 const flag = (v: string | undefined, fallback: boolean) => (v === undefined ? fallback : v === "1" || v === "true");
 const overridesOf = (q: { sigs_increase_threshold_pct?: number; rows_increase_threshold_pct?: number }) => ({
   sigs: pctQuery(q.sigs_increase_threshold_pct, "query.sigs_increase_threshold_pct"),
@@ -55,11 +47,10 @@ export function auditRoutes(ctx: AppContext) {
     if (metaRequested(request.url)) return answerJson(a, await build(), now);
     return cache.answer(a, state.version, "application/json;charset=utf-8", async () => JSON.stringify({ success: true, ...(await build()) }));
   };
-  const csv = async (request: Request, headers: Record<string, unknown>, build: () => Promise<readonly [string, string]>): Promise<Response> => {
+  const csv = async (request: Request, headers: Record<string, unknown>, name: string, build: () => Promise<string>): Promise<Response> => {
     const state = await auditState(ctx);
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
-    const name = CSV_NAMES[new URL(request.url).pathname] ?? "audit-anomalies.csv";
-    return cache.answer(a, state.version, CSV_CONTENT_TYPE, async () => (await build())[0], { "content-disposition": `inline; filename="${name}"` });
+    return cache.answer(a, state.version, CSV_CONTENT_TYPE, build, { "content-disposition": `inline; filename="${name}"` });
   };
   const decimalsHint = () => completeOrAny(ctx);
   return new Elysia({ name: "herald:transparency-audit" })
@@ -121,11 +112,11 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/alerts.csv`,
       ({ query, request, set }) =>
-        csv(request, set.headers, async () => {
+        csv(request, set.headers, "audit-anomalies-alerts.csv", async () => {
           const sel = await selectRun(ctx, query.run, "query.run");
-          return [alertsCsv(await alerts(ctx, sel, overridesOf(query), false)), "audit-anomalies-alerts.csv"] as const;
+          return alertsCsv(await alerts(ctx, sel, overridesOf(query), false));
         }),
-      { query: Q.alertsCsv, detail: csvDoc("alerts.json as one CSV record") },
+      { query: Q.alertsCsv, detail: csvDetail("alerts.json as one CSV record") },
     )
     .get(
       `${P}/diff/compare.json`,
@@ -144,12 +135,12 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/diff/compare.csv`,
       ({ query, request, set }) =>
-        csv(request, set.headers, async () => {
+        csv(request, set.headers, "audit-anomalies-compare.csv", async () => {
           const a = await selectRun(ctx, query.run_a, "query.run_a", "previous");
           const b = await selectRun(ctx, query.run_b, "query.run_b", "latest");
-          return [compareCsv(await compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-compare.csv"] as const;
+          return compareCsv(await compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50));
         }),
-      { query: Q.compare, detail: csvDoc("diff/compare.json's rows") },
+      { query: Q.compare, detail: csvDetail("diff/compare.json's rows") },
     )
     .get(
       `${P}/diff/export.json`,
@@ -167,11 +158,11 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       `${P}/diff/export`,
       ({ query, request, set }) =>
-        csv(request, set.headers, async () => {
+        csv(request, set.headers, "audit-anomalies-diff.csv", async () => {
           const sel = await selectRun(ctx, query.run, "query.run");
-          return [diffCsv(await diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50)), "audit-anomalies-diff.csv"] as const;
+          return diffCsv(await diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50));
         }),
-      { query: Q.diffExport, detail: csvDoc("diff/export.json's rows with pct_delta") },
+      { query: Q.diffExport, detail: csvDetail("diff/export.json's rows with pct_delta") },
     )
     .get(`${P}/export.json`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "json"), {
       query: Q.export,
@@ -180,7 +171,7 @@ export function auditRoutes(ctx: AppContext) {
     })
     .get(`${P}/export`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "csv"), {
       query: Q.export,
-      detail: csvDoc("export.json's rows, streamed"),
+      detail: csvDetail("export.json's rows, streamed"),
     })
     .get(
       `${P}/glossary.json`,

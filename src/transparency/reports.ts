@@ -1,7 +1,6 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
-import type { PageRequest } from "../http/pagination";
-import { pageOf } from "../http/pagination";
+import { listAnswer, type PageRequest, pageOf } from "../http/pagination";
 import { hasRowFilters, rowConditions, filtersEcho, type RowFilters } from "./filters";
 import { severityOfRank, type AnomalyType } from "./glossary";
 import { runView, type RunRow } from "./runs";
@@ -73,10 +72,7 @@ export async function runsList(ctx: AppContext, sel: { selector: string; run: Ru
     selected_run: sel.run?.id ?? null,
     selected_label: sel.run?.label ?? null,
     total_runs: (await runCounts(ctx.store)).total,
-    count: p.count,
-    runs: p.items.map((r) => runView(r, sel.run?.id ?? null)),
-    query: p.query,
-    pagination: p.pagination,
+    ...listAnswer("runs", { ...p, items: p.items.map((r) => runView(r, sel.run?.id ?? null)) }),
   };
 }
 

@@ -5,17 +5,130 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ErrorBody, includeMetaQuery } from "../http/envelope";
 import { parsePage } from "../http/pagination";
+import { partnerMutation } from "../http/routes/mutation";
+import { bodyErrors, readErrors, writeErrors } from "../http/routes/partner-errors";
+import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
-import { WebhooksModel as M } from "./model";
+import { ReplayResultItem, WebhooksModel as M } from "./model";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
 
-const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 const tag = (summary: string) => ({ tags: ["partner"], summary });
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
-/** Partner webhook routes (scope `webhooks`, live keys) and the operator's replay. */
+/**
+ * Partner webhooks and the replay of their deliveries on a mount (scope `webhooks`): live keys at /api/partner,
+ * sandbox keys at /api/partner/sandbox. Both mounts run the same verbs, so sandbox deliveries are REAL signed POSTs
+ * by the same dispatcher, their envelope carrying "sandbox": true; the sandbox's answers add each delivery's
+ * `simulation`, the headers and body that are (or would be) sent.
+ */
+export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) {
+  const mutation = partnerMutation(ctx, guards.partner.idempotency);
+  const simulation = m.simulation;
+  // What the sandbox's answers add: a test's simulation, and each replayed delivery's (null for one not replayed).
+  const tested = simulation && { simulation: simulation.schema };
+  const replayed = simulation && { results: t.Array(t.Object({ ...ReplayResultItem.properties, simulation: nullable(simulation.schema) })) };
+  const read = { scope: "webhooks" as const, mode: m.mode };
+  const write = { scope: "webhooks" as const, mutation: true, mode: m.mode };
+  return new Elysia({ name: m.plugin("webhooks") })
+    .use(guards.partner.plugin)
+    .get(
+      `${m.prefix}/webhooks`,
+      async ({ partner, query }) => {
+        const { owner } = await m.open(partner.actor);
+        const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
+        const r = await listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
+        return {
+          success: true as const,
+          ...m.read,
+          count: r.count,
+          webhooks: r.items,
+          query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
+          pagination: r.pagination,
+        };
+      },
+      { partner: read, query: M.listQuery, response: { 200: m.readOf(M.list), ...readErrors }, detail: m.detail("List webhooks", "list sandbox webhooks") },
+    )
+    .post(
+      `${m.prefix}/webhooks`,
+      async ({ partner, body, set }) => {
+        const { owner, hold } = await m.open(partner.actor);
+        const effect = hold(async (t) => ({ success: true as const, ...m.write, webhook: await createWebhook(t, ctx, owner, body) }));
+        return mutation(partner, effect, { created: set, nudge: false });
+      },
+      {
+        partner: write,
+        body: M.createBody,
+        response: { 201: m.writeOf(M.created), ...writeErrors },
+        detail: m.detail("Register a webhook; the secret is returned once", "register a sandbox webhook; the secret is returned once"),
+      },
+    )
+    .delete(
+      `${m.prefix}/webhooks/:webhook_id`,
+      async ({ partner, params }) => {
+        const { owner, hold } = await m.open(partner.actor);
+        const effect = hold(async (t) => ({ success: true as const, ...m.write, ...(await deleteWebhook(t, ctx, owner, params.webhook_id)) }));
+        return mutation(partner, effect, { nudge: false });
+      },
+      {
+        partner: write,
+        params: M.idParams,
+        response: { 200: m.writeOf(M.deleted), ...writeErrors },
+        detail: m.detail("Delete a webhook; its pending deliveries are cancelled", "delete a sandbox webhook"),
+      },
+    )
+    .post(
+      `${m.prefix}/webhooks/:webhook_id/test`,
+      async ({ partner, params }) => {
+        const { owner, hold } = await m.open(partner.actor);
+        return mutation(
+          partner,
+          hold(async (t) => {
+            const r = await testWebhook(t, ctx, owner, params.webhook_id);
+            return { success: true as const, ...m.write, ...r, ...(simulation && { simulation: await simulation.of(t, owner, r.delivery_id) }) };
+          }),
+        );
+      },
+      {
+        partner: write,
+        params: M.idParams,
+        response: { 200: m.writeOf(M.tested, tested), ...writeErrors },
+        detail: m.detail("Queue a real signed webhook.test delivery", "queue a real signed webhook.test delivery; returns the headers it carries"),
+      },
+    )
+    .post(
+      `${m.prefix}/webhook-events/replay`,
+      async ({ partner, body }) => {
+        const { owner, hold } = await m.open(partner.actor);
+        const reasonTag = body.reason_tag ?? "manual_replay";
+        const note = body.note ?? null;
+        return mutation(
+          partner,
+          hold(async (t) => {
+            // The note is kept in each delivery's replay history.
+            const summary = replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note);
+            if (!simulation) return { success: true as const, ...summary };
+            const results = [];
+            for (const r of summary.results) results.push({ ...r, simulation: r.replayed ? await simulation.of(t, owner, r.delivery_id!) : null });
+            return { success: true as const, ...m.write, ...summary, results };
+          }),
+        );
+      },
+      {
+        partner: write,
+        body: M.replayBody,
+        response: { 200: m.writeOf(M.replay, replayed), ...writeErrors },
+        detail: m.detail(
+          "Re-queue deliveries by delivery id or evt_ event id; ids that are not yours answer not_found",
+          "re-queue sandbox deliveries by id; results carry the headers they will be sent with",
+        ),
+      },
+    );
+}
+
+/** The live webhook routes: the mounted ones, and the public catalog, the secret's rotation, recovery, the dead letters, signature checks, the delivery records and the operator's replay. */
 export function webhookRoutes(ctx: AppContext, guards: Guards) {
-  const idem = guards.partner.idempotency;
+  const mutation = partnerMutation(ctx, guards.partner.idempotency);
   const read = { scope: "webhooks" as const };
   const write = { scope: "webhooks" as const, mutation: true };
   return (
@@ -32,86 +145,42 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         },
         { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
       )
-      .get(
-        "/api/partner/webhooks",
-        async ({ partner, query }) => {
-          const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
-          const page = parsePage(query);
-          const r = await listWebhooks(ctx, ownerOf(partner.actor), { event_type: query.event_type, is_active }, page);
-          return {
-            success: true as const,
-            count: r.count,
-            webhooks: r.items,
-            query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
-            pagination: r.pagination,
-          };
-        },
-        { partner: read, query: M.listQuery, response: { 200: M.list, ...errs }, detail: tag("List webhooks") },
-      )
-      .post(
-        "/api/partner/webhooks",
-        async ({ partner, body, set }) => {
-          const out = await idem.run(
-            partner.idempotency,
-            async (t) => ({ success: true as const, webhook: await createWebhook(t, ctx, ownerOf(partner.actor), body) }),
-            201,
-          );
-          set.status = 201;
-          return out;
-        },
-        { partner: write, body: M.createBody, response: { 201: M.created, ...errs }, detail: tag("Register a webhook; the secret is returned once") },
-      )
-      .delete(
-        "/api/partner/webhooks/:webhook_id",
-        ({ partner, params }) =>
-          idem.run(partner.idempotency, async (t) => ({ success: true as const, ...(await deleteWebhook(t, ctx, ownerOf(partner.actor), params.webhook_id)) })),
-        { partner: write, params: M.idParams, response: { 200: M.deleted, ...errs }, detail: tag("Delete a webhook; its pending deliveries are cancelled") },
-      )
-      .post(
-        "/api/partner/webhooks/:webhook_id/test",
-        async ({ partner, params }) => {
-          const out = await idem.run(partner.idempotency, async (t) => ({
-            success: true as const,
-            ...(await testWebhook(t, ctx, ownerOf(partner.actor), params.webhook_id)),
-          }));
-          ctx.dispatcher.nudge();
-          return out;
-        },
-        { partner: write, params: M.idParams, response: { 200: M.tested, ...errs }, detail: tag("Queue a real signed webhook.test delivery") },
-      )
+      .use(webhookRoutesFor(ctx, guards, LIVE))
       .post(
         "/api/partner/webhooks/:webhook_id/rotate-secret",
         ({ partner, params, body }) =>
-          idem.run(partner.idempotency, async (t) => ({
-            success: true as const,
-            webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
-          })),
+          mutation(
+            partner,
+            async (t) => ({
+              success: true as const,
+              webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
+            }),
+            { nudge: false },
+          ),
         {
           partner: write,
           params: M.idParams,
           body: M.rotateBody,
-          response: { 200: M.rotated, ...errs },
+          response: { 200: M.rotated, ...writeErrors },
           detail: tag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
         },
       )
       .post(
         "/api/partner/webhooks/:webhook_id/recover",
-        async ({ partner, params, body }) => {
+        ({ partner, params, body }) => {
           const owner = ownerOf(partner.actor);
           const reasonTag = body.reason_tag ?? "recover";
           const note = body.note ?? null;
-          const out = await idem.run(partner.idempotency, async (t) => {
+          return mutation(partner, async (t) => {
             const ids = await recoverIds(t, ctx, owner, params.webhook_id, body.since, body.until);
             return { success: true as const, ...replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note) };
           });
-          ctx.dispatcher.nudge();
-          return out;
         },
         {
           partner: write,
           params: M.idParams,
           body: M.recoverBody,
-          response: { 200: M.replay, ...errs },
+          response: { 200: M.replay, ...writeErrors },
           detail: tag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
         },
       )
@@ -121,12 +190,12 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           success: true as const,
           ...(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)),
         }),
-        { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...errs }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
+        { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...readErrors }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
       )
       .post("/api/partner/webhooks/signature/verify", ({ body }) => ({ success: true as const, ...verifyWebhookSignatureFor(body) }), {
         partner: read,
         body: M.verifyBody,
-        response: { 200: M.verified, ...errs },
+        response: { 200: M.verified, ...readErrors, ...bodyErrors },
         detail: tag("Check a delivery signature the way a receiver should"),
       })
       .get(
@@ -145,28 +214,8 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         {
           partner: read,
           query: M.eventsQuery,
-          response: { 200: M.events, ...errs },
+          response: { 200: M.events, ...readErrors },
           detail: tag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
-        },
-      )
-      .post(
-        "/api/partner/webhook-events/replay",
-        async ({ partner, body }) => {
-          const owner = ownerOf(partner.actor);
-          const reasonTag = body.reason_tag ?? "manual_replay";
-          const note = body.note ?? null;
-          const out = await idem.run(partner.idempotency, async (t) => ({
-            success: true as const,
-            ...replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note),
-          }));
-          ctx.dispatcher.nudge();
-          return out;
-        },
-        {
-          partner: write,
-          body: M.replayBody,
-          response: { 200: M.replay, ...errs },
-          detail: tag("Re-queue deliveries by delivery id or evt_ event id; ids that are not yours answer not_found"),
         },
       )
       .post(

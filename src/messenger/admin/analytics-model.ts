@@ -2,7 +2,7 @@
 import { t } from "elysia";
 import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intPath, intQuery } from "../../http/params";
 import { nullable, requestId } from "../model";
 import { MAX_GRANT_MISSILES } from "./manual-grant";
@@ -234,7 +234,7 @@ export const PlayersModel = {
       ),
       count: t.Integer(),
       pagination: PaginationSchema,
-      query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: nullable(t.String()) }),
+      query: PageQueryEcho(),
     }),
   ),
   profiles: named(

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";
 import { SALUTES_AMOUNT_PATTERN } from "../games/salutes-reward";
@@ -81,9 +81,6 @@ const Figures = {
 
 const rate = nullable(t.Number({ description: "Share 0–1, 4 decimals; null without enrollments" }));
 
-/** The `query` echo of a list: the applied limit, offset and cursor. */
-const QueryEcho = t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: nullable(t.String()) });
-
 const missionKeyPath = t.String({ minLength: 1, maxLength: 64, description: "The mission's key" });
 
 export const MissionAdminModel = {
@@ -96,7 +93,7 @@ export const MissionAdminModel = {
   }),
   list: named(
     "MessengerAdminMissionList",
-    Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema, query: QueryEcho }),
+    Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema, query: PageQueryEcho() }),
   ),
   created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),
   revisionHeaders: t.Object({
@@ -157,7 +154,7 @@ export const MissionAdminModel = {
       count: t.Integer(),
       has_more: t.Boolean({ description: "More missions than limit exist (the same as pagination.has_more)" }),
       pagination: PaginationSchema,
-      query: t.Object({ ...QueryEcho.properties, days: t.Integer({ description: "the window's length in days" }), preset: nullable(t.String()) }),
+      query: PageQueryEcho({ days: t.Integer({ description: "the window's length in days" }), preset: nullable(t.String()) }),
     }),
   ),
   analytics: named(

@@ -1,9 +1,8 @@
 // Request and response schemas of the games-configuration operator routes (docs/messenger-admin-games.md).
-import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery } from "../../http/pagination";
+import { PageQuery, PageQueryEcho } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable, Reward } from "../model";
 import { MAX_RULE_LANGUAGES, MAX_RULE_USER_IDS } from "./audience-rule";
@@ -33,9 +32,6 @@ export const AdminPage = named(
     next_cursor: nullable(t.String({ description: "pass as cursor for the next page; null past the last page" })),
   }),
 );
-/** The `query` echo of a list: the applied limit, offset and cursor, and the list's own filters. */
-export const listQueryEcho = <F extends TProperties>(filters: F) =>
-  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: nullable(t.String()), ...filters });
 
 export const audienceKey = t.String({
   pattern: "^[a-z0-9_-]{2,48}$",
@@ -149,7 +145,7 @@ export const GamesConfigModel = {
   groupsQuery: t.Object(AdminPageQuery),
   groups: named(
     "MessengerAudienceGroupList",
-    Envelope({ audience_groups: t.Array(AudienceGroup), count: t.Integer(), total: t.Integer(), pagination: AdminPage, query: listQueryEcho({}) }),
+    Envelope({ audience_groups: t.Array(AudienceGroup), count: t.Integer(), total: t.Integer(), pagination: AdminPage, query: PageQueryEcho() }),
   ),
   groupBody: t.Object(
     {
@@ -173,7 +169,7 @@ export const GamesConfigModel = {
       campaigns: t.Array(CatalogCampaign),
       count: t.Integer(),
       pagination: AdminPage,
-      query: listQueryEcho({ game_key: nullable(t.String()), include_disabled: t.Boolean() }),
+      query: PageQueryEcho({ game_key: nullable(t.String()), include_disabled: t.Boolean() }),
     }),
   ),
   campaignBody: t.Object(
@@ -197,7 +193,7 @@ export const GamesConfigModel = {
       campaigns: t.Array(WheelCampaign),
       count: t.Integer(),
       pagination: AdminPage,
-      query: listQueryEcho({ include_disabled: t.Boolean() }),
+      query: PageQueryEcho({ include_disabled: t.Boolean() }),
       default_campaign: DefaultWheel,
     }),
   ),

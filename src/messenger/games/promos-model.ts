@@ -1,8 +1,8 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PaginationSchema } from "../../http/pagination";
-import { AdminPage, AdminPageQuery, audienceKey, listQueryEcho } from "../config/model";
+import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
+import { AdminPage, AdminPageQuery, audienceKey } from "../config/model";
 import { initData, nullable, Replayed, Reward, requestId } from "../model";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
 
@@ -115,7 +115,7 @@ export const PromoModel = {
   }),
   list: named(
     "MessengerPromoList",
-    Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage, query: listQueryEcho({ include_disabled: t.Boolean() }) }),
+    Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage, query: PageQueryEcho({ include_disabled: t.Boolean() }) }),
   ),
 };
 
@@ -216,7 +216,7 @@ export const MissionModel = {
         }),
       ),
       count: t.Integer(),
-      query: listQueryEcho({ mission_key: nullable(t.String()) }),
+      query: PageQueryEcho({ mission_key: nullable(t.String()) }),
       pagination: PaginationSchema,
     }),
   ),
@@ -225,7 +225,7 @@ export const MissionModel = {
     Envelope({
       enrollments: t.Array(t.Object({ ...Enrollment.properties, title: t.String() })),
       count: t.Integer(),
-      query: listQueryEcho({}),
+      query: PageQueryEcho(),
       pagination: PaginationSchema,
     }),
   ),

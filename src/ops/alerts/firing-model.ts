@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { OffsetPageQuery, OffsetQueryEcho, PageQuery, PaginationSchema } from "../../http/pagination";
+import { ListAnswer, OffsetPageQuery, OffsetQueryEcho, PageQuery, PaginationSchema } from "../../http/pagination";
 import { intPath } from "../../http/params";
 import { MAX_SILENCE_DAYS } from "./silences";
 
@@ -94,12 +94,7 @@ export const AlertsFiringModel = {
     ...PageQuery,
     state: t.Optional(t.Union([t.Literal("active"), t.Literal("expired")])),
   }),
-  silenceList: Envelope({
-    count: t.Integer(),
-    silences: t.Array(Silence),
-    query: t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: Nullable(t.String()), state: Nullable(t.String()) }),
-    pagination: PaginationSchema,
-  }),
+  silenceList: Envelope(ListAnswer("silences", t.Array(Silence), { state: Nullable(t.String()) })),
   silenceBody: t.Object(
     {
       matcher: t.String({ minLength: 1, maxLength: 200, description: "an alert key (digest:403_spike) or a pattern (digest:*, *:overall)" }),

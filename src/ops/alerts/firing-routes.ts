@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { ErrorBody } from "../../http/envelope";
-import { parsePage, slicePage } from "../../http/pagination";
+import { listAnswer, parsePage, slicePage } from "../../http/pagination";
 import { createSilence, expireSilence, listSilences } from "./silences";
 import { firingAlerts } from "./views";
 import { AlertsFiringModel as M } from "./firing-model";
@@ -47,17 +47,10 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/silences`,
-      async ({ query }) => {
-        const page = parsePage(query);
-        const r = await listSilences(ctx, page, query.state);
-        return {
-          success: true as const,
-          count: r.count,
-          silences: r.items,
-          query: { limit: page.limit, offset: page.offset, cursor: page.cursor, state: query.state ?? null },
-          pagination: r.pagination,
-        };
-      },
+      async ({ query }) => ({
+        success: true as const,
+        ...listAnswer("silences", await listSilences(ctx, parsePage(query), query.state), { state: query.state ?? null }),
+      }),
       {
         operator: "api",
         query: M.silenceListQuery,

@@ -1,7 +1,8 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { ListAnswer, PageQuery } from "../../http/pagination";
+import { BASELINE_MODES } from "./findings";
 import { intPath, intQuery } from "../../http/params";
 import { DIGEST_DEFAULTS } from "./service";
 import { EXPORT_COLUMNS, type ExportColumn } from "./export";
@@ -16,9 +17,12 @@ const d = DIGEST_DEFAULTS;
 const digestParams = {
   hours: intQuery({ minimum: 1, maximum: 168, defaultValue: d.hours, description: "window: this many UTC hours ending with the current one" }),
   baseline_mode: t.Optional(
-    t.Union([t.Literal("rolling_24h"), t.Literal("same_hour_yesterday"), t.Literal("same_weekday_hour_4w")], {
-      description: "what an hour is compared with (docs/ops-digest.md); default rolling_24h",
-    }),
+    t.Union(
+      BASELINE_MODES.map((m) => t.Literal(m)),
+      {
+        description: "what an hour is compared with (docs/ops-digest.md); default rolling_24h",
+      },
+    ),
   ),
   new_path_lookback_days: intQuery({
     minimum: 1,
@@ -146,12 +150,7 @@ export const DigestModel = {
   }),
   suppressionParams: t.Object({ id: intPath() }),
   suppressionOne: Envelope({ rule: Rule }),
-  suppressionList: Envelope({
-    count: Int,
-    rules: t.Array(Rule),
-    query: t.Object({ limit: Int, offset: Int, cursor: t.Union([t.String(), t.Null()]), state: t.Union([t.String(), t.Null()]) }),
-    pagination: PaginationSchema,
-  }),
+  suppressionList: Envelope(ListAnswer("rules", t.Array(Rule), { state: t.Union([t.String(), t.Null()]) })),
   exportQuery: t.Object({ include_meta: t.Optional(t.String()) }),
   suppressionExport: Envelope({ generated_at: t.String({ format: "date-time" }), count: Int, rules: t.Array(Rule) }),
 };

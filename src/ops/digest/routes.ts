@@ -1,9 +1,10 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse, operatorCsvDoc } from "../../http/csv";
+import { exportPair } from "../../http/exports/pair";
 import { ErrorBody } from "../../http/envelope";
-import { parsePage } from "../../http/pagination";
+import { listAnswer, parsePage } from "../../http/pagination";
 import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
 import { digestCsv, digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
 import type { BaselineMode } from "./findings";
@@ -17,6 +18,7 @@ const file = (description: string, type: string, format?: "binary") => ({
   description,
   content: { [type]: { schema: format ? { type: "string" as const, format } : { type: "string" as const } } },
 });
+const INVALID = "invalid_query: a parameter out of range, named in details";
 const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 
 interface DigestQuery {
@@ -58,39 +60,28 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         response: { 200: M.digest, ...errs },
         detail: summary("403s of the window per hour against a baseline, grouped by route, partner key and client prefix, with findings"),
       })
-      .get(
-        `${BASE}/export.json`,
-        async ({ query, set }) => {
-          const d = await buildDigest(ctx, paramsOf(query));
-          const rows = digestRows(d);
-          set.headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
-          return { success: true as const, generated_at: d.generated_at, params: d.params, columns: [...EXPORT_COLUMNS], count: rows.length, rows };
-        },
-        {
-          operator: "api",
+      .use(
+        exportPair({
+          paths: [`${BASE}/export.json`, `${BASE}/export.csv`],
           query: M.query,
+          guard: { operator: "api" },
+          build: (query) => buildDigest(ctx, paramsOf(query)),
           response: { 200: M.exportJson, ...errs },
-          detail: summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"),
-        },
-      )
-      .get(
-        `${BASE}/export.csv`,
-        async ({ query }) => {
-          const d = await buildDigest(ctx, paramsOf(query));
-          return csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv"));
-        },
-        {
-          operator: "api",
-          query: M.query,
-          detail: {
-            summary: "The digest table as RFC 4180 CSV: the same rows and columns as export.json",
-            responses: {
-              200: file("A header line, then one record per row of export.json", "text/csv"),
-              400: errorResponse("invalid_query: a parameter out of range, named in details"),
-              403: errorResponse("forbidden: no admin token"),
-            },
+          body: (d, headers) => {
+            const rows = digestRows(d);
+            headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
+            return { generated_at: d.generated_at, params: d.params, columns: [...EXPORT_COLUMNS], count: rows.length, rows };
           },
-        },
+          csv: (d) => csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv")),
+          detail: {
+            json: summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"),
+            csv: operatorCsvDoc(
+              "The digest table as RFC 4180 CSV: the same rows and columns as export.json",
+              "A header line, then one record per row of export.json",
+              INVALID,
+            ),
+          },
+        }),
       )
       .get(
         `${BASE}/probe-trend.png`,
@@ -108,7 +99,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
             summary: "PNG chart of the window's 403s per hour (counted, suppressed, spike hours) against the baseline; w×h pixels",
             responses: {
               200: file("The chart", "image/png", "binary"),
-              400: errorResponse("invalid_query: a parameter out of range, named in details"),
+              400: errorResponse(INVALID),
               403: errorResponse("forbidden: no admin token"),
             },
           },
@@ -116,17 +107,10 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         `${BASE}/suppressions`,
-        async ({ query }) => {
-          const page = parsePage(query);
-          const r = await listSuppressions(ctx, page, query.state);
-          return {
-            success: true as const,
-            count: r.count,
-            rules: r.items,
-            query: { limit: page.limit, offset: page.offset, cursor: page.cursor, state: query.state ?? null },
-            pagination: r.pagination,
-          };
-        },
+        async ({ query }) => ({
+          success: true as const,
+          ...listAnswer("rules", await listSuppressions(ctx, parsePage(query), query.state), { state: query.state ?? null }),
+        }),
         {
           operator: "api",
           query: M.suppressionListQuery,

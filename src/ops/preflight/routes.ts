@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import { conditionalGet } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse, operatorCsvDoc } from "../../http/csv";
+import { exportPair } from "../../http/exports/pair";
 import { ErrorBody, requestedMeta } from "../../http/envelope";
 import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
@@ -13,14 +14,7 @@ import { bytesLimitOf, conditionalJson, fieldsMaxOf, lastModifiedOf, normalizeSu
 
 const BASE = "/admin/ops/preflight-guards";
 const errs = { 400: ErrorBody, 403: ErrorBody };
-const csv = (summary: string) => ({
-  summary,
-  responses: {
-    200: { description: "text/csv (RFC 4180, header row), as an attachment", content: { "text/csv": { schema: { type: "string" as const } } } },
-    400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
-    403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
-  },
-});
+const guard = { operator: "api" } as const;
 
 interface AnomalyQuery {
   days?: number;
@@ -45,42 +39,37 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
   const guardRows = async (envRows: boolean) => [...(await currentGuards(ctx)), ...(envRows ? envGuards(ctx) : [])];
   return new Elysia({ name: "herald:ops-preflight" })
     .use(guards.operator.plugin)
-    .get(
-      `${BASE}.json`,
-      async ({ query }) => {
-        const rows = await guardRows(query.include_env_rows === "1");
-        const now = ctx.clock.now();
-        return { success: true as const, generated_at: now.toISOString(), day: dayOf(now), count: rows.length, guards: rows };
-      },
-      {
-        operator: "api",
+    .use(
+      exportPair({
+        paths: [`${BASE}.json`, `${BASE}/export.csv`],
         query: M.guardsQuery,
+        guard,
+        build: (query) => guardRows(query.include_env_rows === "1"),
         response: { 200: M.guards, ...errs },
-        detail: { summary: "Every preflight guard field now (secrets as set/unset and a fingerprint)" },
-      },
+        body: (rows) => {
+          const now = ctx.clock.now();
+          return { generated_at: now.toISOString(), day: dayOf(now), count: rows.length, guards: rows };
+        },
+        csv: (rows) => csvResponse(guardsCsv(rows), "herald-preflight-guards.csv"),
+        detail: {
+          json: { summary: "Every preflight guard field now (secrets as set/unset and a fingerprint)" },
+          csv: operatorCsvDoc("The preflight guards as CSV: the same rows and columns as preflight-guards.json"),
+        },
+      }),
     )
-    .get(`${BASE}/export.csv`, async ({ query }) => csvResponse(guardsCsv(await guardRows(query.include_env_rows === "1")), "herald-preflight-guards.csv"), {
-      operator: "api",
-      query: M.guardsQuery,
-      detail: csv("The preflight guards as CSV: the same rows and columns as preflight-guards.json"),
-    })
-    .get(
-      `${BASE}/delta.json`,
-      async ({ query }) => ({ success: true as const, ...(await preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query))) }),
-      {
-        operator: "api",
+    .use(
+      exportPair({
+        paths: [`${BASE}/delta.json`, `${BASE}/delta.csv`],
         query: M.deltaQuery,
+        guard,
+        build: async (query) => preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query)),
         response: { 200: M.delta, ...errs },
-        detail: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
-      },
-    )
-    .get(
-      `${BASE}/delta.csv`,
-      async ({ query }) => {
-        const d = await preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query));
-        return csvResponse(deltaCsv(d.changes), `herald-preflight-delta-${d.compare_day}.csv`);
-      },
-      { operator: "api", query: M.deltaQuery, detail: csv("The delta's changes as CSV: the same rows and columns as delta.json's changes") },
+        csv: (d) => csvResponse(deltaCsv(d.changes), `herald-preflight-delta-${d.compare_day}.csv`),
+        detail: {
+          json: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
+          csv: operatorCsvDoc("The delta's changes as CSV: the same rows and columns as delta.json's changes"),
+        },
+      }),
     )
     .get(
       `${BASE}/delta.summary.json`,
@@ -117,70 +106,51 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     )
-    .get(
-      `${BASE}/history.json`,
-      async ({ query }) => {
-        const h = await preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query));
-        return { success: true as const, ...h, count: h.rows.length };
-      },
-      {
-        operator: "api",
+    .use(
+      exportPair({
+        paths: [`${BASE}/history.json`, `${BASE}/history.csv`],
         query: M.historyQuery,
+        guard,
+        build: async (query) => preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query)),
         response: { 200: M.history, ...errs },
-        detail: { summary: "Per UTC day and guard field: the snapshot's value, fingerprint and whether it changed" },
-      },
+        body: (h) => ({ ...h, count: h.rows.length }),
+        csv: (h) => csvResponse(historyCsv(h.rows), "herald-preflight-history.csv"),
+        detail: {
+          json: { summary: "Per UTC day and guard field: the snapshot's value, fingerprint and whether it changed" },
+          csv: operatorCsvDoc("The history as CSV: the same rows and columns as history.json's rows"),
+        },
+      }),
     )
-    .get(
-      `${BASE}/history.csv`,
-      async ({ query }) =>
-        csvResponse(historyCsv((await preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query))).rows), "herald-preflight-history.csv"),
-      {
-        operator: "api",
-        query: M.historyQuery,
-        detail: csv("The history as CSV: the same rows and columns as history.json's rows"),
-      },
-    )
-    .get(
-      `${BASE}/anomalies.json`,
-      async ({ query }) => {
-        const p = anomalyParams(query);
-        const r = await preflightAnomalies(ctx, p, await selectionOf(ctx, query));
-        const params = {
-          days: p.days,
-          baseline_days: p.baselineDays,
-          min_baseline_points: p.minBaselinePoints,
-          zscore_threshold: p.zscoreThreshold,
-          min_change_count: p.minChangeCount,
-        };
-        return {
-          success: true as const,
+    .use(
+      exportPair({
+        paths: [`${BASE}/anomalies.json`, `${BASE}/anomalies.csv`],
+        query: M.anomaliesQuery,
+        guard,
+        build: async (query) => {
+          const p = anomalyParams(query);
+          return { p, r: await preflightAnomalies(ctx, p, await selectionOf(ctx, query)) };
+        },
+        response: { 200: M.anomalies, ...errs },
+        body: ({ p, r }) => ({
           from: r.from,
           to: r.to,
-          params,
+          params: {
+            days: p.days,
+            baseline_days: p.baselineDays,
+            min_baseline_points: p.minBaselinePoints,
+            zscore_threshold: p.zscoreThreshold,
+            min_change_count: p.minChangeCount,
+          },
           series: r.series,
           evaluated: r.evaluated,
           count: r.anomalies.length,
           anomalies: r.anomalies,
-        };
-      },
-      {
-        operator: "api",
-        query: M.anomaliesQuery,
-        response: { 200: M.anomalies, ...errs },
-        detail: { summary: "Days whose number of guard changes is a z-score outlier against the days before" },
-      },
-    )
-    .get(
-      `${BASE}/anomalies.csv`,
-      async ({ query }) =>
-        csvResponse(
-          anomaliesCsv((await preflightAnomalies(ctx, anomalyParams(query), await selectionOf(ctx, query))).anomalies),
-          "herald-preflight-anomalies.csv",
-        ),
-      {
-        operator: "api",
-        query: M.anomaliesQuery,
-        detail: csv("The anomalies as CSV: the same rows and columns as anomalies.json's anomalies"),
-      },
+        }),
+        csv: ({ r }) => csvResponse(anomaliesCsv(r.anomalies), "herald-preflight-anomalies.csv"),
+        detail: {
+          json: { summary: "Days whose number of guard changes is a z-score outlier against the days before" },
+          csv: operatorCsvDoc("The anomalies as CSV: the same rows and columns as anomalies.json's anomalies"),
+        },
+      }),
     );
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { ErrorBody } from "../../http/envelope";
 import { zeroHistory } from "./probes";
 import { noiseExport } from "./service";
@@ -9,14 +9,6 @@ import { noiseCsv, probeHistoryCsv } from "./csv";
 import { ReadinessModel as M } from "./model";
 
 const errs = { 400: ErrorBody, 403: ErrorBody };
-const csv = (summary: string) => ({
-  summary,
-  responses: {
-    200: { description: "text/csv (RFC 4180, header row), as an attachment", content: { "text/csv": { schema: { type: "string" as const } } } },
-    400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
-    403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
-  },
-});
 
 /**
  * Operator readiness exports: the 403 noise level per window, and the synthetic probes that came back empty or
@@ -51,11 +43,11 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
         const exp = await noiseExport(ctx, { days: query.days, windows: query.windows, includeWindowsMeta: true });
         return csvResponse(noiseCsv(exp, mode, query.include_points === "1"), `herald-403-noise-${exp.days}d-${mode}.csv`);
       },
-      { operator: "api", query: M.noiseCsvQuery, detail: csv("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
+      { operator: "api", query: M.noiseCsvQuery, detail: operatorCsvDoc("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
     )
     .get(
       "/admin/ops/readiness/synthetic-zero-history.csv",
       async ({ query }) => csvResponse(probeHistoryCsv(await zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),
-      { operator: "api", query: M.zeroHistoryQuery, detail: csv("Synthetic probe results that failed or came back without data, newest first") },
+      { operator: "api", query: M.zeroHistoryQuery, detail: operatorCsvDoc("Synthetic probe results that failed or came back without data, newest first") },
     );
 }

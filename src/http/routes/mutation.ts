@@ -1,0 +1,40 @@
+import type { IdempotencyStore } from "../../auth/idempotency";
+import type { PartnerRequest } from "../../auth/partner-request";
+import type { AppContext } from "../../context";
+import type { Queryable } from "../../db/port";
+
+/** Statements an effect sent and did not wait for; they ride with the stored response (IdempotencyStore.run). */
+export type Pending = (work: Promise<unknown>) => void;
+
+/** What a signed mutation does, in the transaction `t` that also claims its Idempotency-Key. */
+export type MutationEffect<T> = (t: Queryable, pending: Pending) => Promise<T>;
+
+export interface MutationOptions {
+  /** Elysia's `set`, on a route that creates: the answer, and its stored replay, is 201. */
+  created?: { status?: number | string };
+  /**
+   * Wake the webhook dispatcher once the effect has committed: true (the default) for an effect that may queue
+   * deliveries, false for one that never does, or a function read after the commit (how many the effect queued,
+   * or its promise) to wake it only when there are some — a credit's event often has no webhook to go to.
+   */
+  nudge?: boolean | (() => unknown);
+  /** The contended row the effect changes (TxOptions.group), so its commit may be shared; none: it runs alone. */
+  group?: string;
+}
+
+/**
+ * The one way a signed partner mutation commits: the effect under the request's Idempotency-Key (and its nonce,
+ * on a route that defers it to the effect), then — only once it has committed — the dispatcher's nudge, so the
+ * deliveries it queued go out now rather than at the next poll, and the status. A failed effect nudges nothing.
+ */
+export function partnerMutation(ctx: AppContext, idem: IdempotencyStore) {
+  return async function mutation<T extends object>(partner: PartnerRequest, effect: MutationEffect<T>, opts: MutationOptions = {}): Promise<T> {
+    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, opts.group);
+    const nudge = opts.nudge ?? true;
+    if (typeof nudge === "function" ? await nudge() : nudge) ctx.dispatcher.nudge();
+    if (opts.created) opts.created.status = 201;
+    return out;
+  };
+}
+
+export type Mutation = ReturnType<typeof partnerMutation>;

@@ -1,0 +1,41 @@
+import type { AppContext } from "../context";
+import type { PartnerMount } from "../http/routes/partner-mount";
+import { entryWithDefaults } from "./defaults";
+import { holdingSandbox, openSandbox } from "./fixtures";
+import { readOf, SandboxModel, writeOf } from "./model";
+import { sandboxRead, sandboxWrite } from "./profile";
+import { simulateDelivery } from "./simulator";
+
+/** A sandbox route's detail: its summary says "Sandbox: …". */
+export const sandboxDetail = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summary}` });
+
+/**
+ * The sandbox mount of the partner routes (src/http/routes/partner-mount.ts): sandbox keys only, at
+ * /api/partner/sandbox. A key works on its partner's sandbox rows alone (openSandbox: the owner is the partner in
+ * mode sandbox, refused for any other key, with the fixtures seeded on first use), every write's transaction holds
+ * the partner's fixture row so no reset runs beside it (holdingSandbox), and every answer says it is the sandbox's.
+ */
+export function sandboxMount(ctx: AppContext): PartnerMount {
+  return {
+    mode: "sandbox",
+    sandbox: true,
+    prefix: "/api/partner/sandbox",
+    plugin: (room) => `herald:sandbox-${room}`,
+    detail: (_live, sandbox) => sandboxDetail(sandbox),
+    async open(actor) {
+      const { owner } = await openSandbox(ctx, actor);
+      return {
+        owner,
+        // The record is read under the held row, so a default is the current fixture's even right after a reset.
+        hold: (effect) => (t, pending) =>
+          holdingSandbox(owner, (held, fixtures) => effect(held, pending, { entry: (body) => entryWithDefaults(body, fixtures) }))(t),
+      };
+    },
+    read: sandboxRead("sandbox_state"),
+    write: sandboxWrite(),
+    // The live schemas with the sandbox's fields; typed as the live ones (PartnerMount.readOf).
+    readOf: (live, extra) => readOf(live, extra) as unknown as typeof live,
+    writeOf: (live, extra) => writeOf(live, extra) as unknown as typeof live,
+    simulation: { schema: SandboxModel.simulation, of: (t, owner, deliveryId) => simulateDelivery(t, ctx, owner, deliveryId) },
+  };
+}
