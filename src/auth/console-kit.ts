@@ -1,96 +1,231 @@
-import { t } from "elysia";
-import { ErrorBody } from "../http/envelope";
-import { AppError, ValidationError } from "../http/errors";
+import type { Static, TObject, TProperties } from "@sinclair/typebox";
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context";
 import { formRequestBody } from "../http/body/form-body";
-import { compileHtml, type SafeHtml } from "../http/html";
+import { ErrorBody, ignoredMetaQuery } from "../http/envelope";
+import { AppError, ValidationError } from "../http/errors";
+import { joinHtml, type SafeHtml } from "../http/html";
 import { actorLabel } from "./actors";
-import { operatorPage, operatorPageResponse } from "./operator-page";
-import { type OperatorRequest, type RefusingPage, redirect, wantsHtml } from "./session-plugin";
+import type { Guards } from "./guards";
+import { csrfInput, type Notice, notice, operatorPage, operatorPageResponse, pageHead, when } from "./operator-page";
+import { type OperatorRequest, redirect, wantsHtml } from "./session-plugin";
 
-// What every console page shares (src/ops/console/, src/auth/keys-page.ts, src/webhooks/dead-letters-page.ts,
-// src/transparency/audit-runs-page.ts, src/messenger/admin/console-page.ts): the frame with the header marked,
-// the result line a form's 303 brings back, a form's refusal re-rendered as the page with the error, and the
-// OpenAPI descriptions of a page and of a form. Values are escaped by the templates (src/http/html.ts).
+// The console route builder: one call draws an operator page and its forms (`consoleRoute`), so that every page
+// shares the frame with its header link marked, the heading and "As of" line, the line a form's 303 brings back,
+// the CSRF field of its forms, and one rule for refusals — a browser (Accept names text/html) always gets the page
+// again with the message and the refusal's status, a script the JSON envelope (docs/operations.md, "The operator
+// console"). The partials a view draws with are in operator-page.ts; values are escaped by the templates.
 
-/** `2026-04-01 12:00:00 UTC` from an ISO time; null stays null. */
-export const when = (iso: string | null | undefined): string | null => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : null);
-
-/** A file size for a person: 512 B, 3.4 KiB, 12.0 MiB. */
-export function byteSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
-/** The form field every console form carries; optional in the schema so that a missing one is the CSRF refusal (403). */
-export const csrfField = { csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" })) };
-
-export interface Notice {
-  /** A sentence shown as a success line (from the form's 303), or null. */
-  done: string | null;
-  /** A sentence shown as an error line (a refused form), or null. */
-  error: string | null;
-}
-
-export const NO_NOTICE: Notice = { done: null, error: null };
-
-const noticeHtml = compileHtml<Notice>(
-  "console-notice",
-  `<% if (it.done !== null) { %><section class="summary ready" id="done" role="status"><p><%= it.done %></p></section><% } %><% if (it.error !== null) { %><p class="error" id="form-error" role="alert"><%= it.error %></p><% } %>`,
-);
-
-export const notice = (n: Notice): SafeHtml => noticeHtml(n);
+export { wantsHtml };
 
 /** A whole console page for `operator`, its header link marked. */
-export function consolePage(operator: OperatorRequest, title: string, current: string, body: SafeHtml, status = 200): Response {
+export function framedPage(operator: OperatorRequest, title: string, current: string, body: SafeHtml, status = 200): Response {
   return operatorPageResponse(
     operatorPage({ title: `${title} · Herald`, current, who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
     status,
   );
 }
 
-/** After a form did its work: back to the page with a result code the page turns into its own sentence. */
+/** After a form did its work: back to the page with a result the page turns into its own sentence. */
 export const backTo = (path: string, params: Record<string, string>) => redirect(`${path}?${new URLSearchParams(params).toString()}`);
 
-export { wantsHtml };
-
-/**
- * Runs a form's action. A refusal the caller can act on (an AppError below 500: a bad field, an unknown id, a
- * state that does not allow it) becomes, for a browser, the page again with the error and that status — never a
- * JSON answer in a browser tab; a script (no text/html in Accept) gets the JSON envelope, as from the JSON routes.
- */
-export async function formAction(
-  request: Request,
-  action: () => Response | Promise<Response>,
-  refuse: (status: number, message: string) => Response | Promise<Response>,
-): Promise<Response> {
-  try {
-    return await action();
-  } catch (err) {
-    if (err instanceof AppError && err.status < 500 && wantsHtml(request)) {
-      return refuse(err.status, err.message.startsWith("Nothing was") ? err.message : `Nothing was changed: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-/**
- * The `operator` option of a console page whose query the schema bounds (`{ operator: refusingPage(refuseWith) }`
- * instead of `"page"`): a browser asking with a value out of range (`?hours=999`) gets the page drawn by
- * `refuse(operator)(400, message)` — its defaults, the message above them — as a refused form does, never a JSON
- * answer in a browser tab; a script (no text/html in Accept) gets the 400 invalid_query envelope naming the
- * parameter. `refuse` is the page's own, the one its forms' refusals use.
- */
-export const refusingPage = (refuse: RefusingPage["refuse"]): RefusingPage => ({ refuse });
-
-/** A form refused by the page's own check: 400 invalid_payload, 404 not_found or 409 conflict, with a message a person can act on. */
+/** A form or page refused by its own check: 400 invalid_payload, 404 not_found or 409 conflict, with a message a person can act on. */
 export function refusal(status: 400 | 404 | 409, message: string): AppError {
   if (status === 400) return new ValidationError(message);
   return new AppError(status === 404 ? "not_found" : "conflict", message);
 }
 
+/** What a page's load may do besides reading: refuse part of its query and still draw the page. */
+export interface PageCall {
+  operator: OperatorRequest;
+  /**
+   * The query was refused in part (a value the form cannot send, a run that does not exist): a script gets the
+   * error's JSON envelope at once (this throws); a browser gets the page load goes on to draw, with the message and
+   * the error's status.
+   */
+  refuse(error: AppError): void;
+}
+
+/** What a view is given besides its data. */
+export interface Frame {
+  operator: OperatorRequest;
+  /** The CSRF field, for each of the page's POST forms. */
+  csrf: SafeHtml;
+  /** Whether the page is drawn for a refusal (its message above it). */
+  refused: boolean;
+}
+
+type Values<P extends TProperties> = Static<TObject<P>>;
+
+export interface FormSpec<B extends TProperties, P extends TProperties> {
+  /** After the page's path: `/silences`, `/silences/:silence_id/end`. */
+  path: string;
+  params?: P;
+  /** The form's fields besides csrf_token (added here, optional so that a missing one is the CSRF refusal, 403). */
+  body?: B;
+  summary: string;
+  /** Status → what a refusal of that status means, for the OpenAPI document. */
+  refusals: Record<number, string>;
+  /** The words a refusal starts with (default "Nothing was changed"), unless its message starts with "Nothing was". */
+  unchanged?: string;
+  /** The page's query a refusal draws the page with (default: none, the page's defaults): the view the person was on. */
+  keep?: (body: Values<B>, params: Values<P>) => Record<string, unknown>;
+  /** Does the work: the query to go back to the page with (a 303), or a whole answer of its own. */
+  run: (input: { operator: OperatorRequest; body: Values<B>; params: Values<P>; request: Request }) => Promise<Record<string, string> | Response>;
+  /** OpenAPI responses besides the 303, 403 and refusals. */
+  responses?: Record<number, { description: string }>;
+}
+
+/** A form of a console page, its types checked here and then erased: a page holds forms of different fields. */
+export type ConsoleForm = FormSpec<TProperties, TProperties>;
+export const form = <B extends TProperties = Record<never, never>, P extends TProperties = Record<never, never>>(f: FormSpec<B, P>): ConsoleForm =>
+  f as unknown as ConsoleForm;
+
+export interface DoneSpec {
+  /** The query field that names what the form changed (a silence id, a key id…), and what it may look like. */
+  field: string;
+  pattern: RegExp;
+  /** `done` → the sentence for it; anything else, or a value the pattern refuses, shows nothing. */
+  says: Record<string, (ref: string, query: Record<string, unknown>) => string | null>;
+}
+
+export interface PageSpec<Q extends TProperties, P extends TProperties, D> {
+  path: string;
+  title: string;
+  /** The CONSOLE_NAV entry marked in the header (default: path). */
+  nav?: string;
+  /** The h1 when it is not the title (one alert's page). */
+  heading?: (data: D) => string;
+  /** A sentence after "As of …" saying what the page shows. */
+  lead?: string | ((data: D) => string);
+  summary: string;
+  tags?: string[];
+  /** Refusals besides 400 invalid_query, for the OpenAPI document. */
+  refusals?: Record<number, string>;
+  query?: Q;
+  params?: P;
+  /** The result line of the page's forms (their redirect's `done` and `field`). */
+  done?: DoneSpec;
+  /** What the page shows for a query (`{}` after a refusal: the page's defaults). */
+  load: (query: Partial<Values<Q> & Values<P>>, call: PageCall) => Promise<D> | D;
+  view: (data: D, frame: Frame) => SafeHtml;
+  forms?: ConsoleForm[];
+}
+
+/** The line a form's redirect asks for, if it is one of ours. */
+function doneOf(spec: DoneSpec | undefined, query: Record<string, unknown>): string | null {
+  const done = query.done;
+  const ref = query[spec?.field ?? ""];
+  if (!spec || typeof done !== "string" || !Object.hasOwn(spec.says, done) || typeof ref !== "string" || !spec.pattern.test(ref)) return null;
+  return spec.says[done]!(ref, query);
+}
+
+/**
+ * A console page: GET `path` draws `view(load(query))` in the frame, and each form posts to `path + form.path`.
+ * Refusals, all drawn as the page for a browser and answered with the JSON envelope for a script: a query value
+ * the schema refuses, and an error load throws, draw the page with its defaults and the message; one load passes
+ * to `call.refuse` draws what load goes on to return; a form's refusal draws the page with `keep`'s query.
+ */
+export function consoleRoute<Q extends TProperties = Record<never, never>, P extends TProperties = Record<never, never>, D = unknown>(
+  ctx: AppContext,
+  guards: Guards,
+  spec: PageSpec<Q, P, D>,
+) {
+  type State = Partial<Values<Q> & Values<P>>;
+  const nav = spec.nav ?? spec.path;
+
+  async function render(operator: OperatorRequest, state: State, shown: Notice, status: number, request?: Request): Promise<Response> {
+    let refused: AppError | null = null;
+    const call: PageCall = {
+      operator,
+      refuse(error) {
+        if (request && !wantsHtml(request)) throw error;
+        refused ??= error;
+      },
+    };
+    const data = await spec.load(state, call);
+    const r = refused as AppError | null;
+    const lead = typeof spec.lead === "function" ? spec.lead(data) : (spec.lead ?? "");
+    const head = pageHead({
+      heading: spec.heading?.(data) ?? spec.title,
+      generatedAt: when(ctx.clock.now().toISOString())!,
+      lead,
+      notice: notice(r ? { done: null, error: r.message } : shown),
+    });
+    const body = spec.view(data, { operator, csrf: csrfInput(operator.csrfToken), refused: r !== null || shown.error !== null });
+    return framedPage(operator, spec.title, nav, joinHtml([head, body]), r?.status ?? status);
+  }
+
+  const refuse =
+    (operator: OperatorRequest, state: State = {}) =>
+    (status: number, error: string) =>
+      render(operator, state, { done: null, error }, status);
+
+  const doneFields = spec.done
+    ? {
+        done: t.Optional(t.String({ maxLength: 80, description: `set by a form's redirect: ${Object.keys(spec.done.says).join(", ")}` })),
+        ...(spec.query && spec.done.field in spec.query
+          ? {}
+          : { [spec.done.field]: t.Optional(t.String({ maxLength: 128, description: "set by a form's redirect: what it changed" })) }),
+      }
+    : {};
+
+  const app = new Elysia({ name: `herald:console${spec.path}` }).use(guards.operator.plugin).get(
+    spec.path,
+    async ({ operator, query, params, request }) => {
+      const state = { ...query, ...params } as State;
+      try {
+        return await render(operator, state, { done: doneOf(spec.done, query), error: null }, 200, request);
+      } catch (err) {
+        if (err instanceof AppError && err.status < 500 && wantsHtml(request)) return refuse(operator)(err.status, err.message);
+        throw err;
+      }
+    },
+    {
+      // A query value the schema refuses: for a browser, the page with its defaults and the message (session-plugin.ts).
+      operator: { refuse },
+      query: t.Object({ ...ignoredMetaQuery, ...doneFields, ...spec.query }),
+      params: spec.params ? t.Object(spec.params) : undefined,
+      detail: pageDoc(spec.summary, spec.path, spec.tags, spec.refusals),
+    },
+  );
+
+  // Each post registers on the same instance (Elysia's chain returns it), so the page and its forms are one plugin.
+  for (const f of spec.forms ?? []) {
+    app.post(
+      `${spec.path}${f.path}`,
+      async ({ operator, body, params, request }) => {
+        const input = { operator, body: body as Values<TProperties>, params: params as Values<TProperties>, request };
+        try {
+          const done = await f.run(input);
+          return done instanceof Response ? done : backTo(spec.path, done);
+        } catch (err) {
+          // A refusal the person can act on (a bad field, an unknown id, a state that does not allow it), or a
+          // failure of the work itself (a disk that refused a backup), is the page with the message for a browser —
+          // never a JSON answer in a browser tab; a script gets the JSON envelope, as from the JSON routes.
+          if (!(err instanceof AppError) || !wantsHtml(request)) throw err;
+          if (err.status >= 500)
+            ctx.log.warn("console form failed", { request_id: operator.requestId, path: f.path, error_code: err.code, internal: err.internal });
+          const message = err.message.startsWith("Nothing was") ? err.message : `${f.unchanged ?? "Nothing was changed"}: ${err.message}`;
+          return refuse(operator, (f.keep?.(input.body, input.params) ?? {}) as State)(err.status, message);
+        }
+      },
+      {
+        operator: "form",
+        params: f.params ? t.Object(f.params) : undefined,
+        body: t.Object({ ...csrfField, ...f.body }, { additionalProperties: false }),
+        detail: formDoc(f, spec.tags),
+      },
+    );
+  }
+  return app;
+}
+
+/** The form field every console form carries; optional in the schema so that a missing one is the CSRF refusal (403). */
+export const csrfField = { csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" })) };
+
 const htmlContent = { "text/html": { schema: { type: "string" as const } } };
-const jsonContent = { "application/json": { schema: ErrorBody } };
+const pageOrJson = { ...htmlContent, "application/json": { schema: ErrorBody } };
 
 /**
  * OpenAPI for a page's answer without credentials (session-plugin.ts): a browser (Accept names text/html) is sent to
@@ -101,40 +236,39 @@ export function notSignedInDoc(path: string) {
     303: { description: `Not signed in, from a browser (Accept names text/html): Location is /admin/sign-in?next=${path}` },
     403: {
       description: "forbidden (JSON envelope): not signed in and not a browser (no text/html in Accept), or a wrong bearer token",
-      content: jsonContent,
+      content: { "application/json": { schema: ErrorBody } },
     },
   };
 }
 
 /** OpenAPI for a console page (GET). */
-export function pageDoc(summary: string, path: string, tags: string[] = ["admin"]) {
+function pageDoc(summary: string, path: string, tags: string[] = ["admin"], refusals: Record<number, string> = {}) {
+  const refused = (what: string) => ({
+    description: `${what}: for a browser (Accept names text/html) the page again with the message, for a script the JSON envelope`,
+    content: pageOrJson,
+  });
   return {
     tags,
     summary,
     responses: {
       200: { description: "text/html", content: htmlContent },
-      ...notSignedInDoc(path),
-      400: {
-        description:
-          "invalid_query: a parameter out of range — for a browser (Accept names text/html) the page again with the message, for a script the JSON envelope",
-        content: { ...htmlContent, ...jsonContent },
-      },
+      ...notSignedInDoc(path.replace(/:(\w+)/g, "{$1}")),
+      400: refused("invalid_query: a parameter out of range"),
+      ...Object.fromEntries(Object.entries(refusals).map(([status, what]) => [status, refused(what)])),
     },
   };
 }
 
 /** OpenAPI for a console form (POST, urlencoded, CSRF): 303 back on success, the page with the error otherwise. */
-export function formDoc(summary: string, fields: string, refusals: Record<number, string>, tags: string[] = ["admin"]) {
-  // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI media type objects of both contents
-  const responses: Record<number, { description: string; content?: Record<string, { schema: any }> }> = {
+function formDoc(f: ConsoleForm, tags: string[] = ["admin"]) {
+  const responses: Record<number, { description: string; content?: typeof pageOrJson }> = {
     303: { description: "Done: back to the page with the result shown; or not signed in, from a browser: to /admin/sign-in" },
     403: { description: "Missing or wrong CSRF token, a wrong bearer token, or not signed in and not a browser (JSON envelope for a script)" },
+    ...f.responses,
   };
-  for (const [status, what] of Object.entries(refusals)) {
-    responses[Number(status)] = {
-      description: `${what}: the page with the error (text/html) for a browser, the JSON envelope otherwise`,
-      content: { ...htmlContent, ...jsonContent },
-    };
+  for (const [status, what] of Object.entries(f.refusals)) {
+    responses[Number(status)] = { description: `${what}: the page with the error (text/html) for a browser, the JSON envelope otherwise`, content: pageOrJson };
   }
-  return { tags, summary, requestBody: formRequestBody(`Form fields ${fields}`), responses };
+  const fields = ["csrf_token", ...Object.keys(f.body ?? {})].join(", ");
+  return { tags, summary: f.summary, requestBody: formRequestBody(`Form fields ${fields}`), responses };
 }

@@ -1,5 +1,5 @@
 import { OPERATOR_NO_STORE } from "../http/cache-control";
-import { compileHtml, htmlResponse, type SafeHtml } from "../http/html";
+import { compileHtml, escapeHtml, htmlResponse, SafeHtml } from "../http/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
 // The frame of every operator page (the config page, the sign-in form; later the readiness page): one column,
@@ -66,7 +66,19 @@ table.data th { font-size:13px; color:var(--muted); font-weight:600; white-space
 table.data code { font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; }
 table.data td.err { color:var(--bad); font-size:13px; }
 table.data td.warn { color:var(--warn); font-weight:600; }
+table.data td.act { white-space:nowrap; }
 ul.exports { padding-left:20px; }
+nav.pages { display:flex; flex-wrap:wrap; gap:8px 16px; margin:8px 0; }
+form.filters { display:flex; flex-wrap:wrap; gap:8px 14px; align-items:flex-end; margin:8px 0 12px; }
+form.filters label, form.stack label { display:flex; flex-direction:column; font-size:13px; color:var(--muted); max-width:100%; }
+form.filters label.wide { flex:1 1 16em; }
+form.filters input, form.filters select, form.stack input { font:inherit; padding:4px 8px; border:1px solid var(--line); border-radius:6px; color:var(--fg); max-width:100%; }
+dl.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:4px 16px; margin:12px 0; }
+dl.facts dt { color:var(--muted); font-size:13px; } dl.facts dd { margin:0; overflow-wrap:anywhere; }
+pre.block { white-space:pre-wrap; overflow-wrap:anywhere; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; margin:0; }
+details.act { margin:2px 0; } details.act summary { cursor:pointer; color:var(--accent); white-space:nowrap; }
+details.act form { margin:6px 0 10px; display:flex; flex-wrap:wrap; gap:6px 10px; align-items:center; } details.act form p { margin:4px 0; }
+details.act input[type=text] { min-width:0; width:16em; max-width:100%; } details.act textarea { width:100%; }
 @media (max-width: 700px) {
   table.data, table.data tbody, table.data tr { display:block; width:100%; }
   table.data thead { display:none; }
@@ -165,3 +177,146 @@ export function operatorPageResponse(page: SafeHtml, status = 200, setCookies: s
   for (const c of setCookies) res.headers.append("set-cookie", c);
   return res;
 }
+
+// The partials every console page draws with (src/auth/console-kit.ts composes them into a page): the line a form's
+// result or refusal leaves, the CSRF field, a data table from its columns, a pager, the export list, a list of facts
+// and a labelled choice. Each is a template of its own, so its values are escaped as anywhere else.
+
+/** `2026-04-01 12:00:00 UTC` from an ISO time; null stays null. */
+export const when = (iso: string | null | undefined): string | null => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : null);
+
+/** A file size for a person: 512 B, 3.4 KiB, 12.0 MiB. */
+export function byteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+export interface Notice {
+  /** A sentence shown as a success line (from the form's 303), or null. */
+  done: string | null;
+  /** A sentence shown as an error line (a refused form or query), or null. */
+  error: string | null;
+}
+
+export const notice = compileHtml<Notice>(
+  "console-notice",
+  `<% if (it.done !== null) { %><section class="summary ready" id="done" role="status"><p><%= it.done %></p></section><% } %><% if (it.error !== null) { %><p class="error" id="form-error" role="alert"><%= it.error %></p><% } %>`,
+);
+
+/** The page's heading, when it was drawn, what it is about, and the notice of a form or a refusal. */
+export const pageHead = compileHtml<{ heading: string; generatedAt: string; lead: string; notice: SafeHtml }>(
+  "console-head",
+  `<h1><%= it.heading %></h1>
+<p class="lead">As of <%= it.generatedAt %>; all times UTC.<% if (it.lead) { %> <%= it.lead %><% } %></p>
+<%= it.notice %>`,
+);
+
+const csrfHtml = compileHtml<{ token: string }>("console-csrf", `<input type="hidden" name="csrf_token" value="<%= it.token %>">`);
+/** The CSRF field of every form on a page opened with the session (nothing with a bearer token, which needs none). */
+export const csrfInput = (token: string | null): SafeHtml => (token === null ? new SafeHtml("") : csrfHtml({ token }));
+
+const codeHtml = compileHtml<{ text: string | number }>("cell-code", `<code><%= it.text %></code>`);
+const badgeHtml = compileHtml<{ kind: string; text: string | number }>("cell-badge", `<span class="badge <%= it.kind %>"><%= it.text %></span>`);
+const linkHtml = compileHtml<{ href: string; text: Cell; id: string | null }>(
+  "cell-link",
+  `<a<% if (it.id !== null) { %> id="<%= it.id %>"<% } %> href="<%= it.href %>"><%= it.text %></a>`,
+);
+const mutedHtml = compileHtml<{ text: string | number }>("cell-muted", `<span class="muted"><%= it.text %></span>`);
+export const code = (text: string | number): SafeHtml => codeHtml({ text });
+export const badge = (kind: string, text: string | number): SafeHtml => badgeHtml({ kind, text });
+export const link = (href: string, text: Cell, id: string | null = null): SafeHtml => linkHtml({ href, text, id });
+export const muted = (text: string | number): SafeHtml => mutedHtml({ text });
+/** Cells side by side in one cell. */
+export const cells = (...parts: Cell[]): SafeHtml => new SafeHtml(parts.map((p) => (p instanceof SafeHtml ? p.value : escapeHtml(p))).join(" "));
+
+export type Cell = string | number | null | SafeHtml;
+/** A column: its cell, or its cell and the class of its td (short, err, warn, act…). */
+export type Column<R> = ((row: R) => Cell) | { cell: (row: R) => Cell; class: string | ((row: R) => string) };
+
+export interface TableSpec<R> {
+  id?: string;
+  rows: readonly R[];
+  /** Header → cell, in order; each td carries its header as data-label, which the narrow layout prints before it. */
+  columns: Record<string, Column<R>>;
+  rowId?: (row: R) => string;
+  /** What stands instead of an empty table (id `<id>-none`); without it an empty table keeps its header. */
+  empty?: string;
+}
+
+const tableHtml = compileHtml<{
+  id: string | null;
+  heads: string[];
+  empty: string | null;
+  rows: Array<{ id: string | null; cells: Array<[string, string, Cell]> }>;
+}>(
+  "console-table",
+  `<% if (it.rows.length === 0 && it.empty !== null) { %><p class="muted"<% if (it.id) { %> id="<%= it.id %>-none"<% } %>><%= it.empty %></p><% } else { %><table class="data"<% if (it.id) { %> id="<%= it.id %>"<% } %>><thead><tr><% for (const h of it.heads) { %><th><%= h %></th><% } %></tr></thead><tbody>
+<% for (const r of it.rows) { %><tr<% if (r.id) { %> id="<%= r.id %>"<% } %>><% for (const [label, cls, value] of r.cells) { %><td data-label="<%= label %>"<% if (cls) { %> class="<%= cls %>"<% } %>><%= value %></td><% } %></tr>
+<% } %></tbody></table><% } %>`,
+);
+
+export function dataTable<R>(t: TableSpec<R>): SafeHtml {
+  const columns = Object.entries(t.columns);
+  return tableHtml({
+    id: t.id ?? null,
+    heads: columns.map(([h]) => h),
+    empty: t.empty ?? null,
+    rows: t.rows.map((r) => ({
+      id: t.rowId?.(r) ?? null,
+      cells: columns.map(([label, c]): [string, string, Cell] =>
+        typeof c === "function" ? [label, "", c(r)] : [label, typeof c.class === "string" ? c.class : c.class(r), c.cell(r)],
+      ),
+    })),
+  });
+}
+
+export interface PagerSpec {
+  /** The nav's id; its links are `<id>-newer` and `<id>-older`. */
+  id: string;
+  offset: number;
+  /** Rows on this page, and at most on one. */
+  shown: number;
+  pageSize: number;
+  /** Rows in all, when known: the pager then says which it shows ("26–30 of 30"). */
+  total?: number;
+  /** Whether more follow (default: offset + shown < total). */
+  hasMore?: boolean;
+  href: (offset: number) => string;
+  labels?: readonly [newer: string, older: string];
+}
+
+const pagerHtml = compileHtml<{ id: string; range: string; newer: string | null; older: string | null; labels: readonly [string, string] }>(
+  "console-pager",
+  `<% if (it.range || it.newer !== null || it.older !== null) { %><nav class="pages muted" id="<%= it.id %>" aria-label="Pages"><% if (it.range) { %><span><%= it.range %></span><% } %><% if (it.newer !== null) { %><a id="<%= it.id %>-newer" href="<%= it.newer %>">← <%= it.labels[0] %></a><% } %><% if (it.older !== null) { %><a id="<%= it.id %>-older" href="<%= it.older %>"><%= it.labels[1] %> →</a><% } %></nav><% } %>`,
+);
+
+/** Newer and Older links of an offset-paged list. */
+export function pager(p: PagerSpec): SafeHtml {
+  const hasMore = p.hasMore ?? (p.total !== undefined && p.offset + p.shown < p.total);
+  return pagerHtml({
+    id: p.id,
+    range: p.total === undefined || p.shown === 0 ? "" : `${p.offset + 1}–${p.offset + p.shown} of ${p.total}`,
+    newer: p.offset > 0 ? p.href(Math.max(0, Math.min(p.offset, p.total ?? p.offset) - p.pageSize)) : null,
+    older: hasMore ? p.href(p.offset + p.shown) : null,
+    labels: p.labels ?? ["Newer", "Older"],
+  });
+}
+
+/** The page's exports (every GET a person may want from here), with a line below them. */
+export const exportList = compileHtml<{ links: ReadonlyArray<readonly [label: string, href: string]>; note?: string }>(
+  "console-exports",
+  `<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.links) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul><% if (it.note) { %><p class="muted"><%= it.note %></p><% } %></section>`,
+);
+
+/** Label → value (and the value's id), as a definition list. */
+export const facts = compileHtml<{ facts: ReadonlyArray<readonly [label: string, value: Cell, id?: string]> }>(
+  "console-facts",
+  `<dl class="facts"><% for (const [label, value, id] of it.facts) { %><dt><%= label %></dt><dd<% if (id) { %> id="<%= id %>"<% } %>><%= value ?? "–" %></dd><% } %></dl>`,
+);
+
+/** A labelled select of a GET form, `any` (an empty value) first when given. */
+export const choice = compileHtml<{ label: string; name: string; options: readonly string[]; value: string; any?: string }>(
+  "console-choice",
+  `<label><%= it.label %> <select name="<%= it.name %>"><% if (it.any) { %><option value=""><%= it.any %></option><% } %><% for (const o of it.options) { %><option<%= o === it.value ? " selected" : "" %>><%= o %></option><% } %></select></label>`,
+);

@@ -1,11 +1,11 @@
-import { Elysia, t } from "elysia";
-import { backTo, consolePage, csrfField, formAction, formDoc, NO_NOTICE, type Notice, pageDoc, refusingPage, wantsHtml } from "../auth/console-kit";
+import { t } from "elysia";
+import { consoleRoute, form } from "../auth/console-kit";
+import { cells, code, dataTable, exportList, muted, pager, when } from "../auth/operator-page";
 import type { Guards } from "../auth/guards";
-import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { csvRecords, csvResponse } from "../http/csv";
-import { Envelope, ErrorBody, includeMetaQuery, ignoredMetaQuery } from "../http/envelope";
-import { AppError } from "../http/errors";
+import { Envelope, ErrorBody, ignoredMetaQuery, includeMetaQuery } from "../http/envelope";
+import { compileHtml, type SafeHtml } from "../http/html";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 import {
@@ -19,7 +19,6 @@ import {
   REASON_MAX,
   replayDeadLetterOrThrow,
 } from "./dead-letters-page-data";
-import { deadLettersBody, PATH } from "./dead-letters-page-view";
 
 // GET /admin/console/dead-letters: every partner's webhook deliveries that Herald stopped retrying (dead letters),
 // newest first, filtered by partner and event type, 50 a page, each with a replay form that requires a reason.
@@ -27,6 +26,7 @@ import { deadLettersBody, PATH } from "./dead-letters-page-view";
 // reset, audited as webhook_event.replay); the page adds the reason — kept in the delivery's replay history and
 // as `note` in the audit row's details — and replays only dead letters. Its exports (JSON, CSV) take the session.
 
+const PATH = "/admin/console/dead-letters";
 const PAGE_SIZE = 50;
 const CSV_MAX = 10_000;
 const FILTER_BOUND = 200; // the schema's bound; the page itself refuses past FILTER_MAX with its message
@@ -35,21 +35,6 @@ const filterQuery = (bound: number) => ({
   partner: t.Optional(t.String({ maxLength: bound, description: `one partner's dead letters (exact name, at most ${FILTER_MAX} characters)` })),
   event_type: t.Optional(t.String({ maxLength: bound, description: "one event type's dead letters, e.g. webhook.test" })),
 });
-const PageQuery = t.Object({
-  ...ignoredMetaQuery,
-  ...filterQuery(FILTER_BOUND),
-  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip (the page's Older/Newer links)" }),
-  done: t.Optional(t.String({ maxLength: 80, description: "set by the replay form's redirect: replayed-<delivery id or evt_ id>" })),
-});
-const ReplayForm = t.Object(
-  {
-    ...csrfField,
-    reason: t.String({ maxLength: REASON_MAX, description: "why it is replayed (required; kept with the replay and in the audit row)" }),
-    partner: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
-    event_type: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
-  },
-  { additionalProperties: false },
-);
 const ExportQuery = t.Object({
   ...filterQuery(FILTER_MAX),
   limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "dead letters per page" }),
@@ -82,113 +67,139 @@ const ExportAnswer = Envelope({
   pagination: PaginationSchema,
 });
 
-const DONE = /^replayed-(\d{1,15}|evt_[A-Za-z0-9]{1,60})$/;
-const doneSentence = (done: string | undefined): string | null => {
-  const ref = done ? DONE.exec(done)?.[1] : undefined;
-  if (ref === undefined) return null;
-  const what = /^\d+$/.test(ref) ? `delivery #${ref}` : `the dead letters of event ${ref}`;
-  return `Replayed ${what}: queued again now with its attempts reset; the reason is in its replay history and the audit trail.`;
-};
-
-async function render(ctx: AppContext, operator: OperatorRequest, filter: DeadLetterFilter, offset: number, n: Notice, status = 200): Promise<Response> {
-  const page = await deadLetterPage(ctx, filter, offset, PAGE_SIZE);
-  const body = deadLettersBody({
-    generatedAt: ctx.clock.now().toISOString(),
-    maxAttempts: ctx.config.webhooks.maxAttempts,
-    filter,
-    suggestions: await filterSuggestions(ctx),
-    rows: page.items.map((d) => ({
-      id: d.id,
-      partner: d.partner,
-      mode: d.mode,
-      eventId: d.event_id,
-      eventType: d.event_type,
-      attempts: d.attempts,
-      answer: d.last_error ?? (d.last_status_code === null ? "no answer recorded" : `HTTP ${d.last_status_code}`),
-      target: d.target_url,
-      webhookId: d.webhook_id,
-      dead: `${d.updated_at.slice(0, 19).replace("T", " ")} UTC`,
-    })),
-    total: page.total,
-    offset,
-    pageSize: PAGE_SIZE,
-    hasMore: page.hasMore,
-    csrf: operator.csrfToken,
-    notice: n,
-  });
-  return consolePage(operator, "Webhook dead letters", PATH, body, status);
-}
-
-/** The filter of a request, or the page with every dead letter and the filter's refusal (400). */
-function filterOf(raw: { partner?: string; event_type?: string }): { filter: DeadLetterFilter; error: AppError | null } {
-  try {
-    return { filter: filterOrThrow(raw), error: null };
-  } catch (err) {
-    if (err instanceof AppError) return { filter: { partner: "", event_type: "" }, error: err };
-    throw err;
-  }
-}
-
 const exportFilter = (q: { partner?: string; event_type?: string }) => ({ partner: q.partner?.trim() ?? "", event_type: q.event_type?.trim() ?? "" });
+/** `?partner=…&event_type=…` of a filter (empty parts left out), with `extra`. */
+function filterQueryOf(f: DeadLetterFilter, extra: Record<string, string> = {}): string {
+  const q = new URLSearchParams();
+  if (f.partner) q.set("partner", f.partner);
+  if (f.event_type) q.set("event_type", f.event_type);
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+type Page = Awaited<ReturnType<typeof deadLetterPage>>;
+const body = compileHtml<{
+  filter: DeadLetterFilter;
+  filtered: boolean;
+  suggestions: { partners: string[]; eventTypes: string[] };
+  page: Page;
+  offset: number;
+  shown: number;
+  table: SafeHtml;
+  pager: SafeHtml;
+  exports: SafeHtml;
+}>(
+  "console-dead-letters",
+  `<form method="get" action="${PATH}" id="filters" class="filters"><label>Partner <input name="partner" maxlength="${FILTER_MAX}" list="partner-names" value="<%= it.filter.partner %>"></label> <label>Event type <input name="event_type" maxlength="${FILTER_MAX}" list="event-types" value="<%= it.filter.event_type %>"></label> <button type="submit" id="apply">Show</button><% if (it.filtered) { %> <a href="${PATH}" id="clear">Every dead letter</a><% } %>
+<datalist id="partner-names"><% for (const p of it.suggestions.partners) { %><option value="<%= p %>"><% } %></datalist><datalist id="event-types"><% for (const e of it.suggestions.eventTypes) { %><option value="<%= e %>"><% } %></datalist></form>
+<section id="letters" class="summary <%= it.page.total ? "attention" : "ready" %>"><p id="dead-count"><% if (it.page.total === 0) { %>None<%= it.filtered ? " match this filter" : ": no delivery was given up on" %>.<% } else { %><strong><%= it.page.total %></strong> <%= it.page.total === 1 ? "dead letter" : "dead letters" %><%= it.filtered ? " match this filter" : "" %><% if (it.page.total > it.shown) { %>; <%= it.shown ? (it.offset + 1) + "–" + (it.offset + it.shown) + " shown" : "none on this page" %><% } %>.<% } %></p></section>
+<%= it.table %><%= it.pager %><%= it.exports %>`,
+);
+
+const replayForm = compileHtml<{ id: number; csrf: SafeHtml; filter: DeadLetterFilter }>(
+  "console-dead-letter-replay",
+  `<form method="post" action="${PATH}/<%= it.id %>/replay"><%= it.csrf %><% if (it.filter.partner) { %><input type="hidden" name="partner" value="<%= it.filter.partner %>"><% } %><% if (it.filter.event_type) { %><input type="hidden" name="event_type" value="<%= it.filter.event_type %>"><% } %><label>Why <input name="reason" maxlength="${REASON_MAX}" required placeholder="receiver fixed, ticket…" aria-label="Why replay delivery <%= it.id %>"></label> <button type="submit" id="replay-<%= it.id %>">Replay</button></form>`,
+);
+const eventCell = compileHtml<{ type: string; id: string }>(
+  "console-dead-letter-event",
+  `<code><%= it.type %></code><br><code class="muted"><%= it.id %></code>`,
+);
 
 export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:console-dead-letters" })
-    .use(guards.operator.plugin)
-    .get(
-      PATH,
-      ({ operator, query, request }) => {
-        const { filter, error } = filterOf(query);
-        if (error) {
-          // A browser gets the page again with the refusal above its form; a script the JSON envelope (pageDoc).
-          if (!wantsHtml(request)) throw error;
-          return render(ctx, operator, filter, 0, { done: null, error: error.message }, error.status);
-        }
-        return render(ctx, operator, filter, query.offset ?? 0, { ...NO_NOTICE, done: doneSentence(query.done) });
+  return consoleRoute(ctx, guards, {
+    path: PATH,
+    title: "Webhook dead letters",
+    tags: ["admin", "webhooks"],
+    lead: `Deliveries to partners' webhooks that Herald stopped retrying, newest first: after their last attempt failed (WEBHOOK_MAX_ATTEMPTS is ${ctx.config.webhooks.maxAttempts} now), or sooner when the receiver answered 410 Gone. The Attempts column says how many each had. A replay sends one again at once, its attempts reset; say why — the reason stays in the delivery's replay history and in the audit trail.`,
+    summary:
+      "Webhook dead letters (HTML page): every partner's dead-lettered deliveries, filtered by partner and event type, each with a replay form that requires a reason",
+    query: {
+      ...filterQuery(FILTER_BOUND),
+      offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "dead letters to skip (the page's Older/Newer links)" }),
+    },
+    done: {
+      field: "ref",
+      pattern: /^(\d{1,15}|evt_[A-Za-z0-9]{1,60})$/,
+      says: {
+        replayed: (ref) =>
+          `Replayed ${/^\d+$/.test(ref) ? `delivery #${ref}` : `the dead letters of event ${ref}`}: queued again now with its attempts reset; the reason is in its replay history and the audit trail.`,
       },
-      {
-        // offset past its bound: for a browser, every dead letter from the first, with the message.
-        operator: refusingPage((operator) => (status, error) => render(ctx, operator, { partner: "", event_type: "" }, 0, { done: null, error }, status)),
-        query: PageQuery,
-        detail: pageDoc(
-          "Webhook dead letters (HTML page): every partner's dead-lettered deliveries, filtered by partner and event type, each with a replay form that requires a reason",
-          PATH,
-          ["admin", "webhooks"],
-        ),
-      },
-    )
-    .post(
-      `${PATH}/:event_id/replay`,
-      ({ operator, params, body, request }) => {
-        const filter = { partner: body.partner?.trim() ?? "", event_type: body.event_type?.trim() ?? "" };
-        return formAction(
-          request,
-          async () => {
-            const ids = await replayDeadLetterOrThrow(ctx, operator, params.event_id, body.reason);
-            ctx.dispatcher.nudge();
-            const back: Record<string, string> = {};
-            if (filter.partner) back.partner = filter.partner;
-            if (filter.event_type) back.event_type = filter.event_type;
-            return backTo(PATH, { ...back, done: `replayed-${ids.length === 1 && /^\d+$/.test(params.event_id) ? ids[0] : params.event_id}` });
+    },
+    // A filter past FILTER_MAX throws: a browser gets every dead letter with the refusal, a script the envelope.
+    load: async (q) => {
+      const filter = filterOrThrow(q);
+      const offset = q.offset ?? 0;
+      return { filter, offset, page: await deadLetterPage(ctx, filter, offset, PAGE_SIZE), suggestions: await filterSuggestions(ctx) };
+    },
+    view: ({ filter, offset, page, suggestions }, { csrf }) =>
+      body({
+        filter,
+        filtered: Boolean(filter.partner || filter.event_type),
+        suggestions,
+        page,
+        offset,
+        shown: page.items.length,
+        table: dataTable({
+          id: "dead-rows",
+          rows: page.items,
+          rowId: (d) => `delivery-${d.id}`,
+          columns: {
+            Delivery: (d) => `#${d.id}`,
+            Partner: (d) => cells(d.partner, muted(`(${d.mode})`)),
+            Event: (d) => eventCell({ type: d.event_type, id: d.event_id }),
+            Attempts: (d) => d.attempts,
+            "Last answer": { class: "err", cell: (d) => d.last_error ?? (d.last_status_code === null ? "no answer recorded" : `HTTP ${d.last_status_code}`) },
+            Target: (d) => cells(`webhook #${d.webhook_id}`, code(d.target_url)),
+            "Dead since": (d) => when(d.updated_at),
+            Replay: (d) => replayForm({ id: d.id, csrf, filter }),
           },
-          (status, error) => render(ctx, operator, filter, 0, { done: null, error }, status),
-        );
-      },
-      {
-        operator: "form",
-        params: t.Object({ event_id: t.String({ maxLength: 64, description: "the dead letter's delivery id (as on the page), or an evt_… event id" }) }),
-        body: ReplayForm,
-        detail: formDoc(
+        }),
+        pager: pager({
+          id: "pages",
+          offset,
+          shown: page.items.length,
+          pageSize: PAGE_SIZE,
+          hasMore: page.hasMore,
+          href: (o) => `${PATH}${filterQueryOf(filter, o > 0 ? { offset: String(o) } : {})}`,
+        }),
+        exports: exportList({
+          links: [
+            ["These dead letters (JSON, paginated)", `${PATH}.json${filterQueryOf(filter)}`],
+            ["These dead letters (CSV)", `${PATH}.csv${filterQueryOf(filter)}`],
+            ["Dead-letter growth alert, if firing (JSON)", "/admin/ops/alerts-monitor/firing.json?source=webhooks"],
+            ["Readiness: dead letters and their growth over 24 h", "/admin/ops/readiness"],
+            ["Webhooks check of the public status (JSON)", "/api/public/system-status"],
+          ],
+          note: "From a shell: POST /admin/partners/webhook-events/{event_id}/replay with the bearer token replays a delivery id or every delivery of an evt_ id (no reason field; the page's replays carry one).",
+        }),
+      }),
+    forms: [
+      form({
+        path: "/:event_id/replay",
+        params: { event_id: t.String({ maxLength: 64, description: "the dead letter's delivery id (as on the page), or an evt_… event id" }) },
+        body: {
+          reason: t.String({ maxLength: REASON_MAX, description: "why it is replayed (required; kept with the replay and in the audit row)" }),
+          partner: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
+          event_type: t.Optional(t.String({ maxLength: FILTER_MAX, description: "the page's filter, kept on the way back" })),
+        },
+        summary:
           "Replay a dead letter with a reason from the dead-letters page (audited, as POST /admin/partners/webhook-events/{event_id}/replay; the reason is kept with the replay and in the audit row)",
-          "csrf_token, reason (required), partner and event_type (the page's filter)",
-          {
-            400: "no reason",
-            404: "no such delivery or event",
-            409: "not a dead letter (delivered, or still retrying), or its webhook deleted or disabled",
-          },
-          ["admin", "webhooks"],
-        ),
-      },
-    )
+        refusals: {
+          400: "no reason",
+          404: "no such delivery or event",
+          409: "not a dead letter (delivered, or still retrying), or its webhook deleted or disabled",
+        },
+        keep: (b) => exportFilter(b),
+        run: async ({ operator, params, body: b }) => {
+          const ids = await replayDeadLetterOrThrow(ctx, operator, params.event_id, b.reason);
+          ctx.dispatcher.nudge();
+          const back = Object.fromEntries(Object.entries(exportFilter(b)).filter(([, v]) => v));
+          return { ...back, done: "replayed", ref: ids.length === 1 && /^\d+$/.test(params.event_id) ? String(ids[0]) : params.event_id };
+        },
+      }),
+    ],
+  })
     .get(
       `${PATH}.json`,
       async ({ query }) => {

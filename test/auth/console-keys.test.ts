@@ -101,7 +101,7 @@ describe("GET /admin/console/partners", () => {
     const bad = await pageAs(h, `${PAGE}?mode=prod&partner=%3Cb%3E`, cookie);
     expect(bad.status).toBe(400);
     expect(bad.html).toContain(
-      'id="filter-error" role="alert">That filter was not applied: a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores; mode is sandbox or live.',
+      'id="form-error" role="alert">That filter was not applied: a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores; mode is sandbox or live.',
     );
     expect(bad.html).not.toContain("<b>");
     expect(bad.html).toMatch(/id="key-count">3 keys/);
@@ -221,11 +221,11 @@ describe("GET /admin/console/partners", () => {
     expect(first.html).toMatch(/id="key-count">53 keys \(53 active\); showing 1–50\./);
     expect(first.html.match(/<tr id="key-/g)).toHaveLength(50);
     expect(first.html.indexOf("<h2>Alpha</h2>")).toBeLessThan(first.html.indexOf("<h2>Beta</h2>"));
-    expect(first.html).toContain('<a id="older" href="/admin/console/partners?mode=sandbox&amp;offset=50">');
+    expect(first.html).toContain('<a id="key-pages-older" href="/admin/console/partners?mode=sandbox&amp;offset=50">');
     const second = await pageAs(h, `${PAGE}?mode=sandbox&offset=50`, cookie);
     expect(second.html).toMatch(/showing 51–53\./);
     expect(second.html.match(/<tr id="key-/g)).toHaveLength(3);
-    expect(second.html).toContain('<a id="newer" href="/admin/console/partners?mode=sandbox">');
-    expect(second.html).not.toContain('id="older"');
+    expect(second.html).toContain('<a id="key-pages-newer" href="/admin/console/partners?mode=sandbox">');
+    expect(second.html).not.toContain('id="key-pages-older"');
   });
 });

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { afterResponses, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { BROWSER_ACCEPT, signedInCookie } from "../support/console";
+import { BROWSER_ACCEPT, errorLineOf, headingOf, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { openMessengerApp } from "../messenger/support";
 
 // A console page asked for with a query value its schema refuses (out of range): a browser gets the page again —
 // its defaults, the message naming the parameter and its range above them, 400, text/html — as a refused form does
-// (console-kit.ts `refusingPage`); a script, with the bearer token or with the cookie but no text/html in Accept,
+// (console-kit.ts `consoleRoute`); a script, with the bearer token or with the cookie but no text/html in Accept,
 // gets the 400 invalid_query envelope naming the parameter; a browser not signed in is sent to sign in first, the
 // query kept in `next`. The nine pages whose query has bounded numbers, on the real app (a bot token set, so the
 // messenger page draws its figures).
@@ -152,4 +152,25 @@ test("the request log records the re-drawn page as the 400 invalid_query it is",
     "invalid_query",
   ]);
   expect(Number(after!.n) - Number(before!.n)).toBe(1);
+});
+
+// Pages that answered a browser's bad or unknown parameter with the JSON envelope before the console route builder
+// (src/auth/console-kit.ts): one alert's page and one incident's (a path id), and the link inbox (a query value its
+// schema refuses). Now a browser gets the page with the message, as on every console page; a script still the JSON.
+describe.each([
+  { path: "/admin/ops/alerts-monitor/alerts/abc", status: 400, heading: "Alert", code: "invalid_query" },
+  { path: "/admin/ops/alerts-monitor/alerts/999", status: 404, heading: "Alert", code: "not_found" },
+  { path: "/admin/ops/incidents/0", status: 400, heading: "Incident", code: "invalid_query" },
+  { path: "/admin/ops/incidents/999", status: 404, heading: "Incident", code: "not_found" },
+  { path: "/admin/ops/link-inbox?limit=abc", status: 400, heading: "Link inbox", code: "invalid_query" },
+])("GET $path", (c) => {
+  test("a browser gets the page with the message; a script the JSON envelope", async () => {
+    const res = await h.request(c.path, { headers: { cookie, accept: BROWSER_ACCEPT } });
+    const html = await res.text();
+    expect([res.status, res.headers.get("content-type")]).toEqual([c.status, "text/html; charset=utf-8"]);
+    expect(headingOf(html)).toBe(c.heading);
+    expect(errorLineOf(html)).toBeTruthy();
+    const script = await h.json(c.path, { headers: { authorization: `Bearer ${token}` } });
+    expect([script.status, script.body.error]).toEqual([c.status, c.code]);
+  });
 });

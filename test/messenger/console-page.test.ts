@@ -321,17 +321,17 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
     expect(stale.status).toBe(409);
     expect(stale.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const staleHtml = await stale.text();
-    expect(textOf(staleHtml, "page-error")).toContain("is at revision 2, not 1");
+    expect(textOf(staleHtml, "form-error")).toContain("is at revision 2, not 1");
     expect((await missionOf("spin-5")).active).toBe(true);
 
     const unknown = await form(cookie, "nope", { csrf_token: csrf, active: "0" });
     expect(unknown.status).toBe(404);
-    expect(textOf(await unknown.text(), "page-error")).toContain('No mission "nope"');
+    expect(textOf(await unknown.text(), "form-error")).toContain('No mission "nope"');
 
     for (const fields of [{ active: "2" }, { active: "0", revision: "abc" }] as Array<Record<string, string>>) {
       const bad = await form(cookie, "spin-5", { csrf_token: csrf, ...fields });
       expect(bad.status).toBe(400);
-      expect(textOf(await bad.text(), "page-error")).toBeTruthy();
+      expect(textOf(await bad.text(), "form-error")).toBeTruthy();
     }
     expect((await missionOf("spin-5")).active).toBe(true);
 
@@ -371,7 +371,7 @@ describe("without MESSENGER_BOT_TOKEN", () => {
         body: new URLSearchParams({ csrf_token: csrfOf(html), active: "0" }).toString(),
       });
       expect(post.status).toBe(503);
-      expect(textOf(await post.text(), "page-error")).toContain("the Telegram bot is not configured");
+      expect(textOf(await post.text(), "form-error")).toContain("the Telegram bot is not configured");
       // A script (no text/html in Accept) gets the JSON envelope of the same refusal.
       const script = await bare.json(`${PAGE}/missions/spin-5/state`, {
         method: "POST",

@@ -77,7 +77,7 @@ test.skipIf(!present)(
     expect(await page.locator("#firing-rows").innerText()).toContain("<b>(ratio 64.5)</b>");
     expect(await page.locator("#history-rows tbody tr").count()).toBe(3);
     expect(await page.locator("#run-rows tbody tr").count()).toBe(3);
-    expect(await page.locator("#active-none").innerText()).toBe("None.");
+    expect(await page.locator("#silence-rows-none").innerText()).toBe("None.");
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "console-alerts-1280.png");
 
@@ -142,7 +142,7 @@ test.skipIf(!present)(
     await page.goto(`${base()}${PAGE}`, { waitUntil: "load" });
     await page.click(`#end-${id}`);
     expect(await page.locator("#done").innerText()).toBe(`Silence #${id} ended now.`);
-    expect(await page.locator("#active-none").innerText()).toBe("None.");
+    expect(await page.locator("#silence-rows-none").innerText()).toBe("None.");
     expect(await page.locator(`#ended-rows #silence-${id}`).innerText()).toContain("ended 2026-04-01 12:00:00 UTC by admin:on-call");
     await page.setViewportSize({ width: 1280, height: 900 });
     await noHorizontalOverflow(page);

@@ -103,13 +103,13 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
     expect(first.html).toMatch(/id="firing-count">3</);
     expect([...first.html.matchAll(/<tr><td data-label="Alert">/g)].length).toBe(3 + 25);
     expect(first.html).toContain("1–25 of 30");
-    const older = /id="history-older" href="([^"]+)"/.exec(first.html)![1]!.replaceAll("&amp;", "&");
+    const older = /id="history-pages-older" href="([^"]+)"/.exec(first.html)![1]!.replaceAll("&amp;", "&");
     expect(older).toBe(`${PAGE}?changes=25#history`);
     // (A browser never sends the #fragment; the test strips it.)
     const second = await pageAs(h, older.split("#")[0]!, cookie);
     expect(second.html).toContain("26–30 of 30");
-    expect(second.html).toMatch(/id="history-newer" href="\/admin\/console\/alerts#history"/);
-    expect(second.html).not.toContain('id="history-older"');
+    expect(second.html).toMatch(/id="history-pages-newer" href="\/admin\/console\/alerts#history"/);
+    expect(second.html).not.toContain('id="history-pages-older"');
 
     // Evaluations: the fail ones only, from the GET filter, then the same page as JSON.
     const fails = await pageAs(h, `${PAGE}?days=7&source=webhooks&status=fail`, cookie);

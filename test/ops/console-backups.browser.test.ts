@@ -56,16 +56,16 @@ testOn("sqlite", "test/ops/console-backups.browser.test.ts", test.skipIf(!presen
   "sign in, open Backups from the header, take a backup, download it, see a refusal; readable at 390 px",
   async () => {
     const page = await openBackups();
-    expect(await page.locator("#backups-none").innerText()).toBe("None.");
+    expect(await page.locator("#backup-rows-none").innerText()).toBe("None.");
     expect(await page.locator("#backup-age").innerText()).toContain("No backup yet");
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "console-backups-empty-1280.png");
 
     await page.click("#run");
-    expect(page.url()).toBe(`${base()}/admin/console/backups?done=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
+    expect(page.url()).toBe(`${base()}/admin/console/backups?done=made&backup=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
     expect(await page.locator("#done").innerText()).toBe("Backup herald-2026-04-01T12-00-00-000Z.db made and checked.");
     expect(await page.locator("#backup-rows tbody tr").count()).toBe(1);
-    const sha = await page.locator("#backup-rows code.sha").innerText();
+    const sha = await page.locator("#backup-rows td[data-label='SHA-256']").innerText();
     expect(sha).toMatch(/^[0-9a-f]{64}$/);
     await browser.screenshot(page, "console-backups-1280.png");
 

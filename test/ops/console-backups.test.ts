@@ -4,7 +4,19 @@ import { copyFileSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import {
+  BROWSER_ACCEPT,
+  csrfOf,
+  doneLineOf,
+  errorLineOf,
+  exportLinksOf,
+  formPost,
+  headingOf,
+  pageAs,
+  signedInCookie,
+  tableOf,
+  textById,
+} from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
 import { describeOn } from "../support/skipped";
@@ -58,13 +70,13 @@ describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/bac
     const cookie = await signedInCookie(h, token);
     const empty = await pageAs(h, PAGE, cookie);
     expect(empty.status).toBe(200);
-    expect(empty.html).toContain("<h1>Backups</h1>");
+    expect(headingOf(empty.html)).toBe("Backups");
     expect(empty.html).toContain("As of 2026-04-01 12:00:00 UTC; all times UTC.");
-    expect(empty.html).toContain('id="backups-none">None.');
+    expect(textById(empty.html, "list")).toBe("On-demand backups None.");
     expect(empty.html).toMatch(/class="summary attention"><p id="backup-age">No backup yet/);
-    expect(empty.html).toContain('id="backup-keep">2</strong>');
-    expect(empty.html).toContain(`<code id="backup-folder">${join(h.dir, "backups")}</code>`);
-    expect(empty.html).toMatch(/id="journal-mode"><span class="badge ok">wal<\/span>/);
+    expect(textById(empty.html, "backup-keep")).toBe("2");
+    expect(textById(empty.html, "backup-folder")).toBe(join(h.dir, "backups"));
+    expect(textById(empty.html, "journal-mode")).toBe("wal what Litestream needs");
     expect(empty.html).toContain("LITESTREAM_REPLICA_URL");
     const csrf = csrfOf(empty.html);
 
@@ -76,13 +88,13 @@ describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/bac
     const run = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(run.status).toBe(303);
     const location = run.headers.get("location")!;
-    expect(location).toBe(`${PAGE}?done=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
+    expect(location).toBe(`${PAGE}?done=made&backup=herald-2026-04-01T12-00-00-000Z.db&pruned=0`);
     h.clock.advance(90 * 60_000);
     const { html } = await pageAs(h, location, cookie);
-    expect(html).toContain('id="done" role="status"><p>Backup herald-2026-04-01T12-00-00-000Z.db made and checked.</p>');
+    expect(doneLineOf(html)).toBe("Backup herald-2026-04-01T12-00-00-000Z.db made and checked.");
     expect(html).toMatch(/class="summary ready"><p id="backup-age">The newest backup is 1 h 30 min old and passed its integrity check; 1 kept/);
     const [listed] = (await backupsJson(token)).backups;
-    expect(html).toContain(`<code class="sha">${listed!.sha256}</code>`);
+    expect(tableOf(html, "backup-rows").map((r) => r.cells["SHA-256"])).toEqual([listed!.sha256]);
     const href = /<a href="(\/admin\/backups\/[^"]+)" download>/.exec(html)![1]!;
     expect(href).toBe(`/admin/backups/${listed!.name}`);
 
@@ -120,10 +132,8 @@ describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/bac
     expect(again.status).toBe(409);
     expect(again.headers.get("content-type")).toContain("text/html");
     const html = await again.text();
-    expect(html).toMatch(
-      /<p class="error" id="form-error" role="alert">Nothing was changed: A backup named herald-2026-04-01T12-00-00-000Z\.db already exists/,
-    );
-    expect(html).toContain('id="backup-rows"');
+    expect(errorLineOf(html)).toStartWith("No backup was made: A backup named herald-2026-04-01T12-00-00-000Z.db already exists");
+    expect(tableOf(html, "backup-rows")).toHaveLength(1);
     const script = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf }, null);
     expect(script.status).toBe(409);
     expect(((await script.json()) as { error: string }).error).toBe("conflict");
@@ -137,7 +147,7 @@ describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/bac
     const c2 = await signedInCookie(h, t2);
     const refused = await formPost(h, `${PAGE}/run`, c2, { csrf_token: csrfOf((await pageAs(h, PAGE, c2)).html) });
     expect(refused.status).toBe(503);
-    expect(await refused.text()).toContain('id="form-error" role="alert">No backup was made: The backup could not be written; see the server log.');
+    expect(errorLineOf(await refused.text())).toBe("No backup was made: The backup could not be written; see the server log");
     expect(await h.ctx.store.get("SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'backup%'")).toEqual({ n: 0 });
   });
 
@@ -157,24 +167,24 @@ describeOn("sqlite", "test/ops/console-backups.test.ts")("GET /admin/console/bac
     const first = await pageAs(h, `${PAGE}?done=%3Cscript%3Ealert(1)%3C%2Fscript%3E`, cookie);
     expect(first.status).toBe(200);
     expect(first.html).not.toContain("<script");
-    expect(first.html).not.toContain('id="done"');
+    expect(doneLineOf(first.html)).toBeNull();
     expect(first.html).toMatch(
       /class="summary attention"><p id="backup-age">The newest backup, herald-2026-04-01T12-30-00-000Z\.db, has integrity &quot;unknown&quot;/,
     );
     expect(first.html).toContain('id="backup-range">1–25 of 27, newest first.');
-    expect(first.html.match(/<tr id="backup-/g)).toHaveLength(25);
-    expect(first.html).toContain('<span class="badge warn">unknown</span>');
-    expect(first.html).toContain('<a id="older" href="/admin/console/backups?offset=25">');
-    expect(first.html).not.toContain('id="newer"');
+    expect(tableOf(first.html, "backup-rows")).toHaveLength(25);
+    expect(tableOf(first.html, "backup-rows")[0]!.cells.Integrity).toBe("unknown");
+    expect(first.html).toContain('<a id="backup-pages-older" href="/admin/console/backups?offset=25">');
+    expect(first.html).not.toContain('id="backup-pages-newer"');
 
     const second = await pageAs(h, `${PAGE}?offset=25`, cookie);
     expect(second.html).toContain('id="backup-range">26–27 of 27, newest first.');
-    expect(second.html).toContain('<tr id="backup-herald-2026-03-01T00-00-00-000Z.db">');
-    expect(second.html).toContain('<a id="newer" href="/admin/console/backups">');
-    expect(second.html).not.toContain('id="older"');
+    expect(tableOf(second.html, "backup-rows").at(-1)!.cells.Backup).toBe("herald-2026-03-01T00-00-00-000Z.db");
+    expect(second.html).toContain('<a id="backup-pages-newer" href="/admin/console/backups">');
+    expect(second.html).not.toContain('id="backup-pages-older"');
 
     const past = await pageAs(h, `${PAGE}?offset=500`, cookie);
-    expect(past.html).toContain('id="backups-none">None. <a id="newest-page" href="/admin/console/backups">');
+    expect(textById(past.html, "list")).toBe("On-demand backups None on this page. ← Newer");
     expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
     expect((await h.request(`${PAGE}?offset=100001`, { headers: { cookie } })).status).toBe(400);
   });

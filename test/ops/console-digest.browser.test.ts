@@ -123,7 +123,7 @@ test.skipIf(!present)(
     expect(page.url()).toBe(`${base()}${PAGE}?done=ended&rule=1`);
     expect(await page.locator("#done").innerText()).toBe("Rule #1 ended now.");
     expect(await page.locator("#rule-1").innerText()).toContain("revoked");
-    expect(await page.locator("#suppressed-none").count()).toBe(1);
+    expect(await page.locator("#suppressed-rows-none").count()).toBe(1);
     await noHorizontalOverflow(page);
   },
   180_000,

@@ -63,7 +63,7 @@ describe("GET /admin/console/403-digest", () => {
     expect(html).toContain("100.64.5.0/24");
     // Each finding says whether a rule hides it: none yet.
     expect(html).toContain('<td data-label="Suppression"><span class="muted">not suppressed</span></td>');
-    expect(html).toContain('id="suppressed-none"');
+    expect(html).toContain('id="suppressed-rows-none"');
     // Herald holds 49 hours of data: a new path says so instead of claiming the 14-day lookback (JSON and page).
     const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
     expect(digest.body.coverage.lookback_complete).toBe(false);
@@ -156,7 +156,7 @@ describe("GET /admin/console/403-digest", () => {
     expect(ended.headers.get("location")).toBe(`${PAGE}?done=ended&rule=1`);
     const back = await pageAs(h, ended.headers.get("location")!, cookie);
     expect(back.html).toContain("Rule #1 ended now.");
-    expect(back.html).toContain('id="suppressed-none"');
+    expect(back.html).toContain('id="suppressed-rows-none"');
     expect(back.html).toContain("<code>100.64.5.0/24</code>");
     expect((await h.json("/admin/ops/403-digest/suppressions?state=revoked", { headers: { cookie } })).body.count).toBe(1);
     const again = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });

@@ -112,7 +112,7 @@ test.skipIf(!present)(
     await page.fill("#draft-form input[name=index]", "5");
     const [refused] = await Promise.all([page.waitForEvent("response", (r) => new URL(r.url()).pathname === PAGE), page.click("#draft-apply")]);
     expect(refused.status()).toBe(404);
-    expect(await page.locator("#draft-error").innerText()).toContain("No incident at index 5");
+    expect(await page.locator("#form-error").innerText()).toContain("No incident at index 5");
     expect(await page.locator("#draft").count()).toBe(0);
     expect(await page.locator("#open-count").innerText()).toBe("1");
     await noHorizontalOverflow(page);

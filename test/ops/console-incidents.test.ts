@@ -71,14 +71,14 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     expect(first.status).toBe(200);
     expect(first.html).toMatch(/id="open-count">0</);
     expect([...first.html.matchAll(/<tr id="incident-/g)].length).toBe(20);
-    expect(first.html).toContain("1–20 of 22 resolved.");
-    const older = /id="older" href="([^"]+)"/.exec(first.html)![1]!.replaceAll("&amp;", "&");
+    expect(first.html).toContain(">1–20 of 22<");
+    const older = /id="recent-pages-older" href="([^"]+)"/.exec(first.html)![1]!.replaceAll("&amp;", "&");
     expect(older).toBe(`${PAGE}?hours=2&index=0&template=minimal&offset=20#recent`);
     const second = await pageAs(h, older.split("#")[0]!, cookie);
     expect([...second.html.matchAll(/<tr id="incident-/g)].length).toBe(2);
-    expect(second.html).toContain("21–22 of 22 resolved.");
+    expect(second.html).toContain(">21–22 of 22<");
     expect(second.html).toContain("<option selected>minimal</option>");
-    expect(second.html).toMatch(/id="newer" href="\/admin\/console\/incidents\?hours=2&amp;index=0&amp;template=minimal#recent"/);
+    expect(second.html).toMatch(/id="recent-pages-newer" href="\/admin\/console\/incidents\?hours=2&amp;index=0&amp;template=minimal#recent"/);
   });
 
   test("the draft form: window, incident, template — the text area equals draft.md of the same parameters; refusals on the page", async () => {
@@ -119,7 +119,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     // script gets the 400 envelope naming the parameter.
     const outOfRange = await pageAs(h, `${PAGE}?hours=0`, cookie);
     expect(outOfRange.status).toBe(400);
-    expect(outOfRange.html).toContain('id="draft-error"');
+    expect(outOfRange.html).toContain('id="form-error"');
     expect(outOfRange.html).toContain("query.hours must be an integer from 1 to 720");
     expect(outOfRange.html).not.toContain('id="draft"');
     expect((await h.json(`${PAGE}?hours=0`, { headers: { cookie } })).body.details[0].field).toBe("query.hours");
@@ -131,7 +131,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     ] as const) {
       const refused = await pageAs(h, `${PAGE}?${query}`, cookie);
       expect({ query, status: refused.status }).toEqual({ query, status });
-      expect(refused.html).toContain('id="draft-error"');
+      expect(refused.html).toContain('id="form-error"');
       expect(refused.html).toContain(says);
       expect(refused.html).not.toContain('id="draft"');
       // The list is still there.

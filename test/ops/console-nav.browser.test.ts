@@ -111,7 +111,7 @@ test.skipIf(!present)(
     await page.goto(`${base()}/admin/console/backups`, { waitUntil: "load" });
     if (testEngine() === "sqlite") {
       await page.click("#run");
-      expect(page.url()).toContain("/admin/console/backups?done=herald-");
+      expect(page.url()).toContain("/admin/console/backups?done=made&backup=herald-");
       expect(await page.locator("#done").innerText()).toContain("made and checked");
       expect(await page.locator("#backup-rows tbody tr").count()).toBe(1);
       await noHorizontalOverflow(page);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { exportLinksOf, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, columnOf, exportLinksOf, headingOf, pageAs, signedInCookie, tableOf, textById } from "../support/console";
 import { createAdminToken } from "../support/partner";
 
 // The console's preflight page: yesterday's snapshot taken by the real job, one field of it as it was before a
@@ -32,17 +32,18 @@ describe("GET /admin/console/preflight", () => {
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
-    expect(html).toContain("Changes since 2026-04-01");
-    expect(html).toMatch(/id="delta-counts">1 changed, 0 added, 0 removed/);
-    expect(html).toContain(`<code>${field!.section}.${field!.field}</code>`);
-    expect(html).toContain("before-&lt;deploy&gt;");
+    expect(headingOf(html)).toBe("Preflight guards");
+    expect(textById(html, "delta")).toContain("Changes since 2026-04-01");
+    expect(textById(html, "delta-counts")).toStartWith("1 changed, 0 added, 0 removed");
+    expect(tableOf(html, "change-rows").map((r) => r.cells)).toEqual([
+      { Field: `${field!.section}.${field!.field}`, Change: "changed", Before: "before-<deploy>", Now: expect.any(String) },
+    ]);
     // The master key is a guard: shown as set with a fingerprint, never its value.
     expect(html).not.toContain("c0ffee".repeat(10));
+    expect(columnOf(html, "guard-rows", "Value")).toContain("secret set");
     // History: only yesterday has a snapshot, with none before it to compare with.
-    expect(html).toContain('id="history-count">1 of the last 30 days have a snapshot');
-    expect(html).toMatch(
-      /<td data-label="Day">2026-04-01<\/td><td data-label="Fields">\d+<\/td><td data-label="Changed"><span class="muted">no snapshot the day before/,
-    );
+    expect(textById(html, "history-count")).toStartWith("1 of the last 30 days have a snapshot");
+    expect(tableOf(html, "history-rows").map((r) => [r.cells.Day, r.cells.Changed])).toEqual([["2026-04-01", "no snapshot the day before"]]);
     const links = exportLinksOf(html);
     expect(links).toHaveLength(9);
     for (const link of links) expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
@@ -55,11 +56,10 @@ describe("GET /admin/console/preflight", () => {
     // Today's snapshot: the history shows today against yesterday, naming the field that changed.
     expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
     const later = (await pageAs(h, PAGE, cookie)).html;
-    expect(later).toContain('id="history-count">2 of the last 30 days have a snapshot');
-    expect(later).toContain(`<td data-label="Day">2026-04-02</td><td data-label="Fields">`);
-    expect(later).toMatch(new RegExp(`<span class="badge warn">1</span></td><td data-label="Which"><code>${field!.section}\\.${field!.field}</code>`));
+    expect(textById(later, "history-count")).toStartWith("2 of the last 30 days have a snapshot");
+    expect(tableOf(later, "history-rows")[0]!.cells).toMatchObject({ Day: "2026-04-02", Changed: "1", Which: `${field!.section}.${field!.field}` });
     // A day without a snapshot says so.
-    expect((await pageAs(h, `${PAGE}?day_offset=5`, cookie)).html).toContain('id="delta-unavailable"');
+    expect(textById((await pageAs(h, `${PAGE}?day_offset=5`, cookie)).html, "delta")).toContain("No snapshot was taken on 2026-03-28");
     expect((await h.request(`${PAGE}?day_offset=31`, { headers: { cookie } })).status).toBe(400);
   });
 });

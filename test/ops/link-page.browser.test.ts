@@ -121,7 +121,7 @@ test.skipIf(!present)(
     await page.fill("input[name=at_from]", "2026-04-01T08:00:00");
     await page.click("#apply");
     expect(page.url()).toContain("at_from=2026-04-01T08%3A00%3A00");
-    expect(await page.locator("#filter-error").innerText()).toContain("query.at_from");
+    expect(await page.locator("#form-error").innerText()).toContain("query.at_from");
     expect(await page.locator("input[name=at_from]").inputValue()).toBe("2026-04-01T08:00:00");
     expect(await page.locator("#console-nav").count()).toBe(1);
     const bad = await page.goto(`${base()}/admin/ops/link-inbox?at_from=yesterday`, { waitUntil: "load" });

@@ -44,3 +44,79 @@ export async function pageAs(app: TestApp, path: string, cookie: string) {
   const res = await app.request(path, { headers: { cookie, accept: BROWSER_ACCEPT } });
   return { status: res.status, html: await res.text(), headers: res.headers };
 }
+
+// Reading a page as a person does: its heading, the result and refusal lines, a table's cells by column, an
+// element's text — so that a test asserts what is shown, not how the markup spells it.
+
+const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+
+/** The text of a piece of HTML: tags dropped, entities decoded, white space folded. */
+export const textOf = (html: string) =>
+  html
+    .replace(/<(style|script)[\s\S]*?<\/\1>/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!)
+    .replace(/\s+/g, " ")
+    .trim();
+
+/** The outer HTML of the element with this id (nested elements of its own kind included), or null. */
+export function elementById(html: string, id: string): string | null {
+  const open = new RegExp(`<([a-z][a-z0-9]*)\\b[^>]*\\bid="${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"[^>]*>`).exec(html);
+  if (!open) return null;
+  const tag = open[1]!;
+  const re = new RegExp(`<(/?)${tag}\\b[^>]*>`, "g");
+  re.lastIndex = open.index + open[0].length;
+  let depth = 1;
+  for (let m = re.exec(html); m; m = re.exec(html)) {
+    depth += m[1] ? -1 : 1;
+    if (depth === 0) return html.slice(open.index, m.index + m[0].length);
+  }
+  return html.slice(open.index);
+}
+
+/** The text of the element with this id ("" when there is none). */
+export const textById = (html: string, id: string) => textOf(elementById(html, id) ?? "");
+
+/** The page's heading (its h1 in main). */
+export const headingOf = (html: string) => textOf(/<main>[\s\S]*?<h1[^>]*>([\s\S]*?)<\/h1>/.exec(html)?.[1] ?? "");
+
+/** The result line a form's redirect shows, or null. */
+export const doneLineOf = (html: string) => {
+  const m = /<[a-z]+[^>]*role="status"[^>]*>([\s\S]*?)<\/(section|p)>/.exec(html);
+  return m ? textOf(m[1]!) : null;
+};
+
+/** The refusal shown on the page (role="alert"), or null. */
+export const errorLineOf = (html: string) => {
+  const m = /<p[^>]*role="alert"[^>]*>([\s\S]*?)<\/p>/.exec(html);
+  return m ? textOf(m[1]!) : null;
+};
+
+export interface TableRow {
+  /** The row's id attribute, or "". */
+  id: string;
+  /** Header → the cell's text. */
+  cells: Record<string, string>;
+  html: string;
+}
+
+/** The rows of the table with this id ([] when there is no such table), each cell by its column's header. */
+export function tableOf(html: string, id: string): TableRow[] {
+  const table = elementById(html, id);
+  if (!table) return [];
+  const heads = [...table.matchAll(/<th\b[^>]*>([\s\S]*?)<\/th>/g)].map((m) => textOf(m[1]!));
+  const body = /<tbody>([\s\S]*)<\/tbody>/.exec(table)?.[1] ?? "";
+  return [...body.matchAll(/<tr\b([^>]*)>([\s\S]*?)<\/tr>/g)].map((m) => {
+    const cells = [...m[2]!.matchAll(/<td\b[^>]*>([\s\S]*?)<\/td>/g)].map((c) => textOf(c[1]!));
+    return { id: /\bid="([^"]*)"/.exec(m[1]!)?.[1] ?? "", cells: Object.fromEntries(heads.map((h, i) => [h, cells[i] ?? ""])), html: m[0] };
+  });
+}
+
+/** One column of a table, top to bottom. */
+export const columnOf = (html: string, id: string, header: string) => tableOf(html, id).map((r) => r.cells[header]);
+
+/** The href of the link whose text is `text` (entities decoded), or null. */
+export function hrefOf(html: string, text: string): string | null {
+  for (const m of html.matchAll(/<a\b[^>]*href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/g)) if (textOf(m[2]!) === text) return m[1]!.replaceAll("&amp;", "&");
+  return null;
+}

@@ -46,11 +46,11 @@ test.skipIf(!present)(
     await page.click(`#console-nav a[href="${PAGE}"]`);
     expect(page.url()).toBe(`${base()}${PAGE}`);
     expect(await page.locator("main h1").innerText()).toBe("Audit runs");
-    expect(await page.locator("#runs-none").innerText()).toContain("None.");
+    expect(await page.locator("#run-rows-none").innerText()).toContain("None.");
 
     // Run the audit now: back to the new run, its anomalies below.
     await page.click("#run-audit");
-    expect(page.url()).toBe(`${base()}${PAGE}?run=1&done=ran-1`);
+    expect(page.url()).toBe(`${base()}${PAGE}?run=1&done=ran&ref=1`);
     expect(await page.locator("#done").innerText()).toBe("Audit run #1 finished; its anomalies are below.");
     expect(await page.locator("#run-1 td[data-label=Trigger]").innerText()).toBe("manual");
     expect(await page.locator("#run-1 td[data-label=Verdict]").innerText()).toBe("bad");
@@ -72,7 +72,7 @@ test.skipIf(!present)(
     await row.locator("input[name=eta_utc]").fill("2026-02-01");
     await row.locator("textarea[name=note]").fill("Reconciled with the custodian's statement: a pending deposit.");
     await row.locator('button[id="triage-token-snapshot:2"]').click();
-    expect(page.url()).toBe(`${base()}${PAGE}?run=1&done=triaged&sig=token-snapshot%3A2`);
+    expect(page.url()).toBe(`${base()}${PAGE}?run=1&done=triaged&ref=token-snapshot%3A2`);
     expect(await page.locator("#done").innerText()).toBe("Triage of token-snapshot:2 saved; triage.json publishes it.");
     expect(await page.locator('tr[id="sig-token-snapshot:2"] .triage').innerText()).toContain(
       "false_positive, owner Treasury on-call (Dana), ETA 2026-02-01 00:00:00 UTC — Reconciled with the custodian's statement",

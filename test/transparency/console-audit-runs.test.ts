@@ -65,7 +65,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect(run2).toContain('data-label="Anomalies by severity">none<');
     // The default is the newest complete run (2: none); run 1 is one click away.
     expect(html).toContain("Anomalies of run #2");
-    expect(html).toContain('id="anomalies-none">None.');
+    expect(html).toContain('id="anomaly-rows-none">None.');
     expect(run1).toContain(`href="${PAGE}?run=1#anomalies"`);
 
     const one = (await pageAs(h, `${PAGE}?run=1`, cookie)).html;
@@ -126,11 +126,11 @@ describe("GET /admin/console/audit-runs", () => {
     expect(first).toContain('id="run-21"');
     expect(first).toContain('id="run-2"');
     expect(first).not.toContain('id="run-1"');
-    expect(first).toContain(`<a id="runs-older" href="${PAGE}?runs_offset=20#runs">`);
+    expect(first).toContain(`<a id="runs-pages-older" href="${PAGE}?runs_offset=20#runs">`);
     const second = (await pageAs(h, `${PAGE}?runs_offset=20`, cookie)).html;
     expect(second).toContain('id="run-1"');
     expect(second).not.toContain('id="run-2"');
-    expect(second).toContain(`<a id="runs-newer" href="${PAGE}#runs">`);
+    expect(second).toContain(`<a id="runs-pages-newer" href="${PAGE}#runs">`);
     // Run 1 picked from the second page: the runs stay on their page; its 7 anomalies fit one page.
     expect(second).toContain(`href="${PAGE}?run=1&amp;runs_offset=20#anomalies"`);
     const one = (await pageAs(h, `${PAGE}?run=1&runs_offset=20`, cookie)).html;
@@ -139,9 +139,9 @@ describe("GET /admin/console/audit-runs", () => {
     expect(one).not.toContain('id="anomaly-pages"');
     expect(one).toContain('<input type="hidden" name="runs_offset" value="20">');
     const past = (await pageAs(h, `${PAGE}?run=1&offset=50`, cookie)).html;
-    expect(past).toContain('id="anomalies-none">None on this page.');
-    expect(past).toContain(`<a id="anomalies-prev" href="${PAGE}?run=1#anomalies">`);
-    expect((await pageAs(h, `${PAGE}?runs_offset=40`, cookie)).html).toContain('id="runs-none">None on this page.');
+    expect(past).toContain('id="anomaly-rows-none">None on this page.');
+    expect(past).toContain(`<a id="anomaly-pages-newer" href="${PAGE}?run=1#anomalies">`);
+    expect((await pageAs(h, `${PAGE}?runs_offset=40`, cookie)).html).toContain('id="run-rows-none">None on this page.');
   }, 60_000);
 
   test("the triage form: CSRF required, refusals re-rendered, a triage published, escaped and audited", async () => {
@@ -186,7 +186,7 @@ describe("GET /admin/console/audit-runs", () => {
 
     const done = await formPost(h, url, cookie, { ...fields, csrf_token: csrf });
     expect(done.status).toBe(303);
-    expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=triaged&sig=${encodeURIComponent(sig)}`);
+    expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=triaged&ref=${encodeURIComponent(sig)}`);
     const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
     expect(after).toContain(`Triage of ${sig} saved; triage.json publishes it.`);
     const row = rowOf(after, `sig-${sig}`);
@@ -222,7 +222,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect((await rows(h, "SELECT count(*) AS n FROM audit_runs"))[0]!.n).toBe(0);
     const done = await formPost(h, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(done.status).toBe(303);
-    expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=ran-1`);
+    expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=ran&ref=1`);
     const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
     expect(after).toContain("Audit run #1 finished; its anomalies are below.");
     expect(rowOf(after, "run-1")).toContain('data-label="Trigger">manual<');
@@ -243,7 +243,7 @@ describe("GET /admin/console/audit-runs", () => {
     const page = await pageAs(plain, PAGE, cookie);
     expect(page.status).toBe(200);
     expect(page.html).toContain('id="run-disabled"');
-    expect(page.html).toContain('id="runs-none"');
+    expect(page.html).toContain('id="run-rows-none"');
     expect(page.html).toContain("None: no complete run yet.");
     const csrf = csrfOf(page.html);
     const res = await formPost(plain, `${PAGE}/run`, cookie, { csrf_token: csrf });

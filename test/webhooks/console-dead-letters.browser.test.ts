@@ -106,7 +106,7 @@ test.skipIf(!present)(
     rx!.then({ status: 204 });
     await row.locator("input[name=reason]").fill("Receiver fixed after the certificate renewal (OPS-12)");
     await row.locator(`#replay-${ids.acme}`).click();
-    expect(page.url()).toBe(`${base()}${PAGE}?partner=Acme+Corp.&done=replayed-${ids.acme}`);
+    expect(page.url()).toBe(`${base()}${PAGE}?partner=Acme+Corp.&done=replayed&ref=${ids.acme}`);
     expect(await page.locator("#done").innerText()).toContain(`Replayed delivery #${ids.acme}: queued again now`);
     await h!.ctx.dispatcher.runOnce();
     expect(await statusOf(ids.acme!)).toBe("succeeded");

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, tableOf } from "../support/console";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 
@@ -79,12 +79,10 @@ describe("GET /admin/console/dead-letters", () => {
     expect(html).toContain("all times UTC.");
     expect(html).toMatch(/id="dead-count"><strong>2<\/strong> dead letters\./);
     for (const id of [a, g]) expect(html).toContain(`id="delivery-${id}"`);
-    const row = /<tr id="delivery-(\d+)">([\s\S]*?)<\/tr>/.exec(html.slice(html.indexOf(`id="delivery-${g}"`) - 8))![2]!;
-    expect(row).toContain('data-label="Partner">Globex <span class="muted short">(live)</span>');
-    expect(row).toMatch(/data-label="Event"><code>webhook.test<\/code><br><code class="muted">evt_[0-9a-f]{24}<\/code>/);
-    expect(row).toContain('data-label="Attempts">2<');
-    expect(row).toContain('data-label="Last answer" class="err">receiver answered HTTP 500<');
-    expect(row).toContain(`data-label="Dead since">${h.clock.now().toISOString().slice(0, 10)}`);
+    const row = tableOf(html, "dead-rows").find((r) => r.id === `delivery-${g}`)!.cells;
+    expect(row).toMatchObject({ Partner: "Globex (live)", Attempts: "2", "Last answer": "receiver answered HTTP 500" });
+    expect(row.Event).toMatch(/^webhook\.test evt_[0-9a-f]{24}$/);
+    expect(row["Dead since"]).toStartWith(h.clock.now().toISOString().slice(0, 10));
     // Newest first; every cell labelled for the narrow layout.
     expect(html.indexOf(`id="delivery-${g}"`)).toBeLessThan(html.indexOf(`id="delivery-${a}"`));
     const table = /<table class="data" id="dead-rows">[\s\S]*?<\/table>/.exec(html)![0];
@@ -166,16 +164,16 @@ describe("GET /admin/console/dead-letters", () => {
     expect(first).toContain("<strong>52</strong> dead letters match this filter; 1–50 shown.");
     expect(first).toContain(`id="delivery-${ids[51]}"`);
     expect(first).not.toContain(`id="delivery-${ids[1]}"`);
-    expect(first).toContain('<a id="older" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
-    expect(first).not.toContain('id="newer"');
+    expect(first).toContain('<a id="pages-older" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
+    expect(first).not.toContain('id="pages-newer"');
     const second = (await pageAs(h, `${PAGE}?partner=Acme&offset=50`, cookie)).html;
     expect(second).toContain("51–52 shown");
     expect(second).toContain(`id="delivery-${ids[0]}"`);
-    expect(second).toContain('<a id="newer" href="/admin/console/dead-letters?partner=Acme">');
-    expect(second).not.toContain('id="older"');
+    expect(second).toContain('<a id="pages-newer" href="/admin/console/dead-letters?partner=Acme">');
+    expect(second).not.toContain('id="pages-older"');
     const past = (await pageAs(h, `${PAGE}?partner=Acme&offset=100`, cookie)).html;
     expect(past).toContain("<strong>52</strong> dead letters match this filter; none on this page.");
-    expect(past).toContain('<a id="newer" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
+    expect(past).toContain('<a id="pages-newer" href="/admin/console/dead-letters?partner=Acme&amp;offset=50">');
     expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
   }, 30_000);
 
@@ -256,7 +254,7 @@ describe("POST /admin/console/dead-letters/:event_id/replay", () => {
     rx.then({ status: 204 });
     const done = await formPost(h, url, cookie, { reason: "receiver fixed <ticket 42>", csrf_token: csrf, partner: "Acme" });
     expect(done.status).toBe(303);
-    expect(done.headers.get("location")).toBe(`${PAGE}?partner=Acme&done=replayed-${id}`);
+    expect(done.headers.get("location")).toBe(`${PAGE}?partner=Acme&done=replayed&ref=${id}`);
     await h.ctx.dispatcher.runOnce(); // the pass the replay started (or one more): its outcome recorded
     expect(await statusOf(id)).toBe("succeeded");
     const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
@@ -291,7 +289,7 @@ describe("POST /admin/console/dead-letters/:event_id/replay", () => {
       body: new URLSearchParams({ reason: "batch after the outage" }).toString(),
     });
     expect(byEvent.status).toBe(303);
-    expect(byEvent.headers.get("location")).toBe(`${PAGE}?done=replayed-${evt}`);
+    expect(byEvent.headers.get("location")).toBe(`${PAGE}?done=replayed&ref=${evt}`);
     await h.ctx.dispatcher.runOnce();
     expect(await statusOf(other)).toBe("succeeded");
     expect((await audits()).map((a) => JSON.parse(a.details).note)).toEqual(["receiver fixed <ticket 42>", "batch after the outage"]);

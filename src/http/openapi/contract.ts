@@ -133,6 +133,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item) as Array<[string, Operation]>) {
       op.security ??= [];
+      // A guard's macro and the route may both name a tag (Elysia appends one list to the other).
+      if (Array.isArray(op.tags)) op.tags = [...new Set(op.tags)];
       const shapes = op[CREATE_OR_UPDATE] as { by: "id" | "update"; required: string[] } | undefined;
       delete op[CREATE_OR_UPDATE];
       if (shapes)

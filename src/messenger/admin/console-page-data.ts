@@ -1,8 +1,8 @@
 // What the messenger console page (/admin/console/messenger) shows, read through the same verbs as the JSON routes
 // it links: gamesOverview (after foldLedger, as analytics-routes.ts does, so every committed play is counted), the
 // catalog and wheel campaign lists, and the missions list. Only numbers and strings leave this file; the markup is
-// console-page-html.ts and console-page-chart.ts.
-import { when } from "../../auth/console-kit";
+// console-page.ts and console-page-chart.ts.
+import { when } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { listMissions } from "../games/missions";
 import { foldLedger } from "../daily-stats";
@@ -18,7 +18,6 @@ export const PAGE_DEFAULT_DAYS = OVERVIEW_DEFAULT_DAYS;
 /** Rows read per list (the lists' own maximum page); the rest is in the JSON lists the page links. */
 const LIST_LIMIT = 200;
 
-export { when };
 const num = (n: number) => n.toLocaleString("en-US");
 
 /** The form's hidden `days` (the page's range, kept on the way back): anything but a whole number 1…PAGE_MAX_DAYS is the default. */

@@ -1,108 +1,158 @@
-import { Elysia, t } from "elysia";
-import { actorLabel } from "../../auth/actors";
+import { t } from "elysia";
+import { consoleRoute, form } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
-import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
-import type { OperatorRequest } from "../../auth/session-plugin";
-import { redirect } from "../../auth/session-plugin";
-import { refusal, refusingPage, wantsHtml, notSignedInDoc } from "../../auth/console-kit";
+import { exportList } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
-import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
-import type { SafeHtml } from "../../http/html";
-import { formRequestBody } from "../../http/body/form-body";
+import { compileHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
 import { overviewChart } from "./console-page-chart";
-import { consoleData, exportLinks, PAGE_DEFAULT_DAYS, PAGE_MAX_DAYS, PAGE_PATH, pageDays, when } from "./console-page-data";
-import { consoleBody, notConfiguredBody } from "./console-page-html";
+import {
+  type CampaignRow,
+  type ConsoleData,
+  consoleData,
+  exportLinks,
+  type MissionLine,
+  PAGE_DEFAULT_DAYS,
+  PAGE_MAX_DAYS,
+  PAGE_PATH,
+  pageDays,
+} from "./console-page-data";
 import { setMissionActive } from "./missions-admin";
 
 // GET /admin/console/messenger: the messenger's operator page (docs/operations.md, "Messenger page"). It is mounted
 // in games-config-routes.ts BEFORE that plugin's bot-token hook, so without MESSENGER_BOT_TOKEN it still answers,
 // saying so in words instead of the routes' JSON 503. The one form switches a mission on or off through the
 // missions routes' own verb (setMissionActive: audited, revision-checked), the same as
-// POST /api/messenger/admin/missions/{key}/activate|deactivate with X-Expected-Revision.
+// POST /api/messenger/admin/missions/{key}/activate|deactivate with X-Expected-Revision. The frame and the table
+// styles are the console's (src/auth/operator-page.ts); only the chart and the range form add a few rules here.
 
 const MISSION_KEY = /^[a-z0-9_-]{1,64}$/;
-const DONE = { activated: "activated", deactivated: "deactivated", unchanged: "already in that state; nothing changed" } as const;
 
-const PageQuery = t.Object({
-  ...ignoredMetaQuery,
-  // Out of range or not a whole number is the house's 400 invalid_query naming the parameter (src/http/params.ts),
-  // shown on the page to a browser; the page's own form cannot send one (its number field has the same bounds).
-  days: intQuery({ minimum: 1, maximum: PAGE_MAX_DAYS, defaultValue: PAGE_DEFAULT_DAYS, description: "the last N UTC days, today included" }),
-  done: t.Optional(t.String({ maxLength: 16, description: "set by the mission form's redirect: activated, deactivated or unchanged" })),
-  mission: t.Optional(t.String({ maxLength: 64, description: "set by the mission form's redirect: the mission it changed" })),
-});
+const STYLE = `<style>
+svg.chart { display:block; width:100%; max-width:760px; height:auto; margin:8px 0; }
+/* The chart scales with the column: on a phone its text is drawn larger in its own units to stay readable. */
+@media (max-width: 700px) { svg.chart text { font-size:18px; } }
+form.range { display:flex; flex-wrap:wrap; gap:8px 12px; align-items:center; margin:12px 0; }
+form.range input[type=number] { font:inherit; width:6em; padding:4px 8px; border:1px solid var(--line); border-radius:6px; }
+dl.totals { display:grid; grid-template-columns:repeat(auto-fit, minmax(150px, 1fr)); gap:8px; margin:12px 0; }
+dl.totals div { border:1px solid var(--line); border-radius:8px; padding:8px 12px; }
+dl.totals dt { color:var(--muted); font-size:13px; } dl.totals dd { margin:0; font-size:18px; font-weight:600; overflow-wrap:anywhere; }
+details summary { cursor:pointer; color:var(--accent); margin:8px 0; }
+table.data button { white-space:nowrap; padding:2px 10px; }
+/* Short identifiers break only where they must: whole in the wide table, wrapped in the narrow one. */
+@media (min-width: 701px) { table.data td.key, table.data td.key code { overflow-wrap:normal; } }
+</style>`;
 
-const MissionStateForm = t.Object(
-  {
-    // Optional in the schema so that a missing token is the CSRF refusal (403), not a malformed form (400).
-    csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into the form" })),
-    active: t.String({ maxLength: 1, description: "1 to activate, 0 to deactivate" }),
-    revision: t.Optional(t.String({ maxLength: 20, description: "The revision the page showed; a newer one is 409 (as X-Expected-Revision)" })),
-    days: t.Optional(t.String({ maxLength: 8, description: "The page's day range, kept on the way back" })),
-  },
-  { additionalProperties: false },
+const missionsHtml = compileHtml<{ rows: MissionLine[]; total: number; csrf: SafeHtml; days: number }>(
+  "messenger-console-missions",
+  `<section id="missions"><h2>Missions</h2>
+<p class="muted">Progress source: <strong>server</strong> — the server counts the event itself; <strong>self-reported</strong> — the mini-app's word, under tighter caps. Caps: progress units a player may add per UTC day, and accepted events per mission per minute.</p>
+<% if (it.rows.length === 0) { %><p class="muted" id="missions-none">None.</p><% } else { %><table class="data" id="mission-rows"><thead><tr><th>Mission</th><th>Title</th><th>Counts</th><th>Progress source</th><th>Target</th><th>Reward</th><th>Caps</th><th>State</th><th>Revision</th><th>Change</th></tr></thead><tbody>
+<% for (const m of it.rows) { %><tr id="mission-<%= m.key %>"><td data-label="Mission" class="key"><code><%= m.key %></code></td><td data-label="Title"><%= m.title %></td><td data-label="Counts" class="key"><code><%= m.eventType %></code></td><td data-label="Progress source"><span class="badge <%= m.serverCounted ? "ok" : "warn" %>"><%= m.source %></span></td><td data-label="Target"><%= m.target %></td><td data-label="Reward"><%= m.reward %></td><td data-label="Caps"><%= m.caps %></td><td data-label="State"><span class="<%= m.active ? "badge ok" : "badge" %>"><%= m.active ? "active" : "inactive" %></span></td><td data-label="Revision"><%= m.revision %> <span class="muted">(<%= m.updated %>)</span></td><td data-label="Change"><form class="inline" method="post" action="/admin/console/messenger/missions/<%= m.key %>/state"><%= it.csrf %><input type="hidden" name="active" value="<%= m.active ? "0" : "1" %>"><input type="hidden" name="revision" value="<%= m.revision %>"><input type="hidden" name="days" value="<%= it.days %>"><button type="submit" id="toggle-<%= m.key %>" aria-label="<%= m.active ? "Deactivate" : "Activate" %> mission <%= m.key %>"><%= m.active ? "Deactivate" : "Activate" %></button></form></td></tr>
+<% } %></tbody></table><% if (it.total > it.rows.length) { %><p class="muted" id="missions-more">Showing the first <%= it.rows.length %> of <%= it.total %>; the missions JSON below pages through the rest.</p><% } %><% } %></section>`,
 );
 
-const htmlDoc = { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } };
+const campaignsHtml = compileHtml<{ rows: CampaignRow[]; cut: boolean; defaultWheel: string }>(
+  "messenger-console-campaigns",
+  `<section id="campaigns"><h2>Campaigns</h2>
+<p class="muted">Enabled catalog and wheel campaigns that are running now or are scheduled to start; ended and disabled ones are in the JSON lists below. A player outside every wheel campaign spins the built-in wheel: <span id="default-wheel"><%= it.defaultWheel %></span>.</p>
+<% if (it.rows.length === 0) { %><p class="muted" id="campaigns-none">None.</p><% } else { %><table class="data" id="campaign-rows"><thead><tr><th>Campaign</th><th>Kind</th><th>Game</th><th>Audience</th><th>Window</th><th>State</th></tr></thead><tbody>
+<% for (const c of it.rows) { %><tr><td data-label="Campaign"><%= c.title %></td><td data-label="Kind" class="key"><%= c.kind %> <code><%= c.key %></code></td><td data-label="Game" class="key"><code><%= c.game %></code></td><td data-label="Audience" class="key"><code><%= c.audience %></code></td><td data-label="Window"><%= c.window %></td><td data-label="State"><span class="badge <%= c.state === "active" ? "ok" : "warn" %>"><%= c.state %></span></td></tr>
+<% } %></tbody></table><% } %><% if (it.cut) { %><p class="muted" id="campaigns-more">Only the latest 200 of each kind were read; the JSON lists below hold the rest.</p><% } %></section>`,
+);
 
-async function render(ctx: AppContext, operator: OperatorRequest, days: number, notice: { error?: string | null; done?: string | null } = {}, status = 200) {
-  const error = notice.error ?? null;
-  let body: SafeHtml;
-  if (ctx.config.messenger.botToken) {
-    const d = await consoleData(ctx, days);
-    const chart = overviewChart(d.series, d.from, d.to);
-    body = consoleBody(d, { error, done: notice.done ?? null, csrfToken: operator.csrfToken, maxDays: PAGE_MAX_DAYS, chart, exports: exportLinks(d.days) });
-  } else body = notConfiguredBody({ generatedAt: when(ctx.clock.now().toISOString())!, error });
-  const page = operatorPage({ title: "Messenger · Herald", current: PAGE_PATH, who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body });
-  return operatorPageResponse(page, status);
-}
+const bodyHtml = compileHtml<
+  Omit<ConsoleData, "campaigns" | "missions" | "generatedAt"> & { maxDays: number; chart: SafeHtml; campaigns: SafeHtml; missions: SafeHtml; exports: SafeHtml }
+>(
+  "messenger-console-page",
+  `${STYLE}<form class="range" method="get" action="/admin/console/messenger" id="range-form"><label for="days">Days</label><input type="number" id="days" name="days" min="1" max="<%= it.maxDays %>" step="1" required value="<%= it.days %>"><button type="submit" id="range-submit">Show</button><span class="muted">the last N UTC days, today included (1–<%= it.maxDays %>)</span></form>
+<section id="overview"><h2>Overview, <%= it.from %> to <%= it.to %></h2>
+<dl class="totals" id="totals"><% for (const t of it.totals) { %><div><dt><%= t.label %></dt><dd id="<%= t.id %>"><%= t.value %></dd></div><% } %></dl>
+<%= it.chart %>
+<p class="muted">Credits are what the plays paid out, in points (a free spin and a missile counted at their shop price); players are those with any game ledger entry that day. Counted from the daily aggregates, folded from the ledger just now.</p>
+<details id="per-day"><summary>The numbers per day (<%= it.series.length %> days)</summary>
+<table class="data" id="day-rows"><thead><tr><th>Day</th><th>Plays</th><th>Players</th><th>Credits (points value)</th></tr></thead><tbody>
+<% for (const p of it.series) { %><tr><td data-label="Day"><%= p.day %></td><td data-label="Plays"><%= p.plays %></td><td data-label="Players"><%= p.players %></td><td data-label="Credits"><%= p.credits %></td></tr>
+<% } %></tbody></table></details>
+<h3>Per game</h3>
+<table class="data" id="game-rows"><thead><tr><th>Game</th><th>Plays</th><th>Players</th><th>Credits (points value)</th><th>Cost (points value)</th><th>Return to player</th></tr></thead><tbody>
+<% for (const g of it.games) { %><tr id="game-<%= g.game %>"><td data-label="Game"><code><%= g.game %></code></td><td data-label="Plays"><%= g.plays %></td><td data-label="Players"><%= g.players %></td><td data-label="Credits"><%= g.credits %></td><td data-label="Cost"><%= g.cost %></td><td data-label="Return to player"><%= g.rtp %></td></tr>
+<% } %></tbody></table></section>
+<%= it.campaigns %>
+<%= it.missions %>
+<%= it.exports %>`,
+);
 
-/** The redirect's `done`/`mission` as a sentence, or null: only our own words and a well-formed key are shown. */
-function doneText(done: string | undefined, mission: string | undefined): string | null {
-  if (!done || !mission || !Object.hasOwn(DONE, done) || !MISSION_KEY.test(mission)) return null;
-  return `Mission ${mission} ${DONE[done as keyof typeof DONE]}.`;
-}
+/** The page when MESSENGER_BOT_TOKEN is unset: it says so plainly rather than answering the JSON 503. */
+const notConfiguredBody = compileHtml<Record<never, never>>(
+  "messenger-console-not-configured",
+  `<section id="not-configured" class="summary attention"><p><strong>The Telegram bot is not configured (MESSENGER_BOT_TOKEN is unset).</strong></p>
+<ul><li>The mini-app and every messenger admin route, the exports included, answer <code>503 messenger_not_configured</code> until it is set.</li>
+<li>Set <code>MESSENGER_BOT_TOKEN</code> (and <code>MESSENGER_WEBHOOK_SECRET</code>) as docs/messenger.md, "Configuration", describes, then restart Herald; the <a href="/admin/ops/config">configuration page</a> shows what this process read.</li></ul></section>`,
+);
 
 export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:console-messenger" })
-    .use(guards.operator.plugin)
-    .get(PAGE_PATH, ({ operator, query }) => render(ctx, operator, query.days ?? PAGE_DEFAULT_DAYS, { done: doneText(query.done, query.mission) }), {
-      // days out of range: the page over the default days with the message (a script: the JSON envelope).
-      operator: refusingPage((operator) => (status, error) => render(ctx, operator, PAGE_DEFAULT_DAYS, { error }, status)),
-      query: PageQuery,
-      detail: {
-        tags: ["messenger"],
-        summary:
-          "Messenger (HTML page): plays, players and credits per day (inline SVG chart and table), totals per game, running and scheduled campaigns, missions, links to every messenger admin export; says so when the bot is not configured",
-        responses: {
-          200: htmlDoc,
-          ...notSignedInDoc(PAGE_PATH),
-          400: {
-            description: `invalid_query: days is not a whole number 1–${PAGE_MAX_DAYS}: the page over the default days with the message (text/html) for a browser, the JSON envelope for a script`,
-            content: { ...htmlDoc.content, "application/json": { schema: ErrorBody } },
-          },
-        },
+  const configured = () => Boolean(ctx.config.messenger.botToken);
+  return consoleRoute(ctx, guards, {
+    path: PAGE_PATH,
+    title: "Messenger",
+    tags: ["messenger"],
+    lead: "The Telegram mini-app's games, campaigns and missions.",
+    summary:
+      "Messenger (HTML page): plays, players and credits per day (inline SVG chart and table), totals per game, running and scheduled campaigns, missions, links to every messenger admin export; says so when the bot is not configured",
+    query: {
+      // Out of range or not a whole number is the house's 400 invalid_query naming the parameter (src/http/params.ts);
+      // the page's own form cannot send one (its number field has the same bounds).
+      days: intQuery({ minimum: 1, maximum: PAGE_MAX_DAYS, defaultValue: PAGE_DEFAULT_DAYS, description: "the last N UTC days, today included" }),
+    },
+    done: {
+      field: "mission",
+      pattern: MISSION_KEY,
+      says: {
+        activated: (m) => `Mission ${m} activated.`,
+        deactivated: (m) => `Mission ${m} deactivated.`,
+        unchanged: (m) => `Mission ${m} already in that state; nothing changed.`,
       },
-    })
-    .post(
-      `${PAGE_PATH}/missions/:mission_key/state`,
-      async ({ operator, params, body, request }) => {
-        const days = pageDays(body.days);
-        // A browser gets the page with the error; a script (no text/html in Accept) the JSON envelope.
-        const refuse = (status: number, error: string) => {
-          if (!wantsHtml(request)) throw status === 503 ? new AppError("messenger_not_configured", error) : refusal(status as 400 | 404 | 409, error);
-          return render(ctx, operator, days, { error }, status);
-        };
-        if (!ctx.config.messenger.botToken) return refuse(503, "Nothing was changed: the Telegram bot is not configured (MESSENGER_BOT_TOKEN is unset).");
-        if (!MISSION_KEY.test(params.mission_key)) return refuse(400, "That is not a mission key (1–64 of a-z 0-9 _ -); nothing was changed.");
-        if (body.active !== "1" && body.active !== "0") return refuse(400, "The form's active field must be 1 or 0; reload the page and use its buttons.");
-        const revision = body.revision === undefined || body.revision === "" ? null : body.revision;
-        if (revision !== null && !/^[1-9][0-9]{0,15}$/.test(revision))
-          return refuse(400, "The form's revision must be a positive whole number; reload the page.");
-        try {
-          const active = body.active === "1";
+    },
+    load: async (q) => (configured() ? await consoleData(ctx, q.days ?? PAGE_DEFAULT_DAYS) : null),
+    view: (d, { csrf }) =>
+      d === null
+        ? notConfiguredBody({})
+        : bodyHtml({
+            ...d,
+            maxDays: PAGE_MAX_DAYS,
+            chart: overviewChart(d.series, d.from, d.to),
+            campaigns: campaignsHtml({ rows: d.campaigns, cut: d.campaignsCut, defaultWheel: d.defaultWheel }),
+            missions: missionsHtml({ rows: d.missions, total: d.missionsTotal, csrf, days: d.days }),
+            exports: exportList({ links: exportLinks(d.days), note: "Every messenger admin read, with this session (or the admin bearer token)." }),
+          }),
+    forms: [
+      form({
+        path: "/missions/:mission_key/state",
+        params: { mission_key: t.String({ minLength: 1, maxLength: 64, description: "The mission's key" }) },
+        body: {
+          active: t.String({ maxLength: 1, description: "1 to activate, 0 to deactivate" }),
+          revision: t.Optional(t.String({ maxLength: 20, description: "The revision the page showed; a newer one is 409 (as X-Expected-Revision)" })),
+          days: t.Optional(t.String({ maxLength: 8, description: "The page's day range, kept on the way back" })),
+        },
+        summary: "Activate or deactivate a mission from the messenger page (form post; audited as the JSON activate/deactivate); 303 back to the page",
+        refusals: {
+          400: "a malformed field",
+          404: "no such mission",
+          409: "the mission changed since the page was read: revision_conflict",
+          503: "the bot is not configured",
+        },
+        keep: (b) => ({ days: pageDays(b.days) }),
+        run: async ({ operator, params, body: b }) => {
+          if (!configured()) throw new AppError("messenger_not_configured", "the Telegram bot is not configured (MESSENGER_BOT_TOKEN is unset).");
+          if (!MISSION_KEY.test(params.mission_key)) throw new AppError("invalid_payload", "that is not a mission key (1–64 of a-z 0-9 _ -).");
+          if (b.active !== "1" && b.active !== "0")
+            throw new AppError("invalid_payload", "the form's active field must be 1 or 0; reload the page and use its buttons.");
+          const revision = b.revision === undefined || b.revision === "" ? null : b.revision;
+          if (revision !== null && !/^[1-9][0-9]{0,15}$/.test(revision))
+            throw new AppError("invalid_payload", "the form's revision must be a positive whole number; reload the page.");
+          const active = b.active === "1";
           const result = await setMissionActive(
             ctx,
             { actor: operator.actor, requestId: operator.requestId },
@@ -110,30 +160,9 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
             active,
             revision === null ? null : Number(revision),
           );
-          const done = result.changed ? (active ? "activated" : "deactivated") : "unchanged";
-          return redirect(`${PAGE_PATH}?days=${days}&done=${done}&mission=${encodeURIComponent(params.mission_key)}`);
-        } catch (err) {
-          if (err instanceof AppError && err.status < 500 && wantsHtml(request)) return refuse(err.status, `Nothing was changed: ${err.message}`);
-          throw err;
-        }
-      },
-      {
-        operator: "form",
-        params: t.Object({ mission_key: t.String({ minLength: 1, maxLength: 64, description: "The mission's key" }) }),
-        body: MissionStateForm,
-        detail: {
-          tags: ["messenger"],
-          summary: "Activate or deactivate a mission from the messenger page (form post; audited as the JSON activate/deactivate); 303 back to the page",
-          requestBody: formRequestBody("Form fields csrf_token, active (1 or 0), revision and days"),
-          responses: {
-            303: { description: `Done (Location: ${PAGE_PATH}?days=…&done=activated|deactivated|unchanged&mission=…), or not signed in (to /admin/sign-in)` },
-            400: { ...htmlDoc, description: "text/html: the page with the error (a malformed field)" },
-            403: { description: "Missing or wrong CSRF token" },
-            404: { ...htmlDoc, description: "text/html: the page with the error (no such mission)" },
-            409: { ...htmlDoc, description: "text/html: the page with the error (the mission changed since the page was read: revision_conflict)" },
-            503: { ...htmlDoc, description: "text/html: the page saying the bot is not configured" },
-          },
+          return { days: String(pageDays(b.days)), done: result.changed ? (active ? "activated" : "deactivated") : "unchanged", mission: params.mission_key };
         },
-      },
-    );
+      }),
+    ],
+  });
 }

@@ -1,10 +1,8 @@
-import { Elysia, t } from "elysia";
-import { actorLabel } from "../../auth/actors";
+import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
-import { when, notSignedInDoc } from "../../auth/console-kit";
-import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
+import { consoleRoute } from "../../auth/console-kit";
+import { cells, when } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intPath } from "../../http/params";
 import { getIncidentOrThrow } from "../../status/service";
@@ -51,7 +49,6 @@ function notices(rows: AlertNoticeRow[], issue: string): SafeHtml {
 }
 
 interface AlertPageData {
-  generatedAt: string;
   key: string;
   state: string;
   badge: string;
@@ -66,10 +63,7 @@ interface AlertPageData {
 
 const alertBody = compileHtml<AlertPageData>(
   "ops-alert-page",
-  `${STYLE}<p class="muted"><a id="back" href="/admin/console/alerts">← Alerts: everything firing, silences</a></p>
-<h1>Alert <code id="alert-key"><%= it.key %></code></h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC.</p>
-<section id="state" class="summary <%= it.firing ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="alert-state"><%= it.state %></span> <span id="alert-headline"><%= it.headline %></span></p></section>
+  `${STYLE}<section id="state" class="summary <%= it.firing ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="alert-state"><%= it.state %></span> <span id="alert-headline"><%= it.headline %></span></p></section>
 <%= it.facts %>
 <section id="details-section"><h2>Latest evaluation</h2><pre class="details" id="details"><%= it.details %></pre></section>
 <section id="history"><h2>Evaluations</h2>
@@ -82,8 +76,10 @@ const alertBody = compileHtml<AlertPageData>(
 
 const BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "bad" };
 
-export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHtml> {
-  const { alert: a, history, notices: rows } = await alertDetailOrThrow(ctx, id);
+type AlertDetail = Awaited<ReturnType<typeof alertDetailOrThrow>>;
+const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
+
+function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeHtml {
   const firing = a.level !== "ok";
   const headline = firing
     ? `Firing at ${a.level} since ${when(a.fired_at ?? a.since)}${a.silenced_by ? ` — silenced until ${when(a.silenced_by.ends_at)}` : ""}.`
@@ -94,7 +90,6 @@ export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHt
     ? `#${a.silenced_by.id} ${a.silenced_by.matcher} by ${a.silenced_by.created_by} until ${when(a.silenced_by.ends_at)}: ${a.silenced_by.reason}`
     : "no";
   return alertBody({
-    generatedAt: when(ctx.clock.now().toISOString())!,
     key: a.key,
     state: firing ? `firing: ${a.level}` : a.resolved_at ? "resolved" : "ok",
     badge: BADGE[a.level]!,
@@ -102,6 +97,7 @@ export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHt
     headline,
     facts: factsHtml({
       facts: [
+        { id: "alert-key", label: "Alert", value: a.key },
         { id: "fact-source", label: "Source", value: a.source },
         { id: "fact-name", label: "Name", value: a.name },
         { id: "fact-level", label: "Level", value: a.level },
@@ -127,7 +123,6 @@ export async function alertPageBody(ctx: AppContext, id: number): Promise<SafeHt
 }
 
 interface IncidentPageData {
-  generatedAt: string;
   id: number;
   title: string;
   open: boolean;
@@ -143,10 +138,7 @@ interface IncidentPageData {
 
 const incidentBody = compileHtml<IncidentPageData>(
   "ops-incident-page",
-  `${STYLE}<p class="muted"><a id="back" href="/admin/console/incidents">← Incidents: all of them, the draft</a></p>
-<h1>Incident #<%= it.id %>: <span id="incident-title"><%= it.title %></span></h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC.</p>
-<section id="state" class="summary <%= it.open ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="incident-state"><%= it.state %></span> <span id="incident-headline"><%= it.headline %></span></p></section>
+  `${STYLE}<section id="state" class="summary <%= it.open ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="incident-state"><%= it.state %></span> <span id="incident-headline"><%= it.headline %></span></p></section>
 <%= it.facts %>
 <% if (it.checks.length) { %><section id="checks"><h2>Checks</h2><table class="data"><thead><tr><th>Check</th><th>Level</th><th>Summary</th></tr></thead><tbody>
 <% for (const c of it.checks) { %><tr><td data-label="Check"><code><%= c.name %></code></td><td data-label="Level"><span class="badge <%= c.badge %>"><%= c.level %></span></td><td data-label="Summary"><%= c.summary ?? "" %></td></tr>
@@ -160,12 +152,12 @@ const incidentBody = compileHtml<IncidentPageData>(
 
 const SEVERITY_BADGE: Record<string, string> = { warn: "warn", bad: "bad", ok: "ok" };
 
-export async function incidentPageBody(ctx: AppContext, id: number): Promise<SafeHtml> {
-  const i = await getIncidentOrThrow(ctx, id);
+type IncidentDetail = Awaited<ReturnType<typeof getIncidentOrThrow>>;
+
+function incidentPageBody(i: IncidentDetail, noticeRows: AlertNoticeRow[]): SafeHtml {
   const open = i.status === "open";
   const issue = `incident:${i.id}`;
   return incidentBody({
-    generatedAt: when(ctx.clock.now().toISOString())!,
     id: i.id,
     title: i.title,
     open,
@@ -188,63 +180,44 @@ export async function incidentPageBody(ctx: AppContext, id: number): Promise<Saf
     }),
     checks: Object.entries(i.checks).map(([name, level]) => ({ name, level, badge: SEVERITY_BADGE[level] ?? "", summary: i.summary[name] ?? null })),
     updates: i.updates.map((u) => ({ at: when(u.created_at)!, state: u.state, severity: u.severity, message: u.message })),
-    notices: notices(await noticesOf(ctx, issue), issue),
+    notices: notices(noticeRows, issue),
     issue,
   });
 }
 
-const html = (summary: string, path: string) => ({
-  summary,
-  responses: {
-    200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-    ...notSignedInDoc(path),
-    400: { description: "invalid_query: the id is not a positive integer (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
-    404: { description: "not_found: no such id (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
-  },
-});
-
 /** The alert and incident pages, composed into operatorPagesRoutes (src/ops/console/config-page.ts). */
 export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
+  // An id that is not a number, or names nothing: for a browser, the page with the message and the way back.
   return new Elysia({ name: "herald:ops-alert-pages" })
-    .use(guards.operator.plugin)
-    .get(
-      "/admin/ops/alerts-monitor/alerts/:alert_id",
-      async ({ operator, params }) => {
-        const body = await alertPageBody(ctx, params.alert_id);
-        return operatorPageResponse(
-          operatorPage({ title: "Alert · Herald", current: "/admin/console/alerts", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
-        );
-      },
-      {
-        operator: "page",
-        params: t.Object({ alert_id: intPath() }),
-        detail: html(
-          "One alert (HTML page): its state, latest evaluation, history and the notices sent; where every alert notice links",
-          "/admin/ops/alerts-monitor/alerts/{alert_id}",
-        ),
-      },
+    .use(
+      consoleRoute(ctx, guards, {
+        path: "/admin/ops/alerts-monitor/alerts/:alert_id",
+        title: "Alert",
+        nav: "/admin/console/alerts",
+        summary: "One alert (HTML page): its state, latest evaluation, history and the notices sent; where every alert notice links",
+        refusals: { 404: "not_found: no such alert" },
+        params: { alert_id: intPath() },
+        load: async (q) => (q.alert_id === undefined ? null : await alertDetailOrThrow(ctx, q.alert_id)),
+        view: (d) => cells(back({ href: "/admin/console/alerts", text: "← Alerts: everything firing, silences" }), d ? alertPageBody(d) : null),
+        heading: (d) => (d ? `Alert ${d.alert.key}` : "Alert"),
+      }),
     )
-    .get(
-      "/admin/ops/incidents/:incident_id",
-      async ({ operator, params }) => {
-        const body = await incidentPageBody(ctx, params.incident_id);
-        return operatorPageResponse(
-          operatorPage({
-            title: "Incident · Herald",
-            current: "/admin/console/incidents",
-            who: actorLabel(operator.actor),
-            csrfToken: operator.csrfToken,
-            body,
-          }),
-        );
-      },
-      {
-        operator: "page",
-        params: t.Object({ incident_id: intPath() }),
-        detail: html(
-          "One status incident (HTML page): state, severity, checks, updates and the notices sent; where every incident notice links",
-          "/admin/ops/incidents/{incident_id}",
-        ),
-      },
+    .use(
+      consoleRoute(ctx, guards, {
+        path: "/admin/ops/incidents/:incident_id",
+        title: "Incident",
+        nav: "/admin/console/incidents",
+        summary: "One status incident (HTML page): state, severity, checks, updates and the notices sent; where every incident notice links",
+        refusals: { 404: "not_found: no such incident" },
+        params: { incident_id: intPath() },
+        async load(q) {
+          if (q.incident_id === undefined) return null;
+          const i = await getIncidentOrThrow(ctx, q.incident_id);
+          return { i, notices: await noticesOf(ctx, `incident:${i.id}`) };
+        },
+        view: (d) =>
+          cells(back({ href: "/admin/console/incidents", text: "← Incidents: all of them, the draft" }), d ? incidentPageBody(d.i, d.notices) : null),
+        heading: (d) => (d ? `Incident #${d.i.id}: ${d.i.title}` : "Incident"),
+      }),
     );
 }

@@ -5,16 +5,15 @@ import { incidentsPageRoutes } from "./incidents-page";
 import { preflightPageRoutes } from "./preflight-page";
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
-import { CONSOLE_NAV, operatorPage, operatorPageResponse } from "../../auth/operator-page";
+import { CONSOLE_NAV } from "../../auth/operator-page";
 import { redirect } from "../../auth/session-plugin";
-import { actorLabel } from "../../auth/actors";
 import type { ConfigRow } from "../../config";
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml } from "../../http/html";
 import { alertPagesRoutes } from "./alert-pages";
 import { alertsFiringRoutes } from "../alerts/firing-routes";
 import { readinessPageRoutes } from "./readiness-page";
-import { notSignedInDoc } from "../../auth/console-kit";
+import { consoleRoute, notSignedInDoc } from "../../auth/console-kit";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
 // secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
@@ -58,16 +57,15 @@ const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows
 
 const configBodyHtml = compileHtml<{ total: number; changed: number; env: string; groups: ReturnType<typeof joinHtml> }>(
   "config-page",
-  `<h1>Configuration</h1>
-<p class="lead">The effective configuration of this process (<%= it.env %>): <%= it.total %> variables, <strong id="changed-count"><%= it.changed %></strong> set to something other than their default. Secret values are never shown.</p>
+  `<p class="lead">The effective configuration of this process (<%= it.env %>): <%= it.total %> variables, <strong id="changed-count"><%= it.changed %></strong> set to something other than their default. Secret values are never shown.</p>
 <p class="legend"><span><span class="badge changed">changed</span> set in the environment to a non-default value</span><span><span class="badge">env</span> set, equal to the default</span><span><span class="badge">default</span> not set</span></p>
 <%= it.groups %>`,
 );
 
 const slug = (title: string) => `group-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
 
-/** The page body for a configuration description (exported for tests of grouping). */
-export function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
+/** The page body for a configuration description. */
+function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
   const grouped = new Map<string, RowData[]>();
   for (const r of rows) {
     const title = GROUPS.find(([, re]) => re.test(r.name))?.[0] ?? "Other";
@@ -112,29 +110,14 @@ export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
           },
         },
       })
-      .get(
-        "/admin/ops/config",
-        ({ operator }) =>
-          operatorPageResponse(
-            operatorPage({
-              title: "Configuration · Herald",
-              current: "/admin/ops/config",
-              who: actorLabel(operator.actor),
-              csrfToken: operator.csrfToken,
-              body: configBody(ctx.config.described, ctx.config.nodeEnv),
-            }),
-          ),
-        {
-          operator: "page",
-          detail: {
-            summary:
-              "Effective configuration (HTML page; secrets masked, changed variables highlighted); without credentials a browser is sent to /admin/sign-in, a script gets 403",
-            responses: {
-              200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-              ...notSignedInDoc("/admin/ops/config"),
-            },
-          },
-        },
+      .use(
+        consoleRoute(ctx, guards, {
+          path: "/admin/ops/config",
+          title: "Configuration",
+          summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted)",
+          load: () => ctx.config,
+          view: (config) => configBody(config.described, config.nodeEnv),
+        }),
       )
   );
 }

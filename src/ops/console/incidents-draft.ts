@@ -5,7 +5,6 @@ import { AppError } from "../../http/errors";
 import { intQuery } from "../../http/params";
 import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "../incidents/draft";
 import { draftMarkdown } from "../incidents/draft-render";
-import type { DraftFormView } from "./incidents-view";
 
 // The incidents page's draft form (GET): the parameters of GET /admin/ops/incidents/draft.md that a person
 // chooses — the window (last N hours, or since/until), which incident of it, severity, timeline, template, what it
@@ -43,6 +42,20 @@ export const draftQueryFields = {
 };
 
 export type RawDraftQuery = Partial<Record<keyof typeof draftQueryFields, string>>;
+
+export interface DraftFormView {
+  hours: string;
+  since: string;
+  until: string;
+  index: string;
+  severity: string;
+  context: string;
+  template: string;
+  source: string;
+  maxHours: number;
+  maxIndex: number;
+  choices: { severity: string[]; context: string[]; template: string[]; source: string[] };
+}
 
 export interface DraftResult {
   form: DraftFormView;

@@ -1,14 +1,12 @@
-import { Elysia, t } from "elysia";
-import { consolePage, pageDoc, refusingPage, wantsHtml, when } from "../../auth/console-kit";
-import type { OperatorRequest } from "../../auth/session-plugin";
-import { AppError } from "../../http/errors";
+import { consoleRoute } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
+import { badge, choice, dataTable, exportList, link, pager, when } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
 import { listIncidentsPage } from "../incidents/export";
-import { type DraftResult, draftQueryFields, incidentDraft } from "./incidents-draft";
-import { INCIDENTS_PATH as PATH, type IncidentRowView, incidentsBody } from "./incidents-view";
-import { ignoredMetaQuery } from "../../http/envelope";
+import { type DraftFormView, draftQueryFields, incidentDraft } from "./incidents-draft";
 
 // GET /admin/console/incidents: the status incidents, open ones first (each opens its own page), the resolved
 // ones paged, and the incident draft in Markdown in a read-only text area — select it and copy it into the
@@ -16,111 +14,140 @@ import { ignoredMetaQuery } from "../../http/envelope";
 // (incidents-draft.ts); the same draft downloads as draft.md with the session cookie. Read-only: incidents are
 // opened and updated through /admin/status/incidents.
 
+const PATH = "/admin/console/incidents";
 const PAGE_SIZE = 20;
 const OPEN_SHOWN = 100;
-const MAX_OFFSET = 100_000;
-
-const PageQuery = t.Object({
-  ...ignoredMetaQuery,
-  offset: intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "resolved incidents to skip (the Older link)" }),
-  ...draftQueryFields,
-});
-
 const SEVERITY_BADGE: Record<string, string> = { warn: "warn", bad: "bad" };
-
 type Listed = Awaited<ReturnType<typeof listIncidentsPage>>["incidents"][number];
-const rowOf = (i: Listed): IncidentRowView => ({
-  id: i.id,
-  title: i.title,
-  badge: i.status === "open" ? (SEVERITY_BADGE[i.current_severity ?? i.severity] ?? "warn") : "ok",
-  state: i.status === "open" ? `open: ${i.current_severity ?? i.severity}` : "resolved",
-  started: when(i.started_at)!,
-  ended: when(i.ended_at) ?? "–",
-  source: i.source,
-  components: i.components.join(", ") || "–",
-});
 
-/** The page with `draft` (its text, or the error line in its place, and its status) and resolved incidents from `offset`. */
-async function render(ctx: AppContext, operator: OperatorRequest, offset: number, draft: DraftResult): Promise<Response> {
-  // The pager keeps the draft's parameters (a person reading older incidents keeps their draft).
-  const pageAt = (o: number) => {
-    const p = new URLSearchParams(draft.query);
-    if (o > 0) p.set("offset", String(o));
-    return `${PATH}?${p.toString()}#recent`;
-  };
-  const open = await listIncidentsPage(ctx, { status: "open", limit: OPEN_SHOWN });
-  const recent = await listIncidentsPage(ctx, { status: "resolved", limit: PAGE_SIZE, offset });
-  const dq = draft.query;
-  return consolePage(
-    operator,
-    "Incidents",
-    PATH,
-    incidentsBody({
-      generatedAt: when(ctx.clock.now().toISOString())!,
-      open: open.incidents.map(rowOf),
-      openMore: open.pagination.has_more,
-      recent: recent.incidents.map(rowOf),
-      range: recent.count ? `${offset + 1}–${offset + recent.count} of ${recent.total} resolved.` : `${recent.total} resolved in all.`,
-      newer: offset > 0 ? pageAt(Math.max(0, offset - PAGE_SIZE)) : null,
-      older: recent.pagination.has_more ? pageAt(offset + recent.count) : null,
-      form: draft.form,
-      draft: draft.markdown,
-      draftError: draft.error,
-      draftQuery: dq,
-      exports: [
-        ["Incidents (JSON, paged)", "/admin/ops/incidents"],
-        ["Open incidents (JSON)", "/admin/ops/incidents?status=open"],
-        ["Incidents (CSV)", "/admin/ops/incidents/export"],
-        ["Incidents (JSON twin of the CSV)", "/admin/ops/incidents/export.json"],
-        ["The newest incident in detail (JSON)", "/admin/ops/incidents/detail.json"],
-        // A refused draft has nothing to download: its links would only repeat the refusal.
-        ...(draft.markdown === null
-          ? []
-          : ([
-              ["This draft (Markdown)", `/admin/ops/incidents/draft.md?${dq}`],
-              ["This draft (plain text, 80 columns)", `/admin/ops/incidents/draft.txt?${dq}`],
-              ["This draft (JSON)", `/admin/ops/incidents/draft.json?${dq}`],
-            ] as const)),
-        ["Public incidents (JSON)", "/api/public/system-status/incidents"],
-      ],
-    }),
-    draft.status,
-  );
-}
+const incidentTable = (id: string, rows: Listed[], empty?: string) =>
+  dataTable({
+    id,
+    rows,
+    empty,
+    rowId: (i) => `incident-${i.id}`,
+    columns: {
+      Incident: (i) => link(`/admin/ops/incidents/${i.id}`, `#${i.id} ${i.title}`),
+      State: (i) =>
+        i.status === "open"
+          ? badge(SEVERITY_BADGE[i.current_severity ?? i.severity] ?? "warn", `open: ${i.current_severity ?? i.severity}`)
+          : badge("ok", "resolved"),
+      Started: (i) => when(i.started_at),
+      Ended: (i) => when(i.ended_at) ?? "–",
+      Source: { class: "short", cell: (i) => i.source },
+      Components: (i) => i.components.join(", ") || "–",
+    },
+  });
+
+const body = compileHtml<{
+  open: number;
+  openRows: SafeHtml | null;
+  openMore: boolean;
+  recent: SafeHtml;
+  form: DraftFormView;
+  selects: SafeHtml[];
+  draft: string | null;
+  draftQuery: string;
+  exports: SafeHtml;
+}>(
+  "console-incidents",
+  `<style>textarea.draft { display:block; width:100%; min-height:22em; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; border:1px solid var(--line); border-radius:6px; padding:8px 10px; background:var(--bg); white-space:pre-wrap; overflow-wrap:anywhere; }</style>
+<section id="open" class="summary <%= it.open ? "attention" : "ready" %>"><p><strong id="open-count"><%= it.open %></strong> open.</p></section>
+<%= it.openRows %>
+<% if (it.openMore) { %><p class="muted">More are open than shown: <a href="/admin/ops/incidents?status=open">all of them (JSON)</a>.</p><% } %>
+<section id="recent"><h2>Recently resolved</h2>
+<%= it.recent %></section>
+<section id="draft-section"><h2>Draft</h2>
+<p class="muted">A first draft of the incident report in Markdown, from the incidents, errors and failed jobs of the window: select all in the box and copy it into the postmortem or the chat.</p>
+<form method="get" action="${PATH}#draft-section" class="filters" id="draft-form">
+<label>Last hours <input type="number" name="hours" min="1" max="<%= it.form.maxHours %>" value="<%= it.form.hours %>" required></label>
+<label>Or since (UTC) <input type="datetime-local" name="since" value="<%= it.form.since %>"></label>
+<label>Until (UTC; empty = now) <input type="datetime-local" name="until" value="<%= it.form.until %>"></label>
+<label>Incident (0 = newest) <input type="number" name="index" min="0" max="<%= it.form.maxIndex %>" value="<%= it.form.index %>" required></label>
+<% for (const s of it.selects) { %><%= s %><% } %>
+<button type="submit" id="draft-apply">Draft</button></form>
+<% if (it.draft !== null) { %><p><textarea class="draft" id="draft" readonly rows="22" aria-label="The incident draft in Markdown"><%= it.draft %></textarea></p>
+<p><a id="draft-md" href="/admin/ops/incidents/draft.md?<%= it.draftQuery %>" download="incident-draft.md">Download draft.md</a> · <a id="draft-txt" href="/admin/ops/incidents/draft.txt?<%= it.draftQuery %>">as plain text</a> · <a id="draft-json" href="/admin/ops/incidents/draft.json?<%= it.draftQuery %>">as JSON</a></p><% } %></section>
+<%= it.exports %>`,
+);
 
 export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
-  // A parameter the schema refuses (hours=9999, offset past its bound): the default draft's place holds the message.
-  const refuseWith = (operator: OperatorRequest) => async (status: number, error: string) =>
-    render(ctx, operator, 0, { ...(await incidentDraft(ctx, {})), markdown: null, error, status });
-  const DOC = pageDoc("Incidents (HTML page): open and recent incidents linking to each one's page, and the incident draft in Markdown to copy", PATH);
-  return new Elysia({ name: "herald:console-incidents" }).use(guards.operator.plugin).get(
-    PATH,
-    async ({ operator, query, request }) => {
-      const { offset, ...rawDraft } = query;
-      const draft = await incidentDraft(ctx, {
-        ...rawDraft,
-        hours: rawDraft.hours === undefined ? undefined : String(rawDraft.hours),
-        index: rawDraft.index === undefined ? undefined : String(rawDraft.index),
+  return consoleRoute(ctx, guards, {
+    path: PATH,
+    title: "Incidents",
+    lead: "The status page's incidents, automatic and operator-made; open ones first.",
+    summary: "Incidents (HTML page): open and recent incidents linking to each one's page, and the incident draft in Markdown to copy",
+    refusals: { 404: "not_found: no incident at the draft's index" },
+    query: {
+      offset: intQuery({ minimum: 0, maximum: 100_000, defaultValue: 0, description: "resolved incidents to skip (the Older link)" }),
+      ...draftQueryFields,
+    },
+    async load({ offset = 0, ...raw }, call) {
+      const draft = await incidentDraft(ctx, { ...raw, hours: raw.hours?.toString(), index: raw.index?.toString() });
+      // A draft the window cannot make (or parameters out of bounds): the page with the message in the draft's place.
+      if (draft.error !== null) call.refuse(new AppError(draft.status === 404 ? "not_found" : "invalid_query", draft.error));
+      return {
+        offset,
+        draft,
+        open: await listIncidentsPage(ctx, { status: "open", limit: OPEN_SHOWN }),
+        recent: await listIncidentsPage(ctx, { status: "resolved", limit: PAGE_SIZE, offset }),
+      };
+    },
+    view: ({ offset, draft: loaded, open, recent }, { refused }) => {
+      // A refused page has no draft: its message stands in the draft's place.
+      const draft = refused ? { ...loaded, markdown: null } : loaded;
+      // The pager keeps the draft's parameters (a person reading older incidents keeps their draft).
+      const pageAt = (o: number) => {
+        const p = new URLSearchParams(draft.query);
+        if (o > 0) p.set("offset", String(o));
+        return `${PATH}?${p.toString()}#recent`;
+      };
+      const dq = draft.query;
+      const c = draft.form.choices;
+      return body({
+        open: open.incidents.length,
+        openRows: open.incidents.length ? incidentTable("open-rows", open.incidents) : null,
+        openMore: open.pagination.has_more,
+        recent: joinHtml([
+          incidentTable("recent-rows", recent.incidents, "None."),
+          pager({
+            id: "recent-pages",
+            offset,
+            shown: recent.count,
+            pageSize: PAGE_SIZE,
+            total: recent.total,
+            hasMore: recent.pagination.has_more,
+            href: pageAt,
+          }),
+        ]),
+        form: draft.form,
+        selects: [
+          choice({ label: "Severity", name: "severity", options: c.severity, value: draft.form.severity }),
+          choice({ label: "Timeline", name: "context", options: c.context, value: draft.form.context }),
+          choice({ label: "Template", name: "template", options: c.template, value: draft.form.template }),
+          choice({ label: "Reads", name: "source", options: c.source, value: draft.form.source }),
+        ],
+        draft: draft.markdown,
+        draftQuery: dq,
+        exports: exportList({
+          links: [
+            ["Incidents (JSON, paged)", "/admin/ops/incidents"],
+            ["Open incidents (JSON)", "/admin/ops/incidents?status=open"],
+            ["Incidents (CSV)", "/admin/ops/incidents/export"],
+            ["Incidents (JSON twin of the CSV)", "/admin/ops/incidents/export.json"],
+            ["The newest incident in detail (JSON)", "/admin/ops/incidents/detail.json"],
+            // A refused draft has nothing to download: its links would only repeat the refusal.
+            ...(draft.markdown === null
+              ? []
+              : ([
+                  ["This draft (Markdown)", `/admin/ops/incidents/draft.md?${dq}`],
+                  ["This draft (plain text, 80 columns)", `/admin/ops/incidents/draft.txt?${dq}`],
+                  ["This draft (JSON)", `/admin/ops/incidents/draft.json?${dq}`],
+                ] as const)),
+            ["Public incidents (JSON)", "/api/public/system-status/incidents"],
+          ],
+        }),
       });
-      // A browser gets the page with the draft's message; a script (no text/html in Accept) the JSON envelope.
-      if (draft.error !== null && !wantsHtml(request)) throw new AppError(draft.status === 404 ? "not_found" : "invalid_query", draft.error);
-      return render(ctx, operator, offset ?? 0, draft);
     },
-    {
-      operator: refusingPage(refuseWith),
-      query: PageQuery,
-      detail: {
-        ...DOC,
-        responses: {
-          ...DOC.responses,
-          404: {
-            description: "not_found: no incident at the draft's index — the page with the message for a browser, JSON for a script",
-            content: DOC.responses[400].content,
-          },
-        },
-        description:
-          "Draft parameters out of bounds, or a draft the window cannot make (no incident at that index), show the page with an error line in place of the draft (400 or 404, text/html).",
-      },
-    },
-  );
+  });
 }

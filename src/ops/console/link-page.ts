@@ -1,25 +1,20 @@
-import { Elysia, t } from "elysia";
-import { actorLabel } from "../../auth/actors";
+import { consoleRoute } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
-import { operatorPage, operatorPageResponse } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
-import { ErrorBody, ignoredMetaQuery } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { compileHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
 import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/exports-model";
 import { linkTargetHealth } from "../link-inbox/target-health";
-import { notSignedInDoc } from "../../auth/console-kit";
 
 // GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
 // events, and the events themselves filtered by a GET form whose fields are the export's own parameters (so the
-// export links repeat the page's query). A filter the export would refuse is 400 invalid_query (JSON), as on the export.
+// export links repeat the page's query). A filter the export would refuse is the page with the export's message (400).
 
 const PAGE_LIMIT = 200;
 
 interface PageData {
-  generatedAt: string;
-  error: string | null;
+  refused: boolean;
   q: Record<string, string>;
   events: readonly string[];
   families: readonly string[];
@@ -33,8 +28,6 @@ interface PageData {
 const bodyHtml = compileHtml<PageData>(
   "link-inbox-page",
   `<style>form.filters { display:flex; flex-wrap:wrap; gap:8px 14px; align-items:flex-end; margin:0 0 12px; } form.filters label { font-size:13px; color:var(--muted); display:flex; flex-direction:column; max-width:100%; } form.filters input, form.filters select { font:inherit; padding:4px 6px; border:1px solid var(--line); border-radius:6px; max-width:100%; }</style>
-<h1>Link inbox</h1>
-<p class="lead">Operator notifications sent to the chat targets, and what became of each. As of <%= it.generatedAt %>; all times UTC.</p>
 <section id="targets"><h2>Targets</h2>
 <% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No target configured and no event recorded yet.</p><% } else { %><table class="data"><thead><tr><th>Target</th><th>Health</th><th>Why</th><th>Attempts</th><th>2xx</th><th>Failed</th><th>Skipped</th><th>Failing streak</th><th>Last success</th><th>Last failure</th></tr></thead><tbody>
 <% for (const x of it.targets) { %><tr class="target"><td data-label="Target"><code><%= x.target %></code></td><td data-label="Health"><span class="badge <%= x.badge %>"><%= x.health %></span></td><td data-label="Why" class="<%= x.badge === "bad" ? "err" : "muted" %>"><%= x.reason ?? "" %></td><td data-label="Attempts"><%= x.attempts %></td><td data-label="2xx"><%= x.ok %></td><td data-label="Failed"><%= x.failed %></td><td data-label="Skipped"><%= x.skipped %></td><td data-label="Failing streak"><%= x.streak %></td><td data-label="Last success"><%= x.last_success ?? "never" %></td><td data-label="Last failure"><%= x.last_failure ?? "–" %></td></tr>
@@ -52,14 +45,12 @@ const bodyHtml = compileHtml<PageData>(
 <label>Window <select name="window_preset"><option value="">none</option><option<%= it.q.window_preset === "last_digest_warn" ? " selected" : "" %>>last_digest_warn</option><option<%= it.q.window_preset === "last_outage" ? " selected" : "" %>>last_outage</option></select></label>
 <button type="submit" id="apply">Apply</button>
 </form>
-<% if (it.error !== null) { %><p class="error" id="filter-error"><%= it.error %></p><% } else { %>
+<% if (!it.refused) { %>
 <p class="muted" id="events-count"><%= it.total %> matching; newest <%= it.rows.length %> shown. Export: <a id="export-json" href="/admin/ops/link-inbox/events/export.json?<%= it.exportQuery %>">JSON</a> · <a id="export-csv" href="/admin/ops/link-inbox/events/export.csv?<%= it.exportQuery %>">CSV</a></p>
 <table class="data" id="event-rows"><thead><tr><th>At</th><th>Event</th><th>Issue</th><th>Target</th><th>Attempt</th><th>Outcome</th><th>URL</th><th>Error</th></tr></thead><tbody>
 <% for (const r of it.rows) { %><tr><td data-label="At"><%= r.at %></td><td data-label="Event"><code><%= r.event %></code></td><td data-label="Issue"><%= r.issue_id %></td><td data-label="Target"><%= r.target %></td><td data-label="Attempt"><%= r.attempt %></td><td data-label="Outcome"><span class="badge <%= r.status_code_family === "2xx" ? "ok" : r.skip_reason ? "warn" : "bad" %>"><%= r.skip_reason ? "skipped: " + r.skip_reason : (r.status_code_family ?? "?") + (r.status_code ? " " + r.status_code : "") %></span></td><td data-label="URL"><code><%= r.url ?? "" %></code></td><td data-label="Error" class="err"><%= r.error ?? "" %></td></tr>
 <% } %></tbody></table><% } %></section>`,
 );
-
-const pageQuery = t.Object({ ...filterQuery, ...ignoredMetaQuery });
 
 /**
  * The targets table: every target seen in the events plus every configured one (a refused target may have no
@@ -85,62 +76,39 @@ async function targetsWithReasons(ctx: AppContext): Promise<PageData["targets"]>
 }
 
 export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:ops-link-inbox-page" }).use(guards.operator.plugin).get(
-    "/admin/ops/link-inbox",
-    async ({ operator, query, request }) => {
-      const url = new URL(request.url);
-      const q: Record<string, string> = {};
-      for (const [k, v] of url.searchParams) if (v !== "" && !(k in q)) q[k] = v;
-      const exportParams = new URLSearchParams(Object.entries(q));
-      // The form sends its empty fields too ("any"): an empty value is no filter.
-      const given = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "" && !(Array.isArray(v) && v.every((x) => x === ""))));
-      // A filter the export would refuse (a date without a zone, at_to before at_from, …) re-renders this page with
-      // the export's own message above the form, as a 400: the person fixes the field instead of reading raw JSON.
-      let error: string | null = null;
-      let rows: EventRow[] = [];
-      let total = 0;
+  return consoleRoute(ctx, guards, {
+    path: "/admin/ops/link-inbox",
+    title: "Link inbox",
+    lead: "Operator notifications sent to the chat targets, and what became of each.",
+    summary: "Link inbox (HTML page): chat targets' delivery health and the events, filtered by a GET form",
+    query: filterQuery,
+    async load(query, call) {
+      // The form sends its empty fields too ("any"): an empty value is no filter; the first of a repeated one is shown.
+      const given = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== "" && !(Array.isArray(v) && v.every((x) => x === ""))));
+      const q: Record<string, string> = Object.fromEntries(Object.entries(given).map(([k, v]) => [k, String(Array.isArray(v) ? v[0] : v)]));
+      let events = { rows: [] as EventRow[], total: 0 };
       try {
         const r = await queryEvents(ctx, { ...given, limit: Math.min(query.limit ?? PAGE_LIMIT, PAGE_LIMIT) }, false);
-        rows = r.rows ?? [];
-        total = r.total;
+        events = { rows: r.rows ?? [], total: r.total };
       } catch (e) {
-        // A browser gets the page with the message; a script (no text/html in Accept) the JSON envelope.
-        if (!(e instanceof AppError) || e.status !== 400 || !(request.headers.get("accept") ?? "").includes("text/html")) throw e;
-        error = e.message;
+        // A filter the export would refuse (a date without a zone, at_to before at_from, …): the page with the
+        // export's own message, a 400; the person fixes the field instead of reading raw JSON.
+        if (!(e instanceof AppError) || e.status !== 400) throw e;
+        call.refuse(e);
       }
-      const body = bodyHtml({
-        generatedAt: `${ctx.clock.now().toISOString().slice(0, 19).replace("T", " ")} UTC`,
-        error,
+      return { q, ...events, targets: await targetsWithReasons(ctx) };
+    },
+    view: ({ q, rows, total, targets }, { refused }) =>
+      bodyHtml({
+        refused,
         q,
         events: LINK_EVENTS,
         families: STATUS_CODE_FAMILIES,
         reasons: SKIP_REASONS,
-        targets: await targetsWithReasons(ctx),
+        targets,
         rows,
         total,
-        exportQuery: exportParams.toString(),
-      });
-      return operatorPageResponse(
-        operatorPage({ title: "Link inbox · Herald", current: "/admin/ops/link-inbox", who: actorLabel(operator.actor), csrfToken: operator.csrfToken, body }),
-        error === null ? 200 : 400,
-      );
-    },
-    {
-      operator: "page",
-      query: pageQuery,
-      detail: {
-        summary:
-          "Link inbox (HTML page): chat targets' delivery health and the events, filtered by a GET form; without credentials a browser is sent to /admin/sign-in, a script gets 403",
-        responses: {
-          200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-          ...notSignedInDoc("/admin/ops/link-inbox"),
-          400: {
-            description:
-              "A filter the export refuses: this page again (text/html) with the message above the form; a malformed parameter the schema refuses (limit=abc) is the JSON invalid_query envelope",
-            content: { "text/html": { schema: { type: "string" as const } }, "application/json": { schema: ErrorBody } },
-          },
-        },
-      },
-    },
-  );
+        exportQuery: new URLSearchParams(Object.entries(q)).toString(),
+      }),
+  });
 }

@@ -1,14 +1,12 @@
-import { Elysia, t } from "elysia";
-import { consolePage, NO_NOTICE, notice, pageDoc, refusingPage, when } from "../../auth/console-kit";
+import { consoleRoute } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
-import type { OperatorRequest } from "../../auth/session-plugin";
+import { badge, cells, code, dataTable, exportList, muted, when } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
 import { currentGuards } from "../preflight/guards";
-import { ignoredMetaQuery } from "../../http/envelope";
+import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
 
 // GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
 // (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands
@@ -17,62 +15,39 @@ import { ignoredMetaQuery } from "../../http/envelope";
 
 const PATH = "/admin/console/preflight";
 const BASE = "/admin/ops/preflight-guards";
+const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", removed: "bad" };
 
-const PageQuery = t.Object({
-  ...ignoredMetaQuery,
-  day_offset: intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare with the snapshot of this many days ago" }),
-  days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies and history: the last N days" }),
-});
-
-interface PageData {
-  generatedAt: string;
-  /** The refusal of a parameter out of range (the page then shows its defaults), or none. */
-  notice: SafeHtml;
+const body = compileHtml<{
   dayOffset: number;
   days: number;
-  compareDay: string;
-  compareAvailable: boolean;
-  compareTakenAt: string | null;
-  counts: { added: number; removed: number; changed: number; unchanged: number };
-  changes: Array<{ field: string; change: string; badge: string; before: string; after: string }>;
+  delta: Delta;
+  anomalies: SafeHtml;
   evaluated: number;
-  anomalies: Array<{ day: string; series: string; count: number; mean: string; z: string }>;
-  guards: Array<{ field: string; value: string; fingerprint: string; secret: boolean }>;
-  history: HistoryDay[];
-  exports: Array<readonly [string, string]>;
-}
-
-const body = compileHtml<PageData>(
+  historyDays: number;
+  history: SafeHtml;
+  guards: SafeHtml;
+  exports: SafeHtml;
+}>(
   "console-preflight",
-  `<h1>Preflight guards</h1>
-<p class="lead">As of <%= it.generatedAt %>; all times UTC. The configuration and artifacts that decide how Herald behaves, snapshotted daily: what changed, and when the changes were unusual.</p>
-<%= it.notice %>
-<form method="get" action="${PATH}" id="compare" class="filters">
-<p><label>Compare with the snapshot of <input type="number" name="day_offset" min="1" max="30" step="1" value="<%= it.dayOffset %>" required> days ago (1–30)</label></p>
-<p><label>Unusual days and history over the last <input type="number" name="days" min="1" max="90" step="1" value="<%= it.days %>" required> days (1–90)</label></p>
-<p><button type="submit" id="apply">Show</button></p></form>
-<section id="delta"><h2>Changes since <%= it.compareDay %></h2>
-<% if (!it.compareAvailable) { %><p class="muted" id="delta-unavailable">No snapshot was taken on <%= it.compareDay %>: nothing to compare with (the preflight-snapshot job takes one a day).</p><% } else { %>
-<section class="summary <%= it.changes.length ? "attention" : "ready" %>"><p id="delta-counts"><%= it.counts.changed %> changed, <%= it.counts.added %> added, <%= it.counts.removed %> removed, <%= it.counts.unchanged %> unchanged against the snapshot taken <%= it.compareTakenAt %>.</p></section>
-<% if (it.changes.length) { %><table class="data" id="change-rows"><thead><tr><th>Field</th><th>Change</th><th>Before</th><th>Now</th></tr></thead><tbody>
-<% for (const c of it.changes) { %><tr><td data-label="Field"><code><%= c.field %></code></td><td data-label="Change"><span class="badge <%= c.badge %>"><%= c.change %></span></td><td data-label="Before"><code><%= c.before %></code></td><td data-label="Now"><code><%= c.after %></code></td></tr>
-<% } %></tbody></table><% } %><% } %></section>
+  `<form method="get" action="${PATH}" id="compare" class="filters">
+<label>Compare with the snapshot of this many days ago (1–30) <input type="number" name="day_offset" min="1" max="30" step="1" value="<%= it.dayOffset %>" required></label>
+<label>Unusual days and history over the last days (1–90) <input type="number" name="days" min="1" max="90" step="1" value="<%= it.days %>" required></label>
+<button type="submit" id="apply">Show</button></form>
+<section id="delta"><h2>Changes since <%= it.delta.compare_day %></h2>
+<% if (!it.delta.compare_available) { %><p class="muted" id="delta-unavailable">No snapshot was taken on <%= it.delta.compare_day %>: nothing to compare with (the preflight-snapshot job takes one a day).</p><% } else { %>
+<section class="summary <%= it.delta.changes.length ? "attention" : "ready" %>"><p id="delta-counts"><%= it.delta.counts.changed %> changed, <%= it.delta.counts.added %> added, <%= it.delta.counts.removed %> removed, <%= it.delta.counts.unchanged %> unchanged against the snapshot taken <%= it.delta.takenAt %>.</p></section>
+<%= it.delta.table %><% } %></section>
 <section id="anomalies"><h2>Unusual days</h2>
 <p class="muted"><%= it.evaluated %> day-series evaluated over the last <%= it.days %> days; a day is unusual when its number of changes is far above the days before it (z-score).</p>
-<% if (it.anomalies.length === 0) { %><p class="muted" id="anomalies-none">None.</p><% } else { %><table class="data" id="anomaly-rows"><thead><tr><th>Day</th><th>Series</th><th>Changes</th><th>Usual</th><th>z</th></tr></thead><tbody>
-<% for (const a of it.anomalies) { %><tr><td data-label="Day"><%= a.day %></td><td data-label="Series"><code><%= a.series %></code></td><td data-label="Changes"><%= a.count %></td><td data-label="Usual"><%= a.mean %></td><td data-label="z"><%= a.z %></td></tr>
-<% } %></tbody></table><% } %></section>
+<%= it.anomalies %></section>
 <section id="history"><h2>History</h2>
-<p class="muted" id="history-count"><%= it.history.length %> of the last <%= it.days %> days have a snapshot; newest first, each against the day before.</p>
-<% if (it.history.length === 0) { %><p class="muted" id="history-none">None.</p><% } else { %><table class="data" id="history-rows"><thead><tr><th>Day</th><th>Fields</th><th>Changed</th><th>Which</th></tr></thead><tbody>
-<% for (const d of it.history) { %><tr><td data-label="Day"><%= d.day %></td><td data-label="Fields"><%= d.fields %></td><td data-label="Changed"><% if (d.changed === null) { %><span class="muted">no snapshot the day before</span><% } else { %><span class="badge <%= d.changed ? "warn" : "ok" %>"><%= d.changed %></span><% } %></td><td data-label="Which"><% if (d.which.length) { %><code><%= d.which.join(", ") %></code><% } else { %><span class="muted">–</span><% } %></td></tr>
-<% } %></tbody></table><% } %></section>
-<section id="guards"><h2>Every guard now</h2>
-<table class="data" id="guard-rows"><thead><tr><th>Field</th><th>Value</th><th>Fingerprint</th></tr></thead><tbody>
-<% for (const g of it.guards) { %><tr><td data-label="Field"><code><%= g.field %></code></td><td data-label="Value"><% if (g.secret) { %><span class="badge">secret</span> <% } %><% if (g.value === "") { %><span class="muted">(empty)</span><% } else { %><code><%= g.value %></code><% } %></td><td data-label="Fingerprint"><code><%= g.fingerprint %></code></td></tr>
-<% } %></tbody></table></section>
-<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.exports) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
+<p class="muted" id="history-count"><%= it.historyDays %> of the last <%= it.days %> days have a snapshot; newest first, each against the day before.</p>
+<%= it.history %></section>
+<section id="guards"><h2>Every guard now</h2><%= it.guards %></section>
+<%= it.exports %>`,
 );
+
+type Delta = Awaited<ReturnType<typeof preflightDelta>> & { takenAt: string | null; table: SafeHtml };
 
 interface HistoryDay {
   day: string;
@@ -97,72 +72,97 @@ function historyDays(rows: Awaited<ReturnType<typeof preflightHistory>>["rows"])
   return [...byDay.values()].sort((a, b) => b.day.localeCompare(a.day));
 }
 
-const CHANGE_BADGE: Record<string, string> = { changed: "warn", added: "warn", removed: "bad" };
-
-/** The page comparing with `dayOffset` days ago over the last `days`; `error` above it (a refused parameter), or none. */
-async function render(ctx: AppContext, operator: OperatorRequest, dayOffset: number, days: number, error: string | null = null, status = 200) {
-  const sel = await selectionOf(ctx, {});
-  const guardsNow = await currentGuards(ctx);
-  const d = await preflightDelta(ctx, dayOffset, sel, guardsNow);
-  const a = await preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel);
-  const h = await preflightHistory(ctx, days, sel);
-  const q = `day_offset=${dayOffset}`;
-  return consolePage(
-    operator,
-    "Preflight guards",
-    PATH,
-    body({
-      generatedAt: when(ctx.clock.now().toISOString())!,
-      notice: notice({ ...NO_NOTICE, error }),
-      dayOffset,
-      days,
-      compareDay: d.compare_day,
-      compareAvailable: d.compare_available,
-      compareTakenAt: when(d.compare_taken_at),
-      counts: d.counts,
-      changes: d.changes.map((c) => ({
-        field: `${c.section}.${c.field}`,
-        change: c.change,
-        badge: CHANGE_BADGE[c.change] ?? "",
-        before: c.before ?? "–",
-        after: c.after ?? "–",
-      })),
-      evaluated: a.evaluated,
-      anomalies: a.anomalies.map((e) => ({
-        day: e.day,
-        series: e.series,
-        count: e.count,
-        mean: e.baseline_mean === null ? "–" : String(e.baseline_mean),
-        z: e.z === null ? "∞" : String(e.z),
-      })),
-      history: historyDays(h.rows),
-      guards: guardsNow.map((g) => ({ field: `${g.section}.${g.field}`, value: g.value, fingerprint: g.fingerprint || "–", secret: g.secret })),
-      exports: [
-        ["Guards now (JSON)", `${BASE}.json`],
-        ["Guards now (CSV)", `${BASE}/export.csv`],
-        ["Delta (JSON)", `${BASE}/delta.json?${q}`],
-        ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
-        ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
-        ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
-        ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
-        ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
-        ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
-      ],
-    }),
-    status,
-  );
-}
-
 export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:console-preflight" })
-    .use(guards.operator.plugin)
-    .get(PATH, ({ operator, query }) => render(ctx, operator, query.day_offset ?? 1, query.days ?? ANOMALY_DEFAULTS.days), {
-      // A parameter out of range: for a browser, the page with the defaults and the message (a script: the envelope).
-      operator: refusingPage((operator) => (status, error) => render(ctx, operator, 1, ANOMALY_DEFAULTS.days, error, status)),
-      query: PageQuery,
-      detail: pageDoc(
-        "Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), the daily history, every guard value now, exports",
-        PATH,
-      ),
-    });
+  return consoleRoute(ctx, guards, {
+    path: PATH,
+    title: "Preflight guards",
+    lead: "The configuration and artifacts that decide how Herald behaves, snapshotted daily: what changed, and when the changes were unusual.",
+    summary: "Preflight guards (HTML page): changes since a past day's snapshot, unusual days (z-score), the daily history, every guard value now, exports",
+    query: {
+      day_offset: intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare with the snapshot of this many days ago" }),
+      days: intQuery({ minimum: 1, maximum: 90, defaultValue: ANOMALY_DEFAULTS.days, description: "anomalies and history: the last N days" }),
+    },
+    async load(q) {
+      const dayOffset = q.day_offset ?? 1;
+      const days = q.days ?? ANOMALY_DEFAULTS.days;
+      const sel = await selectionOf(ctx, {});
+      const guardsNow = await currentGuards(ctx);
+      return {
+        dayOffset,
+        days,
+        guardsNow,
+        delta: await preflightDelta(ctx, dayOffset, sel, guardsNow),
+        anomalies: await preflightAnomalies(ctx, { ...ANOMALY_DEFAULTS, days }, sel),
+        history: historyDays((await preflightHistory(ctx, days, sel)).rows),
+      };
+    },
+    view: ({ dayOffset, days, guardsNow, delta, anomalies, history }) => {
+      const q = `day_offset=${dayOffset}`;
+      return body({
+        dayOffset,
+        days,
+        delta: {
+          ...delta,
+          takenAt: when(delta.compare_taken_at),
+          table: dataTable({
+            id: "change-rows",
+            rows: delta.changes,
+            columns: {
+              Field: (c) => code(`${c.section}.${c.field}`),
+              Change: (c) => badge(CHANGE_BADGE[c.change] ?? "", c.change),
+              Before: (c) => code(c.before ?? "–"),
+              Now: (c) => code(c.after ?? "–"),
+            },
+          }),
+        },
+        evaluated: anomalies.evaluated,
+        anomalies: dataTable({
+          id: "anomaly-rows",
+          rows: anomalies.anomalies,
+          empty: "None.",
+          columns: {
+            Day: (e) => e.day,
+            Series: (e) => code(e.series),
+            Changes: (e) => e.count,
+            Usual: (e) => (e.baseline_mean === null ? "–" : String(e.baseline_mean)),
+            z: (e) => (e.z === null ? "∞" : String(e.z)),
+          },
+        }),
+        historyDays: history.length,
+        history: dataTable({
+          id: "history-rows",
+          rows: history,
+          empty: "None.",
+          columns: {
+            Day: (d) => d.day,
+            Fields: (d) => d.fields,
+            Changed: (d) => (d.changed === null ? muted("no snapshot the day before") : badge(d.changed ? "warn" : "ok", d.changed)),
+            Which: (d) => (d.which.length ? code(d.which.join(", ")) : muted("–")),
+          },
+        }),
+        guards: dataTable({
+          id: "guard-rows",
+          rows: guardsNow,
+          columns: {
+            Field: (g) => code(`${g.section}.${g.field}`),
+            Value: (g) => cells(g.secret ? badge("", "secret") : null, g.value === "" ? muted("(empty)") : code(g.value)),
+            Fingerprint: (g) => code(g.fingerprint || "–"),
+          },
+        }),
+        exports: exportList({
+          links: [
+            ["Guards now (JSON)", `${BASE}.json`],
+            ["Guards now (CSV)", `${BASE}/export.csv`],
+            ["Delta (JSON)", `${BASE}/delta.json?${q}`],
+            ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
+            ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
+            ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
+            ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
+            ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
+            ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
+          ],
+        }),
+      });
+    },
+  });
 }

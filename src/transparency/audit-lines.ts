@@ -1,12 +1,12 @@
-import { formatUnits } from "../../chain/service";
-import type { AppContext } from "../../context";
-import { type AnomalyType, severityOfRank } from "../glossary";
-import { parseCounts, type RunRow } from "../runs";
-import { type AnomalyRow, anomalyRows, countRows } from "../store/rows";
-import { listRunsPage, runCounts } from "../store/runs";
-import { storedThresholds } from "../thresholds";
+import { formatUnits } from "../chain/service";
+import type { AppContext } from "../context";
+import { type AnomalyType, severityOfRank } from "./glossary";
+import { parseCounts, type RunRow } from "./runs";
+import { type AnomalyRow, anomalyRows, countRows } from "./store/rows";
+import { listRunsPage, runCounts } from "./store/runs";
+import { storedThresholds } from "./thresholds";
 
-// What the console's audit-runs page reads: the runs (newest first) with how each was started — the job run's
+// What the console's audit-runs page (audit-runs-page.ts) reads: the runs (newest first) with how each was started — the job run's
 // trigger, from the job registry — and one run's anomalous rows with their triage, each put in words: what it is
 // about (subject), what the audit found and what it expected instead (from the row's delta and detail, as the
 // glossary's rules define them). Reads only; the page's actions are setTriage and the audit job's own runNow.
