@@ -1,13 +1,13 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
 import { revokeLink } from "./link-verbs";
 import { AudioShareModel as M } from "./model";
 import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
 
-const errs = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const errs = refuses(404);
 
 /** Operator routes: revoke a short link; issue, list and revoke /track bearer tokens. Each write is audited. */
 export function adminRoutes(ctx: AppContext, guards: Guards) {

@@ -5,8 +5,8 @@ import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "./qr";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { ListAnswer, PageQuery } from "../http/pagination";
+import { nullable } from "../http/routes/declare";
 
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
 
 // Destinations may be longer than the policy's 2048 so that the policy, not the schema, answers (with the

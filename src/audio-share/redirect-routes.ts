@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { answersPages } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { clientIp } from "../http/core";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { hitRecorder } from "./hits";
 import { AudioShareModel as M } from "./model";
 import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "./qr";
@@ -14,7 +14,7 @@ const detail = (summary: string) => ({ tags: ["audio-share"], summary, ...answer
 const image = (type: string) => ({
   200: { description: `The QR code (${type})`, content: { [type]: { schema: { type: "string" as const, contentMediaType: type } } } },
 });
-const errs = { 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
+const errs = refuses(403, 404, 410);
 
 /**
  * GET /s/audio/{code}: 302 to the destination; HEAD answers the same and is counted apart. Plus QR codes.
@@ -57,7 +57,7 @@ export function redirectRoutes(ctx: AppContext) {
       {
         params: M.codeParams,
         query: M.qrQuery,
-        response: { 400: ErrorBody, ...errs },
+        response: errs,
         detail: { ...detail("QR code (PNG, size 64…1024 px, default 256) of the short URL"), responses: image("image/png") },
       },
     );

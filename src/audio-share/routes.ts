@@ -3,7 +3,8 @@ import { sendsHeaders } from "../http/openapi/contract";
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 import { adminRoutes } from "./admin-routes";
 import {
@@ -25,7 +26,7 @@ import { signingKeys } from "./signing";
 import { authenticateTrack, recordTrackEvent, type TrackAuth } from "./track";
 
 const BASE = "/api/public/audio-share-links";
-const errs = { 400: ErrorBody, 404: ErrorBody, 410: ErrorBody, 429: ErrorBody };
+const errs = refuses(404, 410);
 const tag = (summary: string) => ({
   tags: ["audio-share"],
   summary,
@@ -91,7 +92,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
       })
       .post(`${BASE}/short/resolve`, async ({ body }) => ({ success: true as const, ...(await resolveCode(ctx, body.code)) }), {
         body: M.resolveBody,
-        response: { 200: M.resolved, 403: ErrorBody, ...errs },
+        response: { 200: M.resolved, ...refuses(403), ...errs },
         detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
       })
       .post(
@@ -115,7 +116,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
             trackAuth.set(request, auth);
           },
           body: M.trackBody,
-          response: { 200: M.tracked, 401: ErrorBody, ...errs },
+          response: { 200: M.tracked, ...refuses(401), ...errs },
           detail: {
             ...tag(
               "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",

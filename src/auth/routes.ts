@@ -2,14 +2,14 @@ import { keysPageRoutes } from "./keys-page";
 import { signInRoutes } from "./sign-in-routes";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import type { Guards } from "./guards";
 import { AuthModel } from "./model";
 import { listAnswer, parseKeyPage } from "../http/pagination";
 import { KEY_LIST_CURSOR } from "./keys";
 import { verifyKeyPreview } from "./service";
 
-const errors = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+const errors = refuses(404, 409);
 
 /** Operator key management under /admin/partners/keys, and the public key preview for onboarding. */
 export function authRoutes(_ctx: AppContext, guards: Guards) {
@@ -91,7 +91,7 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
         }),
         {
           query: AuthModel.verifyKeyQuery,
-          response: { 200: AuthModel.verifyKey, 400: ErrorBody },
+          response: { 200: AuthModel.verifyKey },
           detail: { tags: ["public"], summary: "Preview a key id's state and the onboarding order; never a secret" },
         },
       )

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody, ignoredMetaQuery } from "../http/envelope";
+import { Envelope, ignoredMetaQuery } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/body/form-body";
 import { named } from "../http/openapi/names";
@@ -175,8 +176,6 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
         query: t.Object(PageQuery),
         response: {
           200: Envelope(ListAnswer("sessions", t.Array(AdminSessionView))),
-          400: ErrorBody,
-          403: ErrorBody,
         },
         detail: {
           summary: "Operator browser sessions, newest first (live ones and those ended in the last day), paged by limit and offset or cursor; no secrets",
@@ -189,7 +188,7 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         params: t.Object({ id: t.String({ pattern: "^[0-9a-f]{16}$", description: "The session's public handle (16 hex characters)" }) }),
-        response: { 200: Envelope({ session: AdminSessionView }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+        response: { 200: Envelope({ session: AdminSessionView }), ...refuses(404) },
         detail: { summary: "Revoke a session by its public handle (with the cookie: X-CSRF-Token); audited" },
       },
     );

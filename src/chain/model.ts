@@ -1,10 +1,10 @@
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
+import { nullable as N } from "../http/routes/declare";
 
-const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Amount = (description: string) => t.String({ description: `${description} (exact decimal string)` });
 /** A chain amount as the JSON number the spec asks for: the nearest double, which may round; `exact` names the exact twin. */
 const Approx = (description: string, exact: string) =>

@@ -5,7 +5,8 @@ import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
 import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
 import { exportPair } from "../http/exports/pair";
-import { ErrorBody, metaRequested } from "../http/envelope";
+import { metaRequested } from "../http/envelope";
+import { publicTag, refuses } from "../http/routes/declare";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
 import { ChainModel as M } from "./model";
@@ -20,9 +21,7 @@ import {
 } from "./proofs";
 import { latestTransactions, publicStats, tokenStatus, walletConcentration, walletInfo } from "./service";
 
-const partnerErrs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody };
-const publicErrs = { 400: ErrorBody, 429: ErrorBody };
-const pub = (summary: string) => ({ tags: ["public"], summary });
+const partnerErrs = refuses(403);
 const csvDetail = (summary: string) => ({ tags: ["public"], ...csvDoc(`${summary} (CSV, RFC 4180)`) });
 // Transparency snapshots may be cached for a minute (spec: "cache at least 60 seconds").
 const CACHE = "public, max-age=60";
@@ -40,9 +39,9 @@ const proofPair = <R extends Record<string, unknown>>(
     query: M.metaQuery,
     csvQuery: null,
     build,
-    response: { 200: schema, ...publicErrs },
+    response: { 200: schema },
     csv: (r) => csvResponse(csv(r), `${name}.csv`),
-    detail: { json: pub(summary), csv: csvDetail(csvSummary) },
+    detail: { json: publicTag(summary), csv: csvDetail(csvSummary) },
   });
 
 /** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
@@ -72,13 +71,13 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     })
     .get("/api/public-stats", async () => ok(await publicStats(ctx)), {
       query: M.metaQuery,
-      response: { 200: M.publicStats, ...publicErrs },
-      detail: pub("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
+      response: { 200: M.publicStats },
+      detail: publicTag("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
     })
     .get("/api/transactions/latest", async ({ query }) => ok(await latestTransactions(ctx, parsePage({ limit: query.limit }).limit)), {
       query: M.latestQuery,
-      response: { 200: M.latestTransactions, ...publicErrs },
-      detail: pub("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
+      response: { 200: M.latestTransactions },
+      detail: publicTag("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
     })
     .use(proofPair("holder-cache-freshness", () => holderCacheProof(ctx), M.holderCache, ["Holder count snapshot freshness proof"]))
     .use(proofPair("holder-growth-freshness", () => holderGrowthProof(ctx), M.holderGrowth, ["Holder growth freshness proof"]))
@@ -127,7 +126,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
       },
       {
         query: M.metaQuery,
-        response: { 200: M.walletConcentration, ...publicErrs },
+        response: { 200: M.walletConcentration },
         detail: {
           tags: ["public"],
           summary: "Top-1/5/10 concentration, latest and a daily trend; ETag, Last-Modified and 304 on If-None-Match / If-Modified-Since",

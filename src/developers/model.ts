@@ -1,8 +1,8 @@
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
+import { nullable as N } from "../http/routes/declare";
 
-const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Endpoint = t.Object({ method: t.String(), path: t.String() });
 const Phase = t.Union([t.Literal("announced"), t.Literal("deprecated"), t.Literal("sunset")]);
 const Headers = t.Record(t.String(), t.String(), { description: "Deprecation (RFC 9745), Sunset (RFC 8594) and Link" });

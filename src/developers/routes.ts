@@ -1,16 +1,14 @@
 import { Elysia, type AnyElysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
 import { deprecationsFeed } from "./feed";
 import { DevelopersModel as M } from "./model";
 import { playbook, playbookMarkdown } from "./playbook";
 import { loadRegistry, type Registry } from "./registry";
 import { sdkRoutes } from "./sdk-routes";
 import { calendar, migrationStatus, simulateHeaders } from "./service";
+import { refuses, transparencyTag } from "../http/routes/declare";
 
-const errs = { 400: ErrorBody, 429: ErrorBody };
-const tr = (summary: string) => ({ tags: ["transparency"], summary });
 const raw = (tags: string[], summary: string, type: string) => ({
   tags,
   summary,
@@ -34,28 +32,28 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
         })
         .get("/developers/deprecations.json", () => ok(calendar(ctx, registry)), {
           query: M.metaQuery,
-          response: { 200: M.calendar, ...errs },
-          detail: tr("Deprecation calendar (empty schedule: no sunsets are planned)"),
+          response: { 200: M.calendar },
+          detail: transparencyTag("Deprecation calendar (empty schedule: no sunsets are planned)"),
         })
         .get("/developers/deprecations.rss", () => text(deprecationsFeed(ctx, registry), "application/rss+xml; charset=utf-8"), {
           detail: raw(["transparency"], "Deprecation calendar as RSS 2.0", "application/rss+xml"),
         })
         .get("/developers/deprecations-playbook.json", () => ok(playbook(ctx, registry)), {
           query: M.metaQuery,
-          response: { 200: M.playbook, ...errs },
-          detail: tr("Deprecation policy and migration steps"),
+          response: { 200: M.playbook },
+          detail: transparencyTag("Deprecation policy and migration steps"),
         })
         .get("/developers/deprecations-playbook.md", () => text(playbookMarkdown(ctx, registry), "text/markdown; charset=utf-8"), {
           detail: raw(["transparency"], "Deprecation policy and migration steps (Markdown)", "text/markdown"),
         })
         .get("/developers/migration-status.json", ({ query }) => ok(migrationStatus(ctx, registry, query.id)), {
           query: M.migrationQuery,
-          response: { 200: M.migration, 404: ErrorBody, ...errs },
-          detail: tr("Phase and required action of one deprecation (id) or of all"),
+          response: { 200: M.migration, ...refuses(404) },
+          detail: transparencyTag("Phase and required action of one deprecation (id) or of all"),
         })
         .get("/api/public/deprecations/header-simulator", ({ query }) => ok(simulateHeaders(ctx, registry, query)), {
           query: M.simulatorQuery,
-          response: { 200: M.simulator, 404: ErrorBody, ...errs },
+          response: { 200: M.simulator, ...refuses(404) },
           detail: {
             tags: ["public"],
             summary: "The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint; neither: the soonest sunset)",

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody } from "../http/envelope";
+import { Envelope } from "../http/envelope";
+import { refusal } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
 import { ifNoneMatchHits } from "../http/conditional";
 import { SDK_DOWNLOAD_PREFIX, SDK_MANIFEST_PATH, sdkManifest, sdkTarball } from "./sdk";
@@ -42,7 +43,7 @@ export function sdkRoutes(ctx: AppContext) {
       },
       {
         query: t.Object({ include_meta: t.Optional(t.String()) }),
-        response: { 200: Manifest, 400: ErrorBody, 429: ErrorBody },
+        response: { 200: Manifest },
         detail: { tags: ["transparency"], summary: "SDK manifest: name, version, API version, download path and sha256 of the @herald/client tarball" },
       },
     )
@@ -67,7 +68,7 @@ export function sdkRoutes(ctx: AppContext) {
           responses: {
             200: { description: "application/gzip", content: { "application/gzip": { schema: { type: "string" as const, format: "binary" } } } },
             304: { description: "Not modified (If-None-Match matched the ETag, the tarball's sha256)" },
-            404: { description: "Not found", content: { "application/json": { schema: ErrorBody } } },
+            404: refusal("Not found"),
           },
         },
       },

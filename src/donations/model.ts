@@ -1,8 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
-
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 const ClaimStatus = t.Union([t.Literal("issued"), t.Literal("redeemed"), t.Literal("cancelled")]);
 const EmailStatus = t.Union([t.Literal("sent"), t.Literal("queued"), t.Literal("not_requested")], {

@@ -3,13 +3,11 @@ import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery } from "../http/envelope";
+import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { partnerMutation } from "../http/routes/mutation";
-import { readErrors, writeErrors } from "../http/routes/partner-errors";
 import { outboxEmailSender } from "./email";
 import { DonationsModel as M } from "./model";
 import { getClaim, issueClaim, redeemClaim } from "./service";
-
-const tag = (summary: string) => ({ tags: ["partner"], summary });
 
 /** Donation claims (scope `donation`, live keys): issue, read, redeem exactly once. */
 export function donationRoutes(ctx: AppContext, guards: Guards) {
@@ -30,7 +28,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
         partner: write,
         body: M.issueBody,
         response: { 200: M.issued, ...writeErrors },
-        detail: tag("Issue a donation claim with an unguessable claim code; emails are queued, not sent"),
+        detail: partnerTag("Issue a donation claim with an unguessable claim code; emails are queued, not sent"),
       },
     )
     .get(
@@ -44,7 +42,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
         params: M.codeParams,
         query: t.Object(includeMetaQuery),
         response: { 200: M.claimResponse, ...readErrors },
-        detail: tag("One of your donation claims; other partners' codes are 404"),
+        detail: partnerTag("One of your donation claims; other partners' codes are 404"),
       },
     )
     .post(
@@ -59,7 +57,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
         params: M.codeParams,
         body: M.redeemBody,
         response: { 200: M.claimResponse, ...writeErrors },
-        detail: tag("Redeem a claim: issued → redeemed exactly once; again → 409 claim_already_redeemed"),
+        detail: partnerTag("Redeem a claim: issued → redeemed exactly once; again → 409 claim_already_redeemed"),
       },
     );
 }

@@ -4,8 +4,7 @@ import { named } from "../http/openapi/names";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { intPath, intQuery } from "../http/params";
 import { INIT_DATA_MAX_LENGTH } from "./init-data";
-
-export const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 export const initData = t.Optional(
   t.String({ maxLength: INIT_DATA_MAX_LENGTH, description: "Telegram init data (alternatively `Authorization: tma <init data>`)" }),

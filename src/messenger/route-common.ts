@@ -1,21 +1,11 @@
 // What every messenger route module shares: the error responses it documents, its OpenAPI tag, and the 503 of
 // an unconfigured bot.
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { refuses, tagged } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 
-export const messengerErrors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  410: ErrorBody,
-  422: ErrorBody,
-  429: ErrorBody,
-  503: ErrorBody,
-};
-export const messengerTag = (summary: string) => ({ tags: ["messenger"], summary });
+export const messengerErrors = refuses(401, 403, 404, 409, 410, 422, 429);
+export const messengerTag = tagged("messenger");
 
 /**
  * A beforeHandle hook: every messenger route, the operator ones included, answers 503 without a bot token. On

@@ -3,11 +3,11 @@ import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { notModifiedSince } from "../http/conditional";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { capabilitiesFor } from "./capabilities";
 import { PartnerModel } from "./model";
 
-const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
+const authErrors = refuses(403);
 
 export function partnerRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:partner" }).use(guards.partner.plugin).get(

@@ -1,14 +1,13 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
 import { PartnerModel } from "./model";
 import { PartnerStatusModel as M } from "./status-model";
 import { partnerStatus } from "./status-service";
 import { usageAnalytics } from "./usage-service";
+import { partnerTag, refuses } from "../http/routes/declare";
 
-const errs = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody };
-const tag = (summary: string) => ({ tags: ["partner"], summary });
+const errs = refuses(403);
 const DEFAULT_USAGE_HOURS = 24;
 
 /** Partner status and usage analytics: any valid live key, no scope; each key sees only its own traffic. */
@@ -20,7 +19,7 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
       partner: anyLiveKey,
       query: PartnerModel.metaQuery,
       response: { 200: M.status, ...errs },
-      detail: tag("This key's last hour: status, latency percentiles, request and webhook delivery health"),
+      detail: partnerTag("This key's last hour: status, latency percentiles, request and webhook delivery health"),
     })
     .get(
       "/api/partner/analytics/usage",
@@ -32,7 +31,7 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
         partner: anyLiveKey,
         query: M.usageQuery,
         response: { 200: M.usage, ...errs },
-        detail: tag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
+        detail: partnerTag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
       },
     );
 }

@@ -2,8 +2,8 @@ import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { named } from "../http/openapi/names";
+import { nullable } from "../http/routes/declare";
 
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));
 const statusEnum = t.Union([t.Literal("active"), t.Literal("suspended")]);
 

@@ -3,9 +3,9 @@ import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { isTruthyFlag } from "../http/envelope";
+import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
 import { parsePage } from "../http/pagination";
-import { readErrors, writeErrors } from "../http/routes/partner-errors";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { partnerMutation } from "../http/routes/mutation";
 import { listUsers } from "./user-lookup";
@@ -13,8 +13,6 @@ import { UsersModel as M } from "./users-model";
 import { createUser, getUserView, updateUser, USER_DOCS_LINKS, USER_LINKS } from "./users-service";
 import { walletVerification } from "./wallet-verification";
 import { linkWallet } from "./wallets-service";
-
-const tag = (summary: string) => ({ tags: ["partner"], summary });
 
 /** The links of a user answer: the mount's own routes (the sandbox has no lookup, and links its salutes instead). */
 const LINKS = {
@@ -164,7 +162,12 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
         const r = await listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
         return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...LINKS.live };
       },
-      { partner: read, query: M.lookupQuery, response: { 200: M.lookupList, ...readErrors }, detail: tag("Find users by text, email, username or wallet") },
+      {
+        partner: read,
+        query: M.lookupQuery,
+        response: { 200: M.lookupList, ...readErrors },
+        detail: partnerTag("Find users by text, email, username or wallet"),
+      },
     )
     .get(
       "/api/partner/wallet-verification/:wallet_address",
@@ -177,7 +180,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
         params: M.verificationParams,
         query: M.verificationQuery,
         response: { 200: M.verification, ...readErrors },
-        detail: tag("A wallet's states, verification freshness and owner (linked false, owner null when none of your users has it)"),
+        detail: partnerTag("A wallet's states, verification freshness and owner (linked false, owner null when none of your users has it)"),
       },
     );
 }

@@ -2,8 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { PageQuery, PaginationSchema } from "../http/pagination";
 import { named } from "../http/openapi/names";
-
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 /**
  * Reasons and sources are text for people and filters alike (`quest_reward`, `Daily quest`, `game.arena`): 1–64

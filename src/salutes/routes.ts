@@ -6,13 +6,11 @@ import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { parsePage } from "../http/pagination";
 import { partnerMutation } from "../http/routes/mutation";
-import { readErrors, writeErrors } from "../http/routes/partner-errors";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { conversionPolicy, convert } from "./conversion";
 import { SalutesModel as M } from "./model";
 import { balanceGroup, type EntryAuthor, type EntryBody, getBalance, listLedger, postEntry } from "./service";
-
-const tag = (summary: string) => ({ tags: ["partner"], summary });
+import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 
 const authorOf = (partner: PartnerRequest): EntryAuthor => ({ keyId: partner.actor.keyId, idempotencyKey: partner.idempotency?.key ?? null });
 
@@ -108,7 +106,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
       partner: { scope: "read" },
       query: M.policyQuery,
       response: { 200: M.policy, ...readErrors },
-      detail: tag("The conversion policy: rate, bounds and daily cap"),
+      detail: partnerTag("The conversion policy: rate, bounds and daily cap"),
     })
     .post(
       "/api/salutes/convert",
@@ -126,7 +124,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
         query: M.mutationQuery,
         body: M.convertBody,
         response: { 200: M.converted, ...writeErrors },
-        detail: tag("Convert salutes under the policy: debits the ledger and records the conversion"),
+        detail: partnerTag("Convert salutes under the policy: debits the ledger and records the conversion"),
       },
     );
 }

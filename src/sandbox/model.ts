@@ -5,8 +5,7 @@ import { SCOPES } from "../auth/scopes";
 import { DonationsModel } from "../donations/model";
 import { Envelope } from "../http/envelope";
 import { intQuery } from "../http/params";
-
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 const Source = t.Union([t.Literal("sandbox_fixture"), t.Literal("sandbox_state")], {
   description: "sandbox_fixture: fixed data of the fixture profile; sandbox_state: your sandbox practice database",

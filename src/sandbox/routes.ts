@@ -4,9 +4,9 @@ import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { partnerMutation } from "../http/routes/mutation";
-import { readErrors, writeErrors } from "../http/routes/partner-errors";
+import { readErrors, writeErrors } from "../http/routes/declare";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
@@ -170,7 +170,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         params: M.promoteParams,
         body: M.promoteBody,
-        response: { 201: M.promoted, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: { 201: M.promoted, ...refuses(404, 409) },
         detail: { summary: "Promote a partner to live: issues the live key (secret shown once) when the promotion report passes, or with force and a reason" },
       },
     )

@@ -2,8 +2,7 @@ import { t } from "elysia";
 import { PageQuery, PageQueryEcho } from "../http/pagination";
 import { WebhooksModel } from "../webhooks/model";
 import { readOf, SandboxModel, SandboxRead, SandboxWrite } from "./model";
-
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 /**
  * The sandbox's own webhook routes: its delivery records (filtered by user) and the simulator. Its webhooks and

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { parsePage } from "../http/pagination";
-import { bodyErrors, readErrors } from "../http/routes/partner-errors";
+import { readErrors } from "../http/routes/declare";
 import { openSandbox } from "./fixtures";
 import { sandboxDetail as tag } from "./mount";
 import { sandboxRead, sandboxWrite } from "./profile";
@@ -64,7 +64,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         partner: read,
         query: M.metaQuery,
         body: M.runBody,
-        response: { 200: M.run, ...readErrors, ...bodyErrors },
+        response: { 200: M.run, ...readErrors },
         detail: tag("sign a scenario's payload as a delivery would be; sends nothing"),
       },
     );

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
 import { createMaintenance, deleteMaintenance, listMaintenance } from "./incidents/maintenance";
 import { StatusAdminModel as M, IdempotencyHeaders } from "./model-admin";
@@ -9,7 +10,6 @@ import { statusNotifier, STATUS_EVENT_TYPES } from "./incidents/notify";
 import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./incidents/operator";
 import { createSubscriber, deleteSubscriber, listSubscribers } from "./incidents/subscribers";
 
-const errs = { 400: ErrorBody, 403: ErrorBody };
 const summary = (s: string) => ({ summary: s });
 
 /** The operators' status routes: maintenance windows, operator incidents and their updates, subscribers. */
@@ -23,7 +23,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
     .get("/admin/status/maintenance", async ({ query }) => ok(listAnswer("windows", await listMaintenance(ctx, parsePage(query)))), {
       admin: true,
       query: M.maintenanceListQuery,
-      response: { 200: M.maintenanceList, ...errs },
+      response: { 200: M.maintenanceList },
       detail: summary("Maintenance windows, newest first"),
     })
     .post(
@@ -35,14 +35,14 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         body: M.maintenanceBody,
-        response: { 201: M.maintenanceOne, ...errs },
+        response: { 201: M.maintenanceOne },
         detail: summary("Schedule a maintenance window (excluded from uptime by default; audited)"),
       },
     )
     .delete("/admin/status/maintenance/:id", async ({ params, admin }) => ok({ window: await deleteMaintenance(ctx, admin, params.id) }), {
       admin: true,
       params: M.maintenanceParams,
-      response: { 200: M.maintenanceOne, ...errs, 404: ErrorBody },
+      response: { 200: M.maintenanceOne, ...refuses(404) },
       detail: summary("Delete a maintenance window (audited with its full content)"),
     })
     .get(
@@ -54,7 +54,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         query: M.incidentListQuery,
-        response: { 200: M.incidentList, ...errs },
+        response: { 200: M.incidentList },
         detail: summary("Every incident of both sources, newest first (filters: source, status)"),
       },
     )
@@ -62,7 +62,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       admin: true,
       params: M.incidentParams,
       query: t.Object(includeMetaQuery),
-      response: { 200: M.incidentOne, ...errs, 404: ErrorBody },
+      response: { 200: M.incidentOne, ...refuses(404) },
       detail: summary("One incident with its updates"),
     })
     .post(
@@ -77,7 +77,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         headers: IdempotencyHeaders,
         body: M.incidentCreateBody,
-        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...errs, 409: ErrorBody },
+        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...refuses(409) },
         detail: summary("Open an operator incident with its first update (audited; subscribers get status.incident.created)"),
       },
     )
@@ -94,7 +94,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         headers: IdempotencyHeaders,
         params: M.incidentParams,
         body: M.incidentUpdateBody,
-        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...errs, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...refuses(404, 409) },
         detail: summary("Post an update: investigating, identified, monitoring or resolved (resolved ends it; audited)"),
       },
     )
@@ -105,14 +105,14 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         params: M.incidentParams,
         body: M.incidentEditBody,
-        response: { 200: M.incidentOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: M.incidentOne, ...refuses(404, 409) },
         detail: summary("Correct an operator incident's title or components (updates are never edited; audited)"),
       },
     )
     .get("/admin/status/subscribers", async ({ query }) => ok(listAnswer("subscribers", await listSubscribers(ctx, parsePage(query)))), {
       admin: true,
       query: M.subscriberListQuery,
-      response: { 200: M.subscriberList, ...errs },
+      response: { 200: M.subscriberList },
       detail: summary("Status subscribers with their delivery health, newest first"),
     })
     .post(
@@ -125,7 +125,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         body: M.subscriberBody,
-        response: { 200: M.subscriberCreated, 201: M.subscriberCreated, ...errs, 409: ErrorBody },
+        response: { 200: M.subscriberCreated, 201: M.subscriberCreated, ...refuses(409) },
         detail: summary("Subscribe a URL to incident events, signed like partner webhooks (secret shown once; the same URL again is a no-op)"),
       },
     )
@@ -135,7 +135,7 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         params: M.subscriberParams,
-        response: { 200: M.subscriberOne, ...errs, 404: ErrorBody },
+        response: { 200: M.subscriberOne, ...refuses(404) },
         detail: summary("Remove a subscriber and its pending deliveries (audited)"),
       },
     );

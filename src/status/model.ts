@@ -4,8 +4,8 @@ import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
+import { nullable as N } from "../http/routes/declare";
 
-const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
 const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
 const base = {

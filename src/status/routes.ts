@@ -1,13 +1,13 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
 import { htmlResponse } from "../http/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./page/badge";
 import { incidentsFeed, incidentsJsonFeed } from "./page/feed";
 import { StatusModel as M } from "./model";
 import { statusPage } from "./page/page";
+import { publicTag, refuses } from "../http/routes/declare";
 import {
   canaryEcho,
   flagQuery,
@@ -22,10 +22,8 @@ import {
   UptimeCache,
 } from "./service";
 
-const publicErrs = { 400: ErrorBody, 429: ErrorBody };
-const pub = (summary: string) => ({ tags: ["public"], summary });
 const raw = (summary: string, type: string, schema: Record<string, unknown> = { type: "string" }) => ({
-  ...pub(summary),
+  ...publicTag(summary),
   responses: { 200: { description: type, content: { [type]: { schema } } } },
 });
 /** The JSON Feed 1.1 document (https://jsonfeed.org/version/1.1) src/status/page/feed.ts writes, field by field. */
@@ -77,14 +75,14 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     })
     .get("/api/public/system-status", status, {
       query: M.metaQuery,
-      response: { 200: M.status, ...publicErrs },
-      detail: pub("Overall ok|warn|bad and every check, evaluated now under the status policy"),
+      response: { 200: M.status },
+      detail: publicTag("Overall ok|warn|bad and every check, evaluated now under the status policy"),
     })
-    .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status, ...publicErrs }, detail: pub("Alias of /api/public/system-status") })
+    .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status }, detail: publicTag("Alias of /api/public/system-status") })
     .get("/api/public/system-status/trend", async ({ query }) => ok(await trend(ctx, query.limit ?? LIMITS.trend.fallback)), {
       query: M.trendQuery,
-      response: { 200: M.trend, ...publicErrs },
-      detail: pub("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
+      response: { 200: M.trend },
+      detail: publicTag("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
     })
     .get(
       "/api/public/system-status/uptime",
@@ -92,8 +90,8 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
         ok(await uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
       {
         query: M.uptimeQuery,
-        response: { 200: M.uptime, ...publicErrs },
-        detail: pub("Time-weighted degraded_pct, overall and per check, from the snapshots"),
+        response: { 200: M.uptime },
+        detail: publicTag("Time-weighted degraded_pct, overall and per check, from the snapshots"),
       },
     )
     .get(
@@ -101,25 +99,25 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       async ({ query }) => ok(await listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
       {
         query: M.incidentsQuery,
-        response: { 200: M.incidents, ...publicErrs },
-        detail: pub("Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
+        response: { 200: M.incidents },
+        detail: publicTag("Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
       },
     )
     .get("/api/public/system-status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
       params: M.incidentParams,
       query: M.metaQuery,
-      response: { 200: M.incidentOne, ...publicErrs, 404: ErrorBody },
-      detail: pub("One incident with every update (operator incidents), as long as it is kept"),
+      response: { 200: M.incidentOne, ...refuses(404) },
+      detail: publicTag("One incident with every update (operator incidents), as long as it is kept"),
     })
     .get("/api/public/system-status/policy", () => ok(policyView(ctx)), {
       query: M.metaQuery,
-      response: { 200: M.policy, ...publicErrs },
-      detail: pub("The status policy in force: source, whether the file loaded, thresholds per check"),
+      response: { 200: M.policy },
+      detail: publicTag("The status policy in force: source, whether the file loaded, thresholds per check"),
     })
     .get("/api/public/latency-percentiles", async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)), {
       query: M.latencyQuery,
-      response: { 200: M.latency, ...publicErrs },
-      detail: pub("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
+      response: { 200: M.latency },
+      detail: publicTag("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
     })
     .post(
       "/api/canary/echo",
@@ -129,8 +127,8 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       },
       {
         body: M.canaryBody,
-        response: { 200: M.canary, 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody },
-        detail: pub("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+        response: { 200: M.canary },
+        detail: publicTag("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
       },
     )
     .get("/status", async () => withPageSecurity(htmlResponse(await statusPage(ctx, cache), CACHE), PAGE_HEADERS), {
@@ -151,7 +149,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       {
         params: M.badgeParams,
         query: M.badgeQuery,
-        response: { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+        response: refuses(404),
         detail: { ...raw(`Uptime badge (SVG): {badge} is <check>.svg or overall.svg; window ${Object.keys(BADGE_WINDOWS).join("|")}`, "image/svg+xml") },
       },
     );

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { redirect, wantsHtml } from "../auth/session-plugin";
 import type { AppContext } from "../context";
-import { Envelope, ErrorBody, ignoredMetaQuery, includeMetaQuery, requestedMeta } from "../http/envelope";
+import { Envelope, ignoredMetaQuery, includeMetaQuery, requestedMeta } from "../http/envelope";
 import { compileHtml, htmlResponse } from "../http/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
@@ -114,7 +114,7 @@ export function homeRoutes(ctx: AppContext) {
       },
       {
         query: t.Object(includeMetaQuery),
-        response: { 200: HomeIndex, 400: ErrorBody },
+        response: { 200: HomeIndex },
         detail: {
           tags: ["system"],
           summary:

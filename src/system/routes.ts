@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery } from "../http/envelope";
+import { refusal, refuses } from "../http/routes/declare";
 import { HEALTH_ROUTE, health } from "./health";
 import { homeRoutes } from "./home";
 import { SystemModel } from "./model";
@@ -58,7 +59,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
           security: [{ AdminBearer: [] }],
           responses: {
             200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } },
-            403: { description: "forbidden: no valid admin token (JSON envelope)", content: { "application/json": { schema: ErrorBody } } },
+            403: refusal("forbidden: no valid admin token (JSON envelope)"),
           },
         },
       },
@@ -72,7 +73,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         query: SystemModel.jobsQuery,
-        response: { 200: SystemModel.jobs, 400: ErrorBody, 403: ErrorBody },
+        response: { 200: SystemModel.jobs },
         detail: { summary: "Jobs, their schedule and last run, in the order the server registers them, paged by limit and offset" },
       },
     )
@@ -86,13 +87,13 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       {
         admin: true,
         params: t.Object({ name: t.String({ maxLength: 64 }) }),
-        response: { 200: SystemModel.jobRun, 403: ErrorBody, 404: ErrorBody },
+        response: { 200: SystemModel.jobRun, ...refuses(404) },
         detail: { summary: "Run a job now (recorded in job_runs)" },
       },
     )
     .get("/api/partner/errors.json", () => ({ success: true as const, ...errorCatalog() }), {
       query: SystemModel.includeMeta,
-      response: { 200: SystemModel.errorsByCode, 400: ErrorBody },
+      response: { 200: SystemModel.errorsByCode },
       detail: {
         tags: ["partner"],
         summary: "Error catalog: every error code, its status and retry class, as a list (entries) and keyed by code (by_code)",
@@ -104,7 +105,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
     })
     .get("/developers/api-errors.json", () => ({ success: true as const, ...errorCatalog() }), {
       query: SystemModel.includeMeta,
-      response: { 200: SystemModel.errorsByCode, 400: ErrorBody },
+      response: { 200: SystemModel.errorsByCode },
       detail: { tags: ["public"], summary: "Error catalog keyed by code" },
     });
 }

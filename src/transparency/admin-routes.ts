@@ -2,7 +2,7 @@ import { auditRunsPageRoutes } from "./audit-runs-page";
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
 import { AdminAuditModel as M } from "./admin-model";
 import { declarationsPageOf, declareMovement, retractDeclaration } from "./declarations";
@@ -13,7 +13,6 @@ import { setTriage } from "./triage";
 // The operators' transparency routes: declare and retract expected treasury movements, change the thresholds,
 // triage anomalies. Each change writes admin_audit in its own transaction (src/auth/audit.ts).
 
-const errs = { 400: ErrorBody, 403: ErrorBody };
 const summary = (s: string) => ({ summary: s });
 const P = "/admin/transparency";
 
@@ -29,7 +28,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         // The bearer token or the operator session: the console's audit-runs page links it.
         operator: "api",
         query: M.declarationListQuery,
-        response: { 200: M.declarationList, ...errs },
+        response: { 200: M.declarationList },
         detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
       })
       .post(
@@ -42,7 +41,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         {
           admin: true,
           body: M.declareBody,
-          response: { 201: M.declarationOne, ...errs },
+          response: { 201: M.declarationOne },
           detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
         },
       )
@@ -53,7 +52,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
           admin: true,
           params: M.declarationParams,
           body: M.retractBody,
-          response: { 200: M.declarationOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+          response: { 200: M.declarationOne, ...refuses(404, 409) },
           detail: summary("Retract a declared movement: later runs no longer match it; past matches stay (audited)"),
         },
       )
@@ -68,7 +67,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         {
           admin: true,
           body: M.thresholdsBody,
-          response: { 200: M.thresholdsAnswer, ...errs },
+          response: { 200: M.thresholdsAnswer },
           detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
         },
       )
@@ -76,7 +75,7 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         params: M.triageParams,
         body: M.triageBody,
-        response: { 200: M.triageOne, ...errs, 404: ErrorBody },
+        response: { 200: M.triageOne, ...refuses(404) },
         detail: summary("Set the triage of an anomalous signature: status, owner, eta_utc (audited)"),
       })
   );

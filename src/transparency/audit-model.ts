@@ -1,15 +1,15 @@
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 import { MetaSchema, Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
 import { LatestQueryEcho, ListAnswer, PaginationSchema } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
 import { THRESHOLD_NAMES } from "./thresholds";
 import { TRIAGE_STATUSES } from "./triage";
+import { nullable as N } from "../http/routes/declare";
 
 // Request and response schemas of the audit-anomaly routes. The response schemas are also the schema
 // registry (schema-registry.json): one source for validation, the OpenAPI document and the published schemas.
 
-const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const lit = <const V extends readonly [string, ...string[]]>(values: V, description?: string) => t.UnionEnum(values, description ? { description } : {});
 const Level = lit(["ok", "warn", "bad"]);
 const Decimal = (description: string) => t.String({ pattern: "^-?\\d+(\\.\\d+)?$", description });

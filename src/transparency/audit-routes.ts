@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
-import { ErrorBody, metaRequested, requestedMeta } from "../http/envelope";
+import { metaRequested, requestedMeta } from "../http/envelope";
+import { refuses } from "../http/routes/declare";
 import { AppError, queryProblem } from "../http/errors";
 import { parsePage } from "../http/pagination";
 import { alerts } from "./alerts";
@@ -27,7 +28,7 @@ import { listTriage } from "./triage";
 // verb, answer with validators (src/transparency/http-cache.ts). No SQL here.
 
 const P = "/transparency/audit-anomalies";
-const errs = { 400: ErrorBody, 404: ErrorBody, 429: ErrorBody };
+const errs = refuses(404);
 const doc = (summary: string) => ({ tags: ["transparency"], summary, ...conditionalGet("etag", "last-modified") });
 const csvDetail = (summary: string) => ({ ...doc(summary), ...csvDoc(`${summary} (CSV, RFC 4180)`) });
 const flag = (v: string | undefined, fallback: boolean) => (v === undefined ? fallback : v === "1" || v === "true");

@@ -1,9 +1,9 @@
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { UptimeTotals } from "../status/model";
 import { named } from "../http/openapi/names";
+import { nullable as N } from "../http/routes/declare";
 
-const N = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
 
 const Proof = named(

@@ -3,7 +3,6 @@ import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates } from "../http/conditional";
-import { ErrorBody } from "../http/envelope";
 import { auditRoutes } from "./audit-routes";
 import { answerJson } from "./http-cache";
 import { TransparencyModel as M } from "./model";
@@ -28,7 +27,7 @@ export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
   return new Elysia({ name: "herald:transparency" })
     .get("/trust.json", async ({ request, set }) => live(request, set.headers, "trust", await trustDocument(ctx)), {
       query: M.metaQuery,
-      response: { 200: M.trust, 400: ErrorBody, 429: ErrorBody },
+      response: { 200: M.trust },
       detail: {
         tags: ["public"],
         summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes",
@@ -37,7 +36,7 @@ export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
     })
     .get("/transparency/trust-dashboard.json", async ({ request, set }) => live(request, set.headers, "dashboard", await trustDashboard(ctx, cache)), {
       query: M.metaQuery,
-      response: { 200: M.dashboard, 400: ErrorBody, 429: ErrorBody },
+      response: { 200: M.dashboard },
       detail: {
         tags: ["transparency"],
         summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page",

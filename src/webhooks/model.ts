@@ -4,8 +4,7 @@ import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
 import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES, EVENT_PUBLIC_ID } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
-
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
+import { nullable } from "../http/routes/declare";
 
 const Webhook = named(
   "Webhook",

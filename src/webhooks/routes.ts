@@ -3,18 +3,15 @@ import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ErrorBody, includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery } from "../http/envelope";
+import { nullable, partnerTag, readErrors, refuses, writeErrors } from "../http/routes/declare";
 import { parsePage } from "../http/pagination";
 import { partnerMutation } from "../http/routes/mutation";
-import { bodyErrors, readErrors, writeErrors } from "../http/routes/partner-errors";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
-
-const tag = (summary: string) => ({ tags: ["partner"], summary });
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 
 /**
  * Partner webhooks and the replay of their deliveries on a mount (scope `webhooks`): live keys at /api/partner,
@@ -143,7 +140,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           const types = eventTypeCatalog();
           return { success: true as const, count: types.length, event_types: types };
         },
-        { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: tag("Event types a webhook can subscribe to (public)") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: partnerTag("Event types a webhook can subscribe to (public)") },
       )
       .use(webhookRoutesFor(ctx, guards, LIVE))
       .post(
@@ -162,7 +159,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           params: M.idParams,
           body: M.rotateBody,
           response: { 200: M.rotated, ...writeErrors },
-          detail: tag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
+          detail: partnerTag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
         },
       )
       .post(
@@ -181,7 +178,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           params: M.idParams,
           body: M.recoverBody,
           response: { 200: M.replay, ...writeErrors },
-          detail: tag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
+          detail: partnerTag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
         },
       )
       .get(
@@ -190,13 +187,18 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           success: true as const,
           ...(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)),
         }),
-        { partner: read, query: M.dlqQuery, response: { 200: M.dlq, ...readErrors }, detail: tag("Dead-letter summary for the last `hours` (default 24)") },
+        {
+          partner: read,
+          query: M.dlqQuery,
+          response: { 200: M.dlq, ...readErrors },
+          detail: partnerTag("Dead-letter summary for the last `hours` (default 24)"),
+        },
       )
       .post("/api/partner/webhooks/signature/verify", ({ body }) => ({ success: true as const, ...verifyWebhookSignatureFor(body) }), {
         partner: read,
         body: M.verifyBody,
-        response: { 200: M.verified, ...readErrors, ...bodyErrors },
-        detail: tag("Check a delivery signature the way a receiver should"),
+        response: { 200: M.verified, ...readErrors },
+        detail: partnerTag("Check a delivery signature the way a receiver should"),
       })
       .get(
         "/api/partner/webhook-events",
@@ -215,7 +217,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           partner: read,
           query: M.eventsQuery,
           response: { 200: M.events, ...readErrors },
-          detail: tag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
+          detail: partnerTag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
         },
       )
       .post(
@@ -235,7 +237,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         {
           admin: true,
           params: M.adminReplayParams,
-          response: { 200: M.adminReplayed, 403: ErrorBody, 404: ErrorBody },
+          response: { 200: M.adminReplayed, ...refuses(404) },
           detail: { summary: "Operator replay of a delivery id or an evt_ event id" },
         },
       )

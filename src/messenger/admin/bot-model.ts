@@ -3,6 +3,7 @@ import { t } from "elysia";
 import { Envelope, FLAG_VALUES } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
+import { nullable } from "../../http/routes/declare";
 
 const counts = t.Record(t.String(), t.Integer());
 const liveFlag = t.Optional(
@@ -52,7 +53,6 @@ const RecentSent = t.Object({
   sent_at: t.Union([t.String(), t.Null()]),
   last_error: t.Union([t.String(), t.Null()]),
 });
-const nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
 
 export const BotAdminModel = {
   readinessQuery: t.Object({ live: liveFlag, include_meta: t.Optional(t.String()) }),

@@ -3,7 +3,8 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
-import { nullable, Reward } from "../model";
+import { Reward } from "../model";
+import { nullable } from "../../http/routes/declare";
 import { SALUTES_AMOUNT_PATTERN } from "../games/salutes-reward";
 import { windowQueryFields } from "./window";
 

@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import { requiresHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { ErrorBody, includeMetaQuery } from "../../http/envelope";
+import { includeMetaQuery } from "../../http/envelope";
+import { refuses } from "../../http/routes/declare";
 import { createMission, listMissions } from "../games/missions";
 import { MissionModel } from "../games/promos-model";
 import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
@@ -11,7 +12,7 @@ import { compareMissions, missionAnalytics, missionStats } from "./missions-anal
 import { MissionAdminModel as M } from "./missions-model";
 
 /** 428 revision_required is only ever answered by the revision-guarded routes; messengerErrors lacks it. */
-const revisionErrors = { ...messengerErrors, 428: ErrorBody };
+const revisionErrors = { ...messengerErrors, ...refuses(428) };
 
 /**
  * Operator routes for missions under /api/messenger/admin (docs/messenger-admin-missions.md). Admin token (the GETs

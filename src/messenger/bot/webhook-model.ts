@@ -3,7 +3,7 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { IGNORED_REASONS } from "./webhook";
-import { nullable } from "../model";
+import { nullable } from "../../http/routes/declare";
 
 const TgUser = t.Object(
   {

@@ -4,7 +4,8 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQuery, PageQueryEcho } from "../../http/pagination";
 import { intQuery } from "../../http/params";
-import { nullable, Reward } from "../model";
+import { Reward } from "../model";
+import { nullable } from "../../http/routes/declare";
 import { MAX_RULE_LANGUAGES, MAX_RULE_USER_IDS } from "./audience-rule";
 import { MAX_COOLDOWN_SECONDS, MAX_SEGMENTS, MAX_TOTAL_WEIGHT, MIN_COOLDOWN_SECONDS } from "./wheel-campaigns";
 

@@ -3,7 +3,8 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { AdminPage, AdminPageQuery, audienceKey } from "../config/model";
-import { initData, nullable, Replayed, Reward, requestId } from "../model";
+import { initData, Replayed, Reward, requestId } from "../model";
+import { nullable } from "../../http/routes/declare";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
 
 /** A player's own lists page by offset: their events and enrollments are few, so no cursor is issued. */

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
+import { refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage, slicePage } from "../../http/pagination";
 import { createSilence, expireSilence, listSilences } from "./silences";
 import { firingAlerts } from "./views";
@@ -9,7 +9,6 @@ import { AlertsFiringModel as M } from "./firing-model";
 import { linkTargetHealth } from "../link-inbox/target-health";
 
 const BASE = "/admin/ops/alerts-monitor";
-const errs = { 400: ErrorBody, 403: ErrorBody };
 
 /**
  * What is firing now, the silences that hold notices back, and whether the link inbox's targets can reach anyone.
@@ -38,7 +37,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.firingQuery,
-        response: { 200: M.firing, ...errs },
+        response: { 200: M.firing },
         detail: {
           summary:
             "Alerts firing now (warn or fail), with since when, the latest evaluation, the silence holding them back and what was sent; paged by limit and offset",
@@ -54,7 +53,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.silenceListQuery,
-        response: { 200: M.silenceList, ...errs },
+        response: { 200: M.silenceList },
         detail: { summary: "Alert silences, newest first, each with its state now (active, expired)" },
       },
     )
@@ -68,7 +67,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         body: M.silenceBody,
-        response: { 201: M.silenceOne, ...errs },
+        response: { 201: M.silenceOne },
         detail: {
           summary: "Silence alerts matching a key or pattern until a time (≤ 30 days), with a reason; audited. Silenced alerts are recorded, not sent",
         },
@@ -80,7 +79,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         params: M.silenceParams,
-        response: { 200: M.silenceOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: M.silenceOne, ...refuses(404, 409) },
         detail: { summary: "End a silence now (audited); 409 when it already ended" },
       },
     )
@@ -104,7 +103,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.targetsQuery,
-        response: { 200: M.targets, ...errs },
+        response: { 200: M.targets },
         detail: {
           summary:
             "Each configured link-inbox target: up or down, dead or not, and why (the target policy's refusal, the newest failure); paged by limit and offset",

@@ -3,22 +3,20 @@ import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
-import { ErrorBody } from "../../http/envelope";
+import { refusal } from "../../http/routes/declare";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./export";
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./model";
 import { exportUsage, usageCsv } from "../export-usage/service";
 import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "../export-usage/chart";
 
 const BASE = "/admin/ops/alerts-monitor";
-const errs = { 400: ErrorBody, 403: ErrorBody };
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 const LEGEND = sendsHeaders({ "X-Usage-Legend": "The chart's series and their colours (JSON)" });
 const fileDoc = (summary: string, type: string, description: string, binary = false) => ({
   summary,
   responses: {
     200: { description, content: { [type]: { schema: binary ? { type: "string" as const, format: "binary" } : { type: "string" as const } } } },
-    400: errorResponse("invalid_query naming the parameter (an unknown source or status, days, w or h out of bounds)"),
-    403: errorResponse("forbidden: no admin token or operator session"),
+    400: refusal("invalid_query naming the parameter (an unknown source or status, days, w or h out of bounds)"),
+    403: refusal("forbidden: no admin token or operator session"),
   },
 });
 
@@ -49,7 +47,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.exportQuery,
-        response: { 200: M.exportJson, ...errs },
+        response: { 200: M.exportJson },
         detail: { summary: "Alert runs of the window (status checks, transparency, webhook dead letters, preflight), newest first, paged" },
       },
     )
@@ -92,7 +90,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.usageQuery,
-        response: { 200: M.usageJson, ...errs },
+        response: { 200: M.usageJson },
         detail: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
       },
     )

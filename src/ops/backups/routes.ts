@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { ErrorBody } from "../../http/envelope";
+import { refusal, refuses } from "../../http/routes/declare";
 import { DEFAULT_LIMIT, totalPage } from "../../http/pagination";
 import { runBackup } from "./backup";
 import { backupOrThrow, listBackups, type BackupEntry } from "./list";
@@ -26,7 +26,6 @@ const binary = (description: string) => ({
   description,
   content: { "application/vnd.sqlite3": { schema: { type: "string" as const, format: "binary" } } },
 });
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 
 /** Operator operations: on-demand backups — take one, list them, download one. */
 export function backupsRoutes(ctx: AppContext, guards: Guards) {
@@ -41,7 +40,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
       },
       {
         admin: true,
-        response: { 200: OpsModel.run, 403: ErrorBody, 409: ErrorBody, 503: ErrorBody },
+        response: { 200: OpsModel.run, ...refuses(409) },
         detail: {
           summary:
             "Consistent snapshot (VACUUM INTO) with its path, size and sha256; prunes beyond BACKUP_KEEP. On PostgreSQL 409 backup_not_on_postgres (use pg_dump / pg_basebackup)",
@@ -70,7 +69,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         // Also the operator session (a GET): the readiness page links here.
         operator: "api",
         query: OpsModel.listQuery,
-        response: { 200: OpsModel.list, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody },
+        response: { 200: OpsModel.list, ...refuses(409) },
         detail: { summary: "The on-demand backups, newest first: name, size, sha256, created_at, integrity. On PostgreSQL 409 backup_not_on_postgres" },
       },
     )
@@ -95,10 +94,10 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
           }),
           responses: {
             200: binary("The SQLite file, as Content-Disposition: attachment"),
-            400: errorResponse("invalid_query: the name is not a backup name (no paths)"),
-            403: errorResponse("forbidden: no admin token or operator session"),
-            404: errorResponse("not_found: no such backup"),
-            409: errorResponse("backup_not_on_postgres: the service runs on PostgreSQL, whose own backups apply (pg_dump, pg_basebackup)"),
+            400: refusal("invalid_query: the name is not a backup name (no paths)"),
+            403: refusal("forbidden: no admin token or operator session"),
+            404: refusal("not_found: no such backup"),
+            409: refusal("backup_not_on_postgres: the service runs on PostgreSQL, whose own backups apply (pg_dump, pg_basebackup)"),
           },
         },
       },

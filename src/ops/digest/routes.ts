@@ -3,7 +3,7 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { exportPair } from "../../http/exports/pair";
-import { ErrorBody } from "../../http/envelope";
+import { refusal, refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
 import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
 import { digestCsv, digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
@@ -12,14 +12,12 @@ import { DigestModel as M } from "./model";
 import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
 import { renderTrendPng, TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 
-const errs = { 400: ErrorBody, 403: ErrorBody };
 const summary = (s: string) => ({ summary: s });
 const file = (description: string, type: string, format?: "binary") => ({
   description,
   content: { [type]: { schema: format ? { type: "string" as const, format } : { type: "string" as const } } },
 });
 const INVALID = "invalid_query: a parameter out of range, named in details";
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 
 interface DigestQuery {
   hours?: number;
@@ -57,7 +55,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildDigest(ctx, paramsOf(query))) }), {
         operator: "api",
         query: M.query,
-        response: { 200: M.digest, ...errs },
+        response: { 200: M.digest },
         detail: summary("403s of the window per hour against a baseline, grouped by route, partner key and client prefix, with findings"),
       })
       .use(
@@ -66,7 +64,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           query: M.query,
           guard: { operator: "api" },
           build: (query) => buildDigest(ctx, paramsOf(query)),
-          response: { 200: M.exportJson, ...errs },
+          response: { 200: M.exportJson },
           body: (d, headers) => {
             const rows = digestRows(d);
             headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
@@ -99,8 +97,8 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
             summary: "PNG chart of the window's 403s per hour (counted, suppressed, spike hours) against the baseline; w×h pixels",
             responses: {
               200: file("The chart", "image/png", "binary"),
-              400: errorResponse(INVALID),
-              403: errorResponse("forbidden: no admin token"),
+              400: refusal(INVALID),
+              403: refusal("forbidden: no admin token"),
             },
           },
         },
@@ -114,7 +112,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         {
           operator: "api",
           query: M.suppressionListQuery,
-          response: { 200: M.suppressionList, ...errs },
+          response: { 200: M.suppressionList },
           detail: summary("Suppression rules, newest first, each with its state now (active, expired, revoked)"),
         },
       )
@@ -128,7 +126,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         {
           admin: true,
           body: M.suppressionBody,
-          response: { 201: M.suppressionOne, ...errs },
+          response: { 201: M.suppressionOne },
           detail: summary("Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)"),
         },
       )
@@ -138,7 +136,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         {
           admin: true,
           params: M.suppressionParams,
-          response: { 200: M.suppressionOne, ...errs, 404: ErrorBody, 409: ErrorBody },
+          response: { 200: M.suppressionOne, ...refuses(404, 409) },
           detail: summary("End a rule now (audited); 409 when it was already revoked"),
         },
       )
@@ -152,7 +150,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         {
           operator: "api",
           query: M.exportQuery,
-          response: { 200: M.suppressionExport, ...errs },
+          response: { 200: M.suppressionExport },
           detail: summary("Every suppression rule (the rules file), oldest first, with its state now"),
         },
       )

@@ -6,6 +6,7 @@ import { intQuery } from "../../http/params";
 import { Incident } from "../../status/model";
 import { DRAFT_LIMITS } from "./draft";
 import { EXPORT_COLUMNS, LIST_LIMITS } from "./export";
+import { nullable as N } from "../../http/routes/declare";
 
 // Request and response schemas of /admin/ops/incidents* (docs/ops-incidents.md).
 
@@ -23,7 +24,6 @@ const litQ = <const V extends readonly [string, ...string[]]>(values: V, descrip
   );
 const Instant = (description: string) =>
   t.Optional(t.String({ maxLength: 40, description: `${description}; ISO 8601 instant with a zone, e.g. 2026-02-01T10:00:00Z` }));
-const N = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
 const L = DRAFT_LIMITS;
 

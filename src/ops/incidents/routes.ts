@@ -2,22 +2,20 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
-import { ErrorBody } from "../../http/envelope";
+import { refusal } from "../../http/routes/declare";
 import { buildDraft } from "./draft";
 import { draftMarkdown, draftText } from "./draft-render";
 import { exportCsv, exportFilename, exportRows, incidentDetail, listIncidentsPage } from "./export";
 import * as M from "./model";
 
 const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
-const errs = { 400: ErrorBody, 403: ErrorBody };
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 const rawDoc = (summary: string, type: string, description: string, notFound = true) => ({
   summary,
   responses: {
     200: { description, content: { [type]: { schema: { type: "string" as const } } } },
-    400: errorResponse("invalid_query: a parameter out of range, an unknown value, or until not after since"),
-    403: errorResponse("forbidden: no admin token or operator session"),
-    ...(notFound ? { 404: errorResponse("not_found: no incident at that index") } : {}),
+    400: refusal("invalid_query: a parameter out of range, an unknown value, or until not after since"),
+    403: refusal("forbidden: no admin token or operator session"),
+    ...(notFound ? { 404: refusal("not_found: no incident at that index") } : {}),
   },
 });
 // Cache-Control: the core's operator default (private, no-store; src/http/cache-control.ts).
@@ -34,7 +32,7 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       .get("/admin/ops/incidents/draft.json", async ({ query }) => ok(await buildDraft(ctx, query)), {
         operator: "api",
         query: M.draftQuery,
-        response: { 200: M.draft, ...errs, 404: ErrorBody },
+        response: { 200: M.draft },
         detail: { summary: "Incident report draft, structured: title, summary, impact, timeline, top errors, job failures, preflight, placeholder" },
       })
       .get(
@@ -58,7 +56,7 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       .get("/admin/ops/incidents", async ({ query }) => ok(await listIncidentsPage(ctx, query)), {
         operator: "api",
         query: M.listQuery,
-        response: { 200: M.list, ...errs },
+        response: { 200: M.list },
         detail: { summary: "Status incidents of both sources with their updates, newest first (filters: status, severity, since)" },
       })
       .get("/admin/ops/incidents/export", async ({ query }) => csvResponse(exportCsv((await exportRows(ctx, query)).rows), `${exportFilename(ctx)}.csv`), {
@@ -69,13 +67,13 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       .get("/admin/ops/incidents/export.json", async ({ query }) => ok(await exportRows(ctx, query)), {
         operator: "api",
         query: M.exportQuery,
-        response: { 200: M.exportJson, ...errs },
+        response: { 200: M.exportJson },
         detail: { summary: "The JSON twin of the incidents CSV: the same columns and rows" },
       })
       .get("/admin/ops/incidents/detail.json", async ({ query }) => ok(await incidentDetail(ctx, query)), {
         operator: "api",
         query: M.detailQuery,
-        response: { 200: M.detail, ...errs, 404: ErrorBody },
+        response: { 200: M.detail },
         detail: { summary: "One incident (id, or index 0 = newest) with its full timeline and the errors and job failures of its span" },
       })
   );

@@ -6,7 +6,8 @@ import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvHeaders } from "../../http/csv";
-import { ErrorBody, requestedMeta } from "../../http/envelope";
+import { type ErrorBody, requestedMeta } from "../../http/envelope";
+import { refusal } from "../../http/routes/declare";
 import { queryProblem } from "../../http/errors";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./exports";
 import { LinkExportsModel as M } from "./exports-model";
@@ -22,7 +23,6 @@ import { EVENTS_EXPORT, exportTelemetry, issueDownloadToken, recordTokenDownload
 // - neither: an ordinary answer, compressed by the core when Accept-Encoding allows (docs/http-conventions.md).
 
 const BASE = "/admin/ops/link-inbox/events";
-const errs = { 400: ErrorBody, 403: ErrorBody };
 const encoder = new TextEncoder();
 
 type Query = typeof M.exportQuery.static;
@@ -92,8 +92,8 @@ const csvDoc = (summary: string) => ({
       description: "text/csv (RFC 4180, header row), as an attachment; download_token=1: the LinkInboxDownloadToken JSON",
       content: { "text/csv": { schema: { type: "string" as const } }, "application/json": { schema: M.tokenIssued as unknown as typeof ErrorBody } },
     },
-    400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
-    403: { description: "forbidden: no admin token or operator session", content: { "application/json": { schema: ErrorBody } } },
+    400: refusal("invalid_query naming the parameter"),
+    403: refusal("forbidden: no admin token or operator session"),
   },
 });
 
@@ -114,8 +114,8 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
             description: "the export (gzip with compress=1), or with download_token=1 the token",
             content: { "application/json": { schema: t.Union([M.export, M.tokenIssued]) as unknown as typeof ErrorBody } },
           },
-          400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
-          403: { description: "forbidden: no admin token or operator session", content: { "application/json": { schema: ErrorBody } } },
+          400: refusal("invalid_query naming the parameter"),
+          403: refusal("forbidden: no admin token or operator session"),
         },
       },
     })
@@ -143,9 +143,9 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
           ...csvDoc("Downloads the CSV a download token stands for: once, before it expires, by the operator it was issued to"),
           responses: {
             ...csvDoc("").responses,
-            403: { description: "forbidden: no credentials, or the token belongs to another operator", content: { "application/json": { schema: ErrorBody } } },
-            404: { description: "not_found: no such token", content: { "application/json": { schema: ErrorBody } } },
-            410: { description: "download_token_used or download_token_expired", content: { "application/json": { schema: ErrorBody } } },
+            403: refusal("forbidden: no credentials, or the token belongs to another operator"),
+            404: refusal("not_found: no such token"),
+            410: refusal("download_token_used or download_token_expired"),
           },
         },
       },
@@ -153,7 +153,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
     .get(`${BASE}/export-telemetry.json`, ({ query }) => exportTelemetry(ctx, query.requested_by || null), {
       operator: "api",
       query: M.telemetryQuery,
-      response: { 200: M.telemetry, ...errs },
+      response: { 200: M.telemetry },
       detail: { summary: "How many link-inbox exports and download tokens were requested, used and expired, by whom, and their bytes" },
     });
 }

@@ -4,7 +4,7 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { OPERATOR_REVALIDATE } from "../../http/cache-control";
 import { httpDate, notModifiedSince, strongEtag } from "../../http/conditional";
-import { Envelope, ErrorBody, includeMetaQuery, requestedMeta } from "../../http/envelope";
+import { Envelope, includeMetaQuery, requestedMeta } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 import { subscribeLinkInbox } from "./notify";
@@ -107,7 +107,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
         days: intQuery({ minimum: 1, maximum: SUMMARY_MAX_DAYS, defaultValue: SUMMARY_DEFAULT_DAYS, description: "events and messages of the last days" }),
         ...includeMetaQuery,
       }),
-      response: { 200: Summary, 400: ErrorBody, 403: ErrorBody },
+      response: { 200: Summary },
       detail: { summary: "Link-inbox delivery health per target (attempts, failures by family, last success, failing streak, dead) and per event kind" },
     })
     .get(
@@ -130,7 +130,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
           days: intQuery({ minimum: 1, maximum: RESOLVED_MAX_DAYS, defaultValue: RESOLVED_DEFAULT_DAYS, description: "incidents resolved in the last days" }),
           ...includeMetaQuery,
         }),
-        response: { 200: Resolved, 400: ErrorBody, 403: ErrorBody },
+        response: { 200: Resolved },
         detail: {
           ...conditionalGet("etag", "last-modified"),
           summary:

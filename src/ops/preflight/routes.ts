@@ -4,7 +4,8 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { exportPair } from "../../http/exports/pair";
-import { ErrorBody, requestedMeta } from "../../http/envelope";
+import { requestedMeta } from "../../http/envelope";
+import { refusal } from "../../http/routes/declare";
 import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
 import { anomaliesCsv, deltaCsv, guardsCsv, historyCsv } from "./csv";
@@ -13,7 +14,6 @@ import { PreflightModel as M } from "./model";
 import { bytesLimitOf, conditionalJson, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summaryBody } from "./summary";
 
 const BASE = "/admin/ops/preflight-guards";
-const errs = { 400: ErrorBody, 403: ErrorBody };
 const guard = { operator: "api" } as const;
 
 interface AnomalyQuery {
@@ -45,7 +45,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         query: M.guardsQuery,
         guard,
         build: (query) => guardRows(query.include_env_rows === "1"),
-        response: { 200: M.guards, ...errs },
+        response: { 200: M.guards },
         body: (rows) => {
           const now = ctx.clock.now();
           return { generated_at: now.toISOString(), day: dayOf(now), count: rows.length, guards: rows };
@@ -63,7 +63,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         query: M.deltaQuery,
         guard,
         build: async (query) => preflightDelta(ctx, query.day_offset ?? 1, await selectionOf(ctx, query)),
-        response: { 200: M.delta, ...errs },
+        response: { 200: M.delta },
         csv: (d) => csvResponse(deltaCsv(d.changes), `herald-preflight-delta-${d.compare_day}.csv`),
         detail: {
           json: { summary: "What changed between the current guard values and the snapshot of day_offset days ago" },
@@ -100,8 +100,8 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
           responses: {
             200: { description: "The summary", content: { "application/json": { schema: M.summary as unknown as { type: "object" } } } },
             304: { description: "Not modified (ETag, Last-Modified and Cache-Control repeated)" },
-            400: { description: "invalid_query naming the parameter", content: { "application/json": { schema: ErrorBody } } },
-            403: { description: "forbidden: no admin token", content: { "application/json": { schema: ErrorBody } } },
+            400: refusal("invalid_query naming the parameter"),
+            403: refusal("forbidden: no admin token"),
           },
         },
       },
@@ -112,7 +112,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         query: M.historyQuery,
         guard,
         build: async (query) => preflightHistory(ctx, query.days ?? 30, await selectionOf(ctx, query)),
-        response: { 200: M.history, ...errs },
+        response: { 200: M.history },
         body: (h) => ({ ...h, count: h.rows.length }),
         csv: (h) => csvResponse(historyCsv(h.rows), "herald-preflight-history.csv"),
         detail: {
@@ -130,7 +130,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
           const p = anomalyParams(query);
           return { p, r: await preflightAnomalies(ctx, p, await selectionOf(ctx, query)) };
         },
-        response: { 200: M.anomalies, ...errs },
+        response: { 200: M.anomalies },
         body: ({ p, r }) => ({
           from: r.from,
           to: r.to,

@@ -2,13 +2,10 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
-import { ErrorBody } from "../../http/envelope";
 import { zeroHistory } from "./probes";
 import { noiseExport } from "./service";
 import { noiseCsv, probeHistoryCsv } from "./csv";
 import { ReadinessModel as M } from "./model";
-
-const errs = { 400: ErrorBody, 403: ErrorBody };
 
 /**
  * Operator readiness exports: the 403 noise level per window, and the synthetic probes that came back empty or
@@ -32,7 +29,7 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: M.noiseQuery,
-        response: { 200: M.noise, ...errs },
+        response: { 200: M.noise },
         detail: { summary: "403 noise (403s ÷ requests, and 403s per hour) per 7/14/30-day window against the readiness threshold, with per-day points" },
       },
     )
