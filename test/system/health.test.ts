@@ -124,6 +124,8 @@ test("process and GC metrics come from prom-client with the herald_ prefix; coun
   for (const name of ["herald_process_cpu_user_seconds_total", "herald_process_resident_memory_bytes", "herald_nodejs_heap_size_total_bytes"]) {
     expect(text).toContain(`# TYPE ${name}`);
   }
+  // Not the per-heap-space series: they walk the whole heap on every scrape under Bun (src/http/metrics.ts).
+  expect(text).not.toContain("herald_nodejs_heap_space_size");
   expect(text).toContain("# TYPE herald_test_events counter");
   expect(text).toMatch(/^herald_test_events 1$/m);
   expect(text).toContain('herald_job_runs_total{job="snapshot",outcome="ok"} 1');
