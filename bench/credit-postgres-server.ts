@@ -17,7 +17,7 @@ const { values } = parseArgs({
 if (!values.url || !values.port) throw new Error("usage: bun bench/credit-postgres-server.ts --url URL --port N [--pool N]");
 const sql = new SQL({ url: values.url, max: Number(values.pool ?? 10) });
 
-Bun.serve({
+const server = Bun.serve({
   hostname: "127.0.0.1",
   port: Number(values.port),
   async fetch(req) {
@@ -33,4 +33,9 @@ Bun.serve({
       return Response.json({ success: false, error: (err as Error).message }, { status: 500 });
     }
   },
+});
+// SIGTERM: stop listening, let the credits in flight finish (1 s at most), exit 0 (a signal death reads as no exit code).
+process.on("SIGTERM", () => {
+  void server.stop();
+  void sql.close({ timeout: 1 }).finally(() => process.exit(0));
 });

@@ -407,7 +407,9 @@ const credit: Benchmark = {
             db_work_source: "bench/credit-postgres-server.ts: bench/credit-postgres.ts's transaction behind Bun.serve",
           });
         } finally {
-          await server.stop();
+          const code = await server.stop();
+          if (code !== 0)
+            notes.push(`the naive bare server did not exit cleanly on SIGTERM: ${code === null ? "killed after the grace period" : `exit ${code}`}`);
         }
       }
     } finally {
