@@ -295,12 +295,13 @@ export const WalletModel = {
 };
 
 const counts = t.Record(t.String(), t.Integer());
+/** The query of a read-only preview: the player's init data and how many rows (1–50). */
+const previewQuery = (defaultValue: number, description: string) =>
+  t.Object({ init_data: initData, limit: intQuery({ minimum: 1, maximum: 50, defaultValue, description }), include_meta: t.Optional(t.String()) });
+/** The tail of a preview's answer: the newest `count` rows only, so no next page. */
+const latest = (description: string) => ({ count: t.Integer({ description }), query: LatestQueryEcho(), pagination: PaginationSchema });
 export const EngagementModel = {
-  activityQuery: t.Object({
-    init_data: initData,
-    limit: intQuery({ minimum: 1, maximum: 50, defaultValue: 20, description: "recent ledger rows" }),
-    include_meta: t.Optional(t.String()),
-  }),
+  activityQuery: previewQuery(20, "recent ledger rows"),
   activity: named(
     "MessengerActivityPreview",
     Envelope({
@@ -315,24 +316,16 @@ export const EngagementModel = {
         }),
       ),
       balances: Balances,
-      count: t.Integer({ description: "rows in recent" }),
-      query: LatestQueryEcho(),
-      pagination: PaginationSchema,
+      ...latest("rows in recent"),
     }),
   ),
-  leaderboardQuery: t.Object({
-    init_data: initData,
-    limit: intQuery({ minimum: 1, maximum: 50, defaultValue: 10, description: "leaders listed" }),
-    include_meta: t.Optional(t.String()),
-  }),
+  leaderboardQuery: previewQuery(10, "leaders listed"),
   leaderboard: named(
     "MessengerLeaderboardPreview",
     Envelope({
       leaders: t.Array(t.Object({ rank: t.Integer(), display_name: t.String(), points_earned: t.Integer(), is_you: t.Boolean() })),
       you: t.Object({ rank: nullable(t.Integer()), points_earned: t.Integer() }),
-      count: t.Integer({ description: "leaders listed" }),
-      query: LatestQueryEcho(),
-      pagination: PaginationSchema,
+      ...latest("leaders listed"),
     }),
   ),
   healthQuery: t.Object({

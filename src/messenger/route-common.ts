@@ -1,11 +1,24 @@
-// What every messenger route module shares: the error responses it documents, its OpenAPI tag, and the 503 of
-// an unconfigured bot.
+// What every messenger route module shares: the error responses it documents, its OpenAPI tag, the 503 of an
+// unconfigured bot, and the shape of an answer.
+import type { TSchema } from "elysia";
 import type { AppContext } from "../context";
 import { refuses, tagged } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 
 export const messengerErrors = refuses(401, 403, 404, 409, 410, 422, 429);
 export const messengerTag = tagged("messenger");
+
+/** A messenger answer: `success: true`, then the answer's own fields. */
+export const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+
+/**
+ * A route's `response` and `detail`: its 200 schema beside the messenger refusals, its summary under the messenger
+ * tag, and what else its detail says (`more`).
+ */
+export const answers = <S extends TSchema, D extends object = Record<never, never>>(schema: S, summary: string, more?: D) => ({
+  response: { 200: schema, ...messengerErrors },
+  detail: { ...messengerTag(summary), ...(more as D) },
+});
 
 /**
  * A beforeHandle hook: every messenger route, the operator ones included, answers 503 without a bot token. On

@@ -38,7 +38,8 @@ import {
   wheelStatus,
   type TelegramUpdate,
 } from "./service";
-import { messengerErrors, messengerTag, requireMessengerBot } from "./route-common";
+import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "./route-common";
+import type { PlayerRow } from "./players";
 
 export { messengerErrors, messengerTag };
 
@@ -47,18 +48,18 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
   const limits = messengerLimits(ctx, states);
   const identity = messengerIdentity(ctx, limits);
   const botUsername = botUsernameOf(ctx);
+  const catalog = async (player: PlayerRow) => ok({ ...(await gameCatalog(ctx, player)), balances: balancesOf(player) });
   return (
     new Elysia({ name: "herald:messenger" })
       .use(identity.plugin)
-      .post("/api/messenger/init/verify", ({ messenger }) => ({ success: true as const, ...identityStatus(ctx, messenger) }), {
+      .post("/api/messenger/init/verify", ({ messenger }) => ok(identityStatus(ctx, messenger)), {
         messenger: true,
         body: InitOnlyBody,
-        response: { 200: M.verified, ...messengerErrors },
-        detail: messengerTag("Verify init data; the player's identity, link and balances"),
+        ...answers(M.verified, "Verify init data; the player's identity, link and balances"),
       })
       // Telegram retries an update until it gets a 2xx: the answer is immediate, replies leave through the outbox.
       // Only posts without the secret are rate limited (src/messenger/abuse-limits.ts): Telegram's never are.
-      .post("/api/messenger/webhook", async ({ body }) => ({ success: true as const, ...(await handleUpdate(ctx, botUsername, body as TelegramUpdate)) }), {
+      .post("/api/messenger/webhook", async ({ body }) => ok(await handleUpdate(ctx, botUsername, body as TelegramUpdate)), {
         transform: ({ request }) => {
           // The credential first: a post without the secret is 401 even on a service without a bot token.
           if (!webhookSecretMatches(ctx, request.headers)) {
@@ -69,251 +70,154 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         },
         headers: WebhookModel.headers,
         body: WebhookModel.update,
-        response: { 200: WebhookModel.ack, ...messengerErrors },
-        detail: {
-          ...messengerTag(`Bot webhook: Telegram updates; ${WEBHOOK_SECRET_HEADER}; update_id replay suppression; private-chat commands only`),
+        ...answers(WebhookModel.ack, `Bot webhook: Telegram updates; ${WEBHOOK_SECRET_HEADER}; update_id replay suppression; private-chat commands only`, {
           security: [{ BotWebhookSecret: [] }],
           description:
             `Telegram POSTs each Update as JSON with the secret_token given to setWebhook in ${WEBHOOK_SECRET_HEADER} (${WEBHOOK_SECRET_HEADER_SPEC}, ` +
             "the spec's name, is read too). Commands in private chats are answered; group, supergroup and channel updates and commands for " +
             "another bot (/cmd@OtherBot) are acknowledged and recorded, never answered. Posts without the right secret are 401, and 429 past " +
             "MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN per address; Telegram's own posts are never rate limited.",
-        },
+        }),
       })
-      .get(
-        "/api/messenger/games/catalog",
-        async ({ messenger: m }) => ({ success: true as const, ...(await gameCatalog(ctx, m.player)), balances: balancesOf(m.player) }),
-        {
-          messenger: true,
-          query: InitQuery,
-          response: { 200: G.catalog, ...messengerErrors },
-          detail: messengerTag("The launchable games and items for this player (init_data in the query)"),
-        },
-      )
-      .post(
-        "/api/messenger/games/catalog",
-        async ({ messenger: m }) => ({ success: true as const, ...(await gameCatalog(ctx, m.player)), balances: balancesOf(m.player) }),
-        {
-          messenger: true,
-          body: InitOnlyBody,
-          response: { 200: G.catalog, ...messengerErrors },
-          detail: messengerTag("The launchable games and items for this player (init_data in the body)"),
-        },
-      )
+      .get("/api/messenger/games/catalog", ({ messenger: m }) => catalog(m.player), {
+        messenger: true,
+        query: InitQuery,
+        ...answers(G.catalog, "The launchable games and items for this player (init_data in the query)"),
+      })
+      .post("/api/messenger/games/catalog", ({ messenger: m }) => catalog(m.player), {
+        messenger: true,
+        body: InitOnlyBody,
+        ...answers(G.catalog, "The launchable games and items for this player (init_data in the body)"),
+      })
       .post(
         "/api/messenger/games/spin-wheel/status",
-        async ({ messenger: m, body }) => ({
-          success: true as const,
-          ...(await wheelStatus(ctx, m.player, body.client_seed, body.next_server_seed_hash)),
-          revealed_seeds: await revealedSeeds(ctx, m.player.telegram_user_id, 10),
-        }),
+        async ({ messenger: m, body }) =>
+          ok({
+            ...(await wheelStatus(ctx, m.player, body.client_seed, body.next_server_seed_hash)),
+            revealed_seeds: await revealedSeeds(ctx, m.player.telegram_user_id, 10),
+          }),
         {
           messenger: true,
           body: G.wheelStatusBody,
-          response: { 200: G.wheelStatus, ...messengerErrors },
-          detail: messengerTag(
+          ...answers(
+            G.wheelStatus,
             "Spin wheel availability, cooldown, campaign, the seed commitment and the next seed's hash; client_seed activates the pre-committed next seed",
           ),
         },
       )
-      .post(
-        "/api/messenger/games/spin-wheel/play",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await playWheel(ctx, m.player.telegram_user_id, body.request_id)) }),
-        {
-          messenger: true,
-          body: G.playBody,
-          response: { 200: G.play, ...messengerErrors },
-          detail: messengerTag("Spin: uses the daily free spin or one spin in hand, draws a segment, credits its reward"),
-        },
-      )
+      .post("/api/messenger/games/spin-wheel/play", async ({ messenger: m, body }) => ok(await playWheel(ctx, m.player.telegram_user_id, body.request_id)), {
+        messenger: true,
+        body: G.playBody,
+        ...answers(G.play, "Spin: uses the daily free spin or one spin in hand, draws a segment, credits its reward"),
+      })
       .post(
         "/api/messenger/games/items/purchase",
-        async ({ messenger: m, body }) => ({
-          success: true as const,
-          ...(await purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 })),
-        }),
-        {
-          messenger: true,
-          body: G.purchaseBody,
-          response: { 200: G.purchase, ...messengerErrors },
-          detail: messengerTag("Buy spin plays or missiles with game points"),
-        },
+        async ({ messenger: m, body }) => ok(await purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 })),
+        { messenger: true, body: G.purchaseBody, ...answers(G.purchase, "Buy spin plays or missiles with game points") },
       )
-      .post(
-        "/api/messenger/games/recon-grid/status",
-        async ({ messenger: m }) => ({ success: true as const, ...(await gridStatus(ctx, m.player.telegram_user_id)) }),
-        {
-          messenger: true,
-          body: InitOnlyBody,
-          response: { 200: GridModel.status, ...messengerErrors },
-          detail: messengerTag("Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
-        },
-      )
-      .post(
-        "/api/messenger/games/recon-grid/start",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await startGrid(ctx, m.player.telegram_user_id, body)) }),
-        {
-          messenger: true,
-          body: GridModel.startBody,
-          response: { 200: GridModel.started, ...messengerErrors },
-          detail: messengerTag("Start a grid on the server seed committed before (status's next_server_seed_hash); commits the next one"),
-        },
-      )
-      .post(
-        "/api/messenger/games/recon-grid/reveal",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await revealCell(ctx, m.player.telegram_user_id, body)) }),
-        {
-          messenger: true,
-          body: GridModel.revealBody,
-          response: { 200: GridModel.revealed, ...messengerErrors },
-          detail: messengerTag("Reveal a cell for one missile; credits its reward"),
-        },
-      )
+      .post("/api/messenger/games/recon-grid/status", async ({ messenger: m }) => ok(await gridStatus(ctx, m.player.telegram_user_id)), {
+        messenger: true,
+        body: InitOnlyBody,
+        ...answers(GridModel.status, "Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
+      })
+      .post("/api/messenger/games/recon-grid/start", async ({ messenger: m, body }) => ok(await startGrid(ctx, m.player.telegram_user_id, body)), {
+        messenger: true,
+        body: GridModel.startBody,
+        ...answers(GridModel.started, "Start a grid on the server seed committed before (status's next_server_seed_hash); commits the next one"),
+      })
+      .post("/api/messenger/games/recon-grid/reveal", async ({ messenger: m, body }) => ok(await revealCell(ctx, m.player.telegram_user_id, body)), {
+        messenger: true,
+        body: GridModel.revealBody,
+        ...answers(GridModel.revealed, "Reveal a cell for one missile; credits its reward"),
+      })
       .post(
         "/api/messenger/games/recon-grid/purchase",
-        async ({ messenger: m, body }) => ({
-          success: true as const,
-          ...(await purchaseItem(
-            ctx,
-            m.player.telegram_user_id,
-            { request_id: body.request_id, item_key: "missile", quantity: body.quantity },
-            "recon_grid.purchase",
-          )),
-        }),
-        {
-          messenger: true,
-          body: GridModel.purchaseBody,
-          response: { 200: G.purchase, ...messengerErrors },
-          detail: messengerTag("Buy missiles with game points"),
-        },
-      )
-      .post(
-        "/api/messenger/games/promos/claim",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await claimPromo(ctx, m.player.telegram_user_id, body)) }),
-        {
-          messenger: true,
-          body: PromoModel.claimBody,
-          response: { 200: PromoModel.claimed, ...messengerErrors },
-          detail: messengerTag("Claim a one-time promo code (once per player, total cap, expiry, audience group)"),
-        },
-      )
-      .post(
-        "/api/messenger/missions/catalog",
-        async ({ messenger: m }) => ({ success: true as const, ...(await missionCatalog(ctx, m.player.telegram_user_id)) }),
-        {
-          messenger: true,
-          body: InitOnlyBody,
-          response: { 200: MM.catalog, ...messengerErrors },
-          detail: messengerTag("Active missions with this player's enrollment"),
-        },
-      )
-      .post(
-        "/api/messenger/missions/enroll",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await enroll(ctx, m.player.telegram_user_id, body.mission_key)) }),
-        { messenger: true, body: MM.enrollBody, response: { 200: MM.enrolled, ...messengerErrors }, detail: messengerTag("Enroll in a mission (idempotent)") },
-      )
-      .post(
-        "/api/messenger/missions/progress",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await reportProgress(ctx, m.player.telegram_user_id, body)) }),
-        {
-          messenger: true,
-          body: MM.progressBody,
-          response: { 200: MM.progress, ...messengerErrors },
-          detail: messengerTag(
-            "Mission progress: server missions move to the server's own count, self-reported ones to the reported progress; replay suppression, rate and daily caps",
+        async ({ messenger: m, body }) =>
+          ok(
+            await purchaseItem(
+              ctx,
+              m.player.telegram_user_id,
+              { request_id: body.request_id, item_key: "missile", quantity: body.quantity },
+              "recon_grid.purchase",
+            ),
           ),
-        },
+        { messenger: true, body: GridModel.purchaseBody, ...answers(G.purchase, "Buy missiles with game points") },
       )
+      .post("/api/messenger/games/promos/claim", async ({ messenger: m, body }) => ok(await claimPromo(ctx, m.player.telegram_user_id, body)), {
+        messenger: true,
+        body: PromoModel.claimBody,
+        ...answers(PromoModel.claimed, "Claim a one-time promo code (once per player, total cap, expiry, audience group)"),
+      })
+      .post("/api/messenger/missions/catalog", async ({ messenger: m }) => ok(await missionCatalog(ctx, m.player.telegram_user_id)), {
+        messenger: true,
+        body: InitOnlyBody,
+        ...answers(MM.catalog, "Active missions with this player's enrollment"),
+      })
+      .post("/api/messenger/missions/enroll", async ({ messenger: m, body }) => ok(await enroll(ctx, m.player.telegram_user_id, body.mission_key)), {
+        messenger: true,
+        body: MM.enrollBody,
+        ...answers(MM.enrolled, "Enroll in a mission (idempotent)"),
+      })
+      .post("/api/messenger/missions/progress", async ({ messenger: m, body }) => ok(await reportProgress(ctx, m.player.telegram_user_id, body)), {
+        messenger: true,
+        body: MM.progressBody,
+        ...answers(
+          MM.progress,
+          "Mission progress: server missions move to the server's own count, self-reported ones to the reported progress; replay suppression, rate and daily caps",
+        ),
+      })
       .post(
         "/api/messenger/missions/history",
-        async ({ messenger: m, body }) => ({
-          success: true as const,
-          ...(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50, body.offset ?? 0)),
-        }),
-        {
-          messenger: true,
-          body: MM.historyBody,
-          response: { 200: MM.history, ...messengerErrors },
-          detail: messengerTag("This player's progress events, accepted and refused, newest first"),
-        },
+        async ({ messenger: m, body }) => ok(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50, body.offset ?? 0)),
+        { messenger: true, body: MM.historyBody, ...answers(MM.history, "This player's progress events, accepted and refused, newest first") },
       )
       .post(
         "/api/messenger/missions/list",
-        async ({ messenger: m, body }) => ({
-          success: true as const,
-          ...(await listEnrollments(ctx, m.player.telegram_user_id, body.limit ?? MAX_ENROLLMENTS_PAGE, body.offset ?? 0)),
-        }),
-        {
-          messenger: true,
-          body: MM.listBody,
-          response: { 200: MM.listResult, ...messengerErrors },
-          detail: messengerTag("This player's enrollments and their progress"),
-        },
+        async ({ messenger: m, body }) => ok(await listEnrollments(ctx, m.player.telegram_user_id, body.limit ?? MAX_ENROLLMENTS_PAGE, body.offset ?? 0)),
+        { messenger: true, body: MM.listBody, ...answers(MM.listResult, "This player's enrollments and their progress") },
       )
-      .post(
-        "/api/messenger/wallet-proof/challenge",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await issueChallenge(ctx, m.player.telegram_user_id, body.address)) }),
-        {
-          messenger: true,
-          body: WalletModel.challengeBody,
-          response: { 200: WalletModel.challenge, ...messengerErrors },
-          detail: messengerTag("Wallet proof: a single-use nonce in a Sign-In-With-Solana message"),
-        },
-      )
-      .post(
-        "/api/messenger/wallet-claim/verify",
-        async ({ messenger: m, body }) => ({ success: true as const, ...(await verifyClaim(ctx, m.player.telegram_user_id, body)) }),
-        {
-          messenger: true,
-          body: WalletModel.verifyBody,
-          response: { 200: WalletModel.verified, ...messengerErrors },
-          detail: messengerTag("Wallet proof: check the Ed25519 signature, consume the nonce, link the wallet"),
-        },
-      )
+      .post("/api/messenger/wallet-proof/challenge", async ({ messenger: m, body }) => ok(await issueChallenge(ctx, m.player.telegram_user_id, body.address)), {
+        messenger: true,
+        body: WalletModel.challengeBody,
+        ...answers(WalletModel.challenge, "Wallet proof: a single-use nonce in a Sign-In-With-Solana message"),
+      })
+      .post("/api/messenger/wallet-claim/verify", async ({ messenger: m, body }) => ok(await verifyClaim(ctx, m.player.telegram_user_id, body)), {
+        messenger: true,
+        body: WalletModel.verifyBody,
+        ...answers(WalletModel.verified, "Wallet proof: check the Ed25519 signature, consume the nonce, link the wallet"),
+      })
       .get(
         "/api/messenger/engagement/activity-preview",
-        async ({ messenger: m, query }) => ({
-          success: true as const,
-          ...(await activityPreview(ctx, m.player, query.limit ?? 20)),
-          balances: balancesOf(m.player),
-        }),
+        async ({ messenger: m, query }) => ok({ ...(await activityPreview(ctx, m.player, query.limit ?? 20)), balances: balancesOf(m.player) }),
         {
           messenger: "read-only",
           query: EM.activityQuery,
-          response: { 200: EM.activity, ...messengerErrors },
-          detail: messengerTag("This player's totals and recent ledger activity (read-only)"),
+          ...answers(EM.activity, "This player's totals and recent ledger activity (read-only)"),
         },
       )
-      .get(
-        "/api/messenger/engagement/leaderboard-preview",
-        async ({ messenger: m, query }) => ({ success: true as const, ...(await leaderboardPreview(ctx, m.player, query.limit ?? 10)) }),
-        {
-          messenger: "read-only",
-          query: EM.leaderboardQuery,
-          response: { 200: EM.leaderboard, ...messengerErrors },
-          detail: messengerTag("Top players by points earned and this player's rank (read-only)"),
-        },
-      )
+      .get("/api/messenger/engagement/leaderboard-preview", async ({ messenger: m, query }) => ok(await leaderboardPreview(ctx, m.player, query.limit ?? 10)), {
+        messenger: "read-only",
+        query: EM.leaderboardQuery,
+        ...answers(EM.leaderboard, "Top players by points earned and this player's rank (read-only)"),
+      })
       .use(guards.admin.plugin)
       // Every messenger route, the operator ones included, answers 503 without a bot token (after the admin check,
       // which runs in the macro's transform hook, so the 503 is only shown to operators).
       .onBeforeHandle(requireMessengerBot(ctx))
-      .get("/api/messenger/ops/health", async ({ query }) => ({ success: true as const, ...(await opsHealth(ctx, query.hours ?? 24, query.limit ?? 20)) }), {
+      .get("/api/messenger/ops/health", async ({ query }) => ok(await opsHealth(ctx, query.hours ?? 24, query.limit ?? 20)), {
         admin: true,
         query: EM.healthQuery,
-        response: { 200: EM.health, ...messengerErrors },
-        detail: messengerTag("Messenger telemetry: updates, replays, init-data failures, plays, outbox backlog, Bot API errors"),
+        ...answers(EM.health, "Messenger telemetry: updates, replays, init-data failures, plays, outbox backlog, Bot API errors"),
       })
       // GET and POST /api/messenger/admin/games/promos: src/messenger/admin/games-config-routes.ts.
       .post(
         "/api/messenger/admin/players/:telegram_user_id/link",
-        async ({ admin, params, body }) => ({ success: true as const, ...(await linkPlayer(ctx, admin, params.telegram_user_id, body)) }),
+        async ({ admin, params, body }) => ok(await linkPlayer(ctx, admin, params.telegram_user_id, body)),
         {
           admin: true,
           params: PlayerLinkModel.params,
           body: PlayerLinkModel.body,
-          response: { 200: PlayerLinkModel.linked, ...messengerErrors },
-          detail: messengerTag("Link a player to a MESSENGER_SALUTES_PARTNER user, or unlink (operator; audited)"),
+          ...answers(PlayerLinkModel.linked, "Link a player to a MESSENGER_SALUTES_PARTNER user, or unlink (operator; audited)"),
         },
       )
   );

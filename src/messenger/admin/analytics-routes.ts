@@ -5,7 +5,7 @@ import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
 import { requestedMeta } from "../../http/envelope";
 import { foldLedger } from "../daily-stats";
-import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
+import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "../route-common";
 import { AnalyticsModel as A, PlayersModel as P } from "./analytics-model";
 import { rolloutChecklist } from "./checklist";
 import { reconGridStats, spinWheelStats } from "./game-stats";
@@ -13,8 +13,6 @@ import { manualGrant } from "./manual-grant";
 import { gamesOverview } from "./overview";
 import { exportCsv, overviewExport } from "./overview-export";
 import { userActivity, userProfiles } from "./players-admin";
-
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Operator routes under /api/messenger/admin/games: analytics, players and the manual grant
@@ -34,8 +32,7 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
       .get("/api/messenger/admin/games/overview", async ({ query }) => ok(await gamesOverview(ctx, query)), {
         operator: "api",
         query: A.overviewQuery,
-        response: { 200: A.overview, ...messengerErrors },
-        detail: messengerTag("Plays, players, payouts, cost and return-to-player per game, with a per-day series (daily aggregates only)"),
+        ...answers(A.overview, "Plays, players, payouts, cost and return-to-player per game, with a per-day series (daily aggregates only)"),
       })
       .get(
         "/api/messenger/admin/games/overview/export",
@@ -63,20 +60,17 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
       .get("/api/messenger/admin/games/spin-wheel", async ({ query }) => ok(await spinWheelStats(ctx, query)), {
         operator: "api",
         query: A.gameQuery,
-        response: { 200: A.spinWheel, ...messengerErrors },
-        detail: messengerTag("Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
+        ...answers(A.spinWheel, "Spin wheel: plays, players, payouts, cost, RTP, and segment counts against each campaign's weights"),
       })
       .get("/api/messenger/admin/games/recon-grid", async ({ query }) => ok(await reconGridStats(ctx, query)), {
         operator: "api",
         query: A.gameQuery,
-        response: { 200: A.reconGrid, ...messengerErrors },
-        detail: messengerTag("Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
+        ...answers(A.reconGrid, "Recon grid: plays (reveals), players, payouts, cost, RTP, grids started and finished"),
       })
       .get("/api/messenger/admin/games/rollout-checklist", async ({ query }) => ok(await rolloutChecklist(ctx, query)), {
         operator: "api",
         query: A.checklistQuery,
-        response: { 200: A.checklist, ...messengerErrors },
-        detail: messengerTag("Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
+        ...answers(A.checklist, "Named pass/warn/fail checks before widening a campaign, each with its figure, thresholds and fix"),
       })
       .get(
         "/api/messenger/admin/games/user-activity/:telegram_user_id",
@@ -85,21 +79,18 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           params: A.activityParams,
           query: A.activityQuery,
-          response: { 200: P.activity, ...messengerErrors },
-          detail: messengerTag("One player's profile, balances and ledger entries, newest first (paginated)"),
+          ...answers(P.activity, "One player's profile, balances and ledger entries, newest first (paginated)"),
         },
       )
       .get("/api/messenger/admin/games/user-profiles", async ({ query }) => ok(await userProfiles(ctx, query)), {
         operator: "api",
         query: A.profilesQuery,
-        response: { 200: P.profiles, ...messengerErrors },
-        detail: messengerTag("Players with balances, link state and activity counts (paginated)"),
+        ...answers(P.profiles, "Players with balances, link state and activity counts (paginated)"),
       })
       .post("/api/messenger/admin/games/recon-grid/manual-grant", async ({ admin, body }) => ok(await manualGrant(ctx, admin, body)), {
         admin: true,
         body: A.grantBody,
-        response: { 200: P.granted, ...messengerErrors },
-        detail: messengerTag("Grant a player missiles through the game ledger (operator; idempotent by request_id; audited)"),
+        ...answers(P.granted, "Grant a player missiles through the game ledger (operator; idempotent by request_id; audited)"),
       })
   );
 }

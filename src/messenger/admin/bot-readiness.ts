@@ -87,56 +87,43 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
   const secret = m.webhookSecret;
   const secretExpected = `1–256 characters of A-Z a-z 0-9 _ -, at least ${READINESS.webhookSecretMinLength} random ones`;
   const secretFix = `Set MESSENGER_WEBHOOK_SECRET to ${READINESS.webhookSecretMinLength}+ random characters of A-Z a-z 0-9 _ -, restart, then ${setWebhookFix(ctx, "give Telegram the same value")}`;
-  if (secret === undefined) out.push(check("webhook_secret", "fail", "unset: the webhook refuses every update", secretExpected, secretFix));
-  else if (!/^[A-Za-z0-9_-]{1,256}$/.test(secret))
-    out.push(check("webhook_secret", "fail", `set, ${secret.length} characters, with characters Telegram refuses`, secretExpected, secretFix));
-  else if (secret.length < READINESS.webhookSecretMinLength)
-    out.push(check("webhook_secret", "warn", `set, ${secret.length} characters`, secretExpected, secretFix));
-  else out.push(check("webhook_secret", "pass", `set, ${secret.length} characters`, secretExpected));
+  // `check` drops the fix of a pass, so each check below names its fix whatever its status.
+  const [secretStatus, secretObserved]: [CheckStatus, string] =
+    secret === undefined
+      ? ["fail", "unset: the webhook refuses every update"]
+      : !/^[A-Za-z0-9_-]{1,256}$/.test(secret)
+        ? ["fail", `set, ${secret.length} characters, with characters Telegram refuses`]
+        : [secret.length < READINESS.webhookSecretMinLength ? "warn" : "pass", `set, ${secret.length} characters`];
+  out.push(check("webhook_secret", secretStatus, secretObserved, secretExpected, secretFix));
 
   const base = new URL(ctx.config.publicBaseUrl);
   const port = base.port || (base.protocol === "https:" ? "443" : "80");
   const urlExpected = "an https:// URL on port 443, 80, 88 or 8443 (Telegram delivers webhooks only there)";
   const urlFix =
     "Set PUBLIC_BASE_URL to the public https:// address in front of Herald (TLS terminated by a proxy is fine), restart, then call setWebhook again.";
-  if (base.protocol !== "https:") out.push(check("public_base_url", "fail", base.origin, urlExpected, urlFix));
-  else if (!WEBHOOK_PORTS.has(port)) out.push(check("public_base_url", "fail", `${base.origin} (port ${port})`, urlExpected, urlFix));
-  else out.push(check("public_base_url", "pass", base.origin, urlExpected));
+  const badPort = base.protocol === "https:" && !WEBHOOK_PORTS.has(port);
+  out.push(
+    check(
+      "public_base_url",
+      base.protocol !== "https:" || badPort ? "fail" : "pass",
+      badPort ? `${base.origin} (port ${port})` : base.origin,
+      urlExpected,
+      urlFix,
+    ),
+  );
 
   const age = m.initDataMaxAgeSeconds;
   const initObserved = `mode ${m.initDataMode}${m.initDataMode === "hmac" ? "" : ` (${m.ed25519Keys} keys)`}, max age ${age} s`;
   const initExpected = `max age ${READINESS.initDataMinAgeWarnSeconds}–${READINESS.initDataMaxAgeWarnSeconds} s; production Ed25519 keys`;
-  if (m.initDataMode !== "hmac" && m.ed25519Keys === "test")
-    out.push(
-      check(
-        "init_data",
-        "warn",
-        initObserved,
-        initExpected,
-        "MESSENGER_INIT_DATA_ED25519_KEYS=test accepts Telegram's test environment: set it to production.",
-      ),
-    );
-  else if (age > READINESS.initDataMaxAgeWarnSeconds)
-    out.push(
-      check(
-        "init_data",
-        "warn",
-        initObserved,
-        initExpected,
-        `Lower MESSENGER_INIT_DATA_MAX_AGE_SECONDS to ${READINESS.initDataMaxAgeWarnSeconds} or less: a leaked init-data string stays usable that long.`,
-      ),
-    );
-  else if (age < READINESS.initDataMinAgeWarnSeconds)
-    out.push(
-      check(
-        "init_data",
-        "warn",
-        initObserved,
-        initExpected,
-        `Raise MESSENGER_INIT_DATA_MAX_AGE_SECONDS to at least ${READINESS.initDataMinAgeWarnSeconds}: a mini-app left open longer gets init_data_expired.`,
-      ),
-    );
-  else out.push(check("init_data", "pass", initObserved, initExpected));
+  const initFix =
+    m.initDataMode !== "hmac" && m.ed25519Keys === "test"
+      ? "MESSENGER_INIT_DATA_ED25519_KEYS=test accepts Telegram's test environment: set it to production."
+      : age > READINESS.initDataMaxAgeWarnSeconds
+        ? `Lower MESSENGER_INIT_DATA_MAX_AGE_SECONDS to ${READINESS.initDataMaxAgeWarnSeconds} or less: a leaked init-data string stays usable that long.`
+        : age < READINESS.initDataMinAgeWarnSeconds
+          ? `Raise MESSENGER_INIT_DATA_MAX_AGE_SECONDS to at least ${READINESS.initDataMinAgeWarnSeconds}: a mini-app left open longer gets init_data_expired.`
+          : null;
+  out.push(check("init_data", initFix === null ? "pass" : "warn", initObserved, initExpected, initFix));
 
   const backlog = await outboxBacklog(ctx.store);
   const oldestS = backlog.oldest_pending_at ? Math.max(0, Math.floor((nowMs - Date.parse(backlog.oldest_pending_at)) / 1000)) : 0;
@@ -144,25 +131,26 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
   const backlogExpected = `fewer than ${READINESS.outboxPendingWarn} pending, none older than ${READINESS.outboxOldestPendingWarnSeconds} s (fail at ${READINESS.outboxOldestPendingFailSeconds} s)`;
   const backlogFix =
     "Replies are not leaving: check that jobs run (JOBS_ENABLED), that MESSENGER_BOT_API_BASE is reachable and the token accepted (live=1), and the recent errors in GET /api/messenger/admin/bot/preview.";
-  if (oldestS >= READINESS.outboxOldestPendingFailSeconds) out.push(check("outbox_backlog", "fail", backlogObserved, backlogExpected, backlogFix));
-  else if (backlog.pending >= READINESS.outboxPendingWarn || oldestS >= READINESS.outboxOldestPendingWarnSeconds)
-    out.push(check("outbox_backlog", "warn", backlogObserved, backlogExpected, backlogFix));
-  else out.push(check("outbox_backlog", "pass", backlogObserved, backlogExpected));
+  const backlogStatus =
+    oldestS >= READINESS.outboxOldestPendingFailSeconds
+      ? "fail"
+      : backlog.pending >= READINESS.outboxPendingWarn || oldestS >= READINESS.outboxOldestPendingWarnSeconds
+        ? "warn"
+        : "pass";
+  out.push(check("outbox_backlog", backlogStatus, backlogObserved, backlogExpected, backlogFix));
 
   // Dead rows are few by design (a reply dies after 8 attempts or at a 4xx), so the status index bounds this.
   const since = new Date(nowMs - READINESS.deadWindowHours * 3_600_000).toISOString();
   const deadRecent = await deadSince(ctx.store, since);
   const deadObserved = `${deadRecent} dead in the last ${READINESS.deadWindowHours} h, ${backlog.dead} in all`;
   out.push(
-    deadRecent === 0
-      ? check("outbox_dead", "pass", deadObserved, `no dead replies in the last ${READINESS.deadWindowHours} h`)
-      : check(
-          "outbox_dead",
-          "warn",
-          deadObserved,
-          `no dead replies in the last ${READINESS.deadWindowHours} h`,
-          "Read last_errors in GET /api/messenger/admin/bot/preview: 403 means players blocked the bot (expected now and then); 400/401/404 mean a bad token or payload.",
-        ),
+    check(
+      "outbox_dead",
+      deadRecent === 0 ? "pass" : "warn",
+      deadObserved,
+      `no dead replies in the last ${READINESS.deadWindowHours} h`,
+      "Read last_errors in GET /api/messenger/admin/bot/preview: 403 means players blocked the bot (expected now and then); 400/401/404 mean a bad token or payload.",
+    ),
   );
   return out;
 }
@@ -229,28 +217,21 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
   }
   const w = info.result;
   out.push(
-    w.url === expectedUrl
-      ? check("webhook_url", "pass", w.url, expectedUrl)
-      : check(
-          "webhook_url",
-          "fail",
-          w.url === "" ? "no webhook set (the bot is in getUpdates mode)" : w.url,
-          expectedUrl,
-          setWebhookFix(ctx, "Point Telegram at Herald"),
-        ),
+    check(
+      "webhook_url",
+      w.url === expectedUrl ? "pass" : "fail",
+      w.url === "" ? "no webhook set (the bot is in getUpdates mode)" : w.url,
+      expectedUrl,
+      setWebhookFix(ctx, "Point Telegram at Herald"),
+    ),
   );
 
   const pending = w.pending_update_count ?? 0;
   const pendingExpected = `fewer than ${READINESS.pendingUpdatesWarn} (fail at ${READINESS.pendingUpdatesFail})`;
   const pendingFix =
     "Telegram is holding updates it could not deliver: fix webhook_url and webhook_last_error first; pass drop_pending_updates: true to setWebhook to discard a stale backlog.";
-  out.push(
-    pending >= READINESS.pendingUpdatesFail
-      ? check("webhook_pending_updates", "fail", `${pending} pending`, pendingExpected, pendingFix)
-      : pending >= READINESS.pendingUpdatesWarn
-        ? check("webhook_pending_updates", "warn", `${pending} pending`, pendingExpected, pendingFix)
-        : check("webhook_pending_updates", "pass", `${pending} pending`, pendingExpected),
-  );
+  const pendingStatus = pending >= READINESS.pendingUpdatesFail ? "fail" : pending >= READINESS.pendingUpdatesWarn ? "warn" : "pass";
+  out.push(check("webhook_pending_updates", pendingStatus, `${pending} pending`, pendingExpected, pendingFix));
 
   const errAgeS = w.last_error_date ? Math.max(0, Math.floor(nowMs / 1000 - w.last_error_date)) : null;
   const errObserved =
@@ -259,11 +240,8 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
       : `${new Date(w.last_error_date! * 1000).toISOString()} (${errAgeS} s ago): ${String(w.last_error_message ?? "").slice(0, 200)}`;
   const errExpected = `no delivery error in the last ${READINESS.lastErrorWarnSeconds} s`;
   const errFix = `Telegram could not deliver to ${w.url || expectedUrl}: check that the URL answers from the internet with a valid certificate; a 401 (or a 429, which Herald answers only to posts without the secret) means the secret_token Telegram sends in ${WEBHOOK_SECRET_HEADER} differs from MESSENGER_WEBHOOK_SECRET; ${setWebhookFix(ctx, "either way, once it answers")}.`;
-  out.push(
-    errAgeS === null || errAgeS >= READINESS.lastErrorWarnSeconds
-      ? check("webhook_last_error", "pass", errObserved, errExpected)
-      : check("webhook_last_error", errAgeS < READINESS.lastErrorFailSeconds ? "fail" : "warn", errObserved, errExpected, errFix),
-  );
+  const errStatus = errAgeS === null || errAgeS >= READINESS.lastErrorWarnSeconds ? "pass" : errAgeS < READINESS.lastErrorFailSeconds ? "fail" : "warn";
+  out.push(check("webhook_last_error", errStatus, errObserved, errExpected, errFix));
 
   const handled = [...HANDLED_UPDATE_KINDS];
   const allowed = w.allowed_updates ?? [];
@@ -271,15 +249,13 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
   const allowedObserved = allowed.length === 0 ? "not set: Telegram's default (every kind but chat_member and reactions)" : allowed.join(", ");
   const allowedExpected = `includes ${handled.join(", ")} (the kinds Herald answers; others are recorded and ignored)`;
   out.push(
-    missing.length === 0
-      ? check("webhook_allowed_updates", "pass", allowedObserved, allowedExpected)
-      : check(
-          "webhook_allowed_updates",
-          "fail",
-          `${allowedObserved} (missing ${missing.join(", ")})`,
-          allowedExpected,
-          setWebhookFix(ctx, "Subscribe to what Herald handles"),
-        ),
+    check(
+      "webhook_allowed_updates",
+      missing.length === 0 ? "pass" : "fail",
+      missing.length === 0 ? allowedObserved : `${allowedObserved} (missing ${missing.join(", ")})`,
+      allowedExpected,
+      setWebhookFix(ctx, "Subscribe to what Herald handles"),
+    ),
   );
 
   // Telegram never reveals the secret_token it was given; the only evidence is updates passing the header check.

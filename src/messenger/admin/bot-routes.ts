@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { flagOn } from "../../http/envelope";
-import { messengerErrors, messengerTag, requireMessengerBot } from "../route-common";
+import { answers, ok, requireMessengerBot } from "../route-common";
 import { botCommandHelper } from "./bot-command-helper";
 import { BotAdminModel as B } from "./bot-model";
 import { botPreview } from "./bot-preview";
@@ -17,29 +17,23 @@ export function adminBotRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.admin.plugin)
     .use(guards.operator.plugin)
     .onBeforeHandle(requireMessengerBot(ctx))
-    .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ({ success: true as const, ...(await botReadiness(ctx, flagOn(query.live))) }), {
+    .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ok(await botReadiness(ctx, flagOn(query.live))), {
       operator: "api",
       query: B.readinessQuery,
-      response: { 200: B.readiness, ...messengerErrors },
-      detail: messengerTag("Bot readiness: named checks of token, secret, base URL, outbox, updates; live=1 asks getMe and getWebhookInfo"),
+      ...answers(B.readiness, "Bot readiness: named checks of token, secret, base URL, outbox, updates; live=1 asks getMe and getWebhookInfo"),
     })
-    .get("/api/messenger/admin/bot/command-helper", () => ({ success: true as const, ...botCommandHelper(ctx) }), {
+    .get("/api/messenger/admin/bot/command-helper", () => ok(botCommandHelper(ctx)), {
       operator: "api",
       query: B.helperQuery,
-      response: { 200: B.commandHelper, ...messengerErrors },
-      detail: messengerTag("The commands the bot answers and the exact setMyCommands payload"),
+      ...answers(B.commandHelper, "The commands the bot answers and the exact setMyCommands payload"),
     })
     .get(
       "/api/messenger/admin/bot/preview",
-      async ({ query }) => ({
-        success: true as const,
-        ...(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: flagOn(query.live) })),
-      }),
+      async ({ query }) => ok(await botPreview(ctx, { hours: query.hours ?? 24, limit: query.limit ?? 20, live: flagOn(query.live) })),
       {
         operator: "api",
         query: B.previewQuery,
-        response: { 200: B.preview, ...messengerErrors },
-        detail: messengerTag("What the bot received and sent per hour, recent updates and replies; live=1 adds Telegram's pending update count"),
+        ...answers(B.preview, "What the bot received and sent per hour, recent updates and replies; live=1 adds Telegram's pending update count"),
       },
     );
 }

@@ -37,24 +37,22 @@ export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
     );
   const catalog = catalogOf(config, player, nowDate);
   const referenced = new Set<string>(BUILTIN_AUDIENCE_GROUPS);
+  /** What the preview says of every campaign it considered, catalog or wheel (its audience group is listed below). */
+  const considered = (c: Pick<WheelCampaignRow, "title" | "audience_group" | "starts_at" | "ends_at" | "enabled">) => {
+    referenced.add(c.audience_group);
+    return {
+      title: c.title,
+      audience_group: c.audience_group,
+      starts_at: c.starts_at,
+      ends_at: c.ends_at,
+      enabled: c.enabled === 1,
+      in_audience: member(c.audience_group),
+      in_window: inWindow(c, now),
+    };
+  };
   const explain = GAMES.map((g) => {
     const access = catalogAccess(config, player, g.game_key, now);
-    const campaigns = campaignsByGame.get(g.game_key)!.map((c) => {
-      referenced.add(c.audience_group);
-      const inAud = member(c.audience_group);
-      const open = inWindow(c, now);
-      return {
-        id: c.id,
-        title: c.title,
-        audience_group: c.audience_group,
-        starts_at: c.starts_at,
-        ends_at: c.ends_at,
-        enabled: c.enabled === 1,
-        in_audience: inAud,
-        in_window: open,
-        matched: access.campaign?.id === c.id,
-      };
-    });
+    const campaigns = campaignsByGame.get(g.game_key)!.map((c) => ({ id: c.id, ...considered(c), matched: access.campaign?.id === c.id }));
     return {
       game_key: g.game_key,
       builtin_audience_group: g.audience_group,
@@ -71,20 +69,7 @@ export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
   const wheelRows: Array<Pick<WheelCampaignRow, "campaign_key" | "title" | "audience_group" | "starts_at" | "ends_at" | "enabled">> = q.admin_view
     ? await newestWheelCampaigns(ctx.store, MAX_LISTED)
     : config.wheelCampaigns;
-  const candidates = wheelRows.map((w) => {
-    referenced.add(w.audience_group);
-    return {
-      campaign_key: w.campaign_key,
-      title: w.title,
-      audience_group: w.audience_group,
-      starts_at: w.starts_at,
-      ends_at: w.ends_at,
-      enabled: w.enabled === 1,
-      in_audience: member(w.audience_group),
-      in_window: inWindow(w, now),
-      applies: w.campaign_key === wheel.campaign_key,
-    };
-  });
+  const candidates = wheelRows.map((w) => ({ campaign_key: w.campaign_key, ...considered(w), applies: w.campaign_key === wheel.campaign_key }));
 
   const groupKeys = q.admin_view ? [...BUILTIN_AUDIENCE_GROUPS, ...[...config.groups.keys()].sort().slice(0, 200)] : [...referenced];
   const groups = groupKeys.map((key) => {

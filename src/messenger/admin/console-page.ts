@@ -1,10 +1,10 @@
 import { t } from "elysia";
 import { consoleRoute, form } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
-import { exportList } from "../../auth/operator-page";
+import { badge, cells, code, dataTable, exportList, muted } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
 import { overviewChart } from "./console-page-chart";
 import {
@@ -44,23 +44,59 @@ table.data button { white-space:nowrap; padding:2px 10px; }
 @media (min-width: 701px) { table.data td.key, table.data td.key code { overflow-wrap:normal; } }
 </style>`;
 
-const missionsHtml = compileHtml<{ rows: MissionLine[]; total: number; csrf: SafeHtml; days: number }>(
+const toggleHtml = compileHtml<{ m: MissionLine; csrf: SafeHtml; days: number }>(
+  "messenger-console-mission-toggle",
+  `<form class="inline" method="post" action="/admin/console/messenger/missions/<%= it.m.key %>/state"><%= it.csrf %><input type="hidden" name="active" value="<%= it.m.active ? "0" : "1" %>"><input type="hidden" name="revision" value="<%= it.m.revision %>"><input type="hidden" name="days" value="<%= it.days %>"><button type="submit" id="toggle-<%= it.m.key %>" aria-label="<%= it.m.active ? "Deactivate" : "Activate" %> mission <%= it.m.key %>"><%= it.m.active ? "Deactivate" : "Activate" %></button></form>`,
+);
+// An inactive mission's badge has no colour of its own.
+const INACTIVE = new SafeHtml(`<span class="badge">inactive</span>`);
+
+const missionsHtml = compileHtml<{ table: SafeHtml; shown: number; total: number }>(
   "messenger-console-missions",
   `<section id="missions"><h2>Missions</h2>
 <p class="muted">Progress source: <strong>server</strong> — the server counts the event itself; <strong>self-reported</strong> — the mini-app's word, under tighter caps. Caps: progress units a player may add per UTC day, and accepted events per mission per minute.</p>
-<% if (it.rows.length === 0) { %><p class="muted" id="missions-none">None.</p><% } else { %><table class="data" id="mission-rows"><thead><tr><th>Mission</th><th>Title</th><th>Counts</th><th>Progress source</th><th>Target</th><th>Reward</th><th>Caps</th><th>State</th><th>Revision</th><th>Change</th></tr></thead><tbody>
-<% for (const m of it.rows) { %><tr id="mission-<%= m.key %>"><td data-label="Mission" class="key"><code><%= m.key %></code></td><td data-label="Title"><%= m.title %></td><td data-label="Counts" class="key"><code><%= m.eventType %></code></td><td data-label="Progress source"><span class="badge <%= m.serverCounted ? "ok" : "warn" %>"><%= m.source %></span></td><td data-label="Target"><%= m.target %></td><td data-label="Reward"><%= m.reward %></td><td data-label="Caps"><%= m.caps %></td><td data-label="State"><span class="<%= m.active ? "badge ok" : "badge" %>"><%= m.active ? "active" : "inactive" %></span></td><td data-label="Revision"><%= m.revision %> <span class="muted">(<%= m.updated %>)</span></td><td data-label="Change"><form class="inline" method="post" action="/admin/console/messenger/missions/<%= m.key %>/state"><%= it.csrf %><input type="hidden" name="active" value="<%= m.active ? "0" : "1" %>"><input type="hidden" name="revision" value="<%= m.revision %>"><input type="hidden" name="days" value="<%= it.days %>"><button type="submit" id="toggle-<%= m.key %>" aria-label="<%= m.active ? "Deactivate" : "Activate" %> mission <%= m.key %>"><%= m.active ? "Deactivate" : "Activate" %></button></form></td></tr>
-<% } %></tbody></table><% if (it.total > it.rows.length) { %><p class="muted" id="missions-more">Showing the first <%= it.rows.length %> of <%= it.total %>; the missions JSON below pages through the rest.</p><% } %><% } %></section>`,
+<% if (it.shown === 0) { %><p class="muted" id="missions-none">None.</p><% } else { %><%= it.table %><% if (it.total > it.shown) { %><p class="muted" id="missions-more">Showing the first <%= it.shown %> of <%= it.total %>; the missions JSON below pages through the rest.</p><% } %><% } %></section>`,
 );
 
-const campaignsHtml = compileHtml<{ rows: CampaignRow[]; cut: boolean; defaultWheel: string }>(
+const missionsTable = (rows: MissionLine[], csrf: SafeHtml, days: number) =>
+  dataTable({
+    id: "mission-rows",
+    rows,
+    rowId: (m) => `mission-${m.key}`,
+    columns: {
+      Mission: { cell: (m) => code(m.key), class: "key" },
+      Title: (m) => m.title,
+      Counts: { cell: (m) => code(m.eventType), class: "key" },
+      "Progress source": (m) => badge(m.serverCounted ? "ok" : "warn", m.source),
+      Target: (m) => m.target,
+      Reward: (m) => m.reward,
+      Caps: (m) => m.caps,
+      State: (m) => (m.active ? badge("ok", "active") : INACTIVE),
+      Revision: (m) => cells(m.revision, muted(`(${m.updated})`)),
+      Change: (m) => toggleHtml({ m, csrf, days }),
+    },
+  });
+
+const campaignsHtml = compileHtml<{ table: SafeHtml; shown: number; cut: boolean; defaultWheel: string }>(
   "messenger-console-campaigns",
   `<section id="campaigns"><h2>Campaigns</h2>
 <p class="muted">Enabled catalog and wheel campaigns that are running now or are scheduled to start; ended and disabled ones are in the JSON lists below. A player outside every wheel campaign spins the built-in wheel: <span id="default-wheel"><%= it.defaultWheel %></span>.</p>
-<% if (it.rows.length === 0) { %><p class="muted" id="campaigns-none">None.</p><% } else { %><table class="data" id="campaign-rows"><thead><tr><th>Campaign</th><th>Kind</th><th>Game</th><th>Audience</th><th>Window</th><th>State</th></tr></thead><tbody>
-<% for (const c of it.rows) { %><tr><td data-label="Campaign"><%= c.title %></td><td data-label="Kind" class="key"><%= c.kind %> <code><%= c.key %></code></td><td data-label="Game" class="key"><code><%= c.game %></code></td><td data-label="Audience" class="key"><code><%= c.audience %></code></td><td data-label="Window"><%= c.window %></td><td data-label="State"><span class="badge <%= c.state === "active" ? "ok" : "warn" %>"><%= c.state %></span></td></tr>
-<% } %></tbody></table><% } %><% if (it.cut) { %><p class="muted" id="campaigns-more">Only the latest 200 of each kind were read; the JSON lists below hold the rest.</p><% } %></section>`,
+<% if (it.shown === 0) { %><p class="muted" id="campaigns-none">None.</p><% } else { %><%= it.table %><% } %><% if (it.cut) { %><p class="muted" id="campaigns-more">Only the latest 200 of each kind were read; the JSON lists below hold the rest.</p><% } %></section>`,
 );
+
+const campaignsTable = (rows: CampaignRow[]) =>
+  dataTable({
+    id: "campaign-rows",
+    rows,
+    columns: {
+      Campaign: (c) => c.title,
+      Kind: { cell: (c) => cells(c.kind, code(c.key)), class: "key" },
+      Game: { cell: (c) => code(c.game), class: "key" },
+      Audience: { cell: (c) => code(c.audience), class: "key" },
+      Window: (c) => c.window,
+      State: (c) => badge(c.state === "active" ? "ok" : "warn", c.state),
+    },
+  });
 
 const bodyHtml = compileHtml<
   Omit<ConsoleData, "campaigns" | "missions" | "generatedAt"> & { maxDays: number; chart: SafeHtml; campaigns: SafeHtml; missions: SafeHtml; exports: SafeHtml }
@@ -123,8 +159,8 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
             ...d,
             maxDays: PAGE_MAX_DAYS,
             chart: overviewChart(d.series, d.from, d.to),
-            campaigns: campaignsHtml({ rows: d.campaigns, cut: d.campaignsCut, defaultWheel: d.defaultWheel }),
-            missions: missionsHtml({ rows: d.missions, total: d.missionsTotal, csrf, days: d.days }),
+            campaigns: campaignsHtml({ table: campaignsTable(d.campaigns), shown: d.campaigns.length, cut: d.campaignsCut, defaultWheel: d.defaultWheel }),
+            missions: missionsHtml({ table: missionsTable(d.missions, csrf, d.days), shown: d.missions.length, total: d.missionsTotal }),
             exports: exportList({ links: exportLinks(d.days), note: "Every messenger admin read, with this session (or the admin bearer token)." }),
           }),
     forms: [

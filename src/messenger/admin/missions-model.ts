@@ -3,8 +3,8 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
-import { Reward } from "../model";
 import { nullable } from "../../http/routes/declare";
+import { Mission, progressSource as missionProgressSource } from "../games/promos-model";
 import { SALUTES_AMOUNT_PATTERN } from "../games/salutes-reward";
 import { windowQueryFields } from "./window";
 
@@ -15,26 +15,18 @@ export const MISSION_WINDOW_DEFAULT_DAYS = 30;
 
 export const REFUSAL_REASONS = ["not_monotonic", "not_observed", "rate_limited", "daily_cap_reached", "already_completed"] as const;
 
-const progressSource = t.Union([t.Literal("server"), t.Literal("self_reported")], {
-  description: "server: progress is the server's own count of event_type; self_reported: reported by the mini-app (declared at creation, tighter limits)",
-});
+const progressSource = missionProgressSource(
+  "server: progress is the server's own count of event_type; self_reported: reported by the mini-app (declared at creation, tighter limits)",
+);
 
 const salutes = t.String({ pattern: SALUTES_AMOUNT_PATTERN, description: 'An exact decimal string ("12.5")' });
 
 const AdminMission = named(
   "MessengerAdminMission",
+  // The player-facing mission's fields (games/promos-model.ts), its source described for operators, then the revision.
   t.Object({
-    mission_key: t.String(),
-    title: t.String(),
-    event_type: t.String(),
+    ...Mission.properties,
     progress_source: progressSource,
-    target: t.Integer(),
-    reward: Reward,
-    reward_salutes: nullable(t.String()),
-    daily_cap: t.Integer(),
-    per_minute_cap: t.Integer(),
-    active: t.Boolean(),
-    created_at: t.String(),
     revision: t.Integer({ description: "Bumped by every change; send it back in X-Expected-Revision" }),
     updated_at: t.String(),
   }),

@@ -142,6 +142,17 @@ const SegmentInput = t.Object(
   { additionalProperties: false },
 );
 
+/** What the catalog preview says of every campaign it considered, catalog or wheel. */
+const Considered = {
+  title: t.String(),
+  audience_group: t.String(),
+  starts_at: t.String(),
+  ends_at: nullable(t.String()),
+  enabled: t.Boolean(),
+  in_audience: t.Boolean(),
+  in_window: t.Boolean(),
+};
+
 export const GamesConfigModel = {
   groupsQuery: t.Object(AdminPageQuery),
   groups: named(
@@ -258,19 +269,7 @@ export const GamesConfigModel = {
           allowed: t.Boolean(),
           matched_campaign_id: nullable(t.Integer()),
           reason: nullable(t.String()),
-          campaigns: t.Array(
-            t.Object({
-              id: t.Integer(),
-              title: t.String(),
-              audience_group: t.String(),
-              starts_at: t.String(),
-              ends_at: nullable(t.String()),
-              enabled: t.Boolean(),
-              in_audience: t.Boolean(),
-              in_window: t.Boolean(),
-              matched: t.Boolean(),
-            }),
-          ),
+          campaigns: t.Array(t.Object({ id: t.Integer(), ...Considered, matched: t.Boolean() })),
         }),
       ),
       wheel: t.Object({
@@ -279,19 +278,7 @@ export const GamesConfigModel = {
         source: t.String({ description: "campaign or default" }),
         cooldown_seconds: t.Integer(),
         expected_value: ExpectedValue,
-        candidates: t.Array(
-          t.Object({
-            campaign_key: t.String(),
-            title: t.String(),
-            audience_group: t.String(),
-            starts_at: t.String(),
-            ends_at: nullable(t.String()),
-            enabled: t.Boolean(),
-            in_audience: t.Boolean(),
-            in_window: t.Boolean(),
-            applies: t.Boolean(),
-          }),
-        ),
+        candidates: t.Array(t.Object({ campaign_key: t.String(), ...Considered, applies: t.Boolean() })),
       }),
       audience_groups: t.Array(
         t.Object({

@@ -51,10 +51,10 @@ const Promo = named(
     created_at: t.String(),
   }),
 );
-const progressSource = (
+export const progressSource = (
   description = "server: progress is the server's own count of event_type; self_reported: the mini-app reports it (declared by the operator)",
 ) => t.Union([t.Literal("server"), t.Literal("self_reported")], { description });
-const Mission = t.Object({
+export const Mission = t.Object({
   mission_key: t.String(),
   title: t.String(),
   event_type: t.String(),
