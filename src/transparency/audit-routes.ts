@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia, type Static, type TSchema } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
@@ -37,6 +37,23 @@ const overridesOf = (q: { sigs_increase_threshold_pct?: number; rows_increase_th
   rows: pctQuery(q.rows_increase_threshold_pct, "query.rows_increase_threshold_pct"),
 });
 
+// Elysia's route types cannot follow a schema known here only as a type parameter: the handlers are typed by Q.
+interface Routes<Q extends TSchema> {
+  get(
+    path: string,
+    handler: (c: { query: Static<Q>; request: Request; set: { headers: Record<string, unknown> } }) => Promise<Response>,
+    hook: object,
+  ): unknown;
+}
+type Answer<Q extends TSchema> = (query: Static<Q>, request: Request, headers: Record<string, unknown>) => Promise<Response>;
+/** One GET of this file, for `.use(...)`: every route here answers from the query, the request and its headers. */
+const route =
+  <Q extends TSchema>(path: string, query: Q, answer: Answer<Q>, hook: object) =>
+  <A extends AnyElysia>(app: A): A => {
+    (app as unknown as Routes<Q>).get(`${P}/${path}`, ({ query, request, set }) => answer(query, request, set.headers), { query, ...hook });
+    return app;
+  };
+
 export function auditRoutes(ctx: AppContext) {
   const now = () => ctx.clock.now();
   // Answers are built once per audit data version and request target (http-cache.ts AnswerCache): a poller's
@@ -53,204 +70,110 @@ export function auditRoutes(ctx: AppContext) {
     const a: AnswerContext = { request, lastModified: state.changedAt, headers };
     return cache.answer(a, state.version, CSV_CONTENT_TYPE, build, { "content-disposition": `inline; filename="${name}"` });
   };
-  const decimalsHint = () => completeOrAny(ctx);
+  /** A JSON read at `${P}/<name>`, its answer schema the AuditResponses entry of the same name. */
+  const read = <Q extends TSchema>(name: keyof typeof R, query: Q, summary: string, build: (q: Static<Q>) => Promise<Record<string, unknown>>) =>
+    route(name, query, (q, request, headers) => json(request, headers, () => build(q)), { response: { 200: R[name], ...errs }, detail: doc(summary) });
+  /** A CSV twin: written from its JSON answer's builder, so the two cannot disagree. */
+  const sheet = <Q extends TSchema>(path: string, query: Q, summary: string, file: string, build: (q: Static<Q>) => Promise<string>) =>
+    route(path, query, (q, request, headers) => csv(request, headers, file, () => build(q)), { detail: csvDetail(summary) });
+
+  const run = (q: { run?: string }) => selectRun(ctx, q.run, "query.run");
+  const alertsOf = async (q: Static<typeof Q.alertsCsv>, recommendations: boolean) => alerts(ctx, await run(q), overridesOf(q), recommendations);
+  const compareOf = async (q: Static<typeof Q.compare>) => {
+    const a = await selectRun(ctx, q.run_a, "query.run_a", "previous");
+    const b = await selectRun(ctx, q.run_b, "query.run_b", "latest");
+    return compare(ctx, a, b, flag(q.include_rows, true), q.row_limit ?? 50);
+  };
+  const diffOf = async (q: Static<typeof Q.diffExport>) => diffExport(ctx, await run(q), flag(q.include_rows, true), q.row_limit ?? 50);
+  const exported =
+    (format: "json" | "csv"): Answer<typeof Q.export> =>
+    (q, request, headers) =>
+      exportAnswer(ctx, request, headers, q, format);
+
   return new Elysia({ name: "herald:transparency-audit" })
-    .get(
-      `${P}/summary.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return summary(ctx, sel, flag(query.include_top_anomalies, true), query.top_limit ?? 10);
-        }),
-      {
-        query: Q.summary,
-        response: { 200: R["summary.json"], ...errs },
-        detail: doc("The selected run's totals and its most severe anomalies (default: the latest complete run)"),
-      },
+    .use(
+      read("summary.json", Q.summary, "The selected run's totals and its most severe anomalies (default: the latest complete run)", async (q) =>
+        summary(ctx, await run(q), flag(q.include_top_anomalies, true), q.top_limit ?? 10),
+      ),
     )
-    .get(
-      `${P}/runs.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return runsList(ctx, sel, parsePage(query));
-        }),
-      { query: Q.runs, response: { 200: R["runs.json"], ...errs }, detail: doc("Audit runs, newest first, with their aggregates; poll every 5–15 minutes") },
+    .use(
+      read("runs.json", Q.runs, "Audit runs, newest first, with their aggregates; poll every 5–15 minutes", async (q) =>
+        runsList(ctx, await run(q), parsePage(q)),
+      ),
     )
-    .get(
-      `${P}/trend.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          const filters = parseRowFilters(query, sel.run?.decimals ?? (await decimalsHint()));
-          const input = {
-            metric: query.metric === "rows" ? ("rows" as const) : ("sigs" as const),
-            limit: query.limit ?? 30,
-            includeStatusCounts: flag(query.include_status_counts, true),
-            filters,
-          };
-          return trend(ctx, sel, input);
-        }),
-      {
-        query: Q.trend,
-        response: { 200: R["trend.json"], ...errs },
-        detail: doc("One point per complete run up to the selected one: rows or signatures with anomalies, optionally filtered"),
-      },
+    .use(
+      read("trend.json", Q.trend, "One point per complete run up to the selected one: rows or signatures with anomalies, optionally filtered", async (q) => {
+        const sel = await run(q);
+        const filters = parseRowFilters(q, sel.run?.decimals ?? (await completeOrAny(ctx)));
+        const metric = q.metric === "rows" ? ("rows" as const) : ("sigs" as const);
+        return trend(ctx, sel, { metric, limit: q.limit ?? 30, includeStatusCounts: flag(q.include_status_counts, true), filters });
+      }),
     )
-    .get(
-      `${P}/alerts.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return alerts(ctx, sel, overridesOf(query), flag(query.include_recommendations, false));
-        }),
-      {
-        query: Q.alerts,
-        response: { 200: R["alerts.json"], ...errs },
-        detail: doc("Whether the selected run should alert: its rise over the previous complete run against the thresholds"),
-      },
+    .use(
+      read("alerts.json", Q.alerts, "Whether the selected run should alert: its rise over the previous complete run against the thresholds", (q) =>
+        alertsOf(q, flag(q.include_recommendations, false)),
+      ),
     )
-    .get(
-      `${P}/alerts.csv`,
-      ({ query, request, set }) =>
-        csv(request, set.headers, "audit-anomalies-alerts.csv", async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return alertsCsv(await alerts(ctx, sel, overridesOf(query), false));
-        }),
-      { query: Q.alertsCsv, detail: csvDetail("alerts.json as one CSV record") },
+    .use(sheet("alerts.csv", Q.alertsCsv, "alerts.json as one CSV record", "audit-anomalies-alerts.csv", async (q) => alertsCsv(await alertsOf(q, false))))
+    .use(read("diff/compare.json", Q.compare, "Two runs side by side: counts per anomaly type and severity, and their deltas", compareOf))
+    .use(sheet("diff/compare.csv", Q.compare, "diff/compare.json's rows", "audit-anomalies-compare.csv", async (q) => compareCsv(await compareOf(q))))
+    .use(read("diff/export.json", Q.diffExport, "The selected run against the complete run before it, with pct_delta", diffOf))
+    .use(sheet("diff/export", Q.diffExport, "diff/export.json's rows with pct_delta", "audit-anomalies-diff.csv", async (q) => diffCsv(await diffOf(q))))
+    .use(
+      route("export.json", Q.export, exported("json"), {
+        response: { 200: R["export.json"], ...errs },
+        detail: doc("Every row of the selected run(s), streamed: filter by severity, types, signature, min_abs_delta; from/to select runs by label"),
+      }),
     )
-    .get(
-      `${P}/diff/compare.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const a = await selectRun(ctx, query.run_a, "query.run_a", "previous");
-          const b = await selectRun(ctx, query.run_b, "query.run_b", "latest");
-          return compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50);
-        }),
-      {
-        query: Q.compare,
-        response: { 200: R["diff/compare.json"], ...errs },
-        detail: doc("Two runs side by side: counts per anomaly type and severity, and their deltas"),
-      },
+    .use(route("export", Q.export, exported("csv"), { detail: csvDetail("export.json's rows, streamed") }))
+    .use(
+      read("glossary.json", Q.plain, "Every anomaly type with its description and the rule that decides it", async () => {
+        const c = ctx.config.chain;
+        return {
+          generated_at_utc: await dataTime(ctx),
+          count: GLOSSARY.length,
+          glossary: GLOSSARY,
+          severities: SEVERITIES,
+          severity_rule: SEVERITY_RULE,
+          overall_rule: OVERALL_RULE,
+          transaction_delta_rule: TRANSACTION_DELTA_RULE,
+          tracked_wallets: { treasury: [...c.treasuryWallets], reserve: [...c.reserveWallets], lp: [...c.lpWallets], mint: c.tokenMint ?? null },
+        };
+      }),
     )
-    .get(
-      `${P}/diff/compare.csv`,
-      ({ query, request, set }) =>
-        csv(request, set.headers, "audit-anomalies-compare.csv", async () => {
-          const a = await selectRun(ctx, query.run_a, "query.run_a", "previous");
-          const b = await selectRun(ctx, query.run_b, "query.run_b", "latest");
-          return compareCsv(await compare(ctx, a, b, flag(query.include_rows, true), query.row_limit ?? 50));
-        }),
-      { query: Q.compare, detail: csvDetail("diff/compare.json's rows") },
+    .use(
+      read("threshold-history.json", Q.thresholdHistory, "Every threshold change (who, when, why), newest first, and the thresholds in force", async (q) => {
+        const limit = q.limit ?? 100;
+        const h = await thresholdHistory(ctx, limit);
+        return {
+          generated_at_utc: await dataTime(ctx),
+          limit,
+          total: h.total,
+          count: h.rows.length,
+          current: await currentThresholds(ctx.store),
+          rows: h.rows,
+          query: { limit, offset: 0 as const, cursor: null },
+          pagination: { has_more: h.total > h.rows.length, next_offset: null, next_cursor: null },
+        };
+      }),
     )
-    .get(
-      `${P}/diff/export.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50);
-        }),
-      {
-        query: Q.diffExport,
-        response: { 200: R["diff/export.json"], ...errs },
-        detail: doc("The selected run against the complete run before it, with pct_delta"),
-      },
+    .use(
+      read("triage.json", Q.triage, "Operators' triage of anomalous signatures (status, owner, eta_utc); filter by status", async (q) => {
+        const page = parsePage(q);
+        if (page.cursor) throw queryProblem("cursor", "is not used by triage.json; page with offset (pagination.next_offset)");
+        return { generated_at_utc: await dataTime(ctx), ...(await listTriage(ctx, q.status, page)) };
+      }),
     )
-    .get(
-      `${P}/diff/export`,
-      ({ query, request, set }) =>
-        csv(request, set.headers, "audit-anomalies-diff.csv", async () => {
-          const sel = await selectRun(ctx, query.run, "query.run");
-          return diffCsv(await diffExport(ctx, sel, flag(query.include_rows, true), query.row_limit ?? 50));
-        }),
-      { query: Q.diffExport, detail: csvDetail("diff/export.json's rows with pct_delta") },
+    .use(
+      read("declared-movements.json", Q.plain, "Declared treasury movements (active and retracted) and how many transactions each covered", async () => {
+        const movements = await listDeclarations(ctx);
+        return { generated_at_utc: await dataTime(ctx), count: movements.length, movements };
+      }),
     )
-    .get(`${P}/export.json`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "json"), {
-      query: Q.export,
-      response: { 200: R["export.json"], ...errs },
-      detail: doc("Every row of the selected run(s), streamed: filter by severity, types, signature, min_abs_delta; from/to select runs by label"),
-    })
-    .get(`${P}/export`, ({ query, request, set }) => exportAnswer(ctx, request, set.headers, query, "csv"), {
-      query: Q.export,
-      detail: csvDetail("export.json's rows, streamed"),
-    })
-    .get(
-      `${P}/glossary.json`,
-      ({ request, set }) =>
-        json(request, set.headers, async () => {
-          const c = ctx.config.chain;
-          const body = {
-            generated_at_utc: await dataTime(ctx),
-            count: GLOSSARY.length,
-            glossary: GLOSSARY,
-            severities: SEVERITIES,
-            severity_rule: SEVERITY_RULE,
-            overall_rule: OVERALL_RULE,
-            transaction_delta_rule: TRANSACTION_DELTA_RULE,
-            tracked_wallets: { treasury: [...c.treasuryWallets], reserve: [...c.reserveWallets], lp: [...c.lpWallets], mint: c.tokenMint ?? null },
-          };
-          return body;
-        }),
-      { query: Q.plain, response: { 200: R["glossary.json"], ...errs }, detail: doc("Every anomaly type with its description and the rule that decides it") },
-    )
-    .get(
-      `${P}/threshold-history.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const limit = query.limit ?? 100;
-          const h = await thresholdHistory(ctx, limit);
-          return {
-            generated_at_utc: await dataTime(ctx),
-            limit,
-            total: h.total,
-            count: h.rows.length,
-            current: await currentThresholds(ctx.store),
-            rows: h.rows,
-            query: { limit, offset: 0 as const, cursor: null },
-            pagination: { has_more: h.total > h.rows.length, next_offset: null, next_cursor: null },
-          };
-        }),
-      {
-        query: Q.thresholdHistory,
-        response: { 200: R["threshold-history.json"], ...errs },
-        detail: doc("Every threshold change (who, when, why), newest first, and the thresholds in force"),
-      },
-    )
-    .get(
-      `${P}/triage.json`,
-      ({ query, request, set }) =>
-        json(request, set.headers, async () => {
-          const page = parsePage(query);
-          if (page.cursor) throw queryProblem("cursor", "is not used by triage.json; page with offset (pagination.next_offset)");
-          return { generated_at_utc: await dataTime(ctx), ...(await listTriage(ctx, query.status, page)) };
-        }),
-      {
-        query: Q.triage,
-        response: { 200: R["triage.json"], ...errs },
-        detail: doc("Operators' triage of anomalous signatures (status, owner, eta_utc); filter by status"),
-      },
-    )
-    .get(
-      `${P}/declared-movements.json`,
-      ({ request, set }) =>
-        json(request, set.headers, async () => {
-          const movements = await listDeclarations(ctx);
-          return { generated_at_utc: await dataTime(ctx), count: movements.length, movements };
-        }),
-      {
-        query: Q.plain,
-        response: { 200: R["declared-movements.json"], ...errs },
-        detail: doc("Declared treasury movements (active and retracted) and how many transactions each covered"),
-      },
-    )
-    .get(
-      `${P}/schema-registry.json`,
-      ({ request, set }) => json(request, set.headers, async () => schemaRegistry(ctx.config.publicBaseUrl, await dataTime(ctx))),
-      {
-        query: Q.plain,
-        response: { 200: R["schema-registry.json"], ...errs },
-        detail: doc("A versioned JSON Schema (draft 2020-12) for every transparency answer"),
-      },
+    .use(
+      read("schema-registry.json", Q.plain, "A versioned JSON Schema (draft 2020-12) for every transparency answer", async () =>
+        schemaRegistry(ctx.config.publicBaseUrl, await dataTime(ctx)),
+      ),
     );
 }
 

@@ -3,6 +3,7 @@ import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates } from "../http/conditional";
+import { publicTag, transparencyTag } from "../http/routes/declare";
 import { auditRoutes } from "./audit-routes";
 import { answerJson } from "./http-cache";
 import { TransparencyModel as M } from "./model";
@@ -16,6 +17,8 @@ import { trustDashboard, trustDocument } from "./service";
  * per request but dated by the last change of their content (ContentDates), so they revalidate until it changes;
  * the audit answers are dated by the last change of the audit data.
  */
+const dated = conditionalGet("etag", "last-modified");
+
 export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
   const cache = new UptimeCache();
   const dates = new ContentDates();
@@ -28,20 +31,12 @@ export function transparencyRoutes(ctx: AppContext, _guards: Guards) {
     .get("/trust.json", async ({ request, set }) => live(request, set.headers, "trust", await trustDocument(ctx)), {
       query: M.metaQuery,
       response: { 200: M.trust },
-      detail: {
-        tags: ["public"],
-        summary: "Trust controls and evidence pointers: proofs, status, data protection, signing schemes",
-        ...conditionalGet("etag", "last-modified"),
-      },
+      detail: { ...publicTag("Trust controls and evidence pointers: proofs, status, data protection, signing schemes"), ...dated },
     })
     .get("/transparency/trust-dashboard.json", async ({ request, set }) => live(request, set.headers, "dashboard", await trustDashboard(ctx, cache)), {
       query: M.metaQuery,
       response: { 200: M.dashboard },
-      detail: {
-        tags: ["transparency"],
-        summary: "Status, uptime, incidents, proof freshness, latency and the latest audit run on one page",
-        ...conditionalGet("etag", "last-modified"),
-      },
+      detail: { ...transparencyTag("Status, uptime, incidents, proof freshness, latency and the latest audit run on one page"), ...dated },
     })
     .use(auditRoutes(ctx));
 }

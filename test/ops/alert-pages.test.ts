@@ -6,7 +6,7 @@ import { createAdminToken } from "../support/partner";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { operator } from "../status/support";
 import { plantAlertRun } from "./support";
-import { BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, csrfOf, signedInCookie } from "../support/console";
 
 // Item 4 of issue 31: every link a person is sent opens a page with that incident or alert for a signed-in
 // operator (the session cookie), where the incident link used to point at a bearer-only JSON route and the alert
@@ -27,22 +27,6 @@ async function setup() {
   return { token, admin: operator(h, token) };
 }
 
-/** Signs in through the form, as a browser does; returns the session cookie. */
-async function signIn(token: string): Promise<string> {
-  const form = await h.request("/admin/sign-in");
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
-  const res = await h.request("/admin/sign-in", {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
-    body: new URLSearchParams({ token, csrf_token: csrf }).toString(),
-  });
-  expect(res.status).toBe(303);
-  return res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith("herald_admin_session="))!
-    .split(";")[0]!;
-}
-
 /** The link a message ends with, as a path on this app. */
 const linkOf = (text: string) => new URL(text.split(" ").pop()!).pathname;
 
@@ -61,7 +45,7 @@ describe("incident links", () => {
     const path = linkOf(text);
     expect(path).toBe(`/admin/ops/incidents/${id}`);
 
-    const cookie = await signIn(token);
+    const cookie = await signedInCookie(h, token);
     expect((await h.request(`/admin/status/incidents/${id}`, { headers: { cookie } })).status).toBe(403); // bearer only, as before
     const page = await h.request(path, { headers: { cookie } });
     expect(page.status).toBe(200);
@@ -107,7 +91,7 @@ describe("alert links", () => {
     const path = linkOf(text);
     expect(path).toBe("/admin/ops/alerts-monitor/alerts/1");
 
-    const cookie = await signIn(token);
+    const cookie = await signedInCookie(h, token);
     const res = await h.request(path, { headers: { cookie } });
     expect(res.status).toBe(200);
     const html = await res.text();
@@ -145,13 +129,13 @@ describe("alert links", () => {
 describe("silences from a browser session", () => {
   test("a POST with the session cookie needs X-CSRF-Token (the token its pages carry); with it the silence is made and audited", async () => {
     const { token } = await setup();
-    const cookie = await signIn(token);
+    const cookie = await signedInCookie(h, token);
     const body = JSON.stringify({ matcher: "digest:*", reason: "pen test, OPS-9", ends_at: "2026-04-01T18:00:00Z" });
     const headers = { cookie, "content-type": "application/json" };
     const refused = await h.request("/admin/ops/alerts-monitor/silences", { method: "POST", headers, body });
     expect(refused.status).toBe(403);
     const page = await (await h.request("/admin/ops/readiness", { headers: { cookie } })).text();
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!;
+    const csrf = csrfOf(page);
     const made = await h.json("/admin/ops/alerts-monitor/silences", { method: "POST", headers: { ...headers, "x-csrf-token": csrf }, body });
     expect(made.status).toBe(201);
     expect(made.body.silence).toMatchObject({ matcher: "digest:*", created_by: "admin:pager#1", state: "active" });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { createAdminToken } from "../support/partner";
 import { testEngine } from "../support/engine";
 
@@ -11,27 +12,15 @@ import { testEngine } from "../support/engine";
 // back to the sign-in form. Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
-const present = chromiumPresent("test/ops/config-page.browser.test.ts");
 const SECRET = "z".repeat(48);
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/config-page.browser.test.ts", async () => {
   h = await openTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
   token = await createAdminToken(h, "browser-operator");
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);

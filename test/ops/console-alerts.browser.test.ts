@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { recordAlertRun } from "../../src/ops/alerts/service";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
+import { noHorizontalOverflow, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -12,18 +13,13 @@ import { createAdminToken } from "../support/partner";
 // the CSRF token, with this browser's own session cookie, is refused. Screenshots: a temp dir, or
 // OPS_SCREENSHOT_DIR.
 
-const present = chromiumPresent("test/ops/console-alerts.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
 const PAGE = "/admin/console/alerts";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-alerts.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "on-call");
   await recordAlertRun(h.ctx, {
@@ -49,14 +45,7 @@ beforeAll(async () => {
       { name: "delivery_latency", status: "ok", value: 120 },
     ],
   });
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 test.skipIf(!present)(

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
+import { noHorizontalOverflow, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
@@ -16,26 +17,13 @@ import { testOn } from "../support/skipped";
 // OPS_SCREENSHOT_DIR. On PostgreSQL Herald takes no backups of its own (VACUUM INTO copies are the SQLite file's):
 // there the page, read the same way, says where the database's own backups are.
 
-const present = chromiumPresent("test/ops/console-backups.browser.test.ts");
-
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-backups.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z"), env: { BACKUP_KEEP: "3" } });
   token = await createAdminToken(h, "on-call");
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 /** Signs in at 1280 px (the page first sends a stranger to the sign-in form), then opens Backups from the header. */

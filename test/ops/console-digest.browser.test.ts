@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { formPost } from "../support/console";
 import { createAdminToken } from "../support/partner";
@@ -10,14 +11,10 @@ import { createAdminToken } from "../support/partner";
 // the window form changes the window, the add-rule form hides the scanner and the end form ends the rule, and
 // the CSV export downloads with the browser's session. A post without the CSRF token is refused.
 
-const present = chromiumPresent("test/ops/console-digest.browser.test.ts");
 const PAGE = "/admin/console/403-digest";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
 function record(app: TestApp, at: string, route: string, status: number, key: string | null, ip: string, n: number) {
   for (let i = 0; i < n; i++)
@@ -34,8 +31,7 @@ function record(app: TestApp, at: string, route: string, status: number, key: st
     });
 }
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-digest.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock("2026-04-01T12:30:00.000Z") });
   token = await createAdminToken(h, "digest-browser");
   const nowHour = Date.parse("2026-04-01T12:00:00.000Z");
@@ -47,14 +43,7 @@ beforeAll(async () => {
   // A scanner on an admin path from one /24, two hours ago and one hour ago: a sustained spike and a new path.
   for (const back of [2, 1]) record(h, at(back), "/admin/backups/:file/a-rather-long-route-template-name", 403, null, "100.64.5.77", 40);
   await h.ctx.requestLog.flush();
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 test.skipIf(!present)(

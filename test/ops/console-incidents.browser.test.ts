@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
+import { noHorizontalOverflow, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
@@ -14,18 +15,13 @@ import { operator } from "../status/support";
 // POST form (incidents are opened and updated through /admin/status/incidents), so there is no CSRF case here.
 // Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
 
-const present = chromiumPresent("test/ops/console-incidents.browser.test.ts");
 const PAGE = "/admin/console/incidents";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
 let openId = 0;
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-incidents.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
   token = await createAdminToken(h, "on-call");
   const admin = operator(h, token);
@@ -46,14 +42,7 @@ beforeAll(async () => {
   });
   openId = open.body.incident.id;
   h.clock.advance(10 * 60_000);
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 test.skipIf(!present)(

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { CONSOLE_NAV } from "../../src/auth/operator-page";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { createAdminToken, createKey } from "../support/partner";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
 import { FakeClock } from "../support/clock";
@@ -16,16 +17,10 @@ import { plantAlertRun } from "./support";
 // used as a person would (take a backup, silence the firing alert, rotate a key): their CSRF token comes from
 // the page, and the result is on the page they lead back to.
 
-const present = chromiumPresent("test/ops/console-nav.browser.test.ts");
-
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-nav.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock("2026-04-01T12:00:00.000Z") });
   token = await createAdminToken(h, "console-nav");
   // Something on most pages: a partner key, an open incident, a firing alert, 403 traffic for the digest.
@@ -60,14 +55,7 @@ beforeAll(async () => {
     });
   }
   await h.ctx.requestLog.flush();
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 test.skipIf(!present)(

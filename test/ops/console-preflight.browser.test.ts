@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -9,18 +10,13 @@ import { createAdminToken } from "../support/partner";
 // at 390 px without horizontal scrolling, its compare form (GET) moves the comparison, and every export of the
 // page downloads with the browser's session. The page has no POST form; a POST to it is not a route.
 
-const present = chromiumPresent("test/ops/console-preflight.browser.test.ts");
 const PAGE = "/admin/console/preflight";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
 let changed = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/console-preflight.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock("2026-04-01T09:00:00.000Z") });
   token = await createAdminToken(h, "preflight-browser");
   // Two days of snapshots by the real job; the first day's row of one field as a deploy would have left it.
@@ -35,14 +31,7 @@ beforeAll(async () => {
   );
   h.clock.advance(86_400_000);
   expect((await h.ctx.jobs.runNow("preflight-snapshot")).ok).toBe(true);
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 test.skipIf(!present)(

@@ -5,6 +5,7 @@ import { PNG } from "pngjs";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { isExportRoute } from "../../src/ops/export-usage/recorder";
 import { recordExportUsage } from "../../src/ops/export-usage/service";
+import { signedInCookie } from "../support/console";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -89,18 +90,7 @@ describe("export usage: the recorder", () => {
   test("a download with the operator session is counted under the admin who signed in", async () => {
     await setup();
     const token = auth.authorization.slice("Bearer ".length);
-    const form = await h.request("/admin/sign-in");
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
-    const signIn = await h.request("/admin/sign-in", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
-      body: new URLSearchParams({ token, csrf_token: csrf, next: "/admin/ops/readiness" }).toString(),
-    });
-    expect(signIn.status).toBe(303);
-    const cookie = signIn.headers
-      .getSetCookie()
-      .find((c) => c.startsWith("herald_admin_session="))!
-      .split(";")[0]!;
+    const cookie = await signedInCookie(h, token);
     const res = await h.request(`${B}/export-usage.csv`, { headers: { cookie } });
     expect(res.status).toBe(200);
     const bytes = (await res.arrayBuffer()).byteLength;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { describeConfig } from "../../src/config";
 import { linkInboxSender } from "../../src/ops/link-inbox/outbox";
 import { redactTarget } from "../../src/ops/link-inbox/notify";
+import { signedInCookie } from "../support/console";
 import { createTestApp, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -389,18 +390,7 @@ describe("authentication and bad input", () => {
 
   test("the operator session cookie opens both read-models", async () => {
     const { token } = await setup([]);
-    const form = await h.request("/admin/sign-in");
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
-    const signIn = await h.request("/admin/sign-in", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
-      body: new URLSearchParams({ token, csrf_token: csrf, next: "/admin/ops/readiness" }).toString(),
-    });
-    expect(signIn.status).toBe(303);
-    const cookie = signIn.headers
-      .getSetCookie()
-      .find((c) => c.startsWith("herald_admin_session="))!
-      .split(";")[0]!;
+    const cookie = await signedInCookie(h, token);
     for (const path of [SUMMARY, RESOLVED]) expect((await h.request(path, { headers: { cookie } })).status).toBe(200);
   });
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Param } from "../../src/db/port";
+import { servedForBrowser } from "./browser-app";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
@@ -14,28 +15,16 @@ import { createAdminToken } from "../support/partner";
 // Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
-const present = chromiumPresent("test/ops/link-page.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
+const { present, browser, base } = servedForBrowser("test/ops/link-page.browser.test.ts", async () => {
   h = await openTestApp({ clock: new FakeClock(NOW) });
   token = await createAdminToken(h, "browser-operator");
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   await plant(h);
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
+  return h;
 });
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { runBackup } from "../../src/ops/backups/backup";
 import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
 import { insertProbeRuns } from "../../src/ops/readiness/store";
 import { openTestApp, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
+import { servedForBrowser } from "./browser-app";
 import { plantHour } from "./support";
 
 // The readiness page in real headless Chromium, exactly as test/ops/config-page.browser.test.ts does the config
@@ -19,30 +20,21 @@ import { plantHour } from "./support";
 // Skipped only when /usr/bin/chromium is absent (CI installs it: .ci/run).
 // Screenshots go to a temp dir, or to OPS_SCREENSHOT_DIR when set (a person should look at them).
 
-const present = chromiumPresent("test/ops/readiness-page.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
 const onSqlite = testEngine() === "sqlite";
 
 let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
 let token = "";
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
 
-beforeAll(async () => {
-  if (!present) return;
-  h = await openTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "3" } });
-  token = await createAdminToken(h, "browser-operator");
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await plant(h);
-  await browser.launch();
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
-});
+const { present, browser, base } = servedForBrowser(
+  "test/ops/readiness-page.browser.test.ts",
+  async () => {
+    h = await openTestApp({ clock: new FakeClock(NOW), env: { BACKUP_KEEP: "3" } });
+    token = await createAdminToken(h, "browser-operator");
+    return h;
+  },
+  plant,
+);
 
 const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 

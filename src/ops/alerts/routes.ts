@@ -3,6 +3,7 @@ import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
+import { exportPair } from "../../http/exports/pair";
 import { refusal } from "../../http/routes/declare";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./export";
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./model";
@@ -28,6 +29,7 @@ interface WindowQuery {
 const filterOf = (q: WindowQuery) => ({ days: q.days ?? ALERTS_DEFAULTS.days, source: q.source ?? "all", status: q.status ?? "all" });
 const usageOf = (ctx: AppContext, q: { days?: number; source?: "all" | "export" | "token" }) =>
   exportUsage(ctx, q.days ?? USAGE_DEFAULTS.days, q.source ?? "all");
+type Usage = Awaited<ReturnType<typeof exportUsage>>;
 const attachment = (name: string) => `attachment; filename="${name}"`;
 
 /**
@@ -35,6 +37,14 @@ const attachment = (name: string) => `attachment; filename="${name}"`;
  * operator session (GET only), as the readiness exports.
  */
 export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
+  /** The usage chart of the query's window, drawn w×h by `render`, with its legend in a header. */
+  const chart =
+    (render: (r: Usage, w: number, h: number) => Uint8Array | string, type: string) =>
+    async ({ query }: { query: typeof M.chartQuery.static }) => {
+      const r = await usageOf(ctx, query);
+      const body = render(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
+      return new Response(body, { headers: { "content-type": type, "x-usage-legend": usageLegend(r) } });
+    };
   return new Elysia({ name: "herald:ops-alerts-monitor" })
     .use(guards.operator.plugin)
     .get(
@@ -81,31 +91,27 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         ),
       },
     )
-    .get(
-      `${BASE}/export-usage.json`,
-      async ({ query, set }) => {
-        set.headers["content-disposition"] = attachment(`herald-export-usage-${exportStamp(ctx)}.json`);
-        return { success: true as const, ...(await usageOf(ctx, query)) };
-      },
-      {
-        operator: "api",
+    .use(
+      exportPair({
+        paths: [`${BASE}/export-usage.json`, `${BASE}/export-usage.csv`],
         query: M.usageQuery,
+        guard: { operator: "api" },
+        build: (query) => usageOf(ctx, query),
         response: { 200: M.usageJson },
-        detail: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
-      },
+        body: (r, headers) => {
+          headers["content-disposition"] = attachment(`herald-export-usage-${exportStamp(ctx)}.json`);
+          return r;
+        },
+        csv: (r) => csvResponse(usageCsv(r), `herald-export-usage-${exportStamp(ctx)}.csv`),
+        detail: {
+          json: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
+          csv: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
+        },
+      }),
     )
-    .get(`${BASE}/export-usage.csv`, async ({ query }) => csvResponse(usageCsv(await usageOf(ctx, query)), `herald-export-usage-${exportStamp(ctx)}.csv`), {
-      operator: "api",
-      query: M.usageQuery,
-      detail: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
-    })
     .get(
       `${BASE}/export-usage.png`,
-      async ({ query }) => {
-        const r = await usageOf(ctx, query);
-        const png = renderUsagePng(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
-        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "x-usage-legend": usageLegend(r) } });
-      },
+      chart((r, w, h) => new Uint8Array(renderUsagePng(r, w, h)), "image/png"),
       {
         operator: "api",
         query: M.chartQuery,
@@ -115,19 +121,9 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     )
-    .get(
-      `${BASE}/export-usage.svg`,
-      async ({ query }) => {
-        const r = await usageOf(ctx, query);
-        const svg = renderUsageSvg(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
-        return new Response(svg, {
-          headers: { "content-type": "image/svg+xml; charset=utf-8", "x-usage-legend": usageLegend(r) },
-        });
-      },
-      {
-        operator: "api",
-        query: M.chartQuery,
-        detail: { ...fileDoc("The same chart as SVG; X-Usage-Legend names the series (JSON)", "image/svg+xml", "The chart"), ...LEGEND },
-      },
-    );
+    .get(`${BASE}/export-usage.svg`, chart(renderUsageSvg, "image/svg+xml; charset=utf-8"), {
+      operator: "api",
+      query: M.chartQuery,
+      detail: { ...fileDoc("The same chart as SVG; X-Usage-Legend names the series (JSON)", "image/svg+xml", "The chart"), ...LEGEND },
+    });
 }

@@ -1,75 +1,57 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import { consoleRoute } from "../../auth/console-kit";
-import { cells, when } from "../../auth/operator-page";
+import { badge, cells, code, dataTable, facts, when } from "../../auth/operator-page";
 import type { AppContext } from "../../context";
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intPath } from "../../http/params";
 import { getIncidentOrThrow } from "../../status/service";
 import { alertIssueId } from "../alerts/state";
 import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "../alerts/views";
+import { outcomeCell } from "./link-page";
 
 // The pages every notice links to: one alert (/admin/ops/alerts-monitor/alerts/<id>) and one incident
 // (/admin/ops/incidents/<id>). A person follows the link from a chat on a phone, so they open with the operator
 // session cookie as well as the bearer token (without either: a browser is sent 303 to the sign-in form, which comes back here; a script gets 403),
 // render on the server (Eta, every value escaped), send no JavaScript and read from 390 px up.
 
-const STYLE = `<style>dl.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:4px 16px; margin:12px 0; } dl.facts dt { color:var(--muted); font-size:13px; } dl.facts dd { margin:0; overflow-wrap:anywhere; } pre.details { white-space:pre-wrap; overflow-wrap:anywhere; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; margin:0; }</style>`;
-
-interface Fact {
-  label: string;
-  value: string | null;
-  id: string;
-}
-
-const factsHtml = compileHtml<{ facts: Fact[] }>(
-  "ops-facts",
-  `<dl class="facts"><% for (const f of it.facts) { %><dt><%= f.label %></dt><dd id="<%= f.id %>"><%= f.value ?? "–" %></dd><% } %></dl>`,
+/** The page's first lines: its state as a badge and a sentence; attention while it fires or is open. */
+const stateHtml = compileHtml<{ kind: string; attention: boolean; badge: string; state: string; headline: string }>(
+  "ops-state",
+  `<section id="state" class="summary <%= it.attention ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="<%= it.kind %>-state"><%= it.state %></span> <span id="<%= it.kind %>-headline"><%= it.headline %></span></p></section>`,
 );
 
-const noticesHtml = compileHtml<{ rows: Array<AlertNoticeRow & { outcome: string; badge: string; at: string }>; issue: string }>(
+const noticesHtml = compileHtml<{ issue: string; table: SafeHtml }>(
   "ops-notices",
   `<section id="notices"><h2>Notices</h2>
 <p class="muted">What the link inbox sent about this to the chat targets, newest first (<a id="notices-all" href="/admin/ops/link-inbox?issue_id=<%= encodeURIComponent(it.issue) %>">all of them</a>).</p>
-<% if (it.rows.length === 0) { %><p class="muted" id="notices-none">None.</p><% } else { %><table class="data" id="notice-rows"><thead><tr><th>At</th><th>Event</th><th>Target</th><th>Attempt</th><th>Outcome</th><th>Error</th></tr></thead><tbody>
-<% for (const r of it.rows) { %><tr><td data-label="At"><%= r.at %></td><td data-label="Event"><code><%= r.event %></code></td><td data-label="Target"><%= r.target || "–" %></td><td data-label="Attempt"><%= r.attempt %></td><td data-label="Outcome"><span class="badge <%= r.badge %>"><%= r.outcome %></span></td><td data-label="Error" class="err"><%= r.error ?? "" %></td></tr>
-<% } %></tbody></table><% } %></section>`,
+<%= it.table %></section>`,
 );
 
-function notices(rows: AlertNoticeRow[], issue: string): SafeHtml {
-  return noticesHtml({
+const notices = (rows: AlertNoticeRow[], issue: string): SafeHtml =>
+  noticesHtml({
     issue,
-    rows: rows.map((r) => ({
-      ...r,
-      at: when(r.at)!,
-      outcome: r.skip_reason ? `skipped: ${r.skip_reason}` : `${r.status_code_family ?? "?"}${r.status_code ? ` ${r.status_code}` : ""}`,
-      badge: r.status_code_family === "2xx" ? "ok" : r.skip_reason ? "warn" : "bad",
-    })),
+    table: dataTable({
+      id: "notice-rows",
+      rows,
+      empty: "None.",
+      columns: {
+        At: (r) => when(r.at),
+        Event: (r) => code(r.event),
+        Target: (r) => r.target || "–",
+        Attempt: (r) => r.attempt,
+        Outcome: outcomeCell,
+        Error: { cell: (r) => r.error, class: "err" },
+      },
+    }),
   });
-}
 
-interface AlertPageData {
-  key: string;
-  state: string;
-  badge: string;
-  firing: boolean;
-  headline: string;
-  facts: SafeHtml;
-  details: string;
-  history: Array<{ at: string; status: string; badge: string; value: string | null; summary: string | null; run: string }>;
-  notices: SafeHtml;
-  links: Array<readonly [string, string]>;
-}
-
-const alertBody = compileHtml<AlertPageData>(
+const alertBody = compileHtml<{ head: SafeHtml; details: string; history: SafeHtml; notices: SafeHtml; links: Array<readonly [string, string]> }>(
   "ops-alert-page",
-  `${STYLE}<section id="state" class="summary <%= it.firing ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="alert-state"><%= it.state %></span> <span id="alert-headline"><%= it.headline %></span></p></section>
-<%= it.facts %>
-<section id="details-section"><h2>Latest evaluation</h2><pre class="details" id="details"><%= it.details %></pre></section>
+  `<%= it.head %>
+<section id="details-section"><h2>Latest evaluation</h2><pre class="block" id="details"><%= it.details %></pre></section>
 <section id="history"><h2>Evaluations</h2>
-<table class="data" id="history-rows"><thead><tr><th>At</th><th>Status</th><th>Value</th><th>Summary</th><th>Run</th></tr></thead><tbody>
-<% for (const h of it.history) { %><tr><td data-label="At"><%= h.at %></td><td data-label="Status"><span class="badge <%= h.badge %>"><%= h.status %></span></td><td data-label="Value"><%= h.value ?? "" %></td><td data-label="Summary"><%= h.summary ?? "" %></td><td data-label="Run"><code><%= h.run %></code></td></tr>
-<% } %></tbody></table></section>
+<%= it.history %></section>
 <%= it.notices %>
 <section id="links"><h2>More</h2><ul class="exports"><% for (const [label, href] of it.links) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul></section>`,
 );
@@ -77,7 +59,6 @@ const alertBody = compileHtml<AlertPageData>(
 const BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "bad" };
 
 type AlertDetail = Awaited<ReturnType<typeof alertDetailOrThrow>>;
-const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
 
 function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeHtml {
   const firing = a.level !== "ok";
@@ -90,29 +71,43 @@ function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeH
     ? `#${a.silenced_by.id} ${a.silenced_by.matcher} by ${a.silenced_by.created_by} until ${when(a.silenced_by.ends_at)}: ${a.silenced_by.reason}`
     : "no";
   return alertBody({
-    key: a.key,
-    state: firing ? `firing: ${a.level}` : a.resolved_at ? "resolved" : "ok",
-    badge: BADGE[a.level]!,
-    firing,
-    headline,
-    facts: factsHtml({
-      facts: [
-        { id: "alert-key", label: "Alert", value: a.key },
-        { id: "fact-source", label: "Source", value: a.source },
-        { id: "fact-name", label: "Name", value: a.name },
-        { id: "fact-level", label: "Level", value: a.level },
-        { id: "fact-since", label: "Level since", value: when(a.since) },
-        { id: "fact-fired", label: "Fired at", value: when(a.fired_at) ?? "never" },
-        { id: "fact-resolved", label: "Resolved at", value: when(a.resolved_at) },
-        { id: "fact-evaluated", label: "Last evaluated", value: when(a.last_evaluated_at) },
-        { id: "fact-value", label: "Value", value: a.value },
-        { id: "fact-summary", label: "Summary", value: a.summary },
-        { id: "fact-silenced", label: "Silenced", value: silence },
-        { id: "fact-notified", label: "Last notice", value: a.notified_level ? `${a.notified_level} at ${when(a.notified_at)}` : "none" },
-      ],
-    }),
+    head: joinHtml([
+      stateHtml({
+        kind: "alert",
+        attention: firing,
+        badge: BADGE[a.level]!,
+        state: firing ? `firing: ${a.level}` : a.resolved_at ? "resolved" : "ok",
+        headline,
+      }),
+      facts({
+        facts: [
+          ["Alert", a.key, "alert-key"],
+          ["Source", a.source, "fact-source"],
+          ["Name", a.name, "fact-name"],
+          ["Level", a.level, "fact-level"],
+          ["Level since", when(a.since), "fact-since"],
+          ["Fired at", when(a.fired_at) ?? "never", "fact-fired"],
+          ["Resolved at", when(a.resolved_at), "fact-resolved"],
+          ["Last evaluated", when(a.last_evaluated_at), "fact-evaluated"],
+          ["Value", a.value, "fact-value"],
+          ["Summary", a.summary, "fact-summary"],
+          ["Silenced", silence, "fact-silenced"],
+          ["Last notice", a.notified_level ? `${a.notified_level} at ${when(a.notified_at)}` : "none", "fact-notified"],
+        ],
+      }),
+    ]),
     details: a.details ? JSON.stringify(a.details, null, 2) : "(none)",
-    history: history.map((h) => ({ at: when(h.at)!, status: h.status, badge: BADGE[h.status] ?? "", value: h.value, summary: h.summary, run: h.run_id })),
+    history: dataTable({
+      id: "history-rows",
+      rows: history,
+      columns: {
+        At: (h) => when(h.at),
+        Status: (h) => badge(BADGE[h.status] ?? "", h.status),
+        Value: (h) => h.value,
+        Summary: (h) => h.summary,
+        Run: (h) => code(h.run_id),
+      },
+    }),
     notices: notices(rows, alertIssueId(a.source, a.name)),
     links: [
       ["Everything firing now (JSON)", "/admin/ops/alerts-monitor/firing.json"],
@@ -122,31 +117,12 @@ function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeH
   });
 }
 
-interface IncidentPageData {
-  id: number;
-  title: string;
-  open: boolean;
-  badge: string;
-  state: string;
-  headline: string;
-  facts: SafeHtml;
-  checks: Array<{ name: string; level: string; badge: string; summary: string | null }>;
-  updates: Array<{ at: string; state: string; severity: string | null; message: string }>;
-  notices: SafeHtml;
-  issue: string;
-}
-
-const incidentBody = compileHtml<IncidentPageData>(
+const incidentBody = compileHtml<{ head: SafeHtml; checks: SafeHtml | null; updates: SafeHtml; notices: SafeHtml }>(
   "ops-incident-page",
-  `${STYLE}<section id="state" class="summary <%= it.open ? "attention" : "ready" %>"><p><span class="badge <%= it.badge %>" id="incident-state"><%= it.state %></span> <span id="incident-headline"><%= it.headline %></span></p></section>
-<%= it.facts %>
-<% if (it.checks.length) { %><section id="checks"><h2>Checks</h2><table class="data"><thead><tr><th>Check</th><th>Level</th><th>Summary</th></tr></thead><tbody>
-<% for (const c of it.checks) { %><tr><td data-label="Check"><code><%= c.name %></code></td><td data-label="Level"><span class="badge <%= c.badge %>"><%= c.level %></span></td><td data-label="Summary"><%= c.summary ?? "" %></td></tr>
-<% } %></tbody></table></section><% } %>
+  `<%= it.head %>
+<% if (it.checks) { %><section id="checks"><h2>Checks</h2><%= it.checks %></section><% } %>
 <section id="updates"><h2>Updates</h2>
-<% if (it.updates.length === 0) { %><p class="muted" id="updates-none">No update (the status checks open and close automatic incidents).</p><% } else { %><table class="data" id="update-rows"><thead><tr><th>At</th><th>State</th><th>Severity</th><th>Message</th></tr></thead><tbody>
-<% for (const u of it.updates) { %><tr><td data-label="At"><%= u.at %></td><td data-label="State"><%= u.state %></td><td data-label="Severity"><%= u.severity ?? "–" %></td><td data-label="Message"><%= u.message %></td></tr>
-<% } %></tbody></table><% } %></section>
+<%= it.updates %></section>
 <%= it.notices %>`,
 );
 
@@ -156,34 +132,52 @@ type IncidentDetail = Awaited<ReturnType<typeof getIncidentOrThrow>>;
 
 function incidentPageBody(i: IncidentDetail, noticeRows: AlertNoticeRow[]): SafeHtml {
   const open = i.status === "open";
-  const issue = `incident:${i.id}`;
+  const checks = Object.entries(i.checks);
   return incidentBody({
-    id: i.id,
-    title: i.title,
-    open,
-    badge: open ? (SEVERITY_BADGE[i.current_severity ?? i.severity] ?? "warn") : "ok",
-    state: open ? `open: ${i.current_severity ?? i.severity}` : "resolved",
-    headline: open
-      ? `Started ${when(i.started_at)}, open for ${i.duration_minutes} minutes.`
-      : `From ${when(i.started_at)} to ${when(i.ended_at)} (${i.duration_minutes} minutes).`,
-    facts: factsHtml({
-      facts: [
-        { id: "fact-source", label: "Source", value: i.source },
-        { id: "fact-severity", label: "Peak severity", value: i.severity },
-        { id: "fact-current", label: "Current severity", value: i.current_severity },
-        { id: "fact-state", label: "State", value: i.state },
-        { id: "fact-started", label: "Started", value: when(i.started_at) },
-        { id: "fact-ended", label: "Ended", value: when(i.ended_at) },
-        { id: "fact-components", label: "Components", value: i.components.join(", ") || null },
-        { id: "fact-updated", label: "Last change", value: when(i.updated_at) },
-      ],
+    head: joinHtml([
+      stateHtml({
+        kind: "incident",
+        attention: open,
+        badge: open ? (SEVERITY_BADGE[i.current_severity ?? i.severity] ?? "warn") : "ok",
+        state: open ? `open: ${i.current_severity ?? i.severity}` : "resolved",
+        headline: open
+          ? `Started ${when(i.started_at)}, open for ${i.duration_minutes} minutes.`
+          : `From ${when(i.started_at)} to ${when(i.ended_at)} (${i.duration_minutes} minutes).`,
+      }),
+      facts({
+        facts: [
+          ["Source", i.source, "fact-source"],
+          ["Peak severity", i.severity, "fact-severity"],
+          ["Current severity", i.current_severity, "fact-current"],
+          ["State", i.state, "fact-state"],
+          ["Started", when(i.started_at), "fact-started"],
+          ["Ended", when(i.ended_at), "fact-ended"],
+          ["Components", i.components.join(", ") || null, "fact-components"],
+          ["Last change", when(i.updated_at), "fact-updated"],
+        ],
+      }),
+    ]),
+    checks: checks.length
+      ? dataTable({
+          rows: checks,
+          columns: {
+            Check: ([name]) => code(name),
+            Level: ([, level]) => badge(SEVERITY_BADGE[level] ?? "", level),
+            Summary: ([name]) => i.summary[name] ?? null,
+          },
+        })
+      : null,
+    updates: dataTable({
+      id: "update-rows",
+      rows: i.updates,
+      empty: "No update (the status checks open and close automatic incidents).",
+      columns: { At: (u) => when(u.created_at), State: (u) => u.state, Severity: (u) => u.severity ?? "–", Message: (u) => u.message },
     }),
-    checks: Object.entries(i.checks).map(([name, level]) => ({ name, level, badge: SEVERITY_BADGE[level] ?? "", summary: i.summary[name] ?? null })),
-    updates: i.updates.map((u) => ({ at: when(u.created_at)!, state: u.state, severity: u.severity, message: u.message })),
-    notices: notices(noticeRows, issue),
-    issue,
+    notices: notices(noticeRows, `incident:${i.id}`),
   });
 }
+
+const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
 
 /** The alert and incident pages, composed into operatorPagesRoutes (src/ops/console/config-page.ts). */
 export function alertPagesRoutes(ctx: AppContext, guards: Guards) {

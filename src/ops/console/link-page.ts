@@ -2,7 +2,8 @@ import { consoleRoute } from "../../auth/console-kit";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { compileHtml } from "../../http/html";
+import { badge, choice, code, dataTable } from "../../auth/operator-page";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
 import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/exports-model";
 import { linkTargetHealth } from "../link-inbox/target-health";
@@ -12,44 +13,53 @@ import { linkTargetHealth } from "../link-inbox/target-health";
 // export links repeat the page's query). A filter the export would refuse is the page with the export's message (400).
 
 const PAGE_LIMIT = 200;
+const WINDOW_PRESETS = ["last_digest_warn", "last_outage"] as const;
+/** The filter form's selects before its text fields: label, query field, options. */
+const SELECTS = [
+  ["Event", "event", LINK_EVENTS],
+  ["Outcome", "status_code_family", STATUS_CODE_FAMILIES],
+  ["Skip", "skip_reason", SKIP_REASONS],
+] as const;
 
 interface PageData {
   refused: boolean;
   q: Record<string, string>;
-  events: readonly string[];
-  families: readonly string[];
-  reasons: readonly string[];
-  targets: Array<TargetHealth & { health: string; badge: string; reason: string | null }>;
-  rows: EventRow[];
+  choices: SafeHtml;
+  window: SafeHtml;
+  targets: SafeHtml;
+  events: SafeHtml;
   total: number;
+  shown: number;
   exportQuery: string;
 }
+
+type Outcome = { [k in "skip_reason" | "status_code_family" | "status_code"]: string | number | null };
+/** A link event's outcome as a badge: its status family and code, or why it was skipped (also on the alert pages). */
+export const outcomeCell = (r: Outcome) =>
+  badge(
+    r.status_code_family === "2xx" ? "ok" : r.skip_reason ? "warn" : "bad",
+    r.skip_reason ? `skipped: ${r.skip_reason}` : `${r.status_code_family ?? "?"}${r.status_code ? ` ${r.status_code}` : ""}`,
+  );
 
 const bodyHtml = compileHtml<PageData>(
   "link-inbox-page",
   `<style>form.filters { display:flex; flex-wrap:wrap; gap:8px 14px; align-items:flex-end; margin:0 0 12px; } form.filters label { font-size:13px; color:var(--muted); display:flex; flex-direction:column; max-width:100%; } form.filters input, form.filters select { font:inherit; padding:4px 6px; border:1px solid var(--line); border-radius:6px; max-width:100%; }</style>
 <section id="targets"><h2>Targets</h2>
-<% if (it.targets.length === 0) { %><p class="muted" id="targets-none">No target configured and no event recorded yet.</p><% } else { %><table class="data"><thead><tr><th>Target</th><th>Health</th><th>Why</th><th>Attempts</th><th>2xx</th><th>Failed</th><th>Skipped</th><th>Failing streak</th><th>Last success</th><th>Last failure</th></tr></thead><tbody>
-<% for (const x of it.targets) { %><tr class="target"><td data-label="Target"><code><%= x.target %></code></td><td data-label="Health"><span class="badge <%= x.badge %>"><%= x.health %></span></td><td data-label="Why" class="<%= x.badge === "bad" ? "err" : "muted" %>"><%= x.reason ?? "" %></td><td data-label="Attempts"><%= x.attempts %></td><td data-label="2xx"><%= x.ok %></td><td data-label="Failed"><%= x.failed %></td><td data-label="Skipped"><%= x.skipped %></td><td data-label="Failing streak"><%= x.streak %></td><td data-label="Last success"><%= x.last_success ?? "never" %></td><td data-label="Last failure"><%= x.last_failure ?? "–" %></td></tr>
-<% } %></tbody></table><% } %></section>
+<%= it.targets %></section>
 
 <section id="events"><h2>Events</h2>
 <form method="get" action="/admin/ops/link-inbox" id="filters" class="filters">
-<label>Event <select name="event"><option value="">any</option><% for (const e of it.events) { %><option<%= it.q.event === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
-<label>Outcome <select name="status_code_family"><option value="">any</option><% for (const e of it.families) { %><option<%= it.q.status_code_family === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
-<label>Skip <select name="skip_reason"><option value="">any</option><% for (const e of it.reasons) { %><option<%= it.q.skip_reason === e ? " selected" : "" %>><%= e %></option><% } %></select></label>
+<%= it.choices %>
 <label>Issue <input name="issue_id" value="<%= it.q.issue_id ?? "" %>" size="16"></label>
 <label>URL contains <input name="url_contains" value="<%= it.q.url_contains ?? "" %>" size="16"></label>
 <label>From <input name="at_from" value="<%= it.q.at_from ?? "" %>" placeholder="2026-04-01T00:00:00Z" size="22"></label>
 <label>To <input name="at_to" value="<%= it.q.at_to ?? "" %>" size="22"></label>
-<label>Window <select name="window_preset"><option value="">none</option><option<%= it.q.window_preset === "last_digest_warn" ? " selected" : "" %>>last_digest_warn</option><option<%= it.q.window_preset === "last_outage" ? " selected" : "" %>>last_outage</option></select></label>
+<%= it.window %>
 <button type="submit" id="apply">Apply</button>
 </form>
 <% if (!it.refused) { %>
-<p class="muted" id="events-count"><%= it.total %> matching; newest <%= it.rows.length %> shown. Export: <a id="export-json" href="/admin/ops/link-inbox/events/export.json?<%= it.exportQuery %>">JSON</a> · <a id="export-csv" href="/admin/ops/link-inbox/events/export.csv?<%= it.exportQuery %>">CSV</a></p>
-<table class="data" id="event-rows"><thead><tr><th>At</th><th>Event</th><th>Issue</th><th>Target</th><th>Attempt</th><th>Outcome</th><th>URL</th><th>Error</th></tr></thead><tbody>
-<% for (const r of it.rows) { %><tr><td data-label="At"><%= r.at %></td><td data-label="Event"><code><%= r.event %></code></td><td data-label="Issue"><%= r.issue_id %></td><td data-label="Target"><%= r.target %></td><td data-label="Attempt"><%= r.attempt %></td><td data-label="Outcome"><span class="badge <%= r.status_code_family === "2xx" ? "ok" : r.skip_reason ? "warn" : "bad" %>"><%= r.skip_reason ? "skipped: " + r.skip_reason : (r.status_code_family ?? "?") + (r.status_code ? " " + r.status_code : "") %></span></td><td data-label="URL"><code><%= r.url ?? "" %></code></td><td data-label="Error" class="err"><%= r.error ?? "" %></td></tr>
-<% } %></tbody></table><% } %></section>`,
+<p class="muted" id="events-count"><%= it.total %> matching; newest <%= it.shown %> shown. Export: <a id="export-json" href="/admin/ops/link-inbox/events/export.json?<%= it.exportQuery %>">JSON</a> · <a id="export-csv" href="/admin/ops/link-inbox/events/export.csv?<%= it.exportQuery %>">CSV</a></p>
+<%= it.events %><% } %></section>`,
 );
 
 /**
@@ -57,7 +67,7 @@ const bodyHtml = compileHtml<PageData>(
  * event yet), each with its health in a word and WHY — the target policy's refusal, the newest failure — where
  * "no success" alone left the operator guessing.
  */
-async function targetsWithReasons(ctx: AppContext): Promise<PageData["targets"]> {
+async function targetsWithReasons(ctx: AppContext) {
   const seen = await targetHealth(ctx);
   const configured = await linkTargetHealth(ctx);
   const rows: TargetHealth[] = [
@@ -102,12 +112,41 @@ export function linkInboxPageRoutes(ctx: AppContext, guards: Guards) {
       bodyHtml({
         refused,
         q,
-        events: LINK_EVENTS,
-        families: STATUS_CODE_FAMILIES,
-        reasons: SKIP_REASONS,
-        targets,
-        rows,
+        choices: joinHtml(SELECTS.map(([label, name, options]) => choice({ label, name, options, value: q[name] ?? "", any: "any" }))),
+        window: choice({ label: "Window", name: "window_preset", options: WINDOW_PRESETS, value: q.window_preset ?? "", any: "none" }),
+        targets: dataTable({
+          id: "target-rows",
+          rows: targets,
+          empty: "No target configured and no event recorded yet.",
+          columns: {
+            Target: (x) => code(x.target),
+            Health: (x) => badge(x.badge, x.health),
+            Why: { cell: (x) => x.reason, class: (x) => (x.badge === "bad" ? "err" : "muted") },
+            Attempts: (x) => x.attempts,
+            "2xx": (x) => x.ok,
+            Failed: (x) => x.failed,
+            Skipped: (x) => x.skipped,
+            "Failing streak": (x) => x.streak,
+            "Last success": (x) => x.last_success ?? "never",
+            "Last failure": (x) => x.last_failure ?? "–",
+          },
+        }),
+        events: dataTable({
+          id: "event-rows",
+          rows,
+          columns: {
+            At: (r) => r.at,
+            Event: (r) => code(r.event ?? ""),
+            Issue: (r) => r.issue_id,
+            Target: (r) => r.target,
+            Attempt: (r) => r.attempt,
+            Outcome: outcomeCell,
+            URL: (r) => code(r.url ?? ""),
+            Error: { cell: (r) => r.error, class: "err" },
+          },
+        }),
         total,
+        shown: rows.length,
         exportQuery: new URLSearchParams(Object.entries(q)).toString(),
       }),
   });

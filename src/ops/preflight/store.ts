@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsPreflightSnapshots } from "../tables";
 
@@ -8,12 +8,13 @@ import type { opsPreflightSnapshots } from "../tables";
 
 export type SnapshotRow = RowOf<typeof opsPreflightSnapshots>;
 
+const COLUMNS = ["day", "section", "field", "value", "fingerprint", "taken_at"] as const;
+const INSERT = `INSERT INTO ops_preflight_snapshots (${COLUMNS.join(", ")}) VALUES (${placeholders(COLUMNS.length)})`;
+const valuesOf = (r: SnapshotRow) => COLUMNS.map((c) => r[c]);
+
 /** Snapshot rows of days from..to (inclusive), by day, section and field. */
 export const snapshotRowsBetween = (q: Queryable, from: string, to: string) =>
-  q.all<SnapshotRow>(
-    "SELECT day, section, field, value, fingerprint, taken_at FROM ops_preflight_snapshots WHERE day >= ? AND day <= ? ORDER BY day, section, field",
-    [from, to],
-  );
+  q.all<SnapshotRow>(`SELECT ${COLUMNS.join(", ")} FROM ops_preflight_snapshots WHERE day >= ? AND day <= ? ORDER BY day, section, field`, [from, to]);
 
 export async function dayTakenAt(q: Queryable, day: string): Promise<string | null> {
   return (await q.get<{ at: string | null }>("SELECT max(taken_at) AS at FROM ops_preflight_snapshots WHERE day = ?", [day]))?.at ?? null;
@@ -27,11 +28,11 @@ export async function dayTakenAt(q: Queryable, day: string): Promise<string | nu
  */
 export async function claimDay(t: Queryable, lead: SnapshotRow, dueBefore: string): Promise<boolean> {
   const r = await t.get<{ day: string }>(
-    `INSERT INTO ops_preflight_snapshots (day, section, field, value, fingerprint, taken_at) VALUES (?, ?, ?, ?, ?, ?)
+    `${INSERT}
      ON CONFLICT (day, section, field) DO UPDATE SET value = excluded.value, fingerprint = excluded.fingerprint, taken_at = excluded.taken_at
      WHERE ops_preflight_snapshots.taken_at < ?
      RETURNING day`,
-    [lead.day, lead.section, lead.field, lead.value, lead.fingerprint, lead.taken_at, dueBefore],
+    [...valuesOf(lead), dueBefore],
   );
   return r !== null;
 }
@@ -39,16 +40,7 @@ export async function claimDay(t: Queryable, lead: SnapshotRow, dueBefore: strin
 /** Replaces the rest of the claimed day (every row but the lead) with `rows`. */
 export async function replaceDayRest(t: Queryable, lead: SnapshotRow, rows: readonly SnapshotRow[]): Promise<void> {
   await t.run("DELETE FROM ops_preflight_snapshots WHERE day = ? AND NOT (section = ? AND field = ?)", [lead.day, lead.section, lead.field]);
-  for (const r of rows) {
-    await t.run("INSERT INTO ops_preflight_snapshots (day, section, field, value, fingerprint, taken_at) VALUES (?, ?, ?, ?, ?, ?)", [
-      r.day,
-      r.section,
-      r.field,
-      r.value,
-      r.fingerprint,
-      r.taken_at,
-    ]);
-  }
+  for (const r of rows) await t.run(INSERT, valuesOf(r));
 }
 
 /** The newest PostgreSQL migration applied (by name, which sorts in order: NNNN_…), or null. */

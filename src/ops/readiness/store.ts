@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsProbeRuns } from "../tables";
 
@@ -8,20 +8,15 @@ import type { opsProbeRuns } from "../tables";
 
 export type ProbeRow = RowOf<typeof opsProbeRuns>;
 
+const INSERT_COLUMNS = ["run_id", "at", "probe", "url", "status", "latency_ms", "had_data", "ok", "error"] as const;
+
 export async function insertProbeRuns(t: Queryable, rows: ReadonlyArray<Omit<ProbeRow, "id">>): Promise<void> {
-  for (const r of rows) {
-    await t.run("INSERT INTO ops_probe_runs (run_id, at, probe, url, status, latency_ms, had_data, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-      r.run_id,
-      r.at,
-      r.probe,
-      r.url,
-      r.status,
-      r.latency_ms,
-      r.had_data,
-      r.ok,
-      r.error,
-    ]);
-  }
+  const sql = `INSERT INTO ops_probe_runs (${INSERT_COLUMNS.join(", ")}) VALUES (${placeholders(INSERT_COLUMNS.length)})`;
+  for (const r of rows)
+    await t.run(
+      sql,
+      INSERT_COLUMNS.map((c) => r[c]),
+    );
 }
 
 export async function deleteProbeRunsBefore(q: Queryable, cutoff: string): Promise<number> {

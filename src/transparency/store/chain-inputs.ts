@@ -53,6 +53,8 @@ export async function syncedDeltaBetween(q: Queryable, mint: string, fromSlot: n
   return { tracked, lp };
 }
 
+type WatermarkTable = "chain_token_snapshots" | "chain_mint_authority_snapshots" | "chain_sync_runs";
+
 /**
  * PostgreSQL only: waits until every transaction that is inserting into `table` has ended, so that the rows read
  * next in the same transaction have no gaps below their largest id. PostgreSQL hands out ids when a row is
@@ -61,15 +63,25 @@ export async function syncedDeltaBetween(q: Queryable, mint: string, fromSlot: n
  * (milliseconds: the reads below), and this transaction holds no other lock while it waits, so it cannot deadlock.
  * SQLite needs nothing: its one writer commits each insert before the next begins, so ids commit in order.
  */
-const settledInsertsPostgres = (table: "chain_token_snapshots" | "chain_mint_authority_snapshots" | "chain_sync_runs") => `LOCK TABLE ${table} IN SHARE MODE`;
+const settledInsertsPostgres = (table: WatermarkTable) => `LOCK TABLE ${table} IN SHARE MODE`;
 
-/** The rows of `table` after the id watermark, read so that no row below the largest one read is still on its way. */
-function afterWatermark<T>(store: Store, table: Parameters<typeof settledInsertsPostgres>[0], sql: string, params: Array<string | number>): Promise<T[]> {
-  if (store.dialect !== "postgres") return store.all<T>(sql, params);
-  return store.tx(async (t) => {
-    await t.run(settledInsertsPostgres(table));
-    return t.all<T>(sql, params);
-  });
+/**
+ * The reads of one of those tables by id: the rows after the id watermark, read so that no row below the largest
+ * one read is still on its way, and the row before an id (the previous snapshot of a run's first one). `select`
+ * names its table in full, so that each read stays visible to test/conventions/layering.test.ts.
+ */
+function byId<T>(table: WatermarkTable, select: string) {
+  return {
+    after(store: Store, mint: string, afterId: number): Promise<T[]> {
+      const sql = `${select} WHERE mint = ? AND id > ? ORDER BY id`;
+      if (store.dialect !== "postgres") return store.all<T>(sql, [mint, afterId]);
+      return store.tx(async (t) => {
+        await t.run(settledInsertsPostgres(table));
+        return t.all<T>(sql, [mint, afterId]);
+      });
+    },
+    before: (q: Queryable, mint: string, id: number): Promise<T | null> => q.get<T>(`${select} WHERE mint = ? AND id < ? ORDER BY id DESC LIMIT 1`, [mint, id]),
+  };
 }
 
 export interface TokenSnapshotFacts {
@@ -82,20 +94,10 @@ export interface TokenSnapshotFacts {
   wallets_json: string;
 }
 
-const TOKEN_COLUMNS = "id, taken_at, slot, decimals, treasury_raw, reserve_raw, wallets_json";
-
-export function tokenSnapshotsAfter(store: Store, mint: string, afterId: number): Promise<TokenSnapshotFacts[]> {
-  return afterWatermark<TokenSnapshotFacts>(
-    store,
-    "chain_token_snapshots",
-    `SELECT ${TOKEN_COLUMNS} FROM chain_token_snapshots WHERE mint = ? AND id > ? ORDER BY id`,
-    [mint, afterId],
-  );
-}
-
-export function tokenSnapshotBefore(q: Queryable, mint: string, id: number): Promise<TokenSnapshotFacts | null> {
-  return q.get<TokenSnapshotFacts>(`SELECT ${TOKEN_COLUMNS} FROM chain_token_snapshots WHERE mint = ? AND id < ? ORDER BY id DESC LIMIT 1`, [mint, id]);
-}
+export const { after: tokenSnapshotsAfter, before: tokenSnapshotBefore } = byId<TokenSnapshotFacts>(
+  "chain_token_snapshots",
+  "SELECT id, taken_at, slot, decimals, treasury_raw, reserve_raw, wallets_json FROM chain_token_snapshots",
+);
 
 /** Whether a transaction sync finished after `takenAt` (only then are the transactions up to a snapshot stored). */
 export async function syncFinishedAfter(q: Queryable, mint: string, takenAt: string): Promise<boolean> {
@@ -118,23 +120,10 @@ export interface AuthoritySnapshotFacts {
   mismatch_fields: string;
 }
 
-const AUTHORITY_COLUMNS = "id, taken_at, slot, mint_authority, freeze_authority, mismatch, mismatch_fields";
-
-export function authoritySnapshotsAfter(store: Store, mint: string, afterId: number): Promise<AuthoritySnapshotFacts[]> {
-  return afterWatermark<AuthoritySnapshotFacts>(
-    store,
-    "chain_mint_authority_snapshots",
-    `SELECT ${AUTHORITY_COLUMNS} FROM chain_mint_authority_snapshots WHERE mint = ? AND id > ? ORDER BY id`,
-    [mint, afterId],
-  );
-}
-
-export function authoritySnapshotBefore(q: Queryable, mint: string, id: number): Promise<AuthoritySnapshotFacts | null> {
-  return q.get<AuthoritySnapshotFacts>(`SELECT ${AUTHORITY_COLUMNS} FROM chain_mint_authority_snapshots WHERE mint = ? AND id < ? ORDER BY id DESC LIMIT 1`, [
-    mint,
-    id,
-  ]);
-}
+export const { after: authoritySnapshotsAfter, before: authoritySnapshotBefore } = byId<AuthoritySnapshotFacts>(
+  "chain_mint_authority_snapshots",
+  "SELECT id, taken_at, slot, mint_authority, freeze_authority, mismatch, mismatch_fields FROM chain_mint_authority_snapshots",
+);
 
 export interface SyncRunFacts {
   id: number;
@@ -145,11 +134,7 @@ export interface SyncRunFacts {
   newest_slot: number | null;
 }
 
-export function syncRunsAfter(store: Store, mint: string, afterId: number): Promise<SyncRunFacts[]> {
-  return afterWatermark<SyncRunFacts>(
-    store,
-    "chain_sync_runs",
-    "SELECT id, taken_at, gap_detected, new_signatures, stored, newest_slot FROM chain_sync_runs WHERE mint = ? AND id > ? ORDER BY id",
-    [mint, afterId],
-  );
-}
+export const { after: syncRunsAfter } = byId<SyncRunFacts>(
+  "chain_sync_runs",
+  "SELECT id, taken_at, gap_detected, new_signatures, stored, newest_slot FROM chain_sync_runs",
+);
