@@ -219,9 +219,22 @@ export class JobRegistry {
       else this.deps.log.warn("job lease not taken; tick skipped", { job: name, ...errorFields(err) });
       return false;
     }
-    if (held) this.held.add(name);
-    else if (this.held.delete(name)) this.deps.log.warn("job lease lost to another instance", { job: name });
+    if (held && !this.held.has(name)) {
+      this.held.add(name);
+      await this.closeAbandoned(name);
+    } else if (!held && this.held.delete(name)) this.deps.log.warn("job lease lost to another instance", { job: name });
     return held;
+  }
+
+  /** On taking a job's lease: the scheduled runs a stopped instance left unfinished end as interrupted (store.ts). */
+  private async closeAbandoned(name: string): Promise<void> {
+    try {
+      const closed = await runs.closeAbandonedRuns(this.deps.store, name, this.deps.instanceId, this.deps.clock.now().toISOString());
+      if (closed > 0) this.deps.log.warn("job runs of a stopped instance closed as interrupted", { job: name, runs: closed });
+    } catch (err) {
+      // Only the record suffers: the job still runs, and the next instance to take the lease tries again.
+      this.deps.log.warn("job runs of a stopped instance not closed", { job: name, ...errorFields(err) });
+    }
   }
 
   async list(): Promise<JobSummary[]> {

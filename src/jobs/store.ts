@@ -38,6 +38,21 @@ export async function finishRun(db: Queryable, id: number, e: RunEnd): Promise<v
   await db.run("UPDATE job_runs SET finished_at = ?, ok = ?, error = ?, duration_ms = ? WHERE id = ?", [e.finishedAt, e.ok ? 1 : 0, e.error, e.durationMs, id]);
 }
 
+/**
+ * Ends the scheduled runs of `name` that another instance began and never finished: it stopped (a crash, a kill)
+ * and its lease expired, so `me` took the job over. They read as failed and interrupted, not as running forever.
+ * Should that instance only have stalled, its own finishRun later writes the real outcome over this one.
+ */
+export async function closeAbandonedRuns(db: Queryable, name: string, me: string, at: string): Promise<number> {
+  const r = await db.run(
+    `UPDATE job_runs SET finished_at = ?, ok = 0,
+       error = 'interrupted: instance ' || instance_id || ' stopped before the run ended; its lease expired and ' || ? || ' took the job over'
+     WHERE name = ? AND finished_at IS NULL AND trigger = 'schedule' AND instance_id <> ?`,
+    [at, me, name, me],
+  );
+  return r.changes;
+}
+
 /** A quiet job's run that did work (or failed), recorded whole once it is over: one statement. */
 export async function insertFinishedRun(db: Queryable, r: RunStart, e: RunEnd): Promise<number> {
   const row = await db.get<Pick<RunRow, "id">>(

@@ -126,3 +126,43 @@ test("the lease lasts two periods of the job's pattern, and never less than 30 s
     expect({ name, untilMs: (await leases.current(name))!.untilMs - now }).toEqual({ name, untilMs: ttl });
   }
 });
+
+test("taking over a lease ends the stopped instance's unfinished scheduled runs as interrupted, and nothing else", async () => {
+  const { a, b } = await twoInstances();
+  const at = a.clock.now().toISOString();
+  const insert = (name: string, instance: string, trigger: string) =>
+    a.ctx.store.run("INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?)", [name, at, trigger, instance]);
+  // instance-dead held the lease and was killed inside a run; it had also begun a manual run, and another job's run.
+  await new JobLeases(a.ctx.store).acquire("test-singleton", "instance-dead", a.clock.now().getTime(), 2 * MINUTE);
+  await insert("test-singleton", "instance-dead", "schedule");
+  await insert("test-singleton", "instance-dead", "manual");
+  await insert("other-job", "instance-dead", "schedule");
+
+  expect(await b.ctx.jobs.tick("test-singleton")).toBeNull(); // the dead lease still runs
+  const open = () => a.ctx.store.all<{ trigger: string }>("SELECT trigger FROM job_runs WHERE finished_at IS NULL ORDER BY id");
+  expect((await open()).map((r) => r.trigger)).toEqual(["schedule", "manual", "schedule"]);
+
+  a.clock.advance(2 * MINUTE);
+  expect((await b.ctx.jobs.tick("test-singleton"))!.ok).toBe(true);
+  const rows = await a.ctx.store.all<{
+    name: string;
+    trigger: string;
+    instance_id: string;
+    ok: number | boolean | null;
+    error: string | null;
+    finished_at: string | null;
+  }>("SELECT name, trigger, instance_id, ok, error, finished_at FROM job_runs ORDER BY id");
+  expect(rows[0]).toMatchObject({ name: "test-singleton", trigger: "schedule", instance_id: "instance-dead", finished_at: a.clock.now().toISOString() });
+  expect(Number(rows[0]!.ok)).toBe(0);
+  expect(rows[0]!.error).toBe("interrupted: instance instance-dead stopped before the run ended; its lease expired and instance-b took the job over");
+  // A manual run ignores leases (it may still be running) and another job's run is that job's lease holder's business.
+  expect(rows.slice(1, 3).map((r) => [r.name, r.trigger, r.finished_at])).toEqual([
+    ["test-singleton", "manual", null],
+    ["other-job", "schedule", null],
+  ]);
+  expect(rows[3]).toMatchObject({ name: "test-singleton", instance_id: "instance-b", error: null });
+  // The leader's own runs are never closed: its next ticks renew the lease without touching job_runs.
+  a.clock.advance(MINUTE);
+  expect((await b.ctx.jobs.tick("test-singleton"))!.ok).toBe(true);
+  expect(await open()).toHaveLength(2);
+});

@@ -369,8 +369,8 @@ test.skipIf(!pg)(
         [job],
       );
       expect({ job, runs: runs.length >= (job === "auth-prune" ? 6 : 1) }).toEqual({ job, runs: true });
-      // A run B was in when it was SIGKILLed never finishes (nothing is left to record it): at most one, B's,
-      // started before the kill. Every other run but the last (which may be running now) finished before the next
+      // A run B was in when it was SIGKILLed stays unfinished until A takes the job's lease over and ends it as
+      // interrupted (src/jobs/store.ts closeAbandonedRuns): at most one, B's, started before the kill. Every other run but the last (which may be running now) finished before the next
       // began.
       const cutShort = runs.slice(0, -1).filter((r) => r.finished_at === null);
       expect({ job, cutShort: cutShort.every((r) => r.instance_id === "B" && r.started_at <= killedAt) && cutShort.length <= 1 }).toEqual({
