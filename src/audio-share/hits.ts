@@ -2,7 +2,7 @@ import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
 import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
-import { writeHits } from "./store/hits";
+import { type FlushBucket, writeHits } from "./store/hits";
 
 // Redirect hits on /s/audio/<code>, counted the way Dub does: HEAD requests and known bots / link-preview
 // fetchers apart from people, and a person's click once per client per link per UTC hour (plus every click
@@ -80,14 +80,9 @@ export function classifyHit(method: string, userAgent: string | null): HitKind {
   return "click";
 }
 
-interface Bucket {
+/** A link-hour's buffered counts, keyed by `bucketKey`. */
+interface Bucket extends FlushBucket {
   key: number;
-  linkId: number;
-  hour: string;
-  clicks: number;
-  bot: number;
-  head: number;
-  candidates: string[];
 }
 
 /**

@@ -87,14 +87,8 @@ export async function revokeLink(ctx: AppContext, shortCode: string, reason: str
       const current = await revocationOf(t, link.row.id);
       return { revoked_at: current?.revoked_at ?? now, reason: current?.revoke_reason ?? "", already_revoked: true };
     }
-    await recordAudit(t, {
-      at: now,
-      actor,
-      action: "audio_share_link.revoke",
-      target: code,
-      details: { reason, destination_url: link.row.destination_url },
-      requestId,
-    });
+    const details = { reason, destination_url: link.row.destination_url };
+    await recordAudit(t, { at: now, actor, action: "audio_share_link.revoke", target: code, details, requestId });
     return { revoked_at: now, reason, already_revoked: false };
   });
   linkStore(ctx).forget(code);

@@ -102,13 +102,15 @@ const itemFields = {
   file_url: t.Optional(destination("Audio file: absolute URL or site-relative path")),
   prefer: t.Optional(prefer),
 };
+const title = t.Optional(t.String({ maxLength: 300 }));
+/** What a share is built or previewed from. */
+const shareFields = { ...itemFields, title, text: t.Optional(t.String({ maxLength: 1000 })), channels: t.Optional(channels) };
+const requestId = t.String({ description: "this request's id (also X-Request-ID)" });
+const shortUrl = t.String({ minLength: 1, maxLength: 2048 });
 
 export const AudioShareModel = {
   buildQuery: t.Object({
-    ...itemFields,
-    title: t.Optional(t.String({ maxLength: 300 })),
-    text: t.Optional(t.String({ maxLength: 1000 })),
-    channels: t.Optional(channels),
+    ...shareFields,
     token_mode: t.Optional(t.Literal("signed")),
     use_short: t.Optional(
       t.Union(
@@ -135,14 +137,14 @@ export const AudioShareModel = {
     warnings: t.Array(Finding),
   }),
   validateQuery: t.Object({ ...itemFields, channels: t.Optional(channels), ...includeMeta }),
-  validated: Envelope({ ...Validation, request_id: t.String({ description: "this request's id (also X-Request-ID)" }) }),
+  validated: Envelope({ ...Validation, request_id: requestId }),
   batchBody: t.Object(
     {
       defaults: t.Optional(t.Object({ channels: t.Optional(bodyChannels), prefer: t.Optional(prefer) }, { additionalProperties: false })),
-      items: t.Array(
-        t.Object({ ...itemFields, title: t.Optional(t.String({ maxLength: 300 })), channels: t.Optional(bodyChannels) }, { additionalProperties: false }),
-        { minItems: 1, maxItems: BATCH_MAX_ITEMS },
-      ),
+      items: t.Array(t.Object({ ...itemFields, title, channels: t.Optional(bodyChannels) }, { additionalProperties: false }), {
+        minItems: 1,
+        maxItems: BATCH_MAX_ITEMS,
+      }),
     },
     { additionalProperties: false },
   ),
@@ -151,15 +153,9 @@ export const AudioShareModel = {
     valid_count: t.Integer(),
     invalid_count: t.Integer(),
     results: t.Array(t.Object({ index: t.Integer(), ...Validation })),
-    request_id: t.String({ description: "this request's id (also X-Request-ID)" }),
+    request_id: requestId,
   }),
-  previewQuery: t.Object({
-    ...itemFields,
-    title: t.Optional(t.String({ maxLength: 300 })),
-    text: t.Optional(t.String({ maxLength: 1000 })),
-    channels: t.Optional(channels),
-    ...includeMeta,
-  }),
+  previewQuery: t.Object({ ...shareFields, ...includeMeta }),
   preview: Envelope({
     destination_url: t.String(),
     source: source(),
@@ -167,8 +163,8 @@ export const AudioShareModel = {
     shares: t.Array(Share),
     warnings: t.Array(Finding),
   }),
-  expandQuery: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }), ...includeMeta }),
-  expandBody: t.Object({ short_url: t.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
+  expandQuery: t.Object({ short_url: shortUrl, ...includeMeta }),
+  expandBody: t.Object({ short_url: shortUrl }, { additionalProperties: false }),
   link: named("ShareLink", Envelope(LinkView)),
   resolveBody: t.Object(
     { code: t.String({ minLength: 1, maxLength: 200, description: "The short code, or the signed token code.expires.signature" }) },

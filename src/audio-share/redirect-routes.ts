@@ -21,6 +21,12 @@ const errs = refuses(403, 404, 410);
  * `herald serve` answers the redirect itself through nativeRedirectRoutes (redirect.ts), the same followLink.
  */
 export function redirectRoutes(ctx: AppContext) {
+  /** The QR code of a usable link's short URL; the page saying so for a link gone or unknown. */
+  const qr = async (code: string, request: Request, headers: Record<string, unknown>, type: string, draw: (url: string) => Promise<string | Uint8Array>) => {
+    const link = await usableOrPage(ctx, code, request, String(headers["x-request-id"] ?? ""));
+    if (link instanceof Response) return link;
+    return new Response(await draw(shortUrlOf(ctx, link.row.code)), { headers: { "content-type": type, "cache-control": "public, max-age=300" } });
+  };
   return new Elysia({ name: "herald:audio-share-redirects" })
     .get(
       REDIRECT_ROUTE,
@@ -35,25 +41,15 @@ export function redirectRoutes(ctx: AppContext) {
         },
       },
     )
-    .get(
-      "/s/audio/:code/qr.svg",
-      async ({ params, request, set }) => {
-        const link = await usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
-        if (link instanceof Response) return link;
-        return new Response(await qrSvg(shortUrlOf(ctx, link.row.code)), {
-          headers: { "content-type": "image/svg+xml; charset=utf-8", "cache-control": "public, max-age=300" },
-        });
-      },
-      { params: M.codeParams, response: errs, detail: { ...detail("QR code (SVG) of the short URL"), responses: image("image/svg+xml") } },
-    )
+    .get("/s/audio/:code/qr.svg", ({ params, request, set }) => qr(params.code, request, set.headers, "image/svg+xml; charset=utf-8", qrSvg), {
+      params: M.codeParams,
+      response: errs,
+      detail: { ...detail("QR code (SVG) of the short URL"), responses: image("image/svg+xml") },
+    })
     .get(
       "/s/audio/:code/qr.png",
-      async ({ params, query, request, set }) => {
-        const link = await usableOrPage(ctx, params.code, request, String(set.headers["x-request-id"] ?? ""));
-        if (link instanceof Response) return link;
-        const png = await qrPng(shortUrlOf(ctx, link.row.code), query.size ?? QR_PNG_DEFAULT_SIZE);
-        return new Response(new Uint8Array(png), { headers: { "content-type": "image/png", "cache-control": "public, max-age=300" } });
-      },
+      ({ params, query, request, set }) =>
+        qr(params.code, request, set.headers, "image/png", async (url) => new Uint8Array(await qrPng(url, query.size ?? QR_PNG_DEFAULT_SIZE))),
       {
         params: M.codeParams,
         query: M.qrQuery,

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { sendsHeaders } from "../http/openapi/contract";
-import { Elysia, t } from "elysia";
+import { Elysia, t, type TSchema } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery } from "../http/envelope";
@@ -32,6 +32,11 @@ const tag = (summary: string) => ({
   summary,
   ...sendsHeaders({ [CHECKSUM_HEADER]: "SHA-256 (hex) of the exact body bytes of a JSON success" }),
 });
+/** A link route's answer, its summary: it refuses a link unknown (404) or gone (410). */
+const linkAnswers = <R extends TSchema>(schema: R, summary: string) => ({ response: { 200: schema, ...errs }, detail: tag(summary) });
+/** A catalog's answer and summary: it reads no input but include_meta. */
+const catalog = <R extends TSchema>(schema: R, summary: string) => ({ query: t.Object(includeMetaQuery), response: { 200: schema }, detail: tag(summary) });
+const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Every JSON success of the audio-share API leaves as the exact bytes whose SHA-256 is in
@@ -58,39 +63,33 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
     new Elysia({ name: "herald:audio-share-api" })
       .onAfterHandle(withChecksum)
       // HEAD is safe (RFC 9110 §9.2.1): it runs every check but issues no short link.
-      .get(BASE, async ({ query, request }) => ({ success: true as const, ...(await buildShare(ctx, policy, query, request.method !== "HEAD")) }), {
+      .get(BASE, async ({ query, request }) => ok(await buildShare(ctx, policy, query, request.method !== "HEAD")), {
         query: M.buildQuery,
-        response: { 200: M.built, ...errs },
-        detail: tag("Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
+        ...linkAnswers(M.built, "Build share URLs per channel; use_short=1 (and token_mode=signed) also issues a short link"),
       })
       // A denied destination is a finding here (200), not a refusal; the answer still carries its request_id, as the spec
       // says of a destination_host_denied payload.
-      .get(`${BASE}/validate`, ({ query, set }) => ({ success: true as const, ...validateShare(policy, query), request_id: requestIdOf(set.headers) }), {
+      .get(`${BASE}/validate`, ({ query, set }) => ok({ ...validateShare(policy, query), request_id: requestIdOf(set.headers) }), {
         query: M.validateQuery,
-        response: { 200: M.validated, ...errs },
-        detail: tag("Check a destination and channels against the host policy; findings, never a failure status"),
+        ...linkAnswers(M.validated, "Check a destination and channels against the host policy; findings, never a failure status"),
       })
-      .post(`${BASE}/validate/batch`, ({ body, set }) => ({ success: true as const, ...validateBatch(policy, body), request_id: requestIdOf(set.headers) }), {
+      .post(`${BASE}/validate/batch`, ({ body, set }) => ok({ ...validateBatch(policy, body), request_id: requestIdOf(set.headers) }), {
         body: M.batchBody,
-        response: { 200: M.batch, ...errs },
-        detail: tag("Validate up to 100 items; each is reported on its own"),
+        ...linkAnswers(M.batch, "Validate up to 100 items; each is reported on its own"),
       })
-      .get(`${BASE}/preview`, ({ query }) => ({ success: true as const, ...previewShare(policy, query) }), {
+      .get(`${BASE}/preview`, ({ query }) => ok(previewShare(policy, query)), {
         query: M.previewQuery,
-        response: { 200: M.preview, ...errs },
-        detail: tag("What each channel would show (message, length, truncation); issues nothing"),
+        ...linkAnswers(M.preview, "What each channel would show (message, length, truncation); issues nothing"),
       })
-      .get(`${BASE}/expand`, async ({ query }) => ({ success: true as const, ...(await expandShortUrl(ctx, query.short_url)) }), {
+      .get(`${BASE}/expand`, async ({ query }) => ok(await expandShortUrl(ctx, query.short_url)), {
         query: M.expandQuery,
-        response: { 200: M.link, ...errs },
-        detail: tag("Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
+        ...linkAnswers(M.link, "Metadata of a short URL, in any state (destination, created, expires, state, signed, channel)"),
       })
-      .post(`${BASE}/expand`, async ({ body }) => ({ success: true as const, ...(await expandShortUrl(ctx, body.short_url)) }), {
+      .post(`${BASE}/expand`, async ({ body }) => ok(await expandShortUrl(ctx, body.short_url)), {
         body: M.expandBody,
-        response: { 200: M.link, ...errs },
-        detail: tag("Metadata of a short URL (JSON body)"),
+        ...linkAnswers(M.link, "Metadata of a short URL (JSON body)"),
       })
-      .post(`${BASE}/short/resolve`, async ({ body }) => ({ success: true as const, ...(await resolveCode(ctx, body.code)) }), {
+      .post(`${BASE}/short/resolve`, async ({ body }) => ok(await resolveCode(ctx, body.code)), {
         body: M.resolveBody,
         response: { 200: M.resolved, ...refuses(403), ...errs },
         detail: tag("Resolve a code or signed token: checks signature, revocation and expiry"),
@@ -106,7 +105,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
             });
           }
           const out = await recordTrackEvent(ctx, policy, body, auth);
-          return { success: true as const, ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null };
+          return ok({ ...out, event_type: body.event_type, client_event_id: body.client_event_id, authenticated: auth.tokenId !== null });
         },
         {
           async transform({ request, set }) {
@@ -133,53 +132,36 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
           },
         },
       )
-      .get(`${BASE}/stats`, async ({ query }) => ({ success: true as const, ...(await linkStats(ctx, query.code, query.hours ?? 48)) }), {
+      .get(`${BASE}/stats`, async ({ query }) => ok(await linkStats(ctx, query.code, query.hours ?? 48)), {
         query: M.statsQuery,
-        response: { 200: M.stats, ...errs },
-        detail: tag("Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
+        ...linkAnswers(M.stats, "Per-link counts: clicks, unique clicks per client-hour, bots and HEADs apart, track events"),
       })
       .get(
         `${BASE}/channels.json`,
         () => {
           const channels = describeChannels();
-          return { success: true as const, count: channels.length, channels };
+          return ok({ count: channels.length, channels });
         },
-        { query: t.Object(includeMetaQuery), response: { 200: M.channels }, detail: tag("Channel registry: URL templates, length limits, capabilities") },
+        catalog(M.channels, "Channel registry: URL templates, length limits, capabilities"),
       )
-      .get(`${BASE}/errors.json`, () => ({ success: true as const, ...errorsCatalog() }), {
-        query: t.Object(includeMetaQuery),
-        response: { 200: M.errors },
-        detail: tag("Audio-share error catalog"),
-      })
-      .get(`${BASE}/warnings.json`, () => ({ success: true as const, ...warningsCatalog() }), {
-        query: t.Object(includeMetaQuery),
-        response: { 200: M.warnings },
-        detail: tag("Audio-share warning catalog"),
-      })
-      .get(`${BASE}/guidance.json`, () => ({ success: true as const, ...guidanceCatalog(ctx) }), {
-        query: t.Object(includeMetaQuery),
-        response: { 200: M.guidance },
-        detail: tag("Recommended call order, flows and limits"),
-      })
+      .get(`${BASE}/errors.json`, () => ok(errorsCatalog()), catalog(M.errors, "Audio-share error catalog"))
+      .get(`${BASE}/warnings.json`, () => ok(warningsCatalog()), catalog(M.warnings, "Audio-share warning catalog"))
+      .get(`${BASE}/guidance.json`, () => ok(guidanceCatalog(ctx)), catalog(M.guidance, "Recommended call order, flows and limits"))
       .get(
         `${BASE}/policy.json`,
-        () => ({
-          success: true as const,
-          ...describePolicy(policy),
-          expires_in: {
-            min_seconds: EXPIRES_IN_MIN_SECONDS,
-            max_seconds: EXPIRES_IN_MAX_SECONDS,
-            default_seconds: ctx.config.audioShare.defaultExpiresSeconds,
-          },
-        }),
-        { query: t.Object(includeMetaQuery), response: { 200: M.policy }, detail: tag("Destination host policy snapshot (allow list, deny list, rules)") },
+        () => {
+          const { defaultExpiresSeconds } = ctx.config.audioShare;
+          const expires_in = { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: defaultExpiresSeconds };
+          return ok({ ...describePolicy(policy), expires_in });
+        },
+        catalog(M.policy, "Destination host policy snapshot (allow list, deny list, rules)"),
       )
       .get(
         `${BASE}/health`,
         async ({ set }) => {
           const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
           if (health.status !== "ok") set.status = 503;
-          return { success: true as const, ...health };
+          return ok(health);
         },
         { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
       )

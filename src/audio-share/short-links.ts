@@ -151,11 +151,6 @@ export async function getLinkOrThrow(ctx: AppContext, code: string): Promise<Res
   return link;
 }
 
-/** usableOrThrow of the link the code names. */
-export async function usableLinkOrThrow(ctx: AppContext, code: string, nowMs?: number): Promise<ResolvedLink> {
-  return usableOrThrow(ctx, await findLink(ctx, code), code, nowMs);
-}
-
 /**
  * The checks before a link may be followed, in order: it exists, integrity (a signed row must match its
  * signature), then revocation, then expiry (against ctx.clock). Throws the catalog error; returns the link when

@@ -52,8 +52,6 @@ export function base58Of32(bytes: Uint8Array): string {
   return latin1.decode(scratch.subarray(0, len));
 }
 
-export const ALPHABET_BYTES = ALPHABET_CODES;
-
 /** A 32-bit integer mixer (murmur3 finaliser): cheap, well spread, deterministic. */
 export function mix32(x: number): number {
   x ^= x >>> 16;

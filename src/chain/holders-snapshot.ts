@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import { HolderAccumulator, topSum } from "./holders";
 import { SCAN_METHOD } from "../solana/scan-call";
-import { insertSnapshot, latestGrowth, latestHolders, lockHoldersSnapshot } from "./store/snapshots";
+import { insertSnapshot, latestGrowth, latestHolders, lockHoldersSnapshot, snapshotHead } from "./store/snapshots";
 
 // holders-snapshot (one full scan of the mint's token accounts) and holder-growth (a point per run from it).
 
@@ -17,9 +17,7 @@ export async function takeHoldersSnapshot(ctx: AppContext, runId: number | null)
   const { host } = await ctx.chain.scanTokenAccounts({ mint, begin: () => (acc = new HolderAccumulator()).sink });
   const tally = acc.result();
   const row = {
-    taken_at: ctx.clock.now().toISOString(),
-    job_run_id: runId,
-    mint,
+    ...snapshotHead(ctx.clock.now(), runId, mint),
     accounts_scanned: tally.accounts,
     holders: tally.holders,
     total_raw: tally.total.toString(),
@@ -41,16 +39,14 @@ export async function takeHoldersSnapshot(ctx: AppContext, runId: number | null)
  */
 export async function recordHolderGrowth(ctx: AppContext, runId: number | null) {
   const mint = ctx.config.chain.tokenMint!;
-  const takenAt = ctx.clock.now().toISOString();
+  const takenAt = ctx.clock.now();
   return ctx.store.tx(async (t) => {
     const snapshot = await latestHolders(t, mint);
     if (!snapshot) throw new Error("no holders snapshot yet: run holders-snapshot first");
     await lockHoldersSnapshot(t, ctx.store.dialect, snapshot.id);
     const previous = await latestGrowth(t, mint);
     const row = {
-      taken_at: takenAt,
-      job_run_id: runId,
-      mint,
+      ...snapshotHead(takenAt, runId, mint),
       holder_snapshot_id: snapshot.id,
       snapshot_taken_at: snapshot.taken_at,
       holders: snapshot.holders,

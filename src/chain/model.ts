@@ -44,6 +44,7 @@ const header = {
 };
 
 const Pct = N(t.Number({ description: "percent, four decimals" }));
+const ConcentrationPoint = t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct });
 
 export const ChainModel = {
   metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
@@ -290,10 +291,8 @@ export const ChainModel = {
       age_hours: N(t.Number()),
       stale_after_hours: t.Number(),
       reason: N(t.String()),
-      latest: N(t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct })),
-      trend_points: t.Array(
-        t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct }),
-      ),
+      latest: N(ConcentrationPoint),
+      trend_points: t.Array(ConcentrationPoint),
       denominator: t.String(),
       trust_context: TrustContext,
     }),

@@ -6,7 +6,7 @@ import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditi
 import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
 import { exportPair } from "../http/exports/pair";
 import { metaRequested } from "../http/envelope";
-import { publicTag, refuses } from "../http/routes/declare";
+import { partnerTag, publicTag, refuses } from "../http/routes/declare";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
 import { ChainModel as M } from "./model";
@@ -21,10 +21,22 @@ import {
 } from "./proofs";
 import { latestTransactions, publicStats, tokenStatus, walletConcentration, walletInfo } from "./service";
 
-const partnerErrs = refuses(403);
 const csvDetail = (summary: string) => ({ tags: ["public"], ...csvDoc(`${summary} (CSV, RFC 4180)`) });
 // Transparency snapshots may be cached for a minute (spec: "cache at least 60 seconds").
 const CACHE = "public, max-age=60";
+
+/** A dated list with its trust context as CSV: one row per item, the header fields and the context on each. */
+const trustedListCsv = <B extends { generated_at_utc: string; status: string; trust_context: { mint: unknown } }>(
+  b: B,
+  items: Array<Record<string, unknown>>,
+  schema: { properties: { trust_context: TSchema } },
+  itemSchema: TSchema,
+) =>
+  listCsv({ generated_at_utc: b.generated_at_utc, status: b.status, mint: b.trust_context.mint }, items, itemSchema, {
+    name: "trust_context",
+    value: b.trust_context,
+    schema: schema.properties.trust_context,
+  });
 
 /** A public proof at /api/public/<name>.json and its CSV twin (one record unless `csv` says otherwise). */
 const proofPair = <R extends Record<string, unknown>>(
@@ -44,6 +56,14 @@ const proofPair = <R extends Record<string, unknown>>(
     detail: { json: publicTag(summary), csv: csvDetail(csvSummary) },
   });
 
+/** A signed partner read (its key's mode or scope: 403) of the latest snapshots. */
+const partnerRead = <R extends TSchema>(schema: R, summary: string) => ({
+  partner: { scope: "read" as const },
+  query: M.metaQuery,
+  response: { 200: schema, ...refuses(403) },
+  detail: partnerTag(summary),
+});
+
 /** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
 export function chainRoutes(ctx: AppContext, guards: Guards) {
   const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
@@ -53,21 +73,17 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     .onAfterHandle(({ set, path }) => {
       if (!path.startsWith("/api/partner/")) set.headers["cache-control"] = CACHE;
     })
-    .get("/api/partner/token-status", async () => ok(await tokenStatus(ctx)), {
-      partner: { scope: "read" },
-      query: M.metaQuery,
-      response: { 200: M.tokenStatus, ...partnerErrs },
-      detail: {
-        tags: ["partner"],
-        summary: "Supply, treasury, reserve, circulating and holders from the latest snapshots; 503 service_unavailable when not configured or no snapshot yet",
-      },
-    })
+    .get(
+      "/api/partner/token-status",
+      async () => ok(await tokenStatus(ctx)),
+      partnerRead(
+        M.tokenStatus,
+        "Supply, treasury, reserve, circulating and holders from the latest snapshots; 503 service_unavailable when not configured or no snapshot yet",
+      ),
+    )
     .get("/api/partner/wallet-info/:wallet_address", async ({ params }) => ok(await walletInfo(ctx, params.wallet_address)), {
-      partner: { scope: "read" },
       params: M.walletParams,
-      query: M.metaQuery,
-      response: { 200: M.walletInfo, ...partnerErrs },
-      detail: { tags: ["partner"], summary: "Live SOL, token and LP balances of a wallet (exact decimal strings); 400 for an invalid address" },
+      ...partnerRead(M.walletInfo, "Live SOL, token and LP balances of a wallet (exact decimal strings); 400 for an invalid address"),
     })
     .get("/api/public-stats", async () => ok(await publicStats(ctx)), {
       query: M.metaQuery,
@@ -105,12 +121,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
         () => jobsRollupProof(ctx),
         M.jobsRollup,
         ["Every chain job's latest snapshot and last 24 h of runs", "Chain jobs rollup, one row per job"],
-        ({ jobs, trust_context, ...top }) =>
-          listCsv({ generated_at_utc: top.generated_at_utc, status: top.status, mint: trust_context.mint }, jobs, M.jobsRollup.properties.jobs.items, {
-            name: "trust_context",
-            value: trust_context,
-            schema: M.jobsRollup.properties.trust_context,
-          }),
+        (r) => trustedListCsv(r, r.jobs, M.jobsRollup, M.jobsRollup.properties.jobs.items),
       ),
     )
     .use(proofPair("transaction-sync-freshness", () => transactionSyncProof(ctx), M.transactionSync, ["Transaction sync freshness proof"]))
@@ -140,12 +151,7 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
         // Dated like the JSON (ContentDates), so both say the same generated_at_utc for the same data; validators
         // and 304 as the JSON's.
         const w = dates.stamp("wallet-concentration", await walletConcentration(ctx));
-        const body = listCsv(
-          { generated_at_utc: w.generated_at_utc, status: w.status, mint: w.trust_context.mint },
-          w.trend_points,
-          M.walletConcentration.properties.trend_points.items,
-          { name: "trust_context", value: w.trust_context, schema: M.walletConcentration.properties.trust_context },
-        );
+        const body = trustedListCsv(w, w.trend_points, M.walletConcentration, M.walletConcentration.properties.trend_points.items);
         return conditionalBytes(request, body, {
           lastModified: w.generated_at_utc,
           cacheControl: CACHE,

@@ -1,7 +1,7 @@
 import type { ParsedAccountData } from "@solana/web3.js";
 import type { AppContext } from "../context";
 import { parseRaw } from "./amounts";
-import { insertSnapshot } from "./store/snapshots";
+import { insertSnapshot, snapshotHead } from "./store/snapshots";
 
 // token-snapshot and mint-authority-snapshot: a handful of RPC calls each, one immutable row each. Two runs that
 // overlap (a manual run beside the scheduled one) write two rows, each a true reading of the chain at its time.
@@ -56,9 +56,7 @@ export async function takeTokenSnapshot(ctx: AppContext, runId: number | null) {
   // the configuration or the node is wrong, and publishing a negative circulating supply would be worse.
   if (tracked > total) throw new Error(`treasury + reserve (${tracked}) exceed the supply (${total}); check TREASURY_WALLETS and RESERVE_WALLETS`);
   const row = {
-    taken_at: ctx.clock.now().toISOString(),
-    job_run_id: runId,
-    mint,
+    ...snapshotHead(ctx.clock.now(), runId, mint),
     decimals: supply.value.value.decimals,
     slot: supply.value.context.slot,
     supply_raw: total.toString(),
@@ -125,9 +123,7 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
   const freezeAuthority = authority(info.freezeAuthority, "freezeAuthority");
   const review = reviewAuthorities(mintAuthority, freezeAuthority, chain.expectedMintAuthority, chain.expectedFreezeAuthority);
   const row = {
-    taken_at: ctx.clock.now().toISOString(),
-    job_run_id: runId,
-    mint,
+    ...snapshotHead(ctx.clock.now(), runId, mint),
     decimals: Number(info.decimals),
     supply_raw: parseRaw(info.supply, "mint supply").toString(),
     slot: value.context.slot,

@@ -1,7 +1,7 @@
 import type { ConfirmedSignatureInfo, ParsedTransactionWithMeta, TokenBalance } from "@solana/web3.js";
 import type { AppContext } from "../context";
 import { parseRaw } from "./amounts";
-import { insertSnapshot } from "./store/snapshots";
+import { insertSnapshot, snapshotHead } from "./store/snapshots";
 import { cursorOf, insertTransaction, isStored, moveCursor } from "./store/transactions";
 
 // transaction-sync: for each tracked address (treasury, reserve and LP wallets, and the mint), the signatures newer
@@ -143,9 +143,7 @@ export async function syncTransactions(ctx: AppContext, runId: number | null) {
     if (c.newest && (!total.newest || c.newest.slot > total.newest.slot)) total.newest = c.newest;
   }
   const row = {
-    taken_at: ctx.clock.now().toISOString(),
-    job_run_id: runId,
-    mint,
+    ...snapshotHead(ctx.clock.now(), runId, mint),
     addresses: addresses.length,
     new_signatures: total.found,
     stored: total.stored,

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia, t, type TSchema } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery } from "../http/envelope";
@@ -10,7 +10,12 @@ import { statusNotifier, STATUS_EVENT_TYPES } from "./incidents/notify";
 import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./incidents/operator";
 import { createSubscriber, deleteSubscriber, listSubscribers } from "./incidents/subscribers";
 
-const summary = (s: string) => ({ summary: s });
+/** An operator route's answers (`response`, plus the refusals of its own checks) and its summary. */
+const answers = <R extends Record<number, TSchema>, const S extends readonly number[]>(response: R, summary: string, ...refusals: S) => ({
+  admin: true as const,
+  response: { ...response, ...refuses(...refusals) },
+  detail: { summary },
+});
 
 /** The operators' status routes: maintenance windows, operator incidents and their updates, subscribers. */
 export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
@@ -18,13 +23,17 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
   // Sending happens after the commit, off the request: a slow subscriber never holds an operator's POST.
   const nudge = () => statusNotifier(ctx).nudge();
   const keyOf = (headers: Record<string, string | undefined>) => headers["idempotency-key"] ?? null;
+  /** An idempotent POST's answer: 201 when it wrote, 200 and Idempotent-Replayed when its key was used before. */
+  const written = <T extends { replayed: boolean }>(r: T, set: { status?: unknown; headers: Record<string, unknown> }) => {
+    set.status = r.replayed ? 200 : 201;
+    if (r.replayed) set.headers["idempotent-replayed"] = "true";
+    return ok(r);
+  };
   return new Elysia({ name: "herald:status-admin" })
     .use(guards.admin.plugin)
     .get("/admin/status/maintenance", async ({ query }) => ok(listAnswer("windows", await listMaintenance(ctx, parsePage(query)))), {
-      admin: true,
       query: M.maintenanceListQuery,
-      response: { 200: M.maintenanceList },
-      detail: summary("Maintenance windows, newest first"),
+      ...answers({ 200: M.maintenanceList }, "Maintenance windows, newest first"),
     })
     .post(
       "/admin/status/maintenance",
@@ -32,18 +41,11 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         set.status = 201;
         return ok({ window: await createMaintenance(ctx, admin, body) });
       },
-      {
-        admin: true,
-        body: M.maintenanceBody,
-        response: { 201: M.maintenanceOne },
-        detail: summary("Schedule a maintenance window (excluded from uptime by default; audited)"),
-      },
+      { body: M.maintenanceBody, ...answers({ 201: M.maintenanceOne }, "Schedule a maintenance window (excluded from uptime by default; audited)") },
     )
     .delete("/admin/status/maintenance/:id", async ({ params, admin }) => ok({ window: await deleteMaintenance(ctx, admin, params.id) }), {
-      admin: true,
       params: M.maintenanceParams,
-      response: { 200: M.maintenanceOne, ...refuses(404) },
-      detail: summary("Delete a maintenance window (audited with its full content)"),
+      ...answers({ 200: M.maintenanceOne }, "Delete a maintenance window (audited with its full content)", 404),
     })
     .get(
       "/admin/status/incidents",
@@ -51,69 +53,53 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         const r = await listAdminIncidents(ctx, parsePage(query), { source: query.source, status: query.status });
         return ok(listAnswer("incidents", r, { source: query.source ?? null, status: query.status ?? null }));
       },
-      {
-        admin: true,
-        query: M.incidentListQuery,
-        response: { 200: M.incidentList },
-        detail: summary("Every incident of both sources, newest first (filters: source, status)"),
-      },
+      { query: M.incidentListQuery, ...answers({ 200: M.incidentList }, "Every incident of both sources, newest first (filters: source, status)") },
     )
     .get("/admin/status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
-      admin: true,
       params: M.incidentParams,
       query: t.Object(includeMetaQuery),
-      response: { 200: M.incidentOne, ...refuses(404) },
-      detail: summary("One incident with its updates"),
+      ...answers({ 200: M.incidentOne }, "One incident with its updates", 404),
     })
     .post(
       "/admin/status/incidents",
-      async ({ body, admin, headers, set }) => {
-        const r = await createOperatorIncident(ctx, admin, body, keyOf(headers), nudge);
-        set.status = r.replayed ? 200 : 201;
-        if (r.replayed) set.headers["idempotent-replayed"] = "true";
-        return ok(r);
-      },
+      async ({ body, admin, headers, set }) => written(await createOperatorIncident(ctx, admin, body, keyOf(headers), nudge), set),
       {
-        admin: true,
         headers: IdempotencyHeaders,
         body: M.incidentCreateBody,
-        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...refuses(409) },
-        detail: summary("Open an operator incident with its first update (audited; subscribers get status.incident.created)"),
+        ...answers(
+          { 200: M.incidentWritten, 201: M.incidentWritten },
+          "Open an operator incident with its first update (audited; subscribers get status.incident.created)",
+          409,
+        ),
       },
     )
     .post(
       "/admin/status/incidents/:incident_id/updates",
-      async ({ params, body, admin, headers, set }) => {
-        const r = await postIncidentUpdate(ctx, admin, params.incident_id, body, keyOf(headers), nudge);
-        set.status = r.replayed ? 200 : 201;
-        if (r.replayed) set.headers["idempotent-replayed"] = "true";
-        return ok(r);
-      },
+      async ({ params, body, admin, headers, set }) => written(await postIncidentUpdate(ctx, admin, params.incident_id, body, keyOf(headers), nudge), set),
       {
-        admin: true,
         headers: IdempotencyHeaders,
         params: M.incidentParams,
         body: M.incidentUpdateBody,
-        response: { 200: M.incidentWritten, 201: M.incidentWritten, ...refuses(404, 409) },
-        detail: summary("Post an update: investigating, identified, monitoring or resolved (resolved ends it; audited)"),
+        ...answers(
+          { 200: M.incidentWritten, 201: M.incidentWritten },
+          "Post an update: investigating, identified, monitoring or resolved (resolved ends it; audited)",
+          404,
+          409,
+        ),
       },
     )
     .patch(
       "/admin/status/incidents/:incident_id",
       async ({ params, body, admin }) => ok({ incident: await editOperatorIncident(ctx, admin, params.incident_id, body, nudge) }),
       {
-        admin: true,
         params: M.incidentParams,
         body: M.incidentEditBody,
-        response: { 200: M.incidentOne, ...refuses(404, 409) },
-        detail: summary("Correct an operator incident's title or components (updates are never edited; audited)"),
+        ...answers({ 200: M.incidentOne }, "Correct an operator incident's title or components (updates are never edited; audited)", 404, 409),
       },
     )
     .get("/admin/status/subscribers", async ({ query }) => ok(listAnswer("subscribers", await listSubscribers(ctx, parsePage(query)))), {
-      admin: true,
       query: M.subscriberListQuery,
-      response: { 200: M.subscriberList },
-      detail: summary("Status subscribers with their delivery health, newest first"),
+      ...answers({ 200: M.subscriberList }, "Status subscribers with their delivery health, newest first"),
     })
     .post(
       "/admin/status/subscribers",
@@ -123,20 +109,17 @@ export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
         return ok(r);
       },
       {
-        admin: true,
         body: M.subscriberBody,
-        response: { 200: M.subscriberCreated, 201: M.subscriberCreated, ...refuses(409) },
-        detail: summary("Subscribe a URL to incident events, signed like partner webhooks (secret shown once; the same URL again is a no-op)"),
+        ...answers(
+          { 200: M.subscriberCreated, 201: M.subscriberCreated },
+          "Subscribe a URL to incident events, signed like partner webhooks (secret shown once; the same URL again is a no-op)",
+          409,
+        ),
       },
     )
     .delete(
       "/admin/status/subscribers/:subscriber_id",
       async ({ params, admin }) => ok({ subscriber: await deleteSubscriber(ctx, admin, params.subscriber_id) }),
-      {
-        admin: true,
-        params: M.subscriberParams,
-        response: { 200: M.subscriberOne, ...refuses(404) },
-        detail: summary("Remove a subscriber and its pending deliveries (audited)"),
-      },
+      { params: M.subscriberParams, ...answers({ 200: M.subscriberOne }, "Remove a subscriber and its pending deliveries (audited)", 404) },
     );
 }

@@ -28,8 +28,6 @@ export type ComponentId = (typeof COMPONENTS)[number]["id"];
 export const COMPONENT_IDS: readonly ComponentId[] = COMPONENTS.map((c) => c.id);
 export type ComponentStatus = Level | "not_configured";
 
-export const isComponentId = (v: string): v is ComponentId => (COMPONENT_IDS as readonly string[]).includes(v);
-
 const BY_CHECK = new Map<string, ComponentId>(COMPONENTS.flatMap((c) => c.checks.map((check) => [check, c.id] as const)));
 
 /** The component a check belongs to (null for a check no component claims, which the tests forbid). */

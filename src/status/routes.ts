@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, type TSchema } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { htmlResponse } from "../http/html";
@@ -22,6 +22,12 @@ import {
   UptimeCache,
 } from "./service";
 
+/** A JSON route's query, its answer (plus the refusals of its own checks) and its summary. */
+const answers = <Q extends TSchema, R extends TSchema, const S extends readonly number[]>(query: Q, schema: R, summary: string, ...refusals: S) => ({
+  query,
+  response: { 200: schema, ...refuses(...refusals) },
+  detail: publicTag(summary),
+});
 const raw = (summary: string, type: string, schema: Record<string, unknown> = { type: "string" }) => ({
   ...publicTag(summary),
   responses: { 200: { description: type, content: { [type]: { schema } } } },
@@ -73,52 +79,38 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     .onAfterHandle(({ set, path }) => {
       if (path.startsWith("/api/public/") || path === "/status.json") set.headers["cache-control"] = CACHE;
     })
-    .get("/api/public/system-status", status, {
-      query: M.metaQuery,
-      response: { 200: M.status },
-      detail: publicTag("Overall ok|warn|bad and every check, evaluated now under the status policy"),
-    })
-    .get("/status.json", status, { query: M.metaQuery, response: { 200: M.status }, detail: publicTag("Alias of /api/public/system-status") })
-    .get("/api/public/system-status/trend", async ({ query }) => ok(await trend(ctx, query.limit ?? LIMITS.trend.fallback)), {
-      query: M.trendQuery,
-      response: { 200: M.trend },
-      detail: publicTag("The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
-    })
+    .get("/api/public/system-status", status, answers(M.metaQuery, M.status, "Overall ok|warn|bad and every check, evaluated now under the status policy"))
+    .get("/status.json", status, answers(M.metaQuery, M.status, "Alias of /api/public/system-status"))
+    .get(
+      "/api/public/system-status/trend",
+      async ({ query }) => ok(await trend(ctx, query.limit ?? LIMITS.trend.fallback)),
+      answers(M.trendQuery, M.trend, "The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
+    )
     .get(
       "/api/public/system-status/uptime",
       async ({ query }) =>
         ok(await uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
-      {
-        query: M.uptimeQuery,
-        response: { 200: M.uptime },
-        detail: publicTag("Time-weighted degraded_pct, overall and per check, from the snapshots"),
-      },
+      answers(M.uptimeQuery, M.uptime, "Time-weighted degraded_pct, overall and per check, from the snapshots"),
     )
     .get(
       "/api/public/system-status/incidents",
       async ({ query }) => ok(await listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
-      {
-        query: M.incidentsQuery,
-        response: { 200: M.incidents },
-        detail: publicTag("Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
-      },
+      answers(M.incidentsQuery, M.incidents, "Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
     )
     .get("/api/public/system-status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
       params: M.incidentParams,
-      query: M.metaQuery,
-      response: { 200: M.incidentOne, ...refuses(404) },
-      detail: publicTag("One incident with every update (operator incidents), as long as it is kept"),
+      ...answers(M.metaQuery, M.incidentOne, "One incident with every update (operator incidents), as long as it is kept", 404),
     })
-    .get("/api/public/system-status/policy", () => ok(policyView(ctx)), {
-      query: M.metaQuery,
-      response: { 200: M.policy },
-      detail: publicTag("The status policy in force: source, whether the file loaded, thresholds per check"),
-    })
-    .get("/api/public/latency-percentiles", async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)), {
-      query: M.latencyQuery,
-      response: { 200: M.latency },
-      detail: publicTag("p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
-    })
+    .get(
+      "/api/public/system-status/policy",
+      () => ok(policyView(ctx)),
+      answers(M.metaQuery, M.policy, "The status policy in force: source, whether the file loaded, thresholds per check"),
+    )
+    .get(
+      "/api/public/latency-percentiles",
+      async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)),
+      answers(M.latencyQuery, M.latency, "p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
+    )
     .post(
       "/api/canary/echo",
       ({ body, set }) => {

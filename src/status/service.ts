@@ -9,7 +9,8 @@ import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
 import { maintenanceSummary } from "./incidents/maintenance";
 import type { ChecksSchema } from "./model";
 import { loadPolicy } from "./checks/policy";
-import { latestSnapshotAt, trend } from "./snapshots";
+import { trend } from "./snapshots";
+import { newestSnapshotAt } from "./store/snapshots";
 import { MAX_UPTIME_HOURS, uptime, uptimeFrom, uptimeSource, UptimeCache } from "./uptime";
 
 // The status domain's verbs for routes and for other domains (transparency reads them).
@@ -18,7 +19,6 @@ export { latencyPercentiles, listIncidents, trend, uptime, UptimeCache };
 export { getIncidentOrThrow } from "./incidents/operator";
 export { incidentListeners, type StatusEventType } from "./incidents/notify";
 export type { IncidentView } from "./incidents/incidents";
-export { CHECK_NAMES } from "./checks/engine";
 export { FRESHNESS_PROOFS } from "./checks/chain";
 export type { Level } from "./checks/types";
 
@@ -60,7 +60,7 @@ export async function systemStatus(ctx: AppContext, options: EvaluationOptions =
     // Typed loosely by the engine (a record of checks); the response schema names each one.
     checks: e.checks as unknown as Static<typeof ChecksSchema>,
     components: componentViews(e.checks, open),
-    last_snapshot_at: await latestSnapshotAt(ctx),
+    last_snapshot_at: await newestSnapshotAt(ctx.store),
     // The newest open incident of either source (kept for clients that read one); all of them below.
     open_incident: open[0] ?? null,
     open_incidents: open,

@@ -4,7 +4,7 @@ import type { CheckBase, Level } from "./checks/types";
 import { evaluateChecks, type StatusEvaluation } from "./checks/engine";
 import { applyIncidentTransition, findIncident, type Transition } from "./incidents/incidents";
 import { enqueueIncidentEvent, type StatusEventType } from "./incidents/notify";
-import { windowsOverlapping } from "./incidents/maintenance";
+import { windowsOverlappingRows } from "./store/maintenance";
 import { loadPolicy, type StatusPolicy } from "./checks/policy";
 import type { Point } from "./uptime-math";
 import { pruneIncidents } from "./store/incidents";
@@ -12,7 +12,6 @@ import {
   checksInForce,
   insertSnapshotRow,
   latestSnapshots,
-  newestSnapshotAt,
   newestSnapshotId,
   pointRows,
   pruneSnapshots,
@@ -67,7 +66,7 @@ export async function storeSnapshot(
     }
   }
   const at = evaluation.generated_at;
-  const inMaintenance = (await windowsOverlapping(ctx, at, new Date(Date.parse(at) + 1).toISOString())).length > 0;
+  const inMaintenance = (await windowsOverlappingRows(ctx.store, at, new Date(Date.parse(at) + 1).toISOString())).length > 0;
   const names = Object.keys(evaluation.checks).join(",");
   const stored = await ctx.store.tx(async (t) => {
     await serializeSnapshots(t, ctx.store.dialect);
@@ -144,10 +143,6 @@ export async function trend(ctx: AppContext, limit: number) {
   const counts = { ok: 0, warn: 0, bad: 0 };
   for (const p of points) counts[p.overall]++;
   return { limit, count: points.length, counts, points, query, pagination };
-}
-
-export function latestSnapshotAt(ctx: AppContext): Promise<string | null> {
-  return newestSnapshotAt(ctx.store);
 }
 
 /**

@@ -2,7 +2,8 @@ import type { AppContext } from "../context";
 import { worst, type Level } from "./checks/types";
 import { COMPONENT_IDS, componentOfCheck } from "./components";
 import { CHECK_NAMES } from "./checks/engine";
-import { intervalsOf, windowsOverlapping } from "./incidents/maintenance";
+import { intervalsOf } from "./incidents/maintenance";
+import { windowsOverlappingRows } from "./store/maintenance";
 import { loadPolicy } from "./checks/policy";
 import { loadPoints } from "./snapshots";
 import { oldestSnapshotAt, uptimeInputsKey } from "./store/snapshots";
@@ -66,7 +67,7 @@ export async function uptimeSource(ctx: AppContext, hours: number, cache?: Uptim
     end,
     points: await loadPoints(ctx, startIso, endIso, maxGapMs),
     // Windows that end after the cached end are included too, so a later reuse still sees them.
-    maintenance: intervalsOf(await windowsOverlapping(ctx, startIso, "9999-12-31T23:59:59.999Z")),
+    maintenance: intervalsOf(await windowsOverlappingRows(ctx.store, startIso, "9999-12-31T23:59:59.999Z")),
     maxGapMs,
   };
   cache?.put(key, src);

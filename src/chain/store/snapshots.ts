@@ -50,6 +50,9 @@ export async function countGrowthPoints(q: Queryable, mint: string): Promise<num
   return (await q.get<{ n: number }>("SELECT count(*) AS n FROM chain_holder_growth WHERE mint = ?", [mint]))!.n;
 }
 
+/** The columns every snapshot row starts with: when it was taken, by which job run, of which mint. */
+export const snapshotHead = (takenAt: Date, runId: number | null, mint: string) => ({ taken_at: takenAt.toISOString(), job_run_id: runId, mint });
+
 /** Inserts one snapshot row (its columns as given; booleans as 0/1) and answers its id. */
 export async function insertSnapshot(q: Queryable, table: ChainSnapshotTable, row: Record<string, string | number | boolean | null>): Promise<number> {
   const cols = Object.keys(row);

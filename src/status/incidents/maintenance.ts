@@ -1,10 +1,10 @@
 import { zonedInstantMs } from "../../clock";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
+import { auditChange } from "./audit";
 import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";
 
 // Admin-defined maintenance windows. Time inside one is left out of uptime by default (policy
@@ -78,14 +78,7 @@ export async function createMaintenance(
       created_by: actorLabel(admin.actor),
       created_at: nowIso,
     });
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.maintenance.create",
-      target: String(row.id),
-      details: { starts_at: starts, ends_at: ends, title: input.title },
-      requestId: admin.requestId,
-    });
+    await auditChange(t, admin, nowIso, "status.maintenance.create", row.id, { starts_at: starts, ends_at: ends, title: input.title });
     return adminWindowView(row, nowIso);
   });
 }
@@ -96,21 +89,9 @@ export async function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id
     const row = await deleteWindow(t, id);
     if (!row) throw new NotFoundError("maintenance window", id);
     // The audit row keeps the whole window: the table forgets it, the record does not.
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.maintenance.delete",
-      target: String(id),
-      details: { ...row },
-      requestId: admin.requestId,
-    });
+    await auditChange(t, admin, nowIso, "status.maintenance.delete", id, { ...row });
     return adminWindowView(row, nowIso);
   });
-}
-
-/** Windows overlapping [startIso, endIso), oldest first (served by status_maintenance_starts_idx). */
-export function windowsOverlapping(ctx: AppContext, startIso: string, endIso: string): Promise<WindowRow[]> {
-  return windowsOverlappingRows(ctx.store, startIso, endIso);
 }
 
 export const intervalsOf = (rows: WindowRow[]): Interval[] => rows.map((r) => ({ start: Date.parse(r.starts_at), end: Date.parse(r.ends_at) }));
@@ -120,7 +101,7 @@ export async function maintenanceSummary(ctx: AppContext) {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const horizon = new Date(now.getTime() + 14 * 86_400_000).toISOString();
-  const rows = await windowsOverlapping(ctx, nowIso, horizon);
+  const rows = await windowsOverlappingRows(ctx.store, nowIso, horizon);
   const views = rows.map((r) => publicWindowView(r, nowIso));
   return { active: views.some((v) => v.phase === "active"), windows: views };
 }

@@ -2,7 +2,6 @@ import { zonedInstantMs } from "../../clock";
 import { createHash } from "node:crypto";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
@@ -21,6 +20,7 @@ import {
   setTitleAndComponents,
   updateByKey,
 } from "../store/incidents";
+import { auditChange } from "./audit";
 import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 
 // Operator-written incidents (Statuspage's model): a title, a severity (warn = degraded, bad = outage), the
@@ -81,14 +81,38 @@ function startedAtOrThrow(raw: string | undefined, now: Date): string {
   return new Date(ms).toISOString();
 }
 
-const replayConflict = (key: string) =>
-  new AppError("conflict", "This Idempotency-Key was already used with another body; use a new key for a different request", {
-    details: { idempotency_key: key },
-  });
+/** A request whose Idempotency-Key was used before: the incident as it is now, or 409 for another body. */
+async function replayOf(t: Queryable, prior: { request_hash: string | null }, hash: string, key: string, id: number, now: Date): Promise<Outcome> {
+  if (prior.request_hash !== hash) {
+    throw new AppError("conflict", "This Idempotency-Key was already used with another body; use a new key for a different request", {
+      details: { idempotency_key: key },
+    });
+  }
+  return { incident: (await findIncident(t, id, now))!, replayed: true };
+}
 
-/** The outcome of a request whose Idempotency-Key was used before: the first answer, or 409 for another body. */
-function replayOf(prior: { request_hash: string | null }, hash: string, key: string): void {
-  if (prior.request_hash !== hash) throw replayConflict(key);
+/** Ends a change that happened: its audit row, then the subscribers' event queued in the same transaction. */
+type Announce = (action: string, id: number, details: Record<string, unknown>, event: StatusEventType) => Promise<IncidentView>;
+
+/** Runs an operator's change in one transaction, and wakes the sender once it has committed if it queued events. */
+async function operatorChange<T>(
+  ctx: AppContext,
+  admin: AdminRequest,
+  nudge: () => void,
+  work: (t: Queryable, now: Date, announce: Announce) => Promise<T>,
+): Promise<T> {
+  const now = ctx.clock.now();
+  let queued = 0;
+  const out = await ctx.store.tx((t) =>
+    work(t, now, async (action, id, details, event) => {
+      await auditChange(t, admin, now.toISOString(), action, id, details);
+      const incident = (await findIncident(t, id, now))!;
+      queued = await enqueueIncidentEvent(ctx, t, event, incident);
+      return incident;
+    }),
+  );
+  if (queued > 0) nudge(); // after the commit: the rows it sends exist now
+  return out;
 }
 
 export async function createOperatorIncident(
@@ -98,20 +122,14 @@ export async function createOperatorIncident(
   idempotencyKey: string | null,
   nudge: () => void,
 ): Promise<Outcome> {
-  const now = ctx.clock.now();
-  const nowIso = now.toISOString();
   const state = input.state ?? "investigating";
   const components = [...new Set(input.components ?? [])];
   const hash = hashOf([input.title, input.message, input.severity, state, components, input.started_at ?? null]);
-  let queued = 0;
-  const outcome = await ctx.store.tx(async (t): Promise<Outcome> => {
-    const replay = async (id: number): Promise<Outcome> => ({ incident: (await findIncident(t, id, now))!, replayed: true });
+  return operatorChange(ctx, admin, nudge, async (t, now, announce): Promise<Outcome> => {
+    const nowIso = now.toISOString();
     if (idempotencyKey) {
       const prior = await incidentByKey(t, idempotencyKey);
-      if (prior) {
-        replayOf(prior, hash, idempotencyKey);
-        return replay(prior.id);
-      }
+      if (prior) return replayOf(t, prior, hash, idempotencyKey, prior.id, now);
     }
     const startedAt = startedAtOrThrow(input.started_at, now);
     const by = actorLabel(admin.actor);
@@ -131,8 +149,7 @@ export async function createOperatorIncident(
     });
     if (id === null) {
       const prior = (await incidentByKey(t, idempotencyKey!))!;
-      replayOf(prior, hash, idempotencyKey!);
-      return replay(prior.id);
+      return replayOf(t, prior, hash, idempotencyKey!, prior.id, now);
     }
     await insertUpdate(t, {
       incident_id: id,
@@ -144,20 +161,9 @@ export async function createOperatorIncident(
       idempotency_key: null,
       request_hash: null,
     });
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.incident.create",
-      target: String(id),
-      details: { title: input.title, severity: input.severity, state, components },
-      requestId: admin.requestId,
-    });
-    const incident = (await findIncident(t, id, now))!;
-    queued = await enqueueIncidentEvent(ctx, t, "status.incident.created", incident);
-    return { incident, replayed: false };
+    const details = { title: input.title, severity: input.severity, state, components };
+    return { incident: await announce("status.incident.create", id, details, "status.incident.created"), replayed: false };
   });
-  if (queued > 0) nudge(); // after the commit: the rows it sends exist now
-  return outcome;
 }
 
 /**
@@ -181,25 +187,19 @@ export async function postIncidentUpdate(
   idempotencyKey: string | null,
   nudge: () => void,
 ): Promise<Outcome> {
-  const now = ctx.clock.now();
-  const nowIso = now.toISOString();
   const hash = hashOf([input.state, input.message, input.severity ?? null]);
-  let queued = 0;
-  const outcome = await ctx.store.tx(async (t): Promise<Outcome> => {
+  return operatorChange(ctx, admin, nudge, async (t, now, announce): Promise<Outcome> => {
+    const nowIso = now.toISOString();
     const row = await lockedOperatorRowOrThrow(t, id);
     if (idempotencyKey) {
       const prior = await updateByKey(t, id, idempotencyKey);
-      if (prior) {
-        replayOf(prior, hash, idempotencyKey);
-        return { incident: (await findIncident(t, id, now))!, replayed: true };
-      }
+      if (prior) return replayOf(t, prior, hash, idempotencyKey, id, now);
     }
     if (row.ended_at)
       throw new AppError("conflict", `Incident ${id} is resolved; open a new incident for a new problem`, { details: { ended_at: row.ended_at } });
     const severity: Severity = input.severity ?? row.current_severity;
     const peak: Severity = isWorse(severity, row.severity) ? severity : row.severity;
     const resolved = input.state === "resolved";
-    const by = actorLabel(admin.actor);
     // Under the incident's lock no other update of it runs, so the key checked above is still free.
     await insertUpdate(t, {
       incident_id: id,
@@ -207,55 +207,31 @@ export async function postIncidentUpdate(
       message: input.message,
       severity: input.severity ?? null,
       created_at: nowIso,
-      created_by: by,
+      created_by: actorLabel(admin.actor),
       idempotency_key: idempotencyKey,
       request_hash: hash,
     });
     await setOperatorState(t, id, { state: input.state, peak, current: severity, endedAt: resolved ? nowIso : null, at: nowIso });
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.incident.update",
-      target: String(id),
-      details: { state: input.state, severity: input.severity ?? null },
-      requestId: admin.requestId,
-    });
-    const incident = (await findIncident(t, id, now))!;
-    const type: StatusEventType = resolved ? "status.incident.resolved" : "status.incident.updated";
-    queued = await enqueueIncidentEvent(ctx, t, type, incident);
-    return { incident, replayed: false };
+    const details = { state: input.state, severity: input.severity ?? null };
+    const event = resolved ? "status.incident.resolved" : "status.incident.updated";
+    return { incident: await announce("status.incident.update", id, details, event), replayed: false };
   });
-  if (queued > 0) nudge(); // after the commit: the rows it sends exist now
-  return outcome;
 }
 
 /** Corrects the title or the components (not the history: updates are never edited). Idempotent by nature. */
 export async function editOperatorIncident(ctx: AppContext, admin: AdminRequest, id: number, input: EditInput, nudge: () => void): Promise<IncidentView> {
   if (input.title === undefined && input.components === undefined)
     throw new ValidationError("give title or components to change", [{ field: "body", problem: "must change title or components" }]);
-  const now = ctx.clock.now();
-  const nowIso = now.toISOString();
-  let queued = 0;
-  const incident = await ctx.store.tx(async (t) => {
+  return operatorChange(ctx, admin, nudge, async (t, now, announce) => {
     const row = await lockedOperatorRowOrThrow(t, id);
     const title = input.title ?? row.title;
     const components = input.components ? JSON.stringify([...new Set(input.components)]) : row.components;
     if (title === row.title && components === row.components) return (await findIncident(t, id, now))!; // nothing changes: no event, no audit
-    await setTitleAndComponents(t, id, title, components, nowIso);
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.incident.edit",
-      target: String(id),
-      details: { before: { title: row.title, components: JSON.parse(row.components ?? "[]") }, after: { title, components: JSON.parse(components ?? "[]") } },
-      requestId: admin.requestId,
-    });
-    const v = (await findIncident(t, id, now))!;
-    queued = await enqueueIncidentEvent(ctx, t, "status.incident.updated", v);
-    return v;
+    await setTitleAndComponents(t, id, title, components, now.toISOString());
+    const parsed = (c: string | null) => JSON.parse(c ?? "[]");
+    const details = { before: { title: row.title, components: parsed(row.components) }, after: { title, components: parsed(components) } };
+    return announce("status.incident.edit", id, details, "status.incident.updated");
   });
-  if (queued > 0) nudge(); // after the commit: the rows it sends exist now
-  return incident;
 }
 
 export interface AdminListFilter {

@@ -1,6 +1,5 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors";
@@ -17,6 +16,7 @@ import {
   subscriberPage,
   type SubscriberRow,
 } from "../store/subscribers";
+import { auditChange } from "./audit";
 
 // Status subscribers: URLs that receive incident events (src/status/incidents/notify.ts), registered by operators.
 // Admin-only by choice: a public sign-up would need double opt-in, per-IP limits and abuse handling for a
@@ -66,11 +66,6 @@ export function openSubscriberSecret(ctx: AppContext, id: number, ciphertext: st
   return ctx.secrets.open(ciphertext, AAD(id));
 }
 
-const otherTypes = (existing: SubscriberRow) =>
-  new AppError("conflict", "This URL is already subscribed with other event types; delete that subscriber first to change them", {
-    details: { subscriber_id: existing.id, event_types: JSON.parse(existing.event_types) },
-  });
-
 /**
  * Registers a URL, or answers the subscriber it already is. The URL is claimed by the INSERT itself (ON CONFLICT
  * DO NOTHING), so two instances registering it at once make one subscriber. The limit is counted first: on
@@ -90,11 +85,16 @@ export async function createSubscriber(
   // Same secret format as partner webhooks, so the same verifiers accept it.
   const secret = new WebhookSecrets(ctx).newSecret();
   return ctx.store.tx(async (t) => {
-    const existing = await subscriberByUrl(t, input.url);
-    if (existing) {
-      if (existing.event_types !== types) throw otherTypes(existing);
+    const already = async (existing: SubscriberRow) => {
+      if (existing.event_types !== types) {
+        throw new AppError("conflict", "This URL is already subscribed with other event types; delete that subscriber first to change them", {
+          details: { subscriber_id: existing.id, event_types: JSON.parse(existing.event_types) },
+        });
+      }
       return { subscriber: await view(t, existing), created: false, secret: null };
-    }
+    };
+    const existing = await subscriberByUrl(t, input.url);
+    if (existing) return already(existing);
     if ((await countSubscribers(t)) >= MAX_SUBSCRIBERS) throw new AppError("conflict", `At most ${MAX_SUBSCRIBERS} status subscribers; delete one first`);
     const row = await insertSubscriber(t, {
       url: input.url,
@@ -103,22 +103,11 @@ export async function createSubscriber(
       created_by: actorLabel(admin.actor),
       created_at: nowIso,
     });
-    if (!row) {
-      // Registered meanwhile by another request: answered as if it had been there first.
-      const other = (await subscriberByUrl(t, input.url))!;
-      if (other.event_types !== types) throw otherTypes(other);
-      return { subscriber: await view(t, other), created: false, secret: null };
-    }
+    // Registered meanwhile by another request: answered as if it had been there first.
+    if (!row) return already((await subscriberByUrl(t, input.url))!);
     // Sealed under its own id (known only after the insert), so a ciphertext cannot be moved to another row.
     await setSubscriberSecret(t, row.id, ctx.secrets.seal(secret, AAD(row.id)));
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.subscriber.create",
-      target: String(row.id),
-      details: { url: input.url, event_types: JSON.parse(types) },
-      requestId: admin.requestId,
-    });
+    await auditChange(t, admin, nowIso, "status.subscriber.create", row.id, { url: input.url, event_types: JSON.parse(types) });
     return { subscriber: await view(t, row), created: true, secret };
   });
 }
@@ -139,14 +128,7 @@ export async function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id:
     if (!row) throw new NotFoundError("status subscriber", id);
     const v = await view(t, row);
     await deleteSubscriberRows(t, id);
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "status.subscriber.delete",
-      target: String(id),
-      details: { url: row.url, event_types: v.event_types },
-      requestId: admin.requestId,
-    });
+    await auditChange(t, admin, nowIso, "status.subscriber.delete", id, { url: row.url, event_types: v.event_types });
     return v;
   });
 }
