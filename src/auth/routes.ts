@@ -10,24 +10,29 @@ import { KEY_LIST_CURSOR } from "./keys";
 import { verifyKeyPreview } from "./service";
 
 const errors = refuses(404, 409);
+const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+/** A key's answer with its secret, shown this once. */
+const withSecret = <K extends { secret: string }>({ secret, ...key }: K) => ok({ key, secret });
+/** An operator's verb on the keys: the bearer guard, its answer with the refusals every verb shares, and its summary. */
+const verb = <S>(response: S, summary: string) => ({ admin: true as const, response: { ...response, ...errors }, detail: { summary } });
 
 /** Operator key management under /admin/partners/keys, and the public key preview for onboarding. */
-export function authRoutes(_ctx: AppContext, guards: Guards) {
+export function authRoutes(ctx: AppContext, guards: Guards) {
   const keys = guards.partner.keys;
   return (
     new Elysia({ name: "herald:auth-routes" })
       .use(guards.admin.plugin)
       .use(guards.operator.plugin)
       // Operator sign-in, sign-out and sessions: the door to every console page, on every engine.
-      .use(signInRoutes(_ctx, guards))
+      .use(signInRoutes(ctx, guards))
       // The console page over the same keys (list, disable, rotate from the browser).
-      .use(keysPageRoutes(_ctx, guards))
+      .use(keysPageRoutes(ctx, guards))
       .get(
         "/admin/partners/keys",
         async ({ query }) => {
           const { partner, mode, status } = query;
           const page = await keys.page({ partner, mode, status }, parseKeyPage(query, KEY_LIST_CURSOR));
-          return { success: true as const, ...listAnswer("keys", page, { partner: partner ?? null, mode: mode ?? null, status: status ?? null }) };
+          return ok(listAnswer("keys", page, { partner: partner ?? null, mode: mode ?? null, status: status ?? null }));
         },
         {
           // Also the operator session (a GET): the console's partners page links it.
@@ -40,60 +45,31 @@ export function authRoutes(_ctx: AppContext, guards: Guards) {
       .post(
         "/admin/partners/keys",
         async ({ body, admin, set }) => {
-          const { secret, ...key } = await keys.create(
-            { partner: body.partner, mode: body.mode, scopes: body.scopes, allowedIps: body.allowed_ips ?? [] },
-            admin.actor,
-            admin.requestId,
-          );
+          const input = { partner: body.partner, mode: body.mode, scopes: body.scopes, allowedIps: body.allowed_ips ?? [] };
+          const created = await keys.create(input, admin.actor, admin.requestId);
           set.status = 201;
-          return { success: true as const, key, secret };
+          return withSecret(created);
         },
-        {
-          admin: true,
-          body: AuthModel.createKeyBody,
-          response: { 201: AuthModel.keyWithSecret, ...errors },
-          detail: { summary: "Create a partner key; the secret is shown once" },
-        },
+        { body: AuthModel.createKeyBody, ...verb({ 201: AuthModel.keyWithSecret }, "Create a partner key; the secret is shown once") },
       )
       .post(
         "/admin/partners/keys/:key_id/disable",
-        async ({ params, body, admin }) => ({
-          success: true as const,
-          key: await keys.disable(params.key_id, body.reason, admin.actor, admin.requestId),
-        }),
-        {
-          admin: true,
-          params: AuthModel.keyParams,
-          body: AuthModel.disableBody,
-          response: { 200: AuthModel.keyOnly, ...errors },
-          detail: { summary: "Disable a partner key" },
-        },
+        async ({ params, body, admin }) => ok({ key: await keys.disable(params.key_id, body.reason, admin.actor, admin.requestId) }),
+        { params: AuthModel.keyParams, body: AuthModel.disableBody, ...verb({ 200: AuthModel.keyOnly }, "Disable a partner key") },
       )
       .post(
         "/admin/partners/keys/:key_id/rotate",
-        async ({ params, body, admin }) => {
-          const { secret, ...key } = await keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId);
-          return { success: true as const, key, secret };
-        },
+        async ({ params, body, admin }) => withSecret(await keys.rotate(params.key_id, body?.overlap_hours ?? 24, admin.actor, admin.requestId)),
         {
-          admin: true,
           params: AuthModel.keyParams,
           body: AuthModel.rotateBody,
-          response: { 200: AuthModel.keyWithSecret, ...errors },
-          detail: { summary: "Rotate a key's secret; the old one stays valid for overlap_hours (≤ 24, default 24)" },
+          ...verb({ 200: AuthModel.keyWithSecret }, "Rotate a key's secret; the old one stays valid for overlap_hours (≤ 24, default 24)"),
         },
       )
-      .get(
-        "/api/public/quickstart/verify-key",
-        async ({ query }) => ({
-          success: true as const,
-          ...(await verifyKeyPreview(keys, query.api_key, query.client ?? null)),
-        }),
-        {
-          query: AuthModel.verifyKeyQuery,
-          response: { 200: AuthModel.verifyKey },
-          detail: { tags: ["public"], summary: "Preview a key id's state and the onboarding order; never a secret" },
-        },
-      )
+      .get("/api/public/quickstart/verify-key", async ({ query }) => ok(await verifyKeyPreview(keys, query.api_key, query.client ?? null)), {
+        query: AuthModel.verifyKeyQuery,
+        response: { 200: AuthModel.verifyKey },
+        detail: { tags: ["public"], summary: "Preview a key id's state and the onboarding order; never a secret" },
+      })
   );
 }

@@ -5,12 +5,6 @@ export type KeyMode = "sandbox" | "live";
 /** The key id's prefix shows its mode, so logs and support tickets tell sandbox from live at a glance. */
 export const KEY_PREFIX: Record<KeyMode, string> = { live: "hk_live_", sandbox: "hk_test_" };
 
-export function modeOfKeyId(keyId: string): KeyMode | null {
-  if (keyId.startsWith(KEY_PREFIX.live)) return "live";
-  if (keyId.startsWith(KEY_PREFIX.sandbox)) return "sandbox";
-  return null;
-}
-
 export function parseScopes(list: string): { scopes: Scope[]; unknown: string[] } {
   const items = list
     .split(",")

@@ -26,20 +26,6 @@ export interface ActiveSession {
   actor: AdminActor;
 }
 
-/** A session as GET /admin/sessions lists it: nothing secret (no hash beyond the public handle). */
-export interface SessionView {
-  id: string;
-  admin_token_id: number;
-  admin_token_name: string;
-  created_at: string;
-  expires_at: string;
-  last_seen_at: string | null;
-  revoked_at: string | null;
-  client_ip: string | null;
-  user_agent: string | null;
-  active: boolean;
-}
-
 const HANDLE_CHARS = 16;
 /** last_seen_at is written at most this often per session: a page view should not always cost a write. */
 const TOUCH_EVERY_MS = 60_000;
@@ -123,7 +109,7 @@ export class AdminSessions {
   }
 
   /** Revokes the session with this public handle (any operator may end any session); 404 when unknown. */
-  async revokeByHandle(handle: string, actor: Actor, requestId: string | null): Promise<SessionView> {
+  async revokeByHandle(handle: string, actor: Actor, requestId: string | null) {
     const row = /^[0-9a-f]{16}$/.test(handle) ? await store.sessionByHandle(this.ctx.store, handle) : null;
     if (!row || sessionHandle(row.session_hash) !== handle) throw new NotFoundError("Session", handle);
     if (!row.revoked_at) await this.revokeRow(row.session_hash, actor, "admin_session.revoke", requestId);
@@ -156,7 +142,8 @@ export class AdminSessions {
 
 const isActive = (row: SessionRow, now: string) => row.revoked_at === null && row.token_revoked_at === null && row.expires_at > now;
 
-function view(row: SessionRow, now: string): SessionView {
+/** A session as GET /admin/sessions lists it: nothing secret (no hash beyond the public handle). */
+function view(row: SessionRow, now: string) {
   return {
     id: sessionHandle(row.session_hash),
     admin_token_id: row.admin_token_id,

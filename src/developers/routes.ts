@@ -7,13 +7,15 @@ import { playbook, playbookMarkdown } from "./playbook";
 import { loadRegistry, type Registry } from "./registry";
 import { sdkRoutes } from "./sdk-routes";
 import { calendar, migrationStatus, simulateHeaders } from "./service";
-import { refuses, transparencyTag } from "../http/routes/declare";
+import { publicTag, refuses, transparencyTag } from "../http/routes/declare";
 
-const raw = (tags: string[], summary: string, type: string) => ({
-  tags,
-  summary,
+/** A document of the calendar in another format than JSON: its detail (a string of `type`). */
+const raw = (summary: string, type: string) => ({
+  ...transparencyTag(summary),
   responses: { 200: { description: type, content: { [type]: { schema: { type: "string" as const } } } } },
 });
+/** A JSON document of the calendar that takes no query but include_meta. */
+const doc = <S>(schema: S, summary: string) => ({ query: M.metaQuery, response: { 200: schema }, detail: transparencyTag(summary) });
 const CACHE = "public, max-age=300";
 
 /**
@@ -30,21 +32,17 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
         .onAfterHandle(({ set }) => {
           set.headers["cache-control"] = CACHE;
         })
-        .get("/developers/deprecations.json", () => ok(calendar(ctx, registry)), {
-          query: M.metaQuery,
-          response: { 200: M.calendar },
-          detail: transparencyTag("Deprecation calendar (empty schedule: no sunsets are planned)"),
-        })
+        .get(
+          "/developers/deprecations.json",
+          () => ok(calendar(ctx, registry)),
+          doc(M.calendar, "Deprecation calendar (empty schedule: no sunsets are planned)"),
+        )
         .get("/developers/deprecations.rss", () => text(deprecationsFeed(ctx, registry), "application/rss+xml; charset=utf-8"), {
-          detail: raw(["transparency"], "Deprecation calendar as RSS 2.0", "application/rss+xml"),
+          detail: raw("Deprecation calendar as RSS 2.0", "application/rss+xml"),
         })
-        .get("/developers/deprecations-playbook.json", () => ok(playbook(ctx, registry)), {
-          query: M.metaQuery,
-          response: { 200: M.playbook },
-          detail: transparencyTag("Deprecation policy and migration steps"),
-        })
+        .get("/developers/deprecations-playbook.json", () => ok(playbook(ctx, registry)), doc(M.playbook, "Deprecation policy and migration steps"))
         .get("/developers/deprecations-playbook.md", () => text(playbookMarkdown(ctx, registry), "text/markdown; charset=utf-8"), {
-          detail: raw(["transparency"], "Deprecation policy and migration steps (Markdown)", "text/markdown"),
+          detail: raw("Deprecation policy and migration steps (Markdown)", "text/markdown"),
         })
         .get("/developers/migration-status.json", ({ query }) => ok(migrationStatus(ctx, registry, query.id)), {
           query: M.migrationQuery,
@@ -54,10 +52,7 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
         .get("/api/public/deprecations/header-simulator", ({ query }) => ok(simulateHeaders(ctx, registry, query)), {
           query: M.simulatorQuery,
           response: { 200: M.simulator, ...refuses(404) },
-          detail: {
-            tags: ["public"],
-            summary: "The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint; neither: the soonest sunset)",
-          },
+          detail: publicTag("The Deprecation, Sunset and Link headers a deprecated endpoint sends (by id and/or endpoint; neither: the soonest sunset)"),
         }),
     );
   };

@@ -4,4 +4,3 @@
  */
 export { getUserOrThrow, requireActiveUser, type UserRow } from "./users";
 export { isSolanaAddress } from "./solana-address";
-export { listUsers } from "./user-lookup";

@@ -53,7 +53,7 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
     : null;
   return {
     count: p.count,
-    users: p.items.map((u) => userView(u, wallets?.get(u.id))),
+    items: p.items.map((u) => userView(u, wallets?.get(u.id))),
     pagination: p.pagination,
     /** The page and every filter as applied (normalised); routes echo the ones they accept. */
     query: p.query,

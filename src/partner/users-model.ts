@@ -1,10 +1,12 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery, type PageQueryEcho } from "../http/pagination";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
 
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));
+/** A wallet flag of a link: a boolean, or 1/0 as wallet links show it. */
+const bit = (description: string) => t.Optional(t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description }));
 const statusEnum = t.Union([t.Literal("active"), t.Literal("suspended")]);
 
 // Formats are checked in user-fields.ts (one message per rule); the schemas bound types and lengths and
@@ -51,15 +53,7 @@ export const User = named(
 
 const Links = t.Record(t.String(), t.String(), { description: "Relative paths; USER_ID and WALLET_ADDRESS are template tokens" });
 
-const listOf = (filters: Parameters<typeof PageQueryEcho>[0]) =>
-  Envelope({
-    count: t.Integer(),
-    users: t.Array(User),
-    query: PageQueryEcho(filters),
-    pagination: PaginationSchema,
-    docs_links: Links,
-    links: Links,
-  });
+const listOf = (filters: Parameters<typeof PageQueryEcho>[0]) => Envelope({ ...ListAnswer("users", t.Array(User), filters), docs_links: Links, links: Links });
 /** The filters every user list echoes as applied (q trimmed, null when absent). */
 const userFilters = { status: nullable(t.String()), q: nullable(t.String()), include_wallets: t.Boolean() };
 const List = listOf(userFilters);
@@ -121,20 +115,10 @@ export const UsersModel = {
       wallet_address: walletAddress,
       blockchain: t.Optional(blockchain),
       label: t.Optional(nullable(t.String({ maxLength: 64 }))),
-      is_primary: t.Optional(
-        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], {
-          description: "true (or 1, as wallet links show it) makes it the primary (the old one is demoted); false (0) never demotes",
-        }),
-      ),
-      verified: t.Optional(t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description: "true (or 1) records a verification now; false (0) clears it" })),
-      is_hidden: t.Optional(
-        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], { description: "true (or 1) hides the wallet from display; false (0) shows it" }),
-      ),
-      connected_session: t.Optional(
-        t.Union([t.Boolean(), t.Literal(1), t.Literal(0)], {
-          description: "true (or 1) records that the wallet is connected in a live session now; false (0) clears it",
-        }),
-      ),
+      is_primary: bit("true (or 1, as wallet links show it) makes it the primary (the old one is demoted); false (0) never demotes"),
+      verified: bit("true (or 1) records a verification now; false (0) clears it"),
+      is_hidden: bit("true (or 1) hides the wallet from display; false (0) shows it"),
+      connected_session: bit("true (or 1) records that the wallet is connected in a live session now; false (0) clears it"),
     },
     { additionalProperties: false },
   ),

@@ -1,13 +1,15 @@
 import { Elysia, t } from "elysia";
-import { ownerOf } from "../auth/actors";
+import { type Owner, ownerOf } from "../auth/actors";
+import type { PartnerRequest } from "../auth/partner-request";
+import type { Queryable } from "../db/port";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { isTruthyFlag } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
-import { parsePage } from "../http/pagination";
+import { listAnswer, parsePage } from "../http/pagination";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
-import { partnerMutation } from "../http/routes/mutation";
+import { type MutationOptions, partnerMutation } from "../http/routes/mutation";
 import { listUsers } from "./user-lookup";
 import { UsersModel as M } from "./users-model";
 import { createUser, getUserView, updateUser, USER_DOCS_LINKS, USER_LINKS } from "./users-service";
@@ -45,40 +47,30 @@ export function userRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) 
   const read = { scope: "read" as const, mode: m.mode };
   const write = { scope: "users" as const, mutation: true, mode: m.mode };
   const links = LINKS[m.mode];
+  /** A write on the mount: `effect` in the transaction that holds the caller's rows, answered with the mount's write fields. */
+  const held = async <T extends object>(partner: PartnerRequest, effect: (t: Queryable, owner: Owner) => Promise<T>, opts?: MutationOptions) => {
+    const { owner, hold } = await m.open(partner.actor);
+    return mutation(
+      partner,
+      hold(async (t) => ({ success: true as const, ...m.write, ...(await effect(t, owner)) })),
+      opts,
+    );
+  };
   return new Elysia({ name: m.plugin("users") })
     .use(guards.partner.plugin)
-    .post(
-      `${m.prefix}/users`,
-      async ({ partner, body, set }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        return mutation(
-          partner,
-          hold(async (t) => ({ success: true as const, ...m.write, ...(await createUser(t, ctx, owner, body)) })),
-          { created: set },
-        );
-      },
-      {
-        partner: write,
-        body: M.createBody,
-        response: { 201: m.writeOf(M.created), ...writeErrors },
-        detail: m.detail("Create a user; wallet_address becomes the primary wallet", "create a user in the sandbox"),
-      },
-    )
+    .post(`${m.prefix}/users`, ({ partner, body, set }) => held(partner, (t, owner) => createUser(t, ctx, owner, body), { created: set }), {
+      partner: write,
+      body: M.createBody,
+      response: { 201: m.writeOf(M.created), ...writeErrors },
+      detail: m.detail("Create a user; wallet_address becomes the primary wallet", "create a user in the sandbox"),
+    })
     .get(
       `${m.prefix}/users`,
       async ({ partner, query }) => {
         const { owner } = await m.open(partner.actor);
         const r = await listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
         const { status, q, include_wallets } = r.applied;
-        return {
-          success: true as const,
-          ...m.read,
-          count: r.count,
-          users: r.users,
-          query: { ...r.query, status, q, include_wallets },
-          pagination: r.pagination,
-          ...links,
-        };
+        return { success: true as const, ...m.read, ...listAnswer("users", r, { status, q, include_wallets }), ...links };
       },
       {
         partner: read,
@@ -106,40 +98,20 @@ export function userRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) 
         detail: m.detail("One user; another partner's id is 404", "one sandbox user; optional external_id must match"),
       },
     )
-    .patch(
-      `${m.prefix}/users/:user_id`,
-      async ({ partner, params, body }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        return mutation(
-          partner,
-          hold(async (t) => ({ success: true as const, ...m.write, ...(await updateUser(t, ctx, owner, params.user_id, body)) })),
-        );
-      },
-      {
-        partner: write,
-        params: M.idParams,
-        body: M.patchBody,
-        response: { 200: m.writeOf(M.updated), ...writeErrors },
-        detail: m.detail("Change some of a user's fields", "change some of a sandbox user's fields"),
-      },
-    )
-    .post(
-      `${m.prefix}/users/:user_id/wallets`,
-      async ({ partner, params, body }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        return mutation(
-          partner,
-          hold(async (t) => ({ success: true as const, ...m.write, ...(await linkWallet(t, ctx, owner, params.user_id, body)) })),
-        );
-      },
-      {
-        partner: write,
-        params: M.idParams,
-        body: M.linkBody,
-        response: { 200: m.writeOf(M.wallets), ...writeErrors },
-        detail: m.detail("Link or update a wallet; answers all the user's wallets", "link or update a sandbox user's wallet"),
-      },
-    );
+    .patch(`${m.prefix}/users/:user_id`, ({ partner, params, body }) => held(partner, (t, owner) => updateUser(t, ctx, owner, params.user_id, body)), {
+      partner: write,
+      params: M.idParams,
+      body: M.patchBody,
+      response: { 200: m.writeOf(M.updated), ...writeErrors },
+      detail: m.detail("Change some of a user's fields", "change some of a sandbox user's fields"),
+    })
+    .post(`${m.prefix}/users/:user_id/wallets`, ({ partner, params, body }) => held(partner, (t, owner) => linkWallet(t, ctx, owner, params.user_id, body)), {
+      partner: write,
+      params: M.idParams,
+      body: M.linkBody,
+      response: { 200: m.writeOf(M.wallets), ...writeErrors },
+      detail: m.detail("Link or update a wallet; answers all the user's wallets", "link or update a sandbox user's wallet"),
+    });
 }
 
 /** The live user routes, with the two the sandbox has not: lookup and wallet verification. */
@@ -160,7 +132,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
           includeWallets: isTruthyFlag(query.include_wallets),
         };
         const r = await listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
-        return { success: true as const, count: r.count, users: r.users, query: { ...r.query, ...r.applied }, pagination: r.pagination, ...LINKS.live };
+        return { success: true as const, ...listAnswer("users", r, r.applied), ...LINKS.live };
       },
       {
         partner: read,

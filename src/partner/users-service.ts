@@ -4,11 +4,9 @@ import type { Queryable } from "../db/port";
 import { ValidationError } from "../http/errors";
 import { assertExternalIdFree, assertUsernameFree, assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
-import { insertUser, PATCHABLE, type Patchable, SELECT_USER_WITH_PRIMARY, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";
+import { insertUser, PATCHABLE, type Patchable, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";
 import { emitUserUpdated, getUserOrThrow, type UserRow } from "./users";
 import { upsertWallet, walletsOf, type WalletView } from "./wallets-service";
-
-export { SELECT_USER_WITH_PRIMARY, type UserWithPrimary };
 
 /** Template tokens stay literal (the spec's USER_ID, WALLET_ADDRESS): one map serves every user in a list. */
 export const USER_LINKS = {

@@ -40,7 +40,14 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
       // instead, and runs alone.
       return mutation(partner, effect, { nudge: () => deliveries, group: m.sandbox ? undefined : balanceGroup(body.user_id!) });
     };
-  const entryGuard = (scope: "credit" | "debit") => ({ scope, mutation: true, mode: m.mode, nonceInEffect: !m.sandbox });
+  /** A credit's or debit's guard, query, body, answers and summary on this mount. */
+  const entryHook = (kind: "credit" | "debit", live: string, sandbox: string) => ({
+    partner: { scope: kind, mutation: true, mode: m.mode, nonceInEffect: !m.sandbox },
+    query: M.mutationQuery,
+    body: m.sandbox ? M.sandboxMutationBody : M.mutationBody,
+    response: { 200: m.writeOf(M.mutationResult), ...writeErrors },
+    detail: m.detail(live, `${sandbox} (fields left out: fx-alice, 1, sandbox_test, sandbox)`),
+  });
   return new Elysia({ name: m.plugin("salutes") })
     .use(guards.partner.plugin)
     .get(
@@ -61,26 +68,16 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         detail: m.detail("A user's salutes balance", "a sandbox user's salutes balance"),
       },
     )
-    .post(`${base}/credit`, entry("credit"), {
-      partner: entryGuard("credit"),
-      query: M.mutationQuery,
-      body: m.sandbox ? M.sandboxMutationBody : M.mutationBody,
-      response: { 200: m.writeOf(M.mutationResult), ...writeErrors },
-      detail: m.detail(
-        "Credit salutes: one ledger entry and a salutes.credit event",
-        "credit salutes to a sandbox user (fields left out: fx-alice, 1, sandbox_test, sandbox)",
-      ),
-    })
-    .post(`${base}/debit`, entry("debit"), {
-      partner: entryGuard("debit"),
-      query: M.mutationQuery,
-      body: m.sandbox ? M.sandboxMutationBody : M.mutationBody,
-      response: { 200: m.writeOf(M.mutationResult), ...writeErrors },
-      detail: m.detail(
-        "Debit salutes (never below zero): one ledger entry and a salutes.debit event",
-        "debit salutes from a sandbox user, never below zero (fields left out: fx-alice, 1, sandbox_test, sandbox)",
-      ),
-    })
+    .post(
+      `${base}/credit`,
+      entry("credit"),
+      entryHook("credit", "Credit salutes: one ledger entry and a salutes.credit event", "credit salutes to a sandbox user"),
+    )
+    .post(
+      `${base}/debit`,
+      entry("debit"),
+      entryHook("debit", "Debit salutes (never below zero): one ledger entry and a salutes.debit event", "debit salutes from a sandbox user, never below zero"),
+    )
     .get(
       `${base}/ledger`,
       async ({ partner, query }) => {

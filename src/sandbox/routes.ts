@@ -1,12 +1,12 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
+import type { Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
-import { refuses } from "../http/routes/declare";
+import { readErrors, refuses, writeErrors } from "../http/routes/declare";
 import { partnerMutation } from "../http/routes/mutation";
-import { readErrors, writeErrors } from "../http/routes/declare";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
@@ -29,6 +29,14 @@ const NEXT_STEPS = [
   "POST /api/partner/sandbox/webhooks, then POST /api/partner/sandbox/webhooks/{id}/test",
   "GET /api/partner/sandbox/promotion-report",
 ];
+
+/** A sandbox route's guard (sandbox keys only), include_meta query, answer with a read's or a write's refusals, and summary. */
+const hook = <const G extends { scope?: Scope; mutation?: true }, S>(partner: G, answer: S, summary: string) => ({
+  partner: { ...partner, mode: "sandbox" as const },
+  query: M.metaQuery,
+  response: { 200: answer, ...(partner.mutation ? writeErrors : readErrors) },
+  detail: tag(summary),
+});
 
 /**
  * The sandbox's own routes under /api/partner/sandbox (sandbox keys only) and the operator's promotion route. Its
@@ -62,12 +70,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
           next_steps: NEXT_STEPS,
         };
       },
-      {
-        partner: { mode: "sandbox" },
-        query: M.metaQuery,
-        response: { 200: M.verify, ...readErrors },
-        detail: tag("a signed round trip; shows the key, the sandbox policy and the fixtures"),
-      },
+      hook({}, M.verify, "a signed round trip; shows the key, the sandbox policy and the fixtures"),
     )
     .get(
       "/api/partner/sandbox/token-status",
@@ -75,12 +78,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         await openSandbox(ctx, partner.actor);
         return { success: true as const, ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() };
       },
-      {
-        partner: { scope: "read", mode: "sandbox" },
-        query: M.metaQuery,
-        response: { 200: M.tokenStatus, ...readErrors },
-        detail: tag("fixed fixture token status; placeholder rpc_url"),
-      },
+      hook({ scope: "read" }, M.tokenStatus, "fixed fixture token status; placeholder rpc_url"),
     )
     .get(
       "/api/partner/sandbox/promotion-report",
@@ -130,13 +128,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
           }),
         );
       },
-      {
-        partner: { scope: "donation", mutation: true, mode: "sandbox" },
-        query: M.metaQuery,
-        body: M.claimBody,
-        response: { 200: M.claim, ...writeErrors },
-        detail: tag("a donation claim preview: stored in the sandbox, never emailed"),
-      },
+      { body: M.claimBody, ...hook({ scope: "donation", mutation: true }, M.claim, "a donation claim preview: stored in the sandbox, never emailed") },
     )
     .post(
       "/api/partner/sandbox/reset",
@@ -151,13 +143,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         });
         return mutation(partner, effect, { nudge: false });
       },
-      {
-        partner: { mutation: true, mode: "sandbox" },
-        query: M.metaQuery,
-        body: M.resetBody,
-        response: { 200: M.reset, ...writeErrors },
-        detail: tag("delete all sandbox state of your partner and seed the fixtures again"),
-      },
+      { body: M.resetBody, ...hook({ mutation: true }, M.reset, "delete all sandbox state of your partner and seed the fixtures again") },
     )
     .post(
       "/admin/partners/:partner/promote",

@@ -1,35 +1,17 @@
 import type { Owner } from "../auth/actors";
 import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
+import type { DeliveryRow } from "../webhooks/service";
 import type { sandboxFixtures } from "./tables";
 
 // The sandbox's own table has its row type from its definition; the other domains' tables it reads as a read model
 // (test/conventions/layering.test.ts lists them) are typed here by the columns it selects, since a domain reaches
-// another's files only through its service.
-interface DeliveryColumns {
-  id: number;
-  webhook_id: number;
-  status: "queued" | "processing" | "succeeded" | "failed" | "dead_letter" | "cancelled";
-  attempts: number;
-  reason_tag: string | null;
-  last_error: string | null;
-  last_status_code: number | null;
-  created_at: string;
-  updated_at: string;
-  last_attempt_at: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-}
+// another's files only through its service — or, for a delivery record, by the row type the webhooks service gives.
 interface WebhookColumns {
   target_url: string;
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_valid_until: string | null;
-}
-interface EventColumns {
-  public_id: string;
-  event_type: string;
-  data: string;
 }
 
 // The sandbox's own SQL, written once for both engines (docs/design.md §8a): its fixture record, and the reads of
@@ -116,26 +98,6 @@ export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): P
 
 // ---- sandbox delivery records (src/sandbox/webhook-events.ts)
 
-type D = DeliveryColumns;
-type E = EventColumns;
-
-export type SandboxDeliveryRow = Pick<
-  D,
-  | "id"
-  | "webhook_id"
-  | "status"
-  | "attempts"
-  | "reason_tag"
-  | "last_error"
-  | "last_status_code"
-  | "created_at"
-  | "updated_at"
-  | "last_attempt_at"
-  | "next_attempt_at"
-  | "delivered_at"
-> &
-  Pick<WebhookColumns, "target_url"> & { event_public_id: E["public_id"]; event_type: E["event_type"] };
-
 /**
  * The one per-engine fragment of the sandbox: `data.user_id` of an event, as text. Event data is JSON text
  * (docs/design.md §8a) and the two engines share no JSON accessor — SQLite has json_extract, PostgreSQL the ->>
@@ -156,7 +118,7 @@ export interface SandboxDeliveryFilter {
 }
 
 /** The owner's sandbox delivery records, in id order; optional filters join the WHERE only when given. */
-export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner, f: SandboxDeliveryFilter): Promise<SandboxDeliveryRow[]> {
+export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner, f: SandboxDeliveryFilter): Promise<DeliveryRow[]> {
   const desc = f.order === "desc";
   const where = ["d.partner = ?", "d.mode = 'sandbox'"];
   const params: Param[] = [owner.partner];
@@ -167,7 +129,7 @@ export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner
   if (f.eventType !== null) add("e.event_type = ?", f.eventType);
   if (f.userId !== null) add(`${eventUserIdSql(dialect, "e.data")} = ?`, f.userId);
   if (f.after !== null) add(desc ? "d.id < ?" : "d.id > ?", f.after);
-  return q.all<SandboxDeliveryRow>(
+  return q.all<DeliveryRow>(
     `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
             d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
      FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
@@ -177,12 +139,7 @@ export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner
   );
 }
 
-export type DeliverySource = Pick<D, "id" | "webhook_id"> &
-  WebhookColumns & {
-    event_public_id: E["public_id"];
-    event_type: E["event_type"];
-    event_data: E["data"];
-  };
+export type DeliverySource = Pick<DeliveryRow, "id" | "webhook_id" | "event_public_id" | "event_type"> & WebhookColumns & { event_data: string };
 
 /** What the simulator signs for one of the owner's sandbox deliveries: its event and its webhook's secrets. */
 export const deliverySourceOf = (q: Queryable, owner: Owner, deliveryId: number) =>

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { pageOf, type PageRequest } from "../http/pagination";
-import { deliveryView, replaysOf } from "../webhooks/service";
+import { listAnswer, pageOf, type PageRequest } from "../http/pagination";
+import { deliveryRecords } from "../webhooks/service";
 import { sandboxDeliveryRows } from "./store";
 
 export interface SandboxEventFilter {
@@ -13,7 +13,7 @@ export interface SandboxEventFilter {
 
 /**
  * GET /api/partner/sandbox/webhook-events: the sandbox owner's delivery records — the same rows, view and replay
- * history as the live list (deliveryView + replaysOf), with the sandbox table's filters: user_id (from the event
+ * history as the live list (deliveryRecords), with the sandbox table's filters: user_id (from the event
  * data) and an order.
  * The live list has neither, so this is its own read; the mode is a literal, never a parameter.
  */
@@ -28,14 +28,6 @@ export async function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: Sa
   });
   const p = pageOf(rows, page, (r) => r.id);
   // Each record with its replay history, exactly as the live list shows it.
-  const replays = await replaysOf(
-    ctx.store,
-    p.items.map((r) => r.id),
-  );
-  return {
-    count: p.count,
-    events: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })),
-    query: { ...p.query, order: f.order, user_id: f.user_id ?? null, event_type: f.event_type ?? null },
-    pagination: p.pagination,
-  };
+  const records = { ...p, items: await deliveryRecords(ctx.store, p.items) };
+  return listAnswer("events", records, { order: f.order, user_id: f.user_id ?? null, event_type: f.event_type ?? null });
 }

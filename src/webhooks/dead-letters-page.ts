@@ -3,11 +3,12 @@ import { consoleRoute, form } from "../auth/console-kit";
 import { cells, code, dataTable, exportList, muted, pager, when } from "../auth/operator-page";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { csvRecords, csvResponse } from "../http/csv";
-import { Envelope, ErrorBody, ignoredMetaQuery, includeMetaQuery } from "../http/envelope";
+import { csvDoc, csvResponse, csvTable } from "../http/csv";
+import { Envelope, ignoredMetaQuery, includeMetaQuery } from "../http/envelope";
 import { compileHtml, type SafeHtml } from "../http/html";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
+import { nullable, refuses } from "../http/routes/declare";
 import {
   type DeadLetterFilter,
   deadLetterPage,
@@ -42,7 +43,6 @@ const ExportQuery = t.Object({
   ...includeMetaQuery,
 });
 const CsvQuery = t.Object({ ...filterQuery(FILTER_MAX), ...ignoredMetaQuery });
-const nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const ExportAnswer = Envelope({
   total: t.Integer({ description: "dead letters matching the filter" }),
   count: t.Integer(),
@@ -219,7 +219,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
       {
         operator: "api",
         query: ExportQuery,
-        response: { 200: ExportAnswer, 400: ErrorBody, 403: ErrorBody },
+        response: { 200: ExportAnswer, ...refuses(400, 403) },
         detail: {
           tags: ["admin", "webhooks"],
           summary: "Every partner's dead letters, newest first, filtered by partner and event type (the dead-letters page's rows)",
@@ -230,19 +230,16 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
       `${PATH}.csv`,
       async ({ query }) => {
         const r = await exportRows(ctx, exportFilter(query), 0, CSV_MAX);
-        const text = csvRecords([[...EXPORT_COLUMNS], ...r.rows.map((row) => EXPORT_COLUMNS.map((c) => row[c]))]);
-        return csvResponse(text, "herald-dead-letters.csv");
+        return csvResponse(csvTable(r.rows, EXPORT_COLUMNS), "herald-dead-letters.csv");
       },
       {
         operator: "api",
         query: CsvQuery,
         detail: {
           tags: ["admin", "webhooks"],
-          summary: `The dead letters as CSV (RFC 4180; the JSON export's columns), newest first, at most ${CSV_MAX} rows`,
-          responses: {
-            200: { description: "text/csv", content: { "text/csv": { schema: { type: "string" as const } } } },
+          ...csvDoc(`The dead letters as CSV (RFC 4180; the JSON export's columns), newest first, at most ${CSV_MAX} rows`, "text/csv", {
             403: { description: "not an operator" },
-          },
+          }),
         },
       },
     );

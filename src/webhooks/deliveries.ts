@@ -22,7 +22,6 @@ import { webhookOf } from "./store";
 
 export const DELIVERY_STATUSES = ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-export const MAX_REPLAY_IDS = 100;
 export const MAX_RECOVER = 1000;
 
 type Ctx = Pick<WebhookContext, "store" | "clock" | "config">;
@@ -71,12 +70,21 @@ export interface ReplayEntry {
   replayed_at: string;
 }
 
-/** The replay history of each delivery in `ids`, oldest first (one query for a page of records; also the sandbox list's). */
-export async function replaysOf(q: Queryable, ids: number[]): Promise<Map<number, ReplayEntry[]>> {
+/** The replay history of each delivery in `ids`, oldest first (one query for a page of records). */
+async function replaysOf(q: Queryable, ids: number[]): Promise<Map<number, ReplayEntry[]>> {
   const out = new Map<number, ReplayEntry[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
   for (const { delivery_id, ...entry } of await replayRows(q, ids)) out.get(delivery_id)!.push(entry);
   return out;
+}
+
+/** A page of delivery records as the lists show them, each with its replay history (the live list's and the sandbox's). */
+export async function deliveryRecords(q: Queryable, rows: DeliveryRow[]) {
+  const replays = await replaysOf(
+    q,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! }));
 }
 
 /**
@@ -104,13 +112,9 @@ export async function listDeliveries(
     offset: page.offset,
   });
   const p = pageOf(rows, page, (r) => r.id);
-  const replays = await replaysOf(
-    ctx.store,
-    p.items.map((r) => r.id),
-  );
   return {
     ...p,
-    items: p.items.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! })),
+    items: await deliveryRecords(ctx.store, p.items),
     filters: { status: f.status ?? null, reason_tag: f.reason_tag ?? null, from, to, webhook_id: f.webhook_id ?? null },
   };
 }

@@ -5,13 +5,18 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery } from "../http/envelope";
 import { nullable, partnerTag, readErrors, refuses, writeErrors } from "../http/routes/declare";
-import { parsePage } from "../http/pagination";
-import { partnerMutation } from "../http/routes/mutation";
+import { listAnswer, parsePage } from "../http/pagination";
+import { type MutationOptions, partnerMutation } from "../http/routes/mutation";
+import type { PartnerRequest } from "../auth/partner-request";
+import type { Queryable } from "../db/port";
+import type { Owner } from "../auth/actors";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
+
+const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Partner webhooks and the replay of their deliveries on a mount (scope `webhooks`): live keys at /api/partner,
@@ -27,6 +32,15 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
   const replayed = simulation && { results: t.Array(t.Object({ ...ReplayResultItem.properties, simulation: nullable(simulation.schema) })) };
   const read = { scope: "webhooks" as const, mode: m.mode };
   const write = { scope: "webhooks" as const, mutation: true, mode: m.mode };
+  /** A write on the mount: `effect` in the transaction that holds the caller's rows, answered with the mount's write fields. */
+  const held = async <T extends object>(partner: PartnerRequest, effect: (t: Queryable, owner: Owner) => Promise<T>, opts?: MutationOptions) => {
+    const { owner, hold } = await m.open(partner.actor);
+    return mutation(
+      partner,
+      hold(async (t) => ({ success: true as const, ...m.write, ...(await effect(t, owner)) })),
+      opts,
+    );
+  };
   return new Elysia({ name: m.plugin("webhooks") })
     .use(guards.partner.plugin)
     .get(
@@ -35,24 +49,13 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         const { owner } = await m.open(partner.actor);
         const is_active = query.is_active === undefined ? undefined : query.is_active === "1" || query.is_active === "true";
         const r = await listWebhooks(ctx, owner, { event_type: query.event_type, is_active }, parsePage(query));
-        return {
-          success: true as const,
-          ...m.read,
-          count: r.count,
-          webhooks: r.items,
-          query: { ...r.query, event_type: query.event_type ?? null, is_active: is_active ?? null },
-          pagination: r.pagination,
-        };
+        return { success: true as const, ...m.read, ...listAnswer("webhooks", r, { event_type: query.event_type ?? null, is_active: is_active ?? null }) };
       },
       { partner: read, query: M.listQuery, response: { 200: m.readOf(M.list), ...readErrors }, detail: m.detail("List webhooks", "list sandbox webhooks") },
     )
     .post(
       `${m.prefix}/webhooks`,
-      async ({ partner, body, set }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        const effect = hold(async (t) => ({ success: true as const, ...m.write, webhook: await createWebhook(t, ctx, owner, body) }));
-        return mutation(partner, effect, { created: set, nudge: false });
-      },
+      ({ partner, body, set }) => held(partner, async (t, owner) => ({ webhook: await createWebhook(t, ctx, owner, body) }), { created: set, nudge: false }),
       {
         partner: write,
         body: M.createBody,
@@ -62,11 +65,7 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
     )
     .delete(
       `${m.prefix}/webhooks/:webhook_id`,
-      async ({ partner, params }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        const effect = hold(async (t) => ({ success: true as const, ...m.write, ...(await deleteWebhook(t, ctx, owner, params.webhook_id)) }));
-        return mutation(partner, effect, { nudge: false });
-      },
+      ({ partner, params }) => held(partner, (t, owner) => deleteWebhook(t, ctx, owner, params.webhook_id), { nudge: false }),
       {
         partner: write,
         params: M.idParams,
@@ -76,16 +75,11 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
     )
     .post(
       `${m.prefix}/webhooks/:webhook_id/test`,
-      async ({ partner, params }) => {
-        const { owner, hold } = await m.open(partner.actor);
-        return mutation(
-          partner,
-          hold(async (t) => {
-            const r = await testWebhook(t, ctx, owner, params.webhook_id);
-            return { success: true as const, ...m.write, ...r, ...(simulation && { simulation: await simulation.of(t, owner, r.delivery_id) }) };
-          }),
-        );
-      },
+      ({ partner, params }) =>
+        held(partner, async (t, owner) => {
+          const r = await testWebhook(t, ctx, owner, params.webhook_id);
+          return { ...r, ...(simulation && { simulation: await simulation.of(t, owner, r.delivery_id) }) };
+        }),
       {
         partner: write,
         params: M.idParams,
@@ -95,21 +89,17 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
     )
     .post(
       `${m.prefix}/webhook-events/replay`,
-      async ({ partner, body }) => {
-        const { owner, hold } = await m.open(partner.actor);
+      ({ partner, body }) => {
         const reasonTag = body.reason_tag ?? "manual_replay";
         const note = body.note ?? null;
-        return mutation(
-          partner,
-          hold(async (t) => {
-            // The note is kept in each delivery's replay history.
-            const summary = replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note);
-            if (!simulation) return { success: true as const, ...summary };
-            const results = [];
-            for (const r of summary.results) results.push({ ...r, simulation: r.replayed ? await simulation.of(t, owner, r.delivery_id!) : null });
-            return { success: true as const, ...m.write, ...summary, results };
-          }),
-        );
+        return held(partner, async (t, owner) => {
+          // The note is kept in each delivery's replay history.
+          const summary = replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note);
+          if (!simulation) return summary;
+          const results = [];
+          for (const r of summary.results) results.push({ ...r, simulation: r.replayed ? await simulation.of(t, owner, r.delivery_id!) : null });
+          return { ...summary, results };
+        });
       },
       {
         partner: write,
@@ -138,7 +128,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         "/api/partner/webhooks/event-types",
         () => {
           const types = eventTypeCatalog();
-          return { success: true as const, count: types.length, event_types: types };
+          return ok({ count: types.length, event_types: types });
         },
         { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: partnerTag("Event types a webhook can subscribe to (public)") },
       )
@@ -148,11 +138,10 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         ({ partner, params, body }) =>
           mutation(
             partner,
-            async (t) => ({
-              success: true as const,
-              webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24),
-            }),
-            { nudge: false },
+            async (t) => ok({ webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24) }),
+            {
+              nudge: false,
+            },
           ),
         {
           partner: write,
@@ -170,7 +159,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           const note = body.note ?? null;
           return mutation(partner, async (t) => {
             const ids = await recoverIds(t, ctx, owner, params.webhook_id, body.since, body.until);
-            return { success: true as const, ...replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note) };
+            return ok(replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note));
           });
         },
         {
@@ -181,20 +170,13 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
           detail: partnerTag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
         },
       )
-      .get(
-        "/api/partner/webhooks/dlq",
-        async ({ partner, query }) => ({
-          success: true as const,
-          ...(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)),
-        }),
-        {
-          partner: read,
-          query: M.dlqQuery,
-          response: { 200: M.dlq, ...readErrors },
-          detail: partnerTag("Dead-letter summary for the last `hours` (default 24)"),
-        },
-      )
-      .post("/api/partner/webhooks/signature/verify", ({ body }) => ({ success: true as const, ...verifyWebhookSignatureFor(body) }), {
+      .get("/api/partner/webhooks/dlq", async ({ partner, query }) => ok(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)), {
+        partner: read,
+        query: M.dlqQuery,
+        response: { 200: M.dlq, ...readErrors },
+        detail: partnerTag("Dead-letter summary for the last `hours` (default 24)"),
+      })
+      .post("/api/partner/webhooks/signature/verify", ({ body }) => ok(verifyWebhookSignatureFor(body)), {
         partner: read,
         body: M.verifyBody,
         response: { 200: M.verified, ...readErrors },
@@ -203,15 +185,8 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       .get(
         "/api/partner/webhook-events",
         async ({ partner, query }) => {
-          const page = parsePage(query);
-          const r = await listDeliveries(ctx, ownerOf(partner.actor), { ...query, webhook_id: query.webhook_id }, page);
-          return {
-            success: true as const,
-            count: r.count,
-            events: r.items,
-            query: { ...r.query, ...r.filters, event_type: query.event_type ?? null },
-            pagination: r.pagination,
-          };
+          const r = await listDeliveries(ctx, ownerOf(partner.actor), query, parsePage(query));
+          return ok(listAnswer("events", r, { ...r.filters, event_type: query.event_type ?? null }));
         },
         {
           partner: read,
@@ -232,7 +207,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
             requestId: admin.requestId,
           }));
           ctx.dispatcher.nudge();
-          return { success: true as const, ...out };
+          return ok(out);
         },
         {
           admin: true,
