@@ -109,3 +109,19 @@ test("the example values the reference shows for named schemas are valid instanc
     expect(validate(example) ? [] : validate.errors, name).toEqual([]);
   }
 });
+
+test("a refusal the route describes keeps its words beside the shared response; one it does not, the shared words alone", async () => {
+  h = await openTestApp();
+  const doc = (await h.json("/api/openapi.json")).body as Doc;
+  expect(doc.paths["/admin/sign-out"]!.post.responses["403"]).toEqual({
+    $ref: "#/components/responses/ForbiddenOrPage",
+    description: "Missing or wrong CSRF token",
+  });
+  // Generic entries (`HTTP 413`, the Error body's own "Every failure") never shadow the shared description.
+  expect(doc.paths["/admin/sign-out"]!.post.responses["413"]).toEqual({ $ref: "#/components/responses/PayloadTooLargeOrPage" });
+  const described = Object.values(doc.paths)
+    .flatMap((item) => Object.values(item).flatMap((op: any) => Object.values(op.responses ?? {})))
+    .filter((r: any) => r.$ref && r.description);
+  expect(described.length).toBeGreaterThan(50);
+  for (const r of described as Array<{ description: string }>) expect(r.description).not.toMatch(/^(HTTP \d{3}|Every failure)$/);
+});

@@ -66,6 +66,9 @@ function errorResponse(status: number | null, page = false): Json {
   };
 }
 
+/** A description the route wrote, not one a generator filled in (errorEntry's `HTTP 404`, ErrorBody's own). */
+const routeSaid = (d: unknown): d is string => typeof d === "string" && d !== "Every failure" && !/^HTTP \d{3}$/.test(d);
+
 /** A page's error declared without a body (its generator wrote only a description). */
 const isBareError = (r: unknown) => !!r && typeof r === "object" && !("content" in r) && !("$ref" in r);
 
@@ -110,7 +113,10 @@ export function typeErrorResponses(paths: Record<string, Record<string, unknown>
           continue;
         const name = `${responseName(status)}${page ? "OrPage" : ""}`;
         responses[name] ??= errorResponse(status, page);
-        op.responses[key] = { $ref: `#/components/responses/${name}` };
+        // What the route says of this refusal (when, which code) stays beside the shared response: OpenAPI 3.1 lets a
+        // reference carry its own description.
+        const said = (res as { description?: unknown }).description;
+        op.responses[key] = { $ref: `#/components/responses/${name}`, ...(routeSaid(said) && { description: said }) };
       }
       op.responses.default ??= { $ref: "#/components/responses/Error" };
     }
