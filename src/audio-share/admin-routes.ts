@@ -6,6 +6,7 @@ import { listAnswer, parsePage } from "../http/pagination";
 import { revokeLink } from "./link-verbs";
 import { AudioShareModel as M } from "./model";
 import { issueTrackToken, listTrackTokens, revokeTrackToken } from "./track";
+import { ok } from "../http/envelope";
 
 /** An operator route's answers (each refuses an unknown link or token with 404) and its summary. */
 const answers = <R extends Record<number, TSchema>>(response: R, summary: string) => ({
@@ -13,7 +14,6 @@ const answers = <R extends Record<number, TSchema>>(response: R, summary: string
   response: { ...response, ...refuses(404) },
   detail: { summary },
 });
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /** Operator routes: revoke a short link; issue, list and revoke /track bearer tokens. Each write is audited. */
 export function adminRoutes(ctx: AppContext, guards: Guards) {

@@ -3,7 +3,7 @@ import { sendsHeaders } from "../http/openapi/contract";
 import { Elysia, t, type TSchema } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 import { adminRoutes } from "./admin-routes";
@@ -36,7 +36,6 @@ const tag = (summary: string) => ({
 const linkAnswers = <R extends TSchema>(schema: R, summary: string) => ({ response: { 200: schema, ...errs }, detail: tag(summary) });
 /** A catalog's answer and summary: it reads no input but include_meta. */
 const catalog = <R extends TSchema>(schema: R, summary: string) => ({ query: t.Object(includeMetaQuery), response: { 200: schema }, detail: tag(summary) });
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Every JSON success of the audio-share API leaves as the exact bytes whose SHA-256 is in

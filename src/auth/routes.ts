@@ -8,9 +8,9 @@ import { AuthModel } from "./model";
 import { listAnswer, parseKeyPage } from "../http/pagination";
 import { KEY_LIST_CURSOR } from "./keys";
 import { verifyKeyPreview } from "./service";
+import { ok } from "../http/envelope";
 
 const errors = refuses(404, 409);
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 /** A key's answer with its secret, shown this once. */
 const withSecret = <K extends { secret: string }>({ secret, ...key }: K) => ok({ key, secret });
 /** An operator's verb on the keys: the bearer guard, its answer with the refusals every verb shares, and its summary. */

@@ -5,7 +5,7 @@ import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
 import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
 import { exportPair } from "../http/exports/pair";
-import { metaRequested } from "../http/envelope";
+import { metaRequested, ok } from "../http/envelope";
 import { partnerTag, publicTag, refuses } from "../http/routes/declare";
 import { parsePage } from "../http/pagination";
 import { csvResponse, listCsv, objectCsv } from "./csv";
@@ -66,7 +66,6 @@ const partnerRead = <R extends TSchema>(schema: R, summary: string) => ({
 
 /** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
 export function chainRoutes(ctx: AppContext, guards: Guards) {
-  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   const dates = new ContentDates();
   return new Elysia({ name: "herald:chain" })
     .use(guards.partner.plugin)

@@ -8,6 +8,7 @@ import { loadRegistry, type Registry } from "./registry";
 import { sdkRoutes } from "./sdk-routes";
 import { calendar, migrationStatus, simulateHeaders } from "./service";
 import { publicTag, refuses, transparencyTag } from "../http/routes/declare";
+import { ok } from "../http/envelope";
 
 /** A document of the calendar in another format than JSON: its detail (a string of `type`). */
 const raw = (summary: string, type: string) => ({
@@ -26,7 +27,6 @@ const CACHE = "public, max-age=300";
 export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Registry = loadRegistry()) {
   return (app: AnyElysia) => {
     const text = (body: string, type: string) => new Response(body, { headers: { "content-type": type, "cache-control": CACHE } });
-    const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
     return app.use(sdkRoutes(ctx)).use(
       new Elysia({ name: "herald:developers" })
         .onAfterHandle(({ set }) => {

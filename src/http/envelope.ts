@@ -28,6 +28,9 @@ export const ErrorBody = named(
   ),
 );
 
+/** A success answer: `success: true`, then the answer's own fields. */
+export const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+
 export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1" || v === "true";
 
 /** A boolean flag's query values: 1 / true / the bare flag (`?use_short`, read as "") are on; 0 / false are off. */

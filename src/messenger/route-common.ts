@@ -8,8 +8,7 @@ import { AppError } from "../http/errors";
 export const messengerErrors = refuses(401, 403, 404, 409, 410, 422, 429);
 export const messengerTag = tagged("messenger");
 
-/** A messenger answer: `success: true`, then the answer's own fields. */
-export const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+export { ok } from "../http/envelope";
 
 /**
  * A route's `response` and `detail`: its 200 schema beside the messenger refusals, its summary under the messenger

@@ -1,7 +1,7 @@
 import { Elysia, t, type TSchema } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
 import { createMaintenance, deleteMaintenance, listMaintenance } from "./incidents/maintenance";
@@ -19,7 +19,6 @@ const answers = <R extends Record<number, TSchema>, const S extends readonly num
 
 /** The operators' status routes: maintenance windows, operator incidents and their updates, subscribers. */
 export function statusAdminRoutes(ctx: AppContext, guards: Guards) {
-  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   // Sending happens after the commit, off the request: a slow subscriber never holds an operator's POST.
   const nudge = () => statusNotifier(ctx).nudge();
   const keyOf = (headers: Record<string, string | undefined>) => headers["idempotency-key"] ?? null;

@@ -21,6 +21,7 @@ import {
   uptime,
   UptimeCache,
 } from "./service";
+import { ok } from "../http/envelope";
 
 /** A JSON route's query, its answer (plus the refusals of its own checks) and its summary. */
 const answers = <Q extends TSchema, R extends TSchema, const S extends readonly number[]>(query: Q, schema: R, summary: string, ...refusals: S) => ({
@@ -71,7 +72,6 @@ const PAGE_HEADERS = pageSecurityHeaders({ images: ["'self'"] });
 
 /** Public status API, the human page, its feeds and badges, and the canary. Operator routes: admin-routes.ts. */
 export function statusRoutes(ctx: AppContext, _guards: Guards) {
-  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   const doc = (body: string, type: string, cache = CACHE) => new Response(body, { headers: { "content-type": type, "cache-control": cache } });
   const status = async () => ok(await systemStatus(ctx));
   const cache = new UptimeCache();

@@ -9,6 +9,7 @@ import { declarationsPageOf, declareMovement, retractDeclaration } from "./decla
 import { decimalsForInput } from "./audit-service";
 import { changeThresholds, type ThresholdName } from "./thresholds";
 import { setTriage } from "./triage";
+import { ok } from "../http/envelope";
 
 // The operators' transparency routes: declare and retract expected treasury movements, change the thresholds,
 // triage anomalies. Each change writes admin_audit in its own transaction (src/auth/audit.ts).
@@ -17,7 +18,6 @@ const summary = (s: string) => ({ summary: s });
 const P = "/admin/transparency";
 
 export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
-  const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
   return (
     new Elysia({ name: "herald:transparency-admin" })
       .use(guards.admin.plugin)

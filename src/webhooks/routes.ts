@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery, ok } from "../http/envelope";
 import { nullable, partnerTag, readErrors, refuses, writeErrors } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
 import { type MutationOptions, partnerMutation } from "../http/routes/mutation";
@@ -15,8 +15,6 @@ import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySumma
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
-
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
 /**
  * Partner webhooks and the replay of their deliveries on a mount (scope `webhooks`): live keys at /api/partner,

@@ -8,8 +8,7 @@ import { buildDraft, type Draft, type DraftQuery } from "./draft";
 import { draftMarkdown, draftText } from "./draft-render";
 import { exportCsv, exportFilename, exportRows, incidentDetail, listIncidentsPage } from "./export";
 import * as M from "./model";
-
-const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
+import { ok } from "../../http/envelope";
 const rawDoc = (summary: string, type: string, description: string, notFound = true) => ({
   summary,
   responses: {
