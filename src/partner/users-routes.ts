@@ -1,15 +1,13 @@
 import { Elysia, t } from "elysia";
-import { type Owner, ownerOf } from "../auth/actors";
-import type { PartnerRequest } from "../auth/partner-request";
-import type { Queryable } from "../db/port";
+import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { isTruthyFlag } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
 import { listAnswer, parsePage } from "../http/pagination";
-import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
-import { type MutationOptions, partnerMutation } from "../http/routes/mutation";
+import { LIVE, mountWrites, type PartnerMount } from "../http/routes/partner-mount";
+import { partnerMutation } from "../http/routes/mutation";
 import { listUsers } from "./user-lookup";
 import { UsersModel as M } from "./users-model";
 import { createUser, getUserView, updateUser, USER_DOCS_LINKS, USER_LINKS } from "./users-service";
@@ -47,15 +45,7 @@ export function userRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) 
   const read = { scope: "read" as const, mode: m.mode };
   const write = { scope: "users" as const, mutation: true, mode: m.mode };
   const links = LINKS[m.mode];
-  /** A write on the mount: `effect` in the transaction that holds the caller's rows, answered with the mount's write fields. */
-  const held = async <T extends object>(partner: PartnerRequest, effect: (t: Queryable, owner: Owner) => Promise<T>, opts?: MutationOptions) => {
-    const { owner, hold } = await m.open(partner.actor);
-    return mutation(
-      partner,
-      hold(async (t) => ({ success: true as const, ...m.write, ...(await effect(t, owner)) })),
-      opts,
-    );
-  };
+  const held = mountWrites(m, mutation);
   return new Elysia({ name: m.plugin("users") })
     .use(guards.partner.plugin)
     .post(`${m.prefix}/users`, ({ partner, body, set }) => held(partner, (t, owner) => createUser(t, ctx, owner, body), { created: set }), {

@@ -6,11 +6,8 @@ import type { AppContext } from "../context";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { nullable, partnerTag, readErrors, refuses, writeErrors } from "../http/routes/declare";
 import { listAnswer, parsePage } from "../http/pagination";
-import { type MutationOptions, partnerMutation } from "../http/routes/mutation";
-import type { PartnerRequest } from "../auth/partner-request";
-import type { Queryable } from "../db/port";
-import type { Owner } from "../auth/actors";
-import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
+import { partnerMutation } from "../http/routes/mutation";
+import { LIVE, mountWrites, type PartnerMount } from "../http/routes/partner-mount";
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
@@ -30,15 +27,7 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
   const replayed = simulation && { results: t.Array(t.Object({ ...ReplayResultItem.properties, simulation: nullable(simulation.schema) })) };
   const read = { scope: "webhooks" as const, mode: m.mode };
   const write = { scope: "webhooks" as const, mutation: true, mode: m.mode };
-  /** A write on the mount: `effect` in the transaction that holds the caller's rows, answered with the mount's write fields. */
-  const held = async <T extends object>(partner: PartnerRequest, effect: (t: Queryable, owner: Owner) => Promise<T>, opts?: MutationOptions) => {
-    const { owner, hold } = await m.open(partner.actor);
-    return mutation(
-      partner,
-      hold(async (t) => ({ success: true as const, ...m.write, ...(await effect(t, owner)) })),
-      opts,
-    );
-  };
+  const held = mountWrites(m, mutation);
   return new Elysia({ name: m.plugin("webhooks") })
     .use(guards.partner.plugin)
     .get(

@@ -1,7 +1,9 @@
 import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
 import { type Owner, ownerOf, type PartnerActor } from "../../auth/actors";
+import type { PartnerRequest } from "../../auth/partner-request";
 import type { Queryable } from "../../db/port";
-import type { MutationEffect, Pending } from "./mutation";
+import { ok } from "../envelope";
+import type { Mutation, MutationEffect, MutationOptions, Pending } from "./mutation";
 
 // The partner routes that have a sandbox twin (users, salutes, webhooks) are declared once, by their room, as a
 // function of the mount they serve, and mounted twice by src/app.ts: live (LIVE, below) and sandbox
@@ -66,3 +68,18 @@ export const LIVE: PartnerMount = {
   readOf: (live) => live,
   writeOf: (live) => live,
 };
+
+/**
+ * A room's writes on a mount: `effect` runs in the transaction that holds the caller's rows (its owner given), under
+ * the request's Idempotency-Key, and answers `success`, the mount's write fields, then its own.
+ */
+export const mountWrites =
+  (m: PartnerMount, mutation: Mutation) =>
+  async <T extends object>(partner: PartnerRequest, effect: (t: Queryable, owner: Owner) => Promise<T>, opts?: MutationOptions) => {
+    const { owner, hold } = await m.open(partner.actor);
+    return mutation(
+      partner,
+      hold(async (t) => ok({ ...m.write, ...(await effect(t, owner)) })),
+      opts,
+    );
+  };
