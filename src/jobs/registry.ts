@@ -232,7 +232,7 @@ export class JobRegistry {
       const closed = await runs.closeAbandonedRuns(this.deps.store, name, this.deps.instanceId, this.deps.clock.now().toISOString());
       if (closed > 0) this.deps.log.warn("job runs of a stopped instance closed as interrupted", { job: name, runs: closed });
     } catch (err) {
-      // Only the record suffers: the job still runs, and the next instance to take the lease tries again.
+      // Only the record suffers: the job still runs. The runs stay open until an instance takes the lease over again.
       this.deps.log.warn("job runs of a stopped instance not closed", { job: name, ...errorFields(err) });
     }
   }

@@ -1,3 +1,4 @@
+import { ErrorBody } from "../envelope";
 import { ERROR_CATALOG } from "../errors";
 import { errorResponseHeaders, PAGES } from "./contract";
 
@@ -67,7 +68,7 @@ function errorResponse(status: number | null, page = false): Json {
 }
 
 /** A description the route wrote, not one a generator filled in (errorEntry's `HTTP 404`, ErrorBody's own). */
-const routeSaid = (d: unknown): d is string => typeof d === "string" && d !== "Every failure" && !/^HTTP \d{3}$/.test(d);
+const routeSaid = (d: unknown): d is string => typeof d === "string" && d !== ErrorBody.description && !/^HTTP \d{3}$/.test(d);
 
 /** A page's error declared without a body (its generator wrote only a description). */
 const isBareError = (r: unknown) => !!r && typeof r === "object" && !("content" in r) && !("$ref" in r);
