@@ -3,13 +3,13 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { ListAnswer, OffsetPageQuery, OffsetQueryEcho, PageQuery, PaginationSchema } from "../../http/pagination";
 import { intPath } from "../../http/params";
+import { nullable as Nullable } from "../../http/routes/declare";
 import { MAX_SILENCE_DAYS } from "./silences";
 
 // Schemas of the "firing now" view, the silences and the link-inbox targets' health (docs/ops-alerts.md,
 // docs/ops-link-inbox.md).
 
 const strict = { additionalProperties: false } as const;
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const Time = t.String({ format: "date-time" });
 const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("fail")]);
 

@@ -7,6 +7,7 @@ import { createSilence, expireSilence, listSilences } from "./silences";
 import { firingAlerts } from "./views";
 import { AlertsFiringModel as M } from "./firing-model";
 import { linkTargetHealth } from "../link-inbox/target-health";
+import { ok } from "../../http/envelope";
 
 const BASE = "/admin/ops/alerts-monitor";
 
@@ -23,8 +24,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
         // A few dozen rows at most (one per alert key), in an order that moves as alerts change level: paged by offset.
         const alerts = await firingAlerts(ctx, { source: query.source, level: query.level });
         const page = slicePage(alerts, query);
-        return {
-          success: true as const,
+        return ok({
           generated_at: ctx.clock.now().toISOString(),
           count: page.count,
           total: page.total,
@@ -32,7 +32,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
           alerts: page.items,
           query: { ...page.query, source: query.source ?? null, level: query.level ?? null },
           pagination: page.pagination,
-        };
+        });
       },
       {
         operator: "api",
@@ -46,10 +46,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/silences`,
-      async ({ query }) => ({
-        success: true as const,
-        ...listAnswer("silences", await listSilences(ctx, parsePage(query), query.state), { state: query.state ?? null }),
-      }),
+      async ({ query }) => ok(listAnswer("silences", await listSilences(ctx, parsePage(query), query.state), { state: query.state ?? null })),
       {
         operator: "api",
         query: M.silenceListQuery,
@@ -62,7 +59,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       async ({ body, operator, set }) => {
         const silence = await createSilence(ctx, operator, body);
         set.status = 201;
-        return { success: true as const, silence };
+        return ok({ silence });
       },
       {
         operator: "api",
@@ -73,23 +70,18 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     )
-    .post(
-      `${BASE}/silences/:silence_id/expire`,
-      async ({ params, operator }) => ({ success: true as const, silence: await expireSilence(ctx, operator, params.silence_id) }),
-      {
-        operator: "api",
-        params: M.silenceParams,
-        response: { 200: M.silenceOne, ...refuses(404, 409) },
-        detail: { summary: "End a silence now (audited); 409 when it already ended" },
-      },
-    )
+    .post(`${BASE}/silences/:silence_id/expire`, async ({ params, operator }) => ok({ silence: await expireSilence(ctx, operator, params.silence_id) }), {
+      operator: "api",
+      params: M.silenceParams,
+      response: { 200: M.silenceOne, ...refuses(404, 409) },
+      detail: { summary: "End a silence now (audited); 409 when it already ended" },
+    })
     .get(
       "/admin/ops/link-inbox/targets.json",
       async ({ query }) => {
         const targets = await linkTargetHealth(ctx);
         const page = slicePage(targets, query);
-        return {
-          success: true as const,
+        return ok({
           generated_at: ctx.clock.now().toISOString(),
           count: page.count,
           total: page.total,
@@ -98,7 +90,7 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
           targets: page.items,
           query: page.query,
           pagination: page.pagination,
-        };
+        });
       },
       {
         operator: "api",

@@ -9,6 +9,7 @@ import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./exp
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./model";
 import { exportUsage, usageCsv } from "../export-usage/service";
 import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "../export-usage/chart";
+import { ok } from "../../http/envelope";
 
 const BASE = "/admin/ops/alerts-monitor";
 const LEGEND = sendsHeaders({ "X-Usage-Legend": "The chart's series and their colours (JSON)" });
@@ -21,12 +22,7 @@ const fileDoc = (summary: string, type: string, description: string, binary = fa
   },
 });
 
-interface WindowQuery {
-  days?: number;
-  source?: "all" | "status" | "transparency" | "webhooks" | "digest" | "preflight";
-  status?: "all" | "ok" | "warn" | "fail";
-}
-const filterOf = (q: WindowQuery) => ({ days: q.days ?? ALERTS_DEFAULTS.days, source: q.source ?? "all", status: q.status ?? "all" });
+const filterOf = (q: typeof M.windowQuery.static) => ({ days: q.days ?? ALERTS_DEFAULTS.days, source: q.source ?? "all", status: q.status ?? "all" });
 const usageOf = (ctx: AppContext, q: { days?: number; source?: "all" | "export" | "token" }) =>
   exportUsage(ctx, q.days ?? USAGE_DEFAULTS.days, q.source ?? "all");
 type Usage = Awaited<ReturnType<typeof exportUsage>>;
@@ -52,7 +48,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
       async ({ query, set }) => {
         const f = { ...filterOf(query), limit: query.limit ?? ALERTS_DEFAULTS.limit, offset: query.offset ?? ALERTS_DEFAULTS.offset };
         set.headers["content-disposition"] = attachment(`herald-alerts-${exportStamp(ctx)}.json`);
-        return { success: true as const, ...(await alertsExport(ctx, f)) };
+        return ok(await alertsExport(ctx, f));
       },
       {
         operator: "api",

@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { totalPage } from "../../http/pagination";
-import { applyAlertTransitions } from "./state";
+import { applyAlertTransitions, parseDetails } from "./state";
 import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
 
 // The alert-run record (ops_alert_runs): every evaluation Herald makes, one row per alert per run. The
@@ -21,16 +21,7 @@ export interface AlertInput {
   details?: Record<string, unknown> | null;
 }
 
-export interface AlertRunRow {
-  id: number;
-  run_id: string;
-  at: string;
-  source: string;
-  name: string;
-  status: AlertStatus;
-  value: string | null;
-  details: Record<string, unknown> | null;
-}
+export type AlertRunRow = ReturnType<typeof toRow>;
 
 export const newAlertRunId = (ctx: AppContext) => `ar_${Buffer.from(ctx.rng.bytes(8)).toString("hex")}`;
 
@@ -64,20 +55,7 @@ export interface AlertRunFilter {
   offset: number;
 }
 
-type RawRow = RunRow;
-
-function parseDetails(raw: string | null): Record<string, unknown> | null {
-  if (raw === null) return null;
-  try {
-    const v = JSON.parse(raw);
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
-  } catch {
-    // A row written by hand (or by an older writer) with text that is not JSON: shown as it is, never a 500.
-    return { text: raw };
-  }
-}
-
-const toRow = (r: RawRow): AlertRunRow => ({ ...r, status: r.status as AlertStatus, details: parseDetails(r.details) });
+const toRow = (r: RunRow) => ({ ...r, status: r.status as AlertStatus, details: parseDetails(r.details) });
 
 /** The window [now − days, now] as ISO bounds. */
 export function windowOf(ctx: AppContext, days: number) {

@@ -41,17 +41,21 @@ const MAX_BATCHES = 40;
 /** The sweep looks at the last day's rows: a writer applies its own rows at once, the sweep catches the others. */
 const SWEEP_LOOKBACK_MS = 86_400_000;
 
+/** An alert row's details as an object: JSON that is not an object is wrapped as `value`, text that is not JSON as `text`. */
+export function parseDetails(raw: string | null): Record<string, unknown> | null {
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(raw);
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    // A row written by hand (or by an older writer) with text that is not JSON: shown as it is, never a 500.
+    return { text: raw };
+  }
+}
+
 /** A short human summary of an evaluation's details: a status check's summary, the audit's reasons, a finding's why. */
 export function summaryOf(details: string | Record<string, unknown> | null): string | null {
-  let d: Record<string, unknown> | null = null;
-  if (typeof details === "string") {
-    try {
-      const v = JSON.parse(details);
-      d = v && typeof v === "object" && !Array.isArray(v) ? v : null;
-    } catch {
-      d = null;
-    }
-  } else d = details;
+  const d = typeof details === "string" ? parseDetails(details) : details;
   if (!d) return null;
   if (typeof d.summary === "string" && d.summary) return d.summary;
   if (Array.isArray(d.reasons) && d.reasons.length) return d.reasons.filter((r) => typeof r === "string").join("; ");

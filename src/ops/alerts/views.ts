@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { NotFoundError } from "../../http/errors";
 import { activeSilences, type Silence } from "./silences";
-import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, summaryOf } from "./state";
+import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, parseDetails, summaryOf } from "./state";
 import { firingStates, type JoinedState, recentStates, runHistory, runsOfSince, stateById, stateLevels } from "./store";
 import { type NoticeRow, noticesOfIssue } from "../link-inbox/store-reads";
 
@@ -32,16 +32,6 @@ export interface AlertView {
 
 type Joined = JoinedState & AlertStateRow;
 
-function parse(raw: string | null): Record<string, unknown> | null {
-  if (raw === null) return null;
-  try {
-    const v = JSON.parse(raw);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : { value: v };
-  } catch {
-    return { text: raw };
-  }
-}
-
 function viewOf(j: Joined, silence: Silence | null): AlertView {
   return {
     id: j.id,
@@ -56,7 +46,7 @@ function viewOf(j: Joined, silence: Silence | null): AlertView {
     last_evaluated_at: j.last_seen_at,
     value: j.value,
     summary: summaryOf(j.details),
-    details: parse(j.details),
+    details: parseDetails(j.details),
     silenced_by: silence
       ? { id: silence.id, matcher: silence.matcher, reason: silence.reason, created_by: silence.created_by, ends_at: silence.ends_at }
       : null,
@@ -131,7 +121,7 @@ export async function deadLetterGrowthSince(ctx: AppContext, since: string): Pro
   const rows = await runsOfSince(ctx.store, "webhooks", "dead_letter_growth", since);
   let growth = 0;
   for (const r of rows) {
-    const g = parse(r.details)?.growth;
+    const g = parseDetails(r.details)?.growth;
     if (typeof g === "number" && g > 0) growth += g;
   }
   const last = rows.at(-1)?.value;

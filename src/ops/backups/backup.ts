@@ -9,26 +9,7 @@ import { refuseBackupsOnPostgres } from "./engine";
 import { integrityOf, sqliteSnapshotInto } from "../../db/sqlite-file";
 import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, sha256OfFile, writeManifest, type BackupFile } from "./list";
 
-export interface BackupResult {
-  name: string;
-  path: string;
-  size_bytes: number;
-  sha256: string;
-  created_at: string;
-  integrity: "ok";
-}
-
-export interface PrunedBackup {
-  name: string;
-  size_bytes: number;
-  created_at: string;
-}
-
-export interface BackupRun {
-  backup: BackupResult;
-  /** Older backups deleted because more than BACKUP_KEEP existed after this one. */
-  pruned: PrunedBackup[];
-}
+export type PrunedBackup = Pick<BackupFile, "name" | "size_bytes" | "created_at">;
 
 export interface BackupRunInput {
   actor: Actor;
@@ -41,7 +22,7 @@ export interface BackupRunInput {
  * by a `<name>.json` manifest. Then the oldest backups beyond BACKUP_KEEP are deleted, each one audited.
  * Litestream's replica is the continuous backup; this is the on-demand one an operator can copy off the box.
  */
-export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise<BackupRun> {
+export async function runBackup(ctx: AppContext, input: BackupRunInput) {
   refuseBackupsOnPostgres(ctx.store.dialect);
   if (ctx.config.dbPath === ":memory:") throw new AppError("conflict", "An in-memory database cannot be backed up");
   const at = ctx.clock.now();
@@ -61,13 +42,13 @@ export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise
     rmSync(file, { force: true });
     throw new AppError("server_error", "The backup failed its integrity check and was removed; see the server log", { internal: integrity });
   }
-  const backup: BackupResult = {
+  const backup = {
     name,
     path: file,
     size_bytes: statSync(file).size,
     sha256: await sha256OfFile(file),
     created_at: at.toISOString(),
-    integrity: "ok",
+    integrity: "ok" as const,
   };
   // The manifest is written only now, after the check passed: its integrity "ok" is a statement about this file.
   writeManifest(file, { sha256: backup.sha256, size_bytes: backup.size_bytes, created_at: backup.created_at, integrity: "ok" });
@@ -79,6 +60,7 @@ export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise
     details: { sha256: backup.sha256, size_bytes: backup.size_bytes },
     requestId: input.requestId ?? null,
   });
+  // pruned: older backups deleted because more than BACKUP_KEEP existed after this one.
   return { backup, pruned: await pruneBackups(ctx, input, name) };
 }
 

@@ -7,6 +7,7 @@ import { DEFAULT_LIMIT, totalPage } from "../../http/pagination";
 import { runBackup } from "./backup";
 import { backupOrThrow, listBackups, type BackupEntry } from "./list";
 import { OpsModel } from "./model";
+import { ok } from "../../http/envelope";
 
 /** The download's headers: the hash three ways, for curl users, RFC 3230 clients and RFC 9530 clients. */
 function downloadHeaders(b: BackupEntry): Record<string, string> {
@@ -36,7 +37,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
       "/admin/backup/run",
       async ({ admin }) => {
         const { backup, pruned } = await runBackup(ctx, { actor: admin.actor, requestId: admin.requestId });
-        return { success: true as const, backup, pruned };
+        return ok({ backup, pruned });
       },
       {
         admin: true,
@@ -54,8 +55,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         const offset = query.offset ?? 0;
         const page = await listBackups(ctx, { limit, offset });
         const { count, query: echo, pagination } = totalPage(page.items, page.total, limit, offset);
-        return {
-          success: true as const,
+        return ok({
           count,
           total: page.total,
           keep: ctx.config.backupKeep,
@@ -63,7 +63,7 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
           backups: page.items.map(({ path: _path, ...b }) => ({ ...b, size: b.size_bytes })),
           query: echo,
           pagination,
-        };
+        });
       },
       {
         // Also the operator session (a GET): the readiness page links here.

@@ -5,7 +5,8 @@ import { AppError } from "../../http/errors";
 import { badge, choice, code, dataTable } from "../../auth/operator-page";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
-import { filterQuery, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/exports-model";
+import { filterQuery, WINDOW_PRESETS } from "../link-inbox/exports-model";
+import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/notify";
 import { linkTargetHealth } from "../link-inbox/target-health";
 
 // GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
@@ -13,7 +14,6 @@ import { linkTargetHealth } from "../link-inbox/target-health";
 // export links repeat the page's query). A filter the export would refuse is the page with the export's message (400).
 
 const PAGE_LIMIT = 200;
-const WINDOW_PRESETS = ["last_digest_warn", "last_outage"] as const;
 /** The filter form's selects before its text fields: label, query field, options. */
 const SELECTS = [
   ["Event", "event", LINK_EVENTS],

@@ -4,6 +4,7 @@ import { named } from "../../http/openapi/names";
 import { ListAnswer, PageQuery } from "../../http/pagination";
 import { BASELINE_MODES } from "./findings";
 import { intPath, intQuery } from "../../http/params";
+import { nullable as Nullable } from "../../http/routes/declare";
 import { DIGEST_DEFAULTS } from "./service";
 import { EXPORT_COLUMNS, type ExportColumn } from "./export";
 import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
@@ -95,7 +96,6 @@ const Digest = {
   suppressed: t.Array(SuppressedFinding, { description: "findings that only exist because of 403s an active rule matches" }),
 };
 
-const Nullable = <T extends ReturnType<typeof t.String>>(s: T) => t.Union([s, t.Null()]);
 const Cell = t.Union([t.String(), t.Number(), t.Null()]);
 const ExportRow = named("Ops403ExportRow", t.Object(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, Cell])) as Record<ExportColumn, typeof Cell>));
 

@@ -11,6 +11,7 @@ import type { BaselineMode } from "./findings";
 import { DigestModel as M } from "./model";
 import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
 import { renderTrendPng, TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
+import { ok } from "../../http/envelope";
 
 const summary = (s: string) => ({ summary: s });
 const file = (description: string, type: string, format?: "binary") => ({
@@ -19,19 +20,8 @@ const file = (description: string, type: string, format?: "binary") => ({
 });
 const INVALID = "invalid_query: a parameter out of range, named in details";
 
-interface DigestQuery {
-  hours?: number;
-  baseline_mode?: BaselineMode;
-  new_path_lookback_days?: number;
-  spike_consecutive_hours?: number;
-  spike_ratio?: number;
-  spike_min_count?: number;
-  new_min_count?: number;
-  group_limit?: number;
-}
-
 /** The query, bounds already checked by the schema, with every default applied. */
-export const paramsOf = (q: DigestQuery): DigestParams => ({
+export const paramsOf = (q: typeof M.query.static): DigestParams => ({
   hours: q.hours ?? DIGEST_DEFAULTS.hours,
   baselineMode: q.baseline_mode ?? DIGEST_DEFAULTS.baselineMode,
   newPathLookbackDays: q.new_path_lookback_days ?? DIGEST_DEFAULTS.newPathLookbackDays,
@@ -52,7 +42,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       // The reads also open with the operator session (the console's 403 digest page links them); the rule
       // changes stay bearer-only here (the page has its own CSRF forms).
       .use(guards.operator.plugin)
-      .get(BASE, async ({ query }) => ({ success: true as const, ...(await buildDigest(ctx, paramsOf(query))) }), {
+      .get(BASE, async ({ query }) => ok(await buildDigest(ctx, paramsOf(query))), {
         operator: "api",
         query: M.query,
         response: { 200: M.digest },
@@ -105,10 +95,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       )
       .get(
         `${BASE}/suppressions`,
-        async ({ query }) => ({
-          success: true as const,
-          ...listAnswer("rules", await listSuppressions(ctx, parsePage(query), query.state), { state: query.state ?? null }),
-        }),
+        async ({ query }) => ok(listAnswer("rules", await listSuppressions(ctx, parsePage(query), query.state), { state: query.state ?? null })),
         {
           operator: "api",
           query: M.suppressionListQuery,
@@ -121,7 +108,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         async ({ body, admin, set }) => {
           const rule = await createSuppression(ctx, admin, body);
           set.status = 201;
-          return { success: true as const, rule };
+          return ok({ rule });
         },
         {
           admin: true,
@@ -130,22 +117,18 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           detail: summary("Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)"),
         },
       )
-      .post(
-        `${BASE}/suppressions/:id/revoke`,
-        async ({ params, admin }) => ({ success: true as const, rule: await revokeSuppression(ctx, admin, params.id) }),
-        {
-          admin: true,
-          params: M.suppressionParams,
-          response: { 200: M.suppressionOne, ...refuses(404, 409) },
-          detail: summary("End a rule now (audited); 409 when it was already revoked"),
-        },
-      )
+      .post(`${BASE}/suppressions/:id/revoke`, async ({ params, admin }) => ok({ rule: await revokeSuppression(ctx, admin, params.id) }), {
+        admin: true,
+        params: M.suppressionParams,
+        response: { 200: M.suppressionOne, ...refuses(404, 409) },
+        detail: summary("End a rule now (audited); 409 when it was already revoked"),
+      })
       .get(
         `${BASE}/suppressions/export.json`,
         async ({ set }) => {
           const rules = await exportSuppressions(ctx);
           set.headers["content-disposition"] = 'attachment; filename="403-digest-suppressions.json"';
-          return { success: true as const, generated_at: ctx.clock.now().toISOString(), count: rules.length, rules };
+          return ok({ generated_at: ctx.clock.now().toISOString(), count: rules.length, rules });
         },
         {
           operator: "api",

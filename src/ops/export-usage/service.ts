@@ -50,15 +50,7 @@ export interface UsageDay {
   bytes: number;
 }
 
-export interface UsageReport {
-  generated_at: string;
-  window: { from: string; to: string; days: number };
-  query: { days: number; source: UsageSourceFilter };
-  count: number;
-  rows: UsageRow[];
-  series: UsageDay[];
-  totals: { downloads: number; bytes: number; actors: number; exports: number };
-}
+export type UsageReport = Awaited<ReturnType<typeof exportUsage>>;
 
 const DAY_MS = 86_400_000;
 const dayOf = (iso: string) => iso.slice(0, 10);
@@ -68,7 +60,7 @@ const dayOf = (iso: string) => iso.slice(0, 10);
  * (day, export) with downloads, bytes and distinct actors, ordered by day then export; `series` has every day
  * of the window (zeros included) for the charts.
  */
-export async function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter): Promise<UsageReport> {
+export async function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter) {
   const now = ctx.clock.now();
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const from = new Date(today - (days - 1) * DAY_MS).toISOString();

@@ -49,15 +49,7 @@ export interface TimelineEntry {
   text: string;
 }
 
-export interface IncidentBrief {
-  id: number;
-  source: "automatic" | "operator";
-  title: string;
-  severity: "warn" | "bad";
-  status: "open" | "resolved";
-  started_at: string;
-  ended_at: string | null;
-}
+export type IncidentBrief = ReturnType<typeof brief>;
 
 export const SECTION_TITLES = {
   summary: "Summary",
@@ -78,7 +70,7 @@ const MAX_TIMELINE = 200;
 
 export const severityLabel = (s: "warn" | "bad" | null) => (s === "bad" ? "outage" : s === "warn" ? "degraded service" : "none recorded");
 
-export const brief = (i: IncidentView): IncidentBrief => ({
+export const brief = (i: IncidentView) => ({
   id: i.id,
   source: i.source,
   title: i.title,

@@ -29,27 +29,18 @@ export interface RouteCount {
   share: number;
 }
 
-export interface TopErrors {
-  window: TimeRange & { hours: number };
-  rows_read: number;
-  rows_limit: number;
-  /** The window held more rows than rows_limit: only the newest rows_limit were read. */
-  truncated: boolean;
-  error_requests: number;
-  server_errors: number;
-  codes: ErrorCodeCount[];
-  routes: RouteCount[];
-  first_error: ErrorRow | null;
-  last_error: ErrorRow | null;
-}
+export type TopErrors = Awaited<ReturnType<typeof topErrors>>;
 
 const share = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 10_000) / 10_000);
 
 /** A failed request (status ≥ 400) names its code; one without a catalog code is named by its status. */
 export const codeOf = (r: { error_code: string | null; status: number }) => r.error_code ?? `http_${r.status}`;
 
-/** The failed requests (4xx and 5xx) of a range, by error code and by route, with the first and last one. */
-export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, topN: number): Promise<TopErrors> {
+/**
+ * The failed requests (4xx and 5xx) of a range, by error code and by route, with the first and last one; `truncated`
+ * when the window held more rows than rows_limit (only the newest rows_limit were read).
+ */
+export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, topN: number) {
   const errors = await failedOfNewest(ctx.store, range.since, range.until, rowsLimit);
   // rowsLimit + 1 rows of the range would mean more than we read: ask for exactly one row past the bound.
   const beyond = await holdsMoreThan(ctx.store, range.since, range.until, rowsLimit);

@@ -2,15 +2,13 @@ import { t } from "elysia";
 import { includeMetaQuery, MetaSchema, ignoredMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
+import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
 
 // Schemas of the link-inbox event exports (src/ops/link-inbox/exports-routes.ts). Multi-select parameters are arrays:
 // Elysia collects `?event=a&event=b` and splits `?event=a,b` alike; the service checks every value against its
-// list and names the parameter in a 400 invalid_query (so does the schema for lengths and the numeric limit).
+// list and names the parameter in a 400 invalid_query (so does the schema for lengths and the numeric limit). The
+// values of event, status_code_family and skip_reason are the notifier's own (notify.ts writes them).
 
-/** The notifier's event names (src/ops/link-notify*.ts writes them into ops_link_events.event). */
-export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
-export const STATUS_CODE_FAMILIES = ["2xx", "4xx", "5xx", "timeout", "other"] as const;
-export const SKIP_REASONS = ["no_url", "cooldown", "silenced", "other"] as const;
 export const WINDOW_PRESETS = ["last_digest_warn", "last_outage"] as const;
 /** The columns of an exported event, in export order; `fields` picks a subset. */
 export const EVENT_FIELDS = [

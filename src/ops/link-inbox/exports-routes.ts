@@ -6,7 +6,7 @@ import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvHeaders } from "../../http/csv";
-import { type ErrorBody, requestedMeta } from "../../http/envelope";
+import { type ErrorBody, requestedMeta, ok } from "../../http/envelope";
 import { refusal } from "../../http/routes/declare";
 import { queryProblem } from "../../http/errors";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./exports";
@@ -52,15 +52,14 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
     resolveFields(q.fields);
     const params = filterParams(q);
     const issued = await issueDownloadToken(ctx, actor, EVENTS_EXPORT, params as Record<string, unknown>);
-    return {
-      success: true as const,
+    return ok({
       download_token: issued.token,
       download_url: `${BASE}/export-download.csv?download_token=${issued.token}`,
       export: EVENTS_EXPORT,
       expires_at: issued.expiresAt,
       requested_by: actor,
       params: params as Record<string, unknown>,
-    };
+    });
   }
   const r = await queryEvents(ctx, q, q.count_only === "1");
   const flags = { compress: q.compress === "1", checksum: q.checksum === "1" };

@@ -5,38 +5,18 @@ import { incidentsInWindow } from "../../status/incidents-service";
 import { warnStreakOf } from "../alerts/store";
 import { instantOrThrow } from "../incidents/window";
 import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, targetTallies } from "./store-reads";
-import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES, WINDOW_PRESETS } from "./exports-model";
+import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, type exportQuery, WINDOW_PRESETS } from "./exports-model";
+import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
+import { ok } from "../../http/envelope";
 
 // The link-inbox event exports: filters → one parameterised SELECT over ops_link_events, newest first. Every
 // value is checked here against its list (400 invalid_query naming the parameter), so a bad filter never reaches
 // SQL and never becomes a 500. Presets resolve to a [from, to) window that is intersected with at_from/at_to.
 
-export interface EventFilterInput {
-  event?: string[];
-  event_prefix?: string;
-  at_from?: string;
-  at_to?: string;
-  status_code_family?: string[];
-  skip_reason?: string[];
-  issue_id?: string;
-  url_contains?: string;
-  window_preset?: string;
-  limit?: number;
-  fields?: string[];
-}
+/** The filters and fields of an export's query (what a download token stores), without its answer's flags. */
+export type EventFilterInput = Omit<typeof exportQuery.static, "count_only" | "checksum" | "compress" | "download_token" | "debug" | "include_meta">;
 
-export interface ResolvedFilters {
-  event: string[];
-  event_prefix: string | null;
-  at_from: string | null;
-  at_to: string | null;
-  status_code_family: string[];
-  skip_reason: string[];
-  issue_id: string | null;
-  url_contains: string | null;
-  window_preset: string | null;
-  limit: number;
-}
+export type ResolvedFilters = ReturnType<typeof resolveFilters>;
 
 export interface ExportWindow {
   preset: string | null;
@@ -71,7 +51,7 @@ export function resolveFields(raw: string[] | undefined): EventField[] {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function resolveFilters(q: EventFilterInput): ResolvedFilters {
+export function resolveFilters(q: EventFilterInput) {
   const from = q.at_from !== undefined ? instantOrThrow("at_from", q.at_from) : null;
   const to = q.at_to !== undefined ? instantOrThrow("at_to", q.at_to) : null;
   if (from !== null && to !== null && to <= from) throw queryProblem("at_to", "must be after at_from");
@@ -150,17 +130,10 @@ const whereOf = (f: ResolvedFilters, w: ExportWindow): EventsWhere => ({
   urlContains: f.url_contains,
 });
 
-export interface EventsResult {
-  filters: ResolvedFilters;
-  window: ExportWindow;
-  fields: EventField[];
-  total: number;
-  rows: EventRow[] | null;
-  timingsMs: { resolve: number; count: number; rows: number };
-}
+export type EventsResult = Awaited<ReturnType<typeof queryEvents>>;
 
 /** Runs an export: the matching total, and (unless countOnly) up to limit rows, newest first. */
-export async function queryEvents(ctx: AppContext, q: EventFilterInput, countOnly: boolean): Promise<EventsResult> {
+export async function queryEvents(ctx: AppContext, q: EventFilterInput, countOnly: boolean) {
   const t0 = performance.now();
   const filters = resolveFilters(q);
   const fields = resolveFields(q.fields);
@@ -196,8 +169,7 @@ export function explain(r: EventsResult): string[] {
 
 export function eventsJson(ctx: AppContext, r: EventsResult, debug: boolean) {
   const count = r.rows === null ? r.total : r.rows.length;
-  return {
-    success: true as const,
+  return ok({
     generated_at: ctx.clock.now().toISOString(),
     total: r.total,
     count,
@@ -207,7 +179,7 @@ export function eventsJson(ctx: AppContext, r: EventsResult, debug: boolean) {
     window: r.window,
     ...(r.rows === null ? {} : { events: r.rows }),
     ...(debug ? { debug: { explanation: explain(r), timings_ms: r.timingsMs } } : {}),
-  };
+  });
 }
 
 /** RFC 4180 (CRLF), header row of the chosen fields; null is an empty cell. count_only: one `count` column. */

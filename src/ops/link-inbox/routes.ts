@@ -3,8 +3,8 @@ import { conditionalGet } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { OPERATOR_REVALIDATE } from "../../http/cache-control";
-import { httpDate, notModifiedSince, strongEtag } from "../../http/conditional";
-import { Envelope, includeMetaQuery, requestedMeta } from "../../http/envelope";
+import { conditionalBytes } from "../../http/conditional";
+import { Envelope, includeMetaQuery, requestedMeta, ok } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
 import { subscribeLinkInbox } from "./notify";
@@ -92,7 +92,6 @@ const Resolved = Envelope({
   incidents: t.Array(ResolvedIncident, { description: "newest first" }),
 });
 
-const CACHE_CONTROL = OPERATOR_REVALIDATE;
 /**
  * The link inbox's read-models. Bearer admin token or the operator session (`operator: "api"`); without either
  * → 403. The targets' URLs never appear: only their redacted labels.
@@ -101,7 +100,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
   subscribeLinkInbox(ctx);
   return new Elysia({ name: "herald:ops-link-inbox" })
     .use(guards.operator.plugin)
-    .get("/admin/ops/link-inbox/verification-summary.json", async ({ query }) => ({ success: true as const, ...(await verificationSummary(ctx, query)) }), {
+    .get("/admin/ops/link-inbox/verification-summary.json", async ({ query }) => ok(await verificationSummary(ctx, query)), {
       operator: "api",
       query: t.Object({
         days: intQuery({ minimum: 1, maximum: SUMMARY_MAX_DAYS, defaultValue: SUMMARY_DEFAULT_DAYS, description: "events and messages of the last days" }),
@@ -117,12 +116,7 @@ export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
         // include_meta makes the bytes (and so the ETag) per request; without it equal data gives equal bytes.
         const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
         const bytes = JSON.stringify({ success: true, ...body, ...(meta ? { meta } : {}) });
-        const etag = strongEtag(bytes);
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
-        Object.assign(headers, { etag, "last-modified": httpDate(lastModified), "cache-control": CACHE_CONTROL });
-        if (notModifiedSince(request, etag, lastModified)) return new Response(null, { status: 304, headers });
-        return new Response(bytes, { headers: { ...headers, "content-type": "application/json" } });
+        return conditionalBytes(request, bytes, { lastModified, cacheControl: OPERATOR_REVALIDATE, contentType: "application/json", headers: set.headers });
       },
       {
         operator: "api",

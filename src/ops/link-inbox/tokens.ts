@@ -3,6 +3,7 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { recordExportUsage } from "../export-usage/service";
 import { claimToken, insertToken, tokenOf, tokensByActor, usageByActor } from "../export-usage/store";
+import { ok } from "../../http/envelope";
 
 // One-time download tokens of the link-inbox exports, and the export-usage rows they and the direct exports leave.
 // A token is 32 random bytes (base64url, prefix hdt_) shown once; only its sha256 is stored, with the operator who
@@ -91,12 +92,11 @@ export async function exportTelemetry(ctx: AppContext, requestedBy: string | nul
   const requested = sum(tokens, "requested");
   const used = sum(tokens, "used");
   const expired = sum(tokens, "expired");
-  return {
-    success: true as const,
+  return ok({
     generated_at: now,
     requested_by: requestedBy,
     exports: { downloads: sum(usage, "downloads"), bytes: sum(usage, "bytes"), by_source: bySource },
     download_tokens: { requested, used, expired, pending: requested - used - expired },
     by_actor: [...actors.values()].sort((a, b) => (a.actor < b.actor ? -1 : a.actor > b.actor ? 1 : 0)),
-  };
+  });
 }

@@ -10,13 +10,7 @@ import { addDays, dayOf, type Selection, selects, snapshotRows } from "./service
 
 export const ANOMALY_DEFAULTS = { days: 30, baselineDays: 7, minBaselinePoints: 3, zscoreThreshold: 2.0, minChangeCount: 2 } as const;
 
-export interface AnomalyParams {
-  days: number;
-  baselineDays: number;
-  minBaselinePoints: number;
-  zscoreThreshold: number;
-  minChangeCount: number;
-}
+export type AnomalyParams = Record<keyof typeof ANOMALY_DEFAULTS, number>;
 
 export interface Evaluation {
   day: string;
@@ -106,16 +100,8 @@ export function evaluate(points: Map<string, number>, day: string, series: strin
   };
 }
 
-export interface AnomalyReport {
-  from: string;
-  to: string;
-  series: string[];
-  evaluated: number;
-  anomalies: Evaluation[];
-}
-
 /** Every day of the last `days` days (today included) that is a point, per series; the anomalous ones listed. */
-export async function preflightAnomalies(ctx: AppContext, p: AnomalyParams, sel: Selection): Promise<AnomalyReport> {
+export async function preflightAnomalies(ctx: AppContext, p: AnomalyParams, sel: Selection) {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(p.days - 1));
   const all = await changeSeries(ctx, addDays(from, -p.baselineDays), to, sel);

@@ -5,25 +5,20 @@ import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { exportPair } from "../../http/exports/pair";
 import { requestedMeta } from "../../http/envelope";
+import { OPERATOR_REVALIDATE } from "../../http/cache-control";
+import { conditionalBytes } from "../../http/conditional";
 import { refusal } from "../../http/routes/declare";
 import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./service";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
 import { anomaliesCsv, deltaCsv, guardsCsv, historyCsv } from "./csv";
 import { currentGuards, envGuards } from "./guards";
 import { PreflightModel as M } from "./model";
-import { bytesLimitOf, conditionalJson, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summaryBody } from "./summary";
+import { bytesLimitOf, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summaryBody } from "./summary";
 
 const BASE = "/admin/ops/preflight-guards";
 const guard = { operator: "api" } as const;
 
-interface AnomalyQuery {
-  days?: number;
-  baseline_days?: number;
-  min_baseline_points?: number;
-  zscore_threshold?: number;
-  min_change_count?: number;
-}
-const anomalyParams = (q: AnomalyQuery) => ({
+const anomalyParams = (q: typeof M.anomaliesQuery.static) => ({
   days: q.days ?? ANOMALY_DEFAULTS.days,
   baselineDays: q.baseline_days ?? ANOMALY_DEFAULTS.baselineDays,
   minBaselinePoints: q.min_baseline_points ?? ANOMALY_DEFAULTS.minBaselinePoints,
@@ -87,7 +82,13 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         });
         // include_meta makes the body (and so its ETag) per request; without it equal state gives equal bytes.
         const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
-        return conditionalJson(request, meta ? { ...body, meta } : body, lastModifiedOf(ctx, d));
+        // 200 with ETag/Last-Modified/Cache-Control, or 304 with them (If-None-Match decides when present).
+        const bytes = JSON.stringify(meta ? { ...body, meta } : body);
+        return conditionalBytes(request, bytes, {
+          lastModified: lastModifiedOf(ctx, d).toISOString(),
+          cacheControl: OPERATOR_REVALIDATE,
+          contentType: "application/json",
+        });
       },
       {
         operator: "api",

@@ -120,22 +120,13 @@ export interface DeltaEntry {
   after_fingerprint: string | null;
 }
 
-export interface Delta {
-  current_day: string;
-  compare_day: string;
-  day_offset: number;
-  /** False when the compared day has no snapshot: nothing can be said, and `changes` is empty. */
-  compare_available: boolean;
-  compare_taken_at: string | null;
-  current_at: string;
-  section: string;
-  fields: string[] | null;
-  counts: { added: number; removed: number; changed: number; unchanged: number };
-  changes: DeltaEntry[];
-}
+export type Delta = Awaited<ReturnType<typeof preflightDelta>>;
 
-/** The current guard values against the snapshot of `dayOffset` days ago, within the selection. */
-export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Selection, current?: GuardRow[]): Promise<Delta> {
+/**
+ * The current guard values against the snapshot of `dayOffset` days ago, within the selection. compare_available is
+ * false when the compared day has no snapshot: nothing can be said, and `changes` is empty.
+ */
+export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Selection, current?: GuardRow[]) {
   const today = dayOf(ctx.clock.now());
   const compareDay = addDays(today, -dayOffset);
   current ??= await currentGuards(ctx);
@@ -145,46 +136,28 @@ export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Se
   const changes: DeltaEntry[] = [];
   const compareTakenAt = await snapshotTakenAt(ctx, compareDay);
   const available = before.length > 0 || compareTakenAt !== null;
+  // An entry's sides: `b` the compared snapshot's row (absent when added), `g` the current guard (absent when removed).
+  const entry = (change: ChangeKind, b?: SnapshotRow, g?: GuardRow): DeltaEntry => ({
+    section: (g ?? b)!.section,
+    field: (g ?? b)!.field,
+    change,
+    before: b?.value ?? null,
+    after: g?.value ?? null,
+    before_fingerprint: b?.fingerprint ?? null,
+    after_fingerprint: g?.fingerprint ?? null,
+  });
   if (available) {
     const old = new Map(before.map((r) => [`${r.section}.${r.field}`, r]));
     for (const g of now) {
       const b = old.get(`${g.section}.${g.field}`);
       old.delete(`${g.section}.${g.field}`);
-      if (!b) {
-        counts.added++;
-        changes.push({
-          section: g.section,
-          field: g.field,
-          change: "added",
-          before: null,
-          after: g.value,
-          before_fingerprint: null,
-          after_fingerprint: g.fingerprint,
-        });
-      } else if (b.fingerprint !== g.fingerprint) {
-        counts.changed++;
-        changes.push({
-          section: g.section,
-          field: g.field,
-          change: "changed",
-          before: b.value,
-          after: g.value,
-          before_fingerprint: b.fingerprint,
-          after_fingerprint: g.fingerprint,
-        });
-      } else counts.unchanged++;
+      const change = !b ? "added" : b.fingerprint !== g.fingerprint ? "changed" : "unchanged";
+      counts[change]++;
+      if (change !== "unchanged") changes.push(entry(change, b, g));
     }
     for (const b of old.values()) {
       counts.removed++;
-      changes.push({
-        section: b.section,
-        field: b.field,
-        change: "removed",
-        before: b.value,
-        after: null,
-        before_fingerprint: b.fingerprint,
-        after_fingerprint: null,
-      });
+      changes.push(entry("removed", b));
     }
   }
   return {
@@ -201,18 +174,13 @@ export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Se
   };
 }
 
-export interface HistoryRow {
-  day: string;
-  section: string;
-  field: string;
-  value: string;
-  fingerprint: string;
-  /** Against the day before: true/false, or null when the day before has no snapshot to compare with. */
-  changed: boolean | null;
-}
+export type HistoryRow = Awaited<ReturnType<typeof preflightHistory>>["rows"][number];
 
-/** Every snapshot row of the last `days` days (today included) within the selection, oldest day first. */
-export async function preflightHistory(ctx: AppContext, days: number, sel: Selection): Promise<{ from: string; to: string; days: number; rows: HistoryRow[] }> {
+/**
+ * Every snapshot row of the last `days` days (today included) within the selection, oldest day first; `changed`
+ * against the day before, or null when the day before has no snapshot to compare with.
+ */
+export async function preflightHistory(ctx: AppContext, days: number, sel: Selection) {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(days - 1));
   const all = await snapshotRows(ctx, addDays(from, -1), to);

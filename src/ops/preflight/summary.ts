@@ -1,6 +1,4 @@
 import type { AppContext } from "../../context";
-import { OPERATOR_REVALIDATE } from "../../http/cache-control";
-import { notModifiedSince, strongEtag } from "../../http/conditional";
 import { queryProblem } from "../../http/errors";
 import type { Delta, DeltaEntry } from "./service";
 
@@ -97,16 +95,4 @@ export function summaryBody(d: Delta, o: SummaryOptions) {
 export function lastModifiedOf(ctx: AppContext, d: Delta): Date {
   const times = [ctx.startedAt.getTime(), d.compare_taken_at ? Date.parse(d.compare_taken_at) : 0];
   return new Date(Math.floor(Math.max(...times) / 1000) * 1000);
-}
-
-/**
- * 200 with ETag/Last-Modified/Cache-Control, or 304 with them. If-None-Match decides when present (RFC 9110
- * §13.1.3: If-Modified-Since is then ignored); otherwise If-Modified-Since at or after Last-Modified is a 304.
- */
-export function conditionalJson(request: Request, body: unknown, lastModified: Date): Response {
-  const text = JSON.stringify(body);
-  const etag = strongEtag(text);
-  const headers: Record<string, string> = { etag, "last-modified": lastModified.toUTCString(), "cache-control": OPERATOR_REVALIDATE };
-  if (notModifiedSince(request, etag, lastModified.toISOString())) return new Response(null, { status: 304, headers });
-  return new Response(text, { headers: { ...headers, "content-type": "application/json" } });
 }

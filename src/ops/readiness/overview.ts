@@ -1,12 +1,11 @@
 import type { AppContext } from "../../context";
-import type { JobSummary } from "../../jobs/registry";
 import { incidentsInWindow } from "../../status/incidents-service";
-import { type AlertView, deadLetterGrowthSince, firingAlerts } from "../alerts/views";
+import { deadLetterGrowthSince, firingAlerts } from "../alerts/views";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
 import { type BackupEntry, listBackups } from "../backups/list";
-import { type LinkTargetHealth, linkTargetHealth } from "../link-inbox/target-health";
+import { linkTargetHealth } from "../link-inbox/target-health";
 import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
-import { type NoiseExport, noiseExport } from "./service";
+import { noiseExport } from "./service";
 
 // What the readiness page (GET /admin/ops/readiness) shows, gathered from the functions that own each figure:
 // the probes (src/ops/readiness/probes.ts), the 403 noise export (src/ops/readiness/service.ts), the job registry and the backups
@@ -24,49 +23,6 @@ export const BACKUPS_SHOWN = 5;
  * stale: the latest run is more than 24 h old; never: no run recorded.
  */
 export type ProbeState = "ok" | "empty" | "failed" | "stale" | "never";
-
-export interface ProbeLatest {
-  probe: string;
-  run: ProbeRunRow | null;
-  state: ProbeState;
-}
-
-export interface JobLine extends JobSummary {
-  failures_24h: number;
-}
-
-/** Whether the alerts reach people, and whether anything is wrong that they should have heard of. */
-export interface AlertingOverview {
-  firing: AlertView[];
-  open_incidents: Array<{ id: number; title: string; severity: "warn" | "bad"; started_at: string }>;
-  targets: LinkTargetHealth[];
-  /** Webhook dead letters: the count at the newest monitor run, and the growth over the last 24 h. */
-  dead_letters: { now: number | null; growth_24h: number };
-}
-
-/**
- * The on-demand backups, where they apply (SQLite). On PostgreSQL `applies` is false, nothing is listed and `note`
- * points at the database's own backups and PITR: no backup reason is raised there, since Herald cannot see them.
- */
-export interface BackupsOverview {
-  applies: boolean;
-  newest: BackupEntry[];
-  total: number;
-  keep: number;
-  note: string | null;
-}
-
-export interface ReadinessOverview {
-  generated_at: string;
-  /** The storage engine this instance runs on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"). */
-  database: { engine: "sqlite" | "postgres"; version: string };
-  probes: { latest: ProbeLatest[]; problems: ProbeRunRow[] };
-  noise: NoiseExport;
-  jobs: JobLine[];
-  backups: BackupsOverview;
-  alerting: AlertingOverview;
-  summary: { ready: boolean; reasons: string[] };
-}
 
 function probeState(run: ProbeRunRow | null, since: string): ProbeState {
   if (!run) return "never";
@@ -89,7 +45,7 @@ function probeState(run: ProbeRunRow | null, since: string): ProbeState {
  * - an alert is firing (silenced or not: a silence holds back notices, it does not make the problem go away);
  * - the webhook dead-letter queue grew in the last 24 h.
  */
-export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generated_at" | "database">): { ready: boolean; reasons: string[] } {
+export function readinessSummary(o: ReadinessParts): { ready: boolean; reasons: string[] } {
   const reasons: string[] = [];
   const named = (state: ProbeState) => o.probes.latest.filter((p) => p.state === state).map((p) => p.probe);
   const failed = named("failed");
@@ -119,17 +75,22 @@ export function readinessSummary(o: Omit<ReadinessOverview, "summary" | "generat
   return { ready: reasons.length === 0, reasons };
 }
 
-async function backupsOverview(ctx: AppContext): Promise<BackupsOverview> {
+/**
+ * The on-demand backups, where they apply (SQLite). On PostgreSQL `applies` is false, nothing is listed and `note`
+ * points at the database's own backups and PITR: no backup reason is raised there, since Herald cannot see them.
+ */
+async function backupsOverview(ctx: AppContext) {
   const keep = ctx.config.backupKeep;
-  if (!ownBackupsApply(ctx.store.dialect)) return { applies: false, newest: [], total: 0, keep, note: POSTGRES_BACKUP_HINT };
+  if (!ownBackupsApply(ctx.store.dialect)) return { applies: false, newest: [] as BackupEntry[], total: 0, keep, note: POSTGRES_BACKUP_HINT };
   const page = await listBackups(ctx, { limit: BACKUPS_SHOWN, offset: 0 });
   return { applies: true, newest: page.items, total: page.total, keep, note: null };
 }
 
-/** Everything the readiness page shows, as of the context's clock. */
-export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverview> {
-  const now = ctx.clock.now();
-  const since = new Date(now.getTime() - DAY_MS).toISOString();
+type ReadinessParts = Awaited<ReturnType<typeof readinessParts>>;
+export type ReadinessOverview = Awaited<ReturnType<typeof readinessOverview>>;
+
+/** Each part of the page as of `since` (24 h ago); `alerting` says whether the alerts reach people, and what they should have heard of. */
+async function readinessParts(ctx: AppContext, since: string) {
   const latest = (await latestProbeRuns(ctx)).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
   const problems = await zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
   const noise = await noiseExport(ctx, { days: 30, compact: true });
@@ -137,13 +98,23 @@ export async function readinessOverview(ctx: AppContext): Promise<ReadinessOverv
   const jobs = (await ctx.jobs.list()).map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
   const open = (await incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 })).items;
   const dead = await deadLetterGrowthSince(ctx, since);
-  const alerting: AlertingOverview = {
+  const alerting = {
     firing: await firingAlerts(ctx),
     open_incidents: open.map((i) => ({ id: i.id, title: i.title, severity: i.current_severity ?? i.severity, started_at: i.started_at })),
     targets: await linkTargetHealth(ctx),
+    // Webhook dead letters: the count at the newest monitor run, and the growth over the last 24 h.
     dead_letters: { now: dead.now, growth_24h: dead.growth },
   };
-  const parts = { probes: { latest, problems }, noise, jobs, backups: await backupsOverview(ctx), alerting };
+  return { probes: { latest, problems }, noise, jobs, backups: await backupsOverview(ctx), alerting };
+}
+
+/**
+ * Everything the readiness page shows, as of the context's clock; `database` is the storage engine this instance runs
+ * on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18").
+ */
+export async function readinessOverview(ctx: AppContext) {
+  const now = ctx.clock.now();
+  const parts = await readinessParts(ctx, new Date(now.getTime() - DAY_MS).toISOString());
   const database = { engine: ctx.store.dialect, version: await ctx.store.version() };
   return { generated_at: now.toISOString(), database, ...parts, summary: readinessSummary(parts) };
 }

@@ -6,6 +6,7 @@ import { zeroHistory } from "./probes";
 import { noiseExport } from "./service";
 import { noiseCsv, probeHistoryCsv } from "./csv";
 import { ReadinessModel as M } from "./model";
+import { ok } from "../../http/envelope";
 
 /**
  * Operator readiness exports: the 403 noise level per window, and the synthetic probes that came back empty or
@@ -17,15 +18,15 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       "/admin/ops/readiness/403-noise/export.json",
-      async ({ query }) => ({
-        success: true as const,
-        ...(await noiseExport(ctx, {
-          days: query.days,
-          windows: query.windows,
-          compact: query.compact === "1",
-          includeWindowsMeta: query.include_windows_meta === "1",
-        })),
-      }),
+      async ({ query }) =>
+        ok(
+          await noiseExport(ctx, {
+            days: query.days,
+            windows: query.windows,
+            compact: query.compact === "1",
+            includeWindowsMeta: query.include_windows_meta === "1",
+          }),
+        ),
       {
         operator: "api",
         query: M.noiseQuery,

@@ -11,16 +11,6 @@ export const NOISE_WINDOW_DAYS = [7, 14, 30] as const;
 export const DEFAULT_NOISE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-export interface NoiseFigures {
-  requests: number;
-  forbidden: number;
-  /** 403s per 100 requests, 2 decimals; null without requests. */
-  noise_percent: number | null;
-  /** 403s per elapsed hour of the span, 2 decimals. */
-  forbidden_per_hour: number;
-  within_threshold: boolean;
-}
-
 export interface NoiseWindowMeta {
   from: string;
   to: string;
@@ -30,30 +20,9 @@ export interface NoiseWindowMeta {
   hours_with_data: number;
 }
 
-export interface NoiseWindow extends NoiseFigures {
-  window_days: number;
-  meta?: NoiseWindowMeta;
-}
-
-export interface NoisePoint extends NoiseFigures {
-  date: string;
-}
-
-export interface NoiseThreshold {
-  max_percent: number;
-  /** null = the absolute threshold is off. */
-  max_per_hour: number | null;
-}
-
-export interface NoiseExport {
-  generated_at: string;
-  days: number;
-  threshold: NoiseThreshold;
-  within_threshold: boolean;
-  windows: NoiseWindow[];
-  points?: NoisePoint[];
-  query: { days: number; windows: number[]; compact: boolean; include_windows_meta: boolean };
-}
+export type NoiseFigures = ReturnType<typeof figures>;
+export type NoiseExport = Awaited<ReturnType<typeof noiseExport>>;
+type NoiseThreshold = ReturnType<typeof thresholdOf>;
 
 export interface NoiseInput {
   days?: number;
@@ -96,8 +65,11 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 const hourKey = (d: Date) => d.toISOString().slice(0, 13);
 const dayKey = (d: Date) => d.toISOString().slice(0, 10);
 
-/** Compared before rounding: 5.004 % is over a 5 % threshold even though it prints as 5. */
-function figures(t: NoiseThreshold, requests: number, forbidden: number, hours: number): NoiseFigures {
+/**
+ * Compared before rounding: 5.004 % is over a 5 % threshold even though it prints as 5. noise_percent: 403s per 100
+ * requests, 2 decimals, null without requests; forbidden_per_hour: 403s per elapsed hour of the span, 2 decimals.
+ */
+function figures(t: NoiseThreshold, requests: number, forbidden: number, hours: number) {
   const overPercent = forbidden * 100 > t.max_percent * requests;
   const overHourly = t.max_per_hour !== null && forbidden > t.max_per_hour * hours;
   return {
@@ -109,13 +81,14 @@ function figures(t: NoiseThreshold, requests: number, forbidden: number, hours: 
   };
 }
 
-export function thresholdOf(ctx: AppContext): NoiseThreshold {
+/** max_per_hour null: the absolute threshold is off. */
+export function thresholdOf(ctx: AppContext) {
   const r = ctx.config.readiness;
   return { max_percent: r.noiseMaxPercent, max_per_hour: r.noiseMaxPerHour > 0 ? r.noiseMaxPerHour : null };
 }
 
 /** The 403 noise export: per-window figures against the threshold, and (unless compact) one point per day. */
-export async function noiseExport(ctx: AppContext, input: NoiseInput): Promise<NoiseExport> {
+export async function noiseExport(ctx: AppContext, input: NoiseInput) {
   const days = noiseDaysOrThrow(input.days);
   const windows = noiseWindowsOrThrow(input.windows);
   // The days read: enough for the listed points and for the longest window.
@@ -133,13 +106,13 @@ export async function noiseExport(ctx: AppContext, input: NoiseInput): Promise<N
     const row = byDay.get(date);
     return { date, requests: row?.requests ?? 0, forbidden: row?.forbidden ?? 0, hours: i === span - 1 ? hoursToday : 24, withData: row?.hours_with_data ?? 0 };
   });
-  const points: NoisePoint[] = dayRows.slice(span - days).map((d) => ({ date: d.date, ...figures(threshold, d.requests, d.forbidden, d.hours) }));
+  const points = dayRows.slice(span - days).map((d) => ({ date: d.date, ...figures(threshold, d.requests, d.forbidden, d.hours) }));
 
-  const out: NoiseWindow[] = windows.map((n) => {
+  const out = windows.map((n) => {
     const rows = dayRows.slice(span - n);
     const sum = (f: (d: (typeof rows)[number]) => number) => rows.reduce((acc, d) => acc + f(d), 0);
     const hours = sum((d) => d.hours);
-    const w: NoiseWindow = {
+    const w: { window_days: number; meta?: NoiseWindowMeta } & NoiseFigures = {
       window_days: n,
       ...figures(
         threshold,
