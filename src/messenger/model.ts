@@ -129,20 +129,24 @@ const clientSeed = t.String({
 });
 const quantity = t.Integer({ minimum: 1, maximum: 100, description: "How many, 1–100" });
 
+/** A game as the catalog lists it; the operators' catalog preview shows the same, without the descriptions. */
+export const catalogGame = (reason?: string, campaign?: string) =>
+  t.Object({
+    game_key: t.String(),
+    title: t.String(),
+    audience_group: t.String(),
+    available: t.Boolean(),
+    reason: nullable(t.String({ description: reason })),
+    cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
+    campaign_id: nullable(t.Integer({ description: campaign })),
+  });
+
 export const GamesModel = {
   catalog: named(
     "MessengerGameCatalog",
     Envelope({
       games: t.Array(
-        t.Object({
-          game_key: t.String(),
-          title: t.String(),
-          audience_group: t.String(),
-          available: t.Boolean(),
-          reason: nullable(t.String({ description: "Why it is not available now, or what it needs" })),
-          cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
-          campaign_id: nullable(t.Integer({ description: "The catalog campaign that opens the game to this player; null when the game has none" })),
-        }),
+        catalogGame("Why it is not available now, or what it needs", "The catalog campaign that opens the game to this player; null when the game has none"),
       ),
       items: t.Array(t.Object({ item_key: t.String(), title: t.String(), price_points: t.Integer(), grants: Reward })),
       balances: Balances,

@@ -6,9 +6,11 @@ import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/paginatio
 import { intPath, intQuery } from "../../http/params";
 import { requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
-import { MAX_GRANT_MISSILES } from "./manual-grant";
 import { PROFILE_SORTS } from "./players-admin";
 import { windowQueryFields } from "./window";
+
+/** The most missiles one manual grant gives. */
+export const MAX_GRANT_MISSILES = 1000;
 
 const gamesParam = t.Optional(t.String({ maxLength: 200, description: "comma-separated game keys (spin_wheel, recon_grid); absent = every game" }));
 

@@ -69,32 +69,23 @@ export const tokenFingerprint = (token: string) => `sha256:${createHash("sha256"
 
 async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessCheck[]> {
   const m = ctx.config.messenger;
-  const out: ReadinessCheck[] = [];
   const token = m.botToken;
   const tokenOk = token !== undefined && /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/.test(token);
-  out.push(
-    tokenOk
-      ? check("bot_token", "pass", `set, bot id ${token.split(":")[0]}, fingerprint ${tokenFingerprint(token)}`, "<bot id>:<secret> from @BotFather")
-      : check(
-          "bot_token",
-          "fail",
-          token ? "set but not of the form <bot id>:<secret>" : "unset",
-          "<bot id>:<secret> from @BotFather",
-          "Set MESSENGER_BOT_TOKEN to the token @BotFather gave and restart.",
-        ),
-  );
+  const tokenObserved = tokenOk
+    ? `set, bot id ${token.split(":")[0]}, fingerprint ${tokenFingerprint(token)}`
+    : token
+      ? "set but not of the form <bot id>:<secret>"
+      : "unset";
 
   const secret = m.webhookSecret;
   const secretExpected = `1–256 characters of A-Z a-z 0-9 _ -, at least ${READINESS.webhookSecretMinLength} random ones`;
   const secretFix = `Set MESSENGER_WEBHOOK_SECRET to ${READINESS.webhookSecretMinLength}+ random characters of A-Z a-z 0-9 _ -, restart, then ${setWebhookFix(ctx, "give Telegram the same value")}`;
-  // `check` drops the fix of a pass, so each check below names its fix whatever its status.
   const [secretStatus, secretObserved]: [CheckStatus, string] =
     secret === undefined
       ? ["fail", "unset: the webhook refuses every update"]
       : !/^[A-Za-z0-9_-]{1,256}$/.test(secret)
         ? ["fail", `set, ${secret.length} characters, with characters Telegram refuses`]
         : [secret.length < READINESS.webhookSecretMinLength ? "warn" : "pass", `set, ${secret.length} characters`];
-  out.push(check("webhook_secret", secretStatus, secretObserved, secretExpected, secretFix));
 
   const base = new URL(ctx.config.publicBaseUrl);
   const port = base.port || (base.protocol === "https:" ? "443" : "80");
@@ -102,15 +93,6 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
   const urlFix =
     "Set PUBLIC_BASE_URL to the public https:// address in front of Herald (TLS terminated by a proxy is fine), restart, then call setWebhook again.";
   const badPort = base.protocol === "https:" && !WEBHOOK_PORTS.has(port);
-  out.push(
-    check(
-      "public_base_url",
-      base.protocol !== "https:" || badPort ? "fail" : "pass",
-      badPort ? `${base.origin} (port ${port})` : base.origin,
-      urlExpected,
-      urlFix,
-    ),
-  );
 
   const age = m.initDataMaxAgeSeconds;
   const initObserved = `mode ${m.initDataMode}${m.initDataMode === "hmac" ? "" : ` (${m.ed25519Keys} keys)`}, max age ${age} s`;
@@ -123,7 +105,6 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
         : age < READINESS.initDataMinAgeWarnSeconds
           ? `Raise MESSENGER_INIT_DATA_MAX_AGE_SECONDS to at least ${READINESS.initDataMinAgeWarnSeconds}: a mini-app left open longer gets init_data_expired.`
           : null;
-  out.push(check("init_data", initFix === null ? "pass" : "warn", initObserved, initExpected, initFix));
 
   const backlog = await outboxBacklog(ctx.store);
   const oldestS = backlog.oldest_pending_at ? Math.max(0, Math.floor((nowMs - Date.parse(backlog.oldest_pending_at)) / 1000)) : 0;
@@ -137,22 +118,34 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
       : backlog.pending >= READINESS.outboxPendingWarn || oldestS >= READINESS.outboxOldestPendingWarnSeconds
         ? "warn"
         : "pass";
-  out.push(check("outbox_backlog", backlogStatus, backlogObserved, backlogExpected, backlogFix));
 
   // Dead rows are few by design (a reply dies after 8 attempts or at a 4xx), so the status index bounds this.
   const since = new Date(nowMs - READINESS.deadWindowHours * 3_600_000).toISOString();
   const deadRecent = await deadSince(ctx.store, since);
   const deadObserved = `${deadRecent} dead in the last ${READINESS.deadWindowHours} h, ${backlog.dead} in all`;
-  out.push(
+  const deadFix =
+    "Read last_errors in GET /api/messenger/admin/bot/preview: 403 means players blocked the bot (expected now and then); 400/401/404 mean a bad token or payload.";
+  // `check` drops the fix of a pass, so each check names its fix whatever its status.
+  return [
     check(
-      "outbox_dead",
-      deadRecent === 0 ? "pass" : "warn",
-      deadObserved,
-      `no dead replies in the last ${READINESS.deadWindowHours} h`,
-      "Read last_errors in GET /api/messenger/admin/bot/preview: 403 means players blocked the bot (expected now and then); 400/401/404 mean a bad token or payload.",
+      "bot_token",
+      tokenOk ? "pass" : "fail",
+      tokenObserved,
+      "<bot id>:<secret> from @BotFather",
+      "Set MESSENGER_BOT_TOKEN to the token @BotFather gave and restart.",
     ),
-  );
-  return out;
+    check("webhook_secret", secretStatus, secretObserved, secretExpected, secretFix),
+    check(
+      "public_base_url",
+      base.protocol !== "https:" || badPort ? "fail" : "pass",
+      badPort ? `${base.origin} (port ${port})` : base.origin,
+      urlExpected,
+      urlFix,
+    ),
+    check("init_data", initFix === null ? "pass" : "warn", initObserved, initExpected, initFix),
+    check("outbox_backlog", backlogStatus, backlogObserved, backlogExpected, backlogFix),
+    check("outbox_dead", deadRecent === 0 ? "pass" : "warn", deadObserved, `no dead replies in the last ${READINESS.deadWindowHours} h`, deadFix),
+  ];
 }
 
 /** The newest stored update: every stored update passed the secret-token check, so it also dates the secret. */
@@ -177,61 +170,44 @@ const LIVE_CHECKS = [
   "webhook_secret_token",
 ] as const;
 
-function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, info: BotApiResult<WebhookInfo>, lastAt: string | null): ReadinessCheck[] {
-  const out: ReadinessCheck[] = [];
+function getMeCheck(ctx: AppContext, me: BotApiResult<BotUser>): ReadinessCheck {
   const tokenBotId = ctx.config.messenger.botToken?.split(":")[0];
   const configuredName = ctx.config.messenger.botUsername;
+  const expected = "getMe answers ok: Telegram accepts the token";
   if (!me.ok) {
     const fix =
       me.status === 401 || me.status === 404
         ? "Telegram refuses the token (revoked or mistyped): take the current token from @BotFather, set MESSENGER_BOT_TOKEN and restart."
         : "Make MESSENGER_BOT_API_BASE reachable from this host (firewall, proxy, DNS), then run again.";
-    out.push(check("bot_api_get_me", "fail", me.error, "getMe answers ok: Telegram accepts the token", fix));
-  } else if (tokenBotId !== undefined && String(me.result.id) !== tokenBotId)
-    out.push(
-      check(
-        "bot_api_get_me",
-        "fail",
-        `getMe answered bot id ${me.result.id}`,
-        `bot id ${tokenBotId}`,
-        "MESSENGER_BOT_API_BASE answers for another bot: point it at https://api.telegram.org.",
-      ),
-    );
-  else if (configuredName !== undefined && (me.result.username ?? "").toLowerCase() !== configuredName.toLowerCase())
-    out.push(
-      check(
-        "bot_api_get_me",
-        "fail",
-        `getMe answered @${me.result.username ?? "?"} (id ${me.result.id})`,
-        `@${configuredName} (MESSENGER_BOT_USERNAME)`,
-        `Commands addressed /cmd@${me.result.username ?? "?"} are ignored as meant for another bot: set MESSENGER_BOT_USERNAME=${me.result.username ?? ""} (or unset it to learn it from getMe) and restart.`,
-      ),
-    );
-  else out.push(check("bot_api_get_me", "pass", `@${me.result.username ?? "?"} (id ${me.result.id})`, "getMe answers ok: Telegram accepts the token"));
+    return check("bot_api_get_me", "fail", me.error, expected, fix);
+  }
+  const bot = `@${me.result.username ?? "?"} (id ${me.result.id})`;
+  if (tokenBotId !== undefined && String(me.result.id) !== tokenBotId) {
+    const fix = "MESSENGER_BOT_API_BASE answers for another bot: point it at https://api.telegram.org.";
+    return check("bot_api_get_me", "fail", `getMe answered bot id ${me.result.id}`, `bot id ${tokenBotId}`, fix);
+  }
+  if (configuredName !== undefined && (me.result.username ?? "").toLowerCase() !== configuredName.toLowerCase()) {
+    const fix = `Commands addressed /cmd@${me.result.username ?? "?"} are ignored as meant for another bot: set MESSENGER_BOT_USERNAME=${me.result.username ?? ""} (or unset it to learn it from getMe) and restart.`;
+    return check("bot_api_get_me", "fail", `getMe answered ${bot}`, `@${configuredName} (MESSENGER_BOT_USERNAME)`, fix);
+  }
+  return check("bot_api_get_me", "pass", bot, expected);
+}
 
-  const expectedUrl = expectedWebhookUrl(ctx);
+function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, info: BotApiResult<WebhookInfo>, lastAt: string | null): ReadinessCheck[] {
+  const getMe = getMeCheck(ctx, me);
   if (!info.ok) {
     const fix = "getWebhookInfo failed: fix bot_api_get_me first, then run again.";
-    for (const name of LIVE_CHECKS.slice(1)) out.push(check(name, "fail", info.error, "getWebhookInfo answers ok", fix));
-    return out;
+    return [getMe, ...LIVE_CHECKS.slice(1).map((name) => check(name, "fail", info.error, "getWebhookInfo answers ok", fix))];
   }
+  const expectedUrl = expectedWebhookUrl(ctx);
   const w = info.result;
-  out.push(
-    check(
-      "webhook_url",
-      w.url === expectedUrl ? "pass" : "fail",
-      w.url === "" ? "no webhook set (the bot is in getUpdates mode)" : w.url,
-      expectedUrl,
-      setWebhookFix(ctx, "Point Telegram at Herald"),
-    ),
-  );
+  const urlObserved = w.url === "" ? "no webhook set (the bot is in getUpdates mode)" : w.url;
 
   const pending = w.pending_update_count ?? 0;
   const pendingExpected = `fewer than ${READINESS.pendingUpdatesWarn} (fail at ${READINESS.pendingUpdatesFail})`;
   const pendingFix =
     "Telegram is holding updates it could not deliver: fix webhook_url and webhook_last_error first; pass drop_pending_updates: true to setWebhook to discard a stale backlog.";
   const pendingStatus = pending >= READINESS.pendingUpdatesFail ? "fail" : pending >= READINESS.pendingUpdatesWarn ? "warn" : "pass";
-  out.push(check("webhook_pending_updates", pendingStatus, `${pending} pending`, pendingExpected, pendingFix));
 
   const errAgeS = w.last_error_date ? Math.max(0, Math.floor(nowMs / 1000 - w.last_error_date)) : null;
   const errObserved =
@@ -241,14 +217,30 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
   const errExpected = `no delivery error in the last ${READINESS.lastErrorWarnSeconds} s`;
   const errFix = `Telegram could not deliver to ${w.url || expectedUrl}: check that the URL answers from the internet with a valid certificate; a 401 (or a 429, which Herald answers only to posts without the secret) means the secret_token Telegram sends in ${WEBHOOK_SECRET_HEADER} differs from MESSENGER_WEBHOOK_SECRET; ${setWebhookFix(ctx, "either way, once it answers")}.`;
   const errStatus = errAgeS === null || errAgeS >= READINESS.lastErrorWarnSeconds ? "pass" : errAgeS < READINESS.lastErrorFailSeconds ? "fail" : "warn";
-  out.push(check("webhook_last_error", errStatus, errObserved, errExpected, errFix));
 
   const handled = [...HANDLED_UPDATE_KINDS];
   const allowed = w.allowed_updates ?? [];
   const missing = handled.filter((k) => allowed.length > 0 && !allowed.includes(k));
   const allowedObserved = allowed.length === 0 ? "not set: Telegram's default (every kind but chat_member and reactions)" : allowed.join(", ");
   const allowedExpected = `includes ${handled.join(", ")} (the kinds Herald answers; others are recorded and ignored)`;
-  out.push(
+
+  // Telegram never reveals the secret_token it was given; the only evidence is updates passing the header check.
+  // Herald answers Telegram 401 only for a wrong secret, and 429 only to posts without the right secret.
+  const refusedStatus = /\b(401|429)\b/.exec(w.last_error_message ?? "")?.[1];
+  const unauthorized = refusedStatus !== undefined && errAgeS !== null && errAgeS < READINESS.lastErrorWarnSeconds;
+  const [secretStatus, secretObserved]: [CheckStatus, string] = unauthorized
+    ? ["fail", `Telegram's last delivery got ${refusedStatus} from Herald (${errAgeS} s ago): the secret_token Telegram sends does not match`]
+    : lastAt
+      ? ["pass", `cannot be read back from Telegram; verified by updates arriving with a valid header: last valid update at ${lastAt}`]
+      : ["warn", "cannot be read back from Telegram, and no update has arrived with a valid header yet"];
+  const secretFix = unauthorized
+    ? setWebhookFix(ctx, "Give Telegram the current secret")
+    : "Send /start to the bot and run this again; if webhook_last_error then shows a 401, call setWebhook with the current secret_token.";
+  return [
+    getMe,
+    check("webhook_url", w.url === expectedUrl ? "pass" : "fail", urlObserved, expectedUrl, setWebhookFix(ctx, "Point Telegram at Herald")),
+    check("webhook_pending_updates", pendingStatus, `${pending} pending`, pendingExpected, pendingFix),
+    check("webhook_last_error", errStatus, errObserved, errExpected, errFix),
     check(
       "webhook_allowed_updates",
       missing.length === 0 ? "pass" : "fail",
@@ -256,43 +248,8 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
       allowedExpected,
       setWebhookFix(ctx, "Subscribe to what Herald handles"),
     ),
-  );
-
-  // Telegram never reveals the secret_token it was given; the only evidence is updates passing the header check.
-  // Herald answers Telegram 401 only for a wrong secret, and 429 only to posts without the right secret.
-  const refusedStatus = /\b(401|429)\b/.exec(w.last_error_message ?? "")?.[1];
-  const unauthorized = refusedStatus !== undefined && errAgeS !== null && errAgeS < READINESS.lastErrorWarnSeconds;
-  const secretExpected = `Telegram sends MESSENGER_WEBHOOK_SECRET in ${WEBHOOK_SECRET_HEADER}`;
-  if (unauthorized)
-    out.push(
-      check(
-        "webhook_secret_token",
-        "fail",
-        `Telegram's last delivery got ${refusedStatus} from Herald (${errAgeS} s ago): the secret_token Telegram sends does not match`,
-        secretExpected,
-        setWebhookFix(ctx, "Give Telegram the current secret"),
-      ),
-    );
-  else if (lastAt)
-    out.push(
-      check(
-        "webhook_secret_token",
-        "pass",
-        `cannot be read back from Telegram; verified by updates arriving with a valid header: last valid update at ${lastAt}`,
-        secretExpected,
-      ),
-    );
-  else
-    out.push(
-      check(
-        "webhook_secret_token",
-        "warn",
-        "cannot be read back from Telegram, and no update has arrived with a valid header yet",
-        secretExpected,
-        "Send /start to the bot and run this again; if webhook_last_error then shows a 401, call setWebhook with the current secret_token.",
-      ),
-    );
-  return out;
+    check("webhook_secret_token", secretStatus, secretObserved, `Telegram sends MESSENGER_WEBHOOK_SECRET in ${WEBHOOK_SECRET_HEADER}`, secretFix),
+  ];
 }
 
 export async function botReadiness(ctx: AppContext, live: boolean) {

@@ -26,51 +26,11 @@ export function pageDays(raw: string | undefined): number {
   return n >= 1 && n <= PAGE_MAX_DAYS ? n : PAGE_DEFAULT_DAYS;
 }
 
-export interface DayPoint {
-  day: string;
-  plays: number;
-  players: number;
-  credits: number;
-}
-
-export interface CampaignRow {
-  kind: string;
-  key: string;
-  title: string;
-  game: string;
-  audience: string;
-  window: string;
-  state: "active" | "scheduled";
-}
-
-export interface MissionLine {
-  key: string;
-  title: string;
-  eventType: string;
-  source: string;
-  serverCounted: boolean;
-  target: string;
-  reward: string;
-  caps: string;
-  active: boolean;
-  revision: number;
-  updated: string;
-}
-
-export interface ConsoleData {
-  generatedAt: string;
-  days: number;
-  from: string;
-  to: string;
-  totals: Array<{ id: string; label: string; value: string }>;
-  games: Array<{ game: string; plays: string; players: string; credits: string; cost: string; rtp: string }>;
-  series: DayPoint[];
-  campaigns: CampaignRow[];
-  campaignsCut: boolean;
-  defaultWheel: string;
-  missions: MissionLine[];
-  missionsTotal: number;
-}
+// What the page's markup reads: the types of what the functions below return.
+export type ConsoleData = Awaited<ReturnType<typeof consoleData>>;
+export type DayPoint = ConsoleData["series"][number];
+export type CampaignRow = ConsoleData["campaigns"][number];
+export type MissionLine = ConsoleData["missions"][number];
 
 const rtp = (p: number | null) => (p === null ? "– (nothing spent)" : `${p} %`);
 
@@ -89,30 +49,23 @@ const minute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")}`;
 const windowText = (starts: string, ends: string | null) => `${minute(starts)} → ${ends === null ? "open-ended" : minute(ends)}`;
 
 /** Enabled campaigns that are running now or will start later (ended ones are history: the JSON lists keep them). */
-async function campaignRows(ctx: AppContext, nowIso: string): Promise<{ rows: CampaignRow[]; cut: boolean; defaultWheel: string }> {
+async function campaignRows(ctx: AppContext, nowIso: string) {
   const catalog = await listCatalogCampaigns(ctx, { include_disabled: false }, { limit: LIST_LIMIT });
   const wheels = await listWheelCampaigns(ctx, false, { limit: LIST_LIMIT });
   const live = (c: { active_now: boolean; starts_at: string }) => c.active_now || c.starts_at > nowIso;
-  const state = (c: { active_now: boolean }) => (c.active_now ? ("active" as const) : ("scheduled" as const));
-  const rows: CampaignRow[] = [
-    ...catalog.campaigns.filter(live).map((c) => ({
-      kind: "catalog",
-      key: `#${c.id}`,
-      title: c.title,
-      game: c.game_key,
-      audience: c.audience_group,
-      window: windowText(c.starts_at, c.ends_at),
-      state: state(c),
-    })),
-    ...wheels.campaigns.filter(live).map((w) => ({
-      kind: "wheel",
-      key: w.campaign_key,
-      title: w.title,
-      game: "spin_wheel",
-      audience: w.audience_group,
-      window: windowText(w.starts_at, w.ends_at),
-      state: state(w),
-    })),
+  type Campaign = { title: string; audience_group: string; starts_at: string; ends_at: string | null; active_now: boolean };
+  const row = (kind: string, key: string, game: string, c: Campaign) => ({
+    kind,
+    key,
+    title: c.title,
+    game,
+    audience: c.audience_group,
+    window: windowText(c.starts_at, c.ends_at),
+    state: c.active_now ? ("active" as const) : ("scheduled" as const),
+  });
+  const rows = [
+    ...catalog.campaigns.filter(live).map((c) => row("catalog", `#${c.id}`, c.game_key, c)),
+    ...wheels.campaigns.filter(live).map((w) => row("wheel", w.campaign_key, "spin_wheel", w)),
   ];
   // Active first, then by start; scheduled ones in the order they will open.
   rows.sort((a, b) => (a.state === b.state ? (a.window < b.window ? -1 : 1) : a.state === "active" ? -1 : 1));
@@ -124,7 +77,7 @@ async function campaignRows(ctx: AppContext, nowIso: string): Promise<{ rows: Ca
   };
 }
 
-async function missionLines(ctx: AppContext): Promise<{ lines: MissionLine[]; total: number }> {
+async function missionLines(ctx: AppContext) {
   const list = await listMissions(ctx, { limit: LIST_LIMIT });
   return {
     total: list.total,
@@ -145,7 +98,7 @@ async function missionLines(ctx: AppContext): Promise<{ lines: MissionLine[]; to
 }
 
 /** Everything the page shows for the last `days` UTC days. */
-export async function consoleData(ctx: AppContext, days: number): Promise<ConsoleData> {
+export async function consoleData(ctx: AppContext, days: number) {
   const now = ctx.clock.now().toISOString();
   await foldLedger(ctx);
   const o = await gamesOverview(ctx, { days });

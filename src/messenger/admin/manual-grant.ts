@@ -8,27 +8,21 @@
 // no player request id can take ("/" is outside their alphabet) — and the same request_id used for ANOTHER player
 // is found through the audit rows, inside the transaction and after a lock every grant takes (the grants' row of
 // messenger_versions), so two grants racing on two instances run one after the other and cannot both pass.
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import { auditOperator } from "../operator-audit";
 import { AppError } from "../../http/errors";
 import { applyAction } from "../ledger";
 import { auditTargetsWithRequestId } from "../store/read-models";
 import { lockVersionRow } from "../store/versions";
 import { MANUAL_GRANT_ACTION } from "./overview";
 import { playerOrThrow } from "./players-admin";
+import type { AnalyticsModel } from "./analytics-model";
 
-export const MAX_GRANT_MISSILES = 1000;
 export const GRANT_AUDIT_ACTION = "messenger.recon_grid.manual_grant";
 
-export interface ManualGrantInput {
-  telegram_user_id: number;
-  missiles: number;
-  reason: string;
-  request_id: string;
-}
-
-export async function manualGrant(ctx: AppContext, admin: AdminRequest, input: ManualGrantInput) {
+export async function manualGrant(ctx: AppContext, admin: AdminRequest, input: Static<typeof AnalyticsModel.grantBody>) {
   // An unknown player is a 404, not a new player: a grant to an id nobody has used is most likely a typo.
   await playerOrThrow(ctx, input.telegram_user_id);
   const reason = input.reason.trim();
@@ -54,14 +48,7 @@ export async function manualGrant(ctx: AppContext, admin: AdminRequest, input: M
         throw new AppError("request_id_reused", `request_id ${JSON.stringify(input.request_id)} was already used for a grant to another player`);
       }
       const grant = { telegram_user_id: input.telegram_user_id, missiles: input.missiles, reason, request_id: input.request_id, granted_at: now };
-      await recordAudit(t, {
-        at: now,
-        actor: admin.actor,
-        action: GRANT_AUDIT_ACTION,
-        target: String(input.telegram_user_id),
-        details: { ...grant, missile_balance_before: player.missile_balance },
-        requestId: admin.requestId,
-      });
+      await auditOperator(t, admin, now, GRANT_AUDIT_ACTION, String(input.telegram_user_id), { ...grant, missile_balance_before: player.missile_balance });
       return { deltas: { freeSpins: 0, missiles: input.missiles, points: 0 }, result: { grant } };
     },
   );

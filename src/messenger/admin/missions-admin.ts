@@ -3,14 +3,16 @@
 // and the write are ONE statement (`UPDATE … WHERE mission_key = ? AND revision = ?`) inside a transaction that
 // also writes the audit row and holds the mission's row lock from its first statement, so of two edits naming the
 // same revision exactly one applies and the other is told the revision that won.
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import { auditOperator } from "../operator-audit";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";
 import { adminMissionView, type MissionRow } from "../games/missions";
 import { highestUnfinishedProgress, lockMission, missionByKey, updateMissionIfRevision } from "../store/missions";
+import type { MissionAdminModel } from "./missions-model";
 
 export const REVISION_HEADER = "X-Expected-Revision";
 
@@ -34,14 +36,7 @@ export function expectedRevisionOrThrow(raw: string | undefined, required: boole
   return Number(value);
 }
 
-export interface MissionPatch {
-  title?: string;
-  event_type?: string;
-  target?: number;
-  reward?: { free_spins?: number; missiles?: number; points?: number; salutes?: string | null };
-  daily_cap?: number;
-  per_minute_cap?: number;
-}
+type MissionPatch = Static<typeof MissionAdminModel.patchBody>;
 
 /** Body field → column, in the order changed_fields lists them. */
 const COLUMNS: Array<[string, keyof MissionRow, (p: MissionPatch) => string | number | null | undefined]> = [
@@ -136,18 +131,11 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
     );
     if (!after) throw conflict(key, expected, (await missionOrThrow(t, key)).revision);
     const changed = changes.map((c) => c.field);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "messenger.mission.update",
-      target: key,
-      details: {
-        revision: after.revision,
-        changed_fields: changed,
-        before: Object.fromEntries(changes.map((c) => [c.field, before[c.column]])),
-        after: Object.fromEntries(changes.map((c) => [c.field, after[c.column]])),
-      },
-      requestId: admin.requestId,
+    await auditOperator(t, admin, now, "messenger.mission.update", key, {
+      revision: after.revision,
+      changed_fields: changed,
+      before: Object.fromEntries(changes.map((c) => [c.field, before[c.column]])),
+      after: Object.fromEntries(changes.map((c) => [c.field, after[c.column]])),
     });
     return { mission: adminMissionView(after), changed_fields: changed };
   });
@@ -166,14 +154,7 @@ export async function setMissionActive(ctx: AppContext, admin: AdminRequest, key
     if ((before.active === 1) === active) return { mission: adminMissionView(before), changed: false };
     const after = await updateMissionIfRevision(t, key, before.revision, [{ column: "active", value: active ? 1 : 0 }], now);
     if (!after) throw conflict(key, before.revision, (await missionOrThrow(t, key)).revision);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: active ? "messenger.mission.activate" : "messenger.mission.deactivate",
-      target: key,
-      details: { revision: after.revision, active },
-      requestId: admin.requestId,
-    });
+    await auditOperator(t, admin, now, active ? "messenger.mission.activate" : "messenger.mission.deactivate", key, { revision: after.revision, active });
     return { mission: adminMissionView(after), changed: true };
   });
 }

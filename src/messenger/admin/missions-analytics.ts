@@ -24,28 +24,6 @@ import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
 
 type Reason = (typeof REFUSAL_REASONS)[number];
 
-interface EventCounts {
-  accepted: number;
-  accepted_units: number;
-  refused: number;
-  refused_by_reason: Record<Reason, number>;
-}
-
-interface RewardsPaid {
-  completions_paid: number;
-  free_spins: number;
-  missiles: number;
-  points: number;
-  salutes: string;
-}
-
-interface Figures {
-  enrollments: number;
-  completions: number;
-  events: EventCounts;
-  rewards_paid: RewardsPaid;
-}
-
 /** Salutes amounts have at most 6 decimals: summed as integer micro-units, so the total is exact. */
 const MICRO = 1_000_000n;
 const toMicro = (amount: string) => {
@@ -57,13 +35,15 @@ const fromMicro = (micro: bigint) => {
   return frac ? `${micro / MICRO}.${frac}` : `${micro / MICRO}`;
 };
 
-const emptyFigures = (): Figures & { salutesMicro: bigint } => ({
+/** A mission's figures, and the salutes paid as micro-units while they are summed. */
+const emptyFigures = () => ({
   enrollments: 0,
   completions: 0,
   events: { accepted: 0, accepted_units: 0, refused: 0, refused_by_reason: Object.fromEntries(REFUSAL_REASONS.map((r) => [r, 0])) as Record<Reason, number> },
   rewards_paid: { completions_paid: 0, free_spins: 0, missiles: 0, points: 0, salutes: "0" },
   salutesMicro: 0n,
 });
+type Figures = Omit<ReturnType<typeof emptyFigures>, "salutesMicro">;
 
 const noFigures = (): Figures => {
   const { salutesMicro: _, ...f } = emptyFigures();

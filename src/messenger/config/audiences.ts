@@ -1,23 +1,17 @@
 // Operator audience groups (GET/POST /api/messenger/admin/games/audience-groups): made and replaced by key, each
 // change audited in its own transaction; the built-in groups are listed first and cannot be redefined.
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { badCursor } from "../../http/pagination";
 import { audienceGroupByKey, audienceGroupExists, audienceGroupsPage, countAudienceGroups, insertAudienceGroup, updateAudienceGroup } from "../store/config";
 import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";
-import { type AudienceGroupRow, bumpGamesConfigVersion, invalidateGamesConfig } from "./cache";
+import { type AudienceGroupRow, writeGamesConfig } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
-
-export interface AudienceGroupInput {
-  group_key: string;
-  title?: string;
-  rule?: AudienceRule;
-  update?: boolean;
-}
+import type { GamesConfigModel } from "./model";
 
 const groupView = (g: AudienceGroupRow) => ({
   group_key: g.group_key,
@@ -88,15 +82,13 @@ function checkRule(rule: AudienceRule): AudienceRule {
  * Creates a group, or with update: true changes an existing group's title and/or rule (omitted ones keep their
  * value; the key is the identity, and every campaign, promo and mission naming it follows the new rule).
  */
-export async function saveAudienceGroup(ctx: AppContext, admin: AdminRequest, input: AudienceGroupInput) {
+export async function saveAudienceGroup(ctx: AppContext, admin: AdminRequest, input: Static<typeof GamesConfigModel.groupBody>) {
   if (isBuiltinGroup(input.group_key)) throw badField("body.group_key", `${JSON.stringify(input.group_key)} is a built-in group and cannot be redefined`);
   if (!input.update && input.title === undefined) throw badField("body.title", "is required when creating an audience group");
   if (!input.update && input.rule === undefined) throw badField("body.rule", "is required when creating an audience group");
   const rule = input.rule === undefined ? undefined : checkRule(input.rule);
-  const now = ctx.clock.now().toISOString();
-  const result = await ctx.store.tx(async (t) => {
-    // First: the version row's lock makes every configuration write of every instance run one at a time.
-    await bumpGamesConfigVersion(t, now);
+  const audit = { action: "messenger.audience_group", target: (g: AudienceGroupRow) => g.group_key, view: groupView };
+  const { view, created } = await writeGamesConfig(ctx, admin, audit, async (t, now) => {
     const before = await audienceGroupByKey(t, input.group_key);
     if (before && !input.update)
       throw new AppError("conflict", `body.group_key: the audience group ${input.group_key} exists; send update: true to replace its title and rule`, {
@@ -112,16 +104,7 @@ export async function saveAudienceGroup(ctx: AppContext, admin: AdminRequest, in
           created_by: actorLabel(admin.actor),
           created_at: now,
         });
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: before ? "messenger.audience_group.update" : "messenger.audience_group.create",
-      target: input.group_key,
-      details: { before: before ? groupView(before) : null, after: groupView(row) },
-      requestId: admin.requestId,
-    });
-    return { audience_group: groupView(row), created: !before };
+    return { before, row };
   });
-  invalidateGamesConfig(ctx);
-  return result;
+  return { audience_group: view, created };
 }

@@ -4,6 +4,7 @@
 // games_config version in its own transaction (bumpGamesConfigVersion), and each instance re-reads that counter at
 // most once a second (src/messenger/version-watch.ts) and reloads when it moved; a write in this process drops
 // the copy at once (invalidateGamesConfig, after the commit).
+import type { AdminRequest } from "../../auth/admin-plugin";
 import { type AppContext, slot, stateOf } from "../../context";
 import type { Queryable } from "../../db/port";
 import {
@@ -14,6 +15,7 @@ import {
   enabledWheelCampaigns,
   type WheelCampaignRow,
 } from "../store/config";
+import { auditOperator } from "../operator-audit";
 import { bumpVersion } from "../store/versions";
 import { type VersionWatch, versionWatch } from "../version-watch";
 import { type AudienceRule, type CompiledRule, compileRule } from "./audience-rule";
@@ -95,6 +97,30 @@ export function invalidateGamesConfig(ctx: AppContext): void {
   const c = stateOf(ctx, CACHE);
   drop(c);
   c.watch.reset();
+}
+
+/**
+ * One admin write of the configuration in its own transaction. First the version row's lock: configuration writes of
+ * every instance run one at a time, so two overlapping campaigns saved at once cannot both pass the overlap check.
+ * Then `write`, audited as `<action>.create` or `.update` with the row before and after as `view` shows it.
+ */
+export async function writeGamesConfig<R, V extends Record<string, unknown>>(
+  ctx: AppContext,
+  admin: AdminRequest,
+  audit: { action: string; target: (row: R) => string; view: (row: R, nowIso: string) => V },
+  write: (t: Queryable, nowIso: string) => Promise<{ before: R | null; row: R }>,
+): Promise<{ view: V; created: boolean }> {
+  const now = ctx.clock.now().toISOString();
+  const result = await ctx.store.tx(async (t) => {
+    await bumpGamesConfigVersion(t, now);
+    const { before, row } = await write(t, now);
+    const after = audit.view(row, now);
+    const action = `${audit.action}.${before ? "update" : "create"}`;
+    await auditOperator(t, admin, now, action, audit.target(row), { before: before ? audit.view(before, now) : null, after });
+    return { view: after, created: !before };
+  });
+  invalidateGamesConfig(ctx);
+  return result;
 }
 
 /** Half-open windows [starts_at, ends_at), null end = open-ended; ISO strings of one format compare as text. */

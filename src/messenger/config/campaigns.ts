@@ -2,30 +2,18 @@
 // and when. A game with no enabled campaign is open to its built-in audience; a game with one or more is
 // launchable only by a player inside one that is active now — the others still see it in the catalog, marked
 // unavailable with the reason (docs/messenger-admin-games.md "Catalog campaigns").
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { inAudience } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { catalogCampaignById, catalogCampaignsPage, insertCatalogCampaign, otherEnabledCatalogCampaigns, updateCatalogCampaign } from "../store/config";
-import { bumpGamesConfigVersion, type CatalogCampaignRow, type GamesConfig, inWindow, invalidateGamesConfig, windowsOverlap } from "./cache";
+import { type CatalogCampaignRow, type GamesConfig, inWindow, windowsOverlap, writeGamesConfig } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
-
-export const CAMPAIGN_GAMES = ["spin_wheel", "recon_grid"] as const;
-export type CampaignGame = (typeof CAMPAIGN_GAMES)[number];
-
-export interface CatalogCampaignInput {
-  id?: number;
-  game_key?: CampaignGame;
-  audience_group?: string;
-  title?: string;
-  starts_at?: string;
-  ends_at?: string | null;
-  enabled?: boolean;
-}
+import type { GamesConfigModel } from "./model";
 
 export const campaignView = (c: CatalogCampaignRow, nowIso: string) => ({
   id: c.id,
@@ -111,12 +99,9 @@ export function refuseOverlap<T extends { starts_at: string; ends_at: string | n
 }
 
 /** Creates a campaign, or with `id` updates that one (omitted fields keep their value; enabled: false disables it). */
-export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: CatalogCampaignInput) {
-  const now = ctx.clock.now().toISOString();
-  const result = await ctx.store.tx(async (t) => {
-    // First: the version row's lock runs configuration writes one at a time, so two overlapping campaigns saved on
-    // two instances at once cannot both pass the overlap check.
-    await bumpGamesConfigVersion(t, now);
+export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: Static<typeof GamesConfigModel.campaignBody>) {
+  const audit = { action: "messenger.catalog_campaign", target: (c: CatalogCampaignRow) => String(c.id), view: campaignView };
+  const { view, created } = await writeGamesConfig(ctx, admin, audit, async (t, now) => {
     const before = input.id === undefined ? null : await catalogCampaignById(t, input.id);
     if (input.id !== undefined && !before)
       throw new AppError("campaign_not_found", `body.id: no catalog campaign ${input.id}`, { details: [{ field: "body.id", problem: "no such campaign" }] });
@@ -136,17 +121,7 @@ export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, 
       const others = await otherEnabledCatalogCampaigns(t, next.game_key, next.audience_group, before?.id ?? 0);
       refuseOverlap(next, others, (o) => campaignView(o, now), "catalog campaign(s) of this game");
     }
-    const row = before ? await updateCatalogCampaign(t, before.id, next) : await insertCatalogCampaign(t, next, actorLabel(admin.actor), now);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: before ? "messenger.catalog_campaign.update" : "messenger.catalog_campaign.create",
-      target: String(row.id),
-      details: { before: before ? campaignView(before, now) : null, after: campaignView(row, now) },
-      requestId: admin.requestId,
-    });
-    return { campaign: campaignView(row, now), created: !before };
+    return { before, row: before ? await updateCatalogCampaign(t, before.id, next) : await insertCatalogCampaign(t, next, actorLabel(admin.actor), now) };
   });
-  invalidateGamesConfig(ctx);
-  return result;
+  return { campaign: view, created };
 }

@@ -4,13 +4,20 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQuery, PageQueryEcho } from "../../http/pagination";
 import { intQuery } from "../../http/params";
-import { Reward } from "../model";
+import { catalogGame, Reward } from "../model";
 import { nullable } from "../../http/routes/declare";
 import { MAX_RULE_LANGUAGES, MAX_RULE_USER_IDS } from "./audience-rule";
-import { MAX_COOLDOWN_SECONDS, MAX_SEGMENTS, MAX_TOTAL_WEIGHT, MIN_COOLDOWN_SECONDS } from "./wheel-campaigns";
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
-const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description }));
+/** A wheel campaign's bounds, here with its schema; saveWheelCampaign checks the segments against the same. */
+export const MAX_SEGMENTS = 24;
+/** fairInt's bias stays below 2^-32 only for n ≤ 2^20 (src/messenger/games/fair.ts), so the weights sum to at most this. */
+export const MAX_TOTAL_WEIGHT = 2 ** 20;
+export const MIN_COOLDOWN_SECONDS = 60;
+export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
+
+/** A yes/no query parameter: 1 or true, 0 or false. */
+export const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description }));
 
 /**
  * limit/offset/cursor of every list here (src/http/pagination.ts): the cursor holds the last row's sort key, so
@@ -248,18 +255,7 @@ export const GamesConfigModel = {
         points_earned: t.Integer(),
         created_at: t.String(),
       }),
-      games: t.Array(
-        t.Object({
-          game_key: t.String(),
-          title: t.String(),
-          audience_group: t.String(),
-          available: t.Boolean(),
-          reason: nullable(t.String()),
-          cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
-          campaign_id: nullable(t.Integer()),
-        }),
-        { description: "Exactly what GET /api/messenger/games/catalog answers this player" },
-      ),
+      games: t.Array(catalogGame(), { description: "Exactly what GET /api/messenger/games/catalog answers this player" }),
       explain: t.Array(
         t.Object({
           game_key: t.String(),

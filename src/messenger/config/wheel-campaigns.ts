@@ -2,9 +2,9 @@
 // and window of the wheel a player spins. The draw itself is unchanged (docs/messenger.md "Provably fair": the
 // segment is picked by fairInt over the campaign's weights); a spin records its campaign_key, and a campaign's
 // segments are frozen once a spin used them, so every past spin stays recomputable from the campaign it names.
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
@@ -13,26 +13,11 @@ import { requireAudienceGroup } from "./audiences";
 import { refuseOverlap } from "./campaigns";
 import { insertWheelCampaign, otherEnabledWheelCampaigns, updateWheelCampaign, wheelCampaignByKey, wheelCampaignsPage } from "../store/config";
 import { campaignHasSpins } from "../store/fair";
-import { bumpGamesConfigVersion, type GamesConfig, inWindow, invalidateGamesConfig, type StoredSegment, type WheelCampaignRow } from "./cache";
+import { type GamesConfig, inWindow, type StoredSegment, type WheelCampaignRow, writeGamesConfig } from "./cache";
 import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { type GamesConfigModel, MAX_SEGMENTS, MAX_TOTAL_WEIGHT } from "./model";
 
-export const MAX_SEGMENTS = 24;
-/** fairInt's bias stays below 2^-32 only for n ≤ 2^20 (src/messenger/games/fair.ts), so the weights sum to at most this. */
-export const MAX_TOTAL_WEIGHT = 2 ** 20;
-export const MIN_COOLDOWN_SECONDS = 60;
-export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
-
-export interface WheelCampaignInput {
-  campaign_key: string;
-  update?: boolean;
-  title?: string;
-  audience_group?: string;
-  starts_at?: string;
-  ends_at?: string | null;
-  cooldown_seconds?: number;
-  segments?: Array<{ label: string; weight: number; reward: { free_spins?: number; missiles?: number; points?: number } }>;
-  enabled?: boolean;
-}
+type WheelCampaignInput = Static<typeof GamesConfigModel.wheelBody>;
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
@@ -135,10 +120,8 @@ function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): S
 export async function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, input: WheelCampaignInput) {
   if (input.campaign_key === WHEEL_CAMPAIGN.campaign_key) throw badField("body.campaign_key", `${WHEEL_CAMPAIGN.campaign_key} is the built-in campaign`);
   const segments = input.segments === undefined ? undefined : checkSegments(input.segments);
-  const now = ctx.clock.now().toISOString();
-  const result = await ctx.store.tx(async (t) => {
-    // First: the version row's lock runs configuration writes one at a time (see saveCatalogCampaign).
-    await bumpGamesConfigVersion(t, now);
+  const audit = { action: "messenger.wheel_campaign", target: (w: WheelCampaignRow) => w.campaign_key, view: wheelView };
+  const { view, created } = await writeGamesConfig(ctx, admin, audit, async (t, now) => {
     const before = await wheelCampaignByKey(t, input.campaign_key);
     if (before && !input.update)
       throw new AppError("conflict", `body.campaign_key: the wheel campaign ${input.campaign_key} exists; send update: true to change it`, {
@@ -172,16 +155,7 @@ export async function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, in
     const row = before
       ? await updateWheelCampaign(t, input.campaign_key, next)
       : await insertWheelCampaign(t, input.campaign_key, next, actorLabel(admin.actor), now);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: before ? "messenger.wheel_campaign.update" : "messenger.wheel_campaign.create",
-      target: input.campaign_key,
-      details: { before: before ? wheelView(before, now) : null, after: wheelView(row, now) },
-      requestId: admin.requestId,
-    });
-    return { campaign: wheelView(row, now), created: !before };
+    return { before, row };
   });
-  invalidateGamesConfig(ctx);
-  return result;
+  return { campaign: view, created };
 }

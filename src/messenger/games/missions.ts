@@ -9,9 +9,10 @@
 //   per UTC day;
 // refused events are recorded and answered with accepted=false and a reason. Completing pays the reward once
 // (a ledger action keyed by the mission, nested in the event's transaction).
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import { auditOperator } from "../operator-audit";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
@@ -39,20 +40,9 @@ import {
 } from "../store/missions";
 import { checkMissionLimitsOrThrow, type ProgressSource, progressSourceOrThrow } from "./mission-sources";
 import { paySalutes, type SalutesPayout } from "./salutes-reward";
+import type { MissionModel } from "./promos-model";
 
 export type { MissionRow };
-
-export interface NewMission {
-  mission_key: string;
-  title: string;
-  event_type: string;
-  /** Required as "self_reported" for an event type the server does not observe; "server" otherwise. */
-  progress_source?: ProgressSource;
-  target: number;
-  reward: { free_spins?: number; missiles?: number; points?: number; salutes?: string };
-  daily_cap: number;
-  per_minute_cap: number;
-}
 
 export const missionView = (m: MissionRow) => ({
   mission_key: m.mission_key,
@@ -78,7 +68,7 @@ const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progre
   completed: e.completed_at !== null,
 });
 
-export async function createMission(ctx: AppContext, admin: AdminRequest, input: NewMission) {
+export async function createMission(ctx: AppContext, admin: AdminRequest, input: Static<typeof MissionModel.createBody>) {
   const source = progressSourceOrThrow(input.event_type, input.progress_source);
   checkMissionLimitsOrThrow(source, input);
   const now = ctx.clock.now().toISOString();
@@ -100,14 +90,7 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
       at: now,
     });
     if (!row) throw new AppError("conflict", `A mission with key ${JSON.stringify(input.mission_key)} already exists`);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "messenger.mission.create",
-      target: input.mission_key,
-      details: adminMissionView(row),
-      requestId: admin.requestId,
-    });
+    await auditOperator(t, admin, now, "messenger.mission.create", input.mission_key, adminMissionView(row));
     return { mission: adminMissionView(row) };
   });
 }
@@ -230,12 +213,7 @@ async function payReward(ctx: AppContext, s: ActionScope, telegramUserId: number
       result: {
         mission_key: m.mission_key,
         reward,
-        salutes: await paySalutes(ctx, scope, player, {
-          amount: m.reward_salutes,
-          idempotencyKey: `messenger:mission:${m.mission_key}:${telegramUserId}`,
-          reason: "messenger_mission",
-          rewardKey: `mission:${m.mission_key}`,
-        }),
+        salutes: await paySalutes(ctx, scope, player, m.reward_salutes, "mission", m.mission_key),
       },
     }),
   );

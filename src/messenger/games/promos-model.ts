@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
-import { AdminPage, AdminPageQuery, audienceKey } from "../config/model";
+import { AdminPage, AdminPageQuery, audienceKey, flag } from "../config/model";
 import { initData, Replayed, Reward, requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
@@ -109,9 +109,7 @@ export const PromoModel = {
   ),
   created: named("MessengerPromoCreated", Envelope({ promo: Promo, created: t.Boolean({ description: "false: an existing code was updated" }) })),
   listQuery: t.Object({
-    include_disabled: t.Optional(
-      t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1 or true: list disabled promos too" }),
-    ),
+    include_disabled: flag("1 or true: list disabled promos too"),
     ...AdminPageQuery,
   }),
   list: named(

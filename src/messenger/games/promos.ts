@@ -1,8 +1,9 @@
 // One-time promo codes: made by an operator (audited), claimed once per player, up to a total cap, before an
 // expiry, by an audience group. A claim is a game-ledger action, so its reward and the claim commit together.
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import { auditOperator } from "../operator-audit";
 import { AppError } from "../../http/errors";
 import { inAudience } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";
@@ -12,18 +13,9 @@ import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
+import type { PromoModel } from "./promos-model";
 
-export interface NewPromo {
-  code: string;
-  /** true: change an existing code (caps, expiry, audience, enabled); without it an existing code is 409 conflict. */
-  update?: boolean;
-  reward?: { free_spins?: number; missiles?: number; points?: number; salutes?: string };
-  max_claims?: number;
-  audience_group?: string;
-  /** null (on update): no expiry any more. */
-  expires_at?: string | null;
-  enabled?: boolean;
-}
+type NewPromo = Static<typeof PromoModel.createBody>;
 
 const promoView = (p: PromoRow) => ({
   code: p.code,
@@ -63,14 +55,7 @@ export async function createPromo(ctx: AppContext, admin: AdminRequest, input: N
       throw new AppError("conflict", `A promo with code ${JSON.stringify(input.code)} already exists; send update: true to change its caps, expiry or state`, {
         details: [{ field: "body.code", problem: "already exists" }],
       });
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "messenger.promo.create",
-      target: input.code,
-      details: promoView(row),
-      requestId: admin.requestId,
-    });
+    await auditOperator(t, admin, now, "messenger.promo.create", input.code, promoView(row));
     return { promo: promoView(row), created: true };
   });
 }
@@ -115,14 +100,7 @@ async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo
       enabled: input.enabled === undefined ? before.enabled : input.enabled ? 1 : 0,
     });
     if (!row) throw capBelowClaims(before.code, maxClaims, before.claims);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "messenger.promo.update",
-      target: before.code,
-      details: { before: promoView(before), after: promoView(row) },
-      requestId: admin.requestId,
-    });
+    await auditOperator(t, admin, now, "messenger.promo.update", before.code, { before: promoView(before), after: promoView(row) });
     return { promo: promoView(row), created: false };
   });
 }
@@ -180,12 +158,7 @@ export function claimPromoIn(ctx: AppContext, config: GamesConfig, s: ActionScop
         earnedPoints: reward.points,
         result: {
           promo: { code: promo.code, reward, claimed_at: now },
-          salutes: await paySalutes(ctx, scope, player, {
-            amount: promo.reward_salutes,
-            idempotencyKey: `messenger:promo:${promo.code}:${telegramUserId}`,
-            reason: "messenger_promo",
-            rewardKey: `promo:${promo.code}`,
-          }),
+          salutes: await paySalutes(ctx, scope, player, promo.reward_salutes, "promo", promo.code),
         },
       };
     },

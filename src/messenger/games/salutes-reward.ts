@@ -29,23 +29,22 @@ export interface SalutesPayout {
   reason: string | null;
 }
 
-export interface SalutesRewardInput {
-  amount: string | null;
-  /** The salutes service's idempotency key for this payout. */
-  idempotencyKey: string;
-  /** The salutes ledger reason: messenger_promo or messenger_mission. */
-  reason: string;
-  /** What is paid once per partner user: `promo:<code>` or `mission:<mission_key>`. */
-  rewardKey: string;
-}
-
 /**
- * Pays the reward's salutes in the action's transaction (`s.t`), through the salutes service's own verb (a ledger
- * entry and its salutes.credit event); the dispatcher is nudged after the commit (`s.after`).
+ * Pays the salutes of a promo or mission in the action's transaction (`s.t`), through the salutes service's own verb
+ * (a ledger entry and its salutes.credit event, reason messenger_<kind>); the dispatcher is nudged after the commit
+ * (`s.after`). What is paid once per partner user is the reward `<kind>:<key>` (`promo:<code>`, `mission:<mission_key>`).
  */
-export async function paySalutes(ctx: AppContext, s: ActionScope, player: PlayerRow, input: SalutesRewardInput): Promise<SalutesPayout | null> {
-  const { amount, idempotencyKey, reason, rewardKey } = input;
+export async function paySalutes(
+  ctx: AppContext,
+  s: ActionScope,
+  player: PlayerRow,
+  amount: string | null,
+  kind: "promo" | "mission",
+  key: string,
+): Promise<SalutesPayout | null> {
   if (amount === null || Number(amount) === 0) return null;
+  const rewardKey = `${kind}:${key}`;
+  const idempotencyKey = `messenger:${rewardKey}:${player.telegram_user_id}`;
   const partner = ctx.config.messenger.salutesPartner;
   const unpaid = (why: string): SalutesPayout => ({
     amount,
@@ -67,7 +66,7 @@ export async function paySalutes(ctx: AppContext, s: ActionScope, player: Player
       const entry = await postEntry(t, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
         user_id: String(userId),
         amount: Number(amount),
-        reason,
+        reason: `messenger_${kind}`,
         source: "messenger",
       });
       await setSalutesRewardEntry(t, { partner, partnerUserId: userId, rewardKey }, entry.answer.ledger_entry_id);

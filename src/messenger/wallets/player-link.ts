@@ -1,8 +1,8 @@
 // Operator linking: an operator ties a player to a user of MESSENGER_SALUTES_PARTNER (or unties it), audited.
 // The wallet proof links automatically; this is for players who cannot sign (support cases, migrations).
 import type { AdminRequest } from "../../auth/admin-plugin";
-import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
+import { auditOperator } from "../operator-audit";
 import { AppError, NotFoundError } from "../../http/errors";
 import { getUserOrThrow } from "../../partner/service";
 import { getPlayer, playerView } from "../players";
@@ -19,18 +19,11 @@ export async function linkPlayer(ctx: AppContext, admin: AdminRequest, telegramU
     // A user of another partner (or none) is a 404, the partner domain's usual answer.
     const userId = input.user_id === null ? null : (await getUserOrThrow(t, { partner, mode: "live" }, input.user_id)).id;
     await setLink(t, telegramUserId, userId, userId === null ? null : "operator");
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "messenger.player.link",
-      target: String(telegramUserId),
-      details: {
-        partner,
-        before: player.linked_user_id === null ? null : String(player.linked_user_id),
-        after: userId === null ? null : String(userId),
-        reason: input.reason,
-      },
-      requestId: admin.requestId,
+    await auditOperator(t, admin, now, "messenger.player.link", String(telegramUserId), {
+      partner,
+      before: player.linked_user_id === null ? null : String(player.linked_user_id),
+      after: userId === null ? null : String(userId),
+      reason: input.reason,
     });
     return { player: playerView((await getPlayer(t, telegramUserId))!) };
   });
