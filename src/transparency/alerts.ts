@@ -70,6 +70,20 @@ function recommendations(run: RunRow, baseline: RunRow | null, level: string): s
   return out;
 }
 
+/** The two sides of the alert and their fields (alertSide's, in order): alerts.csv's current.<field> and baseline.<field> columns. */
+export const ALERT_SIDES = ["current", "baseline"] as const;
+export const ALERT_SIDE_KEYS = [
+  "run_id",
+  "label",
+  "overall",
+  "signatures_with_anomalies",
+  "rows_total",
+  "sig_delta",
+  "sig_delta_pct",
+  "rows_delta",
+  "rows_delta_pct",
+] as const;
+
 /** One side of the alert: a run's aggregates and their change since the complete run before it (null without one). */
 function alertSide(run: RunRow, before: RunRow | null) {
   const sigDelta = before ? run.signatures_with_anomalies - before.signatures_with_anomalies : null;
@@ -141,23 +155,6 @@ export function alertsRow(a: AlertsAnswer): Record<string, string | number | boo
     "thresholds.sigs_increase_threshold_pct": s.thresholds.sigs_increase_threshold_pct,
     "thresholds.rows_increase_threshold_pct": s.thresholds.rows_increase_threshold_pct,
     points_available: s.points_available,
-    "current.run_id": s.current?.run_id ?? null,
-    "current.label": s.current?.label ?? null,
-    "current.overall": s.current?.overall ?? null,
-    "current.signatures_with_anomalies": s.current?.signatures_with_anomalies ?? null,
-    "current.rows_total": s.current?.rows_total ?? null,
-    "current.sig_delta": s.current?.sig_delta ?? null,
-    "current.sig_delta_pct": s.current?.sig_delta_pct ?? null,
-    "current.rows_delta": s.current?.rows_delta ?? null,
-    "current.rows_delta_pct": s.current?.rows_delta_pct ?? null,
-    "baseline.run_id": s.baseline?.run_id ?? null,
-    "baseline.label": s.baseline?.label ?? null,
-    "baseline.overall": s.baseline?.overall ?? null,
-    "baseline.signatures_with_anomalies": s.baseline?.signatures_with_anomalies ?? null,
-    "baseline.rows_total": s.baseline?.rows_total ?? null,
-    "baseline.sig_delta": s.baseline?.sig_delta ?? null,
-    "baseline.sig_delta_pct": s.baseline?.sig_delta_pct ?? null,
-    "baseline.rows_delta": s.baseline?.rows_delta ?? null,
-    "baseline.rows_delta_pct": s.baseline?.rows_delta_pct ?? null,
+    ...Object.fromEntries(ALERT_SIDES.flatMap((side) => ALERT_SIDE_KEYS.map((k) => [`${side}.${k}`, s[side]?.[k] ?? null]))),
   };
 }

@@ -76,6 +76,14 @@ class Aggregates {
   }
 }
 
+/** A finding's verdict under one anomaly type and no declaration: the rules over snapshots and sync runs. */
+const judged = (type: AnomalyType, delta: bigint, limits: RawLimits) => ({
+  delta,
+  types: [type],
+  severity: severityOf([type], absOf(delta), limits),
+  declarationId: null,
+});
+
 /** The amount thresholds in raw units of the mint; a stored value the mint cannot express falls back to the default. */
 export function rawLimits(t: Thresholds, decimals: number): RawLimits {
   const raw = (name: keyof typeof THRESHOLD_DEFAULTS) => parseUnits(t[name], decimals) ?? parseUnits(THRESHOLD_DEFAULTS[name], decimals)!;
@@ -228,10 +236,7 @@ async function examineTokenSnapshots(ctx: AppContext, mint: string, after: numbe
         signature: `token-snapshot:${s.id}${suffix}`,
         slot: s.slot,
         blockTime: s.taken_at,
-        delta: diff,
-        types: ["balance_mismatch"],
-        severity: severityOf(["balance_mismatch"], absOf(diff), limits),
-        declarationId: null,
+        ...judged("balance_mismatch", diff, limits),
         detail: {
           previous_snapshot_id: p.id,
           snapshot_id: s.id,
@@ -257,10 +262,7 @@ function slotRegression(p: TokenSnapshotFacts, s: TokenSnapshotFacts, limits: Ra
     signature: `token-snapshot:${s.id}`,
     slot: s.slot,
     blockTime: s.taken_at,
-    delta,
-    types: ["snapshot_slot_regression"],
-    severity: severityOf(["snapshot_slot_regression"], absOf(delta), limits),
-    declarationId: null,
+    ...judged("snapshot_slot_regression", delta, limits),
     detail: {
       previous_snapshot_id: p.id,
       snapshot_id: s.id,
@@ -290,10 +292,7 @@ async function examineAuthorities(ctx: AppContext, mint: string, after: number, 
       signature: `mint-authority-snapshot:${a.id}`,
       slot: a.slot,
       blockTime: a.taken_at,
-      delta: 0n,
-      types: ["authority_change"],
-      severity: severityOf(["authority_change"], 0n, limits),
-      declarationId: null,
+      ...judged("authority_change", 0n, limits),
       detail: {
         previous_snapshot_id: p?.id ?? null,
         snapshot_id: a.id,
@@ -319,10 +318,7 @@ async function examineSyncRuns(ctx: AppContext, mint: string, after: number, lim
       signature: `sync-run:${r.id}`,
       slot: r.newest_slot,
       blockTime: r.taken_at,
-      delta: 0n,
-      types: ["sync_gap" as const],
-      severity: severityOf(["sync_gap"], 0n, limits),
-      declarationId: null,
+      ...judged("sync_gap", 0n, limits),
       detail: { sync_run_id: r.id, new_signatures: r.new_signatures, stored: r.stored },
     }));
   return { findings, mark: runs.length ? runs[runs.length - 1]!.id : after };

@@ -10,23 +10,7 @@ import type { Severity } from "./glossary";
 // complete run, in a shape that does not depend on the routes. This file imports nothing from status/, so status
 // can import it.
 
-export interface AuditVerdict {
-  configured: boolean;
-  latest: null | {
-    run: number;
-    label: string;
-    overall: "ok" | "warn" | "bad";
-    rows_total: number;
-    signatures_with_anomalies: number;
-    severity_counts: Record<Severity, number>;
-    max_abs_delta: string;
-    finished_at: string | null;
-  };
-  runs_total: number;
-  incomplete_runs: number;
-}
-
-export async function latestAuditVerdict(ctx: AppContext): Promise<AuditVerdict> {
+export async function latestAuditVerdict(ctx: AppContext) {
   const run = await completeRunBefore(ctx.store, null);
   const counts = await runCounts(ctx.store);
   return {

@@ -1,5 +1,5 @@
 import { csvRecords } from "../http/csv";
-import { alertsRow, type AlertsAnswer } from "./alerts";
+import { ALERT_SIDE_KEYS, ALERT_SIDES, alertsRow, type AlertsAnswer } from "./alerts";
 import type { compare, diffExport } from "./diffs";
 
 // The CSV twins of alerts.json and the diffs, written by src/http/csv.ts (RFC 4180; null is an empty cell,
@@ -18,25 +18,8 @@ export const ALERTS_CSV_COLUMNS = [
   "thresholds.sigs_increase_threshold_pct",
   "thresholds.rows_increase_threshold_pct",
   "points_available",
-  "current.run_id",
-  "current.label",
-  "current.overall",
-  "current.signatures_with_anomalies",
-  "current.rows_total",
-  "current.sig_delta",
-  "current.sig_delta_pct",
-  "current.rows_delta",
-  "current.rows_delta_pct",
-  "baseline.run_id",
-  "baseline.label",
-  "baseline.overall",
-  "baseline.signatures_with_anomalies",
-  "baseline.rows_total",
-  "baseline.sig_delta",
-  "baseline.sig_delta_pct",
-  "baseline.rows_delta",
-  "baseline.rows_delta_pct",
-] as const;
+  ...ALERT_SIDES.flatMap((side) => ALERT_SIDE_KEYS.map((k) => `${side}.${k}`)),
+];
 export const COMPARE_CSV_COLUMNS = ["run_a", "run_b", "type", "selected", "latest", "delta"] as const;
 export const DIFF_CSV_COLUMNS = ["run", "baseline_run", "type", "selected", "latest", "delta", "pct_delta"] as const;
 

@@ -2,14 +2,13 @@ import { parseCalendarStrict } from "../clock";
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors";
 import { type PageRequest, pageOf } from "../http/pagination";
 import { formatUnits } from "../chain/service";
 import { parseUnitsOrThrow } from "./amounts";
 import type { ActiveDeclaration } from "./detector";
-import { auditStateChanged } from "./state";
+import { operatorChange } from "./state";
 import { declarationById, declarations, declarationsPage, insertDeclaration, retract, type DeclarationRow } from "./store/operators";
 import { declarationMatches } from "./store/rows";
 import { bumpState } from "./store/state";
@@ -81,10 +80,11 @@ export interface DeclareInput {
   reason: string;
 }
 
-const utc = (text: string, field: string): string => {
+/** A UTC date or date-time ending in Z as ISO text, or a 400 naming the field (`example` follows "a UTC date" in its message). */
+export const utcOrThrow = (text: string, field: string, example = " (2026-01-31)"): string => {
   const ms = parseCalendarStrict(text);
   if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/.test(text) || Number.isNaN(ms)) {
-    throw new AppError("invalid_payload", `${field} must be a UTC date (2026-01-31) or date-time ending in Z`, {
+    throw new AppError("invalid_payload", `${field} must be a UTC date${example} or date-time ending in Z`, {
       details: [{ field, problem: "must be a UTC date or date-time ending in Z" }],
     });
   }
@@ -94,17 +94,17 @@ const utc = (text: string, field: string): string => {
 export async function declareMovement(ctx: AppContext, admin: AdminRequest, input: DeclareInput, decimals: number): Promise<DeclarationView> {
   const amountRaw = parseUnitsOrThrow(input.amount, decimals, "amount", "invalid_payload");
   if (amountRaw === 0n) throw new AppError("invalid_payload", "amount must be above zero", { details: [{ field: "amount", problem: "must be above zero" }] });
-  const start = utc(input.window_start_utc, "window_start_utc");
+  const start = utcOrThrow(input.window_start_utc, "window_start_utc");
   // A bare date as the end means the whole day.
   const end = /^\d{4}-\d{2}-\d{2}$/.test(input.window_end_utc)
-    ? utc(input.window_end_utc, "window_end_utc").replace("T00:00:00.000Z", "T23:59:59.999Z")
-    : utc(input.window_end_utc, "window_end_utc");
+    ? utcOrThrow(input.window_end_utc, "window_end_utc").replace("T00:00:00.000Z", "T23:59:59.999Z")
+    : utcOrThrow(input.window_end_utc, "window_end_utc");
   if (start > end)
     throw new AppError("invalid_payload", "window_start_utc is after window_end_utc", {
       details: [{ field: "window_start_utc", problem: "must not be after window_end_utc" }],
     });
   const now = ctx.clock.now().toISOString();
-  const id = await ctx.store.tx(async (t) => {
+  const id = await operatorChange(ctx, admin, now, async (t, audit) => {
     const id = await insertDeclaration(t, {
       direction: input.direction,
       amount_raw: amountRaw.toString(),
@@ -118,18 +118,10 @@ export async function declareMovement(ctx: AppContext, admin: AdminRequest, inpu
       created_at: now,
       created_by: actorLabel(admin.actor),
     });
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "transparency.declaration.create",
-      target: String(id),
-      details: { ...input, amount_raw: amountRaw.toString() },
-      requestId: admin.requestId,
-    });
+    await audit("transparency.declaration.create", String(id), { ...input, amount_raw: amountRaw.toString() });
     await bumpState(t, now);
     return id;
   });
-  auditStateChanged(ctx);
   return getDeclarationOrThrow(ctx, id);
 }
 
@@ -145,19 +137,11 @@ export async function retractDeclaration(ctx: AppContext, admin: AdminRequest, i
   const current = await getDeclarationOrThrow(ctx, id);
   if (current.status === "retracted") throw alreadyRetracted(id, current.retracted_at);
   const now = ctx.clock.now().toISOString();
-  await ctx.store.tx(async (t) => {
+  await operatorChange(ctx, admin, now, async (t, audit) => {
     // Conditional: of two operators retracting at once, one retracts and the other gets the 409 (no second audit row).
     if (!(await retract(t, id, now, actorLabel(admin.actor), reason))) throw alreadyRetracted(id, (await declarationById(t, id))?.retracted_at ?? null);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "transparency.declaration.retract",
-      target: String(id),
-      details: { reason, declaration: current },
-      requestId: admin.requestId,
-    });
+    await audit("transparency.declaration.retract", String(id), { reason, declaration: current });
     await bumpState(t, now);
   });
-  auditStateChanged(ctx);
   return getDeclarationOrThrow(ctx, id);
 }

@@ -46,14 +46,19 @@ const links = (run: RunRow | null) => ({
   schema_registry: "/transparency/audit-anomalies/schema-registry.json",
 });
 
+/** The selector and the run it names, as summary.json, runs.json and trend.json echo them. */
+const selected = (sel: { selector: string; run: RunRow | null }) => ({
+  selector: sel.selector,
+  selected_run: sel.run?.id ?? null,
+  selected_label: sel.run?.label ?? null,
+});
+
 export async function summary(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeTop: boolean, topLimit: number) {
   const run = sel.run;
   const available = run !== null && run.is_complete === 1;
   return {
     generated_at_utc: await dataTime(ctx),
-    selector: sel.selector,
-    selected_run: run?.id ?? null,
-    selected_label: run?.label ?? null,
+    ...selected(sel),
     summary_available: available,
     include_top_anomalies: includeTop,
     top_limit: topLimit,
@@ -68,9 +73,7 @@ export async function runsList(ctx: AppContext, sel: { selector: string; run: Ru
   const p = pageOf(rows, page, (r) => r.id);
   return {
     generated_at_utc: await dataTime(ctx),
-    selector: sel.selector,
-    selected_run: sel.run?.id ?? null,
-    selected_label: sel.run?.label ?? null,
+    ...selected(sel),
     total_runs: (await runCounts(ctx.store)).total,
     ...listAnswer("runs", { ...p, items: p.items.map((r) => runView(r, sel.run?.id ?? null)) }),
   };
@@ -124,9 +127,7 @@ export async function trend(ctx: AppContext, sel: { selector: string; run: RunRo
         : null;
   return {
     generated_at_utc: await dataTime(ctx),
-    selector: sel.selector,
-    selected_run: end?.id ?? null,
-    selected_label: end?.label ?? null,
+    ...selected(sel),
     selected_metric: input.metric,
     limit: input.limit,
     include_status_counts: input.includeStatusCounts,

@@ -1,5 +1,8 @@
+import type { AdminRequest } from "../auth/admin-plugin";
+import { recordAudit } from "../auth/audit";
 import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
+import type { Queryable } from "../db/port";
 import { type AuditState, readState, startState } from "./store/state";
 
 // The audit data's version and time (audit_state, src/transparency/store/state.ts) as every transparency answer
@@ -43,6 +46,20 @@ export function auditStateChanged(ctx: AppContext): void {
   c.state = null;
   c.checkedAtMs = -Infinity;
   c.generation++;
+}
+
+type Audit = (action: string, target: string, details: Record<string, unknown>) => Promise<void>;
+
+/**
+ * An operator's change to the audit data in one transaction: `work` writes it (and bumps audit_state) on `t`, and
+ * `audit` writes its admin_audit row beside it; once it has committed, this process reads audit_state again.
+ */
+export async function operatorChange<T>(ctx: AppContext, admin: AdminRequest, at: string, work: (t: Queryable, audit: Audit) => Promise<T>): Promise<T> {
+  const out = await ctx.store.tx((t) =>
+    work(t, (action, target, details) => recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId })),
+  );
+  auditStateChanged(ctx);
+  return out;
 }
 
 /** The time of the last change of the audit data: every answer's generated_at_utc and Last-Modified. */

@@ -1,11 +1,10 @@
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { parseUnits } from "./amounts";
-import { auditStateChanged } from "./state";
+import { operatorChange } from "./state";
 import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "./store/operators";
 import { bumpState } from "./store/state";
 
@@ -121,7 +120,7 @@ export async function changeThresholds(ctx: AppContext, admin: AdminRequest, cha
     }
     return { after, changed: entries.filter(([name, value]) => before[name] !== value) };
   };
-  const out = await ctx.store.tx(async (t) => {
+  return operatorChange(ctx, admin, now, async (t, audit) => {
     let before = await currentThresholds(t);
     let { after, changed } = plan(before);
     if (changed.length === 0) return { thresholds: after, changed: [] as ThresholdName[] };
@@ -134,19 +133,11 @@ export async function changeThresholds(ctx: AppContext, admin: AdminRequest, cha
       await setThreshold(t, { changed_at: now, parameter: name, previous_value: before[name], new_value: value, owner, reason: change.reason });
     }
     if (changed.length) {
-      await recordAudit(t, {
-        at: now,
-        actor: admin.actor,
-        action: "transparency.thresholds.change",
-        target: changed.map(([n]) => n).join(","),
-        details: { before: Object.fromEntries(changed.map(([n]) => [n, before[n]])), after: Object.fromEntries(changed), reason: change.reason },
-        requestId: admin.requestId,
-      });
+      const details = { before: Object.fromEntries(changed.map(([n]) => [n, before[n]])), after: Object.fromEntries(changed), reason: change.reason };
+      await audit("transparency.thresholds.change", changed.map(([n]) => n).join(","), details);
     }
     return { thresholds: after, changed: changed.map(([n]) => n) };
   });
-  auditStateChanged(ctx);
-  return out;
 }
 
 /** threshold-history.json rows, newest first. */

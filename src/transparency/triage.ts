@@ -1,12 +1,11 @@
-import { parseCalendarStrict } from "../clock";
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { recordAudit } from "../auth/audit";
-import { AppError, NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors";
+import { utcOrThrow } from "./declarations";
 import type { PageRequest } from "../http/pagination";
 import { pageOf } from "../http/pagination";
-import { auditStateChanged } from "./state";
+import { operatorChange } from "./state";
 import { triageCounts, triageOf, triagePage, upsertTriage, type TriageRow } from "./store/operators";
 import { flaggedByCompleteRun } from "./store/rows";
 import { bumpState } from "./store/state";
@@ -43,16 +42,7 @@ export interface TriageInput {
 
 export async function setTriage(ctx: AppContext, admin: AdminRequest, signature: string, input: TriageInput): Promise<TriageRow> {
   if (!(await flaggedByCompleteRun(ctx.store, signature))) throw new NotFoundError("anomaly", signature);
-  let eta: string | null = null;
-  if (input.eta_utc) {
-    const ms = parseCalendarStrict(input.eta_utc);
-    if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/.test(input.eta_utc) || Number.isNaN(ms)) {
-      throw new AppError("invalid_payload", "eta_utc must be a UTC date or date-time ending in Z", {
-        details: [{ field: "eta_utc", problem: "must be a UTC date or date-time ending in Z" }],
-      });
-    }
-    eta = new Date(ms).toISOString();
-  }
+  const eta = input.eta_utc ? utcOrThrow(input.eta_utc, "eta_utc", "") : null;
   const now = ctx.clock.now().toISOString();
   const row: TriageRow = {
     signature,
@@ -63,21 +53,13 @@ export async function setTriage(ctx: AppContext, admin: AdminRequest, signature:
     updated_at: now,
     updated_by: actorLabel(admin.actor),
   };
-  await ctx.store.tx(async (t) => {
+  await operatorChange(ctx, admin, now, async (t, audit) => {
     // The bump first: its row lock serialises two operators' triage (PostgreSQL), so `before` is what this one replaced.
     await bumpState(t, now);
     const current = await triageOf(t, signature);
     const before = current ? { status: current.status, owner: current.owner, eta_utc: current.eta_utc, note: current.note } : null;
     await upsertTriage(t, row);
-    await recordAudit(t, {
-      at: now,
-      actor: admin.actor,
-      action: "transparency.triage.set",
-      target: signature,
-      details: { before, after: { status: input.status, owner: input.owner, eta_utc: eta, note: input.note ?? null } },
-      requestId: admin.requestId,
-    });
+    await audit("transparency.triage.set", signature, { before, after: { status: input.status, owner: input.owner, eta_utc: eta, note: input.note ?? null } });
   });
-  auditStateChanged(ctx);
   return row;
 }

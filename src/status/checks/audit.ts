@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import type { CheckBase } from "./types";
+import type { Level } from "./types";
 import type { StatusPolicy } from "./policy";
 import { latestCompleteAuditRun } from "../store/read-models";
 
@@ -7,39 +7,19 @@ import { latestCompleteAuditRun } from "../store/read-models";
 // never bad: anomalies in published data are for people to look at, and the engine counts this warn in the
 // overall only when the policy says audit_anomalies_warn_degrades (src/status/checks/engine.ts overallOf).
 
-export interface AuditAnomaliesCheck extends CheckBase {
-  configured: boolean;
-  note: "not_configured" | null;
-  latest_run: number | null;
-  run_label: string | null;
-  run_overall: "ok" | "warn" | "bad" | null;
-  signatures_with_anomalies: number | null;
-  rows_total: number | null;
-  warn_degrades: boolean;
-  proof_url: string;
-}
-
-interface LatestRun {
-  run: number;
-  label: string;
-  overall: "ok" | "warn" | "bad";
-  rows_total: number;
-  signatures_with_anomalies: number;
-}
-
 /**
  * The newest complete audit run: a read model over the transparency domain's audit_runs (the same row as its
  * latestAuditVerdict), read here rather than imported, because the transparency reports publish this
  * domain's uptime — importing transparency would tie the two domains in a cycle (src/status/store/read-models.ts).
  */
-async function latestCompleteRun(ctx: AppContext): Promise<LatestRun | null> {
+async function latestCompleteRun(ctx: AppContext) {
   const row = await latestCompleteAuditRun(ctx.store);
   return row
     ? { run: row.id, label: row.label, overall: row.overall ?? "ok", rows_total: row.rows_total, signatures_with_anomalies: row.signatures_with_anomalies }
     : null;
 }
 
-export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy): Promise<AuditAnomaliesCheck> {
+export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy) {
   const configured = ctx.chain.configured;
   const run = await latestCompleteRun(ctx);
   const base = {
@@ -59,8 +39,8 @@ export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy)
       note: "not_configured",
       ...base,
     };
-  if (!run) return { status: "ok", summary: "no complete audit run yet", note: null, ...base };
-  const status = run.overall === "ok" ? "ok" : "warn";
+  if (!run) return { status: "ok" as const, summary: "no complete audit run yet", note: null, ...base };
+  const status: Level = run.overall === "ok" ? "ok" : "warn";
   const summary = `audit run ${run.run} (${run.label}): ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous, overall ${run.overall}`;
   return { status, summary, note: null, ...base };
 }

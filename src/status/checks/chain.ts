@@ -9,7 +9,7 @@ import {
   mintAuthoritiesProof,
   rpcHealth,
 } from "../../chain/service";
-import { levelAtLeast, worst, type CheckBase, type Level } from "./types";
+import { levelAtLeast, worst, type Level } from "./types";
 import type { StatusPolicy } from "./policy";
 
 // The chain-backed checks. Without TOKEN_MINT there is no chain data to judge: such a check is ok with
@@ -18,27 +18,6 @@ import type { StatusPolicy } from "./policy";
 // `configured: false`, which the page shows as a grey "not configured" and the overall leaves out.
 
 const NOT_CONFIGURED = "not_configured" as const;
-
-export interface RpcHostEntry {
-  host: string;
-  breaker: string;
-  calls: number;
-  failures: number;
-  error_rate_pct: number | null;
-  last_outcome: string | null;
-  last_success_at: string | null;
-  level: Level;
-}
-
-export interface ChainRpcCheck extends CheckBase {
-  configured: boolean;
-  note: typeof NOT_CONFIGURED | null;
-  window_minutes: number;
-  total_hosts: number;
-  usable_hosts: number;
-  degraded_hosts: number;
-  hosts: RpcHostEntry[];
-}
 
 /**
  * A host is unusable (bad) when its breaker is open or it failed at least error_rate_bad_pct of its calls,
@@ -53,7 +32,7 @@ function hostLevel(h: { breaker: string; calls: number; error_rate_pct: number |
   return worst([byRate, h.breaker === "half_open" ? "warn" : "ok"]);
 }
 
-export async function chainRpcCheck(ctx: AppContext, policy: StatusPolicy): Promise<ChainRpcCheck> {
+export async function chainRpcCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.chain_rpc;
   const health = await rpcHealth(ctx, p.window_minutes);
   const hosts = health.hosts.map((h) => ({
@@ -86,20 +65,8 @@ export async function chainRpcCheck(ctx: AppContext, policy: StatusPolicy): Prom
   return { status, summary, note: null, usable_hosts: usable, degraded_hosts: degraded, ...base };
 }
 
-export interface FreshnessCheck extends CheckBase {
-  proof: string;
-  freshness_status: "fresh" | "stale" | "missing" | "not_configured";
-  age_hours: number | null;
-  stale_after_hours: number;
-  snapshot_at_utc: string | null;
-  reason: string | null;
-  note: typeof NOT_CONFIGURED | null;
-  proof_url: string;
-  csv_url: string;
-}
-
 interface ProofLike {
-  freshness_status: FreshnessCheck["freshness_status"];
+  freshness_status: "fresh" | "stale" | "missing" | "not_configured";
   age_hours: number | null;
   stale_after_hours: number;
   reason: string | null;
@@ -120,7 +87,7 @@ export const FRESHNESS_PROOFS = {
 export type FreshnessCheckName = keyof typeof FRESHNESS_PROOFS;
 export const FRESHNESS_CHECK_NAMES = Object.keys(FRESHNESS_PROOFS) as FreshnessCheckName[];
 
-export async function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name: FreshnessCheckName): Promise<FreshnessCheck> {
+export async function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name: FreshnessCheckName) {
   const def = FRESHNESS_PROOFS[name];
   const proof: ProofLike = await def.read(ctx);
   const fs = proof.freshness_status;
@@ -142,24 +109,12 @@ export async function freshnessCheck(ctx: AppContext, policy: StatusPolicy, name
   };
 }
 
-export interface MintAuthorityCheck extends CheckBase {
-  configured: boolean;
-  note: string | null;
-  review_status: string | null;
-  expected_review_status: string | null;
-  expectation_configured: boolean;
-  mismatch: boolean | null;
-  mismatch_fields: string[];
-  snapshot_at_utc: string | null;
-  proof_url: string;
-}
-
 /**
  * A mismatch between the authorities on chain and EXPECTED_MINT/FREEZE_AUTHORITY is `mismatch` (bad by
  * default): someone can mint or freeze who should not. No expectation configured is expectation_missing.
  * No snapshot yet is ok with a note: its freshness check already reports the missing snapshot.
  */
-export async function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy): Promise<MintAuthorityCheck> {
+export async function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.mint_authority;
   const proof = await mintAuthoritiesProof(ctx);
   const base = {
@@ -175,7 +130,7 @@ export async function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy):
   if (!ctx.chain.configured)
     return { status: policy.checks.freshness.not_configured, summary: "TOKEN_MINT is not set: no authority to review", note: NOT_CONFIGURED, ...base };
   if (proof.review_status === null)
-    return { status: "ok", summary: "no mint-authority snapshot yet (see freshness_mint_authorities)", note: "no_snapshot", ...base };
+    return { status: "ok" as const, summary: "no mint-authority snapshot yet (see freshness_mint_authorities)", note: "no_snapshot", ...base };
   if (proof.mismatch) {
     return {
       status: p.mismatch,
@@ -192,5 +147,5 @@ export async function mintAuthorityCheck(ctx: AppContext, policy: StatusPolicy):
       ...base,
     };
   }
-  return { status: "ok", summary: `review ${proof.review_status}, as expected`, note: null, ...base };
+  return { status: "ok" as const, summary: `review ${proof.review_status}, as expected`, note: null, ...base };
 }

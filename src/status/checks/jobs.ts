@@ -1,27 +1,8 @@
 import { Cron } from "croner";
 import type { AppContext } from "../../context";
 import type { JobSummary } from "../../jobs/registry";
-import { levelAtLeast, type CheckBase } from "./types";
+import { levelAtLeast } from "./types";
 import type { StatusPolicy } from "./policy";
-
-export interface JobEntry {
-  name: string;
-  enabled: boolean;
-  /** A quiet job leaves no row when idle, so it is never judged stale. */
-  quiet_when_idle: boolean;
-  interval_seconds: number | null;
-  last_run: { started_at: string; finished_at: string | null; ok: boolean | null; error: string | null } | null;
-  /** The latest finished run's outcome; null = never finished a run. */
-  ok: boolean | null;
-  stale: boolean;
-}
-
-export interface JobsCheck extends CheckBase {
-  scheduler_expected: boolean;
-  failing_count: number;
-  stale_count: number;
-  jobs: JobEntry[];
-}
 
 /**
  * Each pattern's last answer, kept while `from` stays before the pattern's next run (the next two runs, and so the
@@ -64,7 +45,7 @@ export function staleAfterMs(ctx: AppContext, policy: StatusPolicy, job: Pick<Jo
  * than min_stale_minutes). Counting from the start means a fresh deploy is not "stale" before a job's first
  * tick. With JOBS_ENABLED=0 no job is expected to run, so none is stale.
  */
-function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary): JobEntry {
+function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary) {
   const now = ctx.clock.now();
   const quiet = ctx.jobs.isQuietWhenIdle(job.name);
   const interval = intervalSeconds(job.pattern, now);
@@ -75,16 +56,18 @@ function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary): JobEnt
   return {
     name: job.name,
     enabled: job.enabled,
+    // A quiet job leaves no row when idle, so it is never judged stale.
     quiet_when_idle: quiet,
     interval_seconds: interval,
     // Public: the error's first 200 characters are enough to recognise it (chain errors are URL-redacted at source).
     last_run: last ? { started_at: last.started_at, finished_at: last.finished_at, ok: last.ok, error: last.error?.slice(0, 200) ?? null } : null,
+    // The latest finished run's outcome; null = never finished a run.
     ok: last?.ok ?? null,
     stale: limitMs !== null && now.getTime() - since > limitMs,
   };
 }
 
-export async function jobsCheck(ctx: AppContext, policy: StatusPolicy): Promise<JobsCheck> {
+export async function jobsCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.jobs;
   const jobs = (await ctx.jobs.list()).map((j) => entryOf(ctx, policy, j)).sort((a, b) => (a.name < b.name ? -1 : 1));
   const failing = jobs.filter((j) => j.ok === false);

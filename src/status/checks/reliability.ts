@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { levelAtLeast, round2, worst, type CheckBase } from "./types";
+import { levelAtLeast, round2, worst } from "./types";
 import type { StatusPolicy } from "./policy";
 import { finishedRunsSince } from "../store/read-models";
 
@@ -20,17 +20,6 @@ export interface RunRow {
   ok: boolean;
 }
 
-export interface ReliabilityNumbers {
-  window_days: number;
-  job_count: number;
-  runs_considered: number;
-  avg_success_streak: number;
-  avg_mttr_minutes: number | null;
-  jobs_with_mttr_samples: number;
-  unresolved_failure_jobs: number;
-  unresolved_jobs: string[];
-}
-
 interface JobTally {
   streak: number;
   failingSince: string | null;
@@ -38,7 +27,7 @@ interface JobTally {
 }
 
 /** Runs must be ordered by job, then by start time (the order they happened in). */
-export function reliabilityOf(runs: readonly RunRow[], windowDays: number): ReliabilityNumbers {
+export function reliabilityOf(runs: readonly RunRow[], windowDays: number) {
   const jobs = new Map<string, JobTally>();
   for (const r of runs) {
     let j = jobs.get(r.name);
@@ -72,9 +61,7 @@ export function reliabilityOf(runs: readonly RunRow[], windowDays: number): Reli
   };
 }
 
-export type ReliabilityCheck = CheckBase & ReliabilityNumbers;
-
-export async function reliabilityCheck(ctx: AppContext, policy: StatusPolicy): Promise<ReliabilityCheck> {
+export async function reliabilityCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.reliability;
   const since = new Date(ctx.clock.now().getTime() - p.window_days * 86_400_000).toISOString();
   // job_runs_started_idx serves the range; the sort is in memory over the window's runs.

@@ -2,23 +2,15 @@ import type { AppContext } from "../../context";
 import { migrationStatusOn } from "../../db/migrate";
 import { requestOutcomesSince } from "../store/read-models";
 import { deliveryHealth } from "../../webhooks/service";
-import { levelAtLeast, round2, worst, type CheckBase } from "./types";
+import { levelAtLeast, round2, worst } from "./types";
 import type { StatusPolicy } from "./policy";
-
-export interface DatabaseCheck extends CheckBase {
-  writable: boolean;
-  migrations_applied: number;
-  migrations_total: number;
-  migrations_current: boolean;
-  error: string | null;
-}
 
 /**
  * The database answers and takes writes, on either engine and written once: the store's ping (on PostgreSQL: the
  * server answers and is a primary, not a standby in recovery) and an empty transaction (on SQLite: BEGIN IMMEDIATE
  * takes the write lock without writing, which proves the file writable and not wedged behind another writer).
  */
-export async function databaseCheck(ctx: AppContext, policy: StatusPolicy): Promise<DatabaseCheck> {
+export async function databaseCheck(ctx: AppContext, policy: StatusPolicy) {
   let writable = false;
   let error: string | null = null;
   try {
@@ -42,15 +34,8 @@ export async function databaseCheck(ctx: AppContext, policy: StatusPolicy): Prom
   return { status, summary, writable, migrations_applied: m.applied, migrations_total: m.total, migrations_current: m.current, error };
 }
 
-export interface WebhooksCheck extends CheckBase {
-  dead_letter_events: number;
-  failed_events: number;
-  pending_events: number;
-  delivered_events: number;
-}
-
 /** Delivery backlog (queued + processing) and dead letters over every partner: the operator's view. */
-export async function webhooksCheck(ctx: AppContext, policy: StatusPolicy): Promise<WebhooksCheck> {
+export async function webhooksCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.webhooks;
   const h = await deliveryHealth(ctx, null);
   const backlog = levelAtLeast(h.pending_events, p.backlog_warn, p.backlog_bad);
@@ -59,28 +44,19 @@ export async function webhooksCheck(ctx: AppContext, policy: StatusPolicy): Prom
   return { status: worst([backlog, dead]), summary, ...h };
 }
 
-export interface RequestErrorsCheck extends CheckBase {
-  window_minutes: number;
-  total_requests: number;
-  server_errors: number;
-  client_errors: number;
-  error_rate_pct: number | null;
-  /** false when fewer than min_requests arrived: a handful of requests says nothing about a rate. */
-  judged: boolean;
-}
-
 /**
  * Share of requests answered 5xx over the last window_minutes of the request log (ending at `requestsBefore` when
  * given: the trust dashboard counts the requests before the current minute, see trustDashboard). 4xx are the
  * caller's mistakes (counted, not judged); health probes are not in the log.
  */
-export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy, requestsBefore?: Date): Promise<RequestErrorsCheck> {
+export async function requestErrorsCheck(ctx: AppContext, policy: StatusPolicy, requestsBefore?: Date) {
   const p = policy.checks.request_errors;
   await ctx.requestLog.flush(); // buffered off the request path: judge the latest requests too
   const end = requestsBefore ?? ctx.clock.now();
   const since = new Date(end.getTime() - p.window_minutes * 60_000).toISOString();
   const row = await requestOutcomesSince(ctx.store, since, requestsBefore?.toISOString());
   const rate = row.total ? round2((row.server / row.total) * 100) : null;
+  // Fewer than min_requests: a handful of requests says nothing about a rate.
   const judged = row.total >= Math.max(1, p.min_requests);
   const status = judged && rate !== null ? levelAtLeast(rate, p.error_rate_warn_pct, p.error_rate_bad_pct) : "ok";
   const summary = `${row.server} of ${row.total} requests failed with 5xx in ${p.window_minutes} min${judged ? "" : ` (not judged below ${p.min_requests} requests)`}`;

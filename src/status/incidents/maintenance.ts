@@ -33,7 +33,8 @@ export const publicWindowView = (r: WindowRow, nowIso: string) => ({
 
 const adminWindowView = (r: WindowRow, nowIso: string) => ({ ...publicWindowView(r, nowIso), created_by: r.created_by, created_at: r.created_at });
 
-function isoOrThrow(field: string, v: string): string {
+/** An ISO 8601 time with its zone, as UTC ISO text; a 400 naming the field otherwise. */
+export function isoOrThrow(field: string, v: string): string {
   const ms = zonedInstantMs(v);
   if (Number.isNaN(ms))
     throw new ValidationError(`${field} must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z (a date that exists, with its zone)`, [

@@ -1,4 +1,3 @@
-import { zonedInstantMs } from "../../clock";
 import { createHash } from "node:crypto";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
@@ -21,6 +20,7 @@ import {
   updateByKey,
 } from "../store/incidents";
 import { auditChange } from "./audit";
+import { isoOrThrow } from "./maintenance";
 import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 
 // Operator-written incidents (Statuspage's model): a title, a severity (warn = degraded, bad = outage), the
@@ -66,11 +66,8 @@ const hashOf = (parts: unknown[]) => createHash("sha256").update(JSON.stringify(
 
 function startedAtOrThrow(raw: string | undefined, now: Date): string {
   if (raw === undefined) return now.toISOString();
-  const ms = zonedInstantMs(raw);
-  if (Number.isNaN(ms))
-    throw new ValidationError("started_at must be an ISO 8601 UTC time such as 2026-01-01T00:00:00Z (a date that exists, with its zone)", [
-      { field: "started_at", problem: "must be an ISO 8601 time with a zone" },
-    ]);
+  const iso = isoOrThrow("started_at", raw);
+  const ms = Date.parse(iso);
   if (ms > now.getTime() + FUTURE_SKEW_MS)
     throw new ValidationError("started_at may not be in the future", [{ field: "started_at", problem: "must not be in the future" }]);
   if (ms < now.getTime() - MAX_BACKDATE_DAYS * 86_400_000) {
@@ -78,7 +75,7 @@ function startedAtOrThrow(raw: string | undefined, now: Date): string {
       { field: "started_at", problem: `must be within ${MAX_BACKDATE_DAYS} days` },
     ]);
   }
-  return new Date(ms).toISOString();
+  return iso;
 }
 
 /** A request whose Idempotency-Key was used before: the incident as it is now, or 409 for another body. */

@@ -63,32 +63,14 @@ ${incidents.map((i) => rssItem(base, i)).join("\n")}
 `;
 }
 
-/** JSON Feed 1.1: the fields the spec requires (version, title, items[].id, content) and the useful optional ones. */
-export interface JsonFeed {
-  version: "https://jsonfeed.org/version/1.1";
-  title: string;
-  home_page_url: string;
-  feed_url: string;
-  description: string;
-  language: string;
-  authors: Array<{ name: string; url: string }>;
-  items: Array<{
-    id: string;
-    url: string;
-    title: string;
-    content_text: string;
-    date_published: string;
-    date_modified: string;
-    tags: string[];
-    /** A JSON Feed extension (keys starting with "_" are reserved for them): the incident's own fields. */
-    _herald: Pick<IncidentView, "source" | "status" | "state" | "severity" | "components" | "started_at" | "ended_at">;
-  }>;
-}
-
+/**
+ * JSON Feed 1.1: the fields the spec requires (version, title, items[].id, content) and the useful optional ones
+ * (routes.ts documents them field by field).
+ */
 export async function incidentsJsonFeed(ctx: AppContext): Promise<string> {
   const base = ctx.config.publicBaseUrl;
   const { incidents } = await listIncidents(ctx, FEED_HOURS, FEED_LIMIT);
-  const feed: JsonFeed = {
+  const feed = {
     version: "https://jsonfeed.org/version/1.1",
     title: "Herald status: incidents",
     home_page_url: `${base}/status`,
@@ -104,6 +86,7 @@ export async function incidentsJsonFeed(ctx: AppContext): Promise<string> {
       date_published: i.started_at,
       date_modified: i.updated_at,
       tags: [i.source, i.severity, i.status, ...i.components],
+      // A JSON Feed extension (keys starting with "_" are reserved for them): the incident's own fields.
       _herald: {
         source: i.source,
         status: i.status,

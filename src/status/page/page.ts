@@ -2,7 +2,7 @@ import type { AppContext } from "../../context";
 import { joinHtml, minuteText, type SafeHtml } from "../../http/html";
 import { formatPct } from "./badge";
 import { worst, type CheckBase, type Level } from "../checks/types";
-import { FRESHNESS_PROOFS, type FreshnessCheck } from "../checks/chain";
+import { FRESHNESS_PROOFS, type freshnessCheck } from "../checks/chain";
 import { COMPONENT_IDS, COMPONENTS, type ComponentView } from "../components";
 import { listIncidents, type IncidentView } from "../incidents/incidents";
 import { latencyPercentiles } from "../latency";
@@ -125,7 +125,7 @@ function component(view: ComponentView, checks: Record<string, CheckBase>, days:
 function proofRows(checks: Record<string, CheckBase>): SafeHtml {
   const rows = (Object.keys(FRESHNESS_PROOFS) as Array<keyof typeof FRESHNESS_PROOFS>).map((name) => {
     // A check that could not be evaluated lacks the proof's fields: show what is known, never throw.
-    const c = checks[name] as Partial<FreshnessCheck> & CheckBase;
+    const c = checks[name] as Partial<Awaited<ReturnType<typeof freshnessCheck>>> & CheckBase;
     const def = FRESHNESS_PROOFS[name];
     const off = c.configured === false && c.status === "ok";
     return proofRowHtml({
