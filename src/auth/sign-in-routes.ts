@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { Envelope, ignoredMetaQuery } from "../http/envelope";
+import { Envelope, ignoredMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 import { formRequestBody } from "../http/body/form-body";
@@ -8,6 +8,7 @@ import { named } from "../http/openapi/names";
 import { ListAnswer, listAnswer, PageQuery, parseKeyPage } from "../http/pagination";
 import { rateLimitHeaders } from "../http/rate-limit";
 import { actorLabel } from "./actors";
+import { csrfField } from "./console-kit";
 import { sha256Hex } from "./admin";
 import { recordAudit } from "./audit";
 import type { Guards } from "./guards";
@@ -40,14 +41,8 @@ const SignInForm = named(
     { additionalProperties: false },
   ),
 );
-const SignOutForm = named(
-  "SignOutForm",
-  t.Object(
-    // Optional in the schema: without it a signed-in browser gets the CSRF refusal (403 forbidden), as every form does.
-    { csrf_token: t.Optional(t.String({ maxLength: 128, description: "The session's CSRF token, printed into every operator form" })) },
-    { additionalProperties: false },
-  ),
-);
+// The field every console form carries, optional so that without it a signed-in browser gets the CSRF refusal (403).
+const SignOutForm = named("SignOutForm", t.Object(csrfField, { additionalProperties: false }));
 const AdminSessionView = named(
   "AdminSessionView",
   t.Object({
@@ -64,15 +59,8 @@ const AdminSessionView = named(
   }),
 );
 
-const html = (summary: string, extra: Record<string, unknown> = {}) => ({
-  tags: ["admin"],
-  summary,
-  responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
-  ...extra,
-});
+const htmlPage = { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } };
 const seeOther = { 303: { description: "See Other: Location is the next page" } };
-
-/** A browser's form post wants the form back with the problem; a script (curl, the fuzz suite) wants the JSON envelope. */
 
 /** GET/POST /admin/sign-in, POST /admin/sign-out, GET /admin/sessions, POST /admin/sessions/{id}/revoke. */
 export function signInRoutes(ctx: AppContext, guards: Guards) {
@@ -105,12 +93,11 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
       },
       {
         query: t.Object({ ...ignoredMetaQuery, next: t.Optional(t.String({ maxLength: 1024, description: "An /admin/ path to return to after signing in" })) }),
-        detail: html("Operator sign-in form (HTML); sets the form's CSRF cookie herald_signin_csrf", {
-          responses: {
-            200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } },
-            303: { description: "Already signed in: Location is `next` or the config page" },
-          },
-        }),
+        detail: {
+          tags: ["admin"],
+          summary: "Operator sign-in form (HTML); sets the form's CSRF cookie herald_signin_csrf",
+          responses: { ...htmlPage, 303: { description: "Already signed in: Location is `next` or the config page" } },
+        },
       },
     )
     .post(
@@ -168,23 +155,17 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
         },
       },
     )
-    .get(
-      "/admin/sessions",
-      async ({ query }) => ({ success: true as const, ...listAnswer("sessions", await sessions.list(parseKeyPage(query, SESSION_CURSOR))) }),
-      {
-        operator: "api",
-        query: t.Object(PageQuery),
-        response: {
-          200: Envelope(ListAnswer("sessions", t.Array(AdminSessionView))),
-        },
-        detail: {
-          summary: "Operator browser sessions, newest first (live ones and those ended in the last day), paged by limit and offset or cursor; no secrets",
-        },
+    .get("/admin/sessions", async ({ query }) => ok(listAnswer("sessions", await sessions.list(parseKeyPage(query, SESSION_CURSOR)))), {
+      operator: "api",
+      query: t.Object(PageQuery),
+      response: { 200: Envelope(ListAnswer("sessions", t.Array(AdminSessionView))) },
+      detail: {
+        summary: "Operator browser sessions, newest first (live ones and those ended in the last day), paged by limit and offset or cursor; no secrets",
       },
-    )
+    })
     .post(
       "/admin/sessions/:id/revoke",
-      async ({ params, operator }) => ({ success: true as const, session: await sessions.revokeByHandle(params.id, operator.actor, operator.requestId) }),
+      async ({ params, operator }) => ok({ session: await sessions.revokeByHandle(params.id, operator.actor, operator.requestId) }),
       {
         operator: "api",
         params: t.Object({ id: t.String({ pattern: "^[0-9a-f]{16}$", description: "The session's public handle (16 hex characters)" }) }),

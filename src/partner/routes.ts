@@ -3,6 +3,7 @@ import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { notModifiedSince } from "../http/conditional";
+import { ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { capabilitiesFor } from "./capabilities";
 import { PartnerModel } from "./model";
@@ -21,7 +22,7 @@ export function partnerRoutes(ctx: AppContext, guards: Guards) {
       // No ETag here: If-Modified-Since alone decides (an If-None-Match never matches an answer without one).
       if (notModifiedSince(request, null, new Date(lastModified).toISOString()))
         return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
-      return { success: true as const, ...capabilitiesFor(partner.actor) };
+      return ok(capabilitiesFor(partner.actor));
     },
     {
       partner: { mode: "any" },

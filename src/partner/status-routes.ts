@@ -6,6 +6,7 @@ import { PartnerStatusModel as M } from "./status-model";
 import { partnerStatus } from "./status-service";
 import { usageAnalytics } from "./usage-service";
 import { partnerTag, refuses } from "../http/routes/declare";
+import { ok } from "../http/envelope";
 
 const errs = refuses(403);
 const DEFAULT_USAGE_HOURS = 24;
@@ -15,23 +16,16 @@ export function partnerStatusRoutes(ctx: AppContext, guards: Guards) {
   const anyLiveKey = { mode: "live" as const };
   return new Elysia({ name: "herald:partner-status" })
     .use(guards.partner.plugin)
-    .get("/api/partner/status", async ({ partner }) => ({ success: true as const, ...(await partnerStatus(ctx, partner.actor)) }), {
+    .get("/api/partner/status", async ({ partner }) => ok(await partnerStatus(ctx, partner.actor)), {
       partner: anyLiveKey,
       query: PartnerModel.metaQuery,
       response: { 200: M.status, ...errs },
       detail: partnerTag("This key's last hour: status, latency percentiles, request and webhook delivery health"),
     })
-    .get(
-      "/api/partner/analytics/usage",
-      async ({ partner, query }) => ({
-        success: true as const,
-        ...(await usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS)),
-      }),
-      {
-        partner: anyLiveKey,
-        query: M.usageQuery,
-        response: { 200: M.usage, ...errs },
-        detail: partnerTag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
-      },
-    );
+    .get("/api/partner/analytics/usage", async ({ partner, query }) => ok(await usageAnalytics(ctx, partner.actor.keyId, query.hours ?? DEFAULT_USAGE_HOURS)), {
+      partner: anyLiveKey,
+      query: M.usageQuery,
+      response: { 200: M.usage, ...errs },
+      detail: partnerTag("This key's requests, errors and latency percentiles over the last `hours` (1–720, default 24)"),
+    });
 }

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { isTruthyFlag } from "../http/envelope";
+import { isTruthyFlag, ok } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
 import { listAnswer, parsePage } from "../http/pagination";
@@ -60,7 +60,7 @@ export function userRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) 
         const { owner } = await m.open(partner.actor);
         const r = await listUsers(ctx, owner, { status: query.status, q: query.q, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
         const { status, q, include_wallets } = r.applied;
-        return { success: true as const, ...m.read, ...listAnswer("users", r, { status, q, include_wallets }), ...links };
+        return ok({ ...m.read, ...listAnswer("users", r, { status, q, include_wallets }), ...links });
       },
       {
         partner: read,
@@ -78,7 +78,7 @@ export function userRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMount) 
         // the pair did not name one of your users.
         const externalId = m.sandbox ? (query as typeof sandboxGetQuery.static).external_id : undefined;
         if (externalId !== undefined && externalId !== user.external_id) throw new NotFoundError("user", `${params.user_id} with external_id ${externalId}`);
-        return { success: true as const, ...m.read, user, ...links };
+        return ok({ ...m.read, user, ...links });
       },
       {
         partner: read,
@@ -113,16 +113,9 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     .get(
       "/api/partner/user-lookup",
       async ({ partner, query }) => {
-        const filter = {
-          status: query.status,
-          q: query.q,
-          email: query.email,
-          username: query.username,
-          wallet: query.wallet,
-          includeWallets: isTruthyFlag(query.include_wallets),
-        };
-        const r = await listUsers(ctx, ownerOf(partner.actor), filter, parsePage(query));
-        return { success: true as const, ...listAnswer("users", r, r.applied), ...LINKS.live };
+        // The query's filters as they are (listUsers reads status, q, email, username and wallet of it).
+        const r = await listUsers(ctx, ownerOf(partner.actor), { ...query, includeWallets: isTruthyFlag(query.include_wallets) }, parsePage(query));
+        return ok({ ...listAnswer("users", r, r.applied), ...LINKS.live });
       },
       {
         partner: read,
@@ -133,10 +126,7 @@ export function userRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/wallet-verification/:wallet_address",
-      async ({ partner, params, query }) => ({
-        success: true as const,
-        ...(await walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain)),
-      }),
+      async ({ partner, params, query }) => ok(await walletVerification(ctx, ownerOf(partner.actor), params.wallet_address, query.blockchain)),
       {
         partner: read,
         params: M.verificationParams,

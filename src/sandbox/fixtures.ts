@@ -104,21 +104,16 @@ export function fixturePlan(seedKeyId: string): FixturePlan {
     is_verified: true,
     status: "active",
   };
-  const bob: FixtureUser = {
-    ...person("bob", "Bob Fixture"),
+  // One unverified wallet and a welcome bonus; drawn from the stream in this order, after alice's.
+  const plain = (name: string, display: string, status: FixtureUser["status"]): FixtureUser => ({
+    ...person(name, display),
     wallets: [{ wallet_address: s.address(), label: "main", verified: false }],
     entries: [{ kind: "credit", amount: s.int(10, 200), reason: "welcome_bonus", source: "sandbox-fixture" }],
     is_verified: false,
-    status: "active",
-  };
-  const carol: FixtureUser = {
-    ...person("carol", "Carol Fixture"),
-    wallets: [{ wallet_address: s.address(), label: "main", verified: false }],
-    entries: [{ kind: "credit", amount: s.int(10, 200), reason: "welcome_bonus", source: "sandbox-fixture" }],
-    is_verified: false,
-    status: "suspended",
-  };
-  return { profile: FIXTURE_PROFILE, seed_key_id: seedKeyId, users: [alice, bob, carol] };
+    status,
+  });
+  const users = [alice, plain("bob", "Bob Fixture", "active"), plain("carol", "Carol Fixture", "suspended")];
+  return { profile: FIXTURE_PROFILE, seed_key_id: seedKeyId, users };
 }
 
 export const planDigest = (plan: FixturePlan): string => createHash("sha256").update(JSON.stringify(plan)).digest("hex");

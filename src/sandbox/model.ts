@@ -94,6 +94,15 @@ const Simulation = t.Object({
   delivery_id: t.Integer(),
 });
 
+/** The token's amounts, as the fixture's chain view and its raw units give them. */
+const supplies = {
+  total_supply: t.String(),
+  treasury_balance: t.String(),
+  reserve_balance: t.String(),
+  tracked_treasury_balance: t.String(),
+  circulating_supply: t.String(),
+};
+
 const RequestedClaim = t.Object({
   campaign_id: t.String(),
   amount: t.String({ description: "Exact decimal string" }),
@@ -118,22 +127,8 @@ export const SandboxModel = {
     mint: t.String(),
     decimals: t.Integer(),
     rpc_url: t.String({ description: "A placeholder: the sandbox never calls a chain" }),
-    chain: t.Object({
-      total_supply: t.String(),
-      treasury_balance: t.String(),
-      reserve_balance: t.String(),
-      tracked_treasury_balance: t.String(),
-      circulating_supply: t.String(),
-      holders: t.Integer(),
-      holders_source: t.Literal("sandbox_fixture"),
-    }),
-    raw: t.Object({
-      total_supply: t.String(),
-      treasury_balance: t.String(),
-      reserve_balance: t.String(),
-      tracked_treasury_balance: t.String(),
-      circulating_supply: t.String(),
-    }),
+    chain: t.Object({ ...supplies, holders: t.Integer(), holders_source: t.Literal("sandbox_fixture") }),
+    raw: t.Object(supplies),
     snapshot: t.Object({ taken_at_utc: t.String(), freshness_status: t.Literal("fixture") }),
   }),
   reportQuery: t.Object({

@@ -33,7 +33,9 @@ const RAW = {
   reserve_balance: 100_000_000_000_000n,
 };
 const TRACKED = RAW.treasury_balance + RAW.reserve_balance;
-const CIRCULATING = RAW.total_supply - TRACKED;
+const AMOUNTS = { ...RAW, tracked_treasury_balance: TRACKED, circulating_supply: RAW.total_supply - TRACKED };
+/** Every amount, written by `f`: the raw integers and the decimal view are one list. */
+const amounts = (f: (raw: bigint) => string) => Object.fromEntries(Object.entries(AMOUNTS).map(([k, v]) => [k, f(v)])) as Record<keyof typeof AMOUNTS, string>;
 
 /**
  * GET /api/partner/sandbox/token-status: the same fixed numbers for every key and every day, shaped like the
@@ -41,27 +43,12 @@ const CIRCULATING = RAW.total_supply - TRACKED;
  * exact decimal strings (the live rule); the rpc_url is a placeholder, since the sandbox never calls a chain.
  */
 export function tokenStatusFixture() {
-  const raw = {
-    total_supply: RAW.total_supply.toString(),
-    treasury_balance: RAW.treasury_balance.toString(),
-    reserve_balance: RAW.reserve_balance.toString(),
-    tracked_treasury_balance: TRACKED.toString(),
-    circulating_supply: CIRCULATING.toString(),
-  };
   return {
     mint: derivedAddress("mint"),
     decimals: DECIMALS,
     rpc_url: "sandbox://fixture",
-    chain: {
-      total_supply: formatUnits(RAW.total_supply, DECIMALS),
-      treasury_balance: formatUnits(RAW.treasury_balance, DECIMALS),
-      reserve_balance: formatUnits(RAW.reserve_balance, DECIMALS),
-      tracked_treasury_balance: formatUnits(TRACKED, DECIMALS),
-      circulating_supply: formatUnits(CIRCULATING, DECIMALS),
-      holders: 4_242,
-      holders_source: "sandbox_fixture" as const,
-    },
-    raw,
+    chain: { ...amounts((v) => formatUnits(v, DECIMALS)), holders: 4_242, holders_source: "sandbox_fixture" as const },
+    raw: amounts(String),
     snapshot: { taken_at_utc: "2026-01-01T00:00:00.000Z", freshness_status: "fixture" as const },
   };
 }

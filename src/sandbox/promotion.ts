@@ -31,6 +31,13 @@ type Check = {
   links: Record<string, string>;
 };
 
+/** The ids of the required checks that fail, as a sentence lists them. */
+const failing = (items: Check[]) =>
+  items
+    .filter((c) => c.required && c.status === "fail")
+    .map((c) => c.id)
+    .join(", ");
+
 function checklist(t: Traffic, idem: number, acks: number): Check[] {
   const pass = (ok: boolean) => (ok ? ("pass" as const) : ("fail" as const));
   const errorRate = t.total - t.rate_limited > 0 ? Math.round((t.errors / (t.total - t.rate_limited)) * 10_000) / 100 : null;
@@ -143,10 +150,7 @@ export async function promotionReport(ctx: AppContext, partner: string, opts: Re
     next_step:
       passed === required.length
         ? "Ready: ask the operators to promote you (they call POST /admin/partners/{partner}/promote and hand over the live key)."
-        : `Not ready: fix the failing checks (${required
-            .filter((c) => c.status === "fail")
-            .map((c) => c.id)
-            .join(", ")}), then ask for promotion.`,
+        : `Not ready: fix the failing checks (${failing(items)}), then ask for promotion.`,
     links: { capabilities: "/api/partner/capabilities", errors: "/api/partner/errors.json", promote: "/admin/partners/PARTNER/promote (operators only)" },
   };
 }
@@ -156,11 +160,6 @@ export type PromotionReport = Awaited<ReturnType<typeof promotionReport>>;
 export const notReady = (report: PromotionReport) =>
   new AppError(
     "promotion_not_ready",
-    `Partner ${report.partner} is not ready for a live key: ${report.checklist
-      .filter((c) => c.required && c.status === "fail")
-      .map((c) => c.id)
-      .join(", ")} failing; fix them or promote with force=true and a reason`,
-    {
-      details: report,
-    },
+    `Partner ${report.partner} is not ready for a live key: ${failing(report.checklist)} failing; fix them or promote with force=true and a reason`,
+    { details: report },
   );

@@ -5,6 +5,7 @@ import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
+import { ok } from "../http/envelope";
 import { readErrors, refuses, writeErrors } from "../http/routes/declare";
 import { partnerMutation } from "../http/routes/mutation";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
@@ -52,8 +53,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner }) => {
         const { fixtures } = await openSandbox(ctx, partner.actor);
         const a = partner.actor;
-        return {
-          success: true as const,
+        return ok({
           ...sandboxRead("sandbox_fixture"),
           verified: true as const,
           partner: a.partner,
@@ -68,7 +68,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
           },
           fixtures: await fixtureSummary(ctx.store, fixtures),
           next_steps: NEXT_STEPS,
-        };
+        });
       },
       hook({}, M.verify, "a signed round trip; shows the key, the sandbox policy and the fixtures"),
     )
@@ -76,7 +76,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/token-status",
       async ({ partner }) => {
         await openSandbox(ctx, partner.actor);
-        return { success: true as const, ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() };
+        return ok({ ...sandboxRead("sandbox_fixture"), ...tokenStatusFixture() });
       },
       hook({ scope: "read" }, M.tokenStatus, "fixed fixture token status; placeholder rpc_url"),
     )
@@ -85,18 +85,9 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner, query }) => {
         await openSandbox(ctx, partner.actor);
         const limit = query.limit ?? 10;
-        return {
-          success: true as const,
-          ...sandboxRead("sandbox_state"),
-          ...(await promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit })),
-        };
+        return ok({ ...sandboxRead("sandbox_state"), ...(await promotionReport(ctx, partner.actor.partner, { userId: query.user_id, limit })) });
       },
-      {
-        partner: { mode: "sandbox" },
-        query: M.reportQuery,
-        response: { 200: M.report, ...readErrors },
-        detail: tag("readiness for a live key (policy sandbox_to_live_manual_approval)"),
-      },
+      { ...hook({}, M.report, "readiness for a live key (policy sandbox_to_live_manual_approval)"), query: M.reportQuery },
     )
     .post(
       "/api/partner/sandbox/donation-claim",
@@ -110,8 +101,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
           holdingSandbox(owner, async (t) => {
             const r = await issueClaim(t, ctx, owner, keyId, claimInput, noEmail);
             const claim = await getClaim(t, ctx, owner, r.claim_code);
-            return {
-              success: true as const,
+            return ok({
               ...sandboxWrite(),
               status: "sandbox_preview" as const,
               claim_status: "sandbox_preview" as const,
@@ -124,7 +114,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
               claim_campaign_id: r.campaign_id,
               requested_claim: { campaign_id: r.campaign_id, amount: r.amount, recipient: claim.recipient, user_id: claim.user_id },
               created_at: r.created_at,
-            };
+            });
           }),
         );
       },
@@ -136,11 +126,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
         // Opened first like every sandbox route (a first call seeds, in its own transaction), so a reset is always
         // a reseed: its reset_count counts resets, never the first seed.
         const { owner } = await openSandbox(ctx, partner.actor);
-        const effect = async (t: Queryable) => ({
-          success: true as const,
-          ...sandboxWrite("sandbox_fixture"),
-          ...(await resetSandbox(t, ctx, owner, partner.actor.keyId)),
-        });
+        const effect = async (t: Queryable) => ok({ ...sandboxWrite("sandbox_fixture"), ...(await resetSandbox(t, ctx, owner, partner.actor.keyId)) });
         return mutation(partner, effect, { nudge: false });
       },
       { body: M.resetBody, ...hook({ mutation: true }, M.reset, "delete all sandbox state of your partner and seed the fixtures again") },
@@ -150,7 +136,7 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       async ({ params, body, admin, set }) => {
         const out = await promotePartner(ctx, guards.partner.keys, params.partner, body ?? {}, admin);
         set.status = 201;
-        return { success: true as const, ...out };
+        return ok(out);
       },
       {
         admin: true,

@@ -3,8 +3,7 @@ import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
-import { deliveryHeaders, WebhookSecrets, type EventType } from "../webhooks/service";
-import { getWebhookOrThrow } from "../webhooks/service";
+import { deliveryHeaders, getWebhookOrThrow, WebhookSecrets, type EventType } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
 import { deliverySourceOf } from "./store";
 
@@ -106,9 +105,16 @@ export const RUN_METADATA = {
 const canonicalNames = (h: Record<string, string>) =>
   Object.fromEntries(Object.entries(h).map(([k, v]) => [k.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase()), v]));
 
-/** The exact bytes the dispatcher sends for a sandbox event (src/webhooks/dispatcher.ts builds it the same way). */
-export const sandboxEnvelopeBody = (eventId: string, eventType: string, data: unknown) =>
-  JSON.stringify({ event_id: eventId, event_type: eventType, data, sandbox: true });
+/**
+ * The exact bytes the dispatcher sends for a sandbox event (src/webhooks/dispatcher.ts builds it the same way), and
+ * the headers a delivery of them carries, signed at `now`'s second.
+ */
+function signedEnvelope(eventId: string, eventType: string, data: unknown, now: Date, secret: string, previous: string | null) {
+  const body = JSON.stringify({ event_id: eventId, event_type: eventType, data, sandbox: true });
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const headers = deliveryHeaders({ eventPublicId: eventId, eventType, body, timestampSeconds: timestamp, secret, previousSecret: previous });
+  return { body, timestamp, headers: canonicalNames(headers) };
+}
 
 export interface RunInput {
   scenario_id: string;
@@ -147,22 +153,13 @@ export async function runScenario(ctx: AppContext, owner: Owner, callerKeyId: st
   }
   const { secret, previous, source } = await secretFor(ctx, owner, input);
   const eventId = "evt_" + createHash("sha256").update(`${FIXTURE_PROFILE}:${callerKeyId}:${scenario.id}`).digest("hex").slice(0, 24);
-  const body = sandboxEnvelopeBody(eventId, scenario.event_type, scenario.data);
-  const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
-  const headers = deliveryHeaders({
-    eventPublicId: eventId,
-    eventType: scenario.event_type,
-    body,
-    timestampSeconds: timestamp,
-    secret,
-    previousSecret: previous,
-  });
+  const { body, timestamp, headers } = signedEnvelope(eventId, scenario.event_type, scenario.data, ctx.clock.now(), secret, previous);
   return {
     selected_scenario_id: scenario.id,
     scenario: { id: scenario.id, title: scenario.title, event_type: scenario.event_type },
     payload: JSON.parse(body) as Record<string, unknown>,
     simulation: {
-      headers: { ...canonicalNames(headers), "X-Partner-Key": input.key_id ?? callerKeyId },
+      headers: { ...headers, "X-Partner-Key": input.key_id ?? callerKeyId },
       body,
       signed_string: `${timestamp}.${body}`,
       secret_source: source,
@@ -183,15 +180,6 @@ export async function simulateDelivery(q: Queryable, ctx: Pick<AppContext, "cloc
   if (!d) throw new NotFoundError("delivery", deliveryId);
   const now = ctx.clock.now();
   const { current, previous } = new WebhookSecrets(ctx).forSigning(d, now);
-  const body = sandboxEnvelopeBody(d.event_public_id, d.event_type, JSON.parse(d.event_data));
-  const timestamp = Math.floor(now.getTime() / 1000);
-  const headers = deliveryHeaders({
-    eventPublicId: d.event_public_id,
-    eventType: d.event_type,
-    body,
-    timestampSeconds: timestamp,
-    secret: current,
-    previousSecret: previous,
-  });
-  return { headers: canonicalNames(headers), body, target_url: d.target_url, delivery_id: d.id };
+  const { body, headers } = signedEnvelope(d.event_public_id, d.event_type, JSON.parse(d.event_data), now, current, previous);
+  return { headers, body, target_url: d.target_url, delivery_id: d.id };
 }

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
-import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
+import { type Dialect, placeholders, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
-import type { DeliveryRow } from "../webhooks/service";
+import { type DeliveryRow, Where } from "../webhooks/service";
 import type { sandboxFixtures } from "./tables";
 
 // The sandbox's own table has its row type from its definition; the other domains' tables it reads as a read model
@@ -24,6 +24,8 @@ interface WebhookColumns {
 export type FixtureRecord = RowOf<typeof sandboxFixtures>;
 
 const FIXTURE_COLUMNS = "partner, profile, seed_key_id, plan_digest, user_ids, seeded_at, reset_count";
+const INSERT_FIXTURE = `INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
+const fixtureParams = (rec: FixtureRecord) => [rec.partner, rec.profile, rec.seed_key_id, rec.plan_digest, rec.user_ids, rec.seeded_at, rec.reset_count];
 
 export const fixtureRecordOf = (q: Queryable, partner: string) =>
   q.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?`, [partner]);
@@ -34,15 +36,7 @@ export const fixtureRecordOf = (q: Queryable, partner: string) =>
  * several over one PostgreSQL, one inserts and the other's DO NOTHING waits for it and changes no row.
  */
 export async function claimFixtureRow(t: Queryable, rec: FixtureRecord): Promise<boolean> {
-  const { changes } = await t.run(`INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partner) DO NOTHING`, [
-    rec.partner,
-    rec.profile,
-    rec.seed_key_id,
-    rec.plan_digest,
-    rec.user_ids,
-    rec.seeded_at,
-    rec.reset_count,
-  ]);
+  const { changes } = await t.run(`${INSERT_FIXTURE} ON CONFLICT (partner) DO NOTHING`, fixtureParams(rec));
   return changes === 1;
 }
 
@@ -61,11 +55,11 @@ export const setFixtureUserIds = (t: Queryable, partner: string, userIdsJson: st
  */
 export async function takeFixtureRowForReset(t: Queryable, rec: FixtureRecord): Promise<number> {
   const row = await t.get<Pick<FixtureRecord, "reset_count">>(
-    `INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+    `${INSERT_FIXTURE}
      ON CONFLICT (partner) DO UPDATE SET profile = excluded.profile, seed_key_id = excluded.seed_key_id, plan_digest = excluded.plan_digest,
        user_ids = excluded.user_ids, seeded_at = excluded.seeded_at, reset_count = sandbox_fixtures.reset_count + 1
      RETURNING reset_count`,
-    [rec.partner, rec.profile, rec.seed_key_id, rec.plan_digest, rec.user_ids, rec.seeded_at, rec.reset_count],
+    fixtureParams(rec),
   );
   if (!row) throw new Error(`sandbox fixtures of ${rec.partner}: the reset's upsert returned no row`);
   return row.reset_count;
@@ -120,22 +114,18 @@ export interface SandboxDeliveryFilter {
 /** The owner's sandbox delivery records, in id order; optional filters join the WHERE only when given. */
 export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner, f: SandboxDeliveryFilter): Promise<DeliveryRow[]> {
   const desc = f.order === "desc";
-  const where = ["d.partner = ?", "d.mode = 'sandbox'"];
-  const params: Param[] = [owner.partner];
-  const add = (condition: string, value: Param) => {
-    where.push(condition);
-    params.push(value);
-  };
-  if (f.eventType !== null) add("e.event_type = ?", f.eventType);
-  if (f.userId !== null) add(`${eventUserIdSql(dialect, "e.data")} = ?`, f.userId);
-  if (f.after !== null) add(desc ? "d.id < ?" : "d.id > ?", f.after);
+  const w = new Where()
+    .add("d.partner = ? AND d.mode = 'sandbox'", owner.partner)
+    .when(f.eventType, "e.event_type = ?")
+    .when(f.userId, `${eventUserIdSql(dialect, "e.data")} = ?`)
+    .when(f.after, desc ? "d.id < ?" : "d.id > ?");
   return q.all<DeliveryRow>(
     `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
             d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
      FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-     WHERE ${where.join(" AND ")}
+     ${w.sql}
      ORDER BY d.id ${desc ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
-    [...params, f.limit, f.offset],
+    [...w.params, f.limit, f.offset],
   );
 }
 

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
+import { ok } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { readErrors } from "../http/routes/declare";
 import { openSandbox } from "./fixtures";
@@ -28,7 +29,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
           { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" },
           parsePage(query),
         );
-        return { success: true as const, ...sandboxRead("sandbox_state"), ...r };
+        return ok({ ...sandboxRead("sandbox_state"), ...r });
       },
       {
         partner: read,
@@ -42,7 +43,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner }) => {
         await openSandbox(ctx, partner.actor);
         const scenarios = scenarioList();
-        return { success: true as const, ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios };
+        return ok({ ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios });
       },
       { partner: read, query: M.metaQuery, response: { 200: M.scenarios, ...readErrors }, detail: tag("webhook scenarios the simulator can sign") },
     )
@@ -50,7 +51,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/webhook-simulator/run",
       async ({ partner }) => {
         await openSandbox(ctx, partner.actor);
-        return { success: true as const, ...sandboxRead("sandbox_fixture"), ...RUN_METADATA };
+        return ok({ ...sandboxRead("sandbox_fixture"), ...RUN_METADATA });
       },
       { partner: read, query: M.metaQuery, response: { 200: M.runMeta, ...readErrors }, detail: tag("how to call the simulator (POST)") },
     )
@@ -58,7 +59,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/webhook-simulator/run",
       async ({ partner, body }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        return { success: true as const, ...sandboxWrite("sandbox_fixture"), ...(await runScenario(ctx, owner, partner.actor.keyId, body)) };
+        return ok({ ...sandboxWrite("sandbox_fixture"), ...(await runScenario(ctx, owner, partner.actor.keyId, body)) });
       },
       {
         partner: read,

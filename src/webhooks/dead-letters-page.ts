@@ -1,25 +1,19 @@
 import { t } from "elysia";
-import { consoleRoute, form } from "../auth/console-kit";
+import { consoleRoute, form, refusal } from "../auth/console-kit";
 import { cells, code, dataTable, exportList, muted, pager, when } from "../auth/operator-page";
 import type { Guards } from "../auth/guards";
+import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { csvDoc, csvResponse, csvTable } from "../http/csv";
-import { Envelope, ignoredMetaQuery, includeMetaQuery } from "../http/envelope";
+import { Envelope, ignoredMetaQuery, includeMetaQuery, ok } from "../http/envelope";
+import { AppError } from "../http/errors";
 import { compileHtml, type SafeHtml } from "../http/html";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 import { nullable, refuses } from "../http/routes/declare";
-import {
-  type DeadLetterFilter,
-  deadLetterPage,
-  EXPORT_COLUMNS,
-  exportRows,
-  FILTER_MAX,
-  filterOrThrow,
-  filterSuggestions,
-  REASON_MAX,
-  replayDeadLetterOrThrow,
-} from "./dead-letters-page-data";
+import { adminReplayIn, deadLettersForOperator } from "./deliveries";
+import { countOperatorDeadLetters, deadLetterNames, deliveriesOfEvent, deliveryStatusOf } from "./deliveries-store";
+import { EVENT_TYPE_NAMES } from "./event-types";
 
 // GET /admin/console/dead-letters: every partner's webhook deliveries that Herald stopped retrying (dead letters),
 // newest first, filtered by partner and event type, 50 a page, each with a replay form that requires a reason.
@@ -31,6 +25,127 @@ const PATH = "/admin/console/dead-letters";
 const PAGE_SIZE = 50;
 const CSV_MAX = 10_000;
 const FILTER_BOUND = 200; // the schema's bound; the page itself refuses past FILTER_MAX with its message
+const FILTER_MAX = 64;
+const REASON_MAX = 500;
+/** What a replay names: a delivery id (as on the page) or an evt_… event id. */
+const REF = /^(\d{1,15}|evt_[A-Za-z0-9]{1,60})$/;
+
+type DeadLetterFilter = { partner: string; event_type: string };
+
+/** A filter as typed into the GET form, trimmed; a value past FILTER_MAX is a 400 the page shows above its form. */
+function filterOrThrow(raw: { partner?: string; event_type?: string }): DeadLetterFilter {
+  const partner = (raw.partner ?? "").trim();
+  const event_type = (raw.event_type ?? "").trim();
+  for (const [name, field, v] of [
+    ["Partner", "partner", partner],
+    ["Event type", "event_type", event_type],
+  ] as const) {
+    if (v.length > FILTER_MAX) {
+      throw new AppError("invalid_query", `${name} is ${v.length} characters long; a filter is at most ${FILTER_MAX}. Showing every dead letter.`, {
+        details: [{ field: `query.${field}`, problem: `is ${v.length} characters long; at most ${FILTER_MAX}` }],
+      });
+    }
+  }
+  return { partner, event_type };
+}
+
+const where = (f: DeadLetterFilter) => ({ partner: f.partner || undefined, event_type: f.event_type || undefined });
+
+/** One page of dead letters, newest first, and how many match the filter in all. */
+async function deadLetterPage(ctx: AppContext, f: DeadLetterFilter, offset: number, limit: number) {
+  const page = await deadLettersForOperator(ctx, where(f), { limit, offset, after: null, cursor: null });
+  const total = await countOperatorDeadLetters(ctx.store, where(f));
+  return { items: page.items, hasMore: page.pagination.has_more, total };
+}
+
+/** The filter form's suggestions: partners that have dead letters, and every event type (the catalog's and any dead letter's). */
+async function filterSuggestions(ctx: AppContext): Promise<{ partners: string[]; eventTypes: string[] }> {
+  const { partners, eventTypes } = await deadLetterNames(ctx.store);
+  return { partners, eventTypes: [...new Set([...EVENT_TYPE_NAMES, ...eventTypes])].sort() };
+}
+
+/** A dead letter as the exports give it (JSON and CSV: the same keys, in this order). */
+const EXPORT_COLUMNS = [
+  "delivery_id",
+  "partner",
+  "mode",
+  "event_id",
+  "event_type",
+  "webhook_id",
+  "attempts",
+  "last_status_code",
+  "last_error",
+  "reason_tag",
+  "target_url",
+  "created_at",
+  "dead_since",
+] as const;
+
+async function exportRows(ctx: AppContext, f: DeadLetterFilter, offset: number, limit: number) {
+  const page = await deadLetterPage(ctx, f, offset, limit);
+  return {
+    ...page,
+    rows: page.items.map((d) => ({
+      delivery_id: d.id,
+      partner: d.partner,
+      mode: d.mode,
+      event_id: d.event_id,
+      event_type: d.event_type,
+      webhook_id: d.webhook_id,
+      attempts: d.attempts,
+      last_status_code: d.last_status_code,
+      last_error: d.last_error,
+      reason_tag: d.reason_tag,
+      target_url: d.target_url,
+      created_at: d.created_at,
+      dead_since: d.updated_at,
+    })),
+  };
+}
+
+const WHY_NOT: Record<string, string> = {
+  webhook_deleted: "its webhook was deleted by the partner, so there is nowhere to send it",
+  webhook_disabled: "its webhook is disabled; the partner enables it again first",
+  already_pending: "it is already queued again",
+};
+
+/**
+ * Replays the dead letters `ref` names — a delivery id, or an evt_… event id (its dead-lettered deliveries) — with
+ * the operator's reason, in one transaction: each through adminReplay (re-queued at once with its attempts reset,
+ * the reason kept in its replay history as the note) and its audit row `webhook_event.replay`, whose details carry
+ * the reason as `note` and `via: "console"` (the JSON route has no reason field). Refusals, nothing changed:
+ * 400 no reason, 404 unknown id, 409 not a dead letter or its webhook deleted/disabled.
+ */
+async function replayDeadLetterOrThrow(ctx: AppContext, operator: OperatorRequest, ref: string, rawReason: string): Promise<number[]> {
+  const reason = rawReason.trim();
+  if (reason === "") throw refusal(400, "Nothing was replayed: say why (the reason is kept with the delivery and in the audit trail).");
+  if (reason.length > REASON_MAX) throw refusal(400, `Nothing was replayed: the reason is at most ${REASON_MAX} characters.`);
+  const what = /^\d+$/.test(ref) ? `delivery #${ref}` : `event ${ref}`;
+  return ctx.store.tx(async (t) => {
+    const rows = !REF.test(ref) ? [] : /^\d+$/.test(ref) ? [await deliveryStatusOf(t, Number(ref))].filter((r) => r !== null) : await deliveriesOfEvent(t, ref);
+    if (rows.length === 0) throw refusal(404, `Nothing was replayed: there is no ${what}. It may have been pruned (dead letters are kept 90 days).`);
+    const dead = rows.filter((r) => r.status === "dead_letter").map((r) => r.id);
+    if (dead.length === 0) {
+      const states = [...new Set(rows.map((r) => r.status.replace("_", " ")))].join(", ");
+      throw refusal(409, `Nothing was replayed: ${what} is not a dead letter (it is ${states}); only dead letters are replayed here.`);
+    }
+    for (const id of dead) {
+      const audit = (details: Record<string, unknown>) => ({
+        at: ctx.clock.now().toISOString(),
+        actor: operator.actor,
+        action: "webhook_event.replay",
+        target: String(id),
+        details: { ...details, via: "console" },
+        requestId: operator.requestId,
+      });
+      const out = await adminReplayIn(t, ctx, String(id), audit, reason);
+      const failed = out.results.find((r) => !r.replayed);
+      // Throwing here rolls back every replay of this request (and its audit rows): all or nothing.
+      if (failed) throw refusal(409, `Nothing was replayed: delivery #${id}: ${WHY_NOT[failed.error ?? ""] ?? failed.error}.`);
+    }
+    return dead;
+  });
+}
 
 const filterQuery = (bound: number) => ({
   partner: t.Optional(t.String({ maxLength: bound, description: `one partner's dead letters (exact name, at most ${FILTER_MAX} characters)` })),
@@ -67,7 +182,6 @@ const ExportAnswer = Envelope({
   pagination: PaginationSchema,
 });
 
-const exportFilter = (q: { partner?: string; event_type?: string }) => ({ partner: q.partner?.trim() ?? "", event_type: q.event_type?.trim() ?? "" });
 /** `?partner=…&event_type=…` of a filter (empty parts left out), with `extra`. */
 function filterQueryOf(f: DeadLetterFilter, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams();
@@ -120,7 +234,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     },
     done: {
       field: "ref",
-      pattern: /^(\d{1,15}|evt_[A-Za-z0-9]{1,60})$/,
+      pattern: REF,
       says: {
         replayed: (ref) =>
           `Replayed ${/^\d+$/.test(ref) ? `delivery #${ref}` : `the dead letters of event ${ref}`}: queued again now with its attempts reset; the reason is in its replay history and the audit trail.`,
@@ -190,11 +304,11 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
           404: "no such delivery or event",
           409: "not a dead letter (delivered, or still retrying), or its webhook deleted or disabled",
         },
-        keep: (b) => exportFilter(b),
+        keep: (b) => filterOrThrow(b),
         run: async ({ operator, params, body: b }) => {
           const ids = await replayDeadLetterOrThrow(ctx, operator, params.event_id, b.reason);
           ctx.dispatcher.nudge();
-          const back = Object.fromEntries(Object.entries(exportFilter(b)).filter(([, v]) => v));
+          const back = Object.fromEntries(Object.entries(filterOrThrow(b)).filter(([, v]) => v));
           return { ...back, done: "replayed", ref: ids.length === 1 && /^\d+$/.test(params.event_id) ? String(ids[0]) : params.event_id };
         },
       }),
@@ -205,16 +319,15 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
       async ({ query }) => {
         const limit = query.limit ?? 50;
         const offset = query.offset ?? 0;
-        const f = exportFilter(query);
+        const f = filterOrThrow(query);
         const r = await exportRows(ctx, f, offset, limit);
-        return {
-          success: true as const,
+        return ok({
           total: r.total,
           count: r.rows.length,
           query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset, cursor: null },
           dead_letters: r.rows,
           pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + r.rows.length : null, next_cursor: null },
-        };
+        });
       },
       {
         operator: "api",
@@ -229,7 +342,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     .get(
       `${PATH}.csv`,
       async ({ query }) => {
-        const r = await exportRows(ctx, exportFilter(query), 0, CSV_MAX);
+        const r = await exportRows(ctx, filterOrThrow(query), 0, CSV_MAX);
         return csvResponse(csvTable(r.rows, EXPORT_COLUMNS), "herald-dead-letters.csv");
       },
       {

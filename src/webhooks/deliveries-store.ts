@@ -1,4 +1,4 @@
-import type { Dialect, Param, Queryable } from "../db/port";
+import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
@@ -37,7 +37,7 @@ const SELECT = `SELECT d.id, d.partner, d.mode, d.webhook_id, e.public_id AS eve
   FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id`;
 
 /** A WHERE built from the filters that are set; each condition has its parameters. */
-class Where {
+export class Where {
   readonly parts: string[] = [];
   readonly params: Param[] = [];
   add(condition: string, ...values: Param[]): this {
@@ -52,8 +52,6 @@ class Where {
     return this.parts.length ? `WHERE ${this.parts.join(" AND ")}` : "";
   }
 }
-
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
 export interface DeliveryFilter {
   status?: string;
@@ -88,7 +86,7 @@ export function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter):
 /** The replay history of each delivery in `ids`, oldest first. */
 export function replayRows(q: Queryable, ids: number[]): Promise<ReplayRow[]> {
   return q.all<ReplayRow>(
-    `SELECT delivery_id, reason_tag, note, replayed_at FROM webhook_replays WHERE delivery_id IN (${marks(ids.length)}) ORDER BY id`,
+    `SELECT delivery_id, reason_tag, note, replayed_at FROM webhook_replays WHERE delivery_id IN (${placeholders(ids.length)}) ORDER BY id`,
     ids,
   );
 }

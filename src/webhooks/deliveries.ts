@@ -70,20 +70,14 @@ export interface ReplayEntry {
   replayed_at: string;
 }
 
-/** The replay history of each delivery in `ids`, oldest first (one query for a page of records). */
-async function replaysOf(q: Queryable, ids: number[]): Promise<Map<number, ReplayEntry[]>> {
-  const out = new Map<number, ReplayEntry[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return out;
-  for (const { delivery_id, ...entry } of await replayRows(q, ids)) out.get(delivery_id)!.push(entry);
-  return out;
-}
-
-/** A page of delivery records as the lists show them, each with its replay history (the live list's and the sandbox's). */
+/**
+ * A page of delivery records as the lists show them (the live list's and the sandbox's), each with its replay
+ * history, oldest first: one query for the page.
+ */
 export async function deliveryRecords(q: Queryable, rows: DeliveryRow[]) {
-  const replays = await replaysOf(
-    q,
-    rows.map((r) => r.id),
-  );
+  const replays = new Map<number, ReplayEntry[]>(rows.map((r) => [r.id, []]));
+  const ids = rows.map((r) => r.id);
+  if (ids.length > 0) for (const { delivery_id, ...entry } of await replayRows(q, ids)) replays.get(delivery_id)!.push(entry);
   return rows.map((r) => ({ ...deliveryView(r), replays: replays.get(r.id)! }));
 }
 

@@ -9,7 +9,7 @@ import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
 import { type ReasonTag, type SendResult, sendDelivery } from "./send";
 import { clearFailing, disableWebhook, markFailing } from "./store";
-import { checkResolvedTarget } from "./target-policy";
+import { checkResolvedTarget, type TargetPolicy, targetPolicyOf } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
 
 /**
@@ -252,7 +252,7 @@ export class Dispatcher implements DeliveryDispatcher {
     return true;
   }
 
-  private checkTarget(url: string, policy: { allowPrivateTargets: boolean; requireHttps: boolean }): Promise<string | null> {
+  private checkTarget(url: string, policy: TargetPolicy): Promise<string | null> {
     if (policy.allowPrivateTargets) return checkResolvedTarget(url, policy);
     const now = Date.now();
     const cached = this.targetChecks.get(url);
@@ -276,8 +276,7 @@ export class Dispatcher implements DeliveryDispatcher {
   /** Sends one delivery; its outcome's write is handed to `record`, which says how long to wait for it (drainDue). */
   private async deliver(d: Leased, record: (d: Leased, written: Promise<void>) => Promise<void>): Promise<void> {
     const cfg = this.ctx.config.webhooks;
-    const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
-    const blocked = await this.checkTarget(d.target_url, policy);
+    const blocked = await this.checkTarget(d.target_url, targetPolicyOf(this.ctx.config));
     const startedAt = this.ctx.clock.now();
     let result: SendResult;
     if (blocked) {

@@ -1,5 +1,5 @@
 import { inOrder } from "../db/in-order";
-import type { Dialect, Param, Queryable } from "../db/port";
+import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { events, webhookAttempts, webhookDeliveries, webhooks } from "./tables";
 
@@ -77,8 +77,6 @@ export async function dueDeliveries(q: Queryable, dialect: Dialect, nowIso: stri
   return found.slice(0, limit);
 }
 
-const list = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-
 // An expression of the UPDATEs below reads the row as it was before the UPDATE: `status = 'processing'` here
 // means "its previous lease expired", and the record then says so until this attempt's outcome replaces it.
 const INTERRUPTED_FIELDS = `reason_tag = CASE WHEN status = 'processing' THEN 'interrupted' ELSE reason_tag END,
@@ -90,7 +88,7 @@ export async function interruptAttempts(q: Queryable, deliveryIds: number[], err
   if (deliveryIds.length === 0) return;
   await q.run(
     `UPDATE webhook_attempts SET reason_tag = 'interrupted', error = ?
-     WHERE id IN (SELECT max(id) FROM webhook_attempts WHERE delivery_id IN (${list(deliveryIds.length)}) GROUP BY delivery_id)
+     WHERE id IN (SELECT max(id) FROM webhook_attempts WHERE delivery_id IN (${placeholders(deliveryIds.length)}) GROUP BY delivery_id)
        AND status_code IS NULL AND error IS NULL`,
     [error, ...deliveryIds],
   );
@@ -107,7 +105,7 @@ export async function interruptedInBudget(q: Queryable, deliveryIds: number[]): 
   if (deliveryIds.length === 0) return new Map();
   const rows = await q.all<{ delivery_id: number; n: number }>(
     `SELECT a.delivery_id, count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
-     WHERE a.delivery_id IN (${list(deliveryIds.length)}) AND a.reason_tag = 'interrupted'
+     WHERE a.delivery_id IN (${placeholders(deliveryIds.length)}) AND a.reason_tag = 'interrupted'
        AND a.attempt_no > (SELECT max(b.attempt_no) FROM webhook_attempts b WHERE b.delivery_id = a.delivery_id) - d.attempts
      GROUP BY a.delivery_id`,
     deliveryIds,
@@ -142,13 +140,13 @@ export async function takeDeliveries(
     q.all<Pick<DeliveryRow, "id" | "attempts">>(
       `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?,
          ${INTERRUPTED_FIELDS}
-       WHERE id IN (${list(ids.length)}) RETURNING id, attempts`,
+       WHERE id IN (${placeholders(ids.length)}) RETURNING id, attempts`,
       [lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.interruptedError, ...ids],
     ),
     q.all<Pick<AttemptRow, "id" | "delivery_id">>(
       `INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
        SELECT d.id, (SELECT coalesce(max(a.attempt_no), 0) + 1 FROM webhook_attempts a WHERE a.delivery_id = d.id), CAST(? AS text), 0
-       FROM webhook_deliveries d WHERE d.id IN (${list(ids.length)}) RETURNING id, delivery_id`,
+       FROM webhook_deliveries d WHERE d.id IN (${placeholders(ids.length)}) RETURNING id, delivery_id`,
       [lease.nowIso, ...ids],
     ),
   );

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES, EVENT_PUBLIC_ID } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
@@ -89,12 +89,7 @@ export const WebhooksModel = {
     event_type: t.Optional(t.String()),
     is_active: t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")])),
   }),
-  list: Envelope({
-    count: t.Integer(),
-    webhooks: t.Array(Webhook),
-    query: PageQueryEcho({ event_type: nullable(t.String()), is_active: nullable(t.Boolean()) }),
-    pagination: PaginationSchema,
-  }),
+  list: Envelope(ListAnswer("webhooks", t.Array(Webhook), { event_type: nullable(t.String()), is_active: nullable(t.Boolean()) })),
   idParams: t.Object({ webhook_id: intPath() }),
   deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
   tested: Envelope({ queued: t.Boolean(), event_id: t.String(), webhook_id: t.Integer(), event_type: t.String(), delivery_id: t.Integer() }),
@@ -134,10 +129,8 @@ export const WebhooksModel = {
     to: t.Optional(t.String()),
     webhook_id: intQuery({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   }),
-  events: Envelope({
-    count: t.Integer(),
-    events: t.Array(Delivery),
-    query: PageQueryEcho({
+  events: Envelope(
+    ListAnswer("events", t.Array(Delivery), {
       status: nullable(t.String()),
       reason_tag: nullable(t.String()),
       from: nullable(t.String({ description: "as applied: ISO 8601 UTC" })),
@@ -145,8 +138,7 @@ export const WebhooksModel = {
       webhook_id: nullable(t.Integer()),
       event_type: nullable(t.String()),
     }),
-    pagination: PaginationSchema,
-  }),
+  ),
   replayBody: t.Object(
     {
       event_ids: t.Array(

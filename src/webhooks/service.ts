@@ -9,7 +9,7 @@ import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
 import { emitEvent, type Owner } from "./outbox";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
-import { checkTargetUrl } from "./target-policy";
+import { checkTargetUrl, targetPolicyOf } from "./target-policy";
 import type { WebhookRow } from "./webhook-rows";
 
 export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
@@ -29,10 +29,6 @@ export const webhookView = (w: WebhookRow) => ({
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
 
-function policyOf(ctx: Pick<WebhookContext, "config">) {
-  return { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
-}
-
 // The write verbs run in the caller's transaction `t` (the request's idempotency transaction, docs/design.md §4), so
 // the change and its stored response commit together; they await only `t`.
 
@@ -45,7 +41,7 @@ export async function createWebhook(
 ) {
   const problems: Array<{ field: string; problem: string }> = [];
   if (!isEventType(input.event_type)) problems.push({ field: "event_type", problem: `must be one of: ${EVENT_TYPE_NAMES.join(", ")}` });
-  const urlProblem = checkTargetUrl(input.target_url, policyOf(ctx));
+  const urlProblem = checkTargetUrl(input.target_url, targetPolicyOf(ctx.config));
   if (urlProblem) problems.push({ field: "target_url", problem: urlProblem });
   if (problems.length) {
     throw new ValidationError(`Invalid webhook: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
@@ -136,14 +132,14 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
 
 // What other domains may use of the webhook domain besides the verbs above (docs/design.md §1: through its service).
 export { emitEvent, type Owner } from "./outbox";
-export type { DeliveryRow } from "./deliveries-store";
+export { type DeliveryRow, Where } from "./deliveries-store";
 export { deliveryRecords, deliveryHealth, deliverySloControls, replaySummary, requeue, requeueRefs } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";
 export { WebhookSecrets } from "./secrets";
 // Status subscribers (src/status/incidents/notify.ts) are sent, signed, SSRF-checked and retried exactly like deliveries.
 export { sendDelivery, type SendResult } from "./send";
-export { checkResolvedTarget, checkTargetUrl } from "./target-policy";
+export { checkResolvedTarget, checkTargetUrl, targetPolicyOf } from "./target-policy";
 export { parseRetryAfter, retryDelaySeconds } from "./schedule";
 
 /**

@@ -1,6 +1,7 @@
 import type { Param, Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
+import { Where } from "./deliveries-store";
 import type { webhooks } from "./tables";
 
 // The SQL of the webhooks and events tables (the outbox's event rows, the partner's receivers), written once for
@@ -114,16 +115,12 @@ export interface WebhookFilter {
 
 /** The owner's webhooks, newest first. Only the filters given are in the SQL (no `? IS NULL OR …`). */
 export function listWebhookRows(q: Queryable, owner: Owner, f: WebhookFilter): Promise<WebhookRow[]> {
-  const where = [OWNED];
-  const params: Param[] = [owner.partner, owner.mode];
-  const and = (condition: string, value: Param) => {
-    where.push(condition);
-    params.push(value);
-  };
-  if (f.event_type !== undefined) and("event_type = ?", f.event_type);
-  if (f.is_active !== undefined) and("is_active = ?", f.is_active ? 1 : 0);
-  if (f.before !== null) and("id < ?", f.before);
-  return q.all<WebhookRow>(`SELECT * FROM webhooks WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ? OFFSET ?`, [...params, f.limit, f.offset]);
+  const w = new Where()
+    .add(OWNED, owner.partner, owner.mode)
+    .when(f.event_type, "event_type = ?")
+    .when(f.is_active === undefined ? undefined : f.is_active ? 1 : 0, "is_active = ?")
+    .when(f.before, "id < ?");
+  return q.all<WebhookRow>(`SELECT * FROM webhooks ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { domainToASCII } from "node:url";
 import ipaddr from "ipaddr.js";
+import type { AppContext } from "../context";
 
 export const MAX_TARGET_URL_LENGTH = 2048;
 
@@ -8,6 +9,12 @@ export interface TargetPolicy {
   allowPrivateTargets: boolean;
   requireHttps: boolean;
 }
+
+/** The configured policy: private targets only with WEBHOOK_ALLOW_PRIVATE_TARGETS, https only in production. */
+export const targetPolicyOf = (config: AppContext["config"]): TargetPolicy => ({
+  allowPrivateTargets: config.webhooks.allowPrivateTargets,
+  requireHttps: config.isProduction,
+});
 
 /**
  * Only globally routable unicast addresses are public. Everything else — loopback, RFC 1918, link-local

@@ -1,5 +1,5 @@
 import type { Owner } from "../../auth/actors";
-import { type Queryable, UniqueViolation } from "../../db/port";
+import { type Param, type Queryable, UniqueViolation } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
@@ -88,11 +88,16 @@ export interface UserListFilter {
   offset: number;
 }
 
+/** A value bound `n` times: a NULL-switched filter's test, then each column it is compared with. */
+const times = (n: number, v: Param): Param[] => Array.from({ length: n }, () => v);
+
 /**
  * This owner's users, newest first; absent filters are NULL and switch themselves off. `like` is a lower-cased
  * pattern compared with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
  */
 export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
+  const wallet = [f.wallet, owner.partner, owner.mode, f.wallet];
+  const filters = [...times(2, f.status), ...times(5, f.like), ...times(2, f.email), ...times(2, f.username), ...wallet, ...times(2, f.afterId)];
   return q.all<UserWithPrimary>(
     `${SELECT_USER_WITH_PRIMARY}
      WHERE u.partner = ? AND u.mode = ?
@@ -104,29 +109,7 @@ export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
        AND (CAST(? AS text) IS NULL OR u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?))
        AND (CAST(? AS bigint) IS NULL OR u.id < ?)
      ORDER BY u.id DESC LIMIT ? OFFSET ?`,
-    [
-      owner.partner,
-      owner.mode,
-      f.status,
-      f.status,
-      f.like,
-      f.like,
-      f.like,
-      f.like,
-      f.like,
-      f.email,
-      f.email,
-      f.username,
-      f.username,
-      f.wallet,
-      owner.partner,
-      owner.mode,
-      f.wallet,
-      f.afterId,
-      f.afterId,
-      f.limit,
-      f.offset,
-    ],
+    [owner.partner, owner.mode, ...filters, f.limit, f.offset],
   );
 }
 
