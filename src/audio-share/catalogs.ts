@@ -164,6 +164,12 @@ export function warningsCatalog() {
 export const EXPIRES_IN_MIN_SECONDS = 60;
 export const EXPIRES_IN_MAX_SECONDS = 30 * 86_400;
 export const BATCH_MAX_ITEMS = 100;
+/** The bounds of a short link's expires_in, and its default here (policy.json and guidance.json). */
+export const expiresInLimits = (ctx: AppContext) => ({
+  min_seconds: EXPIRES_IN_MIN_SECONDS,
+  max_seconds: EXPIRES_IN_MAX_SECONDS,
+  default_seconds: ctx.config.audioShare.defaultExpiresSeconds,
+});
 export const TRACK_EVENT_TYPES = ["copy", "share", "open", "click", "play", "download", "qr_scan"] as const;
 export const TRACK_AUTH_HEADER = "X-Audio-Share-Track-Auth";
 export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
@@ -225,7 +231,7 @@ export function guidanceCatalog(ctx: AppContext) {
       },
     ],
     limits: {
-      expires_in: { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: c.defaultExpiresSeconds },
+      expires_in: expiresInLimits(ctx),
       batch_items_max: BATCH_MAX_ITEMS,
       track_dedupe_seconds: c.trackDedupeSeconds,
       rate_limit_per_minute_per_ip: ctx.config.rateLimits.publicPerMin,

@@ -7,15 +7,7 @@ import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors";
 import { adminRoutes } from "./admin-routes";
-import {
-  CHECKSUM_HEADER,
-  errorsCatalog,
-  EXPIRES_IN_MAX_SECONDS,
-  EXPIRES_IN_MIN_SECONDS,
-  guidanceCatalog,
-  TRACK_AUTH_HEADER,
-  warningsCatalog,
-} from "./catalogs";
+import { CHECKSUM_HEADER, errorsCatalog, expiresInLimits, guidanceCatalog, TRACK_AUTH_HEADER, warningsCatalog } from "./catalogs";
 import { channelById, describeChannels } from "./channels";
 import { buildHostPolicy, describePolicy, type HostPolicy } from "./host-policy";
 import { audioShareHealth, expandShortUrl, linkStats, resolveCode } from "./link-verbs";
@@ -148,11 +140,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
       .get(`${BASE}/guidance.json`, () => ok(guidanceCatalog(ctx)), catalog(M.guidance, "Recommended call order, flows and limits"))
       .get(
         `${BASE}/policy.json`,
-        () => {
-          const { defaultExpiresSeconds } = ctx.config.audioShare;
-          const expires_in = { min_seconds: EXPIRES_IN_MIN_SECONDS, max_seconds: EXPIRES_IN_MAX_SECONDS, default_seconds: defaultExpiresSeconds };
-          return ok({ ...describePolicy(policy), expires_in });
-        },
+        () => ok({ ...describePolicy(policy), expires_in: expiresInLimits(ctx) }),
         catalog(M.policy, "Destination host policy snapshot (allow list, deny list, rules)"),
       )
       .get(

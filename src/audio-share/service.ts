@@ -63,18 +63,10 @@ function chooseDestination(input: DestinationInput): Chosen {
   return { raw: file ?? null, field: "file_url", source: "file", warnings: [] };
 }
 
-export interface Evaluation {
-  valid: boolean;
-  destination_url: string | null;
-  host: string | null;
-  source: "track" | "file";
-  channels: Channel[];
-  errors: Finding[];
-  warnings: Finding[];
-}
+export type Evaluation = ReturnType<typeof evaluate>;
 
 /** Every check, collected rather than thrown: what /validate and each batch item report. */
-export function evaluate(policy: HostPolicy, input: DestinationInput & { channels?: string }): Evaluation {
+export function evaluate(policy: HostPolicy, input: DestinationInput & { channels?: string }) {
   const chosen = chooseDestination(input);
   const errors: Finding[] = [];
   const warnings = [...chosen.warnings];

@@ -117,8 +117,6 @@ export class ChainFixture {
       };
       return { role: "lp" as const, owner, lamports: 2_000_000_000n, accounts: [account] };
     });
-    this.mintAuthority = null;
-    this.freezeAuthority = null;
     this.addTransactions(opts.transactions ?? 40, this.endTime);
   }
 
@@ -212,14 +210,11 @@ export class ChainFixture {
 
   private makeTx(index: number, blockTime: number): FixtureTx {
     const h = mix32(this.seedNum ^ Math.imul(index + 101, 0x85ebca6b));
-    const holder = (salt: number) => {
-      const i = (h + salt) % Math.max(1, this.holderCount);
-      return { owner: this.holderOwner(i), account: this.holderAccount(i) };
-    };
+    const holder = (salt: number) => this.holderParty((h + salt) % Math.max(1, this.holderCount));
     const t0 = this.treasury[0]!;
     const t1 = this.treasury[1] ?? t0;
     const r0 = this.reserve[0] ?? t0;
-    const side = (w: FixtureWallet) => ({ owner: w.owner, account: w.accounts[0]!.address });
+    const side = (w: FixtureWallet) => this.walletParty(w);
     const kind = index % 4;
     const [from, to] = kind === 0 ? [side(t0), holder(1)] : kind === 1 ? [holder(2), holder(3)] : kind === 2 ? [side(r0), side(t1)] : [holder(4), side(t0)];
     const amount = BigInt((h % 5_000_000) + 1) * 1000n;

@@ -37,23 +37,20 @@ const ui = (amount: bigint, decimals: number) => {
 
 const ctx = (f: ChainFixture) => ({ slot: f.currentSlot(), apiVersion: "2.0.15" });
 
+/** An SPL Token program account (a token account or a mint), jsonParsed. */
+const splAccount = (parsed: object, space: number, lamports: number) => ({
+  data: { program: "spl-token", parsed, space },
+  executable: false,
+  lamports,
+  owner: TOKEN_PROGRAM_ID,
+  rentEpoch: 2 ** 64,
+  space,
+});
+
 function parsedTokenAccount(f: ChainFixture, a: FixtureTokenAccount) {
   const decimals = a.mint === f.lpMint ? f.lpDecimals : f.decimals;
-  return {
-    pubkey: a.address,
-    account: {
-      data: {
-        program: "spl-token",
-        parsed: { type: "account", info: { isNative: false, mint: a.mint, owner: a.owner, state: "initialized", tokenAmount: ui(a.amount, decimals) } },
-        space: 165,
-      },
-      executable: false,
-      lamports: 2039280,
-      owner: TOKEN_PROGRAM_ID,
-      rentEpoch: 2 ** 64,
-      space: 165,
-    },
-  };
+  const info = { isNative: false, mint: a.mint, owner: a.owner, state: "initialized", tokenAmount: ui(a.amount, decimals) };
+  return { pubkey: a.address, account: splAccount({ type: "account", info }, 165, 2039280) };
 }
 
 function tokenBalance(f: ChainFixture, index: number, side: { owner: string; account: string }, amount: bigint, mint = f.mint) {
@@ -134,30 +131,8 @@ function signatures(f: ChainFixture, params: Params) {
 function mintAccount(f: ChainFixture, params: Params) {
   const address = str(params, 0, "pubkey");
   if (address !== f.mint) return { context: ctx(f), value: null };
-  return {
-    context: ctx(f),
-    value: {
-      data: {
-        program: "spl-token",
-        parsed: {
-          type: "mint",
-          info: {
-            decimals: f.decimals,
-            freezeAuthority: f.freezeAuthority,
-            isInitialized: true,
-            mintAuthority: f.mintAuthority,
-            supply: f.supply().toString(),
-          },
-        },
-        space: 82,
-      },
-      executable: false,
-      lamports: 1461600,
-      owner: TOKEN_PROGRAM_ID,
-      rentEpoch: 2 ** 64,
-      space: 82,
-    },
-  };
+  const info = { decimals: f.decimals, freezeAuthority: f.freezeAuthority, isInitialized: true, mintAuthority: f.mintAuthority, supply: f.supply().toString() };
+  return { context: ctx(f), value: splAccount({ type: "mint", info }, 82, 1461600) };
 }
 
 export const HANDLERS: Record<string, Handler> = {

@@ -79,19 +79,22 @@ export async function proofHeader(
     snapshot_at_utc: row?.taken_at ?? null,
     reason: reasons[status],
     last_run: run ? { job, started_at: run.started_at, ok: run.ok === null ? null : run.ok === 1, error: run.error } : null,
-    trust_context: {
-      data_source: "solana_rpc",
-      chain: "solana",
-      mint: ctx.config.chain.tokenMint ?? null,
-      // The host the snapshot came from; before the first snapshot, the host it will be asked of.
-      rpc_host: row?.rpc_host ?? ctx.chain.endpoints[0]?.host ?? null,
-      snapshot_id: row?.id ?? null,
-      job,
-      job_run_id: row?.job_run_id ?? null,
-      method,
-      table,
-    },
+    trust_context: trustContext(ctx, job, table, method, row),
   };
 }
+
+/** Where an answer's numbers came from: `row` is the snapshot they were read from, null before the first (or for a rollup). */
+export const trustContext = (ctx: AppContext, job: string, table: string, method: string, row: Omit<SnapshotRef, "taken_at"> | null): TrustContext => ({
+  data_source: "solana_rpc",
+  chain: "solana",
+  mint: ctx.config.chain.tokenMint ?? null,
+  // The host the snapshot came from; before the first snapshot, the host it will be asked of.
+  rpc_host: row?.rpc_host ?? ctx.chain.endpoints[0]?.host ?? null,
+  snapshot_id: row?.id ?? null,
+  job,
+  job_run_id: row?.job_run_id ?? null,
+  method,
+  table,
+});
 
 export const primaryRpcUrl = (ctx: AppContext): string | null => ctx.chain.primaryUrl;

@@ -1,3 +1,4 @@
+import type { TProperties, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
@@ -9,6 +10,15 @@ const Amount = (description: string) => t.String({ description: `${description} 
 /** A chain amount as the JSON number the spec asks for: the nearest double, which may round; `exact` names the exact twin. */
 const Approx = (description: string, exact: string) =>
   t.Number({ description: `${description} (JSON number, the nearest double: may be rounded; the exact value is ${exact})` });
+
+/** Token status's amounts, each as `schema` writes it with what it sums. */
+const tokenAmounts = <S extends TSchema>(schema: (description: string) => S) => ({
+  total_supply: schema("supply"),
+  treasury_balance: schema("sum over TREASURY_WALLETS"),
+  reserve_balance: schema("sum over RESERVE_WALLETS"),
+  tracked_treasury_balance: schema("treasury + reserve"),
+  circulating_supply: schema("supply − treasury − reserve"),
+});
 
 const Freshness = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")], {
   description: "fresh | stale (older than stale_after_hours) | missing (never taken) | not_configured (no TOKEN_MINT)",
@@ -43,6 +53,10 @@ const header = {
   trust_context: TrustContext,
 };
 
+/** A freshness proof's answer: its name, the common header, then its own fields. */
+const proofModel = <L extends string, P extends TProperties>(name: string, proof: L, fields: P) =>
+  named(name, Envelope({ proof: t.Literal(proof), ...header, ...fields }));
+
 const Pct = N(t.Number({ description: "percent, four decimals" }));
 const ConcentrationPoint = t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct });
 
@@ -58,22 +72,12 @@ export const ChainModel = {
       decimals: t.Integer(),
       rpc_url: t.String({ description: "scheme and host of the primary RPC URL" }),
       chain: t.Object({
-        total_supply: Amount("supply"),
-        treasury_balance: Amount("sum over TREASURY_WALLETS"),
-        reserve_balance: Amount("sum over RESERVE_WALLETS"),
-        tracked_treasury_balance: Amount("treasury + reserve"),
-        circulating_supply: Amount("supply − treasury − reserve"),
+        ...tokenAmounts(Amount),
         holders: N(t.Integer()),
         holders_source: t.Union([t.Literal("onchain_scan"), t.Literal("unavailable")]),
       }),
       raw: t.Object(
-        {
-          total_supply: t.String(),
-          treasury_balance: t.String(),
-          reserve_balance: t.String(),
-          tracked_treasury_balance: t.String(),
-          circulating_supply: t.String(),
-        },
+        tokenAmounts(() => t.String()),
         { description: "the same amounts in raw base units (integers as strings)" },
       ),
       snapshot: t.Object({
@@ -171,86 +175,56 @@ export const ChainModel = {
     }),
   ),
 
-  holderCache: named(
-    "HolderCacheProof",
-    Envelope({
-      proof: t.Literal("holder_cache_freshness"),
-      ...header,
-      holders: N(t.Integer()),
-      accounts_scanned: N(t.Integer()),
-      holders_source: t.UnionEnum(["onchain_scan", "unavailable"], { description: "unavailable until the first holders snapshot" }),
-      scan_duration_ms: N(t.Integer()),
-    }),
-  ),
-  holderGrowth: named(
-    "HolderGrowthProof",
-    Envelope({
-      proof: t.Literal("holder_growth_freshness"),
-      ...header,
-      holders: N(t.Integer()),
-      previous_holders: N(t.Integer()),
-      delta: N(t.Integer()),
-      holder_snapshot_id: N(t.Integer()),
-      points_available: t.Integer(),
-    }),
-  ),
-  publicStatsCache: named(
-    "PublicStatsCacheProof",
-    Envelope({
-      proof: t.Literal("public_stats_cache_freshness"),
-      ...header,
-      total_supply: N(t.String()),
-      circulating_supply: N(t.String()),
-      decimals: N(t.Integer()),
-      slot: N(t.Integer()),
-    }),
-  ),
-  tokenDistribution: named(
-    "TokenDistributionProof",
-    Envelope({
-      proof: t.Literal("token_distribution_freshness"),
-      ...header,
-      holders: N(t.Integer()),
-      top1_pct: Pct,
-      top5_pct: Pct,
-      top10_pct: Pct,
-      total_raw: N(t.String()),
-      denominator: t.String(),
-    }),
-  ),
-  mintAuthorities: named(
-    "MintAuthoritiesProof",
-    Envelope({
-      proof: t.Literal("token_mint_authorities"),
-      ...header,
-      mint_authority: N(t.String()),
-      freeze_authority: N(t.String()),
-      mint_authority_renounced: N(t.Boolean()),
-      freeze_authority_renounced: N(t.Boolean()),
-      expected_mint_authority: N(t.String()),
-      expected_freeze_authority: N(t.String()),
-      expectation_configured: t.Boolean(),
-      review_status: N(t.String({ description: "renounced | mint_authority_retained | freeze_authority_retained | both_retained" })),
-      expected_review_status: N(t.String()),
-      mismatch: N(t.Boolean()),
-      mismatch_fields: t.Array(t.String()),
-    }),
-  ),
-  transactionSync: named(
-    "TransactionSyncProof",
-    Envelope({
-      proof: t.Literal("transaction_sync_freshness"),
-      ...header,
-      new_signatures: N(t.Integer()),
-      stored: N(t.Integer()),
-      already_stored: N(t.Integer()),
-      gap_detected: N(t.Boolean()),
-      newest_signature: N(t.String()),
-      newest_slot: N(t.Integer()),
-      transactions_stored: N(t.Integer()),
-      cursors: t.Array(t.Object({ address: t.String(), last_signature: t.String(), last_slot: t.Integer(), updated_at: t.String() })),
-    }),
-  ),
+  holderCache: proofModel("HolderCacheProof", "holder_cache_freshness", {
+    holders: N(t.Integer()),
+    accounts_scanned: N(t.Integer()),
+    holders_source: t.UnionEnum(["onchain_scan", "unavailable"], { description: "unavailable until the first holders snapshot" }),
+    scan_duration_ms: N(t.Integer()),
+  }),
+  holderGrowth: proofModel("HolderGrowthProof", "holder_growth_freshness", {
+    holders: N(t.Integer()),
+    previous_holders: N(t.Integer()),
+    delta: N(t.Integer()),
+    holder_snapshot_id: N(t.Integer()),
+    points_available: t.Integer(),
+  }),
+  publicStatsCache: proofModel("PublicStatsCacheProof", "public_stats_cache_freshness", {
+    total_supply: N(t.String()),
+    circulating_supply: N(t.String()),
+    decimals: N(t.Integer()),
+    slot: N(t.Integer()),
+  }),
+  tokenDistribution: proofModel("TokenDistributionProof", "token_distribution_freshness", {
+    holders: N(t.Integer()),
+    top1_pct: Pct,
+    top5_pct: Pct,
+    top10_pct: Pct,
+    total_raw: N(t.String()),
+    denominator: t.String(),
+  }),
+  mintAuthorities: proofModel("MintAuthoritiesProof", "token_mint_authorities", {
+    mint_authority: N(t.String()),
+    freeze_authority: N(t.String()),
+    mint_authority_renounced: N(t.Boolean()),
+    freeze_authority_renounced: N(t.Boolean()),
+    expected_mint_authority: N(t.String()),
+    expected_freeze_authority: N(t.String()),
+    expectation_configured: t.Boolean(),
+    review_status: N(t.String({ description: "renounced | mint_authority_retained | freeze_authority_retained | both_retained" })),
+    expected_review_status: N(t.String()),
+    mismatch: N(t.Boolean()),
+    mismatch_fields: t.Array(t.String()),
+  }),
+  transactionSync: proofModel("TransactionSyncProof", "transaction_sync_freshness", {
+    new_signatures: N(t.Integer()),
+    stored: N(t.Integer()),
+    already_stored: N(t.Integer()),
+    gap_detected: N(t.Boolean()),
+    newest_signature: N(t.String()),
+    newest_slot: N(t.Integer()),
+    transactions_stored: N(t.Integer()),
+    cursors: t.Array(t.Object({ address: t.String(), last_signature: t.String(), last_slot: t.Integer(), updated_at: t.String() })),
+  }),
   jobsRollup: named(
     "SnapshotJobsRollup",
     Envelope({

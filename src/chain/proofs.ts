@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { formatUnits, percentOf } from "./amounts";
-import { freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness } from "./freshness";
+import { freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness, trustContext } from "./freshness";
 import { CHAIN_JOBS, type ChainJob } from "./jobs";
 import { SCAN_METHOD } from "../solana/scan-call";
 import { runStats } from "./store/job-runs";
@@ -185,16 +185,6 @@ export async function jobsRollupProof(ctx: AppContext) {
     reason: status === "fresh" ? null : status === "not_configured" ? NOT_CONFIGURED_REASON : `${subject.job} is ${status}`,
     window_hours: 24,
     jobs,
-    trust_context: {
-      data_source: "solana_rpc" as const,
-      chain: "solana" as const,
-      mint: ctx.config.chain.tokenMint ?? null,
-      rpc_host: ctx.chain.endpoints[0]?.host ?? null,
-      snapshot_id: null,
-      job: "all chain jobs",
-      job_run_id: null,
-      method: "latest row per chain snapshot table + job_runs of the last 24 h",
-      table: "job_runs",
-    },
+    trust_context: trustContext(ctx, "all chain jobs", "job_runs", "latest row per chain snapshot table + job_runs of the last 24 h", null),
   };
 }

@@ -2,7 +2,7 @@ import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { formatUnits, percentOf } from "./amounts";
-import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl } from "./freshness";
+import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl, trustContext } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
 import { ChainUnavailableError } from "../solana/rpc-errors";
 import { isAddress, SOL_DECIMALS } from "../solana/constants";
@@ -48,7 +48,13 @@ export async function tokenStatus(ctx: AppContext) {
   const token = await latestToken(ctx.store, mint);
   if (!token) throw unavailable("no_snapshot", "No token snapshot has been taken yet; the token-snapshot job runs on CHAIN_TOKEN_SNAPSHOT_CRON — retry later");
   const holders = await latestHolders(ctx.store, mint);
-  const fmt = (raw: string) => formatUnits(BigInt(raw), token.decimals);
+  const raw = {
+    total_supply: token.supply_raw,
+    treasury_balance: token.treasury_raw,
+    reserve_balance: token.reserve_raw,
+    tracked_treasury_balance: token.tracked_treasury_raw,
+    circulating_supply: token.circulating_raw,
+  };
   const limits = ctx.config.chain.staleAfterHours;
   const tokenFresh = freshnessOf(ctx, token.taken_at, limits.publicStatsCache);
   const holdersFresh = freshnessOf(ctx, holders?.taken_at ?? null, limits.holderCache);
@@ -57,21 +63,12 @@ export async function tokenStatus(ctx: AppContext) {
     decimals: token.decimals,
     rpc_url: primaryRpcUrl(ctx)!,
     chain: {
-      total_supply: fmt(token.supply_raw),
-      treasury_balance: fmt(token.treasury_raw),
-      reserve_balance: fmt(token.reserve_raw),
-      tracked_treasury_balance: fmt(token.tracked_treasury_raw),
-      circulating_supply: fmt(token.circulating_raw),
+      // The same amounts in whole tokens, exact decimal strings.
+      ...(Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, formatUnits(BigInt(v), token.decimals)])) as typeof raw),
       holders: holders?.holders ?? null,
       holders_source: holders ? ("onchain_scan" as const) : ("unavailable" as const),
     },
-    raw: {
-      total_supply: token.supply_raw,
-      treasury_balance: token.treasury_raw,
-      reserve_balance: token.reserve_raw,
-      tracked_treasury_balance: token.tracked_treasury_raw,
-      circulating_supply: token.circulating_raw,
-    },
+    raw,
     snapshot: {
       token_snapshot_id: token.id,
       taken_at_utc: token.taken_at,
@@ -243,16 +240,6 @@ export async function walletConcentration(ctx: AppContext) {
     latest: latest ? concentrationOf(latest) : null,
     trend_points: daily.reverse().map(concentrationOf),
     denominator: "sum of every token account balance in the scan (the supply at scan time)",
-    trust_context: {
-      data_source: "solana_rpc" as const,
-      chain: "solana" as const,
-      mint: mint ?? null,
-      rpc_host: latest?.rpc_host ?? ctx.chain.endpoints[0]?.host ?? null,
-      snapshot_id: latest?.id ?? null,
-      job: "holders-snapshot",
-      job_run_id: latest?.job_run_id ?? null,
-      method: latest?.method ?? "getProgramAccounts scan",
-      table: "chain_holder_snapshots",
-    },
+    trust_context: trustContext(ctx, "holders-snapshot", "chain_holder_snapshots", latest?.method ?? "getProgramAccounts scan", latest),
   };
 }

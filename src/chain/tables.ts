@@ -5,14 +5,22 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
 // decimal TEXT (u64 and sums of u64 exceed JavaScript's safe integers); they are formatted only on the way out.
 // Every table carries the mint: after TOKEN_MINT changes, the old mint's rows are never served as the new one's.
 
+/** The columns every snapshot row starts with: its id, when it was taken, by which job run, of which mint. */
+const snapshotHead = () => ({
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  takenAt: text("taken_at").notNull(),
+  jobRunId: integer("job_run_id"),
+  mint: text("mint").notNull(),
+});
+
+/** Where a snapshot's numbers were read: the RPC host(s) and the method(s) asked. */
+const snapshotSource = () => ({ rpcHost: text("rpc_host").notNull(), method: text("method").notNull() });
+
 /** token-snapshot: supply and the balances excluded from circulating supply. */
 export const chainTokenSnapshots = sqliteTable(
   "chain_token_snapshots",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    takenAt: text("taken_at").notNull(),
-    jobRunId: integer("job_run_id"),
-    mint: text("mint").notNull(),
+    ...snapshotHead(),
     decimals: integer("decimals").notNull(),
     slot: integer("slot"),
     supplyRaw: text("supply_raw").notNull(),
@@ -22,8 +30,7 @@ export const chainTokenSnapshots = sqliteTable(
     circulatingRaw: text("circulating_raw").notNull(),
     /** [{ role: "treasury"|"reserve", wallet, amount_raw, token_accounts }] — the parts the sums came from. */
     walletsJson: text("wallets_json").notNull(),
-    rpcHost: text("rpc_host").notNull(),
-    method: text("method").notNull(),
+    ...snapshotSource(),
   },
   // "latest snapshot of this mint" (every proof and stats read).
   (t) => [index("chain_token_snapshots_mint_idx").on(t.mint, t.id)],
@@ -33,10 +40,7 @@ export const chainTokenSnapshots = sqliteTable(
 export const chainHolderSnapshots = sqliteTable(
   "chain_holder_snapshots",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    takenAt: text("taken_at").notNull(),
-    jobRunId: integer("job_run_id"),
-    mint: text("mint").notNull(),
+    ...snapshotHead(),
     accountsScanned: integer("accounts_scanned").notNull(),
     /** Token accounts with a non-zero balance (an owner with two such accounts counts twice). */
     holders: integer("holders").notNull(),
@@ -47,8 +51,7 @@ export const chainHolderSnapshots = sqliteTable(
     /** The ten largest accounts [{ address, amount_raw }], largest first. */
     topAccountsJson: text("top_accounts_json").notNull(),
     durationMs: integer("duration_ms").notNull(),
-    rpcHost: text("rpc_host").notNull(),
-    method: text("method").notNull(),
+    ...snapshotSource(),
   },
   // latest snapshot and the concentration trend of this mint.
   (t) => [index("chain_holder_snapshots_mint_idx").on(t.mint, t.id)],
@@ -58,10 +61,7 @@ export const chainHolderSnapshots = sqliteTable(
 export const chainMintAuthoritySnapshots = sqliteTable(
   "chain_mint_authority_snapshots",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    takenAt: text("taken_at").notNull(),
-    jobRunId: integer("job_run_id"),
-    mint: text("mint").notNull(),
+    ...snapshotHead(),
     decimals: integer("decimals").notNull(),
     supplyRaw: text("supply_raw").notNull(),
     slot: integer("slot"),
@@ -77,8 +77,7 @@ export const chainMintAuthoritySnapshots = sqliteTable(
     mismatch: integer("mismatch", { mode: "boolean" }).notNull(),
     /** JSON array of the fields that differ from the expectation: mint_authority, freeze_authority. */
     mismatchFields: text("mismatch_fields").notNull(),
-    rpcHost: text("rpc_host").notNull(),
-    method: text("method").notNull(),
+    ...snapshotSource(),
   },
   (t) => [index("chain_mint_authority_snapshots_mint_idx").on(t.mint, t.id)],
 );
@@ -87,10 +86,7 @@ export const chainMintAuthoritySnapshots = sqliteTable(
 export const chainHolderGrowth = sqliteTable(
   "chain_holder_growth",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    takenAt: text("taken_at").notNull(),
-    jobRunId: integer("job_run_id"),
-    mint: text("mint").notNull(),
+    ...snapshotHead(),
     holderSnapshotId: integer("holder_snapshot_id").notNull(),
     snapshotTakenAt: text("snapshot_taken_at").notNull(),
     holders: integer("holders").notNull(),
@@ -145,10 +141,7 @@ export const chainSyncCursors = sqliteTable(
 export const chainSyncRuns = sqliteTable(
   "chain_sync_runs",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    takenAt: text("taken_at").notNull(),
-    jobRunId: integer("job_run_id"),
-    mint: text("mint").notNull(),
+    ...snapshotHead(),
     addresses: integer("addresses").notNull(),
     newSignatures: integer("new_signatures").notNull(),
     stored: integer("stored").notNull(),
@@ -157,8 +150,7 @@ export const chainSyncRuns = sqliteTable(
     newestSignature: text("newest_signature"),
     newestSlot: integer("newest_slot"),
     durationMs: integer("duration_ms").notNull(),
-    rpcHost: text("rpc_host").notNull(),
-    method: text("method").notNull(),
+    ...snapshotSource(),
   },
   (t) => [index("chain_sync_runs_mint_idx").on(t.mint, t.id)],
 );

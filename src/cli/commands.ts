@@ -65,6 +65,16 @@ async function quiet(config: Config, need: KeyNeed): Promise<AppContext> {
   });
 }
 
+/** A command over its own context, whose store is closed when it is done (or has thrown). */
+async function onContext(config: Config, need: KeyNeed, run: (ctx: AppContext) => Promise<number>): Promise<number> {
+  const ctx = await quiet(config, need);
+  try {
+    return await run(ctx);
+  } finally {
+    await ctx.store.close();
+  }
+}
+
 /** Whether a subcommand only lists (runs without the master key) or needs it. */
 const needOf = (sub: string | undefined, readOnly: string[]): KeyNeed => (readOnly.includes(sub ?? "") ? "read-only" : "needs-key");
 
@@ -89,23 +99,12 @@ export const COMMANDS: Record<string, Command> = {
   async migrate(_args, json) {
     const config = loadConfig();
     if (config.database.engine === "postgres") {
-      const [{ PostgresStore }, { migratePostgres }] = await Promise.all([import("../db/postgres-engine"), import("../db/postgres-migrate")]);
-      const d = config.database;
-      const store = new PostgresStore({
-        url: d.url!,
-        poolMax: 1,
-        statementTimeoutMs: d.statementTimeoutMs,
-        idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
-        connectTimeoutMs: d.connectTimeoutMs,
-      });
-      try {
-        await store.ping();
+      const [{ onPostgres }, { migratePostgres }] = await Promise.all([import("./master-key"), import("../db/postgres-migrate")]);
+      await onPostgres(config, async (store) => {
         const result = await migratePostgres(store, systemClock.now().toISOString());
-        const where = withoutPassword(d.url!);
+        const where = withoutPassword(config.database.url!);
         emit(json, { success: true, db: where, ...result }, () => `migrations: ${result.applied} applied now, ${result.total} in total (${where})`);
-      } finally {
-        await store.close();
-      }
+      });
       return 0;
     }
     const [{ openDatabase }, { migrate }] = await Promise.all([import("../db/client"), import("../db/migrate")]);
@@ -163,40 +162,23 @@ export const COMMANDS: Record<string, Command> = {
       await ctx.store.close();
     }
   },
-  async keys(args, json) {
-    const ctx = await quiet(loadConfig(), needOf(args.positionals[0] ?? "list", ["list"]));
-    try {
-      const { keysCommand } = await import("./keys");
-      return await keysCommand(ctx, args, json);
-    } finally {
-      await ctx.store.close();
-    }
-  },
-  async "admin-token"(args, json) {
-    const ctx = await quiet(loadConfig(), needOf(args.positionals[0], ["list"]));
-    try {
-      const { adminTokenCommand } = await import("./keys");
-      return await adminTokenCommand(ctx, args, json);
-    } finally {
-      await ctx.store.close();
-    }
-  },
+  keys: (args, json) =>
+    onContext(loadConfig(), needOf(args.positionals[0] ?? "list", ["list"]), async (ctx) => (await import("./keys")).keysCommand(ctx, args, json)),
+  "admin-token": (args, json) =>
+    onContext(loadConfig(), needOf(args.positionals[0], ["list"]), async (ctx) => (await import("./keys")).adminTokenCommand(ctx, args, json)),
   async backup(_args, json) {
     const config = loadConfig();
     // Refused before anything opens: on PostgreSQL the database's own backups apply (exit 2, src/ops/backups/engine.ts).
     const { ownBackupsApply, POSTGRES_BACKUP_HINT } = await import("../ops/backups/engine");
     if (!ownBackupsApply(config.database.engine)) throw new UsageError(`backup: DATABASE_URL points at PostgreSQL. ${POSTGRES_BACKUP_HINT}`);
-    const ctx = await quiet(config, "read-only");
-    try {
+    return onContext(config, "read-only", async (ctx) => {
       const [{ runBackup }, { cliActor }] = await Promise.all([import("../ops/backups/backup"), import("./keys")]);
       const { backup: b, pruned } = await runBackup(ctx, { actor: cliActor() });
       emit(json, { success: true, backup: b, pruned }, () =>
         [`backup written: ${b.path} (${b.size_bytes} bytes, sha256 ${b.sha256})`, ...pruned.map((p) => `pruned (BACKUP_KEEP): ${p.name}`)].join("\n"),
       );
       return 0;
-    } finally {
-      await ctx.store.close();
-    }
+    });
   },
   async "migrate-to-postgres"(args, json) {
     const config = loadConfig();

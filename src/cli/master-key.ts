@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { type ExpectedKey, expectedKey, expectedKeyOnStore, judgeKey, judgeKeyOnStore, type KeyVerdict } from "../auth/master-key-check";
 import { devKeyFile, type FoundKey, findMasterKey, SecretBox } from "../auth/secret-box";
 import type { Config } from "../config";
+import type { PostgresStore } from "../db/postgres-engine";
 import { syncQueryable } from "../db/sqlite-file";
 
 // The master key of a CLI command. `herald serve` generates a development key when it finds none; a command must not:
@@ -54,6 +55,14 @@ async function inspect(config: Config, found: FoundKey | null): Promise<{ expect
       db.close();
     }
   }
+  return onPostgres(config, async (store) => ({
+    expected: await expectedKeyOnStore(store),
+    verdict: found ? await judgeKeyOnStore(store, found.box) : null,
+  }));
+}
+
+/** A command's one connection to the configured PostgreSQL: pinged before `use`, closed after it, whatever happens. */
+export async function onPostgres<T>(config: Config, use: (store: PostgresStore) => Promise<T>): Promise<T> {
   const { PostgresStore } = await import("../db/postgres-engine");
   const d = config.database;
   const store = new PostgresStore({
@@ -65,7 +74,7 @@ async function inspect(config: Config, found: FoundKey | null): Promise<{ expect
   });
   try {
     await store.ping();
-    return { expected: await expectedKeyOnStore(store), verdict: found ? await judgeKeyOnStore(store, found.box) : null };
+    return await use(store);
   } finally {
     await store.close();
   }

@@ -45,15 +45,21 @@ class RestoreRefused extends Error {
 const SQLITE_HEADER = "SQLite format 3\0";
 const stampOf = (d: Date) => d.toISOString().replace(/[:.]/g, "-");
 
-function sqliteHeaderOk(path: string): boolean {
+/** `use` over the file opened for reading, closed after whatever happens. */
+function withFd<T>(path: string, use: (fd: number) => T): T {
   const fd = openSync(path, "r");
   try {
-    const buf = Buffer.alloc(16);
-    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString("latin1") === SQLITE_HEADER;
+    return use(fd);
   } finally {
     closeSync(fd);
   }
 }
+
+const sqliteHeaderOk = (path: string): boolean =>
+  withFd(path, (fd) => {
+    const buf = Buffer.alloc(16);
+    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString("latin1") === SQLITE_HEADER;
+  });
 
 /** The sha256 values FILE must have: --sha256 and the manifest beside it, each with where it came from. */
 function expectedHashes(file: string, flag: string | undefined): Array<{ from: string; sha256: string }> {
@@ -126,14 +132,7 @@ function lockCurrentOrRefuse(dbPath: string): ExclusiveFile | null {
 }
 
 /** fsync of a file or a folder (the rename of a file is durable once its folder is synced). */
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
+const fsyncPath = (path: string): void => withFd(path, fsyncSync);
 
 /** Copies FILE next to the database, checks the copy, then swaps it in; returns what was moved aside. */
 async function swapIn(file: string, dbPath: string, sha256: string, now: Date, key: KeyToCheck | null) {

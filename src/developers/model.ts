@@ -6,12 +6,13 @@ import { nullable as N } from "../http/routes/declare";
 const Endpoint = t.Object({ method: t.String(), path: t.String() });
 const Phase = t.Union([t.Literal("announced"), t.Literal("deprecated"), t.Literal("sunset")]);
 const Headers = t.Record(t.String(), t.String(), { description: "Deprecation (RFC 9745), Sunset (RFC 8594) and Link" });
-const Policy = t.Object({
+/** The notice periods, in the registry's policy and in the playbook's notice. */
+const noticeDays = {
   minimum_notice_days: t.Integer(),
   reminder_days_before_sunset: t.Array(t.Integer()),
   webhook_schema_notice_days: t.Array(t.Integer()),
-  breaking_change_path_prefix: t.String(),
-});
+};
+const Policy = t.Object({ ...noticeDays, breaking_change_path_prefix: t.String() });
 
 const Entry = named(
   "Deprecation",
@@ -56,12 +57,7 @@ export const DevelopersModel = {
     title: t.String(),
     api_version: t.String(),
     versioning: t.Object({ current_version: t.String(), breaking_changes: t.String(), non_breaking_changes: t.String() }),
-    notice: t.Object({
-      minimum_notice_days: t.Integer(),
-      reminder_days_before_sunset: t.Array(t.Integer()),
-      webhook_schema_notice_days: t.Array(t.Integer()),
-      channels: t.Array(t.String()),
-    }),
+    notice: t.Object({ ...noticeDays, channels: t.Array(t.String()) }),
     headers: t.Record(t.String(), t.String()),
     steps: t.Array(t.Object({ step: t.Integer(), title: t.String(), detail: t.String() })),
     webhook_schema_practice: t.String(),

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
-import { Envelope } from "../http/envelope";
+import { Envelope, ok } from "../http/envelope";
 import { refusal } from "../http/routes/declare";
 import { NotFoundError } from "../http/errors";
 import { ifNoneMatchHits } from "../http/conditional";
@@ -39,7 +39,7 @@ export function sdkRoutes(ctx: AppContext) {
       SDK_MANIFEST_PATH,
       ({ set }) => {
         set.headers["cache-control"] = CACHE;
-        return { success: true as const, ...sdkManifest(ctx.config.publicBaseUrl) };
+        return ok(sdkManifest(ctx.config.publicBaseUrl));
       },
       {
         query: t.Object({ include_meta: t.Optional(t.String()) }),

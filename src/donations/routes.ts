@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { ownerOf } from "../auth/actors";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery, ok } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
 import { partnerMutation } from "../http/routes/mutation";
 import { outboxEmailSender } from "./email";
@@ -19,11 +19,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.partner.plugin)
     .post(
       "/api/partner/donation-claim",
-      ({ partner, body }) =>
-        mutation(partner, async (t) => ({
-          success: true as const,
-          ...(await issueClaim(t, ctx, ownerOf(partner.actor), partner.actor.keyId, body, email)),
-        })),
+      ({ partner, body }) => mutation(partner, async (t) => ok(await issueClaim(t, ctx, ownerOf(partner.actor), partner.actor.keyId, body, email))),
       {
         partner: write,
         body: M.issueBody,
@@ -33,10 +29,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       "/api/partner/donation-claims/:claim_code",
-      async ({ partner, params }) => ({
-        success: true as const,
-        claim: await getClaim(ctx.store, ctx, ownerOf(partner.actor), params.claim_code),
-      }),
+      async ({ partner, params }) => ok({ claim: await getClaim(ctx.store, ctx, ownerOf(partner.actor), params.claim_code) }),
       {
         partner: read,
         params: M.codeParams,
@@ -48,10 +41,7 @@ export function donationRoutes(ctx: AppContext, guards: Guards) {
     .post(
       "/api/partner/donation-claims/:claim_code/redeem",
       ({ partner, params, body }) =>
-        mutation(partner, async (t) => ({
-          success: true as const,
-          claim: await redeemClaim(t, ctx, ownerOf(partner.actor), params.claim_code, body?.redeemed_by ?? null),
-        })),
+        mutation(partner, async (t) => ok({ claim: await redeemClaim(t, ctx, ownerOf(partner.actor), params.claim_code, body?.redeemed_by ?? null) })),
       {
         partner: write,
         params: M.codeParams,

@@ -67,6 +67,8 @@ interface Deps {
   onRun?: (name: string, ok: boolean) => void;
 }
 
+const withoutName = ({ name: _name, ...rest }: runs.LastRun) => rest;
+
 /** A lease outlives two periods (a renewal may be late by one tick), and never less than this. */
 const MIN_LEASE_MS = 30_000;
 
@@ -238,7 +240,7 @@ export class JobRegistry {
   }
 
   async list(): Promise<JobSummary[]> {
-    const last = await runs.lastRuns(this.deps.store, [...this.defs.keys()]);
+    const last = await runs.latestRuns(this.deps.store, [...this.defs.keys()], "any");
     return [...this.defs.values()].map((def) => {
       const cron = this.crons.get(def.name);
       const r = last.get(def.name);
@@ -250,16 +252,8 @@ export class JobRegistry {
         enabled: this.isEnabled(def.name),
         scheduled: Boolean(cron),
         next_run_at: next ? next.toISOString() : null,
-        last_run: r
-          ? {
-              started_at: r.started_at,
-              finished_at: r.finished_at,
-              ok: r.ok === null ? null : r.ok === 1,
-              error: r.error,
-              duration_ms: r.duration_ms,
-              instance_id: r.instance_id,
-            }
-          : null,
+        // The row's fields in its order but the name, `ok` a boolean (null while the run is in progress).
+        last_run: r ? { ...withoutName(r), ok: r.ok === null ? null : r.ok === 1 } : null,
       };
     });
   }
@@ -270,7 +264,7 @@ export class JobRegistry {
    */
   async lastSuccesses(): Promise<Array<{ name: string; at: string | null }>> {
     const names = [...this.defs.keys()];
-    const rows = await runs.lastSuccessfulRuns(this.deps.store, names);
+    const rows = await runs.latestRuns(this.deps.store, names, "successful");
     return names.map((name) => {
       const stored = rows.get(name)?.finished_at ?? null;
       const seen = this.lastOkAt.get(name) ?? null;

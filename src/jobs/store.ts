@@ -67,12 +67,13 @@ export async function insertFinishedRun(db: Queryable, r: RunStart, e: RunEnd): 
 const NAMES_PER_QUERY = 100;
 
 /**
- * The newest row of each job among `names` matching `filter` (a fixed SQL condition), in one round trip per 100
- * names: a UNION ALL of one index-walk each (job_runs_name_started_idx, newest first) — never a scan of the
- * table, which holds 90 days of runs. Each member is a parenthesised subquery so its ORDER BY … LIMIT is legal on
- * both engines.
+ * Each job's latest run among `names` (any outcome, finished or not), or its latest successful one; jobs without
+ * such a run are absent. One round trip per 100 names: a UNION ALL of one index-walk each (job_runs_name_started_idx,
+ * newest first) — never a scan of the table, which holds 90 days of runs. Each member is a parenthesised subquery so
+ * its ORDER BY … LIMIT is legal on both engines.
  */
-async function newestPerName(db: Queryable, names: readonly string[], filter: "" | "AND ok = 1"): Promise<Map<string, LastRun>> {
+export async function latestRuns(db: Queryable, names: readonly string[], which: "any" | "successful"): Promise<Map<string, LastRun>> {
+  const filter = which === "successful" ? "AND ok = 1" : "";
   const out = new Map<string, LastRun>();
   for (let i = 0; i < names.length; i += NAMES_PER_QUERY) {
     const chunk = names.slice(i, i + NAMES_PER_QUERY);
@@ -85,16 +86,6 @@ async function newestPerName(db: Queryable, names: readonly string[], filter: ""
     for (const row of await db.all<LastRun>(sql, chunk)) out.set(row.name, row);
   }
   return out;
-}
-
-/** Each job's latest run (any outcome, finished or not); jobs that never ran are absent. */
-export function lastRuns(db: Queryable, names: readonly string[]): Promise<Map<string, LastRun>> {
-  return newestPerName(db, names, "");
-}
-
-/** Each job's latest successful run; jobs that never succeeded are absent. */
-export function lastSuccessfulRuns(db: Queryable, names: readonly string[]): Promise<Map<string, LastRun>> {
-  return newestPerName(db, names, "AND ok = 1");
 }
 
 /** How each of these runs was started; ids without a row (pruned) are absent. */

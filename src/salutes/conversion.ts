@@ -71,8 +71,7 @@ export async function convert(
     deltaMinor: -amountMinor,
     reason: CONVERSION_REASON,
     source: CONVERSION_SOURCE,
-    keyId: author.keyId,
-    idempotencyKey: author.idempotencyKey,
+    ...author,
   });
   const day = utcDay(ctx.clock.now());
   const used = await convertedBetween(t, owner, user.id, day.start, day.end);

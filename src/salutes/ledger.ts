@@ -9,15 +9,8 @@ import { appendLedgerEntry, balanceOf, type EntryRow } from "./store/ledger";
 /** A user's balance in minor units; a user never credited has no row and a balance of 0. */
 export const balanceMinorOf = (q: Queryable, userId: number): Promise<number> => balanceOf(q, userId);
 
-export interface EntryInput {
-  userId: number;
-  /** Signed minor units: positive credits, negative debits. */
-  deltaMinor: number;
-  reason: string;
-  source: string;
-  keyId: string | null;
-  idempotencyKey: string | null;
-}
+/** An entry to append; its time is the clock's. */
+export type EntryInput = Omit<EntryRow, "at">;
 
 export interface AppendedEntry {
   id: number;

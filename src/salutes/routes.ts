@@ -4,6 +4,7 @@ import type { Guards } from "../auth/guards";
 import type { PartnerRequest } from "../auth/partner-plugin";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
+import { ok } from "../http/envelope";
 import { parsePage } from "../http/pagination";
 import { partnerMutation } from "../http/routes/mutation";
 import { LIVE, type PartnerMount } from "../http/routes/partner-mount";
@@ -33,7 +34,7 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         const input = fixtures ? fixtures.entry(body) : (body as EntryBody);
         const r = await postEntry(t, ctx, owner, authorOf(partner), kind, input, pending);
         deliveries = r.deliveries;
-        return { success: true as const, ...m.write, ...r.answer };
+        return ok({ ...m.write, ...r.answer });
       });
       // Live credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in
       // them, share commits (the user's balance row is the group). A sandbox write holds its partner's fixture row
@@ -54,12 +55,11 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
       `${base}/balance`,
       async ({ partner, query }) => {
         const { owner } = await m.open(partner.actor);
-        return {
-          success: true as const,
+        return ok({
           ...m.read,
           ...(await getBalance(ctx, owner, partner.actor.keyId, query.user_id)),
           ...(m.sandbox && { currency: "salutes" as const }),
-        };
+        });
       },
       {
         partner: { scope: "read", mode: m.mode },
@@ -82,7 +82,7 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
       `${base}/ledger`,
       async ({ partner, query }) => {
         const { owner } = await m.open(partner.actor);
-        return { success: true as const, ...m.read, ...(await listLedger(ctx, owner, query, parsePage(query))) };
+        return ok({ ...m.read, ...(await listLedger(ctx, owner, query, parsePage(query))) });
       },
       {
         partner: { scope: "ledger", mode: m.mode },
@@ -99,7 +99,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
     .use(salutesRoutesFor(ctx, guards, LIVE))
-    .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }), {
+    .get("/api/salutes/conversion-policy", () => ok({ policy: conversionPolicy(ctx) }), {
       partner: { scope: "read" },
       query: M.policyQuery,
       response: { 200: M.policy, ...readErrors },
@@ -112,7 +112,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
         const effect = async (t: Queryable) => {
           const r = await convert(t, ctx, ownerOf(partner.actor), authorOf(partner), body);
           deliveries = r.deliveries;
-          return { success: true as const, ...r.answer };
+          return ok(r.answer);
         };
         return mutation(partner, effect, { nudge: () => deliveries, group: balanceGroup(body.user_id) });
       },

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import type { Server } from "bun";
-import { metaRequested } from "../http/envelope";
+import { metaRequested, ok } from "../http/envelope";
 import { observe } from "../http/metrics";
 import { requestIdFor } from "../http/request-id";
 import { MAX_TARGET_CHARS, newRequestState, sizeRefusal, targetOf } from "../http/request-state";
@@ -17,12 +17,8 @@ import pkg from "../../package.json";
 export const HEALTH_ROUTE = "/healthz";
 
 /** What /healthz says: the process answers, its version, how long it has run. */
-export const health = (ctx: AppContext) => ({
-  success: true as const,
-  status: "up" as const,
-  version: pkg.version,
-  uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
-});
+export const health = (ctx: AppContext) =>
+  ok({ status: "up" as const, version: pkg.version, uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000) });
 
 /** include_meta works here as on every route (the core's includeMetaAdded hook, docs/design.md §2). */
 function withMeta(body: ReturnType<typeof health>, url: string, requestId: string, ctx: AppContext) {

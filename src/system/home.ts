@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { redirect, wantsHtml } from "../auth/session-plugin";
 import type { AppContext } from "../context";
-import { Envelope, ignoredMetaQuery, includeMetaQuery, requestedMeta } from "../http/envelope";
+import { Envelope, ignoredMetaQuery, includeMetaQuery, ok, requestedMeta } from "../http/envelope";
 import { compileHtml, htmlResponse } from "../http/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
@@ -109,7 +109,7 @@ export function homeRoutes(ctx: AppContext) {
         // Both answers are Responses of their own, so that Vary: Accept survives compression (which appends to it).
         if (wantsHtml(request)) return withPageSecurity(htmlResponse(PAGE, CACHE), PAGE_HEADERS_VARY);
         const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
-        const body = { success: true as const, service: "herald" as const, links: HOME_LINKS, ...(meta && { meta }) };
+        const body = ok({ service: "herald" as const, links: HOME_LINKS, ...(meta && { meta }) });
         return new Response(JSON.stringify(body), { headers: { "content-type": "application/json;charset=utf-8", "cache-control": CACHE, vary: "Accept" } });
       },
       {

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
-import { includeMetaQuery } from "../http/envelope";
+import { includeMetaQuery, ok } from "../http/envelope";
 import { refusal, refuses } from "../http/routes/declare";
 import { HEALTH_ROUTE, health } from "./health";
 import { homeRoutes } from "./home";
@@ -16,6 +16,9 @@ import { slicePage } from "../http/pagination";
  * service may add its own, and a probe that answered 400 would take a healthy instance out of rotation.
  */
 const PROBE_QUERY = t.Object(includeMetaQuery, { additionalProperties: true });
+
+/** The error catalog's query and answer, at both its addresses. */
+const catalogAnswer = { query: SystemModel.includeMeta, response: { 200: SystemModel.errorsByCode } };
 
 export function systemRoutes(ctx: AppContext, guards: Guards) {
   ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => databaseSizeBytes(ctx));
@@ -34,7 +37,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       async ({ set }) => {
         const r = await readiness(ctx);
         if (!r.ready) set.status = 503;
-        return { success: true as const, ...r };
+        return ok(r);
       },
       {
         query: PROBE_QUERY,
@@ -68,7 +71,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       "/admin/jobs",
       async ({ query }) => {
         const { items, total, count, query: echo, pagination } = slicePage(await ctx.jobs.list(), query);
-        return { success: true as const, count, total, query: echo, pagination, jobs: items };
+        return ok({ count, total, query: echo, pagination, jobs: items });
       },
       {
         admin: true,
@@ -81,8 +84,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
       "/admin/jobs/:name/run",
       async ({ params }) => {
         if (!ctx.jobs.has(params.name)) throw new AppError("not_found", `No job named ${params.name}; see GET /admin/jobs`);
-        const run = await ctx.jobs.runNow(params.name);
-        return { success: true as const, run };
+        return ok({ run: await ctx.jobs.runNow(params.name) });
       },
       {
         admin: true,
@@ -91,9 +93,8 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         detail: { summary: "Run a job now (recorded in job_runs)" },
       },
     )
-    .get("/api/partner/errors.json", () => ({ success: true as const, ...errorCatalog() }), {
-      query: SystemModel.includeMeta,
-      response: { 200: SystemModel.errorsByCode },
+    .get("/api/partner/errors.json", () => ok(errorCatalog()), {
+      ...catalogAnswer,
       detail: {
         tags: ["partner"],
         summary: "Error catalog: every error code, its status and retry class, as a list (entries) and keyed by code (by_code)",
@@ -103,9 +104,5 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         security: [],
       },
     })
-    .get("/developers/api-errors.json", () => ({ success: true as const, ...errorCatalog() }), {
-      query: SystemModel.includeMeta,
-      response: { 200: SystemModel.errorsByCode },
-      detail: { tags: ["public"], summary: "Error catalog keyed by code" },
-    });
+    .get("/developers/api-errors.json", () => ok(errorCatalog()), { ...catalogAnswer, detail: { tags: ["public"], summary: "Error catalog keyed by code" } });
 }

@@ -21,7 +21,7 @@ export type ChainSnapshotTable =
   | "chain_holder_growth"
   | "chain_sync_runs";
 
-const latestOf = (table: ChainSnapshotTable) => `SELECT * FROM ${table} WHERE mint = ? ORDER BY id DESC LIMIT 1`;
+const latestOf = (table: ChainSnapshotTable, columns = "*") => `SELECT ${columns} FROM ${table} WHERE mint = ? ORDER BY id DESC LIMIT 1`;
 
 export const latestToken = (q: Queryable, mint: string) => q.get<TokenSnapshotRow>(latestOf("chain_token_snapshots"), [mint]);
 export const latestHolders = (q: Queryable, mint: string) => q.get<HolderSnapshotRow>(latestOf("chain_holder_snapshots"), [mint]);
@@ -30,12 +30,8 @@ export const latestGrowth = (q: Queryable, mint: string) => q.get<HolderGrowthRo
 export const latestSync = (q: Queryable, mint: string) => q.get<SyncRunRow>(latestOf("chain_sync_runs"), [mint]);
 
 /** The latest row of any snapshot table, as the jobs rollup names it. */
-export function latestRef(q: Queryable, table: ChainSnapshotTable, mint: string) {
-  return q.get<Pick<TokenSnapshotRow, "id" | "taken_at" | "job_run_id">>(
-    `SELECT id, taken_at, job_run_id FROM ${table} WHERE mint = ? ORDER BY id DESC LIMIT 1`,
-    [mint],
-  );
-}
+export const latestRef = (q: Queryable, table: ChainSnapshotTable, mint: string) =>
+  q.get<Pick<TokenSnapshotRow, "id" | "taken_at" | "job_run_id">>(latestOf(table, "id, taken_at, job_run_id"), [mint]);
 
 /** The last holders snapshot of each UTC day (taken_at is ISO-8601 text: its first 10 characters are the day), newest 90. */
 export function dailyHolderSnapshots(q: Queryable, mint: string): Promise<HolderSnapshotRow[]> {

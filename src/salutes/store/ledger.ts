@@ -29,6 +29,7 @@ const INSERT_ENTRY = `INSERT INTO salutes_ledger (user_id, partner, mode, delta_
 
 export interface EntryRow {
   userId: number;
+  /** Signed minor units: positive credits, negative debits. */
   deltaMinor: number;
   reason: string;
   source: string;
