@@ -7,7 +7,8 @@
 // the other parts of Herald. The routes:
 //   - GET /healthz: the cheapest route (a probe: no request-log row);
 //   - GET /s/audio/{code}: the short-link redirect (Bun's native route in front of Elysia, counting the click);
-//   - GET /api/partner/capabilities, signed: the partner guard's cost (compare with `signed`).
+//   - GET /api/partner/capabilities, signed: the partner guard's cost (compare with `signed`);
+//   - GET /api/public/system-status/policy: an ordinary request-logged JSON route (compare with `http`).
 // The sampling profiler adds its own cost, so absolute figures run higher than `http`'s; compare the shares, and
 // the same table before and after a change. Rate limits stay ON (a limit of 1,000,000 a minute, so nothing is
 // refused): their cost is part of every request.
@@ -23,10 +24,13 @@ const INTERVAL_US = 50;
 /** Herald's own hook functions, by the name they are declared with: each is one row of the table. */
 const NAMED_HOOKS = [
   "requestStarted",
+  "queryGivenOnce",
   "bodyParsed",
   "parseErrorReported",
   "includeMetaAdded",
   "requestFinished",
+  "errorAnswered",
+  "probeCounted",
   "compressionMapped",
   "partnerVerified",
   "nativeRedirect",
@@ -110,11 +114,13 @@ const CASES: RouteCase[] = [
       };
     },
   },
+  { label: "GET /api/public/system-status/policy (request-logged)", path: async () => ({ path: "/api/public/system-status/policy", headers: () => ({}) }) },
 ];
 
 const profile: Benchmark = {
   name: "profile",
-  description: "CPU µs per request by hook and by layer on /healthz, the redirect and a signed GET, from Bun's profiler in the running server",
+  description:
+    "CPU µs per request by hook and by layer on /healthz, the redirect, a signed GET and a request-logged route, from Bun's profiler in the running server",
   async run(opts) {
     if (opts.herald === "binary") throw new UsageError("profile: runs herald from source (the profiler flags are Bun's), not --binary");
     const notes: string[] = [
