@@ -2,7 +2,24 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/log";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import {
+  BROWSER_ACCEPT,
+  badgesOf,
+  csrfOf,
+  currentNavOf,
+  doneLineOf,
+  elementById,
+  errorLineOf,
+  exportLinksOf,
+  formOf,
+  formPost,
+  hrefOf,
+  pageAs,
+  signedInCookie,
+  tableOf,
+  textById,
+  textOf,
+} from "../support/console";
 import { createAdminToken, createKey, signedInit, type TestKey } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -24,6 +41,10 @@ const auditOf = async (keyId: string) =>
   (await h.ctx.store.all<{ actor: string; action: string }>("SELECT actor, action FROM admin_audit WHERE target = ? ORDER BY id", [keyId])).map(
     (a) => `${a.action} by ${a.actor.replace(/#\d+$/, "")}`,
   );
+/** The partners listed, in order (each section's heading). */
+const partnersOf = (html: string) => [...html.matchAll(/<section class="partner" id="[^"]*"><h2>([\s\S]*?)<\/h2>/g)].map((m) => textOf(m[1]!));
+/** A key's row in its partner's table. */
+const keyRowOf = (html: string, partnerSection: string, keyId: string) => tableOf(html, partnerSection).find((r) => r.id === `key-${keyId}`)!;
 const keysJson = async (token: string, query = "") =>
   (await operator(h, token).get(`/admin/partners/keys${query}`)).body.keys as Array<{ key_id: string; status: string; disabled_reason: string | null }>;
 
@@ -44,7 +65,7 @@ describe("GET /admin/console/partners", () => {
     const page = await h.request(PAGE, { headers: bearer });
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain(`<code class="key-id">${acme.keyId}</code>`);
+    expect(tableOf(html, "partner-acme").map((r) => r.cells.Key)).toEqual([acme.keyId]);
     expect(html).not.toContain('name="csrf_token"');
     const rotated = await h.request(`${PAGE}/keys/${acme.keyId}/rotate`, {
       method: "POST",
@@ -71,40 +92,48 @@ describe("GET /admin/console/partners", () => {
     const page = await pageAs(h, PAGE, cookie);
     expect(page.status).toBe(200);
     expect(page.headers.get("cache-control")).toBe("private, no-store");
-    expect(page.html).toContain('<a href="/admin/console/partners" aria-current="page">Partners &amp; keys</a>');
+    expect(currentNavOf(page.html)).toBe(PAGE);
+    expect(hrefOf(page.html, "Partners & keys")).toBe(PAGE);
     expect(page.html).toContain("As of 2026-04-01 12:01:00 UTC; all times UTC.");
-    expect(page.html).toContain('<section class="partner" id="partner-acme-corp-"><h2>Acme Corp.</h2><p class="muted">1 key, 1 active</p>');
-    expect(page.html).toContain('<section class="partner" id="partner-globex"><h2>Globex</h2><p class="muted">2 keys, 1 active</p>');
-    expect(page.html).toMatch(/id="key-count">3 keys \(2 active\)\./);
-    const acmeRow = /<tr id="key-hk_live_[^"]+">[\s\S]*?<\/tr>/.exec(page.html.slice(page.html.indexOf(`<tr id="key-${acme.keyId}"`)))![0];
-    expect(acmeRow).toContain('<td data-label="Mode" class="short">live</td>');
-    expect(acmeRow).toContain('<span class="badge ok">active</span>');
-    expect(acmeRow).toContain('<td data-label="Scopes" class="short">read</td>');
-    expect(acmeRow).toContain('<td data-label="Created">2026-04-01 12:00:00 UTC</td>');
-    expect(acmeRow).toContain('<td data-label="Last used">2026-04-01 12:01:00 UTC</td>');
-    expect(page.html).toContain('<span class="reason">&lt;script&gt;alert(1)&lt;/script&gt; leaked</span>');
+    expect(partnersOf(page.html)).toEqual(["Acme Corp.", "Globex"]);
+    expect(textById(page.html, "partner-acme-corp-")).toStartWith("Acme Corp. 1 key, 1 active ");
+    expect(textById(page.html, "partner-globex")).toStartWith("Globex 2 keys, 1 active ");
+    expect(textById(page.html, "key-count")).toBe("3 keys (2 active).");
+    const acmeRow = keyRowOf(page.html, "partner-acme-corp-", acme.keyId);
+    expect(acmeRow.cells).toMatchObject({
+      Mode: "live",
+      State: "active",
+      Scopes: "read",
+      Created: "2026-04-01 12:00:00 UTC",
+      "Last used": "2026-04-01 12:01:00 UTC",
+    });
+    expect(badgesOf(acmeRow.html)).toEqual([{ kind: "ok", text: "active" }]);
+    // On a phone each cell is labelled with its column.
+    expect([...acmeRow.html.matchAll(/data-label="([^"]*)"/g)].map((m) => m[1])).toEqual(Object.keys(acmeRow.cells));
+    expect(keyRowOf(page.html, "partner-globex", old.keyId).cells.State).toBe("disabled <script>alert(1)</script> leaked");
+    expect(page.html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; leaked");
     expect(page.html).not.toContain("<script");
     for (const k of [acme, globex, old]) expect(page.html).not.toContain(k.secret);
     // A disabled key has no forms.
     expect(page.html).not.toContain(`/keys/${old.keyId}/rotate`);
-    expect(page.html).toContain(`/keys/${globex.keyId}/rotate`);
-    expect(page.html).toContain('<option value="Acme Corp.">');
+    expect(formOf(page.html, `${PAGE}/keys/${globex.keyId}/rotate`)).toMatchObject({ overlap_hours: "24" });
+    expect([...(elementById(page.html, "partner-names") ?? "").matchAll(/<option value="([^"]*)">/g)].map((m) => m[1])).toEqual(["Acme Corp.", "Globex"]);
 
-    expect((await pageAs(h, `${PAGE}?mode=sandbox`, cookie)).html).toMatch(/id="key-count">1 key \(1 active\)\./);
-    expect((await pageAs(h, `${PAGE}?status=disabled`, cookie)).html).toMatch(/id="key-count">1 key \(0 active\)\./);
+    expect(textById((await pageAs(h, `${PAGE}?mode=sandbox`, cookie)).html, "key-count")).toBe("1 key (1 active).");
+    expect(textById((await pageAs(h, `${PAGE}?status=disabled`, cookie)).html, "key-count")).toBe("1 key (0 active).");
     const globexOnly = await pageAs(h, `${PAGE}?partner=Globex&mode=&status=active`, cookie);
-    expect(globexOnly.html).toMatch(/id="key-count">1 key \(1 active\)\./);
-    expect(globexOnly.html).toContain('value="Globex"');
-    expect(globexOnly.html).not.toContain("<h2>Acme Corp.</h2>");
-    expect((await pageAs(h, `${PAGE}?partner=Nobody`, cookie)).html).toContain('id="keys-none">None.</p>');
+    expect(textById(globexOnly.html, "key-count")).toBe("1 key (1 active).");
+    expect(formOf(globexOnly.html, PAGE)).toMatchObject({ partner: "Globex", mode: "", status: "active" });
+    expect(partnersOf(globexOnly.html)).toEqual(["Globex"]);
+    expect(textById((await pageAs(h, `${PAGE}?partner=Nobody`, cookie)).html, "keys-none")).toBe("None.");
 
     const bad = await pageAs(h, `${PAGE}?mode=prod&partner=%3Cb%3E`, cookie);
     expect(bad.status).toBe(400);
-    expect(bad.html).toContain(
-      'id="form-error" role="alert">That filter was not applied: a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores; mode is sandbox or live.',
+    expect(errorLineOf(bad.html)).toBe(
+      "That filter was not applied: a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores; mode is sandbox or live.",
     );
     expect(bad.html).not.toContain("<b>");
-    expect(bad.html).toMatch(/id="key-count">3 keys/);
+    expect(textById(bad.html, "key-count")).toStartWith("3 keys");
     expect((await h.request(`${PAGE}?partner=${"x".repeat(65)}`, { headers: { cookie } })).status).toBe(400);
     expect((await h.request(`${PAGE}?offset=-1`, { headers: { cookie } })).status).toBe(400);
 
@@ -120,7 +149,8 @@ describe("GET /admin/console/partners", () => {
     const cookie = await signedInCookie(h, token);
     const first = await pageAs(h, PAGE, cookie);
     const csrf = csrfOf(first.html);
-    const formId = new RegExp(`action="/admin/console/partners/keys/${acme.keyId}/rotate">.*?name="form_id" value="([0-9a-f]{32})"`).exec(first.html)![1]!;
+    const formId = formOf(first.html, `${PAGE}/keys/${acme.keyId}/rotate`)!.form_id!;
+    expect(formId).toMatch(/^[0-9a-f]{32}$/);
 
     expect((await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", form_id: formId })).status).toBe(403);
     expect((await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", form_id: formId, csrf_token: "nope" })).status).toBe(403);
@@ -130,7 +160,7 @@ describe("GET /admin/console/partners", () => {
     for (const hours of ["25", "-1", "x"]) {
       const refused = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: hours, csrf_token: csrf });
       expect(refused.status).toBe(400);
-      expect(await refused.text()).toContain('id="form-error" role="alert">Nothing was changed: the old secret may keep working 0 to 24 hours.');
+      expect(errorLineOf(await refused.text())).toStartWith("Nothing was changed: the old secret may keep working 0 to 24 hours.");
     }
 
     const rotated = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", form_id: formId, csrf_token: csrf });
@@ -138,7 +168,7 @@ describe("GET /admin/console/partners", () => {
     expect(rotated.headers.get("cache-control")).toBe("private, no-store");
     expect(rotated.headers.get("location")).toBeNull();
     const html = await rotated.text();
-    const secret = /<textarea id="secret"[^>]*>([^<]+)<\/textarea>/.exec(html)![1]!;
+    const secret = textById(html, "secret");
     expect(secret).toStartWith("hsk_live_");
     expect(html).toContain("Copy it now: it is shown this once.");
     expect(html).toContain("The old secret keeps working until 2026-04-01 13:00:00 UTC");
@@ -150,8 +180,8 @@ describe("GET /admin/console/partners", () => {
     const twice = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", form_id: formId, csrf_token: csrf });
     expect(twice.status).toBe(200);
     const html2 = await twice.text();
-    expect(html2).toContain(`>${secret}</textarea>`);
-    expect(html2).toContain('id="replayed"');
+    expect(textById(html2, "secret")).toBe(secret);
+    expect(textById(html2, "replayed")).toStartWith("This form was sent twice");
     expect(await auditOf(acme.keyId)).toEqual(["partner_key.create by cli:test", "partner_key.rotate by admin:ops"]);
     h.clock.advance(10 * 60_000);
     const stale = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", form_id: formId, csrf_token: csrf });
@@ -179,7 +209,7 @@ describe("GET /admin/console/partners", () => {
     expect((await disable({ reason: "leaked", confirm: "yes", csrf_token: "nope" })).status).toBe(403);
     const noBox = await disable({ reason: "leaked", csrf_token: csrf });
     expect(noBox.status).toBe(400);
-    expect(await noBox.text()).toContain('id="form-error" role="alert">Nothing was changed: tick the box');
+    expect(errorLineOf(await noBox.text())).toStartWith("Nothing was changed: tick the box");
     const noReason = await disable({ reason: "   ", confirm: "yes", csrf_token: csrf });
     expect(noReason.status).toBe(400);
     expect(await noReason.text()).toContain("say why the key is disabled");
@@ -190,23 +220,23 @@ describe("GET /admin/console/partners", () => {
     expect(off.status).toBe(303);
     expect(off.headers.get("location")).toBe(`${PAGE}?done=disabled&key=${acme.keyId}`);
     const after = await pageAs(h, off.headers.get("location")!, cookie);
-    expect(after.html).toContain(`id="done" role="status"><p>Key ${acme.keyId} disabled: requests with it are refused from now on.</p>`);
-    expect(after.html).toContain('<span class="badge bad">disabled</span> <span class="reason">leaked in a log</span>');
+    expect(doneLineOf(after.html)).toBe(`Key ${acme.keyId} disabled: requests with it are refused from now on.`);
+    const disabled = keyRowOf(after.html, "partner-acme-corp-", acme.keyId);
+    expect(disabled.cells.State).toBe("disabled leaked in a log");
+    expect(badgesOf(disabled.html)).toEqual([{ kind: "bad", text: "disabled" }]);
     expect(await keysJson(token, "?status=disabled")).toEqual([expect.objectContaining({ key_id: acme.keyId, disabled_reason: "leaked in a log" })]);
     expect(await signedStatus(acme)).toBe(403);
 
     const rotate = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", csrf_token: csrf });
     expect(rotate.status).toBe(409);
-    expect(await rotate.text()).toContain(
-      `id="form-error" role="alert">Nothing was changed: Key ${acme.keyId} is disabled; create a new key instead of rotating it`,
-    );
+    expect(errorLineOf(await rotate.text())).toStartWith(`Nothing was changed: Key ${acme.keyId} is disabled; create a new key instead of rotating it`);
     const script = await formPost(h, `${PAGE}/keys/${acme.keyId}/rotate`, cookie, { overlap_hours: "1", csrf_token: csrf }, null);
     expect(script.status).toBe(409);
     expect(((await script.json()) as { error: string }).error).toBe("conflict");
     for (const id of ["hk_live_nope", "not-a-key"]) {
       const missing = await disable({ reason: "x", confirm: "yes", csrf_token: csrf }, id);
       expect(missing.status).toBe(404);
-      expect(await missing.text()).toContain('id="form-error"');
+      expect(errorLineOf(await missing.text())).not.toBeNull();
     }
     expect(await auditOf(acme.keyId)).toEqual(["partner_key.create by cli:test", "partner_key.disable by admin:ops"]);
   });
@@ -218,14 +248,14 @@ describe("GET /admin/console/partners", () => {
     await createKey(h, { partner: "Alpha" });
     const cookie = await signedInCookie(h, token);
     const first = await pageAs(h, `${PAGE}?mode=sandbox`, cookie);
-    expect(first.html).toMatch(/id="key-count">53 keys \(53 active\); showing 1–50\./);
+    expect(textById(first.html, "key-count")).toBe("53 keys (53 active); showing 1–50.");
     expect(first.html.match(/<tr id="key-/g)).toHaveLength(50);
-    expect(first.html.indexOf("<h2>Alpha</h2>")).toBeLessThan(first.html.indexOf("<h2>Beta</h2>"));
-    expect(first.html).toContain('<a id="key-pages-older" href="/admin/console/partners?mode=sandbox&amp;offset=50">');
+    expect(partnersOf(first.html)).toEqual(["Alpha", "Beta"]);
+    expect(hrefOf(first.html, "Next →")).toBe(`${PAGE}?mode=sandbox&offset=50`);
     const second = await pageAs(h, `${PAGE}?mode=sandbox&offset=50`, cookie);
-    expect(second.html).toMatch(/showing 51–53\./);
+    expect(textById(second.html, "key-count")).toBe("53 keys (53 active); showing 51–53.");
     expect(second.html.match(/<tr id="key-/g)).toHaveLength(3);
-    expect(second.html).toContain('<a id="key-pages-newer" href="/admin/console/partners?mode=sandbox">');
+    expect(hrefOf(second.html, "← Previous")).toBe(`${PAGE}?mode=sandbox`);
     expect(second.html).not.toContain('id="key-pages-older"');
   });
 });

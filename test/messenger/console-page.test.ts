@@ -3,7 +3,20 @@ import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { openMessengerApp, initDataFor, tmaPost } from "./support";
-import { BROWSER_ACCEPT } from "../support/console";
+import {
+  BROWSER_ACCEPT,
+  badgesOf,
+  csrfOf,
+  currentNavOf,
+  exportLinksOf,
+  formOf,
+  hrefOf,
+  signedInCookie,
+  tableOf,
+  textById,
+  textOf,
+  titleOf,
+} from "../support/console";
 
 // GET /admin/console/messenger and its mission form without a browser: who may see it, that its figures are the
 // overview route's (seeded by real plays through the mini-app routes), that planted titles are escaped, the
@@ -29,36 +42,14 @@ const adminPost = (path: string, body: unknown) => h.json(path, jsonInit("POST",
 let seq = 0;
 const spin = (id: number) => h.json("/api/messenger/games/spin-wheel/play", tmaPost(initDataFor(h, { id }), { request_id: `console-${++seq}` }));
 
-async function signedInCookie(app: TestApp, adminToken: string): Promise<string> {
-  const form = await app.request("/admin/sign-in");
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(await form.text())![1]!;
-  const res = await app.request("/admin/sign-in", {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `herald_signin_csrf=${csrf}` },
-    body: new URLSearchParams({ token: adminToken, csrf_token: csrf, next: PAGE }).toString(),
-  });
-  expect(res.status).toBe(303);
-  return res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith("herald_admin_session="))!
-    .split(";")[0]!;
-}
-
 const pageAs = async (cookie: string, query = "") => {
   const res = await h.request(`${PAGE}${query}`, { headers: { cookie } });
   return { status: res.status, html: await res.text() };
 };
-const csrfOf = (html: string) => /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
-/** The text of the element with this id (tags stripped), or null. */
-const textOf = (html: string, id: string) => {
-  const m = new RegExp(`id="${id}"[^>]*>([\\s\\S]*?)</(dd|span|td|p|tr)>`).exec(html);
-  return m
-    ? m[1]!
-        .replace(/<[^>]+>/g, "")
-        .replaceAll("&quot;", '"')
-        .replaceAll("&#39;", "'")
-        .trim()
-    : null;
+/** A row of the campaigns or missions table by its position or id: its cells by column, and its HTML. */
+const rowOf = (html: string, table: string, which: number | string) => {
+  const rows = tableOf(html, table);
+  return (typeof which === "number" ? rows[which] : rows.find((r) => r.id === which))!;
 };
 
 /** Yesterday players 1 and 2 take their daily free spin; today player 1 spins again. */
@@ -125,15 +116,16 @@ describe("GET /admin/console/messenger", () => {
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(res.headers.get("cache-control")).toBe("private, no-store");
     const html = await res.text();
-    expect(html).toContain("<title>Messenger · Herald</title>");
-    expect(html).toContain('<a href="/admin/console/messenger" aria-current="page">Messenger</a>');
+    expect(titleOf(html)).toBe("Messenger · Herald");
+    expect(currentNavOf(html)).toBe(PAGE);
+    expect(hrefOf(html, "Messenger")).toBe(PAGE);
     for (const id of ["overview", "overview-chart", "day-rows", "game-rows", "campaigns", "missions", "exports"]) expect(html).toContain(`id="${id}"`);
     expect(html).toContain("As of 2026-04-01 12:00:00 UTC; all times UTC.");
     // No JavaScript anywhere; a bearer page has no CSRF token to print.
     expect(html).not.toContain("<script");
     expect(html).not.toContain('name="csrf_token"');
-    expect(textOf(html, "missions-none")).toBe("None.");
-    expect(textOf(html, "campaigns-none")).toBe("None.");
+    expect(textById(html, "missions-none")).toBe("None.");
+    expect(textById(html, "campaigns-none")).toBe("None.");
   });
 
   test("the figures are the overview route's, per day and in total; the chart has a title, a description and a bar per non-zero day", async () => {
@@ -144,49 +136,43 @@ describe("GET /admin/console/messenger", () => {
     const api = await h.json("/api/messenger/admin/games/overview?days=7", { headers: bearer() });
     const t = api.body.total;
     expect([t.plays, t.players]).toEqual([3, 2]);
-    expect(textOf(html, "total-plays")).toBe(String(t.plays));
-    expect(textOf(html, "total-players")).toBe(String(t.players));
-    expect(textOf(html, "total-credits")).toBe(t.payout_points_value.toLocaleString("en-US"));
+    expect(textById(html, "total-plays")).toBe(String(t.plays));
+    expect(textById(html, "total-players")).toBe(String(t.players));
+    expect(textById(html, "total-credits")).toBe(t.payout_points_value.toLocaleString("en-US"));
     expect(html).toContain("Overview, 2026-03-26 to 2026-04-01");
     // The per-day table: seven rows, yesterday two plays by two players, today one.
-    const rows = [
-      ...html.matchAll(
-        /<tr><td data-label="Day">([^<]+)<\/td><td data-label="Plays">(\d+)<\/td><td data-label="Players">(\d+)<\/td><td data-label="Credits">(\d+)<\/td><\/tr>/g,
-      ),
-    ];
-    expect(rows.map((r) => r[1])).toEqual(t.series.map((p: { day: string }) => p.day));
-    expect(rows.map((r) => [Number(r[2]), Number(r[3]), Number(r[4])])).toEqual(
+    const rows = tableOf(html, "day-rows").map((r) => r.cells);
+    expect(rows.map((r) => r.Day)).toEqual(t.series.map((p: { day: string }) => p.day));
+    expect(rows.map((r) => [Number(r.Plays), Number(r.Players), Number(r["Credits (points value)"])])).toEqual(
       t.series.map((p: { plays: number; players: number; payout_points_value: number }) => [p.plays, p.players, p.payout_points_value]),
     );
-    expect(rows.at(-2)!.slice(2, 4)).toEqual(["2", "2"]);
-    expect(rows.at(-1)!.slice(2, 4)).toEqual(["1", "1"]);
+    expect([rows.at(-2)!.Plays, rows.at(-2)!.Players]).toEqual(["2", "2"]);
+    expect([rows.at(-1)!.Plays, rows.at(-1)!.Players]).toEqual(["1", "1"]);
     // The chart: accessible, inline, a bar per non-zero day and metric, each with its number.
     const svg = /<svg id="overview-chart"[\s\S]*?<\/svg>/.exec(html)![0];
     expect(svg).toContain('role="img" aria-labelledby="chart-title chart-desc"');
-    expect(svg).toContain('<title id="chart-title">Plays, players and credits per day, 2026-03-26 to 2026-04-01</title>');
-    expect(svg).toMatch(
-      /<desc id="chart-desc">Bars per UTC day from 2026-03-26 to 2026-04-01 \(7 days\)\. Plays: 3 in all, most on 2026-03-31 \(2\); Players: most on 2026-03-31 \(2\)/,
+    expect(textById(svg, "chart-title")).toBe("Plays, players and credits per day, 2026-03-26 to 2026-04-01");
+    expect(textById(svg, "chart-desc")).toStartWith(
+      "Bars per UTC day from 2026-03-26 to 2026-04-01 (7 days). Plays: 3 in all, most on 2026-03-31 (2); Players: most on 2026-03-31 (2)",
     );
-    expect(svg).toContain("<title>2026-03-31: 2 plays</title>");
-    expect(svg).toContain("<title>2026-04-01: 1 player</title>");
+    // Each bar's tooltip.
+    const tips = [...svg.matchAll(/<title>([\s\S]*?)<\/title>/g)].map((m) => textOf(m[1]!));
+    expect(tips).toContain("2026-03-31: 2 plays");
+    expect(tips).toContain("2026-04-01: 1 player");
     const credited = t.series.filter((p: { payout_points_value: number }) => p.payout_points_value > 0).length;
     expect((svg.match(/<rect /g) ?? []).length).toBe(2 + 2 + credited);
     // Per game.
     const wheel = api.body.games.find((g: { game_key: string }) => g.game_key === "spin_wheel");
-    expect(html).toMatch(
-      new RegExp(
-        `<tr id="game-spin_wheel"><td data-label="Game"><code>spin_wheel</code></td><td data-label="Plays">${wheel.plays}</td><td data-label="Players">${wheel.players}</td>`,
-      ),
-    );
+    expect(rowOf(html, "game-rows", "game-spin_wheel").cells).toMatchObject({ Game: "spin_wheel", Plays: String(wheel.plays), Players: String(wheel.players) });
   });
 
   test("the day range: default 30 days, bounded 1–90 (the form's field too); outside it the house's 400 invalid_query", async () => {
     const cookie = await signedInCookie(h, token);
     const plain = await pageAs(cookie);
     expect(plain.html).toContain('name="days" min="1" max="90" step="1" required value="30"');
-    expect((plain.html.match(/<tr><td data-label="Day">/g) ?? []).length).toBe(30);
+    expect(tableOf(plain.html, "day-rows")).toHaveLength(30);
     const one = await pageAs(cookie, "?days=1");
-    expect([one.status, (one.html.match(/<tr><td data-label="Day">/g) ?? []).length]).toEqual([200, 1]);
+    expect([one.status, tableOf(one.html, "day-rows").length]).toEqual([200, 1]);
     for (const bad of ["0", "91", "abc", "7.5", "-3", PLANT]) {
       const res = await h.json(`${PAGE}?days=${encodeURIComponent(bad)}`, { headers: { cookie } });
       expect([res.status, res.body.error]).toEqual([400, "invalid_query"]);
@@ -201,37 +187,41 @@ describe("GET /admin/console/messenger", () => {
     expect(html).not.toContain(PLANT);
     expect(html).toContain("Grid for premium &lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).toContain("Spin five times &lt;script&gt;alert(1)&lt;/script&gt;");
-    const campaigns = /<table class="data" id="campaign-rows">[\s\S]*?<\/table>/.exec(html)![0];
-    const titles = [...campaigns.matchAll(/<td data-label="Campaign">([^<]+)<\/td>/g)].map((m) => m[1]);
     // Active first, then the scheduled ones by start; the ended campaign is not listed.
-    expect(titles).toEqual(["Grid for premium &lt;script&gt;alert(1)&lt;/script&gt;", "Linked wheel week", "Spring wheel"]);
-    expect(campaigns).not.toContain("Last month");
-    expect(campaigns).toContain(
-      '<td data-label="Audience" class="key"><code>premium</code></td><td data-label="Window">2026-03-31 12:00 → 2026-04-11 12:00</td><td data-label="State"><span class="badge ok">active</span>',
-    );
-    expect(campaigns).toContain(
-      '<td data-label="Kind" class="key">wheel <code>spring-wheel</code></td><td data-label="Game" class="key"><code>spin_wheel</code></td><td data-label="Audience" class="key"><code>premium</code></td><td data-label="Window">2026-04-06 12:00 → open-ended</td><td data-label="State"><span class="badge warn">scheduled</span>',
-    );
-    expect(textOf(html, "default-wheel")).toContain("wheel-default");
+    expect(tableOf(html, "campaign-rows").map((r) => r.cells.Campaign)).toEqual([`Grid for premium ${PLANT}`, "Linked wheel week", "Spring wheel"]);
+    expect(textById(html, "campaign-rows")).not.toContain("Last month");
+    const grid = rowOf(html, "campaign-rows", 0);
+    expect(grid.cells).toMatchObject({ Audience: "premium", Window: "2026-03-31 12:00 → 2026-04-11 12:00", State: "active" });
+    expect(badgesOf(grid.html)).toEqual([{ kind: "ok", text: "active" }]);
+    const wheel = rowOf(html, "campaign-rows", 2);
+    expect(wheel.cells).toMatchObject({
+      Kind: "wheel spring-wheel",
+      Game: "spin_wheel",
+      Audience: "premium",
+      Window: "2026-04-06 12:00 → open-ended",
+      State: "scheduled",
+    });
+    expect(badgesOf(wheel.html)).toEqual([{ kind: "warn", text: "scheduled" }]);
+    expect(textById(html, "default-wheel")).toContain("wheel-default");
 
-    const spin5 = /<tr id="mission-spin-5">[\s\S]*?<\/tr>/.exec(html)![0];
-    expect(spin5).toContain('<span class="badge ok">server</span>');
-    expect(spin5).toContain('<td data-label="Caps">4 a day, 2 a minute</td>');
-    expect(spin5).toContain('<td data-label="Reward">100 points, 2 missiles</td>');
-    expect(spin5).toContain('<span class="badge ok">active</span>');
-    const quiz = /<tr id="mission-quiz-3">[\s\S]*?<\/tr>/.exec(html)![0];
-    expect(quiz).toContain('<span class="badge warn">self-reported</span>');
-    expect(quiz).toContain('<td data-label="Caps">3 a day, 1 a minute</td>');
+    const spin5 = rowOf(html, "mission-rows", "mission-spin-5");
+    expect(spin5.cells).toMatchObject({ "Progress source": "server", Caps: "4 a day, 2 a minute", Reward: "100 points, 2 missiles", State: "active" });
+    expect(badgesOf(spin5.html)).toEqual([
+      { kind: "ok", text: "server" },
+      { kind: "ok", text: "active" },
+    ]);
+    const quiz = rowOf(html, "mission-rows", "mission-quiz-3");
+    expect(quiz.cells).toMatchObject({ "Progress source": "self-reported", Caps: "3 a day, 1 a minute" });
+    expect(badgesOf(quiz.html)[0]).toEqual({ kind: "warn", text: "self-reported" });
   });
 
   test("amounts read as words: a mission paying one of each says 1 point, 1 free spin, 1 missile (never 1 points)", async () => {
     const mission = { mission_key: "first-play", title: "First play", event_type: "spin_wheel.play", target: 1, daily_cap: 1, per_minute_cap: 1 };
     expect((await adminPost("/api/messenger/admin/missions", { ...mission, reward: { points: 1, free_spins: 1, missiles: 1 } })).status).toBe(200);
     const html = await (await h.request(PAGE, { headers: bearer() })).text();
-    const row = /<tr id="mission-first-play">[\s\S]*?<\/tr>/.exec(html)![0];
-    expect(row).toContain('<td data-label="Reward">1 point, 1 free spin, 1 missile</td>');
+    expect(rowOf(html, "mission-rows", "mission-first-play").cells.Reward).toBe("1 point, 1 free spin, 1 missile");
     expect(html).not.toMatch(/\b1 (points|free spins|missiles)\b/);
-    expect(textOf(html, "total-purchases")).toBe("0 (0 points spent)");
+    expect(textById(html, "total-purchases")).toBe("0 (0 points spent)");
   });
 
   test("every export link answers 200 with the session cookie (and still with the bearer token); without either 403", async () => {
@@ -239,8 +229,7 @@ describe("GET /admin/console/messenger", () => {
     await seedConfig();
     const cookie = await signedInCookie(h, token);
     const { html } = await pageAs(cookie, "?days=14");
-    const section = /<section id="exports">[\s\S]*?<\/section>/.exec(html)![0];
-    const links = [...section.matchAll(/<a href="([^"]+)">/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
+    const links = exportLinksOf(html);
     expect(links.length).toBe(17);
     expect(links).toContain("/api/messenger/admin/games/overview/export?format=csv&days=14");
     for (const href of links) {
@@ -280,9 +269,7 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
     const cookie = await signedInCookie(h, token);
     const { html } = await pageAs(cookie, "?days=7");
     const csrf = csrfOf(html);
-    expect(html).toContain(
-      `<form class="inline" method="post" action="/admin/console/messenger/missions/spin-5/state"><input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="active" value="0"><input type="hidden" name="revision" value="1">`,
-    );
+    expect(formOf(html, `${PAGE}/missions/spin-5/state`)).toEqual({ csrf_token: csrf, active: "0", revision: "1", days: "7" });
 
     // No token, a wrong token: 403, nothing changed.
     expect((await form(cookie, "spin-5", { active: "0", revision: "1" })).status).toBe(403);
@@ -299,8 +286,10 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
     expect(audit[0]!.actor).toContain("ops");
 
     const after = await pageAs(cookie, "?days=7&done=deactivated&mission=spin-5");
-    expect(textOf(after.html, "done")).toBe("Mission spin-5 deactivated.");
-    expect(/<tr id="mission-spin-5">[\s\S]*?<\/tr>/.exec(after.html)![0]).toContain('<span class="badge">inactive</span>');
+    expect(textById(after.html, "done")).toBe("Mission spin-5 deactivated.");
+    const inactive = rowOf(after.html, "mission-rows", "mission-spin-5");
+    expect(inactive.cells.State).toBe("inactive");
+    expect(badgesOf(inactive.html)).toContainEqual({ kind: "", text: "inactive" });
     expect(after.html).toContain('id="toggle-spin-5" aria-label="Activate mission spin-5">Activate</button>');
     // Only our own words are shown for done; a planted one is ignored.
     expect((await pageAs(cookie, `?done=${encodeURIComponent(PLANT)}&mission=spin-5`)).html).not.toContain('id="done"');
@@ -321,17 +310,17 @@ describe("POST /admin/console/messenger/missions/:mission_key/state", () => {
     expect(stale.status).toBe(409);
     expect(stale.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const staleHtml = await stale.text();
-    expect(textOf(staleHtml, "form-error")).toContain("is at revision 2, not 1");
+    expect(textById(staleHtml, "form-error")).toContain("is at revision 2, not 1");
     expect((await missionOf("spin-5")).active).toBe(true);
 
     const unknown = await form(cookie, "nope", { csrf_token: csrf, active: "0" });
     expect(unknown.status).toBe(404);
-    expect(textOf(await unknown.text(), "form-error")).toContain('No mission "nope"');
+    expect(textById(await unknown.text(), "form-error")).toContain('No mission "nope"');
 
     for (const fields of [{ active: "2" }, { active: "0", revision: "abc" }] as Array<Record<string, string>>) {
       const bad = await form(cookie, "spin-5", { csrf_token: csrf, ...fields });
       expect(bad.status).toBe(400);
-      expect(textOf(await bad.text(), "form-error")).toBeTruthy();
+      expect(textById(await bad.text(), "form-error")).toBeTruthy();
     }
     expect((await missionOf("spin-5")).active).toBe(true);
 
@@ -371,7 +360,7 @@ describe("without MESSENGER_BOT_TOKEN", () => {
         body: new URLSearchParams({ csrf_token: csrfOf(html), active: "0" }).toString(),
       });
       expect(post.status).toBe(503);
-      expect(textOf(await post.text(), "form-error")).toContain("the Telegram bot is not configured");
+      expect(textById(await post.text(), "form-error")).toContain("the Telegram bot is not configured");
       // A script (no text/html in Accept) gets the JSON envelope of the same refusal.
       const script = await bare.json(`${PAGE}/missions/spin-5/state`, {
         method: "POST",

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, columnOf, csrfOf, exportLinksOf, formPost, hrefOf, pageAs, signedInCookie, tableOf } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
@@ -163,7 +163,7 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
     expect(active.body.silences).toHaveLength(1);
     expect(active.body.silences[0]).toMatchObject({ matcher: "digest:*", reason: "maintenance <window>", ends_at: "2026-04-02T09:30:00.000Z" });
     const shown = await pageAs(h, done.headers.get("location")!, cookie);
-    expect(shown.html).toMatch(/<td data-label="Until">2026-04-02 09:30:00 UTC<\/td>/);
+    expect(tableOf(shown.html, "silence-rows")[0]!.cells).toMatchObject({ Matches: "digest:*", Why: "maintenance <window>", Until: "2026-04-02 09:30:00 UTC" });
     expect(shown.html).toContain("maintenance &lt;window&gt;");
 
     // Twelve more silences, each ended: the ended list shows ten, then the Older link the rest.
@@ -173,9 +173,9 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
       expect((await formPost(h, `${PAGE}/silences/${id}/end`, cookie, { csrf_token: csrf })).status).toBe(303);
     }
     const page = await pageAs(h, PAGE, cookie);
-    const endedRows = (html: string) => [.../<table class="data" id="ended-rows">([\s\S]*?)<\/table>/.exec(html)![1]!.matchAll(/<tr id="silence-/g)].length;
+    const endedRows = (html: string) => tableOf(html, "ended-rows").length;
     expect(endedRows(page.html)).toBe(10);
-    expect(/<table class="data" id="silence-rows">([\s\S]*?)<\/table>/.exec(page.html)![1]).toContain("digest:*");
+    expect(columnOf(page.html, "silence-rows", "Matches")).toContain("digest:*");
     const older = /id="ended-older" href="([^"]+)"/.exec(page.html)![1]!.replaceAll("&amp;", "&");
     const rest = await pageAs(h, older.split("#")[0]!, cookie);
     expect(rest.status).toBe(200);
@@ -215,6 +215,6 @@ describe("GET /admin/console/alerts: history, evaluations and silences, paged", 
     expect(html).not.toContain('name="csrf_token"');
     // The alert's own page leads back here.
     const alertPage = /href="(\/admin\/ops\/alerts-monitor\/alerts\/\d+)"/.exec(html)![1]!;
-    expect((await pageAs(h, alertPage, cookie)).html).toContain('<a id="back" href="/admin/console/alerts">');
+    expect(hrefOf((await pageAs(h, alertPage, cookie)).html, "← Alerts: everything firing, silences")).toBe(PAGE);
   });
 });

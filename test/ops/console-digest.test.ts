@@ -3,7 +3,21 @@ import { PNG } from "pngjs";
 import type { RequestLogEntry } from "../../src/http/request-log/log";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import {
+  BROWSER_ACCEPT,
+  columnOf,
+  csrfOf,
+  currentNavOf,
+  doneLineOf,
+  errorLineOf,
+  exportLinksOf,
+  formPost,
+  hrefOf,
+  pageAs,
+  signedInCookie,
+  tableOf,
+  textById,
+} from "../support/console";
 import { createAdminToken } from "../support/partner";
 
 // The console's 403 digest page over real traffic written through the request log: the spike is a finding
@@ -57,13 +71,12 @@ describe("GET /admin/console/403-digest", () => {
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
-    expect(html).toContain('aria-current="page"');
-    expect(html).toMatch(/id="findings-total">[1-9]/);
-    expect(html).toContain("<code>/admin/backups</code>");
-    expect(html).toContain("100.64.5.0/24");
+    expect(currentNavOf(html)).toBe(PAGE);
+    expect(textById(html, "findings-total")).toMatch(/^[1-9]/);
+    expect(columnOf(html, "finding-rows", "Value")).toEqual(expect.arrayContaining(["/admin/backups", "100.64.5.0/24"]));
     // Each finding says whether a rule hides it: none yet.
-    expect(html).toContain('<td data-label="Suppression"><span class="muted">not suppressed</span></td>');
-    expect(html).toContain('id="suppressed-rows-none"');
+    expect(new Set(columnOf(html, "finding-rows", "Suppression"))).toEqual(new Set(["not suppressed"]));
+    expect(textById(html, "suppressed-rows-none")).toBe("None.");
     // Herald holds 49 hours of data: a new path says so instead of claiming the 14-day lookback (JSON and page).
     const digest = await h.json("/admin/ops/403-digest", { headers: { cookie } });
     expect(digest.body.coverage.lookback_complete).toBe(false);
@@ -129,14 +142,14 @@ describe("GET /admin/console/403-digest", () => {
     expect(added.status).toBe(303);
     expect(added.headers.get("location")).toBe(`${PAGE}?done=added&rule=1`);
     const after = await pageAs(h, added.headers.get("location")!, cookie);
-    expect(after.html).toContain("Rule #1 added.");
+    expect(doneLineOf(after.html)).toBe("Rule #1 added.");
     expect(after.html).toContain("known scanner &lt;script&gt;alert(1)&lt;/script&gt;");
     expect(after.html).not.toContain("<script>alert(1)");
     // The scanner's findings are now listed as hidden, each naming its rule, the rule's state and reason.
-    const hidden = /<table class="data" id="suppressed-rows">([\s\S]*?)<\/table>/.exec(after.html)![1]!;
-    expect(hidden).toContain("<code>100.64.5.0/24</code>");
-    expect(hidden).toContain('<a href="#rule-1">hidden by rule #1</a> (active until 2026-02-08 12:30:00 UTC: known scanner &lt;script&gt;');
-    expect(after.html).toContain('id="rule-1"');
+    const hidden = tableOf(after.html, "suppressed-rows").find((r) => r.cells.Value === "100.64.5.0/24")!;
+    expect(hidden.cells.Suppression).toStartWith("hidden by rule #1 (active until 2026-02-08 12:30:00 UTC: known scanner <script>");
+    expect(hrefOf(hidden.html, "hidden by rule #1")).toBe("#rule-1");
+    expect(tableOf(after.html, "rule-rows").map((r) => r.id)).toEqual(["rule-1"]);
     // The effect through the JSON API: the rule is there, active, made by the signed-in operator.
     const listed = await h.json("/admin/ops/403-digest/suppressions", { headers: { authorization: `Bearer ${token}` } });
     expect(listed.body.rules).toHaveLength(1);
@@ -155,20 +168,20 @@ describe("GET /admin/console/403-digest", () => {
     const ended = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
     expect(ended.headers.get("location")).toBe(`${PAGE}?done=ended&rule=1`);
     const back = await pageAs(h, ended.headers.get("location")!, cookie);
-    expect(back.html).toContain("Rule #1 ended now.");
-    expect(back.html).toContain('id="suppressed-rows-none"');
-    expect(back.html).toContain("<code>100.64.5.0/24</code>");
+    expect(doneLineOf(back.html)).toBe("Rule #1 ended now.");
+    expect(textById(back.html, "suppressed-rows-none")).toBe("None.");
+    expect(columnOf(back.html, "finding-rows", "Value")).toContain("100.64.5.0/24");
     expect((await h.json("/admin/ops/403-digest/suppressions?state=revoked", { headers: { cookie } })).body.count).toBe(1);
     const again = await formPost(h, `${PAGE}/rules/1/end`, cookie, { csrf_token: csrf });
     expect(again.status).toBe(409);
     expect(again.headers.get("content-type")).toContain("text/html");
-    expect(await again.text()).toContain('id="form-error"');
+    expect(errorLineOf(await again.text())).not.toBeNull();
     expect((await formPost(h, `${PAGE}/rules/99/end`, cookie, { csrf_token: csrf })).status).toBe(404);
     // A rule without any matcher, and days out of range: the page with the error, nothing written.
     const bad = await formPost(h, `${PAGE}/rules`, cookie, { csrf_token: csrf, reason: "x", expires_in_days: "7" });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toContain("text/html");
-    expect(await bad.text()).toMatch(/id="form-error"[^>]*>Nothing was changed: [^<]*needs at least one of path_pattern, partner_key_id, client_prefix/);
+    expect(errorLineOf(await bad.text())).toMatch(/^Nothing was changed: .*needs at least one of path_pattern, partner_key_id, client_prefix/);
     expect((await formPost(h, `${PAGE}/rules`, cookie, { ...fields, expires_in_days: "365", csrf_token: csrf })).status).toBe(400);
     expect(await h.ctx.store.get("SELECT count(*) AS n FROM ops_403_suppressions")).toEqual({ n: 1 });
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { exportLinksOf, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, exportLinksOf, formOf, hrefOf, pageAs, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { operator } from "../status/support";
 
@@ -77,7 +77,7 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     const second = await pageAs(h, older.split("#")[0]!, cookie);
     expect([...second.html.matchAll(/<tr id="incident-/g)].length).toBe(2);
     expect(second.html).toContain(">21–22 of 22<");
-    expect(second.html).toContain("<option selected>minimal</option>");
+    expect(formOf(second.html, `${PAGE}#draft-section`)).toMatchObject({ template: "minimal" });
     expect(second.html).toMatch(/id="recent-pages-newer" href="\/admin\/console\/incidents\?hours=2&amp;index=0&amp;template=minimal#recent"/);
   });
 
@@ -166,6 +166,6 @@ describe("GET /admin/console/incidents: paging, the draft form, the exports", ()
     expect(none.status).toBe(303);
     expect(none.headers.get("location")).toBe(`/admin/sign-in?next=${encodeURIComponent(PAGE)}`);
     const detail = await pageAs(h, `/admin/ops/incidents/${made.body.incident.id}`, cookie);
-    expect(detail.html).toContain('<a id="back" href="/admin/console/incidents">');
+    expect(hrefOf(detail.html, "← Incidents: all of them, the draft")).toBe(PAGE);
   });
 });

@@ -8,7 +8,7 @@ import { testEngine } from "../support/engine";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 import { plantHour as plantRollupHour } from "./support";
-import { BROWSER_ACCEPT } from "../support/console";
+import { BROWSER_ACCEPT, badgesOf, classOf, exportLinksOf, formOf, itemsOf, tableOf, textById, titleOf } from "../support/console";
 
 // GET /admin/ops/readiness without a browser: who may see it, that planted values are escaped, and the
 // ready/attention rule (docs/operations.md, "GET /admin/ops/readiness"). The browser test is
@@ -45,6 +45,8 @@ async function plantProbe(probe: string, at: string, fields: { status?: number |
     fields.error ?? null,
   ]);
 }
+/** The row with this id of the table in the section (or table) `within`. */
+const rowOf = (html: string, within: string, id: string) => tableOf(html, within).find((r) => r.id === id)!;
 const plantHour = (hour: string, requests: number, forbidden: number) => plantRollupHour(h.ctx.store, hour, requests, forbidden);
 
 /** Everything healthy: every probe ok with data just now, quiet traffic, a checked backup (where Herald makes them). */
@@ -81,11 +83,11 @@ describe("GET /admin/ops/readiness", () => {
     expect(res.headers.get("cache-control")).toBe("private, no-store");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
-    expect(html).toContain("<title>Readiness · Herald</title>");
+    expect(titleOf(html)).toBe("Readiness · Herald");
     for (const id of ["summary", "probes", "noise", "jobs", "backups", "exports"]) expect(html).toContain(`id="${id}"`);
     expect(html).not.toContain(token);
     // Opened with a bearer token there is no session, so no sign-out form.
-    expect(html).not.toContain('action="/admin/sign-out"');
+    expect(formOf(html, "/admin/sign-out")).toBeNull();
   });
 
   test("planted values are escaped: a probe error holding <script> is text, never markup", async () => {
@@ -95,7 +97,9 @@ describe("GET /admin/ops/readiness", () => {
     expect(html).toContain("HTTP 502 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;");
     // Shown twice: the probe's latest run and the list of the last 24 h.
     expect(html.split("&lt;script&gt;").length - 1).toBe(2);
-    expect(html).toMatch(/<tr id="probe-system_status">.*<span class="badge bad">failed<\/span>/);
+    const probe = rowOf(html, "probe-latest", "probe-system_status");
+    expect(probe.cells.State).toBe("failed");
+    expect(badgesOf(probe.html)).toEqual([{ kind: "bad", text: "failed" }]);
   });
 
   test("ready when every check passes; each failing check is named in the attention list", async () => {
@@ -103,9 +107,10 @@ describe("GET /admin/ops/readiness", () => {
     const ready = await readinessOverview(h.ctx);
     expect(ready.summary).toEqual({ ready: true, reasons: [] });
     const html = await (await h.request(PAGE, bearer())).text();
-    expect(html).toContain('<section id="summary" class="summary ready"><p><strong id="summary-state">Ready</strong>');
-    expect(html).toMatch(/<tr id="noise-7">.*<td data-label="Noise">1 %<\/td>.*within/);
-    if (onSqlite) expect(html).toContain('<strong id="backup-keep">7</strong>');
+    expect(textById(html, "summary-state")).toBe("Ready");
+    expect(classOf(html, "summary")).toBe("summary ready");
+    expect(rowOf(html, "noise", "noise-7").cells).toMatchObject({ Noise: "1 %", Verdict: "within" });
+    if (onSqlite) expect(textById(html, "backup-keep")).toBe("7");
     else expect(html).toContain('id="backups-not-applicable"');
 
     // An empty answer is not a reason (expected without TOKEN_MINT).
@@ -134,9 +139,13 @@ describe("GET /admin/ops/readiness", () => {
     ]);
     expect(await o.jobs.find((j) => j.name === "test-failing")!.failures_24h).toBe(1);
     const html2 = await (await h.request(PAGE, bearer())).text();
-    expect(html2).toContain('<strong id="summary-state">Attention</strong>');
-    expect(html2).toContain("<li>job latest run failed: test-failing</li>");
-    expect(html2).toMatch(/<tr id="job-test-failing">.*failed.*<td data-label="Failures, 24 h" class="warn">1<\/td>/);
+    expect(textById(html2, "summary-state")).toBe("Attention");
+    expect(classOf(html2, "summary")).toBe("summary attention");
+    expect(itemsOf(html2, "summary-reasons")).toEqual(o.summary.reasons);
+    const job = rowOf(html2, "jobs", "job-test-failing");
+    expect(job.cells).toMatchObject({ Outcome: "failed", "Failures, 24 h": "1" });
+    // The count of failures is marked as a warning.
+    expect(job.html).toContain('<td data-label="Failures, 24 h" class="warn">1</td>');
 
     // A day later without new probe runs: every probe is stale.
     h.clock.advance(25 * 3600_000);
@@ -152,7 +161,7 @@ describe("GET /admin/ops/readiness", () => {
     expect(o.database.engine).toBe(testEngine());
     expect(o.backups.applies).toBe(onSqlite);
     const html = await (await h.request(PAGE, bearer())).text();
-    expect(html).toMatch(onSqlite ? /id="database-engine">SQLite \d/ : /id="database-engine">PostgreSQL \d/);
+    expect(textById(html, "database-engine")).toMatch(onSqlite ? /^SQLite \d/ : /^PostgreSQL \d/);
     if (onSqlite) expect(html).toContain('id="backups-none"');
     else expect(html).toMatch(/id="backups-not-applicable">.*pg_dump.*pg_basebackup/);
     expect(html).toContain('id="probe-problems-none"');
@@ -161,8 +170,8 @@ describe("GET /admin/ops/readiness", () => {
   test("the export links open with the session cookie; without credentials they stay 403", async () => {
     const cookie = await signedInCookie();
     const html = await (await h.request(PAGE, { headers: { cookie } })).text();
-    expect(html).toContain('action="/admin/sign-out"');
-    const links = [...html.matchAll(/<li><a href="([^"]+)">/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
+    expect(formOf(html, "/admin/sign-out")).not.toBeNull();
+    const links = exportLinksOf(html);
     // The backups list is linked where Herald makes backups (SQLite); on PostgreSQL it answers 409.
     expect(links).toHaveLength(onSqlite ? 5 : 4);
     for (const link of links) {

@@ -120,3 +120,81 @@ export function hrefOf(html: string, text: string): string | null {
   for (const m of html.matchAll(/<a\b[^>]*href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/g)) if (textOf(m[2]!) === text) return m[1]!.replaceAll("&amp;", "&");
   return null;
 }
+
+/** The page's title (what the browser tab shows). */
+export const titleOf = (html: string) => textOf(/<title>([\s\S]*?)<\/title>/.exec(html)?.[1] ?? "");
+
+/** The class attribute of the element with this id (how it is coloured or hidden), or null. */
+export const classOf = (html: string, id: string) => /^<[^>]*\bclass="([^"]*)"/.exec(elementById(html, id) ?? "")?.[1] ?? null;
+
+/** The terms of the description lists inside the element with this id (or the whole page): dt → its dd texts joined by a space. */
+export function factsOf(html: string, id?: string): Record<string, string> {
+  const chunks = ((id === undefined ? html : elementById(html, id)) ?? "").split(/<dt\b[^>]*>/).slice(1);
+  return Object.fromEntries(
+    chunks.map((c) => {
+      const [term, rest] = c.split("</dt>");
+      return [textOf(term!), [...(rest ?? "").matchAll(/<dd\b[^>]*>([\s\S]*?)<\/dd>/g)].map((d) => textOf(d[1]!)).join(" ")];
+    }),
+  );
+}
+
+// Tables whose rows open with a row header (`<th scope="row">`): every cell, the header cell included, by the
+// header of its column in the table's thead.
+const headsOf = (table: string) =>
+  [...(/<thead>([\s\S]*?)<\/thead>/.exec(table)?.[1] ?? "").matchAll(/<th\b[^>]*>([\s\S]*?)<\/th>/g)].map((m) => textOf(m[1]!));
+const cellsByHead = (heads: string[], row: string) => {
+  const cells = [...row.matchAll(/<(th|td)\b[^>]*>([\s\S]*?)<\/\1>/g)].map((c) => textOf(c[2]!));
+  return Object.fromEntries(heads.map((h, i) => [h, cells[i] ?? ""]));
+};
+
+/** The body rows of the first table inside the element with this id, row headers included ([] when none). */
+export function rowsOf(html: string, id: string): Record<string, string>[] {
+  const table = elementById(html, id) ?? "";
+  const heads = headsOf(table);
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table)?.[1] ?? "";
+  return [...body.matchAll(/<tr\b[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => cellsByHead(heads, m[1]!));
+}
+
+/** The row with this id, row header included, by the headers of the table it is in; null when there is none. */
+export function rowById(html: string, id: string): Record<string, string> | null {
+  const row = elementById(html, id);
+  if (!row) return null;
+  const at = html.indexOf(row);
+  return cellsByHead(headsOf(html.slice(html.lastIndexOf("<table", at), at)), row);
+}
+
+/** The href of the console header's link marked as the current page, or null. */
+export const currentNavOf = (html: string) => /<a href="([^"]*)" aria-current="page">/.exec(html)?.[1] ?? null;
+
+/** The badges in a piece of HTML as a person sees them: their colour (kind) and text. */
+export const badgesOf = (html: string) =>
+  [...html.matchAll(/<span class="badge(?: ([^"]*))?">([\s\S]*?)<\/span>/g)].map((m) => ({ kind: m[1] ?? "", text: textOf(m[2]!) }));
+
+const decoded = (value: string) => value.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
+
+/**
+ * What the form with this action would send as the page drew it — each named input's value (a checkbox or
+ * radio only when checked), each select's selected option, each textarea's text — or null when there is no such form.
+ */
+export function formOf(html: string, action: string): Record<string, string> | null {
+  const at = html.search(new RegExp(`<form\\b[^>]*\\baction="${action.replaceAll("&", "&amp;").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`));
+  if (at < 0) return null;
+  const form = html.slice(at, html.indexOf("</form>", at));
+  const attr = (tag: string, name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(tag)?.[1];
+  const fields: Record<string, string> = {};
+  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
+    const name = attr(tag, "name");
+    if (name === undefined || (/type="(checkbox|radio)"/.test(tag) && !/\schecked\b/.test(tag))) continue;
+    fields[name] = decoded(attr(tag, "value") ?? "");
+  }
+  for (const [, name, options] of form.matchAll(/<select\b[^>]*name="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    const all = [...options!.matchAll(/<option\b([^>]*)>([\s\S]*?)<\/option>/g)];
+    const chosen = all.find((o) => /\sselected\b/.test(o[1]!)) ?? all[0];
+    if (chosen) fields[name!] = decoded(/\svalue="([^"]*)"/.exec(chosen[1]!)?.[1] ?? textOf(chosen[2]!));
+  }
+  for (const [, name, text] of form.matchAll(/<textarea\b[^>]*name="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) fields[name!] = decoded(text!);
+  return fields;
+}
+
+/** The texts of the list items inside the element with this id, in order ([] when there is none). */
+export const itemsOf = (html: string, id: string) => [...(elementById(html, id) ?? "").matchAll(/<li\b[^>]*>([\s\S]*?)<\/li>/g)].map((m) => textOf(m[1]!));

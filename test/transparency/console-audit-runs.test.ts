@@ -3,7 +3,21 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { PLANTED_AMOUNTS } from "../../src/chain/fixture-anomalies";
 import { openTestApp, type TestApp } from "../support/app";
-import { csrfOf, exportLinksOf, formPost, pageAs, signedInCookie, BROWSER_ACCEPT } from "../support/console";
+import {
+  BROWSER_ACCEPT,
+  badgesOf,
+  csrfOf,
+  currentNavOf,
+  errorLineOf,
+  exportLinksOf,
+  formOf,
+  formPost,
+  hrefOf,
+  pageAs,
+  signedInCookie,
+  tableOf,
+  textById,
+} from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { type AuditWorld, chainRound, job, P, plantedRun, plantedWorld, rows } from "./support";
 
@@ -23,10 +37,11 @@ afterEach(async () => {
   plain = undefined;
 });
 
+/** The row with this id of the runs or the anomalies table: its cells by column, and its HTML. */
 const rowOf = (html: string, id: string) => {
-  const at = html.indexOf(`<tr id="${id}">`);
-  expect(at).toBeGreaterThan(-1);
-  return html.slice(at, html.indexOf("</tr>", at));
+  const row = [...tableOf(html, "run-rows"), ...tableOf(html, "anomaly-rows")].find((r) => r.id === id);
+  expect(row).toBeDefined();
+  return row!;
 };
 const auditCount = async (h: TestApp, action: string) =>
   (await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM admin_audit WHERE action = ?", [action]))!.n;
@@ -48,46 +63,49 @@ describe("GET /admin/console/audit-runs", () => {
     const cookie = await signedInCookie(h, token);
     const { status, html } = await pageAs(h, PAGE, cookie);
     expect(status).toBe(200);
-    expect(html).toContain(`<a href="${PAGE}" aria-current="page">`);
+    expect(currentNavOf(html)).toBe(PAGE);
     expect(html).toContain("all times UTC.");
-    expect(html).toContain('id="run-audit"');
+    expect(textById(html, "run-audit")).toBe("Run audit now");
     expect(html).toContain("2 runs, newest first");
-    expect(html.indexOf('id="run-2"')).toBeLessThan(html.indexOf('id="run-1"'));
+    expect(tableOf(html, "run-rows").map((r) => r.id)).toEqual(["run-2", "run-1"]);
     const run1 = rowOf(html, "run-1");
-    expect(run1).toContain('data-label="Trigger">scheduled<');
-    expect(run1).toContain('<span class="badge bad">bad</span>');
-    expect(run1).toContain("7: ");
-    for (const s of ["critical 2", "high 1", "medium 2", "low 2"]) expect(run1).toContain(s);
-    expect(run1).toContain("16 (13 transactions)");
+    expect(run1.cells).toMatchObject({
+      Trigger: "scheduled",
+      Verdict: "bad",
+      "Anomalies by severity": "7: critical 2 high 1 medium 2 low 2",
+      "Rows examined": "16 (13 transactions)",
+    });
+    expect(badgesOf(run1.html)).toContainEqual({ kind: "bad", text: "bad" });
     const run2 = rowOf(html, "run-2");
-    expect(run2).toContain('data-label="Trigger">manual<');
-    expect(run2).toContain('<span class="badge ok">ok</span>');
-    expect(run2).toContain('data-label="Anomalies by severity">none<');
+    expect(run2.cells).toMatchObject({ Trigger: "manual", Verdict: "ok", "Anomalies by severity": "none" });
+    expect(badgesOf(run2.html)).toContainEqual({ kind: "ok", text: "ok" });
     // The default is the newest complete run (2: none); run 1 is one click away.
     expect(html).toContain("Anomalies of run #2");
-    expect(html).toContain('id="anomaly-rows-none">None.');
-    expect(run1).toContain(`href="${PAGE}?run=1#anomalies"`);
+    expect(textById(html, "anomaly-rows-none")).toBe("None.");
+    expect(hrefOf(run1.html, "#1")).toBe(`${PAGE}?run=1#anomalies`);
 
     const one = (await pageAs(h, `${PAGE}?run=1`, cookie)).html;
     expect(one).toContain("Anomalies of run #1");
     expect(one).toContain("7 anomalous rows, most severe first.");
-    const sigs = [...one.matchAll(/<tr id="sig-([A-Za-z0-9:-]+)">/g)].map((m) => m[1]!);
-    expect(sigs).toHaveLength(7);
+    expect(tableOf(one, "anomaly-rows").map((r) => r.id)).toHaveLength(7);
     const mismatch = rowOf(one, "sig-token-snapshot:2");
-    expect(mismatch).toContain("<code>balance_mismatch</code>");
-    expect(mismatch).toContain("token snapshot #2 against #1 (treasury+reserve");
-    expect(mismatch).toContain('data-label="Found">balance changed by +4,321<');
-    expect(mismatch).toContain("0, the synced transactions&#39; sum (unexplained: +4,321)");
-    expect(mismatch).toContain('<span class="badge bad">high</span>');
-    expect(mismatch).toContain('<span class="triage">untriaged</span>');
+    expect(mismatch.cells).toMatchObject({
+      Anomaly: "balance_mismatch",
+      Subject: expect.stringContaining("token snapshot #2 against #1 (treasury+reserve"),
+      Found: "balance changed by +4,321",
+      Expected: expect.stringContaining("0, the synced transactions' sum (unexplained: +4,321)"),
+      Severity: "high",
+      Triage: expect.stringMatching(/^untriaged /),
+    });
+    expect(badgesOf(mismatch.html)).toEqual([{ kind: "bad", text: "high" }]);
     const authority = rowOf(one, "sig-mint-authority-snapshot:2");
-    expect(authority).toContain("(changed: mint_authority)");
-    expect(authority).toContain("the published EXPECTED_MINT_AUTHORITY");
+    expect(authority.cells.Found).toContain("(changed: mint_authority)");
+    expect(authority.cells.Expected).toContain("the published EXPECTED_MINT_AUTHORITY");
     const large = rowOf(one, `sig-${w.rpc.plan!.cases.find((c) => c.type === "large_transfer")!.signature}`);
-    expect(large).toContain("<code>untracked_outflow</code> <code>large_transfer</code>");
-    expect(large).toContain("net change −1,250,000");
-    expect(large).toContain("a declared movement covering it (none matched); a net change below large_transfer_amount 1,000,000");
-    expect(rowOf(one, "sig-sync-run:2")).toContain("5 of 15 new signatures stored (more than CHAIN_TX_MAX_PER_RUN)");
+    expect(large.cells.Anomaly).toBe("untracked_outflow large_transfer");
+    expect(large.cells.Found).toContain("net change −1,250,000");
+    expect(large.cells.Expected).toContain("a declared movement covering it (none matched); a net change below large_transfer_amount 1,000,000");
+    expect(rowOf(one, "sig-sync-run:2").cells.Found).toContain("5 of 15 new signatures stored (more than CHAIN_TX_MAX_PER_RUN)");
     const table = /<table class="data" id="anomaly-rows">[\s\S]*?<\/table>/.exec(one)![0];
     expect((table.match(/<td(?![^>]*data-label)/g) ?? []).length).toBe(0);
 
@@ -107,8 +125,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect((await pageAs(h, `${PAGE}?run=previous`, cookie)).html).toContain("Anomalies of run #1");
     const missing = await pageAs(h, `${PAGE}?run=99`, cookie);
     expect(missing.status).toBe(404);
-    expect(missing.html).toContain('class="error"');
-    expect(missing.html).toContain("names no audit run; showing the latest complete run.");
+    expect(errorLineOf(missing.html)).toEndWith("names no audit run; showing the latest complete run.");
     const bad = await pageAs(h, `${PAGE}?run=%3Cscript%3E`, cookie);
     expect(bad.status).toBe(400);
     expect(bad.html).not.toContain("<script>");
@@ -123,25 +140,23 @@ describe("GET /admin/console/audit-runs", () => {
     const cookie = await signedInCookie(h, await createAdminToken(h));
     const first = (await pageAs(h, PAGE, cookie)).html;
     expect(first).toContain("21 runs, newest first");
-    expect(first).toContain('id="run-21"');
-    expect(first).toContain('id="run-2"');
-    expect(first).not.toContain('id="run-1"');
-    expect(first).toContain(`<a id="runs-pages-older" href="${PAGE}?runs_offset=20#runs">`);
+    const firstRuns = tableOf(first, "run-rows").map((r) => r.id);
+    expect([firstRuns.length, firstRuns[0], firstRuns.at(-1)]).toEqual([20, "run-21", "run-2"]);
+    expect(hrefOf(first, "Older runs →")).toBe(`${PAGE}?runs_offset=20#runs`);
     const second = (await pageAs(h, `${PAGE}?runs_offset=20`, cookie)).html;
-    expect(second).toContain('id="run-1"');
-    expect(second).not.toContain('id="run-2"');
-    expect(second).toContain(`<a id="runs-pages-newer" href="${PAGE}#runs">`);
+    expect(tableOf(second, "run-rows").map((r) => r.id)).toEqual(["run-1"]);
+    expect(hrefOf(second, "← Newer runs")).toBe(`${PAGE}#runs`);
     // Run 1 picked from the second page: the runs stay on their page; its 7 anomalies fit one page.
-    expect(second).toContain(`href="${PAGE}?run=1&amp;runs_offset=20#anomalies"`);
+    expect(hrefOf(rowOf(second, "run-1").html, "#1")).toBe(`${PAGE}?run=1&runs_offset=20#anomalies`);
     const one = (await pageAs(h, `${PAGE}?run=1&runs_offset=20`, cookie)).html;
-    expect(one).toContain('id="run-1"');
+    expect(tableOf(one, "run-rows").map((r) => r.id)).toEqual(["run-1"]);
     expect(one).toContain("Anomalies of run #1");
     expect(one).not.toContain('id="anomaly-pages"');
-    expect(one).toContain('<input type="hidden" name="runs_offset" value="20">');
+    expect(formOf(one, `${PAGE}/triage/token-snapshot%3A2`)).toMatchObject({ run: "1", runs_offset: "20" });
     const past = (await pageAs(h, `${PAGE}?run=1&offset=50`, cookie)).html;
-    expect(past).toContain('id="anomaly-rows-none">None on this page.');
-    expect(past).toContain(`<a id="anomaly-pages-newer" href="${PAGE}?run=1#anomalies">`);
-    expect((await pageAs(h, `${PAGE}?runs_offset=40`, cookie)).html).toContain('id="run-rows-none">None on this page.');
+    expect(textById(past, "anomaly-rows-none")).toBe("None on this page.");
+    expect(hrefOf(past, "← More severe")).toBe(`${PAGE}?run=1#anomalies`);
+    expect(textById((await pageAs(h, `${PAGE}?runs_offset=40`, cookie)).html, "run-rows-none")).toBe("None on this page.");
   }, 60_000);
 
   test("the triage form: CSRF required, refusals re-rendered, a triage published, escaped and audited", async () => {
@@ -153,7 +168,7 @@ describe("GET /admin/console/audit-runs", () => {
     const csrf = csrfOf(html);
     const sig = "token-snapshot:2";
     const url = `${PAGE}/triage/${encodeURIComponent(sig)}`;
-    expect(html).toContain(`<form method="post" action="${url}">`);
+    expect(formOf(html, url)).toMatchObject({ csrf_token: csrf, run: "1", status: "investigating" });
     const fields = {
       status: "investigating",
       owner: "treasury <team>",
@@ -189,12 +204,12 @@ describe("GET /admin/console/audit-runs", () => {
     expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=triaged&ref=${encodeURIComponent(sig)}`);
     const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
     expect(after).toContain(`Triage of ${sig} saved; triage.json publishes it.`);
-    const row = rowOf(after, `sig-${sig}`);
-    expect(row).toContain("investigating, owner treasury &lt;team&gt;, ETA 2026-02-01 00:00:00 UTC — &lt;script&gt;alert(1)&lt;/script&gt; RPC node lag?");
-    expect(row).toMatch(/\(by admin:auditor#\d+, /);
+    expect(rowOf(after, `sig-${sig}`).cells.Triage).toMatch(
+      /^investigating, owner treasury <team>, ETA 2026-02-01 00:00:00 UTC — <script>alert\(1\)<\/script> RPC node lag\? \(by admin:auditor#\d+, /,
+    );
+    expect(after).toContain("owner treasury &lt;team&gt;, ETA 2026-02-01 00:00:00 UTC — &lt;script&gt;alert(1)&lt;/script&gt; RPC node lag?");
     expect(after).not.toContain("<script>alert(1)");
-    expect(row).toContain("<option selected>investigating</option>");
-    expect(row).toContain('value="2026-02-01T00:00:00Z"');
+    expect(formOf(after, url)).toMatchObject({ status: "investigating", owner: "treasury <team>", eta_utc: "2026-02-01T00:00:00Z" });
     // Published (the JSON API), and audited once by this operator.
     const triage = await h.json(`${P}/triage.json`);
     expect(triage.body.rows).toContainEqual(expect.objectContaining({ signature: sig, status: "investigating", owner: "treasury <team>" }));
@@ -225,7 +240,7 @@ describe("GET /admin/console/audit-runs", () => {
     expect(done.headers.get("location")).toBe(`${PAGE}?run=1&done=ran&ref=1`);
     const after = (await pageAs(h, done.headers.get("location")!, cookie)).html;
     expect(after).toContain("Audit run #1 finished; its anomalies are below.");
-    expect(rowOf(after, "run-1")).toContain('data-label="Trigger">manual<');
+    expect(rowOf(after, "run-1").cells.Trigger).toBe("manual");
     expect(after).toContain("7 anomalous rows");
     const audits = (await h.ctx.store.all("SELECT target, details FROM admin_audit WHERE action = 'transparency.audit.run_now' ORDER BY id")) as Array<{
       target: string | null;
@@ -242,9 +257,10 @@ describe("GET /admin/console/audit-runs", () => {
     const cookie = await signedInCookie(plain, await createAdminToken(plain));
     const page = await pageAs(plain, PAGE, cookie);
     expect(page.status).toBe(200);
-    expect(page.html).toContain('id="run-disabled"');
-    expect(page.html).toContain('id="run-rows-none"');
-    expect(page.html).toContain("None: no complete run yet.");
+    expect(textById(page.html, "run-disabled")).toStartWith("TOKEN_MINT is not set");
+    expect(formOf(page.html, `${PAGE}/run`)).toBeNull();
+    expect(textById(page.html, "run-rows-none")).toStartWith("None.");
+    expect(textById(page.html, "anomaly-rows-none")).toBe("None: no complete run yet.");
     const csrf = csrfOf(page.html);
     const res = await formPost(plain, `${PAGE}/run`, cookie, { csrf_token: csrf });
     expect(res.status).toBe(409);
@@ -271,13 +287,16 @@ describe("a token snapshot whose slot went backwards (low item)", () => {
     ]);
     const cookie = await signedInCookie(h, await createAdminToken(h));
     const html = (await pageAs(h, PAGE, cookie)).html;
-    expect(rowOf(html, "run-1")).toContain("medium 1");
+    expect(rowOf(html, "run-1").cells["Anomalies by severity"]).toBe("1: medium 1");
     const row = rowOf(html, "sig-token-snapshot:2");
-    expect(row).toContain("<code>snapshot_slot_regression</code>");
-    expect(row).toContain("token snapshot #2 after #1");
-    expect(row).toContain(`read at slot ${p!.slot - 5}, before the previous snapshot&#39;s slot ${p!.slot}; balance change −4,321 (treasury+reserve)`);
-    expect(row).toContain(`a slot at or after ${p!.slot}`);
-    expect(row).toContain('<span class="badge warn">medium</span>');
+    expect(row.cells).toMatchObject({
+      Anomaly: "snapshot_slot_regression",
+      Subject: expect.stringContaining("token snapshot #2 after #1"),
+      Found: expect.stringContaining(`read at slot ${p!.slot - 5}, before the previous snapshot's slot ${p!.slot}; balance change −4,321 (treasury+reserve)`),
+      Expected: expect.stringContaining(`a slot at or after ${p!.slot}`),
+      Severity: "medium",
+    });
+    expect(badgesOf(row.html)).toEqual([{ kind: "warn", text: "medium" }]);
     // The published rules say so: glossary.json (the API) and docs/transparency.md.
     const glossary = (await h.json(`${P}/glossary.json`)).body.glossary as Array<{ type: string; rule: string }>;
     expect(glossary.find((g) => g.type === "snapshot_slot_regression")!.rule).toContain("S.slot < P.slot");
