@@ -3,7 +3,6 @@ import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { notModifiedSince } from "../http/conditional";
-import { ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { capabilitiesFor } from "./capabilities";
 import { PartnerModel } from "./model";
@@ -22,7 +21,9 @@ export function partnerRoutes(ctx: AppContext, guards: Guards) {
       // No ETag here: If-Modified-Since alone decides (an If-None-Match never matches an answer without one).
       if (notModifiedSince(request, null, new Date(lastModified).toISOString()))
         return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
-      return ok(capabilitiesFor(partner.actor));
+      // Written out rather than ok(…): Elysia guesses a handler that returns a call (`return f(`) is async, and the
+      // route would compile to a promise (docs/architecture.md, "internals"; test/http/resume.test.ts).
+      return { success: true as const, ...capabilitiesFor(partner.actor) };
     },
     {
       partner: { mode: "any" },

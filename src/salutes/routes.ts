@@ -96,10 +96,11 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
 /** The live salutes routes, with the conversion the sandbox has not. */
 export function salutesRoutes(ctx: AppContext, guards: Guards) {
   const mutation = partnerMutation(ctx, guards.partner.idempotency);
+  // GET conversion-policy's answer is written out rather than ok(…), as GET /api/partner/capabilities's says why.
   return new Elysia({ name: "herald:salutes" })
     .use(guards.partner.plugin)
     .use(salutesRoutesFor(ctx, guards, LIVE))
-    .get("/api/salutes/conversion-policy", () => ok({ policy: conversionPolicy(ctx) }), {
+    .get("/api/salutes/conversion-policy", () => ({ success: true as const, policy: conversionPolicy(ctx) }), {
       partner: { scope: "read" },
       query: M.policyQuery,
       response: { 200: M.policy, ...readErrors },

@@ -71,6 +71,16 @@ describe("a signed GET resumed after the guard awaits", () => {
     expect(compiled(routeOf("POST", "/api/salutes/credit"))).toBe("AsyncFunction");
   });
 
+  test("a signed GET whose handler never waits compiles synchronous (Elysia takes `=> f(` and `return f(` for async)", async () => {
+    h = await openTestApp();
+    const key = await createKey(h, { scopes: ["read"] });
+    for (let i = 0; i < 3; i++) expect((await signedJson(h, key, "GET", "/api/salutes/conversion-policy")).status).toBe(200);
+    for (const path of [CAPS, "/api/salutes/conversion-policy"]) {
+      const compiled = (routeOf("GET", path).composed as { constructor: { name: string } }).constructor.name;
+      expect([path, compiled]).toEqual([path, "Function"]);
+    }
+  });
+
   test("first use (key not in memory, last_used_at to write) and later uses: the same answer, one row and one count each", async () => {
     h = await openTestApp();
     const token = await createAdminToken(h);
