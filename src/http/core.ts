@@ -10,7 +10,7 @@ import { describeValidationErrors } from "./validation";
 import { contentTypeProblem, parseJsonBytes } from "./body/json-body";
 import { parseFormBytes } from "./body/form-body";
 import { CompressedCache, compressedAnswer } from "./compression";
-import { isSignedRoute, onEveryRoute, ResumeLater, type ScopedRoute, scopedHook } from "./hook-scope";
+import { isSignedRoute, onEveryRoute, ResumeLater, type ScopedRoute, scopedHook, synchronousHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
@@ -115,13 +115,16 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
 
   // Only clients that accept a compressed answer go past the first line; others get Elysia's own serialisation.
   // The hook is off the signed partner routes (small JSON on the hottest paths; the partners' SDK sends
-  // Accept-Encoding) and the health probes altogether (src/http/hook-scope.ts).
+  // Accept-Encoding) and the health probes altogether (src/http/hook-scope.ts). Marked synchronous: Elysia reads
+  // `return compressedAnswer(` as async and compiled every compressible route to a promise; a mapResponse hook's
+  // promise (a compressed Response body) is never awaited by Elysia either way (pinned elysia 1.4.30 awaits only a
+  // hook declared `async`), its response mapper takes the promise.
   const compressionHook: MapResponseHook = scopedHook(
-    function compressionMapped({ request, response, set }) {
+    synchronousHook(function compressionMapped({ request, response, set }) {
       const acceptEncoding = request.headers.get("accept-encoding");
       if (!acceptEncoding) return;
       return compressedAnswer(response, acceptEncoding, typeof set.status === "number" ? set.status : 200, compressed);
-    },
+    }),
     (route) => !isSignedRoute(route) && route.path !== "/healthz" && route.path !== "/readyz",
   );
   COMPRESSION_HOOKS.add(compressionHook);
@@ -158,8 +161,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   /** What every request gets before routing; a Response refuses it (413, 414, 429). */
   const started = (request: Request, server: Server<unknown> | null, headers: Record<string, string | number>): Response | Promise<Response> | undefined => {
     const { path, targetLength } = targetOf(request.url);
-    // A probe (PROBE_ROUTES) has no request-log row and no rate limit: its client address is never read.
-    const state = newRequestState(ctx, request, server, !PROBE_ROUTES.has(path));
+    const state = newRequestState(ctx, request, server);
     states.set(request, state);
     headers["x-request-id"] = state.id;
     // On every answer, whatever its type or status (src/http/security-headers.ts); Elysia copies these headers onto a
@@ -246,6 +248,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       onEveryRoute(function errorAnswered({ code, error, request, path, route, params }) {
         // A synchronous hook that must await first (src/http/hook-scope.ts): once it has, the route runs again.
         if (error instanceof ResumeLater) return resumed(error, { code, request, path, route, params });
+        // A refusal's log row names its client (RequestState.knownIp): read now, while the connection is open.
+        void states.get(request)?.ip;
         const answer = refusal({ code, error, request, path, route, params });
         // A refused probe: counted here, since its after-handle hook (probeCounted) does not run (a probe is no
         // console page, so its answer is never a promise).
@@ -280,7 +284,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           status,
           latencyUs,
           partnerKeyId: state.partnerKeyId,
-          clientIp: state.ip,
+          clientIp: state.knownIp,
           requestId: state.id,
           errorCode: state.errorCode,
         });

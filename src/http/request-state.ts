@@ -11,7 +11,13 @@ import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
 export interface RequestState {
   readonly id: string;
   readonly startedNs: number;
+  /** The client address (src/http/request-state.ts `clientIp`), read when first asked for. */
   readonly ip: string;
+  /**
+   * The client address if something has read it (a rate limit, an allow-list, a session, a refusal), else null:
+   * what the request-log row records, so that a request nothing needed the address for costs no read of it.
+   */
+  readonly knownIp: string | null;
   /** Exact request body bytes, kept for signature verification. */
   rawBody: Uint8Array | null;
   partnerKeyId: string | null;
@@ -58,10 +64,12 @@ export function clientIp(ctx: AppContext, request: Request, server: Server<unkno
 }
 
 /**
- * A request's state as it arrives: its id, start time and client address. The address is read when first asked
- * for: `server.requestIP` costs about 5 µs of a health probe's ~25 (bench/README.md, "profile"), and a probe never
- * asks (no rate limit, no request-log row). A request that will be logged reads it at once (`ipNow`), while its
- * connection is certainly open.
+ * A request's state as it arrives: its id and start time; its client address when first asked for. Bun's
+ * `server.requestIP` asks the kernel for the socket's peer each time: 3–8 µs of CPU a call here, against 19 µs for a
+ * whole raw Bun.serve JSON answer (bench/README.md "http"). So only what needs the address reads it: the public
+ * per-IP limit, a partner key's allow-list and flood guard, sessions and sign-in, the messenger's abuse limits, and
+ * every refusal (the HTTP core's error hook, `errorResponse`) while its connection is certainly open — the 403
+ * digest groups refusals by client prefix. A request nothing needed it for is logged without it (`knownIp` null).
  */
 class Incoming implements RequestState {
   readonly id: string;
@@ -81,20 +89,22 @@ class Incoming implements RequestState {
     private readonly ctx: AppContext,
     private readonly request: Request,
     private readonly server: Server<unknown> | null,
-    ipNow: boolean,
   ) {
     this.id = requestIdFor(request.headers.get("x-request-id"), ctx.rng);
-    if (ipNow) this.address = clientIp(ctx, request, server);
   }
 
   get ip(): string {
     this.address ??= clientIp(this.ctx, this.request, this.server);
     return this.address;
   }
+
+  get knownIp(): string | null {
+    return this.address;
+  }
 }
 
-export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null, ipNow = true): RequestState {
-  return new Incoming(ctx, request, server, ipNow);
+export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null): RequestState {
+  return new Incoming(ctx, request, server);
 }
 
 /**
@@ -120,10 +130,12 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
   };
   if (err.details !== undefined) body.details = err.details;
   const headers: Record<string, string> = { "content-type": "application/json", [CONTENT_TYPE_OPTIONS]: NOSNIFF, ...state?.headers, ...err.headers };
-  if (state) headers["x-request-id"] = state.id;
   if (state) {
+    headers["x-request-id"] = state.id;
     state.status = err.status;
     state.errorCode = err.code;
+    // A refusal's log row names its client (RequestState.knownIp): read while the connection is open.
+    void state.ip;
   }
   return new Response(JSON.stringify(body), { status: err.status, headers });
 }

@@ -103,7 +103,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     })
     .get(
       "/api/public/system-status/policy",
-      () => ok(policyView(ctx)),
+      () => ({ success: true as const, ...policyView(ctx) }),
       answers(M.metaQuery, M.policy, "The status policy in force: source, whether the file loaded, thresholds per check"),
     )
     .get(

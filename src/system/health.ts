@@ -42,7 +42,7 @@ export function nativeHealthRoutes(ctx: AppContext) {
       // a declared body can fail them, so an ordinary probe skips the request state they answer with (~1 µs of CPU a
       // probe, measured in the server; bench/README.md).
       if (url.length > MAX_TARGET_CHARS || request.headers.get("content-length") !== null) {
-        const state = newRequestState(ctx, request, server, false);
+        const state = newRequestState(ctx, request, server);
         const refused = sizeRefusal(ctx.config.maxBodyBytes, request, targetOf(url).targetLength, state);
         if (refused) {
           observe(series, refused.status, (Bun.nanoseconds() - startedNs) / 1e9);

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import type { RequestLogEntry } from "../../src/http/request-log/log";
-import { openTestApp, type TestApp } from "../support/app";
+import { afterResponses, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 
 // The request-log writer on the storage port: these cases run on SQLite and, with HERALD_TEST_ENGINE=postgres, on
@@ -59,6 +59,30 @@ test("requests are buffered, then written in one batch, with route templates and
   expect(rows[0]).toMatchObject({ method: "GET", route: "/api/partner/errors.json", status: 200, request_id: "batch-test-0-id", error_code: null });
   expect(rows[0]!.latency_us).toBeGreaterThanOrEqual(0);
   expect(rows[5]).toMatchObject({ route: "(unmatched)", status: 404, error_code: "not_found" });
+});
+
+test("a row names its client where Herald read the address: a per-IP limit, a refusal; not an answer nothing needed it for", async () => {
+  const clients = async (path: string) => {
+    await h!.request(path);
+    await afterResponses();
+    await h!.ctx.requestLog.flush();
+    return (await h!.ctx.store.all<{ client_ip: string | null }>("SELECT client_ip FROM request_log WHERE route = ? ORDER BY id", [path])).map(
+      (r) => r.client_ip,
+    );
+  };
+  // No per-IP limit: a public answer reads no address (src/http/request-state.ts), a refusal does.
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
+  expect(await clients("/api/public/system-status/policy")).toEqual([null]);
+  await h.request("/api/public/system-status/incidents?hours=0");
+  await afterResponses();
+  await h.ctx.requestLog.flush();
+  expect(await h.ctx.store.all("SELECT status, client_ip FROM request_log WHERE route = ?", ["/api/public/system-status/incidents"])).toEqual([
+    { status: 400, client_ip: "127.0.0.1" },
+  ]);
+  await h.close();
+  // With the limit (the default), the limiter reads it, and the row keeps it.
+  h = await openTestApp();
+  expect(await clients("/api/public/system-status/policy")).toEqual(["127.0.0.1"]);
 });
 
 test("a size trigger flushes large bursts without waiting for the timer", async () => {

@@ -81,6 +81,16 @@ describe("a signed GET resumed after the guard awaits", () => {
     }
   });
 
+  test("a public route behind the compression hook, with a handler that never waits, compiles synchronous", async () => {
+    h = await openTestApp();
+    const path = "/api/public/system-status/policy";
+    for (const encoding of [null, "gzip, br"]) {
+      const res = await h.request(path, encoding ? { headers: { "accept-encoding": encoding } } : {});
+      expect(res.status).toBe(200);
+    }
+    expect((routeOf("GET", path).composed as { constructor: { name: string } }).constructor.name).toBe("Function");
+  });
+
   test("first use (key not in memory, last_used_at to write) and later uses: the same answer, one row and one count each", async () => {
     h = await openTestApp();
     const token = await createAdminToken(h);
