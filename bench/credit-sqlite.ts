@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { floorResultLine } from "./percentiles";
 
-function open(path: string) {
+export function open(path: string) {
   const db = new Database(path, { strict: true });
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
@@ -41,7 +41,7 @@ function open(path: string) {
   };
 }
 
-function credit(s: ReturnType<typeof open>, userId: number, idemKey: string): void {
+export function credit(s: ReturnType<typeof open>, userId: number, idemKey: string): void {
   const now = new Date();
   const at = now.toISOString();
   s.db

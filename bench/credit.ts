@@ -6,7 +6,10 @@
 //       (a child process; wrk cannot sign per request) with --connections requests in flight, all pre-signed;
 //   (b) bench/credit-sqlite.ts (a child process): the same transaction's statements in a loop, no HTTP;
 //   (c) on PostgreSQL, bench/credit-postgres.ts (a child process): the same statements through Bun's SQL client,
-//       --connections transactions in flight over the instances' pool connections together — the bare-PostgreSQL floor.
+//       --connections transactions in flight over the instances' pool connections together — the bare-PostgreSQL floor;
+//   (d) a bare server over HTTP, driven by the same load generator as herald: bench/credit-sqlite-server.ts (Bun.serve
+//       + bun:sqlite, (b)'s transaction, one commit per credit) and on PostgreSQL bench/credit-postgres-server.ts
+//       (Bun.serve + Bun's SQL, (c)'s transaction) — the servers issues 50 and 49 measure herald against.
 // The cases run one after the other, never together (the load generator and the server already share the cores).
 // Users are seeded straight into partner_users before herald starts: this measures credits, not user creation.
 // The partner rate limit is off (RATE_LIMIT_PARTNER_PER_MIN=0): 6000/min per key would throttle the run.
@@ -64,6 +67,8 @@ const HERALD = "herald POST /api/salutes/credit, signed";
 const SQLITE = "bare bun:sqlite loop, same writes";
 const POSTGRES = "bare PostgreSQL (Bun's SQL), same writes";
 const SERVER = "naive bare server: Bun.serve + Bun's SQL, same writes";
+const SQLITE_SERVER = "bare server: Bun.serve + bun:sqlite, same writes";
+const SQLITE_SERVER_MINIMAL = "bare server: Bun.serve + bun:sqlite, ledger + outbox rows";
 const SERVER_ENV = { RATE_LIMIT_PARTNER_PER_MIN: "0", METRICS_PUBLIC: "1" };
 
 /** Herald's database counters (bench/credit.ts reads their deltas over the measured credits). */
@@ -201,10 +206,62 @@ const caseOf = (
   ratio_vs_baseline: null,
 });
 
+/**
+ * A bare server's credits over HTTP (bench/credit-sqlite-server.ts, bench/credit-postgres-server.ts): started as a
+ * child on a free port, driven by the same load generator as herald (WARMUP, then `credits`), its CPU per credit and
+ * PostgreSQL's (when one runs) in the notes, stopped with SIGTERM.
+ */
+async function bareServerCase(c: {
+  name: string;
+  script: string;
+  args: string[];
+  logPath: string;
+  users: string[];
+  key: BenchKey;
+  credits: number;
+  connections: number;
+  notes: string[];
+  errors: string[];
+  work: Pick<CreditCase, "db_round_trips_per_credit" | "db_statements_per_credit" | "db_work_source">;
+}): Promise<CreditCase> {
+  const port = await freePort();
+  progress(`${c.name}: ${WARMUP} warmup + ${c.credits} measured credits over HTTP, ${c.connections} in flight`);
+  const server = await startChild(
+    "bare-server",
+    [process.execPath, join(ROOT, "bench", c.script), ...c.args, "--port", String(port)],
+    { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    "/",
+    c.logPath,
+    port,
+  );
+  try {
+    const load = (count: number) => creditLoad(server.baseUrl, c.users, count, c.connections, c.key);
+    const cpuBefore = processJiffies(server.proc.pid);
+    const databaseBefore = databaseCpu();
+    await load(WARMUP);
+    const run = await load(c.credits);
+    const jiffies = processJiffies(server.proc.pid) - cpuBefore;
+    const cpuUs = jiffies > 0 ? Number(((jiffies * 10_000) / (c.credits + WARMUP)).toFixed(1)) : null;
+    c.notes.push(...databaseCpuNote(`the ${c.name}'s`, databaseJiffiesSince(databaseBefore), c.credits + WARMUP));
+    if (cpuUs !== null) c.notes.push(`the ${c.name} used ${cpuUs} µs of CPU per credit (warmup included)`);
+    const failed = Object.entries(run.statuses).filter(([st]) => st !== "200");
+    if (failed.length) c.errors.push(`${c.name}: not every credit answered 200: ${JSON.stringify(run.statuses)}; first: ${run.first_failure}`);
+    return {
+      ...caseOf(c.name, `${server.baseUrl}/api/salutes/credit`, run),
+      server_cpu_us_per_request: cpuUs,
+      db_commits_per_sec: run.credits_per_sec,
+      ...c.work,
+    };
+  } finally {
+    const code = await server.stop();
+    if (code !== 0) c.notes.push(`the ${c.name} did not exit cleanly on SIGTERM: ${code === null ? "killed after the grace period" : `exit ${code}`}`);
+  }
+}
+
 const credit: Benchmark = {
   name: "credit",
   description:
-    "signed POST /api/salutes/credit through the full stack vs a bare bun:sqlite loop (on PostgreSQL also bare PostgreSQL transactions) doing the same writes",
+    "signed POST /api/salutes/credit through the full stack vs a bare bun:sqlite loop and a bare Bun.serve + bun:sqlite server (on PostgreSQL also bare PostgreSQL transactions and a naive Bun.serve + Bun's SQL server) doing the same writes",
   async run(options) {
     // --fsync, --latency-ms and --pool ride beside BenchOptions (bench/run.ts, bench/engines.ts).
     const opts = options as typeof options & EngineOptions;
@@ -335,6 +392,38 @@ const credit: Benchmark = {
         db_work_source: "in-process SQLite: no round trips; one transaction (one commit) per credit",
       });
 
+      // The bare HTTP server on SQLite: the loop's transaction behind Bun.serve (one commit per credit), driven by the
+      // same load generator as herald, over a database of its own (issue 50's signed-credit target).
+      const servedSqlite = sqliteDatabase(join(dir.path, "sqlite-server"));
+      databases.push(servedSqlite);
+      await createKey(servedSqlite, launch);
+      const sqliteServedUsers = await seedUsers(await servedSqlite.store());
+      await servedSqlite.close();
+      for (const [name, writes, what] of [
+        [SQLITE_SERVER, "same", "bench/credit-sqlite.ts's transaction"],
+        [SQLITE_SERVER_MINIMAL, "ledger-outbox", "a ledger row and an outbox event"],
+      ] as const) {
+        results.push(
+          await bareServerCase({
+            name,
+            script: "credit-sqlite-server.ts",
+            args: ["--db", join(servedSqlite.dir, "herald.db"), "--writes", writes],
+            logPath: join(dir.path, `sqlite-server-${writes}.log`),
+            users: sqliteServedUsers,
+            key,
+            credits,
+            connections: opts.connections,
+            notes,
+            errors,
+            work: {
+              db_round_trips_per_credit: null,
+              db_statements_per_credit: null,
+              db_work_source: `bench/credit-sqlite-server.ts --writes ${writes}: ${what} behind Bun.serve, one commit per credit`,
+            },
+          }),
+        );
+      }
+
       if (engine.kind === "postgres") {
         const bare = await engine.database(join(dir.path, "postgres"));
         databases.push(bare);
@@ -376,41 +465,25 @@ const credit: Benchmark = {
         await heraldCli(served, launch, ["migrate"]);
         const servedUsers = await seedUsers(await served.store());
         await served.close();
-        const port = await freePort();
-        progress(`naive bare server: ${WARMUP} warmup + ${credits} measured credits over HTTP, ${opts.connections} in flight, ${pool} connections`);
-        const server = await startChild(
-          "bare-server",
-          [process.execPath, join(ROOT, "bench", "credit-postgres-server.ts"), "--url", served.serviceUrl!, "--port", String(port), "--pool", String(pool)],
-          { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-          "/",
-          join(dir.path, "bare-server.log"),
-          port,
+        results.push(
+          await bareServerCase({
+            name: SERVER,
+            script: "credit-postgres-server.ts",
+            args: ["--url", served.serviceUrl!, "--pool", String(pool)],
+            logPath: join(dir.path, "bare-server.log"),
+            users: servedUsers,
+            key,
+            credits,
+            connections: opts.connections,
+            notes,
+            errors,
+            work: {
+              db_round_trips_per_credit: ROUND_TRIPS_PER_CREDIT,
+              db_statements_per_credit: ROUND_TRIPS_PER_CREDIT,
+              db_work_source: "bench/credit-postgres-server.ts: bench/credit-postgres.ts's transaction behind Bun.serve",
+            },
+          }),
         );
-        try {
-          const serverLoad = (count: number) => creditLoad(server.baseUrl, servedUsers, count, opts.connections, key);
-          const serverCpu = processJiffies(server.proc.pid);
-          const databaseBefore = databaseCpu();
-          await serverLoad(WARMUP);
-          const run = await serverLoad(credits);
-          const serverJiffies = processJiffies(server.proc.pid) - serverCpu;
-          notes.push(...databaseCpuNote("the naive bare server's", databaseJiffiesSince(databaseBefore), credits + WARMUP));
-          if (serverJiffies > 0)
-            notes.push(`the naive bare server used ${((serverJiffies * 10_000) / (credits + WARMUP)).toFixed(1)} µs of CPU per credit (warmup included)`);
-          const failed = Object.entries(run.statuses).filter(([st]) => st !== "200");
-          if (failed.length) errors.push(`naive bare server: not every credit answered 200: ${JSON.stringify(run.statuses)}; first: ${run.first_failure}`);
-          results.push({
-            ...caseOf(SERVER, `${server.baseUrl}/api/salutes/credit`, run),
-            server_cpu_us_per_request: serverJiffies > 0 ? Number(((serverJiffies * 10_000) / (credits + WARMUP)).toFixed(1)) : null,
-            db_round_trips_per_credit: ROUND_TRIPS_PER_CREDIT,
-            db_statements_per_credit: ROUND_TRIPS_PER_CREDIT,
-            db_commits_per_sec: run.credits_per_sec,
-            db_work_source: "bench/credit-postgres-server.ts: bench/credit-postgres.ts's transaction behind Bun.serve",
-          });
-        } finally {
-          const code = await server.stop();
-          if (code !== 0)
-            notes.push(`the naive bare server did not exit cleanly on SIGTERM: ${code === null ? "killed after the grace period" : `exit ${code}`}`);
-        }
       }
     } finally {
       for (const d of databases) await d.close();
@@ -433,6 +506,13 @@ const credit: Benchmark = {
       summary.push(
         `herald ÷ bare PostgreSQL: ${(a.requests_per_sec / c.requests_per_sec).toFixed(2)}× (bare PostgreSQL ${Math.round(c.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${c.p50_ms.toFixed(2)} ms, p99 ${c.p99_ms.toFixed(2)} ms)`,
       );
+    const e = results.find((r) => r.case === SQLITE_SERVER);
+    const f = results.find((r) => r.case === SQLITE_SERVER_MINIMAL);
+    for (const bare of [e, f])
+      if (a && bare)
+        summary.push(
+          `herald ÷ ${bare.case} (HTTP on both sides): ${(a.requests_per_sec / bare.requests_per_sec).toFixed(2)}× (${Math.round(bare.requests_per_sec).toLocaleString("en-US")} credits/s, p50 ${bare.p50_ms.toFixed(2)} ms, p99 ${bare.p99_ms.toFixed(2)} ms); target ≥ 0.50×`,
+        );
     const d = results.find((r) => r.case === SERVER);
     if (a && d)
       summary.push(
@@ -466,6 +546,8 @@ const credit: Benchmark = {
       ratios: {
         herald_vs_bare_sqlite: a && b ? Number((a.requests_per_sec / b.requests_per_sec).toFixed(3)) : null,
         herald_vs_bare_postgres: a && c ? Number((a.requests_per_sec / c.requests_per_sec).toFixed(3)) : null,
+        herald_vs_bare_sqlite_server: a && e ? Number((a.requests_per_sec / e.requests_per_sec).toFixed(3)) : null,
+        herald_vs_bare_sqlite_server_ledger_outbox: a && f ? Number((a.requests_per_sec / f.requests_per_sec).toFixed(3)) : null,
         target_credits_per_sec: TARGET_PER_SEC,
       },
       errors,

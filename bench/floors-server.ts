@@ -8,6 +8,14 @@
 //                   X-Request-ID read, a request id made or echoed, and sent back as X-Request-ID
 //   json-signature  json-door + the partner signature: the four X-Partner-* headers read and herald's own HMAC
 //                   check (src/auth/signature.ts) of the canonical string; a wrong signature answers 401
+//   json-policy     json-door with the request-logged route's answer (GET /api/public/system-status/policy, the same
+//                   917 bytes of JSON) and its headers (Cache-Control, X-Content-Type-Options, X-Request-ID)
+//   json-logged     json-policy + a request-log row per request as herald writes it: buffered, then 1,000 at a time
+//                   in one transaction (multi-row INSERTs of 100 into herald's request_log table and its two
+//                   indexes, the hourly rollup upsert) on the serving thread, over a SQLite file (DB=<path>), WAL,
+//                   synchronous=NORMAL
+//   json-logged-worker  json-policy + the same rows written by a Worker thread with its own connection: what moving
+//                   the write off the serving thread buys (the rows cross by postMessage, 1,000 at a time)
 //   redirect        the raw redirect (as bench/redirect-baseline-server.ts: `new URL`, a Map lookup, a 302)
 //   redirect-ip     + the client address (server.requestIP), which unique clicks per client need
 //   redirect-door   + the click's other needs and the door's: User-Agent, X-Request-ID and Content-Length read, a
@@ -17,6 +25,7 @@ import type { Server } from "bun";
 import { requestTarget, verifySignature } from "../src/auth/signature";
 import { cryptoRng } from "../src/clock";
 import { requestIdFor } from "../src/http/request-id";
+import { requestLogWriter } from "./floors-log-worker";
 
 const port = Number(process.env.PORT ?? "0");
 const which = process.env.CASE ?? "json";
@@ -40,7 +49,60 @@ const destinationOf = (req: Request) => {
 };
 const notFound = () => new Response("not found", { status: 404 });
 
+// The request-logged route's answer, as herald sends it with the built-in status policy.
+const POLICY = {
+  success: true,
+  policy: {
+    source: "builtin_default",
+    file: null,
+    loaded: false,
+    error: null,
+    version: "builtin-1",
+    exclude_maintenance_default: true,
+    audit_anomalies_warn_degrades: false,
+    checks: {
+      database: { migrations_behind: "bad" },
+      reliability: { window_days: 7, unresolved_failure_jobs_warn: 1, unresolved_failure_jobs_bad: 3, avg_mttr_minutes_warn: 120 },
+      jobs: { stale_factor: 3, min_stale_minutes: 5, warn_at: 1, bad_at: 3 },
+      chain_rpc: { window_minutes: 15, min_calls: 5, error_rate_warn_pct: 10, error_rate_bad_pct: 50 },
+      freshness: { fresh: "ok", stale: "warn", missing: "warn", not_configured: "ok" },
+      mint_authority: { mismatch: "bad", expectation_missing: "ok" },
+      webhooks: { backlog_warn: 1000, backlog_bad: 10000, dead_letters_warn: 0, dead_letters_bad: 0 },
+      request_errors: { window_minutes: 15, min_requests: 20, error_rate_warn_pct: 5, error_rate_bad_pct: 25 },
+      uptime: { max_sample_gap_seconds: 180 },
+    },
+  },
+};
+const policyAnswer = (id: string) =>
+  Response.json(POLICY, { headers: { "cache-control": "public, max-age=30", "x-content-type-options": "nosniff", "x-request-id": id } });
+
+/** A request-log row: herald's columns (src/http/request-log/log.ts), the key ref and client address null. */
+type LogRow = [at: string, method: string, route: string, status: number, latencyUs: number, requestId: string];
+const ROUTE = "/api/public/system-status/policy";
+let logRows: LogRow[] = [];
+let logWrite: ((rows: LogRow[]) => void) | null = null;
+const logged = (req: Request, started: number, id: string): void => {
+  logRows.push([new Date().toISOString(), req.method, ROUTE, 200, Math.round((Bun.nanoseconds() - started) / 1000), id]);
+  if (logRows.length >= 1000) {
+    const rows = logRows;
+    logRows = [];
+    logWrite?.(rows);
+  }
+};
+
 const handlers: Record<string, (req: Request, server: Server<unknown>) => Response> = {
+  "json-policy": (req) => {
+    if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
+    return policyAnswer(requestId(req.headers.get("x-request-id")));
+  },
+  "json-logged": (req) => {
+    const started = Bun.nanoseconds();
+    if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
+    const id = requestId(req.headers.get("x-request-id"));
+    const res = policyAnswer(id);
+    logged(req, started, id);
+    return res;
+  },
   json: () => Response.json({ success: true, status: "up" }),
   "json-door": (req) => {
     if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
@@ -91,6 +153,14 @@ const handlers: Record<string, (req: Request, server: Server<unknown>) => Respon
     return new Response(null, { status: 302, headers: { location: destination, "cache-control": "private, no-store", "x-request-id": id } });
   },
 };
+
+handlers["json-logged-worker"] = handlers["json-logged"]!;
+if (which === "json-logged") logWrite = requestLogWriter(process.env.DB ?? "");
+if (which === "json-logged-worker") {
+  const worker = new Worker(new URL("./floors-log-worker.ts", import.meta.url).href);
+  worker.postMessage({ db: process.env.DB ?? "" });
+  logWrite = (rows) => worker.postMessage(rows);
+}
 
 const handler = handlers[which];
 if (!handler) {

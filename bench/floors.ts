@@ -1,12 +1,15 @@
-// floors: how close to raw Bun any implementation of herald's hot routes can come (issue 29's targets). Six bare
+// floors: how close to raw Bun any implementation of herald's hot routes can come (issues 29's and 50's targets). Bare
 // Bun.serve processes (bench/floors-server.ts), each a raw baseline or that baseline plus the least one of herald's
 // features needs, measured in turn under the same wrk load, alternated --rounds times:
 //   /healthz:  raw JSON → + the answer's request id and size guards ("door")
 //   signed:    the door above → + reading the partner headers and verifying the HMAC (herald's own code): what a
 //              signature adds to a route that already reads its headers, as herald's unsigned route does
+//   logged:    raw JSON → + the policy route's answer and headers → + its request-log row written in batches into
+//              SQLite on the serving thread (issue 50's 0.6×) → or by a worker thread
 //   redirect:  raw redirect → + the client address → + the click's and the door's other needs
 // A case's req/s over its baseline is the most herald's route could reach if herald did nothing else; its server
-// CPU over the baseline's is what the feature costs at the least. No herald process, no database.
+// CPU over the baseline's is what the feature costs at the least (a worker's CPU included). No herald process; the
+// logged cases write a SQLite file of their own.
 import { join } from "node:path";
 import { signRequest } from "../src/client/sign";
 import { combine, freePort, measure, median, progress, ROOT, startChild, tempDir, type Benchmark, type CaseResult, type RunningServer } from "./support";
@@ -34,13 +37,16 @@ const CASES: FloorCase[] = [
   { id: "json", label: "raw JSON", base: "json", path: "/healthz" },
   { id: "json-door", label: "raw JSON + request id and size guards", base: "json", path: "/healthz" },
   { id: "json-signature", label: "raw JSON + request id, size guards, signature", base: "json-door", path: SIGNED_PATH, headers: signedHeaders },
+  { id: "json-policy", label: "raw JSON + the logged route's answer and headers", base: "json", path: "/api/public/system-status/policy" },
+  { id: "json-logged", label: "+ a request-log row, written on the serving thread", base: "json", path: "/api/public/system-status/policy" },
+  { id: "json-logged-worker", label: "+ a request-log row, written by a worker", base: "json", path: "/api/public/system-status/policy" },
   { id: "redirect", label: "raw redirect", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },
   { id: "redirect-ip", label: "raw redirect + client address", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },
   { id: "redirect-door", label: "raw redirect + client address, click, request id", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },
 ];
 
 /** Issue 29's targets, for the summary. */
-const TARGETS: Record<string, number> = { "json-door": 0.7, "json-signature": 0.95, "redirect-ip": 0.85, "redirect-door": 0.85 };
+const TARGETS: Record<string, number> = { "json-door": 0.7, "json-signature": 0.95, "redirect-ip": 0.85, "redirect-door": 0.85, "json-logged": 0.6 };
 
 const fixed = (x: number | null | undefined, digits = 2) => (typeof x === "number" ? x.toFixed(digits) : "?");
 /** A difference with its sign: "+1.24", "−0.21". */
@@ -63,7 +69,7 @@ const floors: Benchmark = {
     try {
       for (const c of CASES) {
         const port = await freePort();
-        const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: String(port), CASE: c.id, SECRET };
+        const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: String(port), CASE: c.id, SECRET, DB: join(dir.path, `${c.id}.db`) };
         const cmd = [process.execPath, join(ROOT, "bench", "floors-server.ts")];
         servers.set(c.id, await startChild(c.id, cmd, env, "/floors-ready", join(dir.path, `${c.id}.log`), port));
       }
@@ -101,7 +107,7 @@ const floors: Benchmark = {
           .map((x) => x.toFixed(2))
           .join(
             ", ",
-          )}); server CPU ${fixed(cpu)} vs ${fixed(baseCpu)} µs a request (${signed(delta)} µs)${target ? `; issue 29's target ${target.toFixed(2)}×` : ""}`,
+          )}); server CPU ${fixed(cpu)} vs ${fixed(baseCpu)} µs a request (${signed(delta)} µs)${target ? `; issue ${c.id === "json-logged" ? 50 : 29}'s target ${target.toFixed(2)}×` : ""}`,
       );
       if (c.id === "json-signature" && delta !== null && delta > 0) {
         // The same work added to a route of U µs: signed ÷ unsigned ≤ U / (U + delta).

@@ -85,9 +85,11 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
    * work anyone can cause. After the signature is verified, the per-KEY limit of the key's group: counting a key
    * only once it is proven means nobody can spend a partner's quota by naming its (non-secret) key id.
    */
-  function floodGuard(ip: string) {
+  function floodGuard(state: RequestState) {
     const limit = ctx.config.rateLimits.partnerPerMin;
     if (limit <= 0) return;
+    // The client address is read only when a limit needs it (src/http/request-state.ts: each read asks the kernel).
+    const ip = state.ip;
     const decision = ctx.rateLimiter.hit("partner-ip", ip, limit);
     if (!decision.allowed) {
       throw new AppError("rate_limited", `Too many partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, {
@@ -116,7 +118,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   /** The partner headers, checked at `nowMs` before any key is looked up (after the per-IP flood guard). */
   function headerChecks(headers: PartnerHeaders, state: RequestState, nowMs: number) {
     const keyId = headers.key;
-    floodGuard(state.ip);
+    floodGuard(state);
     if (!keyId) throw unauthorized("Missing X-Partner-Key header");
 
     const tsRaw = headers.timestamp;
@@ -163,7 +165,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     keyLimit(target, row, state.headers);
 
     if (row.status !== "active") throw forbidden(`Key ${row.key_id} is disabled; ask the operators for a new key`);
-    if (!ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
+    if (key.ranges.length > 0 && !ipAllowed(state.ip, key.ranges)) throw forbidden(`Requests from ${state.ip} are not in this key's IP allow-list`);
     const mode = guard.mode ?? "live";
     if (mode !== "any" && row.mode !== mode) throw forbidden(wrongModeMessage(row, mode));
     if (guard.scope && !key.scopes.includes(guard.scope)) throw forbidden(`Key ${row.key_id} lacks the "${guard.scope}" scope this route needs`);
