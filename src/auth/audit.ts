@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/port";
+import type { AdminRequest } from "./admin-plugin";
 import { actorLabel, type Actor } from "./actors";
 
 export interface AuditEntry {
@@ -18,3 +19,10 @@ const auditRow = (e: AuditEntry) => [e.at, actorLabel(e.actor), e.action, e.targ
 export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
   await q.run(INSERT_AUDIT, auditRow(e));
 }
+
+/**
+ * An operator's change, audited in the change's own transaction (a failed insert rolls the change back), by the
+ * actor and request id the admin guard proved (src/auth/admin-plugin.ts).
+ */
+export const auditOperator = (t: Queryable, admin: AdminRequest, at: string, action: string, target: string, details: Record<string, unknown>) =>
+  recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId });

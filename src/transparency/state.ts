@@ -1,5 +1,5 @@
 import type { AdminRequest } from "../auth/admin-plugin";
-import { recordAudit } from "../auth/audit";
+import { auditOperator } from "../auth/audit";
 import { type AppContext, slot, stateOf } from "../context";
 import { epochMs } from "../clock";
 import type { Queryable } from "../db/port";
@@ -55,9 +55,7 @@ type Audit = (action: string, target: string, details: Record<string, unknown>) 
  * `audit` writes its admin_audit row beside it; once it has committed, this process reads audit_state again.
  */
 export async function operatorChange<T>(ctx: AppContext, admin: AdminRequest, at: string, work: (t: Queryable, audit: Audit) => Promise<T>): Promise<T> {
-  const out = await ctx.store.tx((t) =>
-    work(t, (action, target, details) => recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId })),
-  );
+  const out = await ctx.store.tx((t) => work(t, (action, target, details) => auditOperator(t, admin, at, action, target, details)));
   auditStateChanged(ctx);
   return out;
 }

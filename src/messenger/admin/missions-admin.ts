@@ -6,7 +6,7 @@
 import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
-import { auditOperator } from "../operator-audit";
+import { auditOperator } from "../../auth/audit";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";

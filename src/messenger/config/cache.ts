@@ -15,7 +15,7 @@ import {
   enabledWheelCampaigns,
   type WheelCampaignRow,
 } from "../store/config";
-import { auditOperator } from "../operator-audit";
+import { auditOperator } from "../../auth/audit";
 import { bumpVersion } from "../store/versions";
 import { type VersionWatch, versionWatch } from "../version-watch";
 import { type AudienceRule, type CompiledRule, compileRule } from "./audience-rule";

@@ -12,7 +12,7 @@
 import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
-import { auditOperator } from "../operator-audit";
+import { auditOperator } from "../../auth/audit";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";

@@ -3,7 +3,7 @@
 import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
-import { auditOperator } from "../operator-audit";
+import { auditOperator } from "../../auth/audit";
 import { AppError } from "../../http/errors";
 import { inAudience } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";

@@ -2,7 +2,7 @@
 // The wallet proof links automatically; this is for players who cannot sign (support cases, migrations).
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
-import { auditOperator } from "../operator-audit";
+import { auditOperator } from "../../auth/audit";
 import { AppError, NotFoundError } from "../../http/errors";
 import { getUserOrThrow } from "../../partner/service";
 import { getPlayer, playerView } from "../players";

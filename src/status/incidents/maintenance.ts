@@ -4,7 +4,7 @@ import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
-import { auditChange } from "./audit";
+import { auditOperator } from "../../auth/audit";
 import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";
 
 // Admin-defined maintenance windows. Time inside one is left out of uptime by default (policy
@@ -79,7 +79,7 @@ export async function createMaintenance(
       created_by: actorLabel(admin.actor),
       created_at: nowIso,
     });
-    await auditChange(t, admin, nowIso, "status.maintenance.create", row.id, { starts_at: starts, ends_at: ends, title: input.title });
+    await auditOperator(t, admin, nowIso, "status.maintenance.create", String(row.id), { starts_at: starts, ends_at: ends, title: input.title });
     return adminWindowView(row, nowIso);
   });
 }
@@ -90,7 +90,7 @@ export async function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id
     const row = await deleteWindow(t, id);
     if (!row) throw new NotFoundError("maintenance window", id);
     // The audit row keeps the whole window: the table forgets it, the record does not.
-    await auditChange(t, admin, nowIso, "status.maintenance.delete", id, { ...row });
+    await auditOperator(t, admin, nowIso, "status.maintenance.delete", String(id), { ...row });
     return adminWindowView(row, nowIso);
   });
 }

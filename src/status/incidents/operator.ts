@@ -19,7 +19,7 @@ import {
   setTitleAndComponents,
   updateByKey,
 } from "../store/incidents";
-import { auditChange } from "./audit";
+import { auditOperator } from "../../auth/audit";
 import { isoOrThrow } from "./maintenance";
 import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 
@@ -102,7 +102,7 @@ async function operatorChange<T>(
   let queued = 0;
   const out = await ctx.store.tx((t) =>
     work(t, now, async (action, id, details, event) => {
-      await auditChange(t, admin, now.toISOString(), action, id, details);
+      await auditOperator(t, admin, now.toISOString(), action, String(id), details);
       const incident = (await findIncident(t, id, now))!;
       queued = await enqueueIncidentEvent(ctx, t, event, incident);
       return incident;

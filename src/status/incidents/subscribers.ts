@@ -16,7 +16,7 @@ import {
   subscriberPage,
   type SubscriberRow,
 } from "../store/subscribers";
-import { auditChange } from "./audit";
+import { auditOperator } from "../../auth/audit";
 
 // Status subscribers: URLs that receive incident events (src/status/incidents/notify.ts), registered by operators.
 // Admin-only by choice: a public sign-up would need double opt-in, per-IP limits and abuse handling for a
@@ -107,7 +107,7 @@ export async function createSubscriber(
     if (!row) return already((await subscriberByUrl(t, input.url))!);
     // Sealed under its own id (known only after the insert), so a ciphertext cannot be moved to another row.
     await setSubscriberSecret(t, row.id, ctx.secrets.seal(secret, AAD(row.id)));
-    await auditChange(t, admin, nowIso, "status.subscriber.create", row.id, { url: input.url, event_types: JSON.parse(types) });
+    await auditOperator(t, admin, nowIso, "status.subscriber.create", String(row.id), { url: input.url, event_types: JSON.parse(types) });
     return { subscriber: await view(t, row), created: true, secret };
   });
 }
@@ -128,7 +128,7 @@ export async function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id:
     if (!row) throw new NotFoundError("status subscriber", id);
     const v = await view(t, row);
     await deleteSubscriberRows(t, id);
-    await auditChange(t, admin, nowIso, "status.subscriber.delete", id, { url: row.url, event_types: v.event_types });
+    await auditOperator(t, admin, nowIso, "status.subscriber.delete", String(id), { url: row.url, event_types: v.event_types });
     return v;
   });
 }
