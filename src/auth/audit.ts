@@ -1,5 +1,4 @@
 import type { Queryable } from "../db/port";
-import type { AdminRequest } from "./admin-plugin";
 import { actorLabel, type Actor } from "./actors";
 
 export interface AuditEntry {
@@ -22,7 +21,8 @@ export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
 
 /**
  * An operator's change, audited in the change's own transaction (a failed insert rolls the change back), by the
- * actor and request id the admin guard proved (src/auth/admin-plugin.ts).
+ * actor and request id the admin guard proved (its AdminRequest, src/auth/admin-plugin.ts; named by shape here, as
+ * that file imports this one).
  */
-export const auditOperator = (t: Queryable, admin: AdminRequest, at: string, action: string, target: string, details: Record<string, unknown>) =>
+export const auditOperator = (t: Queryable, admin: { actor: Actor; requestId: string }, at: string, action: string, target: string, details: Record<string, unknown>) =>
   recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId });
