@@ -24,5 +24,11 @@ export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
  * actor and request id the admin guard proved (its AdminRequest, src/auth/admin-plugin.ts; named by shape here, as
  * that file imports this one).
  */
-export const auditOperator = (t: Queryable, admin: { actor: Actor; requestId: string }, at: string, action: string, target: string, details: Record<string, unknown>) =>
-  recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId });
+export const auditOperator = (
+  t: Queryable,
+  admin: { actor: Actor; requestId: string },
+  at: string,
+  action: string,
+  target: string,
+  details: Record<string, unknown>,
+) => recordAudit(t, { at, actor: admin.actor, action, target, details, requestId: admin.requestId });
