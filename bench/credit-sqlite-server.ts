@@ -1,6 +1,5 @@
-// The `credit` benchmark's bare servers on SQLite: Bun.serve + bun:sqlite, nothing else. Each POST
-// /api/salutes/credit reads its JSON body and its Idempotency-Key, runs one `BEGIN IMMEDIATE` transaction and
-// answers JSON — no signature check, no nonce, no framework, no request log:
+// The `credit` benchmark's bare servers on SQLite: Bun.serve + bun:sqlite, nothing else (bench/credit-server.ts).
+// Each POST /api/salutes/credit runs one `BEGIN IMMEDIATE` transaction:
 //   --writes same           bench/credit-sqlite.ts's transaction: the idempotency lookup, the user, the balance, the
 //                           ledger row, the balance upsert, the outbox event, the stored answer (herald's writes);
 //   --writes ledger-outbox  a ledger row and an outbox event only (the server issue 50's target names).
@@ -11,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { credit, open } from "./credit-sqlite";
+import { serveCredits } from "./credit-server";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -35,27 +35,5 @@ function ledgerAndOutbox(userId: number, idemKey: string): void {
 }
 const write = writes === "same" ? (userId: number, key: string) => credit(s, userId, key) : ledgerAndOutbox;
 
-const server = Bun.serve({
-  hostname: "127.0.0.1",
-  port: Number(values.port),
-  async fetch(req) {
-    const url = new URL(req.url);
-    if (req.method === "GET" && url.pathname === "/") return new Response("ok");
-    if (req.method !== "POST" || url.pathname !== "/api/salutes/credit") return new Response("not found", { status: 404 });
-    const body = (await req.json()) as { user_id: string };
-    const key = req.headers.get("idempotency-key") ?? crypto.randomUUID();
-    try {
-      write(Number(body.user_id), key);
-      return Response.json({ success: true, user_id: body.user_id });
-    } catch (err) {
-      return Response.json({ success: false, error: (err as Error).message }, { status: 500 });
-    }
-  },
-});
-// SIGTERM: stop listening, close the database (its WAL checkpointed), exit 0 (a signal death reads as no exit code).
-process.on("SIGTERM", () => {
-  void server.stop().finally(() => {
-    s.db.close();
-    process.exit(0);
-  });
-});
+// SIGTERM closes the database (its WAL checkpointed).
+serveCredits(Number(values.port), write, () => s.db.close());

@@ -25,6 +25,7 @@ import type { Server } from "bun";
 import { requestTarget, verifySignature } from "../src/auth/signature";
 import { cryptoRng } from "../src/clock";
 import { requestIdFor } from "../src/http/request-id";
+import { DEFAULT_POLICY } from "../src/status/checks/policy";
 import { requestLogWriter } from "./floors-log-worker";
 
 const port = Number(process.env.PORT ?? "0");
@@ -49,29 +50,11 @@ const destinationOf = (req: Request) => {
 };
 const notFound = () => new Response("not found", { status: 404 });
 
-// The request-logged route's answer, as herald sends it with the built-in status policy.
+// The request-logged route's answer, as herald sends it with the built-in status policy (src/status/service.ts policyView).
+const { version, exclude_maintenance_default, audit_anomalies_warn_degrades, checks } = DEFAULT_POLICY;
 const POLICY = {
   success: true,
-  policy: {
-    source: "builtin_default",
-    file: null,
-    loaded: false,
-    error: null,
-    version: "builtin-1",
-    exclude_maintenance_default: true,
-    audit_anomalies_warn_degrades: false,
-    checks: {
-      database: { migrations_behind: "bad" },
-      reliability: { window_days: 7, unresolved_failure_jobs_warn: 1, unresolved_failure_jobs_bad: 3, avg_mttr_minutes_warn: 120 },
-      jobs: { stale_factor: 3, min_stale_minutes: 5, warn_at: 1, bad_at: 3 },
-      chain_rpc: { window_minutes: 15, min_calls: 5, error_rate_warn_pct: 10, error_rate_bad_pct: 50 },
-      freshness: { fresh: "ok", stale: "warn", missing: "warn", not_configured: "ok" },
-      mint_authority: { mismatch: "bad", expectation_missing: "ok" },
-      webhooks: { backlog_warn: 1000, backlog_bad: 10000, dead_letters_warn: 0, dead_letters_bad: 0 },
-      request_errors: { window_minutes: 15, min_requests: 20, error_rate_warn_pct: 5, error_rate_bad_pct: 25 },
-      uptime: { max_sample_gap_seconds: 180 },
-    },
-  },
+  policy: { source: "builtin_default", file: null, loaded: false, error: null, version, exclude_maintenance_default, audit_anomalies_warn_degrades, checks },
 };
 const policyAnswer = (id: string) =>
   Response.json(POLICY, { headers: { "cache-control": "public, max-age=30", "x-content-type-options": "nosniff", "x-request-id": id } });

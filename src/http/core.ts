@@ -248,8 +248,6 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       onEveryRoute(function errorAnswered({ code, error, request, path, route, params }) {
         // A synchronous hook that must await first (src/http/hook-scope.ts): once it has, the route runs again.
         if (error instanceof ResumeLater) return resumed(error, { code, request, path, route, params });
-        // A refusal's log row names its client (RequestState.knownIp): read now, while the connection is open.
-        void states.get(request)?.ip;
         const answer = refusal({ code, error, request, path, route, params });
         // A refused probe: counted here, since its after-handle hook (probeCounted) does not run (a probe is no
         // console page, so its answer is never a promise).

@@ -3,7 +3,7 @@ import { SerializationFailure, StoreUnavailable, UnstorableText } from "../db/po
 import { errorFields } from "../log";
 import { AppError, type ErrorCode } from "./errors";
 import { describeParamProblems } from "./params";
-import { errorResponse, type RequestState, type RequestStates } from "./request-state";
+import { errorResponse, type RequestState, type RequestStates, refused } from "./request-state";
 import type { RouteIndex } from "./route-index";
 import { describeValidationErrors, type RequestPart } from "./validation";
 import { repeatedQueryKey, repeatedScalarIn } from "./query-once";
@@ -135,8 +135,7 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
     const error = problemOf(hook, state);
     const page = state?.pageRefusal;
     if (!page || error.code !== "invalid_query") return errorResponse(error, state);
-    state.status = error.status;
-    state.errorCode = error.code;
+    refused(state, error);
     return page(error).catch((cause: unknown) => {
       ctx.log.warn("console page could not show its refusal", { request_id: state.id, path: hook.path, ...errorFields(cause) });
       return errorResponse(error, state);

@@ -120,6 +120,16 @@ export function targetOf(url: string): { path: string; targetLength: number } {
   return { path: end === -1 ? url.slice(start) : url.slice(start, end), targetLength: url.length - start };
 }
 
+/**
+ * Notes a refusal on its request's state, whatever answers it (the JSON envelope, a console page): its status and
+ * code for the log row, and its client address, read now while the connection is open (RequestState.knownIp).
+ */
+export function refused(state: RequestState, err: AppError): void {
+  state.status = err.status;
+  state.errorCode = err.code;
+  void state.ip;
+}
+
 export function errorResponse(err: AppError, state: RequestState | undefined): Response {
   const body: Record<string, unknown> = {
     success: false,
@@ -132,10 +142,7 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
   const headers: Record<string, string> = { "content-type": "application/json", [CONTENT_TYPE_OPTIONS]: NOSNIFF, ...state?.headers, ...err.headers };
   if (state) {
     headers["x-request-id"] = state.id;
-    state.status = err.status;
-    state.errorCode = err.code;
-    // A refusal's log row names its client (RequestState.knownIp): read while the connection is open.
-    void state.ip;
+    refused(state, err);
   }
   return new Response(JSON.stringify(body), { status: err.status, headers });
 }
