@@ -270,7 +270,8 @@ export async function serve(config: Config): Promise<void> {
         ctx.log.warn("grace period over; closing remaining connections", { grace_ms: config.shutdownGraceMs });
         await server.stop(true);
       }
-      // Elysia records finished requests in a setImmediate hook; let those run before the log is flushed.
+      // Elysia runs after-response hooks in a setImmediate (the partner guard records a deferred nonce there): let
+      // those run before the database closes. Request-log rows are buffered when each answer is made.
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
       await ctx.dispatcher.idle();

@@ -152,7 +152,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     );
   };
 
-  /** A probe's answer in the metrics (probes write no request-log row, so no after-response hook counts them). */
+  /** A probe's answer in the metrics (probes write no request-log row: the answered hook is not on their routes). */
   const probeObserved = (request: Request, route: string, status: number) => {
     const state = states.get(request);
     ctx.metrics.observeRequest(request.method, route, status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
@@ -180,7 +180,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       Object.assign(state.headers, rateLimitHeaders(decision));
       Object.assign(headers, state.headers);
       if (!decision.allowed) {
-        // Refused before routing, so no after-response hook counts it: /metrics counts it here, under this name in
+        // Refused before routing, so no route's hook counts it: /metrics counts it here, under this name in
         // place of a route template (the HeraldRateLimitRefusalsHigh alert reads it; docs/monitoring.md).
         ctx.metrics.observeRequest(request.method, PUBLIC_LIMIT_ROUTE, 429, (Bun.nanoseconds() - state.startedNs) / 1e9);
         return errorResponse(
@@ -191,6 +191,53 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     }
     return undefined;
   };
+
+  /**
+   * A request's request-log row and metrics count, taken once (RequestState.finished) when its answer is made: by
+   * the answered hook below, or by the error hook for a refusal. Not in an after-response hook: Elysia runs those in
+   * a setImmediate with an async function (pinned elysia 1.4.30), ~1.5 µs of CPU a request (bench/README.md
+   * "The ordinary request path"). So the latency is the time to the answer, before Bun writes it to the socket.
+   */
+  const answered = (request: Request, route: string | undefined, answerStatus: number) => {
+    const state = states.get(request);
+    if (!state || state.finished) return;
+    state.finished = true;
+    const status = state.status ?? answerStatus;
+    const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
+    const routeName = route || "(unmatched)";
+    ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
+    ctx.requestLog.record({
+      at: ctx.clock.now().toISOString(),
+      method: request.method,
+      route: routeName,
+      status,
+      latencyUs,
+      partnerKeyId: state.partnerKeyId,
+      clientIp: state.knownIp,
+      requestId: state.id,
+      errorCode: state.errorCode,
+    });
+    if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
+  };
+
+  // Every answer a route makes passes the mapResponse hooks: a handler's, an early one from beforeHandle, and the
+  // error hook's (which has logged it already). Returns nothing, so Elysia goes on to the next mapResponse hook.
+  const answeredHook = scopedHook(
+    synchronousHook(function requestAnswered({
+      request,
+      route,
+      response,
+      set,
+    }: {
+      request: Request;
+      route: string;
+      response: unknown;
+      set: { status?: unknown };
+    }) {
+      answered(request, route, response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200);
+    }),
+    notProbe,
+  );
 
   const core = new Elysia({ name: "herald:http-core" })
     .onRequest(
@@ -249,9 +296,17 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         // A synchronous hook that must await first (src/http/hook-scope.ts): once it has, the route runs again.
         if (error instanceof ResumeLater) return resumed(error, { code, request, path, route, params });
         const answer = refusal({ code, error, request, path, route, params });
-        // A refused probe: counted here, since its after-handle hook (probeCounted) does not run (a probe is no
-        // console page, so its answer is never a promise).
-        if (PROBE_ROUTES.has(route) && answer instanceof Response) probeObserved(request, route, answer.status);
+        if (PROBE_ROUTES.has(route)) {
+          // A refused probe: counted here, since its after-handle hook (probeCounted) does not run (a probe is no
+          // console page, so its answer is never a promise).
+          if (answer instanceof Response) probeObserved(request, route, answer.status);
+          return answer;
+        }
+        // Logged here as well as by the answered hook: Elysia runs no mapResponse hook for a Response the error
+        // hook gives a request no route matched (pinned elysia 1.4.30, composeErrorHandler). A console page's
+        // refusal is a promise (a page to render): logged when it is made.
+        if (answer instanceof Response) answered(request, route, answer.status);
+        else return answer.then((page) => (answered(request, route, page.status), page));
         return answer;
       }, "every refusal and failure answers in the one JSON envelope"),
     )
@@ -264,35 +319,12 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
       }, "include_meta=1 works on every route (docs/design.md §2)"),
     )
+    // First of the mapResponse hooks, and it returns nothing, so the compression hook after it still runs.
+    .mapResponse({ as: "global" }, answeredHook)
     .mapResponse({ as: "global" }, compressionHook)
-    .onAfterResponse(
-      { as: "global" },
-      scopedHook(function requestFinished({ request, route, set, responseValue }) {
-        const state = states.get(request);
-        if (!state || state.finished) return;
-        state.finished = true;
-        const status = state.status ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
-        const latencyUs = Math.round((Bun.nanoseconds() - state.startedNs) / 1000);
-        const routeName = route || "(unmatched)";
-        ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
-        ctx.requestLog.record({
-          at: ctx.clock.now().toISOString(),
-          method: request.method,
-          route: routeName,
-          status,
-          latencyUs,
-          partnerKeyId: state.partnerKeyId,
-          clientIp: state.knownIp,
-          requestId: state.id,
-          errorCode: state.errorCode,
-        });
-        if (ctx.log.enabled("info")) ctx.log.info("request", { request_id: state.id, method: request.method, route: routeName, status, ms: latencyUs / 1000 });
-      }, notProbe),
-    )
     .onAfterHandle(
       { as: "global" },
-      // A probe is counted in the metrics when its answer is made, not after it is sent: an after-response hook costs
-      // a setImmediate per request (about 2 µs of a probe's ~25, bench/README.md "profile"), and a probe writes no
+      // A probe is counted in the metrics when its answer is made, as every request is (`answered`), and writes no
       // request-log row. A refused probe is counted by the error hook.
       scopedHook(function probeCounted({ request, route, response, set }) {
         probeObserved(request, route, response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200);

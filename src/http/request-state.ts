@@ -33,7 +33,7 @@ export interface RequestState {
   partner: object | null;
   /**
    * Set when the request's log row and metrics count are taken. A route run again after an await
-   * (ResumeLater, src/http/hook-scope.ts) reaches the after-response hook twice: the second time finds this set.
+   * (ResumeLater, src/http/hook-scope.ts) passes the HTTP core's `answered` twice: the second time finds this set.
    */
   finished: boolean;
   /**

@@ -72,8 +72,8 @@ describe("Elysia: the route table (src/app.ts, route-index.ts, hook-scope.ts, op
     h = await openTestApp();
     // What applyHookScopes does, done here to a route that would carry the hook: take compression off before it runs.
     const errors = rowOf(h.app, "GET", "/api/partner/errors.json");
-    expect(hookNames(errors, "mapResponse")).toEqual(["compressionMapped"]);
-    errors.hooks.mapResponse = [];
+    expect(hookNames(errors, "mapResponse")).toEqual(["requestAnswered", "compressionMapped"]);
+    errors.hooks.mapResponse = (errors.hooks.mapResponse as HookEntry[]).filter((x) => x.fn.name !== "compressionMapped");
     const gzip = { headers: { "accept-encoding": "gzip" } };
     const edited = await h.request("/api/partner/errors.json", gzip);
     expect(edited.status).toBe(200);
@@ -82,6 +82,36 @@ describe("Elysia: the route table (src/app.ts, route-index.ts, hook-scope.ts, op
     // The same hook, left in place on another route, still compresses: the edit, not the hook, made the difference.
     const kept = await h.request("/status", gzip);
     expect([kept.status, kept.headers.get("content-encoding")]).toEqual([200, "gzip"]);
+  });
+
+  test("mapResponse hooks run in order until one returns a value; after the error hook, every one; none for an unmatched path's Response", async () => {
+    // src/http/core.ts logs a request in the first mapResponse hook (it returns nothing) and in the error hook.
+    const seen: string[] = [];
+    const app = new Elysia()
+      .onError({ as: "global" }, function refused({ code }) {
+        seen.push(`error ${code}`);
+        return new Response("refused", { status: code === "NOT_FOUND" ? 404 : 400 });
+      })
+      .mapResponse({ as: "global" }, function first({ path }) {
+        seen.push(`first ${path}`);
+      })
+      .mapResponse({ as: "global" }, function second({ path }) {
+        seen.push(`second ${path}`);
+        return new Response("mapped", { status: 200 });
+      })
+      .mapResponse({ as: "global" }, function third({ path }) {
+        seen.push(`third ${path}`);
+      })
+      .get("/ok", () => ({ ok: true }))
+      .get("/throws", () => {
+        throw new Error("no");
+      });
+    expect(await (await app.handle(new Request("http://localhost/ok"))).text()).toBe("mapped");
+    expect(seen.splice(0)).toEqual(["first /ok", "second /ok"]);
+    await app.handle(new Request("http://localhost/throws"));
+    expect(seen.splice(0)).toEqual(["error UNKNOWN", "first /throws", "second /throws", "third /throws"]);
+    expect((await app.handle(new Request("http://localhost/nowhere"))).status).toBe(404);
+    expect(seen.splice(0)).toEqual(["error NOT_FOUND"]);
   });
 
   test("Elysia's lazy handler entry is replaced by the compiled handler on first call (RouteIndex.handlerOf reads it then)", async () => {

@@ -40,11 +40,16 @@ describe("global hooks", () => {
     expect(names(credit, "parse")).toContain("bodyParsed");
     expect(names(credit, "beforeHandle")).toContain("parseErrorReported");
     for (const hooks of [healthz, credit]) expect(names(hooks, "afterHandle")).toContain("includeMetaAdded");
-    // A probe is counted when its answer is made (no after-response hook, no request-log row); the rest after it left.
+    // A probe is counted when its answer is made (no request-log row); the rest are logged when theirs is, by the
+    // first mapResponse hook, and no route pays for an after-response hook of the core (a setImmediate each).
     expect(names(healthz, "afterResponse")).toEqual([]);
     expect(names(healthz, "afterHandle")).toContain("probeCounted");
-    expect(names(credit, "afterResponse")).toContain("requestFinished");
+    expect(names(healthz, "mapResponse")).not.toContain("requestAnswered");
+    expect(names(credit, "mapResponse")[0]).toBe("requestAnswered");
     expect(names(credit, "afterHandle")).not.toContain("probeCounted");
+    const policy = routeHooks(h.app, "GET", "/api/public/system-status/policy");
+    expect(names(policy, "mapResponse")).toEqual(["requestAnswered", "compressionMapped"]);
+    expect(names(policy, "afterResponse")).toEqual([]);
   });
 
   test("probes are still counted in /metrics, answered or refused, and never logged", async () => {

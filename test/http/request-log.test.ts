@@ -13,7 +13,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** The after-response hook records a request a moment after its answer: wait (bounded) until `n` are buffered. */
+/** Wait (bounded) until `n` requests are buffered: a console page's refusal is logged once its page is made. */
 async function recorded(h: TestApp, n: number): Promise<void> {
   for (let i = 0; i < 200 && h.ctx.requestLog.pending < n; i++) await Bun.sleep(0);
   expect(h.ctx.requestLog.pending).toBe(n);
@@ -59,6 +59,30 @@ test("requests are buffered, then written in one batch, with route templates and
   expect(rows[0]).toMatchObject({ method: "GET", route: "/api/partner/errors.json", status: 200, request_id: "batch-test-0-id", error_code: null });
   expect(rows[0]!.latency_us).toBeGreaterThanOrEqual(0);
   expect(rows[5]).toMatchObject({ route: "(unmatched)", status: 404, error_code: "not_found" });
+});
+
+test("a request is buffered when its answer is made, before the client reads it: answers, refusals, unmatched paths", async () => {
+  h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "0" } });
+  const paths = ["/api/public/system-status/policy", "/api/public/system-status/incidents?hours=0", "/does/not/exist", "/api/partner/errors.json"];
+  const statuses: number[] = [];
+  for (const path of paths) {
+    const before = h.ctx.requestLog.pending;
+    // No wait of any kind between the answer and the count: no after-response hook is involved (src/http/core.ts).
+    const res = await h.request(path);
+    statuses.push(res.status);
+    expect(h.ctx.requestLog.pending).toBe(before + 1);
+  }
+  expect(statuses).toEqual([200, 400, 404, 200]);
+  await h.ctx.requestLog.flush();
+  const rows = await h.ctx.store.all<{ route: string; status: number; error_code: string | null }>(
+    "SELECT route, status, error_code FROM request_log ORDER BY id",
+  );
+  expect(rows).toEqual([
+    { route: "/api/public/system-status/policy", status: 200, error_code: null },
+    { route: "/api/public/system-status/incidents", status: 400, error_code: "invalid_query" },
+    { route: "(unmatched)", status: 404, error_code: "not_found" },
+    { route: "/api/partner/errors.json", status: 200, error_code: null },
+  ]);
 });
 
 test("a row names its client where Herald read the address: a per-IP limit, a refusal; not an answer nothing needed it for", async () => {

@@ -258,8 +258,8 @@ describe("herald serve: SIGTERM under load", () => {
     expect(n, run.diag).toBeGreaterThanOrEqual(1);
   });
 
-  // Elysia records finished requests in a setImmediate hook after the response is written; shutdown yields to
-  // that queue before flushing the request log, so even the last requests served are kept.
+  // A request is buffered for request_log when its answer is made, and shutdown flushes the buffer after the
+  // drain, so even the last requests served are kept.
   test("every answered request to a logged route is in request_log (warm-up + load + the slow request)", async () => {
     const answered = run.responses.filter((r) => r.path === LOGGED_ROUTE).length;
     const { n } = (await read<{ n: number }>("SELECT count(*) AS n FROM request_log WHERE route = ? AND status = 200", LOGGED_ROUTE))!;
