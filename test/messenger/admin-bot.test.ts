@@ -10,13 +10,15 @@ const BASE = "https://herald.example.com";
 const HOOK_URL = `${BASE}/api/messenger/webhook`;
 
 /**
- * A fake Bot API for the read calls (getMe, getWebhookInfo) and sendMessage, on 127.0.0.1. Local to this file:
+ * A fake Bot API for the read calls (getMe, getWebhookInfo, getChatMenuButton) and sendMessage, on 127.0.0.1. Local to this file:
  * support.ts's fake answers every method alike. The webhook info it reports is mutable.
  */
 function startFakeTelegram() {
   const calls: Array<{ token: string; method: string }> = [];
   const state = {
     webhook: { url: "", pending_update_count: 0, has_custom_certificate: false } as Record<string, unknown>,
+    /** The bot's default menu button, as getChatMenuButton answers it (Telegram's default lists the commands). */
+    menu: { type: "commands" } as Record<string, unknown>,
     getMeStatus: 200,
   };
   const server = Bun.serve({
@@ -35,6 +37,8 @@ function startFakeTelegram() {
             : Response.json({ ok: false, error_code: state.getMeStatus, description: "Unauthorized" }, { status: state.getMeStatus });
         case "getWebhookInfo":
           return Response.json({ ok: true, result: state.webhook });
+        case "getChatMenuButton":
+          return Response.json({ ok: true, result: state.menu });
         case "sendMessage":
           return Response.json({ ok: true, result: { message_id: calls.length } });
         default:
@@ -78,6 +82,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
       "init_data",
       "outbox_backlog",
       "outbox_dead",
+      "mini_app_url",
       "updates_recent",
       "bot_api_get_me",
       "webhook_url",
@@ -85,12 +90,16 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
       "webhook_last_error",
       "webhook_allowed_updates",
       "webhook_secret_token",
+      "menu_button",
     ]);
     for (const name of ["bot_token", "webhook_secret", "public_base_url", "init_data", "outbox_backlog", "outbox_dead"]) expect(c[name].status).toBe("pass");
+    // No mini-app configured: a warning that /start carries no button, with the variable to set.
+    expect(c.mini_app_url).toMatchObject({ status: "warn", observed: "unset: /start and /play carry no button to the mini-app" });
+    expect(c.mini_app_url.fix).toContain("MESSENGER_MINI_APP_URL");
     expect(c.bot_token.observed).toMatch(/fingerprint sha256:[0-9a-f]{12}/);
     expect(c.updates_recent.status).toBe("warn");
     expect(c.webhook_url.status).toBe("skipped");
-    expect(res.body.summary).toEqual({ pass: 6, warn: 1, fail: 0, skipped: 6 });
+    expect(res.body.summary).toEqual({ pass: 6, warn: 2, fail: 0, skipped: 7 });
     expect(res.body.ready).toBe(true);
     expect(res.body.set_webhook.payload).toEqual({ url: HOOK_URL, secret_token: "<MESSENGER_WEBHOOK_SECRET>", allowed_updates: ["message"] });
     expect(tg.calls).toHaveLength(0);
@@ -163,7 +172,7 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     expect(c.webhook_secret_token.status).toBe("warn");
     expect(c.webhook_secret_token.observed).toContain("cannot be read back");
     expect(res.body.ready).toBe(false);
-    expect(tg.calls.map((x) => x.method).sort()).toEqual(["getMe", "getWebhookInfo"]);
+    expect(tg.calls.map((x) => x.method).sort()).toEqual(["getChatMenuButton", "getMe", "getWebhookInfo"]);
 
     // The operator runs the fix; an update then arrives with the valid secret header.
     tg.state.webhook = { url: HOOK_URL, pending_update_count: 0, has_custom_certificate: false, allowed_updates: ["message"] };
@@ -221,6 +230,41 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     expect(c.bot_api_get_me.status).toBe("pass");
   });
 
+  test("live: the menu button is checked against MESSENGER_MINI_APP_URL, with the setChatMenuButton fix", async () => {
+    const page = "https://play.example.com/app";
+    let { get, tg } = await start({ MESSENGER_MINI_APP_URL: page });
+    const menuCheck = async () => byName((await get("/api/messenger/admin/bot/bootstrap-readiness?live=1")).body.checks);
+    let c = await menuCheck();
+    expect(c.mini_app_url).toMatchObject({ status: "pass", observed: page, fix: null });
+    // Telegram's default: the button lists the commands. Players still get /start's button: a warning, not a failure.
+    expect(c.menu_button).toMatchObject({
+      status: "warn",
+      observed: "commands: the button lists the bot's commands",
+      expected: `web_app opening ${page} (MESSENGER_MINI_APP_URL)`,
+    });
+    const payload = { menu_button: { type: "web_app", text: "Open the mini-app", web_app: { url: page } } };
+    expect(c.menu_button.fix).toContain(`setChatMenuButton with ${JSON.stringify(payload)}`);
+    expect(c.menu_button.fix).toContain(`${tg.url}/bot<BOT_TOKEN>/setChatMenuButton`);
+    expect(c.menu_button.fix).toContain("@BotFather");
+    // The operator runs the fix: the button opens the page.
+    tg.state.menu = { type: "web_app", text: "Play", web_app: { url: page } };
+    c = await menuCheck();
+    expect(c.menu_button).toMatchObject({ status: "pass", observed: `web_app "Play" opening ${page}`, fix: null });
+    // Another page than the configured one.
+    tg.state.menu = { type: "web_app", text: "Play", web_app: { url: "https://old.example.com/game" } };
+    expect((await menuCheck()).menu_button.status).toBe("warn");
+    await h?.close();
+    tg?.stop();
+    // No MESSENGER_MINI_APP_URL: a menu button that opens a page names the variable to set; the commands list passes.
+    ({ get, tg } = await start());
+    tg.state.menu = { type: "web_app", text: "Play", web_app: { url: "https://old.example.com/game" } };
+    c = await menuCheck();
+    expect(c.menu_button.status).toBe("warn");
+    expect(c.menu_button.fix).toContain("MESSENGER_MINI_APP_URL=https://old.example.com/game");
+    tg.state.menu = { type: "commands" };
+    expect((await menuCheck()).menu_button).toMatchObject({ status: "pass", fix: null });
+  });
+
   test("live: a rejected token fails getMe with the BotFather fix", async () => {
     const { get, tg } = await start();
     tg.state.getMeStatus = 401;
@@ -236,7 +280,15 @@ describe("GET /api/messenger/admin/bot/bootstrap-readiness", () => {
     const res = await get("/api/messenger/admin/bot/bootstrap-readiness?live=1");
     expect(res.status).toBe(200);
     const c = byName(res.body.checks);
-    for (const name of ["bot_api_get_me", "webhook_url", "webhook_pending_updates", "webhook_last_error", "webhook_allowed_updates", "webhook_secret_token"]) {
+    for (const name of [
+      "bot_api_get_me",
+      "webhook_url",
+      "webhook_pending_updates",
+      "webhook_last_error",
+      "webhook_allowed_updates",
+      "webhook_secret_token",
+      "menu_button",
+    ]) {
       expect(c[name].status).toBe("fail");
       expect(c[name].observed).toContain("network");
     }

@@ -12,9 +12,9 @@ afterEach(async () => {
   api?.stop();
 });
 
-const start = async () => {
+const start = async (env: Record<string, string> = {}) => {
   api = startFakeBotApi();
-  h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url } });
+  h = await openMessengerApp({ env: { MESSENGER_BOT_API_BASE: api.url, ...env } });
 };
 const hook = (update: unknown, secret?: string | null) => h.json("/api/messenger/webhook", webhookPost(update, secret));
 const runOutbox = () => h.ctx.jobs.runNow("messenger-bot-outbox");
@@ -74,6 +74,25 @@ describe("POST /api/messenger/webhook", () => {
     expect((await outbox()).every((r) => r.status === "sent")).toBe(true);
     // /start created the player.
     expect(await h.ctx.store.get("SELECT username FROM messenger_players WHERE telegram_user_id = 4242")).toEqual({ username: "ada" });
+    // No MESSENGER_MINI_APP_URL: no button on any reply.
+    expect(api.calls.filter((c) => "reply_markup" in c.body)).toEqual([]);
+  });
+
+  test("with MESSENGER_MINI_APP_URL, /start and /play carry a web_app button to the page; the other replies none", async () => {
+    const page = "https://play.example.com/app";
+    await start({ MESSENGER_MINI_APP_URL: page });
+    for (const text of ["/start promo_NOPE", "/play", "/help", "/balance"]) expect((await hook(textUpdate(text))).status).toBe(200);
+    expect((await runOutbox()).ok).toBe(true);
+    const sent = api.calls.map((c) => ({ text: (c.body.text as string).split("\n")[0], markup: c.body.reply_markup ?? null }));
+    const button = { inline_keyboard: [[{ text: "Open the mini-app", web_app: { url: page } }]] };
+    expect(sent).toEqual([
+      { text: "Welcome, Ada!", markup: button },
+      { text: `Promo NOPE could not be applied: No promo "NOPE".`, markup: null },
+      { text: "Open the mini-app to play:", markup: button },
+      { text: "Commands:", markup: null },
+      { text: "Free spins: 0", markup: null },
+    ]);
+    expect((await outbox()).every((r) => r.status === "sent")).toBe(true);
   });
 
   test("429 retry_after is honoured, 5xx backs off, a 403 (bot blocked) is dead at once", async () => {

@@ -15,6 +15,7 @@ describe("messenger configuration", () => {
       ed25519Keys: "production",
       salutesPartner: undefined,
       botUsername: undefined,
+      miniAppUrl: undefined,
       initDataMaxFutureSkewSeconds: 60,
       rateLimits: { playerPerMin: 120, ipPerMin: 600, initDataFailuresPerMin: 30, webhookUnauthorizedPerMin: 30 },
     });
@@ -55,6 +56,12 @@ describe("messenger configuration", () => {
     expect(bad({ MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS: "-1" })).toContain("MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS");
     expect(bad({ MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "fast" })).toContain("MESSENGER_RATE_LIMIT_PLAYER_PER_MIN");
     expect(bad({ MESSENGER_BOT_USERNAME: "@HeraldBot" })).toContain("MESSENGER_BOT_USERNAME");
+    // Telegram opens a mini-app over https only: an http:// page would make every /start reply a 400 from the Bot API.
+    expect(bad({ MESSENGER_MINI_APP_URL: "http://play.example.com/app" })).toContain("MESSENGER_MINI_APP_URL");
+    expect(bad({ MESSENGER_MINI_APP_URL: "https:// play.example.com" })).toContain("MESSENGER_MINI_APP_URL");
+    expect(loadConfig({ NODE_ENV: "test", MESSENGER_MINI_APP_URL: "https://play.example.com/app?from=bot" }).messenger.miniAppUrl).toBe(
+      "https://play.example.com/app?from=bot",
+    );
     expect(loadConfig({ NODE_ENV: "test", MESSENGER_BOT_USERNAME: "HeraldBot", MESSENGER_RATE_LIMIT_IP_PER_MIN: "0" }).messenger).toMatchObject({
       botUsername: "HeraldBot",
       rateLimits: { ipPerMin: 0 },

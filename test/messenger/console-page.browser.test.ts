@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import jsQR from "jsqr";
 import type { Page } from "playwright-core";
+import { PNG } from "pngjs";
 import { jsonInit, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";
@@ -9,12 +11,13 @@ import { openMessengerApp, initDataFor, tmaPost } from "./support";
 // The messenger console page in real headless Chromium (JavaScript off), as an operator meets it: sign in through
 // the form, click "Messenger" in the console header, read the chart and tables at 1280 px and 390 px without
 // horizontal scrolling, choose a day range with the GET form, switch a mission off with its button and see the
-// result; a form post without the csrf_token is refused. Skipped only when /usr/bin/chromium is absent.
+// result; the mini-app's QR code decodes to its address; a form post without the csrf_token is refused. Skipped only when /usr/bin/chromium is absent.
 // Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
 
 const present = chromiumPresent("test/messenger/console-page.browser.test.ts");
 const NOW = "2026-04-01T12:00:00.000Z";
 const DAY_MS = 86_400_000;
+const MINI_APP = "https://play.example.com/app";
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;
@@ -67,7 +70,7 @@ async function seed(app: TestApp) {
 
 beforeAll(async () => {
   if (!present) return;
-  h = await openMessengerApp({ clock: new FakeClock(NOW) });
+  h = await openMessengerApp({ clock: new FakeClock(NOW), env: { MESSENGER_MINI_APP_URL: MINI_APP } });
   token = await createAdminToken(h, "on-call");
   await seed(h);
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
@@ -114,6 +117,11 @@ test.skipIf(!present)(
     await noHorizontalOverflow(page);
     expect(await page.locator("#overview-chart").isVisible()).toBe(true);
     await browser.screenshot(page, "messenger-390.png");
+
+    // The mini-app's address, and a QR code that a real decoder reads back to it from the rendered page.
+    expect(await page.locator("#mini-app-url").getAttribute("href")).toBe(MINI_APP);
+    const shot = PNG.sync.read(await page.locator("#mini-app svg").screenshot());
+    expect(jsQR(new Uint8ClampedArray(shot.data), shot.width, shot.height)?.data).toBe(MINI_APP);
 
     // The range form (GET): seven days.
     await page.fill("#days", "7");

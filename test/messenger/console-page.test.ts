@@ -126,6 +126,24 @@ describe("GET /admin/console/messenger", () => {
     expect(html).not.toContain('name="csrf_token"');
     expect(textById(html, "missions-none")).toBe("None.");
     expect(textById(html, "campaigns-none")).toBe("None.");
+    expect(textById(html, "mini-app-unset")).toContain("MESSENGER_MINI_APP_URL is unset: the bot's replies carry no button to the mini-app.");
+  });
+
+  test("with MESSENGER_MINI_APP_URL: the mini-app's address as a link and its QR code, inline SVG (the browser test decodes it)", async () => {
+    const page = "https://play.example.com/app?from=console";
+    const app = await openMessengerApp({ clock: new FakeClock(NOW), env: { MESSENGER_MINI_APP_URL: page } });
+    try {
+      const adminToken = await createAdminToken(app, "ops");
+      const html = await (await app.request(PAGE, { headers: { authorization: `Bearer ${adminToken}` } })).text();
+      expect(html).toContain(`<a id="mini-app-url" href="https://play.example.com/app?from=console">`);
+      const section = html.slice(html.indexOf('<section id="mini-app">'), html.indexOf("</section>", html.indexOf('<section id="mini-app">')));
+      expect(section).toContain('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ');
+      expect(section).toContain("<path");
+      expect(section).not.toContain("mini-app-unset");
+      expect(html).not.toContain("<script");
+    } finally {
+      await app.close();
+    }
   });
 
   test("the figures are the overview route's, per day and in total; the chart has a title, a description and a bar per non-zero day", async () => {

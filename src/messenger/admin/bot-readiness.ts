@@ -1,6 +1,6 @@
 // GET /api/messenger/admin/bot/bootstrap-readiness: what an operator checks before pointing players at the bot.
-// Offline checks read config and the database; live=1 adds Telegram's own view (getMe, getWebhookInfo). Each
-// check names what it saw, what it wanted and the exact fix; a Bot API that cannot be reached fails its checks
+// Offline checks read config and the database; live=1 adds Telegram's own view (getMe, getWebhookInfo,
+// getChatMenuButton). Each check names what it saw, what it wanted and the exact fix; a Bot API that cannot be reached fails its checks
 // but never the route, since "Telegram is unreachable from here" is itself the answer the operator needs.
 import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
@@ -8,7 +8,8 @@ import { HANDLED_UPDATE_KINDS } from "../bot/commands";
 import { outboxBacklog } from "../bot/outbox";
 import { deadSince, lastUpdateAt as newestUpdateAt } from "../store/bot";
 import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
-import { type BotApiResult, type BotUser, callBotApiRead, type WebhookInfo } from "../bot/api";
+import { type BotApiResult, type BotUser, callBotApiRead, type MenuButton, type WebhookInfo } from "../bot/api";
+import { OPEN_MINI_APP } from "../bot/commands";
 
 export type CheckStatus = "pass" | "warn" | "fail" | "skipped";
 export interface ReadinessCheck {
@@ -59,6 +60,13 @@ export function setWebhookCall(ctx: AppContext) {
     payload,
     curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'`,
   };
+}
+
+/** The setChatMenuButton call that makes the bot's menu button open the mini-app (MESSENGER_MINI_APP_URL). */
+export function setMenuButtonCall(ctx: AppContext, url: string) {
+  const payload = { menu_button: { type: "web_app", text: OPEN_MINI_APP, web_app: { url } } };
+  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/setChatMenuButton`;
+  return { payload, curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'` };
 }
 
 const setWebhookFix = (ctx: AppContext, why: string) =>
@@ -145,7 +153,47 @@ async function offlineChecks(ctx: AppContext, nowMs: number): Promise<ReadinessC
     check("init_data", initFix === null ? "pass" : "warn", initObserved, initExpected, initFix),
     check("outbox_backlog", backlogStatus, backlogObserved, backlogExpected, backlogFix),
     check("outbox_dead", deadRecent === 0 ? "pass" : "warn", deadObserved, `no dead replies in the last ${READINESS.deadWindowHours} h`, deadFix),
+    check(
+      "mini_app_url",
+      m.miniAppUrl ? "pass" : "warn",
+      m.miniAppUrl ?? "unset: /start and /play carry no button to the mini-app",
+      "MESSENGER_MINI_APP_URL names the players' page (https)",
+      'Set MESSENGER_MINI_APP_URL to the https address of the players\' mini-app page and restart: /start and /play then carry a button that opens it in Telegram (docs/messenger.md, "Pointing the bot at the mini-app").',
+    ),
   ];
+}
+
+/**
+ * The bot's default menu button (getChatMenuButton without a chat): with MESSENGER_MINI_APP_URL set, it should open
+ * that page, so players reach the mini-app from any chat with the bot, not only from /start's button.
+ */
+function menuButtonCheck(ctx: AppContext, menu: BotApiResult<MenuButton>): ReadinessCheck {
+  const url = ctx.config.messenger.miniAppUrl;
+  if (!menu.ok)
+    return check("menu_button", "fail", menu.error, "getChatMenuButton answers ok", "getChatMenuButton failed: fix bot_api_get_me first, then run again.");
+  const b = menu.result;
+  const opens = b.type === "web_app" ? (b.web_app?.url ?? "") : null;
+  const observed = opens === null ? `${b.type}: the button lists the bot's commands` : `web_app "${b.text ?? ""}" opening ${opens}`;
+  if (!url) {
+    const expected = "no mini-app configured (MESSENGER_MINI_APP_URL unset)";
+    return opens === null
+      ? check("menu_button", "pass", observed, expected)
+      : check(
+          "menu_button",
+          "warn",
+          observed,
+          expected,
+          `The menu button opens a page Herald does not know: set MESSENGER_MINI_APP_URL=${opens} (if that is the mini-app) and restart, so /start's button opens the same page.`,
+        );
+  }
+  const call = setMenuButtonCall(ctx, url);
+  return check(
+    "menu_button",
+    opens === url ? "pass" : "warn",
+    observed,
+    `web_app opening ${url} (MESSENGER_MINI_APP_URL)`,
+    `Point the menu button at the mini-app: call setChatMenuButton with ${JSON.stringify(call.payload)} (${call.curl}), or in @BotFather: /mybots → the bot → Bot Settings → Menu Button.`,
+  );
 }
 
 /** The newest stored update: every stored update passed the secret-token check, so it also dates the secret. */
@@ -168,6 +216,7 @@ const LIVE_CHECKS = [
   "webhook_last_error",
   "webhook_allowed_updates",
   "webhook_secret_token",
+  "menu_button",
 ] as const;
 
 function getMeCheck(ctx: AppContext, me: BotApiResult<BotUser>): ReadinessCheck {
@@ -193,11 +242,19 @@ function getMeCheck(ctx: AppContext, me: BotApiResult<BotUser>): ReadinessCheck 
   return check("bot_api_get_me", "pass", bot, expected);
 }
 
-function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, info: BotApiResult<WebhookInfo>, lastAt: string | null): ReadinessCheck[] {
+function liveChecks(
+  ctx: AppContext,
+  nowMs: number,
+  me: BotApiResult<BotUser>,
+  info: BotApiResult<WebhookInfo>,
+  menu: BotApiResult<MenuButton>,
+  lastAt: string | null,
+): ReadinessCheck[] {
   const getMe = getMeCheck(ctx, me);
   if (!info.ok) {
     const fix = "getWebhookInfo failed: fix bot_api_get_me first, then run again.";
-    return [getMe, ...LIVE_CHECKS.slice(1).map((name) => check(name, "fail", info.error, "getWebhookInfo answers ok", fix))];
+    const webhookChecks = LIVE_CHECKS.filter((name) => name.startsWith("webhook_"));
+    return [getMe, ...webhookChecks.map((name) => check(name, "fail", info.error, "getWebhookInfo answers ok", fix)), menuButtonCheck(ctx, menu)];
   }
   const expectedUrl = expectedWebhookUrl(ctx);
   const w = info.result;
@@ -249,6 +306,7 @@ function liveChecks(ctx: AppContext, nowMs: number, me: BotApiResult<BotUser>, i
       setWebhookFix(ctx, "Subscribe to what Herald handles"),
     ),
     check("webhook_secret_token", secretStatus, secretObserved, `Telegram sends MESSENGER_WEBHOOK_SECRET in ${WEBHOOK_SECRET_HEADER}`, secretFix),
+    menuButtonCheck(ctx, menu),
   ];
 }
 
@@ -257,12 +315,24 @@ export async function botReadiness(ctx: AppContext, live: boolean) {
   const lastAt = await lastUpdateAt(ctx);
   const checks = [...(await offlineChecks(ctx, nowMs)), updatesCheck(lastAt, nowMs)];
   if (live) {
-    // Network I/O outside any transaction; both calls together, each with its own timeout.
-    const [me, info] = await Promise.all([callBotApiRead<BotUser>(ctx, "getMe"), callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo")]);
-    checks.push(...liveChecks(ctx, nowMs, me, info, lastAt));
+    // Network I/O outside any transaction; the calls together, each with its own timeout.
+    const [me, info, menu] = await Promise.all([
+      callBotApiRead<BotUser>(ctx, "getMe"),
+      callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo"),
+      callBotApiRead<MenuButton>(ctx, "getChatMenuButton"),
+    ]);
+    checks.push(...liveChecks(ctx, nowMs, me, info, menu, lastAt));
   } else {
     for (const name of LIVE_CHECKS)
-      checks.push(check(name, "skipped", "not checked (live=0)", "asks Telegram with live=1", "Run with live=1 to ask Telegram (getMe, getWebhookInfo)."));
+      checks.push(
+        check(
+          name,
+          "skipped",
+          "not checked (live=0)",
+          "asks Telegram with live=1",
+          "Run with live=1 to ask Telegram (getMe, getWebhookInfo, getChatMenuButton).",
+        ),
+      );
   }
   const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
   return {

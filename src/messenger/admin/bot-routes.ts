@@ -20,7 +20,10 @@ export function adminBotRoutes(ctx: AppContext, guards: Guards) {
     .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ok(await botReadiness(ctx, flagOn(query.live))), {
       operator: "api",
       query: B.readinessQuery,
-      ...answers(B.readiness, "Bot readiness: named checks of token, secret, base URL, outbox, updates; live=1 asks getMe and getWebhookInfo"),
+      ...answers(
+        B.readiness,
+        "Bot readiness: named checks of token, secret, base URL, outbox, updates, the mini-app URL; live=1 asks getMe, getWebhookInfo and getChatMenuButton (the menu button opens the mini-app)",
+      ),
     })
     .get("/api/messenger/admin/bot/command-helper", () => ok(botCommandHelper(ctx)), {
       operator: "api",

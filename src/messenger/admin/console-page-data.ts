@@ -10,6 +10,7 @@ import { listCatalogCampaigns } from "../config/campaigns";
 import { gamesOverview, OVERVIEW_DEFAULT_DAYS } from "./overview";
 import { listWheelCampaigns } from "../config/wheel-campaigns";
 import { freeSpinsText, missilesText, pointsText } from "../count-words";
+import { qrSvg } from "../../http/qr";
 
 export const PAGE_PATH = "/admin/console/messenger";
 /** The page's day range: a chart of more than a quarter is unreadable; the exports take up to 366 days. */
@@ -98,6 +99,15 @@ async function missionLines(ctx: AppContext) {
 }
 
 /** Everything the page shows for the last `days` UTC days. */
+/**
+ * The players' page as the bot links it (MESSENGER_MINI_APP_URL), with its QR code as inline SVG for a poster or a
+ * second phone; null when unset.
+ */
+async function miniAppLink(ctx: AppContext): Promise<{ url: string; qrSvg: string } | null> {
+  const url = ctx.config.messenger.miniAppUrl;
+  return url ? { url, qrSvg: await qrSvg(url) } : null;
+}
+
 export async function consoleData(ctx: AppContext, days: number) {
   const now = ctx.clock.now().toISOString();
   await foldLedger(ctx);
@@ -133,6 +143,7 @@ export async function consoleData(ctx: AppContext, days: number) {
     defaultWheel: campaigns.defaultWheel,
     missions: missions.lines,
     missionsTotal: missions.total,
+    miniApp: await miniAppLink(ctx),
   };
 }
 

@@ -39,6 +39,9 @@ dl.totals { display:grid; grid-template-columns:repeat(auto-fit, minmax(150px, 1
 dl.totals div { border:1px solid var(--line); border-radius:8px; padding:8px 12px; }
 dl.totals dt { color:var(--muted); font-size:13px; } dl.totals dd { margin:0; font-size:18px; font-weight:600; overflow-wrap:anywhere; }
 details summary { cursor:pointer; color:var(--accent); margin:8px 0; }
+.mini-app { display:flex; flex-wrap:wrap; gap:12px 20px; align-items:flex-start; }
+.mini-app svg { width:168px; height:168px; flex:none; }
+.mini-app p { margin:0 0 8px; overflow-wrap:anywhere; }
 table.data button { white-space:nowrap; padding:2px 10px; }
 /* Short identifiers break only where they must: whole in the wide table, wrapped in the narrow one. */
 @media (min-width: 701px) { table.data td.key, table.data td.key code { overflow-wrap:normal; } }
@@ -77,6 +80,14 @@ const missionsTable = (rows: MissionLine[], csrf: SafeHtml, days: number) =>
     },
   });
 
+const miniAppHtml = compileHtml<{ link: { url: string; qr: SafeHtml } | null }>(
+  "messenger-console-mini-app",
+  `<section id="mini-app"><h2>Mini-app</h2>
+<% if (it.link) { %><div class="mini-app"><%= it.link.qr %><div><p>Players open <a id="mini-app-url" href="<%= it.link.url %>"><%= it.link.url %></a> from the button on the bot's <code>/start</code> and <code>/play</code> replies, or from the bot's menu button once it points there (<a href="/api/messenger/admin/bot/bootstrap-readiness?live=1">bot readiness, live</a>: <code>menu_button</code>).</p>
+<p class="muted">The QR code opens the same address in a phone's browser. MESSENGER_MINI_APP_URL sets it (docs/messenger.md, "Pointing the bot at the mini-app").</p></div></div>
+<% } else { %><p id="mini-app-unset">MESSENGER_MINI_APP_URL is unset: the bot's replies carry no button to the mini-app. Set it to the https address of the players' page and restart (docs/messenger.md, "Pointing the bot at the mini-app").</p><% } %></section>`,
+);
+
 const campaignsHtml = compileHtml<{ table: SafeHtml; shown: number; cut: boolean; defaultWheel: string }>(
   "messenger-console-campaigns",
   `<section id="campaigns"><h2>Campaigns</h2>
@@ -99,7 +110,14 @@ const campaignsTable = (rows: CampaignRow[]) =>
   });
 
 const bodyHtml = compileHtml<
-  Omit<ConsoleData, "campaigns" | "missions" | "generatedAt"> & { maxDays: number; chart: SafeHtml; campaigns: SafeHtml; missions: SafeHtml; exports: SafeHtml }
+  Omit<ConsoleData, "campaigns" | "missions" | "generatedAt" | "miniApp"> & {
+    maxDays: number;
+    chart: SafeHtml;
+    campaigns: SafeHtml;
+    missions: SafeHtml;
+    miniApp: SafeHtml;
+    exports: SafeHtml;
+  }
 >(
   "messenger-console-page",
   `${STYLE}<form class="range" method="get" action="/admin/console/messenger" id="range-form"><label for="days">Days</label><input type="number" id="days" name="days" min="1" max="<%= it.maxDays %>" step="1" required value="<%= it.days %>"><button type="submit" id="range-submit">Show</button><span class="muted">the last N UTC days, today included (1–<%= it.maxDays %>)</span></form>
@@ -117,6 +135,7 @@ const bodyHtml = compileHtml<
 <% } %></tbody></table></section>
 <%= it.campaigns %>
 <%= it.missions %>
+<%= it.miniApp %>
 <%= it.exports %>`,
 );
 
@@ -161,6 +180,8 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
             chart: overviewChart(d.series, d.from, d.to),
             campaigns: campaignsHtml({ table: campaignsTable(d.campaigns), shown: d.campaigns.length, cut: d.campaignsCut, defaultWheel: d.defaultWheel }),
             missions: missionsHtml({ table: missionsTable(d.missions, csrf, d.days), shown: d.missions.length, total: d.missionsTotal }),
+            // The QR code's SVG is the qrcode package's own output for a configured https URL: paths only, no text.
+            miniApp: miniAppHtml({ link: d.miniApp && { url: d.miniApp.url, qr: new SafeHtml(d.miniApp.qrSvg) } }),
             exports: exportList({ links: exportLinks(d.days), note: "Every messenger admin read, with this session (or the admin bearer token)." }),
           }),
     forms: [

@@ -29,6 +29,13 @@ export interface WebhookInfo {
   allowed_updates?: string[];
 }
 
+/** Telegram's MenuButton (core.telegram.org/bots/api#menubutton): what the button beside a chat's input opens. */
+export interface MenuButton {
+  type: "commands" | "web_app" | "default";
+  text?: string;
+  web_app?: { url: string };
+}
+
 /** Removes anything that looks like a bot token from text we did not write (a proxy could echo the URL). */
 const scrub = (text: string, token: string) =>
   text
@@ -36,7 +43,11 @@ const scrub = (text: string, token: string) =>
     .join("<BOT_TOKEN>")
     .replace(/\d{1,20}:[A-Za-z0-9_-]{20,100}/g, "<BOT_TOKEN>");
 
-export async function callBotApiRead<T>(ctx: AppContext, method: "getMe" | "getWebhookInfo", timeoutMs = BOT_API_READ_TIMEOUT_MS): Promise<BotApiResult<T>> {
+export async function callBotApiRead<T>(
+  ctx: AppContext,
+  method: "getMe" | "getWebhookInfo" | "getChatMenuButton",
+  timeoutMs = BOT_API_READ_TIMEOUT_MS,
+): Promise<BotApiResult<T>> {
   const { botApiBase, botToken } = ctx.config.messenger;
   if (!botToken) return { ok: false, error: "MESSENGER_BOT_TOKEN is unset", status: null };
   try {

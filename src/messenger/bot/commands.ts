@@ -37,15 +37,27 @@ export const HANDLED_UPDATE_KINDS = ["message"] as const;
 
 const helpText = () => ["Commands:", ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`)].join("\n");
 
+/** One sendMessage the bot queues: its text, and the button that opens the mini-app where there is one. */
+export interface BotReply {
+  text: string;
+  reply_markup?: { inline_keyboard: Array<Array<{ text: string; web_app: { url: string } }>> };
+}
+
+/** The label of the button that opens the mini-app (MESSENGER_MINI_APP_URL) inside Telegram. */
+export const OPEN_MINI_APP = "Open the mini-app";
+
+/**
+ * A reply that invites the player into the mini-app, with a web_app button to it when MESSENGER_MINI_APP_URL is
+ * set (core.telegram.org/bots/api#webappinfo: the button opens the page inside Telegram with the player's init data;
+ * the bot answers private chats only, where such buttons are allowed). Without the URL, the text alone.
+ */
+function withMiniAppButton(ctx: AppContext, text: string): BotReply {
+  const url = ctx.config.messenger.miniAppUrl;
+  return url ? { text, reply_markup: { inline_keyboard: [[{ text: OPEN_MINI_APP, web_app: { url } }]] } } : { text };
+}
+
 /** The replies to one command, in the webhook's transaction `s.t`; `config` was read before it. */
-export async function botReplies(
-  ctx: AppContext,
-  config: GamesConfig,
-  s: ActionScope,
-  from: TelegramUser,
-  command: string,
-  arg: string,
-): Promise<Array<{ text: string }>> {
+export async function botReplies(ctx: AppContext, config: GamesConfig, s: ActionScope, from: TelegramUser, command: string, arg: string): Promise<BotReply[]> {
   const { t, now } = s;
   switch (command) {
     case "start": {
@@ -54,7 +66,7 @@ export async function botReplies(
       const name = from.first_name ?? from.username ?? "player";
       const lines = [`Welcome, ${name}!`, "Open the mini-app to spin the wheel and play the recon grid.", helpText()];
       const extra = await startParamReply(ctx, config, s, player.telegram_user_id, arg);
-      return [{ text: lines.join("\n\n") }, ...(extra ? [{ text: extra }] : [])];
+      return [withMiniAppButton(ctx, lines.join("\n\n")), ...(extra ? [{ text: extra }] : [])];
     }
     case "help":
       return [{ text: helpText() }];
@@ -71,7 +83,7 @@ export async function botReplies(
       const lines = GAMES.map(
         (g) => `${g.title}: ${g.game_key === "spin_wheel" ? `${wheel}; ${counted(p.free_spin_balance, "spin")} in hand` : missilesText(p.missile_balance)}`,
       );
-      return [{ text: ["Open the mini-app to play:", ...lines].join("\n") }];
+      return [withMiniAppButton(ctx, ["Open the mini-app to play:", ...lines].join("\n"))];
     }
     default:
       return [{ text: `Unknown command /${command}.\n\n${helpText()}` }];

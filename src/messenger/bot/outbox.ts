@@ -16,14 +16,7 @@ const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 3_600_000;
 
 /** Queues one Bot API call, in the transaction that decided to send it. */
-export function queueBotCall(
-  t: Queryable,
-  now: string,
-  updateId: number | null,
-  chatId: number,
-  method: string,
-  payload: Record<string, unknown>,
-): Promise<void> {
+export function queueBotCall(t: Queryable, now: string, updateId: number | null, chatId: number, method: string, payload: object): Promise<void> {
   return queueCall(t, { update_id: updateId, chat_id: chatId, method, payload: JSON.stringify({ chat_id: chatId, ...payload }), created_at: now });
 }
 

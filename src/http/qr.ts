@@ -1,7 +1,8 @@
 import QRCode from "qrcode";
 
-// QR codes of short links (the `qrcode` package). Error correction M survives a scuffed print or a logo
-// sticker over ~15% of the symbol; the 2-module quiet zone is the least scanners reliably need.
+// QR codes (the `qrcode` package): of short links, and of the mini-app's address on the messenger console page.
+// Error correction M survives a scuffed print or a logo sticker over ~15% of the symbol; the 2-module quiet zone is
+// the least scanners reliably need.
 
 const OPTIONS = { errorCorrectionLevel: "M", margin: 2 } as const;
 
