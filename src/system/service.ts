@@ -40,35 +40,55 @@ async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T>
   }
 }
 
+/** The database checks in progress, by context: every /readyz that arrives meanwhile waits for the same answer. */
+const databaseChecksRunning = new WeakMap<AppContext, Promise<Record<"database" | "migrations", ReadinessCheck>>>();
+
+/**
+ * The database's part of readiness — it answers, takes writes, and its migrations are current — run once for every
+ * probe that arrives while it runs (single flight). A burst of probes (several balancers, a probe storm) then costs
+ * one ping and one read, not one each competing for the pool's connections with the requests they guard: under
+ * such a burst each probe's own ping queued behind the others past its deadline and answered 503 on a healthy
+ * database. A probe that joins gets an answer begun at most READINESS_DATABASE_MS before it arrived.
+ */
+function databaseChecks(ctx: AppContext): Promise<Record<"database" | "migrations", ReadinessCheck>> {
+  const running = databaseChecksRunning.get(ctx);
+  if (running) return running;
+  const run = checkDatabase(ctx).finally(() => databaseChecksRunning.delete(ctx));
+  databaseChecksRunning.set(ctx, run);
+  return run;
+}
+
+async function checkDatabase(ctx: AppContext): Promise<Record<"database" | "migrations", ReadinessCheck>> {
+  const engine = ctx.store.dialect;
+  // The probe answers within a second whatever the database does: a balancer's check must not time out on an
+  // instance whose database froze, it must see the 503 and the reason.
+  const deadline = performance.now() + READINESS_DATABASE_MS;
+  let database: ReadinessCheck;
+  try {
+    await within(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
+    if (engine === "sqlite") await takesWrites(ctx);
+    database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
+  } catch (err) {
+    database = { ok: false, detail: `${engine === "sqlite" ? "not writable" : "not available"}: ${(err as Error).message}` };
+  }
+  // Asking a database that did not answer again would only wait out a second timeout.
+  if (!database.ok) return { database, migrations: { ok: false, detail: "not read: the database is not available" } };
+  try {
+    const m = await within(migrationStatusOn(ctx.store), Math.max(1, deadline - performance.now()), "migrations read");
+    return { database, migrations: { ok: m.current, detail: `${m.applied}/${m.total} applied` } };
+  } catch (err) {
+    return { database, migrations: { ok: false, detail: `not read: ${(err as Error).message}` } };
+  }
+}
+
 /**
  * Readiness: the database answers and takes writes (ctx.store.ping, and SQLite's write lock), its migrations are
  * current, the master key opens the stored secrets, and jobs run when they should. Never throws: a database that
  * is gone is a failed check (503 with the body), not an error.
  */
 export async function readiness(ctx: AppContext): Promise<Readiness> {
-  const checks: Record<string, ReadinessCheck> = {};
   const engine = ctx.store.dialect;
-  // The probe answers within a second whatever the database does: a balancer's check must not time out on an
-  // instance whose database froze, it must see the 503 and the reason.
-  const deadline = performance.now() + READINESS_DATABASE_MS;
-  try {
-    await within(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
-    if (engine === "sqlite") await takesWrites(ctx);
-    checks.database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
-  } catch (err) {
-    checks.database = { ok: false, detail: `${engine === "sqlite" ? "not writable" : "not available"}: ${(err as Error).message}` };
-  }
-  if (checks.database.ok) {
-    try {
-      const m = await within(migrationStatusOn(ctx.store), Math.max(1, deadline - performance.now()), "migrations read");
-      checks.migrations = { ok: m.current, detail: `${m.applied}/${m.total} applied` };
-    } catch (err) {
-      checks.migrations = { ok: false, detail: `not read: ${(err as Error).message}` };
-    }
-  } else {
-    // Asking a database that did not answer again would only wait out a second timeout.
-    checks.migrations = { ok: false, detail: "not read: the database is not available" };
-  }
+  const checks: Record<string, ReadinessCheck> = { ...(await databaseChecks(ctx)) };
   // A key that cannot open the stored secrets fails every signed partner call (503 master_key_mismatch).
   const mismatch = ctx.secrets.mismatch;
   checks.master_key = mismatch

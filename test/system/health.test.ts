@@ -35,6 +35,26 @@ test("readyz checks the database, migrations and jobs, and names the engine", as
   expect(body.checks.jobs.detail).toContain("disabled");
 });
 
+test("a burst of readiness probes shares one database check: all 200, and on PostgreSQL a few statements, not one set each", async () => {
+  h = await openTestApp();
+  const app = h;
+  const statements = () => app.ctx.store.health.counts.statements;
+  const before = statements();
+  const answers = await Promise.all(Array.from({ length: 100 }, () => app.json("/readyz")));
+  expect(answers.map((a) => a.status)).toEqual(Array(100).fill(200));
+  expect(new Set(answers.map((a) => JSON.stringify(a.body.checks.database))).size).toBe(1);
+  if (testEngine() === "postgres") {
+    // One ping and one migrations read per check; probes that arrive while one runs join it.
+    const burst = statements() - before;
+    expect(burst).toBeGreaterThanOrEqual(2);
+    expect(burst).toBeLessThanOrEqual(10);
+    // Not a cache: a probe after the check has finished asks the database again.
+    const after = statements();
+    expect((await app.json("/readyz")).status).toBe(200);
+    expect(statements() - after).toBeGreaterThanOrEqual(2);
+  }
+});
+
 test("readyz is 503 when jobs should run but are not scheduled", async () => {
   h = await openTestApp({ env: { JOBS_ENABLED: "1" } });
   const { status, body } = await h.json("/readyz");
