@@ -15,6 +15,7 @@ import { opsRoutes } from "./ops/routes";
 import { userRoutes, userRoutesFor } from "./partner/users-routes";
 import { donationRoutes } from "./donations/routes";
 import { claimPageRoutes } from "./donations/claim-page";
+import { miniAppPageRoutes } from "./miniapp/page";
 import { partnerStatusRoutes } from "./partner/status-routes";
 import { salutesRoutes, salutesRoutesFor } from "./salutes/routes";
 import { chainRoutes } from "./chain/routes";
@@ -57,7 +58,8 @@ export function buildApp(ctx: AppContext) {
     .use(opsRoutes(ctx, guards))
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
-    .use(claimPageRoutes(ctx))
+    // The pages for people outside the console: a donation claim's recipient, the players' mini-app.
+    .use(claimPageRoutes(ctx).use(miniAppPageRoutes()))
     .use(partnerStatusRoutes(ctx, guards))
     .use(salutesRoutes(ctx, guards))
     .use(chainRoutes(ctx, guards))

@@ -10,8 +10,9 @@ import { createHash } from "node:crypto";
 // Every HTML page — the console, the sign-in form, the public status page, a donation claim, a short link that cannot
 // be followed, the API reference and the Swagger UI — also carries the headers of `pageSecurityHeaders`: a Content
 // Security Policy that starts from `default-src 'none'` and allows only what that page uses, never a script from
-// elsewhere (no page loads anything from another origin), `frame-ancestors 'none'` with `X-Frame-Options: DENY`
-// (clickjacking a sign-out or a replay button), `base-uri 'none'`, and a Referrer-Policy.
+// elsewhere (no page loads anything from another origin, but the players' mini-app loads Telegram's own script when
+// Telegram opened it), `frame-ancestors 'none'` with `X-Frame-Options: DENY` (clickjacking a sign-out or a replay
+// button; the mini-app alone may be framed, by Telegram's web client), `base-uri 'none'`, and a Referrer-Policy.
 
 export const CONTENT_TYPE_OPTIONS = "x-content-type-options";
 export const NOSNIFF = "nosniff";
@@ -34,6 +35,12 @@ export interface PagePolicy {
    * or `no-referrer` where the URL itself is a secret (a donation claim's code, a short link).
    */
   readonly referrer?: "same-origin" | "no-referrer";
+  /**
+   * Who may show the page in a frame: nobody (the default: clickjacking), or the named origins — the players'
+   * mini-app, which Telegram's web clients show in a frame of theirs. With origins, no X-Frame-Options (it cannot
+   * name one) and the CSP's frame-ancestors decides.
+   */
+  readonly framedBy?: readonly string[];
 }
 
 /** The CSP source of an inline script: its SHA-256, so that exact script runs and no injected one does. */
@@ -53,7 +60,7 @@ export function contentSecurityPolicy(policy: PagePolicy): string {
   add("img-src", policy.images);
   add("font-src", policy.fonts);
   add("connect-src", policy.connect);
-  directives.push(`form-action ${policy.formAction ?? "'none'"}`, "frame-ancestors 'none'", "base-uri 'none'");
+  directives.push(`form-action ${policy.formAction ?? "'none'"}`, `frame-ancestors ${policy.framedBy?.join(" ") || "'none'"}`, "base-uri 'none'");
   return directives.join("; ");
 }
 
@@ -61,7 +68,7 @@ export function contentSecurityPolicy(policy: PagePolicy): string {
 export function pageSecurityHeaders(policy: PagePolicy = {}): Readonly<Record<string, string>> {
   return Object.freeze({
     "content-security-policy": contentSecurityPolicy(policy),
-    "x-frame-options": "DENY",
+    ...(policy.framedBy?.length ? {} : { "x-frame-options": "DENY" }),
     "referrer-policy": policy.referrer ?? "same-origin",
     [CONTENT_TYPE_OPTIONS]: NOSNIFF,
   });

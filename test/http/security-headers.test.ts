@@ -143,4 +143,31 @@ describe("security headers", () => {
     expect(await referrer("/status")).toBe("same-origin");
     expect(await referrer("/api/docs")).toBe("same-origin");
   });
+
+  test("the players' mini-app: its own script and Telegram's, calls to Herald, framed only by Telegram's web client", async () => {
+    const { base } = await serve();
+    const page = await fetch(`${base}/app`);
+    const html = await page.text();
+    expect(page.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; script-src 'self' https://telegram.org; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors https://web.telegram.org; base-uri 'none'",
+    );
+    // X-Frame-Options cannot name a site that may frame the page: the CSP's frame-ancestors decides alone.
+    expect(page.headers.get("x-frame-options")).toBeNull();
+    expect([page.headers.get("referrer-policy"), page.headers.get("x-content-type-options")]).toEqual(["no-referrer", "nosniff"]);
+    // No inline script: the one script is Herald's file, named by its hash, cached for a year; the page revalidates.
+    expect(html).not.toMatch(/<script>/);
+    const src = /<script src="(\/app\/assets\/app-[0-9a-f]{16}\.js)"><\/script>/.exec(html)![1]!;
+    const script = await fetch(base + src);
+    expect([script.status, script.headers.get("content-type"), script.headers.get("cache-control")]).toEqual([
+      200,
+      "text/javascript; charset=utf-8",
+      "public, max-age=31536000, immutable",
+    ]);
+    expect((await script.text()).length).toBeGreaterThan(1000);
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    const again = await fetch(`${base}/app`, { headers: { "if-none-match": page.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+    const other = await fetch(`${base}/app/assets/app-0000000000000000.js`);
+    expect([other.status, ((await other.json()) as { error: string }).error]).toEqual([404, "not_found"]);
+  });
 });

@@ -33,10 +33,16 @@ export class OperatorBrowser {
   private readonly dirs: string[] = [];
   private readonly shots = process.env.OPS_SCREENSHOT_DIR ?? "";
 
-  async launch(): Promise<BrowserContext> {
+  /** `javaScript`: on for the pages that run a script (the players' mini-app); the console's pages need none. */
+  async launch(opts: { javaScript?: boolean } = {}): Promise<BrowserContext> {
     const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
     this.dirs.push(profile);
-    this.context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+    this.context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      javaScriptEnabled: opts.javaScript ?? false,
+    });
     return this.context;
   }
 

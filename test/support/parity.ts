@@ -47,6 +47,9 @@ export const PROBES: readonly Probe[] = [
   { label: "webhook id=abc", method: "POST", path: "/api/partner/webhooks/abc/test", credential: "live" },
   { label: "webhook id=1e308", method: "POST", path: "/api/partner/webhooks/1e308/test", credential: "live" },
   { label: "unknown route", method: "GET", path: "/api/partner/no-such-route", credential: "none" },
+  // The players' mini-app: the page, and a script name that is not the embedded one's.
+  { label: "mini-app page", method: "GET", path: "/app", credential: "none" },
+  { label: "mini-app unknown script", method: "GET", path: "/app/assets/app-0000000000000000.js", credential: "none" },
   // Bodies.
   { label: "credit malformed JSON", method: "POST", path: "/api/salutes/credit", credential: "live", body: '{"user_id":' },
   {

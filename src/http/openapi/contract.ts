@@ -99,7 +99,11 @@ export const HEADERS: Record<string, Json> = {
   XRequestId: { description: "This request's id (also in error bodies' request_id and in the request log); quote it to operators", schema: { type: "string" } },
   XContentTypeOptions: { description: "Always nosniff: the body is only what Content-Type says", schema: { type: "string", const: "nosniff" } },
   ContentSecurityPolicy: { description: "The page's content security policy (no script or style from elsewhere)", schema: { type: "string" } },
-  XFrameOptions: { description: "DENY: no page is framed", schema: { type: "string" } },
+  XFrameOptions: {
+    description:
+      "DENY: the page is never framed (absent on the players' mini-app, /app, which only Telegram's web client may frame: its CSP's frame-ancestors)",
+    schema: { type: "string" },
+  },
   ReferrerPolicy: { description: "What the browser sends as Referer from this page", schema: { type: "string" } },
   XRateLimitLimit: { description: "Requests allowed in the window", schema: { type: "integer", minimum: 0 } },
   XRateLimitRemaining: { description: "Requests left in the window", schema: { type: "integer", minimum: 0 } },

@@ -1,0 +1,247 @@
+// The players' mini-app (GET /app), in the browser: the player's balances, the spin wheel with the commitment shown
+// before the spin, the spin's result, and the games and items on offer. Telegram opens this page inside the chat
+// with the player's init data; every call sends it as `Authorization: tma <init data>` (docs/messenger.md). Outside
+// Telegram the page says so and takes init data pasted by hand (development). Plain DOM, no framework: the page's
+// whole script stays a few kilobytes (src/miniapp/page.ts serves it; test/miniapp/app.browser.test.ts drives it).
+
+interface TelegramWebApp {
+  initData?: string;
+  colorScheme?: "light" | "dark";
+  ready?: () => void;
+  expand?: () => void;
+}
+declare global {
+  interface Window {
+    Telegram?: { WebApp?: TelegramWebApp };
+  }
+}
+
+interface Balances {
+  free_spin_balance: number;
+  missile_balance: number;
+  points_balance: number;
+}
+interface Reward {
+  free_spins: number;
+  missiles: number;
+  points: number;
+}
+interface Segment {
+  label: string;
+  weight: number;
+  reward: Reward;
+}
+interface WheelStatus {
+  available: boolean;
+  free_spin_available: boolean;
+  next_free_spin_at: string | null;
+  free_spin_balance: number;
+  campaign: { title: string; segments: Segment[] };
+  fairness: { server_seed_hash: string; client_seed: string; next_nonce: number; committed_at: string };
+}
+interface Catalog {
+  games: Array<{ game_key: string; title: string; available: boolean; reason: string | null }>;
+  items: Array<{ item_key: string; title: string; price_points: number }>;
+  balances: Balances;
+}
+interface SpinAnswer {
+  spin: {
+    segment_index: number;
+    segment_label: string;
+    reward: Reward;
+    paid_with: string;
+    fairness: { server_seed_hash: string; client_seed: string; nonce: number };
+  };
+  balances: Balances;
+}
+interface ErrorBody {
+  error?: string;
+  message?: string;
+  details?: Record<string, unknown>;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+/** What to do about each refusal the mini-app routes can answer, in words; the server's message comes first. */
+const ADVICE: Record<string, string> = {
+  init_data_missing: "Open the mini-app from the bot in Telegram.",
+  init_data_invalid: "Close the mini-app and open it again from the bot.",
+  init_data_expired: "This session is too old: close the mini-app and open it again from the bot.",
+  init_data_future_dated: "Your device's clock is ahead: set it right, then open the mini-app again.",
+  messenger_not_configured: "The game is not switched on yet. Try again later.",
+  game_cooldown: "Your free spin is not due yet, and you have no spins in hand: come back later or buy a spin with points.",
+  game_balance_insufficient: "You do not have enough for this.",
+  rate_limited: "Too many taps at once: wait a moment, then try again.",
+  db_unavailable: "The game is briefly unavailable: try again in a few seconds.",
+  request_id_reused: "That tap was already used for something else: try again.",
+};
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The player's init data: Telegram's, or the fragment Telegram opens the page with, or what was pasted. */
+function initData(): string {
+  const fromTelegram = window.Telegram?.WebApp?.initData;
+  if (fromTelegram) return fromTelegram;
+  const fragment = new URLSearchParams(location.hash.slice(1)).get("tgWebAppData");
+  if (fragment) return fragment;
+  return sessionStorage.getItem("herald-init-data") ?? "";
+}
+
+async function api<T>(path: string, body: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `tma ${initData()}` },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, "network", "The game could not be reached: check your connection and try again.");
+  }
+  const json = (await res.json().catch(() => ({}))) as ErrorBody & T;
+  if (!res.ok) throw new ApiError(res.status, json.error ?? "error", json.message ?? `The game answered ${res.status}.`);
+  return json;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+const rewardText = (r: Reward) =>
+  [
+    r.points && plural(r.points, "point", "points"),
+    r.free_spins && plural(r.free_spins, "free spin", "free spins"),
+    r.missiles && plural(r.missiles, "missile", "missiles"),
+  ]
+    .filter(Boolean)
+    .join(", ") || "nothing this time";
+
+function showError(err: unknown): void {
+  const box = $("error");
+  if (err instanceof ApiError) {
+    const advice = ADVICE[err.code];
+    box.textContent = advice && !err.message.includes(advice) ? `${err.message} ${advice}` : err.message;
+  } else {
+    box.textContent = "Something went wrong on this page: reload it and try again.";
+  }
+  box.hidden = false;
+}
+
+function showBalances(b: Balances): void {
+  $("points").textContent = String(b.points_balance);
+  $("spins").textContent = String(b.free_spin_balance);
+  $("missiles").textContent = String(b.missile_balance);
+}
+
+/** The segment the player's last spin landed on, kept highlighted when the wheel is drawn again. */
+let lastWon: number | null = null;
+
+function showWheel(s: WheelStatus): void {
+  $("wheel-title").textContent = s.campaign.title;
+  const list = $("segments");
+  list.replaceChildren(
+    ...s.campaign.segments.map((seg, i) => {
+      const li = document.createElement("li");
+      li.id = `segment-${i}`;
+      li.textContent = seg.label;
+      if (i === lastWon) li.className = "won";
+      return li;
+    }),
+  );
+  $("commitment").textContent = s.fairness.server_seed_hash;
+  $("client-seed").textContent = s.fairness.client_seed;
+  $("nonce").textContent = String(s.fairness.next_nonce);
+  const spin = $<HTMLButtonElement>("spin");
+  spin.disabled = !s.available;
+  $("spin-note").textContent = s.free_spin_available
+    ? "Your daily free spin is ready."
+    : s.free_spin_balance > 0
+      ? `You have ${plural(s.free_spin_balance, "spin", "spins")} in hand.`
+      : `Next free spin at ${s.next_free_spin_at ? new Date(s.next_free_spin_at).toLocaleString() : "a later time"}.`;
+}
+
+function showCatalog(c: Catalog): void {
+  showBalances(c.balances);
+  $("games").replaceChildren(
+    ...c.games.map((g) => {
+      const li = document.createElement("li");
+      li.textContent = g.available ? g.title : `${g.title}: ${g.reason ?? "not available now"}`;
+      return li;
+    }),
+  );
+  $("items").replaceChildren(
+    ...c.items.map((item) => {
+      const li = document.createElement("li");
+      li.textContent = `${item.title}: ${plural(item.price_points, "point", "points")}`;
+      return li;
+    }),
+  );
+}
+
+async function refresh(): Promise<void> {
+  const [catalog, wheel] = await Promise.all([
+    api<Catalog>("/api/messenger/games/catalog", {}),
+    api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}),
+  ]);
+  showCatalog(catalog);
+  showWheel(wheel);
+  $("game").hidden = false;
+}
+
+async function spin(): Promise<void> {
+  const button = $<HTMLButtonElement>("spin");
+  button.disabled = true;
+  $("error").hidden = true;
+  try {
+    const answer = await api<SpinAnswer>("/api/messenger/games/spin-wheel/play", { request_id: crypto.randomUUID() });
+    const s = answer.spin;
+    lastWon = s.segment_index;
+    for (const li of $("segments").children) li.classList.toggle("won", li.id === `segment-${s.segment_index}`);
+    $("result").textContent = `${s.segment_label}: you won ${rewardText(s.reward)}.`;
+    $("result-fairness").textContent =
+      `Committed hash ${s.fairness.server_seed_hash}, client seed ${s.fairness.client_seed}, nonce ${s.fairness.nonce}. The server seed is revealed when you change your client seed.`;
+    showBalances(answer.balances);
+    showWheel(await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}));
+  } catch (err) {
+    showError(err);
+    button.disabled = false;
+  }
+}
+
+/** Inside Telegram (it opens the page with #tgWebAppData…) and without its script yet: load it, from Telegram only. */
+function loadTelegramScript(): void {
+  if (window.Telegram?.WebApp || !location.hash.includes("tgWebAppData")) return;
+  const script = document.createElement("script");
+  script.src = "https://telegram.org/js/telegram-web-app.js";
+  script.onload = () => {
+    window.Telegram?.WebApp?.ready?.();
+    window.Telegram?.WebApp?.expand?.();
+  };
+  document.head.append(script);
+}
+
+function start(): void {
+  window.Telegram?.WebApp?.ready?.();
+  window.Telegram?.WebApp?.expand?.();
+  loadTelegramScript();
+  $("spin").addEventListener("click", () => void spin());
+  $<HTMLFormElement>("paste-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem("herald-init-data", $<HTMLTextAreaElement>("paste").value.trim());
+    $("outside").hidden = true;
+    refresh().catch(showError);
+  });
+  if (!initData()) {
+    $("outside").hidden = false;
+    return;
+  }
+  refresh().catch(showError);
+}
+
+start();
+export {};

@@ -1,0 +1,126 @@
+import { createHash } from "node:crypto";
+import { Elysia, t } from "elysia";
+import { conditionalResponse, representation } from "../http/conditional";
+import { AppError } from "../http/errors";
+import { conditionalGet, sendsHeaders } from "../http/openapi/contract";
+import { pageSecurityHeaders } from "../http/security-headers";
+import { browserBundle } from "./bundle-macro" with { type: "macro" };
+
+// GET /app: the players' mini-app, the page Telegram opens inside the chat (the bot's web_app button,
+// MESSENGER_MINI_APP_URL; docs/messenger.md "The mini-app page"). The page is a small HTML frame; its script is
+// bundled from src/miniapp/browser/app.ts at build time and embedded in the binary (no CDN), served under a name
+// that carries its hash, so a browser keeps it until a deploy changes it. The page calls the mini-app routes with
+// the player's init data; it holds no secret and shows nothing until those routes answer.
+
+const SCRIPT = browserBundle("app.ts");
+const SCRIPT_HASH = createHash("sha256").update(SCRIPT).digest("hex").slice(0, 16);
+export const MINI_APP_PATH = "/app";
+export const MINI_APP_SCRIPT_PATH = `/app/assets/app-${SCRIPT_HASH}.js`;
+
+/**
+ * Only Herald's own script, and Telegram's (telegram-web-app.js, loaded only when Telegram opened the page); calls
+ * to Herald only. Telegram's web clients show a mini-app in a frame of theirs: web.telegram.org may frame it, no
+ * other site (the app clients use a web view, not a frame).
+ */
+const PAGE_HEADERS = pageSecurityHeaders({
+  scripts: ["'self'", "https://telegram.org"],
+  connect: ["'self'"],
+  framedBy: ["https://web.telegram.org"],
+  referrer: "no-referrer",
+});
+
+// Telegram sets --tg-theme-* on the page's root once its script runs (core.telegram.org/bots/webapps#themeparams);
+// each has a fallback for a plain browser, light or dark as the system prefers.
+const CSS = `
+:root { color-scheme: light dark; --bg: var(--tg-theme-bg-color, #fff); --text: var(--tg-theme-text-color, #1f2328);
+  --hint: var(--tg-theme-hint-color, #59636e); --link: var(--tg-theme-link-color, #0969da); --button: var(--tg-theme-button-color, #1f6feb);
+  --button-text: var(--tg-theme-button-text-color, #fff); --card: var(--tg-theme-secondary-bg-color, #f6f8fa); --danger: var(--tg-theme-destructive-text-color, #cf222e); }
+@media (prefers-color-scheme: dark) { :root { --bg: var(--tg-theme-bg-color, #0d1117); --text: var(--tg-theme-text-color, #e6edf3);
+  --hint: var(--tg-theme-hint-color, #9198a1); --card: var(--tg-theme-secondary-bg-color, #161b22); --link: var(--tg-theme-link-color, #4493f8); } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--text); font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { max-width: 480px; margin: 0 auto; padding: 12px 16px 32px; }
+h1 { font-size: 20px; margin: 4px 0 12px; } h2 { font-size: 17px; margin: 20px 0 8px; }
+a { color: var(--link); }
+.card { background: var(--card); border-radius: 12px; padding: 12px 14px; margin: 10px 0; }
+dl.balances { display: grid; grid-template-columns: repeat(3, 1fr); gap: 8px; margin: 0; text-align: center; }
+dl.balances dt { color: var(--hint); font-size: 13px; } dl.balances dd { margin: 0; font-size: 22px; font-weight: 600; }
+ol.segments { display: grid; grid-template-columns: repeat(2, 1fr); gap: 6px; padding: 0; list-style: none; margin: 8px 0; }
+ol.segments li { border: 1px solid var(--hint); border-radius: 8px; padding: 6px 8px; text-align: center; }
+ol.segments li.won { background: var(--button); color: var(--button-text); border-color: var(--button); font-weight: 600; }
+button { font: inherit; border: 0; border-radius: 10px; padding: 12px 16px; width: 100%; background: var(--button); color: var(--button-text); font-weight: 600; cursor: pointer; }
+button:disabled { opacity: .5; cursor: default; }
+button:focus-visible, textarea:focus-visible, a:focus-visible { outline: 3px solid var(--link); outline-offset: 2px; }
+.hint { color: var(--hint); font-size: 14px; } .mono { font-family: ui-monospace, monospace; font-size: 13px; overflow-wrap: anywhere; }
+#error { color: var(--danger); font-weight: 600; }
+textarea { width: 100%; min-height: 80px; font: 13px ui-monospace, monospace; border-radius: 8px; padding: 8px; background: var(--bg); color: var(--text); }
+ul { padding-left: 20px; }
+`;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="robots" content="noindex, nofollow"><title>Games</title><style>${CSS}</style></head>
+<body><main>
+<h1>Games</h1>
+<section class="card" aria-labelledby="balances-title"><h2 id="balances-title" class="hint" style="margin:0 0 6px;font-size:14px">Your balance</h2>
+<dl class="balances"><div><dt>Points</dt><dd id="points">–</dd></div><div><dt>Spins</dt><dd id="spins">–</dd></div><div><dt>Missiles</dt><dd id="missiles">–</dd></div></dl></section>
+<p id="error" role="alert" hidden></p>
+<section id="outside" class="card" hidden><p><strong>Open this page from the bot in Telegram.</strong> Telegram tells the game who you are when it opens the page; in a plain browser there is nobody to play as.</p>
+<form id="paste-form"><label for="paste" class="hint">For development: paste init data signed for the bot (Telegram.WebApp.initData)</label><textarea id="paste" autocomplete="off" spellcheck="false"></textarea><button type="submit">Use it</button></form></section>
+<div id="game" hidden>
+<section class="card" aria-labelledby="wheel-title"><h2 id="wheel-title">Spin wheel</h2>
+<ol id="segments" class="segments" aria-label="The wheel's segments"></ol>
+<button id="spin" type="button">Spin</button>
+<p id="spin-note" class="hint"></p>
+<p id="result" aria-live="polite"></p>
+<p id="result-fairness" class="hint mono"></p>
+<details><summary>Fairness: what the server committed to before your spin</summary>
+<p class="hint">The outcome of your next spin is fixed by the server seed whose SHA-256 is below, your client seed and the nonce; the server cannot change it after you spin.</p>
+<p>Committed hash: <span id="commitment" class="mono"></span><br>Client seed: <span id="client-seed" class="mono"></span><br>Next nonce: <span id="nonce" class="mono"></span></p></details></section>
+<section class="card" aria-labelledby="games-title"><h2 id="games-title">On today</h2><ul id="games"></ul>
+<h2>Items</h2><ul id="items"></ul></section>
+</div>
+<noscript><p>This game needs JavaScript.</p></noscript>
+</main><script src="${MINI_APP_SCRIPT_PATH}"></script></body></html>`;
+
+// The page revalidates on every open (a cheap 304); the script, named by its hash, never changes under its name.
+const PAGE_REP = (() => {
+  const rep = representation(PAGE, "text/html; charset=utf-8", "no-cache");
+  return { ...rep, headers: { ...rep.headers, ...PAGE_HEADERS, "x-robots-tag": "noindex, nofollow" } };
+})();
+const SCRIPT_REP = representation(SCRIPT, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable");
+
+export function miniAppPageRoutes() {
+  const detail = { tags: ["messenger"], ...conditionalGet("etag") };
+  return new Elysia({ name: "herald:mini-app-page" })
+    .get(MINI_APP_PATH, ({ request }) => conditionalResponse(request, PAGE_REP), {
+      detail: {
+        ...detail,
+        summary: "The players' mini-app (HTML): balances, the spin wheel with its commitment, what is on today; Telegram opens it from the bot",
+        ...sendsHeaders({ "X-Robots-Tag": "noindex, nofollow: the page is for players inside Telegram" }),
+        responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
+      },
+    })
+    .get(
+      "/app/assets/:file",
+      ({ request, params }) => {
+        if (`/app/assets/${params.file}` !== MINI_APP_SCRIPT_PATH) throw new AppError("not_found", "No such mini-app asset: reload the page");
+        return conditionalResponse(request, SCRIPT_REP);
+      },
+      {
+        params: t.Object({ file: t.String({ maxLength: 100, description: "app-<hash>.js, as the page names it" }) }),
+        detail: {
+          ...detail,
+          summary: "The mini-app's script, named by its content hash (cached for a year); another name is 404",
+          responses: {
+            200: { description: "text/javascript", content: { "text/javascript": { schema: { type: "string" as const } } } },
+            404: {
+              description: "Not the script this build embeds (a page from before a deploy): not_found; reloading the page names the current one",
+              content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+            },
+          },
+        },
+      },
+    );
+}

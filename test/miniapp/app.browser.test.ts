@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import type { TestApp } from "../support/app";
+import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { initDataFor, openMessengerApp } from "../messenger/support";
+
+// The players' mini-app (GET /app) in real headless Chromium with JavaScript on, at a phone's width, from a real
+// server on 127.0.0.1, as Telegram opens it: window.Telegram.WebApp carries init data signed with the test bot's
+// token (what Telegram's script provides inside the chat). A player sees the balance and the wheel with its
+// commitment, spins, and the page's numbers are the ledger's; a second spin without a spin in hand is not offered;
+// expired init data is refused in words with what to do; outside Telegram the page says where to open it. The
+// page's Content-Security-Policy refuses nothing it uses. Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
+
+const present = chromiumPresent("test/miniapp/app.browser.test.ts");
+const PLAYER = 7001;
+
+let h: TestApp | undefined;
+let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+const browser = new OperatorBrowser();
+const base = () => `http://127.0.0.1:${server!.server!.port}`;
+
+beforeAll(async () => {
+  if (!present) return;
+  h = await openMessengerApp();
+  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  await browser.launch({ javaScript: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser.close();
+  await server?.stop(true);
+  await h?.close();
+});
+
+/** A fresh page that Telegram would open with `initData` (none: a plain browser); it records CSP refusals. */
+async function openAs(initData: string | null, width = 390): Promise<{ page: Page; refused: string[] }> {
+  const page = await browser.context!.newPage();
+  const refused: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+  });
+  if (initData !== null) {
+    await page.addInitScript((data: string) => {
+      (globalThis as unknown as { Telegram: unknown }).Telegram = { WebApp: { initData: data, colorScheme: "light", ready() {}, expand() {} } };
+    }, initData);
+  }
+  await page.setViewportSize({ width, height: 844 });
+  await page.goto(`${base()}/app`, { waitUntil: "load" });
+  return { page, refused };
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+/** Text inside the closed <details> (fairness), which innerText reads as empty. */
+const content = async (page: Page, selector: string) => (await page.locator(selector).textContent()) ?? "";
+
+/** The player's balances as the ledger says: the last row's running totals (0 without a row). */
+async function ledger(player: number) {
+  const row = await h!.ctx.store.get<{ free_spin_after: number; missile_after: number; points_after: number }>(
+    "SELECT free_spin_after, missile_after, points_after FROM messenger_ledger WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
+    [player],
+  );
+  return { spins: String(row?.free_spin_after ?? 0), missiles: String(row?.missile_after ?? 0), points: String(row?.points_after ?? 0) };
+}
+
+describe.skipIf(!present)("the players' mini-app", () => {
+  test("a player sees the balance and the committed wheel, spins, and the page shows what the ledger says", async () => {
+    const { page, refused } = await openAs(initDataFor(h!, { id: PLAYER, first_name: "Ada" }));
+    await page.locator("#game").waitFor({ state: "visible" });
+    expect(await text(page, "#points")).toBe("0");
+    expect(await page.locator("#segments li").count()).toBe(6);
+    const commitment = await content(page, "#commitment");
+    expect(commitment).toMatch(/^[0-9a-f]{64}$/);
+    expect(await content(page, "#nonce")).toBe("0");
+    expect(await text(page, "#spin-note")).toBe("Your daily free spin is ready.");
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "mini-app-390.png");
+
+    await page.click("#spin");
+    await page.locator("#result").filter({ hasText: "you won" }).waitFor();
+    // The segment the page highlights is the one the server recorded, under the hash the page showed before the spin.
+    const spin = await h!.ctx.store.get<{ segment_index: number; nonce: number }>(
+      "SELECT segment_index, nonce FROM messenger_spins WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
+      [PLAYER],
+    );
+    expect(await page.locator("#segments li.won").getAttribute("id")).toBe(`segment-${spin!.segment_index}`);
+    expect(await text(page, "#result-fairness")).toContain(`Committed hash ${commitment}`);
+    const expected = await ledger(PLAYER);
+    expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
+    expect(await content(page, "#nonce")).toBe("1");
+    // The daily free spin is used; a spin in hand (a Free spin segment) is offered, nothing else.
+    const spinsInHand = Number(expected.spins);
+    expect(await page.locator("#spin").isDisabled()).toBe(spinsInHand === 0);
+    if (spinsInHand === 0) expect(await text(page, "#spin-note")).toStartWith("Next free spin at ");
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "mini-app-after-spin-390.png");
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  test("on the narrowest phone (360 px) the page needs no sideways scrolling", async () => {
+    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 1 }), 360);
+    await page.locator("#game").waitFor({ state: "visible" });
+    await noHorizontalOverflow(page);
+    await page.close();
+  });
+
+  test("expired init data: the refusal in words, with what to do", async () => {
+    const dayAgo = Math.floor(h!.clock.now().getTime() / 1000) - 2 * 86_400;
+    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 2 }, {}, dayAgo));
+    await page.locator("#error").waitFor({ state: "visible" });
+    expect(await text(page, "#error")).toContain("close the mini-app and open it again from the bot");
+    expect(await page.locator("#game").isVisible()).toBe(false);
+    await page.close();
+  });
+
+  test("outside Telegram: the page says where to open it, and init data pasted for development works", async () => {
+    const { page, refused } = await openAs(null);
+    await page.locator("#outside").waitFor({ state: "visible" });
+    expect(await text(page, "#outside")).toContain("Open this page from the bot in Telegram.");
+    await page.fill("#paste", initDataFor(h!, { id: PLAYER + 3 }));
+    await page.click("#paste-form button");
+    await page.locator("#game").waitFor({ state: "visible" });
+    expect(await text(page, "#points")).toBe("0");
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+});
