@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { conditionalResponse, representation } from "../http/conditional";
 import { AppError } from "../http/errors";
 import { conditionalGet, sendsHeaders } from "../http/openapi/contract";
-import { pageSecurityHeaders } from "../http/security-headers";
+import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { browserBundle } from "./bundle-macro" with { type: "macro" };
 
 // GET /app: the players' mini-app, the page Telegram opens inside the chat (the bot's web_app button,
@@ -12,10 +12,17 @@ import { browserBundle } from "./bundle-macro" with { type: "macro" };
 // that carries its hash, so a browser keeps it until a deploy changes it. The page calls the mini-app routes with
 // the player's init data; it holds no secret and shows nothing until those routes answer.
 
-const SCRIPT = browserBundle("app.ts");
-const SCRIPT_HASH = createHash("sha256").update(SCRIPT).digest("hex").slice(0, 16);
+/** A bundled script under the name that carries its hash, cached for a year: a deploy changes the name. */
+function script(name: string, source: string) {
+  const path = `/app/assets/${name}-${createHash("sha256").update(source).digest("hex").slice(0, 16)}.js`;
+  return { path, rep: representation(source, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable") };
+}
+const APP_SCRIPT = script("app", browserBundle("app.ts"));
+const FAIRNESS_SCRIPT = script("fairness", browserBundle("fairness.ts"));
+const SCRIPTS = new Map([APP_SCRIPT, FAIRNESS_SCRIPT].map((s) => [s.path, s.rep]));
 export const MINI_APP_PATH = "/app";
-export const MINI_APP_SCRIPT_PATH = `/app/assets/app-${SCRIPT_HASH}.js`;
+export const FAIRNESS_PATH = "/app/fairness";
+export const MINI_APP_SCRIPT_PATH = APP_SCRIPT.path;
 
 /**
  * Only Herald's own script, and Telegram's (telegram-web-app.js, loaded only when Telegram opened the page); calls
@@ -77,24 +84,64 @@ const PAGE = `<!doctype html>
 <p id="result-fairness" class="hint mono"></p>
 <details><summary>Fairness: what the server committed to before your spin</summary>
 <p class="hint">The outcome of your next spin is fixed by the server seed whose SHA-256 is below, your client seed and the nonce; the server cannot change it after you spin.</p>
-<p>Committed hash: <span id="commitment" class="mono"></span><br>Client seed: <span id="client-seed" class="mono"></span><br>Next nonce: <span id="nonce" class="mono"></span></p></details></section>
+<p>Committed hash: <span id="commitment" class="mono"></span><br>Client seed: <span id="client-seed" class="mono"></span><br>Next nonce: <span id="nonce" class="mono"></span></p>
+<p class="hint">To check a spin, reveal the server seed (this starts a new seed pair with a new client seed), then recompute the spin on <a href="/app/fairness">the check page</a>.</p></details>
+<div id="reveal-box" hidden><button id="reveal" type="button">Reveal the seed and check this spin</button><p><a id="check-link" hidden>Check this spin</a></p></div></section>
 <section class="card" aria-labelledby="games-title"><h2 id="games-title">On today</h2><ul id="games"></ul>
 <h2>Items</h2><ul id="items"></ul></section>
 </div>
 <noscript><p>This game needs JavaScript.</p></noscript>
 </main><script src="${MINI_APP_SCRIPT_PATH}"></script></body></html>`;
 
-// The page revalidates on every open (a cheap 304); the script, named by its hash, never changes under its name.
-const PAGE_REP = (() => {
-  const rep = representation(PAGE, "text/html; charset=utf-8", "no-cache");
-  return { ...rep, headers: { ...rep.headers, ...PAGE_HEADERS, "x-robots-tag": "noindex, nofollow" } };
-})();
-const SCRIPT_REP = representation(SCRIPT, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable");
+// The fairness check: the form, and where its answer goes. The algorithm is the page's script (browser/fair.ts).
+const FAIRNESS_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Check a spin or a grid</title><style>${CSS}
+label { display: block; margin: 10px 0 4px; font-weight: 600; } input, select { font: inherit; width: 100%; padding: 8px; border-radius: 8px; border: 1px solid var(--hint); background: var(--bg); color: var(--text); }
+.good { color: #1a7f37; font-weight: 600; } .bad { color: var(--danger); font-weight: 600; } .outcome { font-weight: 600; }
+ol.grid { display: grid; grid-template-columns: repeat(5, 1fr); gap: 4px; padding: 0; list-style: none; font-size: 12px; }
+ol.grid li { border: 1px solid var(--hint); border-radius: 6px; padding: 6px 2px; text-align: center; overflow-wrap: anywhere; }
+ol.grid li.prize { background: var(--card); font-weight: 600; }
+</style></head>
+<body><main>
+<h1>Check a spin or a grid</h1>
+<p class="hint">Every spin and every grid is fixed by a server seed, your client seed and a nonce. The game shows the SHA-256 of the server seed before you play and reveals the seed afterwards (the wheel: when you change your client seed; the grid: when it ends). Enter them here: this page recomputes the outcome in your browser, and checks the seed against the hash. Nothing you enter is sent anywhere.</p>
+<form id="check" class="card">
+<label for="game">Game</label><select id="game"><option value="wheel">Spin wheel</option><option value="grid">Recon grid</option></select>
+<label for="server-seed">Server seed (revealed)</label><input id="server-seed" autocomplete="off" spellcheck="false" inputmode="text">
+<label for="hash">Committed hash (shown before play)</label><input id="hash" autocomplete="off" spellcheck="false">
+<label for="client-seed">Client seed</label><input id="client-seed" autocomplete="off" spellcheck="false">
+<label for="nonce">Nonce</label><input id="nonce" inputmode="numeric" autocomplete="off" value="0">
+<div id="weights-row"><label for="weights">Segment weights, in order</label><input id="weights" autocomplete="off" value="40, 25, 5, 15, 10, 5"></div>
+<p></p><button type="submit">Check</button></form>
+<section id="result" class="card" aria-live="polite"></section>
+<details class="card"><summary>How the outcome is computed</summary>
+<p class="hint">hash = hex(SHA-256(server seed as text)). fairInt(n, nonce, cursor): d = hex(HMAC-SHA256(key = server seed, message = "client seed:nonce:cursor")); x = the first 13 hex digits of d as a number; the result is floor(x × n / 2<sup>52</sup>).</p>
+<p class="hint">Wheel: r = fairInt(sum of the weights, nonce, 0); the segment is the first whose running total of weights exceeds r. Grid: start from positions 0–24 holding cells 0–24 (cells 0–9 the prizes: 150 points, 50, 50, 20, 20, 20 points, 1 free spin, 1 free spin, 2 missiles, 2 missiles; 10–24 empty); for i from 24 down to 1, swap positions i and fairInt(i + 1, nonce, i).</p>
+</details>
+<p class="hint"><a href="/app">Back to the games</a></p>
+<noscript><p>This check runs in your browser and needs JavaScript.</p></noscript>
+</main><script src="${FAIRNESS_SCRIPT.path}"></script></body></html>`;
+
+/** An HTML page that revalidates on every open (a cheap 304). */
+const pageRep = (html: string) => {
+  const rep = representation(html, "text/html; charset=utf-8", "no-cache");
+  return { ...rep, headers: { ...rep.headers, "x-robots-tag": "noindex, nofollow" } };
+};
+const PAGE_REP = pageRep(PAGE);
+const FAIRNESS_REP = pageRep(FAIRNESS_PAGE);
+
+/** A page, or its 304; the page's policies go with its body (a 304 keeps the cached answer's, RFC 9111 §4.3.4). */
+function servePage(request: Request, rep: ReturnType<typeof pageRep>): Response {
+  const res = conditionalResponse(request, rep);
+  return res.status === 200 ? withPageSecurity(res, PAGE_HEADERS) : res;
+}
 
 export function miniAppPageRoutes() {
   const detail = { tags: ["messenger"], ...conditionalGet("etag") };
   return new Elysia({ name: "herald:mini-app-page" })
-    .get(MINI_APP_PATH, ({ request }) => conditionalResponse(request, PAGE_REP), {
+    .get(MINI_APP_PATH, ({ request }) => servePage(request, PAGE_REP), {
       detail: {
         ...detail,
         summary: "The players' mini-app (HTML): balances, the spin wheel with its commitment, what is on today; Telegram opens it from the bot",
@@ -102,17 +149,27 @@ export function miniAppPageRoutes() {
         responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
       },
     })
+    .get(FAIRNESS_PATH, ({ request }) => servePage(request, FAIRNESS_REP), {
+      detail: {
+        ...detail,
+        summary:
+          "Check a spin or a grid (HTML): recomputes the outcome in the browser from the revealed server seed, the client seed and the nonce, and checks the seed against the committed hash",
+        ...sendsHeaders({ "X-Robots-Tag": "noindex, nofollow: the page is for players" }),
+        responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
+      },
+    })
     .get(
       "/app/assets/:file",
       ({ request, params }) => {
-        if (`/app/assets/${params.file}` !== MINI_APP_SCRIPT_PATH) throw new AppError("not_found", "No such mini-app asset: reload the page");
-        return conditionalResponse(request, SCRIPT_REP);
+        const rep = SCRIPTS.get(`/app/assets/${params.file}`);
+        if (!rep) throw new AppError("not_found", "No such mini-app asset: reload the page");
+        return conditionalResponse(request, rep);
       },
       {
-        params: t.Object({ file: t.String({ maxLength: 100, description: "app-<hash>.js, as the page names it" }) }),
+        params: t.Object({ file: t.String({ maxLength: 100, description: "app-<hash>.js or fairness-<hash>.js, as the pages name them" }) }),
         detail: {
           ...detail,
-          summary: "The mini-app's script, named by its content hash (cached for a year); another name is 404",
+          summary: "The mini-app's scripts, each named by its content hash (cached for a year); another name is 404",
           responses: {
             200: { description: "text/javascript", content: { "text/javascript": { schema: { type: "string" as const } } } },
             404: {

@@ -37,7 +37,8 @@ interface WheelStatus {
   next_free_spin_at: string | null;
   free_spin_balance: number;
   campaign: { title: string; segments: Segment[] };
-  fairness: { server_seed_hash: string; client_seed: string; next_nonce: number; committed_at: string };
+  fairness: { server_seed_hash: string; client_seed: string; next_nonce: number; committed_at: string; next_server_seed_hash: string | null };
+  revealed_seed?: { server_seed: string; server_seed_hash: string; client_seed: string } | null;
 }
 interface Catalog {
   games: Array<{ game_key: string; title: string; available: boolean; reason: string | null }>;
@@ -140,8 +141,12 @@ function showBalances(b: Balances): void {
 
 /** The segment the player's last spin landed on, kept highlighted when the wheel is drawn again. */
 let lastWon: number | null = null;
+/** The wheel as last drawn, and the last spin's nonce: what revealing the seed needs. */
+let lastStatus: WheelStatus | null = null;
+let lastNonce: number | null = null;
 
 function showWheel(s: WheelStatus): void {
+  lastStatus = s;
   $("wheel-title").textContent = s.campaign.title;
   const list = $("segments");
   list.replaceChildren(
@@ -201,6 +206,10 @@ async function spin(): Promise<void> {
     const answer = await api<SpinAnswer>("/api/messenger/games/spin-wheel/play", { request_id: crypto.randomUUID() });
     const s = answer.spin;
     lastWon = s.segment_index;
+    lastNonce = s.fairness.nonce;
+    $("reveal-box").hidden = false;
+    $("reveal").hidden = false;
+    $("check-link").hidden = true;
     for (const li of $("segments").children) li.classList.toggle("won", li.id === `segment-${s.segment_index}`);
     $("result").textContent = `${s.segment_label}: you won ${rewardText(s.reward)}.`;
     $("result-fairness").textContent =
@@ -210,6 +219,42 @@ async function spin(): Promise<void> {
   } catch (err) {
     showError(err);
     button.disabled = false;
+  }
+}
+
+const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+
+/**
+ * Reveals the server seed of the last spin's pair by starting a new pair with a fresh client seed — onto the seed
+ * whose hash the wheel showed as next_server_seed_hash, never one made by this call — then links the check page with
+ * the revealed values in the fragment (the server never sees what the check page computes).
+ */
+async function reveal(): Promise<void> {
+  const status = lastStatus;
+  if (!status || lastNonce === null) return;
+  $("error").hidden = true;
+  try {
+    const rotated = await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {
+      client_seed: randomHex(8),
+      next_server_seed_hash: status.fairness.next_server_seed_hash,
+    });
+    const seed = rotated.revealed_seed;
+    if (!seed) throw new ApiError(200, "not_revealed", "The game did not reveal the seed; try again.");
+    const fragment = new URLSearchParams({
+      game: "wheel",
+      server_seed: seed.server_seed,
+      hash: seed.server_seed_hash,
+      client_seed: seed.client_seed,
+      nonce: String(lastNonce),
+      weights: status.campaign.segments.map((x) => x.weight).join(","),
+    });
+    const link = $<HTMLAnchorElement>("check-link");
+    link.href = `/app/fairness#${fragment}`;
+    link.hidden = false;
+    $("reveal").hidden = true;
+    showWheel(rotated);
+  } catch (err) {
+    showError(err);
   }
 }
 
@@ -230,6 +275,7 @@ function start(): void {
   window.Telegram?.WebApp?.expand?.();
   loadTelegramScript();
   $("spin").addEventListener("click", () => void spin());
+  $("reveal").addEventListener("click", () => void reveal());
   $<HTMLFormElement>("paste-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem("herald-init-data", $<HTMLTextAreaElement>("paste").value.trim());
