@@ -62,6 +62,12 @@ button:focus-visible, textarea:focus-visible, a:focus-visible { outline: 3px sol
 #error { color: var(--danger); font-weight: 600; }
 textarea { width: 100%; min-height: 80px; font: 13px ui-monospace, monospace; border-radius: 8px; padding: 8px; background: var(--bg); color: var(--text); }
 ul { padding-left: 20px; }
+.board { display: grid; grid-template-columns: repeat(5, 1fr); gap: 6px; margin: 8px 0; }
+.board button { padding: 0; aspect-ratio: 1; font-size: 12px; border-radius: 8px; overflow-wrap: anywhere; }
+.board button:disabled { opacity: 1; background: var(--card); color: var(--text); border: 1px solid var(--hint); }
+button.secondary { background: transparent; color: var(--link); border: 1px solid var(--link); margin-top: 8px; }
+#promo-code { width: 100%; font: inherit; padding: 10px; border-radius: 8px; border: 1px solid var(--hint); background: var(--bg); color: var(--text); margin: 6px 0; }
+.good { color: #1a7f37; font-weight: 600; } .bad { color: var(--danger); font-weight: 600; }
 `;
 
 const PAGE = `<!doctype html>
@@ -87,6 +93,16 @@ const PAGE = `<!doctype html>
 <p>Committed hash: <span id="commitment" class="mono"></span><br>Client seed: <span id="client-seed" class="mono"></span><br>Next nonce: <span id="nonce" class="mono"></span></p>
 <p class="hint">To check a spin, reveal the server seed (this starts a new seed pair with a new client seed), then recompute the spin on <a href="/app/fairness">the check page</a>.</p></details>
 <div id="reveal-box" hidden><button id="reveal" type="button">Reveal the seed and check this spin</button><p><a id="check-link" hidden>Check this spin</a></p></div></section>
+<section class="card" aria-labelledby="grid-title"><h2 id="grid-title">Recon grid</h2>
+<p id="grid-note" class="hint"></p>
+<div id="board" class="board" role="group" aria-label="The grid's 25 cells, row by row"></div>
+<button id="grid-start" type="button" hidden>Start a grid</button>
+<p id="grid-result" aria-live="polite"></p>
+<button id="buy-missiles" type="button" class="secondary">Buy 5 missiles (100 points)</button></section>
+<section class="card" aria-labelledby="promo-title"><h2 id="promo-title">Promo code</h2>
+<form id="promo-form"><label for="promo-code" class="hint">A code from the bot, a channel or a friend</label>
+<input id="promo-code" autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="48">
+<button type="submit">Claim</button></form><p id="promo-result" role="status"></p></section>
 <section class="card" aria-labelledby="games-title"><h2 id="games-title">On today</h2><ul id="games"></ul>
 <h2>Items</h2><ul id="items"></ul></section>
 </div>
@@ -99,7 +115,7 @@ const FAIRNESS_PAGE = `<!doctype html>
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Check a spin or a grid</title><style>${CSS}
 label { display: block; margin: 10px 0 4px; font-weight: 600; } input, select { font: inherit; width: 100%; padding: 8px; border-radius: 8px; border: 1px solid var(--hint); background: var(--bg); color: var(--text); }
-.good { color: #1a7f37; font-weight: 600; } .bad { color: var(--danger); font-weight: 600; } .outcome { font-weight: 600; }
+.outcome { font-weight: 600; }
 ol.grid { display: grid; grid-template-columns: repeat(5, 1fr); gap: 4px; padding: 0; list-style: none; font-size: 12px; }
 ol.grid li { border: 1px solid var(--hint); border-radius: 6px; padding: 6px 2px; text-align: center; overflow-wrap: anywhere; }
 ol.grid li.prize { background: var(--card); font-weight: 600; }

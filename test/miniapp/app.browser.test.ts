@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import type { TestApp } from "../support/app";
+import { jsonInit, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { createAdminToken } from "../support/partner";
 import { initDataFor, openMessengerApp } from "../messenger/support";
 
 // The players' mini-app (GET /app) in real headless Chromium with JavaScript on, at a phone's width, from a real
@@ -93,6 +94,47 @@ describe.skipIf(!present)("the players' mini-app", () => {
     if (spinsInHand === 0) expect(await text(page, "#spin-note")).toStartWith("Next free spin at ");
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "mini-app-after-spin-390.png");
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  test("a promo code is claimed once (the second claim is refused in words), then its points buy missiles for a grid", async () => {
+    const token = await createAdminToken(h!);
+    const created = await h!.json(
+      "/api/messenger/admin/games/promos",
+      jsonInit("POST", { code: "WELCOME-140", reward: { points: 140 }, max_claims: 10 }, { authorization: `Bearer ${token}` }),
+    );
+    expect(created.status).toBe(200);
+    const player = PLAYER + 10;
+    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    await page.locator("#game").waitFor({ state: "visible" });
+    await page.fill("#promo-code", "WELCOME-140");
+    await page.click("#promo-form button");
+    await page.locator("#promo-result.good").waitFor();
+    expect(await text(page, "#promo-result")).toBe("Code WELCOME-140 applied: you got 140 points.");
+    expect(await text(page, "#points")).toBe("140");
+    await page.click("#promo-form button");
+    await page.locator("#promo-result.bad").waitFor();
+    expect(await text(page, "#promo-result")).toContain("each code works once per player");
+    expect(await text(page, "#points")).toBe("140");
+
+    // The grid: start one, buy five missiles with 100 of the points, reveal a cell.
+    await page.click("#grid-start");
+    await page.locator("#cell-0").waitFor();
+    expect(await page.locator("#board button").count()).toBe(25);
+    await page.click("#buy-missiles");
+    await page.locator("#grid-note", { hasText: "you have 5 missiles" }).waitFor();
+    expect(await text(page, "#points")).toBe("40");
+    await page.click("#cell-12");
+    await page.locator("#grid-result", { hasText: "Cell 13" }).waitFor();
+    expect(await page.locator("#cell-12").isDisabled()).toBe(true);
+    expect(await text(page, "#cell-12")).not.toBe("?");
+    const expected = await ledger(player);
+    expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
+    // Five bought, one spent on the reveal, two more if the cell held them.
+    expect(expected.missiles).toBe((await text(page, "#cell-12")) === "2 missiles" ? "6" : "4");
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "mini-app-grid-390.png");
     expect(refused).toEqual([]);
     await page.close();
   });

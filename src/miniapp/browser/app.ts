@@ -55,6 +55,33 @@ interface SpinAnswer {
   };
   balances: Balances;
 }
+interface GridView {
+  grid_id: number;
+  status: string;
+  cells_total: number;
+  prizes_total: number;
+  prizes_found: number;
+  revealed_cells: Array<{ cell: number; reward: Reward }>;
+}
+interface GridStatus {
+  active_grid: GridView | null;
+  balances: Balances;
+  next_server_seed_hash: string | null;
+}
+interface Purchase {
+  balances: Balances;
+}
+interface RevealAnswer {
+  cell: number;
+  reward: Reward;
+  grid: { grid_id: number; status: string; prizes_found: number };
+  balances: Balances;
+}
+interface PromoAnswer {
+  promo: { code: string; reward: Reward };
+  replayed: boolean;
+  balances: Balances;
+}
 interface ErrorBody {
   error?: string;
   message?: string;
@@ -75,6 +102,12 @@ const ADVICE: Record<string, string> = {
   rate_limited: "Too many taps at once: wait a moment, then try again.",
   db_unavailable: "The game is briefly unavailable: try again in a few seconds.",
   request_id_reused: "That tap was already used for something else: try again.",
+  game_state_conflict: "The game changed meanwhile: the board has been refreshed, try again.",
+  promo_not_found: "Check the code's spelling (letters, digits, - and _).",
+  promo_expired: "This code has expired.",
+  promo_exhausted: "Every claim this code allows has been made.",
+  promo_already_claimed: "You have already used this code; each code works once per player.",
+  promo_not_eligible: "This code is for other players.",
 };
 
 class ApiError extends Error {
@@ -122,14 +155,17 @@ const rewardText = (r: Reward) =>
     .filter(Boolean)
     .join(", ") || "nothing this time";
 
+/** A refusal in words: the server's message, then what to do about it. */
+function inWords(err: unknown): string {
+  if (!(err instanceof ApiError)) return "Something went wrong on this page: reload it and try again.";
+  const advice = ADVICE[err.code];
+  if (!advice || err.message.includes(advice)) return err.message;
+  return `${/[.!?]$/.test(err.message) ? err.message : `${err.message}.`} ${advice}`;
+}
+
 function showError(err: unknown): void {
   const box = $("error");
-  if (err instanceof ApiError) {
-    const advice = ADVICE[err.code];
-    box.textContent = advice && !err.message.includes(advice) ? `${err.message} ${advice}` : err.message;
-  } else {
-    box.textContent = "Something went wrong on this page: reload it and try again.";
-  }
+  box.textContent = inWords(err);
   box.hidden = false;
 }
 
@@ -179,6 +215,8 @@ function showCatalog(c: Catalog): void {
       return li;
     }),
   );
+  const missile = c.items.find((item) => item.item_key === "missile");
+  if (missile) $("buy-missiles").textContent = `Buy 5 missiles (${plural(5 * missile.price_points, "point", "points")})`;
   $("items").replaceChildren(
     ...c.items.map((item) => {
       const li = document.createElement("li");
@@ -195,6 +233,7 @@ async function refresh(): Promise<void> {
   ]);
   showCatalog(catalog);
   showWheel(wheel);
+  await loadGrid();
   $("game").hidden = false;
 }
 
@@ -219,6 +258,92 @@ async function spin(): Promise<void> {
   } catch (err) {
     showError(err);
     button.disabled = false;
+  }
+}
+
+const GRID_SIZE = 25;
+
+/** The recon grid: a 5×5 board of buttons; a revealed cell shows what it held. */
+function showGrid(g: GridStatus): void {
+  showBalances(g.balances);
+  const board = $("board");
+  const grid = g.active_grid;
+  $<HTMLButtonElement>("grid-start").hidden = grid !== null;
+  $("grid-note").textContent = grid
+    ? `Prizes found: ${grid.prizes_found} of ${grid.prizes_total}. Each reveal costs one missile; you have ${plural(g.balances.missile_balance, "missile", "missiles")}.`
+    : "Start a grid: ten prizes are hidden among 25 cells; each reveal costs one missile.";
+  if (!grid) {
+    board.replaceChildren();
+    return;
+  }
+  const found = new Map(grid.revealed_cells.map((c) => [c.cell, c.reward]));
+  board.replaceChildren(
+    ...Array.from({ length: GRID_SIZE }, (_, cell) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.id = `cell-${cell}`;
+      const reward = found.get(cell);
+      button.textContent = reward ? (rewardText(reward) === "nothing this time" ? "empty" : rewardText(reward)) : "?";
+      button.setAttribute("aria-label", reward ? `Cell ${cell + 1}: ${button.textContent}` : `Cell ${cell + 1}: hidden, reveal it`);
+      button.disabled = reward !== undefined;
+      if (!reward) button.addEventListener("click", () => void revealCell(grid.grid_id, cell));
+      return button;
+    }),
+  );
+}
+
+let gridNext: string | null = null;
+async function loadGrid(): Promise<void> {
+  const g = await api<GridStatus>("/api/messenger/games/recon-grid/status", {});
+  gridNext = g.next_server_seed_hash;
+  showGrid(g);
+}
+
+async function startGrid(): Promise<void> {
+  $("error").hidden = true;
+  try {
+    await api("/api/messenger/games/recon-grid/start", { client_seed: randomHex(8), next_server_seed_hash: gridNext });
+    await loadGrid();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function revealCell(gridId: number, cell: number): Promise<void> {
+  $("error").hidden = true;
+  try {
+    const r = await api<RevealAnswer>("/api/messenger/games/recon-grid/reveal", { request_id: crypto.randomUUID(), grid_id: gridId, cell });
+    $("grid-result").textContent =
+      `Cell ${cell + 1}: ${rewardText(r.reward) === "nothing this time" ? "empty" : `you found ${rewardText(r.reward)}`}.${r.grid.status === "active" ? "" : " The grid is complete: its seed is revealed in its fairness."}`;
+    await loadGrid();
+  } catch (err) {
+    showError(err);
+    await loadGrid().catch(() => undefined);
+  }
+}
+
+async function buyMissiles(): Promise<void> {
+  $("error").hidden = true;
+  try {
+    const r = await api<Purchase>("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity: 5 });
+    showBalances(r.balances);
+    await loadGrid();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function claimPromo(code: string): Promise<void> {
+  const out = $("promo-result");
+  try {
+    const r = await api<PromoAnswer>("/api/messenger/games/promos/claim", { request_id: crypto.randomUUID(), code });
+    out.textContent = `Code ${r.promo.code} applied: you got ${rewardText(r.promo.reward)}.`;
+    out.className = "good";
+    showBalances(r.balances);
+    showWheel(await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}));
+  } catch (err) {
+    out.className = "bad";
+    out.textContent = inWords(err);
   }
 }
 
@@ -276,6 +401,13 @@ function start(): void {
   loadTelegramScript();
   $("spin").addEventListener("click", () => void spin());
   $("reveal").addEventListener("click", () => void reveal());
+  $("grid-start").addEventListener("click", () => void startGrid());
+  $("buy-missiles").addEventListener("click", () => void buyMissiles());
+  $<HTMLFormElement>("promo-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const code = $<HTMLInputElement>("promo-code").value.trim();
+    if (code) void claimPromo(code);
+  });
   $<HTMLFormElement>("paste-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem("herald-init-data", $<HTMLTextAreaElement>("paste").value.trim());
