@@ -68,6 +68,8 @@ ul { padding-left: 20px; }
 button.secondary { background: transparent; color: var(--link); border: 1px solid var(--link); margin-top: 8px; }
 #promo-code { width: 100%; font: inherit; padding: 10px; border-radius: 8px; border: 1px solid var(--hint); background: var(--bg); color: var(--text); margin: 6px 0; }
 .good { color: #1a7f37; font-weight: 600; } .bad { color: var(--danger); font-weight: 600; }
+ul.missions { list-style: none; padding: 0; margin: 0; } li.mission { border-bottom: 1px solid var(--hint); padding: 8px 0; }
+li.mission p { margin: 4px 0; } progress { width: 100%; height: 10px; accent-color: var(--button); }
 `;
 
 const PAGE = `<!doctype html>
@@ -99,6 +101,9 @@ const PAGE = `<!doctype html>
 <button id="grid-start" type="button" hidden>Start a grid</button>
 <p id="grid-result" aria-live="polite"></p>
 <button id="buy-missiles" type="button" class="secondary">Buy 5 missiles (100 points)</button></section>
+<section class="card" aria-labelledby="missions-title"><h2 id="missions-title">Missions</h2>
+<ul id="missions" class="missions"></ul><p id="missions-none" class="hint" hidden>No missions right now.</p>
+<p id="mission-result" role="status"></p></section>
 <section class="card" aria-labelledby="promo-title"><h2 id="promo-title">Promo code</h2>
 <form id="promo-form"><label for="promo-code" class="hint">A code from the bot, a channel or a friend</label>
 <input id="promo-code" autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="48">

@@ -139,6 +139,52 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await page.close();
   });
 
+  test("a server-counted mission: joined, moved on by the game's own count, paid once", async () => {
+    const token = await createAdminToken(h!);
+    const admin = (path: string, body: unknown) => h!.json(path, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
+    expect((await admin("/api/messenger/admin/games/promos", { code: "MISSION-DAY", reward: { points: 5 }, max_claims: 10 })).status).toBe(200);
+    const mission = {
+      mission_key: "claim-1",
+      title: "Claim a promo code",
+      event_type: "promo.claim",
+      target: 1,
+      reward: { points: 25 },
+      daily_cap: 2,
+      per_minute_cap: 2,
+    };
+    expect((await admin("/api/messenger/admin/missions", mission)).status).toBe(200);
+    const player = PLAYER + 20;
+    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    await page.locator("#mission-claim-1").waitFor();
+    expect(await text(page, "#mission-status-claim-1")).toBe("Not joined yet (0 of 1).");
+    await page.click("#mission-action-claim-1");
+    await page.locator("#mission-status-claim-1", { hasText: "0 of 1." }).waitFor();
+    // Asking before the game has counted anything moves nothing.
+    await page.click("#mission-action-claim-1");
+    await page.locator("#mission-result", { hasText: /./ }).waitFor();
+    expect(await text(page, "#mission-status-claim-1")).toBe("0 of 1.");
+    // The event the mission counts, then the progress: done and paid.
+    await page.fill("#promo-code", "MISSION-DAY");
+    await page.click("#promo-form button");
+    await page.locator("#promo-result.good").waitFor();
+    await page.click("#mission-action-claim-1");
+    await page.locator("#mission-result", { hasText: "done: you got 25 points" }).waitFor();
+    await page.locator("#mission-status-claim-1", { hasText: "reward paid" }).waitFor();
+    expect(await page.locator("#mission-action-claim-1").count()).toBe(0);
+    expect(await text(page, "#points")).toBe("30");
+    // Paid once: one ledger row for the mission, and the balances are the ledger's.
+    const payouts = await h!.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM messenger_ledger WHERE telegram_user_id = ? AND action LIKE '%mission%'", [
+      player,
+    ]);
+    expect(payouts!.n).toBe(1);
+    const expected = await ledger(player);
+    expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
+    await noHorizontalOverflow(page);
+    await browser.screenshot(page, "mini-app-mission-390.png");
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
   test("on the narrowest phone (360 px) the page needs no sideways scrolling", async () => {
     const { page } = await openAs(initDataFor(h!, { id: PLAYER + 1 }), 360);
     await page.locator("#game").waitFor({ state: "visible" });
