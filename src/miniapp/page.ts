@@ -69,7 +69,7 @@ button.secondary { background: transparent; color: var(--link); border: 1px soli
 #promo-code { width: 100%; font: inherit; padding: 10px; border-radius: 8px; border: 1px solid var(--hint); background: var(--bg); color: var(--text); margin: 6px 0; }
 .good { color: #1a7f37; font-weight: 600; } .bad { color: var(--danger); font-weight: 600; }
 ul.missions { list-style: none; padding: 0; margin: 0; } li.mission { border-bottom: 1px solid var(--hint); padding: 8px 0; }
-li.mission p { margin: 4px 0; } progress { width: 100%; height: 10px; accent-color: var(--button); }
+li.mission p { margin: 4px 0; } ol.history { padding-left: 20px; font-size: 14px; } ol.history li { margin: 2px 0; } progress { width: 100%; height: 10px; accent-color: var(--button); }
 `;
 
 const PAGE = `<!doctype html>
@@ -108,6 +108,8 @@ const PAGE = `<!doctype html>
 <form id="promo-form"><label for="promo-code" class="hint">A code from the bot, a channel or a friend</label>
 <input id="promo-code" autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="48">
 <button type="submit">Claim</button></form><p id="promo-result" role="status"></p></section>
+<section class="card" aria-labelledby="history-title"><h2 id="history-title">Your history</h2>
+<ol id="history" class="history"></ol><p id="history-none" class="hint" hidden>Nothing yet: your plays, purchases and rewards appear here.</p></section>
 <section class="card" aria-labelledby="games-title"><h2 id="games-title">On today</h2><ul id="games"></ul>
 <h2>Items</h2><ul id="items"></ul></section>
 </div>

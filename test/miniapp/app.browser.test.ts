@@ -177,6 +177,10 @@ describe.skipIf(!present)("the players' mini-app", () => {
       player,
     ]);
     expect(payouts!.n).toBe(1);
+    // The history, newest first: the mission's reward, then the promo code.
+    await page.locator("#history li", { hasText: "Mission reward: +25 points" }).waitFor();
+    const history = await page.locator("#history li").allInnerTexts();
+    expect(history.map((line) => line.split(" · ")[1])).toEqual(["Mission reward: +25 points", "Promo code: +5 points"]);
     const expected = await ledger(player);
     expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
     await noHorizontalOverflow(page);

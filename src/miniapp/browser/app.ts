@@ -104,6 +104,9 @@ interface ProgressAnswer {
   completed: boolean;
   reward_paid: Reward | null;
 }
+interface Activity {
+  recent: Array<{ id: number; action: string; deltas: Reward; created_at: string }>;
+}
 interface ErrorBody {
   error?: string;
   message?: string;
@@ -259,6 +262,7 @@ async function refresh(): Promise<void> {
   showWheel(wheel);
   await loadGrid();
   await loadMissions();
+  await loadHistory();
   $("game").hidden = false;
 }
 
@@ -280,6 +284,7 @@ async function spin(): Promise<void> {
       `Committed hash ${s.fairness.server_seed_hash}, client seed ${s.fairness.client_seed}, nonce ${s.fairness.nonce}. The server seed is revealed when you change your client seed.`;
     showBalances(answer.balances);
     showWheel(await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}));
+    await loadHistory();
   } catch (err) {
     showError(err);
     button.disabled = false;
@@ -322,6 +327,7 @@ async function loadGrid(): Promise<void> {
   const g = await api<GridStatus>("/api/messenger/games/recon-grid/status", {});
   gridNext = g.next_server_seed_hash;
   showGrid(g);
+  if (!$("game").hidden) await loadHistory();
 }
 
 async function startGrid(): Promise<void> {
@@ -366,6 +372,7 @@ async function claimPromo(code: string): Promise<void> {
     out.className = "good";
     showBalances(r.balances);
     showWheel(await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}));
+    await loadHistory();
   } catch (err) {
     out.className = "bad";
     out.textContent = inWords(err);
@@ -441,6 +448,41 @@ async function missionAction(m: Mission): Promise<void> {
     out.className = "bad";
     out.textContent = inWords(err);
   }
+}
+
+/** What each ledger action reads as in the history. */
+const ACTIONS: Record<string, string> = {
+  "spin_wheel.play": "Spin",
+  "recon_grid.reveal": "Grid cell revealed",
+  "recon_grid.purchase": "Missiles bought",
+  "items.purchase": "Item bought",
+  "promo.claim": "Promo code",
+};
+
+/** A ledger row's change, signed: "+25 points, −1 missile". */
+const deltaText = (d: Reward) =>
+  [
+    d.points && `${d.points > 0 ? "+" : "−"}${plural(Math.abs(d.points), "point", "points")}`,
+    d.free_spins && `${d.free_spins > 0 ? "+" : "−"}${plural(Math.abs(d.free_spins), "spin", "spins")}`,
+    d.missiles && `${d.missiles > 0 ? "+" : "−"}${plural(Math.abs(d.missiles), "missile", "missiles")}`,
+  ]
+    .filter(Boolean)
+    .join(", ") || "no change";
+
+/** The player's latest game-ledger entries, newest first. */
+async function loadHistory(): Promise<void> {
+  const res = await fetch("/api/messenger/engagement/activity-preview?limit=10", { headers: { authorization: `tma ${initData()}` } });
+  if (!res.ok) return;
+  const { recent } = (await res.json()) as Activity;
+  $("history").replaceChildren(
+    ...recent.map((r) => {
+      const li = document.createElement("li");
+      const what = ACTIONS[r.action] ?? (r.action.startsWith("mission") ? "Mission reward" : r.action);
+      li.textContent = `${new Date(r.created_at).toLocaleString()} · ${what}: ${deltaText(r.deltas)}`;
+      return li;
+    }),
+  );
+  $("history-none").hidden = recent.length > 0;
 }
 
 const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
