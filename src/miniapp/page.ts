@@ -47,6 +47,7 @@ const CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--text); font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 main { max-width: 480px; margin: 0 auto; padding: 12px 16px 32px; }
+main p, main li { overflow-wrap: anywhere; }
 h1 { font-size: 20px; margin: 4px 0 12px; } h2 { font-size: 17px; margin: 20px 0 8px; }
 a { color: var(--link); }
 .card { background: var(--card); border-radius: 12px; padding: 12px 14px; margin: 10px 0; }
@@ -108,6 +109,10 @@ const PAGE = `<!doctype html>
 <form id="promo-form"><label for="promo-code" class="hint">A code from the bot, a channel or a friend</label>
 <input id="promo-code" autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="48">
 <button type="submit">Claim</button></form><p id="promo-result" role="status"></p></section>
+<section class="card" aria-labelledby="wallet-title"><h2 id="wallet-title">Your wallet</h2>
+<p class="hint">Link a Solana wallet to your account by signing a message with it (no transaction, no fee).</p>
+<div id="wallets"></div><p id="wallets-none" class="hint">No Solana wallet was found in this browser: open the game in a browser or app with a wallet (one that follows the Wallet Standard) to link it.</p>
+<p id="wallet-result" role="status"></p></section>
 <section class="card" aria-labelledby="history-title"><h2 id="history-title">Your history</h2>
 <ol id="history" class="history"></ol><p id="history-none" class="hint" hidden>Nothing yet: your plays, purchases and rewards appear here.</p></section>
 <section class="card" aria-labelledby="games-title"><h2 id="games-title">On today</h2><ul id="games"></ul>

@@ -3,6 +3,8 @@ import type { Page } from "playwright-core";
 import { jsonInit, type TestApp } from "../support/app";
 import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
 import { createAdminToken } from "../support/partner";
+import { ed25519 } from "@noble/curves/ed25519";
+import { Keypair } from "@solana/web3.js";
 import { initDataFor, openMessengerApp } from "../messenger/support";
 
 // The players' mini-app (GET /app) in real headless Chromium with JavaScript on, at a phone's width, from a real
@@ -186,6 +188,73 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "mini-app-mission-390.png");
     expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  test("a wallet is linked through the Wallet Standard: connect, sign the challenge, verified by the server", async () => {
+    const player = PLAYER + 30;
+    const keypair = Keypair.generate();
+    const address = keypair.publicKey.toBase58();
+    const page = await browser.context!.newPage();
+    // A wallet as a browser extension would register it (Wallet Standard events); it signs with the test's keypair,
+    // held outside the page. What it was asked to sign is kept for the check below.
+    const signed: string[] = [];
+    await page.exposeFunction("testWalletSign", (bytes: number[]) => {
+      const message = new Uint8Array(bytes);
+      signed.push(new TextDecoder().decode(message));
+      return Array.from(ed25519.sign(message, keypair.secretKey.slice(0, 32)));
+    });
+    await page.addInitScript(
+      ({ data, address }: { data: string; address: string }) => {
+        const g = globalThis as unknown as Record<string, unknown> & { addEventListener: Function; dispatchEvent: Function };
+        g.Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
+        const account = { address, publicKey: new Uint8Array(32), chains: ["solana:mainnet"], features: ["solana:signMessage"] };
+        const wallet = {
+          version: "1.0.0",
+          name: "Test Wallet",
+          icon: "data:image/svg+xml;base64,PHN2Zy8+",
+          chains: ["solana:mainnet"],
+          accounts: [account],
+          features: {
+            "standard:connect": { version: "1.0.0", connect: async () => ({ accounts: [account] }) },
+            "solana:signMessage": {
+              version: "1.0.0",
+              signMessage: async ({ message }: { message: Uint8Array }) => {
+                const sign = (g as unknown as { testWalletSign: (b: number[]) => Promise<number[]> }).testWalletSign;
+                return [{ signedMessage: message, signature: new Uint8Array(await sign(Array.from(message))) }];
+              },
+            },
+          },
+        };
+        const callback = ({ register }: { register: (w: unknown) => void }) => register(wallet);
+        g.addEventListener("wallet-standard:app-ready", (e: { detail: { register: (w: unknown) => void } }) => callback(e.detail));
+        g.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: callback }));
+      },
+      { data: initDataFor(h!, { id: player }), address },
+    );
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base()}/app`, { waitUntil: "load" });
+    await page.locator("#game").waitFor({ state: "visible" });
+    expect(await page.locator("#wallets-none").isVisible()).toBe(false);
+    await page.click("#wallet-0");
+    await page.locator("#wallet-result.good").waitFor();
+    expect(await text(page, "#wallet-result")).toBe(`Wallet ${address} is linked to your account.`);
+    expect(signed).toHaveLength(1);
+    expect(signed[0]).toContain(`wants you to sign in with your Solana account:\n${address}`);
+    const proven = await h!.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?", [
+      player,
+      address,
+    ]);
+    expect(proven!.n).toBe(1);
+    await noHorizontalOverflow(page);
+    await page.close();
+  });
+
+  test("no wallet in the browser: the page says so and offers no button", async () => {
+    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 31 }));
+    await page.locator("#game").waitFor({ state: "visible" });
+    expect(await page.locator("#wallets button").count()).toBe(0);
+    expect(await text(page, "#wallets-none")).toContain("No Solana wallet was found in this browser");
     await page.close();
   });
 
