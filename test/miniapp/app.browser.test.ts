@@ -206,7 +206,11 @@ describe.skipIf(!present)("the players' mini-app", () => {
     });
     await page.addInitScript(
       ({ data, address }: { data: string; address: string }) => {
-        const g = globalThis as unknown as Record<string, unknown> & { addEventListener: Function; dispatchEvent: Function };
+        type Api = { register: (w: unknown) => void };
+        const g = globalThis as unknown as Record<string, unknown> & {
+          addEventListener: (type: string, listener: (e: { detail: Api }) => void) => void;
+          dispatchEvent: (e: Event) => boolean;
+        };
         g.Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
         const account = { address, publicKey: new Uint8Array(32), chains: ["solana:mainnet"], features: ["solana:signMessage"] };
         const wallet = {
@@ -226,8 +230,8 @@ describe.skipIf(!present)("the players' mini-app", () => {
             },
           },
         };
-        const callback = ({ register }: { register: (w: unknown) => void }) => register(wallet);
-        g.addEventListener("wallet-standard:app-ready", (e: { detail: { register: (w: unknown) => void } }) => callback(e.detail));
+        const callback = ({ register }: Api) => register(wallet);
+        g.addEventListener("wallet-standard:app-ready", (e) => callback(e.detail));
         g.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: callback }));
       },
       { data: initDataFor(h!, { id: player }), address },

@@ -1,0 +1,114 @@
+// Linking a Solana wallet on the mini-app's page, through the Wallet Standard (github.com/wallet-standard/wallet-standard):
+// browser wallets announce themselves by its events; one that can connect and sign a message gets a button.
+import { $, api, ApiError, inWords } from "./api";
+
+/** What the page needs of a wallet that follows the Wallet Standard (github.com/wallet-standard/wallet-standard). */
+interface WalletAccount {
+  address: string;
+}
+interface StandardWallet {
+  name: string;
+  features: {
+    "standard:connect"?: { connect(): Promise<{ accounts: readonly WalletAccount[] }> };
+    "solana:signMessage"?: { signMessage(...inputs: Array<{ account: WalletAccount; message: Uint8Array }>): Promise<Array<{ signature: Uint8Array }>> };
+  };
+}
+interface Challenge {
+  challenge: { nonce: string; address: string; message: string };
+}
+
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/** Base58 (Bitcoin's alphabet), as Solana writes keys and signatures: each leading zero byte is a "1". */
+function base58(bytes: Uint8Array): string {
+  let zeros = 0;
+  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
+  const digits: number[] = []; // base-58 digits, least significant first
+  for (let i = zeros; i < bytes.length; i++) {
+    let carry = bytes[i]!;
+    for (let j = 0; j < digits.length; j++) {
+      carry += digits[j]! << 8;
+      digits[j] = carry % 58;
+      carry = Math.floor(carry / 58);
+    }
+    while (carry > 0) {
+      digits.push(carry % 58);
+      carry = Math.floor(carry / 58);
+    }
+  }
+  return (
+    "1".repeat(zeros) +
+    digits
+      .reverse()
+      .map((d) => BASE58[d])
+      .join("")
+  );
+}
+
+/** The Solana wallets in this browser that can connect and sign a message, by the Wallet Standard's events. */
+const wallets: StandardWallet[] = [];
+function register(...found: StandardWallet[]): () => void {
+  for (const w of found) if (w.features["standard:connect"] && w.features["solana:signMessage"] && !wallets.includes(w)) wallets.push(w);
+  showWallets();
+  return () => undefined;
+}
+export function discoverWallets(): void {
+  window.addEventListener("wallet-standard:register-wallet", (event) =>
+    (event as CustomEvent<(api: { register: typeof register }) => void>).detail({ register }),
+  );
+  window.dispatchEvent(new CustomEvent("wallet-standard:app-ready", { detail: { register } }));
+}
+
+function showWallets(): void {
+  const list = $("wallets");
+  list.replaceChildren(
+    ...wallets.map((w, i) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "secondary";
+      button.id = `wallet-${i}`;
+      button.textContent = `Link a wallet with ${w.name}`;
+      button.addEventListener("click", () => void linkWallet(w));
+      return button;
+    }),
+  );
+  $("wallets-none").hidden = wallets.length > 0;
+}
+
+/**
+ * Sign-In-With-Solana: the wallet connects, Herald issues a challenge for its address, the wallet signs the message
+ * as given (its UTF-8 bytes), and Herald checks the signature (docs/messenger.md, "Wallet proof").
+ */
+async function linkWallet(w: StandardWallet): Promise<void> {
+  const out = $("wallet-result");
+  out.className = "";
+  try {
+    let accounts: readonly WalletAccount[];
+    try {
+      accounts = (await w.features["standard:connect"]!.connect()).accounts;
+    } catch {
+      throw new ApiError(0, "wallet", `${w.name} did not connect: approve the connection in the wallet, then try again.`);
+    }
+    const account = accounts[0];
+    if (!account) throw new ApiError(0, "wallet", `${w.name} shared no account: choose one in the wallet, then try again.`);
+    const { challenge } = await api<Challenge>("/api/messenger/wallet-proof/challenge", { address: account.address });
+    let signature: Uint8Array;
+    try {
+      const [signed] = await w.features["solana:signMessage"]!.signMessage({ account, message: new TextEncoder().encode(challenge.message) });
+      signature = signed!.signature;
+    } catch {
+      throw new ApiError(0, "wallet", `${w.name} did not sign: approve the message in the wallet to prove the wallet is yours.`);
+    }
+    await api("/api/messenger/wallet-claim/verify", {
+      address: account.address,
+      nonce: challenge.nonce,
+      message: challenge.message,
+      signature: base58(signature),
+    });
+    out.textContent = `Wallet ${account.address} is linked to your account.`;
+    out.className = "good";
+  } catch (err) {
+    out.textContent = inWords(err);
+    out.className = "bad";
+  }
+}
