@@ -141,6 +141,50 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await page.close();
   });
 
+  test("a grid played to the end: missiles bought, cells revealed until every prize is found, the ledger agrees", async () => {
+    const token = await createAdminToken(h!);
+    const created = await h!.json(
+      "/api/messenger/admin/games/promos",
+      jsonInit("POST", { code: "GRID-FULL", reward: { points: 500 }, max_claims: 10 }, { authorization: `Bearer ${token}` }),
+    );
+    expect(created.status).toBe(200);
+    const player = PLAYER + 15;
+    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    await page.locator("#game").waitFor({ state: "visible" });
+    await page.fill("#promo-code", "GRID-FULL");
+    await page.click("#promo-form button");
+    await page.locator("#promo-result.good").waitFor();
+    await page.click("#grid-start");
+    await page.locator("#cell-0").waitFor();
+    // 25 missiles at most are needed (the grid's 25 cells); prizes of missiles need fewer.
+    for (let bought = 0; bought < 5; bought++) {
+      const before = await text(page, "#missiles");
+      await page.click("#buy-missiles");
+      await page.locator("#missiles", { hasText: String(Number(before) + 5) }).waitFor();
+    }
+    let reveals = 0;
+    for (let cell = 0; cell < 25; cell++) {
+      if ((await page.locator("#grid-start").isVisible()) || (await page.locator(`#cell-${cell}`).isDisabled())) continue;
+      await page.click(`#cell-${cell}`);
+      reveals++;
+      await page.locator("#grid-result", { hasText: `Cell ${cell + 1}:` }).waitFor();
+      if ((await text(page, "#grid-result")).includes("The grid is complete")) break;
+    }
+    expect(await text(page, "#grid-result")).toContain("The grid is complete");
+    // The grid ended: the next one can be started; the server recorded every reveal and the grid as complete.
+    expect(await page.locator("#grid-start").isVisible()).toBe(true);
+    const grid = await h!.ctx.store.get<{ status: string; revealed: string }>(
+      "SELECT status, revealed FROM messenger_grids WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
+      [player],
+    );
+    expect(grid!.status).toBe("completed");
+    expect(JSON.parse(grid!.revealed)).toHaveLength(reveals);
+    const expected = await ledger(player);
+    expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
   test("a server-counted mission: joined, moved on by the game's own count, paid once", async () => {
     const token = await createAdminToken(h!);
     const admin = (path: string, body: unknown) => h!.json(path, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
