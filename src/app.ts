@@ -59,7 +59,7 @@ export function buildApp(ctx: AppContext) {
     .use(userRoutes(ctx, guards))
     .use(donationRoutes(ctx, guards))
     // The pages for people outside the console: a donation claim's recipient, the players' mini-app.
-    .use(claimPageRoutes(ctx).use(miniAppPageRoutes()))
+    .use(claimPageRoutes(ctx).use(miniAppPageRoutes(ctx.config.messenger.miniAppPath)))
     .use(partnerStatusRoutes(ctx, guards))
     .use(salutesRoutes(ctx, guards))
     .use(chainRoutes(ctx, guards))

@@ -162,6 +162,8 @@ export interface Config {
     readonly salutesPartner: string | undefined;
     /** The bot's @username without the @; undefined: learnt from getMe (src/messenger/bot/username.ts). */
     readonly botUsername: string | undefined;
+    /** MESSENGER_MINI_APP_PATH: where Herald serves the players' page (default /app). */
+    readonly miniAppPath: string;
     /** MESSENGER_MINI_APP_URL: the page the bot's web_app buttons open (https); undefined: no button. */
     readonly miniAppUrl: string | undefined;
     readonly initDataMaxFutureSkewSeconds: number;

@@ -234,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
       ed25519Keys: v.MESSENGER_INIT_DATA_ED25519_KEYS,
       salutesPartner: unsetIfEmpty(v.MESSENGER_SALUTES_PARTNER),
       botUsername: unsetIfEmpty(v.MESSENGER_BOT_USERNAME),
+      miniAppPath: v.MESSENGER_MINI_APP_PATH,
       miniAppUrl: unsetIfEmpty(v.MESSENGER_MINI_APP_URL),
       initDataMaxFutureSkewSeconds: v.MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS,
       rateLimits: Object.freeze({

@@ -6,23 +6,20 @@ import { conditionalGet, sendsHeaders } from "../http/openapi/contract";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { browserBundle } from "./bundle-macro" with { type: "macro" };
 
-// GET /app: the players' mini-app, the page Telegram opens inside the chat (the bot's web_app button,
-// MESSENGER_MINI_APP_URL; docs/messenger.md "The mini-app page"). The page is a small HTML frame; its script is
+// GET /app (MESSENGER_MINI_APP_PATH): the players' mini-app, the page Telegram opens inside the chat (the bot's
+// web_app button, MESSENGER_MINI_APP_URL; docs/messenger.md "The mini-app page"). The page is a small HTML frame; its script is
 // bundled from src/miniapp/browser/app.ts at build time and embedded in the binary (no CDN), served under a name
 // that carries its hash, so a browser keeps it until a deploy changes it. The page calls the mini-app routes with
 // the player's init data; it holds no secret and shows nothing until those routes answer.
 
-/** A bundled script under the name that carries its hash, cached for a year: a deploy changes the name. */
+/** A bundled script under a file name that carries its hash, cached for a year: a deploy changes the name. */
 function script(name: string, source: string) {
-  const path = `/app/assets/${name}-${createHash("sha256").update(source).digest("hex").slice(0, 16)}.js`;
-  return { path, rep: representation(source, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable") };
+  const file = `${name}-${createHash("sha256").update(source).digest("hex").slice(0, 16)}.js`;
+  return { file, rep: representation(source, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable") };
 }
 const APP_SCRIPT = script("app", browserBundle("app.ts"));
 const FAIRNESS_SCRIPT = script("fairness", browserBundle("fairness.ts"));
-const SCRIPTS = new Map([APP_SCRIPT, FAIRNESS_SCRIPT].map((s) => [s.path, s.rep]));
-export const MINI_APP_PATH = "/app";
-export const FAIRNESS_PATH = "/app/fairness";
-export const MINI_APP_SCRIPT_PATH = APP_SCRIPT.path;
+const SCRIPTS = new Map([APP_SCRIPT, FAIRNESS_SCRIPT].map((s) => [s.file, s.rep]));
 
 /**
  * Only Herald's own script, and Telegram's (telegram-web-app.js, loaded only when Telegram opened the page); calls
@@ -73,8 +70,9 @@ ul.missions { list-style: none; padding: 0; margin: 0; } li.mission { border-bot
 li.mission p { margin: 4px 0; } ol.history { padding-left: 20px; font-size: 14px; } ol.history li { margin: 2px 0; } progress { width: 100%; height: 10px; accent-color: var(--button); }
 `;
 
-const PAGE = `<!doctype html>
-<html lang="en">
+/** The mini-app's page under `base` (MESSENGER_MINI_APP_PATH); the script reads `base` from the root element. */
+const appPage = (base: string) => `<!doctype html>
+<html lang="en" data-app-base="${base}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="robots" content="noindex, nofollow"><title>Games</title><style>${CSS}</style></head>
 <body><main>
@@ -94,7 +92,7 @@ const PAGE = `<!doctype html>
 <details><summary>Fairness: what the server committed to before your spin</summary>
 <p class="hint">The outcome of your next spin is fixed by the server seed whose SHA-256 is below, your client seed and the nonce; the server cannot change it after you spin.</p>
 <p>Committed hash: <span id="commitment" class="mono"></span><br>Client seed: <span id="client-seed" class="mono"></span><br>Next nonce: <span id="nonce" class="mono"></span></p>
-<p class="hint">To check a spin, reveal the server seed (this starts a new seed pair with a new client seed), then recompute the spin on <a href="/app/fairness">the check page</a>.</p></details>
+<p class="hint">To check a spin, reveal the server seed (this starts a new seed pair with a new client seed), then recompute the spin on <a href="${base}/fairness">the check page</a>.</p></details>
 <div id="reveal-box" hidden><button id="reveal" type="button">Reveal the seed and check this spin</button><p><a id="check-link" hidden>Check this spin</a></p></div></section>
 <section class="card" aria-labelledby="grid-title"><h2 id="grid-title">Recon grid</h2>
 <p id="grid-note" class="hint"></p>
@@ -119,10 +117,10 @@ const PAGE = `<!doctype html>
 <h2>Items</h2><ul id="items"></ul></section>
 </div>
 <noscript><p>This game needs JavaScript.</p></noscript>
-</main><script src="${MINI_APP_SCRIPT_PATH}"></script></body></html>`;
+</main><script src="${base}/assets/${APP_SCRIPT.file}"></script></body></html>`;
 
 // The fairness check: the form, and where its answer goes. The algorithm is the page's script (browser/fair.ts).
-const FAIRNESS_PAGE = `<!doctype html>
+const fairnessPage = (base: string) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Check a spin or a grid</title><style>${CSS}
@@ -148,17 +146,15 @@ ol.grid li.prize { background: var(--card); font-weight: 600; }
 <p class="hint">hash = hex(SHA-256(server seed as text)). fairInt(n, nonce, cursor): d = hex(HMAC-SHA256(key = server seed, message = "client seed:nonce:cursor")); x = the first 13 hex digits of d as a number; the result is floor(x × n / 2<sup>52</sup>).</p>
 <p class="hint">Wheel: r = fairInt(sum of the weights, nonce, 0); the segment is the first whose running total of weights exceeds r. Grid: start from positions 0–24 holding cells 0–24 (cells 0–9 the prizes: 150 points, 50, 50, 20, 20, 20 points, 1 free spin, 1 free spin, 2 missiles, 2 missiles; 10–24 empty); for i from 24 down to 1, swap positions i and fairInt(i + 1, nonce, i).</p>
 </details>
-<p class="hint"><a href="/app">Back to the games</a></p>
+<p class="hint"><a href="${base}">Back to the games</a></p>
 <noscript><p>This check runs in your browser and needs JavaScript.</p></noscript>
-</main><script src="${FAIRNESS_SCRIPT.path}"></script></body></html>`;
+</main><script src="${base}/assets/${FAIRNESS_SCRIPT.file}"></script></body></html>`;
 
 /** An HTML page that revalidates on every open (a cheap 304). */
 const pageRep = (html: string) => {
   const rep = representation(html, "text/html; charset=utf-8", "no-cache");
   return { ...rep, headers: { ...rep.headers, "x-robots-tag": "noindex, nofollow" } };
 };
-const PAGE_REP = pageRep(PAGE);
-const FAIRNESS_REP = pageRep(FAIRNESS_PAGE);
 
 /** A page, or its 304; the page's policies go with its body (a 304 keeps the cached answer's, RFC 9111 §4.3.4). */
 function servePage(request: Request, rep: ReturnType<typeof pageRep>): Response {
@@ -166,10 +162,13 @@ function servePage(request: Request, rep: ReturnType<typeof pageRep>): Response 
   return res.status === 200 ? withPageSecurity(res, PAGE_HEADERS) : res;
 }
 
-export function miniAppPageRoutes() {
+/** The mini-app's pages under `base` (MESSENGER_MINI_APP_PATH, default /app): the page, its fairness check, their scripts. */
+export function miniAppPageRoutes(base: string) {
+  const page = pageRep(appPage(base));
+  const fairness = pageRep(fairnessPage(base));
   const detail = { tags: ["messenger"], ...conditionalGet("etag") };
   return new Elysia({ name: "herald:mini-app-page" })
-    .get(MINI_APP_PATH, ({ request }) => servePage(request, PAGE_REP), {
+    .get(base, ({ request }) => servePage(request, page), {
       detail: {
         ...detail,
         summary: "The players' mini-app (HTML): balances, the spin wheel with its commitment, what is on today; Telegram opens it from the bot",
@@ -177,7 +176,7 @@ export function miniAppPageRoutes() {
         responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
       },
     })
-    .get(FAIRNESS_PATH, ({ request }) => servePage(request, FAIRNESS_REP), {
+    .get(`${base}/fairness`, ({ request }) => servePage(request, fairness), {
       detail: {
         ...detail,
         summary:
@@ -187,9 +186,9 @@ export function miniAppPageRoutes() {
       },
     })
     .get(
-      "/app/assets/:file",
+      `${base}/assets/:file`,
       ({ request, params }) => {
-        const rep = SCRIPTS.get(`/app/assets/${params.file}`);
+        const rep = SCRIPTS.get(params.file);
         if (!rep) throw new AppError("not_found", "No such mini-app asset: reload the page");
         return conditionalResponse(request, rep);
       },

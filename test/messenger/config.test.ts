@@ -15,6 +15,7 @@ describe("messenger configuration", () => {
       ed25519Keys: "production",
       salutesPartner: undefined,
       botUsername: undefined,
+      miniAppPath: "/app",
       miniAppUrl: undefined,
       initDataMaxFutureSkewSeconds: 60,
       rateLimits: { playerPerMin: 120, ipPerMin: 600, initDataFailuresPerMin: 30, webhookUnauthorizedPerMin: 30 },
@@ -59,6 +60,11 @@ describe("messenger configuration", () => {
     // Telegram opens a mini-app over https only: an http:// page would make every /start reply a 400 from the Bot API.
     expect(bad({ MESSENGER_MINI_APP_URL: "http://play.example.com/app" })).toContain("MESSENGER_MINI_APP_URL");
     expect(bad({ MESSENGER_MINI_APP_URL: "https:// play.example.com" })).toContain("MESSENGER_MINI_APP_URL");
+    // The page's own path: never one of Herald's.
+    for (const path of ["/api", "/api/x", "/admin/app", "/s", "/status", "/claim/x", "/healthz", "app", "/App", "/a/b/c/d", "/app/"])
+      expect(bad({ MESSENGER_MINI_APP_PATH: path })).toContain("MESSENGER_MINI_APP_PATH");
+    for (const path of ["/play", "/play/tg", "/apps", "/statuses", "/g/play-2"])
+      expect(loadConfig({ NODE_ENV: "test", MESSENGER_MINI_APP_PATH: path }).messenger.miniAppPath).toBe(path);
     expect(loadConfig({ NODE_ENV: "test", MESSENGER_MINI_APP_URL: "https://play.example.com/app?from=bot" }).messenger.miniAppUrl).toBe(
       "https://play.example.com/app?from=bot",
     );

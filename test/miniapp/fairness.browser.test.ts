@@ -148,6 +148,34 @@ describe.skipIf(!present)("the fairness check page", () => {
     await page.close();
   });
 
+  test("under another path (MESSENGER_MINI_APP_PATH=/play): the revealed spin's link opens /play/fairness", async () => {
+    const other = await openMessengerApp({ env: { MESSENGER_MINI_APP_PATH: "/play" } });
+    const listening = other.app.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const page = await browser.context!.newPage();
+      await page.addInitScript(
+        (data: string) => {
+          (globalThis as unknown as { Telegram: unknown }).Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
+        },
+        initDataFor(other, { id: 8201 }),
+      );
+      await page.goto(`http://127.0.0.1:${listening.server!.port}/play`, { waitUntil: "load" });
+      await page.locator("#game").waitFor({ state: "visible" });
+      await page.click("#spin");
+      await page.locator("#result").filter({ hasText: "you won" }).waitFor();
+      await page.click("#reveal");
+      await page.locator("#check-link").waitFor({ state: "visible" });
+      await page.click("#check-link");
+      await page.waitForURL(/\/play\/fairness#/);
+      await page.locator("#result[data-state]").waitFor();
+      expect(await resultState(page)).toBe("done");
+      await page.close();
+    } finally {
+      await listening.stop(true);
+      await other.close();
+    }
+  });
+
   test("a real grid, abandoned so its seed is revealed: the page draws the layout the server used", async () => {
     const init = initDataFor(h!, { id: 8102 });
     const post = (path: string, body: unknown) => h!.json(`/api/messenger/games/recon-grid/${path}`, tmaPost(init, body));

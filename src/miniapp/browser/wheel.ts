@@ -1,5 +1,5 @@
 // The spin wheel on the mini-app's page: the segments, the commitment shown before the spin, the spin and its result,
-// and revealing a spin's seed to check it on /app/fairness.
+// and revealing a spin's seed to check it on the fairness page (<base>/fairness).
 import { $, api, ApiError, type Balances, plural, randomHex, type Reward, rewardText, showBalances, showError } from "./api";
 import { loadHistory } from "./history";
 
@@ -109,7 +109,7 @@ export async function reveal(): Promise<void> {
       weights: status.campaign.segments.map((x) => x.weight).join(","),
     });
     const link = $<HTMLAnchorElement>("check-link");
-    link.href = `/app/fairness#${fragment}`;
+    link.href = `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
     link.hidden = false;
     $("reveal").hidden = true;
     showWheel(rotated);
