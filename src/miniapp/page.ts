@@ -99,6 +99,7 @@ const appPage = (base: string) => `<!doctype html>
 <div id="board" class="board" role="group" aria-label="The grid's 25 cells, row by row"></div>
 <button id="grid-start" type="button" hidden>Start a grid</button>
 <p id="grid-result" aria-live="polite"></p>
+<p><a id="grid-check" hidden>Check your last grid</a></p>
 <button id="buy-missiles" type="button" class="secondary">Buy 5 missiles (100 points)</button></section>
 <section class="card" aria-labelledby="missions-title"><h2 id="missions-title">Missions</h2>
 <ul id="missions" class="missions"></ul><p id="missions-none" class="hint" hidden>No missions right now.</p>

@@ -181,6 +181,15 @@ describe.skipIf(!present)("the players' mini-app", () => {
     expect(JSON.parse(grid!.revealed)).toHaveLength(reveals);
     const expected = await ledger(player);
     expect({ points: await text(page, "#points"), spins: await text(page, "#spins"), missiles: await text(page, "#missiles") }).toEqual(expected);
+    // The ended grid's seed is revealed: its check recomputes the layout the server laid out.
+    await page.click("#grid-check");
+    await page.waitForURL(/\/app\/fairness#/);
+    await page.locator("#result[data-state]").waitFor();
+    expect(await page.locator("#result").getAttribute("data-state")).toBe("done");
+    const layout = await h!.ctx.store.get<{ layout: string }>("SELECT layout FROM messenger_grids WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1", [
+      player,
+    ]);
+    expect(await page.locator("#result").getAttribute("data-layout")).toBe((JSON.parse(layout!.layout) as number[]).join(","));
     expect(refused).toEqual([]);
     await page.close();
   });

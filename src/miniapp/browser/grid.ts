@@ -10,8 +10,16 @@ interface GridView {
   prizes_found: number;
   revealed_cells: Array<{ cell: number; reward: Reward }>;
 }
+interface GridFairness {
+  server_seed: string | null;
+  server_seed_hash: string;
+  client_seed: string;
+  nonce: number;
+}
 interface GridStatus {
   active_grid: GridView | null;
+  /** The latest grid that ended: its seed is revealed. */
+  last_grid: { grid_id: number; status: string; fairness: GridFairness } | null;
   balances: Balances;
   next_server_seed_hash: string | null;
 }
@@ -36,6 +44,20 @@ function showGrid(g: GridStatus): void {
   $("grid-note").textContent = grid
     ? `Prizes found: ${grid.prizes_found} of ${grid.prizes_total}. Each reveal costs one missile; you have ${plural(g.balances.missile_balance, "missile", "missiles")}.`
     : "Start a grid: ten prizes are hidden among 25 cells; each reveal costs one missile.";
+  // An ended grid's seed is revealed: the check page recomputes its layout from it (values in the fragment only).
+  const ended = g.last_grid?.fairness;
+  const check = $<HTMLAnchorElement>("grid-check");
+  check.hidden = grid !== null || !ended?.server_seed;
+  if (ended?.server_seed) {
+    const fragment = new URLSearchParams({
+      game: "grid",
+      server_seed: ended.server_seed,
+      hash: ended.server_seed_hash,
+      client_seed: ended.client_seed,
+      nonce: String(ended.nonce),
+    });
+    check.href = `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
+  }
   if (!grid) {
     board.replaceChildren();
     return;
