@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { jsonInit, type TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { jsonInit } from "../support/app";
+import { noHorizontalOverflow, servedForBrowser } from "../support/browser";
 import { createAdminToken } from "../support/partner";
 import { ed25519 } from "@noble/curves/ed25519";
 import { Keypair } from "@solana/web3.js";
 import { initDataFor, openMessengerApp } from "../messenger/support";
+import { openAsPlayer } from "./support";
 
 // The players' mini-app (GET /app) in real headless Chromium with JavaScript on, at a phone's width, from a real
 // server on 127.0.0.1, as Telegram opens it: window.Telegram.WebApp carries init data signed with the test bot's
@@ -14,43 +15,12 @@ import { initDataFor, openMessengerApp } from "../messenger/support";
 // expired init data is refused in words with what to do; outside Telegram the page says where to open it. The
 // page's Content-Security-Policy refuses nothing it uses. Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
 
-const present = chromiumPresent("test/miniapp/app.browser.test.ts");
 const PLAYER = 7001;
+const served = servedForBrowser("test/miniapp/app.browser.test.ts", () => openMessengerApp(), undefined, { javaScript: true });
+const { present, browser, base, app: h } = served;
 
-let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
-
-beforeAll(async () => {
-  if (!present) return;
-  h = await openMessengerApp();
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch({ javaScript: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
-});
-
-/** A fresh page that Telegram would open with `initData` (none: a plain browser); it records CSP refusals. */
-async function openAs(initData: string | null, width = 390): Promise<{ page: Page; refused: string[] }> {
-  const page = await browser.context!.newPage();
-  const refused: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
-  });
-  if (initData !== null) {
-    await page.addInitScript((data: string) => {
-      (globalThis as unknown as { Telegram: unknown }).Telegram = { WebApp: { initData: data, colorScheme: "light", ready() {}, expand() {} } };
-    }, initData);
-  }
-  await page.setViewportSize({ width, height: 844 });
-  await page.goto(`${base()}/app`, { waitUntil: "load" });
-  return { page, refused };
-}
+/** The mini-app as Telegram opens it for the player of `initData` (none: a plain browser). */
+const openAs = (initData: string | null, width = 390) => openAsPlayer(browser, `${base()}/app`, initData, { width });
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
 /** Text inside the closed <details> (fairness), which innerText reads as empty. */
@@ -58,7 +28,7 @@ const content = async (page: Page, selector: string) => (await page.locator(sele
 
 /** The player's balances as the ledger says: the last row's running totals (0 without a row). */
 async function ledger(player: number) {
-  const row = await h!.ctx.store.get<{ free_spin_after: number; missile_after: number; points_after: number }>(
+  const row = await h().ctx.store.get<{ free_spin_after: number; missile_after: number; points_after: number }>(
     "SELECT free_spin_after, missile_after, points_after FROM messenger_ledger WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
     [player],
   );
@@ -67,7 +37,7 @@ async function ledger(player: number) {
 
 describe.skipIf(!present)("the players' mini-app", () => {
   test("a player sees the balance and the committed wheel, spins, and the page shows what the ledger says", async () => {
-    const { page, refused } = await openAs(initDataFor(h!, { id: PLAYER, first_name: "Ada" }));
+    const { page, refused } = await openAs(initDataFor(h(), { id: PLAYER, first_name: "Ada" }));
     await page.locator("#game").waitFor({ state: "visible" });
     expect(await text(page, "#points")).toBe("0");
     expect(await page.locator("#segments li").count()).toBe(6);
@@ -81,7 +51,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await page.click("#spin");
     await page.locator("#result").filter({ hasText: "you won" }).waitFor();
     // The segment the page highlights is the one the server recorded, under the hash the page showed before the spin.
-    const spin = await h!.ctx.store.get<{ segment_index: number; nonce: number }>(
+    const spin = await h().ctx.store.get<{ segment_index: number; nonce: number }>(
       "SELECT segment_index, nonce FROM messenger_spins WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
       [PLAYER],
     );
@@ -101,14 +71,14 @@ describe.skipIf(!present)("the players' mini-app", () => {
   });
 
   test("a promo code is claimed once (the second claim is refused in words), then its points buy missiles for a grid", async () => {
-    const token = await createAdminToken(h!);
-    const created = await h!.json(
+    const token = await createAdminToken(h());
+    const created = await h().json(
       "/api/messenger/admin/games/promos",
       jsonInit("POST", { code: "WELCOME-140", reward: { points: 140 }, max_claims: 10 }, { authorization: `Bearer ${token}` }),
     );
     expect(created.status).toBe(200);
     const player = PLAYER + 10;
-    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    const { page, refused } = await openAs(initDataFor(h(), { id: player }));
     await page.locator("#game").waitFor({ state: "visible" });
     await page.fill("#promo-code", "WELCOME-140");
     await page.click("#promo-form button");
@@ -142,14 +112,14 @@ describe.skipIf(!present)("the players' mini-app", () => {
   });
 
   test("a grid played to the end: missiles bought, cells revealed until every prize is found, the ledger agrees", async () => {
-    const token = await createAdminToken(h!);
-    const created = await h!.json(
+    const token = await createAdminToken(h());
+    const created = await h().json(
       "/api/messenger/admin/games/promos",
       jsonInit("POST", { code: "GRID-FULL", reward: { points: 500 }, max_claims: 10 }, { authorization: `Bearer ${token}` }),
     );
     expect(created.status).toBe(200);
     const player = PLAYER + 15;
-    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    const { page, refused } = await openAs(initDataFor(h(), { id: player }));
     await page.locator("#game").waitFor({ state: "visible" });
     await page.fill("#promo-code", "GRID-FULL");
     await page.click("#promo-form button");
@@ -173,7 +143,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     expect(await text(page, "#grid-result")).toContain("The grid is complete");
     // The grid ended: the next one can be started; the server recorded every reveal and the grid as complete.
     expect(await page.locator("#grid-start").isVisible()).toBe(true);
-    const grid = await h!.ctx.store.get<{ status: string; revealed: string }>(
+    const grid = await h().ctx.store.get<{ status: string; revealed: string }>(
       "SELECT status, revealed FROM messenger_grids WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
       [player],
     );
@@ -186,7 +156,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await page.waitForURL(/\/app\/fairness#/);
     await page.locator("#result[data-state]").waitFor();
     expect(await page.locator("#result").getAttribute("data-state")).toBe("done");
-    const layout = await h!.ctx.store.get<{ layout: string }>("SELECT layout FROM messenger_grids WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1", [
+    const layout = await h().ctx.store.get<{ layout: string }>("SELECT layout FROM messenger_grids WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1", [
       player,
     ]);
     expect(await page.locator("#result").getAttribute("data-layout")).toBe((JSON.parse(layout!.layout) as number[]).join(","));
@@ -195,8 +165,8 @@ describe.skipIf(!present)("the players' mini-app", () => {
   });
 
   test("a server-counted mission: joined, moved on by the game's own count, paid once", async () => {
-    const token = await createAdminToken(h!);
-    const admin = (path: string, body: unknown) => h!.json(path, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
+    const token = await createAdminToken(h());
+    const admin = (path: string, body: unknown) => h().json(path, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
     expect((await admin("/api/messenger/admin/games/promos", { code: "MISSION-DAY", reward: { points: 5 }, max_claims: 10 })).status).toBe(200);
     const mission = {
       mission_key: "claim-1",
@@ -209,7 +179,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     };
     expect((await admin("/api/messenger/admin/missions", mission)).status).toBe(200);
     const player = PLAYER + 20;
-    const { page, refused } = await openAs(initDataFor(h!, { id: player }));
+    const { page, refused } = await openAs(initDataFor(h(), { id: player }));
     await page.locator("#mission-claim-1").waitFor();
     expect(await text(page, "#mission-status-claim-1")).toBe("Not joined yet (0 of 1).");
     await page.click("#mission-action-claim-1");
@@ -228,9 +198,10 @@ describe.skipIf(!present)("the players' mini-app", () => {
     expect(await page.locator("#mission-action-claim-1").count()).toBe(0);
     expect(await text(page, "#points")).toBe("30");
     // Paid once: one ledger row for the mission, and the balances are the ledger's.
-    const payouts = await h!.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM messenger_ledger WHERE telegram_user_id = ? AND action LIKE '%mission%'", [
-      player,
-    ]);
+    const payouts = await h().ctx.store.get<{ n: number }>(
+      "SELECT count(*) AS n FROM messenger_ledger WHERE telegram_user_id = ? AND action LIKE '%mission%'",
+      [player],
+    );
     expect(payouts!.n).toBe(1);
     // The history, newest first: the mission's reward, then the promo code.
     await page.locator("#history li", { hasText: "Mission reward: +25 points" }).waitFor();
@@ -248,23 +219,21 @@ describe.skipIf(!present)("the players' mini-app", () => {
     const player = PLAYER + 30;
     const keypair = Keypair.generate();
     const address = keypair.publicKey.toBase58();
-    const page = await browser.context!.newPage();
     // A wallet as a browser extension would register it (Wallet Standard events); it signs with the test's keypair,
     // held outside the page. What it was asked to sign is kept for the check below.
     const signed: string[] = [];
-    await page.exposeFunction("testWalletSign", (bytes: number[]) => {
-      const message = new Uint8Array(bytes);
-      signed.push(new TextDecoder().decode(message));
-      return Array.from(ed25519.sign(message, keypair.secretKey.slice(0, 32)));
-    });
-    await page.addInitScript(
-      ({ data, address }: { data: string; address: string }) => {
+    const registerWallet = async (page: Page) => {
+      await page.exposeFunction("testWalletSign", (bytes: number[]) => {
+        const message = new Uint8Array(bytes);
+        signed.push(new TextDecoder().decode(message));
+        return Array.from(ed25519.sign(message, keypair.secretKey.slice(0, 32)));
+      });
+      await page.addInitScript((address: string) => {
         type Api = { register: (w: unknown) => void };
         const g = globalThis as unknown as Record<string, unknown> & {
           addEventListener: (type: string, listener: (e: { detail: Api }) => void) => void;
           dispatchEvent: (e: Event) => boolean;
         };
-        g.Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
         const account = { address, publicKey: new Uint8Array(32), chains: ["solana:mainnet"], features: ["solana:signMessage"] };
         const wallet = {
           version: "1.0.0",
@@ -286,11 +255,9 @@ describe.skipIf(!present)("the players' mini-app", () => {
         const callback = ({ register }: Api) => register(wallet);
         g.addEventListener("wallet-standard:app-ready", (e) => callback(e.detail));
         g.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: callback }));
-      },
-      { data: initDataFor(h!, { id: player }), address },
-    );
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${base()}/app`, { waitUntil: "load" });
+      }, address);
+    };
+    const { page } = await openAsPlayer(browser, `${base()}/app`, initDataFor(h(), { id: player }), { before: registerWallet });
     await page.locator("#game").waitFor({ state: "visible" });
     expect(await page.locator("#wallets-none").isVisible()).toBe(false);
     await page.click("#wallet-0");
@@ -298,7 +265,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     expect(await text(page, "#wallet-result")).toBe(`Wallet ${address} is linked to your account.`);
     expect(signed).toHaveLength(1);
     expect(signed[0]).toContain(`wants you to sign in with your Solana account:\n${address}`);
-    const proven = await h!.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?", [
+    const proven = await h().ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM messenger_wallets WHERE telegram_user_id = ? AND address = ?", [
       player,
       address,
     ]);
@@ -308,7 +275,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
   });
 
   test("no wallet in the browser: the page says so and offers no button", async () => {
-    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 31 }));
+    const { page } = await openAs(initDataFor(h(), { id: PLAYER + 31 }));
     await page.locator("#game").waitFor({ state: "visible" });
     expect(await page.locator("#wallets button").count()).toBe(0);
     expect(await text(page, "#wallets-none")).toContain("No Solana wallet was found in this browser");
@@ -316,15 +283,15 @@ describe.skipIf(!present)("the players' mini-app", () => {
   });
 
   test("on the narrowest phone (360 px) the page needs no sideways scrolling", async () => {
-    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 1 }), 360);
+    const { page } = await openAs(initDataFor(h(), { id: PLAYER + 1 }), 360);
     await page.locator("#game").waitFor({ state: "visible" });
     await noHorizontalOverflow(page);
     await page.close();
   });
 
   test("expired init data: the refusal in words, with what to do", async () => {
-    const dayAgo = Math.floor(h!.clock.now().getTime() / 1000) - 2 * 86_400;
-    const { page } = await openAs(initDataFor(h!, { id: PLAYER + 2 }, {}, dayAgo));
+    const dayAgo = Math.floor(h().clock.now().getTime() / 1000) - 2 * 86_400;
+    const { page } = await openAs(initDataFor(h(), { id: PLAYER + 2 }, {}, dayAgo));
     await page.locator("#error").waitFor({ state: "visible" });
     expect(await text(page, "#error")).toContain("close the mini-app and open it again from the bot");
     expect(await page.locator("#game").isVisible()).toBe(false);
@@ -335,7 +302,7 @@ describe.skipIf(!present)("the players' mini-app", () => {
     const { page, refused } = await openAs(null);
     await page.locator("#outside").waitFor({ state: "visible" });
     expect(await text(page, "#outside")).toContain("Open this page from the bot in Telegram.");
-    await page.fill("#paste", initDataFor(h!, { id: PLAYER + 3 }));
+    await page.fill("#paste", initDataFor(h(), { id: PLAYER + 3 }));
     await page.click("#paste-form button");
     await page.locator("#game").waitFor({ state: "visible" });
     expect(await text(page, "#points")).toBe("0");

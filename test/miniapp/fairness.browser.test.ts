@@ -1,69 +1,41 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { pickWeighted, seedHash, shuffleFair } from "../../src/messenger/games/fair";
-import type { TestApp } from "../support/app";
-import { chromiumPresent, noHorizontalOverflow, OperatorBrowser } from "../support/browser";
+import { noHorizontalOverflow, servedForBrowser } from "../support/browser";
+import { seededRng } from "../support/clock";
 import { initDataFor, openMessengerApp, tmaPost } from "../messenger/support";
+import { openAsPlayer } from "./support";
 
 // The fairness check (GET /app/fairness) in real headless Chromium, JavaScript on, at a phone's width. The page's own
 // algorithm (src/miniapp/browser/fair.ts, WebCrypto) agrees with the server's (src/messenger/games/fair.ts) on 1,000
 // outcomes fed to it in the browser; a real spin is revealed from the mini-app and checked through the link it gives;
 // a real grid's revealed layout is recomputed; a tampered seed and bad values are answered in words.
 
-const present = chromiumPresent("test/miniapp/fairness.browser.test.ts");
+const served = servedForBrowser("test/miniapp/fairness.browser.test.ts", () => openMessengerApp(), undefined, { javaScript: true });
+const { present, browser, base, app: h } = served;
 
-let h: TestApp | undefined;
-let server: ReturnType<TestApp["app"]["listen"]> | undefined;
-const browser = new OperatorBrowser();
-const base = () => `http://127.0.0.1:${server!.server!.port}`;
+/** The fairness page (or any path) in a plain browser: the check needs no player. */
+const newPage = (path: string, width = 390) => openAsPlayer(browser, `${base()}${path}`, null, { width });
 
-beforeAll(async () => {
-  if (!present) return;
-  h = await openMessengerApp();
-  server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
-  await browser.launch({ javaScript: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser.close();
-  await server?.stop(true);
-  await h?.close();
-});
-
-/** A small seeded generator (mulberry32): the same 1,000 cases every run. */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-async function newPage(path: string, width = 390): Promise<{ page: Page; refused: string[] }> {
-  const page = await browser.context!.newPage();
-  const refused: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
-  });
-  await page.setViewportSize({ width, height: 844 });
-  await page.goto(`${base()}${path}`, { waitUntil: "load" });
-  return { page, refused };
+/** In the mini-app: spin, reveal the seed, follow the check link; resolves on the check page with its result. */
+async function spinRevealAndCheck(page: Page, checkUrl: RegExp): Promise<void> {
+  await page.locator("#game").waitFor({ state: "visible" });
+  await page.click("#spin");
+  await page.locator("#result").filter({ hasText: "you won" }).waitFor();
+  await page.click("#reveal");
+  await page.locator("#check-link").waitFor({ state: "visible" });
+  await page.click("#check-link");
+  await page.waitForURL(checkUrl);
+  await page.locator("#result[data-state]").waitFor();
 }
 
 const resultState = (page: Page) => page.locator("#result").getAttribute("data-state");
 
 describe.skipIf(!present)("the fairness check page", () => {
   test("its algorithm agrees with the server's on 1,000 outcomes, run in the browser", async () => {
-    const random = generator(51);
-    const hex = (bytes: number) =>
-      Array.from({ length: bytes }, () =>
-        Math.floor(random() * 256)
-          .toString(16)
-          .padStart(2, "0"),
-      ).join("");
+    // The same 1,000 cases every run.
+    const rng = seededRng("fairness-page");
+    const hex = (bytes: number) => Buffer.from(rng.bytes(bytes)).toString("hex");
     const wheels = [
       [40, 25, 5, 15, 10, 5],
       [1, 1],
@@ -73,7 +45,7 @@ describe.skipIf(!present)("the fairness check page", () => {
     const cases = Array.from({ length: 1000 }, (_, i) => {
       const serverSeed = hex(32);
       const clientSeed = i % 3 === 0 ? hex(8) : `player seed ${i}: ünïcode ✓`;
-      const nonce = Math.floor(random() * 5000);
+      const nonce = Buffer.from(rng.bytes(2)).readUInt16BE() % 5000;
       const weights = wheels[i % wheels.length]!;
       const grid = i % 4 === 3;
       return {
@@ -108,24 +80,9 @@ describe.skipIf(!present)("the fairness check page", () => {
 
   test("a real spin: played and revealed in the mini-app, checked through the link it gives", async () => {
     const player = 8101;
-    const page = await browser.context!.newPage();
-    await page.addInitScript(
-      (data: string) => {
-        (globalThis as unknown as { Telegram: unknown }).Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
-      },
-      initDataFor(h!, { id: player }),
-    );
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${base()}/app`, { waitUntil: "load" });
-    await page.locator("#game").waitFor({ state: "visible" });
-    await page.click("#spin");
-    await page.locator("#result").filter({ hasText: "you won" }).waitFor();
-    await page.click("#reveal");
-    await page.locator("#check-link").waitFor({ state: "visible" });
-    await page.click("#check-link");
-    await page.waitForURL(/\/app\/fairness#/);
-    await page.locator("#result[data-state]").waitFor();
-    const spin = await h!.ctx.store.get<{ segment_index: number }>(
+    const { page } = await openAsPlayer(browser, `${base()}/app`, initDataFor(h(), { id: player }));
+    await spinRevealAndCheck(page, /\/app\/fairness#/);
+    const spin = await h().ctx.store.get<{ segment_index: number }>(
       "SELECT segment_index FROM messenger_spins WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
       [player],
     );
@@ -152,22 +109,8 @@ describe.skipIf(!present)("the fairness check page", () => {
     const other = await openMessengerApp({ env: { MESSENGER_MINI_APP_PATH: "/play" } });
     const listening = other.app.listen({ hostname: "127.0.0.1", port: 0 });
     try {
-      const page = await browser.context!.newPage();
-      await page.addInitScript(
-        (data: string) => {
-          (globalThis as unknown as { Telegram: unknown }).Telegram = { WebApp: { initData: data, ready() {}, expand() {} } };
-        },
-        initDataFor(other, { id: 8201 }),
-      );
-      await page.goto(`http://127.0.0.1:${listening.server!.port}/play`, { waitUntil: "load" });
-      await page.locator("#game").waitFor({ state: "visible" });
-      await page.click("#spin");
-      await page.locator("#result").filter({ hasText: "you won" }).waitFor();
-      await page.click("#reveal");
-      await page.locator("#check-link").waitFor({ state: "visible" });
-      await page.click("#check-link");
-      await page.waitForURL(/\/play\/fairness#/);
-      await page.locator("#result[data-state]").waitFor();
+      const { page } = await openAsPlayer(browser, `http://127.0.0.1:${listening.server!.port}/play`, initDataFor(other, { id: 8201 }));
+      await spinRevealAndCheck(page, /\/play\/fairness#/);
       expect(await resultState(page)).toBe("done");
       await page.close();
     } finally {
@@ -177,8 +120,8 @@ describe.skipIf(!present)("the fairness check page", () => {
   });
 
   test("a real grid, abandoned so its seed is revealed: the page draws the layout the server used", async () => {
-    const init = initDataFor(h!, { id: 8102 });
-    const post = (path: string, body: unknown) => h!.json(`/api/messenger/games/recon-grid/${path}`, tmaPost(init, body));
+    const init = initDataFor(h(), { id: 8102 });
+    const post = (path: string, body: unknown) => h().json(`/api/messenger/games/recon-grid/${path}`, tmaPost(init, body));
     const status = await post("status", {});
     expect(status.status).toBe(200);
     expect((await post("start", { client_seed: "grid-seed-8102", next_server_seed_hash: status.body.next_server_seed_hash })).status).toBe(200);

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow } from "../support/browser";
 import { createAdminToken } from "../support/partner";

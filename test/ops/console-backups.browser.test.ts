@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";

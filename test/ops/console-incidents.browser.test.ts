@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow, signIn } from "../support/browser";
 import { FakeClock } from "../support/clock";

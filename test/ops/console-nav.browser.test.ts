@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { CONSOLE_NAV } from "../../src/auth/operator-page";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow } from "../support/browser";
 import { createAdminToken, createKey } from "../support/partner";

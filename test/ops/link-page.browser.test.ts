@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Param } from "../../src/db/port";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";

@@ -8,7 +8,7 @@ import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
-import { servedForBrowser } from "./browser-app";
+import { servedForBrowser } from "../support/browser";
 import { plantHour } from "./support";
 
 // The readiness page in real headless Chromium, exactly as test/ops/config-page.browser.test.ts does the config

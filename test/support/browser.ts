@@ -1,11 +1,12 @@
 // What the operator pages' browser tests share: Debian's /usr/bin/chromium driven by playwright-core (as
 // test/status/page.browser.test.ts), a throwaway profile, JavaScript off (the pages need none), screenshots into
 // a temp dir or OPS_SCREENSHOT_DIR (a person should look at them), and the no-horizontal-scroll check.
-import { expect } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { TestApp } from "./app";
 import { reportSkipped } from "./skipped";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -81,4 +82,29 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
   await page.goto(`${base}/admin/sign-in`, { waitUntil: "load" });
   await page.fill("#token", token);
   await page.click("#sign-in");
+}
+
+/**
+ * The frame of a browser test file: when Chromium is present, before all its tests `open` opens (and seeds)
+ * the app, which is then served on 127.0.0.1 (and `served` plants what needs the server) to a launched browser;
+ * after them all three are closed. `present` is for test.skipIf, `base()` the served origin, `app()` the app.
+ */
+export function servedForBrowser(file: string, open: () => Promise<TestApp>, served?: (app: TestApp) => Promise<void>, opts: { javaScript?: boolean } = {}) {
+  const present = chromiumPresent(file);
+  const browser = new OperatorBrowser();
+  let app: TestApp | undefined;
+  let server: ReturnType<TestApp["app"]["listen"]> | undefined;
+  beforeAll(async () => {
+    if (!present) return;
+    app = await open();
+    server = app.app.listen({ hostname: "127.0.0.1", port: 0 });
+    await served?.(app);
+    await browser.launch(opts);
+  }, 120_000);
+  afterAll(async () => {
+    await browser.close();
+    await server?.stop(true);
+    await app?.close();
+  });
+  return { present, browser, base: () => `http://127.0.0.1:${server!.server!.port}`, app: () => app! };
 }

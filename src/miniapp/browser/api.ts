@@ -64,15 +64,21 @@ export function initData(): string {
   return sessionStorage.getItem("herald-init-data") ?? "";
 }
 
-export async function api<T>(path: string, body: unknown): Promise<T> {
+/** How long the page waits for one answer before it says so (Herald answers or refuses well within this). */
+const CALL_TIMEOUT_MS = 15_000;
+
+/** A call to Herald with the player's init data: POST with a JSON body, or GET without one. */
+export async function api<T>(path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `tma ${initData()}` },
-      body: JSON.stringify(body),
+      method: body === undefined ? "GET" : "POST",
+      headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: `tma ${initData()}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
-  } catch {
+  } catch (err) {
+    if ((err as Error).name === "TimeoutError") throw new ApiError(0, "timeout", "The game did not answer in time: try again in a moment.");
     throw new ApiError(0, "network", "The game could not be reached: check your connection and try again.");
   }
   const json = (await res.json().catch(() => ({}))) as ErrorBody & T;

@@ -50,15 +50,16 @@ function showCatalog(c: Catalog): void {
 }
 
 async function refresh(): Promise<void> {
+  // Every section's call at once: the first screen waits for the slowest, not for their sum.
   const [catalog, wheel] = await Promise.all([
     api<Catalog>("/api/messenger/games/catalog", {}),
     api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}),
+    loadGrid(),
+    loadMissions(),
+    loadHistory(),
   ]);
   showCatalog(catalog);
   showWheel(wheel);
-  await loadGrid();
-  await loadMissions();
-  await loadHistory();
   $("game").hidden = false;
 }
 

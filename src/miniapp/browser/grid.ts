@@ -83,7 +83,6 @@ export async function loadGrid(): Promise<void> {
   const g = await api<GridStatus>("/api/messenger/games/recon-grid/status", {});
   gridNext = g.next_server_seed_hash;
   showGrid(g);
-  if (!$("game").hidden) await loadHistory();
 }
 
 export async function startGrid(): Promise<void> {
@@ -100,9 +99,10 @@ async function revealCell(gridId: number, cell: number): Promise<void> {
   $("error").hidden = true;
   try {
     const r = await api<RevealAnswer>("/api/messenger/games/recon-grid/reveal", { request_id: crypto.randomUUID(), grid_id: gridId, cell });
+    // The board first, then the words: what the words say is on the board when they appear.
+    await Promise.all([loadGrid(), loadHistory()]);
     $("grid-result").textContent =
       `Cell ${cell + 1}: ${rewardText(r.reward) === "nothing this time" ? "empty" : `you found ${rewardText(r.reward)}`}.${r.grid.status === "active" ? "" : " The grid is complete: its seed is revealed in its fairness."}`;
-    await loadGrid();
   } catch (err) {
     showError(err);
     await loadGrid().catch(() => undefined);
@@ -114,7 +114,7 @@ export async function buyMissiles(): Promise<void> {
   try {
     const r = await api<Purchase>("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity: 5 });
     showBalances(r.balances);
-    await loadGrid();
+    await Promise.all([loadGrid(), loadHistory()]);
   } catch (err) {
     showError(err);
   }

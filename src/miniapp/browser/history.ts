@@ -1,5 +1,5 @@
 // The player's history on the mini-app's page: the latest game-ledger entries, in words.
-import { $, initData, plural, type Reward } from "./api";
+import { $, api, plural, type Reward } from "./api";
 
 interface Activity {
   recent: Array<{ id: number; action: string; deltas: Reward; created_at: string }>;
@@ -26,9 +26,7 @@ const deltaText = (d: Reward) =>
 
 /** The player's latest game-ledger entries, newest first. */
 export async function loadHistory(): Promise<void> {
-  const res = await fetch("/api/messenger/engagement/activity-preview?limit=10", { headers: { authorization: `tma ${initData()}` } });
-  if (!res.ok) return;
-  const { recent } = (await res.json()) as Activity;
+  const { recent } = await api<Activity>("/api/messenger/engagement/activity-preview?limit=10");
   $("history").replaceChildren(
     ...recent.map((r) => {
       const li = document.createElement("li");
