@@ -212,3 +212,38 @@ export async function recordDelivery(
         );
   return res.changes > 0;
 }
+
+/** A delivery that succeeded, with its attempt's outcome: written with others by recordSuccesses. */
+export interface Success {
+  id: number;
+  token: string;
+  attemptId: number;
+  nowIso: string;
+  attempt: AttemptOutcome;
+}
+
+/**
+ * Records several successes in one transaction, each guarded by its lease token as recordDelivery does, with no
+ * savepoint between them (none of these statements fails on its own: a lost lease changes no row). Every statement
+ * is issued at once (one round trip on PostgreSQL, run in call order: a delivery's record, then its attempt's, as
+ * the lease locks them). Returns the ids of the deliveries still held; an attempt's outcome is written either way
+ * (recordDelivery says why). One statement per row by its primary key, not one UPDATE … FROM a list of rows: that
+ * join is planned from table statistics, and a webhook_attempts table filled since its last ANALYZE was read whole
+ * for every batch (33 ms a statement; bench/README.md, "Webhook successes written together").
+ */
+export async function recordSuccesses(q: Queryable, rows: Success[]): Promise<Set<number>> {
+  const byId = [...rows].sort((a, b) => a.id - b.id);
+  const written = await inOrder(
+    ...byId.flatMap((r) => [
+      recordDelivery(
+        q,
+        { id: r.id, token: r.token },
+        { status: "succeeded", nextIso: null, reasonTag: null, error: r.attempt.error, statusCode: r.attempt.statusCode },
+        r.attempt.startedAtIso,
+        r.nowIso,
+      ),
+      recordAttempt(q, r.attemptId, r.attempt).then(() => true),
+    ]),
+  );
+  return new Set(byId.filter((_, k) => written[2 * k]).map((r) => r.id));
+}
