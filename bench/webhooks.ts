@@ -24,6 +24,7 @@ import { webhookSignature } from "../src/client/sign";
 import { emitEvent, type Owner } from "../src/webhooks/outbox";
 import { createWebhook } from "../src/webhooks/service";
 import { openEngine, type BenchDatabase, type BenchEngine } from "./engines";
+import { bareDrain } from "./webhooks-floor";
 import { percentile } from "./percentiles";
 import {
   databaseCpu,
@@ -47,6 +48,8 @@ const PACED_SECONDS = 5;
 const TARGET_PER_SEC = 2000;
 const TARGET_P99_MS = 1000;
 const BASELINE = "receiver raw capacity: fetch POST ×16";
+const SQLITE_PREFIX = "SQLite (same run): ";
+const BARE = "bare PostgreSQL dispatcher (16 in flight, one-statement lease)";
 
 const wallMs = () => performance.timeOrigin + performance.now();
 
@@ -313,6 +316,56 @@ async function backlog(
 }
 
 /**
+ * (b′, PostgreSQL only) The same backlog drained by the bare PostgreSQL dispatcher (bench/webhooks-floor.ts) in
+ * herald's tables: the floor for any dispatcher on this machine. Herald's context only sets up the webhooks and
+ * commits the events; its dispatcher does not run.
+ */
+async function bareBacklog(engine: BenchEngine, label: string, dir: string, sink: RunningServer, events: number): Promise<CaseOutcome> {
+  const ctxs = await openHeralds(engine, dir, {});
+  const ctx = ctxs[0]!;
+  const url = ctx.config.database.url!;
+  const drain = () => bareDrain(url, { inFlight: ctx.config.webhooks.concurrency, poolMax: ctx.config.database.poolMax });
+  try {
+    await createWebhooks(ctx, sink);
+    await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
+    await drain();
+    await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
+    await sinkJson(sink, "/arrivals?clear=1");
+    await clearDeliveries(ctx);
+    progress(
+      `${label}: committing ${events.toLocaleString("en-US")} events (${(events * WEBHOOKS).toLocaleString("en-US")} deliveries) in transactions of ${BATCH}`,
+    );
+    const commits = new Map<string, number>();
+    await emitBatched(ctx, events, BATCH, commits);
+    await ctx.store.run("ANALYZE");
+    progress(`${label}: draining`);
+    const started = performance.now();
+    const databaseBefore = databaseCpu();
+    const ownBefore = process.cpuUsage();
+    const recorded = await drain();
+    const drainSeconds = (performance.now() - started) / 1000;
+    const own = process.cpuUsage(ownBefore);
+    const databaseJiffies = databaseJiffiesSince(databaseBefore);
+    const expected = events * WEBHOOKS;
+    await waitForHooks(sink, expected, 30_000);
+    const m = await collect(sink, commits);
+    const statuses = await statusCounts(ctx);
+    return {
+      result: caseResult(label, `${sink.baseUrl}/hook/{1..${WEBHOOKS}}`, expected / drainSeconds, m, expected - (statuses.succeeded ?? 0), expected),
+      notes: [
+        `${label}: ${ctx.config.webhooks.concurrency} in flight, no per-host limit, pool ${ctx.config.database.poolMax}; drained ${recorded.toLocaleString("en-US")} deliveries in ${drainSeconds.toFixed(2)} s; ${m.duplicates} duplicate receipts`,
+        ...drainCpuNote(label, own.user + own.system, databaseJiffies, expected).map((n) =>
+          n.replace("herald's dispatcher (this process)", "the bare dispatcher (this process)"),
+        ),
+      ],
+      errors: checkCase(label, m, statuses, expected),
+    };
+  } finally {
+    for (const c of ctxs) await closeHerald(c);
+  }
+}
+
+/**
  * CPU per delivery over a drain: herald's dispatcher (this process: the instances run in it) and, on PostgreSQL, the
  * database's own processes, with the ceiling the latter sets on the machine's cores for any dispatcher.
  */
@@ -420,6 +473,18 @@ const webhooks: Benchmark = {
         await backlog(engine, "dispatcher, backlog, 16 per host", join(dir.path, "b"), sink, events, { WEBHOOK_PER_TARGET_CONCURRENCY: "16" }),
         await paced(engine, `dispatcher, not backlogged (${PACED_RATE} events/s × ${WEBHOOKS}, nudged)`, join(dir.path, "c"), sink),
       ];
+      if (engine.kind === "postgres") {
+        // The issue's yardstick in the same run: herald on SQLite (the same two backlogs), and the bare PostgreSQL
+        // dispatcher's floor.
+        const sqlite = await openEngine({});
+        outcomes.push(
+          await backlog(sqlite, `${SQLITE_PREFIX}dispatcher, backlog, defaults (16 in flight, 4 per host)`, join(dir.path, "d"), sink, events, {}),
+          await backlog(sqlite, `${SQLITE_PREFIX}dispatcher, backlog, 16 per host`, join(dir.path, "e"), sink, events, {
+            WEBHOOK_PER_TARGET_CONCURRENCY: "16",
+          }),
+          await bareBacklog(engine, BARE, join(dir.path, "f"), sink, events),
+        );
+      }
       for (const o of outcomes) {
         results.push(o.result);
         notes.push(...o.notes);
@@ -439,7 +504,21 @@ const webhooks: Benchmark = {
     const defaults = withRatios[2]!;
     const best = Math.max(withRatios[2]!.requests_per_sec, withRatios[3]!.requests_per_sec);
     const calm = withRatios[4]!;
+    const rate = (label: string) => withRatios.find((r) => r.case === label)?.requests_per_sec;
+    const sqliteDefaults = rate(`${SQLITE_PREFIX}dispatcher, backlog, defaults (16 in flight, 4 per host)`);
+    const sqlitePerHost = rate(`${SQLITE_PREFIX}dispatcher, backlog, 16 per host`);
+    const bare = rate(BARE);
+    const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+    const sameRun =
+      sqliteDefaults && sqlitePerHost && bare
+        ? [
+            `target (issue 49) PostgreSQL ≥ 0.7× SQLite in the same run: defaults ${x(defaults.requests_per_sec, sqliteDefaults)}, 16 per host ${x(withRatios[3]!.requests_per_sec, sqlitePerHost)} ` +
+              `${defaults.requests_per_sec >= 0.7 * sqliteDefaults && withRatios[3]!.requests_per_sec >= 0.7 * sqlitePerHost ? "MET" : "NOT MET"}; ` +
+              `the bare PostgreSQL dispatcher ${x(bare, sqlitePerHost)} of SQLite's 16 per host (herald 16 per host ÷ bare ${x(withRatios[3]!.requests_per_sec, bare)})`,
+          ]
+        : [];
     const summary = [
+      ...sameRun,
       `target ≥ ${TARGET_PER_SEC.toLocaleString("en-US")} deliveries/s: defaults ${Math.round(defaults.requests_per_sec).toLocaleString("en-US")}/s ${defaults.requests_per_sec >= TARGET_PER_SEC ? "MET" : "NOT MET"}; ` +
         `best configuration ${Math.round(best).toLocaleString("en-US")}/s ${best >= TARGET_PER_SEC ? "MET" : "NOT MET"}`,
       `target commit-to-receipt p99 < ${TARGET_P99_MS} ms when not backlogged: p99 ${calm.p99_ms.toFixed(2)} ms ${calm.p99_ms < TARGET_P99_MS ? "MET" : "NOT MET"} (p50 ${calm.p50_ms.toFixed(2)} ms)`,
