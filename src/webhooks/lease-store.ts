@@ -77,6 +77,45 @@ export async function dueDeliveries(q: Queryable, dialect: Dialect, nowIso: stri
   return found.slice(0, limit);
 }
 
+/** A delivery taken by takeQueuedPostgres: what its send needs, its attempts (this one counted) and its attempt row. */
+export type TakenRow = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due" | "reason_tag" | "last_error"> & { attempt_id: number };
+
+/**
+ * PostgreSQL: the common lease in ONE statement, committed on its own — queued deliveries due now whose webhook is
+ * active and whose next attempt cannot be the budget's last (attempts + 1 < max: then no interrupted attempt can
+ * change what happens, as in DeliveryLeases.take), oldest due first, locked with SKIP LOCKED like dueDeliveries;
+ * each marked processing under the lease with its attempt counted, its attempt row inserted, and what its send
+ * needs read back. A per-dialect fragment (data-modifying CTEs; SQLite has none, and there the full lease is one
+ * statement already). Everything else — failed deliveries due for a retry, expired leases, cancelled webhooks,
+ * budgets near their end — is left to the full lease (DeliveryLeases).
+ */
+const TAKE_QUEUED_POSTGRES = `WITH due AS (
+    SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.status = 'queued' AND d.next_attempt_at <= ? AND d.attempts + 1 < ? AND w.is_active = 1 AND w.deleted_at IS NULL
+    ORDER BY d.next_attempt_at, d.id LIMIT ? FOR UPDATE OF d SKIP LOCKED),
+  taken AS (
+    UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?
+    FROM due WHERE webhook_deliveries.id = due.id
+    RETURNING webhook_deliveries.id, webhook_deliveries.attempts, webhook_deliveries.event_id, webhook_deliveries.webhook_id,
+      webhook_deliveries.partner, webhook_deliveries.mode, webhook_deliveries.next_attempt_at),
+  attempt AS (
+    INSERT INTO webhook_attempts (delivery_id, attempt_no, started_at, duration_ms)
+    SELECT t.id, (SELECT coalesce(max(a.attempt_no), 0) + 1 FROM webhook_attempts a WHERE a.delivery_id = t.id), CAST(? AS text), 0 FROM taken t
+    RETURNING id, delivery_id)
+  SELECT t.id, t.attempts, t.webhook_id, t.partner, t.mode, e.public_id AS event_public_id, e.event_type, e.data AS event_data, w.target_url,
+    w.secret_ciphertext, w.previous_secret_ciphertext, w.previous_secret_valid_until, w.failing_since, a.id AS attempt_id
+  FROM taken t JOIN attempt a ON a.delivery_id = t.id JOIN events e ON e.id = t.event_id JOIN webhooks w ON w.id = t.webhook_id
+  ORDER BY t.next_attempt_at, t.id`;
+
+export function takeQueuedPostgres(
+  q: Queryable,
+  limit: number,
+  maxAttempts: number,
+  lease: { untilIso: string; token: string; nowIso: string },
+): Promise<TakenRow[]> {
+  return q.all<TakenRow>(TAKE_QUEUED_POSTGRES, [lease.nowIso, maxAttempts, limit, lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.nowIso]);
+}
+
 // An expression of the UPDATEs below reads the row as it was before the UPDATE: `status = 'processing'` here
 // means "its previous lease expired", and the record then says so until this attempt's outcome replaces it.
 const INTERRUPTED_FIELDS = `reason_tag = CASE WHEN status = 'processing' THEN 'interrupted' ELSE reason_tag END,

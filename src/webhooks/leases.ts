@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/port";
 import type { DispatchContext } from "./deps";
-import { type DueRow, dueDeliveries, interruptAttempts, interruptedInBudget, settleDelivery, takeDeliveries } from "./lease-store";
+import { type DueRow, dueDeliveries, interruptAttempts, interruptedInBudget, settleDelivery, takeDeliveries, takeQueuedPostgres } from "./lease-store";
 import { type EmitDeps, emitEvent } from "./outbox";
 
 /** last_error of a delivery (and error of its attempt row) whose sender stopped while the attempt was out. */
@@ -11,6 +11,12 @@ export const INTERRUPTED_ERROR =
 export const interruptedLimitError = (n: number) =>
   `the sender stopped during ${n} attempts of this delivery (processes killed or leases lost), as many as WEBHOOK_MAX_ATTEMPTS allows: ` +
   "the receiver may have received them; their outcome is unknown and no further attempt is made";
+
+/**
+ * On PostgreSQL, how often the full lease runs at least, while the one-statement lease of new deliveries keeps
+ * finding all it asks for (DeliveryLeases.take).
+ */
+const FULL_LEASE_EVERY_MS = 1_000;
 
 /** A delivery leased for one attempt, already counted: `attempts` includes it and `attempt_id` is its row. */
 export type Leased = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due" | "reason_tag" | "last_error"> & {
@@ -58,13 +64,50 @@ export async function notifyDeadLetter(
  * each new attempt is taken with at most WEBHOOK_MAX_ATTEMPTS − 1 recorded and as many interrupted ones before it.
  */
 export class DeliveryLeases {
+  /** When the full lease last ran (epoch ms, this instance's clock): PostgreSQL's common lease defers to it. */
+  private fullAt = Number.NEGATIVE_INFINITY;
+  /** The last lease found all it asked for: a backlog, where PostgreSQL's common lease pays. */
+  private backlog = false;
+
   constructor(private readonly ctx: DispatchContext) {}
 
   /**
    * Leases up to `limit` due deliveries until `leaseUntil`. Returns those to send, and how many were settled
    * without a send: cancelled (webhook disabled or deleted) or dead-lettered (no attempt left in the budget).
+   * On PostgreSQL, through a backlog (the last lease found all it asked for), the common case is leased first in
+   * one statement (takeQueuedPostgres: queued, webhook active, budget not near its end); the full lease takes the
+   * rest when that finds fewer than `limit`, and runs instead at least once every FULL_LEASE_EVERY_MS, so that
+   * retries and expired leases due now wait no longer than that behind new deliveries. Outside a backlog only the
+   * full lease runs, as on SQLite (where it is one statement already).
    */
   async take(limit: number, leaseUntil: Date): Promise<{ leased: Leased[]; settled: number }> {
+    const taken = await this.takeSome(limit, leaseUntil);
+    this.backlog = taken.leased.length + taken.settled >= limit;
+    return taken;
+  }
+
+  private async takeSome(limit: number, leaseUntil: Date): Promise<{ leased: Leased[]; settled: number }> {
+    const { store, clock } = this.ctx;
+    const nowMs = clock.now().getTime();
+    if (store.dialect !== "postgres" || !this.backlog || nowMs - this.fullAt >= FULL_LEASE_EVERY_MS) {
+      this.fullAt = nowMs;
+      return this.takeAll(limit, leaseUntil);
+    }
+    const token = Buffer.from(this.ctx.rng.bytes(8)).toString("hex");
+    const rows = await takeQueuedPostgres(store, limit, this.ctx.config.webhooks.maxAttempts, {
+      untilIso: leaseUntil.toISOString(),
+      token,
+      nowIso: new Date(nowMs).toISOString(),
+    });
+    const leased: Leased[] = rows.map((r) => ({ ...r, final_attempt: false, lease_token: token, lease_until_ms: leaseUntil.getTime() }));
+    if (leased.length === limit) return { leased, settled: 0 };
+    this.fullAt = nowMs;
+    const rest = await this.takeAll(limit - leased.length, leaseUntil);
+    return { leased: [...leased, ...rest.leased], settled: rest.settled };
+  }
+
+  /** Every state due now (dueDeliveries), with the checks of budgets, interrupted attempts and cancelled webhooks. */
+  private async takeAll(limit: number, leaseUntil: Date): Promise<{ leased: Leased[]; settled: number }> {
     const { store, clock, rng } = this.ctx;
     const now = clock.now().toISOString();
     const token = Buffer.from(rng.bytes(8)).toString("hex");
