@@ -54,8 +54,8 @@ describeOn("postgres", FILE)("the lease through a backlog on PostgreSQL", () => 
     expect(counter.transactions).toEqual([]);
     expect(counter.outside).toBe(1);
     expect(second.leased.map((d) => [d.id, d.attempts, d.final_attempt])).toEqual([
-      [ids[2], 1, false],
-      [ids[3], 1, false],
+      [ids[2]!, 1, false],
+      [ids[3]!, 1, false],
     ]);
     const rows = await h.ctx.store.all<{ id: number; delivery_id: number; attempt_no: number }>(
       "SELECT id, delivery_id, attempt_no FROM webhook_attempts WHERE delivery_id IN (?, ?) ORDER BY delivery_id",
@@ -107,10 +107,10 @@ describeOn("postgres", FILE)("the lease through a backlog on PostgreSQL", () => 
     const leases = new DeliveryLeases(h.ctx);
     expect((await leases.take(2, until())).leased.map((d) => d.id)).toEqual(backlog.slice(0, 2));
     await h.ctx.store.run("UPDATE webhook_deliveries SET status = 'failed', attempts = 1, lease_until = NULL WHERE id = ?", [retry!]);
-    h.ctx.clock.advance(10);
+    h.clock.advance(10);
     // Within the second: new deliveries only, in one statement, though the retry is due.
     expect((await leases.take(2, until())).leased.map((d) => d.id)).toEqual(backlog.slice(2, 4));
-    h.ctx.clock.advance(1_000);
+    h.clock.advance(1_000);
     // A second on: the full lease, oldest due first.
     expect((await leases.take(2, until())).leased.map((d) => d.id)).toEqual([retry!, backlog[4]!]);
   });
