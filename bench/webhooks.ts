@@ -254,14 +254,23 @@ async function backlog(
   sink: RunningServer,
   events: number,
   extraEnv: Record<string, string>,
+  bare = false,
 ): Promise<CaseOutcome> {
   const ctxs = await openHeralds(engine, dir, extraEnv);
   const ctx = ctxs[0]!;
+  // (b′, PostgreSQL only) `bare`: the bare PostgreSQL dispatcher (bench/webhooks-floor.ts) drains herald's tables,
+  // the floor for any dispatcher on this machine; herald's contexts only set up the webhooks and commit the events.
+  const cfg = ctx.config;
+  const drain = bare
+    ? () => bareDrain(cfg.database.url!, { inFlight: cfg.webhooks.concurrency, poolMax: cfg.database.poolMax })
+    : async () => {
+        for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await dispatchAll(ctxs);
+      };
   try {
     await createWebhooks(ctx, sink);
     // Warmup: JIT, prepared statements, keep-alive connections.
     await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
-    await dispatchAll(ctxs);
+    await drain();
     await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
     await sinkJson(sink, "/arrivals?clear=1");
     await clearDeliveries(ctx);
@@ -277,12 +286,12 @@ async function backlog(
     // (about a minute later): take them now, as a database in service already has them.
     if (ctx.store.dialect === "postgres") await ctx.store.run("ANALYZE");
 
-    progress(`${label}: draining with dispatcher.runOnce() on ${ctxs.length} instance(s)`);
+    progress(`${label}: draining${bare ? "" : ` with dispatcher.runOnce() on ${ctxs.length} instance(s)`}`);
     const started = performance.now();
     const databaseBefore = databaseCpu();
     const ownBefore = process.cpuUsage();
     const countsBefore = ctxs.map((c) => ({ ...c.store.health.counts }));
-    for (let pass = 0; pass < 20 && (await pendingDeliveries(ctx)) > 0; pass++) await dispatchAll(ctxs);
+    await drain();
     const drainSeconds = (performance.now() - started) / 1000;
     const own = process.cpuUsage(ownBefore);
     const databaseJiffies = databaseJiffiesSince(databaseBefore);
@@ -293,16 +302,18 @@ async function backlog(
     const expected = events * WEBHOOKS;
     const perSec = expected / drainSeconds;
     const endToEnd = expected / ((m.lastReceipt - m.firstCommit) / 1000);
-    const cfg = ctx.config.webhooks;
+    const settings = bare
+      ? `${cfg.webhooks.concurrency} in flight, no per-host limit, pool ${cfg.database.poolMax}`
+      : `WEBHOOK_CONCURRENCY=${cfg.webhooks.concurrency}, WEBHOOK_PER_TARGET_CONCURRENCY=${cfg.webhooks.perTargetConcurrency}`;
     return {
       result: caseResult(label, `${sink.baseUrl}/hook/{1..${WEBHOOKS}}`, perSec, m, expected - (statuses.succeeded ?? 0), expected),
       notes: [
-        `${label}: WEBHOOK_CONCURRENCY=${cfg.concurrency}, WEBHOOK_PER_TARGET_CONCURRENCY=${cfg.perTargetConcurrency}; ` +
+        `${label}: ${settings}; ` +
           `committed ${events.toLocaleString("en-US")} events in ${emitSeconds.toFixed(2)} s (${Math.round(events / emitSeconds).toLocaleString("en-US")} events/s, ` +
           `${Math.round(expected / emitSeconds).toLocaleString("en-US")} deliveries queued/s); drained ${expected.toLocaleString("en-US")} deliveries in ${drainSeconds.toFixed(2)} s; ` +
           `end to end (first commit → last receipt) ${Math.round(endToEnd).toLocaleString("en-US")} deliveries/s; ${m.duplicates} duplicate receipts`,
-        ...drainCpuNote(label, own.user + own.system, databaseJiffies, expected),
-        ...(ctx.store.dialect === "postgres"
+        ...drainCpuNote(label, bare ? "the bare dispatcher" : "herald's dispatcher", own.user + own.system, databaseJiffies, expected),
+        ...(ctx.store.dialect === "postgres" && !bare
           ? [
               `${label}: per delivery while draining: ${(work("statements") / expected).toFixed(2)} statements, ${(work("roundTrips") / expected).toFixed(2)} round trips; ${(expected / Math.max(1, work("commits"))).toFixed(1)} deliveries a commit`,
             ]
@@ -316,67 +327,17 @@ async function backlog(
 }
 
 /**
- * (b′, PostgreSQL only) The same backlog drained by the bare PostgreSQL dispatcher (bench/webhooks-floor.ts) in
- * herald's tables: the floor for any dispatcher on this machine. Herald's context only sets up the webhooks and
- * commits the events; its dispatcher does not run.
- */
-async function bareBacklog(engine: BenchEngine, label: string, dir: string, sink: RunningServer, events: number): Promise<CaseOutcome> {
-  const ctxs = await openHeralds(engine, dir, {});
-  const ctx = ctxs[0]!;
-  const url = ctx.config.database.url!;
-  const drain = () => bareDrain(url, { inFlight: ctx.config.webhooks.concurrency, poolMax: ctx.config.database.poolMax });
-  try {
-    await createWebhooks(ctx, sink);
-    await emitBatched(ctx, WARMUP_EVENTS, BATCH, new Map());
-    await drain();
-    await waitForHooks(sink, WARMUP_EVENTS * WEBHOOKS, 30_000);
-    await sinkJson(sink, "/arrivals?clear=1");
-    await clearDeliveries(ctx);
-    progress(
-      `${label}: committing ${events.toLocaleString("en-US")} events (${(events * WEBHOOKS).toLocaleString("en-US")} deliveries) in transactions of ${BATCH}`,
-    );
-    const commits = new Map<string, number>();
-    await emitBatched(ctx, events, BATCH, commits);
-    await ctx.store.run("ANALYZE");
-    progress(`${label}: draining`);
-    const started = performance.now();
-    const databaseBefore = databaseCpu();
-    const ownBefore = process.cpuUsage();
-    const recorded = await drain();
-    const drainSeconds = (performance.now() - started) / 1000;
-    const own = process.cpuUsage(ownBefore);
-    const databaseJiffies = databaseJiffiesSince(databaseBefore);
-    const expected = events * WEBHOOKS;
-    await waitForHooks(sink, expected, 30_000);
-    const m = await collect(sink, commits);
-    const statuses = await statusCounts(ctx);
-    return {
-      result: caseResult(label, `${sink.baseUrl}/hook/{1..${WEBHOOKS}}`, expected / drainSeconds, m, expected - (statuses.succeeded ?? 0), expected),
-      notes: [
-        `${label}: ${ctx.config.webhooks.concurrency} in flight, no per-host limit, pool ${ctx.config.database.poolMax}; drained ${recorded.toLocaleString("en-US")} deliveries in ${drainSeconds.toFixed(2)} s; ${m.duplicates} duplicate receipts`,
-        ...drainCpuNote(label, own.user + own.system, databaseJiffies, expected).map((n) =>
-          n.replace("herald's dispatcher (this process)", "the bare dispatcher (this process)"),
-        ),
-      ],
-      errors: checkCase(label, m, statuses, expected),
-    };
-  } finally {
-    for (const c of ctxs) await closeHerald(c);
-  }
-}
-
-/**
  * CPU per delivery over a drain: herald's dispatcher (this process: the instances run in it) and, on PostgreSQL, the
  * database's own processes, with the ceiling the latter sets on the machine's cores for any dispatcher.
  */
-function drainCpuNote(label: string, ownUs: number, databaseJiffies: number, deliveries: number): string[] {
+function drainCpuNote(label: string, dispatcher: string, ownUs: number, databaseJiffies: number, deliveries: number): string[] {
   const per = (us: number) => (us / deliveries).toFixed(1);
   const cores = navigator.hardwareConcurrency;
   const database =
     databaseJiffies > 0
       ? `; PostgreSQL ${per(databaseJiffies * 10_000)} µs (on ${cores} cores, a ceiling of ${Math.round((cores * 1_000_000 * deliveries) / (databaseJiffies * 10_000)).toLocaleString("en-US")} deliveries/s for its statements alone)`
       : "";
-  return [`${label}: CPU per delivery while draining: herald's dispatcher (this process) ${per(ownUs)} µs${database}`];
+  return [`${label}: CPU per delivery while draining: ${dispatcher} (this process) ${per(ownUs)} µs${database}`];
 }
 
 /** (c) Paced single-event commits with a nudge after each, as producers do. */
@@ -482,7 +443,7 @@ const webhooks: Benchmark = {
           await backlog(sqlite, `${SQLITE_PREFIX}dispatcher, backlog, 16 per host`, join(dir.path, "e"), sink, events, {
             WEBHOOK_PER_TARGET_CONCURRENCY: "16",
           }),
-          await bareBacklog(engine, BARE, join(dir.path, "f"), sink, events),
+          await backlog(engine, BARE, join(dir.path, "f"), sink, events, {}, true),
         );
       }
       for (const o of outcomes) {

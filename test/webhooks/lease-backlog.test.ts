@@ -4,10 +4,10 @@
 // leases — is still taken: when the one statement finds fewer than asked, and at least once a second.
 import { afterEach, describe, expect, test } from "bun:test";
 import { DeliveryLeases } from "../../src/webhooks/leases";
-import { emitEvent } from "../../src/webhooks/outbox";
 import { countStatements, type StatementCounter } from "../messenger/round-trip-counter";
 import { openTestApp, type TestApp } from "../support/app";
-import { createKey, signedJson } from "../support/partner";
+import { createKey, type TestKey } from "../support/partner";
+import { acmeWebhook, queueEvents } from "./queued";
 import { describeOn } from "../support/skipped";
 
 const FILE = "test/webhooks/lease-backlog.test.ts";
@@ -20,21 +20,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function webhook(key: Awaited<ReturnType<typeof createKey>>, path: string): Promise<number> {
-  const created = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: `http://127.0.0.1:9/${path}` } });
-  expect(created.status).toBe(201);
-  await h.ctx.dispatcher.idle();
-  return created.body.webhook.id as number;
-}
-
-async function queue(webhookId: number, n: number): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const ev = await h.ctx.store.tx((t) => emitEvent(t, h.ctx, { partner: "Acme", mode: "live" }, "webhook.test", { webhook_id: webhookId }, { webhookId }));
-    ids.push(...ev.deliveryIds);
-  }
-  return ids;
-}
+const webhook = (key: TestKey, path: string) => acmeWebhook(h, key, `http://127.0.0.1:9/${path}`);
+const queue = (webhookId: number, n: number) => queueEvents(h, webhookId, n);
 
 const until = () => new Date(h.ctx.clock.now().getTime() + 60_000);
 const statusOf = async (id: number) => (await h.ctx.store.get<{ status: string }>("SELECT status FROM webhook_deliveries WHERE id = ?", [id]))!.status;

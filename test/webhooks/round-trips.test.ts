@@ -9,9 +9,9 @@
 // Before, each statement waited for the one before it: on PostgreSQL 5 + 2 + 3 = 10 statements in as many round
 // trips, plus each transaction's BEGIN and COMMIT.
 import { afterEach, describe, expect, test } from "bun:test";
-import { emitEvent } from "../../src/webhooks/outbox";
 import { openTestApp, type TestApp } from "../support/app";
-import { createKey, signedJson } from "../support/partner";
+import { createKey } from "../support/partner";
+import { acmeWebhook, queueEvents } from "./queued";
 import { startReceiver, type Receiver } from "../support/receiver";
 import { countStatements, type StatementCounter } from "../messenger/round-trip-counter";
 import { describeOn } from "../support/skipped";
@@ -40,15 +40,9 @@ const ENV = {
 async function queued(): Promise<number> {
   h = await openTestApp({ env: ENV });
   rx = startReceiver();
-  const key = await createKey(h);
-  const created = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } });
-  expect(created.status).toBe(201);
-  await h.ctx.dispatcher.idle();
-  const webhookId = created.body.webhook.id as number;
   // Emitted here rather than through the test route, which nudges the dispatcher before the counting starts.
-  const ev = await h.ctx.store.tx((t) => emitEvent(t, h.ctx, { partner: "Acme", mode: "live" }, "webhook.test", { webhook_id: webhookId }, { webhookId }));
-  expect(ev.deliveryIds).toHaveLength(1);
-  return ev.deliveryIds[0]!;
+  const [id] = await queueEvents(h, await acmeWebhook(h, await createKey(h), rx.url()), 1);
+  return id!;
 }
 
 const statusOf = async (id: number) => (await h.ctx.store.get<{ status: string }>("SELECT status FROM webhook_deliveries WHERE id = ?", [id]))!.status;

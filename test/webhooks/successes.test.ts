@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { DeliveryLeases } from "../../src/webhooks/leases";
 import type { Success } from "../../src/webhooks/lease-store";
-import { emitEvent } from "../../src/webhooks/outbox";
 import { SuccessWriter } from "../../src/webhooks/outcomes";
 import { countStatements, type StatementCounter } from "../messenger/round-trip-counter";
 import { openTestApp, type TestApp } from "../support/app";
-import { createKey, signedJson } from "../support/partner";
+import { createKey } from "../support/partner";
+import { acmeWebhook, queueEvents } from "./queued";
 
 let h: TestApp;
 let counter: StatementCounter | undefined;
@@ -23,14 +23,7 @@ afterEach(async () => {
 /** `n` deliveries of one webhook, leased (counted, with attempt rows) and not sent. */
 async function leased(n: number) {
   h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", JOBS_ENABLED: "0" } });
-  const key = await createKey(h);
-  const created = await signedJson(h, key, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: "http://127.0.0.1:9/hook" } });
-  expect(created.status).toBe(201);
-  await h.ctx.dispatcher.idle();
-  const webhookId = created.body.webhook.id as number;
-  for (let i = 0; i < n; i++) {
-    await h.ctx.store.tx((t) => emitEvent(t, h.ctx, { partner: "Acme", mode: "live" }, "webhook.test", { webhook_id: webhookId }, { webhookId }));
-  }
+  await queueEvents(h, await acmeWebhook(h, await createKey(h), "http://127.0.0.1:9/hook"), n);
   const batch = await new DeliveryLeases(h.ctx).take(n, new Date(h.ctx.clock.now().getTime() + 60_000));
   expect(batch.leased).toHaveLength(n);
   return batch.leased;
