@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
-import { type Queryable, StoreUnavailable } from "../db/port";
+import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
 import { AppError } from "../http/errors";
 import { replayDetected, type NonceStore } from "./nonces";
 import * as store from "./store/idempotency";
@@ -115,8 +115,9 @@ export class IdempotencyStore {
     effect: (t: Queryable, pending: (work: Promise<unknown>) => void) => T | Promise<T>,
     status = 200,
     nonce: DeferredNonce | null = null,
-    /** The contended row the effect changes (TxOptions.group), for a commit shared with others; none: alone. */
-    group?: string,
+    /** The contended row the effect changes (TxOptions.group), for a commit shared with others (none: alone), and
+     * whether the effect may run at once with the others of its batch (TxOptions.together). */
+    sharing: Pick<TxOptions, "group" | "together"> = {},
   ): Promise<T> {
     if (nonce && !this.nonces) throw new Error("IdempotencyStore.run: a deferred nonce needs the NonceStore");
     try {
@@ -138,7 +139,7 @@ export class IdempotencyStore {
           await Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]);
           return value;
         },
-        group === undefined ? undefined : { group },
+        sharing.group === undefined ? undefined : { group: sharing.group, together: sharing.together === true },
       );
       if (nonce) nonce.recorded = true;
       return result;

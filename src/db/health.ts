@@ -52,6 +52,8 @@ export class StoreHealth {
     /** Commits (PostgreSQL COMMITs, SQLite batches), and the transactions they carried (more than one: a group). */
     commits: 0,
     transactions: 0,
+    /** PostgreSQL: batches run together (TxOptions.together) that one failed body sent back to run one at a time. */
+    redone: 0,
   };
   /**
    * The PostgreSQL pool as /metrics shows it (null on SQLite, which has no pool): its size and the statements and

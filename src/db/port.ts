@@ -40,6 +40,16 @@ export interface TxOptions {
    * paths that change one such row; without a key a transaction runs alone. SQLite ignores it.
    */
   group?: string;
+  /**
+   * PostgreSQL, with `group`: the body may run at the same time as the other bodies of its batch that say so, in one
+   * transaction with no SAVEPOINTs, their statements sent together — a batch then waits about as many round trips as
+   * one body does instead of the sum of them. If any body of such a batch fails, the whole batch is rolled back and
+   * run again one body at a time, each in its SAVEPOINT (herald_db_batches_redone_total). Only for a body whose
+   * checks are conditional statements or unique claims and that decides nothing in TypeScript on rows another body
+   * may write (a read-check-write in code would see none of the others' writes): a credit or a debit qualifies, a
+   * conversion (a sum read, then a check) does not. SQLite ignores it.
+   */
+  together?: boolean;
 }
 
 export interface Store extends Queryable {

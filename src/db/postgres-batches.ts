@@ -41,7 +41,12 @@ export interface Member {
   attempt: number;
   /** TxOptions.group: the key of the contended row it changes; null runs it alone. */
   group: string | null;
+  /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
+  together: boolean;
 }
+
+/** After a batch run together had to be redone, the slot's next batches run one body at a time: this many. */
+const CALM_AFTER_REDO = 8;
 
 interface Slot {
   waiting: Member[];
@@ -54,6 +59,8 @@ interface Slot {
    * profile of the credit benchmark on PostgreSQL (Bun's pool hand-off, an AbortSignal and its listener each time).
    */
   held: { conn: ReservedSQL; from: SQL } | null;
+  /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
+  calm: number;
 }
 
 /** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
@@ -89,7 +96,13 @@ export class BatchRunner {
     poolMax: number,
   ) {
     // Grouped batches leave a connection for lone transactions and statements outside one (reads, the jobs).
-    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({ waiting: [], running: false, keys: new Map<string, number>(), held: null }));
+    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({
+      waiting: [],
+      running: false,
+      keys: new Map<string, number>(),
+      held: null,
+      calm: 0,
+    }));
   }
 
   /** Refuses every grouped transaction still waiting (the store is closing). */
@@ -235,18 +248,33 @@ export class BatchRunner {
     };
     // BEGIN, SAVEPOINT, RELEASE: sent, not waited for; one that failed fails the statements after it and the COMMIT.
     const control = (text: string) => send(text, []).catch(() => {});
-    const outcomes: Outcome[] = [];
+    let outcomes: Outcome[] = [];
     try {
       void control("BEGIN");
-      for (const m of live) {
-        if (grouped) void control("SAVEPOINT herald_tx");
-        outcomes.push(await this.runBody(m, send, expired));
-        const o = outcomes[outcomes.length - 1]!;
-        if (grouped) {
-          if (!o.ok) void control("ROLLBACK TO SAVEPOINT herald_tx");
-          void control("RELEASE SAVEPOINT herald_tx");
+      // Together when every body may (TxOptions.together), unless the slot is calming down after a redo (one batch less).
+      if (grouped && live.every((m) => m.together) && !(slot!.calm > 0 && slot!.calm--)) {
+        // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
+        // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
+        // batch runs again below, one body at a time.
+        outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired)));
+        if (!outcomes.every((o) => o.ok)) {
+          outcomes = [];
+          counts.redone++;
+          slot!.calm = CALM_AFTER_REDO;
+          void control("ROLLBACK");
+          void control("BEGIN");
         }
       }
+      if (!outcomes.length)
+        for (const m of live) {
+          if (grouped) void control("SAVEPOINT herald_tx");
+          outcomes.push(await this.runBody(m, send, expired));
+          const o = outcomes[outcomes.length - 1]!;
+          if (grouped) {
+            if (!o.ok) void control("ROLLBACK TO SAVEPOINT herald_tx");
+            void control("RELEASE SAVEPOINT herald_tx");
+          }
+        }
       if (!grouped && !outcomes[0]!.ok) {
         await Promise.race([send("ROLLBACK", []), expired]);
         state.ended = true;

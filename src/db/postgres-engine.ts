@@ -290,6 +290,7 @@ export class PostgresStore implements Store {
         ms,
         attempt: 1,
         group: options?.group ?? null,
+        together: options?.group !== undefined && options.together === true,
       };
       this.batches.start(member);
     });

@@ -37,9 +37,11 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         return ok({ ...m.write, ...r.answer });
       });
       // Live credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in
-      // them, share commits (the user's balance row is the group). A sandbox write holds its partner's fixture row
-      // instead, and runs alone.
-      return mutation(partner, effect, { nudge: () => deliveries, group: m.sandbox ? undefined : balanceGroup(body.user_id!) });
+      // them, share commits (the user's balance row is the group). A credit or a debit decides only by conditional
+      // statements and unique claims, so those of one batch run together (TxOptions.together). A sandbox write holds
+      // its partner's fixture row instead, and runs alone.
+      const group = m.sandbox ? undefined : balanceGroup(body.user_id!);
+      return mutation(partner, effect, { nudge: () => deliveries, group, together: true });
     };
   /** A credit's or debit's guard, query, body, answers and summary on this mount. */
   const entryHook = (kind: "credit" | "debit", live: string, sandbox: string) => ({

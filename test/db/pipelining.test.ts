@@ -5,11 +5,11 @@
 import { afterAll, beforeAll, expect } from "bun:test";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { freshPostgresDatabase, testEngine } from "../support/engine";
+import { countingProxy } from "../support/counting-proxy";
 import { testOn } from "../support/skipped";
 
 const pg = testEngine() === "postgres";
 const onPostgres = testOn("postgres", "test/db/pipelining.test.ts");
-const HOLD_MS = 20;
 let url = "";
 let drop: (() => Promise<void>) | null = null;
 
@@ -26,47 +26,8 @@ afterAll(async () => {
   await drop?.();
 });
 
-/** A TCP proxy to PostgreSQL that holds each answer HOLD_MS and counts the client's flights. */
-function countingProxy(target: URL) {
-  type Pair = { upstream: Promise<import("bun").Socket<undefined>> };
-  const state = { flights: 0, answered: true, port: 0, stop: () => listener.stop(true) };
-  const listener = Bun.listen<Pair>({
-    hostname: "127.0.0.1",
-    port: 0,
-    socket: {
-      open(client) {
-        client.data = {
-          upstream: Bun.connect({
-            hostname: target.hostname,
-            port: Number(target.port),
-            socket: {
-              data(_up, data) {
-                const copy = new Uint8Array(data);
-                setTimeout(() => {
-                  state.answered = true;
-                  client.write(copy);
-                }, HOLD_MS);
-              },
-              close: () => void client.end(),
-            },
-          }),
-        };
-      },
-      data(client, data) {
-        if (state.answered) state.flights++;
-        state.answered = false;
-        const copy = new Uint8Array(data);
-        void client.data.upstream.then((up) => up.write(copy));
-      },
-      close: (client) => void client.data?.upstream.then((up) => up.end()),
-    },
-  });
-  state.port = listener.port;
-  return state;
-}
-
 onPostgres("a transaction waits for the server twice, and a grouped batch of two once more than one alone: control statements are pipelined", async () => {
-  const proxy = countingProxy(new URL(url));
+  const proxy = countingProxy(new URL(url), 20);
   const via = new URL(url);
   via.port = String(proxy.port);
   const store = new PostgresStore({ url: via.toString(), poolMax: 1, transactionTimeoutMs: 10_000 });

@@ -2,7 +2,8 @@
 // (herald_db_round_trips_total: a statement sent while another of its transaction is unanswered rides in that one's
 // round trip). The nonce, the Idempotency-Key claim and the user check go together; the balance move and the
 // entry are one statement; the outbox event with its fan-out and the stored answer go together; then COMMIT —
-// four waits for the server alone, three each when credits share a commit. And a group commits once for many.
+// four waits for the server alone. Credits arriving together share a commit and run together in it (no SAVEPOINTs):
+// a batch waits for the server as often as one credit does.
 import { afterEach, expect } from "bun:test";
 import { afterResponses, openTestApp, type TestApp } from "../support/app";
 import { signedInit } from "../support/partner";
@@ -42,7 +43,7 @@ onPostgres("a lone credit waits for PostgreSQL four times: its checks, the move,
   await expectLedgerConsistent(h);
 });
 
-onPostgres("credits arriving together share commits, three round trips each, and every one is answered once its commit is", async () => {
+onPostgres("credits arriving together share commits and round trips, and every one is answered once its commit is", async () => {
   h = await openTestApp();
   const f = await fixture(h);
   for (const amount of [1, 1]) expect((await credit(h, f.key, body(f.user, amount))).status).toBe(200);
@@ -58,8 +59,11 @@ onPostgres("credits arriving together share commits, three round trips each, and
   // One user: one batch stream, so all but the first wait for a batch and share its commit.
   expect(commits).toBeLessThan(n / 2);
   expect(after.transactions - before.transactions).toBe(n);
-  // Three each, and a COMMIT per batch.
-  expect(roundTrips).toBeLessThanOrEqual(3 * n + commits);
+  // A batch's credits run together (TxOptions.together): six statements each and no SAVEPOINT, BEGIN and COMMIT per
+  // batch; and a batch waits for the server as often as one credit does (its three, then COMMIT), however many it carries.
+  expect(after.statements - before.statements).toBe(6 * n + 2 * commits);
+  expect(roundTrips).toBeLessThanOrEqual(4 * commits);
+  expect(after.redone - before.redone).toBe(0);
   // Every credit is in the ledger once, the balance is their sum, and each answer names its own entry.
   const rows = await ledgerRows(h, f.user);
   expect(rows.length).toBe(n + 2);

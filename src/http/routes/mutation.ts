@@ -20,6 +20,8 @@ export interface MutationOptions {
   nudge?: boolean | (() => unknown);
   /** The contended row the effect changes (TxOptions.group), so its commit may be shared; none: it runs alone. */
   group?: string;
+  /** With `group`: the effect may run at once with the others of its batch (TxOptions.together). */
+  together?: boolean;
 }
 
 /**
@@ -29,7 +31,10 @@ export interface MutationOptions {
  */
 export function partnerMutation(ctx: AppContext, idem: IdempotencyStore) {
   return async function mutation<T extends object>(partner: PartnerRequest, effect: MutationEffect<T>, opts: MutationOptions = {}): Promise<T> {
-    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, opts.group);
+    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, {
+      group: opts.group,
+      together: opts.together,
+    });
     const nudge = opts.nudge ?? true;
     if (typeof nudge === "function" ? await nudge() : nudge) ctx.dispatcher.nudge();
     if (opts.created) opts.created.status = 201;
