@@ -42,10 +42,19 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   const keys = new PartnerKeys(ctx);
   const nonces = new NonceStore(ctx);
   const idempotency = new IdempotencyStore(ctx, nonces);
-  // The SQLite engine's group commit (src/db/sqlite-engine.ts); PostgreSQL commits each transaction itself.
-  const engine = ctx.store as { commits?: number; transactions?: number };
-  ctx.metrics.counter("herald_group_commits", "Commits of the SQLite writer since start (each carries a group of transactions).", () => engine.commits ?? 0);
-  ctx.metrics.counter("herald_grouped_effects", "Transactions carried by those commits (÷ commits = mean group size).", () => engine.transactions ?? 0);
+  // The older names of herald_db_commits_total and herald_db_transactions_total (src/bootstrap.ts), kept for the
+  // dashboards that read them; the same counts on either engine (they once counted only the SQLite writer's).
+  const counts = ctx.store.health.counts;
+  ctx.metrics.counter(
+    "herald_group_commits",
+    "The same as herald_db_commits_total (an older name): commits since start, each carrying a group of transactions.",
+    () => counts.commits,
+  );
+  ctx.metrics.counter(
+    "herald_grouped_effects",
+    "The same as herald_db_transactions_total (an older name): transactions those commits carried (÷ commits = mean group size).",
+    () => counts.transactions,
+  );
   const skew = ctx.config.signatureSkewSeconds;
 
   /**

@@ -33,12 +33,13 @@ test("requests in one group succeed or fail alone: a refused debit rolls back on
   const [commitsBefore, effectsBefore] = await counters();
   const results = await Promise.all(plan.map(([path], i) => send(path, inits[i]!)));
   const [commitsAfter, effectsAfter] = await counters();
-  // The group commit is the SQLite engine's (src/db/sqlite-engine.ts): the four requests' transactions share one
-  // commit; then the refused debit's nonce, rolled back with its savepoint, is written on its own (a second
-  // commit of one transaction: IdempotencyStore.run). PostgreSQL commits each transaction itself, and the
-  // counters, which count the SQLite writer's commits, stay at zero.
-  expect([commitsAfter! - commitsBefore!, effectsAfter! - effectsBefore!]).toEqual(h.ctx.store.dialect === "sqlite" ? [2, 5] : [0, 0]);
-  if (h.ctx.store.dialect === "postgres") expect([commitsAfter, effectsAfter]).toEqual([0, 0]);
+  // On SQLite the four requests' transactions share one commit (src/db/sqlite-engine.ts); then the refused debit's
+  // nonce, rolled back with its savepoint, is written on its own (a second commit of one transaction:
+  // IdempotencyStore.run). On PostgreSQL how they share commits depends on when each reaches its batch slot. The two
+  // counters are the older names of herald_db_commits_total and herald_db_transactions_total, on either engine.
+  if (h.ctx.store.dialect === "sqlite") expect([commitsAfter! - commitsBefore!, effectsAfter! - effectsBefore!]).toEqual([2, 5]);
+  else expect(effectsAfter! - effectsBefore!).toBeGreaterThanOrEqual(3); // the three accepted (the lone nonce write is no transaction there)
+  expect([commitsAfter, effectsAfter]).toEqual([await counter("herald_db_commits_total"), await counter("herald_db_transactions_total")]);
   expect(await h.ctx.metrics.render()).toContain("# TYPE herald_group_commits counter");
   expect(results.map((r) => r.status)).toEqual([200, 409, 200, 200]);
   expect(results[1]!.body.error).toBe("insufficient_balance");
