@@ -77,7 +77,7 @@ export async function dueDeliveries(q: Queryable, dialect: Dialect, nowIso: stri
   return found.slice(0, limit);
 }
 
-/** A delivery taken by takeQueuedPostgres: what its send needs, its attempts (this one counted) and its attempt row. */
+/** A delivery taken for an attempt (by either lease): what its send needs, its attempts (this one counted) and its attempt row. */
 export type TakenRow = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due" | "reason_tag" | "last_error"> & { attempt_id: number };
 
 /**

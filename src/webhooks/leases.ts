@@ -1,6 +1,15 @@
 import type { Queryable } from "../db/port";
 import type { DispatchContext } from "./deps";
-import { type DueRow, dueDeliveries, interruptAttempts, interruptedInBudget, settleDelivery, takeDeliveries, takeQueuedPostgres } from "./lease-store";
+import {
+  type DueRow,
+  dueDeliveries,
+  interruptAttempts,
+  interruptedInBudget,
+  settleDelivery,
+  takeDeliveries,
+  type TakenRow,
+  takeQueuedPostgres,
+} from "./lease-store";
 import { type EmitDeps, emitEvent } from "./outbox";
 
 /** last_error of a delivery (and error of its attempt row) whose sender stopped while the attempt was out. */
@@ -19,8 +28,7 @@ export const interruptedLimitError = (n: number) =>
 const FULL_LEASE_EVERY_MS = 1_000;
 
 /** A delivery leased for one attempt, already counted: `attempts` includes it and `attempt_id` is its row. */
-export type Leased = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due" | "reason_tag" | "last_error"> & {
-  attempt_id: number;
+export type Leased = TakenRow & {
   /**
    * This is the last attempt the budget allows: WEBHOOK_MAX_ATTEMPTS − 1 attempts of this budget have a recorded
    * outcome, so a failure dead-letters the delivery. (Interrupted attempts are not among them.)

@@ -2,35 +2,15 @@
 // COMMIT are sent with the statements around them, not each after the answers before it. Counted by a proxy between
 // the store and PostgreSQL that holds every answer 20 ms: a "flight" is the client writing again after an answer
 // reached it, so a transaction's flights are the times it waited for the server.
-import { afterAll, beforeAll, expect } from "bun:test";
-import { PostgresStore } from "../../src/db/postgres-engine";
-import { freshPostgresDatabase, testEngine } from "../support/engine";
-import { countingProxy } from "../support/counting-proxy";
+import { expect } from "bun:test";
+import { countedStore, wireDatabase } from "../support/counting-proxy";
 import { testOn } from "../support/skipped";
 
-const pg = testEngine() === "postgres";
 const onPostgres = testOn("postgres", "test/db/pipelining.test.ts");
-let url = "";
-let drop: (() => Promise<void>) | null = null;
-
-beforeAll(async () => {
-  if (!pg) return;
-  const db = await freshPostgresDatabase();
-  url = db.url;
-  drop = db.drop;
-  const setup = new PostgresStore({ url, poolMax: 1 });
-  await setup.run("CREATE TABLE pipelined_rows (id serial PRIMARY KEY, v text NOT NULL)");
-  await setup.close();
-});
-afterAll(async () => {
-  await drop?.();
-});
+const db = wireDatabase("CREATE TABLE pipelined_rows (id serial PRIMARY KEY, v text NOT NULL)");
 
 onPostgres("a transaction waits for the server twice, and a grouped batch of two once more than one alone: control statements are pipelined", async () => {
-  const proxy = countingProxy(new URL(url), 20);
-  const via = new URL(url);
-  via.port = String(proxy.port);
-  const store = new PostgresStore({ url: via.toString(), poolMax: 1, transactionTimeoutMs: 10_000 });
+  const { proxy, store, close } = countedStore(db.url());
   const insert = (v: string) => store.tx((t) => t.run("INSERT INTO pipelined_rows (v) VALUES (?)", [v]), { group: "pipelined" });
   // One alone, then two that arrive while it runs: they share a batch (BEGIN, a SAVEPOINT each, one COMMIT).
   const scene = () => Promise.all([insert("alone"), insert("first of two"), insert("second of two")]);
@@ -45,7 +25,6 @@ onPostgres("a transaction waits for the server twice, and a grouped batch of two
     expect(proxy.flights).toBe(5);
     expect(commits).toBe(2);
   } finally {
-    await store.close();
-    proxy.stop();
+    await close();
   }
 });

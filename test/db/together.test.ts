@@ -1,33 +1,16 @@
 // Grouped transactions whose bodies run together (TxOptions.together, src/db/postgres-batches.ts): one batch, no
 // SAVEPOINTs, every body's statements sent at once — and when one body fails, the whole batch rolled back and run
 // again one body at a time, so what the others wrote is committed exactly once and the failed one wrote nothing.
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import type { Queryable } from "../../src/db/port";
-import { PostgresStore } from "../../src/db/postgres-engine";
-import { countingProxy } from "../support/counting-proxy";
-import { freshPostgresDatabase, testEngine } from "../support/engine";
+import { countedStore, wireDatabase } from "../support/counting-proxy";
 import { testOn } from "../support/skipped";
 
-const pg = testEngine() === "postgres";
 const onPostgres = testOn("postgres", "test/db/together.test.ts");
-let url = "";
-let drop: (() => Promise<void>) | null = null;
-
-beforeAll(async () => {
-  if (!pg) return;
-  const db = await freshPostgresDatabase();
-  url = db.url;
-  drop = db.drop;
-  const setup = new PostgresStore({ url, poolMax: 1 });
-  await setup.run("CREATE TABLE together_accounts (id text PRIMARY KEY, balance integer NOT NULL CHECK (balance >= 0))");
-  await setup.run(
-    "CREATE TABLE together_entries (id serial PRIMARY KEY, account text NOT NULL, delta integer NOT NULL, tag text NOT NULL, UNIQUE (account, tag))",
-  );
-  await setup.close();
-});
-afterAll(async () => {
-  await drop?.();
-});
+const db = wireDatabase(
+  "CREATE TABLE together_accounts (id text PRIMARY KEY, balance integer NOT NULL CHECK (balance >= 0))",
+  "CREATE TABLE together_entries (id serial PRIMARY KEY, account text NOT NULL, delta integer NOT NULL, tag text NOT NULL, UNIQUE (account, tag))",
+);
 
 /** A debit as a credit's body is written: a conditional move, then its entry (two round trips, the second after the first's answer). */
 async function debit(t: Queryable, account: string, amount: number, tag: string): Promise<number> {
@@ -43,15 +26,12 @@ async function debit(t: Queryable, account: string, amount: number, tag: string)
 
 /** A store with one connection (so transactions queue into batches) behind a proxy that holds each answer 20 ms. */
 async function scene(account: string, balance: number) {
-  const proxy = countingProxy(new URL(url), 20);
-  const via = new URL(url);
-  via.port = String(proxy.port);
-  const store = new PostgresStore({ url: via.toString(), poolMax: 1, transactionTimeoutMs: 10_000 });
+  const { proxy, store, close } = countedStore(db.url());
   await store.run("INSERT INTO together_accounts (id, balance) VALUES (?, ?)", [account, balance]);
   const entries = async () =>
     (await store.all<{ tag: string }>("SELECT tag FROM together_entries WHERE account = ? ORDER BY tag", [account])).map((r) => r.tag);
   const balanceNow = async () => (await store.get<{ balance: number }>("SELECT balance FROM together_accounts WHERE id = ?", [account]))!.balance;
-  return { proxy, store, entries, balanceNow, close: async () => (await store.close(), proxy.stop()) };
+  return { proxy, store, entries, balanceNow, close };
 }
 
 const settled = (ps: Array<Promise<unknown>>) =>

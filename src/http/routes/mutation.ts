@@ -31,10 +31,7 @@ export interface MutationOptions {
  */
 export function partnerMutation(ctx: AppContext, idem: IdempotencyStore) {
   return async function mutation<T extends object>(partner: PartnerRequest, effect: MutationEffect<T>, opts: MutationOptions = {}): Promise<T> {
-    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, {
-      group: opts.group,
-      together: opts.together,
-    });
+    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, opts);
     const nudge = opts.nudge ?? true;
     if (typeof nudge === "function" ? await nudge() : nudge) ctx.dispatcher.nudge();
     if (opts.created) opts.created.status = 201;
