@@ -5,8 +5,9 @@
 //   - a lease is ONE statement in autocommit (a data-modifying CTE: take due rows FOR UPDATE SKIP LOCKED, mark them,
 //     insert their attempt rows, read what the send needs), one round trip and one commit per batch of up to
 //     `inFlight`, taken again as soon as the local queue runs below `inFlight`;
-//   - a send is a signed fetch POST (the same envelope and signature as herald's) with up to `inFlight` at once
-//     and no per-host limit (compare it with herald's "16 per host" case);
+//   - a send is a signed fetch POST (the same envelope and signature as herald's) with up to `sends` at once (by
+//     default `inFlight`): herald's defaults send 4 at once to the benchmark's one receiver host (its per-host
+//     limit), its "16 per host" case 16;
 //   - successes are written together, as herald does on PostgreSQL: those that finish while a write is in flight
 //     share the next transaction, two statements each by primary key, sent at once.
 // What it leaves out, and herald cannot: retries and failures (every answer here is a 204), interrupted attempts,
@@ -40,8 +41,11 @@ const LEASE = `WITH due AS (
 const SECRET = "whsec_bench_floor";
 const MAX_BATCH = 64;
 
-/** Drains every queued delivery of the database at `url` (the benchmark then counts what succeeded). */
-export async function bareDrain(url: string, opts: { inFlight: number; poolMax: number }): Promise<void> {
+/**
+ * Drains every queued delivery of the database at `url` (the benchmark then counts what succeeded): leases up to
+ * `inFlight` at a time, sends up to `sends` (default `inFlight`) at once.
+ */
+export async function bareDrain(url: string, opts: { inFlight: number; poolMax: number; sends?: number }): Promise<void> {
   const sql = new SQL(url, { max: opts.poolMax });
   const queue: Due[] = [];
   let leasing: Promise<void> | null = null;
@@ -129,7 +133,7 @@ export async function bareDrain(url: string, opts: { inFlight: number; poolMax: 
     }
   };
   try {
-    await Promise.all(Array.from({ length: opts.inFlight }, worker));
+    await Promise.all(Array.from({ length: opts.sends ?? opts.inFlight }, worker));
     for (let i = 0; i < 10_000 && (writing || pending.length); i++) await write();
     if (failure) throw (failure as { error: unknown }).error;
   } finally {

