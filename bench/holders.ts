@@ -151,7 +151,7 @@ const holders: Benchmark = {
       await engine.close();
     }
     report.notes.push(
-      "req/s = accounts per second; p50 = median wall time of 3 runs, p99 = the slowest; vs baseline = floor time ÷ this time. --duration, --connections and wrk do not apply",
+      "req/s = accounts per second; p50 = median wall time of 3 runs, p99 = the slowest; vs baseline = floor time ÷ this time. --duration and --connections do not apply",
     );
     return {
       benchmark: "holders",

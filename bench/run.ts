@@ -24,8 +24,8 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   miniapp: () => import("./miniapp"),
 };
 
-/** The benchmarks that time something other than wrk's load, and so run without it. */
-const WITHOUT_WRK = new Set(["startup", "credit", "miniapp"]);
+/** The benchmarks that time something other than wrk's load: they run without it, and their report leaves its settings out. */
+const WITHOUT_WRK = new Set(["startup", "credit", "miniapp", "webhooks", "holders", "ops-digest", "migrate"]);
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
 const ENGINE_BENCHMARKS = new Set([
@@ -169,7 +169,7 @@ async function main(): Promise<number> {
   const busyBefore = await busyCpuShare(1000);
   try {
     const report = await bench.run(opts);
-    printReport(report, opts, `bun run bench/run.ts ${process.argv.slice(2).join(" ")}`, startedAt, busyBefore);
+    printReport(report, opts, `bun run bench/run.ts ${process.argv.slice(2).join(" ")}`, startedAt, busyBefore, !WITHOUT_WRK.has(name!));
     if (report.errors?.length) {
       process.stderr.write(
         `bench: ${report.benchmark}: ${report.errors.length} error(s) make these numbers invalid:\n${report.errors.map((e) => `  ${e}`).join("\n")}\n`,

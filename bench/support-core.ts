@@ -309,7 +309,8 @@ export async function busyCpuShare(ms = 1000): Promise<number | null> {
 
 const fmtMs = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
-export function printReport(report: BenchReport, opts: BenchOptions, command: string, startedAt: Date, busyBefore: number | null): void {
+/** The report as a table (or JSON); `wrk`: whether the benchmark ran wrk, whose settings the header then names. */
+export function printReport(report: BenchReport, opts: BenchOptions, command: string, startedAt: Date, busyBefore: number | null, wrk = true): void {
   const notes = [...report.notes];
   if (busyBefore !== null && busyBefore > 0.1) {
     notes.push(`the cores were ${(busyBefore * 100).toFixed(0)}% busy before the run began: something else is running, so these numbers are low`);
@@ -323,7 +324,7 @@ export function printReport(report: BenchReport, opts: BenchOptions, command: st
     date: startedAt.toISOString(),
     command,
     machine: { ...machine(), cpu_busy_before_start: busyBefore === null ? null : Number(busyBefore.toFixed(2)) },
-    settings: { duration_s: opts.durationSeconds, warmup_s: opts.warmupSeconds, connections: opts.connections, wrk_threads: opts.threads },
+    settings: wrk ? { duration_s: opts.durationSeconds, warmup_s: opts.warmupSeconds, connections: opts.connections, wrk_threads: opts.threads } : null,
   };
   if (opts.json) {
     process.stdout.write(JSON.stringify({ ...meta, ...report, notes }, null, 2) + "\n");
@@ -344,7 +345,7 @@ export function printReport(report: BenchReport, opts: BenchOptions, command: st
   const m = meta.machine;
   const out = [
     `${report.benchmark}: ${report.description}`,
-    `${meta.date}  ${m.cpus} × ${m.cpu_model}  cpu busy before ${m.cpu_busy_before_start === null ? "?" : `${(m.cpu_busy_before_start * 100).toFixed(0)}%`}  bun ${m.bun}  wrk -c${opts.connections} -t${opts.threads} -d${opts.durationSeconds}s (after ${opts.warmupSeconds}s warmup)`,
+    `${meta.date}  ${m.cpus} × ${m.cpu_model}  cpu busy before ${m.cpu_busy_before_start === null ? "?" : `${(m.cpu_busy_before_start * 100).toFixed(0)}%`}  bun ${m.bun}  ${wrk ? `wrk -c${opts.connections} -t${opts.threads} -d${opts.durationSeconds}s (after ${opts.warmupSeconds}s warmup)` : "no wrk"}`,
     "",
     line(head),
     line(widths.map((w) => "-".repeat(w))),

@@ -395,7 +395,7 @@ const webhooks: Benchmark = {
     const dir = tempDir("webhooks");
     const results: CaseResult[] = [];
     const notes: string[] = [
-      "columns for this benchmark: req/s = deliveries/s; p50/p99 = commit-to-receipt (raw rows: request latency); non-2xx = deliveries not succeeded; errors = deliveries missing or received twice; the wrk settings in the header do not apply",
+      "columns for this benchmark: req/s = deliveries/s; p50/p99 = commit-to-receipt (raw rows: request latency); non-2xx = deliveries not succeeded; errors = deliveries missing or received twice",
     ];
     const errors: string[] = [];
     let sink: RunningServer | undefined;
