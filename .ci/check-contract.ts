@@ -39,6 +39,7 @@ for (const log of logs) {
     operations.add(`${x.method} ${x.status}`);
   }
 }
+violations.push(...check.unsent());
 const groups = summarise(violations);
 for (const { violation: v, count } of groups.slice(0, 400))
   console.log(`${v.kind.padEnd(10)} ${v.operation} ${v.status ?? ""}: ${v.detail}${count > 1 ? ` (×${count})` : ""}`);

@@ -137,6 +137,31 @@ describe("the contract check is not vacuous", () => {
     expect(found.map((v) => v.kind)).toEqual(["body"]);
   });
 
+  test("a declared Content-Disposition that no answer sent is reported once all are checked; one sent is not", () => {
+    const check = new ContractCheck(doc);
+    const csv = (headers: Record<string, string>) =>
+      exchange({ path: "/admin/console/dead-letters.csv", headers: { "content-type": "text/csv; charset=utf-8", "x-request-id": "r", ...headers } });
+    check.check(csv({}));
+    expect(check.unsent()).toEqual([
+      { kind: "header", operation: "GET /admin/console/dead-letters.csv", status: 200, detail: "declares content-disposition, which none of its answers sent" },
+    ]);
+    check.check(csv({ "content-disposition": 'attachment; filename="dead-letters.csv"' }));
+    expect(check.unsent()).toEqual([]);
+  });
+
+  test("Content-Disposition is declared where a name is sent: a file's media type, or a route that says it downloads", () => {
+    const declares = (path: string) => "Content-Disposition" in (doc.paths[path]!.get!.responses["200"].headers ?? {});
+    // CSV, ZIP: always a file.
+    expect(declares("/admin/console/dead-letters.csv")).toBe(true);
+    expect(declares("/admin/ops/alerts-monitor/export.zip")).toBe(true);
+    // A JSON export and a chart that name their file (downloads()).
+    expect(declares("/admin/ops/403-digest/export.json")).toBe(true);
+    expect(declares("/admin/ops/403-digest/probe-trend.png")).toBe(true);
+    // Served bodies that are not files: the document, the metrics, a badge, the mini-app's script, a JSON export shown inline.
+    for (const path of ["/api/openapi.yaml", "/metrics", "/status/badge/{badge}", "/app/assets/{file}", "/admin/ops/incidents/export.json"])
+      expect([path, declares(path)]).toEqual([path, false]);
+  });
+
   test("a real answer passes: the system status and a 404 of a signed read", async () => {
     const check = new ContractCheck(doc);
     const record = async (path: string, init?: RequestInit) => {

@@ -2,6 +2,8 @@
 // status documented on the operation (explicitly: `default` documents nothing), its media type among that
 // status's, a JSON body valid against the status's schema (Ajv, JSON Schema 2020-12, $refs followed through the
 // whole document), and every response header declared on that status but the framing ones HTTP itself defines.
+// Once all are checked, `unsent()`: a header the document declares where the server always sends it
+// (Content-Disposition, on a file's success) that none of an operation's recorded answers carried.
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import type { Exchange } from "./contract-log";
@@ -29,6 +31,9 @@ export interface Violation {
   detail: string;
 }
 
+/** Headers declared only where every success carries them: one declared that no answer of its operation carried is reported. */
+const ALWAYS_SENT = ["content-disposition"];
+
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 
 export class ContractCheck {
@@ -36,6 +41,8 @@ export class ContractCheck {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
   private readonly validators = new Map<string, ValidateFunction>();
   readonly unmatched = new Map<string, number>();
+  /** Per operation and status: the ALWAYS_SENT headers declared there, and those any recorded answer carried. */
+  private readonly carried = new Map<string, { operation: string; status: number; declared: string[]; seen: Set<string> }>();
 
   constructor(private readonly doc: Doc) {
     addFormats(this.ajv);
@@ -64,6 +71,15 @@ export class ContractCheck {
     return out;
   }
 
+  /** After every exchange is checked: the ALWAYS_SENT headers an operation's status declares that none of its answers carried. */
+  unsent(): Violation[] {
+    const out: Violation[] = [];
+    for (const c of this.carried.values())
+      for (const h of c.declared)
+        if (!c.seen.has(h)) out.push({ kind: "header", operation: c.operation, status: c.status, detail: `declares ${h}, which none of its answers sent` });
+    return out;
+  }
+
   check(x: Exchange): Violation[] {
     const method = x.method === "HEAD" ? "get" : x.method.toLowerCase();
     const route = this.routes.find((r) => r.re.test(x.path) && this.doc.paths[r.template]![method]);
@@ -84,6 +100,10 @@ export class ContractCheck {
     }
     const out: Violation[] = [];
     const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
+    const key = `${operation} ${x.status}`;
+    let carried = this.carried.get(key);
+    if (!carried) this.carried.set(key, (carried = { operation, status: x.status, declared: ALWAYS_SENT.filter((h) => declared.has(h)), seen: new Set() }));
+    for (const h of carried.declared) if (x.headers[h] !== undefined) carried.seen.add(h);
     for (const name of Object.keys(x.headers))
       if (!FRAMING.has(name) && !declared.has(name)) out.push({ kind: "header", operation, status: x.status, detail: `sends ${name}, not declared` });
     const type = (x.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();

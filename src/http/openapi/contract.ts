@@ -85,6 +85,18 @@ export const sendsHeaders = (headers: Record<string, string>, opts: { refusals?:
   },
 });
 
+/** The detail key of `downloads()`. */
+const DOWNLOAD = "x-herald-download";
+
+/**
+ * Spread into a route's detail when its success names a file (Content-Disposition) though its media type is not a
+ * file's own: a JSON export, a chart, a draft. A CSV, a ZIP, a gzip archive or a SQLite file always does (FILE_TYPES).
+ */
+export const downloads = () => ({ [DOWNLOAD]: true });
+
+/** Media types whose every success is a file with a name (Content-Disposition), wherever they are served. */
+const FILE_TYPES = /^(text\/csv|application\/(zip|gzip|vnd\.sqlite3))\b/i;
+
 /**
  * Spread into a GET route's detail when the route answers If-None-Match (and If-Modified-Since, with
  * "last-modified") with 304: the document then lists 304, the request headers and the validators it sends.
@@ -144,6 +156,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       if (shapes)
         for (const media of Object.values(op.requestBody?.content ?? {}) as Json[])
           media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
+      const download = op[DOWNLOAD] === true;
+      delete op[DOWNLOAD];
       const required = op[REQUIRED_HEADERS] as string[] | undefined;
       delete op[REQUIRED_HEADERS];
       for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
@@ -205,7 +219,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
         if (session && /^2/.test(status) && !Object.keys(res.content ?? {}).length) res.content = { "text/html": { schema: { type: "string" } } };
         const types = Object.keys(res.content ?? {});
         const html = types.some((m) => m.startsWith("text/html"));
-        const file = types.some((m) => !m.startsWith("text/html") && !m.startsWith("application/json")) || /export/.test(path);
+        // Exactly where a name is sent: the contract check reports a declared Content-Disposition no answer carried.
+        const file = download || types.some((m) => FILE_TYPES.test(m));
         res.headers = {
           ...COMMON,
           ...(html && PAGE),

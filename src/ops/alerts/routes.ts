@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { sendsHeaders } from "../../http/openapi/contract";
+import { downloads, sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
@@ -54,7 +54,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         operator: "api",
         query: M.exportQuery,
         response: { 200: M.exportJson },
-        detail: { summary: "Alert runs of the window (status checks, transparency, webhook dead letters, preflight), newest first, paged" },
+        detail: { summary: "Alert runs of the window (status checks, transparency, webhook dead letters, preflight), newest first, paged", ...downloads() },
       },
     )
     .get(
@@ -100,7 +100,7 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
         },
         csv: (r) => csvResponse(usageCsv(r), `herald-export-usage-${exportStamp(ctx)}.csv`),
         detail: {
-          json: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors" },
+          json: { summary: "Operator-console export downloads per UTC day and export: downloads, bytes, distinct actors", ...downloads() },
           csv: fileDoc("export-usage.json's rows as CSV (day, export, downloads, bytes, actors)", "text/csv", "RFC 4180 CSV with a header row"),
         },
       }),

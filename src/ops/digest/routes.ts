@@ -3,6 +3,7 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { exportPair } from "../../http/exports/pair";
+import { downloads } from "../../http/openapi/contract";
 import { refusal, refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
 import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
@@ -62,7 +63,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           },
           csv: (d) => csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv")),
           detail: {
-            json: summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"),
+            json: { ...summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"), ...downloads() },
             csv: operatorCsvDoc(
               "The digest table as RFC 4180 CSV: the same rows and columns as export.json",
               "A header line, then one record per row of export.json",
@@ -84,6 +85,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           query: M.trendQuery,
           detail: {
+            ...downloads(),
             summary: "PNG chart of the window's 403s per hour (counted, suppressed, spike hours) against the baseline; w×h pixels",
             responses: {
               200: file("The chart", "image/png", "binary"),
@@ -134,7 +136,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           query: M.exportQuery,
           response: { 200: M.suppressionExport },
-          detail: summary("Every suppression rule (the rules file), oldest first, with its state now"),
+          detail: { ...summary("Every suppression rule (the rules file), oldest first, with its state now"), ...downloads() },
         },
       )
   );

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse } from "../../http/csv";
+import { downloads } from "../../http/openapi/contract";
 import { exportPair } from "../../http/exports/pair";
 import { refusal } from "../../http/routes/declare";
 import { buildDraft, type Draft, type DraftQuery } from "./draft";
@@ -42,12 +43,15 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
       .get("/admin/ops/incidents/draft.md", draftAs("md", "text/markdown", draftMarkdown), {
         operator: "api",
         query: M.draftQuery,
-        detail: rawDoc("Incident report draft as Markdown (CommonMark with GFM tables)", "text/markdown", "the draft.json content, in Markdown"),
+        detail: {
+          ...rawDoc("Incident report draft as Markdown (CommonMark with GFM tables)", "text/markdown", "the draft.json content, in Markdown"),
+          ...downloads(),
+        },
       })
       .get("/admin/ops/incidents/draft.txt", draftAs("txt", "text/plain", draftText), {
         operator: "api",
         query: M.draftQuery,
-        detail: rawDoc("Incident report draft as plain text, at most 80 columns", "text/plain", "the draft.json content, as text"),
+        detail: { ...rawDoc("Incident report draft as plain text, at most 80 columns", "text/plain", "the draft.json content, as text"), ...downloads() },
       })
       .get("/admin/ops/incidents", async ({ query }) => ok(await listIncidentsPage(ctx, query)), {
         operator: "api",
