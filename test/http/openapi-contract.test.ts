@@ -149,6 +149,14 @@ describe("the contract check is not vacuous", () => {
     expect(check.unsent()).toEqual([]);
   });
 
+  test("Location is declared on redirects, not on 304", () => {
+    expect(doc.paths["/api/openapi.json"]!.get!.responses["304"].headers.Location).toBeUndefined();
+    expect(doc.paths["/api/openapi.json"]!.get!.responses["304"].headers.ETag).toBeDefined();
+    const redirects = ops().flatMap(({ op }) => Object.entries(op.responses as Record<string, any>).filter(([s]) => /^30[12378]$/.test(s)));
+    expect(redirects.length).toBeGreaterThan(0);
+    for (const [, res] of redirects) expect(res.headers.Location).toBeDefined();
+  });
+
   test("Content-Disposition is declared where a name is sent: a file's media type, or a route that says it downloads", () => {
     const declares = (path: string) => "Content-Disposition" in (doc.paths[path]!.get!.responses["200"].headers ?? {});
     // CSV, ZIP: always a file.

@@ -2,8 +2,8 @@
 // status documented on the operation (explicitly: `default` documents nothing), its media type among that
 // status's, a JSON body valid against the status's schema (Ajv, JSON Schema 2020-12, $refs followed through the
 // whole document), and every response header declared on that status but the framing ones HTTP itself defines.
-// Once all are checked, `unsent()`: a header the document declares where the server always sends it
-// (Content-Disposition, on a file's success) that none of an operation's recorded answers carried.
+// Once all are checked, `unsent()`: a header the document declares only where the server always sends it
+// (ALWAYS_SENT: a file's name, a validator, a redirect's target) that none of an operation's recorded answers carried.
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import type { Exchange } from "./contract-log";
@@ -31,8 +31,8 @@ export interface Violation {
   detail: string;
 }
 
-/** Headers declared only where every success carries them: one declared that no answer of its operation carried is reported. */
-const ALWAYS_SENT = ["content-disposition"];
+/** Headers declared only where every answer of that status carries them: one that no answer of its operation carried is reported. */
+const ALWAYS_SENT = ["content-disposition", "etag", "location", "last-modified"];
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 

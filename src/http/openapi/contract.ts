@@ -225,7 +225,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
           ...COMMON,
           ...(html && PAGE),
           ...(limited && RATE),
-          ...(/^30[1-8]$/.test(status) && { Location: ref("Location") }),
+          // A redirect names where it goes; 304 (not modified) is not one.
+          ...(/^30[12378]$/.test(status) && { Location: ref("Location") }),
           ...(replays && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
           ...(file && status === "200" && { "Content-Disposition": ref("ContentDisposition") }),
           ...(session && { "Set-Cookie": ref("SetCookie") }),
