@@ -32,7 +32,7 @@ export interface Violation {
 }
 
 /** Headers declared only where every answer of that status carries them: one that no answer of its operation carried is reported. */
-const ALWAYS_SENT = ["content-disposition", "etag", "location", "last-modified"];
+const ALWAYS_SENT = ["content-disposition", "etag", "location", "last-modified", "x-request-id", "x-content-type-options"];
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 

@@ -214,7 +214,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       const replays = (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
       const session = path.startsWith("/admin/sign-") || credentials.has("AdminSession");
       for (const [status, res] of Object.entries(responses)) {
-        if (typeof res.$ref === "string") continue;
+        // 431 is Bun's own answer, sent before any Herald code runs: none of Herald's headers.
+        if (typeof res.$ref === "string" || status === "431") continue;
         // An operator form's success without a declared body is a page (a result shown once, like a new secret).
         if (session && /^2/.test(status) && !Object.keys(res.content ?? {}).length) res.content = { "text/html": { schema: { type: "string" } } };
         const types = Object.keys(res.content ?? {});
@@ -246,8 +247,9 @@ export function errorResponseHeaders(status: number | null, page = false): Json 
     "Idempotent-Replayed": ref("IdempotentReplayed"),
     // A refusal of a limited route carries the limit's headers too; on 429 with Retry-After.
     ...RATE,
-    // On 429 and 503 when to try again; on a 409 of a cooldown (a spin too soon) when it ends.
-    ...(status !== 400 && { "Retry-After": ref("RetryAfter") }),
+    // On 429 and 503 when to try again; on a 409 of a cooldown (a spin too soon) or of a request still running, when
+    // it ends. No other refusal sends it.
+    ...((status === null || status === 409 || status === 429 || status === 503) && { "Retry-After": ref("RetryAfter") }),
   };
 }
 
@@ -263,7 +265,8 @@ export function addRouteHeaders(paths: OpenApiDocument["paths"], shared: Record<
       delete op[ROUTE_HEADERS];
       const own = mark.headers;
       for (const [status, res] of Object.entries(op.responses ?? {})) {
-        if (status === "default" || (!mark.refusals && Number(status) >= 400)) continue;
+        // Bun's own 431 carries none of the route's headers.
+        if (status === "default" || status === "431" || (!mark.refusals && Number(status) >= 400)) continue;
         const base = typeof res.$ref === "string" ? shared[String(res.$ref).split("/").pop()!] : res;
         if (base) op.responses![status] = { ...base, headers: { ...base.headers, ...own } };
       }
