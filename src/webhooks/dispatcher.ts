@@ -4,7 +4,7 @@ import { errorFields } from "../log";
 import type { DispatchContext } from "./deps";
 import { DeliveryLeases, type Leased, notifyDeadLetter } from "./leases";
 import { inOrder } from "../db/in-order";
-import { type AttemptOutcome, recordAttempt, recordDelivery, renewLease } from "./lease-store";
+import { type AttemptOutcome, leaseSize, recordAttempt, recordDelivery, renewLease } from "./lease-store";
 import { retried, SuccessWriter } from "./outcomes";
 import { Slots } from "./slots";
 import { emitEvent } from "./outbox";
@@ -183,7 +183,9 @@ export class Dispatcher implements DeliveryDispatcher {
         // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
         if (inFlight.size === 0 && recording.size > 0) await Promise.all(recording);
         this.again = false;
-        const taken = lease(room);
+        // On PostgreSQL a lease asks for a size its one-statement form is written for (leaseSize): the rest of the
+        // room is leased next round.
+        const taken = lease(behind ? leaseSize(room) : room);
         leasing = taken;
         // Nothing to send meanwhile: wait for it here, and stop once it found nothing (then every outcome is
         // written before the pass ends: a failure's may have queued events, and `again` runs another pass).

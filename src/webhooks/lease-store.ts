@@ -89,10 +89,10 @@ export type TakenRow = Omit<DueRow, "status" | "is_active" | "deleted_at" | "due
  * statement already). Everything else — failed deliveries due for a retry, expired leases, cancelled webhooks,
  * budgets near their end — is left to the full lease (DeliveryLeases).
  */
-const TAKE_QUEUED_POSTGRES = `WITH due AS (
+const takeQueuedText = (size: number) => `WITH due AS (
     SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
     WHERE d.status = 'queued' AND d.next_attempt_at <= ? AND d.attempts + 1 < ? AND w.is_active = 1 AND w.deleted_at IS NULL
-    ORDER BY d.next_attempt_at, d.id LIMIT ? FOR UPDATE OF d SKIP LOCKED),
+    ORDER BY d.next_attempt_at, d.id LIMIT ${size} FOR UPDATE OF d SKIP LOCKED),
   taken AS (
     UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, lease_until = ?, lease_token = ?, last_attempt_at = ?, updated_at = ?
     FROM due WHERE webhook_deliveries.id = due.id
@@ -107,13 +107,29 @@ const TAKE_QUEUED_POSTGRES = `WITH due AS (
   FROM taken t JOIN attempt a ON a.delivery_id = t.id JOIN events e ON e.id = t.event_id JOIN webhooks w ON w.id = t.webhook_id
   ORDER BY t.next_attempt_at, t.id`;
 
+/**
+ * The sizes the one-statement lease takes, written into its text as a literal LIMIT: the largest power of two not
+ * above `limit`. With the limit a parameter PostgreSQL planned the statement afresh on every call (its generic plan,
+ * costed for an unknown LIMIT, never beat a custom one; forced, it read a webhook's whole queue): ~350 µs of
+ * planning a lease, 27 µs a delivery through a backlog, a quarter of PostgreSQL's CPU a delivery
+ * (pg_stat_statements with track_planning; bench/README.md "The lease planned once"). With a literal the plan is
+ * cached after five runs on each connection; powers of two keep the texts few (at most 12: WEBHOOK_CONCURRENCY ≤ 1024).
+ */
+export const leaseSize = (limit: number): number => 2 ** Math.floor(Math.log2(Math.max(1, Math.min(limit, 4096))));
+
+const TAKE_QUEUED = new Map<number, string>();
+
+/** Takes up to leaseSize(limit) deliveries (the one-statement lease above). */
 export function takeQueuedPostgres(
   q: Queryable,
   limit: number,
   maxAttempts: number,
   lease: { untilIso: string; token: string; nowIso: string },
 ): Promise<TakenRow[]> {
-  return q.all<TakenRow>(TAKE_QUEUED_POSTGRES, [lease.nowIso, maxAttempts, limit, lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.nowIso]);
+  const size = leaseSize(limit);
+  let text = TAKE_QUEUED.get(size);
+  if (text === undefined) TAKE_QUEUED.set(size, (text = takeQueuedText(size)));
+  return q.all<TakenRow>(text, [lease.nowIso, maxAttempts, lease.untilIso, lease.token, lease.nowIso, lease.nowIso, lease.nowIso]);
 }
 
 // An expression of the UPDATEs below reads the row as it was before the UPDATE: `status = 'processing'` here

@@ -58,6 +58,23 @@ describeOn("postgres", FILE)("the lease through a backlog on PostgreSQL", () => 
     expect(second.leased[0]!.target_url).toBe("http://127.0.0.1:9/a");
   });
 
+  test("the one statement is planned once per connection: PostgreSQL keeps its generic plan after five runs, for each lease size", async () => {
+    // One connection, so that pg_prepared_statements (per session) sees every lease.
+    h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", JOBS_ENABLED: "0", DATABASE_POOL_MAX: "1" } });
+    const key = await createKey(h);
+    await queue(await webhook(key, "a"), 80);
+    const leases = new DeliveryLeases(h.ctx);
+    await leases.take(2, until()); // the full lease
+    // 3 asks for 2 (the largest power of two not above it) from the one statement, and the third from the full lease.
+    for (let i = 0; i < 12; i++) expect((await leases.take(i % 2 ? 3 : 2, until())).leased).toHaveLength(i % 2 ? 3 : 2);
+    const plans = await h.ctx.store.all<{ statement: string; generic_plans: number; custom_plans: number }>(
+      "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE 'WITH due AS%'",
+    );
+    expect(plans.map((p) => /LIMIT (\S+) FOR UPDATE/.exec(p.statement)?.[1])).toEqual(["2"]);
+    expect(plans[0]!.custom_plans).toBeLessThanOrEqual(5);
+    expect(plans[0]!.generic_plans).toBeGreaterThanOrEqual(7);
+  });
+
   test("what the one statement leaves is taken by the full lease: a cancelled webhook's delivery, a retry due, a budget near its end", async () => {
     h = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", JOBS_ENABLED: "0", WEBHOOK_MAX_ATTEMPTS: "3" } });
     const key = await createKey(h);
