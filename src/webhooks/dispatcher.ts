@@ -7,6 +7,7 @@ import { inOrder } from "../db/in-order";
 import { type AttemptOutcome, leaseSize, recordAttempt, recordDelivery, renewLease } from "./lease-store";
 import { retried, SuccessWriter } from "./outcomes";
 import { Slots } from "./slots";
+import { Wakeup } from "./wakeup";
 import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
 import { type ReasonTag, type SendResult, sendDelivery } from "./send";
@@ -35,10 +36,8 @@ const RECORDING_PER_SLOT = 4;
  */
 export class Dispatcher implements DeliveryDispatcher {
   private readonly leases: DeliveryLeases;
-  /** Resolves the current wait of a running pass (poke). */
-  private wake: (() => void) | null = null;
-  /** A poke came while the pass was not waiting: its next wait returns at once. */
-  private poked = false;
+  /** Wakes a running pass that waits for a send, a lease or new work. */
+  private readonly wakeup = new Wakeup();
   /** Send-time target checks, per URL, for a few seconds: a DNS lookup per delivery would dominate a burst. */
   private readonly targetChecks = new Map<string, { until: number; problem: Promise<string | null> }>();
   /** Per receiver host, per instance (see above). */
@@ -63,7 +62,7 @@ export class Dispatcher implements DeliveryDispatcher {
   nudge(): void {
     if (this.running) {
       this.again = true;
-      this.poke();
+      this.wakeup.poke();
       return;
     }
     queueMicrotask(() => void this.runOnce().catch((err) => this.ctx.log.error("dispatch failed", errorFields(err))));
@@ -82,7 +81,7 @@ export class Dispatcher implements DeliveryDispatcher {
     if (this.ctx.secrets.mismatch) return Promise.resolve();
     if (this.running) {
       this.again = true;
-      this.poke();
+      this.wakeup.poke();
       return this.running;
     }
     this.running = (async () => {
@@ -98,19 +97,6 @@ export class Dispatcher implements DeliveryDispatcher {
     })();
     return this.running;
   }
-
-  /**
-   * Tells a running pass that something it may wait for happened: a send or a lease finished, or new work was
-   * committed. One waiter, woken in O(1): a race over every send in flight, made again at each round, left a
-   * reaction on each of those promises per round (~16 per delivery at WEBHOOK_CONCURRENCY 16), all run when it settled.
-   */
-  private readonly poke = (): void => {
-    const wake = this.wake;
-    if (wake) {
-      this.wake = null;
-      wake();
-    } else this.poked = true;
-  };
 
   /** Waits for a pass in progress (shutdown). */
   async idle(): Promise<void> {
@@ -157,7 +143,7 @@ export class Dispatcher implements DeliveryDispatcher {
       const p = this.deliver(d, record).catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }));
       const tracked = p.finally(() => {
         inFlight.delete(tracked);
-        this.poke();
+        this.wakeup.poke();
       });
       inFlight.add(tracked);
     };
@@ -199,19 +185,18 @@ export class Dispatcher implements DeliveryDispatcher {
         void taken.then(
           () => {
             leasing = null;
-            this.poke();
+            this.wakeup.poke();
           },
           (error: unknown) => {
             leasing = null;
             leaseFailure = { error };
-            this.poke();
+            this.wakeup.poke();
           },
         );
       }
       // Here a send is in flight or a lease runs (an idle round leased above and went on or ended the pass).
       if (inFlight.size === 0 && !leasing) continue;
-      if (this.poked) this.poked = false;
-      else await new Promise<void>((resolve) => (this.wake = resolve));
+      await this.wakeup.wait();
     }
     // A lease still running when the loop ends (an error above): its deliveries are sent by the next pass once
     // their leases lapse; nothing is lost.
