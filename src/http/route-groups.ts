@@ -1,7 +1,10 @@
 // The spec's unauthenticated groups share one per-IP limit (RATE_LIMIT_PUBLIC_API_PER_MIN). Partner groups are
 // limited per key by the partner auth plugin, which knows the key.
+// Each is a whole path or the path segments under it: "/status" is /status and /status/…, never /statuses (a
+// MESSENGER_MINI_APP_PATH=/statuses matched it, and the players' page fell under this limit).
 const PUBLIC_PREFIXES = [
   "/api/public",
+  "/api/public-stats",
   "/api/transactions",
   "/api/canary",
   "/transparency/",
@@ -20,6 +23,9 @@ const PUBLIC_PREFIXES = [
 ] as const;
 
 export function publicRateGroup(pathname: string): "public" | null {
-  for (const p of PUBLIC_PREFIXES) if (pathname.startsWith(p)) return "public";
+  for (const p of PUBLIC_PREFIXES) {
+    if (!pathname.startsWith(p)) continue;
+    if (pathname.length === p.length || p.endsWith("/") || pathname[p.length] === "/") return "public";
+  }
   return null;
 }

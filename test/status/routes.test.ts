@@ -180,6 +180,18 @@ describe("rate limits", () => {
     expect(publicRateGroup("/admin/status/subscribers")).toBeNull();
   });
 
+  test("a prefix is a whole path segment: /api/public-stats is public by name, /statuses or /api/publicity are not", async () => {
+    expect(publicRateGroup("/api/public-stats")).toBe("public");
+    for (const p of ["/statuses", "/status-page", "/api/publicity", "/api/canary-x", "/trust.jsonx"]) expect([p, publicRateGroup(p)]).toEqual([p, null]);
+    // The players' page moved under a path that only starts like a public one is not limited per IP.
+    h = await openTestApp({
+      env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "1", MESSENGER_BOT_TOKEN: "7000000001:AAE_test-token_0123456789abcdefghijk", MESSENGER_MINI_APP_PATH: "/statuses" },
+    });
+    for (let i = 0; i < 3; i++) expect((await h.request("/statuses")).status).toBe(200);
+    expect((await h.request("/api/public-stats")).status).toBe(200);
+    expect((await h.request("/api/public-stats")).status).toBe(429);
+  });
+
   test("the status page, its feed and badges answer 429 past RATE_LIMIT_PUBLIC_API_PER_MIN per IP", async () => {
     h = await openTestApp({ env: { RATE_LIMIT_PUBLIC_API_PER_MIN: "3" } });
     expect((await h.request("/status")).status).toBe(200);
