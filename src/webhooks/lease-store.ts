@@ -278,6 +278,41 @@ export interface Success {
 }
 
 /**
+ * PostgreSQL: a success's two records in ONE statement (a data-modifying CTE), the delivery's first: the attempt's
+ * UPDATE joins the count of the delivery's, so PostgreSQL runs that one to completion (and takes its row lock)
+ * before it touches the attempt row, the order the lease locks them in. Answers whether the delivery was still
+ * held. One statement instead of two: ~4 µs less of the dispatcher's CPU a delivery, deliveries/s +3 % (three
+ * alternated pairs of drains, tests' cluster; bench/README.md "A success in one statement").
+ */
+const SUCCESS_POSTGRES = `WITH d AS (
+    UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, lease_until = NULL, lease_token = NULL,
+      reason_tag = (SELECT rp.reason_tag FROM webhook_replays rp WHERE rp.delivery_id = webhook_deliveries.id ORDER BY rp.id DESC LIMIT 1),
+      last_error = ?, last_status_code = ?, last_attempt_at = ?, delivered_at = ?, updated_at = ?
+    WHERE id = ? AND lease_token = ? RETURNING id)
+  UPDATE webhook_attempts a SET started_at = ?, duration_ms = ?, status_code = ?, error = ?, reason_tag = ?, response_excerpt = ?
+  FROM (SELECT count(*) AS n FROM d) h WHERE a.id = ? RETURNING h.n AS held`;
+
+const successParams = (r: Success): Param[] => {
+  const o = r.attempt;
+  return [
+    o.error,
+    o.statusCode,
+    o.startedAtIso,
+    r.nowIso,
+    r.nowIso,
+    r.id,
+    r.token,
+    o.startedAtIso,
+    o.durationMs,
+    o.statusCode,
+    o.error,
+    o.reasonTag,
+    o.excerpt,
+    r.attemptId,
+  ];
+};
+
+/**
  * Records several successes in one transaction, each guarded by its lease token as recordDelivery does, with no
  * savepoint between them (none of these statements fails on its own: a lost lease changes no row). Every statement
  * is issued at once (one round trip on PostgreSQL, run in call order: a delivery's record, then its attempt's, as
@@ -288,6 +323,10 @@ export interface Success {
  */
 export async function recordSuccesses(q: Queryable, rows: Success[]): Promise<Set<number>> {
   const byId = [...rows].sort((a, b) => a.id - b.id);
+  if (q.dialect === "postgres") {
+    const held = await inOrder(...byId.map((r) => q.get<{ held: number }>(SUCCESS_POSTGRES, successParams(r))));
+    return new Set(byId.filter((_, k) => Number(held[k]?.held ?? 0) > 0).map((r) => r.id));
+  }
   const written = await inOrder(
     ...byId.flatMap((r) => [
       recordDelivery(

@@ -11,6 +11,11 @@ import { countStatements, type StatementCounter } from "../messenger/round-trip-
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey } from "../support/partner";
 import { acmeWebhook, queueEvents } from "./queued";
+import { describeOn } from "../support/skipped";
+
+const FILE = "test/webhooks/successes.test.ts";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { recordSuccesses } from "../../src/webhooks/lease-store";
 
 let h: TestApp;
 let counter: StatementCounter | undefined;
@@ -38,7 +43,7 @@ const success = (d: { id: number; lease_token: string; attempt_id: number }, cod
 });
 
 describe("successful outcomes written together", () => {
-  test("those that arrive during a write share the next transaction, two statements each and no savepoint; every delivery recorded once", async () => {
+  test("those that arrive during a write share the next transaction, one statement each on PostgreSQL (two on SQLite) and no savepoint; every delivery recorded once", async () => {
     const ds = await leased(5);
     const writer = new SuccessWriter(h.ctx.store);
     counter = countStatements(h.ctx.store);
@@ -46,13 +51,14 @@ describe("successful outcomes written together", () => {
     // The first starts a write at once; the other four arrive while it is in flight and share the next.
     const held = await Promise.all(ds.map((d, i) => writer.write(success(d, 200 + i))));
     expect(held).toEqual([true, true, true, true, true]);
-    expect(counter.transactions.map((t) => t.statements)).toEqual([2, 8]);
+    const each = h.ctx.store.dialect === "postgres" ? 1 : 2;
+    expect(counter.transactions.map((t) => t.statements)).toEqual([each, 4 * each]);
     if (h.ctx.store.dialect === "postgres") {
       // Every statement of a batch in one round trip (BEGIN rides with them), then its COMMIT.
       expect(counter.transactions.map((t) => t.roundTrips)).toEqual([1, 1]);
       const after = h.ctx.store.health.counts;
       expect({ statements: after.statements - before.statements, roundTrips: after.roundTrips - before.roundTrips }).toEqual({
-        statements: 2 + 2 + 8 + 2,
+        statements: 2 + 1 + 4 + 2,
         roundTrips: 2 + 2,
       });
     }
@@ -95,5 +101,38 @@ describe("successful outcomes written together", () => {
     expect(await writer.write(success(ds[2]!, 204))).toBe(true);
     const statuses = await h.ctx.store.all<{ status: string }>("SELECT status FROM webhook_deliveries ORDER BY id");
     expect(statuses.map((s) => s.status)).toEqual(["succeeded", "processing", "succeeded"]);
+  });
+});
+
+describeOn("postgres", FILE)("a success in one statement on PostgreSQL", () => {
+  test("a success takes its delivery's row lock before it touches its attempt's, as the lease does", async () => {
+    const [d] = await leased(1);
+    const url = h.ctx.config.database.url!;
+    const holder = new PostgresStore({ url, poolMax: 1 });
+    const writer = new PostgresStore({ url, poolMax: 1 });
+    const prober = new PostgresStore({ url, poolMax: 1 });
+    try {
+      // Another transaction holds the delivery's row (as a lease retaking it would).
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holding = holder.tx(async (t) => {
+        await t.get("SELECT id FROM webhook_deliveries WHERE id = ? FOR UPDATE", [d!.id]);
+        locked();
+        await released;
+      });
+      await isLocked;
+      const writing = writer.tx((t) => recordSuccesses(t, [success(d!, 204)]));
+      await Bun.sleep(300);
+      // The success waits for the delivery's row and has not locked its attempt's yet: NOWAIT gets it at once.
+      const probe = await prober.tx((t) => t.get<{ id: number }>("SELECT id FROM webhook_attempts WHERE id = ? FOR UPDATE NOWAIT", [d!.attempt_id]));
+      expect(probe?.id).toBe(d!.attempt_id);
+      release();
+      await holding;
+      expect([...(await writing)]).toEqual([d!.id]);
+    } finally {
+      for (const s of [holder, writer, prober]) await s.close();
+    }
   });
 });
