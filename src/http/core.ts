@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
+import { nowIso } from "../clock";
 import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
 import { metaRequested } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
@@ -207,7 +208,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     const routeName = route || "(unmatched)";
     ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
     ctx.requestLog.record({
-      at: ctx.clock.now().toISOString(),
+      at: nowIso(ctx.clock),
       method: request.method,
       route: routeName,
       status,

@@ -73,7 +73,9 @@ export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 export class Metrics {
   readonly registry = new Registry();
   /** One series per method and route template: status counts and a latency histogram. */
-  private series = new Map<string, RouteSeries>();
+  private series: RouteSeries[] = [];
+  /** The series by method, then route template: found without building a key string per request. */
+  private byMethod = new Map<string, Map<string, RouteSeries>>();
   private readonly jobRuns: Counter<"job" | "outcome">;
 
   constructor(opts: { processMetrics?: boolean } = {}) {
@@ -88,11 +90,13 @@ export class Metrics {
 
   /** The series of one method and route; a hot route keeps it and calls `observe` without the lookup. */
   route(method: string, route: string): RouteSeries {
-    const key = `${method}\u0000${route}`;
-    let s = this.series.get(key);
+    let routes = this.byMethod.get(method);
+    if (!routes) this.byMethod.set(method, (routes = new Map()));
+    let s = routes.get(route);
     if (!s) {
       s = { method, route, statuses: new Map(), buckets: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, s);
+      routes.set(route, s);
+      this.series.push(s);
     }
     return s;
   }
@@ -184,11 +188,11 @@ export class Metrics {
     const out: string[] = [];
     const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
     out.push("# HELP herald_http_requests_total HTTP requests by route template and status.", "# TYPE herald_http_requests_total counter");
-    for (const s of this.series.values()) {
+    for (const s of this.series) {
       for (const [status, n] of s.statuses) out.push(`herald_http_requests_total{method="${esc(s.method)}",route="${esc(s.route)}",status="${status}"} ${n}`);
     }
     out.push("# HELP herald_http_request_duration_seconds Request latency.", "# TYPE herald_http_request_duration_seconds histogram");
-    for (const s of this.series.values()) {
+    for (const s of this.series) {
       const labels = `method="${esc(s.method)}",route="${esc(s.route)}"`;
       let cumulative = 0;
       BUCKETS_SECONDS.forEach((le, i) => {

@@ -91,7 +91,7 @@ export function policyView(ctx: AppContext) {
       version: l.policy.version,
       exclude_maintenance_default: l.policy.exclude_maintenance_default,
       audit_anomalies_warn_degrades: l.policy.audit_anomalies_warn_degrades,
-      checks: l.policy.checks as unknown as Record<string, Record<string, number | string | boolean>>,
+      checks: l.policy.checks,
     },
   };
 }

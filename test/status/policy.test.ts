@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { DEFAULT_POLICY, parsePolicy } from "../../src/status/checks/policy";
+import { DEFAULT_POLICY, loadPolicy, parsePolicy } from "../../src/status/checks/policy";
 import { openTestApp, type TestApp } from "../support/app";
 import { policyFile } from "./support";
 
@@ -117,6 +117,38 @@ checks:
     f.write("version: [\n");
     const broken = (await h.json("/api/public/system-status/policy")).body.policy;
     expect(broken).toMatchObject({ loaded: false, version: "builtin-1" });
+  });
+});
+
+describe("the policy's answer and its file", () => {
+  test("the OpenAPI document names every check's settings, exactly (not a map of anything)", async () => {
+    h = await openTestApp();
+    const doc = (await h.json("/api/openapi.json")).body;
+    const answer = doc.paths["/api/public/system-status/policy"].get.responses["200"].content["application/json"].schema;
+    const ref = (s: { $ref?: string }) => (s.$ref ? doc.components.schemas[s.$ref.split("/").pop()!] : s);
+    const checks = ref(ref(ref(answer).properties.policy).properties.checks);
+    expect(Object.keys(checks.properties).sort()).toEqual(Object.keys(DEFAULT_POLICY.checks).sort());
+    expect(checks.additionalProperties).toBe(false);
+    for (const [name, settings] of Object.entries(DEFAULT_POLICY.checks)) {
+      const schema = ref(checks.properties[name]);
+      expect([name, Object.keys(schema.properties).sort()]).toEqual([name, Object.keys(settings).sort()]);
+      expect(schema.additionalProperties).toBe(false);
+    }
+  });
+
+  test("the file is parsed again only when its text changed", async () => {
+    const f = policyFile("cached.yaml", "version: one\n");
+    cleanups.push(f.remove);
+    const ctx = { config: { status: { policyPath: f.path } } } as Parameters<typeof loadPolicy>[0];
+    const first = loadPolicy(ctx);
+    expect(loadPolicy(ctx).policy).toBe(first.policy);
+    f.write("version: two\n");
+    const edited = loadPolicy(ctx);
+    expect([edited.policy.version, edited.policy === first.policy]).toEqual(["two", false]);
+    f.write("version: [\n");
+    expect(loadPolicy(ctx)).toMatchObject({ loaded: false, source: "builtin_default" });
+    f.write("version: two\n");
+    expect(loadPolicy(ctx)).toMatchObject({ loaded: true, policy: { version: "two" } });
   });
 });
 

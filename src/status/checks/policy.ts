@@ -10,7 +10,7 @@ import type { AppContext } from "../../context";
 // check by check) and unknown keys are refused, so a typo never silently leaves a default in force. A file
 // that cannot be read or does not validate never stops the service: the default is used and the policy
 // endpoint says loaded=false with the error. The file is re-read on every evaluation (it is tiny), so an
-// operator's edit takes effect at the next snapshot without a restart.
+// operator's edit takes effect at the next snapshot without a restart; it is parsed again only when its text changed.
 
 const Level = T.Union([T.Literal("ok"), T.Literal("warn"), T.Literal("bad")]);
 export type Level = Static<typeof Level>;
@@ -21,7 +21,8 @@ const count = (description: string) => T.Integer({ minimum: 0, maximum: 1_000_00
 const pct = (description: string) => T.Number({ minimum: 0, maximum: 100, description });
 const strict = { additionalProperties: false } as const;
 
-const ChecksSchema = T.Object(
+/** Every check's settings, exactly: the policy file's schema, and the policy route's answer (src/status/model.ts). */
+export const PolicyChecksSchema = T.Object(
   {
     database: T.Object({ migrations_behind: Level }, strict),
     reliability: T.Object(
@@ -86,7 +87,7 @@ export const PolicySchema = T.Object(
     version: T.String({ minLength: 1, maxLength: 64 }),
     exclude_maintenance_default: T.Boolean(),
     audit_anomalies_warn_degrades: T.Boolean(),
-    checks: ChecksSchema,
+    checks: PolicyChecksSchema,
   },
   strict,
 );
@@ -178,6 +179,9 @@ export function parsePolicy(text: string): StatusPolicy {
   return p;
 }
 
+/** The last policy file that parsed, with its text. */
+let lastParsed: { path: string; text: string; loaded: LoadedPolicy } | null = null;
+
 /** The policy in force: the file when it reads and validates, else the default with the reason. */
 export function loadPolicy(ctx: Pick<AppContext, "config">): LoadedPolicy {
   const path = ctx.config.status.policyPath ?? null;
@@ -185,8 +189,13 @@ export function loadPolicy(ctx: Pick<AppContext, "config">): LoadedPolicy {
   // Only the file's base name is published: the directory layout of the host is nobody's business.
   const name = basename(path);
   try {
-    const policy = parsePolicy(readFileSync(path, "utf8"));
-    return { policy, source: "file", path, file: name, loaded: true, error: null };
+    const text = readFileSync(path, "utf8");
+    // Read on every call (an edit applies at once), parsed only when its text changed: the policy route and every
+    // status evaluation ask for it, and a YAML parse and schema check cost far more than the read.
+    if (lastParsed?.path === path && lastParsed.text === text) return lastParsed.loaded;
+    const loaded: LoadedPolicy = { policy: parsePolicy(text), source: "file", path, file: name, loaded: true, error: null };
+    lastParsed = { path, text, loaded };
+    return loaded;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code ? `cannot read ${name}: ${code}` : `${name} is ${(err as Error).message}`;
