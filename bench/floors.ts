@@ -40,6 +40,7 @@ const CASES: FloorCase[] = [
   { id: "json-policy", label: "raw JSON + the logged route's answer and headers", base: "json", path: "/api/public/system-status/policy" },
   { id: "json-logged", label: "+ a request-log row, written on the serving thread", base: "json", path: "/api/public/system-status/policy" },
   { id: "json-logged-worker", label: "+ a request-log row, written by a worker", base: "json", path: "/api/public/system-status/policy" },
+  { id: "json-logged-elysia", label: "+ a request-log row, through Elysia", base: "json", path: "/api/public/system-status/policy" },
   { id: "redirect", label: "raw redirect", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },
   { id: "redirect-ip", label: "raw redirect + client address", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },
   { id: "redirect-door", label: "raw redirect + client address, click, request id", base: "redirect", path: LINK_PATH, headers: () => ({ "User-Agent": UA }) },

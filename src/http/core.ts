@@ -175,8 +175,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     if (declaredTooLarge(config.maxBodyBytes, request)) return bodies.refuseDeclared(request, state);
     const refused = sizeRefusal(config.maxBodyBytes, request, targetLength, state);
     if (refused) return refused;
-    const group = publicRateGroup(path);
-    if (group && config.rateLimits.publicPerMin > 0) {
+    const group = config.rateLimits.publicPerMin > 0 ? publicRateGroup(path) : null;
+    if (group) {
       const decision = ctx.rateLimiter.hit(group, state.ip, config.rateLimits.publicPerMin);
       Object.assign(state.headers, rateLimitHeaders(decision));
       Object.assign(headers, state.headers);
@@ -283,7 +283,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // hook on GET /api/partner/capabilities cost ~3 µs of CPU a request, signed ÷ unsigned 0.86 → 0.81).
       scopedHook(
         function queryGivenOnce({ request, route }) {
-          const repeated = repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
+          // The route's list parameters are looked up only for a query of two parameters or more.
+          const repeated = repeatedScalarIn(request.url, () => routes.repeatableQueryKeys(request.method, route));
           if (repeated !== null) throw repeatedQueryKey(repeated);
         },
         (route) => hasScalarParameter((route.hooks.query ?? null) as TSchema | null) && !isSignedRoute(route),
