@@ -49,14 +49,11 @@ function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>): stri
   return null;
 }
 
-/**
- * The repeated scalar parameter of a URL or request target, or null; it reads nothing more when no "&" follows its
- * "?". `repeatable` may be given as a function, called only then.
- */
-export function repeatedScalarIn(urlOrTarget: string, repeatable: ReadonlySet<string> | (() => ReadonlySet<string>)): string | null {
+/** The repeated scalar parameter of a URL or request target, or null; it reads nothing more when no "&" follows its "?". */
+export function repeatedScalarIn(urlOrTarget: string, repeatable: ReadonlySet<string>): string | null {
   const qi = urlOrTarget.indexOf("?");
   if (qi === -1 || urlOrTarget.indexOf("&", qi) === -1) return null;
-  return repeatedScalarKey(urlOrTarget.slice(qi + 1), typeof repeatable === "function" ? repeatable() : repeatable);
+  return repeatedScalarKey(urlOrTarget.slice(qi + 1), repeatable);
 }
 
 /** The refusal of a repeated parameter (its name cut to 40 characters: it is the client's text). */
