@@ -35,7 +35,20 @@ export type Capabilities = {
     algorithm: string;
     timestamp_skew_seconds: number;
   };
-  docs: Record<string, string>;
+  docs: {
+    /** the API reference (HTML) */
+    api_reference: string;
+    /** the OpenAPI document */
+    openapi: string;
+    /** the error catalog */
+    errors: string;
+    /** the webhook event types and their payloads */
+    webhook_event_types: string;
+    /** this key's status */
+    status: string;
+    /** the token's status (the sandbox's for a sandbox key) */
+    token_status: string;
+  };
   meta?: Meta;
 };
 

@@ -97,7 +97,7 @@ describe("the served document", () => {
     expect(text).not.toContain('"format":"numeric"');
     // A nullable enum allows null; a record is `additionalProperties`, which generators turn into an index type.
     expect(s.Incident.properties.current_severity).toEqual({ type: ["string", "null"], enum: ["warn", "bad", null] });
-    expect(s.Capabilities.properties.docs).toEqual({ type: "object", additionalProperties: { type: "string" } });
+    expect(s.ErrorCatalogEntry.properties.recovery_links).toEqual({ type: "object", additionalProperties: { type: "string" } });
     // A nullable constant is a one-value enum with null: `const` beside a nullable type would refuse null. No node of
     // either document carries both.
     const nullableConsts: string[] = [];
