@@ -72,9 +72,10 @@ export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 export class Metrics {
   readonly registry = new Registry();
-  /** One series per method and route template: status counts and a latency histogram. */
-  private series: RouteSeries[] = [];
-  /** The series by method, then route template: found without building a key string per request. */
+  /**
+   * One series per method and route template (status counts and a latency histogram), by method, then route: found
+   * without building a key string per request.
+   */
   private byMethod = new Map<string, Map<string, RouteSeries>>();
   private readonly jobRuns: Counter<"job" | "outcome">;
 
@@ -96,7 +97,6 @@ export class Metrics {
     if (!s) {
       s = { method, route, statuses: new Map(), buckets: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
       routes.set(route, s);
-      this.series.push(s);
     }
     return s;
   }
@@ -184,15 +184,19 @@ export class Metrics {
     return (await this.registry.metrics()) + this.renderRequests();
   }
 
+  private *allSeries(): Iterable<RouteSeries> {
+    for (const routes of this.byMethod.values()) yield* routes.values();
+  }
+
   private renderRequests(): string {
     const out: string[] = [];
     const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
     out.push("# HELP herald_http_requests_total HTTP requests by route template and status.", "# TYPE herald_http_requests_total counter");
-    for (const s of this.series) {
+    for (const s of this.allSeries()) {
       for (const [status, n] of s.statuses) out.push(`herald_http_requests_total{method="${esc(s.method)}",route="${esc(s.route)}",status="${status}"} ${n}`);
     }
     out.push("# HELP herald_http_request_duration_seconds Request latency.", "# TYPE herald_http_request_duration_seconds histogram");
-    for (const s of this.series) {
+    for (const s of this.allSeries()) {
       const labels = `method="${esc(s.method)}",route="${esc(s.route)}"`;
       let cumulative = 0;
       BUCKETS_SECONDS.forEach((le, i) => {
