@@ -1,5 +1,5 @@
 import type { DeliveryDispatcher } from "../context";
-import type { Queryable } from "../db/port";
+import { type Queryable, StoreUnavailable } from "../db/port";
 import { errorFields } from "../log";
 import type { DispatchContext } from "./deps";
 import { DeliveryLeases, type Leased, notifyDeadLetter } from "./leases";
@@ -15,10 +15,7 @@ import { clearFailing, disableWebhook, markFailing } from "./store";
 import { checkResolvedTarget, type TargetPolicy, targetPolicyOf } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
 
-/**
- * The group-commit key of a delivery's outcome (TxOptions.group): its webhook's row, the one row the outcomes of
- * several deliveries may change (failing_since, disabled). On PostgreSQL a webhook's outcomes share commits.
- */
+/** The group-commit key of a delivery's outcome (TxOptions.group): its webhook's row (failing_since, disabled). */
 const webhookGroup = (webhookId: string | number): string => `webhook:${webhookId}`;
 
 /** Outcomes being written at most, per send slot (WEBHOOK_CONCURRENCY), on PostgreSQL: past it the pass leases no more. */
@@ -65,7 +62,16 @@ export class Dispatcher implements DeliveryDispatcher {
       this.wakeup.poke();
       return;
     }
-    queueMicrotask(() => void this.runOnce().catch((err) => this.ctx.log.error("dispatch failed", errorFields(err))));
+    queueMicrotask(() => {
+      // Nudges in one tick queue several of these: only the one that starts the pass reports how it failed.
+      const starts = this.running === null;
+      void this.runOnce().catch((err) => starts && this.report("dispatch failed", err));
+    });
+  }
+
+  /** An error line, unless the database is away (the engine's one warning): a lost outcome's lease runs out, it is sent again. */
+  private report(msg: string, err: unknown, fields: Record<string, unknown> = {}): void {
+    if (!(err instanceof StoreUnavailable)) this.ctx.log.error(msg, { ...fields, ...errorFields(err) });
   }
 
   /** Sends everything due now, up to WEBHOOK_CONCURRENCY at a time, and resolves when all outcomes are recorded. */
@@ -124,9 +130,7 @@ export class Dispatcher implements DeliveryDispatcher {
     const recording = new Set<Promise<void>>();
     const maxRecording = cfg.concurrency * RECORDING_PER_SLOT;
     const record = (d: Leased, written: Promise<void>): Promise<void> => {
-      const tracked = written
-        .catch((err) => this.ctx.log.error("delivery crashed", { delivery_id: d.id, ...errorFields(err) }))
-        .finally(() => recording.delete(tracked));
+      const tracked = written.catch((err) => this.report("delivery crashed", err, { delivery_id: d.id })).finally(() => recording.delete(tracked));
       recording.add(tracked);
       return behind ? Promise.resolve() : tracked;
     };

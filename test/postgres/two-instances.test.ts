@@ -6,7 +6,7 @@
 // terminated under load. Afterwards, in SQL: balance = Σ ledger and never negative; one ledger row per accepted
 // request; one event per entry; for every delivery receiver requests ≤ attempts ≤ max_attempts + its interrupted
 // attempts, and fewer than max_attempts interrupted; the attempts B had in flight are marked interrupted; no two runs of the singleton job overlap and A took it over within one
-// lease period; every refusal while sessions were terminated was a 503, never a 500.
+// lease period; every refusal while sessions were terminated was a 503, never a 500, and logged no error line.
 import { afterAll, expect, test } from "bun:test";
 import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
 import { PostgresStore } from "../../src/db/postgres-engine";
@@ -75,9 +75,29 @@ interface Instance {
   proc: ReturnType<typeof spawnHerald>;
 }
 
+/** Each instance's last log lines (warnings and errors), printed when a check about it fails; and every error line. */
+const logs = { A: [] as string[], B: [] as string[] };
+const errorLines: string[] = [];
+async function keepLines(name: "A" | "B", stream: ReadableStream<Uint8Array>): Promise<void> {
+  const decoder = new TextDecoder();
+  let rest = "";
+  for await (const chunk of stream) {
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line) continue;
+      logs[name].push(`${name} ${line.slice(0, 400)}`);
+      if (line.includes('"level":"error"')) errorLines.push(`${name} ${line.slice(0, 400)}`);
+    }
+    logs[name].splice(0, Math.max(0, logs[name].length - 200));
+  }
+}
+
 async function startInstance(name: "A" | "B", env: Record<string, string>, port = freePort()): Promise<Instance> {
   const proc = spawnHerald(["serve"], { ...env, PORT: String(port), HERALD_INSTANCE_ID: name });
   children.push(proc);
+  void keepLines(name, proc.stdout);
+  void keepLines(name, proc.stderr);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`, 30_000);
   return { name, url, proc };
@@ -124,7 +144,7 @@ test.skipIf(!pg)(
       DATABASE_URL: dbUrl,
 
       HOST: "127.0.0.1",
-      LOG_LEVEL: "error",
+      LOG_LEVEL: "warn",
       NODE_ENV: "development",
       BOOTSTRAP_CREDENTIALS: "0",
       ADMIN_TOKEN: ADMIN,
@@ -183,7 +203,11 @@ test.skipIf(!pg)(
     const instances = { a, b: b as Instance | null };
     let retries = 0;
     let killedAt = 0;
+    /** When the restart loop first saw A hold the singleton's lease (0: it never did). */
+    let takenOverAt = 0;
     let terminatedSessions = 0;
+    let terminatedAt = 0;
+    const startedAt = Date.now();
 
     async function settle(op: (typeof ops)[number], index: number): Promise<void> {
       let nonce = newNonce();
@@ -237,22 +261,27 @@ test.skipIf(!pg)(
             "SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = 'proof' AND application_name = 'herald A'",
           );
           terminatedSessions = r.length;
+          terminatedAt = Date.now();
         }
         await settle(ops[i]!, i);
       }
     };
+    let loadEndedAt = 0;
     const load = Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     // B comes back once A holds the singleton's lease (the takeover), while the load goes on.
     const restart = (async () => {
       for (let i = 0; i < 2_000 && killedAt === 0; i++) await Bun.sleep(50);
       for (let i = 0; i < 900; i++) {
-        if ((await db.get<{ holder: string }>("SELECT holder FROM job_leases WHERE name = 'auth-prune'"))?.holder === "A") break;
+        if ((await db.get<{ holder: string }>("SELECT holder FROM job_leases WHERE name = 'auth-prune'"))?.holder === "A") {
+          takenOverAt = Date.now();
+          break;
+        }
         await Bun.sleep(100);
       }
       b = await startInstance("B", env);
       instances.b = b;
     })();
-    await Promise.all([load, restart]);
+    await Promise.all([load.then(() => (loadEndedAt = Date.now())), restart]);
     expect(final.size).toBe(OPS);
     expect(terminatedSessions).toBeGreaterThan(0);
 
@@ -328,14 +357,25 @@ test.skipIf(!pg)(
     }
     const lastB = runs.filter((r) => r.instance_id === "B" && Date.parse(r.started_at) < killedAt).at(-1);
     const firstA = runs.find((r) => r.instance_id === "A" && Date.parse(r.started_at) >= killedAt);
+    const timeline =
+      `B killed at +${killedAt - startedAt} ms, A seen holding the lease ${takenOverAt ? `${takenOverAt - killedAt} ms after` : "never"}, ` +
+      `A's sessions terminated at +${terminatedAt - startedAt} ms, load done at +${loadEndedAt - startedAt} ms`;
+    if (!lastB || !firstA) {
+      const lease = await db.get("SELECT * FROM job_leases WHERE name = 'auth-prune'");
+      console.error(
+        `takeover: ${timeline}; lease now ${JSON.stringify(lease)}; last runs ${JSON.stringify(runs.slice(-6))}\n${[...logs.A, ...logs.B].join("\n")}`,
+      );
+    }
     expect(lastB).toBeDefined();
     expect(firstA).toBeDefined();
     expect(Date.parse(firstA!.started_at) - Date.parse(lastB!.started_at)).toBeLessThanOrEqual(LEASE_MS + 4_000);
 
     console.log(
       `two instances: ${OPS} requests, ${accepted.length} accepted, ${retries} retries, statuses ${JSON.stringify(Object.fromEntries(statuses))}, ` +
-        `${terminatedSessions} sessions terminated, ${rx.state.total} receiver requests, ${interrupted} interrupted attempts`,
+        `${terminatedSessions} sessions terminated, ${rx.state.total} receiver requests, ${interrupted} interrupted attempts; ${timeline}`,
     );
+    // 8. A lost session is the engine's one warning, not an error line (with a stack) per request, pass or delivery.
+    expect(errorLines).toEqual([]);
     rx.stop();
     await db.close();
   },
