@@ -20,6 +20,8 @@ const JOB_PROBE_MAX_MS = 30_000;
 const RECOVERY_QUIET_MS = 1_000;
 /** Jobs' "skipped" line is written at most this often. */
 const SKIP_LOG_EVERY_MS = 60_000;
+/** While an outage is on, the engine's own check (StoreHealth.recoveryCheck) runs this often. */
+const RECOVERY_CHECK_MS = 500;
 
 export class StoreHealth {
   log: HealthLog | null = null;
@@ -60,6 +62,15 @@ export class StoreHealth {
    * transactions holding or waiting for one of its connections now. Kept by the engine, read at scrape time.
    */
   pool: { max: number; busy: number } | null = null;
+  /**
+   * Set by an engine that can ask its server itself (PostgreSQL: a `SELECT 1` through the pool, which reports its
+   * own outcome here). Run every RECOVERY_CHECK_MS while an outage is on, one at a time, so that the outage ends
+   * within a second or so of the server answering again even on a quiet instance: otherwise only the next request or
+   * job tick would notice, and jobs are held back by the outage itself (a lost session left a quiet instance "down"
+   * with its jobs skipped for as long as nothing else came).
+   */
+  recoveryCheck: (() => Promise<unknown>) | null = null;
+  private checking: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -79,6 +90,28 @@ export class StoreHealth {
     this.nextJobProbe = this.downSince + this.probeGap;
     this.counts.outages++;
     this.log?.warn("database unavailable", { reason });
+    this.checkUntilBack();
+  }
+
+  /** Runs recoveryCheck while the outage lasts (never two at once); stops by itself when it has ended. */
+  private checkUntilBack(): void {
+    if (!this.recoveryCheck || this.checking) return;
+    let inFlight = false;
+    this.checking = setInterval(() => {
+      const check = this.recoveryCheck;
+      if (this.downSince === null || !check) {
+        clearInterval(this.checking!);
+        this.checking = null;
+        return;
+      }
+      if (inFlight) return;
+      inFlight = true;
+      // Its outcome reaches failed/succeeded through the engine; only the turn is kept here.
+      void check()
+        .catch(() => {})
+        .finally(() => (inFlight = false));
+    }, RECOVERY_CHECK_MS);
+    this.checking.unref?.();
   }
 
   /** A statement or transaction completed: ends an outage, if one was on. Cheap enough for every statement. */

@@ -99,6 +99,11 @@ export class PostgresStore implements Store {
       options.poolMax ?? 10,
     );
     this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
+    // While the gate is closed its probe is at work (it ends the outage itself); else a statement of our own, whose
+    // answer (statement → reached) ends the outage once the quiet interval has passed.
+    this.health.recoveryCheck = async () => {
+      if (this.unreachableSince === null && !this.closed) await this.statement("SELECT 1", [], this.queryTimeoutMs);
+    };
   }
 
   private translate(text: string): string {
@@ -320,6 +325,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.health.recoveryCheck = null;
     this.batches.refuseWaiting(new StoreUnavailable("the database connection is closing"));
     await this.sql.close();
   }

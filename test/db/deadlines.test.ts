@@ -295,3 +295,29 @@ onPostgres(
     }
   },
 );
+
+onPostgres("a lost session ends an outage by itself once the server answers again, with no statement or job tick to notice it", async () => {
+  const store = new PostgresStore({ url, poolMax: 2, queryTimeoutMs: 2_000, applicationName: "herald outage-end" });
+  try {
+    const running = rejection(store.get("SELECT pg_sleep(5)"));
+    let terminated = 0;
+    for (let i = 0; i < 40 && terminated === 0; i++) {
+      const rows = await observer!.all(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'herald outage-end' AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
+      );
+      terminated = rows.length;
+      if (!terminated) await Bun.sleep(25);
+    }
+    expect(terminated).toBe(1);
+    expect((await running).error).toBeInstanceOf(StoreUnavailable);
+    expect(store.health.down).toBe(true);
+    // Nothing else is asked of the store: a quiet instance whose jobs are held back by the outage itself.
+    const t0 = performance.now();
+    while (store.health.down && performance.now() - t0 < 5_000) await Bun.sleep(50);
+    expect(store.health.down).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(store.health.counts.outages).toBe(1);
+  } finally {
+    await store.close();
+  }
+});
