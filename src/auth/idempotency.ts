@@ -107,7 +107,8 @@ export class IdempotencyStore {
    * waiting for the nonce and the claim to answer; their answers decide before the effect's: a replay or a reused
    * key is answered as such, and whatever the effect wrote meanwhile is rolled back with the transaction. The
    * effect may hand over statements it sent and did not wait for (`pending`, e.g. its outbox event): they ride with
-   * the stored response, and the transaction waits for them. The transaction may share its commit with others
+   * the stored response and, on PostgreSQL, with the COMMIT (TxOptions.lastAnsweredWithCommit), whose answer waits
+   * for theirs. The transaction may share its commit with others
    * arriving together (group commit on either engine).
    */
   async run<T extends object>(
@@ -136,10 +137,16 @@ export class IdempotencyStore {
             throw failed.reason;
           }
           const value = (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
-          await Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]);
+          const last = Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]);
+          // PostgreSQL: sent, and answered with the COMMIT (TxOptions.lastAnsweredWithCommit); SQLite waits here.
+          if (t.dialect === "postgres") last.catch(() => {});
+          else await last;
           return value;
         },
-        sharing.group === undefined ? undefined : { group: sharing.group, together: sharing.together === true },
+        {
+          ...(sharing.group === undefined ? {} : { group: sharing.group, together: sharing.together === true }),
+          lastAnsweredWithCommit: true,
+        },
       );
       if (nonce) nonce.recorded = true;
       return result;

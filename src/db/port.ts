@@ -50,6 +50,14 @@ export interface TxOptions {
    * conversion (a sum read, then a check) does not. SQLite ignores it.
    */
   together?: boolean;
+  /**
+   * PostgreSQL: the body resolves as soon as its last statements are sent, without waiting for their answers; the
+   * COMMIT is sent with them, so the transaction waits for the server once less. Their answers still decide: one
+   * that fails rolls the transaction back (the COMMIT answers ROLLBACK) and its error is the transaction's. Every
+   * statement must be sent before the body resolves; one sent later is refused. SQLite ignores it, and a body must
+   * still wait for its statements there.
+   */
+  lastAnsweredWithCommit?: boolean;
 }
 
 export interface Store extends Queryable {

@@ -6,7 +6,9 @@ import { type Cancellable, DEADLINES, deadlineError, handleOf, mapped } from "./
 // How the PostgreSQL engine runs transactions (src/db/postgres-engine.ts holds the pool, the deadlines of single
 // statements and the outage gate): each on a connection of its own, its statements sent without waiting for the
 // answers before them (pipelined), and — for short request transactions given a group key — several in one
-// COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed".
+// COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed". Longer than the cap on purpose: one batch's run
+// (its connection, deadline, bodies, redo and early COMMIT) is one state machine, and split it would pass that state
+// between files.
 
 /** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
 const TX_ATTEMPTS = 4;
@@ -43,6 +45,8 @@ export interface Member {
   group: string | null;
   /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
   together: boolean;
+  /** TxOptions.lastAnsweredWithCommit: COMMIT may be sent once its body has resolved, before its last answers. */
+  withCommit: boolean;
 }
 
 /** After a batch run together had to be redone, the slot's next batches run one body at a time: this many. */
@@ -207,7 +211,14 @@ export class BatchRunner {
     if (!conn) return;
     const pool = this.host.health.pool!;
     const counts = this.host.health.counts;
-    const state = { inFlight: null as Cancellable | null, expired: false, unanswered: 0, ended: false };
+    const state = { inFlight: null as Cancellable | null, expired: false, unanswered: 0, ended: false, committed: false };
+    // TxOptions.lastAnsweredWithCommit: once every body has resolved, COMMIT goes out with their last statements.
+    let commit: Promise<unknown> | null = null;
+    const sendCommit = () => {
+      commit = send("COMMIT", []);
+      state.committed = true;
+      commit.catch(() => {});
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -230,6 +241,7 @@ export class BatchRunner {
     expired.catch(() => {});
     const send = (text: string, params: readonly Param[]): Promise<unknown> => {
       if (state.expired) throw deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
+      if (state.committed) throw new Error("a statement was sent after its transaction's COMMIT (TxOptions.lastAnsweredWithCommit)");
       counts.statements++;
       if (state.unanswered++ === 0) counts.roundTrips++;
       const sql = this.host.translate(text);
@@ -256,19 +268,25 @@ export class BatchRunner {
         // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
         // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
         // batch runs again below, one body at a time.
-        outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired)));
+        let resolved = 0;
+        const early = live.every((m) => m.withCommit) ? () => ++resolved === live.length && sendCommit() : undefined;
+        outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired, early)));
         if (!outcomes.every((o) => o.ok)) {
           outcomes = [];
           counts.redone++;
           slot!.calm = CALM_AFTER_REDO;
-          void control("ROLLBACK");
+          // A COMMIT sent already ended the transaction (it answers ROLLBACK): the redo begins a new one.
+          if (commit) {
+            await this.ended(commit, state, expired);
+            commit = null;
+          } else void control("ROLLBACK");
           void control("BEGIN");
         }
       }
       if (!outcomes.length)
         for (const m of live) {
           if (grouped) void control("SAVEPOINT herald_tx");
-          outcomes.push(await this.runBody(m, send, expired));
+          outcomes.push(await this.runBody(m, send, expired, !grouped && m.withCommit ? sendCommit : undefined));
           const o = outcomes[outcomes.length - 1]!;
           if (grouped) {
             if (!o.ok) void control("ROLLBACK TO SAVEPOINT herald_tx");
@@ -276,15 +294,17 @@ export class BatchRunner {
           }
         }
       if (!grouped && !outcomes[0]!.ok) {
-        await Promise.race([send("ROLLBACK", []), expired]);
+        // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
+        if (commit) await this.ended(commit, state, expired);
+        else await Promise.race([send("ROLLBACK", []), expired]);
         state.ended = true;
         this.finish(live, outcomes);
         return;
       }
-      const commit = (await Promise.race([send("COMMIT", []), expired])) as { command?: string };
+      const committed = (await Promise.race([commit ?? send("COMMIT", []), expired])) as { command?: string };
       state.ended = true;
       // A transaction the server had aborted (a statement failed that no body reported) answers COMMIT with ROLLBACK.
-      if (commit?.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT: one of its statements had failed");
+      if (committed?.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT: one of its statements had failed");
       counts.commits++;
       counts.transactions += outcomes.filter((o) => o.ok).length;
       this.finish(live, outcomes);
@@ -315,7 +335,12 @@ export class BatchRunner {
    * A body on the batch's connection; its outcome once every statement it sent has answered (one it did not wait
    * for, or whose failure it caught, still decides: on PostgreSQL a failed statement has aborted the transaction).
    */
-  private async runBody(m: Member, send: (text: string, params: readonly Param[]) => Promise<unknown>, expired: Promise<never>): Promise<Outcome> {
+  private async runBody(
+    m: Member,
+    send: (text: string, params: readonly Param[]) => Promise<unknown>,
+    expired: Promise<never>,
+    resolved?: () => void,
+  ): Promise<Outcome> {
     const sent: Array<Promise<unknown>> = [];
     let failure: { error: unknown } | null = null;
     const handle = handleOf((text, params) => {
@@ -326,12 +351,20 @@ export class BatchRunner {
     });
     try {
       const value = await Promise.race([m.fn(handle), expired]);
+      // TxOptions.lastAnsweredWithCommit: the COMMIT may go out now, before the answers waited for below.
+      resolved?.();
       if (sent.length) await Promise.race([Promise.allSettled(sent), expired]);
       return failure ? { ok: false, error: (failure as { error: unknown }).error } : { ok: true, value };
     } catch (err) {
       if (sent.length) await Promise.race([Promise.allSettled(sent), expired]);
       return { ok: false, error: mapped(err) };
     }
+  }
+
+  /** Waits for a COMMIT sent early to end a transaction a failed statement had aborted (it answers ROLLBACK). */
+  private async ended(commit: Promise<unknown>, state: { committed: boolean }, expired: Promise<never>): Promise<void> {
+    await Promise.race([commit.catch(() => {}), expired]);
+    state.committed = false;
   }
 
   /** The connection the slot's last batch left it, when it came from the pool in service (else it is released). */

@@ -296,6 +296,7 @@ export class PostgresStore implements Store {
         attempt: 1,
         group: options?.group ?? null,
         together: options?.group !== undefined && options.together === true,
+        withCommit: options?.lastAnsweredWithCommit === true,
       };
       this.batches.start(member);
     });

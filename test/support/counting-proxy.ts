@@ -37,9 +37,14 @@ export function countedStore(url: string, holdMs = 20) {
   return { proxy, store, close: async () => (await store.close(), proxy.stop()) };
 }
 
-/** A TCP proxy on 127.0.0.1 to PostgreSQL that holds each answer `holdMs` and counts the client's flights. */
+/**
+ * A TCP proxy on 127.0.0.1 to PostgreSQL that holds each answer `holdMs` and counts the client's flights. What the
+ * server sends while an answer is held goes out with it: a server busy with other work may write the answers to
+ * statements sent together in two pieces a moment apart, and released separately they would count as two flights
+ * of the client's (it sends what depends on the first piece before the second arrives).
+ */
 export function countingProxy(target: URL, holdMs: number) {
-  type Pair = { upstream: Promise<import("bun").Socket<undefined>> };
+  type Pair = { upstream: Promise<import("bun").Socket<undefined>>; held: Uint8Array[] | null };
   const state = { flights: 0, answered: true, port: 0, stop: () => listener.stop(true) };
   const listener = Bun.listen<Pair>({
     hostname: "127.0.0.1",
@@ -47,15 +52,23 @@ export function countingProxy(target: URL, holdMs: number) {
     socket: {
       open(client) {
         client.data = {
+          held: null,
           upstream: Bun.connect({
             hostname: target.hostname,
             port: Number(target.port),
             socket: {
               data(_up, data) {
                 const copy = new Uint8Array(data);
+                if (client.data.held) {
+                  client.data.held.push(copy);
+                  return;
+                }
+                client.data.held = [copy];
                 setTimeout(() => {
+                  const held = client.data.held ?? [];
+                  client.data.held = null;
                   state.answered = true;
-                  client.write(copy);
+                  client.write(Buffer.concat(held));
                 }, holdMs);
               },
               close: () => void client.end(),
