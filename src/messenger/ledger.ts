@@ -121,6 +121,7 @@ export async function applyAction<R extends object, E = undefined>(
   try {
     applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect, early), {
       group: playerGroup(input.telegramUserId),
+      lastAnsweredWithCommit: true,
     });
   } catch (err) {
     if (err instanceof ReplayOf) return err.answer as Applied<R>;
@@ -182,7 +183,11 @@ export async function applyActionIn<R extends object, E = undefined>(
   if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
   const stored = { ...result, balances };
-  await completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
+  const completed = completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
+  // PostgreSQL: answered with the COMMIT (TxOptions.lastAnsweredWithCommit; inside a caller's transaction, before
+  // its COMMIT all the same), a wait for the server fewer; SQLite waits here.
+  if (t.dialect === "postgres") completed.catch(() => {});
+  else await completed;
   if (out.count) s.after.count = out.count;
   return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }
