@@ -1,6 +1,7 @@
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
 import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
+import { lastStatements } from "../db/in-order";
 import { AppError } from "../http/errors";
 import { replayDetected, type NonceStore } from "./nonces";
 import * as store from "./store/idempotency";
@@ -137,10 +138,7 @@ export class IdempotencyStore {
             throw failed.reason;
           }
           const value = (settled[settled.length - 1] as PromiseFulfilledResult<T>).value;
-          const last = Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]);
-          // PostgreSQL: sent, and answered with the COMMIT (TxOptions.lastAnsweredWithCommit); SQLite waits here.
-          if (t.dialect === "postgres") last.catch(() => {});
-          else await last;
+          await lastStatements(t, Promise.all([claim ? this.complete(t, claim, status, value) : null, ...tail]));
           return value;
         },
         {

@@ -1,3 +1,5 @@
+import type { Queryable } from "./port";
+
 // Statements of one transaction that do not depend on each other's results are issued together and awaited
 // together: Bun's PostgreSQL client pipelines statements issued at once on a transaction's connection,
 // so they cost one round trip instead of one each, and the server still runs them in the order they were issued.
@@ -17,4 +19,14 @@ export async function inOrder<T extends readonly unknown[]>(...issued: T): Promi
   const settled = await Promise.allSettled(issued);
   for (const s of settled) if (s.status === "rejected") throw s.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as Results<T>;
+}
+
+/**
+ * A transaction body's last statements under TxOptions.lastAnsweredWithCommit: on PostgreSQL they are sent already
+ * and left to the COMMIT, whose answer waits for theirs (a failure is the transaction's); SQLite runs a statement at
+ * its call and needs it awaited here.
+ */
+export async function lastStatements(t: Queryable, last: Promise<unknown>): Promise<void> {
+  if (t.dialect === "postgres") last.catch(() => {});
+  else await last;
 }

@@ -55,7 +55,7 @@ export interface TxOptions {
    * COMMIT is sent with them, so the transaction waits for the server once less. Their answers still decide: one
    * that fails rolls the transaction back (the COMMIT answers ROLLBACK) and its error is the transaction's. Every
    * statement must be sent before the body resolves; one sent later is refused. SQLite ignores it, and a body must
-   * still wait for its statements there.
+   * still wait for its statements there (`lastStatements`, src/db/in-order.ts, does either).
    */
   lastAnsweredWithCommit?: boolean;
 }

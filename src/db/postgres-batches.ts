@@ -1,31 +1,17 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { StoreHealth } from "./health";
-import { type Param, type Queryable, SerializationFailure, StoreUnavailable } from "./port";
-import { type Cancellable, DEADLINES, deadlineError, handleOf, mapped } from "./postgres-wire";
+import { type Param, type Queryable, SerializationFailure } from "./port";
+import { type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared } from "./postgres-wire";
 
 // How the PostgreSQL engine runs transactions (src/db/postgres-engine.ts holds the pool, the deadlines of single
 // statements and the outage gate): each on a connection of its own, its statements sent without waiting for the
 // answers before them (pipelined), and — for short request transactions given a group key — several in one
-// COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed". Longer than the cap on purpose: one batch's run
-// (its connection, deadline, bodies, redo and early COMMIT) is one state machine, and split it would pass that state
-// between files.
+// COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed".
 
 /** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
 const TX_ATTEMPTS = 4;
 /** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
 const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
-
-/**
- * A statement without parameters as a template object, so that Bun's client prepares it on the connection like any
- * other: given to `unsafe` it goes by the simple protocol, which Bun 1.4.5 does not pipeline — BEGIN, SAVEPOINT,
- * RELEASE and COMMIT each waited for every answer before them and held back the statements after them (a round trip
- * each). Prepared, they ride with the statements around them (test/conventions/internals.test.ts holds both).
- */
-function prepared(text: string): TemplateStringsArray {
-  const strings = [text];
-  Object.defineProperty(strings, "raw", { value: strings });
-  return strings as unknown as TemplateStringsArray;
-}
 
 /** Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). */
 const MAX_GROUP = 16;
@@ -65,15 +51,6 @@ interface Slot {
   held: { conn: ReservedSQL; from: SQL } | null;
   /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
   calm: number;
-}
-
-/** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
-export const CANCEL_ANSWER_MS = 1_000;
-
-/** How an error ends an interaction, for the store's outage gate. */
-export function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
-  if (!(e instanceof StoreUnavailable)) return "answered";
-  return DEADLINES.has(e) ? "deadline" : "unreached";
 }
 
 /** What the runner needs of its store. */
@@ -211,12 +188,11 @@ export class BatchRunner {
     if (!conn) return;
     const pool = this.host.health.pool!;
     const counts = this.host.health.counts;
-    const state = { inFlight: null as Cancellable | null, expired: false, unanswered: 0, ended: false, committed: false };
+    const state = { inFlight: null as Cancellable | null, expired: false, unanswered: 0, ended: false };
     // TxOptions.lastAnsweredWithCommit: once every body has resolved, COMMIT goes out with their last statements.
-    let commit: Promise<unknown> | null = null;
+    let commit = null as Promise<unknown> | null;
     const sendCommit = () => {
       commit = send("COMMIT", []);
-      state.committed = true;
       commit.catch(() => {});
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -241,7 +217,7 @@ export class BatchRunner {
     expired.catch(() => {});
     const send = (text: string, params: readonly Param[]): Promise<unknown> => {
       if (state.expired) throw deadlineError("a transaction", first.ms, "DATABASE_TRANSACTION_TIMEOUT_MS");
-      if (state.committed) throw new Error("a statement was sent after its transaction's COMMIT (TxOptions.lastAnsweredWithCommit)");
+      if (commit) throw new Error("a statement was sent after its transaction's COMMIT (TxOptions.lastAnsweredWithCommit)");
       counts.statements++;
       if (state.unanswered++ === 0) counts.roundTrips++;
       const sql = this.host.translate(text);
@@ -277,7 +253,7 @@ export class BatchRunner {
           slot!.calm = CALM_AFTER_REDO;
           // A COMMIT sent already ended the transaction (it answers ROLLBACK): the redo begins a new one.
           if (commit) {
-            await this.ended(commit, state, expired);
+            await Promise.race([commit.catch(() => {}), expired]);
             commit = null;
           } else void control("ROLLBACK");
           void control("BEGIN");
@@ -295,8 +271,7 @@ export class BatchRunner {
         }
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
-        if (commit) await this.ended(commit, state, expired);
-        else await Promise.race([send("ROLLBACK", []), expired]);
+        await Promise.race([commit?.catch(() => {}) ?? send("ROLLBACK", []), expired]);
         state.ended = true;
         this.finish(live, outcomes);
         return;
@@ -359,12 +334,6 @@ export class BatchRunner {
       if (sent.length) await Promise.race([Promise.allSettled(sent), expired]);
       return { ok: false, error: mapped(err) };
     }
-  }
-
-  /** Waits for a COMMIT sent early to end a transaction a failed statement had aborted (it answers ROLLBACK). */
-  private async ended(commit: Promise<unknown>, state: { committed: boolean }, expired: Promise<never>): Promise<void> {
-    await Promise.race([commit.catch(() => {}), expired]);
-    state.committed = false;
   }
 
   /** The connection the slot's last batch left it, when it came from the pool in service (else it is released). */

@@ -32,8 +32,8 @@ export interface PostgresOptions {
   transactionTimeoutMs?: number;
 }
 
-import { BatchRunner, CANCEL_ANSWER_MS, type Member, outcomeOf } from "./postgres-batches";
-import { type Cancellable, deadlineError, handleOf, mapped, toDollarPlaceholders } from "./postgres-wire";
+import { BatchRunner, type Member } from "./postgres-batches";
+import { CANCEL_ANSWER_MS, type Cancellable, deadlineError, handleOf, mapped, outcomeOf, toDollarPlaceholders } from "./postgres-wire";
 
 /** While the server is unreachable, the background probe tries it again this long after a failed try. */
 const PROBE_PAUSE_MS = 250;

@@ -134,3 +134,24 @@ export function deadlineError(what: string, ms: number, setting: string): StoreU
  * is gone, so a deadline alone says nothing of the server: its cancellation tells (see watchCancelled).
  */
 export const DEADLINES = new WeakSet<Error>();
+
+/** A live server answers a cancellation within this long; one that does not is taken as unreachable. */
+export const CANCEL_ANSWER_MS = 1_000;
+
+/** How an error ends an interaction, for the store's outage gate. */
+export function outcomeOf(e: unknown): "answered" | "unreached" | "deadline" {
+  if (!(e instanceof StoreUnavailable)) return "answered";
+  return DEADLINES.has(e) ? "deadline" : "unreached";
+}
+
+/**
+ * A statement without parameters as a template object, so that Bun's client prepares it on the connection like any
+ * other: given to `unsafe` it goes by the simple protocol, which Bun 1.4.5 does not pipeline — BEGIN, SAVEPOINT,
+ * RELEASE and COMMIT each waited for every answer before them and held back the statements after them (a round trip
+ * each). Prepared, they ride with the statements around them (test/conventions/internals.test.ts holds both).
+ */
+export function prepared(text: string): TemplateStringsArray {
+  const strings = [text];
+  Object.defineProperty(strings, "raw", { value: strings });
+  return strings as unknown as TemplateStringsArray;
+}

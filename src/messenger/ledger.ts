@@ -12,7 +12,7 @@ import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
-import { inOrder } from "../db/in-order";
+import { inOrder, lastStatements } from "../db/in-order";
 import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
 import { claimRequest, completeClaim, priorAction } from "./store/ledger";
 import { moveBalances } from "./store/players";
@@ -183,11 +183,8 @@ export async function applyActionIn<R extends object, E = undefined>(
   if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
   const stored = { ...result, balances };
-  const completed = completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) });
-  // PostgreSQL: answered with the COMMIT (TxOptions.lastAnsweredWithCommit; inside a caller's transaction, before
-  // its COMMIT all the same), a wait for the server fewer; SQLite waits here.
-  if (t.dialect === "postgres") completed.catch(() => {});
-  else await completed;
+  // Inside a caller's transaction (a mission's reward, a promo) it is answered before that one's COMMIT all the same.
+  await lastStatements(t, completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) }));
   if (out.count) s.after.count = out.count;
   return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }
