@@ -89,7 +89,7 @@ function haproxyConfig(ports: Ports): string {
   swap(/^ {4}server herald2 \S+$/m, `    server herald2 127.0.0.1:${ports.b}`);
   swap(
     /^(frontend herald_http\n)/m,
-    `$1    http-request capture req.hdr(x-load-id) len 64\n    log-format "load %[capture.req.hdr(0)] %s %ST %rc %tsc"\n    http-after-response set-header x-served-by %s\n`,
+    `$1    http-request capture req.hdr(x-load-id) len 64\n    log-format "load %[capture.req.hdr(0)] %s %ST %rc %tsc %TR/%Tw/%Tc/%Tr/%Ta %Ts%ms"\n    http-after-response set-header x-served-by %s\n`,
   );
   return text;
 }
@@ -404,12 +404,16 @@ testOn("postgres", FILE, test.skipIf(!pg || !HAPROXY))(
 
     // 1. The graceful restarts: no failure at all; each instance was marked down while it still served, and served
     //    what it received meanwhile; it left only after the drain delay.
-    const inFlightAtKill = (x: Attempt) => x.start < killAt && x.end >= killAt;
+    // In flight at the kill: started no later than it. A request started in the same millisecond as `killAt` may have
+    // been handed to the client's connection thread before the kill went out, and reached A (its effect committed,
+    // so HAProxy's resend to B meets replay_detected); one started later was sent after A was dead.
+    const inFlightAtKill = (x: Attempt) => x.start <= killAt && x.end >= killAt;
     const failures = attempts.filter((x) => !x.ok);
-    const describe = (x: Attempt) => ({ ...x, haproxy: byLoadId.get(x.loadId) ?? null });
+    const describe = (x: Attempt) => ({ ...x, sinceKill: `${x.start - killAt}..${x.end - killAt} ms`, haproxy: byLoadId.get(x.loadId) ?? null });
     const unexplained = failures.filter((x) => !inFlightAtKill(x));
     if (unexplained.length > 0) {
-      console.error(`phases (ms after the load began): ${JSON.stringify({ ...phases, kill: killAt - loadStart })}`);
+      console.error(`phases (ms after the load began): ${JSON.stringify({ ...phases, kill: killAt - loadStart })}; kill at ${killAt}`);
+      console.error(`HAProxy's events:\n${haproxyEvents.filter((l) => !l.includes("stats/<STATS>")).join("\n")}`);
       for (const [label, out] of Object.entries(outputs)) console.error(`instance ${label} printed:\n${out.map((o) => o()).join("\n---\n")}`);
     }
     expect(unexplained.map(describe)).toEqual([]);
@@ -460,7 +464,7 @@ testOn("postgres", FILE, test.skipIf(!pg || !HAPROXY))(
     expect(events.filter((e) => !rx.perEvent.has(e.public_id)).map((e) => e.public_id)).toEqual([]);
 
     // What HAProxy did with the requests in flight at the kill: resent ("+1": to the other instance) or answered.
-    const atKill = attempts.filter(inFlightAtKill).map((x) => byLoadId.get(x.loadId)?.split(" ").slice(2).join(" ") ?? "no log line");
+    const atKill = attempts.filter(inFlightAtKill).map((x) => byLoadId.get(x.loadId)?.split(" ").slice(2, 6).join(" ") ?? "no log line");
     const tally = (xs: string[]) => Object.fromEntries([...new Set(xs)].map((v) => [v, xs.filter((y) => y === v).length]));
     const kinds = (k: Attempt["kind"]) => new Set(attempts.filter((x) => x.kind === k).map((x) => x.op)).size;
     console.log(
