@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   floors: () => import("./floors"),
   startup: () => import("./startup"),
   miniapp: () => import("./miniapp"),
+  compression: () => import("./compression"),
 };
 
 /** The benchmarks that time something other than wrk's load: they run without it, and their report leaves its settings out. */

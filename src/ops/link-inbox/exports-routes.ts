@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { sendsHeaders } from "../../http/openapi/contract";
-import { gzipSync } from "node:zlib";
+import { compressBytesOffLoop } from "../../http/compression";
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
@@ -35,10 +35,13 @@ function filterParams(q: Query): EventFilterInput & { compress?: "1" } {
   return compress === "1" ? { ...out, compress: "1" } : out;
 }
 
-/** Final bytes with the flags applied (see the rule above), or null: let the core send (and maybe compress) it. */
-function finalBody(text: string, flags: { compress: boolean; checksum: boolean }, set: SetHeaders): Uint8Array | null {
+/**
+ * Final bytes with the flags applied (see the rule above), or null: let the core send (and maybe compress) it. The
+ * gzip runs on the thread pool, as the core's compression of large bodies does (src/http/compression.ts).
+ */
+async function finalBody(text: string, flags: { compress: boolean; checksum: boolean }, set: SetHeaders): Promise<Uint8Array | null> {
   if (!flags.compress && !flags.checksum) return null;
-  const bytes = flags.compress ? new Uint8Array(gzipSync(encoder.encode(text))) : encoder.encode(text);
+  const bytes = flags.compress ? await compressBytesOffLoop(encoder.encode(text), "gzip") : encoder.encode(text);
   if (flags.compress) set.headers["content-encoding"] = "gzip";
   if (flags.checksum) set.headers["x-export-sha256"] = createHash("sha256").update(bytes).digest("hex");
   return bytes;
@@ -67,7 +70,7 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
     const value = eventsJson(ctx, r, q.debug === "1");
     if (!flags.compress && !flags.checksum) return value; // the core adds include_meta's block
     const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
-    const bytes = finalBody(JSON.stringify(meta ? { ...value, meta } : value), flags, set)!;
+    const bytes = (await finalBody(JSON.stringify(meta ? { ...value, meta } : value), flags, set))!;
     set.headers["content-type"] = "application/json; charset=utf-8";
     return bytes;
   }
@@ -77,7 +80,7 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
       .map(([k, v]) => `${k};dur=${v}`)
       .join(", ");
   const text = eventsCsv(r);
-  return finalBody(text, flags, set) ?? new Response(text, { headers: set.headers as Record<string, string> });
+  return (await finalBody(text, flags, set)) ?? new Response(text, { headers: set.headers as Record<string, string> });
 }
 
 /** With checksum=1 an export says the SHA-256 of its bytes. */
@@ -131,7 +134,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
         const { compress, ...filters } = params as EventFilterInput & { compress?: string };
         const text = eventsCsv(await queryEvents(ctx, filters, false));
         Object.assign(set.headers, csvHeaders("herald-link-inbox-events.csv"));
-        const bytes = finalBody(text, { compress: compress === "1", checksum: true }, set)!;
+        const bytes = (await finalBody(text, { compress: compress === "1", checksum: true }, set))!;
         await recordTokenDownload(ctx, actor, bytes.byteLength);
         return bytes;
       },
