@@ -6,8 +6,12 @@
  * full jitter (cap 1, 2, 4, 8 … s, at most 30 s), or `Retry-After` seconds when the server sends it (≤ 30 s).
  * A retry is the SAME logical request, so it reuses the call's Idempotency-Key (a duplicate then answers 409
  * `idempotency_replay` instead of applying twice); each attempt gets a NEW nonce, timestamp and signature,
- * because nonces are single-use. Everything else (400, 401, 403, 409, 500 …) is thrown at once as a
- * HeraldApiError.
+ * because nonces are single-use. One more: a mutation with an Idempotency-Key answered 409 `replay_detected` is
+ * sent again once, at once, with a new nonce. This client never sends a nonce twice, so that answer means a copy
+ * of the attempt reached Herald before: a load balancer resent it when the instance serving the first copy died
+ * (deploy/haproxy.cfg does so). The key makes the second attempt safe: it answers the first copy's outcome
+ * (`idempotency_replay`) or, if that copy took no effect, applies once. Everything else (400, 401, 403, 409,
+ * 500 …) is thrown at once as a HeraldApiError.
  *
  * Typed methods: `client.api.salutesCredit({ body })` and `client.call("POST /api/salutes/credit", { body })`
  * take and return the types generated from the OpenAPI document (./operations.ts, ./api-types.ts).
@@ -201,6 +205,7 @@ export class HeraldClient {
     const idempotencyKey = opts.idempotencyKey === false ? undefined : (opts.idempotencyKey ?? (mutation ? newIdempotencyKey() : undefined));
     const wantNonce = opts.nonce === undefined ? mutation : opts.nonce !== false;
 
+    let replayRetried = false;
     for (let attempt = 1; ; attempt++) {
       const nonce = !wantNonce ? undefined : attempt === 1 && typeof opts.nonce === "string" ? opts.nonce : newNonce();
       const signed = signRequest({
@@ -237,7 +242,13 @@ export class HeraldClient {
         await this.sleep(this.retryDelayMs(attempt - 1, outcome.headers.get("retry-after")));
         continue;
       }
-      throw this.apiError(outcome.status, outcome.headers, outcome.text, attempt);
+      const error = this.apiError(outcome.status, outcome.headers, outcome.text, attempt);
+      // A copy of this attempt was resent by a proxy (see the retry policy above): once, with a new nonce, the same key.
+      if (error.code === "replay_detected" && nonce !== undefined && idempotencyKey !== undefined && !replayRetried && retriesLeft) {
+        replayRetried = true;
+        continue;
+      }
+      throw error;
     }
   }
 

@@ -272,6 +272,40 @@ describe("retries", () => {
     expect(delays).toEqual([]);
   });
 
+  test("409 replay_detected on a mutation with a key (a proxy resent the attempt): sent again once, at once, new nonce, same key", async () => {
+    // The first copy took effect: the second attempt reads its answer (idempotency_replay), as after a lost answer.
+    scripts.set("/api/d/resent", (_req, n) =>
+      n === 1
+        ? fail(409, "replay_detected", "This X-Partner-Nonce was already used")
+        : withReplay(fail(409, "idempotency_replay", "already done", { original_status: 200, original_response: { credited: 1 } })),
+    );
+    const { sleep, delays } = recorder();
+    const e = (await caught(client({ sleep }).post("/api/d/resent", { a: 1 }, { idempotencyKey: "k-resent" }))) as HeraldApiError;
+    expect([e.status, e.code, e.attempts]).toEqual([409, "idempotency_replay", 2]);
+    expect((e.body as { original_response: unknown }).original_response).toEqual({ credited: 1 });
+    const reqs = seen.get("/api/d/resent")!;
+    expect(reqs.map((r) => r.headers.get("idempotency-key"))).toEqual(["k-resent", "k-resent"]);
+    expect(new Set(reqs.map((r) => r.headers.get("x-partner-nonce"))).size).toBe(2);
+    expect(delays).toEqual([]);
+    // The first copy took no effect: the second attempt applies, and its answer is the call's.
+    scripts.set("/api/d/resent-once", (_req, n) => (n === 1 ? fail(409, "replay_detected", "used") : json(200, { success: true, attempt: n })));
+    expect(await client({ sleep }).post("/api/d/resent-once", { a: 1 })).toEqual({ success: true, attempt: 2 });
+  });
+
+  test("replay_detected is sent again only once, and never without an Idempotency-Key or with retries off", async () => {
+    const again = (n: number) => fail(409, "replay_detected", `used ${n}`);
+    scripts.set("/api/d/replayed-twice", (_req, n) => again(n));
+    const twice = (await caught(client().post("/api/d/replayed-twice", { a: 1 }))) as HeraldApiError;
+    expect([twice.code, twice.attempts, seen.get("/api/d/replayed-twice")!.length]).toEqual(["replay_detected", 2, 2]);
+    scripts.set("/api/d/replayed-keyless", (_req, n) => again(n));
+    // A request without a key (a read that sends a nonce; the test server refuses a keyless mutation before its script).
+    const keyless = (await caught(client().request("GET", "/api/d/replayed-keyless", { nonce: "0123456789abcdef" }))) as HeraldApiError;
+    expect([keyless.code, keyless.attempts]).toEqual(["replay_detected", 1]);
+    scripts.set("/api/d/replayed-no-retries", (_req, n) => again(n));
+    const none = (await caught(client({ maxRetries: 0 }).post("/api/d/replayed-no-retries", { a: 1 }))) as HeraldApiError;
+    expect([none.code, none.attempts]).toEqual(["replay_detected", 1]);
+  });
+
   test("500 is not retried; a non-JSON error body falls back to http_<status> and the X-Request-ID header", async () => {
     scripts.set("/api/d/plain", () => new Response("boom", { status: 500, headers: { "x-request-id": "req_plain" } }));
     const { sleep, delays } = recorder();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { HeraldApiError, HeraldClient } from "../../src/client";
 import { signedJson } from "../support/partner";
 import { TARGET } from "../support/target";
 import { expectRefusal, row, rows, startE2E, type E2E } from "./support";
@@ -62,6 +63,50 @@ describe(`salutes over HTTP (${TARGET.label})`, () => {
     const reused = await credit(6, { idem: "e2e-credit-retry" });
     expectRefusal(reused, 422, "idempotency_key_reused");
     expect(await ledgerMinor()).toEqual({ n: before.n + 1, sum: (before.sum ?? 0) + 500 });
+  });
+
+  test("HeraldClient behind a proxy that resent its credit (the first copy took effect): one credit, the first answer", async () => {
+    // What deploy/haproxy.cfg does when the instance serving a request dies before answering: the same bytes go to
+    // another instance, and that copy meets the used nonce (409 replay_detected). Here the first copy is answered
+    // and its answer dropped, as the dead instance's would be.
+    const before = await ledgerMinor();
+    const sent: Array<{ nonce: string | null; key: string | null; status: number }> = [];
+    let resent = false;
+    const proxy = async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(String(input));
+      const target = url.pathname + url.search;
+      const headers = new Headers(init?.headers);
+      const note = async (res: Response) => {
+        sent.push({ nonce: headers.get("x-partner-nonce"), key: headers.get("idempotency-key"), status: res.status });
+        return res;
+      };
+      if (!resent) {
+        resent = true;
+        await (await note(await e.h.request(target, init))).arrayBuffer();
+      }
+      return note(await e.h.request(target, init));
+    };
+    const client = new HeraldClient({
+      baseUrl: "http://herald.invalid",
+      keyId: e.live.keyId,
+      secret: e.live.secret,
+      fetch: proxy,
+      sleep: async () => {},
+      now: () => e.h.clock.now().getTime(),
+    });
+    const body = { user_id: userId, amount: 2.5, reason: "quest_reward", source: "game.arena" };
+    const answer = await client.post("/api/salutes/credit", body, { idempotencyKey: "e2e-resent-by-proxy" }).catch((err: unknown) => err);
+    expect(answer).toBeInstanceOf(HeraldApiError);
+    const err = answer as HeraldApiError;
+    expect([err.status, err.code, err.attempts]).toEqual([409, "idempotency_replay", 2]);
+    const original = (err.body as { original_status: number; original_response: { ledger_entry_id: number; delta: number } }).original_response;
+    expect(original).toMatchObject({ delta: 2.5, idempotency_key: "e2e-resent-by-proxy" });
+    // The first copy (200), its resent copy (409 replay_detected), the client's second attempt (new nonce, same key).
+    expect(sent.map((x) => x.status)).toEqual([200, 409, 409]);
+    expect(sent[0]!.nonce).toBe(sent[1]!.nonce);
+    expect(sent[2]!.nonce).not.toBe(sent[0]!.nonce);
+    expect(new Set(sent.map((x) => x.key))).toEqual(new Set(["e2e-resent-by-proxy"]));
+    expect(await ledgerMinor()).toEqual({ n: before.n + 1, sum: (before.sum ?? 0) + 250 });
   });
 
   test("a debit past the balance is 409 insufficient_balance, writes nothing, and the same key works after a credit", async () => {
