@@ -54,8 +54,10 @@ export interface TxOptions {
    * PostgreSQL: the body resolves as soon as its last statements are sent, without waiting for their answers; the
    * COMMIT is sent with them, so the transaction waits for the server once less. Their answers still decide: one
    * that fails rolls the transaction back (the COMMIT answers ROLLBACK) and its error is the transaction's. Every
-   * statement must be sent before the body resolves; one sent later is refused. SQLite ignores it, and a body must
-   * still wait for its statements there (`lastStatements`, src/db/in-order.ts, does either).
+   * statement must be sent before the body resolves; one sent later is refused. Nor may the body catch a failed
+   * statement (a SAVEPOINT of its own): a transaction that committed all the same is refused with an error, never
+   * answered as failed nor run again. SQLite ignores it, and a body must still wait for its statements there
+   * (`lastStatements`, src/db/in-order.ts, does either).
    */
   lastAnsweredWithCommit?: boolean;
 }

@@ -1,57 +1,15 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { StoreHealth } from "./health";
-import { type Param, type Queryable, SerializationFailure } from "./port";
-import { type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared } from "./postgres-wire";
+import { CALM_AFTER_REDO, MAX_GROUP, type Member, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
+import { type Param, SerializationFailure } from "./port";
+import { CAUGHT_FAILURE, type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared, rolledBackAt } from "./postgres-wire";
+
+export type { Member } from "./postgres-batch-parts";
 
 // How the PostgreSQL engine runs transactions (src/db/postgres-engine.ts holds the pool, the deadlines of single
 // statements and the outage gate): each on a connection of its own, its statements sent without waiting for the
 // answers before them (pipelined), and — for short request transactions given a group key — several in one
 // COMMIT, each in a SAVEPOINT (group commit). docs/postgres.md "Speed".
-
-/** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
-const TX_ATTEMPTS = 4;
-/** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
-const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
-
-/** Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). */
-const MAX_GROUP = 16;
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-/** A transaction waiting for its run (see PostgresStore.runBatch). */
-export interface Member {
-  fn: (t: Queryable) => Promise<unknown>;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-  /** performance.now() by which it is answered, and its length for the message. */
-  deadline: number;
-  ms: number;
-  attempt: number;
-  /** TxOptions.group: the key of the contended row it changes; null runs it alone. */
-  group: string | null;
-  /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
-  together: boolean;
-  /** TxOptions.lastAnsweredWithCommit: COMMIT may be sent once its body has resolved, before its last answers. */
-  withCommit: boolean;
-}
-
-/** After a batch run together had to be redone, the slot's next batches run one body at a time: this many. */
-const CALM_AFTER_REDO = 8;
-
-interface Slot {
-  waiting: Member[];
-  running: boolean;
-  /** The keys of its waiting and running transactions, with how many of each. */
-  keys: Map<string, number>;
-  /**
-   * The connection its last batch ended on cleanly, kept for the next batch while transactions wait (and released
-   * when none do), with the pool it came from: a reserve and a release a batch cost ~6 % of herald's CPU in a
-   * profile of the credit benchmark on PostgreSQL (Bun's pool hand-off, an AbortSignal and its listener each time).
-   */
-  held: { conn: ReservedSQL; from: SQL } | null;
-  /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
-  calm: number;
-}
 
 /** What the runner needs of its store. */
 export interface BatchHost {
@@ -195,6 +153,8 @@ export class BatchRunner {
       commit = send("COMMIT", []);
       commit.catch(() => {});
     };
+    // That COMMIT after a body failed: true once it answers ROLLBACK; false if it committed (rolledBackAt).
+    const rolledBack = async () => rolledBackAt(await Promise.race([commit!, expired]));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -248,14 +208,13 @@ export class BatchRunner {
         const early = live.every((m) => m.withCommit) ? () => ++resolved === live.length && sendCommit() : undefined;
         outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired, early)));
         if (!outcomes.every((o) => o.ok)) {
+          // A COMMIT sent already ended the transaction (it answers ROLLBACK): the redo begins a new one.
+          if (commit && !(await rolledBack())) return this.committedAnyway(live, outcomes, state);
           outcomes = [];
           counts.redone++;
           slot!.calm = CALM_AFTER_REDO;
-          // A COMMIT sent already ended the transaction (it answers ROLLBACK): the redo begins a new one.
-          if (commit) {
-            await Promise.race([commit.catch(() => {}), expired]);
-            commit = null;
-          } else void control("ROLLBACK");
+          if (commit) commit = null;
+          else void control("ROLLBACK");
           void control("BEGIN");
         }
       }
@@ -271,7 +230,8 @@ export class BatchRunner {
         }
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
-        await Promise.race([commit?.catch(() => {}) ?? send("ROLLBACK", []), expired]);
+        if (commit && !(await rolledBack())) return this.committedAnyway(live, outcomes, state);
+        if (!commit) await Promise.race([send("ROLLBACK", []), expired]);
         state.ended = true;
         this.finish(live, outcomes);
         return;
@@ -369,6 +329,16 @@ export class BatchRunner {
       for (const m of members) this.settle(m, { ok: false, error: e });
       return null;
     }
+  }
+
+  /** A batch whose COMMIT committed although a body failed (see rolledBackAt): no redo; the failed ones refused. */
+  private committedAnyway(members: Member[], outcomes: Outcome[], state: { ended: boolean }): void {
+    state.ended = true;
+    this.host.health.counts.commits++;
+    this.finish(
+      members,
+      outcomes.map((o) => (o.ok ? o : { ok: false, error: new Error(CAUGHT_FAILURE) })),
+    );
   }
 
   /** Answers the members of a committed batch (or of a lone one rolled back). */

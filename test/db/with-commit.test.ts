@@ -1,7 +1,8 @@
 // TxOptions.lastAnsweredWithCommit (src/db/postgres-batches.ts): a body that resolves once its last statements are
 // sent has them answered with the COMMIT, one wait for the server fewer — and their answers still decide: one that
 // fails rolls the whole transaction back and is its error; in a batch run together, the batch is run again one body
-// at a time. A statement sent after the body resolved is refused, never run outside the transaction.
+// at a time. A statement sent after the body resolved is refused, never run outside the transaction; a body that
+// catches its own failed statement is told so, never answered as failed after it committed.
 import { expect } from "bun:test";
 import type { Queryable, TxOptions } from "../../src/db/port";
 import { countedStore, wireDatabase } from "../support/counting-proxy";
@@ -101,6 +102,40 @@ onPostgres("a statement sent after its body resolved is refused, and what the bo
     expect(await late!).toContain("after its transaction's COMMIT");
     expect(await s.balance()).toBe(5);
     expect(await s.tags()).toEqual([]);
+  } finally {
+    await s.close();
+  }
+});
+
+onPostgres("a body that catches its failed statement (a SAVEPOINT of its own) gets an error saying it committed; its batch is not run again", async () => {
+  const s = await scene("caught");
+  try {
+    await s.store.run("INSERT INTO with_commit_entries (account, tag) VALUES ('elsewhere', 'caught-taken')");
+    // The move commits; the entry's failure is caught inside the body's own SAVEPOINT, so the COMMIT commits.
+    const catching = (tag: string) => async (t: Queryable) => {
+      const moved = await t.get<{ balance: number }>("UPDATE with_commit_accounts SET balance = balance + 1 WHERE id = ? RETURNING balance", ["caught"]);
+      await t.run("SAVEPOINT mine");
+      void t.run("INSERT INTO with_commit_entries (account, tag) VALUES (?, ?)", ["caught", tag]).catch(() => {});
+      void t.run("ROLLBACK TO SAVEPOINT mine").catch(() => {});
+      return moved!.balance;
+    };
+    const alone = await settled([s.store.tx(catching("caught-taken"), { lastAnsweredWithCommit: true })]);
+    expect(String(alone[0])).toContain("committed although one of its statements failed");
+    expect(await s.balance()).toBe(1);
+    // In a batch run together: refused as well, and not run again on top of what committed.
+    const options = { group: "caught", together: true, lastAnsweredWithCommit: true };
+    const first = s.store.tx((t) => credit(t, "caught", "x"), options);
+    const batch = [s.store.tx((t) => credit(t, "caught", "y"), options), s.store.tx(catching("caught-taken"), options)];
+    const answers = await settled([first, ...batch]);
+    expect(answers[0]).toBe(2);
+    // The batch committed: the body that succeeded gets its answer; the one that caught its failure, the error.
+    expect(answers[1]).toBe(3);
+    expect(String(answers[2])).toContain("committed although one of its statements failed");
+    expect(s.store.health.counts.redone).toBe(0);
+    expect(await s.balance()).toBe(4);
+    expect(await s.tags()).toEqual(["x", "y"]);
+    // The store goes on, on the connection the batch ended cleanly.
+    expect(await s.store.tx((t) => credit(t, "caught", "z"))).toBe(5);
   } finally {
     await s.close();
   }

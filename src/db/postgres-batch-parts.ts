@@ -1,0 +1,50 @@
+import type { ReservedSQL, SQL } from "bun";
+import type { Queryable } from "./port";
+
+// The pieces of the PostgreSQL engine's transaction runner (src/db/postgres-batches.ts): its bounds, and what it
+// keeps of each transaction and of each group key.
+
+/** Deadlocks and serialization failures: a transaction runs again this many times in all, then SerializationFailure. */
+export const TX_ATTEMPTS = 4;
+/** The random pause before running a transaction again: 2–20 ms, then 4–40 ms, then 8–80 ms. */
+export const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** attempt;
+
+/** Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). */
+export const MAX_GROUP = 16;
+
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A transaction waiting for its run (see PostgresStore.runBatch). */
+export interface Member {
+  fn: (t: Queryable) => Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** performance.now() by which it is answered, and its length for the message. */
+  deadline: number;
+  ms: number;
+  attempt: number;
+  /** TxOptions.group: the key of the contended row it changes; null runs it alone. */
+  group: string | null;
+  /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
+  together: boolean;
+  /** TxOptions.lastAnsweredWithCommit: COMMIT may be sent once its body has resolved, before its last answers. */
+  withCommit: boolean;
+}
+
+/** After a batch run together had to be redone, the slot's next batches run one body at a time: this many. */
+export const CALM_AFTER_REDO = 8;
+
+export interface Slot {
+  waiting: Member[];
+  running: boolean;
+  /** The keys of its waiting and running transactions, with how many of each. */
+  keys: Map<string, number>;
+  /**
+   * The connection its last batch ended on cleanly, kept for the next batch while transactions wait (and released
+   * when none do), with the pool it came from: a reserve and a release a batch cost ~6 % of herald's CPU in a
+   * profile of the credit benchmark on PostgreSQL (Bun's pool hand-off, an AbortSignal and its listener each time).
+   */
+  held: { conn: ReservedSQL; from: SQL } | null;
+  /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
+  calm: number;
+}
