@@ -55,9 +55,9 @@ export interface TxOptions {
    * COMMIT is sent with them, so the transaction waits for the server once less. Their answers still decide: one
    * that fails rolls the transaction back (the COMMIT answers ROLLBACK) and its error is the transaction's. Every
    * statement must be sent before the body resolves; one sent later is refused. Nor may the body catch a failed
-   * statement (a SAVEPOINT of its own): a transaction that committed all the same is refused with an error, never
-   * answered as failed nor run again. SQLite ignores it, and a body must still wait for its statements there
-   * (`lastStatements`, src/db/in-order.ts, does either).
+   * statement (a SAVEPOINT of its own): if the transaction committed all the same, that body gets an error saying so
+   * (the others of its batch their answers), and nothing is run again. SQLite ignores it, and a body must still wait
+   * for its statements there (`lastStatements`, src/db/in-order.ts, does either).
    */
   lastAnsweredWithCommit?: boolean;
 }

@@ -230,16 +230,16 @@ export class BatchRunner {
         }
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
-        if (commit && !(await rolledBack())) return this.committedAnyway(live, outcomes, state);
         if (!commit) await Promise.race([send("ROLLBACK", []), expired]);
+        else if (!(await rolledBack())) return this.committedAnyway(live, outcomes, state);
         state.ended = true;
         this.finish(live, outcomes);
         return;
       }
-      const committed = (await Promise.race([commit ?? send("COMMIT", []), expired])) as { command?: string };
+      const committed = await Promise.race([commit ?? send("COMMIT", []), expired]);
       state.ended = true;
       // A transaction the server had aborted (a statement failed that no body reported) answers COMMIT with ROLLBACK.
-      if (committed?.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT: one of its statements had failed");
+      if (rolledBackAt(committed)) throw new Error("PostgreSQL rolled the transaction back at COMMIT: one of its statements had failed");
       counts.commits++;
       counts.transactions += outcomes.filter((o) => o.ok).length;
       this.finish(live, outcomes);

@@ -136,10 +136,10 @@ export function deadlineError(what: string, ms: number, setting: string): StoreU
 export const DEADLINES = new WeakSet<Error>();
 
 /**
- * The answer of a COMMIT sent with a body's last statements (TxOptions.lastAnsweredWithCommit) after the body failed:
- * ROLLBACK (true), since the failed statement aborted the transaction. Anything else means it committed: a body
- * caught its failed statement in a SAVEPOINT, which such a body must not do. Then the batch is not run again: each
- * body that succeeded is answered, and one that failed gets CAUGHT_FAILURE (its effects are committed).
+ * Whether a COMMIT's answer says the server rolled the transaction back (a statement of it had failed). After a body
+ * sent with its COMMIT (TxOptions.lastAnsweredWithCommit) failed, it must: anything else means the transaction
+ * committed because a body caught its failed statement in a SAVEPOINT, which such a body must not do. Then the batch
+ * is not run again: each body that succeeded is answered, and one that failed gets CAUGHT_FAILURE.
  */
 export const rolledBackAt = (answer: unknown): boolean => (answer as { command?: string } | undefined)?.command === "ROLLBACK";
 export const CAUGHT_FAILURE = "a transaction sent with its COMMIT committed although one of its statements failed: its body caught the failure";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { sendsHeaders } from "../../http/openapi/contract";
-import { compressBytesOffLoop } from "../../http/compression";
+import { compressEither } from "../../http/compression";
 import { Elysia, t } from "elysia";
 import { actorLabel } from "../../auth/actors";
 import type { Guards } from "../../auth/guards";
@@ -36,12 +36,12 @@ function filterParams(q: Query): EventFilterInput & { compress?: "1" } {
 }
 
 /**
- * Final bytes with the flags applied (see the rule above), or null: let the core send (and maybe compress) it. The
- * gzip runs on the thread pool, as the core's compression of large bodies does (src/http/compression.ts).
+ * Final bytes with the flags applied (see the rule above), or null: let the core send (and maybe compress) it. A
+ * large body's gzip runs on the thread pool, as the core's compression does (src/http/compression.ts).
  */
 async function finalBody(text: string, flags: { compress: boolean; checksum: boolean }, set: SetHeaders): Promise<Uint8Array | null> {
   if (!flags.compress && !flags.checksum) return null;
-  const bytes = flags.compress ? await compressBytesOffLoop(encoder.encode(text), "gzip") : encoder.encode(text);
+  const bytes = flags.compress ? await compressEither(encoder.encode(text), "gzip") : encoder.encode(text);
   if (flags.compress) set.headers["content-encoding"] = "gzip";
   if (flags.checksum) set.headers["x-export-sha256"] = createHash("sha256").update(bytes).digest("hex");
   return bytes;
