@@ -35,6 +35,11 @@ const profileOf = (id: InitDataIdentity): Profile => ({
   isPremium: id.isPremium ? 1 : 0,
 });
 
+type StoredProfile = Pick<PlayerRow, "username" | "first_name" | "language_code" | "is_premium">;
+
+const profileDiffers = (row: StoredProfile, p: Profile) =>
+  row.username !== p.username || row.first_name !== p.firstName || row.language_code !== p.languageCode || row.is_premium !== p.isPremium;
+
 /** The player behind verified init data, created or refreshed when the profile changed. */
 export async function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: Date = ctx.clock.now()): Promise<PlayerRow> {
   const row = await playerById(ctx.store, id.telegramUserId);
@@ -43,8 +48,7 @@ export async function ensurePlayer(ctx: AppContext, id: InitDataIdentity, now: D
     // Another request may make the row first (two tabs opening at once): then it is read as it stands.
     return (await insertPlayerProfile(ctx.store, p, now.toISOString())) ?? (await playerById(ctx.store, id.telegramUserId))!;
   }
-  const changed = row.username !== p.username || row.first_name !== p.firstName || row.language_code !== p.languageCode || row.is_premium !== p.isPremium;
-  if (changed || now.getTime() - Date.parse(row.last_seen_at) > SEEN_REFRESH_MS) {
+  if (profileDiffers(row, p) || now.getTime() - Date.parse(row.last_seen_at) > SEEN_REFRESH_MS) {
     const iso = now.toISOString();
     await refreshProfile(ctx.store, p, iso);
     return { ...row, username: p.username, first_name: p.firstName, language_code: p.languageCode, is_premium: p.isPremium, last_seen_at: iso };
@@ -100,4 +104,39 @@ export function playerView(p: PlayerRow) {
     referred_by: p.referred_by,
     created_at: p.created_at,
   };
+}
+
+/**
+ * The players this instance made, refreshed or found unchanged, with the profile their row holds and when its
+ * last_seen_at was set: for a route that needs only the player's id (its own transaction locks the row, or it reads
+ * by id), `ensure` skips ensurePlayer's read while the init data's profile is the one stored and the refresh is not
+ * due — the same test ensurePlayer makes on the row, which then writes nothing either. A player's row is never
+ * deleted, so a remembered one exists on every instance. What it may miss: a profile the bot's /start merged in
+ * since (src/messenger/bot), overwritten by the init data's at the next refresh, at most SEEN_REFRESH_MS later.
+ * Bounded: past `cap` players the one remembered longest ago is forgotten (and read again on its next request).
+ */
+export class KnownPlayers {
+  private readonly known = new Map<number, { profile: StoredProfile; seenAt: number }>();
+
+  constructor(private readonly cap = 10_000) {}
+
+  /** The player's row made or refreshed as ensurePlayer would; no statement when remembered unchanged. */
+  async ensure(ctx: AppContext, id: InitDataIdentity, now: Date): Promise<void> {
+    const known = this.known.get(id.telegramUserId);
+    if (known && !profileDiffers(known.profile, profileOf(id)) && now.getTime() - known.seenAt <= SEEN_REFRESH_MS) return;
+    this.remember(await ensurePlayer(ctx, id, now));
+  }
+
+  /** A row as ensurePlayer answered it (its profile and last_seen_at are what the database holds). */
+  remember(row: PlayerRow): void {
+    const uid = row.telegram_user_id;
+    this.known.delete(uid);
+    const profile = { username: row.username, first_name: row.first_name, language_code: row.language_code, is_premium: row.is_premium };
+    this.known.set(uid, { profile, seenAt: Date.parse(row.last_seen_at) });
+    if (this.known.size > this.cap) this.known.delete(this.known.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
 }

@@ -105,61 +105,54 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
           ),
         },
       )
-      .post("/api/messenger/games/spin-wheel/play", async ({ messenger: m, body }) => ok(await playWheel(ctx, m.player.telegram_user_id, body.request_id)), {
-        messenger: true,
+      .post("/api/messenger/games/spin-wheel/play", async ({ messengerId: m, body }) => ok(await playWheel(ctx, m.telegramUserId, body.request_id)), {
+        messengerId: true,
         body: G.playBody,
         ...answers(G.play, "Spin: uses the daily free spin or one spin in hand, draws a segment, credits its reward"),
       })
       .post(
         "/api/messenger/games/items/purchase",
-        async ({ messenger: m, body }) => ok(await purchaseItem(ctx, m.player.telegram_user_id, { ...body, quantity: body.quantity ?? 1 })),
-        { messenger: true, body: G.purchaseBody, ...answers(G.purchase, "Buy spin plays or missiles with game points") },
+        async ({ messengerId: m, body }) => ok(await purchaseItem(ctx, m.telegramUserId, { ...body, quantity: body.quantity ?? 1 })),
+        { messengerId: true, body: G.purchaseBody, ...answers(G.purchase, "Buy spin plays or missiles with game points") },
       )
-      .post("/api/messenger/games/recon-grid/status", async ({ messenger: m }) => ok(await gridStatus(ctx, m.player.telegram_user_id)), {
-        messenger: true,
+      .post("/api/messenger/games/recon-grid/status", async ({ messengerId: m }) => ok(await gridStatus(ctx, m.telegramUserId)), {
+        messengerId: true,
         body: InitOnlyBody,
         ...answers(GridModel.status, "Recon grid: the active grid (revealed cells only), the last ended grid with its seed, balances"),
       })
-      .post("/api/messenger/games/recon-grid/start", async ({ messenger: m, body }) => ok(await startGrid(ctx, m.player.telegram_user_id, body)), {
-        messenger: true,
+      .post("/api/messenger/games/recon-grid/start", async ({ messengerId: m, body }) => ok(await startGrid(ctx, m.telegramUserId, body)), {
+        messengerId: true,
         body: GridModel.startBody,
         ...answers(GridModel.started, "Start a grid on the server seed committed before (status's next_server_seed_hash); commits the next one"),
       })
-      .post("/api/messenger/games/recon-grid/reveal", async ({ messenger: m, body }) => ok(await revealCell(ctx, m.player.telegram_user_id, body)), {
-        messenger: true,
+      .post("/api/messenger/games/recon-grid/reveal", async ({ messengerId: m, body }) => ok(await revealCell(ctx, m.telegramUserId, body)), {
+        messengerId: true,
         body: GridModel.revealBody,
         ...answers(GridModel.revealed, "Reveal a cell for one missile; credits its reward"),
       })
       .post(
         "/api/messenger/games/recon-grid/purchase",
-        async ({ messenger: m, body }) =>
-          ok(
-            await purchaseItem(
-              ctx,
-              m.player.telegram_user_id,
-              { request_id: body.request_id, item_key: "missile", quantity: body.quantity },
-              "recon_grid.purchase",
-            ),
-          ),
-        { messenger: true, body: GridModel.purchaseBody, ...answers(G.purchase, "Buy missiles with game points") },
+        async ({ messengerId: m, body }) =>
+          ok(await purchaseItem(ctx, m.telegramUserId, { request_id: body.request_id, item_key: "missile", quantity: body.quantity }, "recon_grid.purchase")),
+        { messengerId: true, body: GridModel.purchaseBody, ...answers(G.purchase, "Buy missiles with game points") },
       )
-      .post("/api/messenger/games/promos/claim", async ({ messenger: m, body }) => ok(await claimPromo(ctx, m.player.telegram_user_id, body)), {
-        messenger: true,
+      .post("/api/messenger/games/promos/claim", async ({ messengerId: m, body }) => ok(await claimPromo(ctx, m.telegramUserId, body)), {
+        messengerId: true,
         body: PromoModel.claimBody,
         ...answers(PromoModel.claimed, "Claim a one-time promo code (once per player, total cap, expiry, audience group)"),
       })
-      .post("/api/messenger/missions/catalog", async ({ messenger: m }) => ok(await missionCatalog(ctx, m.player.telegram_user_id)), {
-        messenger: true,
+      .post("/api/messenger/missions/catalog", async ({ messengerId: m }) => ok(await missionCatalog(ctx, m.telegramUserId)), {
+        messengerId: true,
         body: InitOnlyBody,
         ...answers(MM.catalog, "Active missions with this player's enrollment"),
       })
-      .post("/api/messenger/missions/enroll", async ({ messenger: m, body }) => ok(await enroll(ctx, m.player.telegram_user_id, body.mission_key)), {
-        messenger: true,
+      .post("/api/messenger/missions/enroll", async ({ messengerId: m, body }) => ok(await enroll(ctx, m.telegramUserId, body.mission_key)), {
+        messengerId: true,
         body: MM.enrollBody,
         ...answers(MM.enrolled, "Enroll in a mission (idempotent)"),
       })
-      .post("/api/messenger/missions/progress", async ({ messenger: m, body }) => ok(await reportProgress(ctx, m.player.telegram_user_id, body)), {
-        messenger: true,
+      .post("/api/messenger/missions/progress", async ({ messengerId: m, body }) => ok(await reportProgress(ctx, m.telegramUserId, body)), {
+        messengerId: true,
         body: MM.progressBody,
         ...answers(
           MM.progress,
@@ -168,21 +161,21 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       })
       .post(
         "/api/messenger/missions/history",
-        async ({ messenger: m, body }) => ok(await missionHistory(ctx, m.player.telegram_user_id, body.mission_key, body.limit ?? 50, body.offset ?? 0)),
-        { messenger: true, body: MM.historyBody, ...answers(MM.history, "This player's progress events, accepted and refused, newest first") },
+        async ({ messengerId: m, body }) => ok(await missionHistory(ctx, m.telegramUserId, body.mission_key, body.limit ?? 50, body.offset ?? 0)),
+        { messengerId: true, body: MM.historyBody, ...answers(MM.history, "This player's progress events, accepted and refused, newest first") },
       )
       .post(
         "/api/messenger/missions/list",
-        async ({ messenger: m, body }) => ok(await listEnrollments(ctx, m.player.telegram_user_id, body.limit ?? MAX_ENROLLMENTS_PAGE, body.offset ?? 0)),
-        { messenger: true, body: MM.listBody, ...answers(MM.listResult, "This player's enrollments and their progress") },
+        async ({ messengerId: m, body }) => ok(await listEnrollments(ctx, m.telegramUserId, body.limit ?? MAX_ENROLLMENTS_PAGE, body.offset ?? 0)),
+        { messengerId: true, body: MM.listBody, ...answers(MM.listResult, "This player's enrollments and their progress") },
       )
-      .post("/api/messenger/wallet-proof/challenge", async ({ messenger: m, body }) => ok(await issueChallenge(ctx, m.player.telegram_user_id, body.address)), {
-        messenger: true,
+      .post("/api/messenger/wallet-proof/challenge", async ({ messengerId: m, body }) => ok(await issueChallenge(ctx, m.telegramUserId, body.address)), {
+        messengerId: true,
         body: WalletModel.challengeBody,
         ...answers(WalletModel.challenge, "Wallet proof: a single-use nonce in a Sign-In-With-Solana message"),
       })
-      .post("/api/messenger/wallet-claim/verify", async ({ messenger: m, body }) => ok(await verifyClaim(ctx, m.player.telegram_user_id, body)), {
-        messenger: true,
+      .post("/api/messenger/wallet-claim/verify", async ({ messengerId: m, body }) => ok(await verifyClaim(ctx, m.telegramUserId, body)), {
+        messengerId: true,
         body: WalletModel.verifyBody,
         ...answers(WalletModel.verified, "Wallet proof: check the Ed25519 signature, consume the nonce, link the wallet"),
       })

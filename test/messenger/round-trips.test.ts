@@ -7,8 +7,9 @@
 //   2. the last free spin's time (when the daily one pays) | the spin | mission progress | the balances
 //   3. the ledger row's outcome
 // Before, each statement waited for the one before it: 11 statements in 11 round trips (10 with a spin in hand),
-// plus BEGIN and COMMIT, the hourly counter among them. Outside the transaction the request reads the player
-// (identity), and the hourly counter is written just after the commit (src/messenger/counters.ts): two statements.
+// plus BEGIN and COMMIT, the hourly counter among them. Outside the transaction the hourly counter is written just
+// after the commit (src/messenger/counters.ts); the identity step reads the player only when this instance does not
+// know it unchanged (KnownPlayers, src/messenger/players.ts), so a steady play sends one statement outside.
 import { afterEach, describe, expect, test } from "bun:test";
 import { inOrder } from "../../src/db/in-order";
 import { flushCounts } from "../../src/messenger/counters";
@@ -110,10 +111,10 @@ async function refusedPlay() {
 const statementsOf = (c: { transactions: Array<{ statements: number }> }) => c.transactions.map((t) => t.statements);
 
 describe("statements of a spin-wheel play", () => {
-  test("paid with the daily free spin: 8 in its transaction (11 before issue 49), 2 outside (the player, the counter)", async () => {
+  test("paid with the daily free spin: 8 in its transaction (11 before issue 49), 1 outside (the counter; the player is known: KnownPlayers)", async () => {
     const c = await steadyPlay("daily_free_spin");
     expect(statementsOf(c)).toEqual([8]);
-    expect(c.outside).toBe(2);
+    expect(c.outside).toBe(1);
   });
 
   test("paid with a spin in hand: 7 (10 before)", async () => {
@@ -139,15 +140,15 @@ describeOn("postgres", FILE)("round trips of a spin-wheel play on PostgreSQL", (
   test("paid with the daily free spin: 3 round trips in its transaction, the COMMIT with the last (11 before issue 49); 5 in all by the engine's count", async () => {
     const c = await steadyPlay("daily_free_spin");
     expect(roundTripsOf(c)).toEqual([3]);
-    // The identity's read; the transaction's statements, BEGIN riding with the first and its COMMIT with the last
-    // (TxOptions.lastAnsweredWithCommit); the counter.
-    expect(c.engine).toEqual({ statements: 1 + (1 + 8 + 1) + 1, roundTrips: 1 + 3 + 1 });
+    // The transaction's statements, BEGIN riding with the first and its COMMIT with the last
+    // (TxOptions.lastAnsweredWithCommit); the counter. No identity read: the player is known (KnownPlayers).
+    expect(c.engine).toEqual({ statements: 1 + 8 + 1 + 1, roundTrips: 3 + 1 });
   });
 
   test("paid with a spin in hand: 3 round trips (10 before)", async () => {
     const c = await steadyPlay("free_spin_balance");
     expect(roundTripsOf(c)).toEqual([3]);
-    expect(c.engine).toEqual({ statements: 1 + (1 + 7 + 1) + 1, roundTrips: 1 + 3 + 1 });
+    expect(c.engine).toEqual({ statements: 1 + 7 + 1 + 1, roundTrips: 3 + 1 });
   });
 
   test("a replayed request id: 2 round trips (4 before)", async () => {
