@@ -4,8 +4,9 @@
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
 // back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Statements that do not
 // depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
-// lock with the claim, the balances with the effect's last statements. A play's hourly counter is written just
-// after the commit (counters.ts, CountsBehind), not in it.
+// lock with the claim, the balances with the effect's last statements. On PostgreSQL, when the effect's answer is
+// known before the move (a wheel play takes its spin's id with its nonce), (4) and (5) are one statement sent with
+// the COMMIT. A play's hourly counter is written just after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
@@ -13,8 +14,8 @@ import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder, lastStatements } from "../db/in-order";
-import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
-import { claimRequest, completeClaim, priorAction } from "./store/ledger";
+import { balancesOf, lockedPlayer, type PlayerRow } from "./players";
+import { claimRequest, completeClaim, moveAndCompletePostgres, priorAction } from "./store/ledger";
 import { moveBalances } from "./store/players";
 
 export interface Deltas {
@@ -171,15 +172,29 @@ export async function applyActionIn<R extends object, E = undefined>(
     return answer;
   }
   const out = await effect(player, s, earlyAnswer as E);
+  let expected: Balances;
   try {
-    checkBalances(player, out.deltas);
+    expected = checkBalances(player, out.deltas);
   } catch (err) {
     // A statement the effect left in flight came first: its error, if it failed, is the answer (as when awaited).
     await inOrder(out.result);
     throw err;
   }
+  const earned = Math.max(0, out.earnedPoints ?? 0);
+  if (t.dialect === "postgres" && !(out.result instanceof Promise)) {
+    // The answer is known before the move (the row lock fixes the balances it leaves): the move and the outcome are
+    // one statement sent with the last (one round trip fewer, one statement fewer), failing unless the balances
+    // moved from what the lock read. The effect's statements still in flight decide the transaction as its own do.
+    const stored = { ...out.result, balances: expected };
+    await lastStatements(
+      t,
+      moveAndCompletePostgres(t, uid, ledgerId, balancesOf(player), { deltas: out.deltas, after: expected, earned, result: JSON.stringify(stored) }),
+    );
+    if (out.count) s.after.count = out.count;
+    return { ...stored, replayed: false, ledger_entry_id: ledgerId };
+  }
   // The statement holds the check itself (the row lock above makes it agree with the one just made).
-  const [result, moved] = await inOrder(out.result, moveBalances(t, uid, { ...out.deltas, earned: Math.max(0, out.earnedPoints ?? 0) }));
+  const [result, moved] = await inOrder(out.result, moveBalances(t, uid, { ...out.deltas, earned }));
   if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
   const stored = { ...result, balances };
@@ -189,8 +204,8 @@ export async function applyActionIn<R extends object, E = undefined>(
   return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }
 
-/** Refuses deltas that would take a balance below zero or out of the exact integer range. */
-function checkBalances(player: PlayerRow, deltas: Deltas): void {
+/** The balances the deltas leave; refuses deltas that would take one below zero or out of the exact integer range. */
+function checkBalances(player: PlayerRow, deltas: Deltas): Balances {
   const expected: Balances = {
     free_spin_balance: player.free_spin_balance + deltas.freeSpins,
     missile_balance: player.missile_balance + deltas.missiles,
@@ -200,4 +215,5 @@ function checkBalances(player: PlayerRow, deltas: Deltas): void {
     if (!Number.isSafeInteger(value)) throw new AppError("invalid_payload", `the ${name} would leave the exact integer range`);
     if (value < 0) throw insufficient(name, player[name], player[name] - value);
   }
+  return expected;
 }

@@ -130,7 +130,8 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
       // statement; the early statements of applyAction): a refusal above or a replay rolls it back.
       let seed: SeedRow;
       let nonce: number;
-      if (taken) ({ seed, nonce } = taken);
+      let spinId: number | null = null;
+      if (taken) ({ seed, nonce, spinId } = taken);
       else {
         // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
         // a client seed of the player's own is only ever set through the status route's pre-committed seed.
@@ -148,16 +149,37 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
       // The daily spin's time, the spin's row and the mission progress are left in flight (nothing here needs their
       // answers before the ledger does): the ledger issues the balances' statement beside them, and awaits them together.
       const lastFree = paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined;
-      const spinId = insertSpin(t, {
-        telegram_user_id: telegramUserId,
-        seed_id: seed.id,
-        nonce,
-        campaign_key: wheel.campaign_key,
-        segment_index: index,
-        paid_with: paidWith,
-        created_at: now,
-      });
+      const inserted = insertSpin(
+        t,
+        {
+          telegram_user_id: telegramUserId,
+          seed_id: seed.id,
+          nonce,
+          campaign_key: wheel.campaign_key,
+          segment_index: index,
+          paid_with: paidWith,
+          created_at: now,
+        },
+        spinId,
+      );
       const observed = observeEvent(t, telegramUserId, "spin_wheel.play");
+      const answer = (id: number) => ({
+        spin: {
+          id,
+          campaign_key: wheel.campaign_key,
+          segment_index: index,
+          segment_label: segment.label,
+          reward: segment.reward,
+          paid_with: paidWith,
+          fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
+          created_at: now,
+        },
+      });
+      const statements = inOrder(lastFree, inserted, observed);
+      // With the spin's id taken beforehand (PostgreSQL) the answer is known now: the ledger sends the balances' move
+      // and the outcome with these statements still in flight, whose failure is the transaction's (the engine waits
+      // for every statement a body sent: docs/storage-port.md). Else the answer waits on the spin's INSERT.
+      if (spinId !== null) statements.catch(() => {});
       return {
         deltas: {
           freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
@@ -166,18 +188,7 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
         },
         earnedPoints: segment.reward.points,
         count: { metric: "plays", label: "spin_wheel" },
-        result: inOrder(lastFree, spinId, observed).then(([, id]) => ({
-          spin: {
-            id,
-            campaign_key: wheel.campaign_key,
-            segment_index: index,
-            segment_label: segment.label,
-            reward: segment.reward,
-            paid_with: paidWith,
-            fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
-            created_at: now,
-          },
-        })),
+        result: spinId !== null ? answer(spinId) : statements.then(([, id]) => answer(id)),
       };
     },
     takeActiveNonce,

@@ -36,19 +36,31 @@ export async function takeNonce(t: Queryable, seedId: number): Promise<number> {
   );
 }
 
+const TAKE_ACTIVE_NONCE = `UPDATE messenger_seeds SET next_nonce = next_nonce + 1
+  WHERE id = (SELECT id FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1) RETURNING *`;
+
+/**
+ * PostgreSQL: the spin's id is taken from its sequence in the same statement, so the play's answer is known before
+ * its statements are answered and the ledger writes it with the balances' move (src/messenger/ledger.ts), one round
+ * trip fewer. An id taken by a play that is then refused or replayed is never used (ids have gaps on PostgreSQL
+ * anyway: a sequence is not rolled back). SQLite runs the spin's INSERT at its call: nothing to gain there.
+ */
+const TAKE_ACTIVE_NONCE_POSTGRES = `${TAKE_ACTIVE_NONCE}, nextval(pg_get_serial_sequence('messenger_spins', 'id')) AS spin_id`;
+
 /**
  * Takes the next nonce of the player's active pair: activeSeed and takeNonce in ONE statement, on both engines
  * (on PostgreSQL each statement is a round trip, and every spin takes a nonce). The pair comes back as it
- * is after the increment, with the nonce taken (the value before it); null, and nothing written, when the player
- * has no active pair. Under the player's row lock, as every spin and rotation of the pair.
+ * is after the increment, with the nonce taken (the value before it) and, on PostgreSQL, the id of the spin to
+ * record (null on SQLite); null, and nothing written, when the player has no active pair. Under the player's row
+ * lock, as every spin and rotation of the pair.
  */
-export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<{ seed: SeedRow; nonce: number } | null> {
-  const seed = await t.get<SeedRow>(
-    `UPDATE messenger_seeds SET next_nonce = next_nonce + 1
-     WHERE id = (SELECT id FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1) RETURNING *`,
-    [telegramUserId],
-  );
-  return seed ? { seed, nonce: seed.next_nonce - 1 } : null;
+export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<{ seed: SeedRow; nonce: number; spinId: number | null } | null> {
+  const row = await t.get<SeedRow & { spin_id?: number | string }>(t.dialect === "postgres" ? TAKE_ACTIVE_NONCE_POSTGRES : TAKE_ACTIVE_NONCE, [
+    telegramUserId,
+  ]);
+  if (!row) return null;
+  const { spin_id, ...seed } = row;
+  return { seed, nonce: seed.next_nonce - 1, spinId: spin_id === undefined ? null : Number(spin_id) };
 }
 
 /** Seeds revealed so far, newest first. */
@@ -75,7 +87,15 @@ export async function deleteCommitment(t: Queryable, telegramUserId: number, gam
   await t.run("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [telegramUserId, game]);
 }
 
-export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">): Promise<number> {
+/** Records a spin; its id is the one taken before (takeActiveNonce on PostgreSQL) or the table's next. */
+export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">, id: number | null = null): Promise<number> {
+  if (id !== null) {
+    await t.run(
+      "INSERT INTO messenger_spins (id, telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      [id, s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
+    );
+    return id;
+  }
   return (await t.get<Pick<SpinRow, "id">>(
     "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],

@@ -1,0 +1,139 @@
+// What a game action answers is what it stored (src/messenger/ledger.ts). On PostgreSQL an action whose answer is
+// known before its balances move (every action; the wheel takes its spin's id with the nonce) moves them and writes
+// the ledger row's outcome in ONE statement, from exactly the balances its row lock read; SQLite moves, reads and
+// writes. Either way: the spin row under the answered id, the ledger row's deltas, balances after and stored answer,
+// and the player's balances agree — and a move from balances the lock did not read is never recorded.
+import { afterEach, describe, expect, test } from "bun:test";
+import { playWheel } from "../../src/messenger/games/wheel";
+import { applyAction } from "../../src/messenger/ledger";
+import type { TestApp } from "../support/app";
+import { describeOn } from "../support/skipped";
+import { initDataFor, openMessengerApp, tmaPost } from "./support";
+
+const FILE = "test/messenger/ledger-move.test.ts";
+
+let h: TestApp;
+afterEach(async () => {
+  await h?.close();
+});
+
+const PLAYER = 6262;
+const post = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: PLAYER, username: "ada" }), body));
+
+/** The player with a seed pair (the status read) and `spins` spins in hand, as a credit through the ledger. */
+async function readyPlayer(spins: number) {
+  h = await openMessengerApp();
+  expect((await post("/api/messenger/games/spin-wheel/status")).status).toBe(200);
+  await applyAction(h.ctx, { telegramUserId: PLAYER, requestId: "grant", action: "test.credit", inputs: {}, gameKey: null }, async () => ({
+    deltas: { freeSpins: spins, missiles: 0, points: 0 },
+    result: {},
+  }));
+}
+
+const balancesNow = async () =>
+  (await h.ctx.store.get<{ free_spin_balance: number; missile_balance: number; points_balance: number }>(
+    "SELECT free_spin_balance, missile_balance, points_balance FROM messenger_players WHERE telegram_user_id = ?",
+    [PLAYER],
+  ))!;
+
+describe("a game action answers what it stored", () => {
+  test("each play: its spin row under the answered id, its ledger row's outcome and balances, the player's balances", async () => {
+    await readyPlayer(10);
+    let last: Record<string, any> = {};
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await post("/api/messenger/games/spin-wheel/play", { request_id: `p-${i}` });
+      expect(r.status).toBe(200);
+      last = r.body;
+      const spin = r.body.spin;
+      ids.push(spin.id);
+      const row = await h.ctx.store.get<Record<string, unknown>>(
+        "SELECT telegram_user_id, nonce, segment_index, paid_with, campaign_key, created_at FROM messenger_spins WHERE id = ?",
+        [spin.id],
+      );
+      expect(row).toEqual({
+        telegram_user_id: PLAYER,
+        nonce: spin.fairness.nonce,
+        segment_index: spin.segment_index,
+        paid_with: spin.paid_with,
+        campaign_key: spin.campaign_key,
+        created_at: spin.created_at,
+      });
+      const entry = (await h.ctx.store.get<Record<string, any>>(
+        "SELECT free_spin_delta, missile_delta, points_delta, free_spin_after, missile_after, points_after, result FROM messenger_ledger WHERE id = ?",
+        [r.body.ledger_entry_id],
+      ))!;
+      const { success: _s, replayed: _r, ledger_entry_id: _l, ...answer } = r.body;
+      expect(JSON.parse(entry.result)).toEqual(answer);
+      expect([entry.free_spin_after, entry.missile_after, entry.points_after]).toEqual([
+        r.body.balances.free_spin_balance,
+        r.body.balances.missile_balance,
+        r.body.balances.points_balance,
+      ]);
+      expect([entry.free_spin_delta, entry.missile_delta, entry.points_delta]).toEqual([
+        spin.reward.free_spins - (spin.paid_with === "free_spin_balance" ? 1 : 0),
+        spin.reward.missiles,
+        spin.reward.points,
+      ]);
+    }
+    expect(await balancesNow()).toEqual(last.balances);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("a replay answers the same spin; the next play gets a new id, above it", async () => {
+    await readyPlayer(5);
+    const first = await post("/api/messenger/games/spin-wheel/play", { request_id: "same" });
+    expect(first.status).toBe(200);
+    const again = await post("/api/messenger/games/spin-wheel/play", { request_id: "same" });
+    expect(again.body).toEqual({ ...first.body, replayed: true });
+    const next = await post("/api/messenger/games/spin-wheel/play", { request_id: "next" });
+    expect(next.status).toBe(200);
+    expect(next.body.spin.id).toBeGreaterThan(first.body.spin.id);
+    expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n).toBe(2);
+  });
+});
+
+describeOn("postgres", FILE)("the move and the outcome in one statement (PostgreSQL)", () => {
+  test("a move from balances other than the lock read fails the action: no ledger row, no spin, no move", async () => {
+    await readyPlayer(3);
+    const before = await balancesNow();
+    const rows = async () => (await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger"))!.n;
+    const ledgerBefore = await rows();
+    // An effect that changes a balance behind the ledger's back (no action may): the lock's read is then stale.
+    const action = applyAction(h.ctx, { telegramUserId: PLAYER, requestId: "sneaky", action: "test.sneaky", inputs: {}, gameKey: null }, async (_p, { t }) => {
+      await t.run("UPDATE messenger_players SET points_balance = points_balance + 7 WHERE telegram_user_id = ?", [PLAYER]);
+      return { deltas: { freeSpins: 1, missiles: 0, points: 0 }, result: { ok: true } };
+    });
+    await expect(action).rejects.toThrow();
+    expect(await balancesNow()).toEqual(before);
+    expect(await rows()).toBe(ledgerBefore);
+    // The player plays on as before.
+    const r = await post("/api/messenger/games/spin-wheel/play", { request_id: "after" });
+    expect(r.status).toBe(200);
+    expect(await balancesNow()).toEqual(r.body.balances);
+  });
+
+  test("plays of one player sent together each answer their own spin and stored outcome (one grouped commit)", async () => {
+    await readyPlayer(40);
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => playWheel(h.ctx, PLAYER, `g-${i}`)));
+    const ids = answers.map((a) => a.spin.id);
+    expect(new Set(ids).size).toBe(24);
+    for (const a of answers) {
+      const stored = (await h.ctx.store.get<{ result: string; points_after: number }>("SELECT result, points_after FROM messenger_ledger WHERE id = ?", [
+        a.ledger_entry_id,
+      ]))!;
+      const { replayed: _r, ledger_entry_id: _l, ...answer } = a;
+      expect(JSON.parse(stored.result)).toEqual(answer);
+      expect(stored.points_after).toBe(a.balances.points_balance);
+      expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins WHERE id = ?", [a.spin.id]))!.n).toBe(1);
+    }
+    // The last to commit left the player's balances; every balance is the sum of the ledger.
+    const sums = (await h.ctx.store.get<Record<string, number>>(
+      "SELECT SUM(free_spin_delta) AS f, SUM(missile_delta) AS m, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ?",
+      [PLAYER],
+    ))!;
+    const now = await balancesNow();
+    expect([Number(sums.f), Number(sums.m), Number(sums.p)]).toEqual([now.free_spin_balance, now.missile_balance, now.points_balance]);
+  });
+});
