@@ -55,9 +55,7 @@ const TAKE_ACTIVE_NONCE_POSTGRES = `${TAKE_ACTIVE_NONCE}, nextval(pg_get_serial_
  * lock, as every spin and rotation of the pair.
  */
 export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<{ seed: SeedRow; nonce: number; spinId: number | null } | null> {
-  const row = await t.get<SeedRow & { spin_id?: number | string }>(t.dialect === "postgres" ? TAKE_ACTIVE_NONCE_POSTGRES : TAKE_ACTIVE_NONCE, [
-    telegramUserId,
-  ]);
+  const row = await t.get<SeedRow & { spin_id?: number | string }>(t.dialect === "postgres" ? TAKE_ACTIVE_NONCE_POSTGRES : TAKE_ACTIVE_NONCE, [telegramUserId]);
   if (!row) return null;
   const { spin_id, ...seed } = row;
   return { seed, nonce: seed.next_nonce - 1, spinId: spin_id === undefined ? null : Number(spin_id) };
