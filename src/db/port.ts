@@ -11,6 +11,15 @@ export type Dialect = "sqlite" | "postgres";
 /** A bound value. Integers stay JavaScript numbers; an integer past 2^53 is refused rather than rounded. */
 export type Param = string | number | boolean | null | Uint8Array;
 
+/**
+ * A statement's text and parameters, built but not sent: for a caller that sends it as part of another (a
+ * data-modifying CTE on PostgreSQL, src/messenger/store/ledger.ts) or on its own.
+ */
+export interface Statement {
+  sql: string;
+  params: readonly Param[];
+}
+
 export interface RunResult {
   /** Rows inserted, updated or deleted by the statement. */
   changes: number;

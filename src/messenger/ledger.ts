@@ -6,11 +6,11 @@
 // depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
 // lock with the claim, the balances with the effect's last statements. On PostgreSQL, when the effect's answer is
 // known before the move (a wheel play takes its spin's id with its nonce), (4) and (5) are one statement sent with
-// the COMMIT. A play's hourly counter is written just after the commit (counters.ts, CountsBehind), not in it.
+// the COMMIT, the action's own writes inside it (ActionEffect.riders). A play's hourly counter is written just after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
-import type { Queryable } from "../db/port";
+import type { Queryable, Statement } from "../db/port";
 import { AppError } from "../http/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder, lastStatements } from "../db/in-order";
@@ -44,6 +44,12 @@ export interface ActionEffect<R> {
    * round trip on PostgreSQL). Statements issued so must not depend on each other's results.
    */
   result: R | Promise<R>;
+  /**
+   * Writes of the action that nothing waits for, handed to the ledger to send: on PostgreSQL, with `result` known,
+   * inside the balances' statement (one statement for all: moveAndCompletePostgres); else beside the move, each on
+   * its own, in this order. They must write other rows than the player's and not depend on each other.
+   */
+  riders?: readonly Statement[];
   /**
    * An hourly counter to add one to (a play), once the transaction has committed (AfterCommit.count): the counter's
    * row is every player's, and in the transaction its lock would be held to the commit (counters.ts, CountsBehind).
@@ -188,13 +194,21 @@ export async function applyActionIn<R extends object, E = undefined>(
     const stored = { ...out.result, balances: expected };
     await lastStatements(
       t,
-      moveAndCompletePostgres(t, uid, ledgerId, balancesOf(player), { deltas: out.deltas, after: expected, earned, result: JSON.stringify(stored) }),
+      moveAndCompletePostgres(
+        t,
+        uid,
+        ledgerId,
+        balancesOf(player),
+        { deltas: out.deltas, after: expected, earned, result: JSON.stringify(stored) },
+        out.riders,
+      ),
     );
     if (out.count) s.after.count = out.count;
     return { ...stored, replayed: false, ledger_entry_id: ledgerId };
   }
   // The statement holds the check itself (the row lock above makes it agree with the one just made).
-  const [result, moved] = await inOrder(out.result, moveBalances(t, uid, { ...out.deltas, earned }));
+  const ridden = inOrder(...(out.riders ?? []).map((r) => t.run(r.sql, r.params)));
+  const [result, , moved] = await inOrder(out.result, ridden, moveBalances(t, uid, { ...out.deltas, earned }));
   if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
   const stored = { ...result, balances };

@@ -7,7 +7,7 @@ import { catalogAccess } from "../config/campaigns";
 import { activeWheel } from "../config/wheel-campaigns";
 import { applyAction } from "../ledger";
 import type { PlayerRow } from "../players";
-import { observeEvent } from "./mission-sources";
+import { observedStatement } from "./mission-sources";
 import { freeSpinState } from "./wheel";
 
 /**
@@ -66,10 +66,11 @@ export function purchaseItem(
       inputs: { item_key: item.item_key, quantity: input.quantity },
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
     },
-    async (_player, { t }) => {
-      await observeEvent(t, telegramUserId, action, input.quantity);
+    async () => {
       return {
         deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
+        // Mission progress, written by the ledger with the balances' move (one statement on PostgreSQL).
+        riders: [observedStatement(telegramUserId, action, input.quantity)],
         result: {
           purchase: {
             item_key: item.item_key,

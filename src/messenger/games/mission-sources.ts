@@ -4,9 +4,9 @@
 // report any progress on any mission. Anything else the operator must declare `self_reported` when creating the
 // mission, and such missions live under tighter limits (smaller caps and rewards, no salutes), since their
 // progress is only the client's word. An event type that is neither is refused at creation.
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import { AppError } from "../../http/errors";
-import { addObserved } from "../store/missions";
+import { addObserved, addObservedStatement } from "../store/missions";
 
 /** Event types the server observes, and what counts one unit. */
 export const SERVER_OBSERVED_EVENTS = {
@@ -40,6 +40,10 @@ export const SELF_REPORTED_LIMITS = {
 export function observeEvent(t: Queryable, telegramUserId: number, eventType: ServerObservedEvent, units = 1): Promise<void> {
   return addObserved(t, telegramUserId, eventType, units);
 }
+
+/** observeEvent's statement, for an action that hands it to the ledger to send (ActionEffect.riders). */
+export const observedStatement = (telegramUserId: number, eventType: ServerObservedEvent, units = 1): Statement =>
+  addObservedStatement(telegramUserId, eventType, units);
 
 const bad = (field: string, problem: string) => new AppError("invalid_payload", `${field} ${problem}`, { details: [{ field, problem }] });
 

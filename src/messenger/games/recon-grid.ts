@@ -11,9 +11,9 @@ import { requireCatalogAccess } from "../config/campaigns";
 import { bump } from "../counters";
 import { applyAction } from "../ledger";
 import { balancesOf, lockedPlayer } from "../players";
-import { activeGrid, endGrid, type GridRow, insertGrid, lastEndedGrid, setRevealed } from "../store/grids";
+import { activeGrid, endGrid, type GridRow, insertGrid, lastEndedGrid, setRevealedStatement } from "../store/grids";
 import { newClientSeed, shuffleFair } from "./fair";
-import { observeEvent } from "./mission-sources";
+import { observedStatement, observeEvent } from "./mission-sources";
 import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
 
 /** What a player may see of a grid: revealed cells only, and the seed and layout once it has ended. */
@@ -135,13 +135,18 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
       const found = revealed.filter((c) => layout[c]! < GRID_PRIZES.length).length;
       const done = found === GRID_PRIZES.length || revealed.length === GRID_SIZE;
       const status = done ? "completed" : "active";
-      await setRevealed(t, grid.id, JSON.stringify(revealed), status, done ? now : null);
       const after: GridRow = { ...grid, revealed: JSON.stringify(revealed), status, ended_at: done ? now : null };
-      await observeEvent(t, telegramUserId, "recon_grid.reveal");
-      if (done) await observeEvent(t, telegramUserId, "recon_grid.complete");
+      // The grid's new state and the mission progress (two event types: two missions' enrollments, never one row
+      // twice) are written by the ledger with the balances' move: one statement on PostgreSQL.
+      const riders = [
+        setRevealedStatement(grid.id, after.revealed, status, after.ended_at),
+        observedStatement(telegramUserId, "recon_grid.reveal"),
+        ...(done ? [observedStatement(telegramUserId, "recon_grid.complete")] : []),
+      ];
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles - 1, points: reward.points },
         earnedPoints: reward.points,
+        riders,
         result: { cell: input.cell, reward, grid: gridView(after) },
       };
     },

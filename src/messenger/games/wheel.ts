@@ -9,10 +9,10 @@ import { activeWheel } from "../config/wheel-campaigns";
 import { inOrder } from "../../db/in-order";
 import { applyAction } from "../ledger";
 import { lockedPlayer, type PlayerRow } from "../players";
-import { activeSeed, insertSeed, insertSpin, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
+import { activeSeed, insertSeed, insertSpin, insertSpinStatement, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
 import { setLastFreeSpin } from "../store/players";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
-import { observeEvent } from "./mission-sources";
+import { observedStatement, observeEvent } from "./mission-sources";
 import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
 
 /** The daily free spin: due `cooldownSeconds` (the player's wheel campaign's) after the last one. */
@@ -146,23 +146,18 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
         nonce,
       );
       const segment = segments[index]!;
-      // The daily spin's time, the spin's row and the mission progress are left in flight (nothing here needs their
-      // answers before the ledger does): the ledger issues the balances' statement beside them, and awaits them together.
+      // The daily spin's time, the spin's row and the mission progress: nothing here needs their answers before the
+      // ledger does, so none is awaited here (the ledger's balances' statement goes out beside them).
       const lastFree = paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined;
-      const inserted = insertSpin(
-        t,
-        {
-          telegram_user_id: telegramUserId,
-          seed_id: seed.id,
-          nonce,
-          campaign_key: wheel.campaign_key,
-          segment_index: index,
-          paid_with: paidWith,
-          created_at: now,
-        },
-        spinId,
-      );
-      const observed = observeEvent(t, telegramUserId, "spin_wheel.play");
+      const spin = {
+        telegram_user_id: telegramUserId,
+        seed_id: seed.id,
+        nonce,
+        campaign_key: wheel.campaign_key,
+        segment_index: index,
+        paid_with: paidWith,
+        created_at: now,
+      };
       const answer = (id: number) => ({
         spin: {
           id,
@@ -175,21 +170,22 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
           created_at: now,
         },
       });
-      const statements = inOrder(lastFree, inserted, observed);
-      // With the spin's id taken beforehand (PostgreSQL) the answer is known now: the ledger sends the balances' move
-      // and the outcome with these statements still in flight, whose failure is the transaction's (the engine waits
-      // for every statement a body sent: docs/storage-port.md). Else the answer waits on the spin's INSERT.
-      if (spinId !== null) statements.catch(() => {});
-      return {
-        deltas: {
-          freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
-          missiles: segment.reward.missiles,
-          points: segment.reward.points,
-        },
-        earnedPoints: segment.reward.points,
-        count: { metric: "plays", label: "spin_wheel" },
-        result: spinId !== null ? answer(spinId) : statements.then(([, id]) => answer(id)),
+      const deltas = {
+        freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
+        missiles: segment.reward.missiles,
+        points: segment.reward.points,
       };
+      const count = { metric: "plays", label: "spin_wheel" } as const;
+      // With the spin's id taken beforehand (PostgreSQL) the answer is known now: the spin's row and the mission
+      // progress ride in the ledger's one statement with the balances' move and the outcome (ActionEffect.riders).
+      if (spinId !== null) {
+        const riders = [insertSpinStatement(spin, spinId), observedStatement(telegramUserId, "spin_wheel.play")];
+        if (lastFree) lastFree.catch(() => {}); // its failure is the transaction's: the engine waits for every statement sent
+        return { deltas, earnedPoints: segment.reward.points, count, riders, result: answer(spinId) };
+      }
+      // Else the answer waits on the spin's INSERT: the ledger issues the balances' statement beside these.
+      const statements = inOrder(lastFree, insertSpin(t, spin), observeEvent(t, telegramUserId, "spin_wheel.play"));
+      return { deltas, earnedPoints: segment.reward.points, count, result: statements.then(([, id]) => answer(id)) };
     },
     takeActiveNonce,
   );

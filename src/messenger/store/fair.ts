@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerSeedCommitments, messengerSeeds, messengerSpins } from "../tables";
 
@@ -85,15 +85,14 @@ export async function deleteCommitment(t: Queryable, telegramUserId: number, gam
   await t.run("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [telegramUserId, game]);
 }
 
-/** Records a spin; its id is the one taken before (takeActiveNonce on PostgreSQL) or the table's next. */
-export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">, id: number | null = null): Promise<number> {
-  if (id !== null) {
-    await t.run(
-      "INSERT INTO messenger_spins (id, telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      [id, s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
-    );
-    return id;
-  }
+/** insertSpin's statement with the id taken before (takeActiveNonce on PostgreSQL), to send inside another. */
+export const insertSpinStatement = (s: Omit<SpinRow, "id">, id: number): Statement => ({
+  sql: "INSERT INTO messenger_spins (id, telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  params: [id, s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
+});
+
+/** Records a spin under the table's next id. */
+export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">): Promise<number> {
   return (await t.get<Pick<SpinRow, "id">>(
     "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],

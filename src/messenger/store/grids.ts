@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerGrids } from "../tables";
 
@@ -28,9 +28,11 @@ export async function insertGrid(
   ))!;
 }
 
-export async function setRevealed(t: Queryable, id: number, revealed: string, status: GridRow["status"], endedAt: string | null): Promise<void> {
-  await t.run("UPDATE messenger_grids SET revealed = ?, status = ?, ended_at = ? WHERE id = ?", [revealed, status, endedAt, id]);
-}
+/** A grid's revealed cells and status, as a statement the ledger sends (ActionEffect.riders, src/messenger/ledger.ts). */
+export const setRevealedStatement = (id: number, revealed: string, status: GridRow["status"], endedAt: string | null): Statement => ({
+  sql: "UPDATE messenger_grids SET revealed = ?, status = ?, ended_at = ? WHERE id = ?",
+  params: [revealed, status, endedAt, id],
+});
 
 export async function countGridsOf(q: Queryable, telegramUserId: number): Promise<number> {
   return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;

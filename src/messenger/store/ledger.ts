@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerLedger } from "../tables";
 
@@ -56,7 +56,10 @@ export async function completeClaim(t: Queryable, id: number, o: Outcome): Promi
  * they became, in ONE statement — sent with the transaction's last statements, so no round trip waits for the
  * move's answer before the outcome is written. When the balances are not `from` (nothing moves), the row's
  * after-columns get NULL and the statement fails on their NOT NULL: the transaction is rolled back rather than
- * record a move that did not happen. SQLite moves, reads the answer and completes (src/messenger/ledger.ts).
+ * record a move that did not happen. `riders` (the action's own writes: a spin, mission progress) go in the same
+ * statement as members of its WITH, run to completion whether read or not (PostgreSQL runs every data-modifying
+ * member once); they must write other rows than the player's (one statement changes a row once) and not depend on
+ * each other. SQLite moves, reads the answer and completes (src/messenger/ledger.ts).
  */
 export async function moveAndCompletePostgres(
   t: Queryable,
@@ -64,10 +67,12 @@ export async function moveAndCompletePostgres(
   id: number,
   from: Outcome["after"],
   o: Outcome & { earned: number },
+  riders: readonly Statement[] = [],
 ): Promise<void> {
   const d = o.deltas;
+  const members = riders.map((r, i) => `rider${i} AS (${r.sql}),`).join(" ");
   await t.run(
-    `WITH moved AS (
+    `WITH ${members} moved AS (
        UPDATE messenger_players SET free_spin_balance = free_spin_balance + ?, missile_balance = missile_balance + ?, points_balance = points_balance + ?,
          points_earned = points_earned + ?
        WHERE telegram_user_id = ? AND free_spin_balance = ? AND missile_balance = ? AND points_balance = ?
@@ -76,6 +81,7 @@ export async function moveAndCompletePostgres(
        missile_after = (SELECT missile_balance FROM moved), points_after = (SELECT points_balance FROM moved), result = ?
      WHERE id = ?`,
     [
+      ...riders.flatMap((r) => r.params),
       d.freeSpins,
       d.missiles,
       d.points,

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerMissionEnrollments, messengerMissionEvents, messengerMissions } from "../tables";
 
@@ -144,14 +144,18 @@ export async function setProgress(t: Queryable, telegramUserId: number, key: str
  * Counts `units` of a server-observed event for the player's unfinished enrollments in active server missions of
  * that type. A player without enrollments costs one probe of the primary key (telegram_user_id, mission_key).
  */
-export async function addObserved(t: Queryable, telegramUserId: number, eventType: string, units: number): Promise<void> {
-  await t.run(
-    `UPDATE messenger_mission_enrollments SET observed = observed + ?
+/** addObserved's statement, for a caller that sends it inside another (src/messenger/store/ledger.ts, riders). */
+export const addObservedStatement = (telegramUserId: number, eventType: string, units: number): Statement => ({
+  sql: `UPDATE messenger_mission_enrollments SET observed = observed + ?
      WHERE telegram_user_id = ? AND completed_at IS NULL AND EXISTS (
        SELECT 1 FROM messenger_missions m WHERE m.mission_key = messenger_mission_enrollments.mission_key
          AND m.event_type = ? AND m.progress_source = 'server' AND m.active = 1)`,
-    [units, telegramUserId, eventType],
-  );
+  params: [units, telegramUserId, eventType],
+});
+
+export async function addObserved(t: Queryable, telegramUserId: number, eventType: string, units: number): Promise<void> {
+  const s = addObservedStatement(telegramUserId, eventType, units);
+  await t.run(s.sql, s.params);
 }
 
 export async function countCompletedOf(q: Queryable, telegramUserId: number): Promise<number> {
