@@ -38,6 +38,7 @@ export function messengerLimits(ctx: AppContext, states: RequestStates) {
     headersOf: (request: Request): Record<string, string> => states.get(request)?.headers ?? {},
     /** Every mini-app request, before its init data is checked. */
     address(request: Request): void {
+      if (limits.ipPerMin <= 0) return; // off: the peer's address is not read (src/http/request-state.ts)
       const ip = ipOf(request);
       count(request, "messenger-ip", ip, limits.ipPerMin, `Messenger requests from ${ip}`);
     },

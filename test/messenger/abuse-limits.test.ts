@@ -3,7 +3,7 @@
 // without the secret, never Telegram. Addresses come from X-Forwarded-For with TRUST_PROXY=1 (app.handle has no
 // socket), as in test/http/rate-limit.test.ts. Time moves by the fake clock only.
 import { afterEach, describe, expect, test } from "bun:test";
-import { jsonInit, type TestApp } from "../support/app";
+import { afterResponses, jsonInit, type TestApp } from "../support/app";
 import { openMessengerApp, initDataFor, textUpdate, WEBHOOK_SECRET, webhookPost } from "./support";
 
 let h: TestApp | undefined;
@@ -25,6 +25,20 @@ const failures = async (app: TestApp) =>
   (await app.ctx.store.get<{ n: number }>("SELECT COALESCE(SUM(count), 0) AS n FROM messenger_counters WHERE metric = 'init_data_failures'"))!.n;
 
 describe("mini-app routes", () => {
+  test("the per-address limit reads the client's address; set to 0 it does not, and the request-log row has none", async () => {
+    const clientOf = async (app: TestApp) => {
+      expect((await catalog(app, 5)).status).toBe(200);
+      await afterResponses();
+      await app.ctx.requestLog.flush();
+      return (await app.ctx.store.get<{ client_ip: string | null }>("SELECT client_ip FROM request_log WHERE route = ? ORDER BY id DESC LIMIT 1", [
+        "/api/messenger/games/catalog",
+      ]))!.client_ip;
+    };
+    expect(await clientOf(await start())).toBe("203.0.113.10");
+    await h!.close();
+    expect(await clientOf(await start({ MESSENGER_RATE_LIMIT_IP_PER_MIN: "0", MESSENGER_RATE_LIMIT_PLAYER_PER_MIN: "0" }))).toBe(null);
+  });
+
   test("150 catalog reads by one player: 429 past MESSENGER_RATE_LIMIT_PLAYER_PER_MIN (120), Retry-After honoured; other players unaffected", async () => {
     const app = await start();
     const statuses: number[] = [];
