@@ -65,8 +65,10 @@ export interface TxOptions {
    * that fails rolls the transaction back (the COMMIT answers ROLLBACK) and its error is the transaction's. Every
    * statement must be sent before the body resolves; one sent later is refused. Nor may the body catch a failed
    * statement (a SAVEPOINT of its own): if the transaction committed all the same, that body gets an error saying so
-   * (the others of its batch their answers), and nothing is run again. SQLite ignores it, and a body must still wait
-   * for its statements there (`lastStatements`, src/db/in-order.ts, does either).
+   * (the others of its batch their answers), and nothing is run again. In a grouped batch run one body at a time,
+   * the next body begins behind such a body's last statements (src/db/postgres-one-by-one.ts); if one of them
+   * fails, that body is rolled back to its SAVEPOINT and the next body runs again. SQLite ignores it, and a body must
+   * still wait for its statements there (`lastStatements`, src/db/in-order.ts, does either).
    */
   lastAnsweredWithCommit?: boolean;
 }

@@ -1,5 +1,6 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { StoreHealth } from "./health";
+import { oneByOne } from "./postgres-one-by-one";
 import { CALM_AFTER_REDO, MAX_GROUP, type Member, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
 import { type Param, SerializationFailure } from "./port";
 import { CAUGHT_FAILURE, type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared, rolledBackAt } from "./postgres-wire";
@@ -219,15 +220,13 @@ export class BatchRunner {
         }
       }
       if (!outcomes.length)
-        for (const m of live) {
-          if (grouped) void control("SAVEPOINT herald_tx");
-          outcomes.push(await this.runBody(m, send, expired, !grouped && m.withCommit ? sendCommit : undefined));
-          const o = outcomes[outcomes.length - 1]!;
-          if (grouped) {
-            if (!o.ok) void control("ROLLBACK TO SAVEPOINT herald_tx");
-            void control("RELEASE SAVEPOINT herald_tx");
-          }
-        }
+        outcomes = await oneByOne(
+          live,
+          grouped,
+          (m, resolved) => this.runBody(m, send, expired, resolved),
+          (text) => void control(text),
+          sendCommit,
+        );
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
         if (!commit) await Promise.race([send("ROLLBACK", []), expired]);
