@@ -12,8 +12,9 @@ export const retryPauseMs = (attempt: number) => (1 + Math.random() * 9) * 2 ** 
 /**
  * Transactions in one grouped batch at most (one COMMIT, a SAVEPOINT each). 32, not 16, since a batch's bodies wait
  * about once each (src/db/postgres-one-by-one.ts): one player's plays +21 %, 50 players' +18 % on the benchmark
- * (bench/README.md, "Plays on PostgreSQL"). Not more: the SAVEPOINTs of bodies let go stay open to the COMMIT, and
- * past 64 subtransactions a PostgreSQL backend overflows its cache of them, which slows every snapshot taken.
+ * (bench/README.md, "Plays on PostgreSQL"). Not more: each member's SAVEPOINT that writes is a subtransaction with
+ * an id (released or not, until the COMMIT), and past 64 in one transaction a PostgreSQL backend overflows its cache
+ * of them, which slows every snapshot taken; 32 leaves room for a body's own (src/messenger/store/savepoint.ts).
  */
 export const MAX_GROUP = 32;
 
