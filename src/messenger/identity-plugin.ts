@@ -25,14 +25,13 @@ export const MESSENGER_AUTH_DESCRIPTION =
 
 export function messengerIdentity(ctx: AppContext, limits: MessengerLimits) {
   const verifier = new InitDataVerifier(ctx.config.messenger);
+  const known = new KnownPlayers();
 
   /**
    * The HMAC and the Ed25519 check are synchronous (src/messenger/init-data.ts); the counter and the player row are
    * the store's. Order: the address limit, the init data, the refused-check limit (a refusal past it is 429 and
    * writes no counter row), the player's limit, then the player row (src/messenger/abuse-limits.ts).
    */
-  const known = new KnownPlayers();
-
   async function verified(request: Request, query: unknown, body: unknown): Promise<{ identity: InitDataIdentity; now: Date }> {
     limits.address(request);
     const raw =

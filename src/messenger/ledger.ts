@@ -6,7 +6,8 @@
 // depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
 // lock with the claim, the balances with the effect's last statements. On PostgreSQL, when the effect's answer is
 // known before the move (a wheel play takes its spin's id with its nonce), (4) and (5) are one statement sent with
-// the COMMIT, the action's own writes inside it (ActionEffect.riders). A play's hourly counter is written just after the commit (counters.ts, CountsBehind), not in it.
+// the COMMIT, the action's own writes inside it (ActionEffect.riders). A play's hourly counter is written just
+// after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
@@ -14,9 +15,9 @@ import type { Queryable, Statement } from "../db/port";
 import { AppError } from "../http/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder, lastStatements } from "../db/in-order";
-import { balancesOf, lockedPlayer, type PlayerRow } from "./players";
+import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
 import { claimRequest, completeClaim, moveAndCompletePostgres, priorAction } from "./store/ledger";
-import { moveBalances } from "./store/players";
+import { moveBalances, moveFromStatement } from "./store/players";
 
 export interface Deltas {
   freeSpins: number;
@@ -192,17 +193,8 @@ export async function applyActionIn<R extends object, E = undefined>(
     // one statement sent with the last (one round trip fewer, one statement fewer), failing unless the balances
     // moved from what the lock read. The effect's statements still in flight decide the transaction as its own do.
     const stored = { ...out.result, balances: expected };
-    await lastStatements(
-      t,
-      moveAndCompletePostgres(
-        t,
-        uid,
-        ledgerId,
-        balancesOf(player),
-        { deltas: out.deltas, after: expected, earned, result: JSON.stringify(stored) },
-        out.riders,
-      ),
-    );
+    const move = moveFromStatement(uid, { ...out.deltas, earned }, player);
+    await lastStatements(t, moveAndCompletePostgres(t, ledgerId, move, { deltas: out.deltas, result: JSON.stringify(stored) }, out.riders));
     if (out.count) s.after.count = out.count;
     return { ...stored, replayed: false, ledger_entry_id: ledgerId };
   }

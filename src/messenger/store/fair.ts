@@ -85,18 +85,19 @@ export async function deleteCommitment(t: Queryable, telegramUserId: number, gam
   await t.run("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [telegramUserId, game]);
 }
 
+const SPIN_COLUMNS = "telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at";
+const SPIN_VALUES = "?, ?, ?, ?, ?, ?, ?";
+const spinParams = (s: Omit<SpinRow, "id">) => [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at];
+
 /** insertSpin's statement with the id taken before (takeActiveNonce on PostgreSQL), to send inside another. */
 export const insertSpinStatement = (s: Omit<SpinRow, "id">, id: number): Statement => ({
-  sql: "INSERT INTO messenger_spins (id, telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-  params: [id, s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
+  sql: `INSERT INTO messenger_spins (id, ${SPIN_COLUMNS}) VALUES (?, ${SPIN_VALUES})`,
+  params: [id, ...spinParams(s)],
 });
 
 /** Records a spin under the table's next id. */
 export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">): Promise<number> {
-  return (await t.get<Pick<SpinRow, "id">>(
-    "INSERT INTO messenger_spins (telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
-  ))!.id;
+  return (await t.get<Pick<SpinRow, "id">>(`INSERT INTO messenger_spins (${SPIN_COLUMNS}) VALUES (${SPIN_VALUES}) RETURNING id`, spinParams(s)))!.id;
 }
 
 /** Whether any spin used the campaign (its segments are then fixed). */

@@ -51,51 +51,31 @@ export async function completeClaim(t: Queryable, id: number, o: Outcome): Promi
 }
 
 /**
- * PostgreSQL only, a named per-dialect fragment (data-modifying CTEs are not SQLite's): moves the player's balances
- * from exactly `from` (what the transaction's row lock read) by the deltas and fills in the claimed row with what
- * they became, in ONE statement — sent with the transaction's last statements, so no round trip waits for the
- * move's answer before the outcome is written. When the balances are not `from` (nothing moves), the row's
- * after-columns get NULL and the statement fails on their NOT NULL: the transaction is rolled back rather than
- * record a move that did not happen. `riders` (the action's own writes: a spin, mission progress) go in the same
- * statement as members of its WITH, run to completion whether read or not (PostgreSQL runs every data-modifying
- * member once); they must write other rows than the player's (one statement changes a row once) and not depend on
- * each other. SQLite moves, reads the answer and completes (src/messenger/ledger.ts).
+ * PostgreSQL only, a named per-dialect fragment (data-modifying CTEs are not SQLite's): the balances' move from
+ * exactly the balances the transaction's row lock read (`move`, moveFromStatement in src/messenger/store/players.ts)
+ * and the claimed row filled in with what they became, in ONE statement — sent with the transaction's last
+ * statements, so no round trip waits for the move's answer before the outcome is written. When the balances were not
+ * those (nothing moves), the row's after-columns get NULL and the statement fails on their NOT NULL: the transaction
+ * is rolled back rather than record a move that did not happen. `riders` (the action's own writes: a spin, mission
+ * progress) go in the same statement as members of its WITH, run to completion whether read or not (PostgreSQL runs
+ * every data-modifying member once); they must write other rows than the player's (one statement changes a row once)
+ * and not depend on each other. SQLite moves, reads the answer and completes (src/messenger/ledger.ts).
  */
 export async function moveAndCompletePostgres(
   t: Queryable,
-  telegramUserId: number,
   id: number,
-  from: Outcome["after"],
-  o: Outcome & { earned: number },
+  move: Statement,
+  o: Pick<Outcome, "deltas" | "result">,
   riders: readonly Statement[] = [],
 ): Promise<void> {
   const d = o.deltas;
   const members = riders.map((r, i) => `rider${i} AS (${r.sql}),`).join(" ");
   await t.run(
-    `WITH ${members} moved AS (
-       UPDATE messenger_players SET free_spin_balance = free_spin_balance + ?, missile_balance = missile_balance + ?, points_balance = points_balance + ?,
-         points_earned = points_earned + ?
-       WHERE telegram_user_id = ? AND free_spin_balance = ? AND missile_balance = ? AND points_balance = ?
-       RETURNING free_spin_balance, missile_balance, points_balance)
+    `WITH ${members} moved AS (${move.sql})
      UPDATE messenger_ledger SET free_spin_delta = ?, missile_delta = ?, points_delta = ?, free_spin_after = (SELECT free_spin_balance FROM moved),
        missile_after = (SELECT missile_balance FROM moved), points_after = (SELECT points_balance FROM moved), result = ?
      WHERE id = ?`,
-    [
-      ...riders.flatMap((r) => r.params),
-      d.freeSpins,
-      d.missiles,
-      d.points,
-      o.earned,
-      telegramUserId,
-      from.free_spin_balance,
-      from.missile_balance,
-      from.points_balance,
-      d.freeSpins,
-      d.missiles,
-      d.points,
-      o.result,
-      id,
-    ],
+    [...riders.flatMap((r) => r.params), ...move.params, d.freeSpins, d.missiles, d.points, o.result, id],
   );
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPlayers } from "../tables";
 
@@ -93,15 +93,32 @@ export interface BalanceMove {
 
 export type BalancesAfter = Pick<PlayerRow, "free_spin_balance" | "missile_balance" | "points_balance">;
 
+const MOVE = `UPDATE messenger_players SET free_spin_balance = free_spin_balance + ?, missile_balance = missile_balance + ?,
+     points_balance = points_balance + ?, points_earned = points_earned + ?`;
+const MOVED = "RETURNING free_spin_balance, missile_balance, points_balance";
+
 /** Moves the three balances in one conditional statement; null (nothing written) when one would go below zero. */
 export const moveBalances = (t: Queryable, telegramUserId: number, m: BalanceMove) =>
-  t.get<BalancesAfter>(
-    `UPDATE messenger_players SET free_spin_balance = free_spin_balance + ?, missile_balance = missile_balance + ?, points_balance = points_balance + ?,
-       points_earned = points_earned + ?
-     WHERE telegram_user_id = ? AND free_spin_balance + ? >= 0 AND missile_balance + ? >= 0 AND points_balance + ? >= 0
-     RETURNING free_spin_balance, missile_balance, points_balance`,
-    [m.freeSpins, m.missiles, m.points, m.earned, telegramUserId, m.freeSpins, m.missiles, m.points],
-  );
+  t.get<BalancesAfter>(`${MOVE} WHERE telegram_user_id = ? AND free_spin_balance + ? >= 0 AND missile_balance + ? >= 0 AND points_balance + ? >= 0 ${MOVED}`, [
+    m.freeSpins,
+    m.missiles,
+    m.points,
+    m.earned,
+    telegramUserId,
+    m.freeSpins,
+    m.missiles,
+    m.points,
+  ]);
+
+/**
+ * The same move from exactly the balances `from` (what the transaction's row lock read), as a statement for the
+ * ledger's one statement on PostgreSQL (moveAndCompletePostgres, src/messenger/store/ledger.ts): it moves nothing
+ * when the balances are not `from` any more.
+ */
+export const moveFromStatement = (telegramUserId: number, m: BalanceMove, from: BalancesAfter): Statement => ({
+  sql: `${MOVE} WHERE telegram_user_id = ? AND free_spin_balance = ? AND missile_balance = ? AND points_balance = ? ${MOVED}`,
+  params: [m.freeSpins, m.missiles, m.points, m.earned, telegramUserId, from.free_spin_balance, from.missile_balance, from.points_balance],
+});
 
 export async function setLastFreeSpin(t: Queryable, telegramUserId: number, at: string): Promise<void> {
   await t.run("UPDATE messenger_players SET last_free_spin_at = ? WHERE telegram_user_id = ?", [at, telegramUserId]);
