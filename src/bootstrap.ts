@@ -160,6 +160,11 @@ function publishStoreHealth(metrics: Metrics, health: StoreHealth): void {
   if (!pool) return;
   metrics.counter("herald_db_statements_total", "PostgreSQL statements sent, BEGIN, SAVEPOINT and COMMIT included.", () => c.statements);
   metrics.counter(
+    "herald_db_batches_together_total",
+    "PostgreSQL batches whose bodies ran together in one transaction, without a SAVEPOINT each (credits, debits, players' game actions of different players).",
+    () => c.together,
+  );
+  metrics.counter(
     "herald_db_batches_redone_total",
     "PostgreSQL batches whose bodies ran together, rolled back because one failed, then run one body at a time (each in a SAVEPOINT).",
     () => c.redone,

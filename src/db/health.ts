@@ -54,6 +54,8 @@ export class StoreHealth {
     /** Commits (PostgreSQL COMMITs, SQLite batches), and the transactions they carried (more than one: a group). */
     commits: 0,
     transactions: 0,
+    /** PostgreSQL: batches whose bodies ran together (TxOptions.together), redone or not. */
+    together: 0,
     /** PostgreSQL: batches run together (TxOptions.together) that one failed body sent back to run one at a time. */
     redone: 0,
   };

@@ -57,8 +57,14 @@ export interface TxOptions {
    * checks are conditional statements or unique claims and that decides nothing in TypeScript on rows another body
    * may write (a read-check-write in code would see none of the others' writes): a credit or a debit qualifies, a
    * conversion (a sum read, then a check) does not. SQLite ignores it.
+   *
+   * `"beside other keys"`: the same, but only in a batch that holds no other body of its key — for a body that
+   * decides in TypeScript on rows that only transactions of its own key write (a player's game action: its balances
+   * read under the player's lock, its seeds, its grid), which two bodies of one key running at once would both read
+   * unchanged. A second transaction of such a key waits for the slot's next batch (`nextBatch`,
+   * src/db/postgres-batch-parts.ts); a batch of one key runs one body at a time.
    */
-  together?: boolean;
+  together?: boolean | "beside other keys";
   /**
    * PostgreSQL: the body resolves as soon as its last statements are sent, without waiting for their answers; the
    * COMMIT is sent with them, so the transaction waits for the server once less. Their answers still decide: one

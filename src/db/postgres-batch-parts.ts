@@ -33,6 +33,8 @@ export interface Member {
   group: string | null;
   /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
   together: boolean;
+  /** TxOptions.together "beside other keys": only in a batch where no other body has its key. */
+  besideOtherKeys: boolean;
   /** TxOptions.lastAnsweredWithCommit: COMMIT may be sent once its body has resolved, before its last answers. */
   withCommit: boolean;
 }
@@ -53,4 +55,35 @@ export interface Slot {
   held: { conn: ReservedSQL; from: SQL } | null;
   /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
   calm: number;
+}
+
+/**
+ * Whether a batch's bodies may run together (TxOptions.together): every one may, and none that runs only beside
+ * other keys shares its key with another (the batch is in key order, so a repeated key has a neighbour).
+ */
+export function mayRunTogether(batch: readonly Member[]): boolean {
+  return batch.every((m, i) => m.together && (!m.besideOtherKeys || (batch[i - 1]?.group !== m.group && batch[i + 1]?.group !== m.group)));
+}
+
+/**
+ * A slot's next batch, taken from the front of its waiting transactions: the first MAX_GROUP of them; but when they
+ * all may run together and some run only beside other keys, the first transaction of each key (up to MAX_GROUP),
+ * so that the batch can run together — the others of a key wait for the next batch, in their order (a key's
+ * transactions still run in the order they came). When only one key waits, its transactions run one body at a
+ * time in one batch, as before.
+ */
+export function nextBatch(waiting: Member[]): Member[] {
+  if (!waiting.some((m) => m.besideOtherKeys) || !waiting.every((m) => m.together)) return waiting.splice(0, MAX_GROUP);
+  const keys = new Set<string | null>();
+  const batch: Member[] = [];
+  const later: Member[] = [];
+  for (const m of waiting) {
+    if (batch.length < MAX_GROUP && !keys.has(m.group)) {
+      keys.add(m.group);
+      batch.push(m);
+    } else later.push(m);
+  }
+  if (batch.length < 2) return waiting.splice(0, MAX_GROUP);
+  waiting.splice(0, waiting.length, ...later);
+  return batch;
 }

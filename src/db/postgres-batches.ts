@@ -1,7 +1,7 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { StoreHealth } from "./health";
 import { oneByOne } from "./postgres-one-by-one";
-import { CALM_AFTER_REDO, MAX_GROUP, type Member, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
+import { CALM_AFTER_REDO, type Member, mayRunTogether, nextBatch, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
 import { type Param, SerializationFailure } from "./port";
 import { CAUGHT_FAILURE, type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared, rolledBackAt } from "./postgres-wire";
 
@@ -88,7 +88,7 @@ export class BatchRunner {
   }
 
   /**
-   * Runs a slot's waiting transactions as one batch, then the ones that arrived meanwhile, and so on; no wait is
+   * Runs a slot's waiting transactions as one batch (nextBatch), then the ones left or arrived meanwhile; no wait is
    * ever added to gather a group, so under light load each runs at once alone. A key stays with the slot that has
    * a transaction of it waiting or running (else it goes to an idle slot): transactions with one key never run in
    * two batches at once, so a hot row never holds one batch behind another's lock; within a batch they run in key
@@ -96,7 +96,7 @@ export class BatchRunner {
    * never deadlock (PostgreSQL would break a deadlock only after deadlock_timeout, 1 s by default).
    */
   private pump(slot: Slot): void {
-    const batch = slot.waiting.splice(0, MAX_GROUP);
+    const batch = nextBatch(slot.waiting);
     if (!batch.length) {
       this.letGo(slot);
       return;
@@ -201,10 +201,11 @@ export class BatchRunner {
     try {
       void control("BEGIN");
       // Together when every body may (TxOptions.together), unless the slot is calming down after a redo (one batch less).
-      if (grouped && live.every((m) => m.together) && !(slot!.calm > 0 && slot!.calm--)) {
+      if (grouped && mayRunTogether(live) && !(slot!.calm > 0 && slot!.calm--)) {
         // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
         // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
         // batch runs again below, one body at a time.
+        counts.together++;
         let resolved = 0;
         const early = live.every((m) => m.withCommit) ? () => ++resolved === live.length && sendCommit() : undefined;
         outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired, early)));

@@ -295,7 +295,8 @@ export class PostgresStore implements Store {
         ms,
         attempt: 1,
         group: options?.group ?? null,
-        together: options?.group !== undefined && options.together === true,
+        together: options?.group !== undefined && options.together !== undefined && options.together !== false,
+        besideOtherKeys: options?.together === "beside other keys",
         withCommit: options?.lastAnsweredWithCommit === true,
       };
       this.batches.start(member);

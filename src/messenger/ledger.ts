@@ -33,6 +33,13 @@ export interface ActionInput {
   /** The inputs that define the action: the same request id with other inputs is request_id_reused. */
   inputs: unknown;
   gameKey: string | null;
+  /**
+   * The effect decides only on this player's own rows (the balances its lock read, its seeds, its grid): on
+   * PostgreSQL the action may then run together with other players' actions in one batch, without a SAVEPOINT each
+   * (TxOptions.together "beside other keys"). Not for an effect that reads rows other players' actions write (a
+   * manual grant's shared lock and audit rows) or that catches a failure in a savepoint of its own.
+   */
+  playerRowsOnly?: boolean;
 }
 
 export interface ActionEffect<R> {
@@ -129,6 +136,7 @@ export async function applyAction<R extends object, E = undefined>(
   try {
     applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect, early), {
       group: playerGroup(input.telegramUserId),
+      ...(input.playerRowsOnly ? { together: "beside other keys" as const } : {}),
       lastAnsweredWithCommit: true,
     });
   } catch (err) {

@@ -1,7 +1,8 @@
 // Grouped transactions whose bodies run together (TxOptions.together, src/db/postgres-batches.ts): one batch, no
 // SAVEPOINTs, every body's statements sent at once — and when one body fails, the whole batch rolled back and run
 // again one body at a time, so what the others wrote is committed exactly once and the failed one wrote nothing.
-import { expect } from "bun:test";
+import { expect, test } from "bun:test";
+import { type Member, mayRunTogether, nextBatch } from "../../src/db/postgres-batch-parts";
 import type { Queryable } from "../../src/db/port";
 import { countedStore, wireDatabase } from "../support/counting-proxy";
 import { testOn } from "../support/skipped";
@@ -121,4 +122,118 @@ onPostgres("after a redo the slot's next batches run one body at a time for a wh
   } finally {
     await s.close();
   }
+});
+
+// TxOptions.together "beside other keys": bodies that decide in TypeScript on their own key's rows run together only
+// beside other keys. A second transaction of a key in the batch waits for the slot's next batch (nextBatch).
+
+/** Debits of several accounts, one connection behind the counting proxy (one batch slot). */
+async function accounts(prefix: string, names: string[], balance: number) {
+  const { proxy, store, close } = countedStore(db.url());
+  for (const name of names) await store.run("INSERT INTO together_accounts (id, balance) VALUES (?, ?)", [`${prefix}${name}`, balance]);
+  const run = (name: string, tag: string, amount = 1) =>
+    store.tx((t) => debit(t, `${prefix}${name}`, amount, `${prefix}${tag}`), { group: `${prefix}${name}`, together: "beside other keys" });
+  const entries = async () =>
+    (await store.all<{ tag: string }>("SELECT tag FROM together_entries WHERE account LIKE ? ORDER BY id", [`${prefix}%`])).map((r) =>
+      r.tag.slice(prefix.length),
+    );
+  return { proxy, store, run, entries, close };
+}
+
+onPostgres("beside other keys: a batch of different keys runs together; a key's second transaction waits for the next batch, in order", async () => {
+  const s = await accounts("bok-", ["a0", "a1", "a2", "a3"], 100);
+  try {
+    await Promise.all(["a0", "a1", "a2", "a3"].map((a) => s.run(a, `warm-${a}`))); // prepares the statements
+    s.proxy.flights = 0;
+    s.store.health.counts.together = 0;
+    s.store.health.counts.redone = 0;
+    // a0 alone; the four behind it (a1 twice) make a batch of a1, a2, a3 run together, then a1's second alone.
+    const answers = await Promise.all([s.run("a0", "alone"), s.run("a1", "x1"), s.run("a2", "x2"), s.run("a1", "y1"), s.run("a3", "x3")]);
+    expect(answers).toEqual([98, 98, 98, 97, 98]);
+    // Alone: [BEGIN, UPDATE], [INSERT], [COMMIT] = 3, three times (a0; the batch of three together; a1's second).
+    expect(s.proxy.flights).toBe(9);
+    expect(s.store.health.counts.together).toBe(1);
+    expect(s.store.health.counts.redone).toBe(0);
+    const order = await s.entries();
+    expect(order.indexOf("x1")).toBeLessThan(order.indexOf("y1"));
+  } finally {
+    await s.close();
+  }
+});
+
+onPostgres("beside other keys: transactions of one key alone run one body at a time in one batch", async () => {
+  const s = await accounts("solo-", ["k"], 100);
+  try {
+    await Promise.all(["w1", "w2", "w3", "w4", "w5"].map((tag) => s.run("k", tag))); // prepares the statements (SAVEPOINT herald_tx3 too)
+    s.proxy.flights = 0;
+    s.store.health.counts.together = 0;
+    const answers = await Promise.all(["a", "b", "c", "d", "e"].map((tag) => s.run("k", tag)));
+    expect(answers).toEqual([94, 93, 92, 91, 90]);
+    // Alone 3; then the batch of four, one body at a time: SAVEPOINT with the UPDATE, then the INSERT, each; COMMIT: 9.
+    expect(s.proxy.flights).toBe(12);
+    expect(s.store.health.counts.together).toBe(0);
+    expect(await s.entries()).toEqual(["w1", "w2", "w3", "w4", "w5", "a", "b", "c", "d", "e"]);
+  } finally {
+    await s.close();
+  }
+});
+
+onPostgres("beside other keys: one body of a batch run together fails; the batch is redone one body at a time, the others commit once", async () => {
+  const s = await accounts("bad-", ["a0", "a1", "a2", "a3"], 3);
+  try {
+    await Promise.all(["a0", "a1", "a2", "a3"].map((a) => s.run(a, `warm-${a}`)));
+    s.store.health.counts.together = 0;
+    s.store.health.counts.redone = 0;
+    const answers = await settled([s.run("a0", "alone"), s.run("a1", "x1"), s.run("a2", "x2", 5), s.run("a3", "x3")]);
+    expect(answers).toEqual([1, 1, "insufficient: bad-x2", 1]);
+    expect(s.store.health.counts.together).toBe(1);
+    expect(s.store.health.counts.redone).toBe(1);
+    expect((await s.entries()).sort()).toEqual(["alone", "warm-a0", "warm-a1", "warm-a2", "warm-a3", "x1", "x3"]);
+  } finally {
+    await s.close();
+  }
+});
+
+/** A waiting transaction as the runner keeps it, for the batch rules alone (no database). */
+const waiting = (group: string, together: boolean | "beside other keys" = "beside other keys"): Member => ({
+  fn: async () => group,
+  resolve() {},
+  reject() {},
+  deadline: Number.POSITIVE_INFINITY,
+  ms: 5_000,
+  attempt: 1,
+  group,
+  together: together !== false,
+  besideOtherKeys: together === "beside other keys",
+  withCommit: true,
+});
+const groups = (ms: Member[]) => ms.map((m) => m.group);
+
+test("the batch rules: the first of each key when bodies run only beside other keys; the rest wait in order", () => {
+  const queue = [waiting("p1"), waiting("p2"), waiting("p1"), waiting("p3"), waiting("p2")];
+  const first = nextBatch(queue);
+  expect(groups(first)).toEqual(["p1", "p2", "p3"]);
+  expect(groups(queue)).toEqual(["p1", "p2"]);
+  expect(mayRunTogether(first)).toBe(true);
+  expect(groups(nextBatch(queue))).toEqual(["p1", "p2"]);
+  expect(queue).toEqual([]);
+  // One key only: all of them, one body at a time.
+  const one = [waiting("p1"), waiting("p1"), waiting("p1")];
+  const batch = nextBatch(one);
+  expect(groups(batch)).toEqual(["p1", "p1", "p1"]);
+  expect(mayRunTogether(batch)).toBe(false);
+  // A body that may not run together keeps the batch as it came (the first 32), one body at a time.
+  const mixed = [waiting("p1"), waiting("p2", false), waiting("p1")];
+  expect(groups(nextBatch(mixed))).toEqual(["p1", "p2", "p1"]);
+  // Bodies that may run together beside their own key too (credits) share a batch with it; a repeat of a key that
+  // runs only beside others keeps the batch from running together.
+  expect(mayRunTogether([waiting("s1", true), waiting("s1", true)])).toBe(true);
+  expect(mayRunTogether([waiting("p1"), waiting("p1"), waiting("p2")])).toBe(false);
+  expect(mayRunTogether([waiting("p1"), waiting("p2", true), waiting("p2", true)])).toBe(true);
+});
+
+test("the batch rules: at most 32 keys in a batch", () => {
+  const queue = Array.from({ length: 40 }, (_, i) => waiting(`k${String(i).padStart(2, "0")}`));
+  expect(nextBatch(queue).length).toBe(32);
+  expect(groups(queue)).toEqual(Array.from({ length: 8 }, (_, i) => `k${32 + i}`));
 });

@@ -4,6 +4,7 @@
 // writes. Either way: the spin row under the answered id, the ledger row's deltas, balances after and stored answer,
 // and the player's balances agree — and a move from balances the lock did not read is never recorded.
 import { afterEach, describe, expect, test } from "bun:test";
+import { purchaseItem } from "../../src/messenger/games/games";
 import { playWheel } from "../../src/messenger/games/wheel";
 import { applyAction } from "../../src/messenger/ledger";
 import type { TestApp } from "../support/app";
@@ -91,6 +92,66 @@ describe("a game action answers what it stored", () => {
     expect(next.status).toBe(200);
     expect(next.body.spin.id).toBeGreaterThan(first.body.spin.id);
     expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n).toBe(2);
+  });
+});
+
+describe("different players' actions at once (on PostgreSQL run together in their batches)", () => {
+  test("every play answers its own spin and stored outcome, every player's balances are their ledger's sum; a refusal among them is refused alone", async () => {
+    h = await openMessengerApp();
+    const players = Array.from({ length: 12 }, (_, i) => 7100 + i);
+    const POOR = 7199;
+    for (const uid of [...players, POOR]) {
+      const status = await h.json("/api/messenger/games/spin-wheel/status", tmaPost(initDataFor(h, { id: uid, username: `p${uid}` }), {}));
+      expect(status.status).toBe(200);
+    }
+    for (const uid of players) {
+      await applyAction(h.ctx, { telegramUserId: uid, requestId: "grant", action: "test.credit", inputs: {}, gameKey: null }, async () => ({
+        deltas: { freeSpins: 10, missiles: 0, points: 0 },
+        result: {},
+      }));
+    }
+    const together = h.ctx.store.health.counts.together;
+    // Two plays of each player, and a purchase the poor player cannot pay, all at once.
+    const plays = players.flatMap((uid) => [playWheel(h.ctx, uid, `a-${uid}`), playWheel(h.ctx, uid, `b-${uid}`)]);
+    const refused = purchaseItem(h.ctx, POOR, { request_id: "too-dear", item_key: "missile", quantity: 100 });
+    const [answers, refusal] = await Promise.all([
+      Promise.all(plays),
+      refused.then(
+        () => null,
+        (e: { code?: string }) => e.code,
+      ),
+    ]);
+    expect(refusal).toBe("game_balance_insufficient");
+    for (const [i, a] of answers.entries()) {
+      const uid = players[Math.floor(i / 2)]!;
+      const stored = (await h.ctx.store.get<{ result: string; telegram_user_id: number }>(
+        "SELECT result, telegram_user_id FROM messenger_ledger WHERE id = ?",
+        [a.ledger_entry_id],
+      ))!;
+      const { replayed: _r, ledger_entry_id: _l, ...answer } = a;
+      expect(stored.telegram_user_id).toBe(uid);
+      expect(JSON.parse(stored.result)).toEqual(answer);
+      const spin = await h.ctx.store.get<{ telegram_user_id: number; nonce: number }>("SELECT telegram_user_id, nonce FROM messenger_spins WHERE id = ?", [
+        a.spin.id,
+      ]);
+      expect(spin).toEqual({ telegram_user_id: uid, nonce: a.spin.fairness.nonce });
+    }
+    for (const [p, uid] of players.entries()) {
+      // The player's two plays took two nonces of one pair and left the balances the ledger sums.
+      expect(new Set([answers[2 * p]!.spin.fairness.nonce, answers[2 * p + 1]!.spin.fairness.nonce]).size).toBe(2);
+      const sums = (await h.ctx.store.get<Record<string, number>>(
+        "SELECT SUM(free_spin_delta) AS f, SUM(missile_delta) AS m, SUM(points_delta) AS p FROM messenger_ledger WHERE telegram_user_id = ?",
+        [uid],
+      ))!;
+      const now = (await h.ctx.store.get<{ f: number; m: number; p: number }>(
+        "SELECT free_spin_balance AS f, missile_balance AS m, points_balance AS p FROM messenger_players WHERE telegram_user_id = ?",
+        [uid],
+      ))!;
+      expect([Number(sums.f), Number(sums.m), Number(sums.p)]).toEqual([now.f, now.m, now.p]);
+    }
+    expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger WHERE telegram_user_id = ?", [POOR]))!.n).toBe(0);
+    // PostgreSQL ran some of them together, several players' plays in one transaction (SQLite groups every commit).
+    if (h.ctx.store.dialect === "postgres") expect(h.ctx.store.health.counts.together).toBeGreaterThan(together);
   });
 });
 

@@ -65,6 +65,7 @@ export function purchaseItem(
       action,
       inputs: { item_key: item.item_key, quantity: input.quantity },
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
+      playerRowsOnly: true,
     },
     async () => {
       return {

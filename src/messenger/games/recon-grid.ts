@@ -110,7 +110,14 @@ export async function startGrid(
 export function revealCell(ctx: AppContext, telegramUserId: number, input: { request_id: string; grid_id: number; cell: number }) {
   return applyAction(
     ctx,
-    { telegramUserId, requestId: input.request_id, action: "recon_grid.reveal", inputs: { grid_id: input.grid_id, cell: input.cell }, gameKey: "recon_grid" },
+    {
+      telegramUserId,
+      requestId: input.request_id,
+      action: "recon_grid.reveal",
+      inputs: { grid_id: input.grid_id, cell: input.cell },
+      gameKey: "recon_grid",
+      playerRowsOnly: true,
+    },
     async (player, { t, now }) => {
       const grid = await activeGrid(t, telegramUserId);
       if (!grid || grid.id !== input.grid_id) {
