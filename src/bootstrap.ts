@@ -76,6 +76,7 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
   const store = new PostgresStore({
     url: d.url!,
     poolMax: d.poolMax,
+    batchSlots: d.batchSlots,
     statementTimeoutMs: d.statementTimeoutMs,
     idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
     connectTimeoutMs: d.connectTimeoutMs,

@@ -12,6 +12,8 @@ export interface Config {
     readonly engine: "sqlite" | "postgres";
     readonly url: string | undefined;
     readonly poolMax: number;
+    /** Grouped transactions' batches at once (DATABASE_BATCH_SLOTS; at most poolMax − 1). */
+    readonly batchSlots: number;
     readonly statementTimeoutMs: number;
     readonly idleInTransactionTimeoutMs: number;
     /** Herald's own deadlines on PostgreSQL (docs/postgres.md "Deadlines"). */

@@ -14,6 +14,11 @@ export const INSTANCE_VARS = {
     fallback: "10",
     doc: "PostgreSQL connections per instance (the connection budget is instances × this; docs/postgres.md).",
   },
+  DATABASE_BATCH_SLOTS: {
+    kind: int(1, 999),
+    fallback: "3",
+    doc: 'PostgreSQL: grouped transactions (credits, debits, game actions, webhook failures) run in at most this many batches at once per instance, and never more than DATABASE_POOL_MAX − 1 (docs/postgres.md "Speed"). Fewer make bigger batches under load (less CPU a transaction); more let batches that run one body at a time go side by side.',
+  },
   DATABASE_CONNECT_TIMEOUT_MS: {
     kind: int(1000, 60_000),
     fallback: "3000",

@@ -93,6 +93,7 @@ export function loadConfig(env: Env = process.env): Config {
       engine: v.DATABASE_URL ? ("postgres" as const) : ("sqlite" as const),
       url: v.DATABASE_URL,
       poolMax: v.DATABASE_POOL_MAX,
+      batchSlots: v.DATABASE_BATCH_SLOTS,
       statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       connectTimeoutMs: v.DATABASE_CONNECT_TIMEOUT_MS,

@@ -34,9 +34,13 @@ export class BatchRunner {
   constructor(
     private readonly host: BatchHost,
     poolMax: number,
+    batchSlots: number,
   ) {
-    // Grouped batches leave a connection for lone transactions and statements outside one (reads, the jobs).
-    this.slots = Array.from({ length: Math.max(1, poolMax - 1) }, () => ({
+    // Grouped batches leave a connection for lone transactions and statements outside one (reads, the jobs). Few
+    // slots, so that under load a batch gathers many transactions: 50 players' plays at once took ~240 µs of CPU a
+    // play (herald and PostgreSQL) in batches of 3 slots, ~340 µs in 9 (bench/README.md "Different players' plays
+    // together"), since a batch's BEGIN, COMMIT, round trips and wake-ups are shared by all of its members.
+    this.slots = Array.from({ length: Math.max(1, Math.min(batchSlots, poolMax - 1)) }, () => ({
       waiting: [],
       running: false,
       keys: new Map<string, number>(),

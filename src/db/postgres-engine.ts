@@ -18,6 +18,8 @@ import { type Param, type Queryable, type RunResult, type Store, StoreUnavailabl
 export interface PostgresOptions {
   url: string;
   poolMax?: number;
+  /** Grouped transactions' batches at once (DATABASE_BATCH_SLOTS, default 3); at most poolMax − 1, at least 1. */
+  batchSlots?: number;
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
   /** pg_stat_activity's application_name for this pool's sessions (which instance a connection belongs to). */
@@ -97,6 +99,7 @@ export class PostgresStore implements Store {
         closed: () => this.closed,
       },
       options.poolMax ?? 10,
+      options.batchSlots ?? 3,
     );
     this.pool = handleOf((text, params) => this.statement(text, params, this.queryTimeoutMs));
     // While the gate is closed its probe is at work (it ends the outage itself); else a statement of our own, whose
