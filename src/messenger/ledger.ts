@@ -34,12 +34,16 @@ export interface ActionInput {
   inputs: unknown;
   gameKey: string | null;
   /**
-   * The effect decides only on this player's own rows (the balances its lock read, its seeds, its grid): on
-   * PostgreSQL the action may then run together with other players' actions in one batch, without a SAVEPOINT each
-   * (TxOptions.together "beside other keys"). Not for an effect that reads rows other players' actions write (a
-   * manual grant's shared lock and audit rows) or that catches a failure in a savepoint of its own.
+   * How the action shares a commit on PostgreSQL (TxOptions, src/db/port.ts); by default it goes in its player's
+   * batch, one body at a time. `"player rows"`: the effect decides only on this player's own rows (the balances its
+   * lock read, its seeds, its grid), so it may run together with other players' actions in one batch, without a
+   * SAVEPOINT each (together "beside other keys"); not for an effect that catches a failure in a savepoint of its
+   * own. `"alone"`: the effect locks a row other players' actions lock too (the manual grants' lock), so it commits
+   * on its own, never in a batch: a batch holding that lock while it goes on to other players' rows could wait in a
+   * circle with another instance's batch holding one of those and waiting for the lock (a deadlock, broken only
+   * after PostgreSQL's deadlock_timeout).
    */
-  playerRowsOnly?: boolean;
+  sharing?: "player rows" | "alone";
 }
 
 export interface ActionEffect<R> {
@@ -135,8 +139,8 @@ export async function applyAction<R extends object, E = undefined>(
   let applied: Applied<R>;
   try {
     applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect, early), {
-      group: playerGroup(input.telegramUserId),
-      ...(input.playerRowsOnly ? { together: "beside other keys" as const } : {}),
+      ...(input.sharing === "alone" ? {} : { group: playerGroup(input.telegramUserId) }),
+      ...(input.sharing === "player rows" ? { together: "beside other keys" as const } : {}),
       lastAnsweredWithCommit: true,
     });
   } catch (err) {

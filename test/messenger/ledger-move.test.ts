@@ -7,7 +7,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { purchaseItem } from "../../src/messenger/games/games";
 import { playWheel } from "../../src/messenger/games/wheel";
 import { applyAction } from "../../src/messenger/ledger";
-import type { TestApp } from "../support/app";
+import type { TxOptions } from "../../src/db/port";
+import { jsonInit, type TestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
 import { describeOn } from "../support/skipped";
 import { initDataFor, openMessengerApp, tmaPost } from "./support";
 
@@ -152,6 +154,66 @@ describe("different players' actions at once (on PostgreSQL run together in thei
     expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger WHERE telegram_user_id = ?", [POOR]))!.n).toBe(0);
     // PostgreSQL ran some of them together, several players' plays in one transaction (SQLite groups every commit).
     if (h.ctx.store.dialect === "postgres") expect(h.ctx.store.health.counts.together).toBeGreaterThan(together);
+  });
+
+  test("how each action shares a commit: plays, purchases and reveals beside other players' actions; a manual grant alone", async () => {
+    h = await openMessengerApp();
+    const admin = await createAdminToken(h);
+    const uid = 7400;
+    const as = (path: string, body: Record<string, unknown> = {}) => h.json(path, tmaPost(initDataFor(h, { id: uid, username: "g" }), body));
+    expect((await as("/api/messenger/games/spin-wheel/status")).status).toBe(200);
+    await applyAction(h.ctx, { telegramUserId: uid, requestId: "points", action: "test.credit", inputs: {}, gameKey: null }, async () => ({
+      deltas: { freeSpins: 0, missiles: 0, points: 100 },
+      result: {},
+    }));
+    // What each action asks of the store's transaction (the store's own method, wrapped to record its options).
+    const asked: Array<TxOptions | undefined> = [];
+    const tx = h.ctx.store.tx.bind(h.ctx.store);
+    h.ctx.store.tx = ((fn, options) => (asked.push(options), tx(fn, options))) as typeof h.ctx.store.tx;
+    const sharing = async (act: () => Promise<{ status: number }>) => {
+      asked.length = 0;
+      expect((await act()).status).toBe(200);
+      // The action's own transaction (applyAction's: its COMMIT goes with its last statements); not the hourly counter's.
+      return asked.filter((o) => o?.lastAnsweredWithCommit).map((o) => ({ group: o?.group, together: o?.together }));
+    };
+    const grant = { telegram_user_id: uid, missiles: 3, reason: "support ticket 7", request_id: "grant-1" };
+    const granted = await sharing(() =>
+      h.json("/api/messenger/admin/games/recon-grid/manual-grant", jsonInit("POST", grant, { authorization: `Bearer ${admin}` })),
+    );
+    const played = await sharing(() => as("/api/messenger/games/spin-wheel/play", { request_id: "p-1" }));
+    const bought = await sharing(() => as("/api/messenger/games/items/purchase", { request_id: "b-1", item_key: "missile", quantity: 1 }));
+    const mine = { group: `messenger:${uid}`, together: "beside other keys" as const };
+    expect(granted).toEqual([{ group: undefined, together: undefined }]);
+    expect(played).toEqual([mine]);
+    expect(bought).toEqual([mine]);
+  });
+
+  test("a replayed play among other players' plays answers its stored answer once; the others play once each", async () => {
+    h = await openMessengerApp();
+    const players = Array.from({ length: 8 }, (_, i) => 7300 + i);
+    for (const uid of players) {
+      expect((await h.json("/api/messenger/games/spin-wheel/status", tmaPost(initDataFor(h, { id: uid, username: `p${uid}` }), {}))).status).toBe(200);
+      await applyAction(h.ctx, { telegramUserId: uid, requestId: "grant", action: "test.credit", inputs: {}, gameKey: null }, async () => ({
+        deltas: { freeSpins: 10, missiles: 0, points: 0 },
+        result: {},
+      }));
+    }
+    const first = await playWheel(h.ctx, players[0]!, "once");
+    // Its replay, sent with a play of every other player (and a second of the first's): on PostgreSQL a batch run
+    // together meets the replay, is rolled back and runs again one body at a time.
+    const [replay, ...others] = await Promise.all([playWheel(h.ctx, players[0]!, "once"), ...players.map((uid) => playWheel(h.ctx, uid, `next-${uid}`))]);
+    expect(replay).toEqual({ ...first, replayed: true });
+    for (const [i, a] of others.entries()) {
+      expect(a.replayed).toBe(false);
+      const n = await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger WHERE telegram_user_id = ? AND request_id = ?", [
+        players[i]!,
+        `next-${players[i]}`,
+      ]);
+      expect(n!.n).toBe(1);
+    }
+    // One ledger row for "once", one spin per play: the replay wrote nothing.
+    expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins"))!.n).toBe(1 + players.length);
+    expect((await h.ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_ledger WHERE request_id = 'once'"))!.n).toBe(1);
   });
 });
 

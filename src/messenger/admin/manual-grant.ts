@@ -39,6 +39,7 @@ export async function manualGrant(ctx: AppContext, admin: AdminRequest, input: S
       action: MANUAL_GRANT_ACTION,
       inputs: { missiles: input.missiles, reason },
       gameKey: "recon_grid",
+      sharing: "alone",
     },
     async (player, { t, now }) => {
       // After the player's lock (applyAction's first), the grants' lock: one order, so no two grants wait in a circle.

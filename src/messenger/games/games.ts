@@ -65,7 +65,7 @@ export function purchaseItem(
       action,
       inputs: { item_key: item.item_key, quantity: input.quantity },
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
-      playerRowsOnly: true,
+      sharing: "player rows",
     },
     async () => {
       return {

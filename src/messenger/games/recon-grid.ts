@@ -116,7 +116,7 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
       action: "recon_grid.reveal",
       inputs: { grid_id: input.grid_id, cell: input.cell },
       gameKey: "recon_grid",
-      playerRowsOnly: true,
+      sharing: "player rows",
     },
     async (player, { t, now }) => {
       const grid = await activeGrid(t, telegramUserId);

@@ -112,7 +112,7 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
   const config = await gamesConfig(ctx);
   return applyAction(
     ctx,
-    { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel", playerRowsOnly: true },
+    { telegramUserId, requestId, action: "spin_wheel.play", inputs: {}, gameKey: "spin_wheel", sharing: "player rows" },
     async (player, { t, now }, taken) => {
       requireCatalogAccess(config, player, "spin_wheel", now);
       const wheel = activeWheel(config, player, now);
