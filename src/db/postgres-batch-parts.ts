@@ -57,12 +57,45 @@ export interface Slot {
   calm: number;
 }
 
+/** How many keys Apart remembers at most (forgotten all at once past it: they only cost a batch run one at a time). */
+export const MAX_APART = 10_000;
+
 /**
- * Whether a batch's bodies may run together (TxOptions.together): every one may, and none that runs only beside
- * other keys shares its key with another (the batch is in key order, so a repeated key has a neighbour).
+ * Keys whose transaction (one that runs together only beside other keys) failed lately: a player out of spins who
+ * keeps pressing play. Such a key's transactions run in batches of their own, one body at a time, until one of
+ * them succeeds, so that its refusals do not send every batch of other players' actions back to run one body at a
+ * time (a batch run together is rolled back whole when one body fails).
  */
-export function mayRunTogether(batch: readonly Member[]): boolean {
-  return batch.every((m, i) => m.together && (!m.besideOtherKeys || (batch[i - 1]?.group !== m.group && batch[i + 1]?.group !== m.group)));
+export class Apart {
+  private readonly keys = new Set<string>();
+  has(key: string | null): boolean {
+    return key !== null && this.keys.has(key);
+  }
+  get size(): number {
+    return this.keys.size;
+  }
+  /** After a batch's run one body at a time: the keys of bodies that failed are kept apart, of those that did not freed. */
+  note(members: readonly Member[], outcomes: readonly Outcome[]): void {
+    members.forEach((m, i) => {
+      if (!m.besideOtherKeys || m.group === null) return;
+      if (outcomes[i]!.ok) this.keys.delete(m.group);
+      else {
+        if (this.keys.size >= MAX_APART) this.keys.clear();
+        this.keys.add(m.group);
+      }
+    });
+  }
+}
+
+/**
+ * Whether a batch's bodies may run together (TxOptions.together): every one may, none that runs only beside other
+ * keys shares its key with another (the batch is in key order, so a repeated key has a neighbour), and none's key
+ * is kept apart.
+ */
+export function mayRunTogether(batch: readonly Member[], apart?: Apart): boolean {
+  return batch.every(
+    (m, i) => m.together && (!m.besideOtherKeys || (batch[i - 1]?.group !== m.group && batch[i + 1]?.group !== m.group && !apart?.has(m.group))),
+  );
 }
 
 /**
@@ -70,20 +103,22 @@ export function mayRunTogether(batch: readonly Member[]): boolean {
  * all may run together and some run only beside other keys, the first transaction of each key (up to MAX_GROUP),
  * so that the batch can run together — the others of a key wait for the next batch, in their order (a key's
  * transactions still run in the order they came). When only one key waits, its transactions run one body at a
- * time in one batch, as before.
+ * time in one batch, as before. Keys kept `apart` stay out of such a batch; when one of them is first in line, the
+ * batch is the waiting transactions of those keys (run one body at a time), so they are never passed over for long.
  */
-export function nextBatch(waiting: Member[]): Member[] {
+export function nextBatch(waiting: Member[], apart?: Apart): Member[] {
   if (!waiting.some((m) => m.besideOtherKeys) || !waiting.every((m) => m.together)) return waiting.splice(0, MAX_GROUP);
   const keys = new Set<string | null>();
   const batch: Member[] = [];
   const later: Member[] = [];
+  const setApart = apart?.has(waiting[0]!.group) === true;
   for (const m of waiting) {
-    if (batch.length < MAX_GROUP && !keys.has(m.group)) {
+    if (setApart ? batch.length < MAX_GROUP && apart!.has(m.group) : batch.length < MAX_GROUP && !keys.has(m.group) && !apart?.has(m.group)) {
       keys.add(m.group);
       batch.push(m);
     } else later.push(m);
   }
-  if (batch.length < 2) return waiting.splice(0, MAX_GROUP);
+  if (!setApart && batch.length < 2) return waiting.splice(0, MAX_GROUP);
   waiting.splice(0, waiting.length, ...later);
   return batch;
 }

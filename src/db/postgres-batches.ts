@@ -1,7 +1,7 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { StoreHealth } from "./health";
 import { oneByOne } from "./postgres-one-by-one";
-import { CALM_AFTER_REDO, type Member, mayRunTogether, nextBatch, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
+import { Apart, CALM_AFTER_REDO, type Member, mayRunTogether, nextBatch, type Outcome, retryPauseMs, type Slot, TX_ATTEMPTS } from "./postgres-batch-parts";
 import { type Param, SerializationFailure } from "./port";
 import { CAUGHT_FAILURE, type Cancellable, CANCEL_ANSWER_MS, deadlineError, handleOf, mapped, outcomeOf, prepared, rolledBackAt } from "./postgres-wire";
 
@@ -30,6 +30,8 @@ export class BatchRunner {
   private readonly slots: Slot[];
   /** Which slot each key's transactions go to while one of them waits or runs there. */
   private readonly keyed = new Map<string, Slot>();
+  /** Keys whose transactions run in batches of their own for now (Apart). */
+  private readonly apart = new Apart();
 
   constructor(
     private readonly host: BatchHost,
@@ -100,7 +102,7 @@ export class BatchRunner {
    * never deadlock (PostgreSQL would break a deadlock only after deadlock_timeout, 1 s by default).
    */
   private pump(slot: Slot): void {
-    const batch = nextBatch(slot.waiting);
+    const batch = nextBatch(slot.waiting, this.apart);
     if (!batch.length) {
       this.letGo(slot);
       return;
@@ -205,7 +207,8 @@ export class BatchRunner {
     try {
       void control("BEGIN");
       // Together when every body may (TxOptions.together), unless the slot is calming down after a redo (one batch less).
-      if (grouped && mayRunTogether(live) && !(slot!.calm > 0 && slot!.calm--)) {
+      let redone = false;
+      if (grouped && mayRunTogether(live, this.apart) && !(slot!.calm > 0 && slot!.calm--)) {
         // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
         // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
         // batch runs again below, one body at a time.
@@ -218,13 +221,14 @@ export class BatchRunner {
           if (commit && !(await rolledBack())) return this.committedAnyway(live, outcomes, state);
           outcomes = [];
           counts.redone++;
+          redone = true;
           slot!.calm = CALM_AFTER_REDO;
           if (commit) commit = null;
           else void control("ROLLBACK");
           void control("BEGIN");
         }
       }
-      if (!outcomes.length)
+      if (!outcomes.length) {
         outcomes = await oneByOne(
           live,
           grouped,
@@ -232,6 +236,10 @@ export class BatchRunner {
           (text) => void control(text),
           sendCommit,
         );
+        this.apart.note(live, outcomes);
+        // A redo that found the body that failed keeps its key apart: the slot's next batches may run together at once.
+        if (redone && live.some((m, i) => m.besideOtherKeys && !outcomes[i]!.ok)) slot!.calm = 0;
+      }
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.
         if (!commit) await Promise.race([send("ROLLBACK", []), expired]);

@@ -2,7 +2,7 @@
 // SAVEPOINTs, every body's statements sent at once — and when one body fails, the whole batch rolled back and run
 // again one body at a time, so what the others wrote is committed exactly once and the failed one wrote nothing.
 import { expect, test } from "bun:test";
-import { type Member, mayRunTogether, nextBatch } from "../../src/db/postgres-batch-parts";
+import { Apart, type Member, mayRunTogether, nextBatch } from "../../src/db/postgres-batch-parts";
 import type { Queryable } from "../../src/db/port";
 import { countedStore, wireDatabase } from "../support/counting-proxy";
 import { testOn } from "../support/skipped";
@@ -194,6 +194,41 @@ onPostgres("beside other keys: one body of a batch run together fails; the batch
   }
 });
 
+onPostgres("beside other keys: a key whose transaction failed runs apart until one of its own succeeds; the others keep running together", async () => {
+  const s = await accounts("apart-", ["a0", "a1", "a2", "a3", "poor"], 3);
+  const counts = s.store.health.counts;
+  try {
+    await Promise.all(["a0", "a1", "a2", "a3", "poor"].map((a) => s.run(a, `warm-${a}`))); // 2 left each
+    counts.together = 0;
+    counts.redone = 0;
+    // a0 alone; behind it a1, a2, a3 and a debit "poor" cannot pay: run together, rolled back, redone one at a time.
+    expect(await settled([s.run("a0", "r1"), s.run("a1", "r1"), s.run("a2", "r1"), s.run("poor", "r1", 5), s.run("a3", "r1")])).toEqual([
+      1,
+      1,
+      1,
+      "insufficient: apart-r1",
+      1,
+    ]);
+    expect([counts.together, counts.redone]).toEqual([1, 1]);
+    // Its key is kept apart: a1 and a2 run together without it (no redo), then its refusal in a batch of its own.
+    expect(await settled([s.run("a0", "r2", 0), s.run("a1", "r2", 0), s.run("poor", "r2", 5), s.run("a2", "r2", 0)])).toEqual([
+      1,
+      1,
+      "insufficient: apart-r2",
+      1,
+    ]);
+    expect([counts.together, counts.redone]).toEqual([2, 1]);
+    // A debit it can pay, first in line: alone, and its key is no longer apart...
+    expect(await settled([s.run("a0", "r3", 0), s.run("poor", "r3", 1), s.run("a1", "r3", 0)])).toEqual([1, 1, 1]);
+    expect([counts.together, counts.redone]).toEqual([2, 1]);
+    // ...so it runs together with the others again.
+    expect(await settled([s.run("a0", "r4", 0), s.run("poor", "r4", 0), s.run("a1", "r4", 0), s.run("a2", "r4", 0)])).toEqual([1, 1, 1, 1]);
+    expect([counts.together, counts.redone]).toEqual([3, 1]);
+  } finally {
+    await s.close();
+  }
+});
+
 /** A waiting transaction as the runner keeps it, for the batch rules alone (no database). */
 const waiting = (group: string, together: boolean | "beside other keys" = "beside other keys"): Member => ({
   fn: async () => group,
@@ -230,6 +265,24 @@ test("the batch rules: the first of each key when bodies run only beside other k
   expect(mayRunTogether([waiting("s1", true), waiting("s1", true)])).toBe(true);
   expect(mayRunTogether([waiting("p1"), waiting("p1"), waiting("p2")])).toBe(false);
   expect(mayRunTogether([waiting("p1"), waiting("p2", true), waiting("p2", true)])).toBe(true);
+});
+
+test("the batch rules: a key kept apart stays out of batches run together, and gets a batch of its own when first in line", () => {
+  const apart = new Apart();
+  const failed = waiting("p1");
+  apart.note([failed], [{ ok: false, error: new Error("refused") }]);
+  const queue = [waiting("p2"), waiting("p1"), waiting("p3"), waiting("p1")];
+  const together = nextBatch(queue, apart);
+  expect(groups(together)).toEqual(["p2", "p3"]);
+  expect(mayRunTogether(together, apart)).toBe(true);
+  const own = nextBatch(queue, apart);
+  expect(groups(own)).toEqual(["p1", "p1"]);
+  expect(mayRunTogether(own, apart)).toBe(false);
+  expect(mayRunTogether([waiting("p1"), waiting("p2")], apart)).toBe(false);
+  // One of its own succeeded: no longer apart.
+  apart.note([failed], [{ ok: true, value: 1 }]);
+  expect(apart.size).toBe(0);
+  expect(mayRunTogether([waiting("p1"), waiting("p2")], apart)).toBe(true);
 });
 
 test("the batch rules: at most 32 keys in a batch", () => {
