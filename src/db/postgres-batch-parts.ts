@@ -31,10 +31,11 @@ export interface Member {
   attempt: number;
   /** TxOptions.group: the key of the contended row it changes; null runs it alone. */
   group: string | null;
-  /** TxOptions.together: its body may run at once with the others of its batch, without a SAVEPOINT. */
-  together: boolean;
-  /** TxOptions.together "beside other keys": only in a batch where no other body has its key. */
-  besideOtherKeys: boolean;
+  /**
+   * TxOptions.together (false without a group): its body may run at once with the others of its batch, without a
+   * SAVEPOINT; "beside other keys" only in a batch where no other body has its key.
+   */
+  together: boolean | "beside other keys";
   /** TxOptions.lastAnsweredWithCommit: COMMIT may be sent once its body has resolved, before its last answers. */
   withCommit: boolean;
 }
@@ -71,13 +72,10 @@ export class Apart {
   has(key: string | null): boolean {
     return key !== null && this.keys.has(key);
   }
-  get size(): number {
-    return this.keys.size;
-  }
   /** After a batch's run one body at a time: the keys of bodies that failed are kept apart, of those that did not freed. */
   note(members: readonly Member[], outcomes: readonly Outcome[]): void {
     members.forEach((m, i) => {
-      if (!m.besideOtherKeys || m.group === null) return;
+      if (m.together !== "beside other keys" || m.group === null) return;
       if (outcomes[i]!.ok) this.keys.delete(m.group);
       else {
         if (this.keys.size >= MAX_APART) this.keys.clear();
@@ -94,7 +92,8 @@ export class Apart {
  */
 export function mayRunTogether(batch: readonly Member[], apart?: Apart): boolean {
   return batch.every(
-    (m, i) => m.together && (!m.besideOtherKeys || (batch[i - 1]?.group !== m.group && batch[i + 1]?.group !== m.group && !apart?.has(m.group))),
+    (m, i) =>
+      m.together && (m.together !== "beside other keys" || (batch[i - 1]?.group !== m.group && batch[i + 1]?.group !== m.group && !apart?.has(m.group))),
   );
 }
 
@@ -107,13 +106,15 @@ export function mayRunTogether(batch: readonly Member[], apart?: Apart): boolean
  * batch is the waiting transactions of those keys (run one body at a time), so they are never passed over for long.
  */
 export function nextBatch(waiting: Member[], apart?: Apart): Member[] {
-  if (!waiting.some((m) => m.besideOtherKeys) || !waiting.every((m) => m.together)) return waiting.splice(0, MAX_GROUP);
+  if (!waiting.some((m) => m.together === "beside other keys") || !waiting.every((m) => m.together)) return waiting.splice(0, MAX_GROUP);
   const keys = new Set<string | null>();
+  const setApart = apart?.has(waiting[0]!.group) === true;
+  // Apart keys' transactions together when one is first in line; else the first of each other key.
+  const taken = setApart ? (m: Member) => apart!.has(m.group) : (m: Member) => !keys.has(m.group) && !apart?.has(m.group);
   const batch: Member[] = [];
   const later: Member[] = [];
-  const setApart = apart?.has(waiting[0]!.group) === true;
   for (const m of waiting) {
-    if (setApart ? batch.length < MAX_GROUP && apart!.has(m.group) : batch.length < MAX_GROUP && !keys.has(m.group) && !apart?.has(m.group)) {
+    if (batch.length < MAX_GROUP && taken(m)) {
       keys.add(m.group);
       batch.push(m);
     } else later.push(m);

@@ -238,7 +238,7 @@ export class BatchRunner {
         );
         this.apart.note(live, outcomes);
         // A redo that found the body that failed keeps its key apart: the slot's next batches may run together at once.
-        if (redone && live.some((m, i) => m.besideOtherKeys && !outcomes[i]!.ok)) slot!.calm = 0;
+        if (redone && live.some((m, i) => m.together === "beside other keys" && !outcomes[i]!.ok)) slot!.calm = 0;
       }
       if (!grouped && !outcomes[0]!.ok) {
         // Its COMMIT, if sent with the last statements, answers ROLLBACK: the failed statement had aborted it.

@@ -298,8 +298,7 @@ export class PostgresStore implements Store {
         ms,
         attempt: 1,
         group: options?.group ?? null,
-        together: options?.group !== undefined && options.together !== undefined && options.together !== false,
-        besideOtherKeys: options?.together === "beside other keys",
+        together: (options?.group !== undefined && options.together) || false,
         withCommit: options?.lastAnsweredWithCommit === true,
       };
       this.batches.start(member);
