@@ -22,6 +22,12 @@ const webhookGroup = (webhookId: string | number): string => `webhook:${webhookI
 const RECORDING_PER_SLOT = 4;
 
 /**
+ * Deliveries leased and waiting, at most, per send slot. Three, not one: a pass runs one lease at a time, each waiting
+ * for its commit on PostgreSQL, so their size set a backlog's pace (bench/README.md "Leasing further ahead").
+ */
+const LEASED_PER_SLOT = 3;
+
+/**
  * Leases due deliveries in one short transaction (which also records each attempt, before its request leaves),
  * sends them outside any transaction, and records each outcome in another short transaction guarded by the
  * lease token. A process killed mid-send leaves leases that expire; the next dispatcher marks those attempts
@@ -110,12 +116,11 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /**
-   * Keeps up to WEBHOOK_CONCURRENCY sends in flight, and up to as many more leased and waiting for a slot. It
-   * leases in batches (when at least half of that room is free, the last lease found all it asked for, and no
-   * lease runs), beside the sends in flight; when nothing is due it waits for a send to finish OR new work (nudge)
-   * — never for the slowest receiver — so one hanging receiver cannot delay other partners' deliveries. Leasing
-   * ahead drained a backlog 35–50 % faster on PostgreSQL (a lease's commit no longer leaves the slots empty while it
-   * waits for the disk) and no slower on SQLite (bench/README.md "Leases ahead of the sends").
+   * Keeps up to WEBHOOK_CONCURRENCY sends in flight and LEASED_PER_SLOT times as many leased and waiting. It leases in
+   * batches (when room for half of WEBHOOK_CONCURRENCY is free, the last lease found all it asked for, and no lease
+   * runs) beside the sends; when nothing is due it waits for a send to finish OR new work (nudge) — never for the
+   * slowest receiver, so one hanging receiver cannot delay other partners' deliveries. Leasing ahead drained a backlog
+   * 35–50 % faster on PostgreSQL and no slower on SQLite (bench/README.md "Leases ahead of the sends").
    */
   private async drainDue(): Promise<void> {
     const cfg = this.ctx.config.webhooks;
@@ -135,10 +140,8 @@ export class Dispatcher implements DeliveryDispatcher {
       return behind ? Promise.resolve() : tracked;
     };
     const refillAt = Math.max(1, Math.floor(cfg.concurrency / 2));
-    // Leased ahead: up to WEBHOOK_CONCURRENCY deliveries wait here for a send slot, and the next lease runs while
-    // sends are in flight, so a slot that frees up starts its next send at once instead of after a lease's commit
-    // (which waits for the disk on PostgreSQL). A delivery that waits here keeps its lease (keepLease, before it
-    // is sent).
+    // Leased ahead (LEASED_PER_SLOT): the next lease runs while sends are in flight, so a slot that frees up starts its
+    // next send at once instead of after a lease's commit.
     const ready: Leased[] = [];
     let leasing: Promise<number> | null = null;
     // A lease that failed in the background: thrown at the next round, as one awaited would have been.
@@ -167,7 +170,7 @@ export class Dispatcher implements DeliveryDispatcher {
       if (leaseFailure) throw (leaseFailure as { error: unknown }).error;
       if (recording.size >= maxRecording) await Promise.race(recording);
       while (inFlight.size < cfg.concurrency && ready.length) start(ready.shift()!);
-      const room = 2 * cfg.concurrency - inFlight.size - ready.length;
+      const room = (1 + LEASED_PER_SLOT) * cfg.concurrency - inFlight.size - ready.length;
       const idle = inFlight.size === 0 && ready.length === 0;
       if (!leasing && room > 0 && (idle || this.again || (room >= refillAt && !drained))) {
         // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
