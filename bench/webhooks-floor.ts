@@ -4,7 +4,8 @@
 // then record the delivery's outcome and its attempt's — with as little as possible around it:
 //   - a lease is ONE statement in autocommit (a data-modifying CTE: take due rows FOR UPDATE SKIP LOCKED, mark them,
 //     insert their attempt rows, read what the send needs), one round trip and one commit per batch of up to
-//     `inFlight`, taken again as soon as the local queue runs below `inFlight`;
+//     2 × `inFlight`, taken again as soon as the local queue runs below 2 × `inFlight` (as herald leases up to three
+//     times WEBHOOK_CONCURRENCY ahead of its sends: one lease at a time, so the bigger each, the fewer commits wait);
 //   - a send is a signed fetch POST (the same envelope and signature as herald's) with up to `sends` at once (by
 //     default `inFlight`): herald's defaults send 4 at once to the benchmark's one receiver host (its per-host
 //     limit), its "16 per host" case 16;
@@ -43,7 +44,7 @@ const MAX_BATCH = 64;
 
 /**
  * Drains every queued delivery of the database at `url` (the benchmark then counts what succeeded): leases up to
- * `inFlight` at a time, sends up to `sends` (default `inFlight`) at once.
+ * 2 × `inFlight` at a time, sends up to `sends` (default `inFlight`) at once.
  */
 export async function bareDrain(url: string, opts: { inFlight: number; poolMax: number; sends?: number }): Promise<void> {
   const sql = new SQL(url, { max: opts.poolMax });
@@ -56,7 +57,7 @@ export async function bareDrain(url: string, opts: { inFlight: number; poolMax: 
     if (leasing || dry) return;
     const now = new Date();
     leasing = sql
-      .unsafe<Due[]>(LEASE, [now.toISOString(), opts.inFlight, new Date(now.getTime() + 60_000).toISOString(), token])
+      .unsafe<Due[]>(LEASE, [now.toISOString(), 2 * opts.inFlight, new Date(now.getTime() + 60_000).toISOString(), token])
       .then((rows) => {
         if (rows.length === 0) dry = true;
         queue.push(...rows);
@@ -102,7 +103,7 @@ export async function bareDrain(url: string, opts: { inFlight: number; poolMax: 
 
   const worker = async () => {
     for (let round = 0; round < 10_000_000; round++) {
-      if (queue.length < opts.inFlight) refill();
+      if (queue.length < 2 * opts.inFlight) refill();
       const d = queue.shift();
       if (!d) {
         if (dry && !leasing) return;

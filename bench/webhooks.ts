@@ -49,8 +49,8 @@ const TARGET_PER_SEC = 2000;
 const TARGET_P99_MS = 1000;
 const BASELINE = "receiver raw capacity: fetch POST ×16";
 const SQLITE_PREFIX = "SQLite (same run): ";
-const BARE = "bare PostgreSQL dispatcher (16 in flight, one-statement lease)";
-const BARE_4 = "bare PostgreSQL dispatcher (16 leased, 4 sent at once, one-statement lease)";
+const BARE = "bare PostgreSQL dispatcher (16 in flight, 32 a lease, one-statement lease)";
+const BARE_4 = "bare PostgreSQL dispatcher (32 a lease, 4 sent at once, one-statement lease)";
 
 const wallMs = () => performance.timeOrigin + performance.now();
 
