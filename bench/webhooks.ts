@@ -476,8 +476,10 @@ const webhooks: Benchmark = {
     const sameRun =
       sqliteDefaults && sqlitePerHost && bare && bare4
         ? [
-            `target (issue 49) PostgreSQL ≥ 0.7× SQLite in the same run: defaults ${x(defaults.requests_per_sec, sqliteDefaults)}, 16 per host ${x(withRatios[3]!.requests_per_sec, sqlitePerHost)} ` +
-              `${defaults.requests_per_sec >= 0.7 * sqliteDefaults && withRatios[3]!.requests_per_sec >= 0.7 * sqlitePerHost ? "MET" : "NOT MET"}; ` +
+            // The issue's figure (0.29× when it was filed: 2,790 against 9,535 deliveries/s) is the defaults backlog's; the
+            // 16-per-host ratio is shown beside it, with what the bare dispatcher reaches there.
+            `target (issue 49) PostgreSQL ≥ 0.7× SQLite in the same run, defaults: ${x(defaults.requests_per_sec, sqliteDefaults)} ` +
+              `${defaults.requests_per_sec >= 0.7 * sqliteDefaults ? "MET" : "NOT MET"}; 16 per host ${x(withRatios[3]!.requests_per_sec, sqlitePerHost)}; ` +
               `the bare PostgreSQL dispatcher ${x(bare4, sqliteDefaults)} of SQLite's defaults with 4 sent at once (herald defaults ÷ bare ${x(defaults.requests_per_sec, bare4)}), ` +
               `${x(bare, sqlitePerHost)} of SQLite's 16 per host with 16 (herald 16 per host ÷ bare ${x(withRatios[3]!.requests_per_sec, bare)})`,
           ]
