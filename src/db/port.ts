@@ -62,7 +62,8 @@ export interface TxOptions {
    * decides in TypeScript on rows that only transactions of its own key write (a player's game action: its balances
    * read under the player's lock, its seeds, its grid), which two bodies of one key running at once would both read
    * unchanged. A second transaction of such a key waits for the slot's next batch (`nextBatch`,
-   * src/db/postgres-batch-parts.ts); a batch of one key runs one body at a time. A key whose transaction failed
+   * src/db/postgres-batch-parts.ts); a batch of one key runs one body at a time, in a row without SAVEPOINTs (rolled
+   * back whole and run again with them should a body fail, like a batch run together). A key whose transaction failed
    * runs in batches of its own until one of its transactions succeeds (`Apart`), so that its refusals do not roll
    * back other keys' batches again and again.
    */

@@ -40,7 +40,7 @@ export interface Member {
   withCommit: boolean;
 }
 
-/** After a batch run together had to be redone, the slot's next batches run one body at a time: this many. */
+/** After a batch run together (or in a row) had to be redone, the slot's next batches run one body at a time, each in its SAVEPOINT: this many. */
 export const CALM_AFTER_REDO = 8;
 
 export interface Slot {
@@ -54,7 +54,7 @@ export interface Slot {
    * profile of the credit benchmark on PostgreSQL (Bun's pool hand-off, an AbortSignal and its listener each time).
    */
   held: { conn: ReservedSQL; from: SQL } | null;
-  /** Batches left to run one body at a time before bodies run together again (CALM_AFTER_REDO). */
+  /** Batches left to run one body at a time with savepoints before bodies run together or in a row again (CALM_AFTER_REDO). */
   calm: number;
 }
 

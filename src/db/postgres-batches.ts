@@ -208,7 +208,8 @@ export class BatchRunner {
       void control("BEGIN");
       // Together when every body may (TxOptions.together), unless the slot is calming down after a redo (one batch less).
       let redone = false;
-      if (grouped && mayRunTogether(live, this.apart) && !(slot!.calm > 0 && slot!.calm--)) {
+      const calming = grouped && slot!.calm > 0 && slot!.calm-- > 0;
+      if (grouped && !calming && mayRunTogether(live, this.apart)) {
         // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
         // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
         // batch runs again below, one body at a time.
@@ -229,15 +230,29 @@ export class BatchRunner {
         }
       }
       if (!outcomes.length) {
-        outcomes = await oneByOne(
-          live,
-          grouped,
-          (m, resolved) => this.runBody(m, send, expired, resolved),
-          (text) => void control(text),
-          sendCommit,
-        );
+        const run = (savepoints: boolean) =>
+          oneByOne(
+            live,
+            grouped,
+            (m, resolved) => this.runBody(m, send, expired, resolved),
+            (text) => void control(text),
+            sendCommit,
+            savepoints,
+          );
+        // Bodies that may run together but share a key (one player's plays) run one after another without savepoints
+        // (oneByOne): should one fail, the batch is rolled back and runs again with them, and the slot calms down.
+        const inRow = grouped && !calming && !redone && live.every((m) => m.together && !this.apart.has(m.group));
+        outcomes = await run(!inRow);
+        if (inRow && (outcomes.length < live.length || !outcomes.every((o) => o.ok))) {
+          counts.redone++;
+          slot!.calm = CALM_AFTER_REDO;
+          void control("ROLLBACK");
+          void control("BEGIN");
+          outcomes = await run(true);
+        }
         this.apart.note(live, outcomes);
-        // A redo that found the body that failed keeps its key apart: the slot's next batches may run together at once.
+        // A redo of a batch run together that found the body that failed keeps its key apart: the slot's next batches
+        // may run together at once. (After a batch of one key run in a row, the slot calms down: its key may fail again.)
         if (redone && live.some((m, i) => m.together === "beside other keys" && !outcomes[i]!.ok)) slot!.calm = 0;
       }
       if (!grouped && !outcomes[0]!.ok) {

@@ -95,6 +95,28 @@ onPostgres("a last statement that fails after its body resolved fails that body 
   }
 });
 
+onPostgres("in a row without savepoints (TxOptions.together): a late failure rolls the batch back; it runs again with them, each committed once", async () => {
+  const s = await scene("row");
+  try {
+    await s.store.run("INSERT INTO one_by_one_entries (account, tag) VALUES ('elsewhere', 'row-taken')");
+    const options: TxOptions = { group: "row", lastAnsweredWithCommit: true, together: "beside other keys" };
+    const answers = await settled(fiveAtOnce(s, "row", ["ra", "rb", "row-taken", "rc", "rd"], options));
+    expect(answers[0]).toBe(1);
+    expect(answers[1]).toBe(2);
+    expect(String(answers[2])).toContain("one_by_one_entries");
+    expect([answers[3], answers[4]]).toEqual([3, 4]);
+    expect(await s.tags()).toEqual(["ra", "rb", "rc", "rd"]);
+    expect(await s.balance()).toBe(4);
+    // In a row, rc began behind the failed body: the batch was rolled back there (rd never began) and ran again with
+    // savepoints, where rc began behind it once more and then ran on its own.
+    expect(runs).toEqual({ ra: 1, rb: 2, "row-taken": 2, rc: 3, rd: 1 });
+    expect(s.store.health.counts.redone).toBe(1);
+    expect(await s.store.tx((t) => credit(t, "row", "re"))).toBe(5);
+  } finally {
+    await s.close();
+  }
+});
+
 onPostgres("a body that catches its own failed statement (a SAVEPOINT of its own) is rolled back to its SAVEPOINT and fails; the next runs again", async () => {
   const s = await scene("caught");
   try {

@@ -161,18 +161,45 @@ onPostgres("beside other keys: a batch of different keys runs together; a key's 
   }
 });
 
-onPostgres("beside other keys: transactions of one key alone run one body at a time in one batch", async () => {
+onPostgres("beside other keys: transactions of one key alone run one body at a time in one batch, in a row without savepoints", async () => {
   const s = await accounts("solo-", ["k"], 100);
+  const counts = s.store.health.counts;
   try {
-    await Promise.all(["w1", "w2", "w3", "w4", "w5"].map((tag) => s.run("k", tag))); // prepares the statements (SAVEPOINT herald_tx3 too)
+    await Promise.all(["w1", "w2", "w3", "w4", "w5"].map((tag) => s.run("k", tag))); // prepares the statements
     s.proxy.flights = 0;
-    s.store.health.counts.together = 0;
+    counts.together = 0;
+    counts.statements = 0;
     const answers = await Promise.all(["a", "b", "c", "d", "e"].map((tag) => s.run("k", tag)));
     expect(answers).toEqual([94, 93, 92, 91, 90]);
-    // Alone 3; then the batch of four, one body at a time: SAVEPOINT with the UPDATE, then the INSERT, each; COMMIT: 9.
+    // Alone 3; then the batch of four, one body at a time: the UPDATE, then the INSERT, each; COMMIT: 9.
     expect(s.proxy.flights).toBe(12);
-    expect(s.store.health.counts.together).toBe(0);
+    // Alone: BEGIN, UPDATE, INSERT, COMMIT; the batch: BEGIN, 4 × (UPDATE, INSERT), COMMIT — no SAVEPOINT, no RELEASE
+    // (with them, 4 × 4 + 2: 22 in all).
+    expect(counts.statements).toBe(14);
+    expect(counts.together).toBe(0);
+    expect(counts.redone).toBe(0);
     expect(await s.entries()).toEqual(["w1", "w2", "w3", "w4", "w5", "a", "b", "c", "d", "e"]);
+  } finally {
+    await s.close();
+  }
+});
+
+onPostgres("beside other keys: a refusal in one key's batch run in a row rolls it back; it runs again with savepoints, the others commit once", async () => {
+  const s = await accounts("row-", ["k"], 10);
+  const counts = s.store.health.counts;
+  try {
+    await Promise.all(["w1", "w2", "w3", "w4", "w5"].map((tag) => s.run("k", tag))); // 5 left
+    counts.redone = 0;
+    // The first alone; the next four in one batch, in a row: the third cannot be paid.
+    const answers = await settled([s.run("k", "alone"), s.run("k", "b1"), s.run("k", "b2"), s.run("k", "b3", 100), s.run("k", "b4")]);
+    expect(answers).toEqual([4, 3, 2, "insufficient: row-b3", 1]);
+    expect(counts.redone).toBe(1);
+    expect(await s.entries()).toEqual(["w1", "w2", "w3", "w4", "w5", "alone", "b1", "b2", "b4"]);
+    // The slot calms down: its next batch of the key runs with savepoints (SAVEPOINT, UPDATE, INSERT, RELEASE each).
+    counts.statements = 0;
+    expect(await settled([s.run("k", "c0", 0), s.run("k", "c1", 0), s.run("k", "c2", 0)])).toEqual([1, 1, 1]);
+    expect(counts.statements).toBe(4 + 2 + 2 * 4);
+    expect(counts.redone).toBe(1);
   } finally {
     await s.close();
   }
