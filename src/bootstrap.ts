@@ -167,7 +167,7 @@ function publishStoreHealth(metrics: Metrics, health: StoreHealth): void {
   );
   metrics.counter(
     "herald_db_batches_redone_total",
-    "PostgreSQL batches whose bodies ran together, rolled back because one failed, then run one body at a time (each in a SAVEPOINT).",
+    "PostgreSQL batches whose bodies ran together (or one player's one after another, without savepoints), rolled back because one failed, then run one body at a time (each in a SAVEPOINT).",
     () => c.redone,
   );
   metrics.counter(
