@@ -49,6 +49,9 @@ const BARE_PLAY = "naive bare server: the play, one player";
 const BARE_PLAY_MANY = "naive bare server: the play, 50 players in turn";
 /** The many-players case's players (PLAYER is the one-player case's). */
 const MANY = Array.from({ length: 50 }, (_, i) => 5000 + i);
+/** The last case: the same plays with one player in ten out of spins (every such play refused with 409). */
+const OUT_OF_SPINS = MANY.filter((_, i) => i % 10 === 0);
+const PLAY_REFUSED = `the same play, ${MANY.length} players, ${OUT_OF_SPINS.length} of them out of spins`;
 const TARGET_RATIO = 0.9;
 /** The comparison server's unverified copy of the catalog route (bench/messenger-unverified-server.ts). */
 const UNVERIFIED_PATH = "/bench/messenger/games/catalog";
@@ -110,6 +113,14 @@ function playShape(answer: unknown, prefix = ""): string {
 /** Gives every bench player spins enough for the whole run, through the storage port (the servers are idle then). */
 async function grantSpins(store: Store, spins: number): Promise<void> {
   await store.run("UPDATE messenger_players SET free_spin_balance = ?", [spins]);
+}
+
+/** Takes the players' spins away, the daily free one included (used just now): each of their plays is refused. */
+async function takeSpins(store: Store, players: readonly number[]): Promise<void> {
+  await store.run(
+    `UPDATE messenger_players SET free_spin_balance = 0, last_free_spin_at = ? WHERE telegram_user_id IN (${players.map(() => "?").join(", ")})`,
+    [new Date().toISOString(), ...players],
+  );
 }
 
 const messenger: Benchmark = {
@@ -194,6 +205,19 @@ const messenger: Benchmark = {
       results.push(await measureOn(PLAY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript([initData()])));
       results.push(await measureOn(PLAY_MANY, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(MANY.map((p) => initData(p)))));
       for (const r of results) if (r.non_2xx > 0) errors.push(`${r.case}: ${r.non_2xx} answers were not 2xx`);
+      // Refusals among the plays: on PostgreSQL a refused play rolls back the batch it ran in (together, or one
+      // player's in a row) and runs it again one body at a time; its player is then kept apart (docs/postgres.md "Speed").
+      await takeSpins(await heraldDb.store(), OUT_OF_SPINS);
+      await heraldDb.close();
+      const refused = await measureOn(PLAY_REFUSED, servers, "/api/messenger/games/spin-wheel/play", opts, undefined, playScript(MANY.map((p) => initData(p))));
+      results.push(refused);
+      // Spins again for everyone: the naive bare server's plays below (PostgreSQL) use the same players and database.
+      await grantSpins(await heraldDb.store(), 1_000_000_000);
+      await heraldDb.close();
+      const share = refused.requests > 0 ? refused.non_2xx / refused.requests : 0;
+      const expected = OUT_OF_SPINS.length / MANY.length;
+      if (Math.abs(share - expected) > expected / 2)
+        errors.push(`${PLAY_REFUSED}: ${(share * 100).toFixed(1)} % of the answers were refusals, not ~${(expected * 100).toFixed(0)} %`);
       // One play of herald's own, on PostgreSQL: the naive bare server's answer is checked against its shape.
       const heraldPlay = engine.kind === "postgres" ? await playOnce(servers[0]!, "bench-herald-shape") : null;
       notes.push(...(await stopAll(servers)));
@@ -287,6 +311,7 @@ const messenger: Benchmark = {
       );
     const play = withRatio.find((r) => r.case === PLAY);
     const playMany = withRatio.find((r) => r.case === PLAY_MANY);
+    const playRefused = withRatio.find((r) => r.case === PLAY_REFUSED);
     const barePlay = withRatio.find((r) => r.case === BARE_PLAY);
     const barePlayMany = withRatio.find((r) => r.case === BARE_PLAY_MANY);
     const vsBare = (h: CaseResult | undefined, b: CaseResult | undefined) =>
@@ -298,6 +323,10 @@ const messenger: Benchmark = {
       `verified / unauthenticated policy route = ${verified?.ratio_vs_baseline ?? "n/a"}`,
       `plays/s = ${play ? Math.round(play.requests_per_sec) : "n/a"} one player (target ≥ ${TARGET_PLAYS}), ${playMany ? Math.round(playMany.requests_per_sec) : "n/a"} for ${MANY.length} players in turn`,
     ];
+    if (playRefused && playMany)
+      summary.push(
+        `with ${OUT_OF_SPINS.length} of the ${MANY.length} players out of spins: ${Math.round(playRefused.requests_per_sec)} answers/s (${playRefused.non_2xx} refused, 409), ${(playRefused.requests_per_sec / playMany.requests_per_sec).toFixed(2)}× the plays/s without refusals`,
+      );
     if (barePlay || barePlayMany)
       summary.push(
         `herald ÷ naive bare server: one player ${playsVsBare?.toFixed(2) ?? "n/a"}×, ${MANY.length} players ${playsManyVsBare?.toFixed(2) ?? "n/a"}× (bare ${barePlay ? Math.round(barePlay.requests_per_sec) : "n/a"} and ${barePlayMany ? Math.round(barePlayMany.requests_per_sec) : "n/a"} plays/s)`,
@@ -317,6 +346,7 @@ const messenger: Benchmark = {
         verified_vs_unauthenticated: verified?.ratio_vs_baseline ?? null,
         plays_per_sec: play ? Math.round(play.requests_per_sec) : null,
         plays_per_sec_many_players: playMany ? Math.round(playMany.requests_per_sec) : null,
+        answers_per_sec_some_refused: playRefused ? Math.round(playRefused.requests_per_sec) : null,
         plays_vs_naive_bare: playsVsBare,
         plays_many_vs_naive_bare: playsManyVsBare,
       },
