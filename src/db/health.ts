@@ -56,7 +56,7 @@ export class StoreHealth {
     transactions: 0,
     /** PostgreSQL: batches whose bodies ran together (TxOptions.together), redone or not. */
     together: 0,
-    /** PostgreSQL: batches run together (TxOptions.together) that one failed body sent back to run one at a time. */
+    /** PostgreSQL: batches run together (TxOptions.together), or one key's in a row, that one failed body sent back to run one at a time. */
     redone: 0,
   };
   /**

@@ -208,7 +208,17 @@ export class BatchRunner {
       void control("BEGIN");
       // Together when every body may (TxOptions.together), unless the slot is calming down after a redo (one batch less).
       let redone = false;
-      const calming = grouped && slot!.calm > 0 && slot!.calm-- > 0;
+      const calming = grouped && slot!.calm > 0;
+      if (calming) slot!.calm--;
+      // A batch that failed run together or in a row is rolled back, and runs again one body at a time in savepoints.
+      // A COMMIT sent already ended the transaction (it answered ROLLBACK): then the redo only begins a new one.
+      const redo = () => {
+        counts.redone++;
+        slot!.calm = CALM_AFTER_REDO;
+        if (commit) commit = null;
+        else void control("ROLLBACK");
+        void control("BEGIN");
+      };
       if (grouped && !calming && mayRunTogether(live, this.apart)) {
         // Every body at once, no SAVEPOINT: their statements share round trips. All succeeded, or none is answered
         // from this run — one failed (or a failed statement aborted the transaction for all): rolled back, and the
@@ -218,15 +228,10 @@ export class BatchRunner {
         const early = live.every((m) => m.withCommit) ? () => ++resolved === live.length && sendCommit() : undefined;
         outcomes = await Promise.all(live.map((m) => this.runBody(m, send, expired, early)));
         if (!outcomes.every((o) => o.ok)) {
-          // A COMMIT sent already ended the transaction (it answers ROLLBACK): the redo begins a new one.
           if (commit && !(await rolledBack())) return this.committedAnyway(live, outcomes, state);
           outcomes = [];
-          counts.redone++;
           redone = true;
-          slot!.calm = CALM_AFTER_REDO;
-          if (commit) commit = null;
-          else void control("ROLLBACK");
-          void control("BEGIN");
+          redo();
         }
       }
       if (!outcomes.length) {
@@ -243,11 +248,9 @@ export class BatchRunner {
         // (oneByOne): should one fail, the batch is rolled back and runs again with them, and the slot calms down.
         const inRow = grouped && !calming && !redone && live.every((m) => m.together && !this.apart.has(m.group));
         outcomes = await run(!inRow);
-        if (inRow && (outcomes.length < live.length || !outcomes.every((o) => o.ok))) {
-          counts.redone++;
-          slot!.calm = CALM_AFTER_REDO;
-          void control("ROLLBACK");
-          void control("BEGIN");
+        // In a row the run stops at the first failure (its outcome last).
+        if (inRow && !outcomes.every((o) => o.ok)) {
+          redo();
           outcomes = await run(true);
         }
         this.apart.note(live, outcomes);

@@ -20,7 +20,7 @@ type RunBody = (m: Member, resolved?: () => void) => Promise<Outcome>;
  * Without `savepoints` (bodies that may run together, TxOptions.together, in a batch of one key: one player's plays)
  * nothing can be undone alone: the run stops at the first body that failed, its outcomes so far returned (the last
  * one failed), and the runner rolls the whole batch back and runs it again with them. Two statements fewer a body,
- * and no subtransaction: one player's plays +9 %, PostgreSQL's CPU a play −15 % (bench/README.md "One player's
+ * and no subtransaction: one player's plays +12–15 %, PostgreSQL's CPU a play −11–15 % (bench/README.md "One player's
  * plays without savepoints").
  */
 export async function oneByOne(
