@@ -49,6 +49,9 @@ const http: Benchmark = {
       `herald ran from ${launch.mode}`,
       "RATE_LIMIT_PUBLIC_API_PER_MIN=0 for herald (the per-IP limit would answer 429 to a one-IP load)",
     ];
+    const logLevel = opts.logLevel ?? "warn";
+    if (logLevel === "info")
+      notes.push("LOG_LEVEL=info for herald: a JSON line on stdout for every request, as in production (written in batches, src/log.ts)");
     if (launch.warning) notes.push(launch.warning);
     const dir = tempDir("http");
     const engine = await openEngine(opts);
@@ -65,7 +68,7 @@ const http: Benchmark = {
       const baseline = await startBaseline(dir.path);
       const db = await engine.database(join(dir.path, "herald"));
       progress(`starting ${engine.instances} herald instance(s) from ${launch.mode} on ${engine.kind}`);
-      const heralds = await startHeralds(db, launch, engine.instances, { METRICS_PUBLIC: "1", RATE_LIMIT_PUBLIC_API_PER_MIN: "0" });
+      const heralds = await startHeralds(db, launch, engine.instances, { METRICS_PUBLIC: "1", RATE_LIMIT_PUBLIC_API_PER_MIN: "0", LOG_LEVEL: logLevel });
       const raw: CaseResult[] = [];
       const probes: CaseResult[] = [];
       const policies: CaseResult[] = [];
@@ -108,7 +111,7 @@ const http: Benchmark = {
         `request_log after shutdown: ${rows.toLocaleString("en-US")} rows (the measured ${LOGGED_PATH} run alone completed ${logged.toLocaleString("en-US")}); database ${(bytes / 1024 / 1024).toFixed(1)} MiB`,
       );
       for (const h of heralds) {
-        const lines = await logLines(h.logPath);
+        const lines = logLevel === "warn" ? await logLines(h.logPath) : [];
         if (lines.length)
           notes.push(`herald wrote ${lines.length}${lines.length === 200 ? "+" : ""} lines to stdout/stderr at LOG_LEVEL=warn: ${summariseLog(lines)}`);
       }

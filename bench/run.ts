@@ -69,6 +69,8 @@ Options:
                     trip it really makes is measured and printed
   --pool N          with --engine postgres: DATABASE_POOL_MAX of each herald instance (1–100, default herald's 10);
                     credit's bare floor gets instances × N connections
+  --log-level L     http: herald's LOG_LEVEL, warn (default) or info (production's default: a JSON line on stdout
+                    for every request, written in batches)
   --rows N          the seeded history's size: migrate request_log rows (a tenth as many ledger rows; default
                     1000000), transparency examined rows (default 1000000), messenger-admin plays (default
                     1000000), ops-digest request_log rows (default 5000000), startup request_log rows
@@ -106,6 +108,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions &
       fsync: { type: "string" },
       "latency-ms": { type: "string" },
       pool: { type: "string" },
+      "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -115,6 +118,9 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions &
   }
   if (positionals.length > 1) throw new UsageError(`one benchmark at a time, got ${positionals.join(", ")}`);
   if (values.binary && values.source) throw new UsageError("--binary and --source exclude each other");
+  const logLevel = values["log-level"];
+  if (logLevel !== undefined && logLevel !== "warn" && logLevel !== "info")
+    throw new UsageError(`--log-level must be warn or info, got ${JSON.stringify(logLevel)}`);
   return {
     name: positionals[0],
     opts: {
@@ -135,6 +141,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions &
       fsync: values.fsync === undefined ? undefined : fsyncOption(values.fsync),
       latencyMs: values["latency-ms"] === undefined ? undefined : latencyOption(values["latency-ms"]),
       pool: values.pool === undefined ? undefined : intOption(values.pool, "pool", 10, 1, 100),
+      logLevel,
     },
   };
 }
@@ -162,6 +169,10 @@ async function main(): Promise<number> {
     topologyOf(opts);
   } catch (err) {
     process.stderr.write(`bench: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (opts.logLevel !== undefined && name !== "http") {
+    process.stderr.write(`bench: ${name} does not take --log-level\n`);
     return 2;
   }
   if (!WITHOUT_WRK.has(name!)) findWrk(); // fail before starting any server

@@ -30,6 +30,8 @@ export interface BenchOptions {
   instances?: number;
   /** The size of a benchmark's seeded history (--rows); each benchmark has its own default and meaning. */
   rows?: number;
+  /** `http`: herald's LOG_LEVEL (--log-level, default warn; info writes a JSON line a request, as production does). */
+  logLevel?: "warn" | "info";
 }
 
 export class UsageError extends Error {}
