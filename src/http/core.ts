@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
-import { nowIso } from "../clock";
+import { epochMs } from "../clock";
 import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
 import { metaRequested } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
@@ -16,8 +16,8 @@ import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import type { RouteIndex } from "./route-index";
 import { errorAnswers } from "./error-answers";
-import { declaredTooLarge, errorResponse, newRequestState, type RequestStates, sizeRefusal, targetOf } from "./request-state";
-import { hasScalarParameter, repeatedQueryKey, repeatedScalarIn } from "./query-once";
+import { declaredTooLarge, errorResponse, newRequestState, type RequestStates, targetOf, targetRefusal } from "./request-state";
+import { hasScalarParameter, hasSeveralParameters, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 import { BodyReads } from "./body/body-deadline";
 import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
 
@@ -173,7 +173,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
     // A Content-Length over the limit: the 413 once the body is read and dropped (a promise, on this rare path only).
     if (declaredTooLarge(config.maxBodyBytes, request)) return bodies.refuseDeclared(request, state);
-    const refused = sizeRefusal(config.maxBodyBytes, request, targetLength, state);
+    const refused = targetRefusal(targetLength, state);
     if (refused) return refused;
     const group = config.rateLimits.publicPerMin > 0 ? publicRateGroup(path) : null;
     if (group) {
@@ -208,7 +208,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     const routeName = route || "(unmatched)";
     ctx.metrics.observeRequest(request.method, routeName, status, latencyUs / 1e6);
     ctx.requestLog.record({
-      at: nowIso(ctx.clock),
+      at: epochMs(ctx.clock),
       method: request.method,
       route: routeName,
       status,
@@ -283,7 +283,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // hook on GET /api/partner/capabilities cost ~3 µs of CPU a request, signed ÷ unsigned 0.86 → 0.81).
       scopedHook(
         function queryGivenOnce({ request, route }) {
-          const repeated = repeatedScalarIn(request.url, routes.repeatableQueryKeys(request.method, route));
+          // Most requests have one parameter or none: they never build the route's key (a string and a map lookup).
+          const url = request.url;
+          if (!hasSeveralParameters(url)) return;
+          const repeated = repeatedScalarIn(url, routes.repeatableQueryKeys(request.method, route));
           if (repeated !== null) throw repeatedQueryKey(repeated);
         },
         (route) => hasScalarParameter((route.hooks.query ?? null) as TSchema | null) && !isSignedRoute(route),

@@ -49,11 +49,16 @@ function repeatedScalarKey(query: string, repeatable: ReadonlySet<string>): stri
   return null;
 }
 
+/** Whether a URL or request target has two query parameters or more (a "&" after its "?"): only then can one repeat. */
+export function hasSeveralParameters(urlOrTarget: string): boolean {
+  const qi = urlOrTarget.indexOf("?");
+  return qi !== -1 && urlOrTarget.indexOf("&", qi) !== -1;
+}
+
 /** The repeated scalar parameter of a URL or request target, or null; it reads nothing more when no "&" follows its "?". */
 export function repeatedScalarIn(urlOrTarget: string, repeatable: ReadonlySet<string>): string | null {
-  const qi = urlOrTarget.indexOf("?");
-  if (qi === -1 || urlOrTarget.indexOf("&", qi) === -1) return null;
-  return repeatedScalarKey(urlOrTarget.slice(qi + 1), repeatable);
+  if (!hasSeveralParameters(urlOrTarget)) return null;
+  return repeatedScalarKey(urlOrTarget.slice(urlOrTarget.indexOf("?") + 1), repeatable);
 }
 
 /** The refusal of a repeated parameter (its name cut to 40 characters: it is the client's text). */

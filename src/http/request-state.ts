@@ -181,8 +181,11 @@ export function declaredTooLarge(maxBodyBytes: number, request: Request): boolea
  */
 export function sizeRefusal(maxBodyBytes: number, request: Request, targetLength: number, state: RequestState): Response | undefined {
   if (declaredTooLarge(maxBodyBytes, request)) return errorResponse(tooLarge(maxBodyBytes), state);
-  if (targetLength > MAX_TARGET_CHARS) {
-    return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
-  }
-  return undefined;
+  return targetRefusal(targetLength, state);
+}
+
+/** The 414 of a request target over MAX_TARGET_CHARS (the second of the size guards), else undefined. */
+export function targetRefusal(targetLength: number, state: RequestState): Response | undefined {
+  if (targetLength <= MAX_TARGET_CHARS) return undefined;
+  return errorResponse(new AppError("uri_too_long", `The request target (path and query) is longer than ${MAX_TARGET_CHARS} characters`), state);
 }

@@ -259,3 +259,33 @@ test("a failed flush keeps its rows and forgets the refs it learnt (rolled back)
   ]);
   expect(await store.all("SELECT hour, requests FROM request_log_hourly")).toEqual([{ hour: "2026-01-01T00", requests: 2 }]);
 });
+
+test("a time given in milliseconds is written as ISO text, one string shared by the requests of a millisecond", async () => {
+  h = await openTestApp({ clock: new FakeClock(new Date("2026-05-01T10:00:00.000Z")) });
+  const ms = Date.parse("2026-05-01T10:00:00.123Z");
+  h.ctx.requestLog.record(entry("2026-05-01T09:59:59.999Z"));
+  for (const [i, at] of [ms, ms, ms + 1, ms].entries()) h.ctx.requestLog.record(entry("", { at, requestId: `req_ms_${i}` }));
+  expect(await h.ctx.requestLog.flush()).toBe(5);
+  const rows = await h.ctx.store.all<{ at: string; request_id: string }>("SELECT at, request_id FROM request_log ORDER BY id");
+  expect(rows).toEqual([
+    { at: "2026-05-01T09:59:59.999Z", request_id: "req_2026-05-01T09:59:59.999Z" },
+    { at: "2026-05-01T10:00:00.123Z", request_id: "req_ms_0" },
+    { at: "2026-05-01T10:00:00.123Z", request_id: "req_ms_1" },
+    { at: "2026-05-01T10:00:00.124Z", request_id: "req_ms_2" },
+    { at: "2026-05-01T10:00:00.123Z", request_id: "req_ms_3" },
+  ]);
+  const hourly = await h.ctx.store.all<{ hour: string; requests: number }>("SELECT hour, requests FROM request_log_hourly ORDER BY hour");
+  expect(hourly).toEqual([
+    { hour: "2026-05-01T09", requests: 1 },
+    { hour: "2026-05-01T10", requests: 4 },
+  ]);
+});
+
+test("a request's row carries the time its answer was made, by the app's clock", async () => {
+  h = await openTestApp({ clock: new FakeClock(new Date("2026-05-01T10:00:00.000Z")) });
+  h.clock.advance(1234);
+  await h.request("/api/partner/errors.json");
+  await recorded(h, 1);
+  await h.ctx.requestLog.flush();
+  expect(await h.ctx.store.all<{ at: string }>("SELECT at FROM request_log")).toEqual([{ at: "2026-05-01T10:00:01.234Z" }]);
+});

@@ -10,7 +10,11 @@ import type { requestLogKeys } from "./tables";
 const CATCH_UP_RETRY_MS = 5_000;
 
 export interface RequestLogEntry {
-  at: string;
+  /**
+   * When the answer was made: ISO text, or milliseconds since 1970 (the HTTP core's, no Date or string made on the
+   * request's path), turned into ISO text when the batch is written.
+   */
+  at: string | number;
   method: string;
   route: string;
   status: number;
@@ -155,7 +159,7 @@ export class RequestLog {
 
   private async write(): Promise<number> {
     if (this.buffer.length === 0) return 0;
-    const rows = this.buffer;
+    const rows = withIsoTimes(this.buffer);
     this.buffer = [];
     const learnt = new Map<string, number>();
     try {
@@ -167,7 +171,7 @@ export class RequestLog {
     } catch (err) {
       // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows
       // back (bounded) so a transient failure (busy, a lost connection) does not lose them.
-      this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
+      this.buffer = (rows as RequestLogEntry[]).concat(this.buffer).slice(0, MAX_BUFFERED);
       // A database outage is logged once, when it begins (src/db/health.ts), not at every flush.
       if (!(err instanceof StoreUnavailable)) this.log.warn("request log flush failed", errorFields(err));
       return 0;
@@ -182,7 +186,7 @@ export class RequestLog {
    * The refs of the batch's keys not known yet, added on their first row (inside the flush's transaction), in key
    * order so that two instances adding the same keys at once on PostgreSQL take their locks in the same order.
    */
-  private async learnRefs(t: Queryable, rows: readonly RequestLogEntry[], learnt: Map<string, number>): Promise<void> {
+  private async learnRefs(t: Queryable, rows: readonly TimedEntry[], learnt: Map<string, number>): Promise<void> {
     const fresh = new Set<string>();
     for (const r of rows) if (r.partnerKeyId !== null && !this.refs.has(r.partnerKeyId)) fresh.add(r.partnerKeyId);
     const keys = [...fresh].sort();
@@ -199,11 +203,33 @@ export class RequestLog {
   }
 }
 
+/** An entry whose time is ISO text, as request_log.at holds it. */
+type TimedEntry = RequestLogEntry & { at: string };
+
+/**
+ * The batch with every time as ISO text, in place. Requests answered in the same millisecond share one string: at
+ * ~70,000 requests a second that is one Date and one toISOString a millisecond instead of one a request (~0.15 µs
+ * each, timed alone).
+ */
+function withIsoTimes(rows: RequestLogEntry[]): TimedEntry[] {
+  let lastMs = Number.NaN;
+  let lastIso = "";
+  for (const r of rows) {
+    if (typeof r.at !== "number") continue;
+    if (r.at !== lastMs) {
+      lastMs = r.at;
+      lastIso = new Date(lastMs).toISOString();
+    }
+    r.at = lastIso;
+  }
+  return rows as TimedEntry[];
+}
+
 /**
  * The batch as a few multi-row INSERTs (100 rows, then 10, then 1 at a time), in the order the requests ended,
  * sent together: on PostgreSQL they ride in one round trip.
  */
-async function insertRows(t: Queryable, rows: readonly RequestLogEntry[], refOf: (keyId: string) => number): Promise<void> {
+async function insertRows(t: Queryable, rows: readonly TimedEntry[], refOf: (keyId: string) => number): Promise<void> {
   const sent: Array<Promise<unknown>> = [];
   let i = 0;
   for (const size of INSERT_SIZES) {
