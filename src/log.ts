@@ -69,9 +69,21 @@ function stdoutLines(): LineBatches {
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
   const min = ORDER[level];
   const batches = write || level === "silent" ? null : stdoutLines();
+  // The lines of one millisecond share their time's text: at info a busy server writes dozens a millisecond, and a
+  // Date and its toISOString were ~0.17 of a line's ~0.45 µs (a loop of 300,000 request lines).
+  let lastMs = Number.NaN;
+  let lastTime = "";
+  const timeText = () => {
+    const ms = Date.now();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastTime = new Date(ms).toISOString();
+    }
+    return lastTime;
+  };
   const emit = (lvl: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
-    const line = JSON.stringify({ level: lvl, time: new Date().toISOString(), msg, ...fields });
+    const line = JSON.stringify({ level: lvl, time: timeText(), msg, ...fields });
     if (batches) batches.add(line, ORDER[lvl] >= ORDER.warn);
     else write!(line);
   };
