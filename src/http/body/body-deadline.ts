@@ -43,8 +43,13 @@ interface Reading {
   received: number;
   /** Set by the sweep that found the body late; the read then ends (its reader is cancelled) and answers 408. */
   late: boolean;
-  readonly reader: BodyReader;
+  /** The body's stream reader; null for a body read whole (`BodyReads.readWhole`), which `giveUp` ends instead. */
+  readonly reader: BodyReader | null;
+  giveUp?: () => void;
 }
+
+/** A body read from its stream, chunk by chunk. */
+type StreamReading = Reading & { readonly reader: BodyReader };
 
 /** What a read needs of a body stream's reader. */
 interface BodyReader {
@@ -82,12 +87,20 @@ export class BodyReads {
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private lastSweepNs = 0;
   private readonly drainBytes: number;
+  /**
+   * The largest body read whole (`readWhole`) when its Content-Length declares it: one whose deadline does not
+   * depend on how much of it has arrived. Under the minimum rate, a body of at most the grace period's worth of bytes
+   * (2,048 at the defaults) is allowed the grace period whatever it has delivered; without a minimum rate, every
+   * body is allowed REQUEST_BODY_TIMEOUT_MS.
+   */
+  private readonly wholeBytes: number;
 
   constructor(
     private readonly policy: BodyDeadline,
     private readonly maxBytes: number,
   ) {
     this.drainBytes = drainLimitBytes(maxBytes);
+    this.wholeBytes = policy.minBytesPerSec > 0 ? Math.min(maxBytes, Math.floor((BODY_RATE_GRACE_MS * policy.minBytesPerSec) / 1000)) : maxBytes;
   }
 
   /**
@@ -96,6 +109,8 @@ export class BodyReads {
    * `Connection: close`).
    */
   async read(request: Request): Promise<Uint8Array> {
+    const declared = request.headers.get("content-length");
+    if (declared !== null && declared !== "" && Number(declared) <= this.wholeBytes) return this.readWhole(request);
     const body = request.body;
     if (!body) return NO_BODY;
     const reading = this.begin(body);
@@ -140,14 +155,38 @@ export class BodyReads {
     }
   }
 
-  private begin(body: NonNullable<Request["body"]>): Reading {
-    const reading: Reading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: body.getReader() };
+  /**
+   * A body its Content-Length declares small (`wholeBytes`), read in one go by Bun (`request.bytes()`), under the same
+   * deadline as a streamed one: a stream reader and its promises cost ~4.7 µs of CPU a request more (a bare Bun.serve
+   * taking a 120-byte POST, 13.3–13.9 against 8.6–8.8 µs a request). Herald counts no bytes of it until it is all
+   * there, so a late one's 408 says 0 bytes received.
+   */
+  private readWhole(request: Request): Promise<Uint8Array> {
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const reading: Reading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: null };
+      reading.giveUp = () => reject(this.timedOut(reading));
+      this.watch(reading);
+      request.bytes().then(
+        (bytes) => {
+          this.reading.delete(reading);
+          resolve(bytes);
+        },
+        (err: unknown) => {
+          this.reading.delete(reading);
+          reject(reading.late ? this.timedOut(reading) : err);
+        },
+      );
+    });
+  }
+
+  private begin(body: NonNullable<Request["body"]>): StreamReading {
+    const reading: StreamReading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: body.getReader() };
     this.watch(reading);
     return reading;
   }
 
   /** The next chunk (counted), or null at the end; a late body is the deadline's refusal (408), as in `read`. */
-  private async next(reading: Reading): Promise<Uint8Array | null> {
+  private async next(reading: StreamReading): Promise<Uint8Array | null> {
     let next: Awaited<ReturnType<BodyReader["read"]>>;
     try {
       next = await reading.reader.read();
@@ -167,7 +206,7 @@ export class BodyReads {
    * True when the whole body was read (the connection can serve the next request); false when it was given up on, its
    * reader cancelled.
    */
-  private async drained(reading: Reading): Promise<boolean> {
+  private async drained(reading: StreamReading): Promise<boolean> {
     try {
       while (reading.received <= this.drainBytes) {
         if ((await this.next(reading)) === null) return true;
@@ -207,8 +246,10 @@ export class BodyReads {
       if (r.late) continue;
       if ((now - r.startedNs) / 1e6 <= bodyAllowanceMs(this.policy, r.received)) continue;
       r.late = true;
-      // Ends the pending read (it resolves as done); the read loop then answers 408.
-      r.reader.cancel().catch(() => {});
+      // Ends the pending read (it resolves as done); the read loop then answers 408. A body read whole is refused at
+      // once; Bun closes the connection after the 408 (Connection: close), ending its read.
+      if (r.reader) r.reader.cancel().catch(() => {});
+      else r.giveUp?.();
     }
   }
 }
