@@ -207,8 +207,11 @@ export async function serve(config: Config): Promise<void> {
   warmBotUsername(ctx);
   // Made only now that the port is ours, so a failed start never made credentials it could not show.
   const firstStart = await createFirstStartCredentials(ctx, credentials);
-  if (firstStart) process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
-  else if (await credentialsNeverUsed(ctx)) {
+  if (firstStart) {
+    // After the log lines waiting in their batch (src/log.ts), so stdout keeps the order they were made in.
+    ctx.log.flush();
+    process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
+  } else if (await credentialsNeverUsed(ctx)) {
     ctx.log.info("no credential of this database has been used yet", {
       note: "the first start printed its credentials once; if they are lost, make new ones (each printed once) from this folder, with this environment",
       ...NEW_CREDENTIAL_COMMANDS,
@@ -226,6 +229,8 @@ export async function serve(config: Config): Promise<void> {
     engine: await ctx.store.version(),
     jobs: config.jobsEnabled,
   });
+  // Written now, not with the next batch of lines: what waits for it should not wait 20 ms more.
+  ctx.log.flush();
   for (const r of config.retired) ctx.log.warn("environment variable no longer read", { name: r.name, note: r.note });
 
   let stopping = false;
