@@ -14,6 +14,10 @@
 //                   in one transaction (multi-row INSERTs of 100 into herald's request_log table and its two
 //                   indexes, the hourly rollup upsert) on the serving thread, over a SQLite file (DB=<path>), WAL,
 //                   synchronous=NORMAL
+//   json-logged-complete  json-logged + the rest of what herald's logged route must do, each the cheapest way:
+//                   the repeated-parameter check's "&" test, include_meta looked for, Accept-Encoding read (the
+//                   compression decision), the request counted in herald's metrics series (src/http/metrics.ts
+//                   `observe`): the floor of issue 50's route with all of its required work
 //   json-logged-worker  json-policy + the same rows written by a Worker thread with its own connection: what moving
 //                   the write off the serving thread buys (the rows cross by postMessage, 1,000 at a time)
 //   json-logged-elysia  json-logged through Elysia, as herald is served: the work of json-logged in one onRequest hook
@@ -28,6 +32,9 @@
 import type { Server } from "bun";
 import { requestTarget, verifySignature } from "../src/auth/signature";
 import { cryptoRng } from "../src/clock";
+import { metaRequested } from "../src/http/envelope";
+import { Metrics, observe } from "../src/http/metrics";
+import { hasSeveralParameters } from "../src/http/query-once";
 import { requestIdFor } from "../src/http/request-id";
 import { DEFAULT_POLICY } from "../src/status/checks/policy";
 import { requestLogWriter } from "./floors-log-worker";
@@ -142,7 +149,22 @@ const handlers: Record<string, (req: Request, server: Server<unknown>) => Respon
 };
 
 handlers["json-logged-worker"] = handlers["json-logged"]!;
-if (which === "json-logged") logWrite = requestLogWriter(process.env.DB ?? "");
+const series = new Metrics({ processMetrics: false }).route("GET", ROUTE);
+handlers["json-logged-complete"] = (req) => {
+  const started = Bun.nanoseconds();
+  const url = req.url;
+  if (!sizeGuarded(req)) return new Response("refused", { status: 413 });
+  const id = requestId(req.headers.get("x-request-id"));
+  if (hasSeveralParameters(url)) return new Response("a parameter may repeat: herald would look", { status: 400 });
+  const answer = metaRequested(url) ? { ...POLICY, meta: { request_id: id, generated_at_utc: new Date().toISOString() } } : POLICY;
+  // The compression decision: wrk sends no Accept-Encoding, so the answer is never compressed (as herald's is not).
+  if (req.headers.get("accept-encoding") !== null) return new Response("compressed answers are not part of this floor", { status: 406 });
+  const res = Response.json(answer, { headers: { "cache-control": "public, max-age=30", "x-content-type-options": "nosniff", "x-request-id": id } });
+  observe(series, 200, (Bun.nanoseconds() - started) / 1e9);
+  logged(req, started, id);
+  return res;
+};
+if (which === "json-logged" || which === "json-logged-complete") logWrite = requestLogWriter(process.env.DB ?? "");
 if (which === "json-logged-worker") {
   const worker = new Worker(new URL("./floors-log-worker.ts", import.meta.url).href);
   worker.postMessage({ db: process.env.DB ?? "" });
