@@ -41,11 +41,10 @@ const LATE_SWEEP_MS = 4 * SWEEP_MS;
 interface Reading {
   readonly startedNs: number;
   received: number;
-  /** Set by the sweep that found the body late; the read then ends (its reader is cancelled) and answers 408. */
+  /** Set by the sweep that found the body late; the read then ends (`giveUp`) and answers 408. */
   late: boolean;
-  /** The body's stream reader; null for a body read whole (`BodyReads.readWhole`), which `giveUp` ends instead. */
-  readonly reader: BodyReader | null;
-  giveUp?: () => void;
+  /** Ends a read the sweep found late: a stream's reader is cancelled, a body read whole is refused at once. */
+  giveUp: () => void;
 }
 
 /** A body read from its stream, chunk by chunk. */
@@ -163,8 +162,13 @@ export class BodyReads {
    */
   private readWhole(request: Request): Promise<Uint8Array> {
     return new Promise<Uint8Array>((resolve, reject) => {
-      const reading: Reading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: null };
-      reading.giveUp = () => reject(this.timedOut(reading));
+      const reading: Reading = {
+        startedNs: Bun.nanoseconds(),
+        received: 0,
+        late: false,
+        // Bun closes the connection after the 408 (Connection: close), which ends the read still pending.
+        giveUp: () => reject(this.timedOut(reading)),
+      };
       this.watch(reading);
       request.bytes().then(
         (bytes) => {
@@ -180,7 +184,9 @@ export class BodyReads {
   }
 
   private begin(body: NonNullable<Request["body"]>): StreamReading {
-    const reading: StreamReading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader: body.getReader() };
+    const reader = body.getReader();
+    // Cancelling ends the pending read (it resolves as done); the read loop then answers 408.
+    const reading: StreamReading = { startedNs: Bun.nanoseconds(), received: 0, late: false, reader, giveUp: () => void reader.cancel().catch(() => {}) };
     this.watch(reading);
     return reading;
   }
@@ -246,10 +252,7 @@ export class BodyReads {
       if (r.late) continue;
       if ((now - r.startedNs) / 1e6 <= bodyAllowanceMs(this.policy, r.received)) continue;
       r.late = true;
-      // Ends the pending read (it resolves as done); the read loop then answers 408. A body read whole is refused at
-      // once; Bun closes the connection after the 408 (Connection: close), ending its read.
-      if (r.reader) r.reader.cancel().catch(() => {});
-      else r.giveUp?.();
+      r.giveUp();
     }
   }
 }
