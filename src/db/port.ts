@@ -4,6 +4,7 @@
 // portable subset; the engines differ in what they do around it (transactions, placeholders, error codes), never
 // in what a caller writes. Both engines pass test/db/port.test.ts, the same cases on each.
 
+import type { ApartTask } from "./apart";
 import type { StoreHealth } from "./health";
 
 export type Dialect = "sqlite" | "postgres";
@@ -98,6 +99,11 @@ export interface Store extends Queryable {
   ping(options?: { timeoutMs?: number }): Promise<void>;
   /** The database's availability as this process saw it: outage log lines, /metrics counters, jobs' back-off. */
   readonly health: StoreHealth;
+  /**
+   * Runs a read that grows with the data apart from the event loop (src/db/apart.ts): on SQLite in the file's read
+   * worker, on PostgreSQL on the store as any read. For reads over growing tables on request paths and in jobs.
+   */
+  apart<A, R>(task: ApartTask<A, R>, args: A): Promise<R>;
   /** The database's size on disk in bytes: the SQLite file and its WAL, or pg_database_size. */
   sizeBytes(): Promise<number>;
   /** The engine and its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"), for the startup line. */

@@ -1,5 +1,6 @@
 import { SQL } from "bun";
 import { StoreHealth } from "./health";
+import type { ApartTask } from "./apart";
 import { type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
@@ -316,6 +317,11 @@ export class PostgresStore implements Store {
       throw err instanceof StoreUnavailable ? err : new StoreUnavailable(`PostgreSQL does not answer: ${(err as Error).message}`, { cause: err });
     }
     if (row?.recovering) throw new StoreUnavailable("PostgreSQL is in recovery (a standby): it takes no writes");
+  }
+
+  /** Statements leave this thread already: a read over a growing table runs on the pool as any read (src/db/apart.ts). */
+  apart<A, R>(task: ApartTask<A, R>, args: A): Promise<R> {
+    return task.run(this, args);
   }
 
   async sizeBytes(): Promise<number> {

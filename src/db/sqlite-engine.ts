@@ -1,6 +1,7 @@
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { StoreHealth } from "./health";
+import { type ApartTask, ApartReader } from "./apart";
 import {
   type Param,
   type Queryable,
@@ -131,6 +132,8 @@ export class SqliteStore implements Store {
   /** Batches committed (one BEGIN IMMEDIATE … COMMIT each) and transactions in them, for tests and benchmarks. */
   commits = 0;
   transactions = 0;
+  /** The read worker, once a read went apart (src/db/apart.ts). */
+  reader: ApartReader | null = null;
 
   /**
    * `db`: the one connection (a SQLite start also reads it synchronously before the store exists). Reads outside
@@ -336,6 +339,17 @@ export class SqliteStore implements Store {
     return `SQLite ${(this.db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}`;
   }
 
+  /**
+   * A read over a growing table, in the file's read worker (src/db/apart.ts); on this connection for a database in
+   * memory, which no other connection can open.
+   */
+  apart<A, R>(task: ApartTask<A, R>, args: A): Promise<R> {
+    const path = this.file?.path;
+    if (!path || path === ":memory:") return task.run(this, args);
+    this.reader ??= new ApartReader(path);
+    return this.reader.run(task, args);
+  }
+
   async sizeBytes(): Promise<number> {
     if (!this.file || this.file.path === ":memory:") return 0;
     let total = 0;
@@ -354,6 +368,7 @@ export class SqliteStore implements Store {
     while (this.running || this.scheduled || this.pending.length) await (this.running ?? new Promise((r) => setImmediate(r)));
     const file = this.file;
     this.file = null;
+    this.reader?.close();
     file?.close();
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock";
+import { apartTask } from "../db/apart";
 import type { Queryable } from "../db/port";
 import { KEY_REF } from "./request-log/log";
 
@@ -84,3 +85,11 @@ export async function latencyFromLog(db: Queryable, q: { keyId: string | null; s
     endpoint_breakdown: breakdown,
   };
 }
+
+/**
+ * latencyFromLog apart from the event loop (src/db/apart.ts): its read and its sort grow with the window's requests
+ * (up to MAX_LATENCY_SAMPLES rows, ~0.3–1.5 s at millions of rows), so on SQLite both run in the read worker.
+ */
+export const latencyTask = apartTask("latency-from-log", (q, a: { keyId: string | null; startIso: string; endIso: string; maxRoutes: number | null }) =>
+  latencyFromLog(q, a, a.maxRoutes ?? Infinity),
+);

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
-import { latencyFromLog, usageWindow, type UsageWindow } from "../http/latency";
+import { apartTask } from "../db/apart";
+import { latencyTask, usageWindow, type UsageWindow } from "../http/latency";
 import { KEY_REF } from "../http/request-log/log";
 
 export { usageWindow, type UsageWindow };
@@ -11,13 +12,18 @@ interface RouteCounts {
   rate_limited: number;
 }
 
-/** Exact counts per route template for one key over the window (served by request_log_key_at_idx). */
-export async function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
-  const rows = await ctx.store.all<RouteCounts>(
+/** The counts' read walks every request of the key in the window: apart from the event loop (src/db/apart.ts). */
+export const requestCountsTask = apartTask("request-counts", (q, a: { keyId: string; startIso: string; endIso: string }) =>
+  q.all<RouteCounts>(
     `SELECT route AS path, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors, count(*) FILTER (WHERE status = 429) AS rate_limited
      FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? GROUP BY route`,
-    [keyId, w.startIso, w.endIso],
-  );
+    [a.keyId, a.startIso, a.endIso],
+  ),
+);
+
+/** Exact counts per route template for one key over the window (served by request_log_key_at_idx). */
+export async function requestCounts(ctx: AppContext, keyId: string, w: UsageWindow) {
+  const rows = await ctx.store.apart(requestCountsTask, { keyId, startIso: w.startIso, endIso: w.endIso });
   const total = rows.reduce((n, r) => n + r.requests, 0);
   const errors = rows.reduce((n, r) => n + r.errors, 0);
   const rateLimited = rows.reduce((n, r) => n + r.rate_limited, 0);
@@ -29,7 +35,7 @@ export async function requestCounts(ctx: AppContext, keyId: string, w: UsageWind
 
 /** Latency percentiles of one key's requests over the window (nearest rank, see src/http/latency.ts). */
 export function latencyMetrics(ctx: AppContext, keyId: string, w: UsageWindow) {
-  return latencyFromLog(ctx.store, { keyId, startIso: w.startIso, endIso: w.endIso });
+  return ctx.store.apart(latencyTask, { keyId, startIso: w.startIso, endIso: w.endIso, maxRoutes: null });
 }
 
 /** GET /api/partner/analytics/usage: one key's traffic over the window, from the (flushed) request log. */

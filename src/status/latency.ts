@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { latencyFromLog, usageWindow } from "../http/latency";
+import { latencyTask, usageWindow } from "../http/latency";
 
 // Service-wide latency percentiles (nearest rank, never averages: an average hides the slow tail a partner
 // feels) over the request log. Only route templates are published, never a partner key or a client IP.
@@ -15,6 +15,6 @@ export async function latencyPercentiles(ctx: AppContext, hours: number, request
   const w = usageWindow(ctx, hours, requestsBefore && new Date(requestsBefore.getTime() - 1));
   return {
     window: { hours: w.hours, start_utc: w.startIso, end_utc: w.endIso },
-    ...(await latencyFromLog(ctx.store, { keyId: null, startIso: w.startIso, endIso: w.endIso }, MAX_ROUTES)),
+    ...(await ctx.store.apart(latencyTask, { keyId: null, startIso: w.startIso, endIso: w.endIso, maxRoutes: MAX_ROUTES })),
   };
 }

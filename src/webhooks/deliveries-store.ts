@@ -1,4 +1,5 @@
 import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
+import { apartTask } from "../db/apart";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
@@ -203,6 +204,9 @@ const DEAD_TOTAL = "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 
 export function statusCounts(q: Queryable, owner: Owner | null): Promise<Array<{ status: DeliveryStatus; n: number }>> {
   return owner ? q.all(`${HEALTH} WHERE partner = ? AND mode = ? GROUP BY status`, [owner.partner, owner.mode]) : q.all(`${HEALTH} GROUP BY status`);
 }
+
+/** statusCounts apart from the event loop (src/db/apart.ts): it counts every delivery, a table that grows. */
+export const statusCountsTask = apartTask("delivery-status-counts", (q, owner: Owner | null) => statusCounts(q, owner));
 
 export async function deadLetterCount(q: Queryable): Promise<number> {
   return (await q.get<{ n: number }>(DEAD_TOTAL))!.n;

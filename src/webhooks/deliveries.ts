@@ -14,7 +14,7 @@ import {
   replayRows,
   replayTargetOf,
   requeueDelivery,
-  statusCounts,
+  statusCountsTask,
 } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
@@ -236,7 +236,7 @@ export async function recoverIds(
 
 /** For partner status and metrics: delivery counts of one owner (or all, for operators). */
 export async function deliveryHealth(ctx: Pick<Ctx, "store">, owner: Owner | null) {
-  return healthOf(await statusCounts(ctx.store, owner));
+  return healthOf(await ctx.store.apart(statusCountsTask, owner));
 }
 
 export function healthOf(rows: Array<{ status: DeliveryStatus; n: number }>) {

@@ -1,0 +1,54 @@
+import { Database, SQLiteError, type Statement } from "bun:sqlite";
+import { TASKS } from "./read-tasks";
+import type { ApartAnswer } from "../db/apart";
+import type { Param, Queryable, RunResult } from "../db/port";
+
+// The SQLite file's read worker (src/db/apart.ts): a read-only connection of its own, one task at a time. Listed as
+// an extra entrypoint in package.json's build so that the compiled binary carries it (src/workers/spawn.ts).
+
+declare const self: Worker;
+
+type Binding = string | number | boolean | null | Uint8Array;
+
+let db: Database | null = null;
+const statements = new Map<string, Statement>();
+
+function opened(path: string): Database {
+  if (db) return db;
+  db = new Database(path, { readonly: true, strict: true });
+  // A reader waits for a checkpoint's brief lock rather than fail; it never holds the writer up (WAL).
+  db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+function statement(sql: string): Statement {
+  let s = statements.get(sql);
+  if (!s) {
+    s = db!.prepare(sql);
+    if (statements.size >= 200) statements.clear();
+    statements.set(sql, s);
+  }
+  return s;
+}
+
+const reader: Queryable = {
+  dialect: "sqlite",
+  all: async <T>(sql: string, params: readonly Param[] = []) => statement(sql).all(...(params as Binding[])) as T[],
+  get: async <T>(sql: string, params: readonly Param[] = []) => (statement(sql).get(...(params as Binding[])) as T | null) ?? null,
+  run: (): Promise<RunResult> => Promise.reject(new Error("a read task wrote: the read worker's connection is read-only")),
+};
+
+self.onmessage = async (e: MessageEvent<{ id: number; path: string; task: string; args: unknown }>) => {
+  const { id, path, task, args } = e.data;
+  let answer: ApartAnswer;
+  try {
+    opened(path);
+    const t = TASKS.get(task);
+    if (!t) throw new Error(`no read task named ${task}`);
+    answer = { id, value: await t.run(reader, args) };
+  } catch (err) {
+    const code = err instanceof SQLiteError ? String((err as { code?: unknown }).code ?? "") : undefined;
+    answer = { id, error: { name: (err as Error).name ?? "Error", message: (err as Error).message ?? String(err), code } };
+  }
+  self.postMessage(answer);
+};

@@ -1,0 +1,70 @@
+import { afterEach, expect, test } from "bun:test";
+import type { SqliteStore } from "../../src/db/sqlite-engine";
+import { latencyFromLog } from "../../src/http/latency";
+import { latencyPercentiles } from "../../src/status/latency";
+import { deliveryHealth } from "../../src/webhooks/deliveries";
+import { TASKS } from "../../src/workers/read-tasks";
+import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
+
+// Reads that grow with the data run apart from the event loop (src/db/apart.ts): on SQLite in the file's read
+// worker, on PostgreSQL on the pool. Their answers are the same as the read run in place.
+
+let h: TestApp | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+/** `n` request_log rows over the last hour, in one statement (a recursive count), latencies spread 1–5,000 µs. */
+async function requests(app: TestApp, n: number): Promise<void> {
+  const end = app.clock.now().getTime();
+  const rows: string[] = [];
+  const params: Array<string | number> = [];
+  for (let i = 0; i < n; i++) {
+    rows.push("(?, 'GET', ?, ?, ?, ?)");
+    params.push(new Date(end - 1 - (i % 3_000_000) / 1000).toISOString(), i % 3 ? "/healthz" : "/status", i % 17 ? 200 : 503, 1 + ((i * 7919) % 5000), `r${i}`);
+    if (rows.length === 500 || i === n - 1) {
+      await app.ctx.store.run(`INSERT INTO request_log (at, method, route, status, latency_us, request_id) VALUES ${rows.join(", ")}`, params);
+      rows.length = 0;
+      params.length = 0;
+    }
+  }
+}
+
+test("every read task is listed once by a name of its own", () => {
+  expect(TASKS.size).toBeGreaterThanOrEqual(3);
+  for (const [name, task] of TASKS) expect(task.name).toBe(name);
+});
+
+test("latency percentiles read apart answer as the read in place, and on SQLite in the read worker", async () => {
+  h = await openTestApp();
+  await requests(h, 3_000);
+  const apart = await latencyPercentiles(h.ctx, 24);
+  const w = apart.window;
+  const inPlace = await latencyFromLog(h.ctx.store, { keyId: null, startIso: w.start_utc, endIso: w.end_utc }, 50);
+  expect(apart.overall).toEqual(inPlace.overall);
+  expect(apart.endpoint_breakdown).toEqual(inPlace.endpoint_breakdown);
+  expect(apart.overall.samples).toBe(3_000);
+  if (testEngine() === "sqlite") expect((h.ctx.store as SqliteStore).reader?.ran).toBeGreaterThanOrEqual(1);
+});
+
+test("the event loop keeps turning while a read runs apart (SQLite: in the worker)", async () => {
+  if (testEngine() !== "sqlite") return; // on PostgreSQL every read leaves the thread already
+  h = await openTestApp();
+  await requests(h, 60_000);
+  let resolved = false;
+  const read = latencyPercentiles(h.ctx, 24).then((r) => {
+    resolved = true;
+    return r;
+  });
+  // A timer fires while the read is still running: it would not before a read on this thread had ended.
+  const turned = await new Promise<boolean>((r) => setTimeout(() => r(!resolved), 1));
+  expect(turned).toBe(true);
+  expect((await read).overall.samples).toBe(60_000);
+});
+
+test("webhook delivery counts read apart", async () => {
+  h = await openTestApp();
+  expect(await deliveryHealth(h.ctx, null)).toEqual({ dead_letter_events: 0, failed_events: 0, pending_events: 0, delivered_events: 0 });
+});
