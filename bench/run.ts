@@ -23,10 +23,11 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   startup: () => import("./startup"),
   miniapp: () => import("./miniapp"),
   compression: () => import("./compression"),
+  scale: () => import("./scale"),
 };
 
 /** The benchmarks that time something other than wrk's load: they run without it, and their report leaves its settings out. */
-const WITHOUT_WRK = new Set(["startup", "credit", "miniapp", "webhooks", "holders", "ops-digest", "migrate"]);
+const WITHOUT_WRK = new Set(["startup", "credit", "miniapp", "webhooks", "holders", "ops-digest", "migrate", "scale"]);
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
 const ENGINE_BENCHMARKS = new Set([
@@ -40,6 +41,7 @@ const ENGINE_BENCHMARKS = new Set([
   "messenger",
   "messenger-admin",
   "ops-digest",
+  "scale",
 ]);
 
 const USAGE = `Usage: bun run bench/run.ts <name> [options]     (or: npm run bench -- <name> [options])
@@ -76,6 +78,7 @@ Options:
                     1000000), ops-digest request_log rows (default 5000000), startup request_log rows
                     (default 1000000), holders fixture accounts
                     (one size instead of 100000 and 1000000)
+  --sizes LIST      scale: the databases built, as row counts with k or m (default 10k,1m; 10m on request)
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -85,7 +88,7 @@ function intOption(value: string | undefined, name: string, fallback: number, mi
   return n;
 }
 
-function parse(argv: string[]): { name: string | undefined; opts: BenchOptions & PostgresEngineOptions } {
+function parse(argv: string[]): { name: string | undefined; opts: BenchOptions & PostgresEngineOptions & { sizes?: string } } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -109,6 +112,7 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions &
       "latency-ms": { type: "string" },
       pool: { type: "string" },
       "log-level": { type: "string" },
+      sizes: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -142,6 +146,8 @@ function parse(argv: string[]): { name: string | undefined; opts: BenchOptions &
       latencyMs: values["latency-ms"] === undefined ? undefined : latencyOption(values["latency-ms"]),
       pool: values.pool === undefined ? undefined : intOption(values.pool, "pool", 10, 1, 100),
       logLevel,
+      // scale's own option, beside BenchOptions like the PostgreSQL engine's (bench/scale.ts parses it).
+      sizes: values.sizes,
     },
   };
 }
@@ -169,6 +175,10 @@ async function main(): Promise<number> {
     topologyOf(opts);
   } catch (err) {
     process.stderr.write(`bench: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (opts.sizes !== undefined && name !== "scale") {
+    process.stderr.write(`bench: ${name} does not take --sizes\n`);
     return 2;
   }
   if (opts.logLevel !== undefined && name !== "http") {

@@ -8,14 +8,14 @@ const DAY_MS = 24 * HOUR_MS;
 export const LINK_RETENTION_DAYS_AFTER_EXPIRY = 90;
 export const TRACK_EVENT_RETENTION_DAYS = 90;
 
-/** Deletes what the audio-share tables no longer need; returns the row counts. */
+/** Deletes what the audio-share tables no longer need, in bounded batches; the row counts (and done: false if a bound stopped it). */
 export async function pruneAudioShare(ctx: AppContext) {
   const now = ctx.clock.now().getTime();
   // Click dedupe is per UTC hour: the current and the previous hour are all that can still matter.
   const seenBefore = `${new Date(now - 2 * HOUR_MS).toISOString().slice(0, 13)}:00:00Z`;
   const linksBefore = new Date(now - LINK_RETENTION_DAYS_AFTER_EXPIRY * DAY_MS).toISOString();
   const eventsBefore = new Date(now - TRACK_EVENT_RETENTION_DAYS * DAY_MS).toISOString();
-  const deleted = await ctx.store.tx((t) => prune(t, seenBefore, eventsBefore, linksBefore));
+  const deleted = await prune(ctx.store, seenBefore, eventsBefore, linksBefore);
   if (deleted.links) linkStore(ctx).forgetAll();
   return deleted;
 }

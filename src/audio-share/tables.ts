@@ -58,7 +58,11 @@ export const audioShareClickSeen = sqliteTable(
     hour: text("hour").notNull(),
     clientHash: text("client_hash").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.linkId, t.hour, t.clientHash] })],
+  (t) => [
+    primaryKey({ columns: [t.linkId, t.hour, t.clientHash] }),
+    // The prune job: WHERE hour < ? (the primary key leads with link_id: each batch would scan the table).
+    index("audio_share_click_seen_hour_idx").on(t.hour),
+  ],
 );
 
 /** Client-side share analytics (copy, share, open …) posted to /track; client_event_id dedupes retries. */
@@ -77,8 +81,10 @@ export const audioShareTrackEvents = sqliteTable(
   (t) => [
     // Dedupe: WHERE client_event_id = ? AND created_at >= ? ORDER BY created_at
     index("audio_share_track_client_event_idx").on(t.clientEventId, t.createdAt),
-    // Per-link stats: WHERE link_id = ? GROUP BY event_type
+    // Per-link stats: WHERE link_id = ? GROUP BY event_type; the prune's detach of expired links: WHERE link_id IN (…)
     index("audio_share_track_link_idx").on(t.linkId, t.eventType),
+    // The prune job: WHERE created_at < ?
+    index("audio_share_track_created_idx").on(t.createdAt),
   ],
 );
 

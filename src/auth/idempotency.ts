@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
+import type { BatchedDeleteResult } from "../db/batched-delete";
 import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
 import { lastStatements } from "../db/in-order";
 import { AppError } from "../http/errors";
@@ -189,7 +190,7 @@ export class IdempotencyStore {
     }
   }
 
-  pruneExpired(): Promise<number> {
+  pruneExpired(): Promise<BatchedDeleteResult> {
     return store.pruneIdempotency(this.ctx.store, this.ctx.clock.now().toISOString());
   }
 }

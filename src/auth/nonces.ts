@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import type { BatchedDeleteResult } from "../db/batched-delete";
 import type { Queryable } from "../db/port";
 import { AppError } from "../http/errors";
 import { pruneNonces, useNonce } from "./store/nonces";
@@ -27,7 +28,7 @@ export class NonceStore {
     return useNonce(q, keyId, nonce.toLowerCase(), expires, now.toISOString());
   }
 
-  pruneExpired(): Promise<number> {
+  pruneExpired(): Promise<BatchedDeleteResult> {
     return pruneNonces(this.ctx.store, this.ctx.clock.now().toISOString());
   }
 }

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context";
+import type { BatchedDeleteResult } from "../db/batched-delete";
 import { NotFoundError } from "../http/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import type { Actor } from "./actors";
@@ -127,7 +128,7 @@ export class AdminSessions {
   }
 
   /** Deletes expired sessions and those revoked more than a day ago (the auth-prune job). */
-  pruneExpired(): Promise<number> {
+  pruneExpired(): Promise<BatchedDeleteResult> {
     const now = this.now();
     return store.pruneSessions(this.ctx.store, now, new Date(Date.parse(now) - KEEP_REVOKED_MS).toISOString());
   }

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Partner API keys. Secrets are AES-256-GCM ciphertext under HERALD_MASTER_KEY, never plaintext. */
@@ -101,7 +102,13 @@ export const adminSessions = sqliteTable(
     clientIp: text("client_ip"),
     userAgent: text("user_agent"),
   },
-  (t) => [index("admin_sessions_token_idx").on(t.adminTokenId), index("admin_sessions_expires_idx").on(t.expiresAt)],
+  (t) => [
+    index("admin_sessions_token_idx").on(t.adminTokenId),
+    // The auth-prune job: WHERE expires_at <= ? OR revoked_at <= ?, each side down its own index (a scan otherwise);
+    // only revoked sessions have an entry in the second.
+    index("admin_sessions_expires_idx").on(t.expiresAt),
+    index("admin_sessions_revoked_idx").on(t.revokedAt).where(sql`revoked_at IS NOT NULL`),
+  ],
 );
 
 /**

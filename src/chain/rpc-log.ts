@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { type BatchedDeleteResult, DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
 import type { Store } from "../db/port";
 import { errorFields, type Logger } from "../log";
 import { ChainClient, type RpcAttemptRecord } from "../solana/rpc-client";
@@ -139,7 +140,8 @@ export async function rpcHealth(ctx: AppContext, windowMinutes = 60): Promise<{ 
   return { configured: ctx.chain.configured, window_minutes: windowMinutes, hosts };
 }
 
-export async function pruneRpcCalls(ctx: AppContext): Promise<number> {
+/** The chain-rpc-prune job (daily): in bounded batches, with a day's time bound; `done: false` leaves the rest for tomorrow. */
+export async function pruneRpcCalls(ctx: AppContext): Promise<BatchedDeleteResult> {
   const cutoff = new Date(ctx.clock.now().getTime() - RPC_CALLS_RETENTION_DAYS * DAY_MS).toISOString();
-  return pruneCalls(ctx.store, cutoff);
+  return pruneCalls(ctx.store, cutoff, { maxMs: DAILY_PRUNE_MAX_MS });
 }

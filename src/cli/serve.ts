@@ -15,8 +15,10 @@ import { flushAudioShareHits } from "../audio-share/hits";
 import { flushCounts } from "../messenger/counters";
 import { nativeRedirectRoutes } from "../audio-share/redirect";
 import { installNativeRoutes } from "../http/native-routes";
+import { startOpenApiBuildInWorker } from "../http/openapi/documents";
 import { nativeHealthRoutes } from "../system/health";
 import { warmBotUsername } from "../messenger/bot/username";
+import { eventLoopLag, stopEventLoopLag } from "../ops/event-loop-lag";
 import type { Server } from "bun";
 
 /** The server could not bind its address (port in use, no permission): a clear one-line reason, exit 1. */
@@ -201,9 +203,15 @@ export async function serve(config: Config): Promise<void> {
   const serveOptions = keepServeOptions(server);
   ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
   ctx.server = server;
+  // The API documents are built in a worker from now on (src/http/openapi/documents.ts): a request that comes first
+  // awaits them with the event loop free, where building them here would hold every request, probes included, for a
+  // second or more. Started before the jobs, so the preflight snapshot's ETag awaits this build and never makes one.
+  startOpenApiBuildInWorker(ctx);
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
+  // Measured only while serving: the lag a partner's request would meet (herald_event_loop_lag_seconds).
+  eventLoopLag(ctx).start();
   warmBotUsername(ctx);
   // Made only now that the port is ours, so a failed start never made credentials it could not show.
   const firstStart = await createFirstStartCredentials(ctx, credentials);
@@ -218,9 +226,8 @@ export async function serve(config: Config): Promise<void> {
     });
   }
   // Said once everything the first requests need is in place: a deploy script or a load balancer that waits for this
-  // line, or for /readyz, meets a process that answers at once. The API documents are not among those things: each
-  // is built when first asked for (src/http/openapi/routes.ts), since building them takes the event loop for a second
-  // or more, during which no request at all would be answered.
+  // line, or for /readyz, meets a process that answers at once. The API documents are not among those things: their
+  // worker build, started above, may still run; a request for one awaits it without holding the others.
   ctx.log.info("herald listening", {
     url: `http://${config.host}:${server.port}`,
     public_base_url: config.publicBaseUrl,
@@ -279,6 +286,7 @@ export async function serve(config: Config): Promise<void> {
       // those run before the database closes. Request-log rows are buffered when each answer is made.
       await new Promise<void>((resolve) => setImmediate(resolve));
       await ctx.jobs.stop();
+      stopEventLoopLag(ctx);
       await ctx.dispatcher.idle();
       await flushAudioShareHits(ctx);
       await flushCounts(ctx);

@@ -1,5 +1,7 @@
 import { startWorker } from "../workers/spawn";
-import { type Queryable, SerializationFailure, StoreUnavailable } from "./port";
+import { type ApartTask, type Queryable, SerializationFailure, StoreUnavailable } from "./port";
+
+export type { ApartTask };
 
 // Reads that grow with the data, run apart from the event loop.
 //
@@ -12,11 +14,6 @@ import { type Queryable, SerializationFailure, StoreUnavailable } from "./port";
 //
 // A task is a named function of a Queryable and plain arguments; src/workers/read-tasks.ts lists them so that the
 // worker can find one by name. It must only read, and its arguments and answer must survive structured cloning.
-
-export interface ApartTask<A, R> {
-  readonly name: string;
-  run(q: Queryable, args: A): Promise<R>;
-}
 
 export const apartTask = <A, R>(name: string, run: (q: Queryable, args: A) => Promise<R>): ApartTask<A, R> => ({ name, run });
 

@@ -4,7 +4,6 @@
 // portable subset; the engines differ in what they do around it (transactions, placeholders, error codes), never
 // in what a caller writes. Both engines pass test/db/port.test.ts, the same cases on each.
 
-import type { ApartTask } from "./apart";
 import type { StoreHealth } from "./health";
 
 export type Dialect = "sqlite" | "postgres";
@@ -33,6 +32,15 @@ export interface Queryable {
   all<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T | null>;
   run(sql: string, params?: readonly Param[]): Promise<RunResult>;
+}
+
+/**
+ * A read that grows with the data, run apart from the event loop (`Store.apart`, src/db/apart.ts): a named function
+ * of a Queryable and plain arguments that only reads; its arguments and answer must survive structured cloning.
+ */
+export interface ApartTask<A, R> {
+  readonly name: string;
+  run(q: Queryable, args: A): Promise<R>;
 }
 
 export interface TxOptions {

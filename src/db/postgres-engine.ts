@@ -1,7 +1,6 @@
 import { SQL } from "bun";
 import { StoreHealth } from "./health";
-import type { ApartTask } from "./apart";
-import { type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
+import { type ApartTask, type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
 
 // The PostgreSQL engine of the storage port, over Bun's built-in SQL client (the fastest PostgreSQL client
 // measured here: docs/postgres.md). The SQL callers write once with `?` placeholders is translated to `$1…$n` once per

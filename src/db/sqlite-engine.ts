@@ -1,8 +1,9 @@
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { StoreHealth } from "./health";
-import { type ApartTask, ApartReader } from "./apart";
+import { ApartReader } from "./apart";
 import {
+  type ApartTask,
   type Param,
   type Queryable,
   type RunResult,

@@ -56,6 +56,41 @@ export function sqliteSnapshotInto(dbPath: string, file: string): void {
   }
 }
 
+/**
+ * About how many bytes a `VACUUM INTO` of `dbPath` writes: the pages in use (page_count − freelist_count) times the
+ * page size. SQLite reports no progress for VACUUM INTO, so a backup estimates it from the growing copy's size
+ * against this; the copy's indexes are rebuilt, so its real size differs a little either way.
+ */
+export function sqliteSnapshotBytesEstimate(dbPath: string): number {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const read = (pragma: "page_count" | "freelist_count" | "page_size") =>
+      Number((db.query(`PRAGMA ${pragma}`).get() as Record<string, number> | null)?.[pragma] ?? 0);
+    return Math.max(0, read("page_count") - read("freelist_count")) * read("page_size");
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A PASSIVE WAL checkpoint of `dbPath` on a connection of its own: it copies what it can back into the file without
+ * waiting for readers or writers (it takes neither the write lock nor a busy wait), so it is safe beside a serving
+ * herald. After a long read (a VACUUM INTO) the WAL has grown for the read's whole duration, since no checkpoint
+ * could pass the read's start; this lets the next writer restart the WAL from its beginning. Null if it could not run.
+ */
+export function sqliteCheckpointPassive(dbPath: string): { busy: number; log: number; checkpointed: number } | null {
+  try {
+    const db = new Database(dbPath, { readwrite: true, create: false });
+    try {
+      return db.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number } | null;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return null;
+  }
+}
+
 /** PRAGMA integrity_check on a copy, read-only; "ok" or the first problems SQLite reports. */
 export function integrityOf(path: string): string {
   const copy = new Database(path, { readonly: true });

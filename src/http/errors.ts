@@ -59,6 +59,14 @@ export const ERROR_CATALOG = {
     "This service runs on PostgreSQL, where Herald's on-demand backups (a SQLite VACUUM INTO copy) and Litestream do not apply; retrying will not help. Operators: back up and restore with PostgreSQL's own tools — pg_dump / pg_restore for a copy, pg_basebackup with WAL archiving for point-in-time recovery (docs/postgres.md).",
     { endpoint_groups: ["admin"] },
   ),
+  backup_in_progress: entry(
+    409,
+    "A backup is already running",
+    "conflict",
+    "fail_fast",
+    "Another backup is running on this instance (details.backup_id, its phase and percent); its result is the backup you asked for, so do not start another: follow it at details.status_url (GET /admin/backup/status) until `running` is null, then read `last`. Run again only if you need a newer copy than that one.",
+    { endpoint_groups: ["admin"] },
+  ),
   service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
     retry_after_seconds: 5,
   }),

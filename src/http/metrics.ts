@@ -55,7 +55,8 @@ export function observe(s: RouteSeries, status: number, seconds: number): void {
  * How often the event-loop lag monitor samples. prom-client's default (10 ms) cost 5–6 µs of server CPU per request
  * on the signed capabilities route (bench/README.md "Compression, sliding-window rate limits and prom-client": 57.6
  * → 51.5 µs signed, 46.8 → 40.3 µs unsigned, the same as with no process metrics at all); once a second keeps the
- * lag percentiles and costs nothing measurable.
+ * lag percentiles and costs nothing measurable. The rules, the dashboard and the readiness page read Herald's own
+ * late-timer histogram instead (herald_event_loop_lag_seconds, src/ops/event-loop-lag.ts), which sees each stall once.
  */
 const EVENT_LOOP_SAMPLE_MS = 1000;
 

@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { Clock } from "../clock";
 import type { StoreHealth } from "../db/health";
+import type { BatchBound, BatchedDeleteResult } from "../db/batched-delete";
 import { type Store, StoreUnavailable } from "../db/port";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
@@ -115,9 +116,9 @@ export class JobRegistry {
     this.leases = new JobLeases(deps.store);
   }
 
-  /** Retention: deletes the runs started before `before` (ISO time); the number deleted. */
-  pruneRuns(before: string): Promise<number> {
-    return runs.pruneRuns(this.deps.store, before);
+  /** Retention: deletes the runs started before `before` (ISO time), in bounded batches (runs.pruneRuns). */
+  pruneRuns(before: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+    return runs.pruneRuns(this.deps.store, before, bound);
   }
 
   register(given: JobDefinition): void {

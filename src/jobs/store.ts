@@ -1,4 +1,5 @@
-import type { Queryable } from "../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../db/batched-delete";
+import type { Queryable, Store } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { jobRuns } from "./tables";
 
@@ -102,7 +103,7 @@ export async function failuresSince(db: Queryable, since: string): Promise<Map<s
   return new Map(rows.map((r) => [r.name, r.n]));
 }
 
-/** Retention: deletes the runs started before `before` (ISO time); the number deleted. */
-export async function pruneRuns(db: Queryable, before: string): Promise<number> {
-  return (await db.run("DELETE FROM job_runs WHERE started_at < ?", [before])).changes;
+/** Retention: deletes the runs started before `before` (ISO time), in bounded batches down job_runs_started_idx. */
+export function pruneRuns(store: Store, before: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "job_runs", where: "started_at < ?", params: [before], ...bound });
 }

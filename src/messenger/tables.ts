@@ -105,6 +105,9 @@ export const messengerBotOutbox = sqliteTable(
   (t) => [
     // The sender's query: due pending rows, oldest first.
     index("messenger_bot_outbox_due_idx").on(t.status, t.nextAttemptAt),
+    // The messenger-prune job: WHERE status IN ('sent', 'dead') AND created_at < ?, in batches (created_at never
+    // changes: one entry written per row; nearly every row that old is sent or dead).
+    index("messenger_bot_outbox_created_idx").on(t.createdAt),
   ],
 );
 
@@ -292,15 +295,20 @@ export const messengerMissionEvents = sqliteTable(
 );
 
 /** Sign-In-With-Solana challenges: single use, short-lived. */
-export const messengerWalletChallenges = sqliteTable("messenger_wallet_challenges", {
-  nonce: text("nonce").primaryKey(),
-  telegramUserId: integer("telegram_user_id").notNull(),
-  address: text("address").notNull(),
-  message: text("message").notNull(),
-  issuedAt: text("issued_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  consumedAt: text("consumed_at"),
-});
+export const messengerWalletChallenges = sqliteTable(
+  "messenger_wallet_challenges",
+  {
+    nonce: text("nonce").primaryKey(),
+    telegramUserId: integer("telegram_user_id").notNull(),
+    address: text("address").notNull(),
+    message: text("message").notNull(),
+    issuedAt: text("issued_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    consumedAt: text("consumed_at"),
+  },
+  // The messenger-prune job: WHERE expires_at < ?, in batches.
+  (t) => [index("messenger_wallet_challenges_expires_idx").on(t.expiresAt)],
+);
 
 /** Wallets a player proved with a signature. */
 export const messengerWallets = sqliteTable(

@@ -23,15 +23,16 @@ export function registerOpsJobs(ctx: AppContext): void {
     pattern: ctx.config.readiness.probeCron,
     description: `Calls Herald's own public status, public-stats, a freshness proof and a share-link validate over HTTP; records status, latency and whether each had data (SYNTHETIC_PROBE_CRON); prunes results older than ${ctx.config.readiness.probeRetentionDays} days`,
     run: async () => {
-      const pruned = await pruneProbeRuns(ctx);
+      // Bounded in time: rows the bound left (done: false) go at the next run, five minutes on.
+      const { deleted: pruned, done: pruneDone } = await pruneProbeRuns(ctx);
       if (!ctx.listenUrl) {
-        ctx.log.info("synthetic probes skipped: this process is not serving HTTP", { pruned });
+        ctx.log.info("synthetic probes skipped: this process is not serving HTTP", { pruned, prune_done: pruneDone });
         return;
       }
       const run = await runSyntheticProbes(ctx, ctx.listenUrl);
       const failed = run.results.filter((r) => !r.ok).map((r) => r.probe);
       const empty = run.results.filter((r) => r.ok && !r.had_data).map((r) => r.probe);
-      const fields = { run_id: run.run_id, base_url: run.base_url, failed, empty, pruned };
+      const fields = { run_id: run.run_id, base_url: run.base_url, failed, empty, pruned, prune_done: pruneDone };
       if (failed.length) ctx.log.warn("synthetic probes failed", fields);
       else ctx.log.info("synthetic probes ran", fields);
     },

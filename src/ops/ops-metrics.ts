@@ -3,17 +3,21 @@ import { jobStaleLimits } from "../status/service";
 import { alertLevels } from "./alerts/views";
 import { ownBackupsApply } from "./backups/engine";
 import { listBackups } from "./backups/list";
+import { eventLoopLag } from "./event-loop-lag";
 import { linkTargetHealth } from "./link-inbox/target-health";
 
 // What an external Prometheus needs to alert on Herald without reading its pages (deploy/prometheus/herald-rules.yml,
 // docs/monitoring.md): when each job last succeeded and how long it may go without a run, which alerts fire, whether
 // the link inbox can reach anyone, and how old the newest backup is. All read at scrape time from the same functions
-// the pages and the readiness verdict use (nothing kept in memory here).
+// the pages and the readiness verdict use (nothing kept in memory here). The event-loop lag is the exception: it is
+// measured in this process, by the sampler `serve` starts (src/ops/event-loop-lag.ts).
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 export function registerOpsMetrics(ctx: AppContext): void {
   const m = ctx.metrics;
+  // Made here so that its series are served from the first scrape, before (or without) the sampler running.
+  eventLoopLag(ctx);
   m.labelledGauge(
     "herald_job_last_success_timestamp_seconds",
     "When each job last finished successfully (unix seconds); a job that never succeeded has no series.",

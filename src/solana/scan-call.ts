@@ -36,6 +36,36 @@ export function scanBody(mint: string): string {
   });
 }
 
+/** Reply bytes parsed between two turns of the event loop: ~4,400 accounts of the amount-slice shape (~240 bytes each). */
+export const SCAN_SLICE_BYTES = 1 << 20;
+
+/** A turn of the event loop (a macrotask): timers, probes and requests run before the scan goes on. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Feeds the reply to the scanner in slices of SCAN_SLICE_BYTES with a turn of the event loop between them. Awaiting
+ * `read()` alone does not free the loop: when the body is already buffered each read resolves as a microtask, so a
+ * fast or buffered reply (or one large chunk) would be parsed in one stretch, every timer and request waiting behind
+ * it. The scanner takes a token cut anywhere, so a chunk may be sliced at any byte.
+ */
+export async function feedScanner(scanner: ProgramAccountsScanner, reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }): Promise<void> {
+  let sinceTurn = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || value === undefined) return;
+    // A chunk past the slice size is parsed a slice at a time too (a transport may hand over megabytes at once).
+    for (let at = 0; at < value.length; at += SCAN_SLICE_BYTES) {
+      const slice = value.subarray(at, at + SCAN_SLICE_BYTES);
+      scanner.push(slice);
+      sinceTurn += slice.length;
+      if (sinceTurn >= SCAN_SLICE_BYTES) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
+    }
+  }
+}
+
 export async function streamProgramAccounts(url: string, req: ScanRequest, timeoutMs: number): Promise<ScanResult> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
@@ -47,12 +77,7 @@ export async function streamProgramAccounts(url: string, req: ScanRequest, timeo
     }
     if (!res.body) throw new RpcCallError("malformed", "malformed reply: no body", { retryable: true, hostFault: true });
     const scanner = new ProgramAccountsScanner(req.begin());
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      scanner.push(value);
-    }
+    await feedScanner(scanner, res.body.getReader());
     return scanner.end();
   } catch (err) {
     if (err instanceof RpcCallError) throw err;

@@ -1,5 +1,6 @@
 import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
+import { type BatchBound, DAILY_PRUNE_MAX_MS, unfinished } from "../db/batched-delete";
 import type { CheckBase, Level } from "./checks/types";
 import { evaluateChecks, type StatusEvaluation } from "./checks/engine";
 import { applyIncidentTransition, findIncident, type Transition } from "./incidents/incidents";
@@ -146,20 +147,24 @@ export async function trend(ctx: AppContext, limit: number) {
 }
 
 /**
- * Deletes snapshots and closed incidents older than the retention, and old subscriber deliveries, in one
- * transaction taken in turn with the snapshots' (the oldest kept snapshot may be given the check set in force).
+ * Deletes snapshots and closed incidents older than the retention, and old subscriber deliveries, each in bounded
+ * batches (src/db/batched-delete.ts): a batch of snapshots takes its turn with the snapshot transactions (the row
+ * that becomes the oldest may be given the check set in force). `done: false` when a time bound left rows for the
+ * next day's run.
  */
-export async function pruneStatusHistory(ctx: AppContext): Promise<{ snapshots: number; incidents: number; notifications: number }> {
+export async function pruneStatusHistory(ctx: AppContext, bound: BatchBound = { maxMs: DAILY_PRUNE_MAX_MS }) {
   const now = ctx.clock.now().getTime();
   const cutoff = new Date(now - ctx.config.status.snapshotRetentionDays * 86_400_000).toISOString();
   // Delivered notifications after the webhook retention, dead letters after 90 days (as partner deliveries).
   const deliveredBefore = new Date(now - ctx.config.webhooks.retentionDays * 86_400_000).toISOString();
   const deadBefore = new Date(now - 90 * 86_400_000).toISOString();
-  return ctx.store.tx(async (t) => {
-    await serializeSnapshots(t, ctx.store.dialect);
-    const snapshots = await pruneSnapshots(t, cutoff);
-    const incidents = await pruneIncidents(t, cutoff);
-    const notifications = await pruneDeliveries(t, deliveredBefore, deadBefore);
-    return { snapshots, incidents, notifications };
-  });
+  const snapshots = await pruneSnapshots(ctx.store, cutoff, bound);
+  const incidents = await pruneIncidents(ctx.store, cutoff, bound);
+  const notifications = await pruneDeliveries(ctx.store, deliveredBefore, deadBefore, bound);
+  return {
+    snapshots: snapshots.deleted,
+    incidents: incidents.deleted,
+    notifications: notifications.deleted,
+    ...unfinished(snapshots, incidents, notifications),
+  };
 }

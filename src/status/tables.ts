@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // The status history. Snapshots are narrow on purpose: one a minute for 90+ days is ~130k rows, and the
@@ -147,6 +148,10 @@ export const statusSubscriberDeliveries = sqliteTable(
     index("status_deliveries_due_idx").on(t.status, t.nextAttemptAt),
     // A subscriber's health in the admin list: WHERE subscriber_id = ? GROUP BY status.
     index("status_deliveries_subscriber_idx").on(t.subscriberId, t.id),
+    // The status-prune job: WHERE <this index's condition> AND status = ? AND updated_at < ?, in batches. Only settled
+    // deliveries have an entry (queued ones, updated at every attempt, write none); SQLite uses a partial index only
+    // when the query repeats its condition, as the prune's statements do.
+    index("status_deliveries_settled_idx").on(t.status, t.updatedAt).where(sql`status IN ('succeeded', 'dead_letter')`),
   ],
 );
 

@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
 
 const DAY_MS = 86_400_000;
 /** job_runs are kept longer than the request log: the reliability check reads up to 90 days of them. */
@@ -11,8 +12,10 @@ export function registerSystemJobs(ctx: AppContext): void {
     description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays})`,
     run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
-      const deleted = await ctx.requestLog.prune(cutoff);
-      ctx.log.info("request log pruned", { deleted, cutoff });
+      // Bounded in time (src/db/batched-delete.ts): a backlog (a first prune after the retention was shortened) goes
+      // over several hourly ticks, each logged with done: false until the last.
+      const { deleted, done } = await ctx.requestLog.prune(cutoff);
+      ctx.log.info("request log pruned", { deleted, done, cutoff });
     },
   });
   ctx.jobs.register({
@@ -21,7 +24,8 @@ export function registerSystemJobs(ctx: AppContext): void {
     description: `Deletes job_runs older than ${JOB_RUNS_RETENTION_DAYS} days`,
     run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - JOB_RUNS_RETENTION_DAYS * DAY_MS).toISOString();
-      await ctx.jobs.pruneRuns(cutoff);
+      const { deleted, done } = await ctx.jobs.pruneRuns(cutoff, { maxMs: DAILY_PRUNE_MAX_MS });
+      ctx.log.info("job runs pruned", { deleted, done, cutoff });
     },
   });
 }

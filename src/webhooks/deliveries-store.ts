@@ -1,4 +1,5 @@
-import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../db/batched-delete";
+import { type Dialect, type Param, placeholders, type Queryable, type Store } from "../db/port";
 import { apartTask } from "../db/apart";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
@@ -213,18 +214,33 @@ export async function deadLetterCount(q: Queryable): Promise<number> {
 }
 
 /**
- * Deletes succeeded and cancelled deliveries last changed before `settledBefore`, dead letters before `deadBefore`,
- * with their attempts (replays cascade); `q` a transaction's handle. On PostgreSQL the deliveries are locked first,
- * in id order, as the sandbox reset locks its deliveries before their attempts (sandboxLocks below): two
- * transactions that delete the same attempts and deliveries then queue on the deliveries instead of each holding
- * what the other needs.
+ * The condition of deliveries_settled_idx, repeated in the prune's statements: SQLite uses a partial index only for a
+ * query whose WHERE names its condition.
  */
-export async function pruneDeliveries(q: Queryable, settledBefore: string, deadBefore: string): Promise<number> {
-  const doomed =
-    "SELECT id FROM webhook_deliveries WHERE (status IN ('succeeded', 'cancelled') AND updated_at < ?) OR (status = 'dead_letter' AND updated_at < ?)";
-  if (q.dialect === "postgres") await q.all(`${doomed} ORDER BY id FOR UPDATE`, [settledBefore, deadBefore]);
-  await q.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${doomed})`, [settledBefore, deadBefore]);
-  return (await q.run(`DELETE FROM webhook_deliveries WHERE id IN (${doomed})`, [settledBefore, deadBefore])).changes;
+const SETTLED = "status IN ('succeeded', 'cancelled', 'dead_letter')";
+
+/**
+ * Deletes succeeded and cancelled deliveries last changed before `settledBefore`, dead letters before `deadBefore`,
+ * with their attempts (replays cascade): two passes (one range each down deliveries_settled_idx, where an OR of the
+ * two would read every settled row), each in bounded batches of deliveries and their attempts, one transaction a
+ * batch (src/db/batched-delete.ts). On PostgreSQL a batch's deliveries are locked first, in id order, as the sandbox
+ * reset locks its deliveries before their attempts (sandboxLocks below): two transactions that delete the same
+ * attempts and deliveries then queue on the deliveries instead of each holding what the other needs; and a dead
+ * letter replayed meanwhile is no longer chosen.
+ */
+export async function pruneDeliveries(store: Store, settledBefore: string, deadBefore: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  const pass = (where: string, before: string) =>
+    deleteInBatches(store, {
+      table: "webhook_deliveries",
+      key: "id",
+      where: `${SETTLED} AND ${where} AND updated_at < ?`,
+      params: [before],
+      children: [{ table: "webhook_attempts", column: "delivery_id" }],
+      ...bound,
+    });
+  const settled = await pass("status IN ('succeeded', 'cancelled')", settledBefore);
+  const dead = await pass("status = 'dead_letter'", deadBefore);
+  return { deleted: settled.deleted + dead.deleted, statements: settled.statements + dead.statements, done: settled.done && dead.done };
 }
 
 // ---- the sandbox reset (src/sandbox/reset.ts): children before parents. Every statement names mode = 'sandbox'

@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
 import { deliveryHealth } from "./deliveries";
 import { pruneDeliveries } from "./deliveries-store";
 
@@ -22,8 +23,9 @@ export function registerWebhookJobs(ctx: AppContext): void {
       const now = ctx.clock.now().getTime();
       const succeededBefore = new Date(now - ctx.config.webhooks.retentionDays * DAY_MS).toISOString();
       const deadBefore = new Date(now - DEAD_LETTER_RETENTION_DAYS * DAY_MS).toISOString();
-      const deleted = await ctx.store.tx((t) => pruneDeliveries(t, succeededBefore, deadBefore));
-      ctx.log.info("webhook deliveries pruned", { deleted });
+      // Bounded batches, bounded in time: rows the bound left (done: false) go at the next day's run.
+      const { deleted, done } = await pruneDeliveries(ctx.store, succeededBefore, deadBefore, { maxMs: DAILY_PRUNE_MAX_MS });
+      ctx.log.info("webhook deliveries pruned", { deleted, done });
     },
   });
   // Read at scrape time, over the store (either engine): the counts are the database's, the same on every instance.

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Receivers a partner registered, one event type each. Secrets are AES-256-GCM ciphertext. */
@@ -82,6 +83,10 @@ export const webhookDeliveries = sqliteTable(
     // Partner lists and the DLQ summary: WHERE partner = ? AND mode = ? ORDER BY id DESC.
     index("deliveries_partner_idx").on(t.partner, t.mode, t.id),
     index("deliveries_webhook_idx").on(t.webhookId, t.status),
+    // The webhook-prune job: WHERE <this index's condition> AND status … AND updated_at < ?, in batches. Only settled
+    // deliveries have an entry, so queued and in-flight ones (whose updated_at changes at every lease) write none;
+    // SQLite uses a partial index only when the query repeats its condition, as the prune's statements do.
+    index("deliveries_settled_idx").on(t.status, t.updatedAt).where(sql`status IN ('succeeded', 'cancelled', 'dead_letter')`),
   ],
 );
 

@@ -19,7 +19,9 @@ import { dirname, join, relative, resolve } from "node:path";
  */
 
 /** Folders every domain may import: the shared layers, not domains. */
-export const SHARED = new Set(["http", "auth", "db", "jobs", "types", "cli", "client", "solana"]);
+// workers/: where a worker's entry file is found (spawn.ts, for any layer) and the read worker, whose task list
+// composes the domains' read tasks (read-tasks.ts), as app.ts composes their routes.
+export const SHARED = new Set(["http", "auth", "db", "jobs", "types", "cli", "client", "solana", "workers"]);
 /** Top-level modules every domain may import. */
 export const SHARED_FILES = new Set([
   "config.ts",

@@ -307,6 +307,9 @@ test("the dashboard is a Grafana dashboard: unique panel ids, laid out in 24 col
     "herald_backup_age_seconds",
     "herald_db_pool_busy",
     "herald_db_pool_max",
+    "herald_event_loop_lag_seconds_bucket",
+    "herald_event_loop_lag_seconds_count",
+    "herald_event_loop_lag_max_seconds",
   ])
     expect(read.has(name), name).toBe(true);
 });

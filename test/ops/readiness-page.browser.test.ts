@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { runBackup } from "../../src/ops/backups/backup";
+import { eventLoopLag } from "../../src/ops/event-loop-lag";
 import { PROBES, runSyntheticProbes } from "../../src/ops/readiness/probes";
 import { insertProbeRuns } from "../../src/ops/readiness/store";
 import { openTestApp, type TestApp } from "../support/app";
@@ -40,6 +41,8 @@ const screenshot = (page: Page, name: string) => browser.screenshot(page, name);
 
 /** The data each section must show. */
 async function plant(t: TestApp): Promise<void> {
+  // The event-loop sampler, as `herald serve` starts it (stopped at the end of the test).
+  eventLoopLag(t.ctx).start();
   // A real run of every probe against this very server, then a later failing run of one of them.
   await runSyntheticProbes(t.ctx, base());
   t.clock.advance(60_000);
@@ -132,7 +135,12 @@ test.skipIf(!present)(
       expect(await text(page, "#backups-not-applicable")).toMatch(/pg_dump.*pg_basebackup/);
       expect(await page.locator("#backups tbody tr").count()).toBe(0);
     }
-    expect(await page.locator("#exports a").count()).toBe(onSqlite ? 5 : 4);
+    expect(await page.locator("#exports a").count()).toBe(onSqlite ? 6 : 5);
+
+    // (f) the event loop: one row for this instance, its state whatever this machine's load makes it.
+    expect(await page.locator("#event-loop-lag tbody tr").count()).toBe(1);
+    expect(await text(page, "#event-loop-lag tbody td[data-label='State']")).toMatch(/^(ok|warn|bad)$/);
+    expect(await text(page, "#event-loop-instance")).toBe(h!.ctx.instanceId);
 
     await noHorizontalOverflow(page);
     await screenshot(page, "readiness-1280.png");
@@ -154,6 +162,7 @@ test.skipIf(!present)(
     expect(page.url()).toBe(`${base()}/admin/sign-in`);
     await page.goto(`${base()}/admin/ops/readiness`, { waitUntil: "load" });
     expect(page.url()).toBe(`${base()}/admin/sign-in?next=%2Fadmin%2Fops%2Freadiness`);
+    eventLoopLag(h!.ctx).stop();
   },
   120_000,
 );

@@ -84,7 +84,7 @@ describe("GET /admin/ops/readiness", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
     expect(titleOf(html)).toBe("Readiness · Herald");
-    for (const id of ["summary", "probes", "noise", "jobs", "backups", "exports"]) expect(html).toContain(`id="${id}"`);
+    for (const id of ["summary", "event-loop", "probes", "noise", "jobs", "backups", "exports"]) expect(html).toContain(`id="${id}"`);
     expect(html).not.toContain(token);
     // Opened with a bearer token there is no session, so no sign-out form.
     expect(formOf(html, "/admin/sign-out")).toBeNull();
@@ -173,7 +173,7 @@ describe("GET /admin/ops/readiness", () => {
     expect(formOf(html, "/admin/sign-out")).not.toBeNull();
     const links = exportLinksOf(html);
     // The backups list is linked where Herald makes backups (SQLite); on PostgreSQL it answers 409.
-    expect(links).toHaveLength(onSqlite ? 5 : 4);
+    expect(links).toHaveLength(onSqlite ? 6 : 5);
     for (const link of links) {
       expect({ link, status: (await h.request(link, { headers: { cookie } })).status }).toEqual({ link, status: 200 });
       expect({ link, status: (await h.request(link)).status }).toEqual({ link, status: 403 });

@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, deleteInBatches, unfinished } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { audioShareLinkHits, audioShareLinks } from "../tables";
 
@@ -65,16 +66,25 @@ export async function linkCounts(q: Queryable, now: string): Promise<{ total: nu
 }
 
 /**
- * The prune job's deletes, in the caller's transaction: click dedupe rows before `seenBefore`, track events before
- * `eventsBefore`, and links that expired before `linksBefore` with their hits (their track events keep their
- * counts but lose the link).
+ * The prune job's deletes, each in bounded batches (src/db/batched-delete.ts), each down its index: click dedupe rows
+ * before `seenBefore`, track events before `eventsBefore`, and links that expired before `linksBefore` with their
+ * hits, a batch of links and their hits in one transaction (their track events keep their counts but lose the
+ * link). `done: false` when a time bound left rows for the next run.
  */
-export async function prune(t: Queryable, seenBefore: string, eventsBefore: string, linksBefore: string) {
-  const seen = (await t.run("DELETE FROM audio_share_click_seen WHERE hour < ?", [seenBefore])).changes;
-  const events = (await t.run("DELETE FROM audio_share_track_events WHERE created_at < ?", [eventsBefore])).changes;
-  const doomed = "SELECT id FROM audio_share_links WHERE expires_at < ?";
-  await t.run(`UPDATE audio_share_track_events SET link_id = NULL WHERE link_id IN (${doomed})`, [linksBefore]);
-  const hits = (await t.run(`DELETE FROM audio_share_link_hits WHERE link_id IN (${doomed})`, [linksBefore])).changes;
-  const links = (await t.run("DELETE FROM audio_share_links WHERE expires_at < ?", [linksBefore])).changes;
-  return { seen, events, hits, links };
+export async function prune(store: Store, seenBefore: string, eventsBefore: string, linksBefore: string, bound: BatchBound = {}) {
+  const seen = await deleteInBatches(store, { table: "audio_share_click_seen", where: "hour < ?", params: [seenBefore], ...bound });
+  const events = await deleteInBatches(store, { table: "audio_share_track_events", where: "created_at < ?", params: [eventsBefore], ...bound });
+  const links = await deleteInBatches(store, {
+    table: "audio_share_links",
+    key: "id",
+    where: "expires_at < ?",
+    params: [linksBefore],
+    children: [
+      { table: "audio_share_track_events", column: "link_id", action: "detach" },
+      { table: "audio_share_link_hits", column: "link_id" },
+    ],
+    ...bound,
+  });
+  const hits = links.children.audio_share_link_hits ?? 0;
+  return { seen: seen.deleted, events: events.deleted, hits, links: links.deleted, ...unfinished(seen, events, links) };
 }

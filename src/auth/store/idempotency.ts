@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { idempotencyRecords } from "../tables";
 
@@ -65,6 +66,15 @@ export async function releaseClaim(q: Queryable, keyId: string, key: string): Pr
   await q.run("DELETE FROM idempotency_records WHERE key_id = ? AND idempotency_key = ? AND state = 'in_progress'", [keyId, key]);
 }
 
-export async function pruneIdempotency(q: Queryable, nowIso: string): Promise<number> {
-  return (await q.run("DELETE FROM idempotency_records WHERE expires_at <= ? AND (state = 'completed' OR locked_until <= ?)", [nowIso, nowIso])).changes;
+/**
+ * Expired records whose claim is over, in bounded batches down idempotency_expires_idx (src/db/batched-delete.ts). An
+ * expired claim still in progress is passed over until its lock runs out.
+ */
+export function pruneIdempotency(store: Store, nowIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, {
+    table: "idempotency_records",
+    where: "expires_at <= ? AND (state = 'completed' OR locked_until <= ?)",
+    params: [nowIso, nowIso],
+    ...bound,
+  });
 }

@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 
 // partner_nonces: single-use nonces per key. The primary key makes "use" atomic on both engines: of two
 // concurrent requests with one nonce (on one instance or two), exactly one inserts it.
@@ -13,6 +14,7 @@ export async function useNonce(q: Queryable, keyId: string, nonce: string, expir
   return r.changes === 1;
 }
 
-export async function pruneNonces(q: Queryable, nowIso: string): Promise<number> {
-  return (await q.run("DELETE FROM partner_nonces WHERE expires_at <= ?", [nowIso])).changes;
+/** Expired nonces, in bounded batches down partner_nonces_expires_idx (src/db/batched-delete.ts). */
+export function pruneNonces(store: Store, nowIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "partner_nonces", where: "expires_at <= ?", params: [nowIso], ...bound });
 }

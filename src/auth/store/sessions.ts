@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 
 // admin_sessions (with the name and state of the token each was opened with).
 
@@ -68,6 +69,10 @@ export async function revokeSessionsOfToken(q: Queryable, tokenId: number, atIso
     .changes;
 }
 
-export async function pruneSessions(q: Queryable, nowIso: string, revokedBeforeIso: string): Promise<number> {
-  return (await q.run("DELETE FROM admin_sessions WHERE expires_at <= ? OR revoked_at <= ?", [nowIso, revokedBeforeIso])).changes;
+/**
+ * Expired sessions and those revoked before `revokedBeforeIso`, in bounded batches (src/db/batched-delete.ts). Each
+ * side of the OR has its index (admin_sessions_expires_idx, admin_sessions_revoked_idx): no batch scans the table.
+ */
+export function pruneSessions(store: Store, nowIso: string, revokedBeforeIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "admin_sessions", where: "expires_at <= ? OR revoked_at <= ?", params: [nowIso, revokedBeforeIso], ...bound });
 }

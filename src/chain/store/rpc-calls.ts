@@ -1,4 +1,5 @@
-import type { Param, Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Param, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { RpcAttemptRecord } from "../../solana/rpc-client";
 import type { chainRpcCalls } from "../tables";
@@ -64,6 +65,7 @@ export async function hostLatest(q: Queryable, host: string) {
   return { last, lastOkAt: lastOk?.at ?? null };
 }
 
-export async function pruneCalls(q: Queryable, beforeIso: string): Promise<number> {
-  return (await q.run("DELETE FROM chain_rpc_calls WHERE at < ?", [beforeIso])).changes;
+/** Retention, in bounded batches down chain_rpc_calls_at_idx (src/db/batched-delete.ts). */
+export function pruneCalls(store: Store, beforeIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "chain_rpc_calls", where: "at < ?", params: [beforeIso], ...bound });
 }

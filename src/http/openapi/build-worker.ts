@@ -1,2 +1,59 @@
-// placeholder: replaced by the worker of this name (see src/workers/spawn.ts)
-export {};
+import { randomBytes } from "node:crypto";
+import type { AnyElysia } from "elysia";
+import { buildApp } from "../../app";
+import { SecretBox } from "../../auth/secret-box";
+import { openContext } from "../../bootstrap";
+import type { Config } from "../../config";
+import { createLogger } from "../../log";
+import { type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "./documents";
+import { buildOpenApi } from "./routes";
+
+// The OpenAPI documents' build, off the serving thread (src/http/openapi/documents.ts starts it). It is handed the
+// server's Config, builds the same app over it with buildApp, and describes it with buildOpenApi: the bytes are the
+// ones the serving thread would have built (test/http/openapi-worker.test.ts compares them). The app's routes come
+// from the Config alone, never from the database's rows or engine, so the app is built over an in-memory SQLite
+// database and a throwaway master key: the worker writes nothing to disk (no database file, no development key
+// file) and never connects to PostgreSQL.
+
+declare const self: Worker;
+
+/** The Config as posted (structured cloning drops the freeze), on an in-memory database, frozen again. */
+function inMemory(posted: Config): Config {
+  const freeze = <T>(value: T): T => {
+    if (value && typeof value === "object") {
+      for (const inner of Object.values(value)) freeze(inner);
+      Object.freeze(value);
+    }
+    return value;
+  };
+  return freeze({ ...posted, dbPath: ":memory:", database: { ...posted.database, engine: "sqlite" as const, url: undefined } });
+}
+
+function post(message: BuildWorkerMessage, transfer: ArrayBuffer[] = []): void {
+  self.postMessage(message, transfer);
+}
+
+/** The body's bytes, handed over rather than copied (each was made for this one document). */
+const bytesOf = (body: unknown): ArrayBuffer[] => (body instanceof Uint8Array && body.buffer instanceof ArrayBuffer ? [body.buffer] : []);
+
+function buildAndPost(config: Config): void {
+  const started = performance.now();
+  const ctx = openContext(inMemory(config), { secrets: new SecretBox(randomBytes(32)), log: createLogger("silent") });
+  const doc = buildOpenApi(buildApp(ctx) as unknown as AnyElysia, ctx);
+  const json = jsonDocument(doc);
+  // The JSON goes first: the docs pages and the preflight ETag need only it.
+  post({ kind: "json", json, buildMs: Math.round(performance.now() - started) }, bytesOf(json.body));
+  const yaml = yamlDocument(doc);
+  const transparencyYaml = transparencyYamlDocument(doc);
+  post({ kind: "yaml", yaml, transparencyYaml }, [...bytesOf(yaml.body), ...bytesOf(transparencyYaml.body)]);
+}
+
+if (!Bun.isMainThread) {
+  self.onmessage = (event: MessageEvent<{ config: Config }>) => {
+    try {
+      buildAndPost(event.data.config);
+    } catch (err) {
+      post({ kind: "failed", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    }
+  };
+}

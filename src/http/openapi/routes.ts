@@ -1,9 +1,8 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { type AppContext, slot, stateOf } from "../../context";
+import { type AppContext, stateOf } from "../../context";
 import type { TSchema } from "@sinclair/typebox";
-import { transparencySubset } from "./subset";
-import { conditionalResponse, representation, type Representation } from "../conditional";
+import { conditionalResponse } from "../conditional";
 import { closedObject, jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
 import { errorCodeSchema, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";
@@ -14,8 +13,10 @@ import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
 import pkg from "../../../package.json";
+import { DOCUMENTS, OpenApiDocuments } from "./documents";
 
 export type { OpenApiDocument } from "./components";
+export { openApiDocumentEtag, startOpenApiBuildInWorker } from "./documents";
 
 const TAGS = [
   { name: "system", description: "Health, readiness, metrics and API documents" },
@@ -178,76 +179,14 @@ function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
   }
 }
 
-/** The served documents, as bytes with their validators. */
-export interface OpenApiRepresentations {
-  json: Representation;
-  yaml: Representation;
-  transparencyYaml: Representation;
-  buildMs: number;
-}
-
-// Revalidated on every use (a deploy changes them); the ETag makes that a 304 without a body.
-const DOCUMENT_CACHE = "public, no-cache";
-
-/**
- * The three documents, built once per app when first asked for (the YAML texts when first asked for in turn). `herald serve` does not build them at
- * start: the build holds the event loop for a second or more (more on a busy machine), and at start that stalled
- * every first request, probes included, behind a process that had already said it was listening.
- */
-export class OpenApiDocuments {
-  private built: OpenApiRepresentations | null = null;
-  constructor(
-    private readonly getApp: () => AnyElysia,
-    private readonly ctx: AppContext,
-  ) {}
-
-  get(): OpenApiRepresentations {
-    if (this.built) return this.built;
-    const started = performance.now();
-    const doc = buildOpenApi(this.getApp(), this.ctx);
-    const json = representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
-    const buildMs = Math.round(performance.now() - started);
-    // The YAML texts are written when first asked for (the docs pages and the ETag need only the JSON), by Bun's own
-    // YAML writer: ~80 ms over the whole document where the `yaml` package took 580 ms (and the binary's first
-    // /api/openapi.yaml 1.6 s under the CI fuzz, past its 1 s bound); the text parses back to the same document. It writes an object met twice as an anchor and aliases, which many YAML readers refuse past a count: so it gets a
-    // copy without shared objects (parsed back from JSON, ~10 ms).
-    const yamlOf = (d: unknown) =>
-      representation(Bun.YAML.stringify(JSON.parse(JSON.stringify(d)), null, 2), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
-    let yaml: Representation | null = null;
-    let transparencyYaml: Representation | null = null;
-    this.built = {
-      json,
-      get yaml() {
-        yaml ??= yamlOf(doc);
-        return yaml;
-      },
-      get transparencyYaml() {
-        transparencyYaml ??= yamlOf(transparencySubset(doc));
-        return transparencyYaml;
-      },
-      buildMs,
-    };
-    this.ctx.log.info("openapi documents built", { build_ms: buildMs, json_bytes: json.size });
-    return this.built;
-  }
-}
-
-// The documents of the app built over a context, for whoever needs them outside its routes (the preflight guards).
-const DOCUMENTS = slot("openapi documents", () => ({ docs: null as OpenApiDocuments | null }));
-
 /** Builds the documents now, if they are not built yet (a tool or a test that wants them built ahead). */
-export function warmOpenApiDocuments(ctx: AppContext): void {
-  stateOf(ctx, DOCUMENTS).docs?.get();
-}
-
-/** The strong ETag of the served /api/openapi.json of the app built over `ctx` (built now if needed); null without one. */
-export function openApiDocumentEtag(ctx: AppContext): string | null {
-  return stateOf(ctx, DOCUMENTS).docs?.get().json.etag ?? null;
+export async function warmOpenApiDocuments(ctx: AppContext): Promise<void> {
+  await stateOf(ctx, DOCUMENTS).docs?.document("json");
 }
 
 /** The API documents and the offline docs pages (src/http/openapi/ui.ts). */
 export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
-  const docs = new OpenApiDocuments(getApp, ctx);
+  const docs = new OpenApiDocuments(() => buildOpenApi(getApp(), ctx), ctx);
   stateOf(ctx, DOCUMENTS).docs = docs;
   const raw = (summary: string, type: string, tags = ["system"]) => ({
     tags,
@@ -271,15 +210,18 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
       },
     },
   });
-  return new Elysia({ name: "herald:openapi" })
-    .get("/api/openapi.json", ({ request }) => conditionalResponse(request, docs.get().json), {
-      detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
-    })
-    .get("/api/openapi.yaml", ({ request }) => conditionalResponse(request, docs.get().yaml), {
-      detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
-    })
-    .get("/api/openapi-transparency.yaml", ({ request }) => conditionalResponse(request, docs.get().transparencyYaml), {
-      detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
-    })
-    .use(docsUiRoutes());
+  return (
+    new Elysia({ name: "herald:openapi" })
+      // Each awaits its document: built by the worker `herald serve` starts, or on the loop in tests and tools.
+      .get("/api/openapi.json", async ({ request }) => conditionalResponse(request, await docs.document("json")), {
+        detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
+      })
+      .get("/api/openapi.yaml", async ({ request }) => conditionalResponse(request, await docs.document("yaml")), {
+        detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
+      })
+      .get("/api/openapi-transparency.yaml", async ({ request }) => conditionalResponse(request, await docs.document("transparencyYaml")), {
+        detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
+      })
+      .use(docsUiRoutes())
+  );
 }

@@ -1,3 +1,4 @@
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import { type Param, type Queryable, type Store, StoreUnavailable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { Logger } from "../../log";
@@ -69,9 +70,13 @@ export class RequestLog {
     private readonly catchUpOnStart = false,
   ) {}
 
-  /** Retention: deletes the rows written before `before` (ISO time); the number deleted. The hourly rollups stay. */
-  async prune(before: string): Promise<number> {
-    return (await this.store.run("DELETE FROM request_log WHERE at < ?", [before])).changes;
+  /**
+   * Retention: deletes the rows written before `before` (ISO time), in batches down request_log_at_idx (one
+   * statement over a million rows held every request 1.7 s on SQLite); what the time bound left goes at the next
+   * call. The hourly rollups stay.
+   */
+  prune(before: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+    return deleteInBatches(this.store, { table: "request_log", where: "at < ?", params: [before], ...bound });
   }
 
   record(entry: RequestLogEntry): void {

@@ -1,4 +1,5 @@
-import type { Dialect, Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Dialect, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerBotOutbox, messengerUpdates } from "../tables";
 
@@ -145,9 +146,22 @@ export const recentUpdates = (q: Queryable, sinceIso: string, limit: number) =>
     [sinceIso, limit],
   );
 
-/** Retention (src/messenger/prune.ts), in one transaction. */
-export async function pruneBotRows(t: Queryable, updatesBefore: string, outboxBefore: string): Promise<{ updates: number; bot_replies: number }> {
-  const updates = (await t.run("DELETE FROM messenger_updates WHERE received_at < ?", [updatesBefore])).changes;
-  const botReplies = (await t.run("DELETE FROM messenger_bot_outbox WHERE status IN ('sent', 'dead') AND created_at < ?", [outboxBefore])).changes;
+/**
+ * Retention (src/messenger/prune.ts), each table in bounded batches (src/db/batched-delete.ts): updates down
+ * messenger_updates_received_idx, sent and dead replies down messenger_bot_outbox_created_idx.
+ */
+export async function pruneBotRows(
+  store: Store,
+  updatesBefore: string,
+  outboxBefore: string,
+  bound: BatchBound = {},
+): Promise<{ updates: BatchedDeleteResult; bot_replies: BatchedDeleteResult }> {
+  const updates = await deleteInBatches(store, { table: "messenger_updates", where: "received_at < ?", params: [updatesBefore], ...bound });
+  const botReplies = await deleteInBatches(store, {
+    table: "messenger_bot_outbox",
+    where: "status IN ('sent', 'dead') AND created_at < ?",
+    params: [outboxBefore],
+    ...bound,
+  });
   return { updates, bot_replies: botReplies };
 }

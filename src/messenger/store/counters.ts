@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerCounters } from "../tables";
 
@@ -28,6 +29,7 @@ export const counterRowsSince = (q: Queryable, sinceHour: string, metrics: reado
     [sinceHour, ...metrics],
   );
 
-export async function pruneCounters(t: Queryable, beforeIso: string): Promise<number> {
-  return (await t.run("DELETE FROM messenger_counters WHERE hour < ?", [beforeIso])).changes;
+/** Retention, in bounded batches down the primary key, whose first column is hour (src/db/batched-delete.ts). */
+export function pruneCounters(store: Store, beforeIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "messenger_counters", where: "hour < ?", params: [beforeIso], ...bound });
 }

@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerWalletChallenges, messengerWallets } from "../tables";
 
@@ -37,8 +38,9 @@ export async function recordWallet(t: Queryable, telegramUserId: number, address
   return !known;
 }
 
-export async function pruneChallenges(t: Queryable, expiredBefore: string): Promise<number> {
-  return (await t.run("DELETE FROM messenger_wallet_challenges WHERE expires_at < ?", [expiredBefore])).changes;
+/** Retention, in bounded batches down messenger_wallet_challenges_expires_idx (src/db/batched-delete.ts). */
+export function pruneChallenges(store: Store, expiredBefore: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "messenger_wallet_challenges", where: "expires_at < ?", params: [expiredBefore], ...bound });
 }
 
 export type WalletRow = RowOf<typeof messengerWallets>;

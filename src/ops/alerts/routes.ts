@@ -8,7 +8,8 @@ import { refusal } from "../../http/routes/declare";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./export";
 import { ALERTS_DEFAULTS, AlertsModel as M, USAGE_DEFAULTS } from "./model";
 import { exportUsage, usageCsv } from "../export-usage/service";
-import { renderUsagePng, renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "../export-usage/chart";
+import { renderUsageSvg, USAGE_CHART_BOUNDS, usageLegend } from "../export-usage/chart";
+import { renderPng } from "../digest/chart-renderer";
 import { ok } from "../../http/envelope";
 
 const BASE = "/admin/ops/alerts-monitor";
@@ -35,10 +36,10 @@ const attachment = (name: string) => `attachment; filename="${name}"`;
 export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
   /** The usage chart of the query's window, drawn w×h by `render`, with its legend in a header. */
   const chart =
-    (render: (r: Usage, w: number, h: number) => Uint8Array | string, type: string) =>
+    (render: (r: Usage, w: number, h: number) => Promise<Uint8Array> | string, type: string) =>
     async ({ query }: { query: typeof M.chartQuery.static }) => {
       const r = await usageOf(ctx, query);
-      const body = render(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
+      const body = await render(r, query.w ?? USAGE_CHART_BOUNDS.w.default, query.h ?? USAGE_CHART_BOUNDS.h.default);
       return new Response(body, { headers: { "content-type": type, "x-usage-legend": usageLegend(r) } });
     };
   return new Elysia({ name: "herald:ops-alerts-monitor" })
@@ -107,7 +108,8 @@ export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
     )
     .get(
       `${BASE}/export-usage.png`,
-      chart((r, w, h) => new Uint8Array(renderUsagePng(r, w, h)), "image/png"),
+      // The PNG is drawn in the renderer thread (src/ops/digest/chart-renderer.ts; 503 when busy); the SVG is text, drawn here.
+      chart((r, w, h) => renderPng({ chart: "usage", report: { series: r.series, query: r.query, window: r.window }, w, h }), "image/png"),
       {
         operator: "api",
         query: M.chartQuery,

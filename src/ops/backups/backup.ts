@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Actor } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
@@ -6,62 +6,149 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { refuseBackupsOnPostgres } from "./engine";
-import { integrityOf, sqliteSnapshotInto } from "../../db/sqlite-file";
-import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, sha256OfFile, writeManifest, type BackupFile } from "./list";
+import { BackupWorkerError, copyInWorker, type CopyOutcome } from "./in-worker";
+import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, writeManifest, type BackupFile } from "./list";
+import { type BackupRun, claimBackupRun } from "./runs";
+import type { BackupFault } from "./worker-protocol";
 
 export type PrunedBackup = Pick<BackupFile, "name" | "size_bytes" | "created_at">;
 
 export interface BackupRunInput {
   actor: Actor;
   requestId?: string | null;
+  /**
+   * Tests only (test/ops/backups/off-loop.test.ts): a fault the worker injects, to prove that a failed backup leaves
+   * no file under a backup name. No route, page or CLI command sets it.
+   */
+  testFault?: BackupFault;
 }
 
+export interface BackupMade {
+  name: string;
+  path: string;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  integrity: "ok";
+}
+
+export interface BackupResult {
+  backup: BackupMade;
+  /** Older backups deleted because more than BACKUP_KEEP existed after this one. */
+  pruned: PrunedBackup[];
+}
+
+/** A backup begun: its id (GET /admin/backup/status reports it) and its outcome. */
+export interface StartedBackup {
+  id: string;
+  done: Promise<BackupResult>;
+}
+
+/** The temp name the copy is written and checked under: a dot file, which no listing, download or prune takes for a backup. */
+export const partialNameOf = (name: string) => `.${name}.partial`;
+
 /**
- * On SQLite only (on PostgreSQL: 409 backup_not_on_postgres, src/ops/backups/engine.ts). A consistent snapshot
- * with `VACUUM INTO` (a transactionally consistent copy, readers and writers carry on), into `<db dir>/backups/herald-<time>.db`, then checked with integrity_check, hashed (streamed) and described
- * by a `<name>.json` manifest. Then the oldest backups beyond BACKUP_KEEP are deleted, each one audited.
+ * On SQLite only (on PostgreSQL: 409 backup_not_on_postgres, src/ops/backups/engine.ts). A consistent snapshot with
+ * `VACUUM INTO` (a read transaction: readers and writers carry on), checked with integrity_check and hashed (streamed)
+ * — all three in a worker with its own bun:sqlite connection, so the service keeps answering — then named
+ * `<db dir>/backups/herald-<time>.db` and described by a `<name>.json` manifest. Then the oldest backups beyond
+ * BACKUP_KEEP are deleted, each one audited. One backup at a time per instance (409 backup_in_progress).
  * Litestream's replica is the continuous backup; this is the on-demand one an operator can copy off the box.
+ *
+ * The checks and the claim are synchronous, so they are answered before this returns; the work is `done`.
  */
-export async function runBackup(ctx: AppContext, input: BackupRunInput) {
+export function startBackup(ctx: AppContext, input: BackupRunInput): StartedBackup {
   refuseBackupsOnPostgres(ctx.store.dialect);
   if (ctx.config.dbPath === ":memory:") throw new AppError("conflict", "An in-memory database cannot be backed up");
   const at = ctx.clock.now();
   const dir = backupsDir(ctx);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const name = backupNameAt(at);
-  const file = join(dir, name);
-  if (existsSync(file)) throw new AppError("conflict", `A backup named ${name} already exists (two runs in the same millisecond); run it again`);
   try {
-    sqliteSnapshotInto(ctx.config.dbPath, file);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new AppError("service_unavailable", "The backup could not be written; see the server log", { internal: (err as Error).message });
   }
-  const integrity = integrityOf(file);
-  if (integrity !== "ok") {
-    // A copy that fails its check is no backup: it is removed so that nobody lists, downloads or restores it.
-    rmSync(file, { force: true });
-    throw new AppError("server_error", "The backup failed its integrity check and was removed; see the server log", { internal: integrity });
-  }
-  const backup = {
-    name,
-    path: file,
-    size_bytes: statSync(file).size,
-    sha256: await sha256OfFile(file),
-    created_at: at.toISOString(),
-    integrity: "ok" as const,
+  const name = backupNameAt(at);
+  const file = join(dir, name);
+  if (existsSync(file)) throw new AppError("conflict", `A backup named ${name} already exists (two runs in the same millisecond); run it again`);
+  const run = claimBackupRun(ctx, at);
+  return { id: run.id, done: makeBackup(ctx, input, run, file, name) };
+}
+
+/** startBackup, waited for: the answer of POST /admin/backup/run, the console's form and `herald backup`. */
+export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise<BackupResult> {
+  return startBackup(ctx, input).done;
+}
+
+async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun, file: string, name: string): Promise<BackupResult> {
+  const partial = join(backupsDir(ctx), partialNameOf(name));
+  // The temp copy and the journal VACUUM INTO writes beside it. A stop mid-backup (SIGTERM: serve exits once it has
+  // drained, and the worker dies with the process) would leave a copy as large as the database: removed on exit.
+  const removeTemps = () => {
+    for (const temp of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(temp, { force: true });
   };
-  // The manifest is written only now, after the check passed: its integrity "ok" is a statement about this file.
-  writeManifest(file, { sha256: backup.sha256, size_bytes: backup.size_bytes, created_at: backup.created_at, integrity: "ok" });
-  await recordAudit(ctx.store, {
-    at: backup.created_at,
-    actor: input.actor,
-    action: "backup.run",
-    target: file,
-    details: { sha256: backup.sha256, size_bytes: backup.size_bytes },
-    requestId: input.requestId ?? null,
-  });
-  // pruned: older backups deleted because more than BACKUP_KEEP existed after this one.
-  return { backup, pruned: await pruneBackups(ctx, input, name) };
+  process.once("exit", removeTemps);
+  try {
+    const copy = await copyInWorker({ dbPath: ctx.config.dbPath, partialPath: partial, fault: input.testFault }, run.report);
+    ctx.log.info("backup copied", { id: run.id, size_bytes: copy.sizeBytes, wal_checkpoint: copy.checkpoint });
+    const backup = await publish(ctx, input, run, copy, partial, file, name);
+    const pruned = await pruneBackups(ctx, input, name);
+    ctx.log.info("backup made", { id: run.id, name, size_bytes: backup.size_bytes, pruned: pruned.length });
+    run.finish({ name });
+    return { backup, pruned };
+  } catch (err) {
+    // Whatever failed, nothing is left under the temp name, and nothing was ever under the backup's own.
+    removeTemps();
+    const refusal = asRefusal(err);
+    ctx.log.error("backup failed", { id: run.id, error: refusal.message, internal: refusal.internal ?? null });
+    run.finish({ error: refusal.message });
+    throw refusal;
+  } finally {
+    process.off("exit", removeTemps);
+  }
+}
+
+/** What a failure answers: the worker's as a 503 (a disk full or read-only, a dead worker), never a bare 500. */
+function asRefusal(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const internal = (err as Error).message;
+  if (err instanceof BackupWorkerError && err.crashed) {
+    return new AppError("service_unavailable", "The backup's worker stopped before it finished; no backup was made; see the server log", { internal });
+  }
+  if (err instanceof BackupWorkerError && err.phase !== "snapshot") {
+    return new AppError("service_unavailable", "The backup could not be checked; no backup was made; see the server log", { internal });
+  }
+  return new AppError("service_unavailable", "The backup could not be written; see the server log", { internal });
+}
+
+/**
+ * Names the checked copy as the backup, writes its manifest and audits it. Only a copy that passed its check gets
+ * the backup's name (a rename, atomic in one folder); if the manifest or the audit row cannot be written, the file
+ * is removed again, so that a backup name always means a checked copy with its manifest and its audit row.
+ */
+async function publish(ctx: AppContext, input: BackupRunInput, run: BackupRun, copy: CopyOutcome, partial: string, file: string, name: string) {
+  if (copy.integrity !== "ok") {
+    // A copy that fails its check is no backup: it is removed so that nobody lists, downloads or restores it.
+    throw new AppError("server_error", "The backup failed its integrity check and was removed; see the server log", { internal: copy.integrity });
+  }
+  const backup: BackupMade = { name, path: file, size_bytes: copy.sizeBytes, sha256: copy.sha256, created_at: run.startedAt, integrity: "ok" };
+  try {
+    renameSync(partial, file);
+    // The manifest is written only now, after the check passed: its integrity "ok" is a statement about this file.
+    writeManifest(file, { sha256: backup.sha256, size_bytes: backup.size_bytes, created_at: backup.created_at, integrity: "ok" });
+    await recordAudit(ctx.store, {
+      at: backup.created_at,
+      actor: input.actor,
+      action: "backup.run",
+      target: file,
+      details: { sha256: backup.sha256, size_bytes: backup.size_bytes, backup_id: run.id },
+      requestId: input.requestId ?? null,
+    });
+  } catch (err) {
+    rmSync(file, { force: true });
+    rmSync(manifestPathOf(file), { force: true });
+    throw err;
+  }
+  return backup;
 }
 
 /**
@@ -72,7 +159,14 @@ export async function runBackup(ctx: AppContext, input: BackupRunInput) {
  * disappears without its row.
  */
 async function pruneBackups(ctx: AppContext, input: BackupRunInput, keepName: string): Promise<PrunedBackup[]> {
-  const others = listBackupFiles(backupsDir(ctx)).filter((f) => f.name !== keepName);
+  let others: BackupFile[];
+  try {
+    others = listBackupFiles(backupsDir(ctx)).filter((f) => f.name !== keepName);
+  } catch (err) {
+    // The backup is made; a folder that cannot be listed now only postpones pruning to the next run.
+    ctx.log.warn("could not list the backups to prune", { error: (err as Error).message });
+    return [];
+  }
   const doomed = others.slice(Math.max(0, ctx.config.backupKeep - 1));
   const pruned: PrunedBackup[] = [];
   const at = ctx.clock.now().toISOString();

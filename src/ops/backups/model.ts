@@ -1,8 +1,9 @@
 import { t } from "elysia";
-import { Envelope } from "../../http/envelope";
+import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
+import { nullable } from "../../http/routes/declare";
 import { BACKUP_NAME_PATTERN } from "./list";
 
 const sha256 = t.String({ pattern: "^[0-9a-f]{64}$", description: "sha256 of the file, lower-case hex" });
@@ -26,7 +27,67 @@ const BackupListItem = named(
   }),
 );
 
+// The worker's phases (BACKUP_PHASES, src/ops/backups/worker-protocol.ts), in their order.
+const BackupPhase = t.Union([t.Literal("snapshot"), t.Literal("integrity_check"), t.Literal("checksum")], {
+  description: "snapshot (VACUUM INTO a temp file), integrity_check (PRAGMA integrity_check of the copy), checksum (its sha256)",
+});
+
+const RunningBackup = named(
+  "RunningBackup",
+  t.Object(
+    {
+      id: t.String({ description: "The run's id, as the 202 and a 409 backup_in_progress name it" }),
+      phase: BackupPhase,
+      percent: t.Integer({
+        minimum: 0,
+        maximum: 100,
+        description:
+          "Of the current phase. snapshot: the temp copy's size against the database's pages in use (an estimate; SQLite reports none); integrity_check: 0 until it ends (SQLite reports none); checksum: bytes hashed",
+      }),
+      started_at: t.String({ format: "date-time" }),
+    },
+    { description: "The backup running on this instance (one at a time)" },
+  ),
+);
+
+const FinishedBackup = named(
+  "FinishedBackup",
+  t.Object(
+    {
+      id: t.String(),
+      outcome: t.Union([t.Literal("ok"), t.Literal("failed")]),
+      started_at: t.String({ format: "date-time" }),
+      finished_at: t.String({ format: "date-time" }),
+      duration_ms: t.Integer({ minimum: 0 }),
+      name: nullable(t.String({ description: "The backup made (GET /admin/backups/{name}); null when it failed" })),
+      error: nullable(t.String({ description: "Why it failed (the server log has the cause); null when it was made" })),
+    },
+    { description: "The last backup that ended on this instance since it started (memory only: after a restart, GET /admin/backups lists the files)" },
+  ),
+);
+
 export const OpsModel = {
+  runQuery: t.Object({
+    ...includeMetaQuery,
+    wait: t.Optional(
+      t.Boolean({
+        description:
+          "true (default): answer when the backup is made, with it (200). false: answer 202 at once with its id and where to follow it; the backup goes on in the background",
+      }),
+    ),
+  }),
+  runAccepted: Envelope(
+    {
+      backup_id: t.String(),
+      status_url: t.String({ description: "GET it (admin) to follow the backup: /admin/backup/status" }),
+    },
+    "The backup has begun (wait=false); GET status_url until running is null, then read last",
+  ),
+  statusQuery: t.Object({ ...includeMetaQuery }),
+  status: Envelope({
+    running: nullable(RunningBackup),
+    last: nullable(FinishedBackup),
+  }),
   run: Envelope({
     backup: named(
       "BackupRun",

@@ -4,9 +4,11 @@ import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { refusal, refuses } from "../../http/routes/declare";
 import { DEFAULT_LIMIT, totalPage } from "../../http/pagination";
-import { runBackup } from "./backup";
+import { startBackup } from "./backup";
+import { refuseBackupsOnPostgres } from "./engine";
 import { backupOrThrow, listBackups, type BackupEntry } from "./list";
 import { OpsModel } from "./model";
+import { BACKUP_STATUS_PATH, backupStatus } from "./runs";
 import { ok } from "../../http/envelope";
 
 /** The download's headers: the hash three ways, for curl users, RFC 3230 clients and RFC 9530 clients. */
@@ -35,16 +37,45 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .post(
       "/admin/backup/run",
-      async ({ admin }) => {
-        const { backup, pruned } = await runBackup(ctx, { actor: admin.actor, requestId: admin.requestId });
+      async ({ admin, query, set, request, server }) => {
+        const started = startBackup(ctx, { actor: admin.actor, requestId: admin.requestId });
+        if (query.wait === false) {
+          // The outcome is logged and kept for GET /admin/backup/status by the verb; nobody here waits for it.
+          started.done.catch(() => {});
+          set.status = 202;
+          return ok({ backup_id: started.id, status_url: BACKUP_STATUS_PATH });
+        }
+        // Waiting costs the service nothing: the work is in the backup's worker, this request only awaits it. Bun
+        // closes a connection idle for 10 s (its default idleTimeout), which a large backup's silent wait would
+        // be: this request may wait as long as the backup takes (server is null under app.handle, in tests).
+        (ctx.server ?? server)?.timeout(request, 0);
+        const { backup, pruned } = await started.done;
         return ok({ backup, pruned });
       },
       {
         admin: true,
-        response: { 200: OpsModel.run, ...refuses(409) },
+        query: OpsModel.runQuery,
+        response: { 200: OpsModel.run, 202: OpsModel.runAccepted, ...refuses(409) },
         detail: {
           summary:
-            "Consistent snapshot (VACUUM INTO) with its path, size and sha256; prunes beyond BACKUP_KEEP. On PostgreSQL 409 backup_not_on_postgres (use pg_dump / pg_basebackup)",
+            "Consistent snapshot (VACUUM INTO, in a worker: the service keeps answering) with its path, size and sha256; prunes beyond BACKUP_KEEP. wait=false: 202 at once, follow GET /admin/backup/status. 409 backup_in_progress while one runs; on PostgreSQL 409 backup_not_on_postgres (use pg_dump / pg_basebackup)",
+        },
+      },
+    )
+    .get(
+      BACKUP_STATUS_PATH,
+      () => {
+        refuseBackupsOnPostgres(ctx.store.dialect);
+        return ok(backupStatus(ctx));
+      },
+      {
+        // Also the operator session (a GET), as the list: the console's backups page shows the same.
+        operator: "api",
+        query: OpsModel.statusQuery,
+        response: { 200: OpsModel.status, ...refuses(409) },
+        detail: {
+          summary:
+            "The backup running on this instance (phase, percent of the phase) and the last one that ended since it started. On PostgreSQL 409 backup_not_on_postgres",
         },
       },
     )

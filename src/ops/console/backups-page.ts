@@ -8,12 +8,15 @@ import { intQuery } from "../../http/params";
 import { runBackup } from "../backups/backup";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
 import { BACKUP_NAME_PATTERN, backupsDir, listBackups } from "../backups/list";
+import { backupStatus, type FinishedBackup, type RunningBackup } from "../backups/runs";
 import { journalModeOf } from "../backups/store";
 
 // GET /admin/console/backups: the on-demand backups (name, size, when, integrity, sha256), each downloadable
 // with the session (GET /admin/backups/{name} takes `operator: "api"`), the keep policy and the newest backup's
 // age, what Herald knows of Litestream, and a "Take a backup now" form that runs the same verb as
-// POST /admin/backup/run (a consistent VACUUM INTO copy, checked and hashed; audited with the operator's actor).
+// POST /admin/backup/run (a consistent VACUUM INTO copy, checked and hashed in a worker; audited with the operator's
+// actor). While one runs, the page shows its phase and percent (GET /admin/backup/status says the same), and the
+// last run this instance ended, failures included (which leave no file to list).
 // Litestream runs as Herald's parent process and reads LITESTREAM_REPLICA_URL itself; Herald's config never sees
 // that variable, so the page says where it is set instead of guessing (the readiness overview knows no more).
 
@@ -41,7 +44,16 @@ interface Shown {
   journalMode: string;
   who: string;
   csrf: SafeHtml;
+  running: (RunningBackup & { phaseLabel: string; started: string }) | null;
+  last: (FinishedBackup & { finished: string; seconds: string }) | null;
 }
+
+/** The phases as a person reads them. */
+const PHASE_LABELS = {
+  snapshot: "copying (VACUUM INTO)",
+  integrity_check: "checking the copy (integrity_check)",
+  checksum: "hashing the copy (sha256)",
+} as const;
 
 const body = compileHtml<Shown>(
   "console-backups",
@@ -52,6 +64,8 @@ const body = compileHtml<Shown>(
 <dt>Folder</dt><dd><code id="backup-folder"><%= it.folder %></code></dd></dl></section>
 <section id="run-section"><h2>Take a backup now</h2>
 <p class="muted">A consistent copy of the live database (<code>VACUUM INTO</code>; Herald keeps serving), checked with <code>PRAGMA integrity_check</code> and hashed, audited as <code>backup.run</code> by <%= it.who %> — the same as <code>POST /admin/backup/run</code>.</p>
+<% if (it.running) { %><p id="running-backup" class="summary attention">Backup <code id="running-id"><%= it.running.id %></code> is running since <%= it.running.started %>: <strong id="running-phase"><%= it.running.phaseLabel %></strong>, <span id="running-percent"><%= it.running.percent %> %</span> of this step. Reload the page to follow it; a second run is refused until it ends.</p><% } %>
+<% if (it.last) { %><p id="last-run" class="muted">Last run on this instance: <code><%= it.last.id %></code> <% if (it.last.outcome === "ok") { %><span class="badge ok">made</span> <code><%= it.last.name %></code><% } else { %><span class="badge warn">failed</span> <span id="last-error"><%= it.last.error %></span><% } %>, ended <%= it.last.finished %> after <%= it.last.seconds %> s.</p><% } %>
 <form method="post" action="${PATH}/run" id="run-form"><%= it.csrf %><button type="submit" class="primary" id="run">Take a backup now</button></form></section>
 <section id="list"><h2>On-demand backups</h2>
 <% if (it.range) { %><p class="muted" id="backup-range"><%= it.range %>, newest first. Each name downloads the file (it opens with your session).</p><% } %>
@@ -148,6 +162,7 @@ export function backupsPageRoutes(ctx: AppContext, guards: Guards) {
           pager: pager({ id: "backup-pages", offset, shown, pageSize: PAGE_SIZE, hasMore: offset + shown < page.total, href: pageHref }),
           who: actorLabel(operator.actor),
           csrf,
+          ...runState(ctx),
         }),
         exportList({
           links: [
@@ -163,17 +178,28 @@ export function backupsPageRoutes(ctx: AppContext, guards: Guards) {
         summary: "Take a backup now from the backups page (audited as backup.run, as POST /admin/backup/run)",
         unchanged: "No backup was made",
         refusals: {
-          409: "a backup cannot be taken now (an in-memory database, PostgreSQL, or a backup of the same name already made this millisecond)",
+          409: "a backup cannot be taken now (one is running: backup_in_progress; an in-memory database, PostgreSQL, or a backup of the same name already made this millisecond)",
           500: "the copy failed its integrity check and was removed",
           503: "the copy could not be written (disk full or read-only); the server log has the cause",
         },
-        run: async ({ operator }) => {
+        run: async ({ operator, request }) => {
+          // As POST /admin/backup/run: the form's answer may wait longer than Bun's 10 s idle timeout.
+          ctx.server?.timeout(request, 0);
           const { backup, pruned } = await runBackup(ctx, { actor: operator.actor, requestId: operator.requestId });
           return { done: "made", backup: backup.name, pruned: String(pruned.length) };
         },
       }),
     ],
   });
+}
+
+/** The running backup and this instance's last run, as the page shows them. */
+function runState(ctx: AppContext): Pick<Shown, "running" | "last"> {
+  const { running, last } = backupStatus(ctx);
+  return {
+    running: running && { ...running, phaseLabel: PHASE_LABELS[running.phase], started: when(running.started_at)! },
+    last: last && { ...last, finished: when(last.finished_at)!, seconds: (last.duration_ms / 1000).toFixed(1) },
+  };
 }
 
 const downloadLink = compileHtml<{ href: string; name: string }>("console-backup-download", `<a href="<%= it.href %>" download><%= it.name %></a>`);

@@ -4,14 +4,17 @@ import { badge, byteSize, cells, code, dataTable, exportList, link, when } from 
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { incidentPagePath } from "../link-inbox/notify";
+import type { LagState } from "../event-loop-lag";
 import { type ProbeState, type ReadinessOverview, readinessOverview } from "../readiness/overview";
 
-// GET /admin/ops/readiness: is this deployment ready? One page over the synthetic probes, the 403 noise, the jobs
-// and the backups, with a ready/attention line on top (the rule is readinessSummary in readiness-overview.ts and
-// docs/operations.md). The data comes from readinessOverview; this file only lays it out. Every table cell carries
-// its column name in data-label, which the narrow layout (src/auth/operator-page.ts) prints before the value.
+// GET /admin/ops/readiness: is this deployment ready? One page over the event-loop lag, the synthetic probes, the 403
+// noise, the jobs and the backups, with a ready/attention line on top (the rule is readinessSummary in
+// readiness-overview.ts and docs/operations.md). The data comes from readinessOverview; this file only lays it out.
+// Every table cell carries its column name in data-label, which the narrow layout (src/auth/operator-page.ts) prints
+// before the value.
 
 const STATE_BADGE: Record<ProbeState, string> = { ok: "ok", empty: "warn", failed: "bad", stale: "bad", never: "bad" };
+const LAG_BADGE: Record<LagState, string> = { ok: "ok", warn: "warn", bad: "bad", not_measured: "" };
 
 /** The exports the page summarises; all accept the operator session (GET) as well as the bearer token. */
 const EXPORTS: ReadonlyArray<readonly [string, string]> = [
@@ -19,11 +22,15 @@ const EXPORTS: ReadonlyArray<readonly [string, string]> = [
   ["403 noise per window (CSV)", "/admin/ops/readiness/403-noise/export.csv?days=30&mode=summary"],
   ["403 noise per day (CSV)", "/admin/ops/readiness/403-noise/export.csv?days=30"],
   ["Failing or empty probe runs, last 7 days (CSV)", "/admin/ops/readiness/synthetic-zero-history.csv?days=7"],
+  ["Event-loop lag, last minute (JSON)", "/admin/ops/readiness/event-loop.json"],
   ["Backups (JSON)", "/admin/backups"],
 ];
 
 const bodyHtml = compileHtml<{
   o: ReadinessOverview;
+  eventLoop: SafeHtml;
+  lagWarn: string;
+  lagBad: string;
   probes: SafeHtml;
   problems: SafeHtml;
   threshold: string;
@@ -41,6 +48,9 @@ const bodyHtml = compileHtml<{
 <section id="summary" class="summary <%= it.o.summary.ready ? "ready" : "attention" %>"><p><strong id="summary-state"><%= it.o.summary.ready ? "Ready" : "Attention" %></strong>
 <% if (it.o.summary.ready) { %>— every probe answers, the 403 noise is within its threshold, no job's latest run failed, <%= it.o.backups.applies ? "a checked backup exists" : "backups are the database's own (not checked here)" %>, no alert is firing, no incident is open and every notification target can be reached.<% } else { %>— <%= it.o.summary.reasons.length %> <%= it.o.summary.reasons.length === 1 ? "thing needs" : "things need" %> a look:<% } %></p>
 <% if (!it.o.summary.ready) { %><ul id="summary-reasons"><% for (const r of it.o.summary.reasons) { %><li><%= r %></li><% } %></ul><% } %></section>
+<section id="event-loop"><h2>Event loop</h2>
+<p class="muted">How late this instance (<code id="event-loop-instance"><%= it.o.instance_id %></code>) ran a timer due every <%= it.o.event_loop.interval_ms %> ms, over the last <%= it.o.event_loop.window_seconds %> seconds: the time every request waited meanwhile. On SQLite every statement runs on this thread, so a backup, a prune or a large export stalls everything. Warn from <%= it.lagWarn %>, bad from <%= it.lagBad %>; shown beside the summary, not judged in it (the HeraldEventLoopStalled alert judges stalls over time).</p>
+<% if (it.o.event_loop.state === "not_measured") { %><p id="event-loop-not-measured"><%= it.o.event_loop.sampling ? "No sample yet: the first comes within a second." : "Not measured: only herald serve samples its event loop." %></p><% } else { %><%= it.eventLoop %><% } %></section>
 <section id="probes"><h2>Synthetic probes</h2>
 <p class="muted">The latest run of each probe (the synthetic-probes job calls Herald's own public endpoints over HTTP).</p>
 <%= it.probes %>
@@ -67,13 +77,29 @@ const bodyHtml = compileHtml<{
 
 const yesNo = (b: boolean) => (b ? "yes" : "no");
 const ms = (n: number | null) => (n === null ? null : `${n} ms`);
+/** Lag as a person reads it: 0.4 ms, 301.4 ms, 2.04 s. */
+const lagMs = (n: number | null) => (n === null ? "–" : n >= 1000 ? `${Number((n / 1000).toFixed(2))} s` : `${n} ms`);
 
 /** The page body for an overview. */
 function readinessBody(o: ReadinessOverview) {
   const t = o.noise.threshold;
   const dl = o.alerting.dead_letters;
+  const lag = o.event_loop;
   return bodyHtml({
     o,
+    lagWarn: lagMs(lag.warn_ms),
+    lagBad: lagMs(lag.bad_ms),
+    eventLoop: dataTable({
+      id: "event-loop-lag",
+      rows: [lag],
+      columns: {
+        State: (l) => badge(LAG_BADGE[l.state], l.state),
+        Worst: (l) => lagMs(l.max_ms),
+        p99: (l) => lagMs(l.p99_ms),
+        Median: (l) => lagMs(l.p50_ms),
+        Samples: (l) => l.samples,
+      },
+    }),
     probes: dataTable({
       id: "probe-latest",
       rows: o.probes.latest,
@@ -183,7 +209,7 @@ export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
     path: "/admin/ops/readiness",
     title: "Readiness",
     lead: "Is this deployment ready?",
-    summary: "Readiness (HTML page): synthetic probes, 403 noise per window, jobs, backups and a ready/attention summary",
+    summary: "Readiness (HTML page): event-loop lag, synthetic probes, 403 noise per window, jobs, backups and a ready/attention summary",
     load: () => readinessOverview(ctx),
     view: readinessBody,
   });

@@ -11,7 +11,8 @@ import { digestCsv, digestRows, EXPORT_COLUMNS, exportFilename } from "./export"
 import type { BaselineMode } from "./findings";
 import { DigestModel as M } from "./model";
 import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
-import { renderTrendPng, TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
+import { renderPng } from "./chart-renderer";
+import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 import { ok } from "../../http/envelope";
 
 const summary = (s: string) => ({ summary: s });
@@ -76,8 +77,15 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         `${BASE}/probe-trend.png`,
         async ({ query }) => {
           const d = await buildDigest(ctx, paramsOf(query));
-          const png = renderTrendPng(d.hours, d.params.baseline_mode as BaselineMode, query.w ?? TREND_DEFAULT_W, query.h ?? TREND_DEFAULT_H);
-          return new Response(new Uint8Array(png), {
+          // Drawn in the renderer thread (src/ops/digest/chart-renderer.ts): 503 with Retry-After when it is busy.
+          const png = await renderPng({
+            chart: "trend",
+            hours: d.hours,
+            mode: d.params.baseline_mode as BaselineMode,
+            w: query.w ?? TREND_DEFAULT_W,
+            h: query.h ?? TREND_DEFAULT_H,
+          });
+          return new Response(png, {
             headers: { "content-type": "image/png", "content-disposition": `inline; filename="${exportFilename(d, "png")}"` },
           });
         },

@@ -26,8 +26,11 @@ const GRID: Rgb = [226, 230, 234];
 
 const hex = (c: Rgb) => `#${c.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
 
+/** What the PNG chart is drawn from: plain data, handed to the renderer thread (src/ops/digest/render-worker.ts). */
+export type UsageChartData = Pick<UsageReport, "series" | "query" | "window">;
+
 /** The series drawn for a report: both, or only the one its source filter kept. */
-const seriesOf = (r: UsageReport) => SERIES.filter((s) => r.query.source === "all" || r.query.source === s.key);
+const seriesOf = (r: UsageChartData) => SERIES.filter((s) => r.query.source === "all" || r.query.source === s.key);
 
 /** The X-Usage-Legend value: JSON, ASCII only, one entry per drawn series. */
 export const usageLegend = (r: UsageReport) => JSON.stringify(seriesOf(r).map((s) => ({ key: s.key, label: s.label, color: hex(s.color) })));
@@ -43,7 +46,7 @@ interface Layout {
   yOf: (v: number) => number;
 }
 
-function layout(r: UsageReport, w: number, h: number, lineH: number, labelW: number): Layout {
+function layout(r: UsageChartData, w: number, h: number, lineH: number, labelW: number): Layout {
   const axis = niceAxis(Math.max(1, ...r.series.map((d) => d.downloads)));
   const left = 12 + labelW + 8;
   const right = w - 12;
@@ -54,10 +57,11 @@ function layout(r: UsageReport, w: number, h: number, lineH: number, labelW: num
   return { left, right, top, bottom, axis, slot, barW: Math.max(1, slot * 0.7), yOf: (v) => bottom - (v / axis.top) * plotH };
 }
 
-const title = (r: UsageReport) => `Export downloads per day, last ${r.window.days} days (source ${r.query.source})`;
+const title = (r: UsageChartData) => `Export downloads per day, last ${r.window.days} days (source ${r.query.source})`;
 const labelEvery = (slot: number, labelW: number) => [1, 2, 3, 5, 7, 14, 30].find((k) => k * slot >= labelW) ?? Math.ceil(labelW / slot);
 
-export function renderUsagePng(r: UsageReport, w: number, h: number): Buffer {
+/** The chart as PNG, drawn on the calling thread; routes draw it in the renderer thread (src/ops/digest/chart-renderer.ts). */
+export function renderUsagePng(r: UsageChartData, w: number, h: number): Buffer {
   const px = new Raster(w, h);
   const scale = w >= 640 && h >= 300 ? 2 : 1;
   const lineH = GLYPH_HEIGHT * scale;

@@ -57,11 +57,15 @@ async function migrationRows(ctx: AppContext): Promise<GuardRow[]> {
   ];
 }
 
-/** The OpenAPI document's hash; a document that fails to build is itself a finding, not a failed guard list. */
-function openApiHash(ctx: AppContext): string {
+/**
+ * The OpenAPI document's hash; a document that fails to build is itself a finding, not a failed guard list. Under
+ * `herald serve` this awaits the worker's build started at start (src/http/openapi/documents.ts): the snapshot job
+ * that asks within minutes of a start waits for it with the loop free, and never builds the document itself.
+ */
+async function openApiHash(ctx: AppContext): Promise<string> {
   try {
     // The ETag's opaque value, without its quotes: the base64url SHA-256 the docs name.
-    return openApiDocumentEtag(ctx)?.replace(/^"|"$/g, "") ?? "unbuilt";
+    return (await openApiDocumentEtag(ctx))?.replace(/^"|"$/g, "") ?? "unbuilt";
   } catch (e) {
     ctx.log.warn("preflight: the OpenAPI document did not build", { error: e instanceof Error ? e.message : String(e) });
     return "build_failed";
@@ -118,7 +122,7 @@ export async function currentGuards(ctx: AppContext): Promise<GuardRow[]> {
     plain("artifact", "database_engine", ctx.store.dialect),
     ...(await migrationRows(ctx)),
     // The served /api/openapi.json's strong ETag (base64url SHA-256 of its bytes), built once per process.
-    plain("artifact", "openapi_sha256", openApiHash(ctx)),
+    plain("artifact", "openapi_sha256", await openApiHash(ctx)),
   ];
 }
 

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { Envelope, includeMetaQuery, ignoredMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
+import { LAG_BAD_MS, LAG_SAMPLE_MS, LAG_WARN_MS, LAG_WINDOW_MS } from "../event-loop-lag";
 import { ZERO_HISTORY_DEFAULT_DAYS, ZERO_HISTORY_DEFAULT_LIMIT, ZERO_HISTORY_MAX_DAYS, ZERO_HISTORY_MAX_LIMIT } from "./probes";
 import { DEFAULT_NOISE_DAYS } from "./service";
 
@@ -60,6 +61,27 @@ const NoiseThreshold = named(
   }),
 );
 
+const lagMs = (what: string) => t.Union([t.Number(), t.Null()], { description: `${what} of the window's samples, ms to 0.1; null without samples` });
+
+/** The readiness page's event-loop section (src/ops/event-loop-lag.ts): this process's lag over the last minute. */
+const EventLoopLag = named(
+  "ReadinessEventLoopLag",
+  t.Object({
+    state: t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad"), t.Literal("not_measured")], {
+      description: "from the worst sample: bad from bad_ms, warn from warn_ms, else ok; not_measured without samples (a process that does not serve)",
+    }),
+    sampling: t.Boolean({ description: "this process samples its event loop (herald serve does; a CLI command does not)" }),
+    interval_ms: t.Integer({ description: `how often the sampling timer is due (${LAG_SAMPLE_MS})` }),
+    window_seconds: t.Integer({ description: `the span judged: the last ${LAG_WINDOW_MS / 1000} seconds` }),
+    samples: t.Integer({ description: "samples taken in the window" }),
+    max_ms: lagMs("worst lag"),
+    p99_ms: lagMs("99th percentile"),
+    p50_ms: lagMs("median"),
+    warn_ms: t.Integer({ description: `worst lag from which the state is warn (${LAG_WARN_MS})` }),
+    bad_ms: t.Integer({ description: `worst lag from which the state is bad (${LAG_BAD_MS})` }),
+  }),
+);
+
 export const ReadinessModel = {
   noiseQuery: t.Object({
     ...noiseSpan,
@@ -81,6 +103,12 @@ export const ReadinessModel = {
     ...noiseSpan,
     mode: t.Optional(t.Union([t.Literal("summary"), t.Literal("points")], { description: "summary: one row per window; points (default): one row per day" })),
     include_points: flag("1 with mode=summary: the per-day rows follow the window rows"),
+  }),
+  eventLoopQuery: t.Object({ ...includeMetaQuery }),
+  eventLoop: Envelope({
+    generated_at: t.String({ format: "date-time" }),
+    instance_id: t.String({ description: "the instance measured (HERALD_INSTANCE_ID): each process has its own event loop" }),
+    event_loop: EventLoopLag,
   }),
   zeroHistoryQuery: t.Object({
     ...ignoredMetaQuery,

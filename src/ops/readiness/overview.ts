@@ -3,6 +3,7 @@ import { incidentsInWindow } from "../../status/incidents-service";
 import { deadLetterGrowthSince, firingAlerts } from "../alerts/views";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
 import { type BackupEntry, listBackups } from "../backups/list";
+import { eventLoopLag } from "../event-loop-lag";
 import { linkTargetHealth } from "../link-inbox/target-health";
 import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
 import { noiseExport } from "./service";
@@ -109,12 +110,24 @@ async function readinessParts(ctx: AppContext, since: string) {
 }
 
 /**
+ * This process's event-loop lag over the last minute (GET /admin/ops/readiness/event-loop.json). Per instance: behind
+ * a load balancer the page and the JSON show the instance that answered, named by `instance_id`.
+ */
+export function eventLoopReport(ctx: AppContext) {
+  return { generated_at: ctx.clock.now().toISOString(), instance_id: ctx.instanceId, event_loop: eventLoopLag(ctx).snapshot() };
+}
+
+/**
  * Everything the readiness page shows, as of the context's clock; `database` is the storage engine this instance runs
- * on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18").
+ * on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"). The event-loop lag is shown
+ * beside the summary, not judged in it: a stall is over within the minute it shows, and what it says about the
+ * deployment (work that grows with the data on the JavaScript thread) is for the HeraldEventLoopStalled alert, which
+ * counts stalls over time, to tell.
  */
 export async function readinessOverview(ctx: AppContext) {
   const now = ctx.clock.now();
   const parts = await readinessParts(ctx, new Date(now.getTime() - DAY_MS).toISOString());
   const database = { engine: ctx.store.dialect, version: await ctx.store.version() };
-  return { generated_at: now.toISOString(), database, ...parts, summary: readinessSummary(parts) };
+  const { instance_id, event_loop } = eventLoopReport(ctx);
+  return { generated_at: now.toISOString(), database, instance_id, event_loop, ...parts, summary: readinessSummary(parts) };
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import type { BatchedDeleteResult } from "../../db/batched-delete";
 import { deleteProbeRunsBefore, insertProbeRuns, newestProbeRun, type ProbeRead, probeProblemsSince } from "./store";
 
 // Synthetic probes: Herald calling its own public endpoints over real HTTP, the way a partner or a status
@@ -119,8 +120,8 @@ export async function runSyntheticProbes(ctx: AppContext, baseUrl: string, probe
   return { run_id: runId, at, base_url: baseUrl, results };
 }
 
-/** Deletes probe rows older than SYNTHETIC_PROBE_RETENTION_DAYS; returns how many. */
-export async function pruneProbeRuns(ctx: AppContext): Promise<number> {
+/** Deletes probe rows older than SYNTHETIC_PROBE_RETENTION_DAYS, in bounded batches; how many, and whether all. */
+export async function pruneProbeRuns(ctx: AppContext): Promise<BatchedDeleteResult> {
   const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.readiness.probeRetentionDays * 86_400_000).toISOString();
   return deleteProbeRunsBefore(ctx.store, cutoff);
 }

@@ -4,14 +4,15 @@ import type { AppContext } from "../../context";
 import { csvResponse, operatorCsvDoc } from "../../http/csv";
 import { zeroHistory } from "./probes";
 import { noiseExport } from "./service";
+import { eventLoopReport } from "./overview";
 import { noiseCsv, probeHistoryCsv } from "./csv";
 import { ReadinessModel as M } from "./model";
 import { ok } from "../../http/envelope";
 
 /**
- * Operator readiness exports: the 403 noise level per window, and the synthetic probes that came back empty or
- * failing. They take the bearer token or the operator session (`operator: "api"`), so the readiness page's links
- * open them from a signed-in browser; without either → 403, as before.
+ * Operator readiness exports: the 403 noise level per window, the synthetic probes that came back empty or
+ * failing, and this instance's event-loop lag. They take the bearer token or the operator session (`operator:
+ * "api"`), so the readiness page's links open them from a signed-in browser; without either → 403, as before.
  */
 export function readinessRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-readiness" })
@@ -43,6 +44,14 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
       },
       { operator: "api", query: M.noiseCsvQuery, detail: operatorCsvDoc("The 403 noise export as CSV: per-day rows, or mode=summary for one row per window") },
     )
+    .get("/admin/ops/readiness/event-loop.json", () => ok(eventLoopReport(ctx)), {
+      operator: "api",
+      query: M.eventLoopQuery,
+      response: { 200: M.eventLoop },
+      detail: {
+        summary: "This instance's event-loop lag over the last minute (worst, p99, median) and its state: ok, warn from 100 ms, bad from 1 s",
+      },
+    })
     .get(
       "/admin/ops/readiness/synthetic-zero-history.csv",
       async ({ query }) => csvResponse(probeHistoryCsv(await zeroHistory(ctx, query)), "herald-synthetic-zero-history.csv"),

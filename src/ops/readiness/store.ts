@@ -1,4 +1,5 @@
-import { placeholders, type Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import { placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsProbeRuns } from "../tables";
 
@@ -19,8 +20,9 @@ export async function insertProbeRuns(t: Queryable, rows: ReadonlyArray<Omit<Pro
     );
 }
 
-export async function deleteProbeRunsBefore(q: Queryable, cutoff: string): Promise<number> {
-  return (await q.run("DELETE FROM ops_probe_runs WHERE at < ?", [cutoff])).changes;
+/** Retention, in bounded batches down ops_probe_runs_at_idx (src/db/batched-delete.ts). */
+export function deleteProbeRunsBefore(store: Store, cutoff: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, { table: "ops_probe_runs", where: "at < ?", params: [cutoff], ...bound });
 }
 
 const PROBE_COLUMNS = "at, run_id, probe, url, status, latency_ms, had_data, ok, error";

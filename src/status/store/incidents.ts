@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { placeholders } from "../../db/port";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
@@ -184,10 +185,17 @@ export async function incidentsInWindowRows(q: Queryable, f: WindowFilter, limit
   return { rows, total };
 }
 
-/** Closed incidents (and their updates, first: the foreign key) that ended before `cutoffIso`. */
-export async function pruneIncidents(t: Queryable, cutoffIso: string): Promise<number> {
-  await t.run("DELETE FROM status_incident_updates WHERE incident_id IN (SELECT id FROM status_incidents WHERE ended_at IS NOT NULL AND ended_at < ?)", [
-    cutoffIso,
-  ]);
-  return (await t.run("DELETE FROM status_incidents WHERE ended_at IS NOT NULL AND ended_at < ?", [cutoffIso])).changes;
+/**
+ * Closed incidents that ended before `cutoffIso`, in bounded batches down status_incidents_ended_idx: a batch of
+ * incidents and their updates (first: the foreign key) in one transaction.
+ */
+export function pruneIncidents(store: Store, cutoffIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return deleteInBatches(store, {
+    table: "status_incidents",
+    key: "id",
+    where: "ended_at IS NOT NULL AND ended_at < ?",
+    params: [cutoffIso],
+    children: [{ table: "status_incident_updates", column: "incident_id" }],
+    ...bound,
+  });
 }

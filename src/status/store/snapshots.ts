@@ -1,4 +1,5 @@
-import type { Dialect, Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, repeatBatches } from "../../db/batched-delete";
+import type { Dialect, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusSnapshots } from "../tables";
 
@@ -93,18 +94,46 @@ export async function uptimeInputsKey(q: Queryable): Promise<string> {
   return `${r.snap ?? 0}|${r.n}:${r.max ?? 0}:${r.sum ?? 0}`;
 }
 
+type Oldest = Pick<SnapshotRow, "id" | "checks">;
+
 /**
- * Deletes the snapshots before `cutoffIso`. The oldest kept snapshot is first given the check set in force, so
- * "=" never points at a deleted row. Inside the prune's transaction.
+ * Deletes the snapshots before `cutoffIso`, oldest first, in bounded batches (src/db/batched-delete.ts), each in a
+ * transaction taken in turn with the snapshots' (serializeSnapshots). Before a batch goes, the row that will then
+ * be the oldest — the first after the batch, or the first kept — is given the check set in force, so "=" never
+ * points at a deleted row, between two batches (or two runs, when the time bound stopped one) included.
  */
-export async function pruneSnapshots(t: Queryable, cutoffIso: string): Promise<number> {
-  const firstKept = await t.get<Pick<SnapshotRow, "id" | "checks">>(
-    "SELECT id, checks FROM status_snapshots WHERE generated_at >= ? ORDER BY generated_at, id LIMIT 1",
-    [cutoffIso],
+export function pruneSnapshots(store: Store, cutoffIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  return repeatBatches(bound, (limit) =>
+    store.tx(async (t) => {
+      await serializeSnapshots(t, t.dialect);
+      let statements = t.dialect === "postgres" ? 2 : 1;
+      // Both walk status_snapshots_at_idx: the OFFSET reads the batch's own entries, no more.
+      let next = await t.get<Oldest>("SELECT id, checks FROM status_snapshots WHERE generated_at < ? ORDER BY generated_at, id LIMIT 1 OFFSET ?", [
+        cutoffIso,
+        limit,
+      ]);
+      if (!next) {
+        next = await t.get<Oldest>("SELECT id, checks FROM status_snapshots WHERE generated_at >= ? ORDER BY generated_at, id LIMIT 1", [cutoffIso]);
+        statements++;
+      }
+      if (next?.checks === SAME_SET) {
+        // The list in force at `next`: the latest before it that is not "=", down the primary key from `next`. The
+        // oldest row holds a list (this prune keeps it so), so the walk ends within the batch.
+        const inForce = await t.get<Pick<SnapshotRow, "checks">>("SELECT checks FROM status_snapshots WHERE id < ? AND checks <> ? ORDER BY id DESC LIMIT 1", [
+          next.id,
+          SAME_SET,
+        ]);
+        statements++;
+        if (inForce) {
+          await t.run("UPDATE status_snapshots SET checks = ? WHERE id = ?", [inForce.checks, next.id]);
+          statements++;
+        }
+      }
+      const { changes } = await t.run(
+        "DELETE FROM status_snapshots WHERE id IN (SELECT id FROM status_snapshots WHERE generated_at < ? ORDER BY generated_at, id LIMIT ?)",
+        [cutoffIso, limit],
+      );
+      return { deleted: changes, statements: statements + 1 };
+    }),
   );
-  if (firstKept?.checks === SAME_SET) {
-    const inForce = await checksInForce(t, firstKept.id);
-    if (inForce !== null) await t.run("UPDATE status_snapshots SET checks = ? WHERE id = ?", [inForce, firstKept.id]);
-  }
-  return (await t.run("DELETE FROM status_snapshots WHERE generated_at < ?", [cutoffIso])).changes;
 }

@@ -1,4 +1,5 @@
-import type { Dialect, Param, Queryable } from "../../db/port";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import type { Dialect, Param, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusSubscriberDeliveries, statusSubscribers } from "../tables";
 
@@ -149,12 +150,24 @@ export async function recordOutcome(
   return changes > 0;
 }
 
-/** Delivered notifications after `deliveredBefore`, dead letters after `deadBefore`. */
-export async function pruneDeliveries(t: Queryable, deliveredBefore: string, deadBefore: string): Promise<number> {
-  return (
-    await t.run("DELETE FROM status_subscriber_deliveries WHERE (status = 'succeeded' AND updated_at < ?) OR (status = 'dead_letter' AND updated_at < ?)", [
-      deliveredBefore,
-      deadBefore,
-    ])
-  ).changes;
+/**
+ * The condition of status_deliveries_settled_idx, repeated in the prune's statements: SQLite uses a partial index only
+ * for a query whose WHERE names its condition.
+ */
+const SETTLED = "status IN ('succeeded', 'dead_letter')";
+
+/**
+ * Delivered notifications after `deliveredBefore`, dead letters after `deadBefore`: two passes (one range each down
+ * status_deliveries_settled_idx, where an OR of the two would read every settled row), each in bounded batches.
+ */
+export async function pruneDeliveries(store: Store, deliveredBefore: string, deadBefore: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+  const table = "status_subscriber_deliveries";
+  const delivered = await deleteInBatches(store, {
+    table,
+    where: `${SETTLED} AND status = 'succeeded' AND updated_at < ?`,
+    params: [deliveredBefore],
+    ...bound,
+  });
+  const dead = await deleteInBatches(store, { table, where: `${SETTLED} AND status = 'dead_letter' AND updated_at < ?`, params: [deadBefore], ...bound });
+  return { deleted: delivered.deleted + dead.deleted, statements: delivered.statements + dead.statements, done: delivered.done && dead.done };
 }

@@ -1,0 +1,178 @@
+import { type AppContext, slot, stateOf } from "../../context";
+import { errorFields } from "../../log";
+import { startWorker } from "../../workers/spawn";
+import { representation, type Representation } from "../conditional";
+import type { OpenApiDocument } from "./components";
+import { transparencySubset } from "./subset";
+
+// The served API documents (/api/openapi.json, /api/openapi.yaml, /api/openapi-transparency.yaml) as bytes with
+// their validators, and where they are built. Building them takes the event loop for 0.1–8 s (more on a busy
+// machine), during which no request at all is answered, /healthz included. So `herald serve` builds them in a worker
+// (src/http/openapi/build-worker.ts) from its start, and a request that comes first awaits that build with the loop
+// free. Tests and tools that never start the worker build them on the loop when first asked for, as before: a
+// worker per test app would cost more than the build.
+
+/** The three served documents. */
+export type DocumentName = "json" | "yaml" | "transparencyYaml";
+
+// Revalidated on every use (a deploy changes them); the ETag makes that a 304 without a body.
+const DOCUMENT_CACHE = "public, no-cache";
+
+/** /api/openapi.json: the document as JSON text. */
+export const jsonDocument = (doc: OpenApiDocument): Representation => representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
+
+/**
+ * A YAML document, by Bun's own YAML writer: ~80 ms over the whole document where the `yaml` package took 580 ms (and
+ * the binary's first /api/openapi.yaml 1.6 s under the CI fuzz, past its 1 s bound); the text parses back to the same
+ * document. It writes an object met twice as an anchor and aliases, which many YAML readers refuse past a count: so
+ * it gets a copy without shared objects (parsed back from JSON, ~10 ms).
+ */
+const yamlOf = (doc: unknown): Representation =>
+  representation(Bun.YAML.stringify(JSON.parse(JSON.stringify(doc)), null, 2), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
+
+/** /api/openapi.yaml. */
+export const yamlDocument = (doc: OpenApiDocument): Representation => yamlOf(doc);
+
+/** /api/openapi-transparency.yaml: the public and transparency operations (src/http/openapi/subset.ts). */
+export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlOf(transparencySubset(doc));
+
+/** What the build worker posts: the JSON as soon as it is built, then the two YAML texts; or why it could not. */
+export type BuildWorkerMessage =
+  | { kind: "json"; json: Representation; buildMs: number }
+  | { kind: "yaml"; yaml: Representation; transparencyYaml: Representation }
+  | { kind: "failed"; error: string };
+
+/** A worker build that has not answered by then is given up, and the documents are built on the loop instead. */
+export const WORKER_BUILD_DEADLINE_MS = 60_000;
+
+interface InThread {
+  json: Representation;
+  readonly yaml: Representation;
+  readonly transparencyYaml: Representation;
+}
+
+/** The worker's answers; null once it failed (the documents are then built on the loop when asked for). */
+interface FromWorker {
+  json: Promise<Representation | null>;
+  yamls: Promise<{ yaml: Representation; transparencyYaml: Representation } | null>;
+}
+
+/** The documents of one app: from the worker once `startInWorker` was called, else built on the loop when first asked for. */
+export class OpenApiDocuments {
+  private built: InThread | null = null;
+  private fromWorker: FromWorker | null = null;
+  constructor(
+    private readonly build: () => OpenApiDocument,
+    private readonly ctx: Pick<AppContext, "config" | "log">,
+  ) {}
+
+  /** The document named: awaits the worker's build when one runs (the loop stays free meanwhile). */
+  async document(name: DocumentName): Promise<Representation> {
+    const w = this.fromWorker;
+    if (w) {
+      const got = name === "json" ? await w.json : (await w.yamls)?.[name];
+      if (got) return got;
+    }
+    return this.inThread()[name];
+  }
+
+  /**
+   * Starts building the documents in a worker over the same configuration (the worker builds the same app over an
+   * in-memory database), once; nothing if they were built here already. A worker that fails, or does not answer
+   * within `deadlineMs`, is ended with a warning, and the documents are built on the loop when first asked for.
+   */
+  startInWorker(deadlineMs = WORKER_BUILD_DEADLINE_MS): void {
+    if (this.built || this.fromWorker) return;
+    const started = performance.now();
+    let answerJson!: (rep: Representation | null) => void;
+    let answerYamls!: (reps: { yaml: Representation; transparencyYaml: Representation } | null) => void;
+    this.fromWorker = { json: new Promise((resolve) => (answerJson = resolve)), yamls: new Promise((resolve) => (answerYamls = resolve)) };
+    let worker: Worker | null = null;
+    let done = false;
+    const end = () => {
+      done = true;
+      clearTimeout(timer);
+      worker?.terminate();
+      worker = null;
+    };
+    const fail = (err: unknown) => {
+      if (done) return;
+      end();
+      this.ctx.log.warn("openapi documents: the worker build failed; they are built on the event loop when first asked for", errorFields(err));
+      // A promise already answered keeps its answer: the JSON may have come before the YAML failed.
+      answerJson(null);
+      answerYamls(null);
+    };
+    const timer = setTimeout(() => fail(new Error(`the build worker did not answer within ${deadlineMs} ms`)), deadlineMs);
+    // The worker holds the process open until it has answered or is ended (a caller awaiting a document is answered
+    // either way); the deadline's timer alone need not.
+    timer.unref?.();
+    try {
+      worker = startWorker("http/openapi/build-worker.ts");
+      worker.onmessage = (event: MessageEvent<BuildWorkerMessage>) => {
+        const m = event.data;
+        if (m.kind === "failed") return fail(new Error(m.error));
+        if (m.kind === "json") {
+          this.ctx.log.info("openapi documents built", {
+            where: "worker",
+            build_ms: m.buildMs,
+            wall_ms: Math.round(performance.now() - started),
+            json_bytes: m.json.size,
+          });
+          return answerJson(m.json);
+        }
+        answerYamls({ yaml: m.yaml, transparencyYaml: m.transparencyYaml });
+        end();
+      };
+      worker.onerror = (event: ErrorEvent) => fail(event.error ?? new Error(event.message));
+      // The Config is plain data (strings, numbers, booleans, arrays, nested objects): it survives structured cloning;
+      // one that does not (a test's hand-made config) throws here and is built on the loop instead.
+      worker.postMessage({ config: this.ctx.config });
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  /** The documents built on this thread, once (the YAML texts when first asked for in turn). */
+  private inThread(): InThread {
+    if (this.built) return this.built;
+    const started = performance.now();
+    const doc = this.build();
+    const json = jsonDocument(doc);
+    const buildMs = Math.round(performance.now() - started);
+    // The docs pages and the ETag need only the JSON; each YAML text is written when first asked for.
+    let yaml: Representation | null = null;
+    let transparencyYaml: Representation | null = null;
+    this.built = {
+      json,
+      get yaml() {
+        yaml ??= yamlDocument(doc);
+        return yaml;
+      },
+      get transparencyYaml() {
+        transparencyYaml ??= transparencyYamlDocument(doc);
+        return transparencyYaml;
+      },
+    };
+    this.ctx.log.info("openapi documents built", { where: "thread", build_ms: buildMs, json_bytes: json.size });
+    return this.built;
+  }
+}
+
+// The documents of the app built over a context, for whoever needs them outside its routes (serve, the preflight guards).
+export const DOCUMENTS = slot("openapi documents", () => ({ docs: null as OpenApiDocuments | null }));
+
+/** Starts the worker build of the documents of the app built over `ctx` (`herald serve`, at start). */
+export function startOpenApiBuildInWorker(ctx: AppContext): void {
+  stateOf(ctx, DOCUMENTS).docs?.startInWorker();
+}
+
+/**
+ * The strong ETag of the served /api/openapi.json of the app built over `ctx`; null without one. Awaits the worker's
+ * build when `herald serve` started one (so a job asking early waits, and never builds on the loop); elsewhere the
+ * document is built on the loop if it was not yet.
+ */
+export async function openApiDocumentEtag(ctx: AppContext): Promise<string | null> {
+  const docs = stateOf(ctx, DOCUMENTS).docs;
+  return docs ? (await docs.document("json")).etag : null;
+}

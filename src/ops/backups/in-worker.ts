@@ -1,0 +1,86 @@
+import { statSync } from "node:fs";
+import { startWorker } from "../../workers/spawn";
+import type { BackupJob, BackupPhase, CheckpointResult, WorkerMessage } from "./worker-protocol";
+
+// The main thread's side of the backup's worker (src/ops/backups/backup-worker.ts): start it, turn its messages and
+// the growing copy's size into progress, and settle once — on its answer, its failure or its death — terminating it
+// in every case, so no worker outlives its backup. Nothing here blocks: the thread only waits for messages and
+// stats one file four times a second.
+
+/** How often the snapshot's progress is read from the copy's size: stat is cheap, and 4 Hz is plenty for a person. */
+const POLL_MS = 250;
+
+/** The worker's answer: the copy is at job.partialPath; `integrity` "ok" or what SQLite reported. */
+export interface CopyOutcome {
+  integrity: string;
+  sha256: string;
+  sizeBytes: number;
+  checkpoint: CheckpointResult | null;
+}
+
+/** A phase failed in the worker (an SQLite or file error), or the worker died before it answered. */
+export class BackupWorkerError extends Error {
+  constructor(
+    readonly phase: BackupPhase | null,
+    message: string,
+    readonly crashed: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const sizeOrZero = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** `done` of `total` as a percent; an estimate never shows 100 before its phase has ended. */
+const percentOf = (done: number, total: number | null, cap: number) => (total && total > 0 ? Math.min(cap, (done / total) * 100) : 0);
+
+/** Runs `job` in a new worker; `report` hears each phase's progress (0 at its start, 100 at its end). */
+export function copyInWorker(job: BackupJob, report: (phase: BackupPhase, percent: number) => void): Promise<CopyOutcome> {
+  return new Promise<CopyOutcome>((resolve, reject) => {
+    const worker = startWorker("ops/backups/backup-worker.ts");
+    let phase: BackupPhase | null = null;
+    let total: number | null = null;
+    let settled = false;
+    const poll = setInterval(() => {
+      // SQLite reports no progress for VACUUM INTO: the copy's size against the pages in use is the estimate.
+      if (phase === "snapshot") report("snapshot", percentOf(sizeOrZero(job.partialPath), total, 99));
+    }, POLL_MS);
+    const settle = (then: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(poll);
+      void worker.terminate();
+      then();
+    };
+    worker.addEventListener("message", (event: MessageEvent<WorkerMessage>) => {
+      const m = event.data;
+      if (m.type === "phase") {
+        if (phase) report(phase, 100);
+        phase = m.phase;
+        total = m.totalBytes;
+        report(m.phase, 0);
+      } else if (m.type === "hashed") {
+        report("checksum", percentOf(m.bytes, total, 100));
+      } else if (m.type === "done") {
+        if (phase) report(phase, 100);
+        settle(() => resolve({ integrity: m.integrity, sha256: m.sha256, sizeBytes: m.sizeBytes, checkpoint: m.checkpoint }));
+      } else {
+        settle(() => reject(new BackupWorkerError(m.phase, m.message, false)));
+      }
+    });
+    // An uncaught error, or an end without an answer (an exit, a kill): the backup failed in whatever phase it was.
+    worker.addEventListener("error", (event) =>
+      settle(() => reject(new BackupWorkerError(phase, `the backup worker failed: ${(event as ErrorEvent).message}`, true))),
+    );
+    worker.addEventListener("close", (event) =>
+      settle(() => reject(new BackupWorkerError(phase, `the backup worker ended (exit code ${(event as CloseEvent).code}) before it answered`, true))),
+    );
+    worker.postMessage(job);
+  });
+}
