@@ -66,7 +66,11 @@ export const CONFIG_VARS = {
   RATE_LIMIT_WEBHOOK_PER_MIN: { kind: int(0, 1_000_000), fallback: "120", doc: "Partner webhook-route requests per key per minute (0 = off)." },
   PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: { kind: int(0, 1_000_000), fallback: "30", doc: "Requests per sandbox key per minute (0 = off)." },
   RATE_LIMIT_PARTNER_PER_MIN: { kind: int(0, 10_000_000), fallback: "6000", doc: "Other signed live partner requests per key per minute (0 = off)." },
-  REQUEST_LOG_RETENTION_DAYS: { kind: int(1, 3650), fallback: "14", doc: "Days of request_log kept before the prune job deletes them (in bounded batches; a backlog goes over several hourly runs)." },
+  REQUEST_LOG_RETENTION_DAYS: {
+    kind: int(1, 3650),
+    fallback: "14",
+    doc: "Days of request_log kept before the prune job deletes them (in bounded batches; a backlog goes over several hourly runs).",
+  },
   REQUEST_LOG_FLUSH_MS: { kind: int(10, 60_000), fallback: "1000", doc: "How often buffered request-log rows are written in one batch." },
   BACKUP_KEEP: {
     kind: int(1, 1000),
