@@ -3,6 +3,7 @@ import { closeContext, openContextAsync } from "../bootstrap";
 import type { Config } from "../config";
 import type { Draining } from "../context";
 import { errorFields } from "../log";
+import { SqliteStore } from "../db/sqlite-engine";
 import {
   CONSOLE_PATH,
   createFirstStartCredentials,
@@ -210,6 +211,12 @@ export async function serve(config: Config): Promise<void> {
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
   ctx.requestLog.start(config.requestLogFlushMs);
+  // SQLite: the WAL's checkpoints in the read worker, not in the commit that crosses 1,000 pages on this thread.
+  if (ctx.store instanceof SqliteStore) {
+    ctx.store.checkpointApart(1_000, (err) =>
+      ctx.log.warn("WAL checkpoints in the worker failed; SQLite's own automatic checkpoints are back on", errorFields(err)),
+    );
+  }
   // Measured only while serving: the lag a partner's request would meet (herald_event_loop_lag_seconds).
   eventLoopLag(ctx).start();
   warmBotUsername(ctx);

@@ -22,6 +22,18 @@ export const APART_DEADLINE_MS = 30_000;
 /** Reads waiting for the worker beyond this are refused (503 db_unavailable) rather than queued without end. */
 export const APART_MAX_WAITING = 64;
 
+/** The worker's own commands, beside the read tasks (names no task takes: they begin with $). */
+export const CHECKPOINT = "$checkpoint";
+export const CLOSE = "$close";
+
+export interface CheckpointResult {
+  /** 1 when the checkpoint could not take its lock (another checkpoint ran): nothing was done this time. */
+  busy: number;
+  /** Frames in the WAL, and how many of them are now in the database file. */
+  log: number;
+  checkpointed: number;
+}
+
 interface Waiting {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -49,7 +61,7 @@ export class ApartReader {
   private worker: Worker | null = null;
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
-  /** Reads the worker ran, for tests and benchmarks. */
+  /** Reads sent to the worker, for tests and benchmarks. */
   ran = 0;
 
   constructor(private readonly path: string) {}
@@ -58,18 +70,33 @@ export class ApartReader {
     if (this.waiting.size >= APART_MAX_WAITING) {
       return Promise.reject(new StoreUnavailable(`${APART_MAX_WAITING} reads already wait for the database's read worker`));
     }
+    this.ran++;
+    return this.send(task.name, args);
+  }
+
+  /** A PASSIVE checkpoint on the worker's own read-write connection (src/workers/read-worker.ts). */
+  checkpoint(): Promise<CheckpointResult> {
+    return this.send(CHECKPOINT, null);
+  }
+
+  /** Lets the worker close its connections (so that the store's closing checkpoint is not held back), then ends it. */
+  async close(): Promise<void> {
+    if (this.worker) {
+      const closed = this.send(CLOSE, null).catch(() => {});
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 1_000).unref?.())]);
+    }
+    this.abandon(new StoreUnavailable("the database is closing"));
+  }
+
+  private send<R>(name: string, args: unknown): Promise<R> {
     const worker = this.started();
     const id = this.nextId++;
     return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => this.abandon(new StoreUnavailable(`a read (${task.name}) took longer than ${APART_DEADLINE_MS} ms`)), APART_DEADLINE_MS);
+      const timer = setTimeout(() => this.abandon(new StoreUnavailable(`a read (${name}) took longer than ${APART_DEADLINE_MS} ms`)), APART_DEADLINE_MS);
       timer.unref?.();
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      worker.postMessage({ id, path: this.path, task: task.name, args });
+      worker.postMessage({ id, path: this.path, task: name, args });
     });
-  }
-
-  close(): void {
-    this.abandon(new StoreUnavailable("the database is closing"));
   }
 
   private started(): Worker {
@@ -88,7 +115,6 @@ export class ApartReader {
     if (!w) return;
     this.waiting.delete(a.id);
     clearTimeout(w.timer);
-    this.ran++;
     if (a.error) w.reject(errorOf(a.error));
     else w.resolve(a.value);
   }

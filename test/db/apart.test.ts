@@ -68,3 +68,17 @@ test("webhook delivery counts read apart", async () => {
   h = await openTestApp();
   expect(await deliveryHealth(h.ctx, null)).toEqual({ dead_letter_events: 0, failed_events: 0, pending_events: 0, delivered_events: 0 });
 });
+
+test("SQLite: the WAL is checkpointed in the read worker, SQLite's automatic checkpoint on the serving thread off", async () => {
+  if (testEngine() !== "sqlite") return; // PostgreSQL has no WAL of Herald's to checkpoint
+  h = await openTestApp();
+  const store = h.ctx.store as SqliteStore;
+  store.checkpointApart(10);
+  expect((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint).toBe(0);
+  await requests(h, 5_000);
+  // Bounded wait: the worker's checkpoint runs every 10 ms after a commit.
+  for (let i = 0; i < 200 && !(store.lastCheckpoint && store.lastCheckpoint.log > 0); i++) await Bun.sleep(10);
+  expect(store.lastCheckpoint!.log).toBeGreaterThan(0);
+  expect(store.lastCheckpoint!.checkpointed).toBe(store.lastCheckpoint!.log);
+  expect((await latencyPercentiles(h.ctx, 24)).overall.samples).toBe(5_000);
+});
