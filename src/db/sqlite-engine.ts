@@ -2,6 +2,7 @@ import { type Database, SQLiteError, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { StoreHealth } from "./health";
 import { ApartReader, type CheckpointResult } from "./apart";
+import { WorkerCheckpoints } from "./sqlite-checkpoints";
 import {
   type ApartTask,
   type Param,
@@ -340,10 +341,7 @@ export class SqliteStore implements Store {
     return `SQLite ${(this.db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}`;
   }
 
-  /**
-   * A read over a growing table, in the file's read worker (src/db/apart.ts); on this connection for a database in
-   * memory, which no other connection can open.
-   */
+  /** A read over a growing table, in the file's read worker (src/db/apart.ts); in place for a database in memory. */
   apart<A, R>(task: ApartTask<A, R>, args: A): Promise<R> {
     const path = this.file?.path;
     if (!path || path === ":memory:") return task.run(this, args);
@@ -352,50 +350,28 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Moves the WAL's checkpoints off this thread (`herald serve`): SQLite's automatic checkpoint runs in the commit
-   * that crosses 1,000 WAL pages, on the thread that committed, and writes those pages back and fsyncs the file while
-   * every request waits (16–20 ms at 1 GB, ~270 ms at 6.6 GB, seconds after a backup's long read let the WAL grow:
-   * bench scale). Here it is turned off and the read worker runs a PASSIVE checkpoint every `intervalMs` after writes
-   * (src/workers/read-worker.ts). Should the worker's checkpoint fail, SQLite's own is turned back on and `onFailure`
-   * told once. A database in memory has no WAL: nothing to do.
+   * Moves the WAL's checkpoints off this thread (`herald serve`; src/db/sqlite-checkpoints.ts): SQLite's automatic
+   * checkpoint is turned off here and the read worker runs a PASSIVE one every `intervalMs` after writes.
    */
   checkpointApart(intervalMs = 1_000, onFailure: (err: unknown) => void = () => {}): void {
     const path = this.file?.path;
     if (!path || path === ":memory:" || this.checkpoints) return;
     this.reader ??= new ApartReader(path);
-    this.db.exec("PRAGMA wal_autocheckpoint = 0");
-    let seen = this.commits;
-    let idle = 0;
-    let running = false;
-    this.checkpoints = setInterval(() => {
-      if (running || !this.file || !this.reader) return;
-      // After commits, and every 30 ticks whatever (a write that bypassed the queue: a migration, a CLI on the file).
-      if (this.commits === seen && ++idle < 30) return;
-      idle = 0;
-      seen = this.commits;
-      running = true;
-      this.reader
-        .checkpoint()
-        .then((r) => {
-          this.lastCheckpoint = r;
-        })
-        .catch((err) => {
-          if (this.checkpoints) clearInterval(this.checkpoints);
-          this.checkpoints = null;
-          if (this.file) this.db.exec("PRAGMA wal_autocheckpoint = 1000");
-          onFailure(err);
-        })
-        .finally(() => {
-          running = false;
-        });
-    }, intervalMs);
-    this.checkpoints.unref?.();
+    this.checkpoints = new WorkerCheckpoints(
+      this.reader,
+      () => (this.file ? this.commits : null),
+      (on) => this.db.exec(`PRAGMA wal_autocheckpoint = ${on ? 1000 : 0}`),
+      onFailure,
+    );
+    this.checkpoints.start(intervalMs);
   }
 
-  /** The worker's latest checkpoint (frames in the WAL, frames written back), for tests and benchmarks. */
-  lastCheckpoint: CheckpointResult | null = null;
-  /** The timer of checkpointApart, while it runs. */
-  private checkpoints: ReturnType<typeof setInterval> | null = null;
+  /** The worker's latest checkpoint (frames in the WAL, written back), for tests and benchmarks. */
+  get lastCheckpoint(): CheckpointResult | null {
+    return this.checkpoints?.last ?? null;
+  }
+
+  private checkpoints: WorkerCheckpoints | null = null;
 
   async sizeBytes(): Promise<number> {
     if (!this.file || this.file.path === ":memory:") return 0;
@@ -413,7 +389,7 @@ export class SqliteStore implements Store {
   /** Waits for queued transactions, then closes the connection (a WAL checkpoint first, src/db/client.ts). */
   async close(): Promise<void> {
     while (this.running || this.scheduled || this.pending.length) await (this.running ?? new Promise((r) => setImmediate(r)));
-    if (this.checkpoints) clearInterval(this.checkpoints);
+    this.checkpoints?.stop();
     this.checkpoints = null;
     const file = this.file;
     this.file = null;
