@@ -724,7 +724,7 @@ export interface Operations {
       query: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -804,7 +804,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -918,7 +918,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -999,7 +999,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -1051,7 +1051,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -1098,7 +1098,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -1183,7 +1183,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -1224,7 +1224,7 @@ export interface Operations {
       query?: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;
@@ -1299,7 +1299,7 @@ export interface Operations {
       query: {
         /** rows per page; integer 1–200, default 50 */
         limit?: number;
-        /** rows to skip (ignored with cursor); integer 0–1000000000, default 0 */
+        /** rows to skip (ignored with cursor); above 10000 it is 400 offset_too_large: page deeper with cursor (pagination.next_cursor); integer 0–1000000000, default 0 */
         offset?: number;
         /** opaque next_cursor from the previous page */
         cursor?: string;

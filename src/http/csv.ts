@@ -1,5 +1,4 @@
 import { stringify } from "csv-stringify/sync";
-import { ErrorBody } from "./envelope";
 
 // Every CSV Herald writes goes through this module (a convention test holds it: no other file imports
 // csv-stringify). RFC 4180 by csv-stringify, never by hand: CRLF line ends, quoted when needed, null and
@@ -65,12 +64,3 @@ export const csvDoc = (summary: string, description = "text/csv", responses: Rec
   summary,
   responses: { 200: { description, content: { "text/csv": { schema: { type: "string" as const } } } }, ...responses },
 });
-
-const errorAnswer = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
-
-/** csvDoc of an operator's CSV download, with the refusals every one of them shares (a bad query, no token). */
-export const operatorCsvDoc = (
-  summary: string,
-  description = "text/csv (RFC 4180, header row), as an attachment",
-  invalid = "invalid_query naming the parameter",
-) => csvDoc(summary, description, { 400: errorAnswer(invalid), 403: errorAnswer("forbidden: no admin token") });

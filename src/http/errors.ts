@@ -10,6 +10,14 @@ export type { CatalogEntry, ErrorCategory, RetryClass } from "./error-entry";
 export const ERROR_CATALOG = {
   invalid_payload: entry(400, "Invalid payload", "validation", "fix_and_retry", "Fix the fields named in details and send again."),
   invalid_query: entry(400, "Invalid query parameter", "validation", "fix_and_retry", "Fix the query parameters named in details and send again."),
+  offset_too_large: entry(
+    400,
+    "Offset too deep: page with the cursor",
+    "validation",
+    "fix_and_retry",
+    "A list that issues cursors pages by offset only up to 10,000 rows (an offset costs the server every row it skips). Page deeper with cursor: pass pagination.next_cursor of the previous page as cursor (without offset); each page then costs the same however deep. Lists paged by offset only (their next_cursor is always null) are not limited.",
+    { endpoint_groups: ["partner", "sandbox", "salutes", "transparency", "messenger", "admin"] },
+  ),
   unauthorized: entry(401, "Unauthorized", "authentication", "fail_fast", "Check the key id, secret, timestamp and signature inputs; do not retry unchanged."),
   forbidden: entry(
     403,

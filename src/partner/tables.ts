@@ -27,6 +27,10 @@ export const partnerUsers = sqliteTable(
     uniqueIndex("partner_users_username_idx").on(t.partner, t.mode, t.username),
     // Lookups by email within one owner.
     index("partner_users_email_idx").on(t.partner, t.mode, t.email),
+    // The owner's users newest first (GET /api/partner/users, and /user-lookup by status or q): WHERE partner = ? AND
+    // mode = ? ORDER BY id DESC, walked from the newest and stopped at the page's end. Without it every page sorted all
+    // of the owner's users.
+    index("partner_users_owner_idx").on(t.partner, t.mode, t.id),
   ],
 );
 
@@ -56,5 +60,8 @@ export const walletLinks = sqliteTable(
     // At most one primary wallet per user, enforced by the database itself.
     uniqueIndex("wallet_links_one_primary_idx").on(t.userId).where(sql`is_primary = 1`),
     index("wallet_links_user_idx").on(t.userId),
+    // /user-lookup?wallet=: an address on any chain, WHERE partner = ? AND mode = ? AND wallet_address = ?, which the
+    // unique index above (blockchain before the address) answers only by walking all of the owner's wallets.
+    index("wallet_links_owner_wallet_idx").on(t.partner, t.mode, t.walletAddress),
   ],
 );

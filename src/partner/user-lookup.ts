@@ -23,8 +23,8 @@ const likeTerm = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\
 const blankToNull = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim());
 
 /**
- * GET /users and GET /user-lookup: this owner's users, newest first, keyset-paged by id. Every clause is
- * bound; absent filters are NULL and switch themselves off.
+ * GET /users and GET /user-lookup: this owner's users, newest first, keyset-paged by id. Only the filters given
+ * reach the statement (listUserRows), so that each exact one finds its rows down its index.
  */
 export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilter, page: PageRequest) {
   if (page.after !== null && typeof page.after !== "number") {

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { intQuery } from "../http/params";
-import { PageQuery } from "../http/pagination";
+import { OffsetPageQuery, PageQuery } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
 import { TRIAGE_STATUSES } from "./triage";
 
@@ -105,6 +105,7 @@ export const AuditQuery = {
     limit: intQuery({ minimum: 1, maximum: 500, defaultValue: 100, description: "history rows, newest first" }),
     include_meta: t.Optional(t.String()),
   }),
-  triage: t.Object({ status: t.Optional(litQ(TRIAGE_STATUSES, "only this triage status")), ...PageQuery }),
+  // Paged by offset only (no cursor is issued): its offset is not bounded as a cursor list's is.
+  triage: t.Object({ status: t.Optional(litQ(TRIAGE_STATUSES, "only this triage status")), ...PageQuery, offset: OffsetPageQuery.offset }),
   plain: t.Object({ include_meta: t.Optional(t.String()) }),
 };

@@ -5,11 +5,11 @@ import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/
 import { pageOf, type PageRequest } from "../http/pagination";
 import {
   type DeliveryRow,
-  deadLetterRows,
+  deadLetterRowsTask,
   deliveriesOfEvent,
   listDeliveryRows,
   ownedDeliveriesOfEvent,
-  operatorDeadLetterRows,
+  operatorDeadLettersTask,
   recoverableIds,
   replayRows,
   replayTargetOf,
@@ -115,7 +115,7 @@ export async function listDeliveries(
 
 export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
   const since = new Date(ctx.clock.now().getTime() - hours * 3_600_000).toISOString();
-  const { rows, n, byType, byReason } = await deadLetterRows(ctx.store, owner, since);
+  const { rows, n, byType, byReason } = await ctx.store.apart(deadLetterRowsTask, { owner: { partner: owner.partner, mode: owner.mode }, sinceIso: since });
   return {
     window_hours: hours,
     dead_letter_count: n,
@@ -262,12 +262,15 @@ export function deliverySloControls(ctx: Pick<Ctx, "config">) {
 
 /**
  * Every partner's dead letters (live and sandbox), newest first, for the operator: the console's dead-letters
- * page. Optional filters: one partner, one event type.
+ * page. Optional filters: one partner, one event type. `total`: how many match the filter in all; `rows`: the page's
+ * delivery rows as read (the exports' source). Read in the read worker (operatorDeadLettersTask): the count walks
+ * every matching dead letter.
  */
 export async function deadLettersForOperator(ctx: Pick<Ctx, "store">, f: { partner?: string; event_type?: string }, page: PageRequest) {
-  const rows = await operatorDeadLetterRows(ctx.store, f, { before: page.after, limit: page.limit + 1, offset: page.offset });
+  const filter = { partner: f.partner, event_type: f.event_type };
+  const { rows, total } = await ctx.store.apart(operatorDeadLettersTask, { filter, before: page.after, limit: page.limit + 1, offset: page.offset });
   const p = pageOf(rows, page, (r) => r.id);
-  return { ...p, items: p.items.map((r) => ({ ...deliveryView(r), partner: r.partner, mode: r.mode, updated_at: r.updated_at })) };
+  return { ...p, total, rows: p.items, items: p.items.map((r) => ({ ...deliveryView(r), partner: r.partner, mode: r.mode, updated_at: r.updated_at })) };
 }
 
 /**

@@ -2,8 +2,9 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/http/errors";
 import { openTestApp } from "../support/app";
-import { createAdminToken } from "../support/partner";
-import { DEFAULT_LIMIT, MAX_LIMIT, pageOf, parsePage, type PageRequest } from "../../src/http/pagination";
+import { createAdminToken, createKey, signedJson } from "../support/partner";
+import { ERROR_CATALOG } from "../../src/http/errors";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_OFFSET_PARSED, pageOf, parseKeyPage, parsePage, type PageRequest } from "../../src/http/pagination";
 
 /** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */
 function table() {
@@ -64,6 +65,96 @@ describe("limit and offset", () => {
     expect(last.items.map((r) => r.id)).toEqual([1]);
     expect(last.pagination).toEqual({ has_more: false, next_offset: null, next_cursor: null });
     expect(last.query).toEqual({ limit: 2, offset: 4, cursor: null });
+  });
+});
+
+describe("bounded offsets", () => {
+  const expectOffsetTooLarge = (fn: () => unknown, offset: number) => {
+    try {
+      fn();
+      throw new Error("expected an error");
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      const e = err as AppError;
+      expect([e.code, e.status]).toEqual(["offset_too_large", 400]);
+      expect(e.message).toContain(`query.offset is ${offset}, past ${MAX_OFFSET}`);
+      expect(e.message).toContain("pagination.next_cursor");
+      expect(e.details).toEqual([{ field: "query.offset", problem: expect.stringContaining("page deeper with cursor") }]);
+    }
+  };
+
+  test(`a list with a cursor pages by offset up to ${MAX_OFFSET}; deeper is offset_too_large, with a key cursor too`, () => {
+    expect(parsePage({ offset: MAX_OFFSET }).offset).toBe(MAX_OFFSET);
+    expect(parseKeyPage({ offset: MAX_OFFSET }, ["text", "integer"]).offset).toBe(MAX_OFFSET);
+    expectOffsetTooLarge(() => parsePage({ offset: MAX_OFFSET + 1 }), MAX_OFFSET + 1);
+    expectOffsetTooLarge(() => parseKeyPage({ offset: MAX_OFFSET_PARSED }, ["text", "integer"]), MAX_OFFSET_PARSED);
+    // A cursor is how to go deeper: from it the page starts at its position, offset 0.
+    expect(parsePage({ cursor: Buffer.from('{"a":5}').toString("base64url") })).toMatchObject({ offset: 0, after: 5 });
+  });
+
+  test("the catalog entry states the limit and names the cursor", () => {
+    const e = ERROR_CATALOG.offset_too_large;
+    expect([e.http_status, e.category, e.retry_class]).toEqual([400, "validation", "fix_and_retry"]);
+    expect(e.retry_behavior).toContain(MAX_OFFSET.toLocaleString("en-US"));
+    expect(e.retry_behavior).toContain("pagination.next_cursor");
+  });
+
+  test("over HTTP: partner and operator lists refuse past the limit and answer at it; offset-only lists are not limited", async () => {
+    const h = await openTestApp();
+    try {
+      const key = await createKey(h);
+      const admin = { authorization: `Bearer ${await createAdminToken(h)}` };
+      const lists = [
+        (offset: number) => signedJson(h, key, "GET", `/api/partner/users?offset=${offset}`),
+        (offset: number) => signedJson(h, key, "GET", `/api/partner/webhooks?offset=${offset}`),
+        (offset: number) => h.json(`/admin/audio-share/track-tokens?offset=${offset}`, { headers: admin }),
+        (offset: number) => h.json(`/admin/sessions?offset=${offset}`, { headers: admin }),
+      ];
+      for (const list of lists) {
+        const at = await list(MAX_OFFSET);
+        expect([at.status, at.body.query?.offset, at.body.pagination?.has_more]).toEqual([200, MAX_OFFSET, false]);
+        const past = await list(MAX_OFFSET + 1);
+        expect(past.status).toBe(400);
+        expect(past.body).toMatchObject({ error: "offset_too_large", details: [{ field: "query.offset" }] });
+        expect(past.body.message).toContain("pagination.next_cursor");
+        // Past what the schema parses, the generic refusal as before.
+        expect((await list(MAX_OFFSET_PARSED + 1)).body.error).toBe("invalid_query");
+      }
+      // Lists paged by offset only have no cursor to page with instead: a deep offset is answered (empty here).
+      const triage = await h.json(`/transparency/audit-anomalies/triage.json?offset=${MAX_OFFSET + 1}`);
+      expect([triage.status, triage.body.query?.offset]).toEqual([200, MAX_OFFSET + 1]);
+      const jobs = await h.json(`/admin/jobs?offset=${MAX_OFFSET + 1}`, { headers: admin });
+      expect([jobs.status, jobs.body.count]).toEqual([200, 0]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("the OpenAPI document states the limit on every cursor list's offset, and documents the code", async () => {
+    const h = await openTestApp();
+    try {
+      type Param = { name: string; in: string; description?: string; schema?: { maximum?: number; description?: string } };
+      const doc = (await h.json("/api/openapi.json")).body as {
+        paths: Record<string, Record<string, { parameters?: Param[] }>>;
+        components: { responses: Record<string, { description: string }>; schemas: { ErrorCode: { enum: string[] } } };
+      };
+      const described: string[] = [];
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          const offset = op.parameters?.find((p) => p.name === "offset" && p.in === "query");
+          const text = offset?.description ?? offset?.schema?.description ?? "";
+          if (!text.includes("ignored with cursor")) continue;
+          described.push(`${method.toUpperCase()} ${path}`);
+          expect({ path, text }).toEqual({ path, text: expect.stringContaining(`above ${MAX_OFFSET} it is 400 offset_too_large`) });
+          expect(text).toContain("pagination.next_cursor");
+        }
+      }
+      expect(described).toEqual(expect.arrayContaining(["GET /api/salutes/ledger", "GET /api/partner/users", "GET /api/partner/user-lookup"]));
+      expect(doc.components.schemas.ErrorCode.enum).toContain("offset_too_large");
+      expect(doc.components.responses.BadRequest?.description).toContain("`offset_too_large`");
+    } finally {
+      await h.close();
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { encodeCursor } from "../../src/http/pagination";
+import { encodeCursor, MAX_OFFSET } from "../../src/http/pagination";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { body, createUser, credit, debit, fixture } from "./support";
@@ -138,6 +138,27 @@ describe("GET /api/salutes/ledger", () => {
       }
       expect(seen).toEqual(order === "desc" ? [...ids].reverse() : ids);
     }
+  });
+
+  test(`offset pages up to ${MAX_OFFSET}; deeper is 400 offset_too_large naming the cursor, which pages on`, async () => {
+    const { key, user, ids } = await seed();
+    const at = await get(key, `/api/salutes/ledger?user_id=${user}&reason=quest_reward&offset=${MAX_OFFSET}`);
+    expect(at.status).toBe(200);
+    expect(at.body).toMatchObject({ count: 0, ledger: [], query: { offset: MAX_OFFSET, reason: "quest_reward" } });
+    const past = await get(key, `/api/salutes/ledger?user_id=${user}&offset=${MAX_OFFSET + 1}`);
+    expect(past.status).toBe(400);
+    expect(past.body).toMatchObject({
+      success: false,
+      error: "offset_too_large",
+      details: [{ field: "query.offset", problem: expect.stringContaining("pagination.next_cursor") }],
+    });
+    expect(past.body.message).toBe(
+      `Invalid request parameters: query.offset is ${MAX_OFFSET + 1}, past ${MAX_OFFSET}, the deepest offset this list pages to; page deeper with cursor: pass pagination.next_cursor of the previous page as cursor`,
+    );
+    // The way it names: a page's next_cursor, whatever its depth.
+    const first = await get(key, `/api/salutes/ledger?user_id=${user}&limit=2`);
+    const next = await get(key, `/api/salutes/ledger?user_id=${user}&limit=2&cursor=${first.body.pagination.next_cursor}`);
+    expect(next.body.ledger.map((e: { id: number }) => e.id)).toEqual([ids[2], ids[1]]);
   });
 
   test.each([

@@ -1,4 +1,4 @@
-import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches, SCATTERED_BATCH_ROWS } from "../../db/batched-delete";
 import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { idempotencyRecords } from "../tables";
@@ -67,14 +67,16 @@ export async function releaseClaim(q: Queryable, keyId: string, key: string): Pr
 }
 
 /**
- * Expired records whose claim is over, in bounded batches down idempotency_expires_idx (src/db/batched-delete.ts). An
- * expired claim still in progress is passed over until its lock runs out.
+ * Expired records whose claim is over, in bounded batches down idempotency_expires_idx (src/db/batched-delete.ts), of
+ * 500: the primary key is the client's Idempotency-Key, so every row deleted changes another page of it
+ * (SCATTERED_BATCH_ROWS). An expired claim still in progress is passed over until its lock runs out.
  */
 export function pruneIdempotency(store: Store, nowIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
   return deleteInBatches(store, {
     table: "idempotency_records",
     where: "expires_at <= ? AND (state = 'completed' OR locked_until <= ?)",
     params: [nowIso, nowIso],
+    batchRows: SCATTERED_BATCH_ROWS,
     ...bound,
   });
 }

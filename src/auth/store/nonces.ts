@@ -1,4 +1,4 @@
-import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import { type BatchBound, type BatchedDeleteResult, deleteInBatches, SCATTERED_BATCH_ROWS } from "../../db/batched-delete";
 import type { Queryable, Store } from "../../db/port";
 
 // partner_nonces: single-use nonces per key. The primary key makes "use" atomic on both engines: of two
@@ -14,7 +14,10 @@ export async function useNonce(q: Queryable, keyId: string, nonce: string, expir
   return r.changes === 1;
 }
 
-/** Expired nonces, in bounded batches down partner_nonces_expires_idx (src/db/batched-delete.ts). */
+/**
+ * Expired nonces, in bounded batches down partner_nonces_expires_idx (src/db/batched-delete.ts), of 500: the primary
+ * key is a random nonce, so every row deleted changes another page of it (SCATTERED_BATCH_ROWS).
+ */
 export function pruneNonces(store: Store, nowIso: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
-  return deleteInBatches(store, { table: "partner_nonces", where: "expires_at <= ?", params: [nowIso], ...bound });
+  return deleteInBatches(store, { table: "partner_nonces", where: "expires_at <= ?", params: [nowIso], batchRows: SCATTERED_BATCH_ROWS, ...bound });
 }

@@ -25,7 +25,8 @@ export const flag = (description: string) => t.Optional(t.Union([t.Literal("0"),
  */
 export const AdminPageQuery = {
   limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "rows per page" }),
-  offset: intQuery({ minimum: 0, maximum: 1_000_000, defaultValue: 0, description: "rows to skip (ignored with cursor)" }),
+  // Past MAX_OFFSET parseKeyPage refuses with offset_too_large (these lists issue cursors); the description says so.
+  offset: PageQuery.offset,
   cursor: PageQuery.cursor,
   include_meta: t.Optional(t.String()),
 };

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET_PARSED, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable } from "../../http/routes/declare";
 import { BACKUP_NAME_PATTERN } from "./list";
@@ -104,7 +104,7 @@ export const OpsModel = {
   }),
   listQuery: t.Object({
     limit: intQuery({ minimum: 1, maximum: MAX_LIMIT, defaultValue: DEFAULT_LIMIT, description: "backups per page" }),
-    offset: intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "backups to skip" }),
+    offset: intQuery({ minimum: 0, maximum: MAX_OFFSET_PARSED, defaultValue: 0, description: "backups to skip" }),
     include_meta: t.Optional(t.String()),
   }),
   list: Envelope({

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse, operatorCsvDoc } from "../../http/csv";
+import { csvResponse } from "../../http/csv";
+import { operatorCsvDoc } from "../../http/openapi/csv-doc";
 import { exportPair } from "../../http/exports/pair";
 import { downloads } from "../../http/openapi/contract";
 import { refusal, refuses } from "../../http/routes/declare";

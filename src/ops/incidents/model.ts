@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { MAX_OFFSET, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
+import { MAX_OFFSET_PARSED, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { Incident } from "../../status/model";
 import { DRAFT_LIMITS } from "./draft";
@@ -179,7 +179,7 @@ const listFilters = {
   since: Instant("incidents still open at or after this instant"),
   include_meta: t.Optional(t.String()),
 };
-const offset = intQuery({ minimum: 0, maximum: MAX_OFFSET, defaultValue: 0, description: "rows to skip" });
+const offset = intQuery({ minimum: 0, maximum: MAX_OFFSET_PARSED, defaultValue: 0, description: "rows to skip" });
 const ListEcho = OffsetQueryEcho({ status: N(t.String()), severity: N(t.String()), since: N(t.String()) });
 
 export const listQuery = t.Object({

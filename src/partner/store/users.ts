@@ -88,29 +88,33 @@ export interface UserListFilter {
   offset: number;
 }
 
-/** A value bound `n` times: a NULL-switched filter's test, then each column it is compared with. */
-const times = (n: number, v: Param): Param[] => Array.from({ length: n }, () => v);
-
 /**
- * This owner's users, newest first; absent filters are NULL and switch themselves off. `like` is a lower-cased
- * pattern compared with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
+ * This owner's users, newest first, with only the filters that are set in the WHERE: a `(? IS NULL OR u.email = ?)`
+ * clause cannot use an index (the planner chooses one plan for every value of the parameter), so a lookup by email
+ * walked all of the owner's users. Each exact filter finds its rows down an index: email partner_users_email_idx,
+ * username partner_users_username_idx, wallet wallet_links_owner_wallet_idx; the others walk the owner's users
+ * newest first down partner_users_owner_idx and stop at the page's end. `like` is a lower-cased pattern compared
+ * with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
  */
 export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
-  const wallet = [f.wallet, owner.partner, owner.mode, f.wallet];
-  const filters = [...times(2, f.status), ...times(5, f.like), ...times(2, f.email), ...times(2, f.username), ...wallet, ...times(2, f.afterId)];
-  return q.all<UserWithPrimary>(
-    `${SELECT_USER_WITH_PRIMARY}
-     WHERE u.partner = ? AND u.mode = ?
-       AND (CAST(? AS text) IS NULL OR u.status = ?)
-       AND (CAST(? AS text) IS NULL OR lower(u.external_id) LIKE ? ESCAPE '\\' OR lower(u.username) LIKE ? ESCAPE '\\'
-            OR lower(u.display_name) LIKE ? ESCAPE '\\' OR lower(u.email) LIKE ? ESCAPE '\\')
-       AND (CAST(? AS text) IS NULL OR u.email = ?)
-       AND (CAST(? AS text) IS NULL OR u.username = ?)
-       AND (CAST(? AS text) IS NULL OR u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?))
-       AND (CAST(? AS bigint) IS NULL OR u.id < ?)
-     ORDER BY u.id DESC LIMIT ? OFFSET ?`,
-    [owner.partner, owner.mode, ...filters, f.limit, f.offset],
-  );
+  const where = ["u.partner = ?", "u.mode = ?"];
+  const args: Param[] = [owner.partner, owner.mode];
+  const add = (condition: string, ...values: Param[]) => {
+    where.push(condition);
+    args.push(...values);
+  };
+  if (f.status !== null) add("u.status = ?", f.status);
+  if (f.like !== null) {
+    const like = (column: string) => `lower(u.${column}) LIKE ? ESCAPE '\\'`;
+    add(`(${["external_id", "username", "display_name", "email"].map(like).join(" OR ")})`, f.like, f.like, f.like, f.like);
+  }
+  if (f.email !== null) add("u.email = ?", f.email);
+  if (f.username !== null) add("u.username = ?", f.username);
+  if (f.wallet !== null) {
+    add("u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?)", owner.partner, owner.mode, f.wallet);
+  }
+  if (f.afterId !== null) add("u.id < ?", f.afterId);
+  return q.all<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} WHERE ${where.join(" AND ")} ORDER BY u.id DESC LIMIT ? OFFSET ?`, [...args, f.limit, f.offset]);
 }
 
 /** Which rule a unique index of users and wallets enforces, on either engine (SQLite names the columns, PostgreSQL the index). */

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { levelAtLeast, round2, worst } from "./types";
 import type { StatusPolicy } from "./policy";
+import { apartTask } from "../../db/apart";
 import { finishedRunsSince } from "../store/read-models";
 
 // Jobs reliability from job_runs. Only finished runs (ok is not null) that started inside the window count;
@@ -61,13 +62,22 @@ export function reliabilityOf(runs: readonly RunRow[], windowDays: number) {
   };
 }
 
+/**
+ * The reliability figures of the runs that started since `sinceIso`, read and tallied in the read worker
+ * (src/db/apart.ts): the window's runs grow with the jobs and the window (a run a minute of status-snapshot alone is
+ * 10,000 a week, 130,000 over the policy's longest window of 90 days), and the tally parses two times a run.
+ */
+export const reliabilityTask = apartTask("status-reliability", async (q, a: { sinceIso: string; windowDays: number }) => {
+  // job_runs_started_idx serves the range; the sort is in memory over the window's runs.
+  const rows = await finishedRunsSince(q, a.sinceIso);
+  const runs = rows.map((r) => ({ name: r.name, finished_at: r.finished_at ?? a.sinceIso, ok: r.ok === 1 }));
+  return reliabilityOf(runs, a.windowDays);
+});
+
 export async function reliabilityCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.reliability;
   const since = new Date(ctx.clock.now().getTime() - p.window_days * 86_400_000).toISOString();
-  // job_runs_started_idx serves the range; the sort is in memory over the window's runs.
-  const rows = await finishedRunsSince(ctx.store, since);
-  const runs = rows.map((r) => ({ name: r.name, finished_at: r.finished_at ?? since, ok: r.ok === 1 }));
-  const n = reliabilityOf(runs, p.window_days);
+  const n = await ctx.store.apart(reliabilityTask, { sinceIso: since, windowDays: p.window_days });
   const failing = levelAtLeast(n.unresolved_failure_jobs, p.unresolved_failure_jobs_warn, p.unresolved_failure_jobs_bad);
   const slow = p.avg_mttr_minutes_warn > 0 && n.avg_mttr_minutes !== null && n.avg_mttr_minutes > p.avg_mttr_minutes_warn ? "warn" : "ok";
   const status = worst([failing, slow]);

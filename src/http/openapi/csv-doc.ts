@@ -1,0 +1,15 @@
+import { csvDoc } from "../csv";
+import { ErrorBody } from "../envelope";
+
+// The OpenAPI detail of an operator's CSV download. Apart from src/http/csv.ts because it names the error envelope's
+// schema (Elysia's typebox): the read worker writes CSV through csv.ts (the dead-letters export) and loads nothing of
+// Elysia's.
+
+const errorAnswer = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+/** csvDoc of an operator's CSV download, with the refusals every one of them shares (a bad query, no token). */
+export const operatorCsvDoc = (
+  summary: string,
+  description = "text/csv (RFC 4180, header row), as an attachment",
+  invalid = "invalid_query naming the parameter",
+) => csvDoc(summary, description, { 400: errorAnswer(invalid), 403: errorAnswer("forbidden: no admin token") });
