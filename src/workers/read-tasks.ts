@@ -1,5 +1,6 @@
 import type { ApartTask } from "../db/apart";
 import { latencyTask } from "../http/latency";
+import { hourCountsTask } from "../http/request-log/catchup";
 import { requestCountsTask } from "../partner/usage-service";
 import { reliabilityTask } from "../status/checks/reliability";
 import { requestOutcomesTask } from "../status/store/read-models";
@@ -7,7 +8,8 @@ import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
 import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, statusCountsTask } from "../webhooks/deliveries-store";
 
 // Every read that may run apart from the event loop (src/db/apart.ts), by name, for the read worker to find.
-// A task passed to store.apart must be listed here (test/db/apart.test.ts checks that each one runs in the worker).
+// A task passed to store.apart must be listed here: the worker refuses a name it does not know, and
+// test/db/apart.test.ts checks that every apartTask(…) in src/ is listed.
 
 const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   latencyTask,
@@ -19,6 +21,7 @@ const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   deadLettersCsvTask,
   requestOutcomesTask,
   reliabilityTask,
+  hourCountsTask,
 ];
 
 export const TASKS: ReadonlyMap<string, ApartTask<unknown, unknown>> = new Map(ALL.map((t) => [t.name, t as ApartTask<unknown, unknown>]));

@@ -82,3 +82,13 @@ test("SQLite: the WAL is checkpointed in the read worker, SQLite's automatic che
   expect(store.lastCheckpoint!.checkpointed).toBe(store.lastCheckpoint!.log);
   expect((await latencyPercentiles(h.ctx, 24)).overall.samples).toBe(5_000);
 });
+
+test("every apartTask(…) in src/ is listed for the read worker (an unlisted one fails on SQLite only, in production)", async () => {
+  const declared = new Set<string>();
+  for await (const file of new Bun.Glob("**/*.ts").scan({ cwd: new URL("../../src", import.meta.url).pathname })) {
+    const text = await Bun.file(new URL(`../../src/${file}`, import.meta.url)).text();
+    for (const m of text.matchAll(/apartTask\(\s*"([^"]+)"/g)) declared.add(m[1]!);
+  }
+  expect(declared.size).toBeGreaterThanOrEqual(10);
+  expect([...declared].filter((name) => !TASKS.has(name))).toEqual([]);
+});
