@@ -156,6 +156,8 @@ export function creditFigures(r: CreditRun): { p50: number; p99: number; n: numb
 /** One operation of the table: its label, and the request(s) it makes. */
 export interface Operation {
   label: string;
+  /** The status the operation must answer, when it is not a success (a refusal that is the point: a deep offset). */
+  expectStatus?: number;
   run: () => Promise<Answer>;
 }
 
@@ -182,7 +184,9 @@ export function routeOperations(
     signed("/api/partner/analytics/usage?hours=24"),
     signed("/api/partner/status"),
     signed(`/api/salutes/ledger?user_id=${data.heavyUserId}&reason=${data.rareReason}`),
-    signed(`/api/salutes/ledger?user_id=${data.heavyUserId}&offset=500000`),
+    signed(`/api/salutes/ledger?user_id=${data.heavyUserId}&offset=10000`),
+    // Past the deepest offset (10,000): refused at once with 400 offset_too_large, which names the cursor instead.
+    { ...signed(`/api/salutes/ledger?user_id=${data.heavyUserId}&offset=500000`), expectStatus: 400 },
     signed(`/api/partner/user-lookup?email=${encodeURIComponent(data.lookupEmail)}`),
     signed("/api/partner/webhooks/dlq?hours=720"),
     admin("/admin/ops/403-digest"),

@@ -90,8 +90,10 @@ function startProber(url: string, out: string, maxSeconds: number): { stop(): Pr
 type Outcome = { text: string; problem?: Timed["problem"] };
 
 /** The answer column, and what is wrong with the answer: an HTTP error is an error of the run, a failed job a note. */
-function outcomeOf(a: Answer): Outcome {
+function outcomeOf(a: Answer, expected?: number): Outcome {
   const text = `${a.status} ${a.bytes >= 1024 ? `${(a.bytes / 1024).toFixed(0)} KiB` : `${a.bytes} B`}${a.note ? ` ${a.note}` : ""}`;
+  if (expected !== undefined)
+    return a.status === expected ? { text } : { text, problem: { error: true, text: `answered ${a.status} ${a.note}, expected ${expected}` } };
   if (a.status >= 400) return { text, problem: { error: true, text: `answered ${a.status} ${a.note}` } };
   if (a.note.startsWith("job failed")) return { text, problem: { error: false, text: a.note } };
   return { text };
@@ -219,7 +221,7 @@ async function operations(
         const t0 = performance.now();
         const a = await op.run();
         if (op.label.includes("/admin/backup/run")) backupMs = performance.now() - t0;
-        return outcomeOf(a);
+        return outcomeOf(a, op.expectStatus);
       },
       ops,
     );
