@@ -187,6 +187,25 @@ export class JobRegistry {
     }
   }
 
+  /**
+   * A run of work that is no scheduled job (a backup) in job_runs, trigger `manual`: its row says it runs, then how it
+   * ended, beside the jobs' runs. Answers what finishes the row, and its id.
+   */
+  async beginRun(name: string): Promise<{ id: number; finish(error: string | null): Promise<void> }> {
+    const started = this.deps.clock.now();
+    const t0 = performance.now();
+    const start: runs.RunStart = { name, startedAt: started.toISOString(), trigger: "manual", instanceId: this.deps.instanceId };
+    const id = await this.deps.store.tx((t) => runs.insertRun(t, start));
+    return {
+      id,
+      finish: (error) => {
+        const durationMs = Math.round(performance.now() - t0);
+        const finishedAt = new Date(started.getTime() + durationMs).toISOString();
+        return runs.finishRun(this.deps.store, id, { finishedAt, ok: error === null, error, durationMs });
+      },
+    };
+  }
+
   async runNow(name: string): Promise<JobRunResult> {
     return this.track(this.execute(this.defOrThrow(name), "manual"));
   }

@@ -87,12 +87,20 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
     for (const temp of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(temp, { force: true });
   };
   process.once("exit", removeTemps);
+  // Its job_runs row (name "backup"): the run is seen beside the jobs' runs, running and then ended. A row that cannot
+  // be written costs the backup nothing (the store may be what is failing; the log says so).
+  const row = await ctx.jobs.beginRun("backup").catch((err) => {
+    ctx.log.warn("backup: its job_runs row could not be written", { id: run.id, error: (err as Error).message });
+    return null;
+  });
+  const finishRow = (error: string | null) => row?.finish(error).catch(() => {});
   try {
     const copy = await copyInWorker({ dbPath: ctx.config.dbPath, partialPath: partial, fault: input.testFault }, run.report);
     ctx.log.info("backup copied", { id: run.id, size_bytes: copy.sizeBytes, wal_checkpoint: copy.checkpoint });
     const backup = await publish(ctx, input, run, copy, partial, file, name);
     const pruned = await pruneBackups(ctx, input, name);
     ctx.log.info("backup made", { id: run.id, name, size_bytes: backup.size_bytes, pruned: pruned.length });
+    await finishRow(null);
     run.finish({ name });
     return { backup, pruned };
   } catch (err) {
@@ -100,6 +108,7 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
     removeTemps();
     const refusal = asRefusal(err);
     ctx.log.error("backup failed", { id: run.id, error: refusal.message, internal: refusal.internal ?? null });
+    await finishRow(refusal.message);
     run.finish({ error: refusal.message });
     throw refusal;
   } finally {

@@ -122,6 +122,14 @@ sqliteOnly("while a large backup runs in its worker, /healthz and a signed credi
   const during = await status();
   expect(during.running).toMatchObject({ id: accepted.backup_id, started_at: "2026-01-01T00:00:00.000Z" });
   expect(["snapshot", "integrity_check", "checksum"]).toContain(during.running!.phase);
+  // Its job_runs row was written as it began (trigger manual); unfinished while it runs. (A loaded machine may end
+  // the backup between the status above and this read: then the row has ended too, with ok.)
+  const begun = await app.ctx.store.all<{ trigger: string; finished_at: string | null; ok: number | null }>(
+    "SELECT trigger, finished_at, ok FROM job_runs WHERE name = 'backup'",
+  );
+  expect(begun).toHaveLength(1);
+  expect(begun[0]!.trigger).toBe("manual");
+  expect(begun[0]!.finished_at === null ? begun[0]!.ok : 1).toBe(begun[0]!.finished_at === null ? null : begun[0]!.ok);
   // Only the temp copy exists meanwhile: nothing under a backup's name before it is checked.
   expect(backupFiles(dir)).toEqual([]);
   expect(readdirSync(dir).filter((n) => !n.startsWith(".herald-2026-01-01T00-00-00-000Z.db.partial"))).toEqual([]);
@@ -139,6 +147,11 @@ sqliteOnly("while a large backup runs in its worker, /healthz and a signed credi
   expect(strays(dir)).toEqual([]);
   const audit = await app.ctx.store.all<{ target: string; details: string }>("SELECT target, details FROM admin_audit WHERE action = 'backup.run'");
   expect(audit.map((a) => [a.target, JSON.parse(a.details).backup_id])).toEqual([[file, accepted.backup_id]]);
+  const row = await app.ctx.store.get<{ ok: number; error: string | null; finished_at: string | null }>(
+    "SELECT ok, error, finished_at FROM job_runs WHERE name = 'backup' ORDER BY id LIMIT 1",
+  );
+  expect(row).toMatchObject({ ok: 1, error: null });
+  expect(row!.finished_at).not.toBeNull();
 
   // The log followed it: each phase from 0 to 100, a line per 10 % at most.
   const progress = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "backup progress");
@@ -190,6 +203,10 @@ sqliteOnly(
       expect(readdirSync(dir)).toEqual([]);
       app.clock.advanceSeconds(1);
     }
+    // Each failure's job_runs row ended failed, with the public message.
+    const rows = await app.ctx.store.all<{ ok: number; error: string }>("SELECT ok, error FROM job_runs WHERE name = 'backup' ORDER BY id");
+    expect(rows.map((r) => r.ok)).toEqual([0, 0, 0]);
+    expect(rows.every((r) => r.error.length > 0)).toBe(true);
     // A failure is no run of record: no audit row, and the next backup is made as usual.
     expect(await app.ctx.store.get("SELECT count(*) AS n FROM admin_audit WHERE action LIKE 'backup%'")).toEqual({ n: 0 });
     const ok = await runBackup(app.ctx, { actor });
