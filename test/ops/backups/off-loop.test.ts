@@ -23,6 +23,14 @@ const FILE = "test/ops/backups/off-loop.test.ts";
 const sqliteOnly = testOn("sqlite", FILE);
 const postgresOnly = testOn("postgres", FILE);
 
+/**
+ * Every request on a connection of its own. The server's idle timeout is 1 s (below), so a pooled keep-alive
+ * connection left idle while the test hashes a 200 MB file may be closed by the server just as the client reuses
+ * it: ECONNRESET (seen once in CI). A fresh connection per request takes that race away.
+ */
+const fetch = (url: string, init: RequestInit = {}): Promise<Response> =>
+  globalThis.fetch(url, { ...init, keepalive: false, headers: { ...(init.headers as Record<string, string> | undefined), connection: "close" } });
+
 let h: TestApp | undefined;
 let server: { stop(closeActive?: boolean): Promise<unknown> } | undefined;
 afterEach(async () => {
