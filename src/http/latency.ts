@@ -1,95 +1,94 @@
 import type { Clock } from "../clock";
 import { apartTask } from "../db/apart";
-import type { Queryable } from "../db/port";
+import { BUCKET_COUNT, histogramPercentilesMs, MAX_RELATIVE_ERROR } from "./request-log/histogram";
+import { hourOf, hourStartIso } from "./request-log/hours";
 import { KEY_REF } from "./request-log/log";
+import { type RouteSummary, routeSummaries } from "./request-log/summary";
 
-// Latency percentiles from the request log, shared by partner usage/status (one key) and the public
-// latency-percentiles route (every request). Nearest rank, never averages: an average hides the slow tail.
+// Request counts and latency percentiles from the request log's hourly summaries (request-log/summary.ts), shared by
+// partner usage/status (one key) and the public latency figures (every request). Percentiles are read from
+// log-spaced latency buckets (request-log/histogram.ts): the bucket that holds the nearest-rank sample, within
+// MAX_RELATIVE_ERROR of it — never averages, which hide the slow tail. A window costs its hours × routes summary
+// rows, the same at 10M logged requests as at 10k (issue 72).
+
+/** The largest relative error of a percentile, in percent with 2 decimals (9.05), as the answers state it. */
+export const PERCENTILE_ERROR_PCT = Math.round(MAX_RELATIVE_ERROR * 10_000) / 100;
 
 /**
- * Latency percentiles are computed in memory over at most this many samples — the most recent requests of
- * the window. 200k integers sort in tens of milliseconds; request counts are always exact (SQL aggregates).
+ * A window of whole UTC hours: from the start of the hour that held `end − hours` up to `end` (the summaries count
+ * per hour), so it spans at least `hours` and less than `hours + 1`. `toHour` is the last hour counted.
  */
-export const MAX_LATENCY_SAMPLES = 200_000;
-export const PERCENTILES = [50, 95, 99] as const;
-
 export interface UsageWindow {
   hours: number;
   startIso: string;
   endIso: string;
+  fromHour: string;
+  toHour: string;
 }
 
-/** The last `hours` hours up to and including now: (start, end]. A row exactly `hours` old is outside. */
+/** The window of the last `hours` hours up to `end` (now by default), `end`'s own hour included. */
 export function usageWindow(ctx: { clock: Clock }, hours: number, end: Date = ctx.clock.now()): UsageWindow {
-  return { hours, startIso: new Date(end.getTime() - hours * 3_600_000).toISOString(), endIso: end.toISOString() };
+  const fromHour = hourOf(new Date(end.getTime() - hours * 3_600_000).toISOString());
+  return { hours, startIso: hourStartIso(fromHour), endIso: end.toISOString(), fromHour, toHour: hourOf(end.toISOString()) };
 }
 
 /**
- * Nearest-rank percentile of ascending values: the value at rank ceil(p/100 × n), 1-based. It is always one
- * of the observed samples (no interpolation), so a partner can check it against their own logs.
+ * The `hours` whole hours before the hour of `before`: a window whose figures stay the same until the next hour
+ * begins (a page that caches its answer per ETag: the trust dashboard).
  */
-export function nearestRank(sortedAsc: readonly number[], p: number): number {
-  const rank = Math.max(1, Math.ceil((p * sortedAsc.length) / 100)); // p × n stays an exact integer
-  return sortedAsc[rank - 1]!;
-}
-
-/** Microseconds (as logged) to milliseconds with 3 decimals — exact, since the log keeps whole µs. */
-const msOf = (us: number) => Math.round(us) / 1000;
-
-export function percentilesMs(latenciesUs: number[]) {
-  const sorted = Float64Array.from(latenciesUs).sort();
-  const values = Array.from(sorted);
-  return {
-    samples: values.length,
-    p50_ms: values.length ? msOf(nearestRank(values, 50)) : null,
-    p95_ms: values.length ? msOf(nearestRank(values, 95)) : null,
-    p99_ms: values.length ? msOf(nearestRank(values, 99)) : null,
-  };
+export function completedHoursWindow(hours: number, before: Date): UsageWindow {
+  const endIso = hourStartIso(hourOf(before.toISOString()));
+  const last = new Date(Date.parse(endIso) - 3_600_000);
+  const fromHour = hourOf(new Date(Date.parse(endIso) - hours * 3_600_000).toISOString());
+  return { hours, startIso: hourStartIso(fromHour), endIso, fromHour, toHour: hourOf(last.toISOString()) };
 }
 
 /**
- * Percentiles overall and per route template over (start, end], from the most recent MAX_LATENCY_SAMPLES
- * requests — of one key, or of every request when keyId is null.
+ * The window's summaries per route, of one key or of every request (keyId null): hours × routes summary rows down
+ * their primary key. Run apart from the event loop (src/db/apart.ts) all the same: 720 hours of a busy key's routes
+ * are thousands of rows of 94 columns.
  */
-export async function latencyFromLog(db: Queryable, q: { keyId: string | null; startIso: string; endIso: string }, maxRoutes = Infinity) {
-  const found =
-    q.keyId === null
-      ? await db.all<{ route: string; latency_us: number }>("SELECT route, latency_us FROM request_log WHERE at > ? AND at <= ? ORDER BY at DESC LIMIT ?", [
-          q.startIso,
-          q.endIso,
-          MAX_LATENCY_SAMPLES + 1,
-        ])
-      : await db.all<{ route: string; latency_us: number }>(
-          `SELECT route, latency_us FROM request_log WHERE key_ref = (${KEY_REF}) AND at > ? AND at <= ? ORDER BY at DESC LIMIT ?`,
-          [q.keyId, q.startIso, q.endIso, MAX_LATENCY_SAMPLES + 1],
-        );
-  const rows = found.map((r) => [r.route, r.latency_us] as [string, number]);
-  const truncated = rows.length > MAX_LATENCY_SAMPLES;
-  if (truncated) rows.length = MAX_LATENCY_SAMPLES;
-  const byRoute = new Map<string, number[]>();
-  for (const [route, us] of rows) {
-    let list = byRoute.get(route);
-    if (!list) byRoute.set(route, (list = []));
-    list.push(us);
-  }
-  const breakdown = [...byRoute.entries()]
-    .map(([path, us]) => ({ path, ...percentilesMs(us) }))
-    .sort((a, b) => b.samples - a.samples || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+export const routeSummariesTask = apartTask("request-summaries", (q, a: { keyId: string | null; fromHour: string; toHour: string }) =>
+  routeSummaries(q, { key: a.keyId === null ? null : { sql: KEY_REF, param: a.keyId }, fromHour: a.fromHour, toHour: a.toHour }),
+);
+
+const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/** Percentiles overall and per route template (the busiest `maxRoutes`, busiest first) of the window's summaries. */
+export function latencyOf(routes: readonly RouteSummary[], maxRoutes = Infinity) {
+  const all = new Float64Array(BUCKET_COUNT);
+  for (const r of routes) for (let i = 0; i < BUCKET_COUNT; i++) all[i]! += r.buckets[i]!;
+  const breakdown = routes
+    .map((r) => ({ path: r.route, ...histogramPercentilesMs(r.buckets) }))
+    .filter((r) => r.samples > 0)
+    .sort((a, b) => b.samples - a.samples || byPath(a, b))
     .slice(0, maxRoutes);
+  const overall = histogramPercentilesMs(all);
   return {
-    available: rows.length > 0,
-    method: "nearest_rank" as const,
-    sample_limit: MAX_LATENCY_SAMPLES,
-    truncated,
-    overall: percentilesMs(rows.map((r) => r[1])),
+    available: overall.samples > 0,
+    method: "histogram" as const,
+    relative_error_pct: PERCENTILE_ERROR_PCT,
+    overall,
     endpoint_breakdown: breakdown,
   };
 }
 
-/**
- * latencyFromLog apart from the event loop (src/db/apart.ts): its read and its sort grow with the window's requests
- * (up to MAX_LATENCY_SAMPLES rows, ~0.3–1.5 s at millions of rows), so on SQLite both run in the read worker.
- */
-export const latencyTask = apartTask("latency-from-log", (q, a: { keyId: string | null; startIso: string; endIso: string; maxRoutes: number | null }) =>
-  latencyFromLog(q, a, a.maxRoutes ?? Infinity),
-);
+/** Request counts per route template (busiest first) and in all, of the window's summaries. */
+export function requestCountsOf(routes: readonly RouteSummary[]) {
+  let total = 0;
+  let errors = 0;
+  let rateLimited = 0;
+  for (const r of routes) {
+    total += r.requests;
+    errors += r.client_errors + r.server_errors;
+    rateLimited += r.rate_limited;
+  }
+  const breakdown = routes
+    .filter((r) => r.requests > 0)
+    .map((r) => {
+      const e = r.client_errors + r.server_errors;
+      return { path: r.route, requests: r.requests, errors: e, error_rate_pct: Math.round((e / r.requests) * 10_000) / 100 };
+    })
+    .sort((a, b) => b.requests - a.requests || byPath(a, b));
+  return { total_requests: total, success_requests: total - errors, error_requests: errors, rate_limited_requests: rateLimited, endpoint_breakdown: breakdown };
+}

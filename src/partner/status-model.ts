@@ -7,7 +7,7 @@ const ms = t.Union([t.Number(), t.Null()], { description: "milliseconds, 3 decim
 const Percentiles = { p50_ms: ms, p95_ms: ms, p99_ms: ms };
 const Window = t.Object({
   hours: t.Integer(),
-  start_utc: t.String({ description: "exclusive" }),
+  start_utc: t.String({ description: "the start of the UTC hour that held `end_utc` minus `hours` (the figures count whole hours), inclusive" }),
   end_utc: t.String({ description: "inclusive (now)" }),
 });
 
@@ -25,7 +25,9 @@ export const PartnerStatusModel = {
       key_mode: t.Union([t.Literal("sandbox"), t.Literal("live")]),
       window: Window,
       endpoint_percentiles_available: t.Boolean(),
-      endpoint_percentiles_ms: t.Object(Percentiles, { description: "Nearest-rank over this key's requests in the last hour" }),
+      endpoint_percentiles_ms: t.Object(Percentiles, {
+        description: "This key's requests of the window (this hour and the one before), read from latency histograms: within 9.05 % of the nearest-rank value",
+      }),
       request_metrics: t.Object({ total_requests: t.Integer(), error_requests: t.Integer({ description: "status ≥ 400" }) }),
       webhook_delivery_health: t.Object({
         dead_letter_events: t.Integer(),
@@ -62,9 +64,8 @@ export const PartnerStatusModel = {
       }),
       latency_metrics_ms: t.Object({
         available: t.Boolean(),
-        method: t.Literal("nearest_rank"),
-        sample_limit: t.Integer({ description: "percentiles use at most this many of the window's most recent requests" }),
-        truncated: t.Boolean({ description: "true when the window held more requests than sample_limit" }),
+        method: t.Literal("histogram", { description: "read from hourly latency histograms with 4 buckets per doubling" }),
+        relative_error_pct: t.Number({ description: "the largest relative error of a percentile against the nearest-rank value of the raw samples (9.05)" }),
         overall: t.Object({ samples: t.Integer(), ...Percentiles }),
         endpoint_breakdown: t.Array(t.Object({ path: t.String(), samples: t.Integer(), ...Percentiles })),
       }),

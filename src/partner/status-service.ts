@@ -3,7 +3,8 @@ import { ownerOf, type Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { deliveryHealth, deliverySloControls } from "../webhooks/service";
-import { latencyMetrics, requestCounts, usageWindow } from "./usage-service";
+import { latencyOf, requestCountsOf } from "../http/latency";
+import { keySummaries, usageWindow } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
 export const STATUS_WINDOW_HOURS = 1;
@@ -35,8 +36,9 @@ export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
   await ctx.requestLog.flush(); // buffered off the request path: include the latest requests
   const owner = ownerOf(actor);
   const w = usageWindow(ctx, STATUS_WINDOW_HOURS);
-  const counts = await requestCounts(ctx, actor.keyId, w);
-  const latency = await latencyMetrics(ctx, actor.keyId, w);
+  const routes = await keySummaries(ctx, actor.keyId, w);
+  const counts = requestCountsOf(routes);
+  const latency = latencyOf(routes);
   const deadLetters = await recentDeadLetters(ctx, owner, w.startIso);
   const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
   const { samples: _samples, ...percentiles } = latency.overall;

@@ -342,9 +342,8 @@ export const StatusModel = {
   latency: Envelope({
     window: t.Object({ hours: t.Integer(), start_utc: t.String(), end_utc: t.String() }),
     available: t.Boolean(),
-    method: t.Literal("nearest_rank"),
-    sample_limit: t.Integer(),
-    truncated: t.Boolean(),
+    method: t.Literal("histogram", { description: "read from hourly latency histograms with 4 buckets per doubling" }),
+    relative_error_pct: t.Number({ description: "the largest relative error of a percentile against the nearest-rank value of the raw samples (9.05)" }),
     overall: Percentiles,
     endpoint_breakdown: t.Array(t.Object({ path: t.String(), ...Percentiles.properties })),
   }),

@@ -4,18 +4,28 @@ import { DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
 const DAY_MS = 86_400_000;
 /** job_runs are kept longer than the request log: the reliability check reads up to 90 days of them. */
 const JOB_RUNS_RETENTION_DAYS = 90;
+/**
+ * The request log's hourly summaries per key and route (src/http/request-log/summary.ts) are kept this long, or
+ * REQUEST_LOG_RETENTION_DAYS when that is longer: usage analytics and the latency figures read up to 720 hours.
+ */
+export const SUMMARY_RETENTION_DAYS = 31;
 
 export function registerSystemJobs(ctx: AppContext): void {
   ctx.jobs.register({
     name: "request-log-prune",
     pattern: "0 17 * * * *",
-    description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays})`,
+    description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays}), and hourly request summaries older than ${Math.max(ctx.config.requestLogRetentionDays, SUMMARY_RETENTION_DAYS)} days`,
     run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
       // Bounded in time (src/db/batched-delete.ts): a backlog (a first prune after the retention was shortened) goes
       // over several hourly ticks, each logged with done: false until the last.
       const { deleted, done } = await ctx.requestLog.prune(cutoff);
       ctx.log.info("request log pruned", { deleted, done, cutoff });
+      // The hourly summaries outlive the rows: the longest window read from them is 720 hours.
+      const summaryDays = Math.max(ctx.config.requestLogRetentionDays, SUMMARY_RETENTION_DAYS);
+      const summaryCutoff = new Date(ctx.clock.now().getTime() - summaryDays * DAY_MS).toISOString().slice(0, 13);
+      const summaries = await ctx.requestLog.pruneSummaries(summaryCutoff);
+      ctx.log.info("request summaries pruned", { deleted: summaries.deleted, done: summaries.done, cutoff_hour: summaryCutoff });
     },
   });
   ctx.jobs.register({

@@ -1,7 +1,6 @@
 import type { ApartTask } from "../db/apart";
-import { latencyTask } from "../http/latency";
+import { routeSummariesTask } from "../http/latency";
 import { hourCountsTask } from "../http/request-log/catchup";
-import { requestCountsTask } from "../partner/usage-service";
 import { reliabilityTask } from "../status/checks/reliability";
 import { requestOutcomesTask } from "../status/store/read-models";
 import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
@@ -12,8 +11,7 @@ import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, statu
 // test/db/apart.test.ts checks that every apartTask(…) in src/ is listed.
 
 const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
-  latencyTask,
-  requestCountsTask,
+  routeSummariesTask,
   statusCountsTask,
   deadLetterRowsTask,
   operatorDeadLettersTask,

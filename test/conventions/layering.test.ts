@@ -53,7 +53,6 @@ const ALLOW_READS: ReadAllowance[] = [
   ),
   ...reads("chain/store/job-runs.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
   ...reads("partner/status-service.ts", ["webhook_deliveries"], "a partner's status counts its recent dead letters"),
-  ...reads("partner/usage-service.ts", ["request_log"], "usage analytics are the partner's own request log rows"),
   ...reads("status/store/read-models.ts", ["request_log"], "the request_errors check reads the recent error rate"),
   ...reads(
     "status/store/read-models.ts",

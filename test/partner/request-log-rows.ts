@@ -54,3 +54,11 @@ export async function seedSample(t: TestApp, key: TestKey, other: TestKey) {
   await insertLog(t, other.keyId, [{ route: "/api/salutes/credit", status: 500, latencyUs: 9_999_999 }], at);
   await insertLog(t, null, [{ route: "(unmatched)", status: 404, latencyUs: 9_999_999 }], at);
 }
+
+/**
+ * Nearest-rank percentile of ascending values: the value at rank ceil(p/100 × n), 1-based — what the histograms'
+ * percentiles are checked against.
+ */
+export function nearestRank(sortedAsc: readonly number[], p: number): number {
+  return sortedAsc[Math.max(1, Math.ceil((p * sortedAsc.length) / 100)) - 1]!;
+}

@@ -1,8 +1,12 @@
+import { bucketOf, bucketValueUs } from "../../src/http/request-log/histogram";
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { startReceiver, type Receiver } from "../support/receiver";
 import { insertLog, minutesAgo, seedSample } from "./request-log-rows";
+
+/** A latency as the histograms answer it: the middle of its bucket, in ms (src/http/request-log/histogram.ts). */
+const bucketed = (us: number) => Math.round(bucketValueUs(bucketOf(us))) / 1000;
 
 let h = undefined as unknown as TestApp;
 const receivers: Receiver[] = [];
@@ -31,8 +35,9 @@ describe("partner status", () => {
       key_mode: "live",
       window: { hours: 1, start_utc: "2025-12-31T23:00:00.000Z", end_utc: "2026-01-01T00:00:00.000Z" },
       endpoint_percentiles_available: true,
-      // Same 27 samples as test/partner/usage.test.ts: p50 rank 14 → 3141 µs, p95 rank 26 → 9937 µs, p99 rank 27 → 11121 µs.
-      endpoint_percentiles_ms: { p50_ms: 3.141, p95_ms: 9.937, p99_ms: 11.121 },
+      // Same 27 samples as test/partner/usage.test.ts: p50 rank 14 → 3141 µs, p95 rank 26 → 9937 µs, p99 rank 27 → 11121 µs,
+      // each answered as the middle of its latency bucket (within 9.05 %).
+      endpoint_percentiles_ms: { p50_ms: bucketed(3141), p95_ms: bucketed(9937), p99_ms: bucketed(11121) },
       request_metrics: { total_requests: 27, error_requests: 5 },
       webhook_delivery_health: { dead_letter_events: 0, failed_events: 0, pending_events: 0, delivered_events: 0 },
       delivery_slo_controls: { max_attempts: 10, timeout_seconds: 15, retry_base_seconds: 180, retry_max_seconds: 28800, retry_jitter_pct: 20 },

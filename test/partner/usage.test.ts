@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { MAX_LATENCY_SAMPLES, nearestRank } from "../../src/http/latency";
+import { bucketOf, bucketValueUs, MAX_RELATIVE_ERROR } from "../../src/http/request-log/histogram";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
-import { insertLog, minutesAgo, seedSample } from "./request-log-rows";
+import { insertLog, minutesAgo, nearestRank, seedSample } from "./request-log-rows";
+
+/** A latency as the histograms report it: the middle of its bucket (src/http/request-log/histogram.ts), in ms. */
+const bucketed = (us: number) => Math.round(bucketValueUs(bucketOf(us))) / 1000;
 
 let h = undefined as unknown as TestApp;
 afterEach(async () => {
@@ -35,36 +38,23 @@ describe("usage analytics", () => {
     // B sorted: 100 200 300 [400] 500 600 [700]; n=7: p50 rank ceil(3.5)=4 → 400; p95 rank ceil(6.65)=7 → 700; p99 → 700
     // All 27: 100 200 288 300 400 500 600 700 910 1234 1693 2384 2795 [3141]=14th … 9793 [9937]=26th [11121]=27th
     //   p50 rank ceil(13.5)=14 → 3141; p95 rank ceil(25.65)=26 → 9937; p99 rank ceil(26.73)=27 → 11121
+    // Each percentile is the bucket of the nearest-rank sample above, within 9.05 % of it.
     expect(r.body.latency_metrics_ms).toEqual({
       available: true,
-      method: "nearest_rank",
-      sample_limit: MAX_LATENCY_SAMPLES,
-      truncated: false,
-      overall: { samples: 27, p50_ms: 3.141, p95_ms: 9.937, p99_ms: 11.121 },
+      method: "histogram",
+      relative_error_pct: 9.05,
+      overall: { samples: 27, p50_ms: bucketed(3141), p95_ms: bucketed(9937), p99_ms: bucketed(11121) },
       endpoint_breakdown: [
-        { path: "/api/partner/users/:user_id", samples: 20, p50_ms: 4.592, p95_ms: 9.937, p99_ms: 11.121 },
-        { path: "/api/salutes/credit", samples: 7, p50_ms: 0.4, p95_ms: 0.7, p99_ms: 0.7 },
+        { path: "/api/partner/users/:user_id", samples: 20, p50_ms: bucketed(4592), p95_ms: bucketed(9937), p99_ms: bucketed(11121) },
+        { path: "/api/salutes/credit", samples: 7, p50_ms: bucketed(400), p95_ms: bucketed(700), p99_ms: bucketed(700) },
       ],
     });
-  });
-
-  test("nearest rank on tiny samples", () => {
-    expect(nearestRank([7], 50)).toBe(7);
-    expect(nearestRank([7], 99)).toBe(7);
-    expect(nearestRank([1, 2], 50)).toBe(1);
-    expect(nearestRank([1, 2], 51)).toBe(2);
-    expect(
-      nearestRank(
-        Array.from({ length: 100 }, (_, i) => i + 1),
-        95,
-      ),
-    ).toBe(95);
-    expect(
-      nearestRank(
-        Array.from({ length: 100 }, (_, i) => i + 1),
-        99,
-      ),
-    ).toBe(99);
+    for (const [est, exact] of [
+      [r.body.latency_metrics_ms.overall.p50_ms, 3.141],
+      [r.body.latency_metrics_ms.overall.p99_ms, 11.121],
+    ] as const) {
+      expect(Math.abs(est - exact) / exact).toBeLessThanOrEqual(MAX_RELATIVE_ERROR);
+    }
   });
 
   test("with no traffic: zeros, available=false and null percentiles", async () => {
@@ -78,31 +68,36 @@ describe("usage analytics", () => {
     });
   });
 
-  test("the window is (now − hours, now], moved by the clock", async () => {
+  test("the window is whole UTC hours: from the start of the hour that held now − hours, to now; moved by the clock", async () => {
     h = await openTestApp();
     const key = await createKey(h);
+    h.clock.advanceSeconds(20 * 60); // 00:20
     const now = h.clock.now().getTime();
     const iso = (ms: number) => new Date(now + ms).toISOString();
     await insertLog(
       h,
       key.keyId,
       [
-        { route: "/exactly-one-hour-old", status: 200, latencyUs: 1, at: iso(-3_600_000) },
-        { route: "/just-inside", status: 200, latencyUs: 2, at: iso(-3_600_000 + 1) },
+        { route: "/before-the-window", status: 200, latencyUs: 1, at: "2025-12-31T22:59:59.999Z" },
+        { route: "/first-instant", status: 200, latencyUs: 2, at: "2025-12-31T23:00:00.000Z" },
         { route: "/now", status: 200, latencyUs: 3, at: iso(0) },
-        { route: "/future", status: 200, latencyUs: 4, at: iso(1) },
       ],
       iso(0),
     );
-    const paths = async (q: string) => ((await usage(h, key, q)).body.request_metrics.endpoint_breakdown as Array<{ path: string }>).map((e) => e.path).sort();
-    expect(await paths("?hours=1")).toEqual(["/just-inside", "/now"]);
-    h.clock.advance(1);
+    // The usage calls themselves are this key's requests too: left out.
+    const paths = async (q: string) =>
+      ((await usage(h, key, q)).body.request_metrics.endpoint_breakdown as Array<{ path: string }>)
+        .map((e) => e.path)
+        .filter((p) => p !== "/api/partner/analytics/usage")
+        .sort();
+    expect(await paths("?hours=1")).toEqual(["/first-instant", "/now"]);
     const r = await usage(h, key, "?hours=1");
-    expect(r.body.window).toEqual({ hours: 1, start_utc: iso(-3_600_000 + 1), end_utc: iso(1) });
-    const later = (r.body.request_metrics.endpoint_breakdown as Array<{ path: string }>).map((e) => e.path);
-    expect(later).toContain("/future");
-    expect(later).not.toContain("/just-inside");
-    expect(await paths("?hours=2")).toContain("/exactly-one-hour-old");
+    expect(r.body.window).toEqual({ hours: 1, start_utc: "2025-12-31T23:00:00.000Z", end_utc: iso(0) });
+    expect(await paths("?hours=2")).toEqual(["/before-the-window", "/first-instant", "/now"]);
+    h.clock.advanceSeconds(3_600); // 01:20: the window starts at 00:00
+    const later = await usage(h, key, "?hours=1");
+    expect(later.body.window.start_utc).toBe("2026-01-01T00:00:00.000Z");
+    expect(await paths("?hours=1")).toEqual(["/now"]);
   });
 
   test("real requests of this key appear (the buffered log is flushed first); other keys' do not", async () => {
@@ -124,27 +119,40 @@ describe("usage analytics", () => {
     expect(r.body.latency_metrics_ms.overall.samples).toBe(2);
   });
 
-  test("percentiles use the most recent sample_limit requests; counts stay exact", async () => {
+  test("percentiles count every request of the window, each within 9.05 % of the nearest rank of the raw latencies", async () => {
     h = await openTestApp();
     const key = await createKey(h);
-    const old = minutesAgo(h, 60);
-    // The 10 oldest requests are very slow; they fall outside the sample, so p99 never sees them.
-    await insertLog(
-      h,
-      key.keyId,
-      Array.from({ length: 10 }, () => ({ route: "/slow", status: 200, latencyUs: 10_000_000 })),
-      old,
+    // Log-uniform latencies from 20 µs to 20 s (a fixed pseudo-random sequence), over two routes and several hours.
+    let seed = 42;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const rows = Array.from({ length: 6_000 }, (_, i) => ({
+      route: i % 3 ? "/a" : "/b",
+      status: 200,
+      latencyUs: Math.max(20, Math.round(20 * 1000 ** (next() * 2))),
+      at: minutesAgo(h, (i * 7) % 600),
+    }));
+    await insertLog(h, key.keyId, rows, minutesAgo(h, 1));
+    const r = await usage(h, key, "?hours=12");
+    expect(r.body.request_metrics.total_requests).toBe(6_000);
+    const check = (got: { samples: number; p50_ms: number; p95_ms: number; p99_ms: number }, us: number[]) => {
+      expect(got.samples).toBe(us.length);
+      const sorted = [...us].sort((a, b) => a - b);
+      for (const p of [50, 95, 99] as const) {
+        const exact = nearestRank(sorted, p) / 1000;
+        const est = got[`p${p}_ms`];
+        expect({ p, error: Math.abs(est - exact) / exact <= MAX_RELATIVE_ERROR + 1e-6 }).toEqual({ p, error: true });
+      }
+    };
+    check(
+      r.body.latency_metrics_ms.overall,
+      rows.map((x) => x.latencyUs),
     );
-    await insertLog(
-      h,
-      key.keyId,
-      Array.from({ length: MAX_LATENCY_SAMPLES }, (_, i) => ({ route: "/fast", status: 200, latencyUs: 1000 + (i % 100) })),
-      minutesAgo(h, 1),
-    );
-    const r = await usage(h, key);
-    expect(r.body.request_metrics.total_requests).toBe(MAX_LATENCY_SAMPLES + 10);
-    expect(r.body.latency_metrics_ms).toMatchObject({ truncated: true, overall: { samples: MAX_LATENCY_SAMPLES, p99_ms: 1.098 } });
-    expect(r.body.latency_metrics_ms.endpoint_breakdown.map((e: { path: string }) => e.path)).toEqual(["/fast"]);
+    for (const e of r.body.latency_metrics_ms.endpoint_breakdown as Array<{ path: string; samples: number; p50_ms: number; p95_ms: number; p99_ms: number }>) {
+      check(
+        e,
+        rows.filter((x) => x.route === e.path).map((x) => x.latencyUs),
+      );
+    }
   });
 
   test.each(["0", "721", "1.5", "-1", "abc", ""])("hours=%p → 400 invalid_query", async (hours) => {

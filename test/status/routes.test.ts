@@ -1,3 +1,4 @@
+import { bucketOf, bucketValueUs } from "../../src/http/request-log/histogram";
 import { afterEach, describe, expect, test } from "bun:test";
 import { publicRateGroup } from "../../src/http/route-groups";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
@@ -14,6 +15,8 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** A latency as the histograms answer it: the middle of its bucket, in ms (src/http/request-log/histogram.ts). */
+const bucketed = (us: number) => Math.round(bucketValueUs(bucketOf(us))) / 1000;
 const T0 = "2026-01-01T00:00:00.000Z";
 
 describe("GET /api/public/system-status and /status.json", () => {
@@ -61,26 +64,30 @@ describe("GET /api/public/system-status and /status.json", () => {
 });
 
 describe("GET /api/public/latency-percentiles", () => {
-  test("nearest-rank p50/p95/p99 overall and per route over the window (worked out by hand)", async () => {
+  test("p50/p95/p99 overall and per route over the window: the buckets of the nearest-rank values (worked out by hand)", async () => {
     h = await openTestApp({ clock: new FakeClock(T0) });
     const at = new Date(Date.parse(T0) - 60_000).toISOString();
     for (let ms = 1; ms <= 100; ms++) await insertRequest(h, at, 200, ms * 1000, "/a"); // 1..100 ms
     for (const ms of [5, 1, 3]) await insertRequest(h, at, 200, ms * 1000, "/b");
-    await insertRequest(h, new Date(Date.parse(T0) - 24 * 3_600_000).toISOString(), 200, 999_000, "/a"); // exactly 24 h old: outside
+    // The window is whole hours: from the start of the hour 24 h before now. The instant before it is outside.
+    await insertRequest(h, "2025-12-30T23:59:59.999Z", 200, 999_000, "/a");
+    await insertRequest(h, "2025-12-31T00:00:00.000Z", 200, 1_000, "/c");
     const r = await h.json("/api/public/latency-percentiles");
     expect(r.status).toBe(200);
     // /a: rank ⌈0.50×100⌉ = 50 → 50 ms; ⌈0.95×100⌉ = 95; ⌈0.99×100⌉ = 99
     // /b: sorted 1,3,5: ⌈1.5⌉ = 2 → 3 ms; ⌈2.85⌉ = 3 → 5 ms; ⌈2.97⌉ = 3 → 5 ms
-    // overall (103): values ≤ v number v + 3 for v ≥ 5: ⌈51.5⌉ = 52 → 49 ms; ⌈97.85⌉ = 98 → 95 ms; ⌈101.97⌉ = 102 → 99 ms
+    // overall (104, with /c's 1 ms): values ≤ v number v + 4 for v ≥ 5: ⌈52⌉ = 52 → 48 ms; ⌈98.8⌉ = 99 → 95 ms;
+    // ⌈102.96⌉ = 103 → 99 ms. Each is answered as the middle of its latency bucket, within 9.05 %.
     expect(r.body).toMatchObject({
       window: { hours: 24, start_utc: "2025-12-31T00:00:00.000Z", end_utc: T0 },
       available: true,
-      method: "nearest_rank",
-      truncated: false,
-      overall: { samples: 103, p50_ms: 49, p95_ms: 95, p99_ms: 99 },
+      method: "histogram",
+      relative_error_pct: 9.05,
+      overall: { samples: 104, p50_ms: bucketed(48_000), p95_ms: bucketed(95_000), p99_ms: bucketed(99_000) },
       endpoint_breakdown: [
-        { path: "/a", samples: 100, p50_ms: 50, p95_ms: 95, p99_ms: 99 },
-        { path: "/b", samples: 3, p50_ms: 3, p95_ms: 5, p99_ms: 5 },
+        { path: "/a", samples: 100, p50_ms: bucketed(50_000), p95_ms: bucketed(95_000), p99_ms: bucketed(99_000) },
+        { path: "/b", samples: 3, p50_ms: bucketed(3_000), p95_ms: bucketed(5_000), p99_ms: bucketed(5_000) },
+        { path: "/c", samples: 1, p50_ms: bucketed(1_000), p95_ms: bucketed(1_000), p99_ms: bucketed(1_000) },
       ],
     });
   });

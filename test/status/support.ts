@@ -50,12 +50,20 @@ export async function insertRun(
   ]);
 }
 
-/** A request_log row: what the HTTP core writes for each request. */
+/** A request as the HTTP core logs it: through the request log's buffer and flush (its row and its summaries). */
 export async function insertRequest(h: TestApp, at: string, status: number, latencyUs = 1000, route = "/api/public/system-status"): Promise<void> {
-  await h.ctx.store.run(
-    "INSERT INTO request_log (at, method, route, status, latency_us, key_ref, client_ip, request_id, error_code) VALUES (?, 'GET', ?, ?, ?, NULL, '127.0.0.1', ?, NULL)",
-    [at, route, status, latencyUs, `req_${Math.random().toString(16).slice(2)}`],
-  );
+  h.ctx.requestLog.record({
+    at,
+    method: "GET",
+    route,
+    status,
+    latencyUs,
+    partnerKeyId: null,
+    clientIp: "127.0.0.1",
+    requestId: `req_${Math.random().toString(16).slice(2)}`,
+    errorCode: null,
+  });
+  await h.ctx.requestLog.flush();
 }
 
 export const iso = (base: string, plusMinutes: number) => new Date(Date.parse(base) + plusMinutes * 60_000).toISOString();

@@ -1,6 +1,8 @@
 import { apartTask } from "../../db/apart";
 import type { Store } from "../../db/port";
-import { hourOf, hourStartIso, nextHour, rebuildHour } from "./rollup";
+import { hourOf, hourStartIso, nextHour } from "./hours";
+import { rebuildHour } from "./rollup";
+import { ALL_KEYS } from "./summary";
 
 export interface CatchUpProgress {
   /** Hours compared with request_log so far. */
@@ -33,10 +35,11 @@ export const hourCountsTask = apartTask("request-log-hour-counts", (q, a: { from
 const prevHour = (hour: string) => new Date(Date.parse(hourStartIso(hour)) - 3_600_000).toISOString().slice(0, 13);
 
 /**
- * Brings the hourly rollups level with request_log, newest hour first, in bounded steps: each step compares
- * `scanHours` hours (request_log's count per hour from its `at` index against request_log_hourly.requests) and
- * rebuilds, one transaction per hour, every hour whose rollup counts FEWER requests — missing after an upgrade,
- * or partial when the hour began before the upgrade. An hour whose rollup counts more is left alone: that is
+ * Brings the hourly rollups and the summaries per key and route (summary.ts) level with request_log, newest hour
+ * first, in bounded steps: each step compares `scanHours` hours (request_log's count per hour from its `at` index
+ * against request_log_hourly.requests and the summaries' count of every key) and rebuilds, one transaction per hour,
+ * what counts FEWER requests for an hour — missing after an upgrade (migration 0032 added the summaries empty), or
+ * partial when the hour began before the upgrade. An hour whose rollup counts more is left alone: that is
  * the prune job having deleted request_log rows the rollup keeps on purpose (baselines look back 4 weeks).
  * Through the storage port, on either engine; several instances catching up at once rebuild an hour in turn (each
  * rebuild locks its hour first: rollup.ts), each writing the same counts.
@@ -74,14 +77,24 @@ export class RollupCatchUp {
         (r) => [r.hour, r.requests],
       ),
     );
+    // The summaries' row for every key (key_ref 0) per route, summed per hour: down their primary key.
+    const summarized = new Map(
+      (
+        await this.store.all<{ hour: string; requests: number }>(
+          "SELECT hour, sum(requests) AS requests FROM request_summary_hourly WHERE key_ref = ? AND hour >= ? AND hour < ? GROUP BY hour",
+          [ALL_KEYS, lo, hi],
+        )
+      ).map((r) => [r.hour, r.requests]),
+    );
     let rows = 0;
     let cursor = hi;
     for (let h = prevHour(hi); h >= lo; h = prevHour(h)) {
       this.progress.scannedHours++;
       cursor = h;
       const n = logged.get(h) ?? 0;
-      if (n > (rolled.get(h) ?? 0)) {
-        rows += await rebuildHour(this.store, h);
+      const parts = { rollups: n > (rolled.get(h) ?? 0), summaries: n > (summarized.get(h) ?? 0) };
+      if (parts.rollups || parts.summaries) {
+        rows += await rebuildHour(this.store, h, parts);
         this.progress.rebuiltHours++;
         if (rows >= maxRows) break;
       }

@@ -5,6 +5,7 @@ import type { Logger } from "../../log";
 import { errorFields } from "../../log";
 import { RollupCatchUp } from "./catchup";
 import { applyRollups } from "./rollup";
+import { applySummaries } from "./summary";
 import type { requestLogKeys } from "./tables";
 
 /** A rollup catch-up step that met a database outage is tried again after this long. */
@@ -77,6 +78,14 @@ export class RequestLog {
    */
   prune(before: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
     return deleteInBatches(this.store, { table: "request_log", where: "at < ?", params: [before], ...bound });
+  }
+
+  /**
+   * Retention of the hourly summaries per key and route (summary.ts): deletes the hours before `beforeHour`
+   * (`YYYY-MM-DDTHH`), in batches down request_summary_hourly_hour_idx, as prune() does.
+   */
+  pruneSummaries(beforeHour: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+    return deleteInBatches(this.store, { table: "request_summary_hourly", where: "hour < ?", params: [beforeHour], ...bound });
   }
 
   record(entry: RequestLogEntry): void {
@@ -171,7 +180,14 @@ export class RequestLog {
       await this.store.tx(async (t) => {
         learnt.clear();
         await this.learnRefs(t, rows, learnt);
-        await Promise.all([insertRows(t, rows, (keyId) => this.refs.get(keyId) ?? learnt.get(keyId)!), applyRollups(t, rows)]);
+        const refOf = (keyId: string) => this.refs.get(keyId) ?? learnt.get(keyId)!;
+        // Sent in this order: the rows, the hourly rollups (whose row lock orders this flush with an hour's rebuild),
+        // then the summaries per key and route (summary.ts).
+        await Promise.all([
+          insertRows(t, rows, refOf),
+          applyRollups(t, rows),
+          applySummaries(t, rows, (r) => (r.partnerKeyId === null ? null : refOf(r.partnerKeyId))),
+        ]);
       });
     } catch (err) {
       // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows

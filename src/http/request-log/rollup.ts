@@ -1,5 +1,7 @@
 import type { Queryable, Store } from "../../db/port";
 import ipaddr from "ipaddr.js";
+import { hourOf, hourStartIso, nextHour } from "./hours";
+import { rebuildSummaryHour } from "./summary";
 
 /**
  * Hourly rollups of request_log (tables in src/ops/tables.ts): request_log_hourly (requests and 403s per UTC
@@ -13,12 +15,7 @@ import ipaddr from "ipaddr.js";
  * herald migrate-to-postgres, or rows written by another tool).
  */
 
-/** `YYYY-MM-DDTHH` of an ISO timestamp (request_log.at is always `…Z` UTC). */
-export const hourOf = (iso: string) => iso.slice(0, 13);
-
-/** The first instant of an hour and of the next one, as request_log.at compares them (ISO text). */
-export const hourStartIso = (hour: string) => `${hour}:00:00.000Z`;
-export const nextHour = (hour: string) => new Date(Date.parse(`${hour}:00:00.000Z`) + 3_600_000).toISOString().slice(0, 13);
+export { hourOf, hourStartIso, nextHour };
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.\d{1,3}$/;
 
@@ -136,18 +133,23 @@ const LOCK_HOUR =
   "INSERT INTO request_log_hourly (hour, requests, forbidden) VALUES (?, 0, 0) ON CONFLICT (hour) DO UPDATE SET requests = request_log_hourly.requests";
 
 /**
- * Rebuilds one hour of both rollups from request_log, in one transaction that first locks the hour (LOCK_HOUR).
+ * Rebuilds one hour of both rollups and of the summaries per key and route (summary.ts) from request_log, in one
+ * transaction that first locks the hour (LOCK_HOUR).
  * Returns the number of request_log rows the hour holds.
  */
-export function rebuildHour(store: Store, hour: string): Promise<number> {
+export function rebuildHour(store: Store, hour: string, parts: { rollups: boolean; summaries: boolean } = { rollups: true, summaries: true }): Promise<number> {
   const from = hourStartIso(hour);
   const to = hourStartIso(nextHour(hour));
   return store.tx(async (t) => {
     await t.run(LOCK_HOUR, [hour]);
+    if (parts.summaries) await rebuildSummaryHour(t, hour);
     const totals = (await t.get<{ n: number; f: number }>(
       "SELECT count(*) AS n, count(*) FILTER (WHERE status = 403) AS f FROM request_log WHERE at >= ? AND at < ?",
       [from, to],
     ))!;
+    // Only what counts fewer requests than request_log is rebuilt: a rollup that counts more kept rows the prune
+    // has deleted since (the digest's baselines look back 4 weeks).
+    if (!parts.rollups) return totals.n;
     await t.run("DELETE FROM request_log_403_hourly WHERE hour = ?", [hour]);
     if (totals.n === 0) {
       await t.run("DELETE FROM request_log_hourly WHERE hour = ?", [hour]);

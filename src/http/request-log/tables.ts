@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { BUCKET_COLUMNS } from "./histogram";
 
 /** Every request, written in batches off the request path; usage analytics and percentiles read it. */
 export const requestLog = sqliteTable(
@@ -58,4 +59,32 @@ export const requestLog403Hourly = sqliteTable(
     count: integer("count").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hour, t.route, t.partnerKeyId, t.clientPrefix] }), index("request_log_403_hourly_route_idx").on(t.route, t.hour)],
+);
+
+const count = (name: string) => integer(name).notNull().default(0);
+/** One column per latency bucket (histogram.ts): h0 … h89, each a count of requests. */
+const bucketColumns: Record<string, ReturnType<typeof count>> = Object.fromEntries(BUCKET_COLUMNS.map((c) => [c, count(c)]));
+
+/**
+ * Per hour, partner key and route template: the requests answered, by outcome, and their latencies as a histogram
+ * with fixed log-spaced buckets (histogram.ts). Kept by the request-log flush in the transaction that writes the rows
+ * (summary.ts); usage analytics, partner status and the public latency figures read these rows, never request_log.
+ * `key_ref` is the key's request_log_keys.ref, or 0 for the row that counts every request of the hour and route
+ * (with a key or without). `hour` is the UTC hour as `YYYY-MM-DDTHH`.
+ */
+export const requestSummaryHourly = sqliteTable(
+  "request_summary_hourly",
+  {
+    keyRef: integer("key_ref").notNull(),
+    hour: text("hour").notNull(),
+    route: text("route").notNull(),
+    requests: count("requests"),
+    /** Answered 400–499 (429 included). */
+    clientErrors: count("client_errors"),
+    /** Answered 500 or above. */
+    serverErrors: count("server_errors"),
+    rateLimited: count("rate_limited"),
+    ...bucketColumns,
+  },
+  (t) => [primaryKey({ columns: [t.keyRef, t.hour, t.route] }), index("request_summary_hourly_hour_idx").on(t.hour)],
 );

@@ -178,7 +178,8 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
     const startsBeforeMonitoring = since !== null && Date.parse(since) > src.end - hours * 3_600_000;
     return { label, value: up === null ? "no data" : formatPct(up), since: up !== null && startsBeforeMonitoring ? minuteText(since) : null };
   });
-  const ms = (v: number | null) => (v === null ? "—" : `${v} ms`);
+  // Read from latency buckets within 9.05 % (src/http/latency.ts): shown as such, to two or three figures.
+  const ms = (v: number | null) => (v === null ? "—" : `≈ ${v >= 10 ? Math.round(v) : v >= 1 ? v.toFixed(1) : v.toFixed(2)} ms`);
   return pageHtml({
     level: head.level,
     levelText: head.level.toUpperCase(),

@@ -178,7 +178,7 @@ export const pageHtml = compileHtml<PageData>(
 </section>
 <section class="card" id="latency"><h2>Response times</h2>
 <dl class="latency"><div><dt>p50</dt><dd><%= it.latency.p50 %></dd></div><div><dt>p95</dt><dd><%= it.latency.p95 %></dd></div><div><dt>p99</dt><dd><%= it.latency.p99 %></dd></div><div><dt>requests</dt><dd><%= it.latency.samples %></dd></div></dl>
-<p class="muted">Nearest-rank percentiles of server time over the last <%= it.latency.hours %> h (not averages). <a href="/api/public/latency-percentiles?hours=24">Per endpoint</a>.</p>
+<p class="muted">Percentiles of server time over the last <%= it.latency.hours %> h (not averages), read from latency histograms: within 9 % of the exact figure. <a href="/api/public/latency-percentiles?hours=24">Per endpoint</a>.</p>
 </section>
 </main>
 <footer><p>Machine-readable: <a href="/api/public/system-status">status JSON</a> · <a href="/api/public/system-status/uptime?hours=720">uptime</a> · <a href="/api/public/system-status/incidents">incidents</a> · <a href="/api/public/system-status/policy">policy</a> · <a href="/status/feed.rss">RSS</a> · <a href="/status/feed.json">JSON Feed</a> · <a href="/trust.json">trust.json</a> · <a href="/developers/deprecations.json">deprecations</a></p>
