@@ -40,6 +40,8 @@ export interface Config {
   readonly requestLogRetentionDays: number;
   readonly requestLogFlushMs: number;
   readonly backupKeep: number;
+  /** BACKUP_DEADLINE_MINUTES_PER_GB: a backup's deadline is 60 s plus this for each GB of the database (src/ops/backups/backup.ts). */
+  readonly backupDeadlineMinutesPerGb: number;
   readonly jobsEnabled: boolean;
   readonly jobsDisabled: readonly string[];
   /** JOB_SCHEDULES: job name → Croner pattern replacing the job's own. */

@@ -77,6 +77,11 @@ export const CONFIG_VARS = {
     fallback: "7",
     doc: "On-demand backups kept in <db dir>/backups; after each successful run the oldest beyond this count are deleted (audited).",
   },
+  BACKUP_DEADLINE_MINUTES_PER_GB: {
+    kind: int(1, 1440),
+    fallback: "2",
+    doc: "A backup running longer than 60 s plus this many minutes per GB of the database file (and its WAL) is stopped: its worker ended, its temp copy removed, the run recorded as failed.",
+  },
   JOBS_ENABLED: { kind: { type: "bool" }, fallback: "1", doc: "Start the in-process Croner jobs with `serve`." },
   JOBS_DISABLED: { kind: { type: "list" }, fallback: "", doc: "Comma list of job names not to schedule." },
 

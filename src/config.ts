@@ -115,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestLogRetentionDays: v.REQUEST_LOG_RETENTION_DAYS,
     requestLogFlushMs: v.REQUEST_LOG_FLUSH_MS,
     backupKeep: v.BACKUP_KEEP,
+    backupDeadlineMinutesPerGb: v.BACKUP_DEADLINE_MINUTES_PER_GB,
     jobsEnabled: v.JOBS_ENABLED,
     jobsDisabled: Object.freeze(v.JOBS_DISABLED as string[]),
     jobSchedules: Object.freeze(

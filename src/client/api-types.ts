@@ -216,13 +216,13 @@ export type PartnerStatus = {
   key_mode: "sandbox" | "live";
   window: {
     hours: number;
-    /** exclusive */
+    /** the start of the UTC hour that held `end_utc` minus `hours` (the figures count whole hours), inclusive */
     start_utc: string;
     /** inclusive (now) */
     end_utc: string;
   };
   endpoint_percentiles_available: boolean;
-  /** Nearest-rank over this key's requests in the last hour */
+  /** This key's requests of the window (this hour and the one before), read from latency histograms: within 9.05 % of the nearest-rank value */
   endpoint_percentiles_ms: {
     /** milliseconds, 3 decimals; null without samples */
     p50_ms: number | null;
@@ -237,9 +237,13 @@ export type PartnerStatus = {
     error_requests: number;
   };
   webhook_delivery_health: {
+    /** your deliveries in the dead-letter queue now */
     dead_letter_events: number;
+    /** your deliveries that failed and wait for a retry now */
     failed_events: number;
+    /** your deliveries queued or being sent now */
     pending_events: number;
+    /** your deliveries that succeeded in the window (since start_utc) */
     delivered_events: number;
   };
   delivery_slo_controls: {
@@ -329,7 +333,7 @@ export type UsageAnalytics = {
   key_id: string;
   window: {
     hours: number;
-    /** exclusive */
+    /** the start of the UTC hour that held `end_utc` minus `hours` (the figures count whole hours), inclusive */
     start_utc: string;
     /** inclusive (now) */
     end_utc: string;
@@ -352,11 +356,10 @@ export type UsageAnalytics = {
   };
   latency_metrics_ms: {
     available: boolean;
-    method: "nearest_rank";
-    /** percentiles use at most this many of the window's most recent requests */
-    sample_limit: number;
-    /** true when the window held more requests than sample_limit */
-    truncated: boolean;
+    /** read from hourly latency histograms with 4 buckets per doubling */
+    method: "histogram";
+    /** the largest relative error of a percentile against the nearest-rank value of the raw samples (9.05) */
+    relative_error_pct: number;
     overall: {
       samples: number;
       /** milliseconds, 3 decimals; null without samples */
@@ -543,6 +546,7 @@ export interface Operations {
       success: true;
       deleted: boolean;
       webhook_id: number;
+      /** Pending deliveries cancelled with the delete itself, at most 500; any others are cancelled within seconds after the answer, and none is sent */
       cancelled_deliveries: number;
       meta?: Meta;
       mode: "sandbox";
@@ -565,6 +569,7 @@ export interface Operations {
       success: true;
       deleted: boolean;
       webhook_id: number;
+      /** Pending deliveries cancelled with the delete itself, at most 500; any others are cancelled within seconds after the answer, and none is sent */
       cancelled_deliveries: number;
       meta?: Meta;
     };

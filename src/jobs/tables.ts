@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** One row per job run: the status engine's reliability numbers (streaks, MTTR) are computed from these. */
@@ -19,6 +20,10 @@ export const jobRuns = sqliteTable(
     // "latest runs of job X" (status checks, `herald jobs list`) and pruning by age.
     index("job_runs_name_started_idx").on(t.name, t.startedAt),
     index("job_runs_started_idx").on(t.startedAt),
+    // A job taken over closes the runs another instance left unfinished (closeAbandonedRuns: WHERE name = ? AND
+    // finished_at IS NULL …): through job_runs_name_started_idx that walked every run of the job kept 90 days; only
+    // unfinished runs have an entry here, a handful at most.
+    index("job_runs_unfinished_idx").on(t.name).where(sql`finished_at IS NULL`),
   ],
 );
 

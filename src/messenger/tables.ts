@@ -268,6 +268,9 @@ export const messengerMissionEnrollments = sqliteTable(
     primaryKey({ columns: [t.telegramUserId, t.missionKey] }),
     // The operators' mission stats: enrollments and completions of one mission.
     index("messenger_mission_enrollments_mission_idx").on(t.missionKey, t.completedAt),
+    // An operator lowering a target reads the highest unfinished progress (highestUnfinishedProgress): one entry,
+    // walked backwards, instead of every unfinished enrollment of the mission.
+    index("messenger_mission_enrollments_progress_idx").on(t.missionKey, t.completedAt, t.progress),
   ],
 );
 

@@ -30,10 +30,10 @@ export const PartnerStatusModel = {
       }),
       request_metrics: t.Object({ total_requests: t.Integer(), error_requests: t.Integer({ description: "status ≥ 400" }) }),
       webhook_delivery_health: t.Object({
-        dead_letter_events: t.Integer(),
-        failed_events: t.Integer(),
-        pending_events: t.Integer(),
-        delivered_events: t.Integer(),
+        dead_letter_events: t.Integer({ description: "your deliveries in the dead-letter queue now" }),
+        failed_events: t.Integer({ description: "your deliveries that failed and wait for a retry now" }),
+        pending_events: t.Integer({ description: "your deliveries queued or being sent now" }),
+        delivered_events: t.Integer({ description: "your deliveries that succeeded in the window (since start_utc)" }),
       }),
       delivery_slo_controls: t.Object({
         max_attempts: t.Integer(),

@@ -51,7 +51,7 @@ export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
     endpoint_percentiles_available: latency.available,
     endpoint_percentiles_ms: percentiles,
     request_metrics: { total_requests: counts.total_requests, error_requests: counts.error_requests },
-    webhook_delivery_health: await deliveryHealth(ctx, owner),
+    webhook_delivery_health: await deliveryHealth(ctx, owner, w.startIso),
     delivery_slo_controls: deliverySloControls(ctx),
   };
 }

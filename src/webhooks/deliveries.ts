@@ -14,7 +14,7 @@ import {
   replayRows,
   replayTargetOf,
   requeueDelivery,
-  statusCountsTask,
+  stateCountsTask,
 } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
@@ -234,9 +234,16 @@ export async function recoverIds(
   return ids;
 }
 
-/** For partner status and metrics: delivery counts of one owner (or all, for operators). */
-export async function deliveryHealth(ctx: Pick<Ctx, "store">, owner: Owner | null) {
-  return healthOf(await ctx.store.apart(statusCountsTask, owner));
+/** How far back `delivered_events` counts: the deliveries that succeeded in the last hour. */
+export const DELIVERED_WINDOW_MS = 3_600_000;
+
+/**
+ * For partner status and the status page: delivery counts of one owner (or all, for operators) — those waiting,
+ * retrying and dead-lettered now, and those delivered since `deliveredSince` (the last hour by default).
+ */
+export async function deliveryHealth(ctx: Pick<Ctx, "store" | "clock">, owner: Owner | null, deliveredSince?: string) {
+  const settledSinceIso = deliveredSince ?? new Date(ctx.clock.now().getTime() - DELIVERED_WINDOW_MS).toISOString();
+  return healthOf(await ctx.store.apart(stateCountsTask, { owner, settledSinceIso }));
 }
 
 export function healthOf(rows: Array<{ status: DeliveryStatus; n: number }>) {

@@ -5,6 +5,7 @@ import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES, EVENT_PUBLIC_ID } from "./de
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
+import { CANCEL_BATCH_ROWS } from "./store";
 
 const Webhook = named(
   "Webhook",
@@ -91,7 +92,13 @@ export const WebhooksModel = {
   }),
   list: Envelope(ListAnswer("webhooks", t.Array(Webhook), { event_type: nullable(t.String()), is_active: nullable(t.Boolean()) })),
   idParams: t.Object({ webhook_id: intPath() }),
-  deleted: Envelope({ deleted: t.Boolean(), webhook_id: t.Integer(), cancelled_deliveries: t.Integer() }),
+  deleted: Envelope({
+    deleted: t.Boolean(),
+    webhook_id: t.Integer(),
+    cancelled_deliveries: t.Integer({
+      description: `Pending deliveries cancelled with the delete itself, at most ${CANCEL_BATCH_ROWS}; any others are cancelled within seconds after the answer, and none is sent`,
+    }),
+  }),
   tested: Envelope({ queued: t.Boolean(), event_id: t.String(), webhook_id: t.Integer(), event_type: t.String(), delivery_id: t.Integer() }),
   rotateBody: t.Object({ overlap_hours: t.Optional(t.Integer({ minimum: 0, maximum: 24 })) }, { additionalProperties: false }),
   rotated: Envelope({ webhook: t.Object({ ...Webhook.properties, secret: t.String() }) }),

@@ -11,7 +11,7 @@ import { LIVE, mountWrites, type PartnerMount } from "../http/routes/partner-mou
 import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
-import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
+import { cancelRestAfterDelete, createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
 
 /**
  * Partner webhooks and the replay of their deliveries on a mount (scope `webhooks`): live keys at /api/partner,
@@ -52,7 +52,11 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
     )
     .delete(
       `${m.prefix}/webhooks/:webhook_id`,
-      ({ partner, params }) => held(partner, (t, owner) => deleteWebhook(t, ctx, owner, params.webhook_id), { nudge: false }),
+      async ({ partner, params }) => {
+        const answer = await held(partner, (t, owner) => deleteWebhook(t, ctx, owner, params.webhook_id), { nudge: false });
+        cancelRestAfterDelete(ctx, answer);
+        return answer;
+      },
       {
         partner: write,
         params: M.idParams,

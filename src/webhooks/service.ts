@@ -1,14 +1,16 @@
 import { timingSafeEqual } from "node:crypto";
 import { webhookSignature } from "../client/sign";
+import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { errorFields } from "../log";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { deadLetterCount } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
 import { emitEvent, type Owner } from "./outbox";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
-import { countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
+import { CANCEL_BATCH_ROWS, cancelPendingDeliveries, countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
 import { checkTargetUrl, targetPolicyOf } from "./target-policy";
 import type { WebhookRow } from "./webhook-rows";
 
@@ -65,11 +67,42 @@ export async function listWebhooks(ctx: Pick<WebhookContext, "store">, owner: Ow
   return { ...p, items: p.items.map(webhookView) };
 }
 
-/** Soft delete: history stays readable, pending deliveries are cancelled in the same transaction. */
+/**
+ * Soft delete: history stays readable. Its pending deliveries are cancelled, up to CANCEL_BATCH_ROWS in this
+ * transaction (the answer's `cancelled_deliveries`) and the rest after its commit (cancelRestAfterDelete).
+ */
 export async function deleteWebhook(t: Queryable, ctx: Pick<WebhookContext, "clock">, owner: Owner, id: number) {
   const done = await softDeleteWebhook(t, owner, id, ctx.clock.now().toISOString());
   if (!done) throw new NotFoundError("webhook", id);
   return { deleted: true, webhook_id: id, cancelled_deliveries: done.cancelled };
+}
+
+/** The cancellations running after deletes, per context: tests wait for them (cancellationsAfterDelete). */
+const CANCELLING = slot("webhook cancellations after delete", () => new Set<Promise<void>>());
+
+/**
+ * After a delete has committed: when its transaction cancelled a full batch (more may be left), the rest of the
+ * webhook's pending deliveries are cancelled in batches, the event loop free between them, while the request has
+ * already answered. None of them is sent meanwhile (the dispatcher's lease settles a deleted webhook's delivery as
+ * cancelled), and a process that stops before the end leaves the rest to the dispatcher as they come due and to the
+ * webhook-prune job's sweep (cancelPendingOfDeleted).
+ */
+export function cancelRestAfterDelete(ctx: AppContext, answer: { webhook_id: number; cancelled_deliveries: number }): void {
+  if (answer.cancelled_deliveries < CANCEL_BATCH_ROWS) return;
+  const running = stateOf(ctx, CANCELLING);
+  const id = answer.webhook_id;
+  const work = cancelPendingDeliveries(ctx.store, id, ctx.clock.now().toISOString(), { maxMs: Number.POSITIVE_INFINITY }).then(
+    (r) => ctx.log.info("deleted webhook's deliveries cancelled", { webhook_id: id, cancelled: r.cancelled, statements: r.statements }),
+    (err: unknown) =>
+      ctx.log.warn("cancelling a deleted webhook's deliveries stopped; the dispatcher cancels the rest", { webhook_id: id, ...errorFields(err) }),
+  );
+  running.add(work);
+  void work.finally(() => running.delete(work));
+}
+
+/** Resolves once every cancellation begun by cancelRestAfterDelete in this context has ended. */
+export async function cancellationsAfterDelete(ctx: AppContext): Promise<void> {
+  await Promise.all(stateOf(ctx, CANCELLING));
 }
 
 /** Queues a real, signed delivery of a webhook.test event to this one webhook; nudge the dispatcher after the commit. */

@@ -82,7 +82,10 @@ export const webhookDeliveries = sqliteTable(
     index("deliveries_due_idx").on(t.status, t.nextAttemptAt),
     // Partner lists and the DLQ summary: WHERE partner = ? AND mode = ? ORDER BY id DESC.
     index("deliveries_partner_idx").on(t.partner, t.mode, t.id),
-    index("deliveries_webhook_idx").on(t.webhookId, t.status),
+    // A webhook's deliveries by state (a delete's cancellations), and a partner's delivery health (deliveryHealth):
+    // counts of the states that stay small, and the deliveries settled in a recent window, webhook by webhook.
+    // updated_at changes with status at every lease and outcome, so it adds no index write of its own.
+    index("deliveries_webhook_idx").on(t.webhookId, t.status, t.updatedAt),
     // The webhook-prune job: WHERE <this index's condition> AND status … AND updated_at < ?, in batches. Only settled
     // deliveries have an entry, so queued and in-flight ones (whose updated_at changes at every lease) write none;
     // SQLite uses a partial index only when the query repeats its condition, as the prune's statements do.

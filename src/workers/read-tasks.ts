@@ -4,7 +4,7 @@ import { hourCountsTask } from "../http/request-log/catchup";
 import { reliabilityTask } from "../status/checks/reliability";
 import { requestOutcomesTask } from "../status/store/read-models";
 import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
-import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, statusCountsTask } from "../webhooks/deliveries-store";
+import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, stateCountsTask } from "../webhooks/deliveries-store";
 
 // Every read that may run apart from the event loop (src/db/apart.ts), by name, for the read worker to find.
 // A task passed to store.apart must be listed here: the worker refuses a name it does not know, and
@@ -12,7 +12,7 @@ import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, statu
 
 const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   routeSummariesTask,
-  statusCountsTask,
+  stateCountsTask,
   deadLetterRowsTask,
   operatorDeadLettersTask,
   deadLetterNamesTask,

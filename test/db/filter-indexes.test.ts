@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Owner } from "../../src/auth/actors";
 import { listUserRows, type UserListFilter } from "../../src/partner/store/users";
 import { ledgerPage } from "../../src/salutes/store/ledger";
-import { deadLetterRows } from "../../src/webhooks/deliveries-store";
+import { deadLetterRows, stateCounts } from "../../src/webhooks/deliveries-store";
 import { openTestApp, type TestApp } from "../support/app";
 import { CountingStore } from "../support/counting-store";
 import { fullReads, planOf, sortsAll } from "../support/query-plans";
@@ -198,5 +198,29 @@ describe("the users list and lookup (GET /api/partner/users, /api/partner/user-l
   test("a filter of another owner's value finds nothing (the owner is in every statement)", async () => {
     const { result } = await plansOf(users({ email: "user10@example.com" }));
     expect(result).toEqual([]);
+  });
+});
+
+describe("delivery health (GET /api/partner/status, the status page's webhooks check, /metrics)", () => {
+  // 3,000 deliveries: 30 dead letters, 30 failed, the rest succeeded — 2,940, of which 2,934 last changed at RECENT.
+  test("a partner's counts: the open states now and the window's deliveries, webhook by webhook down deliveries_webhook_idx", async () => {
+    const { result, plans } = await plansOf((store) => stateCounts(store, { owner: ACME, settledSinceIso: SINCE }));
+    const counts = Object.fromEntries(result.map((r) => [r.status, r.n]));
+    const n = (f: (i: number) => boolean) => Array.from({ length: DELIVERIES }, (_, k) => k + 1).filter(f).length;
+    expect(counts).toEqual({
+      dead_letter: n((i) => i % 100 === 3),
+      failed: n((i) => i % 100 === 4),
+      succeeded: n((i) => i % 100 !== 3 && i % 100 !== 4 && i % 500 !== 3),
+    });
+    // PostgreSQL, from statistics that put every delivery under the one webhook, may walk the open states instead.
+    expectIndexed(plans, h.ctx.store.dialect === "sqlite" ? "deliveries_webhook_idx" : /deliveries_(webhook|due)_idx/);
+  });
+
+  test("every partner's counts: the open states down deliveries_due_idx, the window's deliveries down deliveries_settled_idx", async () => {
+    const { result, plans } = await plansOf((store) => stateCounts(store, { owner: null, settledSinceIso: SINCE }));
+    expect(Object.fromEntries(result.map((r) => [r.status, r.n]))).toMatchObject({ dead_letter: 30, failed: 30 });
+    expect(plans).toHaveLength(2);
+    expectIndexed([plans[0]!], "deliveries_due_idx");
+    expectIndexed([plans[1]!], h.ctx.store.dialect === "sqlite" ? "deliveries_settled_idx" : /deliveries_(settled|due)_idx/);
   });
 });

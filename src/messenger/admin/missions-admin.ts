@@ -84,8 +84,8 @@ const conflict = (key: string, expected: number, current: number) =>
  * rewards nobody reported); raising the target never touches completed players.
  */
 async function checkTarget(t: Queryable, key: string, target: number) {
-  // Locks the unfinished enrollments before reading them: a progress event in flight (which locks its enrollment
-  // before reading the mission) has committed, or waits and then sees the new target.
+  // Takes the mission's target lock before reading the players' progress: a progress event in flight (which holds
+  // it before reading the mission) has committed, or waits and then sees the new target.
   const highest = await highestUnfinishedProgress(t, key);
   if (highest !== null && target <= highest) {
     const problem = `must be more than ${highest}, the highest progress of a player who has not completed the mission`;

@@ -13,6 +13,7 @@ import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
+import { inOrder } from "../../db/in-order";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
@@ -28,6 +29,7 @@ import {
   enrollmentsOf,
   enrollmentsWithMissions,
   eventsOf,
+  holdMissionTarget,
   insertEnrollment,
   insertEvent,
   insertMission,
@@ -252,10 +254,10 @@ async function progressIn(
     }
     return { ...recorded, replayed: true };
   }
-  // The enrollment's row lock before the mission is read: an operator lowering the target locks the unfinished
-  // enrollments first (src/messenger/admin/missions-admin.ts), so this event sees either the old target and
-  // commits before that check, or the new one.
-  const e = await lockEnrollment(t, telegramUserId, input.mission_key);
+  // The mission's target held (shared) before the mission is read: an operator lowering the target takes it
+  // exclusively before reading the players' progress (src/messenger/admin/missions-admin.ts), so this event either
+  // sees the old target and commits before that read, or waits and sees the new one. Sent with the enrollment's lock.
+  const [e] = await inOrder(lockEnrollment(t, telegramUserId, input.mission_key), holdMissionTarget(t, input.mission_key));
   const m = await activeMission(t, input.mission_key);
   if (m.progress_source === "self_reported" && input.progress === undefined) {
     const problem = "is required for a self-reported mission (the absolute progress now)";

@@ -1,11 +1,12 @@
-import type { Queryable, Statement } from "../../db/port";
+import type { Dialect, Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerMissionEnrollments, messengerMissionEvents, messengerMissions } from "../tables";
 
 // Missions, enrollments and progress events (messenger_missions, messenger_mission_enrollments,
 // messenger_mission_events): the only SQL that touches them, but for the operators' analytics (mission-stats.ts).
 // Lock order, the same on every path so no two transactions wait for each other in a circle: the player's row
-// (player actions), then an enrollment; an operator's edit takes the mission's row, then its enrollments.
+// (player actions), then an enrollment, then (a progress event, on PostgreSQL) the mission's target lock, shared; an
+// operator's edit takes the mission's row, then (lowering the target) that target lock alone — no enrollment.
 
 export type MissionRow = Omit<RowOf<typeof messengerMissions>, "progress_source"> & { progress_source: "server" | "self_reported" };
 export type EnrollmentRow = RowOf<typeof messengerMissionEnrollments>;
@@ -118,17 +119,52 @@ export const lockEnrollment = (t: Queryable, telegramUserId: number, key: string
     key,
   ]);
 
+/** pg_advisory_xact_lock's first key for a mission's target lock ("misn" in ASCII); the second is the mission key's hash. */
+const MISSION_TARGET_LOCK_CLASS = 0x6d_69_73_6e;
+
 /**
- * Locks every unfinished enrollment of a mission (an operator lowering its target), then reads the highest
- * progress among them: a progress event in flight has either committed (and is counted) or waits for this edit.
+ * A mission's target lock, per engine. PostgreSQL: a transaction-scoped advisory lock on the mission key's hash, which
+ * every progress event holds shared (any number at once) and an operator lowering the target takes exclusively, so
+ * the edit waits for the events in flight and they for it — without a lock on any enrollment. A shared advisory lock
+ * writes nothing (a row's FOR SHARE writes its tuple, and a multixact once two events hold it); and the lock queue is
+ * fair, so an edit is not starved by a stream of events as it could be behind a row's share locks. SQLite needs
+ * none: a transaction holds the one writer from its BEGIN IMMEDIATE, so no event runs beside the edit. (Two-key
+ * locks never meet the one-key locks other code takes.)
+ */
+const TARGET_LOCK: Record<Dialect, { shared: string; exclusive: string } | null> = {
+  postgres: {
+    shared: "SELECT pg_advisory_xact_lock_shared(CAST(? AS integer), hashtext(?)) AS locked",
+    exclusive: "SELECT pg_advisory_xact_lock(CAST(? AS integer), hashtext(?)) AS locked",
+  },
+  sqlite: null,
+};
+
+/**
+ * A progress event's hold on the mission's target until `t` ends, taken before the mission is read (in a statement
+ * of its own: on PostgreSQL a statement reads what had committed when it began, so the read after it sees the target
+ * of any edit it waited for). Sent with the enrollment's lock, it costs no round trip of its own.
+ */
+export async function holdMissionTarget(t: Queryable, key: string): Promise<void> {
+  const lock = TARGET_LOCK[t.dialect];
+  if (lock) await t.get(lock.shared, [MISSION_TARGET_LOCK_CLASS, key]);
+}
+
+/**
+ * The highest progress among a mission's unfinished enrollments, for an operator lowering its target, with the target
+ * lock held exclusively for the rest of `t` (after the mission's row lock): a progress event in flight has committed
+ * (and is counted) or waits for this edit and then reads the new target. Locks no enrollment: a row lock on each
+ * unfinished one (an UPDATE of them all) took as long as there were players, and kept their plays waiting meanwhile.
+ * The read is one entry of an index on (mission_key, completed_at, progress), walked backwards; without one it
+ * reads the mission's unfinished enrollments through messenger_mission_enrollments_mission_idx.
  */
 export async function highestUnfinishedProgress(t: Queryable, key: string): Promise<number | null> {
-  await t.run("UPDATE messenger_mission_enrollments SET progress = progress WHERE mission_key = ? AND completed_at IS NULL", [key]);
-  // messenger_mission_enrollments_mission_idx (mission_key, completed_at): the unfinished enrollments of one mission.
-  return (
-    (await t.get<{ p: number | null }>("SELECT MAX(progress) AS p FROM messenger_mission_enrollments WHERE mission_key = ? AND completed_at IS NULL", [key]))
-      ?.p ?? null
+  const lock = TARGET_LOCK[t.dialect];
+  if (lock) await t.get(lock.exclusive, [MISSION_TARGET_LOCK_CLASS, key]);
+  const row = await t.get<{ progress: number }>(
+    "SELECT progress FROM messenger_mission_enrollments WHERE mission_key = ? AND completed_at IS NULL ORDER BY progress DESC LIMIT 1",
+    [key],
   );
+  return row?.progress ?? null;
 }
 
 export async function setProgress(t: Queryable, telegramUserId: number, key: string, progress: number, completedAt: string | null): Promise<void> {

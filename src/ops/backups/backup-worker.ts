@@ -41,6 +41,8 @@ async function run(job: BackupJob): Promise<void> {
     phase = next;
     if (fault?.crashIn === next) throw new InjectedCrash(`injected crash as ${next} begins (a test's BackupFault)`);
     send({ type: "phase", phase: next, totalBytes });
+    // Blocks this thread for good, as a statement stuck in SQLite would (only the backup's deadline ends it).
+    if (fault?.hangIn === next) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   };
   try {
     begin("snapshot", sqliteSnapshotBytesEstimate(job.dbPath), job.fault);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Actor } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { refuseBackupsOnPostgres } from "./engine";
-import { BackupWorkerError, copyInWorker, type CopyOutcome } from "./in-worker";
+import { BackupDeadlineError, BackupWorkerError, copyInWorker, type CopyOutcome } from "./in-worker";
 import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, writeManifest, type BackupFile } from "./list";
 import { type BackupRun, claimBackupRun } from "./runs";
 import type { BackupFault } from "./worker-protocol";
@@ -21,6 +21,8 @@ export interface BackupRunInput {
    * no file under a backup name. No route, page or CLI command sets it.
    */
   testFault?: BackupFault;
+  /** Tests only: the deadline instead of the one the database's size gives (backupDeadlineMs). */
+  testDeadlineMs?: number;
 }
 
 export interface BackupMade {
@@ -79,6 +81,25 @@ export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise
   return startBackup(ctx, input).done;
 }
 
+/**
+ * How long a backup may run before it is stopped: 60 s, plus BACKUP_DEADLINE_MINUTES_PER_GB (2 by default) for each
+ * GB of the database file and its WAL. Measured here, the whole backup (copy, check, hash) took ~3.5 s for 200 MB
+ * (~18 s a GB) in its worker, and 112 s for 2.1 GB when it ran on the service's thread: 2 minutes a GB leaves a
+ * slower disk several times that. A worker stuck for good would otherwise hold the one backup slot for good (every
+ * later run 409 backup_in_progress).
+ */
+export function backupDeadlineMs(databaseBytes: number, minutesPerGb: number): number {
+  return 60_000 + Math.ceil((databaseBytes / 2 ** 30) * minutesPerGb * 60_000);
+}
+
+const fileBytes = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
 async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun, file: string, name: string): Promise<BackupResult> {
   const partial = join(backupsDir(ctx), partialNameOf(name));
   // The temp copy and the journal VACUUM INTO writes beside it. A stop mid-backup (SIGTERM: serve exits once it has
@@ -94,8 +115,11 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
     return null;
   });
   const finishRow = (error: string | null) => row?.finish(error).catch(() => {});
+  const dbPath = ctx.config.dbPath;
+  const deadlineMs = input.testDeadlineMs ?? backupDeadlineMs(fileBytes(dbPath) + fileBytes(`${dbPath}-wal`), ctx.config.backupDeadlineMinutesPerGb);
+  let stopped: BackupDeadlineError | null = null;
   try {
-    const copy = await copyInWorker({ dbPath: ctx.config.dbPath, partialPath: partial, fault: input.testFault }, run.report);
+    const copy = await copyInWorker({ dbPath, partialPath: partial, fault: input.testFault }, run.report, deadlineMs);
     ctx.log.info("backup copied", { id: run.id, size_bytes: copy.sizeBytes, wal_checkpoint: copy.checkpoint });
     const backup = await publish(ctx, input, run, copy, partial, file, name);
     const pruned = await pruneBackups(ctx, input, name);
@@ -106,13 +130,24 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
   } catch (err) {
     // Whatever failed, nothing is left under the temp name, and nothing was ever under the backup's own.
     removeTemps();
+    if (err instanceof BackupDeadlineError) stopped = err;
     const refusal = asRefusal(err);
-    ctx.log.error("backup failed", { id: run.id, error: refusal.message, internal: refusal.internal ?? null });
+    const deadline = stopped && { deadline_ms: stopped.deadlineMs, phase: stopped.phase };
+    ctx.log.error("backup failed", { id: run.id, error: refusal.message, internal: refusal.internal ?? null, ...deadline });
     await finishRow(refusal.message);
     run.finish({ error: refusal.message });
     throw refusal;
   } finally {
-    process.off("exit", removeTemps);
+    // A worker stopped at its deadline inside a long SQLite statement goes on until that statement returns, and may
+    // write its copy meanwhile: removed again once it has ended (and on exit until then).
+    if (stopped) {
+      void stopped.ended.then(() => {
+        removeTemps();
+        process.off("exit", removeTemps);
+      });
+    } else {
+      process.off("exit", removeTemps);
+    }
   }
 }
 
@@ -120,6 +155,14 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
 function asRefusal(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const internal = (err as Error).message;
+  if (err instanceof BackupDeadlineError) {
+    const seconds = Number((err.deadlineMs / 1000).toFixed(1));
+    return new AppError(
+      "service_unavailable",
+      `The backup took longer than its deadline (${seconds} s for this database${err.phase ? `, stopped in ${err.phase}` : ""}) and was stopped; no backup was made; see the server log`,
+      { internal },
+    );
+  }
   if (err instanceof BackupWorkerError && err.crashed) {
     return new AppError("service_unavailable", "The backup's worker stopped before it finished; no backup was made; see the server log", { internal });
   }

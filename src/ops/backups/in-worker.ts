@@ -29,6 +29,21 @@ export class BackupWorkerError extends Error {
   }
 }
 
+/**
+ * The backup ran past its deadline and was stopped: its worker was told to end, and `ended` resolves once it has. A
+ * worker blocked in JavaScript ends at once; one inside a long SQLite statement only when that statement returns
+ * (Bun ends a worker between JavaScript steps: one in a 28 s query ended 28 s after it was told to).
+ */
+export class BackupDeadlineError extends BackupWorkerError {
+  constructor(
+    phase: BackupPhase | null,
+    readonly deadlineMs: number,
+    readonly ended: Promise<void>,
+  ) {
+    super(phase, `the backup ran past its deadline of ${(deadlineMs / 1000).toFixed(1)} s${phase ? ` (in ${phase})` : ""} and its worker was stopped`, false);
+  }
+}
+
 const sizeOrZero = (path: string) => {
   try {
     return statSync(path).size;
@@ -40,10 +55,15 @@ const sizeOrZero = (path: string) => {
 /** `done` of `total` as a percent; an estimate never shows 100 before its phase has ended. */
 const percentOf = (done: number, total: number | null, cap: number) => (total && total > 0 ? Math.min(cap, (done / total) * 100) : 0);
 
-/** Runs `job` in a new worker; `report` hears each phase's progress (0 at its start, 100 at its end). */
-export function copyInWorker(job: BackupJob, report: (phase: BackupPhase, percent: number) => void): Promise<CopyOutcome> {
+/**
+ * Runs `job` in a new worker; `report` hears each phase's progress (0 at its start, 100 at its end). After
+ * `deadlineMs` without an answer the worker is told to end and the copy fails with a BackupDeadlineError: a worker
+ * stuck for good would otherwise hold the instance's one backup slot for good.
+ */
+export function copyInWorker(job: BackupJob, report: (phase: BackupPhase, percent: number) => void, deadlineMs: number): Promise<CopyOutcome> {
   return new Promise<CopyOutcome>((resolve, reject) => {
     const worker = startWorker("ops/backups/backup-worker.ts");
+    const ended = new Promise<void>((resolveEnded) => worker.addEventListener("close", () => resolveEnded()));
     let phase: BackupPhase | null = null;
     let total: number | null = null;
     let settled = false;
@@ -51,10 +71,12 @@ export function copyInWorker(job: BackupJob, report: (phase: BackupPhase, percen
       // SQLite reports no progress for VACUUM INTO: the copy's size against the pages in use is the estimate.
       if (phase === "snapshot") report("snapshot", percentOf(sizeOrZero(job.partialPath), total, 99));
     }, POLL_MS);
+    const deadline = setTimeout(() => settle(() => reject(new BackupDeadlineError(phase, deadlineMs, ended))), deadlineMs);
     const settle = (then: () => void) => {
       if (settled) return;
       settled = true;
       clearInterval(poll);
+      clearTimeout(deadline);
       void worker.terminate();
       then();
     };

@@ -9,10 +9,12 @@ export type BackupPhase = (typeof BACKUP_PHASES)[number];
 
 /**
  * A fault to inject, for tests only: no route, page or CLI command sets one. `crashIn` makes the worker die (an
- * uncaught error) as that phase begins, as a crash would; `integrity` makes it report the copy as corrupt.
+ * uncaught error) as that phase begins, as a crash would; `hangIn` makes it block there and never answer, as a read
+ * stuck on its disk would; `integrity` makes it report the copy as corrupt.
  */
 export interface BackupFault {
   crashIn?: BackupPhase;
+  hangIn?: BackupPhase;
   integrity?: string;
 }
 

@@ -34,13 +34,13 @@ export async function databaseCheck(ctx: AppContext, policy: StatusPolicy) {
   return { status, summary, writable, migrations_applied: m.applied, migrations_total: m.total, migrations_current: m.current, error };
 }
 
-/** Delivery backlog (queued + processing) and dead letters over every partner: the operator's view. */
+/** Delivery backlog (queued + processing) and dead letters over every partner, and the last hour's deliveries: the operator's view. */
 export async function webhooksCheck(ctx: AppContext, policy: StatusPolicy) {
   const p = policy.checks.webhooks;
   const h = await deliveryHealth(ctx, null);
   const backlog = levelAtLeast(h.pending_events, p.backlog_warn, p.backlog_bad);
   const dead = levelAtLeast(h.dead_letter_events, p.dead_letters_warn, p.dead_letters_bad);
-  const summary = `${h.pending_events} pending, ${h.failed_events} retrying, ${h.dead_letter_events} dead-lettered, ${h.delivered_events} delivered`;
+  const summary = `${h.pending_events} pending, ${h.failed_events} retrying, ${h.dead_letter_events} dead-lettered, ${h.delivered_events} delivered in the last hour`;
   return { status: worst([backlog, dead]), summary, ...h };
 }
 
