@@ -142,9 +142,10 @@ const BY_ADDRESS: Record<Dialect, (table: string, where: string) => string> = {
 
 /**
  * A list of integer keys as ONE parameter, so that every batch sends the same statement text (prepared once) however
- * many rows it chose. SQLite reads a JSON array through json_each; PostgreSQL takes an array literal.
+ * many rows it chose. SQLite reads a JSON array through json_each; PostgreSQL takes an array literal. Exported for a
+ * domain's own condition over a bounded list of keys (the sandbox reset's users, src/sandbox/reset-batches.ts).
  */
-const IN_KEY_LIST: Record<Dialect, { sql: string; encode(keys: readonly number[]): string }> = {
+export const IN_KEY_LIST: Record<Dialect, { sql: string; encode(keys: readonly number[]): string }> = {
   sqlite: { sql: "IN (SELECT value FROM json_each(?))", encode: (keys) => JSON.stringify(keys) },
   postgres: { sql: "= ANY(CAST(? AS bigint[]))", encode: (keys) => `{${keys.join(",")}}` },
 };

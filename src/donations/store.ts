@@ -1,4 +1,5 @@
 import type { Owner } from "../auth/actors";
+import type { BatchedDelete } from "../db/batched-delete";
 import type { Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { donationClaims } from "./tables";
@@ -55,5 +56,8 @@ export async function queueEmail(t: Queryable, m: { to: string; subject: string;
   ]))!.id;
 }
 
-/** The donations domain's part of the sandbox reset (src/donations/sandbox-service.ts). */
+/** The donations domain's part of the sandbox reset (src/donations/sandbox-service.ts): what remains, in its transaction. */
 export const SANDBOX_DELETES = [["donation_claims", "DELETE FROM donation_claims WHERE partner = ? AND mode = 'sandbox'"]] as const;
+
+/** The bulk of the partner's sandbox claims, in batches before the reset's transaction, down donation_claims_owner_idx. */
+export const sandboxBatch = (partner: string): BatchedDelete => ({ table: "donation_claims", where: "partner = ? AND mode = 'sandbox'", params: [partner] });

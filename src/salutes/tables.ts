@@ -63,7 +63,12 @@ export const salutesConversions = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   // The daily cap: SUM(amount_minor) WHERE user_id = ? AND created_at >= start of day.
-  (t) => [index("salutes_conversions_user_idx").on(t.userId, t.createdAt)],
+  (t) => [
+    index("salutes_conversions_user_idx").on(t.userId, t.createdAt),
+    // A ledger entry's conversion: the foreign key's own check when ledger rows are deleted (a sandbox reset's
+    // batches) read every conversion without it (~1 s a batch beside 20,000 conversions on SQLite).
+    index("salutes_conversions_ledger_entry_idx").on(t.ledgerEntryId),
+  ],
 );
 
 /**

@@ -2,12 +2,11 @@ import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
-import type { Queryable } from "../db/port";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ok } from "../http/envelope";
 import { readErrors, refuses, writeErrors } from "../http/routes/declare";
-import { partnerMutation } from "../http/routes/mutation";
+import { partnerMutation, partnerPreparedMutation } from "../http/routes/mutation";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
@@ -45,6 +44,7 @@ const hook = <const G extends { scope?: Scope; mutation?: true }, S>(partner: G,
  */
 export function sandboxRoutes(ctx: AppContext, guards: Guards) {
   const mutation = partnerMutation(ctx, guards.partner.idempotency);
+  const prepared = partnerPreparedMutation(guards.partner.idempotency);
   return new Elysia({ name: "herald:sandbox" })
     .use(guards.partner.plugin)
     .use(guards.admin.plugin)
@@ -125,9 +125,16 @@ export function sandboxRoutes(ctx: AppContext, guards: Guards) {
       async ({ partner }) => {
         // Opened first like every sandbox route (a first call seeds, in its own transaction), so a reset is always
         // a reseed: its reset_count counts resets, never the first seed.
+        // The bulk of the sandbox is deleted in batches before the request's transaction, once its Idempotency-Key is
+        // claimed (src/sandbox/reset.ts): a replay answers the stored response and deletes nothing.
         const { owner } = await openSandbox(ctx, partner.actor);
-        const effect = async (t: Queryable) => ok({ ...sandboxWrite("sandbox_fixture"), ...(await resetSandbox(t, ctx, owner, partner.actor.keyId)) });
-        return mutation(partner, effect, { nudge: false });
+        return resetSandbox(
+          ctx,
+          owner,
+          partner.actor.keyId,
+          (prepare, effect) => prepared(partner, prepare, effect),
+          (r) => ok({ ...sandboxWrite("sandbox_fixture"), ...r }),
+        );
       },
       { body: M.resetBody, ...hook({ mutation: true }, M.reset, "delete all sandbox state of your partner and seed the fixtures again") },
     )

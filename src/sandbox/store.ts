@@ -66,8 +66,8 @@ export async function takeFixtureRowForReset(t: Queryable, rec: FixtureRecord): 
 }
 
 /**
- * The one per-engine fragment of the fixture row's locks: a shared row lock on PostgreSQL, which any number of
- * sandbox writes hold at once and a reset's upsert waits for (and they for it). SQLite has no row locks and needs
+ * One of the two per-engine fragments of the fixture row's locks: a shared row lock on PostgreSQL, which any number
+ * of sandbox writes hold at once and a reset's upsert waits for (and they for it). SQLite has no row locks and needs
  * none: a transaction holds the one writer, so a reset never runs beside another write.
  */
 const SHARED_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR SHARE", sqlite: "" };
@@ -80,6 +80,22 @@ const SHARED_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR SHARE", sqlit
  */
 export const holdFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
   t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${SHARED_ROW_LOCK[t.dialect]}`, [partner]);
+
+/**
+ * The other: an exclusive row lock on PostgreSQL, of the strength the reset's own upsert takes (FOR NO KEY UPDATE:
+ * no key of the row changes). It waits for the sandbox writes that hold the row shared and they for it; SQLite needs
+ * none, as above.
+ */
+const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPDATE", sqlite: "" };
+
+/**
+ * Holds the partner's fixture row exclusively for the rest of transaction `t`, and reads it. A batch of the reset
+ * that deletes users (src/sandbox/reset-batches.ts) takes it first: no sandbox write is between finding a user and
+ * writing a row that names it (a credit, a wallet) while the batch deletes that user, and the fixture users the batch
+ * must leave to the reset's transaction are the ones recorded now, which no one changes before `t` ends.
+ */
+export const lockFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
+  t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${EXCLUSIVE_ROW_LOCK[t.dialect]}`, [partner]);
 
 /** The fixture users that still exist, by id (a fixture user is never deleted except by the reset, but be exact). */
 export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): Promise<Array<{ id: number; external_id: string }>> {

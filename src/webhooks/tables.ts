@@ -86,6 +86,9 @@ export const webhookDeliveries = sqliteTable(
     // counts of the states that stay small, and the deliveries settled in a recent window, webhook by webhook.
     // updated_at changes with status at every lease and outcome, so it adds no index write of its own.
     index("deliveries_webhook_idx").on(t.webhookId, t.status, t.updatedAt),
+    // An event's deliveries: the foreign key's own check when an event is deleted (a sandbox reset, a prune) read
+    // every delivery without it (20,000 events beside 100,000 deliveries: 82 s on SQLite).
+    index("deliveries_event_idx").on(t.eventId),
     // The webhook-prune job: WHERE <this index's condition> AND status … AND updated_at < ?, in batches. Only settled
     // deliveries have an entry, so queued and in-flight ones (whose updated_at changes at every lease) write none;
     // SQLite uses a partial index only when the query repeats its condition, as the prune's statements do.

@@ -40,3 +40,23 @@ export function partnerMutation(ctx: AppContext, idem: IdempotencyStore) {
 }
 
 export type Mutation = ReturnType<typeof partnerMutation>;
+
+/**
+ * A signed mutation whose work begins before its transaction (IdempotencyStore.runAsync): the Idempotency-Key is
+ * claimed first and committed as in progress, so a replay is answered from its record and a duplicate still running
+ * is refused (`idempotency_in_progress`), neither running `prepare`; then `prepare` runs outside any transaction —
+ * work no transaction may hold, such as deletes in bounded batches (docs/storage-port.md "Bulk deletes: in
+ * batches") — and the effect commits with the stored response. A failure releases the claim, so a retry with the key
+ * runs again. Nothing is nudged: for an effect that queues no delivery. Not for a route that defers its nonce to the
+ * effect (PartnerGuard.nonceInEffect): the guard records it before the handler.
+ */
+export function partnerPreparedMutation(idem: IdempotencyStore) {
+  return async function prepared<P, T extends object>(
+    partner: PartnerRequest,
+    prepare: () => Promise<P>,
+    effect: (t: Queryable, prepared: P) => Promise<T>,
+  ): Promise<T> {
+    if (partner.pendingNonce) throw new Error("partnerPreparedMutation: the route defers its nonce to the effect, which a prepared mutation does not record");
+    return await idem.runAsync(partner.idempotency, prepare, (p, t) => effect(t, p));
+  };
+}

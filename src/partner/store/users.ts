@@ -1,5 +1,6 @@
 import type { Owner } from "../../auth/actors";
-import { type Param, type Queryable, UniqueViolation } from "../../db/port";
+import { type BatchedDelete, IN_KEY_LIST } from "../../db/batched-delete";
+import { type Dialect, type Param, type Queryable, UniqueViolation } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
@@ -127,8 +128,49 @@ export function violatedRule(err: unknown): "external_id" | "username" | "wallet
   return null;
 }
 
-/** The partner domain's part of the sandbox reset (see src/partner/sandbox-service.ts). */
+// ---- the sandbox reset (see src/partner/sandbox-service.ts), children before parents. Every statement names
+// mode = 'sandbox' as a LITERAL on its own line: whatever partner or ids it is handed, it cannot touch a live row.
+
+/** What remains of the partner's sandbox wallets and users, in the reset's transaction, down the (partner, mode) indexes. */
 export const SANDBOX_DELETES = [
   ["wallet_links", "DELETE FROM wallet_links WHERE partner = ? AND mode = 'sandbox'"],
   ["partner_users", "DELETE FROM partner_users WHERE partner = ? AND mode = 'sandbox'"],
 ] as const;
+
+/** The bulk of the partner's sandbox wallets, in batches before the reset's transaction, down wallet_links_owner_wallet_idx. */
+export const sandboxWalletsBatch = (partner: string): BatchedDelete => ({
+  table: "wallet_links",
+  where: "partner = ? AND mode = 'sandbox'",
+  params: [partner],
+});
+
+/** The partner's sandbox users after `afterId`, in id order, `limit` of them down partner_users_owner_idx: the reset walks them. */
+export async function sandboxUserIdsAfter(q: Queryable, partner: string, afterId: number, limit: number): Promise<number[]> {
+  const rows = await q.all<{ id: number }>("SELECT id FROM partner_users WHERE partner = ? AND mode = 'sandbox' AND id > ? ORDER BY id LIMIT ?", [
+    partner,
+    afterId,
+    limit,
+  ]);
+  return rows.map((r) => r.id);
+}
+
+/** Every sandbox user of the partner, in the reset's transaction: after its batches, the fixture users and those made meanwhile. */
+export async function sandboxUserIds(q: Queryable, partner: string): Promise<number[]> {
+  return (await q.all<{ id: number }>("SELECT id FROM partner_users WHERE partner = ? AND mode = 'sandbox' ORDER BY id", [partner])).map((r) => r.id);
+}
+
+/**
+ * These sandbox users and what remains of their wallets, by id (ONE parameter, IN_KEY_LIST), in a transaction of the
+ * reset. SQLite may take the owner's index for the wallets rather than wallet_links_user_idx: after the wallets'
+ * batches (sandboxWalletsBatch) it holds only those written meanwhile.
+ */
+export const sandboxDeletesOf = (dialect: Dialect, partner: string, userIds: readonly number[]) => {
+  const list = IN_KEY_LIST[dialect];
+  return {
+    params: [list.encode(userIds), partner],
+    deletes: [
+      ["wallet_links", `DELETE FROM wallet_links WHERE user_id ${list.sql} AND partner = ? AND mode = 'sandbox'`],
+      ["partner_users", `DELETE FROM partner_users WHERE id ${list.sql} AND partner = ? AND mode = 'sandbox'`],
+    ] as const,
+  };
+};

@@ -1,5 +1,6 @@
 import type { Owner } from "../../auth/actors";
-import type { Queryable } from "../../db/port";
+import { type BatchedDelete, IN_KEY_LIST } from "../../db/batched-delete";
+import type { Dialect, Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { salutesLedger } from "../tables";
 
@@ -131,9 +132,34 @@ export async function insertConversion(
   return row!.id;
 }
 
-/** The salutes domain's part of the sandbox reset (src/salutes/sandbox-service.ts), children before parents. */
-export const SANDBOX_DELETES = [
-  ["salutes_conversions", "DELETE FROM salutes_conversions WHERE partner = ? AND mode = 'sandbox'"],
-  ["salutes_ledger", "DELETE FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox'"],
-  ["salutes_balances", "DELETE FROM salutes_balances WHERE partner = ? AND mode = 'sandbox'"],
-] as const;
+// ---- the sandbox reset (src/salutes/sandbox-service.ts), children before parents. The rows go by their users' ids,
+// given as ONE parameter (IN_KEY_LIST): these tables have no index on (partner, mode) — a user id names one owner
+// already, and each index more is one more B-tree insert per credit — so `partner = ? AND mode = 'sandbox'` alone
+// read the whole ledger, live entries included, at every reset. The partner and the LITERAL mode stay in each
+// condition: whatever ids this is handed, it cannot delete a live row.
+
+export type SandboxSalutesTable = "salutes_conversions" | "salutes_ledger" | "salutes_balances";
+
+/** `user_id` in the list, the one parameter (each statement adds the partner and the literal mode after it). */
+const IN_USERS: Record<Dialect, string> = { sqlite: `user_id ${IN_KEY_LIST.sqlite.sql}`, postgres: `user_id ${IN_KEY_LIST.postgres.sql}` };
+const usersParams = (dialect: Dialect, partner: string, userIds: readonly number[]) => [IN_KEY_LIST[dialect].encode(userIds), partner];
+
+/** What remains of these users' rows, in a transaction of the reset: conversions before the entries they name. */
+export const sandboxDeletesOf = (dialect: Dialect, partner: string, userIds: readonly number[]) => ({
+  params: usersParams(dialect, partner, userIds),
+  deletes: [
+    ["salutes_conversions", `DELETE FROM salutes_conversions WHERE ${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`],
+    ["salutes_ledger", `DELETE FROM salutes_ledger WHERE ${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`],
+    ["salutes_balances", `DELETE FROM salutes_balances WHERE ${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`],
+  ] as ReadonlyArray<readonly [SandboxSalutesTable, string]>,
+});
+
+/**
+ * The bulk of these users' conversions and ledger entries, in batches before the reset's transaction, down the
+ * user_id indexes (salutes_conversions_user_idx, salutes_ledger_user_idx). The sandbox has no conversion route, so
+ * no conversion is written between the two: the entries' batches never fail on one naming them.
+ */
+export const sandboxBatchesOf = (dialect: Dialect, partner: string, userIds: readonly number[]): readonly BatchedDelete[] => [
+  { table: "salutes_conversions", where: `${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`, params: usersParams(dialect, partner, userIds) },
+  { table: "salutes_ledger", where: `${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`, params: usersParams(dialect, partner, userIds) },
+];
