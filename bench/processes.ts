@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { HOST, ROOT, UsageError, type BenchOptions } from "./support-core";
+import { HOST, processJiffies, ROOT, UsageError, type BenchOptions } from "./support-core";
 import { children, tempDirs } from "./children";
 
 export interface RunningServer {
@@ -157,11 +157,13 @@ export function heraldLaunch(choice: BenchOptions["herald"]): HeraldLaunch {
 export async function startHerald(dir: string, launch: HeraldLaunch, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
   const server = await startChild("herald", [...launch.cmd, "serve"], heraldEnv(dir, port, extraEnv), "/readyz", join(dir, "herald.log"), port);
-  // Ready is not idle: `serve` builds the API documents in a worker after it listens (1–8 s of CPU on this machine),
-  // and a benchmark that measures herald's CPU from here counted that build as the first credits' cost (credit, one
-  // run each on a loaded machine: 184 µs of CPU a credit with the build inside the window, 1.58× the bare server's
-  // 116; after it, 157 against 137, 1.15×). The request waits for the build.
+  // Ready is not idle: after it listens, `serve` builds the API documents in a worker (1–8 s of CPU on this machine),
+  // starts the SQLite read worker and runs the request log's start-up catch-up. A benchmark that measured herald's
+  // CPU from here counted that start-up as the first requests' cost (credit, one run each on a loaded machine: 184 µs
+  // of CPU a credit with it inside the window, 1.58× the bare server's 116; after it, 157 against 137, 1.15×). So the
+  // documents are asked for (the request waits for their build) and then the process must be idle.
   await (await fetch(`${server.baseUrl}/api/openapi.json`)).arrayBuffer();
+  await idle(server.proc.pid);
   return server;
 }
 
@@ -287,4 +289,19 @@ export function summariseLog(lines: string[]): string {
     .map(([k, n]) => `"${k}" ×${n}`);
   if (plain) top.push(`${plain} plain-text line(s), not shown`);
   return top.join("; ");
+}
+
+/**
+ * Resolves once `pid` used at most 2 jiffies (20 ms) of CPU in each of two 250 ms intervals in a row (under 8 % of a
+ * core: an idle server's timers), or after 30 s at most.
+ */
+async function idle(pid: number): Promise<void> {
+  let quiet = 0;
+  let last = processJiffies(pid);
+  for (let i = 0; i < 120 && quiet < 2; i++) {
+    await Bun.sleep(250);
+    const now = processJiffies(pid);
+    quiet = now - last <= 2 ? quiet + 1 : 0;
+    last = now;
+  }
 }
