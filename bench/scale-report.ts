@@ -72,3 +72,51 @@ export function table(name: string, ops: Timed[], s: ProbeSamples, floorStallMs:
     `   ${name}: worst stall ${fmt(worst.st.stallMs)} ms during ${worst.o.label}; ${over} of ${judged.length} operations over ${TARGET_STALL_MS} ms — ${over === 0 ? "PASS" : "over"} (the prober's floor stalled ${fmt(floorStallMs)} ms in this run: a stall near it is the machine, not herald)`,
   ];
 }
+
+/** One of the summaries' reads at one size: its first time (the operation above) and the median of its repeats. */
+export interface ReadTime {
+  label: string;
+  firstMs: number;
+  medianMs: number;
+  limitMs: number;
+}
+
+/** The largest size's time over the smallest's that issue 72 allows (10M against 10k). */
+export const READ_GROWTH_MAX = 1.5;
+
+/**
+ * Issue 72's reads across the sizes: per size the first time and the median of the repeats; judged on the medians,
+ * the largest size's ≤ the read's limit and ≤ 1.5× the smallest size's (the issue states both for 10M against 10k).
+ */
+export function readsTable(sizes: Array<{ name: string; reads: ReadTime[] }>): string[] {
+  if (sizes.length === 0 || sizes[0]!.reads.length === 0) return [];
+  const first = sizes[0]!;
+  const last = sizes[sizes.length - 1]!;
+  const growth = sizes.length > 1 ? `${last.name} ÷ ${first.name}` : "growth";
+  const head = ["read (request summaries)", ...sizes.map((s) => `${s.name} ms`), growth, "limit ms", "verdict"];
+  const cells = first.reads.map((r) => {
+    const at = (s: { reads: ReadTime[] }) => s.reads.find((x) => x.label === r.label);
+    const small = at(first)!.medianMs;
+    const big = at(last)?.medianMs ?? Number.NaN;
+    const ratio = big / small;
+    const ok = big <= r.limitMs && (sizes.length === 1 || ratio <= READ_GROWTH_MAX);
+    return [
+      r.label,
+      ...sizes.map((s) => {
+        const x = at(s);
+        return x ? `${fmt(x.firstMs)} / ${fmt(x.medianMs)}` : "-";
+      }),
+      sizes.length > 1 ? `${ratio.toFixed(2)}×` : "-",
+      String(r.limitMs),
+      ok ? "PASS" : "over",
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (r: string[]) => `   ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")}`;
+  return [
+    `== issue 72's reads: time ms per size, the first request / the median of the repeats; judged on the medians: at ${last.name} ≤ the limit${sizes.length > 1 ? ` and ≤ ${READ_GROWTH_MAX}× ${first.name}` : ""} (the issue's targets: 10M against 10k)`,
+    line(head),
+    line(widths.map((w) => "-".repeat(w))),
+    ...cells.map(line),
+  ];
+}

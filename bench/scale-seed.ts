@@ -15,11 +15,14 @@
 //                        and latencies of realistic shares, 403s from the partner's and from probing networks
 //   request_log_hourly,  the rollups of exactly those rows (upserted onto what herald's own flush wrote)
 //   request_log_403_hourly
+//   request_summary_hourly  the summaries of exactly those rows, per key and every key (0), hour and route: outcome
+//                        counts and latency buckets as the flush counts them (upserted onto what herald's flush wrote)
 //   status_snapshots     one a minute for 30 days (capped at N), each with its status-snapshot job_runs row
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { BenchDatabase } from "./engines";
+import { summariesSql } from "./scale-summaries";
 
 /** The window the history spans: 30 days, plus one hour for the prune jobs to find (a steady state's hourly work). */
 export const SPAN_SECONDS = 30 * 86_400 + 3_600;
@@ -308,6 +311,7 @@ SELECT hour, route, k, prefix, c FROM (
   FROM request_log r LEFT JOIN request_log_keys k ON k.ref = r.key_ref WHERE r.id > ${rb} AND r.status = 403 GROUP BY 1, 2, 3, 4) g WHERE 1 = 1
 ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = request_log_403_hourly.count + excluded.count`,
   );
+  await step_("request_summary_hourly (upserted from the new rows: per key and every key, hour and route)", summariesSql(rb));
   const snaps = Math.min(SNAPSHOTS_MAX, n);
   const t0 = Math.floor(endS / 60) * 60 - 60 * (snaps + 1);
   await step_(
@@ -343,6 +347,7 @@ FROM ${d.series(snaps)}`,
     "request_log",
     "request_log_hourly",
     "request_log_403_hourly",
+    "request_summary_hourly",
     "status_snapshots",
     "job_runs",
   ])
