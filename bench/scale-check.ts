@@ -3,6 +3,7 @@ import { BUCKET_COLUMNS } from "../src/http/request-log/histogram";
 import { hourStartIso, nextHour } from "../src/http/request-log/hours";
 import { ALL_KEYS, summaryCells } from "../src/http/request-log/summary";
 import type { SeedSql } from "./scale-seed";
+import { dailyMismatchSql } from "./scale-summaries";
 
 /** Rows of request_log the summaries' recount reads: whole hours spread over the history (every hour at 10k rows). */
 const RECOUNT_ROWS = 30_000;
@@ -129,6 +130,7 @@ export async function checkConsistency(sql: SeedSql): Promise<{ problems: string
        + abs((SELECT count(*) FROM request_summary_hourly) - (SELECT count(*) FROM r))`,
   );
   await expectZero("summary rows whose buckets ≠ requests", `SELECT count(*) FROM request_summary_hourly WHERE ${BUCKET_COLUMNS.join(" + ")} <> requests`);
+  await expectZero("daily summary rows ≠ the sum of their day's hourly rows", dailyMismatchSql());
   const t0 = performance.now();
   const recount = await recountSummaries(sql);
   lines.push(

@@ -22,7 +22,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { BenchDatabase } from "./engines";
-import { summariesSql } from "./scale-summaries";
+import { dailySummariesSql, summariesSql } from "./scale-summaries";
 
 /** The window the history spans: 30 days, plus one hour for the prune jobs to find (a steady state's hourly work). */
 export const SPAN_SECONDS = 30 * 86_400 + 3_600;
@@ -312,6 +312,9 @@ SELECT hour, route, k, prefix, c FROM (
 ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = request_log_403_hourly.count + excluded.count`,
   );
   await step_("request_summary_hourly (upserted from the new rows: per key and every key, hour and route)", summariesSql(rb));
+  const [clearDaily, foldDaily] = dailySummariesSql();
+  await step_("request_summary_daily (cleared)", clearDaily!);
+  await step_("request_summary_daily (the hourly rows folded per day)", foldDaily!);
   const snaps = Math.min(SNAPSHOTS_MAX, n);
   const t0 = Math.floor(endS / 60) * 60 - 60 * (snaps + 1);
   await step_(
@@ -348,6 +351,7 @@ FROM ${d.series(snaps)}`,
     "request_log_hourly",
     "request_log_403_hourly",
     "request_summary_hourly",
+    "request_summary_daily",
     "status_snapshots",
     "job_runs",
   ])

@@ -35,3 +35,26 @@ SELECT k, hour, route, SUM(n), SUM(client_errors), SUM(server_errors), SUM(rate_
 FROM (SELECT ${ALL_KEYS} AS k, ${g} FROM g UNION ALL SELECT key_ref, ${g} FROM g WHERE key_ref IS NOT NULL) x WHERE 1 = 1 GROUP BY k, hour, route
 ON CONFLICT (key_ref, hour, route) DO UPDATE SET ${cols.map((c) => `${c} = request_summary_hourly.${c} + excluded.${c}`).join(", ")}`;
 }
+
+/**
+ * request_summary_daily made again from the hourly rows, whole (the seed's last summary step: what herald's flush and
+ * its rebuilds keep, every day the sum of its hours).
+ */
+export function dailySummariesSql(): string[] {
+  const cols = ["requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS];
+  return [
+    "DELETE FROM request_summary_daily",
+    `INSERT INTO request_summary_daily (key_ref, day, route, ${cols.join(", ")})
+SELECT key_ref, substr(hour, 1, 10), route, ${cols.map((c) => `SUM(${c})`).join(", ")} FROM request_summary_hourly GROUP BY key_ref, substr(hour, 1, 10), route`,
+  ];
+}
+
+/** Daily summary rows that differ from the sum of their day's hourly rows, or miss, or are extra (0 when level). */
+export function dailyMismatchSql(): string {
+  const cols = ["requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS];
+  return `WITH f AS MATERIALIZED (
+  SELECT key_ref, substr(hour, 1, 10) AS day, route, ${cols.map((c) => `SUM(${c}) AS ${c}`).join(", ")} FROM request_summary_hourly GROUP BY key_ref, substr(hour, 1, 10), route)
+SELECT (SELECT count(*) FROM f LEFT JOIN request_summary_daily d ON d.key_ref = f.key_ref AND d.day = f.day AND d.route = f.route
+    WHERE d.key_ref IS NULL OR ${cols.map((c) => `d.${c} <> f.${c}`).join(" OR ")})
+  + abs((SELECT count(*) FROM request_summary_daily) - (SELECT count(*) FROM f))`;
+}

@@ -157,7 +157,7 @@ test("the catch-up rebuilds missing and partial hours in bounded steps, and leav
 
 test("an empty request_log needs no catch-up", async () => {
   h = await openTestApp();
-  expect(await catchUpRollups(h.ctx.store)).toEqual({ scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, done: true });
+  expect(await catchUpRollups(h.ctx.store)).toEqual({ scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, rebuiltDays: 0, done: true });
 });
 
 test("a rebuild and a flush of the same hour at once: each row is counted once (the rebuild locks the hour first)", async () => {

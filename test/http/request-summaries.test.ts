@@ -8,7 +8,7 @@ import type { Queryable } from "../../src/db/port";
 import { latencyOf, requestCountsOf, routeSummariesTask } from "../../src/http/latency";
 import { catchUpRollups } from "../../src/http/request-log/catchup";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "../../src/http/request-log/histogram";
-import { ALL_KEYS } from "../../src/http/request-log/summary";
+import { ALL_KEYS, routeSummaries, windowParts } from "../../src/http/request-log/summary";
 import { SUMMARY_RETENTION_DAYS } from "../../src/system/jobs";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey } from "../support/partner";
@@ -80,6 +80,41 @@ async function stored(q: Queryable): Promise<Summary[]> {
   );
 }
 
+/** The daily rows, each as the sum of its day's hourly rows must be (the fold done here, in TypeScript). */
+async function dailyFromHourly(q: Queryable): Promise<Summary[]> {
+  const days = new Map<string, Summary>();
+  for (const h of await stored(q)) {
+    const day = h.hour.slice(0, 10);
+    const id = `${h.key_ref}|${day}|${h.route}`;
+    const d = days.get(id) ?? { ...h, hour: day, requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, buckets: Array(BUCKET_COUNT).fill(0) };
+    days.set(id, d);
+    d.requests += h.requests;
+    d.client_errors += h.client_errors;
+    d.server_errors += h.server_errors;
+    d.rate_limited += h.rate_limited;
+    h.buckets.forEach((n, i) => {
+      d.buckets[i] += n;
+    });
+  }
+  return sorted([...days.values()]);
+}
+
+async function storedDaily(q: Queryable): Promise<Summary[]> {
+  const rows = await q.all<Record<string, number | string>>("SELECT * FROM request_summary_daily");
+  return sorted(
+    rows.map((r) => ({
+      key_ref: Number(r.key_ref),
+      hour: String(r.day),
+      route: String(r.route),
+      requests: Number(r.requests),
+      client_errors: Number(r.client_errors),
+      server_errors: Number(r.server_errors),
+      rate_limited: Number(r.rate_limited),
+      buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
+    })),
+  );
+}
+
 const sorted = (s: Summary[]) => s.sort((a, b) => a.key_ref - b.key_ref || a.hour.localeCompare(b.hour) || a.route.localeCompare(b.route));
 
 /** Requests of two keys and of none, over three hours, every outcome and latencies from 5 µs to 90 s. */
@@ -107,6 +142,52 @@ test("the flush keeps the summaries equal to request_log's raw rows: per key, fo
   expect(expected.filter((s) => s.key_ref === ALL_KEYS).reduce((n, s) => n + s.requests, 0)).toBe(900);
   expect(new Set(expected.map((s) => s.hour)).size).toBe(4); // now (00:00) and the three hours before
   expect(await stored(h.ctx.store)).toEqual(expected);
+  // The three hours before midnight and the one after: two days, each the sum of its hours.
+  const daily = await storedDaily(h.ctx.store);
+  expect(new Set(daily.map((d) => d.hour))).toEqual(new Set(["2025-12-31", "2026-01-01"]));
+  expect(daily).toEqual(await dailyFromHourly(h.ctx.store));
+});
+
+test("a window reads its whole days from the daily rows and its ends from the hourly ones: the same figures as the hours alone", async () => {
+  h = await openTestApp();
+  const key = await createKey(h);
+  const now = h.clock.now().getTime();
+  // One request every 37 minutes for 5 days, latencies spread, two routes.
+  const rows = Array.from({ length: (5 * 24 * 60) / 37 }, (_, i) => ({
+    route: i % 2 ? "/a" : "/b",
+    status: i % 11 ? 200 : 500,
+    latencyUs: 50 + ((i * 7_919) % 900_000),
+    at: new Date(now - i * 37 * 60_000 - 1).toISOString(),
+  }));
+  await insertLog(h, key.keyId, rows, new Date(now).toISOString());
+  const hoursOnly = async (fromHour: string, toHour: string) =>
+    (
+      await h!.ctx.store.all<Record<string, number | string>>(
+        `SELECT route, sum(requests) AS requests, ${BUCKET_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(", ")} FROM request_summary_hourly WHERE key_ref = ? AND hour >= ? AND hour <= ? GROUP BY route ORDER BY route`,
+        [ALL_KEYS, fromHour, toHour],
+      )
+    ).map((r) => ({ route: String(r.route), requests: Number(r.requests), buckets: BUCKET_COLUMNS.map((c) => Number(r[c])) }));
+  for (const [fromHour, toHour] of [
+    ["2025-12-27T05", "2025-12-31T23"], // 4 whole days and 19 hours before them
+    ["2025-12-27T00", "2026-01-01T00"], // 5 whole days and an hour after them
+    ["2025-12-30T07", "2025-12-31T06"], // no whole day
+    ["2025-12-28T13", "2025-12-30T12"], // one whole day between two part-days
+  ] as const) {
+    const parts = windowParts(fromHour, toHour);
+    const read = (await routeSummaries(h.ctx.store, { key: null, fromHour, toHour }))
+      .map((r) => ({ route: r.route, requests: r.requests, buckets: r.buckets }))
+      .sort((a, b) => a.route.localeCompare(b.route));
+    expect({ fromHour, toHour, parts, read }).toEqual({ fromHour, toHour, parts, read: await hoursOnly(fromHour, toHour) });
+  }
+  expect(windowParts("2025-12-27T05", "2025-12-31T23")).toEqual({ days: ["2025-12-28", "2025-12-31"], hours: [["2025-12-27T05", "2025-12-27T23"]] });
+  expect(windowParts("2025-12-28T13", "2025-12-30T12")).toEqual({
+    days: ["2025-12-29", "2025-12-29"],
+    hours: [
+      ["2025-12-28T13", "2025-12-28T23"],
+      ["2025-12-30T00", "2025-12-30T12"],
+    ],
+  });
+  expect(windowParts("2025-12-30T07", "2025-12-31T06")).toEqual({ days: null, hours: [["2025-12-30T07", "2025-12-31T06"]] });
 });
 
 test("hours logged without summaries (a database from before them) are rebuilt from the raw rows by the catch-up", async () => {
@@ -123,6 +204,11 @@ test("hours logged without summaries (a database from before them) are rebuilt f
   expect(await stored(h.ctx.store)).toEqual(expected);
   // The hourly rollups, level already, were left as they were.
   expect(await h.ctx.store.all("SELECT * FROM request_log_hourly ORDER BY hour")).toEqual(rollupsBefore);
+  expect(await storedDaily(h.ctx.store)).toEqual(await dailyFromHourly(h.ctx.store));
+  // Days without daily rows (a database from before them) are built from the hourly rows at the catch-up's end.
+  await h.ctx.store.run("DELETE FROM request_summary_daily");
+  expect((await catchUpRollups(h.ctx.store)).rebuiltDays).toBe(2);
+  expect(await storedDaily(h.ctx.store)).toEqual(await dailyFromHourly(h.ctx.store));
   // Level now: a second catch-up rebuilds nothing.
   expect((await catchUpRollups(h.ctx.store)).rebuiltHours).toBe(0);
 });
@@ -176,6 +262,8 @@ test("the prune job deletes summaries past their retention in batches, and keeps
     new Date(now).toISOString(),
   );
   const result = await h.ctx.requestLog.pruneSummaries(cutoff, { batchRows: 20 });
-  expect(result).toMatchObject({ deleted: 60, done: true });
+  // 30 hours and 30 days, each a row for the key and one for every key.
+  expect(result).toMatchObject({ deleted: 120, done: true });
+  expect((await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM request_summary_daily WHERE day < ?", [cutoff.slice(0, 10)]))!.n).toBe(0);
   expect(result.statements).toBeGreaterThanOrEqual(3);
 });

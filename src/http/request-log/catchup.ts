@@ -2,7 +2,7 @@ import { apartTask } from "../../db/apart";
 import type { Store } from "../../db/port";
 import { hourOf, hourStartIso, nextHour } from "./hours";
 import { rebuildHour } from "./rollup";
-import { ALL_KEYS } from "./summary";
+import { ALL_KEYS, levelDailySummaries } from "./summary";
 
 export interface CatchUpProgress {
   /** Hours compared with request_log so far. */
@@ -11,6 +11,8 @@ export interface CatchUpProgress {
   rebuiltHours: number;
   /** request_log rows read by those rebuilds. */
   rebuiltRows: number;
+  /** Days of the daily summaries rebuilt from the hourly ones at the end (their hourly rows counted otherwise). */
+  rebuiltDays: number;
   done: boolean;
 }
 
@@ -47,7 +49,7 @@ const prevHour = (hour: string) => new Date(Date.parse(hourStartIso(hour)) - 3_6
 export class RollupCatchUp {
   private cursor: string | null | undefined;
   private first: string | null = null;
-  readonly progress: CatchUpProgress = { scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, done: false };
+  readonly progress: CatchUpProgress = { scannedHours: 0, rebuiltHours: 0, rebuiltRows: 0, rebuiltDays: 0, done: false };
 
   constructor(private readonly store: Store) {}
 
@@ -58,6 +60,13 @@ export class RollupCatchUp {
     this.cursor = max?.at ? nextHour(hourOf(max.at)) : null;
   }
 
+  /** The hours level: the daily summaries are made level with the hourly ones (a database from before them), once. */
+  private async finish(): Promise<void> {
+    if (this.progress.done) return;
+    this.progress.rebuiltDays = await levelDailySummaries(this.store);
+    this.progress.done = true;
+  }
+
   /** One bounded step; returns the progress so far (`done` once the oldest hour of request_log was compared). */
   async step(limits: CatchUpLimits = {}): Promise<CatchUpProgress> {
     const scanHours = limits.scanHours ?? 6;
@@ -66,7 +75,7 @@ export class RollupCatchUp {
     const hi = this.cursor ?? null;
     const first = this.first;
     if (hi === null || first === null || hi <= first) {
-      this.progress.done = true;
+      await this.finish();
       return this.progress;
     }
     let lo: string = hi;
@@ -101,7 +110,7 @@ export class RollupCatchUp {
     }
     this.cursor = cursor;
     this.progress.rebuiltRows += rows;
-    if (cursor <= first) this.progress.done = true;
+    if (cursor <= first) await this.finish();
     return this.progress;
   }
 }

@@ -81,11 +81,14 @@ export class RequestLog {
   }
 
   /**
-   * Retention of the hourly summaries per key and route (summary.ts): deletes the hours before `beforeHour`
-   * (`YYYY-MM-DDTHH`), in batches down request_summary_hourly_hour_idx, as prune() does.
+   * Retention of the summaries per key and route (summary.ts): deletes the hours before `beforeHour`
+   * (`YYYY-MM-DDTHH`) and the days before its day, in batches down their `hour` and `day` indexes, as prune() does.
    */
-  pruneSummaries(beforeHour: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
-    return deleteInBatches(this.store, { table: "request_summary_hourly", where: "hour < ?", params: [beforeHour], ...bound });
+  async pruneSummaries(beforeHour: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
+    const hourly = await deleteInBatches(this.store, { table: "request_summary_hourly", where: "hour < ?", params: [beforeHour], ...bound });
+    // A day goes once all of its hours have: the day of `beforeHour` stays while any hour of it does.
+    const daily = await deleteInBatches(this.store, { table: "request_summary_daily", where: "day < ?", params: [beforeHour.slice(0, 10)], ...bound });
+    return { deleted: hourly.deleted + daily.deleted, statements: hourly.statements + daily.statements, done: hourly.done && daily.done };
   }
 
   record(entry: RequestLogEntry): void {

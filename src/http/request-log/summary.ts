@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../../db/port";
+import type { Param, Queryable, Store } from "../../db/port";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "./histogram";
 import { hourOf, hourStartIso, nextHour } from "./hours";
 
@@ -31,12 +31,13 @@ interface Cell {
   buckets: Int32Array;
 }
 
-const COLUMNS = ["key_ref", "hour", "route", "requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS];
-const ADDED = COLUMNS.slice(3)
-  .map((c) => `${c} = request_summary_hourly.${c} + excluded.${c}`)
-  .join(", ");
-const UPSERT = `INSERT INTO request_summary_hourly (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})
-  ON CONFLICT (key_ref, hour, route) DO UPDATE SET ${ADDED}`;
+/** The counted columns, after the key (key_ref, hour or day, route). */
+const COUNTS = ["requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS];
+const upsert = (table: string, period: "hour" | "day") =>
+  `INSERT INTO ${table} (key_ref, ${period}, route, ${COUNTS.join(", ")}) VALUES (${["?", "?", "?", ...COUNTS.map(() => "?")].join(", ")})
+  ON CONFLICT (key_ref, ${period}, route) DO UPDATE SET ${COUNTS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(", ")}`;
+const UPSERT = upsert("request_summary_hourly", "hour");
+const UPSERT_DAY = upsert("request_summary_daily", "day");
 
 function count(cells: Map<string, Cell>, keyRef: number, hour: string, r: SummaryRow): void {
   const id = `${keyRef}\u0000${hour}\u0000${r.route}`;
@@ -76,7 +77,13 @@ const paramsOf = (c: Cell): Param[] => [c.keyRef, c.hour, c.route, c.requests, c
  * lock orders a flush and an hour's rebuild (rebuildSummaryHour) on PostgreSQL. The statements are sent together.
  */
 export async function applySummaries<R extends SummaryRow>(t: Queryable, rows: readonly R[], keyRefOf: (row: R) => number | null): Promise<void> {
-  await Promise.all(summaryCells(rows, keyRefOf).map((c) => t.run(UPSERT, paramsOf(c))));
+  const cells = summaryCells(rows, keyRefOf);
+  // The hourly rows, then the daily ones (each in the same order on every instance). A batch almost always falls in
+  // one day, so each hourly cell is its day's cell; one that spans midnight adds two hours to a day separately.
+  await Promise.all([
+    ...cells.map((c) => t.run(UPSERT, paramsOf(c))),
+    ...cells.map((c) => t.run(UPSERT_DAY, [c.keyRef, c.hour.slice(0, 10), ...paramsOf(c).slice(2)])),
+  ]);
 }
 
 /** Rows of one hour read per statement by a rebuild (a bounded read each, on the `at` index). */
@@ -108,6 +115,47 @@ export async function rebuildSummaryHour(t: Queryable, hour: string): Promise<vo
   }
   const sorted = [...cells.values()].sort((a, b) => a.keyRef - b.keyRef || (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
   for (const c of sorted) await t.run(UPSERT, paramsOf(c));
+  await rebuildSummaryDay(t, hour.slice(0, 10));
+}
+
+const DAY_SUMS = COUNTS.map((c) => `sum(${c})`).join(", ");
+
+/**
+ * Recomputes one day of request_summary_daily from that day's hourly rows (at most 24 a key and route), in one
+ * statement inside the caller's transaction: after an hour of it was rebuilt, or for a day whose daily rows do not
+ * match its hourly ones (levelDailySummaries).
+ */
+export async function rebuildSummaryDay(t: Queryable, day: string): Promise<void> {
+  await t.run("DELETE FROM request_summary_daily WHERE day = ?", [day]);
+  await t.run(
+    `INSERT INTO request_summary_daily (key_ref, day, route, ${COUNTS.join(", ")})
+     SELECT key_ref, ?, route, ${DAY_SUMS} FROM request_summary_hourly WHERE hour >= ? AND hour <= ? GROUP BY key_ref, route`,
+    [day, `${day}T00`, `${day}T23`],
+  );
+}
+
+/**
+ * Rebuilds each day whose daily rows count other than its hourly ones (every key's row, key_ref 0): the days of a
+ * database from before the daily rows, after its hourly catch-up. Reads the summaries' own rows (31 days of them at
+ * most: their retention), never request_log; one transaction a day. Returns the days rebuilt.
+ */
+export async function levelDailySummaries(store: Store): Promise<number> {
+  const hourly = await store.all<{ day: string; n: number }>(
+    "SELECT substr(hour, 1, 10) AS day, sum(requests) AS n FROM request_summary_hourly WHERE key_ref = ? GROUP BY substr(hour, 1, 10)",
+    [ALL_KEYS],
+  );
+  const daily = new Map(
+    (await store.all<{ day: string; n: number }>("SELECT day, sum(requests) AS n FROM request_summary_daily WHERE key_ref = ? GROUP BY day", [ALL_KEYS])).map(
+      (r) => [r.day, Number(r.n)],
+    ),
+  );
+  let rebuilt = 0;
+  for (const h of hourly) {
+    if (daily.get(h.day) === Number(h.n)) continue;
+    await store.tx((t) => rebuildSummaryDay(t, h.day));
+    rebuilt++;
+  }
+  return rebuilt;
 }
 
 /** The hour of the summaries holding `iso`, and the hour `hours` earlier: a window of whole hours. */
@@ -126,28 +174,68 @@ export interface RouteSummary {
   buckets: number[];
 }
 
-const SUMS = ["requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS].map((c) => `sum(${c}) AS ${c}`).join(", ");
+const SUMS = COUNTS.map((c) => `sum(${c}) AS ${c}`).join(", ");
+
+/** The day `n` days after `day` (`YYYY-MM-DD`; n = −1: the day before). */
+const dayAfter = (day: string, n = 1) => new Date(Date.parse(`${day}T00:00:00.000Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 /**
- * The summaries of one key (its request_log_keys.ref given by `keyRefSql`'s one parameter) or of every request
- * (`key: null`) from `fromHour` to `toHour` (both included), per route. One row per route: the statement reads the
- * window's summary rows down the primary key (key_ref, hour, route) — hours × routes rows, whatever request_log holds.
+ * The window [fromHour, toHour] as the days it holds whole (read from the daily rows) and the hours left at either
+ * end (read from the hourly ones): at most 23 hours before the first whole day and 24 after the last.
+ */
+export function windowParts(fromHour: string, toHour: string): { days: [string, string] | null; hours: Array<[string, string]> } {
+  const firstDay = fromHour.endsWith("T00") ? fromHour.slice(0, 10) : dayAfter(fromHour.slice(0, 10));
+  const lastDay = toHour.endsWith("T23") ? toHour.slice(0, 10) : dayAfter(toHour.slice(0, 10), -1);
+  if (firstDay > lastDay) return { days: null, hours: [[fromHour, toHour]] };
+  const hours: Array<[string, string]> = [];
+  if (fromHour < `${firstDay}T00`) hours.push([fromHour, `${dayAfter(firstDay, -1)}T23`]);
+  if (toHour > `${lastDay}T23`) hours.push([`${dayAfter(lastDay)}T00`, toHour]);
+  return { days: [firstDay, lastDay], hours };
+}
+
+/**
+ * The summaries of one key (its request_log_keys.ref, by `key.sql`'s one parameter) or of every request (`key: null`)
+ * from `fromHour` to `toHour` (both included), per route: the whole days of the window from the daily rows, the hours
+ * at its ends from the hourly ones, down their primary keys (key_ref, day or hour, route) — at most (days + 47) ×
+ * routes rows, whatever request_log holds.
  */
 export async function routeSummaries(
   q: Queryable,
   w: { key: { sql: string; param: Param } | null; fromHour: string; toHour: string },
 ): Promise<RouteSummary[]> {
   const keyCond = w.key === null ? "key_ref = ?" : `key_ref = (${w.key.sql})`;
-  const rows = await q.all<Record<string, number | string>>(
-    `SELECT route, ${SUMS} FROM request_summary_hourly WHERE ${keyCond} AND hour >= ? AND hour <= ? GROUP BY route`,
-    [w.key === null ? ALL_KEYS : w.key.param, w.fromHour, w.toHour],
+  const keyParam = w.key === null ? ALL_KEYS : w.key.param;
+  const parts = windowParts(w.fromHour, w.toHour);
+  const reads = parts.hours.map(([from, to]) =>
+    q.all<Record<string, number | string>>(`SELECT route, ${SUMS} FROM request_summary_hourly WHERE ${keyCond} AND hour >= ? AND hour <= ? GROUP BY route`, [
+      keyParam,
+      from,
+      to,
+    ]),
   );
-  return rows.map((r) => ({
-    route: String(r.route),
-    requests: Number(r.requests),
-    client_errors: Number(r.client_errors),
-    server_errors: Number(r.server_errors),
-    rate_limited: Number(r.rate_limited),
-    buckets: BUCKET_COLUMNS.map((c) => Number(r[c])),
-  }));
+  if (parts.days) {
+    reads.push(
+      q.all<Record<string, number | string>>(`SELECT route, ${SUMS} FROM request_summary_daily WHERE ${keyCond} AND day >= ? AND day <= ? GROUP BY route`, [
+        keyParam,
+        ...parts.days,
+      ]),
+    );
+  }
+  const byRoute = new Map<string, RouteSummary>();
+  for (const rows of await Promise.all(reads)) {
+    for (const r of rows) {
+      const route = String(r.route);
+      let sum = byRoute.get(route);
+      if (!sum) {
+        sum = { route, requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, buckets: Array(BUCKET_COUNT).fill(0) };
+        byRoute.set(route, sum);
+      }
+      sum.requests += Number(r.requests);
+      sum.client_errors += Number(r.client_errors);
+      sum.server_errors += Number(r.server_errors);
+      sum.rate_limited += Number(r.rate_limited);
+      for (let i = 0; i < BUCKET_COUNT; i++) sum.buckets[i]! += Number(r[BUCKET_COLUMNS[i]!]);
+    }
+  }
+  return [...byRoute.values()];
 }
