@@ -474,7 +474,10 @@ describe("comparison, analytics and stats", () => {
         )
       ).map((r) => r.detail);
       expect([sql, plan.filter((d) => /^SCAN messenger_mission/.test(d))]).toEqual([sql, []]);
-      expect([sql, plan.some((d) => /USING (COVERING )?INDEX messenger_mission_(events_mission|enrollments_mission|enrollments_progress)_idx/.test(d))]).toEqual([sql, true]);
+      expect([
+        sql,
+        plan.some((d) => /USING (COVERING )?INDEX messenger_mission_(events_mission|enrollments_mission|enrollments_progress)_idx/.test(d)),
+      ]).toEqual([sql, true]);
     }
   });
 
