@@ -36,14 +36,14 @@ export const CONFIG_VARS = {
   NODE_ENV: {
     kind: { type: "enum", values: ["development", "test", "production"] },
     fallback: "development",
-    doc: "Runtime mode; production refuses unsafe defaults and marks the operator session cookies Secure.",
+    doc: "Runtime mode; production refuses unsafe defaults (it requires HERALD_MASTER_KEY and an https PUBLIC_BASE_URL), marks the operator session cookies Secure and sends Strict-Transport-Security on every answer.",
   },
   PORT: { kind: int(0, 65535), fallback: "3000", doc: "TCP port to listen on (0 = any free port)." },
   HOST: { kind: { type: "string", pattern: /^[\w.:-]+$/, allowed: "a hostname or IP address" }, fallback: "0.0.0.0", doc: "Address to bind." },
   PUBLIC_BASE_URL: {
     kind: { type: "url" },
     fallback: (env) => `http://localhost:${env.PORT ?? "3000"}`,
-    doc: "The public {base_url} used in links and short URLs.",
+    doc: "The public {base_url} used in links and short URLs. Required with NODE_ENV=production, and https there (the TLS proxy's address): production refuses to start otherwise.",
   },
   HERALD_DB_PATH: {
     kind: { type: "string", pattern: /^.+$/, allowed: "a file path" },

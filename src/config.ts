@@ -61,6 +61,23 @@ function followsFromRefused(name: string, spec: VarSpec, env: Env, refused: Read
   return parseOne(name, spec, without).problem === undefined;
 }
 
+/**
+ * In production PUBLIC_BASE_URL is required and https: it is the address in every link, short URL, webhook and the
+ * API document's servers, production marks the session cookies Secure and sends Strict-Transport-Security (both
+ * work only over https), and the default (http://localhost:PORT) would point every client at the server itself.
+ */
+function publicUrlProblems(given: string | undefined, url: string): string[] {
+  if (given === undefined || given === "") {
+    return [
+      "PUBLIC_BASE_URL is required when NODE_ENV=production: the https address clients reach Herald at (e.g. https://herald.example.com, usually the TLS proxy in front of it)",
+    ];
+  }
+  if (new URL(url).protocol === "https:") return [];
+  return [
+    `PUBLIC_BASE_URL="${url}" is refused when NODE_ENV=production: it must be https (the address clients reach Herald at, usually the TLS proxy's); production's Secure cookies and Strict-Transport-Security work only over https`,
+  ];
+}
+
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const values: Record<string, unknown> = {};
@@ -78,6 +95,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (values.NODE_ENV === "production" && !values.HERALD_MASTER_KEY) {
     problems.push("HERALD_MASTER_KEY is required when NODE_ENV=production: 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)");
   }
+  if (values.NODE_ENV === "production" && !refused.has("PUBLIC_BASE_URL"))
+    problems.push(...publicUrlProblems(env.PUBLIC_BASE_URL, values.PUBLIC_BASE_URL as string));
   problems.push(...chainProblems(values));
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };

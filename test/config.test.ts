@@ -85,3 +85,27 @@ test("an empty value means unset for optional variables, not invalid", () => {
   expect(c.masterKey).toBeUndefined();
   expect(() => loadConfig({ PORT: "" })).toThrow(/PORT/);
 });
+
+test("production refuses an unset or http PUBLIC_BASE_URL, as it refuses a missing master key; https passes", () => {
+  const production = { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32) };
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+  expect(problems(production)).toEqual([
+    "PUBLIC_BASE_URL is required when NODE_ENV=production: the https address clients reach Herald at (e.g. https://herald.example.com, usually the TLS proxy in front of it)",
+  ]);
+  expect(problems({ ...production, PUBLIC_BASE_URL: "" })).toHaveLength(1);
+  expect(problems({ ...production, PUBLIC_BASE_URL: "http://herald.example.com" })).toEqual([
+    "PUBLIC_BASE_URL=\"http://herald.example.com\" is refused when NODE_ENV=production: it must be https (the address clients reach Herald at, usually the TLS proxy's); production's Secure cookies and Strict-Transport-Security work only over https",
+  ]);
+  // A bad URL is said once, as a bad URL.
+  expect(problems({ ...production, PUBLIC_BASE_URL: "ftp://x" })).toEqual([expect.stringMatching(/^PUBLIC_BASE_URL="ftp:\/\/x" is not valid/)]);
+  expect(loadConfig({ ...production, PUBLIC_BASE_URL: "https://herald.example.com" }).publicBaseUrl).toBe("https://herald.example.com");
+  // Outside production an http address stays the default.
+  expect(loadConfig({ NODE_ENV: "development" }).publicBaseUrl).toBe("http://localhost:3000");
+});

@@ -60,9 +60,16 @@ function notRun(): string[] {
   return out;
 }
 
+/** What the person typed, as npm (or bun) names the script it runs: `npm test`, `npm run test:quick`. */
+function runName(): string {
+  const script = process.env.npm_lifecycle_event;
+  if (!script) return "test/run.ts";
+  return script === "test" ? "npm test" : `npm run ${script}`;
+}
+
 if (lines.length) {
   const rule = "!".repeat(78);
   console.error(["", rule, `NOT RUN: ${lines.length} test(s) or blocks skipped in this run — their checks did not happen here:`, ...notRun(), rule].join("\n"));
 }
-console.error(`npm test: ${Math.floor(seconds / 60)} min ${seconds % 60} s`);
+console.error(`${runName()}: ${Math.floor(seconds / 60)} min ${seconds % 60} s`);
 process.exit(code);

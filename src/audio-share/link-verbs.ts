@@ -115,12 +115,16 @@ export async function linkStats(ctx: AppContext, code: string, hours: number) {
   };
 }
 
+/** GET /health counts the links stored up to this many; beyond, it says total_capped (docs/audio-share.md). */
+export const LINK_COUNT_CAP = 10_000;
+
 /** GET /health: the tables answer, the key source, the policy size, what is buffered. */
 export async function audioShareHealth(ctx: AppContext, policy: { allowed: readonly unknown[]; denied: readonly unknown[] }, keySource: string) {
   let database = "ok";
-  let links = { total: 0, active: 0 };
+  let links = { total: 0, active: 0, total_capped: false };
   try {
-    links = await linkCounts(ctx.store, ctx.clock.now().toISOString());
+    const counted = await linkCounts(ctx.store, ctx.clock.now().toISOString(), LINK_COUNT_CAP);
+    links = { total: Math.min(counted.total, LINK_COUNT_CAP), active: counted.active, total_capped: counted.total > LINK_COUNT_CAP };
   } catch (err) {
     database = `unavailable: ${(err as Error).message}`;
   }

@@ -246,7 +246,11 @@ export const AudioShareModel = {
     signing_key: t.String({ description: "configured (AUDIO_SHARE_SIGNING_KEY) or derived (from the master key)" }),
     track_auth: t.String(),
     policy: t.Object({ allowed_hosts: t.Integer(), denied_hosts: t.Integer() }),
-    links: t.Object({ total: t.Integer(), active: t.Integer() }),
+    links: t.Object({
+      total: t.Integer({ description: "links stored, counted up to 10,000 (total_capped says there are more)" }),
+      active: t.Integer({ description: "links neither revoked nor expired" }),
+      total_capped: t.Boolean({ description: "true when more than 10,000 links are stored: total is then 10,000, a lower bound" }),
+    }),
     pending_hit_buckets: t.Integer(),
     checked_at: t.String(),
   }),

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { answersPages } from "../http/openapi/contract";
+import { answersPages, cached } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { clientIp } from "../http/core";
 import { refuses } from "../http/routes/declare";
@@ -9,8 +9,10 @@ import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "../http/qr";
 import { followLink, REDIRECT_ROUTE, usableOrPage } from "./redirect";
 import { shortUrlOf } from "./short-links";
 
-// A browser that follows a link gone or unknown gets a page saying so (redirect.ts usableOrPage).
-const detail = (summary: string) => ({ tags: ["audio-share"], summary, ...answersPages() });
+// A browser that follows a link gone or unknown gets a page saying so (redirect.ts usableOrPage). `cache`: the
+// Cache-Control of the route's success (redirect.ts: a redirect is never stored; a QR code may be kept 5 minutes).
+const QR_CACHE = "public, max-age=300";
+const detail = (summary: string, cache: string) => ({ tags: ["audio-share"], summary, ...answersPages(), ...cached(cache) });
 const image = (type: string) => ({
   200: { description: `The QR code (${type})`, content: { [type]: { schema: { type: "string" as const, contentMediaType: type } } } },
 });
@@ -25,7 +27,7 @@ export function redirectRoutes(ctx: AppContext) {
   const qr = async (code: string, request: Request, headers: Record<string, unknown>, type: string, draw: (url: string) => Promise<string | Uint8Array>) => {
     const link = await usableOrPage(ctx, code, request, String(headers["x-request-id"] ?? ""));
     if (link instanceof Response) return link;
-    return new Response(await draw(shortUrlOf(ctx, link.row.code)), { headers: { "content-type": type, "cache-control": "public, max-age=300" } });
+    return new Response(await draw(shortUrlOf(ctx, link.row.code)), { headers: { "content-type": type, "cache-control": QR_CACHE } });
   };
   return new Elysia({ name: "herald:audio-share-redirects" })
     .get(
@@ -36,7 +38,7 @@ export function redirectRoutes(ctx: AppContext) {
         params: M.codeParams,
         response: errs,
         detail: {
-          ...detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)"),
+          ...detail("Follow a short link: 302 to its destination; 404 unknown, 410 expired or revoked (an HTML page for browsers)", "private, no-store"),
           responses: { 302: { description: "To the link's destination (Location)" } },
         },
       },
@@ -44,7 +46,7 @@ export function redirectRoutes(ctx: AppContext) {
     .get("/s/audio/:code/qr.svg", ({ params, request, set }) => qr(params.code, request, set.headers, "image/svg+xml; charset=utf-8", qrSvg), {
       params: M.codeParams,
       response: errs,
-      detail: { ...detail("QR code (SVG) of the short URL"), responses: image("image/svg+xml") },
+      detail: { ...detail("QR code (SVG) of the short URL", QR_CACHE), responses: image("image/svg+xml") },
     })
     .get(
       "/s/audio/:code/qr.png",
@@ -54,7 +56,7 @@ export function redirectRoutes(ctx: AppContext) {
         params: M.codeParams,
         query: M.qrQuery,
         response: errs,
-        detail: { ...detail("QR code (PNG, size 64…1024 px, default 256) of the short URL"), responses: image("image/png") },
+        detail: { ...detail("QR code (PNG, size 64…1024 px, default 256) of the short URL", QR_CACHE), responses: image("image/png") },
       },
     );
 }

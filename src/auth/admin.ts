@@ -89,6 +89,11 @@ export class AdminTokens {
     return store.countTokens(this.ctx.store);
   }
 
+  /** Tokens not revoked: 0 means nobody can reach /admin or the console. */
+  activeCount(): Promise<number> {
+    return store.countActiveTokens(this.ctx.store);
+  }
+
   private async insert(name: string, token: string, actor: Actor, requestId: string | null): Promise<{ id: number; name: string }> {
     const now = this.ctx.clock.now().toISOString();
     return this.ctx.store.tx(async (t) => {

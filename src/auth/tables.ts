@@ -81,7 +81,11 @@ export const adminAudit = sqliteTable(
     details: text("details"),
     requestId: text("request_id"),
   },
-  (t) => [index("admin_audit_at_idx").on(t.at)],
+  (t) => [
+    index("admin_audit_at_idx").on(t.at),
+    // The rows of one action (auditTargetsWithRequestId: a manual grant's request_id already used).
+    index("admin_audit_action_idx").on(t.action, t.at),
+  ],
 );
 
 /**

@@ -1,5 +1,5 @@
 import { Elysia, type TSchema } from "elysia";
-import { conditionalGet } from "../http/openapi/contract";
+import { cached, conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates, conditionalBytes, conditionalJson } from "../http/conditional";
@@ -53,7 +53,7 @@ const proofPair = <R extends Record<string, unknown>>(
     build,
     response: { 200: schema },
     csv: (r) => csvResponse(csv(r), `${name}.csv`),
-    detail: { json: publicTag(summary), csv: csvDetail(csvSummary) },
+    detail: { json: { ...publicTag(summary), ...cached(CACHE) }, csv: { ...csvDetail(csvSummary), ...cached(CACHE) } },
   });
 
 /** A signed partner read (its key's mode or scope: 403) of the latest snapshots. */
@@ -87,12 +87,15 @@ export function chainRoutes(ctx: AppContext, guards: Guards) {
     .get("/api/public-stats", async () => ok(await publicStats(ctx)), {
       query: M.metaQuery,
       response: { 200: M.publicStats },
-      detail: publicTag("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
+      detail: {
+        ...publicTag("Supply, circulating supply, holders and 24 h volume with the cache block; status not_configured without TOKEN_MINT"),
+        ...cached(CACHE),
+      },
     })
     .get("/api/transactions/latest", async ({ query }) => ok(await latestTransactions(ctx, parsePage({ limit: query.limit }).limit)), {
       query: M.latestQuery,
       response: { 200: M.latestTransactions },
-      detail: publicTag("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"),
+      detail: { ...publicTag("Latest synced transactions of the mint and tracked wallets, newest first (limit 1–200, default 50)"), ...cached(CACHE) },
     })
     .use(proofPair("holder-cache-freshness", () => holderCacheProof(ctx), M.holderCache, ["Holder count snapshot freshness proof"]))
     .use(proofPair("holder-growth-freshness", () => holderGrowthProof(ctx), M.holderGrowth, ["Holder growth freshness proof"]))

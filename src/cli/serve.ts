@@ -12,6 +12,7 @@ import {
   NEW_CREDENTIAL_COMMANDS,
   registerConfiguredToken,
 } from "../auth/first-start";
+import { AdminTokens } from "../auth/admin";
 import { flushAudioShareHits } from "../audio-share/hits";
 import { flushCounts } from "../messenger/counters";
 import { nativeRedirectRoutes } from "../audio-share/redirect";
@@ -83,6 +84,15 @@ export class MasterKeyRefused extends Error {
     this.name = "MasterKeyRefused";
   }
 }
+
+/** How a production server with no operator token (none made, or all revoked; no ADMIN_TOKEN) says to make the first. */
+export const FIRST_OPERATOR_TOKEN = {
+  command: "herald admin-token create --name <your name>",
+  note:
+    "run it where this server runs, with its environment (the same HERALD_DB_PATH or DATABASE_URL, and HERALD_MASTER_KEY); it prints the token once. " +
+    "In the Docker image: docker exec -u herald <container> herald admin-token create --name <your name> (on Fly.io, the same command in fly ssh console). " +
+    "Or set ADMIN_TOKEN (32–256 visible characters) and restart. Then sign in at /admin/sign-in with it",
+} as const;
 
 /** Bodies up to this size reach Herald's own 413 (the JSON envelope with a request id) rather than Bun's bare one. */
 const BUN_BODY_CAP_FLOOR = 64 * 1024 * 1024;
@@ -231,6 +241,9 @@ export async function serve(config: Config): Promise<void> {
       note: "the first start printed its credentials once; if they are lost, make new ones (each printed once) from this folder, with this environment",
       ...NEW_CREDENTIAL_COMMANDS,
     });
+  } else if (config.isProduction && (await new AdminTokens(ctx).activeCount()) === 0) {
+    // Production never makes credentials on its own: without a token nobody can reach /admin, so say how to make one.
+    ctx.log.warn("no operator token: nobody can use /admin or the console yet", FIRST_OPERATOR_TOKEN);
   }
   // Said once everything the first requests need is in place: a deploy script or a load balancer that waits for this
   // line, or for /readyz, meets a process that answers at once. The API documents are not among those things: their

@@ -1,4 +1,5 @@
 import { Elysia, type AnyElysia } from "elysia";
+import { cachedRoutes } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { deprecationsFeed } from "./feed";
@@ -28,7 +29,8 @@ export function developerRoutes(ctx: AppContext, _guards: Guards, registry: Regi
   return (app: AnyElysia) => {
     const text = (body: string, type: string) => new Response(body, { headers: { "content-type": type, "cache-control": CACHE } });
     return app.use(sdkRoutes(ctx)).use(
-      new Elysia({ name: "herald:developers" })
+      // Every route of this instance answers with CACHE (the hook below): said once for the document (cached()).
+      new Elysia({ name: "herald:developers", detail: cachedRoutes(CACHE) })
         .onAfterHandle(({ set }) => {
           set.headers["cache-control"] = CACHE;
         })

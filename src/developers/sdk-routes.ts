@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { conditionalGet } from "../http/openapi/contract";
+import { cached, conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { Envelope, ok } from "../http/envelope";
 import { refusal } from "../http/routes/declare";
@@ -44,7 +44,11 @@ export function sdkRoutes(ctx: AppContext) {
       {
         query: t.Object({ include_meta: t.Optional(t.String()) }),
         response: { 200: Manifest },
-        detail: { tags: ["transparency"], summary: "SDK manifest: name, version, API version, download path and sha256 of the @herald/client tarball" },
+        detail: {
+          tags: ["transparency"],
+          summary: "SDK manifest: name, version, API version, download path and sha256 of the @herald/client tarball",
+          ...cached(CACHE),
+        },
       },
     )
     .get(

@@ -19,7 +19,7 @@ import { errorAnswers } from "./error-answers";
 import { declaredTooLarge, errorResponse, newRequestState, type RequestStates, targetOf, targetRefusal } from "./request-state";
 import { hasScalarParameter, hasSeveralParameters, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 import { BodyReads } from "./body/body-deadline";
-import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
+import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "./security-headers";
 
 /** The code Elysia's catch gives a thrown error (its `code`, else UNKNOWN), for an error thrown outside its catch. */
 const codeOf = (error: unknown): string => {
@@ -168,6 +168,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     // On every answer, whatever its type or status (src/http/security-headers.ts); Elysia copies these headers onto a
     // Response a route returns as well as onto the answers it serialises.
     headers[CONTENT_TYPE_OPTIONS] = NOSNIFF;
+    // In production, HSTS on every answer (the request state carries it for refusals made before routing).
+    if (config.isProduction) headers[STRICT_TRANSPORT] = STRICT_TRANSPORT_SECURITY;
     // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
     // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;

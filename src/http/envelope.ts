@@ -17,10 +17,8 @@ export const ErrorBody = named(
       message: t.String({ description: "For people and logs; may change." }),
       request_id: t.String(),
       details: t.Optional(t.Any()),
-      // The few codes that say more (AppError's `extra`): an idempotency key reused with another body, and a
-      // destination host the audio-share policy denies.
-      original_status: t.Optional(t.Any({ description: "idempotency_key_reused: the HTTP status (an integer) the key's first request got" })),
-      original_response: t.Optional(t.Any({ description: "idempotency_key_reused: the body the key's first request got" })),
+      // The one code that says more (AppError's `extra`): a destination host the audio-share policy denies. The replay
+      // of a completed Idempotency-Key is not this body: IdempotencyReplay (src/http/openapi/errors.ts).
       host: t.Optional(t.Any({ description: "destination_host_denied: the host refused (a string, or null when there was none)" })),
       reason: t.Optional(t.String({ description: "destination_host_denied: why" })),
     },

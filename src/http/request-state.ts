@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { AppError } from "./errors";
 import { requestIdFor } from "./request-id";
-import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "./security-headers";
+import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "./security-headers";
 
 // What Herald knows about one request while it runs (its id, start, client address, what the guards proved), the
 // map that keeps it beside the Request, and the JSON envelope of a refusal that names its request id.
@@ -78,7 +78,7 @@ class Incoming implements RequestState {
   partnerKeyId: string | null = null;
   status: number | null = null;
   errorCode: string | null = null;
-  headers: Record<string, string> = {};
+  headers: Record<string, string>;
   parseError: AppError | null = null;
   partner: object | null = null;
   finished = false;
@@ -91,6 +91,8 @@ class Incoming implements RequestState {
     private readonly server: Server<unknown> | null,
   ) {
     this.id = requestIdFor(request.headers.get("x-request-id"), ctx.rng);
+    // Every refusal made from this state carries it too (src/http/security-headers.ts: HSTS in production).
+    this.headers = ctx.config.isProduction ? { [STRICT_TRANSPORT]: STRICT_TRANSPORT_SECURITY } : {};
   }
 
   get ip(): string {

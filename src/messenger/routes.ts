@@ -71,7 +71,8 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         headers: WebhookModel.headers,
         body: WebhookModel.update,
         ...answers(WebhookModel.ack, `Bot webhook: Telegram updates; ${WEBHOOK_SECRET_HEADER}; update_id replay suppression; private-chat commands only`, {
-          security: [{ BotWebhookSecret: [] }],
+          // Either header carries the secret: Telegram's, or the spec's name for it.
+          security: [{ BotWebhookSecret: [] }, { MessengerBotWebhookSecret: [] }] as Array<Record<string, string[]>>,
           description:
             `Telegram POSTs each Update as JSON with the secret_token given to setWebhook in ${WEBHOOK_SECRET_HEADER} (${WEBHOOK_SECRET_HEADER_SPEC}, ` +
             "the spec's name, is read too). Commands in private chats are answered; group, supergroup and channel updates and commands for " +

@@ -108,6 +108,9 @@ export const messengerBotOutbox = sqliteTable(
     // The messenger-prune job: WHERE status IN ('sent', 'dead') AND created_at < ?, in batches (created_at never
     // changes: one entry written per row; nearly every row that old is sent or dead).
     index("messenger_bot_outbox_created_idx").on(t.createdAt),
+    // GET /api/messenger/ops/health: the newest unsent messages with an error (few: the others are sent or clean);
+    // its statement names the same literal condition.
+    index("messenger_bot_outbox_errors_idx").on(t.id).where(sql`last_error IS NOT NULL AND status <> 'sent'`),
   ],
 );
 
@@ -177,7 +180,8 @@ export const messengerSpins = sqliteTable(
     paidWith: text("paid_with").notNull(),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [index("messenger_spins_player_idx").on(t.telegramUserId, t.id)],
+  // A player's spins; campaignHasSpins: whether a wheel campaign was used (its segments are then fixed).
+  (t) => [index("messenger_spins_player_idx").on(t.telegramUserId, t.id), index("messenger_spins_campaign_idx").on(t.campaignKey)],
 );
 
 /** Recon grids: a hidden layout derived from its own seed, revealed cell by cell; the seed is shown at the end. */
@@ -224,7 +228,8 @@ export const messengerPromoClaims = sqliteTable(
     telegramUserId: integer("telegram_user_id").notNull(),
     claimedAt: text("claimed_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.code, t.telegramUserId] })],
+  // countClaimsOf: a player's claims (the key leads with the code).
+  (t) => [primaryKey({ columns: [t.code, t.telegramUserId] }), index("messenger_promo_claims_player_idx").on(t.telegramUserId)],
 );
 
 /** Missions (operator-made): an event type to count up to a target, a reward and the abuse limits. */

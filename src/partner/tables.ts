@@ -63,5 +63,7 @@ export const walletLinks = sqliteTable(
     // /user-lookup?wallet=: an address on any chain, WHERE partner = ? AND mode = ? AND wallet_address = ?, which the
     // unique index above (blockchain before the address) answers only by walking all of the owner's wallets.
     index("wallet_links_owner_wallet_idx").on(t.partner, t.mode, t.walletAddress),
+    // markSolanaWalletProven: every partner's live links holding one address (a proof from the mini-app).
+    index("wallet_links_address_idx").on(t.walletAddress),
   ],
 );

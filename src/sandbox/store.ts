@@ -223,9 +223,13 @@ export async function idempotentMutationCount(q: Queryable, partner: string, key
     `SELECT count(*) AS n FROM idempotency_records WHERE key_id IN (${placeholders(keyIds.length)}) AND state = 'completed'`,
     keyIds,
   );
-  const ledger = await q.get<{ n: number }>("SELECT count(*) AS n FROM salutes_ledger WHERE partner = ? AND mode = 'sandbox' AND idempotency_key IS NOT NULL", [
-    partner,
-  ]);
+  // Through the partner's sandbox users (partner_users_owner_idx), then each user's entries (salutes_ledger_user_idx):
+  // the ledger has no index by owner, and a user id names one owner.
+  const ledger = await q.get<{ n: number }>(
+    `SELECT count(*) AS n FROM partner_users u JOIN salutes_ledger l ON l.user_id = u.id
+     WHERE u.partner = ? AND u.mode = 'sandbox' AND l.idempotency_key IS NOT NULL`,
+    [partner],
+  );
   return records!.n + ledger!.n;
 }
 

@@ -1,4 +1,5 @@
 import { Elysia, type TSchema } from "elysia";
+import { cached, cachedRoutes } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { htmlResponse } from "../http/html";
@@ -67,6 +68,8 @@ const JSON_FEED = {
 };
 // Status answers may be cached briefly: a minute-old status is what the snapshot job produces anyway.
 const CACHE = "public, max-age=30";
+/** A badge may be kept longer: it shows a day's uptime by default. */
+const BADGE_CACHE = "public, max-age=300";
 /** The status page shows one image, its own uptime badge; it has no forms and no script. */
 const PAGE_HEADERS = pageSecurityHeaders({ images: ["'self'"] });
 
@@ -75,7 +78,8 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
   const doc = (body: string, type: string, cache = CACHE) => new Response(body, { headers: { "content-type": type, "cache-control": cache } });
   const status = async () => ok(await systemStatus(ctx));
   const cache = new UptimeCache();
-  return new Elysia({ name: "herald:status" })
+  // Every success of this instance carries Cache-Control (the hook below, doc(), the page): CACHE unless a route says otherwise.
+  return new Elysia({ name: "herald:status", detail: cachedRoutes(CACHE) })
     .onAfterHandle(({ set, path }) => {
       if (path.startsWith("/api/public/") || path === "/status.json") set.headers["cache-control"] = CACHE;
     })
@@ -120,7 +124,10 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       {
         body: M.canaryBody,
         response: { 200: M.canary },
-        detail: publicTag("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+        detail: {
+          ...publicTag("Strictly validated echo for synthetic monitors: message and request_id required, bounded, no other field"),
+          ...cached("no-store"),
+        },
       },
     )
     .get("/status", async () => withPageSecurity(htmlResponse(await statusPage(ctx, cache), CACHE), PAGE_HEADERS), {
@@ -136,13 +143,16 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
       "/status/badge/:badge",
       async ({ params, query }) => {
         const check = parseBadgeName(params.badge);
-        return doc((await uptimeBadge(ctx, check, query.window ?? "24h", cache)).svg, "image/svg+xml; charset=utf-8", "public, max-age=300");
+        return doc((await uptimeBadge(ctx, check, query.window ?? "24h", cache)).svg, "image/svg+xml; charset=utf-8", BADGE_CACHE);
       },
       {
         params: M.badgeParams,
         query: M.badgeQuery,
         response: refuses(404),
-        detail: { ...raw(`Uptime badge (SVG): {badge} is <check>.svg or overall.svg; window ${Object.keys(BADGE_WINDOWS).join("|")}`, "image/svg+xml") },
+        detail: {
+          ...raw(`Uptime badge (SVG): {badge} is <check>.svg or overall.svg; window ${Object.keys(BADGE_WINDOWS).join("|")}`, "image/svg+xml"),
+          ...cached(BADGE_CACHE),
+        },
       },
     );
 }

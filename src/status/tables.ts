@@ -23,8 +23,13 @@ export const statusSnapshots = sqliteTable(
     inMaintenance: integer("in_maintenance", { mode: "boolean" }).notNull().default(false),
     jobRunId: integer("job_run_id"),
   },
-  // Windows and trends: WHERE generated_at >= ? ORDER BY generated_at; pruning: WHERE generated_at < ?
-  (t) => [index("status_snapshots_at_idx").on(t.generatedAt)],
+  (t) => [
+    // Windows and trends: WHERE generated_at >= ? ORDER BY generated_at; pruning: WHERE generated_at < ?
+    index("status_snapshots_at_idx").on(t.generatedAt),
+    // checksInForce (src/status/store/snapshots.ts): the newest snapshot whose check set is not "=" — a few rows,
+    // one per release that changed the set (its statement names the same literal condition).
+    index("status_snapshots_checks_idx").on(t.id).where(sql`checks <> '='`),
+  ],
 );
 
 /**

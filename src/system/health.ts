@@ -4,7 +4,7 @@ import { metaRequested, ok } from "../http/envelope";
 import { observe } from "../http/metrics";
 import { requestIdFor } from "../http/request-id";
 import { MAX_TARGET_CHARS, newRequestState, sizeRefusal, targetOf } from "../http/request-state";
-import { CONTENT_TYPE_OPTIONS, NOSNIFF } from "../http/security-headers";
+import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "../http/security-headers";
 import pkg from "../../package.json";
 
 // The liveness probe. One function builds its answer (`health`); two doors lead to it, as with the short-link
@@ -50,9 +50,10 @@ export function nativeHealthRoutes(ctx: AppContext) {
         }
       }
       const id = requestIdFor(request.headers.get("x-request-id"), ctx.rng);
-      const res = new Response(JSON.stringify(withMeta(health(ctx), url, id, ctx)), {
-        headers: { "content-type": JSON_TYPE, "x-request-id": id, [CONTENT_TYPE_OPTIONS]: NOSNIFF },
-      });
+      const headers: Record<string, string> = { "content-type": JSON_TYPE, "x-request-id": id, [CONTENT_TYPE_OPTIONS]: NOSNIFF };
+      // HSTS in production, as on every answer (src/http/security-headers.ts).
+      if (ctx.config.isProduction) headers[STRICT_TRANSPORT] = STRICT_TRANSPORT_SECURITY;
+      const res = new Response(JSON.stringify(withMeta(health(ctx), url, id, ctx)), { headers });
       observe(series, 200, (Bun.nanoseconds() - startedNs) / 1e9);
       return res;
     };

@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { cached } from "../http/openapi/contract";
 import { redirect, wantsHtml } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { Envelope, ignoredMetaQuery, includeMetaQuery, ok, requestedMeta } from "../http/envelope";
@@ -117,6 +118,7 @@ export function homeRoutes(ctx: AppContext) {
         response: { 200: HomeIndex },
         detail: {
           tags: ["system"],
+          ...cached(CACHE),
           summary:
             "The front door: for a browser (Accept: text/html) a page linking the status page, the API reference, the developer portal and the operator console; for any other client the same links as JSON",
           responses: {

@@ -146,4 +146,6 @@ export const auditState = sqliteTable("audit_state", {
   id: integer("id").primaryKey(),
   version: integer("version").notNull(),
   changedAt: text("changed_at").notNull(),
+  /** How many audit runs were ever started (audit_runs is never pruned): kept by insertRun, so no answer counts them. */
+  runsTotal: integer("runs_total").notNull().default(0),
 });

@@ -209,7 +209,9 @@ describe("first start", () => {
 
   test("production never creates them, and ADMIN_TOKEN from the environment works", async () => {
     const adminToken = "op_" + "k".repeat(40);
-    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), ADMIN_TOKEN: adminToken } });
+    h = await openTestApp({
+      env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), PUBLIC_BASE_URL: "https://herald.example.com", ADMIN_TOKEN: adminToken },
+    });
     expect(await prepareCredentials(h.ctx)).toBeNull();
     expect((await h.request("/admin/partners/keys", bearer(adminToken))).status).toBe(200);
   });

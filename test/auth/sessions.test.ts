@@ -95,9 +95,9 @@ describe("sign-in", () => {
     expect(setCookies(res).get("herald_admin_session")).toMatch(/; Max-Age=600; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
   });
 
-  test("NODE_ENV=production sets Secure on every cookie even with an http PUBLIC_BASE_URL", async () => {
+  test("NODE_ENV=production sets Secure on every cookie, on a request that reached Herald over plain http too (the proxy's hop)", async () => {
     await h.close();
-    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), PUBLIC_BASE_URL: "http://herald.internal:3000" } });
+    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), PUBLIC_BASE_URL: "https://herald.example.com" } });
     token = await createAdminToken(h, "ops");
     const form = await h.request("/admin/sign-in");
     expect(setCookies(form).get("herald_signin_csrf")).toMatch(/; HttpOnly; Secure; SameSite=Strict$/);

@@ -97,7 +97,10 @@ test("restore into an empty folder without the key, then serve: /readyz 503 name
   }
 
   // In production the same database with another key refuses to start, naming the fingerprint it expects.
-  const prod = await run(["serve"], envFor(dir, { NODE_ENV: "production", HERALD_MASTER_KEY: KEY_B, PORT: String(freePort()) }));
+  const prod = await run(
+    ["serve"],
+    envFor(dir, { NODE_ENV: "production", HERALD_MASTER_KEY: KEY_B, PUBLIC_BASE_URL: "https://herald.example.com", PORT: String(freePort()) }),
+  );
   expect(prod.code).toBe(78);
   expect(prod.stderr).toContain(`herald: refusing to start: the master key in use (fingerprint ${FP_B})`);
   expect(prod.stderr).toContain(`This database expects the master key with fingerprint ${FP_A}.`);
@@ -108,7 +111,16 @@ test("in production with the right key the restored database serves", async () =
   const dir = join(root, "no-key");
   const port = freePort();
   // No load balancer to wait for: stop at once rather than after production's drain delay.
-  const proc = spawnHerald(["serve"], envFor(dir, { NODE_ENV: "production", HERALD_MASTER_KEY: KEY_A, PORT: String(port), SHUTDOWN_DRAIN_DELAY_MS: "0" }));
+  const proc = spawnHerald(
+    ["serve"],
+    envFor(dir, {
+      NODE_ENV: "production",
+      HERALD_MASTER_KEY: KEY_A,
+      PUBLIC_BASE_URL: "https://herald.example.com",
+      PORT: String(port),
+      SHUTDOWN_DRAIN_DELAY_MS: "0",
+    }),
+  );
   try {
     await waitForHttp(`http://127.0.0.1:${port}/readyz`);
   } finally {

@@ -14,7 +14,7 @@
 // examples: backups are the SQLite file's (VACUUM INTO), and on PostgreSQL their routes answer 409
 // backup_not_on_postgres as docs/postgres.md says, so those blocks run on SQLite only.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, exitWithin, freePort, REPO_ROOT, spawnHerald } from "../support/process";
@@ -102,7 +102,8 @@ async function runAfterBanner(script: string) {
   const full = `set -euo pipefail\nsource ${JSON.stringify(join(dir, "banner.sh"))}\n${script}\n`;
   const p = Bun.spawn(["bash", "-c", full], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    // The examples write only under $TMPDIR (never into the checkout they are pasted in): here, the scratch directory.
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", TMPDIR: dir },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -174,10 +175,13 @@ describe("README.md's shell and TypeScript examples", () => {
         let script = block.text;
         if (!SHELLS.has(block.lang)) {
           expect(block.lang).toBe("ts");
-          const file = join(dir, `${block.file.replaceAll("/", "-")}-${block.line}.ts`);
+          // As README says: saved outside the checkout, run from it with `bun run - < file` (its src/ is the checkout's).
+          const outside = join(dir, "outside");
+          mkdirSync(outside, { recursive: true });
+          const file = join(outside, `${block.file.replaceAll("/", "-")}-${block.line}.ts`);
           writeFileSync(file, block.text + "\n");
           // HeraldClient throws on any refusal, so exit 0 means every call succeeded.
-          script = `${JSON.stringify(BUN)} ${JSON.stringify(file)}`;
+          script = `${JSON.stringify(BUN)} run - < ${JSON.stringify(file)}`;
         }
         for (const pass of ["first run", "second run (pasted again)"]) {
           const r = await runAfterBanner(script);

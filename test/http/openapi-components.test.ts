@@ -127,7 +127,13 @@ describe("the served document", () => {
         .filter(([, e]) => e.http_status === status)
         .map(([c]) => c);
     expect(responses.NotFound.content["application/json"].schema.allOf[1].properties.error.enum).toEqual(codesOf(404));
-    expect(responses.Conflict.content["application/json"].schema.allOf[1].properties.error.enum).toEqual(codesOf(409));
+    // idempotency_replay is not an Error body: a signed mutation's 409 is ConflictOrReplay (IdempotencyReplay beside the rest).
+    const conflicts = codesOf(409).filter((c) => c !== "idempotency_replay");
+    expect(responses.Conflict.content["application/json"].schema.allOf[1].properties.error.enum).toEqual(conflicts);
+    expect(responses.ConflictOrReplay.content["application/json"].schema.oneOf).toEqual([
+      responses.Conflict.content["application/json"].schema,
+      { $ref: "#/components/schemas/IdempotencyReplay" },
+    ]);
     expect(Object.keys(responses.TooManyRequests.headers)).toContain("Retry-After");
     const user = doc.paths["/api/partner/users/{user_id}"].get.responses;
     expect(user["404"]).toEqual({ $ref: "#/components/responses/NotFound" });

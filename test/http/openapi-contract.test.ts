@@ -40,6 +40,7 @@ describe("the derived document", () => {
         "AdminBearer",
         "AdminSession",
         "BotWebhookSecret",
+        "MessengerBotWebhookSecret",
         "MiniAppInitData",
         "MiniAppInitDataQuery",
         "PartnerKey",
@@ -52,7 +53,7 @@ describe("the derived document", () => {
     const sec = (path: string, method = "get") => JSON.stringify(doc.paths[path]![method]!.security);
     expect(sec("/api/public/system-status")).toBe("[]");
     expect(sec("/api/messenger/games/spin-wheel/play", "post")).toBe('[{"MiniAppInitData":[]},{"MiniAppInitDataQuery":[]}]');
-    expect(sec("/api/messenger/webhook", "post")).toBe('[{"BotWebhookSecret":[]}]');
+    expect(sec("/api/messenger/webhook", "post")).toBe('[{"BotWebhookSecret":[]},{"MessengerBotWebhookSecret":[]}]');
     expect(sec("/api/salutes/credit", "post")).toContain("PartnerSignature");
     expect(sec("/admin/jobs")).toContain("AdminBearer");
   });
@@ -77,7 +78,8 @@ describe("the derived document", () => {
     // Retry-After where a refusal may say when to come back (429, 503, a cooldown's or a running request's 409), nowhere else.
     for (const [name, res] of Object.entries(errors)) {
       const status = /^(\d{3})/.exec(String(res.description))?.[1];
-      const says = ["TooManyRequests", "ServiceUnavailable", "Conflict"].some((n) => name.startsWith(n)) || name === "Error";
+      // An operator route's twin (OperatorConflict …) says the same as the shared response it doubles.
+      const says = ["TooManyRequests", "ServiceUnavailable", "Conflict"].some((n) => name.replace(/^Operator/, "").startsWith(n)) || name === "Error";
       expect([name, "Retry-After" in (res.headers ?? {})], status).toEqual([name, says]);
     }
   });

@@ -59,11 +59,29 @@ const notFound: NotFoundBody["error"] = "not_found";
 // @ts-expect-error a 404 never carries a 409 code
 const wrongStatus: NotFoundBody["error"] = "conflict";
 
+// A signed mutation's 409 is typed: narrowed on its code, the replay carries the first answer's status and body.
+type CreditConflict = paths["/api/salutes/credit"]["post"]["responses"][409]["content"]["application/json"];
+function replayed(conflict: CreditConflict): number | null {
+  if (conflict.error !== "idempotency_replay") {
+    // @ts-expect-error only the replay carries the first answer
+    return conflict.original_status;
+  }
+  const first: { [key: string]: unknown } = conflict.original_response;
+  return first ? conflict.original_status : null;
+}
+const replay: Schemas["IdempotencyReplay"] = {
+  success: false, error: "idempotency_replay", message: "done before", request_id: "req_1", original_status: 200, original_response: { success: true },
+};
+// @ts-expect-error original_status is an integer, never text
+const textStatus: Schemas["IdempotencyReplay"] = { ...replay, original_status: "200" };
+// @ts-expect-error a replay is never answered without the first answer's body
+const noBody: Schemas["IdempotencyReplay"] = { success: false, error: "idempotency_replay", message: "m", request_id: "r", original_status: 200 };
+
 const status: publicComponents["schemas"]["SystemStatus"]["overall"] = "ok";
 type PublicStatus = publicPaths["/api/public/system-status"]["get"]["responses"][200]["content"]["application/json"];
 const overall: PublicStatus["overall"] = status;
 
-export const used = [id, textId, listed, webhookId, deliveryWebhook, entry, balance, claim, key, page, incident, code, unknownCode, failure, notFound, wrongStatus, overall];
+export const used = [id, textId, listed, webhookId, deliveryWebhook, entry, balance, claim, key, page, incident, code, unknownCode, failure, notFound, wrongStatus, overall, replayed, replay, textStatus, noBody];
 `;
 
 test("openapi-typescript makes named types of both served documents, and a program using them compiles under tsc --strict", async () => {

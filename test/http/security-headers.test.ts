@@ -10,7 +10,8 @@ import { createAdminToken } from "../support/partner";
 // listens (the native /healthz and short-link routes in front of Elysia): a crawl of one URL of every kind of answer —
 // JSON, CSV, text, Markdown, SVG, PNG, a redirect, refusals of every kind, 304s, and every kind of HTML page — each
 // must carry `X-Content-Type-Options: nosniff`; every HTML page also its Content-Security-Policy, `X-Frame-Options:
-// DENY` and a Referrer-Policy, with no page allowed a script from elsewhere.
+// DENY` and a Referrer-Policy, with no page allowed a script from elsewhere. In production every one of them also
+// carries Strict-Transport-Security, and outside production none does.
 
 let h: TestApp | undefined;
 afterEach(async () => {
@@ -19,8 +20,10 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function serve(): Promise<{ base: string; auth: Record<string, string> }> {
-  h = await openTestApp();
+const PRODUCTION = { NODE_ENV: "production", HERALD_MASTER_KEY: "ef".repeat(32), PUBLIC_BASE_URL: "https://herald.example.com" };
+
+async function serve(env: Record<string, string> = {}): Promise<{ base: string; auth: Record<string, string> }> {
+  h = await openTestApp({ env });
   installNativeRoutes(h.app, { ...nativeRedirectRoutes(h.ctx), ...nativeHealthRoutes(h.ctx) });
   h.app.listen({ hostname: "127.0.0.1", port: 0 });
   return { base: `http://127.0.0.1:${h.app.server!.port}`, auth: { authorization: `Bearer ${await createAdminToken(h)}` } };
@@ -65,58 +68,86 @@ function expectPageHeaders(what: string, res: Response) {
   });
 }
 
+/** One URL of every kind of answer, on the server at `base`. */
+async function everyKind(base: string, auth: Record<string, string>): Promise<Probe[]> {
+  const docs = await fetch(`${base}/api/docs`);
+  const openapi = await fetch(`${base}/api/openapi.json`);
+  const tooBig = { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(h!.ctx.config.maxBodyBytes + 1) };
+  return [
+    // JSON and other documents, through the native door and through Elysia.
+    { what: "native /healthz", path: "/healthz", status: 200, type: "application/json" },
+    { what: "JSON", path: "/api/public/system-status", status: 200, type: "application/json" },
+    { what: "JSON with include_meta", path: "/developers/deprecations.json?include_meta=1", status: 200, type: "application/json" },
+    { what: "CSV", path: "/transparency/wallet-concentration.csv", status: 200, type: "text/csv" },
+    { what: "Markdown", path: "/developers/deprecations-playbook.md", status: 200, type: "text/markdown" },
+    { what: "RSS", path: "/status/feed.rss", status: 200, type: "application/rss+xml" },
+    { what: "YAML", path: "/api/openapi.yaml", status: 200, type: null },
+    { what: "metrics text", path: "/metrics", init: { headers: auth }, status: 200, type: "text/plain" },
+    { what: "SVG", path: "/status/badge/overall.svg", status: 200, type: "image/svg+xml" },
+    { what: "PNG", path: "/admin/ops/403-digest/probe-trend.png", init: { headers: auth }, status: 200, type: "image/png" },
+    { what: "script bundle", path: "/api/docs/assets/swagger-ui-bundle.js", status: 200, type: "text/javascript" },
+    // 304s: a page's and a document's validator sent back.
+    { what: "304 of a page", path: "/api/docs", init: { headers: { "if-none-match": docs.headers.get("etag")! } }, status: 304, type: null },
+    { what: "304 of a document", path: "/api/openapi.json", init: { headers: { "if-none-match": openapi.headers.get("etag")! } }, status: 304, type: null },
+    // Refusals: before routing (413, 414), in routing (404, 405), validation (400), authentication (403), the native door's 404.
+    { what: "404", path: "/no-such-route", status: 404, type: "application/json" },
+    { what: "405", path: "/healthz", init: { method: "DELETE" }, status: 405, type: "application/json" },
+    { what: "400", path: "/status/badge/overall.svg?window=9y", status: 400, type: "application/json" },
+    { what: "403", path: "/admin/backups", status: 403, type: "application/json" },
+    { what: "413", path: "/api/canary/echo", init: tooBig, status: 413, type: "application/json" },
+    { what: "414", path: `/api/public/system-status?x=${"a".repeat(9000)}`, status: 414, type: "application/json" },
+    { what: "native short link 404 (JSON)", path: "/s/audio/aaaaaaaaaaaaaaaa", status: 404, type: "application/json" },
+    { what: "303 to sign-in", path: "/admin/ops/config", init: { headers: { accept: BROWSER_ACCEPT }, redirect: "manual" }, status: 303, type: null },
+    // Every kind of HTML page.
+    html("front door", "/"),
+    html("status page", "/status"),
+    html("API reference", "/api/docs"),
+    html("Swagger UI", "/api/docs/swagger"),
+    html("sign-in form", "/admin/sign-in"),
+    html("console page", "/admin/ops/config", 200, auth),
+    html("console page with the bearer token", "/admin/console/partners", 200, auth),
+    html("donation claim page", `/claim/dc_${"a".repeat(32)}`, 404),
+    html("short link error page (native)", "/s/audio/aaaaaaaaaaaaaaaa", 404),
+  ];
+}
+
 describe("security headers", () => {
   test("every kind of answer carries X-Content-Type-Options: nosniff; every HTML page its CSP, X-Frame-Options and Referrer-Policy", async () => {
     const { base, auth } = await serve();
-    const docs = await fetch(`${base}/api/docs`);
-    const openapi = await fetch(`${base}/api/openapi.json`);
-    const tooBig = { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(h!.ctx.config.maxBodyBytes + 1) };
-    const probes: Probe[] = [
-      // JSON and other documents, through the native door and through Elysia.
-      { what: "native /healthz", path: "/healthz", status: 200, type: "application/json" },
-      { what: "JSON", path: "/api/public/system-status", status: 200, type: "application/json" },
-      { what: "JSON with include_meta", path: "/developers/deprecations.json?include_meta=1", status: 200, type: "application/json" },
-      { what: "CSV", path: "/transparency/wallet-concentration.csv", status: 200, type: "text/csv" },
-      { what: "Markdown", path: "/developers/deprecations-playbook.md", status: 200, type: "text/markdown" },
-      { what: "RSS", path: "/status/feed.rss", status: 200, type: "application/rss+xml" },
-      { what: "YAML", path: "/api/openapi.yaml", status: 200, type: null },
-      { what: "metrics text", path: "/metrics", init: { headers: auth }, status: 200, type: "text/plain" },
-      { what: "SVG", path: "/status/badge/overall.svg", status: 200, type: "image/svg+xml" },
-      { what: "PNG", path: "/admin/ops/403-digest/probe-trend.png", init: { headers: auth }, status: 200, type: "image/png" },
-      { what: "script bundle", path: "/api/docs/assets/swagger-ui-bundle.js", status: 200, type: "text/javascript" },
-      // 304s: a page's and a document's validator sent back.
-      { what: "304 of a page", path: "/api/docs", init: { headers: { "if-none-match": docs.headers.get("etag")! } }, status: 304, type: null },
-      { what: "304 of a document", path: "/api/openapi.json", init: { headers: { "if-none-match": openapi.headers.get("etag")! } }, status: 304, type: null },
-      // Refusals: before routing (413, 414), in routing (404, 405), validation (400), authentication (403), the native door's 404.
-      { what: "404", path: "/no-such-route", status: 404, type: "application/json" },
-      { what: "405", path: "/healthz", init: { method: "DELETE" }, status: 405, type: "application/json" },
-      { what: "400", path: "/status/badge/overall.svg?window=9y", status: 400, type: "application/json" },
-      { what: "403", path: "/admin/backups", status: 403, type: "application/json" },
-      { what: "413", path: "/api/canary/echo", init: tooBig, status: 413, type: "application/json" },
-      { what: "414", path: `/api/public/system-status?x=${"a".repeat(9000)}`, status: 414, type: "application/json" },
-      { what: "native short link 404 (JSON)", path: "/s/audio/aaaaaaaaaaaaaaaa", status: 404, type: "application/json" },
-      { what: "303 to sign-in", path: "/admin/ops/config", init: { headers: { accept: BROWSER_ACCEPT }, redirect: "manual" }, status: 303, type: null },
-      // Every kind of HTML page.
-      html("front door", "/"),
-      html("status page", "/status"),
-      html("API reference", "/api/docs"),
-      html("Swagger UI", "/api/docs/swagger"),
-      html("sign-in form", "/admin/sign-in"),
-      html("console page", "/admin/ops/config", 200, auth),
-      html("console page with the bearer token", "/admin/console/partners", 200, auth),
-      html("donation claim page", `/claim/dc_${"a".repeat(32)}`, 404),
-      html("short link error page (native)", "/s/audio/aaaaaaaaaaaaaaaa", 404),
-    ];
     const missing: string[] = [];
-    for (const p of probes) {
+    for (const p of await everyKind(base, auth)) {
       const res = await fetch(base + p.path, { redirect: "manual", ...p.init });
       await res.arrayBuffer();
       expect({ what: p.what, status: res.status }).toEqual({ what: p.what, status: p.status });
       if (p.type) expect({ what: p.what, type: res.headers.get("content-type") }).toEqual({ what: p.what, type: expect.stringContaining(p.type) });
       if (res.headers.get("x-content-type-options") !== "nosniff") missing.push(p.what);
       if (res.headers.get("content-type")?.startsWith("text/html")) expectPageHeaders(p.what, res);
+      // Outside production, no HSTS (http://localhost must keep working).
+      expect({ what: p.what, hsts: res.headers.get("strict-transport-security") }).toEqual({ what: p.what, hsts: null });
     }
     expect(missing).toEqual([]);
+  });
+
+  test("in production every kind of answer carries Strict-Transport-Security: max-age=31536000, the native routes' too", async () => {
+    const { base, auth } = await serve(PRODUCTION);
+    const probes = await everyKind(base, auth);
+    for (const p of probes) {
+      const res = await fetch(base + p.path, { redirect: "manual", ...p.init });
+      await res.arrayBuffer();
+      expect({ what: p.what, status: res.status, hsts: res.headers.get("strict-transport-security") }).toEqual({
+        what: p.what,
+        status: p.status,
+        hsts: "max-age=31536000",
+      });
+    }
+    // A short link that is followed (the native redirect's hot path), and the players' mini-app.
+    const link = await fetch(`${base}/api/public/audio-share-links?track_url=/t/1&use_short=1`);
+    expect([link.status, link.headers.get("strict-transport-security")]).toEqual([200, "max-age=31536000"]);
+    const code = ((await link.json()) as { short_code: string }).short_code;
+    const followed = await fetch(`${base}/s/audio/${code}`, { redirect: "manual" });
+    expect([followed.status, followed.headers.get("strict-transport-security")]).toEqual([302, "max-age=31536000"]);
+    const app = await fetch(`${base}/app`);
+    expect([app.status, app.headers.get("strict-transport-security")]).toEqual([200, "max-age=31536000"]);
   });
 
   test("the console, the public pages and a claim page are held to the same strict policy; the API reference allows only its own scripts", async () => {

@@ -4,6 +4,7 @@ import { FakeClock } from "../support/clock";
 import { BROWSER_ACCEPT, columnOf, csrfOf, exportLinksOf, formPost, hrefOf, pageAs, signedInCookie, tableOf } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { recordAlertRun } from "../../src/ops/alerts/service";
+import { runAlertsMonitor } from "../../src/ops/alerts/monitor";
 import { applyAlertTransitions } from "../../src/ops/alerts/state";
 import { plantAlertRun } from "./support";
 
@@ -86,6 +87,38 @@ describe("GET /admin/console/alerts", () => {
     const script = await formPost(h, `${PAGE}/silences`, cookie, { ...fields, hours: "0", csrf_token: csrf }, null);
     expect(script.status).toBe(400);
     expect(await script.json()).toMatchObject({ success: false, error: "invalid_payload" });
+  });
+});
+
+describe("GET /admin/console/alerts: checks with nothing to judge", () => {
+  test("a status check that is not configured (no TOKEN_MINT) reads 'not configured' in grey, on the page and its own page; a configured ok stays ok", async () => {
+    h = await openTestApp({ clock: new FakeClock(NOW) });
+    token = await createAdminToken(h, "on-call");
+    await runAlertsMonitor(h.ctx);
+    const cookie = await signedInCookie(h, token);
+    const { html } = await pageAs(h, `${PAGE}?source=status`, cookie);
+    const rows = tableOf(html, "history-rows").filter((r) => r.cells.Alert!.startsWith("status:"));
+    const now = Object.fromEntries(rows.map((r) => [r.cells.Alert, r.cells.Now]));
+    const status = (await h.json("/api/public/system-status")).body;
+    const unconfigured = Object.entries(status.checks as Record<string, { configured?: boolean; status: string }>)
+      .filter(([, c]) => c.configured === false && c.status === "ok")
+      .map(([name]) => `status:${name}`);
+    expect(unconfigured.length).toBeGreaterThan(0);
+    for (const key of unconfigured) expect([key, now[key]]).toEqual([key, "not configured"]);
+    // Checks that are configured keep their level; none of the unconfigured ones is shown green.
+    expect(Object.entries(now).filter(([key, level]) => !unconfigured.includes(key) && level === "not configured")).toEqual([]);
+    for (const r of rows.filter((r) => unconfigured.includes(r.cells.Alert!))) {
+      expect(r.html).not.toContain('class="badge ok"');
+      expect(r.cells["Last change"]).toStartWith("not configured since");
+    }
+    expect(columnOf(html, "run-rows", "Status").filter((s) => s === "not configured").length).toBe(unconfigured.length);
+    // The alert's own page: its state and each evaluation.
+    const page = /href="(\/admin\/ops\/alerts-monitor\/alerts\/\d+)"><code>([^<]+)<\/code>/g;
+    const links = Object.fromEntries([...html.matchAll(page)].map((m) => [m[2]!, m[1]!]));
+    const own = await pageAs(h, links[unconfigured[0]!]!, cookie);
+    expect(own.html).toContain('id="alert-state">not configured</span>');
+    expect(own.html).toContain("Not configured in this deployment");
+    expect(columnOf(own.html, "history-rows", "Status")).toEqual(["not configured"]);
   });
 });
 

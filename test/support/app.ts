@@ -12,6 +12,8 @@ import { flushCounts } from "../../src/messenger/counters";
 import { FakeClock, seededRng } from "./clock";
 import { contractLogging, recordExchange } from "./contract-log";
 import { freshPostgresDatabase, testEngine } from "./engine";
+// With HERALD_STATEMENT_LOG set, every statement the stores of this process send is recorded for the query-plan guard.
+import "./statement-log";
 
 export interface TestApp {
   ctx: AppContext;

@@ -11,18 +11,11 @@ import type { Exchange } from "./contract-log";
 type Json = Record<string, any>;
 export type Doc = { paths: Record<string, Record<string, Json>>; components: Record<string, Record<string, Json>> };
 
-/** Headers of HTTP's own framing and caching, described by HTTP rather than by an API document. */
-const FRAMING = new Set([
-  "content-type",
-  "content-length",
-  "date",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "content-encoding",
-  "vary",
-  "cache-control",
-]);
+/**
+ * Headers of HTTP's own framing and content negotiation, described by HTTP rather than by an API document. Cache-Control
+ * is not one of them: how long an answer may be kept is the API's word, declared where it is sent (contract.ts).
+ */
+const FRAMING = new Set(["content-type", "content-length", "date", "connection", "keep-alive", "transfer-encoding", "content-encoding", "vary"]);
 
 export interface Violation {
   kind: "status" | "media type" | "body" | "header" | "security";

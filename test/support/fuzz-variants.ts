@@ -90,10 +90,20 @@ export function sampleFromSchema(schema: JsonSchema | undefined, depth = 0): unk
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
   if (schema.default !== undefined && typeof schema.default !== "object" && !schema.anyOf) return schema.default;
-  // A create/update body (src/http/openapi/contract.ts createOrUpdate): the object with the create shape's required.
-  if (Array.isArray(schema.oneOf) && schema.properties) {
-    const { oneOf, ...object } = schema;
-    return sampleFromSchema({ ...object, required: [...new Set([...(schema.required ?? []), ...(oneOf[0].required ?? [])])] }, depth + 1);
+  // A create/update body (src/http/openapi/contract.ts createOrUpdate), or a body with a rule across its fields (bodyRule):
+  // the object with the first shape's required fields and constraints.
+  const shapes = schema.properties ? (schema.oneOf ?? schema.anyOf) : undefined;
+  if (Array.isArray(shapes) && shapes.length) {
+    const { oneOf: _o, anyOf: _a, ...object } = schema;
+    const first = shapes[0];
+    return sampleFromSchema(
+      {
+        ...object,
+        properties: { ...object.properties, ...first.properties },
+        required: [...new Set([...(schema.required ?? []), ...(first.required ?? [])])],
+      },
+      depth + 1,
+    );
   }
   const union = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(union) && union.length) {

@@ -103,7 +103,7 @@ describe("creating webhooks", () => {
   });
 
   test("production requires https", async () => {
-    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32) } });
+    h = await openTestApp({ env: { NODE_ENV: "production", HERALD_MASTER_KEY: "cd".repeat(32), PUBLIC_BASE_URL: "https://herald.example.com" } });
     const r = await create(await createKey(h), { event_type: "webhook.test", target_url: "http://hooks.example.com/x" });
     expect(r.status).toBe(400);
     expect(r.body.details[0].problem).toBe("must use https");

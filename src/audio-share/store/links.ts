@@ -56,13 +56,18 @@ export async function hitsOf(q: Queryable, linkId: number, sinceHour: string): P
   return { totals: totals ?? { clicks: 0, unique_clicks: 0, bot_hits: 0, head_hits: 0 }, hourly };
 }
 
-/** All links, and those neither revoked nor expired at `now`. */
-export async function linkCounts(q: Queryable, now: string): Promise<{ total: number; active: number }> {
+/**
+ * The links stored, counted up to `cap` + 1 (more than `cap` means "at least that many"), and those neither revoked
+ * nor expired at `now` (down audio_share_links_expires_idx: a link lives 30 days at most). For GET /health, which
+ * anyone may call: an exact total would read every link kept.
+ */
+export async function linkCounts(q: Queryable, now: string, cap: number): Promise<{ total: number; active: number }> {
   const row = await q.get<{ total: number; active: number }>(
-    "SELECT count(*) AS total, count(*) FILTER (WHERE revoked_at IS NULL AND expires_at > ?) AS active FROM audio_share_links",
-    [now],
+    `SELECT (SELECT count(*) FROM (SELECT 1 FROM audio_share_links LIMIT ?) capped) AS total,
+       (SELECT count(*) FROM audio_share_links WHERE expires_at > ? AND revoked_at IS NULL) AS active`,
+    [cap + 1, now],
   );
-  return row ?? { total: 0, active: 0 };
+  return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 
 /**

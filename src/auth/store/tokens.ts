@@ -37,6 +37,11 @@ export async function countTokens(q: Queryable): Promise<number> {
   return (await q.get<{ n: number }>("SELECT count(*) AS n FROM admin_tokens"))?.n ?? 0;
 }
 
+/** Tokens that still open /admin (not revoked). */
+export async function countActiveTokens(q: Queryable): Promise<number> {
+  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM admin_tokens WHERE revoked_at IS NULL"))?.n ?? 0;
+}
+
 /** Whether any token has ever been used: a bearer call or a console sign-in (both verify it, which writes last_used_at). */
 export async function anyTokenUsed(q: Queryable): Promise<boolean> {
   return (await q.get("SELECT 1 AS one FROM admin_tokens WHERE last_used_at IS NOT NULL LIMIT 1")) !== null;

@@ -1,4 +1,7 @@
+import type { DocumentDecoration, TSchema } from "elysia";
+import { isOperatorPath } from "../cache-control";
 import { publicRateGroup } from "../route-groups";
+import { STRICT_TRANSPORT_SECURITY } from "../security-headers";
 import type { OpenApiDocument } from "./components";
 
 // What every operation's entry says beyond its own declaration, derived from how the route is served (the HTTP
@@ -12,7 +15,12 @@ import type { OpenApiDocument } from "./components";
 // - 429 and the X-RateLimit-* headers on every response of an operation behind a limit (the public per-address
 //   limit of src/http/route-groups.ts, the per-key limit of a signed partner route, the mini-app's limits);
 // - 304 with its validators where the route answers conditional GETs (`conditionalGet()` in its detail);
-// - Location on every redirect.
+// - Location on every redirect;
+// - Cache-Control where it is sent: on every answer of an operator route (the core sets it: src/http/cache-control.ts),
+//   on every page (HTML), on a conditional GET's 200 and 304, and on the successes of a route that says it sets it
+//   (`cached()` in its detail, or in its Elysia instance's `detail` when a hook of the instance sets it);
+// - Strict-Transport-Security on every answer, said to be a production server's (the core sends it there on every
+//   answer and nowhere else: src/http/security-headers.ts); one document describes both.
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAPI objects of every shape, read and written by key
 type Json = Record<string, any>;
@@ -71,6 +79,18 @@ function createOrUpdateShapes(schema: Json, by: "id" | "update", required: strin
   };
 }
 
+/** The detail key of `bodyRule()`; read where the request bodies are built (routes.ts addJsonRequestBodies). */
+export const BODY_RULE = "x-herald-body-rule";
+
+/**
+ * Spread into the detail of a route whose body obeys a rule across its fields that the route checks after the schema
+ * (a mission's event_type against its progress_source): `rule`, a union of object schemas, one per allowed shape,
+ * each naming only the fields it constrains. The document's body becomes the route's schema with `anyOf` those shapes
+ * (exclusive in fact, but by a field one shape may leave out, which `oneOf` linters cannot see), so a body valid under
+ * the document is one the route accepts; the route's own refusals keep their codes and words.
+ */
+export const bodyRule = (rule: TSchema & { anyOf: TSchema[] }) => ({ [BODY_RULE]: rule });
+
 /** The detail key of `sendsHeaders()`: headers of the route's own, on every answer it gives. */
 export const ROUTE_HEADERS = "x-herald-response-headers";
 
@@ -93,6 +113,21 @@ const DOWNLOAD = "x-herald-download";
  * file's own: a JSON export, a chart, a draft. A CSV, a ZIP, a gzip archive or a SQLite file always does (FILE_TYPES).
  */
 export const downloads = () => ({ [DOWNLOAD]: true });
+
+/** The detail key of `cached()`. */
+export const CACHE_CONTROL = "x-herald-cache-control";
+
+/**
+ * Spread into the detail of a route whose successful answers carry a Cache-Control it sets itself (its value, for
+ * readers): a public read, a feed, a badge. Operator routes, pages and conditional GETs need none (derived above).
+ */
+export const cached = (value: string) => ({ [CACHE_CONTROL]: value });
+
+/**
+ * The same for every route of an Elysia instance whose hook sets it on every success (`new Elysia({ detail:
+ * cachedRoutes(value) })`; Elysia merges an instance's detail into each route's, a route's own `cached()` wins).
+ */
+export const cachedRoutes = (value: string): DocumentDecoration => cached(value) as DocumentDecoration;
 
 /** Media types whose every success is a file with a name (Content-Disposition), wherever they are served. */
 const FILE_TYPES = /^(text\/csv|application\/(zip|gzip|vnd\.sqlite3))\b/i;
@@ -130,9 +165,28 @@ export const HEADERS: Record<string, Json> = {
   },
   ContentDisposition: { description: "The file name to save the body under", schema: { type: "string" } },
   SetCookie: { description: "The operator session cookie (HttpOnly, SameSite=Strict; Secure over https)", schema: { type: "string" } },
+  CacheControl: {
+    description:
+      "How a cache may keep this answer. Every operator answer (/admin…, /api/messenger/admin/…, /metrics), refusals included: `private, no-store` " +
+      "(`private, no-cache` where it carries validators); a page, a document or a public read: its own policy (`public, max-age=N`, `no-cache`, `no-store`)",
+    schema: { type: "string" },
+  },
+  StrictTransportSecurity: {
+    description:
+      "Only from a production server (NODE_ENV=production, whose PUBLIC_BASE_URL is https), and then on every answer: a browser that reached Herald " +
+      "over https uses only https for it for a year (a browser ignores it on a plain http connection). Never sent outside production",
+    schema: { type: "string", const: STRICT_TRANSPORT_SECURITY },
+  },
 };
 
-const COMMON = { "X-Request-ID": ref("XRequestId"), "X-Content-Type-Options": ref("XContentTypeOptions") };
+/** The headers of every answer Herald makes (HSTS: a production server's only). */
+const COMMON = {
+  "X-Request-ID": ref("XRequestId"),
+  "X-Content-Type-Options": ref("XContentTypeOptions"),
+  "Strict-Transport-Security": ref("StrictTransportSecurity"),
+};
+/** Cache-Control as a route declares it: the shared description, with the route's own value when it names one. */
+const cacheControl = (value?: string) => (value ? { ...ref("CacheControl"), description: `${value} (set by this route)` } : ref("CacheControl"));
 const PAGE = { "Content-Security-Policy": ref("ContentSecurityPolicy"), "X-Frame-Options": ref("XFrameOptions"), "Referrer-Policy": ref("ReferrerPolicy") };
 export const RATE = {
   "X-RateLimit-Limit": ref("XRateLimitLimit"),
@@ -158,6 +212,9 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
           media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
       const download = op[DOWNLOAD] === true;
       delete op[DOWNLOAD];
+      const cacheValue = op[CACHE_CONTROL] as string | undefined;
+      delete op[CACHE_CONTROL];
+      const operator = isOperatorPath(path);
       const required = op[REQUIRED_HEADERS] as string[] | undefined;
       delete op[REQUIRED_HEADERS];
       for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
@@ -211,7 +268,10 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
             schema: { type: "string" },
           });
       }
-      const replays = (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
+      // An Idempotency-Key whose replay is a success (the operators' status routes: 200 with Idempotent-Replayed); a
+      // signed partner mutation's replay is its 409 (ConflictOrReplay, errors.ts), never a success.
+      const replaysSuccess =
+        !credentials.has("PartnerKey") && (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
       const session = path.startsWith("/admin/sign-") || credentials.has("AdminSession");
       for (const [status, res] of Object.entries(responses)) {
         // 431 is Bun's own answer, sent before any Herald code runs: none of Herald's headers.
@@ -222,13 +282,17 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
         const html = types.some((m) => m.startsWith("text/html"));
         // Exactly where a name is sent: the contract check reports a declared Content-Disposition no answer carried.
         const file = download || types.some((m) => FILE_TYPES.test(m));
+        // Cache-Control: on an operator route's every answer, a page's, a conditional GET's 200 and 304, a cached route's successes.
+        const cache =
+          operator || html || (validators !== undefined && (status === "200" || status === "304")) || (cacheValue !== undefined && /^[23]/.test(status));
         res.headers = {
           ...COMMON,
           ...(html && PAGE),
+          ...(cache && { "Cache-Control": cacheControl(operator ? undefined : cacheValue) }),
           ...(limited && RATE),
           // A redirect names where it goes; 304 (not modified) is not one.
           ...(/^30[12378]$/.test(status) && { Location: ref("Location") }),
-          ...(replays && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
+          ...(replaysSuccess && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
           ...(file && status === "200" && { "Content-Disposition": ref("ContentDisposition") }),
           ...(session && { "Set-Cookie": ref("SetCookie") }),
           ...res.headers,
@@ -238,13 +302,25 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
   }
 }
 
-/** The shared error responses' headers (components.responses): every answer's, the limits', Retry-After on 429 and 503. */
-export function errorResponseHeaders(status: number | null, page = false): Json {
+/**
+ * Which shared error response an operation's refusal points at (errors.ts): the plain one, a page's (HTML or JSON),
+ * an operator route's (with Cache-Control), or a signed mutation's 409 (a conflict, or the replay of its key).
+ */
+export type ResponseKind = "plain" | "page" | "operator" | "replay";
+
+/**
+ * The shared error responses' headers (components.responses): every answer's, the limits', Retry-After on 429 and
+ * 503, Cache-Control where the refusal carries it (an operator route's, a page's) and Idempotent-Replayed on a replay.
+ */
+export function errorResponseHeaders(status: number | null, kind: ResponseKind): Json {
+  const page = kind === "page";
   return {
     ...COMMON,
     ...(page && { ...PAGE, "Set-Cookie": ref("SetCookie") }),
-    // A signed mutation's stored refusal replays with the header, like its success.
-    "Idempotent-Replayed": ref("IdempotentReplayed"),
+    // Operator refusals carry the core's `private, no-store`; a page's refusal its page's policy (no-store).
+    ...((page || kind === "operator") && { "Cache-Control": ref("CacheControl") }),
+    // Only the replay of a completed signed mutation (409 idempotency_replay) says it is one.
+    ...(kind === "replay" && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
     // A refusal of a limited route carries the limit's headers too; on 429 with Retry-After.
     ...RATE,
     // On 429 and 503 when to try again; on a 409 of a cooldown (a spin too soon) or of a request still running, when

@@ -1,12 +1,16 @@
+import { isOperatorPath } from "../cache-control";
 import { ErrorBody } from "../envelope";
 import { ERROR_CATALOG } from "../errors";
-import { errorResponseHeaders, PAGES } from "./contract";
+import { errorResponseHeaders, PAGES, type ResponseKind } from "./contract";
 
 // Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
 // (src/http/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
 // carry are exactly the catalog's codes of status S. Each operation's declared error statuses point at one
 // shared response per status (`#/components/responses/NotFound`) whose schema narrows `error` to those codes, and
 // a `default` response covers the statuses any route may answer without declaring them (408, 413, 415, 500, 503 …).
+// Two answers are not the plain Error body: a signed mutation's 409 may be the replay of its completed first request
+// (IdempotencyReplay: the first answer's status and body), so its 409 is `ConflictOrReplay`; and an operator route's
+// refusals carry Cache-Control (src/http/cache-control.ts), so they point at `Operator<Status>` twins that declare it.
 
 type Json = Record<string, unknown>;
 
@@ -29,11 +33,48 @@ const REASONS: Record<number, string> = {
 };
 
 const ERROR_REF = "#/components/schemas/Error";
+/** The one code whose body is not the plain Error: answered only by a signed mutation (its IdempotencyReplay). */
+const REPLAY = "idempotency_replay";
+const IDEMPOTENCY_REPLAY_REF = "#/components/schemas/IdempotencyReplay";
+/** The codes a plain Error body of this status carries. */
 const codesOf = (status: number) =>
   Object.entries(ERROR_CATALOG)
-    .filter(([, e]) => e.http_status === status)
+    .filter(([code, e]) => e.http_status === status && code !== REPLAY)
     .map(([code]) => code);
 const responseName = (status: number) => REASONS[status] ?? `Error${status}`;
+
+/**
+ * components.schemas.IdempotencyReplay: 409 idempotency_replay (src/auth/idempotency.ts), the answer to a signed
+ * mutation whose Idempotency-Key already completed with the same request. Nothing was done again; the body carries
+ * the first request's answer, as it was stored with its effect.
+ */
+export function idempotencyReplaySchema(): Json {
+  return {
+    type: "object",
+    description:
+      "409 idempotency_replay: a request with this Idempotency-Key and the same method, target and body already completed; nothing was done again. " +
+      "original_status and original_response are the first request's answer (also sent with the header Idempotent-Replayed: true)",
+    required: ["success", "error", "message", "request_id", "original_status", "original_response"],
+    additionalProperties: false,
+    properties: {
+      success: { const: false },
+      error: { const: REPLAY },
+      message: { type: "string", description: "For people and logs; may change." },
+      request_id: { type: "string" },
+      original_status: {
+        type: "integer",
+        minimum: 200,
+        maximum: 299,
+        description: "The HTTP status the first request got (a success: a failed request stores nothing)",
+      },
+      original_response: {
+        type: "object",
+        additionalProperties: true,
+        description: "The body the first request got, as it was answered (that operation's success body)",
+      },
+    },
+  };
+}
 
 /** components.schemas.ErrorCode: every code of the catalog, with its status and title for readers. */
 export function errorCodeSchema(): Json {
@@ -50,22 +91,39 @@ export function errorCodeSchema(): Json {
 /** An operator page's refusal, as a browser gets it: the page again with the message (src/auth/console-kit.ts). */
 const PAGE_ERROR = { "text/html": { schema: { type: "string", description: "The page, re-rendered with the refusal's message" } } };
 
-function errorResponse(status: number | null, page = false): Json {
+function errorResponse(status: number | null, kind: ResponseKind): Json {
   const codes = status === null ? [] : codesOf(status);
-  const schema: Json = codes.length
+  const narrowed: Json = codes.length
     ? { allOf: [{ $ref: ERROR_REF }, { type: "object", properties: { error: { type: "string", enum: codes } } }] }
     : { $ref: ERROR_REF };
+  const replay = kind === "replay";
+  const schema: Json = replay ? { oneOf: [narrowed, { $ref: IDEMPOTENCY_REPLAY_REF }] } : narrowed;
   const reason = status === null ? "" : (REASONS[status] ?? `HTTP ${status}`).replace(/(?<=[a-z])(?=[A-Z])/g, " ");
   const description =
     status === null
       ? "Any failure: the Error body with one of the catalog's codes"
-      : `${reason}: error is ${codes.length ? codes.map((c) => `\`${c}\``).join(" or ") : "a catalog code"}${page ? "; a browser gets the page with the message" : ""}`;
+      : `${reason}: error is ${codes.length ? codes.map((c) => `\`${c}\``).join(" or ") : "a catalog code"}` +
+        (replay ? `, or \`${REPLAY}\` (IdempotencyReplay: the completed first request's answer)` : "") +
+        (kind === "page" ? "; a browser gets the page with the message" : "");
   return {
     description,
-    headers: errorResponseHeaders(status, page),
-    content: { "application/json": { schema }, ...(page && PAGE_ERROR) },
+    headers: errorResponseHeaders(status, kind),
+    content: { "application/json": { schema }, ...(kind === "page" && PAGE_ERROR) },
   };
 }
+
+/** The shared response's name for a status and kind: NotFound, NotFoundOrPage, OperatorNotFound, ConflictOrReplay. */
+const sharedName = (status: number, kind: ResponseKind) =>
+  kind === "page"
+    ? `${responseName(status)}OrPage`
+    : kind === "operator"
+      ? `Operator${responseName(status)}`
+      : `${responseName(status)}${kind === "replay" ? "OrReplay" : ""}`;
+
+/** A signed mutation: its Idempotency-Key may replay the first answer (409 idempotency_replay). */
+const signedMutation = (op: { parameters?: Array<{ in?: string; name?: string }>; security?: Array<Record<string, unknown>> }) =>
+  (op.security ?? []).some((s) => "PartnerKey" in s) &&
+  (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
 
 /** A description the route wrote, not one a generator filled in (errorEntry's `HTTP 404`, ErrorBody's own). */
 const routeSaid = (d: unknown): d is string => typeof d === "string" && d !== ErrorBody.description && !/^HTTP \d{3}$/.test(d);
@@ -100,20 +158,27 @@ const isPageOnly = (r: unknown) => {
  * every status used.
  */
 export function typeErrorResponses(paths: Record<string, Record<string, unknown>>): Record<string, Json> {
-  const responses: Record<string, Json> = { Error: errorResponse(null) };
+  const responses: Record<string, Json> = { Error: errorResponse(null, "plain") };
   for (const [path, item] of Object.entries(paths)) {
     for (const op of Object.values(item) as Array<
-      Record<string, unknown> & { responses?: Record<string, unknown>; security?: Array<Record<string, unknown>> }
+      Record<string, unknown> & {
+        responses?: Record<string, unknown>;
+        security?: Array<Record<string, unknown>>;
+        parameters?: Array<{ in?: string; name?: string }>;
+      }
     >) {
       if (!op?.responses) continue;
       const page = answersPages(path, op);
+      const replays = signedMutation(op);
+      const operator = isOperatorPath(path);
       for (const [key, res] of Object.entries(op.responses)) {
         const status = Number(key);
         // 431 is Bun's bare refusal (contract.ts): no body, on pages too.
         if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res)))))
           continue;
-        const name = `${responseName(status)}${page ? "OrPage" : ""}`;
-        responses[name] ??= errorResponse(status, page);
+        const kind: ResponseKind = page ? "page" : operator ? "operator" : replays && status === 409 ? "replay" : "plain";
+        const name = sharedName(status, kind);
+        responses[name] ??= errorResponse(status, kind);
         // What the route says of this refusal (when, which code) stays beside the shared response: OpenAPI 3.1 lets a
         // reference carry its own description.
         const said = (res as { description?: unknown }).description;

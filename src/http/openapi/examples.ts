@@ -64,11 +64,15 @@ export function sampleBody(schema: unknown, depth = 0): unknown {
   if (depth > 6) return null;
   if ("const" in s) return s.const;
   if (Array.isArray(s.enum)) return s.enum[0];
-  // A create/update body (contract.ts createOrUpdate): the object's fields, with the first shape's (create) required.
-  if (Array.isArray(s.oneOf) && s.properties) {
-    const { oneOf, ...object } = s;
-    const required = [...((s.required ?? []) as string[]), ...(((oneOf[0] as Json).required ?? []) as string[])];
-    return sampleBody({ ...object, required: [...new Set(required)] }, depth + 1);
+  // A create/update body (contract.ts createOrUpdate) or a body with a rule across its fields (bodyRule): the object's
+  // fields, with the first shape's (create; a mission counted by the server) required fields and constraints.
+  const shapes = s.properties ? ((s.oneOf ?? s.anyOf) as Json[] | undefined) : undefined;
+  if (shapes?.length) {
+    const { oneOf: _oneOf, anyOf: _anyOf, ...object } = s;
+    const first = shapes[0]!;
+    const required = [...((s.required ?? []) as string[]), ...((first.required ?? []) as string[])];
+    const properties = { ...(object.properties as Json), ...(first.properties as Json | undefined) };
+    return sampleBody({ ...object, properties, required: [...new Set(required)] }, depth + 1);
   }
   const branches = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
   if (branches?.length) return sampleBody(branches[0], depth + 1);

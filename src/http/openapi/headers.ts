@@ -42,8 +42,11 @@ export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempoten
           name: "Idempotency-Key",
           required: idempotencyRequired,
           description:
-            "A unique key per logical request (a UUID works). A retry with the same key and the same body answers the stored response " +
-            "with Idempotent-Replayed: true; the same key with another body is 422 idempotency_key_reused",
+            "A unique key per logical request (a UUID works), kept IDEMPOTENCY_TTL_HOURS. Sent again with the same method, target and body once " +
+            "the first request completed, it does nothing again and answers 409 idempotency_replay (IdempotencyReplay) with the first answer in " +
+            "original_status and original_response and the header Idempotent-Replayed: true; while the first is still running, 409 " +
+            "idempotency_in_progress with Retry-After; with another method, target or body, 422 idempotency_key_reused. A refused request " +
+            "stores nothing: its key may be used again",
           schema: { type: "string", pattern: mark.keyPattern },
         },
       ];

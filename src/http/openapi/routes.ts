@@ -4,11 +4,11 @@ import { type AppContext, stateOf } from "../../context";
 import type { TSchema } from "@sinclair/typebox";
 import { conditionalResponse } from "../conditional";
 import { closedObject, jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
-import { errorCodeSchema, typeErrorResponses } from "./errors";
+import { errorCodeSchema, idempotencyReplaySchema, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";
 import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
-import { addRouteHeaders, completeOperations, conditionalGet, HEADERS } from "./contract";
+import { addRouteHeaders, BODY_RULE, completeOperations, conditionalGet, HEADERS } from "./contract";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
@@ -55,7 +55,11 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   completeOperations(paths);
   const responses = typeErrorResponses(paths);
   addRouteHeaders(paths, responses);
-  const schemas: Record<string, Record<string, unknown>> = { ...hoister.schemas, ErrorCode: errorCodeSchema() };
+  const schemas: Record<string, Record<string, unknown>> = {
+    ...hoister.schemas,
+    ErrorCode: errorCodeSchema(),
+    IdempotencyReplay: idempotencyReplaySchema(),
+  };
   const error = schemas.Error as { properties?: Record<string, unknown> } | undefined;
   if (error?.properties) error.properties.error = { $ref: "#/components/schemas/ErrorCode" };
   for (const [name, example] of Object.entries(EXAMPLE_SCHEMAS)) if (schemas[name]) schemas[name].examples = [example];
@@ -108,7 +112,13 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
           type: "apiKey",
           in: "header",
           name: "X-Telegram-Bot-Api-Secret-Token",
-          description: "The secret_token given to Telegram's setWebhook (MESSENGER_WEBHOOK_SECRET); X-Messenger-Bot-Api-Secret-Token is accepted too",
+          description: "The secret_token given to Telegram's setWebhook (MESSENGER_WEBHOOK_SECRET), in the header Telegram sends",
+        },
+        MessengerBotWebhookSecret: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Messenger-Bot-Api-Secret-Token",
+          description: "The same secret in the spec's header, accepted instead of X-Telegram-Bot-Api-Secret-Token (when both are sent, Telegram's wins)",
         },
         TrackBearer: { type: "http", scheme: "bearer", description: "A track token (POST /admin/audio-share/track-tokens), per AUDIO_SHARE_TRACK_AUTH" },
       },
@@ -124,10 +134,16 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
 function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
   for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown; detail?: unknown } }>) {
     if (!route.hooks?.body) continue;
-    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { requestBody?: Record<string, unknown> } | undefined;
+    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as
+      | { requestBody?: Record<string, unknown>; [BODY_RULE]?: { anyOf?: unknown[] } }
+      | undefined;
     if (!op) continue;
     // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
+    // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
+    const rule = op[BODY_RULE];
+    delete op[BODY_RULE];
+    if (rule?.anyOf) schema.anyOf = rule.anyOf;
     // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
     const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
     // An absent body is `{}` on an object route (RouteIndex.absentBodyIsEmpty): one with no required field takes none.
@@ -200,9 +216,18 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
           [type]: {
             schema: type.endsWith("json")
               ? {
+                  // The document itself: its top-level fields, and room for any a later version adds (x-… extensions).
                   type: "object" as const,
-                  required: ["openapi", "paths"],
-                  properties: { openapi: { type: "string" as const }, paths: { type: "object" as const } },
+                  required: ["openapi", "info", "paths"],
+                  properties: {
+                    openapi: { type: "string" as const },
+                    info: { type: "object" as const },
+                    servers: { type: "array" as const, items: { type: "object" as const } },
+                    tags: { type: "array" as const, items: { type: "object" as const } },
+                    paths: { type: "object" as const },
+                    components: { type: "object" as const },
+                  },
+                  additionalProperties: true,
                 }
               : { type: "string" as const },
           },

@@ -245,7 +245,8 @@ export const PlayersModel = {
     Envelope({
       players: t.Array(t.Object({ ...Profile, activity: Activity })),
       count: t.Integer(),
-      total: t.Integer(),
+      total: t.Integer({ description: "players matching `linked`, counted up to 10,000 (total_capped says there are more)" }),
+      total_capped: t.Boolean({ description: "true when more than 10,000 players match: total is then 10,000, a lower bound" }),
       pagination: PaginationSchema,
       query: t.Object({
         limit: t.Integer(),

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { requiresHeaders } from "../../http/openapi/contract";
+import { bodyRule, requiresHeaders } from "../../http/openapi/contract";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
@@ -38,7 +38,11 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     .post("/api/messenger/admin/missions", async ({ admin, body }) => ok(await createMission(ctx, admin, body)), {
       admin: true,
       body: MissionModel.createBody,
-      ...answers(M.created, "Create a mission (operator; audited; a duplicate key is 409)"),
+      ...answers(
+        M.created,
+        "Create a mission (operator; audited; a duplicate key is 409): an event type the server observes, or any other declared self_reported",
+        bodyRule(MissionModel.createSources),
+      ),
     })
     .get("/api/messenger/admin/missions/comparison", async ({ query }) => ok(await compareMissions(ctx, query)), {
       operator: "api",

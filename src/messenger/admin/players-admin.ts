@@ -82,6 +82,9 @@ export async function userActivity(ctx: AppContext, telegramUserId: number, quer
   };
 }
 
+/** The players list counts its total up to this many; beyond, it says total_capped (docs/messenger-admin-analytics.md). */
+export const PLAYER_COUNT_CAP = 10_000;
+
 export async function userProfiles(ctx: AppContext, query: { limit?: number; offset?: number; sort?: ProfileSort; linked?: "true" | "false" }) {
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
@@ -93,11 +96,12 @@ export async function userProfiles(ctx: AppContext, query: { limit?: number; off
     ctx,
     players.map((p) => p.telegram_user_id),
   );
-  const total = await countPlayers(ctx.store, linked);
+  const counted = await countPlayers(ctx.store, linked, PLAYER_COUNT_CAP);
   return {
     players: players.map((p) => ({ ...profileOf(p), activity: activity.get(p.telegram_user_id)! })),
     count: page.count,
-    total,
+    total: Math.min(counted, PLAYER_COUNT_CAP),
+    total_capped: counted > PLAYER_COUNT_CAP,
     pagination: page.pagination,
     query: { ...page.query, sort, linked: query.linked ?? null },
   };

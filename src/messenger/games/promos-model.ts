@@ -6,6 +6,7 @@ import { AdminPage, AdminPageQuery, audienceKey, flag } from "../config/model";
 import { initData, Replayed, Reward, requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
 import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
+import { SELF_REPORTED_LIMITS, SERVER_OBSERVED_EVENTS } from "./mission-sources";
 
 /** A player's own lists page by offset: their events and enrollments are few, so no cursor is issued. */
 const MAX_LIST_OFFSET = 100_000;
@@ -118,13 +119,54 @@ export const PromoModel = {
   ),
 };
 
+const EVENT_TYPE_PATTERN = "^[a-z0-9_.-]{1,64}$";
+const OBSERVED = Object.keys(SERVER_OBSERVED_EVENTS);
+const SELF = SELF_REPORTED_LIMITS;
+
+/**
+ * Where a new mission's progress may come from, as the document states it (docs/messenger.md, "Missions"): the two
+ * shapes a mission's body may take, each naming only the fields it constrains beyond createBody. createMission
+ * refuses every body outside them (progressSourceOrThrow, checkMissionLimitsOrThrow, with their own messages), so a
+ * body valid under createBody and one of these is a body the server accepts.
+ */
+const missionSources = t.Union([
+  t.Object(
+    {
+      progress_source: t.Optional(t.Literal("server", { description: "Absent or server: the server counts the event" })),
+      event_type: t.Union(
+        OBSERVED.map((e) => t.Literal(e)),
+        { description: "An event type the server observes (docs/messenger.md)" },
+      ),
+    },
+    { title: "server", description: "Counted by the server: an event type it observes, progress_source absent or server" },
+  ),
+  t.Object(
+    {
+      progress_source: t.Literal("self_reported"),
+      event_type: t.String({ pattern: EVENT_TYPE_PATTERN, not: { enum: OBSERVED }, description: "Any event type the server does not observe" }),
+      daily_cap: t.Integer({ minimum: 1, maximum: SELF.daily_cap }),
+      per_minute_cap: t.Integer({ minimum: 1, maximum: SELF.per_minute_cap }),
+      reward: t.Object({
+        free_spins: t.Optional(t.Integer({ minimum: 0, maximum: SELF.reward.free_spins })),
+        missiles: t.Optional(t.Integer({ minimum: 0, maximum: SELF.reward.missiles })),
+        points: t.Optional(t.Integer({ minimum: 0, maximum: SELF.reward.points })),
+        salutes: t.Optional(t.String({ pattern: "^0{1,13}(\\.0{1,6})?$", description: "Zero or absent: no salutes on the client's word" })),
+      }),
+    },
+    {
+      title: "self_reported",
+      description: `Counted by the mini-app: any other event type, declared self_reported, under tighter limits (daily_cap ≤ ${SELF.daily_cap}, per_minute_cap ≤ ${SELF.per_minute_cap}, no salutes)`,
+    },
+  ),
+]);
+
 export const MissionModel = {
   createBody: t.Object(
     {
       mission_key: missionKey,
       title: t.String({ minLength: 1, maxLength: 200 }),
       event_type: t.String({
-        pattern: "^[a-z0-9_.-]{1,64}$",
+        pattern: EVENT_TYPE_PATTERN,
         description: "What is counted: a server-observed type (spin_wheel.play …, docs/messenger.md), or any other with progress_source self_reported",
       }),
       progress_source: t.Optional(
@@ -139,6 +181,8 @@ export const MissionModel = {
     },
     { additionalProperties: false },
   ),
+  /** createBody's rule across event_type, progress_source and the limits, for the document (bodyRule in the route's detail). */
+  createSources: missionSources,
   created: named("MessengerMissionCreated", Envelope({ mission: MissionDef })),
   list: named("MessengerMissionList", Envelope({ missions: t.Array(MissionDef), count: t.Integer() })),
   catalog: named("MessengerMissionCatalog", Envelope({ missions: t.Array(t.Object({ ...Mission.properties, enrollment: nullable(Enrollment) })) })),

@@ -110,7 +110,11 @@ export async function countSpinsOf(q: Queryable, telegramUserId: number): Promis
 }
 
 /** The min and max id (the window search's bounds); nulls when there are no spins. */
-export const spinIdBounds = (q: Queryable) => q.get<{ lo: number | null; hi: number | null }>("SELECT MIN(id) AS lo, MAX(id) AS hi FROM messenger_spins");
+export const spinIdBounds = (q: Queryable) =>
+  q.get<{ lo: number | null; hi: number | null }>(
+    // Two scalar subqueries: each is one step down the primary key, where one MIN/MAX pair reads every row.
+    "SELECT (SELECT MIN(id) FROM messenger_spins) AS lo, (SELECT MAX(id) FROM messenger_spins) AS hi",
+  );
 
 /** The created_at of the first spin at or after `id`. */
 export const spinCreatedFrom = (q: Queryable, id: number) =>

@@ -38,7 +38,11 @@ export async function countGridsOf(q: Queryable, telegramUserId: number): Promis
   return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
 }
 
-export const gridIdBounds = (q: Queryable) => q.get<{ lo: number | null; hi: number | null }>("SELECT MIN(id) AS lo, MAX(id) AS hi FROM messenger_grids");
+export const gridIdBounds = (q: Queryable) =>
+  q.get<{ lo: number | null; hi: number | null }>(
+    // Two scalar subqueries: each is one step down the primary key, where one MIN/MAX pair reads every row.
+    "SELECT (SELECT MIN(id) FROM messenger_grids) AS lo, (SELECT MAX(id) FROM messenger_grids) AS hi",
+  );
 
 export const gridCreatedFrom = (q: Queryable, id: number) =>
   q.get<Pick<GridRow, "created_at">>("SELECT created_at FROM messenger_grids WHERE id >= ? ORDER BY id LIMIT 1", [id]);

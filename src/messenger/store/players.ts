@@ -141,13 +141,18 @@ export const topByPointsEarned = (q: Queryable, limit: number) =>
     [limit],
   );
 
-/** Players strictly ahead of this one (a range of the same index). */
+/**
+ * Players strictly ahead of this one: two ranges of the same index, those with more points and those tied with a
+ * smaller id (with an OR of the two, PostgreSQL walked all of the index). A rank is a count of the players ahead, so
+ * it reads that many index entries: few for the players near the top, who look at it most.
+ */
 export async function playersAhead(q: Queryable, pointsEarned: number, telegramUserId: number): Promise<number> {
   const row = await q.get<{ n: number }>(
-    "SELECT COUNT(*) AS n FROM messenger_players WHERE points_earned > ? OR (points_earned = ? AND telegram_user_id < ?)",
+    `SELECT (SELECT COUNT(*) FROM messenger_players WHERE points_earned > ?)
+       + (SELECT COUNT(*) FROM messenger_players WHERE points_earned = ? AND telegram_user_id < ?) AS n`,
     [pointsEarned, pointsEarned, telegramUserId],
   );
-  return row?.n ?? 0;
+  return Number(row?.n ?? 0);
 }
 
 export type ProfileSort = "points_earned" | "last_seen" | "telegram_user_id";
@@ -166,6 +171,10 @@ const linkedWhere = (linked: boolean | null) => (linked === null ? "" : linked ?
 export const playersPage = (q: Queryable, f: { sort: ProfileSort; linked: boolean | null; limit: number; offset: number }) =>
   q.all<PlayerRow>(`SELECT * FROM messenger_players ${linkedWhere(f.linked)} ORDER BY ${ORDER[f.sort]} LIMIT ? OFFSET ?`, [f.limit, f.offset]);
 
-export async function countPlayers(q: Queryable, linked: boolean | null): Promise<number> {
-  return (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM messenger_players ${linkedWhere(linked)}`))?.n ?? 0;
+/**
+ * The players matching `linked`, counted up to `cap` + 1 (more than `cap` means "at least that many"): an exact
+ * count would read every player on each page of the operators' list.
+ */
+export async function countPlayers(q: Queryable, linked: boolean | null, cap: number): Promise<number> {
+  return (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM messenger_players ${linkedWhere(linked)} LIMIT ?) capped`, [cap + 1]))?.n ?? 0;
 }

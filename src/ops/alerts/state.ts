@@ -53,6 +53,15 @@ export function parseDetails(raw: string | null): Record<string, unknown> | null
   }
 }
 
+/**
+ * Whether an evaluation is of a check with nothing to judge in this deployment: a status check whose details say
+ * `configured: false` (the chain's checks without TOKEN_MINT). Its ok means "not configured", not "healthy".
+ */
+export function notConfigured(details: string | Record<string, unknown> | null): boolean {
+  const d = typeof details === "string" ? parseDetails(details) : details;
+  return d?.configured === false;
+}
+
 /** A short human summary of an evaluation's details: a status check's summary, the audit's reasons, a finding's why. */
 export function summaryOf(details: string | Record<string, unknown> | null): string | null {
   const d = typeof details === "string" ? parseDetails(details) : details;

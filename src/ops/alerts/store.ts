@@ -116,13 +116,17 @@ const PENDING_COLUMNS = "r.id, r.at, r.source, r.name, r.status, r.value, r.deta
  * Rows at or after `since` newer than the row their key last applied (or of a key without state), oldest first.
  * Not a watermark over every key (ids commit out of order on PostgreSQL: a row can become visible after a higher
  * id was applied): each key is compared with its own last_row_id, so a late row of one key is still found.
+ * The batch is taken in time order, down ops_alert_runs_at_idx from `since` (in id order SQLite walked the table
+ * from its oldest row, and the table is never pruned), and returned in id order, as its keys apply it.
  */
-export const pendingRuns = (q: Queryable, since: string, limit: number) =>
-  q.all<PendingRun>(
-    `SELECT ${PENDING_COLUMNS} FROM ops_alert_runs r LEFT JOIN ops_alert_state s ON s.alert_key = r.source || ':' || r.name
-     WHERE r.at >= ? AND (s.id IS NULL OR r.id > s.last_row_id) ORDER BY r.id LIMIT ?`,
-    [since, limit],
-  );
+export const pendingRuns = async (q: Queryable, since: string, limit: number) =>
+  (
+    await q.all<PendingRun>(
+      `SELECT ${PENDING_COLUMNS} FROM ops_alert_runs r LEFT JOIN ops_alert_state s ON s.alert_key = r.source || ':' || r.name
+       WHERE r.at >= ? AND (s.id IS NULL OR r.id > s.last_row_id) ORDER BY r.at, r.id LIMIT ?`,
+      [since, limit],
+    )
+  ).sort((a, b) => a.id - b.id);
 
 /** The given rows (those a writer just recorded), oldest first. */
 export const runsByIds = (q: Queryable, ids: readonly number[]) =>

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intPath } from "../../http/params";
 import { getIncidentOrThrow } from "../../status/service";
-import { alertIssueId } from "../alerts/state";
+import { alertIssueId, notConfigured } from "../alerts/state";
 import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "../alerts/views";
 import { outcomeCell } from "./link-page";
 
@@ -58,15 +58,26 @@ const alertBody = compileHtml<{ head: SafeHtml; details: string; history: SafeHt
 
 const BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "bad" };
 
+/**
+ * An evaluation's level as a badge (here and on the alerts page). A check with nothing to judge in this deployment (a
+ * status check that is not configured, e.g. the chain's without TOKEN_MINT) is ok only in that it cannot fire: it
+ * reads "not configured", in grey, never a green ok.
+ */
+export const levelBadge = (level: string, details: string | Record<string, unknown> | null): SafeHtml =>
+  level === "ok" && notConfigured(details) ? badge("", "not configured") : badge(BADGE[level] ?? "", level);
+
 type AlertDetail = Awaited<ReturnType<typeof alertDetailOrThrow>>;
 
 function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeHtml {
   const firing = a.level !== "ok";
-  const headline = firing
-    ? `Firing at ${a.level} since ${when(a.fired_at ?? a.since)}${a.silenced_by ? ` — silenced until ${when(a.silenced_by.ends_at)}` : ""}.`
-    : a.resolved_at
-      ? `Resolved at ${when(a.resolved_at)}${a.fired_at ? `; it had fired at ${when(a.fired_at)}` : ""}.`
-      : `Not firing (ok since ${when(a.since)}).`;
+  const unconfigured = !firing && notConfigured(a.details);
+  const headline = unconfigured
+    ? "Not configured in this deployment: the check has nothing to judge, so it cannot fire."
+    : firing
+      ? `Firing at ${a.level} since ${when(a.fired_at ?? a.since)}${a.silenced_by ? ` — silenced until ${when(a.silenced_by.ends_at)}` : ""}.`
+      : a.resolved_at
+        ? `Resolved at ${when(a.resolved_at)}${a.fired_at ? `; it had fired at ${when(a.fired_at)}` : ""}.`
+        : `Not firing (ok since ${when(a.since)}).`;
   const silence = a.silenced_by
     ? `#${a.silenced_by.id} ${a.silenced_by.matcher} by ${a.silenced_by.created_by} until ${when(a.silenced_by.ends_at)}: ${a.silenced_by.reason}`
     : "no";
@@ -75,8 +86,8 @@ function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeH
       stateHtml({
         kind: "alert",
         attention: firing,
-        badge: BADGE[a.level]!,
-        state: firing ? `firing: ${a.level}` : a.resolved_at ? "resolved" : "ok",
+        badge: unconfigured ? "" : BADGE[a.level]!,
+        state: firing ? `firing: ${a.level}` : unconfigured ? "not configured" : a.resolved_at ? "resolved" : "ok",
         headline,
       }),
       facts({
@@ -102,7 +113,7 @@ function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeH
       rows: history,
       columns: {
         At: (h) => when(h.at),
-        Status: (h) => badge(BADGE[h.status] ?? "", h.status),
+        Status: (h) => (h.status === "ok" && !h.configured ? badge("", "not configured") : badge(BADGE[h.status] ?? "", h.status)),
         Value: (h) => h.value,
         Summary: (h) => h.summary,
         Run: (h) => code(h.run_id),

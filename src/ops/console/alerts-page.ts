@@ -12,7 +12,8 @@ import { alertsExport } from "../alerts/export";
 import { ALERTS_DEFAULTS } from "../alerts/model";
 import { ALERT_SOURCES, ALERT_STATUSES } from "../alerts/service";
 import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS, type Silence } from "../alerts/silences";
-import { summaryOf } from "../alerts/state";
+import { notConfigured, summaryOf } from "../alerts/state";
+import { levelBadge } from "./alert-pages";
 import { type AlertView, firingAlerts, recentAlerts } from "../alerts/views";
 
 // GET /admin/console/alerts: what fires now (each alert links to its own page), the recent changes and the
@@ -32,7 +33,7 @@ const RUNS_PAGE = 25;
 const RUNS_MAX_DAYS = 90;
 const ACTIVE_SHOWN = 100;
 const ENDED_PAGE = 10;
-const BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "bad" };
+
 const SOURCES = ["all", ...ALERT_SOURCES];
 const STATUSES = ["all", ...ALERT_STATUSES];
 const str = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }));
@@ -125,7 +126,7 @@ const changeOf = (a: AlertView) =>
     ? `${a.level} since ${when(a.since)}`
     : a.resolved_at
       ? `resolved ${when(a.resolved_at)}${a.fired_at ? ` (fired ${when(a.fired_at)})` : ""}`
-      : `ok since ${when(a.since)}`;
+      : `${notConfigured(a.details) ? "not configured" : "ok"} since ${when(a.since)}`;
 const endForm = compileHtml<{ id: number; csrf: SafeHtml }>(
   "console-alerts-end",
   `<form class="inline" method="post" action="${PATH}/silences/<%= it.id %>/end"><%= it.csrf %><button type="submit" id="end-<%= it.id %>">End now</button></form>`,
@@ -238,7 +239,7 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
       const now = ctx.clock.now().getTime();
       const windowQuery = new URLSearchParams({ days: String(q.days), source: q.source, status: q.status }).toString();
       const changes = states.slice(q.changes, q.changes + CHANGES_PAGE);
-      const level = (a: AlertView) => badge(BADGE[a.level] ?? "", a.level);
+      const level = (a: AlertView) => levelBadge(a.level, a.details);
       return body({
         firingCount: firing.length,
         firing: firing.length
@@ -284,7 +285,7 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
             columns: {
               At: (r) => when(r.at),
               Alert: (r) => alertLink({ key: `${r.source}:${r.name}`, page: pageOfKey.get(`${r.source}:${r.name}`) ?? null }),
-              Status: (r) => badge(BADGE[r.status] ?? "", r.status),
+              Status: (r) => levelBadge(r.status, r.details),
               Value: (r) => r.value ?? "",
               Summary: (r) => summaryOf(r.details) ?? "",
               Run: (r) => code(r.run_id),

@@ -35,11 +35,15 @@ export async function newestSnapshotId(q: Queryable): Promise<number | null> {
   return (await q.get<Pick<SnapshotRow, "id">>("SELECT id FROM status_snapshots ORDER BY id DESC LIMIT 1"))?.id ?? null;
 }
 
-/** The check set in force before snapshot `beforeId` (or after every snapshot): the latest list that is not "=". */
+/**
+ * The check set in force before snapshot `beforeId` (or after every snapshot): the latest list that is not "=". The
+ * condition is written out as status_snapshots_checks_idx's own (SAME_SET's literal), so both engines walk that
+ * partial index of the few changed sets, not every snapshot.
+ */
 export async function checksInForce(q: Queryable, beforeId: number | null): Promise<string | null> {
   const row = await q.get<Pick<SnapshotRow, "checks">>(
-    "SELECT checks FROM status_snapshots WHERE (CAST(? AS bigint) IS NULL OR id < ?) AND checks <> ? ORDER BY id DESC LIMIT 1",
-    [beforeId, beforeId, SAME_SET],
+    "SELECT checks FROM status_snapshots WHERE (CAST(? AS bigint) IS NULL OR id < ?) AND checks <> '=' ORDER BY id DESC LIMIT 1",
+    [beforeId, beforeId],
   );
   return row?.checks ?? null;
 }
