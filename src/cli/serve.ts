@@ -211,6 +211,16 @@ export async function serve(config: Config): Promise<void> {
     throw failure;
   }
   const server = app.server!;
+  // The signal handlers go in now, before the first awaited step: a SIGTERM that comes while the start finishes (a
+  // deploy that gives up at once, a test that stops the server the moment it says it listens) is kept and acted on
+  // right after the listening line, not met by the default action (exit 143 with nothing flushed).
+  let onSignal: (signal: "SIGTERM" | "SIGINT") => void;
+  let early: "SIGTERM" | "SIGINT" | null = null;
+  onSignal = (signal) => {
+    early ??= signal;
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
   const serveOptions = keepServeOptions(server);
   ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
   ctx.server = server;
@@ -320,13 +330,12 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }
   };
-  const onSignal = (signal: "SIGTERM" | "SIGINT") => {
+  onSignal = (signal) => {
     // A second signal (SIGTERM again, or Ctrl-C) while the drain delay runs: stop listening now. Later ones change
     // nothing: requests in flight still get their grace period.
     if (stopping) return endDelay?.();
     stopping = true;
     void shutdown(signal);
   };
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
+  if (early) onSignal(early);
 }
