@@ -152,8 +152,12 @@ export class IdempotencyStore {
     } catch (err) {
       // Not while the database is away: that write would fail too (the request is answered 503, with no effect).
       if (nonce && !nonce.recorded && !(err instanceof StoreUnavailable)) {
-        await this.nonces!.use(nonce.keyId, nonce.nonce);
         nonce.recorded = true;
+        // Taken meanwhile: a replay of this request ran while this transaction (its nonce insert with it) was being
+        // rolled back. Exactly one of the two is the replay, so this one is answered as one — on PostgreSQL the
+        // other's insert waited on this one's row and found it gone (the rollback) — whatever this one's own
+        // refusal was.
+        if (!(await this.nonces!.use(nonce.keyId, nonce.nonce))) throw replayDetected();
       }
       throw err;
     }

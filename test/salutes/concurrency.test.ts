@@ -181,3 +181,34 @@ test("2,000 concurrent signed credits and debits keep the ledger exact", async (
   expect(accepted.some((o) => o.path === "/api/salutes/debit")).toBe(true);
   expect(answers.get("409 insufficient_balance") ?? 0).toBeGreaterThan(10);
 }, 60_000);
+
+test("a refused request and its nonce replay, sent together: exactly one of the two is refused as the replay", async () => {
+  // Each debit meets an empty balance, so its transaction (with its nonce insert) rolls back; its replay, sent at
+  // the same moment, may take the nonce meanwhile. Whichever records the nonce second is the replay.
+  h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "0" } });
+  const key = await createKey(h, { partner: "Acme" });
+  const user = await createUser(h);
+  const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  const base = `http://127.0.0.1:${server.server!.port}`;
+  const PAIRS = 60;
+  try {
+    const pairs = await Promise.all(
+      Array.from({ length: PAIRS }, async (_, i) => {
+        const path = "/api/salutes/debit";
+        const original = signedInit(h, key, "POST", path, {
+          body: { user_id: user, amount: 5, reason: "shop.purchase", source: "concurrency-test" },
+          idempotencyKey: `empty-${i}`,
+        });
+        const replay = { ...original, headers: { ...(original.headers as Record<string, string>), "Idempotency-Key": `empty-replay-${i}` } };
+        const answers = await Promise.all(
+          [original, replay].map((init) => fetch(base + path, init).then(async (r) => `${r.status} ${((await r.json()) as { error?: string }).error}`)),
+        );
+        return answers.sort();
+      }),
+    );
+    for (const pair of pairs) expect(pair).toEqual(["409 insufficient_balance", "409 replay_detected"]);
+  } finally {
+    await server.stop(true);
+  }
+  expect(await ledgerRows(h)).toHaveLength(0);
+}, 60_000);
