@@ -58,6 +58,17 @@ export const ITEMS = {
   missile: { item_key: "missile", title: "Recon missile", price_points: 20, grants: reward({ missiles: 1 }) },
 } as const;
 export type ItemKey = keyof typeof ITEMS;
+
+/**
+ * The welcome gift: once per player, during their first days, opened with POST
+ * /api/messenger/games/welcome-gift/open. Without it a newcomer holds nothing but the daily free spin, whose
+ * segments pay missiles 15 % of the time, so the recon grid would be out of reach on day one; five missiles reveal
+ * five cells, and 50 points buy a spin or two more missiles. Its points count as earned, like a promo's.
+ */
+export const WELCOME_GIFT = {
+  reward: reward({ missiles: 5, points: 50 }),
+  open_for_seconds: 7 * 86_400,
+} as const;
 export const MAX_ITEM_QUANTITY = 100;
 
 /** Recon grid: 5×5 cells; the layout holds these rewards (the rest empty), shuffled by the provably-fair draw. */

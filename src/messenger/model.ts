@@ -149,9 +149,18 @@ export const GamesModel = {
         catalogGame("Why it is not available now, or what it needs", "The catalog campaign that opens the game to this player; null when the game has none"),
       ),
       items: t.Array(t.Object({ item_key: t.String(), title: t.String(), price_points: t.Integer(), grants: Reward })),
+      welcome_gift: t.Object(
+        {
+          reward: Reward,
+          available: t.Boolean({ description: "true: POST /api/messenger/games/welcome-gift/open credits the reward now" }),
+          open_until: t.String({ description: "The end of the player's first days, when the gift can no longer be opened" }),
+        },
+        { description: "Once per player, in their first days: what makes every game playable on day one" },
+      ),
       balances: Balances,
     }),
   ),
+  welcomeGift: named("MessengerWelcomeGift", Envelope({ welcome_gift: t.Object({ reward: Reward, opened_at: t.String() }), ...Replayed })),
   wheelStatusBody: t.Object(
     {
       init_data: initData,

@@ -36,6 +36,8 @@ import {
   revealedSeeds,
   startGrid,
   wheelStatus,
+  openWelcomeGift,
+  welcomeGiftView,
   type TelegramUpdate,
 } from "./service";
 import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "./route-common";
@@ -48,7 +50,8 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
   const limits = messengerLimits(ctx, states);
   const identity = messengerIdentity(ctx, limits);
   const botUsername = botUsernameOf(ctx);
-  const catalog = async (player: PlayerRow) => ok({ ...(await gameCatalog(ctx, player)), balances: balancesOf(player) });
+  const catalog = async (player: PlayerRow) =>
+    ok({ ...(await gameCatalog(ctx, player)), welcome_gift: await welcomeGiftView(ctx.store, player, ctx.clock.now()), balances: balancesOf(player) });
   return (
     new Elysia({ name: "herald:messenger" })
       .use(identity.plugin)
@@ -116,6 +119,11 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         async ({ messengerId: m, body }) => ok(await purchaseItem(ctx, m.telegramUserId, { ...body, quantity: body.quantity ?? 1 })),
         { messengerId: true, body: G.purchaseBody, ...answers(G.purchase, "Buy spin plays or missiles with game points") },
       )
+      .post("/api/messenger/games/welcome-gift/open", async ({ messengerId: m }) => ok(await openWelcomeGift(ctx, m.telegramUserId)), {
+        messengerId: true,
+        body: InitOnlyBody,
+        ...answers(G.welcomeGift, "Open the welcome gift (once per player, in their first days); again: the first answer, replayed"),
+      })
       .post("/api/messenger/games/recon-grid/status", async ({ messengerId: m }) => ok(await gridStatus(ctx, m.telegramUserId)), {
         messengerId: true,
         body: InitOnlyBody,

@@ -6,6 +6,7 @@ import { balancesOf, playerView } from "./players";
 export { handleUpdate, ingestUpdate, requireBotForUpdates, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
 export { sendDueBotCalls } from "./bot/outbox";
 export { gameCatalog, purchaseItem } from "./games/games";
+export { openWelcomeGift, welcomeGiftView } from "./games/welcome-gift";
 export { playWheel, revealedSeeds, wheelStatus } from "./games/wheel";
 export { balancesOf } from "./players";
 export { gridStatus, revealCell, startGrid } from "./games/recon-grid";

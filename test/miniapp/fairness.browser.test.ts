@@ -15,13 +15,16 @@ const served = servedForBrowser("test/miniapp/fairness.browser.test.ts", () => o
 const { present, browser, base, app: h } = served;
 
 /** The fairness page (or any path) in a plain browser: the check needs no player. */
-const newPage = (path: string, width = 390) => openAsPlayer(browser, `${base()}${path}`, null, { width });
+const newPage = (path: string, width = 390) => openAsPlayer(browser, `${base()}${path}`, null, { width, reducedMotion: true });
 
 /** In the mini-app: spin, reveal the seed, follow the check link; resolves on the check page with its result. */
 async function spinRevealAndCheck(page: Page, checkUrl: RegExp): Promise<void> {
-  await page.locator("#game").waitFor({ state: "visible" });
+  await page.locator("body[data-loaded]").waitFor();
   await page.click("#spin");
-  await page.locator("#result").filter({ hasText: "you won" }).waitFor();
+  await page
+    .locator("#wheel-msg")
+    .filter({ hasText: /won|no prize/ })
+    .waitFor();
   await page.click("#reveal");
   await page.locator("#check-link").waitFor({ state: "visible" });
   await page.click("#check-link");
@@ -80,7 +83,7 @@ describe.skipIf(!present)("the fairness check page", () => {
 
   test("a real spin: played and revealed in the mini-app, checked through the link it gives", async () => {
     const player = 8101;
-    const { page } = await openAsPlayer(browser, `${base()}/app`, initDataFor(h(), { id: player }));
+    const { page } = await openAsPlayer(browser, `${base()}/app`, initDataFor(h(), { id: player }), { reducedMotion: true });
     await spinRevealAndCheck(page, /\/app\/fairness#/);
     const spin = await h().ctx.store.get<{ segment_index: number }>(
       "SELECT segment_index FROM messenger_spins WHERE telegram_user_id = ? ORDER BY id DESC LIMIT 1",
@@ -88,7 +91,8 @@ describe.skipIf(!present)("the fairness check page", () => {
     );
     expect(await resultState(page)).toBe("done");
     expect(await page.locator("#result").getAttribute("data-segment")).toBe(String(spin!.segment_index));
-    expect(await page.locator("#result").innerText()).toContain("The server seed matches the hash committed before play");
+    expect(await page.locator("#result").innerText()).toContain("The server seed matches the hash shown before play");
+    expect(await page.locator("#result").getAttribute("data-verdict")).toBe("fair");
     await noHorizontalOverflow(page);
     await browser.screenshot(page, "fairness-spin-390.png");
 
@@ -101,7 +105,17 @@ describe.skipIf(!present)("the fairness check page", () => {
     await page.reload({ waitUntil: "load" });
     await page.locator("#result[data-state]").waitFor();
     expect(await resultState(page)).toBe("mismatch");
+    expect(await page.locator("#result h2").innerText()).toBe("✘ Not verified");
     expect(await page.locator("#result").innerText()).toContain("does NOT match the committed hash");
+
+    // The right seed, but the game said it landed elsewhere: not what these seeds give, and said so.
+    fragment.set("server_seed", seed);
+    fragment.set("shown", String((spin!.segment_index + 1) % 6));
+    await page.goto(`${base()}/app/fairness#${fragment}`, { waitUntil: "load" });
+    await page.reload({ waitUntil: "load" });
+    await page.locator("#result[data-state]").waitFor();
+    expect(await page.locator("#result").getAttribute("data-verdict")).toBe("unfair");
+    expect(await page.locator("#result").innerText()).toContain("that is NOT what these seeds give");
     await page.close();
   });
 
@@ -109,7 +123,9 @@ describe.skipIf(!present)("the fairness check page", () => {
     const other = await openMessengerApp({ env: { MESSENGER_MINI_APP_PATH: "/play" } });
     const listening = other.app.listen({ hostname: "127.0.0.1", port: 0 });
     try {
-      const { page } = await openAsPlayer(browser, `http://127.0.0.1:${listening.server!.port}/play`, initDataFor(other, { id: 8201 }));
+      const { page } = await openAsPlayer(browser, `http://127.0.0.1:${listening.server!.port}/play`, initDataFor(other, { id: 8201 }), {
+        reducedMotion: true,
+      });
       await spinRevealAndCheck(page, /\/play\/fairness#/);
       expect(await resultState(page)).toBe("done");
       await page.close();
@@ -158,8 +174,9 @@ describe.skipIf(!present)("the fairness check page", () => {
     await page.locator("#result[data-state]").waitFor();
     expect(await resultState(page)).toBe("invalid");
     const text = await page.locator("#result").innerText();
-    for (const words of ["server seed must be 64 lower-case hex", "nonce must be a whole number", "weights must be two or more whole numbers"])
+    for (const words of ["server seed must be 64 lower-case hex", "nonce must be a whole number", "weights must be 2 to 100 whole numbers"])
       expect(text).toContain(words);
+    expect(await page.locator("#result").getAttribute("data-verdict")).toBe("");
     // Every field has its label (a screen reader names it) and is reached with Tab.
     for (const id of ["game", "server-seed", "hash", "client-seed", "nonce", "weights"]) expect(await page.locator(`label[for="${id}"]`).count()).toBe(1);
     await page.close();

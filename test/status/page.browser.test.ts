@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { CHROMIUM, chromiumPresent } from "../support/browser";
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumPresent } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
@@ -16,16 +16,6 @@ import { insertSnapshots, iso, operator } from "./support";
 
 const present = chromiumPresent("test/status/page.browser.test.ts");
 
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const T0 = "2026-03-10T12:00:00.000Z";
 /** Monitoring began two days before T0: the 7, 30 and 90-day windows reach back before it. */
 const BEGAN = iso(T0, -2 * 1440);
@@ -75,7 +65,7 @@ beforeAll(async () => {
   server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
   dirs.push(profile);
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false });
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, javaScriptEnabled: false });
 }, 120_000);
 
 afterAll(async () => {

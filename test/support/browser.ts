@@ -11,7 +11,8 @@ import { reportSkipped } from "./skipped";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
-const FLAGS = [
+/** What Chromium needs on this closed network (without them it tries Google's hosts and waits on them); the benchmarks use them too. */
+export const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",
@@ -41,7 +42,7 @@ export class OperatorBrowser {
     this.context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: FLAGS,
+      args: CHROMIUM_FLAGS,
       javaScriptEnabled: opts.javaScript ?? false,
     });
     return this.context;

@@ -1,5 +1,7 @@
-// What every part of the mini-app's page shares: the player's init data, the calls to Herald with it, refusals in
-// words, the balances, and the hook that redraws the sections an action changed.
+// What every part of the mini-app's page shares: the player's init data, the calls to Herald with it, the messages
+// beside each control (a result or a refusal in the player's words, cleared by the next action), and the balances.
+import { type MessageKey, t, waitText } from "./i18n";
+import { haptic } from "./telegram";
 
 export interface Balances {
   free_spin_balance: number;
@@ -13,45 +15,20 @@ export interface Reward {
 }
 interface ErrorBody {
   error?: string;
-  message?: string;
   details?: Record<string, unknown>;
 }
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
-/** What to do about each refusal the mini-app routes can answer, in words; the server's message comes first. */
-const ADVICE: Record<string, string> = {
-  init_data_missing: "Open the mini-app from the bot in Telegram.",
-  init_data_invalid: "Close the mini-app and open it again from the bot.",
-  init_data_expired: "This session is too old: close the mini-app and open it again from the bot.",
-  init_data_future_dated: "Your device's clock is ahead: set it right, then open the mini-app again.",
-  messenger_not_configured: "The game is not switched on yet. Try again later.",
-  game_cooldown: "Your free spin is not due yet, and you have no spins in hand: come back later or buy a spin with points.",
-  game_balance_insufficient: "You do not have enough for this.",
-  rate_limited: "Too many taps at once: wait a moment, then try again.",
-  db_unavailable: "The game is briefly unavailable: try again in a few seconds.",
-  request_id_reused: "That tap was already used for something else: try again.",
-  game_state_conflict: "The game changed meanwhile: the board has been refreshed, try again.",
-  promo_not_found: "Check the code's spelling (letters, digits, - and _).",
-  promo_expired: "This code has expired.",
-  promo_exhausted: "Every claim this code allows has been made.",
-  promo_already_claimed: "You have already used this code; each code works once per player.",
-  promo_not_eligible: "This code is for other players.",
-  mission_inactive: "This mission has been switched off.",
-  wallet_nonce_expired: "The signing request expired: link the wallet again.",
-  wallet_nonce_used: "That signature was already used: link the wallet again.",
-  wallet_signature_invalid: "The wallet's signature did not check out: link again, with the account you chose.",
-  wallet_message_mismatch: "The wallet signed another message than the one asked for: link again.",
-  mission_not_found: "This mission no longer exists: the list has been refreshed.",
-};
-
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
-    message: string,
+    readonly details: Record<string, unknown> = {},
+    /** Retry-After, seconds (a cooldown's wait, counted on the server's clock). */
+    readonly retryAfterSeconds = 0,
   ) {
-    super(message);
+    super(code);
   }
 }
 
@@ -78,36 +55,96 @@ export async function api<T>(path: string, body?: unknown): Promise<T> {
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
   } catch (err) {
-    if ((err as Error).name === "TimeoutError") throw new ApiError(0, "timeout", "The game did not answer in time: try again in a moment.");
-    throw new ApiError(0, "network", "The game could not be reached: check your connection and try again.");
+    throw new ApiError(0, (err as Error).name === "TimeoutError" ? "timeout" : "network");
   }
   const json = (await res.json().catch(() => ({}))) as ErrorBody & T;
-  if (!res.ok) throw new ApiError(res.status, json.error ?? "error", json.message ?? `The game answered ${res.status}.`);
+  if (!res.ok) {
+    const retry = Number(res.headers.get("retry-after") ?? 0);
+    throw new ApiError(res.status, json.error ?? "error", json.details ?? {}, Number.isSafeInteger(retry) && retry > 0 ? retry : 0);
+  }
   return json;
 }
 
-export const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-export const rewardText = (r: Reward) =>
-  [
-    r.points && plural(r.points, "point", "points"),
-    r.free_spins && plural(r.free_spins, "free spin", "free spins"),
-    r.missiles && plural(r.missiles, "missile", "missiles"),
-  ]
-    .filter(Boolean)
-    .join(", ") || "nothing this time";
+/** The refusals a player can meet, in the catalog's words; the ones with numbers are worded from the details. */
+const REFUSALS: Record<string, MessageKey> = {
+  init_data_missing: "error.init_data_missing",
+  init_data_malformed: "error.init_data",
+  init_data_signature_invalid: "error.init_data",
+  init_data_expired: "error.init_data",
+  init_data_future_dated: "error.clock",
+  messenger_not_configured: "error.not_configured",
+  game_state_conflict: "error.changed",
+  conflict: "error.changed",
+  request_id_reused: "error.changed",
+  rate_limited: "error.rate_limited",
+  db_unavailable: "error.busy",
+  service_unavailable: "error.busy",
+  request_timeout: "error.timeout",
+  timeout: "error.timeout",
+  network: "error.network",
+  promo_not_found: "error.promo_not_found",
+  promo_expired: "error.promo_expired",
+  promo_exhausted: "error.promo_exhausted",
+  promo_already_claimed: "error.promo_already_claimed",
+  promo_not_eligible: "error.promo_not_eligible",
+  mission_not_found: "error.mission_gone",
+  mission_inactive: "error.mission_gone",
+  mission_not_enrolled: "error.mission_not_joined",
+  wallet_nonce_unknown: "error.wallet_expired",
+  wallet_nonce_expired: "error.wallet_expired",
+  wallet_nonce_used: "error.wallet_expired",
+  wallet_signature_invalid: "error.wallet_invalid",
+  wallet_message_mismatch: "error.wallet_invalid",
+  game_not_found: "error.game_not_found",
+};
 
-/** A refusal in words: the server's message, then what to do about it. */
+const num = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) ? v : 0);
+
+/** A refusal in the player's words: what happened and the way on, never the server's paths or field names. */
 export function inWords(err: unknown): string {
-  if (!(err instanceof ApiError)) return "Something went wrong on this page: reload it and try again.";
-  const advice = ADVICE[err.code];
-  if (!advice || err.message.includes(advice)) return err.message;
-  return `${/[.!?]$/.test(err.message) ? err.message : `${err.message}.`} ${advice}`;
+  if (!(err instanceof ApiError)) return err instanceof Error && err.message.startsWith("msg:") ? err.message.slice(4) : t("error.page");
+  if (err.code === "game_balance_insufficient") {
+    const d = err.details;
+    const has = num(d.has);
+    const n = Math.max(1, num(d.required));
+    if (d.balance === "missile_balance") return t("error.need_missiles", { n, has });
+    if (d.balance === "points_balance") return t("error.need_points", { n, has });
+    return t("error.need_spins");
+  }
+  if (err.code === "game_cooldown") return t("error.cooldown", { wait: waitText(err.retryAfterSeconds) });
+  const key = REFUSALS[err.code];
+  return key ? t(key) : t("error.unknown");
 }
 
-export function showError(err: unknown): void {
-  const box = $("error");
-  box.textContent = inWords(err);
-  box.hidden = false;
+/** A message of the page's own (not the server's), for inWords. */
+export const ownMessage = (text: string) => new Error(`msg:${text}`);
+
+const shown = new Set<string>();
+
+/** Writes a result ("good") or a refusal ("bad") beside the control that caused it. */
+export function say(id: string, text: string, kind: "good" | "bad" | "" = ""): void {
+  const el = $(id);
+  el.textContent = text;
+  el.className = `msg ${kind}`.trim();
+  if (text) shown.add(id);
+  if (kind === "bad") haptic.error();
+  if (text) keepInView(el);
+}
+
+/** Where the player is looking: an element off screen is brought into view (the nearest edge, no jump when it is in). */
+export function keepInView(el: HTMLElement): void {
+  const r = el.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > innerHeight)
+    el.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
+}
+
+/** The next action clears every message on the page: what is written is about the latest thing the player did. */
+export function clearMessages(): void {
+  for (const id of shown) {
+    const el = document.getElementById(id);
+    if (el) el.textContent = "";
+  }
+  shown.clear();
 }
 
 export function showBalances(b: Balances): void {
@@ -118,12 +155,9 @@ export function showBalances(b: Balances): void {
 
 export const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
-const listeners: Array<() => Promise<void>> = [];
-/** Registers a redraw to run after an action that changed the player's ledger elsewhere on the page. */
-export const whenChanged = (redraw: () => Promise<void>) => {
-  listeners.push(redraw);
-};
-/** Runs the registered redraws (a mission's reward changes the balances, the wheel and the history). */
-export async function changed(): Promise<void> {
-  for (const redraw of listeners) await redraw();
+/** A button: its text, its state, and the reason beside it when it is disabled. */
+export function setButton(id: string, text: string, enabled: boolean): void {
+  const b = $<HTMLButtonElement>(id);
+  b.textContent = text;
+  b.disabled = !enabled;
 }

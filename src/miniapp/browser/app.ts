@@ -1,106 +1,109 @@
-// The players' mini-app (GET /app), in the browser: the balances and what is on today here; the wheel, the grid, the
-// missions and promo codes, the history and the wallet in their own modules beside this one. Telegram opens this page
-// inside the chat with the player's init data; every call sends it as `Authorization: tma <init data>`
-// (docs/messenger.md). Outside Telegram the page says so and takes init data pasted by hand (development). Plain DOM,
-// no framework: the whole script stays a few kilobytes (src/miniapp/page.ts serves it; test/miniapp/ drives it).
-
-interface TelegramWebApp {
-  initData?: string;
-  colorScheme?: "light" | "dark";
-  ready?: () => void;
-  expand?: () => void;
-}
-declare global {
-  interface Window {
-    Telegram?: { WebApp?: TelegramWebApp };
-  }
-}
-
-import { $, api, type Balances, initData, plural, showBalances, showError, whenChanged } from "./api";
-import { buyMissiles, loadGrid, startGrid } from "./grid";
-import { loadHistory } from "./history";
-import { claimPromo, loadMissions } from "./missions";
+// The players' mini-app (GET /app), in the browser: the language, Telegram's parts, the first screen and the
+// controls; each section (gift and promo codes, wheel, grid, missions, history, wallet) in its module beside this
+// one. Telegram opens this page inside the chat with the player's init data; every call sends it as
+// `Authorization: tma <init data>` (docs/messenger.md). Outside Telegram the page says so and takes init data pasted
+// by hand (development). Plain DOM, no framework: the script stays small (src/miniapp/page.ts serves it;
+// test/miniapp/ drives it in Chromium).
+import { $, inWords, initData } from "./api";
+import { buyMissiles, startGrid } from "./grid";
+import { claimPromo, openGift } from "./gift";
+import "./history";
+import { languageOfInitData, translate, useLanguage } from "./i18n";
+import "./missions";
+import { firstLoad } from "./state";
+import { backButton, haptic, loadTelegram, webApp } from "./telegram";
+import { followSystemScheme } from "./theme";
 import { discoverWallets } from "./wallet";
-import { reveal, showWheel, spin, type WheelStatus } from "./wheel";
+import { buySpin, reveal, spin } from "./wheel";
 
-interface Catalog {
-  games: Array<{ game_key: string; title: string; available: boolean; reason: string | null }>;
-  items: Array<{ item_key: string; title: string; price_points: number }>;
-  balances: Balances;
+/** The player's language (Telegram's user, else the init data's: the fragment or what was pasted), its words in place. */
+async function chooseLanguage(): Promise<void> {
+  const code = webApp()?.initDataUnsafe?.user?.language_code ?? languageOfInitData(initData());
+  await useLanguage(code ?? "en");
+  sessionStorage.setItem("herald-lang", document.documentElement.lang);
+  translate();
 }
 
-function showCatalog(c: Catalog): void {
-  showBalances(c.balances);
-  $("games").replaceChildren(
-    ...c.games.map((g) => {
-      const li = document.createElement("li");
-      li.textContent = g.available ? g.title : `${g.title}: ${g.reason ?? "not available now"}`;
-      return li;
-    }),
+function showError(err: unknown): void {
+  $("load-msg").hidden = true;
+  const box = $("load-error");
+  box.textContent = inWords(err);
+  box.hidden = false;
+}
+
+/**
+ * The balances and the wheel shown as soon as they are in; the sections below them as theirs arrive. The calls go
+ * out first: the page's own set-up (its words, theme, controls) runs while they are on their way.
+ */
+function firstScreen(language: Promise<void>): Promise<void> {
+  $("load-msg").hidden = false;
+  const { first, rest } = firstLoad(language);
+  rest.catch(showError);
+  // Marks the page whole (every section drawn): what a test or a screenshot waits for.
+  Promise.all([first, rest]).then(
+    () => {
+      document.body.dataset.loaded = "1";
+    },
+    () => undefined,
   );
-  const missile = c.items.find((item) => item.item_key === "missile");
-  if (missile) $("buy-missiles").textContent = `Buy 5 missiles (${plural(5 * missile.price_points, "point", "points")})`;
-  $("items").replaceChildren(
-    ...c.items.map((item) => {
-      const li = document.createElement("li");
-      li.textContent = `${item.title}: ${plural(item.price_points, "point", "points")}`;
-      return li;
-    }),
+  return first.then(
+    () => {
+      $("game").hidden = false;
+      $("load-msg").hidden = true;
+    },
+    (err: unknown) => showError(err),
   );
 }
 
-async function refresh(): Promise<void> {
-  // Every section's call at once: the first screen waits for the slowest, not for their sum.
-  const [catalog, wheel] = await Promise.all([
-    api<Catalog>("/api/messenger/games/catalog", {}),
-    api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}),
-    loadGrid(),
-    loadMissions(),
-    loadHistory(),
-  ]);
-  showCatalog(catalog);
-  showWheel(wheel);
-  $("game").hidden = false;
-}
-
-/** Inside Telegram (it opens the page with #tgWebAppData…) and without its script yet: load it, from Telegram only. */
-function loadTelegramScript(): void {
-  if (window.Telegram?.WebApp || !location.hash.includes("tgWebAppData")) return;
-  const script = document.createElement("script");
-  script.src = "https://telegram.org/js/telegram-web-app.js";
-  script.onload = () => {
-    window.Telegram?.WebApp?.ready?.();
-    window.Telegram?.WebApp?.expand?.();
-  };
-  document.head.append(script);
-}
-
-function start(): void {
-  whenChanged(refresh);
-  window.Telegram?.WebApp?.ready?.();
-  window.Telegram?.WebApp?.expand?.();
-  loadTelegramScript();
-  discoverWallets();
+function wire(): void {
   $("spin").addEventListener("click", () => void spin());
+  $("buy-spin").addEventListener("click", () => void buySpin());
   $("reveal").addEventListener("click", () => void reveal());
+  $("gift-open").addEventListener("click", () => void openGift());
   $("grid-start").addEventListener("click", () => void startGrid());
-  $("buy-missiles").addEventListener("click", () => void buyMissiles());
+  $("buy-1").addEventListener("click", () => void buyMissiles(1));
+  $("buy-5").addEventListener("click", () => void buyMissiles(5));
   $<HTMLFormElement>("promo-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const code = $<HTMLInputElement>("promo-code").value.trim();
-    if (code) void claimPromo(code);
+    void claimPromo();
   });
   $<HTMLFormElement>("paste-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem("herald-init-data", $<HTMLTextAreaElement>("paste").value.trim());
     $("outside").hidden = true;
-    refresh().catch(showError);
+    void firstScreen(chooseLanguage());
   });
-  if (!initData()) {
-    $("outside").hidden = false;
-    return;
-  }
-  refresh().catch(showError);
+  for (const d of document.querySelectorAll("details")) d.addEventListener("toggle", () => haptic.select());
+}
+
+function start(): void {
+  // With init data at hand (Telegram's object, or its #tgWebAppData fragment), the first screen's calls go out at
+  // once, beside the player's catalog if it is not English; what they answer is drawn in that language.
+  const language = chooseLanguage();
+  const early = initData() ? firstScreen(language) : null;
+  followSystemScheme();
+  wire();
+  void language.then(discoverWallets);
+  let started = false;
+  const begin = () => {
+    if (started) return;
+    started = true;
+    // The main page has nothing to go back to: Telegram's back button is the fairness page's.
+    backButton(null);
+    if (early) return;
+    if (!initData()) {
+      $("load-msg").hidden = true;
+      $("outside").hidden = false;
+      return;
+    }
+    void firstScreen(language);
+  };
+  // Telegram's script, when it must be loaded, brings the theme and its parts: begin once it has run (or at once
+  // without it).
+  loadTelegram(() => {
+    void chooseLanguage().then(begin);
+  });
+  if (!webApp() && sessionStorage.getItem("herald-in-telegram") !== "1") begin();
 }
 
 start();

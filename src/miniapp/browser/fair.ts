@@ -45,18 +45,19 @@ export async function shuffleFair<T>(cells: readonly T[], serverSeed: string, cl
 }
 
 /** The recon grid's 25 cells: the 10 prizes, then 15 empty; position c of a layout holds cell layout[c]. */
+const cell = (points: number, free_spins: number, missiles: number) => ({ points, free_spins, missiles });
 export const GRID_CELLS = [
-  "150 points",
-  "50 points",
-  "50 points",
-  "20 points",
-  "20 points",
-  "20 points",
-  "1 free spin",
-  "1 free spin",
-  "2 missiles",
-  "2 missiles",
-  ...Array<string>(15).fill("empty"),
+  cell(150, 0, 0),
+  cell(50, 0, 0),
+  cell(50, 0, 0),
+  cell(20, 0, 0),
+  cell(20, 0, 0),
+  cell(20, 0, 0),
+  cell(0, 1, 0),
+  cell(0, 1, 0),
+  cell(0, 0, 2),
+  cell(0, 0, 2),
+  ...Array.from({ length: 15 }, () => cell(0, 0, 0)),
 ] as const;
 
 /** A grid's layout: the shuffle of [0, 1, …, 24]. */
@@ -79,21 +80,26 @@ export interface FairInput {
   weights: string;
 }
 
+export type FairProblem = "fair.bad_seed" | "fair.bad_hash" | "fair.bad_client" | "fair.bad_nonce" | "fair.bad_weights";
+
 export type FairResult =
-  | { ok: false; problems: string[] }
+  | { ok: false; problems: FairProblem[] }
   | { ok: true; computedHash: string; hashMatches: boolean | null; segment: number | null; layout: number[] | null };
 
-/** Checks the input, then recomputes the commitment and the outcome; every problem named in words. */
+/** The most segments a wheel to check may have (the server's campaigns have at most 24). */
+const MAX_WEIGHTS = 100;
+
+/** Checks the input, then recomputes the commitment and the outcome; every problem named (a message key). */
 export async function verify(input: FairInput): Promise<FairResult> {
-  const problems: string[] = [];
+  const problems: FairProblem[] = [];
   const seed = input.serverSeed.trim();
-  if (!/^[0-9a-f]{64}$/.test(seed)) problems.push("The server seed must be 64 lower-case hex characters (0–9, a–f), as the game revealed it.");
+  if (!/^[0-9a-f]{64}$/.test(seed)) problems.push("fair.bad_seed");
   const hash = input.hash.trim().toLowerCase();
-  if (hash !== "" && !/^[0-9a-f]{64}$/.test(hash)) problems.push("The committed hash must be 64 hex characters (server_seed_hash), or left empty.");
+  if (hash !== "" && !/^[0-9a-f]{64}$/.test(hash)) problems.push("fair.bad_hash");
   const clientSeed = input.clientSeed;
-  if (clientSeed === "") problems.push("Enter the client seed the play used.");
+  if (clientSeed === "" || clientSeed.length > 200) problems.push("fair.bad_client");
   const nonce = /^(0|[1-9][0-9]{0,15})$/.test(input.nonce.trim()) ? Number(input.nonce.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(nonce)) problems.push("The nonce must be a whole number from 0 (the play's nonce).");
+  if (!Number.isSafeInteger(nonce)) problems.push("fair.bad_nonce");
   let weights: number[] = [];
   if (input.game === "wheel") {
     weights = input.weights
@@ -101,8 +107,7 @@ export async function verify(input: FairInput): Promise<FairResult> {
       .map((w) => w.trim())
       .filter((w) => w !== "")
       .map((w) => (/^[1-9][0-9]{0,6}$/.test(w) ? Number(w) : Number.NaN));
-    if (weights.length < 2 || weights.some((w) => !Number.isSafeInteger(w)))
-      problems.push("The wheel's weights must be two or more whole numbers from 1, separated by commas, in segment order (e.g. 40, 25, 5, 15, 10, 5).");
+    if (weights.length < 2 || weights.length > MAX_WEIGHTS || weights.some((w) => !Number.isSafeInteger(w))) problems.push("fair.bad_weights");
   }
   if (problems.length) return { ok: false, problems };
   const computedHash = await seedHash(seed);

@@ -1,8 +1,12 @@
 // The fairness check (GET /app/fairness), in the browser: a finished spin or grid recomputed from the revealed server
 // seed, the client seed and the nonce, and the seed checked against the hash committed before play. Values come from
-// the form or from the URL's fragment (#game=wheel&server_seed=…&hash=…&client_seed=…&nonce=…&weights=…), which never
-// reaches the server: the mini-app links a revealed spin here that way. The check runs entirely in this page.
+// the form or from the URL's fragment (#game=wheel&server_seed=…&hash=…&client_seed=…&nonce=…&weights=…&labels=…
+// &shown=…&lang=…), which never reaches the server: the mini-app links a revealed spin here that way. The verdict and
+// the prize in words come first, above the fold; the details below. The check runs entirely in this page.
 import { type FairInput, GRID_CELLS, gridLayout, pickWeighted, seedHash, verify } from "./fair";
+import { languageOfInitData, type MessageKey, rewardText, t, translate, useLanguage } from "./i18n";
+import { backButton, haptic, loadTelegram, webApp } from "./telegram";
+import { followSystemScheme } from "./theme";
 
 declare global {
   interface Window {
@@ -13,6 +17,7 @@ declare global {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const field = (id: string) => $<HTMLInputElement>(id);
+const fragment = new URLSearchParams(location.hash.slice(1));
 
 function readForm(): FairInput {
   return {
@@ -26,80 +31,131 @@ function readForm(): FairInput {
 }
 
 function showGame(): void {
-  $("weights-row").hidden = $<HTMLSelectElement>("game").value === "grid";
+  const grid = $<HTMLSelectElement>("game").value === "grid";
+  $("weights-row").hidden = grid;
+  $("labels-row").hidden = grid;
 }
 
-function line(text: string, className = ""): HTMLParagraphElement {
-  const p = document.createElement("p");
+function line(text: string, className = "", tag: "p" | "h2" = "p"): HTMLElement {
+  const p = document.createElement(tag);
   p.textContent = text;
   if (className) p.className = className;
   return p;
 }
 
-async function run(): Promise<void> {
+/** Segment `i` in words: its name from the form (or the game's link), else its place ("segment 2 of 6"). */
+function prizeOf(i: number, count: number): string {
+  const names = field("labels")
+    .value.split("|")
+    .map((x) => x.trim());
+  return names.length === count && names[i] ? names[i]! : t("fair.nth", { n: i + 1, count });
+}
+
+function layoutList(layout: number[]): HTMLElement {
+  const grid = document.createElement("ol");
+  grid.className = "grid";
+  grid.id = "layout";
+  grid.setAttribute("aria-label", t("fair.layout"));
+  for (const [position, cell] of layout.entries()) {
+    const li = document.createElement("li");
+    const reward = GRID_CELLS[cell];
+    const prize = reward !== undefined && reward.points + reward.free_spins + reward.missiles > 0;
+    li.textContent = prize ? rewardText(reward) : t("grid.empty");
+    li.title = `${position}: ${cell}`;
+    li.dataset.cell = String(cell);
+    if (prize) li.className = "prize";
+    grid.append(li);
+  }
+  return grid;
+}
+
+async function run(fromLink: boolean): Promise<void> {
   const out = $("result");
+  const details = $("details");
   const input = readForm();
   const r = await verify(input);
   if (!r.ok) {
-    out.replaceChildren(...r.problems.map((p) => line(p, "bad")));
+    out.replaceChildren(...r.problems.map((p) => line(t(p), "bad")));
+    details.replaceChildren();
     out.dataset.state = "invalid";
+    out.dataset.verdict = "";
     return;
   }
-  const parts: HTMLElement[] = [];
-  if (r.hashMatches === true) parts.push(line("✔ The server seed matches the hash committed before play: the server could not change it afterwards.", "good"));
-  else if (r.hashMatches === false)
-    parts.push(
-      line(`✘ The server seed does NOT match the committed hash: SHA-256 of this seed is ${r.computedHash}. Check that you copied both exactly.`, "bad"),
-    );
-  else parts.push(line(`SHA-256 of this server seed: ${r.computedHash}. Enter the hash you were shown before play to compare.`));
+  const shownRaw = fragment.get("shown");
+  const count = input.weights.split(",").filter((w) => w.trim() !== "").length;
+  const shown = fromLink && shownRaw !== null && /^\d{1,3}$/.test(shownRaw) ? Number(shownRaw) : null;
+  const shownDiffers = r.segment !== null && shown !== null && shown !== r.segment;
+  const verdict = r.hashMatches === false || shownDiffers ? "unfair" : r.hashMatches === true ? "fair" : "unchecked";
+  const head: MessageKey = verdict === "unfair" ? "fair.bad" : verdict === "unchecked" ? "fair.unchecked" : r.layout ? "fair.ok_grid" : "fair.ok_wheel";
+  const parts = [line(t(head), `verdict ${verdict === "fair" ? "good" : verdict === "unfair" ? "bad" : ""}`, "h2")];
   if (r.segment !== null) {
-    parts.push(line(`The spin lands on segment ${r.segment} (counting from 0, in the order of the weights).`, "outcome"));
-  }
-  if (r.layout !== null) {
-    parts.push(line("The grid's layout (position: cell):", "outcome"));
-    const grid = document.createElement("ol");
-    grid.className = "grid";
-    grid.id = "layout";
-    grid.setAttribute("aria-label", "The grid's 25 positions, row by row");
-    for (const [position, cell] of r.layout.entries()) {
-      const li = document.createElement("li");
-      li.textContent = GRID_CELLS[cell] ?? "?";
-      li.title = `position ${position}: cell ${cell}`;
-      li.dataset.cell = String(cell);
-      if (cell < 10) li.className = "prize";
-      grid.append(li);
-    }
-    parts.push(grid);
-  }
+    parts.push(line(t("fair.landed", { prize: prizeOf(r.segment, count) }), "outcome"));
+    if (shown !== null) parts.push(line(shownDiffers ? t("fair.shown_other", { prize: prizeOf(shown, count) }) : t("fair.shown_same")));
+  } else parts.push(line(t("fair.grid_layout"), "outcome"));
+  const hashLine =
+    r.hashMatches === true
+      ? t("fair.hash_ok")
+      : r.hashMatches === false
+        ? t("fair.hash_bad", { hash: r.computedHash })
+        : t("fair.hash_none", { hash: r.computedHash });
+  parts.push(line(hashLine, `hint${r.hashMatches === false ? " bad" : ""}`));
   out.replaceChildren(...parts);
-  out.dataset.state = r.hashMatches === false ? "mismatch" : "done";
+  details.replaceChildren(...(r.layout ? [layoutList(r.layout)] : []));
+  out.dataset.state = verdict === "unfair" ? "mismatch" : "done";
+  out.dataset.verdict = verdict;
   out.dataset.segment = r.segment === null ? "" : String(r.segment);
   out.dataset.layout = r.layout === null ? "" : r.layout.join(",");
+  if (verdict === "fair") haptic.success();
+  else if (verdict === "unfair") haptic.error();
 }
 
 /** Fills the form from the fragment; true when it named a server seed (then the check runs at once). */
 function fromFragment(): boolean {
-  const f = new URLSearchParams(location.hash.slice(1));
-  const set = (id: string, key: string) => {
-    const v = f.get(key);
-    if (v !== null) field(id).value = v;
+  const set = (id: string, key: string, max: number) => {
+    const v = fragment.get(key);
+    if (v !== null) field(id).value = v.slice(0, max);
   };
-  const game = f.get("game");
+  const game = fragment.get("game");
   if (game === "wheel" || game === "grid") $<HTMLSelectElement>("game").value = game;
-  set("server-seed", "server_seed");
-  set("hash", "hash");
-  set("client-seed", "client_seed");
-  set("nonce", "nonce");
-  set("weights", "weights");
+  set("server-seed", "server_seed", 64);
+  set("hash", "hash", 64);
+  set("client-seed", "client_seed", 200);
+  set("nonce", "nonce", 16);
+  set("weights", "weights", 800);
+  set("labels", "labels", 2000);
   showGame();
-  return f.has("server_seed");
+  return fragment.has("server_seed");
+}
+
+async function chooseLanguage(): Promise<void> {
+  const code =
+    fragment.get("lang") ??
+    webApp()?.initDataUnsafe?.user?.language_code ??
+    languageOfInitData(webApp()?.initData ?? "") ??
+    sessionStorage.getItem("herald-lang") ??
+    "en";
+  await useLanguage(code);
+  translate();
 }
 
 window.heraldFair = { verify, seedHash, pickWeighted, gridLayout };
+const language = chooseLanguage();
+followSystemScheme();
 $("game").addEventListener("change", showGame);
 $<HTMLFormElement>("check").addEventListener("submit", (event) => {
   event.preventDefault();
-  void run();
+  void run(false);
 });
-if (fromFragment()) void run();
-window.Telegram?.WebApp?.ready?.();
+const linked = fromFragment();
+let telegramLate = false;
+loadTelegram(() => {
+  // Telegram's back button returns to the games, as the link at the foot of the page does.
+  const base = $<HTMLAnchorElement>("back").href;
+  backButton(() => (history.length > 1 ? history.back() : location.assign(base)));
+  if (!telegramLate) return;
+  // Its script came after the first check: the language it brings, and the check again (with its haptics).
+  void chooseLanguage().then(() => (linked ? run(true) : undefined));
+});
+telegramLate = true;
+// The verdict in the player's words: once their catalog is here.
+if (linked) void language.then(() => run(true));

@@ -1,14 +1,18 @@
-// The recon grid on the mini-app's page: start a grid, buy missiles, reveal cells on a 5×5 board of buttons.
-import { $, api, type Balances, plural, randomHex, type Reward, rewardText, showBalances, showError } from "./api";
-import { loadHistory } from "./history";
+// The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board of buttons (each costs a missile,
+// and with none the cells are off and the note says how to get one), buy missiles with points (off, with the reason,
+// when the points are short), and the check link of the last grid that ended.
+import { $, api, type Balances, clearMessages, inWords, keepInView, randomHex, type Reward, say, setButton } from "./api";
+import { rewardText, t } from "./i18n";
+import { type Catalog, currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
+import { haptic, whilePlaying } from "./telegram";
 
 interface GridView {
   grid_id: number;
   status: string;
-  cells_total: number;
   prizes_total: number;
   prizes_found: number;
   revealed_cells: Array<{ cell: number; reward: Reward }>;
+  fairness: GridFairness;
 }
 interface GridFairness {
   server_seed: string | null;
@@ -18,32 +22,84 @@ interface GridFairness {
 }
 interface GridStatus {
   active_grid: GridView | null;
-  /** The latest grid that ended: its seed is revealed. */
-  last_grid: { grid_id: number; status: string; fairness: GridFairness } | null;
+  last_grid: GridView | null;
   balances: Balances;
   next_server_seed_hash: string | null;
-}
-interface Purchase {
-  balances: Balances;
 }
 interface RevealAnswer {
   cell: number;
   reward: Reward;
-  grid: { grid_id: number; status: string; prizes_found: number };
+  grid: GridView;
+  balances: Balances;
+}
+interface Purchase {
   balances: Balances;
 }
 
 const GRID_SIZE = 25;
+const BUNDLES = [1, 5] as const;
 
-/** The recon grid: a 5×5 board of buttons; a revealed cell shows what it held. */
-function showGrid(g: GridStatus): void {
-  showBalances(g.balances);
-  const board = $("board");
+let nextHash: string | null = null;
+/** The grid as last read or answered: redrawn when the balances change. */
+let shown: GridStatus | null = null;
+/** The cell revealed last: drawn turning over once. */
+let fresh: number | null = null;
+let busy = false;
+
+const won = (r: Reward) => r.points + r.free_spins + r.missiles > 0;
+
+function board(grid: GridView, missiles: number): HTMLElement[] {
+  const found = new Map(grid.revealed_cells.map((c) => [c.cell, c.reward]));
+  return Array.from({ length: GRID_SIZE }, (_, cell) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = `cell-${cell}`;
+    const reward = found.get(cell);
+    if (reward) {
+      const content = won(reward) ? rewardText(reward) : t("grid.empty");
+      button.textContent = content;
+      button.className = `${won(reward) ? "prize" : "empty"}${cell === fresh ? " fresh" : ""}`;
+      button.setAttribute("aria-label", t("grid.cell_shown", { cell: cell + 1, content }));
+      button.disabled = true;
+    } else {
+      button.textContent = "?";
+      button.setAttribute("aria-label", t("grid.cell_hidden", { cell: cell + 1 }));
+      button.setAttribute("aria-describedby", "grid-note");
+      button.disabled = missiles < 1 || busy;
+      button.addEventListener("click", () => void revealCell(grid.grid_id, cell));
+    }
+    return button;
+  });
+}
+
+function show(g: GridStatus, c: Catalog): void {
+  shown = g;
+  nextHash = g.next_server_seed_hash;
   const grid = g.active_grid;
-  $<HTMLButtonElement>("grid-start").hidden = grid !== null;
-  $("grid-note").textContent = grid
-    ? `Prizes found: ${grid.prizes_found} of ${grid.prizes_total}. Each reveal costs one missile; you have ${plural(g.balances.missile_balance, "missile", "missiles")}.`
-    : "Start a grid: ten prizes are hidden among 25 cells; each reveal costs one missile.";
+  const open = gameOpen(c, "recon_grid");
+  const missiles = g.balances.missile_balance;
+  const points = g.balances.points_balance;
+  const price = priceOf(c, "missile");
+  const start = $<HTMLButtonElement>("grid-start");
+  start.hidden = grid !== null || !open;
+  start.disabled = busy;
+  const notes: string[] = [];
+  if (!open && !grid) notes.push(t("grid.closed"));
+  else {
+    notes.push(grid ? t("grid.progress", { found: grid.prizes_found, total: grid.prizes_total, n: missiles }) : t("grid.about"));
+    if (missiles < 1 && price !== null) notes.push(t("grid.need_missile", { cost: t("reward.points", { n: BUNDLES[1] * price }) }));
+    // A bundle out of reach is off: say why (its price a missile against the points in hand).
+    if (price !== null && points < BUNDLES[1] * price) {
+      notes.push(t("grid.buy_short", { cost: t("reward.points", { n: price }), has: t("reward.points", { n: points }) }));
+    }
+  }
+  $("grid-note").textContent = notes.join(" ");
+  $("board").replaceChildren(...(grid ? board(grid, missiles) : []));
+  for (const n of BUNDLES) {
+    const id = `buy-${n}`;
+    $(id).hidden = price === null || !open;
+    if (price !== null) setButton(id, t("grid.buy", { n, cost: t("reward.points", { n: n * price }) }), points >= n * price && !busy);
+  }
   // An ended grid's seed is revealed: the check page recomputes its layout from it (values in the fragment only).
   const ended = g.last_grid?.fairness;
   const check = $<HTMLAnchorElement>("grid-check");
@@ -55,67 +111,78 @@ function showGrid(g: GridStatus): void {
       hash: ended.server_seed_hash,
       client_seed: ended.client_seed,
       nonce: String(ended.nonce),
+      lang: document.documentElement.lang,
     });
     check.href = `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
   }
-  if (!grid) {
-    board.replaceChildren();
-    return;
-  }
-  const found = new Map(grid.revealed_cells.map((c) => [c.cell, c.reward]));
-  board.replaceChildren(
-    ...Array.from({ length: GRID_SIZE }, (_, cell) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.id = `cell-${cell}`;
-      const reward = found.get(cell);
-      button.textContent = reward ? (rewardText(reward) === "nothing this time" ? "empty" : rewardText(reward)) : "?";
-      button.setAttribute("aria-label", reward ? `Cell ${cell + 1}: ${button.textContent}` : `Cell ${cell + 1}: hidden, reveal it`);
-      button.disabled = reward !== undefined;
-      if (!reward) button.addEventListener("click", () => void revealCell(grid.grid_id, cell));
-      return button;
-    }),
-  );
 }
 
-let gridNext: string | null = null;
-export async function loadGrid(): Promise<void> {
-  const g = await api<GridStatus>("/api/messenger/games/recon-grid/status", {});
-  gridNext = g.next_server_seed_hash;
-  showGrid(g);
-}
+onRefresh("grid", async (catalog) => {
+  const [c, g] = await Promise.all([catalog, api<GridStatus>("/api/messenger/games/recon-grid/status", {})]);
+  show(g, c);
+});
+whenCatalogChanges((c) => {
+  if (shown) show({ ...shown, balances: c.balances }, c);
+});
 
-export async function startGrid(): Promise<void> {
-  $("error").hidden = true;
+/**
+ * One play of the grid's: its controls are off until the answer is drawn (a tap meanwhile is visibly not taken,
+ * never silently lost) and the closing confirmation is on. A refusal is read again from the server.
+ */
+async function play(action: () => Promise<void>): Promise<void> {
+  if (busy) return;
+  clearMessages();
+  busy = true;
+  fresh = null;
+  const paused = [...document.querySelectorAll<HTMLButtonElement>("#board button, #grid-start, #buy-1, #buy-5")].filter((b) => !b.disabled);
+  for (const b of paused) b.disabled = true;
+  let refused = false;
   try {
-    await api("/api/messenger/games/recon-grid/start", { client_seed: randomHex(8), next_server_seed_hash: gridNext });
-    await loadGrid();
+    await whilePlaying(action);
   } catch (err) {
-    showError(err);
+    refused = true;
+    say("grid-msg", inWords(err), "bad");
   }
+  busy = false;
+  const c = currentCatalog();
+  if (!refused && shown && c) return show(shown, c);
+  // Refused: the grid and balances as the server has them (another device may have played); unread, as they were.
+  await refresh(["catalog", "grid"]).catch(() => {
+    for (const b of paused) b.disabled = false;
+  });
+  // The redrawn note (why, and how to go on) may have moved the refusal: it stays where the player looks.
+  keepInView($("grid-msg"));
 }
 
-async function revealCell(gridId: number, cell: number): Promise<void> {
-  $("error").hidden = true;
-  try {
+export const startGrid = () =>
+  play(async () => {
+    haptic.tap();
+    await api("/api/messenger/games/recon-grid/start", { client_seed: randomHex(8), next_server_seed_hash: nextHash });
+    await refresh(["grid"]);
+    later(["missions"]);
+  });
+
+const revealCell = (gridId: number, cell: number) =>
+  play(async () => {
+    haptic.select();
     const r = await api<RevealAnswer>("/api/messenger/games/recon-grid/reveal", { request_id: crypto.randomUUID(), grid_id: gridId, cell });
-    // The board first, then the words: what the words say is on the board when they appear.
-    await Promise.all([loadGrid(), loadHistory()]);
-    $("grid-result").textContent =
-      `Cell ${cell + 1}: ${rewardText(r.reward) === "nothing this time" ? "empty" : `you found ${rewardText(r.reward)}`}.${r.grid.status === "active" ? "" : " The grid is complete: its seed is revealed in its fairness."}`;
-  } catch (err) {
-    showError(err);
-    await loadGrid().catch(() => undefined);
-  }
-}
+    // The answer is the grid as it now stands: drawn at once, the reads of missions and history after the taps.
+    fresh = cell;
+    if (shown) shown = r.grid.status === "active" ? { ...shown, active_grid: r.grid } : { ...shown, active_grid: null, last_grid: r.grid };
+    setBalances(r.balances);
+    const words = won(r.reward) ? t("grid.found", { cell: cell + 1, reward: rewardText(r.reward) }) : t("grid.found_empty", { cell: cell + 1 });
+    say("grid-msg", r.grid.status === "active" ? words : `${words} ${t("grid.complete")}`, won(r.reward) ? "good" : "");
+    if (won(r.reward)) haptic.success();
+    else haptic.warning();
+    later(["missions", "history"]);
+  });
 
-export async function buyMissiles(): Promise<void> {
-  $("error").hidden = true;
-  try {
-    const r = await api<Purchase>("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity: 5 });
-    showBalances(r.balances);
-    await Promise.all([loadGrid(), loadHistory()]);
-  } catch (err) {
-    showError(err);
-  }
-}
+export const buyMissiles = (quantity: number) =>
+  play(async () => {
+    haptic.tap();
+    const r = await api<Purchase>("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity });
+    setBalances(r.balances);
+    say("grid-msg", t("grid.bought", { n: quantity }), "good");
+    haptic.success();
+    later(["missions", "history"]);
+  });

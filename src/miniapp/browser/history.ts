@@ -1,39 +1,48 @@
-// The player's history on the mini-app's page: the latest game-ledger entries, in words.
-import { $, api, plural, type Reward } from "./api";
+// The player's history on the mini-app's page: the latest game-ledger entries, in the player's words and time.
+import { $, api, type Reward } from "./api";
+import { dateTimeText, type MessageKey, t } from "./i18n";
+import { onRefresh } from "./state";
 
 interface Activity {
   recent: Array<{ id: number; action: string; deltas: Reward; created_at: string }>;
 }
 
 /** What each ledger action reads as in the history. */
-const ACTIONS: Record<string, string> = {
-  "spin_wheel.play": "Spin",
-  "recon_grid.reveal": "Grid cell revealed",
-  "recon_grid.purchase": "Missiles bought",
-  "items.purchase": "Item bought",
-  "promo.claim": "Promo code",
+const ACTIONS: Record<string, MessageKey> = {
+  "spin_wheel.play": "history.spin",
+  "recon_grid.reveal": "history.reveal",
+  "recon_grid.purchase": "history.missiles",
+  "items.purchase": "history.item",
+  "promo.claim": "history.promo",
+  "welcome_gift.open": "history.gift",
 };
 
 /** A ledger row's change, signed: "+25 points, −1 missile". */
-const deltaText = (d: Reward) =>
-  [
-    d.points && `${d.points > 0 ? "+" : "−"}${plural(Math.abs(d.points), "point", "points")}`,
-    d.free_spins && `${d.free_spins > 0 ? "+" : "−"}${plural(Math.abs(d.free_spins), "spin", "spins")}`,
-    d.missiles && `${d.missiles > 0 ? "+" : "−"}${plural(Math.abs(d.missiles), "missile", "missiles")}`,
-  ]
-    .filter(Boolean)
-    .join(", ") || "no change";
+function deltaText(d: Reward): string {
+  const signed = (n: number, key: MessageKey) => `${n > 0 ? "+" : "−"}${t(key, { n: Math.abs(n) })}`;
+  return (
+    [
+      d.points ? signed(d.points, "reward.points") : "",
+      d.free_spins ? signed(d.free_spins, "reward.spins") : "",
+      d.missiles ? signed(d.missiles, "reward.missiles") : "",
+    ]
+      .filter(Boolean)
+      .join(", ") || t("history.no_change")
+  );
+}
 
-/** The player's latest game-ledger entries, newest first. */
-export async function loadHistory(): Promise<void> {
+onRefresh("history", async () => {
   const { recent } = await api<Activity>("/api/messenger/engagement/activity-preview?limit=10");
   $("history").replaceChildren(
     ...recent.map((r) => {
       const li = document.createElement("li");
-      const what = ACTIONS[r.action] ?? (r.action.startsWith("mission") ? "Mission reward" : r.action);
-      li.textContent = `${new Date(r.created_at).toLocaleString()} · ${what}: ${deltaText(r.deltas)}`;
+      const what = ACTIONS[r.action] ?? (r.action.startsWith("mission") ? "history.mission" : "history.other");
+      const time = document.createElement("span");
+      time.className = "hint";
+      time.textContent = `${dateTimeText(r.created_at)} · `;
+      li.append(time, `${t(what)}: ${deltaText(r.deltas)}`);
       return li;
     }),
   );
   $("history-none").hidden = recent.length > 0;
-}
+});

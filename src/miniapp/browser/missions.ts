@@ -1,13 +1,12 @@
-// Missions and promo codes on the mini-app's page: join a mission and move it on, claim a code.
-import { $, api, type Balances, changed, inWords, type Reward, rewardText, showBalances } from "./api";
-import { loadHistory } from "./history";
-import { showWheel, type WheelStatus } from "./wheel";
+// Missions on the mini-app's page: join one, and watch it move. A mission the game counts (progress_source server)
+// moves by itself: after every refresh, a joined mission whose server count (observed) is past its recorded progress
+// gets a progress event at once, so its bar moves and its reward is paid without a button. A self-reported mission
+// keeps its "I did one more" button: only the player knows.
+import { $, api, clearMessages, inWords, type Reward, say } from "./api";
+import { rewardText, t } from "./i18n";
+import { onRefresh, readAfterPlaysOnlyWhen, refresh } from "./state";
+import { haptic } from "./telegram";
 
-interface PromoAnswer {
-  promo: { code: string; reward: Reward };
-  replayed: boolean;
-  balances: Balances;
-}
 interface Enrollment {
   progress: number;
   observed: number | null;
@@ -24,95 +23,148 @@ interface Mission {
 }
 interface ProgressAnswer {
   accepted: boolean;
-  message: string | null;
+  reason: string | null;
   progress: number;
   target: number;
   completed: boolean;
   reward_paid: Reward | null;
 }
 
-export async function claimPromo(code: string): Promise<void> {
-  const out = $("promo-result");
-  try {
-    const r = await api<PromoAnswer>("/api/messenger/games/promos/claim", { request_id: crypto.randomUUID(), code });
-    out.textContent = `Code ${r.promo.code} applied: you got ${rewardText(r.promo.reward)}.`;
-    out.className = "good";
-    showBalances(r.balances);
-    showWheel(await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {}));
-    await loadHistory();
-  } catch (err) {
-    out.className = "bad";
-    out.textContent = inWords(err);
-  }
-}
+/** The count a mission's bar shows: the server's own count as soon as it has one (capped at the target). */
+const shownProgress = (m: Mission) => {
+  const e = m.enrollment;
+  if (!e) return 0;
+  if (e.completed) return m.target;
+  return Math.min(m.target, Math.max(e.progress, e.observed ?? 0));
+};
 
-/** One mission's card: what it counts, the progress, and the one action that moves it on. */
-function missionCard(m: Mission): HTMLElement {
+/** Whether a joined mission the game counts is under way: only then can a play move the missions. */
+let underWay = false;
+readAfterPlaysOnlyWhen("missions", () => underWay);
+
+/** The server count each mission last sent a progress event for: one event per count, however often it redraws. */
+const sentAt = new Map<string, number>();
+
+function card(m: Mission): HTMLElement {
   const li = document.createElement("li");
   li.id = `mission-${m.mission_key}`;
   li.className = "mission";
-  const title = document.createElement("p");
+  const head = document.createElement("p");
   const name = document.createElement("strong");
   name.textContent = m.title;
   const about = document.createElement("span");
   about.className = "hint";
-  about.textContent = ` ${m.progress_source === "server" ? "counted by the game" : "you report it"} · reward: ${rewardText(m.reward)}`;
-  title.append(name, about);
+  about.textContent = ` · ${t(m.progress_source === "server" ? "missions.counted" : "missions.reported")} · ${t("missions.reward", { reward: rewardText(m.reward) })}`;
+  head.append(name, about);
   const e = m.enrollment;
+  const progress = shownProgress(m);
   const bar = document.createElement("progress");
   bar.max = m.target;
-  bar.value = e?.progress ?? 0;
-  bar.setAttribute("aria-label", `${m.title}: ${e?.progress ?? 0} of ${m.target}`);
+  bar.value = progress;
+  bar.setAttribute("aria-label", t("missions.bar", { title: m.title, progress, target: m.target }));
   const status = document.createElement("p");
   status.className = "hint";
   status.id = `mission-status-${m.mission_key}`;
-  status.textContent = !e
-    ? `Not joined yet (0 of ${m.target}).`
-    : e.completed
-      ? `Done: ${m.target} of ${m.target}, reward paid.`
-      : `${e.progress} of ${m.target}.`;
-  li.append(title, bar, status);
-  if (!e?.completed) {
+  status.textContent = !e ? t("missions.not_joined") : e.completed ? t("missions.done") : t("missions.progress", { progress, target: m.target });
+  li.append(head, bar, status);
+  if (!e || (!e.completed && m.progress_source === "self_reported")) {
     const button = document.createElement("button");
     button.type = "button";
     button.className = "secondary";
     button.id = `mission-action-${m.mission_key}`;
-    button.textContent = !e ? "Join" : m.progress_source === "server" ? "Update my progress" : "I did one more";
-    button.addEventListener("click", () => void missionAction(m));
+    button.textContent = t(e ? "missions.report" : "missions.join");
+    button.addEventListener("click", () => void act(m));
     li.append(button);
   }
+  const msg = document.createElement("p");
+  msg.id = `mission-msg-${m.mission_key}`;
+  msg.className = "msg";
+  msg.setAttribute("role", "status");
+  li.append(msg);
   return li;
 }
 
-export async function loadMissions(): Promise<void> {
-  const { missions } = await api<{ missions: Mission[] }>("/api/messenger/missions/catalog", {});
-  const list = $("missions");
-  list.replaceChildren(...missions.map(missionCard));
+/** Draws the cards; a message beside a card (a reward paid, a refusal) stays until the next action clears it. */
+function draw(missions: Mission[]): void {
+  underWay = missions.some((m) => m.progress_source === "server" && m.enrollment !== null && !m.enrollment.completed);
+  const kept = new Map<string, [string, string]>();
+  for (const el of $("missions").querySelectorAll<HTMLElement>(".msg")) if (el.textContent) kept.set(el.id, [el.className, el.textContent]);
+  $("missions").replaceChildren(...missions.map(card));
+  for (const [id, [className, text]] of kept) {
+    const el = document.getElementById(id);
+    if (el) {
+      el.className = className;
+      el.textContent = text;
+    }
+  }
   $("missions-none").hidden = missions.length > 0;
 }
 
-/** Join a mission, or send a progress event (the server's own count for a server mission; one more for the rest). */
-async function missionAction(m: Mission): Promise<void> {
-  const out = $("mission-result");
+/** Sends the progress the game has counted for every joined mission that is behind it; true when a reward was paid. */
+async function catchUp(missions: Mission[]): Promise<boolean> {
+  const behind = missions.filter((m) => {
+    const e = m.enrollment;
+    return m.progress_source === "server" && e && !e.completed && (e.observed ?? 0) > e.progress && sentAt.get(m.mission_key) !== e.observed;
+  });
+  let paid = false;
+  for (const m of behind) {
+    sentAt.set(m.mission_key, m.enrollment!.observed ?? 0);
+    try {
+      const r = await api<ProgressAnswer>("/api/messenger/missions/progress", { mission_key: m.mission_key, client_event_id: crypto.randomUUID() });
+      if (r.reward_paid) {
+        paid = true;
+        say(`mission-msg-${m.mission_key}`, t("missions.paid", { title: m.title, reward: rewardText(r.reward_paid) }), "good");
+        haptic.success();
+      } else if (!r.accepted && (r.reason === "daily_cap_reached" || r.reason === "rate_limited")) {
+        say(`mission-msg-${m.mission_key}`, t("missions.later", { title: m.title }));
+      }
+    } catch (err) {
+      say(`mission-msg-${m.mission_key}`, inWords(err), "bad");
+    }
+  }
+  return paid;
+}
+
+const load = () => api<{ missions: Mission[] }>("/api/messenger/missions/catalog", {});
+
+onRefresh("missions", async () => {
+  const { missions } = await load();
+  draw(missions);
+  if (!missions.some((m) => m.progress_source === "server" && m.enrollment && (m.enrollment.observed ?? 0) > m.enrollment.progress)) return;
+  // Moved on: drawn again with the recorded progress, then the balances and history if a reward was paid.
+  const paid = await catchUp(missions);
+  draw((await load()).missions);
+  // A reward paid: the balances and the history now (the progress answer does not carry the balances).
+  if (paid) void refresh(["catalog", "history"]).catch(() => undefined);
+});
+
+/** Join a mission, or report one more for a self-reported one. */
+async function act(m: Mission): Promise<void> {
+  clearMessages();
+  haptic.tap();
+  const out = `mission-msg-${m.mission_key}`;
+  let text = "";
+  let kind: "good" | "bad" | "" = "";
   try {
     if (!m.enrollment) {
       await api("/api/messenger/missions/enroll", { mission_key: m.mission_key });
-      out.textContent = `You joined “${m.title}”.`;
+      text = t("missions.joined", { title: m.title });
     } else {
-      const body: Record<string, unknown> = { mission_key: m.mission_key, client_event_id: crypto.randomUUID() };
-      if (m.progress_source === "self_reported") body.progress = m.enrollment.progress + 1;
-      const r = await api<ProgressAnswer>("/api/messenger/missions/progress", body);
-      out.textContent = r.reward_paid
-        ? `“${m.title}” done: you got ${rewardText(r.reward_paid)}.`
-        : r.accepted
-          ? `“${m.title}”: ${r.progress} of ${r.target}.`
-          : (r.message ?? "No progress to record yet.");
-      if (r.reward_paid) await changed();
+      const r = await api<ProgressAnswer>("/api/messenger/missions/progress", {
+        mission_key: m.mission_key,
+        client_event_id: crypto.randomUUID(),
+        progress: m.enrollment.progress + 1,
+      });
+      text = r.reward_paid
+        ? t("missions.paid", { title: m.title, reward: rewardText(r.reward_paid) })
+        : t(r.accepted ? "missions.moved" : "missions.later", { title: m.title, progress: r.progress, target: r.target });
+      kind = r.reward_paid ? "good" : "";
+      if (r.reward_paid) haptic.success();
     }
-    out.className = "";
-    await loadMissions();
   } catch (err) {
-    out.className = "bad";
-    out.textContent = inWords(err);
+    text = inWords(err);
+    kind = "bad";
   }
+  await refresh(kind === "good" ? ["catalog", "missions", "history"] : ["missions"]).catch(() => undefined);
+  say(out, text, kind);
 }

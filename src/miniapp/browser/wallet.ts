@@ -1,6 +1,7 @@
 // Linking a Solana wallet on the mini-app's page, through the Wallet Standard (github.com/wallet-standard/wallet-standard):
 // browser wallets announce themselves by its events; one that can connect and sign a message gets a button.
-import { $, api, ApiError, inWords } from "./api";
+import { $, api, clearMessages, inWords, ownMessage, say } from "./api";
+import { t } from "./i18n";
 
 /** What the page needs of a wallet that follows the Wallet Standard (github.com/wallet-standard/wallet-standard). */
 interface WalletAccount {
@@ -67,7 +68,7 @@ function showWallets(): void {
       button.type = "button";
       button.className = "secondary";
       button.id = `wallet-${i}`;
-      button.textContent = `Link a wallet with ${w.name}`;
+      button.textContent = t("wallet.link", { wallet: w.name });
       button.addEventListener("click", () => void linkWallet(w));
       return button;
     }),
@@ -80,24 +81,23 @@ function showWallets(): void {
  * as given (its UTF-8 bytes), and Herald checks the signature (docs/messenger.md, "Wallet proof").
  */
 async function linkWallet(w: StandardWallet): Promise<void> {
-  const out = $("wallet-result");
-  out.className = "";
+  clearMessages();
   try {
     let accounts: readonly WalletAccount[];
     try {
       accounts = (await w.features["standard:connect"]!.connect()).accounts;
     } catch {
-      throw new ApiError(0, "wallet", `${w.name} did not connect: approve the connection in the wallet, then try again.`);
+      throw ownMessage(t("wallet.no_connect", { wallet: w.name }));
     }
     const account = accounts[0];
-    if (!account) throw new ApiError(0, "wallet", `${w.name} shared no account: choose one in the wallet, then try again.`);
+    if (!account) throw ownMessage(t("wallet.no_account", { wallet: w.name }));
     const { challenge } = await api<Challenge>("/api/messenger/wallet-proof/challenge", { address: account.address });
     let signature: Uint8Array;
     try {
       const [signed] = await w.features["solana:signMessage"]!.signMessage({ account, message: new TextEncoder().encode(challenge.message) });
       signature = signed!.signature;
     } catch {
-      throw new ApiError(0, "wallet", `${w.name} did not sign: approve the message in the wallet to prove the wallet is yours.`);
+      throw ownMessage(t("wallet.no_sign", { wallet: w.name }));
     }
     await api("/api/messenger/wallet-claim/verify", {
       address: account.address,
@@ -105,10 +105,8 @@ async function linkWallet(w: StandardWallet): Promise<void> {
       message: challenge.message,
       signature: base58(signature),
     });
-    out.textContent = `Wallet ${account.address} is linked to your account.`;
-    out.className = "good";
+    say("wallet-msg", t("wallet.linked", { address: account.address }), "good");
   } catch (err) {
-    out.textContent = inWords(err);
-    out.className = "bad";
+    say("wallet-msg", inWords(err), "bad");
   }
 }
