@@ -220,13 +220,18 @@ export async function recoverableIds(q: Queryable, webhookId: number, fromIso: s
 
 // ---- counts and retention
 
-const DEAD_TOTAL = "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'dead_letter'";
+/**
+ * Dead letters stay until they are requeued or pruned, so there are as many as the failure rate over the retention:
+ * read from webhook_dead_letter_counts, which triggers keep (migration 0037 / postgres 0013), never counted.
+ */
+const DEAD_TOTAL = "SELECT COALESCE(SUM(n), 0) AS n FROM webhook_dead_letter_counts";
+const DEAD_OF_OWNER = "SELECT n FROM webhook_dead_letter_counts WHERE partner = ? AND mode = ?";
 
 /**
- * The states a delivery holds on its way (and a dead letter until it is requeued or pruned): as many as the backlog,
- * not as the history, so they are counted exactly. Delivered ones are counted only over a recent window (below).
+ * The states a delivery holds on its way: as many as the backlog, not as the history, so they are counted exactly.
+ * Delivered ones are counted only over a recent window (below), dead letters kept counted (above).
  */
-const OPEN_STATES = "status IN ('queued', 'processing', 'failed', 'dead_letter')";
+const OPEN_STATES = "status IN ('queued', 'processing', 'failed')";
 
 /** Counts by state: the open states now, and `succeeded` for the deliveries settled after the window's start. */
 export type StateCounts = Array<{ status: DeliveryStatus; n: number }>;
@@ -252,13 +257,14 @@ export async function stateCounts(q: Queryable, a: { owner: Owner | null; settle
       a.owner.mode,
       a.settledSinceIso,
     ]);
-    return [...open, { status: "succeeded", n: done?.n ?? 0 }];
+    const dead = await q.get<{ n: number }>(DEAD_OF_OWNER, [a.owner.partner, a.owner.mode]);
+    return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: dead?.n ?? 0 }];
   }
   const open = await q.all<{ status: DeliveryStatus; n: number }>(`SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${OPEN_STATES} GROUP BY status`);
   const done = await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at > ?`, [
     a.settledSinceIso,
   ]);
-  return [...open, { status: "succeeded", n: done?.n ?? 0 }];
+  return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: await deadLetterCount(q) }];
 }
 
 /** stateCounts apart from the event loop (src/db/apart.ts): a backlog of a million deliveries is a million index entries. */

@@ -95,6 +95,7 @@ export const SMALL: Readonly<Record<string, string>> = {
   ops_alert_state: "a row per alert key",
   ops_download_tokens: "operator export tokens, expiring",
   ops_export_usage: "a row per console export an operator downloads",
+  webhook_dead_letter_counts: "a row per partner and mode, kept by triggers",
   ops_link_events: "an attempt or skip per link-inbox message: tens a day",
   ops_link_outbox: "a message per incident or alert change and chat target (a handful): tens a day",
   audit_triage: "operators' triage of anomalous signatures",
