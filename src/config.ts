@@ -78,6 +78,29 @@ function publicUrlProblems(given: string | undefined, url: string): string[] {
   ];
 }
 
+/**
+ * DATABASE_URL as Bun's client reads it: one host. libpq's multi-host form (postgres://h1:5432,h2:5432/db with
+ * target_session_attrs) is not followed by it, and failed at `serve` with a bare "Invalid URL" (issue 76). Never
+ * echoes the value: it holds the password.
+ */
+function databaseUrlProblems(url: string | undefined): string[] {
+  if (!url) return [];
+  const authority = /^postgres(?:ql)?:\/\/(?:[^@/]*@)?([^/?#]*)/.exec(url)?.[1] ?? "";
+  if (authority.includes(",")) {
+    return [
+      `DATABASE_URL names several hosts (libpq's "h1:5432,h2:5432" form): Herald connects to one address and does not pick the primary among several. Give one that always reaches the primary — a TCP proxy that routes only to the writable server (e.g. HAProxy checking Patroni's /primary), a pooler repointed at failover, or your provider's writer endpoint (docs/postgres.md "Failover")`,
+    ];
+  }
+  try {
+    new URL(url);
+    return [];
+  } catch {
+    return [
+      "DATABASE_URL is not a URL Herald can read: postgres://user:password@host:5432/database (percent-encode special characters in the user and password)",
+    ];
+  }
+}
+
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const values: Record<string, unknown> = {};
@@ -98,6 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (values.NODE_ENV === "production" && !refused.has("PUBLIC_BASE_URL"))
     problems.push(...publicUrlProblems(env.PUBLIC_BASE_URL, values.PUBLIC_BASE_URL as string));
   problems.push(...chainProblems(values));
+  if (!refused.has("DATABASE_URL")) problems.push(...databaseUrlProblems(values.DATABASE_URL as string | undefined));
   if (problems.length) throw new ConfigError(problems);
   const v = values as { [K in ConfigVar]: never };
   const nodeEnv = v.NODE_ENV as Config["nodeEnv"];

@@ -109,3 +109,23 @@ test("production refuses an unset or http PUBLIC_BASE_URL, as it refuses a missi
   // Outside production an http address stays the default.
   expect(loadConfig({ NODE_ENV: "development" }).publicBaseUrl).toBe("http://localhost:3000");
 });
+
+test("DATABASE_URL: one host; libpq's multi-host form is refused with what to use instead, never echoing the password", () => {
+  expect(loadConfig({ DATABASE_URL: "postgres://herald:s3cret@db.internal:5432/herald" }).database.url).toBe(
+    "postgres://herald:s3cret@db.internal:5432/herald",
+  );
+  for (const url of ["postgres://herald:s3cret@h1:5432,h2:5432/herald?target_session_attrs=read-write", "postgresql://h1,h2/herald"]) {
+    let err: unknown;
+    try {
+      loadConfig({ DATABASE_URL: url });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = (err as ConfigError).message;
+    expect(text).toContain("DATABASE_URL names several hosts");
+    expect(text).toContain("writer endpoint");
+    expect(text).not.toContain("s3cret");
+  }
+  expect(() => loadConfig({ DATABASE_URL: "postgres://herald:p@ss word@db:5432/herald" })).toThrow(/DATABASE_URL/);
+});

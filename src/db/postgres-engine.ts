@@ -35,7 +35,17 @@ export interface PostgresOptions {
 }
 
 import { BatchRunner, type Member } from "./postgres-batches";
-import { CANCEL_ANSWER_MS, type Cancellable, deadlineError, handleOf, mapped, outcomeOf, toDollarPlaceholders } from "./postgres-wire";
+import {
+  CANCEL_ANSWER_MS,
+  type Cancellable,
+  deadlineError,
+  handleOf,
+  mapped,
+  notWritable,
+  outcomeOf,
+  toDollarPlaceholders,
+  WRITABLE_CHECK,
+} from "./postgres-wire";
 
 /** While the server is unreachable, the background probe tries it again this long after a failed try. */
 const PROBE_PAUSE_MS = 250;
@@ -52,6 +62,8 @@ export class PostgresStore implements Store {
   private readonly makeSql: () => SQL;
   /** Date.now() since when the server has not been reached (see admit); null while it answers. */
   private unreachableSince: number | null = null;
+  /** What closed the gate: the failure that began the outage, then the probe's latest (a read-only server says so). */
+  private unreachableReason = "";
   /** The background probe while the server is unreachable (see probe). */
   private prober: Promise<void> | null = null;
   private closed = false;
@@ -190,7 +202,7 @@ export class PostgresStore implements Store {
     if (this.unreachableSince === null) return;
     this.health.counts.shed++;
     throw new StoreUnavailable(
-      `PostgreSQL has not answered since ${new Date(this.unreachableSince).toISOString()}; Herald tries it in the background and serves again as soon as it answers`,
+      `PostgreSQL has not been usable since ${new Date(this.unreachableSince).toISOString()} (${this.unreachableReason}); Herald tries it in the background and serves again as soon as it answers and takes writes`,
     );
   }
 
@@ -215,19 +227,23 @@ export class PostgresStore implements Store {
     try {
       while (this.unreachableSince !== null && !this.closed) {
         const sql = this.makeProbeSql();
-        const q = sql.unsafe("SELECT 1") as unknown as Cancellable;
+        // Not only an answer: a server that answers but takes no writes (read-only, a standby) keeps the gate closed.
+        const q = sql.unsafe(WRITABLE_CHECK) as unknown as Cancellable;
         let timer: ReturnType<typeof setTimeout> | undefined;
         try {
-          await Promise.race([
+          const rows = (await Promise.race([
             q,
             new Promise<never>((_, reject) => {
               timer = setTimeout(() => reject(deadlineError("a probe", this.queryTimeoutMs, "DATABASE_QUERY_TIMEOUT_MS")), this.queryTimeoutMs);
             }),
-          ]);
+          ])) as unknown as Array<{ recovering?: unknown; read_only?: unknown }>;
+          const why = notWritable(rows[0]);
+          if (why) throw new StoreUnavailable(why);
           this.unreachableSince = null;
           this.health.succeeded();
         } catch (err) {
-          this.health.failed((mapped(err) as Error).message);
+          this.unreachableReason = (mapped(err) as Error).message;
+          this.health.failed(this.unreachableReason);
           await Bun.sleep(PROBE_PAUSE_MS);
         } finally {
           clearTimeout(timer);
@@ -252,6 +268,7 @@ export class PostgresStore implements Store {
 
   /** The server is not reached: the gate closes, the background probe starts, and the outage is logged once. */
   private unreachable(reason: string): void {
+    if (this.unreachableSince === null) this.unreachableReason = reason;
     this.unreachableSince ??= Date.now();
     this.health.failed(reason);
     if (!this.closed) this.prober ??= this.probe();
@@ -306,16 +323,15 @@ export class PostgresStore implements Store {
   }
 
   async ping(options?: { timeoutMs?: number }): Promise<void> {
-    let row: { recovering: boolean } | null;
+    let row: { recovering?: unknown; read_only?: unknown } | undefined;
     try {
-      const rows = (await this.statement("SELECT pg_is_in_recovery() AS recovering", [], options?.timeoutMs ?? this.queryTimeoutMs)) as Array<{
-        recovering: boolean;
-      }>;
-      row = rows[0] ?? null;
+      const rows = (await this.statement(WRITABLE_CHECK, [], options?.timeoutMs ?? this.queryTimeoutMs)) as Array<typeof row>;
+      row = rows[0];
     } catch (err) {
       throw err instanceof StoreUnavailable ? err : new StoreUnavailable(`PostgreSQL does not answer: ${(err as Error).message}`, { cause: err });
     }
-    if (row?.recovering) throw new StoreUnavailable("PostgreSQL is in recovery (a standby): it takes no writes");
+    const why = notWritable(row);
+    if (why) throw new StoreUnavailable(why);
   }
 
   /** Statements leave this thread already: a read over a growing table runs on the pool as any read (src/db/apart.ts). */

@@ -64,7 +64,14 @@ export function mapped(err: unknown): unknown {
   if (sqlstate === "22021") return new UnstorableText(e.message ?? sqlstate, { cause: err });
   // query_canceled: the server's statement_timeout, or Herald's own deadline cancelling a statement it gave up on.
   if (sqlstate === "57014") return new StoreUnavailable(`PostgreSQL cancelled a statement: ${e.message ?? sqlstate}`, { cause: err });
-  if (sqlstate.startsWith("08") || sqlstate === "57P01" || sqlstate === "57P02" || sqlstate === "57P03" || sqlstate === "53300") {
+  // read_only_sql_transaction: a write reached a standby (a pooler or balancer pointed at it), or the server is
+  // read-only for now (default_transaction_read_only, as managed databases set it on a full disk). An outage, not a
+  // bug in the request: 503, and the gate stays closed until the probe finds the server writable (writableCheck).
+  if (sqlstate === "25006") return new StoreUnavailable(`PostgreSQL takes no writes now (read-only): ${e.message ?? sqlstate}`, { cause: err });
+  // connection_exception (08…), insufficient_resources (53…: disk full, out of memory, too many connections),
+  // operator_intervention (57P01–57P05: shutdown, crash shutdown, cannot connect now, database dropped, idle session
+  // timeout), and system_error's io_error (58030).
+  if (sqlstate.startsWith("08") || sqlstate.startsWith("53") || /^57P0[1-5]$/.test(sqlstate) || sqlstate === "58030") {
     return new StoreUnavailable(e.message ?? sqlstate, { cause: err });
   }
   if (typeof e?.code === "string" && UNAVAILABLE_CODES.has(e.code)) return new StoreUnavailable(e.message ?? e.code, { cause: err });
@@ -163,4 +170,18 @@ export function prepared(text: string): TemplateStringsArray {
   const strings = [text];
   Object.defineProperty(strings, "raw", { value: strings });
   return strings as unknown as TemplateStringsArray;
+}
+
+/**
+ * The statement that tells whether the server takes writes (the outage probe, readiness): a primary, and not
+ * read-only (default_transaction_read_only, a standby, a managed database's full-disk mode).
+ */
+export const WRITABLE_CHECK = "SELECT pg_is_in_recovery() AS recovering, current_setting('transaction_read_only') AS read_only";
+
+/** Why a server answering WRITABLE_CHECK with `row` takes no writes; null when it does. */
+export function notWritable(row: { recovering?: unknown; read_only?: unknown } | undefined): string | null {
+  if (row?.recovering === true) return "PostgreSQL is in recovery (a standby): it takes no writes";
+  if (row?.read_only === "on")
+    return "PostgreSQL is read-only (transaction_read_only is on: default_transaction_read_only, or a managed database's full-disk mode): it takes no writes";
+  return null;
 }
