@@ -10,6 +10,7 @@ import type { Store } from "./db/port";
 import { SqliteStore } from "./db/sqlite-engine";
 import { PostgresStore } from "./db/postgres-engine";
 import { migratePostgres } from "./db/postgres-migrate";
+import { startError, waitUntilWritable } from "./db/postgres-start";
 import { RateLimiter } from "./http/rate-limit";
 import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
@@ -41,6 +42,9 @@ export interface ContextOptions {
    * again at start: nothing is recorded for it and no mismatch is logged; it seals and opens nothing.
    */
   secrets?: SecretBox;
+  /** PostgreSQL: wait for a server that answers but takes no writes (a standby, a read-only database) instead of
+   * failing: what `serve` does (src/db/postgres-start.ts); a CLI command fails at once. */
+  waitForWritable?: boolean;
 }
 
 /**
@@ -87,11 +91,12 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     applicationName: `herald ${instanceId}`,
   });
   try {
-    await store.ping();
+    if (opts.waitForWritable) await waitUntilWritable(store, opts.log ?? createLogger(config.logLevel));
+    else await store.ping();
     await migratePostgres(store, (opts.clock ?? systemClock).now().toISOString());
   } catch (err) {
     await store.close().catch(() => {});
-    throw err;
+    throw startError(err);
   }
   const ctx = wire(config, opts, store, null, instanceId);
   if (!ctx.secrets.mismatch) await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);

@@ -237,8 +237,9 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`herald: ${err.message}\n${err.showUsage ? `\n${HELP}\n` : ""}`);
       return 2;
     }
-    // serve.ts's ListenError, matched by name so that this module does not load the server to catch it.
-    if (err instanceof Error && err.name === "ListenError") {
+    // serve.ts's ListenError and a PostgreSQL start that cannot go on (src/db/postgres-start.ts), matched by name so
+    // that this module does not load the server to catch them: one line with the fix, no stack.
+    if (err instanceof Error && (err.name === "ListenError" || err.name === "DatabaseStartError")) {
       process.stderr.write(`herald: ${err.message}\n`);
       return 1;
     }

@@ -73,7 +73,12 @@ export async function onPostgres<T>(config: Config, use: (store: PostgresStore) 
     connectTimeoutMs: d.connectTimeoutMs,
   });
   try {
-    await store.ping();
+    try {
+      await store.ping();
+    } catch (err) {
+      // One line with the fix, as `serve` says it (src/db/postgres-start.ts): a command does not wait for a standby.
+      throw (await import("../db/postgres-start")).startError(err);
+    }
     return await use(store);
   } finally {
     await store.close();

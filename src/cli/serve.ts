@@ -173,7 +173,8 @@ export async function serve(config: Config): Promise<void> {
   // Before anything is created (the data folder, the database, a development master key, first-start credentials):
   // a start on a port in use leaves nothing behind and prints nothing but the reason.
   assertPortFree(config.host, config.port);
-  const ctx = await openContextAsync(config);
+  // On PostgreSQL a standby or read-only server is waited for, not listening meanwhile (src/db/postgres-start.ts).
+  const ctx = await openContextAsync(config, { waitForWritable: true });
   const mismatch = ctx.secrets.mismatch;
   if (mismatch && config.isProduction) {
     // Outside production the server starts (its /readyz says why it is not ready); in production a server that

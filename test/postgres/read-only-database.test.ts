@@ -146,3 +146,67 @@ testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))
   },
   90_000,
 );
+
+testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))(
+  "started on a read-only PostgreSQL: waits without listening, says why once; writable: starts by itself. A CLI command fails at once in one line",
+  async () => {
+    const own = await startCluster();
+    try {
+      const admin = new PostgresStore({ url: own.url, poolMax: 1 });
+      await admin.run("CREATE DATABASE waiting");
+      await admin.run("ALTER SYSTEM SET default_transaction_read_only = on");
+      await admin.run("SELECT pg_reload_conf()");
+      const env = {
+        DATABASE_URL: withDatabase(own.url, "waiting"),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        NODE_ENV: "development",
+        BOOTSTRAP_CREDENTIALS: "0",
+        ADMIN_TOKEN: ADMIN,
+        HERALD_MASTER_KEY: MASTER_KEY,
+      };
+      // A command that needs the database: one line naming the cause, exit 1, no stack trace.
+      const cli = spawnHerald(["keys", "list"], env);
+      const [cliErr, cliCode] = await Promise.all([new Response(cli.stderr).text(), cli.exited]);
+      expect(cliCode).toBe(1);
+      expect(cliErr).toContain("takes no writes");
+      expect(cliErr).not.toContain("    at ");
+
+      const port = freePort();
+      const server = spawnHerald(["serve"], { ...env, PORT: String(port) });
+      try {
+        const out = new Response(server.stdout).text();
+        await Bun.sleep(3_000);
+        // Not listening (a load balancer sees it not ready), still running.
+        expect(
+          await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            () => "answered",
+            () => "refused",
+          ),
+        ).toBe("refused");
+        expect(server.exitCode).toBeNull();
+        await admin.run("SET default_transaction_read_only = off");
+        await admin.run("ALTER SYSTEM RESET default_transaction_read_only");
+        await admin.run("SELECT pg_reload_conf()");
+        await admin.close();
+        await waitForHttp(`http://127.0.0.1:${port}/readyz`, 15_000);
+        server.kill("SIGTERM");
+        expect(await server.exited).toBe(0);
+        const lines = (await out)
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        const waits = lines.filter((l) => l.msg === "the database takes no writes: waiting for it to become writable before starting");
+        expect(waits).toHaveLength(1);
+        expect(String(waits[0]!.reason)).toContain("read-only");
+        expect(lines.map((l) => l.msg)).toContain("the database takes writes: starting");
+        expect(lines.map((l) => l.msg)).toContain("herald listening");
+      } finally {
+        server.kill("SIGKILL");
+      }
+    } finally {
+      own.stop();
+    }
+  },
+  90_000,
+);
