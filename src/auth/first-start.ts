@@ -1,5 +1,7 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import type { Config } from "../config";
+import { CONFIG_VARS } from "../config-vars";
 import type { AppContext } from "../context";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
@@ -65,11 +67,27 @@ export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCre
   return createFirstStartCredentials(ctx, await registerConfiguredToken(ctx));
 }
 
-/** The commands that make new credentials, as a start-up line names them (each prints what it makes once). */
-export const NEW_CREDENTIAL_COMMANDS = {
-  admin_token: "herald admin-token create --name local",
-  partner_key: `herald keys create --partner '${FIRST_START_PARTNER}' --mode live --scopes ${[...SCOPES].sort().join(",")}`,
-} as const;
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The start-up line's way to new credentials when the first start's are lost (serve's "no credential of this
+ * database has been used yet"): `herald credentials new` as a command that runs as printed in a fresh shell, where the
+ * lost banner's `herald` function is gone and `bun` is not on PATH (npm puts it in node_modules/.bin). So this herald
+ * by its absolute path (heraldCommand), preceded by what the command needs of this server's settings: the database
+ * file (absolute; on PostgreSQL still where a development master.key lies, beside it), the public address the printed examples call, a SALUTES_DECIMALS
+ * other than the default (a command with another value is refused). A setting that must not go into a log — the
+ * DATABASE_URL with its password, HERALD_MASTER_KEY — is only named (`also_set`): set it as this server has it.
+ */
+export function newCredentialsHint(config: Config): { command: string; also_set?: string[] } {
+  const env = [
+    // The SQLite file, or on PostgreSQL where the development master.key lies (beside that path).
+    `HERALD_DB_PATH=${shellQuote(resolve(config.dbPath))}`,
+    `PUBLIC_BASE_URL=${shellQuote(config.publicBaseUrl)}`,
+    ...(String(config.salutes.decimals) === CONFIG_VARS.SALUTES_DECIMALS.fallback ? [] : [`SALUTES_DECIMALS=${config.salutes.decimals}`]),
+  ];
+  const unprinted = [...(config.database.engine === "postgres" ? ["DATABASE_URL"] : []), ...(config.masterKey ? ["HERALD_MASTER_KEY"] : [])];
+  return { command: [...env, heraldCommand(), "credentials", "new"].join(" "), ...(unprinted.length > 0 && { also_set: unprinted }) };
+}
 
 /**
  * Whether a start should say how to make new credentials: outside production, the database has keys or tokens
@@ -82,8 +100,6 @@ export async function credentialsNeverUsed(ctx: AppContext): Promise<boolean> {
   if ((await new PartnerKeys(ctx).count()) === 0 && (await new AdminTokens(ctx).count()) === 0) return false;
   return !(await anyKeyUsed(ctx.store)) && !(await anyTokenUsed(ctx.store));
 }
-
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The command line that runs this same herald from any directory: the compiled binary itself, or bun with the
@@ -98,17 +114,9 @@ export function heraldCommand(): string {
   return [existsSync(npmBun) ? npmBun : process.execPath, Bun.main].map(shellQuote).join(" ");
 }
 
-/**
- * The banner: each credential labelled with the routes it works on, then shell lines that define `herald` and
- * export the values under the names README.md's examples use, then three examples that run as printed
- * (test/docs/readme-examples.test.ts runs them against a fresh server).
- */
-export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, herald = heraldCommand()): string {
+/** The three credentials' labels, the lines to paste and the examples: the body the two banners below share. */
+function credentialsBlock(c: FirstStartCredentials, baseUrl: string, herald: string): string[] {
   return [
-    "",
-    "================ Herald first start (development) ================",
-    "Three credentials were created for this empty database. They are shown ONCE: store them now.",
-    "",
     "  LIVE partner key      works on /api/partner/* and /api/salutes/* (not on /api/partner/sandbox/*)",
     `    key id : ${c.live.keyId}`,
     `    secret : ${c.live.secret}`,
@@ -130,7 +138,44 @@ export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, hera
     `  herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" GET "$HERALD/api/partner/status" | sh; echo`,
     `  herald sign --key "$HERALD_SANDBOX_KEY_ID" --secret "$HERALD_SANDBOX_SECRET" GET "$HERALD/api/partner/sandbox/verify" | sh; echo`,
     `  curl -sS -w '\\n' -H "Authorization: Bearer $HERALD_ADMIN_TOKEN" "$HERALD/admin/partners/keys"`,
-    "===================================================================",
+  ];
+}
+
+const RULE = "===================================================================";
+
+/**
+ * The banner: each credential labelled with the routes it works on, then shell lines that define `herald` and
+ * export the values under the names README.md's examples use, then three examples that run as printed
+ * (test/docs/readme-examples.test.ts runs them against a fresh server).
+ */
+export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, herald = heraldCommand()): string {
+  return [
+    "",
+    "================ Herald first start (development) ================",
+    "Three credentials were created for this empty database. They are shown ONCE: store them now.",
+    "",
+    ...credentialsBlock(c, baseUrl, herald),
+    RULE,
+    "",
+  ].join("\n");
+}
+
+/**
+ * What `herald credentials new` prints (src/cli/credentials.ts): the first start's block for three new credentials,
+ * under a heading of its own, with what `--revoke-unused` revoked (`revoked`: one line each) — so that the paste-in
+ * lines of a lost banner can be had again from any shell (test/cli/credentials.test.ts pastes them in a clean one).
+ */
+export function newCredentialsBanner(c: FirstStartCredentials, baseUrl: string, revoked: readonly string[], herald = heraldCommand()): string {
+  return [
+    "",
+    "=================== Herald: new credentials ===================",
+    "Three new credentials were created (herald credentials new). They are shown ONCE: store them now.",
+    ...(revoked.length
+      ? ["Revoked, as never used (--revoke-unused):", ...revoked.map((r) => `  ${r}`)]
+      : ["Nothing was revoked: the earlier credentials still work."]),
+    "",
+    ...credentialsBlock(c, baseUrl, herald),
+    RULE,
     "",
   ].join("\n");
 }

@@ -3,6 +3,7 @@ import { sha256Hex } from "../client/sign";
 import type { BatchedDeleteResult } from "../db/batched-delete";
 import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
 import { lastStatements } from "../db/in-order";
+import { retryWhileHeld } from "../db/row-held";
 import { AppError } from "../http/errors";
 import { replayDetected, type NonceStore } from "./nonces";
 import * as store from "./store/idempotency";
@@ -167,27 +168,31 @@ export class IdempotencyStore {
    * For effects that must await something else (network I/O), which no transaction may wait for: claim the key
    * as in progress (committed, with a lock that lapses after IN_PROGRESS_LOCK_MS if this process dies, so a
    * concurrent duplicate sees it), prepare, then commit the effect's rows with the stored response; on failure
-   * release the claim so a retry can run.
+   * release the claim so a retry can run. A commit that finds a row it needs held by another transaction may throw
+   * RowHeldElsewhere rather than wait for it inside its own: its transaction is run again after a pause outside any
+   * (src/db/row-held.ts), with `lastRun` true once that has gone on long enough that it should wait for the row.
    */
   async runAsync<P, T extends object>(
     claim: IdempotencyClaim | null,
     prepare: () => Promise<P>,
-    commit: (prepared: P, t: Queryable) => T | Promise<T>,
+    commit: (prepared: P, t: Queryable, lastRun: boolean) => T | Promise<T>,
     status = 200,
   ): Promise<T> {
     if (!claim) {
       const prepared = await prepare();
-      return this.ctx.store.tx(async (t) => commit(prepared, t));
+      return retryWhileHeld((lastRun) => this.ctx.store.tx(async (t) => commit(prepared, t, lastRun)));
     }
     const now = this.ctx.clock.now();
     await this.ctx.store.tx((t) => this.claimIn(t, claim, now, new Date(now.getTime() + IN_PROGRESS_LOCK_MS).toISOString()));
     try {
       const prepared = await prepare();
-      return await this.ctx.store.tx(async (t) => {
-        const result = await commit(prepared, t);
-        await this.complete(t, claim, status, result);
-        return result;
-      });
+      return await retryWhileHeld((lastRun) =>
+        this.ctx.store.tx(async (t) => {
+          const result = await commit(prepared, t, lastRun);
+          await this.complete(t, claim, status, result);
+          return result;
+        }),
+      );
     } catch (err) {
       await store.releaseClaim(this.ctx.store, claim.keyId, claim.key);
       throw err;

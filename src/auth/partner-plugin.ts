@@ -348,13 +348,13 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
             `Signed partner route (${guard.mode ?? "live"} keys${guard.scope ? `, scope \`${guard.scope}\`` : ""}).`,
             guard.mutation ? "Mutation: send X-Partner-Nonce and Idempotency-Key." : "",
           ].join(" "),
-          ...(guard.mutation && {
-            [SIGNED_MUTATION]: {
-              nonceRequired: (guard.mode ?? "live") === "live" || ctx.config.sandboxNonceRequired,
-              noncePattern: NONCE_FORMAT.source,
-              keyPattern: KEY_FORMAT.source,
-            } satisfies SignedMutationMark,
-          }),
+          // A read takes a nonce too (optional), used up as a mutation's: the document lists it with its 409.
+          [SIGNED_MUTATION]: {
+            read: !guard.mutation,
+            nonceRequired: guard.mutation === true && ((guard.mode ?? "live") === "live" || ctx.config.sandboxNonceRequired),
+            noncePattern: NONCE_FORMAT.source,
+            keyPattern: KEY_FORMAT.source,
+          } satisfies SignedMutationMark,
         },
       }),
     }),

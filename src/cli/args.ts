@@ -34,6 +34,7 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   jobs: ["name"],
   keys: ["partner", "mode", "scopes", "ips", "reason", "overlap-hours"],
   "admin-token": ["name", "id"],
+  credentials: ["partner"],
   sign: ["key", "secret"],
   backup: [],
   restore: ["sha256", "master-key-file"],
@@ -46,6 +47,7 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
 /** The boolean flags of each command (besides the global ones). */
 export const COMMAND_BOOLEANS: Record<string, readonly string[]> = {
   "migrate-to-postgres": ["force"],
+  credentials: ["revoke-unused", "production"],
 };
 
 /** The command: the first argument that is not a flag. Only boolean (global) flags may come before it. */

@@ -30,6 +30,9 @@ Commands:
   admin-token create --name NAME          operator token for /admin/* (shown once)
   admin-token list                        admin tokens: id, name, created, last used, revoked (never the token)
   admin-token revoke --id N               revoke a token now: its bearer calls and browser sessions stop
+  credentials new [--partner NAME] [--revoke-unused] [--production]
+                        new live and sandbox keys (every scope) and an operator token, printed once with the
+                        first-start banner's lines to paste; revokes nothing unless --revoke-unused (the never used)
   sign --key ID --secret S METHOD URL [BODY]   print a signed curl command
   backup                consistent snapshot of the database (VACUUM INTO <db dir>/backups/)
   restore FILE [--sha256 HEX] [--master-key-file PATH]   replace the database with a backup (server stopped;
@@ -166,6 +169,13 @@ export const COMMANDS: Record<string, Command> = {
     onContext(loadConfig(), needOf(args.positionals[0] ?? "list", ["list"]), async (ctx) => (await import("./keys")).keysCommand(ctx, args, json)),
   "admin-token": (args, json) =>
     onContext(loadConfig(), needOf(args.positionals[0], ["list"]), async (ctx) => (await import("./keys")).adminTokenCommand(ctx, args, json)),
+  async credentials(args, json) {
+    const config = loadConfig();
+    const { checkCredentialsArgs, credentialsCommand } = await import("./credentials");
+    // Refused before the database is opened: a wrong subcommand, or production without --production (exit 2).
+    checkCredentialsArgs(config, args);
+    return onContext(config, "needs-key", (ctx) => credentialsCommand(ctx, args, json));
+  },
   async backup(_args, json) {
     const config = loadConfig();
     // Refused before anything opens: on PostgreSQL the database's own backups apply (exit 2, src/ops/backups/engine.ts).

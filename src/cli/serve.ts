@@ -9,7 +9,7 @@ import {
   createFirstStartCredentials,
   credentialsNeverUsed,
   firstStartBanner,
-  NEW_CREDENTIAL_COMMANDS,
+  newCredentialsHint,
   registerConfiguredToken,
 } from "../auth/first-start";
 import { AdminTokens } from "../auth/admin";
@@ -248,9 +248,12 @@ export async function serve(config: Config): Promise<void> {
     ctx.log.flush();
     process.stdout.write(firstStartBanner(firstStart, config.publicBaseUrl));
   } else if (await credentialsNeverUsed(ctx)) {
+    const hint = newCredentialsHint(config);
     ctx.log.info("no credential of this database has been used yet", {
-      note: "the first start printed its credentials once; if they are lost, make new ones (each printed once) from this folder, with this environment",
-      ...NEW_CREDENTIAL_COMMANDS,
+      note:
+        "the first start printed its credentials once; if they are lost, this command prints new ones (once) with the lines to paste, from any shell" +
+        (hint.also_set ? `, with ${hint.also_set.join(" and ")} set as this server has them` : ""),
+      ...hint,
     });
   } else if (config.isProduction && (await new AdminTokens(ctx).activeCount()) === 0) {
     // Production never makes credentials on its own: without a token nobody can reach /admin, so say how to make one.

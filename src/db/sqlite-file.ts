@@ -91,6 +91,23 @@ export function sqliteCheckpointPassive(dbPath: string): { busy: number; log: nu
   }
 }
 
+/**
+ * Takes the write lock of the live database at `dbPath` on a connection of its own and gives it back at once (BEGIN
+ * IMMEDIATE, ROLLBACK), waiting at most `timeoutMs` for another process that holds it; throws SQLite's "database is
+ * locked" past that. For the readiness probe (src/system/service.ts): the service's own connection would wait its
+ * busy_timeout (5 s) for that lock, synchronously, holding the probe — and every request — for all of it.
+ */
+export function sqliteTakesWriteLock(dbPath: string, timeoutMs: number): void {
+  const db = new Database(dbPath, { readwrite: true, create: false });
+  try {
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
+    db.exec("BEGIN IMMEDIATE");
+    db.exec("ROLLBACK");
+  } finally {
+    db.close();
+  }
+}
+
 /** PRAGMA integrity_check on a copy, read-only; "ok" or the first problems SQLite reports. */
 export function integrityOf(path: string): string {
   const copy = new Database(path, { readonly: true });

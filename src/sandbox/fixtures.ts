@@ -7,7 +7,16 @@ import { createUser, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { postEntry } from "../salutes/service";
 import { FIXTURE_PROFILE, sandboxOwnerOf } from "./profile";
-import { claimFixtureRow, type FixtureRecord, fixtureRecordOf, fixtureUserRows, holdFixtureRow, setFixtureUserIds, takeFixtureRowForReset } from "./store";
+import {
+  claimFixtureRow,
+  type FixtureRecord,
+  fixtureRecordOf,
+  fixtureUserRows,
+  holdFixtureRow,
+  lockFixtureRowOrHeld,
+  setFixtureUserIds,
+  takeFixtureRowForReset,
+} from "./store";
 
 /**
  * Deterministic bytes: sha256(seed:counter) blocks. Fixtures deliberately do NOT use ctx.rng: the app's rng is
@@ -175,7 +184,10 @@ export async function seedFixtures(t: Queryable, ctx: AppContext, owner: Owner, 
  * The reset's reseed, with its transaction handle `t`: takes the partner's fixture row (waiting for any other
  * reset or sandbox write that holds it; src/sandbox/store.ts), lets `clear` delete the practice rows, then writes
  * the plan of `seedKeyId` and records it on the same row. The row is updated, never deleted and inserted again,
- * so every reset of the partner waits for the one before it, on one instance or several.
+ * so every reset of the partner waits for the one before it, on one instance or several. Unless `wait`, on PostgreSQL
+ * it waits outside `t`: a row another transaction holds is RowHeldElsewhere (lockFixtureRowOrHeld), and the caller
+ * runs `t` again after a pause (src/db/row-held.ts), so that resets queued on the row never spend their transactions'
+ * deadlines waiting in them.
  */
 export async function reseedFixtures<D>(
   t: Queryable,
@@ -183,9 +195,11 @@ export async function reseedFixtures<D>(
   owner: Owner,
   seedKeyId: string,
   clear: () => Promise<D>,
+  wait = true,
 ): Promise<{ deleted: D; rec: FixtureRecord }> {
   const plan = fixturePlan(seedKeyId);
   const rec = recordOf(ctx, owner, plan, 1);
+  if (!wait && t.dialect === "postgres") await lockFixtureRowOrHeld(t, owner.partner, false);
   rec.reset_count = await takeFixtureRowForReset(t, rec);
   const deleted = await clear();
   return { deleted, rec: await writeRecordedPlan(t, ctx, owner, plan, rec) };

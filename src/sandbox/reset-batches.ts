@@ -2,11 +2,12 @@ import type { Owner } from "../auth/actors";
 import { type AppContext, slot, stateOf } from "../context";
 import { type BatchBound, DEFAULT_BATCH_ROWS } from "../db/batched-delete";
 import type { Queryable, Store } from "../db/port";
+import { retryWhileHeld } from "../db/row-held";
 import { deleteSandboxDonationsInBatches } from "../donations/sandbox-service";
 import { clearSandboxUsersOf, deleteSandboxWalletsInBatches, sandboxUserIdsAfter } from "../partner/sandbox-service";
 import { clearSandboxSalutes, deleteSandboxSalutesInBatches } from "../salutes/sandbox-service";
 import { deleteSandboxWebhooksInBatches } from "../webhooks/sandbox-service";
-import { lockFixtureRow } from "./store";
+import { lockFixtureRowOrHeld } from "./store";
 
 // The first phase of POST /api/partner/sandbox/reset (src/sandbox/reset.ts): the bulk of the partner's sandbox, in
 // bounded batches BEFORE the request's transaction (docs/storage-port.md "Bulk deletes: in batches", issue 71). A
@@ -82,7 +83,8 @@ export async function deleteSandboxInBatches(store: Store, owner: Owner, bound: 
     const ids = await sandboxUserIdsAfter(store, partner, after, step);
     if (ids.length === 0) break;
     addCounts(counts, await deleteSandboxSalutesInBatches(store, partner, ids, b));
-    addCounts(counts, await store.tx((t) => deleteUsersOfStep(t, partner, ids)));
+    // The fixture row waited for outside the step's transaction, as the reset's own does (src/db/row-held.ts).
+    addCounts(counts, await retryWhileHeld((lastRun) => store.tx((t) => deleteUsersOfStep(t, partner, ids, lastRun))));
     if (ids.length < step) break;
     after = ids[ids.length - 1]!;
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -92,13 +94,14 @@ export async function deleteSandboxInBatches(store: Store, owner: Owner, bound: 
 
 /**
  * One step's users but the fixture users, with their remaining salutes rows and wallets, in transaction `t`. The
- * partner's fixture row is held exclusively first (src/sandbox/store.ts): on PostgreSQL a sandbox write holds it
- * shared from before it finds a user until it commits, so none is between finding one of these users and writing a
- * row that names it, and the fixture users to keep are the ones recorded now (a reset on another instance may have
- * seeded new ones since the walk began).
+ * partner's fixture row is held exclusively first (src/sandbox/store.ts; held elsewhere, the step is run again after a
+ * pause outside it unless `wait`, src/db/row-held.ts): on PostgreSQL a sandbox write holds it shared from before it
+ * finds a user until it commits, so none is between finding one of these users and writing a row that names it, and
+ * the fixture users to keep are the ones recorded now (a reset on another instance may have seeded new ones since the
+ * walk began).
  */
-async function deleteUsersOfStep(t: Queryable, partner: string, ids: readonly number[]): Promise<Partial<SandboxCounts>> {
-  const fixtures = await lockFixtureRow(t, partner);
+async function deleteUsersOfStep(t: Queryable, partner: string, ids: readonly number[], wait: boolean): Promise<Partial<SandboxCounts>> {
+  const fixtures = await lockFixtureRowOrHeld(t, partner, wait);
   const keep = new Set(fixtures ? (JSON.parse(fixtures.user_ids) as number[]) : []);
   const doomed = ids.filter((id) => !keep.has(id));
   if (doomed.length === 0) return {};
@@ -112,8 +115,9 @@ const TURNS = slot("sandbox reset turns", () => new Map<string, Promise<void>>()
  * Waits for the resets of the partner queued before this one on this instance, and answers the function that ends
  * this one's turn (call it once the reset's answer is settled, whatever it is). Resets of one partner thus run whole,
  * batches and transaction, one after the other, as they did when a reset was one transaction: each deletes what the
- * one before it seeded, and its answer counts exactly that. Across instances the fixture row orders their
- * transactions, and their batches may run side by side (docs/sandbox.md "Reset").
+ * one before it seeded, and its answer counts exactly that. The wait is outside any transaction, however many are
+ * queued. Across instances the fixture row orders their transactions, each waiting for it outside its transaction too
+ * (lockFixtureRowOrHeld), and their batches may run side by side (docs/sandbox.md "Reset").
  */
 export async function takeResetTurn(ctx: AppContext, partner: string): Promise<() => void> {
   const turns = stateOf(ctx, TURNS);

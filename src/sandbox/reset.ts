@@ -9,7 +9,7 @@ import { fixtureSummary, reseedFixtures } from "./fixtures";
 import { addCounts, deleteSandboxInBatches, type SandboxCounts, takeResetTurn } from "./reset-batches";
 
 /** A signed mutation whose work begins before its transaction, once its Idempotency-Key is claimed (src/http/routes/mutation.ts). */
-export type PreparedRun = <P, T extends object>(prepare: () => Promise<P>, effect: (t: Queryable, prepared: P) => Promise<T>) => Promise<T>;
+export type PreparedRun = <P, T extends object>(prepare: () => Promise<P>, effect: (t: Queryable, prepared: P, lastRun: boolean) => Promise<T>) => Promise<T>;
 
 /**
  * POST /api/partner/sandbox/reset: deletes the partner's whole sandbox practice state and seeds the fixtures again
@@ -42,7 +42,8 @@ export async function resetSandbox<T extends object>(
         endTurn = await takeResetTurn(ctx, owner.partner);
         return await deleteSandboxInBatches(ctx.store, owner);
       },
-      async (t, batched) => answer(await finishReset(t, ctx, owner, keyId, batched)),
+      // Not waiting for the fixture row inside the transaction until its last run (src/db/row-held.ts).
+      async (t, batched, lastRun) => answer(await finishReset(t, ctx, owner, keyId, batched, lastRun)),
     );
   } finally {
     (endTurn as (() => void) | null)?.();
@@ -56,19 +57,27 @@ export type ResetAnswer = Awaited<ReturnType<typeof finishReset>>;
  * deletes what the batches left, reseeds, and answers the rows deleted by the whole reset (`batched`, the batches'
  * counts, plus this transaction's). Two resets of one partner at once (on PostgreSQL: several instances) take turns
  * on the fixture row, which the reset updates in place and never deletes: the second waits until the first commits,
- * then deletes what the first seeded. Sandbox writes hold the same row shared (holdingSandbox), so none lands in
- * between. Each owner clears its own rows, children before parents: webhooks, salutes and donations reference users.
+ * then deletes what the first seeded — outside its transaction unless `wait` (the request's last run): finding the
+ * row held, its transaction ends and runs again after a pause (src/db/row-held.ts). Sandbox writes hold the same row
+ * shared (holdingSandbox), so none lands in between. Each owner clears its own rows, children before parents:
+ * webhooks, salutes and donations reference users.
  */
-export async function finishReset(t: Queryable, ctx: AppContext, owner: Owner, keyId: string, batched: SandboxCounts) {
+export async function finishReset(t: Queryable, ctx: AppContext, owner: Owner, keyId: string, batched: SandboxCounts, wait = true) {
   const partner = owner.partner;
-  const { deleted, rec } = await reseedFixtures(t, ctx, owner, keyId, async () =>
-    addCounts(
-      { ...batched },
-      await clearSandboxWebhooks(t, partner),
-      await clearSandboxSalutes(t, partner, await sandboxUserIds(t, partner)),
-      await clearSandboxDonations(t, partner),
-      await clearSandboxUsers(t, partner),
-    ),
+  const { deleted, rec } = await reseedFixtures(
+    t,
+    ctx,
+    owner,
+    keyId,
+    async () =>
+      addCounts(
+        { ...batched },
+        await clearSandboxWebhooks(t, partner),
+        await clearSandboxSalutes(t, partner, await sandboxUserIds(t, partner)),
+        await clearSandboxDonations(t, partner),
+        await clearSandboxUsers(t, partner),
+      ),
+    wait,
   );
   return {
     reset: true as const,

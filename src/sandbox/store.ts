@@ -1,5 +1,6 @@
 import type { Owner } from "../auth/actors";
 import { type Dialect, placeholders, type Queryable } from "../db/port";
+import { RowHeldElsewhere } from "../db/row-held";
 import type { RowOf } from "../db/rows";
 import { type DeliveryRow, Where } from "../webhooks/service";
 import type { sandboxFixtures } from "./tables";
@@ -96,6 +97,22 @@ const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPD
  */
 export const lockFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
   t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${EXCLUSIVE_ROW_LOCK[t.dialect]}`, [partner]);
+
+/**
+ * lockFixtureRow without waiting, for a reset (issue 74, item 11): on PostgreSQL, when another transaction holds the
+ * row (another instance's reset, a sandbox write), throws RowHeldElsewhere instead of waiting for it inside `t`, whose
+ * deadline would run meanwhile; the reset waits outside any transaction and runs `t` again (src/db/row-held.ts). With
+ * `wait` (the last run, src/db/row-held.ts) it waits as lockFixtureRow does. SQLite: lockFixtureRow (no row locks).
+ * Null when the partner has no row.
+ */
+export async function lockFixtureRowOrHeld(t: Queryable, partner: string, wait: boolean): Promise<FixtureRecord | null> {
+  if (wait || t.dialect === "sqlite") return lockFixtureRow(t, partner);
+  const row = await t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ? FOR NO KEY UPDATE SKIP LOCKED`, [partner]);
+  if (row) return row;
+  // SKIP LOCKED answers no row for a held row and for a missing one alike; a plain read tells them apart.
+  if (await fixtureRecordOf(t, partner)) throw new RowHeldElsewhere(`the sandbox fixture row of ${partner}`);
+  return null;
+}
 
 /** The fixture users that still exist, by id (a fixture user is never deleted except by the reset, but be exact). */
 export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): Promise<Array<{ id: number; external_id: string }>> {

@@ -35,9 +35,10 @@ export const HOME_LINKS = {
     description: "Every route with its parameters, answers and samples in curl, TypeScript and Python",
   },
   developer_portal: {
-    href: "/developers/deprecations-playbook.md",
+    href: "/developers",
     title: "Developer portal",
-    description: "Versioning and deprecation policy, the migration steps and the scheduled sunsets",
+    description:
+      "Guides for partners: getting started, signing, idempotency, sandbox, webhooks, errors, limits, the changelog; the signing helpers to download",
   },
   console: { href: CONSOLE_HOME, title: "Operator console", description: "For operators: readiness, alerts, incidents, keys; sign in with an admin token" },
   openapi_document: { href: "/api/openapi.yaml", title: "OpenAPI document", description: "The contract, as YAML (also /api/openapi.json)" },

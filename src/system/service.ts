@@ -1,6 +1,7 @@
 import type { AppContext } from "../context";
 import { migrationStatusOn } from "../db/migrate";
 import type { Dialect } from "../db/port";
+import { sqliteTakesWriteLock } from "../db/sqlite-file";
 import { ERROR_CATALOG, type CatalogEntry } from "../http/errors";
 
 export interface ReadinessCheck {
@@ -17,10 +18,21 @@ export interface Readiness {
 
 /**
  * "Takes writes": an empty transaction. On SQLite it is BEGIN IMMEDIATE, which takes the write lock without writing
- * and so proves the file is writable and not wedged behind another writer; on PostgreSQL the ping already says the
- * server answers and is not a standby in recovery.
+ * and so proves the file is writable and not wedged behind another writer (sqliteWriteCheck below); on PostgreSQL the
+ * ping already says the server answers and is not a standby in recovery.
  */
 const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
+
+/**
+ * SQLite's "takes writes" within `ms`: the file's write lock taken and given back on a connection of its own, with a
+ * busy timeout of `ms` — the service's connection would wait its busy_timeout (5 s) for a lock another process holds
+ * (a CLI command, a restore's check), synchronously, and the probe with it (a /readyz of 5 s, issue 74). A database in
+ * memory has no other connection: its empty transaction, under the same deadline.
+ */
+async function sqliteWriteCheck(ctx: AppContext, ms: number): Promise<void> {
+  if (ctx.config.dbPath === ":memory:") await within(takesWrites(ctx), ms, "write check");
+  else sqliteTakesWriteLock(ctx.config.dbPath, ms);
+}
 
 /** How long /readyz waits for the database's checks in all, so that the probe answers within a second. */
 const READINESS_DATABASE_MS = 700;
@@ -39,6 +51,9 @@ async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T>
     clearTimeout(timer);
   }
 }
+
+/** What is left of a deadline (`performance.now()` based), at least 1 ms: a check that starts late fails at once. */
+const left = (deadline: number) => Math.max(1, deadline - performance.now());
 
 /** The database checks in progress, by context: every /readyz that arrives meanwhile waits for the same answer. */
 const databaseChecksRunning = new WeakMap<AppContext, Promise<Record<"database" | "migrations", ReadinessCheck>>>();
@@ -66,7 +81,7 @@ async function checkDatabase(ctx: AppContext): Promise<Record<"database" | "migr
   let database: ReadinessCheck;
   try {
     await within(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
-    if (engine === "sqlite") await takesWrites(ctx);
+    if (engine === "sqlite") await sqliteWriteCheck(ctx, left(deadline));
     database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
   } catch (err) {
     database = { ok: false, detail: `${engine === "sqlite" ? "not writable" : "not available"}: ${(err as Error).message}` };
@@ -74,7 +89,7 @@ async function checkDatabase(ctx: AppContext): Promise<Record<"database" | "migr
   // Asking a database that did not answer again would only wait out a second timeout.
   if (!database.ok) return { database, migrations: { ok: false, detail: "not read: the database is not available" } };
   try {
-    const m = await within(migrationStatusOn(ctx.store), Math.max(1, deadline - performance.now()), "migrations read");
+    const m = await within(migrationStatusOn(ctx.store), left(deadline), "migrations read");
     return { database, migrations: { ok: m.current, detail: `${m.applied}/${m.total} applied` } };
   } catch (err) {
     return { database, migrations: { ok: false, detail: `not read: ${(err as Error).message}` } };

@@ -451,8 +451,14 @@ describe("herald serve: start-up lines", () => {
       expect(second).not.toContain("Herald first start");
       const lines = logLines(second).filter((l) => l.msg === "no credential of this database has been used yet");
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ level: "info", admin_token: "herald admin-token create --name local" });
-      expect(lines[0]!.partner_key).toBe("herald keys create --partner 'Local Dev' --mode live --scopes credit,debit,donation,ledger,read,users,webhooks");
+      // A command that runs from a fresh shell, where the lost banner's `herald` function is gone and `bun` is not on
+      // PATH: this herald by its absolute path, with this server's database file and address (test/cli/credentials.test.ts
+      // runs it and what it prints).
+      expect(lines[0]).toMatchObject({
+        level: "info",
+        command: expect.stringMatching(/^HERALD_DB_PATH='\/[^']+\/lost\.db' PUBLIC_BASE_URL='http:\/\/localhost:\d+' '\/.+' credentials new$/),
+      });
+      expect(lines[0]!.also_set).toEqual(db.engine === "postgres" ? ["DATABASE_URL"] : undefined);
       // The third start: a credential has been used, so nothing is said.
       const third = await run();
       expect(third).not.toContain(hint);

@@ -113,7 +113,7 @@ test.skipIf(!present)(
       await operation.getByText("from herald_sign import herald").first().waitFor();
       await picker.click();
       await page.getByRole("option", { name: "TypeScript (HeraldClient)" }).click();
-      await operation.getByText('import { HeraldClient } from "@herald/client";').first().waitFor();
+      await operation.getByText('import { HeraldApiError, HeraldClient } from "@herald/client";').first().waitFor();
       await screenshot(page, join(shots, "api-reference-typescript-1280.png"));
 
       expect(errors).toEqual([]);

@@ -7,9 +7,9 @@ import type { Exchange } from "../support/contract-log";
 import { createAdminToken, createKey, signedInit, type TestKey } from "../support/partner";
 import { messengerEnv, textUpdate, webhookPost, WEBHOOK_SECRET } from "../messenger/support";
 
-// The last edges an outside Ajv/Prism run found in the document (issue 74, items 5, 6 and 8), each shown on real
+// The last edges an outside Ajv/Prism run found in the document (issue 74, items 5, 6, 8 and 11), each shown on real
 // answers with the check CI runs over every recorded exchange (test/support/contract-check.ts: Ajv 2020 over the whole
-// document): the document's own 200, a signed mutation's replay, Cache-Control wherever it is sent, the bot webhook's
+// document): the document's own 200, a signed mutation's replay, a signed read's used nonce, Cache-Control wherever it is sent, the bot webhook's
 // two secret headers, and Strict-Transport-Security. Runs on either engine (HERALD_TEST_ENGINE).
 
 type Json = Record<string, any>;
@@ -124,6 +124,36 @@ describe("a signed mutation's replay: 409 idempotency_replay, typed", () => {
     expect(check.check({ ...replay.x, body: text, bytes: text.length }).map((v) => v.kind)).toEqual(["body"]);
     const claimed = JSON.stringify({ ...JSON.parse(reused.x.body!), original_status: 201, original_response: {} });
     expect(check.check({ ...reused.x, body: claimed, bytes: claimed.length }).map((v) => v.kind)).toEqual(["body"]);
+  });
+});
+
+describe("a signed read sent twice with one nonce: 409 replay_detected, declared (issue 74, item 11)", () => {
+  test("every signed read lists its optional X-Partner-Nonce and a 409 whose codes hold replay_detected; a real one validates", async () => {
+    let reads = 0;
+    for (const { path, method, op } of operations()) {
+      const signed = (op.security ?? []).some((s: Json) => "PartnerKey" in s);
+      const keyed = (op.parameters ?? []).some((p: Json) => p.in === "header" && p.name === "Idempotency-Key");
+      if (!signed || keyed) continue;
+      reads++;
+      const name = `${method} ${path}`;
+      const nonce = (op.parameters ?? []).find((p: Json) => p.in === "header" && p.name === "X-Partner-Nonce");
+      expect([name, nonce?.required, String(nonce?.description)]).toEqual([name, false, expect.stringContaining("409 replay_detected")]);
+      expect([name, op.responses["409"]?.$ref, String(op.responses["409"]?.description)]).toEqual([
+        name,
+        "#/components/responses/Conflict",
+        expect.stringMatching(/^replay_detected: /),
+      ]);
+    }
+    expect(reads).toBeGreaterThan(20);
+    expect(response({ $ref: "#/components/responses/Conflict" }).content["application/json"].schema.allOf[1].properties.error.enum).toContain(
+      "replay_detected",
+    );
+    // As a load balancer resends it: the same signed GET, its nonce included, a second time.
+    const init = signedInit(h, key, "GET", "/api/partner/status", { nonce: "00112233445566778899aabbccddeeff" });
+    const first = await checked("/api/partner/status", init);
+    expect([first.status, first.violations]).toEqual([200, []]);
+    const again = await checked("/api/partner/status", init);
+    expect([again.status, JSON.parse(again.x.body!).error, again.violations]).toEqual([409, "replay_detected", []]);
   });
 });
 

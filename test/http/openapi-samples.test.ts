@@ -49,7 +49,7 @@ describe("x-codeSamples", () => {
         }
         signed++;
         expect(s.shell!.source).toContain(`herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" \\\n  ${method.toUpperCase()} 'http://localhost:3000`);
-        expect(s.typescript!.source).toContain('import { HeraldClient } from "@herald/client";');
+        expect(s.typescript!.source).toContain('import { HeraldApiError, HeraldClient } from "@herald/client";');
         expect(s.python!.source).toContain("from herald_sign import herald");
       }
     }

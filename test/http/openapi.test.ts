@@ -77,9 +77,12 @@ test("signed mutations list X-Partner-Nonce and Idempotency-Key as header parame
       signed.push({ method: method.toUpperCase(), path, headers: (op.parameters ?? []).filter((p) => p.in === "header" && !p.name.startsWith("If-")) });
     }
   }
-  const mutations = signed.filter((s) => s.headers.length > 0);
+  const mutations = signed.filter((s) => s.headers.some((p) => p.name === "Idempotency-Key"));
   expect(mutations.length).toBeGreaterThan(20);
   expect(mutations.every((s) => s.method !== "GET")).toBe(true);
+  // A signed read lists only its nonce, optional: sent, it is used up as a mutation's (409 replay_detected).
+  for (const { method, path, headers } of signed.filter((s) => !mutations.includes(s)))
+    expect([`${method} ${path}`, headers.map((p) => [p.name, p.required])]).toEqual([`${method} ${path}`, [["X-Partner-Nonce", false]]]);
   expect(JSON.stringify(doc.body)).not.toContain("x-herald-");
 
   for (const { method, path, headers } of signed) {

@@ -187,7 +187,7 @@ describe("security headers", () => {
     expect([page.headers.get("referrer-policy"), page.headers.get("x-content-type-options")]).toEqual(["no-referrer", "nosniff"]);
     // No inline script: the one script is Herald's file, named by its hash, cached for a year; the page revalidates.
     expect(html).not.toMatch(/<script>/);
-    const src = /<script src="(\/app\/assets\/app-[0-9a-f]{16}\.js)"><\/script>/.exec(html)![1]!;
+    const src = /<script src="(\/app\/assets\/app-[0-9a-f]{16}\.js)" defer><\/script>/.exec(html)![1]!;
     const script = await fetch(base + src);
     expect([script.status, script.headers.get("content-type"), script.headers.get("cache-control")]).toEqual([
       200,

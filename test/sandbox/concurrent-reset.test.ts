@@ -9,7 +9,8 @@ import { fixturePlan } from "../../src/sandbox/fixtures";
 import { createLogger } from "../../src/log";
 import type { TestApp } from "../support/app";
 import { signedInit, type TestKey } from "../support/partner";
-import { countWhere, drain, rows, SANDBOX, sandboxApp, sandboxKey, sb } from "./support";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { anotherSandboxInstance, countWhere, drain, rows, SANDBOX, sandboxApp, sandboxKey, sb } from "./support";
 import { testOn } from "../support/skipped";
 
 let h = undefined as unknown as TestApp;
@@ -255,4 +256,89 @@ testOn("postgres", "test/sandbox/concurrent-reset.test.ts")(
     expect(r.body.deleted).toMatchObject({ deliveries: 1, delivery_attempts: attemptsBefore + 1, webhooks: 1 });
     expect(await countWhere(h, "webhook_attempts", "delivery_id = ?", delivery!.id)).toBe(0);
   },
+);
+
+test("20 concurrent resets of one sandbox over two instances, each with its own Idempotency-Key: every one answers 200, in turn", async () => {
+  h = await loggingApp();
+  const keys = [await sandboxKey(h), await sandboxKey(h), await sandboxKey(h), await sandboxKey(h)];
+  const server = h.app.listen({ hostname: "127.0.0.1", port: 0 });
+  const b = await anotherSandboxInstance(h, { log: createLogger("error", (line) => errorLog.push(line.slice(0, 2000))) });
+  const AT_ONCE_HERE = 20;
+  try {
+    const bases = [`http://127.0.0.1:${server.server!.port}`, b.base];
+    const first = await call(bases[0]!, keys[0]!, "POST", "/reset");
+    expect(first.status).toBe(200);
+    const reference = await sandboxCounts("Acme");
+    let resets = first.body.fixtures.reset_count as number;
+    for (let round = 0; round < 2; round++) {
+      await seedPracticeState(bases[round]!, keys[round]!, round);
+      const before = await sandboxCounts("Acme");
+      // Each request signed on its own, with its own Idempotency-Key (signedInit), alternately to either instance.
+      const answers = await Promise.all(Array.from({ length: AT_ONCE_HERE }, (_, i) => call(bases[i % 2]!, keys[i % keys.length]!, "POST", "/reset")));
+      const failed = answers.filter((a) => a.status !== 200).map((a) => ({ status: a.status, error: a.body.error ?? a.body }));
+      expect({ round, failed, errorLog }).toEqual({ round, failed: [], errorLog: [] });
+      const counts = answers.map((a) => a.body.fixtures.reset_count as number).sort((x, y) => x - y);
+      expect(counts).toEqual(Array.from({ length: AT_ONCE_HERE }, (_, i) => resets + 1 + i));
+      resets += AT_ONCE_HERE;
+      // Every user was deleted once, by one of them: the practice state's and each reset's fixtures but the last's.
+      // (Across instances one reset's batches may delete rows another's transaction would have, so only the sum is exact.)
+      const deletedUsers = answers.reduce((n, a) => n + (a.body.deleted.users as number), 0);
+      expect(deletedUsers).toBe(before.partner_users! + reference.partner_users! * (AT_ONCE_HERE - 1));
+      expect(await sandboxCounts("Acme")).toEqual(reference);
+      const last = answers.find((a) => a.body.fixtures.reset_count === resets)!;
+      const users = await rows<{ id: number }>(h, "SELECT id FROM partner_users WHERE partner = ? AND mode = 'sandbox' ORDER BY id", "Acme");
+      expect(users.map((u) => u.id)).toEqual(last.body.fixtures.user_ids);
+    }
+  } finally {
+    await server.stop(true);
+    await b.close();
+  }
+});
+
+testOn("postgres", "test/sandbox/concurrent-reset.test.ts")(
+  "PostgreSQL: a reset whose fixture row another transaction holds past the reset's transaction deadline waits outside its transaction, then answers 200",
+  async () => {
+    errorLog = [];
+    h = await sandboxApp({
+      env: { DATABASE_TRANSACTION_TIMEOUT_MS: "1000" },
+      log: createLogger("error", (line) => errorLog.push(line.slice(0, 2000))),
+    });
+    const key = await sandboxKey(h);
+    expect((await sb(h, key, "POST", "/users", { body: { external_id: "practice" } })).status).toBe(201);
+    // Another instance's sandbox write (or reset) holding the partner's row, for 2.5 s: longer than the 1 s in which
+    // the reset's transaction must commit. Waiting for it inside that transaction would end in 503 db_unavailable.
+    const other = new PostgresStore({ url: h.ctx.config.database.url!, poolMax: 1 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = other.tx(async (t) => {
+      await t.get("SELECT partner FROM sandbox_fixtures WHERE partner = ? FOR SHARE", ["Acme"]);
+      locked();
+      await held;
+    });
+    try {
+      await lockTaken;
+      const started = performance.now();
+      const reset = sb(h, key, "POST", "/reset");
+      // Past the reset's transaction deadline, no session of the app waits for a lock: it waits outside.
+      await Bun.sleep(1500);
+      const waiting = await h.ctx.store.get<{ n: number }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+      );
+      expect(waiting!.n).toBe(0);
+      await Bun.sleep(1000);
+      release();
+      await holder;
+      const r = await reset;
+      expect({ status: r.status, error: r.body.error ?? null, errorLog }).toEqual({ status: 200, error: null, errorLog: [] });
+      expect(performance.now() - started).toBeGreaterThan(2400);
+      expect(r.body.deleted.users).toBe(4);
+    } finally {
+      release();
+      await holder.catch(() => {});
+      await other.close();
+    }
+  },
+  30_000,
 );

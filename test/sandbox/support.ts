@@ -1,5 +1,12 @@
 import { expect } from "bun:test";
+import { buildApp } from "../../src/app";
+import { closeContext, openContextAsync } from "../../src/bootstrap";
+import type { Clock } from "../../src/clock";
+import { loadConfig } from "../../src/config";
+import type { AppContext } from "../../src/context";
+import { createLogger, type Logger } from "../../src/log";
 import { openTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { FakeClock, seededRng } from "../support/clock";
 import { createKey, signedJson, type SignOptions, type TestKey } from "../support/partner";
 import type { Scope } from "../../src/auth/scopes";
 
@@ -47,4 +54,39 @@ export async function fixtureUsers(h: TestApp, key: TestKey) {
 /** Waits (bounded) for the dispatcher to settle: it is nudged after commits; runOnce joins a pass in flight. */
 export async function drain(h: TestApp) {
   for (let i = 0; i < 5; i++) await h.ctx.dispatcher.runOnce();
+}
+
+/**
+ * A second instance over the same database as `h` (its SQLite file, or its PostgreSQL database), with its own context,
+ * store and pool, serving on a port of its own — as a second `herald serve` behind a load balancer. The same master
+ * key (master.key beside HERALD_DB_PATH) and a clock at the same time, so `h`'s keys sign for it too.
+ */
+export async function anotherSandboxInstance(
+  h: TestApp,
+  opts: { env?: Record<string, string>; log?: Logger } = {},
+): Promise<{ ctx: AppContext; base: string; close(): Promise<void> }> {
+  const pg = h.ctx.config.database.engine === "postgres";
+  const config = loadConfig({
+    NODE_ENV: "test",
+    HERALD_DB_PATH: h.ctx.config.dbPath,
+    LOG_LEVEL: "silent",
+    JOBS_ENABLED: "0",
+    PUBLIC_BASE_URL: h.ctx.config.publicBaseUrl,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+    PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0",
+    ...(pg ? { DATABASE_URL: h.ctx.config.database.url!, DATABASE_POOL_MAX: "4" } : {}),
+    ...opts.env,
+  });
+  const clock = new FakeClock(h.clock.now().toISOString());
+  const ctx = await openContextAsync(config, { clock: clock as Clock, rng: seededRng("second-instance"), log: opts.log ?? createLogger("silent") });
+  const server = buildApp(ctx).listen({ hostname: "127.0.0.1", port: 0 });
+  return {
+    ctx,
+    base: `http://127.0.0.1:${server.server!.port}`,
+    async close() {
+      await server.stop(true);
+      await ctx.requestLog.stop();
+      await closeContext(ctx);
+    },
+  };
 }

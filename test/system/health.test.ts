@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { createTestApp, openTestApp, type TestApp, sqliteOf } from "../support/app";
+import { createTestApp, openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
 import { startCluster } from "../support/postgres";
 import { Metrics } from "../../src/http/metrics";
@@ -89,20 +89,69 @@ testOn("postgres", "test/system/health.test.ts")(
   120_000,
 );
 
+test("readyz answers within a second behind a burst of 1,000 write transactions, 200 once they are through", async () => {
+  h = await openTestApp();
+  const app = h;
+  // Each its own transaction, all queued at once: the probe's write check (SQLite) or ping (PostgreSQL) comes after them.
+  // Settled, not all fulfilled: on PostgreSQL some may wait past their pool deadline (503 db_unavailable for a request).
+  const burst = Promise.allSettled(
+    Array.from({ length: 1000 }, (_, i) =>
+      app.ctx.store.tx((t) => t.run("INSERT INTO job_leases (name, holder, until_ms, acquired_at_ms) VALUES (?, 'test', 0, 0)", [`burst-${i}`])),
+    ),
+  );
+  const started = performance.now();
+  const probe = await app.json("/readyz");
+  const probeMs = performance.now() - started;
+  expect({ probeMs: probeMs < 1000, status: [200, 503].includes(probe.status) }).toEqual({ probeMs: true, status: true });
+  await burst;
+  expect((await app.json("/readyz")).status).toBe(200);
+});
+
+testOn("postgres", "test/system/health.test.ts")(
+  "readyz answers 503 within a second while every pooled connection is busy, naming the check that ran out of time; 200 after",
+  async () => {
+    h = await openTestApp({ env: { DATABASE_POOL_MAX: "2" } });
+    const app = h;
+    // Both connections of the pool held for 2 s by statements of their own (within their 5 s deadline).
+    const busy = Promise.all([app.ctx.store.get("SELECT pg_sleep(2)"), app.ctx.store.get("SELECT pg_sleep(2)")]);
+    await Bun.sleep(100);
+    const started = performance.now();
+    const probe = await app.json("/readyz");
+    const probeMs = performance.now() - started;
+    expect({ probeMs: probeMs < 1000, status: probe.status }).toEqual({ probeMs: true, status: 503 });
+    expect(probe.body.checks.database.ok).toBe(false);
+    expect(probe.body.checks.database.detail).toMatch(/within 700 ms/);
+    await busy;
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await app.json("/readyz")).status;
+      if (status !== 200) await Bun.sleep(100);
+    }
+    expect(status).toBe(200);
+  },
+  30_000,
+);
+
 // A second connection holding the SQLite file's write lock: PostgreSQL has no file lock to hold.
-testOn("sqlite", "test/system/health.test.ts")("readyz is 503 when the database cannot take a write lock", async () => {
+testOn("sqlite", "test/system/health.test.ts")("readyz is 503 within a second when another process holds the write lock; 200 once it lets go", async () => {
   h = createTestApp();
   const { Database } = await import("bun:sqlite");
   const other = new Database(h.ctx.config.dbPath);
   other.exec("PRAGMA busy_timeout = 0");
   other.exec("BEGIN IMMEDIATE");
-  sqliteOf(h).exec("PRAGMA busy_timeout = 0");
   try {
+    // The service's own connection would wait its busy_timeout (5 s) for the lock: the check waits only what is left
+    // of its 700 ms.
+    const started = performance.now();
     const { status, body } = await h.json("/readyz");
-    expect(status).toBe(503);
+    const probeMs = performance.now() - started;
+    expect({ status, probeMs: probeMs < 1000 }).toEqual({ status: 503, probeMs: true });
     expect(body.checks.database.ok).toBe(false);
-  } finally {
+    expect(body.checks.database.detail).toContain("not writable: ");
     other.exec("ROLLBACK");
+    expect((await h.json("/readyz")).status).toBe(200);
+  } finally {
+    if (other.inTransaction) other.exec("ROLLBACK");
     other.close();
   }
 });

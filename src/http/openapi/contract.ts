@@ -3,6 +3,7 @@ import { isOperatorPath } from "../cache-control";
 import { publicRateGroup } from "../route-groups";
 import { STRICT_TRANSPORT_SECURITY } from "../security-headers";
 import type { OpenApiDocument } from "./components";
+import { READ_NONCE } from "./headers";
 
 // What every operation's entry says beyond its own declaration, derived from how the route is served (the HTTP
 // core, its guard, its group), so a new route cannot forget it (test/http/openapi-contract.test.ts holds the
@@ -195,6 +196,14 @@ export const RATE = {
 };
 const VALIDATORS: Record<Validator, [string, Json]> = { etag: ["ETag", ref("ETag")], "last-modified": ["Last-Modified", ref("LastModified")] };
 
+/** Whether `p` is the optional X-Partner-Nonce of a signed read (src/http/openapi/headers.ts READ_NONCE). */
+const isReadNonce = (p: Json) => p.in === "header" && String(p.name).toLowerCase() === "x-partner-nonce" && p.description === READ_NONCE;
+/** A signed read (no Idempotency-Key): its nonce is optional. */
+const signedRead = (op: Operation) => (op.parameters ?? []).some(isReadNonce);
+const READ_REPLAY =
+  "replay_detected: the X-Partner-Nonce sent was used before — sent again by you, or by a load balancer that resent this read after " +
+  "the instance serving it died (deploy/haproxy.cfg resends GET and HEAD). Nothing was done: sign it again with a new nonce and send it again";
+
 const errorEntry = (status: number) => ({ description: `HTTP ${status}`, content: { "application/json": { schema: { $ref: ERROR_REF } } } });
 const credentialNames = (op: Operation) => new Set((op.security ?? []).flatMap((s) => Object.keys(s)));
 
@@ -226,7 +235,8 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       // The core reads and checks a body on every method that may carry one, whether the route takes one or not.
       if (op.requestBody) for (const s of [400, 408, 413, 415]) add(s);
       else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
-      if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || p.in === "header")) add(400);
+      // A signed read's optional nonce is not one of them: a malformed one is the signature's 401, a used one 409.
+      if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
       // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
       // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
       add(413);
@@ -239,8 +249,9 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       if (limited) add(429);
       if (credentials.has("PartnerKey") || credentials.has("MiniAppInitData") || credentials.has("BotWebhookSecret")) add(401);
       if (credentials.has("AdminBearer") || credentials.has("AdminSession")) add(403);
-      // A signed request whose nonce was seen before is 409 replay_detected, a read as well as a write.
-      if (credentials.has("PartnerKey")) add(409);
+      // A signed request whose nonce was seen before is 409 replay_detected, a read as well as a write; a read says so
+      // beside the shared Conflict response (a read's nonce is optional: docs/partner-auth.md §11).
+      if (credentials.has("PartnerKey")) responses["409"] ??= signedRead(op) ? { ...errorEntry(409), description: READ_REPLAY } : errorEntry(409);
       // An operator page refuses what it cannot show with the page and the message, a missing one too.
       if (credentials.has("AdminSession") && method === "get") add(404);
       const validators = op[CONDITIONAL] as Validator[] | undefined;

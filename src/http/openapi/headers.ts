@@ -8,6 +8,8 @@ import type { OpenApiDocument } from "./components";
 export const SIGNED_MUTATION = "x-herald-signed-mutation";
 
 export interface SignedMutationMark {
+  /** A signed route that is not a mutation: X-Partner-Nonce only, optional (no Idempotency-Key). */
+  read: boolean;
   nonceRequired: boolean;
   noncePattern: string;
   keyPattern: string;
@@ -15,10 +17,17 @@ export interface SignedMutationMark {
 
 type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: unknown };
 
+/** A signed read's nonce: optional, and used up when sent (docs/partner-auth.md §3 and §11). */
+export const READ_NONCE =
+  "Optional on a read. When sent it is part of the signed string and used up like a mutation's: the same nonce again is refused " +
+  "with 409 replay_detected — also when a load balancer resent the request after the instance serving it died (deploy/haproxy.cfg " +
+  "resends GET and HEAD). A read changes nothing, so sign it again with a new nonce and send it again; or send reads without one";
+
 /**
  * A signed mutation lists X-Partner-Nonce and Idempotency-Key as header parameters, with the formats the partner
- * guard accepts (the mark's patterns) and whether this deployment requires them. The
- * signature headers themselves are the security schemes.
+ * guard accepts (the mark's patterns) and whether this deployment requires them; a signed read lists X-Partner-Nonce,
+ * optional, which the guard checks and uses up the same way (its 409 replay_detected). The signature headers
+ * themselves are the security schemes.
  */
 export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempotencyRequired: boolean): void {
   for (const ops of Object.values(paths)) {
@@ -26,6 +35,13 @@ export function signedMutationHeaders(paths: OpenApiDocument["paths"], idempoten
       const mark = op[SIGNED_MUTATION] as SignedMutationMark | undefined;
       if (!mark) continue;
       delete op[SIGNED_MUTATION];
+      if (mark.read) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          { in: "header", name: "X-Partner-Nonce", required: false, description: READ_NONCE, schema: { type: "string", pattern: mark.noncePattern } },
+        ];
+        continue;
+      }
       op.parameters = [
         ...(op.parameters ?? []),
         {

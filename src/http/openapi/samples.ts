@@ -123,7 +123,7 @@ function typescriptSample(
           ? `herald.delete(${JSON.stringify(route)})`
           : `herald.${method.toLowerCase()}(${JSON.stringify(route)}, ${tsValue(req.body ?? {})})`;
     return [
-      `import { HeraldClient } from "@herald/client";`,
+      `import { HeraldApiError, HeraldClient } from "@herald/client";`,
       "",
       "// Signs every request (docs/design.md §3), adds a nonce and an Idempotency-Key to mutations, retries 429/503.",
       "const herald = new HeraldClient({",
@@ -131,8 +131,15 @@ function typescriptSample(
       "  keyId: process.env.HERALD_KEY_ID!,",
       "  secret: process.env.HERALD_SECRET!,",
       "});",
-      `const result = await ${call};`,
-      "console.log(result);",
+      "try {",
+      `  const result = await ${call};`,
+      "  console.log(result);",
+      "} catch (err) {",
+      "  // Herald refused: branch on err.code (the body's `error`), never on the message; quote err.requestId to the operators.",
+      "  if (!(err instanceof HeraldApiError)) throw err;",
+      "  console.error(err.status, err.code, err.message, err.requestId);",
+      "  process.exitCode = 1;",
+      "}",
     ].join("\n");
   }
   const init: string[] = [];
@@ -164,11 +171,15 @@ function pythonSample(access: Access, method: string, url: string, body: unknown
   if (access === "partner") {
     const args = [JSON.stringify(method), JSON.stringify(url), ...(body !== undefined ? [pythonLiteral(body)] : [])].join(", ");
     return [
-      "# herald_sign.py is the ten-line signer in the introduction of this reference (docs/python/herald_sign.py);",
-      "# it reads HERALD_KEY_ID and HERALD_SECRET from the environment.",
-      "from herald_sign import herald",
+      "# herald_sign.py is the signer in the introduction of this reference (docs/python/herald_sign.py, also at",
+      "# /developers/downloads/herald_sign.py); it reads HERALD_KEY_ID and HERALD_SECRET from the environment.",
+      "from herald_sign import herald, HeraldError",
       "",
-      `print(herald(${args}))`,
+      "try:",
+      `    print(herald(${args}))`,
+      "except HeraldError as e:",
+      '    # Herald refused: branch on e.code (the body\'s "error"), never on the message; quote e.request_id to the operators.',
+      '    raise SystemExit(f"{e.status} {e.code}: {e.message} (request_id {e.request_id})")',
     ].join("\n");
   }
   const headers: string[] = [];
@@ -177,16 +188,21 @@ function pythonSample(access: Access, method: string, url: string, body: unknown
   const data = body !== undefined ? `json.dumps(${pythonLiteral(body)}).encode()` : "None";
   const plain = method === "GET" && headers.length === 0;
   return [
-    plain ? (jsonResponse ? "import json, urllib.request" : "import urllib.request") : "import json, os, urllib.request",
+    plain ? "import json, urllib.error, urllib.request" : "import json, os, urllib.error, urllib.request",
     "",
     ...(plain ? [] : [`req = urllib.request.Request(${JSON.stringify(url)}, data=${data}, method=${JSON.stringify(method)}, headers={${headers.join(", ")}})`]),
-    `with urllib.request.urlopen(${plain ? JSON.stringify(url) : "req"}) as res:`,
-    jsonResponse ? "    print(json.load(res))" : "    print(res.read().decode())",
+    "try:",
+    `    with urllib.request.urlopen(${plain ? JSON.stringify(url) : "req"}) as res:`,
+    jsonResponse ? "        print(json.load(res))" : "        print(res.read().decode())",
+    "except urllib.error.HTTPError as e:",
+    '    # Herald refused; its body is {"success": false, "error", "message", "request_id"}: branch on "error".',
+    "    refusal = json.load(e)",
+    `    raise SystemExit(f"{e.code} {refusal['error']}: {refusal['message']} (request_id {refusal['request_id']})")`,
   ].join("\n");
 }
 
 /** The signer as Markdown, for the document's introduction. */
-export const PYTHON_SIGNER_MARKDOWN = `Python samples of signed routes import this signer (\`herald_sign.py\`, standard library only):\n\n\`\`\`python\n${pythonSigner.trimEnd()}\n\`\`\``;
+export const PYTHON_SIGNER_MARKDOWN = `Python samples of signed routes import this signer (\`herald_sign.py\`, standard library only; it raises \`HeraldError\` with Herald's error code, message and request id when Herald refuses):\n\n\`\`\`python\n${pythonSigner.trimEnd()}\n\`\`\``;
 
 /** The code samples of one operation. */
 export function codeSamplesOf(baseUrl: string, path: string, method: string, op: Json): CodeSample[] {

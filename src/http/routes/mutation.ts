@@ -47,16 +47,18 @@ export type Mutation = ReturnType<typeof partnerMutation>;
  * is refused (`idempotency_in_progress`), neither running `prepare`; then `prepare` runs outside any transaction —
  * work no transaction may hold, such as deletes in bounded batches (docs/storage-port.md "Bulk deletes: in
  * batches") — and the effect commits with the stored response. A failure releases the claim, so a retry with the key
- * runs again. Nothing is nudged: for an effect that queues no delivery. Not for a route that defers its nonce to the
- * effect (PartnerGuard.nonceInEffect): the guard records it before the handler.
+ * runs again. An effect may throw RowHeldElsewhere rather than wait for a row inside its transaction (src/db/row-held.ts):
+ * it is run again after a pause outside it, `lastRun` true once it should wait. Nothing is nudged: for an effect that
+ * queues no delivery. Not for a route that defers its nonce to the effect (PartnerGuard.nonceInEffect): the guard
+ * records it before the handler.
  */
 export function partnerPreparedMutation(idem: IdempotencyStore) {
   return async function prepared<P, T extends object>(
     partner: PartnerRequest,
     prepare: () => Promise<P>,
-    effect: (t: Queryable, prepared: P) => Promise<T>,
+    effect: (t: Queryable, prepared: P, lastRun: boolean) => Promise<T>,
   ): Promise<T> {
     if (partner.pendingNonce) throw new Error("partnerPreparedMutation: the route defers its nonce to the effect, which a prepared mutation does not record");
-    return await idem.runAsync(partner.idempotency, prepare, (p, t) => effect(t, p));
+    return await idem.runAsync(partner.idempotency, prepare, (p, t, lastRun) => effect(t, p, lastRun));
   };
 }

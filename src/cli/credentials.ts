@@ -1,0 +1,95 @@
+import { AdminTokens } from "../auth/admin";
+import { FIRST_START_PARTNER, type FirstStartCredentials, newCredentialsBanner } from "../auth/first-start";
+import { PartnerKeys } from "../auth/keys";
+import { SCOPES } from "../auth/scopes";
+import type { Config } from "../config";
+import type { AppContext } from "../context";
+import { AppError } from "../http/errors";
+import { flagString, type ParsedArgs, UsageError } from "./args";
+import { cliActor } from "./keys";
+import { emit } from "./output";
+
+// `herald credentials new`: the way back when the first start's banner is lost (issue 74, item 4). It makes what
+// the first start made — a live key and a sandbox key of one partner with every scope, and an operator token — and
+// prints the first start's block for them (src/auth/first-start.ts): the `herald()` function line with this herald's
+// absolute command, the exports README.md's examples read, the examples to try. The start-up line that says no
+// credential has been used yet names this command as it runs from a fresh shell (newCredentialsHint).
+//
+// It revokes nothing unless asked: `--revoke-unused` disables the partner's keys and revokes the operator tokens
+// that were never used (the lost ones: a credential in use is never touched), audited as the console's own
+// revocations are. Production never prints a secret on its own (no banner, no hint); an operator may still make these
+// on purpose, with `--production`, since a live key with every scope is more than most deployments should hand out.
+
+export const CREDENTIALS_USAGE = "usage: herald credentials new [--partner NAME] [--revoke-unused] [--production]";
+
+/** The operator token's name in `herald admin-token list` (the first start's is `first-start`). */
+const TOKEN_NAME = "credentials-new";
+
+/** Refuses before anything is opened when the command is not what may run here (exit 2, nothing written). */
+export function checkCredentialsArgs(config: Config, args: ParsedArgs): void {
+  if (args.positionals[0] !== "new" || args.positionals.length > 1) throw new UsageError(CREDENTIALS_USAGE);
+  if (config.isProduction && args.flags.production !== true) {
+    throw new UsageError(
+      "credentials new: NODE_ENV=production. It makes a live key with every scope and an operator token and prints their secrets; " +
+        "pass --production to do so on purpose, or make narrower ones (herald keys create …, herald admin-token create …)",
+    );
+  }
+}
+
+/** Disables the partner's keys and revokes the operator tokens that were never used; one line each, for the banner. */
+async function revokeUnused(ctx: AppContext, partner: string): Promise<{ keys: string[]; tokens: number[]; lines: string[] }> {
+  const actor = cliActor();
+  const keys = new PartnerKeys(ctx);
+  const tokens = new AdminTokens(ctx);
+  const lines: string[] = [];
+  const unusedKeys = (await keys.list({ partner, status: "active" })).filter((k) => k.last_used_at === null);
+  for (const k of unusedKeys) {
+    await keys.disable(k.key_id, "never used; replaced by herald credentials new", actor);
+    lines.push(`${k.mode} key ${k.key_id} (disabled)`);
+  }
+  const unusedTokens = (await tokens.list()).filter((t) => t.revoked_at === null && t.last_used_at === null);
+  for (const t of unusedTokens) {
+    await tokens.revoke(t.id, actor);
+    lines.push(`operator token ${t.id} "${t.name}" (revoked)`);
+  }
+  return { keys: unusedKeys.map((k) => k.key_id), tokens: unusedTokens.map((t) => t.id), lines };
+}
+
+/** Makes the three credentials (the revocations first, so they never touch the new ones) and prints them once. */
+export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
+  checkCredentialsArgs(ctx.config, args);
+  const partner = flagString(args, "partner") ?? FIRST_START_PARTNER;
+  try {
+    const revoked = args.flags["revoke-unused"] === true ? await revokeUnused(ctx, partner) : { keys: [], tokens: [], lines: [] };
+    const keys = new PartnerKeys(ctx);
+    const actor = cliActor();
+    const live = await keys.create({ partner, mode: "live", scopes: [...SCOPES] }, actor);
+    const sandbox = await keys.create({ partner, mode: "sandbox", scopes: [...SCOPES] }, actor);
+    const admin = await new AdminTokens(ctx).create(TOKEN_NAME, actor);
+    const made: FirstStartCredentials = {
+      live: { keyId: live.key_id, secret: live.secret },
+      sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },
+      adminToken: admin.token,
+    };
+    const banner = newCredentialsBanner(made, ctx.config.publicBaseUrl, revoked.lines);
+    emit(
+      json,
+      {
+        success: true,
+        partner,
+        base_url: ctx.config.publicBaseUrl,
+        live: { key_id: live.key_id, secret: live.secret },
+        sandbox: { key_id: sandbox.key_id, secret: sandbox.secret },
+        admin_token: { id: admin.id, name: admin.name, token: admin.token },
+        revoked: { keys: revoked.keys, admin_tokens: revoked.tokens },
+        banner,
+      },
+      () => banner.replace(/^\n/, "").replace(/\n$/, ""),
+    );
+    return 0;
+  } catch (err) {
+    // A partner name the keys refuse, as `herald keys create` answers it.
+    if (err instanceof AppError) throw new UsageError(err.message);
+    throw err;
+  }
+}
