@@ -35,7 +35,7 @@ const html = (summary: string) => ({
 });
 
 const PageParams = t.Object({
-  page: t.String({
+  slug: t.String({
     maxLength: 64,
     description: `One of: ${PORTAL_PAGES.filter((p) => p.slug)
       .map((p) => p.slug)
@@ -77,7 +77,7 @@ export function portalRoutes(ctx: AppContext, registry: Registry) {
     .get("/developers", ({ request }) => answer(request, pageOrThrow(""), PAGE_HEADERS), {
       detail: html("Developer portal: getting started, and links to every guide (HTML rendered from the repository's docs)"),
     })
-    .get("/developers/:page", ({ request, params }) => answer(request, pageOrThrow(params.page), PAGE_HEADERS), {
+    .get("/developers/:slug", ({ request, params }) => answer(request, pageOrThrow(params.slug), PAGE_HEADERS), {
       params: PageParams,
       response: refuses(404),
       detail: html("A developer portal page: signing, idempotency, sandbox, webhooks, errors, limits, the SDK, the changelog …"),

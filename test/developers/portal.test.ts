@@ -250,13 +250,13 @@ describe("downloads", () => {
 describe("the OpenAPI document", () => {
   test("lists the portal's routes: public, their HTML or file, 304 and 404", () => {
     const ops = doc.paths as Record<string, Record<string, any>>;
-    for (const path of ["/developers", "/developers/{page}", "/developers/downloads/{file}"]) {
+    for (const path of ["/developers", "/developers/{slug}", "/developers/downloads/{file}"]) {
       const op = ops[path]!.get;
       expect([path, op.security, Object.keys(op.responses).filter((s) => ["200", "304"].includes(s))]).toEqual([path, [], ["200", "304"]]);
     }
     expect(Object.keys(ops["/developers"]!.get.responses["200"].content)).toEqual(["text/html"]);
     expect(Object.keys(ops["/developers/downloads/{file}"]!.get.responses["200"].headers)).toContain("Content-Disposition");
-    expect(ops["/developers/{page}"]!.get.responses["404"]).toBeDefined();
+    expect(ops["/developers/{slug}"]!.get.responses["404"]).toBeDefined();
   });
 
   test("the GitHub anchors the docs link to are the ids the pages give", () => {
