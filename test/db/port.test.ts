@@ -258,7 +258,9 @@ describe("SQLite: the writer is shared with synchronous writers", () => {
     const err = await s
       .tx(async (t) => {
         await t.run("INSERT INTO port_accounts (id, owner) VALUES (?, ?)", [1, "ana"]);
-        await new Promise((r) => setTimeout(r, 5));
+        // A turn of the event loop, queued after the writer's watch: a timer (as this test had, 5 ms) fires first
+        // when the loop is stalled longer than it, and the body then resumes before the watch can notice.
+        await new Promise((r) => setImmediate(r));
       })
       .catch((e) => e);
     expect(err).toBeInstanceOf(BodyAwaitedOutsideStore);
