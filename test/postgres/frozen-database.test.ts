@@ -6,9 +6,10 @@
 // pool is not wedged (a burst of credits all succeed); every credit refused during the freeze, retried with its
 // Idempotency-Key, has exactly one effect; the outage is one warning and one "available again" line in the log.
 import { afterAll, expect, test } from "bun:test";
-import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
+import { newIdempotencyKey } from "../../src/client/sign";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
+import { signedCaller } from "../support/partner";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { freePort, spawnHerald, targetBinary, waitForHttp } from "../support/process";
 import { testOn } from "../support/skipped";
@@ -79,23 +80,7 @@ testOn("postgres", "test/postgres/frozen-database.test.ts", test.skipIf(!pg))(
     ).json()) as { key: { key_id: string }; secret: string };
     const key = { id: created.key.key_id, secret: created.secret };
 
-    async function signed(method: "GET" | "POST", path: string, body: unknown, idem: string | null, timeoutMs = 30_000) {
-      const raw = body === null ? "" : JSON.stringify(body);
-      const s = signRequest({
-        keyId: key.id,
-        secret: key.secret,
-        method,
-        target: path,
-        body: raw,
-        nonce: newNonce(),
-        timestamp: Math.floor(Date.now() / 1000),
-      });
-      const headers: Record<string, string> = { ...(s.headers as unknown as Record<string, string>) };
-      if (method === "POST") headers["content-type"] = "application/json";
-      if (idem) headers["idempotency-key"] = idem;
-      const res = await fetch(`${base}${path}`, { method, headers, body: method === "POST" ? raw : undefined, signal: AbortSignal.timeout(timeoutMs) });
-      return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
-    }
+    const signed = signedCaller(base, key);
 
     const user = await signed("POST", "/api/partner/users", { external_id: "frozen-1" }, newIdempotencyKey());
     expect(user.status).toBe(201);

@@ -6,9 +6,10 @@
 // serves within seconds with nothing from the operator, and the refused credits retried with their keys each have
 // one effect.
 import { afterAll, expect, test } from "bun:test";
-import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
+import { newIdempotencyKey } from "../../src/client/sign";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
+import { signedCaller } from "../support/partner";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
 import { testOn } from "../support/skipped";
@@ -17,6 +18,15 @@ import { testOn } from "../support/skipped";
 const pg = testEngine() === "postgres" && postgresPresent("test/postgres/read-only-database.test.ts");
 const ADMIN = "hat_readonly_admin_token_0123456789abcdefghijklmn";
 const MASTER_KEY = "ce".repeat(32);
+/** What both tests' servers and commands run with, beside their DATABASE_URL. */
+const SERVE_ENV = {
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "info",
+  NODE_ENV: "development",
+  BOOTSTRAP_CREDENTIALS: "0",
+  ADMIN_TOKEN: ADMIN,
+  HERALD_MASTER_KEY: MASTER_KEY,
+};
 
 let cluster: TestCluster | undefined;
 let child: ReturnType<typeof spawnHerald> | undefined;
@@ -34,14 +44,9 @@ testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))
     const port = freePort();
     const base = `http://127.0.0.1:${port}`;
     child = spawnHerald(["serve"], {
+      ...SERVE_ENV,
       DATABASE_URL: withDatabase(cluster.url, "readonly"),
       PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-      NODE_ENV: "development",
-      BOOTSTRAP_CREDENTIALS: "0",
-      ADMIN_TOKEN: ADMIN,
-      HERALD_MASTER_KEY: MASTER_KEY,
       RATE_LIMIT_PARTNER_PER_MIN: "0",
       // Jobs every second: during the outage they skip quietly instead of logging failures.
       JOB_SCHEDULES: "auth-prune=* * * * * *",
@@ -56,23 +61,7 @@ testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))
         body: JSON.stringify({ partner: "ReadOnly", mode: "live", scopes: ["credit", "users", "read"] }),
       })
     ).json()) as { key: { key_id: string }; secret: string };
-    const signed = async (method: "GET" | "POST", path: string, body: unknown, idem: string | null) => {
-      const raw = body === null ? "" : JSON.stringify(body);
-      const s = signRequest({
-        keyId: created.key.key_id,
-        secret: created.secret,
-        method,
-        target: path,
-        body: raw,
-        nonce: newNonce(),
-        timestamp: Math.floor(Date.now() / 1000),
-      });
-      const headers: Record<string, string> = { ...(s.headers as unknown as Record<string, string>) };
-      if (method === "POST") headers["content-type"] = "application/json";
-      if (idem) headers["idempotency-key"] = idem;
-      const res = await fetch(`${base}${path}`, { method, headers, body: method === "POST" ? raw : undefined, signal: AbortSignal.timeout(15_000) });
-      return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
-    };
+    const signed = signedCaller(base, { id: created.key.key_id, secret: created.secret });
     const user = await signed("POST", "/api/partner/users", { external_id: "read-only-1" }, newIdempotencyKey());
     expect(user.status).toBe(201);
     const userId = String(user.body.user.id);
@@ -156,15 +145,7 @@ testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))
       await admin.run("CREATE DATABASE waiting");
       await admin.run("ALTER SYSTEM SET default_transaction_read_only = on");
       await admin.run("SELECT pg_reload_conf()");
-      const env = {
-        DATABASE_URL: withDatabase(own.url, "waiting"),
-        HOST: "127.0.0.1",
-        LOG_LEVEL: "info",
-        NODE_ENV: "development",
-        BOOTSTRAP_CREDENTIALS: "0",
-        ADMIN_TOKEN: ADMIN,
-        HERALD_MASTER_KEY: MASTER_KEY,
-      };
+      const env = { ...SERVE_ENV, DATABASE_URL: withDatabase(own.url, "waiting") };
       // A command that needs the database: one line naming the cause, exit 1, no stack trace.
       const cli = spawnHerald(["keys", "list"], env);
       const [cliErr, cliCode] = await Promise.all([new Response(cli.stderr).text(), cli.exited]);

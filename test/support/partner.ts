@@ -53,3 +53,26 @@ export function signedInit(h: TestApp, key: TestKey, method: string, target: str
 export async function signedJson(h: TestApp, key: TestKey, method: string, target: string, opts: SignOptions = {}) {
   return h.json(target, signedInit(h, key, method, target, opts));
 }
+
+/** A signed call's answer as the outage tests read it. */
+export interface SignedAnswer {
+  status: number;
+  retryAfter: string | null;
+  body: Record<string, any>;
+}
+
+/**
+ * Signed calls to a running `herald serve` at `base` (a child process, on the wall clock): a fresh nonce each, the
+ * Idempotency-Key when given, a deadline on the client's side.
+ */
+export function signedCaller(base: string, key: { id: string; secret: string }) {
+  return async (method: "GET" | "POST", path: string, body: unknown, idem: string | null, timeoutMs = 30_000): Promise<SignedAnswer> => {
+    const raw = body === null ? "" : JSON.stringify(body);
+    const s = signRequest({ keyId: key.id, secret: key.secret, method, target: path, body: raw, nonce: newNonce(), timestamp: Math.floor(Date.now() / 1000) });
+    const headers: Record<string, string> = { ...(s.headers as unknown as Record<string, string>) };
+    if (method === "POST") headers["content-type"] = "application/json";
+    if (idem) headers["idempotency-key"] = idem;
+    const res = await fetch(`${base}${path}`, { method, headers, body: method === "POST" ? raw : undefined, signal: AbortSignal.timeout(timeoutMs) });
+    return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
+  };
+}
