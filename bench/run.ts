@@ -23,12 +23,13 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   startup: () => import("./startup"),
   miniapp: () => import("./miniapp"),
   lighthouse: () => import("./lighthouse"),
+  docs: () => import("./docs"),
   compression: () => import("./compression"),
   scale: () => import("./scale"),
 };
 
 /** The benchmarks that time something other than wrk's load: they run without it, and their report leaves its settings out. */
-const WITHOUT_WRK = new Set(["startup", "credit", "miniapp", "lighthouse", "webhooks", "holders", "ops-digest", "migrate", "scale"]);
+const WITHOUT_WRK = new Set(["startup", "credit", "miniapp", "lighthouse", "docs", "webhooks", "holders", "ops-digest", "migrate", "scale"]);
 
 /** The benchmarks that run herald over a database, and so take --engine and --instances (bench/engines.ts). */
 const ENGINE_BENCHMARKS = new Set([
@@ -61,7 +62,7 @@ Options:
   --events N        webhooks: events committed in the backlog case (default 5000; 4 deliveries each)
   --credits N       credit: signed credits measured per case (default 20000; --connections sets the concurrency)
   --rounds N        http, signed, redirect, floors: alternate the compared cases N times and report medians (default 1)
-  --starts N        build-flags: cold starts timed per variant; miniapp: page loads per case (median reported, default 5);
+  --starts N        build-flags: cold starts timed per variant; miniapp, docs: page loads per case (median reported, default 5);
                     lighthouse: runs per page (median reported, default 5)
   --engine E        every benchmark but build-flags and migrate: sqlite (default) or postgres (a throwaway
                     cluster from Debian's package, bench/engines.ts)

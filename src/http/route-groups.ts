@@ -17,6 +17,8 @@ const PUBLIC_PREFIXES = [
   "/api/openapi.json",
   "/api/openapi.yaml",
   "/api/openapi-transparency.yaml",
+  // One audience's document each, what the API reference at /api/docs reads (/api/openapi/partners.json, …).
+  "/api/openapi/",
   "/s/audio/",
   // A donation claim's recipient page (src/donations/claim-page.ts).
   "/claim/",

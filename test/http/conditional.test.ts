@@ -43,6 +43,8 @@ describe("served documents", () => {
     "/api/openapi.json",
     "/api/openapi.yaml",
     "/api/openapi-transparency.yaml",
+    "/api/openapi/partners.json",
+    "/api/openapi/operators.json",
     "/api/docs",
     "/api/docs/swagger",
     "/api/docs/assets/scalar-api-reference.js",

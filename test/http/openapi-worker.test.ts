@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config";
 import type { Config } from "../../src/config";
 import { createLogger, type Logger } from "../../src/log";
 import { type DocumentName, OpenApiDocuments, openApiDocumentEtag, startOpenApiBuildInWorker } from "../../src/http/openapi/documents";
+import { AUDIENCES } from "../../src/http/openapi/audiences";
 import { openTestApp, type TestApp } from "../support/app";
 import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
 
@@ -51,6 +52,14 @@ test("the worker's documents are byte for byte the ones the serving thread build
     expect(fromWorker.etag).toBe(served.headers.get("etag")!);
     expect(fromWorker.headers["content-type"]).toBe(served.headers.get("content-type")!);
   }
+  // The reference's documents, one per audience, likewise.
+  for (const a of AUDIENCES) {
+    const served = await h.request(`/api/openapi/${a.slug}.json`);
+    expect(served.status).toBe(200);
+    const fromWorker = await docs.audience(a.slug);
+    expect(await bytes(fromWorker.body)).toEqual(new Uint8Array(await served.arrayBuffer()));
+    expect(fromWorker.etag).toBe(served.headers.get("etag")!);
+  }
   expect(builtLines(lines)).toEqual([expect.objectContaining({ where: "worker", build_ms: expect.any(Number), json_bytes: expect.any(Number) })]);
 });
 
@@ -64,6 +73,7 @@ test("started the way serve starts it: /api/openapi.json and the preflight ETag 
   expect(((await res.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
   expect(etag).toBe(res.headers.get("etag")!);
   expect((await h.request("/api/openapi.yaml")).status).toBe(200);
+  expect((await h.request("/api/openapi/partners.json")).status).toBe(200);
   expect(builtLines(lines).map((l) => l.where)).toEqual(["worker"]);
   // A second start changes nothing: the documents are built once.
   startOpenApiBuildInWorker(h.ctx);

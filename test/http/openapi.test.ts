@@ -53,9 +53,10 @@ test("the docs pages work offline: the reference at /api/docs and the Swagger UI
       expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
     }
   }
-  // The reference reads the JSON document and is told not to reach Scalar's servers (fonts, telemetry, proxy).
+  // The reference reads one audience's document at a time, the partners' first (src/http/openapi/audiences.ts), and is
+  // told not to reach Scalar's servers (fonts, telemetry, proxy).
   const reference = await (await h.request("/api/docs")).text();
-  expect(reference).toContain('"url":"/api/openapi.json"');
+  expect(reference).toContain('"sources":[{"title":"Partners (signed API)","slug":"partners","url":"/api/openapi/partners.json","default":true}');
   expect(reference).toContain('"withDefaultFonts":false');
   expect(reference).toContain('"telemetry":false');
   expect(reference).not.toMatch(/https?:\/\//);

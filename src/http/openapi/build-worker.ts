@@ -5,7 +5,7 @@ import { SecretBox } from "../../auth/secret-box";
 import { openContext } from "../../bootstrap";
 import type { Config } from "../../config";
 import { createLogger } from "../../log";
-import { type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "./documents";
+import { audienceDocuments, type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "./documents";
 import { buildOpenApi } from "./routes";
 
 // The OpenAPI documents' build, off the serving thread (src/http/openapi/documents.ts starts it). It is handed the
@@ -41,8 +41,13 @@ function buildAndPost(config: Config): void {
   const ctx = openContext(inMemory(config), { secrets: new SecretBox(randomBytes(32)), log: createLogger("silent") });
   const doc = buildOpenApi(buildApp(ctx) as unknown as AnyElysia, ctx);
   const json = jsonDocument(doc);
-  // The JSON goes first: the docs pages and the preflight ETag need only it.
+  // The JSON goes first (the preflight ETag needs only it), then the reference's page and its audiences' documents.
   post({ kind: "json", json, buildMs: Math.round(performance.now() - started) }, bytesOf(json.body));
+  const reference = audienceDocuments(doc);
+  post(
+    { kind: "audiences", reference },
+    [reference.page, ...Object.values(reference.audiences)].flatMap((rep) => bytesOf(rep.body)),
+  );
   const yaml = yamlDocument(doc);
   const transparencyYaml = transparencyYamlDocument(doc);
   post({ kind: "yaml", yaml, transparencyYaml }, [...bytesOf(yaml.body), ...bytesOf(transparencyYaml.body)]);

@@ -2,15 +2,19 @@ import { type AppContext, slot, stateOf } from "../../context";
 import { errorFields } from "../../log";
 import { startWorker } from "../../workers/spawn";
 import { representation, type Representation } from "../conditional";
+import { AUDIENCES, type AudienceSlug, audienceSubset } from "./audiences";
 import type { OpenApiDocument } from "./components";
+import { referenceIndex } from "./reference-index";
 import { transparencySubset } from "./subset";
+import { referencePage } from "./ui";
 
-// The served API documents (/api/openapi.json, /api/openapi.yaml, /api/openapi-transparency.yaml) as bytes with
-// their validators, and where they are built. Building them takes the event loop for 0.1–8 s (more on a busy
-// machine), during which no request at all is answered, /healthz included. So `herald serve` builds them in a worker
-// (src/http/openapi/build-worker.ts) from its start, and a request that comes first awaits that build with the loop
-// free. Tests and tools that never start the worker build them on the loop when first asked for, as before: a
-// worker per test app would cost more than the build.
+// The served API documents (/api/openapi.json, /api/openapi.yaml, /api/openapi-transparency.yaml and one per audience,
+// /api/openapi/<audience>.json, which the reference at /api/docs reads) as bytes with their validators, and where they
+// are built. Building them takes the event loop for 0.1–8 s (more on a busy machine), during which no request at all
+// is answered, /healthz included. So `herald serve` builds them in a worker (src/http/openapi/build-worker.ts) from
+// its start, and a request that comes first awaits that build with the loop free. Tests and tools that never start
+// the worker build them on the loop when first asked for, as before: a worker per test app would cost more than the
+// build.
 
 /** The three served documents. */
 export type DocumentName = "json" | "yaml" | "transparencyYaml";
@@ -36,9 +40,27 @@ export const yamlDocument = (doc: OpenApiDocument): Representation => yamlOf(doc
 /** /api/openapi-transparency.yaml: the public and transparency operations (src/http/openapi/subset.ts). */
 export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlOf(transparencySubset(doc));
 
-/** What the build worker posts: the JSON as soon as it is built, then the two YAML texts; or why it could not. */
+/**
+ * What the reference at /api/docs serves: its page, with every operation listed in it (src/http/openapi/reference-index.ts),
+ * and /api/openapi/<audience>.json, each audience's document (src/http/openapi/audiences.ts).
+ */
+export interface AudienceDocuments {
+  page: Representation;
+  audiences: Record<AudienceSlug, Representation>;
+}
+
+export const audienceDocuments = (doc: OpenApiDocument): AudienceDocuments => ({
+  page: referencePage(referenceIndex(doc)),
+  audiences: Object.fromEntries(AUDIENCES.map((a) => [a.slug, jsonDocument(audienceSubset(doc, a.slug))])) as AudienceDocuments["audiences"],
+});
+
+/**
+ * What the build worker posts: the JSON as soon as it is built, then the audiences' documents (the reference's), then
+ * the two YAML texts; or why it could not.
+ */
 export type BuildWorkerMessage =
   | { kind: "json"; json: Representation; buildMs: number }
+  | { kind: "audiences"; reference: AudienceDocuments }
   | { kind: "yaml"; yaml: Representation; transparencyYaml: Representation }
   | { kind: "failed"; error: string };
 
@@ -49,11 +71,13 @@ interface InThread {
   json: Representation;
   readonly yaml: Representation;
   readonly transparencyYaml: Representation;
+  readonly audiences: AudienceDocuments;
 }
 
 /** The worker's answers; null once it failed (the documents are then built on the loop when asked for). */
 interface FromWorker {
   json: Promise<Representation | null>;
+  audiences: Promise<AudienceDocuments | null>;
   yamls: Promise<{ yaml: Representation; transparencyYaml: Representation } | null>;
 }
 
@@ -76,6 +100,20 @@ export class OpenApiDocuments {
     return this.inThread()[name];
   }
 
+  /** One audience's document (/api/openapi/<slug>.json), from the worker's build when one runs. */
+  async audience(slug: AudienceSlug): Promise<Representation> {
+    return (await this.reference()).audiences[slug];
+  }
+
+  /** The reference's page, /api/docs (it lists every operation), from the worker's build when one runs. */
+  async referencePage(): Promise<Representation> {
+    return (await this.reference()).page;
+  }
+
+  private async reference(): Promise<AudienceDocuments> {
+    return (this.fromWorker && (await this.fromWorker.audiences)) ?? this.inThread().audiences;
+  }
+
   /**
    * Starts building the documents in a worker over the same configuration (the worker builds the same app over an
    * in-memory database), once; nothing if they were built here already. A worker that fails, or does not answer
@@ -85,8 +123,13 @@ export class OpenApiDocuments {
     if (this.built || this.fromWorker) return;
     const started = performance.now();
     let answerJson!: (rep: Representation | null) => void;
+    let answerAudiences!: (reps: AudienceDocuments | null) => void;
     let answerYamls!: (reps: { yaml: Representation; transparencyYaml: Representation } | null) => void;
-    this.fromWorker = { json: new Promise((resolve) => (answerJson = resolve)), yamls: new Promise((resolve) => (answerYamls = resolve)) };
+    this.fromWorker = {
+      json: new Promise((resolve) => (answerJson = resolve)),
+      audiences: new Promise((resolve) => (answerAudiences = resolve)),
+      yamls: new Promise((resolve) => (answerYamls = resolve)),
+    };
     let worker: Worker | null = null;
     let done = false;
     const end = () => {
@@ -101,6 +144,7 @@ export class OpenApiDocuments {
       this.ctx.log.warn("openapi documents: the worker build failed; they are built on the event loop when first asked for", errorFields(err));
       // A promise already answered keeps its answer: the JSON may have come before the YAML failed.
       answerJson(null);
+      answerAudiences(null);
       answerYamls(null);
     };
     const timer = setTimeout(() => fail(new Error(`the build worker did not answer within ${deadlineMs} ms`)), deadlineMs);
@@ -121,6 +165,7 @@ export class OpenApiDocuments {
           });
           return answerJson(m.json);
         }
+        if (m.kind === "audiences") return answerAudiences(m.reference);
         answerYamls({ yaml: m.yaml, transparencyYaml: m.transparencyYaml });
         end();
       };
@@ -140,9 +185,10 @@ export class OpenApiDocuments {
     const doc = this.build();
     const json = jsonDocument(doc);
     const buildMs = Math.round(performance.now() - started);
-    // The docs pages and the ETag need only the JSON; each YAML text is written when first asked for.
+    // The ETag needs only the JSON; each YAML text, and the reference's page and documents, are written when first asked for.
     let yaml: Representation | null = null;
     let transparencyYaml: Representation | null = null;
+    let audiences: AudienceDocuments | null = null;
     this.built = {
       json,
       get yaml() {
@@ -152,6 +198,10 @@ export class OpenApiDocuments {
       get transparencyYaml() {
         transparencyYaml ??= transparencyYamlDocument(doc);
         return transparencyYaml;
+      },
+      get audiences() {
+        audiences ??= audienceDocuments(doc);
+        return audiences;
       },
     };
     this.ctx.log.info("openapi documents built", { where: "thread", build_ms: buildMs, json_bytes: json.size });

@@ -14,6 +14,7 @@ import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
 import pkg from "../../../package.json";
 import { DOCUMENTS, OpenApiDocuments } from "./documents";
+import { AUDIENCES } from "./audiences";
 
 export type { OpenApiDocument } from "./components";
 export { openApiDocumentEtag, startOpenApiBuildInWorker } from "./documents";
@@ -235,18 +236,22 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
       },
     },
   });
-  return (
-    new Elysia({ name: "herald:openapi" })
-      // Each awaits its document: built by the worker `herald serve` starts, or on the loop in tests and tools.
-      .get("/api/openapi.json", async ({ request }) => conditionalResponse(request, await docs.document("json")), {
-        detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
-      })
-      .get("/api/openapi.yaml", async ({ request }) => conditionalResponse(request, await docs.document("yaml")), {
-        detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
-      })
-      .get("/api/openapi-transparency.yaml", async ({ request }) => conditionalResponse(request, await docs.document("transparencyYaml")), {
-        detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
-      })
-      .use(docsUiRoutes())
-  );
+  const app = new Elysia({ name: "herald:openapi" })
+    // Each awaits its document: built by the worker `herald serve` starts, or on the loop in tests and tools.
+    .get("/api/openapi.json", async ({ request }) => conditionalResponse(request, await docs.document("json")), {
+      detail: raw("OpenAPI 3.1 document (JSON); ETag and 304 on If-None-Match", "application/json"),
+    })
+    .get("/api/openapi.yaml", async ({ request }) => conditionalResponse(request, await docs.document("yaml")), {
+      detail: raw("OpenAPI 3.1 document (YAML); ETag and 304 on If-None-Match", "application/yaml"),
+    })
+    .get("/api/openapi-transparency.yaml", async ({ request }) => conditionalResponse(request, await docs.document("transparencyYaml")), {
+      detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
+    });
+  // The reference's documents, one per audience (src/http/openapi/audiences.ts).
+  for (const a of AUDIENCES) {
+    app.get(`/api/openapi/${a.slug}.json`, async ({ request }) => conditionalResponse(request, await docs.audience(a.slug)), {
+      detail: raw(`OpenAPI 3.1 document of one audience of the reference at /api/docs: ${a.title} (JSON); ETag and 304 on If-None-Match`, "application/json"),
+    });
+  }
+  return app.use(docsUiRoutes(() => docs.referencePage()));
 }

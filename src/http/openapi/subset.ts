@@ -1,36 +1,52 @@
 import { referencedComponents, type OpenApiDocument } from "./components";
 
-// /api/openapi-transparency.yaml: the operations a reader without credentials can call — those tagged
-// public or transparency — cut from the one generated document, so the subset can never disagree with it.
+// Documents cut from the one generated document, so that a part can never disagree with the whole:
+// - /api/openapi-transparency.yaml: the operations a reader without credentials can call — those tagged public or
+//   transparency;
+// - /api/openapi/<audience>.json: one audience's operations (src/http/openapi/audiences.ts), what the API reference
+//   at /api/docs shows one at a time.
 
 export const SUBSET_TAGS = ["public", "transparency"] as const;
-const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+/** The keys of a path item that are operations. */
+export const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 
-export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
+/** An operation as the cut reads it. */
+export interface OperationView {
+  tags?: string[];
+  security?: Array<Record<string, unknown>>;
+}
+
+/** What a cut keeps and how it names itself; the rest (openapi, servers) is the whole document's. */
+export interface Cut {
+  keep: (op: OperationView, path: string) => boolean;
+  info: { title: string; description: string };
+  /** The document's tags listed; by default those the kept operations carry. */
+  tags?: readonly string[];
+}
+
+/**
+ * The operations `cut.keep` keeps, with only the named schemas, responses and headers they reach, the credential
+ * schemes they name (a public route may take an optional one: the audio-share track bearer) and the tags they carry.
+ */
+export function subsetOf(doc: OpenApiDocument, cut: Cut): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
+  const tags = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths)) {
     const kept: Record<string, unknown> = {};
     for (const [key, op] of Object.entries(item)) {
-      if (!METHODS.has(key)) continue;
-      const tags = (op as { tags?: string[] }).tags ?? [];
-      if (tags.some((t) => (SUBSET_TAGS as readonly string[]).includes(t))) kept[key] = op;
+      if (!METHODS.has(key) || !cut.keep(op as OperationView, path)) continue;
+      kept[key] = op;
+      for (const t of (op as OperationView).tags ?? []) tags.add(t);
     }
     if (Object.keys(kept).length) paths[path] = kept;
   }
-  // Only the named schemas, responses and headers the kept operations reach, and the credential schemes they name
-  // (a public route may take an optional one: the audio-share track bearer).
   const all = doc.components as Record<string, Record<string, unknown> | undefined>;
   const used = referencedComponents(paths, all);
   const pick = (kind: string) => Object.fromEntries(Object.entries(all[kind] ?? {}).filter(([name]) => used.has(`#/components/${kind}/${name}`)));
   return {
     ...doc,
-    info: {
-      ...doc.info,
-      title: "Herald public and transparency API",
-      description:
-        "The unauthenticated part of the Herald API: public status, proofs, transparency data and the developer portal. The full document is /api/openapi.yaml.",
-    },
-    tags: (doc.tags ?? []).filter((t) => (SUBSET_TAGS as readonly string[]).includes(t.name)),
+    info: { ...doc.info, ...cut.info },
+    tags: (doc.tags ?? []).filter((t) => (cut.tags ? cut.tags.includes(t.name) : tags.has(t.name))),
     paths,
     components: {
       schemas: pick("schemas"),
@@ -41,10 +57,21 @@ export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
   };
 }
 
+export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
+  return subsetOf(doc, {
+    keep: (op) => (op.tags ?? []).some((t) => (SUBSET_TAGS as readonly string[]).includes(t)),
+    info: {
+      title: "Herald public and transparency API",
+      description:
+        "The unauthenticated part of the Herald API: public status, proofs, transparency data and the developer portal. The full document is /api/openapi.yaml.",
+    },
+    tags: SUBSET_TAGS,
+  });
+}
+
 function schemesOf(paths: OpenApiDocument["paths"], all: Record<string, unknown>): Record<string, unknown> {
   const names = new Set<string>();
   for (const item of Object.values(paths))
-    for (const op of Object.values(item) as Array<{ security?: Array<Record<string, unknown>> }>)
-      for (const s of op.security ?? []) for (const n of Object.keys(s)) names.add(n);
+    for (const op of Object.values(item) as OperationView[]) for (const s of op.security ?? []) for (const n of Object.keys(s)) names.add(n);
   return Object.fromEntries(Object.entries(all).filter(([name]) => names.has(name)));
 }
