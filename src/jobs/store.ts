@@ -98,8 +98,8 @@ export async function triggersOf(db: Queryable, ids: readonly number[]): Promise
 
 /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
 export async function failuresSince(db: Queryable, since: string): Promise<Map<string, number>> {
-  // job_runs_started_idx serves the range; the few failed rows are grouped by the engine. MATERIALIZED keeps SQLite
-  // from grouping down job_runs_name_started_idx instead, which reads every run ever kept.
+  // job_runs_failed_idx (failed runs only) serves the range; the few failed rows are grouped by the engine.
+  // MATERIALIZED keeps SQLite from grouping down job_runs_name_started_idx instead, which reads every run ever kept.
   const rows = await db.all<{ name: string; n: number }>(
     "WITH failed AS MATERIALIZED (SELECT name FROM job_runs WHERE started_at >= ? AND ok = 0) SELECT name, count(*) AS n FROM failed GROUP BY name",
     [since],

@@ -72,7 +72,7 @@ describe("partial indexes named by their statements' conditions", () => {
 describe("statements rewritten to follow an index", () => {
   test("a sandbox's idempotent ledger entries: through the owner's users, then each user's entries", () =>
     expectServed((s) => idempotentMutationCount(s, "Acme", ["key_1"]), /salutes_ledger_user\w*_idx/));
-  test("failed job runs since a time: down job_runs_started_idx", () => expectServed((s) => failuresSince(s, AT), "job_runs_started_idx"));
+  test("failed job runs since a time: down job_runs_failed_idx", () => expectServed((s) => failuresSince(s, AT), "job_runs_failed_idx"));
   test("pending alert runs: down ops_alert_runs_at_idx from the sweep's start", () => expectServed((s) => pendingRuns(s, AT, 500), "ops_alert_runs_at_idx"));
   test("a player's rank: two ranges of messenger_players_points_idx", () => expectServed((s) => playersAhead(s, 10, 42), "messenger_players_points_idx"));
   test("the spins' and grids' id bounds: a step down each end of the primary key", async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { reliabilityOf } from "../../src/status/checks/reliability";
+import { reliabilityCheck, reliabilityOf } from "../../src/status/checks/reliability";
+import { DEFAULT_POLICY } from "../../src/status/checks/policy";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { insertRun, policyFile } from "./support";
@@ -130,6 +131,55 @@ describe("reliability check", () => {
       avg_success_streak: 0,
       avg_mttr_minutes: null,
     });
+  });
+});
+
+describe("reliability figures kept between reads", () => {
+  /** The window's tallies the app runs (each is one read of every run in the window). */
+  function countTallies(app: TestApp): { n: number } {
+    const seen = { n: 0 };
+    const apart = app.ctx.store.apart.bind(app.ctx.store);
+    app.ctx.store.apart = ((task, args) => {
+      if (task.name === "status-reliability") seen.n++;
+      return apart(task, args);
+    }) as typeof apart;
+    return seen;
+  }
+  const reliability = async (app: TestApp) => (await app.json("/api/public/system-status")).body.checks.reliability;
+
+  test("read again only when a run starts or finishes, or a minute has gone by", async () => {
+    const app = await seeded();
+    const tallies = countTallies(app);
+    expect(await reliability(app)).toMatchObject(EXPECTED);
+    expect(await reliability(app)).toMatchObject(EXPECTED);
+    expect(tallies.n).toBe(1);
+    // A run that starts (unfinished: not judged) changes nothing but is seen; finishing it is seen at once.
+    await insertRun(app, "beta", "2026-01-07T23:00:00.000Z", null, null);
+    expect(await reliability(app)).toMatchObject(EXPECTED);
+    expect(tallies.n).toBe(2);
+    await app.ctx.store.run("UPDATE job_runs SET finished_at = ?, ok = 1 WHERE name = 'beta' AND finished_at IS NULL", ["2026-01-07T23:05:00.000Z"]);
+    // beta recovers: episode 3 timed 00:42 on 01-03 → 23:05 on 01-07 = 6,143 min; no job unresolved.
+    expect(await reliability(app)).toMatchObject({ unresolved_failure_jobs: 0, jobs_with_mttr_samples: 2, runs_considered: 15 });
+    expect(tallies.n).toBe(3);
+    // A minute later the window has slid: read again though no run changed.
+    app.clock.advance(59_999);
+    await reliability(app);
+    expect(tallies.n).toBe(3);
+    app.clock.advance(1);
+    await reliability(app);
+    expect(tallies.n).toBe(4);
+  });
+
+  test("a policy with another window is tallied for that window, not served the kept figures", async () => {
+    const app = await seeded();
+    const tallies = countTallies(app);
+    await reliability(app);
+    const r = await reliabilityCheck(app.ctx, {
+      ...DEFAULT_POLICY,
+      checks: { ...DEFAULT_POLICY.checks, reliability: { ...DEFAULT_POLICY.checks.reliability, window_days: 3 } },
+    });
+    expect(r.window_days).toBe(3);
+    expect(tallies.n).toBe(2);
   });
 });
 

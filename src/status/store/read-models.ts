@@ -49,3 +49,15 @@ export type FinishedRun = Pick<RowOf<typeof jobRuns>, "name" | "finished_at" | "
 export function finishedRunsSince(q: Queryable, sinceIso: string): Promise<FinishedRun[]> {
   return q.all<FinishedRun>("SELECT name, finished_at, ok FROM job_runs WHERE started_at >= ? AND ok IS NOT NULL ORDER BY name, started_at, id", [sinceIso]);
 }
+
+/**
+ * What changes whenever a run starts or finishes: the newest run's id and how many runs are unfinished. Two
+ * index reads (the primary key's last entry, job_runs_unfinished_idx's few entries), so the reliability check can
+ * tell in ~0.2 ms whether its kept figures still hold.
+ */
+export async function jobRunsMark(q: Queryable): Promise<string> {
+  const row = await q.get<{ top: number | null; open: number }>(
+    "SELECT (SELECT max(id) FROM job_runs) AS top, (SELECT count(*) FROM job_runs WHERE finished_at IS NULL) AS open",
+  );
+  return `${row?.top ?? 0}:${row?.open ?? 0}`;
+}
