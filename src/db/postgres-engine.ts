@@ -49,6 +49,8 @@ import {
 
 /** While the server is unreachable, the background probe tries it again this long after a failed try. */
 const PROBE_PAUSE_MS = 250;
+/** How long the database's size is answered from the last read (sizeBytes). */
+const SIZE_FRESH_MS = 30_000;
 
 export class PostgresStore implements Store {
   readonly dialect = "postgres" as const;
@@ -69,6 +71,8 @@ export class PostgresStore implements Store {
   private closed = false;
   private readonly batches: BatchRunner;
   private readonly makeProbeSql: () => SQL;
+  /** The database's size as last read, and whether a read is under way (sizeBytes). */
+  private size: { bytes: number; at: number; reading: boolean } | null = null;
 
   constructor(options: PostgresOptions) {
     const statementTimeout = options.statementTimeoutMs ?? 30_000;
@@ -339,8 +343,28 @@ export class PostgresStore implements Store {
     return task.run(this, args);
   }
 
+  /**
+   * pg_database_size stats every file of the database (1–5 ms on an empty one, more as relations and their 1 GB
+   * segments add up), and /metrics asks on every scrape: the last size is answered at once, read again in the
+   * background once it is SIZE_FRESH_MS old (only the first call waits for it).
+   */
   async sizeBytes(): Promise<number> {
-    return (await this.pool.get<{ n: number }>("SELECT pg_database_size(current_database()) AS n"))?.n ?? 0;
+    const now = performance.now();
+    if (this.size && now - this.size.at >= SIZE_FRESH_MS && !this.size.reading) {
+      const kept = this.size;
+      kept.reading = true;
+      this.readSize()
+        .then((bytes) => void (this.size = { bytes, at: performance.now(), reading: false }))
+        .catch(() => void (kept.reading = false));
+    }
+    if (this.size) return this.size.bytes;
+    const bytes = await this.readSize();
+    this.size = { bytes, at: performance.now(), reading: false };
+    return bytes;
+  }
+
+  private async readSize(): Promise<number> {
+    return Number((await this.pool.get<{ n: number | string }>("SELECT pg_database_size(current_database()) AS n"))?.n ?? 0);
   }
 
   async version(): Promise<string> {

@@ -290,3 +290,17 @@ test.skipIf(!pg)(
   },
   60_000,
 );
+
+test.skipIf(!pg)("the database's size is read once and answered from memory until it is 30 s old (every /metrics scrape asks)", async () => {
+  const s = new PostgresStore({ url: cluster!.url, poolMax: 2 });
+  try {
+    const first = await s.sizeBytes();
+    expect(first).toBeGreaterThan(0);
+    // 8 MB more on disk: a new read would see it; the kept size is answered instead.
+    await s.run("CREATE TABLE size_probe AS SELECT g AS n, repeat('x', 100) AS pad FROM generate_series(1, 60000) g");
+    expect(await s.sizeBytes()).toBe(first);
+    await s.run("DROP TABLE size_probe");
+  } finally {
+    await s.close();
+  }
+});
