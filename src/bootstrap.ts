@@ -10,7 +10,7 @@ import type { Store } from "./db/port";
 import { SqliteStore } from "./db/sqlite-engine";
 import { PostgresStore } from "./db/postgres-engine";
 import { migratePostgres } from "./db/postgres-migrate";
-import { startError, waitUntilWritable } from "./db/postgres-start";
+import { startError, waitUntilWritable, warnIfSessionSettingsIgnored } from "./db/postgres-start";
 import { RateLimiter } from "./http/rate-limit";
 import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
@@ -90,23 +90,26 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     // Which instance a session belongs to, in pg_stat_activity (an operator ending one instance's sessions, the proof test).
     applicationName: `herald ${instanceId}`,
   });
+  // Every statement of the start is inside: behind a pooler in transaction mode without prepared-statement support
+  // the first to fail may be any of them (with PgBouncer 1.18, one after the migrations), and it is still said as the
+  // fix. A refusal of Herald's own (another SALUTES_DECIMALS, a wrong master key in production) passes unchanged.
   try {
     if (opts.waitForWritable) await waitUntilWritable(store, opts.log ?? createLogger(config.logLevel));
     else await store.ping();
     await migratePostgres(store, (opts.clock ?? systemClock).now().toISOString());
+    const ctx = wire(config, opts, store, null, instanceId);
+    if (opts.waitForWritable)
+      await warnIfSessionSettingsIgnored(store, ctx.log, {
+        statementTimeoutMs: d.statementTimeoutMs,
+        idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
+      });
+    if (!ctx.secrets.mismatch) await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
+    await checkSalutesDecimals(store, config.salutes.decimals, ctx.clock.now().toISOString());
+    return ctx;
   } catch (err) {
     await store.close().catch(() => {});
     throw startError(err);
   }
-  const ctx = wire(config, opts, store, null, instanceId);
-  if (!ctx.secrets.mismatch) await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
-  try {
-    await checkSalutesDecimals(store, config.salutes.decimals, ctx.clock.now().toISOString());
-  } catch (err) {
-    await store.close().catch(() => {});
-    throw err;
-  }
-  return ctx;
 }
 
 /** Closes the context's database (its queued transactions finish first). */

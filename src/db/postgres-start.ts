@@ -2,7 +2,7 @@
 // read-only database) is waited for, and the start-up failures an operator can fix are one line naming the fix —
 // not the driver's message with a stack trace.
 import type { Logger } from "../log";
-import { StoreUnavailable } from "./port";
+import { type Store, StoreUnavailable } from "./port";
 import type { PostgresStore } from "./postgres-engine";
 
 /** A start that cannot go on, said in one line with what to do (src/cli/commands.ts prints it without a stack). */
@@ -46,18 +46,50 @@ export async function waitUntilWritable(store: PostgresStore, log: Logger, sleep
   }
 }
 
+/** The server's own backstops Herald asks every session for, as startup parameters (src/db/postgres-engine.ts). */
+export interface SessionTimeouts {
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+/** A duration as PostgreSQL reads it in `SET`: whole seconds where they fit. */
+const pgDuration = (ms: number) => (ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
+
+/**
+ * A pooler that drops Herald's startup parameters (PgBouncer's ignore_startup_parameters) leaves its sessions with the
+ * role's or the server's timeouts — by default none, so a stuck statement or a forgotten transaction would hold its
+ * server connection for good. Connected directly, the parameters always take; so a session whose values differ went
+ * through such a pooler without the role settings: one warning naming the `ALTER ROLE` that sets them.
+ */
+export async function warnIfSessionSettingsIgnored(store: Store, log: Logger, want: SessionTimeouts): Promise<void> {
+  const rows = await store.all<{ role_name: string; name: string; setting: string }>(
+    "SELECT current_user AS role_name, name, setting FROM pg_settings WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout')",
+  );
+  const wanted: Record<string, number> = { statement_timeout: want.statementTimeoutMs, idle_in_transaction_session_timeout: want.idleInTransactionTimeoutMs };
+  // pg_settings gives both in milliseconds.
+  const off = rows.filter((r) => Number(r.setting) !== wanted[r.name]);
+  if (off.length === 0) return;
+  const name = rows[0]?.role_name ?? "herald";
+  const role = /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+  log.warn("the database sessions run without Herald's timeouts", {
+    session: Object.fromEntries(off.map((r) => [`${r.name}_ms`, Number(r.setting)])),
+    asked: Object.fromEntries(off.map((r) => [`${r.name}_ms`, wanted[r.name]])),
+    fix: `a pooler drops these startup parameters (PgBouncer's ignore_startup_parameters): set them on the role, ${off.map((r) => `ALTER ROLE ${role} SET ${r.name} = '${pgDuration(wanted[r.name]!)}';`).join(" ")} (docs/postgres.md "Poolers (PgBouncer)")`,
+  });
+}
+
 /** A failed start on PostgreSQL as the operator's fix, when it is one of those we know; else the error itself. */
 export function startError(err: unknown): unknown {
   const message = err instanceof Error ? err.message : String(err);
   if (/prepared statement "[^"]*" already exists|prepared statement "[^"]*" does not exist/.test(message)) {
     return new DatabaseStartError(
-      `PostgreSQL through a pooler that does not keep prepared statements (${message}): Herald prepares its statements, so PgBouncer in transaction mode needs version 1.21 or later with max_prepared_statements > 0 (Debian 12's 1.18 cannot); or use session pooling (docs/postgres.md "Poolers")`,
+      `PostgreSQL through a pooler that does not keep prepared statements (${message}): Herald prepares its statements, so PgBouncer in transaction mode needs version 1.21 or later with max_prepared_statements > 0 (Debian 12's 1.18 cannot); or use session pooling, keeping its server_reset_query = DISCARD ALL (docs/postgres.md "Poolers (PgBouncer)")`,
       { cause: err },
     );
   }
   if (/unsupported startup parameter/.test(message)) {
     return new DatabaseStartError(
-      `the pooler refuses a startup parameter Herald sends (${message}): add statement_timeout and idle_in_transaction_session_timeout to PgBouncer's ignore_startup_parameters and set them on the role instead (ALTER ROLE herald SET statement_timeout = '10s'; ALTER ROLE herald SET idle_in_transaction_session_timeout = '10s'; docs/postgres.md "Poolers")`,
+      `the pooler refuses a startup parameter Herald sends (${message}): add statement_timeout and idle_in_transaction_session_timeout to PgBouncer's ignore_startup_parameters and set them on the role instead (ALTER ROLE herald SET statement_timeout = '30s'; ALTER ROLE herald SET idle_in_transaction_session_timeout = '60s', or the values of DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS; docs/postgres.md "Poolers (PgBouncer)")`,
       { cause: err },
     );
   }

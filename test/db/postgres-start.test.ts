@@ -2,8 +2,9 @@
 // the fix (the pooler cases are what PgBouncer answers: transaction pooling without prepared statements, and a
 // startup parameter it does not pass on); anything else unchanged.
 import { expect, test } from "bun:test";
-import { StoreUnavailable } from "../../src/db/port";
-import { DatabaseStartError, startError } from "../../src/db/postgres-start";
+import { createLogger } from "../../src/log";
+import { type Store, StoreUnavailable } from "../../src/db/port";
+import { DatabaseStartError, startError, warnIfSessionSettingsIgnored } from "../../src/db/postgres-start";
 
 test("pooler and reachability failures at start name their fix; other errors pass through", () => {
   const cases: Array<[unknown, RegExp]> = [
@@ -23,4 +24,30 @@ test("pooler and reachability failures at start name their fix; other errors pas
   }
   const other = new TypeError("something else");
   expect(startError(other)).toBe(other);
+});
+
+// Behind a pooler that drops Herald's startup parameters (PgBouncer's ignore_startup_parameters), the sessions run with
+// the role's timeouts: a start whose session lacks the values asked for says so once, with the ALTER ROLE that fixes it
+// (test/postgres/pgbouncer.test.ts: with the role's settings, the real pooler's sessions warn of nothing).
+test("a session without Herald's timeouts is one warning naming the ALTER ROLE; with them, none", async () => {
+  const sessionWith = (statement: string, idle: string) =>
+    ({
+      all: async () => [
+        { role_name: "herald", name: "idle_in_transaction_session_timeout", setting: idle },
+        { role_name: "herald", name: "statement_timeout", setting: statement },
+      ],
+    }) as unknown as Store;
+  const want = { statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 };
+  const lines: string[] = [];
+  const log = createLogger("info", (l) => lines.push(l));
+  await warnIfSessionSettingsIgnored(sessionWith("30000", "60000"), log, want);
+  expect(lines).toEqual([]);
+  await warnIfSessionSettingsIgnored(sessionWith("0", "60000"), log, want);
+  expect(lines).toHaveLength(1);
+  const line = JSON.parse(lines[0]!) as Record<string, any>;
+  expect(line.level).toBe("warn");
+  expect(line.session).toEqual({ statement_timeout_ms: 0 });
+  expect(line.asked).toEqual({ statement_timeout_ms: 30_000 });
+  expect(line.fix).toContain("ALTER ROLE herald SET statement_timeout = '30s';");
+  expect(line.fix).not.toContain("idle_in_transaction_session_timeout");
 });
