@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AppContext } from "../context";
+import { UniqueViolation } from "../db/port";
 import type { Actor } from "./actors";
 import { recordAudit } from "./audit";
 import * as store from "./store/tokens";
@@ -49,10 +50,17 @@ export class AdminTokens {
   /**
    * ADMIN_TOKEN from the environment: registered once (idempotent on its hash), never printed. A revoked one
    * stays revoked: an operator who revoked it but left the variable set must not get it back at the next start.
+   * Instances started together with one ADMIN_TOKEN all find it missing, and all but one then meet the hash's unique
+   * index (the table's only unique key but its generated id): the one that committed registered it for them (before,
+   * the others exited at start with that violation).
    */
   async ensureBootstrap(token: string): Promise<void> {
     if (await store.tokenHashExists(this.ctx.store, sha256Hex(token))) return;
-    await this.insert("env:ADMIN_TOKEN", token, { kind: "cli", user: "bootstrap" }, null);
+    try {
+      await this.insert("env:ADMIN_TOKEN", token, { kind: "cli", user: "bootstrap" }, null);
+    } catch (err) {
+      if (!(err instanceof UniqueViolation)) throw err;
+    }
   }
 
   /** Every token, oldest first, revoked ones included (they stay listed: who had access, and until when). */

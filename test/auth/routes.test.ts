@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { AdminTokens } from "../../src/auth/admin";
 import { prepareCredentials, firstStartBanner } from "../../src/auth/first-start";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedInit, signedJson } from "../support/partner";
@@ -213,6 +214,15 @@ describe("first start", () => {
       env: { NODE_ENV: "production", HERALD_MASTER_KEY: "ab".repeat(32), PUBLIC_BASE_URL: "https://herald.example.com", ADMIN_TOKEN: adminToken },
     });
     expect(await prepareCredentials(h.ctx)).toBeNull();
+    expect((await h.request("/admin/partners/keys", bearer(adminToken))).status).toBe(200);
+  });
+
+  test("instances started together with one ADMIN_TOKEN register it once, and none fails its start", async () => {
+    const adminToken = "op_" + "t".repeat(40);
+    h = await openTestApp({ env: { ADMIN_TOKEN: adminToken } });
+    // Both find it missing before either inserts it, as two processes starting at once do.
+    await Promise.all([new AdminTokens(h.ctx).ensureBootstrap(adminToken), new AdminTokens(h.ctx).ensureBootstrap(adminToken)]);
+    expect((await new AdminTokens(h.ctx).list()).filter((t) => t.name === "env:ADMIN_TOKEN")).toHaveLength(1);
     expect((await h.request("/admin/partners/keys", bearer(adminToken))).status).toBe(200);
   });
 });

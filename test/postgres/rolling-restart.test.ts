@@ -11,7 +11,7 @@
 // its Idempotency-Key (and a new nonce) to one effect. Then in SQL: balance = Σ ledger for every user, one ledger row
 // per acknowledged credit under its own key, one event per entry, every event delivered to the receiver.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
@@ -19,7 +19,7 @@ import { CONFIG_VARS } from "../../src/config-vars";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
-import { exitWithin, freePort, REPO_ROOT, spawnHerald, targetBinary, waitForHttp } from "../support/process";
+import { exitWithin, freePort, haproxyBinary, REPO_ROOT, spawnHerald, targetBinary, waitForHttp } from "../support/process";
 import { reportSkipped, testOn } from "../support/skipped";
 
 const FILE = "test/postgres/rolling-restart.test.ts";
@@ -37,11 +37,6 @@ const PUBLIC_PATH = "/api/public/system-status/policy";
 /** The drain delay an instance has in production (src/config-vars.ts), which deploy/haproxy.cfg's checks are sized for. */
 const productionDrain = CONFIG_VARS.SHUTDOWN_DRAIN_DELAY_MS.fallback;
 const DRAIN_MS = Number(typeof productionDrain === "function" ? productionDrain({ NODE_ENV: "production" }) : productionDrain);
-
-function haproxyBinary(): string | null {
-  for (const p of [Bun.which("haproxy"), "/usr/sbin/haproxy", "/usr/local/sbin/haproxy"]) if (p && existsSync(p)) return p;
-  return null;
-}
 
 // Its own cluster, whatever the suite's engine: run once, in the PostgreSQL pass (and against dist/herald in CI).
 const pg = testEngine() === "postgres" && postgresPresent(FILE);

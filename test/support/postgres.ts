@@ -4,13 +4,15 @@
 // dropping a database checkpoints: on tmpfs ~30 ms, on this VM's disk 150–300 ms), else in the temp dir. As root, the cluster runs as the `postgres` user
 // (PostgreSQL refuses root). `startCluster({ durable: true })` (the benchmarks' default, bench/engines.ts) is a
 // cluster that commits as a production one does: its files on disk (os.tmpdir(), never tmpfs, where fsync costs
-// nothing) and PostgreSQL's own durability settings (fsync, synchronous_commit and full_page_writes on). When the
-// package is absent the caller's test file is reported skipped (test/support/skipped.ts); CI installs it.
+// nothing) and PostgreSQL's own durability settings (fsync, synchronous_commit and full_page_writes on).
+// `startCluster({ standbyOf: primary })` is a streaming standby of another test cluster (pg_basebackup -R), promoted
+// with `promote()` (test/postgres/failover.test.ts). When the package is absent the caller's test file is reported
+// skipped (test/support/skipped.ts); CI installs it.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { reportSkipped } from "./skipped";
 
 function binDir(): string | null {
@@ -20,6 +22,9 @@ function binDir(): string | null {
   for (const v of readdirSync(base).sort().reverse()) if (existsSync(join(base, v, "bin", "initdb"))) return join(base, v, "bin");
   return null;
 }
+
+/** Another program of the server's package: beside initdb, or where a link named initdb (in /usr/local/bin) points. */
+const toolOf = (bin: string, name: string) => (existsSync(join(bin, name)) ? join(bin, name) : join(dirname(realpathSync(join(bin, "initdb"))), name));
 
 export function postgresPresent(testFile: string): boolean {
   const present = binDir() !== null;
@@ -53,16 +58,21 @@ async function freePort(): Promise<number> {
 
 export interface TestCluster {
   url: string;
+  /** Its port on 127.0.0.1. */
+  port: number;
   /** The server's log file (removed with the cluster). */
   log: string;
   stop(): void;
   /**
    * Sends `signal` to the postmaster and every process it started (SIGSTOP freezes the whole server, as a stalled
-   * host or a network partition looks to a client; SIGCONT thaws it). Returns how many processes got it.
+   * host or a network partition looks to a client; SIGCONT thaws it; SIGKILL ends it as a crashed host would, no
+   * shutdown of any kind). Returns how many processes got it.
    */
-  signalAll(signal: "SIGSTOP" | "SIGCONT"): number;
+  signalAll(signal: "SIGSTOP" | "SIGCONT" | "SIGKILL"): number;
   /** Whether the postmaster is still running. */
   alive(): boolean;
+  /** Ends a standby's recovery and waits until it takes writes (`pg_ctl promote -w`). */
+  promote(): void;
 }
 
 /**
@@ -84,6 +94,13 @@ export interface ClusterOptions {
    * full_page_writes off.
    */
   durable?: boolean;
+  /** Server settings (`-c name=value`) after the defaults above, which they override (`synchronous_commit: "on"`). */
+  settings?: Record<string, string>;
+  /**
+   * A hot standby streaming from this running test cluster instead of a new one: its files copied with
+   * `pg_basebackup -R` (so it follows the primary until `promote()`), the primary's settings files with them.
+   */
+  standbyOf?: TestCluster;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
@@ -101,7 +118,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     if (r.status !== 0) throw new Error(`${args[0]} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
   const port = await freePort();
-  run([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "herald", "--no-sync", "-E", "UTF8"]);
+  // Watched from the start: a copy or an initdb that fails leaves nothing behind either.
+  watchOwner(root, data);
+  const primary = options.standbyOf;
+  if (primary) {
+    // -R writes standby.signal and the primary's address; a fast checkpoint, as a spread one paces the writes of a
+    // freshly filled cluster over minutes.
+    const from = ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "herald"];
+    run([toolOf(bin, "pg_basebackup"), ...from, "-D", data, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"]);
+  } else run([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "herald", "--no-sync", "-E", "UTF8"]);
+  const settings = Object.entries(options.settings ?? {}).map(([k, v]) => ` -c ${k}=${v}`);
   run([
     join(bin, "pg_ctl"),
     "-D",
@@ -115,12 +141,21 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     `-p ${port} -k ${root} -c listen_addresses=127.0.0.1` +
       (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB") +
       // Without room in /dev/shm (a container's is 64 MB) PostgreSQL's dynamic shared memory goes to files too.
-      (shm ? "" : " -c dynamic_shared_memory_type=mmap"),
+      (shm ? "" : " -c dynamic_shared_memory_type=mmap") +
+      settings.join(""),
     "start",
   ]);
-  watchOwner(root, data);
+  const alive = () => {
+    try {
+      process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   return {
     url: `postgres://herald@127.0.0.1:${port}/postgres`,
+    port,
     log: join(root, "log"),
     signalAll(signal) {
       // Every backend runs in a process group of its own (PostgreSQL's children call setsid), so each is signalled
@@ -131,7 +166,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
         .filter(Boolean)
         .map(Number);
       let n = 0;
-      for (const pid of signal === "SIGSTOP" ? [postmaster, ...children] : [...children, postmaster]) {
+      for (const pid of signal === "SIGCONT" ? [...children, postmaster] : [postmaster, ...children]) {
         try {
           process.kill(pid, signal);
           n++;
@@ -141,17 +176,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       }
       return n;
     },
-    alive() {
-      try {
-        process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), 0);
-        return true;
-      } catch {
-        return false;
-      }
+    alive,
+    promote() {
+      run([join(bin, "pg_ctl"), "-D", data, "-w", "-t", "60", "promote"]);
     },
     stop() {
       try {
-        run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+        // A cluster whose postmaster was killed (signalAll("SIGKILL")) has nothing left to stop.
+        if (alive()) run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
       } finally {
         rmSync(root, { recursive: true, force: true });
       }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 export const REPO_ROOT = join(import.meta.dir, "..", "..");
@@ -10,6 +11,12 @@ export function freePort(): number {
   const port = s.port;
   s.stop(true);
   return port;
+}
+
+/** Debian's `haproxy` (apt-get install -y haproxy), for the tests that run the shipped deploy/haproxy*.cfg; null when absent. */
+export function haproxyBinary(): string | null {
+  for (const p of [Bun.which("haproxy"), "/usr/sbin/haproxy", "/usr/local/sbin/haproxy"]) if (p && existsSync(p)) return p;
+  return null;
 }
 
 /** Polls until `url` answers 2xx; bounded in count and time. */
