@@ -14,10 +14,9 @@ import type { AppContext } from "../context";
 import type { Queryable, Statement } from "../db/port";
 import { AppError } from "../http/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
-import { inOrder, lastStatements } from "../db/in-order";
+import { inOrder } from "../db/in-order";
 import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";
-import { claimRequest, completeClaim, moveAndCompletePostgres, priorAction } from "./store/ledger";
-import { moveBalances, moveFromStatement } from "./store/players";
+import { claimRequest, priorAction, settleAction } from "./store/ledger";
 
 export interface Deltas {
   freeSpins: number;
@@ -191,39 +190,29 @@ export async function applyActionIn<R extends object, E = undefined>(
     return answer;
   }
   const out = await effect(player, s, earlyAnswer as E);
-  let expected: Balances;
   try {
-    expected = checkBalances(player, out.deltas);
+    checkBalances(player, out.deltas);
   } catch (err) {
     // A statement the effect left in flight came first: its error, if it failed, is the answer (as when awaited).
     await inOrder(out.result);
     throw err;
   }
   const earned = Math.max(0, out.earnedPoints ?? 0);
-  if (t.dialect === "postgres" && !(out.result instanceof Promise)) {
-    // The answer is known before the move (the row lock fixes the balances it leaves): the move and the outcome are
-    // one statement sent with the last (one round trip fewer, one statement fewer), failing unless the balances
-    // moved from what the lock read. The effect's statements still in flight decide the transaction as its own do.
-    const stored = { ...out.result, balances: expected };
-    const move = moveFromStatement(uid, { ...out.deltas, earned }, player);
-    await lastStatements(t, moveAndCompletePostgres(t, ledgerId, move, { deltas: out.deltas, result: JSON.stringify(stored) }, out.riders));
-    if (out.count) s.after.count = out.count;
-    return { ...stored, replayed: false, ledger_entry_id: ledgerId };
-  }
-  // The statement holds the check itself (the row lock above makes it agree with the one just made).
-  const ridden = inOrder(...(out.riders ?? []).map((r) => t.run(r.sql, r.params)));
-  const [result, , moved] = await inOrder(out.result, ridden, moveBalances(t, uid, { ...out.deltas, earned }));
-  if (!moved) throw new AppError("conflict", "The balances changed while this action ran; retry it");
-  const balances: Balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
-  const stored = { ...result, balances };
-  // Inside a caller's transaction (a mission's reward, a promo) it is answered before that one's COMMIT all the same.
-  await lastStatements(t, completeClaim(t, ledgerId, { deltas: out.deltas, after: balances, result: JSON.stringify(stored) }));
+  const stored = await settleAction(t, {
+    ledgerId,
+    telegramUserId: uid,
+    from: player,
+    move: { ...out.deltas, earned },
+    result: out.result,
+    riders: out.riders,
+  });
+  if (!stored) throw new AppError("conflict", "The balances changed while this action ran; retry it");
   if (out.count) s.after.count = out.count;
   return { ...stored, replayed: false, ledger_entry_id: ledgerId };
 }
 
-/** The balances the deltas leave; refuses deltas that would take one below zero or out of the exact integer range. */
-function checkBalances(player: PlayerRow, deltas: Deltas): Balances {
+/** Refuses deltas that would take a balance below zero or out of the exact integer range (before anything is sent). */
+function checkBalances(player: PlayerRow, deltas: Deltas): void {
   const expected: Balances = {
     free_spin_balance: player.free_spin_balance + deltas.freeSpins,
     missile_balance: player.missile_balance + deltas.missiles,
@@ -233,5 +222,4 @@ function checkBalances(player: PlayerRow, deltas: Deltas): Balances {
     if (!Number.isSafeInteger(value)) throw new AppError("invalid_payload", `the ${name} would leave the exact integer range`);
     if (value < 0) throw insufficient(name, player[name], player[name] - value);
   }
-  return expected;
 }

@@ -1,6 +1,8 @@
+import { inOrder, lastStatements } from "../../db/in-order";
 import type { Queryable, Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerLedger } from "../tables";
+import { type BalanceMove, type BalancesAfter, moveBalances, moveFromStatement } from "./players";
 
 // messenger_ledger: the only SQL that touches it. A request id is claimed FIRST — the row is inserted (with its
 // deltas still zero) under the unique index (telegram_user_id, request_id) with ON CONFLICT DO NOTHING — and only
@@ -50,6 +52,51 @@ export async function completeClaim(t: Queryable, id: number, o: Outcome): Promi
   );
 }
 
+/** What a game action leaves, for settleAction to write however the engine writes it best. */
+export interface Settlement<R> {
+  /** The claimed ledger row (claimRequest). */
+  ledgerId: number;
+  telegramUserId: number;
+  /** The balances the transaction's row lock read, and the move from them (deltas, and the points earned). */
+  from: BalancesAfter;
+  move: BalanceMove;
+  /** The answer, or a promise of it when it waits on the action's last statements (left in flight). */
+  result: R | Promise<R>;
+  /** The action's own writes that nothing waits for (ActionEffect.riders in src/messenger/ledger.ts). */
+  riders?: readonly Statement[];
+}
+
+/**
+ * Moves the player's balances, sends the action's riders and fills in the claimed row with the deltas, the balances
+ * they left and the stored answer (answer + balances), as the last statements of the transaction; answers that
+ * stored answer, or null when the balances did not move (they were not what the lock read). How it is sent is the
+ * engine's: on PostgreSQL, with the answer known, one statement (moveAndCompletePostgres: one round trip and one
+ * statement fewer); else the move beside the answer's statements and the riders, then the completion.
+ */
+export async function settleAction<R extends object>(t: Queryable, s: Settlement<R>): Promise<(R & { balances: BalancesAfter }) | null> {
+  const deltas = { freeSpins: s.move.freeSpins, missiles: s.move.missiles, points: s.move.points };
+  if (t.dialect === "postgres" && !(s.result instanceof Promise)) {
+    // The row lock fixes the balances the move leaves, so they are known before it is sent.
+    const balances = {
+      free_spin_balance: s.from.free_spin_balance + deltas.freeSpins,
+      missile_balance: s.from.missile_balance + deltas.missiles,
+      points_balance: s.from.points_balance + deltas.points,
+    };
+    const stored = { ...s.result, balances };
+    const move = moveFromStatement(s.telegramUserId, s.move, s.from);
+    await lastStatements(t, moveAndCompletePostgres(t, s.ledgerId, move, { deltas, result: JSON.stringify(stored) }, s.riders));
+    return stored;
+  }
+  const ridden = inOrder(...(s.riders ?? []).map((r) => t.run(r.sql, r.params)));
+  const [result, , moved] = await inOrder(s.result, ridden, moveBalances(t, s.telegramUserId, s.move));
+  if (!moved) return null;
+  const balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
+  const stored = { ...result, balances };
+  // Inside a caller's transaction (a mission's reward, a promo) it is answered before that one's COMMIT all the same.
+  await lastStatements(t, completeClaim(t, s.ledgerId, { deltas, after: balances, result: JSON.stringify(stored) }));
+  return stored;
+}
+
 /**
  * PostgreSQL only, a named per-dialect fragment (data-modifying CTEs are not SQLite's): the balances' move from
  * exactly the balances the transaction's row lock read (`move`, moveFromStatement in src/messenger/store/players.ts)
@@ -59,7 +106,7 @@ export async function completeClaim(t: Queryable, id: number, o: Outcome): Promi
  * is rolled back rather than record a move that did not happen. `riders` (the action's own writes: a spin, mission
  * progress) go in the same statement as members of its WITH, run to completion whether read or not (PostgreSQL runs
  * every data-modifying member once); they must write other rows than the player's (one statement changes a row once)
- * and not depend on each other. SQLite moves, reads the answer and completes (src/messenger/ledger.ts).
+ * and not depend on each other. SQLite moves, reads the answer and completes (settleAction).
  */
 export async function moveAndCompletePostgres(
   t: Queryable,
