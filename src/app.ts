@@ -9,6 +9,7 @@ import { RouteIndex } from "./http/route-index";
 import { systemRoutes } from "./system/routes";
 import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";
+import { consoleRoutes } from "./console/routes";
 import { partnerRoutes } from "./partner/routes";
 import { webhookRoutes, webhookRoutesFor } from "./webhooks/routes";
 import { opsRoutes } from "./ops/routes";
@@ -51,7 +52,9 @@ export function buildApp(ctx: AppContext) {
     // The export-usage recorder counts /admin/ops export downloads: a global hook, so it goes in with the core.
     .use(httpCore(ctx, states, routes, [exportUsageHook(ctx)]))
     .use(systemRoutes(ctx, guards))
-    .use(authRoutes(ctx, guards))
+    // The console's door (sign-in, sessions) and its page over the partner keys, then the keys' JSON routes.
+    .use(consoleRoutes(ctx, guards))
+    .use(authRoutes(guards))
     .use(partnerRoutes(ctx, guards))
     .use(webhookRoutes(ctx, guards))
     // Every operator route and page (src/ops/routes.ts composes the areas).

@@ -39,7 +39,7 @@ export type OperatorMode = "page" | "api" | "form" | RefusingPage;
 
 /**
  * A page (as "page") that answers a browser's refused query parameter (400 invalid_query: out of range, not a
- * number, given twice) with itself again, the message on top, through `refuse` — console-kit.ts `consoleRoute` gives every page one.
+ * number, given twice) with itself again, the message on top, through `refuse` — src/console/kit.ts `consoleRoute` gives every page one.
  * Without a session the browser is sent to sign in, as for the page; a script still gets the JSON envelope.
  */
 export interface RefusingPage {

@@ -1,8 +1,8 @@
 import { t } from "elysia";
 import { recordAudit } from "../auth/audit";
-import { consoleRoute, form, refusal } from "../auth/console-kit";
+import { consoleRoute, form, refusal } from "../console/kit";
 import type { Guards } from "../auth/guards";
-import { badge, cells, code, dataTable, exportList, link, muted, pager, when } from "../auth/operator-page";
+import { badge, cells, code, dataTable, exportList, link, muted, pager, when } from "../console/frame";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { compileHtml, type SafeHtml } from "../http/html";

@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import { consoleRoute, form, refusal } from "../auth/console-kit";
-import { cells, code, dataTable, exportList, muted, pager, when } from "../auth/operator-page";
+import { consoleRoute, form, refusal } from "../console/kit";
+import { cells, code, dataTable, exportList, muted, pager, when } from "../console/frame";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { CONSOLE_NAV } from "../../src/auth/operator-page";
+import { CONSOLE_NAV } from "../../src/console/frame";
 import { servedForBrowser } from "../support/browser";
 import { openTestApp, type TestApp } from "../support/app";
 import { noHorizontalOverflow } from "../support/browser";

@@ -88,7 +88,7 @@ export function errorCodeSchema(): Json {
   };
 }
 
-/** An operator page's refusal, as a browser gets it: the page again with the message (src/auth/console-kit.ts). */
+/** An operator page's refusal, as a browser gets it: the page again with the message (src/console/kit.ts). */
 const PAGE_ERROR = { "text/html": { schema: { type: "string", description: "The page, re-rendered with the refusal's message" } } };
 
 function errorResponse(status: number | null, kind: ResponseKind): Json {

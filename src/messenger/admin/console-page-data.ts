@@ -2,7 +2,7 @@
 // it links: gamesOverview (after foldLedger, as analytics-routes.ts does, so every committed play is counted), the
 // catalog and wheel campaign lists, and the missions list. Only numbers and strings leave this file; the markup is
 // console-page.ts and console-page-chart.ts.
-import { when } from "../../auth/operator-page";
+import { when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { listMissions } from "../games/missions";
 import { foldLedger } from "../daily-stats";

@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { consoleRoute, form } from "../../auth/console-kit";
+import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, muted } from "../../auth/operator-page";
+import { badge, cells, code, dataTable, exportList, muted } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { compileHtml, SafeHtml } from "../../http/html";
@@ -25,7 +25,7 @@ import { setMissionActive } from "./missions-admin";
 // saying so in words instead of the routes' JSON 503. The one form switches a mission on or off through the
 // missions routes' own verb (setMissionActive: audited, revision-checked), the same as
 // POST /api/messenger/admin/missions/{key}/activate|deactivate with X-Expected-Revision. The frame and the table
-// styles are the console's (src/auth/operator-page.ts); only the chart and the range form add a few rules here.
+// styles are the console's (src/console/frame.ts); only the chart and the range form add a few rules here.
 
 const MISSION_KEY = /^[a-z0-9_-]{1,64}$/;
 

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
-import { consoleRoute } from "../../auth/console-kit";
-import { badge, cells, code, dataTable, facts, when } from "../../auth/operator-page";
+import { consoleRoute } from "../../console/kit";
+import { badge, cells, code, dataTable, facts, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intPath } from "../../http/params";

@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { consoleRoute, form, refusal } from "../../auth/console-kit";
+import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, choice, code, dataTable, exportList, link, pager, when } from "../../auth/operator-page";
+import { badge, type Cell, choice, code, dataTable, exportList, link, pager, when } from "../../console/frame";
 import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";

@@ -1,7 +1,7 @@
-import { consoleRoute, form } from "../../auth/console-kit";
+import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { actorLabel } from "../../auth/actors";
-import { badge, byteSize, code, dataTable, exportList, pager, when } from "../../auth/operator-page";
+import { badge, byteSize, code, dataTable, exportList, pager, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";

@@ -5,7 +5,7 @@ import { incidentsPageRoutes } from "./incidents-page";
 import { preflightPageRoutes } from "./preflight-page";
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
-import { CONSOLE_NAV } from "../../auth/operator-page";
+import { CONSOLE_NAV } from "../../console/frame";
 import { redirect } from "../../auth/session-plugin";
 import type { ConfigRow } from "../../config";
 import type { AppContext } from "../../context";
@@ -13,7 +13,7 @@ import { compileHtml, joinHtml } from "../../http/html";
 import { alertPagesRoutes } from "./alert-pages";
 import { alertsFiringRoutes } from "../alerts/firing-routes";
 import { readinessPageRoutes } from "./readiness-page";
-import { consoleRoute, notSignedInDoc } from "../../auth/console-kit";
+import { consoleRoute, notSignedInDoc } from "../../console/kit";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
 // secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
@@ -91,7 +91,7 @@ export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
       // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,
       // whose plugin chain is at the type checker's depth limit).
       .use(alertsFiringRoutes(ctx, guards))
-      // The console's pages, one per operator area (the header in src/auth/operator-page.ts reaches them all).
+      // The console's pages, one per operator area (the header in src/console/frame.ts reaches them all).
       .use(alertsPageRoutes(ctx, guards))
       .use(incidentsPageRoutes(ctx, guards))
       .use(digestPageRoutes(ctx, guards))

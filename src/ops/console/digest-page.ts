@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { consoleRoute, form, refusal } from "../../auth/console-kit";
+import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when } from "../../auth/operator-page";
+import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intPath, intQuery } from "../../http/params";

@@ -1,6 +1,6 @@
-import { consoleRoute } from "../../auth/console-kit";
+import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, choice, dataTable, exportList, link, pager, when } from "../../auth/operator-page";
+import { badge, choice, dataTable, exportList, link, pager, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";

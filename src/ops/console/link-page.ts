@@ -1,8 +1,8 @@
-import { consoleRoute } from "../../auth/console-kit";
+import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
-import { badge, choice, code, dataTable } from "../../auth/operator-page";
+import { badge, choice, code, dataTable } from "../../console/frame";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
 import { filterQuery, WINDOW_PRESETS } from "../link-inbox/exports-model";

@@ -1,6 +1,6 @@
-import { consoleRoute } from "../../auth/console-kit";
+import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, muted, when } from "../../auth/operator-page";
+import { badge, cells, code, dataTable, exportList, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";

@@ -1,6 +1,6 @@
-import { consoleRoute } from "../../auth/console-kit";
+import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, byteSize, cells, code, dataTable, exportList, link, when } from "../../auth/operator-page";
+import { badge, byteSize, cells, code, dataTable, exportList, link, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { incidentPagePath } from "../link-inbox/notify";
@@ -10,7 +10,7 @@ import { type ProbeState, type ReadinessOverview, readinessOverview } from "../r
 // GET /admin/ops/readiness: is this deployment ready? One page over the event-loop lag, the synthetic probes, the 403
 // noise, the jobs and the backups, with a ready/attention line on top (the rule is readinessSummary in
 // readiness-overview.ts and docs/operations.md). The data comes from readinessOverview; this file only lays it out.
-// Every table cell carries its column name in data-label, which the narrow layout (src/auth/operator-page.ts) prints
+// Every table cell carries its column name in data-label, which the narrow layout (src/console/frame.ts) prints
 // before the value.
 
 const STATE_BADGE: Record<ProbeState, string> = { ok: "ok", empty: "warn", failed: "bad", stale: "bad", never: "bad" };

@@ -178,7 +178,7 @@ export function operatorPageResponse(page: SafeHtml, status = 200, setCookies: s
   return res;
 }
 
-// The partials every console page draws with (src/auth/console-kit.ts composes them into a page): the line a form's
+// The partials every console page draws with (src/console/kit.ts composes them into a page): the line a form's
 // result or refusal leaves, the CSRF field, a data table from its columns, a pager, the export list, a list of facts
 // and a labelled choice. Each is a template of its own, so its values are escaped as anywhere else.
 

@@ -3,13 +3,13 @@ import type { AppContext } from "../context";
 import { AppError } from "../http/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../http/html";
 import { intQuery } from "../http/params";
-import { actorLabel } from "./actors";
-import { consoleRoute, form, framedPage, refusal } from "./console-kit";
-import type { Guards } from "./guards";
-import { MAX_ROTATION_OVERLAP_HOURS, type PartnerKeyView } from "./keys";
+import { actorLabel } from "../auth/actors";
+import { consoleRoute, form, framedPage, refusal } from "./kit";
+import type { Guards } from "../auth/guards";
+import { MAX_ROTATION_OVERLAP_HOURS, type PartnerKeyView } from "../auth/keys";
 import { type RotationAnswer, RotationForms } from "./keys-page-replay";
-import { badge, cells, choice, dataTable, exportList, muted, pager, when } from "./operator-page";
-import type { OperatorRequest } from "./session-plugin";
+import { badge, cells, choice, dataTable, exportList, muted, pager, when } from "./frame";
+import type { OperatorRequest } from "../auth/session-plugin";
 
 // GET /admin/console/partners: the partners and their API keys (never a secret), filtered by a GET form and a page
 // at a time, grouped by partner, with a form per key to disable it (a reason and a confirmation box) and to rotate

@@ -7,21 +7,22 @@ import { formRequestBody } from "../http/body/form-body";
 import { named } from "../http/openapi/names";
 import { ListAnswer, listAnswer, PageQuery, parseKeyPage } from "../http/pagination";
 import { rateLimitHeaders } from "../http/rate-limit";
-import { actorLabel } from "./actors";
-import { csrfField } from "./console-kit";
-import { sha256Hex } from "./admin";
-import { recordAudit } from "./audit";
-import type { Guards } from "./guards";
-import { operatorPage, operatorPageResponse, signInBodyHtml } from "./operator-page";
-import { redirect, SIGN_IN_PATH, safeNext, wantsHtml } from "./session-plugin";
-import { SESSION_CURSOR, sameDigest } from "./sessions";
+import { actorLabel } from "../auth/actors";
+import { csrfField } from "./kit";
+import { sha256Hex } from "../auth/admin";
+import { recordAudit } from "../auth/audit";
+import type { Guards } from "../auth/guards";
+import { operatorPage, operatorPageResponse, signInBodyHtml } from "./frame";
+import { redirect, SIGN_IN_PATH, safeNext, wantsHtml } from "../auth/session-plugin";
+import { SESSION_CURSOR, sameDigest } from "../auth/sessions";
 
-// Operator sign-in (docs/operations.md, "Operator sign-in and pages"). The sign-in form protects itself against
-// login CSRF (a foreign page signing the operator into the attacker's session) with a double-submit token: GET
-// sets a random value in the cookie herald_signin_csrf (HttpOnly, SameSite=Strict, Path=/admin/sign-in, 30 min)
-// and prints the same value into the form; POST requires both to match. A foreign page can neither read the
-// cookie nor make the browser send it (SameSite=Strict). After sign-in, every form carries the session's own
-// CSRF token (src/auth/sessions.ts).
+// Operator sign-in (docs/operations.md, "Operator sign-in and pages"): the console's door, drawn in its frame; what
+// it checks and records is auth's (admin tokens, sessions, the session cookie and its CSRF). The sign-in form
+// protects itself against login CSRF (a foreign page signing the operator into the attacker's session) with a
+// double-submit token: GET sets a random value in the cookie herald_signin_csrf (HttpOnly, SameSite=Strict,
+// Path=/admin/sign-in, 30 min) and prints the same value into the form; POST requires both to match. A foreign page
+// can neither read the cookie nor make the browser send it (SameSite=Strict). After sign-in, every form carries the
+// session's own CSRF token (src/auth/sessions.ts).
 
 const SIGN_IN_CSRF_COOKIE = "herald_signin_csrf";
 const SIGN_IN_CSRF_MAX_AGE_SECONDS = 1800;

@@ -12,7 +12,7 @@ import { operator } from "../status/support";
 // posted without the CSRF token, with the browser's own session cookie, is refused and changes nothing.
 // Screenshots: a temp dir, or OPS_SCREENSHOT_DIR.
 
-const present = chromiumPresent("test/auth/console-keys.browser.test.ts");
+const present = chromiumPresent("test/console/keys-page.browser.test.ts");
 
 let h: TestApp | undefined;
 let server: ReturnType<TestApp["app"]["listen"]> | undefined;

@@ -5,16 +5,16 @@ import { formRequestBody } from "../http/body/form-body";
 import { ErrorBody, ignoredMetaQuery } from "../http/envelope";
 import { AppError, ValidationError } from "../http/errors";
 import { joinHtml, type SafeHtml } from "../http/html";
-import { actorLabel } from "./actors";
-import type { Guards } from "./guards";
-import { csrfInput, type Notice, notice, operatorPage, operatorPageResponse, pageHead, when } from "./operator-page";
-import { type OperatorRequest, redirect, wantsHtml } from "./session-plugin";
+import { actorLabel } from "../auth/actors";
+import type { Guards } from "../auth/guards";
+import { csrfInput, type Notice, notice, operatorPage, operatorPageResponse, pageHead, when } from "./frame";
+import { type OperatorRequest, redirect, wantsHtml } from "../auth/session-plugin";
 
 // The console route builder: one call draws an operator page and its forms (`consoleRoute`), so that every page
 // shares the frame with its header link marked, the heading and "As of" line, the line a form's 303 brings back,
 // the CSRF field of its forms, and one rule for refusals — a browser (Accept names text/html) always gets the page
 // again with the message and the refusal's status, a script the JSON envelope (docs/operations.md, "The operator
-// console"). The partials a view draws with are in operator-page.ts; values are escaped by the templates.
+// console"). The partials a view draws with are in frame.ts; values are escaped by the templates.
 
 export { wantsHtml };
 

@@ -7,7 +7,7 @@ import { openMessengerApp } from "../messenger/support";
 
 // A console page asked for with a query value its schema refuses (out of range): a browser gets the page again —
 // its defaults, the message naming the parameter and its range above them, 400, text/html — as a refused form does
-// (console-kit.ts `consoleRoute`); a script, with the bearer token or with the cookie but no text/html in Accept,
+// (src/console/kit.ts `consoleRoute`); a script, with the bearer token or with the cookie but no text/html in Accept,
 // gets the 400 invalid_query envelope naming the parameter; a browser not signed in is sent to sign in first, the
 // query kept in `next`. The nine pages whose query has bounded numbers, on the real app (a bot token set, so the
 // messenger page draws its figures).
@@ -155,7 +155,7 @@ test("the request log records the re-drawn page as the 400 invalid_query it is",
 });
 
 // Pages that answered a browser's bad or unknown parameter with the JSON envelope before the console route builder
-// (src/auth/console-kit.ts): one alert's page and one incident's (a path id), and the link inbox (a query value its
+// (src/console/kit.ts): one alert's page and one incident's (a path id), and the link inbox (a query value its
 // schema refuses). Now a browser gets the page with the message, as on every console page; a script still the JSON.
 describe.each([
   { path: "/admin/ops/alerts-monitor/alerts/abc", status: 400, heading: "Alert", code: "invalid_query" },
