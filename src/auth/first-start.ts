@@ -22,7 +22,7 @@ export interface FirstStartCredentials {
   adminToken: string;
 }
 
-/** The operator console's address (src/ops/console); a browser without a session is sent on to the sign-in form. */
+/** The operator console's address (src/console/routes.ts); a browser without a session is sent on to the sign-in form. */
 export const CONSOLE_PATH = "/admin/console";
 
 /** Both first-start keys belong to one partner, so the sandbox-then-live story of docs/sandbox.md holds locally. */

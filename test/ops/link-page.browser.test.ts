@@ -7,7 +7,7 @@ import { noHorizontalOverflow } from "../support/browser";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";
 
-// The link-inbox page in real headless Chromium, exactly as test/ops/config-page.browser.test.ts does the config
+// The link-inbox page in real headless Chromium, exactly as test/console/config-page.browser.test.ts does the config
 // page: a real server on 127.0.0.1, JavaScript off; sign in through the form, see the planted data in each section
 // at 1280 px and 390 px (no horizontal scroll), sign out, and the page then sends the browser back to the form.
 // The data: a real probe run against the listening server plus a planted failing one, hourly request-log rollups,

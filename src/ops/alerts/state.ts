@@ -28,7 +28,7 @@ export const levelOf = (status: string): AlertLevel => (status === "fail" ? "fai
 export const alertKeyOf = (source: string, name: string) => `${source}:${name}`;
 /** The link-inbox issue of an alert: preflight anomalies keep their own issue ids. */
 export const alertIssueId = (source: string, name: string) => (source === "preflight" ? `preflight:${name}` : `alert:${source}:${name}`);
-/** The operator page of one alert (src/ops/console/alert-pages.ts), the link every alert notice carries. */
+/** The operator page of one alert (src/ops/alerts/alert-pages.ts), the link every alert notice carries. */
 export const alertPagePath = (id: number) => `/admin/ops/alerts-monitor/alerts/${id}`;
 
 export type AlertStateRow = StateRow & { level: AlertLevel; notified_level: AlertLevel | null };

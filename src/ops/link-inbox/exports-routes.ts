@@ -11,7 +11,7 @@ import { refusal } from "../../http/routes/declare";
 import { queryProblem } from "../../http/errors";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./exports";
 import { LinkExportsModel as M } from "./exports-model";
-import { linkInboxPageRoutes } from "../console/link-page";
+import { linkInboxPageRoutes } from "./link-page";
 import { EVENTS_EXPORT, exportTelemetry, issueDownloadToken, recordTokenDownload, redeemDownloadTokenOrThrow } from "./tokens";
 
 // The link-inbox event exports (docs/ops-link-inbox.md, below "exports"). Compression rule, so that nothing is

@@ -5,13 +5,13 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { listIncidentsPage } from "../incidents/export";
-import { type DraftFormView, draftQueryFields, incidentDraft } from "./incidents-draft";
+import { listIncidentsPage } from "./export";
+import { type DraftFormView, draftQueryFields, incidentDraft } from "./draft-form";
 
 // GET /admin/console/incidents: the status incidents, open ones first (each opens its own page), the resolved
 // ones paged, and the incident draft in Markdown in a read-only text area — select it and copy it into the
 // postmortem or the chat; no JavaScript needed. The draft's window and incident are chosen with a GET form
-// (incidents-draft.ts); the same draft downloads as draft.md with the session cookie. Read-only: incidents are
+// (draft-form.ts); the same draft downloads as draft.md with the session cookie. Read-only: incidents are
 // opened and updated through /admin/status/incidents.
 
 const PATH = "/admin/console/incidents";

@@ -4,9 +4,9 @@ import { badge, cells, code, dataTable, exportList, muted, when } from "../../co
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { ANOMALY_DEFAULTS, preflightAnomalies } from "../preflight/anomalies";
-import { currentGuards } from "../preflight/guards";
-import { preflightDelta, preflightHistory, selectionOf } from "../preflight/service";
+import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
+import { currentGuards } from "./guards";
+import { preflightDelta, preflightHistory, selectionOf } from "./service";
 
 // GET /admin/console/preflight: the preflight guards for a person — what changed since a past day's snapshot
 // (the delta, first: that is what an on-call person asks after a deploy), the days whose number of changes stands

@@ -4,10 +4,10 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { badge, choice, code, dataTable } from "../../console/frame";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
-import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "../link-inbox/exports";
-import { filterQuery, WINDOW_PRESETS } from "../link-inbox/exports-model";
-import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "../link-inbox/notify";
-import { linkTargetHealth } from "../link-inbox/target-health";
+import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "./exports";
+import { filterQuery, WINDOW_PRESETS } from "./exports-model";
+import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
+import { linkTargetHealth } from "./target-health";
 
 // GET /admin/ops/link-inbox: the link inbox for a person — each chat target's delivery health, computed from the
 // events, and the events themselves filtered by a GET form whose fields are the export's own parameters (so the

@@ -3,8 +3,8 @@ import { t } from "elysia";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { intQuery } from "../../http/params";
-import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "../incidents/draft";
-import { draftMarkdown } from "../incidents/draft-render";
+import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "./draft";
+import { draftMarkdown } from "./draft-render";
 
 // The incidents page's draft form (GET): the parameters of GET /admin/ops/incidents/draft.md that a person
 // chooses — the window (last N hours, or since/until), which incident of it, severity, timeline, template, what it

@@ -5,11 +5,11 @@ import { badge, byteSize, code, dataTable, exportList, pager, when } from "../..
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intQuery } from "../../http/params";
-import { runBackup } from "../backups/backup";
-import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
-import { BACKUP_NAME_PATTERN, backupsDir, listBackups } from "../backups/list";
-import { backupStatus, type FinishedBackup, type RunningBackup } from "../backups/runs";
-import { journalModeOf } from "../backups/store";
+import { runBackup } from "./backup";
+import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "./engine";
+import { BACKUP_NAME_PATTERN, backupsDir, listBackups } from "./list";
+import { backupStatus, type FinishedBackup, type RunningBackup } from "./runs";
+import { journalModeOf } from "./store";
 
 // GET /admin/console/backups: the on-demand backups (name, size, when, integrity, sha256), each downloadable
 // with the session (GET /admin/backups/{name} takes `operator: "api"`), the keep policy and the newest backup's

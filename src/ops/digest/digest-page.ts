@@ -5,10 +5,10 @@ import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { intPath, intQuery } from "../../http/params";
-import { BASELINE_MODES, type BaselineMode } from "../digest/findings";
-import { paramsOf } from "../digest/routes";
-import { buildDigest, DIGEST_DEFAULTS, type Digest } from "../digest/service";
-import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "../digest/suppressions";
+import { BASELINE_MODES, type BaselineMode } from "./findings";
+import { paramsOf } from "./routes";
+import { buildDigest, DIGEST_DEFAULTS, type Digest } from "./service";
+import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "./suppressions";
 
 // GET /admin/console/403-digest: the 403 digest for a person — the trend chart (the digest's own PNG), the
 // findings with why each was raised and its suppression state, what the suppression rules hid (the same table, so

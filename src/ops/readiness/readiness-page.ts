@@ -5,7 +5,7 @@ import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/html";
 import { incidentPagePath } from "../link-inbox/notify";
 import type { LagState } from "../event-loop-lag";
-import { type ProbeState, type ReadinessOverview, readinessOverview } from "../readiness/overview";
+import { type ProbeState, type ReadinessOverview, readinessOverview } from "./overview";
 
 // GET /admin/ops/readiness: is this deployment ready? One page over the event-loop lag, the synthetic probes, the 403
 // noise, the jobs and the backups, with a ready/attention line on top (the rule is readinessSummary in
@@ -203,7 +203,7 @@ function readinessBody(o: ReadinessOverview) {
   });
 }
 
-/** GET /admin/ops/readiness, composed into operatorPagesRoutes (src/ops/console/config-page.ts). */
+/** GET /admin/ops/readiness, composed into the ops pages (src/ops/routes.ts). */
 export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
   return consoleRoute(ctx, guards, {
     path: "/admin/ops/readiness",

@@ -17,7 +17,7 @@ const SECRET = "z".repeat(48);
 let h: TestApp | undefined;
 let token = "";
 
-const { present, browser, base } = servedForBrowser("test/ops/config-page.browser.test.ts", async () => {
+const { present, browser, base } = servedForBrowser("test/console/config-page.browser.test.ts", async () => {
   h = await openTestApp({ env: { ADMIN_TOKEN: SECRET, WEBHOOK_MAX_ATTEMPTS: "7", LOG_LEVEL: "silent" } });
   token = await createAdminToken(h, "browser-operator");
   return h;

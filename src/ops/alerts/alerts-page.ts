@@ -8,13 +8,13 @@ import { AppError } from "../../http/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { MAX_CURSOR_CHARS, parsePage } from "../../http/pagination";
 import { intPath, intQuery } from "../../http/params";
-import { alertsExport } from "../alerts/export";
-import { ALERTS_DEFAULTS } from "../alerts/model";
-import { ALERT_SOURCES, ALERT_STATUSES } from "../alerts/service";
-import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS, type Silence } from "../alerts/silences";
-import { notConfigured, summaryOf } from "../alerts/state";
+import { alertsExport } from "./export";
+import { ALERTS_DEFAULTS } from "./model";
+import { ALERT_SOURCES, ALERT_STATUSES } from "./service";
+import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS, type Silence } from "./silences";
+import { notConfigured, summaryOf } from "./state";
 import { levelBadge } from "./alert-pages";
-import { type AlertView, firingAlerts, recentAlerts } from "../alerts/views";
+import { type AlertView, firingAlerts, recentAlerts } from "./views";
 
 // GET /admin/console/alerts: what fires now (each alert links to its own page), the recent changes and the
 // evaluations (paged like export.json), and the silences — who, why, until when — with a form to add one and a

@@ -6,9 +6,9 @@ import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
 import { intPath } from "../../http/params";
 import { getIncidentOrThrow } from "../../status/service";
-import { alertIssueId, notConfigured } from "../alerts/state";
-import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "../alerts/views";
-import { outcomeCell } from "./link-page";
+import { alertIssueId, notConfigured } from "./state";
+import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "./views";
+import { outcomeCell } from "../link-inbox/link-page";
 
 // The pages every notice links to: one alert (/admin/ops/alerts-monitor/alerts/<id>) and one incident
 // (/admin/ops/incidents/<id>). A person follows the link from a chat on a phone, so they open with the operator
@@ -190,7 +190,7 @@ function incidentPageBody(i: IncidentDetail, noticeRows: AlertNoticeRow[]): Safe
 
 const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
 
-/** The alert and incident pages, composed into operatorPagesRoutes (src/ops/console/config-page.ts). */
+/** The alert and incident pages, composed into the ops pages (src/ops/routes.ts). */
 export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
   // An id that is not a number, or names nothing: for a browser, the page with the message and the way back.
   return new Elysia({ name: "herald:ops-alert-pages" })

@@ -1,24 +1,13 @@
-import { alertsPageRoutes } from "./alerts-page";
-import { backupsPageRoutes } from "./backups-page";
-import { digestPageRoutes } from "./digest-page";
-import { incidentsPageRoutes } from "./incidents-page";
-import { preflightPageRoutes } from "./preflight-page";
-import { Elysia } from "elysia";
-import type { Guards } from "../../auth/guards";
-import { CONSOLE_NAV } from "../../console/frame";
-import { redirect } from "../../auth/session-plugin";
-import type { ConfigRow } from "../../config";
-import type { AppContext } from "../../context";
-import { compileHtml, joinHtml } from "../../http/html";
-import { alertPagesRoutes } from "./alert-pages";
-import { alertsFiringRoutes } from "../alerts/firing-routes";
-import { readinessPageRoutes } from "./readiness-page";
-import { consoleRoute, notSignedInDoc } from "../../console/kit";
+import type { Guards } from "../auth/guards";
+import type { ConfigRow } from "../config";
+import type { AppContext } from "../context";
+import { compileHtml, joinHtml } from "../http/html";
+import { consoleRoute } from "./kit";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
 // secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
-// govern, with the ones set to something other than their default highlighted. The operator pages share the
-// sign-in routes, which are composed here so that app.ts adds the whole operator console with one line.
+// govern, with the ones set to something other than their default highlighted. A page about the configuration, a
+// shared room below the console, so the console's own (src/console/routes.ts composes it).
 
 /** Groups in page order; the first pattern a name matches wins; the rest fall into "Other". */
 const GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
@@ -82,42 +71,13 @@ function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
   return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
 }
 
-/** The operator console's pages (the sign-in routes are auth's, mounted with its routes: they run on every engine). */
-export function operatorPagesRoutes(ctx: AppContext, guards: Guards) {
-  return (
-    new Elysia({ name: "herald:operator-pages" })
-      .use(readinessPageRoutes(ctx, guards))
-      .use(alertPagesRoutes(ctx, guards))
-      // The firing view and silences (JSON) live with the alert pages they link to (composed here, not in app.ts,
-      // whose plugin chain is at the type checker's depth limit).
-      .use(alertsFiringRoutes(ctx, guards))
-      // The console's pages, one per operator area (the header in src/console/frame.ts reaches them all).
-      .use(alertsPageRoutes(ctx, guards))
-      .use(incidentsPageRoutes(ctx, guards))
-      .use(digestPageRoutes(ctx, guards))
-      .use(preflightPageRoutes(ctx, guards))
-      .use(backupsPageRoutes(ctx, guards))
-      .use(guards.operator.plugin)
-      // The console's own address: its first area, the readiness page (the header reaches the others).
-      .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
-        operator: "page",
-        detail: {
-          summary:
-            "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials a browser is sent to /admin/sign-in, a script gets 403",
-          responses: {
-            303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when a browser is not signed in" },
-            403: notSignedInDoc("/admin/console")[403],
-          },
-        },
-      })
-      .use(
-        consoleRoute(ctx, guards, {
-          path: "/admin/ops/config",
-          title: "Configuration",
-          summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted)",
-          load: () => ctx.config,
-          view: (config) => configBody(config.described, config.nodeEnv),
-        }),
-      )
-  );
+/** GET /admin/ops/config. */
+export function configPageRoutes(ctx: AppContext, guards: Guards) {
+  return consoleRoute(ctx, guards, {
+    path: "/admin/ops/config",
+    title: "Configuration",
+    summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted)",
+    load: () => ctx.config,
+    view: (config) => configBody(config.described, config.nodeEnv),
+  });
 }
