@@ -73,7 +73,7 @@ export function buildApp(ctx: AppContext) {
     .use(transparencyAdminRoutes(ctx, guards))
     .use(developerRoutes(ctx, guards))
     // The sandbox's own routes, and the partner's users, salutes and webhooks once more, for sandbox keys on their
-    // sandbox rows: declared once by their rooms, mounted live above and sandbox here (src/http/routes/partner-mount.ts).
+    // sandbox rows: declared once by their rooms, mounted live above and sandbox here (src/auth/partner-mount.ts).
     .use(
       sandboxRoutes(ctx, guards)
         .use(userRoutesFor(ctx, guards, sandbox))

@@ -4,7 +4,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
-import { partnerMutation } from "../http/routes/mutation";
+import { partnerMutation } from "../auth/partner-mutation";
 import { outboxEmailSender } from "./email";
 import { DonationsModel as M } from "./model";
 import { getClaim, issueClaim, redeemClaim } from "./service";

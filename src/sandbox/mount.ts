@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import type { PartnerMount } from "../http/routes/partner-mount";
+import type { PartnerMount } from "../auth/partner-mount";
 import { entryWithDefaults } from "./defaults";
 import { holdingSandbox, openSandbox } from "./fixtures";
 import { readOf, SandboxModel, writeOf } from "./model";
@@ -10,7 +10,7 @@ import { simulateDelivery } from "./simulator";
 export const sandboxDetail = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summary}` });
 
 /**
- * The sandbox mount of the partner routes (src/http/routes/partner-mount.ts): sandbox keys only, at
+ * The sandbox mount of the partner routes (src/auth/partner-mount.ts): sandbox keys only, at
  * /api/partner/sandbox. A key works on its partner's sandbox rows alone (openSandbox: the owner is the partner in
  * mode sandbox, refused for any other key, with the fixtures seeded on first use), every write's transaction holds
  * the partner's fixture row so no reset runs beside it (holdingSandbox), and every answer says it is the sandbox's.

@@ -8,7 +8,7 @@ import { clearSandboxWebhooks } from "../webhooks/sandbox-service";
 import { fixtureSummary, reseedFixtures } from "./fixtures";
 import { addCounts, deleteSandboxInBatches, type SandboxCounts, takeResetTurn } from "./reset-batches";
 
-/** A signed mutation whose work begins before its transaction, once its Idempotency-Key is claimed (src/http/routes/mutation.ts). */
+/** A signed mutation whose work begins before its transaction, once its Idempotency-Key is claimed (src/auth/partner-mutation.ts). */
 export type PreparedRun = <P, T extends object>(prepare: () => Promise<P>, effect: (t: Queryable, prepared: P, lastRun: boolean) => Promise<T>) => Promise<T>;
 
 /**

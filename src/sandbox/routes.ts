@@ -6,7 +6,7 @@ import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ok } from "../http/envelope";
 import { readErrors, refuses, writeErrors } from "../http/routes/declare";
-import { partnerMutation, partnerPreparedMutation } from "../http/routes/mutation";
+import { partnerMutation, partnerPreparedMutation } from "../auth/partner-mutation";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";

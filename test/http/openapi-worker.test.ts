@@ -1,5 +1,6 @@
-// The API documents built in a worker (src/http/openapi/documents.ts, build-worker.ts): the same bytes as the serving
-// thread builds, what `herald serve` answers with, the fallback when the worker cannot build, and nothing on disk.
+// The API documents built in a worker (src/http/openapi/documents.ts, src/workers/openapi-worker.ts): the same
+// bytes as the serving thread builds, what `herald serve` answers with, the fallback when the worker cannot build,
+// and nothing on disk.
 import { afterAll, afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,9 +1,9 @@
-// partnerMutation (src/http/routes/mutation.ts), the one way a signed partner mutation commits: the effect under
+// partnerMutation (src/auth/partner-mutation.ts), the one way a signed partner mutation commits: the effect under
 // its Idempotency-Key, then the dispatcher's nudge and the status — only once the effect has committed.
 import { afterEach, expect, test } from "bun:test";
 import { IdempotencyStore } from "../../src/auth/idempotency";
 import type { PartnerRequest } from "../../src/auth/partner-request";
-import { partnerMutation } from "../../src/http/routes/mutation";
+import { partnerMutation } from "../../src/auth/partner-mutation";
 import { openTestApp, type TestApp } from "../support/app";
 
 let h: TestApp | undefined;

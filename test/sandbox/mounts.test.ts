@@ -1,4 +1,4 @@
-// The partner routes declared once and mounted twice (src/http/routes/partner-mount.ts): live at /api/partner (the
+// The partner routes declared once and mounted twice (src/auth/partner-mount.ts): live at /api/partner (the
 // salutes at /api/salutes) and sandbox at /api/partner/sandbox. The two mounts of a route must stay one contract —
 // the same statuses, parameters and bodies, the sandbox's answer the live one plus its own fields — and every signed
 // route that reads a body must say, and answer, what the core answers for a body it refuses.

@@ -11,7 +11,7 @@ import { referencePage } from "./ui";
 // The served API documents (/api/openapi.json, /api/openapi.yaml, /api/openapi-transparency.yaml and one per audience,
 // /api/openapi/<audience>.json, which the reference at /api/docs reads) as bytes with their validators, and where they
 // are built. Building them takes the event loop for 0.1–8 s (more on a busy machine), during which no request at all
-// is answered, /healthz included. So `herald serve` builds them in a worker (src/http/openapi/build-worker.ts) from
+// is answered, /healthz included. So `herald serve` builds them in a worker (src/workers/openapi-worker.ts) from
 // its start, and a request that comes first awaits that build with the loop free. Tests and tools that never start
 // the worker build them on the loop when first asked for, as before: a worker per test app would cost more than the
 // build.
@@ -152,7 +152,7 @@ export class OpenApiDocuments {
     // either way); the deadline's timer alone need not.
     timer.unref?.();
     try {
-      worker = startWorker("http/openapi/build-worker.ts");
+      worker = startWorker("workers/openapi-worker.ts");
       worker.onmessage = (event: MessageEvent<BuildWorkerMessage>) => {
         const m = event.data;
         if (m.kind === "failed") return fail(new Error(m.error));

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { AnyElysia } from "elysia";
-import { buildApp } from "../../app";
-import { SecretBox } from "../../auth/secret-box";
-import { openContext } from "../../bootstrap";
-import type { Config } from "../../config";
-import { createLogger } from "../../log";
-import { audienceDocuments, type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "./documents";
-import { buildOpenApi } from "./routes";
+import { buildApp } from "../app";
+import { SecretBox } from "../auth/secret-box";
+import { openContext } from "../bootstrap";
+import type { Config } from "../config";
+import { createLogger } from "../log";
+import { audienceDocuments, type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "../http/openapi/documents";
+import { buildOpenApi } from "../http/openapi/routes";
 
 // The OpenAPI documents' build, off the serving thread (src/http/openapi/documents.ts starts it). It is handed the
 // server's Config, builds the same app over it with buildApp, and describes it with buildOpenApi: the bytes are the

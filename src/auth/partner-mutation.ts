@@ -1,7 +1,7 @@
-import type { IdempotencyStore } from "../../auth/idempotency";
-import type { PartnerRequest } from "../../auth/partner-request";
-import type { AppContext } from "../../context";
-import type { Queryable } from "../../db/port";
+import type { IdempotencyStore } from "./idempotency";
+import type { PartnerRequest } from "./partner-request";
+import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 
 /** Statements an effect sent and did not wait for; they ride with the stored response (IdempotencyStore.run). */
 export type Pending = (work: Promise<unknown>) => void;

@@ -1,9 +1,9 @@
 import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
-import { type Owner, ownerOf, type PartnerActor } from "../../auth/actors";
-import type { PartnerRequest } from "../../auth/partner-request";
-import type { Queryable } from "../../db/port";
-import { ok } from "../envelope";
-import type { Mutation, MutationEffect, MutationOptions, Pending } from "./mutation";
+import { type Owner, ownerOf, type PartnerActor } from "./actors";
+import type { PartnerRequest } from "./partner-request";
+import type { Queryable } from "../db/port";
+import { ok } from "../http/envelope";
+import type { Mutation, MutationEffect, MutationOptions, Pending } from "./partner-mutation";
 
 // The partner routes that have a sandbox twin (users, salutes, webhooks) are declared once, by their room, as a
 // function of the mount they serve, and mounted twice by src/app.ts: live (LIVE, below) and sandbox
