@@ -1,4 +1,4 @@
-// Rewrites the configuration table in README.md from src/config.ts (run after adding a variable):
+// Rewrites the configuration table in README.md from src/config/index.ts (run after adding a variable):
 //   bun run .ci/readme-config-table.ts
 import { CONFIG_VARS } from "../src/config";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config";
-import { CONFIG_VARS } from "../config-vars";
+import { CONFIG_VARS } from "../config/vars";
 import type { AppContext } from "../context";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";

@@ -4,7 +4,7 @@ import type { AppContext } from "../context";
 import { compileHtml, joinHtml } from "../http/html";
 import { consoleRoute } from "./kit";
 
-// GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config.ts describeConfig:
+// GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config/index.ts describeConfig:
 // secrets are "****" before they reach this file, so no template can print one), grouped by what the variables
 // govern, with the ones set to something other than their default highlighted. A page about the configuration, a
 // shared room below the console, so the console's own (src/console/routes.ts composes it).

@@ -19,7 +19,7 @@ export const NOSNIFF = "nosniff";
 
 // In production every answer also carries `Strict-Transport-Security: max-age=31536000` (one year, no
 // includeSubDomains: the other hosts of the domain are not Herald's to decide). Production requires an https
-// PUBLIC_BASE_URL (src/config.ts), so production clients reach Herald over TLS, usually terminated by a proxy in front
+// PUBLIC_BASE_URL (src/config/index.ts), so production clients reach Herald over TLS, usually terminated by a proxy in front
 // of it: Herald cannot see the TLS, and sends the header on every answer rather than guessing from
 // X-Forwarded-Proto. A browser ignores it on a plain http connection (RFC 6797 §8.1), so the proxy's plain hop and a
 // probe on the loopback are unaffected. Outside production it is never sent (http://localhost must keep working).

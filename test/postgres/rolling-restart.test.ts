@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newIdempotencyKey, newNonce, signRequest } from "../../src/client/sign";
-import { CONFIG_VARS } from "../../src/config-vars";
+import { CONFIG_VARS } from "../../src/config/vars";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
@@ -34,7 +34,7 @@ const MAX_OPS = 40_000;
 const MAX_LOAD_MS = 150_000;
 const PUBLIC_PATH = "/api/public/system-status/policy";
 
-/** The drain delay an instance has in production (src/config-vars.ts), which deploy/haproxy.cfg's checks are sized for. */
+/** The drain delay an instance has in production (src/config/vars.ts), which deploy/haproxy.cfg's checks are sized for. */
 const productionDrain = CONFIG_VARS.SHUTDOWN_DRAIN_DELAY_MS.fallback;
 const DRAIN_MS = Number(typeof productionDrain === "function" ? productionDrain({ NODE_ENV: "production" }) : productionDrain);
 

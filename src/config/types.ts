@@ -1,4 +1,4 @@
-// The typed configuration Herald runs with: built once by src/config.ts from the environment, frozen, passed in.
+// The typed configuration Herald runs with: built once by src/config/index.ts from the environment, frozen, passed in.
 
 export interface Config {
   readonly nodeEnv: "development" | "test" | "production";
@@ -54,7 +54,7 @@ export interface Config {
   readonly adminSessionTtlSeconds: number;
   /** Every variable as `herald config` shows it (secrets masked), for the operators' config page. */
   readonly described: ReadonlyArray<ConfigRow>;
-  /** Retired variables the environment still sets (src/config-vars-instances.ts RETIRED_VARS): warned about at start. */
+  /** Retired variables the environment still sets (src/config/vars-instances.ts RETIRED_VARS): warned about at start. */
   readonly retired: ReadonlyArray<{ readonly name: string; readonly note: string }>;
   readonly idempotencyRequired: boolean;
   readonly idempotencyTtlHours: number;

@@ -1,6 +1,6 @@
-// One configuration variable's value from an environment, checked against its kind (src/config-vars.ts): the
-// parsing half of src/config.ts, which alone passes it the process environment.
-import type { Kind, VarSpec } from "./config-vars";
+// One configuration variable's value from an environment, checked against its kind (src/config/vars.ts): the
+// parsing half of src/config/index.ts, which alone passes it the process environment.
+import type { Kind, VarSpec } from "./vars";
 
 type Env = Record<string, string | undefined>;
 

@@ -1,5 +1,5 @@
-// The messenger's variables (src/messenger; docs/messenger.md), spread into CONFIG_VARS (src/config-vars.ts) in this
-// order. (Kinds written out, not imported: src/config-vars.ts imports this file.)
+// The messenger's variables (src/messenger; docs/messenger.md), spread into CONFIG_VARS (src/config/vars.ts) in this
+// order. (Kinds written out, not imported: src/config/vars.ts imports this file.)
 const int = (min: number, max: number) => ({ type: "int" as const, min, max });
 
 export const MESSENGER_VARS = {

@@ -1,5 +1,5 @@
 // How large a request body may be, and how long it may take to arrive (src/http/body/body-deadline.ts), spread into CONFIG_VARS
-// (src/config-vars.ts). (Kinds written out, not imported: src/config-vars.ts imports this file.)
+// (src/config/vars.ts). (Kinds written out, not imported: src/config/vars.ts imports this file.)
 const int = (min: number, max: number) => ({ type: "int" as const, min, max });
 
 export const REQUEST_BODY_VARS = {

@@ -1,14 +1,14 @@
 // Every environment variable Herald reads, with its default, type and check. Nothing else in src/
 // reads the environment: the Config built here is frozen and passed in through the AppContext.
-import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type VarSpec } from "./config-vars";
-import { RETIRED_VARS } from "./config-vars-instances";
-import { parseOne } from "./config-parse";
+import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type VarSpec } from "./vars";
+import { RETIRED_VARS } from "./vars-instances";
+import { parseOne } from "./parse";
 
 export { CONFIG_VARS };
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
-export type { Config, ConfigRow } from "./config-types";
-import type { Config, ConfigRow } from "./config-types";
+export type { Config, ConfigRow } from "./types";
+import type { Config, ConfigRow } from "./types";
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -295,7 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
 /** The effective configuration by variable name, secrets masked: what `herald config` prints. */
 // A type alias, not an interface: the CLI prints rows as plain records.
 
-/** The retired variables this environment still sets, each with what to do instead (src/config-vars-instances.ts RETIRED_VARS). */
+/** The retired variables this environment still sets, each with what to do instead (src/config/vars-instances.ts RETIRED_VARS). */
 export function retiredVarsSet(env: Env = process.env): Array<{ name: string; note: string }> {
   return Object.entries(RETIRED_VARS)
     .filter(([name]) => env[name] !== undefined)

@@ -1,7 +1,7 @@
-// Every environment variable Herald reads: its type, default and meaning. Parsed only by src/config.ts.
-import { INSTANCE_VARS } from "./config-vars-instances";
-import { MESSENGER_VARS } from "./config-vars-messenger";
-import { REQUEST_BODY_VARS } from "./config-vars-requests";
+// Every environment variable Herald reads: its type, default and meaning. Parsed only by src/config/index.ts.
+import { INSTANCE_VARS } from "./vars-instances";
+import { MESSENGER_VARS } from "./vars-messenger";
+import { REQUEST_BODY_VARS } from "./vars-requests";
 
 export type Kind =
   | { type: "int"; min: number; max: number }

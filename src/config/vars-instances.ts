@@ -1,6 +1,6 @@
 // What running several instances needs — the storage engine (docs/design.md §8a, docs/postgres.md), the instance's
-// name, job schedules, the drain behind a load balancer — spread into CONFIG_VARS (src/config-vars.ts).
-// (Kinds written out, not imported: src/config-vars.ts imports this file.)
+// name, job schedules, the drain behind a load balancer — spread into CONFIG_VARS (src/config/vars.ts).
+// (Kinds written out, not imported: src/config/vars.ts imports this file.)
 const int = (min: number, max: number) => ({ type: "int" as const, min, max });
 
 export const INSTANCE_VARS = {
