@@ -1,4 +1,4 @@
-import { startWorker } from "../workers/spawn";
+import { startWorker } from "../worker-entry";
 import { type ApartTask, type Queryable, SerializationFailure, StoreUnavailable } from "./port";
 
 export type { ApartTask };

@@ -4,7 +4,7 @@ import { type ApartAnswer, CHECKPOINT, CLOSE } from "../db/apart";
 import type { Param, Queryable, RunResult } from "../db/port";
 
 // The SQLite file's read worker (src/db/apart.ts): a read-only connection of its own, one task at a time. Listed as
-// an extra entrypoint in package.json's build so that the compiled binary carries it (src/workers/spawn.ts).
+// an extra entrypoint in package.json's build so that the compiled binary carries it (src/worker-entry.ts).
 
 declare const self: Worker;
 

@@ -19,14 +19,15 @@ import { dirname, join, relative, resolve } from "node:path";
  */
 
 /** Folders every domain may import: the shared layers, not domains. */
-// workers/: where a worker's entry file is found (spawn.ts, for any layer) and the read worker, whose task list
-// composes the domains' read tasks (read-tasks.ts), as app.ts composes their routes.
+// workers/: the worker entries that compose several rooms, as app.ts composes their routes: the read worker, whose
+// task list composes the domains' read tasks (read-tasks.ts), and the OpenAPI build over the whole app. Started by
+// path (src/worker-entry.ts), imported by none.
 export const SHARED = new Set(["config", "http", "auth", "console", "db", "jobs", "types", "cli", "client", "solana", "workers"]);
 /** Top-level modules every domain may import. */
 export const SHARED_FILES = new Set(["context.ts", "clock.ts", "log.ts", "bootstrap.ts", "app.ts", "main.ts"]);
 /** The shared layers that compose nothing: they import no domain (app, bootstrap, main, cli and auth compose domains). */
 const BELOW_DOMAINS_FOLDERS = new Set(["config", "http", "console", "db", "jobs", "types", "solana"]);
-const BELOW_DOMAINS_FILES = new Set(["context.ts", "clock.ts", "log.ts"]);
+const BELOW_DOMAINS_FILES = new Set(["context.ts", "clock.ts", "log.ts", "worker-entry.ts"]);
 
 export interface ReadAllowance {
   /** The reading file, relative to src/. */

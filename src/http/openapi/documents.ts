@@ -1,6 +1,6 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { errorFields } from "../../log";
-import { startWorker } from "../../workers/spawn";
+import { startWorker } from "../../worker-entry";
 import { representation, type Representation } from "../conditional";
 import { AUDIENCES, type AudienceSlug, audienceSubset } from "./audiences";
 import type { OpenApiDocument } from "./components";

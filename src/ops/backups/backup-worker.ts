@@ -1,4 +1,4 @@
-// The backup's worker (started by src/ops/backups/in-worker.ts through src/workers/spawn.ts; an extra entrypoint of
+// The backup's worker (started by src/ops/backups/in-worker.ts through src/worker-entry.ts; an extra entrypoint of
 // the compiled binary, see package.json's build script). bun:sqlite runs every statement synchronously on the thread
 // that calls it: on the service's thread a 2 GB backup held every request, /healthz included, for 112 s. Here the
 // snapshot, the integrity check of the copy and its sha256 run on this thread's own connections instead, and they

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { startWorker } from "../../workers/spawn";
+import { startWorker } from "../../worker-entry";
 import type { BackupJob, BackupPhase, CheckpointResult, WorkerMessage } from "./worker-protocol";
 
 // The main thread's side of the backup's worker (src/ops/backups/backup-worker.ts): start it, turn its messages and

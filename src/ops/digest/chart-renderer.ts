@@ -1,5 +1,5 @@
 import { AppError } from "../../http/errors";
-import { startWorker } from "../../workers/spawn";
+import { startWorker } from "../../worker-entry";
 import type { ChartJob, RenderAnswer, RenderRequest } from "./render-worker";
 
 // The PNG charts (the digest's trend, the export-usage bars) are drawn in one long-lived worker thread
