@@ -1,6 +1,10 @@
 // The ONE error catalog. Every error Herald answers with is an AppError carrying one of these codes; the
 // catalog also serves /api/partner/errors.json and /developers/api-errors.json, so docs and behaviour agree.
 // A large domain keeps its block in a file of its own (errors-messenger.ts), spread in here: still one catalog.
+// Those blocks stay in http/, not in their domain: the catalog is read below every domain — an AppError takes its
+// status from it when made (in auth/, the CLI, a worker, before any app is built), core.ts answers by it, the
+// OpenAPI document lists its codes — and ErrorCode is its keys, so a code it lacks does not compile. Composed from
+// the domains in app.ts instead, it would be filled at start (module state), a code unknown until then.
 import { type CatalogEntry, entry } from "./error-entry";
 import { MESSENGER_ERRORS } from "./errors-messenger";
 import { MESSENGER_ADMIN_ERRORS } from "./errors-messenger-admin";

@@ -4,29 +4,40 @@ import { dirname, join, relative, resolve } from "node:path";
 /**
  * The layering of docs/design.md §1 as a function over a source tree, so that test/conventions/layering.test.ts can run it on
  * src/ and on planted trees (a test of the test). What it sees:
- * - import cycles between files, and between domains (a domain is a top folder of src/ that is not a shared layer);
+ * - import cycles between files, and between domains (a domain is a top folder of src/ that is not a shared room);
+ * - an import loop between shared rooms (the folders of SHARED), through two rooms or more (http/ importing auth/
+ *   while auth/ imports http/): the shared rooms are layers — config/ and client/ at the bottom, then db/, http/,
+ *   auth/, console/, with cli/ and workers/ composing on top — each importing only rooms below it. The top-level
+ *   files are not rooms: context.ts carries every shared service and names their types, which take it;
  * - route files — every file that builds `new Elysia(`, whatever its name — importing drizzle or a tables.ts;
  * - a domain's admin/ folder is its outer layer: no file of the domain outside admin/ imports it (what players
  *   read lives in the core; the operator's routes depend on it, never the reverse);
  * - one domain reaching another other than through its service (`service.ts`, `*-service.ts`) or model files,
  *   or tables to tables for foreign keys;
- * - the shared layers (context, config, clock, log, http, db, jobs, types, solana) importing a domain;
+ * - the shared layers below the domains (BELOW_DOMAINS_*) importing a domain;
  * - SQL text naming a table that another domain owns — the owner is the domain whose tables.ts declares it:
  *   a write (INSERT, UPDATE, DELETE, REPLACE) is always refused, a read (FROM, JOIN) only with an allow-list
  *   entry giving its reason (a read model);
  * - a table created by a migration that no tables.ts declares and no owner is named for.
  * Import specifiers are resolved as TypeScript does: `./x`, `./x.ts`, `./x.js`, `./dir` (index.ts).
+ *
+ * Where a console page lives, one rule: beside the area it shows — a domain's page in the domain's folder
+ * (src/webhooks/dead-letters-page.ts), an ops area's in src/ops/<area>/ (src/ops/backups/backups-page.ts) — and in
+ * src/console/ only the console's own: its kit and frame, its door (sign-in) and the pages about shared rooms, which
+ * sit below the console and draw nothing (auth's partner keys, the configuration). The loop rule holds the second
+ * half: a shared room that drew a page would import console/, which imports it.
  */
 
-/** Folders every domain may import: the shared layers, not domains. */
+/** Folders every domain may import: the shared rooms, not domains. */
+// console/: the operator console — consoleRoute and the frame every page is drawn with, above auth/ (its guard).
 // workers/: the worker entries that compose several rooms, as app.ts composes their routes: the read worker, whose
 // task list composes the domains' read tasks (read-tasks.ts), and the OpenAPI build over the whole app. Started by
 // path (src/worker-entry.ts), imported by none.
 export const SHARED = new Set(["config", "http", "auth", "console", "db", "jobs", "types", "cli", "client", "solana", "workers"]);
 /** Top-level modules every domain may import. */
-export const SHARED_FILES = new Set(["context.ts", "clock.ts", "log.ts", "bootstrap.ts", "app.ts", "main.ts"]);
-/** The shared layers that compose nothing: they import no domain (app, bootstrap, main, cli and auth compose domains). */
-const BELOW_DOMAINS_FOLDERS = new Set(["config", "http", "console", "db", "jobs", "types", "solana"]);
+export const SHARED_FILES = new Set(["context.ts", "clock.ts", "log.ts", "worker-entry.ts", "bootstrap.ts", "app.ts", "main.ts"]);
+/** The shared rooms and files that compose nothing: they import no domain (app, bootstrap, main, cli and workers compose domains). */
+const BELOW_DOMAINS_FOLDERS = new Set(["config", "http", "auth", "console", "db", "jobs", "types", "client", "solana"]);
 const BELOW_DOMAINS_FILES = new Set(["context.ts", "clock.ts", "log.ts", "worker-entry.ts"]);
 
 export interface ReadAllowance {
@@ -48,6 +59,8 @@ export interface LayeringOptions {
 export interface LayeringReport {
   fileCycles: string[];
   domainCycles: string[];
+  /** Loops between shared rooms, each with the import that makes each step: `http → auth → http (…)`. */
+  sharedRoomCycles: string[];
   routeFilesWithSql: string[];
   crossDomainImports: string[];
   coreImportsAdmin: string[];
@@ -145,6 +158,7 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
         .join(" → "),
     ),
     domainCycles: [],
+    sharedRoomCycles: [],
     routeFilesWithSql: [],
     crossDomainImports: [],
     coreImportsAdmin: [],
@@ -156,6 +170,8 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
   };
 
   const domainEdges = new Map<string, Set<string>>();
+  // Shared room → shared room, with the first import (in walk order) that makes the edge, to name in a report.
+  const roomEdges = new Map<string, Map<string, string>>();
   for (const [f, imports] of resolved) {
     const from = domainOf(f);
     const name = rel(f).split("/").pop()!;
@@ -166,6 +182,10 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
       if (!to?.startsWith(root) || !texts.has(to)) continue;
       const target = domainOf(to);
       if (belowDomains && isDomain(target)) report.sharedImportsDomain.push(`${rel(f)} → ${rel(to)}`);
+      if (from !== null && target !== null && from !== target && SHARED.has(from) && SHARED.has(target)) {
+        if (!roomEdges.has(from)) roomEdges.set(from, new Map());
+        if (!roomEdges.get(from)!.has(target)) roomEdges.get(from)!.set(target, `${rel(f)} → ${rel(to)}`);
+      }
       if (from !== null && target === from && rel(to).startsWith(`${from}/admin/`) && !rel(f).startsWith(`${from}/admin/`)) {
         report.coreImportsAdmin.push(`${rel(f)} → ${rel(to)}`);
       }
@@ -178,6 +198,11 @@ export function checkLayering(src: string, options: LayeringOptions = {}): Layer
     }
   }
   report.domainCycles = cyclesOf(domainEdges.keys(), (d) => domainEdges.get(d) ?? []);
+  report.sharedRoomCycles = cyclesOf([...roomEdges.keys()].sort(), (r) => [...(roomEdges.get(r)?.keys() ?? [])].sort()).map((c) => {
+    const rooms = c.split(" → ");
+    const steps = rooms.slice(1).map((to, i) => roomEdges.get(rooms[i]!)!.get(to)!);
+    return `${c} (${steps.join("; ")})`;
+  });
 
   const allowances = options.allowReads ?? [];
   const used = new Set<ReadAllowance>();

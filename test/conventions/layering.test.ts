@@ -68,6 +68,7 @@ describe("layering of src/", () => {
   const report = checkLayering(SRC, { allowReads: ALLOW_READS, migrationOwners: MIGRATION_OWNERS, migrations: MIGRATIONS });
   test("no import cycles between files", () => expect(report.fileCycles).toEqual([]));
   test("no import cycles between domains", () => expect(report.domainCycles).toEqual([]));
+  test("no import loop between shared rooms (each imports only the rooms below it)", () => expect(report.sharedRoomCycles).toEqual([]));
   test("route files (every file that builds new Elysia) never import drizzle or a tables.ts", () => expect(report.routeFilesWithSql).toEqual([]));
   test("a domain reaches another only through its service or model files", () => expect(report.crossDomainImports).toEqual([]));
   test("the shared layers below the domains import no domain", () => expect(report.sharedImportsDomain).toEqual([]));
@@ -133,6 +134,40 @@ describe("the checker sees each violation (planted trees)", () => {
     expect(r.domainCycles).toHaveLength(1);
     expect(new Set(r.domainCycles[0]!.split(" → "))).toEqual(new Set(["alpha", "beta"]));
     expect(r.crossDomainImports).toEqual([]);
+  });
+
+  test("a loop between two shared rooms, though no file cycle closes it; one way is fine", () => {
+    const loop = checkLayering(
+      plant({
+        ...base,
+        "http/core.ts": "export const core = 1;\n",
+        "http/routes/mount.ts": 'import { actor } from "../../auth/actors";\nexport const mount = actor;\n',
+        "auth/actors.ts": "export const actor = 1;\n",
+        "auth/guard.ts": 'import { core } from "../http/core.js";\nexport const guard = core;\n',
+      }),
+    );
+    expect(loop.fileCycles).toEqual([]);
+    expect(loop.sharedRoomCycles).toEqual(["auth → http → auth (auth/guard.ts → http/core.ts; http/routes/mount.ts → auth/actors.ts)"]);
+    const oneWay = checkLayering(
+      plant({ ...base, "http/core.ts": "export const core = 1;\n", "auth/guard.ts": 'import { core } from "../http/core";\nexport const guard = core;\n' }),
+    );
+    expect(oneWay.sharedRoomCycles).toEqual([]);
+  });
+
+  test("a loop through three shared rooms", () => {
+    const r = checkLayering(
+      plant({
+        ...base,
+        "db/port.ts": 'import { entry } from "../workers/spawn";\nexport const port = entry;\n',
+        "http/core.ts": 'import { port } from "../db/port";\nexport const core = port;\n',
+        "workers/spawn.ts": "export const entry = 1;\n",
+        "workers/read-tasks.ts": 'import { core } from "../http/core";\nexport const tasks = core;\n',
+      }),
+    );
+    expect(r.fileCycles).toEqual([]);
+    expect(r.sharedRoomCycles).toEqual([
+      "db → workers → http → db (db/port.ts → workers/spawn.ts; workers/read-tasks.ts → http/core.ts; http/core.ts → db/port.ts)",
+    ]);
   });
 
   test("a file that builds new Elysia, whatever its name, importing a tables.ts", () => {
