@@ -16,6 +16,7 @@ import { createPublicKey, type KeyObject, timingSafeEqual, verify as verifyEd255
 import { hashToken, signData } from "@telegram-apps/init-data-node";
 import type { Config } from "../config";
 import { AppError } from "../http/errors";
+import { INIT_DATA_MAX_LENGTH } from "./model";
 
 export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired" | "init_data_future_dated";
 
@@ -47,8 +48,6 @@ export function ed25519PublicKey(setting: string): KeyObject {
   return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(hex, "hex").toString("base64url") }, format: "jwk" });
 }
 
-/** Telegram's init data is a few hundred bytes; anything far larger is not init data. */
-export const INIT_DATA_MAX_LENGTH = 4096;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** Verified init data kept per process (a cache, not coordination state): a mini-app sends the same string on
  * every request of a session, so a hit skips the parse and the HMAC; the age is still checked on every request. */

@@ -3,8 +3,10 @@ import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
 import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
 import { intPath, intQuery } from "../http/params";
-import { INIT_DATA_MAX_LENGTH } from "./init-data";
 import { nullable } from "../http/routes/declare";
+
+/** Telegram's init data is a few hundred bytes; anything far larger is not init data. */
+export const INIT_DATA_MAX_LENGTH = 4096;
 
 export const initData = t.Optional(
   t.String({ maxLength: INIT_DATA_MAX_LENGTH, description: "Telegram init data (alternatively `Authorization: tma <init data>`)" }),

@@ -4,8 +4,7 @@ import { named } from "../../http/openapi/names";
 import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable } from "../../http/routes/declare";
-import { Mission, progressSource as missionProgressSource } from "../games/promos-model";
-import { SALUTES_AMOUNT_PATTERN } from "../games/salutes-reward";
+import { Mission, progressSource as missionProgressSource, SALUTES_AMOUNT_PATTERN } from "../games/promos-model";
 import { windowQueryFields } from "./window";
 
 // The operator's mission routes (docs/messenger-admin-missions.md): request and response schemas.

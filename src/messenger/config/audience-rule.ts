@@ -1,6 +1,6 @@
 // Audience groups: the four built in, and the rule language of the operator-made ones (docs/messenger-admin-games.md
 // "Audience groups"). A rule is a conjunction: a player is in the group when every condition it states holds.
-import type { PlayerRow } from "../players";
+import type { PlayerRow } from "../store/players";
 
 export const BUILTIN_AUDIENCE_GROUPS = ["all", "premium", "linked", "unlinked"] as const;
 export type BuiltinAudienceGroup = (typeof BUILTIN_AUDIENCE_GROUPS)[number];

@@ -5,12 +5,13 @@ import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { AdminPage, AdminPageQuery, audienceKey, flag } from "../config/model";
 import { initData, Replayed, Reward, requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
-import { SALUTES_AMOUNT_PATTERN } from "./salutes-reward";
 import { SELF_REPORTED_LIMITS, SERVER_OBSERVED_EVENTS } from "./mission-sources";
 
 /** A player's own lists page by offset: their events and enrollments are few, so no cursor is issued. */
 const MAX_LIST_OFFSET = 100_000;
 export const MAX_ENROLLMENTS_PAGE = 500;
+/** Salutes a promo or mission pays (salutes-reward.ts): an exact decimal string, at most 13 digits and 6 decimals. */
+export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
 
 // Promo codes and missions: the request and response schemas of their player routes and operator routes.
 

@@ -18,8 +18,6 @@ import type { PlayerRow } from "../players";
 import { claimSalutesReward, setSalutesRewardEntry } from "../store/promos";
 import { inSavepoint } from "../store/savepoint";
 
-export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
-
 export interface SalutesPayout {
   amount: string;
   paid: boolean;

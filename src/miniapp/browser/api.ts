@@ -1,22 +1,10 @@
 // What every part of the mini-app's page shares: the player's init data, the calls to Herald with it, the messages
 // beside each control (a result or a refusal in the player's words, cleared by the next action), and the balances.
+import type { ErrorBody } from "../../http/envelope";
+import type { Static } from "elysia";
 import { type MessageKey, t, waitText } from "./i18n";
 import { haptic } from "./telegram";
-
-export interface Balances {
-  free_spin_balance: number;
-  missile_balance: number;
-  points_balance: number;
-}
-export interface Reward {
-  free_spins: number;
-  missiles: number;
-  points: number;
-}
-interface ErrorBody {
-  error?: string;
-  details?: Record<string, unknown>;
-}
+import type { AnswerOf, Balances, BodyOf, Path } from "./wire";
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -44,8 +32,9 @@ export function initData(): string {
 /** How long the page waits for one answer before it says so (Herald answers or refuses well within this). */
 const CALL_TIMEOUT_MS = 15_000;
 
-/** A call to Herald with the player's init data: POST with a JSON body, or GET without one. */
-export async function api<T>(path: string, body?: unknown): Promise<T> {
+/** A call to Herald with the player's init data: POST with a JSON body, or GET without one (wire.ts: what each takes). */
+export function api<P extends Path>(path: P, ...body: BodyOf<P>): Promise<AnswerOf<P>>;
+export async function api(path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -57,10 +46,12 @@ export async function api<T>(path: string, body?: unknown): Promise<T> {
   } catch (err) {
     throw new ApiError(0, (err as Error).name === "TimeoutError" ? "timeout" : "network");
   }
-  const json = (await res.json().catch(() => ({}))) as ErrorBody & T;
+  const json: unknown = await res.json().catch(() => ({}));
   if (!res.ok) {
+    // Herald's error body; a refusal without one (a proxy's page) is {}.
+    const { error, details } = json as Partial<Static<typeof ErrorBody>>;
     const retry = Number(res.headers.get("retry-after") ?? 0);
-    throw new ApiError(res.status, json.error ?? "error", json.details ?? {}, Number.isSafeInteger(retry) && retry > 0 ? retry : 0);
+    throw new ApiError(res.status, error ?? "error", details ?? {}, Number.isSafeInteger(retry) && retry > 0 ? retry : 0);
   }
   return json;
 }

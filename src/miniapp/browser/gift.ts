@@ -1,18 +1,9 @@
 // The welcome gift and promo codes on the mini-app's page: what a newcomer opens once (the catalog says whether it
 // is there), and the code form. Both credit the balances; the page is then redrawn (refresh).
-import { $, ApiError, api, type Balances, clearMessages, inWords, type Reward, say } from "./api";
+import { $, ApiError, api, clearMessages, inWords, say } from "./api";
 import { rewardText, t } from "./i18n";
 import { later, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, whilePlaying } from "./telegram";
-
-interface GiftAnswer {
-  welcome_gift: { reward: Reward };
-  balances: Balances;
-}
-interface PromoAnswer {
-  promo: { code: string; reward: Reward };
-  balances: Balances;
-}
 
 whenCatalogChanges((catalog) => {
   const gift = catalog.welcome_gift;
@@ -28,7 +19,7 @@ export async function openGift(): Promise<void> {
   const button = $<HTMLButtonElement>("gift-open");
   button.disabled = true;
   try {
-    const r = await whilePlaying(() => api<GiftAnswer>("/api/messenger/games/welcome-gift/open", {}));
+    const r = await whilePlaying(() => api("/api/messenger/games/welcome-gift/open", {}));
     button.hidden = true;
     say("gift-msg", t("gift.opened", { reward: rewardText(r.welcome_gift.reward) }), "good");
     haptic.success();
@@ -54,7 +45,7 @@ export async function claimPromo(): Promise<void> {
   let text: string;
   let kind: "good" | "bad";
   try {
-    const r = await whilePlaying(() => api<PromoAnswer>("/api/messenger/games/promos/claim", { request_id: crypto.randomUUID(), code }));
+    const r = await whilePlaying(() => api("/api/messenger/games/promos/claim", { request_id: crypto.randomUUID(), code }));
     text = t("promo.claimed", { code: r.promo.code, reward: rewardText(r.promo.reward) });
     kind = "good";
     haptic.success();

@@ -1,45 +1,17 @@
 // The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board of buttons (each costs a missile,
 // and with none the cells are off and the note says how to get one), buy missiles with points (off, with the reason,
 // when the points are short), and the check link of the last grid that ended.
-import { $, api, type Balances, clearMessages, inWords, keepInView, randomHex, type Reward, say, setButton } from "./api";
+import { $, api, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
 import { rewardText, t } from "./i18n";
-import { type Catalog, currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
+import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, whilePlaying } from "./telegram";
-
-interface GridView {
-  grid_id: number;
-  status: string;
-  prizes_total: number;
-  prizes_found: number;
-  revealed_cells: Array<{ cell: number; reward: Reward }>;
-  fairness: GridFairness;
-}
-interface GridFairness {
-  server_seed: string | null;
-  server_seed_hash: string;
-  client_seed: string;
-  nonce: number;
-}
-interface GridStatus {
-  active_grid: GridView | null;
-  last_grid: GridView | null;
-  balances: Balances;
-  next_server_seed_hash: string | null;
-}
-interface RevealAnswer {
-  cell: number;
-  reward: Reward;
-  grid: GridView;
-  balances: Balances;
-}
-interface Purchase {
-  balances: Balances;
-}
+import type { Catalog, GridStatus, GridView, Reward } from "./wire";
 
 const GRID_SIZE = 25;
 const BUNDLES = [1, 5] as const;
 
-let nextHash: string | null = null;
+/** The next grid's committed seed hash, as the last status published it (none before the first read). */
+let nextHash: string | undefined;
 /** The grid as last read or answered: redrawn when the balances change. */
 let shown: GridStatus | null = null;
 /** The cell revealed last: drawn turning over once. */
@@ -118,7 +90,7 @@ function show(g: GridStatus, c: Catalog): void {
 }
 
 onRefresh("grid", async (catalog) => {
-  const [c, g] = await Promise.all([catalog, api<GridStatus>("/api/messenger/games/recon-grid/status", {})]);
+  const [c, g] = await Promise.all([catalog, api("/api/messenger/games/recon-grid/status", {})]);
   show(g, c);
 });
 whenCatalogChanges((c) => {
@@ -165,7 +137,7 @@ export const startGrid = () =>
 const revealCell = (gridId: number, cell: number) =>
   play(async () => {
     haptic.select();
-    const r = await api<RevealAnswer>("/api/messenger/games/recon-grid/reveal", { request_id: crypto.randomUUID(), grid_id: gridId, cell });
+    const r = await api("/api/messenger/games/recon-grid/reveal", { request_id: crypto.randomUUID(), grid_id: gridId, cell });
     // The answer is the grid as it now stands: drawn at once, the reads of missions and history after the taps.
     fresh = cell;
     if (shown) shown = r.grid.status === "active" ? { ...shown, active_grid: r.grid } : { ...shown, active_grid: null, last_grid: r.grid };
@@ -180,7 +152,7 @@ const revealCell = (gridId: number, cell: number) =>
 export const buyMissiles = (quantity: number) =>
   play(async () => {
     haptic.tap();
-    const r = await api<Purchase>("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity });
+    const r = await api("/api/messenger/games/recon-grid/purchase", { request_id: crypto.randomUUID(), quantity });
     setBalances(r.balances);
     say("grid-msg", t("grid.bought", { n: quantity }), "good");
     haptic.success();

@@ -1,11 +1,8 @@
 // The player's history on the mini-app's page: the latest game-ledger entries, in the player's words and time.
-import { $, api, type Reward } from "./api";
+import { $, api } from "./api";
 import { dateTimeText, type MessageKey, t } from "./i18n";
 import { onRefresh } from "./state";
-
-interface Activity {
-  recent: Array<{ id: number; action: string; deltas: Reward; created_at: string }>;
-}
+import type { Activity } from "./wire";
 
 /** What each ledger action reads as in the history. */
 const ACTIONS: Record<string, MessageKey> = {
@@ -18,7 +15,7 @@ const ACTIONS: Record<string, MessageKey> = {
 };
 
 /** A ledger row's change, signed: "+25 points, −1 missile". */
-function deltaText(d: Reward): string {
+function deltaText(d: Activity["recent"][number]["deltas"]): string {
   const signed = (n: number, key: MessageKey) => `${n > 0 ? "+" : "−"}${t(key, { n: Math.abs(n) })}`;
   return (
     [
@@ -32,7 +29,7 @@ function deltaText(d: Reward): string {
 }
 
 onRefresh("history", async () => {
-  const { recent } = await api<Activity>("/api/messenger/engagement/activity-preview?limit=10");
+  const { recent } = await api("/api/messenger/engagement/activity-preview?limit=10");
   $("history").replaceChildren(
     ...recent.map((r) => {
       const li = document.createElement("li");

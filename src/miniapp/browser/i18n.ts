@@ -3,6 +3,7 @@
 // plural forms is picked by {n} under the language's plural rules (Intl.PluralRules).
 import { type Catalog, CATALOGS, LANGUAGES } from "./messages";
 import { en, type Message, type MessageKey } from "./messages-en";
+import type { Reward } from "./wire";
 
 export type { Message, MessageKey };
 export type Vars = Record<string, string | number>;
@@ -77,14 +78,8 @@ export function translate(root: ParentNode = document): void {
   if (title) document.title = t(title.dataset.tTitle as MessageKey);
 }
 
-export interface RewardCounts {
-  free_spins: number;
-  missiles: number;
-  points: number;
-}
-
 /** "25 points", "2 missiles and 50 points", "nothing". */
-export function rewardText(r: RewardCounts): string {
+export function rewardText(r: Reward): string {
   const parts = [
     r.points ? t("reward.points", { n: r.points }) : "",
     r.free_spins ? t("reward.spins", { n: r.free_spins }) : "",

@@ -2,33 +2,11 @@
 // moves by itself: after every refresh, a joined mission whose server count (observed) is past its recorded progress
 // gets a progress event at once, so its bar moves and its reward is paid without a button. A self-reported mission
 // keeps its "I did one more" button: only the player knows.
-import { $, api, clearMessages, inWords, type Reward, say } from "./api";
+import { $, api, clearMessages, inWords, say } from "./api";
 import { rewardText, t } from "./i18n";
 import { onRefresh, readAfterPlaysOnlyWhen, refresh } from "./state";
 import { haptic } from "./telegram";
-
-interface Enrollment {
-  progress: number;
-  observed: number | null;
-  target: number;
-  completed: boolean;
-}
-interface Mission {
-  mission_key: string;
-  title: string;
-  progress_source: "server" | "self_reported";
-  target: number;
-  reward: Reward;
-  enrollment: Enrollment | null;
-}
-interface ProgressAnswer {
-  accepted: boolean;
-  reason: string | null;
-  progress: number;
-  target: number;
-  completed: boolean;
-  reward_paid: Reward | null;
-}
+import type { Mission } from "./wire";
 
 /** The count a mission's bar shows: the server's own count as soon as it has one (capped at the target). */
 const shownProgress = (m: Mission) => {
@@ -110,7 +88,7 @@ async function catchUp(missions: Mission[]): Promise<boolean> {
   for (const m of behind) {
     sentAt.set(m.mission_key, m.enrollment!.observed ?? 0);
     try {
-      const r = await api<ProgressAnswer>("/api/messenger/missions/progress", { mission_key: m.mission_key, client_event_id: crypto.randomUUID() });
+      const r = await api("/api/messenger/missions/progress", { mission_key: m.mission_key, client_event_id: crypto.randomUUID() });
       if (r.reward_paid) {
         paid = true;
         say(`mission-msg-${m.mission_key}`, t("missions.paid", { title: m.title, reward: rewardText(r.reward_paid) }), "good");
@@ -125,7 +103,7 @@ async function catchUp(missions: Mission[]): Promise<boolean> {
   return paid;
 }
 
-const load = () => api<{ missions: Mission[] }>("/api/messenger/missions/catalog", {});
+const load = () => api("/api/messenger/missions/catalog", {});
 
 onRefresh("missions", async () => {
   const { missions } = await load();
@@ -150,7 +128,7 @@ async function act(m: Mission): Promise<void> {
       await api("/api/messenger/missions/enroll", { mission_key: m.mission_key });
       text = t("missions.joined", { title: m.title });
     } else {
-      const r = await api<ProgressAnswer>("/api/messenger/missions/progress", {
+      const r = await api("/api/messenger/missions/progress", {
         mission_key: m.mission_key,
         client_event_id: crypto.randomUUID(),
         progress: m.enrollment.progress + 1,

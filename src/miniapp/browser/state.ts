@@ -5,14 +5,8 @@
 // plays of those 2 s. So balances, missions and history follow each play without a button, and a player tapping
 // the grid once a second stays inside their request budget (MESSENGER_RATE_LIMIT_PLAYER_PER_MIN, 120 a minute by
 // default): 60 taps and at most 30 reads of 2 calls.
-import { api, type Balances, type Reward, showBalances } from "./api";
-
-export interface Catalog {
-  games: Array<{ game_key: string; available: boolean; reason: string | null }>;
-  items: Array<{ item_key: string; price_points: number; grants: Reward }>;
-  welcome_gift: { reward: Reward; available: boolean; open_until: string };
-  balances: Balances;
-}
+import { api, showBalances } from "./api";
+import type { Balances, Catalog } from "./wire";
 
 /** What the catalog says of a game: open to this player (catalog campaigns), whatever their balances. */
 export const gameOpen = (c: Catalog, key: string) => {
@@ -51,7 +45,7 @@ export function setBalances(b: Balances): void {
 
 /** The catalog read and drawn (the balances, and what depends on them) once `ready` (the player's words) is too. */
 const readCatalog = (ready: Promise<void> = Promise.resolve()) =>
-  Promise.all([api<Catalog>("/api/messenger/games/catalog", {}), ready]).then(([c]) => {
+  Promise.all([api("/api/messenger/games/catalog", {}), ready]).then(([c]) => {
     catalog = c;
     showBalances(c.balances);
     for (const redraw of onBalances) redraw(c);

@@ -14,9 +14,6 @@ interface StandardWallet {
     "solana:signMessage"?: { signMessage(...inputs: Array<{ account: WalletAccount; message: Uint8Array }>): Promise<Array<{ signature: Uint8Array }>> };
   };
 }
-interface Challenge {
-  challenge: { nonce: string; address: string; message: string };
-}
 
 const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
@@ -91,7 +88,7 @@ async function linkWallet(w: StandardWallet): Promise<void> {
     }
     const account = accounts[0];
     if (!account) throw ownMessage(t("wallet.no_account", { wallet: w.name }));
-    const { challenge } = await api<Challenge>("/api/messenger/wallet-proof/challenge", { address: account.address });
+    const { challenge } = await api("/api/messenger/wallet-proof/challenge", { address: account.address });
     let signature: Uint8Array;
     try {
       const [signed] = await w.features["solana:signMessage"]!.signMessage({ account, message: new TextEncoder().encode(challenge.message) });

@@ -1,30 +1,12 @@
 // The spin wheel on the mini-app's page: the drawn wheel and its odds, what the player can do now (spin, or why not
 // and the way there: the next free spin, or a spin bought with points), the spin shown stopping on the server's
 // segment, and revealing a spin's seed to check it on the fairness page (<base>/fairness).
-import { $, api, ApiError, type Balances, clearMessages, inWords, randomHex, type Reward, say, setButton } from "./api";
+import { $, api, ApiError, clearMessages, inWords, randomHex, say, setButton } from "./api";
 import { currentLanguage, percentText, rewardText, t, waitText } from "./i18n";
-import { type Catalog, currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
+import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, mainButton, whilePlaying } from "./telegram";
 import { drawWheel, spinTo, wheelFrame } from "./wheel-draw";
-
-interface Segment {
-  label: string;
-  weight: number;
-  reward: Reward;
-}
-export interface WheelStatus {
-  available: boolean;
-  free_spin_available: boolean;
-  cooldown_seconds_remaining: number;
-  free_spin_balance: number;
-  campaign: { title: string; segments: Segment[] };
-  fairness: { server_seed_hash: string; client_seed: string; next_nonce: number; next_server_seed_hash: string | null };
-  revealed_seed?: { server_seed: string; server_seed_hash: string; client_seed: string } | null;
-}
-interface SpinAnswer {
-  spin: { segment_index: number; reward: Reward; fairness: { nonce: number } };
-  balances: Balances;
-}
+import type { Catalog, Segment, WheelStatus } from "./wire";
 
 let status: WheelStatus | null = null;
 let spinning = false;
@@ -98,7 +80,7 @@ function show(s: WheelStatus, c: Catalog): void {
 }
 
 onRefresh("wheel", async (catalog) => {
-  const [c, s] = await Promise.all([catalog, api<WheelStatus>("/api/messenger/games/spin-wheel/status", {})]);
+  const [c, s] = await Promise.all([catalog, api("/api/messenger/games/spin-wheel/status", {})]);
   show(s, c);
 });
 whenCatalogChanges((c) => {
@@ -115,7 +97,7 @@ export async function spin(): Promise<void> {
   controls(s, c);
   try {
     await whilePlaying(async () => {
-      const answer = await api<SpinAnswer>("/api/messenger/games/spin-wheel/play", { request_id: crypto.randomUUID() });
+      const answer = await api("/api/messenger/games/spin-wheel/play", { request_id: crypto.randomUUID() });
       const { segment_index: index, reward } = answer.spin;
       last = { index, nonce: answer.spin.fairness.nonce };
       // The outcome is decided and paid: the wheel only shows it, and the words and balances wait for its stop.
@@ -147,9 +129,7 @@ export async function buySpin(): Promise<void> {
   clearMessages();
   haptic.tap();
   try {
-    const r = await whilePlaying(() =>
-      api<{ balances: Balances }>("/api/messenger/games/items/purchase", { request_id: crypto.randomUUID(), item_key: "spin_play", quantity: 1 }),
-    );
+    const r = await whilePlaying(() => api("/api/messenger/games/items/purchase", { request_id: crypto.randomUUID(), item_key: "spin_play", quantity: 1 }));
     setBalances(r.balances);
     say("wheel-msg", t("wheel.bought"), "good");
     haptic.success();
@@ -171,7 +151,7 @@ export async function reveal(): Promise<void> {
   clearMessages();
   haptic.tap();
   try {
-    const rotated = await api<WheelStatus>("/api/messenger/games/spin-wheel/status", {
+    const rotated = await api("/api/messenger/games/spin-wheel/status", {
       client_seed: randomHex(8),
       next_server_seed_hash: s.fairness.next_server_seed_hash,
     });
