@@ -54,23 +54,28 @@ export const statusRationaleOf = (status: number): string | null => (SPEC_GUIDE_
 export const BOTH = ["live", "sandbox"] as const;
 export const ALL_GROUPS = ["partner", "sandbox", "salutes", "public", "transparency", "audio-share", "messenger", "admin"] as const;
 
-/** One catalog entry; defaults: no Retry-After, both modes, every endpoint group, the status's rationale. */
-export const entry = (
+/**
+ * One catalog entry; defaults: no Retry-After, both modes, every endpoint group, the status's rationale. Its endpoint
+ * groups keep their names in its type, so a client's code can take the codes of a group from the catalog's type
+ * (the mini-app's MessengerErrorCode: src/miniapp/browser/refusals.ts).
+ */
+export const entry = <const G extends readonly string[] = typeof ALL_GROUPS>(
   http_status: number,
   title: string,
   category: ErrorCategory,
   retry_class: RetryClass,
   retry_behavior: string,
-  extra: Partial<CatalogEntry> = {},
-): CatalogEntry => ({
-  http_status,
-  title,
-  category,
-  retry_class,
-  retry_behavior,
-  retry_after_seconds: 0,
-  available_in_modes: BOTH,
-  endpoint_groups: ALL_GROUPS,
-  status_rationale: statusRationaleOf(http_status),
-  ...extra,
-});
+  extra: Partial<CatalogEntry> & { endpoint_groups?: G } = {},
+): CatalogEntry & { endpoint_groups: G } =>
+  ({
+    http_status,
+    title,
+    category,
+    retry_class,
+    retry_behavior,
+    retry_after_seconds: 0,
+    available_in_modes: BOTH,
+    endpoint_groups: ALL_GROUPS,
+    status_rationale: statusRationaleOf(http_status),
+    ...extra,
+  }) as CatalogEntry & { endpoint_groups: G };

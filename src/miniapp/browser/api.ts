@@ -2,7 +2,8 @@
 // beside each control (a result or a refusal in the player's words, cleared by the next action), and the balances.
 import type { ErrorBody } from "../../http/envelope";
 import type { Static } from "elysia";
-import { type MessageKey, t, waitText } from "./i18n";
+import { t, waitText } from "./i18n";
+import { REFUSALS, type RefusalCode } from "./refusals";
 import { haptic } from "./telegram";
 import type { AnswerOf, Balances, BodyOf, Path } from "./wire";
 
@@ -11,7 +12,7 @@ export const $ = <T extends HTMLElement>(id: string) => document.getElementById(
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: RefusalCode,
     readonly details: Record<string, unknown> = {},
     /** Retry-After, seconds (a cooldown's wait, counted on the server's clock). */
     readonly retryAfterSeconds = 0,
@@ -48,63 +49,27 @@ export async function api(path: string, body?: unknown): Promise<unknown> {
   }
   const json: unknown = await res.json().catch(() => ({}));
   if (!res.ok) {
-    // Herald's error body; a refusal without one (a proxy's page) is {}.
+    // Herald's error body; a refusal without one (a proxy's page) is {}. Its code is one of the catalog's, and one the
+    // page has no words for falls to the generic message.
     const { error, details } = json as Partial<Static<typeof ErrorBody>>;
     const retry = Number(res.headers.get("retry-after") ?? 0);
-    throw new ApiError(res.status, error ?? "error", details ?? {}, Number.isSafeInteger(retry) && retry > 0 ? retry : 0);
+    throw new ApiError(res.status, (error ?? "error") as RefusalCode, details ?? {}, Number.isSafeInteger(retry) && retry > 0 ? retry : 0);
   }
   return json;
 }
-
-/** The refusals a player can meet, in the catalog's words; the ones with numbers are worded from the details. */
-const REFUSALS: Record<string, MessageKey> = {
-  init_data_missing: "error.init_data_missing",
-  init_data_malformed: "error.init_data",
-  init_data_signature_invalid: "error.init_data",
-  init_data_expired: "error.init_data",
-  init_data_future_dated: "error.clock",
-  messenger_not_configured: "error.not_configured",
-  game_state_conflict: "error.changed",
-  conflict: "error.changed",
-  request_id_reused: "error.changed",
-  rate_limited: "error.rate_limited",
-  db_unavailable: "error.busy",
-  service_unavailable: "error.busy",
-  request_timeout: "error.timeout",
-  timeout: "error.timeout",
-  network: "error.network",
-  promo_not_found: "error.promo_not_found",
-  promo_expired: "error.promo_expired",
-  promo_exhausted: "error.promo_exhausted",
-  promo_already_claimed: "error.promo_already_claimed",
-  promo_not_eligible: "error.promo_not_eligible",
-  mission_not_found: "error.mission_gone",
-  mission_inactive: "error.mission_gone",
-  mission_not_enrolled: "error.mission_not_joined",
-  wallet_nonce_unknown: "error.wallet_expired",
-  wallet_nonce_expired: "error.wallet_expired",
-  wallet_nonce_used: "error.wallet_expired",
-  wallet_signature_invalid: "error.wallet_invalid",
-  wallet_message_mismatch: "error.wallet_invalid",
-  game_not_found: "error.game_not_found",
-};
 
 const num = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) ? v : 0);
 
 /** A refusal in the player's words: what happened and the way on, never the server's paths or field names. */
 export function inWords(err: unknown): string {
   if (!(err instanceof ApiError)) return err instanceof Error && err.message.startsWith("msg:") ? err.message.slice(4) : t("error.page");
-  if (err.code === "game_balance_insufficient") {
-    const d = err.details;
-    const has = num(d.has);
+  const d = err.details;
+  if (err.code === "game_balance_insufficient" && (d.balance === "missile_balance" || d.balance === "points_balance")) {
     const n = Math.max(1, num(d.required));
-    if (d.balance === "missile_balance") return t("error.need_missiles", { n, has });
-    if (d.balance === "points_balance") return t("error.need_points", { n, has });
-    return t("error.need_spins");
+    return t(d.balance === "missile_balance" ? "error.need_missiles" : "error.need_points", { n, has: num(d.has) });
   }
-  if (err.code === "game_cooldown") return t("error.cooldown", { wait: waitText(err.retryAfterSeconds) });
-  const key = REFUSALS[err.code];
-  return key ? t(key) : t("error.unknown");
+  // A cooldown's {wait} is Retry-After, counted on the server's clock.
+  return t(REFUSALS[err.code] ?? "error.unknown", { wait: waitText(err.retryAfterSeconds) });
 }
 
 /** A message of the page's own (not the server's), for inWords. */
