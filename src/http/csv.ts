@@ -35,6 +35,24 @@ export function csvTable(rows: ReadonlyArray<object>, columns: readonly string[]
   return stringify(rows as Array<Record<string, unknown>>, { ...OPTIONS, header: true, columns: [...columns] });
 }
 
+/** Rows per slice of csvTableInSlices: ~3 ms of formatting at most before the event loop turns. */
+const SLICE_ROWS = 500;
+
+/**
+ * csvTable for many rows, formatted a slice at a time with a turn of the event loop between slices: the same text,
+ * but a 10,000-row export no longer holds every other request while it is written (on PostgreSQL a read task's work
+ * runs on the event loop: 5,000 dead letters took ~50 ms in one piece, bench scale at 1M).
+ */
+export async function csvTableInSlices(rows: ReadonlyArray<object>, columns: readonly string[]): Promise<string> {
+  const parts = [csvTable(rows.slice(0, SLICE_ROWS), columns)];
+  for (let i = SLICE_ROWS; i < rows.length; i += SLICE_ROWS) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const slice = rows.slice(i, i + SLICE_ROWS) as Array<Record<string, unknown>>;
+    parts.push(csvRecords(slice.map((r) => columns.map((c) => r[c]))));
+  }
+  return parts.join("");
+}
+
 /** Records without a header (a streamed export writes its header once, then one call per page). */
 export function csvRecords(records: ReadonlyArray<ReadonlyArray<unknown>>): string {
   return stringify(records as unknown[][], OPTIONS);

@@ -1,5 +1,5 @@
 import { apartTask } from "../db/apart";
-import { csvTable } from "../http/csv";
+import { csvTableInSlices } from "../http/csv";
 import { type DeliveryRow, type OperatorFilter, operatorDeadLetterRows } from "./deliveries-store";
 
 // The dead-letters console's exports (JSON and CSV, src/webhooks/dead-letters-page.ts): one row shape for both, and
@@ -44,8 +44,11 @@ export const exportRowOf = (r: OperatorRow) => ({
   dead_since: r.updated_at,
 });
 
-/** The newest `limit` dead letters matching the filter as CSV (RFC 4180, header row), written in the read worker. */
+/**
+ * The newest `limit` dead letters matching the filter as CSV (RFC 4180, header row), written in the read worker on
+ * SQLite; on PostgreSQL, where a task runs on the event loop, a slice at a time.
+ */
 export const deadLettersCsvTask = apartTask("dead-letters-csv", async (q, a: { filter: OperatorFilter; limit: number }) => {
   const rows = await operatorDeadLetterRows(q, a.filter, { before: null, limit: a.limit, offset: 0 });
-  return csvTable(rows.map(exportRowOf), EXPORT_COLUMNS);
+  return csvTableInSlices(rows.map(exportRowOf), EXPORT_COLUMNS);
 });

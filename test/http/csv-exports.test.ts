@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
-import { csvRecords, csvTable, neutralizeCell } from "../../src/http/csv";
+import { csvRecords, csvTable, csvTableInSlices, neutralizeCell } from "../../src/http/csv";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { enqueueLinkMessage } from "../../src/ops/link-inbox/notify";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";
@@ -161,4 +161,18 @@ describe("the CSV helper (src/http/csv.ts)", () => {
       .map((f) => relative(SRC, f));
     expect(writers).toEqual(["http/csv.ts"]);
   });
+});
+
+test("csvTableInSlices writes the same text as csvTable, a slice at a time (the event loop turns between slices)", async () => {
+  const cells = ["=HYPERLINK(1)", 'say "hi"', "-5", null, 42, true, "a,b\nc", undefined, "+cmd", "plain"];
+  const rows = Array.from({ length: 1_234 }, (_, i) => ({ id: i, a: cells[i % cells.length], b: cells[(i * 7) % cells.length], c: `row ${i}` }));
+  const columns = ["id", "a", "b", "c"];
+  let turns = 0;
+  const counting = setInterval(() => turns++, 0);
+  const sliced = await csvTableInSlices(rows, columns);
+  clearInterval(counting);
+  expect(sliced).toBe(csvTable(rows, columns));
+  expect(turns).toBeGreaterThan(0);
+  expect(await csvTableInSlices(rows.slice(0, 3), columns)).toBe(csvTable(rows.slice(0, 3), columns));
+  expect(await csvTableInSlices([], columns)).toBe(csvTable([], columns));
 });
