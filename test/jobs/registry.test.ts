@@ -1,4 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
+import { Cron } from "croner";
 import { loadConfig } from "../../src/config";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
@@ -91,6 +92,34 @@ test("jobs are not scheduled by the test factory, and disabled jobs are never sc
   expect(byName["job-runs-prune"]).toMatchObject({ enabled: false, scheduled: false });
   await h.ctx.jobs.stop();
   expect(h.ctx.jobs.started).toBe(false);
+});
+
+test("a schedule's next run is asked of Croner once and kept until it has passed (every /metrics scrape lists the jobs)", async () => {
+  h = await openTestApp({ env: { JOB_SCHEDULES: "auth-prune=*/1 * * * * *" } });
+  h.ctx.jobs.start();
+  const asked = { n: 0 };
+  const nextRun = Cron.prototype.nextRun;
+  Cron.prototype.nextRun = function (this: Cron, ...args: Parameters<Cron["nextRun"]>) {
+    asked.n++;
+    return nextRun.apply(this, args);
+  };
+  try {
+    const first = Object.fromEntries((await h.ctx.jobs.list()).map((j) => [j.name, j.next_run_at]));
+    const scheduled = asked.n;
+    expect(scheduled).toBeGreaterThan(1);
+    const again = Object.fromEntries((await h.ctx.jobs.list()).map((j) => [j.name, j.next_run_at]));
+    expect(again).toEqual(first);
+    expect(asked.n).toBe(scheduled);
+    // The every-second schedule's next run passes: it answers a later time; the others keep theirs.
+    await Bun.sleep(Date.parse(first["auth-prune"]!) - Date.now() + 20);
+    const later = Object.fromEntries((await h.ctx.jobs.list()).map((j) => [j.name, j.next_run_at]));
+    expect(Date.parse(later["auth-prune"]!)).toBeGreaterThan(Date.parse(first["auth-prune"]!));
+    const passed = (at: string | null) => at !== null && Date.parse(at) <= Date.now();
+    for (const [name, at] of Object.entries(first)) if (name !== "auth-prune" && !passed(at)) expect([name, later[name]]).toEqual([name, at]);
+  } finally {
+    Cron.prototype.nextRun = nextRun;
+    await h.ctx.jobs.stop();
+  }
 });
 
 test("JOB_SCHEDULES gives a job another schedule; a name Herald does not have, or a bad pattern, is refused", async () => {
