@@ -226,50 +226,87 @@ function offsetShape(count: number, hasMore: boolean, limit: number, offset: num
   };
 }
 
+/**
+ * A `query` echo: the paging fields, then the route's own filters; a filter named like a paging field replaces it
+ * where it stands (a `cursor` with a description of its own), in the type as in the schema.
+ */
+const echoOf = <E extends TProperties, F extends TProperties>(paging: E, filters: F) => t.Object<Omit<E, keyof F> & F>({ ...paging, ...filters });
+
 /** The `query` echo of a list paged by cursor or offset (`pageOf`, `keyPageOf`), with the route's own filters. */
 export const PageQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
-  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]), ...filters });
+  echoOf({ limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]) }, filters);
 
 /** The `query` echo of a list paged by offset only: `cursor` is always null (none is issued). */
-export const OffsetQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
-  t.Object({ limit: t.Integer(), offset: t.Integer(), cursor: t.Null(), ...filters });
+export const OffsetQueryEcho = <F extends TProperties>(filters: F = {} as F) => echoOf({ limit: t.Integer(), offset: t.Integer(), cursor: t.Null() }, filters);
 
 /**
  * The `query` echo of a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor
  * (the status trend and incidents, the latest transactions, the threshold history). `filters` are its own.
  */
-export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
-  t.Object({ limit: t.Integer(), offset: t.Literal(0), cursor: t.Null(), ...filters });
+export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) => echoOf({ limit: t.Integer(), offset: t.Literal(0), cursor: t.Null() }, filters);
 
 /**
- * `query` and `pagination` of a "latest N" view, from rows fetched with LIMIT limit+1: `has_more` says older rows
+ * `count`, `query` and `pagination` of a "latest N" view, from rows fetched with LIMIT limit+1: `has_more` says older rows
  * exist beyond these; such a view has no next page to ask for (next_offset and next_cursor are null).
  */
 export function latestPage<R, F extends Record<string, unknown>>(rows: R[], limit: number, filters: F = {} as F) {
-  const { items, query, pagination } = offsetPage(rows, limit, 0);
-  return { items, query: { ...query, offset: 0 as const, ...filters }, pagination: { ...pagination, next_offset: null } };
+  const { items, count, query, pagination } = offsetPage(rows, limit, 0);
+  return { items, count, query: { ...query, offset: 0 as const, ...filters }, pagination: { ...pagination, next_offset: null } };
 }
 
 /**
- * The fields of a list answer paged by cursor or offset, declared once: `count`, the items under the route's own
- * name, the `query` echo with the route's filters and `pagination` (spread into the route's Envelope).
+ * The fields of a list answer, declared once in the order every list answers them: `count`, the list's own figures
+ * (`between`: a `total`, counts by state …), the items under the route's own name, the `query` echo and `pagination`
+ * (spread into the route's Envelope). A `count` in `between`, or a filter named like one of the echo's own fields
+ * (`cursor`), replaces that field where it stands: the way to describe it.
  */
-export const ListAnswer = <K extends string, I extends TSchema, F extends TProperties = Record<never, never>>(key: K, items: I, filters?: F) =>
-  ({ count: t.Integer(), [key]: items, query: PageQueryEcho(filters), pagination: PaginationSchema }) as {
+const listFields = <K extends string, I extends TSchema, Q extends TSchema, B extends TProperties>(key: K, items: I, query: Q, between?: B) =>
+  ({ count: t.Integer(), ...between, [key]: items, query, pagination: PaginationSchema }) as {
     count: TInteger;
-    query: ReturnType<typeof PageQueryEcho<F>>;
+    query: Q;
     pagination: typeof PaginationSchema;
-  } & { [P in K]: I };
+  } & B & { [P in K]: I };
 
-/** The value of a ListAnswer from a page (`pageOf`, `keyPageOf`): its items under `key`, `filters` echoed after the page's. */
-export function listAnswer<K extends string, T, Q extends object, P, F extends object = Record<never, never>>(
+type NoFields = Record<never, never>;
+
+/** The fields of a list answer paged by cursor or offset (`pageOf`, `keyPageOf`); see listFields. */
+export const ListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
+  key: K,
+  items: I,
+  filters?: F,
+  between?: B,
+) => listFields(key, items, PageQueryEcho(filters), between);
+
+/** The fields of a list answer paged by offset only (`offsetPage`, `totalPage`, `slicePage`); see listFields. */
+export const OffsetListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
+  key: K,
+  items: I,
+  filters?: F,
+  between?: B,
+) => listFields(key, items, OffsetQueryEcho(filters), between);
+
+/** The fields of a "latest N" view's answer (`latestPage`); see listFields. */
+export const LatestListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
+  key: K,
+  items: I,
+  filters?: F,
+  between?: B,
+) => listFields(key, items, LatestQueryEcho(filters), between);
+
+/**
+ * The value of a list answer from a page (`pageOf`, `keyPageOf`, `totalPage` …): `count`, the list's own figures
+ * (`between`), its items under `key`, `filters` echoed after the page's, and `pagination` — the order of listFields.
+ * `NoInfer`: the figures' type is what the caller passed, never one read back from the route's declared answer.
+ */
+export function listAnswer<K extends string, T, Q extends object, P, F extends object = NoFields, B extends object = NoFields>(
   key: K,
   page: { count: number; items: T[]; query: Q; pagination: P },
   filters?: F,
+  between?: B,
 ) {
-  return { count: page.count, [key]: page.items, query: { ...page.query, ...filters }, pagination: page.pagination } as {
+  return { count: page.count, ...between, [key]: page.items, query: { ...page.query, ...filters }, pagination: page.pagination } as {
     count: number;
     query: Q & F;
     pagination: P;
-  } & { [X in K]: T[] };
+  } & NoInfer<B> & { [X in K]: T[] };
 }

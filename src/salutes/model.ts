@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { PageQuery, PaginationSchema } from "../http/pagination";
+import { ListAnswer, PageQuery } from "../http/pagination";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
 
@@ -81,17 +81,11 @@ export const SalutesModel = {
     Envelope({
       user_id: t.String(),
       balance: t.Number(),
-      count: t.Integer(),
-      ledger: t.Array(LedgerEntry),
-      query: t.Object({
-        limit: t.Integer(),
-        offset: t.Integer(),
-        cursor: nullable(t.String()),
+      ...ListAnswer("ledger", t.Array(LedgerEntry), {
         order: t.Union([t.Literal("asc"), t.Literal("desc")]),
         reason: nullable(t.String()),
         source: nullable(t.String()),
       }),
-      pagination: PaginationSchema,
     }),
   ),
   policyQuery: t.Object({ include_meta: t.Optional(t.String()) }),

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { pageOf, type PageRequest } from "../http/pagination";
+import { listAnswer, pageOf, type PageRequest } from "../http/pagination";
 import { getUserOrThrow, requireActiveUser, type UserRow } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
 import { type AppendedEntry, appendEntry, balanceMinorOf, emitLedgerEvent } from "./ledger";
@@ -97,17 +97,21 @@ export async function listLedger(ctx: AppContext, owner: Owner, filters: LedgerF
   return {
     user_id: String(user.id),
     balance: minorToNumber(await balanceMinorOf(ctx.store, user.id), d),
-    count: r.count,
-    ledger: r.items.map((row) => ({
-      id: row.id,
-      user_id: String(row.user_id),
-      delta: minorToNumber(row.delta_minor, d),
-      balance_after: minorToNumber(row.balance_after_minor, d),
-      reason: row.reason,
-      source: row.source,
-      created_at: row.created_at,
-    })),
-    query: { ...r.query, order, reason: filters.reason ?? null, source: filters.source ?? null },
-    pagination: r.pagination,
+    ...listAnswer(
+      "ledger",
+      {
+        ...r,
+        items: r.items.map((row) => ({
+          id: row.id,
+          user_id: String(row.user_id),
+          delta: minorToNumber(row.delta_minor, d),
+          balance_after: minorToNumber(row.balance_after_minor, d),
+          reason: row.reason,
+          source: row.source,
+          created_at: row.created_at,
+        })),
+      },
+      { order, reason: filters.reason ?? null, source: filters.source ?? null },
+    ),
   };
 }

@@ -1,6 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { Envelope, ignoredMetaQuery } from "../http/envelope";
-import { LatestQueryEcho, PaginationSchema } from "../http/pagination";
+import { LatestListAnswer } from "../http/pagination";
 import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
 import { PolicyChecksSchema } from "./checks/policy";
 import { intPath, intQuery } from "../http/params";
@@ -291,11 +291,14 @@ export const StatusModel = {
     "StatusTrend",
     Envelope({
       limit: t.Integer(),
-      count: t.Integer(),
-      counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
-      points: t.Array(t.Object({ generated_at: t.String(), overall: Level })),
-      query: LatestQueryEcho(),
-      pagination: PaginationSchema,
+      ...LatestListAnswer(
+        "points",
+        t.Array(t.Object({ generated_at: t.String(), overall: Level })),
+        {},
+        {
+          counts: t.Object({ ok: t.Integer(), warn: t.Integer(), bad: t.Integer() }),
+        },
+      ),
     }),
   ),
   uptime: named(
@@ -318,10 +321,7 @@ export const StatusModel = {
     hours: t.Integer(),
     limit: t.Integer(),
     window: Window,
-    count: t.Integer(),
-    incidents: t.Array(Incident),
-    query: LatestQueryEcho({ hours: t.Integer() }),
-    pagination: PaginationSchema,
+    ...LatestListAnswer("incidents", t.Array(Incident), { hours: t.Integer() }),
   }),
   incidentOne: Envelope({ incident: Incident }),
   incidentParams: t.Object({ incident_id: intPath() }),

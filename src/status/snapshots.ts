@@ -1,4 +1,4 @@
-import { latestPage } from "../http/pagination";
+import { latestPage, listAnswer } from "../http/pagination";
 import type { AppContext } from "../context";
 import { type BatchBound, DAILY_PRUNE_MAX_MS, unfinished } from "../db/batched-delete";
 import type { CheckBase, Level } from "./checks/types";
@@ -139,11 +139,11 @@ export async function loadPoints(ctx: Pick<AppContext, "store">, startIso: strin
 
 /** The latest `limit` snapshots, oldest first (the order a chart draws them). */
 export async function trend(ctx: AppContext, limit: number) {
-  const { items, query, pagination } = latestPage(await latestSnapshots(ctx.store, limit + 1), limit);
-  const points = items.reverse();
+  const page = latestPage(await latestSnapshots(ctx.store, limit + 1), limit);
+  const points = page.items.reverse();
   const counts = { ok: 0, warn: 0, bad: 0 };
   for (const p of points) counts[p.overall]++;
-  return { limit, count: points.length, counts, points, query, pagination };
+  return { limit, ...listAnswer("points", { ...page, items: points }, {}, { counts }) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { MetaSchema, Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
-import { LatestQueryEcho, ListAnswer, PaginationSchema } from "../http/pagination";
+import { LatestListAnswer, ListAnswer, OffsetListAnswer } from "../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
 import { THRESHOLD_NAMES } from "./thresholds";
 import { TRIAGE_STATUSES } from "./triage";
@@ -177,22 +177,23 @@ export const AuditResponses = {
       limit: t.Integer(),
       include_status_counts: t.Boolean(),
       filters: FiltersEcho,
-      count: t.Integer(),
-      status_counts: N(Counts(["ok", "warn", "bad", "other"])),
-      points: t.Array(
-        t.Object({
-          run_id: t.Integer(),
-          label: t.String(),
-          overall: N(Level),
-          rows_total: t.Integer(),
-          metric: lit(["rows", "sigs"]),
-          metric_value: t.Integer(),
-          metric_delta: N(t.Integer()),
-          metric_delta_pct: N(t.Number()),
-        }),
+      ...LatestListAnswer(
+        "points",
+        t.Array(
+          t.Object({
+            run_id: t.Integer(),
+            label: t.String(),
+            overall: N(Level),
+            rows_total: t.Integer(),
+            metric: lit(["rows", "sigs"]),
+            metric_value: t.Integer(),
+            metric_delta: N(t.Integer()),
+            metric_delta_pct: N(t.Number()),
+          }),
+        ),
+        { metric: lit(["rows", "sigs"]), include_status_counts: t.Boolean() },
+        { status_counts: N(Counts(["ok", "warn", "bad", "other"])) },
       ),
-      query: LatestQueryEcho({ metric: lit(["rows", "sigs"]), include_status_counts: t.Boolean() }),
-      pagination: PaginationSchema,
     }),
   ),
   "alerts.json": named(
@@ -305,13 +306,14 @@ export const AuditResponses = {
       generated_at_utc: t.String(),
       limit: t.Integer(),
       total: t.Integer(),
-      count: t.Integer(),
-      current: ThresholdsSchema,
-      rows: t.Array(
-        t.Object({ changed_at: t.String(), parameter: t.String(), previous_value: t.String(), new_value: t.String(), owner: t.String(), reason: t.String() }),
+      ...LatestListAnswer(
+        "rows",
+        t.Array(
+          t.Object({ changed_at: t.String(), parameter: t.String(), previous_value: t.String(), new_value: t.String(), owner: t.String(), reason: t.String() }),
+        ),
+        {},
+        { current: ThresholdsSchema },
       ),
-      query: LatestQueryEcho(),
-      pagination: PaginationSchema,
     }),
   ),
   "triage.json": named(
@@ -320,15 +322,10 @@ export const AuditResponses = {
       generated_at_utc: t.String(),
       status: N(TriageStatusSchema),
       counts: Counts(TRIAGE_STATUSES),
-      count: t.Integer(),
-      rows: t.Array(TriageRowSchema),
-      query: t.Object({
-        limit: t.Integer(),
-        offset: t.Integer(),
+      ...OffsetListAnswer("rows", t.Array(TriageRowSchema), {
         cursor: t.Null({ description: "always null: triage pages by offset" }),
         status: N(TriageStatusSchema),
       }),
-      pagination: PaginationSchema,
     }),
   ),
   "declared-movements.json": named(

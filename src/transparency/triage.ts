@@ -3,8 +3,7 @@ import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
 import { NotFoundError } from "../http/errors";
 import { utcOrThrow } from "./declarations";
-import type { PageRequest } from "../http/pagination";
-import { pageOf } from "../http/pagination";
+import { listAnswer, offsetPage, type PageRequest } from "../http/pagination";
 import { operatorChange } from "./state";
 import { triageCounts, triageOf, triagePage, upsertTriage, type TriageRow } from "./store/operators";
 import { flaggedByCompleteRun } from "./store/rows";
@@ -20,16 +19,12 @@ export type TriageStatus = (typeof TRIAGE_STATUSES)[number];
 export async function listTriage(ctx: AppContext, status: TriageStatus | undefined, page: PageRequest) {
   // Keyset on the rowid is not available for a text key: pages by offset, ordered by signature.
   const rows = await triagePage(ctx.store, status, page.limit + 1, page.offset);
-  const p = pageOf(rows, { ...page, after: null, cursor: null }, () => 0);
   const counts = await triageCounts(ctx.store);
   return {
     status: status ?? null,
     counts: Object.fromEntries(TRIAGE_STATUSES.map((s) => [s, counts.find((c) => c.status === s)?.n ?? 0])) as Record<TriageStatus, number>,
-    count: p.count,
-    rows: p.items,
     // The applied filters, as every list echoes them (the status is also at the top, where it always was).
-    query: { limit: page.limit, offset: page.offset, cursor: null, status: status ?? null },
-    pagination: { has_more: p.pagination.has_more, next_offset: p.pagination.next_offset, next_cursor: null },
+    ...listAnswer("rows", offsetPage(rows, page.limit, page.offset), { status: status ?? null }),
   };
 }
 

@@ -2,7 +2,8 @@
 import { t } from "elysia";
 import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
+import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { AdminListAnswer } from "../config/model";
 import { intPath, intQuery } from "../../http/params";
 import { requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
@@ -224,38 +225,39 @@ export const PlayersModel = {
         promos_claimed: t.Integer(),
         missions_completed: t.Integer(),
       }),
-      ledger: t.Array(
-        t.Object({
-          id: t.Integer(),
-          request_id: t.String(),
-          action: t.String(),
-          game_key: nullable(t.String()),
-          deltas: Amounts,
-          balances_after: Balances,
-          created_at: t.String(),
-        }),
+      ...AdminListAnswer(
+        "ledger",
+        t.Array(
+          t.Object({
+            id: t.Integer(),
+            request_id: t.String(),
+            action: t.String(),
+            game_key: nullable(t.String()),
+            deltas: Amounts,
+            balances_after: Balances,
+            created_at: t.String(),
+          }),
+        ),
+        {},
+        {},
+        PaginationSchema,
       ),
-      count: t.Integer(),
-      pagination: PaginationSchema,
-      query: PageQueryEcho(),
     }),
   ),
   profiles: named(
     "MessengerPlayerProfiles",
-    Envelope({
-      players: t.Array(t.Object({ ...Profile, activity: Activity })),
-      count: t.Integer(),
-      total: t.Integer({ description: "players matching `linked`, counted up to 10,000 (total_capped says there are more)" }),
-      total_capped: t.Boolean({ description: "true when more than 10,000 players match: total is then 10,000, a lower bound" }),
-      pagination: PaginationSchema,
-      query: t.Object({
-        limit: t.Integer(),
-        offset: t.Integer(),
-        cursor: t.Null({ description: "paged by offset: never a cursor" }),
-        sort: t.String(),
-        linked: nullable(t.String()),
-      }),
-    }),
+    Envelope(
+      AdminListAnswer(
+        "players",
+        t.Array(t.Object({ ...Profile, activity: Activity })),
+        { cursor: t.Null({ description: "paged by offset: never a cursor" }), sort: t.String(), linked: nullable(t.String()) },
+        {
+          total: t.Integer({ description: "players matching `linked`, counted up to 10,000 (total_capped says there are more)" }),
+          total_capped: t.Boolean({ description: "true when more than 10,000 players match: total is then 10,000, a lower bound" }),
+        },
+        PaginationSchema,
+      ),
+    ),
   ),
   granted: named(
     "MessengerManualGrant",

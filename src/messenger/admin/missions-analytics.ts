@@ -6,6 +6,7 @@
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { keyPageOf, parseKeyPage } from "../../http/pagination";
+import { adminListAnswer } from "../config/inputs";
 import { adminMissionView } from "../games/missions";
 import {
   completedPerDay,
@@ -138,11 +139,7 @@ export async function compareMissions(ctx: AppContext, query: WindowQuery & { li
   }
   return {
     window: windowView(w),
-    missions,
-    count: p.count,
-    has_more: p.pagination.has_more,
-    pagination: p.pagination,
-    query: { ...p.query, days: w.days, preset: query.preset ?? null },
+    ...adminListAnswer("missions", { ...p, items: missions }, { days: w.days, preset: query.preset ?? null }, { has_more: p.pagination.has_more }),
   };
 }
 

@@ -1,7 +1,8 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { PageQuery, PageQueryEcho, PaginationSchema } from "../../http/pagination";
+import { PageQuery, PaginationSchema } from "../../http/pagination";
+import { AdminListAnswer } from "../config/model";
 import { intQuery } from "../../http/params";
 import { nullable } from "../../http/routes/declare";
 import { Mission, progressSource as missionProgressSource, SALUTES_AMOUNT_PATTERN } from "../games/promos-model";
@@ -83,10 +84,7 @@ export const MissionAdminModel = {
     cursor: PageQuery.cursor,
     include_meta: PageQuery.include_meta,
   }),
-  list: named(
-    "MessengerAdminMissionList",
-    Envelope({ missions: t.Array(AdminMission), count: t.Integer(), total: t.Integer(), pagination: PaginationSchema, query: PageQueryEcho() }),
-  ),
+  list: named("MessengerAdminMissionList", Envelope(AdminListAnswer("missions", t.Array(AdminMission), {}, { total: t.Integer() }, PaginationSchema))),
   created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),
   revisionHeaders: t.Object({
     "x-expected-revision": t.Optional(
@@ -130,23 +128,25 @@ export const MissionAdminModel = {
     "MessengerMissionComparison",
     Envelope({
       window: Window,
-      missions: t.Array(
-        t.Object({
-          mission_key: t.String(),
-          title: t.String(),
-          active: t.Boolean(),
-          progress_source: progressSource,
-          revision: t.Integer(),
-          target: t.Integer(),
-          ...Figures,
-          enrolled_and_completed: t.Integer({ description: "Of the window's enrollments, those completed by the window's end" }),
-          completion_rate: rate,
-        }),
+      ...AdminListAnswer(
+        "missions",
+        t.Array(
+          t.Object({
+            mission_key: t.String(),
+            title: t.String(),
+            active: t.Boolean(),
+            progress_source: progressSource,
+            revision: t.Integer(),
+            target: t.Integer(),
+            ...Figures,
+            enrolled_and_completed: t.Integer({ description: "Of the window's enrollments, those completed by the window's end" }),
+            completion_rate: rate,
+          }),
+        ),
+        { days: t.Integer({ description: "the window's length in days" }), preset: nullable(t.String()) },
+        { has_more: t.Boolean({ description: "More missions than limit exist (the same as pagination.has_more)" }) },
+        PaginationSchema,
       ),
-      count: t.Integer(),
-      has_more: t.Boolean({ description: "More missions than limit exist (the same as pagination.has_more)" }),
-      pagination: PaginationSchema,
-      query: PageQueryEcho({ days: t.Integer({ description: "the window's length in days" }), preset: nullable(t.String()) }),
     }),
   ),
   analytics: named(

@@ -5,6 +5,7 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors";
 import { offsetPage, pageOf, parsePage } from "../../http/pagination";
+import { adminListAnswer } from "../config/inputs";
 import { balancesOf, getPlayer, type PlayerRow, playerView } from "../players";
 import { countSpinsOf } from "../store/fair";
 import { countGridsOf } from "../store/grids";
@@ -66,7 +67,6 @@ export async function userActivity(ctx: AppContext, telegramUserId: number, quer
     balances_after: { free_spin_balance: r.free_spin_after, missile_balance: r.missile_after, points_balance: r.points_after },
     created_at: r.created_at,
   }));
-  const { items, ...paging } = pageOf(entries, page, (e) => e.id);
   const [activity, spins, grids, promosClaimed, missionsCompleted] = await Promise.all([
     activityOf(ctx, [telegramUserId]),
     countSpinsOf(q, telegramUserId),
@@ -77,8 +77,10 @@ export async function userActivity(ctx: AppContext, telegramUserId: number, quer
   return {
     player: profileOf(player),
     activity: { ...activity.get(telegramUserId)!, spins, grids, promos_claimed: promosClaimed, missions_completed: missionsCompleted },
-    ledger: items,
-    ...paging,
+    ...adminListAnswer(
+      "ledger",
+      pageOf(entries, page, (e) => e.id),
+    ),
   };
 }
 
@@ -97,12 +99,10 @@ export async function userProfiles(ctx: AppContext, query: { limit?: number; off
     players.map((p) => p.telegram_user_id),
   );
   const counted = await countPlayers(ctx.store, linked, PLAYER_COUNT_CAP);
-  return {
-    players: players.map((p) => ({ ...profileOf(p), activity: activity.get(p.telegram_user_id)! })),
-    count: page.count,
-    total: Math.min(counted, PLAYER_COUNT_CAP),
-    total_capped: counted > PLAYER_COUNT_CAP,
-    pagination: page.pagination,
-    query: { ...page.query, sort, linked: query.linked ?? null },
-  };
+  return adminListAnswer(
+    "players",
+    { ...page, items: players.map((p) => ({ ...profileOf(p), activity: activity.get(p.telegram_user_id)! })) },
+    { sort, linked: query.linked ?? null },
+    { total: Math.min(counted, PLAYER_COUNT_CAP), total_capped: counted > PLAYER_COUNT_CAP },
+  );
 }

@@ -10,7 +10,7 @@ import { badCursor } from "../../http/pagination";
 import { audienceGroupByKey, audienceGroupExists, audienceGroupsPage, countAudienceGroups, insertAudienceGroup, updateAudienceGroup } from "../store/config";
 import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";
 import { type AudienceGroupRow, writeGamesConfig } from "./cache";
-import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 import type { GamesConfigModel } from "./model";
 
 const groupView = (g: AudienceGroupRow) => ({
@@ -63,7 +63,7 @@ export async function listAudienceGroups(ctx: AppContext, input: PageInput) {
   const rows = await audienceGroupsPage(ctx.store, after?.[0] === 1 ? after[1] : null, page.limit + 1 - builtins.length, customOffset);
   const total = (await countAudienceGroups(ctx.store)) + BUILTIN_AUDIENCE_GROUPS.length;
   const p = paged([...builtins, ...rows.map(groupView)], page, (g) => [g.builtin ? 0 : 1, g.group_key]);
-  return { audience_groups: p.items, count: p.count, total, pagination: p.pagination, query: p.query };
+  return adminListAnswer("audience_groups", p, {}, { total });
 }
 
 function checkRule(rule: AudienceRule): AudienceRule {

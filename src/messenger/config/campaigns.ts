@@ -12,7 +12,7 @@ import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { catalogCampaignById, catalogCampaignsPage, insertCatalogCampaign, otherEnabledCatalogCampaigns, updateCatalogCampaign } from "../store/config";
 import { type CatalogCampaignRow, type GamesConfig, inWindow, windowsOverlap, writeGamesConfig } from "./cache";
-import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 import type { GamesConfigModel } from "./model";
 
 export const campaignView = (c: CatalogCampaignRow, nowIso: string) => ({
@@ -78,8 +78,7 @@ export async function listCatalogCampaigns(ctx: AppContext, filter: { game_key?:
     page,
     (c) => [c.starts_at, c.id],
   );
-  const query = { ...p.query, game_key: filter.game_key ?? null, include_disabled: filter.include_disabled };
-  return { campaigns: p.items, count: p.count, pagination: p.pagination, query };
+  return adminListAnswer("campaigns", p, { game_key: filter.game_key ?? null, include_disabled: filter.include_disabled });
 }
 
 /** The enabled campaigns of `others` whose window overlaps `c`'s: 409 campaign_overlap naming them. */

@@ -4,6 +4,8 @@ import { parseCalendarStrict } from "../../clock";
 import { AppError } from "../../http/errors";
 import { type KeyPageRequest, keyPageOf, parseKeyPage, type SortKey, type SortKeyShape } from "../../http/pagination";
 
+type NoFields = Record<never, never>;
+
 export const badField = (field: string, problem: string) => new AppError("invalid_payload", `${field} ${problem}`, { details: [{ field, problem }] });
 
 /**
@@ -43,4 +45,20 @@ export const pageFrom = (q: PageInput, shape: SortKeyShape): Page => parseKeyPag
 export function paged<R>(rows: R[], page: Page, keyOf: (row: R) => SortKey) {
   const p = keyPageOf(rows, page, keyOf);
   return { items: p.items, count: p.count, pagination: { limit: page.limit, offset: page.offset, ...p.pagination }, query: p.query };
+}
+
+/**
+ * The value of an AdminListAnswer (model.ts) from a page (`paged`, `keyPageOf`, `offsetPage`): its items under `key`,
+ * `count`, the list's own figures (`between`), `pagination`, then `query` with `filters` after the page's.
+ * `NoInfer`: the figures' type is what the caller passed, never one read back from the route's declared answer.
+ */
+export function adminListAnswer<K extends string, T, Q extends object, P, F extends object = NoFields, B extends object = NoFields>(
+  key: K,
+  page: { count: number; items: T[]; query: Q; pagination: P },
+  filters?: F,
+  between?: B,
+) {
+  return { [key]: page.items, count: page.count, ...between, pagination: page.pagination, query: { ...page.query, ...filters } } as {
+    [X in K]: T[];
+  } & { count: number } & NoInfer<B> & { pagination: P; query: Q & F };
 }

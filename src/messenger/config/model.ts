@@ -1,4 +1,5 @@
 // Request and response schemas of the games-configuration operator routes (docs/messenger-admin-games.md).
+import type { TInteger, TProperties, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
@@ -41,6 +42,32 @@ export const AdminPage = named(
     next_cursor: nullable(t.String({ description: "pass as cursor for the next page; null past the last page" })),
   }),
 );
+
+type NoFields = Record<never, never>;
+/**
+ * The fields of a messenger operator list, declared once in the order these lists have always answered: the items
+ * under `key`, `count`, the list's own figures (`between`), `pagination`, then the `query` echo with the list's
+ * filters (src/http/pagination.ts's ListAnswer puts `count` first and `query` before `pagination`). `pagination` is
+ * MessengerAdminPage where the list answers the applied limit and offset in it (`paged`), the plain Pagination
+ * elsewhere. A `count` in `between`, or a filter named like an echo field (`cursor`), replaces it where it stands.
+ */
+export const AdminListAnswer = <
+  K extends string,
+  I extends TSchema,
+  F extends TProperties = NoFields,
+  B extends TProperties = NoFields,
+  P extends TSchema = typeof AdminPage,
+>(
+  key: K,
+  items: I,
+  filters?: F,
+  between?: B,
+  pagination: P = AdminPage as TSchema as P,
+) =>
+  ({ [key]: items, count: t.Integer(), ...between, pagination, query: PageQueryEcho(filters) }) as { [X in K]: I } & { count: TInteger } & B & {
+      pagination: P;
+      query: ReturnType<typeof PageQueryEcho<F>>;
+    };
 
 export const audienceKey = t.String({
   pattern: "^[a-z0-9_-]{2,48}$",
@@ -163,10 +190,7 @@ const Considered = {
 
 export const GamesConfigModel = {
   groupsQuery: t.Object(AdminPageQuery),
-  groups: named(
-    "MessengerAudienceGroupList",
-    Envelope({ audience_groups: t.Array(AudienceGroup), count: t.Integer(), total: t.Integer(), pagination: AdminPage, query: PageQueryEcho() }),
-  ),
+  groups: named("MessengerAudienceGroupList", Envelope(AdminListAnswer("audience_groups", t.Array(AudienceGroup), {}, { total: t.Integer() }))),
   groupBody: t.Object(
     {
       group_key: audienceKey,
@@ -185,12 +209,7 @@ export const GamesConfigModel = {
   }),
   campaigns: named(
     "MessengerCatalogCampaignList",
-    Envelope({
-      campaigns: t.Array(CatalogCampaign),
-      count: t.Integer(),
-      pagination: AdminPage,
-      query: PageQueryEcho({ game_key: nullable(t.String()), include_disabled: t.Boolean() }),
-    }),
+    Envelope(AdminListAnswer("campaigns", t.Array(CatalogCampaign), { game_key: nullable(t.String()), include_disabled: t.Boolean() })),
   ),
   campaignBody: t.Object(
     {
@@ -209,13 +228,7 @@ export const GamesConfigModel = {
   wheelsQuery: t.Object({ ...AdminPageQuery, include_disabled: flag("1 or true: list disabled campaigns too") }),
   wheels: named(
     "MessengerWheelCampaignList",
-    Envelope({
-      campaigns: t.Array(WheelCampaign),
-      count: t.Integer(),
-      pagination: AdminPage,
-      query: PageQueryEcho({ include_disabled: t.Boolean() }),
-      default_campaign: DefaultWheel,
-    }),
+    Envelope({ ...AdminListAnswer("campaigns", t.Array(WheelCampaign), { include_disabled: t.Boolean() }), default_campaign: DefaultWheel }),
   ),
   wheelBody: t.Object(
     {

@@ -14,7 +14,7 @@ import { refuseOverlap } from "./campaigns";
 import { insertWheelCampaign, otherEnabledWheelCampaigns, updateWheelCampaign, wheelCampaignByKey, wheelCampaignsPage } from "../store/config";
 import { campaignHasSpins } from "../store/fair";
 import { type GamesConfig, inWindow, type StoredSegment, type WheelCampaignRow, writeGamesConfig } from "./cache";
-import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
 import { type GamesConfigModel, MAX_SEGMENTS, MAX_TOTAL_WEIGHT } from "./model";
 
 type WheelCampaignInput = Static<typeof GamesConfigModel.wheelBody>;
@@ -98,8 +98,7 @@ export async function listWheelCampaigns(ctx: AppContext, includeDisabled: boole
     page,
     (w) => [w.starts_at, w.campaign_key],
   );
-  const query = { ...p.query, include_disabled: includeDisabled };
-  return { campaigns: p.items, count: p.count, pagination: p.pagination, query, default_campaign: defaultWheelView() };
+  return { ...adminListAnswer("campaigns", p, { include_disabled: includeDisabled }), default_campaign: defaultWheelView() };
 }
 
 function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): StoredSegment[] {

@@ -17,6 +17,7 @@ import { inOrder } from "../../db/in-order";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
+import { adminListAnswer } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { lockedPlayer } from "../players";
 import {
@@ -110,7 +111,7 @@ export async function listMissions(ctx: AppContext, input: { limit?: number; off
   const rows = await missionsPage(ctx.store, afterCreated, afterKey, page.limit + 1, page.offset);
   const p = keyPageOf(rows, page, (m) => [m.created_at, m.mission_key]);
   const total = await countMissions(ctx.store);
-  return { missions: p.items.map(adminMissionView), count: p.count, total, pagination: p.pagination, query: p.query };
+  return adminListAnswer("missions", { ...p, items: p.items.map(adminMissionView) }, {}, { total });
 }
 
 /**

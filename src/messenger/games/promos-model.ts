@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
-import { AdminPage, AdminPageQuery, audienceKey, flag } from "../config/model";
+import { AdminListAnswer, AdminPageQuery, audienceKey, flag } from "../config/model";
 import { initData, Replayed, Reward, requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
 import { SELF_REPORTED_LIMITS, SERVER_OBSERVED_EVENTS } from "./mission-sources";
@@ -114,10 +114,7 @@ export const PromoModel = {
     include_disabled: flag("1 or true: list disabled promos too"),
     ...AdminPageQuery,
   }),
-  list: named(
-    "MessengerPromoList",
-    Envelope({ promos: t.Array(Promo), count: t.Integer(), pagination: AdminPage, query: PageQueryEcho({ include_disabled: t.Boolean() }) }),
-  ),
+  list: named("MessengerPromoList", Envelope(AdminListAnswer("promos", t.Array(Promo), { include_disabled: t.Boolean() }))),
 };
 
 const EVENT_TYPE_PATTERN = "^[a-z0-9_.-]{1,64}$";

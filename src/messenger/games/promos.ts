@@ -8,7 +8,7 @@ import { AppError } from "../../http/errors";
 import { inAudience } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
-import { badField, isoOrThrow, type PageInput, pageFrom, paged } from "../config/inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
@@ -114,7 +114,7 @@ export async function listPromos(ctx: AppContext, includeDisabled: boolean, inpu
   const [afterCreated, afterCode] = (page.after ?? [null, null]) as [string | null, string | null];
   const rows = await promosPage(ctx.store, { includeDisabled, afterCreated, afterCode, limit: page.limit + 1, offset: page.offset });
   const p = paged(rows.map(promoView), page, (row) => [row.created_at, row.code]);
-  return { promos: p.items, count: p.count, pagination: p.pagination, query: { ...p.query, include_disabled: includeDisabled } };
+  return adminListAnswer("promos", p, { include_disabled: includeDisabled });
 }
 
 /** Claims a promo for the player; the same request id replays, a second claim of the code is refused. */

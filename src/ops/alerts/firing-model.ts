@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { ListAnswer, OffsetPageQuery, OffsetQueryEcho, PageQuery, PaginationSchema } from "../../http/pagination";
+import { ListAnswer, OffsetListAnswer, OffsetPageQuery, PageQuery } from "../../http/pagination";
 import { intPath } from "../../http/params";
 import { nullable as Nullable } from "../../http/routes/declare";
 import { MAX_SILENCE_DAYS } from "./silences";
@@ -83,12 +83,16 @@ export const AlertsFiringModel = {
   }),
   firing: Envelope({
     generated_at: Time,
-    count: t.Integer({ description: "alerts in this answer" }),
-    total: t.Integer({ description: "alerts firing now (of this source and level)" }),
-    silenced: t.Integer({ description: "how many of the alerts firing now a silence holds back (all of them, not only this page's)" }),
-    alerts: t.Array(FiringAlert, { description: "fail first, then the longest firing first" }),
-    query: OffsetQueryEcho({ source: Nullable(t.String()), level: Nullable(t.String()) }),
-    pagination: PaginationSchema,
+    ...OffsetListAnswer(
+      "alerts",
+      t.Array(FiringAlert, { description: "fail first, then the longest firing first" }),
+      { source: Nullable(t.String()), level: Nullable(t.String()) },
+      {
+        count: t.Integer({ description: "alerts in this answer" }),
+        total: t.Integer({ description: "alerts firing now (of this source and level)" }),
+        silenced: t.Integer({ description: "how many of the alerts firing now a silence holds back (all of them, not only this page's)" }),
+      },
+    ),
   }),
   silenceListQuery: t.Object({
     ...PageQuery,
@@ -108,12 +112,16 @@ export const AlertsFiringModel = {
   targetsQuery: t.Object(OffsetPageQuery),
   targets: Envelope({
     generated_at: Time,
-    count: t.Integer({ description: "targets in this answer" }),
-    total: t.Integer({ description: "configured targets" }),
-    down: t.Integer({ description: "of all the targets" }),
-    dead: t.Integer({ description: "of all the targets" }),
-    targets: t.Array(TargetHealth, { description: "in the order of LINK_INBOX_WEBHOOK_URLS" }),
-    query: OffsetQueryEcho(),
-    pagination: PaginationSchema,
+    ...OffsetListAnswer(
+      "targets",
+      t.Array(TargetHealth, { description: "in the order of LINK_INBOX_WEBHOOK_URLS" }),
+      {},
+      {
+        count: t.Integer({ description: "targets in this answer" }),
+        total: t.Integer({ description: "configured targets" }),
+        down: t.Integer({ description: "of all the targets" }),
+        dead: t.Integer({ description: "of all the targets" }),
+      },
+    ),
   }),
 };

@@ -24,14 +24,10 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
         // A few dozen rows at most (one per alert key), in an order that moves as alerts change level: paged by offset.
         const alerts = await firingAlerts(ctx, { source: query.source, level: query.level });
         const page = slicePage(alerts, query);
+        const silenced = alerts.filter((a) => a.silenced_by !== null).length;
         return ok({
           generated_at: ctx.clock.now().toISOString(),
-          count: page.count,
-          total: page.total,
-          silenced: alerts.filter((a) => a.silenced_by !== null).length,
-          alerts: page.items,
-          query: { ...page.query, source: query.source ?? null, level: query.level ?? null },
-          pagination: page.pagination,
+          ...listAnswer("alerts", page, { source: query.source ?? null, level: query.level ?? null }, { total: page.total, silenced }),
         });
       },
       {
@@ -81,16 +77,9 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
       async ({ query }) => {
         const targets = await linkTargetHealth(ctx);
         const page = slicePage(targets, query);
-        return ok({
-          generated_at: ctx.clock.now().toISOString(),
-          count: page.count,
-          total: page.total,
-          down: targets.filter((t) => t.state === "down").length,
-          dead: targets.filter((t) => t.dead).length,
-          targets: page.items,
-          query: page.query,
-          pagination: page.pagination,
-        });
+        const down = targets.filter((t) => t.state === "down").length;
+        const dead = targets.filter((t) => t.dead).length;
+        return ok({ generated_at: ctx.clock.now().toISOString(), ...listAnswer("targets", page, {}, { total: page.total, down, dead }) });
       },
       {
         operator: "api",

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope, includeMetaQuery } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET_PARSED, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET_PARSED, OffsetListAnswer } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { nullable } from "../../http/routes/declare";
 import { BACKUP_NAME_PATTERN } from "./list";
@@ -107,14 +107,17 @@ export const OpsModel = {
     offset: intQuery({ minimum: 0, maximum: MAX_OFFSET_PARSED, defaultValue: 0, description: "backups to skip" }),
     include_meta: t.Optional(t.String()),
   }),
-  list: Envelope({
-    count: t.Integer(),
-    total: t.Integer({ description: "backups in the folder" }),
-    keep: t.Integer({ description: "BACKUP_KEEP: how many a successful run leaves" }),
-    backups: t.Array(BackupListItem, { description: "Newest first" }),
-    query: OffsetQueryEcho(),
-    pagination: PaginationSchema,
-  }),
+  list: Envelope(
+    OffsetListAnswer(
+      "backups",
+      t.Array(BackupListItem, { description: "Newest first" }),
+      {},
+      {
+        total: t.Integer({ description: "backups in the folder" }),
+        keep: t.Integer({ description: "BACKUP_KEEP: how many a successful run leaves" }),
+      },
+    ),
+  ),
   nameParams: t.Object({
     name: t.String({ pattern: BACKUP_NAME_PATTERN, maxLength: 64, description: "A backup name as listed, e.g. herald-2026-01-01T00-00-00-000Z.db" }),
   }),

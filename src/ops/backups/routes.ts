@@ -3,7 +3,7 @@ import { sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { refusal, refuses } from "../../http/routes/declare";
-import { DEFAULT_LIMIT, totalPage } from "../../http/pagination";
+import { DEFAULT_LIMIT, listAnswer, totalPage } from "../../http/pagination";
 import { startBackup } from "./backup";
 import { refuseBackupsOnPostgres } from "./engine";
 import { backupOrThrow, listBackups, type BackupEntry } from "./list";
@@ -85,16 +85,10 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const offset = query.offset ?? 0;
         const page = await listBackups(ctx, { limit, offset });
-        const { count, query: echo, pagination } = totalPage(page.items, page.total, limit, offset);
-        return ok({
-          count,
-          total: page.total,
-          keep: ctx.config.backupKeep,
-          // `size` as the issue's list names it; `size_bytes` as the manifest and the run answer do.
-          backups: page.items.map(({ path: _path, ...b }) => ({ ...b, size: b.size_bytes })),
-          query: echo,
-          pagination,
-        });
+        // `size` as the issue's list names it; `size_bytes` as the manifest and the run answer do.
+        const items = page.items.map(({ path: _path, ...b }) => ({ ...b, size: b.size_bytes }));
+        const between = { total: page.total, keep: ctx.config.backupKeep };
+        return ok(listAnswer("backups", { items, ...totalPage(items, page.total, limit, offset) }, {}, between));
       },
       {
         // Also the operator session (a GET): the readiness page links here.

@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/csv";
 import { AppError, queryProblem } from "../../http/errors";
-import { totalPage } from "../../http/pagination";
+import { listAnswer, totalPage } from "../../http/pagination";
 import { getIncidentOrThrow } from "../../status/service";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
 import { DRAFT_LIMITS, incidentEvents, paddedSpan, surroundings } from "./draft";
@@ -26,19 +26,18 @@ async function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
   const offset = q.offset ?? 0;
   const since = q.since === undefined ? null : new Date(instantOrThrow("since", q.since)).toISOString();
   const r = await incidentsInWindow(ctx, { since, until: null, severity: q.severity, status: q.status, limit, offset });
-  const p = totalPage(r.items, r.total, limit, offset);
   return {
-    total: r.total,
     items: r.items,
-    query: { ...p.query, status: q.status ?? null, severity: q.severity ?? null, since },
-    pagination: p.pagination,
+    total: r.total,
+    ...totalPage(r.items, r.total, limit, offset),
+    filters: { status: q.status ?? null, severity: q.severity ?? null, since },
   };
 }
 
 /** GET /admin/ops/incidents: incidents of both sources with their updates, newest start first. */
 export async function listIncidentsPage(ctx: AppContext, q: ListQuery) {
   const p = await page(ctx, q, LIST_LIMITS.limit.fallback);
-  return { count: p.items.length, total: p.total, incidents: p.items, query: p.query, pagination: p.pagination };
+  return listAnswer("incidents", p, p.filters, { total: p.total });
 }
 
 export const EXPORT_COLUMNS = [
@@ -91,7 +90,7 @@ function rowOf(i: IncidentView): ExportRow {
 /** GET /admin/ops/incidents/export.json: the rows of the CSV, typed (null where the CSV cell is empty). */
 export async function exportRows(ctx: AppContext, q: ListQuery) {
   const p = await page(ctx, q, LIST_LIMITS.exportLimit.fallback);
-  return { count: p.items.length, total: p.total, columns: [...EXPORT_COLUMNS], rows: p.items.map(rowOf), query: p.query, pagination: p.pagination };
+  return listAnswer("rows", { ...p, items: p.items.map(rowOf) }, p.filters, { total: p.total, columns: [...EXPORT_COLUMNS] });
 }
 
 /** RFC 4180 by src/http/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */

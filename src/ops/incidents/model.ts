@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
-import { MAX_OFFSET_PARSED, OffsetQueryEcho, PaginationSchema } from "../../http/pagination";
+import { MAX_OFFSET_PARSED, OffsetListAnswer } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { Incident } from "../../status/model";
 import { DRAFT_LIMITS } from "./draft";
@@ -180,20 +180,16 @@ const listFilters = {
   include_meta: t.Optional(t.String()),
 };
 const offset = intQuery({ minimum: 0, maximum: MAX_OFFSET_PARSED, defaultValue: 0, description: "rows to skip" });
-const ListEcho = OffsetQueryEcho({ status: N(t.String()), severity: N(t.String()), since: N(t.String()) });
+const echoed = { status: N(t.String()), severity: N(t.String()), since: N(t.String()) };
 
 export const listQuery = t.Object({
   limit: intQuery({ minimum: 1, maximum: LIST_LIMITS.limit.max, defaultValue: LIST_LIMITS.limit.fallback, description: "incidents per page" }),
   offset,
   ...listFilters,
 });
-export const list = Envelope({
-  count: t.Integer(),
-  total: t.Integer(),
-  incidents: t.Array(Incident, { description: "newest start first, each with its updates" }),
-  query: ListEcho,
-  pagination: PaginationSchema,
-});
+export const list = Envelope(
+  OffsetListAnswer("incidents", t.Array(Incident, { description: "newest start first, each with its updates" }), echoed, { total: t.Integer() }),
+);
 
 export const exportQuery = t.Object({
   limit: intQuery({ minimum: 1, maximum: LIST_LIMITS.exportLimit.max, defaultValue: LIST_LIMITS.exportLimit.fallback, description: "rows exported" }),
@@ -201,14 +197,12 @@ export const exportQuery = t.Object({
   ...listFilters,
 });
 const Cell = t.Union([t.String(), t.Number(), t.Null()]);
-export const exportJson = Envelope({
-  count: t.Integer(),
-  total: t.Integer(),
-  columns: t.Array(t.String(), { description: `the CSV header: ${EXPORT_COLUMNS.join(", ")}` }),
-  rows: t.Array(t.Record(t.String(), Cell), { description: "one per incident, the CSV's rows typed (null = empty cell)" }),
-  query: ListEcho,
-  pagination: PaginationSchema,
-});
+export const exportJson = Envelope(
+  OffsetListAnswer("rows", t.Array(t.Record(t.String(), Cell), { description: "one per incident, the CSV's rows typed (null = empty cell)" }), echoed, {
+    total: t.Integer(),
+    columns: t.Array(t.String(), { description: `the CSV header: ${EXPORT_COLUMNS.join(", ")}` }),
+  }),
+);
 
 export const detailQuery = t.Object({
   id: intQuery({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "incident id" }),

@@ -1,4 +1,4 @@
-import { latestPage } from "../../http/pagination";
+import { latestPage, listAnswer } from "../../http/pagination";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { isWorse, type Level } from "../checks/types";
@@ -143,9 +143,9 @@ export const viewsOf = async (q: Queryable, rows: readonly IncidentRow[], now: D
 export async function listIncidents(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - hours * 3_600_000).toISOString();
-  const { items, query, pagination } = latestPage(await incidentsSince(ctx.store, since, limit + 1), limit, { hours });
-  const incidents = await viewsOf(ctx.store, items, now);
-  return { hours, limit, window: { start_utc: since, end_utc: now.toISOString() }, count: incidents.length, incidents, query, pagination };
+  const page = latestPage(await incidentsSince(ctx.store, since, limit + 1), limit, { hours });
+  const incidents = await viewsOf(ctx.store, page.items, now);
+  return { hours, limit, window: { start_utc: since, end_utc: now.toISOString() }, ...listAnswer("incidents", { ...page, items: incidents }) };
 }
 
 /** Every open incident of both sources, newest first. */
