@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { type BatchedDeleteResult, DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
+import { BufferedWriter } from "../db/buffered-writer";
 import type { Store } from "../db/port";
 import { errorFields, type Logger } from "../log";
 import { ChainClient, type RpcAttemptRecord } from "../solana/rpc-client";
@@ -16,77 +17,26 @@ const BATCH_WHEN = 500;
 const FLUSH_AFTER_MS = 1000;
 
 /**
- * The RPC attempts, recorded off the call's path: an attempt is pushed onto an in-memory buffer, and the buffer is
- * written in one transaction through the storage port about a second after its first row (sooner when it fills,
- * and whenever a reader or shutdown flushes it). A write never delays or fails an RPC call. The buffer is
- * per-process and lost on a hard crash: outcomes are monitoring data, and a graceful stop flushes them.
+ * The RPC attempts, recorded off the call's path (src/db/buffered-writer.ts): an attempt is pushed onto an in-memory
+ * buffer, and the buffer is written in one transaction through the storage port about a second after its first row
+ * (sooner when it fills, and whenever a reader or shutdown flushes it). A write never delays or fails an RPC call.
+ * The buffer is per-process and lost on a hard crash: outcomes are monitoring data, and a graceful stop flushes them.
  */
-export class RpcCallLog {
-  private buffer: RpcAttemptRecord[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  /** The last write begun or queued: writes run one after the other, so `await flush()` sees every earlier row. */
-  private tail: Promise<unknown> = Promise.resolve();
-  private queued: Promise<number> | null = null;
-  dropped = 0;
-
-  constructor(
-    private readonly store: Store,
-    private readonly log: Logger,
-  ) {}
-
-  record(r: RpcAttemptRecord): void {
-    if (this.buffer.length >= MAX_BUFFERED) {
-      this.dropped++;
-      return;
-    }
-    this.buffer.push(r);
-    if (this.buffer.length >= BATCH_WHEN) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
-      this.timer.unref?.();
-    }
-  }
-
-  get pending(): number {
-    return this.buffer.length;
-  }
-
-  /**
-   * Writes everything buffered, after any write in progress; resolves with the number of rows this write stored
-   * (0 when it failed: the rows are back in the buffer for the next flush). Never rejects.
-   */
-  flush(): Promise<number> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.queued) return this.queued;
-    const next = this.tail.then(() => {
-      this.queued = null;
-      return this.write();
-    });
-    this.queued = next;
-    this.tail = next;
-    return next;
-  }
-
-  private async write(): Promise<number> {
-    if (this.buffer.length === 0) return 0;
-    const rows = this.buffer;
-    this.buffer = [];
-    try {
-      await this.store.tx((t) => insertCalls(t, rows));
-      return rows.length;
-    } catch (err) {
-      // Put the rows back (bounded) so that a transient failure (busy, a lost connection) does not lose them.
-      this.buffer = rows.concat(this.buffer).slice(0, MAX_BUFFERED);
-      this.log.warn("rpc outcomes not written; kept for the next flush", { rows: rows.length, ...errorFields(err) });
-      return 0;
-    }
-  }
+export function rpcCallLog(store: Store, log: Logger): BufferedWriter<RpcAttemptRecord> {
+  return new BufferedWriter<RpcAttemptRecord>({
+    maxBuffered: MAX_BUFFERED,
+    batchRows: BATCH_WHEN,
+    flushAfterMs: FLUSH_AFTER_MS,
+    write: async (rows) => {
+      await store.tx((t) => insertCalls(t, rows));
+    },
+    failed: (err, rows) => log.warn("rpc outcomes not written; kept for the next flush", { rows, ...errorFields(err) }),
+  });
 }
 
 /** The context's chain client: its attempts are recorded in chain_rpc_calls (in batches) for the status checks. */
 export function createChainClient(ctx: Pick<AppContext, "config" | "store" | "clock" | "rng" | "log">): ChainClient {
-  const calls = new RpcCallLog(ctx.store, ctx.log);
+  const calls = rpcCallLog(ctx.store, ctx.log);
   return new ChainClient({
     chain: ctx.config.chain,
     clock: ctx.clock,

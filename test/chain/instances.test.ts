@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Queryable, Store } from "../../src/db/port";
 import { createLogger } from "../../src/log";
 import { recordHolderGrowth } from "../../src/chain/holders-snapshot";
-import { RpcCallLog } from "../../src/chain/rpc-log";
+import { rpcCallLog } from "../../src/chain/rpc-log";
 import { moveCursor } from "../../src/chain/store/transactions";
 import { chainEnv, startSolanaRpc, type DevRpcServer } from "../support/solana-rpc";
 import { sharedDatabase, type SharedDatabase } from "./contexts";
@@ -106,7 +106,7 @@ describe("RPC outcomes", () => {
         } as unknown as Queryable);
       },
     } as unknown as Store;
-    const log = new RpcCallLog(store, createLogger("silent"));
+    const log = rpcCallLog(store, createLogger("silent"));
     const attempt = {
       at: "2026-01-01T00:00:00.000Z",
       host: "rpc.example",

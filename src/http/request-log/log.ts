@@ -1,4 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
+import { BufferedWriter } from "../../db/buffered-writer";
 import { type Param, type Queryable, type Store, StoreUnavailable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { Logger } from "../../log";
@@ -43,23 +44,16 @@ const KEYS_PER_STATEMENT = 100;
 /**
  * The request log is written in batches, never one INSERT on the request's own path: a request only pushes
  * onto an in-memory buffer; a timer (and a size trigger) writes the buffer in one transaction through the storage
- * port, with the hourly rollups of the same rows (src/http/request-log/rollup.ts). The buffer is per-process and
- * lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
+ * port, with the hourly rollups of the same rows (src/http/request-log/rollup.ts), by src/db/buffered-writer.ts.
+ * The buffer is per-process and lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
  */
 export class RequestLog {
-  private buffer: RequestLogEntry[] = [];
-  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly writer: BufferedWriter<RequestLogEntry>;
   private catchUpTimer: ReturnType<typeof setTimeout> | null = null;
   /** The catch-up step in progress, awaited by stop() so that it never outlives the store. */
   private catchUpStep: Promise<void> | null = null;
-  /** The last write begun or queued: writes run one after the other, so `await flush()` sees every earlier row. */
-  private tail: Promise<unknown> = Promise.resolve();
-  /** A write queued behind the one in progress, not begun yet: a flush() arriving now joins it. */
-  private queued: Promise<number> | null = null;
   /** request_log_keys.ref by key id, committed ones only: a flush adds what it learnt after its commit. */
   private readonly refs = new Map<string, number>();
-  dropped = 0;
-  flushedBatches = 0;
 
   /**
    * `catchUpOnStart`: level the hourly rollups with request_log when start() runs (catchup.ts, on either engine: a
@@ -69,7 +63,27 @@ export class RequestLog {
     private readonly store: Store,
     private readonly log: Logger,
     private readonly catchUpOnStart = false,
-  ) {}
+  ) {
+    this.writer = new BufferedWriter<RequestLogEntry>({
+      maxBuffered: MAX_BUFFERED,
+      batchRows: BATCH_WHEN,
+      write: (rows) => this.write(rows),
+      // A database outage is logged once, when it begins (src/db/health.ts), not at every flush.
+      failed: (err) => {
+        if (!(err instanceof StoreUnavailable)) this.log.warn("request log flush failed", errorFields(err));
+      },
+    });
+  }
+
+  /** Rows refused because the buffer was full. */
+  get dropped(): number {
+    return this.writer.dropped;
+  }
+
+  /** Batches written. */
+  get flushedBatches(): number {
+    return this.writer.batches;
+  }
 
   /**
    * Retention: deletes the rows written before `before` (ISO time), in batches down request_log_at_idx (one
@@ -92,24 +106,15 @@ export class RequestLog {
   }
 
   record(entry: RequestLogEntry): void {
-    if (this.buffer.length >= MAX_BUFFERED) {
-      this.dropped++;
-      return;
-    }
-    this.buffer.push(entry);
-    // flush() only queues the write (it begins in a later microtask), and a flush already queued is joined.
-    if (this.buffer.length >= BATCH_WHEN) void this.flush();
+    this.writer.record(entry);
   }
 
   get pending(): number {
-    return this.buffer.length;
+    return this.writer.pending;
   }
 
   start(intervalMs: number): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), intervalMs);
-    this.timer.unref?.();
-    if (this.catchUpOnStart) this.startCatchUp();
+    if (this.writer.start(intervalMs) && this.catchUpOnStart) this.startCatchUp();
   }
 
   /**
@@ -124,8 +129,8 @@ export class RequestLog {
       this.catchUpTimer = null;
       try {
         const p = await catchUp.step();
-        // stop() clears the flush timer: no further step after it.
-        if (!p.done && this.timer) {
+        // stop() stops the flush timer: no further step after it.
+        if (!p.done && this.writer.running) {
           this.catchUpTimer = setTimeout(next, 0);
           this.catchUpTimer.unref?.();
         } else if (p.rebuiltHours > 0) {
@@ -133,7 +138,7 @@ export class RequestLog {
         }
       } catch (err) {
         // The database is away (its outage is logged once, src/db/health.ts): the step is tried again later.
-        if (err instanceof StoreUnavailable && this.timer) {
+        if (err instanceof StoreUnavailable && this.writer.running) {
           this.catchUpTimer = setTimeout(next, CATCH_UP_RETRY_MS);
           this.catchUpTimer.unref?.();
           return;
@@ -150,12 +155,11 @@ export class RequestLog {
 
   /** Stops the timers and writes what is buffered (graceful shutdown: await it before closing the store). */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.writer.stopTimers();
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
     this.catchUpTimer = null;
     await this.catchUpStep;
-    await this.flush();
+    await this.writer.flush();
   }
 
   /**
@@ -164,46 +168,28 @@ export class RequestLog {
    * request_log await it first to include the latest requests.
    */
   flush(): Promise<number> {
-    if (this.queued) return this.queued;
-    const next = this.tail.then(() => {
-      this.queued = null;
-      return this.write();
-    });
-    this.queued = next;
-    this.tail = next;
-    return next;
+    return this.writer.flush();
   }
 
-  private async write(): Promise<number> {
-    if (this.buffer.length === 0) return 0;
-    const rows = withIsoTimes(this.buffer);
-    this.buffer = [];
+  /** One batch in one transaction; a throw leaves the rows to the writer, which keeps them for the next flush. */
+  private async write(entries: RequestLogEntry[]): Promise<void> {
+    const rows = withIsoTimes(entries);
     const learnt = new Map<string, number>();
-    try {
-      await this.store.tx(async (t) => {
-        learnt.clear();
-        await this.learnRefs(t, rows, learnt);
-        const refOf = (keyId: string) => this.refs.get(keyId) ?? learnt.get(keyId)!;
-        // Sent in this order: the rows, the hourly rollups (whose row lock orders this flush with an hour's rebuild),
-        // then the summaries per key and route (summary.ts).
-        await Promise.all([
-          insertRows(t, rows, refOf),
-          applyRollups(t, rows),
-          applySummaries(t, rows, (r) => (r.partnerKeyId === null ? null : refOf(r.partnerKeyId))),
-        ]);
-      });
-    } catch (err) {
-      // The refs learnt inside the failed transaction were rolled back with it: never remembered. Put the rows
-      // back (bounded) so a transient failure (busy, a lost connection) does not lose them.
-      this.buffer = (rows as RequestLogEntry[]).concat(this.buffer).slice(0, MAX_BUFFERED);
-      // A database outage is logged once, when it begins (src/db/health.ts), not at every flush.
-      if (!(err instanceof StoreUnavailable)) this.log.warn("request log flush failed", errorFields(err));
-      return 0;
-    }
+    await this.store.tx(async (t) => {
+      learnt.clear();
+      await this.learnRefs(t, rows, learnt);
+      const refOf = (keyId: string) => this.refs.get(keyId) ?? learnt.get(keyId)!;
+      // Sent in this order: the rows, the hourly rollups (whose row lock orders this flush with an hour's rebuild),
+      // then the summaries per key and route (summary.ts).
+      await Promise.all([
+        insertRows(t, rows, refOf),
+        applyRollups(t, rows),
+        applySummaries(t, rows, (r) => (r.partnerKeyId === null ? null : refOf(r.partnerKeyId))),
+      ]);
+    });
+    // Only after the commit: the refs learnt inside a failed transaction were rolled back with it.
     if (this.refs.size + learnt.size > 10_000) this.refs.clear();
     for (const [k, v] of learnt) this.refs.set(k, v);
-    this.flushedBatches++;
-    return rows.length;
   }
 
   /**
