@@ -1,9 +1,9 @@
-// Rewrites the configuration table in README.md from src/config/index.ts (run after adding a variable):
+// Rewrites the configuration table in README.md from the declarations in src/config/vars.ts (run after adding a variable):
 //   bun run .ci/readme-config-table.ts
 import { CONFIG_VARS } from "../src/config";
 
 const rows: string[] = [];
-for (const [name, spec] of Object.entries(CONFIG_VARS) as Array<[string, { kind: any; fallback?: unknown; doc: string }]>) {
+for (const spec of Object.values(CONFIG_VARS)) {
   const f =
     typeof spec.fallback === "function"
       ? "`http://localhost:$PORT`"
@@ -14,7 +14,7 @@ for (const [name, spec] of Object.entries(CONFIG_VARS) as Array<[string, { kind:
           : "`" + String(spec.fallback) + "`";
   const k = spec.kind;
   const type = k.type === "int" ? `int ${k.min}–${k.max}` : k.type === "enum" ? k.values.join(" \\| ") : k.type === "string" && k.allowed ? k.allowed : k.type;
-  rows.push(`| \`${name}\` | ${f} | ${type} | ${spec.doc} |`);
+  rows.push(`| \`${spec.name}\` | ${f} | ${type} | ${spec.doc} |`);
 }
 const path = new URL("../README.md", import.meta.url);
 const readme = await Bun.file(path).text();

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, describeConfig, loadConfig, CONFIG_VARS } from "../src/config";
+import { varsOf } from "../src/config/var-spec";
+import { CONFIG_SCHEMA } from "../src/config/vars";
 
 describe("config", () => {
   test("defaults need no environment at all", () => {
@@ -71,6 +73,12 @@ describe("config", () => {
     expect(rows.find((r) => r.name === "PORT")).toMatchObject({ value: "4000", source: "env" });
     expect(rows.find((r) => r.name === "HOST")).toMatchObject({ value: "0.0.0.0", source: "default" });
   });
+});
+
+test("each variable is declared once, at one place in Config; CONFIG_VARS lists them in that order", () => {
+  const names = varsOf(CONFIG_SCHEMA).map((leaf) => leaf.name);
+  expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+  expect(Object.keys(CONFIG_VARS)).toEqual(names);
 });
 
 test("the README documents every configuration variable", async () => {

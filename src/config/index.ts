@@ -1,14 +1,16 @@
-// Every environment variable Herald reads, with its default, type and check. Nothing else in src/
-// reads the environment: the Config built here is frozen and passed in through the AppContext.
-import { CONFIG_VARS, BASE58_ADDRESS, unsetIfEmpty, type VarSpec } from "./vars";
-import { RETIRED_VARS } from "./vars-instances";
+// Reads the environment once: every variable declared in src/config/vars.ts is parsed and checked, alone and then
+// against the others, and the Config built from the same declarations is frozen and passed in through the
+// AppContext. Nothing else in src/ reads the environment.
 import { parseOne } from "./parse";
+import type { Config, ConfigRow } from "./types";
+import { mapTree, type VarSpec } from "./var-spec";
+import { CONFIG_SCHEMA, CONFIG_VARS } from "./vars";
+import { BASE58_ADDRESS } from "./vars-chain";
+import { RETIRED_VARS } from "./vars-instances";
 
 export { CONFIG_VARS };
-
-export type ConfigVar = keyof typeof CONFIG_VARS;
+export type { ConfigVar } from "./vars";
 export type { Config, ConfigRow } from "./types";
-import type { Config, ConfigRow } from "./types";
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -17,6 +19,8 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+const unsetIfEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
 /** The chain variables' cross-checks: list entries are checked one by one, and a mint needs somewhere to ask. */
 function chainProblems(values: Record<string, unknown>): string[] {
@@ -103,14 +107,15 @@ function databaseUrlProblems(url: string | undefined): string[] {
 
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: Env = process.env): Config {
+  // By environment name, as parse.ts gives them: the cross-checks read them before any variable's map.
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   const refused = new Set<string>();
-  for (const [name, spec] of Object.entries(CONFIG_VARS) as [string, VarSpec][]) {
-    const { value, problem } = parseOne(name, spec, env);
-    if (problem && !followsFromRefused(name, spec, env, refused)) problems.push(problem);
-    if (problem) refused.add(name);
-    values[name] = value;
+  for (const spec of Object.values(CONFIG_VARS)) {
+    const { value, problem } = parseOne(spec.name, spec, env);
+    if (problem && !followsFromRefused(spec.name, spec, env, refused)) problems.push(problem);
+    if (problem) refused.add(spec.name);
+    values[spec.name] = value;
   }
   if (values.NODE_ENV === "production" && values.WEBHOOK_ALLOW_PRIVATE_TARGETS === true) {
     problems.push("WEBHOOK_ALLOW_PRIVATE_TARGETS=1 is refused when NODE_ENV=production: it would let partners aim deliveries at internal addresses");
@@ -123,177 +128,15 @@ export function loadConfig(env: Env = process.env): Config {
   problems.push(...chainProblems(values));
   if (!refused.has("DATABASE_URL")) problems.push(...databaseUrlProblems(values.DATABASE_URL as string | undefined));
   if (problems.length) throw new ConfigError(problems);
-  const v = values as { [K in ConfigVar]: never };
-  const nodeEnv = v.NODE_ENV as Config["nodeEnv"];
+  const declared = mapTree(CONFIG_SCHEMA, (leaf) => leaf.toConfig(values[leaf.name]));
   return Object.freeze({
-    nodeEnv,
-    isProduction: nodeEnv === "production",
-    port: v.PORT,
-    host: v.HOST,
-    publicBaseUrl: v.PUBLIC_BASE_URL,
-    dbPath: v.HERALD_DB_PATH,
-    database: Object.freeze({
-      engine: v.DATABASE_URL ? ("postgres" as const) : ("sqlite" as const),
-      url: v.DATABASE_URL,
-      poolMax: v.DATABASE_POOL_MAX,
-      batchSlots: v.DATABASE_BATCH_SLOTS,
-      statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
-      idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      connectTimeoutMs: v.DATABASE_CONNECT_TIMEOUT_MS,
-      acquireTimeoutMs: v.DATABASE_ACQUIRE_TIMEOUT_MS,
-      queryTimeoutMs: v.DATABASE_QUERY_TIMEOUT_MS,
-      transactionTimeoutMs: v.DATABASE_TRANSACTION_TIMEOUT_MS,
-    }),
-    instanceId: unsetIfEmpty(v.HERALD_INSTANCE_ID),
-    logLevel: v.LOG_LEVEL,
-    trustProxy: v.TRUST_PROXY,
-    maxBodyBytes: v.MAX_BODY_BYTES,
-    requestBody: Object.freeze({ timeoutMs: v.REQUEST_BODY_TIMEOUT_MS, minBytesPerSec: v.REQUEST_BODY_MIN_BYTES_PER_SEC }),
-    rateLimits: Object.freeze({
-      publicPerMin: v.RATE_LIMIT_PUBLIC_API_PER_MIN,
-      webhookPerMin: v.RATE_LIMIT_WEBHOOK_PER_MIN,
-      sandboxPerMin: v.PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE,
-      partnerPerMin: v.RATE_LIMIT_PARTNER_PER_MIN,
-    }),
-    requestLogRetentionDays: v.REQUEST_LOG_RETENTION_DAYS,
-    requestLogFlushMs: v.REQUEST_LOG_FLUSH_MS,
-    backupKeep: v.BACKUP_KEEP,
-    backupDeadlineMinutesPerGb: v.BACKUP_DEADLINE_MINUTES_PER_GB,
-    jobsEnabled: v.JOBS_ENABLED,
-    jobsDisabled: Object.freeze(v.JOBS_DISABLED as string[]),
-    jobSchedules: Object.freeze(
-      Object.fromEntries(
-        (v.JOB_SCHEDULES as string)
-          .split(";")
-          .filter(Boolean)
-          .map((pair) => [pair.slice(0, pair.indexOf("=")).trim(), pair.slice(pair.indexOf("=") + 1).trim()]),
-      ),
-    ),
-    metricsPublic: v.METRICS_PUBLIC,
-    shutdownDrainDelayMs: v.SHUTDOWN_DRAIN_DELAY_MS,
-    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
-    masterKey: v.HERALD_MASTER_KEY,
-    adminToken: v.ADMIN_TOKEN,
-    adminSessionTtlSeconds: v.ADMIN_SESSION_TTL_SECONDS,
+    ...declared,
+    isProduction: declared.nodeEnv === "production",
+    database: Object.freeze({ engine: declared.database.url ? ("postgres" as const) : ("sqlite" as const), ...declared.database }),
     described: Object.freeze(describeConfig(env)),
     retired: Object.freeze(retiredVarsSet(env)),
-    idempotencyRequired: v.IDEMPOTENCY_REQUIRED,
-    idempotencyTtlHours: v.IDEMPOTENCY_TTL_HOURS,
-    signatureSkewSeconds: v.SIGNATURE_SKEW_SECONDS,
-    sandboxNonceRequired: v.SANDBOX_NONCE_REQUIRED,
-    bootstrapCredentials: v.BOOTSTRAP_CREDENTIALS,
-    salutes: Object.freeze({
-      decimals: v.SALUTES_DECIMALS,
-      maxAmount: v.SALUTES_MAX_AMOUNT,
-      conversion: Object.freeze({
-        enabled: v.SALUTES_CONVERSION_ENABLED,
-        rate: v.SALUTES_CONVERSION_RATE,
-        target: v.SALUTES_CONVERSION_TARGET,
-        min: v.SALUTES_CONVERSION_MIN,
-        max: v.SALUTES_CONVERSION_MAX,
-        dailyCap: v.SALUTES_CONVERSION_DAILY_CAP,
-      }),
-    }),
-    walletReverifyDays: v.WALLET_REVERIFY_DAYS,
-    chain: Object.freeze({
-      rpcUrls: Object.freeze((v.SOLANA_RPC_URLS as string[]).map((u) => u.replace(/\/+$/, ""))),
-      tokenMint: unsetIfEmpty(v.TOKEN_MINT),
-      treasuryWallets: Object.freeze(v.TREASURY_WALLETS as string[]),
-      reserveWallets: Object.freeze(v.RESERVE_WALLETS as string[]),
-      lpWallets: Object.freeze(v.LP_WALLETS as string[]),
-      expectedMintAuthority: unsetIfEmpty(v.EXPECTED_MINT_AUTHORITY),
-      expectedFreezeAuthority: unsetIfEmpty(v.EXPECTED_FREEZE_AUTHORITY),
-      lpMint: unsetIfEmpty(v.LP_MINT),
-      rpc: Object.freeze({
-        timeoutMs: v.SOLANA_RPC_TIMEOUT_MS,
-        scanTimeoutMs: v.SOLANA_RPC_SCAN_TIMEOUT_MS,
-        retries: v.SOLANA_RPC_RETRIES,
-        backoffMs: v.SOLANA_RPC_BACKOFF_MS,
-        breakerThreshold: v.SOLANA_RPC_BREAKER_THRESHOLD,
-        breakerCooldownSeconds: v.SOLANA_RPC_BREAKER_COOLDOWN_SECONDS,
-      }),
-      tx: Object.freeze({ backfillLimit: v.CHAIN_TX_BACKFILL_LIMIT, maxPerRun: v.CHAIN_TX_MAX_PER_RUN }),
-      schedules: Object.freeze({
-        tokenSnapshot: v.CHAIN_TOKEN_SNAPSHOT_CRON,
-        holdersSnapshot: v.CHAIN_HOLDERS_SNAPSHOT_CRON,
-        mintAuthority: v.CHAIN_MINT_AUTHORITY_CRON,
-        transactionSync: v.CHAIN_TRANSACTION_SYNC_CRON,
-        holderGrowth: v.CHAIN_HOLDER_GROWTH_CRON,
-      }),
-      staleAfterHours: Object.freeze({
-        holderCache: v.CHAIN_STALE_HOLDER_CACHE_HOURS,
-        holderGrowth: v.CHAIN_STALE_HOLDER_GROWTH_HOURS,
-        publicStatsCache: v.CHAIN_STALE_PUBLIC_STATS_HOURS,
-        tokenDistribution: v.CHAIN_STALE_TOKEN_DISTRIBUTION_HOURS,
-        mintAuthorities: v.CHAIN_STALE_MINT_AUTHORITIES_HOURS,
-        transactionSync: v.CHAIN_STALE_TRANSACTION_SYNC_HOURS,
-      }),
-    }),
-    status: Object.freeze({
-      policyPath: unsetIfEmpty(v.STATUS_POLICY_PATH),
-      snapshotCron: v.STATUS_SNAPSHOT_CRON,
-      snapshotRetentionDays: v.STATUS_SNAPSHOT_RETENTION_DAYS,
-    }),
-    readiness: Object.freeze({
-      noiseMaxPercent: Number(v.READINESS_403_NOISE_MAX_PERCENT),
-      noiseMaxPerHour: v.READINESS_403_MAX_PER_HOUR,
-      probeCron: v.SYNTHETIC_PROBE_CRON,
-      probeTimeoutMs: v.SYNTHETIC_PROBE_TIMEOUT_MS,
-      probeRetentionDays: v.SYNTHETIC_PROBE_RETENTION_DAYS,
-    }),
-    linkInbox: Object.freeze({
-      webhookUrls: Object.freeze(v.LINK_INBOX_WEBHOOK_URLS as string[]),
-      messengerChatId: unsetIfEmpty(v.LINK_INBOX_MESSENGER_CHAT_ID) ?? null,
-      cooldownSeconds: v.LINK_INBOX_COOLDOWN_SECONDS,
-      maxAttempts: v.LINK_INBOX_MAX_ATTEMPTS,
-      retryBaseSeconds: v.LINK_INBOX_RETRY_BASE_SECONDS,
-      timeoutMs: v.LINK_INBOX_TIMEOUT_MS,
-      cron: v.LINK_INBOX_CRON,
-    }),
-    audioShare: Object.freeze({
-      allowedHosts: Object.freeze(v.AUDIO_SHARE_ALLOWED_HOSTS as string[]),
-      deniedHosts: Object.freeze(v.AUDIO_SHARE_DENIED_HOSTS as string[]),
-      trackAuth: v.AUDIO_SHARE_TRACK_AUTH,
-      trackDedupeSeconds: v.AUDIO_SHARE_TRACK_DEDUPE_SECONDS,
-      defaultExpiresSeconds: v.AUDIO_SHARE_DEFAULT_EXPIRES_SECONDS,
-      signingKey: unsetIfEmpty(v.AUDIO_SHARE_SIGNING_KEY),
-    }),
-    webhooks: Object.freeze({
-      maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
-      timeoutSeconds: v.WEBHOOK_TIMEOUT_SECONDS,
-      retryBaseSeconds: v.WEBHOOK_RETRY_BASE_SECONDS,
-      retryMaxSeconds: v.WEBHOOK_RETRY_MAX_SECONDS,
-      retryJitterPct: v.WEBHOOK_RETRY_JITTER_PCT,
-      concurrency: v.WEBHOOK_CONCURRENCY,
-      perTargetConcurrency: v.WEBHOOK_PER_TARGET_CONCURRENCY,
-      allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-      disableAfterHours: v.WEBHOOK_DISABLE_AFTER_HOURS,
-      retentionDays: v.WEBHOOK_RETENTION_DAYS,
-    }),
-    messenger: Object.freeze({
-      botToken: unsetIfEmpty(v.MESSENGER_BOT_TOKEN),
-      webhookSecret: unsetIfEmpty(v.MESSENGER_WEBHOOK_SECRET),
-      botApiBase: v.MESSENGER_BOT_API_BASE,
-      initDataMaxAgeSeconds: v.MESSENGER_INIT_DATA_MAX_AGE_SECONDS,
-      initDataMode: v.MESSENGER_INIT_DATA_MODE,
-      ed25519Keys: v.MESSENGER_INIT_DATA_ED25519_KEYS,
-      salutesPartner: unsetIfEmpty(v.MESSENGER_SALUTES_PARTNER),
-      botUsername: unsetIfEmpty(v.MESSENGER_BOT_USERNAME),
-      miniAppPath: v.MESSENGER_MINI_APP_PATH,
-      miniAppUrl: unsetIfEmpty(v.MESSENGER_MINI_APP_URL),
-      initDataMaxFutureSkewSeconds: v.MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS,
-      rateLimits: Object.freeze({
-        playerPerMin: v.MESSENGER_RATE_LIMIT_PLAYER_PER_MIN,
-        ipPerMin: v.MESSENGER_RATE_LIMIT_IP_PER_MIN,
-        initDataFailuresPerMin: v.MESSENGER_RATE_LIMIT_INIT_DATA_FAILURES_PER_MIN,
-        webhookUnauthorizedPerMin: v.MESSENGER_RATE_LIMIT_WEBHOOK_UNAUTHORIZED_PER_MIN,
-      }),
-    }),
   });
 }
-
-/** The effective configuration by variable name, secrets masked: what `herald config` prints. */
-// A type alias, not an interface: the CLI prints rows as plain records.
 
 /** The retired variables this environment still sets, each with what to do instead (src/config/vars-instances.ts RETIRED_VARS). */
 export function retiredVarsSet(env: Env = process.env): Array<{ name: string; note: string }> {
@@ -302,8 +145,10 @@ export function retiredVarsSet(env: Env = process.env): Array<{ name: string; no
     .map(([name, note]) => ({ name, note }));
 }
 
+/** The effective configuration by variable name, secrets masked: what `herald config` prints. */
 export function describeConfig(env: Env = process.env): ConfigRow[] {
-  return (Object.entries(CONFIG_VARS) as [string, VarSpec][]).map(([name, spec]) => {
+  return Object.values(CONFIG_VARS).map((spec) => {
+    const name = spec.name;
     const fromEnv = env[name] !== undefined;
     const fallback = (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback) ?? "";
     const raw = env[name] ?? fallback;

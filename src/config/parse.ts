@@ -1,6 +1,6 @@
-// One configuration variable's value from an environment, checked against its kind (src/config/vars.ts): the
+// One configuration variable's value from an environment, checked against its kind (src/config/var-spec.ts): the
 // parsing half of src/config/index.ts, which alone passes it the process environment.
-import type { Kind, VarSpec } from "./vars";
+import type { Kind, VarSpec } from "./var-spec";
 
 type Env = Record<string, string | undefined>;
 
