@@ -20,6 +20,8 @@ export interface VarSpec {
   kind: Kind;
   /** The default as the string a user would write; undefined = unset. */
   fallback?: Fallback;
+  /** A default worked out from other variables, as the README states it. */
+  fallbackDoc?: string;
   secret?: boolean;
   doc: string;
 }
@@ -55,6 +57,7 @@ export class Var<N extends string = string, T = unknown> implements VarSpec {
     readonly kind: Kind,
     readonly doc: string,
     readonly fallback: Fallback | undefined,
+    readonly fallbackDoc: string | undefined,
     readonly secret: boolean | undefined,
     /** From the parsed value to what Config holds: the value itself unless the declaration gives a map. */
     readonly map: (value: never) => T,
@@ -80,18 +83,19 @@ interface Declaration<K extends Kind, V, T> {
  * Declares the variable `name`. Its type in Config follows from its kind (an int is a number, a oneOf the union of
  * its values, a list a readonly string[]) and is `| undefined` without a fallback, where an empty value (`VAR=` in an
  * env file, or only spaces) means unset too; `map` turns the parsed value into a richer one (JOB_SCHEDULES's pairs
- * into a record). NoInfer: the type comes from the declaration, never from where the variable is placed.
+ * into a record). A default worked out from other variables also says, in `fallbackDoc`, how the README states it.
+ * NoInfer: the type comes from the declaration, never from where the variable is placed.
  */
 export function v<const N extends string, K extends Kind, T = Parsed<K>>(
   name: N,
-  spec: Declaration<K, Parsed<K>, T> & { fallback: Fallback },
+  spec: Declaration<K, Parsed<K>, T> & ({ fallback: string } | { fallback: (env: Env) => string; fallbackDoc: string }),
 ): Var<N, NoInfer<T>>;
 export function v<const N extends string, K extends Kind, T = Parsed<K> | undefined>(
   name: N,
   spec: Declaration<K, Parsed<K> | undefined, T> & { fallback?: undefined },
 ): Var<N, NoInfer<T>>;
-export function v(name: string, spec: Declaration<Kind, unknown, unknown> & { fallback?: Fallback }): Var {
-  return new Var(name, spec.kind, spec.doc, spec.fallback, spec.secret, spec.map ?? ((value: unknown) => value));
+export function v(name: string, spec: Declaration<Kind, unknown, unknown> & { fallback?: Fallback; fallbackDoc?: string }): Var {
+  return new Var(name, spec.kind, spec.doc, spec.fallback, spec.fallbackDoc, spec.secret, spec.map ?? ((value: unknown) => value));
 }
 
 /** A tree of variables: Config's shape, with a Var at each leaf. */

@@ -79,7 +79,8 @@ export const INSTANCE_VARS = {
     // Production runs behind a load balancer (deploy/haproxy.cfg marks a server down within 3 s): keep serving until
     // it has stopped sending. Elsewhere a stop is immediate, as a developer at a terminal expects.
     fallback: (env) => (env.NODE_ENV === "production" ? "5000" : "0"),
-    doc: "On SIGTERM, how long /readyz answers 503 while requests are still served, before the listening socket closes: at least the load balancer's time to mark the instance down. Default 5000 with NODE_ENV=production, else 0. SIGINT, or a second signal, skips it.",
+    fallbackDoc: "`5000` with `NODE_ENV=production`, else `0`",
+    doc: 'On SIGTERM, how long /readyz answers 503 while requests are still served, before the listening socket closes: at least the load balancer\'s time to mark the instance down (docs/operations.md, "Shutdown (SIGTERM)"). Default 5000 with NODE_ENV=production, else 0. SIGINT, or a second signal, skips it.',
   }),
 };
 

@@ -20,6 +20,7 @@ export const CONFIG_SCHEMA = {
   publicBaseUrl: v("PUBLIC_BASE_URL", {
     kind: url,
     fallback: (env) => `http://localhost:${env.PORT ?? "3000"}`,
+    fallbackDoc: "`http://localhost:$PORT`",
     doc: "The public {base_url} used in links and short URLs. Required with NODE_ENV=production, and https there (the TLS proxy's address): production refuses to start otherwise.",
   }),
   dbPath: v("HERALD_DB_PATH", {
