@@ -38,6 +38,11 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
     .post(
       "/admin/backup/run",
       async ({ admin, query, set, request, server }) => {
+        // Waiting costs the service nothing: the work is in the backup's worker, this request only awaits it. Bun
+        // closes a connection idle for 10 s (its default idleTimeout), which a large backup's silent wait would
+        // be: this request may wait as long as the backup takes (server is null under app.handle, in tests). Lifted
+        // before the worker starts, so a slow start on a loaded machine is inside the lifted wait too.
+        if (query.wait !== false) (ctx.server ?? server)?.timeout(request, 0);
         const started = startBackup(ctx, { actor: admin.actor, requestId: admin.requestId });
         if (query.wait === false) {
           // The outcome is logged and kept for GET /admin/backup/status by the verb; nobody here waits for it.
@@ -45,10 +50,6 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
           set.status = 202;
           return ok({ backup_id: started.id, status_url: BACKUP_STATUS_PATH });
         }
-        // Waiting costs the service nothing: the work is in the backup's worker, this request only awaits it. Bun
-        // closes a connection idle for 10 s (its default idleTimeout), which a large backup's silent wait would
-        // be: this request may wait as long as the backup takes (server is null under app.handle, in tests).
-        (ctx.server ?? server)?.timeout(request, 0);
         const { backup, pruned } = await started.done;
         return ok({ backup, pruned });
       },
