@@ -274,6 +274,11 @@ export class JobRegistry {
     }
   }
 
+  /** Each registered job's name, schedule and switch: what is known without reading its runs. */
+  schedules(): Array<Pick<JobSummary, "name" | "pattern" | "enabled">> {
+    return [...this.defs.values()].map((def) => ({ name: def.name, pattern: def.pattern, enabled: this.isEnabled(def.name) }));
+  }
+
   async list(): Promise<JobSummary[]> {
     const last = await runs.latestRuns(this.deps.store, [...this.defs.keys()], "any");
     return [...this.defs.values()].map((def) => {

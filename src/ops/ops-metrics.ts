@@ -28,7 +28,7 @@ export function registerOpsMetrics(ctx: AppContext): void {
     "herald_job_stale_after_seconds",
     "How long each job may go without a run before the status page calls it stale (the status policy's stale_factor × its interval, at least min_stale_minutes); only jobs expected to run here.",
     ["job"],
-    async () => (await jobStaleLimits(ctx)).map((j) => ({ labels: { job: j.name }, value: j.seconds })),
+    () => jobStaleLimits(ctx).map((j) => ({ labels: { job: j.name }, value: j.seconds })),
   );
   m.labelledGauge(
     "herald_alert_firing",

@@ -41,10 +41,11 @@ export const LIMITS = {
  * Each job's stale limit in seconds under the policy in force, for the jobs expected to run here (the jobs check's
  * rule, checks/jobs.ts): what /metrics publishes for Prometheus to judge job ages the same way.
  */
-export async function jobStaleLimits(ctx: AppContext): Promise<Array<{ name: string; seconds: number }>> {
+export function jobStaleLimits(ctx: AppContext): Array<{ name: string; seconds: number }> {
   const { policy } = loadPolicy(ctx);
   const now = ctx.clock.now();
-  return (await ctx.jobs.list()).flatMap((j) => {
+  // From the schedules alone: a scrape reads no job runs for it.
+  return ctx.jobs.schedules().flatMap((j) => {
     const ms = staleAfterMs(ctx, policy, j, now);
     return ms === null ? [] : [{ name: j.name, seconds: ms / 1000 }];
   });
