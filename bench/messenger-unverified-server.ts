@@ -18,6 +18,7 @@ import { GamesModel, InitQuery } from "../src/messenger/model";
 import { getPlayer, getPlayerOrCreate } from "../src/messenger/players";
 import { messengerErrors } from "../src/messenger/route-common";
 import { balancesOf, gameCatalog } from "../src/messenger/service";
+import { welcomeGiftView } from "../src/messenger/games/welcome-gift";
 import { listenUntilSignal } from "./core-server";
 
 /** bench/messenger.ts measures this path. */
@@ -32,7 +33,12 @@ const app = buildApp(ctx).get(
   UNVERIFIED_PATH,
   async () => {
     const player = (await getPlayer(ctx.store, playerId))!;
-    return { success: true as const, ...(await gameCatalog(ctx, player)), balances: balancesOf(player) };
+    return {
+      success: true as const,
+      ...(await gameCatalog(ctx, player)),
+      welcome_gift: await welcomeGiftView(ctx.store, player, ctx.clock.now()),
+      balances: balancesOf(player),
+    };
   },
   { query: InitQuery, response: { 200: GamesModel.catalog, ...messengerErrors } },
 );
