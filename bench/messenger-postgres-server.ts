@@ -9,11 +9,11 @@
 //   1. lock (or make) the player's row            src/messenger/store/players.ts lockOrCreatePlayer (via lockedPlayer)
 //   2. claim the request id: the ledger row       src/messenger/store/ledger.ts claimRequest
 //      (a repeated request_id: 2'. priorAction, and the stored answer is replayed, as herald does)
-//   3. the daily free spin's time, when it is due  src/messenger/store/players.ts setLastFreeSpin (not in steady state)
+//   3. the daily free spin's time, when it is due  (herald writes it with 7, moveBalances; not in steady state)
 //   4. the active pair's next nonce               src/messenger/store/fair.ts takeActiveNonce
 //      (no active pair: insertSeed with a fresh server seed, its sha256 and a fresh client seed, then takeNonce,
 //      as herald's createSeed; the benchmark's players already have their pair from herald's own plays)
-//   5. the spin's row                             src/messenger/store/fair.ts insertSpin
+//   5. the spin's row                             src/messenger/store/fair.ts insertSpinStatement
 //   6. mission progress                           src/messenger/store/missions.ts addObserved (via observeEvent)
 //   7. the balances                               src/messenger/store/players.ts moveBalances
 //   8. the ledger row's outcome and answer        src/messenger/store/ledger.ts completeClaim

@@ -4,9 +4,10 @@
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
 // back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Statements that do not
 // depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
-// lock with the claim, the balances with the effect's last statements. On PostgreSQL, when the effect's answer is
-// known before the move (a wheel play takes its spin's id with its nonce), (4) and (5) are one statement sent with
-// the COMMIT, the action's own writes inside it (ActionEffect.riders). A play's hourly counter is written just
+// lock with the claim, the balances with the effect's last statements. How (4) and (5) are sent is the store's
+// (settleAction): on PostgreSQL, when the effect's answer is known before the move (a wheel play takes its spin's id
+// with its nonce), they are one statement sent with the COMMIT, the action's own writes inside it
+// (ActionEffect.riders). A play's hourly counter is written just
 // after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
@@ -49,6 +50,8 @@ export interface ActionEffect<R> {
   deltas: Deltas;
   /** Points earned (counted on the leaderboard); spending never lowers it. */
   earnedPoints?: number;
+  /** The daily free spin taken now: written with the balances' move (the player's row changes in one statement). */
+  lastFreeSpinAt?: string;
   /**
    * The answer, stored with the ledger row and returned again for a replay. balances are added here. A promise when
    * it waits on the effect's last statements, left in flight: the balances' statement is then issued beside them (one
@@ -202,7 +205,7 @@ export async function applyActionIn<R extends object, E = undefined>(
     ledgerId,
     telegramUserId: uid,
     from: player,
-    move: { ...out.deltas, earned },
+    move: { ...out.deltas, earned, ...(out.lastFreeSpinAt === undefined ? {} : { lastFreeSpinAt: out.lastFreeSpinAt }) },
     result: out.result,
     riders: out.riders,
   });

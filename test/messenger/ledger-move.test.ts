@@ -97,6 +97,40 @@ describe("a game action answers what it stored", () => {
   });
 });
 
+describe("the spin's id and the daily spin's time, one way on both engines", () => {
+  test("the daily free spin's time is written with the move; a spin in hand leaves it", async () => {
+    await readyPlayer(3);
+    const lastFree = async () =>
+      (await h.ctx.store.get<{ at: string | null }>("SELECT last_free_spin_at AS at FROM messenger_players WHERE telegram_user_id = ?", [PLAYER]))!.at;
+    const free = await post("/api/messenger/games/spin-wheel/play", { request_id: "free" });
+    expect([free.status, free.body.spin.paid_with]).toEqual([200, "daily_free_spin"]);
+    expect(await lastFree()).toBe(free.body.spin.created_at);
+    const inHand = await post("/api/messenger/games/spin-wheel/play", { request_id: "in-hand" });
+    expect([inHand.status, inHand.body.spin.paid_with]).toEqual([200, "free_spin_balance"]);
+    expect(await lastFree()).toBe(free.body.spin.created_at);
+  });
+
+  test("the id taken with the nonce is the one recorded; a refused or replayed play records none (on SQLite no id is lost: the next play takes it)", async () => {
+    await readyPlayer(1);
+    const first = await post("/api/messenger/games/spin-wheel/play", { request_id: "a" });
+    const second = await post("/api/messenger/games/spin-wheel/play", { request_id: "b" });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    // Take back whatever the two spins won: the next play is refused (no daily spin, none in hand).
+    await h.ctx.store.run("UPDATE messenger_players SET free_spin_balance = 0 WHERE telegram_user_id = ?", [PLAYER]);
+    const refused = await post("/api/messenger/games/spin-wheel/play", { request_id: "c" });
+    expect([refused.status, refused.body.error]).toEqual([409, "game_cooldown"]);
+    expect((await post("/api/messenger/games/spin-wheel/play", { request_id: "b" })).body.spin.id).toBe(second.body.spin.id);
+    await h.ctx.store.run("UPDATE messenger_players SET free_spin_balance = 1 WHERE telegram_user_id = ?", [PLAYER]);
+    const third = await post("/api/messenger/games/spin-wheel/play", { request_id: "d" });
+    expect(third.status).toBe(200);
+    const rows = await h.ctx.store.all<{ id: number }>("SELECT id FROM messenger_spins WHERE telegram_user_id = ? ORDER BY id", [PLAYER]);
+    expect(rows.map((r) => r.id)).toEqual([first.body.spin.id, second.body.spin.id, third.body.spin.id]);
+    expect(third.body.spin.id).toBeGreaterThan(second.body.spin.id);
+    // PostgreSQL's sequence is not rolled back (the refused and replayed plays each took an id); SQLite's counter is.
+    if (h.ctx.store.dialect === "sqlite") expect(third.body.spin.id).toBe(second.body.spin.id + 1);
+  });
+});
+
 describe("different players' actions at once (on PostgreSQL run together in their batches)", () => {
   test("every play answers its own spin and stored outcome, every player's balances are their ledger's sum; a refusal among them is refused alone", async () => {
     h = await openMessengerApp();

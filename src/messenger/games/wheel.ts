@@ -6,13 +6,11 @@ import { WHEEL_CAMPAIGN } from "../catalog";
 import { catalogAccess, requireCatalogAccess } from "../config/campaigns";
 import { gamesConfig } from "../config/cache";
 import { activeWheel } from "../config/wheel-campaigns";
-import { inOrder } from "../../db/in-order";
 import { applyAction } from "../ledger";
 import { lockedPlayer, type PlayerRow } from "../players";
-import { activeSeed, insertSeed, insertSpin, insertSpinStatement, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
-import { setLastFreeSpin } from "../store/players";
+import { activeSeed, insertSeed, insertSpinStatement, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
-import { observedStatement, observeEvent } from "./mission-sources";
+import { observedStatement } from "./mission-sources";
 import { ensureCommitment, nextView, takeCommitmentOrThrow } from "./seed-commitments";
 
 /** The daily free spin: due `cooldownSeconds` (the player's wheel campaign's) after the last one. */
@@ -126,18 +124,11 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
           headers: { "retry-after": String(free.cooldown_seconds_remaining) },
         });
       }
-      // The active pair's next nonce was taken beside the lock and the claim (its read and its increment are one
-      // statement; the early statements of applyAction): a refusal above or a replay rolls it back.
-      let seed: SeedRow;
-      let nonce: number;
-      let spinId: number | null = null;
-      if (taken) ({ seed, nonce, spinId } = taken);
-      else {
-        // A player who never read the status gets a default pair here (both seeds the server's, committed_at = now);
-        // a client seed of the player's own is only ever set through the status route's pre-committed seed.
-        seed = await createSeed(ctx, t, telegramUserId, now);
-        nonce = await takeNonce(t, seed.id);
-      }
+      // The active pair's next nonce and the spin's id were taken beside the lock and the claim (the early statements
+      // of applyAction): a refusal above or a replay rolls them back. A player who never read the status gets a
+      // default pair here (both seeds the server's, committed_at = now); a client seed of the player's own is only
+      // ever set through the status route's pre-committed seed.
+      const { seed, nonce, spinId } = taken ?? (await takeNonce(t, (await createSeed(ctx, t, telegramUserId, now)).id));
       const segments = wheel.segments;
       const index = pickWeighted(
         segments.map((s) => s.weight),
@@ -146,9 +137,6 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
         nonce,
       );
       const segment = segments[index]!;
-      // The daily spin's time, the spin's row and the mission progress: nothing here needs their answers before the
-      // ledger does, so none is awaited here (the ledger's balances' statement goes out beside them).
-      const lastFree = paidWith === "daily_free_spin" ? setLastFreeSpin(t, telegramUserId, now) : undefined;
       const spin = {
         telegram_user_id: telegramUserId,
         seed_id: seed.id,
@@ -158,9 +146,9 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
         paid_with: paidWith,
         created_at: now,
       };
-      const answer = (id: number) => ({
+      const answer = {
         spin: {
-          id,
+          id: spinId,
           campaign_key: wheel.campaign_key,
           segment_index: index,
           segment_label: segment.label,
@@ -169,23 +157,18 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
           fairness: { server_seed_hash: seed.server_seed_hash, client_seed: seed.client_seed, nonce, committed_at: seed.committed_at ?? seed.created_at },
           created_at: now,
         },
-      });
+      };
       const deltas = {
         freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
         missiles: segment.reward.missiles,
         points: segment.reward.points,
       };
       const count = { metric: "plays", label: "spin_wheel" } as const;
-      // With the spin's id taken beforehand (PostgreSQL) the answer is known now: the spin's row and the mission
-      // progress ride in the ledger's one statement with the balances' move and the outcome (ActionEffect.riders).
-      if (spinId !== null) {
-        const riders = [insertSpinStatement(spin, spinId), observedStatement(telegramUserId, "spin_wheel.play")];
-        if (lastFree) lastFree.catch(() => {}); // its failure is the transaction's: the engine waits for every statement sent
-        return { deltas, earnedPoints: segment.reward.points, count, riders, result: answer(spinId) };
-      }
-      // Else the answer waits on the spin's INSERT: the ledger issues the balances' statement beside these.
-      const statements = inOrder(lastFree, insertSpin(t, spin), observeEvent(t, telegramUserId, "spin_wheel.play"));
-      return { deltas, earnedPoints: segment.reward.points, count, result: statements.then(([, id]) => answer(id)) };
+      // The answer is known now: the spin's row and the mission progress are writes nothing waits for, and the daily
+      // spin's time is written with the balances' move; the ledger sends them as the engine does best.
+      const riders = [insertSpinStatement(spin, spinId), observedStatement(telegramUserId, "spin_wheel.play")];
+      const lastFreeSpinAt = paidWith === "daily_free_spin" ? now : undefined;
+      return { deltas, earnedPoints: segment.reward.points, lastFreeSpinAt, count, riders, result: answer };
     },
     takeActiveNonce,
   );

@@ -28,37 +28,57 @@ export async function revealSeed(t: Queryable, id: number, at: string): Promise<
   await t.run("UPDATE messenger_seeds SET status = 'revealed', revealed_at = ? WHERE id = ?", [at, id]);
 }
 
-/** Takes the pair's next nonce: the value before the increment. */
-export async function takeNonce(t: Queryable, seedId: number): Promise<number> {
-  return (
-    (await t.get<Pick<SeedRow, "next_nonce">>("UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ? RETURNING next_nonce", [seedId]))!
-      .next_nonce - 1
-  );
+/**
+ * The id the play's spin will be recorded under, taken with its nonce so that the play's answer is known before its
+ * statements are sent (the ledger then writes the spin with the balances' move: src/messenger/store/ledger.ts). Each
+ * engine's own way: PostgreSQL's sequence (an id taken by a play that is then refused or replayed is never used: a
+ * sequence is not rolled back), SQLite's AUTOINCREMENT counter + 1 — read under the transaction's write lock, which
+ * no other writer passes until it commits, and rolled back with it.
+ */
+const NEXT_SPIN_ID = {
+  postgres: "nextval(pg_get_serial_sequence('messenger_spins', 'id'))",
+  sqlite: "(SELECT COALESCE(MAX(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'messenger_spins')",
+} as const;
+
+export interface TakenNonce {
+  seed: SeedRow;
+  /** The nonce taken: the value before the increment. */
+  nonce: number;
+  /** The id to record the spin under (insertSpinStatement). */
+  spinId: number;
 }
 
-const TAKE_ACTIVE_NONCE = `UPDATE messenger_seeds SET next_nonce = next_nonce + 1
-  WHERE id = (SELECT id FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1) RETURNING *`;
+type TakenRow = SeedRow & { spin_id: number | string };
 
-/**
- * PostgreSQL: the spin's id is taken from its sequence in the same statement, so the play's answer is known before
- * its statements are answered and the ledger writes it with the balances' move (src/messenger/ledger.ts), one round
- * trip fewer. An id taken by a play that is then refused or replayed is never used (ids have gaps on PostgreSQL
- * anyway: a sequence is not rolled back). SQLite runs the spin's INSERT at its call: nothing to gain there.
- */
-const TAKE_ACTIVE_NONCE_POSTGRES = `${TAKE_ACTIVE_NONCE}, nextval(pg_get_serial_sequence('messenger_spins', 'id')) AS spin_id`;
+const taken = (row: TakenRow | null): TakenNonce | null => {
+  if (!row) return null;
+  const { spin_id, ...seed } = row;
+  return { seed, nonce: seed.next_nonce - 1, spinId: Number(spin_id) };
+};
+
+/** Takes the pair's next nonce, and the id of the spin that uses it (NEXT_SPIN_ID). */
+export async function takeNonce(t: Queryable, seedId: number): Promise<TakenNonce> {
+  return taken(
+    await t.get<TakenRow>(`UPDATE messenger_seeds SET next_nonce = next_nonce + 1 WHERE id = ? RETURNING *, ${NEXT_SPIN_ID[t.dialect]} AS spin_id`, [seedId]),
+  )!;
+}
 
 /**
  * Takes the next nonce of the player's active pair: activeSeed and takeNonce in ONE statement, on both engines
  * (on PostgreSQL each statement is a round trip, and every spin takes a nonce). The pair comes back as it
- * is after the increment, with the nonce taken (the value before it) and, on PostgreSQL, the id of the spin to
- * record (null on SQLite); null, and nothing written, when the player has no active pair. Under the player's row
- * lock, as every spin and rotation of the pair.
+ * is after the increment, with the nonce taken (the value before it) and the id of the spin to record; null, and
+ * nothing written, when the player has no active pair. Under the player's row lock, as every spin and rotation of
+ * the pair.
  */
-export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<{ seed: SeedRow; nonce: number; spinId: number | null } | null> {
-  const row = await t.get<SeedRow & { spin_id?: number | string }>(t.dialect === "postgres" ? TAKE_ACTIVE_NONCE_POSTGRES : TAKE_ACTIVE_NONCE, [telegramUserId]);
-  if (!row) return null;
-  const { spin_id, ...seed } = row;
-  return { seed, nonce: seed.next_nonce - 1, spinId: spin_id === undefined ? null : Number(spin_id) };
+export async function takeActiveNonce(t: Queryable, telegramUserId: number): Promise<TakenNonce | null> {
+  return taken(
+    await t.get<TakenRow>(
+      `UPDATE messenger_seeds SET next_nonce = next_nonce + 1
+       WHERE id = (SELECT id FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'active' ORDER BY id DESC LIMIT 1)
+       RETURNING *, ${NEXT_SPIN_ID[t.dialect]} AS spin_id`,
+      [telegramUserId],
+    ),
+  );
 }
 
 /** Seeds revealed so far, newest first. */
@@ -89,16 +109,11 @@ const SPIN_COLUMNS = "telegram_user_id, seed_id, nonce, campaign_key, segment_in
 const SPIN_VALUES = "?, ?, ?, ?, ?, ?, ?";
 const spinParams = (s: Omit<SpinRow, "id">) => [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at];
 
-/** insertSpin's statement with the id taken before (takeActiveNonce on PostgreSQL), to send inside another. */
+/** Records a spin under the id taken with its nonce (takeActiveNonce, takeNonce), as a statement the ledger sends. */
 export const insertSpinStatement = (s: Omit<SpinRow, "id">, id: number): Statement => ({
   sql: `INSERT INTO messenger_spins (id, ${SPIN_COLUMNS}) VALUES (?, ${SPIN_VALUES})`,
   params: [id, ...spinParams(s)],
 });
-
-/** Records a spin under the table's next id. */
-export async function insertSpin(t: Queryable, s: Omit<SpinRow, "id">): Promise<number> {
-  return (await t.get<Pick<SpinRow, "id">>(`INSERT INTO messenger_spins (${SPIN_COLUMNS}) VALUES (${SPIN_VALUES}) RETURNING id`, spinParams(s)))!.id;
-}
 
 /** Whether any spin used the campaign (its segments are then fixed). */
 export async function campaignHasSpins(q: Queryable, campaignKey: string): Promise<boolean> {

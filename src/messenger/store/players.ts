@@ -89,21 +89,21 @@ export interface BalanceMove {
   points: number;
   /** Added to points_earned (never negative). */
   earned: number;
+  /** The daily free spin taken at this time (the player's row changes once, in the move). */
+  lastFreeSpinAt?: string;
 }
 
 export type BalancesAfter = Pick<PlayerRow, "free_spin_balance" | "missile_balance" | "points_balance">;
 
 const MOVE = `UPDATE messenger_players SET free_spin_balance = free_spin_balance + ?, missile_balance = missile_balance + ?,
-     points_balance = points_balance + ?, points_earned = points_earned + ?`;
+     points_balance = points_balance + ?, points_earned = points_earned + ?, last_free_spin_at = COALESCE(?, last_free_spin_at)`;
 const MOVED = "RETURNING free_spin_balance, missile_balance, points_balance";
+const moveParams = (m: BalanceMove) => [m.freeSpins, m.missiles, m.points, m.earned, m.lastFreeSpinAt ?? null];
 
 /** Moves the three balances in one conditional statement; null (nothing written) when one would go below zero. */
 export const moveBalances = (t: Queryable, telegramUserId: number, m: BalanceMove) =>
   t.get<BalancesAfter>(`${MOVE} WHERE telegram_user_id = ? AND free_spin_balance + ? >= 0 AND missile_balance + ? >= 0 AND points_balance + ? >= 0 ${MOVED}`, [
-    m.freeSpins,
-    m.missiles,
-    m.points,
-    m.earned,
+    ...moveParams(m),
     telegramUserId,
     m.freeSpins,
     m.missiles,
@@ -117,12 +117,8 @@ export const moveBalances = (t: Queryable, telegramUserId: number, m: BalanceMov
  */
 export const moveFromStatement = (telegramUserId: number, m: BalanceMove, from: BalancesAfter): Statement => ({
   sql: `${MOVE} WHERE telegram_user_id = ? AND free_spin_balance = ? AND missile_balance = ? AND points_balance = ? ${MOVED}`,
-  params: [m.freeSpins, m.missiles, m.points, m.earned, telegramUserId, from.free_spin_balance, from.missile_balance, from.points_balance],
+  params: [...moveParams(m), telegramUserId, from.free_spin_balance, from.missile_balance, from.points_balance],
 });
-
-export async function setLastFreeSpin(t: Queryable, telegramUserId: number, at: string): Promise<void> {
-  await t.run("UPDATE messenger_players SET last_free_spin_at = ? WHERE telegram_user_id = ?", [at, telegramUserId]);
-}
 
 export async function setLink(t: Queryable, telegramUserId: number, userId: number | null, by: string | null): Promise<void> {
   await t.run("UPDATE messenger_players SET linked_user_id = ?, linked_by = ? WHERE telegram_user_id = ?", [userId, by, telegramUserId]);
