@@ -5,7 +5,7 @@ import { httpCore, RequestStates } from "./http/core";
 import { applyHookScopes } from "./http/hook-scope";
 import { exportUsageHook } from "./ops/export-usage/recorder";
 import { openApiRoutes } from "./http/openapi/routes";
-import { RouteIndex } from "./http/route-index";
+import { RouteIndex } from "./http/routes/route-index";
 import { systemRoutes } from "./system/routes";
 import { buildGuards } from "./auth/guards";
 import { authRoutes } from "./auth/routes";

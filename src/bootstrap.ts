@@ -11,7 +11,7 @@ import { SqliteStore } from "./db/sqlite-engine";
 import { PostgresStore } from "./db/postgres-engine";
 import { migratePostgres } from "./db/postgres-migrate";
 import { startError, waitUntilWritable, warnIfSessionSettingsIgnored } from "./db/postgres-start";
-import { RateLimiter } from "./http/rate-limit";
+import { RateLimiter } from "./http/rate-limit/rate-limit";
 import { RequestLog } from "./http/request-log/log";
 import { JobRegistry } from "./jobs/registry";
 import { createLogger, type Logger } from "./log";

@@ -4,7 +4,7 @@ import type { Store } from "./db/port";
 import type { JobRegistry } from "./jobs/registry";
 import type { Logger } from "./log";
 import type { RequestLog } from "./http/request-log/log";
-import type { RateLimiter } from "./http/rate-limit";
+import type { RateLimiter } from "./http/rate-limit/rate-limit";
 import type { Metrics } from "./http/metrics";
 import type { SecretBox } from "./auth/secret-box";
 import type { ChainClient } from "./solana/rpc-client";

@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
-import { ERROR_CATALOG, type ErrorCode } from "../http/errors";
+import { ERROR_CATALOG, type ErrorCode } from "../http/errors/errors";
 
 // The audio-share catalogs: errors.json, warnings.json and guidance.json. Routes and verbs name errors and
 // warnings only through these tables; each error's status, title and retry class come from the main catalog
-// (src/http/errors.ts), so the two can never disagree.
+// (src/http/errors/errors.ts), so the two can never disagree.
 
 interface AudioShareErrorDoc {
   when: string;

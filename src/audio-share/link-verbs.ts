@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import type { Actor } from "../auth/actors";
 import { actorLabel } from "../auth/actors";
 import { recordAudit } from "../auth/audit";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { hitRecorder } from "./hits";
 import { CODE_PATTERN, describeLink, expiresUnixOf, getLinkOrThrow, linkStore, shortUrlOf, stateOf, usableOrThrow } from "./short-links";
 import { parseCodeOrToken, sameSignature } from "./signing";

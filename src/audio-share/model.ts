@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope, FLAG_VALUES, ignoredMetaQuery } from "../http/envelope";
 import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
-import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "../http/qr";
+import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "../http/formats/qr";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { ListAnswer, PageQuery } from "../http/pagination";

@@ -1,4 +1,4 @@
-import type { AppError } from "../http/errors";
+import type { AppError } from "../http/errors/errors";
 import { pageSecurityHeaders } from "../http/security-headers";
 
 // The page a person's browser sees when a short link cannot be followed: the same status and code as the

@@ -5,7 +5,7 @@ import { clientIp } from "../http/core";
 import { refuses } from "../http/routes/declare";
 import { hitRecorder } from "./hits";
 import { AudioShareModel as M } from "./model";
-import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "../http/qr";
+import { qrPng, qrSvg, QR_PNG_DEFAULT_SIZE } from "../http/formats/qr";
 import { followLink, REDIRECT_ROUTE, usableOrPage } from "./redirect";
 import { shortUrlOf } from "./short-links";
 

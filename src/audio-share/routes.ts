@@ -5,7 +5,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { adminRoutes } from "./admin-routes";
 import { CHECKSUM_HEADER, errorsCatalog, expiresInLimits, guidanceCatalog, TRACK_AUTH_HEADER, warningsCatalog } from "./catalogs";
 import { channelById, describeChannels } from "./channels";

@@ -1,6 +1,6 @@
 import { type FlagValue, flagOn } from "../http/envelope";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { warningOf, type Finding } from "./catalogs";
 import { parseChannels, renderShare, type Channel, type RenderedShare } from "./channels";
 import { checkDestination, type HostPolicy } from "./host-policy";

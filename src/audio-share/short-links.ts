@@ -2,7 +2,7 @@ import { base32 } from "../auth/random-codes";
 import { type AppContext, stateOf as contextState, slot } from "../context";
 import { epochMs } from "../clock";
 import { UniqueViolation } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { sameSignature, signLink } from "./signing";
 import { insertLink, type LinkRow, linkByCode } from "./store/links";
 

@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { actorLabel, type Actor } from "../auth/actors";
 import { BEARER, sha256Hex } from "../auth/admin";
 import { recordAudit } from "../auth/audit";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError, NotFoundError } from "../http/errors/errors";
 import { type PageRequest, pageOf } from "../http/pagination";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";

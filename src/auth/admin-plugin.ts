@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import type { Actor } from "./actors";
 import { AdminTokens, BEARER } from "./admin";
 

@@ -5,7 +5,7 @@ import type { Actor } from "./actors";
 import { recordAudit } from "./audit";
 import * as store from "./store/tokens";
 import { revokeSessionsOfToken } from "./store/sessions";
-import { NotFoundError, ValidationError } from "../http/errors";
+import { NotFoundError, ValidationError } from "../http/errors/errors";
 
 /**
  * `Authorization: Bearer <token>` (admin tokens, audio-share track tokens): the scheme in any case (RFC 9110 §11.1),

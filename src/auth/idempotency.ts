@@ -4,7 +4,7 @@ import type { BatchedDeleteResult } from "../db/batched-delete";
 import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
 import { lastStatements } from "../db/in-order";
 import { retryWhileHeld } from "../db/row-held";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { replayDetected, type NonceStore } from "./nonces";
 import * as store from "./store/idempotency";
 

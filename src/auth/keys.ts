@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
-import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import type { Actor } from "./actors";
 import { recordAudit } from "./audit";

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import type { BatchedDeleteResult } from "../db/batched-delete";
 import type { Queryable } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { pruneNonces, useNonce } from "./store/nonces";
 
 export const NONCE_FORMAT = /^[0-9a-fA-F]{16,128}$/;

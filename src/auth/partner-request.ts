@@ -2,7 +2,7 @@ import type { PartnerActor } from "./actors";
 import type { DeferredNonce, IdempotencyClaim } from "./idempotency";
 import type { KeyRow } from "./keys";
 import type { KeyMode, Scope } from "./scopes";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 
 // What the partner guard (src/auth/partner-plugin.ts) is told per route, what it gives the handler, and the small
 // pieces it reads a request with: the X-Partner-* headers, the timestamp, its refusals' words.

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "../config";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import type { Logger } from "../log";
 
 const VERSION = "v1";

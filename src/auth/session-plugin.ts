@@ -1,9 +1,9 @@
 import { parseCookie, stringifySetCookie } from "cookie";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context";
-import { OPERATOR_NO_STORE } from "../http/cache-control";
+import { OPERATOR_NO_STORE } from "../http/caching/cache-control";
 import type { RequestStates } from "../http/core";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import type { AdminAuth } from "./admin-plugin";
 import { type ActiveSession, type AdminActor, AdminSessions, csrfTokenOf } from "./sessions";
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context";
 import type { BatchedDeleteResult } from "../db/batched-delete";
-import { NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import type { Actor } from "./actors";
 import { sha256Hex } from "./admin";

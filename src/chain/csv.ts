@@ -1,7 +1,7 @@
 import type { TSchema } from "elysia";
-import { csvResponse as csvAnswer, csvTable } from "../http/csv";
+import { csvResponse as csvAnswer, csvTable } from "../http/formats/csv";
 
-// The .csv twins of the chain proofs, written by src/http/csv.ts (RFC 4180, formula-leading text neutralised).
+// The .csv twins of the chain proofs, written by src/http/formats/csv.ts (RFC 4180, formula-leading text neutralised).
 // A single-object proof is one header row and one data row with dotted column names (trust_context.rpc_host);
 // list-shaped answers are one row per item. null is an empty cell, booleans are true/false, nested arrays
 // are JSON in their cell.

@@ -1,6 +1,6 @@
 import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { formatUnits, percentOf } from "./amounts";
 import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl, trustContext } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";

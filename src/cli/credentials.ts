@@ -4,7 +4,7 @@ import { PartnerKeys } from "../auth/keys";
 import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { flagString, type ParsedArgs, UsageError } from "./args";
 import { cliActor } from "./keys";
 import { emit } from "./output";

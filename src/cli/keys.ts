@@ -3,7 +3,7 @@ import { AdminTokens } from "../auth/admin";
 import { PartnerKeys } from "../auth/keys";
 import type { KeyMode } from "../auth/scopes";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit, table } from "./output";
 

@@ -1,7 +1,7 @@
 import type { Guards } from "../auth/guards";
 import type { ConfigRow } from "../config";
 import type { AppContext } from "../context";
-import { compileHtml, joinHtml } from "../http/html";
+import { compileHtml, joinHtml } from "../http/formats/html";
 import { consoleRoute } from "./kit";
 
 // GET /admin/ops/config: the effective configuration as `herald config` prints it (src/config/index.ts describeConfig:

@@ -1,10 +1,10 @@
-import { OPERATOR_NO_STORE } from "../http/cache-control";
-import { compileHtml, escapeHtml, htmlResponse, SafeHtml } from "../http/html";
+import { OPERATOR_NO_STORE } from "../http/caching/cache-control";
+import { compileHtml, escapeHtml, htmlResponse, SafeHtml } from "../http/formats/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
 // The frame of every operator page (the config page, the sign-in form; later the readiness page): one column,
 // inline CSS, no JavaScript, readable from 390 px (a phone) up. Templates are Eta with auto-escaping
-// (src/http/html.ts); the CSRF token is printed only into hidden form fields, never into a URL.
+// (src/http/formats/html.ts); the CSRF token is printed only into hidden form fields, never into a URL.
 
 const CSS = `
 :root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --accent:#0969da; --warn:#9a6700; --warn-bg:#fff8c5; --bad:#d1242f; }

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
-import { compileHtml, joinHtml, type SafeHtml } from "../http/html";
+import { AppError } from "../http/errors/errors";
+import { compileHtml, joinHtml, type SafeHtml } from "../http/formats/html";
 import { intQuery } from "../http/params";
 import { actorLabel } from "../auth/actors";
 import { consoleRoute, form, framedPage, refusal } from "./kit";

@@ -54,7 +54,7 @@ function mapped(err: unknown): unknown {
 
 /**
  * Text holding U+0000 (NUL) is refused as PostgreSQL refuses it (its text cannot hold one), written or read, so a
- * request gets the same answer on either engine (400, src/http/error-answers.ts) and a SQLite database never holds
+ * request gets the same answer on either engine (400, src/http/errors/error-answers.ts) and a SQLite database never holds
  * what a move to PostgreSQL could not copy. One `includes` per text parameter: 0.15–0.3 µs for the eight statements
  * of a credit (a loop), against ~130 µs for the credit.
  */

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { rfc822, xmlText as escapeXml } from "../http/xml-escape";
+import { rfc822, xmlText as escapeXml } from "../http/formats/xml-escape";
 import type { Registry } from "./registry";
 import { entryView, published } from "./service";
 

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
-import { ERROR_CATALOG } from "../http/errors";
-import type { CatalogEntry } from "../http/error-entry";
-import { compileHtml, type SafeHtml } from "../http/html";
+import { ERROR_CATALOG } from "../http/errors/errors";
+import type { CatalogEntry } from "../http/errors/error-entry";
+import { compileHtml, type SafeHtml } from "../http/formats/html";
 import { playbookMarkdown } from "./playbook";
 import { downloadPath, PORTAL_DOWNLOADS } from "./portal-downloads";
 import { pagePath, PORTAL_PAGES } from "./portal-pages";

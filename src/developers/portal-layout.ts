@@ -1,4 +1,4 @@
-import { compileHtml, SafeHtml } from "../http/html";
+import { compileHtml, SafeHtml } from "../http/formats/html";
 import { downloadPath, PORTAL_DOWNLOADS } from "./portal-downloads";
 import { pagePath, PORTAL_PAGES, type PortalPage } from "./portal-pages";
 import { SDK_DOWNLOAD_PREFIX, sdkTarball } from "./sdk";
@@ -68,7 +68,7 @@ interface LayoutData {
   sources: string;
 }
 
-// The stylesheet is our constant, part of the template's source; every value is escaped (src/http/html.ts).
+// The stylesheet is our constant, part of the template's source; every value is escaped (src/http/formats/html.ts).
 const layout = compileHtml<LayoutData>(
   "developer-portal",
   `<!doctype html>

@@ -1,5 +1,5 @@
 import { Marked, type Token, type Tokens } from "marked";
-import { escapeHtml } from "../http/html";
+import { escapeHtml } from "../http/formats/html";
 
 // The developer portal's Markdown: the repository's docs, lexed and rendered by marked (pinned in package.json).
 // A document is lexed once into sections, one per `##` heading (the part before the first is its introduction),

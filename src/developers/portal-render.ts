@@ -103,7 +103,7 @@ function generated(kind: GeneratedPart, page: PortalPage, ctx: AppContext, regis
 const GENERATED_FROM: Record<GeneratedPart, string | null> = {
   pages: null,
   signers: "docs/python/herald_sign.py",
-  catalog: "the error catalog (src/http/errors.ts)",
+  catalog: "the error catalog (src/http/errors/errors.ts)",
   changelog: "the deprecation registry (src/developers/deprecations.yaml)",
 };
 

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { ifNoneMatchHits, representation, type Representation } from "../http/conditional";
-import { NotFoundError } from "../http/errors";
+import { ifNoneMatchHits, representation, type Representation } from "../http/caching/conditional";
+import { NotFoundError } from "../http/errors/errors";
 import { conditionalGet, downloads } from "../http/openapi/contract";
 import { refuses, transparencyTag } from "../http/routes/declare";
 import { pageSecurityHeaders } from "../http/security-headers";

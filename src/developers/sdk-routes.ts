@@ -3,8 +3,8 @@ import { cached, conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
 import { Envelope, ok } from "../http/envelope";
 import { refusal } from "../http/routes/declare";
-import { NotFoundError } from "../http/errors";
-import { ifNoneMatchHits } from "../http/conditional";
+import { NotFoundError } from "../http/errors/errors";
+import { ifNoneMatchHits } from "../http/caching/conditional";
 import { SDK_DOWNLOAD_PREFIX, SDK_MANIFEST_PATH, sdkManifest, sdkTarball } from "./sdk";
 
 const Manifest = Envelope(
@@ -57,7 +57,7 @@ export function sdkRoutes(ctx: AppContext) {
         // Only the one embedded tarball exists; any other name (an older version too) is a plain 404.
         if (params.file !== sdkTarball.file) throw new NotFoundError("SDK tarball", params.file);
         const common = { etag: sdkTarball.etag, "cache-control": CACHE };
-        // The one If-None-Match rule (weak comparison, `*`): src/http/conditional.ts.
+        // The one If-None-Match rule (weak comparison, `*`): src/http/caching/conditional.ts.
         if (ifNoneMatchHits(headers["if-none-match"], sdkTarball.etag)) return new Response(null, { status: 304, headers: common });
         return new Response(sdkTarball.bytes, {
           headers: { ...common, "content-type": "application/gzip", "content-disposition": `attachment; filename="${sdkTarball.file}"` },

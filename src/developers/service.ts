@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError, NotFoundError } from "../http/errors/errors";
 import type { Deprecation, Registry } from "./registry";
 
 // The developer portal's verbs over the deprecation registry: the calendar, each entry's phase and

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
-import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors";
+import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors/errors";
 import { getUserOrThrow, isSolanaAddress, requireActiveUser } from "../partner/service";
 import type { Queryable } from "../db/port";
 import { emitEvent } from "../webhooks/service";

@@ -2,20 +2,20 @@ import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { epochMs } from "../clock";
-import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors";
+import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors/errors";
 import { metaRequested } from "./envelope";
-import { isOperatorPath, OPERATOR_NO_STORE } from "./cache-control";
-import { rateLimitHeaders } from "./rate-limit";
-import { publicRateGroup } from "./route-groups";
-import { describeValidationErrors } from "./validation";
+import { isOperatorPath, OPERATOR_NO_STORE } from "./caching/cache-control";
+import { rateLimitHeaders } from "./rate-limit/rate-limit";
+import { publicRateGroup } from "./rate-limit/route-groups";
+import { describeValidationErrors } from "./errors/validation";
 import { contentTypeProblem, parseJsonBytes } from "./body/json-body";
 import { parseFormBytes } from "./body/form-body";
 import { CompressedCache, compressedAnswer } from "./compression";
 import { isSignedRoute, onEveryRoute, ResumeLater, type ScopedRoute, scopedHook, synchronousHook } from "./hook-scope";
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
-import type { RouteIndex } from "./route-index";
-import { errorAnswers } from "./error-answers";
+import type { RouteIndex } from "./routes/route-index";
+import { errorAnswers } from "./errors/error-answers";
 import { declaredTooLarge, errorResponse, newRequestState, type RequestStates, targetOf, targetRefusal } from "./request-state";
 import { hasScalarParameter, hasSeveralParameters, repeatedQueryKey, repeatedScalarIn } from "./query-once";
 import { BodyReads } from "./body/body-deadline";
@@ -170,7 +170,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     headers[CONTENT_TYPE_OPTIONS] = NOSNIFF;
     // In production, HSTS on every answer (the request state carries it for refusals made before routing).
     if (config.isProduction) headers[STRICT_TRANSPORT] = STRICT_TRANSPORT_SECURITY;
-    // Operator answers are never stored (src/http/cache-control.ts): the default for every /admin answer, errors
+    // Operator answers are never stored (src/http/caching/cache-control.ts): the default for every /admin answer, errors
     // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
     // A Content-Length over the limit: the 413 once the body is read and dropped (a promise, on this rare path only).

@@ -1,6 +1,6 @@
 import type { TInteger, TProperties, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
-import { AppError, queryProblem } from "./errors";
+import { AppError, queryProblem } from "./errors/errors";
 import { intQuery } from "./params";
 import { named } from "./openapi/names";
 

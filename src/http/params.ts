@@ -1,8 +1,8 @@
 import { FormatRegistry } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
-import type { ProblemDetail } from "./errors";
-import type { RouteSchemas } from "./route-index";
-import { tooLong, tooShort } from "./validation";
+import type { ProblemDetail } from "./errors/errors";
+import type { RouteSchemas } from "./routes/route-index";
+import { tooLong, tooShort } from "./errors/validation";
 
 /** How an integer in a query or path is written: decimal digits, an optional leading minus, nothing else. */
 const DECIMAL_INTEGER = /^-?\d+$/;

@@ -4,7 +4,7 @@
 // instead, naming the parameter (400 invalid_query). Parameters declared as lists (`t.Array`, "repeated or
 // comma-separated") may repeat.
 import type { TSchema } from "elysia";
-import { type AppError, queryProblem } from "./errors";
+import { type AppError, queryProblem } from "./errors/errors";
 
 /** The properties of a query schema that may be given more than once: its list parameters. */
 export function repeatableKeysOf(query: TSchema | null): ReadonlySet<string> {

@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import type { AppContext } from "../context";
-import { AppError } from "./errors";
+import { AppError } from "./errors/errors";
 import { requestIdFor } from "./request-id";
 import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "./security-headers";
 

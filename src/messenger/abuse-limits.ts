@@ -13,8 +13,8 @@
 // Each response carries the X-RateLimit-* headers of the last limit it was counted against; a 429 adds Retry-After.
 import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";
-import { AppError } from "../http/errors";
-import { rateLimitHeaders } from "../http/rate-limit";
+import { AppError } from "../http/errors/errors";
+import { rateLimitHeaders } from "../http/rate-limit/rate-limit";
 
 export function messengerLimits(ctx: AppContext, states: RequestStates) {
   const limits = ctx.config.messenger.rateLimits;

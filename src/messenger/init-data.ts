@@ -15,7 +15,7 @@
 import { createPublicKey, type KeyObject, timingSafeEqual, verify as verifyEd25519 } from "node:crypto";
 import { hashToken, signData } from "@telegram-apps/init-data-node";
 import type { Config } from "../config";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { INIT_DATA_MAX_LENGTH } from "./model";
 
 export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired" | "init_data_future_dated";

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
 import type { Queryable, Statement } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder } from "../db/in-order";
 import { type balancesOf, lockedPlayer, type PlayerRow } from "./players";

@@ -3,7 +3,7 @@
 import type { TSchema } from "elysia";
 import type { AppContext } from "../context";
 import { refuses, tagged } from "../http/routes/declare";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 
 export const messengerErrors = refuses(401, 403, 404, 409, 410, 422, 429);
 export const messengerTag = tagged("messenger");

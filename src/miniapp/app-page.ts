@@ -2,7 +2,7 @@
 // scripts fill. Their words are the English catalog's (src/miniapp/browser/messages-en.ts), each element marked
 // with its key (data-t) so that the script puts the player's language in its place; a browser without the script
 // still reads English. The wheel, the board and the lists are drawn by the script from Herald's answers.
-import { escapeHtml as escape } from "../http/html";
+import { escapeHtml as escape } from "../http/formats/html";
 import { en, type MessageKey } from "./browser/messages-en";
 import { CSS } from "./styles";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { Elysia, t } from "elysia";
-import { conditionalResponse, representation } from "../http/conditional";
-import { AppError } from "../http/errors";
+import { conditionalResponse, representation } from "../http/caching/conditional";
+import { AppError } from "../http/errors/errors";
 import { conditionalGet, sendsHeaders } from "../http/openapi/contract";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { appPage, fairnessPage } from "./app-page";

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { notModifiedSince } from "../http/conditional";
+import { notModifiedSince } from "../http/caching/conditional";
 import { refuses } from "../http/routes/declare";
 import { capabilitiesFor } from "./capabilities";
 import { PartnerModel } from "./model";

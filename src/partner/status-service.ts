@@ -1,9 +1,9 @@
 import type { PartnerActor } from "../auth/actors";
 import { ownerOf, type Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { deliveryHealth, deliverySloControls } from "../webhooks/service";
-import { latencyOf, requestCountsOf } from "../http/latency";
+import { latencyOf, requestCountsOf } from "../http/request-log/latency";
 import { keySummaries, usageWindow } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */

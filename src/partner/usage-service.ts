@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
-import { latencyOf, requestCountsOf, routeSummariesTask, usageWindow, type UsageWindow } from "../http/latency";
+import { latencyOf, requestCountsOf, routeSummariesTask, usageWindow, type UsageWindow } from "../http/request-log/latency";
 
 export { usageWindow, type UsageWindow };
 
-/** One key's summaries per route over the window (src/http/latency.ts): a few rows per hour, whatever the log holds. */
+/** One key's summaries per route over the window (src/http/request-log/latency.ts): a few rows per hour, whatever the log holds. */
 export function keySummaries(ctx: AppContext, keyId: string, w: UsageWindow) {
   return ctx.store.apart(routeSummariesTask, { keyId, fromHour: w.fromHour, toHour: w.toHour });
 }

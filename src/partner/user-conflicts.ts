@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { Queryable } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { externalIdHolder, usernameHolder, violatedRule } from "./store/users";
 import { walletByAddress } from "./store/wallets";
 

@@ -1,4 +1,4 @@
-import { ValidationError, type ProblemDetail } from "../http/errors";
+import { ValidationError, type ProblemDetail } from "../http/errors/errors";
 import { isSolanaAddress } from "./solana-address";
 
 /**

@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { queryProblem } from "../http/errors";
+import { queryProblem } from "../http/errors/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { listUserRows } from "./store/users";
 import { userView } from "./users-service";

@@ -4,7 +4,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { isTruthyFlag, ok } from "../http/envelope";
 import { partnerTag, readErrors, writeErrors } from "../http/routes/declare";
-import { NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors/errors";
 import { listAnswer, parsePage } from "../http/pagination";
 import { LIVE, mountWrites, type PartnerMount } from "../auth/partner-mount";
 import { partnerMutation } from "../auth/partner-mutation";

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { ValidationError } from "../http/errors";
+import { ValidationError } from "../http/errors/errors";
 import { assertExternalIdFree, assertUsernameFree, assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
 import { insertUser, PATCHABLE, type Patchable, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";

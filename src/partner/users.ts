@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError, NotFoundError } from "../http/errors/errors";
 import { emitEvent } from "../webhooks/service";
 import { type UserRow, userOf } from "./store/users";
 

@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { FieldCheck } from "./user-fields";
 import { walletWithUser } from "./store/wallets";
 

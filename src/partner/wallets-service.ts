@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors/errors";
 import * as store from "./store/wallets";
 import { lockUser, touchUser } from "./store/users";
 import { assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";

@@ -1,7 +1,7 @@
 // Salutes amounts (docs/design.md §5): JSON numbers on the wire, integer minor units (10^-SALUTES_DECIMALS) inside.
 // Nothing here multiplies floats: a number is judged and converted through its exact decimal digits, so
 // 0.29 becomes 29 minor units, never 28.999999999999996.
-import { ValidationError } from "../http/errors";
+import { ValidationError } from "../http/errors/errors";
 
 export interface AmountRules {
   /** SALUTES_DECIMALS: decimal places an amount may have. */

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, ValidationError } from "../http/errors";
+import { AppError, ValidationError } from "../http/errors/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { configDecimalToMinor, exactDecimalOf, formatScaled, maxAmountMinor, minorToNumber, multiplyExact, parseAmountMinor } from "./amounts";
 import { appendEntry, emitLedgerEvent } from "./ledger";

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { emitEvent } from "../webhooks/service";
 import { MAX_EXACT_MINOR, minorToNumber } from "./amounts";
 import { appendLedgerEntry, balanceOf, type EntryRow } from "./store/ledger";

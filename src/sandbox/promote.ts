@@ -3,7 +3,7 @@ import { recordAudit } from "../auth/audit";
 import type { PartnerKeys } from "../auth/keys";
 import { parseScopes, type Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
-import { AppError, ValidationError } from "../http/errors";
+import { AppError, ValidationError } from "../http/errors/errors";
 import { notReady, PROMOTION_POLICY, promotionReport } from "./promotion";
 
 export interface PromoteInput {

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError, NotFoundError } from "../http/errors/errors";
 import {
   acknowledgedCount,
   activeLiveKeyCount,

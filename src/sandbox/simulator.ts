@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
 import { deliveryHeaders, getWebhookOrThrow, WebhookSecrets, type EventType } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
 import { deliverySourceOf } from "./store";

@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
-import { completedHoursWindow, latencyOf, routeSummariesTask, usageWindow } from "../http/latency";
+import { completedHoursWindow, latencyOf, routeSummariesTask, usageWindow } from "../http/request-log/latency";
 
-// Service-wide latency percentiles (from the request log's hourly histograms, src/http/latency.ts; never averages:
+// Service-wide latency percentiles (from the request log's hourly histograms, src/http/request-log/latency.ts; never averages:
 // an average hides the slow tail a partner feels). Only route templates are published, never a partner key or a
 // client IP.
 
@@ -10,7 +10,7 @@ export const MAX_LATENCY_HOURS = 24 * 30;
 const MAX_ROUTES = 50;
 
 /**
- * Over the last `hours` (whole UTC hours, the current one included: src/http/latency.ts), or the `hours` whole hours
+ * Over the last `hours` (whole UTC hours, the current one included: src/http/request-log/latency.ts), or the `hours` whole hours
  * before the hour of `requestsBefore` when given (figures that stay put until the next hour begins).
  */
 export async function latencyPercentiles(ctx: AppContext, hours: number, requestsBefore?: Date) {

@@ -2,7 +2,7 @@ import { Elysia, type TSchema } from "elysia";
 import { cached, cachedRoutes } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { htmlResponse } from "../http/html";
+import { htmlResponse } from "../http/formats/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./page/badge";
 import { incidentsFeed, incidentsJsonFeed } from "./page/feed";

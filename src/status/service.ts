@@ -1,6 +1,6 @@
 import type { Static } from "elysia";
 import type { AppContext } from "../context";
-import { queryProblem } from "../http/errors";
+import { queryProblem } from "../http/errors/errors";
 import { evaluateChecks, type EvaluationOptions } from "./checks/engine";
 import { staleAfterMs } from "./checks/jobs";
 import { componentViews } from "./components";

@@ -3,7 +3,7 @@ import { cached } from "../http/openapi/contract";
 import { redirect, wantsHtml } from "../auth/session-plugin";
 import type { AppContext } from "../context";
 import { Envelope, ignoredMetaQuery, includeMetaQuery, ok, requestedMeta } from "../http/envelope";
-import { compileHtml, htmlResponse } from "../http/html";
+import { compileHtml, htmlResponse } from "../http/formats/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
 // The two addresses a person types first: `/` and `/admin` (docs/api-reference.md, "The front door").
@@ -75,7 +75,7 @@ li, p { overflow-wrap: anywhere; }
 
 type Entry = ReturnType<typeof entries>[number];
 
-// The stylesheet is our constant, part of the template's source; every value is escaped (src/http/html.ts).
+// The stylesheet is our constant, part of the template's source; every value is escaped (src/http/formats/html.ts).
 const homeHtml = compileHtml<{ main: Entry[]; more: Entry[] }>(
   "home",
   `<!doctype html>

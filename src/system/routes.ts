@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { refusal, refuses } from "../http/routes/declare";
 import { HEALTH_ROUTE, health } from "./health";

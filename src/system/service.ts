@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { migrationStatusOn } from "../db/migrate";
 import type { Dialect } from "../db/port";
 import { sqliteTakesWriteLock } from "../db/sqlite-file";
-import { ERROR_CATALOG, type CatalogEntry } from "../http/errors";
+import { ERROR_CATALOG, type CatalogEntry } from "../http/errors/errors";
 
 export interface ReadinessCheck {
   ok: boolean;

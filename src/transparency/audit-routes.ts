@@ -1,10 +1,10 @@
 import { type AnyElysia, Elysia, type Static, type TSchema } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { AppContext } from "../context";
-import { CSV_CONTENT_TYPE, csvDoc } from "../http/csv";
+import { CSV_CONTENT_TYPE, csvDoc } from "../http/formats/csv";
 import { metaRequested, requestedMeta } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
-import { AppError, queryProblem } from "../http/errors";
+import { AppError, queryProblem } from "../http/errors/errors";
 import { DEFAULT_LIMIT, parsePage } from "../http/pagination";
 import { alerts } from "./alerts";
 import { AuditResponses as R } from "./audit-model";

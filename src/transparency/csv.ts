@@ -1,8 +1,8 @@
-import { csvRecords } from "../http/csv";
+import { csvRecords } from "../http/formats/csv";
 import { ALERT_SIDE_KEYS, ALERT_SIDES, alertsRow, type AlertsAnswer } from "./alerts";
 import type { compare, diffExport } from "./diffs";
 
-// The CSV twins of alerts.json and the diffs, written by src/http/csv.ts (RFC 4180; null is an empty cell,
+// The CSV twins of alerts.json and the diffs, written by src/http/formats/csv.ts (RFC 4180; null is an empty cell,
 // booleans true/false, formula-leading text neutralised). Each is built from its JSON answer, so the two cannot
 // disagree.
 

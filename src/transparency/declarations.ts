@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError } from "../http/errors";
+import { AppError, NotFoundError } from "../http/errors/errors";
 import { type PageRequest, pageOf } from "../http/pagination";
 import { formatUnits } from "../chain/service";
 import { parseUnitsOrThrow } from "./amounts";

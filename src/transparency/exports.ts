@@ -1,6 +1,6 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
-import { csvRecords } from "../http/csv";
+import { csvRecords } from "../http/formats/csv";
 import { rowConditions, type RowFilters } from "./filters";
 import { severityOfRank } from "./glossary";
 import type { RunRow } from "./runs";
@@ -133,7 +133,7 @@ export function exportJsonStream(ctx: AppContext, head: Record<string, unknown>,
   return streamOf(chunks());
 }
 
-/** RFC 4180 CSV (src/http/csv.ts) as a stream: a header, then one record per row. */
+/** RFC 4180 CSV (src/http/formats/csv.ts) as a stream: a header, then one record per row. */
 export function exportCsvStream(ctx: AppContext, runs: RunRow[], filters: RowFilters): ReadableStream<Uint8Array> {
   async function* chunks(): AsyncGenerator<string> {
     yield csvRecords([[...EXPORT_COLUMNS]]);

@@ -1,5 +1,5 @@
 import { parseCalendarStrict } from "../clock";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { absKey } from "./amounts";
 import { parseUnitsOrThrow } from "./amounts";
 import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "./glossary";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { httpDate, notModifiedSince, strongEtag } from "../http/conditional";
-import { CSV_CONTENT_TYPE } from "../http/csv";
+import { httpDate, notModifiedSince, strongEtag } from "../http/caching/conditional";
+import { CSV_CONTENT_TYPE } from "../http/formats/csv";
 import { metaRequested } from "../http/envelope";
 
 // Validators for every transparency GET: Cache-Control public, max-age=60 (the spec: cache snapshots ≥ 60 s),

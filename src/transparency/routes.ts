@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { conditionalGet } from "../http/openapi/contract";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { ContentDates } from "../http/conditional";
+import { ContentDates } from "../http/caching/conditional";
 import { publicTag, transparencyTag } from "../http/routes/declare";
 import { auditRoutes } from "./audit-routes";
 import { answerJson } from "./http-cache";

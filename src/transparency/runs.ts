@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { formatUnits } from "../chain/service";
 import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "./glossary";
 import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "./store/runs";

@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
 import type { Queryable } from "../db/port";
-import { AppError } from "../http/errors";
+import { AppError } from "../http/errors/errors";
 import { parseUnits } from "./amounts";
 import { operatorChange } from "./state";
 import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "./store/operators";

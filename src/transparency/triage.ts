@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { actorLabel } from "../auth/actors";
-import { NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors/errors";
 import { utcOrThrow } from "./declarations";
 import { listAnswer, offsetPage, type PageRequest } from "../http/pagination";
 import { operatorChange } from "./state";

@@ -1,5 +1,5 @@
 import { apartTask } from "../db/apart";
-import { csvTableInSlices } from "../http/csv";
+import { csvTableInSlices } from "../http/formats/csv";
 import { type DeliveryRow, type OperatorFilter, operatorDeadLetterRows } from "./deliveries-store";
 
 // The dead-letters console's exports (JSON and CSV, src/webhooks/dead-letters-page.ts): one row shape for both, and

@@ -4,10 +4,10 @@ import { cells, code, dataTable, exportList, muted, pager, when } from "../conso
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
-import { csvDoc, csvResponse } from "../http/csv";
+import { csvDoc, csvResponse } from "../http/formats/csv";
 import { Envelope, ignoredMetaQuery, includeMetaQuery, ok } from "../http/envelope";
-import { AppError } from "../http/errors";
-import { compileHtml, type SafeHtml } from "../http/html";
+import { AppError } from "../http/errors/errors";
+import { compileHtml, type SafeHtml } from "../http/formats/html";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 import { nullable, refuses } from "../http/routes/declare";

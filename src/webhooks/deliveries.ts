@@ -1,7 +1,7 @@
 import { parseCalendarStrict } from "../clock";
 import { type AuditEntry, recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/errors";
+import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/errors/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import {
   type DeliveryRow,

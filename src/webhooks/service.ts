@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { webhookSignature } from "../client/sign";
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError } from "../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
 import { errorFields } from "../log";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { deadLetterCount } from "./deliveries-store";

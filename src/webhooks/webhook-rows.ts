@@ -1,4 +1,4 @@
-import { NotFoundError } from "../http/errors";
+import { NotFoundError } from "../http/errors/errors";
 import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
 import { webhookOf, type WebhookRow } from "./store";

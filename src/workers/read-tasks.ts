@@ -1,5 +1,5 @@
 import type { ApartTask } from "../db/apart";
-import { routeSummariesTask } from "../http/latency";
+import { routeSummariesTask } from "../http/request-log/latency";
 import { hourCountsTask } from "../http/request-log/catchup";
 import { reliabilityTask } from "../status/checks/reliability";
 import { requestOutcomesTask } from "../status/store/read-models";

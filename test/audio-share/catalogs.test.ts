@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AUDIO_SHARE_ERRORS, AUDIO_SHARE_WARNINGS } from "../../src/audio-share/catalogs";
 import { CHANNELS } from "../../src/audio-share/channels";
-import { ERROR_CATALOG } from "../../src/http/errors";
+import { ERROR_CATALOG } from "../../src/http/errors/errors";
 import type { TestApp } from "../support/app";
 import { API, audioApp, expectChecksum } from "./support";
 

@@ -16,7 +16,7 @@ import { buildGuards } from "../../src/auth/guards";
 import { verifySignature } from "../../src/auth/signature";
 import { canonicalString, EMPTY_BODY_SHA256, newNonce, sha256Hex, signRequest } from "../../src/client/sign";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { openTestApp, type TestApp } from "../support/app";
 import { REPO_ROOT } from "../support/process";
 import { reportOptional } from "../support/skipped";

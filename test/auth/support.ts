@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { buildGuards } from "../../src/auth/guards";
 import type { Queryable } from "../../src/db/port";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { openTestApp, type TestApp, type TestAppOptions } from "../support/app";
 
 /**

@@ -135,7 +135,7 @@ describe("Elysia: the route table (src/app.ts, route-index.ts, hook-scope.ts, op
   });
 });
 
-describe("Elysia: the errors error-answers.ts reads (src/http/error-answers.ts)", () => {
+describe("Elysia: the errors error-answers.ts reads (src/http/errors/error-answers.ts)", () => {
   test("codes VALIDATION, PARSE and NOT_FOUND; a ValidationError's type and all; a parser's error as cause; a decode error's inner error", async () => {
     const seen: Array<{ code: unknown; error: Record<string, unknown> }> = [];
     const app = new Elysia({ normalize: false, encodeSchema: false })

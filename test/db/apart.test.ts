@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import type { SqliteStore } from "../../src/db/sqlite-engine";
-import { latencyOf } from "../../src/http/latency";
+import { latencyOf } from "../../src/http/request-log/latency";
 import { catchUpRollups, hourCountsTask } from "../../src/http/request-log/catchup";
 import { routeSummaries } from "../../src/http/request-log/summary";
 import { latencyPercentiles } from "../../src/status/latency";

@@ -54,7 +54,7 @@ test("a request without a partner key writes no entry in request_log_key_at_idx,
   await h.ctx.requestLog.flush();
   await h.ctx.store.run("ANALYZE");
   const since = "2026-11-26T00:00:00.000Z";
-  // src/http/latency.ts and src/partner/usage-service.ts: one key's window.
+  // src/http/request-log/latency.ts and src/partner/usage-service.ts: one key's window.
   const one = "SELECT route, latency_us FROM request_log WHERE key_ref = (SELECT ref FROM request_log_keys WHERE key_id = ?) AND at > ? AND at <= ?";
   expect(await planOf(one, ["hk_live_index_a", since, "2026-11-28T00:00:00.000Z"])).toContain("request_log_key_at_idx");
   // src/sandbox/store.ts: several keys' traffic.

@@ -7,7 +7,7 @@ import { buildGuards } from "../../src/auth/guards";
 import { developerRoutes } from "../../src/developers/routes";
 import { loadRegistry, parseRegistry, type Registry } from "../../src/developers/registry";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 

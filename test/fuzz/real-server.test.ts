@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isErrorCode } from "../../src/http/errors";
+import { isErrorCode } from "../../src/http/errors/errors";
 import { BUN, exitWithin, MAIN } from "../support/process";
 import { type ServedDatabase, servedDatabase } from "../support/served-database";
 import { startFlags } from "../support/target";

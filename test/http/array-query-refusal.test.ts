@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { openTestApp } from "../support/app";
 
 test("array query values past their schema are a 400 invalid_query, never a 500", async () => {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { conditionalResponse, ifNoneMatchHits, representation, strongEtag } from "../../src/http/conditional";
+import { conditionalResponse, ifNoneMatchHits, representation, strongEtag } from "../../src/http/caching/conditional";
 import { openTestApp, type TestApp } from "../support/app";
 
-// Strong ETags over the exact bytes and 304 Not Modified (src/http/conditional.ts), for the API documents,
+// Strong ETags over the exact bytes and 304 Not Modified (src/http/caching/conditional.ts), for the API documents,
 // the docs pages and their embedded bundles.
 
 let h: TestApp;

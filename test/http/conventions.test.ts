@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { Envelope } from "../../src/http/envelope";
 import { createLogger } from "../../src/log";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
-import { csvRecords, csvTable, csvTableInSlices, neutralizeCell } from "../../src/http/csv";
+import { csvRecords, csvTable, csvTableInSlices, neutralizeCell } from "../../src/http/formats/csv";
 import { recordAlertRun } from "../../src/ops/alerts/service";
 import { enqueueLinkMessage } from "../../src/ops/link-inbox/notify";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";
@@ -114,7 +114,7 @@ describe("every CSV route", () => {
   });
 });
 
-describe("the CSV helper (src/http/csv.ts)", () => {
+describe("the CSV helper (src/http/formats/csv.ts)", () => {
   test("a text cell that starts with = + - @, a tab or a CR gets a leading quote; numbers, booleans and decimal text stay", () => {
     const rows = [
       { kind: "eq", v: "=1+1" },
@@ -159,7 +159,7 @@ describe("the CSV helper (src/http/csv.ts)", () => {
     const writers = walk(SRC)
       .filter((f) => /from\s+["']csv-stringify/.test(readFileSync(f, "utf8")))
       .map((f) => relative(SRC, f));
-    expect(writers).toEqual(["http/csv.ts"]);
+    expect(writers).toEqual(["http/formats/csv.ts"]);
   });
 });
 

@@ -3,8 +3,8 @@
 // documents; entries the guide covers carry null. One idempotency rule across the API: a key (Idempotency-Key,
 // or the messenger's request_id) reused with another payload is 422, a request still in flight is 409.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SPEC_GUIDE_STATUSES } from "../../src/http/error-entry";
-import { ERROR_CATALOG } from "../../src/http/errors";
+import { SPEC_GUIDE_STATUSES } from "../../src/http/errors/error-entry";
+import { ERROR_CATALOG } from "../../src/http/errors/errors";
 import type { TestApp } from "../support/app";
 import { openMessengerApp, initDataFor, tmaPost } from "../messenger/support";
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { t } from "elysia";
 import { strictJsonNumbers } from "../../src/http/json-numbers";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { formRequestBody } from "../../src/http/body/form-body";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Elysia, t } from "elysia";
-import { ERROR_CATALOG } from "../../src/http/errors";
+import { ERROR_CATALOG } from "../../src/http/errors/errors";
 import { SchemaHoister } from "../../src/http/openapi/components";
 import { named, SCHEMA_NAME_KEY } from "../../src/http/openapi/names";
-import { RouteIndex } from "../../src/http/route-index";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { openTestApp, type TestApp } from "../support/app";
 
 // Named component schemas (docs/api-reference.md): every resource once in components.schemas, a $ref wherever a

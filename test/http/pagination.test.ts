@@ -1,9 +1,9 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/http/errors";
+import { AppError } from "../../src/http/errors/errors";
 import { openTestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";
-import { ERROR_CATALOG } from "../../src/http/errors";
+import { ERROR_CATALOG } from "../../src/http/errors/errors";
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_OFFSET_PARSED, pageOf, parseKeyPage, parsePage, type PageRequest } from "../../src/http/pagination";
 
 /** A real table paged the way domains page: keyset by id when a cursor is given, offset otherwise. */

@@ -5,7 +5,7 @@
 // On the engine HERALD_TEST_ENGINE names (flush, catch-up and prune run through the storage port on both).
 import { afterEach, expect, test } from "bun:test";
 import type { Queryable } from "../../src/db/port";
-import { latencyOf, requestCountsOf, routeSummariesTask } from "../../src/http/latency";
+import { latencyOf, requestCountsOf, routeSummariesTask } from "../../src/http/request-log/latency";
 import { catchUpRollups } from "../../src/http/request-log/catchup";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "../../src/http/request-log/histogram";
 import { ALL_KEYS, routeSummaries, windowParts } from "../../src/http/request-log/summary";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { httpCore, RequestStates } from "../../src/http/core";
-import { AppError } from "../../src/http/errors";
-import { RouteIndex } from "../../src/http/route-index";
+import { AppError } from "../../src/http/errors/errors";
+import { RouteIndex } from "../../src/http/routes/route-index";
 import { createLogger } from "../../src/log";
 import { openTestApp, type TestApp } from "../support/app";
 

@@ -12,7 +12,7 @@ import { playWheel } from "../../src/messenger/games/wheel";
 import { applyAction } from "../../src/messenger/ledger";
 import { purchaseItem } from "../../src/messenger/service";
 import { VERSION_POLL_MS } from "../../src/messenger/version-watch";
-import { AppError } from "../../src/http/errors";
+import { AppError } from "../../src/http/errors/errors";
 import { jsonInit, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { initDataFor, openMessengerApp, siblingOf, startFakeBotApi, textUpdate, tmaPost, webhookPost } from "./support";

@@ -2,7 +2,7 @@
 // the in-thread renderers, through the routes too; a bounded queue (503 service_unavailable with Retry-After past it);
 // a deadline that ends the worker.
 import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { AppError } from "../../src/http/errors";
+import { AppError } from "../../src/http/errors/errors";
 import { ChartRenderer, chartRenderer, RENDER_MAX_WAITING } from "../../src/ops/digest/chart-renderer";
 import { type ChartJob, drawChart } from "../../src/ops/digest/render-worker";
 import { renderTrendPng, type TrendHour } from "../../src/ops/digest/trend-png";

@@ -140,7 +140,7 @@ describe("guards", () => {
     const csv = parse((await raw(`${BASE}/export.csv?include_env_rows=1`)).text, { columns: true }) as Array<Record<string, string>>;
     expect(csv.length).toBe(env.count);
     // A value that starts like a formula (a base64url hash may start with "-") is written with one leading quote
-    // (src/http/csv.ts); the reader the file is for drops it.
+    // (src/http/formats/csv.ts); the reader the file is for drops it.
     const cell = (text: string) => (/^'[=+\-@\t\r]/.test(text) ? text.slice(1) : text);
     expect(csv.map((r) => [r.section, r.field, cell(r.value!), r.fingerprint, r.secret === "true"])).toEqual(
       env.guards.map((r: Record<string, unknown>) => [r.section, r.field, r.value, r.fingerprint, r.secret]),

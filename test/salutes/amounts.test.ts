@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/http/errors";
+import { AppError } from "../../src/http/errors/errors";
 import {
   configDecimalToMinor,
   exactDecimalOf,

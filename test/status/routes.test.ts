@@ -1,6 +1,6 @@
 import { bucketOf, bucketValueUs } from "../../src/http/request-log/histogram";
 import { afterEach, describe, expect, test } from "bun:test";
-import { publicRateGroup } from "../../src/http/route-groups";
+import { publicRateGroup } from "../../src/http/rate-limit/route-groups";
 import { CHECK_NAMES } from "../../src/status/checks/engine";
 import { openTestApp, jsonInit, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";

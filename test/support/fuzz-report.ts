@@ -1,6 +1,6 @@
 // What every answer must look like (docs/design.md §2), and the grouped report of the answers that did not
 // (test/fuzz): one run lists every failing operation, grouped by cause, one line per variant.
-import { ERROR_CATALOG, isErrorCode } from "../../src/http/errors";
+import { ERROR_CATALOG, isErrorCode } from "../../src/http/errors/errors";
 import { FUZZ_CLIENTS, type FuzzAnswer, type FuzzOperation, type FuzzRequest } from "./fuzz-target";
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import type { SqliteStore } from "../../src/db/sqlite-engine";
-import { csvTable } from "../../src/http/csv";
+import { csvTable } from "../../src/http/formats/csv";
 import { countOperatorDeadLetters, deadLetterNames, deadLetterRows, operatorDeadLetterRows } from "../../src/webhooks/deliveries-store";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";

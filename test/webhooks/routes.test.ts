@@ -51,7 +51,7 @@ describe("creating webhooks", () => {
   });
 
   // PostgreSQL's text cannot hold U+0000 and the SQLite engine refuses it alike: the client's 400 on both engines,
-  // never a 500 (found by the OpenAPI fuzz on PostgreSQL; src/http/error-answers.ts).
+  // never a 500 (found by the OpenAPI fuzz on PostgreSQL; src/http/errors/error-answers.ts).
   test("a description holding U+0000 is refused with 400 on either engine, in the body or the query", async () => {
     h = await openTestApp();
     const key = await createKey(h);

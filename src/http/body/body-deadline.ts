@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../errors/errors";
 import { errorResponse, type RequestState, tooLarge } from "../request-state";
 
 // Reading a request body under a deadline. A client that sends its headers and then trickles the body (a byte a

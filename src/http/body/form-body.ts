@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../errors/errors";
 
 /**
  * The one exception to the JSON body policy (docs/http-conventions.md): the operator sign-in and sign-out forms,

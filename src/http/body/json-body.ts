@@ -1,5 +1,5 @@
 import { visit, printParseErrorCode, type ParseErrorCode } from "jsonc-parser";
-import { AppError } from "../errors";
+import { AppError } from "../errors/errors";
 
 /**
  * The body policy every JSON route shares (docs/http-conventions.md):

@@ -1,6 +1,6 @@
 import type { DocumentDecoration, TSchema } from "elysia";
-import { isOperatorPath } from "../cache-control";
-import { publicRateGroup } from "../route-groups";
+import { isOperatorPath } from "../caching/cache-control";
+import { publicRateGroup } from "../rate-limit/route-groups";
 import { STRICT_TRANSPORT_SECURITY } from "../security-headers";
 import type { OpenApiDocument } from "./components";
 import { READ_NONCE } from "./headers";
@@ -14,10 +14,10 @@ import { READ_NONCE } from "./headers";
 // - 400 where a parameter or a body is read; 408, 413 and 415 where a body is read; 414 (the core refuses a
 //   request line over its bound before routing) and 503 (db_unavailable, draining) on every operation;
 // - 429 and the X-RateLimit-* headers on every response of an operation behind a limit (the public per-address
-//   limit of src/http/route-groups.ts, the per-key limit of a signed partner route, the mini-app's limits);
+//   limit of src/http/rate-limit/route-groups.ts, the per-key limit of a signed partner route, the mini-app's limits);
 // - 304 with its validators where the route answers conditional GETs (`conditionalGet()` in its detail);
 // - Location on every redirect;
-// - Cache-Control where it is sent: on every answer of an operator route (the core sets it: src/http/cache-control.ts),
+// - Cache-Control where it is sent: on every answer of an operator route (the core sets it: src/http/caching/cache-control.ts),
 //   on every page (HTML), on a conditional GET's 200 and 304, and on the successes of a route that says it sets it
 //   (`cached()` in its detail, or in its Elysia instance's `detail` when a hook of the instance sets it);
 // - Strict-Transport-Security on every answer, said to be a production server's (the core sends it there on every

@@ -1,7 +1,7 @@
-import { csvDoc } from "../csv";
+import { csvDoc } from "../formats/csv";
 import { ErrorBody } from "../envelope";
 
-// The OpenAPI detail of an operator's CSV download. Apart from src/http/csv.ts because it names the error envelope's
+// The OpenAPI detail of an operator's CSV download. Apart from src/http/formats/csv.ts because it names the error envelope's
 // schema (Elysia's typebox): the read worker writes CSV through csv.ts (the dead-letters export) and loads nothing of
 // Elysia's.
 

@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { errorFields } from "../../log";
 import { startWorker } from "../../worker-entry";
-import { representation, type Representation } from "../conditional";
+import { representation, type Representation } from "../caching/conditional";
 import { AUDIENCES, type AudienceSlug, audienceSubset } from "./audiences";
 import type { OpenApiDocument } from "./components";
 import { referenceIndex } from "./reference-index";

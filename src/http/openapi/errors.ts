@@ -1,16 +1,16 @@
-import { isOperatorPath } from "../cache-control";
+import { isOperatorPath } from "../caching/cache-control";
 import { ErrorBody } from "../envelope";
-import { ERROR_CATALOG } from "../errors";
+import { ERROR_CATALOG } from "../errors/errors";
 import { errorResponseHeaders, PAGES, type ResponseKind } from "./contract";
 
 // Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
-// (src/http/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
+// (src/http/errors/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
 // carry are exactly the catalog's codes of status S. Each operation's declared error statuses point at one
 // shared response per status (`#/components/responses/NotFound`) whose schema narrows `error` to those codes, and
 // a `default` response covers the statuses any route may answer without declaring them (408, 413, 415, 500, 503 …).
 // Two answers are not the plain Error body: a signed mutation's 409 may be the replay of its completed first request
 // (IdempotencyReplay: the first answer's status and body), so its 409 is `ConflictOrReplay`; and an operator route's
-// refusals carry Cache-Control (src/http/cache-control.ts), so they point at `Operator<Status>` twins that declare it.
+// refusals carry Cache-Control (src/http/caching/cache-control.ts), so they point at `Operator<Status>` twins that declare it.
 
 type Json = Record<string, unknown>;
 

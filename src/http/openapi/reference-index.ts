@@ -1,5 +1,5 @@
 import { AUDIENCES, audienceOf, type AudienceSlug } from "./audiences";
-import { escapeHtml } from "../html";
+import { escapeHtml } from "../formats/html";
 import type { OpenApiDocument } from "./components";
 import { METHODS } from "./subset";
 

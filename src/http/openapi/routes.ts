@@ -2,7 +2,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AppContext, stateOf } from "../../context";
 import type { TSchema } from "@sinclair/typebox";
-import { conditionalResponse } from "../conditional";
+import { conditionalResponse } from "../caching/conditional";
 import { closedObject, jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
 import { errorCodeSchema, idempotencyReplaySchema, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import swaggerBundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
-import { conditionalResponse, fileRepresentation, representation, type Representation } from "../conditional";
+import { conditionalResponse, fileRepresentation, representation, type Representation } from "../caching/conditional";
 import { inlineScriptSources, type PagePolicy, pageSecurityHeaders } from "../security-headers";
 import { AUDIENCE_OF_TAG, AUDIENCES } from "./audiences";
 

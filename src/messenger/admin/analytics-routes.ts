@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { csvTwin } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse } from "../../http/formats/csv";
 import { requestedMeta } from "../../http/envelope";
 import { foldLedger } from "../daily-stats";
 import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "../route-common";

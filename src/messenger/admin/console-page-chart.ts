@@ -3,7 +3,7 @@
 // JavaScript and no image request (the page's CSP allows neither from elsewhere). For people who cannot see it,
 // the SVG is role="img" with a <title> and a <desc> that states the totals and peaks, each bar carries its own
 // <title> (the number on hover), and the page prints the same numbers in a table below it.
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { counted as count } from "../count-words";
 import type { DayPoint } from "./console-page-data";
 

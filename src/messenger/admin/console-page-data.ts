@@ -10,7 +10,7 @@ import { listCatalogCampaigns } from "../config/campaigns";
 import { gamesOverview, OVERVIEW_DEFAULT_DAYS } from "./overview";
 import { listWheelCampaigns } from "../config/wheel-campaigns";
 import { freeSpinsText, missilesText, pointsText } from "../count-words";
-import { qrSvg } from "../../http/qr";
+import { qrSvg } from "../../http/formats/qr";
 
 export const PAGE_PATH = "/admin/console/messenger";
 /** The page's day range: a chart of more than a quarter is unreadable; the exports take up to 366 days. */

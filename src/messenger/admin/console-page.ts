@@ -3,8 +3,8 @@ import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { badge, cells, code, dataTable, exportList, muted } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
-import { compileHtml, SafeHtml } from "../../http/html";
+import { AppError } from "../../http/errors/errors";
+import { compileHtml, SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
 import { overviewChart } from "./console-page-chart";
 import {

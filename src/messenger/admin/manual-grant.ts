@@ -12,7 +12,7 @@ import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { applyAction } from "../ledger";
 import { auditTargetsWithRequestId } from "../store/read-models";
 import { lockVersionRow } from "../store/versions";

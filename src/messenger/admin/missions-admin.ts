@@ -8,7 +8,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";
 import { adminMissionView, type MissionRow } from "../games/missions";
 import { highestUnfinishedProgress, lockMission, missionByKey, updateMissionIfRevision } from "../store/missions";

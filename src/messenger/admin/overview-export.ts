@@ -1,9 +1,9 @@
 // GET /api/messenger/admin/games/overview/export: the overview's figures as rows — one `window` row per game and
-// one for the total, then one `day` row per game (and total) and day — as CSV (RFC 4180, src/http/csv.ts) or as the
+// one for the total, then one `day` row per game (and total) and day — as CSV (RFC 4180, src/http/formats/csv.ts) or as the
 // JSON twin with the same columns and rows. A day row leaves the per-kind columns empty (null in JSON): the
 // series holds values, not kinds.
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import { type GameFigures, gameFigures, OVERVIEW_DEFAULT_DAYS, parseGames } from "./overview";
 import { resolveWindow, type WindowPreset } from "./window";
 

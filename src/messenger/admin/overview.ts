@@ -12,7 +12,7 @@
 // - rtp_percent = payout value ÷ cost value × 100 (null when nothing was spent).
 // Item purchases and operator grants in a game are reported beside the plays, never as payouts or cost.
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { GAMES, ITEMS } from "../catalog";
 import { type ReportWindow, resolveWindow, type WindowPreset } from "./window";
 import { statsRows, type StatsRow } from "../store/stats";

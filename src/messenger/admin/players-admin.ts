@@ -3,7 +3,7 @@
 // come from messenger_daily_players (entries per day and game, folded from the ledger), read through its
 // (telegram_user_id, day) index for the page's players only.
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { offsetPage, pageOf, parsePage } from "../../http/pagination";
 import { adminListAnswer } from "../config/inputs";
 import { balancesOf, getPlayer, type PlayerRow, playerView } from "../players";

@@ -1,7 +1,7 @@
 // The reporting window of the messenger admin routes: `days` (the last N UTC days, today included) or `preset`
 // (a named calendar window), one vocabulary for every route that takes them (docs/messenger-admin.md "Windows").
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { intQuery } from "../../http/params";
 
 export const WINDOW_PRESETS = ["today", "yesterday", "last_7d", "last_30d", "last_90d", "this_week", "this_month", "last_month"] as const;

@@ -1,7 +1,7 @@
 // What the bot answers to /start, /help, /balance and /play. Runs inside the webhook's transaction, so the
 // player it creates and the replies it queues commit together with the update's record.
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { GAMES } from "../catalog";
 import { counted, freeSpinsText, missilesText, pointsText } from "../count-words";
 import type { GamesConfig } from "../config/cache";

@@ -7,7 +7,7 @@
 // (Telegram would redeliver anything else), counted as updates_ignored with the reason, and never answered.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { gamesConfig } from "../config/cache";
 import { bump } from "../counters";
 import type { AfterCommit } from "../ledger";

@@ -5,7 +5,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { badCursor } from "../../http/pagination";
 import { audienceGroupByKey, audienceGroupExists, audienceGroupsPage, countAudienceGroups, insertAudienceGroup, updateAudienceGroup } from "../store/config";
 import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";

@@ -1,7 +1,7 @@
 // What the games-configuration verbs share: the refusal that names a field, instants normalised to one ISO form
 // (so windows compare as text), and list pages.
 import { parseCalendarStrict } from "../../clock";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { type KeyPageRequest, keyPageOf, parseKeyPage, type SortKey, type SortKeyShape } from "../../http/pagination";
 
 type NoFields = Record<never, never>;

@@ -1,6 +1,6 @@
 // The game catalog and item purchases (priced in game points, paid through the game ledger).
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { GAMES, ITEMS, inAudience, type ItemKey } from "../catalog";
 import { type GamesConfig, gamesConfig } from "../config/cache";
 import { catalogAccess } from "../config/campaigns";

@@ -5,7 +5,7 @@
 // mission, and such missions live under tighter limits (smaller caps and rewards, no salutes), since their
 // progress is only the client's word. An event type that is neither is refused at creation.
 import type { Queryable, Statement } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { addObserved, addObservedStatement } from "../store/missions";
 
 /** Event types the server observes, and what counts one unit. */

@@ -15,7 +15,7 @@ import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import { inOrder } from "../../db/in-order";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";

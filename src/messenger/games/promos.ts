@@ -4,7 +4,7 @@ import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { inAudience } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";

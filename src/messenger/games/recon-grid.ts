@@ -4,7 +4,7 @@
 // takes the client seed (seed-commitments.ts). Each reveal costs one missile and credits the cell's reward; when
 // every prize is found (or the grid is abandoned) the seed is shown.
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { GRID_CELLS, GRID_PRIZES, GRID_SIZE } from "../catalog";
 import { gamesConfig } from "../config/cache";
 import { requireCatalogAccess } from "../config/campaigns";

@@ -11,7 +11,7 @@
 // claimed first (INSERT … ON CONFLICT DO NOTHING), so two players of one user claiming on two instances at once
 // pay once: the second insert waits for the first to commit and then inserts nothing.
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { postEntry } from "../../salutes/service";
 import type { ActionScope } from "../ledger";
 import type { PlayerRow } from "../players";

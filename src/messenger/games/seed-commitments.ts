@@ -6,7 +6,7 @@
 // answer knows the seed was fixed before its client seed existed.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { type CommitmentRow, deleteCommitment, type FairGame, insertCommitment, pendingCommitment } from "../store/fair";
 import { newServerSeed, seedHash } from "./fair";
 

@@ -4,7 +4,7 @@
 // answer with replayed: true, whichever request asks.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { WELCOME_GIFT } from "../catalog";
 import { applyAction } from "../ledger";
 import type { PlayerRow } from "../players";

@@ -1,7 +1,7 @@
 // The spin wheel: availability (daily free spin + spins in hand), the provably-fair draw and its ledger entry.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { WHEEL_CAMPAIGN } from "../catalog";
 import { catalogAccess, requireCatalogAccess } from "../config/campaigns";
 import { gamesConfig } from "../config/cache";

@@ -3,7 +3,7 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
-import { AppError, NotFoundError } from "../../http/errors";
+import { AppError, NotFoundError } from "../../http/errors/errors";
 import { getUserOrThrow } from "../../partner/service";
 import { getPlayer, playerView } from "../players";
 import { lockPlayer, setLink } from "../store/players";

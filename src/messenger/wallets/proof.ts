@@ -5,7 +5,7 @@
 import { createPublicKey, verify } from "node:crypto";
 import bs58 from "bs58";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { observeEvent } from "../games/mission-sources";
 import { lockedPlayer } from "../players";
 import { challengeOf, consumeChallenge, insertChallenge, recordWallet } from "../store/wallets";

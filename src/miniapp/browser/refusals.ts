@@ -1,9 +1,9 @@
 // The refusals a player can meet, each in the words of the player's catalog (messages-en.ts, messages-ru.ts). Which
-// codes there are is the server's: MessengerErrorCode is taken from its error catalog (src/http/errors.ts, a type
+// codes there are is the server's: MessengerErrorCode is taken from its error catalog (src/http/errors/errors.ts, a type
 // only: the bundle carries none of it), so advice for a code the messenger's routes do not answer fails to compile.
 // test/miniapp/refusals.test.ts holds the other direction: every code the page's routes can answer has words here
 // or falls to the generic message for a reason it names.
-import type { ERROR_CATALOG } from "../../http/errors";
+import type { ERROR_CATALOG } from "../../http/errors/errors";
 import type { MessageKey } from "./messages-en";
 
 type ErrorCatalog = typeof ERROR_CATALOG;

@@ -3,7 +3,7 @@ import type { Guards } from "../../auth/guards";
 import { consoleRoute } from "../../console/kit";
 import { badge, cells, code, dataTable, facts, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
 import { intPath } from "../../http/params";
 import { getIncidentOrThrow } from "../../status/service";
 import { alertIssueId, notConfigured } from "./state";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { strToU8, zipSync } from "fflate";
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, runsOfPage, summarizeRuns } from "./service";
 
 // The alerts-monitor exports: export.json (alert rows of a window, paged), runs/export (one CSV line per run)

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { downloads, sendsHeaders } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse } from "../../http/formats/csv";
 import { exportPair } from "../../http/exports/pair";
 import { refusal } from "../../http/routes/declare";
 import { alertsExport, alertsZip, exportStamp, runsCsv, windowRuns } from "./export";

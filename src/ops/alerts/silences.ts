@@ -2,7 +2,7 @@ import type { Actor } from "../../auth/actors";
 import { actorLabel } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { globToRegExp } from "../digest/suppressions";
 import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";

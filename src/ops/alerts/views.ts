@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { NotFoundError } from "../../http/errors";
+import { NotFoundError } from "../../http/errors/errors";
 import { activeSilences, type Silence } from "./silences";
 import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, notConfigured, parseDetails, summaryOf } from "./state";
 import { firingStates, type JoinedState, recentStates, runHistory, runsOfSince, stateById, stateLevels } from "./store";

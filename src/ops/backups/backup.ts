@@ -4,7 +4,7 @@ import type { Actor } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { refuseBackupsOnPostgres } from "./engine";
 import { BackupDeadlineError, BackupWorkerError, copyInWorker, type CopyOutcome } from "./in-worker";
 import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, writeManifest, type BackupFile } from "./list";

@@ -3,7 +3,7 @@ import type { Guards } from "../../auth/guards";
 import { actorLabel } from "../../auth/actors";
 import { badge, byteSize, code, dataTable, exportList, pager, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
 import { runBackup } from "./backup";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "./engine";

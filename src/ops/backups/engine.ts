@@ -1,5 +1,5 @@
 import type { Dialect } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 
 // Which backups apply on which engine (docs/design.md §8a: SQLite-only mechanisms live behind small named functions with
 // their PostgreSQL meaning stated). On SQLite, Herald's own: Litestream's continuous replica and the on-demand

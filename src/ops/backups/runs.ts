@@ -1,5 +1,5 @@
 import { type AppContext, slot, stateOf } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import type { BackupPhase } from "./worker-protocol";
 
 // The backup that runs on this instance and the last one that ended, kept in memory: a backup is a file on this

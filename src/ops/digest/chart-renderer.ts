@@ -1,4 +1,4 @@
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { startWorker } from "../../worker-entry";
 import type { ChartJob, RenderAnswer, RenderRequest } from "./render-worker";
 

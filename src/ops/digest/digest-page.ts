@@ -3,7 +3,7 @@ import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intPath, intQuery } from "../../http/params";
 import { BASELINE_MODES, type BaselineMode } from "./findings";
 import { paramsOf } from "./routes";

@@ -1,4 +1,4 @@
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import type { Digest } from "./service";
 
 // The digest as one flat table, for spreadsheets and scripts: export.json and export.csv carry the same rows in
@@ -80,7 +80,7 @@ export function digestRows(d: Digest): ExportRow[] {
   return rows;
 }
 
-/** RFC 4180 by src/http/csv.ts; a header line, then the rows of digestRows. */
+/** RFC 4180 by src/http/formats/csv.ts; a header line, then the rows of digestRows. */
 export function digestCsv(rows: ExportRow[]): string {
   return csvTable(rows, EXPORT_COLUMNS);
 }

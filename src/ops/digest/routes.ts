@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse } from "../../http/formats/csv";
 import { operatorCsvDoc } from "../../http/openapi/csv-doc";
 import { exportPair } from "../../http/exports/pair";
 import { downloads } from "../../http/openapi/contract";

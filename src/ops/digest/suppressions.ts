@@ -2,7 +2,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { clientPrefix } from "../../http/request-log/rollup";
 import { allRules, insertRule, revokeRule, ruleById, type RuleRow, rulesInForce, rulesPage } from "./store";

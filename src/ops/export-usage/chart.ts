@@ -1,5 +1,5 @@
 import { PNG } from "pngjs";
-import { escapeXml } from "../../http/xml-escape";
+import { escapeXml } from "../../http/formats/xml-escape";
 import type { UsageDay, UsageReport } from "./service";
 import { GLYPH_HEIGHT } from "../digest/trend-font";
 import { niceAxis, Raster, type Rgb, textWidth } from "../digest/trend-png";
@@ -104,7 +104,7 @@ export function renderUsagePng(r: UsageChartData, w: number, h: number): Buffer 
   return PNG.sync.write(png);
 }
 
-/** The same chart as SVG: every text node escaped (src/http/xml-escape.ts), each bar titled with its numbers. */
+/** The same chart as SVG: every text node escaped (src/http/formats/xml-escape.ts), each bar titled with its numbers. */
 export function renderUsageSvg(r: UsageReport, w: number, h: number): string {
   const font = 12;
   const L = layout(r, w, h, font, String(niceAxis(Math.max(1, ...r.series.map((d) => d.downloads))).top).length * 7);

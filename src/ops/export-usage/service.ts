@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import { insertUsage, usageBetween } from "./store";
 
 // Export usage (ops_export_usage): one row per download of an operator-console export — who (the admin actor
@@ -116,7 +116,7 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
 
 export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors", "operators"] as const;
 
-/** export-usage.csv: the JSON's rows, the same columns (operators joined by a space), RFC 4180 by src/http/csv.ts. */
+/** export-usage.csv: the JSON's rows, the same columns (operators joined by a space), RFC 4180 by src/http/formats/csv.ts. */
 export const usageCsv = (r: UsageReport) =>
   csvTable(
     r.rows.map((row) => ({ ...row, operators: row.operators.join(" ") })),

@@ -1,7 +1,7 @@
 import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { t } from "elysia";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { intQuery } from "../../http/params";
 import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "./draft";
 import { draftMarkdown } from "./draft-render";

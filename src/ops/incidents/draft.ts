@@ -1,6 +1,6 @@
 import { preflightDelta, selectionOf } from "../preflight/service";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
 import { codeOf, firstLastError, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
 import { resolveWindow } from "./window";

@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/csv";
-import { AppError, queryProblem } from "../../http/errors";
+import { csvTable } from "../../http/formats/csv";
+import { AppError, queryProblem } from "../../http/errors/errors";
 import { listAnswer, totalPage } from "../../http/pagination";
 import { getIncidentOrThrow } from "../../status/service";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
@@ -93,7 +93,7 @@ export async function exportRows(ctx: AppContext, q: ListQuery) {
   return listAnswer("rows", { ...p, items: p.items.map(rowOf) }, p.filters, { total: p.total, columns: [...EXPORT_COLUMNS] });
 }
 
-/** RFC 4180 by src/http/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */
+/** RFC 4180 by src/http/formats/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */
 export function exportCsv(rows: ExportRow[]): string {
   return csvTable(rows, EXPORT_COLUMNS);
 }

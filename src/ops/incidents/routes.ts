@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/csv";
+import { csvResponse } from "../../http/formats/csv";
 import { downloads } from "../../http/openapi/contract";
 import { exportPair } from "../../http/exports/pair";
 import { refusal } from "../../http/routes/declare";
@@ -22,7 +22,7 @@ const rawDoc = (summary: string, type: string, description: string, notFound = t
 
 /** Incident drafts and the incidents exports for operators (docs/ops-incidents.md). Admin token or operator session. */
 export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
-  // The draft as a file of `type`, inline. Cache-Control: the core's operator default (private, no-store; src/http/cache-control.ts).
+  // The draft as a file of `type`, inline. Cache-Control: the core's operator default (private, no-store; src/http/caching/cache-control.ts).
   const draftAs =
     (ext: string, type: string, render: (d: Draft) => string) =>
     async ({ query }: { query: DraftQuery }) =>

@@ -1,5 +1,5 @@
 import { zonedInstantMs } from "../../clock";
-import { queryProblem } from "../../http/errors";
+import { queryProblem } from "../../http/errors/errors";
 import type { TimeRange } from "./sources";
 
 // The time window of the incident routes: `hours` back from now, or `since`/`until` (ISO 8601 instants), which

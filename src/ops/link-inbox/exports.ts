@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/csv";
-import { queryProblem } from "../../http/errors";
+import { csvTable } from "../../http/formats/csv";
+import { queryProblem } from "../../http/errors/errors";
 import { incidentsInWindow } from "../../status/incidents-service";
 import { warnStreakOf } from "../alerts/store";
 import { instantOrThrow } from "../incidents/window";

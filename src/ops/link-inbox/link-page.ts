@@ -1,9 +1,9 @@
 import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { badge, choice, code, dataTable } from "../../console/frame";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
 import { queryEvents, targetHealth, type EventRow, type TargetHealth } from "./exports";
 import { filterQuery, WINDOW_PRESETS } from "./exports-model";
 import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";

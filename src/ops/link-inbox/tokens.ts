@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { recordExportUsage } from "../export-usage/service";
 import { claimToken, insertToken, tokenOf, tokensByActor, usageByActor } from "../export-usage/store";
 import { ok } from "../../http/envelope";

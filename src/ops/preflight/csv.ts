@@ -1,9 +1,9 @@
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import type { DeltaEntry, HistoryRow } from "./service";
 import type { Evaluation } from "./anomalies";
 import type { GuardRow } from "./guards";
 
-// The CSV twins of the preflight JSON exports: the same rows and columns, written by src/http/csv.ts (null is an
+// The CSV twins of the preflight JSON exports: the same rows and columns, written by src/http/formats/csv.ts (null is an
 // empty cell, booleans are true/false, formula-leading text neutralised).
 
 export const GUARD_COLUMNS = ["section", "field", "value", "fingerprint", "secret"] as const;

@@ -2,7 +2,7 @@ import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { badge, cells, code, dataTable, exportList, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
 import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
 import { currentGuards } from "./guards";

@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { currentGuards, type GuardRow, PREFLIGHT_PRESETS, type PreflightPreset, type PreflightSection } from "./guards";
 import { claimDay, dayTakenAt, replaceDayRest, snapshotRowsBetween } from "./store";
 

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { queryProblem } from "../../http/errors";
+import { queryProblem } from "../../http/errors/errors";
 import type { Delta, DeltaEntry } from "./service";
 
 // delta.summary.json: the delta's counts, optionally its timestamps and (a bounded part of) its changes, served

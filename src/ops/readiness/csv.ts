@@ -1,8 +1,8 @@
-import { csvTable } from "../../http/csv";
+import { csvTable } from "../../http/formats/csv";
 import type { NoiseExport, NoiseFigures } from "./service";
 import type { ProbeRunRow } from "./probes";
 
-// The CSV twins of the readiness exports, written by src/http/csv.ts: null is an empty cell, booleans are
+// The CSV twins of the readiness exports, written by src/http/formats/csv.ts: null is an empty cell, booleans are
 // true/false, formula-leading text neutralised — the same conventions as every CSV Herald writes.
 
 type Cell = string | number | boolean | null;

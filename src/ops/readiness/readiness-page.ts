@@ -2,7 +2,7 @@ import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { badge, byteSize, cells, code, dataTable, exportList, link, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { incidentPagePath } from "../link-inbox/notify";
 import type { LagState } from "../event-loop-lag";
 import { type ProbeState, type ReadinessOverview, readinessOverview } from "./overview";

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../http/errors/errors";
 import { dailyRollups } from "./store";
 
 // The 403 noise level behind the readiness exports: from request_log_hourly only (at most 30 × 24 rollup rows,

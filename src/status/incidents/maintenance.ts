@@ -2,7 +2,7 @@ import { zonedInstantMs } from "../../clock";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
-import { NotFoundError, ValidationError } from "../../http/errors";
+import { NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { auditOperator } from "../../auth/audit";
 import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";

@@ -3,7 +3,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors";
+import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { isWorse } from "../checks/types";
 import type { ComponentId } from "../components";

@@ -1,9 +1,9 @@
 import type { AppContext } from "../../context";
-import { NotFoundError } from "../../http/errors";
+import { NotFoundError } from "../../http/errors/errors";
 import { CHECK_NAMES } from "../checks/engine";
 import { loadPolicy } from "../checks/policy";
 import { uptimeFrom, uptimeSource, type UptimeCache } from "../uptime";
-import { escapeXml } from "../../http/xml-escape";
+import { escapeXml } from "../../http/formats/xml-escape";
 
 // Uptime badges in the shields.io "flat" style, as Gatus and Uptime Kuma offer: /status/badge/<check>.svg
 // (or overall.svg) with ?window=24h|7d|30d|90d. An unknown check is a JSON 404 not_found like every other

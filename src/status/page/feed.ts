@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { listIncidents } from "../incidents/incidents";
 import type { IncidentView } from "../incidents/incidents";
-import { rfc822, xmlText } from "../../http/xml-escape";
+import { rfc822, xmlText } from "../../http/formats/xml-escape";
 
 // The incident feeds: /status/feed.rss (RSS 2.0, what Statuspage and Upptime subscribers expect) and
 // /status/feed.json (JSON Feed 1.1, https://jsonfeed.org/version/1.1). One item per incident of either source,

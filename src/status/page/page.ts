@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { joinHtml, minuteText, type SafeHtml } from "../../http/html";
+import { joinHtml, minuteText, type SafeHtml } from "../../http/formats/html";
 import { formatPct } from "./badge";
 import { worst, type CheckBase, type Level } from "../checks/types";
 import { FRESHNESS_PROOFS, type freshnessCheck } from "../checks/chain";
@@ -178,7 +178,7 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
     const startsBeforeMonitoring = since !== null && Date.parse(since) > src.end - hours * 3_600_000;
     return { label, value: up === null ? "no data" : formatPct(up), since: up !== null && startsBeforeMonitoring ? minuteText(since) : null };
   });
-  // Read from latency buckets within 9.05 % (src/http/latency.ts): shown as such, to two or three figures.
+  // Read from latency buckets within 9.05 % (src/http/request-log/latency.ts): shown as such, to two or three figures.
   const ms = (v: number | null) => (v === null ? "—" : `≈ ${v >= 10 ? Math.round(v) : v >= 1 ? v.toFixed(1) : v.toFixed(2)} ms`);
   return pageHtml({
     level: head.level,

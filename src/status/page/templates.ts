@@ -1,7 +1,7 @@
-import { compileHtml, type SafeHtml } from "../../http/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { PAGE_CSS } from "./style";
 
-// The status page's templates (Eta, auto-escaped: see src/http/html.ts for the rules). Each partial renders
+// The status page's templates (Eta, auto-escaped: see src/http/formats/html.ts for the rules). Each partial renders
 // one thing from plain data; page.ts gathers the data and joins the partials. Ids are stable: tests, anchors
 // in the feeds (#incident-<id>) and people's bookmarks point at them.
 

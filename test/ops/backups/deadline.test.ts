@@ -6,7 +6,7 @@
 import { afterEach, expect } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../../../src/http/errors";
+import { AppError } from "../../../src/http/errors/errors";
 import { createLogger } from "../../../src/log";
 import { backupDeadlineMs, runBackup, startBackup } from "../../../src/ops/backups/backup";
 import { openTestApp, type TestApp } from "../../support/app";

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type BackupResult, runBackup } from "../../../src/ops/backups/backup";
-import { AppError } from "../../../src/http/errors";
+import { AppError } from "../../../src/http/errors/errors";
 import { createLogger } from "../../../src/log";
 import { openTestApp, type TestApp } from "../../support/app";
 import { createAdminToken, createKey, signedInit } from "../../support/partner";

@@ -1,4 +1,4 @@
-// The shape of an error-catalog entry and its constructor, shared by src/http/errors.ts and the domain blocks it
+// The shape of an error-catalog entry and its constructor, shared by src/http/errors/errors.ts and the domain blocks it
 // spreads in (errors-messenger.ts).
 
 export type RetryClass = "fail_fast" | "retryable" | "retry_after" | "safe_noop" | "fix_and_retry";

@@ -1,4 +1,4 @@
-import { epochMs, type Clock } from "../clock";
+import { epochMs, type Clock } from "../../clock";
 
 export interface RateDecision {
   allowed: boolean;

@@ -1,13 +1,13 @@
-import type { Clock } from "../clock";
-import { apartTask } from "../db/apart";
-import { BUCKET_COUNT, histogramPercentilesMs, MAX_RELATIVE_ERROR } from "./request-log/histogram";
-import { hourOf, hourStartIso } from "./request-log/hours";
-import { KEY_REF } from "./request-log/log";
-import { type RouteSummary, routeSummaries } from "./request-log/summary";
+import type { Clock } from "../../clock";
+import { apartTask } from "../../db/apart";
+import { BUCKET_COUNT, histogramPercentilesMs, MAX_RELATIVE_ERROR } from "./histogram";
+import { hourOf, hourStartIso } from "./hours";
+import { KEY_REF } from "./log";
+import { type RouteSummary, routeSummaries } from "./summary";
 
-// Request counts and latency percentiles from the request log's hourly summaries (request-log/summary.ts), shared by
+// Request counts and latency percentiles from the request log's hourly summaries (summary.ts), shared by
 // partner usage/status (one key) and the public latency figures (every request). Percentiles are read from
-// log-spaced latency buckets (request-log/histogram.ts): the bucket that holds the nearest-rank sample, within
+// log-spaced latency buckets (histogram.ts): the bucket that holds the nearest-rank sample, within
 // MAX_RELATIVE_ERROR of it — never averages, which hide the slow tail. A window costs its hours × routes summary
 // rows, the same at 10M logged requests as at 10k (issue 72).
 

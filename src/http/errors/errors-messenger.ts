@@ -2,7 +2,7 @@ import { type CatalogEntry, entry } from "./error-entry";
 
 /**
  * The messenger mini-app's error codes (src/messenger; docs/messenger.md): init-data identity, bot webhook, games,
- * promos, missions, wallet proof. Part of the one catalog: src/http/errors.ts spreads them into ERROR_CATALOG.
+ * promos, missions, wallet proof. Part of the one catalog: src/http/errors/errors.ts spreads them into ERROR_CATALOG.
  */
 export const MESSENGER_ERRORS = {
   messenger_not_configured: entry(

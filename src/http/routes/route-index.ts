@@ -1,8 +1,8 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import { declaresFormBody } from "./body/form-body";
-import { strictJsonNumbers } from "./json-numbers";
-import { repeatableKeysOf } from "./query-once";
+import { declaresFormBody } from "../body/form-body";
+import { strictJsonNumbers } from "../json-numbers";
+import { repeatableKeysOf } from "../query-once";
 
 interface RouteRow {
   method: string;

@@ -67,7 +67,7 @@ export function csvHeaders(filename: string, disposition: "attachment" | "inline
 
 /**
  * A CSV answer. Cache-Control is left to the caller: operator answers (/admin/*) get `private, no-store` from the
- * HTTP core (src/http/cache-control.ts); public ones pass their own.
+ * HTTP core (src/http/caching/cache-control.ts); public ones pass their own.
  */
 export function csvResponse(
   body: string | Uint8Array,

@@ -1,12 +1,12 @@
-import type { AppContext } from "../context";
-import { SerializationFailure, StoreUnavailable, UnstorableText } from "../db/port";
-import { errorFields } from "../log";
+import type { AppContext } from "../../context";
+import { SerializationFailure, StoreUnavailable, UnstorableText } from "../../db/port";
+import { errorFields } from "../../log";
 import { AppError, type ErrorCode } from "./errors";
-import { describeParamProblems } from "./params";
-import { errorResponse, type RequestState, type RequestStates, refused } from "./request-state";
-import type { RouteIndex } from "./route-index";
+import { describeParamProblems } from "../params";
+import { errorResponse, type RequestState, type RequestStates, refused } from "../request-state";
+import type { RouteIndex } from "../routes/route-index";
 import { describeValidationErrors, type RequestPart } from "./validation";
-import { repeatedQueryKey, repeatedScalarIn } from "./query-once";
+import { repeatedQueryKey, repeatedScalarIn } from "../query-once";
 
 // The answer to anything thrown while serving a request (the HTTP core's error hook, src/http/core.ts): a catalog
 // error in the JSON envelope — validation problems named by field, a lost database a 503, never a stack or SQL.

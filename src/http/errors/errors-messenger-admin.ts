@@ -2,7 +2,7 @@ import { type CatalogEntry, entry } from "./error-entry";
 
 /**
  * The messenger admin routes' error codes (src/messenger/admin*; docs/messenger-admin.md): campaigns, audience
- * groups, mission revisions. Part of the one catalog: src/http/errors.ts spreads them into ERROR_CATALOG.
+ * groups, mission revisions. Part of the one catalog: src/http/errors/errors.ts spreads them into ERROR_CATALOG.
  */
 export const MESSENGER_ADMIN_ERRORS = {
   campaign_not_found: entry(
