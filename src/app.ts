@@ -24,7 +24,7 @@ import { audioShareRoutes } from "./audio-share/routes";
 import { statusRoutes } from "./status/routes";
 import { statusAdminRoutes } from "./status/admin-routes";
 import { transparencyRoutes } from "./transparency/routes";
-import { transparencyAdminRoutes } from "./transparency/admin-routes";
+import { transparencyAdminRoutes } from "./transparency/admin/admin-routes";
 import { developerRoutes } from "./developers/routes";
 import { sandboxMount } from "./sandbox/mount";
 import { sandboxRoutes } from "./sandbox/routes";

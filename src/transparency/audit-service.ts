@@ -1,10 +1,10 @@
 import type { AppContext } from "../context";
 import { formatUnits } from "../chain/service";
-import { alerts } from "./alerts";
-import { parseCounts, selectRun } from "./runs";
+import { alerts } from "./reports/alerts";
+import { parseCounts, selectRun } from "./reports/runs";
 import { latestDecimals } from "./store/chain-inputs";
 import { completeRunBefore, completeRunIdsAfter, getRun, runCounts } from "./store/runs";
-import type { Severity } from "./glossary";
+import type { Severity } from "./audit/glossary";
 
 // What other domains read of the audit (the status check, the trust dashboard, the ops alert monitor): the latest
 // complete run, in a shape that does not depend on the routes. This file imports nothing from status/, so status

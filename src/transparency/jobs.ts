@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { runAudit } from "./audit-run";
+import { runAudit } from "./audit/audit-run";
 
 /** Every 15 minutes, 45 s past the quarter: after the transaction sync's minute (:30 every 2 min) has settled. */
 export const AUDIT_CRON = "45 */15 * * * *";

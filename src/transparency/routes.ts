@@ -4,7 +4,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ContentDates } from "../http/caching/conditional";
 import { publicTag, transparencyTag } from "../http/routes/declare";
-import { auditRoutes } from "./audit-routes";
+import { auditRoutes } from "./reports/audit-routes";
 import { answerJson } from "./http-cache";
 import { TransparencyModel as M } from "./model";
 import { UptimeCache } from "../status/service";

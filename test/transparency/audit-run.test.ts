@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { PLANTED_AMOUNTS } from "../../src/chain/fixture-anomalies";
-import { runAudit } from "../../src/transparency/audit-run";
+import { runAudit } from "../../src/transparency/audit/audit-run";
 import { openTestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken } from "../support/partner";

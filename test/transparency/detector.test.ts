@@ -7,8 +7,8 @@ import {
   type ActiveDeclaration,
   type RawLimits,
   type TxFacts,
-} from "../../src/transparency/detector";
-import { parseUnits } from "../../src/transparency/amounts";
+} from "../../src/transparency/audit/detector";
+import { parseUnits } from "../../src/transparency/audit/amounts";
 
 // The rules as pure functions, at their edges (the end-to-end cases are in audit-run.test.ts).
 

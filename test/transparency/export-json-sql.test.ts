@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { absKey } from "../../src/transparency/amounts";
-import { exportRowOf } from "../../src/transparency/exports";
+import { absKey } from "../../src/transparency/audit/amounts";
+import { exportRowOf } from "../../src/transparency/reports/exports";
 import { openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { P, rows, T0 } from "./support";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { runAudit } from "../../src/transparency/audit-run";
+import { runAudit } from "../../src/transparency/audit/audit-run";
 import { auditAlertsAfter } from "../../src/transparency/audit-service";
 import { STATE_POLL_MS } from "../../src/transparency/state";
 import { tokenSnapshotsAfter } from "../../src/transparency/store/chain-inputs";

@@ -13,7 +13,7 @@ import { nullable as N } from "../../http/routes/declare";
 const lit = <const V extends readonly [string, ...string[]]>(values: V, description: string) => t.UnionEnum(values, { description });
 /**
  * Query enums as a union of literals: Elysia fills an absent query parameter typed t.UnionEnum with its first
- * value, which would turn "not asked for" into "asked for" (the same as src/transparency/audit-model.ts).
+ * value, which would turn "not asked for" into "asked for" (the same as src/transparency/reports/audit-model.ts).
  */
 const litQ = <const V extends readonly [string, ...string[]]>(values: V, description: string) =>
   t.Optional(

@@ -1,6 +1,6 @@
 import type { Param, Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import { SEVERITIES } from "../glossary";
+import { SEVERITIES } from "../audit/glossary";
 import type { auditRows, auditTriage } from "../tables";
 
 // The exports' pages of audit_rows: keyset on (run, id) through audit_rows_run_idx, PAGE rows a read. export.json's
@@ -50,7 +50,7 @@ function sqlUnits(decimals: number, signed: boolean): string {
 
 /**
  * A JSON string of a text column: backslash and quote escaped. Control characters are not escaped here (no common
- * SQL spells them); a page holding one is rebuilt in TypeScript instead (src/transparency/exports.ts).
+ * SQL spells them); a page holding one is rebuilt in TypeScript instead (src/transparency/reports/exports.ts).
  */
 const jsonText = (column: string) => `'"' || replace(replace(${column}, '\\', '\\\\'), '"', '\\"') || '"'`;
 const orNull = (text: string) => `coalesce(${text}, 'null')`;

@@ -49,7 +49,7 @@ export function topRows(q: Queryable, runId: number, limit: number): Promise<Top
   );
 }
 
-/** Rows of the run passing `conditions` (src/transparency/filters.ts rowConditions; `sigsOnly`: anomalous ones). */
+/** Rows of the run passing `conditions` (src/transparency/reports/filters.ts rowConditions; `sigsOnly`: anomalous ones). */
 export async function countRows(q: Queryable, runId: number, sigsOnly: boolean, conditions: { sql: string; params: Param[] }): Promise<number> {
   const sql = `SELECT count(*) AS n FROM audit_rows r WHERE r.run_id = ?${sigsOnly ? " AND r.severity_rank > 0" : ""}${conditions.sql}`;
   return (await q.get<{ n: number }>(sql, [runId, ...conditions.params]))!.n;

@@ -111,7 +111,7 @@ export function runOfJob(q: Queryable, jobRunId: number) {
   );
 }
 
-// ---- the run's lifecycle (src/transparency/audit-run.ts), each statement in the caller's transaction
+// ---- the run's lifecycle (src/transparency/audit/audit-run.ts), each statement in the caller's transaction
 
 export interface Watermarks {
   token: number;

@@ -16,7 +16,7 @@ type StateRow = Pick<RowOf<typeof auditState>, "version" | "changed_at">;
 /**
  * Bumps the version: call inside the transaction of the change. On PostgreSQL the upsert takes the row's lock until
  * that transaction ends, so transactions that bump FIRST are serialised across instances — the audit run's start
- * and completion rely on it (src/transparency/audit-run.ts).
+ * and completion rely on it (src/transparency/audit/audit-run.ts).
  */
 export async function bumpState(t: Queryable, now: string): Promise<void> {
   await t.run(

@@ -1,9 +1,9 @@
-import type { AppContext } from "../context";
+import type { AppContext } from "../../context";
 import { absKey, absOf, parseUnits } from "./amounts";
-import { activeDeclarations } from "./declarations";
+import { activeDeclarations } from "../operator-inputs/declarations";
 import { authorityChanged, balanceMismatch, classifyTransaction, rowDelta, severityOf, type RawLimits } from "./detector";
 import { ANOMALY_TYPES, severityRank, type AnomalyType, type Severity } from "./glossary";
-import { auditStateChanged } from "./state";
+import { auditStateChanged } from "../state";
 import {
   authoritySnapshotBefore,
   authoritySnapshotsAfter,
@@ -15,11 +15,11 @@ import {
   tokenSnapshotsAfter,
   unexaminedTransactions,
   type TokenSnapshotFacts,
-} from "./store/chain-inputs";
-import { insertAuditRows } from "./store/rows";
-import { completeRun as completeRunRow, failRun, insertRun, lastWatermarks, newerRun, runningSince, type Watermarks } from "./store/runs";
-import { bumpState } from "./store/state";
-import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "./thresholds";
+} from "../store/chain-inputs";
+import { insertAuditRows } from "../store/rows";
+import { completeRun as completeRunRow, failRun, insertRun, lastWatermarks, newerRun, runningSince, type Watermarks } from "../store/runs";
+import { bumpState } from "../store/state";
+import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "../operator-inputs/thresholds";
 
 // One audit run (the audit-anomalies job): every synced transaction of the mint that no complete run examined,
 // and the token snapshots, mint-authority snapshots and sync runs after the last complete run's watermarks.

@@ -1,7 +1,7 @@
 import { absOf } from "./amounts";
 import { ANOMALY_TYPES, BASE_SEVERITY, SEVERITIES, severityRank, type AnomalyType, type Severity } from "./glossary";
 
-// The rules of src/transparency/glossary.ts as pure functions over plain values: the audit run feeds them the
+// The rules of src/transparency/audit/glossary.ts as pure functions over plain values: the audit run feeds them the
 // synced rows, tests feed them edge cases, and an outsider can port them line by line.
 
 export interface TxFacts {

@@ -1,17 +1,17 @@
-import { parseCalendarStrict } from "../clock";
-import type { AppContext } from "../context";
-import type { AdminRequest } from "../auth/admin-plugin";
-import { actorLabel } from "../auth/actors";
-import type { Queryable } from "../db/port";
-import { AppError, NotFoundError } from "../http/errors/errors";
-import { type PageRequest, pageOf } from "../http/pagination";
-import { formatUnits } from "../chain/service";
-import { parseUnitsOrThrow } from "./amounts";
-import type { ActiveDeclaration } from "./detector";
-import { operatorChange } from "./state";
-import { declarationById, declarations, declarationsPage, insertDeclaration, retract, type DeclarationRow } from "./store/operators";
-import { declarationMatches } from "./store/rows";
-import { bumpState } from "./store/state";
+import { parseCalendarStrict } from "../../clock";
+import type { AppContext } from "../../context";
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import type { Queryable } from "../../db/port";
+import { AppError, NotFoundError } from "../../http/errors/errors";
+import { type PageRequest, pageOf } from "../../http/pagination";
+import { formatUnits } from "../../chain/service";
+import { parseUnitsOrThrow } from "../audit/amounts";
+import type { ActiveDeclaration } from "../audit/detector";
+import { operatorChange } from "../state";
+import { declarationById, declarations, declarationsPage, insertDeclaration, retract, type DeclarationRow } from "../store/operators";
+import { declarationMatches } from "../store/rows";
+import { bumpState } from "../store/state";
 
 // Declared movements: what the operators say the treasury will do. A synced transaction that matches an active
 // declaration (direction, exact amount, block time inside the window, the signature when one is named, and a

@@ -1,14 +1,14 @@
-import type { AppContext } from "../context";
-import { formatUnits } from "../chain/service";
-import { csvRecords } from "../http/formats/csv";
+import type { AppContext } from "../../context";
+import { formatUnits } from "../../chain/service";
+import { csvRecords } from "../../http/formats/csv";
 import { rowConditions, type RowFilters } from "./filters";
-import { severityOfRank } from "./glossary";
+import { severityOfRank } from "../audit/glossary";
 import type { RunRow } from "./runs";
-import { jsonPage, PAGE, type RawRow, rowsPage } from "./store/exports";
+import { jsonPage, PAGE, type RawRow, rowsPage } from "../store/exports";
 
 // export.json and export (CSV): the rows of the selected runs, streamed page by page (keyset on (run, id) through
 // audit_rows_run_idx), pulled: the next page is read only when the client has taken the previous one.
-// export.json's pages are written by the database itself (store/exports.ts): one string and one buffer per page
+// export.json's pages are written by the database itself (../store/exports.ts): one string and one buffer per page
 // and no per-row JS objects or strings, which is what kept the heap growing past the 50 MB budget for a million
 // rows (bench/README.md). The envelope is fixed; `count` comes last.
 

@@ -1,9 +1,9 @@
 import { t } from "elysia";
-import { Envelope } from "../http/envelope";
-import { ListAnswer, PageQuery } from "../http/pagination";
-import { intPath } from "../http/params";
-import { DeclarationSchema, TriageRowSchema, TriageStatusSchema } from "./audit-model";
-import { THRESHOLD_NAMES } from "./thresholds";
+import { Envelope } from "../../http/envelope";
+import { ListAnswer, PageQuery } from "../../http/pagination";
+import { intPath } from "../../http/params";
+import { DeclarationSchema, TriageRowSchema, TriageStatusSchema } from "../reports/audit-model";
+import { THRESHOLD_NAMES } from "../operator-inputs/thresholds";
 
 // Bodies of the operators' transparency routes. Unknown fields are refused (a typo must not be a silent no-op).
 

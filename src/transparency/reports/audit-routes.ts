@@ -1,28 +1,28 @@
 import { type AnyElysia, Elysia, type Static, type TSchema } from "elysia";
-import { conditionalGet } from "../http/openapi/contract";
-import type { AppContext } from "../context";
-import { CSV_CONTENT_TYPE, csvDoc } from "../http/formats/csv";
-import { metaRequested, requestedMeta } from "../http/envelope";
-import { refuses } from "../http/routes/declare";
-import { AppError, queryProblem } from "../http/errors/errors";
-import { DEFAULT_LIMIT, parsePage } from "../http/pagination";
+import { conditionalGet } from "../../http/openapi/contract";
+import type { AppContext } from "../../context";
+import { CSV_CONTENT_TYPE, csvDoc } from "../../http/formats/csv";
+import { metaRequested, requestedMeta } from "../../http/envelope";
+import { refuses } from "../../http/routes/declare";
+import { AppError, queryProblem } from "../../http/errors/errors";
+import { DEFAULT_LIMIT, parsePage } from "../../http/pagination";
 import { alerts } from "./alerts";
 import { AuditResponses as R } from "./audit-model";
 import { AuditQuery as Q } from "./audit-query-model";
 import { alertsCsv, compareCsv, diffCsv } from "./csv";
-import { listDeclarations } from "./declarations";
+import { listDeclarations } from "../operator-inputs/declarations";
 import { compare, diffExport } from "./diffs";
 import { exportCsvStream, exportJsonStream } from "./exports";
 import { filtersEcho, parseRange, parseRowFilters, type RowFilterQuery } from "./filters";
-import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE, TRANSACTION_DELTA_RULE } from "./glossary";
-import { AnswerCache, answerJson, answerStream, type AnswerContext } from "./http-cache";
+import { GLOSSARY, OVERALL_RULE, SEVERITIES, SEVERITY_RULE, TRANSACTION_DELTA_RULE } from "../audit/glossary";
+import { AnswerCache, answerJson, answerStream, type AnswerContext } from "../http-cache";
 import { runsList, summary, trend } from "./reports";
 import { selectRun, type RunRow } from "./runs";
 import { schemaRegistry } from "./schema-registry";
-import { auditState, dataTime } from "./state";
-import { completeRunsBetween } from "./store/runs";
-import { currentThresholds, pctQuery, thresholdHistory } from "./thresholds";
-import { listTriage } from "./triage";
+import { auditState, dataTime } from "../state";
+import { completeRunsBetween } from "../store/runs";
+import { currentThresholds, pctQuery, thresholdHistory } from "../operator-inputs/thresholds";
+import { listTriage } from "../operator-inputs/triage";
 
 // The public audit-anomaly routes (docs/transparency.md). Handlers are thin: select the run(s), call a report
 // verb, answer with validators (src/transparency/http-cache.ts). No SQL here.

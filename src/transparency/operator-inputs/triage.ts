@@ -1,13 +1,13 @@
-import type { AppContext } from "../context";
-import type { AdminRequest } from "../auth/admin-plugin";
-import { actorLabel } from "../auth/actors";
-import { NotFoundError } from "../http/errors/errors";
+import type { AppContext } from "../../context";
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import { NotFoundError } from "../../http/errors/errors";
 import { utcOrThrow } from "./declarations";
-import { listAnswer, offsetPage, type PageRequest } from "../http/pagination";
-import { operatorChange } from "./state";
-import { triageCounts, triageOf, triagePage, upsertTriage, type TriageRow } from "./store/operators";
-import { flaggedByCompleteRun } from "./store/rows";
-import { bumpState } from "./store/state";
+import { listAnswer, offsetPage, type PageRequest } from "../../http/pagination";
+import { operatorChange } from "../state";
+import { triageCounts, triageOf, triagePage, upsertTriage, type TriageRow } from "../store/operators";
+import { flaggedByCompleteRun } from "../store/rows";
+import { bumpState } from "../store/state";
 
 // Triage: an operator's status per anomalous signature (open, investigating, resolved, false_positive) with an
 // owner and an ETA. Only a signature that a complete run flagged can be triaged; each change is audited in the

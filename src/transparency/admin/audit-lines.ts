@@ -1,10 +1,10 @@
-import { formatUnits } from "../chain/service";
-import type { AppContext } from "../context";
-import { type AnomalyType, severityOfRank } from "./glossary";
-import { parseCounts, type RunRow } from "./runs";
-import { type AnomalyRow, anomalyRows, countRows } from "./store/rows";
-import { listRunsPage, runCounts } from "./store/runs";
-import { storedThresholds } from "./thresholds";
+import { formatUnits } from "../../chain/service";
+import type { AppContext } from "../../context";
+import { type AnomalyType, severityOfRank } from "../audit/glossary";
+import { parseCounts, type RunRow } from "../reports/runs";
+import { type AnomalyRow, anomalyRows, countRows } from "../store/rows";
+import { listRunsPage, runCounts } from "../store/runs";
+import { storedThresholds } from "../operator-inputs/thresholds";
 
 // What the console's audit-runs page (audit-runs-page.ts) reads: the runs (newest first) with how each was started — the job run's
 // trigger, from the job registry — and one run's anomalous rows with their triage, each put in words: what it is

@@ -1,11 +1,11 @@
 import { t } from "elysia";
-import { MetaSchema, Envelope } from "../http/envelope";
-import { named } from "../http/openapi/names";
-import { LatestListAnswer, ListAnswer, OffsetListAnswer } from "../http/pagination";
-import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "./glossary";
-import { THRESHOLD_NAMES } from "./thresholds";
-import { TRIAGE_STATUSES } from "./triage";
-import { nullable as N } from "../http/routes/declare";
+import { MetaSchema, Envelope } from "../../http/envelope";
+import { named } from "../../http/openapi/names";
+import { LatestListAnswer, ListAnswer, OffsetListAnswer } from "../../http/pagination";
+import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "../audit/glossary";
+import { THRESHOLD_NAMES } from "../operator-inputs/thresholds";
+import { TRIAGE_STATUSES } from "../operator-inputs/triage";
+import { nullable as N } from "../../http/routes/declare";
 
 // Request and response schemas of the audit-anomaly routes. The response schemas are also the schema
 // registry (schema-registry.json): one source for validation, the OpenAPI document and the published schemas.

@@ -1,4 +1,4 @@
-import { csvRecords } from "../http/formats/csv";
+import { csvRecords } from "../../http/formats/csv";
 import { ALERT_SIDE_KEYS, ALERT_SIDES, alertsRow, type AlertsAnswer } from "./alerts";
 import type { compare, diffExport } from "./diffs";
 

@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors/errors";
+import { AppError } from "../../http/errors/errors";
 
 // Token amounts on the way in: decimal strings ("12345.678901") to raw integer units with the mint's decimals,
 // exactly (BigInt), refusing more fractional digits than the mint has. On the way out chain/service's

@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import type { TSchema } from "elysia";
-import { ErrorBody } from "../http/envelope";
-import { SCHEMA_NAME_KEY } from "../http/openapi/names";
-import { jsonShapes, mapSchema } from "../http/openapi/components";
-import { ChainModel } from "../chain/model";
-import { dottedColumns } from "../chain/service";
+import { ErrorBody } from "../../http/envelope";
+import { SCHEMA_NAME_KEY } from "../../http/openapi/names";
+import { jsonShapes, mapSchema } from "../../http/openapi/components";
+import { ChainModel } from "../../chain/model";
+import { dottedColumns } from "../../chain/service";
 import { AuditResponses, ExportRowSchema } from "./audit-model";
 import { EXPORT_COLUMNS } from "./exports";
 import { ALERTS_CSV_COLUMNS, COMPARE_CSV_COLUMNS, DIFF_CSV_COLUMNS } from "./csv";
-import { TransparencyModel } from "./model";
+import { TransparencyModel } from "../model";
 
 // schema-registry.json: a JSON Schema (draft 2020-12) for every transparency answer, made from the same typebox
 // schemas the routes are documented with. CSV answers are described by the records csv-parse gives with

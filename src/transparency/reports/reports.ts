@@ -1,12 +1,12 @@
-import type { AppContext } from "../context";
-import { formatUnits } from "../chain/service";
-import { listAnswer, type PageRequest, pageOf } from "../http/pagination";
+import type { AppContext } from "../../context";
+import { formatUnits } from "../../chain/service";
+import { listAnswer, type PageRequest, pageOf } from "../../http/pagination";
 import { hasRowFilters, rowConditions, filtersEcho, type RowFilters } from "./filters";
-import { severityOfRank, type AnomalyType } from "./glossary";
+import { severityOfRank, type AnomalyType } from "../audit/glossary";
 import { runView, type RunRow } from "./runs";
-import { dataTime } from "./state";
-import { countRows, topRows } from "./store/rows";
-import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "./store/runs";
+import { dataTime } from "../state";
+import { countRows, topRows } from "../store/rows";
+import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "../store/runs";
 
 // summary.json, runs.json and trend.json. Unfiltered, they read only the runs' precomputed aggregates; the top
 // anomalies read at most top_limit rows through audit_rows_top_idx; a filtered trend counts rows run by run.

@@ -1,10 +1,10 @@
-import type { AppContext } from "../context";
+import type { AppContext } from "../../context";
 import { parseCounts, type RunRow } from "./runs";
-import { completeRunBefore, countCompleteUpTo } from "./store/runs";
-import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } from "./thresholds";
-import type { AnomalyType } from "./glossary";
+import { completeRunBefore, countCompleteUpTo } from "../store/runs";
+import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } from "../operator-inputs/thresholds";
+import type { AnomalyType } from "../audit/glossary";
 import { pctOf } from "./reports";
-import { dataTime } from "./state";
+import { dataTime } from "../state";
 
 // alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
 // runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:

@@ -1,8 +1,8 @@
-import { parseCalendarStrict } from "../clock";
-import { AppError } from "../http/errors/errors";
-import { absKey } from "./amounts";
-import { parseUnitsOrThrow } from "./amounts";
-import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "./glossary";
+import { parseCalendarStrict } from "../../clock";
+import { AppError } from "../../http/errors/errors";
+import { absKey } from "../audit/amounts";
+import { parseUnitsOrThrow } from "../audit/amounts";
+import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "../audit/glossary";
 
 // Row filters shared by trend.json and the exports: severity and types (lists, repeated or comma-separated; any of), signature (exact),
 // min_abs_delta (a decimal token amount, compared exactly through audit_rows.abs_key). Each builds a SQL

@@ -1,17 +1,17 @@
 import { t } from "elysia";
-import { recordAudit } from "../auth/audit";
-import { consoleRoute, form, refusal } from "../console/kit";
-import type { Guards } from "../auth/guards";
-import { badge, cells, code, dataTable, exportList, link, muted, pager, when } from "../console/frame";
-import type { AppContext } from "../context";
-import { AppError } from "../http/errors/errors";
-import { compileHtml, type SafeHtml } from "../http/formats/html";
-import { intQuery } from "../http/params";
+import { recordAudit } from "../../auth/audit";
+import { consoleRoute, form, refusal } from "../../console/kit";
+import type { Guards } from "../../auth/guards";
+import { badge, cells, code, dataTable, exportList, link, muted, pager, when } from "../../console/frame";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors/errors";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
+import { intQuery } from "../../http/params";
 import { type AnomalyLine, anomalyLines, type RunLine, runLines } from "./audit-lines";
-import { AUDIT_JOB } from "./jobs";
-import { type RunRow, selectRun } from "./runs";
-import { runOfJob } from "./store/runs";
-import { setTriage, TRIAGE_STATUSES, type TriageStatus } from "./triage";
+import { AUDIT_JOB } from "../jobs";
+import { type RunRow, selectRun } from "../reports/runs";
+import { runOfJob } from "../store/runs";
+import { setTriage, TRIAGE_STATUSES, type TriageStatus } from "../operator-inputs/triage";
 
 // GET /admin/console/audit-runs: the transparency audit's runs, newest first (when, manual or scheduled, verdict,
 // anomalies by severity), and one run's anomalies — the newest complete run, or ?run=<id|latest|previous|date> —

@@ -1,8 +1,8 @@
 import { t } from "elysia";
-import { intQuery } from "../http/params";
-import { OffsetPageQuery, PageQuery } from "../http/pagination";
-import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
-import { TRIAGE_STATUSES } from "./triage";
+import { intQuery } from "../../http/params";
+import { OffsetPageQuery, PageQuery } from "../../http/pagination";
+import { ANOMALY_TYPES, SEVERITIES } from "../audit/glossary";
+import { TRIAGE_STATUSES } from "../operator-inputs/triage";
 
 // Query schemas of the audit-anomaly routes (the responses are in audit-model.ts).
 

@@ -1,13 +1,13 @@
-import type { AppContext } from "../context";
-import { AppError } from "../http/errors/errors";
-import { formatUnits } from "../chain/service";
-import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "./glossary";
-import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "./store/runs";
-import { storedThresholds, thresholdsView } from "./thresholds";
+import type { AppContext } from "../../context";
+import { AppError } from "../../http/errors/errors";
+import { formatUnits } from "../../chain/service";
+import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "../audit/glossary";
+import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "../store/runs";
+import { storedThresholds, thresholdsView } from "../operator-inputs/thresholds";
 
 // Audit runs as the reports read them: one row each with its precomputed aggregates, and the run selectors
 // (a run id, latest, previous, a UTC date) every route with run, run_a or run_b accepts. The SQL is in
-// store/runs.ts.
+// ../store/runs.ts.
 
 export type { RunRow };
 

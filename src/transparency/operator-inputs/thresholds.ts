@@ -1,12 +1,12 @@
-import type { AppContext } from "../context";
-import type { AdminRequest } from "../auth/admin-plugin";
-import { actorLabel } from "../auth/actors";
-import type { Queryable } from "../db/port";
-import { AppError } from "../http/errors/errors";
-import { parseUnits } from "./amounts";
-import { operatorChange } from "./state";
-import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "./store/operators";
-import { bumpState } from "./store/state";
+import type { AppContext } from "../../context";
+import type { AdminRequest } from "../../auth/admin-plugin";
+import { actorLabel } from "../../auth/actors";
+import type { Queryable } from "../../db/port";
+import { AppError } from "../../http/errors/errors";
+import { parseUnits } from "../audit/amounts";
+import { operatorChange } from "../state";
+import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "../store/operators";
+import { bumpState } from "../store/state";
 
 // The thresholds in force. Stored as text exactly as the operator gave them (a decimal token amount or a
 // percentage with at most two decimals); absent = the built-in default. Every change writes a history row

@@ -1,15 +1,15 @@
 import { auditRunsPageRoutes } from "./audit-runs-page";
 import { Elysia } from "elysia";
-import type { Guards } from "../auth/guards";
-import type { AppContext } from "../context";
-import { refuses } from "../http/routes/declare";
-import { listAnswer, parsePage } from "../http/pagination";
+import type { Guards } from "../../auth/guards";
+import type { AppContext } from "../../context";
+import { refuses } from "../../http/routes/declare";
+import { listAnswer, parsePage } from "../../http/pagination";
 import { AdminAuditModel as M } from "./admin-model";
-import { declarationsPageOf, declareMovement, retractDeclaration } from "./declarations";
-import { decimalsForInput } from "./audit-service";
-import { changeThresholds, type ThresholdName } from "./thresholds";
-import { setTriage } from "./triage";
-import { ok } from "../http/envelope";
+import { declarationsPageOf, declareMovement, retractDeclaration } from "../operator-inputs/declarations";
+import { decimalsForInput } from "../audit-service";
+import { changeThresholds, type ThresholdName } from "../operator-inputs/thresholds";
+import { setTriage } from "../operator-inputs/triage";
+import { ok } from "../../http/envelope";
 
 // The operators' transparency routes: declare and retract expected treasury movements, change the thresholds,
 // triage anomalies. Each change writes admin_audit in its own transaction (src/auth/audit.ts).

@@ -1,8 +1,8 @@
-import type { AppContext } from "../context";
-import { ANOMALY_TYPES, SEVERITIES } from "./glossary";
+import type { AppContext } from "../../context";
+import { ANOMALY_TYPES, SEVERITIES } from "../audit/glossary";
 import { parseCounts, type RunRow } from "./runs";
-import { dataTime } from "./state";
-import { completeRunBefore } from "./store/runs";
+import { dataTime } from "../state";
+import { completeRunBefore } from "../store/runs";
 
 // diff/compare.json (two selected runs) and diff/export.json (a run against the complete run before it), from
 // the runs' aggregates. One row per anomaly type, per severity (`severity:<level>`), then rows_total and
