@@ -138,6 +138,9 @@ export const catalogGame = (reason?: string, campaign?: string) =>
     title: t.String(),
     audience_group: t.String(),
     available: t.Boolean(),
+    open_to_you: t.Boolean({
+      description: "Whether the game is open to this player now (the catalog campaigns and their audiences), whatever the balances; false: `reason` says why",
+    }),
     reason: nullable(t.String({ description: reason })),
     cost: t.Object({ kind: t.String(), amount: t.Integer(), note: t.String() }),
     campaign_id: nullable(t.Integer({ description: campaign })),

@@ -149,7 +149,7 @@ describe("catalog campaigns", () => {
     await setup();
     await adminPost("/audience-groups", { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [21] } });
     const before = await catalogOf(22);
-    expect([before.recon_grid.available, before.recon_grid.campaign_id]).toEqual([true, null]);
+    expect([before.recon_grid.available, before.recon_grid.open_to_you, before.recon_grid.campaign_id]).toEqual([true, true, null]);
 
     const made = await adminPost("/catalog-campaigns", { game_key: "recon_grid", audience_group: "testers", title: "Grid beta", ends_at: at(3600) });
     expect(made.status).toBe(200);
@@ -160,9 +160,9 @@ describe("catalog campaigns", () => {
     const inside = await catalogOf(21);
     expect([inside.recon_grid.available, inside.recon_grid.campaign_id, inside.recon_grid.audience_group]).toEqual([true, id, "testers"]);
     const outside = await catalogOf(22);
-    expect(outside.recon_grid.available).toBe(false);
+    expect([outside.recon_grid.available, outside.recon_grid.open_to_you]).toEqual([false, false]);
     expect(outside.recon_grid.reason).toContain("testers");
-    expect(outside.spin_wheel.available).toBe(true);
+    expect([outside.spin_wheel.available, outside.spin_wheel.open_to_you]).toEqual([true, true]);
     const refused = await as(22, "/api/messenger/games/recon-grid/start", {});
     expect([refused.status, refused.body.error]).toEqual([403, "game_not_in_campaign"]);
     await as(21, "/api/messenger/games/recon-grid/status", {}); // publishes the seed the grid will use
@@ -184,7 +184,7 @@ describe("catalog campaigns", () => {
     const upd = JSON.parse((await audit("messenger.catalog_campaign.update"))[0]!.details);
     expect([upd.before.enabled, upd.after.enabled]).toEqual([true, false]);
     const waiting = await catalogOf(21);
-    expect(waiting.recon_grid.available).toBe(false);
+    expect([waiting.recon_grid.available, waiting.recon_grid.open_to_you]).toEqual([false, false]);
     expect(waiting.recon_grid.reason).toContain(`opens for you at ${at(3600)}`);
     h.clock.advanceSeconds(3600);
     expect((await catalogOf(21)).recon_grid).toMatchObject({ available: true, campaign_id: next.body.campaign.id });

@@ -66,6 +66,34 @@ describe.skipIf(!present)("the players' mini-app", () => {
     await page.close();
   }, 60_000);
 
+  test("a game a catalog campaign keeps from the player: the page says it is not open to them and offers no start (the catalog's open_to_you)", async () => {
+    const player = PLAYER + 45;
+    await asOperator(h(), "/api/messenger/admin/games/audience-groups", {
+      group_key: "grid-beta",
+      title: "Grid beta",
+      rule: { telegram_user_ids: [PLAYER + 46] },
+    });
+    const { campaign } = await asOperator(h(), "/api/messenger/admin/games/catalog-campaigns", {
+      game_key: "recon_grid",
+      audience_group: "grid-beta",
+      title: "Grid beta",
+    });
+    try {
+      const { page, refused } = await openAs(initDataFor(h(), { id: player }));
+      await page.locator("body[data-loaded]").waitFor();
+      await page.locator("#grid-note", { hasText: "The recon grid is not open to you right now." }).waitFor();
+      expect(await page.locator("#grid-start").isHidden()).toBe(true);
+      // The wheel, open to everyone, is offered as before.
+      expect(await page.locator("#spin").isVisible()).toBe(true);
+      expect(await text(page, "#spin-note")).not.toContain("not open to you");
+      expect(refused).toEqual([]);
+      await page.close();
+    } finally {
+      // The other tests of this file share the server: the grid opens to everyone again.
+      await asOperator(h(), "/api/messenger/admin/games/catalog-campaigns", { id: campaign.id, enabled: false });
+    }
+  }, 60_000);
+
   test("a wallet is linked through the Wallet Standard: connect, sign the challenge, verified by the server", async () => {
     const player = PLAYER + 30;
     const keypair = Keypair.generate();

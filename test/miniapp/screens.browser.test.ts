@@ -46,7 +46,9 @@ const SPIN_MISSION = {
 const served = servedForBrowser(
   "test/miniapp/screens.browser.test.ts",
   () => openMessengerApp(),
-  (app) => asOperator(app, "/api/messenger/admin/missions", SPIN_MISSION),
+  async (app) => {
+    await asOperator(app, "/api/messenger/admin/missions", SPIN_MISSION);
+  },
   { javaScript: true },
 );
 const { present, browser, base, app: h } = served;

@@ -225,11 +225,12 @@ export const pageBalances = async (page: Page) => ({
   missiles: await page.locator("#missiles").innerText(),
 });
 
-/** An operator's call (a promo, a mission) with a fresh admin token. */
-export async function asOperator(h: TestApp, path: string, body: unknown): Promise<void> {
+/** An operator's call (a promo, a mission) with a fresh admin token; its answer's body. */
+export async function asOperator(h: TestApp, path: string, body: unknown): Promise<Record<string, any>> {
   const token = await createAdminToken(h);
   const r = await h.json(path, jsonInit("POST", body, { authorization: `Bearer ${token}` }));
   expect(r.status).toBe(200);
+  return r.body;
 }
 
 /** The player's own call from elsewhere (another device or tab), straight to Herald. */

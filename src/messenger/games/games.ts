@@ -38,6 +38,7 @@ export function catalogOf(config: GamesConfig, player: PlayerRow, now: Date) {
       title: g.title,
       audience_group: access.campaign?.audience_group ?? g.audience_group,
       available,
+      open_to_you: access.allowed,
       reason,
       cost: g.cost,
       campaign_id: access.campaign?.id ?? null,

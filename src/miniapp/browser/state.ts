@@ -9,10 +9,7 @@ import { api, showBalances } from "./api";
 import type { Balances, Catalog } from "./wire";
 
 /** What the catalog says of a game: open to this player (catalog campaigns), whatever their balances. */
-export const gameOpen = (c: Catalog, key: string) => {
-  const g = c.games.find((x) => x.game_key === key);
-  return g !== undefined && !(g.reason ?? "").startsWith("not open to you");
-};
+export const gameOpen = (c: Catalog, key: string) => c.games.find((x) => x.game_key === key)?.open_to_you === true;
 
 /** The price in points of one item (the catalog's), or null when it is not sold. */
 export const priceOf = (c: Catalog, item: string) => c.items.find((i) => i.item_key === item)?.price_points ?? null;
