@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { foreignId } from "../db/columns";
 
 /**
  * Short links. `code` is the public id (/s/audio/<code>, ≥ 80 random bits); every link expires. Signed links
@@ -34,9 +35,7 @@ export const audioShareLinks = sqliteTable(
 export const audioShareLinkHits = sqliteTable(
   "audio_share_link_hits",
   {
-    linkId: integer("link_id")
-      .notNull()
-      .references(() => audioShareLinks.id),
+    linkId: foreignId("link_id", () => audioShareLinks.id),
     hour: text("hour").notNull(),
     clicks: integer("clicks").notNull().default(0),
     uniqueClicks: integer("unique_clicks").notNull().default(0),

@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { owner, timestamps } from "../db/columns";
 
 /** Partner API keys. Secrets are AES-256-GCM ciphertext under HERALD_MASTER_KEY, never plaintext. */
 export const partnerKeys = sqliteTable(
   "partner_keys",
   {
     keyId: text("key_id").primaryKey(),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     scopes: text("scopes").notNull(), // comma list, sorted
     allowedIps: text("allowed_ips").notNull().default(""), // comma list of addresses / CIDR ranges; empty = any
     status: text("status", { enum: ["active", "disabled"] })
@@ -16,8 +16,7 @@ export const partnerKeys = sqliteTable(
     secretCiphertext: text("secret_ciphertext").notNull(),
     previousSecretCiphertext: text("previous_secret_ciphertext"),
     previousSecretValidUntil: text("previous_secret_valid_until"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     lastUsedAt: text("last_used_at"),
     disabledReason: text("disabled_reason"),
   },

@@ -1,12 +1,12 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { owner } from "../db/columns";
 
 /** Donation claims a partner issues; redeemed exactly once. */
 export const donationClaims = sqliteTable(
   "donation_claims",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     keyId: text("key_id").notNull(),
     campaignId: text("campaign_id").notNull(),
     /** Exact decimal string as sent (never a float). */

@@ -1,5 +1,24 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { outboxMessage } from "../db/columns";
+
+/** The player a row is about: messenger_players' key, the Telegram user id. */
+const playerId = () => integer("telegram_user_id").notNull();
+
+/** A provably-fair server seed and its hash, published before the seed is used (the seed is shown after). */
+const serverSeed = () => ({
+  serverSeed: text("server_seed").notNull(),
+  serverSeedHash: text("server_seed_hash").notNull(),
+});
+
+/** What a promo code or a mission pays: balances to add, and salutes to the linked partner user. */
+const reward = () => ({
+  rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
+  rewardMissiles: integer("reward_missiles").notNull().default(0),
+  rewardPoints: integer("reward_points").notNull().default(0),
+  /** Salutes paid to the linked MESSENGER_SALUTES_PARTNER user, an exact decimal string ("12.5"); null = none. */
+  rewardSalutes: text("reward_salutes"),
+});
 
 /**
  * A messenger player, keyed by the Telegram user id. Balances are exact integers, never negative (CHECKs in the
@@ -39,7 +58,7 @@ export const messengerLedger = sqliteTable(
   "messenger_ledger",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     /** The client's request id: the same id replays the stored answer and never applies twice. */
     requestId: text("request_id").notNull(),
     action: text("action").notNull(),
@@ -92,15 +111,7 @@ export const messengerBotOutbox = sqliteTable(
     updateId: integer("update_id"),
     chatId: integer("chat_id").notNull(),
     method: text("method").notNull(),
-    payload: text("payload").notNull(),
-    status: text("status", { enum: ["pending", "sent", "dead"] }).notNull(),
-    attempts: integer("attempts").notNull().default(0),
-    nextAttemptAt: text("next_attempt_at").notNull(),
-    /** A sender holds the row until this time; a crashed sender's rows come back when it passes. */
-    leaseUntil: text("lease_until"),
-    lastError: text("last_error"),
-    createdAt: text("created_at").notNull(),
-    sentAt: text("sent_at"),
+    ...outboxMessage(),
   },
   (t) => [
     // The sender's query: due pending rows, oldest first.
@@ -131,9 +142,8 @@ export const messengerSeeds = sqliteTable(
   "messenger_seeds",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    telegramUserId: integer("telegram_user_id").notNull(),
-    serverSeed: text("server_seed").notNull(),
-    serverSeedHash: text("server_seed_hash").notNull(),
+    telegramUserId: playerId(),
+    ...serverSeed(),
     clientSeed: text("client_seed").notNull(),
     nextNonce: integer("next_nonce").notNull().default(0),
     status: text("status", { enum: ["active", "revealed"] }).notNull(),
@@ -158,10 +168,9 @@ export const messengerSeeds = sqliteTable(
 export const messengerSeedCommitments = sqliteTable(
   "messenger_seed_commitments",
   {
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     gameKey: text("game_key", { enum: ["spin_wheel", "recon_grid"] }).notNull(),
-    serverSeed: text("server_seed").notNull(),
-    serverSeedHash: text("server_seed_hash").notNull(),
+    ...serverSeed(),
     committedAt: text("committed_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.telegramUserId, t.gameKey] })],
@@ -172,7 +181,7 @@ export const messengerSpins = sqliteTable(
   "messenger_spins",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     seedId: integer("seed_id").notNull(),
     nonce: integer("nonce").notNull(),
     campaignKey: text("campaign_key").notNull(),
@@ -189,9 +198,8 @@ export const messengerGrids = sqliteTable(
   "messenger_grids",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    telegramUserId: integer("telegram_user_id").notNull(),
-    serverSeed: text("server_seed").notNull(),
-    serverSeedHash: text("server_seed_hash").notNull(),
+    telegramUserId: playerId(),
+    ...serverSeed(),
     clientSeed: text("client_seed").notNull(),
     layout: text("layout").notNull(),
     revealed: text("revealed").notNull(),
@@ -208,11 +216,7 @@ export const messengerGrids = sqliteTable(
 /** One-time promo codes (operator-made): per-player once, a total cap, an expiry and an audience group. */
 export const messengerPromos = sqliteTable("messenger_promos", {
   code: text("code").primaryKey(),
-  rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
-  rewardMissiles: integer("reward_missiles").notNull().default(0),
-  rewardPoints: integer("reward_points").notNull().default(0),
-  /** Salutes paid to the linked MESSENGER_SALUTES_PARTNER user, an exact decimal string ("12.5"); null = none. */
-  rewardSalutes: text("reward_salutes"),
+  ...reward(),
   maxClaims: integer("max_claims").notNull(),
   claims: integer("claims").notNull().default(0),
   audienceGroup: text("audience_group").notNull(),
@@ -225,7 +229,7 @@ export const messengerPromoClaims = sqliteTable(
   "messenger_promo_claims",
   {
     code: text("code").notNull(),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     claimedAt: text("claimed_at").notNull(),
   },
   // countClaimsOf: a player's claims (the key leads with the code).
@@ -245,10 +249,7 @@ export const messengerMissions = sqliteTable("messenger_missions", {
     .notNull()
     .default("server"),
   target: integer("target").notNull(),
-  rewardFreeSpins: integer("reward_free_spins").notNull().default(0),
-  rewardMissiles: integer("reward_missiles").notNull().default(0),
-  rewardPoints: integer("reward_points").notNull().default(0),
-  rewardSalutes: text("reward_salutes"),
+  ...reward(),
   dailyCap: integer("daily_cap").notNull(),
   perMinuteCap: integer("per_minute_cap").notNull(),
   active: integer("active").notNull().default(1),
@@ -261,7 +262,7 @@ export const messengerMissions = sqliteTable("messenger_missions", {
 export const messengerMissionEnrollments = sqliteTable(
   "messenger_mission_enrollments",
   {
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     missionKey: text("mission_key").notNull(),
     progress: integer("progress").notNull().default(0),
     /** Server-observed events of the mission's type since enrolling (server missions); progress catches up to it. */
@@ -284,7 +285,7 @@ export const messengerMissionEvents = sqliteTable(
   "messenger_mission_events",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     missionKey: text("mission_key").notNull(),
     clientEventId: text("client_event_id").notNull(),
     value: integer("value").notNull(),
@@ -307,7 +308,7 @@ export const messengerWalletChallenges = sqliteTable(
   "messenger_wallet_challenges",
   {
     nonce: text("nonce").primaryKey(),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     address: text("address").notNull(),
     message: text("message").notNull(),
     issuedAt: text("issued_at").notNull(),
@@ -322,7 +323,7 @@ export const messengerWalletChallenges = sqliteTable(
 export const messengerWallets = sqliteTable(
   "messenger_wallets",
   {
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     address: text("address").notNull(),
     verifiedAt: text("verified_at").notNull(),
   },
@@ -340,7 +341,7 @@ export const messengerSalutesRewards = sqliteTable(
     partner: text("partner").notNull(),
     partnerUserId: integer("partner_user_id").notNull(),
     rewardKey: text("reward_key").notNull(),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     amount: text("amount").notNull(),
     salutesLedgerEntryId: integer("salutes_ledger_entry_id"),
     paidAt: text("paid_at").notNull(),
@@ -377,7 +378,7 @@ export const messengerDailyPlayers = sqliteTable(
   {
     day: text("day").notNull(),
     gameKey: text("game_key").notNull(),
-    telegramUserId: integer("telegram_user_id").notNull(),
+    telegramUserId: playerId(),
     entries: integer("entries").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.day, t.gameKey, t.telegramUserId] }), index("messenger_daily_players_player_idx").on(t.telegramUserId, t.day)],

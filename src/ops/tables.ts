@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { madeBy, outboxMessage } from "../db/columns";
 
 /**
  * Operator rules that keep known 403 noise out of the digest's findings: a path pattern and/or a partner key
@@ -94,14 +95,7 @@ export const opsLinkOutbox = sqliteTable(
     event: text("event").notNull(),
     issueId: text("issue_id").notNull(),
     target: text("target").notNull(),
-    payload: text("payload").notNull(),
-    status: text("status", { enum: ["pending", "sent", "dead"] }).notNull(),
-    attempts: integer("attempts").notNull().default(0),
-    nextAttemptAt: text("next_attempt_at").notNull(),
-    leaseUntil: text("lease_until"),
-    lastError: text("last_error"),
-    createdAt: text("created_at").notNull(),
-    sentAt: text("sent_at"),
+    ...outboxMessage(),
   },
   (t) => [index("ops_link_outbox_due_idx").on(t.status, t.nextAttemptAt), index("ops_link_outbox_issue_idx").on(t.issueId, t.target)],
 );
@@ -185,8 +179,7 @@ export const opsAlertSilences = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     matcher: text("matcher").notNull(),
     reason: text("reason").notNull(),
-    createdBy: text("created_by").notNull(),
-    createdAt: text("created_at").notNull(),
+    ...madeBy(),
     endsAt: text("ends_at").notNull(),
     expiredAt: text("expired_at"),
     expiredBy: text("expired_by"),

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { foreignId, owner, timestamps } from "../db/columns";
 
 /**
  * Users a partner links to Herald. Every row carries its owner (partner + mode): a sandbox key's users live
@@ -9,8 +10,7 @@ export const partnerUsers = sqliteTable(
   "partner_users",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     externalId: text("external_id").notNull(),
     username: text("username"),
     displayName: text("display_name"),
@@ -19,8 +19,7 @@ export const partnerUsers = sqliteTable(
       .notNull()
       .default("active"),
     isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("partner_users_external_idx").on(t.partner, t.mode, t.externalId),
@@ -34,16 +33,18 @@ export const partnerUsers = sqliteTable(
   ],
 );
 
+/** A row of one partner user's: the user, and their owner (partner + mode) repeated for the owner's indexes. */
+export const userOwned = () => ({
+  userId: foreignId("user_id", () => partnerUsers.id),
+  ...owner(),
+});
+
 /** Wallets linked to a user. One primary per user; one address belongs to at most one user of an owner. */
 export const walletLinks = sqliteTable(
   "wallet_links",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id")
-      .notNull()
-      .references(() => partnerUsers.id),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...userOwned(),
     blockchain: text("blockchain").notNull().default("solana"),
     walletAddress: text("wallet_address").notNull(),
     label: text("label"),
@@ -52,8 +53,7 @@ export const walletLinks = sqliteTable(
     verifiedAt: text("verified_at"),
     isHidden: integer("is_hidden").notNull().default(0),
     sessionConnectedAt: text("session_connected_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("wallet_links_owner_address_idx").on(t.partner, t.mode, t.blockchain, t.walletAddress),

@@ -1,5 +1,6 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { partnerUsers } from "../partner/tables";
+import { owner } from "../db/columns";
+import { partnerUsers, userOwned } from "../partner/tables";
 
 /**
  * The append-only salutes ledger, amounts in integer minor units (SALUTES_DECIMALS). A balance row is updated
@@ -9,11 +10,7 @@ export const salutesLedger = sqliteTable(
   "salutes_ledger",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id")
-      .notNull()
-      .references(() => partnerUsers.id),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...userOwned(),
     deltaMinor: integer("delta_minor").notNull(),
     balanceAfterMinor: integer("balance_after_minor").notNull(),
     reason: text("reason").notNull(),
@@ -38,8 +35,7 @@ export const salutesBalances = sqliteTable("salutes_balances", {
   userId: integer("user_id")
     .primaryKey()
     .references(() => partnerUsers.id),
-  partner: text("partner").notNull(),
-  mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+  ...owner(),
   balanceMinor: integer("balance_minor").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
@@ -49,11 +45,7 @@ export const salutesConversions = sqliteTable(
   "salutes_conversions",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id")
-      .notNull()
-      .references(() => partnerUsers.id),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...userOwned(),
     amountMinor: integer("amount_minor").notNull(),
     rate: text("rate").notNull(),
     convertedAmount: text("converted_amount").notNull(),

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { deliveryLease, deliveryOutcome, foreignId, madeBy } from "../db/columns";
 
 // The status history. Snapshots are narrow on purpose: one a minute for 90+ days is ~130k rows, and the
 // uptime maths, the 90-day bars and the badges scan them; only the checks that were NOT ok are stored
@@ -84,9 +85,7 @@ export const statusIncidentUpdates = sqliteTable(
   "status_incident_updates",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    incidentId: integer("incident_id")
-      .notNull()
-      .references(() => statusIncidents.id, { onDelete: "cascade" }),
+    incidentId: foreignId("incident_id", () => statusIncidents.id, { onDelete: "cascade" }),
     state: text("state", { enum: ["investigating", "identified", "monitoring", "resolved"] }).notNull(),
     message: text("message").notNull(),
     /** The severity this update set, when it changed it. */
@@ -115,8 +114,7 @@ export const statusSubscribers = sqliteTable(
     eventTypes: text("event_types").notNull(),
     /** AES-256-GCM under the master key, bound to the subscriber id; shown once at creation. */
     secretCiphertext: text("secret_ciphertext").notNull(),
-    createdBy: text("created_by").notNull(),
-    createdAt: text("created_at").notNull(),
+    ...madeBy(),
   },
   (t) => [uniqueIndex("status_subscribers_url_idx").on(t.url)],
 );
@@ -130,23 +128,13 @@ export const statusSubscriberDeliveries = sqliteTable(
   "status_subscriber_deliveries",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    subscriberId: integer("subscriber_id")
-      .notNull()
-      .references(() => statusSubscribers.id, { onDelete: "cascade" }),
+    subscriberId: foreignId("subscriber_id", () => statusSubscribers.id, { onDelete: "cascade" }),
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
     body: text("body").notNull(),
     status: text("status", { enum: ["queued", "failed", "succeeded", "dead_letter"] }).notNull(),
-    attempts: integer("attempts").notNull().default(0),
-    nextAttemptAt: text("next_attempt_at"),
-    leaseUntil: text("lease_until"),
-    leaseToken: text("lease_token"),
-    lastError: text("last_error"),
-    lastStatusCode: integer("last_status_code"),
-    lastAttemptAt: text("last_attempt_at"),
-    deliveredAt: text("delivered_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...deliveryLease(),
+    ...deliveryOutcome(),
   },
   (t) => [
     // The dispatcher's lease query: WHERE status IN ('queued','failed') AND next_attempt_at <= ? (and expired leases).
@@ -169,8 +157,7 @@ export const statusMaintenanceWindows = sqliteTable(
     endsAt: text("ends_at").notNull(),
     title: text("title").notNull(),
     description: text("description"),
-    createdBy: text("created_by").notNull(),
-    createdAt: text("created_at").notNull(),
+    ...madeBy(),
   },
   // Overlap with a window: WHERE starts_at < ?end AND ends_at > ?start.
   (t) => [index("status_maintenance_starts_idx").on(t.startsAt, t.endsAt)],

@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { deliveryLease, deliveryOutcome, foreignId, owner, timestamps } from "../db/columns";
 
 /** Receivers a partner registered, one event type each. Secrets are AES-256-GCM ciphertext. */
 export const webhooks = sqliteTable(
   "webhooks",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     eventType: text("event_type").notNull(),
     targetUrl: text("target_url").notNull(),
     description: text("description"),
@@ -18,8 +18,7 @@ export const webhooks = sqliteTable(
     disabledReason: text("disabled_reason"),
     /** Set at the first failure after a success, cleared by a success: drives WEBHOOK_DISABLE_AFTER_HOURS. */
     failingSince: text("failing_since"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     deletedAt: text("deleted_at"),
   },
   (t) => [
@@ -34,8 +33,7 @@ export const events = sqliteTable(
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     publicId: text("public_id").notNull(),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     eventType: text("event_type").notNull(),
     data: text("data").notNull(),
     createdAt: text("created_at").notNull(),
@@ -56,26 +54,13 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    eventId: integer("event_id")
-      .notNull()
-      .references(() => events.id),
-    webhookId: integer("webhook_id")
-      .notNull()
-      .references(() => webhooks.id),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    eventId: foreignId("event_id", () => events.id),
+    webhookId: foreignId("webhook_id", () => webhooks.id),
+    ...owner(),
     status: text("status", { enum: ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] }).notNull(),
-    attempts: integer("attempts").notNull().default(0),
-    nextAttemptAt: text("next_attempt_at"),
-    leaseUntil: text("lease_until"),
-    leaseToken: text("lease_token"),
+    ...deliveryLease(),
     reasonTag: text("reason_tag"),
-    lastError: text("last_error"),
-    lastStatusCode: integer("last_status_code"),
-    lastAttemptAt: text("last_attempt_at"),
-    deliveredAt: text("delivered_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...deliveryOutcome(),
   },
   (t) => [
     // The dispatcher's lease query: due work in order.
@@ -111,9 +96,7 @@ export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    deliveryId: integer("delivery_id")
-      .notNull()
-      .references(() => webhookDeliveries.id),
+    deliveryId: foreignId("delivery_id", () => webhookDeliveries.id),
     attemptNo: integer("attempt_no").notNull(),
     startedAt: text("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),
@@ -140,11 +123,8 @@ export const webhookReplays = sqliteTable(
   "webhook_replays",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    deliveryId: integer("delivery_id")
-      .notNull()
-      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    deliveryId: foreignId("delivery_id", () => webhookDeliveries.id, { onDelete: "cascade" }),
+    ...owner(),
     reasonTag: text("reason_tag").notNull(),
     note: text("note"),
     replayedAt: text("replayed_at").notNull(),
@@ -165,8 +145,7 @@ export const webhookReplays = sqliteTable(
 export const webhookDeadLetterCounts = sqliteTable(
   "webhook_dead_letter_counts",
   {
-    partner: text("partner").notNull(),
-    mode: text("mode", { enum: ["sandbox", "live"] }).notNull(),
+    ...owner(),
     n: integer("n").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.partner, t.mode] })],

@@ -65,6 +65,17 @@ const count = (name: string) => integer(name).notNull().default(0);
 /** One column per latency bucket (histogram.ts): h0 … h89, each a count of requests. */
 const bucketColumns: Record<string, ReturnType<typeof count>> = Object.fromEntries(BUCKET_COLUMNS.map((c) => [c, count(c)]));
 
+/** A summary row's counts: the requests answered, by outcome, and their latency histogram. */
+const summaryCounts = {
+  requests: count("requests"),
+  /** Answered 400–499 (429 included). */
+  clientErrors: count("client_errors"),
+  /** Answered 500 or above. */
+  serverErrors: count("server_errors"),
+  rateLimited: count("rate_limited"),
+  ...bucketColumns,
+};
+
 /**
  * Per hour, partner key and route template: the requests answered, by outcome, and their latencies as a histogram
  * with fixed log-spaced buckets (histogram.ts). Kept by the request-log flush in the transaction that writes the rows
@@ -78,13 +89,7 @@ export const requestSummaryHourly = sqliteTable(
     keyRef: integer("key_ref").notNull(),
     hour: text("hour").notNull(),
     route: text("route").notNull(),
-    requests: count("requests"),
-    /** Answered 400–499 (429 included). */
-    clientErrors: count("client_errors"),
-    /** Answered 500 or above. */
-    serverErrors: count("server_errors"),
-    rateLimited: count("rate_limited"),
-    ...bucketColumns,
+    ...summaryCounts,
   },
   (t) => [primaryKey({ columns: [t.keyRef, t.hour, t.route] }), index("request_summary_hourly_hour_idx").on(t.hour)],
 );
@@ -100,11 +105,7 @@ export const requestSummaryDaily = sqliteTable(
     keyRef: integer("key_ref").notNull(),
     day: text("day").notNull(),
     route: text("route").notNull(),
-    requests: count("requests"),
-    clientErrors: count("client_errors"),
-    serverErrors: count("server_errors"),
-    rateLimited: count("rate_limited"),
-    ...bucketColumns,
+    ...summaryCounts,
   },
   (t) => [primaryKey({ columns: [t.keyRef, t.day, t.route] }), index("request_summary_daily_day_idx").on(t.day)],
 );

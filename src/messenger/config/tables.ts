@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { madeBy } from "../../db/columns";
 
 // The operator's games configuration that the player routes read (src/messenger/config/): audience groups,
 // catalog campaigns and wheel campaigns.
@@ -12,8 +13,7 @@ export const messengerAudienceGroups = sqliteTable("messenger_audience_groups", 
   groupKey: text("group_key").primaryKey(),
   title: text("title").notNull(),
   rule: text("rule").notNull(),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
+  ...madeBy(),
 });
 
 /** Which audience sees a game, and when: a game with campaigns is launchable only inside an active one. */
@@ -28,8 +28,7 @@ export const messengerCatalogCampaigns = sqliteTable(
     /** Null: open-ended. */
     endsAt: text("ends_at"),
     enabled: integer("enabled").notNull().default(1),
-    createdBy: text("created_by").notNull(),
-    createdAt: text("created_at").notNull(),
+    ...madeBy(),
   },
   (t) => [index("messenger_catalog_campaigns_game_idx").on(t.gameKey, t.startsAt)],
 );
@@ -44,6 +43,5 @@ export const messengerWheelCampaigns = sqliteTable("messenger_wheel_campaigns", 
   cooldownSeconds: integer("cooldown_seconds").notNull(),
   segments: text("segments").notNull(),
   enabled: integer("enabled").notNull().default(1),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
+  ...madeBy(),
 });
