@@ -2,7 +2,8 @@ import type { Owner } from "../auth/actors";
 import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
 import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors/errors";
-import { getUserOrThrow, isSolanaAddress, requireActiveUser } from "../partner/service";
+import { getUserOrThrow, requireActiveUser } from "../partner/service";
+import { isAddress } from "../solana/constants";
 import type { Queryable } from "../db/port";
 import { emitEvent } from "../webhooks/service";
 import type { EmailSender } from "./email";
@@ -73,8 +74,7 @@ export function validateIssue(input: IssueInput): { amount: string; email: strin
   const wallet = input.recipient.wallet_address ?? null;
   if (email === null && wallet === null) problems.push({ field: "recipient", problem: "must have email or wallet_address (or both)" });
   if (email !== null && !isEmail(email)) problems.push({ field: "recipient.email", problem: "must be an email address such as name@example.com" });
-  if (wallet !== null && !isSolanaAddress(wallet))
-    problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
+  if (wallet !== null && !isAddress(wallet)) problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
   if (problems.length) throw new ValidationError(`Invalid donation claim: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
   return { amount: (amount as { value: string }).value, email, wallet };
 }

@@ -3,4 +3,3 @@
  * service). The verbs live in their own files; this is their public face.
  */
 export { getUserOrThrow, requireActiveUser, type UserRow } from "./users";
-export { isSolanaAddress } from "./solana-address";

@@ -1,5 +1,5 @@
 import { ValidationError, type ProblemDetail } from "../http/errors/errors";
-import { isSolanaAddress } from "./solana-address";
+import { isAddress } from "../solana/constants";
 
 /**
  * The rules for user and wallet fields, in one place so create, update and link agree. Each check returns the
@@ -50,7 +50,7 @@ export class FieldCheck {
   /** Solana addresses must decode to a 32-byte key; other chains get a shape check only (letters and digits). */
   walletAddress(v: string, chain: string | undefined, field = "wallet_address"): string | undefined {
     if (chain === undefined) return undefined;
-    if (chain === "solana") return isSolanaAddress(v) ? v : this.fail(field, "must be a Solana address: base58 of 32 bytes");
+    if (chain === "solana") return isAddress(v) ? v : this.fail(field, "must be a Solana address: base58 of 32 bytes");
     return /^[A-Za-z0-9]{16,128}$/.test(v) ? v : this.fail(field, "must be 16–128 letters and digits");
   }
 
