@@ -1,9 +1,11 @@
+import type { Static } from "elysia";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { ValidationError } from "../http/errors/errors";
 import { assertExternalIdFree, assertUsernameFree, assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
+import type { UsersModel } from "./users-model";
 import { insertUser, PATCHABLE, type Patchable, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";
 import { emitUserUpdated, getUserOrThrow, type UserRow } from "./users";
 import { upsertWallet, walletsOf, type WalletView } from "./wallets-service";
@@ -46,16 +48,8 @@ export async function getUserView(ctx: AppContext, owner: Owner, rawId: string, 
   return loadView(ctx.store, user.id, includeWallets);
 }
 
-export interface CreateUserInput {
-  external_id: string;
-  username?: string;
-  display_name?: string;
-  email?: string;
-  wallet_address?: string;
-  blockchain?: string;
-  status?: "active" | "suspended";
-  is_verified?: boolean;
-}
+/** What POST /users takes (its body, as validated). */
+export type CreateUserInput = Static<typeof UsersModel.createBody>;
 
 /**
  * POST /users. Call inside the request's idempotency transaction `t`: the user, their first (primary) wallet and

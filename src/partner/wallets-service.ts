@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
@@ -7,6 +8,7 @@ import { lockUser, touchUser } from "./store/users";
 import { assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
 import { emitUserUpdated, getUserOrThrow } from "./users";
+import type { UsersModel } from "./users-model";
 
 export type { WalletRow } from "./store/wallets";
 export { liveUserHoldingSolanaWallet, markSolanaWalletProven } from "./store/wallets";
@@ -113,16 +115,8 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
   }
 }
 
-export interface LinkWalletInput {
-  wallet_address: string;
-  blockchain?: string;
-  label?: string | null;
-  /** A boolean, or 0/1 as a wallet link shows it. */
-  is_primary?: boolean | 0 | 1;
-  verified?: boolean | 0 | 1;
-  is_hidden?: boolean | 0 | 1;
-  connected_session?: boolean | 0 | 1;
-}
+/** What POST /users/:user_id/wallets takes (its body, as validated): booleans, or 0/1 as a wallet link shows them. */
+export type LinkWalletInput = Static<typeof UsersModel.linkBody>;
 
 /** true/false, or the 0/1 of a wallet link's own fields; undefined stays undefined. */
 const boolOf = (v: boolean | 0 | 1 | undefined): boolean | undefined => (v === undefined ? undefined : v === true || v === 1);

@@ -41,7 +41,8 @@ const FixtureSummary = t.Object({
   users: t.Array(t.Object({ id: t.Integer(), external_id: t.String() })),
 });
 
-const Check = t.Object({
+/** One item of the promotion checklist (src/sandbox/promotion.ts). */
+export const Check = t.Object({
   id: t.String(),
   title: t.String(),
   required: t.Boolean(),

@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors/errors";
@@ -12,6 +13,7 @@ import {
   trafficOf,
   userCounts,
 } from "./store";
+import type { Check as CheckSchema } from "./model";
 
 export const PROMOTION_POLICY = "sandbox_to_live_manual_approval" as const;
 /** Readiness is judged on the sandbox traffic of the last WINDOW_DAYS days (request_log keeps at least that). */
@@ -20,16 +22,7 @@ export const MIN_SUCCESSFUL_CALLS = 10;
 /** Share of signed sandbox calls answered 4xx/5xx (429 excluded: backing off is the right reaction, not a bug). */
 export const MAX_ERROR_RATE_PCT = 20;
 
-type Check = {
-  id: string;
-  title: string;
-  required: boolean;
-  status: "pass" | "fail";
-  observed: number | null;
-  threshold: string;
-  detail: string;
-  links: Record<string, string>;
-};
+type Check = Static<typeof CheckSchema>;
 
 /** The ids of the required checks that fail, as a sentence lists them. */
 const failing = (items: Check[]) =>
