@@ -1,3 +1,5 @@
+import { commaList } from "../config/parse";
+
 // The share-channel registry: where each channel's share intent lives, what it can carry and how long the
 // message may be. channels.json serves it as is; build and preview render from it. Templates use
 // {url}, {text}, {title} and {message} (= text + " " + url), each percent-encoded.
@@ -148,10 +150,7 @@ export function parseChannels(list: string | undefined | null): { channels: Chan
   if (list === undefined || list === null || list.trim() === "") return { channels: [...CHANNELS], unknown: [] };
   const channels: Channel[] = [];
   const unknown: string[] = [];
-  for (const name of list
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)) {
+  for (const name of commaList(list)) {
     const c = channelById(name);
     if (!c) unknown.push(name);
     else if (!channels.includes(c)) channels.push(c);

@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { commaList } from "../config/parse";
 
 /** A parsed allow-list entry: a single address is a /32 (IPv4) or /128 (IPv6) range. */
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
@@ -8,10 +9,7 @@ export function parseAllowList(list: string): { ranges: Range[]; canonical: stri
   const ranges: Range[] = [];
   const canonical: string[] = [];
   const invalid: string[] = [];
-  for (const raw of list
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)) {
+  for (const raw of commaList(list)) {
     try {
       const range = raw.includes("/")
         ? ipaddr.parseCIDR(raw)

@@ -1,3 +1,5 @@
+import { commaList } from "../config/parse";
+
 export const SCOPES = ["read", "credit", "debit", "ledger", "donation", "users", "webhooks"] as const;
 export type Scope = (typeof SCOPES)[number];
 export type KeyMode = "sandbox" | "live";
@@ -6,10 +8,7 @@ export type KeyMode = "sandbox" | "live";
 export const KEY_PREFIX: Record<KeyMode, string> = { live: "hk_live_", sandbox: "hk_test_" };
 
 export function parseScopes(list: string): { scopes: Scope[]; unknown: string[] } {
-  const items = list
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const items = commaList(list);
   const unknown = items.filter((s) => !(SCOPES as readonly string[]).includes(s));
   const scopes = [...new Set(items.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)))].sort();
   return { scopes, unknown };

@@ -1,3 +1,4 @@
+import { commaList } from "../config/parse";
 import type { ChainFixture, FixtureTx } from "./fixture-data";
 
 // Planted audit anomalies for `herald dev-rpc --plant …` and the transparency tests: a clean base history, one
@@ -53,10 +54,7 @@ export interface AnomalyPlan {
 
 export function parsePlant(text: string): Plantable[] {
   if (text === "all") return [...PLANTABLE];
-  const list = text
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const list = commaList(text);
   const unknown = list.filter((s) => !(PLANTABLE as readonly string[]).includes(s));
   if (unknown.length || list.length === 0)
     throw new Error(`--plant takes all or a comma list of: ${PLANTABLE.join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`);

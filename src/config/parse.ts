@@ -22,6 +22,13 @@ function describe(kind: Kind): string {
   }
 }
 
+/** The items of a comma list ("a, b,,c" → a, b, c): trimmed, the empty ones dropped. */
+export const commaList = (list: string): string[] =>
+  list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 export function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; problem?: string } {
   // An empty value means "unset" for optional variables (ADMIN_TOKEN= in an env file), not an invalid value.
   const given = env[name] === "" && spec.fallback === undefined ? undefined : env[name];
@@ -60,12 +67,7 @@ export function parseOne(name: string, spec: VarSpec, env: Env): { value?: unkno
       }
     }
     case "list":
-      return {
-        value: value
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      };
+      return { value: commaList(value) };
     case "string":
       return kind.pattern && !kind.pattern.test(value) ? bad() : { value };
   }

@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import { commaList } from "../../config/parse";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { currentGuards, type GuardRow, PREFLIGHT_PRESETS, type PreflightPreset, type PreflightSection } from "./guards";
@@ -25,10 +26,7 @@ export async function selectionOf(
   ctx: AppContext,
   q: { section?: PreflightSection | "all"; fields?: string; fields_preset?: PreflightPreset },
 ): Promise<Selection> {
-  const listed = (q.fields ?? "")
-    .split(",")
-    .map((f) => f.trim())
-    .filter(Boolean);
+  const listed = commaList(q.fields ?? "");
   const preset = q.fields_preset ? [...PREFLIGHT_PRESETS[q.fields_preset]] : [];
   const known = new Set((await currentGuards(ctx)).map((g) => g.field));
   const unknown = listed.filter((f) => !known.has(f));

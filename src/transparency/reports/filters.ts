@@ -1,4 +1,5 @@
 import { parseCalendarStrict } from "../../clock";
+import { commaList } from "../../config/parse";
 import { AppError } from "../../http/errors/errors";
 import { absKey } from "../audit/amounts";
 import { parseUnitsOrThrow } from "../audit/amounts";
@@ -29,10 +30,7 @@ const bad = (field: string, problem: string) => new AppError("invalid_query", `$
 function list<T extends string>(given: string | string[] | undefined, field: string, allowed: readonly T[], ok: (v: string) => v is T): T[] | null {
   const raw = Array.isArray(given) ? given.join(",") : given;
   if (raw === undefined || raw.replaceAll(",", "").trim() === "") return null;
-  const values = raw
-    .split(",")
-    .map((v) => v.trim())
-    .filter(Boolean);
+  const values = commaList(raw);
   const unknown = values.filter((v) => !ok(v));
   if (unknown.length)
     throw bad(
