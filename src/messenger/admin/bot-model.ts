@@ -38,20 +38,20 @@ const BotApiCall = (name: string) =>
 const RecentUpdate = t.Object({
   update_id: t.Integer(),
   kind: t.String(),
-  command: t.Union([t.String(), t.Null()]),
-  chat_id: t.Union([t.Integer(), t.Null()]),
+  command: nullable(t.String()),
+  chat_id: nullable(t.Integer()),
   received_at: t.String(),
 });
 const RecentSent = t.Object({
   id: t.Integer(),
-  update_id: t.Union([t.Integer(), t.Null()]),
+  update_id: nullable(t.Integer()),
   chat_id: t.Integer(),
   method: t.String(),
   status: t.String(),
   attempts: t.Integer(),
   created_at: t.String(),
-  sent_at: t.Union([t.String(), t.Null()]),
-  last_error: t.Union([t.String(), t.Null()]),
+  sent_at: nullable(t.String()),
+  last_error: nullable(t.String()),
 });
 
 export const BotAdminModel = {
@@ -113,8 +113,8 @@ export const BotAdminModel = {
         t.Object({
           ok: t.Boolean(),
           error: nullable(t.String()),
-          pending_update_count: t.Union([t.Integer(), t.Null()]),
-          url_matches: t.Union([t.Boolean(), t.Null()]),
+          pending_update_count: nullable(t.Integer()),
+          url_matches: nullable(t.Boolean()),
           last_error_date: nullable(t.String()),
           last_error_message: nullable(t.String()),
         }),
