@@ -56,6 +56,9 @@ interface BodyReader {
   cancel(): Promise<void>;
 }
 
+/** One read of a body stream: a chunk, or the end. */
+type Chunk = Awaited<ReturnType<BodyReader["read"]>>;
+
 const NO_BODY = new Uint8Array(0);
 
 /** The milliseconds a body that has delivered `received` bytes may have taken so far. */
@@ -110,18 +113,14 @@ export class BodyReads {
     try {
       // The loop of `next`, inline: every request with a body passes here, and an async call per chunk is a promise.
       while (reading.received !== declared) {
-        let next: Awaited<ReturnType<BodyReader["read"]>>;
+        let chunk: Chunk;
         try {
-          next = await reading.reader.read();
+          chunk = await reading.reader.read();
         } catch (err) {
-          // A cancelled read may reject rather than end: it is still the deadline's refusal.
-          if (reading.late) throw this.timedOut(reading);
-          throw err;
+          throw this.failed(reading, err);
         }
-        if (reading.late) throw this.timedOut(reading);
-        const { done, value } = next;
-        if (done) break;
-        reading.received += value.byteLength;
+        const value = this.counted(reading, chunk);
+        if (value === null) break;
         if (reading.received > this.maxBytes) throw tooLarge(this.maxBytes, !(await this.drained(reading)));
         chunks.push(value);
       }
@@ -157,18 +156,23 @@ export class BodyReads {
 
   /** The next chunk (counted), or null at the end; a late body is the deadline's refusal (408), as in `read`. */
   private async next(reading: StreamReading): Promise<Uint8Array | null> {
-    let next: Awaited<ReturnType<BodyReader["read"]>>;
-    try {
-      next = await reading.reader.read();
-    } catch (err) {
-      // A cancelled read may reject rather than end: it is still the deadline's refusal.
-      if (reading.late) throw this.timedOut(reading);
-      throw err;
-    }
+    const chunk = await reading.reader.read().catch((err: unknown) => {
+      throw this.failed(reading, err);
+    });
+    return this.counted(reading, chunk);
+  }
+
+  /** What a rejected read throws: a cancelled read may reject rather than end, and that is still the deadline's refusal. */
+  private failed(reading: Reading, err: unknown): unknown {
+    return reading.late ? this.timedOut(reading) : err;
+  }
+
+  /** A read's chunk, counted, or null at the end; a read that came back late is the deadline's refusal (408). */
+  private counted(reading: Reading, chunk: Chunk): Uint8Array | null {
     if (reading.late) throw this.timedOut(reading);
-    if (next.done) return null;
-    reading.received += next.value.byteLength;
-    return next.value;
+    if (chunk.done) return null;
+    reading.received += chunk.value.byteLength;
+    return chunk.value;
   }
 
   /**
